@@ -1,0 +1,152 @@
+"""The ``Estimate`` value object: everything a post-processing method or a convex problem needs.
+
+References
+----------
+Wang et al., *Consistent and Accurate Frequency Oracles under LDP* (arXiv), §2.1-§2.4
+(NDSS 2020 §III): the unbiased estimator f̃_v = (c_v/n − q)/(p − q), its variance (Eq. 2/5) and
+the approximate common variance σ² of Eq. 7.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._validation import check_epsilon, check_float_array, check_n, check_probabilities
+
+__all__ = ["Estimate"]
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Estimate:
+    """Raw, unbiased frequency estimate from a pure frequency oracle (immutable).
+
+    Build one with :meth:`from_counts` (aggregated support counts, what an aggregator holds) or
+    :meth:`from_frequencies` (an f̃ computed elsewhere); oracles build them for you in
+    ``oracle.simulate`` and ``oracle.estimate``.
+
+    Attributes
+    ----------
+    f_tilde : ndarray, shape (d,)
+        The unbiased estimate f̃_v = (c_v/n − q)/(p − q) (arXiv §2.2). May be negative and need not sum
+        to one. Read-only.
+    counts : ndarray, shape (d,)
+        Support counts c_v: the number of reports that support value v. When the estimate was built
+        from frequencies they are derived as c_v = n(q + (p − q) f̃_v) and need not be integers.
+    n : int
+        Number of users (reports).
+    epsilon : float
+        Privacy budget ε of the oracle.
+    p, q : float
+        Probability that a report supports the user's true value (p) and any other value (q);
+        ``0 <= q < p <= 1``.
+    oracle : str
+        Registry name of the oracle that produced the reports (``"grr"``, ``"oue"``, ...).
+    """
+
+    f_tilde: np.ndarray
+    counts: np.ndarray
+    n: int
+    epsilon: float
+    p: float
+    q: float
+    oracle: str = "unknown"
+    meta: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        n = check_n(self.n, "n")
+        epsilon = check_epsilon(self.epsilon, "epsilon")
+        p, q = check_probabilities(self.p, self.q)
+        f_tilde = check_float_array(self.f_tilde, "f_tilde", min_length=2)
+        counts = check_float_array(self.counts, "counts", length=f_tilde.shape[0], min_length=2)
+        if np.any(counts < 0):
+            bad = int(np.flatnonzero(counts < 0)[0])
+            raise ValueError(f"counts must be >= 0; entry {bad} is {counts[bad]!r}")
+        if np.any(counts > n * (1 + 1e-12)):
+            bad = int(np.flatnonzero(counts > n * (1 + 1e-12))[0])
+            raise ValueError(f"counts must be <= n = {n}; entry {bad} is {counts[bad]!r}")
+        # Both arrays are stored; they must describe the same estimate (compared on the count scale,
+        # where rounding is relative to n, whatever the size of 1/(p - q)).
+        if not np.allclose(n * (q + (p - q) * f_tilde), counts, rtol=0.0, atol=1e-9 * n):
+            raise ValueError("f_tilde and counts disagree: f_tilde must equal (counts/n - q)/(p - q)")
+        if not isinstance(self.oracle, str) or not self.oracle:
+            raise ValueError(f"oracle must be a non-empty string, got {self.oracle!r}")
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "epsilon", epsilon)
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "q", q)
+        object.__setattr__(self, "f_tilde", _readonly(f_tilde))
+        object.__setattr__(self, "counts", _readonly(counts))
+        object.__setattr__(self, "meta", dict(self.meta))
+
+    # -- constructors -------------------------------------------------------------------------
+    @classmethod
+    def from_counts(cls, counts, n, epsilon, p, q, oracle: str = "unknown", **meta) -> "Estimate":
+        """Build an estimate from support counts c (arXiv §2.2: f̃_v = (c_v/n − q)/(p − q))."""
+        n = check_n(n, "n")
+        p, q = check_probabilities(p, q)
+        c = check_float_array(counts, "counts", min_length=2)
+        return cls(f_tilde=(c / n - q) / (p - q), counts=c, n=n, epsilon=epsilon, p=p, q=q,
+                   oracle=oracle, meta=meta)
+
+    @classmethod
+    def from_frequencies(cls, f_tilde, n, epsilon, p, q, oracle: str = "unknown", **meta) -> "Estimate":
+        """Build an estimate from an unbiased f̃; counts are derived as c_v = n(q + (p − q) f̃_v)."""
+        n = check_n(n, "n")
+        p, q = check_probabilities(p, q)
+        f = check_float_array(f_tilde, "f_tilde", min_length=2)
+        counts = n * (q + (p - q) * f)
+        if np.any(counts < -1e-9 * n) or np.any(counts > n * (1 + 1e-9)):
+            raise ValueError("f_tilde is impossible for this oracle: implied support counts "
+                             "n(q + (p - q) f_tilde) must lie in [0, n]")
+        return cls(f_tilde=f, counts=np.clip(counts, 0.0, float(n)), n=n, epsilon=epsilon, p=p, q=q,
+                   oracle=oracle, meta=meta)
+
+    # -- derived quantities ------------------------------------------------------------------
+    @property
+    def d(self) -> int:
+        """Domain size."""
+        return int(self.f_tilde.shape[0])
+
+    @property
+    def sigma2(self) -> float:
+        """Approximate common variance σ² = q(1 − q) / (n (p − q)²) (arXiv Eq. 7)."""
+        return self.q * (1.0 - self.q) / (self.n * (self.p - self.q) ** 2)
+
+    @property
+    def sigma(self) -> float:
+        """√σ² of Eq. 7: the standard deviation used by Base-Cut, Norm-Hyb and Power."""
+        return float(np.sqrt(self.sigma2))
+
+    def variance(self, f) -> np.ndarray:
+        """Value-dependent variance of f̃_v at true frequencies ``f`` (arXiv Eq. 2 / Eq. 5):
+
+        σ_v² = (q(1 − q) + f_v (p − q)(1 − p − q)) / (n (p − q)²).
+
+        Exact for every pure oracle in ldpopt: c_v is a sum of independent Bernoulli(p or q)
+        indicators over users. ``f`` is a scalar or an array broadcastable to (d,).
+        """
+        f = np.asarray(f, dtype=np.float64)
+        p, q = self.p, self.q
+        return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (self.n * (p - q) ** 2)
+
+    @property
+    def sigma2_v(self) -> np.ndarray:
+        """Plug-in σ_v² of Eq. 2 at f = clip(f̃, 0, 1): the paper's formula needs the unknown true f;
+        the plug-in is the usual choice (the papers are silent) and is what the weighted problems use
+        when no f is supplied."""
+        return self.variance(np.clip(self.f_tilde, 0.0, 1.0))
+
+    def with_f_tilde(self, f_tilde) -> "Estimate":
+        """A copy with a different f̃ (and the counts it implies), e.g. for sub-domains in tests."""
+        return Estimate.from_frequencies(f_tilde, self.n, self.epsilon, self.p, self.q, self.oracle, **self.meta)
+
+    def __repr__(self) -> str:
+        return (f"Estimate(oracle={self.oracle!r}, d={self.d}, n={self.n}, epsilon={self.epsilon:g}, "
+                f"p={self.p:.6g}, q={self.q:.6g}, sum(f_tilde)={float(self.f_tilde.sum()):.6g})")

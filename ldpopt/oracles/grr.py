@@ -1,0 +1,61 @@
+"""Generalized Randomized Response (Wang et al. arXiv §2.2, Eq. 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_generator, check_values
+from .base import FrequencyOracle
+
+__all__ = ["GRR"]
+
+
+class GRR(FrequencyOracle):
+    """Generalized randomized response: report the true value w.p. p = e^ε/(e^ε + d − 1), else a
+    uniformly random other value (each w.p. q = 1/(e^ε + d − 1)). arXiv Eq. 1; p/q = e^ε exactly.
+
+    Reports are the reported values (int64, one per user); the support count of v is how many
+    users reported v, so the counts sum to n.
+    """
+
+    name = "grr"
+
+    @property
+    def p(self) -> float:
+        # e^ε/(e^ε + d − 1) written as 1/(1 + (d − 1)e^−ε) so that ε = 50 does not overflow
+        return 1.0 / (1.0 + (self.d - 1) * np.exp(-self.epsilon))
+
+    @property
+    def q(self) -> float:
+        return np.exp(-self.epsilon) / (1.0 + (self.d - 1) * np.exp(-self.epsilon))
+
+    def perturb(self, values, rng) -> np.ndarray:
+        v = check_values(values, self.d)
+        gen = as_generator(rng)
+        keep = gen.random(v.shape[0]) < self.p
+        # a uniform value among the d − 1 others: draw in [0, d−2] and skip over v
+        other = gen.integers(0, self.d - 1, size=v.shape[0])
+        other += other >= v
+        return np.where(keep, v, other)
+
+    def aggregate(self, reports) -> np.ndarray:
+        r = check_values(reports, self.d, "reports")
+        return np.bincount(r, minlength=self.d).astype(np.int64)
+
+    def sample_counts(self, true_counts, rng) -> np.ndarray:
+        """Exact in distribution. GRR(v) equals "report v w.p. p − q, otherwise a uniform value of
+        D" (then Pr[v] = p − q + (1 − p + q)/d = p since 1 − p + q = dq). So: per value, a
+        Binomial(n_v, p − q) of users who keep v, and one Multinomial(n − kept, uniform on D) for the
+        rest. O(d), no per-user work."""
+        tc = self._check_true_counts(true_counts)
+        gen = as_generator(rng)
+        kept = gen.binomial(tc, self.p - self.q)
+        rest = int(tc.sum() - kept.sum())
+        return kept + gen.multinomial(rest, np.full(self.d, 1.0 / self.d))
+
+    def output_distribution(self) -> np.ndarray:
+        if self.d > 4096:
+            raise ValueError(f"d = {self.d} is too large to enumerate GRR's outputs (max 4096)")
+        P = np.full((self.d, self.d), self.q)
+        np.fill_diagonal(P, self.p)
+        return P
