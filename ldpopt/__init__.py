@@ -1,8 +1,9 @@
 """ldpopt: post-processing of LDP frequency estimates, closed forms verified against cvxpy."""
 
-from . import oracles
+from . import methods, oracles
 from .estimate import Estimate
+from .methods import postprocess
 
 __version__ = "0.1.0"
 
-__all__ = ["Estimate", "oracles", "__version__"]
+__all__ = ["Estimate", "methods", "oracles", "postprocess", "__version__"]
