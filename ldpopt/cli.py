@@ -1,0 +1,199 @@
+"""The ``ldpopt`` command.
+
+``ldpopt postprocess --counts FILE --oracle oue --epsilon 1 --n N [--method norm-sub|all] --out FILE``
+turns aggregated support counts (a CSV or Parquet table with columns ``value,count``) into
+post-processed frequencies: one column per method, the raw estimate (``base``) always kept alongside.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import __version__, methods, oracles
+
+__all__ = ["main", "read_counts", "write_table"]
+
+
+class InputError(ValueError):
+    """A problem with the user's input file or arguments (exit status 2, message on stderr)."""
+
+
+def read_counts(path) -> pd.DataFrame:
+    """Read a ``value,count`` table (CSV, or Parquet by suffix ``.parquet``/``.pq``).
+
+    Counts must be finite, non-negative numbers; values must be unique. A malformed row is reported
+    with its line number in the file (the header is line 1).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"--counts: no such file: {path}")
+    if path.suffix.lower() in (".parquet", ".pq"):
+        try:
+            raw = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises several types for a bad file
+            raise InputError(f"--counts: cannot read Parquet file {path}: {exc}") from None
+        raw = raw.astype({c: "string" for c in raw.columns})
+        first_line = 1  # Parquet has no lines; report 1-based row numbers
+        unit = "row"
+    else:
+        try:
+            raw = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        except pd.errors.ParserError as exc:
+            raise InputError(f"--counts: malformed CSV {path}: {exc}") from None
+        except pd.errors.EmptyDataError:
+            raise InputError(f"--counts: {path} is empty (expected a header 'value,count')") from None
+        first_line = 2  # line 1 is the header
+        unit = "line"
+    cols = [c.strip().lower() for c in raw.columns]
+    if cols[:2] != ["value", "count"] or len(cols) != 2:
+        raise InputError(f"--counts: {path} must have exactly the columns value,count; got {list(raw.columns)}")
+    raw.columns = ["value", "count"]
+    if len(raw) < 2:
+        raise InputError(f"--counts: {path} must have at least 2 rows (a domain of d >= 2 values)")
+    values = raw["value"].astype(str).str.strip()
+    counts = pd.to_numeric(raw["count"].str.strip(), errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(counts) | (counts < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"--counts: {unit} {i + first_line} of {path}: count must be a finite number >= 0, "
+                         f"got {raw['count'].iloc[i]!r}")
+    empty = (values == "").to_numpy()
+    if empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise InputError(f"--counts: {unit} {i + first_line} of {path}: value is empty")
+    dup = values.duplicated().to_numpy()
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        raise InputError(f"--counts: {unit} {i + first_line} of {path}: value {values.iloc[i]!r} repeats an earlier row")
+    return pd.DataFrame({"value": values.to_numpy(dtype=object), "count": counts})
+
+
+def write_table(table: pd.DataFrame, out, fmt: str) -> None:
+    """Write atomically: to a temporary file in the same folder, then rename, so a failure never
+    leaves a partial output file. CSV floats use 17 significant digits (they round-trip exactly)."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    os.close(fd)
+    try:
+        if fmt == "csv":
+            table.to_csv(tmp, index=False, float_format="%.17g")
+        elif fmt == "parquet":
+            table.to_parquet(tmp, index=False)
+        elif fmt == "json":
+            Path(tmp).write_text(json.dumps(_as_json(table)))
+        else:  # pragma: no cover - argparse restricts the choices
+            raise InputError(f"--format must be csv, parquet or json, got {fmt!r}")
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _as_json(table: pd.DataFrame) -> dict:
+    return {"columns": list(table.columns),
+            "data": {c: (table[c].tolist()) for c in table.columns}}
+
+
+def _parse_params(items) -> dict:
+    params = {}
+    for item in items or []:
+        if "=" not in item:
+            raise InputError(f"--param must look like name=value, got {item!r}")
+        key, val = item.split("=", 1)
+        try:
+            params[key.strip()] = json.loads(val)
+        except json.JSONDecodeError:
+            params[key.strip()] = val
+    return params
+
+
+def _cmd_postprocess(args) -> int:
+    table = read_counts(args.counts)
+    d = len(table)
+    oracle_params = {}
+    if args.g is not None:
+        oracle_params["g"] = args.g
+    if args.k is not None:
+        oracle_params["k"] = args.k
+    try:
+        oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=d, **oracle_params)
+    except TypeError as exc:
+        raise InputError(f"--oracle {args.oracle}: {exc}") from None
+    n = args.n
+    if n is None:
+        if oracle.name != "grr":
+            raise InputError("--n is required for this oracle (support counts do not sum to n)")
+        n = int(round(table["count"].sum()))
+    if oracle.name == "grr" and not np.isclose(table["count"].sum(), n):
+        raise InputError(f"--n: GRR support counts sum to the number of users; they sum to "
+                         f"{table['count'].sum():g}, not --n {n}")
+    estimate = oracle.estimate(table["count"].to_numpy(), n)
+    names = list(methods.available().index) if args.method == "all" else [args.method]
+    params = _parse_params(args.param)
+    out = pd.DataFrame({"value": table["value"], "count": table["count"], "base": estimate.f_tilde})
+    for name in names:
+        if name == "base":
+            continue
+        kwargs = params if args.method != "all" else {}
+        out[name] = methods.postprocess(estimate, name, **kwargs)
+    fmt = args.format or (Path(args.out).suffix.lstrip(".").lower() if args.out else "csv")
+    fmt = {"pq": "parquet"}.get(fmt, fmt)
+    if fmt not in ("csv", "parquet", "json"):
+        raise InputError(f"--format must be csv, parquet or json (or give --out a .csv/.parquet/.json name), got {fmt!r}")
+    if args.out:
+        write_table(out, args.out, fmt)
+    if args.json:
+        doc = {"oracle": oracle.name, "epsilon": oracle.epsilon, "d": d, "n": n, "p": oracle.p, "q": oracle.q,
+               "methods": names, "out": str(args.out) if args.out else None, **_as_json(out)}
+        json.dump(doc, sys.stdout)
+        sys.stdout.write("\n")
+    elif not args.out:
+        out.to_csv(sys.stdout, index=False, float_format="%.17g")
+    else:
+        print(f"wrote {len(out)} rows x {len(out.columns)} columns to {args.out}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="ldpopt", description="Post-processing of LDP frequency estimates.")
+    ap.add_argument("--version", action="version", version=f"ldpopt {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    pp = sub.add_parser("postprocess", help="post-process aggregated support counts from a file")
+    pp.add_argument("--counts", required=True, help="CSV or Parquet table with columns value,count")
+    pp.add_argument("--oracle", required=True, help=f"one of {oracles.available()}")
+    pp.add_argument("--epsilon", required=True, type=float, help="privacy budget ε > 0")
+    pp.add_argument("--n", type=int, default=None, help="number of users (optional for GRR: sum of counts)")
+    pp.add_argument("--method", default="all", help="a registered method name, or 'all' (default)")
+    pp.add_argument("--param", action="append", metavar="NAME=VALUE",
+                    help="method parameter (repeatable), e.g. --param alpha=0.05")
+    pp.add_argument("--g", type=int, default=None, help="hash range g for OLH (default round(e^ε + 1))")
+    pp.add_argument("--k", type=int, default=None, help="subset size k for SS (default d/(e^ε + 1))")
+    pp.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); stdout if omitted")
+    pp.add_argument("--format", choices=["csv", "parquet", "json"], default=None)
+    pp.add_argument("--json", action="store_true", help="print a JSON document (results and metadata) to stdout")
+    pp.set_defaults(func=_cmd_postprocess)
+    return ap
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (InputError, ValueError, TypeError) as exc:
+        print(f"ldpopt {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
