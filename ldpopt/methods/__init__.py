@@ -8,5 +8,6 @@
 from __future__ import annotations
 
 from .registry import MethodInfo, available, get, postprocess, register
+from . import em  # noqa: E402,F401  (registers "em")
 
 __all__ = ["MethodInfo", "available", "get", "postprocess", "register"]
