@@ -9,5 +9,6 @@ from __future__ import annotations
 
 from .registry import MethodInfo, available, get, postprocess, register
 from . import em  # noqa: E402,F401  (registers "em")
+from . import baseline, mle, normalize  # noqa: E402,F401  (register the closed forms)
 
 __all__ = ["MethodInfo", "available", "get", "postprocess", "register"]

@@ -1,0 +1,102 @@
+"""Baseline methods: Base, Base-Pos, Base-Cut (Wang et al. arXiv §3.1, NDSS 2020 §IV-A, Table 1).
+
+None of them makes the estimate consistent: Base-Pos and Base-Cut enforce non-negativity only.
+Post-Pos, the fourth baseline, works on query answers, not on the frequency vector; it lives in
+:func:`ldpopt.queries.post_pos`.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy.special import ndtri
+
+from ..estimate import Estimate
+from .registry import register
+
+__all__ = ["base", "base_cut", "base_pos", "cut_threshold"]
+
+
+def _check_estimate(estimate) -> Estimate:
+    if not isinstance(estimate, Estimate):
+        raise TypeError(f"estimate must be an ldpopt.Estimate, got {type(estimate).__name__}")
+    return estimate
+
+
+def _check_alpha(alpha, d: int) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise TypeError(f"alpha must be a real number, got {type(alpha).__name__}")
+    a = float(alpha)
+    if not np.isfinite(a) or not 0.0 < a < d:
+        raise ValueError(f"alpha must be finite with 0 < alpha < d = {d}, got {alpha!r}")
+    return a
+
+
+def cut_threshold(estimate: Estimate, alpha: float = 2.0) -> float:
+    """Sensitivity threshold T = Φ⁻¹(1 − α/d)·σ of arXiv Eq. 9 (NDSS Eq. 9).
+
+    σ is the common standard deviation √(q(1 − q)/(n(p − q)²)) of Eq. 7 (``estimate.sigma``), as
+    both papers say ("σ is the standard deviation of the LDP mechanism (i.e., as in Equation (7))").
+    α is the expected number of zero-frequency values that pass the threshold (union bound); Wang et
+    al. use α = 2 (§3.1, "we choose to set α = 2"), Erlingsson et al. / Jia & Gong's OUE-Zero use
+    α = 0.05. Requires 0 < α < d (Φ⁻¹ is finite only on (0, 1)); T ≤ 0 when α ≥ d/2.
+    """
+    est = _check_estimate(estimate)
+    a = _check_alpha(alpha, est.d)
+    return float(ndtri(1.0 - a / est.d) * est.sigma)
+
+
+@register(
+    "base",
+    description="Use the unbiased estimate f̃ as is",
+    non_negative="no", sums_to_one="no", order_preserving="yes",
+    complexity="O(d)",
+    reference="Wang et al. arXiv §3.1 (Base), Table 1; NDSS 2020 §IV",
+    notes="Sums to one exactly for GRR (counts sum to n), only in expectation for other oracles.",
+)
+def base(estimate: Estimate) -> np.ndarray:
+    """Base (arXiv §3.1): return f̃ unchanged (a float64 copy, so callers may write to it)."""
+    return np.array(_check_estimate(estimate).f_tilde, dtype=np.float64, copy=True)
+
+
+@register(
+    "base-pos",
+    description="Convert negative estimates to 0",
+    non_negative="yes", sums_to_one="no", order_preserving="weak",
+    complexity="O(d)",
+    reference="Wang et al. arXiv §3.1 (Base-Pos), Table 1; NDSS 2020 §IV-A, Lemma 1",
+    notes="Weak order: all negative estimates become tied at 0 (f̃ = (-0.2, -0.1) -> (0, 0)). "
+          "Sum >= sum(f̃), typically > 1 (positive bias, NDSS Lemma 1).",
+)
+def base_pos(estimate: Estimate) -> np.ndarray:
+    """Base-Pos (arXiv §3.1): f'_v = max(f̃_v, 0)."""
+    return np.maximum(_check_estimate(estimate).f_tilde, 0.0)
+
+
+@register(
+    "base-cut",
+    description="Convert estimates below the threshold T = Φ⁻¹(1 − α/d)σ to 0 (α = 2)",
+    non_negative="yes", sums_to_one="no", order_preserving="weak",
+    complexity="O(d)",
+    reference="Wang et al. arXiv §3.1 (Base-Cut), Eq. 9 with σ of Eq. 7, Table 1; NDSS 2020 §IV-A",
+    notes="Weak order: every estimate below T becomes tied at 0. alpha=0.05 gives the threshold of "
+          "Erlingsson et al. / Jia & Gong's OUE-Zero. When alpha >= d/2, T <= 0 and Base-Cut is "
+          "Base-Pos (negative estimates are always cut, so the output is non-negative).",
+)
+def base_cut(estimate: Estimate, alpha: float = 2.0) -> np.ndarray:
+    """Base-Cut (arXiv §3.1, Eq. 9): keep f̃_v when f̃_v ≥ T, set it to 0 otherwise.
+
+    Parameters
+    ----------
+    alpha : float, default 2
+        0 < α < d. The paper's choice α = 2 (§3.1); α = 0.05 is the classic sensitivity threshold.
+
+    Choices where the paper is silent: an estimate exactly at T is kept ("below T" is cut); the
+    effective threshold is max(T, 0), so that for α ≥ d/2 (where Φ⁻¹(1 − α/d) ≤ 0) negative
+    estimates are still cut and Table 1's "non-negative: yes" holds.
+    """
+    est = _check_estimate(estimate)
+    t = max(cut_threshold(est, alpha), 0.0)
+    f = est.f_tilde
+    return np.where(f >= t, f, 0.0)

@@ -1,0 +1,263 @@
+"""Normalisation methods: Norm, Norm-Mul, Norm-Cut, Norm-Sub, Norm-Hyb (Wang et al. arXiv §3.2–§3.3,
+§3.5, Appendix B; NDSS 2020 §IV-B, §IV-C, Appendix A; Table 1), and the Euclidean projection onto
+the scaled simplex that Norm-Sub and Norm-Hyb share.
+
+Norm-Sub is CLS (arXiv §3.5, Appendix B): the Euclidean projection of f̃ onto
+{f ≥ 0, Σf = 1}. Its KKT conditions give f'_v = max(f̃_v − τ, 0) with one common shift τ = −δ;
+:func:`project_simplex` finds τ exactly by sort + cumulative sum (Held, Wolfe & Crowder 1974;
+Duchi et al. 2008), after a one-pass pre-filter by lower bounds on τ, so it is O(d log d) worst case
+and needs no iteration tolerance.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._validation import check_float_array
+from ..estimate import Estimate
+from .baseline import _check_estimate, cut_threshold
+from .registry import register
+
+__all__ = ["norm", "norm_cut", "norm_hyb", "norm_mul", "norm_sub", "project_simplex", "simplex_shift"]
+
+
+# -- the projection ------------------------------------------------------------------------------
+def _check_total(total) -> float:
+    if isinstance(total, bool) or not isinstance(total, numbers.Real):
+        raise TypeError(f"total must be a real number, got {type(total).__name__}")
+    t = float(total)
+    if not np.isfinite(t) or t < 0:
+        raise ValueError(f"total must be finite and >= 0, got {total!r}")
+    return t
+
+
+def _shift(y: np.ndarray, total: float) -> float:
+    """τ with Σ max(y − τ, 0) = total (total > 0, y finite, non-empty). Exact up to rounding."""
+    d = y.shape[0]
+    # Two lower bounds on τ: Σ(y − τ) ≤ Σ max(y − τ, 0) = total, and max(y) − τ ≤ total.
+    # Everything at or below a lower bound is outside the support, so only the rest is sorted.
+    lo = max((float(np.sum(y)) - total) / d, float(np.max(y)) - total)
+    cand = y[y > lo]
+    u = np.sort(cand)[::-1]
+    css = np.cumsum(u) - total
+    k = np.arange(1, u.shape[0] + 1, dtype=np.float64)
+    # The support is the top-ρ values, ρ the last k with u_k > (Σ_{i≤k} u_i − total)/k
+    # (the condition holds exactly for k ≤ ρ). k = 1 always holds since total > 0.
+    rho = int(np.flatnonzero(u * k > css)[-1]) + 1
+    tau = css[rho - 1] / rho
+    # Polish: recompute τ from the support with pairwise summation (cumsum's error grows with d).
+    for _ in range(2):
+        s = y > tau
+        tau_new = (float(np.sum(y[s])) - total) / int(np.count_nonzero(s))
+        if tau_new == tau:
+            break
+        tau = tau_new
+    return tau
+
+
+def simplex_shift(x, total: float = 1.0) -> float:
+    """The common shift τ of :func:`project_simplex`: its result is max(x − τ, 0).
+
+    Norm-Sub's δ (arXiv §3.3) is −τ. For ``total == 0``, τ = max(x) (any τ ≥ max(x) works).
+    """
+    y = check_float_array(x, "x")
+    t = _check_total(total)
+    if t == 0.0:
+        return float(np.max(y))
+    return float(_shift(y, t))
+
+
+def project_simplex(x, total: float = 1.0) -> np.ndarray:
+    """Euclidean projection of ``x`` onto {f ∈ ℝ^d : f ≥ 0, Σ f = total}.
+
+    The unique minimiser of ‖f − x‖₂ on that set; its KKT conditions (arXiv Appendix B, NDSS
+    Appendix A) give f_v = max(x_v − τ, 0) with Σ_v max(x_v − τ, 0) = total. τ is found exactly by
+    sorting the candidates and scanning cumulative sums (O(d log d)), then polished once from the
+    found support with pairwise summation so that Σf = total to rounding even at d = 10⁷.
+
+    Parameters
+    ----------
+    x : array_like, shape (d,)
+        Finite reals.
+    total : float, default 1
+        Mass of the simplex, ≥ 0. ``total == 0`` gives the zero vector.
+
+    Returns
+    -------
+    ndarray, shape (d,), float64
+    """
+    y = check_float_array(x, "x")
+    t = _check_total(total)
+    if t == 0.0:
+        return np.zeros_like(y)
+    return np.maximum(y - _shift(y, t), 0.0)
+
+
+# -- the methods ---------------------------------------------------------------------------------
+@register(
+    "norm",
+    description="Add δ = (1 − Σf̃)/d to every estimate",
+    non_negative="no", sums_to_one="yes", order_preserving="yes",
+    complexity="O(d)",
+    reference="Wang et al. arXiv §3.2 (Norm), Table 1; NDSS 2020 §IV-B, Lemma 3 (unbiased)",
+    notes="Order: strict in exact arithmetic; in floating point two estimates closer than the "
+          "rounding unit of f̃ + δ can become equal.",
+)
+def norm(estimate: Estimate) -> np.ndarray:
+    """Norm (arXiv §3.2): f'_v = f̃_v + δ, δ = (1 − Σ_x f̃_x)/d. Unbiased (NDSS Lemma 3), may be < 0."""
+    f = _check_estimate(estimate).f_tilde
+    return f + (1.0 - float(np.sum(f))) / f.shape[0]
+
+
+@register(
+    "norm-mul",
+    description="Convert negative estimates to 0, then multiply by γ so the sum is 1",
+    non_negative="yes", sums_to_one="yes", order_preserving="weak",
+    complexity="O(d)",
+    reference="Wang et al. arXiv §3.3 (Norm-Mul), Table 1; NDSS 2020 §IV-B",
+    notes="Weak order: negative estimates tie at 0. If no estimate is positive (no γ > 0 exists) "
+          "the output is the uniform distribution 1/d (a choice: the paper is silent).",
+)
+def norm_mul(estimate: Estimate) -> np.ndarray:
+    """Norm-Mul (arXiv §3.3): f'_v = max(γ f̃_v, 0) with γ such that Σ_v max(γ f̃_v, 0) = 1,
+    i.e. γ = 1/Σ_v max(f̃_v, 0).
+
+    Choice where the paper is silent: if every f̃_v ≤ 0 there is no such γ > 0; we return the
+    uniform vector 1/d (consistent, and what Norm-Mul returns in the limit of d equal tiny positive
+    estimates).
+    """
+    f = _check_estimate(estimate).f_tilde
+    pos = np.maximum(f, 0.0)
+    s = float(np.sum(pos))
+    if s <= 0.0:
+        return np.full(f.shape[0], 1.0 / f.shape[0])
+    return pos / s
+
+
+def _tie_closed_top_threshold(values_desc: np.ndarray, limit: float, strict: bool) -> float:
+    """Smallest value θ among ``values_desc`` (sorted descending) such that the sum of all values
+    ≥ θ is ≤ ``limit`` (``strict``: < limit). Ties are never split. ``inf`` if no such θ."""
+    cs = np.cumsum(values_desc)
+    m = values_desc.shape[0]
+    ends = np.ones(m, dtype=bool)  # positions that close a tie group
+    ends[:-1] = values_desc[:-1] > values_desc[1:]
+    ok = ends & ((cs < limit) if strict else (cs <= limit))
+    idx = np.flatnonzero(ok)
+    # cs is increasing (positive values), so the admissible group ends form a prefix.
+    return float(values_desc[idx[-1]]) if idx.size else np.inf
+
+
+@register(
+    "norm-cut",
+    description="Convert negative and small positive estimates below θ to 0 so the total is ≤ 1",
+    non_negative="yes", sums_to_one="almost", order_preserving="weak",
+    complexity="O(d log d) here (sort); O(d) possible by selection",
+    reference="Wang et al. arXiv §3.3 (Norm-Cut), Table 1; NDSS 2020 §IV-B",
+    notes="Sum is always <= 1 and equals 1 only by coincidence: if Σ max(f̃,0) <= 1 the sum is "
+          "Σ max(f̃,0) (shortfall 1 − Σ max(f̃,0)); otherwise it is the largest tie-closed top "
+          "prefix sum <= 1, and the shortfall is < the largest cut value. If max f̃ > 1 every "
+          "estimate is cut and the output is all zeros. Weak order: cut values tie at 0.",
+)
+def norm_cut(estimate: Estimate) -> np.ndarray:
+    """Norm-Cut (arXiv §3.3).
+
+    If Σ_v max(f̃_v, 0) ≤ 1: f' = max(f̃, 0) (sum < 1 unless the positive part sums to exactly 1).
+    Otherwise find the smallest θ with Σ_{v: f̃_v ≥ θ} f̃_v ≤ 1 and output f̃_v for f̃_v ≥ θ, 0 below.
+
+    Choices where the paper is silent:
+
+    * "smallest θ" is not attained when θ ranges over the reals; we use the equivalent finite rule:
+      keep the largest set of top estimates, closed under ties, whose sum is ≤ 1 (θ is its smallest
+      member). Tied estimates are kept or cut together.
+    * if even the largest estimate exceeds 1, no θ keeps anything: the output is all zeros (the
+      literal rule; Table 1's "almost" covers it).
+    """
+    f = _check_estimate(estimate).f_tilde
+    pos = np.maximum(f, 0.0)
+    if float(np.sum(pos)) <= 1.0:
+        return pos
+    theta = _tie_closed_top_threshold(np.sort(f[f > 0])[::-1], 1.0, strict=False)
+    return np.where(f >= theta, f, 0.0)
+
+
+@register(
+    "norm-sub",
+    description="Convert negative estimates to 0 while adding δ to the others so the sum is 1 (= CLS)",
+    non_negative="yes", sums_to_one="yes", order_preserving="weak",
+    complexity="O(d log d) (sort of the candidates above a lower bound on the shift)",
+    reference="Wang et al. arXiv §3.3 (Norm-Sub), §3.5 + Appendix B (CLS), Table 1; NDSS 2020 "
+              "§IV-B, §IV-C, Appendix A",
+    notes="Equals the Euclidean projection onto the probability simplex. Weak order: values with "
+          "f̃_v ≤ −δ tie at 0.",
+)
+def norm_sub(estimate: Estimate) -> np.ndarray:
+    """Norm-Sub (arXiv §3.3): f'_v = max(f̃_v + δ, 0) with δ such that Σ_v max(f̃_v + δ, 0) = 1.
+
+    Identical to CLS (arXiv §3.5, Appendix B): the Euclidean projection of f̃ onto the probability
+    simplex, computed exactly by :func:`project_simplex`. δ = −:func:`simplex_shift` (f̃).
+    """
+    return project_simplex(_check_estimate(estimate).f_tilde, 1.0)
+
+
+@register(
+    "norm-hyb",
+    description="Keep estimates above T = Φ⁻¹(1 − α/d)σ (or the k largest), Norm-Sub the rest",
+    non_negative="yes", sums_to_one="yes", order_preserving="no",
+    complexity="O(d log d)",
+    reference="Wang et al. arXiv §3.3 (Norm-Hyb) with T of Eq. 9; k-largest variant from NDSS 2020 "
+              "§V-E ('one can set T to be the k-th highest estimated value')",
+    notes="Not order preserving (contrary to arXiv §3.6): when the kept values sum well below 1 "
+          "the rest is shifted up, e.g. f̃ = (0.3, 0.29, -0.5, -0.5) with only 0.3 kept gives "
+          "(0.3, 0.7, 0, 0). Tied values at the kept/adjusted boundary are kept or adjusted together.",
+)
+def norm_hyb(estimate: Estimate, alpha: float | None = None, k: int | None = None) -> np.ndarray:
+    """Norm-Hyb (arXiv §3.3): keep the estimates above a threshold unchanged, Norm-Sub the others to
+    sum to 1 − (sum kept).
+
+    Parameters
+    ----------
+    alpha : float, optional
+        Threshold T = Φ⁻¹(1 − α/d)σ as in Base-Cut (Eq. 9, σ of Eq. 7); default α = 2, the paper's
+        "T = F⁻¹(1 − 2/d)σ". 0 < α < d.
+    k : int, optional
+        Instead of α: keep the k largest estimates (T = the k-th highest estimate, NDSS §V-E's
+        guideline). 1 ≤ k ≤ d. Give ``alpha`` or ``k``, not both.
+
+    Rules (the paper's, then our choices where it is silent):
+
+    * H = {v : f̃_v ≥ T}, restricted to f̃_v > 0 (a non-positive estimate is never "kept", so the
+      output is non-negative even when T ≤ 0, i.e. α ≥ d/2). With ``k`` and ties at the k-th value,
+      all tied values are kept (H may exceed k).
+    * If Σ_H f̃ > 1 (paper): keep the largest k' highest estimates whose sum is < 1 (strictly, as
+      printed), taking tie groups whole; if even the largest estimate is ≥ 1, nothing is kept.
+    * The rest is projected onto {f ≥ 0, Σf = 1 − Σ_H f̃} (Norm-Sub with that total).
+    * If H is the whole domain and Σ_H f̃ ≠ 1 (nothing left to adjust; the paper is silent), Norm-Sub
+      is applied to the whole vector.
+    """
+    est = _check_estimate(estimate)
+    f, d = est.f_tilde, est.d
+    if k is not None and alpha is not None:
+        raise ValueError("give alpha or k, not both")
+    if k is not None:
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            raise TypeError(f"k must be an integer, got {type(k).__name__}")
+        if not 1 <= int(k) <= d:
+            raise ValueError(f"k must satisfy 1 <= k <= d = {d}, got {k!r}")
+        t = float(np.partition(f, d - int(k))[d - int(k)])
+    else:
+        t = cut_threshold(est, 2.0 if alpha is None else alpha)
+    keep = (f >= t) & (f > 0)
+    s = float(np.sum(f[keep]))
+    if s > 1.0:
+        theta = _tie_closed_top_threshold(np.sort(f[keep])[::-1], 1.0, strict=True)
+        keep = f >= theta
+        s = float(np.sum(f[keep]))
+    if keep.all():
+        if s == 1.0:
+            return f.copy()
+        return project_simplex(f, 1.0)
+    out = f.copy()
+    out[~keep] = project_simplex(f[~keep], max(1.0 - s, 0.0))
+    return out
