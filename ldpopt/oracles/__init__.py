@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from .base import FrequencyOracle
 from .grr import GRR
+from .hadamard import HR
+from .hashing import BLH, OLH
 
-__all__ = ["FrequencyOracle", "GRR", "available", "get"]
+__all__ = ["FrequencyOracle", "GRR", "OLH", "BLH", "HR", "available", "get"]
 
-_REGISTRY: dict[str, type[FrequencyOracle]] = {cls.name: cls for cls in (GRR,)}
+_REGISTRY: dict[str, type[FrequencyOracle]] = {cls.name: cls for cls in (GRR, OLH, BLH, HR)}
 
 
 def available() -> list[str]:

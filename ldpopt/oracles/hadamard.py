@@ -1,0 +1,188 @@
+"""Hadamard Response (Acharya, Sun, Zhang, AISTATS 2019 / arXiv:1802.04705; Wang et al. arXiv §2.4).
+
+Let K be the smallest power of 2 greater than d and H the K×K Sylvester Hadamard matrix,
+H[r, y] = (−1)^popcount(r & y). Value v uses row v + 1 (row 0 is all ones and carries no
+information) and C_v = {y ∈ [K] : H[v+1, y] = +1}, |C_v| = K/2. A user with value v outputs y
+uniform on C_v w.p. e^ε/(e^ε + 1), else uniform on its complement.
+
+* p = Pr[y ∈ C_v | v] = e^ε/(e^ε + 1).
+* q = Pr[y ∈ C_u | v], u ≠ v: rows v+1 and u+1 are orthogonal and both balanced, so
+  |C_v ∩ C_u| = |C̄_v ∩ C_u| = K/4 and q = p·(K/4)/(K/2) + (1 − p)·(K/4)/(K/2) = 1/2 exactly.
+* Privacy: Pr[y | v] is 2p/K or 2(1 − p)/K; the ratio is at most p/(1 − p) = e^ε (tight).
+
+Sampling uniformly from C_v without materialising it: draw y uniform on [K] and, when y lands on the
+wrong side, replace it by y XOR m with m the lowest set bit of v + 1. Toggling a bit of y that is in
+the support of v + 1 changes popcount((v+1) & y) by ±1, so it flips H[v+1, y]; y ↦ y XOR m is an
+involution, hence a bijection between C_v and its complement, and the result is exactly uniform
+on the requested side (each target has exactly two preimages, each of probability 1/K).
+
+Aggregation: with N the histogram of outputs, the support count of v is
+c_v = #{i : y_i ∈ C_v} = Σ_y N_y (1 + H[v+1, y])/2 = (n + (H·N)_{v+1})/2, computed with a fast
+Walsh–Hadamard transform (O(K log K), exact in int64).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_generator, check_values
+from .base import FrequencyOracle
+
+__all__ = ["HR", "fwht"]
+
+_ENUM_CELLS = 1 << 24
+# per-user draws done at once in sample_counts (bounded memory)
+_USER_BLOCK = 1 << 22
+
+
+def fwht(x) -> np.ndarray:
+    """Fast Walsh–Hadamard transform along the last axis, Sylvester (natural) order:
+    returns H_K · x with H_K[r, y] = (−1)^popcount(r & y), K = x.shape[-1] a power of 2.
+
+    Iterative butterflies, log2 K vectorised passes (O(K log K)); integer input stays integer
+    (exact), float input stays float. Unnormalised, so fwht(fwht(x)) = K·x.
+    """
+    a = np.array(x, copy=True)
+    if a.ndim == 0:
+        raise ValueError("x must have at least one axis")
+    if a.dtype.kind == "b":
+        a = a.astype(np.int64)
+    if a.dtype.kind in "iu":
+        a = a.astype(np.int64)
+    elif a.dtype.kind not in "fc":
+        raise ValueError(f"x must be numeric, got dtype {a.dtype}")
+    K = a.shape[-1]
+    if K < 1 or K & (K - 1):
+        raise ValueError(f"x.shape[-1] must be a power of 2, got {K}")
+    shape = a.shape
+    flat = a.reshape(-1, K)
+    h = 1
+    while h < K:
+        blocks = flat.reshape(flat.shape[0], K // (2 * h), 2, h)
+        top = blocks[:, :, 0, :].copy()
+        blocks[:, :, 0, :] += blocks[:, :, 1, :]
+        np.subtract(top, blocks[:, :, 1, :], out=blocks[:, :, 1, :])
+        h *= 2
+    return flat.reshape(shape)
+
+
+def _parity(x: np.ndarray) -> np.ndarray:
+    """popcount(x) mod 2, as int64 0/1."""
+    return (np.bitwise_count(x) & 1).astype(np.int64)
+
+
+class HR(FrequencyOracle):
+    """Hadamard Response (see the module docstring): p = e^ε/(e^ε + 1), q = 1/2.
+
+    Reports are the outputs y ∈ [0, K) (int64, one per user), K = smallest power of 2 > d.
+
+    ``sample_counts`` is exact in distribution (``sample_counts_exact = True``): the output law is the
+    mixture "w.p. λ = 2p − 1 = tanh(ε/2) uniform on C_v, otherwise uniform on [K]" (indeed
+    Pr[y ∈ C_v] = λ + (1 − λ)/2 = p and Pr[y] is constant on each side). So: m_v ~ Binomial(n_v, λ)
+    informative users per value; the rest pooled into one Multinomial(n − Σm, uniform on [K]); the
+    informative outputs are drawn exactly either per user (the C_v sampler above, O(Σm)) or per value
+    as Multinomial(m_v, uniform on [K]) folded onto C_v by the same 2-to-1 map (O(d·K)), whichever is
+    cheaper; then the same FWHT aggregation. Cost O(min(λn, d·K) + K log K + d), never per user when
+    n is large.
+    """
+
+    name = "hr"
+
+    def __init__(self, epsilon: float, d: int):
+        super().__init__(epsilon, d)
+        self.K = 1 << int(self.d).bit_length()  # smallest power of 2 > d
+        self._rows = np.arange(1, self.d + 1, dtype=np.int64)
+        self._lsb = self._rows & -self._rows
+
+    @property
+    def p(self) -> float:
+        # e^ε/(e^ε + 1) = 1/(1 + e^−ε): no overflow at ε = 50
+        return 1.0 / (1.0 + math.exp(-self.epsilon))
+
+    @property
+    def q(self) -> float:
+        return 0.5
+
+    def params(self) -> dict[str, Any]:
+        return {"K": self.K}
+
+    def chunk_size(self) -> int:
+        # one int64 per user whatever d is; each aggregate call costs O(K log K)
+        return 1 << 22
+
+    # -- the real protocol -----------------------------------------------------------------------
+    def _to_side(self, v: np.ndarray, y: np.ndarray, inside: np.ndarray) -> np.ndarray:
+        """Map uniform y ∈ [K] to a uniform element of C_v (inside) or of its complement."""
+        row = v + 1
+        in_cv = _parity(row & y) == 0
+        return np.where(in_cv == inside, y, y ^ (row & -row))
+
+    def perturb(self, values, rng) -> np.ndarray:
+        v = check_values(values, self.d, "values")
+        gen = as_generator(rng)
+        inside = gen.random(v.shape[0]) < self.p
+        y = gen.integers(0, self.K, size=v.shape[0], dtype=np.int64)
+        return self._to_side(v, y, inside)
+
+    def _counts_from_histogram(self, N: np.ndarray) -> np.ndarray:
+        n = int(N.sum())
+        F = fwht(N)
+        return (n + F[1:self.d + 1]) // 2  # n + F is even: it is twice a count
+
+    def aggregate(self, reports) -> np.ndarray:
+        y = check_values(reports, self.K, "reports")
+        return self._counts_from_histogram(np.bincount(y, minlength=self.K).astype(np.int64))
+
+    def aggregate_naive(self, reports) -> np.ndarray:
+        """Reference aggregator: c_v = #{i : H[v+1, y_i] = +1} by direct evaluation (O(n·d)); for tests."""
+        y = check_values(reports, self.K, "reports")
+        return (_parity(self._rows[None, :] & y[:, None]) == 0).sum(axis=0).astype(np.int64)
+
+    # -- the fast path ---------------------------------------------------------------------------
+    def sample_counts(self, true_counts, rng) -> np.ndarray:
+        """Exact in distribution; see the class docstring for the mixture and its cost."""
+        tc = self._check_true_counts(true_counts)
+        gen = as_generator(rng)
+        K, d = self.K, self.d
+        lam = math.tanh(self.epsilon / 2.0)  # 2p − 1 without cancellation at small ε
+        m = gen.binomial(tc, lam)
+        total_m = int(m.sum())
+        uniform = np.full(K, 1.0 / K)
+        N = gen.multinomial(int(tc.sum()) - total_m, uniform).astype(np.int64)
+        if total_m <= d * K // 4:
+            # per informative user, in blocks laid out value by value
+            ends = np.cumsum(m)
+            for start in range(0, total_m, _USER_BLOCK):
+                stop = min(total_m, start + _USER_BLOCK)
+                v = np.searchsorted(ends, np.arange(start, stop), side="right")
+                y = gen.integers(0, K, size=stop - start, dtype=np.int64)
+                N += np.bincount(self._to_side(v, y, np.ones(v.shape[0], dtype=bool)), minlength=K)
+        else:
+            # per value: Multinomial(m_v, uniform [K]) pushed onto C_v by the 2-to-1 fold
+            ys = np.arange(K, dtype=np.int64)
+            block = max(1, _USER_BLOCK // K)
+            for v0 in range(0, d, block):
+                v1 = min(d, v0 + block)
+                M = gen.multinomial(m[v0:v1], uniform)  # (B, K)
+                rows = self._rows[v0:v1, None]
+                target = np.where(_parity(rows & ys[None, :]) == 0, ys[None, :], ys[None, :] ^ self._lsb[v0:v1, None])
+                N += np.bincount(target.ravel(), weights=M.ravel(), minlength=K).astype(np.int64)
+        return self._counts_from_histogram(N)
+
+    # -- exact output distribution -----------------------------------------------------------------
+    def output_index(self, reports) -> np.ndarray:
+        """Column of ``output_distribution`` for each report (the output y itself)."""
+        return check_values(reports, self.K, "reports")
+
+    def output_distribution(self) -> np.ndarray:
+        """Pr[y | v] = 2p/K on C_v, 2(1 − p)/K off it; shape (d, K)."""
+        if self.d * self.K > _ENUM_CELLS:
+            raise ValueError(f"output space too large to enumerate: d·K = {self.d * self.K} > {_ENUM_CELLS}")
+        ys = np.arange(self.K, dtype=np.int64)
+        in_cv = _parity(self._rows[:, None] & ys[None, :]) == 0
+        # 2(1 − p) = 2e^−ε/(1 + e^−ε) directly, no cancellation
+        return np.where(in_cv, 2.0 * self.p / self.K,
+                        2.0 * math.exp(-self.epsilon) / (1.0 + math.exp(-self.epsilon)) / self.K)
