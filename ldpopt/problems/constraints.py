@@ -1,0 +1,278 @@
+"""Named, linear constraints on the frequency vector f (and user callables).
+
+Each constraint turns into one or more named cvxpy constraints, written on f in frequency units, so
+that its dual in ``Solution.duals[name]`` is the multiplier of the documented Lagrangian
+
+    L(f, y) = J(f) + Σ_k y_k · g_k(f),
+
+with cvxpy's sign convention for ``g_k`` as written: ``a <= b`` ↦ g = a − b (y ≥ 0), ``a >= b`` ↦
+g = b − a (y ≥ 0), ``a == b`` ↦ g = a − b (y free). For the default simplex, stationarity reads
+∇J(f) − y["nonnegative"] + y["sum"]·1 = 0 (the μ, λ_v of Wang et al. Appendix A–B with λ_v = −y).
+
+``Problem(constraints=None)`` uses the simplex of Wang et al. (f ≥ 0, Σ f = 1); passing a list
+replaces it (include :class:`Simplex` to keep it).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Callable
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "Box",
+    "Constraint",
+    "Fixed",
+    "Hierarchy",
+    "NonNegative",
+    "Simplex",
+    "SubsetSum",
+    "SumTo",
+    "UserConstraint",
+    "as_constraint",
+]
+
+
+def _real(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}")
+    return float(value)
+
+
+def _indices(indices, d: int, name: str) -> np.ndarray:
+    """Integer indices or a boolean mask of length d → sorted unique int64 indices in [0, d)."""
+    arr = np.asarray(indices)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D indices or a boolean mask, got shape {arr.shape}")
+    if arr.dtype.kind == "b":
+        if arr.shape[0] != d:
+            raise ValueError(f"{name} as a boolean mask must have length d = {d}, got {arr.shape[0]}")
+        return np.flatnonzero(arr)
+    if arr.size and arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be integer indices or a boolean mask, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    if np.any((arr < 0) | (arr >= d)):
+        bad = int(arr[(arr < 0) | (arr >= d)][0])
+        raise ValueError(f"{name} must lie in [0, {d}), got {bad}")
+    if np.unique(arr).shape[0] != arr.shape[0]:
+        raise ValueError(f"{name} must not repeat an index")
+    return arr
+
+
+class Constraint:
+    """Base class: ``build(f, estimate)`` returns a list of ``(name, cvxpy constraint)``."""
+
+    default_name = "constraint"
+
+    def __init__(self, name: str | None = None):
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        self.name = name or self.default_name
+
+    def build(self, f: cp.Expression, estimate) -> list[tuple[str, cp.Constraint]]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class NonNegative(Constraint):
+    """f ≥ 0 (dual: length-d vector y ≥ 0; y_v > 0 only where f_v = 0)."""
+
+    default_name = "nonnegative"
+
+    def build(self, f, estimate):
+        return [(self.name, f >= 0)]
+
+
+class SumTo(Constraint):
+    """Σ f = total (default 1; dual: scalar, the μ of Wang et al. Appendix B up to sign/scale)."""
+
+    default_name = "sum"
+
+    def __init__(self, total: float = 1.0, name: str | None = None):
+        super().__init__(name)
+        self.total = _real(total, "total")
+
+    def build(self, f, estimate):
+        return [(self.name, cp.sum(f) == self.total)]
+
+
+class Simplex(Constraint):
+    """Wang et al.'s consistency constraints: f ≥ 0 and Σ f = 1 (Eq. 13 / §3.5; f ≤ 1 is implied).
+
+    Duals ``"nonnegative"`` and ``"sum"`` (or ``"<name>.nonnegative"``, ``"<name>.sum"`` when named).
+    """
+
+    def __init__(self, name: str | None = None):
+        super().__init__(name)
+        self._prefix = "" if name is None else name + "."
+
+    def build(self, f, estimate):
+        return [(self._prefix + "nonnegative", f >= 0), (self._prefix + "sum", cp.sum(f) == 1.0)]
+
+
+class Box(Constraint):
+    """lower ≤ f ≤ upper, each a scalar or a length-d array (None: no bound on that side).
+    Duals ``"<name>.lower"`` and ``"<name>.upper"``."""
+
+    default_name = "box"
+
+    def __init__(self, lower=None, upper=None, name: str | None = None):
+        super().__init__(name)
+        if lower is None and upper is None:
+            raise ValueError("Box needs lower= or upper= (or both)")
+        self.lower = None if lower is None else np.asarray(lower, dtype=np.float64)
+        self.upper = None if upper is None else np.asarray(upper, dtype=np.float64)
+        for label, b in (("lower", self.lower), ("upper", self.upper)):
+            if b is not None and (b.ndim > 1 or not np.all(np.isfinite(b))):
+                raise ValueError(f"{label} must be a finite scalar or 1-D array")
+        if self.lower is not None and self.upper is not None and np.any(self.lower > self.upper):
+            raise ValueError("Box needs lower <= upper everywhere")
+
+    def build(self, f, estimate):
+        d = estimate.d
+        out = []
+        for label, b in (("lower", self.lower), ("upper", self.upper)):
+            if b is None:
+                continue
+            if b.ndim == 1 and b.shape[0] != d:
+                raise ValueError(f"{label} must have length d = {d}, got {b.shape[0]}")
+            out.append((f"{self.name}.{label}", f >= b if label == "lower" else f <= b))
+        return out
+
+
+class SubsetSum(Constraint):
+    """Σ_{v ∈ S} f_v (sense) value, sense ∈ {"==", "<=", ">="}: a known category total, e.g. the
+    NDSS 2020 Emoji experiment's category queries. ``indices``: integer indices or a boolean mask."""
+
+    default_name = "subset_sum"
+    _SENSES = ("==", "<=", ">=")
+
+    def __init__(self, indices, value: float, sense: str = "==", name: str | None = None):
+        super().__init__(name)
+        if sense not in self._SENSES:
+            raise ValueError(f"sense must be one of {self._SENSES}, got {sense!r}")
+        self.indices = indices
+        self.value = _real(value, "value")
+        self.sense = sense
+
+    def build(self, f, estimate):
+        idx = _indices(self.indices, estimate.d, "indices")
+        if idx.size == 0:
+            raise ValueError("indices must select at least one value")
+        s = cp.sum(f[idx])
+        con = {"==": lambda: s == self.value, "<=": lambda: s <= self.value, ">=": lambda: s >= self.value}
+        return [(self.name, con[self.sense]())]
+
+
+class Fixed(Constraint):
+    """f[indices] == values (known frequencies; ``values`` a scalar or one per index)."""
+
+    default_name = "fixed"
+
+    def __init__(self, indices, values, name: str | None = None):
+        super().__init__(name)
+        self.indices = indices
+        self.values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        if self.values.ndim != 1 or not np.all(np.isfinite(self.values)):
+            raise ValueError("values must be a finite scalar or 1-D array")
+
+    def build(self, f, estimate):
+        idx = _indices(self.indices, estimate.d, "indices")
+        vals = self.values
+        if vals.shape[0] == 1:
+            vals = np.full(idx.shape[0], vals[0])
+        if vals.shape[0] != idx.shape[0]:
+            raise ValueError(f"values must have one entry per index ({idx.shape[0]}), got {vals.shape[0]}")
+        return [(self.name, f[idx] == vals)]
+
+
+class Hierarchy(Constraint):
+    """Tree consistency over a domain that lists internal nodes as values of their own:
+    f[parent] == Σ f[children] for each ``(parent, children)`` group (a hierarchical histogram's
+    "parent = sum of children"). One sparse equality H f = 0 with a row per group; the dual has one
+    entry per group, in the order given. ``groups``: a sequence of ``(parent, children)`` pairs or a
+    dict ``{parent: children}``. The default simplex does not fit a tree domain (the levels each sum
+    to one): pass e.g. ``[NonNegative(), SubsetSum(leaves, 1), Hierarchy(groups)]``.
+    """
+
+    default_name = "hierarchy"
+
+    def __init__(self, groups, name: str | None = None):
+        super().__init__(name)
+        items = list(groups.items()) if isinstance(groups, dict) else list(groups)
+        if not items:
+            raise ValueError("groups must contain at least one (parent, children) pair")
+        self.groups = []
+        for k, g in enumerate(items):
+            try:
+                parent, children = g
+            except (TypeError, ValueError):
+                raise ValueError(f"groups[{k}] must be a (parent, children) pair, got {g!r}") from None
+            children = np.atleast_1d(np.asarray(children))
+            if children.size == 0 or children.dtype.kind not in "iu":
+                raise ValueError(f"groups[{k}] children must be a non-empty list of integer indices")
+            if isinstance(parent, bool) or not isinstance(parent, numbers.Integral):
+                raise ValueError(f"groups[{k}] parent must be an integer index, got {parent!r}")
+            if int(parent) in set(children.tolist()):
+                raise ValueError(f"groups[{k}]: a parent cannot be its own child")
+            self.groups.append((int(parent), children.astype(np.int64)))
+
+    def matrix(self, d: int) -> sp.csr_matrix:
+        """H (groups × d): +1 at the parent, −1 at each child, so H f = 0 is the constraint."""
+        rows, cols, vals = [], [], []
+        for k, (parent, children) in enumerate(self.groups):
+            idx = _indices(np.concatenate([[parent], children]), d, f"groups[{k}]")
+            rows.append(np.full(idx.shape[0], k))
+            cols.append(idx)
+            vals.append(np.concatenate([[1.0], -np.ones(children.shape[0])]))
+        return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                             shape=(len(self.groups), d))
+
+    def build(self, f, estimate):
+        return [(self.name, self.matrix(estimate.d) @ f == 0)]
+
+
+class UserConstraint(Constraint):
+    """A user callable ``(f, estimate) -> cvxpy constraint | list of them | dict name → constraint``.
+    Names: the dict's keys, or ``"<name>[i]"`` for a list (``name`` defaults to the function's name,
+    ``"user"`` for a lambda)."""
+
+    def __init__(self, func: Callable, name: str | None = None):
+        if not callable(func):
+            raise TypeError(f"constraint must be a Constraint or a callable, got {type(func).__name__}")
+        fname = getattr(func, "__name__", "user")
+        super().__init__(name or ("user" if fname == "<lambda>" else fname))
+        self.func = func
+
+    def build(self, f, estimate):
+        out = self.func(f, estimate)
+        if isinstance(out, cp.Constraint):
+            pairs = [(self.name, out)]
+        elif isinstance(out, dict):
+            pairs = [(str(k), c) for k, c in out.items()]
+        elif isinstance(out, (list, tuple)):
+            pairs = [(f"{self.name}[{i}]", c) for i, c in enumerate(out)]
+        else:
+            raise TypeError(f"constraint callable {self.name!r} must return a cvxpy constraint, a list or "
+                            f"a dict of them, got {type(out).__name__}")
+        for key, c in pairs:
+            if not isinstance(c, cp.Constraint):
+                raise TypeError(f"constraint callable {self.name!r} returned {type(c).__name__} for {key!r}, "
+                                "not a cvxpy constraint")
+        return pairs
+
+
+def as_constraint(c) -> Constraint:
+    """A :class:`Constraint` as is; a callable wrapped in :class:`UserConstraint`."""
+    if isinstance(c, Constraint):
+        return c
+    if callable(c):
+        return UserConstraint(c)
+    raise TypeError(f"constraints must contain Constraint objects or callables, got {type(c).__name__}")

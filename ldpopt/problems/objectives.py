@@ -1,0 +1,409 @@
+"""Objectives of the post-processing problems: what is minimised over the frequency vector f.
+
+Each objective states a function J(f) of the true-frequency vector (the *documented* objective, the
+one whose value ``Solution.optimal_value`` reports and whose Lagrangian ``Solution.duals`` refer to)
+and hands cvxpy a *scaled* version of it, because the raw problems are badly scaled: frequencies are
+~1/d (1e-5 at d = 42,178) and the solvers' absolute tolerances (1e-8) are not small against them.
+
+Scaling used everywhere (a choice the papers are silent on):
+
+* the solver's variable is x = f / s with s = σ of Wang et al. Eq. 7 (the noise level of one
+  coordinate of f̃), so x̃ = f̃/σ is O(1) noise plus signal;
+* the solver minimises ``expr = K·J(f) + offset`` with K chosen so that each coordinate's term is
+  O(1) (for the weighted MLE, K·J is a chi-square-like sum ≈ d at the optimum).
+
+``Solution.optimal_value = (expr* − offset)/K`` and duals are divided by K, so both are in the
+units of J. Each built-in objective also has ``value(f, estimate)`` (numpy) and, when smooth,
+``gradient(f, estimate)``, for verification code.
+
+References
+----------
+Wang et al., *Consistent and Accurate Frequency Oracles under LDP* (arXiv): §3.4 Eq. 13 (weighted
+MLE), §3.5 (CLS), Appendix A–B (their KKT conditions); Eq. 2 (variance), Eq. 7 (σ²). The L1 variant is
+Lee et al. (cited in Wang et al. §3.5 / related work). The posterior projection follows the NDSS 2020
+version's PowerNS (project the Power posterior mean onto the simplex).
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Callable
+
+import cvxpy as cp
+import numpy as np
+from scipy.special import xlogy
+
+from .._validation import check_float_array
+from ..estimate import Estimate
+
+__all__ = [
+    "Binomial",
+    "BuiltObjective",
+    "L1",
+    "LeastSquares",
+    "Multinomial",
+    "Objective",
+    "Posterior",
+    "UserObjective",
+    "WeightedMLE",
+    "WeightedMLENaive",
+    "available",
+    "make_objective",
+]
+
+
+@dataclass
+class BuiltObjective:
+    """What an objective hands to cvxpy: minimise ``expr = multiplier·J(f) + offset`` subject to the
+    problem's constraints and ``constraints`` (auxiliary epigraph cones, not reported in duals)."""
+
+    expr: cp.Expression
+    multiplier: float = 1.0
+    offset: float = 0.0
+    constraints: list = field(default_factory=list)
+
+
+class Objective(abc.ABC):
+    """Base class. Subclasses set ``name``, ``default_solver`` and implement :meth:`build`."""
+
+    name: str = "objective"
+    #: cvxpy solver used when ``solve(solver=None)`` (None: let cvxpy choose)
+    default_solver: str | None = "CLARABEL"
+    #: whether :meth:`build` expects the scaled variable (s = σ); False means s = 1 (raw units)
+    scaled: bool = True
+
+    def check(self, estimate: Estimate) -> None:
+        """Raise ``ValueError`` if this objective cannot be used with ``estimate``."""
+
+    @abc.abstractmethod
+    def build(self, f: cp.Expression, x: cp.Variable, scale: float, estimate: Estimate) -> BuiltObjective:
+        """cvxpy form of the objective; ``f = scale * x`` is the frequency vector."""
+
+    def value(self, f, estimate: Estimate) -> float:
+        """J(f) evaluated with numpy."""
+        raise NotImplementedError(f"objective {self.name!r} has no numpy value")
+
+    def gradient(self, f, estimate: Estimate) -> np.ndarray:
+        """∇J(f) evaluated with numpy (smooth objectives only)."""
+        raise NotImplementedError(f"objective {self.name!r} has no gradient")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class LeastSquares(Objective):
+    """CLS, Wang et al. §3.5: J(f) = ‖f − f̃‖₂² (the squared norm; same minimiser as the paper's
+    ‖f − f̃‖₂, and the form Appendix B differentiates). A QP: OSQP by default.
+
+    Scaled form: Σ (x − f̃/σ)² = J/σ².
+    """
+
+    name = "cls"
+    default_solver = "OSQP"
+
+    def build(self, f, x, scale, estimate):
+        return BuiltObjective(cp.sum_squares(x - estimate.f_tilde / scale), multiplier=1.0 / scale**2)
+
+    def value(self, f, estimate):
+        return float(np.sum((np.asarray(f, float) - estimate.f_tilde) ** 2))
+
+    def gradient(self, f, estimate):
+        return 2.0 * (np.asarray(f, float) - estimate.f_tilde)
+
+
+def _wmle_coefficients(estimate: Estimate):
+    p, q = estimate.p, estimate.q
+    a = q * (1.0 - q)  # variance numerator at f_v = 0 (Eq. 2)
+    e = (p - q) * (1.0 - p - q)  # its slope in f_v
+    return p, q, a, e
+
+
+class WeightedMLE(Objective):
+    """Exact weighted MLE, Wang et al. §3.4 Eq. 13, with the value-dependent variance of Eq. 2:
+
+        J(f) = Σ_v (c_v/n − q − (p − q) f_v)² / (q(1 − q) + (p − q)(1 − p − q) f_v).
+
+    Formulation (accurate at d = 42,178, see ``tests/test_problems_wmle.py``): with x = f/σ,
+    x̃ = f̃/σ and β = σ(p − q)(1 − p − q)/(q(1 − q)), each term is (x̃_v − x_v)²/(n(1 + β x_v)); so
+    n·J = Σ_v t_v with the per-element rotated second-order cone (x̃_v − x_v)² ≤ t_v·(1 + β x_v),
+    written as ‖(2(x̃_v − x_v), t_v − y_v)‖₂ ≤ t_v + y_v, y_v = 1 + β x_v (one vectorised cvxpy
+    ``SOC`` with ``axis=0``). Every quantity the solver sees is O(1). Clarabel by default.
+
+    The cone also imposes the domain y_v ≥ 0 (variance ≥ 0), which the simplex implies anyway.
+    Needs q(1 − q) > 0.
+    """
+
+    name = "weighted-mle"
+    default_solver = "CLARABEL"
+
+    def check(self, estimate):
+        _, q, a, _ = _wmle_coefficients(estimate)
+        if not a > 0:
+            raise ValueError(f"objective={self.name!r} needs q(1 - q) > 0 (a positive variance at "
+                             f"f_v = 0), got q = {q!r}")
+
+    def build(self, f, x, scale, estimate):
+        p, q, a, e = _wmle_coefficients(estimate)
+        gamma = a / ((p - q) ** 2 * scale**2)  # = n when scale = σ
+        beta = e * scale / a
+        t = cp.Variable(estimate.d, name="t_wmle")
+        r = estimate.f_tilde / scale - x
+        y = 1.0 + beta * x
+        cone = cp.SOC(t + y, cp.vstack([2.0 * r, t - y]), axis=0)
+        return BuiltObjective(cp.sum(t), multiplier=gamma, constraints=[cone])
+
+    def value(self, f, estimate):
+        p, q, a, e = _wmle_coefficients(estimate)
+        f = np.asarray(f, float)
+        r = estimate.counts / estimate.n - q - (p - q) * f
+        return float(np.sum(r**2 / (a + e * f)))
+
+    def gradient(self, f, estimate):
+        p, q, a, e = _wmle_coefficients(estimate)
+        f = np.asarray(f, float)
+        r = estimate.counts / estimate.n - q - (p - q) * f
+        s = a + e * f
+        return (-2.0 * (p - q) * r * s - e * r**2) / s**2
+
+
+class WeightedMLENaive(WeightedMLE):
+    """CAUTIONARY EXAMPLE — do not use for results. Same J as :class:`WeightedMLE`, a DCP-valid but
+    numerically poor formulation, kept so the test suite can show that it fails.
+
+    With r = A − B f and s = C + E f affine (A = c/n − q, B = p − q, C = q(1 − q),
+    E = (p − q)(1 − p − q)), r²/s = α²/s − 2αβ + β²s with β = B/E, α = A + BC/E. That turns each
+    quadratic-over-linear term into ``inv_pos`` plus a linear term, in raw f units, without
+    rescaling. The two large pieces cancel to leave a tiny J (~0.04 against pieces ~d), so the
+    solver's relative tolerances are spent on the cancelling parts: at d = 42,178 (OUE, ε = 1) it
+    reports ``optimal`` with f off by ~0.03 per coordinate and ~1.6 in L1.
+    """
+
+    name = "weighted-mle-naive"
+    scaled = False
+
+    def check(self, estimate):
+        super().check(estimate)
+        _, _, _, e = _wmle_coefficients(estimate)
+        if e == 0:
+            raise ValueError(f"objective={self.name!r} needs (p - q)(1 - p - q) != 0")
+
+    def build(self, f, x, scale, estimate):
+        p, q, c0, e = _wmle_coefficients(estimate)
+        a0 = estimate.counts / estimate.n - q
+        b0 = p - q
+        beta = b0 / e
+        alpha = a0 + b0 * c0 / e
+        s = c0 + e * f
+        expr = cp.sum(cp.multiply(alpha**2, cp.inv_pos(s))) + beta**2 * cp.sum(s) - 2.0 * beta * float(alpha.sum())
+        return BuiltObjective(expr, multiplier=1.0)
+
+
+class _Likelihood(Objective):
+    default_solver = "CLARABEL"
+
+    @staticmethod
+    def _pi(f, estimate):
+        return estimate.q + (estimate.p - estimate.q) * np.asarray(f, float)
+
+
+class Multinomial(_Likelihood):
+    """GRR's exact likelihood (each report is one value, so c ~ Multinomial(n, π)):
+
+        J(f) = −(1/n) Σ_v c_v log π_v,   π_v = q + (p − q) f_v
+
+    (negative log-likelihood per user; maximising Σ c_v log π_v). Under Σ f = 1, Σ π = 1 exactly for
+    GRR (p + (d − 1)q = 1). Only values with c_v > 0 enter the sum.
+
+    Scaled form: Σ_{c_v>0} rel_entr(c_v, n π_v) = n·J + Σ c log c − (Σ c) log n, an exponential-cone
+    problem whose optimal value is the KL-type deviance, ≈ d/2, not n·log d. Clarabel by default.
+    Requires Σ c_v = n (the counts of a single-value-report oracle).
+    """
+
+    name = "multinomial"
+
+    def check(self, estimate):
+        total = float(np.sum(estimate.counts))
+        if not np.isclose(total, estimate.n, rtol=1e-9, atol=1e-6):
+            raise ValueError(f"objective='multinomial' is the likelihood of single-value reports (GRR): "
+                             f"counts must sum to n = {estimate.n}, got {total:g}; use 'binomial' for "
+                             "set-valued reports (OUE, OLH, ...)")
+
+    def build(self, f, x, scale, estimate):
+        c = estimate.counts
+        n = estimate.n
+        pos = np.flatnonzero(c > 0)
+        mu = n * estimate.q + n * (estimate.p - estimate.q) * f[pos]
+        expr = cp.sum(cp.rel_entr(c[pos], mu))
+        offset = float(np.sum(xlogy(c, c)) - c.sum() * np.log(n))
+        return BuiltObjective(expr, multiplier=float(n), offset=offset)
+
+    def value(self, f, estimate):
+        return float(-np.sum(xlogy(estimate.counts, self._pi(f, estimate))) / estimate.n)
+
+    def gradient(self, f, estimate):
+        return -(estimate.p - estimate.q) * estimate.counts / (estimate.n * self._pi(f, estimate))
+
+
+class Binomial(_Likelihood):
+    """Per-bit composite likelihood for unary / hash oracles (each value's support count is
+    c_v ~ Binomial(n, π_v), the values treated as independent):
+
+        J(f) = −(1/n) Σ_v [c_v log π_v + (n − c_v) log(1 − π_v)],   π_v = q + (p − q) f_v.
+
+    Scaled form: Σ_v rel_entr(c_v, nπ_v) + rel_entr(n − c_v, n(1 − π_v)) = n·J + const: the binomial
+    deviance, O(1) per value. Exponential cones; Clarabel by default.
+    """
+
+    name = "binomial"
+
+    def build(self, f, x, scale, estimate):
+        c = estimate.counts
+        n = estimate.n
+        p, q = estimate.p, estimate.q
+        pos = np.flatnonzero(c > 0)
+        neg = np.flatnonzero(c < n)
+        terms = []
+        if pos.size:
+            terms.append(cp.sum(cp.rel_entr(c[pos], n * q + n * (p - q) * f[pos])))
+        if neg.size:
+            terms.append(cp.sum(cp.rel_entr(n - c[neg], n * (1 - q) - n * (p - q) * f[neg])))
+        offset = float(np.sum(xlogy(c, c)) + np.sum(xlogy(n - c, n - c)) - estimate.d * n * np.log(n))
+        return BuiltObjective(cp.sum(cp.hstack(terms)) if len(terms) > 1 else terms[0],
+                              multiplier=float(n), offset=offset)
+
+    def value(self, f, estimate):
+        pi = self._pi(f, estimate)
+        c, n = estimate.counts, estimate.n
+        return float(-(np.sum(xlogy(c, pi)) + np.sum(xlogy(n - c, 1.0 - pi))) / n)
+
+    def gradient(self, f, estimate):
+        pi = self._pi(f, estimate)
+        c, n = estimate.counts, estimate.n
+        return -(estimate.p - estimate.q) * (c / pi - (n - c) / (1.0 - pi)) / n
+
+
+class L1(Objective):
+    """Least absolute deviations, J(f) = ‖f − f̃‖₁ (the L1 variant of Lee et al., cited by Wang et al.
+    beside CLS). An LP; Clarabel by default. Scaled form Σ|x − f̃/σ| = J/σ. Not smooth: no gradient;
+    its KKT conditions use the subgradient sign(f − f̃) ∈ [−1, 1]."""
+
+    name = "l1"
+
+    def build(self, f, x, scale, estimate):
+        return BuiltObjective(cp.norm1(x - estimate.f_tilde / scale), multiplier=1.0 / scale)
+
+    def value(self, f, estimate):
+        return float(np.sum(np.abs(np.asarray(f, float) - estimate.f_tilde)))
+
+
+class Posterior(Objective):
+    """Project a posterior mean m onto the constraint set (NDSS 2020 PowerNS; Jia & Gong's Calibrate):
+
+        J(f) = Σ_v (f_v − m_v)² / var_v     (``variance`` given), or
+        J(f) = Σ_v (f_v − m_v)²             (``variance=None``; PowerNS's Euclidean projection).
+
+    ``mean``: length-d posterior mean (e.g. Power's Eq. 10 output). ``variance``: length-d (or scalar)
+    posterior variance, every entry > 0. A QP; OSQP by default. Scaled: Σ w_v (x_v − m_v/σ)² with
+    w = σ²/var (K = 1) or w = 1 (K = 1/σ²).
+    """
+
+    name = "posterior"
+    default_solver = "OSQP"
+
+    def __init__(self, mean, variance=None):
+        if mean is None:
+            raise ValueError("objective='posterior' needs mean= (the posterior mean to project)")
+        self.mean = check_float_array(mean, "mean", min_length=2)
+        if variance is None:
+            self.variance = None
+        else:
+            v = np.asarray(variance, dtype=np.float64) if np.ndim(variance) else np.full(
+                self.mean.shape[0], float(variance))
+            v = check_float_array(v, "variance", length=self.mean.shape[0])
+            if np.any(v <= 0):
+                bad = int(np.flatnonzero(v <= 0)[0])
+                raise ValueError(f"variance must be > 0 everywhere; entry {bad} is {v[bad]!r}")
+            self.variance = v
+
+    def check(self, estimate):
+        if self.mean.shape[0] != estimate.d:
+            raise ValueError(f"mean must have length d = {estimate.d}, got {self.mean.shape[0]}")
+
+    def build(self, f, x, scale, estimate):
+        r = x - self.mean / scale
+        if self.variance is None:
+            return BuiltObjective(cp.sum_squares(r), multiplier=1.0 / scale**2)
+        w = np.sqrt(scale**2 / self.variance)
+        return BuiltObjective(cp.sum_squares(cp.multiply(w, r)), multiplier=1.0)
+
+    def value(self, f, estimate):
+        r2 = (np.asarray(f, float) - self.mean) ** 2
+        return float(np.sum(r2 if self.variance is None else r2 / self.variance))
+
+    def gradient(self, f, estimate):
+        r = 2.0 * (np.asarray(f, float) - self.mean)
+        return r if self.variance is None else r / self.variance
+
+    def __repr__(self):
+        return f"Posterior(mean=<{self.mean.shape[0]}>, weighted={self.variance is not None})"
+
+
+class UserObjective(Objective):
+    """A user callable ``objective(f, estimate) -> scalar cvxpy expression`` to minimise (convex,
+    DCP). ``f`` is a cvxpy affine expression of length d (σ·x). Duals and optimal_value are in the
+    callable's own units (K = 1). cvxpy picks the solver unless one is given."""
+
+    default_solver = None
+
+    def __init__(self, func: Callable, name: str | None = None):
+        if not callable(func):
+            raise TypeError(f"objective must be a name or a callable, got {type(func).__name__}")
+        self.func = func
+        fname = getattr(func, "__name__", "user")
+        self.name = name or ("user" if fname == "<lambda>" else fname)
+
+    def build(self, f, x, scale, estimate):
+        expr = self.func(f, estimate)
+        if not isinstance(expr, cp.Expression):
+            raise TypeError(f"objective callable must return a cvxpy Expression, got {type(expr).__name__}")
+        if expr.size != 1:
+            raise ValueError(f"objective callable must return a scalar expression, got shape {expr.shape}")
+        return BuiltObjective(cp.reshape(expr, ()) if expr.shape != () else expr)
+
+    def __repr__(self):
+        return f"UserObjective({self.name!r})"
+
+
+_NAMED = {
+    "cls": LeastSquares,
+    "weighted-mle": WeightedMLE,
+    "weighted-mle-naive": WeightedMLENaive,
+    "multinomial": Multinomial,
+    "binomial": Binomial,
+    "l1": L1,
+    "posterior": Posterior,
+}
+
+
+def available() -> list[str]:
+    """Names accepted by ``Problem(objective=...)``."""
+    return sorted(_NAMED)
+
+
+def make_objective(objective, mean=None, variance=None) -> Objective:
+    """Turn ``objective`` (a name, an :class:`Objective` or a callable) into an :class:`Objective`."""
+    if isinstance(objective, Objective):
+        obj = objective
+    elif isinstance(objective, str):
+        key = objective.lower()
+        if key not in _NAMED:
+            raise ValueError(f"objective must be one of {available()} or a callable, got {objective!r}")
+        obj = Posterior(mean, variance) if key == "posterior" else _NAMED[key]()
+    elif callable(objective):
+        obj = UserObjective(objective)
+    else:
+        raise TypeError(f"objective must be a name, an Objective or a callable, got {type(objective).__name__}")
+    if not isinstance(obj, Posterior) and (mean is not None or variance is not None):
+        raise ValueError(f"mean= and variance= are only used by objective='posterior', got objective={obj.name!r}")
+    return obj
