@@ -10,10 +10,12 @@ from .base import FrequencyOracle
 from .grr import GRR
 from .hadamard import HR
 from .hashing import BLH, OLH
+from .subset import SS
+from .unary import OUE, SUE
 
-__all__ = ["FrequencyOracle", "GRR", "OLH", "BLH", "HR", "available", "get"]
+__all__ = ["FrequencyOracle", "GRR", "OLH", "BLH", "HR", "OUE", "SUE", "SS", "available", "get"]
 
-_REGISTRY: dict[str, type[FrequencyOracle]] = {cls.name: cls for cls in (GRR, OLH, BLH, HR)}
+_REGISTRY: dict[str, type[FrequencyOracle]] = {cls.name: cls for cls in (GRR, OLH, BLH, HR, OUE, SUE, SS)}
 
 
 def available() -> list[str]:

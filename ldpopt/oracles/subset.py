@@ -1,0 +1,232 @@
+"""Subset Selection (Wang et al. arXiv §2.4; Ye & Barg 2018; Wang et al. 2016, "Mutual information
+optimally local private discrete distribution estimation").
+
+Each user reports a set Y ⊆ D of exactly k elements with Pr[Ψ(v) = Y] ∝ e^ε if v ∈ Y and ∝ 1 otherwise.
+
+Derivation of p and q (the arXiv text gives only the k ≈ d/(e^ε+1) case, p = 1/2)
+---------------------------------------------------------------------------------
+There are C(d−1, k−1) k-sets containing v and C(d−1, k) = C(d−1, k−1)(d−k)/k not containing it, so
+
+    p = Pr[v ∈ Y] = C(d−1,k−1)e^ε / (C(d−1,k−1)e^ε + C(d−1,k)) = k e^ε / (k e^ε + d − k).
+
+Given v ∈ Y the other k − 1 elements are a uniform (k−1)-subset of D∖{v}, given v ∉ Y, Y is a
+uniform k-subset of D∖{v}, so for u ≠ v
+
+    q = Pr[u ∈ Y] = p (k−1)/(d−1) + (1−p) k/(d−1) = (k − p)/(d − 1)         (arXiv §2.4)
+
+and p − q = (d p − k)/(d − 1) > 0. With k = d/(e^ε+1) exactly, p = 1/2 as the arXiv text says. The
+privacy ratio is e^ε exactly (tight whenever 1 ≤ k < d). Σ_v c_v = n k, hence Σ_v f̃_v = 1 exactly.
+
+Sampling (client side, exact)
+-----------------------------
+SS(v) is the mixture: w.p. λ, {v} ∪ (uniform (k−1)-subset of D∖{v}); w.p. 1 − λ, a uniform k-subset
+of D, with λ = (p − k/d)/(1 − k/d) = k(e^ε − 1)/(k e^ε + d − k) ∈ (0, 1). Check: Pr[v ∈ Y] = λ + (1 −
+λ)k/d = p, and both components are uniform given v ∈ Y and given v ∉ Y, so the mixture is exactly SS.
+Uniform subsets are drawn with Floyd's algorithm (Bentley & Floyd 1987), vectorised over users with a
+per-user membership bitmap; the (k−1)-subset of D∖{v} is drawn in {0, …, d−2} and shifted past v.
+Floyd's prefix property lets both components share one loop: after its first t steps starting at
+N − s, Floyd's set is a uniform t-subset of {0, …, N − s + t − 1}. When k > d/2 the complement
+(d − k elements) is drawn instead, so the loop has min(k, d − k) steps.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .._validation import as_generator, check_values
+from .base import FrequencyOracle
+
+__all__ = ["SS"]
+
+# bytes of the per-user membership bitmap in one block of users (keeps it in cache)
+_BITMAP_BYTES = 1 << 23
+# cells (users × k) of reports per chunk on the real path (int64: 128 MiB)
+_REPORT_CELLS = 1 << 24
+# largest d · C(d, k) for which output_distribution enumerates the k-subsets
+_MAX_ENUM_CELLS = 1 << 24
+
+
+def _floyd(gen: np.random.Generator, m: int, d: int, start, steps: int) -> np.ndarray:
+    """Floyd's algorithm for m users at once: row r of the (m, steps) result is a uniform
+    ``steps``-subset of {0, …, start_r + steps − 1} (distinct entries, in draw order).
+
+    ``start`` is an int or an (m,) int array (≥ 0, start + steps ≤ d). A step draws t uniform on
+    {0, …, j}; if t is already in the set, j is added instead (j is never in it yet).
+    """
+    out = np.empty((m, steps), dtype=np.int64)
+    seen = np.zeros(m * d, dtype=bool)
+    rowoff = np.arange(m, dtype=np.int64) * d
+    for i in range(steps):
+        j = start + i
+        t = gen.integers(0, j + 1, size=m) if np.ndim(j) == 0 else gen.integers(0, j + 1)
+        hit = seen[rowoff + t]
+        new = np.where(hit, j, t)
+        seen[rowoff + new] = True
+        out[:, i] = new
+    return out
+
+
+class SS(FrequencyOracle):
+    """Subset Selection: each user reports a k-subset Y with Pr[Y] ∝ e^ε if v ∈ Y else 1.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0.
+    d : int
+        Domain size ≥ 2.
+    k : int, optional
+        Subset size, 1 ≤ k < d. Default max(1, round(d/(e^ε + 1))), the variance-minimising size
+        (arXiv §2.4: "k should be an integer equal or close to d/(e^ε+1)"); Python's round (ties to
+        even) decides the rare exact halves.
+
+    p = k e^ε/(k e^ε + d − k), q = (k − p)/(d − 1) (derivation in the module docstring).
+
+    Reports are (m, k) int64 arrays, one k-subset of {0, …, d−1} per row (distinct entries, no
+    particular order); the support count of v is the number of rows containing v.
+
+    ``sample_counts`` is NOT exact in distribution (``sample_counts_exact = False``): it draws
+    independent c_v = Binomial(n_v, p) + Binomial(n − n_v, q). Each marginal is exact (c_v is a sum of
+    independent Bernoulli(p) over users with value v and Bernoulli(q) over the others), so the mean
+    and variance of every c_v and f̃_v (Eq. 2) are exact, but the joint law is not: in the real
+    protocol every report has exactly k elements, so Σ_v c_v = n k and Σ_v f̃_v = 1 always and the
+    counts are negatively correlated, while the fast path's Σ_v c_v is random. Use
+    ``simulate(exact=True)`` when the joint matters (e.g. to study methods that use Σ f̃).
+    """
+
+    name = "ss"
+    sample_counts_exact = False
+
+    def __init__(self, epsilon: float, d: int, k: int | None = None):
+        super().__init__(epsilon, d)
+        if k is None:
+            # d/(e^ε + 1) = d e^−ε/(1 + e^−ε): no overflow at large ε; < d/2 so k <= d − 1
+            e = math.exp(-self.epsilon)
+            k = max(1, round(self.d * e / (1.0 + e)))
+        else:
+            if isinstance(k, bool) or not isinstance(k, numbers.Real) or not float(k).is_integer():
+                raise ValueError(f"k must be an integer with 1 <= k < d = {self.d}, got {k!r}")
+            k = int(k)
+            if not 1 <= k < self.d:
+                raise ValueError(f"k must be an integer with 1 <= k < d = {self.d}, got {k}")
+        self.k = int(k)
+
+    def params(self) -> dict:
+        return {"k": self.k}
+
+    # -- probabilities (written with e^−ε so that ε up to 50 neither overflows nor cancels) ------
+    @property
+    def _denominator(self) -> float:
+        return self.k + (self.d - self.k) * math.exp(-self.epsilon)  # (k e^ε + d − k)/e^ε
+
+    @property
+    def p(self) -> float:
+        return self.k / self._denominator
+
+    @property
+    def _one_minus_p(self) -> float:
+        return (self.d - self.k) * math.exp(-self.epsilon) / self._denominator
+
+    @property
+    def q(self) -> float:
+        # (k − p)/(d − 1) = (k − 1 + (1 − p))/(d − 1): no cancellation when p ≈ 1
+        return (self.k - 1 + self._one_minus_p) / (self.d - 1)
+
+    @property
+    def mixture_weight(self) -> float:
+        """λ = k(e^ε − 1)/(k e^ε + d − k): weight of the "{v} ∪ (k−1)-subset" component."""
+        return self.k * -math.expm1(-self.epsilon) / self._denominator
+
+    # -- real protocol ---------------------------------------------------------------------------
+    def chunk_size(self) -> int:
+        """Users per chunk on the real path: reports of 2^24 cells (m × k)."""
+        return max(1, _REPORT_CELLS // self.k)
+
+    def _block_users(self) -> int:
+        return max(1, _BITMAP_BYTES // self.d)
+
+    def perturb(self, values, rng) -> np.ndarray:
+        """Client side: one k-subset per user, shape (m, k), int64 (exact, see module docstring)."""
+        v = check_values(values, self.d)
+        gen = as_generator(rng)
+        m = v.shape[0]
+        out = np.empty((m, self.k), dtype=np.int64)
+        step = self._block_users()
+        for start in range(0, m, step):
+            vb = v[start: start + step]
+            out[start: start + step] = self._perturb_block(vb, gen)
+        return out
+
+    def _perturb_block(self, v: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+        d, k, m = self.d, self.k, v.shape[0]
+        mixed = gen.random(m) < self.mixture_weight  # component "{v} ∪ (k−1)-subset of D∖{v}"
+        if 2 * k <= d:
+            # Floyd with N − s = d − k for both components: component 2 (uniform k-subset of D)
+            # uses all k steps, component 1 the first k − 1 (a uniform (k−1)-subset of {0..d−2})
+            y = _floyd(gen, m, d, d - k, k)
+            rows = np.flatnonzero(mixed)
+            if rows.size:
+                part = y[rows, : k - 1]
+                part += part >= v[rows, None]  # {0..d−2} → D∖{v}
+                y[rows, : k - 1] = part
+                y[rows, k - 1] = v[rows]
+            return y
+        # k > d/2: draw the complement Z (d − k elements) and report D∖Z. Component 1's complement is
+        # a uniform (d−k)-subset of D∖{v} (Floyd start (d−1) − (d−k) = k − 1), component 2's a uniform
+        # (d−k)-subset of D (start k)
+        s = d - k
+        z = _floyd(gen, m, d, k - mixed.astype(np.int64), s)
+        z += mixed[:, None] & (z >= v[:, None])
+        member = np.ones((m, d), dtype=bool)
+        member[np.arange(m)[:, None], z] = False
+        return np.nonzero(member)[1].reshape(m, k)
+
+    def aggregate(self, reports) -> np.ndarray:
+        """Server side: c_v = number of reports (rows) containing v. Checks that every row is a set of
+        k distinct values in [0, d)."""
+        r = np.asarray(reports)
+        if r.ndim != 2 or r.shape[1] != self.k or r.shape[0] < 1:
+            raise ValueError(f"reports must have shape (m >= 1, k = {self.k}), got {r.shape}")
+        flat = check_values(r.reshape(-1), self.d, "reports")
+        if self.k > 1:
+            srt = np.sort(flat.reshape(r.shape), axis=1)
+            if np.any(srt[:, 1:] == srt[:, :-1]):
+                row = int(np.flatnonzero(np.any(srt[:, 1:] == srt[:, :-1], axis=1))[0])
+                raise ValueError(f"reports must hold k distinct values per row; row {row} repeats one")
+        return np.bincount(flat, minlength=self.d).astype(np.int64)
+
+    def sample_counts(self, true_counts, rng) -> np.ndarray:
+        """Fast path, NOT exact jointly: independent c_v = Binomial(n_v, p) + Binomial(n − n_v, q).
+
+        Each marginal (hence the mean and variance of each c_v and f̃_v) is exact; the joint law is
+        not (the real Σ_v c_v = n k is fixed and the counts are negatively correlated). O(d).
+        """
+        tc = self._check_true_counts(true_counts)
+        gen = as_generator(rng)
+        n = int(tc.sum())
+        return gen.binomial(tc, self.p) + gen.binomial(n - tc, self.q)
+
+    # -- exact output distribution -----------------------------------------------------------------
+    def subsets(self) -> np.ndarray:
+        """All C(d, k) k-subsets in lexicographic order, shape (C(d, k), k): the column order of
+        :meth:`output_distribution`. Only for small d (same limit)."""
+        total = math.comb(self.d, self.k)
+        if total * self.d > _MAX_ENUM_CELLS:
+            raise ValueError(f"C(d, k) = C({self.d}, {self.k}) = {total} subsets are too many to "
+                             f"enumerate (need d·C(d, k) <= {_MAX_ENUM_CELLS})")
+        from itertools import combinations
+
+        return np.array(list(combinations(range(self.d), self.k)), dtype=np.int64).reshape(total, self.k)
+
+    def output_distribution(self) -> np.ndarray:
+        """Exact Pr[Ψ(v) = Y], shape (d, C(d, k)), columns in the order of :meth:`subsets`:
+        p/C(d−1, k−1) if v ∈ Y, (1 − p)/C(d−1, k) otherwise."""
+        sets = self.subsets()
+        member = np.zeros((self.d, sets.shape[0]), dtype=bool)
+        member[sets.T, np.arange(sets.shape[0])] = True
+        inside = self.p / math.comb(self.d - 1, self.k - 1)
+        outside = self._one_minus_p / math.comb(self.d - 1, self.k)
+        return np.where(member, inside, outside)
