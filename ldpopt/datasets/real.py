@@ -257,7 +257,7 @@ def from_counts_file(path, *, name: str | None = None, value_column=0, count_col
 
 def _counts_from_rows(rows, name, value_column, count_column, source) -> Dataset:
     if not rows:
-        raise ValueError(f"{source}: file is empty, expected value{','}count rows")
+        raise ValueError(f"{source}: file is empty, expected value,count rows")
     header = None
 
     def col_index(c, what):
