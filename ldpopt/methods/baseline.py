@@ -28,8 +28,9 @@ def _check_alpha(alpha, d: int) -> float:
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
         raise TypeError(f"alpha must be a real number, got {type(alpha).__name__}")
     a = float(alpha)
-    if not np.isfinite(a) or not 0.0 < a < d:
-        raise ValueError(f"alpha must be finite with 0 < alpha < d = {d}, got {alpha!r}")
+    # α = d is allowed (T = −∞): the paper's default α = 2 must work on a domain of size 2.
+    if not np.isfinite(a) or not 0.0 < a <= d:
+        raise ValueError(f"alpha must be finite with 0 < alpha <= d = {d}, got {alpha!r}")
     return a
 
 
@@ -40,7 +41,8 @@ def cut_threshold(estimate: Estimate, alpha: float = 2.0) -> float:
     both papers say ("σ is the standard deviation of the LDP mechanism (i.e., as in Equation (7))").
     α is the expected number of zero-frequency values that pass the threshold (union bound); Wang et
     al. use α = 2 (§3.1, "we choose to set α = 2"), Erlingsson et al. / Jia & Gong's OUE-Zero use
-    α = 0.05. Requires 0 < α < d (Φ⁻¹ is finite only on (0, 1)); T ≤ 0 when α ≥ d/2.
+    α = 0.05. Requires 0 < α ≤ d; T ≤ 0 when α ≥ d/2, and α = d gives T = −∞ (Φ⁻¹(0)), which is
+    allowed so that the default α = 2 works for d = 2 (the methods then cut at max(T, 0) = 0).
     """
     est = _check_estimate(estimate)
     a = _check_alpha(alpha, est.d)
@@ -90,7 +92,7 @@ def base_cut(estimate: Estimate, alpha: float = 2.0) -> np.ndarray:
     Parameters
     ----------
     alpha : float, default 2
-        0 < α < d. The paper's choice α = 2 (§3.1); α = 0.05 is the classic sensitivity threshold.
+        0 < α ≤ d. The paper's choice α = 2 (§3.1); α = 0.05 is the classic sensitivity threshold.
 
     Choices where the paper is silent: an estimate exactly at T is kept ("below T" is cut); the
     effective threshold is max(T, 0), so that for α ≥ d/2 (where Φ⁻¹(1 − α/d) ≤ 0) negative

@@ -157,7 +157,7 @@ def _tie_closed_top_threshold(values_desc: np.ndarray, limit: float, strict: boo
     reference="Wang et al. arXiv §3.3 (Norm-Cut), Table 1; NDSS 2020 §IV-B",
     notes="Sum is always <= 1 and equals 1 only by coincidence: if Σ max(f̃,0) <= 1 the sum is "
           "Σ max(f̃,0) (shortfall 1 − Σ max(f̃,0)); otherwise it is the largest tie-closed top "
-          "prefix sum <= 1, and the shortfall is < the largest cut value. If max f̃ > 1 every "
+          "prefix sum <= 1 (adding back the largest cut tie group would exceed 1). If max f̃ > 1 every "
           "estimate is cut and the output is all zeros. Weak order: cut values tie at 0.",
 )
 def norm_cut(estimate: Estimate) -> np.ndarray:
@@ -220,7 +220,7 @@ def norm_hyb(estimate: Estimate, alpha: float | None = None, k: int | None = Non
     ----------
     alpha : float, optional
         Threshold T = Φ⁻¹(1 − α/d)σ as in Base-Cut (Eq. 9, σ of Eq. 7); default α = 2, the paper's
-        "T = F⁻¹(1 − 2/d)σ". 0 < α < d.
+        "T = F⁻¹(1 − 2/d)σ". 0 < α ≤ d.
     k : int, optional
         Instead of α: keep the k largest estimates (T = the k-th highest estimate, NDSS §V-E's
         guideline). 1 ≤ k ≤ d. Give ``alpha`` or ``k``, not both.

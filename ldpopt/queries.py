@@ -1,0 +1,121 @@
+"""Subset queries on a frequency vector, Post-Pos, and error metrics.
+
+A subset query asks for f(A) = Σ_{v∈A} f_v (Wang et al. arXiv §4.3 "set-value" queries). A batch of
+queries is a 0-1 matrix Q (n_queries × d) and the answers are Q @ f, computed as one sparse product.
+
+Post-Pos (arXiv §3.1, NDSS §IV-A) post-processes query *answers*, not the frequency vector: each
+negative answer becomes 0. On single-value queries it equals Base-Pos; answers to disjoint A, B need
+not add up to the answer for A ∪ B (NDSS §IV-A).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import check_domain_size, check_float_array
+
+__all__ = ["answer", "mae", "mse", "post_pos", "query_matrix"]
+
+
+def query_matrix(queries, d: int) -> sp.csr_matrix:
+    """A batch of subset queries as a sparse 0-1 matrix of shape (n_queries, d).
+
+    ``queries`` is one of
+
+    * a 2-D 0-1 array or scipy sparse matrix with d columns (returned as CSR, entries must be 0/1);
+    * a 1-D boolean mask of length d, or a 1-D integer index array (one query);
+    * a sequence of boolean masks and/or index arrays (one query each).
+
+    Repeated indices within a query count once (a query is a set). An empty query is allowed
+    (answer 0).
+    """
+    d = check_domain_size(d, "d")
+    if sp.issparse(queries):
+        m = sp.csr_matrix(queries, dtype=np.float64)
+        return _check_01(m, d)
+    if isinstance(queries, np.ndarray) and queries.ndim == 2:
+        if queries.dtype == bool:
+            queries = queries.astype(np.float64)
+        return _check_01(sp.csr_matrix(np.asarray(queries, dtype=np.float64)), d)
+    if isinstance(queries, np.ndarray) and queries.ndim == 1:
+        queries = [queries]
+    try:
+        items = list(queries)
+    except TypeError:
+        raise TypeError("queries must be a 0-1 matrix, a mask, an index array or a sequence of them") from None
+    if not items:
+        raise ValueError("queries must contain at least one query")
+    rows, cols = [], []
+    for i, qry in enumerate(items):
+        idx = _query_indices(qry, d, i)
+        rows.append(np.full(idx.shape[0], i, dtype=np.int64))
+        cols.append(idx)
+    r, c = np.concatenate(rows), np.concatenate(cols)
+    return sp.csr_matrix((np.ones(r.shape[0]), (r, c)), shape=(len(items), d))
+
+
+def _query_indices(qry, d: int, i: int) -> np.ndarray:
+    a = np.asarray(qry)
+    if a.ndim != 1:
+        raise ValueError(f"query {i} must be a 1-D boolean mask or index array, got shape {a.shape}")
+    if a.dtype == bool:
+        if a.shape[0] != d:
+            raise ValueError(f"query {i}: a boolean mask must have length d = {d}, got {a.shape[0]}")
+        return np.flatnonzero(a)
+    if a.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if a.dtype.kind not in "iu":
+        raise ValueError(f"query {i} must be a boolean mask or integer indices, got dtype {a.dtype}")
+    if a.min() < 0 or a.max() >= d:
+        raise ValueError(f"query {i}: indices must lie in [0, {d})")
+    return np.unique(a.astype(np.int64))
+
+
+def _check_01(m: sp.csr_matrix, d: int) -> sp.csr_matrix:
+    if m.ndim != 2 or m.shape[1] != d:
+        raise ValueError(f"query matrix must have shape (n_queries, {d}), got {m.shape}")
+    m.eliminate_zeros()
+    if m.nnz and not np.all(m.data == 1.0):
+        raise ValueError("query matrix entries must be 0 or 1")
+    return m
+
+
+def answer(f, queries) -> np.ndarray:
+    """Answers f(A) = Σ_{v∈A} f_v to each query (see :func:`query_matrix`), float64 (n_queries,).
+
+    ``f`` is a frequency vector of length d (raw, post-processed or true)."""
+    fv = check_float_array(f, "f", min_length=2)
+    return np.asarray(query_matrix(queries, fv.shape[0]) @ fv, dtype=np.float64)
+
+
+def post_pos(answers) -> np.ndarray:
+    """Post-Pos (arXiv §3.1): each negative query answer becomes 0.
+
+    On single-value queries this is Base-Pos; it is not a post-processing of f and is not additive
+    over disjoint queries (NDSS §IV-A)."""
+    return np.maximum(check_float_array(answers, "answers"), 0.0)
+
+
+def _pair(estimated, true):
+    e = np.asarray(estimated, dtype=np.float64)
+    t = np.asarray(true, dtype=np.float64)
+    if e.shape != t.shape:
+        raise ValueError(f"estimated and true must have the same shape, got {e.shape} and {t.shape}")
+    if e.size == 0:
+        raise ValueError("estimated and true must not be empty")
+    if not (np.all(np.isfinite(e)) and np.all(np.isfinite(t))):
+        raise ValueError("estimated and true must be finite")
+    return e, t
+
+
+def mse(estimated, true, axis=None):
+    """Mean squared error over queries (arXiv §4.1: (1/|Q|) Σ_Q (f'(A) − f(A))²)."""
+    e, t = _pair(estimated, true)
+    return np.mean((e - t) ** 2, axis=axis)
+
+
+def mae(estimated, true, axis=None):
+    """Mean absolute error over queries: (1/|Q|) Σ_Q |f'(A) − f(A)|."""
+    e, t = _pair(estimated, true)
+    return np.mean(np.abs(e - t), axis=axis)
