@@ -1,0 +1,315 @@
+"""Benchmark section "oracles": ldpopt's frequency oracles against the peer libraries.
+
+Cases (ε = 1, Zipf(s = 1.5) data made by ``_harness.zipf_counts``):
+
+1. real path (client perturbation + aggregation), n = 10⁶, d = 1024: every ldpopt oracle, and every
+   peer class that implements the same oracle (``peers.SUPPORTED``). Peers' OLH and BLH evaluate d
+   hashes per user in Python, so they are measured at n = 10⁵ and their time scaled ×10 (linear in n:
+   their loops are per user). Peak RSS of each measurement is the ru_maxrss of a fresh process.
+2. real path, d = 42,178, n = 10⁶: ldpopt OUE and OLH must complete. Peers: OLH at n = 10³ (basis
+   for a linear extrapolation) and at n = 10⁵ under a timeout; OUE at n = 10⁴ (scaled ×100).
+3. fast path (``simulate(exact=False)``: counts drawn from their exact distribution), d = 42,178,
+   n = 10⁶ and 10⁹, every ldpopt oracle: time per estimate.
+
+ldpopt is timed as ``oracles.get(name, epsilon=1.0, d=d).simulate(true_counts, rng, exact=...)``,
+construction included, median (and best) of up to k repeats in one fresh process; peers once.
+
+Also run as a worker: ``python benchmarks/bench_oracles.py --worker '<json>'`` (one ldpopt
+measurement; prints one JSON line).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness as H  # noqa: E402
+import peers  # noqa: E402  (only its tables: it imports no peer library at module level)
+
+SECTION = "oracles"
+ORACLES = ("grr", "oue", "sue", "olh", "blh", "hr", "ss")   # what the issue expects ldpopt to have
+EPS = 1.0
+D_SMALL, D_LARGE = 1024, 42_178
+PEER_LIBS = tuple(peers.SUPPORTED)
+#: peers whose per-user cost is Θ(d) Python-level hash calls are measured at 10⁵ and scaled
+PEER_N_CASE1 = {"olh": 10**5, "blh": 10**5}
+
+
+# -- measurement plan -------------------------------------------------------------------------
+
+def plan(quick: bool, peer_timeout: float) -> list[dict]:
+    """Every measurement, in the order they run (cheap first; one at a time)."""
+    m: list[dict] = []
+
+    def add(case, impl, oracle, path, d, n, n_target=None, timeout=1800.0, repeats=3, note=""):
+        m.append(dict(case=case, impl=impl, oracle=oracle, path=path, d=d, n=int(n),
+                      n_target=int(n_target or n), timeout=timeout, repeats=repeats, note=note))
+
+    if quick:
+        for o in ORACLES:
+            add("1-real-d1024", "ldpopt", o, "real", 64, 10**4, timeout=60, repeats=1)
+        for n in (10**4, 10**6):
+            for o in ORACLES:
+                add("3-fast-d42178", "ldpopt", o, "fast", 64, n, timeout=60, repeats=3)
+        return m
+
+    for o in ORACLES:
+        add("1-real-d1024", "ldpopt", o, "real", D_SMALL, 10**6, repeats=3)
+    for o in ("oue", "olh"):
+        add("2-real-d42178", "ldpopt", o, "real", D_LARGE, 10**6, repeats=1)
+    for n in (10**6, 10**9):
+        for o in ORACLES:
+            add("3-fast-d42178", "ldpopt", o, "fast", D_LARGE, n, repeats=7)
+    for o in ORACLES:
+        for lib in PEER_LIBS:
+            if o in peers.SUPPORTED[lib]:
+                n = PEER_N_CASE1.get(o, 10**6)
+                add("1-real-d1024", lib, o, "real", D_SMALL, n, 10**6, timeout=peer_timeout, repeats=1,
+                    note="" if n == 10**6 else f"measured at n={n:.0e}, time scaled x{10**6 // n}")
+    for lib in PEER_LIBS:
+        add("2-real-d42178", lib, "oue", "real", D_LARGE, 10**4, 10**6, timeout=peer_timeout, repeats=1,
+            note="measured at n=1e4, time scaled x100")
+        add("2-real-d42178", lib, "olh", "real", D_LARGE, 10**3, 10**6, timeout=peer_timeout, repeats=1,
+            note="measured at n=1e3, time scaled x1000 (extrapolation basis)")
+    for lib in PEER_LIBS:
+        add("2-real-d42178", lib, "olh", "real", D_LARGE, 10**5, 10**6, timeout=peer_timeout, repeats=1,
+            note="measured at n=1e5 under a timeout, time scaled x10")
+    return m
+
+
+def key(s: dict) -> tuple:
+    return (s["case"], s["impl"], s["oracle"], s["path"], s["d"], s["n"])
+
+
+def projected_peer_mb(s: dict) -> float:
+    """multi-freq-ldpy keeps every report: a float64 vector of length d per user for UE."""
+    if s["impl"] == "multi-freq-ldpy" and s["oracle"] in ("oue", "sue"):
+        return s["n"] * (8 * s["d"] + 112) / 2**20 + 200
+    return 0.0
+
+
+# -- one measurement --------------------------------------------------------------------------
+
+def measure(s: dict, tmp: Path, mem_limit_mb: float) -> dict:
+    row = {k: s[k] for k in ("case", "impl", "oracle", "path", "d", "n", "n_target", "note")}
+    row.update(status="", seconds=math.nan, seconds_min=math.nan, seconds_all=[], maxrss_mb=math.nan,
+               rss_before_mb=math.nan, linf_err=math.nan, scaled_seconds=math.nan, error="")
+    cpath = H.counts_file(s["d"], s["n"], tmp)
+    if s["impl"] == "ldpopt":
+        from ldpopt import oracles
+
+        if s["oracle"] not in oracles.available():
+            row["status"] = "missing"
+            row["error"] = f"ldpopt.oracles has no {s['oracle']!r} yet (available: {oracles.available()})"
+            return row
+        cfg = dict(oracle=s["oracle"], d=s["d"], epsilon=EPS, seed=12345, counts=str(cpath),
+                   exact=s["path"] == "real", repeats=s["repeats"], budget=20.0)
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(cfg)]
+    else:
+        proj = projected_peer_mb(s)
+        if proj > mem_limit_mb:
+            row["status"] = "skipped-memory"
+            row["maxrss_mb"] = proj
+            row["error"] = (f"projected peak {proj / 1024:.1f} GB > limit {mem_limit_mb / 1024:.0f} GB "
+                            "(one float64 report vector of length d per user kept in a list)")
+            return row
+        if not H.PEER_PYTHON.exists():
+            row["status"] = "error"
+            row["error"] = "no benchmarks/.peer-venv: run `bash benchmarks/setup_peers.sh`"
+            return row
+        cfg = dict(lib=s["impl"], oracle=s["oracle"], d=s["d"], epsilon=EPS, seed=12345, counts=str(cpath))
+        cmd = [str(H.PEER_PYTHON), str(Path(__file__).resolve().parent / "peers.py"), json.dumps(cfg)]
+    r = H.run_process(cmd, timeout=s["timeout"], mem_limit_mb=mem_limit_mb)
+    row["status"] = r.status
+    row["maxrss_mb"] = r.maxrss_mb
+    row["process_wall"] = r.wall
+    if r.status == "timeout":
+        row["error"] = f"did not finish in {s['timeout']:.0f} s"
+    elif r.status == "mem-limit":
+        row["error"] = f"killed at RSS > {mem_limit_mb / 1024:.0f} GB"
+    elif r.status == "error":
+        row["error"] = r.error
+    else:
+        p = r.payload
+        times = p.get("seconds_all", [p["seconds"]])
+        row.update(seconds=float(np.median(times)), seconds_min=float(min(times)), seconds_all=times,
+                   rss_before_mb=p["rss_before_mb"], linf_err=p["linf_err"])
+        row["scaled_seconds"] = row["seconds"] * s["n_target"] / s["n"]
+    return row
+
+
+def worker(cfg: dict) -> None:
+    """One ldpopt measurement in this (fresh) process; prints one JSON line."""
+    from ldpopt import oracles
+
+    counts = np.load(cfg["counts"])
+    n = int(counts.sum())
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    times, est = [], None
+    for i in range(int(cfg["repeats"])):
+        t0 = time.perf_counter()
+        est = oracles.get(cfg["oracle"], epsilon=cfg["epsilon"], d=cfg["d"]).simulate(
+            counts, cfg["seed"] + i, exact=cfg["exact"])
+        times.append(time.perf_counter() - t0)
+        if sum(times) > cfg["budget"]:
+            break
+    linf = float(np.max(np.abs(np.asarray(est.f_tilde) - counts / n)))
+    print(json.dumps({"seconds": float(np.median(times)), "seconds_all": times, "rss_before_mb": rss0,
+                      "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+                      "linf_err": linf, "n": n}))
+
+
+# -- the section ------------------------------------------------------------------------------
+
+def add_arguments(parser) -> None:
+    g = parser.add_argument_group("oracles section")
+    g.add_argument("--peer-timeout", type=float, default=900.0,
+                   help="seconds before a peer measurement is stopped (default 900)")
+    g.add_argument("--mem-limit-gb", type=float, default=12.0,
+                   help="kill/skip a measurement whose peak RSS would pass this (default 12)")
+    g.add_argument("--no-peers", action="store_true", help="measure ldpopt only")
+
+
+def run(opts) -> dict:
+    out = Path(opts.out)
+    out.mkdir(parents=True, exist_ok=True)
+    jsonl = out / "oracles.jsonl"
+    done: dict[tuple, dict] = {}
+    if opts.resume and jsonl.exists():
+        for line in jsonl.read_text().splitlines():
+            r = json.loads(line)
+            if r["status"] not in ("missing", "error"):
+                done[key(r)] = r
+    elif jsonl.exists():
+        jsonl.unlink()
+    specs = plan(opts.quick, opts.peer_timeout)
+    if opts.quick or opts.no_peers:
+        specs = [s for s in specs if s["impl"] == "ldpopt"]
+    mem_limit = opts.mem_limit_gb * 1024
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ldpopt-bench-") as tmp:
+        for s in specs:
+            if key(s) in done:
+                rows.append(done[key(s)])
+                continue
+            row = measure(s, Path(tmp), mem_limit)
+            rows.append(row)
+            if row["status"] != "missing":
+                with open(jsonl, "a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+            print(f"  [{row['case']}] {row['impl']:>15} {row['oracle']:>4} {row['path']} d={row['d']} "
+                  f"n={row['n']:.0e}: {row['status']:>8} {H.fmt_seconds(row['seconds'])} "
+                  f"(scaled to n={row['n_target']:.0e}: {H.fmt_seconds(row['scaled_seconds'])}), "
+                  f"peak {H.fmt_mb(row['maxrss_mb'])} {row['error']}", flush=True)
+    privacy = None
+    if not (opts.quick or opts.no_peers) and H.PEER_PYTHON.exists():
+        r = H.run_process([str(H.PEER_PYTHON), str(Path(__file__).resolve().parent / "peers.py"),
+                           json.dumps({"task": "privacy", "epsilon": EPS, "d": D_SMALL})], timeout=300)
+        privacy = r.payload if r.status == "ok" else {"error": r.error or r.status}
+    result = {"section": SECTION, "quick": opts.quick, "command": opts.command,
+              "environment": H.environment(), "epsilon": EPS, "zipf_s": 1.5, "rows": rows,
+              "peer_oue_privacy": privacy}
+    (out / "oracles.json").write_text(json.dumps(result, indent=1, default=float))
+    write_csv(rows, out / "oracles.csv")
+    (out / "oracles.md").write_text(markdown(result))
+    return result
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    import csv
+
+    cols = ["case", "impl", "oracle", "path", "d", "n", "n_target", "status", "seconds", "seconds_min",
+            "scaled_seconds", "maxrss_mb", "rss_before_mb", "linf_err", "note", "error"]
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
+def _cell(r: dict | None, scaled: bool = True) -> str:
+    if r is None:
+        return "n/a"
+    if r["status"] != "ok":
+        return {"missing": "not in ldpopt yet", "skipped-memory": f"skipped: needs ~{H.fmt_mb(r['maxrss_mb'])}",
+                "timeout": r["error"], "mem-limit": r["error"]}.get(r["status"], r["status"])
+    t = H.fmt_seconds(r["scaled_seconds"] if scaled else r["seconds"])
+    return t + ("*" if r["n"] != r["n_target"] else "")
+
+
+def markdown(result: dict) -> str:
+    rows = result["rows"]
+    idx = {(r["case"], r["impl"], r["oracle"], r["n"]): r for r in rows}
+    by = {}
+    for r in rows:
+        by.setdefault((r["case"], r["impl"], r["oracle"]), []).append(r)
+    quick = result["quick"]
+    d1 = 64 if quick else D_SMALL
+    env = result["environment"]
+    L = [f"Command: `{result['command']}`  ", f"Machine: {env['cpu']}, {env['cores']} cores; "
+         f"Python {env['python']}, numpy {env['numpy']}; commit {env['git_commit'][:10]}; {env['date']}", ""]
+
+    L += [f"### Real path, n = 10⁶ (quick: 10⁴), d = {d1}, ε = 1",
+          "", "| oracle | ldpopt | ldpopt peak RSS | pure-ldp | pure-ldp peak RSS | multi-freq-ldpy | "
+          "multi-freq-ldpy peak RSS | speed-up vs fastest peer |", "|---|---|---|---|---|---|---|---|"]
+    for o in ORACLES:
+        lr = (by.get(("1-real-d1024", "ldpopt", o)) or [None])[0]
+        cells, ptimes = [], []
+        for lib in PEER_LIBS:
+            pr = (by.get(("1-real-d1024", lib, o)) or [None])[0]
+            cells += [_cell(pr), H.fmt_mb(pr["maxrss_mb"]) if pr and pr["status"] == "ok" else "—"]
+            if pr and pr["status"] == "ok":
+                ptimes.append(pr["scaled_seconds"])
+        ratio = "—"
+        if lr and lr["status"] == "ok" and ptimes:
+            ratio = f"{min(ptimes) / lr['seconds']:,.0f}×"
+        L.append(f"| {o.upper()} | {_cell(lr)} | {H.fmt_mb(lr['maxrss_mb']) if lr and lr['status'] == 'ok' else '—'}"
+                 f" | {' | '.join(cells)} | {ratio} |")
+    L += ["", "\\* measured at a smaller n and scaled linearly to n = 10⁶ (the peers loop over users).", ""]
+
+    if not quick:
+        L += ["### Real path, d = 42,178, ε = 1", "",
+              "| impl | oracle | n measured | time | scaled to n = 10⁶ | peak RSS | note |", "|---|---|---|---|---|---|---|"]
+        for r in rows:
+            if r["case"] == "2-real-d42178":
+                t = H.fmt_seconds(r["seconds"]) if r["status"] == "ok" else _cell(r)
+                L.append(f"| {r['impl']} | {r['oracle'].upper()} | {r['n']:.0e} | {t} | "
+                         f"{H.fmt_seconds(r['scaled_seconds']) if r['status'] == 'ok' else '—'} | "
+                         f"{H.fmt_mb(r['maxrss_mb'])} | {r['note'] or r['error']} |")
+        L.append("")
+
+    d3 = 64 if quick else D_LARGE
+    ns = sorted({r["n"] for r in rows if r["case"] == "3-fast-d42178"})
+    L += [f"### Fast path (`exact=False`), d = {d3:,}, ε = 1: time per estimate (median of repeats)", "",
+          "| oracle | " + " | ".join(f"n = {n:.0e}" for n in ns) + " | peak RSS |",
+          "|---|" + "---|" * (len(ns) + 1)]
+    for o in ORACLES:
+        cs = [idx.get(("3-fast-d42178", "ldpopt", o, n)) for n in ns]
+        rss = max((c["maxrss_mb"] for c in cs if c and c["status"] == "ok"), default=math.nan)
+        L.append(f"| {o.upper()} | " + " | ".join(_cell(c) for c in cs) + f" | {H.fmt_mb(rss)} |")
+    L.append("")
+
+    priv = result.get("peer_oue_privacy")
+    if priv and isinstance(priv, list):
+        L += ["### Peers' OUE: is it ε-LDP?", "", "| library | p | q | p(1−q)/(q(1−p)) | e^ε | ε-LDP | where |",
+              "|---|---|---|---|---|---|---|"]
+        for p in priv:
+            L.append(f"| {p['lib']} | {p['p']:.6g} | {p['q']:.6g} | {p['ratio']:.6g} | {p['e_eps']:.6g} | "
+                     f"{'yes' if p['satisfies_ldp'] else 'NO'} | `{p['where']}` |")
+        L.append("")
+    return "\n".join(L)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+        worker(json.loads(sys.argv[2]))
+    else:
+        sys.exit("run through benchmarks/run.py (or --worker '<json>' for one ldpopt measurement)")
