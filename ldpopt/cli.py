@@ -163,6 +163,25 @@ def _cmd_postprocess(args) -> int:
     return 0
 
 
+def _cmd_experiment_run(args) -> int:
+    from .experiments import run
+
+    table = run(args.name, quick=args.quick, out=args.out, jobs=args.jobs, scheduler=args.scheduler,
+                progress=not args.no_progress)
+    folder = Path(args.out) / (Path(args.name).stem + ("-quick" if args.quick else ""))
+    print(f"{len(table)} rows -> {folder / 'results.parquet'}")
+    return 0
+
+
+def _cmd_experiment_list(args) -> int:
+    from .experiments.config import _REPO_EXPERIMENTS, load_config
+
+    for path in sorted(_REPO_EXPERIMENTS.glob("*.toml")):
+        cfg = load_config(path)
+        print(f"{cfg.name:<28}{cfg.kind:<20}{cfg.description}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="ldpopt", description="Post-processing of LDP frequency estimates.")
     ap.add_argument("--version", action="version", version=f"ldpopt {__version__}")
@@ -182,6 +201,19 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("--format", choices=["csv", "parquet", "json"], default=None)
     pp.add_argument("--json", action="store_true", help="print a JSON document (results and metadata) to stdout")
     pp.set_defaults(func=_cmd_postprocess)
+
+    ex = sub.add_parser("experiment", help="run the papers' experiments (configs in experiments/)")
+    exsub = ex.add_subparsers(dest="experiment_command", required=True)
+    er = exsub.add_parser("run", help="run or resume an experiment sweep")
+    er.add_argument("name", help="config name (experiments/NAME.toml) or a path to a .toml file")
+    er.add_argument("--quick", action="store_true", help="the config's small [quick] version")
+    er.add_argument("--jobs", type=int, default=1, help="joblib worker processes (default 1)")
+    er.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://127.0.0.1:8786")
+    er.add_argument("--out", default="results", help="results folder (default: results/)")
+    er.add_argument("--no-progress", action="store_true", help="no progress bar")
+    er.set_defaults(func=_cmd_experiment_run)
+    el = exsub.add_parser("list", help="list the experiment configs")
+    el.set_defaults(func=_cmd_experiment_list)
     return ap
 
 

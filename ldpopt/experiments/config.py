@@ -1,0 +1,98 @@
+"""Experiment configurations: a TOML file describes a sweep.
+
+A config has a ``name``, a ``kind`` (the task function in :mod:`ldpopt.experiments.tasks`), the
+sweep axes ``datasets``, ``oracles``, ``epsilons``, the ``methods`` to apply, ``repetitions`` and a
+base ``seed``; a ``[params]`` table passed to the task; and an optional ``[quick]`` table whose keys
+override the top level for ``--quick`` runs (tests and ``make run`` use it).
+
+Example::
+
+    name = "full_domain"
+    kind = "full-domain"
+    datasets = ["zipf"]
+    oracles = ["grr", "oue", "olh"]
+    epsilons = [0.5, 1.0, 2.0]
+    methods = ["base", "norm-sub"]
+    repetitions = 30
+    seed = 2020
+    [quick]
+    epsilons = [1.0]
+    repetitions = 2
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ExperimentConfig", "find_config", "load_config"]
+
+_REPO_EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    name: str
+    kind: str
+    datasets: tuple
+    oracles: tuple[str, ...]
+    epsilons: tuple[float, ...]
+    methods: tuple[str, ...]
+    repetitions: int = 30
+    seed: int = 2020
+    params: dict = field(default_factory=dict)
+    description: str = ""
+    source: str = ""  # path of the TOML file, for the record
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "datasets": list(self.datasets),
+                "oracles": list(self.oracles), "epsilons": list(self.epsilons),
+                "methods": list(self.methods), "repetitions": self.repetitions, "seed": self.seed,
+                "params": dict(self.params), "description": self.description, "source": self.source}
+
+
+def find_config(name_or_path) -> Path:
+    """A config path from a file path, or a NAME looked up as ``experiments/NAME.toml`` in the
+    current directory, then in the repository's ``experiments/`` folder."""
+    p = Path(name_or_path)
+    if p.suffix == ".toml" and p.is_file():
+        return p
+    for folder in (Path.cwd() / "experiments", _REPO_EXPERIMENTS):
+        cand = folder / f"{name_or_path}.toml"
+        if cand.is_file():
+            return cand
+    known = sorted(x.stem for x in _REPO_EXPERIMENTS.glob("*.toml")) if _REPO_EXPERIMENTS.is_dir() else []
+    raise ValueError(f"experiment {name_or_path!r} not found (a .toml path, or one of {known})")
+
+
+def load_config(name_or_path, quick: bool = False) -> ExperimentConfig:
+    """Read and validate a config; with ``quick`` apply its ``[quick]`` overrides."""
+    path = find_config(name_or_path)
+    with open(path, "rb") as fh:
+        raw = tomllib.load(fh)
+    quick_over = raw.pop("quick", {})
+    if quick:
+        params_over = quick_over.pop("params", {})
+        raw.update(quick_over)
+        raw["params"] = {**raw.get("params", {}), **params_over}
+    missing = [k for k in ("name", "kind", "datasets", "oracles", "epsilons", "methods") if k not in raw]
+    if missing:
+        raise ValueError(f"experiment config {path} is missing {missing}")
+    unknown = set(raw) - {"name", "kind", "datasets", "oracles", "epsilons", "methods", "repetitions",
+                          "seed", "params", "description"}
+    if unknown:
+        raise ValueError(f"experiment config {path} has unknown keys {sorted(unknown)}")
+    reps = raw.get("repetitions", 30)
+    if not isinstance(reps, int) or reps < 1:
+        raise ValueError(f"repetitions must be an integer >= 1 in {path}, got {reps!r}")
+    eps = tuple(float(e) for e in raw["epsilons"])
+    if not eps or any(not e > 0 for e in eps):
+        raise ValueError(f"epsilons must be a non-empty list of numbers > 0 in {path}")
+    return ExperimentConfig(
+        name=str(raw["name"]), kind=str(raw["kind"]),
+        datasets=tuple(d if isinstance(d, str) else tuple(sorted(d.items())) for d in raw["datasets"]),
+        oracles=tuple(raw["oracles"]), epsilons=eps, methods=tuple(raw["methods"]),
+        repetitions=reps, seed=int(raw.get("seed", 2020)), params=dict(raw.get("params", {})),
+        description=str(raw.get("description", "")), source=str(path))

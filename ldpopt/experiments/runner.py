@@ -1,0 +1,211 @@
+"""Run an experiment sweep: resumable, parallel, and bit-for-bit reproducible.
+
+A sweep is the product datasets × oracles × ε × repetitions; each cell is one *task*. A task's
+randomness depends only on its key (config seed, dataset, oracle, ε, repetition) through a
+``numpy.random.SeedSequence``, never on the order or the worker that runs it, so serial, joblib and
+Dask runs give identical tables.
+
+Every finished task is written at once to ``<out>/<name>/parts/<task>.parquet`` (to a temporary
+file, then renamed: a killed run never leaves a partial part). A rerun skips tasks whose part
+exists, so an interrupted sweep continues where it stopped and loses nothing. When all tasks are
+done the parts are concatenated, sorted, into ``<out>/<name>/results.parquet`` with the config,
+package versions, seed and timestamp in ``meta.json`` (and in the Parquet schema metadata).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from .config import ExperimentConfig, load_config
+
+__all__ = ["Task", "run", "tasks_of", "collect"]
+
+DEFAULT_OUT = Path("results")
+
+
+@dataclass(frozen=True)
+class Task:
+    experiment: str
+    kind: str
+    dataset: object  # a name, or a tuple of (key, value) items
+    oracle: str
+    epsilon: float
+    rep: int
+    seed: int
+    methods: tuple
+    params: tuple  # sorted (key, value) items, hashable
+
+    @property
+    def dataset_name(self) -> str:
+        if isinstance(self.dataset, str):
+            return self.dataset
+        items = dict(self.dataset)
+        label = items.get("label") or items["name"]
+        return str(label)
+
+    @property
+    def key(self) -> str:
+        """A stable file-name-safe id (same task, same id, in every process)."""
+        return f"{self.dataset_name}__{self.oracle}__eps{self.epsilon:.6g}__rep{self.rep:04d}"
+
+    def seed_sequence(self) -> np.random.SeedSequence:
+        # hashlib, not hash(): Python's str hash is salted per process
+        words = [self.seed, *_stable_words(repr(self.dataset)), *_stable_words(self.oracle),
+                 *_stable_words(f"{self.epsilon:.12g}"), self.rep]
+        return np.random.SeedSequence(words)
+
+    def rng(self) -> np.random.Generator:
+        return np.random.default_rng(self.seed_sequence())
+
+
+def _stable_words(s: str) -> list[int]:
+    digest = hashlib.sha256(s.encode()).digest()[:8]
+    return [int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:], "little")]
+
+
+def tasks_of(cfg: ExperimentConfig) -> list[Task]:
+    params = tuple(sorted((k, _freeze(v)) for k, v in cfg.params.items()))
+    return [Task(cfg.name, cfg.kind, ds, orc, eps, rep, cfg.seed, cfg.methods, params)
+            for ds in cfg.datasets for orc in cfg.oracles for eps in cfg.epsilons
+            for rep in range(cfg.repetitions)]
+
+
+def _freeze(v):
+    if isinstance(v, list):
+        return tuple(_freeze(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _freeze(x)) for k, x in v.items()))
+    return v
+
+
+def execute(task: Task) -> pd.DataFrame:
+    """Run one task (in whatever process) and return its tidy rows."""
+    from .tasks import get_kind
+
+    rows = pd.DataFrame(get_kind(task.kind)(task))
+    keys = pd.DataFrame({"experiment": task.experiment, "dataset": task.dataset_name,
+                         "oracle": task.oracle, "epsilon": task.epsilon, "rep": task.rep},
+                        index=rows.index)
+    return pd.concat([keys, rows.drop(columns=[c for c in keys if c in rows])], axis=1)
+
+
+def _write_atomic_parquet(df: pd.DataFrame, path: Path, meta: dict | None = None) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        if meta is not None:
+            extra = {b"ldpopt": json.dumps(meta, default=str).encode()}
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _run_and_save(task: Task, parts: str) -> str:
+    path = Path(parts) / f"{task.key}.parquet"
+    _write_atomic_parquet(execute(task), path)
+    return task.key
+
+
+def _versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    out = {"python": platform.python_version()}
+    for pkg in ("ldpopt", "numpy", "scipy", "cvxpy", "pandas", "pyarrow"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def run(name_or_path, *, quick: bool = False, out=DEFAULT_OUT, jobs: int = 1, scheduler: str | None = None,
+        progress: bool = True, max_tasks: int | None = None,
+        on_task_done: Callable[[str], None] | None = None) -> pd.DataFrame | None:
+    """Run (or resume) the sweep of a config and return the collected results table.
+
+    ``jobs`` > 1 runs tasks in that many joblib processes; ``scheduler`` (``tcp://host:port``) runs
+    them on a Dask cluster. ``max_tasks`` stops after that many new tasks (to test resuming) and then
+    returns None, as an interrupted run would.
+    """
+    cfg = load_config(name_or_path, quick=quick)
+    folder = Path(out) / (cfg.name + ("-quick" if quick else ""))
+    parts = folder / "parts"
+    parts.mkdir(parents=True, exist_ok=True)
+    for stale in parts.glob(".*.tmp"):  # left by a run killed mid-write; never read
+        stale.unlink(missing_ok=True)
+    all_tasks = tasks_of(cfg)
+    todo = [t for t in all_tasks if not (parts / f"{t.key}.parquet").exists()]
+    if max_tasks is not None:
+        todo = todo[:max_tasks]
+    bar = _progress(len(all_tasks), len(all_tasks) - len(todo), cfg.name, progress)
+    done_cb = (lambda key: (bar.update(1), on_task_done and on_task_done(key)))
+    if scheduler:
+        from dask.distributed import Client, as_completed
+
+        with Client(scheduler) as client:
+            futures = client.map(_run_and_save, todo, parts=str(parts.resolve()), pure=False)
+            for fut in as_completed(futures):
+                done_cb(fut.result())
+    elif jobs > 1 and len(todo) > 1:
+        from joblib import Parallel, delayed
+
+        for key in Parallel(n_jobs=jobs, return_as="generator_unordered")(
+                delayed(_run_and_save)(t, str(parts)) for t in todo):
+            done_cb(key)
+    else:
+        for t in todo:
+            done_cb(_run_and_save(t, str(parts)))
+    bar.close()
+    missing = [t.key for t in all_tasks if not (parts / f"{t.key}.parquet").exists()]
+    if missing:
+        return None
+    return collect(cfg, folder, all_tasks, quick)
+
+
+def collect(cfg: ExperimentConfig, folder: Path, all_tasks: list[Task], quick: bool) -> pd.DataFrame:
+    """Concatenate the parts in task order into results.parquet (+ meta.json), atomically."""
+    frames = [pd.read_parquet(folder / "parts" / f"{t.key}.parquet") for t in all_tasks]
+    table = pd.concat(frames, ignore_index=True)
+    meta = {"config": cfg.as_dict(), "quick": quick, "versions": _versions(),
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "tasks": len(all_tasks), "rows": len(table)}
+    _write_atomic_parquet(table, folder / "results.parquet", meta)
+    fd, tmp = tempfile.mkstemp(prefix=".meta.", suffix=".tmp", dir=folder)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(meta, fh, indent=2, default=str)
+    os.replace(tmp, folder / "meta.json")
+    return table
+
+
+class _NoBar:
+    def update(self, k):
+        pass
+
+    def close(self):
+        pass
+
+
+def _progress(total: int, initial: int, name: str, enabled: bool):
+    if not enabled:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=name, unit="task")

@@ -1,0 +1,84 @@
+"""Task kinds: what one cell (dataset, oracle, ε, repetition) of a sweep computes.
+
+A kind is a function ``kind(task) -> list[dict]`` of tidy rows (at least ``method``, ``metric``,
+``value``; extra columns such as ``rho`` or ``k`` for query parameters). It draws all randomness from
+``task.rng()``. Register one with :func:`kind`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import numpy as np
+
+from .. import methods as _methods
+from .. import oracles as _oracles
+
+__all__ = ["get_kind", "kind", "kinds", "load_dataset", "simulate"]
+
+_KINDS: dict[str, Callable] = {}
+
+
+def kind(name: str):
+    """Decorator registering a task kind under ``name``."""
+    def deco(fn):
+        _KINDS[name] = fn
+        return fn
+    return deco
+
+
+def kinds() -> list[str]:
+    return sorted(_KINDS)
+
+
+def get_kind(name: str) -> Callable:
+    if name not in _KINDS:
+        raise ValueError(f"experiment kind must be one of {kinds()}, got {name!r}")
+    return _KINDS[name]
+
+
+@functools.lru_cache(maxsize=32)
+def load_dataset(spec):
+    """Load (once per process) the dataset a config names: a string, or (key, value) items with at
+    least ``name`` (and loader arguments such as ``mode`` or ``seed``; ``label`` is only a display
+    name)."""
+    from .. import datasets
+
+    if isinstance(spec, str):
+        return datasets.load(spec)
+    kw = dict(spec)
+    name = kw.pop("name")
+    kw.pop("label", None)
+    return datasets.load(name, **kw)
+
+
+def simulate(task, dataset, rng, **oracle_params):
+    """The noisy estimate for a task: the oracle's exact fast path unless ``params.exact`` is set."""
+    params = dict(task.params)
+    oracle = _oracles.get(task.oracle, epsilon=task.epsilon, d=dataset.d, **oracle_params)
+    return oracle.simulate(dataset.counts, rng, exact=bool(params.get("exact", False)))
+
+
+def method_names(task) -> list[str]:
+    names = list(task.methods)
+    if names == ["all"]:
+        names = list(_methods.available().index)
+    return names
+
+
+@kind("full-domain")
+def full_domain(task) -> list[dict]:
+    """Full-domain error of every method: MSE = mean_v (f'_v − f_v)² and MAE = mean_v |f'_v − f_v|
+    (Wang et al. arXiv §4.2, Fig. 1 and Fig. 7; NDSS Fig. 4)."""
+    ds = load_dataset(task.dataset)
+    rng = task.rng()
+    est = simulate(task, ds, rng)
+    f = ds.counts / ds.counts.sum()
+    rows = []
+    for m in method_names(task):
+        fp = _methods.postprocess(est, m)
+        err = fp - f
+        rows.append({"method": m, "metric": "mse", "value": float(np.mean(err ** 2))})
+        rows.append({"method": m, "metric": "mae", "value": float(np.mean(np.abs(err)))})
+    return rows
