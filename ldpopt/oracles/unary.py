@@ -55,24 +55,32 @@ def _alias_table(prob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Walker/Vose alias table for ``prob`` (N outcomes): (threshold in [0, 1], alias index).
 
     Outcome = J if U < threshold[J] else alias[J], with J uniform on N columns and U uniform on [0, 1).
+    The bookkeeping is done in exact integer arithmetic (each float prob is a dyadic rational), so the
+    only rounding is one correctly rounded division per threshold: the table reproduces ``prob``
+    (normalised) to ~1e-16 absolute, where float bookkeeping accumulates ~1e-13 in the large cells.
     A one-off O(N) loop (N = 65536), cached per q by :func:`_bernoulli_tables`.
     """
     n = prob.shape[0]
-    scaled = (prob * n).tolist()
+    ratios = [float(x).as_integer_ratio() for x in prob]
+    shift = max(den for _, den in ratios).bit_length() - 1  # every den is a power of two
+    # masses as integers on a common scale; a column holds `cap` = (total mass)/n units, scaled by n
+    mass = [num << (shift - (den.bit_length() - 1)) for num, den in ratios]
+    cap = sum(mass)
+    scaled = [a * n for a in mass]
     threshold = [1.0] * n
     alias = list(range(n))
-    small = [i for i, s in enumerate(scaled) if s < 1.0]
-    large = [i for i, s in enumerate(scaled) if s >= 1.0]
+    small = [i for i, s in enumerate(scaled) if s < cap]
+    large = [i for i, s in enumerate(scaled) if s >= cap]
     while small and large:
         s = small.pop()
         g = large[-1]
-        threshold[s] = scaled[s]
+        threshold[s] = scaled[s] / cap  # int / int: correctly rounded
         alias[s] = g
-        scaled[g] = (scaled[g] + scaled[s]) - 1.0
-        if scaled[g] < 1.0:
+        scaled[g] -= cap - scaled[s]
+        if scaled[g] < cap:
             large.pop()
             small.append(g)
-    # whatever is left (rounding residue) keeps its whole column: threshold 1, alias = itself
+    # exact arithmetic leaves no residue: both lists end with columns of exactly `cap` (threshold 1)
     return np.array(threshold, dtype=np.float64), np.array(alias, dtype=np.int64)
 
 
