@@ -1,0 +1,497 @@
+"""Bayesian post-processing: Power and PowerNS (Wang et al.) and Calibrate (Jia & Gong).
+
+Power (Wang et al. arXiv §3.2, Eq. 10; NDSS 2020 §IV-E, Eq. 13)
+    f'_v = Σ_{i=1..n} (i/n) · N(f̃_v n − i; 0, σn) i^{−s} / Σ_{j=1..n} N(f̃_v n − j; 0, σn) j^{−s}.
+
+    *Reading of σ.* Eq. 8 says f̃_v ≈ f_v + N(0, σ) with σ² = q(1 − q)/(n(p − q)²) (Eq. 7), on the
+    frequency scale. Eq. 10 sums over counts i, so the Gaussian must be the noise of the *count*
+    f̃_v·n, whose standard deviation is σ·n = √(n q(1 − q))/(p − q). The printed second line of
+    Eq. 10, exp(−(i − f̃_v n)²/(2σ²)), uses σ where σ·n is meant (with σ itself the posterior would
+    collapse to the nearest integer count). We use S = σ·n. This is exactly Jia & Gong's Eq. 14
+    (Var(s_i) = n q*(1 − q*)/(p* − q*)², on their count scale), so the two papers agree.
+
+    *Prior.* Pr[f_v n = i] ∝ i^{−s} on i = 1..n (Wang's displayed normaliser Σ_{i=1}^n i^{−s}); this
+    is a proper prior for every real s, so no s > 1 condition is needed; we require s ≥ 0 (a
+    non-increasing power law) and fit s in ``s_bounds`` (default [0, 10]).
+
+    *Fitting s.* Wang et al. only say s "is fitted from the estimation f̃". We follow the paper Power
+    cites, Jia & Gong §III-C: by default maximum likelihood (their Eq. 16), i.e. s maximises the
+    marginal likelihood Σ_v log Σ_i Pr[i | s] N(f̃_v n − i; 0, σn) of the observed f̃ under the
+    power-law prior convolved with the Gaussian noise (solved by safeguarded Newton on the exact
+    score; Jia & Gong use gradient descent, same optimum). ``fit="mean-variance"`` uses their
+    Eq. 17 instead (one parameter, so the mean equation alone): E_prior[k](s) = mean_v(f̃_v n).
+    Caveat we found: Σ f̃ ≈ 1, so that equation fixes E[k] ≈ n/d whatever the data's shape; it is
+    fast but only uses n/d.
+
+    NDSS Eq. 13 writes the same estimator as an integral over x ∈ [0, 1] with a density Pr[x]; with
+    a power-law density x^{−s}, s ≥ 1, that integral diverges at 0. We implement the arXiv discrete
+    form (Eq. 10), which is well defined.
+
+PowerNS (NDSS 2020 §IV-E): Norm-Sub (Euclidean projection onto the simplex,
+    :func:`ldpopt.methods.normalize.project_simplex`) applied to Power's output.
+
+Calibrate (Jia & Gong, INFOCOM 2019, §III, Eq. 10–21)
+    f̃_i = Σ_k k · Pr(f = k | f̂ = f̂_i) (Eq. 12) with Pr(f = k | f̂) ∝ p_s(f̂ − k) p_f(k) (Eq. 11),
+    noise p_s = N(0, n q*(1 − q*)/(p* − q*)²) on the count scale (Eq. 13–14), and a prior p_f fitted
+    from the f̂ by maximum likelihood (Eq. 16) or the mean–variance method (Eq. 17–20). Jia & Gong
+    work with counts; we return frequencies (counts / n), like every ldpopt method.
+    Priors: ``"power-law"`` p_f(k) ∝ k^{−α} on k = 1..n (Eq. 15; the paper leaves the range of k
+    implicit; k ≥ 1 because k^{−α} is undefined at 0), and ``"gaussian"`` p_f(k) ∝
+    exp(−(k − μ)²/(2τ²)) on k = 0..n (their other example family, "height of humans"). For the
+    Gaussian the mean–variance method solves Eq. 17–18 with E(f) = μ, Var(f) = τ² (the moments of the
+    untruncated Gaussian, as the paper implies); if the sample variance does not exceed the noise
+    variance, τ is floored at ``1e-3`` (a near point mass) with a warning.
+
+Where Power and Calibrate coincide and where they differ
+    *Coincide*: Calibrate with ``prior="power-law"`` and Power compute the same posterior mean: same
+    Gaussian noise on the count scale (Wang σ·n = Jia & Gong √Eq. 14), same prior support k = 1..n,
+    same exponent (α = s). With the same fit (``fit="mle"`` for both, or the same given s) the
+    outputs are identical; ``tests/test_bayes.py`` checks this numerically with two independent slow
+    references written from each paper's own formulas (Eq. 10 on f̃·n vs Eq. 3/11/12/14 on the
+    support counts).
+    *Differ*: (1) fitting — Wang et al. do not say how s is fitted, Jia & Gong give MLE (Eq. 16) and
+    mean–variance (Eq. 17); (2) prior family — Power is power-law only, Calibrate also allows a
+    Gaussian prior, whose support includes zero counts; (3) zero counts — neither power-law prior
+    puts mass on k = 0, so every output is ≥ 1/n (Σ_v f'_v ≥ d/n), and values absent from the data
+    are never estimated as 0 (Jia & Gong's datasets have no zero-count items); (4) NDSS Eq. 13 is a
+    continuous integral on [0, 1], not the discrete sum; (5) Calibrate is not followed by Norm-Sub
+    (PowerNS is).
+
+OUE-Zero (Jia & Gong §IV-A2, Eq. 22) is Base-Cut with β = 0.05 on the Eq. 14 variance; it lives with
+the other threshold methods (``base-cut``), not here.
+
+Numerics (see :mod:`ldpopt.methods._bayes_core`): log-space windowed sums with a provable
+truncation bound (dropped mass < 1e-299 relative), plus Chebyshev interpolation in f̃ over dense
+panels, checked a posteriori. No overflow or NaN from σ → 0 (ε = 20) to σ ≫ 1 (ε = 0.001), n = 1.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from scipy import optimize
+from scipy.special import logsumexp
+
+from ..estimate import Estimate
+from . import _bayes_core as core
+from .normalize import project_simplex
+from .registry import register
+
+__all__ = [
+    "calibrate",
+    "calibrate_reference",
+    "fit_gaussian",
+    "fit_power_law",
+    "loglik_reference",
+    "noise_check",
+    "noise_sd_counts",
+    "power",
+    "power_ns",
+    "power_reference",
+]
+
+_FITS = ("mle", "mean-variance")
+_PRIORS = ("power-law", "gaussian")
+_DEFAULT_S_BOUNDS = (0.0, 10.0)
+_TAU_FLOOR = 1e-3
+
+
+# -- validation ---------------------------------------------------------------------------------
+def _check_estimate(estimate) -> Estimate:
+    if not isinstance(estimate, Estimate):
+        raise TypeError(f"estimate must be an ldpopt.Estimate, got {type(estimate).__name__}")
+    return estimate
+
+
+def _real(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    v = float(value)
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return v
+
+
+def _check_s(s) -> float:
+    v = _real(s, "s")
+    if v < 0:
+        raise ValueError(f"s must be >= 0 (a non-increasing power law i^-s), got {s!r}")
+    return v
+
+
+def _check_bounds(bounds) -> tuple[float, float]:
+    try:
+        lo, hi = bounds
+    except (TypeError, ValueError):
+        raise ValueError(f"s_bounds must be a pair (lo, hi), got {bounds!r}") from None
+    lo, hi = _real(lo, "s_bounds[0]"), _real(hi, "s_bounds[1]")
+    if not 0.0 <= lo < hi:
+        raise ValueError(f"s_bounds must satisfy 0 <= lo < hi, got {bounds!r}")
+    return lo, hi
+
+
+def _check_choice(value, name: str, choices) -> str:
+    if not isinstance(value, str) or value.lower() not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value.lower()
+
+
+# -- shared quantities --------------------------------------------------------------------------
+def noise_sd_counts(estimate: Estimate) -> float:
+    """Count-scale noise standard deviation S = σ·n = √(n q(1 − q))/(p − q).
+
+    σ is Wang et al.'s Eq. 7 (frequency scale); S² is Jia & Gong's Eq. 14 (count scale).
+    """
+    est = _check_estimate(estimate)
+    return float(np.sqrt(est.n * est.q * (1.0 - est.q)) / (est.p - est.q))
+
+
+def _x(est: Estimate) -> np.ndarray:
+    """Observed counts f̃_v·n (Wang) = f̂_v (Jia & Gong Eq. 3)."""
+    return np.asarray(est.f_tilde, dtype=np.float64) * est.n
+
+
+def _posterior_mean_counts(x, S, prior: core.Prior) -> np.ndarray:
+    L = core.logsums(x, S, prior, ("z", "k"))
+    return np.exp(L[:, 1] - L[:, 0])
+
+
+# -- power-law prior: fitting ---------------------------------------------------------------------
+def _prior_logk_moments(prior: core.Prior) -> tuple[float, float, float]:
+    """log H_n(s), E_prior[log k], E_prior[(log k)²] for w(k) = k^{−s}, k = 1..n."""
+    logk = prior.logk()[1:]
+    lw = -prior.s * logk
+    m = lw.max()
+    e = np.exp(lw - m)
+    tot = e.sum()
+    a = float((e * logk).sum() / tot)
+    b = float((e * logk * logk).sum() / tot)
+    return float(np.log(tot) + m), a, b
+
+
+def _prior_mean_power(logk: np.ndarray, s: float) -> float:
+    """E_prior[k] = H_n(s − 1)/H_n(s) for w(k) = k^{−s}, k = 1..n (logk = log 1..n)."""
+    lw = -s * logk
+    e = np.exp(lw - lw[0])  # lw[0] = 0 is the maximum for s >= 0
+    return float(np.dot(e, np.exp(logk)) / e.sum())
+
+
+def _score_power(x, S, n, s):
+    """ℓ'(s) and ℓ''(s) of the marginal log-likelihood (Jia & Gong Eq. 16, power-law prior)."""
+    prior = core.Prior("power-law", n, s=s)
+    L = core.logsums(x, S, prior, ("z", "l1", "l2"))
+    A = np.exp(L[:, 1] - L[:, 0])          # E_post[log k]
+    B = np.exp(L[:, 2] - L[:, 0])          # E_post[(log k)²]
+    _, Ap, Bp = _prior_logk_moments(prior)
+    d = x.shape[0]
+    # d/ds log Σ_k k^{-s} N(·) = −E_post[log k];  d/ds log H_n(s) = −E_prior[log k]
+    g = -float(A.sum()) + d * Ap
+    h = float((B - A * A).sum()) - d * (Bp - Ap * Ap)
+    return g, h
+
+
+def fit_power_law(estimate: Estimate, fit: str = "mle", s_bounds=_DEFAULT_S_BOUNDS) -> float:
+    """Fit the power-law exponent s (Jia & Gong §III-C) from f̃ on the count scale.
+
+    ``fit="mle"``: s maximising Σ_v log Σ_{k=1..n} k^{−s}/H_n(s) · N(f̃_v n − k; 0, σn) (Eq. 16),
+    by safeguarded Newton on the exact score (bracketing + bisection fallback), to 1e-10 in s.
+    ``fit="mean-variance"``: s solving E_prior[k](s) = mean_v(f̃_v n) (Eq. 17, Eq. 19).
+    The result is clipped to ``s_bounds`` with a ``RuntimeWarning`` when the optimum lies outside.
+    """
+    est = _check_estimate(estimate)
+    fit = _check_choice(fit, "fit", _FITS)
+    lo, hi = _check_bounds(s_bounds)
+    n, S, x = est.n, noise_sd_counts(est), _x(est)
+    logk = np.log(np.arange(1, n + 1, dtype=np.float64))
+    target = float(np.mean(x))
+    g_mv = lambda s: _prior_mean_power(logk, s) - target  # noqa: E731  (decreasing in s)
+    glo, ghi = g_mv(lo), g_mv(hi)
+    if glo <= 0:
+        s_mv = lo
+    elif ghi >= 0:
+        s_mv = hi
+    else:
+        s_mv = float(optimize.brentq(g_mv, lo, hi, xtol=1e-12, rtol=1e-14))
+    if fit == "mean-variance":
+        if glo < 0 or ghi > 0:
+            warnings.warn(f"mean-variance fit: mean count {target:.6g} is outside the prior means "
+                          f"for s in [{lo}, {hi}]; using s = {s_mv}", RuntimeWarning, stacklevel=2)
+        return s_mv
+    # MLE: safeguarded Newton on the score, started at the mean-variance solution (close in practice).
+    a, b = lo, hi            # invariant: the maximiser of ℓ lies in [a, b]
+    tol = 1e-10
+    s = min(max(s_mv, lo + 1e-3 * (hi - lo)), hi - 1e-3 * (hi - lo))
+    checked = {lo: False, hi: False}
+    for _ in range(200):
+        g, h = _score_power(x, S, n, s)
+        if g > 0:
+            a = s
+        else:
+            b = s
+        if b - a <= tol * (1.0 + abs(s)):
+            break
+        s_new = s - g / h if h < 0 else np.nan
+        if not (a < s_new < b):
+            # Newton leaves the bracket: test the bound it heads for once, then bisect.
+            bound = hi if g > 0 else lo
+            if not checked[bound]:
+                checked[bound] = True
+                gb, _ = _score_power(x, S, n, bound)
+                if (bound == lo and gb <= 0) or (bound == hi and gb >= 0):
+                    s = bound
+                    break
+            s_new = 0.5 * (a + b)
+        if abs(s_new - s) <= tol * (1.0 + abs(s)):
+            s = s_new
+            break
+        s = s_new
+    if s >= hi:
+        warnings.warn(f"MLE of s is at or beyond the upper bound {hi}; using s = {hi}",
+                      RuntimeWarning, stacklevel=2)
+        return hi
+    return float(s)
+
+
+# -- Gaussian prior: fitting ----------------------------------------------------------------------
+def _prior_gauss_moments(n, mu, tau):
+    k = np.arange(n + 1, dtype=np.float64)
+    lw = -((k - mu) ** 2) / (2 * tau * tau)
+    m = lw.max()
+    e = np.exp(lw - m)
+    tot = e.sum()
+    return float(np.log(tot) + m), float((e * k).sum() / tot), float((e * k * k).sum() / tot)
+
+
+def fit_gaussian(estimate: Estimate, fit: str = "mle") -> tuple[float, float]:
+    """Fit a Gaussian prior p_f(k) ∝ exp(−(k − μ)²/(2τ²)) on k = 0..n; returns (μ, τ), count scale.
+
+    ``"mean-variance"`` (Jia & Gong Eq. 17–20): μ = mean(f̂), τ² = var(f̂) − S² (1/d variance,
+    Eq. 20), τ floored at 1e-3 with a warning. ``"mle"`` (Eq. 16): L-BFGS-B on (μ, log τ) with the
+    exact gradient, started from the mean–variance solution.
+    """
+    est = _check_estimate(estimate)
+    fit = _check_choice(fit, "fit", _FITS)
+    n, S, x = est.n, noise_sd_counts(est), _x(est)
+    mu0 = float(np.mean(x))
+    var_t = float(np.mean((x - mu0) ** 2)) - S * S
+    if var_t <= _TAU_FLOOR ** 2:
+        warnings.warn("mean-variance fit: sample variance does not exceed the noise variance "
+                      f"(Eq. 18 gives tau^2 = {var_t:.6g}); flooring tau at {_TAU_FLOOR}",
+                      RuntimeWarning, stacklevel=2)
+        tau0 = _TAU_FLOOR
+    else:
+        tau0 = float(np.sqrt(var_t))
+    if fit == "mean-variance":
+        return mu0, tau0
+    d = x.shape[0]
+
+    def negll(theta):
+        mu, tau = float(theta[0]), float(np.exp(theta[1]))
+        prior = core.Prior("gaussian", n, mu=mu, tau=tau)
+        L = core.logsums(x, S, prior, ("z", "k", "k2"))
+        Ek = np.exp(L[:, 1] - L[:, 0])
+        Ek2 = np.exp(L[:, 2] - L[:, 0])
+        logC, Pk, Pk2 = _prior_gauss_moments(n, mu, tau)
+        ll = float(L[:, 0].sum()) - d * logC
+        g_mu = (float(Ek.sum()) - d * mu - d * (Pk - mu)) / tau ** 2
+        sq_post = float((Ek2 - 2 * mu * Ek + mu * mu).sum())
+        sq_prior = Pk2 - 2 * mu * Pk + mu * mu
+        g_lt = (sq_post - d * sq_prior) / tau ** 2
+        # scale the objective by 1/d so the optimiser's tolerances do not depend on d
+        return -ll / d, -np.array([g_mu, g_lt]) / d
+
+    res = optimize.minimize(negll, np.array([mu0, np.log(tau0)]), jac=True, method="L-BFGS-B",
+                            bounds=[(-10.0 * n - 10 * S, 11.0 * n + 10 * S),
+                                    (np.log(_TAU_FLOOR), np.log(10.0 * (n + S)))],
+                            options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 500})
+    return float(res.x[0]), float(np.exp(res.x[1]))
+
+
+# -- the methods -----------------------------------------------------------------------------------
+def _resolve_s(est, s, fit, s_bounds):
+    if s is None:
+        return fit_power_law(est, fit=fit, s_bounds=s_bounds)
+    return _check_s(s)
+
+
+@register(
+    "power",
+    description="Fit a power-law prior on counts, output the posterior mean (min expected squared error)",
+    non_negative="yes", sums_to_one="no", order_preserving="yes",
+    complexity="O(d·√n) as in the paper (window of ±kσn per value); here O(n + d log d + P·σn) "
+               "with P = a few hundred interpolation nodes (exact window sums) plus the s fit",
+    reference="Wang et al. arXiv §3.2 (Power), Eq. 10 with σn from Eq. 7/8, Table 1; NDSS 2020 "
+              "§IV-E Eq. 13; prior fit: Jia & Gong INFOCOM 2019 §III-C Eq. 16/17",
+    notes="Every output is ≥ 1/n (prior support k ≥ 1), so Σf' ≥ d/n. Strictly increasing in f̃ "
+          "(posterior mean under Gaussian noise: d f'/d x = Var_post/(σn)² > 0); equal f̃ give equal f'.",
+)
+def power(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds=_DEFAULT_S_BOUNDS) -> np.ndarray:
+    """Power (Wang et al. arXiv §3.2, Eq. 10): posterior mean of f_v under a power-law count prior.
+
+    Parameters
+    ----------
+    estimate : Estimate
+    s : float >= 0, optional
+        Power-law exponent; fitted from f̃ by ``fit`` when omitted (the paper is silent on how;
+        see the module docstring).
+    fit : {"mle", "mean-variance"}
+        Jia & Gong's Eq. 16 (default) or Eq. 17.
+    s_bounds : (lo, hi)
+        Search interval for the fitted s.
+
+    Returns
+    -------
+    ndarray, shape (d,): f'_v = E[f_v n | f̃_v n] / n, with σn = √(nq(1 − q))/(p − q).
+    """
+    est = _check_estimate(estimate)
+    fit = _check_choice(fit, "fit", _FITS)
+    s = _resolve_s(est, s, fit, s_bounds)
+    prior = core.Prior("power-law", est.n, s=s)
+    return _posterior_mean_counts(_x(est), noise_sd_counts(est), prior) / est.n
+
+
+@register(
+    "power-ns",
+    description="Power, then Norm-Sub (Euclidean projection onto the probability simplex)",
+    non_negative="yes", sums_to_one="yes", order_preserving="weak",
+    complexity="Power + O(d log d)",
+    reference="Wang et al. NDSS 2020 §IV-E (PowerNS), Table I; arXiv §3.2 Eq. 10 + §3.3 Norm-Sub",
+    notes="Weak order: Norm-Sub may set several small Power outputs to the same 0.",
+)
+def power_ns(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds=_DEFAULT_S_BOUNDS) -> np.ndarray:
+    """PowerNS (NDSS 2020 §IV-E): :func:`power` followed by Norm-Sub (:func:`project_simplex`)."""
+    return project_simplex(power(estimate, s=s, fit=fit, s_bounds=s_bounds), 1.0)
+
+
+@register(
+    "calibrate",
+    description="Posterior mean under a prior (power law or Gaussian) fitted to f̃ (Calibrate)",
+    non_negative="yes", sums_to_one="no", order_preserving="yes",
+    complexity="as Power (plus an L-BFGS fit of two parameters for the Gaussian prior)",
+    reference="Jia & Gong INFOCOM 2019 §III: Eq. 11-12 (posterior mean), Eq. 13-14 (noise), "
+              "Eq. 15-16 (power law, MLE), Eq. 17-21 (mean-variance)",
+    notes="prior='power-law' equals Power (k ≥ 1, outputs ≥ 1/n); prior='gaussian' has support "
+          "k = 0..n. Strictly increasing in f̃ for either prior.",
+)
+def calibrate(estimate: Estimate, prior: str = "power-law", fit: str = "mle", *, s: float | None = None,
+              mu: float | None = None, tau: float | None = None, s_bounds=_DEFAULT_S_BOUNDS) -> np.ndarray:
+    """Calibrate (Jia & Gong Eq. 12): E[f | f̂] / n under the fitted (or given) prior.
+
+    ``prior="power-law"`` uses exponent ``s`` (their α), fitted when None; ``prior="gaussian"`` uses
+    ``mu``, ``tau`` (count scale), both fitted when either is None. ``fit`` selects Eq. 16 ("mle")
+    or Eq. 17–20 ("mean-variance").
+    """
+    est = _check_estimate(estimate)
+    kind = _check_choice(prior, "prior", _PRIORS)
+    fit = _check_choice(fit, "fit", _FITS)
+    S = noise_sd_counts(est)
+    if kind == "power-law":
+        if mu is not None or tau is not None:
+            raise ValueError("mu and tau apply to prior='gaussian' only")
+        p = core.Prior("power-law", est.n, s=_resolve_s(est, s, fit, s_bounds))
+    else:
+        if s is not None:
+            raise ValueError("s applies to prior='power-law' only")
+        if mu is None or tau is None:
+            mu, tau = fit_gaussian(est, fit=fit)
+        mu = _real(mu, "mu")
+        tau = _real(tau, "tau")
+        if tau <= 0:
+            raise ValueError(f"tau must be > 0, got {tau!r}")
+        p = core.Prior("gaussian", est.n, mu=mu, tau=tau)
+    return _posterior_mean_counts(_x(est), S, p) / est.n
+
+
+# -- slow, obviously-correct references -----------------------------------------------------------
+def power_reference(estimate: Estimate, s: float) -> np.ndarray:
+    """Eq. 10 of Wang et al. as printed (with σn), summed over every i = 1..n in log-space.
+
+    O(n·d) time and O(n · chunk) memory: for tests at small n only.
+    """
+    from scipy.stats import norm
+
+    est = _check_estimate(estimate)
+    s = _check_s(s)
+    n = est.n
+    sig_n = est.sigma * n
+    i = np.arange(1, n + 1, dtype=np.float64)
+    out = np.empty(est.d)
+    step = max(1, 2_000_000 // n)
+    for a in range(0, est.d, step):
+        fn = est.f_tilde[a:a + step, None] * n
+        logt = norm.logpdf(fn - i[None, :], loc=0.0, scale=sig_n) - s * np.log(i)[None, :]
+        out[a:a + step] = np.exp(logsumexp(logt, b=(i / n)[None, :], axis=1) - logsumexp(logt, axis=1))
+    return out
+
+
+def _jg_terms(est: Estimate, prior: str, s, mu, tau):
+    """Jia & Gong's own route: f̂ from support counts (Eq. 3), noise variance Eq. 14, prior Eq. 15."""
+    n, p, q = est.n, est.p, est.q
+    f_hat = (np.asarray(est.counts, dtype=np.float64) - n * q) / (p - q)     # Eq. 3, count scale
+    var_s = n * q * (1 - q) / (p - q) ** 2                                   # Eq. 14
+    if prior == "power-law":
+        k = np.arange(1, n + 1, dtype=np.float64)
+        logpf = -_check_s(s) * np.log(k)
+    else:
+        k = np.arange(0, n + 1, dtype=np.float64)
+        logpf = -((k - _real(mu, "mu")) ** 2) / (2 * _real(tau, "tau") ** 2)
+    logpf = logpf - logsumexp(logpf)
+    return f_hat, var_s, k, logpf
+
+
+def calibrate_reference(estimate: Estimate, prior: str = "power-law", *, s=None, mu=None, tau=None) -> np.ndarray:
+    """Jia & Gong Eq. 11–12 by brute force over every k of the prior's support, in log-space.
+
+    Written from Jia & Gong's formulas (support counts → Eq. 3, Eq. 14), not from Wang's Eq. 10, so
+    comparing it with :func:`power_reference` checks that the two papers' estimators coincide.
+    """
+    est = _check_estimate(estimate)
+    kind = _check_choice(prior, "prior", _PRIORS)
+    f_hat, var_s, k, logpf = _jg_terms(est, kind, s, mu, tau)
+    out = np.empty(est.d)
+    step = max(1, 2_000_000 // k.shape[0])
+    for a in range(0, est.d, step):
+        logps = -((f_hat[a:a + step, None] - k[None, :]) ** 2) / (2 * var_s) - 0.5 * np.log(2 * np.pi * var_s)
+        logpost = logps + logpf[None, :]
+        with np.errstate(divide="ignore"):
+            out[a:a + step] = np.exp(logsumexp(logpost, b=k[None, :], axis=1) - logsumexp(logpost, axis=1))
+    return out / est.n
+
+
+def loglik_reference(estimate: Estimate, prior: str = "power-law", *, s=None, mu=None, tau=None) -> float:
+    """Jia & Gong's Eq. 16 objective Σ_i log Σ_k p_f(k) p_s(f̂_i − k), by brute force."""
+    est = _check_estimate(estimate)
+    kind = _check_choice(prior, "prior", _PRIORS)
+    f_hat, var_s, k, logpf = _jg_terms(est, kind, s, mu, tau)
+    tot = 0.0
+    step = max(1, 2_000_000 // k.shape[0])
+    for a in range(0, est.d, step):
+        logps = -((f_hat[a:a + step, None] - k[None, :]) ** 2) / (2 * var_s) - 0.5 * np.log(2 * np.pi * var_s)
+        tot += float(logsumexp(logps + logpf[None, :], axis=1).sum())
+    return tot
+
+
+# -- Jia & Gong §III-B / §IV-B: the noise claim -----------------------------------------------------
+def noise_check(estimate: Estimate, true_counts) -> dict:
+    """Jia & Gong's noise claim (§III-B, Eq. 13–14; checked on Kosarak in §IV-B, Fig. 4).
+
+    Returns the predicted mean (0) and variance (Eq. 14) of the count-scale noise s_i = f̂_i − f_i,
+    the Gaussian fitted to the d realised s_i of this one trial (sample mean and 1/d variance),
+    and the exact pooled variance mean_i Var(s_i) from Wang et al. Eq. 2 (n² σ_v² averaged over
+    items), which Eq. 14 approximates by dropping the f_v term.
+    """
+    est = _check_estimate(estimate)
+    tc = np.asarray(true_counts, dtype=np.float64)
+    if tc.shape != (est.d,) or not np.all(np.isfinite(tc)) or np.any(tc < 0):
+        raise ValueError(f"true_counts must be {est.d} finite non-negative numbers")
+    resid = _x(est) - tc
+    n = est.n
+    return {
+        "predicted_mean": 0.0,
+        "predicted_var": noise_sd_counts(est) ** 2,
+        "fitted_mean": float(resid.mean()),
+        "fitted_var": float(resid.var()),
+        "exact_pooled_var": float(np.mean(est.variance(tc / n)) * n * n),
+    }
