@@ -8,6 +8,7 @@ A kind is a function ``kind(task) -> list[dict]`` of tidy rows (at least ``metho
 from __future__ import annotations
 
 import functools
+import importlib
 from typing import Callable
 
 import numpy as np
@@ -28,11 +29,27 @@ def kind(name: str):
     return deco
 
 
+# modules that register more kinds; imported on first lookup (also inside worker processes)
+_KIND_MODULES = ("tasks_wang", "tasks_jia")
+
+
+@functools.lru_cache(maxsize=1)
+def _load_kind_modules() -> None:
+    for mod in _KIND_MODULES:
+        try:
+            importlib.import_module(f"{__package__}.{mod}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__package__}.{mod}":
+                raise
+
+
 def kinds() -> list[str]:
+    _load_kind_modules()
     return sorted(_KINDS)
 
 
 def get_kind(name: str) -> Callable:
+    _load_kind_modules()
     if name not in _KINDS:
         raise ValueError(f"experiment kind must be one of {kinds()}, got {name!r}")
     return _KINDS[name]
