@@ -66,9 +66,39 @@ def _rss_of(pid: int) -> float:
     return 0.0
 
 
+#: the machine is shared: stop our child before the kernel's OOM killer picks someone else's process
+MIN_SYSTEM_AVAILABLE_MB = 1536
+
+
+def mem_available_mb() -> float:
+    """MemAvailable of the whole machine (/proc/meminfo), in MB."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("inf")
+
+
+def wait_for_memory(need_mb: float, max_wait: float = 600.0) -> bool:
+    """Wait (up to ``max_wait`` s) until the machine has ``need_mb`` available; False if it never did."""
+    t0 = time.perf_counter()
+    while mem_available_mb() < need_mb:
+        if time.perf_counter() - t0 > max_wait:
+            return False
+        time.sleep(5)
+    return True
+
+
 def run_process(cmd: list[str], timeout: float, mem_limit_mb: float = DEFAULT_MEM_LIMIT_MB,
                 env: dict | None = None) -> ProcResult:
-    """Run ``cmd`` (which prints one JSON line last) in a fresh process; watch time and RSS."""
+    """Run ``cmd`` (which prints one JSON line last) in a fresh process; watch time and RSS.
+
+    Killed (status ``timeout`` / ``mem-limit`` / ``mem-pressure``) past ``timeout`` seconds, past
+    ``mem_limit_mb`` of its own RSS, or when the machine's MemAvailable falls under
+    ``MIN_SYSTEM_AVAILABLE_MB`` (other work shares the box)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=REPO, env=env,
@@ -80,8 +110,10 @@ def run_process(cmd: list[str], timeout: float, mem_limit_mb: float = DEFAULT_ME
                 break
             elapsed = time.perf_counter() - t0
             peak_seen = max(peak_seen, _rss_of(proc.pid))
-            if elapsed > timeout or peak_seen > mem_limit_mb:
-                status = "timeout" if elapsed > timeout else "mem-limit"
+            pressure = mem_available_mb() < MIN_SYSTEM_AVAILABLE_MB
+            if elapsed > timeout or peak_seen > mem_limit_mb or pressure:
+                status = ("timeout" if elapsed > timeout else
+                          "mem-limit" if peak_seen > mem_limit_mb else "mem-pressure")
                 os.killpg(proc.pid, signal.SIGKILL)
                 _, wstatus, ru = os.wait4(proc.pid, 0)
                 break

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import resource
 import sys
 import tempfile
@@ -98,10 +99,12 @@ def projected_peer_mb(s: dict) -> float:
 
 # -- one measurement --------------------------------------------------------------------------
 
-def measure(s: dict, tmp: Path, mem_limit_mb: float) -> dict:
+def measure(s: dict, tmp: Path, mem_limit_mb: float, inproc: bool = False) -> dict:
     row = {k: s[k] for k in ("case", "impl", "oracle", "path", "d", "n", "n_target", "note")}
     row.update(status="", seconds=math.nan, seconds_min=math.nan, seconds_all=[], maxrss_mb=math.nan,
                rss_before_mb=math.nan, linf_err=math.nan, scaled_seconds=math.nan, error="")
+    # the box is shared: record how busy it was when the measurement started
+    row["loadavg_1min"] = os.getloadavg()[0]
     cpath = H.counts_file(s["d"], s["n"], tmp)
     if s["impl"] == "ldpopt":
         from ldpopt import oracles
@@ -121,13 +124,26 @@ def measure(s: dict, tmp: Path, mem_limit_mb: float) -> dict:
             row["error"] = (f"projected peak {proj / 1024:.1f} GB > limit {mem_limit_mb / 1024:.0f} GB "
                             "(one float64 report vector of length d per user kept in a list)")
             return row
+        if proj > 2048 and not H.wait_for_memory(proj + 2048):
+            row["status"] = "skipped-memory"
+            row["maxrss_mb"] = proj
+            row["error"] = (f"machine never had {(proj + 2048) / 1024:.1f} GB available within 10 min "
+                            "(shared box); not run")
+            return row
         if not H.PEER_PYTHON.exists():
             row["status"] = "error"
             row["error"] = "no benchmarks/.peer-venv: run `bash benchmarks/setup_peers.sh`"
             return row
         cfg = dict(lib=s["impl"], oracle=s["oracle"], d=s["d"], epsilon=EPS, seed=12345, counts=str(cpath))
         cmd = [str(H.PEER_PYTHON), str(Path(__file__).resolve().parent / "peers.py"), json.dumps(cfg)]
-    r = H.run_process(cmd, timeout=s["timeout"], mem_limit_mb=mem_limit_mb)
+    if inproc and s["impl"] == "ldpopt":
+        # --quick: in this process (a fresh interpreter per row costs more than the row itself);
+        # peak RSS is then this process's, so it is not reported
+        t0 = time.perf_counter()
+        payload = ldpopt_measure(cfg)
+        r = H.ProcResult("ok", time.perf_counter() - t0, math.nan, payload)
+    else:
+        r = H.run_process(cmd, timeout=s["timeout"], mem_limit_mb=mem_limit_mb)
     row["status"] = r.status
     row["maxrss_mb"] = r.maxrss_mb
     row["process_wall"] = r.wall
@@ -135,6 +151,9 @@ def measure(s: dict, tmp: Path, mem_limit_mb: float) -> dict:
         row["error"] = f"did not finish in {s['timeout']:.0f} s"
     elif r.status == "mem-limit":
         row["error"] = f"killed at RSS > {mem_limit_mb / 1024:.0f} GB"
+    elif r.status == "mem-pressure":
+        row["error"] = (f"stopped at RSS {r.maxrss_mb / 1024:.1f} GB: machine MemAvailable fell under "
+                        f"{H.MIN_SYSTEM_AVAILABLE_MB / 1024:.1f} GB (shared box)")
     elif r.status == "error":
         row["error"] = r.error
     else:
@@ -148,6 +167,11 @@ def measure(s: dict, tmp: Path, mem_limit_mb: float) -> dict:
 
 def worker(cfg: dict) -> None:
     """One ldpopt measurement in this (fresh) process; prints one JSON line."""
+    print(json.dumps(ldpopt_measure(cfg)))
+
+
+def ldpopt_measure(cfg: dict) -> dict:
+    """Time ``oracles.get(...).simulate(...)`` up to ``repeats`` times (stop once ``budget`` s spent)."""
     from ldpopt import oracles
 
     counts = np.load(cfg["counts"])
@@ -162,9 +186,9 @@ def worker(cfg: dict) -> None:
         if sum(times) > cfg["budget"]:
             break
     linf = float(np.max(np.abs(np.asarray(est.f_tilde) - counts / n)))
-    print(json.dumps({"seconds": float(np.median(times)), "seconds_all": times, "rss_before_mb": rss0,
-                      "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-                      "linf_err": linf, "n": n}))
+    return {"seconds": float(np.median(times)), "seconds_all": times, "rss_before_mb": rss0,
+            "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+            "linf_err": linf, "n": n}
 
 
 # -- the section ------------------------------------------------------------------------------
@@ -186,7 +210,7 @@ def run(opts) -> dict:
     if opts.resume and jsonl.exists():
         for line in jsonl.read_text().splitlines():
             r = json.loads(line)
-            if r["status"] not in ("missing", "error"):
+            if r["status"] not in ("missing", "error", "mem-pressure"):
                 done[key(r)] = r
     elif jsonl.exists():
         jsonl.unlink()
@@ -200,7 +224,7 @@ def run(opts) -> dict:
             if key(s) in done:
                 rows.append(done[key(s)])
                 continue
-            row = measure(s, Path(tmp), mem_limit)
+            row = measure(s, Path(tmp), mem_limit, inproc=opts.quick)
             rows.append(row)
             if row["status"] != "missing":
                 with open(jsonl, "a") as fh:
@@ -227,7 +251,7 @@ def write_csv(rows: list[dict], path: Path) -> None:
     import csv
 
     cols = ["case", "impl", "oracle", "path", "d", "n", "n_target", "status", "seconds", "seconds_min",
-            "scaled_seconds", "maxrss_mb", "rss_before_mb", "linf_err", "note", "error"]
+            "scaled_seconds", "maxrss_mb", "rss_before_mb", "linf_err", "loadavg_1min", "note", "error"]
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
@@ -240,7 +264,7 @@ def _cell(r: dict | None, scaled: bool = True) -> str:
         return "n/a"
     if r["status"] != "ok":
         return {"missing": "not in ldpopt yet", "skipped-memory": f"skipped: needs ~{H.fmt_mb(r['maxrss_mb'])}",
-                "timeout": r["error"], "mem-limit": r["error"]}.get(r["status"], r["status"])
+                "timeout": r["error"], "mem-limit": r["error"], "mem-pressure": r["error"]}.get(r["status"], r["status"])
     t = H.fmt_seconds(r["scaled_seconds"] if scaled else r["seconds"])
     return t + ("*" if r["n"] != r["n_target"] else "")
 
