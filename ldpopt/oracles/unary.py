@@ -24,8 +24,8 @@ Implementation notes (choices the papers do not make)
   up to the double-precision rounding of the alias thresholds (≈1e-16) and uses about 1.5 random bits
   per output bit instead of one 53-bit uniform per bit.
 * ``aggregate`` counts set bits per column without unpacking a row per bit: the rows are summed
-  pairwise with bit-sliced (carry-save) adders on the packed bytes, and only the ≤ 32 remaining
-  planar counters are unpacked. Reports are processed in blocks of rows so memory stays bounded.
+  pairwise with bit-sliced (carry-save) adders on the packed bytes, and only the few remaining
+  rows of planar counters are unpacked. Reports are processed in blocks of rows so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -39,13 +39,14 @@ from .base import FrequencyOracle
 
 __all__ = ["OUE", "SUE"]
 
-# Bits per chunk of users on the real path (4 MiB of packed reports): large enough that numpy call
+# Bits per chunk of users on the real path (2 MiB of packed reports): large enough that numpy call
 # overhead is negligible, small enough that the working set stays in cache.
-_UNARY_CHUNK_BITS = 1 << 25
+_UNARY_CHUNK_BITS = 1 << 24
 # Rows of packed reports aggregated at once (bounds aggregate's temporaries to ~2x this block).
 _AGG_BLOCK_BYTES = 1 << 23
-# Stop the bit-sliced row reduction at this many rows and unpack the rest (numpy call overhead).
-_AGG_STOP_ROWS = 32
+# Stop the bit-sliced row reduction when the rows left hold this many bytes and unpack them (below
+# this, numpy call overhead costs more than unpacking).
+_AGG_STOP_BYTES = 1 << 12
 # Largest d for which output_distribution enumerates the 2^d bit vectors.
 _MAX_ENUM_D = 16
 
@@ -132,35 +133,58 @@ def _bernoulli_bytes(q: float, nbytes: int, gen: np.random.Generator) -> np.ndar
 
 
 # -- column counts of packed bit matrices --------------------------------------------------------
+def _add_planes(a: list[np.ndarray], b: list[np.ndarray]) -> list[np.ndarray]:
+    """Ripple-carry sum of two bit-sliced numbers (lists of planes, least significant first, all of
+    one shape); the lists may have different lengths."""
+    if len(a) < len(b):
+        a, b = b, a
+    out: list[np.ndarray] = []
+    carry = None
+    for i, ai in enumerate(a):
+        bi = b[i] if i < len(b) else None
+        if bi is None:
+            if carry is None:
+                out.extend(a[i:])
+                return out
+            out.append(ai ^ carry)
+            carry = ai & carry
+        elif carry is None:
+            out.append(ai ^ bi)
+            carry = ai & bi
+        else:
+            t = ai ^ bi
+            out.append(t ^ carry)
+            carry = (ai & bi) | (t & carry)
+    out.append(carry)
+    return out
+
+
 def _column_counts_block(packed: np.ndarray) -> np.ndarray:
     """Number of set bits in each of the 8·B bit columns of a (m, B) uint8 array (m ≥ 1).
 
-    Pairs of row-halves are added with bit-sliced ripple-carry adders: a count is held as planes
-    (plane i = bit i of the count, for 8·B columns at once), so each level halves the rows and adds
-    one plane; ~7 byte operations per input byte in total.
+    The two halves of the rows are added with bit-sliced ripple-carry adders: a count is held as
+    planes (plane i = bit i of the count, for 8·B columns at once), so each level halves the rows and
+    adds one plane; ~7 byte operations per input byte in total. An odd last row is added into a
+    one-row accumulator the same way. The reduction stops when the rows left span ≤ _AGG_STOP_BYTES
+    (numpy call overhead would dominate); only those are unpacked.
     """
+    nb = packed.shape[1]
+    stop = max(1, _AGG_STOP_BYTES // nb)
     planes = [packed]
-    leftover: list[list[np.ndarray]] = []
+    acc: list[np.ndarray] = []  # one-row bit-sliced accumulator for odd rows
     rows = packed.shape[0]
-    while rows > _AGG_STOP_ROWS:
+    while rows > stop:
         if rows % 2:
-            leftover.append([pl[rows - 1: rows] for pl in planes])
+            acc = _add_planes(acc, [pl[rows - 1: rows] for pl in planes])
             rows -= 1
         h = rows // 2
-        a = [pl[:h] for pl in planes]
-        b = [pl[h:rows] for pl in planes]
-        new = [a[0] ^ b[0]]
-        carry = a[0] & b[0]
-        for ai, bi in zip(a[1:], b[1:]):
-            t = ai ^ bi
-            new.append(t ^ carry)
-            carry = (ai & bi) | (t & carry)
-        new.append(carry)
-        planes, rows = new, h
-    counts = np.zeros(8 * packed.shape[1], dtype=np.int64)
-    for group in [planes, *leftover]:
+        planes = _add_planes([pl[:h] for pl in planes], [pl[h:rows] for pl in planes])
+        rows = h
+    counts = np.zeros(8 * nb, dtype=np.int64)
+    for group in (planes, acc):
         for i, pl in enumerate(group):
-            counts += np.unpackbits(pl, axis=1).sum(axis=0, dtype=np.int64) << i
+            counts += np.unpackbits(pl[:rows] if group is planes else pl, axis=1).sum(
+                axis=0, dtype=np.int64) << i
     return counts
 
 
@@ -196,7 +220,7 @@ class _UnaryEncoding(FrequencyOracle):
         return (self.d + 7) // 8
 
     def chunk_size(self) -> int:
-        """Users per chunk on the real path: 2^25 bits (4 MiB of packed reports) per chunk."""
+        """Users per chunk on the real path: 2^24 bits (2 MiB of packed reports) per chunk."""
         return max(1, _UNARY_CHUNK_BITS // self.d)
 
     def perturb(self, values, rng) -> np.ndarray:
