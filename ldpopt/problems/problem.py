@@ -223,6 +223,7 @@ class Problem:
             return self._finish(sol, strict)
 
         opts = dict(DEFAULT_SOLVER_OPTIONS.get(name, {})) if name else {}
+        opts.update(self.objective.solver_options.get(name, {}) if name else {})
         opts.update(solver_options)
         prob = self.cvxpy_problem
         error_text = ""
