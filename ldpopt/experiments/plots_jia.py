@@ -1,0 +1,219 @@
+"""Figures of Jia & Gong, *Calibrate* (INFOCOM 2019), from saved results only.
+
+One function per task kind of :mod:`ldpopt.experiments.tasks_jia`; each takes the results table
+(``results.parquet`` of a run, see :func:`load_results`) and an output folder, writes PNGs and
+returns their paths:
+
+* ``noise-distribution`` → Fig. 4 (histogram of the standardised noise of one trial vs N(0, 1) of
+  Eq. 13–14) and the fitted/predicted variance ratio vs ε for every oracle;
+* ``estimation-error`` → Fig. 7 (estimation error of Eq. 5 vs ε; one panel per dataset and oracle);
+* ``heavy-hitters`` → Fig. 5/6 (precision, recall, F-score vs threshold) when the table has several
+  threshold ratios, Fig. 8/9 (vs ε at the significance threshold) when it has several ε.
+
+Averages are over repetitions; error bars are ±1 standard error of that mean. Precision (recall) is
+undefined in a repetition where no item is estimated (truly) heavy; such repetitions are left out of
+that point's mean (NaN-mean), as "compute the average performance" (§IV-A2) leaves open.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["load_results", "plot_noise", "plot_estimation_error", "plot_heavy_hitters", "PLOTS"]
+
+_LABEL = {"base": "{O}", "zero": "{O}-Zero", "calibrate": "{O}-Calibrate", "calibrate-mv": "{O}-Calibrate (mean-var fit)",
+          "calibrate-zero": "{O}-Calibrate + cut", "calibrate-gauss": "{O}-Calibrate (Gaussian prior)"}
+_STYLE = {"base": dict(color="0.4", marker="o", ls=":"), "zero": dict(color="tab:blue", marker="s"),
+          "calibrate": dict(color="tab:red", marker="^"), "calibrate-mv": dict(color="tab:orange", marker="v", ls="--"),
+          "calibrate-zero": dict(color="tab:purple", marker="x", ls="-."),
+          "calibrate-gauss": dict(color="tab:green", marker="d", ls="--")}
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def load_results(folder) -> pd.DataFrame:
+    """``folder/results.parquet``; if a sweep is unfinished, the finished parts (``partial`` column
+    set to True) so an interrupted run can still be looked at."""
+    folder = Path(folder)
+    res = folder / "results.parquet"
+    if res.is_file():
+        t = pd.read_parquet(res)
+        t["partial"] = False
+        return t
+    parts = sorted((folder / "parts").glob("*.parquet"))
+    if not parts:
+        raise FileNotFoundError(f"no results.parquet and no parts in {folder}")
+    t = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+    t["partial"] = True
+    return t
+
+
+def _name(method: str, oracle: str) -> str:
+    return _LABEL.get(method, method).format(O=oracle.upper())
+
+
+def _mean_se(g: pd.Series) -> tuple[float, float, int]:
+    v = g.dropna().to_numpy(dtype=float)
+    if v.size == 0:
+        return float("nan"), float("nan"), 0
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0, int(v.size)
+
+
+def summarise(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Mean, standard error and number of repetitions of ``value`` per group ``by``."""
+    rows = []
+    for key, g in table.groupby(by, dropna=False, sort=True):
+        m, se, k = _mean_se(g["value"])
+        rows.append({**dict(zip(by, key if isinstance(key, tuple) else (key,))), "mean": m, "se": se, "reps": k})
+    return pd.DataFrame(rows)
+
+
+# -- Fig. 4 -----------------------------------------------------------------------------------------
+def plot_noise(table: pd.DataFrame, out, oracle: str = "oue", epsilon: float | None = None) -> list[Path]:
+    """Fig. 4: the standardised noise histogram of repetition 0 (one trial, as the paper plots) for
+    ``oracle`` at ``epsilon`` (default: 4 if present, else the largest) per dataset, over the
+    N(0, 1) density the Eq. 14 variance predicts; plus var(fitted)/var(Eq. 14) vs ε per oracle."""
+    plt = _plt()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    sub = table[table.oracle == oracle]
+    if epsilon is None:
+        eps_all = sorted(sub.epsilon.unique())
+        epsilon = 4.0 if 4.0 in eps_all else eps_all[-1]
+    dsets = sorted(sub.dataset.unique())
+    fig, axes = plt.subplots(1, len(dsets), figsize=(4.2 * len(dsets), 3.4), squeeze=False)
+    for ax, ds in zip(axes[0], dsets):
+        t = sub[(sub.dataset == ds) & (sub.epsilon == epsilon)]
+        rep0 = t[t.rep == t.rep.min()]
+        h = rep0[(rep0.metric == "z_hist") & np.isfinite(rep0.bin_lo) & np.isfinite(rep0.bin_hi)]
+        ax.bar(h.bin_lo, h.value, width=h.bin_hi - h.bin_lo, align="edge", color="tab:blue", alpha=0.6,
+               label="empirical (one trial)")
+        x = np.linspace(-6, 6, 400)
+        ax.plot(x, np.exp(-x * x / 2) / np.sqrt(2 * np.pi), "k-", lw=1.2, label="N(0, Eq. 14)")
+        sc = rep0.set_index("metric").value
+        ax.set_title(f"{ds}, {oracle.upper()}, ε = {epsilon:g}\n"
+                     f"Var pred {sc['predicted_var']:.4g}, fitted {sc['fitted_var']:.4g}; mean {sc['fitted_mean']:.3g}",
+                     fontsize=8)
+        ax.set_xlabel("noise / √Var(Eq. 14)")
+        ax.set_ylabel("density")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    p = out / f"jia_fig4_noise_{oracle}.png"
+    fig.savefig(p, dpi=130)
+    plt.close(fig)
+    paths.append(p)
+
+    vr = summarise(table[table.metric == "var_ratio"], ["dataset", "oracle", "epsilon"])
+    fig, axes = plt.subplots(1, len(dsets), figsize=(4.2 * len(dsets), 3.4), squeeze=False)
+    for ax, ds in zip(axes[0], dsets):
+        for orc, g in vr[vr.dataset == ds].groupby("oracle"):
+            ax.errorbar(g.epsilon, g["mean"], yerr=g["se"], marker="o", ms=3, capsize=2, label=orc.upper())
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("ε")
+        ax.set_ylabel("fitted var / Eq. 14 var")
+        ax.set_title(ds, fontsize=9)
+        ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    p = out / "jia_fig4_noise_var_ratio.png"
+    fig.savefig(p, dpi=130)
+    plt.close(fig)
+    paths.append(p)
+    return paths
+
+
+# -- Fig. 7 -----------------------------------------------------------------------------------------
+def plot_estimation_error(table: pd.DataFrame, out, metric: str = "mse") -> list[Path]:
+    """Fig. 7: estimation error (Eq. 5, count scale) vs ε, log y, one panel per (dataset, oracle)."""
+    plt = _plt()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    s = summarise(table[table.metric == metric], ["dataset", "oracle", "method", "epsilon"])
+    panels = sorted(s.groupby(["dataset", "oracle"]).groups)
+    ncol = min(4, len(panels))
+    nrow = int(np.ceil(len(panels) / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.0 * ncol, 3.2 * nrow), squeeze=False)
+    for ax, (ds, orc) in zip(axes.flat, panels):
+        g = s[(s.dataset == ds) & (s.oracle == orc)]
+        for m, gm in g.groupby("method", sort=False):
+            ax.errorbar(gm.epsilon, gm["mean"], yerr=gm["se"], capsize=2, ms=4, label=_name(m, orc),
+                        **_STYLE.get(m, {}))
+        ax.set_yscale("log")
+        ax.set_xlabel("ε")
+        ax.set_ylabel("estimation error (counts²)")
+        ax.set_title(f"{ds}, {orc.upper()}", fontsize=9)
+        ax.legend(fontsize=6)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    fig.tight_layout()
+    name = str(table.experiment.iloc[0]) if "experiment" in table else "jia_fig7"
+    p = out / f"{name}.png"
+    fig.savefig(p, dpi=130)
+    plt.close(fig)
+    return [p]
+
+
+# -- Fig. 5, 6, 8, 9 --------------------------------------------------------------------------------
+def plot_heavy_hitters(table: pd.DataFrame, out) -> list[Path]:
+    """Fig. 5/6 (vs threshold ratio, per dataset/oracle/ε with several ratios) and Fig. 8/9 (vs ε at
+    ratio 1, per dataset/oracle with several ε): precision, recall, F-score."""
+    plt = _plt()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    name = str(table.experiment.iloc[0]) if "experiment" in table else "jia_hh"
+    t = table[table.metric.isin(["precision", "recall", "f_score"])]
+    paths = []
+    nratio = t.threshold_ratio.nunique()
+    groups = []
+    if nratio > 1:
+        for (ds, orc, eps), g in t.groupby(["dataset", "oracle", "epsilon"]):
+            groups.append((f"{ds}, {orc.upper()}, ε = {eps:g}", orc, g, "threshold_ratio",
+                           "threshold / significance threshold (Eq. 22)"))
+    if t.epsilon.nunique() > 1:
+        for (ds, orc), g in t[np.isclose(t.threshold_ratio, 1.0)].groupby(["dataset", "oracle"]):
+            groups.append((f"{ds}, {orc.upper()}, significance threshold", orc, g, "epsilon", "ε"))
+    if not groups:
+        return paths
+    fig, axes = plt.subplots(len(groups), 3, figsize=(12, 3.0 * len(groups)), squeeze=False)
+    for row, (title, orc, g, xcol, xlabel) in zip(axes, groups):
+        s = summarise(g, ["metric", "method", xcol])
+        for ax, met in zip(row, ["precision", "recall", "f_score"]):
+            for m, gm in s[s.metric == met].groupby("method", sort=False):
+                ax.errorbar(gm[xcol], gm["mean"], yerr=gm["se"], capsize=2, ms=4, label=_name(m, orc),
+                            **_STYLE.get(m, {}))
+            if xcol == "threshold_ratio":
+                ax.axvline(1.0, color="k", lw=0.8)
+            ax.set_ylim(-0.02, 1.02)
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel({"f_score": "F-score"}.get(met, met.capitalize()))
+            ax.set_title(title, fontsize=8)
+            ax.legend(fontsize=6)
+    fig.tight_layout()
+    p = out / f"{name}.png"
+    fig.savefig(p, dpi=120)
+    plt.close(fig)
+    paths.append(p)
+    return paths
+
+
+PLOTS = {"noise-distribution": plot_noise, "estimation-error": plot_estimation_error,
+         "heavy-hitters": plot_heavy_hitters}
+
+try:  # the shared figure registry (ldpopt/experiments/plot.py), when present
+    from .plot import register_plot as _register_plot
+except ImportError:  # pragma: no cover - registry not written yet
+    _register_plot = None
+if _register_plot is not None:
+    for _kind, _fn in PLOTS.items():
+        _register_plot(_kind)(_fn)
