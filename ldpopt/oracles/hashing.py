@@ -327,17 +327,15 @@ class OLH(FrequencyOracle):
         if d * cols > _ENUM_CELLS:
             raise ValueError(f"output space too large to enumerate: d·(P−1)·P·g = {d * cols} > {_ENUM_CELLS} "
                              f"(d={d}, g={g}, P={P}); use a smaller d or g")
-        a, b = np.meshgrid(np.arange(1, P, dtype=np.int64), np.arange(P, dtype=np.int64), indexing="ij")
-        h = self.hash(a.ravel()[None, :], b.ravel()[None, :], np.arange(d, dtype=np.int64)[:, None])  # (d, H)
-        rr = np.arange(g, dtype=np.int64)
-        hit = h[:, :, None] == rr[None, None, :]  # (d, H, g)
         w = 1.0 / (P * (P - 1))
-        out = np.where(hit, self._keep * w, self._move_each * w)
-        return out.reshape(d, cols)
+        return np.where(self.support_matrix(), self._keep * w, self._move_each * w)
 
     def support_matrix(self) -> np.ndarray:
-        """Boolean (d, |Y|): does output column y support value v (H(v) = r)? For tests, small cases."""
+        """Boolean (d, |Y|): does output column y = (a, b, r) support value v (H_{a,b}(v) = r)?
+        Same column order and size limit as :meth:`output_distribution`."""
         P, g, d = self.P, self.g, self.d
+        if d * (P - 1) * P * g > _ENUM_CELLS:
+            raise ValueError(f"output space too large to enumerate: d·(P−1)·P·g = {d * (P - 1) * P * g} > {_ENUM_CELLS}")
         a, b = np.meshgrid(np.arange(1, P, dtype=np.int64), np.arange(P, dtype=np.int64), indexing="ij")
         h = self.hash(a.ravel()[None, :], b.ravel()[None, :], np.arange(d, dtype=np.int64)[:, None])
         return (h[:, :, None] == np.arange(g)[None, None, :]).reshape(d, -1)
