@@ -39,8 +39,9 @@ is minimised at g = e^ε + 1), at least 2, and capped at 2^30 so P fits the inte
 (it only matters for ε > 20.8; any g ≥ 2 is ε-LDP).
 
 Paper note: arXiv §2.4 prints OLH's p as (e^ε − 1)/(e^ε + g − 1); the probability that the report
-supports the user's own value is GRR_g's keep probability e^ε/(e^ε + g − 1) (Wang et al. 2017, Eq. 13
-and the line above it), which is what is implemented.
+supports the user's own value is GRR_g's keep probability e^ε/(e^ε + g − 1) (as in Wang et al. 2017,
+§4.4; the printed value does not even give p = 1/2 at the paper's own g = e^ε + 1), which is what is
+implemented and what test_olh_exact_distribution_privacy_and_p_q checks by enumeration.
 """
 
 from __future__ import annotations
