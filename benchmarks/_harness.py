@@ -67,7 +67,9 @@ def _rss_of(pid: int) -> float:
 
 
 #: the machine is shared: stop our child before the kernel's OOM killer picks someone else's process
-MIN_SYSTEM_AVAILABLE_MB = 1536
+MIN_SYSTEM_AVAILABLE_MB = 1024
+#: …but only a child that is itself big is stopped for that (killing a 200 MB child frees nothing)
+BIG_CHILD_MB = 1024
 
 
 def mem_available_mb() -> float:
@@ -97,8 +99,8 @@ def run_process(cmd: list[str], timeout: float, mem_limit_mb: float = DEFAULT_ME
     """Run ``cmd`` (which prints one JSON line last) in a fresh process; watch time and RSS.
 
     Killed (status ``timeout`` / ``mem-limit`` / ``mem-pressure``) past ``timeout`` seconds, past
-    ``mem_limit_mb`` of its own RSS, or when the machine's MemAvailable falls under
-    ``MIN_SYSTEM_AVAILABLE_MB`` (other work shares the box)."""
+    ``mem_limit_mb`` of its own RSS, or when it holds over ``BIG_CHILD_MB`` and the machine's
+    MemAvailable falls under ``MIN_SYSTEM_AVAILABLE_MB`` (other work shares the box)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=REPO, env=env,
@@ -110,7 +112,7 @@ def run_process(cmd: list[str], timeout: float, mem_limit_mb: float = DEFAULT_ME
                 break
             elapsed = time.perf_counter() - t0
             peak_seen = max(peak_seen, _rss_of(proc.pid))
-            pressure = mem_available_mb() < MIN_SYSTEM_AVAILABLE_MB
+            pressure = peak_seen > BIG_CHILD_MB and mem_available_mb() < MIN_SYSTEM_AVAILABLE_MB
             if elapsed > timeout or peak_seen > mem_limit_mb or pressure:
                 status = ("timeout" if elapsed > timeout else
                           "mem-limit" if peak_seen > mem_limit_mb else "mem-pressure")

@@ -106,6 +106,7 @@ def measure(s: dict, tmp: Path, mem_limit_mb: float, inproc: bool = False) -> di
     # the box is shared: record how busy it was when the measurement started
     row["loadavg_1min"] = os.getloadavg()[0]
     cpath = H.counts_file(s["d"], s["n"], tmp)
+    proj = 0.0
     if s["impl"] == "ldpopt":
         from ldpopt import oracles
 
@@ -147,7 +148,12 @@ def measure(s: dict, tmp: Path, mem_limit_mb: float, inproc: bool = False) -> di
         payload = ldpopt_measure(cfg)
         r = H.ProcResult("ok", time.perf_counter() - t0, math.nan, payload)
     else:
-        r = H.run_process(cmd, timeout=s["timeout"], mem_limit_mb=mem_limit_mb)
+        for _attempt in range(3):
+            # shared box: start only with room for the child (+2 GB); retry a run stopped for pressure
+            H.wait_for_memory(max(proj, 500) + 2048, max_wait=900)
+            r = H.run_process(cmd, timeout=s["timeout"], mem_limit_mb=mem_limit_mb)
+            if r.status != "mem-pressure":
+                break
     row["status"] = r.status
     row["maxrss_mb"] = r.maxrss_mb
     row["process_wall"] = r.wall
