@@ -1,0 +1,405 @@
+"""Task kinds for the experiments of Wang et al. (arXiv "Consistent and Accurate Frequency Oracles
+under LDP" §4 + App. C; NDSS 2020 "Locally Differentially Private Frequency Estimation with
+Consistency" §V).
+
+Every kind draws one (or, for ``bias-variance``, a block of) noisy estimate(s) per task from
+``task.rng()``, post-processes it with every configured method and returns tidy rows
+``method, metric, value`` plus query-parameter columns (``rho``, ``k``, ``query_set``, ``n_users``,
+``fit``, ``v``). All kinds work for every oracle: the only oracle facts used are those of
+:class:`ldpopt.Estimate` (p, q, n, Eq. 2 variance).
+
+Conventions shared by the kinds (choices where the papers are silent are marked *choice*):
+
+* ``post-pos`` is a query-level method (arXiv §3.1): the answers of Base to the queries, each
+  negative answer set to 0 (:func:`ldpopt.queries.post_pos`). On single values (full domain, top-k)
+  it equals Base-Pos, which is what we report there.
+* ``power-ns`` is computed as Norm-Sub of the Power output of the same estimate (NDSS §IV-E), so a
+  task that wants both pays for Power once.
+* ``params.method_params`` = ``{method = {kw = value}}`` passes keyword arguments to a method.
+* ``params.slow_methods`` (default power, power-ns, calibrate) are computed only in repetitions
+  ``rep < params.slow_reps`` (default: all). *Choice*: Power costs seconds per call (its s fit and
+  the posterior sums over counts), ~10⁴ times the closed forms, so full sweeps run it on fewer
+  repetitions; the tables say how many (rows exist only for those reps). Oracles listed in
+  ``params.slow_skip_oracles`` get no slow methods at all (GRR at d = 1024, ε = 0.2: one Power call
+  took 646 s here, since its posterior sums span ~σn counts).
+* Datasets are the config's ``datasets`` entries; a table entry may add ``sample_n`` (and
+  ``sample_seed``, default 0) to redraw the histogram as ``Multinomial(sample_n, f)`` once, with a
+  fixed seed, so the truth is the same in every task (*choice*: our IPUMS stand-in, US city
+  populations, has n = 2.2·10⁸; we draw n = 602,325 users like the paper's 1 % census sample).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .. import methods as _methods
+from .. import oracles as _oracles
+from ..datasets import Dataset
+from ..methods.normalize import project_simplex
+from ..queries import post_pos
+from .tasks import kind, load_dataset, method_names
+
+__all__ = ["dataset_of", "outputs", "QUERY_METHODS"]
+
+#: pseudo-methods answered at query level, not registered post-processing methods
+QUERY_METHODS = ("post-pos",)
+_DEFAULT_SLOW = ("power", "power-ns", "calibrate")
+
+
+# -- shared helpers ------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=32)
+def _load(spec) -> Dataset:
+    if isinstance(spec, str):
+        return load_dataset(spec)
+    kw = dict(spec)
+    n = kw.pop("sample_n", None)
+    seed = kw.pop("sample_seed", 0)
+    base = load_dataset(tuple(sorted(kw.items())))
+    if n is None:
+        return base
+    return resample(base, int(n), seed)
+
+
+def resample(ds: Dataset, n: int, seed) -> Dataset:
+    """``ds`` with its histogram redrawn as Multinomial(n, f) (same labels and partitions)."""
+    gen = np.random.default_rng(seed)
+    counts = gen.multinomial(n, ds.frequencies).astype(np.int64)
+    return Dataset(name=ds.name, counts=counts, labels=ds.labels, groups=ds.groups,
+                   source=f"{ds.source}; resampled to n={n} users (Multinomial, seed {seed})",
+                   partitions=ds.partitions, meta={**ds.meta, "resampled_n": n})
+
+
+def dataset_of(task) -> Dataset:
+    """The task's dataset (cached per process), honouring ``sample_n``."""
+    return _load(task.dataset)
+
+
+def _params(task) -> dict:
+    return {k: _unfreeze(v) for k, v in dict(task.params).items()}
+
+
+def _unfreeze(v):
+    # the runner freezes lists to tuples and dicts to sorted item tuples
+    if isinstance(v, tuple) and v and all(isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) for x in v):
+        return {k: _unfreeze(x) for k, x in v}
+    if isinstance(v, tuple):
+        return [_unfreeze(x) for x in v]
+    return v
+
+
+def active_methods(task) -> list[str]:
+    """The config's methods, minus the slow ones in repetitions at or beyond ``slow_reps``."""
+    p = _params(task)
+    names = method_names(task)
+    slow = set(p.get("slow_methods", _DEFAULT_SLOW))
+    slow_reps = p.get("slow_reps")
+    skip = (slow_reps is not None and task.rep >= int(slow_reps)) or task.oracle in p.get("slow_skip_oracles", ())
+    if skip:
+        names = [m for m in names if m not in slow]
+    return names
+
+
+def _simulate(task, counts, d, rng):
+    p = _params(task)
+    oracle = _oracles.get(task.oracle, epsilon=task.epsilon, d=d)
+    return oracle.simulate(counts, rng, exact=bool(p.get("exact", False)))
+
+
+def outputs(est, names, method_params=None) -> dict[str, np.ndarray]:
+    """f' of every registered method in ``names`` for one estimate (``post-pos`` is skipped: it is
+    applied to query answers by the caller). Power is computed once for power and power-ns."""
+    mp = method_params or {}
+    out: dict[str, np.ndarray] = {}
+    for m in names:
+        if m in QUERY_METHODS or m in out:
+            continue
+        if m == "power-ns" and mp.get("power-ns", {}) == mp.get("power", {}):
+            if "power" not in out:
+                out["power"] = _methods.postprocess(est, "power", **mp.get("power", {}))
+            out["power-ns"] = project_simplex(out["power"], 1.0)
+            continue
+        out[m] = _methods.postprocess(est, m, **mp.get(m, {}))
+    return {m: out[m] for m in names if m in out}
+
+
+def _answers(Q, fs: dict, names) -> dict[str, np.ndarray]:
+    """Query answers for each method (Q dense or sparse, n_queries × d); post-pos from Base."""
+    res = {m: np.asarray(Q @ f, dtype=np.float64).ravel() for m, f in fs.items()}
+    if "post-pos" in names:
+        res["post-pos"] = post_pos(res["base"] if "base" in res else np.asarray(Q @ fs["_base"]).ravel())
+    return {m: res[m] for m in names if m in res}
+
+
+def _with_base(est, fs):
+    if "base" not in fs:
+        fs = {**fs, "_base": np.asarray(est.f_tilde, dtype=np.float64)}
+    return fs
+
+
+def _one_estimate(task):
+    ds = dataset_of(task)
+    rng = task.rng()
+    est = _simulate(task, ds.counts, ds.d, rng)
+    names = active_methods(task)
+    fs = _with_base(est, outputs(est, names, _params(task).get("method_params")))
+    return ds, rng, est, names, fs
+
+
+def _error_rows(names, ans, truth, **cols) -> list[dict]:
+    rows = []
+    for m in names:
+        err = ans[m] - truth
+        rows.append({"method": m, "metric": "mse", "value": float(np.mean(err ** 2)), **cols})
+        rows.append({"method": m, "metric": "mae", "value": float(np.mean(np.abs(err))), **cols})
+    return rows
+
+
+# -- kinds ----------------------------------------------------------------------------------------
+
+@kind("full-domain")
+def full_domain(task) -> list[dict]:
+    """Full-domain MSE = (1/d) Σ_v (f'_v − f_v)² and MAE = (1/d) Σ_v |f'_v − f_v| (arXiv §4.2 Fig. 1,
+    App. C.2 Fig. 7; NDSS §V-C Fig. 4). Same rows (and same random numbers) as the runner's original
+    ``full-domain`` kind, plus ``post-pos`` (= Base-Pos on single values, arXiv §4.2) when asked."""
+    ds, _, est, names, fs = _one_estimate(task)
+    f = ds.frequencies
+    ans = dict(fs)
+    if "post-pos" in names:
+        ans["post-pos"] = post_pos(np.asarray(est.f_tilde, dtype=np.float64))
+    return _error_rows(names, ans, f)
+
+
+def random_subsets(rng, d: int, size: int, count: int) -> np.ndarray:
+    """``count`` uniform random subsets of ``size`` values (without replacement) as a 0-1 float
+    matrix (count × d): the arg-partition of i.i.d. uniforms is a uniform random size-subset."""
+    if size >= d:
+        return np.ones((count, d))
+    u = rng.random((count, d))
+    idx = np.argpartition(u, size - 1, axis=1)[:, :size]
+    Q = np.zeros((count, d))
+    np.put_along_axis(Q, idx, 1.0, axis=1)
+    return Q
+
+
+@kind("set-value")
+def set_value(task) -> list[dict]:
+    """Random set-value queries (arXiv §4.3 Fig. 2–3, App. C.3 Fig. 8; NDSS §V-D Fig. 6–7).
+
+    For each ρ in ``params.rho`` (percent), ``params.n_sets`` (default 100) subsets of
+    ``max(1, round(ρ/100·d))`` values are drawn without replacement, fresh in every repetition from
+    the task rng (the same subsets for every method); MSE/MAE over those subsets of
+    f'(A) − f(A). *Choice*: the paper says only "we sample D_sρ multiple times".
+    """
+    ds, rng, est, names, fs = _one_estimate(task)
+    p = _params(task)
+    n_sets = int(p.get("n_sets", 100))
+    f = ds.frequencies
+    rows = []
+    for rho in p.get("rho", [10, 50, 90]):
+        size = max(1, int(round(float(rho) / 100.0 * ds.d)))
+        Q = random_subsets(rng, ds.d, size, n_sets)
+        rows += _error_rows(names, _answers(Q, fs, names), Q @ f, rho=float(rho))
+    return rows
+
+
+def _partition_matrix(part: dict, d: int) -> np.ndarray:
+    groups = list(part.values())
+    Q = np.zeros((len(groups), d))
+    for i, idx in enumerate(groups):
+        Q[i, idx] = 1.0
+    return Q
+
+
+@kind("fixed-sets")
+def fixed_sets(task) -> list[dict]:
+    """Fixed category queries: every group of each dataset partition in ``params.partitions`` (arXiv
+    §4.3 Fig. 4, IPUMS SEA/State/Region; NDSS §V-D Fig. 8, 68 emoji categories). MSE/MAE over the
+    groups of a partition; ``query_set`` names the partition, ``rho`` is its mean group size in % of d."""
+    ds, _, est, names, fs = _one_estimate(task)
+    p = _params(task)
+    levels = p.get("partitions") or sorted(ds.partitions)
+    f = ds.frequencies
+    rows = []
+    for level in levels:
+        if level not in ds.partitions:
+            raise ValueError(f"params.partitions: dataset {ds.name!r} has no partition {level!r} "
+                             f"(it has {sorted(ds.partitions)})")
+        Q = _partition_matrix(ds.partitions[level], ds.d)
+        rho = 100.0 * Q.sum() / Q.shape[0] / ds.d
+        rows += _error_rows(names, _answers(Q, fs, names), Q @ f, query_set=str(level), rho=rho)
+    return rows
+
+
+@kind("top-k")
+def top_k(task) -> list[dict]:
+    """Frequent-value queries: MSE/MAE over the k values with the highest true frequency (arXiv §4.4
+    Fig. 5, App. C.4 Fig. 9; NDSS §V-E Fig. 10). Neither oracle nor method knows the top set."""
+    ds, _, est, names, fs = _one_estimate(task)
+    f = ds.frequencies
+    ans = dict(fs)
+    if "post-pos" in names:
+        ans["post-pos"] = post_pos(np.asarray(est.f_tilde, dtype=np.float64))
+    rows = []
+    for k in _params(task).get("k", [2, 4, 8, 16, 32]):
+        top = ds.top(int(k))
+        rows += _error_rows(names, {m: a[top] for m, a in ans.items()}, f[top], k=int(k))
+    return rows
+
+
+@kind("bias-variance")
+def bias_variance(task) -> list[dict]:
+    """Per-value bias and variance over many runs (NDSS §V-B, Fig. 1–3: 5000 runs, Zipf, ε = 1).
+
+    One task runs ``params.runs`` (default 100) estimates and writes, per method and value v,
+    ``sum`` = Σ_runs (f'_v − f_v) and ``sumsq`` = Σ_runs (f'_v − f_v)² (frequency scale), plus a
+    ``runs`` column; the truth is stored once as method ``truth``, metric ``f``. Combine blocks in
+    analysis (:func:`combine_bias_variance`): total runs = Σ runs; bias = Σsum / R, variance =
+    Σsumsq / R − bias² (times R/(R−1) for the unbiased sample variance). Errors, not raw f', are
+    accumulated so the variance of a large f_v does not cancel catastrophically. ``post-pos`` on single
+    values is Base-Pos.
+    """
+    ds = dataset_of(task)
+    rng = task.rng()
+    p = _params(task)
+    runs = int(p.get("runs", 100))
+    names = active_methods(task)
+    mp = p.get("method_params")
+    f = ds.frequencies
+    acc = {m: [np.zeros(ds.d), np.zeros(ds.d)] for m in names}
+    for _ in range(runs):
+        est = _simulate(task, ds.counts, ds.d, rng)
+        fs = outputs(est, names, mp)
+        if "post-pos" in names:
+            fs["post-pos"] = post_pos(np.asarray(est.f_tilde, dtype=np.float64))
+        for m in names:
+            e = fs[m] - f
+            acc[m][0] += e
+            acc[m][1] += e * e
+    v = np.arange(ds.d)
+    cols = {"v": v, "runs": np.full(ds.d, runs)}
+    rows = [{"method": "truth", "metric": "f", "value": f, **cols}]
+    for m in names:
+        rows.append({"method": m, "metric": "sum", "value": acc[m][0], **cols})
+        rows.append({"method": m, "metric": "sumsq", "value": acc[m][1], **cols})
+    return _explode(rows)
+
+
+def _explode(rows: list[dict]):
+    """Column-wise blocks (arrays of length d) → one tidy DataFrame (the runner accepts it)."""
+    import pandas as pd
+
+    return pd.concat([pd.DataFrame(r) for r in rows], ignore_index=True)
+
+
+def combine_bias_variance(table):
+    """Per (dataset, oracle, epsilon, method, v): runs, truth f, bias, variance (frequency scale),
+    from the ``bias-variance`` blocks of a results table."""
+    import pandas as pd
+
+    keys = ["dataset", "oracle", "epsilon"]
+    truth = (table[table.method == "truth"].groupby(keys + ["v"]).value.first().rename("f"))
+    t = table[table.method != "truth"]
+    wide = t.pivot_table(index=keys + ["method", "v", "rep"], columns="metric", values="value", aggfunc="first")
+    runs = t[t.metric == "sum"].set_index(keys + ["method", "v", "rep"]).runs
+    wide = wide.join(runs)
+    g = wide.groupby(level=keys + ["method", "v"]).sum()
+    out = pd.DataFrame({"runs": g["runs"], "bias": g["sum"] / g["runs"]})
+    mean_sq = g["sumsq"] / g["runs"]
+    out["variance"] = (mean_sq - out["bias"] ** 2) * g["runs"] / (g["runs"] - 1)
+    out["mse"] = mean_sq
+    out = out.reset_index().join(truth, on=keys + ["v"])
+    return out
+
+
+def base_mse(est, f) -> float:
+    """Analytic full-domain MSE of Base: (1/d) Σ_v Var(f̃_v), Var from Eq. 2 (NDSS §V-C: for pure
+    oracles (1/d)Σσ_v² = q(1−q)/(n(p−q)²) + (1−p−q)/(d n (p−q)))."""
+    return float(np.mean(est.variance(f)))
+
+
+@kind("benefit")
+def benefit(task) -> list[dict]:
+    """Benefit of post-processing, n → n′ (NDSS §V-C, Fig. 5; Eq. 5).
+
+    For each n in ``params.n`` the dataset's distribution is redrawn as Multinomial(n, f) with a
+    fixed seed (``params.sample_seed``, default 0; the same truth in every repetition; *choice*: the
+    paper only says it varies n), one estimate is simulated, and for each method
+    n′ = n · MSE_Base^analytic(n) / MSE_method, the number of users Base would need, analytically,
+    to reach the method's empirical full-domain MSE (analytic MSE ∝ 1/n). Rows: metric ``mse``,
+    ``n_prime`` and ``ratio`` (= n′/n), with column ``n_users``.
+    """
+    base_ds = dataset_of(task)
+    rng = task.rng()
+    p = _params(task)
+    names = active_methods(task)
+    mp = p.get("method_params")
+    rows = []
+    for n in p.get("n", [200000, 1000000, 2000000]):
+        n = int(n)
+        ds = resample(base_ds, n, (int(p.get("sample_seed", 0)), n))
+        est = _simulate(task, ds.counts, ds.d, rng)
+        fs = outputs(est, names, mp)
+        if "post-pos" in names:
+            fs["post-pos"] = post_pos(np.asarray(est.f_tilde, dtype=np.float64))
+        f = ds.frequencies
+        analytic = base_mse(est, f)
+        for m in names:
+            mse = float(np.mean((fs[m] - f) ** 2))
+            for metric, val in (("mse", mse), ("n_prime", n * analytic / mse), ("ratio", analytic / mse)):
+                rows.append({"method": m, "metric": metric, "value": val, "n_users": n})
+        rows.append({"method": "base-analytic", "metric": "mse", "value": analytic, "n_users": n})
+    return rows
+
+
+@kind("choose-method")
+def choose_method(task) -> list[dict]:
+    """Choosing a method on a synthetic dataset (NDSS §V-D, Fig. 9).
+
+    One estimate f̃ of the real data; for every ``fit`` in ``params.fits`` (default norm-sub and
+    power-ns) the post-processed f̂ (consistent) is taken as a synthetic distribution; a synthetic
+    population of the same n is drawn as Multinomial(n, f̂) (*choice*: the paper says "fit a
+    synthetic dataset from the estimation"), the oracle is re-run on it ``params.inner_runs``
+    (default 5) times, every method answers the fixed category queries of ``params.partition``, and
+    its MSE against the synthetic truth is recorded (``fit`` = the fit method). The methods' MSE on
+    the real data for the same original estimate is recorded with ``fit = "real"``; the method a fit
+    would pick is the argmin of its mean MSE (see :func:`chosen_methods`).
+    """
+    ds, rng, est, names, fs = _one_estimate(task)
+    p = _params(task)
+    level = p.get("partition", "subgroup")
+    if level not in ds.partitions:
+        raise ValueError(f"params.partition: dataset {ds.name!r} has no partition {level!r}")
+    Q = _partition_matrix(ds.partitions[level], ds.d)
+    mp = p.get("method_params")
+    rows = []
+    real = _answers(Q, fs, names)
+    truth = Q @ ds.frequencies
+    for m in names:
+        rows.append({"method": m, "metric": "mse", "value": float(np.mean((real[m] - truth) ** 2)),
+                     "fit": "real", "query_set": level})
+    dropped = set(method_names(task)) - set(names)  # slow methods not run in this repetition
+    fits = [f for f in p.get("fits", ["norm-sub", "power-ns"]) if f not in dropped]
+    fit_outputs = outputs(est, fits, mp)
+    for fit, fhat in fit_outputs.items():
+        fhat = np.clip(fhat, 0.0, None)
+        syn = rng.multinomial(est.n, fhat / fhat.sum()).astype(np.int64)
+        syn_truth = Q @ (syn / syn.sum())
+        acc = {m: 0.0 for m in names}
+        inner = int(p.get("inner_runs", 5))
+        for _ in range(inner):
+            e2 = _simulate(task, syn, ds.d, rng)
+            a2 = _answers(Q, _with_base(e2, outputs(e2, names, mp)), names)
+            for m in names:
+                acc[m] += float(np.mean((a2[m] - syn_truth) ** 2)) / inner
+        rows += [{"method": m, "metric": "mse", "value": acc[m], "fit": fit, "query_set": level} for m in names]
+    return rows
+
+
+def chosen_methods(table):
+    """Per (dataset, oracle, ε, fit): the method with the smallest mean MSE (over repetitions)."""
+    g = table.groupby(["dataset", "oracle", "epsilon", "fit", "method"]).value.mean().reset_index()
+    idx = g.groupby(["dataset", "oracle", "epsilon", "fit"]).value.idxmin()
+    return g.loc[idx].rename(columns={"method": "chosen", "value": "mse"}).reset_index(drop=True)
