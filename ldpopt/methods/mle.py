@@ -220,19 +220,31 @@ def mle_apx_formula_ndss(estimate: Estimate, support) -> np.ndarray:
 
 
 # -- exact solvers -----------------------------------------------------------------------------
-def _x_star_sorted(a: np.ndarray, B: float, s: float, C: float) -> float:
+def _denominator(k, p: float, s: float):
+    """C + k·s written as p(1 − p) + (k − 1)·s: a sum of non-negative terms. The direct form
+    cancels when p + q > 1 and p → 1 (BLH/HR at large ε: C ≈ −s), losing all digits of 1 − p."""
+    return p * (1.0 - p) + (k - 1) * s
+
+
+def _kappa(r, p: float, q: float):
+    """K_v/(p − q) = r_v(1 − p − q) + p q written as (1 − r_v) p q + r_v (1 − p)(1 − q) (r_v = c_v/n
+    ∈ [0, 1]): non-negative terms, so no cancellation whatever the sign of 1 − p − q."""
+    return (1.0 - r) * (p * q) + r * ((1.0 - p) * (1.0 - q))
+
+
+def _x_star_sorted(a: np.ndarray, B: float, s: float, C: float, p: float, q: float) -> float:
     """x* by the breakpoint scan (module docstring, 'Exact solution without iteration')."""
     d = a.shape[0]
     amax = float(np.max(a))
     # Lower bounds on x*: x_D (S = D ⊇ S*) and x_{1} (S = {argmax} ⊆ S*). a_v ≤ s·x_lo ⇒ v ∉ S*.
-    x_lo = max((float(np.sum(a)) - B) / (C + d * s), (amax - B) / (C + s))
+    x_lo = max((float(np.sum(a)) - B) / _denominator(d, p, s), (amax - B) / _denominator(1, p, s))
     cand = a[a > s * x_lo]
     # A few steps of the paper's iteration on the candidates (each x_S, S ⊇ S*, is a lower bound
     # on x*, step 1 of the proof above) shrink the set cheaply before sorting.
     for _ in range(8):
         if cand.shape[0] <= 4096:
             break
-        x_new = (float(np.sum(cand)) - B) / (C + cand.shape[0] * s)
+        x_new = (float(np.sum(cand)) - B) / _denominator(cand.shape[0], p, s)
         nxt = cand[cand > s * x_new]
         shrunk = nxt.shape[0] < 0.5 * cand.shape[0]
         cand = nxt
@@ -241,26 +253,49 @@ def _x_star_sorted(a: np.ndarray, B: float, s: float, C: float) -> float:
     u = np.sort(cand)[::-1]  # argmax survives in exact arithmetic (amax > s x* ≥ s x_lo)
     if u.shape[0] == 0:  # only by rounding: scan everything
         u = np.sort(a)[::-1]
-    cs = np.cumsum(u)
+    # k is in the support iff K_(k) > s Σ_{i<k}(a_(i) − a_(k)) (module docstring). Both sides in a
+    # cancellation-free form: K from _kappa, the differences shifted by a_(1) (exact for ties).
+    t = u - u[0]
     k = np.arange(1, u.shape[0] + 1, dtype=np.float64)
-    rho = int(np.flatnonzero(u * (C + k * s) > s * (cs - B))[-1]) + 1
-    x = (cs[rho - 1] - B) / (C + rho * s)
-    return _polish_x(a, B, s, C, x)
+    below = np.concatenate(([0.0], np.cumsum(t)[:-1])) - (k - 1) * t  # Σ_{i<k}(t_i − t_k) ≥ 0
+    rho = int(np.flatnonzero(B * _kappa(u + q, p, q) > s * below)[-1]) + 1
+    x = (float(np.sum(u[:rho])) - B) / _denominator(rho, p, s)
+    return _polish_x(a, B, s, p, x)
 
 
-def _polish_x(a, B, s, C, x: float) -> float:
+def _polish_x(a, B, s, p, x: float) -> float:
     """Recompute x from the support {a > s x} with pairwise summation (exact if the support is)."""
     for _ in range(3):
         sup = a > s * x
-        x_new = (float(np.sum(a[sup])) - B) / (C + int(np.count_nonzero(sup)) * s)
+        x_new = (float(np.sum(a[sup])) - B) / _denominator(int(np.count_nonzero(sup)), p, s)
         if x_new == x:
             break
         x = x_new
     return x
 
 
-def _f_of_x(a, B, s, C, x: float) -> np.ndarray:
-    return np.maximum((a - s * x) / (B + C * x), 0.0)
+def _f_on_support(r: np.ndarray, p: float, q: float, s: float, sup: np.ndarray) -> np.ndarray:
+    """Eq. 14 on the support S, rewritten without cancellation, 0 off S.
+
+    With x = x_S, a_v − s x = (K_v + s Σ_{i∈S}(a_v − a_i))/(C + k s) and B + C x = Σ_S K_i/(C + k s),
+    so f_v = (K_v + s(k a_v − Σ_S a))/Σ_S K_i: Σ_S f = 1 by construction, every K ≥ 0 is summed, not
+    differenced, and the a-differences are taken from the largest supported a (exact for ties).
+    Rounding may leave a boundary value at −1e-17; it is clipped to 0.
+    """
+    out = np.zeros(r.shape[0])
+    rs = r[sup]
+    k = rs.shape[0]
+    t = rs - rs.max()
+    kap = _kappa(rs, p, q)
+    out[sup] = np.maximum((kap + (s / (p - q)) * (k * t - float(np.sum(t)))) / float(np.sum(kap)), 0.0)
+    return out
+
+
+def _f_of_x(a, B, s, C, x: float, p: float, q: float) -> np.ndarray:
+    sup = a > s * x
+    if not sup.any():  # x rounded past a_max/s: the support always holds the largest a
+        sup = a == a.max()
+    return _f_on_support(a + q, p, q, s, sup)
 
 
 def mle_apx_lambda(estimate: Estimate, lam) -> np.ndarray:
@@ -280,9 +315,15 @@ def mle_apx_lambda(estimate: Estimate, lam) -> np.ndarray:
 
 
 def _x_star_brentq(est: Estimate, a, B, s, C, polish: bool) -> float:
+    # λ = −Cx² − 2Bx and B + Cx = √(B² − Cλ) are differences of O(1) terms whose results are
+    # O(p(1 − p)) or O(q(1 − q)) near the support's ends: below 1e-6 the bracket or the root is
+    # unreliable (seen: wrong supports at BLH ε = 30). The sort path has no such limit.
+    if min(est.p * (1.0 - est.p), s) < 1e-6:
+        raise ValueError(f"method='brentq' is ill-conditioned at p={est.p!r}, q={est.q!r} (p(1 - p) or "
+                         "q(1 - q) < 1e-6, i.e. large epsilon); use method='sort'")
     g = lambda x: -C * x * x - 2.0 * B * x  # noqa: E731  λ as a function of x
     lam_lo = g(float(np.max(a)) / s)                      # = min_v h_v'(0)
-    lam_hi = g((float(np.min(a)) - B) / (s + C))          # = max_v h_v'(1)
+    lam_hi = g((float(np.min(a)) - B) / _denominator(1, est.p, s))  # = max_v h_v'(1)
 
     def excess(lam):
         r = np.sqrt(max(B * B - C * lam, 0.0))
@@ -292,7 +333,7 @@ def _x_star_brentq(est: Estimate, a, B, s, C, polish: bool) -> float:
     scale = max(abs(lam_lo), abs(lam_hi), 1.0)
     lam = brentq(excess, lam_lo, lam_hi, xtol=1e-15 * scale, rtol=4 * np.finfo(float).eps, maxiter=500)
     x = -lam / (B + np.sqrt(max(B * B - C * lam, 0.0)))
-    return _polish_x(a, B, s, C, x) if polish else x
+    return _polish_x(a, B, s, est.p, x) if polish else x
 
 
 @register(
@@ -324,12 +365,12 @@ def mle_apx(estimate: Estimate, method: str = "sort", polish: bool = True) -> np
     est = _check_estimate(estimate)
     a, B, s, C = _params(est)
     if method == "sort":
-        x = _x_star_sorted(a, B, s, C)
+        x = _x_star_sorted(a, B, s, C, est.p, est.q)
     elif method == "brentq":
         x = _x_star_brentq(est, a, B, s, C, bool(polish))
     else:
         raise ValueError(f"method must be 'sort' or 'brentq', got {method!r}")
-    return _f_of_x(a, B, s, C, x)
+    return _f_of_x(a, B, s, C, x, est.p, est.q)
 
 
 def mle_apx_paper_iterate(estimate: Estimate, max_iter: int | None = None):
@@ -348,13 +389,17 @@ def mle_apx_paper_iterate(estimate: Estimate, max_iter: int | None = None):
     if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
     p, q = est.p, est.q
-    a = est.counts / est.n - q
-    B, s, Cx, Cf = p - q, q * (1 - q), (p - q) * (1 - p - q), p * (1 - p) - q * (1 - q)
+    r = est.counts / est.n
+    s = q * (1 - q)
     mask = np.ones(est.d, dtype=bool)
     for it in range(1, int(max_iter) + 1):
-        # Eq. 14 on D₁ (same arithmetic as mle_apx_formula_arxiv, without re-validating each time)
-        x = (float(np.sum(a[mask])) - B) / (Cx + int(np.count_nonzero(mask)) * s)
-        f = np.where(mask, (a - s * x) / (B + Cf * x), 0.0)
+        # Eq. 14 on D₁, in the algebraically identical cancellation-free form of _f_on_support
+        # (the printed form loses all digits of 1 − p when p + q > 1 and p → 1), unclipped here
+        rs = r[mask]
+        t = rs - rs.max()
+        kap = _kappa(rs, p, q)
+        f = np.zeros(est.d)
+        f[mask] = (kap + (s / (p - q)) * (rs.shape[0] * t - float(np.sum(t)))) / float(np.sum(kap))
         neg = f < 0
         if not neg.any():
             return f, it
