@@ -190,5 +190,11 @@ def test_plots_from_saved_results_only(results, tmp_path, monkeypatch):
         made += plots_jia.PLOTS[load_config(c).kind](table, tmp_path)
     # noise: 2; error: 2; hh: 2 (the quick all-oracle hh sweep has one ε and one ratio: no curve)
     assert len(made) == 6
+    # through the shared registry (kind looked up in the saved meta.json)
+    from ldpopt.experiments import plot as registry
+
+    made += registry.plot(out / "jia_fig7_error-quick", out=tmp_path / "reg")
+    made += registry.plot(out / "jia_fig5_6_hh_threshold-quick", out=tmp_path / "reg")
+    assert len(made) == 8
     for p in made:
         assert Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and Path(p).stat().st_size > 5000

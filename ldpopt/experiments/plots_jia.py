@@ -121,6 +121,9 @@ def plot_noise(table: pd.DataFrame, out, oracle: str = "oue", epsilon: float | N
             ax.errorbar(g.epsilon, g["mean"], yerr=g["se"], marker="o", ms=3, capsize=2, label=orc.upper())
         ax.axhline(1.0, color="k", lw=0.8)
         ax.set_xscale("log")
+        ticks = sorted(vr.epsilon.unique())
+        ax.set_xticks(ticks, [f"{e:g}" for e in ticks])
+        ax.minorticks_off()
         ax.set_xlabel("ε")
         ax.set_ylabel("fitted var / Eq. 14 var")
         ax.set_title(ds, fontsize=9)
@@ -210,10 +213,17 @@ def plot_heavy_hitters(table: pd.DataFrame, out) -> list[Path]:
 PLOTS = {"noise-distribution": plot_noise, "estimation-error": plot_estimation_error,
          "heavy-hitters": plot_heavy_hitters}
 
-try:  # the shared figure registry (ldpopt/experiments/plot.py), when present
+try:  # the shared figure registry: ldpopt.experiments.plot.plot(name) finds these by kind
     from .plot import register_plot as _register_plot
-except ImportError:  # pragma: no cover - registry not written yet
+except ImportError:  # pragma: no cover - registry absent
     _register_plot = None
 if _register_plot is not None:
+    def _registered(fn):
+        # registry signature fn(table, meta, out_dir, stem); ours take (table, out)
+        def wrapper(table, meta, out_dir, stem):
+            return fn(table, out_dir)
+        wrapper.__doc__ = fn.__doc__
+        return wrapper
+
     for _kind, _fn in PLOTS.items():
-        _register_plot(_kind)(_fn)
+        _register_plot(_kind)(_registered(_fn))
