@@ -33,7 +33,7 @@ class FrequencyOracle(abc.ABC):
     """Base class: an ε-LDP frequency oracle on the domain {0, …, d−1}.
 
     Subclasses set ``name`` and implement ``p``, ``q``, ``perturb``, ``aggregate``,
-    ``sample_counts`` and ``output_distribution``.
+    ``support_matrix``, ``sample_counts`` and ``output_distribution``.
     """
 
     name: ClassVar[str]
@@ -90,6 +90,12 @@ class FrequencyOracle(abc.ABC):
     @abc.abstractmethod
     def aggregate(self, reports) -> np.ndarray:
         """Server side: support counts c (int64, length d) from the reports ``perturb`` returned."""
+
+    @abc.abstractmethod
+    def support_matrix(self, reports) -> np.ndarray:
+        """Per-report support: a bool (m, d) array whose entry (i, v) says whether report i supports
+        value v (v ∈ Y_i, arXiv §2.4). ``support_matrix(r).sum(axis=0) == aggregate(r)`` always;
+        O(m·d) memory, meant for audits and tests (the aggregators never build it)."""
 
     # -- the fast path -------------------------------------------------------------------------
     @abc.abstractmethod

@@ -42,6 +42,11 @@ class GRR(FrequencyOracle):
         r = check_values(reports, self.d, "reports")
         return np.bincount(r, minlength=self.d).astype(np.int64)
 
+    def support_matrix(self, reports) -> np.ndarray:
+        """(m, d) bool: report i supports only the value it reports (one-hot rows)."""
+        r = check_values(reports, self.d, "reports")
+        return r[:, None] == np.arange(self.d)[None, :]
+
     def sample_counts(self, true_counts, rng) -> np.ndarray:
         """Exact in distribution. GRR(v) equals "report v w.p. p − q, otherwise a uniform value of
         D" (then Pr[v] = p − q + (1 − p + q)/d = p since 1 − p + q = dq). So: per value, a

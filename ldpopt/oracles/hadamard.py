@@ -136,6 +136,11 @@ class HR(FrequencyOracle):
         y = check_values(reports, self.K, "reports")
         return self._counts_from_histogram(np.bincount(y, minlength=self.K).astype(np.int64))
 
+    def support_matrix(self, reports) -> np.ndarray:
+        """(m, d) bool: output y supports v iff y ∈ C_v, i.e. H[v+1, y] = +1."""
+        y = check_values(reports, self.K, "reports")
+        return _parity(self._rows[None, :] & y[:, None]) == 0
+
     def aggregate_naive(self, reports) -> np.ndarray:
         """Reference aggregator: c_v = #{i : H[v+1, y_i] = +1} by direct evaluation (O(n·d)); for tests."""
         y = check_values(reports, self.K, "reports")

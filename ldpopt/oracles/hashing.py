@@ -331,9 +331,14 @@ class OLH(FrequencyOracle):
         w = 1.0 / (P * (P - 1))
         return np.where(self.support_matrix(), self._keep * w, self._move_each * w)
 
-    def support_matrix(self) -> np.ndarray:
-        """Boolean (d, |Y|): does output column y = (a, b, r) support value v (H_{a,b}(v) = r)?
-        Same column order and size limit as :meth:`output_distribution`."""
+    def support_matrix(self, reports=None) -> np.ndarray:
+        """Per-report support, bool (m, d): report (a, b, r) supports v iff H_{a,b}(v) = r.
+
+        Called without ``reports``: the enumeration (d, |Y|) over every output column y = (a, b, r),
+        same column order and size limit as :meth:`output_distribution`."""
+        if reports is not None:
+            a, b, r = self._check_reports(reports)
+            return self.hash(a[:, None], b[:, None], np.arange(self.d, dtype=np.int64)[None, :]) == r[:, None]
         P, g, d = self.P, self.g, self.d
         if d * (P - 1) * P * g > _ENUM_CELLS:
             raise ValueError(f"output space too large to enumerate: d·(P−1)·P·g = {d * (P - 1) * P * g} > {_ENUM_CELLS}")

@@ -194,6 +194,17 @@ class SS(FrequencyOracle):
     def aggregate(self, reports) -> np.ndarray:
         """Server side: c_v = number of reports (rows) containing v. Checks that every row is a set of
         k distinct integers in [0, d)."""
+        r = self._check_reports(reports)
+        return np.bincount(r.reshape(-1), minlength=self.d).astype(np.int64)
+
+    def support_matrix(self, reports) -> np.ndarray:
+        """(m, d) bool: report i supports v iff v is in its subset."""
+        r = self._check_reports(reports)
+        out = np.zeros((r.shape[0], self.d), dtype=bool)
+        out[np.arange(r.shape[0])[:, None], r] = True
+        return out
+
+    def _check_reports(self, reports) -> np.ndarray:
         r = np.asarray(reports)
         if r.ndim != 2 or r.shape[1] != self.k or r.shape[0] < 1:
             raise ValueError(f"reports must have shape (m >= 1, k = {self.k}), got {r.shape}")
@@ -214,7 +225,7 @@ class SS(FrequencyOracle):
                     ok = seen.reshape(mb, self.d).sum(axis=1) == self.k
                     row = start + int(np.flatnonzero(~ok)[0])
                     raise ValueError(f"reports must hold k distinct values per row; row {row} repeats one")
-        return np.bincount(r.reshape(-1), minlength=self.d).astype(np.int64)
+        return r
 
     def sample_counts(self, true_counts, rng) -> np.ndarray:
         """Fast path, NOT exact jointly: independent c_v = Binomial(n_v, p) + Binomial(n − n_v, q).

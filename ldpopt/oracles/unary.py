@@ -242,14 +242,21 @@ class _UnaryEncoding(FrequencyOracle):
             reports[:, -1] &= np.uint8((0xFF << (8 - self.d % 8)) & 0xFF)  # zero the padding bits
         return reports
 
-    def aggregate(self, reports) -> np.ndarray:
-        """Server side: c_v = number of reports with bit v set (int64, length d)."""
+    def _check_reports(self, reports) -> np.ndarray:
         if not isinstance(reports, np.ndarray) or reports.dtype != np.uint8:
             raise TypeError("reports must be a uint8 numpy array of packed bits (as returned by perturb)")
         if reports.ndim != 2 or reports.shape[1] != self.nbytes or reports.shape[0] < 1:
             raise ValueError(f"reports must have shape (m >= 1, {self.nbytes}) for d = {self.d}, "
                              f"got {reports.shape}")
-        return column_counts(np.ascontiguousarray(reports), self.d)
+        return reports
+
+    def aggregate(self, reports) -> np.ndarray:
+        """Server side: c_v = number of reports with bit v set (int64, length d)."""
+        return column_counts(np.ascontiguousarray(self._check_reports(reports)), self.d)
+
+    def support_matrix(self, reports) -> np.ndarray:
+        """(m, d) bool: the unpacked bits (report i supports v iff bit v is set)."""
+        return np.unpackbits(self._check_reports(reports), axis=1, count=self.d).astype(bool)
 
     def sample_counts(self, true_counts, rng) -> np.ndarray:
         """Exact in distribution: the bits of different users and of different positions are
