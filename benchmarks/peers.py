@@ -182,11 +182,11 @@ def main(argv: list[str]) -> int:
     if lib == "multi-freq-ldpy":
         run_mfl(oracle, values, eps, d, warm=values[:: max(1, n // 10)][:10])
     rss0 = _rss_mb()
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     f_hat = run_pure_ldp(oracle, values, eps, d) if lib == "pure-ldp" else run_mfl(oracle, values, eps, d)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     f = counts / n
-    out = {"seconds": seconds, "rss_before_mb": rss0, "maxrss_mb": _maxrss_mb(),
+    out = {"seconds": seconds, "cpu_seconds": cpu, "rss_before_mb": rss0, "maxrss_mb": _maxrss_mb(),
            "linf_err": float(np.max(np.abs(np.asarray(f_hat, dtype=float) - f))), "n": n}
     print(json.dumps(out))
     return 0
