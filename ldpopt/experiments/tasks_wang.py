@@ -255,8 +255,9 @@ def bias_variance(task) -> list[dict]:
 
     One task runs ``params.runs`` (default 100) estimates and writes, per method and value v,
     ``sum`` = Σ_runs (f'_v − f_v) and ``sumsq`` = Σ_runs (f'_v − f_v)² (frequency scale), plus a
-    ``runs`` column; the truth is stored once as method ``truth``, metric ``f``. Combine blocks in
-    analysis (:func:`combine_bias_variance`): total runs = Σ runs; bias = Σsum / R, variance =
+    ``runs`` and an ``n_users`` column (for the paper's count scale); the truth is stored once per
+    task as method ``truth``, metric ``f``. Combine blocks in analysis
+    (:func:`combine_bias_variance`): total runs R = Σ runs; bias = Σsum / R, variance =
     Σsumsq / R − bias² (times R/(R−1) for the unbiased sample variance). Errors, not raw f', are
     accumulated so the variance of a large f_v does not cancel catastrophically. ``post-pos`` on single
     values is Base-Pos.
@@ -279,7 +280,7 @@ def bias_variance(task) -> list[dict]:
             acc[m][0] += e
             acc[m][1] += e * e
     v = np.arange(ds.d)
-    cols = {"v": v, "runs": np.full(ds.d, runs)}
+    cols = {"v": v, "runs": np.full(ds.d, runs), "n_users": np.full(ds.d, ds.n)}
     rows = [{"method": "truth", "metric": "f", "value": f, **cols}]
     for m in names:
         rows.append({"method": m, "metric": "sum", "value": acc[m][0], **cols})
@@ -307,6 +308,8 @@ def combine_bias_variance(table):
     wide = wide.join(runs)
     g = wide.groupby(level=keys + ["method", "v"]).sum()
     out = pd.DataFrame({"runs": g["runs"], "bias": g["sum"] / g["runs"]})
+    if "n_users" in t:
+        out = out.join(t.groupby(keys + ["method", "v"]).n_users.first())
     mean_sq = g["sumsq"] / g["runs"]
     out["variance"] = (mean_sq - out["bias"] ** 2) * g["runs"] / (g["runs"] - 1)
     out["mse"] = mean_sq
