@@ -352,11 +352,16 @@ def markdown(result: dict) -> str:
 
     priv = result.get("peer_oue_privacy")
     if priv and isinstance(priv, list):
-        L += ["### Peers' OUE: is it ε-LDP?", "", "| library | p | q | p(1−q)/(q(1−p)) | e^ε | ε-LDP | where |",
-              "|---|---|---|---|---|---|---|"]
+        L += ["### Peers' OUE: is it ε-LDP? (ε = 1)", "",
+              "From the code's p, q, and from what the client does (p̂, q̂ over 10⁵ reports at d = 8).", "",
+              "| library | p, q in code | p(1−q)/(q(1−p)) | p̂, q̂ measured | ratio measured (± s.e.) | e^ε | ε-LDP | where |",
+              "|---|---|---|---|---|---|---|---|"]
         for p in priv:
-            L.append(f"| {p['lib']} | {p['p']:.6g} | {p['q']:.6g} | {p['ratio']:.6g} | {p['e_eps']:.6g} | "
-                     f"{'yes' if p['satisfies_ldp'] else 'NO'} | `{p['where']}` |")
+            ok = p["satisfies_ldp"] and p.get("empirical_ldp_ok", True)
+            emp = (f"{p['p_hat']:.4f}, {p['q_hat']:.4f} | {p['ratio_hat']:.3f} ± {p['ratio_hat_se']:.3f}"
+                   if "p_hat" in p else "— | —")
+            L.append(f"| {p['lib']} | {p['p']:.4g}, {p['q']:.4g} | {p['ratio']:.4f} | {emp} | {p['e_eps']:.4f} | "
+                     f"{'yes' if ok else 'NO'} | `{p['where']}` |")
         L.append("")
     return "\n".join(L)
 

@@ -154,9 +154,40 @@ def oue_privacy_ratio(lib: str, eps: float, d: int) -> dict:
         where = "multi_freq_ldpy/pure_frequency_oracles/UE.py:36-37 (UE_Client, optimal=True)"
         consistent = True
     ratio = p * (1 - q) / (q * (1 - p))
+    emp = oue_empirical(lib, eps)
     return {"lib": lib, "p": p, "q": q, "ratio": ratio, "e_eps": math.exp(eps),
             "satisfies_ldp": bool(ratio <= math.exp(eps) * (1 + 1e-12)),
-            "client_server_agree": bool(consistent), "where": where}
+            "client_server_agree": bool(consistent), "where": where, **emp}
+
+
+def oue_empirical(lib: str, eps: float, d: int = 8, m: int = 100_000, seed: int = 7) -> dict:
+    """What the client actually does: Pr[own bit = 1] and Pr[other bit = 1] from m reports of value 0.
+
+    p/q attributes can be right while the sampling is wrong (pure-ldp ≤ 1.1.2 set the own bit to 1
+    w.p. p *on top of* a Bernoulli(q) draw, so it was 1 w.p. p + (1 − p)q). The ratio
+    p̂(1 − q̂)/(q̂(1 − p̂)) is compared with e^ε; its standard error is from the delta method.
+    """
+    import math
+
+    import numpy as np
+
+    random.seed(seed)
+    np.random.seed(seed)
+    if lib == "pure-ldp":
+        from pure_ldp.frequency_oracles.unary_encoding import UEClient
+
+        c = UEClient(eps, d, use_oue=True, index_mapper=lambda x: x)
+        reps = np.array([c.privatise(0) for _ in range(m)], dtype=float)
+    else:
+        from multi_freq_ldpy.pure_frequency_oracles.UE import UE_Client
+
+        reps = np.array([UE_Client(0, d, eps, True) for _ in range(m)], dtype=float)
+    ph, qh = reps[:, 0].mean(), reps[:, 1:].mean()
+    r = ph * (1 - qh) / (qh * (1 - ph))
+    # delta method: Var(log r) ≈ Var(p̂)/(p̂(1−p̂))² + Var(q̂)/(q̂(1−q̂))²
+    se_log = math.sqrt(1 / (m * ph * (1 - ph)) + 1 / (m * (d - 1) * qh * (1 - qh)))
+    return {"p_hat": ph, "q_hat": qh, "ratio_hat": r, "ratio_hat_se": r * se_log, "m": m,
+            "empirical_ldp_ok": bool(r <= math.exp(eps) * math.exp(5 * se_log))}
 
 
 # -- driver -------------------------------------------------------------------------------------
