@@ -252,3 +252,11 @@ def test_bad_input():
         bayes.power(np.array([0.5, 0.5]), s=1.0)
     with pytest.raises(ValueError, match="must be finite"):
         Estimate.from_frequencies([0.5, float("nan")], 100, 1.0, 0.5, 0.25)
+
+
+def test_power_sum_euler_maclaurin_matches_direct_sum():
+    """H_n(a) used by the mean-variance fit: Euler–Maclaurin tail vs the direct sum."""
+    for n in (2001, 100_000):
+        k = np.arange(1, n + 1, dtype=np.float64)
+        for a in (-1.0, 0.0, 0.5, 1.0, 1.0 + 1e-9, 1.5, 3.0, 10.0):
+            assert bayes._power_sum(a, n) == pytest.approx(np.sum(k ** -a), rel=1e-12)

@@ -102,10 +102,21 @@ def _tail_T(n: int) -> float:
 def windows(x: np.ndarray, S: float, prior: Prior) -> tuple[np.ndarray, np.ndarray]:
     """Integer windows [lo, hi] outside of which every term is provably negligible (module doc)."""
     k0 = prior.probe(x, S)
-    phi0 = prior._phi(x, k0, S)
-    half = S * np.sqrt(2.0 * (_tail_T(prior.n) - phi0))
-    lo = np.maximum(np.ceil(x - half), prior.kmin)
-    hi = np.minimum(np.floor(x + half), prior.n)
+    T = _tail_T(prior.n)
+    if prior.kind == "gaussian":
+        # The summand is exactly C(x)·exp(−(k − c)²/(2v)) with c = (μS² + xτ²)/(S² + τ²) and
+        # v = S²τ²/(S² + τ²): the same argument with this single Gaussian and k0 = round(c).
+        a, b = S * S, prior.tau * prior.tau
+        c = (prior.mu * a + x * b) / (a + b)
+        v = a * b / (a + b)
+        half = np.sqrt(2.0 * v * T + (k0 - c) ** 2)
+        centre = c
+    else:
+        phi0 = prior._phi(x, k0, S)
+        half = S * np.sqrt(2.0 * (T - phi0))
+        centre = x
+    lo = np.maximum(np.ceil(centre - half), prior.kmin)
+    hi = np.minimum(np.floor(centre + half), prior.n)
     # k0 satisfies the window inequality, so lo ≤ k0 ≤ hi up to rounding; include it explicitly.
     lo = np.minimum(lo, k0)
     hi = np.maximum(hi, k0)
