@@ -182,6 +182,44 @@ def _cmd_experiment_list(args) -> int:
     return 0
 
 
+def _cmd_verify(args) -> int:
+    """``ldpopt verify``: run the claims of :mod:`ldpopt.verify`; exit 0 iff every expected claim holds."""
+    from . import verify
+
+    def floats(xs):
+        return None if xs is None else [float(x) for x in xs]
+
+    def ints(xs):
+        return None if xs is None else [int(float(x)) for x in xs]
+
+    say = None if args.json else (lambda msg: print(msg, file=sys.stderr))
+    df = verify.run(oracles=args.oracles, epsilons=floats(args.epsilons), ns=ints(args.n), ds=ints(args.d),
+                    seeds=ints(args.seeds), solver=args.solver, quick=args.quick, progress=say)
+    fails = verify.failures(df)
+    found = verify.findings(df)
+    code = verify.exit_code(df)
+    if args.json:
+        doc = {"exit_code": code, "findings": found, "failures": sorted(set(fails["claim"])),
+               "summary": json.loads(verify.summary(df).to_json(orient="records")),
+               "rows": json.loads(df.to_json(orient="records"))}
+        json.dump(doc, sys.stdout)
+        sys.stdout.write("\n")
+        return code
+    with pd.option_context("display.width", 200, "display.max_colwidth", 60, "display.max_rows", 500):
+        print(verify.summary(df).drop(columns=["failing_settings"]).to_string(index=False))
+    print("\nFindings (reported either way):")
+    for claim, outcome in found.items():
+        print(f"  {claim}: {outcome}")
+    if len(fails):
+        print("\nClaims expected to hold that do NOT hold:")
+        for r in fails.itertuples():
+            print(f"  {r.claim} [{r.oracle} eps={r.epsilon} n={r.n} d={r.d} {r.solver or ''}]: "
+                  f"{r.metric}={r.value:.3g} (tolerance {r.tolerance}) {r.note}")
+    else:
+        print("\nEvery claim expected to hold holds.")
+    return code
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="ldpopt", description="Post-processing of LDP frequency estimates.")
     ap.add_argument("--version", action="version", version=f"ldpopt {__version__}")
@@ -214,6 +252,17 @@ def build_parser() -> argparse.ArgumentParser:
     er.set_defaults(func=_cmd_experiment_run)
     el = exsub.add_parser("list", help="list the experiment configs")
     el.set_defaults(func=_cmd_experiment_list)
+
+    vf = sub.add_parser("verify", help="check the papers' claims, closed forms vs the cvxpy solver")
+    vf.add_argument("--oracles", nargs="+", default=None, help=f"oracles (default all: {oracles.available()})")
+    vf.add_argument("--epsilons", nargs="+", default=None, help="privacy budgets (default 0.5 2 8)")
+    vf.add_argument("--n", nargs="+", default=None, help="numbers of users (default 1e4 1e6)")
+    vf.add_argument("--d", nargs="+", default=None, help="domain sizes (default 10 1000)")
+    vf.add_argument("--seeds", nargs="+", default=None, help="seeds (default 0)")
+    vf.add_argument("--solver", default=None, help="referee for Norm-Sub = CLS (default OSQP and Clarabel)")
+    vf.add_argument("--quick", action="store_true", help="small grid (~15 s)")
+    vf.add_argument("--json", action="store_true", help="print the table, summary and findings as JSON")
+    vf.set_defaults(func=_cmd_verify)
     return ap
 
 
