@@ -128,6 +128,20 @@ def two_panel(ax_pair, s: pd.DataFrame, x: str, xlabel: str, ylabel: str, logx=F
         ax.legend(fontsize=7)
 
 
+def _save(fig, path: Path, dpi: int = 80) -> None:
+    """PNG at ``dpi``, re-encoded with a 64-colour palette: line plots lose nothing visible and the
+    file is ~4x smaller (figures are committed under docs/figures)."""
+    fig.savefig(path, dpi=dpi)
+    try:
+        from PIL import Image
+
+        with Image.open(path) as im:
+            small = im.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
+        small.save(path, optimize=True)
+    except ImportError:  # Pillow is a matplotlib dependency; keep the plain PNG if it is missing
+        pass
+
+
 def _grid_figure(s: pd.DataFrame, x: str, rows_by, xlabel, ylabel, title, path: Path, logx=False) -> Path:
     plt = _plt()
     keys = list(s.groupby(list(rows_by)).groups) if rows_by else [()]
@@ -141,7 +155,7 @@ def _grid_figure(s: pd.DataFrame, x: str, rows_by, xlabel, ylabel, title, path: 
         row[0].set_title(" · ".join(str(k) for k in key), fontsize=9, loc="left")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -217,7 +231,7 @@ def plot_benefit(table, meta, out_dir, stem):
     fig.suptitle(f"{_title(meta)}: users Base would need (n′)", fontsize=10)
     fig.tight_layout()
     path = out_dir / f"{stem}_nprime.png"
-    fig.savefig(path, dpi=90)
+    _save(fig, path)
     plt.close(fig)
     return [path]
 
@@ -265,7 +279,7 @@ def plot_bias_variance(table, meta, out_dir, stem):
             fig.suptitle(f"{_title(meta)} · {ds} · {orc} · ε={eps:g}: {what}", fontsize=10)
             fig.tight_layout()
             path = out_dir / f"{stem}_{ds}_{orc}_eps{eps:g}_{what}.png"
-            fig.savefig(path, dpi=80)
+            _save(fig, path)
             plt.close(fig)
             paths.append(path)
     return paths
@@ -296,6 +310,6 @@ def plot_choose_method(table, meta, out_dir, stem):
     fig.suptitle(f"{_title(meta)}: choosing a method on a synthetic dataset", fontsize=10)
     fig.tight_layout()
     path = out_dir / f"{stem}_mse.png"
-    fig.savefig(path, dpi=90)
+    _save(fig, path)
     plt.close(fig)
     return [path]
