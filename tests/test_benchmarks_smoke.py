@@ -1,0 +1,66 @@
+"""Smoke test of the "methods" and "solvers" benchmark sections (``--quick``: tiny d, in-process).
+
+No timing is asserted (speed targets live in the benchmarks, not in tests). What is checked: the
+result files are written, every solve reports ``optimal`` and its distance to the closed form is
+within the tolerance ``ldpopt.verify`` derives from the solver's stopping tolerances, every method's
+output is finite, the simplex methods sum to 1, and the fast Power/Calibrate agree with the O(n·d)
+references on the subset to 1e-10 relative (both are exact sums in float64; observed ~1e-14).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    sys.path.insert(0, str(BENCH))
+    try:
+        import run as bench_run
+    finally:
+        sys.path.remove(str(BENCH))
+    out = tmp_path_factory.mktemp("bench")
+    assert bench_run.main(["--quick", "--only", "methods,solvers", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.mark.parametrize("section", ["methods", "solvers"])
+def test_files_written(results, section):
+    for ext in ("csv", "json", "md"):
+        assert (results / f"{section}.{ext}").stat().st_size > 0
+    assert "Command: `python benchmarks/run.py --quick" in (results / f"{section}.md").read_text()
+
+
+def test_solvers_agree_with_closed_forms(results):
+    rows = json.loads((results / "solvers.json").read_text())["rows"]
+    assert {(r["objective"], r["solver"]) for r in rows} >= {("cls", "OSQP"), ("cls", "CLARABEL"),
+                                                             ("weighted-mle", "CLARABEL")}
+    for r in rows:
+        assert r["status"] == "optimal", r
+        assert r["max_abs_diff"] <= r["tol_f"], r
+
+
+SIMPLEX = {"norm", "norm-sub", "norm-mul", "norm-hyb", "mle-apx", "mle-apx-paper", "mle-apx[brentq]", "em",
+           "power-ns"}
+
+
+def test_methods_outputs_and_references(results):
+    sizes = json.loads((results / "methods.json").read_text())["sizes"]
+    assert len(sizes) == 2
+    for e in sizes:
+        names = {r["method"] for r in e["rows"]}
+        assert {"norm-sub", "mle-apx", "power", "power-ns", "calibrate", "em"} <= names
+        for r in e["rows"]:
+            if "finite" in r:
+                assert r["finite"], r
+                assert r["min"] >= -1e-12 or r["method"] in ("base", "norm"), r
+            if r["method"] in SIMPLEX:
+                assert abs(r["sum_minus_1"]) <= 1e-9, r
+        for name, ref in e["reference"].items():
+            assert ref["max_rel_diff"] <= 1e-10, (name, ref)
