@@ -43,7 +43,7 @@ CASES: collections.Counter = collections.Counter()
 def case_counter():
     """Count generated cases per public entry point: ``case_counter("oracle.perturb")``.
 
-    The totals are written to ``.reliability_counts.json`` at the end of the session (and printed
+    The totals are written to ``.pytest_cache/reliability_counts.json`` at the end of the session (and printed
     in the terminal summary) so RELIABILITY.md's numbers come from a real run.
     """
     def bump(entry_point: str, k: int = 1) -> None:
@@ -58,7 +58,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     terminalreporter.section("reliability cases per entry point")
     for key in sorted(CASES):
         terminalreporter.write_line(f"{key:<40}{CASES[key]:>8}")
-    out = Path(config.rootpath) / ".reliability_counts.json"
+    out = Path(config.rootpath) / ".pytest_cache" / "reliability_counts.json"
+    out.parent.mkdir(exist_ok=True)
     try:
         out.write_text(json.dumps({"soak": SOAK, "cases": dict(sorted(CASES.items()))}, indent=1))
     except OSError:

@@ -68,3 +68,94 @@ def test_mle_apx_large_eps_matches_exact_reference(oracle, eps, d, n):
         assert "method='sort'" in str(exc) and min(est.p * (1 - est.p), est.q * (1 - est.q)) < 1e-6
     else:
         np.testing.assert_allclose(f, ref, rtol=0, atol=1e-9)
+
+
+# -- closed forms vs the cvxpy solver at ε = 1e-3 and 20, d = 2 and 50 ------------------------------------
+@pytest.mark.parametrize("eps", [1e-3, 20.0])
+@pytest.mark.parametrize("d", [2, 50])
+@pytest.mark.parametrize("oracle", ["grr", "oue"])
+def test_closed_forms_match_references(oracle, eps, d):
+    """Exact references (mpmath KKT for MLE-Apx, bisection for Norm-Sub); the cvxpy solver only where
+    it reports "optimal": at ε = 1e-3 (f̃ ~ 1e3-1e5) OSQP returns user_limit or even a false
+    "infeasible" for the feasible simplex, which strict=True turns into typed errors (checked)."""
+    import warnings
+
+    est = _estimate(oracle, eps, d, 50_000, seed=d)
+    f_t = est.f_tilde
+    scale = max(1.0, float(np.abs(f_t).max()))
+    ns = methods.postprocess(est, "norm-sub")
+    tau = _bisect(lambda t: np.maximum(f_t - t, 0).sum() - 1.0, f_t.min() - 1, f_t.max())
+    np.testing.assert_allclose(ns, np.maximum(f_t - tau, 0), atol=1e-13 * scale)
+    np.testing.assert_allclose(methods.postprocess(est, "mle-apx"), _mp_mle_apx(est), atol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = Problem(est, "cls").solve()
+    if sol.success:
+        np.testing.assert_allclose(ns, sol.f, atol=1e-6)
+    else:
+        # OSQP at its 1e-10 defaults: user_limit, or a false "infeasible" for the feasible simplex
+        # (seen at ε = 1e-3 and ε = 20); never a silent answer: the status says so
+        assert sol.status in ("user_limit", "infeasible", "optimal_inaccurate"), sol.status
+        assert not sol.success
+    f = methods.postprocess(est, "norm-hyb")
+    assert abs(f.sum() - 1) < 1e-9 * scale and f.min() >= 0
+
+
+# -- d = 10^6 against obviously-correct bisection references ---------------------------------------------
+def _bisect(fun, lo, hi, iters=2000):
+    """Root of a non-increasing fun on [lo, hi] by plain bisection (obviously correct, slow)."""
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if fun(mid) > 0 else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+@pytest.mark.parametrize("eps", [1e-3, 20.0])
+def test_d_million_closed_forms(eps):
+    d = 10**6
+    est = _estimate("oue", eps, d, 2_000_000, seed=1)
+    f_t = est.f_tilde
+    # Norm-Sub: Σ max(f̃ − τ, 0) = 1
+    tau = _bisect(lambda t: np.maximum(f_t - t, 0).sum() - 1.0, f_t.min() - 1, f_t.max())
+    ns = methods.postprocess(est, "norm-sub")
+    np.testing.assert_allclose(ns, np.maximum(f_t - tau, 0), atol=1e-9 * max(1, np.abs(f_t).max()))
+    # MLE-Apx: Σ max(φ_v(x), 0) = 1 with φ_v(x) = (a_v − s x)/(B + C x) (C > 0 for OUE)
+    a = est.counts / est.n - est.q
+    B, s, C = est.p - est.q, est.q * (1 - est.q), (est.p - est.q) * (1 - est.p - est.q)
+    x = _bisect(lambda x: np.maximum((a - s * x) / (B + C * x), 0).sum() - 1.0, (a.max() - B) / (C + s) - 1, a.max() / s)
+    ma = methods.postprocess(est, "mle-apx")
+    np.testing.assert_allclose(ma, np.maximum((a - s * x) / (B + C * x), 0), atol=1e-9)
+    assert abs(ma.sum() - 1) < 1e-9 and abs(ns.sum() - 1) < 1e-9 * max(1, np.abs(f_t).max())
+    bc = methods.postprocess(est, "base-cut")
+    from scipy.stats import norm as gauss
+
+    np.testing.assert_array_equal(bc, np.where(f_t >= max(gauss.isf(2 / d) * est.sigma, 0), f_t, 0))
+
+
+# -- Power / Calibrate: no overflow anywhere in ε, n ----------------------------------------------------------
+@pytest.mark.parametrize("eps", [1e-3, 1.0, 20.0, 50.0])
+@pytest.mark.parametrize("n", [1, 10**5])  # n = 1e7 takes 17 s: Power is O(n) (reported)
+@pytest.mark.parametrize("name", ["power", "calibrate", "power-ns"])
+def test_power_calibrate_never_overflow(name, eps, n):
+    o = oracles.get("oue", eps, 8)
+    counts = np.array([0, n, n // 2, 1, 0, n, 3, n // 3])
+    est = o.estimate(np.minimum(counts, n), n)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*overflow.*")
+        warnings.filterwarnings("error", category=RuntimeWarning, message=".*invalid value.*")
+        f = methods.postprocess(est, name)
+    assert np.all(np.isfinite(f)) and f.min() >= 0
+
+
+@pytest.mark.xfail(strict=True, reason="BUG reported to the bayes.py owner: for f̃ > 1 (possible for "
+                   "OUE) at large ε the posterior mean falls from 1 back to the prior's lower end")
+def test_power_is_order_preserving_above_one():
+    n = 10**5
+    est = oracles.get("oue", 50.0, 8).estimate([0, n, n // 2, 1, 0, n, 3, n // 3], n)
+    f = methods.postprocess(est, "power")  # registry: order_preserving = "yes"
+    order = np.argsort(est.f_tilde, kind="stable")
+    assert np.all(np.diff(f[order]) >= -1e-12), f  # today: f̃ = 2 -> 1e-5 while f̃ = 1 -> 1.0
