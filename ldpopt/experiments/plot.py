@@ -220,8 +220,8 @@ def plot_benefit(table, meta, out_dir, stem):
                 c, mk = _STYLE.get(m, ("k", "o"))
                 ax.errorbar(e.n_users / 1e6, e["mean"] / 1e6, yerr=e["ci"] / 1e6, label=LABELS.get(m, m),
                             color=c, marker=mk, ms=4, capsize=2)
-            xs = np.array([d.n_users.min(), d.n_users.max()]) / 1e6
-            ax.plot(xs, xs, "k:", lw=0.8)
+            xs = np.linspace(d.n_users.min(), d.n_users.max(), 50) / 1e6  # y = x is curved on log y
+            ax.plot(xs, xs, "k:", lw=0.8, label="n′ = n")
             ax.set_yscale("log")
             ax.set_xlabel("n (10⁶)")
             ax.set_ylabel("n′ (10⁶)")
