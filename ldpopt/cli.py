@@ -173,6 +173,14 @@ def _cmd_experiment_run(args) -> int:
     return 0
 
 
+def _cmd_experiment_plot(args) -> int:
+    from .experiments.plot import plot
+
+    for path in plot(args.name, out=args.out_dir, quick=args.quick, root=args.out):
+        print(path)
+    return 0
+
+
 def _cmd_experiment_list(args) -> int:
     from .experiments.config import _REPO_EXPERIMENTS, load_config
 
@@ -250,6 +258,12 @@ def build_parser() -> argparse.ArgumentParser:
     er.add_argument("--out", default="results", help="results folder (default: results/)")
     er.add_argument("--no-progress", action="store_true", help="no progress bar")
     er.set_defaults(func=_cmd_experiment_run)
+    ep = exsub.add_parser("plot", help="draw the figures of a finished run from its saved results")
+    ep.add_argument("name", help="experiment name (results/NAME[-quick]) or a results folder")
+    ep.add_argument("--quick", action="store_true", help="the results of the --quick run")
+    ep.add_argument("--out", default="results", help="results root (default: results/)")
+    ep.add_argument("--out-dir", default=None, help="where to write the PNGs (default: the results folder)")
+    ep.set_defaults(func=_cmd_experiment_plot)
     el = exsub.add_parser("list", help="list the experiment configs")
     el.set_defaults(func=_cmd_experiment_list)
 

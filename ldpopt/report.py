@@ -1,14 +1,19 @@
-"""The headline report that ``make run`` prints: an end-to-end demo of ldpopt.
+"""The headline report that ``make run`` prints: an end-to-end demo of ldpopt, then a short
+reproduction of both papers' experiments.
 
-Simulates OUE (ε = 1) on Zipf(s = 1.5) data with n = 10⁶ users over d = 1024 values — through the real
-client randomiser and aggregator and through the exact fast path — and post-processes the raw
-estimate with Norm-Sub (Wang et al. arXiv §3.3), printing the full-domain MSE before and after.
+1. Simulates OUE (ε = 1) on Zipf(s = 1.5) data with n = 10⁶ users over d = 1024 values — through the
+   real client randomiser and aggregator and through the exact fast path — and post-processes the raw
+   estimate with Norm-Sub (Wang et al. arXiv §3.3), printing the full-domain MSE before and after.
+2. Runs the ``--quick`` version of every experiment config in ``experiments/`` (tiny n and d, one or
+   two repetitions; the full sweeps are ``ldpopt experiment run NAME``), draws their figures from the
+   saved results and prints where they are.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -27,6 +32,8 @@ def main(argv=None) -> int:
     ap.add_argument("--d", type=int, default=1024)
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=2020)
+    ap.add_argument("--no-experiments", action="store_true", help="skip the quick reproduction")
+    ap.add_argument("--out", default="results", help="where the quick runs and figures go")
     args = ap.parse_args(argv)
 
     rng = np.random.default_rng(args.seed)
@@ -44,7 +51,25 @@ def main(argv=None) -> int:
         mse_ns = float(np.mean((f_ns - f) ** 2))
         print(f"{label:<28}{elapsed:>10.3f}{mse_base:>14.3e}{mse_ns:>15.3e}{mse_base / mse_ns:>7.1f}x")
     print(f"analytic Var[f̃_v] (Eq. 7): σ² = {oue.approx_variance(args.n):.3e}")
+    if not args.no_experiments:
+        _quick_reproduction(Path(args.out))
     return 0
+
+
+def _quick_reproduction(out: Path) -> None:
+    from .experiments import run
+    from .experiments.config import _REPO_EXPERIMENTS
+    from .experiments.plot import plot
+
+    configs = sorted(_REPO_EXPERIMENTS.glob("*.toml"))
+    print(f"\nquick reproduction of {len(configs)} experiments (full sweeps: ldpopt experiment run NAME)")
+    for path in configs:
+        t0 = time.perf_counter()
+        table = run(path, quick=True, out=out, progress=False)
+        figures = plot(path.stem, quick=True, root=out)
+        print(f"  {path.stem:<34}{len(table):>6} rows {time.perf_counter() - t0:>6.1f} s  "
+              f"{len(figures)} figure(s) in {out / (path.stem + '-quick')}")
+    print("claims and measurements of the full runs: REPRODUCTION.md")
 
 
 if __name__ == "__main__":

@@ -36,11 +36,7 @@ _KIND_MODULES = ("tasks_wang", "tasks_jia")
 @functools.lru_cache(maxsize=1)
 def _load_kind_modules() -> None:
     for mod in _KIND_MODULES:
-        try:
-            importlib.import_module(f"{__package__}.{mod}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{mod}":
-                raise
+        importlib.import_module(f"{__package__}.{mod}")
 
 
 def kinds() -> list[str]:
