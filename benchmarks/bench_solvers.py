@@ -138,7 +138,7 @@ def add_arguments(parser) -> None:
 
 
 def measure(s: dict, tmp: Path, timeout: float, inproc: bool) -> dict:
-    row = dict(s, status="", error="", loadavg_1min=os.getloadavg()[0], maxrss_mb=math.nan)
+    row = dict(s, status="", error="", loadavg_1min=os.getloadavg()[0], maxrss_mb=math.nan, timeout=timeout)
     cfg = dict(s, seed=12345, k=3 if s["d"] >= 10**6 else 5)
     if inproc:
         try:
@@ -224,12 +224,13 @@ def _x(v: float) -> str:
 
 def markdown(result: dict) -> str:
     env = result["environment"]
+    touts = " / ".join(sorted({f"{r.get('timeout', result['timeout']):.0f}" for r in result["rows"]}, key=float))
     L = [f"Command: `{result['command']}`  ",
          f"Machine: {env['cpu']}, {env['cores']} cores (shared, load average ≈ "
          f"{np.nanmedian([r['loadavg_1min'] for r in result['rows']]):.0f} during the run); Python {env['python']}, "
          f"numpy {env['numpy']}; commit {env['git_commit'][:10]}; {env['date']}", "",
          f"OUE, ε = 1, Zipf(1.5), fast-path estimate (`simulate(exact=False)`). Each row is one fresh process "
-         f"(timeout {result['timeout']:.0f} s): the closed form timed 5× before and 5× after the solve "
+         f"(timeout {touts} s): the closed form timed 5× before and 5× after the solve "
          "(median; 3× at d = 10⁶), the solver once as a user runs it, `Problem(...)` + `.solve()` (cvxpy "
          "build + canonicalisation + solver). Wall time, CPU time (process_time) in parentheses; "
          "ratios are solver ÷ closed form from the same process. |Δ| = max_v |f_closed − f_solver|; tol = "
