@@ -2,7 +2,9 @@
 
 A kind is a function ``kind(task) -> list[dict]`` of tidy rows (at least ``method``, ``metric``,
 ``value``; extra columns such as ``rho`` or ``k`` for query parameters). It draws all randomness from
-``task.rng()``. Register one with :func:`kind`.
+``task.rng()``. Register one with :func:`kind`. The kinds themselves live in ``tasks_wang`` (Wang et
+al.: full-domain, set-value, fixed-sets, top-k, bias-variance, benefit, choose-method) and
+``tasks_jia`` (Jia & Gong: noise-distribution, estimation-error, heavy-hitters).
 """
 
 from __future__ import annotations
@@ -78,20 +80,3 @@ def method_names(task) -> list[str]:
     if names == ["all"]:
         names = list(_methods.available().index)
     return names
-
-
-@kind("full-domain")
-def full_domain(task) -> list[dict]:
-    """Full-domain error of every method: MSE = mean_v (f'_v − f_v)² and MAE = mean_v |f'_v − f_v|
-    (Wang et al. arXiv §4.2, Fig. 1 and Fig. 7; NDSS Fig. 4)."""
-    ds = load_dataset(task.dataset)
-    rng = task.rng()
-    est = simulate(task, ds, rng)
-    f = ds.counts / ds.counts.sum()
-    rows = []
-    for m in method_names(task):
-        fp = _methods.postprocess(est, m)
-        err = fp - f
-        rows.append({"method": m, "metric": "mse", "value": float(np.mean(err ** 2))})
-        rows.append({"method": m, "metric": "mae", "value": float(np.mean(np.abs(err)))})
-    return rows
