@@ -13,7 +13,6 @@ import functools
 import importlib
 from typing import Callable
 
-import numpy as np
 
 from .. import methods as _methods
 from .. import oracles as _oracles
