@@ -66,7 +66,7 @@ from . import oracles as _oracles
 from . import queries
 from ._validation import as_generator
 from .estimate import Estimate
-from .methods import baseline, bayes, em as _em, mle, normalize, registry
+from .methods import bayes, em as _em, mle, normalize, registry
 from .problems import Problem
 from .problems.objectives import make_objective
 from .problems.problem import DEFAULT_SOLVER_OPTIONS

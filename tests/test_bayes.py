@@ -116,6 +116,98 @@ def test_truncation_window_is_provably_negligible():
             assert phi[outside].max() < phi.max() - core._tail_T(n) + 1e-9
 
 
+def _mp_logsums(x, S, prior, moments):
+    """mpmath: log Σ_k μ_m(k) exp(φ_x(k)) − G(x) over the whole support, from the float inputs."""
+    import mpmath
+
+    with mpmath.workdps(60):
+        xm, Sm = mpmath.mpf(float(x)), mpmath.mpf(float(S))
+        ks = range(prior.kmin, prior.n + 1)
+        if prior.kind == "power-law":
+            lw = [-mpmath.mpf(prior.s) * mpmath.log(k) for k in ks]
+        else:
+            lw = [-((k - mpmath.mpf(prior.mu)) ** 2) / (2 * mpmath.mpf(prior.tau) ** 2) for k in ks]
+        phi = [-((k - xm) ** 2) / (2 * Sm ** 2) + w for k, w in zip(ks, lw)]
+        # G(x) (module doc of _bayes_core) in multiprecision: c, v, A and the nearest support point
+        if prior.kind == "power-law":
+            c, v, A = xm, Sm ** 2, 0
+        else:
+            a, b = Sm ** 2, mpmath.mpf(prior.tau) ** 2
+            c, v, A = (prior.mu * a + xm * b) / (a + b), a * b / (a + b), -((xm - prior.mu) ** 2) / (2 * (a + b))
+        kr = min(max(int(mpmath.nint(c)), prior.kmin), prior.n)
+        G = -((kr - c) ** 2) / (2 * v) + A
+        mult = {"z": lambda k: 1, "k": lambda k: k, "k2": lambda k: k * k,
+                "l1": lambda k: mpmath.log(k), "l2": lambda k: mpmath.log(k) ** 2}
+        return [float(mpmath.log(mpmath.fsum(mult[m](k) * mpmath.exp(f) for k, f in zip(ks, phi))) - G)
+                for m in moments]
+
+
+@pytest.mark.parametrize("kind,x,S", [
+    ("power-law", 2.0e5, 9e-9),        # OUE ε = 50, f̃ = 2 at n = 1000 scale: point mass at n
+    ("power-law", 1000.0 + 1e16, 1e8),  # far outside, posterior on n − j ∝ e^{−j}: not a point mass
+    ("power-law", -3e15, 6e7),          # far below k = 1
+    ("power-law", 500.3, 1e-7),         # inside, tiny S
+    ("gaussian", 1000.0 + 1e16, 1e8),
+    ("gaussian", -2e15, 5e7),
+])
+def test_relative_logsums_far_outside_support_match_mpmath(kind, x, S):
+    """|L| ≈ 5e15 or more there: the absolute sums cannot hold the ratios, the relative ones must."""
+    n = 1000
+    prior = core.Prior(kind, n, s=1.3, mu=300.0, tau=2e7)
+    moments = ("z", "k", "k2", "l1", "l2") if kind == "power-law" else ("z", "k", "k2")
+    fast = core.exact_logsums(np.array([x]), S, prior, moments, relative=True)[0]
+    ref = np.array(_mp_logsums(x, S, prior, moments))
+    assert np.all(np.abs(fast - ref) <= 1e-12 * (1 + np.abs(ref)))
+    # the window is a handful of points next to the nearest end, not all of [kmin, n]
+    lo, hi = core.windows(np.array([x]), S, prior)
+    assert hi[0] - lo[0] < 200 if abs(x) > 1e6 else True
+
+
+def test_power_far_outside_support_matches_mpmath_reference():
+    """f̃·n = n + 10¹⁶ with σn = 10⁸: posterior on n − j ∝ e^{−j}, mean n − 1/(e − 1); the float64
+    reference loses it (terms ≈ −5e15), the multiprecision one and the fast path do not."""
+    n, p, q = 1000, 2e-13, 1e-13
+    ft = np.array([1e13, 0.99999 * 1e13, 0.5, 1e-3, -1.0])
+    est = Estimate.from_frequencies(ft, n, float(np.log(2.0)), p, q, oracle="test")
+    S = bayes.noise_sd_counts(est)
+    assert S == pytest.approx(1e8, rel=1e-6)
+    ref = bayes.power_reference(est, 1.5, dps=60)
+    fast = bayes.power(est, s=1.5)
+    assert rel_err(fast, ref) <= 1e-9
+    # ≈ geometric posterior: mean n − r/(1 − r), r ≈ e^{−1}(1 + 1.5/n) (prior ratio (n/(n−1))^1.5)
+    r = np.exp(-1.0) * (1 + 1.5 / n)
+    assert (1.0 - ref[0]) * n == pytest.approx(r / (1 - r), rel=1e-4)
+    assert np.all(np.diff(fast[[4, 3, 2, 1, 0]]) > 0)              # order preserved
+    # the mpmath path of the reference agrees with the float64 one where the latter is fine
+    est2 = oue_estimate(zipf_counts(6, 300, 1.2, seed=5), 1.0, seed=6)
+    assert rel_err(bayes.power_reference(est2, 1.2, dps=30), bayes.power_reference(est2, 1.2)) <= 1e-12
+
+
+def test_power_order_preserved_above_one_and_cheap_at_huge_n():
+    """OUE at ε = 50: f̃ = 2 must map to ≈ 1 (≥ Power(f̃ = 1)); at n = 10⁹ the windows stay small."""
+    from ldpopt import oracles
+
+    for n in (10**5, 10**9):
+        est = oracles.get("oue", 50.0, 8).estimate([0, n, n // 2, 1, 0, n, 3, n // 3], n)
+        f = postprocess(est, "power", s=1.5)
+        assert f[1] == f[5] and f[1] == pytest.approx(1.0, abs=1e-12) and f[1] >= f[2]
+        assert f[2] == pytest.approx(1.0, abs=1e-12) and f[7] == pytest.approx(2 * (n // 3) / n, rel=1e-12)
+        lo, hi = core.windows(est.f_tilde * n, bayes.noise_sd_counts(est), core.Prior("power-law", n, s=1.5))
+        assert np.max(hi - lo) < 1000
+
+
+def test_prior_log_moments_euler_maclaurin_match_direct_sums():
+    """Σ k^{−a} (log k)^j, j = 0..2 (prior moments in the s fit, O(1) in n) vs the direct sums."""
+    for n in (2001, 100_000):
+        k = np.arange(1, n + 1, dtype=np.float64)
+        lk = np.log(k)
+        for a in (0.0, 0.5, 1.0, 1.5, 3.0, 10.0):
+            got = bayes._power_log_sums(a, n)
+            w = k ** -a
+            for g, ref in zip(got, ((w).sum(), (w * lk).sum(), (w * lk * lk).sum())):
+                assert g == pytest.approx(ref, rel=1e-12)
+
+
 # -- the two papers coincide -----------------------------------------------------------------------
 def test_power_equals_calibrate_power_law():
     """Wang Eq. 10 (f̃·n, σn) and Jia & Gong Eq. 3/11/12/14 (support counts) give the same numbers,

@@ -7,11 +7,9 @@ from its seed, brute-force confusion counts, and the structural claims of §IV-B
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy.stats import norm
 

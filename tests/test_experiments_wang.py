@@ -5,7 +5,6 @@ values; the figures are drawn from the saved results only."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

@@ -16,7 +16,6 @@ take < 60 s; the margin is for a loaded 2-core machine).
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path

@@ -151,8 +151,6 @@ def test_power_calibrate_never_overflow(name, eps, n):
     assert np.all(np.isfinite(f)) and f.min() >= 0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG reported to the bayes.py owner: for f̃ > 1 (possible for "
-                   "OUE) at large ε the posterior mean falls from 1 back to the prior's lower end")
 def test_power_is_order_preserving_above_one():
     n = 10**5
     est = oracles.get("oue", 50.0, 8).estimate([0, n, n // 2, 1, 0, n, 3, n // 3], n)

@@ -4,13 +4,11 @@ table rebuilt after SIGKILLs at several seeded random points."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import subprocess
 import sys
 import time
-import warnings
 
 import numpy as np
 import pandas as pd
