@@ -1,41 +1,92 @@
 """Numerical engine for the Bayesian post-processors (Power, PowerNS, Calibrate): log-space sums
 
-    L_m(x) = log Σ_{k=kmin..n} μ_m(k) · exp(−(k − x)² / (2S²) + log w(k))
+    L_m(x) = log Σ_{k=kmin..n} μ_m(k) · exp(φ_x(k)),   φ_x(k) = −(k − x)²/(2S²) + log w(k),
 
 for many observed counts x = f̃_v·n at once, where S is the count-scale noise standard deviation,
 w the (unnormalised) prior on the integer counts k, and μ_m a moment multiplier (1, k, k², log k,
 (log k)²). Everything is in log-space: no overflow or NaN at S → 0 (ε = 20) or S ≫ n (ε = 0.001).
 
-Two layers:
+Relative log-sums
+    The sums are computed *relative to a reference* G(x) and returned as L_m^rel = L_m − G, because
+    the absolute L_m can be astronomically negative: with OUE at ε = 50, n = 10⁵, f̃ = 2 gives
+    x = 2n and S ≈ 9e-9, so L_z ≈ L_k ≈ −6.5e25 and the log posterior mean L_k − L_z is lost to
+    float64 rounding in the difference of two absolute sums. Write the summand as one Gaussian in k
+    times what is left of the prior, φ_x(k) = −(k − c)²/(2v) + A(x) + λ(k):
+
+    * power law, w(k) = k^{−s} on 1..n: c = x, v = S², A = 0, λ(k) = −s log k ≤ 0;
+    * Gaussian, w(k) = exp(−(k − μ)²/(2τ²)) on 0..n (product of two Gaussians):
+      c = (μS² + xτ²)/(S² + τ²), v = S²τ²/(S² + τ²), A(x) = −(x − μ)²/(2(S² + τ²)), λ = 0.
+
+    With k_ref = clip(round(c), kmin, n), the support point nearest to c,
+
+        G(x) = −(k_ref − c)²/(2v) + A(x),   φ_x(k) − G(x) = −(k − k_ref)(k + k_ref − 2c)/(2v) + λ(k),
+
+    evaluated in that factored form (k − k_ref is an exact integer, k + k_ref − 2c has a relative
+    rounding error of one ulp), so no large number is ever subtracted from another. Since k_ref is
+    the nearest support point, (k − k_ref)(k + k_ref − 2c) = (k − c)² − (k_ref − c)² ≥ 0 on the
+    support: every relative term is ≤ λ(k) ≤ 0, and the term at k_ref is λ(k_ref) ≥ −s·log n, so
+    L^rel ∈ [−s log n, log(n + 1)] and ratios exp(L_k^rel − L_z^rel) are exact to float64. For the
+    power law G(x) = −(k_ref − x)²/(2S²) does not depend on s, so the marginal likelihood in s can
+    drop Σ_v G(x_v); for the Gaussian it depends on (μ, τ) and is added back
+    (:func:`log_reference`).
 
 ``exact_logsums``
-    A windowed direct sum with a *provable* truncation bound. Every prior here has log w(k) ≤ B = 0
-    on its support (power law with s ≥ 0; Gaussian kernel), so a term satisfies
-    φ(k) ≤ −(k − x)²/(2S²). With k0 any support point (we probe near the maximiser of φ),
-    every k with |k − x| > S·sqrt(2(−φ(k0) + T)) has φ(k) < φ(k0) − T, and there are at most n + 1
-    of them, so the dropped mass is below (n + 1)·e^{−T} times the kept sum. T = log(n + 1) + 45
-    makes that < e^{−45} ≈ 3e-20 relative, far below float64 rounding (a 1e-300 bound would need
-    T ≈ 704 and a 3.5× wider window for no visible change; ``TAIL_LOG`` sets it).
+    A windowed direct sum with a *provable* truncation bound. Let r(k) = φ_x(k) − G(x) and k0 a
+    support point (the better of k_ref and a probe near the maximiser of r), R = T − r(k0) ≥ T.
+    Since λ ≤ 0, r(k) ≤ −[(k − c)² − (k_ref − c)²]/(2v); every k with
+    (k − c)² > (k_ref − c)² + 2vR therefore has r(k) < r(k0) − T, and there are at most n + 1 such
+    k, so the dropped mass is below (n + 1)·e^{−T} times the kept sum (which is ≥ e^{r(k0)}).
+    The window |k − c| ≤ W, W = sqrt(D² + 2vR), D = |k_ref − c|, is taken relative to k_ref with
+    the cancellation-free form D − W = −2vR/(D + W): when c lies far outside [kmin, n] the window
+    is the few points within ≈ vR/D of the nearest end, not all of [kmin, n]. T = log(n + 1) + 45
+    makes the dropped mass < e^{−45} ≈ 3e-20 relative, far below float64 rounding (``TAIL_LOG``).
+    The cost per point is O(min(n, S·sqrt(T + s log n))), so it does not grow like n.
 
 ``logsums``
     The fast path. L_m(x) is a smooth (entire in x, log of a positive Gaussian convolution) function
-    of x on the scale S, so where many observations fall into one panel of width ≈ S we evaluate
-    L_m exactly at Chebyshev points of that panel and interpolate (barycentric formula). Every panel
-    is checked *a posteriori* against exact values at two of its own data points; a panel whose
-    interpolation error exceeds ``check_tol`` (absolute, on the log scale = relative on the sums) is
-    evaluated exactly instead. Sparse points (heavy hitters) are always evaluated exactly. This turns
-    d exact evaluations into a few hundred. The interpolation is not covered by a proof, only by the
-    check and by the tests against the slow references.
+    of x on the scale S, so where many observations fall into one panel of width ≈ S we evaluate it
+    exactly at Chebyshev points of that panel and interpolate (barycentric formula). What is
+    interpolated: the log-ratios L_m − L_z (log posterior moments, G cancels), and for L_z the smooth
+    H(x) = L_z(x) − G_c(x) with G_c(x) = −(clip(c, kmin, n) − c)²/(2v) + A(x) (= L_z^rel when c is
+    outside [kmin, n], = L_z^rel + G − G_c inside, where |G − G_c| ≤ 1/(8v)). G_c is quadratic on
+    each side of kmin and n but kinked there, so panels never straddle c = kmin or c = n.
+    Every panel is checked *a posteriori* against exact values at two of its own data points; a
+    panel whose interpolation error exceeds ``check_tol`` (absolute on the ratios, relative to
+    1 + |H| on H) is evaluated exactly instead. Sparse points (heavy hitters) are always evaluated
+    exactly. This turns d exact evaluations into a few hundred. The interpolation is not covered by
+    a proof, only by the check and by the tests against the slow references.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-__all__ = ["Prior", "exact_logsums", "logsums", "MOMENTS"]
+__all__ = ["Prior", "exact_logsums", "log_reference", "logsums", "MOMENTS"]
 
-# Moment multipliers μ_m(k) (linear scale; they multiply exp(φ − max φ) which is ≤ 1).
+# Moment multipliers μ_m(k) (linear scale; they multiply exp(r − max r) which is ≤ 1).
 MOMENTS = ("z", "k", "k2", "l1", "l2")
+
+# log k is tabulated (one table shared by every prior with the same n) up to this n; above it, it is
+# computed on the window only, so memory and time never scale with n (n = 10⁹ would need 8 GB).
+_LOGK_TABLE_MAX = 1 << 22
+
+
+@functools.lru_cache(maxsize=2)
+def _logk_table(n: int) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        t = np.log(np.arange(n + 1, dtype=np.float64))
+    t.setflags(write=False)
+    return t
+
+
+def _log_int(k: np.ndarray, n: int) -> np.ndarray:
+    """log k for integer arrays k in [0, n] (log 0 = −inf)."""
+    if n <= _LOGK_TABLE_MAX:
+        return _logk_table(n)[k]
+    with np.errstate(divide="ignore"):
+        return np.log(k.astype(np.float64))
 
 
 class Prior:
@@ -49,46 +100,49 @@ class Prior:
         self.kind, self.n = kind, int(n)
         self.s, self.mu, self.tau = float(s), float(mu), float(tau)
         self.kmin = 1 if kind == "power-law" else 0
-        self._logk = None
 
-    def logk(self) -> np.ndarray:
-        """log k for k = 0..n (log 0 = −inf), computed once per prior object."""
-        if self._logk is None:
-            with np.errstate(divide="ignore"):
-                self._logk = np.log(np.arange(self.n + 1, dtype=np.float64))
-        return self._logk
+    # -- the decomposition φ_x(k) = −(k − c)²/(2v) + A(x) + λ(k) (module doc) ----------------------
+    def centre(self, x: np.ndarray, S: float) -> tuple[np.ndarray, float, np.ndarray]:
+        """(c(x), v, A(x))."""
+        x = np.asarray(x, dtype=np.float64)
+        if self.kind == "gaussian":
+            a, b = S * S, self.tau * self.tau
+            return (self.mu * a + x * b) / (a + b), a * b / (a + b), -((x - self.mu) ** 2) / (2.0 * (a + b))
+        return x, S * S, np.zeros_like(x)
 
-    def logw_from(self, k: np.ndarray, logk: np.ndarray) -> np.ndarray:
+    def lam(self, logk: np.ndarray) -> np.ndarray:
+        """λ(k): the part of the prior not absorbed into the Gaussian (≤ 0)."""
         if self.kind == "power-law":
             return -self.s * logk
-        return -((k - self.mu) ** 2) / (2.0 * self.tau ** 2)
+        return np.zeros_like(logk)
 
-    def probe(self, x: np.ndarray, S: float) -> np.ndarray:
-        """An integer support point near the maximiser of φ(k) = −(k − x)²/(2S²) + log w(k).
+    def kref(self, c: np.ndarray) -> np.ndarray:
+        """Support point nearest to c."""
+        return np.clip(np.rint(c), self.kmin, self.n)
 
-        Only used to make the provable window tight; any support point gives a valid bound.
-        """
-        n = self.n
+    def rel_phi(self, c, v, kr, k, logk=None):
+        """r(k) = φ_x(k) − G(x) in the cancellation-free factored form."""
+        if logk is None:
+            logk = _log_int(np.asarray(k, dtype=np.int64), self.n)
+        return -((k - kr) * (k + kr - 2.0 * c)) / (2.0 * v) + self.lam(logk)
+
+    def probe(self, c: np.ndarray, v: float) -> np.ndarray:
+        """A support point near the maximiser of r(k) (only makes the provable window tighter)."""
+        kr = self.kref(c)
         if self.kind == "gaussian":
-            # Product of two Gaussian kernels in k: centre (μS² + xτ²)/(S² + τ²).
-            a, b = S * S, self.tau * self.tau
-            c = (self.mu * a + x * b) / (a + b)
-            return np.clip(np.rint(c), 0, n)
-        # Power law: φ'(t) = −(t − x)/S² − s/t = 0 ⇔ t² − xt + sS² = 0; larger root is the local
-        # maximum when it exists, otherwise φ decreases on t ≥ 1 and k = 1 is the maximiser.
-        disc = x * x - 4.0 * self.s * S * S
+            return kr                      # r ≤ 0 = r(k_ref)
+        n = self.n
+        # Power law: d/dt[−(t − c)²/(2v) − s log t] = 0 ⇔ t² − ct + sv = 0; the larger root is the
+        # local maximum when it exists, otherwise r decreases on t ≥ 1 and k = 1 is the maximiser.
+        disc = c * c - 4.0 * self.s * v
         with np.errstate(invalid="ignore"):
-            t = np.where((disc >= 0) & (x > 0), 0.5 * (x + np.sqrt(np.maximum(disc, 0.0))), 1.0)
-        k_int = np.clip(np.rint(t), 1, n)
-        # Compare with the head k = 1 (φ may be bimodal: convex part near 0, concave part later).
-        phi_int = self._phi(x, k_int, S)
-        phi_one = self._phi(x, np.ones_like(x), S)
-        return np.where(phi_one > phi_int, 1.0, k_int)
+            t = np.where((disc >= 0) & (c > 0), 0.5 * (c + np.sqrt(np.maximum(disc, 0.0))), 1.0)
+        cands = np.stack([kr, np.clip(np.rint(t), 1, n), np.ones_like(c)])
+        r = self.rel_phi(c[None, :], v, kr[None, :], cands, _log_int(cands.astype(np.int64), n))
+        return np.take_along_axis(cands, np.argmax(r, axis=0)[None, :], axis=0)[0]
 
-    def _phi(self, x, k, S):
-        with np.errstate(divide="ignore"):
-            logk = np.log(k)
-        return -((k - x) ** 2) / (2.0 * S * S) + self.logw_from(k, logk)
+    def logk(self) -> np.ndarray:  # kept for callers that want the full table (small n only)
+        return _logk_table(self.n)
 
 
 TAIL_LOG = 45.0
@@ -99,32 +153,43 @@ def _tail_T(n: int) -> float:
     return float(np.log(n + 1.0) + TAIL_LOG)
 
 
-def windows(x: np.ndarray, S: float, prior: Prior) -> tuple[np.ndarray, np.ndarray]:
-    """Integer windows [lo, hi] outside of which every term is provably negligible (module doc)."""
-    k0 = prior.probe(x, S)
-    T = _tail_T(prior.n)
-    if prior.kind == "gaussian":
-        # The summand is exactly C(x)·exp(−(k − c)²/(2v)) with c = (μS² + xτ²)/(S² + τ²) and
-        # v = S²τ²/(S² + τ²): the same argument with this single Gaussian and k0 = round(c).
-        a, b = S * S, prior.tau * prior.tau
-        c = (prior.mu * a + x * b) / (a + b)
-        v = a * b / (a + b)
-        half = np.sqrt(2.0 * v * T + (k0 - c) ** 2)
-        centre = c
-    else:
-        phi0 = prior._phi(x, k0, S)
-        half = S * np.sqrt(2.0 * (T - phi0))
-        centre = x
-    lo = np.maximum(np.ceil(centre - half), prior.kmin)
-    hi = np.minimum(np.floor(centre + half), prior.n)
-    # k0 satisfies the window inequality, so lo ≤ k0 ≤ hi up to rounding; include it explicitly.
+def log_reference(x, S: float, prior: Prior) -> np.ndarray:
+    """G(x) = −(k_ref − c)²/(2v) + A(x): the absolute log-sum is L_m = L_m^rel + G (module doc)."""
+    c, v, A = prior.centre(x, S)
+    return -((prior.kref(c) - c) ** 2) / (2.0 * v) + A
+
+
+def _windows_c(c, v, prior: Prior):
+    kr = prior.kref(c)
+    k0 = prior.probe(c, v)
+    r0 = prior.rel_phi(c, v, kr, k0)
+    R = _tail_T(prior.n) - r0                         # ≥ T since r0 ≤ 0
+    delta = c - kr                                    # signed, |delta| = D
+    D = np.abs(delta)
+    two_vR = 2.0 * v * R
+    W = np.sqrt(D * D + two_vR)
+    near = two_vR / (D + W)                           # W − D without cancellation
+    # window in k − k_ref: [delta − W, delta + W]; the side facing k_ref uses the stable form
+    lo_off = np.where(delta > 0, -near, delta - W)
+    hi_off = np.where(delta < 0, near, delta + W)
+    # one extra point each side guards the rounding of the bounds (harmless to the proof)
+    lo = np.maximum(kr + np.floor(lo_off) - 1.0, prior.kmin)
+    hi = np.minimum(kr + np.ceil(hi_off) + 1.0, prior.n)
     lo = np.minimum(lo, k0)
     hi = np.maximum(hi, k0)
     return lo.astype(np.int64), hi.astype(np.int64)
 
 
-def exact_logsums(x, S: float, prior: Prior, moments=("z", "k"), *, max_block: int = 2_000_000) -> np.ndarray:
-    """L_m(x) for each x and each moment m (shape (len(x), len(moments))) by windowed direct sums.
+def windows(x: np.ndarray, S: float, prior: Prior) -> tuple[np.ndarray, np.ndarray]:
+    """Integer windows [lo, hi] outside of which every term is provably negligible (module doc)."""
+    c, v, _ = prior.centre(x, S)
+    return _windows_c(c, v, prior)
+
+
+def exact_logsums(x, S: float, prior: Prior, moments=("z", "k"), *, relative: bool = False,
+                  max_block: int = 2_000_000) -> np.ndarray:
+    """L_m(x) (or L_m − G(x) with ``relative=True``) for each x and moment m, shape (len(x), M),
+    by windowed direct sums of the relative terms (module doc).
 
     Vectorised over blocks of points of similar window length (points sorted by window length, so
     the padding waste is small); memory per block ≤ ``max_block`` float64 entries.
@@ -133,21 +198,18 @@ def exact_logsums(x, S: float, prior: Prior, moments=("z", "k"), *, max_block: i
     out = np.empty((x.shape[0], len(moments)))
     if x.shape[0] == 0:
         return out
-    lo, hi = windows(x, S, prior)
+    c, v, _ = prior.centre(x, S)
+    kr = prior.kref(c)
+    lo, hi = _windows_c(c, v, prior)
     length = hi - lo + 1
     order = np.argsort(length, kind="stable")
-    logk_tab = prior.logk()
-    inv2s2 = 1.0 / (2.0 * S * S)
     start = 0
     m = x.shape[0]
     while start < m:
-        W = int(length[order[min(m - 1, start)]])
-        rows = max(1, max_block // max(W, 1))
-        # grow the block while the longest window in it keeps memory bounded
-        stop = min(m, start + rows)
+        W = int(length[order[start]])
+        stop = min(m, start + max(1, max_block // max(W, 1)))
         W = int(length[order[stop - 1]])
-        rows = max(1, max_block // W)
-        stop = min(stop, start + rows)
+        stop = min(stop, start + max(1, max_block // W))
         idx = order[start:stop]
         W = int(length[idx].max())
         offs = np.arange(W, dtype=np.int64)
@@ -155,11 +217,11 @@ def exact_logsums(x, S: float, prior: Prior, moments=("z", "k"), *, max_block: i
         valid = k <= hi[idx, None]
         k = np.where(valid, k, hi[idx, None])
         kf = k.astype(np.float64)
-        logk = logk_tab[k]
-        phi = -((kf - x[idx, None]) ** 2) * inv2s2 + prior.logw_from(kf, logk)
-        phi = np.where(valid, phi, -np.inf)
-        mx = phi.max(axis=1, keepdims=True)
-        e = np.exp(phi - mx)
+        logk = _log_int(k, prior.n)
+        r = prior.rel_phi(c[idx, None], v, kr[idx, None], kf, logk)
+        r = np.where(valid, r, -np.inf)
+        mx = r.max(axis=1, keepdims=True)
+        e = np.exp(r - mx)
         for j, name in enumerate(moments):
             if name == "z":
                 tot = e.sum(axis=1)
@@ -176,6 +238,8 @@ def exact_logsums(x, S: float, prior: Prior, moments=("z", "k"), *, max_block: i
             with np.errstate(divide="ignore"):
                 out[idx, j] = np.log(tot) + mx[:, 0]
         start = stop
+    if not relative:
+        out += log_reference(x, S, prior)[:, None]
     return out
 
 
@@ -198,28 +262,38 @@ def _bary_eval(nodes: np.ndarray, vals: np.ndarray, t: np.ndarray) -> np.ndarray
     diff = t[:, None] - nodes[None, :]
     exact = diff == 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        c = w[None, :] / diff
-        res = (c @ vals) / c.sum(axis=1, keepdims=True)
+        cw = w[None, :] / diff
+        res = (cw @ vals) / cw.sum(axis=1, keepdims=True)
     hit = exact.any(axis=1)
     if np.any(hit):
         res[hit] = vals[np.argmax(exact[hit], axis=1)]
     return res
 
 
-def logsums(x, S: float, prior: Prior, moments=("z", "k"), *, interpolate: bool = True,
-            cheb_n: int = 20, panel_width: float | None = None, check_tol: float = 1e-12,
-            min_points: int | None = None) -> np.ndarray:
-    """Fast L_m(x): exact on sparse points, Chebyshev interpolation on dense panels (module doc)."""
+def _g_minus_gc(x, S, prior: Prior) -> np.ndarray:
+    """G(x) − G_c(x): −(k_ref − c)²/(2v) + (clip(c) − c)²/(2v); exactly 0 when c ∉ [kmin, n]."""
+    c, v, _ = prior.centre(x, S)
+    cc = np.clip(c, prior.kmin, prior.n)
+    return ((cc - c) ** 2 - (prior.kref(c) - c) ** 2) / (2.0 * v)
+
+
+def logsums(x, S: float, prior: Prior, moments=("z", "k"), *, relative: bool = False,
+            interpolate: bool = True, cheb_n: int = 20, panel_width: float | None = None,
+            check_tol: float = 1e-12, min_points: int | None = None) -> np.ndarray:
+    """Fast L_m(x) (L_m − G(x) with ``relative=True``): exact on sparse points, Chebyshev
+    interpolation on dense panels (module doc)."""
     x = np.asarray(x, dtype=np.float64)
     ux, inv = np.unique(x, return_inverse=True)
-    if not interpolate or ux.shape[0] < 3 * cheb_n:
-        return exact_logsums(ux, S, prior, moments)[inv]
-    lo, hi = windows(ux, S, prior)
+    if not interpolate or ux.shape[0] < 3 * cheb_n or "z" not in moments:
+        return exact_logsums(ux, S, prior, moments, relative=relative)[inv]
+    c, v, _ = prior.centre(ux, S)
+    lo, hi = _windows_c(c, v, prior)
     work_point = (hi - lo + 1).astype(np.float64)
     width = float(panel_width) if panel_width is not None else S
     pid = np.floor((ux - ux[0]) / width).astype(np.int64)
-    # panel boundaries in the sorted unique array
-    starts = np.flatnonzero(np.r_[True, pid[1:] != pid[:-1]])
+    region = (c >= prior.kmin).astype(np.int64) + (c > prior.n)    # 0 below, 1 inside, 2 above
+    # panel boundaries in the sorted unique array; a panel never straddles c = kmin or c = n
+    starts = np.flatnonzero(np.r_[True, (pid[1:] != pid[:-1]) | (region[1:] != region[:-1])])
     ends = np.r_[starts[1:], ux.shape[0]]
     counts = ends - starts
     need = cheb_n + 2 if min_points is None else int(min_points)
@@ -229,23 +303,23 @@ def logsums(x, S: float, prior: Prior, moments=("z", "k"), *, interpolate: bool 
     out = np.empty((ux.shape[0], len(moments)))
     exact_mask = np.ones(ux.shape[0], dtype=bool)
     dense_idx = np.flatnonzero(dense)
+    zc = moments.index("z")
+    is_z = np.arange(len(moments)) == zc
     if dense_idx.shape[0]:
         node_list, check_list = [], []
         for p in dense_idx:  # loop over panels (each holds ≥ cheb_n + 2 points), not over the domain
             a, b = ux[starts[p]], ux[ends[p] - 1]
             node_list.append(_cheb_nodes(a, b, cheb_n))
-            c = counts[p]
-            check_list.append(starts[p] + np.array([c // 3, (2 * c) // 3]))
+            cnt = counts[p]
+            check_list.append(starts[p] + np.array([cnt // 3, (2 * cnt) // 3]))
         nodes_all = np.concatenate(node_list)
         checks_all = np.concatenate(check_list)
-        vals = exact_logsums(np.r_[nodes_all, ux[checks_all]], S, prior, moments)
-        # Interpolate L_z and the log-ratios L_m − L_z (log posterior moments, bounded by ~2 log n):
-        # the ratios are what the methods use, and their absolute error is their relative error.
-        zc = moments.index("z") if "z" in moments else None
-        if zc is not None:
-            with np.errstate(invalid="ignore"):
-                vals = np.where(np.arange(len(moments)) == zc, vals, vals - vals[:, [zc]])
-        tol_scale = np.ones(len(moments))
+        pts = np.r_[nodes_all, ux[checks_all]]
+        vals = exact_logsums(pts, S, prior, moments, relative=True)
+        # Interpolate H = L_z^rel + (G − G_c) (smooth within a region) and the log-ratios L_m − L_z
+        # (log posterior moments, bounded by ~2 log n; their absolute error is their relative error).
+        with np.errstate(invalid="ignore"):
+            vals = np.where(is_z, vals + _g_minus_gc(pts, S, prior)[:, None], vals - vals[:, [zc]])
         node_vals, check_vals = vals[: nodes_all.shape[0]], vals[nodes_all.shape[0]:]
         for j, p in enumerate(dense_idx):
             sl = slice(starts[p], ends[p])
@@ -256,16 +330,16 @@ def logsums(x, S: float, prior: Prior, moments=("z", "k"), *, interpolate: bool 
             ci = checks_all[2 * j:2 * j + 2] - starts[p]
             cv = check_vals[2 * j:2 * j + 2]
             err = np.abs(interp[ci] - cv)
-            # L_z itself: relative tolerance on the log (it only enters likelihood values).
-            scale = tol_scale[None, :] + (np.abs(cv) if zc is None else
-                                          np.where(np.arange(len(moments)) == zc, np.abs(cv), 0.0))
+            scale = 1.0 + np.where(is_z, np.abs(cv), 0.0)
             if np.all(np.isfinite(err)) and np.all(err <= check_tol * scale):
                 out[sl] = interp
                 out[checks_all[2 * j:2 * j + 2]] = cv
                 exact_mask[sl] = False
-        if zc is not None:
-            done = ~exact_mask
-            out[done] = np.where(np.arange(len(moments)) == zc, out[done], out[done] + out[done][:, [zc]])
+        done = ~exact_mask
+        Lz = out[done][:, [zc]] - _g_minus_gc(ux[done], S, prior)[:, None]
+        out[done] = np.where(is_z, Lz, out[done] + Lz)
     if np.any(exact_mask):
-        out[exact_mask] = exact_logsums(ux[exact_mask], S, prior, moments)
+        out[exact_mask] = exact_logsums(ux[exact_mask], S, prior, moments, relative=True)
+    if not relative:
+        out += log_reference(ux, S, prior)[:, None]
     return out[inv]
