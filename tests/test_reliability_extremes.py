@@ -136,7 +136,7 @@ def test_d_million_closed_forms(eps):
 
 # -- Power / Calibrate: no overflow anywhere in ε, n ----------------------------------------------------------
 @pytest.mark.parametrize("eps", [1e-3, 1.0, 20.0, 50.0])
-@pytest.mark.parametrize("n", [1, 10**5])  # n = 1e7 takes 17 s: Power is O(n) (reported)
+@pytest.mark.parametrize("n", [1, 10**5])  # large n: tests/test_bayes.py (n up to 1e9)
 @pytest.mark.parametrize("name", ["power", "calibrate", "power-ns"])
 def test_power_calibrate_never_overflow(name, eps, n):
     o = oracles.get("oue", eps, 8)
