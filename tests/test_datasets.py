@@ -291,7 +291,7 @@ def test_default_found_relative_to_package_not_cwd(monkeypatch, tmp_path):
         pytest.skip("not running from a checkout with ../shared/data")
     monkeypatch.delenv("LDPOPT_DATA", raising=False)
     monkeypatch.chdir(tmp_path)
-    assert _paths.search_dirs() == [SHARED.resolve()]
+    assert [d.resolve() for d in _paths.search_dirs()] == [SHARED.resolve()]
     assert D.aol().d == 120_978
 
 
