@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench clean
+.PHONY: run test bench bench-peers bench-quick clean
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,16 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest
 
-bench: $(STAMP)
+# ldpopt against the peer libraries (pinned in benchmarks/peer-requirements.lock, own venv) and the
+# solvers; ~1.5 h. bench-quick is the smoke check (tiny sizes, no peers, < 1 min).
+bench: $(STAMP) bench-peers
 	$(PY) benchmarks/run.py
+
+bench-peers:
+	bash benchmarks/setup_peers.sh
+
+bench-quick: $(STAMP)
+	$(PY) benchmarks/run.py --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
