@@ -321,8 +321,9 @@ def markdown(result: dict) -> str:
         ratio = "—"
         if lr and lr["status"] == "ok" and ptimes:
             ratio = f"{min(ptimes) / lr['seconds']:,.0f}×"
-            pcpu = [r.get("scaled_cpu_seconds", math.nan) for r in prows]
-            if pcpu and all(c == c for c in pcpu) and lr.get("cpu_seconds", math.nan) == lr.get("cpu_seconds"):
+            # CPU ratio against the peers whose CPU time was recorded (rows from before it was not)
+            pcpu = [c for c in (r.get("scaled_cpu_seconds", math.nan) for r in prows) if c == c]
+            if pcpu and lr.get("cpu_seconds", math.nan) == lr.get("cpu_seconds"):
                 ratio += f" (CPU {min(pcpu) / lr['cpu_seconds']:,.0f}×)"
         L.append(f"| {o.upper()} | {_cell(lr)} | {H.fmt_mb(lr['maxrss_mb']) if lr and lr['status'] == 'ok' else '—'}"
                  f" | {' | '.join(cells)} | {ratio} |")
