@@ -82,12 +82,7 @@ def plot(name_or_results_folder, out=None, *, quick: bool = False, root="results
 def _ensure_registered():
     import importlib
 
-    for mod in ("ldpopt.experiments.plots_jia",):
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:  # the other helper's module may not exist yet
-            if exc.name != mod:
-                raise
+    importlib.import_module("ldpopt.experiments.plots_jia")  # registers the Jia & Gong figures
 
 
 # -- drawing helpers ----------------------------------------------------------------------------
