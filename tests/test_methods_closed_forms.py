@@ -19,23 +19,10 @@ from ldpopt import Estimate
 from ldpopt.methods import get, postprocess
 from ldpopt.methods.baseline import cut_threshold
 from ldpopt.methods.normalize import project_simplex, simplex_shift
+from _reference import pq
 
 METHODS = ["base", "base-pos", "base-cut", "norm", "norm-mul", "norm-cut", "norm-sub", "norm-hyb",
            "mle-apx", "mle-apx-paper"]
-
-
-def pq(kind: str, eps: float, d: int) -> tuple[float, float]:
-    e = np.exp(eps)
-    if kind == "grr":
-        return e / (e + d - 1), 1 / (e + d - 1)
-    if kind == "oue":
-        return 0.5, 1 / (e + 1)
-    if kind == "sue":
-        h = np.exp(eps / 2)
-        return h / (h + 1), 1 / (h + 1)
-    if kind == "blh":
-        return e / (e + 1), 0.5
-    raise AssertionError(kind)
 
 
 def make(r, kind="oue", eps=1.0, n=10_000) -> Estimate:

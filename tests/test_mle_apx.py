@@ -19,20 +19,9 @@ from ldpopt.methods import postprocess
 from ldpopt.methods.mle import (mle_apx, mle_apx_formula_arxiv, mle_apx_formula_ndss, mle_apx_lambda,
                                 mle_apx_paper, mle_apx_paper_iterate, mle_gradient, mle_objective)
 from ldpopt.methods.normalize import norm_sub
+from _reference import pq
 
 KINDS = ["grr", "oue", "sue", "blh"]  # C > 0 (GRR d ≥ 3, OUE), C = 0 (SUE, GRR d = 2), C < 0 (BLH)
-
-
-def pq(kind: str, eps: float, d: int) -> tuple[float, float]:
-    e = np.exp(eps)
-    if kind == "grr":
-        return e / (e + d - 1), 1 / (e + d - 1)
-    if kind == "oue":
-        return 0.5, 1 / (e + 1)
-    if kind == "sue":
-        h = np.exp(eps / 2)
-        return h / (h + 1), 1 / (h + 1)
-    return e / (e + 1), 0.5  # blh: p + q > 1
 
 
 def sample(kind, eps, d, n, rng, conc=0.3) -> Estimate:
