@@ -21,11 +21,16 @@ test: $(STAMP)
 
 # ldpopt against the peer libraries (pinned in benchmarks/peer-requirements.lock, own venv) and the
 # solvers; ~1.5 h. bench-quick is the smoke check (tiny sizes, no peers, < 1 min).
-bench: $(STAMP) bench-peers
+PEER_STAMP := benchmarks/.peer-venv/.installed
+
+bench: $(STAMP) $(PEER_STAMP)
 	$(PY) benchmarks/run.py
 
-bench-peers:
+bench-peers: $(PEER_STAMP)
+
+$(PEER_STAMP): benchmarks/peer-requirements.lock benchmarks/setup_peers.sh
 	bash benchmarks/setup_peers.sh
+	touch $(PEER_STAMP)
 
 bench-quick: $(STAMP)
 	$(PY) benchmarks/run.py --quick
