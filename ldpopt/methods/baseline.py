@@ -12,16 +12,12 @@ import numbers
 import numpy as np
 from scipy.special import ndtri
 
+from .._validation import check_estimate as _check_estimate
 from ..estimate import Estimate
 from .registry import register
 
 __all__ = ["base", "base_cut", "base_pos", "cut_threshold"]
 
-
-def _check_estimate(estimate) -> Estimate:
-    if not isinstance(estimate, Estimate):
-        raise TypeError(f"estimate must be an ldpopt.Estimate, got {type(estimate).__name__}")
-    return estimate
 
 
 def _check_alpha(alpha, d: int) -> float:

@@ -79,6 +79,7 @@ import numpy as np
 from scipy import optimize
 from scipy.special import logsumexp
 
+from .._validation import check_estimate as _check_estimate
 from ..estimate import Estimate
 from . import _bayes_core as core
 from .normalize import project_simplex
@@ -104,11 +105,6 @@ _TAU_FLOOR = 1e-3
 
 
 # -- validation ---------------------------------------------------------------------------------
-def _check_estimate(estimate) -> Estimate:
-    if not isinstance(estimate, Estimate):
-        raise TypeError(f"estimate must be an ldpopt.Estimate, got {type(estimate).__name__}")
-    return estimate
-
 
 def _real(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

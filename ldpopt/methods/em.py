@@ -92,7 +92,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import xlogy
 
-from .._validation import check_float_array
+from .._validation import check_estimate as _check_estimate, check_float_array
 from ..estimate import Estimate
 from .registry import register
 
@@ -154,11 +154,6 @@ class MLEResult:
 
 
 # -- likelihoods and gradients ---------------------------------------------------------------------
-def _check_estimate(estimate) -> Estimate:
-    if not isinstance(estimate, Estimate):
-        raise TypeError(f"estimate must be an ldpopt.Estimate, got {type(estimate).__name__}")
-    return estimate
-
 
 def _check_f(f, estimate: Estimate) -> np.ndarray:
     return check_float_array(f, "f", length=estimate.d, min_length=2)

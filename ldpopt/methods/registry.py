@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from .._validation import check_estimate
 from ..estimate import Estimate
 
 __all__ = ["MethodInfo", "available", "get", "postprocess", "register"]
@@ -79,6 +80,5 @@ def available():
 
 def postprocess(estimate: Estimate, method: str, **params) -> np.ndarray:
     """Run the registered ``method`` on ``estimate`` and return the post-processed frequencies."""
-    if not isinstance(estimate, Estimate):
-        raise TypeError(f"estimate must be an ldpopt.Estimate, got {type(estimate).__name__}")
+    check_estimate(estimate)
     return get(method).func(estimate, **params)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import cvxpy as cp
 import numpy as np
 
-from ..estimate import Estimate
+from .._validation import check_estimate
 from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives import Objective, make_objective
@@ -136,8 +136,7 @@ class Problem:
 
     def __init__(self, estimate, objective="cls", constraints=None, *, mean=None, variance=None,
                  scale: float | None = None):
-        if not isinstance(estimate, Estimate):
-            raise TypeError(f"estimate must be an ldpopt.Estimate, got {type(estimate).__name__}")
+        check_estimate(estimate)
         self.estimate = estimate
         self.objective: Objective = make_objective(objective, mean=mean, variance=variance)
         self.objective.check(estimate)
