@@ -169,3 +169,16 @@ def fmt_mb(mb: float | None) -> str:
     if mb is None or not np.isfinite(mb):
         return "—"
     return f"{mb:.0f} MB" if mb < 1024 else f"{mb / 1024:.2f} GB"
+
+
+def section_main(section: str, worker, markdown) -> None:
+    """Command-line entry of a section module: ``--worker '<json>'`` runs one measurement in this
+    process (``worker(cfg)``); ``--render DIR`` rewrites DIR/<section>.md from DIR/<section>.json."""
+    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+        worker(json.loads(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--render":
+        d = Path(sys.argv[2])
+        (d / f"{section}.md").write_text(markdown(json.loads((d / f"{section}.json").read_text())))
+    else:
+        sys.exit(f"run through benchmarks/run.py --only {section} (or --worker '<json>': one measurement; "
+                 f"--render DIR: rewrite DIR/{section}.md from DIR/{section}.json)")

@@ -298,10 +298,4 @@ def markdown(result: dict) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
-        print(json.dumps(measure_inproc(json.loads(sys.argv[2])), default=float))
-    elif len(sys.argv) == 3 and sys.argv[1] == "--render":
-        d = Path(sys.argv[2])
-        (d / "methods.md").write_text(markdown(json.loads((d / "methods.json").read_text())))
-    else:
-        sys.exit("run through benchmarks/run.py --only methods (or --worker '<json>'; --render DIR)")
+    H.section_main(SECTION, lambda cfg: print(json.dumps(measure_inproc(cfg), default=float)), markdown)

@@ -368,12 +368,4 @@ def markdown(result: dict) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
-        worker(json.loads(sys.argv[2]))
-    elif len(sys.argv) == 3 and sys.argv[1] == "--render":
-        # re-write DIR/oracles.md from DIR/oracles.json (no measurement)
-        d = Path(sys.argv[2])
-        (d / "oracles.md").write_text(markdown(json.loads((d / "oracles.json").read_text())))
-    else:
-        sys.exit("run through benchmarks/run.py (or --worker '<json>': one ldpopt measurement; "
-                 "--render DIR: rewrite DIR/oracles.md from DIR/oracles.json)")
+    H.section_main(SECTION, worker, markdown)
