@@ -353,3 +353,44 @@ def test_power_sum_euler_maclaurin_matches_direct_sum():
         k = np.arange(1, n + 1, dtype=np.float64)
         for a in (-1.0, 0.0, 0.5, 1.0, 1.0 + 1e-9, 1.5, 3.0, 10.0):
             assert bayes._power_sum(a, n) == pytest.approx(np.sum(k ** -a), rel=1e-12)
+
+
+@pytest.mark.parametrize("kind,n,S,s", [
+    ("power-law", 10**6, 1.44e5, 2.3),   # GRR, d = 1024, ε = 0.2: the window is all of [1, n]
+    ("power-law", 10**6, 1.86e4, 1.5),   # GRR, ε = 1
+    ("power-law", 300_000, 5000.0, 0.7),
+    ("power-law", 10**6, 3000.0, 9.5),   # steep prior: the head k < 1000 dominates
+    ("power-law", 10**6, 1e7, 1.1),      # S ≫ n
+    ("gaussian", 10**6, 5e4, 0.0),
+])
+def test_euler_maclaurin_tail_matches_direct_sums(kind, n, S, s):
+    """The long-window path (Euler–Maclaurin above k = 1000) against the plain windowed sums."""
+    rng = np.random.default_rng(11)
+    prior = core.Prior(kind, n, s=s, mu=2e5, tau=3e5)
+    x = np.r_[rng.uniform(-5 * S, n + 5 * S, 40), 0.5, 1.0, 999.5, 1000.0, n, n + 3 * S, -3 * S]
+    moments = ("z", "k", "l1", "l2") if kind == "power-law" else ("z", "k", "k2")
+    lo, hi = core.windows(x, S, prior)
+    assert np.any(hi - np.maximum(lo, core.EM_START) + 1 >= core.EM_MIN_TERMS)  # the path is taken
+    fast = core.exact_logsums(x, S, prior, moments, relative=True)
+    direct = core.exact_logsums(x, S, prior, moments, relative=True, tail_em=False)
+    assert np.all(np.abs(fast - direct) <= 1e-14 * (1 + np.abs(direct)))
+
+
+def test_euler_maclaurin_tail_matches_mpmath():
+    """One long window summed in 50-digit arithmetic, term by term."""
+    import mpmath
+
+    n, S = 60_000, 4000.0
+    prior = core.Prior("power-law", n, s=1.7)
+    x = np.array([25_000.3])
+    lo, hi = core.windows(x, S, prior)
+    assert hi[0] - max(lo[0], core.EM_START) + 1 >= core.EM_MIN_TERMS
+    fast = core.exact_logsums(x, S, prior, ("z", "k", "l1"), relative=True)[0]
+    with mpmath.workdps(50):
+        ks = range(int(lo[0]), int(hi[0]) + 1)
+        c, kr = mpmath.mpf(x[0]), int(prior.kref(x)[0])
+        terms = [(k, mpmath.exp(-(k - kr) * (k + kr - 2 * c) / (2 * mpmath.mpf(S) ** 2)
+                                - mpmath.mpf(1.7) * mpmath.log(k))) for k in ks]
+        ref = [float(mpmath.log(mpmath.fsum(f * m(k) for k, f in terms)))
+               for m in (lambda k: 1, lambda k: k, mpmath.log)]
+    assert np.all(np.abs(fast - np.array(ref)) <= 1e-14 * (1 + np.abs(ref)))

@@ -40,7 +40,20 @@ Relative log-sums
     the cancellation-free form D − W = −2vR/(D + W): when c lies far outside [kmin, n] the window
     is the few points within ≈ vR/D of the nearest end, not all of [kmin, n]. T = log(n + 1) + 45
     makes the dropped mass < e^{−45} ≈ 3e-20 relative, far below float64 rounding (``TAIL_LOG``).
-    The cost per point is O(min(n, S·sqrt(T + s log n))), so it does not grow like n.
+    The cost per point is O(min(n, S·sqrt(T + s log n))) direct terms, so it does not grow like n;
+    long windows are cut to O(1000 + panels) by the Euler–Maclaurin tail below.
+
+Long windows (Euler–Maclaurin)
+    When √v ≥ 1000 (GRR at small ε: σn ≈ 1.4·10⁵ at d = 1024, ε = 0.2, n = 10⁶) the window can hold
+    all of [1, n], and a direct sum costs O(n) per point. There the part k ≥ 1000 of a window with at
+    least 20,000 points is summed by Euler–Maclaurin with four correction terms: the integral by
+    24-point Gauss–Legendre on panels of width ≤ min(t/2, √v/2), the odd derivatives f⁽¹⁾…f⁽⁷⁾ at the
+    two ends from Taylor series of r (quadratic plus −s log t) and of μ_m. Remainder: f = μ_m e^{r}
+    is analytic in the disc |z − t| ≤ 500 around every t ≥ 1000, where |f| grows by at most
+    e^{17}·1.5 (|r′| ≤ √(2R/v) ≤ 0.02 for R ≤ 200, |r″| ≤ 1/v + s/t²), so Cauchy's estimate gives
+    |R| ≤ 2ζ(8)/(2π)⁸ · ∫|f⁽⁸⁾| ≤ 3e-19 · ∫f; the Gauss–Legendre error on those panels is below
+    1e-25 relative. Measured against the direct sum: ≤ 1e-15 relative on L_m, 100–250× faster
+    (tests/test_bayes.py; ``exact_logsums(..., tail_em=False)`` is the direct reference).
 
 ``logsums``
     The fast path. L_m(x) is a smooth (entire in x, log of a positive Gaussian convolution) function
@@ -186,25 +199,147 @@ def windows(x: np.ndarray, S: float, prior: Prior) -> tuple[np.ndarray, np.ndarr
     return _windows_c(c, v, prior)
 
 
+# Euler–Maclaurin tail (module doc, "Long windows"): used for k ≥ EM_START when the window has at
+# least EM_MIN_TERMS points there and the Gaussian scale √v is at least EM_MIN_SCALE.
+EM_START = 1000
+EM_MIN_TERMS = 20_000
+EM_MIN_SCALE = 1000.0
+# B_2p / (2p)! for p = 1..4
+_EM_BERN = (1.0 / 12.0, -1.0 / 720.0, 1.0 / 30240.0, -1.0 / 1209600.0)
+_GL24_X, _GL24_W = np.polynomial.legendre.leggauss(24)
+_ORDER = 8  # Taylor coefficients 0..7 at the endpoints (derivatives up to f⁽⁷⁾)
+
+
+def _mu_series(name: str, t0: np.ndarray) -> np.ndarray:
+    """Taylor coefficients (in h) of μ_m(t0 + h), shape (len(t0), _ORDER)."""
+    out = np.zeros((t0.shape[0], _ORDER))
+    if name == "z":
+        out[:, 0] = 1.0
+    elif name == "k":
+        out[:, 0], out[:, 1] = t0, 1.0
+    elif name == "k2":
+        out[:, 0], out[:, 1], out[:, 2] = t0 * t0, 2.0 * t0, 1.0
+    elif name in ("l1", "l2"):
+        j = np.arange(1, _ORDER)
+        out[:, 0] = np.log(t0)
+        out[:, 1:] = ((-1.0) ** (j + 1) / j)[None, :] / t0[:, None] ** j[None, :]
+        if name == "l2":
+            out = _series_mul(out, out)
+    else:  # pragma: no cover - internal
+        raise ValueError(f"unknown moment {name!r}")
+    return out
+
+
+def _series_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(a)
+    for i in range(_ORDER):  # 8 × 8 coefficient loop, vectorised over points
+        out[:, i:] += a[:, [i]] * b[:, : _ORDER - i]
+    return out
+
+
+def _endpoint_series(t0, c, v, kr, prior: Prior, shift) -> np.ndarray:
+    """Taylor coefficients of exp(r(t0 + h) − shift), r(t) = −(t − k_ref)(t + k_ref − 2c)/(2v) + λ(t)."""
+    m = t0.shape[0]
+    a = np.zeros((m, _ORDER))
+    a[:, 0] = prior.rel_phi(c, v, kr, t0, np.log(t0)) - shift
+    a[:, 1] = -(t0 - c) / v
+    a[:, 2] = -0.5 / v
+    if prior.kind == "power-law" and prior.s != 0.0:
+        j = np.arange(1, _ORDER)
+        # −s log(t0 + h) = −s log t0 − s Σ_j (−1)^{j+1} (h/t0)^j / j
+        a[:, 1:] += -prior.s * ((-1.0) ** (j + 1) / j)[None, :] / t0[:, None] ** j[None, :]
+    e = np.zeros((m, _ORDER))
+    e[:, 0] = np.exp(a[:, 0])
+    for j in range(1, _ORDER):  # exp of a power series: j e_j = Σ_i i a_i e_{j−i}
+        i = np.arange(1, j + 1)
+        e[:, j] = (i[None, :] * a[:, 1:j + 1] * e[:, j - i]).sum(axis=1) / j
+    return e
+
+
+def _em_tail_logsums(c, v, kr, a, b, prior: Prior, moments) -> np.ndarray:
+    """log Σ_{k=a..b} μ_m(k) e^{r(k)} by Euler–Maclaurin (module doc, "Long windows"); a ≥ EM_START.
+
+    Σ_{k=a..b} f(k) = ∫_a^b f + (f(a) + f(b))/2 + Σ_{p=1..4} B_2p/(2p)! (f⁽²ᵖ⁻¹⁾(b) − f⁽²ᵖ⁻¹⁾(a)) + R,
+    the integral by 24-point Gauss–Legendre on panels of width ≤ min(t/2, √v/2) (geometric from a,
+    then uniform), the derivatives from Taylor series at the endpoints.
+    """
+    m = c.shape[0]
+    af, bf = a.astype(np.float64), b.astype(np.float64)
+    sv = float(np.sqrt(v))
+    step = 0.5 * sv
+    # geometric edges a·1.5^j while the panel t/2 is shorter than √v/2, then uniform steps of √v/2
+    n_geo = np.ceil(np.log(np.maximum(sv / af, 1.0)) / np.log(1.5)).astype(np.int64)
+    g_end = np.minimum(af * 1.5 ** n_geo, bf)
+    n_uni = np.ceil(np.maximum(bf - g_end, 0.0) / step).astype(np.int64)
+    P = int((n_geo + n_uni).max())
+    j = np.arange(P + 1, dtype=np.float64)[None, :]
+    geo = af[:, None] * 1.5 ** np.minimum(j, n_geo[:, None])
+    uni = g_end[:, None] + step * np.maximum(j - n_geo[:, None], 0.0)
+    edges = np.minimum(np.where(j <= n_geo[:, None], geo, uni), bf[:, None])
+    left, right = edges[:, :-1], edges[:, 1:]
+    half = 0.5 * (right - left)                         # 0 on padding panels: no weight
+    t = (0.5 * (left + right))[:, :, None] + half[:, :, None] * _GL24_X[None, None, :]
+    w = half[:, :, None] * _GL24_W[None, None, :]
+    t, w = t.reshape(m, -1), w.reshape(m, -1)
+    logt = np.log(t)
+    r = prior.rel_phi(c[:, None], v, kr[:, None], t, logt)
+    ends = np.stack([af, bf], axis=1)
+    r_end = prior.rel_phi(c[:, None], v, kr[:, None], ends, np.log(ends))
+    shift = np.maximum(np.where(w > 0, r, -np.inf).max(axis=1), r_end.max(axis=1))
+    ew = np.exp(r - shift[:, None]) * w
+    ser_a = _endpoint_series(af, c, v, kr, prior, shift)
+    ser_b = _endpoint_series(bf, c, v, kr, prior, shift)
+    fact = np.array([1.0, 1.0, 2.0, 6.0, 24.0, 120.0, 720.0, 5040.0])
+    out = np.empty((m, len(moments)))
+    for jm, name in enumerate(moments):
+        if name == "z":
+            integral = ew.sum(axis=1)
+        elif name == "k":
+            integral = (ew * t).sum(axis=1)
+        elif name == "k2":
+            integral = (ew * t * t).sum(axis=1)
+        elif name == "l1":
+            integral = (ew * logt).sum(axis=1)
+        else:
+            integral = (ew * logt * logt).sum(axis=1)
+        fa = _series_mul(ser_a, _mu_series(name, af)) * fact   # f⁽ʳ⁾(a), r = 0..7
+        fb = _series_mul(ser_b, _mu_series(name, bf)) * fact
+        tot = integral + 0.5 * (fa[:, 0] + fb[:, 0])
+        for p, bern in enumerate(_EM_BERN, start=1):
+            tot = tot + bern * (fb[:, 2 * p - 1] - fa[:, 2 * p - 1])
+        with np.errstate(divide="ignore"):
+            out[:, jm] = np.log(tot) + shift
+    return out
+
+
 def exact_logsums(x, S: float, prior: Prior, moments=("z", "k"), *, relative: bool = False,
-                  max_block: int = 2_000_000) -> np.ndarray:
+                  max_block: int = 2_000_000, tail_em: bool = True) -> np.ndarray:
     """L_m(x) (or L_m − G(x) with ``relative=True``) for each x and moment m, shape (len(x), M),
-    by windowed direct sums of the relative terms (module doc).
+    by windowed direct sums of the relative terms (module doc), with the part k ≥ ``EM_START`` of
+    long, smooth windows summed by Euler–Maclaurin (``tail_em=False``: direct sums everywhere).
 
     Vectorised over blocks of points of similar window length (points sorted by window length, so
     the padding waste is small); memory per block ≤ ``max_block`` float64 entries.
     """
     x = np.asarray(x, dtype=np.float64)
-    out = np.empty((x.shape[0], len(moments)))
+    out = np.full((x.shape[0], len(moments)), -np.inf)
     if x.shape[0] == 0:
         return out
     c, v, _ = prior.centre(x, S)
     kr = prior.kref(c)
     lo, hi = _windows_c(c, v, prior)
+    em = np.zeros(x.shape[0], dtype=bool)
+    if tail_em and v >= EM_MIN_SCALE ** 2:
+        em = hi - np.maximum(lo, EM_START) + 1 >= EM_MIN_TERMS
+    if np.any(em):
+        a = np.maximum(lo[em], EM_START)
+        out[em] = _em_tail_logsums(c[em], v, kr[em], a, hi[em], prior, moments)
+        hi = np.where(em, np.minimum(hi, EM_START - 1), hi)   # the direct part: k < EM_START
     length = hi - lo + 1
-    order = np.argsort(length, kind="stable")
+    todo = np.flatnonzero(length > 0)
+    order = todo[np.argsort(length[todo], kind="stable")]
     start = 0
-    m = x.shape[0]
+    m = order.shape[0]
     while start < m:
         W = int(length[order[start]])
         stop = min(m, start + max(1, max_block // max(W, 1)))
@@ -236,7 +371,7 @@ def exact_logsums(x, S: float, prior: Prior, moments=("z", "k"), *, relative: bo
             else:  # pragma: no cover - internal
                 raise ValueError(f"unknown moment {name!r}")
             with np.errstate(divide="ignore"):
-                out[idx, j] = np.log(tot) + mx[:, 0]
+                out[idx, j] = np.logaddexp(out[idx, j], np.log(tot) + mx[:, 0])
         start = stop
     if not relative:
         out += log_reference(x, S, prior)[:, None]
