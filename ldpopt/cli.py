@@ -163,21 +163,61 @@ def _cmd_postprocess(args) -> int:
     return 0
 
 
-def _cmd_experiment_run(args) -> int:
-    from .experiments import run
+def _config_names(name: str) -> list[str]:
+    """``all`` → every config in the repository's ``experiments/`` folder, else ``[name]``."""
+    if name != "all":
+        return [name]
+    from .experiments.config import _REPO_EXPERIMENTS
 
-    table = run(args.name, quick=args.quick, out=args.out, jobs=args.jobs, scheduler=args.scheduler,
-                progress=not args.no_progress)
-    folder = Path(args.out) / (Path(args.name).stem + ("-quick" if args.quick else ""))
-    print(f"{len(table)} rows -> {folder / 'results.parquet'}")
+    return sorted(p.stem for p in _REPO_EXPERIMENTS.glob("*.toml"))
+
+
+def _cmd_experiment_run(args) -> int:
+    """Run one config, or ``all`` of them one after another (the full sweep). ``all`` records the
+    wall time of each config and of the whole sweep in ``<out>/sweep_timings[-quick].json``, with the
+    number of tasks this invocation actually ran (a resumed sweep runs only the missing ones)."""
+    import datetime as dt
+    import os
+    import time
+
+    from .experiments import run
+    from .experiments.config import load_config
+    from .experiments.runner import _versions, tasks_of
+
+    names = _config_names(args.name)
+    record = []
+    t_all = time.perf_counter()
+    for name in names:
+        cfg = load_config(name, quick=args.quick)
+        folder = Path(args.out) / (cfg.name + ("-quick" if args.quick else ""))
+        before = len(list((folder / "parts").glob("*.parquet"))) if (folder / "parts").is_dir() else 0
+        t0 = time.perf_counter()
+        table = run(name, quick=args.quick, out=args.out, jobs=args.jobs, scheduler=args.scheduler,
+                    progress=not args.no_progress)
+        wall = time.perf_counter() - t0
+        ran = len(list((folder / "parts").glob("*.parquet"))) - before
+        record.append({"experiment": cfg.name, "tasks": len(tasks_of(cfg)), "tasks_run": ran,
+                       "rows": len(table), "wall_s": round(wall, 2)})
+        print(f"{len(table)} rows -> {folder / 'results.parquet'}  ({ran} tasks run, {wall:.1f} s)")
+    if args.name == "all":
+        doc = {"command": f"ldpopt experiment run all --jobs {args.jobs}" + (" --quick" if args.quick else ""),
+               "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+               "wall_s": round(time.perf_counter() - t_all, 2), "jobs": args.jobs,
+               "scheduler": args.scheduler, "cpus": os.cpu_count(), "loadavg_end": os.getloadavg(),
+               "tasks": sum(r["tasks"] for r in record), "tasks_run": sum(r["tasks_run"] for r in record),
+               "versions": _versions(), "experiments": record}
+        path = Path(args.out) / ("sweep_timings" + ("-quick" if args.quick else "") + ".json")
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        print(f"full sweep: {len(names)} configs, {doc['tasks_run']} tasks run in {doc['wall_s']:.0f} s -> {path}")
     return 0
 
 
 def _cmd_experiment_plot(args) -> int:
     from .experiments.plot import plot
 
-    for path in plot(args.name, out=args.out_dir, quick=args.quick, root=args.out):
-        print(path)
+    for name in _config_names(args.name):
+        for path in plot(name, out=args.out_dir, quick=args.quick, root=args.out):
+            print(path)
     return 0
 
 
@@ -251,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("experiment", help="run the papers' experiments (configs in experiments/)")
     exsub = ex.add_subparsers(dest="experiment_command", required=True)
     er = exsub.add_parser("run", help="run or resume an experiment sweep")
-    er.add_argument("name", help="config name (experiments/NAME.toml) or a path to a .toml file")
+    er.add_argument("name", help="config name (experiments/NAME.toml), a path to a .toml file, or 'all' (the full sweep)")
     er.add_argument("--quick", action="store_true", help="the config's small [quick] version")
     er.add_argument("--jobs", type=int, default=1, help="joblib worker processes (default 1)")
     er.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://127.0.0.1:8786")
@@ -259,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     er.add_argument("--no-progress", action="store_true", help="no progress bar")
     er.set_defaults(func=_cmd_experiment_run)
     ep = exsub.add_parser("plot", help="draw the figures of a finished run from its saved results")
-    ep.add_argument("name", help="experiment name (results/NAME[-quick]) or a results folder")
+    ep.add_argument("name", help="experiment name (results/NAME[-quick]), a results folder, or 'all'")
     ep.add_argument("--quick", action="store_true", help="the results of the --quick run")
     ep.add_argument("--out", default="results", help="results root (default: results/)")
     ep.add_argument("--out-dir", default=None, help="where to write the PNGs (default: the results folder)")
