@@ -186,13 +186,23 @@ def test_plots_from_saved_results_only(results, tmp_path, monkeypatch):
         table = plots_jia.load_results(out / f"{c}-quick")
         assert not table.partial.any()
         made += plots_jia.PLOTS[load_config(c).kind](table, tmp_path)
-    # noise: 2; error: 2; hh: 2 (the quick all-oracle hh sweep has one ε and one ratio: no curve)
-    assert len(made) == 6
+    # noise: 2; error: 2; hh: 3 (one per heavy-hitter config)
+    assert len(made) == 7
     # through the shared registry (kind looked up in the saved meta.json)
     from ldpopt.experiments import plot as registry
 
     made += registry.plot(out / "jia_fig7_error-quick", out=tmp_path / "reg")
     made += registry.plot(out / "jia_fig5_6_hh_threshold-quick", out=tmp_path / "reg")
-    assert len(made) == 8
+    assert len(made) == 9
     for p in made:
         assert Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and Path(p).stat().st_size > 5000
+
+
+def test_heavy_hitter_plot_with_one_epsilon_and_one_ratio(results, tmp_path):
+    """A sweep with a single ε and a single threshold ratio still gets its (one-point) figure."""
+    out, _ = results
+    table = plots_jia.load_results(out / "jia_fig8_9_hh_epsilon-quick")
+    one = table[table.epsilon == table.epsilon.max()]
+    assert one.epsilon.nunique() == 1 and one.threshold_ratio.nunique() == 1
+    made = plots_jia.plot_heavy_hitters(one, tmp_path)
+    assert len(made) == 1 and Path(made[0]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

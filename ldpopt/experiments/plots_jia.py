@@ -183,7 +183,7 @@ def plot_heavy_hitters(table: pd.DataFrame, out) -> list[Path]:
         for (ds, orc, eps), g in t.groupby(["dataset", "oracle", "epsilon"]):
             groups.append((f"{ds}, {orc.upper()}, ε = {eps:g}", orc, g, "threshold_ratio",
                            "threshold / significance threshold (Eq. 22)"))
-    if t.epsilon.nunique() > 1:
+    if t.epsilon.nunique() > 1 or not groups:  # one ε and one ratio: still a (one-point) vs-ε figure
         for (ds, orc), g in t[np.isclose(t.threshold_ratio, 1.0)].groupby(["dataset", "oracle"]):
             groups.append((f"{ds}, {orc.upper()}, significance threshold", orc, g, "epsilon", "ε"))
     if not groups:
