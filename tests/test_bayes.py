@@ -394,3 +394,13 @@ def test_euler_maclaurin_tail_matches_mpmath():
         ref = [float(mpmath.log(mpmath.fsum(f * m(k) for k, f in terms)))
                for m in (lambda k: 1, lambda k: k, mpmath.log)]
     assert np.all(np.abs(fast - np.array(ref)) <= 1e-14 * (1 + np.abs(ref)))
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 1000, 10**6])
+def test_gaussian_prior_normaliser_matches_direct_sums(n):
+    """log C, E[k], E[k²] of the Gaussian prior by the windowed engine vs the plain O(n) sums."""
+    for mu in (-5e3, -3.0, 0.0, 0.4, 7.0, n / 3, n, n + 50.0, 2.0 * n + 1e4):
+        for tau in (1e-3, 0.5, 3.0, 100.0, 2e3, 5e4, 1e7):
+            fast = np.array(bayes._prior_gauss_moments(n, mu, tau))
+            ref = np.array(bayes._prior_gauss_moments_direct(n, mu, tau))
+            assert np.all(np.abs(fast - ref) <= 1e-12 * (1 + np.abs(ref))), (n, mu, tau, fast, ref)

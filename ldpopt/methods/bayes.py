@@ -76,7 +76,7 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, special
 from scipy.special import logsumexp
 
 from .._validation import check_estimate as _check_estimate
@@ -321,13 +321,34 @@ def fit_power_law(estimate: Estimate, fit: str = "mle", s_bounds=_DEFAULT_S_BOUN
 
 
 # -- Gaussian prior: fitting ----------------------------------------------------------------------
-def _prior_gauss_moments(n, mu, tau):
+def _prior_gauss_moments_direct(n, mu, tau):
+    """Reference for :func:`_prior_gauss_moments`: the plain O(n) sums over k = 0..n."""
     k = np.arange(n + 1, dtype=np.float64)
     lw = -((k - mu) ** 2) / (2 * tau * tau)
     m = lw.max()
     e = np.exp(lw - m)
     tot = e.sum()
     return float(np.log(tot) + m), float((e * k).sum() / tot), float((e * k * k).sum() / tot)
+
+
+def _prior_gauss_moments(n, mu, tau):
+    """log C, E[k], E[k²] of the Gaussian prior w(k) = exp(−(k − μ)²/(2τ²)) on k = 0..n.
+
+    The sum over k = 1..n is the engine's windowed sum with a flat power law (s = 0) and the
+    "noise" N(μ, τ²) (same terms, so the same provable truncation and Euler–Maclaurin tail): O(window),
+    not O(n) as the direct sum (:func:`_prior_gauss_moments_direct`); k = 0 is added separately.
+    """
+    l0 = -(mu * mu) / (2.0 * tau * tau)                  # the k = 0 term (contributes to Z only)
+    if n < 1:
+        return float(l0), 0.0, 0.0
+    flat = core.Prior("power-law", n, s=0.0)
+    x = np.array([float(mu)])
+    # relative sums and their reference G kept apart: |L| can be ~1e17 when μ is far outside [0, n]
+    Lrel = core.exact_logsums(x, float(tau), flat, ("z", "k", "k2"), relative=True)[0]
+    G = float(core.log_reference(x, float(tau), flat)[0])
+    logC = float(np.logaddexp(Lrel[0] + G, l0))
+    frac = float(special.expit(Lrel[0] + G - l0))     # share of the mass on k ≥ 1
+    return logC, float(np.exp(Lrel[1] - Lrel[0])) * frac, float(np.exp(Lrel[2] - Lrel[0])) * frac
 
 
 def fit_gaussian(estimate: Estimate, fit: str = "mle") -> tuple[float, float]:
