@@ -17,11 +17,10 @@ Conventions shared by the kinds (choices where the papers are silent are marked 
   task that wants both pays for Power once.
 * ``params.method_params`` = ``{method = {kw = value}}`` passes keyword arguments to a method.
 * ``params.slow_methods`` (default power, power-ns, calibrate) are computed only in repetitions
-  ``rep < params.slow_reps`` (default: all). *Choice*: Power costs seconds per call (its s fit and
-  the posterior sums over counts), ~10⁴ times the closed forms, so full sweeps run it on fewer
-  repetitions; the tables say how many (rows exist only for those reps). Oracles listed in
-  ``params.slow_skip_oracles`` get no slow methods at all (GRR at d = 1024, ε = 0.2: one Power call
-  took 646 s here, since its posterior sums span ~σn counts).
+  ``rep < params.slow_reps`` (default: all), and not at all for oracles in
+  ``params.slow_skip_oracles``; rows exist only where they ran. The full configs run them
+  everywhere (Power costs 0.05–1.3 s per call at d ≤ 16,470) except the bias–variance sweep,
+  whose 15,000 runs per oracle would mean 15,000 Power calls: it runs them on the first 10 blocks.
 * Datasets are the config's ``datasets`` entries; a table entry may add ``sample_n`` (and
   ``sample_seed``, default 0) to redraw the histogram as ``Multinomial(sample_n, f)`` once, with a
   fixed seed, so the truth is the same in every task (*choice*: our IPUMS stand-in, US city

@@ -66,7 +66,7 @@ G(x) = −(k_ref − x)²/(2σ²n²) (k_ref the support count nearest to f̃·n)
 score in s stay exact when f̃·n lies far outside [1, n] relative to σn (OUE at large ε, f̃ up to 2);
 plus Chebyshev interpolation in f̃ over dense panels, checked a posteriori. The power-law prior's
 normaliser and log-moments use Euler–Maclaurin (O(1) in n), so nothing costs O(n) for the power law
-(the Gaussian prior's normaliser is still a full O(n) sum per likelihood evaluation).
+(the Gaussian prior's normaliser goes through the same windowed engine, so it is O(window) too).
 No overflow or NaN from σ → 0 (ε = 20, 50) to σ ≫ 1 (ε = 0.001), n = 1.
 """
 
