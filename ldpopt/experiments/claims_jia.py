@@ -209,9 +209,11 @@ def _claim1(t: dict) -> tuple[dict, str]:
         if s_g:
             glo, ghi = _span(sk[k] for k in s_g)
             gklo, gkhi = _span(ks[k] for k in s_g)
+            gku = max(abs(ku[k]) for k in s_g)
             nums[f"grr_skewness_small_eps_min/{ds}"], nums[f"grr_skewness_small_eps_max/{ds}"] = glo, ghi
             nums[f"grr_ks_small_eps_min/{ds}"], nums[f"grr_ks_small_eps_max/{ds}"] = gklo, gkhi
-            txt += f"; GRR skewness {fmt_span(glo, ghi)}, KS {fmt_span(gklo, gkhi)}"
+            nums[f"grr_abs_kurtosis_small_eps_max/{ds}"] = gku
+            txt += f"; GRR skewness {fmt_span(glo, ghi)}, KS {fmt_span(gklo, gkhi)}, |excess kurtosis| ≤ {fmt(gku)}"
         l_all = [tuple(r) for r in large[large.dataset == ds].itertuples(index=False)]
         if l_all:
             llo, lhi = _span(vr[k] for k in l_all)
@@ -220,8 +222,10 @@ def _claim1(t: dict) -> tuple[dict, str]:
             nums[f"var_ratio_large_eps_min/{ds}"], nums[f"var_ratio_large_eps_max/{ds}"] = llo, lhi
             nums[f"excess_kurtosis_large_eps_min/{ds}"] = kulo
             nums[f"excess_kurtosis_large_eps_max/{ds}"] = kuhi
+            emax = max(k[2] for k in l_all)
+            per = ", ".join(f"{k[1].upper()} {fmt(vr[k])}" for k in l_all if k[2] == emax)
             txt += (f"; at ε > {EPS_SMALL:g} the ratio is {fmt_span(llo, lhi)} (max {worst[1].upper()}, "
-                    f"ε = {worst[2]:g}), excess kurtosis {fmt_span(kulo, kuhi)}")
+                    f"ε = {worst[2]:g}; at ε = {emax:g}: {per}), excess kurtosis {fmt_span(kulo, kuhi)}")
             ex = [nums.get(f"var_ratio_exact/{ds}/{k[1]}/{_e(k[2])}") for k in l_all]
             if any(x is not None for x in ex):
                 elo, ehi = _span(x for x in ex if x is not None)
