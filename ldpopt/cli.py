@@ -76,6 +76,19 @@ def read_counts(path) -> pd.DataFrame:
     return pd.DataFrame({"value": values.to_numpy(dtype=object), "count": counts})
 
 
+def _atomic_write_text(path: Path, text: str) -> None:
+    """Write a text file through a temporary file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def write_table(table: pd.DataFrame, out, fmt: str) -> None:
     """Write atomically: to a temporary file in the same folder, then rename, so a failure never
     leaves a partial output file. CSV floats use 17 significant digits (they round-trip exactly)."""
@@ -175,7 +188,8 @@ def _config_names(name: str) -> list[str]:
 def _cmd_experiment_run(args) -> int:
     """Run one config, or ``all`` of them one after another (the full sweep). ``all`` records the
     wall time of each config and of the whole sweep in ``<out>/sweep_timings[-quick].json``, with the
-    number of tasks this invocation actually ran (a resumed sweep runs only the missing ones)."""
+    number of tasks this invocation actually ran (a resumed sweep runs only the missing ones); each
+    invocation appends one entry to that file."""
     import datetime as dt
     import os
     import time
@@ -206,8 +220,11 @@ def _cmd_experiment_run(args) -> int:
                "scheduler": args.scheduler, "cpus": os.cpu_count(), "loadavg_end": os.getloadavg(),
                "tasks": sum(r["tasks"] for r in record), "tasks_run": sum(r["tasks_run"] for r in record),
                "versions": _versions(), "experiments": record}
+        # one entry per invocation, appended: a sweep resumed or extended later keeps its history
         path = Path(args.out) / ("sweep_timings" + ("-quick" if args.quick else "") + ".json")
-        path.write_text(json.dumps(doc, indent=2) + "\n")
+        history = json.loads(path.read_text()) if path.is_file() else []
+        history = history if isinstance(history, list) else [history]
+        _atomic_write_text(path, json.dumps(history + [doc], indent=2) + "\n")
         print(f"full sweep: {len(names)} configs, {doc['tasks_run']} tasks run in {doc['wall_s']:.0f} s -> {path}")
     return 0
 

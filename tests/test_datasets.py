@@ -186,6 +186,7 @@ def test_babynames_match_readme():
     assert pooled == dict(zip(name17.labels.tolist(), name17.counts.tolist()))
     allyears = D.babynames(None, by="name-sex")
     assert (allyears.d, allyears.n) == (107_973, 348_120_517)
+    assert np.array_equal(D.babynames("all", by="name-sex").counts, allyears.counts)  # TOML spelling
     assert np.all(np.diff(allyears.counts) <= 0)
 
 

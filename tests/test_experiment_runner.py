@@ -116,3 +116,26 @@ def test_bad_configs_are_named(tmp_path):
     bad.write_text('name = "x"\nkind = "full-domain"\n')
     with pytest.raises(ValueError, match="missing"):
         load_config(bad)
+
+
+def test_run_all_records_the_sweep_and_appends_on_resume(tmp_path, capsys):
+    """`ldpopt experiment run all --quick`: every config's table, one timing entry per invocation."""
+    import json
+    from pathlib import Path
+
+    from ldpopt.cli import main
+    from ldpopt.experiments.config import _REPO_EXPERIMENTS
+
+    names = sorted(p.stem for p in _REPO_EXPERIMENTS.glob("*.toml"))
+    expected = sum(len(tasks_of(load_config(n, quick=True))) for n in names)
+    args = ["experiment", "run", "all", "--quick", "--no-progress", "--out", str(tmp_path)]
+    assert main(args) == 0
+    for n in names:
+        assert (tmp_path / f"{n}-quick" / "results.parquet").is_file()
+    assert main(args) == 0                      # nothing left to do: appends a 0-task entry
+    history = json.loads(Path(tmp_path / "sweep_timings-quick.json").read_text())
+    assert [h["tasks_run"] for h in history] == [expected, 0]
+    assert [h["tasks"] for h in history] == [expected, expected]
+    assert [e["experiment"] for e in history[0]["experiments"]] == names
+    assert history[0]["wall_s"] >= sum(e["wall_s"] for e in history[0]["experiments"]) - 1e-6
+    assert "full sweep: %d configs" % len(names) in capsys.readouterr().out

