@@ -48,9 +48,12 @@ import pandas as pd
 
 from .plot import LABELS, LEFT, RIGHT
 
-__all__ = ["claims", "summary_markdown", "load_table", "cell_means", "ratio", "rep_counts",
+__all__ = ["WANG_METHODS", "claims", "summary_markdown", "load_table", "cell_means", "ratio", "rep_counts",
            "best_method", "fmt", "NON_NORM", "NORM_BASED"]
 
+#: the 12 methods of the Wang configs; absent ones become NaN columns of :func:`cell_means`
+WANG_METHODS = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub", "mle-apx", "base-cut",
+                "norm-cut", "norm-hyb", "power", "power-ns")
 NON_NORM = ("base", "base-pos", "post-pos", "base-cut", "power")
 NORM_BASED = ("norm", "norm-mul", "norm-sub", "mle-apx", "norm-cut", "norm-hyb", "power-ns")
 _KEYS = ("dataset", "oracle", "epsilon")
@@ -105,11 +108,14 @@ def _meta(root, name: str, quick: bool) -> dict:
 
 def cell_means(table: pd.DataFrame, metric: str = "mse", by=()) -> pd.DataFrame:
     """Mean over repetitions of ``metric`` per (dataset, oracle, ε, *by) × method, as a wide frame
-    (index: the keys, columns: methods; NaN where a method has no rows)."""
+    (index: the keys, columns: methods; NaN where a method has no rows, e.g. Power in a quick run;
+    every method of :data:`WANG_METHODS` is a column)."""
     t = table[table.metric == metric]
     keys = [*_KEYS, *by]
     m = t.groupby(keys + ["method"], observed=True).value.mean()
-    return m.unstack("method").sort_index()
+    w = m.unstack("method").sort_index()
+    w.columns = w.columns.astype(str)
+    return w.reindex(columns=[*w.columns, *[x for x in WANG_METHODS if x not in w.columns]])
 
 
 def ratio(wide: pd.DataFrame, num: str, den: str) -> pd.Series:
@@ -123,7 +129,7 @@ def best_method(wide: pd.DataFrame, methods=None, largest: bool = False) -> pd.S
     """Per cell, the method (among ``methods``, default all columns) with the smallest mean (largest
     with ``largest``), ignoring methods without rows in that cell."""
     cols = [m for m in (methods or wide.columns) if m in wide]
-    w = wide[cols]
+    w = wide[cols].dropna(axis=0, how="all")
     return (w.idxmax(axis=1) if largest else w.idxmin(axis=1)).astype(object)
 
 
@@ -176,7 +182,9 @@ def _rng(values) -> str:
 
 def _lv(v) -> str:
     """A label's key value: plain (no thousands separators), so labels are easy to parse."""
-    return f"{v:g}" if isinstance(v, (float, np.floating, int, np.integer)) else str(v)
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    return f"{v:g}" if isinstance(v, (float, np.floating)) else str(v)
 
 
 def _xv(v) -> str:
@@ -415,6 +423,9 @@ def _base_over_normsub(c, datasets, cfgs):
             continue
         r = _full_domain_ratio(c, cfg, t, "base", "norm-sub", "base/norm-sub mse",
                                datasets=datasets if cfg == ND4 else None)
+        if r.dropna().empty:
+            c.say(f"{_short(cfg)}: no rows for {', '.join(datasets or ['any dataset'])}.")
+            continue
         pieces = []
         for (ds, orc), s in r.groupby(level=["dataset", "oracle"], observed=True, sort=False):
             f = _seq if orc != "grr" else _ends
@@ -853,7 +864,7 @@ def _c32(c):
         order = mr.mean().sort_values().index
         pieces.append(f"{orc.upper()} (over {', '.join(mr.index.get_level_values('query_set'))}): "
                       + ", ".join(f"{_lab(m)} {_rng(mr[m])}" for m in order))
-    c.say(f"Mean rank of {w.shape[1]} methods over ε: " + "; ".join(pieces)
+    c.say(f"Mean rank of {int(w.notna().any().sum())} methods over ε: " + "; ".join(pieces)
           + f". Norm-Mul/Norm-Sub: {_by(a, levels=('oracle', 'query_set'))}. Power/Norm-Sub: {_by(b, levels=('oracle',))}.")
 
 
