@@ -1042,5 +1042,5 @@ def summary_markdown(root="results", **kw) -> str:
     rows = ["| # | we measure | configs |", "| --- | --- | --- |"]
     for c in claims(root, **kw):
         cfgs = _reps_text(c["reps"]) if "reps" in c else ", ".join(f"`{n}` (missing)" for n in c["missing"])
-        rows.append(f"| {c['id']} | {c['text'].replace('|', '/')} | {cfgs} |")
+        rows.append(f"| {c['id']} | {c['text'].replace('|', chr(92) + '|')} | {cfgs} |")  # escaped pipes
     return "\n".join(rows) + "\n"
