@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench bench-peers bench-quick clean
+.PHONY: run test sweep bench bench-peers bench-quick clean
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,11 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# The full reproduction: every experiment config at 30 repetitions (resumable), then every figure.
+sweep: $(STAMP)
+	$(VENV)/bin/ldpopt experiment run all --jobs 2
+	$(VENV)/bin/ldpopt experiment plot all
 
 # ldpopt against the peer libraries (pinned in benchmarks/peer-requirements.lock, own venv) and the
 # solvers; ~1.5 h. bench-quick is the smoke check (tiny sizes, no peers, < 1 min).
