@@ -1,4 +1,4 @@
-"""Smoke test of the "methods" and "solvers" benchmark sections (``--quick``: tiny d, in-process).
+"""Smoke test of the "methods", "solvers" and "bayes" benchmark sections (``--quick``: tiny d, in-process).
 
 No timing is asserted (speed targets live in the benchmarks, not in tests). What is checked: the
 result files are written, every solve reports ``optimal`` and its distance to the closed form is
@@ -26,11 +26,11 @@ def results(tmp_path_factory):
     finally:
         sys.path.remove(str(BENCH))
     out = tmp_path_factory.mktemp("bench")
-    assert bench_run.main(["--quick", "--only", "methods,solvers", "--out", str(out)]) == 0
+    assert bench_run.main(["--quick", "--only", "methods,solvers,bayes", "--out", str(out)]) == 0
     return out
 
 
-@pytest.mark.parametrize("section", ["methods", "solvers"])
+@pytest.mark.parametrize("section", ["methods", "solvers", "bayes"])
 def test_files_written(results, section):
     for ext in ("csv", "json", "md"):
         assert (results / f"{section}.{ext}").stat().st_size > 0
@@ -64,3 +64,13 @@ def test_methods_outputs_and_references(results):
                 assert abs(r["sum_minus_1"]) <= 1e-9, r
         for name, ref in e["reference"].items():
             assert ref["max_rel_diff"] <= 1e-10, (name, ref)
+
+
+def test_bayes_long_windows_agree_with_plain_sums(results):
+    """The Euler–Maclaurin path (new) and the plain windowed sums (old) give the same numbers, and
+    the GRR case really takes the long-window path (σn ≥ 1000)."""
+    doc = json.loads((results / "bayes.json").read_text())
+    assert any(r["oracle"] == "grr" and r["S"] >= 1000 for r in doc["rows"])
+    for r in doc["rows"]:
+        assert r["sums_maxrel"] <= 1e-13 and r["power_maxrel"] <= 1e-9, r
+    assert doc["gauss"]["maxrel"] <= 1e-6
