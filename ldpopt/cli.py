@@ -238,6 +238,30 @@ def _cmd_experiment_plot(args) -> int:
     return 0
 
 
+def _cmd_experiment_claims(args) -> int:
+    """``ldpopt experiment claims``: the numbers behind REPRODUCTION.md's claims, from saved results."""
+    import importlib
+
+    papers = ("wang", "jia") if args.paper == "all" else (args.paper,)
+    mods = [importlib.import_module(f".experiments.claims_{p}", __package__) for p in papers]
+    import inspect
+
+    def kw(fn):  # --partial only where the module reads unfinished sweeps
+        ok = inspect.signature(fn).parameters
+        return {k: v for k, v in (("quick", args.quick), ("partial", args.partial)) if k in ok}
+
+    if args.json:
+        doc = {p: m.claims(args.out, **kw(m.claims)) for p, m in zip(papers, mods)}
+        json.dump(doc, sys.stdout, default=float)
+        sys.stdout.write("\n")
+        return 0
+    for p, m in zip(papers, mods):
+        print(f"## {'Wang et al.' if p == 'wang' else 'Jia & Gong'}\n")
+        print(m.summary_markdown(args.out, **kw(m.claims)))
+        print()
+    return 0
+
+
 def _cmd_experiment_list(args) -> int:
     from .experiments.config import _REPO_EXPERIMENTS, load_config
 
@@ -321,6 +345,13 @@ def build_parser() -> argparse.ArgumentParser:
     ep.add_argument("--out", default="results", help="results root (default: results/)")
     ep.add_argument("--out-dir", default=None, help="where to write the PNGs (default: the results folder)")
     ep.set_defaults(func=_cmd_experiment_plot)
+    ec = exsub.add_parser("claims", help="the numbers behind REPRODUCTION.md's claims, from saved results")
+    ec.add_argument("--paper", choices=["wang", "jia", "all"], default="all")
+    ec.add_argument("--out", default="results", help="results root (default: results/)")
+    ec.add_argument("--quick", action="store_true", help="read the --quick runs")
+    ec.add_argument("--partial", action="store_true", help="also read unfinished sweeps (their parts/)")
+    ec.add_argument("--json", action="store_true", help="print every number as JSON")
+    ec.set_defaults(func=_cmd_experiment_claims)
     el = exsub.add_parser("list", help="list the experiment configs")
     el.set_defaults(func=_cmd_experiment_list)
 

@@ -139,3 +139,8 @@ def test_run_all_records_the_sweep_and_appends_on_resume(tmp_path, capsys):
     assert [e["experiment"] for e in history[0]["experiments"]] == names
     assert history[0]["wall_s"] >= sum(e["wall_s"] for e in history[0]["experiments"]) - 1e-6
     assert "full sweep: %d configs" % len(names) in capsys.readouterr().out
+    # the claims summary reads those saved tables (both papers, one table row per claim)
+    assert main(["experiment", "claims", "--quick", "--out", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "## Wang et al." in text and "## Jia & Gong" in text
+    assert "| 32 |" in text and "| 7 |" in text
