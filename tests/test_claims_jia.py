@@ -333,3 +333,29 @@ def test_real_quick_runs_sane(tmp_path):
     assert len(f) == 3 * 3 * 2 and all(0 <= v <= 1 for v in f if np.isfinite(v))
     md = cj.summary_markdown(tmp_path, quick=True)
     assert md.count("\n") == 11 and "We measure" in md
+
+
+def test_fig8_9_no_true_heavy_hitter(tmp_path):
+    """An ε whose threshold no item exceeds: F undefined in every trial; the false positives are given
+    instead and the ε is left out of the win count and the precision/recall ranges."""
+    rows = []
+    for e, n_true in ((1.0, 0.0), (2.0, 5.0)):
+        for m, fp in (("base", 0.5), ("zero", 0.5), ("calibrate", 0.25)):
+            for r in range(2):
+                nan = float("nan")
+                vals = ({"precision": 0.0 if r == 0 else nan, "recall": nan, "f_score": nan} if n_true == 0 else
+                        {"precision": 0.9 if m == "calibrate" else 0.7, "recall": 0.8, "f_score": 0.85 if m == "calibrate"
+                         else 0.75})
+                vals.update(n_true=n_true, fp=(1.0 if r == 0 else 0.0) * 2 * fp)
+                for met, v in vals.items():
+                    rows.append(dict(dataset="bms", oracle="oue", epsilon=e, rep=r, method=m, threshold=1.0,
+                                     threshold_ratio=1.0, metric=met, value=v))
+    _write(tmp_path, "jia_fig8_9_hh_epsilon", rows, reps=2, kind="heavy-hitters")
+    (c7,) = cj.claims(tmp_path, ids={7})
+    n = c7["numbers"]
+    assert n["n_true/bms/eps=1"] == 0 and n["n_true/bms/eps=2"] == 5
+    assert n["fp/bms/calibrate/eps=1"] == pytest.approx(0.25) and n["fp/bms/base/eps=1"] == pytest.approx(0.5)
+    assert math.isnan(n["f_score/bms/calibrate/eps=1"])
+    assert n["n_eps_cal_f_gt_base/bms"] == 1
+    assert "no true heavy hitter, false positives/trial 0.250 vs 0.500 (ε = 1)" in c7["text"]
+    assert "higher at 1 of 1 ε" in c7["text"] and "precision 0.900 vs 0.700" in c7["text"]

@@ -385,8 +385,9 @@ def _claim5(t: dict) -> tuple[dict, str]:
 
 
 def _hh_means(tab) -> pd.Series:
-    """Mean precision/recall/F per (metric, dataset, oracle, ε, ratio, method) (NaN-mean)."""
-    t = select(tab, ["precision", "recall", "f_score"])
+    """Mean precision/recall/F (and true heavy hitters, false positives) per (metric, dataset, oracle,
+    ε, ratio, method) (NaN-mean)."""
+    t = select(tab, ["precision", "recall", "f_score", "n_true", "fp"])
     return t.groupby(["metric", "dataset", "oracle", "epsilon", "threshold_ratio", "method"], sort=True)["value"].mean()
 
 
@@ -479,15 +480,29 @@ def _hh_eps_text(tab, hm, nums, ds, orc, lab_orc: bool) -> str:
         for m in ("calibrate", "base", "zero"):
             for e in eps_all:
                 nums[f"{met}/{pre}/{m}/{_e(e)}"] = g(met, m, e)
-    pairs = ", ".join(f"{fmt(g('f_score', 'calibrate', e))} vs {fmt(g('f_score', 'base', e))} "
-                      f"({'ε = ' if i == 0 else ''}{e:g})" for i, e in enumerate(eps_all))
+    for e in eps_all:
+        nums[f"n_true/{pre}/{_e(e)}"] = g("n_true", "base", e)
+        for m in ("calibrate", "base"):
+            nums[f"fp/{pre}/{m}/{_e(e)}"] = g("fp", m, e)
+    # an ε whose threshold no item truly exceeds (small n, small ε): recall and F undefined in every
+    # trial, precision 0 or undefined; say so and give the false positives instead
+    empty = [e for e in eps_all if g("n_true", "base", e) == 0]
+
+    def pair(e):
+        if e in empty:
+            return (f"no true heavy hitter, false positives/trial {fmt(g('fp', 'calibrate', e))} vs "
+                    f"{fmt(g('fp', 'base', e))}")
+        return f"{fmt(g('f_score', 'calibrate', e))} vs {fmt(g('f_score', 'base', e))}"
+
+    pairs = ", ".join(f"{pair(e)} ({'ε = ' if i == 0 else ''}{e:g})" for i, e in enumerate(eps_all))
     wins = sum(g("f_score", "calibrate", e) > g("f_score", "base", e) for e in eps_all)
     nums[f"n_eps_cal_f_gt_base/{pre}"] = float(wins)
-    sp = {(met, m): fmt_span(*_span(g(met, m, e) for e in eps_all))
+    defined = [e for e in eps_all if e not in empty]
+    sp = {(met, m): fmt_span(*_span(g(met, m, e) for e in defined))
           for met in ("precision", "recall") for m in ("calibrate", "base")}
     bz = _max_trial_diff(select(tab, dataset=ds, oracle=orc), "base", "zero", threshold_ratio=1.0)
     nums[f"max_trial_diff_base_zero/{pre}"] = bz
-    return (f"{ds}, {O}: F-score {O}-Calibrate vs {O} {pairs} (Calibrate higher at {wins} of {len(eps_all)} ε); "
+    return (f"{ds}, {O}: F-score {O}-Calibrate vs {O} {pairs} (Calibrate higher at {wins} of {len(defined)} ε); "
             f"precision {sp['precision', 'calibrate']} vs {sp['precision', 'base']}, recall "
             f"{sp['recall', 'calibrate']} vs {sp['recall', 'base']}; per-trial max |{O} − {O}-Zero| = {fmt(bz)}")
 
