@@ -83,7 +83,24 @@ def test_fig7_ratios_and_reps_recovered(tmp_path):
     assert "calibrate 3" in out[3]["text"] and "base 5" in out[3]["text"]
     # the ε = 1 Retail ratio appears in the text to 3 significant digits
     assert cj.fmt(P["retail", "oue", "base", 1.0] / P["retail", "oue", "zero", 1.0], "x") in out[3]["text"]
-    assert cj.fmt(1 - P["retail", "oue", "calibrate", 1.0] / P["retail", "oue", "zero", 1.0], "%") in out[4]["text"]
+    assert cj.fmt(1 - P["retail", "oue", "calibrate", 1.0] / P["retail", "oue", "zero", 1.0], "%").rstrip(" %") \
+        in out[4]["text"]
+
+
+def test_ratio_se_delta_method():
+    """Paired SE of mean(a)/mean(b) against the expanded delta-method formula
+    Var R ≈ (1/k)[s_a²/b̄² − 2 ā s_ab/b̄³ + ā² s_b²/b̄⁴] (sample (co)variances, ddof 1)."""
+    rng = np.random.default_rng(3)
+    k = 7
+    a, b = rng.uniform(1, 2, k), rng.uniform(2, 3, k)
+    rows = [dict(dataset="d", oracle="o", epsilon=1.0, rep=r, method=m, metric="mse", value=v)
+            for m, vals in (("calibrate", a), ("zero", b)) for r, v in enumerate(vals)]
+    rows.append(dict(dataset="d", oracle="o", epsilon=1.0, rep=k, method="zero", metric="mse", value=50.0))  # unpaired
+    se = cj.ratio_se(pd.DataFrame(rows), "calibrate", "zero")[("d", "o", 1.0)]
+    c = np.cov(a, b, ddof=1)
+    am, bm = a.mean(), b.mean()
+    ref = math.sqrt((c[0, 0] / bm ** 2 - 2 * am * c[0, 1] / bm ** 3 + am ** 2 * c[1, 1] / bm ** 4) / k)
+    assert se == pytest.approx(ref, rel=1e-12)
 
 
 def test_fig7_oracles_claim8(tmp_path):
@@ -109,6 +126,9 @@ def test_fig7_oracles_claim8(tmp_path):
     for orc in oracles:
         worse = sum(P["retail", orc, "calibrate", e] > P["retail", orc, "zero", e] for e in EPS)
         assert c8["numbers"][f"n_eps_cal_worse_than_zero/retail/{orc}"] == worse
+    n_worse = sum(P["retail", o, "calibrate", e] > P["retail", o, "zero", e] for o in oracles for e in EPS)
+    assert c8["numbers"]["n_cells_cal_better_than_zero/retail"] == 15 - n_worse
+    assert "GRR ε = 5" in c8["text"]
     assert c8["reps"]["jia_fig7_error_oracles"] == {"base": [4, 4], "zero": [4, 4], "calibrate": [2, 2]}
 
 
@@ -198,6 +218,10 @@ def test_fig8_9_claims_7_and_9(tmp_path):
     for orc in ["oue", "sue", "grr"]:
         wins = sum(planted[orc, e, "calibrate"]["f_score"] > planted[orc, e, "base"]["f_score"] for e in EPS)
         assert c[9]["numbers"][f"n_eps_cal_f_gt_base/retail/{orc}"] == wins
+    tot = sum(planted[o, e, "calibrate"]["f_score"] > planted[o, e, "base"]["f_score"]
+              for o in ["oue", "sue", "grr"] for e in EPS)
+    assert c[9]["numbers"]["n_cells_cal_f_gt_base"] == tot and c[9]["numbers"]["n_cells"] == 15
+    assert f"above X's in {tot} of 15" in c[9]["text"]
     assert c[7]["numbers"]["max_trial_diff_base_zero/retail"] == 0.0
     assert c[9]["numbers"]["max_trial_diff_base_zero/retail/sue"] == 0.0
     assert c[9]["numbers"]["max_trial_diff_base_zero/retail/grr"] == pytest.approx(0.25, abs=1e-12)

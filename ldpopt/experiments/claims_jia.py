@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["CLAIMS", "claims", "summary_markdown", "load_table", "rep_counts", "cell_means",
+__all__ = ["CLAIMS", "claims", "summary_markdown", "load_table", "rep_counts", "cell_means", "ratio_se",
            "select", "fmt", "fmt_span", "oue_eps_for_variance"]
 
 # ε ≤ this is "small" in claim 1 (REPRODUCTION.md: the noise model holds for ε ≤ 4, not at ε = 8)
@@ -301,6 +301,30 @@ def _claim2(t: dict) -> tuple[dict, str]:
     return nums, text
 
 
+def ratio_se(tab: pd.DataFrame, a: str, b: str, metric: str = "mse") -> pd.Series:
+    """Standard error of R = mean(a)/mean(b) per (dataset, oracle, ε), paired over repetitions.
+
+    Methods a and b run on the same oracle output in each repetition, so the delta method on the
+    paired sample gives Var(R) ≈ Var(a_r − R·b_r) / (k · mean(b)²) over the k repetitions both
+    have (the SE of 1 − R, the relative improvement, is the same). NaN with fewer than 2 pairs.
+    """
+    t = select(tab, metric, method=[a, b])
+    w = t.pivot_table(index=["dataset", "oracle", "epsilon", "rep"], columns="method", values="value",
+                      aggfunc="first")
+    if a not in w or b not in w:
+        return pd.Series(dtype=float)
+    w = w[[a, b]].dropna()
+
+    def se(g):
+        k = len(g)
+        if k < 2:
+            return float("nan")
+        r = g[a].mean() / g[b].mean()
+        return float(np.std(g[a] - r * g[b], ddof=1) / (np.sqrt(k) * abs(g[b].mean())))
+
+    return w.groupby(level=["dataset", "oracle", "epsilon"]).apply(se)
+
+
 def _mse(tab) -> pd.Series:
     return cell_means(tab, "mse", ["dataset", "oracle", "method", "epsilon"]).sort_index()
 
@@ -349,11 +373,16 @@ def _claim4(t: dict) -> tuple[dict, str]:
             ic = _ratio_series(_by_eps(s, ds, orc, "calibrate"), zero, imp)
             im = _ratio_series(_by_eps(s, ds, orc, "calibrate-mv"), zero, imp)
             sfx = "" if orc == "oue" else f"/{orc}"
+            se = ratio_se(select(tab, dataset=ds, oracle=orc), "calibrate", "zero")
             for e, v in ic.items():
                 nums[f"improvement/{ds}{sfx}/{_e(e)}"] = v
+                nums[f"improvement_se/{ds}{sfx}/{_e(e)}"] = float(se.get((ds, orc, e), np.nan))
             for e, v in im.items():
                 nums[f"improvement_mv/{ds}{sfx}/{_e(e)}"] = v
-            txt = f"{ds}, {orc.upper()}: 1 − E_cal/E_zero {_series(ic, '%')}"
+            pm = {e: f"{fmt(v, '%').rstrip(' %')} ± {fmt(nums[f'improvement_se/{ds}{sfx}/{_e(e)}'], '%')}"
+                  for e, v in ic.items()}
+            txt = (f"{ds}, {orc.upper()}: 1 − E_cal/E_zero "
+                   + ", ".join(f"{v} ({'ε = ' if i == 0 else ''}{e:g})" for i, (e, v) in enumerate(pm.items())))
             if im:
                 txt += f" (mean–variance fit {_series(im, '%')})"
             parts.append(txt)
@@ -498,6 +527,7 @@ def _hh_eps_text(tab, hm, nums, ds, orc, lab_orc: bool) -> str:
     wins = sum(g("f_score", "calibrate", e) > g("f_score", "base", e) for e in eps_all)
     nums[f"n_eps_cal_f_gt_base/{pre}"] = float(wins)
     defined = [e for e in eps_all if e not in empty]
+    nums[f"n_eps_defined/{pre}"] = float(len(defined))
     sp = {(met, m): fmt_span(*_span(g(met, m, e) for e in defined))
           for met in ("precision", "recall") for m in ("calibrate", "base")}
     bz = _max_trial_diff(select(tab, dataset=ds, oracle=orc), "base", "zero", threshold_ratio=1.0)
@@ -529,8 +559,10 @@ def _claim8(t: dict) -> tuple[dict, str]:
             base, zero, cal = (_by_eps(s, ds, orc, m) for m in ("base", "zero", "calibrate"))
             ic = _ratio_series(cal, zero, lambda c, z: 1.0 - c / z)
             rz, rc = _ratio_series(base, zero), _ratio_series(base, cal)
+            se = ratio_se(select(tab, dataset=ds, oracle=orc), "calibrate", "zero")
             for e in ic:
                 nums[f"improvement/{ds}/{orc}/{_e(e)}"] = ic[e]
+                nums[f"improvement_se/{ds}/{orc}/{_e(e)}"] = float(se.get((ds, orc, e), np.nan))
             for e in rz:
                 nums[f"base_over_zero/{ds}/{orc}/{_e(e)}"] = rz[e]
             for e in rc:
@@ -541,7 +573,19 @@ def _claim8(t: dict) -> tuple[dict, str]:
             imps.append(f"{O} {_series(ic, '%')}")
             rzs.append(f"{O} {_series(rz, 'x')}")
             rcs.append(f"{O} {_series(rc, 'x')}")
-        parts.append(f"{ds}: X-Calibrate vs X-Zero, 1 − E_cal/E_zero: " + "; ".join(imps)
+        allimp = {k: v for k, v in nums.items() if k.startswith(f"improvement/{ds}/")}
+        cell = lambda k: k.split("/")[2].upper() + " ε = " + k.split("/")[3][4:]  # noqa: E731
+        exc = [cell(k) for k, v in allimp.items() if not v > 0]
+        # |improvement| under 2 paired standard errors: the sign is not resolved by these repetitions
+        unres = [cell(k) for k, v in allimp.items()
+                 if abs(v) < 2 * nums.get(k.replace("improvement/", "improvement_se/", 1), np.nan)]
+        nums[f"n_cells_cal_better_than_zero/{ds}"] = float(len(allimp) - len(exc))
+        nums[f"n_cells_within_2se/{ds}"] = float(len(unres))
+        nums[f"n_cells/{ds}"] = float(len(allimp))
+        parts.append(f"{ds}: X-Calibrate's error is below X-Zero's in {len(allimp) - len(exc)} of {len(allimp)} "
+                     f"(oracle, ε) cells" + (f" (not: {', '.join(exc)})" if exc else "")
+                     + (f"; within 2 paired SE of no change: {', '.join(unres)}" if unres else "")
+                     + ". 1 − E_cal/E_zero: " + "; ".join(imps)
                      + ". X/X-Zero error ratio: " + "; ".join(rzs)
                      + ". X/X-Calibrate: " + "; ".join(rcs))
     return nums, " ".join(p + "." for p in parts)
@@ -555,7 +599,11 @@ def _claim9(t: dict) -> tuple[dict, str]:
     for ds in _ordered(tab, "dataset"):
         for orc in _ordered(select(tab, dataset=ds), "oracle"):
             parts.append(_hh_eps_text(tab, hm, nums, ds, orc, lab_orc=True))
-    return nums, "; ".join(parts) + "."
+    wins = sum(v for k, v in nums.items() if k.startswith("n_eps_cal_f_gt_base/"))
+    cells = sum(v for k, v in nums.items() if k.startswith("n_eps_defined/"))
+    nums["n_cells_cal_f_gt_base"], nums["n_cells"] = float(wins), float(cells)
+    return nums, (f"X-Calibrate's F-score is above X's in {wins:.0f} of {cells:.0f} (dataset, oracle, ε) cells. "
+                  + "; ".join(parts) + ".")
 
 
 # id -> (configs, reducer, the paper's claim in brief)
