@@ -67,7 +67,7 @@ def test_fig7_ratios_and_reps_recovered(tmp_path):
     for ds in ["retail", "bms-webview-2"]:
         for e in EPS:
             g = lambda m: P[ds, "oue", m, e]  # noqa: E731
-            lab = f"{ds}/eps={e:g}"
+            lab = f"{ds}/oue/eps={e:g}"
             assert out[3]["numbers"][f"base_over_zero/{ds}/oue/eps={e:g}"] == pytest.approx(g("base") / g("zero"), rel=1e-12)
             assert out[3]["numbers"][f"base_over_calibrate/{ds}/oue/eps={e:g}"] == pytest.approx(
                 g("base") / g("calibrate"), rel=1e-12)
@@ -210,7 +210,7 @@ def test_fig8_9_claims_7_and_9(tmp_path):
     for e in EPS:
         for m in ["base", "calibrate"]:
             for met in ("f_score", "precision", "recall"):
-                assert c[7]["numbers"][f"{met}/retail/{m}/eps={e:g}"] == pytest.approx(planted["oue", e, m][met],
+                assert c[7]["numbers"][f"{met}/retail/oue/{m}/eps={e:g}"] == pytest.approx(planted["oue", e, m][met],
                                                                                        abs=1e-12)
                 for orc in ["oue", "sue", "grr"]:
                     assert c[9]["numbers"][f"{met}/retail/{orc}/{m}/eps={e:g}"] == pytest.approx(
@@ -222,7 +222,7 @@ def test_fig8_9_claims_7_and_9(tmp_path):
               for o in ["oue", "sue", "grr"] for e in EPS)
     assert c[9]["numbers"]["n_cells_cal_f_gt_base"] == tot and c[9]["numbers"]["n_cells"] == 15
     assert f"above X's in {tot} of 15" in c[9]["text"]
-    assert c[7]["numbers"]["max_trial_diff_base_zero/retail"] == 0.0
+    assert c[7]["numbers"]["max_trial_diff_base_zero/retail/oue"] == 0.0
     assert c[9]["numbers"]["max_trial_diff_base_zero/retail/sue"] == 0.0
     assert c[9]["numbers"]["max_trial_diff_base_zero/retail/grr"] == pytest.approx(0.25, abs=1e-12)
 
@@ -348,7 +348,7 @@ def test_real_quick_runs_sane(tmp_path):
     # claim 4 against the raw table (1 rep: the improvement is one ratio)
     raw = pd.read_parquet(tmp_path / "jia_fig7_error-quick" / "results.parquet")
     mse = raw[raw.metric == "mse"].set_index("method").value
-    assert out[4]["numbers"]["improvement/bms-webview-1/eps=4"] == pytest.approx(1 - mse["calibrate"] / mse["zero"],
+    assert out[4]["numbers"]["improvement/bms-webview-1/oue/eps=4"] == pytest.approx(1 - mse["calibrate"] / mse["zero"],
                                                                                  rel=1e-12)
     assert all(np.isfinite(v) and v > 0 for k, v in out[3]["numbers"].items() if k.startswith("base_over"))
     # all-oracle Fig. 7 quick config: Calibrate on slow_reps = 1 of 2 reps
@@ -377,9 +377,9 @@ def test_fig8_9_no_true_heavy_hitter(tmp_path):
     _write(tmp_path, "jia_fig8_9_hh_epsilon", rows, reps=2, kind="heavy-hitters")
     (c7,) = cj.claims(tmp_path, ids={7})
     n = c7["numbers"]
-    assert n["n_true/bms/eps=1"] == 0 and n["n_true/bms/eps=2"] == 5
-    assert n["fp/bms/calibrate/eps=1"] == pytest.approx(0.25) and n["fp/bms/base/eps=1"] == pytest.approx(0.5)
-    assert math.isnan(n["f_score/bms/calibrate/eps=1"])
-    assert n["n_eps_cal_f_gt_base/bms"] == 1
+    assert n["n_true/bms/oue/eps=1"] == 0 and n["n_true/bms/oue/eps=2"] == 5
+    assert n["fp/bms/oue/calibrate/eps=1"] == pytest.approx(0.25) and n["fp/bms/oue/base/eps=1"] == pytest.approx(0.5)
+    assert math.isnan(n["f_score/bms/oue/calibrate/eps=1"])
+    assert n["n_eps_cal_f_gt_base/bms/oue"] == 1
     assert "no true heavy hitter, false positives/trial 0.250 vs 0.500 (ε = 1)" in c7["text"]
     assert "higher at 1 of 1 ε" in c7["text"] and "precision 0.900 vs 0.700" in c7["text"]

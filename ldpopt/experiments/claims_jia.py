@@ -21,8 +21,10 @@ Only finished sweeps are read (``results.parquet``; an unfinished sweep has only
 claim whose config has none yields ``{"id", "config", "missing": [...], "numbers": {}, "text"}``.
 
 Labels of :func:`claims`' ``numbers`` are ``/``-joined paths, e.g. ``var_ratio/retail/oue/eps=4``,
-``improvement/retail/eps=1`` (a fraction, 1 − E_cal/E_zero), ``f_score/retail/calibrate/ratio=0.5``.
-Each claim also carries ``reps`` = {config: {method: [min, max] repetitions over its cells]}}.
+``improvement/retail/oue/eps=1`` (a fraction, 1 − E_cal/E_zero; ``improvement_se/...`` its paired
+standard error, :func:`ratio_se`), ``f_score/retail/oue/eps=4/calibrate/ratio=0.5``. Each claim also
+carries ``reps`` = {config: {method: [min, max] repetitions over its cells}}, also as
+``reps_min/<config>/<method>`` numbers.
 """
 
 from __future__ import annotations
@@ -372,7 +374,7 @@ def _claim4(t: dict) -> tuple[dict, str]:
             zero = _by_eps(s, ds, orc, "zero")
             ic = _ratio_series(_by_eps(s, ds, orc, "calibrate"), zero, imp)
             im = _ratio_series(_by_eps(s, ds, orc, "calibrate-mv"), zero, imp)
-            sfx = "" if orc == "oue" else f"/{orc}"
+            sfx = f"/{orc}"
             se = ratio_se(select(tab, dataset=ds, oracle=orc), "calibrate", "zero")
             for e, v in ic.items():
                 nums[f"improvement/{ds}{sfx}/{_e(e)}"] = v
@@ -499,12 +501,12 @@ def _claim6(t: dict) -> tuple[dict, str]:
     return nums, "; ".join(parts) + "."
 
 
-def _hh_eps_text(tab, hm, nums, ds, orc, lab_orc: bool) -> str:
+def _hh_eps_text(tab, hm, nums, ds, orc) -> str:
     """Fig. 8/9 reduction at ratio 1 for one dataset and oracle."""
     O = orc.upper()
     eps_all = _eps_list(select(tab, dataset=ds, oracle=orc))
     g = lambda met, m, e: float(hm.get((met, ds, orc, e, 1.0, m), np.nan))  # noqa: E731
-    pre = f"{ds}/{orc}" if lab_orc else ds
+    pre = f"{ds}/{orc}"
     for met in ("f_score", "precision", "recall"):
         for m in ("calibrate", "base", "zero"):
             for e in eps_all:
@@ -544,7 +546,7 @@ def _claim7(t: dict) -> tuple[dict, str]:
     nums, parts = {}, []
     for ds in _ordered(tab, "dataset"):
         for orc in _ordered(select(tab, dataset=ds), "oracle"):
-            parts.append(_hh_eps_text(tab, hm, nums, ds, orc, lab_orc=orc != "oue"))
+            parts.append(_hh_eps_text(tab, hm, nums, ds, orc))
     return nums, "; ".join(parts) + "."
 
 
@@ -598,7 +600,7 @@ def _claim9(t: dict) -> tuple[dict, str]:
     nums, parts = {}, []
     for ds in _ordered(tab, "dataset"):
         for orc in _ordered(select(tab, dataset=ds), "oracle"):
-            parts.append(_hh_eps_text(tab, hm, nums, ds, orc, lab_orc=True))
+            parts.append(_hh_eps_text(tab, hm, nums, ds, orc))
     wins = sum(v for k, v in nums.items() if k.startswith("n_eps_cal_f_gt_base/"))
     cells = sum(v for k, v in nums.items() if k.startswith("n_eps_defined/"))
     nums["n_cells_cal_f_gt_base"], nums["n_cells"] = float(wins), float(cells)
