@@ -45,8 +45,6 @@ EXAMPLE_RATIO = 0.5  # claim 6 quotes the three F-scores at this threshold ratio
 # Jia & Gong's printed Fig. 4 numbers and Kosarak's size (§IV-A1), for claim 2's consistency checks
 PAPER_FIG4 = {"predicted_var": 5434.0, "fitted_mean": -3.2, "fitted_var": 5405.0}
 KOSARAK = {"n_clicks": 8_019_015, "n_transactions": 990_002, "d": 41_270}
-_NAMES = {"base": "{O}", "zero": "{O}-Zero", "calibrate": "{O}-Calibrate",
-          "calibrate-mv": "{O}-Calibrate (mean–variance fit)", "calibrate-zero": "{O}-Calibrate+cut"}
 
 
 # -- shared reduction helpers -------------------------------------------------------------------
@@ -149,10 +147,6 @@ def _reps_text(reps: dict[str, list[int]]) -> str:
     if len(set(lo.values()) | set(hi.values())) == 1:
         return f"{next(iter(lo.values()))} reps"
     return ", ".join(f"{m} {lo[m]}" + (f"–{hi[m]}" if hi[m] != lo[m] else "") for m in reps) + " reps"
-
-
-def _name(method: str, oracle: str) -> str:
-    return _NAMES.get(method, method).format(O=oracle.upper())
 
 
 def oue_eps_for_variance(var: float, n: float) -> float:
