@@ -210,3 +210,26 @@ def test_quick_runs_give_finite_numbers(quick_root):
     # n'/n of Base is ≈ 1 by construction (analytic vs empirical MSE of the same estimate)
     base = [v for k, v in out[28]["numbers"].items() if k.endswith("base n'/n")]
     assert all(0.5 < v < 2 for v in base)
+
+
+def test_set_value_monotonicity_skips_methods_a_config_lacks(tmp_path):
+    """Claim 23: a method absent from a config (NDSS sets have no Norm-Hyb) is not counted as a
+    failed step; a planted decrease is."""
+    def rows(methods, dip=None):
+        out = []
+        for rho, rep in itertools.product(range(1, 11), [0, 1]):
+            for m in methods:
+                v = float(rho) * PLANT.get(m, 1.0)
+                if dip == m and rho == 5:
+                    v = 3.5 * PLANT[m]          # MSE(5) < MSE(4): one step 4 → 5 without an increase
+                out.append(dict(dataset="zipf", oracle="olh", epsilon=1.0, rep=rep, method=m, rho=rho,
+                                metric="mse", value=v))
+        return out
+
+    _write(tmp_path, cw.ARX3, rows(["base", "norm-sub", "norm-hyb"]))
+    _write(tmp_path, cw.ND7, rows(["base", "norm-sub"], dip="base"))
+    nums = cw.claims(tmp_path, ids={23})[0]["numbers"]
+    assert nums[f"{cw.ARX3} | steps rho->next rho (non-Power methods)"] == 27
+    assert nums[f"{cw.ARX3} | steps without an increase"] == 0
+    assert nums[f"{cw.ND7} | steps rho->next rho (non-Power methods)"] == 18   # Norm-Hyb not counted
+    assert nums[f"{cw.ND7} | steps without an increase (list)"] == ["zipf OLH Base ρ 4→5"]
