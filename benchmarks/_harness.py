@@ -155,6 +155,13 @@ def environment() -> dict:
             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 
 
+def timed(fn):
+    """(fn(), wall seconds, CPU seconds of this process) of one call."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0, time.process_time() - c0
+
+
 def fmt_seconds(s: float | None) -> str:
     if s is None or not np.isfinite(s):
         return "—"

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,19 +65,13 @@ def _old_gauss():
         bayes._prior_gauss_moments = saved
 
 
-def _timed(fn):
-    w0, c0 = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - w0, time.process_time() - c0
-
-
 def _side_by_side(new, old, repeats):
     """Interleave new/old; medians of wall and CPU, and both outputs of the first round."""
     t = {"new": ([], []), "old": ([], [])}
     outs = {}
     for _ in range(repeats):
         for key, fn in (("new", new), ("old", old)):
-            out, w, c = _timed(fn)
+            out, w, c = H.timed(fn)
             t[key][0].append(w)
             t[key][1].append(c)
             outs.setdefault(key, out)

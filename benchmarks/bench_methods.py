@@ -69,12 +69,6 @@ def contenders(d: int, d_bayes: int) -> list[tuple[str, str, dict]]:
     return c
 
 
-def _timed(fn):
-    c0, t0 = time.process_time(), time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0, time.process_time() - c0
-
-
 def measure_inproc(cfg: dict) -> dict:
     """All methods at one d, interleaved over repetitions; references on a subset; one JSON dict."""
     import warnings
@@ -112,7 +106,7 @@ def measure_inproc(cfg: dict) -> dict:
                 continue   # an L-BFGS fit: one run is enough (it is not one of the issue's targets)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                out, w, c = _timed(lambda: call(name, kw))
+                out, w, c = H.timed(lambda: call(name, kw))
             res[lab]["wall"].append(w)
             res[lab]["cpu"].append(c)
             if r == 0 and isinstance(out, np.ndarray):
@@ -141,10 +135,10 @@ def measure_inproc(cfg: dict) -> dict:
         for name, (fast, slow) in pairs.items():
             fw, fc, sw, sc = [], [], [], []
             for _ in range(cfg.get("reference_repeats", 2)):   # fast, slow, fast, slow
-                f, w, c = _timed(fast)
+                f, w, c = H.timed(fast)
                 fw.append(w)
                 fc.append(c)
-                g, w, c = _timed(slow)
+                g, w, c = H.timed(slow)
                 sw.append(w)
                 sc.append(c)
             scale = d / len(idx)

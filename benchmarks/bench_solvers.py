@@ -33,7 +33,6 @@ import math
 import os
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -78,12 +77,6 @@ def key(r: dict) -> tuple:
 
 
 # -- the child ------------------------------------------------------------------------------------
-def _timed(fn):
-    c0, t0 = time.process_time(), time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0, time.process_time() - c0
-
-
 def measure_inproc(cfg: dict) -> dict:
     """Closed form (ABA, k each side) and one solve, in this process; agreement and tolerance."""
     import ldpopt
@@ -99,7 +92,7 @@ def measure_inproc(cfg: dict) -> dict:
     def closed_runs():
         f = None
         for _ in range(k):
-            f, w, c = _timed(lambda: ldpopt.postprocess(est, cfg["closed"]))
+            f, w, c = H.timed(lambda: ldpopt.postprocess(est, cfg["closed"]))
             cw.append(w)
             cc.append(c)
         return f
@@ -107,11 +100,11 @@ def measure_inproc(cfg: dict) -> dict:
     f_c = closed_runs()
     obj = make_objective(cfg["objective"])
     # the route a user takes: build the cvxpy problem, then solve (canonicalisation + solver)
-    problem, bw, bc = _timed(lambda: Problem(est, obj))
+    problem, bw, bc = H.timed(lambda: Problem(est, obj))
     opts = dict(verify._SCS_OPTS) if cfg["solver"] == "SCS" else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sol, sw, sc = _timed(lambda: problem.solve(solver=cfg["solver"], **opts))
+        sol, sw, sc = H.timed(lambda: problem.solve(solver=cfg["solver"], **opts))
     closed_runs()
     out = {"status": sol.status, "closed_seconds": float(np.median(cw)), "closed_cpu": float(np.median(cc)),
            "closed_all": cw, "solver_seconds": bw + sw, "solver_cpu": bc + sc, "build_seconds": bw,

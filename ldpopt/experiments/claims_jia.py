@@ -337,23 +337,33 @@ def _ratio_series(a: dict, b: dict, f=lambda x, y: x / y) -> dict:
     return {e: f(a[e], b[e]) for e in a if e in b}
 
 
+def _cells(tab: pd.DataFrame):
+    """(dataset, oracle) pairs of a table, in table order."""
+    for ds in _ordered(tab, "dataset"):
+        for orc in _ordered(select(tab, dataset=ds), "oracle"):
+            yield ds, orc
+
+
+def _store(nums: dict, key: str, ds: str, orc: str, series: dict) -> None:
+    """nums["key/ds/orc/eps=…"] = value for every ε of a {ε: value} series."""
+    for e, v in series.items():
+        nums[f"{key}/{ds}/{orc}/{_e(e)}"] = v
+
+
 def _claim3(t: dict) -> tuple[dict, str]:
     """Fig. 7: OUE-Zero and OUE-Calibrate have orders of magnitude smaller error than OUE."""
     tab = t["jia_fig7_error"]
     s = _mse(tab)
     nums, parts = {}, []
-    for ds in _ordered(tab, "dataset"):
-        for orc in _ordered(select(tab, dataset=ds), "oracle"):
-            base = _by_eps(s, ds, orc, "base")
-            rz = _ratio_series(base, _by_eps(s, ds, orc, "zero"))
-            rc = _ratio_series(base, _by_eps(s, ds, orc, "calibrate"))
-            for e, v in rz.items():
-                nums[f"base_over_zero/{ds}/{orc}/{_e(e)}"] = v
-            for e, v in rc.items():
-                nums[f"base_over_calibrate/{ds}/{orc}/{_e(e)}"] = v
-            O = orc.upper()
-            parts.append(f"{ds}, {O}: {O}/{O}-Zero error ratio {_series(rz, 'x')}; "
-                         f"{O}/{O}-Calibrate {_series(rc, 'x')}")
+    for ds, orc in _cells(tab):
+        base = _by_eps(s, ds, orc, "base")
+        rz = _ratio_series(base, _by_eps(s, ds, orc, "zero"))
+        rc = _ratio_series(base, _by_eps(s, ds, orc, "calibrate"))
+        _store(nums, "base_over_zero", ds, orc, rz)
+        _store(nums, "base_over_calibrate", ds, orc, rc)
+        O = orc.upper()
+        parts.append(f"{ds}, {O}: {O}/{O}-Zero error ratio {_series(rz, 'x')}; "
+                     f"{O}/{O}-Calibrate {_series(rc, 'x')}")
     return nums, "; ".join(parts) + "."
 
 
@@ -363,25 +373,21 @@ def _claim4(t: dict) -> tuple[dict, str]:
     s = _mse(tab)
     nums, parts = {}, []
     imp = lambda c, z: 1.0 - c / z  # noqa: E731  relative improvement 1 − E_cal/E_zero
-    for ds in _ordered(tab, "dataset"):
-        for orc in _ordered(select(tab, dataset=ds), "oracle"):
-            zero = _by_eps(s, ds, orc, "zero")
-            ic = _ratio_series(_by_eps(s, ds, orc, "calibrate"), zero, imp)
-            im = _ratio_series(_by_eps(s, ds, orc, "calibrate-mv"), zero, imp)
-            sfx = f"/{orc}"
-            se = ratio_se(select(tab, dataset=ds, oracle=orc), "calibrate", "zero")
-            for e, v in ic.items():
-                nums[f"improvement/{ds}{sfx}/{_e(e)}"] = v
-                nums[f"improvement_se/{ds}{sfx}/{_e(e)}"] = float(se.get((ds, orc, e), np.nan))
-            for e, v in im.items():
-                nums[f"improvement_mv/{ds}{sfx}/{_e(e)}"] = v
-            pm = {e: f"{fmt(v, '%').rstrip(' %')} ± {fmt(nums[f'improvement_se/{ds}{sfx}/{_e(e)}'], '%')}"
-                  for e, v in ic.items()}
-            txt = (f"{ds}, {orc.upper()}: 1 − E_cal/E_zero "
-                   + ", ".join(f"{v} ({'ε = ' if i == 0 else ''}{e:g})" for i, (e, v) in enumerate(pm.items())))
-            if im:
-                txt += f" (mean–variance fit {_series(im, '%')})"
-            parts.append(txt)
+    for ds, orc in _cells(tab):
+        zero = _by_eps(s, ds, orc, "zero")
+        ic = _ratio_series(_by_eps(s, ds, orc, "calibrate"), zero, imp)
+        im = _ratio_series(_by_eps(s, ds, orc, "calibrate-mv"), zero, imp)
+        se = ratio_se(select(tab, dataset=ds, oracle=orc), "calibrate", "zero")
+        ise = {e: float(se.get((ds, orc, e), np.nan)) for e in ic}
+        _store(nums, "improvement", ds, orc, ic)
+        _store(nums, "improvement_se", ds, orc, ise)
+        _store(nums, "improvement_mv", ds, orc, im)
+        pm = {e: f"{fmt(v, '%').rstrip(' %')} ± {fmt(ise[e], '%')}" for e, v in ic.items()}
+        txt = (f"{ds}, {orc.upper()}: 1 − E_cal/E_zero "
+               + ", ".join(f"{v} ({'ε = ' if i == 0 else ''}{e:g})" for i, (e, v) in enumerate(pm.items())))
+        if im:
+            txt += f" (mean–variance fit {_series(im, '%')})"
+        parts.append(txt)
     return nums, "; ".join(parts) + "."
 
 
@@ -390,22 +396,19 @@ def _claim5(t: dict) -> tuple[dict, str]:
     tab = t["jia_fig7_error"]
     s = _mse(tab)
     nums, parts = {}, []
-    for ds in _ordered(tab, "dataset"):
-        for orc in _ordered(select(tab, dataset=ds), "oracle"):
-            cz = _by_eps(s, ds, orc, "calibrate-zero")
-            rc = _ratio_series(cz, _by_eps(s, ds, orc, "calibrate"))
-            rz = _ratio_series(cz, _by_eps(s, ds, orc, "zero"))
-            for e, v in rc.items():
-                nums[f"calzero_over_cal/{ds}/{orc}/{_e(e)}"] = v
-            for e, v in rz.items():
-                nums[f"calzero_over_zero/{ds}/{orc}/{_e(e)}"] = v
-            worse = [e for e, v in rz.items() if v > 1]
-            O = orc.upper()
-            txt = (f"{ds}, {O}: {O}-Calibrate+cut / {O}-Calibrate = {_series(rc)}; "
-                   f"/ {O}-Zero = {_series(rz)}")
-            txt += (f" (worse than {O}-Zero at ε = {', '.join(f'{e:g}' for e in worse)})" if worse
-                    else f" (never worse than {O}-Zero)")
-            parts.append(txt)
+    for ds, orc in _cells(tab):
+        cz = _by_eps(s, ds, orc, "calibrate-zero")
+        rc = _ratio_series(cz, _by_eps(s, ds, orc, "calibrate"))
+        rz = _ratio_series(cz, _by_eps(s, ds, orc, "zero"))
+        _store(nums, "calzero_over_cal", ds, orc, rc)
+        _store(nums, "calzero_over_zero", ds, orc, rz)
+        worse = [e for e, v in rz.items() if v > 1]
+        O = orc.upper()
+        txt = (f"{ds}, {O}: {O}-Calibrate+cut / {O}-Calibrate = {_series(rc)}; "
+               f"/ {O}-Zero = {_series(rz)}")
+        txt += (f" (worse than {O}-Zero at ε = {', '.join(f'{e:g}' for e in worse)})" if worse
+                else f" (never worse than {O}-Zero)")
+        parts.append(txt)
     return nums, "; ".join(parts) + "."
 
 
@@ -538,9 +541,8 @@ def _claim7(t: dict) -> tuple[dict, str]:
     tab = t["jia_fig8_9_hh_epsilon"]
     hm = _hh_means(select(tab, threshold_ratio=1.0))
     nums, parts = {}, []
-    for ds in _ordered(tab, "dataset"):
-        for orc in _ordered(select(tab, dataset=ds), "oracle"):
-            parts.append(_hh_eps_text(tab, hm, nums, ds, orc))
+    for ds, orc in _cells(tab):
+        parts.append(_hh_eps_text(tab, hm, nums, ds, orc))
     return nums, "; ".join(parts) + "."
 
 
@@ -556,13 +558,10 @@ def _claim8(t: dict) -> tuple[dict, str]:
             ic = _ratio_series(cal, zero, lambda c, z: 1.0 - c / z)
             rz, rc = _ratio_series(base, zero), _ratio_series(base, cal)
             se = ratio_se(select(tab, dataset=ds, oracle=orc), "calibrate", "zero")
-            for e in ic:
-                nums[f"improvement/{ds}/{orc}/{_e(e)}"] = ic[e]
-                nums[f"improvement_se/{ds}/{orc}/{_e(e)}"] = float(se.get((ds, orc, e), np.nan))
-            for e in rz:
-                nums[f"base_over_zero/{ds}/{orc}/{_e(e)}"] = rz[e]
-            for e in rc:
-                nums[f"base_over_calibrate/{ds}/{orc}/{_e(e)}"] = rc[e]
+            _store(nums, "improvement", ds, orc, ic)
+            _store(nums, "improvement_se", ds, orc, {e: float(se.get((ds, orc, e), np.nan)) for e in ic})
+            _store(nums, "base_over_zero", ds, orc, rz)
+            _store(nums, "base_over_calibrate", ds, orc, rc)
             neg = [e for e, v in ic.items() if v < 0]
             nums[f"n_eps_cal_worse_than_zero/{ds}/{orc}"] = float(len(neg))
             O = orc.upper()
@@ -592,9 +591,8 @@ def _claim9(t: dict) -> tuple[dict, str]:
     tab = t["jia_fig8_9_hh_epsilon_oracles"]
     hm = _hh_means(select(tab, threshold_ratio=1.0))
     nums, parts = {}, []
-    for ds in _ordered(tab, "dataset"):
-        for orc in _ordered(select(tab, dataset=ds), "oracle"):
-            parts.append(_hh_eps_text(tab, hm, nums, ds, orc))
+    for ds, orc in _cells(tab):
+        parts.append(_hh_eps_text(tab, hm, nums, ds, orc))
     wins = sum(v for k, v in nums.items() if k.startswith("n_eps_cal_f_gt_base/"))
     cells = sum(v for k, v in nums.items() if k.startswith("n_eps_defined/"))
     nums["n_cells_cal_f_gt_base"], nums["n_cells"] = float(wins), float(cells)

@@ -394,20 +394,26 @@ def _full_domain_ratio(c: _Claim, cfg: str, t, num: str, den: str, q: str, datas
     return r
 
 
+def _sets(c: _Claim, main: str, extra: str | None):
+    """[(main, its table)] plus (extra, its table) when that config has results."""
+    out = [(main, c.need(main))]
+    if extra:
+        t = c.extra(extra)
+        if t is not None:
+            out.append((extra, t))
+    return out
+
+
 @_claim(1, ND4)
 def _c1(c):
-    for cfg, t in ((ND4, c.need(ND4)), (ARX1, c.extra(ARX1))):
-        if t is None:
-            continue
+    for cfg, t in _sets(c, ND4, ARX1):
         r = _full_domain_ratio(c, cfg, t, "norm", "base", "norm/base mse")
         c.say(f"{_short(cfg)}: Norm/Base MSE over ε: {_by(r)}.")
 
 
 @_claim(2, ND4)
 def _c2(c):
-    for cfg, t in ((ND4, c.need(ND4)), (ARX1, c.extra(ARX1))):
-        if t is None:
-            continue
+    for cfg, t in _sets(c, ND4, ARX1):
         w = cell_means(t)
         r = ratio(w, "base-pos", "base")
         c.put(cfg, r, "base-pos/base mse")
@@ -419,8 +425,6 @@ def _c2(c):
 
 def _base_over_normsub(c, datasets, cfgs):
     for cfg, t in cfgs:
-        if t is None:
-            continue
         r = _full_domain_ratio(c, cfg, t, "base", "norm-sub", "base/norm-sub mse",
                                datasets=datasets if cfg == ND4 else None)
         if r.dropna().empty:
@@ -435,19 +439,17 @@ def _base_over_normsub(c, datasets, cfgs):
 
 @_claim(3, ND4)
 def _c3(c):
-    _base_over_normsub(c, ["zipf"], [(ND4, c.need(ND4)), (ARX1, c.extra(ARX1))])
+    _base_over_normsub(c, ["zipf"], _sets(c, ND4, ARX1))
 
 
 @_claim(4, ND4)
 def _c4(c):
-    _base_over_normsub(c, ["emoji"], [(ND4, c.need(ND4))])
+    _base_over_normsub(c, ["emoji"], _sets(c, ND4, None))
 
 
 @_claim(5, ND4)
 def _c5(c):
-    for cfg, t in ((ND4, c.need(ND4)), (ARX1, c.extra(ARX1))):
-        if t is None:
-            continue
+    for cfg, t in _sets(c, ND4, ARX1):
         w = cell_means(t)
         eps = w.index.get_level_values("epsilon")
         lo, hi = eps.min(), eps.max()
@@ -474,9 +476,7 @@ def _c5(c):
 
 @_claim(6, ND4)
 def _c6(c):
-    for cfg, t in ((ND4, c.need(ND4)), (ARX1, c.extra(ARX1))):
-        if t is None:
-            continue
+    for cfg, t in _sets(c, ND4, ARX1):
         r = _full_domain_ratio(c, cfg, t, "mle-apx", "norm-sub", "mle-apx/norm-sub mse")
         c.say(f"{_short(cfg)}: MLE-Apx/Norm-Sub MSE over ε: {_by(r)}.")
 
@@ -599,15 +599,6 @@ def _c10(c):
 
 
 # -- random set-value queries (claims 11–14, 19–21, 23–25) ---------------------------------------
-
-def _sets(c: _Claim, main: str, extra: str | None):
-    out = [(main, c.need(main))]
-    if extra:
-        t = c.extra(extra)
-        if t is not None:
-            out.append((extra, t))
-    return out
-
 
 @_claim(11, ARX2)
 def _c11(c):

@@ -204,10 +204,27 @@ def windows(x: np.ndarray, S: float, prior: Prior) -> tuple[np.ndarray, np.ndarr
 EM_START = 1000
 EM_MIN_TERMS = 20_000
 EM_MIN_SCALE = 1000.0
-# B_2p / (2p)! for p = 1..4
-_EM_BERN = (1.0 / 12.0, -1.0 / 720.0, 1.0 / 30240.0, -1.0 / 1209600.0)
-_GL24_X, _GL24_W = np.polynomial.legendre.leggauss(24)
+# B_2p / (2p)! for p = 1..4, and the 24-point Gauss–Legendre rule: shared with the power-law prior
+# sums of :mod:`ldpopt.methods.bayes` (same Euler–Maclaurin scheme)
+EM_BERNOULLI = (1.0 / 12.0, -1.0 / 720.0, 1.0 / 30240.0, -1.0 / 1209600.0)
+GL24_X, GL24_W = np.polynomial.legendre.leggauss(24)
 _ORDER = 8  # Taylor coefficients 0..7 at the endpoints (derivatives up to f⁽⁷⁾)
+_FACT = np.cumprod(np.r_[1.0, np.arange(1.0, _ORDER)])  # r! for r = 0..7: f⁽ʳ⁾ = r! · coefficient
+
+
+def _moment_sums(e: np.ndarray, k: np.ndarray, logk: np.ndarray, name: str) -> np.ndarray:
+    """Row sums Σ e·μ_m(k) for the moment multipliers of ``MOMENTS`` (e, k, logk: same shape)."""
+    if name == "z":
+        return e.sum(axis=1)
+    if name == "k":
+        return (e * k).sum(axis=1)
+    if name == "k2":
+        return (e * k * k).sum(axis=1)
+    if name == "l1":
+        return (e * logk).sum(axis=1)
+    if name == "l2":
+        return (e * logk * logk).sum(axis=1)
+    raise ValueError(f"unknown moment {name!r}")  # pragma: no cover - internal
 
 
 def _mu_series(name: str, t0: np.ndarray) -> np.ndarray:
@@ -278,8 +295,8 @@ def _em_tail_logsums(c, v, kr, a, b, prior: Prior, moments) -> np.ndarray:
     edges = np.minimum(np.where(j <= n_geo[:, None], geo, uni), bf[:, None])
     left, right = edges[:, :-1], edges[:, 1:]
     half = 0.5 * (right - left)                         # 0 on padding panels: no weight
-    t = (0.5 * (left + right))[:, :, None] + half[:, :, None] * _GL24_X[None, None, :]
-    w = half[:, :, None] * _GL24_W[None, None, :]
+    t = (0.5 * (left + right))[:, :, None] + half[:, :, None] * GL24_X[None, None, :]
+    w = half[:, :, None] * GL24_W[None, None, :]
     t, w = t.reshape(m, -1), w.reshape(m, -1)
     logt = np.log(t)
     r = prior.rel_phi(c[:, None], v, kr[:, None], t, logt)
@@ -289,23 +306,13 @@ def _em_tail_logsums(c, v, kr, a, b, prior: Prior, moments) -> np.ndarray:
     ew = np.exp(r - shift[:, None]) * w
     ser_a = _endpoint_series(af, c, v, kr, prior, shift)
     ser_b = _endpoint_series(bf, c, v, kr, prior, shift)
-    fact = np.array([1.0, 1.0, 2.0, 6.0, 24.0, 120.0, 720.0, 5040.0])
     out = np.empty((m, len(moments)))
     for jm, name in enumerate(moments):
-        if name == "z":
-            integral = ew.sum(axis=1)
-        elif name == "k":
-            integral = (ew * t).sum(axis=1)
-        elif name == "k2":
-            integral = (ew * t * t).sum(axis=1)
-        elif name == "l1":
-            integral = (ew * logt).sum(axis=1)
-        else:
-            integral = (ew * logt * logt).sum(axis=1)
-        fa = _series_mul(ser_a, _mu_series(name, af)) * fact   # f⁽ʳ⁾(a), r = 0..7
-        fb = _series_mul(ser_b, _mu_series(name, bf)) * fact
+        integral = _moment_sums(ew, t, logt, name)
+        fa = _series_mul(ser_a, _mu_series(name, af)) * _FACT   # f⁽ʳ⁾(a), r = 0..7
+        fb = _series_mul(ser_b, _mu_series(name, bf)) * _FACT
         tot = integral + 0.5 * (fa[:, 0] + fb[:, 0])
-        for p, bern in enumerate(_EM_BERN, start=1):
+        for p, bern in enumerate(EM_BERNOULLI, start=1):
             tot = tot + bern * (fb[:, 2 * p - 1] - fa[:, 2 * p - 1])
         with np.errstate(divide="ignore"):
             out[:, jm] = np.log(tot) + shift
@@ -358,18 +365,7 @@ def exact_logsums(x, S: float, prior: Prior, moments=("z", "k"), *, relative: bo
         mx = r.max(axis=1, keepdims=True)
         e = np.exp(r - mx)
         for j, name in enumerate(moments):
-            if name == "z":
-                tot = e.sum(axis=1)
-            elif name == "k":
-                tot = (e * kf).sum(axis=1)
-            elif name == "k2":
-                tot = (e * kf * kf).sum(axis=1)
-            elif name == "l1":
-                tot = (e * logk).sum(axis=1)
-            elif name == "l2":
-                tot = (e * logk * logk).sum(axis=1)
-            else:  # pragma: no cover - internal
-                raise ValueError(f"unknown moment {name!r}")
+            tot = _moment_sums(e, kf, logk, name)
             with np.errstate(divide="ignore"):
                 out[idx, j] = np.logaddexp(out[idx, j], np.log(tot) + mx[:, 0])
         start = stop

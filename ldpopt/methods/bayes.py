@@ -167,9 +167,7 @@ def _prior_logk_moments(prior: core.Prior) -> tuple[float, float, float]:
     return float(np.log(h0)), h1 / h0, h2 / h0
 
 
-_EM_HEAD = 1000
-# B_2j / (2j)! for j = 1..4 (Euler–Maclaurin)
-_EM_B = (1.0 / 12.0, -1.0 / 720.0, 1.0 / 30240.0, -1.0 / 1209600.0)
+_EM_HEAD = core.EM_START  # the same head k < 1000 as the posterior tails of _bayes_core
 
 
 def _power_sum(a: float, n: int) -> float:
@@ -191,12 +189,10 @@ def _power_sum(a: float, n: int) -> float:
         if r > 1:
             coef *= (-a - r + 1)
         if r % 2 == 1:
-            tail += _EM_B[(r - 1) // 2] * coef * (float(n) ** (-a - r) - float(m) ** (-a - r))
+            tail += core.EM_BERNOULLI[(r - 1) // 2] * coef * (float(n) ** (-a - r) - float(m) ** (-a - r))
     return head + tail
 
 
-# Gauss–Legendre rule for the E–M integral ∫ t^{−a} (log t)^j dt, done in u = log t on panels
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(24)
 
 
 def _power_log_sums(a: float, n: int) -> tuple[float, float, float]:
@@ -220,8 +216,8 @@ def _power_log_sums(a: float, n: int) -> tuple[float, float, float]:
     npan = max(1, int(np.ceil(2.0 * (ln - lm) * max(1.0, abs(1.0 - a)))))
     edges = np.linspace(lm, ln, npan + 1)
     half = 0.5 * (edges[1:] - edges[:-1])
-    u = (0.5 * (edges[1:] + edges[:-1]))[:, None] + half[:, None] * _GL_X[None, :]
-    gw = (half[:, None] * _GL_W[None, :]).ravel()
+    u = (0.5 * (edges[1:] + edges[:-1]))[:, None] + half[:, None] * core.GL24_X[None, :]
+    gw = (half[:, None] * core.GL24_W[None, :]).ravel()
     u = u.ravel()
     eu = np.exp((1.0 - a) * u)
     out = []
@@ -234,7 +230,7 @@ def _power_log_sums(a: float, n: int) -> tuple[float, float, float]:
         for r in range(1, 8):
             pr = P.polyadd((-a - r + 1) * pr, P.polyder(pr)) if pr.size > 1 else (-a - r + 1) * pr
             if r % 2 == 1:
-                tail += _EM_B[(r - 1) // 2] * (np.exp((-a - r) * ln) * P.polyval(ln, pr)
+                tail += core.EM_BERNOULLI[(r - 1) // 2] * (np.exp((-a - r) * ln) * P.polyval(ln, pr)
                                                - np.exp((-a - r) * lm) * P.polyval(lm, pr))
         out.append(head[j] + tail)
     return out[0], out[1], out[2]
