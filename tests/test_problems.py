@@ -1,7 +1,7 @@
 """Tests for ldpopt.problems: KKT conditions of every objective from the returned duals, CLS against a
 brute-force projection, every failure status forced, user objectives/constraints, bad input.
 
-KKT tolerances: the solvers run at 1e-10 (ldpopt's defaults) on the scaled problem x = f/σ; after
+KKT tolerances: the solvers run at 1e-10 (ldpopt's defaults) on the scaled problem x = f/s; after
 unscaling and through the conditioning of the KKT system the residuals we measured are <= 1e-8
 relative, so the tests allow 1e-6 relative (a wrong sign, a missing multiplier or a wrong scale
 factor gives O(1) residuals).

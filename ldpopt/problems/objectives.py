@@ -7,8 +7,9 @@ and hands cvxpy a *scaled* version of it, because the raw problems are badly sca
 
 Scaling used everywhere (a choice the papers are silent on):
 
-* the solver's variable is x = f / s with s = σ of Wang et al. Eq. 7 (the noise level of one
-  coordinate of f̃), so x̃ = f̃/σ is O(1) noise plus signal;
+* the solver's variable is x = f / s with s = max(σ, 1/d), σ of Wang et al. Eq. 7 (the noise level
+  of one coordinate of f̃), so x̃ = f̃/s is at most O(1) noise and the signal at most O(1) per
+  coordinate (``problem.default_scale`` says why s = σ alone fails when σ ≪ 1/d);
 * the solver minimises ``expr = K·J(f) + offset`` with K chosen so that each coordinate's term is
   O(1) (for the weighted MLE, K·J is a chi-square-like sum ≈ d at the optimum).
 
@@ -308,8 +309,8 @@ class Posterior(Objective):
         J(f) = Σ_v (f_v − m_v)²             (``variance=None``; PowerNS's Euclidean projection).
 
     ``mean``: length-d posterior mean (e.g. Power's Eq. 10 output). ``variance``: length-d (or scalar)
-    posterior variance, every entry > 0. A QP; OSQP by default. Scaled: Σ w_v (x_v − m_v/σ)² with
-    w = σ²/var (K = 1) or w = 1 (K = 1/σ²).
+    posterior variance, every entry > 0. A QP. Scaled: Σ w_v (x_v − m_v/s)² with w = v̄/var
+    (v̄ the mean variance; K = v̄/s²) or w = 1 (K = 1/s²).
     """
 
     name = "posterior"
@@ -338,8 +339,11 @@ class Posterior(Objective):
         r = x - self.mean / scale
         if self.variance is None:
             return BuiltObjective(cp.sum_squares(r), multiplier=1.0 / scale**2)
-        w = np.sqrt(scale**2 / self.variance)
-        return BuiltObjective(cp.sum_squares(cp.multiply(w, r)), multiplier=1.0)
+        # weights relative to the mean variance, so the Hessian is O(1) whatever the units of
+        # ``variance`` (σ² ~ 1e-12 at n = 1e9 made w ~ 1e3 and the QP ill-scaled)
+        vbar = float(np.mean(self.variance))
+        w = np.sqrt(vbar / self.variance)
+        return BuiltObjective(cp.sum_squares(cp.multiply(w, r)), multiplier=vbar / scale**2)
 
     def value(self, f, estimate):
         r2 = (np.asarray(f, float) - self.mean) ** 2

@@ -22,7 +22,7 @@ from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives import Objective, make_objective
 
-__all__ = ["DEFAULT_SOLVER_OPTIONS", "Problem", "Solution"]
+__all__ = ["DEFAULT_SOLVER_OPTIONS", "Problem", "Solution", "default_scale"]
 
 #: Options ldpopt passes to a solver unless the caller overrides them (``solve(**solver_options)``).
 #: Tighter than cvxpy's defaults, because the papers' comparisons (closed form vs solver) need
@@ -102,6 +102,22 @@ class Solution:
         return "\n".join(lines)
 
 
+def default_scale(estimate) -> float:
+    """The solver's unit s (its variable is x = f/s): ``max(σ, 1/d)``, σ of Wang et al. Eq. 7.
+
+    Both sides matter (a choice the papers are silent on). x̃ = f̃/s carries noise σ/s and the
+    constraints carry the total Σ x = 1/s. With s = σ alone the noise is O(1) but the total is 1/σ,
+    ~10⁵–10⁷ once n is large or ε is large (σ ≪ 1/d), and the simplex rows have coefficients
+    σ ≤ 1e-5: OSQP then stops at ``user_limit`` or, because its primal-infeasibility test
+    ‖Aᵀδy‖ ≤ ε_inf‖δy‖ is met by any multiple of the sum row once its coefficients are below
+    ε_inf = 1e-5, certifies the always-feasible simplex "infeasible" (issue 12 item 4: 37 of 216
+    cases of a CLS grid). With s = max(σ, 1/d) the noise is ≤ 1 per coordinate, the mean
+    coordinate ≤ 1 and the total ≤ d; when σ ≥ 1/d (small n, small ε) nothing changes.
+    """
+    s = max(float(estimate.sigma), 1.0 / estimate.d)
+    return s if np.isfinite(s) and s > 0 else 1.0
+
+
 def _default_constraints() -> list[Constraint]:
     return [NonNegative(), SumTo(1.0)]
 
@@ -126,7 +142,8 @@ class Problem:
     mean, variance : array_like, optional
         For ``objective="posterior"`` only.
     scale : float, optional
-        The solver's variable is x = f/scale; default σ of Eq. 7 (1 for the naive objective).
+        The solver's variable is x = f/scale; default :func:`default_scale` = max(σ of Eq. 7, 1/d)
+        (1 for the naive objective).
 
     Attributes
     ----------
@@ -153,8 +170,7 @@ class Problem:
                 raise
         self.constraints = cons
         if scale is None:
-            s = estimate.sigma if self.objective.scaled else 1.0
-            scale = s if np.isfinite(s) and s > 0 else 1.0
+            scale = default_scale(estimate) if self.objective.scaled else 1.0
         elif not (np.isfinite(scale) and scale > 0):
             raise ValueError(f"scale must be finite and > 0, got {scale!r}")
         self.scale = float(scale)
