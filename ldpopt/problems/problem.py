@@ -30,6 +30,7 @@ __all__ = ["DEFAULT_SOLVER_OPTIONS", "Problem", "Solution", "default_scale"]
 DEFAULT_SOLVER_OPTIONS: dict[str, dict] = {
     "OSQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "polishing": True, "max_iter": 200_000},
     "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10},
+    "PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10, "eps_duality_gap_rel": 1e-10},
 }
 
 _MESSAGES = {
