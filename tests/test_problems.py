@@ -268,10 +268,14 @@ def test_optimal_inaccurate(est_small):
     with pytest.raises(InaccurateError) as info:
         P.solve("SCS", max_iters=2, strict=True)
     assert isinstance(info.value, SolverError)
-    # and for the cone problems: Clarabel stopped at its reduced ("almost solved") tolerances
-    with pytest.warns(SolverWarning):
+    assert "ldpopt's check failed" in sol.message and "constraint residual" in sol.message
+    # Clarabel stopped early: "optimal_inaccurate"/"user_limit", unless ldpopt's own certificate
+    # shows the point is within its stated tolerance anyway (then, and only then, "optimal")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverWarning)
         sol = Problem(est_small, "cls").solve("CLARABEL", max_iter=8)
-    assert sol.status in ("optimal_inaccurate", "user_limit")
+    assert sol.status in ("optimal_inaccurate", "user_limit") or (
+        sol.status == "optimal" and sol.checks.passed and sol.checks.max_violation <= 1e-6 / est_small.d)
 
 
 def test_solver_error_from_bad_option(est_small):

@@ -42,6 +42,18 @@ def _real(value, name: str) -> float:
     return float(value)
 
 
+def _neg(v: np.ndarray) -> float:
+    """Largest amount by which v goes below 0."""
+    return float(max(0.0, -float(np.min(v)))) if np.size(v) else 0.0
+
+
+def _fsum(v: np.ndarray) -> float:
+    """Sum with compensated (exact-rounded) accumulation, so a residual of 1e-15 is not rounding."""
+    import math
+
+    return math.fsum(np.asarray(v, dtype=np.float64).tolist())
+
+
 def _indices(indices, d: int, name: str) -> np.ndarray:
     """Integer indices or a boolean mask of length d → sorted unique int64 indices in [0, d)."""
     arr = np.asarray(indices)
@@ -77,6 +89,11 @@ class Constraint:
     def build(self, f: cp.Expression, estimate) -> list[tuple[str, cp.Constraint]]:
         raise NotImplementedError
 
+    def residuals(self, f: np.ndarray, estimate) -> list[float] | None:
+        """Max violation of each built constraint at the numpy point f (same order as
+        :meth:`build`), in frequency units; None: let cvxpy evaluate the expressions."""
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 
@@ -88,6 +105,9 @@ class NonNegative(Constraint):
 
     def build(self, f, estimate):
         return [(self.name, f >= 0)]
+
+    def residuals(self, f, estimate):
+        return [_neg(f)]
 
 
 class SumTo(Constraint):
@@ -102,6 +122,9 @@ class SumTo(Constraint):
     def build(self, f, estimate):
         return [(self.name, cp.sum(f) == self.total)]
 
+    def residuals(self, f, estimate):
+        return [abs(_fsum(f) - self.total)]
+
 
 class Simplex(Constraint):
     """Wang et al.'s consistency constraints: f ≥ 0 and Σ f = 1 (Eq. 13 / §3.5; f ≤ 1 is implied).
@@ -115,6 +138,9 @@ class Simplex(Constraint):
 
     def build(self, f, estimate):
         return [(self._prefix + "nonnegative", f >= 0), (self._prefix + "sum", cp.sum(f) == 1.0)]
+
+    def residuals(self, f, estimate):
+        return [_neg(f), abs(_fsum(f) - 1.0)]
 
 
 class Box(Constraint):
@@ -146,6 +172,14 @@ class Box(Constraint):
             out.append((f"{self.name}.{label}", f >= b if label == "lower" else f <= b))
         return out
 
+    def residuals(self, f, estimate):
+        out = []
+        if self.lower is not None:
+            out.append(_neg(f - self.lower))
+        if self.upper is not None:
+            out.append(_neg(self.upper - f))
+        return out
+
 
 class SubsetSum(Constraint):
     """Σ_{v ∈ S} f_v (sense) value, sense ∈ {"==", "<=", ">="}: a known category total, e.g. the
@@ -170,6 +204,10 @@ class SubsetSum(Constraint):
         con = {"==": lambda: s == self.value, "<=": lambda: s <= self.value, ">=": lambda: s >= self.value}
         return [(self.name, con[self.sense]())]
 
+    def residuals(self, f, estimate):
+        r = _fsum(f[_indices(self.indices, estimate.d, "indices")]) - self.value
+        return [{"==": abs(r), "<=": max(r, 0.0), ">=": max(-r, 0.0)}[self.sense]]
+
 
 class Fixed(Constraint):
     """f[indices] == values (known frequencies; ``values`` a scalar or one per index)."""
@@ -191,6 +229,11 @@ class Fixed(Constraint):
         if vals.shape[0] != idx.shape[0]:
             raise ValueError(f"values must have one entry per index ({idx.shape[0]}), got {vals.shape[0]}")
         return [(self.name, f[idx] == vals)]
+
+    def residuals(self, f, estimate):
+        idx = _indices(self.indices, estimate.d, "indices")
+        vals = np.broadcast_to(self.values, idx.shape) if self.values.shape[0] == 1 else self.values
+        return [float(np.max(np.abs(f[idx] - vals))) if idx.size else 0.0]
 
 
 class Hierarchy(Constraint):
@@ -237,6 +280,9 @@ class Hierarchy(Constraint):
 
     def build(self, f, estimate):
         return [(self.name, self.matrix(estimate.d) @ f == 0)]
+
+    def residuals(self, f, estimate):
+        return [float(np.max(np.abs(self.matrix(estimate.d) @ f)))]
 
 
 class UserConstraint(Constraint):

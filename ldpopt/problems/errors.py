@@ -44,7 +44,8 @@ class UnboundedError(SolverError):
 
 
 class InaccurateError(SolverError):
-    """Status ``optimal_inaccurate``: the solver stopped at its reduced ("almost solved") tolerances."""
+    """Status ``optimal_inaccurate`` (the solver stopped at its reduced tolerances) or ``inaccurate``
+    (the solver said optimal, ldpopt's own check of the point failed)."""
 
 
 class IterationLimitError(SolverError):
@@ -66,6 +67,7 @@ _BY_STATUS = {
     "unbounded": UnboundedError,
     "unbounded_inaccurate": UnboundedError,
     "optimal_inaccurate": InaccurateError,
+    "inaccurate": InaccurateError,
     "user_limit": IterationLimitError,
     "solver_not_installed": SolverNotInstalledError,
 }

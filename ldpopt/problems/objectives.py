@@ -75,6 +75,8 @@ class Objective(abc.ABC):
     scaled: bool = True
     #: per-solver options overriding ``problem.DEFAULT_SOLVER_OPTIONS`` for this objective
     solver_options: dict = {}
+    #: scale s = max(σ, 1/d) (True) or σ (False); see ``problem.default_scale``
+    frequency_floor: bool = True
 
     def check(self, estimate: Estimate) -> None:
         """Raise ``ValueError`` if this objective cannot be used with ``estimate``."""
@@ -139,6 +141,7 @@ class WeightedMLE(Objective):
 
     name = "weighted-mle"
     default_solver = "CLARABEL"
+    frequency_floor = False
 
     def check(self, estimate):
         _, q, a, _ = _wmle_coefficients(estimate)

@@ -18,9 +18,11 @@ import cvxpy as cp
 import numpy as np
 
 from .._validation import check_estimate
+from .checks import Checks, check_solution, violation_tol
 from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives import Objective, make_objective
+from .policy import SCS_TIGHT, default_chain, feasible_point
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "Problem", "Solution", "default_scale"]
 
@@ -44,6 +46,7 @@ _MESSAGES = {
     "user_limit": "the solver hit its iteration or time limit; f is its last iterate",
     "solver_error": "the solver failed",
     "solver_not_installed": "the requested solver is not installed",
+    "inaccurate": "the solver's point failed ldpopt's own check",
 }
 
 
@@ -58,9 +61,11 @@ class Solution:
         constraints to the solver's feasibility tolerance). The last iterate for ``user_limit``;
         NaN when the solver returned no point (infeasible, unbounded, errors).
     status : str
-        cvxpy's status string (``"optimal"``, ``"optimal_inaccurate"``, ``"infeasible"``,
-        ``"unbounded"``, ``"user_limit"``, ``"solver_error"``, ...) or ldpopt's
-        ``"solver_not_installed"`` when no solve was attempted.
+        ``"optimal"`` only when ldpopt's own check (``checks``) passed; ``"inaccurate"`` when the
+        solver said optimal and the check failed (``message`` names the check); otherwise cvxpy's
+        status (``"optimal_inaccurate"``, ``"infeasible"``, ``"unbounded"``, ``"user_limit"``,
+        ``"solver_error"``, ...) or ``"solver_not_installed"`` when no solve was attempted.
+        ``"infeasible"`` never for a problem with a known feasible point (then ``"solver_error"``).
     success : bool
         ``status == "optimal"``.
     optimal_value : float
@@ -69,7 +74,13 @@ class Solution:
     duals : dict
         Constraint name → dual value (ndarray or float) of the Lagrangian J(f) + Σ y·g(f) (sign
         convention in :mod:`ldpopt.problems.constraints`); empty when the solver returned no point.
-    solver : str or None
+    solver : str
+        The solver that produced ``f`` (always named, also for user objectives).
+    checks : Checks or None
+        ldpopt's check of f (:class:`~ldpopt.problems.checks.Checks`: max_violation, stationarity,
+        gap, tolerance, passed, failed, not_run); None when no point was returned.
+    attempts : list of dict
+        Every solver tried, in order: ``solver``, ``status``, ``checks`` (summary), ``seconds``.
     iterations : int or None
         As reported by the solver.
     compile_time, solve_time, wall_time : float
@@ -92,10 +103,12 @@ class Solution:
     wall_time: float | None = None
     message: str = ""
     objective: str = ""
+    checks: Checks | None = None
+    attempts: list = field(default_factory=list)
 
     def __repr__(self) -> str:
         keys = ["status", "success", "optimal_value", "solver", "iterations", "compile_time",
-                "solve_time", "wall_time", "message", "objective"]
+                "solve_time", "wall_time", "message", "objective", "checks", "attempts"]
         width = max(map(len, keys + ["duals", "f"]))
         lines = [f"{k.rjust(width)}: {getattr(self, k)!r}" for k in keys]
         lines.append(f"{'duals'.rjust(width)}: {sorted(self.duals)}")
@@ -103,8 +116,9 @@ class Solution:
         return "\n".join(lines)
 
 
-def default_scale(estimate) -> float:
-    """The solver's unit s (its variable is x = f/s): ``max(σ, 1/d)``, σ of Wang et al. Eq. 7.
+def default_scale(estimate, floor: bool = True) -> float:
+    """The solver's unit s (its variable is x = f/s): ``max(σ, 1/d)``, σ of Wang et al. Eq. 7
+    (``floor=False``: σ alone, for the weighted MLE, see below).
 
     Both sides matter (a choice the papers are silent on). x̃ = f̃/s carries noise σ/s and the
     constraints carry the total Σ x = 1/s. With s = σ alone the noise is O(1) but the total is 1/σ,
@@ -114,9 +128,19 @@ def default_scale(estimate) -> float:
     ε_inf = 1e-5, certifies the always-feasible simplex "infeasible" (issue 12 item 4: 37 of 216
     cases of a CLS grid). With s = max(σ, 1/d) the noise is ≤ 1 per coordinate, the mean
     coordinate ≤ 1 and the total ≤ d; when σ ≥ 1/d (small n, small ε) nothing changes.
+
+    The weighted MLE's cone form divides each residual by its own variance (y_v = 1 + βx_v), which
+    is what keeps it well scaled; measured, s = σ passes ldpopt's check where s = 1/d does not
+    (OUE, ε = 10, d = 10, n = 10⁹), so it keeps s = σ (``Objective.frequency_floor = False``).
     """
-    s = max(float(estimate.sigma), 1.0 / estimate.d)
+    s = max(float(estimate.sigma), 1.0 / estimate.d) if floor else float(estimate.sigma)
     return s if np.isfinite(s) and s > 0 else 1.0
+
+
+def _rank(sol: Solution) -> tuple:
+    """Which failed attempt to return: one with a checked point, then the smallest violation."""
+    has = sol.checks is not None
+    return (not has, sol.checks.max_violation if has else np.inf)
 
 
 def _default_constraints() -> list[Constraint]:
@@ -171,7 +195,8 @@ class Problem:
                 raise
         self.constraints = cons
         if scale is None:
-            scale = default_scale(estimate) if self.objective.scaled else 1.0
+            scale = (default_scale(estimate, floor=self.objective.frequency_floor) if self.objective.scaled
+                     else 1.0)
         elif not (np.isfinite(scale) and scale > 0):
             raise ValueError(f"scale must be finite and > 0, got {scale!r}")
         self.scale = float(scale)
@@ -186,14 +211,17 @@ class Problem:
         self._multiplier = float(built.multiplier)
         self._offset = float(built.offset)
         named: dict[str, cp.Constraint] = {}
+        owners: dict[str, tuple[Constraint, int]] = {}
         for c in self.constraints:
-            for key, con in c.build(self.f, est):
+            for j, (key, con) in enumerate(c.build(self.f, est)):
                 name, k = key, 0
                 while name in named:
                     k += 1
                     name = f"{key}_{k}"
                 named[name] = con
+                owners[name] = (c, j)  # whose numpy ``residuals()[j]`` checks it
         self._named = named
+        self._owners = owners
         self.cvxpy_problem = cp.Problem(cp.Minimize(built.expr), list(built.constraints) + list(named.values()))
         if not self.cvxpy_problem.is_dcp():
             raise ValueError(f"objective {self.objective.name!r} with these constraints is not a convex (DCP) "
@@ -203,64 +231,111 @@ class Problem:
     def constraint_names(self) -> list[str]:
         return list(self._named)
 
-    def _pick_solver(self, solver):
+    def _chain(self, solver) -> tuple[str, ...]:
         if solver is None:
-            default = self.objective.default_solver
-            if default == "OSQP" and not self.cvxpy_problem.is_qp():
-                default = "CLARABEL"  # user constraints made it a cone program
-            return default
-        if not isinstance(solver, str):
-            raise TypeError(f"solver must be a string, got {type(solver).__name__}")
-        name = solver.upper()
-        if name not in cp.settings.SOLVERS:
-            raise ValueError(f"solver must be a cvxpy solver name (installed: {cp.installed_solvers()}), "
-                             f"got {solver!r}")
-        return name
+            return default_chain(self)
+        names = [solver] if isinstance(solver, str) else solver
+        if isinstance(names, (list, tuple)) and names and all(isinstance(n, str) for n in names):
+            out = []
+            for n in names:
+                up = n.upper()
+                if up not in cp.settings.SOLVERS:
+                    raise ValueError(f"solver must be a cvxpy solver name (installed: {cp.installed_solvers()}), "
+                                     f"got {n!r}")
+                out.append(up)
+            return tuple(out)
+        raise TypeError(f"solver must be a string or a list of strings, got {type(solver).__name__}")
 
     # -- solving ---------------------------------------------------------------------------------
-    def solve(self, solver: str | None = None, strict: bool = False, verbose: bool = False,
-              **solver_options) -> Solution:
-        """Solve; return a :class:`Solution`.
+    def solve(self, solver=None, strict: bool = False, verbose: bool = False, **solver_options) -> Solution:
+        """Solve; return a :class:`Solution` checked by ldpopt itself (:mod:`.checks`).
 
-        ``solver``: a cvxpy solver name (default: the objective's, e.g. OSQP for CLS, Clarabel for
-        the cone programs). ``solver_options`` override :data:`DEFAULT_SOLVER_OPTIONS` and go to the
-        solver as is (``max_iter``, ``eps_abs``, ``tol_gap_rel``, ...). ``strict=True`` raises the
-        matching :class:`~ldpopt.problems.SolverError` subclass unless the status is ``"optimal"``;
-        ``strict=False`` returns the Solution and emits a :class:`~ldpopt.problems.SolverWarning`.
+        ``solver``: None (the documented chain of :mod:`.policy`: PIQP → CLARABEL → OSQP for QPs,
+        CLARABEL → SCS for cone programs, installed ones only), a cvxpy solver name (that solver
+        only), or a list of names (that chain). Each solver's answer is checked in frequency units
+        (constraint residuals from f with numpy; stationarity and duality gap from f and the duals
+        for built-in smooth objectives); the first that passes is returned with status
+        ``"optimal"``. When none passes: ``"inaccurate"`` (a solver said optimal, ldpopt's check
+        failed: the message names the check), or the last solver's own status. A problem with a
+        known feasible point (:func:`.policy.feasible_point`) is never reported ``"infeasible"``:
+        that is ``"solver_error"``. Every attempt is in ``Solution.attempts``.
+
+        ``solver_options`` override :data:`DEFAULT_SOLVER_OPTIONS` for every solver tried and go to
+        the solver as is (``max_iter``, ``eps_abs``, ``tol_gap_rel``, ...). ``strict=True`` raises
+        the matching :class:`~ldpopt.problems.SolverError` subclass unless the status is
+        ``"optimal"``; ``strict=False`` returns the Solution and emits a
+        :class:`~ldpopt.problems.SolverWarning`. No state is carried between calls (cvxpy's warm
+        start is off), so the answer does not depend on what was solved before.
         """
         start = time.perf_counter()
-        name = self._pick_solver(solver)
+        chain = self._chain(solver)
+        explicit = solver is not None
+        attempts: list[dict] = []
+        best = None
+        for name in chain:
+            if name not in cp.installed_solvers():
+                attempts.append({"solver": name, "status": "solver_not_installed", "checks": "", "seconds": 0.0})
+                if explicit and len(chain) == 1:
+                    best = Solution(np.full(self.estimate.d, np.nan), "solver_not_installed", False, np.nan,
+                                    solver=name, objective=self.objective.name,
+                                    message=f"solver {name!r} is not installed (installed: {cp.installed_solvers()})")
+                continue
+            fallback = not explicit and name == "SCS"
+            sol = self._solve_once(name, verbose, solver_options, tight_scs=fallback)
+            attempts.append({"solver": sol.solver, "status": sol.status, "seconds": sol.wall_time,
+                             "checks": sol.checks.summary() if sol.checks is not None else ""})
+            if sol.success:
+                best = sol
+                break
+            if best is None or _rank(sol) < _rank(best):
+                best = sol
+        if best is None:  # nothing installed
+            best = Solution(np.full(self.estimate.d, np.nan), "solver_not_installed", False, np.nan,
+                            solver=chain[0], objective=self.objective.name,
+                            message=f"none of {list(chain)} is installed (installed: {cp.installed_solvers()})")
+        if best.status in ("infeasible", "infeasible_inaccurate", "infeasible_or_unbounded"):
+            point = feasible_point(self)
+            if point is not None:
+                best.status, best.success = "solver_error", False
+                best.message = ("every solver tried said the constraints are infeasible, but ldpopt knows a "
+                                "feasible point (it satisfies every constraint to "
+                                f"{violation_tol(self.estimate.d):.0e}): a solver failure")
+        if len(attempts) > 1:
+            best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
+        best.attempts = attempts
+        best.wall_time = time.perf_counter() - start
+        return self._finish(best, strict)
+
+    def _solve_once(self, name: str, verbose: bool, solver_options: dict, tight_scs: bool = False) -> Solution:
+        """One solver, then ldpopt's check; the status says whether the check passed."""
+        start = time.perf_counter()
         d = self.estimate.d
         nan_f = np.full(d, np.nan)
-        if name is not None and name not in cp.installed_solvers():
-            sol = Solution(nan_f, "solver_not_installed", False, np.nan, solver=name,
-                           wall_time=time.perf_counter() - start, objective=self.objective.name,
-                           message=f"solver {name!r} is not installed (installed: {cp.installed_solvers()})")
-            return self._finish(sol, strict)
-
-        opts = dict(DEFAULT_SOLVER_OPTIONS.get(name, {})) if name else {}
-        opts.update(self.objective.solver_options.get(name, {}) if name else {})
+        opts = dict(DEFAULT_SOLVER_OPTIONS.get(name, {}))
+        if tight_scs:
+            opts.update(SCS_TIGHT)
+        opts.update(self.objective.solver_options.get(name, {}))
         opts.update(solver_options)
         prob = self.cvxpy_problem
         error_text = ""
-        t_solve = time.perf_counter()
+        self.x.value = None  # nothing from an earlier solve may leak into this one
         try:
             with warnings.catch_warnings():
                 # cvxpy's generic "may be inaccurate" UserWarning; ours (SolverWarning) says more
                 warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-                prob.solve(solver=name, verbose=verbose, **opts)
+                prob.solve(solver=name, verbose=verbose, warm_start=False, **opts)
             status = prob.status
-        except cp.error.SolverError as e:
+        except (cp.error.SolverError, TypeError, ValueError) as e:
             status, error_text = "solver_error", str(e)
-        wall_solve = time.perf_counter() - t_solve
+        wall_solve = time.perf_counter() - start
         stats = prob.solver_stats if status != "solver_error" else None
         solver_name = (stats.solver_name if stats is not None else None) or name
 
         has_point = status in cp.settings.SOLUTION_PRESENT and self.x.value is not None
         f = np.asarray(self.x.value, dtype=np.float64) * self.scale if has_point else nan_f
+        duals = {}
         if has_point:
             value = (float(prob.value) - self._offset) / self._multiplier
-            duals = {}
             for k, con in self._named.items():
                 dv = con.dual_value
                 if dv is None:
@@ -270,18 +345,29 @@ class Problem:
                     duals[k] = float(dv) if dv.ndim == 0 else dv
         else:
             value = float(prob.value) if prob.value is not None and status != "solver_error" else np.nan
-            duals = {}
         compile_time = prob.compilation_time
         solve_time = stats.solve_time if stats is not None and stats.solve_time is not None else (
             wall_solve - (compile_time or 0.0))
+        checks = check_solution(self, f, duals) if has_point else None
         message = _MESSAGES.get(status, status)
         if error_text:
             message = f"{message}: {error_text}"
-        sol = Solution(f, status, status == "optimal", value, duals, solver=solver_name,
-                       iterations=None if stats is None else stats.num_iters, compile_time=compile_time,
-                       solve_time=solve_time, wall_time=time.perf_counter() - start, message=message,
-                       objective=self.objective.name)
-        return self._finish(sol, strict)
+        if checks is not None and status in ("optimal", "optimal_inaccurate"):
+            if checks.passed and (status == "optimal" or checks.certified):
+                if status == "optimal_inaccurate":
+                    message = (f"the solver stopped at its reduced tolerances, but ldpopt's check passed "
+                               f"({checks.summary()})")
+                status = "optimal"
+            elif not checks.passed:
+                # "optimal" contradicted by ldpopt's check → "inaccurate"; "optimal_inaccurate" stays
+                status = "inaccurate" if status == "optimal" else status
+                message = f"{solver_name} said {prob.status}; ldpopt's check failed: {'; '.join(checks.failed)}"
+        if status == "optimal" and checks is not None:
+            message = f"{_MESSAGES['optimal']}; ldpopt's check: {checks.summary()}"
+        return Solution(f, status, status == "optimal", value, duals, solver=solver_name,
+                        iterations=None if stats is None else stats.num_iters, compile_time=compile_time,
+                        solve_time=solve_time, wall_time=time.perf_counter() - start, message=message,
+                        objective=self.objective.name, checks=checks)
 
     def _finish(self, sol: Solution, strict: bool) -> Solution:
         if sol.status == "optimal":

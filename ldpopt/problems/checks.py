@@ -1,0 +1,276 @@
+"""ldpopt's own check of a returned solution, in frequency units (never the solver's word).
+
+For a point f and the multipliers y of the documented Lagrangian L(f, y) = J(f) + Σ_k y_k·g_k(f)
+(sign convention in :mod:`.constraints`), :func:`check_solution` recomputes from f with numpy:
+
+* **primal feasibility** — per constraint, its max violation max(g_k(f), 0) (|g_k(f)| for
+  equalities), evaluated by the constraint's own numpy ``residuals`` (built-ins) or by cvxpy's
+  expression evaluation at f (user callables); tolerance ``violation_tol`` = 1e-6/d, a millionth
+  of the mean frequency 1/d, so a violation at the frequency scale can never pass;
+* **stationarity** — ‖∇J(f) + Σ_k ∇g_k(f)ᵀ y_k‖∞ / max(‖∇J(f)‖∞, ‖∇J(f + 1/d) − ∇J(f)‖∞), the
+  KKT residual relative to the gradient and to how far it moves when f moves by 1/d (built-in smooth objectives only: they have a numpy gradient); the
+  constraint Jacobians come from cvxpy's ``grad`` of the affine constraint expressions; tolerance
+  1e-6 (the interior-point solvers stop at a 1e-10 relative gap, which leaves ~1e-8 here);
+* **dual feasibility** — inequality multipliers ≥ −tol·(scale of y);
+* **gap** — the Lagrangian duality gap |Σ_k y_k·g_k(f)| (complementary slackness: with
+  stationarity it is J(f) − the dual function at y), relative to max(|J(f)|, ‖∇J(f)‖∞·‖f‖₁);
+* **error bound** — when J is μ-strongly convex (μ = the smallest curvature of the separable J
+  at f, > 0): with r the stationarity residual and gap = |Σ y·g(f)|, convexity and y ≥ 0 give
+  μ/2·e² ≤ ‖r‖₂·e + gap for e = ‖f − f*‖₂, so e ≤ (‖r‖₂ + √(‖r‖₂² + 2μ·gap))/μ, checked
+  against ``accuracy_tol`` = 1e-3/d (a wrong answer at the frequency scale, off by 1/(10d), fails).
+  Optimality is certified when either the bound holds or both relative stationarity and gap are
+  ≤ 1e-6 (the bound is loose when an interior-point solver leaves many values at ~1e-10 with
+  y_v ≫ μf_v; the relative residuals are weak when ∇J is tiny: each covers the other's blind spot).
+
+A check that cannot be run says why in ``not_run`` (no duals, a user objective without a gradient,
+a nonsmooth objective, a constraint cvxpy cannot differentiate) and does not count as passed or
+failed: ``passed`` is True when every check that ran passed. The tolerances are choices (the
+papers are silent); they are stated in ``Checks.tolerance``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cvxpy as cp
+import numpy as np
+
+from .objectives import UserObjective
+
+__all__ = ["Checks", "check_solution", "STATIONARITY_TOL", "GAP_TOL", "accuracy_tol", "violation_tol"]
+
+STATIONARITY_TOL = 1e-6
+GAP_TOL = 1e-6
+
+
+def accuracy_tol(d: int) -> float:
+    """Tolerance on the certified bound of ‖f − f*‖: 1e-3 × the mean frequency 1/d."""
+    return 1e-3 / d
+
+
+def _curvature(obj, f: np.ndarray, est) -> float:
+    """Smallest diagonal of ∇²J at f (built-ins are separable), by a central difference of the
+    analytic gradient; 0 when not strongly convex or not computable."""
+    h = 1e-6 / f.shape[0]
+    lo = np.maximum(f - h, 0.0)
+    with np.errstate(all="ignore"):
+        hess = (obj.gradient(lo + 2 * h, est) - obj.gradient(lo, est)) / (2 * h)
+    if not np.all(np.isfinite(hess)):
+        return 0.0
+    return max(float(np.min(hess)), 0.0)
+
+
+def violation_tol(d: int) -> float:
+    """Constraint-violation tolerance in frequency units: 1e-6 × the mean frequency 1/d."""
+    return 1e-6 / d
+
+
+@dataclass
+class Checks:
+    """What ldpopt checked about a returned f (see module docstring). ``failed`` holds one text
+    per failed check, e.g. ``"constraint residual 7.0e-04 > 1.0e-09 (nonnegative)"``."""
+
+    max_violation: float = np.nan
+    violations: dict = field(default_factory=dict)
+    stationarity: float | None = None
+    dual_infeasibility: float | None = None
+    gap: float | None = None
+    error_bound: float | None = None
+    tolerance: dict = field(default_factory=dict)
+    passed: bool = False
+    failed: list = field(default_factory=list)
+    not_run: dict = field(default_factory=dict)
+
+    @property
+    def certified(self) -> bool:
+        """Passed with stationarity and gap actually run (a full KKT certificate)."""
+        return self.passed and self.stationarity is not None and self.gap is not None
+
+    def summary(self) -> str:
+        parts = [f"violation {self.max_violation:.1e}"]
+        if self.stationarity is not None:
+            parts.append(f"stationarity {self.stationarity:.1e}")
+        if self.gap is not None:
+            parts.append(f"gap {self.gap:.1e}")
+        if self.error_bound is not None:
+            parts.append(f"|f - f*| <= {self.error_bound:.1e}")
+        return ", ".join(parts) + (" (passed)" if self.passed else f" (failed: {'; '.join(self.failed)})")
+
+
+def _violation(con: cp.Constraint, value: np.ndarray) -> float:
+    """Max violation of a cvxpy constraint whose expression has been evaluated at the point."""
+    v = np.asarray(value, dtype=np.float64)
+    if isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)):
+        return float(np.max(np.abs(v))) if v.size else 0.0
+    return float(np.max(np.maximum(v, 0.0))) if v.size else 0.0
+
+
+def constraint_violations(problem, f: np.ndarray) -> dict:
+    """Constraint name → max violation at f (frequency units for constraints written on f)."""
+    out = {}
+    x = problem.x
+    saved = x.value
+    x.value = f / problem.scale
+    try:
+        for name, (owner, k) in problem._owners.items():
+            res = owner.residuals(f, problem.estimate) if hasattr(owner, "residuals") else None
+            if res is not None:
+                out[name] = float(res[k])
+            else:
+                con = problem._named[name]
+                out[name] = _violation(con, con.expr.value)
+    finally:
+        x.value = saved
+    return out
+
+
+def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
+    """Σ_k ∇_f g_k(f)ᵀ y_k for the named constraints, or (None, why)."""
+    x = problem.x
+    saved = x.value
+    x.value = f / problem.scale
+    total = np.zeros(f.shape[0])
+    try:
+        for name, con in problem._named.items():
+            y = duals.get(name)
+            if y is None:
+                return None, f"no dual for constraint {name!r}"
+            expr = con.expr
+            if not expr.is_affine():
+                return None, f"constraint {name!r} is not affine (no Jacobian taken)"
+            g = expr.grad.get(x) if expr.grad is not None else None
+            if g is None:
+                if not expr.variables():
+                    continue
+                return None, f"cvxpy gives no gradient for constraint {name!r}"
+            y = np.atleast_1d(np.asarray(y, dtype=np.float64)).ravel(order="F")
+            # cvxpy's grad is (size of x) × (size of expr); ∂g/∂f = ∂g/∂x / s
+            total += np.asarray(g @ y).ravel() / problem.scale
+    finally:
+        x.value = saved
+    return total, ""
+
+
+def _gap_terms(problem, f: np.ndarray, duals: dict) -> tuple[float, float]:
+    """(Σ_k y_k·g_k(f), worst negative inequality multiplier, as ≥ 0)."""
+    x = problem.x
+    saved = x.value
+    x.value = f / problem.scale
+    lag, dual_inf = 0.0, 0.0
+    try:
+        for name, con in problem._named.items():
+            y = np.atleast_1d(np.asarray(duals[name], dtype=np.float64)).ravel(order="F")
+            g = np.atleast_1d(np.asarray(con.expr.value, dtype=np.float64)).ravel(order="F")
+            lag += float(y @ g)
+            if not isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)) and y.size:
+                dual_inf = max(dual_inf, float(-y.min()))
+    finally:
+        x.value = saved
+    return lag, dual_inf
+
+
+def _move_scale(obj, f: np.ndarray, est, grad: np.ndarray) -> float:
+    """max_v |∇J(f + 1/d)_v − ∇J(f)_v|: how much the gradient moves when f moves by the frequency
+    scale 1/d (the built-ins are separable). ∇J(f) alone can vanish at an interior optimum (GRR's
+    f̃ already sums to 1), which would make any residual look large."""
+    with np.errstate(all="ignore"):
+        moved = obj.gradient(f + 1.0 / f.shape[0], est) - grad
+    moved = moved[np.isfinite(moved)]
+    return float(np.max(np.abs(moved))) if moved.size else 0.0
+
+
+def _bound(r: np.ndarray, lag: float, mu: float) -> float:
+    rn = float(np.linalg.norm(r))
+    return (rn + np.sqrt(rn * rn + 2.0 * mu * abs(lag))) / mu
+
+
+def _error_bound(problem, f, duals, r, lag, mu) -> float:
+    """The bound of the module docstring, with the solver's multipliers and with re-chosen ones.
+
+    The bound holds for *any* multipliers with y ≥ 0 on the inequalities, so the nonnegativity
+    multipliers (Jacobian −I) may be re-chosen per value among {the solver's y⁺, max(y + r, 0)
+    (zero residual), 0 (zero gap)}, whichever costs least in r² + 2μ·y·f; the smaller bound is kept.
+    An interior-point solver leaves y_v·f_v ≈ its barrier parameter at every value, which sums to
+    a gap that overstates the error by orders of magnitude; the re-chosen y removes that.
+    """
+    best = _bound(r, lag, mu)
+    r2, lag2 = r.copy(), lag
+    fpos = np.maximum(f, 0.0)
+    changed = False
+    for name, (owner, k) in problem._owners.items():
+        if not _is_nonneg(owner, k):
+            continue
+        y = np.asarray(duals[name], dtype=np.float64)
+        cand = np.stack([np.maximum(y, 0.0), np.maximum(y + r2, 0.0), np.zeros_like(y)])
+        res = r2[None, :] + y[None, :] - cand  # the Jacobian of g = −f is −I
+        cost = res**2 + 2.0 * mu * cand * fpos[None, :]
+        yh = cand[np.argmin(cost, axis=0), np.arange(y.shape[0])]
+        r2 = r2 + y - yh
+        lag2 = lag2 + float(np.sum((y - yh) * f))  # y·g with g = −f
+        changed = True
+    return min(best, _bound(r2, lag2, mu)) if changed else best
+
+
+def _is_nonneg(owner, k: int) -> bool:
+    from .constraints import NonNegative, Simplex
+
+    return isinstance(owner, NonNegative) or (isinstance(owner, Simplex) and k == 0)
+
+
+def check_solution(problem, f: np.ndarray, duals: dict | None) -> Checks:
+    """ldpopt's own check of (f, duals) for ``problem`` (a :class:`~ldpopt.problems.Problem`)."""
+    d = problem.estimate.d
+    tol_v = violation_tol(d)
+    ch = Checks(tolerance={"violation": tol_v, "stationarity": STATIONARITY_TOL, "gap": GAP_TOL,
+                           "error_bound": accuracy_tol(d)})
+    if f is None or not np.all(np.isfinite(f)):
+        ch.failed.append("no finite point returned")
+        ch.not_run.update(violation="no point", stationarity="no point", gap="no point")
+        return ch
+    ch.violations = constraint_violations(problem, f)
+    ch.max_violation = max(ch.violations.values(), default=0.0)
+    for name, v in ch.violations.items():
+        if not v <= tol_v:
+            ch.failed.append(f"constraint residual {v:.1e} > {tol_v:.1e} ({name})")
+    obj = problem.objective
+    grad = None
+    if not duals or any(v is None for v in duals.values()):
+        ch.not_run.update(stationarity="the solver returned no duals", gap="the solver returned no duals")
+    else:
+        try:
+            grad = obj.gradient(f, problem.estimate)
+        except NotImplementedError:
+            why = ("a user objective (no numpy gradient)" if isinstance(obj, UserObjective)
+                   else f"objective {obj.name!r} has no gradient (nonsmooth)")
+            ch.not_run.update(stationarity=why, gap=why)
+    if grad is not None:
+        jty, why = _jacobian_t_y(problem, f, duals)
+        if jty is None:
+            ch.not_run.update(stationarity=why, gap=why)
+        else:
+            scale = max(float(np.max(np.abs(grad))), _move_scale(obj, f, problem.estimate, grad),
+                        np.finfo(float).tiny)
+            ch.stationarity = float(np.max(np.abs(grad + jty))) / scale
+            lag, dual_inf = _gap_terms(problem, f, duals)
+            ch.dual_infeasibility = dual_inf / scale
+            jval = abs(obj.value(f, problem.estimate))
+            gscale = max(jval, float(np.max(np.abs(grad))) * float(np.sum(np.abs(f))), np.finfo(float).tiny)
+            ch.gap = abs(lag) / gscale
+            if not ch.dual_infeasibility <= STATIONARITY_TOL:
+                ch.failed.append(f"dual infeasibility {ch.dual_infeasibility:.1e} > {STATIONARITY_TOL:.0e}")
+            mu = _curvature(obj, f, problem.estimate)
+            if mu > 0:
+                ch.error_bound = _error_bound(problem, f, duals, grad + jty, lag, mu)
+            else:
+                ch.not_run["error_bound"] = "J is not strongly convex at f (zero curvature somewhere)"
+            kkt_ok = ch.stationarity <= STATIONARITY_TOL and ch.gap <= GAP_TOL
+            bound_ok = ch.error_bound is not None and ch.error_bound <= accuracy_tol(d)
+            if not (kkt_ok or bound_ok):
+                why = [f"stationarity {ch.stationarity:.1e}" + (" > " if ch.stationarity > STATIONARITY_TOL else " <= ")
+                       + f"{STATIONARITY_TOL:.0e}", f"duality gap {ch.gap:.1e}"
+                       + (" > " if ch.gap > GAP_TOL else " <= ") + f"{GAP_TOL:.0e}"]
+                if ch.error_bound is not None:
+                    why.append(f"error bound {ch.error_bound:.1e} > {accuracy_tol(d):.1e}")
+                ch.failed.append("KKT not certified: " + ", ".join(why))
+    ch.passed = not ch.failed
+    return ch
