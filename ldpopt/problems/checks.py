@@ -10,15 +10,16 @@ For a point f and the multipliers y of the documented Lagrangian L(f, y) = J(f) 
 * **stationarity** — ‖∇J(f) + Σ_k ∇g_k(f)ᵀ y_k‖∞ / max(‖∇J(f)‖∞, ‖∇J(f + 1/d) − ∇J(f)‖∞), the
   KKT residual relative to the gradient and to how far it moves when f moves by 1/d (built-in smooth objectives only: they have a numpy gradient); the
   constraint Jacobians come from cvxpy's ``grad`` of the affine constraint expressions; tolerance
-  1e-6 (the interior-point solvers stop at a 1e-10 relative gap, which leaves ~1e-8 here);
+  1e-5 (Clarabel at a 1e-10 gap leaves up to ~1e-6 on the weighted MLE, measured);
 * **dual feasibility** — inequality multipliers ≥ −tol·(scale of y);
 * **gap** — the Lagrangian duality gap |Σ_k y_k·g_k(f)| (complementary slackness: with
-  stationarity it is J(f) − the dual function at y), relative to max(|J(f)|, ‖∇J(f)‖∞·‖f‖₁);
+  stationarity it is J(f) − the dual function at y), relative to ‖∇J(f + 1/d) − ∇J(f)‖∞·‖f‖₁,
+  what moving f by the frequency scale costs (not |J|, which carries the noise energy ~dσ²);
 * **error bound** — when J is μ-strongly convex (μ = the smallest curvature of the separable J
   at f, > 0): with r the stationarity residual and gap = |Σ y·g(f)|, convexity and y ≥ 0 give
   μ/2·e² ≤ ‖r‖₂·e + gap for e = ‖f − f*‖₂, so e ≤ (‖r‖₂ + √(‖r‖₂² + 2μ·gap))/μ, checked
-  against ``accuracy_tol`` = 1e-3/d (a wrong answer at the frequency scale, off by 1/(10d), fails).
-  Optimality is certified when either the bound holds or both relative stationarity and gap are
+  against ``accuracy_tol`` = 1e-2/d (a wrong answer at the frequency scale, off by 1/(10d), fails).
+  Optimality is certified when either the bound holds or relative stationarity ≤ 1e-5 and gap
   ≤ 1e-6 (the bound is loose when an interior-point solver leaves many values at ~1e-10 with
   y_v ≫ μf_v; the relative residuals are weak when ∇J is tiny: each covers the other's blind spot).
 
@@ -39,13 +40,14 @@ from .objectives import UserObjective
 
 __all__ = ["Checks", "check_solution", "STATIONARITY_TOL", "GAP_TOL", "accuracy_tol", "violation_tol"]
 
-STATIONARITY_TOL = 1e-6
+STATIONARITY_TOL = 1e-5
 GAP_TOL = 1e-6
 
 
 def accuracy_tol(d: int) -> float:
-    """Tolerance on the certified bound of ‖f − f*‖: 1e-3 × the mean frequency 1/d."""
-    return 1e-3 / d
+    """Tolerance on the certified bound of ‖f − f*‖: 1e-2 × the mean frequency 1/d (a point off by
+    1/(10d) has a bound ≥ 1/(10d) and fails)."""
+    return 1e-2 / d
 
 
 def _curvature(obj, f: np.ndarray, est) -> float:
@@ -208,7 +210,59 @@ def _error_bound(problem, f, duals, r, lag, mu) -> float:
         r2 = r2 + y - yh
         lag2 = lag2 + float(np.sum((y - yh) * f))  # y·g with g = −f
         changed = True
-    return min(best, _bound(r2, lag2, mu)) if changed else best
+    best = min(best, _bound(r2, lag2, mu)) if changed else best
+    polished = _polished_bound(problem, f, duals, mu)
+    return best if polished is None else min(best, polished)
+
+
+def _simplex_only(problem) -> str | None:
+    """Name of the nonnegativity constraint when the constraints are exactly f ≥ 0, Σ f = 1."""
+    from .constraints import NonNegative, Simplex, SumTo
+
+    owners = [o for o, _ in problem._owners.values()]
+    kinds = {type(o) for o in owners}
+    if kinds == {Simplex} and len(owners) == 2:
+        return next(n for n, (o, k) in problem._owners.items() if k == 0)
+    if kinds == {NonNegative, SumTo} and len(owners) == 2 and next(
+            o for o in owners if isinstance(o, SumTo)).total == 1.0:
+        return next(n for n, (o, _) in problem._owners.items() if isinstance(o, NonNegative))
+    return None
+
+
+def _polished_bound(problem, f, duals, mu) -> float | None:
+    """Simplex-only problems: certify a polished point f̂ instead and add ‖f − f̂‖₂ (triangle
+    inequality). f̂ zeroes the values the solver's multipliers call active (y_v > μ·f_v) and puts
+    their mass back on the support in proportion to 1/curvature (a Newton step of the sum); at the
+    feasible f̂ the multipliers are re-chosen (sum: −mean ∇J on the support; y_v = (∇J_v + y_sum)₊
+    off it), so the gap is 0 and e ≤ 2‖r(f̂)‖₂/μ."""
+    name = _simplex_only(problem)
+    if name is None:
+        return None
+    obj, est = problem.objective, problem.estimate
+    y = np.asarray(duals[name], dtype=np.float64)
+    zero = (y > mu * np.maximum(f, 0.0)) | (f <= 0)
+    supp = ~zero
+    if not supp.any():
+        return None
+    fh = np.where(zero, 0.0, f)
+    with np.errstate(all="ignore"):
+        h = 1e-6 / f.shape[0]
+        curv = (obj.gradient(fh + h, est) - obj.gradient(fh, est)) / h
+    w = np.where(supp & np.isfinite(curv) & (curv > 0), 1.0 / np.where(curv > 0, curv, 1.0), 0.0)
+    if not w.any():
+        return None
+    fh = fh + (1.0 - float(np.sum(fh))) * w / float(np.sum(w))
+    if np.any(fh < 0):
+        return None
+    with np.errstate(all="ignore"):
+        g = obj.gradient(fh, est)
+    if not np.all(np.isfinite(g[supp])):
+        return None
+    ysum = -float(np.mean(g[supp]))
+    r = np.where(supp, g + ysum, np.minimum(g + ysum, 0.0))
+    if not np.all(np.isfinite(r)):
+        return None
+    return float(np.linalg.norm(f - fh)) + 2.0 * float(np.linalg.norm(r)) / mu
 
 
 def _is_nonneg(owner, k: int) -> bool:
@@ -249,13 +303,14 @@ def check_solution(problem, f: np.ndarray, duals: dict | None) -> Checks:
             ch.not_run.update(stationarity=why, gap=why)
         else:
             scale = max(float(np.max(np.abs(grad))), _move_scale(obj, f, problem.estimate, grad),
-                        np.finfo(float).tiny)
+                        np.finfo(float).tiny)  # noqa: E501
             ch.stationarity = float(np.max(np.abs(grad + jty))) / scale
             lag, dual_inf = _gap_terms(problem, f, duals)
             ch.dual_infeasibility = dual_inf / scale
-            jval = abs(obj.value(f, problem.estimate))
-            gscale = max(jval, float(np.max(np.abs(grad))) * float(np.sum(np.abs(f))), np.finfo(float).tiny)
-            ch.gap = abs(lag) / gscale
+            # J changes by ~ move·‖f‖₁ when all of f moves by 1/d: the gap in those units (|J| itself
+            # carries the noise energy, ~dσ², and would let a 1e-3 error pass when σ is large)
+            move = _move_scale(obj, f, problem.estimate, grad)
+            ch.gap = abs(lag) / max(move * float(np.sum(np.abs(f))), np.finfo(float).tiny)
             if not ch.dual_infeasibility <= STATIONARITY_TOL:
                 ch.failed.append(f"dual infeasibility {ch.dual_infeasibility:.1e} > {STATIONARITY_TOL:.0e}")
             mu = _curvature(obj, f, problem.estimate)

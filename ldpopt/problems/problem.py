@@ -261,7 +261,8 @@ class Problem:
         that is ``"solver_error"``. Every attempt is in ``Solution.attempts``.
 
         ``solver_options`` override :data:`DEFAULT_SOLVER_OPTIONS` for every solver tried and go to
-        the solver as is (``max_iter``, ``eps_abs``, ``tol_gap_rel``, ...). ``strict=True`` raises
+        the solver as is (``max_iter``, ``eps_abs``, ``tol_gap_rel``, ...); a keyword named after a
+        solver with a dict value (``SCS={"eps_abs": 1e-9}``) applies to that solver only. ``strict=True`` raises
         the matching :class:`~ldpopt.problems.SolverError` subclass unless the status is
         ``"optimal"``; ``strict=False`` returns the Solution and emits a
         :class:`~ldpopt.problems.SolverWarning`. No state is carried between calls (cvxpy's warm
@@ -315,7 +316,11 @@ class Problem:
         if tight_scs:
             opts.update(SCS_TIGHT)
         opts.update(self.objective.solver_options.get(name, {}))
-        opts.update(solver_options)
+        # ``solve(SCS={...})``: options for one solver of the chain; other keywords go to every solver
+        opts.update({k: v for k, v in solver_options.items() if k.upper() not in cp.settings.SOLVERS})
+        for k, v in solver_options.items():
+            if k.upper() == name and isinstance(v, dict):
+                opts.update(v)
         prob = self.cvxpy_problem
         error_text = ""
         self.x.value = None  # nothing from an earlier solve may leak into this one

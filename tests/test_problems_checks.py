@@ -1,0 +1,142 @@
+"""ldpopt's own check of every Solution, the solver chain and its fallback (issue 11 item 1).
+
+References are independent of the solvers: Norm-Sub and its closed-form KKT multipliers for CLS on
+the simplex (Wang et al. App. B: f = max(f̃ − c, 0), y_sum = 2c, y_nn = 2(c − f̃)₊), and points
+planted off by the frequency scale 1/(10d).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from ldpopt import oracles, postprocess
+from ldpopt.problems import (NonNegative, Problem, Simplex, SolverFailedError, SolverWarning, SubsetSum)
+from ldpopt.problems.checks import accuracy_tol, check_solution, violation_tol
+from ldpopt.problems.policy import CONE_CHAIN, QP_CHAIN, default_chain, feasible_point
+
+
+def _est(oracle="oue", eps=1.0, d=200, n=10**5, seed=0):
+    rng = np.random.default_rng(seed)
+    w = 1.0 / np.arange(1, d + 1) ** 1.1
+    return oracles.get(oracle, epsilon=eps, d=d).simulate(rng.multinomial(n, w / w.sum()), rng)
+
+
+def _norm_sub_with_duals(est):
+    f = postprocess(est, "norm-sub")
+    on = f > 0
+    c = float(np.mean(est.f_tilde[on] - f[on]))  # the shift of Norm-Sub
+    return f, {"nonnegative": 2.0 * np.maximum(c - est.f_tilde, 0.0) * ~on, "sum": 2.0 * c}
+
+
+def test_check_passes_the_closed_form_with_its_own_multipliers():
+    est = _est()
+    P = Problem(est, "cls")
+    f, duals = _norm_sub_with_duals(est)
+    ch = check_solution(P, f, duals)
+    assert ch.passed, ch.failed
+    assert ch.max_violation <= 1e-15 and ch.stationarity <= 1e-12 and ch.error_bound <= 1e-12
+    assert ch.tolerance["violation"] == violation_tol(est.d) == 1e-6 / est.d
+
+
+def test_check_catches_a_point_off_by_a_tenth_of_the_frequency_scale():
+    est = _est()
+    P = Problem(est, "cls")
+    f, duals = _norm_sub_with_duals(est)
+    g = f.copy()
+    i, j = np.argsort(-f)[:2]
+    g[i] += 0.1 / est.d  # mass moved between two values: still on the simplex
+    g[j] -= 0.1 / est.d
+    ch = check_solution(P, g, duals)
+    assert not ch.passed and ch.max_violation <= 1e-15
+    assert ch.error_bound >= 0.1 / est.d > accuracy_tol(est.d)  # the bound is a bound
+    assert "KKT not certified" in ch.failed[0]
+
+
+def test_check_catches_a_violation_in_frequency_units():
+    est = _est()
+    P = Problem(est, "cls", [Simplex(), SubsetSum([0, 1], 0.3, "<=")])
+    f = np.full(est.d, 1.0 / est.d)
+    f[0], f[1] = 0.2, 0.1 + 1e-5  # subset sum 0.3 + 1e-5
+    f[2:] = (1.0 - f[0] - f[1]) / (est.d - 2)
+    ch = check_solution(P, f, None)
+    assert ch.violations["subset_sum"] == pytest.approx(1e-5, rel=1e-6)
+    assert not ch.passed and "constraint residual" in ch.failed[0] and "subset_sum" in ch.failed[0]
+    assert "stationarity" in ch.not_run  # no duals given: said, not pretended
+
+
+def test_solve_reports_checks_and_the_solver_for_every_objective():
+    est = _est(d=50, n=10**4)
+    for obj in ("cls", "weighted-mle", "l1", lambda f, e: cp.sum_squares(f - e.f_tilde)):
+        sol = Problem(est, obj).solve(strict=True)
+        assert sol.solver in QP_CHAIN + CONE_CHAIN and sol.checks.passed
+        assert sol.attempts and sol.attempts[-1]["status"] == "optimal"
+        assert sol.checks.max_violation <= violation_tol(est.d)
+    # user objective: stationarity not run, and the Solution says why
+    assert "user objective" in sol.checks.not_run["stationarity"]
+
+
+def test_default_chains_by_problem_class():
+    est = _est(d=20, n=1000)
+    assert default_chain(Problem(est, "cls")) == QP_CHAIN
+    assert default_chain(Problem(est, "weighted-mle")) == CONE_CHAIN
+    assert default_chain(Problem(est, "binomial")) == CONE_CHAIN
+
+
+def test_known_feasible_problem_is_never_reported_infeasible():
+    """A solver that says "infeasible" on the simplex (OSQP at the old scale s = σ ≪ 1/d does) is a
+    solver failure; the next solver in the chain answers, and every attempt is recorded."""
+    est = _est("oue", 4.0, 300, 10**9, 3)
+    P = Problem(est, "cls", scale=est.sigma)
+    assert feasible_point(P) is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverWarning)
+        alone = P.solve("OSQP")
+    assert alone.attempts[0]["status"] == "infeasible"  # what OSQP said ...
+    assert alone.status == "solver_error" and "feasible point" in alone.message  # ... is not reported
+    with pytest.raises(SolverFailedError):
+        P.solve("OSQP", strict=True)
+    chained = P.solve(["OSQP", "CLARABEL"], strict=True)
+    assert [a["status"] for a in chained.attempts] == ["infeasible", "optimal"]
+    assert chained.solver == "CLARABEL"
+    np.testing.assert_allclose(chained.f, postprocess(est, "norm-sub"), atol=1e-6 / est.d)
+
+
+def test_really_infeasible_stays_infeasible():
+    est = _est(d=30, n=10**4)
+    cons = [Simplex(), SubsetSum([0, 1, 2], 0.7, ">="), SubsetSum([0, 1, 2], 0.2, "<=")]
+    P = Problem(est, "cls", cons)
+    assert feasible_point(P) is None
+    with pytest.warns(SolverWarning, match="infeasible"):
+        sol = P.solve()
+    assert sol.status == "infeasible" and len(sol.attempts) == len(QP_CHAIN)
+
+
+def test_inaccurate_optimal_falls_back_and_records_attempts():
+    """SCS at eps 1e-2 says "optimal" with a point far outside ldpopt's tolerances: the attempt is
+    recorded as "inaccurate" and the next solver answers."""
+    est = _est(d=400, n=10**6, seed=4)
+    P = Problem(est, "weighted-mle")
+    sol = P.solve(["SCS", "CLARABEL"], SCS={"eps_abs": 1e-2, "eps_rel": 1e-2})  # optimal: no warning
+    assert sol.attempts[0]["solver"] == "SCS" and sol.attempts[0]["status"] == "inaccurate"
+    assert sol.status == "optimal" and sol.solver == "CLARABEL" and sol.checks.passed
+
+
+def test_answer_does_not_depend_on_call_history():
+    a, b = _est(d=300, seed=1), _est("grr", 2.0, 300, 10**4, seed=2)
+    first = Problem(b, "cls").solve().f
+    Problem(a, "cls").solve()
+    pb = Problem(b, "cls")
+    again = pb.solve().f
+    twice = pb.solve().f  # same object, solved again: no warm start either
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_array_equal(again, twice)
+
+
+def test_nonnegative_alone_is_not_known_feasible_for_the_sum_but_simplex_is():
+    est = _est(d=10, n=1000)
+    assert feasible_point(Problem(est, "cls")) is not None
+    assert feasible_point(Problem(est, "cls", [NonNegative(), SubsetSum([0], 2.0, ">=")])) is None
