@@ -3,14 +3,16 @@
 >>> from ldpopt.problems import Problem, SubsetSum, Simplex
 >>> # Problem(estimate, "weighted-mle", [Simplex(), SubsetSum([0, 1], 0.3)]).solve()
 
-Objectives (:mod:`.objectives`): ``"cls"``, ``"weighted-mle"``, ``"multinomial"``, ``"binomial"``,
+Every Solution is checked by ldpopt (:mod:`.checks`) and solved along a documented solver chain
+(:mod:`.policy`). Objectives (:mod:`.objectives`): ``"cls"``, ``"weighted-mle"``, ``"multinomial"``, ``"binomial"``,
 ``"l1"``, ``"posterior"`` and user callables. Constraints (:mod:`.constraints`): the simplex by
 default, :class:`Box`, :class:`SubsetSum`, :class:`Hierarchy`, :class:`Fixed`, :class:`NonNegative`,
 :class:`SumTo`, user callables. Failures (:mod:`.errors`): typed exceptions with ``strict=True``,
 :class:`SolverWarning` otherwise.
 """
 
-from . import constraints, errors, objectives
+from . import checks, constraints, errors, objectives, policy
+from .checks import Checks
 from .constraints import (Box, Constraint, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo,
                           UserConstraint)
 from .errors import (InaccurateError, InfeasibleError, IterationLimitError, SolverError,
@@ -20,9 +22,9 @@ from .objectives import available as available_objectives
 from .problem import DEFAULT_SOLVER_OPTIONS, Problem, Solution
 
 __all__ = [
-    "DEFAULT_SOLVER_OPTIONS", "Box", "Constraint", "Fixed", "Hierarchy", "InaccurateError",
+    "DEFAULT_SOLVER_OPTIONS", "Box", "Checks", "Constraint", "Fixed", "Hierarchy", "InaccurateError",
     "InfeasibleError", "IterationLimitError", "NonNegative", "Objective", "Problem", "Simplex",
     "Solution", "SolverError", "SolverFailedError", "SolverNotInstalledError", "SolverWarning",
     "SubsetSum", "SumTo", "UnboundedError", "UserConstraint", "UserObjective", "available_objectives",
-    "constraints", "errors", "objectives",
+    "checks", "constraints", "errors", "objectives", "policy",
 ]
