@@ -66,11 +66,11 @@ class BuiltObjective:
 
 
 class Objective(abc.ABC):
-    """Base class. Subclasses set ``name``, ``default_solver`` and implement :meth:`build`."""
+    """Base class. Subclasses set ``name`` and implement :meth:`build`. The solver is not the
+    objective's choice: ``Problem.solve()`` walks the chain of :mod:`.policy` for the problem's
+    class (QP or cone program)."""
 
     name: str = "objective"
-    #: cvxpy solver used when ``solve(solver=None)`` (None: let cvxpy choose)
-    default_solver: str | None = "CLARABEL"
     #: whether :meth:`build` expects the scaled variable (s = σ); False means s = 1 (raw units)
     scaled: bool = True
     #: per-solver options overriding ``problem.DEFAULT_SOLVER_OPTIONS`` for this objective
@@ -99,13 +99,12 @@ class Objective(abc.ABC):
 
 class LeastSquares(Objective):
     """CLS, Wang et al. §3.5: J(f) = ‖f − f̃‖₂² (the squared norm; same minimiser as the paper's
-    ‖f − f̃‖₂, and the form Appendix B differentiates). A QP: OSQP by default.
+    ‖f − f̃‖₂, and the form Appendix B differentiates). A QP (solver chain: :mod:`.policy`).
 
     Scaled form: Σ (x − f̃/σ)² = J/σ².
     """
 
     name = "cls"
-    default_solver = "OSQP"
 
     def build(self, f, x, scale, estimate):
         return BuiltObjective(cp.sum_squares(x - estimate.f_tilde / scale), multiplier=1.0 / scale**2)
@@ -133,14 +132,13 @@ class WeightedMLE(Objective):
     x̃ = f̃/σ and β = σ(p − q)(1 − p − q)/(q(1 − q)), each term is (x̃_v − x_v)²/(n(1 + β x_v)); so
     n·J = Σ_v t_v with the per-element rotated second-order cone (x̃_v − x_v)² ≤ t_v·(1 + β x_v),
     written as ‖(2(x̃_v − x_v), t_v − y_v)‖₂ ≤ t_v + y_v, y_v = 1 + β x_v (one vectorised cvxpy
-    ``SOC`` with ``axis=0``). Every quantity the solver sees is O(1). Clarabel by default.
+    ``SOC`` with ``axis=0``). Every quantity the solver sees is O(1). A cone program.
 
     The cone also imposes the domain y_v ≥ 0 (variance ≥ 0), which the simplex implies anyway.
     Needs q(1 − q) > 0.
     """
 
     name = "weighted-mle"
-    default_solver = "CLARABEL"
     frequency_floor = False
 
     def check(self, estimate):
@@ -206,7 +204,6 @@ class WeightedMLENaive(WeightedMLE):
 
 
 class _Likelihood(Objective):
-    default_solver = "CLARABEL"
     # Clarabel's own 1e-8 defaults: on exponential cones its iterates stall near a 1e-9 gap, so
     # 1e-10 ends "AlmostSolved" (measured); the KKT residuals at 1e-8 are still <= 1e-7 relative.
     solver_options = {"CLARABEL": {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}}
@@ -225,7 +222,7 @@ class Multinomial(_Likelihood):
     GRR (p + (d − 1)q = 1). Only values with c_v > 0 enter the sum.
 
     Scaled form: Σ_{c_v>0} rel_entr(c_v, n π_v) = n·J + Σ c log c − (Σ c) log n, an exponential-cone
-    problem whose optimal value is the KL-type deviance, ≈ d/2, not n·log d. Clarabel by default.
+    problem whose optimal value is the KL-type deviance, ≈ d/2, not n·log d.
     Requires Σ c_v = n (the counts of a single-value-report oracle).
     """
 
@@ -261,7 +258,7 @@ class Binomial(_Likelihood):
         J(f) = −(1/n) Σ_v [c_v log π_v + (n − c_v) log(1 − π_v)],   π_v = q + (p − q) f_v.
 
     Scaled form: Σ_v rel_entr(c_v, nπ_v) + rel_entr(n − c_v, n(1 − π_v)) = n·J + const: the binomial
-    deviance, O(1) per value. Exponential cones; Clarabel by default.
+    deviance, O(1) per value. Exponential cones.
     """
 
     name = "binomial"
@@ -293,7 +290,7 @@ class Binomial(_Likelihood):
 
 class L1(Objective):
     """Least absolute deviations, J(f) = ‖f − f̃‖₁ (the L1 variant of Lee et al., cited by Wang et al.
-    beside CLS). An LP; Clarabel by default. Scaled form Σ|x − f̃/σ| = J/σ. Not smooth: no gradient;
+    beside CLS). An LP (a QP for the chain). Scaled form Σ|x − f̃/σ| = J/σ. Not smooth: no gradient;
     its KKT conditions use the subgradient sign(f − f̃) ∈ [−1, 1]."""
 
     name = "l1"
@@ -317,7 +314,6 @@ class Posterior(Objective):
     """
 
     name = "posterior"
-    default_solver = "OSQP"
 
     def __init__(self, mean, variance=None):
         if mean is None:
@@ -363,9 +359,8 @@ class Posterior(Objective):
 class UserObjective(Objective):
     """A user callable ``objective(f, estimate) -> scalar cvxpy expression`` to minimise (convex,
     DCP). ``f`` is a cvxpy affine expression of length d (σ·x). Duals and optimal_value are in the
-    callable's own units (K = 1). cvxpy picks the solver unless one is given."""
+    callable's own units (K = 1). Solved along the same chain as the built-ins (QP or cone)."""
 
-    default_solver = None
 
     def __init__(self, func: Callable, name: str | None = None):
         if not callable(func):
