@@ -327,7 +327,7 @@ def test_ldpopt_data_flat_and_uncompressed(monkeypatch, tmp_path):
 
 
 def test_data_found_in_the_package_never_beside_the_checkout(monkeypatch, tmp_path):
-    # regression: the loaders once searched the checkout's sibling ../shared/data
+    # regression: the loaders once searched a folder beside the checkout
     monkeypatch.delenv("LDPOPT_DATA", raising=False)
     monkeypatch.chdir(tmp_path)
     pkg = Path(D.__file__).resolve().parent
