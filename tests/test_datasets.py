@@ -182,7 +182,7 @@ def test_data_readme_lists_every_shipped_folder():
     assert sorted(p.name for p in DATA.iterdir() if p.is_dir() and p.name != "__pycache__") == FOLDERS
 
 
-def test_bms_item_counts_csv_is_the_support_histogram_sorted():
+def test_item_counts_csv_sorted_as_source_md_says():
     # the shipped item_counts.csv files: sorted by count descending then item, as SOURCE.md says
     for folder in ("bms-webview-1", "bms-webview-2", "retail"):
         rows = [tuple(map(int, r.split(","))) for r in _data_file(folder, "item_counts.csv").read_text().split()[1:]]
