@@ -31,7 +31,12 @@ __all__ = ["CONFIG_DIR", "ExperimentConfig", "config_paths", "find_config", "loa
 
 # the configs ship inside the package (package data), so a plain `pip install` finds them by name
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
-_REPO_EXPERIMENTS = CONFIG_DIR  # the old name, still imported by callers
+
+
+def __getattr__(name):
+    if name == "_REPO_EXPERIMENTS":  # the old name, read by older callers; follows CONFIG_DIR
+        return CONFIG_DIR
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
