@@ -1,11 +1,47 @@
-"""ldpopt: post-processing of LDP frequency estimates, closed forms verified against cvxpy."""
+"""ldpopt: post-processing of LDP frequency estimates, closed forms verified against cvxpy.
 
-from . import datasets, methods, oracles, problems
+The closed forms (``methods``, ``oracles``, ``Estimate``, ``postprocess``) load at once. Everything that
+needs cvxpy (``problems``, ``Problem``, ``Solution``, ``verify``, ...) and the dataset loaders load on
+first use (PEP 562 module ``__getattr__``), so ``import ldpopt`` and ``ldpopt postprocess`` with a
+closed form never import cvxpy.
+"""
+
+import importlib
+
+from . import methods, oracles
 from .estimate import Estimate
 from .methods import postprocess
-from .problems import Problem, Solution, SolverError, SolverWarning
 
 __version__ = "0.1.0"
 
+# name -> (submodule, attribute or None for the submodule itself), imported on first access
+_LAZY = {
+    "problems": ("problems", None),
+    "verify": ("verify", None),
+    "datasets": ("datasets", None),
+    "queries": ("queries", None),
+    "audit": ("audit", None),
+    "experiments": ("experiments", None),
+    "Problem": ("problems", "Problem"),
+    "Solution": ("problems", "Solution"),
+    "SolverError": ("problems", "SolverError"),
+    "SolverWarning": ("problems", "SolverWarning"),
+}
+
 __all__ = ["Estimate", "Problem", "Solution", "SolverError", "SolverWarning", "datasets", "methods",
            "oracles", "postprocess", "problems", "__version__"]
+
+
+def __getattr__(name):
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'ldpopt' has no attribute {name!r}") from None
+    mod = importlib.import_module(f".{module}", __name__)
+    value = mod if attr is None else getattr(mod, attr)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

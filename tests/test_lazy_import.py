@@ -1,0 +1,66 @@
+"""`import ldpopt`, `ldpopt --version` and `ldpopt postprocess` with a closed form do not import cvxpy
+(issue 10 item 8): cvxpy loads only when a problem is built. Each check runs in a fresh interpreter,
+because this test process has long imported cvxpy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def _python(*args, cwd=None):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def _imported(stderr: str) -> set[str]:
+    """Module names from ``python -X importtime`` output (one line per imported module)."""
+    return {ln.rsplit("|", 1)[1].strip() for ln in stderr.splitlines() if ln.startswith("import time:") and "|" in ln}
+
+
+def test_import_ldpopt_does_not_import_cvxpy():
+    code = ("import sys, ldpopt\n"
+            "assert 'cvxpy' not in sys.modules, 'import ldpopt loaded cvxpy'\n"
+            "assert not any(m.startswith('ldpopt.problems') for m in sys.modules)\n"
+            "est = ldpopt.oracles.get('oue', epsilon=1.0, d=8).estimate([50, 40, 30, 20, 10, 5, 2, 1], 100)\n"
+            "f = ldpopt.postprocess(est, 'norm-sub')\n"
+            "assert 'cvxpy' not in sys.modules, 'a closed form loaded cvxpy'\n"
+            # the lazy names still resolve, and building a problem is what loads cvxpy
+            "from ldpopt import Problem, SolverError\n"
+            "assert 'cvxpy' in sys.modules and Problem is ldpopt.problems.Problem\n"
+            "sol = Problem(est, objective='cls').solve()\n"
+            "assert abs(sol.f - f).max() < 1e-6, abs(sol.f - f).max()\n"
+            "assert {'Problem', 'verify', 'datasets'} <= set(dir(ldpopt))\n"
+            "try:\n    ldpopt.no_such_name\nexcept AttributeError as e:\n    assert 'no_such_name' in str(e)\n"
+            "else:\n    raise SystemExit('missing attribute did not raise')\n")
+    out = _python("-c", code)
+    assert out.returncode == 0, out.stderr
+
+
+def test_cli_version_and_postprocess_do_not_import_cvxpy(tmp_path):
+    counts = tmp_path / "counts.csv"
+    counts.write_text("value,count\na,120\nb,80\nc,40\nd,10\ne,3\n")
+    out = _python("-X", "importtime", "-m", "ldpopt.cli", "--version", cwd=tmp_path)
+    assert out.returncode == 0 and "ldpopt" in out.stdout + out.stderr
+    mods = _imported(out.stderr)
+    assert "ldpopt" in mods and "cvxpy" not in mods
+    out = _python("-X", "importtime", "-m", "ldpopt.cli", "postprocess", "--counts", str(counts), "--oracle", "grr",
+                  "--epsilon", "1", "--method", "norm-sub", "--out", str(tmp_path / "post.csv"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    mods = _imported(out.stderr)
+    assert "ldpopt.methods" in mods and "cvxpy" not in mods and not any(m.startswith("ldpopt.problems") for m in mods)
+    assert (tmp_path / "post.csv").read_text().splitlines()[0].endswith("norm-sub")
+
+
+@pytest.mark.parametrize("name", ["Problem", "Solution", "SolverError", "SolverWarning", "problems", "verify"])
+def test_lazy_names_are_the_real_objects(name):
+    import importlib
+
+    import ldpopt
+
+    obj = getattr(ldpopt, name)
+    if name in ("problems", "verify"):
+        assert obj is importlib.import_module(f"ldpopt.{name}")
+    else:
+        assert obj is getattr(importlib.import_module("ldpopt.problems"), name)
