@@ -127,7 +127,7 @@ def _list(args) -> int:
     from ..experiments.config import load_config
 
     rows = [("NAME", "KIND", "DESCRIPTION")]
-    rows += [(c.name, c.kind, c.description) for c in map(load_config, config_paths())]
+    rows += [(c.name, c.kind, " ".join(c.description.split())) for c in map(load_config, config_paths())]
     w0, w1 = (max(len(r[i]) for r in rows) for i in (0, 1))
     for name, kind, desc in rows:
         print(f"{name:<{w0}}  {kind:<{w1}}  {desc}".rstrip())
