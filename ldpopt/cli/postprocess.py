@@ -79,9 +79,10 @@ def _run(args) -> int:
             continue
         try:  # the registry's function itself: its keywords may not clash with postprocess's own
             out[name] = methods.get(name).func(estimate, **params[name])
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, RuntimeError) as exc:  # RuntimeError: EM's ConvergenceError
             given = ", ".join(f"{k}={v!r}" for k, v in params[name].items())
-            hint = f" (with --param {given}; METHOD.NAME=VALUE gives a parameter to one method)" if given else ""
+            hint = f" (with --param {given}" if given else ""
+            hint += ("; METHOD.NAME=VALUE gives a parameter to one method)" if len(names) > 1 else ")") if given else ""
             raise InputError(f"--method {name}: {exc}{hint}") from None
     metadata = {
         "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": n,
