@@ -4,6 +4,7 @@ traceback."""
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from _cli import ldpopt as run, one_line_error
@@ -25,10 +26,14 @@ seed = 7
 
 
 def test_plot_accepts_the_toml_path_that_run_accepts(tmp_path):
+    """...and run's outputs get the mode a plain write gives under the user's umask."""
     (tmp_path / "my sweep.toml").write_text(CONFIG)
-    proc = run("experiment", "run", "my sweep.toml", "--out", "res", "--no-progress", cwd=tmp_path)
+    proc = run("experiment", "run", "my sweep.toml", "--out", "res", "--no-progress", cwd=tmp_path, umask=0o027)
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "res" / "cli_plot_test" / "results.parquet").is_file()
+    folder = tmp_path / "res" / "cli_plot_test"
+    written = [folder / "results.parquet", folder / "meta.json", *(folder / "parts").iterdir()]
+    assert len(written) == 3 and not list(folder.glob(".*"))  # one task; no temporary left
+    assert {stat.S_IMODE(p.stat().st_mode) for p in written} == {0o640}  # the umask's, not mkstemp's 0600
     proc = run("experiment", "plot", "my sweep.toml", "--out", "res", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     pngs = [tmp_path / p for p in proc.stdout.split("\n") if p]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .._atomic import temp_beside
 from ._args import InputError
 
 __all__ = ["CountsTable", "atomic_write", "format_of", "read_counts", "read_counts_table", "write_table"]
@@ -147,15 +147,6 @@ def format_of(out, fmt: str | None) -> str:
     return fmt
 
 
-def _new_file_mode(existing: Path) -> int | None:
-    """The mode ``open(path, "w")`` would leave: an existing file keeps its own (returned here);
-    a new one gets 0o666 minus the umask, which ``os.open(..., 0o666)`` applies itself (None)."""
-    try:
-        return existing.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        return None
-
-
 def atomic_write(writers: list) -> None:
     """Write each ``(path, fn)`` atomically: ``fn(tmp)`` writes a temporary file in the same folder,
     then every temporary is renamed over its path, so a failure never leaves a partial file. The file
@@ -169,14 +160,10 @@ def atomic_write(writers: list) -> None:
                 raise InputError(f"--out {path} is a folder, not a file")
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
-                os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                tmp = temp_beside(path)
             except OSError as exc:
                 raise InputError(f"--out {path}: cannot write there: {exc.strerror or exc}") from None
             tmps.append((tmp, path))
-            mode = _new_file_mode(path)
-            if mode is not None:
-                os.chmod(tmp, mode)
             fn(tmp)
         for tmp, path in tmps:
             try:
