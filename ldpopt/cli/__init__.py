@@ -19,9 +19,16 @@ import sys
 
 from .. import __version__
 from ._args import InputError
-from ._io import read_counts, write_table
 
 __all__ = ["InputError", "build_parser", "main", "read_counts", "write_table"]
+
+
+def __getattr__(name):  # read_counts / write_table without importing pandas for `ldpopt --version`
+    if name in ("read_counts", "write_table"):
+        from . import _io
+
+        return getattr(_io, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """Run the command; a user error (bad input, a file that cannot be read or written, a missing
     dataset) is one line on stderr and exit status 2, never a traceback."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:  # what the parser would print, without importing every subcommand
+        print(f"ldpopt {__version__}")
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
