@@ -31,7 +31,7 @@ Every check returns a :class:`ClaimResult` (one row of the table :func:`run` ret
     only true under conditions the papers do not state.
 
 :func:`run` runs them all over a grid and returns a pandas DataFrame; :func:`summary` condenses it
-per claim. ``ldpopt verify`` (``ldpopt/cli.py``) prints both and exits 0 iff every row with
+per claim. ``ldpopt verify`` (``ldpopt/cli/verify.py``) prints both and exits 0 iff every row with
 ``expected=True`` holds.
 
 Choices where the papers are silent (documented here once):

@@ -115,11 +115,10 @@ def test_run_all_skips_a_config_with_missing_data(tmp_path, monkeypatch, capsys)
     entry = json.loads((out / "sweep_timings.json").read_text())[-1]
     assert [e.get("skipped", "") != "" for e in entry["experiments"]] == [False, True]
     assert "(1 skipped for missing data)" in text
-    # a single named config with absent data is an error, not a silent success
-    from ldpopt.datasets import DataNotFoundError
-
-    with pytest.raises(DataNotFoundError, match="kosarak"):
-        main(["experiment", "run", "b_needs_kosarak", "--no-progress", "--out", str(out)])
+    # a single named config with absent data is an error (one line, exit 2), not a silent success
+    assert main(["experiment", "run", "b_needs_kosarak", "--no-progress", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "kosarak.dat" in err[0] and "LDPOPT_DATA" in err[0]
 
 
 def test_ci_script_runs_make_test_and_a_fresh_clone():

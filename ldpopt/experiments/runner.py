@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import platform
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -27,6 +26,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from .._atomic import temp_beside
 from .config import ExperimentConfig, load_config
 
 __all__ = ["Task", "run", "tasks_of", "collect", "missing_data"]
@@ -104,8 +104,7 @@ def _write_atomic_parquet(df: pd.DataFrame, path: Path, meta: dict | None = None
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    tmp = temp_beside(path)  # not mkstemp: results get the mode a plain write gives (umask)
     try:
         table = pa.Table.from_pandas(df, preserve_index=False)
         if meta is not None:
@@ -213,8 +212,8 @@ def collect(cfg: ExperimentConfig, folder: Path, all_tasks: list[Task], quick: b
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "tasks": len(all_tasks), "rows": len(table)}
     _write_atomic_parquet(table, folder / "results.parquet", meta)
-    fd, tmp = tempfile.mkstemp(prefix=".meta.", suffix=".tmp", dir=folder)
-    with os.fdopen(fd, "w") as fh:
+    tmp = temp_beside(folder / "meta.json")
+    with open(tmp, "w") as fh:
         json.dump(meta, fh, indent=2, default=str)
     os.replace(tmp, folder / "meta.json")
     return table

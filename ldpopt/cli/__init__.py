@@ -1,0 +1,67 @@
+"""The ``ldpopt`` command (entry point ``ldpopt.cli:main``).
+
+``ldpopt postprocess --counts FILE --oracle oue --epsilon 1 --n N [--method norm-sub|all] --out FILE``
+turns aggregated support counts (a CSV or Parquet table with columns ``value,count``) into
+post-processed frequencies: one column per method, the raw estimate (``base``) always kept alongside,
+the run's metadata recorded with the file. ``ldpopt verify`` checks the papers' claims;
+``ldpopt experiment run|plot|claims|list`` runs the papers' experiments.
+
+One module per concern: :mod:`._args` (the integer parser every option uses, the error type),
+:mod:`._io` (the counts file, atomic writes with the mode a plain write gives, metadata),
+:mod:`._params` (``--param`` typed from the methods' signatures), and one module per subcommand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .. import __version__
+from ._args import InputError
+
+__all__ = ["InputError", "build_parser", "main", "read_counts", "write_table"]
+
+
+def __getattr__(name):  # read_counts / write_table without importing pandas for `ldpopt --version`
+    if name in ("read_counts", "write_table"):
+        from . import _io
+
+        return getattr(_io, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import oracles
+    from . import experiment, postprocess, verify
+
+    ap = argparse.ArgumentParser(prog="ldpopt", description="Post-processing of LDP frequency estimates.")
+    ap.add_argument("--version", action="version", version=f"ldpopt {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+    postprocess.add_parser(sub)
+    experiment.add_parser(sub)
+    verify.add_parser(sub, oracles.available())
+    return ap
+
+
+def main(argv=None) -> int:
+    """Run the command; a user error (bad input, a file that cannot be read or written, a missing
+    dataset) is one line on stderr and exit status 2, never a traceback."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:  # what the parser would print, without importing every subcommand
+        print(f"ldpopt {__version__}")
+        return 0
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `ldpopt experiment list | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
+    except OSError as exc:  # includes DataNotFoundError (a FileNotFoundError): its message says what to do
+        what = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
+        print(f"ldpopt {args.command}: error: {what}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError) as exc:
+        print(f"ldpopt {args.command}: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,5 @@
+"""``python -m ldpopt.cli``: the ``ldpopt`` command."""
+
+from . import main
+
+raise SystemExit(main())

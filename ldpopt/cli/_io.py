@@ -1,0 +1,238 @@
+"""Files in and out of the ``ldpopt`` command: the ``value,count`` table, atomic writes, metadata."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._atomic import temp_beside
+from ._args import InputError
+
+__all__ = ["CountsTable", "atomic_write", "format_of", "read_counts", "read_counts_table", "write_table"]
+
+FORMATS = ("csv", "parquet", "json")
+_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
+
+
+@dataclass
+class CountsTable:
+    """The counts of a ``value,count`` file over the whole domain, and where each came from.
+
+    ``lines[i]`` is the line (CSV; the header is line 1) or 1-based row (Parquet) count ``i`` was read
+    from, or -1 for a value the file does not list (``--d``: count 0), so that every later check can
+    name the line: :meth:`where`."""
+
+    values: np.ndarray  # object (labels) or int64 (0..d-1 with --d)
+    counts: np.ndarray  # float64, length d
+    lines: np.ndarray  # int64, length d
+    unit: str  # "line" or "row"
+    path: Path
+
+    @property
+    def d(self) -> int:
+        return len(self.counts)
+
+    def where(self, i: int) -> str:
+        line = int(self.lines[i])
+        if line < 0:
+            return f"value {self.values[i]} (absent from {self.path}, count 0)"
+        return f"{self.unit} {line} of {self.path}"
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"value": self.values, "count": self.counts})
+
+
+def _read_raw(path: Path) -> tuple[pd.DataFrame, int, str]:
+    if path.suffix.lower() in (".parquet", ".pq"):
+        try:
+            raw = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises several types for a bad file
+            raise InputError(f"--counts: cannot read Parquet file {path}: {exc}") from None
+        return raw.astype({c: "string" for c in raw.columns}), 1, "row"  # 1-based row numbers
+    try:
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except pd.errors.ParserError as exc:
+        raise InputError(f"--counts: malformed CSV {path}: {exc}") from None
+    except pd.errors.EmptyDataError:
+        raise InputError(f"--counts: {path} is empty (expected a header 'value,count')") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"--counts: {path} is not UTF-8 text: {exc}") from None
+    return raw, 2, "line"  # line 1 is the header
+
+
+def read_counts_table(path, d: int | None = None) -> CountsTable:
+    """Read a ``value,count`` table (CSV, or Parquet by suffix ``.parquet``/``.pq``).
+
+    Counts must be finite numbers >= 0; values must be unique. Without ``d`` the values are labels
+    and the domain is the rows of the file (at least 2). With ``d`` (aggregators that omit values
+    never reported) the values are the integers 0..d-1: a value the file does not list has count 0,
+    and a value that is not an integer in [0, d) is an error. Every error names the line (the header
+    is line 1) or, for Parquet, the 1-based row.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"--counts: no such file: {path}")
+    raw, first, unit = _read_raw(path)
+    cols = [str(c).strip().lower() for c in raw.columns]
+    if cols != ["value", "count"]:
+        raise InputError(f"--counts: {path} must have exactly the columns value,count; got {list(raw.columns)}")
+    raw.columns = ["value", "count"]
+    if d is None and len(raw) < 2:
+        raise InputError(f"--counts: {path} must have at least 2 rows (a domain of d >= 2 values; "
+                         f"give --d when the file omits values with count 0)")
+    lines = np.arange(first, first + len(raw), dtype=np.int64)
+
+    def at(i):
+        return f"{unit} {i + first} of {path}"
+
+    values = raw["value"].astype(str).str.strip()
+    counts = pd.to_numeric(raw["count"].str.strip(), errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(counts) | (counts < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"--counts: {at(i)}: count must be a finite number >= 0, got {raw['count'].iloc[i]!r}")
+    empty = (values == "").to_numpy()
+    if empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise InputError(f"--counts: {at(i)}: value is empty")
+    dup = values.duplicated().to_numpy()
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        raise InputError(f"--counts: {at(i)}: value {values.iloc[i]!r} repeats an earlier row")
+    if d is None:
+        return CountsTable(values.to_numpy(dtype=object), counts, lines, unit, path)
+    index = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(index) | (index != np.floor(index)) | (index < 0) | (index >= d)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"--counts: {at(i)}: with --d {d} a value must be an integer in [0, {d}), "
+                         f"got {values.iloc[i]!r}")
+    index = index.astype(np.int64)
+    dup = pd.Series(index).duplicated().to_numpy()  # "3" and "03" are the same value
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        raise InputError(f"--counts: {at(i)}: value {values.iloc[i]!r} repeats an earlier row (as {index[i]})")
+    full = np.zeros(d, dtype=np.float64)
+    full[index] = counts
+    full_lines = np.full(d, -1, dtype=np.int64)
+    full_lines[index] = lines
+    return CountsTable(np.arange(d, dtype=np.int64), full, full_lines, unit, path)
+
+
+def read_counts(path, d: int | None = None) -> pd.DataFrame:
+    """:func:`read_counts_table` as a ``value,count`` DataFrame."""
+    return read_counts_table(path, d).frame()
+
+
+def format_of(out, fmt: str | None) -> str:
+    """The output format: ``fmt`` if given, else inferred from the suffix of ``out`` (csv without
+    ``out``). A known suffix that contradicts ``fmt`` (``--format parquet --out x.csv``) is refused:
+    a file whose name lies about its content is worse than an error."""
+    suffix = _SUFFIXES.get(Path(out).suffix.lower()) if out else None
+    if fmt is None:
+        if out is None:
+            return "csv"
+        if suffix is None:
+            raise InputError(f"--out {out}: cannot tell the format from the suffix; name it .csv, .parquet "
+                             f"or .json, or give --format")
+        return suffix
+    if suffix is not None and suffix != fmt:
+        raise InputError(f"--format {fmt} does not match --out {out} (a {suffix} name); "
+                         f"drop --format or name the file .{fmt}")
+    return fmt
+
+
+def atomic_write(writers: list) -> None:
+    """Write each ``(path, fn)`` atomically: ``fn(tmp)`` writes a temporary file in the same folder,
+    then every temporary is renamed over its path, so a failure never leaves a partial file. The file
+    gets the mode a plain ``open(path, "w")`` would give (0o666 & ~umask for a new file), not
+    ``mkstemp``'s 0600. Folders are created as needed. OS errors become one-line InputErrors."""
+    tmps = []
+    try:
+        for path, fn in writers:
+            path = Path(path)
+            if path.is_dir():
+                raise InputError(f"--out {path} is a folder, not a file")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = temp_beside(path)
+            except OSError as exc:
+                raise InputError(f"--out {path}: cannot write there: {exc.strerror or exc}") from None
+            tmps.append((tmp, path))
+            fn(tmp)
+        for tmp, path in tmps:
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise InputError(f"--out {path}: cannot write there: {exc.strerror or exc}") from None
+    finally:
+        for tmp, _ in tmps:
+            if tmp.exists():
+                tmp.unlink()
+
+
+def as_json(table: pd.DataFrame) -> dict:
+    return {"columns": list(table.columns), "data": {c: table[c].tolist() for c in table.columns}}
+
+
+def write_table(table: pd.DataFrame, out, fmt: str, metadata: dict | None = None) -> list[Path]:
+    """Write ``table`` to ``out`` atomically (see :func:`atomic_write`); returns the files written.
+
+    CSV floats use 17 significant digits (they round-trip exactly). ``metadata`` (oracle, ε, n, d, p,
+    q, version, method parameters) goes where each format keeps it: Parquet schema metadata under the
+    key ``ldpopt`` (JSON text); a ``"metadata"`` object in JSON; for CSV a sidecar ``<out>.meta.json``.
+    We chose the sidecar over ``#`` header lines because a commented CSV breaks every reader that is
+    not told about comments (``pandas.read_csv``, spreadsheets, ``csvkit``) while a plain CSV next to
+    a JSON file breaks none.
+    """
+    out = Path(out)
+    meta_text = json.dumps(metadata, indent=2, default=_json_default) + "\n" if metadata is not None else None
+
+    def data(tmp):
+        if fmt == "csv":
+            table.to_csv(tmp, index=False, float_format="%.17g")
+        elif fmt == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            t = pa.Table.from_pandas(table, preserve_index=False)
+            if meta_text is not None:
+                t = t.replace_schema_metadata({**(t.schema.metadata or {}), b"ldpopt": meta_text.encode()})
+            pq.write_table(t, tmp)
+        elif fmt == "json":
+            doc = as_json(table) if metadata is None else {"metadata": metadata, **as_json(table)}
+            Path(tmp).write_text(json.dumps(doc, default=_json_default))
+        else:
+            raise InputError(f"--format must be one of {FORMATS}, got {fmt!r}")
+
+    writers = [(out, data)]
+    if fmt == "csv" and meta_text is not None:
+        writers.insert(0, (sidecar(out), lambda tmp: Path(tmp).write_text(meta_text)))
+    atomic_write(writers)
+    return sorted((p for p, _ in writers), key=lambda p: p != out)  # the data file first
+
+
+def sidecar(out) -> Path:
+    """The metadata file of a CSV output: ``post.csv`` → ``post.csv.meta.json``."""
+    out = Path(out)
+    return out.with_name(out.name + ".meta.json")
+
+
+def _json_default(x):
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating,)):
+        return float(x)
+    if isinstance(x, (tuple, set, np.ndarray)):
+        return list(x)
+    return str(x)
+
+
+def write_text(path, text: str) -> None:
+    """A text file, atomically and with the mode a plain write gives."""
+    atomic_write([(Path(path), lambda tmp: Path(tmp).write_text(text))])

@@ -1,0 +1,147 @@
+"""``--param`` for ``ldpopt postprocess``: which method takes which parameter, of which type.
+
+The parameters are read from each registered method's signature (every keyword after the estimate),
+so a parameter documented on a method is reachable from the command line without a list kept here.
+The type comes from the annotation (``float | None`` → a float or ``none``), or from the default when
+there is none (``s_bounds=(0.0, 10.0)`` → two comma-separated numbers).
+
+Routing (our choice; the registry is silent): ``NAME=VALUE`` goes to every selected method that takes
+``NAME``; ``METHOD.NAME=VALUE`` goes to ``METHOD`` only (needed with ``--method all`` when two methods
+share a name with different meanings, e.g. ``mle-apx.method=brentq`` vs ``em.method=iterative``). A
+parameter that no selected method takes is an error naming it and listing who takes what.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+from ._args import InputError, integer
+
+__all__ = ["ParamSpec", "method_params", "params_help", "route_params"]
+
+_TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
+_NONE = {"none", "null"}
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    name: str
+    types: tuple[str, ...]  # among "bool", "int", "float", "str", "tuple"; tried in this order
+    optional: bool  # accepts None ("none" on the command line)
+    length: int = 0  # for "tuple": how many comma-separated numbers
+
+    def type_text(self) -> str:
+        t = "|".join(f"{self.length} numbers a,b" if t == "tuple" else t for t in self.types)
+        return t + ("|none" if self.optional else "")
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.type_text()})"
+
+    def parse(self, text: str, where: str):
+        s = text.strip()
+        if self.optional and s.lower() in _NONE:
+            return None
+        for t in self.types:
+            try:
+                return _parse_as(t, s, self.length)
+            except (InputError, ValueError):
+                continue
+        raise InputError(f"{where}: {self.name} must be {self.type_text()}, got {text!r}")
+
+
+def _parse_as(t: str, s: str, length: int):
+    if t == "bool":
+        if s.lower() in _TRUE:
+            return True
+        if s.lower() in _FALSE:
+            return False
+        raise ValueError(s)
+    if t == "int":
+        return integer(s, "value")
+    if t == "float":
+        value = float(s)
+        if value != value or abs(value) == float("inf"):
+            raise ValueError(s)
+        return value
+    if t == "tuple":
+        parts = [p for p in s.strip("()[] ").split(",")]
+        if len(parts) != length:
+            raise ValueError(s)
+        return tuple(_parse_as("float", p.strip(), 0) for p in parts)
+    return s  # str
+
+
+def _spec(param: inspect.Parameter) -> ParamSpec:
+    ann, default = param.annotation, param.default
+    if isinstance(ann, type):
+        ann = ann.__name__
+    if isinstance(ann, str) and ann:
+        names = [a.strip() for a in ann.split("|")]
+        optional = "None" in names
+        types = tuple(t for t in ("bool", "int", "float", "str") if t in names)
+        if types:
+            return ParamSpec(param.name, types, optional)
+    if isinstance(default, tuple):
+        return ParamSpec(param.name, ("tuple",), False, len(default))
+    for t in (bool, int, float):  # bool before int: True is an int
+        if isinstance(default, t):
+            return ParamSpec(param.name, (t.__name__,), False)
+    return ParamSpec(param.name, ("str",), default is None)
+
+
+def method_params(name: str) -> dict[str, ParamSpec]:
+    """The parameters method ``name`` takes, by name, in signature order (the estimate excluded)."""
+    from .. import methods
+
+    sig = inspect.signature(methods.get(name).func)
+    ps = list(sig.parameters.values())[1:]
+    return {p.name: _spec(p) for p in ps
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def _table() -> str:
+    from .. import methods
+
+    return "; ".join(f"{m}: {', '.join(s.describe() for s in method_params(m).values())}"
+                     for m in methods.available().index if method_params(m))
+
+
+def params_help() -> str:
+    """Every method's parameters with their types, one line per method (for ``--help``)."""
+    from .. import methods
+
+    return "\n".join(f"  {m:<14} {', '.join(s.describe() for s in method_params(m).values())}"
+                     for m in methods.available().index if method_params(m))
+
+
+def route_params(items, selected: list[str]) -> dict[str, dict]:
+    """``--param`` strings → ``{method: {param: typed value}}`` for the ``selected`` methods.
+
+    Raises :class:`InputError` for a malformed item, a parameter no selected method takes (naming it
+    and who takes what), a ``METHOD.`` prefix naming a method not selected, or a value of the wrong type.
+    """
+    from .. import methods
+
+    out: dict[str, dict] = {m: {} for m in selected}
+    for item in items or []:
+        if "=" not in item:
+            raise InputError(f"--param must look like NAME=VALUE or METHOD.NAME=VALUE, got {item!r}")
+        key, text = (s.strip() for s in item.split("=", 1))
+        target, _, pname = key.rpartition(".")
+        if target:
+            methods.get(target)  # an unknown method is named by the registry's message
+            if target not in selected:
+                raise InputError(f"--param {item}: method {target!r} is not selected (--method: {', '.join(selected)})")
+            targets = [target]
+        else:
+            targets = selected
+        takers = [m for m in targets if pname in method_params(m)]
+        if not takers:
+            raise InputError(f"--param {pname}: no selected method ({', '.join(targets)}) takes a parameter "
+                             f"{pname!r}; parameters by method: {_table()}")
+        for m in takers:
+            if pname in out[m]:
+                raise InputError(f"--param {pname} is given twice for method {m}")
+            out[m][pname] = method_params(m)[pname].parse(text, f"--param {item} (method {m})")
+    return out

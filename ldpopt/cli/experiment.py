@@ -1,0 +1,174 @@
+"""``ldpopt experiment run|plot|claims|list``: the papers' experiments from their TOML configs.
+
+Every import of the experiment machinery (and through it cvxpy) is inside the subcommand that needs
+it, so ``ldpopt postprocess`` and ``ldpopt --version`` never pay for it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ._args import int_arg
+from ._io import write_text
+
+__all__ = ["add_parser", "config_paths", "results_name"]
+
+
+def config_paths() -> list[Path]:
+    """Every config the package ships (the ones ``run NAME`` finds by name), sorted by name; raises
+    ``ValueError`` (exit 2) when there is none rather than list or run an empty set."""
+    from ..experiments.config import config_paths as shipped
+
+    return shipped()
+
+
+def _config_names(name: str) -> list[str]:
+    """``all`` → every known config, else ``[name]``."""
+    return [p.stem for p in config_paths()] if name == "all" else [name]
+
+
+def results_name(arg: str, quick: bool) -> str:
+    """What ``plot`` reads for ``arg``: a results folder as is; otherwise the experiment name of the
+    config ``arg`` resolves to — by the same lookup ``run`` uses (:func:`find_config`: a ``.toml``
+    path or a NAME), since results are saved under the config's ``name``, not the file's stem; an
+    ``arg`` that resolves to no config is taken as an experiment name (results whose config is gone)."""
+    from ..experiments.config import find_config, load_config
+
+    if (Path(arg) / "results.parquet").is_file():
+        return arg
+    try:
+        path = find_config(arg)
+    except ValueError:
+        return arg
+    return load_config(path, quick=quick).name
+
+
+def _run(args) -> int:
+    """Run one config, or ``all`` of them one after another (the full sweep). ``all`` records the
+    wall time of each config and of the whole sweep in ``<out>/sweep_timings[-quick].json``, with the
+    number of tasks this invocation actually ran (a resumed sweep runs only the missing ones); each
+    invocation appends one entry to that file."""
+    import datetime as dt
+    import os
+    import time
+
+    from ..datasets import DataNotFoundError
+    from ..experiments import run
+    from ..experiments.config import load_config
+    from ..experiments.runner import _versions, tasks_of
+
+    names = _config_names(args.name)
+    record = []
+    t_all = time.perf_counter()
+    for name in names:
+        cfg = load_config(name, quick=args.quick)
+        folder = Path(args.out) / (cfg.name + ("-quick" if args.quick else ""))
+        before = len(list((folder / "parts").glob("*.parquet"))) if (folder / "parts").is_dir() else 0
+        t0 = time.perf_counter()
+        try:
+            table = run(name, quick=args.quick, out=args.out, jobs=args.jobs, scheduler=args.scheduler,
+                        progress=not args.no_progress)
+        except DataNotFoundError as exc:
+            if args.name != "all":
+                raise
+            # the sweep goes on without a config whose data are absent (e.g. your own Kosarak)
+            print(f"{cfg.name} skipped: {exc}")
+            record.append({"experiment": cfg.name, "tasks": len(tasks_of(cfg)), "tasks_run": 0, "rows": 0,
+                           "wall_s": round(time.perf_counter() - t0, 2), "skipped": str(exc)})
+            continue
+        wall = time.perf_counter() - t0
+        ran = len(list((folder / "parts").glob("*.parquet"))) - before
+        record.append({"experiment": cfg.name, "tasks": len(tasks_of(cfg)), "tasks_run": ran,
+                       "rows": len(table), "wall_s": round(wall, 2)})
+        print(f"{len(table)} rows -> {folder / 'results.parquet'}  ({ran} tasks run, {wall:.1f} s)")
+    if args.name == "all":
+        doc = {"command": f"ldpopt experiment run all --jobs {args.jobs}" + (" --quick" if args.quick else ""),
+               "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+               "wall_s": round(time.perf_counter() - t_all, 2), "jobs": args.jobs,
+               "scheduler": args.scheduler, "cpus": os.cpu_count(), "loadavg_end": os.getloadavg(),
+               "tasks": sum(r["tasks"] for r in record), "tasks_run": sum(r["tasks_run"] for r in record),
+               "versions": _versions(), "experiments": record}
+        # one entry per invocation, appended: a sweep resumed or extended later keeps its history
+        path = Path(args.out) / ("sweep_timings" + ("-quick" if args.quick else "") + ".json")
+        history = json.loads(path.read_text()) if path.is_file() else []
+        history = history if isinstance(history, list) else [history]
+        write_text(path, json.dumps(history + [doc], indent=2) + "\n")
+        skipped = sum("skipped" in r for r in record)
+        print(f"full sweep: {len(names)} configs" + (f" ({skipped} skipped for missing data)" if skipped else "")
+              + f", {doc['tasks_run']} tasks run in {doc['wall_s']:.0f} s -> {path}")
+    return 0
+
+
+def _plot(args) -> int:
+    from ..experiments.plot import plot
+
+    for name in _config_names(args.name):
+        for path in plot(results_name(name, args.quick), out=args.out_dir, quick=args.quick, root=args.out):
+            print(path)
+    return 0
+
+
+def _claims(args) -> int:
+    """The numbers behind REPRODUCTION.md's claims, from saved results."""
+    import importlib
+    import inspect
+
+    papers = ("wang", "jia") if args.paper == "all" else (args.paper,)
+    mods = [importlib.import_module(f"ldpopt.experiments.claims_{p}") for p in papers]
+
+    def kw(fn):  # --partial only where the module reads unfinished sweeps
+        ok = inspect.signature(fn).parameters
+        return {k: v for k, v in (("quick", args.quick), ("partial", args.partial)) if k in ok}
+
+    if args.json:
+        doc = {p: m.claims(args.out, **kw(m.claims)) for p, m in zip(papers, mods)}
+        json.dump(doc, sys.stdout, default=float)
+        sys.stdout.write("\n")
+        return 0
+    for p, m in zip(papers, mods):
+        print(f"## {'Wang et al.' if p == 'wang' else 'Jia & Gong'}\n")
+        print(m.summary_markdown(args.out, **kw(m.claims)))
+        print()
+    return 0
+
+
+def _list(args) -> int:
+    """One row per config: NAME, KIND, DESCRIPTION, in aligned columns under a header."""
+    from ..experiments.config import load_config
+
+    rows = [("NAME", "KIND", "DESCRIPTION")]
+    rows += [(c.name, c.kind, " ".join(c.description.split())) for c in map(load_config, config_paths())]
+    w0, w1 = (max(len(r[i]) for r in rows) for i in (0, 1))
+    for name, kind, desc in rows:
+        print(f"{name:<{w0}}  {kind:<{w1}}  {desc}".rstrip())
+    return 0
+
+
+def add_parser(sub) -> None:
+    ex = sub.add_parser("experiment", help="run the papers' experiments (TOML configs, see 'experiment list')")
+    exsub = ex.add_subparsers(dest="experiment_command", required=True)
+    er = exsub.add_parser("run", help="run or resume an experiment sweep")
+    er.add_argument("name", help="config name (see 'experiment list'), a path to a .toml file, or 'all' (the full sweep)")
+    er.add_argument("--quick", action="store_true", help="the config's small [quick] version")
+    er.add_argument("--jobs", type=int_arg(1), default=1, help="joblib worker processes (default 1)")
+    er.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://127.0.0.1:8786")
+    er.add_argument("--out", default="results", help="results folder (default: results/)")
+    er.add_argument("--no-progress", action="store_true", help="no progress bar")
+    er.set_defaults(func=_run)
+    ep = exsub.add_parser("plot", help="draw the figures of a finished run from its saved results")
+    ep.add_argument("name", help="what 'run' accepts (a config name or .toml path), a results folder, or 'all'")
+    ep.add_argument("--quick", action="store_true", help="the results of the --quick run")
+    ep.add_argument("--out", default="results", help="results root (default: results/)")
+    ep.add_argument("--out-dir", default=None, help="where to write the PNGs (default: the results folder)")
+    ep.set_defaults(func=_plot)
+    ec = exsub.add_parser("claims", help="the numbers behind REPRODUCTION.md's claims, from saved results")
+    ec.add_argument("--paper", choices=["wang", "jia", "all"], default="all")
+    ec.add_argument("--out", default="results", help="results root (default: results/)")
+    ec.add_argument("--quick", action="store_true", help="read the --quick runs")
+    ec.add_argument("--partial", action="store_true", help="also read unfinished sweeps (their parts/)")
+    ec.add_argument("--json", action="store_true", help="print every number as JSON")
+    ec.set_defaults(func=_claims)
+    el = exsub.add_parser("list", help="list the experiment configs")
+    el.set_defaults(func=_list)

@@ -1,0 +1,141 @@
+"""``ldpopt postprocess``: aggregated support counts in, post-processed frequencies out."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import math
+import sys
+
+import numpy as np
+
+from .. import __version__, methods, oracles
+from ._args import InputError, int_arg, number, plain
+from ._io import FORMATS, as_json, format_of, read_counts_table, write_table
+from ._params import method_params, params_help, route_params
+
+__all__ = ["add_parser", "check_counts"]
+
+
+def check_counts(table, oracle, n: int | None) -> int:
+    """Check what a support count file can prove about itself and return n.
+
+    Every oracle: a count is at most n (a value is supported by at most one report per user).
+    GRR: every user reports exactly one value, so the counts of all d values sum to n exactly; no
+    tolerance, since counts of reports are integers and their float sum is exact below 2⁵³ (we use
+    :func:`math.fsum`, exact for any float input). Without ``--n`` the sum is n. SS: every report is
+    a k-subset of the domain (Wang et al. 2016 / arXiv §2.4), so the counts sum to k·n exactly.
+    Nothing tighter is provable for OUE/SUE (d independent bits per user), OLH/BLH (a hash bucket
+    may hold 0..d values) or HR (the supported rows depend on the report).
+    """
+    total = math.fsum(table.counts.tolist())
+    if n is None:
+        if oracle.name != "grr":
+            raise InputError(f"--n is required for oracle {oracle.name} (only GRR counts sum to n)")
+        if total < 1 or not float(total).is_integer():
+            raise InputError(f"--n: GRR counts sum to {plain(total)}, not a whole number of users >= 1; give --n")
+        n = int(total)
+    over = table.counts > n
+    if over.any():
+        i = int(np.flatnonzero(over)[0])
+        raise InputError(f"--counts: {table.where(i)}: count {plain(table.counts[i])} is more than --n {n} "
+                         f"(each user's report supports a value at most once)")
+    if oracle.name == "grr" and total != n:
+        raise InputError(f"--n: GRR counts sum to {plain(total)}, not --n {n}: every GRR user reports exactly "
+                         f"one value, so the counts of all d = {table.d} values sum to n "
+                         f"({plain(n - total)} reports unaccounted for)")
+    if oracle.name == "ss" and total != oracle.k * n:
+        raise InputError(f"--n: SS counts sum to {plain(total)}, not k·n = {oracle.k} × {n} = {oracle.k * n}: "
+                         f"every SS report is a set of exactly k = {oracle.k} values")
+    return n
+
+
+def _effective(name: str, given: dict) -> dict:
+    """The keyword values a method ran with: its signature's defaults, overridden by ``--param``."""
+    out = {}
+    for p in list(inspect.signature(methods.get(name).func).parameters.values())[1:]:
+        if p.name in method_params(name):
+            out[p.name] = given.get(p.name, p.default)
+    return out
+
+
+def _run(args) -> int:
+    fmt = format_of(args.out, args.format)  # refuse a mismatch before any work
+    table = read_counts_table(args.counts, args.d)
+    oracle_params = {k: v for k, v in (("g", args.g), ("k", args.k)) if v is not None}
+    try:
+        oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=table.d, **oracle_params)
+    except TypeError as exc:
+        raise InputError(f"--oracle {args.oracle}: {exc}") from None
+    n = check_counts(table, oracle, args.n)
+    estimate = oracle.estimate(table.counts, n)
+    names = list(methods.available().index) if args.method == "all" else [methods.get(args.method).name]
+    params = route_params(args.param, names)
+    out = table.frame()
+    out["base"] = estimate.f_tilde
+    for name in names:
+        if name == "base":
+            continue
+        try:  # the registry's function itself: its keywords may not clash with postprocess's own
+            out[name] = methods.get(name).func(estimate, **params[name])
+        except (ValueError, TypeError, RuntimeError) as exc:  # RuntimeError: EM's ConvergenceError
+            given = ", ".join(f"{k}={v!r}" for k, v in params[name].items())
+            hint = f" (with --param {given}" if given else ""
+            hint += ("; METHOD.NAME=VALUE gives a parameter to one method)" if len(names) > 1 else ")") if given else ""
+            raise InputError(f"--method {name}: {exc}{hint}") from None
+    metadata = {
+        "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": n,
+        "d": table.d, "p": oracle.p, "q": oracle.q,
+        "oracle_params": {k: getattr(oracle, k) for k in ("g", "k") if hasattr(oracle, k)},
+        "methods": names, "method_params": {m: _effective(m, params[m]) for m in names},
+        "counts_file": str(args.counts), "values": "0..d-1 (--d)" if args.d is not None else "labels",
+    }
+    written = write_table(out, args.out, fmt, metadata) if args.out else []
+    if args.json:
+        doc = {"oracle": oracle.name, "epsilon": oracle.epsilon, "d": table.d, "n": n, "p": oracle.p,
+               "q": oracle.q, "methods": names, "out": str(args.out) if args.out else None,
+               "metadata": metadata, **as_json(out)}
+        json.dump(doc, sys.stdout, default=str)
+        sys.stdout.write("\n")
+    elif not args.out:
+        out.to_csv(sys.stdout, index=False, float_format="%.17g")
+    else:
+        print(f"wrote {len(out)} rows x {len(out.columns)} columns to {', '.join(map(str, written))}",
+              file=sys.stderr)
+    return 0
+
+
+_EPILOG = """\
+method parameters (--param NAME=VALUE goes to every selected method that takes NAME;
+--param METHOD.NAME=VALUE to that method only; int accepts 1e6, bool true/false, none where shown):
+{table}
+
+output metadata (oracle, epsilon, n, d, p, q, ldpopt version, method parameters): Parquet schema
+metadata key "ldpopt"; JSON "metadata" object; CSV a sidecar OUT.meta.json.
+"""
+
+
+def add_parser(sub) -> None:
+    pp = sub.add_parser("postprocess", help="post-process aggregated support counts from a file",
+                        epilog=_EPILOG.format(table=params_help()),
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    pp.add_argument("--counts", required=True, help="CSV or Parquet table with columns value,count")
+    pp.add_argument("--oracle", required=True, help=f"one of {oracles.available()}")
+    pp.add_argument("--epsilon", required=True, type=number, help="privacy budget ε > 0")
+    pp.add_argument("--n", type=int_arg(1), default=None,
+                    help="number of users, an integer (1e6 accepted); optional for GRR (the sum of counts)")
+    pp.add_argument("--d", type=int_arg(2), default=None,
+                    help="domain size: values are the integers 0..d-1 and a value absent from the file has "
+                         "count 0 (for aggregators that omit zero counts)")
+    pp.add_argument("--method", default="all", help="a registered method name, or 'all' (default)")
+    pp.add_argument("--param", action="append", metavar="[METHOD.]NAME=VALUE",
+                    help="method parameter (repeatable), e.g. --param alpha=0.05; see the list below")
+    pp.add_argument("--g", type=int_arg(2), default=None, help="hash range g for OLH (default round(e^ε + 1))")
+    pp.add_argument("--k", type=int_arg(1), default=None, help="subset size k for SS (default d/(e^ε + 1))")
+    pp.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); stdout if omitted")
+    pp.add_argument("--format", choices=FORMATS, default=None,
+                    help="output format (default: from the suffix of --out; must agree with it)")
+    pp.add_argument("--json", action="store_true", help="print a JSON document (results and metadata) to stdout")
+    pp.set_defaults(func=_run)
+
