@@ -57,7 +57,7 @@ def _instance(r) -> str:
 
 def summary(df):
     """Per claim and metric: rows, holds / fails / not refereed, the worst value against its
-    tolerance (largest for ≤ checks, smallest for > / ≥), and the failing instances (all of them)."""
+    tolerance (largest for ≤ checks, smallest for > / ≥), and the failing instances (all of them, "failing_settings")."""
     import pandas as pd
 
     out = []
@@ -77,7 +77,7 @@ def summary(df):
                     "worst_value": np.nan if worst is None else float(worst["value"]),
                     "op": g["op"].iloc[0],
                     "tolerance_at_worst": np.nan if worst is None or worst["tolerance"] is None else float(worst["tolerance"]),
-                    "failing_instances": "; ".join(f"{_instance(r)} [{r['referee']}]" for _, r in bad.iterrows())})
+                    "failing_settings": "; ".join(f"{_instance(r)} [{r['referee']}]" for _, r in bad.iterrows())})
     return pd.DataFrame(out)
 
 
@@ -100,7 +100,7 @@ def render_text(df, require_referee: bool = False) -> str:
                      f"{_fmt(float(r['value']))} {r['op']} {tol} | {r['verdict']}{why}")
     with pd.option_context("display.width", 250, "display.max_colwidth", 50, "display.max_rows", 1000):
         lines += ["", "Summary per claim and metric:",
-                  summary(df).drop(columns=["failing_instances"]).to_string(index=False)]
+                  summary(df).drop(columns=["failing_settings"]).to_string(index=False)]
     lines += ["", "Findings (reported either way):"]
     lines += [f"  {c}: {o}" for c, o in findings(df).items()]
     fails = failures(df)
