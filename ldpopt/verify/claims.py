@@ -186,7 +186,9 @@ def equivalence_rows(est: Estimate, seed: int, solvers: list[str], solver_max_d:
                      f"fixed (d > {POWER_FIT_MAX_D})"}
         f_c = np.asarray(closed(est), dtype=np.float64)
         limit = likelihood_max_d if objective in ("multinomial", "binomial") else solver_max_d
-        for ref in ["certificate"] + ([sv for sv in solvers if est.d <= limit]):
+        # OSQP is a QP solver: it referees the QPs only (CLS, the posterior projection)
+        refs = [sv for sv in solvers if est.d <= limit and (sv != "OSQP" or objective in ("cls", "posterior"))]
+        for ref in ["certificate"] + refs:
             fb = ("SCS",) if (ref != "certificate" and objective in ("multinomial", "binomial")) else ()
             r = check_equivalence(est, f_c, objective, referee=ref, fallback=fb, mean=mean, claim=claim,
                                   statement=statement, seed=seed)
