@@ -6,7 +6,9 @@ family level α = 1e-3 (z = Φ⁻¹(1 − α/(2d))); ratio and total intervals u
 Standard errors are floored at the rounding of a mean (:func:`ldpopt.verify.tolerances.se_floor`),
 and, for the unbiasedness tests, at the count lattice 1/(n(p − q)) divided by the repetitions, so a
 nearly deterministic output (ε ≥ 14) cannot produce z = 10¹⁵ from a bias no repetition count could
-resolve. A claim with nothing observable (every output at f_v = 0 exactly 0) is ``not refereed``.
+resolve. A sign claim (Lemmas 1, 4) holds when its 99.9 % interval lies above 0, fails when it lies
+below, and is ``not refereed`` when it contains 0 or nothing was observable (every output at
+f_v = 0 exactly 0): unresolved is no evidence against the claim.
 
 Power's exponent s is fitted on the first repetition and then fixed, so Power/PowerNS/Calibrate
 are fixed functions of f̃ across repetitions.
@@ -117,9 +119,20 @@ def mc_rows(oracle: str, epsilon: float, n: int, d: int, reps: int, slow_reps: i
                                 tolerance=tol, expected=expected, referee="monte-carlo", tolerance_basis=basis,
                                 reps=r, metrics=m, note=note))
 
-    def skip(claim, statement, why, r=reps):
-        rows.append(not_refereed(why, claim=claim, statement=statement, kind="monte-carlo", **inst, metric="-",
-                                 unit="", op="<=", expected=True, referee="monte-carlo", reps=r))
+    def skip(claim, statement, why, r=reps, metric="-", unit="", value=math.nan, op="<=", m=None, basis=""):
+        rows.append(not_refereed(why, claim=claim, statement=statement, kind="monte-carlo", **inst, metric=metric,
+                                 unit=unit, value=value, op=op, expected=True, referee="monte-carlo", reps=r,
+                                 metrics=m or {}, tolerance_basis=basis))
+
+    def positive(claim, statement, metric, lo, hi, m, basis, r=reps):
+        """A sign claim: holds when the interval is above 0, fails when it is below, and is not refereed
+        when it contains 0 (the repetitions do not resolve the sign; that is no evidence against it)."""
+        m = {**m, "ci_lo": lo, "ci_hi": hi}
+        if lo > 0 or hi < 0:
+            add(claim, statement, "monte-carlo", metric, "frequency", lo, ">", 0.0, True, m, basis, r=r)
+        else:
+            skip(claim, statement, f"the interval [{lo:.3g}, {hi:.3g}] contains 0: {r} repetitions do not resolve "
+                 "the sign (raise reps)", r=r, metric=metric, unit="frequency", value=lo, op=">", m=m, basis=basis)
 
     for meth, src in (("base", "f~ is unbiased (arXiv §2.2; NDSS §IV 'Base has no bias')"),
                       ("norm", "Norm is unbiased (NDSS Lemma 3)")):
@@ -151,20 +164,21 @@ def mc_rows(oracle: str, epsilon: float, n: int, d: int, reps: int, slow_reps: i
     neg_part = np.maximum(-extra["f_tilde"], 0.0)
     st = _bias_stats(neg_part, np.zeros(d))
     tot = neg_part.sum(axis=1)
-    tot_lo = float(tot.mean() - _Z_RATIO * tot.std(ddof=1) / math.sqrt(reps))
+    tot_half = _Z_RATIO * float(tot.std(ddof=1)) / math.sqrt(reps)
+    tot_lo, tot_hi = float(tot.mean()) - tot_half, float(tot.mean()) + tot_half
     sig = np.sqrt(o.variance(f, n))
     pred = sig * _normal.pdf(f / sig) - f * _normal.cdf(-f / sig)  # E[(N(f, σ_v))⁻]
     l1 = "Base-Pos introduces positive bias to all values (NDSS Lemma 1)"
-    add("lemma1:base-pos-positive-bias", l1 + " - total over the domain", "monte-carlo", "total_bias_ci_lo",
-        "frequency", tot_lo, ">", 0.0, True,
-        {"total_bias": float(tot.mean()), "total_bias_gaussian_prediction": float(pred.sum())},
-        "lower end of the 99.9 % interval of the total bias must be > 0")
+    positive("lemma1:base-pos-positive-bias", l1 + " - total over the domain", "total_bias_ci_lo", tot_lo, tot_hi,
+             {"total_bias": float(tot.mean()), "total_bias_gaussian_prediction": float(pred.sum())},
+             "lower end of the 99.9 % interval of the total bias must be > 0")
     resolvable = (extra["f_tilde"] < 0).sum(axis=0) >= 30
     if resolvable.any():
-        lower = st["bias"] - zc * st["se"]
-        add("lemma1:base-pos-positive-bias:per-value", l1 + " - each value with >= 30 negative f~", "monte-carlo",
-            "min_lower_ci_where_resolvable", "frequency", float(np.min(lower[resolvable])), ">", 0.0, True,
-            {"values_resolvable": int(resolvable.sum()), "min_bias": float(st["bias"].min())}, z_basis)
+        lower = (st["bias"] - zc * st["se"])[resolvable]
+        upper = (st["bias"] + zc * st["se"])[resolvable]
+        positive("lemma1:base-pos-positive-bias:per-value", l1 + " - each value with >= 30 negative f~",
+                 "min_lower_ci_where_resolvable", float(np.min(lower)), float(np.min(upper)),
+                 {"values_resolvable": int(resolvable.sum()), "min_bias": float(st["bias"].min())}, z_basis)
     else:
         skip("lemma1:base-pos-positive-bias:per-value", l1, "no value had >= 30 negative f~ in the repetitions "
              "(a normal interval is unreliable for so skewed a variable)")
@@ -196,11 +210,11 @@ def mc_rows(oracle: str, epsilon: float, n: int, d: int, reps: int, slow_reps: i
                  f"all {x.shape[0]} repetitions: a positive bias, if any, is below what they resolve (raise reps "
                  "or lower epsilon)", r=x.shape[0])
             continue
-        lo = float(x.mean()) - _Z_RATIO * float(x.std(ddof=1)) / math.sqrt(x.shape[0])
-        add(f"lemma4:zero-value-positive-bias:{meth}", f"{meth}: positive bias at values with f_v = 0 "
-            "(NDSS Lemma 4)", "monte-carlo", "ci_lo_mean_bias_at_zeros", "frequency", lo, ">", 0.0, True,
-            {"mean_bias_at_zeros": float(x.mean()), "zero_values": int(zero.sum())},
-            "lower end of the 99.9 % interval must be > 0", r=x.shape[0])
+        half = _Z_RATIO * float(x.std(ddof=1)) / math.sqrt(x.shape[0])
+        positive(f"lemma4:zero-value-positive-bias:{meth}", f"{meth}: positive bias at values with f_v = 0 "
+                 "(NDSS Lemma 4)", "ci_lo_mean_bias_at_zeros", float(x.mean()) - half, float(x.mean()) + half,
+                 {"mean_bias_at_zeros": float(x.mean()), "zero_values": int(zero.sum())},
+                 "lower end of the 99.9 % interval must be > 0", r=x.shape[0])
 
     # Base-Pos = Post-Pos on single values; Post-Pos is not additive (NDSS §IV-A)
     diff = float(np.max(np.abs(extra["postpos_single"] - out["base-pos"])))
