@@ -53,6 +53,14 @@ def claim_ids(oracle: str) -> list[str]:
             + ["order:norm-hyb:counterexample", "order:paper-all-methods"])
 
 
+def is_finding(claim: str) -> bool:
+    """True for the Monte-Carlo ids reported either way (``expected`` None)."""
+    if claim.startswith("order:") and claim[6:] in _MC_FAST + _MC_SLOW:
+        return registry.get(claim[6:]).order_preserving == "no"
+    return claim in ("norm-variance=(d-1)/d:dependent-counts", "lemma2:bias-sum-zero:norm-cut",
+                     "post-pos:non-additive", "norm-hyb(theta)=norm-cut", "order:paper-all-methods")
+
+
 def _simulate_outputs(oracle, epsilon, n, d, reps, slow_reps, seed):
     o = _oracles.get(oracle, epsilon, d)
     tc = true_histogram(n, d, "half-zero")

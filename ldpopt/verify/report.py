@@ -115,8 +115,8 @@ def render_text(df, require_referee: bool = False) -> str:
     if len(nr):
         lines += ["", f"Not refereed ({len(nr)} rows; not failures" + (", exit 3 with --require-referee" if
                                                                       require_referee else "") + "):"]
-        for _, r in nr.iterrows():
-            lines.append(f"  {r['claim']} [{_instance(r)}; {r['referee']}]: {r['why']}")
+        for (why, inst, ref), g in nr.groupby([nr["why"], nr.apply(_instance, axis=1), nr["referee"]], sort=False):
+            lines.append(f"  {', '.join(g['claim'])} [{inst}; {ref}]: {why}")
     lines.append(f"\nexit code {exit_code(df, require_referee)}")
     return "\n".join(lines)
 
