@@ -259,3 +259,21 @@ def test_an_unresolved_sign_is_not_a_failure():
     rows = [r for r in montecarlo.mc_rows("ss", 20.0, 10_000, 16, 600, 5, 0) if r.claim.startswith("lemma4")]
     assert rows and all(r.verdict in ("holds", "not refereed") for r in rows)
     assert any(r.verdict == "not refereed" and "contains 0" in r.why for r in rows)
+
+
+def test_an_infeasible_referee_is_not_a_failed_claim(monkeypatch):
+    """OSQP 'infeasible' on the simplex (issue 11) was listed as a claim that does not hold, exit 1."""
+    from types import SimpleNamespace
+
+    from ldpopt.problems import Problem
+
+    monkeypatch.setattr(Problem, "solve", lambda self, *a, **k: SimpleNamespace(status="infeasible", f=None))
+    est = verify.instance("oue", 6.0, 10**6, 100, 0)
+    rows = [verify.check_equivalence(est, normalize.norm_sub, "cls", referee="OSQP"),
+            verify.check_equivalence(est, normalize.norm_sub, "cls")]
+    assert rows[0].verdict == "not refereed" and "OSQP:infeasible" in rows[0].why
+    assert rows[1].verdict == "holds"
+    df = pd.DataFrame([r.as_row() for r in rows])
+    assert verify.exit_code(df) == 0
+    text = verify.render_text(df)
+    assert "Claims checked:" in text and "that FAIL" not in text and "OSQP:infeasible" in text

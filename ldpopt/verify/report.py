@@ -91,7 +91,10 @@ def render_text(df, require_referee: bool = False) -> str:
     """The table of every row, the summary, the findings, then failures and rows not refereed."""
     import pandas as pd
 
-    lines = ["Every row: claim | instance | referee | metric [unit] | value op tolerance | verdict"]
+    lines = ["Claims checked:"]
+    for claim, g in df.groupby("claim", sort=False):
+        lines.append(f"  {claim}: {g['statement'].iloc[0]}")
+    lines += ["", "Every row: claim | instance | referee | metric [unit] | value op tolerance | verdict"]
     for _, r in df.iterrows():
         tol = _fmt(r["tolerance"])
         why = f" ({r['why']})" if r["verdict"] == NOT_REFEREED else ""
