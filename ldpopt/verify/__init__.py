@@ -1,0 +1,41 @@
+r"""The verification suite (``ldpopt verify``): the papers' claims as checks that say exactly what
+they checked.
+
+Layout (one concern per module):
+
+* :mod:`.result` — :class:`ClaimResult`, one row: claim, instance as run, referee, metric/unit,
+  value op tolerance, verdict ∈ {holds, fails, not refereed (why)}; full-precision JSON.
+* :mod:`.instances` — deterministic true histograms, simulated estimates, referee size limits.
+* :mod:`.tolerances` — tolerances from stated accuracies: float64 rounding, solver stopping
+  criteria, Monte-Carlo standard errors (floored at rounding); the frequency resolution 1/(10 d).
+* :mod:`.certificate` — verify's solver-free KKT certificate (bound on ‖f − f*‖_∞); the one function
+  to replace by ``ldpopt.problems.certificate`` when it lands is :func:`.certificate.certify`.
+* :mod:`.claims` — the equivalence claims declared as data (:data:`EQUIVALENCES`) and their referees.
+* :mod:`.montecarlo` — bias, variance and order claims from seeded repetitions.
+* :mod:`.runner` — the grid (:func:`run`); :mod:`.report` — summary, text/JSON, exit codes;
+  :mod:`.command` — ``add_arguments(parser)`` / ``main(args)`` for the CLI.
+
+Exit codes of ``ldpopt verify``: 0 every refereed row of a claim expected to hold holds; 1 some
+such row fails; 2 usage or input error; 3 (only with ``--require-referee``) nothing fails but an
+expected claim could not be refereed somewhere. A referee failure (solver error, infeasible,
+inaccurate, size limit) is "not refereed", listed with why, and never gives 1 by itself.
+
+No top-level cvxpy import here: the solver referee imports it when used.
+"""
+
+from .certificate import certify
+from .claims import EQUIVALENCES, check_equivalence, check_mle_formulas
+from .command import add_arguments, main
+from .instances import LIKELIHOOD_MAX_D, MC_MAX_D, SOLVER_MAX_D, instance, true_histogram
+from .report import (EXIT_FAIL, EXIT_NOT_REFEREED, EXIT_OK, EXIT_USAGE, exit_code, failures, findings,
+                     not_refereed_rows, render_json, render_text, summary)
+from .result import ClaimResult, decide
+from .runner import run
+from .tolerances import KKT_TOL, _SCS_OPTS, _gradient_scale, _hessian_diag, _solver_tolerance, simplex_kkt
+
+_instance = instance  # the old private name (tests, benchmarks)
+
+__all__ = ["ClaimResult", "EQUIVALENCES", "EXIT_FAIL", "EXIT_NOT_REFEREED", "EXIT_OK", "EXIT_USAGE", "KKT_TOL",
+           "LIKELIHOOD_MAX_D", "MC_MAX_D", "SOLVER_MAX_D", "add_arguments", "certify", "check_equivalence",
+           "check_mle_formulas", "decide", "exit_code", "failures", "findings", "instance", "main",
+           "not_refereed_rows", "render_json", "render_text", "run", "simplex_kkt", "summary", "true_histogram"]

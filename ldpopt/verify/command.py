@@ -1,0 +1,88 @@
+"""``ldpopt verify``: the CLI entry points :func:`add_arguments` and :func:`main` (wired by ldpopt.cli)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .instances import LIKELIHOOD_MAX_D, MC_MAX_D, SOLVER_MAX_D
+from .report import render_json, render_text
+
+DESCRIPTION = f"""\
+Check the papers' claims and print exactly what was checked.
+
+Each output row: the claim (id and statement), the instance actually run (oracle, eps, n, d, seed;
+reps for Monte-Carlo), the referee, one named metric with its unit, its value against a tolerance,
+and a verdict: holds, fails, or not refereed (with why).
+
+What is checked:
+  equivalences  Norm-Sub = CLS, MLE-Apx and the paper's iteration = weighted MLE (Eq. 13), EM = exact
+                likelihood, PowerNS = posterior projection. Referee: a solver-free KKT certificate at
+                every d (metric: a rigorous bound on max|f - f*|, tolerance: its float64 rounding,
+                which must be below 1/(10 d)); and a cvxpy solver at d <= --solver-max-d
+                (default {SOLVER_MAX_D}; likelihoods d <= {LIKELIHOOD_MAX_D}), tolerance from its stopping criteria.
+  findings      printed MLE-Apx formulas, CLS ~ MLE, Norm-Cut/Norm-Hyb/order statements: reported
+                either way, never change the exit code.
+  Monte-Carlo   unbiasedness, Var(Norm) = (d-1)/d Var(Base), NDSS Lemmas 1, 2, 4, Post-Pos, Norm-Hyb(theta),
+                order preservation; at each --mc-d (default: the --d values, else 16) with n = --mc-n
+                (default 1e4); d > {MC_MAX_D} is reported as not refereed, with why.
+A referee failure (solver error, infeasible, inaccurate, size limit) is 'not refereed', never a failure.
+
+Exit codes: 0 every refereed row of a claim expected to hold holds (rows not refereed are listed);
+1 some such row fails; 2 usage or input error; 3 with --require-referee, nothing fails but some
+expected claim could not be refereed somewhere.
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """All ``verify`` options on ``parser`` (a subparser); its --help says what is checked."""
+    from .. import oracles
+
+    parser.description = DESCRIPTION
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--oracles", nargs="+", default=None, help=f"oracles (default all: {oracles.available()})")
+    parser.add_argument("--epsilons", nargs="+", type=float, default=None, help="privacy budgets (default 0.5 2 8)")
+    parser.add_argument("--n", nargs="+", type=_count, default=None, help="numbers of users (default 1e4 1e6)")
+    parser.add_argument("--d", nargs="+", type=_count, default=None, help="domain sizes (default 10 1000)")
+    parser.add_argument("--seeds", nargs="+", type=_count, default=None, help="seeds (default 0)")
+    parser.add_argument("--solver", default=None,
+                        help="solver referee in addition to the certificate (default Clarabel, and OSQP for "
+                             "Norm-Sub = CLS outside --quick); 'none' for the certificate only")
+    parser.add_argument("--solver-max-d", type=_count, default=None,
+                        help=f"largest d given to the solver referee (default {SOLVER_MAX_D})")
+    parser.add_argument("--mc-d", nargs="+", type=_count, default=None,
+                        help=f"domain sizes of the Monte-Carlo claims (default: --d, else 16; at most {MC_MAX_D})")
+    parser.add_argument("--mc-n", type=_count, default=None, help="users in the Monte-Carlo claims (default 1e4)")
+    parser.add_argument("--no-mc", action="store_true", help="skip the Monte-Carlo claims")
+    parser.add_argument("--quick", action="store_true", help="small grid (~15 s)")
+    parser.add_argument("--require-referee", action="store_true",
+                        help="exit 3 when nothing fails but an expected claim was not refereed somewhere")
+    parser.add_argument("--json", action="store_true",
+                        help="print every row, the summary and the findings as JSON (full-precision floats)")
+    return parser
+
+
+def _count(text: str) -> int:
+    """An integer given as 42178, 1e6 or 1_000_000 (a float that is not integral is an error)."""
+    try:
+        x = float(str(text).replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not x.is_integer():
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(x)
+
+
+def main(args) -> int:
+    """Run the claims for parsed ``args``, print the report (text or ``--json``), return the exit code."""
+    from .runner import run
+
+    say = None if args.json else (lambda msg: print(msg, file=sys.stderr))
+    df = run(oracles=args.oracles, epsilons=args.epsilons, ns=args.n, ds=args.d, seeds=args.seeds,
+             solver=args.solver, quick=args.quick, mc=not args.no_mc, mc_ds=args.mc_d, mc_n=args.mc_n,
+             solver_max_d=args.solver_max_d, progress=say)
+    from .report import exit_code
+
+    code = exit_code(df, args.require_referee)
+    print(render_json(df, args.require_referee) if args.json else render_text(df, args.require_referee))
+    return code

@@ -1,0 +1,137 @@
+"""What ``ldpopt verify`` prints: every row (claim, instance, metric, value, tolerance, verdict),
+a per-claim summary with named metrics, and the exit code.
+
+Exit codes: 0 — every refereed row of a claim expected to hold holds; 1 — some such row fails;
+2 — usage or input error (the CLI); 3 — only with ``require_referee``: nothing fails but some row
+of a claim expected to hold could not be refereed. Rows not refereed are always listed with why,
+and by themselves never give 1.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .result import FAILS, HOLDS, NOT_REFEREED, dumps
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NOT_REFEREED = 0, 1, 2, 3
+
+
+def _expected(df):
+    return df["expected"].map(lambda v: isinstance(v, (bool, np.bool_)) and bool(v))
+
+
+def failures(df):
+    """Rows of claims expected to hold whose verdict is ``fails``."""
+    return df[_expected(df) & (df["verdict"] == FAILS)]
+
+
+def not_refereed_rows(df):
+    """Rows whose referee could not decide (with ``why``)."""
+    return df[df["verdict"] == NOT_REFEREED]
+
+
+def findings(df):
+    """Per finding claim (``expected`` None): whether it held in every refereed setting, some, or none."""
+    fnd = df[df["expected"].isna() & (df["verdict"] != NOT_REFEREED)]
+    res = {}
+    for claim, g in fnd.groupby("claim", sort=False):
+        k = int((g["verdict"] == HOLDS).sum())
+        res[claim] = "holds" if k == len(g) else ("does not hold" if k == 0 else f"holds in {k}/{len(g)} settings")
+    return res
+
+
+def exit_code(df, require_referee: bool = False) -> int:
+    """See the module docstring."""
+    if len(failures(df)):
+        return EXIT_FAIL
+    if require_referee and len(not_refereed_rows(df)[_expected(df)]):
+        return EXIT_NOT_REFEREED
+    return EXIT_OK
+
+
+def _instance(r) -> str:
+    return f"{r['oracle']} eps={r['epsilon']:g} n={r['n']} d={r['d']} seed={r['seed']}"
+
+
+def summary(df):
+    """Per claim and metric: rows, holds / fails / not refereed, the worst value against its
+    tolerance (largest for ≤ checks, smallest for > / ≥), and the failing instances (all of them, "failing_settings")."""
+    import pandas as pd
+
+    out = []
+    for (claim, metric), g in df.groupby(["claim", "metric"], sort=False):
+        ref = g[g["verdict"] != NOT_REFEREED]
+        worst = None
+        if len(ref):
+            op = ref["op"].iloc[0]
+            vals = ref["value"].astype(float)
+            idx = vals.idxmax() if op in ("<=", "==") else vals.idxmin()
+            worst = ref.loc[idx]
+        bad = g[g["verdict"] == FAILS]
+        out.append({"claim": claim, "kind": g["kind"].iloc[0], "expected": g["expected"].iloc[0],
+                    "metric": metric, "unit": g["unit"].iloc[0], "rows": len(g),
+                    "holds": int((g["verdict"] == HOLDS).sum()), "fails": int((g["verdict"] == FAILS).sum()),
+                    "not_refereed": int((g["verdict"] == NOT_REFEREED).sum()),
+                    "worst_value": np.nan if worst is None else float(worst["value"]),
+                    "op": g["op"].iloc[0],
+                    "tolerance_at_worst": np.nan if worst is None or worst["tolerance"] is None else float(worst["tolerance"]),
+                    "failing_settings": "; ".join(f"{_instance(r)} [{r['referee']}]" for _, r in bad.iterrows())})
+    return pd.DataFrame(out)
+
+
+def _fmt(x) -> str:
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return "-"
+    return f"{x:.3g}" if isinstance(x, float) else str(x)
+
+
+def render_text(df, require_referee: bool = False) -> str:
+    """The table of every row, the summary, the findings, then failures and rows not refereed."""
+    import pandas as pd
+
+    lines = ["Claims checked:"]
+    for claim, g in df.groupby("claim", sort=False):
+        lines.append(f"  {claim}: {g['statement'].iloc[0]}")
+    lines += ["", "Every row: claim | instance | referee | metric [unit] | value op tolerance | verdict"]
+    for _, r in df.iterrows():
+        tol = _fmt(r["tolerance"])
+        why = f" ({r['why']})" if r["verdict"] == NOT_REFEREED else ""
+        reps = f" reps={r['reps']}" if r["reps"] == r["reps"] and r["reps"] is not None else ""
+        lines.append(f"  {r['claim']} | {_instance(r)}{reps} | {r['referee']} | {r['metric']} [{r['unit']}] | "
+                     f"{_fmt(float(r['value']))} {r['op']} {tol} | {r['verdict']}{why}")
+    with pd.option_context("display.width", 250, "display.max_colwidth", 50, "display.max_rows", 1000):
+        lines += ["", "Summary per claim and metric:",
+                  summary(df).drop(columns=["failing_settings"]).to_string(index=False)]
+    lines += ["", "Findings (reported either way):"]
+    lines += [f"  {c}: {o}" for c, o in findings(df).items()]
+    fails = failures(df)
+    if len(fails):
+        lines += ["", "Claims expected to hold that FAIL (every failing instance):"]
+        for _, r in fails.iterrows():
+            lines.append(f"  {r['claim']} [{_instance(r)}; {r['referee']}]: {r['metric']} = {r['value']!r} "
+                         f"[{r['unit']}], must be {r['op']} {r['tolerance']!r} ({r['tolerance_basis']})")
+    else:
+        lines += ["", "Every refereed row of a claim expected to hold holds."]
+    nr = not_refereed_rows(df)
+    if len(nr):
+        lines += ["", f"Not refereed ({len(nr)} rows; not failures" + (", exit 3 with --require-referee" if
+                                                                      require_referee else "") + "):"]
+        for (why, inst, ref), g in nr.groupby([nr["why"], nr.apply(_instance, axis=1), nr["referee"]], sort=False):
+            lines.append(f"  {', '.join(g['claim'])} [{inst}; {ref}]: {why}")
+    lines.append(f"\nexit code {exit_code(df, require_referee)}")
+    return "\n".join(lines)
+
+
+def render_json(df, require_referee: bool = False) -> str:
+    """One JSON document; floats at full precision (shortest round-trip repr), non-finite as strings."""
+    rows = []
+    for rec in df.to_dict(orient="records"):
+        rec["metrics"] = json.loads(rec["metrics"])
+        rows.append(rec)
+    doc = {"exit_code": exit_code(df, require_referee), "findings": findings(df),
+           "failures": sorted(set(failures(df)["claim"])),
+           "not_refereed": sorted(set(not_refereed_rows(df)["claim"])),
+           "summary": summary(df).to_dict(orient="records"), "rows": rows}
+    return dumps(doc)

@@ -1,0 +1,99 @@
+"""The grid: which instances every claim runs on, honouring the requested d and n, and a row saying
+why wherever a claim cannot run at the requested size."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .. import oracles as _oracles
+from .claims import check_mle_formulas, distance_rows, equivalence_rows
+from .instances import LIKELIHOOD_MAX_D, MC_MAX_D, SOLVER_MAX_D, instance
+from .montecarlo import claim_ids, is_finding, mc_rows
+from .result import ClaimResult, not_refereed
+
+_DEFAULTS = dict(oracles=["grr", "oue", "sue", "olh", "blh", "hr", "ss"], epsilons=[0.5, 2.0, 8.0],
+                 ns=[10_000, 1_000_000], ds=[10, 1000], seeds=[0], mc_ds=[16], mc_n=10_000, mc_reps=600,
+                 mc_slow_reps=60, distance_ds=[10, 1000, 100_000])
+_QUICK = dict(oracles=["grr", "oue", "olh"], epsilons=[1.0], ns=[10_000], ds=[10, 200], seeds=[0], mc_ds=[16],
+              mc_n=10_000, mc_reps=150, mc_slow_reps=15, distance_ds=[10, 200])
+
+
+def run(oracles=None, epsilons=None, ns=None, ds=None, seeds=None, solver=None, quick: bool = False,
+        mc: bool = True, mc_ds=None, mc_n=None, solver_max_d: int | None = None,
+        progress: Callable[[str], None] | None = None):
+    """Run every claim over the grid; return a pandas DataFrame (one row per claim × instance × referee).
+
+    Equivalences and the MLE-Apx formula findings: oracles × epsilons × ds × seeds at n = ns[0],
+    refereed by the certificate at every d, and by ``solver`` (default Clarabel; OSQP too for
+    Norm-Sub = CLS outside ``quick``; ``"none"`` for none) at d ≤ ``solver_max_d`` (default
+    2000; the likelihoods at d ≤ 200). 'CLS ≈ MLE': oracles × epsilons × ns × ds. Monte-Carlo: oracles ×
+    epsilons[0] × seeds at each of ``mc_ds`` (default: the requested ds, else 16) with n = ``mc_n``
+    (default 10⁴); a requested d above 2000 gives ``not refereed`` rows that say why.
+    """
+    import pandas as pd
+
+    cfg = dict(_QUICK if quick else _DEFAULTS)
+    for key, val in (("oracles", oracles), ("epsilons", epsilons), ("ns", ns), ("ds", ds), ("seeds", seeds),
+                     ("mc_ds", mc_ds)):
+        if val is not None:
+            val = list(val)
+            if not val:
+                raise ValueError(f"{key} must not be empty")
+            cfg[key] = val
+    if ds is not None:
+        cfg["distance_ds"] = sorted(set(cfg["ds"]))
+        if mc_ds is None:
+            cfg["mc_ds"] = sorted(set(cfg["ds"]))
+    if mc_n is not None:
+        cfg["mc_n"] = int(mc_n)
+    for key in ("ds", "mc_ds", "ns"):
+        for v in cfg[key]:
+            if int(v) < (2 if key != "ns" else 1):
+                raise ValueError(f"{key.rstrip('s') if key != 'mc_ds' else 'mc_d'} must be >= 2, got {v}")
+    for name in cfg["oracles"]:
+        if name not in _oracles.available():
+            raise ValueError(f"oracles must be among {_oracles.available()}, got {name!r}")
+    if solver is None:
+        solvers = ["CLARABEL"] if quick else ["OSQP", "CLARABEL"]
+    elif str(solver).lower() == "none":
+        solvers = []
+    else:
+        solvers = [str(solver).upper()]
+    smax = SOLVER_MAX_D if solver_max_d is None else int(solver_max_d)
+    say = progress or (lambda msg: None)
+    rows: list[ClaimResult] = []
+    n0 = int(cfg["ns"][0])
+    for oracle in cfg["oracles"]:
+        for eps in cfg["epsilons"]:
+            for d in cfg["ds"]:
+                for seed in cfg["seeds"]:
+                    say(f"equivalences {oracle} eps={eps} d={d} n={n0} seed={seed}")
+                    est = instance(oracle, float(eps), n0, int(d), int(seed))
+                    # OSQP is slow on large CLS (minutes at d = 1e5): Clarabel only above d = 2000
+                    sv = [s for s in solvers if not (s == "OSQP" and int(d) > 2000)]
+                    rows += equivalence_rows(est, int(seed), sv, smax, min(smax, LIKELIHOOD_MAX_D))
+                    rows += check_mle_formulas(est, int(seed))
+            for n in cfg["ns"]:
+                for d in cfg["distance_ds"]:
+                    for seed in cfg["seeds"]:
+                        rows += distance_rows(instance(oracle, float(eps), int(n), int(d), int(seed)), int(seed))
+        if mc:
+            eps0 = float(cfg["epsilons"][0])
+            for d in cfg["mc_ds"]:
+                for seed in cfg["seeds"]:
+                    if int(d) > MC_MAX_D:
+                        rows += _mc_too_large(oracle, eps0, cfg["mc_n"], int(d), int(seed))
+                        continue
+                    say(f"monte-carlo {oracle} eps={eps0} d={d} n={cfg['mc_n']} seed={seed}")
+                    rows += mc_rows(oracle, eps0, int(cfg["mc_n"]), int(d), cfg["mc_reps"], cfg["mc_slow_reps"],
+                                    int(seed))
+    return pd.DataFrame([r.as_row() for r in rows])
+
+
+def _mc_too_large(oracle, eps, n, d, seed) -> list[ClaimResult]:
+    why = (f"Monte-Carlo claims run at d <= {MC_MAX_D} (they keep repetitions x d outputs of 14 methods and "
+           f"run every method each repetition); asked d = {d}: choose a smaller one with --mc-d")
+    return [not_refereed(why, claim=cid, statement="(Monte-Carlo claim; see the rows at a smaller d)",
+                         kind="monte-carlo", oracle=oracle, epsilon=eps, n=int(n), d=d, seed=seed, metric="-",
+                         unit="", op="<=", expected=None if is_finding(cid) else True, referee="monte-carlo")
+            for cid in claim_ids(oracle)]
