@@ -8,7 +8,6 @@ solver rows use cvxpy, an independent implementation.
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import math
@@ -203,8 +202,10 @@ def test_summary_names_metrics_and_keeps_every_failing_setting():
 
 
 def _parser():
-    p = argparse.ArgumentParser(prog="ldpopt verify")
-    return verify.add_arguments(p)
+    from ldpopt.cli import build_parser
+
+    ap = build_parser()
+    return next(a for a in ap._subparsers._group_actions if a.dest == "command").choices["verify"]
 
 
 def test_help_says_what_is_checked_and_the_exit_codes():
@@ -218,7 +219,8 @@ def test_help_says_what_is_checked_and_the_exit_codes():
 def _main(argv):
     out = io.StringIO()
     with redirect_stdout(out):
-        code = verify.main(_parser().parse_args(argv))
+        args = _parser().parse_args(argv)
+        code = args.func(args)
     return code, out.getvalue()
 
 

@@ -12,8 +12,8 @@ Layout (one concern per module):
   to replace by ``ldpopt.problems.certificate`` when it lands is :func:`.certificate.certify`.
 * :mod:`.claims` — the equivalence claims declared as data (:data:`EQUIVALENCES`) and their referees.
 * :mod:`.montecarlo` — bias, variance and order claims from seeded repetitions.
-* :mod:`.runner` — the grid (:func:`run`); :mod:`.report` — summary, text/JSON, exit codes;
-  :mod:`.command` — ``add_arguments(parser)`` / ``main(args)`` for the CLI.
+* :mod:`.runner` — the grid (:func:`run`); :mod:`.report` — summary, text/JSON, exit codes.
+  The command-line options live in :mod:`ldpopt.cli.verify`.
 
 Exit codes of ``ldpopt verify``: 0 every refereed row of a claim expected to hold holds; 1 some
 such row fails; 2 usage or input error; 3 (only with ``--require-referee``) nothing fails but an
@@ -25,7 +25,6 @@ No top-level cvxpy import here: the solver referee imports it when used.
 
 from .certificate import certify
 from .claims import EQUIVALENCES, check_equivalence, check_mle_formulas
-from .command import add_arguments, main
 from .instances import LIKELIHOOD_MAX_D, MC_MAX_D, SOLVER_MAX_D, instance, true_histogram
 from .report import (EXIT_FAIL, EXIT_NOT_REFEREED, EXIT_OK, EXIT_USAGE, exit_code, failures, findings,
                      not_refereed_rows, render_json, render_text, summary)
@@ -36,6 +35,6 @@ from .tolerances import KKT_TOL, _SCS_OPTS, _gradient_scale, _hessian_diag, _sol
 _instance = instance  # the old private name (tests, benchmarks)
 
 __all__ = ["ClaimResult", "EQUIVALENCES", "EXIT_FAIL", "EXIT_NOT_REFEREED", "EXIT_OK", "EXIT_USAGE", "KKT_TOL",
-           "LIKELIHOOD_MAX_D", "MC_MAX_D", "SOLVER_MAX_D", "add_arguments", "certify", "check_equivalence",
+           "LIKELIHOOD_MAX_D", "MC_MAX_D", "SOLVER_MAX_D", "certify", "check_equivalence",
            "check_mle_formulas", "decide", "exit_code", "failures", "findings", "instance", "main",
            "not_refereed_rows", "render_json", "render_text", "run", "simplex_kkt", "summary", "true_histogram"]
