@@ -170,3 +170,26 @@ def test_set_sum_variance_fast_path_equals_real_path(name):
             assert vf == vr == 0.0  # Σ c = n (GRR), n k (SS) on both paths
         else:
             assert abs(math.log(vr / vf)) <= tol, (name, S.size, vr / vf)
+
+
+def test_hr_set_sum_variance_matches_the_exact_variance():
+    """HR at d = 1024 against the exact Var(Σ_{v∈S} c_v) from its K = 2048 outputs. A set sum of HR
+    supports is heavy-tailed (output y = 0 supports every value), so the standard error of a sample
+    variance is estimated from the squared deviations themselves, not as sqrt(2/R)."""
+    o = oracles.get("hr", epsilon=1.0, d=_D)
+    P = o.output_distribution()                       # (d, K)
+    ys = np.arange(o.K)
+    inside = (np.bitwise_count(np.arange(1, _D + 1)[:, None] & ys[None, :]) & 1) == 0  # (d, K): y ∈ C_v
+    gen = np.random.default_rng(17)
+    R = 2000
+    fast = np.array([o.sample_counts(_TC, gen) for _ in range(R)], dtype=np.float64)
+    real = np.array([o.simulate(_TC, gen, exact=True).counts for _ in range(R)], dtype=np.float64)
+    for S in (np.arange(_D), _HALF):
+        T = inside[S].sum(axis=0).astype(np.float64)  # T_S(y)
+        mean_x, sq_x = P @ T, P @ T ** 2
+        mean, var = _TC @ mean_x, _TC @ (sq_x - mean_x ** 2)
+        for x in (fast, real):
+            t = x[:, S].sum(axis=1)
+            dev2 = (t - mean) ** 2
+            assert abs(t.mean() - mean) <= 5 * math.sqrt(var / R)
+            assert abs(dev2.mean() - var) <= 5 * dev2.std(ddof=1) / math.sqrt(R)
