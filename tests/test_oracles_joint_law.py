@@ -193,3 +193,25 @@ def test_hr_set_sum_variance_matches_the_exact_variance():
             dev2 = (t - mean) ** 2
             assert abs(t.mean() - mean) <= 5 * math.sqrt(var / R)
             assert abs(dev2.mean() - var) <= 5 * dev2.std(ddof=1) / math.sqrt(R)
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_ss_multinomial_split_histograms_have_the_hypergeometric_moments(big):
+    """_multinomial_splits, with the int64-key grouping of equal (ngood, nbad, nsample) and (big) the
+    fallback for huge domains: per row, the users' L have the hypergeometric mean and variance."""
+    scale = 3_000_000 if big else 30
+    ngood = np.array([scale, scale, 2 * scale, scale])
+    nbad = np.array([scale, scale, scale, 3 * scale])
+    nsample = np.array([7, 7, 20, 11])
+    count = np.array([200_000, 100_000, 150_000, 120_000])
+    row, L, c = _subset_counts._multinomial_splits(np.random.default_rng(5), ngood, nbad, nsample, count)
+    for i in range(4):
+        sel = row == i
+        assert c[sel].sum() == count[i]
+        N, K, n = ngood[i] + nbad[i], ngood[i], nsample[i]
+        mu = n * K / N
+        var = n * (K / N) * (1 - K / N) * (N - n) / (N - 1)
+        mean = (L[sel] * c[sel]).sum() / count[i]
+        assert abs(mean - mu) <= 5 * math.sqrt(var / count[i])
+        emp_var = ((L[sel] - mu) ** 2 * c[sel]).sum() / count[i]
+        assert abs(emp_var / var - 1) <= 5 * math.sqrt(2 / count[i]) + 0.01
