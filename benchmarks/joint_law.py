@@ -13,7 +13,8 @@ Three columns per oracle, in one run:
   standard error from the squared deviations (≈ 2/√R for light tails; larger for HR, whose set sums
   are heavy-tailed).
 
-``--timing`` adds one timed ``sample_counts`` per oracle at d = 42,178, n = 10⁶ (Zipf s = 1.5).
+``--timing`` adds one timed ``sample_counts`` per oracle at d = 42,178, n = 10⁶ (Zipf s = 1.5), and
+one timed OLH real path at (d, n) = (1024, 10⁵) and (42,178, 10⁴).
 
 Run: ``PYTHONPATH=. python benchmarks/joint_law.py [--reps-small R] [--reps-large R] [--timing]``.
 """
@@ -115,6 +116,14 @@ def main() -> None:
             t = time.perf_counter()
             c = o.sample_counts(tc, np.random.default_rng(0))
             print(f"  {name}: {time.perf_counter() - t:.3f} s (Σc = {int(c.sum()):,})", flush=True)
+        print("\nOLH real path (simulate(exact=True)), one run each:")
+        for d, n in [(1024, 100_000), (42_178, 10_000)]:
+            tc = zipf_counts(d, n, 1.5, seed=1)
+            o = oracles.get("olh", epsilon=1.0, d=d)
+            t = time.perf_counter()
+            o.simulate(tc, 0, exact=True)
+            el = time.perf_counter() - t
+            print(f"  d = {d:,}, n = {n:,}: {el:.2f} s ({el / (n * d) * 1e9:.1f} ns per user·value)", flush=True)
 
 
 if __name__ == "__main__":
