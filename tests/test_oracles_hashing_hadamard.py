@@ -15,19 +15,27 @@ import scipy.linalg
 
 from ldpopt import oracles
 from ldpopt.oracles.hadamard import HR, fwht
-from ldpopt.oracles.hashing import BLH, G_MAX, OLH, smallest_prime_at_least
+from ldpopt.oracles.hashing import BLH, G_MAX, OLH, keyed_hash
 
 
-def _is_prime_slow(m: int) -> bool:
-    return m >= 2 and all(m % k for k in range(2, int(m ** 0.5) + 1))
+_MASK = (1 << 64) - 1
+
+
+def _splitmix64_slow(key: int, v: int) -> int:
+    """Output v of SplitMix64 with state ``key`` (Steele, Lea & Flood 2014; Stafford's variant 13),
+    in Python integers: the reference for ``keyed_hash``."""
+    z = (key + (v + 1) * 0x9E3779B97F4A7C15) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
 
 
 def _olh_support_slow(o: OLH, reports: np.ndarray) -> np.ndarray:
-    """(n, d) bool: H_{a,b}(v) == r, evaluated per user and value with Python integers."""
+    """(n, d) bool: H_s(v) == r, evaluated per user and value with Python integers."""
     out = np.zeros((reports.shape[0], o.d), dtype=bool)
-    for i, (a, b, r) in enumerate(reports.tolist()):
+    for i, (s, r) in enumerate(reports.tolist()):
         for v in range(o.d):
-            out[i, v] = ((a * v + b) % o.P) * o.g // o.P == r
+            out[i, v] = _splitmix64_slow(s & _MASK, v) % o.g == r
     return out
 
 
@@ -36,26 +44,39 @@ def _hr_support_slow(o: HR) -> np.ndarray:
     return scipy.linalg.hadamard(o.K)[1:o.d + 1] == 1
 
 
-# -- primes, hash family, exact p and q ---------------------------------------------------------------
-def test_smallest_prime_at_least_matches_trial_division():
-    for m in list(range(0, 200)) + [1021, 1024, 42178, 65536]:
-        p = smallest_prime_at_least(m)
-        assert _is_prime_slow(p) and p >= max(m, 2)
-        assert not any(_is_prime_slow(k) for k in range(max(m, 2), p))
-    assert smallest_prime_at_least(1 << 30) == 1073741827  # known: 2^30 + 3
+# -- the keyed hash family, exact p and q ----------------------------------------------------------------
+def test_keyed_hash_equals_python_splitmix64():
+    rng = np.random.default_rng(1)
+    keys = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=40, dtype=np.int64)
+    vs = np.array([0, 1, 2, 17, 1023, 42177, 2**31 - 2])
+    for g in (2, 3, 4, 7, 1 << 30):
+        h = keyed_hash(keys[:, None], vs[None, :], g)
+        ref = [[_splitmix64_slow(int(k) & _MASK, int(v)) % g for v in vs] for k in keys]
+        np.testing.assert_array_equal(h, np.array(ref))
 
 
-@pytest.mark.parametrize("d, g", [(2, 2), (3, 2), (5, 3), (6, 4), (10, 3), (7, 7), (4, 11)])
-def test_collision_probability_by_enumerating_the_family(d, g):
-    o = OLH(1.0, d, g=g)
-    a, b = np.meshgrid(np.arange(1, o.P), np.arange(o.P), indexing="ij")
-    for v, w in [(0, 1), (0, d - 1), (d - 2, d - 1)]:
-        same = np.mean(o.hash(a, b, v) == o.hash(a, b, w))
-        assert same == pytest.approx(o.collision, abs=1e-15)
-    # the marginal of H(v) is m_j / P (not uniform when g does not divide P)
-    m = np.bincount(o.hash(a, b, 0).ravel(), minlength=g) / a.size
-    expected = np.diff([(j * o.P + g - 1) // g for j in range(g + 1)]) / o.P
-    np.testing.assert_allclose(m, expected, rtol=0, atol=1e-15)
+@pytest.mark.parametrize("g", [2, 3, 4, 7])
+def test_keyed_hash_behaves_like_a_random_function(g):
+    """Over random keys: every H(v) uniform on [g], and the buckets of two, three values independent
+    (collision rate 1/g, triple rate 1/g²), as the random-function law needs (5 s.e. each)."""
+    o = OLH(1.0, 64, g=g)
+    N = 200_000
+    keys = np.random.default_rng(g).integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=N,
+                                             dtype=np.int64, endpoint=True)
+    h = o.hash(keys[:, None], np.arange(64)[None, :])  # (N, 64)
+    freq = np.stack([np.bincount(col, minlength=g) for col in h.T]) / N
+    assert np.all(np.abs(freq - 1 / g) <= 5 * math.sqrt((1 / g) * (1 - 1 / g) / N))
+    for v, w, u in [(0, 1, 2), (5, 6, 63), (10, 40, 41)]:
+        pair = np.mean(h[:, v] == h[:, w])
+        assert abs(pair - 1 / g) <= 5 * math.sqrt((1 / g) * (1 - 1 / g) / N)
+        triple = np.mean((h[:, v] == h[:, w]) & (h[:, w] == h[:, u]))
+        assert abs(triple - 1 / g ** 2) <= 5 * math.sqrt((1 / g ** 2) * (1 - 1 / g ** 2) / N)
+    # bucket sizes of one key's function over the 64 values: Binomial(64, 1/g) per bucket, as for a
+    # random function (a balanced family would have variance ≈ 0)
+    sizes = np.stack([np.bincount(row, minlength=g) for row in h[:20_000]])
+    var = sizes.var(ddof=1)
+    expected = 64 * (1 / g) * (1 - 1 / g)
+    assert abs(var / expected - 1) < 0.05
 
 
 def _check_privacy_and_pq(o, P, S, epsilon):
@@ -72,18 +93,37 @@ def _check_privacy_and_pq(o, P, S, epsilon):
     np.testing.assert_allclose(off, o.q, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("d", [2, 3, 4, 5, 6])
-@pytest.mark.parametrize("g", [2, 3])
+def _olh_set_law_by_enumerating_functions(o: OLH) -> np.ndarray:
+    """Pr[support set | v], (d, 2^d), from the g^d functions H and g reports r one by one."""
+    d, g = o.d, o.g
+    keep = math.exp(o.epsilon) / (math.exp(o.epsilon) + g - 1)
+    P = np.zeros((d, 1 << d))
+    for fn in range(g ** d):
+        H = [(fn // g ** v) % g for v in range(d)]
+        for r in range(g):
+            col = sum(1 << u for u in range(d) if H[u] == r)
+            for v in range(d):
+                P[v, col] += g ** -d * (keep if H[v] == r else (1 - keep) / (g - 1))
+    return P
+
+
+@pytest.mark.parametrize("d, g", [(2, 2), (3, 2), (5, 2), (6, 2), (2, 3), (4, 3), (5, 3), (3, 5), (4, 4)])
 @pytest.mark.parametrize("epsilon", [0.05, 0.7, 2.0, 4.0])
 def test_olh_exact_distribution_privacy_and_p_q(d, g, epsilon):
     o = OLH(epsilon, d, g=g)
     P = o.output_distribution()
-    assert P.shape == (d, (o.P - 1) * o.P * g)
+    assert P.shape == (d, 1 << d)
+    np.testing.assert_allclose(P, _olh_set_law_by_enumerating_functions(o), rtol=1e-12, atol=0)
     _check_privacy_and_pq(o, P, o.support_matrix(), epsilon)
-    # the support matrix itself against per-column Python evaluation
-    cols = np.array([[a, b, r] for a in range(1, o.P) for b in range(o.P) for r in range(g)])
-    np.testing.assert_array_equal(o.output_index(cols), np.arange(cols.shape[0]))
-    np.testing.assert_array_equal(o.support_matrix(), _olh_support_slow(o, cols).T)
+
+
+def test_olh_output_distribution_at_large_g_and_index_of_reports():
+    o = OLH(3.0, 5)  # g = 21: 21^6 reports ⟨H, r⟩, 32 support sets
+    P = o.output_distribution()
+    _check_privacy_and_pq(o, P, o.support_matrix(), 3.0)
+    rep = o.perturb(np.arange(5).repeat(20), 0)
+    np.testing.assert_array_equal(o.output_index(rep), o.support_matrix(rep) @ (1 << np.arange(5)))
+    assert np.all(P[:, o.output_index(rep)] > 0)
 
 
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 3.0])
@@ -91,16 +131,15 @@ def test_olh_default_g_and_blh(epsilon):
     o = OLH(epsilon, 5)
     assert o.g == max(2, round(math.exp(epsilon) + 1))
     b = BLH(epsilon, 5)
-    assert b.g == 2 and b.params()["g"] == 2 and "P=5" in b.params()["hash_family"]
+    assert b.g == 2 and b.params()["g"] == 2 and "random function" in b.params()["hash_family"]
     assert b.p == pytest.approx(math.exp(epsilon) / (math.exp(epsilon) + 1), rel=1e-14)
     _check_privacy_and_pq(b, b.output_distribution(), b.support_matrix(), epsilon)
 
 
-def test_olh_q_formula_and_idealised_limit():
-    # q = c p' + (1 − c)(1 − p')/(g − 1); with a large P the collision rate tends to 1/g
+def test_olh_p_and_q_are_the_papers():
+    # arXiv §2.4: q = 1/g; p = GRR_g's keep probability (see the module's paper note)
     o = OLH(1.0, 100_003, g=4)
-    assert abs(o.collision - 0.25) < 1e-4
-    assert abs(o.q - 0.25) < 1e-4
+    assert o.q == 0.25
     e = math.exp(1.0)
     assert o.p == pytest.approx(e / (e + 3), rel=1e-14)
 
@@ -179,14 +218,16 @@ def test_olh_aggregate_equals_naive_evaluation(epsilon, d, g):
     rng = np.random.default_rng(d)
     for n in (1, 9, 150):
         rep = o.perturb(rng.integers(0, d, n), rng)
-        naive = _olh_support_slow(o, rep).sum(axis=0)
-        a, b, r = rep.T
-        # both exact aggregation paths, whichever the cost model picks
-        if o.P < 100_000:  # grouping needs O(P) memory per distinct a (P ≈ 2^30 at ε = 50)
-            np.testing.assert_array_equal(o._aggregate_grouped(a, b, r), naive)
-        np.testing.assert_array_equal(o._aggregate_enumerate(a, b, r), naive)
-        np.testing.assert_array_equal(o.aggregate(rep), naive)
-        np.testing.assert_array_equal(o.aggregate_naive(rep), naive)
+        naive = _olh_support_slow(o, rep)
+        np.testing.assert_array_equal(o.support_matrix(rep), naive)
+        np.testing.assert_array_equal(o.aggregate(rep), naive.sum(axis=0))
+
+
+def test_olh_aggregate_blocks_agree_with_one_block():
+    """Enough users for several aggregation blocks: the blocked sum equals the support matrix's."""
+    o = OLH(1.0, 3000)
+    rep = o.perturb(np.random.default_rng(0).integers(0, 3000, 500), 1)
+    np.testing.assert_array_equal(o.aggregate(rep), o.support_matrix(rep).sum(axis=0))
 
 
 # -- the real client randomiser against the exact distribution ------------------------------------------------
@@ -213,8 +254,8 @@ def _counts_moments(o, tc):
 
 
 @pytest.mark.parametrize("make, n", [
-    (lambda: OLH(2.0, 50), 3000),    # grouped aggregation (n ≫ P)
-    (lambda: OLH(1.0, 400), 200),    # enumerated aggregation (n < P)
+    (lambda: OLH(2.0, 50), 3000),
+    (lambda: OLH(1.0, 400), 200),
     (lambda: BLH(1.0, 30), 2000),
     (lambda: HR(1.0, 50), 3000),     # HR fast path per informative user
     (lambda: HR(1.0, 5), 3000),      # HR fast path per value (multinomial fold)
@@ -260,8 +301,9 @@ def test_hr_fast_path_joint_law_matches_real_path():
     assert abs(t_fast.var(ddof=1) / t_real.var(ddof=1) - 1) <= 5 * math.sqrt(4 / (reps - 1))
 
 
-def test_olh_flags_its_fast_path_as_not_exact_and_hr_as_exact():
-    assert OLH.sample_counts_exact is False and BLH.sample_counts_exact is False
+def test_olh_blh_hr_flag_their_fast_paths_as_exact():
+    # exact in joint law for the random-function family (tests/test_oracles_joint_law.py checks it)
+    assert OLH.sample_counts_exact is True and BLH.sample_counts_exact is True
     assert HR.sample_counts_exact is True
 
 
@@ -303,8 +345,8 @@ def test_bad_epsilon_rejected(cls, epsilon):
 def test_bad_reports_rejected():
     o = OLH(1.0, 10)
     good = o.perturb(np.arange(10), 0)
-    for bad in (good[:, :2], good.astype(float), np.array([[0, 0, 0]]), np.array([[1, o.P, 0]]),
-                np.array([[1, 0, o.g]])):
+    for bad in (good[:, :1], np.hstack([good, good[:, :1]]), good.astype(float), np.array([[5, -1]]),
+                np.array([[5, o.g]]), np.zeros((0, 2), dtype=np.int64)):
         with pytest.raises(ValueError, match="reports"):
             o.aggregate(bad)
     h = HR(1.0, 10)

@@ -268,13 +268,12 @@ def test_real_path_unbiased_eq2_variance_and_fast_path_agrees(make):
     assert np.all(np.abs(ft.var(axis=0, ddof=1) / var_f - 1) < 0.35)
     # real vs fast directly
     assert np.all(np.abs(real.mean(axis=0) - fast.mean(axis=0)) < 5 * np.sqrt(2 * var_c / R))
+    assert o.sample_counts_exact
     if isinstance(o, SS):
-        # documented joint difference: the real Σc is n·k exactly (so Σ f̃ = 1), the fast one is not
-        assert np.all(real.sum(axis=1) == n * o.k)
+        # every report has k elements: Σc = n·k exactly (so Σ f̃ = 1) on both paths
+        assert np.all(real.sum(axis=1) == n * o.k) and np.all(fast.sum(axis=1) == n * o.k)
         np.testing.assert_allclose(ft.sum(axis=1), 1.0, rtol=0, atol=1e-9)
-        assert fast.sum(axis=1).std() > 0 and not o.sample_counts_exact
     else:
-        assert o.sample_counts_exact
         # independent bits: the real counts of two values are uncorrelated (|r| < 5/sqrt(R))
         r = np.corrcoef(real[:, 0], real[:, 1])[0, 1]
         assert abs(r) < 5 / math.sqrt(R)

@@ -10,7 +10,10 @@ Two ways to get support counts from a true histogram:
 * the real protocol, ``perturb`` (client side, vectorised over users) then ``aggregate`` (server
   side); ``simulate(..., exact=True)`` runs it in chunks of users so memory stays bounded;
 * ``sample_counts``: draws the support counts directly from their distribution without touching
-  individual users (each oracle's docstring says when that is exact in distribution).
+  individual users. For all seven oracles this is exact in *joint* law, not only per value: the
+  covariances of the counts, hence the variance of any set sum Σ_{v∈S} f̃_v, are the real
+  protocol's (each oracle's docstring says how; tests/test_oracles_joint_law.py checks every
+  oracle against the enumerated law of :mod:`.jointlaw` and against the real path).
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ class FrequencyOracle(abc.ABC):
     """
 
     name: ClassVar[str]
-    #: whether ``sample_counts`` draws exactly from the distribution of the real protocol's counts
+    #: whether ``sample_counts`` draws exactly from the joint distribution of the real protocol's
+    #: counts (True for every oracle in ldpopt; kept for third-party subclasses)
     sample_counts_exact: ClassVar[bool] = True
 
     def __init__(self, epsilon: float, d: int):
@@ -125,9 +129,10 @@ class FrequencyOracle(abc.ABC):
     def simulate(self, true_counts, rng, exact: bool = False) -> Estimate:
         """Simulate the oracle on a population with histogram ``true_counts``.
 
-        ``exact=False`` uses :meth:`sample_counts` (no per-user work); ``exact=True`` runs the real
-        client randomiser and aggregator, in chunks of users so memory stays bounded. The users are
-        laid out value by value (their order does not change the counts' distribution).
+        ``exact=False`` uses :meth:`sample_counts` (no per-user work, same joint law as the real
+        path); ``exact=True`` runs the real client randomiser and aggregator, in chunks of users so
+        memory stays bounded. The users are laid out value by value (their order does not change
+        the counts' distribution).
         """
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)

@@ -1,42 +1,54 @@
-"""Local hashing: OLH and BLH (Wang et al. arXiv §2.4; Wang et al., USENIX Security 2017, §4.4).
+"""Local hashing: OLH and BLH (Wang et al. arXiv §2.4; NDSS 2020 §III-B; Wang et al., USENIX
+Security 2017, §4.4).
 
 A user with value v draws a hash function H: D → [g] from a family, hashes, and reports
 ⟨H, GRR_{ε,g}(H(v))⟩. The report ⟨H, r⟩ supports the set Y = {u ∈ D : H(u) = r}.
 
-The hash family (the design choice the papers leave open)
----------------------------------------------------------
-The papers ask for a family under which each H(v) is uniform on [g] and independent across v (a
-fully random hash), which no small seeded family is. ldpopt uses an *exact finite* family whose p and
-q are computed exactly, so f̃ = (c/n − q)/(p − q) stays exactly unbiased with the Eq. 2 variance:
+The hash family: a random function, realised by a keyed general-purpose hash
+-------------------------------------------------------------------------------
+Both papers state the property the analysis needs (arXiv §2.4, NDSS §III-B): "the distribution of
+each input value v's hash value is uniform over {1…g} and independent from the distributions of
+other input values in D", i.e. H is a uniformly random function [d] → [g], drawn afresh by every
+user. Deployed clients and the peer libraries realise it with a keyed general-purpose hash and a
+per-user random key: ``xxhash.xxh32(str(v), seed=user_seed).intdigest() % g`` in the authors' own
+code (github.com/vvv214/LDP_Protocols, olh.py), copied by pure-ldp and used by multi-freq-ldpy; its
+bucket sizes vary like a random function's. ldpopt does the same, vectorised:
 
-    H_{a,b}(v) = ⌊ g · ((a·v + b) mod P) / P ⌋,   a ∈ [1, P), b ∈ [0, P) uniform,
+    H_s(v) = SplitMix64_s(v) mod g = mix64(s + (v + 1)·γ) mod g,   s a uniform 64-bit key per user,
 
-with P the smallest prime ≥ max(d, g) (P < 2^31, so every int64 product stays below 2^62).
+with γ = 0x9E3779B97F4A7C15 and mix64 the SplitMix64 output function (Steele, Lea & Flood, OOPSLA
+2014; the "variant 13" constants of Stafford), i.e. H_s(v) is output v of the SplitMix64 stream with
+state s. For a fixed v, s ↦ mix64(s + (v+1)γ) is a bijection of 64-bit words, so each H_s(v) is
+uniform on [g] up to the 2^−64 bias of ``mod g``; across v the outputs of SplitMix64 pass BigCrush,
+so the family is, for every statistical purpose here, the random function of the papers (the
+tests check its collision rate, q and the covariance of the counts against the random-function law).
 
-* For v ≠ v' in [0, d) (so v − v' ≢ 0 mod P), (a, b) ↦ (a·v + b, a·v' + b) mod P is a bijection
-  from [1, P) × [0, P) onto the ordered pairs of *distinct* elements of Z_P. Hence the collision
-  probability is exactly c = Σ_j m_j (m_j − 1) / (P (P − 1)), where m_j = ⌈(j+1)P/g⌉ − ⌈jP/g⌉ is
-  the number of y ∈ Z_P with ⌊g y / P⌋ = j (each m_j is ⌊P/g⌋ or ⌈P/g⌉).
-* p = Pr[r = H(v)] = p' = e^ε/(e^ε + g − 1), GRR_g's keep probability, whatever H(v)'s marginal
-  (which is m_j/P, not exactly uniform because g ∤ P).
-* q = Pr[r = H(v')] for v' ≠ v = c·p' + (1 − c)(1 − p')/(g − 1): if H(v') = H(v) the report hits
-  it w.p. p'; otherwise H(v') is one of the g − 1 values GRR_g moves to, each w.p. (1 − p')/(g − 1).
-  c is slightly *below* the idealised 1/g here, so q is slightly below the paper's q = 1/g.
-* Privacy: given H, the report is GRR_g(H(v)), and H is drawn independently of v, so
+Why not a pairwise-independent family (the affine-mod-prime family ldpopt used before, with
+⌊g·((av + b) mod P)/P⌋): its buckets are almost exactly balanced (for d ≈ P each bucket holds ≈ d/g
+values of *every* user's H), so the support counts of different values are negatively correlated
+and the variance of a set sum Σ_{v∈S} f̃_v is much smaller than under a random function (the full
+sum's by ≈ 3× at d = 1024, ε = 1). That is not what deployed OLH does, so simulations would
+understate the error of set-value queries (NDSS Fig. 6–7, arXiv Fig. 2–4).
+
+Consequences, all exact for the random-function family:
+
+* p = Pr[r = H(v)] = p' = e^ε/(e^ε + g − 1), GRR_g's keep probability.
+* q = 1/g: for u ≠ v, H(u) is uniform and independent of (H(v), r), so Pr[H(u) = r] = 1/g.
+* Joint law: given the user's value x and report, the indicators 1[H(u) = r], u ≠ x, are iid
+  Bernoulli(1/g) and independent of 1[H(x) = r] ~ Bernoulli(p'). So the support counts are
+  c_v = Binomial(n_v, p') + Binomial(n − n_v, 1/g), *independent across v*: that is what
+  ``sample_counts`` draws (O(d), exact in joint law; checked against the enumeration of
+  ``output_distribution`` by tests/test_oracles_joint_law.py).
+* Privacy: given H the report is GRR_g(H(v)) and H is independent of v, so
   Pr[⟨H, r⟩ | v] / Pr[⟨H, r⟩ | v'] ≤ p'/((1 − p')/(g − 1)) = e^ε exactly (tight).
 
-Why the ⌊g·y/P⌋ range reduction rather than ``y mod g``: it makes each report's support, in the
-coordinates x = a·v mod P, a cyclic *interval* of Z_P. Aggregation can then group users by a and count,
-for every x at once, how many intervals cover x with a difference array and a cumulative sum: exact
-integer work O(n + U·(P + d)) for U distinct values of a, instead of the O(n·d) hash evaluations of
-the naive aggregator. When users are few compared with P (U·(P + d) > n·⌈P/g⌉), the aggregator
-instead enumerates each report's ≤ ⌈P/g⌉ supported values directly (v = a⁻¹(y − b) mod P over the
-interval of y), O(n·P/g). Both are exact and are checked against a naive per-user evaluation in the
-tests.
+Cost of the real path: a general hash has no structure to exploit, so ``aggregate`` evaluates all
+d hashes of every user (O(n·d), vectorised in cache-sized blocks, ~5–6 ns per user·value on the
+reference machine), like every deployed aggregator. Use ``sample_counts`` (exact) for large n·d.
 
 The default g = round(e^ε + 1) (Wang et al. 2017, §4.4: the variance, as a continuous function of g,
-is minimised at g = e^ε + 1), at least 2, and capped at 2^30 so P fits the integer arithmetic
-(it only matters for ε > 20.8; any g ≥ 2 is ε-LDP).
+is minimised at g = e^ε + 1), at least 2, and capped at 2^30 (it only matters for ε > 20.8, where
+p' and q are already within 1e-9 of 1 and 0; any g ≥ 2 is ε-LDP).
 
 Paper note: arXiv §2.4 prints OLH's p as (e^ε − 1)/(e^ε + g − 1); the probability that the report
 supports the user's own value is GRR_g's keep probability e^ε/(e^ε + g − 1) (as in Wang et al. 2017,
@@ -54,91 +66,84 @@ import numpy as np
 from .._validation import _check_int, as_generator, check_values
 from .base import FrequencyOracle
 
-__all__ = ["BLH", "OLH", "smallest_prime_at_least"]
+__all__ = ["BLH", "OLH", "keyed_hash"]
 
-#: largest g (default or given): keeps P < 2^31 so a·v, g·y < 2^62 in int64
+#: largest g (default or given)
 G_MAX = 1 << 30
-_P_MAX = (1 << 31) - 1
-# work budget (cells) of one block of the aggregator, ~64 MB of int64
-_BLOCK_CELLS = 1 << 23
-# output-distribution enumeration limit: d × |Y| cells
+# users·values hashed per block of the aggregator (2 MiB of uint64: stays in cache)
+_BLOCK_CELLS = 1 << 18
+# output-distribution enumeration limit: d × |Y| cells, |Y| = g^d · g
 _ENUM_CELLS = 1 << 22
 
-
-def _is_prime(m: int) -> bool:
-    """Deterministic Miller–Rabin, exact for m < 3,215,031,751 (bases 2, 3, 5, 7)."""
-    if m < 2:
-        return False
-    for sp in (2, 3, 5, 7, 11, 13):
-        if m % sp == 0:
-            return m == sp
-    dd, s = m - 1, 0
-    while dd % 2 == 0:
-        dd //= 2
-        s += 1
-    for base in (2, 3, 5, 7):
-        x = pow(base, dd, m)
-        if x in (1, m - 1):
-            continue
-        for _ in range(s - 1):
-            x = x * x % m
-            if x == m - 1:
-                break
-        else:
-            return False
-    return True
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
 
 
-def smallest_prime_at_least(m: int) -> int:
-    """The smallest prime ≥ m (m < 2^31)."""
-    m = max(2, int(m))
-    while not _is_prime(m):
-        m += 1
-    return m
+def _mix64_inplace(z: np.ndarray, tmp: np.ndarray) -> None:
+    """z ← mix64(z) (SplitMix64's output function), in place on uint64 arrays; ``tmp`` is scratch of
+    z's shape. Wrap-around mod 2^64 is intended (numpy's unsigned array arithmetic wraps silently)."""
+    np.right_shift(z, np.uint64(30), out=tmp)
+    z ^= tmp
+    z *= _MIX1
+    np.right_shift(z, np.uint64(27), out=tmp)
+    z ^= tmp
+    z *= _MIX2
+    np.right_shift(z, np.uint64(31), out=tmp)
+    z ^= tmp
 
 
-def _modinv(a: np.ndarray, P: int) -> np.ndarray:
-    """a^(P−2) mod P (Fermat inverse), vectorised square-and-multiply over the bits of P − 2."""
-    result = np.ones_like(a)
-    base = a % P
-    e = P - 2
-    while e:
-        if e & 1:
-            result = result * base % P
-        base = base * base % P
-        e >>= 1
-    return result
+def _reduce_inplace(z: np.ndarray, g: int) -> None:
+    """z ← z mod g (a mask when g is a power of 2)."""
+    if g & (g - 1) == 0:
+        np.bitwise_and(z, np.uint64(g - 1), out=z)
+    else:
+        np.remainder(z, np.uint64(g), out=z)
+
+
+def _as_keys(keys) -> np.ndarray:
+    s = np.asarray(keys)
+    return s.view(np.uint64) if s.dtype == np.int64 else s.astype(np.uint64)
+
+
+def keyed_hash(keys, values, g: int) -> np.ndarray:
+    """H_s(v) = mix64(s + (v + 1)·γ) mod g (module docstring), broadcasting ``keys`` (any 64-bit
+    integers; int64 keys are read as their uint64 bit pattern) against ``values``; int64 result."""
+    v = np.asarray(values).astype(np.uint64)
+    z = _as_keys(keys) + (v + np.uint64(1)) * _GAMMA
+    _mix64_inplace(z, np.empty_like(z))
+    _reduce_inplace(z, g)
+    return z.astype(np.int64)
 
 
 class OLH(FrequencyOracle):
-    """Optimized Local Hashing (arXiv §2.4; Wang et al. 2017 §4.4) with the exact affine-mod-prime
-    hash family described in the module docstring.
+    """Optimized Local Hashing (arXiv §2.4; Wang et al. 2017 §4.4) with the keyed random-function
+    hash family of the module docstring.
 
     Parameters
     ----------
     epsilon : float
         Privacy budget ε > 0.
     d : int
-        Domain size (values 0 … d−1), d ≥ 2 and the prime P ≥ max(d, g) below 2^31.
+        Domain size (values 0 … d−1), d ≥ 2.
     g : int, optional
         Hash range; default round(e^ε + 1), at least 2, capped at 2^30. Must be an integer in
         [2, 2^30].
 
+    p = e^ε/(e^ε + g − 1), q = 1/g.
+
     Reports
     -------
-    ``perturb`` returns an (n, 3) int64 array whose rows are (a, b, r): the user's hash function
-    H_{a,b} and the randomised hash value r ∈ [0, g).
+    ``perturb`` returns an (n, 2) int64 array whose rows are (s, r): the user's 64-bit hash key s
+    (its bit pattern stored as int64) and the randomised hash value r ∈ [0, g).
 
-    ``sample_counts`` draws c_v = Binomial(n_v, p) + Binomial(n − n_v, q) independently over v. Each
-    c_v's marginal is exact (a sum of independent per-user Bernoulli(p) or Bernoulli(q) indicators).
-    The *joint* law is that of a fully random hash family (given H(v) and r, the events H(v') = r are
-    then iid over v' ≠ v); under the concrete affine family the events are only pairwise-uniform, so
-    the counts of different values are (weakly) dependent in the real protocol. Hence
-    ``sample_counts_exact = False``.
+    ``sample_counts`` draws c_v = Binomial(n_v, p) + Binomial(n − n_v, q) independently over v, which
+    is the exact joint law of the real protocol's counts under the random-function family (module
+    docstring), so ``sample_counts_exact = True``.
     """
 
     name = "olh"
-    sample_counts_exact = False
+    sample_counts_exact = True
 
     def __init__(self, epsilon: float, d: int, g: int | None = None):
         super().__init__(epsilon, d)
@@ -151,15 +156,6 @@ class OLH(FrequencyOracle):
             if g > G_MAX:
                 raise ValueError(f"g must be an integer in [2, 2^30], got {g}")
         self.g = int(g)
-        if self.d >= _P_MAX:
-            raise ValueError(f"d must be < 2^31 − 1 for the hash family (prime P >= d), got {self.d}")
-        self.P = smallest_prime_at_least(max(self.d, self.g))
-        # L_j = ⌈jP/g⌉: y ∈ Z_P hashes to j iff L_j <= y < L_{j+1}; only two interval lengths occur
-        k, rem = divmod(self.P, self.g)
-        self._m_small, self._m_large = k, k + 1
-        # exact collision probability of two distinct inputs
-        pairs = rem * (k + 1) * k + (self.g - rem) * k * (k - 1)
-        self.collision = pairs / (self.P * (self.P - 1))
 
     # -- probabilities ---------------------------------------------------------------------------
     @property
@@ -178,173 +174,112 @@ class OLH(FrequencyOracle):
 
     @property
     def q(self) -> float:
-        c = self.collision
-        return c * self._keep + (1.0 - c) * self._move_each
+        return 1.0 / self.g
 
     def params(self) -> dict[str, Any]:
-        return {"g": self.g,
-                "hash_family": f"H(v) = floor(g*((a*v + b) mod P)/P), a in [1,P), b in [0,P), P={self.P}"}
+        return {"g": self.g, "hash_family": "H_s(v) = splitmix64(s + (v+1)*0x9E3779B97F4A7C15) mod g, "
+                                            "uniform 64-bit key s per user (random function)"}
 
-    def chunk_size(self) -> int:
-        # reports are 3 int64 per user whatever d is; big chunks amortise the O(U·(P + d)) aggregation
-        return 1 << 21
-
-    # -- hashing helpers ---------------------------------------------------------------------------
-    def _interval_start(self, r: np.ndarray) -> np.ndarray:
-        """L_r = ⌈rP/g⌉ (r·P < 2^61)."""
-        return (r * self.P + self.g - 1) // self.g
-
-    def hash(self, a, b, v) -> np.ndarray:
-        """H_{a,b}(v) = ⌊g·((a·v + b) mod P)/P⌋, broadcasting over int64 arrays."""
-        y = (np.asarray(a, dtype=np.int64) * np.asarray(v, dtype=np.int64) + np.asarray(b, dtype=np.int64)) % self.P
-        return y * self.g // self.P
+    def hash(self, keys, v) -> np.ndarray:
+        """H_s(v) for int64 keys s and values v (broadcasting); see :func:`keyed_hash`."""
+        return keyed_hash(keys, v, self.g)
 
     # -- the real protocol -----------------------------------------------------------------------
     def perturb(self, values, rng) -> np.ndarray:
-        """Each user draws (a, b) uniformly (their own hash function) and reports (a, b, GRR_g(H(v)))."""
+        """Each user draws a uniform 64-bit key s (their own hash function) and reports
+        (s, GRR_g(H_s(v)))."""
         v = check_values(values, self.d, "values")
         gen = as_generator(rng)
         m = v.shape[0]
-        a = gen.integers(1, self.P, size=m, dtype=np.int64)
-        b = gen.integers(0, self.P, size=m, dtype=np.int64)
-        h = self.hash(a, b, v)
+        s = gen.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=m, dtype=np.int64, endpoint=True)
+        h = self.hash(s, v)
         keep = gen.random(m) < self._keep
         other = gen.integers(0, self.g - 1, size=m, dtype=np.int64)
         other += other >= h
-        return np.stack((a, b, np.where(keep, h, other)), axis=1)
+        return np.stack((s, np.where(keep, h, other)), axis=1)
 
-    def _check_reports(self, reports) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _check_reports(self, reports) -> tuple[np.ndarray, np.ndarray]:
         arr = np.asarray(reports)
-        if arr.ndim != 2 or arr.shape[1] != 3 or arr.shape[0] == 0:
-            raise ValueError(f"reports must be a non-empty (n, 3) integer array of (a, b, r), got shape {arr.shape}")
+        if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
+            raise ValueError(f"reports must be a non-empty (n, 2) integer array of (s, r), got shape {arr.shape}")
         if arr.dtype.kind not in "iu":
             raise ValueError(f"reports must be integers, got dtype {arr.dtype}")
-        arr = arr.astype(np.int64, copy=False)
-        a, b, r = arr[:, 0], arr[:, 1], arr[:, 2]
-        for col, lo, hi, what in ((a, 1, self.P, "a"), (b, 0, self.P, "b"), (r, 0, self.g, "r")):
-            if np.any(col < lo) or np.any(col >= hi):
-                raise ValueError(f"reports column {what} must lie in [{lo}, {hi})")
-        return a, b, r
+        s = arr[:, 0].astype(np.uint64).view(np.int64) if arr.dtype == np.uint64 else arr[:, 0].astype(np.int64)
+        r = arr[:, 1].astype(np.int64)
+        if np.any(r < 0) or np.any(r >= self.g):
+            raise ValueError(f"reports column r must lie in [0, {self.g})")
+        return s, r
 
     def aggregate(self, reports) -> np.ndarray:
-        """Support counts c_v = #{i : H_i(v) = r_i}, exactly, by the cheaper of two exact methods
-        (see the module docstring): grouping by a (O(n + U(P + d))) or enumerating supports
-        (O(n·⌈P/g⌉))."""
-        a, b, r = self._check_reports(reports)
-        n = a.shape[0]
-        cost_group = min(n, self.P - 1) * (self.P + self.d) * 2 + n
-        cost_enum = n * (self._m_large if self.P % self.g else self._m_small)
-        if cost_group <= cost_enum:
-            return self._aggregate_grouped(a, b, r)
-        return self._aggregate_enumerate(a, b, r)
-
-    def _aggregate_grouped(self, a, b, r) -> np.ndarray:
-        """Group users by a. With x = a·v mod P, user i supports v iff (x + b_i) mod P ∈ [L_r, L_{r+1}),
-        i.e. x lies in the cyclic interval [s_i, s_i + m_i) with s_i = (L_r − b_i) mod P. A difference
-        array over x (one per distinct a) and a cumulative sum give, for every x, how many of that
-        group's reports cover it; then c_v = Σ_a cover_a[a·v mod P]."""
-        P, d = self.P, self.d
-        L = self._interval_start(r)
-        length = self._interval_start(r + 1) - L
-        s = (L - b) % P
-        e = s + length  # exclusive end, may pass P (wraps)
-        order = np.argsort(a, kind="stable")
-        a_sorted = a[order]
-        ua, first = np.unique(a_sorted, return_index=True)
-        bounds = np.append(first, a_sorted.shape[0])
-        # a·v < P²: 32-bit products and remainders are ~2× faster when they fit
-        small = P * P < (1 << 32)
-        vs = np.arange(d, dtype=np.uint32 if small else np.int64)
-        ua_t = ua.astype(vs.dtype)
+        """Support counts c_v = #{i : H_{s_i}(v) = r_i}: every user's d hashes, in blocks of users
+        with preallocated buffers (O(n·d); the family has no structure to exploit, see the module
+        docstring). Same arithmetic as :func:`keyed_hash`."""
+        s, r = self._check_reports(reports)
+        d, g = self.d, self.g
+        keys, ru = _as_keys(s), r.astype(np.uint64)
+        vg = np.arange(1, d + 1, dtype=np.uint64) * _GAMMA  # (v + 1)·γ mod 2^64
+        step = max(1, _BLOCK_CELLS // d)
+        z, tmp = np.empty((step, d), np.uint64), np.empty((step, d), np.uint64)
+        hit = np.empty((step, d), bool)
         counts = np.zeros(d, dtype=np.int64)
-        width = P + 1
-        block = max(1, _BLOCK_CELLS // max(width, d))
-        for g0 in range(0, ua.shape[0], block):  # blocks of distinct a, bounded memory
-            g1 = min(ua.shape[0], g0 + block)
-            sel = order[bounds[g0]:bounds[g1]]
-            # local group index of each selected user
-            grp = np.repeat(np.arange(g1 - g0, dtype=np.int64), np.diff(bounds[g0:g1 + 1]))
-            base = grp * width
-            ss, ee = s[sel], e[sel]
-            wrap = ee > P
-            plus = np.concatenate((base + ss, base[wrap]))
-            minus = np.concatenate((base + np.minimum(ee, P), base[wrap] + (ee[wrap] - P)))
-            size = (g1 - g0) * width
-            diff = np.bincount(plus, minlength=size) - np.bincount(minus, minlength=size)
-            # a group's cover count is at most its number of users (< 2^31 per aggregate call)
-            cover = np.cumsum(diff.reshape(g1 - g0, width)[:, :P], axis=1, dtype=np.int32)
-            x = np.multiply.outer(ua_t[g0:g1], vs)
-            np.remainder(x, vs.dtype.type(P), out=x)
-            x += (np.arange(g1 - g0, dtype=x.dtype) * P)[:, None]  # flat index into cover (< 2^23)
-            counts += cover.ravel().take(x).sum(axis=0, dtype=np.int64)
+        for u0 in range(0, keys.shape[0], step):
+            m = min(step, keys.shape[0] - u0)
+            zz, hh = z[:m], hit[:m]
+            np.add(keys[u0:u0 + m, None], vg[None, :], out=zz)
+            _mix64_inplace(zz, tmp[:m])
+            _reduce_inplace(zz, g)
+            np.equal(zz, ru[u0:u0 + m, None], out=hh)
+            counts += np.add.reduce(hh, axis=0, dtype=np.int64)
         return counts
-
-    def _aggregate_enumerate(self, a, b, r) -> np.ndarray:
-        """Each report supports v = a⁻¹(y − b) mod P for y in its interval [L_r, L_{r+1}) (at most
-        ⌈P/g⌉ values of y), kept when v < d. Enumerated in blocks of users; one bincount per block."""
-        P, d = self.P, self.d
-        M = self._m_large if P % self.g else self._m_small
-        L = self._interval_start(r)
-        length = self._interval_start(r + 1) - L
-        ainv = _modinv(a, P)
-        c0 = ainv * ((L - b) % P) % P
-        ks = np.arange(M, dtype=np.int64)
-        counts = np.zeros(d + 1, dtype=np.int64)
-        step = max(1, _BLOCK_CELLS // M)
-        for u0 in range(0, a.shape[0], step):
-            u1 = min(a.shape[0], u0 + step)
-            v = (c0[u0:u1, None] + ks[None, :] * ainv[u0:u1, None]) % P
-            # out-of-interval y (k >= length) and v >= d go to the overflow bin d
-            v[(ks[None, :] >= length[u0:u1, None]) | (v >= d)] = d
-            counts += np.bincount(v.ravel(), minlength=d + 1)
-        return counts[:d]
-
-    def aggregate_naive(self, reports) -> np.ndarray:
-        """Reference aggregator: evaluate H_i(v) for every user i and value v (O(n·d)); for tests."""
-        a, b, r = self._check_reports(reports)
-        vs = np.arange(self.d, dtype=np.int64)
-        return (self.hash(a[:, None], b[:, None], vs[None, :]) == r[:, None]).sum(axis=0).astype(np.int64)
 
     # -- the fast path ---------------------------------------------------------------------------
     def sample_counts(self, true_counts, rng) -> np.ndarray:
-        """c_v = Binomial(n_v, p) + Binomial(n − n_v, q), independently over v: exact marginals,
-        joint law of a fully random hash family (see the class docstring). O(d)."""
+        """c_v = Binomial(n_v, p) + Binomial(n − n_v, 1/g), independently over v: the exact joint
+        law under the random-function family (module docstring). O(d)."""
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
         n = int(tc.sum())
         return (gen.binomial(tc, self.p) + gen.binomial(n - tc, self.q)).astype(np.int64)
 
     # -- exact output distribution -----------------------------------------------------------------
+    def _check_enumerable(self) -> None:
+        if self.d * (1 << self.d) > _ENUM_CELLS:
+            raise ValueError(f"output space too large to enumerate: d·2^d = {self.d * (1 << self.d)} > {_ENUM_CELLS} "
+                             f"(d={self.d}); use a smaller d")
+
     def output_index(self, reports) -> np.ndarray:
-        """Column of ``output_distribution`` for each report: ((a − 1)·P + b)·g + r."""
-        a, b, r = self._check_reports(reports)
-        return ((a - 1) * self.P + b) * self.g + r
+        """Column of ``output_distribution`` for each report: its support set Y as the bit mask
+        Σ_{u∈Y} 2^u (only where the output space is enumerable)."""
+        self._check_enumerable()
+        return self.support_matrix(reports).astype(np.int64) @ (np.int64(1) << np.arange(self.d, dtype=np.int64))
 
     def output_distribution(self) -> np.ndarray:
-        """Pr[(a, b, r) | v] = 1/(P(P−1)) · (p' if r = H_{a,b}(v) else (1 − p')/(g − 1)), enumerated
-        over all (P − 1)·P·g outputs (column order of :meth:`output_index`)."""
-        P, g, d = self.P, self.g, self.d
-        cols = (P - 1) * P * g
-        if d * cols > _ENUM_CELLS:
-            raise ValueError(f"output space too large to enumerate: d·(P−1)·P·g = {d * cols} > {_ENUM_CELLS} "
-                             f"(d={d}, g={g}, P={P}); use a smaller d or g")
-        w = 1.0 / (P * (P - 1))
-        return np.where(self.support_matrix(), self._keep * w, self._move_each * w)
+        """Exact Pr[Y | v] of the report's support set Y = {u : H(u) = r}, shape (d, 2^d), column j the
+        set {u : bit u of j is 1} (the order of :meth:`output_index`).
+
+        Enumerating the g^d·g reports ⟨H, r⟩ themselves is hopeless beyond tiny g; the support set
+        loses nothing: Pr[⟨H, r⟩ | v] = g^−d·(p' if v ∈ Y else (1 − p')/(g − 1)) depends on v only
+        through 1[v ∈ Y], so reports with the same Y have the same likelihood ratios (privacy) and
+        the same contribution to the counts. For each r, the functions with H^−1(r) = Y number
+        (g − 1)^(d−|Y|), hence Pr[Y | v] = g·(g − 1)^(d−|Y|)·g^−d·(p' if v ∈ Y else (1 − p')/(g − 1)).
+        """
+        self._check_enumerable()
+        S = self.support_matrix()
+        size = S.sum(axis=0)
+        # g^(1−d)·(g − 1)^(d−|Y|) in logs: no overflow at g = 2^30
+        logw = (1 - self.d) * math.log(self.g) + (self.d - size) * math.log(self.g - 1)
+        return np.where(S, self._keep, self._move_each) * np.exp(logw)[None, :]
 
     def support_matrix(self, reports=None) -> np.ndarray:
-        """Per-report support, bool (m, d): report (a, b, r) supports v iff H_{a,b}(v) = r.
+        """Per-report support, bool (m, d): report (s, r) supports v iff H_s(v) = r.
 
-        Called without ``reports``: the enumeration (d, |Y|) over every output column y = (a, b, r),
-        same column order and size limit as :meth:`output_distribution`."""
+        Called without ``reports``: the (d, 2^d) enumeration of the support sets, column j = the set
+        {u : bit u of j is 1}, same column order and size limit as :meth:`output_distribution`."""
         if reports is not None:
-            a, b, r = self._check_reports(reports)
-            return self.hash(a[:, None], b[:, None], np.arange(self.d, dtype=np.int64)[None, :]) == r[:, None]
-        P, g, d = self.P, self.g, self.d
-        if d * (P - 1) * P * g > _ENUM_CELLS:
-            raise ValueError(f"output space too large to enumerate: d·(P−1)·P·g = {d * (P - 1) * P * g} > {_ENUM_CELLS}")
-        a, b = np.meshgrid(np.arange(1, P, dtype=np.int64), np.arange(P, dtype=np.int64), indexing="ij")
-        h = self.hash(a.ravel()[None, :], b.ravel()[None, :], np.arange(d, dtype=np.int64)[:, None])
-        return (h[:, :, None] == np.arange(g)[None, None, :]).reshape(d, -1)
+            s, r = self._check_reports(reports)
+            return self.hash(s[:, None], np.arange(self.d, dtype=np.int64)[None, :]) == r[:, None]
+        self._check_enumerable()
+        return ((np.arange(1 << self.d)[None, :] >> np.arange(self.d)[:, None]) & 1).astype(bool)
 
 
 class BLH(OLH):

@@ -37,6 +37,7 @@ import numbers
 import numpy as np
 
 from .._validation import as_generator, check_values
+from ._subset_counts import sample_subset_counts
 from .base import FrequencyOracle
 
 __all__ = ["SS"]
@@ -93,17 +94,14 @@ class SS(FrequencyOracle):
     Reports are (m, k) int64 arrays, one k-subset of {0, …, d−1} per row (distinct entries, no
     particular order); the support count of v is the number of rows containing v.
 
-    ``sample_counts`` is NOT exact in distribution (``sample_counts_exact = False``): it draws
-    independent c_v = Binomial(n_v, p) + Binomial(n − n_v, q). Each marginal is exact (c_v is a sum of
-    independent Bernoulli(p) over users with value v and Bernoulli(q) over the others), so the mean
-    and variance of every c_v and f̃_v (Eq. 2) are exact, but the joint law is not: in the real
-    protocol every report has exactly k elements, so Σ_v c_v = n k and Σ_v f̃_v = 1 always and the
-    counts are negatively correlated, while the fast path's Σ_v c_v is random. Use
-    ``simulate(exact=True)`` when the joint matters (e.g. to study methods that use Σ f̃).
+    ``sample_counts`` is exact in joint law (``sample_counts_exact = True``): it draws the number of
+    users of each value taking the "{v} ∪ (k−1)-subset" component, then the column sums of all the
+    uniform subsets by recursive halving of the domain with hypergeometric splits of users' need
+    histograms (``_subset_counts``), never per user once n is large. Σ_v c_v = n k exactly, as in
+    the real protocol, and the counts have its (negative) covariances.
     """
 
     name = "ss"
-    sample_counts_exact = False
 
     def __init__(self, epsilon: float, d: int, k: int | None = None):
         super().__init__(epsilon, d)
@@ -228,15 +226,10 @@ class SS(FrequencyOracle):
         return r
 
     def sample_counts(self, true_counts, rng) -> np.ndarray:
-        """Fast path, NOT exact jointly: independent c_v = Binomial(n_v, p) + Binomial(n − n_v, q).
-
-        Each marginal (hence the mean and variance of each c_v and f̃_v) is exact; the joint law is
-        not (the real Σ_v c_v = n k is fixed and the counts are negatively correlated). O(d).
-        """
+        """Fast path, exact in joint law (see the class docstring and ``_subset_counts``). Cost
+        O(d·spread) per level of a binary tree over D, independent of n once n is large."""
         tc = self._check_true_counts(true_counts)
-        gen = as_generator(rng)
-        n = int(tc.sum())
-        return gen.binomial(tc, self.p) + gen.binomial(n - tc, self.q)
+        return sample_subset_counts(as_generator(rng), self.d, self.k, self.mixture_weight, tc)
 
     # -- exact output distribution -----------------------------------------------------------------
     def subsets(self) -> np.ndarray:

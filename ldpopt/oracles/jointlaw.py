@@ -1,0 +1,57 @@
+"""The exact joint law of an oracle's support counts on a small domain, by enumeration.
+
+Users are independent, so for a population with histogram n the count vector c = Σ_users S(Y_u)
+(S(Y) ∈ {0,1}^d the support of report Y) has mean Σ_x n_x μ_x and covariance Σ_x n_x Σ_x with
+
+    μ_x = Σ_y Pr[Y = y | x] S(y),     Σ_x = Σ_y Pr[Y = y | x] S(y) S(y)ᵀ − μ_x μ_xᵀ,
+
+summed over every output y of ``output_distribution`` (arXiv §2.4: report y supports the set
+S(y)). This is the reference the fast paths (``sample_counts``) and the real paths
+(``perturb`` + ``aggregate``) are tested against (tests/test_oracles_joint_law.py) and that
+benchmarks/joint_law.py tabulates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_counts
+from .base import FrequencyOracle
+
+__all__ = ["count_moments", "output_supports"]
+
+
+def output_supports(oracle: FrequencyOracle) -> np.ndarray:
+    """S(y) for every column y of ``oracle.output_distribution()``, as a bool (d, |Y|) array.
+
+    Each oracle's column order is the one its ``output_distribution`` docstring states: GRR the value
+    itself; OUE/SUE the bit set of j; HR the Hadamard output y (y ∈ C_v iff popcount((v+1) & y) is
+    even); SS its ``subsets()``; OLH/BLH their ``support_matrix()`` enumeration.
+    """
+    d, name = oracle.d, oracle.name
+    if name == "grr":
+        return np.eye(d, dtype=bool)
+    if name in ("oue", "sue"):
+        return ((np.arange(1 << d)[None, :] >> np.arange(d)[:, None]) & 1).astype(bool)
+    if name == "hr":
+        rows = np.arange(1, d + 1, dtype=np.int64)[:, None]
+        return (np.bitwise_count(rows & np.arange(oracle.K, dtype=np.int64)[None, :]) & 1) == 0
+    if name == "ss":
+        sets = oracle.subsets()
+        member = np.zeros((d, sets.shape[0]), dtype=bool)
+        member[sets.T, np.arange(sets.shape[0])] = True
+        return member
+    if name in ("olh", "blh"):
+        return oracle.support_matrix()
+    raise ValueError(f"oracle {name!r} has no known output enumeration")
+
+
+def count_moments(oracle: FrequencyOracle, true_counts) -> tuple[np.ndarray, np.ndarray]:
+    """Exact mean (d,) and covariance (d, d) of the support counts for histogram ``true_counts``."""
+    tc = check_counts(true_counts, "true_counts", d=oracle.d, integral=True)
+    P = oracle.output_distribution()          # (d, |Y|): Pr[y | x]
+    S = output_supports(oracle).astype(np.float64)  # (d, |Y|): S(y)_v
+    mu = P @ S.T                              # (x, v): E[S_v | x]
+    second = np.einsum("xy,vy,wy->xvw", P, S, S)  # (x, v, w): E[S_v S_w | x]
+    cov_x = second - mu[:, :, None] * mu[:, None, :]
+    return tc @ mu, np.tensordot(tc, cov_x, axes=1)
