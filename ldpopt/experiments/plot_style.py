@@ -84,7 +84,7 @@ def shared_legend(fig, axes=None, *, ncol: int | None = None, title: str | None 
     fit = max(1, int(width_in / entry_in))
     ncol = min(ncol or len(handles), fit, len(handles))
     if title:
-        title = textwrap.fill(title, int(width_in * 72 / (0.55 * RC["legend.title_fontsize"])))
+        title = textwrap.fill(title, int(width_in * 72 / (0.55 * RC["legend.title_fontsize"])), break_on_hyphens=False)
     with style():
         return fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=ncol,
                           frameon=False, title=title)
@@ -94,14 +94,14 @@ def title(ax, text: str, width_in: float):
     """Panel title wrapped to the width of the panel's axes (``width_in`` inches of panel less ~0.9 in
     of y-axis labels; ≈ 0.62 em per character), so a long title never runs past its panel."""
     chars = max(12, int((width_in - 0.9) * 72 / (0.62 * RC["axes.titlesize"])))
-    return ax.set_title(textwrap.fill(text, chars))
+    return ax.set_title(textwrap.fill(text, chars, break_on_hyphens=False))
 
 
 def suptitle(fig, text: str):
     """The figure title, wrapped to the figure's width (constrained layout keeps it above the axes)."""
     chars = int(fig.get_size_inches()[0] * 72 / (0.55 * RC["figure.titlesize"]))
     with style():
-        return fig.suptitle(textwrap.fill(text, chars))
+        return fig.suptitle(textwrap.fill(text, chars, break_on_hyphens=False))
 
 
 def save(fig, path: Path, dpi: int = DPI) -> Path:
