@@ -123,6 +123,8 @@ def two_panel(ax_pair, s: pd.DataFrame, x: str, xlabel: str, ylabel: str, logx=F
         ax.set_yscale("log")
         if logx:
             ax.set_xscale("log")
+        else:
+            S.data_ticks(ax, s[x])
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, which="both", alpha=0.3)
@@ -231,6 +233,7 @@ def plot_benefit(table, meta, out_dir, stem):
             xs = np.linspace(d.n_users.min(), d.n_users.max(), 50) / 1e6  # y = x is curved on log y
             ax.plot(xs, xs, "k:", lw=1, label="n′ = n (Base, analytic)")
             ax.set_yscale("log")
+            S.data_ticks(ax, d.n_users / 1e6)
             ax.set_xlabel("n (users, millions)")
             ax.set_ylabel("n′ (users Base needs, millions)")
             ax.grid(True, which="both", alpha=0.3)

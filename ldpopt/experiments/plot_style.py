@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["DPI", "MIN_PT", "ROWS_PER_PAGE", "RC", "pyplot", "new_figure", "shared_legend", "save",
-           "title", "suptitle", "paged", "page_path", "page_suffix", "eps_text", "panel_title", "ORACLE_NAMES"]
+           "title", "suptitle", "data_ticks", "paged", "page_path", "page_suffix", "eps_text", "panel_title", "ORACLE_NAMES"]
 
 DPI = 100
 MIN_PT = 8.0
@@ -118,6 +118,17 @@ def save(fig, path: Path, dpi: int = DPI) -> Path:
     except ImportError:  # Pillow is a matplotlib dependency; keep the plain PNG if it is missing
         pass
     return Path(path)
+
+
+def data_ticks(ax, values, max_ticks: int = 10) -> None:
+    """x ticks at the swept values (ε = 0.5, 1, 2, 4 …) when there are few of them, so a reader
+    reads the grid off the axis (and a one-value quick run does not get 3.8, 3.9, 4.0 …)."""
+    from matplotlib.ticker import NullLocator
+
+    v = sorted({float(x) for x in values})
+    if 0 < len(v) <= max_ticks:
+        ax.set_xticks(v, [f"{x:g}" for x in v])
+        ax.xaxis.set_minor_locator(NullLocator())
 
 
 def paged(keys: list, per_page: int = ROWS_PER_PAGE) -> list[list]:

@@ -148,6 +148,7 @@ def plot_estimation_error(table: pd.DataFrame, out, metric: str = "mse") -> list
                     ax.errorbar(gm.epsilon, gm["mean"], yerr=gm["se"], capsize=2, ms=4,
                                 label=_name(m, orc if one_oracle else "X"), **_STYLE.get(m, {}))
                 ax.set_yscale("log")
+                S.data_ticks(ax, g.epsilon)
                 ax.set_xlabel("ε (privacy budget)")
                 ax.set_ylabel("estimation error, Eq. 5 (counts²)")
                 S.title(ax, S.panel_title(dataset=ds, oracle=orc), 3.6)
@@ -193,6 +194,8 @@ def plot_heavy_hitters(table: pd.DataFrame, out) -> list[Path]:
                                 label=_name(m, orc if one_oracle else "X"), **_STYLE.get(m, {}))
                 if xcol == "threshold_ratio":
                     ax.axvline(1.0, color="k", lw=0.8)
+                else:
+                    S.data_ticks(ax, g[xcol])
                 ax.set_ylim(-0.02, 1.02)
                 ax.set_xlabel(xlabel)
                 label = {"f_score": "F-score"}.get(met, met.capitalize())
