@@ -234,3 +234,23 @@ def test_style_helpers():
     with pytest.raises(ValueError, match="per_page"):
         S.paged([1], 0)
     assert S.page_path(Path("d"), "x_mse", 1, 3).name == "x_mse_p2.png"
+
+
+def test_fig9_choice_panel_plots_the_per_repetition_cost(drawn):
+    """The cost panel's points are the mean over repetitions of choice_regret's ratio, and the
+    hit-rate panel's the share of repetitions whose pick is the real best, per oracle and ε."""
+    from ldpopt.experiments.plot_choose import choice_regret
+
+    t, saved = drawn["choose-method"]
+    fig = saved[-1][0]
+    top, bottom = fig.axes[0], fig.axes[2]  # fit Norm-Sub: cost, then hit rate (2 fits → 2 columns)
+    r = choice_regret(t)
+    r = r[r.fit == "norm-sub"]
+    oracles = list(dict.fromkeys(t.oracle))
+    for k, eps in enumerate(sorted(t.epsilon.unique())):
+        e = r[r.epsilon == eps]
+        want_cost = e.groupby("oracle").ratio.mean().reindex(oracles).to_numpy()
+        want_hit = 100 * (e.chosen == e.best).groupby(e.oracle).mean().reindex(oracles).to_numpy()
+        assert np.allclose(top.containers[k].lines[0].get_ydata(), want_cost)
+        assert np.allclose(bottom.containers[k].lines[0].get_ydata(), want_hit)
+        assert (want_cost >= 1 - 1e-12).all()
