@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import plot_style as S
 
-__all__ = ["LEFT", "RIGHT", "load_results", "plot", "plot_kinds", "register_plot", "two_panel"]
+__all__ = ["LEFT", "RIGHT", "grid_pages", "load_results", "plot", "plot_kinds", "register_plot", "summarise", "two_panel"]
 
 LEFT = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub")
 RIGHT = ("norm-sub", "mle-apx", "base-cut", "norm-cut", "norm-hyb", "power", "power-ns")

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from . import plot_style as S
-from .plot import LABELS, LEFT, RIGHT, _title, register_plot, style_of
+from .plot import LABELS, LEFT, RIGHT, _title, register_plot
 
 __all__ = ["plot_choose_method", "choice_regret"]
 
