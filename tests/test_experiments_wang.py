@@ -156,6 +156,7 @@ def test_every_kind_works_for_every_oracle():
 
 def test_figures_from_saved_results_only(quick, tmp_path, monkeypatch):
     from ldpopt.experiments import plot as P
+    from ldpopt.experiments import plot_style as S
 
     out, _ = quick
     folder = tmp_path / "copy"
@@ -170,8 +171,8 @@ def test_figures_from_saved_results_only(quick, tmp_path, monkeypatch):
     for p in paths:
         assert p.stat().st_size > 2_000 and p.read_bytes()[:4] == b"\x89PNG"
         with Image.open(p) as im:
-            # two panels, 10 in wide at 80 dpi; a blank or failed figure has only a few colours
-            assert im.size[0] == 800 and im.size[1] > 200
+            # two panels of plot_style.PANEL at plot_style.DPI; a blank or failed figure has only a few colours
+            assert im.size[0] == round(2 * S.PANEL[0] * S.DPI) and im.size[1] > 200
             assert len(im.convert("RGB").getcolors(maxcolors=4096)) >= 8
     assert {"full-domain", "set-value", "fixed-sets", "top-k", "bias-variance", "benefit", "choose-method"} <= set(P.plot_kinds())
     with pytest.raises(ValueError, match="no saved results"):

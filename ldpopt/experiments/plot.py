@@ -5,7 +5,8 @@ Layout follows Wang et al. (arXiv §4.1 "Plotting Convention", NDSS §V-A): one 
 (dataset, oracle[, query set]); the left panel shows Base, Base-Pos, Post-Pos, Norm, Norm-Mul,
 Norm-Sub; the right panel Norm-Sub with MLE-Apx, Base-Cut, Norm-Cut, Norm-Hyb, Power, PowerNS
 (whichever the table has); log-scale y; the mean over repetitions with a 95 % normal confidence
-interval (1.96 · std / √reps) as error bars.
+interval (1.96 · std / √reps) as error bars. Sizes, fonts, the shared legend and paging of many-row
+figures follow :mod:`ldpopt.experiments.plot_style` (smallest text ≥ 8 pt at 100 %).
 
 A plot function is registered per task kind with :func:`register_plot`; :func:`plot` looks the
 kind up in the saved ``meta.json``. Other modules (e.g. ``plots_jia``) register their own kinds.
@@ -20,7 +21,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-__all__ = ["LEFT", "RIGHT", "load_results", "plot", "plot_kinds", "register_plot", "two_panel"]
+from . import plot_style as S
+
+__all__ = ["LEFT", "RIGHT", "grid_pages", "load_results", "plot", "plot_kinds", "register_plot", "summarise", "two_panel"]
 
 LEFT = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub")
 RIGHT = ("norm-sub", "mle-apx", "base-cut", "norm-cut", "norm-hyb", "power", "power-ns")
@@ -83,76 +86,91 @@ def _ensure_registered():
     import importlib
 
     importlib.import_module("ldpopt.experiments.plots_jia")  # registers the Jia & Gong figures
+    importlib.import_module("ldpopt.experiments.plot_choose")  # registers NDSS Fig. 9
 
 
 # -- drawing helpers ----------------------------------------------------------------------------
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def summarise(table: pd.DataFrame, x: str, by=("dataset", "oracle"), metric="mse") -> pd.DataFrame:
     """Mean, std, count and 95 % CI half-width over repetitions per (by…, method, x)."""
     t = table[table.metric == metric]
-    g = t.groupby(list(by) + ["method", x]).value
+    g = t.groupby(list(by) + ["method", x], sort=False).value  # rows in the config's order
     s = g.agg(["mean", "std", "count"]).reset_index()
     s["ci"] = 1.96 * s["std"].fillna(0.0) / np.sqrt(s["count"])
     return s
 
 
+def style_of(method: str) -> tuple[str, str]:
+    """(colour, marker) of a method, the same in every figure."""
+    return _STYLE.get(method, ("k", "o"))
+
+
+def errorbar(ax, x, mean, ci, method: str, **kw):
+    """One method's mean ± 95 % CI line (the lower bar clipped above 0 for the log axis)."""
+    c, mk = style_of(method)
+    return ax.errorbar(x, mean, yerr=np.minimum(ci, 0.999 * np.asarray(mean)), label=LABELS.get(method, method),
+                       color=c, marker=mk, ms=4, lw=1.2, capsize=2, **kw)
+
+
 def two_panel(ax_pair, s: pd.DataFrame, x: str, xlabel: str, ylabel: str, logx=False, left=LEFT, right=RIGHT):
-    """Draw the paper's two panels from a summary (one x per row) on two axes."""
+    """Draw the paper's two panels from a summary (one x per row) on two axes (no per-axes legend:
+    the figure gets one shared legend, :func:`plot_style.shared_legend`)."""
     present = list(dict.fromkeys(s.method))
     for ax, group in zip(ax_pair, (left, right)):
         for m in [m for m in group if m in present]:
             d = s[s.method == m].sort_values(x)
-            c, mk = _STYLE.get(m, ("k", "o"))
-            ax.errorbar(d[x], d["mean"], yerr=np.minimum(d["ci"], 0.999 * d["mean"]), label=LABELS.get(m, m),
-                        color=c, marker=mk, ms=4, lw=1.2, capsize=2)
+            errorbar(ax, d[x], d["mean"], d["ci"], m)
         ax.set_yscale("log")
         if logx:
             ax.set_xscale("log")
+        else:
+            S.data_ticks(ax, s[x])
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
 
 
-def _save(fig, path: Path, dpi: int = 80) -> None:
-    """PNG at ``dpi``, re-encoded with a 64-colour palette: line plots lose nothing visible and the
-    file is ~4x smaller (figures are committed under docs/figures)."""
-    fig.savefig(path, dpi=dpi)
-    try:
-        from PIL import Image
-
-        with Image.open(path) as im:
-            small = im.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
-        small.save(path, optimize=True)
-    except ImportError:  # Pillow is a matplotlib dependency; keep the plain PNG if it is missing
-        pass
+_PANEL_NOTE = (" — Base, Norm family", " — others vs Norm-Sub")
+_MSE = "MSE (frequency scale)"
+_MAE = "MAE (frequency scale)"
+_EPS = "ε (privacy budget)"
 
 
-def _grid_figure(s: pd.DataFrame, x: str, rows_by, xlabel, ylabel, title, path: Path, logx=False) -> Path:
-    plt = _plt()
-    keys = list(s.groupby(list(rows_by)).groups) if rows_by else [()]
-    fig, axes = plt.subplots(len(keys), 2, figsize=(10, 3.3 * len(keys)), squeeze=False)
-    for row, key in zip(axes, keys):
-        key = key if isinstance(key, tuple) else (key,)
-        mask = np.ones(len(s), bool)
-        for col, val in zip(rows_by, key):
-            mask &= (s[col] == val).to_numpy()
-        two_panel(row, s[mask], x, xlabel, ylabel, logx=logx)
-        row[0].set_title(" · ".join(str(k) for k in key), fontsize=9, loc="left")
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
-    return path
+def _row_keys(s: pd.DataFrame, rows_by) -> list[tuple]:
+    keys = list(dict.fromkeys(zip(*(s[c] for c in rows_by)))) if rows_by else [()]  # first-seen order
+    return [k if isinstance(k, tuple) else (k,) for k in keys]
+
+
+def _row_mask(s: pd.DataFrame, rows_by, key) -> np.ndarray:
+    mask = np.ones(len(s), bool)
+    for col, val in zip(rows_by, key):
+        mask &= (s[col] == val).to_numpy()
+    return mask
+
+
+def grid_pages(s: pd.DataFrame, x: str, rows_by, xlabel, ylabel, title, out_dir: Path, base: str,
+               logx=False, draw=None, per_page: int = S.ROWS_PER_PAGE) -> list[Path]:
+    """Two panels (left/right method groups) per row key of ``rows_by``, at most ``per_page`` rows a
+    page; the row key is the panel title (``zipf · OLH · ε = 1``); one shared legend per page.
+    ``draw(ax_pair, rows)`` replaces :func:`two_panel` (for kinds that are not mean-vs-x lines)."""
+    keys = _row_keys(s, rows_by)
+    pages = S.paged(keys, per_page)
+    paths = []
+    for i, page in enumerate(pages):
+        fig, axes = S.new_figure(len(page), 2)
+        for row, key in zip(axes, page):
+            rows = s[_row_mask(s, rows_by, key)]
+            if draw is None:
+                two_panel(row, rows, x, xlabel, ylabel, logx=logx)
+            else:
+                draw(row, rows)
+            name = S.panel_title(**dict(zip(rows_by, key)))
+            for ax, note in zip(row, _PANEL_NOTE):
+                S.title(ax, name + note, S.PANEL[0])
+        S.shared_legend(fig, axes)
+        S.suptitle(fig, title + S.page_suffix(i, len(pages)))
+        paths.append(S.save(fig, S.page_path(out_dir, base, i, len(pages))))
+    return paths
 
 
 def _title(meta) -> str:
@@ -166,12 +184,12 @@ def _title(meta) -> str:
 def plot_full_domain(table, meta, out_dir: Path, stem: str) -> list[Path]:
     """arXiv Fig. 1 / Fig. 7, NDSS Fig. 4: MSE and MAE vs ε."""
     paths = []
-    for metric in ("mse", "mae"):
+    for metric, ylabel in (("mse", _MSE), ("mae", _MAE)):
         if not (table.metric == metric).any():
             continue
         s = summarise(table, "epsilon", metric=metric)
-        paths.append(_grid_figure(s, "epsilon", ("dataset", "oracle"), "ε", metric.upper(),
-                                  f"{_title(meta)}: full-domain {metric.upper()}", out_dir / f"{stem}_{metric}.png"))
+        paths += grid_pages(s, "epsilon", ("dataset", "oracle"), _EPS, ylabel,
+                            f"{_title(meta)}: full-domain {metric.upper()} vs ε", out_dir, f"{stem}_{metric}")
     return paths
 
 
@@ -179,56 +197,50 @@ def plot_full_domain(table, meta, out_dir: Path, stem: str) -> list[Path]:
 def plot_set_value(table, meta, out_dir, stem):
     """arXiv Fig. 2–3, NDSS Fig. 6–7: MSE vs ρ at fixed ε."""
     s = summarise(table, "rho", by=("dataset", "oracle", "epsilon"))
-    return [_grid_figure(s, "rho", ("dataset", "oracle", "epsilon"), "ρ (% of d)", "MSE",
-                         f"{_title(meta)}: random set-value queries", out_dir / f"{stem}_mse.png")]
+    return grid_pages(s, "rho", ("dataset", "oracle", "epsilon"), "ρ (query size, % of the domain d)", _MSE,
+                      f"{_title(meta)}: random set-value queries, MSE vs ρ", out_dir, f"{stem}_mse")
 
 
 @register_plot("fixed-sets")
 def plot_fixed_sets(table, meta, out_dir, stem):
     """arXiv Fig. 4, NDSS Fig. 8: MSE vs ε per query set."""
     s = summarise(table, "epsilon", by=("dataset", "oracle", "query_set"))
-    return [_grid_figure(s, "epsilon", ("dataset", "query_set", "oracle"), "ε", "MSE",
-                         f"{_title(meta)}: fixed set queries", out_dir / f"{stem}_mse.png")]
+    return grid_pages(s, "epsilon", ("dataset", "query_set", "oracle"), _EPS, _MSE,
+                      f"{_title(meta)}: fixed set queries, MSE vs ε", out_dir, f"{stem}_mse")
 
 
 @register_plot("top-k")
 def plot_top_k(table, meta, out_dir, stem):
     """arXiv Fig. 5, NDSS Fig. 10: MSE vs k."""
     s = summarise(table, "k", by=("dataset", "oracle", "epsilon"))
-    return [_grid_figure(s, "k", ("dataset", "oracle", "epsilon"), "k", "MSE",
-                         f"{_title(meta)}: top-k values", out_dir / f"{stem}_mse.png")]
+    return grid_pages(s, "k", ("dataset", "oracle", "epsilon"), "k (number of most frequent values)", _MSE,
+                      f"{_title(meta)}: top-k values, MSE vs k", out_dir, f"{stem}_mse")
 
 
 @register_plot("benefit")
 def plot_benefit(table, meta, out_dir, stem):
-    """NDSS Fig. 5: n′ vs n (linear axes; higher is better; y = x is Base's analytic line)."""
-    plt = _plt()
+    """NDSS Fig. 5: n′ vs n (log y; higher is better; the dotted y = x is Base's analytic line)."""
     s = summarise(table[table.method != "base-analytic"], "n_users", by=("dataset", "oracle", "epsilon"),
                   metric="n_prime")
-    keys = list(s.groupby(["dataset", "oracle", "epsilon"]).groups)
-    fig, axes = plt.subplots(len(keys), 2, figsize=(10, 3.3 * len(keys)), squeeze=False)
-    for row, key in zip(axes, keys):
-        d = s[(s.dataset == key[0]) & (s.oracle == key[1]) & (s.epsilon == key[2])]
+
+    def draw(row, d):
         for ax, group in zip(row, (LEFT, RIGHT)):
             for m in [m for m in group if m in set(d.method)]:
                 e = d[d.method == m].sort_values("n_users")
-                c, mk = _STYLE.get(m, ("k", "o"))
+                c, mk = style_of(m)
                 ax.errorbar(e.n_users / 1e6, e["mean"] / 1e6, yerr=e["ci"] / 1e6, label=LABELS.get(m, m),
                             color=c, marker=mk, ms=4, capsize=2)
             xs = np.linspace(d.n_users.min(), d.n_users.max(), 50) / 1e6  # y = x is curved on log y
-            ax.plot(xs, xs, "k:", lw=0.8, label="n′ = n")
+            ax.plot(xs, xs, "k:", lw=1, label="n′ = n (Base, analytic)")
             ax.set_yscale("log")
-            ax.set_xlabel("n (10⁶)")
-            ax.set_ylabel("n′ (10⁶)")
+            S.data_ticks(ax, d.n_users / 1e6)
+            ax.set_xlabel("n (users, millions)")
+            ax.set_ylabel("n′ (users Base needs, millions)")
             ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7)
-        row[0].set_title(" · ".join(map(str, key)), fontsize=9, loc="left")
-    fig.suptitle(f"{_title(meta)}: users Base would need (n′)", fontsize=10)
-    fig.tight_layout()
-    path = out_dir / f"{stem}_nprime.png"
-    _save(fig, path)
-    plt.close(fig)
-    return [path]
+
+    return grid_pages(s, "n_users", ("dataset", "oracle", "epsilon"), None, None,
+                      f"{_title(meta)}: users Base would need for the same MSE (n′)", out_dir, f"{stem}_nprime",
+                      draw=draw)
 
 
 @register_plot("bias-variance")
@@ -237,74 +249,38 @@ def plot_bias_variance(table, meta, out_dir, stem):
     variance divided by n as in the paper's Fig. 3), one panel per method, x = value rank."""
     from .tasks_wang import combine_bias_variance
 
-    plt = _plt()
     cb = combine_bias_variance(table)
     paths = []
+    whats = (("mean", "mean count estimate"), ("bias", "bias (counts)"), ("variance", "variance / n (counts²/user)"))
     for (ds, orc, eps), g in cb.groupby(["dataset", "oracle", "epsilon"]):
         methods = [m for m in dict.fromkeys(LEFT + RIGHT) if m in set(g.method)]
         nn = float(g.n_users.iloc[0])
-        for what, ylab in (("mean", "mean count estimate"), ("bias", "bias (counts)"), ("variance", "variance / n (counts²)")):
+        for what, ylab in whats:
             ncol = 4
             nrow = int(np.ceil(len(methods) / ncol))
-            fig, axes = plt.subplots(nrow, ncol, figsize=(12, 2.6 * nrow), squeeze=False)
+            fig, axes = S.new_figure(nrow, ncol, panel=(3.3, 2.6))
             for ax, m in zip(axes.ravel(), methods):
                 e = g[g.method == m].sort_values("f", ascending=False)
                 rank = np.arange(1, len(e) + 1)
+                title = f"{LABELS.get(m, m)} ({int(e.runs.iloc[0])} runs)"
                 if what == "mean":
-                    ax.plot(rank, e.f * nn, "b-", lw=1, label="truth")
-                    ax.plot(rank, (e.f + e.bias) * nn, "g.", ms=2, label="mean")
+                    ax.plot(rank, e.f * nn, "b-", lw=1, label="true count")
+                    ax.plot(rank, (e.f + e.bias) * nn, "g.", ms=3, label="mean of the estimates")
                     ax.set_yscale("symlog", linthresh=10)
-                    ax.set_xscale("log")
                 elif what == "bias":
-                    ax.plot(rank, e.bias * nn, "g.", ms=2)
-                    ax.axhline(0, color="k", lw=0.5)
-                    ax.set_xscale("log")
-                    ax.set_title(f"{LABELS.get(m, m)}, bias sum {e.bias.sum() * nn:.0f} (runs {int(e.runs.iloc[0])})",
-                                 fontsize=8)
+                    ax.plot(rank, e.bias * nn, "g.", ms=3, label="bias of one value")
+                    ax.axhline(0, color="k", lw=0.6)
+                    total = e.bias.sum() * nn
+                    title += f", Σ bias {0.0 if abs(total) < 0.5 else total:.0f}"  # no "-0"
                 else:
-                    ax.plot(rank, e.variance * nn, "g.", ms=2)  # Var(count)/n = Var(f)·n
-                    ax.set_xscale("log")
-                if what != "bias":
-                    ax.set_title(f"{LABELS.get(m, m)} (runs {int(e.runs.iloc[0])})", fontsize=8)
-                ax.set_xlabel("value rank", fontsize=7)
-                ax.set_ylabel(ylab, fontsize=7)
-                ax.tick_params(labelsize=6)
+                    ax.plot(rank, e.variance * nn, "g.", ms=3, label="variance of one value / n")  # Var(count)/n
+                ax.set_xscale("log")
+                S.title(ax, title, 3.3)
+                ax.set_xlabel("value rank (1 = most frequent)")
+                ax.set_ylabel(ylab)
             for ax in axes.ravel()[len(methods):]:
                 ax.axis("off")
-            fig.suptitle(f"{_title(meta)} · {ds} · {orc} · ε={eps:g}: {what}", fontsize=10)
-            fig.tight_layout()
-            path = out_dir / f"{stem}_{ds}_{orc}_eps{eps:g}_{what}.png"
-            _save(fig, path)
-            plt.close(fig)
-            paths.append(path)
+            S.shared_legend(fig, axes)
+            S.suptitle(fig, f"{_title(meta)}: {what} per value · {S.panel_title(dataset=ds, oracle=orc, epsilon=eps)}")
+            paths.append(S.save(fig, out_dir / f"{stem}_{ds}_{orc}_eps{eps:g}_{what}.png"))
     return paths
-
-
-@register_plot("choose-method")
-def plot_choose_method(table, meta, out_dir, stem):
-    """NDSS Fig. 9: MSE of each method on the real data and on the synthetic data of each fit, vs ε."""
-    s = summarise(table, "epsilon", by=("dataset", "oracle", "fit"))
-    plt = _plt()
-    fits = list(dict.fromkeys(["real", *s.fit.unique()]))
-    fig, axes = plt.subplots(1, len(fits), figsize=(4.2 * len(fits), 3.6), squeeze=False)
-    for ax, fit in zip(axes[0], fits):
-        d = s[s.fit == fit]
-        for m in dict.fromkeys(LEFT + RIGHT):
-            e = d[d.method == m].sort_values("epsilon")
-            if e.empty:
-                continue
-            c, mk = _STYLE.get(m, ("k", "o"))
-            ax.errorbar(e.epsilon, e["mean"], yerr=np.minimum(e["ci"], 0.999 * e["mean"]), label=LABELS.get(m, m),
-                        color=c, marker=mk, ms=4, capsize=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("ε")
-        ax.set_ylabel("MSE")
-        ax.set_title("real data" if fit == "real" else f"synthetic from {LABELS.get(fit, fit)}", fontsize=9)
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0][-1].legend(fontsize=7)
-    fig.suptitle(f"{_title(meta)}: choosing a method on a synthetic dataset", fontsize=10)
-    fig.tight_layout()
-    path = out_dir / f"{stem}_mse.png"
-    _save(fig, path)
-    plt.close(fig)
-    return [path]
