@@ -34,6 +34,8 @@ def __getattr__(name):  # read_counts / write_table without importing pandas for
 def build_parser() -> argparse.ArgumentParser:
     from .. import oracles
     from . import experiment, postprocess, verify
+    from . import aggregate as aggregate_cmd
+    from . import perturb as perturb_cmd
 
     ap = argparse.ArgumentParser(prog="ldpopt", description="Post-processing of LDP frequency estimates.")
     ap.add_argument("--version", action="version", version=f"ldpopt {__version__}")
@@ -41,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     postprocess.add_parser(sub)
     experiment.add_parser(sub)
     verify.add_parser(sub, oracles.available())
+    perturb_cmd.add_parser(sub)
+    aggregate_cmd.add_parser(sub)
     return ap
 
 
