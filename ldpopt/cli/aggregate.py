@@ -29,6 +29,11 @@ def _run(args) -> int:
 
     from ..aggregate import Partial
     from ..aggregate.dask import aggregate_shards
+
+    try:
+        import dask  # noqa: F401
+    except ImportError:
+        raise InputError("ldpopt aggregate needs Dask: pip install 'ldpopt[parallel]'") from None
     from ..aggregate.shards import list_shards
     from ._io import FORMATS, format_of, write_table, write_text
 
