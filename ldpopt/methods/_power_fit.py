@@ -140,16 +140,16 @@ def _score_power(x, S, n, s):
 
 
 def _refine(x, S, n, a: float, b: float, fa: tuple, fb: tuple) -> tuple[float, float]:
-    """The local maximum of ℓ in a cell [a, b] with ℓ'(a) > 0 ≥ ℓ'(b), to 1e-10 in s.
+    """The local maximum of ℓ in a cell [a, b] with ℓ'(a) > 0 ≥ ℓ'(b): the root of ℓ' to 1e-10 in s.
 
     Newton on ℓ' safeguarded by bisection, as ``rtsafe`` (Numerical Recipes §9.4): bisect when the
     Newton step leaves the bracket or does not halve the step before last (ℓ' can fall by 10⁵
     across a cell, where plain Newton creeps). Starts from the end whose Newton step is shorter.
-    Returns (s, ℓ(s)).
+    Returns (s, ℓ(s)) at the converged root (not the best ℓ seen: near the root ℓ is flat to
+    rounding, so comparing ℓ there would pick a random iterate).
     """
-    best = (a, fa[0]) if fa[0] >= fb[0] else (b, fb[0])
     s, f = (a, fa) if (fa[2] < 0 and (fb[2] >= 0 or abs(fa[1] / fa[2]) <= abs(fb[1] / fb[2]))) else (b, fb)
-    g, h = f[1], f[2]
+    ell, g, h = f
     dx_old = dx = b - a
     for _ in range(200):
         newton_out = h >= 0 or not a < s - g / h < b
@@ -159,21 +159,16 @@ def _refine(x, S, n, a: float, b: float, fa: tuple, fb: tuple) -> tuple[float, f
         else:
             dx_old, dx = dx, -g / h
             s = s + dx
-        if abs(dx) <= _TOL * (1.0 + abs(s)):
-            ell = loglik_score(x, S, n, s)[0]
-            return max(best, (s, ell), key=lambda c: c[1])
         ell, g, h = loglik_score(x, S, n, s)
-        if ell > best[1]:
-            best = (s, ell)
+        if abs(dx) <= _TOL * (1.0 + abs(s)) or g == 0:
+            break
         if g > 0:
             a = s
-        elif g < 0:
-            b = s
         else:
-            break
+            b = s
         if b - a <= _TOL * (1.0 + abs(s)):
             break
-    return best
+    return s, ell
 
 
 def fit_mle(x, S: float, n: int, lo: float, hi: float, grid_points: int = GRID_POINTS) -> tuple[float, bool]:
