@@ -345,7 +345,8 @@ def calibrate(estimate: Estimate, prior: str = "power-law", fit: str = "mle", *,
 
     ``prior="power-law"`` uses exponent ``s`` (their α), fitted when None; ``prior="gaussian"`` uses
     ``mu``, ``tau`` (count scale), both fitted when either is None. ``fit`` selects Eq. 16 ("mle")
-    or Eq. 17–20 ("mean-variance").
+    or Eq. 17–20 ("mean-variance"). ``s_bounds`` (lo, hi) is the search interval of the fitted
+    power-law exponent (:func:`fit_power_law`).
     """
     est = _check_estimate(estimate)
     kind = _check_choice(prior, "prior", _PRIORS)
