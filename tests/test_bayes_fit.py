@@ -73,7 +73,8 @@ def test_warning_fires_when_the_maximum_is_at_the_bound(bounds):
 
 def random_cases():
     """Seeded sweep: HR/GRR/OUE/OLH, mostly n < d (where the old fit failed), some n > d, ε from
-    0.1 to 4, Zipf-like true counts (exponent 0.8–2)."""
+    0.1 to 4, Zipf-like true counts (exponent 0.8–2); plus n ≈ d with steep Zipf (exponent 2–3),
+    where the maximum is often at larger s or at the bound."""
     rng = np.random.default_rng(20261122)
     cases = []
     for i in range(64):
@@ -82,6 +83,16 @@ def random_cases():
         n = int(rng.integers(2, d)) if (i // 4) % 4 != 3 else int(rng.integers(d + 1, 8 * d))
         eps = float(rng.choice([0.1, 0.5, 1.0, 2.0, 4.0]))
         a = float(rng.choice([0.8, 1.1, 1.5, 2.0]))
+        w = np.arange(1, d + 1, dtype=np.float64) ** -a
+        tc = rng.multinomial(n, w / w.sum())
+        cases.append((name, d, n, eps, a, tc, int(rng.integers(1 << 30))))
+    rng = np.random.default_rng(20261123)
+    for i in range(32):
+        name = ("hr", "grr", "oue", "olh")[i % 4]
+        d = int(rng.choice([8, 16, 32, 64]))
+        n = int(rng.integers(max(2, d // 2), 2 * d))
+        eps = float(rng.choice([0.1, 0.5, 1.0, 2.0, 4.0]))
+        a = float(rng.choice([2.0, 2.5, 3.0]))
         w = np.arange(1, d + 1, dtype=np.float64) ** -a
         tc = rng.multinomial(n, w / w.sum())
         cases.append((name, d, n, eps, a, tc, int(rng.integers(1 << 30))))
