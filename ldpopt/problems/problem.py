@@ -22,7 +22,8 @@ from .checks import Checks, check_solution, violation_tol
 from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives import Objective, make_objective
-from .policy import SCS_TIGHT, default_chain, feasible_point
+from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, uses_sqp
+from .sqp import solve_sqp
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "Problem", "Solution", "default_scale"]
 
@@ -251,7 +252,10 @@ class Problem:
         """Solve; return a :class:`Solution` checked by ldpopt itself (:mod:`.checks`).
 
         ``solver``: None (the documented chain of :mod:`.policy`: PIQP → CLARABEL → OSQP for QPs,
-        CLARABEL → SCS for cone programs, installed ones only), a cvxpy solver name (that solver
+        CLARABEL → SCS for cone programs, installed ones only; the exact likelihoods ``"binomial"``
+        and ``"multinomial"`` at d ≥ ``policy.SQP_MIN_D`` = 300 go to the sequential-QP route of
+        :mod:`.sqp` instead — diagonal QPs over the same constraints, no exponential cones, the
+        message says so), ``"SQP"`` (that route at any d), a cvxpy solver name (that solver
         only), or a list of names (that chain). Each solver's answer is checked in frequency units
         (constraint residuals from f with numpy; stationarity and duality gap from f and the duals
         for built-in smooth objectives); the first that passes is returned with status
@@ -269,6 +273,14 @@ class Problem:
         start is off), so the answer does not depend on what was solved before.
         """
         start = time.perf_counter()
+        if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
+            sol = solve_sqp(self, verbose, solver_options)
+            if solver is None:
+                sol.message = (f"d = {self.estimate.d} >= {SQP_MIN_D}: the exact likelihood is solved by sequential "
+                               "QP instead of as an exponential-cone program (conic solvers fail it at this d; "
+                               "ldpopt.problems.policy) — " + sol.message)
+            sol.wall_time = time.perf_counter() - start
+            return self._finish(sol, strict)
         chain = self._chain(solver)
         explicit = solver is not None
         attempts: list[dict] = []
@@ -301,6 +313,9 @@ class Problem:
                 best.message = ("every solver tried said the constraints are infeasible, but ldpopt knows a "
                                 "feasible point (it satisfies every constraint to "
                                 f"{violation_tol(self.estimate.d):.0e}): a solver failure")
+        if not explicit and chain == EXP_CONE_CHAIN:
+            best.message = (f"d = {self.estimate.d} >= {SQP_MIN_D} with exponential cones in a user objective: SCS only "
+                            "(Clarabel/ECOS fail such problems at this d; ldpopt.problems.policy) — " + best.message)
         if len(attempts) > 1:
             best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
         best.attempts = attempts
