@@ -279,6 +279,7 @@ class Problem:
                 sol.message = (f"d = {self.estimate.d} >= {SQP_MIN_D}: the exact likelihood is solved by sequential "
                                "QP instead of as an exponential-cone program (conic solvers fail it at this d; "
                                "ldpopt.problems.policy) — " + sol.message)
+            self._not_infeasible_if_known_feasible(sol)
             sol.wall_time = time.perf_counter() - start
             return self._finish(sol, strict)
         chain = self._chain(solver)
@@ -306,13 +307,7 @@ class Problem:
             best = Solution(np.full(self.estimate.d, np.nan), "solver_not_installed", False, np.nan,
                             solver=chain[0], objective=self.objective.name,
                             message=f"none of {list(chain)} is installed (installed: {cp.installed_solvers()})")
-        if best.status in ("infeasible", "infeasible_inaccurate", "infeasible_or_unbounded"):
-            point = feasible_point(self)
-            if point is not None:
-                best.status, best.success = "solver_error", False
-                best.message = ("every solver tried said the constraints are infeasible, but ldpopt knows a "
-                                "feasible point (it satisfies every constraint to "
-                                f"{violation_tol(self.estimate.d):.0e}): a solver failure")
+        self._not_infeasible_if_known_feasible(best)
         if not explicit and chain == EXP_CONE_CHAIN:
             best.message = (f"d = {self.estimate.d} >= {SQP_MIN_D} with exponential cones in a user objective: SCS only "
                             "(Clarabel/ECOS fail such problems at this d; ldpopt.problems.policy) — " + best.message)
@@ -321,6 +316,15 @@ class Problem:
         best.attempts = attempts
         best.wall_time = time.perf_counter() - start
         return self._finish(best, strict)
+
+    def _not_infeasible_if_known_feasible(self, best: Solution) -> None:
+        if best.status in ("infeasible", "infeasible_inaccurate", "infeasible_or_unbounded"):
+            point = feasible_point(self)
+            if point is not None:
+                best.status, best.success = "solver_error", False
+                best.message = ("every solver tried said the constraints are infeasible, but ldpopt knows a "
+                                "feasible point (it satisfies every constraint to "
+                                f"{violation_tol(self.estimate.d):.0e}): a solver failure")
 
     def _solve_once(self, name: str, verbose: bool, solver_options: dict, tight_scs: bool = False) -> Solution:
         """One solver, then ldpopt's check; the status says whether the check passed."""
