@@ -186,3 +186,9 @@ def test_sqp_at_kosarak_size_matches_the_simplex_mle(objective, reference):
     err = float(np.linalg.norm(sol.f - ref))
     assert err <= sol.checks.error_bound  # the certificate holds against the independent MLE
     assert err <= accuracy_tol(est.d)
+
+
+def test_sqp_route_refuses_an_objective_it_cannot_solve():
+    est = _est("binomial", 20, n=10**4)
+    with pytest.raises(ValueError, match="sequential-QP route solves the exact likelihoods"):
+        Problem(est, "cls").solve(solver="SQP")

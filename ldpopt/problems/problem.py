@@ -157,7 +157,9 @@ class Problem:
         The raw estimate (f̃, counts, n, p, q).
     objective : str, Objective or callable, default "cls"
         ``"cls"`` (Wang et al. §3.5), ``"weighted-mle"`` (Eq. 13), ``"multinomial"`` (GRR's exact
-        likelihood), ``"binomial"`` (per-bit likelihood), ``"l1"``, ``"posterior"`` (needs
+        likelihood), ``"binomial"`` (per-bit likelihood; both exact likelihoods are solved by
+        sequential QP from d = 300 on, not as exponential-cone programs: see :meth:`solve`),
+        ``"l1"``, ``"posterior"`` (needs
         ``mean=``, optional ``variance=``), the cautionary ``"weighted-mle-naive"``, an
         :class:`~ldpopt.problems.objectives.Objective`, or a callable
         ``objective(f, estimate) -> cvxpy expression`` to minimise.
