@@ -192,3 +192,20 @@ def test_sqp_route_refuses_an_objective_it_cannot_solve():
     est = _est("binomial", 20, n=10**4)
     with pytest.raises(ValueError, match="sequential-QP route solves the exact likelihoods"):
         Problem(est, "cls").solve(solver="SQP")
+
+
+@pytest.mark.parametrize("oracle,eps,d,n", [("oue", 0.05, 300, 10**3), ("olh", 15.0, 3000, 10**9),
+                                            ("grr", 15.0, 3000, 10**3), ("ss", 6.0, 300, 10**9),
+                                            ("hr", 1.0, 3000, 10**6), ("grr", 0.05, 300, 10**9),
+                                            ("blh", 6.0, 300, 10**6), ("sue", 1.0, 3000, 10**3)])
+def test_default_route_is_optimal_across_oracles_and_extremes(oracle, eps, d, n):
+    """Corners of a sweep run once over GRR, OUE, OLH, SUE, SS, HR × ε ∈ {0.05, 1, 6, 15} ×
+    d ∈ {300, 3000} × n ∈ {10³, 10⁶, 10⁹} (144 settings, all optimal), plus BLH: tiny q, tiny σ,
+    sparse counts."""
+    rng = np.random.default_rng(d + n % 97)
+    w = 1.0 / np.arange(1, d + 1) ** 1.1
+    est = oracles.get(oracle, epsilon=eps, d=d).simulate(rng.multinomial(n, w / w.sum()), rng, exact=False)
+    objective = "multinomial" if oracle == "grr" else "binomial"
+    sol = Problem(est, objective).solve(strict=True)
+    assert sol.solver.startswith("SQP(") and sol.checks.certified
+    assert sol.f.min() >= -1e-6 / d and abs(sol.f.sum() - 1.0) <= 1e-6 / d

@@ -111,8 +111,6 @@ class _QP:
 
 def _solve_qp(qp: _QP, problem, chain, opts_for, verbose):
     """Walk the QP chain; (f, duals-in-QP-units, record) of the first solver returning a point."""
-    from .problem import DEFAULT_SOLVER_OPTIONS  # noqa: F401  (import cycle: problem imports sqp)
-
     records = []
     for name in chain:
         if name not in cp.installed_solvers():
