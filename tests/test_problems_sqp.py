@@ -147,6 +147,11 @@ def test_policy_routes_large_likelihoods_to_sqp_and_says_so():
     sol = Problem(large, "binomial").solve()
     assert sol.success and sol.solver.startswith("SQP(") and "instead of as an exponential-cone" in sol.message
     assert "SQP" not in Problem(small, "binomial").solve().solver
+    # a named conic solver is obeyed; when it fails, the message says what would work
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        failed = Problem(large, "binomial").solve(solver="CLARABEL", max_iter=1)  # a sure failure
+    assert not failed.success and "solver='SQP'" in failed.message
 
 
 def test_user_exponential_cone_objective_at_large_d_goes_to_scs_alone():

@@ -76,14 +76,17 @@ class Solution:
         Constraint name → dual value (ndarray or float) of the Lagrangian J(f) + Σ y·g(f) (sign
         convention in :mod:`ldpopt.problems.constraints`); empty when the solver returned no point.
     solver : str
-        The solver that produced ``f`` (always named, also for user objectives).
+        The solver that produced ``f`` (always named, also for user objectives); ``"SQP(PIQP)"``
+        for the sequential-QP route of the exact likelihoods (the QP solvers it used in brackets).
     checks : Checks or None
         ldpopt's check of f (:class:`~ldpopt.problems.checks.Checks`: max_violation, stationarity,
         gap, tolerance, passed, failed, not_run); None when no point was returned.
     attempts : list of dict
         Every solver tried, in order: ``solver``, ``status``, ``checks`` (summary), ``seconds``.
+        For the sequential-QP route, one entry per QP: also ``iteration``, ``step`` (the line
+        search's step length) and ``qp_attempts`` (the QP chain's statuses).
     iterations : int or None
-        As reported by the solver.
+        As reported by the solver; the number of QPs for the sequential-QP route.
     compile_time, solve_time, wall_time : float
         cvxpy's compilation (canonicalisation) time, the solver's own reported time (wall clock of
         the solver call when it reports none), and the whole ``solve`` call, in seconds.
@@ -310,6 +313,9 @@ class Problem:
                             solver=chain[0], objective=self.objective.name,
                             message=f"none of {list(chain)} is installed (installed: {cp.installed_solvers()})")
         self._not_infeasible_if_known_feasible(best)
+        if explicit and not best.success and uses_sqp(self):
+            best.message += (f" | at d = {self.estimate.d} >= {SQP_MIN_D} conic solvers are known to fail this "
+                             "exact likelihood: solve() without a solver (or solver='SQP') uses sequential QP")
         if not explicit and chain == EXP_CONE_CHAIN:
             best.message = (f"d = {self.estimate.d} >= {SQP_MIN_D} with exponential cones in a user objective: SCS only "
                             "(Clarabel/ECOS fail such problems at this d; ldpopt.problems.policy) — " + best.message)
