@@ -19,7 +19,7 @@ import pytest
 from scipy import optimize
 
 from ldpopt import oracles
-from ldpopt.problems import Box, Problem, Simplex, SubsetSum, SumTo
+from ldpopt.problems import Box, Hierarchy, NonNegative, Problem, Simplex, SubsetSum, SumTo
 from ldpopt.problems.checks import accuracy_tol
 from ldpopt.problems.likelihood_terms import terms_for
 from ldpopt.problems.policy import CONE_CHAIN, EXP_CONE_CHAIN, SQP_MIN_D, default_chain, uses_sqp
@@ -214,3 +214,21 @@ def test_default_route_is_optimal_across_oracles_and_extremes(oracle, eps, d, n)
     sol = Problem(est, objective).solve(strict=True)
     assert sol.solver.startswith("SQP(") and sol.checks.certified
     assert sol.f.min() >= -1e-6 / d and abs(sol.f.sum() - 1.0) <= 1e-6 / d
+
+
+def test_below_the_threshold_sqp_is_the_fallback_when_clarabel_fails():
+    """Binomial with a tree of sums at d = 60: Clarabel's point fails ldpopt's check (measured:
+    stationarity 2e-4), the chain CLARABEL → SQP → SCS returns SQP's certified point. The tree's
+    domain needs the fraction-to-boundary box (the total is a SubsetSum, not Σ f = 1)."""
+    est = _est("binomial", 60, n=10**5, seed=2)
+    leaves = [0, 1, 2, 3] + list(range(7, 60))
+    cons = [NonNegative(), SubsetSum(leaves, 1.0), Hierarchy({4: [0, 1], 5: [2, 3], 6: [4, 5]})]
+    natural = Problem(est, "binomial", cons).solve(strict=True)
+    assert natural.checks.certified
+    # the fallback itself, made deterministic: Clarabel stopped after one iteration
+    sol = Problem(est, "binomial", cons).solve(CLARABEL={"max_iter": 1}, SCS={"max_iters": 1}, strict=True)
+    assert [a["solver"] for a in sol.attempts] == ["CLARABEL", sol.solver] and sol.solver.startswith("SQP(")
+    assert sol.attempts[0]["status"] != "optimal"
+    assert sol.checks.certified and sol.checks.error_bound <= accuracy_tol(est.d)
+    f = sol.f
+    assert abs(f[6] - f[4] - f[5]) <= 1e-12 and abs(f[4] - f[0] - f[1]) <= 1e-12 and f.min() >= 0

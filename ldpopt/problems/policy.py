@@ -16,9 +16,11 @@ until a solver's answer passes ldpopt's own check (:mod:`.checks`), recording ev
   n = 10⁶, Zipf 1.1: binomial passes ldpopt's check at d ≤ 300 — stationarity already 2·10⁻⁵ at
   300 — and ends ``solver_error`` at 500 and 1,000; multinomial passes at d ≤ 500 and fails at
   1,000; issue 11 lists 96+ formulations and settings that fail the same way, and SCS takes
-  16–50 s at d = 10⁴–10⁵). Below ``SQP_MIN_D`` the cone chain stays (and referees the SQP route
-  in the tests); ``solve(solver="SQP")`` asks for the SQP route at any d, a named conic solver
-  is obeyed at any d.
+  16–50 s at d = 10⁴–10⁵). Below ``SQP_MIN_D`` the chain is ``LIKELIHOOD_CHAIN``: CLARABEL →
+  SQP → SCS (Clarabel referees the SQP route in the tests; it already fails the binomial with
+  extra constraints at d = 60–150 — a tree of sums, a monotone order — where SQP passes, and SCS
+  takes 25–80 s there, so SQP comes before SCS). ``solve(solver="SQP")`` asks for the SQP route at
+  any d; a named conic solver is obeyed at any d.
 * A user objective with exponential-cone atoms (log, entr, rel_entr, kl_div, exp, ...) at
   d ≥ ``SQP_MIN_D`` has no numpy derivatives for the SQP route: its chain is SCS alone (tightened,
   ``SCS_TIGHT``), the only cone solver measured to finish there.
@@ -34,7 +36,7 @@ import numpy as np
 
 from .checks import constraint_violations, violation_tol
 
-__all__ = ["CONE_CHAIN", "EXP_CONE_CHAIN", "QP_CHAIN", "SCS_TIGHT", "SQP_MIN_D", "default_chain", "feasible_point",
+__all__ = ["CONE_CHAIN", "EXP_CONE_CHAIN", "LIKELIHOOD_CHAIN", "QP_CHAIN", "SCS_TIGHT", "SQP_MIN_D", "default_chain", "feasible_point",
            "uses_sqp"]
 
 QP_CHAIN = ("PIQP", "CLARABEL", "OSQP")
@@ -46,6 +48,8 @@ SCS_TIGHT = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000}
 SQP_MIN_D = 300
 #: user objectives with exponential cones at d ≥ SQP_MIN_D
 EXP_CONE_CHAIN = ("SCS",)
+#: the exact likelihoods below SQP_MIN_D ("SQP" is ldpopt's route, not a cvxpy solver)
+LIKELIHOOD_CHAIN = ("CLARABEL", "SQP", "SCS")
 _EXP_ATOMS = ("log", "log1p", "exp", "entr", "rel_entr", "kl_div", "log_sum_exp", "logistic", "xexp",
               "log_det")
 
@@ -63,8 +67,12 @@ def _has_exp_cone(problem) -> bool:
 
 def default_chain(problem) -> tuple[str, ...]:
     """The documented chain for ``problem``'s class (QP or cone program)."""
+    from .likelihood_terms import terms_for
+
     if problem.cvxpy_problem.is_qp():
         return QP_CHAIN
+    if terms_for(problem.objective, problem.estimate) is not None:
+        return LIKELIHOOD_CHAIN
     if problem.estimate.d >= SQP_MIN_D and _has_exp_cone(problem):
         return EXP_CONE_CHAIN
     return CONE_CHAIN

@@ -23,6 +23,7 @@ from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives import Objective, make_objective
 from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, uses_sqp
+from .likelihood_terms import terms_for
 from .sqp import solve_sqp
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "Problem", "Solution", "default_scale"]
@@ -141,6 +142,11 @@ def default_scale(estimate, floor: bool = True) -> float:
     return s if np.isfinite(s) and s > 0 else 1.0
 
 
+def _sqp_applies(problem) -> bool:
+    """Whether the sequential-QP route can solve ``problem`` (a built-in exact likelihood)."""
+    return terms_for(problem.objective, problem.estimate) is not None
+
+
 def _rank(sol: Solution) -> tuple:
     """Which failed attempt to return: one with a checked point, then the smallest violation."""
     has = sol.checks is not None
@@ -245,6 +251,9 @@ class Problem:
             out = []
             for n in names:
                 up = n.upper()
+                if up == "SQP" and _sqp_applies(self):
+                    out.append(up)
+                    continue
                 if up not in cp.settings.SOLVERS:
                     raise ValueError(f"solver must be a cvxpy solver name (installed: {cp.installed_solvers()}), "
                                      f"got {n!r}")
@@ -260,8 +269,8 @@ class Problem:
         CLARABEL → SCS for cone programs, installed ones only; the exact likelihoods ``"binomial"``
         and ``"multinomial"`` at d ≥ ``policy.SQP_MIN_D`` = 300 go to the sequential-QP route of
         :mod:`.sqp` instead — diagonal QPs over the same constraints, no exponential cones, the
-        message says so), ``"SQP"`` (that route at any d), a cvxpy solver name (that solver
-        only), or a list of names (that chain). Each solver's answer is checked in frequency units
+        message says so — and below it along CLARABEL → SQP → SCS), ``"SQP"`` (that route at any
+        d), a cvxpy solver name (that solver only), or a list of names (that chain). Each solver's answer is checked in frequency units
         (constraint residuals from f with numpy; stationarity and duality gap from f and the duals
         for built-in smooth objectives); the first that passes is returned with status
         ``"optimal"``. When none passes: ``"inaccurate"`` (a solver said optimal, ldpopt's check
@@ -292,6 +301,17 @@ class Problem:
         attempts: list[dict] = []
         best = None
         for name in chain:
+            if name == "SQP":  # the likelihoods' fallback below SQP_MIN_D (policy.LIKELIHOOD_CHAIN)
+                sol = solve_sqp(self, verbose, solver_options)
+                attempts.append({"solver": sol.solver, "status": sol.status, "seconds": sol.wall_time,
+                                 "checks": sol.checks.summary() if sol.checks is not None else ""})
+                sol.attempts = []
+                if sol.success:
+                    best = sol
+                    break
+                if best is None or _rank(sol) < _rank(best):
+                    best = sol
+                continue
             if name not in cp.installed_solvers():
                 attempts.append({"solver": name, "status": "solver_not_installed", "checks": "", "seconds": 0.0})
                 if explicit and len(chain) == 1:
