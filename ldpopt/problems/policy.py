@@ -36,8 +36,8 @@ import numpy as np
 
 from .checks import constraint_violations, violation_tol
 
-__all__ = ["CONE_CHAIN", "EXP_CONE_CHAIN", "LIKELIHOOD_CHAIN", "QP_CHAIN", "SCS_TIGHT", "SQP_MIN_D", "default_chain", "feasible_point",
-           "uses_sqp"]
+__all__ = ["CONE_CHAIN", "EXP_CONE_CHAIN", "LIKELIHOOD_CHAIN", "QP_CHAIN", "SCS_TIGHT", "SQP_MIN_D",
+           "default_chain", "feasible_point", "sqp_applies", "uses_sqp"]
 
 QP_CHAIN = ("PIQP", "CLARABEL", "OSQP")
 CONE_CHAIN = ("CLARABEL", "SCS")
@@ -54,11 +54,16 @@ _EXP_ATOMS = ("log", "log1p", "exp", "entr", "rel_entr", "kl_div", "log_sum_exp"
               "log_det")
 
 
-def uses_sqp(problem) -> bool:
-    """Whether ``Problem.solve()`` (no solver named) takes the sequential-QP route."""
+def sqp_applies(problem) -> bool:
+    """Whether the sequential-QP route can solve ``problem`` (a built-in exact likelihood)."""
     from .likelihood_terms import terms_for
 
-    return problem.estimate.d >= SQP_MIN_D and terms_for(problem.objective, problem.estimate) is not None
+    return terms_for(problem.objective, problem.estimate) is not None
+
+
+def uses_sqp(problem) -> bool:
+    """Whether ``Problem.solve()`` (no solver named) takes the sequential-QP route directly."""
+    return problem.estimate.d >= SQP_MIN_D and sqp_applies(problem)
 
 
 def _has_exp_cone(problem) -> bool:
@@ -67,11 +72,9 @@ def _has_exp_cone(problem) -> bool:
 
 def default_chain(problem) -> tuple[str, ...]:
     """The documented chain for ``problem``'s class (QP or cone program)."""
-    from .likelihood_terms import terms_for
-
     if problem.cvxpy_problem.is_qp():
         return QP_CHAIN
-    if terms_for(problem.objective, problem.estimate) is not None:
+    if sqp_applies(problem):
         return LIKELIHOOD_CHAIN
     if problem.estimate.d >= SQP_MIN_D and _has_exp_cone(problem):
         return EXP_CONE_CHAIN

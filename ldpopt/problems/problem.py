@@ -22,8 +22,7 @@ from .checks import Checks, check_solution, violation_tol
 from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives import Objective, make_objective
-from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, uses_sqp
-from .likelihood_terms import terms_for
+from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, sqp_applies, uses_sqp
 from .sqp import solve_sqp
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "Problem", "Solution", "default_scale"]
@@ -142,11 +141,6 @@ def default_scale(estimate, floor: bool = True) -> float:
     return s if np.isfinite(s) and s > 0 else 1.0
 
 
-def _sqp_applies(problem) -> bool:
-    """Whether the sequential-QP route can solve ``problem`` (a built-in exact likelihood)."""
-    return terms_for(problem.objective, problem.estimate) is not None
-
-
 def _rank(sol: Solution) -> tuple:
     """Which failed attempt to return: one with a checked point, then the smallest violation."""
     has = sol.checks is not None
@@ -251,10 +245,7 @@ class Problem:
             out = []
             for n in names:
                 up = n.upper()
-                if up == "SQP" and _sqp_applies(self):
-                    out.append(up)
-                    continue
-                if up not in cp.settings.SOLVERS:
+                if up not in cp.settings.SOLVERS and not (up == "SQP" and sqp_applies(self)):
                     raise ValueError(f"solver must be a cvxpy solver name (installed: {cp.installed_solvers()}), "
                                      f"got {n!r}")
                 out.append(up)
@@ -301,26 +292,18 @@ class Problem:
         attempts: list[dict] = []
         best = None
         for name in chain:
-            if name == "SQP":  # the likelihoods' fallback below SQP_MIN_D (policy.LIKELIHOOD_CHAIN)
-                sol = solve_sqp(self, verbose, solver_options)
-                attempts.append({"solver": sol.solver, "status": sol.status, "seconds": sol.wall_time,
-                                 "checks": sol.checks.summary() if sol.checks is not None else ""})
-                sol.attempts = []
-                if sol.success:
-                    best = sol
-                    break
-                if best is None or _rank(sol) < _rank(best):
-                    best = sol
-                continue
-            if name not in cp.installed_solvers():
+            if name != "SQP" and name not in cp.installed_solvers():
                 attempts.append({"solver": name, "status": "solver_not_installed", "checks": "", "seconds": 0.0})
                 if explicit and len(chain) == 1:
                     best = Solution(np.full(self.estimate.d, np.nan), "solver_not_installed", False, np.nan,
                                     solver=name, objective=self.objective.name,
                                     message=f"solver {name!r} is not installed (installed: {cp.installed_solvers()})")
                 continue
-            fallback = not explicit and name == "SCS"
-            sol = self._solve_once(name, verbose, solver_options, tight_scs=fallback)
+            if name == "SQP":  # ldpopt's route for the likelihoods (policy.LIKELIHOOD_CHAIN)
+                sol = solve_sqp(self, verbose, solver_options)
+                sol.attempts = []
+            else:
+                sol = self._solve_once(name, verbose, solver_options, tight_scs=not explicit and name == "SCS")
             attempts.append({"solver": sol.solver, "status": sol.status, "seconds": sol.wall_time,
                              "checks": sol.checks.summary() if sol.checks is not None else ""})
             if sol.success:
