@@ -19,7 +19,7 @@ import pytest
 from scipy import optimize
 
 from ldpopt import oracles
-from ldpopt.problems import Box, Hierarchy, NonNegative, Problem, Simplex, SubsetSum, SumTo
+from ldpopt.problems import Box, Fixed, Hierarchy, NonNegative, Problem, Simplex, SubsetSum, SumTo
 from ldpopt.problems.checks import accuracy_tol
 from ldpopt.problems.likelihood_terms import terms_for
 from ldpopt.problems.policy import CONE_CHAIN, EXP_CONE_CHAIN, SQP_MIN_D, default_chain, uses_sqp
@@ -232,3 +232,16 @@ def test_below_the_threshold_sqp_is_the_fallback_when_clarabel_fails():
     assert sol.checks.certified and sol.checks.error_bound <= accuracy_tol(est.d)
     f = sol.f
     assert abs(f[6] - f[4] - f[5]) <= 1e-12 and abs(f[4] - f[0] - f[1]) <= 1e-12 and f.min() >= 0
+
+
+def test_a_fixed_value_below_the_domain_box_is_still_reached():
+    """GRR multinomial under Σ f = 1 and f_0 = 0 only (no f ≥ 0): with π_0 = q, Σ_{v≠0} π_v = 1 − q
+    and the MLE is π_v = (1 − q)·c_v/Σ_{u≠0} c_u (closed form). The first QP's 90% box forbids
+    π_0 < 0.1·π(f̃_0) > q, so the route must retry at the domain's edge."""
+    est = _est("multinomial", 40, n=10**5, eps=4.0, seed=7)
+    p, q, c = est.p, est.q, est.counts.astype(float)
+    assert c[1:].min() > 0 and 0.1 * (q + (p - q) * est.f_tilde[0]) > q
+    pi = (1.0 - q) * c / c[1:].sum()
+    ref = np.concatenate([[0.0], (pi[1:] - q) / (p - q)])
+    sol = Problem(est, "multinomial", [SumTo(1.0), Fixed([0], 0.0)]).solve(solver="SQP", strict=True)
+    np.testing.assert_allclose(sol.f, ref, rtol=0, atol=1e-10)

@@ -95,11 +95,11 @@ class _QP:
         self.prob = cp.Problem(cp.Minimize(cp.sum_squares(problem.x)), self.cons)
         self.is_qp = self.prob.is_qp()
 
-    def set(self, a, b, f):
+    def set(self, a, b, f, fraction=_FRACTION):
         x, problem = self.problem.x, self.problem
         cons = list(self.cons)
         if self.domain_box:
-            lo, hi = self.terms.domain_bounds(f, _FRACTION)
+            lo, hi = self.terms.domain_bounds(f, fraction)
             ilo, ihi = np.flatnonzero(np.isfinite(lo)), np.flatnonzero(np.isfinite(hi))
             if ilo.size:
                 cons.append(problem.f[ilo] >= lo[ilo])
@@ -185,6 +185,12 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
         b = (s * g - a * m * (f / s)) / m
         qp.set(a, b, f)
         fhat, dqp, recs = _solve_qp(qp, problem, chain, opts_for, verbose)
+        if fhat is None and domain_box:
+            # the 90% box may cut off every feasible point (a Fixed value far below π(f)): retry
+            # with the box at the domain's edge (a fraction 1 − 1e-9 of the way there)
+            qp.set(a, b, f, fraction=1.0 - 1e-9)
+            fhat, dqp, more = _solve_qp(qp, problem, chain, opts_for, verbose)
+            recs += more
         for r in recs:
             compile_time += r["compile"]
             solve_time += r["seconds"] - r["compile"]
@@ -193,11 +199,12 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
                "seconds": sum(r["seconds"] for r in recs), "qp_attempts": [r["status"] for r in recs]}
         attempts.append(rec)
         if fhat is None:
-            said = {r["status"] for r in recs}
-            # the QP's feasible set is the problem's own (without the domain box): its infeasibility
-            # certificate is the problem's; ``Problem.solve`` still overrides it for a known-feasible set
-            status = "infeasible" if said == {"infeasible"} and not domain_box else "solver_error"
-            message = f"QP {k}: no solver of {list(chain)} returned a point ({rec['qp_attempts']})"
+            if status != "optimal":  # else keep the certified point of an earlier QP
+                said = {r["status"] for r in recs}
+                # the QP's feasible set is the problem's own (without the domain box): its infeasibility
+                # certificate is the problem's; ``Problem.solve`` overrides it for a known-feasible set
+                status = "infeasible" if said == {"infeasible"} and not domain_box else "solver_error"
+                message = f"QP {k}: no solver of {list(chain)} returned a point ({rec['qp_attempts']})"
             break
         used.append(rec["solver"])
         duals = {}
