@@ -224,6 +224,11 @@ class Multinomial(_Likelihood):
     Scaled form: Σ_{c_v>0} rel_entr(c_v, n π_v) = n·J + Σ c log c − (Σ c) log n, an exponential-cone
     problem whose optimal value is the KL-type deviance, ≈ d/2, not n·log d.
     Requires Σ c_v = n (the counts of a single-value-report oracle).
+
+    Solving: below d = ``policy.SQP_MIN_D`` (300) as this exponential-cone program (Clarabel → SCS);
+    from there on ``Problem.solve()`` uses the sequential-QP route (:mod:`.sqp`: damped Newton over
+    diagonal QPs on the same constraints, per-value derivatives in :mod:`.likelihood_terms`),
+    because Clarabel fails the cones from d ≈ 1,000 (measured) — the Solution's message says so.
     """
 
     name = "multinomial"
@@ -259,6 +264,11 @@ class Binomial(_Likelihood):
 
     Scaled form: Σ_v rel_entr(c_v, nπ_v) + rel_entr(n − c_v, n(1 − π_v)) = n·J + const: the binomial
     deviance, O(1) per value. Exponential cones.
+
+    Solving: below d = ``policy.SQP_MIN_D`` (300) as this exponential-cone program (Clarabel → SCS);
+    from there on ``Problem.solve()`` uses the sequential-QP route (:mod:`.sqp`), because Clarabel
+    fails the cones from d ≈ 500 (measured) — the Solution's message says so. On the simplex every
+    term is finite at f_v = 0 (π_v = q > 0), so values driven to 0 need no clipping.
     """
 
     name = "binomial"
