@@ -132,7 +132,7 @@ def solve_multipliers(sep: Separable, st, max_iter=100, lam0=None):
     if st.m == 0:
         return f, lam, y, info
     A, AT, b, ineq = st.A, st.A.T.tocsr(), st.b, st.ineq
-    tol = 64 * _EPS * max(st.total, 1.0)
+    tol = 4 * _EPS * max(st.total, 1.0)
 
     def at(yv, lam_start):
         t0 = AT @ yv

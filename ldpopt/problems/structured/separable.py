@@ -244,21 +244,29 @@ class UserSep(Separable):
 
     def argmin(self, t, l, u, d1l=None, d1u=None):
         t = np.broadcast_to(np.asarray(t, float), l.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            at_l = ~(self.d1(l) + t < 0)
+            at_u = ~at_l & (self.d1(u) + t <= 0)
+        mid = ~(at_l | at_u)
+        out = np.where(at_l, l, u)
+        if not mid.any():
+            return out
+        # h'(f) + t changes sign on (lo, hi) for the mid values: Newton, bisection when it leaves
         lo, hi = l.copy(), u.copy()
-        f = 0.5 * (lo + hi)
-        for _ in range(200):
+        f = np.where(mid, 0.5 * (lo + hi), out)
+        for _ in range(100):
             g = self.d1(f) + t
             lo = np.where(g < 0, f, lo)
             hi = np.where(g > 0, f, hi)
             with np.errstate(divide="ignore", invalid="ignore"):
                 step = f - g / self.d2(f)
-            bad = ~((step > lo) & (step < hi))
-            new = np.where(bad, 0.5 * (lo + hi), step)
-            new = np.where(g == 0, f, new)
-            if np.array_equal(new, f):
-                break
+            new = np.where((step > lo) & (step < hi), step, 0.5 * (lo + hi))
+            new = np.where(mid & (g != 0), new, f)
+            moved = np.abs(new - f) > 2 * np.finfo(float).eps * np.maximum(np.abs(f), np.abs(new))
             f = new
-        return np.clip(f, l, u)
+            if not moved.any():
+                break
+        return np.where(mid, np.clip(f, l, u), out)
 
     def mu(self, l, u):
         if self.obj.curvature is not None:

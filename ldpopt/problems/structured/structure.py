@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
+from ..constraints import Constraint, as_constraint, Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
 from .separable import NotApplicable
 
 __all__ = ["Structure", "compile_constraints"]
@@ -84,7 +84,9 @@ def compile_constraints(constraints, d: int) -> Structure:
     lower bound (the dual method needs a compact per-value domain for the likelihoods)."""
     if constraints is None:
         constraints = [NonNegative(), SumTo(1.0)]
-    constraints = list(constraints)
+    if isinstance(constraints, Constraint) or callable(constraints):
+        constraints = [constraints]
+    constraints = [as_constraint(c) for c in constraints]
     names = _names(constraints)
     lo = np.full(d, -np.inf)
     up = np.full(d, np.inf)

@@ -1,0 +1,168 @@
+"""The structured dual solver against closed forms, cvxpy and brute force."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+from ldpopt import Estimate
+from ldpopt.methods.mle import mle_apx
+from ldpopt.methods.normalize import project_simplex
+from ldpopt.problems import Box, Fixed, Hierarchy, NonNegative, Problem, Simplex, SubsetSum, SumTo
+from ldpopt.problems.structured import NotApplicable, SeparableObjective, solve_structured
+
+
+def _unary(d, n, seed, eps=1.0):
+    rng = np.random.default_rng(seed)
+    p, q = 0.5, 1.0 / (1.0 + np.exp(eps))
+    true = rng.dirichlet(np.full(d, 0.3))
+    c = rng.binomial(n, q + (p - q) * true).astype(float)
+    return Estimate.from_counts(c, n, eps, p, q)
+
+
+def _grr(d, n, seed, eps=1.0):
+    rng = np.random.default_rng(seed)
+    p, q = np.exp(eps) / (np.exp(eps) + d - 1), 1.0 / (np.exp(eps) + d - 1)
+    true = rng.dirichlet(np.full(d, 0.3))
+    c = rng.multinomial(n, q + (p - q) * true).astype(float)
+    return Estimate.from_counts(c, n, eps, p, q)
+
+
+@pytest.mark.parametrize("d,seed", [(50, 0), (2000, 1), (42_178, 2)])
+def test_matches_norm_sub_and_mle_apx(d, seed):
+    est = _unary(d, 10**6, seed)
+    r = solve_structured(est, "cls")
+    assert r.status == "optimal" and r.kkt_residual <= 1e-12
+    assert np.max(np.abs(r.f - project_simplex(est.f_tilde))) <= 1e-12 * max(1.0, np.max(r.f))
+    r = solve_structured(est, "weighted-mle")
+    assert r.status == "optimal" and r.kkt_residual <= 1e-12
+    assert np.max(np.abs(r.f - mle_apx(est))) <= 1e-12
+
+
+def test_posterior_euclidean_is_power_ns_projection():
+    est = _unary(300, 10**5, 3)
+    m = np.abs(est.f_tilde) + 1e-3
+    r = solve_structured(est, "posterior", mean=m)
+    assert np.max(np.abs(r.f - project_simplex(m))) <= 1e-14
+
+
+CONSTRAINT_SETS = {
+    "simplex": lambda d: None,
+    "subset": lambda d: [Simplex(), SubsetSum(np.arange(10), 0.3)],
+    "fixed": lambda d: [Simplex(), Fixed([3, 4], [0.02, 0.01])],
+    "box": lambda d: [Simplex(), Box(upper=0.03)],
+    "ineq": lambda d: [Simplex(), SubsetSum(np.arange(10), 0.1, "<="), SubsetSum(np.arange(10, 20), 0.3, ">=")],
+}
+
+
+@pytest.mark.parametrize("objective", ["cls", "weighted-mle", "binomial", "multinomial", "posterior"])
+@pytest.mark.parametrize("cset", sorted(CONSTRAINT_SETS))
+def test_matches_cvxpy(objective, cset):
+    d = 60
+    est = _grr(d, 10**4, 5) if objective == "multinomial" else _unary(d, 10**4, 5)
+    kw = {}
+    if objective == "posterior":
+        kw = dict(mean=np.clip(est.f_tilde, 0, None) + 1e-3, variance=np.linspace(1, 2, d) * 1e-4)
+    cons = CONSTRAINT_SETS[cset](d)
+    r = solve_structured(est, objective, cons, **kw)
+    assert r.status == "optimal" and r.kkt_residual <= 1e-12, r.message
+    cone = objective in ("binomial", "multinomial")
+    opts = dict(eps=1e-9, max_iters=100_000) if cone else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = Problem(est, objective, cons, **kw).solve(solver="SCS" if cone else "CLARABEL", **opts)
+    assert sol.status == "optimal"
+    assert np.max(np.abs(r.f - sol.f)) <= (1e-6 if objective == "weighted-mle" else 1e-8)  # the referee's accuracy
+    assert r.optimal_value <= sol.optimal_value + 1e-9 * abs(sol.optimal_value)  # never worse than the referee
+    # the multipliers of the rows (unique here) agree with cvxpy's duals, relative to their scale
+    for name in sol.duals:
+        if name in ("nonnegative", "fixed"):
+            continue  # split between the two is not unique where a fixed value sits at 0
+        a, b = np.asarray(r.duals[name]), np.asarray(sol.duals[name])
+        scale = max(abs(r.duals["sum"]), 1e-12)
+        assert np.max(np.abs(a - b)) <= 1e-4 * scale, name
+
+
+def _grid_min(objective, est, cons):
+    """Brute force on the simplex (d = 3): a 0.01 grid, then a 2e-4 grid around its best point."""
+    from ldpopt.problems.objectives import make_objective
+    obj = make_objective(objective)
+
+    def search(c0, c1, h, k):
+        best, arg = np.inf, None
+        for i, j in itertools.product(range(-k, k + 1), repeat=2):
+            f = np.array([c0 + i * h, c1 + j * h, 0.0])
+            f[2] = 1.0 - f[0] - f[1]
+            if np.any(f < 0) or (cons is not None and not cons(f)):
+                continue
+            v = obj.value(f, est)
+            if v < best:
+                best, arg = v, f
+        return best, arg
+
+    _, a = search(0.5, 0.5, 0.01, 50)
+    return search(a[0], a[1], 2e-4, 50)
+
+
+@pytest.mark.parametrize("objective", ["cls", "weighted-mle", "binomial"])
+def test_brute_force_d3(objective):
+    est = Estimate.from_counts([300.0, 180.0, 20.0], 1000, 1.0, 0.5, 0.25)
+    r = solve_structured(est, objective)
+    best, arg = _grid_min(objective, est, None)
+    assert r.optimal_value <= best + 1e-15
+    assert np.max(np.abs(r.f - arg)) <= 4e-4
+    r2 = solve_structured(est, objective, [Simplex(), SubsetSum([0], 0.4, "<=")])
+    best2, arg2 = _grid_min(objective, est, lambda f: f[0] <= 0.4 + 1e-12)
+    assert r2.f[0] <= 0.4 + 1e-15 and r2.optimal_value <= best2 + 1e-15
+    assert np.max(np.abs(r2.f - arg2)) <= 4e-4
+
+
+def test_d2_closed_form():
+    # d = 2 cls: f = clip((1 + f̃0 − f̃1)/2, 0, 1)
+    est = Estimate.from_frequencies([0.9, 0.3], 1000, 1.0, 0.5, 0.25)
+    r = solve_structured(est, "cls")
+    assert np.allclose(r.f, [0.8, 0.2], rtol=0, atol=1e-15)
+
+
+def test_user_separable_objective_matches_cls():
+    est = _unary(500, 10**5, 7)
+    obj = SeparableObjective(lambda f, e: (f - e.f_tilde) ** 2, lambda f, e: 2 * (f - e.f_tilde),
+                             lambda f, e: np.full_like(f, 2.0), name="mycls")
+    r = solve_structured(est, obj, [Simplex(), SubsetSum(np.arange(20), 0.5)])
+    ref = solve_structured(est, "cls", [Simplex(), SubsetSum(np.arange(20), 0.5)])
+    assert r.status == "optimal"
+    assert np.max(np.abs(r.f - ref.f)) <= 1e-13
+
+
+def test_hierarchy_and_sumto():
+    # leaves 0..3, internal 4 = 0+1, 5 = 2+3; leaves sum to one
+    est = Estimate.from_frequencies([0.3, 0.2, 0.25, 0.1, 0.6, 0.3], 10**4, 1.0, 0.5, 0.25)
+    cons = [NonNegative(), SumTo(2.0), Hierarchy({4: [0, 1], 5: [2, 3]})]
+    r = solve_structured(est, "cls", cons)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = Problem(est, "cls", cons).solve(solver="CLARABEL")
+    assert r.status == "optimal"
+    assert np.max(np.abs(r.f - sol.f)) <= 1e-8
+    assert np.max(np.abs(r.duals["hierarchy"] - sol.duals["hierarchy"])) <= 1e-7
+
+
+def test_not_applicable_and_infeasible():
+    est = _unary(20, 1000, 8)
+    with pytest.raises(NotApplicable, match="l1"):
+        solve_structured(est, "l1")
+    with pytest.raises(NotApplicable, match="callable|not covered"):
+        solve_structured(est, "cls", [Simplex(), lambda f, e: f[0] >= 0.1])
+    with pytest.raises(NotApplicable, match="total"):
+        solve_structured(est, "cls", [NonNegative()])
+    with pytest.raises(ValueError, match="infeasible"):
+        solve_structured(est, "cls", [Simplex(), Box(upper=0.01)])
+    with pytest.raises(ValueError, match="infeasible"):
+        solve_structured(est, "cls", [Simplex(), Fixed([0], [-0.1])])
+
+
+def test_infeasible_rows_are_not_reported_optimal():
+    est = _unary(20, 1000, 9)
+    r = solve_structured(est, "cls", [Simplex(), SubsetSum([0, 1], 0.5), SubsetSum([0, 1], 0.6)], max_iter=30)
+    assert r.status != "optimal" and r.certificate.primal_violation > 1e-3
