@@ -17,8 +17,10 @@ g(λ, y) ≤ J* (weak duality), so for a feasible f
 reported: ``distance_linf`` = max_v √(2·gap/μ_v) (each term of the sum is at most gap) and
 ``distance_l2`` = √(2·gap/min_v μ_v); ∞ when some μ_v = 0 (e.g. a multinomial value with no
 reports), NaN when f is not feasible to ``feas_tol`` (the inequality needs f feasible). The gap used
-in the bounds is max(gap, rounding floor), the floor being 16·eps·(Σ_v |h_v(f_v)| + |λ|·total + |y|·|b|)
-(the accuracy to which J and g can be evaluated in double precision).
+in the bounds is max(gap, rounding floor), the floor being 16·eps·(Σ_{v: f_v ≠ fz_v} |h_v(f_v)| + |t_v f_v|)
+plus the rounding of the linear term: the gap is summed per value as
+Σ_v [h_v(f_v) − h_v(fz_v) + t_v(f_v − fz_v)] − λ(Σf − total) − y·(A f − b), fz the per-value argmin at
+(λ, y), so values where f and fz agree add exactly 0 (the likelihoods' large constant parts cancel).
 
 Where the multipliers are not given they are recovered from f (:func:`recover_multipliers`): the
 least-squares fit of stationarity h_v'(f_v) + t_v = 0 on the values strictly inside their bounds —
@@ -33,7 +35,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .objectives import Objective, make_objective
-from .structured.dual import dual_value
 from .structured.separable import Separable, separable_for
 from .structured.structure import (Structure, bound_multipliers, compile_constraints, duals_dict,
                                    multipliers_from_dict)
@@ -144,13 +145,21 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
     # dual function at (λ, y⁺) through the per-value argmin
     t = lam + (st.A.T @ y_dual if st.m else 0.0)
     fz = sep.argmin(t, st.l, st.u)
-    g_val = dual_value(sep, fz, lam, y_dual, st)
     hv = sep.value(f)
     J = float(np.sum(hv))
-    gap = J - g_val
-    scale = float(np.sum(np.abs(hv))) + abs(lam) * st.total + float(np.abs(y_dual) @ np.abs(st.b)) if st.m else \
-        float(np.sum(np.abs(hv))) + abs(lam) * st.total
+    # gap = J(f) − g = Σ_v e_v − [λ(Σf − total) + y·(A f − b)],  e_v = h_v(f_v) − h_v(fz_v) + t_v(f_v − fz_v)
+    # ≥ 0 (fz_v minimises h_v + t_v·x on [l_v, u_v]). Summed per value, so that values where f and
+    # fz agree contribute exactly 0 and the large constant parts of the likelihoods cancel exactly.
+    diff = f != fz
+    tv = np.broadcast_to(t, (d,))
+    hz = sep.value(fz)
+    e = np.where(diff, (hv - hz) + tv * (f - fz), 0.0)
+    lin = lam * (float(np.sum(f)) - st.total) + (float(y_dual @ res) if st.m else 0.0)
+    gap = float(np.sum(e)) - lin
+    scale = float(np.sum(np.abs(hv[diff]))) + float(np.sum(np.abs(tv[diff] * f[diff]))) + abs(lin)
     floor = 16 * _EPS * scale
+    g_val = J - gap  # = g(λ, y⁺), computed through the per-value sum above
+    rel_scale = float(np.sum(np.abs(hv))) + abs(lam) * st.total
     # stationarity and complementarity at f
     with np.errstate(divide="ignore", invalid="ignore"):
         r = sep.d1(f) + t
@@ -181,7 +190,7 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
         if not np.isfinite(dl):
             note += "; some μ_v = 0 (objective not strongly convex in those values): no bound there"
     return Certificate(viol, {"bounds": vb, "sum": vs, "rows": vr}, dual_viol, comp, stat, J, g_val, gap, floor,
-                       gap / max(scale, 1e-300), dl, dl2, feas_tol,
+                       gap / max(rel_scale, 1e-300), dl, dl2, feas_tol,
                        duals if duals is not None else duals_dict(st, f, lam, y, r), note)
 
 

@@ -63,7 +63,6 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=200):
     cand = np.arange(d)
     base = 0.0                # mass of values dropped from the work set
     sub, lc, uc, tc, glc, guc = sep, l, u, t0, gl, gu
-    dropped_l = np.zeros(d, bool)  # which dropped values sit at l (else at u)
 
     def mass(lam):
         f = sub.argmin(tc + lam, lc, uc, -(glc + tc), -(guc + tc))
@@ -71,25 +70,27 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=200):
 
     # make sure the bracket really brackets (infinite end derivatives: expand)
     for _ in range(200):
-        f, s = mass(lo)
-        if s >= total:
+        f, s_lo = mass(lo)
+        if s_lo >= total:
             break
         lo -= 2.0 * (abs(lo) + 1.0)
     for _ in range(200):
-        f, s = mass(hi)
-        if s <= total:
+        f, s_hi = mass(hi)
+        if s_hi <= total:
             break
         hi += 2.0 * (abs(hi) + 1.0)
     lam = float(np.clip(lam0, lo, hi)) if lam0 is not None and np.isfinite(lam0) else 0.5 * (lo + hi)
-    it = 0
+    it, side = 0, 0
     tol = 16 * _EPS * max(abs(total), 1e-300)
     for it in range(1, max_iter + 1):
         f, s = mass(lam)
         r = s - total
         if r > 0:
-            lo = lam
+            lo, s_lo = lam, s
+            side = side - 1 if side <= 0 else -1
         elif r < 0:
-            hi = lam
+            hi, s_hi = lam, s
+            side = side + 1 if side >= 0 else 1
         if abs(r) <= tol or hi - lo <= 2 * _EPS * max(abs(lo), abs(hi)):
             break
         # drop values at a bound for every λ in [lo, hi] (only where the objective can be restricted)
@@ -100,7 +101,6 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=200):
                 gone = ~keep
                 at_l = glc[gone] <= lo  # (else guc ≥ hi: at u)
                 base += float(np.sum(np.where(at_l, lc[gone], uc[gone])))
-                dropped_l[cand[gone][at_l]] = True
                 cand, sub = cand[keep], sub2
                 lc, uc, tc, glc, guc = lc[keep], uc[keep], tc[keep], glc[keep], guc[keep]
                 f = f[keep]
@@ -108,10 +108,32 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=200):
         with np.errstate(divide="ignore", invalid="ignore"):
             slope = -float(np.sum(1.0 / sub.d2(f)[inner])) if inner.any() else 0.0
         step = lam - r / slope if slope < 0 and np.isfinite(slope) else np.nan
-        lam = step if lo < step < hi else 0.5 * (lo + hi)
+        if not lo < step < hi:
+            # Illinois false position on the bracket (halving the stale end's weight after two
+            # steps on the same side), bisection if that degenerates
+            wl, wh = s_lo - total, s_hi - total
+            if side <= -2:
+                wh *= 0.5 ** (-side - 1)
+            elif side >= 2:
+                wl *= 0.5 ** (side - 1)
+            step = (lo * (-wh) + hi * wl) / (wl - wh) if wl > 0 > wh else np.nan
+            if not lo < step < hi:
+                step = 0.5 * (lo + hi)
+        lam = step
     # the full vector
     full = sep.argmin(t0 + lam, l, u)
     return lam, full, it
+
+
+def _schur(A, D):
+    """A D Aᵀ − (A D 1)(A D 1)ᵀ/(1ᵀ D 1): the Hessian of −φ(y) (λ eliminated)."""
+    AD = A.multiply(D).tocsr() if A.nnz else A
+    H = (AD @ A.T).toarray()
+    s1 = float(D.sum())
+    if s1 > 0:
+        ad1 = np.asarray(AD.sum(axis=1)).ravel()
+        H = H - np.outer(ad1, ad1) / s1
+    return H
 
 
 def dual_value(sep: Separable, f_t, lam, y, st) -> float:
@@ -141,6 +163,11 @@ def solve_multipliers(sep: Separable, st, max_iter=100, lam0=None):
         return lam_v, f_v, dual_value(sep, f_v, lam_v, yv, st)
 
     phi = dual_value(sep, f, lam, y, st)
+    mu = 1e-10
+    with np.errstate(divide="ignore", invalid="ignore"):
+        span = np.abs(_d1(sep, u) - _d1(sep, l))
+    span = span[np.isfinite(span)]
+    radius = 2.0 * float(span.max()) if span.size and span.max() > 0 else np.inf
     for it in range(1, max_iter + 1):
         grad = A @ f - b
         held = ineq & (y <= 0) & (grad < 0)  # at y = 0 and pushed outward: stays 0
@@ -151,37 +178,36 @@ def solve_multipliers(sep: Separable, st, max_iter=100, lam0=None):
         info["newton_iterations"] = it
         inner = (f > l) & (f < u)
         with np.errstate(divide="ignore", invalid="ignore"):
-            D = np.where(inner, 1.0 / sep.d2(f), 0.0)
-        D = np.where(np.isfinite(D), D, 0.0)
-        AD = A.multiply(D).tocsr() if A.nnz else A
-        H = (AD @ A.T).toarray()
-        ad1 = np.asarray(AD.sum(axis=1)).ravel()
-        s1 = float(D.sum())
-        if s1 > 0:
-            H = H - np.outer(ad1, ad1) / s1
-        Hf = H[np.ix_(free, free)]
-        reg = 1e-14 * max(np.trace(Hf), 1e-300) + 1e-300
+            D_all = 1.0 / sep.d2(f)
+        D_all = np.where(np.isfinite(D_all) & (l < u), D_all, 0.0)
+        H = _schur(A, np.where(inner, D_all, 0.0))
+        # Levenberg term from the curvature the bound values would have if free: keeps the step
+        # finite (and of the right scale) when a row has no interior value, i.e. H is singular.
+        H_all = _schur(A, D_all)
+        Hf = (H + mu * H_all)[np.ix_(free, free)]
+        Hf = Hf + (1e-300 + 1e-15 * max(np.trace(Hf), 0.0)) * np.eye(Hf.shape[0])
         delta = np.zeros(st.m)
         try:
-            delta[free] = np.linalg.solve(Hf + reg * np.eye(Hf.shape[0]), grad[free])
+            delta[free] = np.linalg.solve(Hf, grad[free])
         except np.linalg.LinAlgError:
-            delta[free] = grad[free]
+            delta[free] = np.linalg.lstsq(Hf, grad[free], rcond=None)[0]
         if not np.all(np.isfinite(delta)):
-            delta = np.where(free, grad, 0.0)
+            break
+        big = float(np.max(np.abs(delta)))
+        if big > radius:  # beyond the range of h' every value is pinned at a bound: no use going further
+            delta *= radius / big
         alpha, accepted = 1.0, False
-        for _ in range(40):
+        for _ in range(60):
             y_new = y + alpha * delta
             y_new[ineq] = np.maximum(y_new[ineq], 0.0)
             lam_new, f_new, phi_new = at(y_new, lam)
-            if phi_new >= phi + 1e-4 * float(grad @ (y_new - y)) - 1e-15 * abs(phi):
+            if phi_new >= phi + 1e-4 * float(grad @ (y_new - y)) - 4 * _EPS * abs(phi):
                 accepted = True
                 break
             alpha *= 0.5
-        if not accepted:
-            info["line_search_failures"] += 1
-            if np.max(np.abs(pg)) <= 1e-12 * max(st.total, 1.0):
-                break
-        if np.array_equal(y_new, y):
+        if not accepted or np.array_equal(y_new, y):
+            info["line_search_failures"] += int(not accepted)
             break
+        mu = max(mu / 10.0, 1e-10) if alpha == 1.0 else min(mu * 100.0, 1.0)
         y, lam, f, phi = y_new, lam_new, f_new, phi_new
     return f, lam, y, info
