@@ -127,7 +127,8 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
     if f.shape != (d,):
         raise ValueError(f"f must have shape ({d},), got {f.shape}")
     if feas_tol is None:
-        feas_tol = 1e-9 * max(st.total, 1.0) / d  # 1e-9 of the frequency scale total/d
+        # 1e-9 of the frequency scale total/d, but not below the rounding of Σ f (≈ 1e-14 at d = 1e7)
+        feas_tol = max(1e-9 / d, 1e-14) * max(st.total, 1.0)
     y = np.asarray(y, float).copy()
     dual_viol = float(np.max(np.maximum(-y[st.ineq], 0.0), initial=0.0))
     y_dual = y.copy()
@@ -217,7 +218,7 @@ def certificate(objective, constraints, estimate, f, multipliers: dict | None = 
     or a list as for :class:`~ldpopt.problems.Problem` (built-in constraint classes only).
     ``multipliers``: a ``Solution.duals``-style dict (needs the Σ multiplier and the rows'), or None
     to recover them from f by :func:`recover_multipliers`. ``feas_tol``: primal tolerance in
-    frequency units (default 1e-9·total/d). Raises
+    frequency units (default max(1e-9/d, 1e-14)·total). Raises
     :class:`~ldpopt.problems.structured.NotApplicable` outside that class."""
     obj = objective if isinstance(objective, Objective) else make_objective(objective, mean=mean, variance=variance)
     sep = separable_for(obj, estimate)

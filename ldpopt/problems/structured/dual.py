@@ -43,42 +43,53 @@ def _d1(sep, x):
         return sep.d1(x)
 
 
-def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=200):
-    """λ with Σ_v f_v(t0 + λ) = total. Returns (λ, f, iterations)."""
+def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=200, d1l=None, d1u=None):
+    """λ with Σ_v f_v(t0 + λ) = total. Returns (λ, f, iterations). ``d1l``, ``d1u``: h'(l), h'(u)."""
     d = l.shape[0]
     t0 = np.zeros(d) if t0 is None else np.broadcast_to(t0, (d,))
+    d1l = _d1(sep, l) if d1l is None else d1l
+    d1u = _d1(sep, u) if d1u is None else d1u
     with np.errstate(invalid="ignore"):
         # λ ≤ gu_v ⇒ f_v = u_v ;  λ ≥ gl_v ⇒ f_v = l_v
-        gu = -(_d1(sep, u) + t0)
-        gl = -(_d1(sep, l) + t0)
+        gu = -(d1u + t0)
+        gl = -(d1l + t0)
     gu = np.where(np.isnan(gu), -np.inf, gu)
     gl = np.where(np.isnan(gl), np.inf, gl)
     var = l < u  # fixed values (l = u) do not move with λ
-    fin_u, fin_l = gu[var & np.isfinite(gu)], gl[var & np.isfinite(gl)]
-    lo = float(fin_u.min()) if fin_u.size else -1.0
-    hi = float(fin_l.max()) if fin_l.size else 1.0
+    fin_u, fin_l = np.isfinite(gu[var]), np.isfinite(gl[var])
+    lo = float(gu[var][fin_u].min()) if fin_u.any() else -1.0
+    hi = float(gl[var][fin_l].max()) if fin_l.any() else 1.0
+    exact_ends = bool(fin_u.all() and fin_l.all() and lo <= hi)
     if lo > hi:
         lo, hi = hi, lo
 
     cand = np.arange(d)
     base = 0.0                # mass of values dropped from the work set
     sub, lc, uc, tc, glc, guc = sep, l, u, t0, gl, gu
+    if not var.all() and sep.restrict(np.flatnonzero(var)) is not None:
+        base = float(np.sum(l[~var]))
+        keep = np.flatnonzero(var)
+        cand, sub = keep, sep.restrict(keep)
+        lc, uc, tc, glc, guc = l[keep], u[keep], t0[keep], gl[keep], gu[keep]
 
     def mass(lam):
         f = sub.argmin(tc + lam, lc, uc, -(glc + tc), -(guc + tc))
         return f, base + float(np.sum(f))
 
-    # make sure the bracket really brackets (infinite end derivatives: expand)
-    for _ in range(200):
-        f, s_lo = mass(lo)
-        if s_lo >= total:
-            break
-        lo -= 2.0 * (abs(lo) + 1.0)
-    for _ in range(200):
-        f, s_hi = mass(hi)
-        if s_hi <= total:
-            break
-        hi += 2.0 * (abs(hi) + 1.0)
+    if exact_ends:
+        # at λ = lo every value is at u, at λ = hi every value is at l (feasibility: Σl ≤ total ≤ Σu)
+        s_lo, s_hi = base + float(np.sum(uc)), base + float(np.sum(lc))
+    else:  # infinite end derivatives: expand until the bracket brackets
+        for _ in range(200):
+            f, s_lo = mass(lo)
+            if s_lo >= total:
+                break
+            lo -= 2.0 * (abs(lo) + 1.0)
+        for _ in range(200):
+            f, s_hi = mass(hi)
+            if s_hi <= total:
+                break
+            hi += 2.0 * (abs(hi) + 1.0)
     lam = float(np.clip(lam0, lo, hi)) if lam0 is not None and np.isfinite(lam0) else 0.5 * (lo + hi)
     it, side = 0, 0
     tol = 16 * _EPS * max(abs(total), 1e-300)
@@ -149,7 +160,8 @@ def solve_multipliers(sep: Separable, st, max_iter=100, lam0=None):
     """(f, λ, y, info) for the compiled structure ``st``."""
     l, u = st.l, st.u
     y = np.zeros(st.m)
-    lam, f, it_l = solve_lambda(sep, l, u, st.total, lam0=lam0)
+    d1l, d1u = _d1(sep, l), _d1(sep, u)
+    lam, f, it_l = solve_lambda(sep, l, u, st.total, lam0=lam0, d1l=d1l, d1u=d1u)
     info = {"lambda_iterations": it_l, "newton_iterations": 0, "line_search_failures": 0}
     if st.m == 0:
         return f, lam, y, info
@@ -158,14 +170,14 @@ def solve_multipliers(sep: Separable, st, max_iter=100, lam0=None):
 
     def at(yv, lam_start):
         t0 = AT @ yv
-        lam_v, f_v, k = solve_lambda(sep, l, u, st.total, t0=t0, lam0=lam_start)
+        lam_v, f_v, k = solve_lambda(sep, l, u, st.total, t0=t0, lam0=lam_start, d1l=d1l, d1u=d1u)
         info["lambda_iterations"] += k
         return lam_v, f_v, dual_value(sep, f_v, lam_v, yv, st)
 
     phi = dual_value(sep, f, lam, y, st)
     mu = 1e-10
     with np.errstate(divide="ignore", invalid="ignore"):
-        span = np.abs(_d1(sep, u) - _d1(sep, l))
+        span = np.abs(d1u - d1l)
     span = span[np.isfinite(span)]
     radius = 2.0 * float(span.max()) if span.size and span.max() > 0 else np.inf
     for it in range(1, max_iter + 1):
@@ -180,7 +192,9 @@ def solve_multipliers(sep: Separable, st, max_iter=100, lam0=None):
         with np.errstate(divide="ignore", invalid="ignore"):
             D_all = 1.0 / sep.d2(f)
         D_all = np.where(np.isfinite(D_all) & (l < u), D_all, 0.0)
-        H = _schur(A, np.where(inner, D_all, 0.0))
+        Dn = np.where(inner, D_all, 0.0)
+        H = _schur(A, Dn)
+        ad1, s1 = A @ Dn, float(Dn.sum())  # λ's first-order response to a y step: −(A D 1)·Δy/(1ᵀD1)
         # Levenberg term from the curvature the bound values would have if free: keeps the step
         # finite (and of the right scale) when a row has no interior value, i.e. H is singular.
         H_all = _schur(A, D_all)
@@ -200,7 +214,8 @@ def solve_multipliers(sep: Separable, st, max_iter=100, lam0=None):
         for _ in range(60):
             y_new = y + alpha * delta
             y_new[ineq] = np.maximum(y_new[ineq], 0.0)
-            lam_new, f_new, phi_new = at(y_new, lam)
+            lam_pred = lam - float(ad1 @ (y_new - y)) / s1 if s1 > 0 else lam
+            lam_new, f_new, phi_new = at(y_new, lam_pred)
             if phi_new >= phi + 1e-4 * float(grad @ (y_new - y)) - 4 * _EPS * abs(phi):
                 accepted = True
                 break

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..objectives import Objective, make_objective
-from .dual import solve_multipliers
+from .screen import solve_screened
 from .separable import separable_for
 from .structure import compile_constraints, duals_dict
 
@@ -57,7 +57,7 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     obj.check(estimate)
     sep = separable_for(obj, estimate)
     st = compile_constraints(constraints, estimate.d)
-    f, lam, y, info = solve_multipliers(sep, st, max_iter=max_iter)
+    f, lam, y, info = solve_screened(sep, st, max_iter=max_iter)
     from ..certificate import certify  # the certificate module imports this package
     t = lam + (st.A.T @ y if st.m else 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
