@@ -190,3 +190,15 @@ def test_screened_solve_equals_full_solve():
         assert info["rounds"] >= 2  # the check really added values
         assert np.max(np.abs(f1 - f2)) <= 1e-14
         assert abs(lam1 - lam2) <= 1e-10 * abs(lam2) and np.allclose(y1, y2, rtol=1e-9, atol=1e-15)
+
+
+def test_vertex_solution_has_no_multiplier_on_the_implied_bound():
+    # f̃ far outside the simplex near e_0: the optimum is the vertex (1, 0, 0)
+    est = Estimate.from_frequencies([2.0, -0.5, -0.5], 10**4, 1.0, 0.5, 0.25)
+    r = solve_structured(est, "cls")
+    assert np.array_equal(r.f, [1.0, 0.0, 0.0]) and r.status == "optimal"
+    assert "sum.implied" not in r.duals
+    # cvxpy's Lagrangian: ∇J − y_nonneg + y_sum = 0 with y_nonneg ≥ 0, zero where f > 0
+    g = 2 * (r.f - est.f_tilde)
+    stat = g - r.duals["nonnegative"] + r.duals["sum"]
+    assert np.max(np.abs(stat)) <= 1e-14 and np.all(r.duals["nonnegative"] >= 0) and r.duals["nonnegative"][0] == 0
