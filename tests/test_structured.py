@@ -202,3 +202,22 @@ def test_vertex_solution_has_no_multiplier_on_the_implied_bound():
     g = 2 * (r.f - est.f_tilde)
     stat = g - r.duals["nonnegative"] + r.duals["sum"]
     assert np.max(np.abs(stat)) <= 1e-14 and np.all(r.duals["nonnegative"] >= 0) and r.duals["nonnegative"][0] == 0
+
+
+@pytest.mark.parametrize("counts", [[10.0, 0.0], [0.0, 10.0], [3.0, 7.0], [10.0, 10.0]])
+@pytest.mark.parametrize("pq", [(0.9975273768433653, 0.0024726231566347748), (0.5, 0.25), (0.88, 0.5)])
+def test_binomial_argmin_is_the_root_in_range(counts, pq):
+    """The per-value argmin against the definition: h'(f) + t = 0 inside, the right bound outside,
+    over a sweep of t covering both signs of τ (c = 0 and c = n included: one log term)."""
+    from ldpopt.problems.objectives import make_objective
+    from ldpopt.problems.structured.separable import separable_for
+    est = Estimate.from_counts(counts, 10, 1.0, *pq)
+    sep = separable_for(make_objective("binomial"), est)
+    l, u = np.zeros(2), np.ones(2)
+    lo, hi = -sep.d1(u).max() - 1, -sep.d1(l).min() + 1
+    for t in np.linspace(lo, hi, 401):
+        f = sep.argmin(np.full(2, t), l, u)
+        g = sep.d1(f) + t
+        inside = (f > 0) & (f < 1)
+        assert np.all(np.abs(g[inside]) <= 1e-9 * (1 + abs(t)))
+        assert np.all(g[f == 0] >= -1e-9) and np.all(g[f == 1] <= 1e-9)

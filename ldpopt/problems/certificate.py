@@ -185,7 +185,7 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
         note = "f is infeasible beyond feas_tol: no distance bound (the gap bounds J(f) − J* only for feasible f)"
     else:
         with np.errstate(divide="ignore"):
-            dl = float(np.max(np.sqrt(2.0 * gb / mu), initial=0.0))
+            dl = float(np.max(np.sqrt(2.0 * gb / np.where(mu > 0, mu, 0.0 if gb > 0 else 1.0)), initial=0.0))
             mmin = float(np.min(mu))
             dl2 = float(np.sqrt(2.0 * gb / mmin)) if mmin > 0 else np.inf
         if not np.isfinite(dl):

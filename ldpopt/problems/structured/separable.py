@@ -79,7 +79,8 @@ class Separable:
                     r = self._interior(t, l, u, None)
                 f = np.where(mid, np.clip(r, l, u), f)
             else:
-                f[idx] = np.clip(self._interior(t, l, u, idx), l[idx], u[idx])
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    f[idx] = np.clip(self._interior(t, l, u, idx), l[idx], u[idx])
         return f
 
     def restrict(self, idx):
@@ -216,11 +217,11 @@ class BinomialSep(Separable):
         b1 = -B * (n + tau * (1.0 - 2.0 * q))
         c0 = (c - n * q) - tau * q * (1.0 - q)
         disc = np.sqrt(np.maximum(b1 * b1 - 4.0 * a2 * c0, 0.0))
-        den = np.where(b1 <= 0, -b1 + disc, -b1 - disc)
+        # The wanted root is π = ((τ + n) − √D)/(2τ) (the one in [0, 1]: the smaller for τ > 0, the
+        # larger for τ < 0), i.e. f = (−b1 − √disc)/(2·a2): written as 2c0/(−b1 + √disc) when −b1 > 0
+        # (no cancellation), directly otherwise (then τ < 0 and a2 ≠ 0).
         with np.errstate(divide="ignore", invalid="ignore"):
-            f = 2.0 * c0 / den
-            # den = 0 only when c0 = 0 and b1 > 0 is impossible, or both roots coincide at 0
-            f = np.where(den != 0, f, -b1 / (2.0 * np.where(a2 != 0, a2, 1.0)))
+            f = np.where(b1 <= 0, 2.0 * c0 / (-b1 + disc), (-b1 - disc) / (2.0 * np.where(a2 != 0, a2, 1.0)))
         return f
 
     def mu(self, l, u):
