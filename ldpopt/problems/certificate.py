@@ -53,7 +53,7 @@ class Certificate:
     violations: dict              # per kind: "bounds", "sum", "rows"
     dual_violation: float         # max wrong-sign inequality / bound multiplier
     complementarity: float        # max |multiplier × slack| (frequency × objective units)
-    stationarity: float           # max |h'(f) + t| on interior values, relative to the gradient scale
+    stationarity: float           # max |h_v'(f_v) + t_v|/h_v''(f_v) on interior values (frequency units) / total
     primal_value: float           # J(f)
     dual_value: float             # g(λ, y), a lower bound on J*
     gap: float                    # J(f) − g
@@ -165,8 +165,16 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
     with np.errstate(divide="ignore", invalid="ignore"):
         r = sep.d1(f) + t
     inner = (f > st.l) & (f < st.u)
-    gscale = max(float(np.max(np.abs(t), initial=0.0)), float(np.max(np.abs(r - t)[inner], initial=0.0)), 1e-300)
-    stat = float(np.max(np.abs(r[inner]), initial=0.0)) / gscale
+    # in frequency units: |r_v|/h_v''(f_v) is the change of f_v that would restore stationarity (a
+    # Newton step); relative to the total mass. Scale-free where the gradients themselves are ~0.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h2 = sep.d2(f)[inner]
+        ri = np.abs(r[inner])
+        # where h is flat (h'' = 0, e.g. a multinomial value with no reports) stationarity is r = 0
+        flat_ok = ri <= 1e-12 * max(float(np.max(np.abs(t), initial=0.0)), 1e-300)
+        corr = np.where(h2 > 0, ri / np.where(h2 > 0, h2, 1.0), np.where(flat_ok, 0.0, np.inf))
+    corr = np.where(np.isnan(corr), np.inf, corr)
+    stat = float(np.max(corr, initial=0.0)) / max(st.total, 1e-300)
     if duals is not None:
         ylo, yup = _bounds_from_dict(st, duals)
     else:

@@ -43,7 +43,7 @@ def _d1(sep, x):
         return sep.d1(x)
 
 
-def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=200, d1l=None, d1u=None):
+def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, d1l=None, d1u=None):
     """λ with Σ_v f_v(t0 + λ) = total. Returns (λ, f, iterations). ``d1l``, ``d1u``: h'(l), h'(u)."""
     d = l.shape[0]
     t0 = np.zeros(d) if t0 is None else np.broadcast_to(t0, (d,))
@@ -133,7 +133,27 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=200, 
         lam = step
     # the full vector
     full = sep.argmin(t0 + lam, l, u)
+    resid = float(np.sum(full)) - total
+    if abs(resid) > tol:
+        full = _fill_flat(sep, full, l, u, gl, gu, lo, hi, resid)
     return lam, full, it
+
+
+def _fill_flat(sep, f, l, u, gl, gu, lo, hi, resid):
+    """S(λ) jumps where an h_v is linear on [l_v, u_v] (a multinomial value with no reports: h_v ≡ 0):
+    at the jump any f_v in [l_v, u_v] minimises h_v + t_v f, so the missing mass is spread over those
+    values in proportion to their room (the choice where the paper is silent: the problem then has
+    many minimisers, all with the same J)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        flat = (l < u) & (sep.d2(l) == 0) & (sep.d2(u) == 0) & (gl >= lo) & (gl <= hi)
+    if not flat.any():
+        return f
+    room = np.where(flat, (u - f) if resid < 0 else (f - l), 0.0)
+    cap = float(np.sum(room))
+    if cap <= 0:
+        return f
+    share = min(abs(resid) / cap, 1.0)
+    return f + np.sign(-resid) * share * room
 
 
 def _schur(A, D):
@@ -156,7 +176,7 @@ def dual_value(sep: Separable, f_t, lam, y, st) -> float:
     return val
 
 
-def solve_multipliers(sep: Separable, st, max_iter=100, lam0=None):
+def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
     """(f, λ, y, info) for the compiled structure ``st``."""
     l, u = st.l, st.u
     y = np.zeros(st.m)
@@ -191,7 +211,11 @@ def solve_multipliers(sep: Separable, st, max_iter=100, lam0=None):
         inner = (f > l) & (f < u)
         with np.errstate(divide="ignore", invalid="ignore"):
             D_all = 1.0 / sep.d2(f)
-        D_all = np.where(np.isfinite(D_all) & (l < u), D_all, 0.0)
+        # a value where h is flat (1/h'' = ∞) absorbs any mass: a large finite D keeps the Schur
+        # complement right (−> the other values' D) without infinities
+        fin = np.isfinite(D_all)
+        big = 1e12 * max(float(np.max(D_all[fin], initial=0.0)), 1e-300)
+        D_all = np.where(l < u, np.where(fin, D_all, big), 0.0)
         Dn = np.where(inner, D_all, 0.0)
         H = _schur(A, Dn)
         ad1, s1 = A @ Dn, float(Dn.sum())  # λ's first-order response to a y step: −(A D 1)·Δy/(1ᵀD1)
@@ -211,7 +235,7 @@ def solve_multipliers(sep: Separable, st, max_iter=100, lam0=None):
         if big > radius:  # beyond the range of h' every value is pinned at a bound: no use going further
             delta *= radius / big
         alpha, accepted = 1.0, False
-        for _ in range(60):
+        for _ in range(30):
             y_new = y + alpha * delta
             y_new[ineq] = np.maximum(y_new[ineq], 0.0)
             lam_pred = lam - float(ad1 @ (y_new - y)) / s1 if s1 > 0 else lam

@@ -32,7 +32,7 @@ def _top(score, k):
     return np.argpartition(-score, k - 1)[:k]
 
 
-def solve_screened(sep, st: Structure, max_rounds: int = 30, max_iter: int = 100):
+def solve_screened(sep, st: Structure, max_rounds: int = 30, max_iter: int = 50):
     """Same contract as :func:`.dual.solve_multipliers` (f, λ, y, info)."""
     d = st.d
     probe = sep.restrict(np.arange(2)) if hasattr(sep, "restrict") else None
