@@ -221,3 +221,17 @@ def test_binomial_argmin_is_the_root_in_range(counts, pq):
         inside = (f > 0) & (f < 1)
         assert np.all(np.abs(g[inside]) <= 1e-9 * (1 + abs(t)))
         assert np.all(g[f == 0] >= -1e-9) and np.all(g[f == 1] <= 1e-9)
+
+
+@pytest.mark.parametrize("oracle", ["grr", "oue", "sue", "olh", "blh", "hr", "ss"])
+def test_property_grid_matches_closed_forms(oracle):
+    """Over ε × d × n (incl. tiny and huge n): 'optimal' always, and equal to Norm-Sub / MLE-Apx."""
+    from ldpopt import oracles
+    rng = np.random.default_rng(17)
+    for eps, d, n in itertools.product([0.05, 1.0, 8.0], [2, 100], [100, 10**6]):
+        o = oracles.get(oracle, eps, d)
+        est = o.simulate(rng.multinomial(n, rng.dirichlet(np.full(d, 0.5))), rng)
+        for obj, ref in (("cls", project_simplex(est.f_tilde)), ("weighted-mle", mle_apx(est))):
+            r = solve_structured(est, obj)
+            assert r.status == "optimal", (oracle, eps, d, n, obj, r.message)
+            assert np.max(np.abs(r.f - ref)) <= 1e-12 * max(1.0, float(np.max(np.abs(est.f_tilde)))), (oracle, eps, d, n, obj)

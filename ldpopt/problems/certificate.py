@@ -126,10 +126,19 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
     d = st.d
     if f.shape != (d,):
         raise ValueError(f"f must have shape ({d},), got {f.shape}")
+    y = np.asarray(y, float).copy()
     if feas_tol is None:
         # 1e-9 of the frequency scale total/d, but not below the rounding of Σ f (≈ 1e-14 at d = 1e7)
-        feas_tol = max(1e-9 / d, 1e-14) * max(st.total, 1.0)
-    y = np.asarray(y, float).copy()
+        # nor below the rounding of the per-value argmins themselves: f_v is formed from terms of
+        # size |f_v| and |t_v|/h_v'' (e.g. f̃_v − λ/2 for cls), which at huge noise (ε = 0.01, n = 10:
+        # |f̃| ~ 10³) exceed the frequencies by orders of magnitude
+        t_ = np.broadcast_to(lam + (st.A.T @ y if st.m else 0.0), (d,))
+        inner_ = (f > st.l) & (f < st.u)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.abs(t_[inner_]) / sep.d2(f)[inner_]
+        terms = terms[np.isfinite(terms)]
+        rounding = 4 * _EPS * (float(np.sum(np.abs(f))) + float(np.sum(terms)))
+        feas_tol = max(max(1e-9 / d, 1e-14) * max(st.total, 1.0), rounding)
     dual_viol = float(np.max(np.maximum(-y[st.ineq], 0.0), initial=0.0))
     y_dual = y.copy()
     y_dual[st.ineq] = np.maximum(y_dual[st.ineq], 0.0)  # a valid dual point
@@ -226,7 +235,7 @@ def certificate(objective, constraints, estimate, f, multipliers: dict | None = 
     or a list as for :class:`~ldpopt.problems.Problem` (built-in constraint classes only).
     ``multipliers``: a ``Solution.duals``-style dict (needs the Σ multiplier and the rows'), or None
     to recover them from f by :func:`recover_multipliers`. ``feas_tol``: primal tolerance in
-    frequency units (default max(1e-9/d, 1e-14)·total). Raises
+    frequency units (default max(1e-9/d, 1e-14)·total, or the rounding level of the argmins if larger). Raises
     :class:`~ldpopt.problems.structured.NotApplicable` outside that class."""
     obj = objective if isinstance(objective, Objective) else make_objective(objective, mean=mean, variance=variance)
     sep = separable_for(obj, estimate)

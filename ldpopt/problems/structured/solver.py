@@ -69,6 +69,7 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
         # bound (not a constraint of the problem) carries no multiplier. The other values' r grow.
         lam = lam - float(r[vertex[0]])
         t = lam + 0.0
+        f = sep.argmin(np.full(st.d, t), st.l, st.u)  # the others now sit exactly at their bounds
         with np.errstate(divide="ignore", invalid="ignore"):
             r = sep.d1(f) + t
     duals = duals_dict(st, f, lam, y, r)
