@@ -235,3 +235,18 @@ def test_property_grid_matches_closed_forms(oracle):
             r = solve_structured(est, obj)
             assert r.status == "optimal", (oracle, eps, d, n, obj, r.message)
             assert np.max(np.abs(r.f - ref)) <= 1e-12 * max(1.0, float(np.max(np.abs(est.f_tilde)))), (oracle, eps, d, n, obj)
+
+
+def test_binomial_at_eps_20_lambda_solve_does_not_crawl():
+    """SUE at ε = 20 (p = 1 − 4.5e-5): h'' varies by ~10⁹ over [0, 1] and safeguarded Newton alone
+    crawled (100 iterations, Σf = 2,999); bisection on a slow bracket fixes it. Referee: the
+    per-value KKT conditions (certificate) and the cvxpy-free closed form of S(λ) = 1."""
+    rng = np.random.default_rng(5)
+    p, q = 0.9999546021312976, 4.5397868702434395e-05
+    n, d = 10_000, 3000
+    true = rng.multinomial(n, rng.dirichlet(np.full(d, 0.5)))
+    c = rng.binomial(true, p) + rng.binomial(n - true, q)
+    est = Estimate.from_counts(c.astype(float), n, 20.0, p, q)
+    r = solve_structured(est, "binomial")
+    assert r.status == "optimal" and abs(r.f.sum() - 1) <= 1e-13
+    assert r.certificate.distance_linf <= 1e-9

@@ -91,7 +91,7 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, 
                 break
             hi += 2.0 * (abs(hi) + 1.0)
     lam = float(np.clip(lam0, lo, hi)) if lam0 is not None and np.isfinite(lam0) else 0.5 * (lo + hi)
-    it, side = 0, 0
+    it, side, widths = 0, 0, []
     tol = 16 * _EPS * max(abs(total), 1e-300)
     for it in range(1, max_iter + 1):
         f, s = mass(lam)
@@ -119,6 +119,13 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, 
         with np.errstate(divide="ignore", invalid="ignore"):
             slope = -float(np.sum(1.0 / sub.d2(f)[inner])) if inner.any() else 0.0
         step = lam - r / slope if slope < 0 and np.isfinite(slope) else np.nan
+        widths.append(hi - lo)
+        if len(widths) > 3 and widths[-1] > 0.5 * widths[-4]:
+            # Newton (or false position) crawling — h'' varies by orders of magnitude, e.g. the
+            # binomial at ε = 20: bisect
+            widths.clear()
+            lam = 0.5 * (lo + hi)
+            continue
         if not lo < step < hi:
             # Illinois false position on the bracket (halving the stale end's weight after two
             # steps on the same side), bisection if that degenerates
