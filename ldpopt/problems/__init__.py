@@ -7,11 +7,11 @@ Every Solution is checked by ldpopt (:mod:`.checks`) and solved along a document
 (:mod:`.policy`). Objectives (:mod:`.objectives`): ``"cls"``, ``"weighted-mle"``, ``"multinomial"``, ``"binomial"``,
 ``"l1"``, ``"posterior"`` and user callables. Constraints (:mod:`.constraints`): the simplex by
 default, :class:`Box`, :class:`SubsetSum`, :class:`Hierarchy`, :class:`Fixed`, :class:`NonNegative`,
-:class:`SumTo`, user callables. Failures (:mod:`.errors`): typed exceptions with ``strict=True``,
+:class:`SumTo`, :class:`Monotone` (ordinal domains, :mod:`.order`), user callables. Failures (:mod:`.errors`): typed exceptions with ``strict=True``,
 :class:`SolverWarning` otherwise.
 """
 
-from . import checks, constraints, errors, objectives, policy
+from . import checks, constraints, errors, objectives, order, policy
 from .checks import Checks
 from .constraints import (Box, Constraint, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo,
                           UserConstraint)
@@ -19,12 +19,13 @@ from .errors import (InaccurateError, InfeasibleError, IterationLimitError, Solv
                      SolverFailedError, SolverNotInstalledError, SolverWarning, UnboundedError)
 from .objectives import Objective, UserObjective
 from .objectives import available as available_objectives
+from .order import Monotone, isotonic, project_monotone_simplex
 from .problem import DEFAULT_SOLVER_OPTIONS, Problem, Solution
 
 __all__ = [
     "DEFAULT_SOLVER_OPTIONS", "Box", "Checks", "Constraint", "Fixed", "Hierarchy", "InaccurateError",
-    "InfeasibleError", "IterationLimitError", "NonNegative", "Objective", "Problem", "Simplex",
+    "InfeasibleError", "IterationLimitError", "Monotone", "NonNegative", "Objective", "Problem", "Simplex",
     "Solution", "SolverError", "SolverFailedError", "SolverNotInstalledError", "SolverWarning",
     "SubsetSum", "SumTo", "UnboundedError", "UserConstraint", "UserObjective", "available_objectives",
-    "checks", "constraints", "errors", "objectives", "policy",
+    "checks", "constraints", "errors", "isotonic", "objectives", "order", "policy", "project_monotone_simplex",
 ]
