@@ -91,7 +91,7 @@ def test_range_tree_arguments():
 # -- partition totals --------------------------------------------------------------------------------
 
 def _est(d=12):
-    return Estimate.from_counts(np.arange(d, 0, -1) * 10.0, n=100, epsilon=1.0, p=0.7, q=0.1)
+    return Estimate.from_counts(np.arange(d, 0, -1) * 8.0, n=100, epsilon=1.0, p=0.7, q=0.1)
 
 
 def test_partition_totals_match_subset_sums_written_one_by_one():
