@@ -14,8 +14,8 @@ range trees (:func:`range_tree`, :mod:`.ranges`), user callables. Failures (:mod
 
 from . import checks, constraints, errors, objectives, order, partition, policy, ranges
 from .checks import Checks
-from .constraints import (Box, Constraint, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo,
-                          UserConstraint)
+from .constraints import (Box, Constraint, Fixed, Hierarchy, NonNegative, Simplex, SimplexDroppedWarning,
+                          SubsetSum, SumTo, UserConstraint)
 from .errors import (InaccurateError, InfeasibleError, IterationLimitError, SolverError,
                      SolverFailedError, SolverNotInstalledError, SolverWarning, UnboundedError)
 from .objectives import Objective, UserObjective
@@ -27,7 +27,7 @@ from .problem import DEFAULT_SOLVER_OPTIONS, Problem, Solution
 
 __all__ = [
     "DEFAULT_SOLVER_OPTIONS", "Box", "Checks", "Constraint", "Fixed", "Hierarchy", "InaccurateError",
-    "InfeasibleError", "IterationLimitError", "Monotone", "NonNegative", "Objective", "PartitionTotals", "Problem", "RangeTree", "Simplex",
+    "InfeasibleError", "IterationLimitError", "Monotone", "NonNegative", "Objective", "PartitionTotals", "Problem", "RangeTree", "Simplex", "SimplexDroppedWarning",
     "Solution", "SolverError", "SolverFailedError", "SolverNotInstalledError", "SolverWarning",
     "SubsetSum", "SumTo", "UnboundedError", "UserConstraint", "UserObjective", "available_objectives",
     "checks", "constraints", "errors", "isotonic", "objectives", "order", "partition", "policy", "project_monotone_simplex", "range_tree", "ranges",
