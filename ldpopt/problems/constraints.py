@@ -205,6 +205,15 @@ class SubsetSum(Constraint):
         self.value = _real(value, "value")
         self.sense = sense
 
+    @classmethod
+    def from_partition(cls, groups: dict, totals: dict, d: int | None = None, name: str | None = None):
+        """Totals of disjoint groups given as dicts keyed by group name: a
+        :class:`~.partition.PartitionTotals` (one row per group; overlaps and out-of-range values
+        are errors naming the key)."""
+        from .partition import PartitionTotals
+
+        return PartitionTotals(groups, totals, d=d, name=name)
+
     def build(self, f, estimate):
         idx = _indices(self.indices, estimate.d, "indices")
         if idx.size == 0:
@@ -275,6 +284,15 @@ class Hierarchy(Constraint):
             if int(parent) in set(children.tolist()):
                 raise ValueError(f"groups[{k}]: a parent cannot be its own child")
             self.groups.append((int(parent), children.astype(np.int64)))
+
+    @classmethod
+    def range_tree(cls, d: int, branching: int = 2, name: str | None = None) -> "Hierarchy":
+        """The B-ary range tree over d ordered leaves (:func:`~.ranges.range_tree`: leaves first,
+        then each level, root last) as a Hierarchy; ``range_tree(d, B)`` itself also gives the
+        full constraint set (``constraints()``) and range covers (``cover(a, b)``)."""
+        from .ranges import range_tree
+
+        return range_tree(d, branching).hierarchy(name)
 
     def matrix(self, d: int) -> sp.csr_matrix:
         """H (groups × d): +1 at the parent, −1 at each child, so H f = 0 is the constraint."""
