@@ -162,6 +162,8 @@ def test_dropping_the_simplex_warns_on_stderr(tmp_path, counts_csv):
     ('[[constraints]]\ntype = "hierarchy"\nbranching = 2\nleaves = 8\n', ".toml", "has 15 nodes, but the counts file has d = 8"),
     ('[[constraints]]\ntype = "monotone"\ndirection = "down"\n', ".toml", "monotone: direction must be one of"),
     ('objective = "lsq"\n', ".toml", "objective must be one of"),
+    ('objective = "multinomial"\n', ".toml", "objective 'multinomial' with these constraints: "),
+    ('solver = "NOPE"\n', ".toml", "solver: solver must be a cvxpy solver name"),
     ('objectiv = "cls"\n', ".toml", "unknown key 'objectiv'"),
     ('[[constraints]]\ntype = "simplex"\nx = [1,\n', ".toml", "invalid TOML"),
     ('{"objective": "cls",\n "constraints": [}\n', ".json", "invalid JSON at line 2"),

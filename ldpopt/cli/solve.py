@@ -74,12 +74,13 @@ def _run(args) -> int:
         warnings.simplefilter("always")
         try:
             problem = Problem(estimate, spec.objective, constraints)
-        except ValueError as exc:
-            raise spec.error(None, f"objective {spec.objective!r}: {exc}") from None
+        except ValueError as exc:  # the objective cannot be used with this estimate, or not DCP
+            raise spec.error(None, f"objective {spec.objective!r} with these constraints: {exc}") from None
         try:
             sol = problem.solve(solver=solver)
         except (ValueError, TypeError) as exc:
-            raise InputError(f"--solver: {exc}") from None
+            raise InputError(f"{'--solver' if args.solver is not None else f'--problem {spec.path}: solver'}: "
+                             f"{exc}") from None
     for w in caught:
         if issubclass(w.category, SimplexDroppedWarning):
             print(f"ldpopt solve: warning: {w.message}", file=sys.stderr)
