@@ -61,6 +61,19 @@ def test_user_objective_units_and_fallbacks():
         UserObjective(lambda f, e: cp.sum_squares(f), multiplier=0)
 
 
+def test_user_likelihood_is_scaled_and_solves_to_the_built_in_multinomial():
+    rng = np.random.default_rng(0)
+    w = 1 / np.arange(1, 301) ** 1.1
+    est = oracles.get("grr", epsilon=4.0, d=300).simulate(rng.multinomial(10**5, w / w.sum()), rng)
+    p, q, c = est.p, est.q, est.counts
+    P = Problem(est, lambda f, e: -cp.sum(cp.multiply(c, cp.log(q + (p - q) * f))))
+    # a log passes the curvature test: K is the curvature's, not the callable's own units
+    assert P._multiplier != 1.0 and np.isfinite(P._multiplier)
+    user, built = P.solve(), Problem(est, "multinomial").solve()
+    assert user.success and built.success
+    assert np.max(np.abs(user.f - built.f)) < 1e-6
+
+
 # -- the simplex-dropped warning -------------------------------------------------------------------
 
 def _warnings(constraints):
