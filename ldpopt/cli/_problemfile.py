@@ -204,7 +204,8 @@ def read_problem(path) -> ProblemSpec:
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(f"--problem {path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+            raise InputError(f"--problem {path}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
+                             f"{exc.msg}") from None
         if not isinstance(doc, dict):
             raise InputError(f"--problem {path}: the top level must be an object, got {type(doc).__name__}")
 

@@ -149,7 +149,8 @@ def add_parser(sub) -> None:
                     help="domain size: values are the integers 0..d-1, a value absent from the file has count 0")
     sp.add_argument("--problem", required=True, help="TOML or JSON file: objective and constraints (see below)")
     sp.add_argument("--solver", default=None,
-                    help="a cvxpy solver name (e.g. CLARABEL, PIQP, OSQP, SCS); default: the file's, else ldpopt's chain")
+                    help="a cvxpy solver name (e.g. CLARABEL, PIQP, OSQP, SCS); default: the file's, "
+                         "else ldpopt's chain")
     sp.add_argument("--g", type=int_arg(2), default=None, help="hash range g for OLH (default round(e^ε + 1))")
     sp.add_argument("--k", type=int_arg(1), default=None, help="subset size k for SS (default d/(e^ε + 1))")
     sp.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); stdout if omitted")

@@ -368,7 +368,8 @@ class UserObjective(Objective):
     ``multiplier="auto"`` (the default) measures its curvature κ per coordinate along the all-ones
     direction u at the uniform point f₀ = 1/d, by central second differences of cvxpy's own
     evaluation: κ = (J(f₀ + hu) + J(f₀ − hu) − 2J(f₀))/(d·h²), h = 1/(4d) (f₀ ± hu stays > 0, so
-    logs are defined; a log's curvature changes by < 2× over [f₀, f₀ + 2h], so it passes the test below), and sets K = 2/(κ s²), which is exactly the built-in K for a user-written
+    logs are defined; a log's curvature changes by < 2× over [f₀, f₀ + 2h], so it passes the
+    test below), and sets K = 2/(κ s²), which is exactly the built-in K for a user-written
     CLS. The estimate is used only when it is a curvature at all: κ finite, > 0 and within a factor
     2 of the same difference taken one step over (J(f₀), J(f₀ + hu), J(f₀ + 2hu)); otherwise
     (linear objectives, parameters without values, domain errors) K = 1, the callable's own units.
