@@ -31,7 +31,7 @@ def _restrict(res: Uncertainty, idx: np.ndarray, **extra) -> Uncertainty:
     return Uncertainty(values=res.values[idx], se=res.se[idx], bias=res.bias[idx], lo=res.lo[idx],
                        hi=res.hi[idx], level=res.level, method=res.method, interval=res.interval,
                        how=res.how, labels=[int(i) for i in idx], bootstrap_distribution=boot,
-                       extra=extra)
+                       extra={**{k: (v[idx] if k == "world" else v) for k, v in res.extra.items()}, **extra})
 
 
 def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=None,

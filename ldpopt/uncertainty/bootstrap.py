@@ -118,4 +118,4 @@ def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=N
            f"from the Norm-Sub fit of the estimate; {interval} interval, clipped to [0, 1]")
     return Uncertainty(values=np.asarray(T, dtype=np.float64), se=se, bias=bias, lo=lo, hi=hi,
                        level=level, method=name, interval=interval, how=how, labels=labels,
-                       bootstrap_distribution=boot)
+                       bootstrap_distribution=boot, extra={"world": np.asarray(world, dtype=np.float64)})

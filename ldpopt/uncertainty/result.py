@@ -52,7 +52,8 @@ class Uncertainty:
     bootstrap_distribution : ndarray or None
         The (B, m) resampled values when a bootstrap was run (None for analytic results).
     extra : dict
-        Query-specific numbers, e.g. ``membership`` (bootstrap probability that each value of a
+        ``world``: the bootstrap world's truth (the Norm-Sub fit, per value or per query) that
+        ``bias`` is measured against; query-specific numbers, e.g. ``membership`` (bootstrap probability that each value of a
         heavy-hitter set is above the threshold).
     """
 
