@@ -6,7 +6,7 @@ import pytest
 from ldpopt import methods, oracles
 from ldpopt.estimate import Estimate
 from ldpopt.uncertainty import intervals
-from ldpopt.uncertainty.resample import BATCHED, apply_batch, simplex_rows
+from ldpopt.uncertainty.resample import BATCHED, apply_batch
 
 
 def _estimates(name="oue", eps=1.0, d=12, n=5000, seed=0, B=25):
@@ -25,12 +25,6 @@ def test_batched_methods_equal_the_registry_row_by_row(method):
     got = apply_batch(ests[0], method, F)
     want = np.stack([methods.postprocess(e, method) for e in ests])
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
-
-
-def test_simplex_rows_on_edge_rows():
-    Y = np.array([[0.5, 0.5, 0.0], [-1.0, -1.0, -1.0], [3.0, -2.0, 0.1], [1 / 3, 1 / 3, 1 / 3]])
-    want = np.stack([methods.normalize.project_simplex(y) for y in Y])
-    np.testing.assert_allclose(simplex_rows(Y), want, atol=1e-15)
 
 
 def test_unbatched_method_runs_per_resample():
@@ -119,3 +113,29 @@ def test_queries_topk_and_heavy_hitters():
         intervals(e, "norm-sub", interval="studentised")
     with pytest.raises(ValueError, match="n_resamples"):
         intervals(e, "norm-sub", n_resamples=3)
+
+
+def test_boundary_entries_get_bases_interval_and_cover_small_truths():
+    """Where the fit is 0 the raw basic interval of a clipped method collapses to [0, 0]; the default
+    widens it to Base's clipped normal interval, so small positive truths are covered again."""
+    o = oracles.get("oue", 1.0, 60)
+    f = np.r_[[0.5, 0.2, 0.1], np.full(57, 0.2 / 57)]
+    tc = np.round(f * 5000).astype(np.int64)
+    hits_raw = hits = n0 = 0
+    for i in range(60):
+        e = o.simulate(tc, 500 + i)
+        r = intervals(e, "norm-sub", 0.9, n_resamples=100, rng=i)
+        raw = ldpopt_bootstrap(e, "norm-sub", 0.9, n_resamples=100, rng=i, boundary=None)
+        z = r.extra["boundary"]
+        b = intervals(e, "base", 0.9)
+        np.testing.assert_array_less(r.lo[z] - 1e-15, np.clip(b.lo[z], 0, 1) + 1e-15)
+        assert np.all(r.hi[z] >= np.clip(b.hi[z], 0, 1) - 1e-15)
+        t = tc / tc.sum()
+        hits += ((r.lo <= t) & (t <= r.hi))[z].sum()
+        hits_raw += ((raw.lo <= t) & (t <= raw.hi))[z].sum()
+        n0 += z.sum()
+    assert n0 > 500
+    assert hits / n0 > 0.85 > 0.5 > hits_raw / n0
+
+
+from ldpopt.uncertainty import bootstrap as ldpopt_bootstrap  # noqa: E402

@@ -20,6 +20,14 @@ double bootstrap, B² method calls); *BC/BCa* need z₀ = Φ⁻¹(Pr*[T* < f̂])
 clipped methods put a point mass at 0 (the values the issue asks about). Every bootstrap interval
 is intersected with [0, 1] for per-value answers and subset sums (the truth lies there).
 
+**At the boundary** (entries the fit puts at exactly 0, where the clipped methods mostly output
+0): the pivot T* − f̂ is then a point mass at 0 more often than not and the basic interval collapses
+to [0, 0], which misses every small positive truth (measured: ~15 % coverage in the tail). There the
+method's own sampling law says nothing about f_v beyond f_v ≥ 0, so ldpopt widens the interval to
+its hull with Base's analytic normal interval clipped to [0, 1] (a valid interval for the same
+f_v, whatever the method; ``boundary="base"``, the default; ``boundary=None`` keeps the raw basic
+interval). ``extra["boundary"]`` marks those entries.
+
 Paper-level theory for the clipped methods near zero: for f_v = 0, Base-Pos has E[f'_v] =
 σ_v/√(2π) > 0 (NDSS Lemma 1); Base-Cut keeps only f̃_v ≥ T, so E[f'_v] = σ φ(T/σ) > 0; Norm-Sub
 subtracts a common τ then clips, positive bias at zero and negative bias on the large values (NDSS
@@ -96,12 +104,15 @@ def _check_resamples(b) -> int:
 
 def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=None, labels=None,
               n_resamples: int = 200, interval: str = "basic", rng=0, params=None,
-              point=None) -> Uncertainty:
+              point=None, boundary: str | None = "base") -> Uncertainty:
     """Parametric-bootstrap SE, bias and interval of ``method`` on ``estimate`` (module docstring).
 
     ``queries`` (anything :func:`ldpopt.queries.query_matrix` accepts) turns the per-value result
-    into per-query answers; ``point`` overrides the observed output (else the method is run once).
+    into per-query answers; ``point`` overrides the observed output (else the method is run once);
+    ``boundary`` ("base" or None): the fallback at entries the fit puts at 0 (module docstring).
     """
+    if boundary not in ("base", None):
+        raise ValueError(f"boundary must be 'base' or None, got {boundary!r}")
     level = _check_level(level)
     B = _check_resamples(n_resamples)
     name = _methods.get(method).name
@@ -114,8 +125,24 @@ def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=N
         U = query_matrix(queries, estimate.d)
         T, world, boot = U @ T, U @ world, np.asarray((U @ boot.T).T)
     se, bias, lo, hi = interval_from(T, world, boot, level, interval)
+    at0 = np.zeros(np.shape(T), dtype=bool)
+    if boundary == "base" and name not in ("base", "norm"):
+        lo, hi, at0 = _boundary_hull(estimate, level, queries, world, lo, hi)
     how = (f"parametric bootstrap: {B} resamples of the {estimate.oracle} counts (joint-exact fast path) "
            f"from the Norm-Sub fit of the estimate; {interval} interval, clipped to [0, 1]")
     return Uncertainty(values=np.asarray(T, dtype=np.float64), se=se, bias=bias, lo=lo, hi=hi,
                        level=level, method=name, interval=interval, how=how, labels=labels,
-                       bootstrap_distribution=boot, extra={"world": np.asarray(world, dtype=np.float64)})
+                       bootstrap_distribution=boot, extra={"world": np.asarray(world, dtype=np.float64),
+                                                          "boundary": at0})
+
+
+def _boundary_hull(estimate, level, queries, world, lo, hi):
+    """Hull of [lo, hi] with Base's analytic normal interval (clipped to [0, 1]) where world == 0."""
+    from .analytic import analytic, supports_analytic
+
+    at0 = np.asarray(world) <= 0
+    if not at0.any() or not supports_analytic(estimate, "base", queries):
+        return lo, hi, at0 & False
+    b = analytic(estimate, "base", level, queries=queries, truth=None)
+    blo, bhi = np.clip(b.lo, 0.0, 1.0), np.clip(b.hi, 0.0, 1.0)
+    return np.where(at0, np.minimum(lo, blo), lo), np.where(at0, np.maximum(hi, bhi), hi), at0
