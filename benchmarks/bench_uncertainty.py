@@ -74,7 +74,7 @@ def markdown(doc: dict) -> str:
              f"Machine: {env['cpu']}, {env['cores']} cores; Python {env['python']}, numpy {env['numpy']}; "
              f"commit {env['git_commit'][:10]}; {env['date']}", "",
              "Zipf(1.5), ε = 1, fast-path estimate. Intervals: `ldpopt.uncertainty.intervals(est, "
-             'norm-sub', 0.95, n_resamples=200)` (draw + Norm-Sub per resample + basic interval), wall (CPU). "
+             "'norm-sub', 0.95, n_resamples=200)` (draw + Norm-Sub per resample + basic interval), wall (CPU). "
              "Norm-Sub on the 200 resamples: apply_batch vs an Estimate + registry call per resample (max "
              "abs diff). choose: `ldpopt.choose(est, 'full', n_repeats=20)` over the 9 closed forms. "
              "Load: 1-min load average at the start (the machine has 2 cores).", "",
