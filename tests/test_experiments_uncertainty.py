@@ -3,6 +3,7 @@
 import numpy as np
 
 from ldpopt.experiments import load_config, run
+from ldpopt.experiments.tasks_uncertainty import coverage_table
 
 
 def test_coverage_quick_table(tmp_path):
@@ -19,7 +20,12 @@ def test_coverage_quick_table(tmp_path):
     assert (b.value >= a.value - 1e-12).all() and (b.width >= a.width - 1e-15).all()
     # analytic Base/Norm: pooled per-value coverage near nominal even in 3 quick repetitions
     base = t[(t.method.isin(["base", "norm"])) & (t.band.isin(["top10", "10-100", "tail"]))]
+    pooled = coverage_table(base, by=())
     for lv in (0.9, 0.95):
         s = base[base.level == lv]
-        pooled = np.average(s.value, weights=s["count"])
-        assert abs(pooled - lv) < 0.05, (lv, pooled)
+        want = np.average(s.value, weights=s["count"])
+        assert abs(want - lv) < 0.05, (lv, want)
+        # coverage_table pools the same way, per band
+        for band in ("top10", "10-100", "tail"):
+            sb = s[s.band == band]
+            assert abs(pooled[(lv, band)].iloc[0] - np.average(sb.value, weights=sb["count"])) < 1e-12

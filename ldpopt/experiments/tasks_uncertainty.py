@@ -29,7 +29,7 @@ from ..uncertainty.queryspec import random_subsets
 from .tasks import kind
 from .tasks_wang import QUERY_METHODS, _params, _simulate, active_methods, dataset_of
 
-__all__ = ["coverage"]
+__all__ = ["coverage", "coverage_table"]
 
 
 def _bands(f: np.ndarray, sigma: float) -> dict[str, np.ndarray]:
@@ -95,3 +95,12 @@ def coverage(task) -> list[dict]:
             qlo, qhi = _hull(est, lv, U, wq, qlo, qhi)
             rows += _rows(m, "basic", lv, qlo, qhi, f_sub, {"subsets": np.ones(len(f_sub), bool)})
     return rows
+
+
+def coverage_table(table, by=("method",)):
+    """Pooled coverage: Σ value·count / Σ count per ``by`` × band × level (a wide DataFrame, one
+    column per (level, band))."""
+    t = table.assign(hits=table["value"] * table["count"], pooled="all")
+    by = tuple(by) or ("pooled",)
+    g = t.groupby([*by, "level", "band"])[["hits", "count"]].sum()
+    return (g["hits"] / g["count"]).unstack(["level", "band"]).sort_index(axis=1)
