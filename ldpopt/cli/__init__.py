@@ -36,7 +36,7 @@ def __getattr__(name):  # read_counts / write_table without importing pandas for
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import oracles
-    from . import experiment, postprocess, solve, verify
+    from . import choose, experiment, postprocess, solve, verify
 
     ap = argparse.ArgumentParser(prog="ldpopt", description="Post-processing of LDP frequency estimates.")
     ap.add_argument("--version", action="version", version=f"ldpopt {__version__}")
@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_parser(sub)
     experiment.add_parser(sub)
     verify.add_parser(sub, oracles.available())
+    choose.add_parser(sub)
     return ap
 
 
