@@ -95,8 +95,7 @@ def measure_inproc(cfg: dict) -> dict:
         if name == "_fit":
             return bayes.fit_power_law(est, **kw)
         kw = {k: (s_fit if v == "fitted" else v) for k, v in kw.items()}
-        # the registered function itself (postprocess(est, name, method=...) would clash with mle-apx's
-        # own ``method`` parameter); postprocess adds only an isinstance check
+        # the registered function itself: postprocess only adds the estimate and parameter-name checks
         return ldpopt.methods.get(name).func(est, **kw)
 
     budget, t_start = cfg.get("budget", 120.0), time.perf_counter()

@@ -18,3 +18,18 @@ def pq(kind: str, eps: float, d: int) -> tuple[float, float]:
     if kind == "blh":
         return e / (e + 1), 0.5
     raise AssertionError(kind)
+
+
+def exact_projection(y, total) -> list:
+    """Euclidean projection of ``y`` onto {f ≥ 0, Σf = total} in exact rational arithmetic
+    (sort + scan of Held, Wolfe & Crowder), from the float inputs; returns Fractions."""
+    from fractions import Fraction
+
+    ys = [Fraction(float(v)) for v in y]
+    t = Fraction(float(total))
+    css, tau = Fraction(0), None
+    for k, v in enumerate(sorted(ys, reverse=True), start=1):
+        css += v
+        if v * k > css - t:
+            tau = (css - t) / k
+    return [max(v - tau, Fraction(0)) for v in ys]

@@ -69,3 +69,19 @@ def test_unwritable_out_is_one_line(tmp_path):
     err = one_line_error(run("experiment", "run", "c.toml", "--out", Path("a_file") / "res", "--no-progress",
                              cwd=tmp_path))
     assert "a_file" in err, err
+
+
+def test_plot_all_draws_what_exists_and_names_what_does_not(tmp_path):
+    """After `run all` skipped a config (missing data), `plot all` draws the others and says which
+    had no results, one line each; with no results at all it is an error (exit 2)."""
+    out = tmp_path / "r"
+    r = run("experiment", "run", "jia_fig5_6_hh_threshold", "--quick", "--no-progress", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    r = run("experiment", "plot", "all", "--quick", "--out", str(out), "--out-dir", str(tmp_path / "figs"))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    missing = [ln for ln in lines if "no saved results" in ln]
+    assert len(missing) == len(config_paths()) - 1
+    assert any(ln.endswith(".png") for ln in lines)
+    r = run("experiment", "plot", "all", "--quick", "--out", str(tmp_path / "none"))
+    assert r.returncode == 2 and "no config has saved results" in r.stderr

@@ -16,7 +16,7 @@ import pytest
 from ldpopt import oracles, postprocess
 from ldpopt.problems import (NonNegative, Problem, Simplex, SolverFailedError, SolverWarning, SubsetSum)
 from ldpopt.problems.checks import accuracy_tol, check_solution, violation_tol
-from ldpopt.problems.policy import CONE_CHAIN, QP_CHAIN, default_chain, feasible_point
+from ldpopt.problems.policy import CONE_CHAIN, LIKELIHOOD_CHAIN, QP_CHAIN, default_chain, feasible_point
 
 
 def _est(oracle="oue", eps=1.0, d=200, n=10**5, seed=0):
@@ -83,7 +83,7 @@ def test_default_chains_by_problem_class():
     est = _est(d=20, n=1000)
     assert default_chain(Problem(est, "cls")) == QP_CHAIN
     assert default_chain(Problem(est, "weighted-mle")) == CONE_CHAIN
-    assert default_chain(Problem(est, "binomial")) == CONE_CHAIN
+    assert default_chain(Problem(est, "binomial")) == LIKELIHOOD_CHAIN  # below policy.SQP_MIN_D
 
 
 def test_known_feasible_problem_is_never_reported_infeasible():

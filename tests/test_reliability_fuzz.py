@@ -302,6 +302,65 @@ def test_every_method_on_extreme_estimates(case_counter, name):
     check()
 
 
+@st.composite
+def positive_part_sums_to_one(draw):
+    """Estimates whose positive part sums to exactly 1 in exact arithmetic, where Norm-Hyb's
+    leftover and Norm-Cut's excess are pure rounding (issue 12): GRR with every estimate positive
+    (Σ f̃ = 1 identically since p + (d − 1)q = 1) and SUE with counts (a, n − a, 0, …), whose two
+    positive estimates sum to 1 since p + q = 1."""
+    eps = draw(st.sampled_from([0.5, 1.0, 2.0, 5.0, 10.0, 20.0]))
+    d = draw(st.integers(2, 64))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    if draw(st.booleans()):
+        o = oracles.get("grr", eps, d)
+        n_min = int(math.ceil(d / (o.p - o.q))) + d
+        n = draw(st.one_of(st.just(n_min), st.integers(n_min, n_min + 10**6)))
+        base = int(math.floor(n * o.q)) + 1              # c_v > n q  ⇔  f̃_v > 0
+        counts = base + rng.multinomial(n - d * base, rng.dirichlet(np.full(d, 0.5)))
+    else:
+        o = oracles.get("sue", eps, max(d, 3))
+        n = draw(st.integers(2, 10**6))
+        lo, hi = int(math.floor(n * o.q)) + 1, n - int(math.floor(n * o.q)) - 1
+        a = draw(st.integers(lo, hi)) if lo <= hi else draw(st.integers(1, n - 1))
+        counts = np.zeros(o.d, dtype=np.int64)
+        counts[0], counts[1] = a, n - a
+    return o.estimate(counts, n)
+
+
+@settings(max_examples=examples(300))
+@given(est=positive_part_sums_to_one(), tiny=st.sampled_from([1e-17, 1e-20, 1e-300, 5e-324]))
+def test_normalisations_when_the_positive_part_sums_to_one(case_counter, est, tiny):
+    from _reference import exact_projection
+    from ldpopt.methods.baseline import cut_threshold
+
+    case_counter("norm-hyb/norm-cut at sum 1")
+    f = est.f_tilde
+    pos = f > 0
+    with time_limit(20, f"normalisations on {est}"):
+        hyb = methods.postprocess(est, "norm-hyb")
+        cut = methods.postprocess(est, "norm-cut")
+        proj = methods.normalize.project_simplex(f, tiny)
+    for name, out in (("norm-hyb", hyb), ("norm-cut", cut)):
+        _claims_hold(name, est, out)
+    # Norm-Cut: Σ max(f̃, 0) = 1 is not > 1, so nothing is cut
+    np.testing.assert_array_equal(cut, np.maximum(f, 0.0))
+    # Norm-Hyb's definition: kept values unchanged; the rest projected onto mass 1 − Σ kept,
+    # which is exactly 0 when every positive estimate is kept
+    keep = (f >= cut_threshold(est, 2.0)) & pos
+    ref = f.copy()
+    if np.array_equal(keep, pos):
+        ref[~keep] = 0.0
+    else:
+        ref[~keep] = [float(v) for v in exact_projection(f[~keep], 1.0 - math.fsum(f[keep]))]
+    np.testing.assert_allclose(hyb, ref, rtol=0, atol=1e-12)
+    assert abs(math.fsum(hyb) - 1.0) <= 1e-12
+    # the projection with a total below the rounding unit: finite, ≥ 0, mass within rounding
+    assert np.all(np.isfinite(proj)) and proj.min() >= 0.0
+    scale = 4 * est.d * U * max(1.0, float(np.max(np.abs(f))))
+    assert abs(proj.sum() - tiny) <= scale
+    np.testing.assert_allclose(proj, [float(v) for v in exact_projection(f, tiny)], rtol=0, atol=scale)
+
+
 @settings(max_examples=examples(60))
 @given(name=st.sampled_from(METHODS), data=st.data())
 def test_method_parameters_are_checked(case_counter, name, data):

@@ -102,11 +102,25 @@ def _run(args) -> int:
 
 
 def _plot(args) -> int:
-    from ..experiments.plot import plot
+    """Draw one config's figures; ``all`` draws every config that has saved results and lists, one
+    line each, the configs that have none (e.g. skipped by ``run all`` for missing data)."""
+    from ..experiments.plot import _results_folder, plot
 
-    for name in _config_names(args.name):
-        for path in plot(results_name(name, args.quick), out=args.out_dir, quick=args.quick, root=args.out):
+    names = _config_names(args.name)
+    drawn = 0
+    for name in names:
+        target = results_name(name, args.quick)
+        if args.name == "all":
+            try:
+                _results_folder(target, args.quick, args.out)
+            except ValueError:
+                print(f"{name}: no saved results under {args.out}/, no figure drawn")
+                continue
+        for path in plot(target, out=args.out_dir, quick=args.quick, root=args.out):
             print(path)
+        drawn += 1
+    if not drawn:
+        raise ValueError(f"no config has saved results under {args.out}/: run 'ldpopt experiment run all' first")
     return 0
 
 

@@ -17,8 +17,11 @@ Power (Wang et al. arXiv §3.2, Eq. 10; NDSS 2020 §IV-E, Eq. 13)
     *Fitting s.* Wang et al. only say s "is fitted from the estimation f̃". We follow the paper Power
     cites, Jia & Gong §III-C: by default maximum likelihood (their Eq. 16), i.e. s maximises the
     marginal likelihood Σ_v log Σ_i Pr[i | s] N(f̃_v n − i; 0, σn) of the observed f̃ under the
-    power-law prior convolved with the Gaussian noise (solved by safeguarded Newton on the exact
-    score; Jia & Gong use gradient descent, same optimum). ``fit="mean-variance"`` uses their
+    power-law prior convolved with the Gaussian noise. That likelihood is not concave in s (with
+    n < d it typically has an interior maximum and a lower one at the upper bound), so we return its
+    global maximum on ``s_bounds`` (grid, bracketed local maxima refined, ends compared:
+    :mod:`ldpopt.methods._power_fit`); Jia & Gong use gradient descent from a random start, which
+    finds a local maximum only. ``fit="mean-variance"`` uses their
     Eq. 17 instead (one parameter, so the mean equation alone): E_prior[k](s) = mean_v(f̃_v n).
     Caveat we found: Σ f̃ ≈ 1, so that equation fixes E[k] ≈ n/d whatever the data's shape; it is
     fast but only uses n/d.
@@ -82,6 +85,9 @@ from scipy.special import logsumexp
 from .._validation import check_estimate as _check_estimate
 from ..estimate import Estimate
 from . import _bayes_core as core
+from . import _power_fit as _pf
+from ._power_fit import (  # noqa: F401  (re-exported for callers and tests)
+    _power_log_sums, _power_sum, _prior_logk_moments, _prior_mean_power, _score_power)
 from .normalize import project_simplex
 from .registry import register
 
@@ -160,160 +166,34 @@ def _posterior_mean_counts(x, S, prior: core.Prior) -> np.ndarray:
     return np.exp(L[:, 1] - L[:, 0])
 
 
-# -- power-law prior: fitting ---------------------------------------------------------------------
-def _prior_logk_moments(prior: core.Prior) -> tuple[float, float, float]:
-    """log H_n(s), E_prior[log k], E_prior[(log k)²] for w(k) = k^{−s}, k = 1..n (O(1) in n)."""
-    h0, h1, h2 = _power_log_sums(prior.s, prior.n)
-    return float(np.log(h0)), h1 / h0, h2 / h0
-
-
-_EM_HEAD = core.EM_START  # the same head k < 1000 as the posterior tails of _bayes_core
-
-
-def _power_sum(a: float, n: int) -> float:
-    """H_n(a) = Σ_{k=1..n} k^{−a} for any real a: direct below k = 1000, Euler–Maclaurin above.
-
-    The E–M remainder after the B_8 term is O(|a|^9 / 1000^{a+9}) relative to the tail: < 1e-17
-    for |a| ≤ 20 (the fits keep a = s or s − 1 within [−1, s_max])."""
-    m = _EM_HEAD
-    if n <= 2 * m:
-        return float(np.sum(np.arange(1.0, n + 1.0) ** -a))
-    head = float(np.sum(np.arange(1.0, float(m)) ** -a))
-    lm, ln = np.log(m), np.log(n)
-    b = 1.0 - a
-    # ∫_m^n t^{-a} dt, stable through a = 1
-    integral = (ln - lm) if b == 0 else float(np.exp(b * lm) * np.expm1(b * (ln - lm)) / b)
-    tail = integral + 0.5 * (m ** -a + float(n) ** -a)
-    coef = -a                      # d^r/dt^r t^{-a} = coef_r t^{-a-r}, coef_r = (−a)(−a−1)…
-    for r in range(1, 8):
-        if r > 1:
-            coef *= (-a - r + 1)
-        if r % 2 == 1:
-            tail += core.EM_BERNOULLI[(r - 1) // 2] * coef * (float(n) ** (-a - r) - float(m) ** (-a - r))
-    return head + tail
-
-
-
-
-def _power_log_sums(a: float, n: int) -> tuple[float, float, float]:
-    """Σ_{k=1..n} k^{−a} (log k)^j for j = 0, 1, 2: direct below k = 1000, Euler–Maclaurin above.
-
-    Tail Σ_{k=m..n} f(k), f(t) = t^{−a} P(log t): ∫_m^n f + (f(m) + f(n))/2 + Σ_{r=1,3,5,7}
-    B_{r+1}/(r+1)! (f^{(r)}(n) − f^{(r)}(m)), with f^{(r)}(t) = t^{−a−r} P_r(log t),
-    P_{r+1} = (−a − r) P_r + P_r′. The integral is ∫ e^{(1−a)u} u^j du over u ∈ [log m, log n] by
-    24-point Gauss–Legendre on panels of length ≤ 1/2 (the integrand is entire: exact to rounding).
-    The E–M remainder is as in :func:`_power_sum` (< 1e-17 relative for a ≤ 20 at m = 1000)."""
-    P = np.polynomial.polynomial
-    m = _EM_HEAD
-    if n <= 2 * m:
-        logk = np.log(np.arange(1.0, n + 1.0))
-        w = np.exp(-a * logk)
-        return float(w.sum()), float((w * logk).sum()), float((w * logk * logk).sum())
-    logk = np.log(np.arange(1.0, float(m)))
-    w = np.exp(-a * logk)
-    head = np.array([w.sum(), (w * logk).sum(), (w * logk * logk).sum()])
-    lm, ln = np.log(m), np.log(float(n))
-    npan = max(1, int(np.ceil(2.0 * (ln - lm) * max(1.0, abs(1.0 - a)))))
-    edges = np.linspace(lm, ln, npan + 1)
-    half = 0.5 * (edges[1:] - edges[:-1])
-    u = (0.5 * (edges[1:] + edges[:-1]))[:, None] + half[:, None] * core.GL24_X[None, :]
-    gw = (half[:, None] * core.GL24_W[None, :]).ravel()
-    u = u.ravel()
-    eu = np.exp((1.0 - a) * u)
-    out = []
-    for j in range(3):
-        coef = np.zeros(3)
-        coef[j] = 1.0
-        tail = float(np.sum(gw * eu * u ** j))
-        tail += 0.5 * (np.exp(-a * lm) * lm ** j + np.exp(-a * ln) * ln ** j)
-        pr = coef
-        for r in range(1, 8):
-            pr = P.polyadd((-a - r + 1) * pr, P.polyder(pr)) if pr.size > 1 else (-a - r + 1) * pr
-            if r % 2 == 1:
-                tail += core.EM_BERNOULLI[(r - 1) // 2] * (np.exp((-a - r) * ln) * P.polyval(ln, pr)
-                                               - np.exp((-a - r) * lm) * P.polyval(lm, pr))
-        out.append(head[j] + tail)
-    return out[0], out[1], out[2]
-
-
-def _prior_mean_power(n: int, s: float) -> float:
-    """E_prior[k] = H_n(s − 1)/H_n(s) for w(k) = k^{−s}, k = 1..n."""
-    return _power_sum(s - 1.0, n) / _power_sum(s, n)
-
-
-def _score_power(x, S, n, s):
-    """ℓ'(s) and ℓ''(s) of the marginal log-likelihood (Jia & Gong Eq. 16, power-law prior)."""
-    prior = core.Prior("power-law", n, s=s)
-    L = core.logsums(x, S, prior, ("z", "l1", "l2"), relative=True)
-    A = np.exp(L[:, 1] - L[:, 0])          # E_post[log k]
-    B = np.exp(L[:, 2] - L[:, 0])          # E_post[(log k)²]
-    _, Ap, Bp = _prior_logk_moments(prior)
-    d = x.shape[0]
-    # d/ds log Σ_k k^{-s} N(·) = −E_post[log k];  d/ds log H_n(s) = −E_prior[log k]
-    g = -float(A.sum()) + d * Ap
-    h = float((B - A * A).sum()) - d * (Bp - Ap * Ap)
-    return g, h
-
-
+# -- power-law prior: fitting (numerics in _power_fit) ---------------------------------------------
 def fit_power_law(estimate: Estimate, fit: str = "mle", s_bounds=_DEFAULT_S_BOUNDS) -> float:
     """Fit the power-law exponent s (Jia & Gong §III-C) from f̃ on the count scale.
 
-    ``fit="mle"``: s maximising Σ_v log Σ_{k=1..n} k^{−s}/H_n(s) · N(f̃_v n − k; 0, σn) (Eq. 16),
-    by safeguarded Newton on the exact score (bracketing + bisection fallback), to 1e-10 in s.
-    ``fit="mean-variance"``: s solving E_prior[k](s) = mean_v(f̃_v n) (Eq. 17, Eq. 19).
-    The result is clipped to ``s_bounds`` with a ``RuntimeWarning`` when the optimum lies outside.
+    ``fit="mle"``: the *global* maximiser on ``s_bounds`` of Σ_v log Σ_{k=1..n} k^{−s}/H_n(s) ·
+    N(f̃_v n − k; 0, σn) (Eq. 16): grid over the interval, every bracketed local maximum refined
+    to 1e-10 in s, both ends compared (:mod:`ldpopt.methods._power_fit`). The likelihood is not
+    concave in s (n < d typically gives an interior maximum and a lower one at the upper bound).
+    ``fit="mean-variance"``: s solving E_prior[k](s) = mean_v(f̃_v n) (Eq. 17, Eq. 19), clipped.
+    A ``RuntimeWarning`` says when the result is the upper bound because the likelihood's maximum
+    on the interval is there (MLE) or when the mean equation has no root in the interval.
     """
     est = _check_estimate(estimate)
     fit = _check_choice(fit, "fit", _FITS)
     lo, hi = _check_bounds(s_bounds)
-    n, S, x = est.n, noise_sd_counts(est), _x(est)
-    target = float(np.mean(x))
-    g_mv = lambda s: _prior_mean_power(n, s) - target  # noqa: E731  (decreasing in s)
-    glo, ghi = g_mv(lo), g_mv(hi)
-    if glo <= 0:
-        s_mv = lo
-    elif ghi >= 0:
-        s_mv = hi
-    else:
-        s_mv = float(optimize.brentq(g_mv, lo, hi, xtol=1e-10, rtol=1e-12))
+    n, x = est.n, _x(est)
     if fit == "mean-variance":
-        if glo < 0 or ghi > 0:
-            warnings.warn(f"mean-variance fit: mean count {target:.6g} is outside the prior means "
-                          f"for s in [{lo}, {hi}]; using s = {s_mv}", RuntimeWarning, stacklevel=2)
-        return s_mv
-    # MLE: safeguarded Newton on the score, started at the mean-variance solution (close in practice).
-    a, b = lo, hi            # invariant: the maximiser of ℓ lies in [a, b]
-    tol = 1e-10
-    s = min(max(s_mv, lo + 1e-3 * (hi - lo)), hi - 1e-3 * (hi - lo))
-    checked = {lo: False, hi: False}
-    for _ in range(200):
-        g, h = _score_power(x, S, n, s)
-        if g > 0:
-            a = s
-        else:
-            b = s
-        if b - a <= tol * (1.0 + abs(s)):
-            break
-        s_new = s - g / h if h < 0 else np.nan
-        if not (a < s_new < b):
-            # Newton leaves the bracket: test the bound it heads for once, then bisect.
-            bound = hi if g > 0 else lo
-            if not checked[bound]:
-                checked[bound] = True
-                gb, _ = _score_power(x, S, n, bound)
-                if (bound == lo and gb <= 0) or (bound == hi and gb >= 0):
-                    s = bound
-                    break
-            s_new = 0.5 * (a + b)
-        if abs(s_new - s) <= tol * (1.0 + abs(s)):
-            s = s_new
-            break
-        s = s_new
-    if s >= hi:
-        warnings.warn(f"MLE of s is at or beyond the upper bound {hi}; using s = {hi}",
-                      RuntimeWarning, stacklevel=2)
+        s, clipped = _pf.fit_mean_variance(x, n, lo, hi)
+        if clipped:
+            warnings.warn(f"mean-variance fit: mean count {float(np.mean(x)):.6g} is outside the prior "
+                          f"means for s in [{lo}, {hi}]; using s = {s}", RuntimeWarning, stacklevel=2)
+        return s
+    s, at_hi = _pf.fit_mle(x, noise_sd_counts(est), n, lo, hi)
+    if at_hi:
+        warnings.warn(f"MLE of s is at or beyond the upper bound {hi}: the likelihood's maximum on "
+                      f"[{lo}, {hi}] is at the bound; using s = {hi}", RuntimeWarning, stacklevel=2)
         return hi
-    return float(s)
+    return s
 
 
 # -- Gaussian prior: fitting ----------------------------------------------------------------------
@@ -465,7 +345,8 @@ def calibrate(estimate: Estimate, prior: str = "power-law", fit: str = "mle", *,
 
     ``prior="power-law"`` uses exponent ``s`` (their α), fitted when None; ``prior="gaussian"`` uses
     ``mu``, ``tau`` (count scale), both fitted when either is None. ``fit`` selects Eq. 16 ("mle")
-    or Eq. 17–20 ("mean-variance").
+    or Eq. 17–20 ("mean-variance"). ``s_bounds`` (lo, hi) is the search interval of the fitted
+    power-law exponent (:func:`fit_power_law`).
     """
     est = _check_estimate(estimate)
     kind = _check_choice(prior, "prior", _PRIORS)

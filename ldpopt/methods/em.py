@@ -487,6 +487,10 @@ def em(estimate: Estimate, likelihood: str = "auto", method: str = "exact", *,
     known likelihood (unless ``likelihood`` is given) and :class:`ConvergenceError` when the
     iteration does not converge (``on_fail="warn"`` warns instead).
 
+    Parameters (as :func:`solve_mle`): ``likelihood`` ("auto", "multinomial" or "binomial"),
+    ``method`` ("exact" or "iterative"), ``max_iter`` (EM iterations or root-finder evaluations),
+    ``tol`` (relative Frank-Wolfe gap), ``on_fail`` ("raise" or "warn").
+
     References: Wang et al., arXiv §3.4 (Eq. 11); Agrawal & Aggarwal (PODS 2001);
     ElSalamouny & Palamidessi (EuroS&P 2020).
     """

@@ -363,6 +363,8 @@ def mle_apx(estimate: Estimate, method: str = "sort", polish: bool = True) -> np
     ndarray (d,): f'_v = max((a_v − s x*)/(B + C x*), 0), see the module docstring.
     """
     est = _check_estimate(estimate)
+    if not isinstance(polish, (bool, np.bool_)):
+        raise TypeError(f"polish must be True or False, got {polish!r}")
     a, B, s, C = _params(est)
     if method == "sort":
         x = _x_star_sorted(a, B, s, C, est.p, est.q)
@@ -417,5 +419,6 @@ def mle_apx_paper_iterate(estimate: Estimate, max_iter: int | None = None):
           "mle-apx up to rounding. Weak order: removed values tie at 0.",
 )
 def mle_apx_paper(estimate: Estimate, max_iter: int | None = None) -> np.ndarray:
-    """MLE-Apx computed the paper's way; see :func:`mle_apx_paper_iterate`."""
+    """MLE-Apx computed the paper's way; see :func:`mle_apx_paper_iterate` (``max_iter``: partition
+    steps, default d, the proven bound)."""
     return mle_apx_paper_iterate(estimate, max_iter)[0]

@@ -11,6 +11,7 @@ Michelot steps), so it is O(d log d) worst case and needs no iteration tolerance
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -38,8 +39,10 @@ def _shift(y: np.ndarray, total: float) -> float:
     d = y.shape[0]
     # Two lower bounds on τ: Σ(y − τ) ≤ Σ max(y − τ, 0) = total, and max(y) − τ ≤ total.
     # Everything at or below a lower bound is outside the support, so only the rest is sorted.
-    lo = max((float(np.sum(y)) - total) / d, float(np.max(y)) - total)
-    cand = y[y > lo]
+    # In floating point a bound can round up to max(y) when total is below its rounding unit; so
+    # keep every value ≥ the bound (max(y) always survives: the top value is always in the support).
+    lo = min(max((float(np.sum(y)) - total) / d, float(np.max(y)) - total), float(np.max(y)))
+    cand = y[y >= lo]
     # A few Michelot (1986) steps shrink the candidates cheaply: for any set S containing the
     # support, (Σ_S y − total)/|S| is again a lower bound on τ. Stop when they stop paying off.
     for _ in range(8):
@@ -47,6 +50,8 @@ def _shift(y: np.ndarray, total: float) -> float:
             break
         lo_new = (float(np.sum(cand)) - total) / cand.shape[0]
         nxt = cand[cand > lo_new]
+        if nxt.shape[0] == 0:  # lo_new rounded up to max(cand) (tiny total): keep what we have
+            break
         shrunk = nxt.shape[0] < 0.5 * cand.shape[0]
         cand = nxt
         if not shrunk:
@@ -55,12 +60,16 @@ def _shift(y: np.ndarray, total: float) -> float:
     css = np.cumsum(u) - total
     k = np.arange(1, u.shape[0] + 1, dtype=np.float64)
     # The support is the top-ρ values, ρ the last k with u_k > (Σ_{i≤k} u_i − total)/k
-    # (the condition holds exactly for k ≤ ρ). k = 1 always holds since total > 0.
-    rho = int(np.flatnonzero(u * k > css)[-1]) + 1
+    # (the condition holds exactly for k ≤ ρ). k = 1 always holds in exact arithmetic since
+    # total > 0; in floating point it can fail when total is below the rounding unit of u_1.
+    hits = np.flatnonzero(u * k > css)
+    rho = int(hits[-1]) + 1 if hits.size else 1
     tau = css[rho - 1] / rho
     # Polish: recompute τ from the support with pairwise summation (cumsum's error grows with d).
     for _ in range(2):
         s = y > tau
+        if not s.any():  # τ rounded to max(y): total is below its rounding unit
+            break
         tau_new = (float(np.sum(y[s])) - total) / int(np.count_nonzero(s))
         if tau_new == tau:
             break
@@ -93,7 +102,9 @@ def project_simplex(x, total: float = 1.0) -> np.ndarray:
     x : array_like, shape (d,)
         Finite reals.
     total : float, default 1
-        Mass of the simplex, ≥ 0. ``total == 0`` gives the zero vector.
+        Mass of the simplex, ≥ 0. ``total == 0`` gives the zero vector. A total below the rounding
+        unit of max(x) (e.g. 1e-17 next to 0.5) gives total/|M| on the maximisers M of x and 0
+        elsewhere: the exact projection to within that rounding unit (y − τ is not representable).
 
     Returns
     -------
@@ -103,7 +114,35 @@ def project_simplex(x, total: float = 1.0) -> np.ndarray:
     t = _check_total(total)
     if t == 0.0:
         return np.zeros_like(y)
-    return np.maximum(y - _shift(y, t), 0.0)
+    out = np.maximum(y - _shift(y, t), 0.0)
+    if not out.any():
+        # total is below the rounding unit of max(y), so y − τ rounds to 0 everywhere. The exact
+        # projection puts the whole mass on the values within `total` of the max, i.e. (to that
+        # rounding) on the maximisers, equally (their KKT shift is common).
+        top = y == np.max(y)
+        out[top] = t / int(np.count_nonzero(top))
+    return out
+
+
+# -- comparing sums of estimates with 1 -----------------------------------------------------------
+_U = 2.0 ** -53  # unit roundoff of float64
+
+
+def _rounding_bound(est: Estimate, values: np.ndarray) -> float:
+    """Bound on |Σ values − Σ of their exact-arithmetic counterparts| for entries of f̃, plus the
+    rounding of their correctly rounded sum (:func:`math.fsum`).
+
+    f̃_v = (c_v/n − q)/(p − q) (arXiv §2.2) is three rounded operations on rounded p, q (each
+    assumed within 4u of exact, u = 2⁻⁵³); to first order |f̃_v − f̃_v^exact| ≤
+    u·(5q/(p − q) + (4 + 4(p + q)/(p − q))·|f̃_v|). We double that for the neglected higher-order and
+    p, q terms. The exact sums the methods test can be exactly 1 (GRR: Σ_v f̃_v = 1 identically),
+    and their float sums then miss 1 by up to this much (measured: up to 3·d·u·Σ|f̃|).
+    """
+    p, q = est.p, est.q
+    a = np.abs(values)
+    r = q / (p - q)
+    tot = float(np.sum(a))
+    return 2.0 * _U * (5.0 * r * a.shape[0] + (4.0 + 4.0 * (p + q) / (p - q)) * tot) + _U * tot
 
 
 # -- the methods ---------------------------------------------------------------------------------
@@ -166,7 +205,7 @@ def _tie_closed_top_threshold(values_desc: np.ndarray, limit: float, strict: boo
     non_negative="yes", sums_to_one="almost", order_preserving="weak",
     complexity="O(d log d) here (sort); O(d) possible by selection",
     reference="Wang et al. arXiv §3.3 (Norm-Cut), Table 1; NDSS 2020 §IV-B",
-    notes="Sum is always <= 1 and equals 1 only by coincidence: if Σ max(f̃,0) <= 1 the sum is "
+    notes="Sum is always <= 1 (up to the rounding of f̃: sums within it count as 1) and equals 1 only by coincidence: if Σ max(f̃,0) <= 1 the sum is "
           "Σ max(f̃,0) (shortfall 1 − Σ max(f̃,0)); otherwise it is the largest tie-closed top "
           "prefix sum <= 1 (adding back the largest cut tie group would exceed 1). If max f̃ > 1 every "
           "estimate is cut and the output is all zeros. Weak order: cut values tie at 0.",
@@ -184,12 +223,21 @@ def norm_cut(estimate: Estimate) -> np.ndarray:
       member). Tied estimates are kept or cut together.
     * if even the largest estimate exceeds 1, no θ keeps anything: the output is all zeros (the
       literal rule; Table 1's "almost" covers it).
+    * the tests "≤ 1" are on the exact-arithmetic values: f̃ is only known to within its rounding
+      error, and the exact sum can be exactly 1 (GRR with every estimate positive: Σ f̃ = 1
+      identically, while the float sum is often 1 + 2.2e-16). So a sum counts as "> 1" only when
+      its correctly rounded value (:func:`math.fsum`) exceeds 1 by more than the rounding bound of
+      :func:`_rounding_bound` (prefix sums of the cut: that bound plus the cumulative sum's own
+      m·u). Hence the output sums to ≤ 1 up to that bound (≈ 1e-14 at ε = 1, d = 10).
     """
-    f = _check_estimate(estimate).f_tilde
+    est = _check_estimate(estimate)
+    f = est.f_tilde
     pos = np.maximum(f, 0.0)
-    if float(np.sum(pos)) <= 1.0:
+    tol = _rounding_bound(est, pos)
+    if math.fsum(pos) <= 1.0 + tol:
         return pos
-    theta = _tie_closed_top_threshold(np.sort(f[f > 0])[::-1], 1.0, strict=False)
+    top = np.sort(f[f > 0])[::-1]
+    theta = _tie_closed_top_threshold(top, 1.0 + tol + top.shape[0] * _U, strict=False)
     return np.where(f >= theta, f, 0.0)
 
 
@@ -246,6 +294,12 @@ def norm_hyb(estimate: Estimate, alpha: float | None = None, k: int | None = Non
     * The rest is projected onto {f ≥ 0, Σf = 1 − Σ_H f̃} (Norm-Sub with that total).
     * If H is the whole domain and Σ_H f̃ ≠ 1 (nothing left to adjust; the paper is silent), Norm-Sub
       is applied to the whole vector.
+    * Sums are compared with 1 in exact-arithmetic terms, as in :func:`norm_cut`: a correctly
+      rounded sum (:func:`math.fsum`) within the rounding bound of f̃ (:func:`_rounding_bound`) of 1
+      *is* 1. So "Σ_H f̃ > 1" needs an excess beyond rounding, "< 1" a shortfall beyond it, and a
+      leftover 1 − Σ_H f̃ within rounding of 0 is 0: nothing to shift, every adjusted value is 0
+      (the projection onto the simplex of mass 0). Before this rule a leftover of ~1e-16 reached
+      the projection and crashed it (issue 12: SUE, ε = 10, counts (9, 1, 0, …), n = 10).
     """
     est = _check_estimate(estimate)
     f, d = est.f_tilde, est.d
@@ -260,15 +314,19 @@ def norm_hyb(estimate: Estimate, alpha: float | None = None, k: int | None = Non
     else:
         t = cut_threshold(est, 2.0 if alpha is None else alpha)
     keep = (f >= t) & (f > 0)
-    s = float(np.sum(f[keep]))
-    if s > 1.0:
-        theta = _tie_closed_top_threshold(np.sort(f[keep])[::-1], 1.0, strict=True)
+    tol = _rounding_bound(est, f[keep])
+    s = math.fsum(f[keep])
+    if s > 1.0 + tol:
+        top = np.sort(f[keep])[::-1]
+        theta = _tie_closed_top_threshold(top, 1.0 - tol - top.shape[0] * _U, strict=True)
         keep = f >= theta
-        s = float(np.sum(f[keep]))
+        s = math.fsum(f[keep])
+    # leftover for the adjusted values; within rounding of 0 it is exactly 0 (nothing to shift)
+    left = 1.0 - s if abs(1.0 - s) > tol else 0.0
     if keep.all():
-        if s == 1.0:
+        if left == 0.0:
             return f.copy()
         return project_simplex(f, 1.0)
     out = f.copy()
-    out[~keep] = project_simplex(f[~keep], max(1.0 - s, 0.0))
+    out[~keep] = project_simplex(f[~keep], max(left, 0.0))
     return out

@@ -7,6 +7,7 @@ frequency vector (float64, length d). Register it with :func:`register`; look it
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -15,7 +16,7 @@ import numpy as np
 from .._validation import check_estimate
 from ..estimate import Estimate
 
-__all__ = ["MethodInfo", "available", "get", "postprocess", "register"]
+__all__ = ["MethodInfo", "available", "get", "parameters", "postprocess", "register"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,26 @@ def available():
     return pd.DataFrame(rows, columns=columns).set_index("name").sort_index()
 
 
-def postprocess(estimate: Estimate, method: str, **params) -> np.ndarray:
-    """Run the registered ``method`` on ``estimate`` and return the post-processed frequencies."""
+def parameters(name: str) -> dict[str, inspect.Parameter]:
+    """The keyword parameters of method ``name`` (everything after the estimate), by name."""
+    sig = inspect.signature(get(name).func)
+    return {k: v for k, v in list(sig.parameters.items())[1:]
+            if v.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+
+
+def postprocess(estimate: Estimate, method: str, /, **params) -> np.ndarray:
+    """Run the registered ``method`` on ``estimate`` and return the post-processed frequencies.
+
+    ``estimate`` and ``method`` are positional-only, so every keyword in ``params`` goes to the
+    method, including parameters that are themselves called ``method`` (MLE-Apx's
+    ``method="brentq"``, EM's ``method="iterative"``) or ``estimate``. A keyword the method does
+    not have is a ``TypeError`` naming it and listing the method's parameters (:func:`parameters`).
+    """
     check_estimate(estimate)
-    return get(method).func(estimate, **params)
+    info = get(method)
+    known = parameters(info.name)
+    unknown = [k for k in params if k not in known]
+    if unknown:
+        raise TypeError(f"method {info.name!r} has no parameter {unknown[0]!r}; "
+                        f"its parameters are {sorted(known)}")
+    return info.func(estimate, **params)

@@ -10,6 +10,20 @@ until a solver's answer passes ldpopt's own check (:mod:`.checks`), recording ev
   set at small d but slow past d ≈ 10⁴, so it comes last.
 * Cone programs (weighted MLE's second-order cones, exponential cones of the likelihoods, L1 as
   an LP, anything not a QP): CLARABEL → SCS.
+* Exact likelihoods (``"binomial"``, ``"multinomial"``) at d ≥ ``SQP_MIN_D``: never the exponential
+  cones. They go to the sequential-QP route (:mod:`.sqp`: diagonal QPs over the same constraints,
+  along the QP chain), because Clarabel fails them from there on (measured, OUE / GRR, ε = 1,
+  n = 10⁶, Zipf 1.1: binomial passes ldpopt's check at d ≤ 300 — stationarity already 2·10⁻⁵ at
+  300 — and ends ``solver_error`` at 500 and 1,000; multinomial passes at d ≤ 500 and fails at
+  1,000; issue 11 lists 96+ formulations and settings that fail the same way, and SCS takes
+  16–50 s at d = 10⁴–10⁵). Below ``SQP_MIN_D`` the chain is ``LIKELIHOOD_CHAIN``: CLARABEL →
+  SQP → SCS (Clarabel referees the SQP route in the tests; it already fails the binomial with
+  extra constraints at d = 60–150 — a tree of sums, a monotone order — where SQP passes, and SCS
+  takes 25–80 s there, so SQP comes before SCS). ``solve(solver="SQP")`` asks for the SQP route at
+  any d; a named conic solver is obeyed at any d.
+* A user objective with exponential-cone atoms (log, entr, rel_entr, kl_div, exp, ...) at
+  d ≥ ``SQP_MIN_D`` has no numpy derivatives for the SQP route: its chain is SCS alone (tightened,
+  ``SCS_TIGHT``), the only cone solver measured to finish there.
 
 ``known_feasible(problem)`` tries a few points that satisfy the usual constraint sets — the
 uniform vector, the projection of f̃ onto the simplex — against ldpopt's numpy residuals; when one
@@ -22,18 +36,49 @@ import numpy as np
 
 from .checks import constraint_violations, violation_tol
 
-__all__ = ["CONE_CHAIN", "QP_CHAIN", "SCS_TIGHT", "default_chain", "feasible_point"]
+__all__ = ["CONE_CHAIN", "EXP_CONE_CHAIN", "LIKELIHOOD_CHAIN", "QP_CHAIN", "SCS_TIGHT", "SQP_MIN_D",
+           "default_chain", "feasible_point", "sqp_applies", "uses_sqp"]
 
 QP_CHAIN = ("PIQP", "CLARABEL", "OSQP")
 CONE_CHAIN = ("CLARABEL", "SCS")
 #: SCS at its defaults (eps 1e-4) fails ldpopt's frequency-unit check at any d; as a fallback it
 #: runs tightened (the tolerance ``ldpopt.verify`` uses for it)
 SCS_TIGHT = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000}
+#: from this d on, exact likelihoods go to the sequential-QP route (see the module docstring)
+SQP_MIN_D = 300
+#: user objectives with exponential cones at d ≥ SQP_MIN_D
+EXP_CONE_CHAIN = ("SCS",)
+#: the exact likelihoods below SQP_MIN_D ("SQP" is ldpopt's route, not a cvxpy solver)
+LIKELIHOOD_CHAIN = ("CLARABEL", "SQP", "SCS")
+_EXP_ATOMS = ("log", "log1p", "exp", "entr", "rel_entr", "kl_div", "log_sum_exp", "logistic", "xexp",
+              "log_det")
+
+
+def sqp_applies(problem) -> bool:
+    """Whether the sequential-QP route can solve ``problem`` (a built-in exact likelihood)."""
+    from .likelihood_terms import terms_for
+
+    return terms_for(problem.objective, problem.estimate) is not None
+
+
+def uses_sqp(problem) -> bool:
+    """Whether ``Problem.solve()`` (no solver named) takes the sequential-QP route directly."""
+    return problem.estimate.d >= SQP_MIN_D and sqp_applies(problem)
+
+
+def _has_exp_cone(problem) -> bool:
+    return any(getattr(a, "__name__", "") in _EXP_ATOMS for a in problem.cvxpy_problem.atoms())
 
 
 def default_chain(problem) -> tuple[str, ...]:
     """The documented chain for ``problem``'s class (QP or cone program)."""
-    return QP_CHAIN if problem.cvxpy_problem.is_qp() else CONE_CHAIN
+    if problem.cvxpy_problem.is_qp():
+        return QP_CHAIN
+    if sqp_applies(problem):
+        return LIKELIHOOD_CHAIN
+    if problem.estimate.d >= SQP_MIN_D and _has_exp_cone(problem):
+        return EXP_CONE_CHAIN
+    return CONE_CHAIN
 
 
 def feasible_point(problem) -> np.ndarray | None:

@@ -22,7 +22,8 @@ from .checks import Checks, check_solution, violation_tol
 from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives import Objective, make_objective
-from .policy import SCS_TIGHT, default_chain, feasible_point
+from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, sqp_applies, uses_sqp
+from .sqp import solve_sqp
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "Problem", "Solution", "default_scale"]
 
@@ -75,14 +76,17 @@ class Solution:
         Constraint name → dual value (ndarray or float) of the Lagrangian J(f) + Σ y·g(f) (sign
         convention in :mod:`ldpopt.problems.constraints`); empty when the solver returned no point.
     solver : str
-        The solver that produced ``f`` (always named, also for user objectives).
+        The solver that produced ``f`` (always named, also for user objectives); ``"SQP(PIQP)"``
+        for the sequential-QP route of the exact likelihoods (the QP solvers it used in brackets).
     checks : Checks or None
         ldpopt's check of f (:class:`~ldpopt.problems.checks.Checks`: max_violation, stationarity,
         gap, tolerance, passed, failed, not_run); None when no point was returned.
     attempts : list of dict
         Every solver tried, in order: ``solver``, ``status``, ``checks`` (summary), ``seconds``.
+        For the sequential-QP route, one entry per QP: also ``iteration``, ``step`` (the line
+        search's step length) and ``qp_attempts`` (the QP chain's statuses).
     iterations : int or None
-        As reported by the solver.
+        As reported by the solver; the number of QPs for the sequential-QP route.
     compile_time, solve_time, wall_time : float
         cvxpy's compilation (canonicalisation) time, the solver's own reported time (wall clock of
         the solver call when it reports none), and the whole ``solve`` call, in seconds.
@@ -156,7 +160,9 @@ class Problem:
         The raw estimate (f̃, counts, n, p, q).
     objective : str, Objective or callable, default "cls"
         ``"cls"`` (Wang et al. §3.5), ``"weighted-mle"`` (Eq. 13), ``"multinomial"`` (GRR's exact
-        likelihood), ``"binomial"`` (per-bit likelihood), ``"l1"``, ``"posterior"`` (needs
+        likelihood), ``"binomial"`` (per-bit likelihood; both exact likelihoods are solved by
+        sequential QP from d = 300 on, not as exponential-cone programs: see :meth:`solve`),
+        ``"l1"``, ``"posterior"`` (needs
         ``mean=``, optional ``variance=``), the cautionary ``"weighted-mle-naive"``, an
         :class:`~ldpopt.problems.objectives.Objective`, or a callable
         ``objective(f, estimate) -> cvxpy expression`` to minimise.
@@ -194,6 +200,9 @@ class Problem:
                     raise TypeError(f"constraints must be None or a list, got {type(constraints).__name__}") from None
                 raise
         self.constraints = cons
+        if constraints is not None:  # one warning, pointing at the caller's line
+            from .constraints import warn_if_simplex_dropped
+            warn_if_simplex_dropped(cons, stacklevel=3)
         if scale is None:
             scale = (default_scale(estimate, floor=self.objective.frequency_floor) if self.objective.scaled
                      else 1.0)
@@ -239,7 +248,7 @@ class Problem:
             out = []
             for n in names:
                 up = n.upper()
-                if up not in cp.settings.SOLVERS:
+                if up not in cp.settings.SOLVERS and not (up == "SQP" and sqp_applies(self)):
                     raise ValueError(f"solver must be a cvxpy solver name (installed: {cp.installed_solvers()}), "
                                      f"got {n!r}")
                 out.append(up)
@@ -251,8 +260,11 @@ class Problem:
         """Solve; return a :class:`Solution` checked by ldpopt itself (:mod:`.checks`).
 
         ``solver``: None (the documented chain of :mod:`.policy`: PIQP → CLARABEL → OSQP for QPs,
-        CLARABEL → SCS for cone programs, installed ones only), a cvxpy solver name (that solver
-        only), or a list of names (that chain). Each solver's answer is checked in frequency units
+        CLARABEL → SCS for cone programs, installed ones only; the exact likelihoods ``"binomial"``
+        and ``"multinomial"`` at d ≥ ``policy.SQP_MIN_D`` = 300 go to the sequential-QP route of
+        :mod:`.sqp` instead — diagonal QPs over the same constraints, no exponential cones, the
+        message says so — and below it along CLARABEL → SQP → SCS), ``"SQP"`` (that route at any
+        d), a cvxpy solver name (that solver only), or a list of names (that chain). Each solver's answer is checked in frequency units
         (constraint residuals from f with numpy; stationarity and duality gap from f and the duals
         for built-in smooth objectives); the first that passes is returned with status
         ``"optimal"``. When none passes: ``"inaccurate"`` (a solver said optimal, ldpopt's check
@@ -269,20 +281,32 @@ class Problem:
         start is off), so the answer does not depend on what was solved before.
         """
         start = time.perf_counter()
+        if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
+            sol = solve_sqp(self, verbose, solver_options)
+            if solver is None:
+                sol.message = (f"d = {self.estimate.d} >= {SQP_MIN_D}: the exact likelihood is solved by sequential "
+                               "QP instead of as an exponential-cone program (conic solvers fail it at this d; "
+                               "ldpopt.problems.policy) — " + sol.message)
+            self._not_infeasible_if_known_feasible(sol)
+            sol.wall_time = time.perf_counter() - start
+            return self._finish(sol, strict)
         chain = self._chain(solver)
         explicit = solver is not None
         attempts: list[dict] = []
         best = None
         for name in chain:
-            if name not in cp.installed_solvers():
+            if name != "SQP" and name not in cp.installed_solvers():
                 attempts.append({"solver": name, "status": "solver_not_installed", "checks": "", "seconds": 0.0})
                 if explicit and len(chain) == 1:
                     best = Solution(np.full(self.estimate.d, np.nan), "solver_not_installed", False, np.nan,
                                     solver=name, objective=self.objective.name,
                                     message=f"solver {name!r} is not installed (installed: {cp.installed_solvers()})")
                 continue
-            fallback = not explicit and name == "SCS"
-            sol = self._solve_once(name, verbose, solver_options, tight_scs=fallback)
+            if name == "SQP":  # ldpopt's route for the likelihoods (policy.LIKELIHOOD_CHAIN)
+                sol = solve_sqp(self, verbose, solver_options)
+                sol.attempts = []
+            else:
+                sol = self._solve_once(name, verbose, solver_options, tight_scs=not explicit and name == "SCS")
             attempts.append({"solver": sol.solver, "status": sol.status, "seconds": sol.wall_time,
                              "checks": sol.checks.summary() if sol.checks is not None else ""})
             if sol.success:
@@ -294,6 +318,20 @@ class Problem:
             best = Solution(np.full(self.estimate.d, np.nan), "solver_not_installed", False, np.nan,
                             solver=chain[0], objective=self.objective.name,
                             message=f"none of {list(chain)} is installed (installed: {cp.installed_solvers()})")
+        self._not_infeasible_if_known_feasible(best)
+        if explicit and not best.success and uses_sqp(self):
+            best.message += (f" | at d = {self.estimate.d} >= {SQP_MIN_D} conic solvers are known to fail this "
+                             "exact likelihood: solve() without a solver (or solver='SQP') uses sequential QP")
+        if not explicit and chain == EXP_CONE_CHAIN:
+            best.message = (f"d = {self.estimate.d} >= {SQP_MIN_D} with exponential cones in a user objective: SCS only "
+                            "(Clarabel/ECOS fail such problems at this d; ldpopt.problems.policy) — " + best.message)
+        if len(attempts) > 1:
+            best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
+        best.attempts = attempts
+        best.wall_time = time.perf_counter() - start
+        return self._finish(best, strict)
+
+    def _not_infeasible_if_known_feasible(self, best: Solution) -> None:
         if best.status in ("infeasible", "infeasible_inaccurate", "infeasible_or_unbounded"):
             point = feasible_point(self)
             if point is not None:
@@ -301,11 +339,6 @@ class Problem:
                 best.message = ("every solver tried said the constraints are infeasible, but ldpopt knows a "
                                 "feasible point (it satisfies every constraint to "
                                 f"{violation_tol(self.estimate.d):.0e}): a solver failure")
-        if len(attempts) > 1:
-            best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
-        best.attempts = attempts
-        best.wall_time = time.perf_counter() - start
-        return self._finish(best, strict)
 
     def _solve_once(self, name: str, verbose: bool, solver_options: dict, tight_scs: bool = False) -> Solution:
         """One solver, then ldpopt's check; the status says whether the check passed."""

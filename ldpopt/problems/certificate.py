@@ -1,0 +1,248 @@
+"""Optimality certificates without a solver: (objective, constraints, estimate, f, multipliers) →
+primal feasibility, dual feasibility, duality gap and a bound on ‖f − f*‖.
+
+For a separable objective J(f) = Σ_v h_v(f_v) (every built-in smooth objective, see
+:mod:`ldpopt.problems.structured.separable`) and the linear constraints of
+:mod:`ldpopt.problems.structured.structure` (box l ≤ f ≤ u, Σ f = total with multiplier λ, rows
+A f = b / A f ≤ b with y), the Lagrangian dual of the rows is a sum of per-value conjugates,
+
+    g(λ, y) = Σ_v min_{l_v ≤ x ≤ u_v} [h_v(x) + t_v x] − λ·total − b·y,    t = λ1 + Aᵀy,
+
+evaluated *exactly* through the closed-form per-value argmin. For any λ and y ≥ 0 on the ≤-rows,
+g(λ, y) ≤ J* (weak duality), so for a feasible f
+
+    gap = J(f) − g(λ, y) ≥ J(f) − J* ≥ Σ_v (μ_v/2)(f_v − f*_v)²,
+
+μ_v = min_{[l_v, u_v]} h_v'' (first-order optimality of f* on the convex feasible set). Bounds
+reported: ``distance_linf`` = max_v √(2·gap/μ_v) (each term of the sum is at most gap) and
+``distance_l2`` = √(2·gap/min_v μ_v); ∞ when some μ_v = 0 (e.g. a multinomial value with no
+reports), NaN when f is not feasible to ``feas_tol`` (the inequality needs f feasible). The gap used
+in the bounds is max(gap, rounding floor), the floor being 16·eps·(Σ_{v: f_v ≠ fz_v} |h_v(f_v)| + |t_v f_v|)
+plus the rounding of the linear term: the gap is summed per value as
+Σ_v [h_v(f_v) − h_v(fz_v) + t_v(f_v − fz_v)] − λ(Σf − total) − y·(A f − b), fz the per-value argmin at
+(λ, y), so values where f and fz agree add exactly 0 (the likelihoods' large constant parts cancel).
+
+Where the multipliers are not given they are recovered from f (:func:`recover_multipliers`): the
+least-squares fit of stationarity h_v'(f_v) + t_v = 0 on the values strictly inside their bounds —
+for Norm-Sub that is λ = 2τ, τ the common shift, for MLE-Apx λ = −h'(f_v) on the support (the x of
+Eq. 14), for PowerNS the projection's shift. So any closed form can be certified with no solver.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .objectives import Objective, make_objective
+from .structured.separable import Separable, separable_for
+from .structured.structure import (Structure, bound_multipliers, compile_constraints, duals_dict,
+                                   multipliers_from_dict)
+
+__all__ = ["Certificate", "certificate", "certify", "recover_multipliers"]
+
+_EPS = np.finfo(float).eps
+
+
+@dataclass
+class Certificate:
+    """What :func:`certificate` found. Units: frequency units for violations and distances, the
+    objective's units (J of :mod:`ldpopt.problems.objectives`) for values and the gap."""
+
+    primal_violation: float       # max constraint violation (bounds, Σ, rows)
+    violations: dict              # per kind: "bounds", "sum", "rows"
+    dual_violation: float         # max wrong-sign inequality / bound multiplier
+    complementarity: float        # max |multiplier × slack| (frequency × objective units)
+    stationarity: float           # max |h_v'(f_v) + t_v|/h_v''(f_v) on interior values (frequency units) / total
+    primal_value: float           # J(f)
+    dual_value: float             # g(λ, y), a lower bound on J*
+    gap: float                    # J(f) − g
+    gap_floor: float              # rounding level of the gap
+    relative_gap: float           # gap / (Σ|h_v(f_v)| + |λ|·total)
+    distance_linf: float          # bound on max_v |f_v − f*_v| (see module docstring)
+    distance_l2: float            # bound on ‖f − f*‖₂
+    feas_tol: float
+    multipliers: dict = field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def feasible(self) -> bool:
+        return bool(self.primal_violation <= self.feas_tol)
+
+    def passes(self, distance_tol: float) -> bool:
+        """Feasible, dual-feasible (to ``feas_tol`` in the multipliers' scale) and f within
+        ``distance_tol`` of the optimum (in frequency units, max norm)."""
+        return bool(self.feasible and self.distance_linf <= distance_tol)
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in ("primal_violation", "violations", "dual_violation",
+                                              "complementarity", "stationarity", "primal_value",
+                                              "dual_value", "gap", "gap_floor", "relative_gap",
+                                              "distance_linf", "distance_l2", "feas_tol", "note")}
+
+
+def _rows_residual(st: Structure, f):
+    if not st.m:
+        return np.zeros(0)
+    return st.A @ f - st.b
+
+
+def recover_multipliers(sep: Separable, st: Structure, f, active_tol: float = 0.0):
+    """(λ, y) fitting stationarity on the values with l_v + active_tol < f_v < u_v − active_tol, by
+    least squares over the multipliers of Σ and of the active rows (equalities; ≤-rows with
+    |A f − b| ≤ 1e-12·total). Inactive ≤-rows get y = 0, and y is clipped to ≥ 0 on ≤-rows."""
+    f = np.asarray(f, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = sep.d1(f)
+    inner = (f > st.l + active_tol) & (f < st.u - active_tol) & np.isfinite(g)
+    y = np.zeros(st.m)
+    if not inner.any():
+        # a vertex: any λ between the bound conditions works; take the interval's middle point
+        return float(-np.median(g[np.isfinite(g)])), y
+    res = _rows_residual(st, f)
+    act = ~st.ineq | (np.abs(res) <= 1e-12 * max(st.total, 1.0))
+    rows = st.A[np.flatnonzero(act)][:, np.flatnonzero(inner)] if st.m else None
+    gi = g[inner]
+    if rows is None or rows.shape[0] == 0:
+        return float(-np.mean(gi)), y
+    # M_I = [1; A_act,I]; normal equations (M_I M_Iᵀ) z = −M_I g_I
+    k = rows.shape[0]
+    G = np.empty((k + 1, k + 1))
+    G[0, 0] = gi.shape[0]
+    rs = np.asarray(rows.sum(axis=1)).ravel()
+    G[0, 1:] = G[1:, 0] = rs
+    G[1:, 1:] = (rows @ rows.T).toarray()
+    rhs = -np.concatenate([[gi.sum()], rows @ gi])
+    z = np.linalg.lstsq(G, rhs, rcond=None)[0]
+    y[np.flatnonzero(act)] = z[1:]
+    y[st.ineq] = np.maximum(y[st.ineq], 0.0)
+    return float(z[0]), y
+
+
+def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
+            feas_tol: float | None = None) -> Certificate:
+    """The certificate for the compiled problem (the solver calls this directly)."""
+    f = np.asarray(f, float)
+    d = st.d
+    if f.shape != (d,):
+        raise ValueError(f"f must have shape ({d},), got {f.shape}")
+    y = np.asarray(y, float).copy()
+    if feas_tol is None:
+        # 1e-9 of the frequency scale total/d, but not below the rounding of Σ f (≈ 1e-14 at d = 1e7)
+        # nor below the rounding of the per-value argmins themselves: f_v is formed from terms of
+        # size |f_v| and |t_v|/h_v'' (e.g. f̃_v − λ/2 for cls), which at huge noise (ε = 0.01, n = 10:
+        # |f̃| ~ 10³) exceed the frequencies by orders of magnitude
+        t_ = np.broadcast_to(lam + (st.A.T @ y if st.m else 0.0), (d,))
+        inner_ = (f > st.l) & (f < st.u)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.abs(t_[inner_]) / sep.d2(f)[inner_]
+        terms = terms[np.isfinite(terms)]
+        rounding = 4 * _EPS * (float(np.sum(np.abs(f))) + float(np.sum(terms)))
+        feas_tol = max(max(1e-9 / d, 1e-14) * max(st.total, 1.0), rounding)
+    dual_viol = float(np.max(np.maximum(-y[st.ineq], 0.0), initial=0.0))
+    y_dual = y.copy()
+    y_dual[st.ineq] = np.maximum(y_dual[st.ineq], 0.0)  # a valid dual point
+    # primal feasibility (the implied upper bound is not a constraint of its own)
+    u_real = np.where(st.implied_upper, np.inf, st.u)
+    with np.errstate(invalid="ignore"):
+        vb = float(np.max(np.maximum(st.l - f, f - u_real), initial=0.0))
+    vs = abs(float(np.sum(f)) - st.total)
+    res = _rows_residual(st, f)
+    vr = float(np.max(np.where(st.ineq, np.maximum(res, 0.0), np.abs(res)), initial=0.0))
+    if not np.all(np.isfinite(f)):
+        vb = np.inf
+    viol = max(vb, vs, vr)
+    # dual function at (λ, y⁺) through the per-value argmin
+    t = lam + (st.A.T @ y_dual if st.m else 0.0)
+    fz = sep.argmin(t, st.l, st.u)
+    hv = sep.value(f)
+    J = float(np.sum(hv))
+    # gap = J(f) − g = Σ_v e_v − [λ(Σf − total) + y·(A f − b)],  e_v = h_v(f_v) − h_v(fz_v) + t_v(f_v − fz_v)
+    # ≥ 0 (fz_v minimises h_v + t_v·x on [l_v, u_v]). Summed per value, so that values where f and
+    # fz agree contribute exactly 0 and the large constant parts of the likelihoods cancel exactly.
+    diff = f != fz
+    tv = np.broadcast_to(t, (d,))
+    hz = sep.value(fz)
+    e = np.where(diff, (hv - hz) + tv * (f - fz), 0.0)
+    lin = lam * (float(np.sum(f)) - st.total) + (float(y_dual @ res) if st.m else 0.0)
+    gap = float(np.sum(e)) - lin
+    scale = float(np.sum(np.abs(hv[diff]))) + float(np.sum(np.abs(tv[diff] * f[diff]))) + abs(lin)
+    floor = 16 * _EPS * scale
+    g_val = J - gap  # = g(λ, y⁺), computed through the per-value sum above
+    rel_scale = float(np.sum(np.abs(hv))) + abs(lam) * st.total
+    # stationarity and complementarity at f
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = sep.d1(f) + t
+    inner = (f > st.l) & (f < st.u)
+    # in frequency units: |r_v|/h_v''(f_v) is the change of f_v that would restore stationarity (a
+    # Newton step); relative to the total mass. Scale-free where the gradients themselves are ~0.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h2 = sep.d2(f)[inner]
+        ri = np.abs(r[inner])
+        # where h is flat (h'' = 0, e.g. a multinomial value with no reports) stationarity is r = 0
+        flat_ok = ri <= 1e-12 * max(float(np.max(np.abs(t), initial=0.0)), 1e-300)
+        corr = np.where(h2 > 0, ri / np.where(h2 > 0, h2, 1.0), np.where(flat_ok, 0.0, np.inf))
+    corr = np.where(np.isnan(corr), np.inf, corr)
+    stat = float(np.max(corr, initial=0.0)) / max(st.total, 1e-300)
+    if duals is not None:
+        ylo, yup = _bounds_from_dict(st, duals)
+    else:
+        ylo, yup = bound_multipliers(st, f, r)
+    dual_viol = max(dual_viol, float(np.max(np.maximum(-ylo, 0.0), initial=0.0)),
+                    float(np.max(np.maximum(-yup, 0.0), initial=0.0)))
+    comp = max(float(np.max(np.abs(ylo * (f - st.l)), initial=0.0)),
+               float(np.max(np.abs(yup * np.where(np.isfinite(st.u), st.u - f, 0.0)), initial=0.0)),
+               float(np.max(np.abs(np.where(st.ineq, y_dual * res, 0.0)), initial=0.0)))
+    mu = sep.mu(st.l, st.u)
+    mu = np.where(st.l < st.u, mu, np.inf)  # fixed values cannot move
+    gb = max(gap, floor)
+    note = "bound from strong convexity: Σ μ_v (f_v − f*_v)²/2 ≤ gap, μ_v = min h_v'' on [l_v, u_v]"
+    if viol > feas_tol:
+        dl = dl2 = np.nan
+        note = "f is infeasible beyond feas_tol: no distance bound (the gap bounds J(f) − J* only for feasible f)"
+    else:
+        with np.errstate(divide="ignore"):
+            dl = float(np.max(np.sqrt(2.0 * gb / np.where(mu > 0, mu, 0.0 if gb > 0 else 1.0)), initial=0.0))
+            mmin = float(np.min(mu))
+            dl2 = float(np.sqrt(2.0 * gb / mmin)) if mmin > 0 else np.inf
+        if not np.isfinite(dl):
+            note += "; some μ_v = 0 (objective not strongly convex in those values): no bound there"
+    return Certificate(viol, {"bounds": vb, "sum": vs, "rows": vr}, dual_viol, comp, stat, J, g_val, gap, floor,
+                       gap / max(rel_scale, 1e-300), dl, dl2, feas_tol,
+                       duals if duals is not None else duals_dict(st, f, lam, y, r), note)
+
+
+def _bounds_from_dict(st: Structure, duals: dict):
+    ylo, yup = np.zeros(st.d), np.zeros(st.d)
+    for name, spec in st.duals.items():
+        if spec[0] in ("lower", "upper") and duals.get(name) is not None:
+            v = np.broadcast_to(np.asarray(duals[name], float), (st.d,))
+            if spec[0] == "lower":
+                ylo = ylo + v
+            else:
+                yup = yup + v
+    if duals.get(st.sum_name + ".implied") is not None:
+        yup = yup + np.asarray(duals[st.sum_name + ".implied"], float)
+    return ylo, yup
+
+
+def certificate(objective, constraints, estimate, f, multipliers: dict | None = None, *,
+                mean=None, variance=None, feas_tol: float | None = None) -> Certificate:
+    """Certify ``f`` for ``Problem(estimate, objective, constraints)`` without a solver.
+
+    ``objective``: a name (``"cls"``, ``"weighted-mle"``, ``"multinomial"``, ``"binomial"``,
+    ``"posterior"`` with ``mean``/``variance``) or an Objective. ``constraints``: None (the simplex)
+    or a list as for :class:`~ldpopt.problems.Problem` (built-in constraint classes only).
+    ``multipliers``: a ``Solution.duals``-style dict (needs the Σ multiplier and the rows'), or None
+    to recover them from f by :func:`recover_multipliers`. ``feas_tol``: primal tolerance in
+    frequency units (default max(1e-9/d, 1e-14)·total, or the rounding level of the argmins if larger). Raises
+    :class:`~ldpopt.problems.structured.NotApplicable` outside that class."""
+    obj = objective if isinstance(objective, Objective) else make_objective(objective, mean=mean, variance=variance)
+    sep = separable_for(obj, estimate)
+    st = compile_constraints(constraints, estimate.d)
+    f = np.asarray(f, float)
+    if multipliers is None:
+        lam, y = recover_multipliers(sep, st, f)
+        return certify(sep, st, f, lam, y, None, feas_tol)
+    lam, y = multipliers_from_dict(st, multipliers)
+    return certify(sep, st, f, lam, y, multipliers, feas_tol)

@@ -1,0 +1,17 @@
+"""ldpopt's own solver for separable objectives on the simplex plus linear constraints.
+
+:func:`solve_structured` solves ``Problem(estimate, objective, constraints)`` for the built-in smooth
+objectives (cls, weighted-mle, multinomial, binomial, posterior) and :class:`SeparableObjective`, with
+constraints Simplex / NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=) and Hierarchy, by
+Newton on the Lagrange multipliers of the linear rows (:mod:`.dual`) with per-value argmins in closed
+form (:mod:`.separable`). It returns f, the multipliers in ``Solution.duals`` form and the
+certificate of :mod:`ldpopt.problems.certificate`. Other objectives/constraints raise
+:class:`NotApplicable` (use the cvxpy route).
+"""
+
+from .separable import NotApplicable, SeparableObjective, separable_for
+from .solver import StructuredResult, solve_structured
+from .structure import compile_constraints
+
+__all__ = ["NotApplicable", "SeparableObjective", "StructuredResult", "compile_constraints",
+           "separable_for", "solve_structured"]

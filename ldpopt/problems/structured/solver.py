@@ -1,0 +1,94 @@
+"""``solve_structured``: the entry point the problem layer calls (see the package docstring)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..objectives import Objective, make_objective
+from .screen import solve_screened
+from .separable import separable_for
+from .structure import compile_constraints, duals_dict
+
+__all__ = ["StructuredResult", "solve_structured"]
+
+
+@dataclass(repr=False)
+class StructuredResult:
+    """f, the multipliers (``duals``: ``Solution.duals`` names and signs) and diagnostics.
+
+    ``status`` is ``"optimal"`` only when the certificate (computed here, from f and the duals) shows
+    f feasible to ``feas_tol`` and the relative KKT residual ≤ ``kkt_tol``; otherwise
+    ``"inaccurate"`` with ``message`` saying which check failed. ``kkt_tol`` also bounds the relative
+    duality gap (or the gap is within 4× its rounding floor)."""
+
+    f: np.ndarray
+    status: str
+    success: bool
+    optimal_value: float
+    duals: dict
+    kkt_residual: float          # max(primal violation, stationarity correction, dual violation·max 1/h'') / total
+    certificate: object
+    iterations: dict = field(default_factory=dict)
+    wall_time: float = 0.0
+    cpu_time: float = 0.0
+    solver: str = "LDPOPT-STRUCTURED"
+    message: str = ""
+
+    def __repr__(self):
+        return (f"StructuredResult(status={self.status!r}, optimal_value={self.optimal_value!r}, "
+                f"kkt_residual={self.kkt_residual:.3g}, iterations={self.iterations}, "
+                f"wall_time={self.wall_time:.3g})")
+
+
+def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, variance=None,
+                     max_iter: int = 50, kkt_tol: float = 1e-12, feas_tol: float | None = None) -> StructuredResult:
+    """Solve ``Problem(estimate, objective, constraints)`` with the dual method of :mod:`.dual`.
+
+    Covered: objectives cls, weighted-mle, multinomial, binomial, posterior (names or Objective
+    instances) and :class:`~.separable.SeparableObjective`; constraints None (simplex), Simplex,
+    NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), Hierarchy (one multiplier per group:
+    meant for a few hundred groups at most). Anything else raises
+    :class:`~.separable.NotApplicable`; infeasible bound/sum data raise ``ValueError``.
+    """
+    t0, c0 = time.perf_counter(), time.process_time()
+    obj = objective if isinstance(objective, Objective) else make_objective(objective, mean=mean, variance=variance)
+    obj.check(estimate)
+    sep = separable_for(obj, estimate)
+    st = compile_constraints(constraints, estimate.d)
+    f, lam, y, info = solve_screened(sep, st, max_iter=max_iter)
+    from ..certificate import certify  # the certificate module imports this package
+    t = lam + (st.A.T @ y if st.m else 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = sep.d1(f) + t
+    vertex = np.flatnonzero(st.implied_upper & (f >= st.u) & (r < 0))
+    if vertex.size and st.m == 0:
+        # f = total·e_v-like vertex: any λ in an interval is optimal; take the one for which the implied
+        # bound (not a constraint of the problem) carries no multiplier. The other values' r grow.
+        lam = lam - float(r[vertex[0]])
+        t = lam + 0.0
+        f = sep.argmin(np.full(st.d, t), st.l, st.u)  # the others now sit exactly at their bounds
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = sep.d1(f) + t
+    duals = duals_dict(st, f, lam, y, r)
+    cert = certify(sep, st, f, lam, y, duals, feas_tol)
+    # all three in units of the total mass: violation, Newton correction of stationarity, and the
+    # wrong-sign multipliers turned into frequency by the largest curvature 1/h''
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv_curv = float(np.nanmax(1.0 / sep.d2(f), initial=0.0))
+    kkt = max(cert.primal_violation, cert.stationarity * st.total,
+              cert.dual_violation * (inv_curv if np.isfinite(inv_curv) else 0.0)) / max(st.total, 1e-300)
+    checks = []
+    if not cert.feasible:
+        checks.append(f"primal violation {cert.primal_violation:.3g} > feas_tol {cert.feas_tol:.3g}")
+    if not kkt <= kkt_tol:
+        checks.append(f"relative KKT residual {kkt:.3g} > {kkt_tol:.3g}")
+    if not (cert.relative_gap <= kkt_tol or cert.gap <= 4 * cert.gap_floor):
+        checks.append(f"duality gap {cert.gap:.3g} (relative {cert.relative_gap:.3g}) above rounding level")
+    status = "optimal" if not checks else "inaccurate"
+    msg = ("certified: feasible, relative KKT residual and duality gap at rounding level" if not checks
+           else "; ".join(checks))
+    return StructuredResult(f, status, status == "optimal", cert.primal_value, duals, kkt, cert, info,
+                            time.perf_counter() - t0, time.process_time() - c0, message=msg)

@@ -1,0 +1,238 @@
+"""The constraint list of a :class:`~ldpopt.problems.Problem` in the form the dual method uses:
+
+    l ≤ f ≤ u   (per value: NonNegative, Simplex, Box, Fixed as l = u)
+    Σ_v f_v = total                         (Simplex / SumTo; multiplier λ)
+    A_k f = b_k  or  A_k f ≤ b_k            (SubsetSum, Hierarchy rows; multipliers y_k, y_k ≥ 0
+                                             for the inequalities, a ≥ row stored negated)
+
+Every multiplier keeps the sign convention of :mod:`ldpopt.problems.constraints`
+(L = J + Σ y·g), so the structured solver's duals are the same numbers cvxpy returns. The dual names
+are the ones :class:`~ldpopt.problems.Problem` gives (duplicates get ``_1``, ``_2``, ...).
+
+Implied bound (a choice): with Σ f = total, f_v ≤ total − Σ_{w≠v} l_w holds on the feasible set, so
+u is tightened to it. That leaves the problem unchanged and makes every per-value argmin and the
+dual function finite (the likelihoods' h_v' are bounded on one side).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..constraints import Constraint, as_constraint, Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
+from .separable import NotApplicable
+
+__all__ = ["Structure", "compile_constraints"]
+
+
+@dataclass
+class Structure:
+    d: int
+    l: np.ndarray
+    u: np.ndarray
+    total: float
+    A: sp.csr_matrix                      # m × d, rows in "≤ / ==" form
+    b: np.ndarray
+    ineq: np.ndarray                      # bool per row: A_k f ≤ b_k (else ==)
+    sum_name: str
+    # name → how to read its dual: ("row", slice, sign) | ("bound", kind, mask) | ...
+    duals: dict = field(default_factory=dict)
+    implied_upper: np.ndarray | None = None  # bool: u came from the implied bound only
+
+    @property
+    def m(self) -> int:
+        return self.A.shape[0]
+
+
+def _names(constraints) -> list[list[str]]:
+    """The dual keys each constraint produces in Problem._build, before de-duplication."""
+    out = []
+    for c in constraints:
+        if isinstance(c, Simplex):
+            out.append([c._prefix + "nonnegative", c._prefix + "sum"])
+        elif isinstance(c, Box):
+            out.append([f"{c.name}.{s}" for s, b in (("lower", c.lower), ("upper", c.upper)) if b is not None])
+        else:
+            out.append([c.name])
+    named, result = set(), []
+    for keys in out:
+        got = []
+        for key in keys:
+            name, k = key, 0
+            while name in named:
+                k += 1
+                name = f"{key}_{k}"
+            named.add(name)
+            got.append(name)
+        result.append(got)
+    return result
+
+
+def _vec(b, d, label):
+    b = np.asarray(b, float)
+    if b.ndim == 1 and b.shape[0] != d:
+        raise ValueError(f"{label} must have length d = {d}, got {b.shape[0]}")
+    return np.broadcast_to(b, (d,))
+
+
+def compile_constraints(constraints, d: int) -> Structure:
+    """Map ``constraints`` (None: the simplex) to a :class:`Structure`.
+
+    Raises :class:`NotApplicable` for user callables, a missing Σ f = total, or a value with no finite
+    lower bound (the dual method needs a compact per-value domain for the likelihoods)."""
+    if constraints is None:
+        constraints = [NonNegative(), SumTo(1.0)]
+    if isinstance(constraints, Constraint) or callable(constraints):
+        constraints = [constraints]
+    constraints = [as_constraint(c) for c in constraints]
+    names = _names(constraints)
+    lo = np.full(d, -np.inf)
+    up = np.full(d, np.inf)
+    fixed = np.full(d, np.nan)
+    total, sum_name = None, None
+    rows, rhs, ineq, duals = [], [], [], {}
+    lower_src, upper_src = [], []  # (name, bound array) in order
+    for c, keys in zip(constraints, names):
+        if isinstance(c, Simplex) or isinstance(c, NonNegative):
+            lower_src.append((keys[0], np.zeros(d)))
+            if isinstance(c, Simplex):
+                if total is not None:
+                    raise NotApplicable("more than one Σ f = total constraint")
+                total, sum_name = 1.0, keys[1]
+        elif isinstance(c, SumTo):
+            if total is not None:
+                raise NotApplicable("more than one Σ f = total constraint")
+            total, sum_name = c.total, keys[0]
+        elif isinstance(c, Box):
+            k = 0
+            if c.lower is not None:
+                lower_src.append((keys[k], _vec(c.lower, d, "lower")))
+                k += 1
+            if c.upper is not None:
+                upper_src.append((keys[k], _vec(c.upper, d, "upper")))
+        elif isinstance(c, Fixed):
+            idx = _indices(c.indices, d, "indices")
+            vals = c.values if c.values.shape[0] != 1 else np.full(idx.shape[0], c.values[0])
+            if vals.shape[0] != idx.shape[0]:
+                raise ValueError(f"values must have one entry per index ({idx.shape[0]}), got {vals.shape[0]}")
+            if np.any(~np.isnan(fixed[idx]) & (fixed[idx] != vals)):
+                raise ValueError(f"Fixed {c.name!r}: a value is fixed twice to different numbers (infeasible)")
+            fixed[idx] = vals
+            duals[keys[0]] = ("fixed", idx)
+        elif isinstance(c, SubsetSum):
+            idx = _indices(c.indices, d, "indices")
+            if idx.size == 0:
+                raise ValueError("indices must select at least one value")
+            sign = -1.0 if c.sense == ">=" else 1.0
+            k = len(rows)
+            rows.append(sp.csr_matrix((np.full(idx.size, sign), (np.zeros(idx.size, int), idx)), shape=(1, d)))
+            rhs.append(sign * c.value)
+            ineq.append(c.sense != "==")
+            duals[keys[0]] = ("row", slice(k, k + 1), True)
+        elif isinstance(c, Hierarchy):
+            H = c.matrix(d)
+            k = len(rows)
+            rows.append(H)
+            rhs.extend([0.0] * H.shape[0])
+            ineq.extend([False] * H.shape[0])
+            duals[keys[0]] = ("row", slice(k, k + H.shape[0]), False)
+        else:
+            raise NotApplicable(f"constraint {c!r} is not covered by the structured solver (user callables "
+                                "need the cvxpy route)")
+    if total is None:
+        raise NotApplicable("the structured solver needs a Σ f = total constraint (Simplex or SumTo)")
+    # rows were appended one block at a time: re-index "row" slices to row numbers
+    starts = np.cumsum([0] + [r.shape[0] for r in rows])
+    for key, spec in list(duals.items()):
+        if spec[0] == "row":
+            blk = spec[1].start
+            duals[key] = ("row", slice(int(starts[blk]), int(starts[blk + 1])), spec[2])
+    for name, b in lower_src:
+        lo = np.maximum(lo, b)
+    for name, b in upper_src:
+        up = np.minimum(up, b)
+    isfix = ~np.isnan(fixed)
+    if np.any(isfix & ((fixed < lo) | (fixed > up))):
+        bad = int(np.flatnonzero(isfix & ((fixed < lo) | (fixed > up)))[0])
+        raise ValueError(f"infeasible constraints: value {bad} is fixed to {fixed[bad]!r} outside its bounds")
+    lo = np.where(isfix, fixed, lo)
+    up = np.where(isfix, fixed, up)
+    if not np.all(np.isfinite(lo)):
+        raise NotApplicable("every value needs a finite lower bound (NonNegative/Simplex/Box/Fixed) for the "
+                            "structured solver")
+    if np.any(lo > up):
+        bad = int(np.flatnonzero(lo > up)[0])
+        raise ValueError(f"infeasible constraints: lower bound {lo[bad]!r} > upper bound {up[bad]!r} at value {bad}")
+    implied = total - (float(np.sum(lo)) - lo)
+    implied_only = implied < up
+    up = np.minimum(up, implied)
+    if float(np.sum(lo)) > total * (1 + 1e-15) + 1e-300 or float(np.sum(up)) < total * (1 - 1e-15):
+        raise ValueError(f"infeasible constraints: Σ f = {total!r} is outside [Σ lower, Σ upper] = "
+                         f"[{float(np.sum(lo))!r}, {float(np.sum(up))!r}]")
+    for name, b in lower_src:
+        duals[name] = ("lower", b)
+    for name, b in upper_src:
+        duals[name] = ("upper", b)
+    duals[sum_name] = ("sum",)
+    A = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, d))
+    return Structure(d, lo, up, float(total), A, np.asarray(rhs, float), np.asarray(ineq, bool), sum_name,
+                     duals, implied_only & ~isfix)
+
+
+def bound_multipliers(st: Structure, f, r):
+    """Bound multipliers from the per-value stationarity residual r = h'(f) + t (so that
+    r − y^lo + y^up = 0): y^lo = r where f is at its lower bound, y^up = −r at the upper bound."""
+    at_l = (f <= st.l) & (st.l < st.u)
+    at_u = (f >= st.u) & (st.l < st.u) & ~at_l
+    return np.where(at_l, r, 0.0), np.where(at_u, -r, 0.0)
+
+
+def duals_dict(st: Structure, f, lam, y, r) -> dict:
+    """Multipliers in :class:`~ldpopt.problems.Solution` ``duals`` form (names and signs of
+    :mod:`ldpopt.problems.constraints`). A bound shared by several constraints goes to the first
+    whose bound is the binding one; the implied upper bound has no constraint of its own (its
+    multiplier is nonzero only at a vertex f = total·e_v, and is reported under ``"<sum>.implied"``)."""
+    ylo, yup = bound_multipliers(st, f, r)
+    out, took_lo, took_up = {}, np.zeros(st.d, bool), np.zeros(st.d, bool)
+    for name, spec in st.duals.items():
+        kind = spec[0]
+        if kind == "sum":
+            out[name] = float(lam)
+        elif kind == "row":
+            sl, vector = spec[1], spec[2] is False
+            v = np.asarray(y[sl], float)
+            # stored "≥" rows were negated: the dual of b − a f ≤ 0 is the same y ≥ 0
+            out[name] = v.copy() if vector else float(v[0])
+        elif kind == "fixed":
+            out[name] = -np.asarray(r[spec[1]], float)  # f_v − value = 0: r + y = 0
+        elif kind in ("lower", "upper"):
+            bnd = np.broadcast_to(spec[1], (st.d,))
+            mine = (bnd == (st.l if kind == "lower" else st.u)) & ~(took_lo if kind == "lower" else took_up)
+            val = np.where(mine, ylo if kind == "lower" else yup, 0.0)
+            (took_lo if kind == "lower" else took_up)[mine] = True
+            out[name] = val
+    imp = st.implied_upper & (yup != 0)
+    if imp.any():
+        out[st.sum_name + ".implied"] = np.where(st.implied_upper, yup, 0.0)
+    return out
+
+
+def multipliers_from_dict(st: Structure, duals: dict):
+    """(λ, y) of the rows from a ``duals`` dict (missing entries: ValueError naming them)."""
+    y = np.zeros(st.m)
+    lam = None
+    for name, spec in st.duals.items():
+        if spec[0] == "sum":
+            if name not in duals or duals[name] is None:
+                raise ValueError(f"multipliers must contain {name!r} (the Σ f = total multiplier)")
+            lam = float(np.asarray(duals[name], float))
+        elif spec[0] == "row":
+            if name not in duals or duals[name] is None:
+                raise ValueError(f"multipliers must contain {name!r}")
+            v = np.atleast_1d(np.asarray(duals[name], float))
+            if v.shape[0] != spec[1].stop - spec[1].start:
+                raise ValueError(f"multipliers[{name!r}] must have {spec[1].stop - spec[1].start} entries, got {v.shape[0]}")
+            y[spec[1]] = v
+    return lam, y
