@@ -103,6 +103,13 @@ def output_problems(nb, *, committed: bool = False) -> list[str]:
     return bad
 
 
+def _machine_paths() -> list[str]:
+    """Paths of this machine an executed output must not show: the checkout, the folder holding it,
+    the interpreter's prefix and the home directory."""
+    root = Path(__file__).resolve().parents[1]
+    return [str(root), str(root.parent) + "/", sys.prefix, str(Path.home()) + "/"]
+
+
 @pytest.fixture(scope="module")
 def kernel_spec_manager(tmp_path_factory):
     return _kernel_spec_manager(tmp_path_factory.mktemp("kernels"))
@@ -154,9 +161,3 @@ if __name__ == "__main__":
         raise SystemExit("usage: python tests/test_notebooks.py --write")
     write_all()
 
-
-def _machine_paths() -> list[str]:
-    """Paths of this machine an executed output must not show: the checkout, the folder holding it,
-    the interpreter's prefix and the home directory."""
-    root = Path(__file__).resolve().parents[1]
-    return [str(root), str(root.parent) + "/", sys.prefix, str(Path.home()) + "/"]
