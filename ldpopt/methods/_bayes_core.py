@@ -46,7 +46,9 @@ Relative log-sums
 Long windows (Euler–Maclaurin)
     When √v ≥ 1000 (GRR at small ε: σn ≈ 1.4·10⁵ at d = 1024, ε = 0.2, n = 10⁶) the window can hold
     all of [1, n], and a direct sum costs O(n) per point. There the part k ≥ 1000 of a window with at
-    least 20,000 points is summed by Euler–Maclaurin with four correction terms: the integral by
+    least ``EM_MIN_TERMS`` = 2,000 points (a cost threshold only: the error bound below needs
+    t ≥ 1000 and √v ≥ 1000, not a window length; 20,000 before issue 16, which left the ~15,000-term
+    windows of OUE at n = 10⁶ direct and made them 90 % of the s fit) is summed by Euler–Maclaurin with four correction terms: the integral by
     24-point Gauss–Legendre on panels of width ≤ min(t/2, √v/2), the odd derivatives f⁽¹⁾…f⁽⁷⁾ at the
     two ends from Taylor series of r (quadratic plus −s log t) and of μ_m. Remainder: f = μ_m e^{r}
     is analytic in the disc |z − t| ≤ 500 around every t ≥ 1000, where |f| grows by at most
@@ -202,8 +204,9 @@ def windows(x: np.ndarray, S: float, prior: Prior) -> tuple[np.ndarray, np.ndarr
 # Euler–Maclaurin tail (module doc, "Long windows"): used for k ≥ EM_START when the window has at
 # least EM_MIN_TERMS points there and the Gaussian scale √v is at least EM_MIN_SCALE.
 EM_START = 1000
-EM_MIN_TERMS = 20_000
+EM_MIN_TERMS = 2_000
 EM_MIN_SCALE = 1000.0
+EM_PANEL = 1.0  # uniform panels of width EM_PANEL·√v (0.5 before issue 16: same accuracy, measured)
 # B_2p / (2p)! for p = 1..4, and the 24-point Gauss–Legendre rule: shared with the power-law prior
 # sums of :mod:`ldpopt.methods.bayes` (same Euler–Maclaurin scheme)
 EM_BERNOULLI = (1.0 / 12.0, -1.0 / 720.0, 1.0 / 30240.0, -1.0 / 1209600.0)
@@ -283,7 +286,7 @@ def _em_tail_logsums(c, v, kr, a, b, prior: Prior, moments) -> np.ndarray:
     m = c.shape[0]
     af, bf = a.astype(np.float64), b.astype(np.float64)
     sv = float(np.sqrt(v))
-    step = 0.5 * sv
+    step = EM_PANEL * sv
     # geometric edges a·1.5^j while the panel t/2 is shorter than √v/2, then uniform steps of √v/2
     n_geo = np.ceil(np.log(np.maximum(sv / af, 1.0)) / np.log(1.5)).astype(np.int64)
     g_end = np.minimum(af * 1.5 ** n_geo, bf)

@@ -123,18 +123,26 @@ def _prior_mean_power(n: int, s: float) -> float:
     return _power_sum(s - 1.0, n) / _power_sum(s, n)
 
 
-def loglik_score(x, S: float, n: int, s: float) -> tuple[float, float, float]:
-    """(ℓ(s) − Σ_v G(x_v), ℓ'(s), ℓ''(s)) of Eq. 16 with the power-law prior (module doc)."""
+def loglik_score(x, S: float, n: int, s: float, weights=None) -> tuple[float, float, float]:
+    """(ℓ(s) − Σ_v G(x_v), ℓ'(s), ℓ''(s)) of Eq. 16 with the power-law prior (module doc).
+
+    ``weights``: multiplicities of the (then distinct) ``x`` — the fit passes the distinct counts
+    once with how often each occurs (the counts are integers: ~2,600 distinct values among d = 42,178
+    at OUE, n = 10⁶), so the per-call np.unique of d values and the d-length sums are not repeated."""
     prior = core.Prior("power-law", n, s=s)
     L = core.logsums(x, S, prior, ("z", "l1", "l2"), relative=True)
     A = np.exp(L[:, 1] - L[:, 0])          # E_post[log k]
     B = np.exp(L[:, 2] - L[:, 0])          # E_post[(log k)²]
     logH, Ap, Bp = _prior_logk_moments(prior)
-    d = x.shape[0]
-    ell = float(L[:, 0].sum()) - d * logH
+    if weights is None:
+        d, w = x.shape[0], np.ones(x.shape[0])
+    else:
+        w = np.asarray(weights, dtype=np.float64)
+        d = float(w.sum())
+    ell = float(w @ L[:, 0]) - d * logH
     # d/ds log Σ_k k^{-s} N(·) = −E_post[log k];  d/ds log H_n(s) = −E_prior[log k]
-    g = -float(A.sum()) + d * Ap
-    h = float((B - A * A).sum()) - d * (Bp - Ap * Ap)
+    g = -float(w @ A) + d * Ap
+    h = float(w @ (B - A * A)) - d * (Bp - Ap * Ap)
     return ell, g, h
 
 
@@ -144,7 +152,7 @@ def _score_power(x, S, n, s):
     return g, h
 
 
-def _refine(x, S, n, a: float, b: float, fa: tuple, fb: tuple) -> tuple[float, float]:
+def _refine(x, S, n, a: float, b: float, fa: tuple, fb: tuple, w=None) -> tuple[float, float]:
     """The local maximum of ℓ in a cell [a, b] with ℓ'(a) > 0 ≥ ℓ'(b): the root of ℓ' to 1e-10 in s.
 
     Newton on ℓ' safeguarded by bisection, as ``rtsafe`` (Numerical Recipes §9.4): bisect when the
@@ -164,7 +172,7 @@ def _refine(x, S, n, a: float, b: float, fa: tuple, fb: tuple) -> tuple[float, f
         else:
             dx_old, dx = dx, -g / h
             s = s + dx
-        ell, g, h = loglik_score(x, S, n, s)
+        ell, g, h = loglik_score(x, S, n, s, w)
         if abs(dx) <= _TOL * (1.0 + abs(s)) or g == 0:
             break
         if g > 0:
@@ -180,13 +188,14 @@ def fit_mle(x, S: float, n: int, lo: float, hi: float, grid_points: int = GRID_P
     """Global maximiser of ℓ on [lo, hi] (module doc). Returns (s, at_upper_bound)."""
     grid = np.expm1(np.linspace(np.log1p(lo), np.log1p(hi), int(grid_points)))  # uniform in log(1 + s)
     grid[0], grid[-1] = lo, hi
-    vals = [loglik_score(x, S, n, float(s)) for s in grid]   # a loop over a few values of s, not data
+    x, w = np.unique(np.asarray(x, dtype=np.float64), return_counts=True)  # once, not per call
+    vals = [loglik_score(x, S, n, float(s), w) for s in grid]   # a loop over a few values of s, not data
     ell = np.array([v[0] for v in vals])
     g = np.array([v[1] for v in vals])
     i_best = int(np.argmax(ell))
     cands = [(float(grid[i_best]), float(ell[i_best]))]       # includes both ends when they win
     for i in np.flatnonzero((g[:-1] > 0) & (g[1:] <= 0)):
-        cands.append(_refine(x, S, n, float(grid[i]), float(grid[i + 1]), vals[i], vals[i + 1]))
+        cands.append(_refine(x, S, n, float(grid[i]), float(grid[i + 1]), vals[i], vals[i + 1], w))
     s, _ = max(cands, key=lambda c: c[1])
     return float(s), bool(s >= hi)
 

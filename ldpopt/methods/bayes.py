@@ -320,7 +320,7 @@ def power(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds
     "power-ns",
     description="Power, then Norm-Sub (Euclidean projection onto the probability simplex)",
     non_negative="yes", sums_to_one="yes", order_preserving="weak",
-    complexity="Power + O(d log d)",
+    complexity="Power + expected O(d)",
     reference="Wang et al. NDSS 2020 §IV-E (PowerNS), Table I; arXiv §3.2 Eq. 10 + §3.3 Norm-Sub",
     notes="Weak order: Norm-Sub may set several small Power outputs to the same 0.",
 )

@@ -70,9 +70,10 @@ support of the k largest a's, Σφ = 1 is linear in x:
 
 which is the arXiv Eq. 14 x_v. The optimal k is the largest k with a_(k) > s x_k, i.e.
 K_(k) > s Σ_{i<k}(a_(i) − a_(k)); this condition is S evaluated at the k-th breakpoint being < 1, and
-those values increase with k, so it holds exactly for k ≤ k*. Hence: sort (after discarding values
-below the lower bound s·max(x_D, x_{1}) and a few steps of the paper's iteration, all lower bounds,
-see below), cumulative sum, scan — O(d log d), exact, no tolerance. The result has the Norm-Sub/Norm-Mul hybrid form of §3.4's analysis,
+those values increase with k, so it holds exactly for k ≤ k*. Hence the support can be found like
+Norm-Sub's: test the condition at random pivots and discard the side it decides, with x_S of any
+S ⊇ S* as a lower bound (step 1 of the proof below), then sort and scan the last few thousand
+candidates (:mod:`._threshold`) — expected O(d), exact, no tolerance. The result has the Norm-Sub/Norm-Mul hybrid form of §3.4's analysis,
 
     f'_v = max(γ f̃_v + δ, 0),   γ = B/(B + C x*) > 0,   δ = −s x*/(B + C x*).
 
@@ -108,6 +109,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..estimate import Estimate
+from ._threshold import top_support
 from .baseline import _check_estimate
 from .registry import register
 
@@ -123,12 +125,17 @@ __all__ = [
 ]
 
 
-def _params(est: Estimate):
-    """(a, B, s, C) of the module docstring, after checking 0 < q and p < 1."""
+def _params_checked(est: Estimate) -> None:
     p, q = est.p, est.q
     if not (q > 0.0 and p < 1.0):
         raise ValueError(f"MLE-Apx needs 0 < q and p < 1 (Eq. 13's variance q(1-q) + f(p-q)(1-p-q) "
                          f"must be > 0 on [0, 1]), got p={p!r}, q={q!r}")
+
+
+def _params(est: Estimate):
+    """(a, B, s, C) of the module docstring, after checking 0 < q and p < 1."""
+    _params_checked(est)
+    p, q = est.p, est.q
     a = est.counts / est.n - q
     return a, p - q, q * (1.0 - q), (p - q) * (1.0 - p - q)
 
@@ -232,35 +239,38 @@ def _kappa(r, p: float, q: float):
     return (1.0 - r) * (p * q) + r * ((1.0 - p) * (1.0 - q))
 
 
-def _x_star_sorted(a: np.ndarray, B: float, s: float, C: float, p: float, q: float) -> float:
-    """x* by the breakpoint scan (module docstring, 'Exact solution without iteration')."""
-    d = a.shape[0]
-    amax = float(np.max(a))
-    # Lower bounds on x*: x_D (S = D ⊇ S*) and x_{1} (S = {argmax} ⊆ S*). a_v ≤ s·x_lo ⇒ v ∉ S*.
-    x_lo = max((float(np.sum(a)) - B) / _denominator(d, p, s), (amax - B) / _denominator(1, p, s))
-    cand = a[a > s * x_lo]
-    # A few steps of the paper's iteration on the candidates (each x_S, S ⊇ S*, is a lower bound
-    # on x*, step 1 of the proof above) shrink the set cheaply before sorting.
-    for _ in range(8):
-        if cand.shape[0] <= 4096:
-            break
-        x_new = (float(np.sum(cand)) - B) / _denominator(cand.shape[0], p, s)
-        nxt = cand[cand > s * x_new]
-        shrunk = nxt.shape[0] < 0.5 * cand.shape[0]
-        cand = nxt
-        if not shrunk:
-            break
-    u = np.sort(cand)[::-1]  # argmax survives in exact arithmetic (amax > s x* ≥ s x_lo)
-    if u.shape[0] == 0:  # only by rounding: scan everything
-        u = np.sort(a)[::-1]
-    # k is in the support iff K_(k) > s Σ_{i<k}(a_(i) − a_(k)) (module docstring). Both sides in a
-    # cancellation-free form: K from _kappa, the differences shifted by a_(1) (exact for ties).
-    t = u - u[0]
-    k = np.arange(1, u.shape[0] + 1, dtype=np.float64)
-    below = np.concatenate(([0.0], np.cumsum(t)[:-1])) - (k - 1) * t  # Σ_{i<k}(t_i − t_k) ≥ 0
-    rho = int(np.flatnonzero(B * _kappa(u + q, p, q) > s * below)[-1]) + 1
-    x = (float(np.sum(u[:rho])) - B) / _denominator(rho, p, s)
-    return _polish_x(a, B, s, p, x)
+def _mle_apx_pivot(est: Estimate) -> np.ndarray:
+    """MLE-Apx by the expected-O(d) pivot search of :mod:`._threshold` (module docstring, 'Exact
+    solution without iteration', with pivots instead of a full sort).
+
+    The search runs on the counts themselves (no full-length a = c/n − q is formed): a top set T of
+    k counts with sum S has x_T = (S/n − k q − B)/(C + k s) and, in count units, the threshold
+    n(q + s x_T); v is in the support iff c_v exceeds it. Then, on the pool of candidates the search
+    returns (a superset of the support, usually a few thousand values), a = c/n − q exactly as
+    before, x is polished from its support with pairwise sums (:func:`_polish_x`) and f is written
+    by :func:`_f_on_support`: the result is the sort path's to rounding (tests/_sort_reference.py).
+    """
+    p, q, n = est.p, est.q, est.n
+    B, s = p - q, q * (1.0 - q)
+    c = est.counts
+
+    def theta(S, k):
+        return n * (q + s * ((S / n - k * q - B) / _denominator(k, p, s)))
+
+    S, k, pool = top_support(c, theta)
+    a = (c if pool is None else c[pool]) / n - q
+    # k = 0 only by rounding: the support always holds the largest a (x_{argmax} is a lower bound)
+    x = (S / n - k * q - B) / _denominator(k, p, s) if k else (float(np.max(a)) - B) / _denominator(1, p, s)
+    x = _polish_x(a, B, s, p, x)
+    sup = a > s * x
+    if not sup.any():  # x rounded past a_max/s: the support always holds the largest a
+        sup = a == a.max()
+    f = _f_on_support(a + q, p, q, s, sup)
+    if pool is None:
+        return f
+    out = np.zeros(c.shape[0])  # calloc: no pass over memory
+    out[pool] = f
+    return out
 
 
 def _polish_x(a, B, s, p, x: float) -> float:
@@ -340,7 +350,7 @@ def _x_star_brentq(est: Estimate, a, B, s, C, polish: bool) -> float:
     "mle-apx",
     description="Exact minimiser of the weighted MLE of Eq. 13 (KKT): max(γ f̃ + δ, 0)",
     non_negative="yes", sums_to_one="yes", order_preserving="weak",
-    complexity="O(d log d) (sort + cumulative sum; no iteration tolerance)",
+    complexity="expected O(d) (pivot search, sort of the last candidates; no iteration tolerance)",
     reference="Wang et al. arXiv §3.4, Eq. 13–14, Appendix A; NDSS 2020 §IV-D, Eq. 12, Appendix B",
     notes="Weak order: values with γ f̃_v + δ ≤ 0 tie at 0 (γ > 0). Needs 0 < q, p < 1. "
           "Equals Norm-Sub exactly when p + q = 1.",
@@ -351,7 +361,8 @@ def mle_apx(estimate: Estimate, method: str = "sort", polish: bool = True) -> np
     Parameters
     ----------
     method : {"sort", "brentq"}
-        ``"sort"`` (default): breakpoint scan over the sorted candidates, exact, O(d log d).
+        ``"sort"`` (default): the breakpoint scan, exact; on pivots (expected O(d), :mod:`._threshold`),
+        with the full sort only on the last few thousand candidates.
         ``"brentq"``: 1-D root finding of Σ_v f_v(λ) = 1 in the common multiplier λ with
         :func:`scipy.optimize.brentq` (tight xtol), f_v(λ) in closed form (a quadratic root); a
         cross-check of the sort path.
@@ -365,13 +376,13 @@ def mle_apx(estimate: Estimate, method: str = "sort", polish: bool = True) -> np
     est = _check_estimate(estimate)
     if not isinstance(polish, (bool, np.bool_)):
         raise TypeError(f"polish must be True or False, got {polish!r}")
-    a, B, s, C = _params(est)
     if method == "sort":
-        x = _x_star_sorted(a, B, s, C, est.p, est.q)
-    elif method == "brentq":
-        x = _x_star_brentq(est, a, B, s, C, bool(polish))
-    else:
+        _params_checked(est)
+        return _mle_apx_pivot(est)
+    if method != "brentq":
         raise ValueError(f"method must be 'sort' or 'brentq', got {method!r}")
+    a, B, s, C = _params(est)
+    x = _x_star_brentq(est, a, B, s, C, bool(polish))
     return _f_of_x(a, B, s, C, x, est.p, est.q)
 
 

@@ -4,9 +4,10 @@ the scaled simplex that Norm-Sub and Norm-Hyb share.
 
 Norm-Sub is CLS (arXiv §3.5, Appendix B): the Euclidean projection of f̃ onto
 {f ≥ 0, Σf = 1}. Its KKT conditions give f'_v = max(f̃_v − τ, 0) with one common shift τ = −δ;
-:func:`project_simplex` finds τ exactly by sort + cumulative sum (Held, Wolfe & Crowder 1974;
-Duchi et al. 2008), after pre-filtering by lower bounds on τ (two one-pass bounds, then a few
-Michelot steps), so it is O(d log d) worst case and needs no iteration tolerance.
+:func:`project_simplex` finds τ exactly, in expected O(d), by the pivot search of
+:mod:`._threshold` (randomised pivots as in Kiwiel 2008 with Michelot's bound as in Condat 2016;
+the sort + cumulative-sum scan of Held, Wolfe & Crowder 1974 / Duchi et al. 2008 on the last few
+thousand candidates, and the tests' reference), and needs no iteration tolerance.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from .._validation import check_float_array
 from ..estimate import Estimate
 from .baseline import _check_estimate, cut_threshold
+from ._threshold import top_support
 from .registry import register
 
 __all__ = ["norm", "norm_cut", "norm_hyb", "norm_mul", "norm_sub", "project_simplex", "simplex_shift"]
@@ -34,47 +36,44 @@ def _check_total(total) -> float:
     return t
 
 
-def _shift(y: np.ndarray, total: float) -> float:
-    """τ with Σ max(y − τ, 0) = total (total > 0, y finite, non-empty). Exact up to rounding."""
-    d = y.shape[0]
-    # Two lower bounds on τ: Σ(y − τ) ≤ Σ max(y − τ, 0) = total, and max(y) − τ ≤ total.
-    # Everything at or below a lower bound is outside the support, so only the rest is sorted.
-    # In floating point a bound can round up to max(y) when total is below its rounding unit; so
-    # keep every value ≥ the bound (max(y) always survives: the top value is always in the support).
-    lo = min(max((float(np.sum(y)) - total) / d, float(np.max(y)) - total), float(np.max(y)))
-    cand = y[y >= lo]
-    # A few Michelot (1986) steps shrink the candidates cheaply: for any set S containing the
-    # support, (Σ_S y − total)/|S| is again a lower bound on τ. Stop when they stop paying off.
-    for _ in range(8):
-        if cand.shape[0] <= 4096:
-            break
-        lo_new = (float(np.sum(cand)) - total) / cand.shape[0]
-        nxt = cand[cand > lo_new]
-        if nxt.shape[0] == 0:  # lo_new rounded up to max(cand) (tiny total): keep what we have
-            break
-        shrunk = nxt.shape[0] < 0.5 * cand.shape[0]
-        cand = nxt
-        if not shrunk:
-            break
-    u = np.sort(cand)[::-1]
-    css = np.cumsum(u) - total
-    k = np.arange(1, u.shape[0] + 1, dtype=np.float64)
-    # The support is the top-ρ values, ρ the last k with u_k > (Σ_{i≤k} u_i − total)/k
-    # (the condition holds exactly for k ≤ ρ). k = 1 always holds in exact arithmetic since
-    # total > 0; in floating point it can fail when total is below the rounding unit of u_1.
-    hits = np.flatnonzero(u * k > css)
-    rho = int(hits[-1]) + 1 if hits.size else 1
-    tau = css[rho - 1] / rho
-    # Polish: recompute τ from the support with pairwise summation (cumsum's error grows with d).
+def _shift_support(y: np.ndarray, total: float) -> tuple[float, np.ndarray | None]:
+    """(τ, pool): τ with Σ max(y − τ, 0) = total (total > 0, y finite, non-empty), exact up to
+    rounding, and the indices of a subset of y containing the support (None: all of y).
+
+    Expected O(d): the pivot search of :func:`._threshold.top_support` with θ(S, k) = (S − total)/k
+    (the sort-and-scan of Held, Wolfe & Crowder is its base case, and the tests' reference)."""
+    s, k, pool = top_support(y, lambda css, k: (css - total) / k)
+    # k = 0 only when total is below the rounding unit of max(y): the support is {argmax}.
+    tau = (s - total) / k if k else float(np.max(y)) - total
+    # Polish: recompute τ from the support with pairwise summation (exact if the support is).
+    vals = y if pool is None else y[pool]
     for _ in range(2):
-        s = y > tau
-        if not s.any():  # τ rounded to max(y): total is below its rounding unit
+        sup = vals[vals > tau]
+        if sup.shape[0] == 0:  # τ rounded to max(y): total is below its rounding unit
             break
-        tau_new = (float(np.sum(y[s])) - total) / int(np.count_nonzero(s))
+        tau_new = (float(np.sum(sup)) - total) / sup.shape[0]
         if tau_new == tau:
             break
         tau = tau_new
-    return tau
+    return tau, pool
+
+
+def _shift(y: np.ndarray, total: float) -> float:
+    return _shift_support(y, total)[0]
+
+
+def _as_vector(x) -> np.ndarray:
+    """``x`` as a 1-D finite float64 array, validated once and *not* copied when it already is one
+    (the projection never writes to its input). Finite ⇔ max and min are finite (NaN propagates)."""
+    try:
+        y = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("x must be a 1-D array of real numbers") from None
+    if y.ndim != 1 or y.shape[0] == 0:
+        raise ValueError(f"x must be 1-D and non-empty, got shape {y.shape}")
+    if not (np.isfinite(np.max(y)) and np.isfinite(np.min(y))):
+        return check_float_array(y, "x")  # raises, naming the first non-finite entry
+    return y
 
 
 def simplex_shift(x, total: float = 1.0) -> float:
@@ -82,25 +81,46 @@ def simplex_shift(x, total: float = 1.0) -> float:
 
     Norm-Sub's δ (arXiv §3.3) is −τ. For ``total == 0``, τ = max(x) (any τ ≥ max(x) works).
     """
-    y = check_float_array(x, "x")
+    y = _as_vector(x)
     t = _check_total(total)
     if t == 0.0:
         return float(np.max(y))
     return float(_shift(y, t))
 
 
+def _project(y: np.ndarray, t: float) -> np.ndarray:
+    """:func:`project_simplex` on a validated vector (no checks, no copy of ``y``)."""
+    if t == 0.0:
+        return np.zeros(y.shape[0])
+    tau, pool = _shift_support(y, t)
+    # max(y − τ, 0) written only where it is > 0 (y > τ ⇔ y − τ > 0 in IEEE arithmetic): the
+    # same bits, without a full-length temporary; the support is inside pool.
+    idx = np.flatnonzero(y > tau) if pool is None else pool[y[pool] > tau]
+    out = np.zeros(y.shape[0])  # calloc: no pass over memory (zeros_like fills)
+    if idx.size:
+        out[idx] = y[idx] - tau
+    else:
+        # total is below the rounding unit of max(y), so y − τ rounds to 0 everywhere. The exact
+        # projection puts the whole mass on the values within `total` of the max, i.e. (to that
+        # rounding) on the maximisers, equally (their KKT shift is common).
+        top = y == np.max(y)
+        out[top] = t / int(np.count_nonzero(top))
+    return out
+
+
 def project_simplex(x, total: float = 1.0) -> np.ndarray:
     """Euclidean projection of ``x`` onto {f ∈ ℝ^d : f ≥ 0, Σ f = total}.
 
     The unique minimiser of ‖f − x‖₂ on that set; its KKT conditions (arXiv Appendix B, NDSS
-    Appendix A) give f_v = max(x_v − τ, 0) with Σ_v max(x_v − τ, 0) = total. τ is found exactly by
-    sorting the candidates and scanning cumulative sums (O(d log d)), then polished once from the
-    found support with pairwise summation so that Σf = total to rounding even at d = 10⁷.
+    Appendix A) give f_v = max(x_v − τ, 0) with Σ_v max(x_v − τ, 0) = total. τ is found exactly, in
+    expected O(d), by the pivot search of :mod:`._threshold` (the sort-and-scan of Held, Wolfe &
+    Crowder on the last few thousand candidates), then polished once from the found support with
+    pairwise summation so that Σf = total to rounding even at d = 10⁷.
 
     Parameters
     ----------
     x : array_like, shape (d,)
-        Finite reals.
+        Finite reals (validated once; never copied or modified).
     total : float, default 1
         Mass of the simplex, ≥ 0. ``total == 0`` gives the zero vector. A total below the rounding
         unit of max(x) (e.g. 1e-17 next to 0.5) gives total/|M| on the maximisers M of x and 0
@@ -108,20 +128,9 @@ def project_simplex(x, total: float = 1.0) -> np.ndarray:
 
     Returns
     -------
-    ndarray, shape (d,), float64
+    ndarray, shape (d,), float64 (a new array)
     """
-    y = check_float_array(x, "x")
-    t = _check_total(total)
-    if t == 0.0:
-        return np.zeros_like(y)
-    out = np.maximum(y - _shift(y, t), 0.0)
-    if not out.any():
-        # total is below the rounding unit of max(y), so y − τ rounds to 0 everywhere. The exact
-        # projection puts the whole mass on the values within `total` of the max, i.e. (to that
-        # rounding) on the maximisers, equally (their KKT shift is common).
-        top = y == np.max(y)
-        out[top] = t / int(np.count_nonzero(top))
-    return out
+    return _project(_as_vector(x), _check_total(total))
 
 
 # -- comparing sums of estimates with 1 -----------------------------------------------------------
@@ -245,7 +254,7 @@ def norm_cut(estimate: Estimate) -> np.ndarray:
     "norm-sub",
     description="Convert negative estimates to 0 while adding δ to the others so the sum is 1 (= CLS)",
     non_negative="yes", sums_to_one="yes", order_preserving="weak",
-    complexity="O(d log d) (sort of the candidates above a lower bound on the shift)",
+    complexity="expected O(d) (pivot search; sort of the last few thousand candidates)",
     reference="Wang et al. arXiv §3.3 (Norm-Sub), §3.5 + Appendix B (CLS), Table 1; NDSS 2020 "
               "§IV-B, §IV-C, Appendix A",
     notes="Equals the Euclidean projection onto the probability simplex. Weak order: values with "
@@ -257,7 +266,7 @@ def norm_sub(estimate: Estimate) -> np.ndarray:
     Identical to CLS (arXiv §3.5, Appendix B): the Euclidean projection of f̃ onto the probability
     simplex, computed exactly by :func:`project_simplex`. δ = −:func:`simplex_shift` (f̃).
     """
-    return project_simplex(_check_estimate(estimate).f_tilde, 1.0)
+    return _project(_check_estimate(estimate).f_tilde, 1.0)  # f̃ was validated by Estimate
 
 
 @register(
@@ -326,7 +335,7 @@ def norm_hyb(estimate: Estimate, alpha: float | None = None, k: int | None = Non
     if keep.all():
         if left == 0.0:
             return f.copy()
-        return project_simplex(f, 1.0)
+        return _project(f, 1.0)
     out = f.copy()
-    out[~keep] = project_simplex(f[~keep], max(left, 0.0))
+    out[~keep] = _project(f[~keep], max(left, 0.0))
     return out
