@@ -4,9 +4,12 @@ A claim "closed form C solves problem P" (Wang et al. arXiv §3.3–§3.5, App. 
 §IV-C/D/E) is checked on one :class:`~ldpopt.Estimate` by a *referee*:
 
 ``"certificate"`` (default, any d, no solver)
-    :func:`ldpopt.verify.certificate.certify`: a rigorous bound on max_v |f_C − f*| from the KKT
-    conditions, compared with the float64 rounding of that computation. Rows say ``not refereed``
-    when the objective has no certificate or the rounding bound exceeds 1/(10 d).
+    :func:`ldpopt.problems.certificate.certificate` (the one certificate of ldpopt, also behind
+    every ``Solution``'s check): a rigorous bound on max_v |f_C − f*| (``distance_linf``: the
+    linear argmin bound when the constraints have no rows, else √(2·gap/μ_v)), compared with the
+    float64 rounding level of that bound (``distance_rounding``) plus the closed form's stated
+    accuracy. Rows say ``not refereed`` when the objective/constraints have no certificate
+    (l1, user callables) or the rounding level exceeds 1/(10 d).
 
 a cvxpy solver name (``"CLARABEL"``, ``"OSQP"``, ``"SCS"``; optional, small d)
     :class:`ldpopt.problems.Problem` solved with it (then each of ``fallback``). The metric is
@@ -28,7 +31,6 @@ import numpy as np
 
 from ..estimate import Estimate
 from ..methods import bayes, em as _em, mle, normalize
-from .certificate import FAMILIES, certify
 from .instances import setting
 from .result import ClaimResult, not_refereed
 from .tolerances import (KKT_TOL, _SCS_OPTS, _gradient_scale, _hessian_diag, _solver_tolerance, resolution,
@@ -78,12 +80,36 @@ def _solve(problem, solver: str):
         return problem.solve(solver=solver, **opts)
 
 
-def _certificate_row(est, f_c, objective, mean, closed_tol, base) -> ClaimResult:
+def certificate_metrics(est, f_c, objective, mean=None, constraints=None, closed_tol: float = 0.0) -> dict:
+    """The certificate's numbers for a verify row: ``max_abs_error_bound`` (≥ ‖f_C − f*‖_∞, frequency
+    units; ∞ when f_C is infeasible and no bound applies), ``tolerance`` (its float64 rounding level +
+    ``closed_tol``), ``tolerance_basis``, and the certificate's own fields. Raises
+    :class:`~ldpopt.problems.structured.NotApplicable` outside the certificate's class."""
+    from ..problems.certificate import certificate
+
+    cert = certificate(objective, constraints, est, f_c, mean=mean)
+    value = cert.distance_linf if np.isfinite(cert.distance_linf) else np.inf
+    argmin = bool(np.isfinite(cert.distance_argmin) and cert.distance_argmin == cert.distance_linf)
+    basis = ("float64 rounding of the argmin bound max|f - x(lam)| + |sum x(lam) - total|: sum_v 8u(|f_v| + |x_v| + "
+             "(|terms of h_v'| + |lam|)/h_v'') over values off their bounds, + max term" if argmin else
+             "the bound sqrt(2 gap/mu_v) at gap = its float64 rounding floor 16u(sum|h_v| + |t_v f_v|)")
+    if closed_tol:
+        basis += f" + closed form's stated accuracy {closed_tol:g}"
+    m = {k: v for k, v in cert.as_dict().items() if k not in ("violations", "note")}
+    m.update(max_abs_error_bound=value, tolerance=float(cert.distance_rounding) + float(closed_tol),
+             tolerance_basis=basis, sum_error=cert.violations["sum"], min_f=float(np.min(f_c)))
+    return m
+
+
+def _certificate_row(est, f_c, objective, mean, closed_tol, base, constraints=None) -> ClaimResult:
+    from ..problems.structured import NotApplicable
+
     name = objective if isinstance(objective, str) else getattr(objective, "name", str(objective))
-    if name not in FAMILIES:
-        return not_refereed(f"no certificate for objective {name!r} (families: {', '.join(FAMILIES)}); "
+    try:
+        cert = certificate_metrics(est, f_c, objective, mean, constraints, closed_tol)
+    except NotApplicable as exc:
+        return not_refereed(f"no certificate for objective {name!r} with these constraints ({exc}); "
                             "use a solver referee", referee="certificate", **base)
-    cert = certify(name, est, f_c, mean=mean, closed_tol=closed_tol)
     tol, res = cert["tolerance"], resolution(est.d)
     basis = cert.pop("tolerance_basis")
     if not tol <= res:
