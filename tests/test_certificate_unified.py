@@ -79,7 +79,7 @@ def test_checks_and_verify_use_the_same_certificate():
     ch = check_solution(Problem(est, "cls"), f, duals)
     c = certificate("cls", None, est, f)
     row = verify.check_equivalence(est, f, "cls")
-    assert ch.error_bound == pytest.approx(c.distance_linf, abs=1e-16)
+    assert ch.error_bound == pytest.approx(c.distance_linf + c.distance_rounding, abs=1e-16)
     assert row.value == c.distance_linf and row.tolerance == c.distance_rounding
     assert row.verdict == "holds" and c.distance_linf <= 1e-15
 

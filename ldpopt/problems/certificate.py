@@ -269,6 +269,9 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
     da, arnd, lam_r = np.nan, np.nan, np.nan
     if st.m == 0 and np.isfinite(lam):
         da, arnd, lam_r = argmin_bound(sep, st, f, float(lam))
+        # no bound resolves f* below the rounding of the per-value argmins themselves (when f equals
+        # them exactly the gap and its floor are both 0)
+        drnd = max(drnd, arnd)
         # both bounds are rigorous; report the one that resolves f* best, i.e. with the smaller
         # max(bound, its rounding level) (the argmin one also when f is infeasible: dl is NaN)
         def resolved(b, r):

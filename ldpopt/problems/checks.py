@@ -347,8 +347,8 @@ def check_solution(problem, f: np.ndarray, duals: dict | None) -> Checks:
             if cert is not None:  # built-in separable objective, built-in constraints: the one certificate
                 ch.certificate = cert
                 linear = bool(np.isfinite(cert.distance_argmin))
-                if np.isfinite(cert.distance_linf):
-                    ch.error_bound = float(cert.distance_linf)
+                if np.isfinite(cert.distance_linf):  # the bound plus its own float64 rounding level
+                    ch.error_bound = float(cert.distance_linf) + float(np.nan_to_num(cert.distance_rounding))
                 else:
                     ch.not_run["error_bound"] = cert.note
             else:  # user constraints: the bound from the solver's multipliers (below)

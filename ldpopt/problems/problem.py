@@ -25,7 +25,11 @@ from .objectives import Objective, make_objective
 from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, sqp_applies, uses_sqp
 from .sqp import solve_sqp
 
-__all__ = ["DEFAULT_SOLVER_OPTIONS", "Problem", "Solution", "default_scale"]
+__all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
+
+#: the name of ldpopt's own dual solver (:func:`ldpopt.problems.structured.solve_structured`) in
+#: ``Solution.solver`` and as ``solve(solver=STRUCTURED)``
+STRUCTURED = "LDPOPT-STRUCTURED"
 
 #: Options ldpopt passes to a solver unless the caller overrides them (``solve(**solver_options)``).
 #: Tighter than cvxpy's defaults, because the papers' comparisons (closed form vs solver) need
@@ -76,7 +80,8 @@ class Solution:
         Constraint name → dual value (ndarray or float) of the Lagrangian J(f) + Σ y·g(f) (sign
         convention in :mod:`ldpopt.problems.constraints`); empty when the solver returned no point.
     solver : str
-        The solver that produced ``f`` (always named, also for user objectives); ``"SQP(PIQP)"``
+        The solver that produced ``f`` (always named, also for user objectives);
+        ``"LDPOPT-STRUCTURED"`` for ldpopt's dual solver (the default where it applies); ``"SQP(PIQP)"``
         for the sequential-QP route of the exact likelihoods (the QP solvers it used in brackets).
     checks : Checks or None
         ldpopt's check of f (:class:`~ldpopt.problems.checks.Checks`: max_violation, stationarity,
@@ -145,6 +150,11 @@ def _rank(sol: Solution) -> tuple:
     """Which failed attempt to return: one with a checked point, then the smallest violation."""
     has = sol.checks is not None
     return (not has, sol.checks.max_violation if has else np.inf)
+
+
+def _attempt(sol: Solution) -> dict:
+    return {"solver": sol.solver, "status": sol.status, "seconds": sol.wall_time,
+            "checks": sol.checks.summary() if sol.checks is not None else sol.message}
 
 
 def _default_constraints() -> list[Constraint]:
@@ -256,12 +266,20 @@ class Problem:
     def solve(self, solver=None, strict: bool = False, verbose: bool = False, **solver_options) -> Solution:
         """Solve; return a :class:`Solution` checked by ldpopt itself (:mod:`.checks`).
 
-        ``solver``: None (the documented chain of :mod:`.policy`: PIQP → CLARABEL → OSQP for QPs,
+        ``solver``: None — first ldpopt's own dual solver ``"LDPOPT-STRUCTURED"``
+        (:func:`~ldpopt.problems.structured.solve_structured`) where it applies: a built-in smooth
+        objective (cls, weighted-mle, multinomial, binomial, posterior) or a
+        :class:`~ldpopt.problems.structured.SeparableObjective`, and only built-in Simplex / NonNegative
+        / SumTo / Box / Fixed / SubsetSum / Hierarchy constraints with one Σ f = total. It does not
+        apply to ``"l1"``, user callables (objective or constraint) or a list without Σ f = total;
+        there, and when its answer fails its certificate or ldpopt's check, the documented cvxpy route
+        follows (recorded in ``attempts``) — the chain of :mod:`.policy`: PIQP → CLARABEL → OSQP for QPs,
         CLARABEL → SCS for cone programs, installed ones only; the exact likelihoods ``"binomial"``
         and ``"multinomial"`` at d ≥ ``policy.SQP_MIN_D`` = 300 go to the sequential-QP route of
         :mod:`.sqp` instead — diagonal QPs over the same constraints, no exponential cones, the
-        message says so — and below it along CLARABEL → SQP → SCS), ``"SQP"`` (that route at any
-        d), a cvxpy solver name (that solver only), or a list of names (that chain). Each solver's answer is checked in frequency units
+        message says so — and below it along CLARABEL → SQP → SCS), ``"LDPOPT-STRUCTURED"`` (the
+        structured solver only: ``"solver_error"`` saying why when it does not apply), ``"SQP"``
+        (that route at any d), a cvxpy solver name (that solver only), or a list of names (that chain). Each solver's answer is checked in frequency units
         (constraint residuals from f with numpy; stationarity and duality gap from f and the duals
         for built-in smooth objectives); the first that passes is returned with status
         ``"optimal"``. When none passes: ``"inaccurate"`` (a solver said optimal, ldpopt's check
@@ -278,8 +296,25 @@ class Problem:
         start is off), so the answer does not depend on what was solved before.
         """
         start = time.perf_counter()
+        first: list[dict] = []  # the structured solver's attempt, when it ran and did not pass
+        named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED
+        if solver is None or named_structured:
+            sol, why = self._solve_structured()
+            if sol is not None and (sol.success or named_structured):
+                sol.attempts = [_attempt(sol)]
+                sol.wall_time = time.perf_counter() - start
+                return self._finish(sol, strict)
+            if named_structured:  # not applicable: say why, no fallback when asked for by name
+                sol = Solution(np.full(self.estimate.d, np.nan), "solver_error", False, np.nan, solver=STRUCTURED,
+                               objective=self.objective.name, message=f"{STRUCTURED} does not apply: {why}")
+                sol.attempts = [_attempt(sol)]
+                return self._finish(sol, strict)
+            first = [_attempt(sol)] if sol is not None else []  # not applicable: nothing was tried
         if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
             sol = solve_sqp(self, verbose, solver_options)
+            sol.attempts = first + list(sol.attempts or [])
+            if first:
+                sol.message += f" | {STRUCTURED} first: {first[0]['status']} ({first[0]['checks']})"
             if solver is None:
                 sol.message = (f"d = {self.estimate.d} >= {SQP_MIN_D}: the exact likelihood is solved by sequential "
                                "QP instead of as an exponential-cone program (conic solvers fail it at this d; "
@@ -322,11 +357,41 @@ class Problem:
         if not explicit and chain == EXP_CONE_CHAIN:
             best.message = (f"d = {self.estimate.d} >= {SQP_MIN_D} with exponential cones in a user objective: SCS only "
                             "(Clarabel/ECOS fail such problems at this d; ldpopt.problems.policy) — " + best.message)
+        attempts = first + attempts
         if len(attempts) > 1:
             best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
         best.attempts = attempts
         best.wall_time = time.perf_counter() - start
         return self._finish(best, strict)
+
+    def _solve_structured(self) -> tuple[Solution | None, str]:
+        """ldpopt's dual solver (:mod:`.structured`) when the objective is separable and smooth and every
+        constraint is a built-in it covers; (None, why) when it does not apply. Its Solution is
+        ``"optimal"`` only when the solver's own certificate passed *and* ldpopt's check
+        (:func:`.checks.check_solution`, the same as for any solver) passed; else ``"inaccurate"``."""
+        from .structured import NotApplicable, solve_structured
+
+        start = time.perf_counter()
+        try:
+            r = solve_structured(self.estimate, self.objective, self.constraints)
+        except NotApplicable as exc:
+            return None, str(exc)
+        except ValueError as exc:  # infeasible bound/sum data: the cvxpy chain reports it as a status
+            return None, f"{STRUCTURED} rejected the constraints: {exc}"
+        checks = check_solution(self, r.f, r.duals)
+        ok = r.status == "optimal" and checks.passed
+        if ok:
+            message = f"{r.message}; ldpopt's check: {checks.summary()}"
+        elif r.status != "optimal":
+            message = f"{STRUCTURED}: {r.message}"
+        else:
+            message = f"{STRUCTURED} said optimal; ldpopt's check failed: {'; '.join(checks.failed)}"
+        its = r.iterations if isinstance(r.iterations, dict) else {}
+        n_it = int(sum(v for k, v in its.items() if k.endswith("iterations") and isinstance(v, (int, np.integer))))
+        return Solution(r.f, "optimal" if ok else "inaccurate", ok, float(r.optimal_value), dict(r.duals),
+                        solver=STRUCTURED, iterations=n_it, compile_time=0.0, solve_time=r.wall_time,
+                        wall_time=time.perf_counter() - start, message=message, objective=self.objective.name,
+                        checks=checks), ""
 
     def _not_infeasible_if_known_feasible(self, best: Solution) -> None:
         if best.status in ("infeasible", "infeasible_inaccurate", "infeasible_or_unbounded"):
