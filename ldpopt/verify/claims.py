@@ -169,20 +169,73 @@ def _solver_row(est, f_c, objective, mean, solver, fallback, base) -> ClaimResul
     return ClaimResult(referee=referee, value=value, tolerance=tol_f, tolerance_basis=basis, metrics=m, **base)
 
 
+def _describe(constraints) -> str:
+    items = constraints if isinstance(constraints, (list, tuple)) else [constraints]
+    return "[" + ", ".join(getattr(c, "name", None) and f"{type(c).__name__}({c.name})" or
+                           getattr(c, "__name__", type(c).__name__) for c in items) + "]"
+
+
+def _solver_row_constrained(est, f_c, objective, mean, constraints, solver, fallback, closed_tol, base) -> ClaimResult:
+    from ..problems import Problem
+
+    tried, sol = [], None
+    for name in (solver, *fallback):
+        try:
+            sol = _solve(Problem(est, objective, constraints, mean=mean), name)
+            tried.append(f"{name}:{sol.status}")
+        except Exception as exc:  # a referee failure is reported, never a failed claim
+            tried.append(f"{name}:error {type(exc).__name__}: {exc}"[:160])
+            sol = None
+            continue
+        if sol.status == "optimal":
+            break
+    referee = " -> ".join(tried)
+    if sol is None or sol.status != "optimal":
+        return not_refereed(f"referee did not solve: {referee}", referee=referee, **base)
+    bound = sol.checks.error_bound if sol.checks is not None else None
+    value = float(np.max(np.abs(f_c - sol.f)))
+    m = {"solver_error_bound": bound, "solve_time": sol.solve_time, "iterations": sol.iterations,
+         "solver_checks": sol.checks.summary() if sol.checks is not None else ""}
+    if bound is None:
+        return not_refereed(f"{sol.solver} returned no certified distance bound ({sol.checks.not_run})",
+                            referee=referee, value=value, metrics=m, **base)
+    tol = float(bound) + float(closed_tol)
+    basis = f"{sol.solver}'s certified bound on max|f_solver - f*| (ldpopt's check)" + (
+        f" + closed form's stated accuracy {closed_tol:g}" if closed_tol else "")
+    if not tol <= resolution(est.d):
+        return not_refereed(f"{sol.solver}'s certified bound {tol:.3g} exceeds the frequency resolution 1/(10 d) = "
+                            f"{resolution(est.d):.3g}", referee=referee, value=value, tolerance=tol,
+                            tolerance_basis=basis, metrics=m, **base)
+    return ClaimResult(referee=referee, value=value, tolerance=tol, tolerance_basis=basis, metrics=m, **base)
+
+
 def check_equivalence(estimate: Estimate, closed: Callable | np.ndarray, objective, *, referee: str = "certificate",
                       fallback: tuple = (), mean=None, claim: str = "custom", statement: str = "",
-                      seed: int | None = None, expected: bool | None = True, closed_tol: float = 0.0) -> ClaimResult:
-    """Check that ``closed`` (a function of the estimate, or its output) solves ``objective`` on the
-    simplex; ``referee`` is ``"certificate"`` or a cvxpy solver name (see the module docstring).
-    ``closed_tol``: the closed form's own stated accuracy, added to the certificate's tolerance."""
+                      seed: int | None = None, expected: bool | None = True, closed_tol: float = 0.0,
+                      constraints=None) -> ClaimResult:
+    """Check that ``closed`` (a function of the estimate, or its output) solves ``objective`` under
+    ``constraints`` (None: the simplex; else a list as for :class:`~ldpopt.problems.Problem`, e.g.
+    ``[Simplex(), SubsetSum(S, 0.3)]`` — a user's own variant); ``referee`` is ``"certificate"`` (any
+    d; built-in constraints) or a cvxpy solver name (small d; any constraints). ``closed_tol``: the
+    closed form's own stated accuracy, added to the tolerance.
+
+    With ``constraints`` the solver row's tolerance is the solver point's own certified distance to
+    the optimum (``Solution.checks.error_bound``, from :mod:`ldpopt.problems.certificate` for
+    built-in constraints), so the row holds when max|f_C − f_solver| is within it; a solve that is
+    not ``optimal`` or carries no bound (or one above 1/(10 d)) is ``not refereed``."""
     t0 = time.perf_counter()
     est = estimate
     f_c = np.asarray(closed(est) if callable(closed) else closed, dtype=np.float64)
     cert_path = referee.lower() == "certificate"
     base = dict(claim=claim, statement=statement, kind="equivalence", **setting(est, seed), expected=expected,
                 metric="max_abs_error_bound" if cert_path else "max_abs_diff_to_solver", unit="frequency", op="<=")
+    if constraints is not None:
+        base["statement"] = (statement or f"closed form solves {objective!r}") + f" under {_describe(constraints)}"
     if cert_path:
-        row = _certificate_row(est, f_c, objective, mean, closed_tol, base)
+        row = _certificate_row(est, f_c, objective, mean, closed_tol, base, constraints)
+    elif constraints is not None:
+        row = _solver_row_constrained(est, f_c, objective, mean, constraints, referee.upper(),
+                                      tuple(s.upper() for s in fallback), closed_tol, base)
     else:
         row = _solver_row(est, f_c, objective, mean, referee.upper(), tuple(s.upper() for s in fallback), base)
     row.seconds = time.perf_counter() - t0
