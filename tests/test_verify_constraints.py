@@ -86,3 +86,32 @@ def right_for(est, idx, a):
     f[m] = a * project_simplex(est.f_tilde[m] / a)
     f[~m] = (1 - a) * project_simplex(est.f_tilde[~m] / (1 - a))
     return f
+
+
+# -- the likelihood claim (EM = exact likelihood) at any d -----------------------------------------------
+def test_likelihood_claim_is_refereed_above_the_conic_limit_by_sqp():
+    """d = 1000 > LIKELIHOOD_MAX_D: the solver row is ldpopt's sequential-QP route (Clarabel fails
+    the binomial there), not a silently smaller d; a planted wrong EM output fails it."""
+    from ldpopt.methods import em
+    from ldpopt.verify.claims import equivalence_rows
+
+    est = verify.instance("oue", 1.0, 10**6, 1000, 0)
+    rows = [r for r in equivalence_rows(est, 0, ["CLARABEL"], 2000, verify.LIKELIHOOD_MAX_D)
+            if r.claim == "em=likelihood"]
+    assert [r.referee.split(":")[0] for r in rows] == ["certificate", "SQP"]
+    assert all(r.verdict == "holds" and r.d == 1000 for r in rows), [(r.referee, r.value, r.tolerance) for r in rows]
+    f = em.em(est)
+    top = np.argsort(f)[-2:]
+    f[top[0]] += 1 / (10 * est.d)
+    f[top[1]] -= 1 / (10 * est.d)
+    for ref in ("certificate", "SQP"):
+        assert verify.check_equivalence(est, f, "binomial", referee=ref).verdict == "fails"
+
+
+def test_likelihood_claim_runs_at_42178_by_the_certificate():
+    from ldpopt.verify.claims import equivalence_rows
+
+    est = verify.instance("grr", 2.0, 10**6, 42_178, 0)
+    rows = [r for r in equivalence_rows(est, 0, [], 2000, verify.LIKELIHOOD_MAX_D) if r.claim == "em=likelihood"]
+    assert len(rows) == 1 and rows[0].d == 42_178 and rows[0].referee == "certificate"
+    assert rows[0].verdict == "holds" and rows[0].tolerance <= verify.tolerances.resolution(42_178)

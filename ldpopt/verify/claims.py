@@ -11,6 +11,10 @@ A claim "closed form C solves problem P" (Wang et al. arXiv §3.3–§3.5, App. 
     accuracy. Rows say ``not refereed`` when the objective/constraints have no certificate
     (l1, user callables) or the rounding level exceeds 1/(10 d).
 
+``"SQP"`` (the exact likelihoods at d > ``LIKELIHOOD_MAX_D``, where conic solvers fail)
+    ldpopt's sequential-QP route (:mod:`ldpopt.problems.sqp`); metric max_v |f_C − f_SQP|, tolerance
+    the SQP point's own certified distance bound (``Solution.checks.error_bound``).
+
 a cvxpy solver name (``"CLARABEL"``, ``"OSQP"``, ``"SCS"``; optional, small d)
     :class:`ldpopt.problems.Problem` solved with it (then each of ``fallback``). The metric is
     max_v |f_C − f_solver|; its tolerance is derived from the solver's stopping tolerances: the
@@ -233,7 +237,7 @@ def check_equivalence(estimate: Estimate, closed: Callable | np.ndarray, objecti
         base["statement"] = (statement or f"closed form solves {objective!r}") + f" under {_describe(constraints)}"
     if cert_path:
         row = _certificate_row(est, f_c, objective, mean, closed_tol, base, constraints)
-    elif constraints is not None:
+    elif constraints is not None or referee.upper() == "SQP":
         row = _solver_row_constrained(est, f_c, objective, mean, constraints, referee.upper(),
                                       tuple(s.upper() for s in fallback), closed_tol, base)
     else:
@@ -264,9 +268,13 @@ def equivalence_rows(est: Estimate, seed: int, solvers: list[str], solver_max_d:
             extra = {"power_s": s, "power_s_source": "fitted (Eq. 16)" if fitted else
                      f"fixed (d > {POWER_FIT_MAX_D})"}
         f_c = np.asarray(closed(est), dtype=np.float64)
-        limit = likelihood_max_d if objective in ("multinomial", "binomial") else solver_max_d
+        likelihood = objective in ("multinomial", "binomial")
+        limit = likelihood_max_d if likelihood else solver_max_d
         # OSQP is a QP solver: it referees the QPs only (CLS, the posterior projection)
         refs = [sv for sv in solvers if est.d <= limit and (sv != "OSQP" or objective in ("cls", "posterior"))]
+        if likelihood and likelihood_max_d < est.d <= solver_max_d and solvers:
+            # conic solvers fail the likelihoods here (issue 11): ldpopt's sequential-QP route referees
+            refs = ["SQP"]
         for ref in ["certificate"] + refs:
             fb = ("SCS",) if (ref != "certificate" and objective in ("multinomial", "binomial")) else ()
             r = check_equivalence(est, f_c, objective, referee=ref, fallback=fb, mean=mean, claim=claim,
