@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test sweep bench bench-peers bench-quick clean
+.PHONY: run test sweep notebooks bench bench-peers bench-quick clean
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,11 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# Re-execute the notebooks and save them with their outputs (figures inline, numbers from the run),
+# as committed for readers on a code host; `make test` checks the committed ones still run.
+notebooks: $(STAMP)
+	$(PY) tests/test_notebooks.py --write
 
 # The full reproduction: every experiment config at 30 repetitions (resumable), then every figure.
 sweep: $(STAMP)

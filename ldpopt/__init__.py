@@ -22,6 +22,8 @@ _LAZY = {
     "queries": ("queries", None),
     "audit": ("audit", None),
     "experiments": ("experiments", None),
+    "uncertainty": ("uncertainty", None),
+    "choose": ("recommend", "choose"),
     "Problem": ("problems", "Problem"),
     "Solution": ("problems", "Solution"),
     "SolverError": ("problems", "SolverError"),
@@ -29,7 +31,7 @@ _LAZY = {
 }
 
 __all__ = ["Estimate", "Problem", "Solution", "SolverError", "SolverWarning", "datasets", "methods",
-           "oracles", "postprocess", "problems", "__version__"]
+           "oracles", "postprocess", "choose", "uncertainty", "problems", "__version__"]
 
 
 def __getattr__(name):

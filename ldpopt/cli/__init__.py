@@ -3,12 +3,15 @@
 ``ldpopt postprocess --counts FILE --oracle oue --epsilon 1 --n N [--method norm-sub|all] --out FILE``
 turns aggregated support counts (a CSV or Parquet table with columns ``value,count``) into
 post-processed frequencies: one column per method, the raw estimate (``base``) always kept alongside,
-the run's metadata recorded with the file. ``ldpopt verify`` checks the papers' claims;
+the run's metadata recorded with the file. ``ldpopt solve --counts FILE ... --problem P.toml`` solves
+a post-processing problem (a built-in objective, constraints from a TOML/JSON file) on the same
+input. ``ldpopt verify`` checks the papers' claims;
 ``ldpopt experiment run|plot|claims|list`` runs the papers' experiments.
 
 One module per concern: :mod:`._args` (the integer parser every option uses, the error type),
 :mod:`._io` (the counts file, atomic writes with the mode a plain write gives, metadata),
-:mod:`._params` (``--param`` typed from the methods' signatures), and one module per subcommand.
+:mod:`._params` (``--param`` typed from the methods' signatures), :mod:`._problemfile` (``solve``'s
+problem file), and one module per subcommand.
 """
 
 from __future__ import annotations
@@ -33,14 +36,20 @@ def __getattr__(name):  # read_counts / write_table without importing pandas for
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import oracles
-    from . import experiment, postprocess, verify
+    from . import choose, experiment, postprocess, solve, verify
+    from . import aggregate as aggregate_cmd
+    from . import perturb as perturb_cmd
 
     ap = argparse.ArgumentParser(prog="ldpopt", description="Post-processing of LDP frequency estimates.")
     ap.add_argument("--version", action="version", version=f"ldpopt {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
     postprocess.add_parser(sub)
+    solve.add_parser(sub)
     experiment.add_parser(sub)
     verify.add_parser(sub, oracles.available())
+    choose.add_parser(sub)
+    perturb_cmd.add_parser(sub)
+    aggregate_cmd.add_parser(sub)
     return ap
 
 

@@ -84,6 +84,7 @@ def _run(args) -> int:
             hint = f" (with --param {given}" if given else ""
             hint += ("; METHOD.NAME=VALUE gives a parameter to one method)" if len(names) > 1 else ")") if given else ""
             raise InputError(f"--method {name}: {exc}{hint}") from None
+    ci = _add_intervals(out, estimate, names, params, args) if args.ci is not None else None
     metadata = {
         "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": n,
         "d": table.d, "p": oracle.p, "q": oracle.q,
@@ -91,6 +92,8 @@ def _run(args) -> int:
         "methods": names, "method_params": {m: _effective(m, params[m]) for m in names},
         "counts_file": str(args.counts), "values": "0..d-1 (--d)" if args.d is not None else "labels",
     }
+    if ci is not None:
+        metadata["ci"] = ci
     written = write_table(out, args.out, fmt, metadata) if args.out else []
     if args.json:
         doc = {"oracle": oracle.name, "epsilon": oracle.epsilon, "d": table.d, "n": n, "p": oracle.p,
@@ -104,6 +107,27 @@ def _run(args) -> int:
         print(f"wrote {len(out)} rows x {len(out.columns)} columns to {', '.join(map(str, written))}",
               file=sys.stderr)
     return 0
+
+
+def _add_intervals(out, estimate, names, params, args) -> dict:
+    """``--ci LEVEL``: <method>_se, <method>_lo, <method>_hi columns beside each method's column
+    (:func:`ldpopt.uncertainty.intervals`: analytic for Base/Norm, parametric bootstrap otherwise)."""
+    from ..uncertainty import intervals
+
+    how = {}
+    for name in ["base", *[m for m in names if m != "base"]]:
+        r = intervals(estimate, name, args.ci, n_resamples=args.resamples, rng=args.seed,
+                      params=params.get(name, {}))
+        out[f"{name}_se"], out[f"{name}_lo"], out[f"{name}_hi"] = r.se, r.lo, r.hi
+        how[name] = r.how
+    return {"level": args.ci, "resamples": args.resamples, "seed": args.seed, "how": how}
+
+
+def _level(text) -> float:
+    v = number(text)
+    if not 0.0 < v < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
+    return v
 
 
 _EPILOG = """\
@@ -137,5 +161,11 @@ def add_parser(sub) -> None:
     pp.add_argument("--format", choices=FORMATS, default=None,
                     help="output format (default: from the suffix of --out; must agree with it)")
     pp.add_argument("--json", action="store_true", help="print a JSON document (results and metadata) to stdout")
+    pp.add_argument("--ci", type=_level, default=None, metavar="LEVEL",
+                    help="add METHOD_se, METHOD_lo, METHOD_hi columns: standard error and a LEVEL confidence "
+                         "interval (e.g. 0.95); analytic for base/norm, parametric bootstrap otherwise")
+    pp.add_argument("--resamples", type=int_arg(10), default=200,
+                    help="bootstrap resamples for --ci (default 200)")
+    pp.add_argument("--seed", type=int_arg(0), default=0, help="seed of the --ci bootstrap (default 0)")
     pp.set_defaults(func=_run)
 

@@ -10,27 +10,33 @@ constraints — and otherwise, or when its answer does not pass, a documented cv
 certificate (:func:`certificate`). Objectives (:mod:`.objectives`): ``"cls"``, ``"weighted-mle"``, ``"multinomial"``, ``"binomial"``,
 ``"l1"``, ``"posterior"`` and user callables. Constraints (:mod:`.constraints`): the simplex by
 default, :class:`Box`, :class:`SubsetSum`, :class:`Hierarchy`, :class:`Fixed`, :class:`NonNegative`,
-:class:`SumTo`, user callables. Failures (:mod:`.errors`): typed exceptions with ``strict=True``,
-:class:`SolverWarning` otherwise.
+:class:`SumTo`, :class:`Monotone` (ordinal domains, :mod:`.order`), :class:`PartitionTotals`
+(:mod:`.partition`), range trees (:func:`range_tree`, :mod:`.ranges`), user callables. Failures
+(:mod:`.errors`): typed exceptions with ``strict=True``, :class:`SolverWarning` otherwise.
 """
 
-from . import checks, constraints, errors, objectives, policy
+from . import checks, constraints, errors, objectives, order, partition, policy, ranges
 from .checks import Checks
-from .constraints import (Box, Constraint, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo,
-                          UserConstraint)
+from .constraints import (Box, Constraint, Fixed, Hierarchy, NonNegative, Simplex, SimplexDroppedWarning,
+                          SubsetSum, SumTo, UserConstraint)
 from .errors import (InaccurateError, InfeasibleError, IterationLimitError, SolverError,
                      SolverFailedError, SolverNotInstalledError, SolverWarning, UnboundedError)
 from .objectives import Objective, UserObjective
 from .objectives import available as available_objectives
+from .order import Monotone, isotonic, project_monotone_simplex
+from .partition import PartitionTotals
+from .ranges import RangeTree, range_tree
 from .problem import DEFAULT_SOLVER_OPTIONS, STRUCTURED, Problem, Solution
 from .certificate import Certificate, certificate
 from .structured import NotApplicable, SeparableObjective, StructuredResult, solve_structured
 
 __all__ = [
-    "DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Box", "Certificate", "Checks", "Constraint", "NotApplicable",
-    "SeparableObjective", "StructuredResult", "certificate", "solve_structured", "Fixed", "Hierarchy", "InaccurateError",
-    "InfeasibleError", "IterationLimitError", "NonNegative", "Objective", "Problem", "Simplex",
-    "Solution", "SolverError", "SolverFailedError", "SolverNotInstalledError", "SolverWarning",
-    "SubsetSum", "SumTo", "UnboundedError", "UserConstraint", "UserObjective", "available_objectives",
-    "checks", "constraints", "errors", "objectives", "policy",
+    "Box", "Certificate", "Checks", "Constraint", "DEFAULT_SOLVER_OPTIONS", "Fixed", "Hierarchy",
+    "InaccurateError", "InfeasibleError", "IterationLimitError", "Monotone", "NonNegative", "NotApplicable",
+    "Objective", "PartitionTotals", "Problem", "RangeTree", "STRUCTURED", "SeparableObjective", "Simplex",
+    "SimplexDroppedWarning", "Solution", "SolverError", "SolverFailedError", "SolverNotInstalledError",
+    "SolverWarning", "StructuredResult", "SubsetSum", "SumTo", "UnboundedError", "UserConstraint",
+    "UserObjective", "available_objectives", "certificate", "checks", "constraints", "errors", "isotonic",
+    "objectives", "order", "partition", "policy", "project_monotone_simplex", "range_tree", "ranges",
+    "solve_structured",
 ]

@@ -10,7 +10,14 @@ g = b − a (y ≥ 0), ``a == b`` ↦ g = a − b (y free). For the default simp
 ∇J(f) − y["nonnegative"] + y["sum"]·1 = 0 (the μ, λ_v of Wang et al. Appendix A–B with λ_v = −y).
 
 ``Problem(constraints=None)`` uses the simplex of Wang et al. (f ≥ 0, Σ f = 1); passing a list
-replaces it (include :class:`Simplex` to keep it).
+replaces it (include :class:`Simplex` to keep it). A list that has no nonnegativity (:class:`Simplex`,
+:class:`NonNegative`, a :class:`Box` with lower ≥ 0) or no total (:class:`Simplex`, :class:`SumTo`, an
+equality :class:`SubsetSum`, :class:`~.partition.PartitionTotals`) emits one
+:class:`SimplexDroppedWarning` saying how to add it back (:func:`warn_if_simplex_dropped`). Dropping it is
+intended for e.g. a Box-only variant (frequencies bounded but not summing to one: counts of a sub-population),
+a tree domain (:func:`~.ranges.range_tree` supplies f ≥ 0 and the leaf total itself) or a user callable that
+imposes it (ldpopt cannot see inside callables); silence it then with
+``warnings.filterwarnings("ignore", category=SimplexDroppedWarning)``.
 """
 
 from __future__ import annotations
@@ -29,10 +36,12 @@ __all__ = [
     "Hierarchy",
     "NonNegative",
     "Simplex",
+    "SimplexDroppedWarning",
     "SubsetSum",
     "SumTo",
     "UserConstraint",
     "as_constraint",
+    "warn_if_simplex_dropped",
 ]
 
 
@@ -196,6 +205,15 @@ class SubsetSum(Constraint):
         self.value = _real(value, "value")
         self.sense = sense
 
+    @classmethod
+    def from_partition(cls, groups: dict, totals: dict, d: int | None = None, name: str | None = None):
+        """Totals of disjoint groups given as dicts keyed by group name: a
+        :class:`~.partition.PartitionTotals` (one row per group; overlaps and out-of-range values
+        are errors naming the key)."""
+        from .partition import PartitionTotals
+
+        return PartitionTotals(groups, totals, d=d, name=name)
+
     def build(self, f, estimate):
         idx = _indices(self.indices, estimate.d, "indices")
         if idx.size == 0:
@@ -267,6 +285,15 @@ class Hierarchy(Constraint):
                 raise ValueError(f"groups[{k}]: a parent cannot be its own child")
             self.groups.append((int(parent), children.astype(np.int64)))
 
+    @classmethod
+    def range_tree(cls, d: int, branching: int = 2, name: str | None = None) -> "Hierarchy":
+        """The B-ary range tree over d ordered leaves (:func:`~.ranges.range_tree`: leaves first,
+        then each level, root last) as a Hierarchy; ``range_tree(d, B)`` itself also gives the
+        full constraint set (``constraints()``) and range covers (``cover(a, b)``)."""
+        from .ranges import range_tree
+
+        return range_tree(d, branching).hierarchy(name)
+
     def matrix(self, d: int) -> sp.csr_matrix:
         """H (groups × d): +1 at the parent, −1 at each child, so H f = 0 is the constraint."""
         rows, cols, vals = [], [], []
@@ -322,3 +349,29 @@ def as_constraint(c) -> Constraint:
     if callable(c):
         return UserConstraint(c)
     raise TypeError(f"constraints must contain Constraint objects or callables, got {type(c).__name__}")
+
+
+class SimplexDroppedWarning(UserWarning):
+    """A constraint list without f ≥ 0 or without a total (module docstring)."""
+
+
+def warn_if_simplex_dropped(constraints: list, stacklevel: int = 3) -> None:
+    """One :class:`SimplexDroppedWarning` when ``constraints`` (already :func:`as_constraint`-ed) keep
+    neither half of the simplex or only one, naming what is missing and how to add it back."""
+    from .partition import PartitionTotals
+
+    nonneg = any(isinstance(c, (Simplex, NonNegative)) or (
+        isinstance(c, Box) and c.lower is not None and bool(np.all(c.lower >= 0))) for c in constraints)
+    total = any(isinstance(c, (Simplex, SumTo, PartitionTotals)) or (isinstance(c, SubsetSum) and c.sense == "==")
+                for c in constraints)
+    if nonneg and total:
+        return
+    missing = " and ".join(m for m, ok in (("f >= 0", nonneg), ("sum(f) == 1", total)) if not ok)
+    users = [c.name for c in constraints if isinstance(c, UserConstraint)]
+    note = f" (ldpopt cannot see inside the callables {users})" if users else ""
+    import warnings
+
+    warnings.warn(f"the constraint list replaces the default simplex and has no {missing}{note}: add Simplex() "
+                  "(or NonNegative() / SumTo(1.0)) to the list to keep it; if dropping it is intended (a Box-only "
+                  "variant), silence this with warnings.filterwarnings('ignore', category=SimplexDroppedWarning)",
+                  SimplexDroppedWarning, stacklevel=stacklevel)

@@ -114,6 +114,9 @@ class Problem:
                     raise TypeError(f"constraints must be None or a list, got {type(constraints).__name__}") from None
                 raise
         self.constraints = cons
+        if constraints is not None:  # one warning, pointing at the caller's line
+            from .constraints import warn_if_simplex_dropped
+            warn_if_simplex_dropped(cons, stacklevel=3)
         if scale is None:
             scale = (default_scale(estimate, floor=self.objective.frequency_floor) if self.objective.scaled
                      else 1.0)

@@ -1,0 +1,118 @@
+"""Aggregation throughput and memory from Parquet report shards, per oracle (``ldpopt aggregate``'s
+engine: ldpopt.aggregate.dask.aggregate_shards).
+
+For each oracle one shard of ``--shard-rows`` reports is written with ``oracle.perturb`` and
+``write_shard``; an input of N reports is a folder of N / shard-rows *symbolic links* to that shard
+(the aggregation work is the same as for distinct shards; the file is read from the page cache, so
+this measures decoding + counting, not the disk). Each aggregation runs in a fresh subprocess that
+reports its wall time, CPU time and peak RSS (``ru_maxrss``): memory stays bounded iff the peak RSS
+does not grow with N. ``synchronous`` gives reports/s on one core; the 10^9 projection divides by
+that per-core rate times N workers (perfect scaling of the map; the tree of merges is O(d·shards)).
+
+    PYTHONPATH=. python benchmarks/bench_aggregate.py --quick          # 2·10^6 and 8·10^6, small
+    PYTHONPATH=. python benchmarks/bench_aggregate.py --sizes 1e7 1e8  # the BENCHMARKS.md run
+
+Results: benchmarks/results/bench_aggregate.json (or --out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ORACLES = ("grr", "oue", "sue", "olh", "blh", "hr", "ss")
+
+
+def child(folder: str, scheduler: str, workers: int | None) -> None:
+    import dask  # noqa: F401  (imported before the clock starts)
+
+    from ldpopt.aggregate.dask import aggregate_shards
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    part = aggregate_shards(folder, scheduler=scheduler, workers=workers)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    # VmHWM, not ru_maxrss: ru_maxrss survives exec and would include the parent's RSS at fork
+    rss = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM")) / 1024
+    print(json.dumps({"n": part.n, "wall_s": wall, "cpu_s": cpu, "max_rss_mb": rss,
+                      "counts_sum": int(part.counts.sum())}))
+
+
+def run_child(folder, scheduler, workers):
+    cmd = [sys.executable, __file__, "--child", str(folder), "--scheduler", scheduler]
+    if workers:
+        cmd += ["--workers", str(workers)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                                          os.environ.get("PYTHONPATH", "")])})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="aggregation throughput and memory from Parquet shards")
+    ap.add_argument("--quick", action="store_true", help="small sizes (2e6, 8e6), d = 64")
+    ap.add_argument("--sizes", nargs="+", type=float, default=[1e7, 1e8])
+    ap.add_argument("--d", type=int, default=128)
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--shard-rows", type=int, default=1 << 21)
+    ap.add_argument("--oracles", nargs="+", default=list(ORACLES))
+    ap.add_argument("--max-hash-reports", type=float, default=2e7,
+                    help="largest N for OLH/BLH (O(n·d) hashes; larger N is projected, not run)")
+    ap.add_argument("--schedulers", nargs="+", default=["synchronous", "threads"])
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "bench_aggregate.json"))
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--scheduler", default="synchronous", help=argparse.SUPPRESS)
+    ap.add_argument("--workers", type=int, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child(args.child, args.scheduler, args.workers)
+        return 0
+    from ldpopt import oracles
+    from ldpopt.aggregate.shards import write_shard
+
+    sizes = [2e6, 8e6] if args.quick else args.sizes
+    d = 64 if args.quick else args.d
+    shard_rows = min(args.shard_rows, 1 << 20) if args.quick else args.shard_rows
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ldpopt-bench-agg-") as tmp:
+        for name in args.oracles:
+            orc = oracles.get(name, args.epsilon, d)
+            rng = np.random.default_rng(0)
+            shard = Path(tmp) / f"{name}.parquet"
+            write_shard(shard, orc, orc.perturb(rng.integers(0, d, shard_rows), rng))
+            for n_target in sizes:
+                if name in ("olh", "blh") and n_target > args.max_hash_reports:
+                    continue
+                k = max(1, int(round(n_target / shard_rows)))
+                folder = Path(tmp) / f"{name}-{k}"
+                folder.mkdir()
+                for i in range(k):
+                    (folder / f"part-{i:05d}.parquet").symlink_to(shard)
+                for sched in args.schedulers:
+                    r = run_child(folder, sched, 2 if sched == "threads" else None)
+                    row = {"oracle": name, "d": d, "epsilon": args.epsilon, "n": r["n"], "scheduler": sched,
+                           "workers": 2 if sched == "threads" else 1, **r,
+                           "reports_per_s": r["n"] / r["wall_s"], "reports_per_cpu_s": r["n"] / r["cpu_s"],
+                           "shard_bytes": shard.stat().st_size, "shard_rows": shard_rows}
+                    rows.append(row)
+                    print(f"{name:4s} n={r['n']:>11,d} {sched:11s} {row['reports_per_s'] / 1e6:8.2f} M reports/s "
+                          f"({row['reports_per_cpu_s'] / 1e6:6.2f} M/cpu-s)  peak RSS {r['max_rss_mb']:7.1f} MB",
+                          flush=True)
+    doc = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version()},
+           "argv": sys.argv[1:], "rows": rows}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(doc, indent=1))
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

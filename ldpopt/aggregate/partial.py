@@ -1,0 +1,205 @@
+"""Partial aggregates: support counts of a shard of reports, as a small versioned monoid.
+
+An aggregator holding any subset of the reports can compute their support counts c (Wang et al.
+arXiv §2.4: c_v = number of reports whose set contains v) and their number n. Both are sums over
+reports, so two shards' partials merge by adding counts and n: merging is associative and
+commutative, and the empty partial (n = 0, c = 0) is its identity. The estimate
+f̃ = (c/n − q)/(p − q) is taken only once, at :meth:`Partial.finalize`, on the merged total.
+
+Choices the papers are silent on:
+
+* Counts are int64 and merged in integers: the result does not depend on the merge order, the
+  shard boundaries or the number of workers, bit for bit (floats would not be).
+* A partial carries what makes two count vectors addable: the oracle's registry name, ε, d, the
+  oracle's structural parameter (g for OLH, k for SS; BLH has g = 2 by definition) and the serialisation format version.
+  Merging partials that differ in any of them is refused with an error naming the field: adding
+  OUE counts to GRR counts, or counts at ε = 1 to counts at ε = 2, gives numbers with no meaning.
+  ε is compared exactly (it travels as a JSON float, which round-trips exactly).
+* Serialisation is one JSON object; the counts are the little-endian int64 bytes, base64-encoded
+  (exact, and ~11 bytes per value rather than up to 20 in decimal).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import oracles
+from ..estimate import Estimate
+from ..oracles.base import FrequencyOracle
+
+__all__ = ["FORMAT_VERSION", "Partial", "MergeError"]
+
+#: version of the serialised form; a partial of another version is refused, never guessed at
+FORMAT_VERSION = 1
+_KIND = "ldpopt.partial"
+# the oracle parameters that change what a support count means (beyond ε and d)
+_STRUCTURAL = {"olh": ("g",), "ss": ("k",)}  # BLH: g = 2 is its definition
+
+
+class MergeError(ValueError):
+    """Two partials that cannot be added (different oracle, ε, d, parameter or format version)."""
+
+
+def _structural_params(oracle: FrequencyOracle) -> dict[str, int]:
+    return {k: int(getattr(oracle, k)) for k in _STRUCTURAL.get(oracle.name, ())}
+
+
+@dataclass(frozen=True, eq=False)
+class Partial:
+    """Support counts and report count of a shard of reports from one oracle configuration.
+
+    Build with :meth:`empty` or :meth:`from_reports` (or :meth:`from_counts` for counts computed
+    elsewhere, e.g. by a peer-format reader); combine with :meth:`merge` (or ``a + b``); finish with
+    :meth:`finalize`. Immutable; ``counts`` is a read-only int64 array of length d.
+    """
+
+    oracle: str
+    epsilon: float
+    d: int
+    params: dict = field(default_factory=dict)
+    n: int = 0
+    counts: np.ndarray = None  # type: ignore[assignment]
+    version: int = FORMAT_VERSION
+
+    def __post_init__(self) -> None:
+        orc = self.build_oracle()  # validates name, ε, d and parameters
+        if self.version != FORMAT_VERSION:
+            raise MergeError(f"version: partial has format version {self.version!r}, this ldpopt reads "
+                             f"version {FORMAT_VERSION}")
+        if isinstance(self.n, bool) or not isinstance(self.n, (int, np.integer)) or self.n < 0:
+            raise ValueError(f"n must be an integer >= 0, got {self.n!r}")
+        c = np.zeros(self.d, np.int64) if self.counts is None else np.asarray(self.counts)
+        if c.shape != (self.d,):
+            raise ValueError(f"counts must have shape ({self.d},) for d = {self.d}, got {c.shape}")
+        if c.dtype.kind not in "iu":
+            raise ValueError(f"counts must be integers, got dtype {c.dtype}")
+        c = c.astype(np.int64, copy=True)
+        if np.any(c < 0) or np.any(c > self.n):
+            bad = int(np.flatnonzero((c < 0) | (c > self.n))[0])
+            raise ValueError(f"counts must lie in [0, n = {self.n}]; entry {bad} is {int(c[bad])}")
+        c.setflags(write=False)
+        object.__setattr__(self, "counts", c)
+        object.__setattr__(self, "n", int(self.n))
+        object.__setattr__(self, "epsilon", orc.epsilon)
+        object.__setattr__(self, "oracle", orc.name)
+        object.__setattr__(self, "params", _structural_params(orc))
+
+    # -- constructors ---------------------------------------------------------------------------
+    @classmethod
+    def empty(cls, oracle: FrequencyOracle) -> "Partial":
+        """The identity of :meth:`merge` for ``oracle``'s configuration (n = 0, counts 0)."""
+        return cls(oracle.name, oracle.epsilon, oracle.d, _structural_params(oracle))
+
+    @classmethod
+    def from_counts(cls, oracle: FrequencyOracle, counts, n: int) -> "Partial":
+        """A partial from support counts already aggregated over ``n`` reports."""
+        return cls(oracle.name, oracle.epsilon, oracle.d, _structural_params(oracle), n, np.asarray(counts))
+
+    @classmethod
+    def from_reports(cls, oracle: FrequencyOracle, reports) -> "Partial":
+        """Aggregate one shard of ``reports`` (in the format ``oracle.perturb`` returns) with
+        ``oracle.aggregate``; an empty shard gives the empty partial."""
+        m = len(reports)
+        if m == 0:
+            return cls.empty(oracle)
+        return cls.from_counts(oracle, oracle.aggregate(reports), m)
+
+    # -- the monoid -----------------------------------------------------------------------------
+    def key(self) -> dict[str, Any]:
+        """What two partials must share to be merged."""
+        return {"version": self.version, "oracle": self.oracle, "epsilon": self.epsilon, "d": self.d,
+                **{f"params.{k}": v for k, v in sorted(self.params.items())}}
+
+    def check_compatible(self, other: "Partial") -> None:
+        """Raise :class:`MergeError` naming the first field on which the two partials differ."""
+        if not isinstance(other, Partial):
+            raise TypeError(f"can only merge a Partial with a Partial, got {type(other).__name__}")
+        a, b = self.key(), other.key()
+        for name in ("version", "oracle", "epsilon", "d", *sorted(set(a) | set(b) - {"version", "oracle", "epsilon", "d"})):
+            if a.get(name) != b.get(name):
+                raise MergeError(f"cannot merge partial aggregates: {name} differs ({a.get(name)!r} vs "
+                                 f"{b.get(name)!r})")
+
+    def merge(self, other: "Partial") -> "Partial":
+        """The partial of the union of both shards: counts and n added (exact integers)."""
+        self.check_compatible(other)
+        return Partial(self.oracle, self.epsilon, self.d, dict(self.params), self.n + other.n,
+                       self.counts + other.counts)
+
+    __add__ = merge
+
+    @staticmethod
+    def merge_all(partials) -> "Partial":
+        """Merge a non-empty iterable of partials (pairwise, as a balanced tree)."""
+        items = list(partials)
+        if not items:
+            raise ValueError("partials must hold at least one Partial (the empty merge has no configuration)")
+        while len(items) > 1:
+            nxt = [items[i].merge(items[i + 1]) for i in range(0, len(items) - 1, 2)]
+            if len(items) % 2:
+                nxt.append(items[-1])
+            items = nxt
+        return items[0]
+
+    # -- finishing ------------------------------------------------------------------------------
+    def build_oracle(self) -> FrequencyOracle:
+        """The oracle this partial's counts belong to."""
+        try:
+            return oracles.get(self.oracle, epsilon=self.epsilon, d=self.d, **dict(self.params or {}))
+        except TypeError as exc:
+            raise ValueError(f"params {self.params!r} do not fit oracle {self.oracle!r}: {exc}") from None
+
+    def finalize(self, **meta) -> Estimate:
+        """The unbiased estimate of the merged reports (``oracle.estimate``); needs n >= 1."""
+        if self.n < 1:
+            raise ValueError("cannot finalize an empty partial aggregate (n = 0 reports)")
+        return self.build_oracle().estimate(self.counts, self.n, **meta)
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, Partial) and self.key() == other.key() and self.n == other.n
+                and np.array_equal(self.counts, other.counts))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- serialisation --------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": _KIND, "version": self.version, "oracle": self.oracle, "epsilon": self.epsilon,
+                "d": self.d, "params": dict(self.params), "n": self.n,
+                "counts_int64le_base64": base64.b64encode(self.counts.astype("<i8").tobytes()).decode("ascii")}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> "Partial":
+        if not isinstance(doc, dict) or doc.get("kind") != _KIND:
+            raise ValueError(f"not a serialised ldpopt partial aggregate (kind must be {_KIND!r})")
+        missing = [k for k in ("version", "oracle", "epsilon", "d", "params", "n", "counts_int64le_base64")
+                   if k not in doc]
+        if missing:
+            raise ValueError(f"serialised partial aggregate lacks field(s) {missing}")
+        if doc["version"] != FORMAT_VERSION:
+            raise MergeError(f"version: serialised partial has format version {doc['version']!r}, this "
+                             f"ldpopt reads version {FORMAT_VERSION}")
+        raw = base64.b64decode(doc["counts_int64le_base64"], validate=True)
+        if len(raw) != 8 * int(doc["d"]):
+            raise ValueError(f"counts: {len(raw)} bytes do not hold d = {doc['d']} int64 counts")
+        counts = np.frombuffer(raw, dtype="<i8").astype(np.int64)
+        return cls(doc["oracle"], doc["epsilon"], doc["d"], doc["params"], doc["n"], counts, doc["version"])
+
+    @classmethod
+    def from_json(cls, text: str) -> "Partial":
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"serialised partial aggregate is not valid JSON: {exc}") from None
+        return cls.from_dict(doc)
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v}" for k, v in self.params.items())
+        return f"Partial(oracle={self.oracle!r}, epsilon={self.epsilon:g}, d={self.d}{extra}, n={self.n})"

@@ -1,0 +1,170 @@
+"""Parquet report shards: one documented schema per oracle, read and written in record batches.
+
+A shard is a Parquet file of reports from one oracle configuration. Its schema metadata key
+``ldpopt.shard`` holds a JSON object ``{"format_version", "oracle", "epsilon", "d", "params"}``
+(``params``: ``g`` for OLH, ``k`` for SS), so a reader never has to be told how to interpret
+the columns. The columns, one row per report, are exactly what ``oracle.perturb`` returns:
+
+========  =================================================  ==========================================
+oracle    columns                                            meaning
+========  =================================================  ==========================================
+grr       ``value: int64``                                   the reported value in [0, d)
+oue, sue  ``bits: fixed_size_binary(⌈d/8⌉)``                  the perturbed one-hot vector, np.packbits
+                                                             order (bit u = bit 7 − u%8 of byte u//8),
+                                                             padding bits 0
+olh, blh  ``seed: int64``, ``hash: int64``                   the user's 64-bit hash key s (bit pattern
+                                                             as int64) and r ∈ [0, g); H_s of
+                                                             ldpopt.oracles.hashing
+hr        ``y: int64``                                       the output y ∈ [0, K), K = 2^⌈log2(d+1)⌉
+ss        ``subset: fixed_size_list<int64>[k]``               the reported k-subset of [0, d)
+========  =================================================  ==========================================
+
+No column may hold nulls (a missing report is not a report). Shards are read batch by batch
+(``batch_rows`` reports at a time), so a shard of any size aggregates in bounded memory.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .. import oracles
+from ..oracles.base import FrequencyOracle
+from .partial import FORMAT_VERSION, MergeError, Partial, _structural_params
+
+__all__ = ["META_KEY", "BATCH_ROWS", "schema", "to_table", "from_batch", "write_shard", "write_shard_batches", "read_oracle",
+           "shard_partial", "list_shards"]
+
+META_KEY = b"ldpopt.shard"
+#: reports per record batch when reading (bounds memory per task)
+BATCH_ROWS = 1 << 18
+
+
+def _header(oracle: FrequencyOracle) -> dict:
+    return {"format_version": FORMAT_VERSION, "oracle": oracle.name, "epsilon": oracle.epsilon,
+            "d": oracle.d, "params": _structural_params(oracle)}
+
+
+def schema(oracle: FrequencyOracle) -> pa.Schema:
+    """The Parquet schema (with the ``ldpopt.shard`` metadata) of ``oracle``'s report shards."""
+    name = oracle.name
+    if name == "grr":
+        fields = [pa.field("value", pa.int64(), nullable=False)]
+    elif name in ("oue", "sue"):
+        fields = [pa.field("bits", pa.binary((oracle.d + 7) // 8), nullable=False)]
+    elif name in ("olh", "blh"):
+        fields = [pa.field("seed", pa.int64(), nullable=False), pa.field("hash", pa.int64(), nullable=False)]
+    elif name == "hr":
+        fields = [pa.field("y", pa.int64(), nullable=False)]
+    elif name == "ss":
+        fields = [pa.field("subset", pa.list_(pa.int64(), oracle.k), nullable=False)]
+    else:
+        raise ValueError(f"oracle {name!r} has no Parquet report schema")
+    return pa.schema(fields, metadata={META_KEY: json.dumps(_header(oracle)).encode()})
+
+
+def to_table(oracle: FrequencyOracle, reports) -> pa.Table:
+    """``oracle.perturb``'s reports as a table of :func:`schema`."""
+    sch = schema(oracle)
+    name = oracle.name
+    if name in ("oue", "sue"):
+        r = np.ascontiguousarray(reports, dtype=np.uint8)
+        nb = (oracle.d + 7) // 8
+        cols = [pa.FixedSizeBinaryArray.from_buffers(pa.binary(nb), r.shape[0], [None, pa.py_buffer(r.tobytes())])]
+    elif name in ("olh", "blh"):
+        r = np.asarray(reports, dtype=np.int64)
+        cols = [pa.array(r[:, 0]), pa.array(r[:, 1])]
+    elif name == "ss":
+        r = np.asarray(reports, dtype=np.int64)
+        cols = [pa.FixedSizeListArray.from_arrays(pa.array(r.ravel()), oracle.k)]
+    else:
+        cols = [pa.array(np.asarray(reports, dtype=np.int64))]
+    return pa.Table.from_arrays(cols, schema=sch)
+
+
+def _column(batch, name: str):
+    col = batch.column(name)
+    if col.null_count:
+        raise ValueError(f"column {name!r} holds {col.null_count} null(s); every row must be a report")
+    return col
+
+
+def from_batch(oracle: FrequencyOracle, batch: pa.RecordBatch):
+    """The reports of one record batch, in ``oracle.perturb``'s format."""
+    name = oracle.name
+    if name in ("oue", "sue"):
+        col = _column(batch, "bits")
+        nb = (oracle.d + 7) // 8
+        if col.type != pa.binary(nb):
+            raise ValueError(f"column 'bits' must be fixed_size_binary({nb}) for d = {oracle.d}, got {col.type}")
+        buf = np.frombuffer(col.buffers()[1], dtype=np.uint8)
+        return buf[col.offset * nb:(col.offset + len(col)) * nb].reshape(len(col), nb)
+    if name in ("olh", "blh"):
+        return np.stack((_column(batch, "seed").to_numpy(), _column(batch, "hash").to_numpy()), axis=1)
+    if name == "ss":
+        col = _column(batch, "subset")
+        return col.flatten().to_numpy().reshape(len(col), oracle.k)
+    return _column(batch, "value" if name == "grr" else "y").to_numpy()
+
+
+def write_shard(path, oracle: FrequencyOracle, reports, row_group_rows: int = BATCH_ROWS) -> Path:
+    """Write ``reports`` as one Parquet shard (via a temporary file, then renamed)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(to_table(oracle, reports), tmp, row_group_size=row_group_rows)
+    tmp.replace(path)
+    return path
+
+
+def write_shard_batches(path, oracle: FrequencyOracle, batches) -> Path:
+    """Write an iterable of report arrays as one shard, one row group per array, without holding
+    more than one array in memory (via a temporary file, then renamed)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with pq.ParquetWriter(tmp, schema(oracle)) as writer:
+            for reports in batches:
+                writer.write_table(to_table(oracle, reports))
+        tmp.replace(path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+def read_oracle(path) -> FrequencyOracle:
+    """The oracle a shard's ``ldpopt.shard`` metadata declares."""
+    meta = pq.read_schema(path).metadata or {}
+    if META_KEY not in meta:
+        raise ValueError(f"{path}: not an ldpopt report shard (no {META_KEY.decode()!r} schema metadata)")
+    head = json.loads(meta[META_KEY])
+    if head.get("format_version") != FORMAT_VERSION:
+        raise MergeError(f"{path}: version: shard format version {head.get('format_version')!r}, this ldpopt "
+                         f"reads version {FORMAT_VERSION}")
+    return oracles.get(head["oracle"], epsilon=head["epsilon"], d=head["d"], **head.get("params", {}))
+
+
+def shard_partial(path, row_groups=None, batch_rows: int = BATCH_ROWS) -> Partial:
+    """The partial aggregate of one shard (or of some of its row groups), read batch by batch."""
+    oracle = read_oracle(path)
+    pf = pq.ParquetFile(path)
+    total = Partial.empty(oracle)
+    for batch in pf.iter_batches(batch_size=batch_rows, row_groups=row_groups):
+        if batch.num_rows:
+            total = total.merge(Partial.from_reports(oracle, from_batch(oracle, batch)))
+    return total
+
+
+def list_shards(directory) -> list[Path]:
+    """The ``*.parquet`` files of ``directory`` (sorted by name), refusing an empty directory."""
+    d = Path(directory)
+    if not d.is_dir():
+        raise FileNotFoundError(2, "No such directory", str(d))
+    files = sorted(p for p in d.glob("*.parquet") if p.is_file())
+    if not files:
+        raise ValueError(f"{d}: no *.parquet report shards found")
+    return files

@@ -1,0 +1,97 @@
+"""``ldpopt aggregate``: a folder of Parquet report shards in, support counts (and optionally
+post-processed estimates) out, computed out of core with Dask (:mod:`ldpopt.aggregate.dask`).
+
+Output: a ``value,count`` table (values 0..d-1), readable by ``ldpopt postprocess --d``, with the
+metadata ``postprocess`` writes (oracle, ε, n, d, p, q, oracle parameters, ldpopt version) plus the
+shards and scheduler; with ``--method`` the ``base`` estimate and each method's column are added.
+``--partial FILE`` also saves the merged partial aggregate (JSON, :mod:`ldpopt.aggregate.partial`)
+so that further shards can be merged into it later.
+
+Scheduler default ``threads``: on the reference machine (2 shared cores) starting a
+``distributed.LocalCluster`` cost ~8 s against 0.07 s for the whole aggregation of 1.2·10^5 OUE
+reports on threads; ``--scheduler local`` starts one, ``--scheduler tcp://host:port`` uses a running
+cluster.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .. import __version__, methods
+from ._args import InputError, int_arg
+
+__all__ = ["add_parser"]
+
+
+def _run(args) -> int:
+    import numpy as np
+    import pandas as pd
+
+    from ..aggregate import Partial
+    from ..aggregate.dask import aggregate_shards
+
+    try:
+        import dask  # noqa: F401
+    except ImportError:
+        raise InputError("ldpopt aggregate needs Dask: pip install 'ldpopt[parallel]'") from None
+    from ..aggregate.shards import list_shards
+    from ._io import FORMATS, format_of, write_table, write_text
+
+    fmt = format_of(args.out, args.format) if args.out else "csv"
+    if args.format is not None and args.format not in FORMATS:
+        raise InputError(f"--format must be one of {FORMATS}")
+    files = list_shards(args.shards)
+    total = aggregate_shards(files, scheduler=args.scheduler, workers=args.workers, progress=not args.no_progress)
+    if args.merge_into:
+        with open(args.merge_into) as fh:
+            total = Partial.from_json(fh.read()).merge(total)
+    oracle = total.build_oracle()
+    out = pd.DataFrame({"value": np.arange(total.d), "count": total.counts})
+    names = []
+    if args.method:
+        est = total.finalize()
+        names = list(methods.available().index) if args.method == "all" else [methods.get(args.method).name]
+        out["base"] = est.f_tilde
+        for name in names:
+            if name != "base":
+                try:
+                    out[name] = methods.get(name).func(est)
+                except (ValueError, TypeError, RuntimeError) as exc:
+                    raise InputError(f"--method {name}: {exc}") from None
+    metadata = {
+        "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": total.n,
+        "d": total.d, "p": oracle.p, "q": oracle.q, "oracle_params": dict(total.params),
+        "methods": names, "shards": [str(f) for f in files], "scheduler": args.scheduler,
+        "merged_into": args.merge_into, "partial_format_version": total.version,
+    }
+    if args.partial:
+        write_text(args.partial, total.to_json() + "\n")
+    if args.out:
+        written = write_table(out, args.out, fmt, metadata)
+        print(f"aggregated {total.n} reports from {len(files)} shard(s); wrote {', '.join(map(str, written))}",
+              file=sys.stderr)
+    else:
+        out.to_csv(sys.stdout, index=False, float_format="%.17g")
+    return 0
+
+
+def add_parser(sub) -> None:
+    from ._io import FORMATS
+
+    ap = sub.add_parser("aggregate", help="aggregate a folder of Parquet report shards (out of core, Dask)",
+                        description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
+    ap.add_argument("shards", help="folder of *.parquet report shards (as `ldpopt perturb` writes)")
+    ap.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); CSV on stdout if omitted")
+    ap.add_argument("--format", choices=FORMATS, default=None, help="output format (default: from --out's suffix)")
+    ap.add_argument("--scheduler", default="threads",
+                    help="threads (default), synchronous, local (a distributed.LocalCluster) or a cluster "
+                         "address such as tcp://host:8786")
+    ap.add_argument("--workers", type=int_arg(1), default=None,
+                    help="threads (threads) or worker processes (local); default: Dask's")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    ap.add_argument("--method", default=None,
+                    help="also post-process: a registered method name or 'all' (default: counts only)")
+    ap.add_argument("--partial", default=None, help="also save the merged partial aggregate as JSON here")
+    ap.add_argument("--merge-into", default=None,
+                    help="a partial aggregate JSON (from --partial) to merge these shards into")
+    ap.set_defaults(func=_run)

@@ -1,0 +1,62 @@
+"""``ldpopt choose``: rank the post-processing methods for a counts file and a query (NDSS §V-D)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import oracles
+from ._args import InputError, int_arg, number
+from ._io import read_counts_table
+from .postprocess import check_counts
+
+__all__ = ["add_parser"]
+
+
+def _run(args) -> int:
+    from ..recommend import choose
+
+    table = read_counts_table(args.counts, args.d)
+    oracle_params = {k: v for k, v in (("g", args.g), ("k", args.k)) if v is not None}
+    try:
+        oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=table.d, **oracle_params)
+    except TypeError as exc:
+        raise InputError(f"--oracle {args.oracle}: {exc}") from None
+    n = check_counts(table, oracle, args.n)
+    estimate = oracle.estimate(table.counts, n)
+    names = None if args.methods is None else (
+        "all" if args.methods == "all" else [m.strip() for m in args.methods.split(",") if m.strip()])
+    try:
+        c = choose(estimate, args.query, methods=names, n_repeats=args.repeats, metric=args.metric,
+                   rng=args.seed)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if args.json:
+        t = c.table.reset_index()
+        json.dump({"query": str(c.query), "best": c.best, "n_repeats": c.n_repeats, "how": c.how,
+                   "ranking": t.to_dict(orient="records"), "oracle": oracle.name,
+                   "epsilon": oracle.epsilon, "n": n, "d": table.d}, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(c)
+    return 0
+
+
+def add_parser(sub) -> None:
+    cp = sub.add_parser("choose", help="rank post-processing methods for a query (simulate from a fitted truth)")
+    cp.add_argument("--counts", required=True, help="CSV or Parquet table with columns value,count")
+    cp.add_argument("--oracle", required=True, help=f"one of {oracles.available()}")
+    cp.add_argument("--epsilon", required=True, type=number, help="privacy budget ε > 0")
+    cp.add_argument("--n", type=int_arg(1), default=None, help="number of users (optional for GRR)")
+    cp.add_argument("--d", type=int_arg(2), default=None, help="domain size: values are 0..d-1")
+    cp.add_argument("--g", type=int_arg(2), default=None, help="hash range g for OLH")
+    cp.add_argument("--k", type=int_arg(1), default=None, help="subset size k for SS")
+    cp.add_argument("--query", default="full",
+                    help="full | topk:K | hh:PHI | subsets:SIZE[:COUNT] (default full)")
+    cp.add_argument("--metric", choices=("mse", "mae"), default=None, help="loss for full/topk/subsets (default mse)")
+    cp.add_argument("--methods", default=None,
+                    help="comma-separated candidates, or 'all' (default: the closed forms)")
+    cp.add_argument("--repeats", type=int_arg(2), default=20, help="re-simulations (default 20)")
+    cp.add_argument("--seed", type=int_arg(0), default=0, help="seed (default 0)")
+    cp.add_argument("--json", action="store_true", help="print the ranking as JSON")
+    cp.set_defaults(func=_run)

@@ -1,0 +1,106 @@
+"""Task kind ``coverage``: empirical coverage of ldpopt's confidence intervals (issue 13, item 2).
+
+One task = one simulated dataset (an estimate of the config's truth by the config's oracle at ε).
+For every method: the interval of :func:`ldpopt.uncertainty.intervals` (analytic normal for Base
+and Norm, parametric-bootstrap basic interval otherwise, widened to Base's interval where the fit is 0 — see
+:mod:`ldpopt.uncertainty.bootstrap`) at each level of ``params.levels``
+(default 0.9 and 0.95; one bootstrap serves every level), and whether it covers the truth, per
+
+* value-rank band of the *true* frequencies: ``top10`` (ranks 1–10), ``10-100``, ``tail`` (> 100),
+  and ``ge5sigma`` (values with f_v ≥ 5σ, σ of Eq. 7 — the issue's "well above the clipping" set);
+* query kind: ``subsets`` (``params.subsets`` random subsets of ``params.subset_size`` values,
+  fresh per task; their sums) and ``topk-set`` (the 10 largest values of the method's output, the
+  set chosen from the data; coverage of their true frequencies).
+
+Rows: method, metric = "coverage", level, band, value (fraction covered in this task), count
+(items in the band), width (mean interval width), interval (the construction).
+Aggregate as the count-weighted mean of ``value`` over repetitions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..queries import query_matrix
+from ..uncertainty import intervals
+from ..uncertainty.analytic import analytic, supports_analytic
+from ..uncertainty.bootstrap import _boundary_hull, interval_from
+from ..uncertainty.queryspec import random_subsets
+from .tasks import kind
+from .tasks_wang import QUERY_METHODS, _params, _simulate, active_methods, dataset_of
+
+__all__ = ["coverage", "coverage_table"]
+
+
+def _bands(f: np.ndarray, sigma: float) -> dict[str, np.ndarray]:
+    rank = np.empty(f.shape[0], dtype=np.int64)
+    rank[np.argsort(-f, kind="stable")] = np.arange(f.shape[0])
+    return {"top10": rank < 10, "10-100": (rank >= 10) & (rank < 100), "tail": rank >= 100,
+            "ge5sigma": f >= 5 * sigma}
+
+
+def _rows(method, how, level, lo, hi, truth, masks) -> list[dict]:
+    hit = (lo <= truth) & (truth <= hi)
+    out = []
+    for band, m in masks.items():
+        if m.any():
+            out.append({"method": method, "metric": "coverage", "level": level, "band": band,
+                        "value": float(hit[m].mean()), "count": int(m.sum()),
+                        "width": float(np.mean(hi[m] - lo[m])), "interval": how})
+    return out
+
+
+def _hull(est, level, queries, world, lo, hi):
+    lo, hi, _ = _boundary_hull(est, level, queries, world, lo, hi)
+    return lo, hi
+
+
+@kind("coverage")
+def coverage(task) -> list[dict]:
+    ds = dataset_of(task)
+    rng = task.rng()
+    est = _simulate(task, ds.counts, ds.d, rng)
+    p = _params(task)
+    levels = [float(x) for x in p.get("levels", [0.9, 0.95])]
+    B = int(p.get("resamples", 200))
+    f = ds.frequencies
+    masks = _bands(f, est.sigma)
+    U = query_matrix(random_subsets(rng, ds.d, int(p.get("subset_size", 10)), int(p.get("subsets", 50))), ds.d)
+    f_sub = np.asarray(U @ f).ravel()
+    rows = []
+    for m in active_methods(task):
+        if m in QUERY_METHODS:
+            continue
+        seed = int(rng.integers(2**63))
+        if supports_analytic(est, m, U):
+            for lv in levels:
+                r = analytic(est, m, lv)
+                rows += _rows(m, "normal", lv, r.lo, r.hi, f, masks)
+                top = np.argsort(-r.values, kind="stable")[:10]
+                rows += _rows(m, "normal", lv, r.lo[top], r.hi[top], f[top], {"topk-set": np.ones(10, bool)})
+                rq = analytic(est, m, lv, queries=U)
+                rows += _rows(m, "normal", lv, rq.lo, rq.hi, f_sub, {"subsets": np.ones(len(f_sub), bool)})
+            continue
+        r = intervals(est, m, levels[0], n_resamples=B, interval="basic", rng=seed)
+        boot, world = r.bootstrap_distribution, r.extra["world"]
+        bq, wq, tq = np.asarray((U @ boot.T).T), np.asarray(U @ world).ravel(), np.asarray(U @ r.values).ravel()
+        top = np.argsort(-r.values, kind="stable")[:10]
+        for lv in levels:
+            _, _, lo, hi = interval_from(r.values, world, boot, lv, "basic")
+            if r.extra["boundary"].any():
+                lo, hi = _hull(est, lv, None, world, lo, hi)
+            rows += _rows(m, "basic", lv, lo, hi, f, masks)
+            rows += _rows(m, "basic", lv, lo[top], hi[top], f[top], {"topk-set": np.ones(10, bool)})
+            _, _, qlo, qhi = interval_from(tq, wq, bq, lv, "basic")
+            qlo, qhi = _hull(est, lv, U, wq, qlo, qhi)
+            rows += _rows(m, "basic", lv, qlo, qhi, f_sub, {"subsets": np.ones(len(f_sub), bool)})
+    return rows
+
+
+def coverage_table(table, by=("method",)):
+    """Pooled coverage: Σ value·count / Σ count per ``by`` × band × level (a wide DataFrame, one
+    column per (level, band))."""
+    t = table.assign(hits=table["value"] * table["count"], pooled="all")
+    by = tuple(by) or ("pooled",)
+    g = t.groupby([*by, "level", "band"])[["hits", "count"]].sum()
+    return (g["hits"] / g["count"]).unstack(["level", "band"]).sort_index(axis=1)

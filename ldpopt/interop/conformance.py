@@ -1,0 +1,185 @@
+"""Conformance of the readers against the real peer libraries (needs the ``peers`` extra).
+
+For each (library, oracle) case, :func:`run_case` drives the peer's own client on a known population
+and its own server/aggregator on the same reports, reads the reports with ldpopt, and returns:
+
+* ``counts_equal`` — ldpopt's support counts equal the peer server's accumulated counts (pure-ldp
+  ``aggregated_data``; for multi-freq-ldpy, whose aggregators return only the MI estimate, the
+  count vector it builds internally — the bincount / ``sum(reports)`` / pair loop of its source);
+* ``max_abs_diff`` — the largest difference between the peer's own estimate and ldpopt's on the same
+  reports (pure-ldp: n·f̃; multi-freq-ldpy: MI, i.e. clip + renormalise; OpenDP has no aggregator);
+* ``z`` — over ``reps`` repetitions, the largest |mean(f̃_v) − f_v| / √(Var_v/reps) over values,
+  Var_v the oracle's exact variance (Eq. 2): unbiasedness of ldpopt's estimate from the peer's reports.
+
+Seeds: the peers draw from Python's ``random``, NumPy's global state and (multi-freq-ldpy's numba
+clients) numba's own state; :func:`seed_all` seeds all three, so a case is reproducible.
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import numpy as np
+
+from . import multi_freq_ldpy as M
+from . import opendp as O
+from . import pure_ldp as P
+
+__all__ = ["CASES", "run_case", "seed_all"]
+
+
+def seed_all(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    try:
+        import numba
+
+        @numba.njit
+        def _seed(s):  # numba keeps its own generator; only a jitted call seeds it
+            np.random.seed(s)
+
+        _seed(seed)
+    except ImportError:
+        pass
+
+
+def _pure(kind, eps, d, **kw):
+    from pure_ldp.frequency_oracles import direct_encoding as de, hadamard_response as hr
+    from pure_ldp.frequency_oracles import local_hashing as lh, unary_encoding as ue
+
+    if kind == "DE":
+        cl, sv, rd = de.DEClient(eps, d), de.DEServer(eps, d), lambda r: P.read_de(r, eps, d)
+    elif kind in ("UE", "OUE"):
+        o = kind == "OUE"
+        cl, sv, rd = ue.UEClient(eps, d, use_oue=o), ue.UEServer(eps, d, use_oue=o), lambda r: P.read_ue(r, eps, d, o)
+    elif kind in ("LH", "OLH"):
+        o = kind == "OLH"
+        cl, sv = lh.LHClient(eps, d, use_olh=o), lh.LHServer(eps, d, use_olh=o)
+        rd = lambda r: P.read_lh(r, eps, d, use_olh=o)  # noqa: E731
+    elif kind == "FLH":
+        k = kw.get("k", 64)
+        # FastLHServer defaults to use_olh=True while FastLHClient defaults to False: pass it to both
+        cl, sv = lh.FastLHClient(eps, d, k, use_olh=True), lh.FastLHServer(eps, d, k, use_olh=True)
+        rd = lambda r: P.read_flh(r, eps, d, k, use_olh=True)  # noqa: E731
+    elif kind == "HR":
+        sv = hr.HadamardResponseServer(eps, d)
+        cl, rd = hr.HadamardResponseClient(eps, d, sv.get_hash_funcs()), lambda r: P.read_hr(r, eps, d)
+    else:
+        raise ValueError(kind)
+
+    def one(values):
+        sv.reset()
+        if kind == "FLH":  # FastLHServer.reset() leaves its per-seed hash_counts in place (peer bug)
+            sv.hash_counts[:] = 0
+        reps = [cl.privatise(int(v) + 1) for v in values]  # pure-ldp data items are 1..d
+        for r in reps:
+            sv.aggregate(r)
+        part = rd(reps)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = np.array([sv.estimate(i + 1, suppress_warnings=True) for i in range(d)])
+        peer_counts = None if kind == "HR" else np.asarray(sv.aggregated_data)
+        if kind == "HR":  # the server keeps the raw outputs; its C_v count is what decode_string uses
+            ys = np.asarray(sv.aggregated_data)
+            peer_counts = np.array([np.sum(np.bitwise_count((v + 1) & ys) % 2 == 0) for v in range(d)])
+        return part, peer_counts, est, P.peer_estimates(part)
+    return one
+
+
+def _mfl(kind, eps, d, **kw):
+    from multi_freq_ldpy.pure_frequency_oracles import GRR, LH, SS, UE
+
+    if kind == "GRR":
+        cl, ag, rd = (lambda v: GRR.GRR_Client(v, d, eps)), (lambda r: GRR.GRR_Aggregator_MI(r, d, eps)), \
+            (lambda r: M.read_grr(r, eps, d))
+        cnt = lambda r: np.bincount(np.asarray(r), minlength=d)  # noqa: E731
+    elif kind == "UE":
+        cl, ag, rd = (lambda v: UE.UE_Client(v, d, eps, True)), (lambda r: UE.UE_Aggregator_MI(r, eps, True)), \
+            (lambda r: M.read_ue(r, eps, d))
+        cnt = lambda r: sum(r)  # noqa: E731
+    elif kind == "LH":
+        import xxhash
+
+        g = int(round(np.exp(eps))) + 1
+        cl, ag, rd = (lambda v: LH.LH_Client(v, d, eps, True)), (lambda r: LH.LH_Aggregator_MI(r, d, eps, True)), \
+            (lambda r: M.read_lh(r, eps, d))
+        cnt = lambda r: np.array([sum(y == xxhash.xxh32(str(v), seed=int(s)).intdigest() % g for y, s in r)  # noqa: E731
+                                  for v in range(d)])
+    elif kind == "SS":
+        cl, ag, rd = (lambda v: SS.SS_Client(v, d, eps)), (lambda r: SS.SS_Aggregator_MI(r, d, eps)), \
+            (lambda r: M.read_ss(r, eps, d))
+        cnt = lambda r: np.bincount(np.concatenate(r), minlength=d)  # noqa: E731
+    else:
+        raise ValueError(kind)
+
+    def one(values):
+        reps = [cl(int(v)) for v in values]
+        part = rd(reps)
+        return part, np.asarray(cnt(reps)), ag(reps), M.peer_mi(part)
+    return one
+
+
+def _opendp(kind, eps, d, **kw):
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    if kind == "RR":
+        cats = [f"c{i}" for i in range(d)]
+        prob = 1.0 / (1.0 + (d - 1) * np.exp(-eps))  # ε = ln(prob(t−1)/(1−prob))
+        meas = dp.m.make_randomized_response(categories=cats, prob=prob)
+
+        def one(values):
+            reps = [meas(cats[int(v)]) for v in values]
+            part = O.read_categorical(reps, cats, prob)
+            return part, np.array([reps.count(c) for c in cats]), None, None
+    elif kind == "bitvec":
+        f = 2.0 / (1.0 + np.exp(eps / 2))  # ε = 2 ln((2 − f)/f)
+        meas = dp.m.make_randomized_response_bitvec(dp.bitvector_domain(max_weight=1), dp.discrete_distance(), f=f)
+        nb = (d + 7) // 8
+
+        def one(values):
+            onehot = np.zeros((len(values), 8 * nb), np.uint8)
+            onehot[np.arange(len(values)), values] = 1
+            reps = [meas(np.packbits(row).tobytes()) for row in onehot]
+            part = O.read_bitvec(reps, d, f)
+            bits = np.unpackbits(np.frombuffer(b"".join(reps), np.uint8).reshape(len(reps), nb), axis=1)[:, :d]
+            return part, bits.sum(axis=0), None, None
+    else:
+        raise ValueError(kind)
+    return one
+
+
+CASES = {
+    ("pure-ldp", "DE (GRR)"): (_pure, "DE"), ("pure-ldp", "UE (SUE)"): (_pure, "UE"),
+    ("pure-ldp", "UE (OUE)"): (_pure, "OUE"), ("pure-ldp", "LH (BLH, g=2)"): (_pure, "LH"),
+    ("pure-ldp", "LH (OLH)"): (_pure, "OLH"), ("pure-ldp", "FastLH (k=64)"): (_pure, "FLH"),
+    ("pure-ldp", "HR (ε≤1)"): (_pure, "HR"),
+    ("multi-freq-ldpy", "GRR"): (_mfl, "GRR"), ("multi-freq-ldpy", "UE (OUE)"): (_mfl, "UE"),
+    ("multi-freq-ldpy", "LH (OLH)"): (_mfl, "LH"), ("multi-freq-ldpy", "SS"): (_mfl, "SS"),
+    ("opendp", "randomized response (GRR)"): (_opendp, "RR"), ("opendp", "bit vector (SUE)"): (_opendp, "bitvec"),
+}
+
+
+def run_case(case, eps: float = 1.0, true=(40, 0, 10, 20, 30, 0, 25, 25), reps: int = 60, seed: int = 0) -> dict:
+    """Run one case (see the module docstring); ``true`` is the histogram of one repetition."""
+    make, kind = CASES[case]
+    true = np.asarray(true)
+    d, n = len(true), int(np.sum(true))
+    one = make(kind, eps, d)
+    seed_all(seed)
+    values = np.repeat(np.arange(d), true)
+    equal, diff, ests = True, 0.0, []
+    part = None
+    for _ in range(reps):
+        part, peer_counts, peer_est, our_est = one(values)
+        equal &= bool(np.array_equal(part.counts, np.asarray(peer_counts, dtype=np.int64)))
+        if peer_est is not None:
+            diff = max(diff, float(np.max(np.abs(np.asarray(peer_est, float) - our_est))))
+        ests.append(part.finalize().f_tilde)
+    f = true / n
+    var = part.build_oracle().variance(f, n)
+    z = (np.mean(ests, axis=0) - f) / np.sqrt(var / reps)
+    return {"library": case[0], "oracle": case[1], "ldpopt": part.oracle, "epsilon": eps, "d": d, "n": n,
+            "reps": reps, "counts_equal": equal, "max_abs_diff": diff if case[0] != "opendp" else None,
+            "max_abs_z": float(np.max(np.abs(z)))}

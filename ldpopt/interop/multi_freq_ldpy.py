@@ -1,0 +1,80 @@
+"""Reports of multi-freq-ldpy 0.2.5 clients (github.com/hharcolezi/multi-freq-ldpy,
+``multi_freq_ldpy.pure_frequency_oracles``) as ldpopt partial aggregates.
+
+Each reader takes the list of reports the library's ``*_Client`` functions return, one per user, and
+returns a :class:`~ldpopt.aggregate.Partial` whose counts are the ``count_report`` / ``sum(reports)``
+the library's ``*_Aggregator_MI`` builds. The library's MI estimate is f̃ clipped at 0 and
+renormalised (``Histogram_estimator.MI``); :func:`peer_mi` reproduces it from a partial. Values are
+0-based (``input_data`` in [0, k)), as in ldpopt.
+
+================  =================================================  ================================
+client            report                                             ldpopt oracle
+================  =================================================  ================================
+GRR_Client        int in [0, k)                                      GRR(ε, k)
+UE_Client         float 0/1 vector of length k (optimal=True: OUE)   OUE(ε, k), or SUE if not optimal
+LH_Client         (value, seed): value ∈ [0, g), seed ∈ [0, 2^63)     OLH(ε, k, g), g = round(e^ε)+1 if
+                                                                     optimal else 2
+SS_Client         int64 array of sub_k distinct values               SS(ε, k, k=sub_k),
+                                                                     sub_k = max(1, rint(k/(e^ε+1)))
+================  =================================================  ================================
+
+Notes from the library's source: LH hashes ``xxhash.xxh32(str(v), seed=rnd_seed) % g`` (the seed's
+low 32 bits are used) and perturbs with its own GRR on [g]; SS's client puts v in the subset w.p.
+sub_k·e^ε/(sub_k·e^ε + k − sub_k) and otherwise draws sub_k values from D∖{v}, which is Subset
+Selection exactly, and its q equals ldpopt's (k − p)/(d − 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import oracles
+from ..aggregate import Partial
+from ._common import as_bit_matrix, as_int_array, lh_support_counts, peer_g
+
+__all__ = ["read_grr", "read_ue", "read_lh", "read_ss", "sub_k", "peer_mi"]
+
+
+def read_grr(reports, epsilon: float, k: int) -> Partial:
+    orc = oracles.get("grr", epsilon, k)
+    r = as_int_array(reports, "multi-freq-ldpy GRR", 1, 0, orc.d)
+    return Partial.from_counts(orc, np.bincount(r, minlength=orc.d), r.shape[0])
+
+
+def read_ue(reports, epsilon: float, k: int, optimal: bool = True) -> Partial:
+    orc = oracles.get("oue" if optimal else "sue", epsilon, k)
+    bits = as_bit_matrix(reports, "multi-freq-ldpy UE", orc.d)
+    return Partial.from_counts(orc, bits.sum(axis=0, dtype=np.int64), bits.shape[0])
+
+
+def read_lh(reports, epsilon: float, k: int, optimal: bool = True) -> Partial:
+    g = peer_g(epsilon, 2, optimal)
+    orc = oracles.get("olh", epsilon, k, g=g)
+    arr = as_int_array(reports, "multi-freq-ldpy LH", 2, 0, np.iinfo(np.int64).max, width=2)
+    y, seeds = arr[:, 0], arr[:, 1]
+    if y.size and y.max() >= g:
+        raise ValueError(f"multi-freq-ldpy LH: sanitized values must lie in [0, g = {g}); found {y.max()}")
+    return Partial.from_counts(orc, lh_support_counts(y, seeds, orc.d, g), y.shape[0])
+
+
+def sub_k(epsilon: float, k: int) -> int:
+    """The library's subset size ``int(max(1, np.rint(k / (np.exp(epsilon) + 1))))``."""
+    return int(max(1, np.rint(k / (math.exp(epsilon) + 1))))
+
+
+def read_ss(reports, epsilon: float, k: int) -> Partial:
+    orc = oracles.get("ss", epsilon, k, k=sub_k(epsilon, k))
+    r = as_int_array(reports, "multi-freq-ldpy SS", 2, 0, orc.d, width=orc.k)
+    if r.shape[0] == 0:
+        return Partial.empty(orc)
+    return Partial.from_counts(orc, orc.aggregate(r), r.shape[0])  # aggregate checks distinct entries
+
+
+def peer_mi(partial: Partial) -> np.ndarray:
+    """The library's ``*_Aggregator_MI`` output for the same reports: max(f̃, 0), renormalised to sum
+    1 (left at 0 when every entry is clipped)."""
+    est = np.clip(partial.finalize().f_tilde, 0.0, None)
+    total = est.sum()
+    return est / total if total > 0 else est

@@ -1,0 +1,74 @@
+"""Reports of OpenDP 0.16 randomized response measurements as ldpopt partial aggregates.
+
+* ``dp.m.make_randomized_response(categories, prob)`` (categorical): the release is the true category
+  w.p. ``prob`` and each other category w.p. (1 − prob)/(t − 1) (OpenDP's pseudocode and privacy map
+  ε = ln(prob·(t − 1)/(1 − prob))): generalized randomized response on t = len(categories) values,
+  ldpopt's GRR(ε, t) with value i ↔ ``categories[i]``. :func:`read_categorical` takes the released
+  categories (any hashable values) and the same ``categories`` list.
+* ``dp.m.make_randomized_response_bitvec(bitvector_domain(max_weight=1), discrete_distance(), f)``
+  (the packed bit-vector form, for RAPPOR): each bit is XORed with an independent Bernoulli(f/2);
+  with a one-hot input (max_weight = 1) the privacy map is ε = 2·ln((2 − f)/f), and the mechanism is
+  basic RAPPOR = ldpopt's SUE(ε, d) (q = f/2, p = 1 − f/2, e^{ε/2} = (2 − f)/f). Reports are the
+  released ``bytes`` in ``np.packbits`` order, which is ldpopt's packed unary layout, so they are
+  aggregated by SUE's own bit-sliced counter. Inputs of weight > 1 are not a frequency oracle of one
+  value and are out of scope.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import oracles
+from ..aggregate import Partial
+
+__all__ = ["read_categorical", "read_bitvec", "epsilon_categorical", "epsilon_bitvec"]
+
+
+def epsilon_categorical(prob: float, t: int) -> float:
+    """OpenDP's privacy map for categorical RR: ln(prob·(t − 1)/(1 − prob))."""
+    if not (1.0 / t < prob < 1.0):
+        raise ValueError(f"prob must lie in (1/t, 1) = ({1 / t:g}, 1) for t = {t} categories, got {prob!r}")
+    return math.log(prob * (t - 1) / (1.0 - prob))
+
+
+def epsilon_bitvec(f: float) -> float:
+    """OpenDP's privacy map for bit-vector RR with max_weight 1: 2·ln((2 − f)/f)."""
+    if not (0.0 < f < 1.0):
+        raise ValueError(f"f must lie in (0, 1) (f = 1 gives ε = 0, no information), got {f!r}")
+    return 2.0 * math.log((2.0 - f) / f)
+
+
+def read_categorical(reports, categories, prob: float) -> Partial:
+    """Released categories → GRR partial over ``categories`` (their order defines the values)."""
+    cats = list(categories)
+    if len(set(cats)) != len(cats) or len(cats) < 2:
+        raise ValueError("categories must hold at least 2 distinct values")
+    orc = oracles.get("grr", epsilon_categorical(prob, len(cats)), len(cats))
+    index = {c: i for i, c in enumerate(cats)}
+    try:
+        idx = np.fromiter((index[r] for r in reports), dtype=np.int64)
+    except KeyError as exc:
+        raise ValueError(f"reports: {exc.args[0]!r} is not one of the categories") from None
+    return Partial.from_counts(orc, np.bincount(idx, minlength=orc.d), idx.shape[0])
+
+
+def read_bitvec(reports, d: int, f: float) -> Partial:
+    """Released packed bit vectors (``bytes`` of ⌈d/8⌉ bytes each, or a (n, ⌈d/8⌉) uint8 array) →
+    SUE partial with ε = 2·ln((2 − f)/f). Padding bits beyond d are ignored (OpenDP flips them too)."""
+    orc = oracles.get("sue", epsilon_bitvec(f), d)
+    nb = (orc.d + 7) // 8
+    if isinstance(reports, np.ndarray):
+        arr = reports
+    else:
+        reps = list(reports)
+        bad = next((i for i, r in enumerate(reps) if not isinstance(r, (bytes, bytearray)) or len(r) != nb), None)
+        if bad is not None:
+            raise ValueError(f"reports: entry {bad} is not {nb} bytes (d = {orc.d} bits, np.packbits order)")
+        arr = np.frombuffer(b"".join(reps), dtype=np.uint8).reshape(len(reps), nb)
+    if arr.dtype != np.uint8 or arr.ndim != 2 or arr.shape[1] != nb:
+        raise ValueError(f"reports must be a (n, {nb}) uint8 array of packed bits, got {arr.dtype} {arr.shape}")
+    if arr.shape[0] == 0:
+        return Partial.empty(orc)
+    return Partial.from_counts(orc, orc.aggregate(np.ascontiguousarray(arr)), arr.shape[0])

@@ -1,0 +1,114 @@
+"""Reports of pure-ldp 1.2.0 clients (github.com/Samuel-Maddock/pure-LDP) as ldpopt partial aggregates.
+
+Each reader takes the reports exactly as the pure-ldp client's ``privatise`` returns them (a list, or
+an array of the same shape) and returns a :class:`~ldpopt.aggregate.Partial` whose counts are the
+support counts pure-ldp's server accumulates (``aggregated_data``) and whose ``finalize()`` gives
+f̃ with ``n·f̃`` equal to the server's ``estimated_data`` (pure-ldp estimates *counts*; ldpopt
+frequencies). Partials merge with any other shard of the same configuration.
+
+Value mapping: pure-ldp's default ``index_mapper`` is ``x ↦ x − 1``, i.e. its users hold the values
+1..d; ldpopt's value i is pure-ldp's data item i + 1 (the reports themselves are already 0-based
+indices, and LH hashes the 0-based index: ``xxh32(str(index), seed) % g``).
+
+=========================  ==========================================  =================================
+pure-ldp client            report                                      ldpopt oracle
+=========================  ==========================================  =================================
+DEClient (direct enc.)     int index in [0, d)                         GRR(ε, d)
+UEClient(use_oue=False)    0/1 int vector of length d                  SUE(ε, d)
+UEClient(use_oue=True)     0/1 int vector of length d                  OUE(ε, d)
+LHClient(g, use_olh)       (y, seed): y ∈ [0, g), seed ∈ [0, 2^63)      OLH(ε, d, g), g = round(e^ε)+1 if
+                                                                       use_olh
+FastLHClient(k, g, ...)    (y, seed): seed ∈ [0, k), one of k hashes   OLH(ε, d, g) (same counts; see
+                                                                       below)
+HadamardResponseClient     int y ∈ [0, K), K = 2^⌈log2(d+1)⌉ (ε ≤ 1)    HR(ε, d)
+=========================  ==========================================  =================================
+
+Notes from pure-ldp's source:
+
+* LH: ``_perturb`` keeps the hash w.p. p − q and otherwise draws y uniform on [0, g) (so
+  Pr[y = H(v)] = e^ε/(e^ε + g − 1), GRR_g's keep probability, as in ldpopt). The server estimates
+  (g·c − n)/(p·g − 1) = n(c/n − 1/g)/(p − 1/g): ldpopt's OLH estimator with q = 1/g.
+* FastLH draws the user's hash from a fixed pool of k seeds 0..k−1; the server's count
+  Σ_i hash_counts[i, H_i(v)] is the same support count, computed here from the k×d hash matrix
+  (O(k·d) hashes, not O(n·d)). With a fixed pool the hashes are not a fresh random function per
+  user, so q = 1/g holds only on average over pools: for a given pool the estimate of v is biased by
+  (empirical collision rate of v's bucket − 1/g)/(p − 1/g), of order 1/√k (BENCHMARKS.md).
+* HR: for ε ≤ 1 pure-ldp uses ``Hadamard_Rand_high_priv``: row v + 1 of the K×K Sylvester matrix, y
+  in C_v w.p. e^ε/(1 + e^ε) — exactly ldpopt's HR. For ε > 1 it switches to the block-structured
+  ``Hadamard_Rand_general_original`` (a different mechanism with its own permutation), which this
+  reader refuses rather than misread.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import oracles
+from ..aggregate import Partial
+from ._common import as_bit_matrix, as_int_array, lh_support_counts, peer_g
+from ._xxh32 import hash_values
+
+__all__ = ["read_de", "read_ue", "read_lh", "read_flh", "read_hr", "peer_estimates"]
+
+
+def read_de(reports, epsilon: float, d: int) -> Partial:
+    """DEClient reports (0-based ints) → GRR partial."""
+    orc = oracles.get("grr", epsilon, d)
+    r = as_int_array(reports, "pure-ldp DE", 1, 0, orc.d)
+    return Partial.from_counts(orc, np.bincount(r, minlength=orc.d), r.shape[0])
+
+
+def read_ue(reports, epsilon: float, d: int, use_oue: bool = False) -> Partial:
+    """UEClient reports (0/1 vectors of length d) → SUE (default, as pure-ldp) or OUE partial."""
+    orc = oracles.get("oue" if use_oue else "sue", epsilon, d)
+    bits = as_bit_matrix(reports, "pure-ldp UE", orc.d)
+    return Partial.from_counts(orc, bits.sum(axis=0, dtype=np.int64), bits.shape[0])
+
+
+def _lh_pairs(reports, g: int, name: str, seed_high: int):
+    arr = as_int_array(reports, name, 2, 0, np.iinfo(np.int64).max, width=2)
+    y, seeds = arr[:, 0], arr[:, 1]
+    if y.size and y.max() >= g:
+        raise ValueError(f"{name}: hashed values y must lie in [0, g = {g}); found {y.max()}")
+    if seeds.size and seeds.max() >= seed_high:
+        raise ValueError(f"{name}: seeds must lie in [0, {seed_high}); found {seeds.max()}")
+    return y, seeds
+
+
+def read_lh(reports, epsilon: float, d: int, g: int = 2, use_olh: bool = False) -> Partial:
+    """LHClient reports ``(y, seed)`` → OLH partial with pure-ldp's g (2 unless ``use_olh``)."""
+    g = peer_g(epsilon, g, use_olh)
+    orc = oracles.get("olh", epsilon, d, g=g)
+    y, seeds = _lh_pairs(reports, g, "pure-ldp LH", np.iinfo(np.int64).max)
+    return Partial.from_counts(orc, lh_support_counts(y, seeds, orc.d, g), y.shape[0])
+
+
+def read_flh(reports, epsilon: float, d: int, k: int, g: int = 2, use_olh: bool = False) -> Partial:
+    """FastLHClient reports ``(y, seed)``, seed ∈ [0, k) → OLH partial (counts via the k×d matrix)."""
+    g = peer_g(epsilon, g, use_olh)
+    orc = oracles.get("olh", epsilon, d, g=g)
+    if isinstance(k, bool) or int(k) != k or k < 1:
+        raise ValueError(f"k must be an integer >= 1 (the size of the hash pool), got {k!r}")
+    y, seeds = _lh_pairs(reports, g, f"pure-ldp FLH (k = {int(k)})", int(k))
+    hash_counts = np.zeros((int(k), g), dtype=np.int64)
+    np.add.at(hash_counts, (seeds, y), 1)
+    matrix = hash_values(np.arange(int(k)), np.arange(orc.d), g)  # (k, d): H_i(v)
+    counts = np.take_along_axis(hash_counts, matrix, axis=1).sum(axis=0)
+    return Partial.from_counts(orc, counts, y.shape[0])
+
+
+def read_hr(reports, epsilon: float, d: int) -> Partial:
+    """HadamardResponseClient reports (ints in [0, K)) → HR partial; ε ≤ 1 only (module notes)."""
+    if epsilon > 1:
+        raise ValueError(f"epsilon: pure-ldp's Hadamard response for ε > 1 (here {epsilon}) is the block-"
+                         f"structured Hadamard_Rand_general_original mechanism, not ldpopt's HR; not supported")
+    orc = oracles.get("hr", epsilon, d)
+    y = as_int_array(reports, "pure-ldp HR", 1, 0, orc.K)
+    if y.size == 0:
+        return Partial.empty(orc)
+    return Partial.from_counts(orc, orc.aggregate(y), y.shape[0])
+
+
+def peer_estimates(partial: Partial) -> np.ndarray:
+    """What pure-ldp's server reports for the same reports: count estimates n·f̃."""
+    return partial.n * partial.finalize().f_tilde

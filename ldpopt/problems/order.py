@@ -1,0 +1,156 @@
+"""Ordinal domains: the :class:`Monotone` constraint and its closed form with CLS on the simplex.
+
+A monotone variant states prior knowledge that the frequencies follow a known order (ages, income
+brackets, ranks of a Zipf law), e.g. f_0 ≥ f_1 ≥ … ≥ f_{d−1}. Neither paper treats it (Wang et al.
+§3.5 and Appendix B treat the simplex only); the closed form below is ours, derived from the KKT
+conditions and refereed by cvxpy in ``tests/test_problems_order.py``.
+
+**Closed form (CLS + simplex + a total order).** For a chain C (an ordered list of values, the
+rest of the domain free) the Euclidean projection of y onto {f monotone on C} ∩ simplex is
+
+    f* = Π_simplex(g),   g = y with y[C] replaced by its isotonic regression (PAV) on C.
+
+Proof. Dualise only Σ f = 1 with a scalar λ: f* minimises ‖f − (y − λ*)‖² over the convex cone
+K = {monotone on C} ∩ {f ≥ 0} (linear constraints: strong duality, λ* exists). The projection onto
+K of z is max(iso(z), 0) (bounded isotonic regression is the clipped unbounded one: clipping at 0
+keeps the order and every pooled block's mean condition, so the KKT conditions of the bounded
+problem hold — Barlow et al., *Statistical Inference under Order Restrictions*, 1972, §1.3), and
+iso(y − λ) = iso(y) − λ (PAV is translation-equivariant). So f* = max(g − λ*, 0) with λ* set by
+Σ f* = 1, which is exactly the simplex projection of g (``project_simplex``, the Norm-Sub
+threshold). It is monotone on C because g is and t ↦ max(t − λ, 0) is non-decreasing.
+
+A partial order (``pairs=``) has no such closed form here: solve it with ``Problem``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from .constraints import Constraint, _indices
+
+__all__ = ["Monotone", "isotonic", "project_monotone_simplex"]
+
+_DIRECTIONS = ("nonincreasing", "nondecreasing")
+
+
+def _direction(direction) -> str:
+    if direction not in _DIRECTIONS:
+        raise ValueError(f"direction must be one of {_DIRECTIONS}, got {direction!r}")
+    return direction
+
+
+def isotonic(y, direction: str = "nonincreasing") -> np.ndarray:
+    """Least-squares isotonic regression of y along its index (pool-adjacent-violators, scipy's
+    compiled ``scipy.optimize.isotonic_regression``): argmin ‖g − y‖₂ over g monotone."""
+    from scipy.optimize import isotonic_regression
+
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 1 or not np.all(np.isfinite(y)):
+        raise ValueError("y must be a finite 1-D array")
+    if y.size == 0:
+        return y.copy()
+    return isotonic_regression(y, increasing=_direction(direction) == "nondecreasing").x
+
+
+def project_monotone_simplex(y, direction: str = "nonincreasing", order=None) -> np.ndarray:
+    """argmin ‖f − y‖₂ s.t. f ≥ 0, Σ f = 1 and f monotone along ``order`` (None: 0, 1, …, d−1;
+    else a list of distinct indices, a chain over part of the domain; the other values are free).
+
+    This is CLS (Wang et al. §3.5) with an extra :class:`Monotone` constraint: the simplex projection
+    of the isotonic regression (module docstring). O(d log d): PAV is O(d), the projection sorts.
+    """
+    from ..methods.normalize import project_simplex
+
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 1 or not np.all(np.isfinite(y)):
+        raise ValueError("y must be a finite 1-D array")
+    g = y.copy()
+    if order is None:
+        g = isotonic(y, direction)
+    else:
+        idx = _indices(order, y.shape[0], "order")
+        g[idx] = isotonic(y[idx], direction)
+    return project_simplex(g)
+
+
+class Monotone(Constraint):
+    """f monotone over an order on the domain (ordinal data), one linear inequality per cover pair.
+
+    ``order``: None (the natural order 0 < 1 < … < d−1), or a list of distinct indices [a₀, a₁, …]
+    (a chain; values not listed are unconstrained). ``pairs``: a partial order instead, a list of
+    (a, b) meaning "a comes before b". ``direction="nonincreasing"``: f_a ≥ f_b for each pair
+    (a before b); ``"nondecreasing"``: f_a ≤ f_b.
+
+    Built as D f ≤ 0 with one row per pair (row = e_b − e_a for nonincreasing, e_a − e_b for
+    nondecreasing); the dual ``"<name>"`` is y ≥ 0 with one entry per pair, in the order given (for
+    a chain: pair i is (a_i, a_{i+1})). Residual: max(D f)₊ in frequency units.
+
+    :meth:`project` is the closed form of CLS on the simplex with this constraint for a chain
+    (:func:`project_monotone_simplex`).
+    """
+
+    default_name = "monotone"
+
+    def __init__(self, direction: str = "nonincreasing", order=None, pairs=None, name: str | None = None):
+        super().__init__(name)
+        self.direction = _direction(direction)
+        if order is not None and pairs is not None:
+            raise ValueError("give order= (a chain) or pairs= (a partial order), not both")
+        self.order = order
+        self.pairs = None
+        if pairs is not None:
+            arr = np.asarray(pairs)
+            if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0 or arr.dtype.kind not in "iu":
+                raise ValueError(f"pairs must be a non-empty list of (a, b) integer index pairs, got shape "
+                                 f"{arr.shape} and dtype {arr.dtype}")
+            same = np.flatnonzero(arr[:, 0] == arr[:, 1])
+            if same.size:
+                raise ValueError(f"pairs[{int(same[0])}] = {tuple(arr[same[0]].tolist())} relates a value to itself")
+            self.pairs = arr.astype(np.int64)
+        if order is not None and (isinstance(order, numbers.Integral) or np.ndim(order) != 1):
+            raise ValueError(f"order must be a list of indices, got {order!r}")
+
+    def edges(self, d: int) -> tuple[np.ndarray, np.ndarray]:
+        """(a, b) arrays: a comes before b, one entry per inequality."""
+        if self.pairs is not None:
+            if np.any((self.pairs < 0) | (self.pairs >= d)):
+                bad = int(self.pairs[(self.pairs < 0) | (self.pairs >= d)][0])
+                raise ValueError(f"pairs must lie in [0, {d}), got {bad}")
+            return self.pairs[:, 0], self.pairs[:, 1]
+        chain = np.arange(d) if self.order is None else _indices(self.order, d, "order")
+        if chain.shape[0] < 2:
+            raise ValueError("order must list at least 2 values")
+        return chain[:-1], chain[1:]
+
+    def matrix(self, d: int) -> sp.csr_matrix:
+        """D (pairs × d) with D f ≤ 0 the constraint (see the class docstring)."""
+        a, b = self.edges(d)
+        m = a.shape[0]
+        sign = 1.0 if self.direction == "nonincreasing" else -1.0
+        rows = np.concatenate([np.arange(m), np.arange(m)])
+        cols = np.concatenate([b, a])
+        vals = np.concatenate([np.full(m, sign), np.full(m, -sign)])
+        return sp.csr_matrix((vals, (rows, cols)), shape=(m, d))
+
+    def build(self, f, estimate):
+        return [(self.name, self.matrix(estimate.d) @ f <= 0)]
+
+    def residuals(self, f, estimate):
+        v = self.matrix(estimate.d) @ np.asarray(f, dtype=np.float64)
+        return [float(max(np.max(v), 0.0)) if v.size else 0.0]
+
+    def project(self, y) -> np.ndarray:
+        """The CLS-on-the-simplex solution with this constraint (a chain only):
+        :func:`project_monotone_simplex`."""
+        if self.pairs is not None:
+            raise ValueError("Monotone.project needs a total order (order=), not pairs=: solve a partial "
+                             "order with Problem(estimate, 'cls', [Simplex(), Monotone(pairs=...)])")
+        return project_monotone_simplex(y, self.direction, self.order)
+
+    def __repr__(self) -> str:
+        what = "natural order" if self.order is None and self.pairs is None else (
+            f"{len(self.pairs)} pairs" if self.pairs is not None else "a chain")
+        return f"Monotone({self.direction}, {what}, name={self.name!r})"

@@ -1,0 +1,89 @@
+"""Standard errors, bias estimates and confidence intervals for every post-processed estimate.
+
+>>> import ldpopt
+>>> r = ldpopt.uncertainty.intervals(est, "norm-sub", level=0.95)      # doctest: +SKIP
+>>> r.confidence_interval.low, r.standard_error, r.how                 # doctest: +SKIP
+
+Base and Norm get exact analytic standard errors (:mod:`.analytic`: Eq. 2 and the oracle's count
+covariance); every other method a parametric bootstrap on the joint-exact fast path
+(:mod:`.bootstrap`, basic interval). The query kinds of :mod:`.queryspec` give intervals for
+subset sums, the frequencies of the top-k set and the heavy-hitter set (with the bootstrap
+probability of each member being above the threshold).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import methods as _methods
+from .._validation import as_generator, check_estimate
+from .analytic import ANALYTIC_METHODS, analytic, supports_analytic
+from .bootstrap import INTERVALS, bootstrap, resample_method
+from .queryspec import Query, parse_query, random_subsets
+from .result import ConfidenceInterval, Uncertainty
+
+__all__ = ["ConfidenceInterval", "INTERVALS", "Query", "Uncertainty", "analytic", "bootstrap",
+           "intervals", "parse_query"]
+
+
+def _restrict(res: Uncertainty, idx: np.ndarray, **extra) -> Uncertainty:
+    boot = None if res.bootstrap_distribution is None else res.bootstrap_distribution[:, idx]
+    return Uncertainty(values=res.values[idx], se=res.se[idx], bias=res.bias[idx], lo=res.lo[idx],
+                       hi=res.hi[idx], level=res.level, method=res.method, interval=res.interval,
+                       how=res.how, labels=[int(i) for i in idx], bootstrap_distribution=boot,
+                       extra={**{k: (v[idx] if k == "world" else v) for k, v in res.extra.items()}, **extra})
+
+
+def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=None,
+              n_resamples: int = 200, interval: str | None = None, rng=0, params=None) -> Uncertainty:
+    """SE, bias and a confidence interval for ``method`` on ``estimate`` and the user's ``query``.
+
+    Parameters
+    ----------
+    estimate : Estimate
+    method : str
+        A registered method.
+    level : float
+        Nominal coverage in (0, 1).
+    query : None, str or subsets
+        None/"full": every value; "topk:K": the K largest values of the method's output (the
+        set is the observed one; intervals for its members' frequencies); "hh:PHI": the values the
+        method puts at ≥ PHI, with ``extra["membership"]`` = bootstrap Pr[T*_v ≥ PHI];
+        "subsets:SIZE:COUNT" random subsets (seeded by ``rng``); or given subsets (sums).
+    interval : None or one of "basic", "percentile", "normal"
+        None: analytic for Base/Norm where available, else "basic" (see :mod:`.bootstrap`).
+        Giving one forces the bootstrap, also for Base and Norm.
+    rng : int, Generator or "secure"
+        Seed of the resampling and of random subsets (default 0: same call, same numbers).
+    """
+    est = check_estimate(estimate)
+    name = _methods.get(method).name
+    q = parse_query(query)
+    gen = as_generator(rng)
+    subsets = None
+    if q.kind == "given":
+        subsets = q.subsets
+    elif q.kind == "subsets":
+        subsets = random_subsets(gen, est.d, q.size, q.count)
+    use_analytic = interval is None and supports_analytic(est, name, subsets)
+    if use_analytic:
+        res = analytic(est, name, level, queries=subsets)
+    else:
+        res = bootstrap(est, name, level, queries=subsets, n_resamples=n_resamples,
+                        interval=interval or "basic", rng=gen, params=params)
+    if q.kind == "topk":
+        if q.k > est.d:
+            raise ValueError(f"query topk:{q.k}: K must be <= d = {est.d}")
+        top = np.argsort(-res.values, kind="stable")[:q.k]
+        return _restrict(res, top, set=top)
+    if q.kind == "hh":
+        hh = np.flatnonzero(res.values >= q.threshold)
+        boot = res.bootstrap_distribution
+        if boot is None:  # analytic: Pr[value ≥ φ] under the normal law at the point
+            from scipy.stats import norm as _n
+
+            memb = _n.sf((q.threshold - res.values[hh]) / np.maximum(res.se[hh], 1e-300))
+        else:
+            memb = (boot[:, hh] >= q.threshold).mean(axis=0)
+        return _restrict(res, hh, set=hh, membership=memb)
+    return res

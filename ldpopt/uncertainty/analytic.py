@@ -1,0 +1,132 @@
+"""Exact covariance of the raw estimate f̃ and the analytic intervals of Base and Norm.
+
+Users are independent; user u with value x contributes a support vector S ∈ {0,1}^d with
+E[S | x] = q·1 + (p − q)e_x (arXiv §2.4). For every oracle below except HR the pair probabilities
+are symmetric: E[S_v S_w | x] = t₁ if x ∈ {v, w}, t₀ otherwise (v ≠ w). Summing over users with true
+frequencies f (Σf = 1) gives, for the counts c,
+
+    Var c_v / n        = s_v = q(1 − q) + f_v (p − q)(1 − p − q)            (arXiv Eq. 2)
+    Cov(c_v, c_w) / n  = a + b (f_v + f_w),   a = t₀ − q²,  b = t₁ − t₀ − q(p − q),
+
+so Cov f̃ = κ [diag(g) + a 11ᵀ + b(f1ᵀ + 1fᵀ)] with g = s − a − 2bf and κ = 1/(n(p − q)²): a
+diagonal plus rank-2, so the variance of any query uᵀf̃ costs O(nnz(u)). Per oracle:
+
+* GRR (one value per report): t₀ = t₁ = 0;
+* OUE, SUE, OLH, BLH (independent bits / a random-function hash, the law ``sample_counts`` draws):
+  t₁ = pq, t₀ = q², hence a = b = 0 (independent counts);
+* SS (a uniform k-subset containing the own value w.p. p): t₁ = p(k − 1)/(d − 1),
+  t₀ = [p(k − 1)(k − 2) + (1 − p)k(k − 1)] / ((d − 1)(d − 2));
+* HR: the pair law depends on the Hadamard rows of v and w (not of this form); only the per-value
+  variance (Eq. 2, exact for every pure oracle) is analytic, queries and Norm use the bootstrap.
+
+tests/test_uncertainty_analytic.py checks every (a, b) against the enumerated joint law of
+:mod:`ldpopt.oracles.jointlaw`.
+
+Norm (arXiv §3.2) is f' = f̃ + (1 − 1ᵀf̃)/d = P f̃ + 1/d with P = I − 11ᵀ/d, so Cov f' = P Σ P; for a
+query u, (Pu)ᵀ1 = 0 kills the rank-2 terms: Var uᵀf' = κ[Σ u_v² g_v − 2m Σ u_v g_v + m² Σ g],
+m = 1ᵀu/d. Both Base and Norm are linear and unbiased, so the interval is the normal one,
+value ± z·se (the counts are sums of n independent bounded vectors; the CLT applies whenever
+the bootstrap would).
+
+The true f is unknown; the variances are evaluated at the plug-in truth of
+:func:`ldpopt.uncertainty.fit.plausible_truth` (Norm-Sub of the estimate, *choice*: the papers are
+silent; it is the closest distribution to f̃ in L2 and the same truth the bootstrap draws from).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.stats import norm as _normal
+
+from ..estimate import Estimate
+from .fit import plausible_truth
+from .result import Uncertainty
+
+__all__ = ["ANALYTIC_METHODS", "analytic", "pair_parameters", "query_variance", "supports_analytic"]
+
+ANALYTIC_METHODS = ("base", "norm")
+_INDEPENDENT = ("oue", "sue", "olh", "blh")
+
+
+def pair_parameters(estimate: Estimate) -> tuple[float, float] | None:
+    """(a, b) of the module docstring for ``estimate.oracle``, or None when Cov is not of that form."""
+    p, q, d, name = estimate.p, estimate.q, estimate.d, estimate.oracle
+    if name == "grr":
+        t0 = t1 = 0.0
+    elif name in _INDEPENDENT:
+        return 0.0, 0.0
+    elif name == "ss":
+        k = estimate.meta.get("k")
+        if k is None:
+            return None
+        t1 = p * (k - 1) / (d - 1)
+        t0 = (p * (k - 1) * (k - 2) + (1 - p) * k * (k - 1)) / ((d - 1) * (d - 2)) if d > 2 else 0.0
+    else:
+        return None
+    return t0 - q * q, t1 - t0 - q * (p - q)
+
+
+def supports_analytic(estimate: Estimate, method: str, queries=None) -> bool:
+    """Whether :func:`analytic` can answer (method Base or Norm; per-value Base for any oracle)."""
+    if method not in ANALYTIC_METHODS:
+        return False
+    if method == "base" and queries is None:
+        return True
+    return pair_parameters(estimate) is not None
+
+
+def _kappa(est: Estimate) -> float:
+    return 1.0 / (est.n * (est.p - est.q) ** 2)
+
+
+def query_variance(estimate: Estimate, method: str, f, U=None) -> np.ndarray:
+    """Exact Var of Base's or Norm's answers to the query rows of ``U`` (m × d, 0-1, sparse or dense;
+    None = every single value) when the true frequencies are ``f``."""
+    p, q, d = estimate.p, estimate.q, estimate.d
+    s = q * (1 - q) + f * (p - q) * (1 - p - q)
+    kap = _kappa(estimate)
+    ab = pair_parameters(estimate)
+    if ab is None:
+        if method == "base" and U is None:
+            return kap * s
+        raise ValueError(f"oracle {estimate.oracle!r}: the count covariance is not analytic here; "
+                         f"use the bootstrap")
+    a, b = ab
+    g = s - a - 2 * b * f
+    if U is None:
+        if method == "base":
+            return kap * s
+        return kap * (g * (1 - 2.0 / d) + g.sum() / d**2)
+    U = sp.csr_matrix(U, dtype=np.float64)
+    usq_g = np.asarray(U.multiply(U) @ g).ravel()
+    u1 = np.asarray(U @ np.ones(d)).ravel()
+    if method == "base":
+        uf = np.asarray(U @ f).ravel()
+        return kap * (usq_g + a * u1**2 + 2 * b * u1 * uf)
+    m = u1 / d
+    ug = np.asarray(U @ g).ravel()
+    return kap * (usq_g - 2 * m * ug + m**2 * g.sum())
+
+
+def analytic(estimate: Estimate, method: str, level: float = 0.95, queries=None, labels=None,
+             truth=None) -> Uncertainty:
+    """Analytic SE and normal interval for Base or Norm (per value, or per query row of ``queries``)."""
+    if method not in ANALYTIC_METHODS:
+        raise ValueError(f"method must be one of {ANALYTIC_METHODS} for the analytic intervals, got {method!r}")
+    f_hat = plausible_truth(estimate) if truth is None else np.asarray(truth, dtype=np.float64)
+    f_tilde = np.asarray(estimate.f_tilde, dtype=np.float64)
+    point = f_tilde if method == "base" else f_tilde + (1.0 - f_tilde.sum()) / estimate.d
+    U = None
+    if queries is not None:
+        from ..queries import query_matrix
+
+        U = query_matrix(queries, estimate.d)
+        point = np.asarray(U @ point).ravel()
+    se = np.sqrt(query_variance(estimate, method, f_hat, U))
+    z = _normal.ppf(0.5 + level / 2)
+    how = (f"analytic: exact covariance of the {estimate.oracle} counts (Eq. 2 + pair terms) at the "
+           f"Norm-Sub plug-in truth; {method} is linear and unbiased; normal interval value ± {z:.4g}·se")
+    return Uncertainty(values=point, se=se, bias=np.zeros_like(point), lo=point - z * se,
+                       hi=point + z * se, level=float(level), method=method, interval="normal", how=how,
+                       labels=labels)

@@ -1,0 +1,91 @@
+"""The result object of every uncertainty computation (modelled on ``scipy.stats.bootstrap``).
+
+``scipy.stats.bootstrap`` returns ``BootstrapResult(confidence_interval=(low, high),
+bootstrap_distribution, standard_error)``; ldpopt's :class:`Uncertainty` reads the same
+(``confidence_interval.low``, ``standard_error``) and adds what a post-processed LDP estimate needs:
+the point values themselves, a bias estimate, the level, and ``how`` (a sentence saying which
+construction produced the interval, so that a table of intervals is never ambiguous).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["ConfidenceInterval", "Uncertainty"]
+
+
+class ConfidenceInterval(NamedTuple):
+    """Lower and upper end points (arrays of the shape of ``values``)."""
+
+    low: np.ndarray
+    high: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Uncertainty:
+    """Point values with standard errors, bias estimates and a confidence interval.
+
+    Attributes
+    ----------
+    values : ndarray
+        The point estimate (a method's post-processed frequencies, or query answers).
+    se : ndarray
+        Standard error of each value (analytic, or the bootstrap standard deviation).
+    bias : ndarray
+        Estimated bias E[value] − truth (0 for the unbiased linear methods Base and Norm; the
+        bootstrap mean minus the plausible truth otherwise).
+    lo, hi : ndarray
+        Confidence interval end points at ``level``.
+    level : float
+        Nominal coverage, e.g. 0.95.
+    method : str
+        The post-processing method.
+    interval : str
+        ``"normal"`` (analytic), ``"basic"``, ``"percentile"`` or ``"bc"``.
+    how : str
+        One sentence: how the numbers were computed (fit, resamples, construction).
+    labels : list or None
+        What each entry is (value indices, query names), when not the domain 0..d−1.
+    bootstrap_distribution : ndarray or None
+        The (B, m) resampled values when a bootstrap was run (None for analytic results).
+    extra : dict
+        ``world``: the bootstrap world's truth (the Norm-Sub fit, per value or per query) that
+        ``bias`` is measured against; query-specific numbers, e.g. ``membership`` (bootstrap probability that each value of a
+        heavy-hitter set is above the threshold).
+    """
+
+    values: np.ndarray
+    se: np.ndarray
+    bias: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    level: float
+    method: str
+    interval: str
+    how: str
+    labels: list | None = None
+    bootstrap_distribution: np.ndarray | None = field(default=None, repr=False)
+    extra: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def confidence_interval(self) -> ConfidenceInterval:
+        return ConfidenceInterval(self.lo, self.hi)
+
+    @property
+    def standard_error(self) -> np.ndarray:
+        return self.se
+
+    def frame(self):
+        """A pandas DataFrame with columns value, se, bias, lo, hi (index: labels or 0..m−1)."""
+        import pandas as pd
+
+        idx = self.labels if self.labels is not None else np.arange(np.size(self.values))
+        return pd.DataFrame({"value": self.values, "se": self.se, "bias": self.bias,
+                             "lo": self.lo, "hi": self.hi}, index=idx)
+
+    def __repr__(self) -> str:
+        return (f"Uncertainty(method={self.method!r}, m={np.size(self.values)}, level={self.level:g}, "
+                f"interval={self.interval!r}, how={self.how!r})")

@@ -1,0 +1,110 @@
+"""Partial aggregates (ldpopt.aggregate.partial): a monoid over shards of reports.
+
+The reference for every oracle is ``oracle.aggregate`` of the concatenated reports (the real
+aggregator, tested elsewhere against its support matrix); the property is that any cut of the
+reports into shards, merged in any order and grouping, gives those counts exactly.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import examples
+from ldpopt import oracles
+from ldpopt.aggregate import FORMAT_VERSION, MergeError, Partial
+
+D = 13
+ORACLES = oracles.available()
+
+
+def _reports(name, m, seed, eps=1.0, d=D):
+    orc = oracles.get(name, eps, d)
+    rng = np.random.default_rng(seed)
+    return orc, orc.perturb(rng.integers(0, d, m), rng)
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(ORACLES), m=st.integers(1, 300), seed=st.integers(0, 2**32 - 1),
+       cuts=st.lists(st.integers(0, 300), max_size=6), order=st.randoms(use_true_random=False))
+def test_merge_of_shards_equals_aggregate_of_concatenation(name, m, seed, cuts, order):
+    orc, reports = _reports(name, m, seed)
+    bounds = [0, *sorted(min(c, m) for c in cuts), m]  # empty shards allowed
+    parts = [Partial.from_reports(orc, reports[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    order.shuffle(parts)
+    # left fold in a shuffled order, and the balanced tree: both equal the whole
+    left = parts[0]
+    for p in parts[1:]:
+        left = left + p
+    tree = Partial.merge_all(parts)
+    whole = orc.aggregate(reports)
+    for total in (left, tree):
+        assert total.n == m
+        assert total.counts.dtype == np.int64
+        assert np.array_equal(total.counts, whole)
+    # finalize equals the oracle's own estimate, bit for bit
+    assert np.array_equal(tree.finalize().f_tilde, orc.estimate(whole, m).f_tilde)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(name=st.sampled_from(ORACLES), seeds=st.tuples(*[st.integers(0, 2**32 - 1)] * 3),
+       sizes=st.tuples(*[st.integers(0, 50)] * 3))
+def test_associative_commutative_with_identity(name, seeds, sizes):
+    orc = oracles.get(name, 0.7, D)
+    a, b, c = (Partial.from_reports(orc, _reports(name, m, s, 0.7)[1]) if m else Partial.empty(orc)
+               for m, s in zip(sizes, seeds))
+    assert (a + b) + c == a + (b + c)
+    assert a + b == b + a
+    e = Partial.empty(orc)
+    assert a + e == a and e + a == a
+
+
+@pytest.mark.parametrize("name", ORACLES)
+def test_serialisation_round_trips_exactly(name):
+    orc, reports = _reports(name, 200, 5, eps=0.1 + 0.2)  # an ε with no short decimal form
+    p = Partial.from_reports(orc, reports)
+    q = Partial.from_json(p.to_json())
+    assert q == p and q.epsilon == orc.epsilon
+    assert np.array_equal(q.finalize().f_tilde, p.finalize().f_tilde)
+
+
+def _olh(eps=1.0, d=D, g=None):
+    return oracles.get("olh", eps, d, **({} if g is None else {"g": g}))
+
+
+@pytest.mark.parametrize("other, field", [
+    (oracles.get("oue", 1.0, D), "oracle"),
+    (oracles.get("olh", 1.5, D), "epsilon"),
+    (oracles.get("olh", 1.0, D + 1), "d"),
+    (oracles.get("olh", 1.0, D, g=5), "params.g"),
+])
+def test_mismatched_partials_refused_naming_the_field(other, field):
+    a = Partial.empty(_olh())
+    with pytest.raises(MergeError, match=rf"{field} differs"):
+        a.merge(Partial.empty(other))
+    with pytest.raises(MergeError, match=rf"{field} differs"):
+        Partial.merge_all([Partial.empty(other), a])
+
+
+def test_bad_serialised_partials_refused():
+    doc = json.loads(Partial.empty(_olh()).to_json())
+    with pytest.raises(MergeError, match="version"):
+        Partial.from_dict({**doc, "version": FORMAT_VERSION + 1})
+    with pytest.raises(ValueError, match="kind"):
+        Partial.from_dict({**doc, "kind": "something"})
+    with pytest.raises(ValueError, match="counts"):
+        Partial.from_dict({**doc, "counts_int64le_base64": "AAAA"})
+    with pytest.raises(ValueError, match="lacks"):
+        Partial.from_dict({k: v for k, v in doc.items() if k != "n"})
+    with pytest.raises(ValueError, match="do not fit"):
+        Partial.from_dict({**doc, "oracle": "grr"})  # g given to GRR
+    with pytest.raises(ValueError, match=r"counts must lie in \[0, n"):
+        Partial("grr", 1.0, 3, {}, 2, np.array([3, 0, 0]))
+    with pytest.raises(ValueError, match="empty"):
+        Partial.empty(_olh()).finalize()
+    with pytest.raises(TypeError, match="Partial"):
+        Partial.empty(_olh()).merge(np.zeros(D))

@@ -1,0 +1,175 @@
+"""`ldpopt solve` through the real entry point (a subprocess): the problem file's objective and
+constraints reach the solver (refereed by cvxpy with the constraints written by hand), the output
+carries the solver, status and ldpopt's check, and a bad file is one line naming the key and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from _cli import ldpopt as run, one_line_error
+from ldpopt import oracles
+from ldpopt.problems import range_tree
+
+ROOT = Path(__file__).resolve().parents[1]
+COUNTS = [340, 300, 285, 275, 265, 250, 240, 230]
+LABELS = [f"v{i}" for i in range(8)]
+N = 1000
+
+
+def _csv(path, values, counts):
+    path.write_text("value,count\n" + "".join(f"{v},{c}\n" for v, c in zip(values, counts)))
+    return path
+
+
+@pytest.fixture
+def counts_csv(tmp_path):
+    return _csv(tmp_path / "c.csv", LABELS, COUNTS)
+
+
+def _solve(tmp_path, counts, text, suffix=".toml", *extra, n=N):
+    prob = tmp_path / f"p{suffix}"
+    prob.write_text(text)
+    return run("solve", "--counts", counts, "--oracle", "oue", "--epsilon", "1", "--n", n, "--problem", prob,
+               "--json", *extra)
+
+
+def _doc(proc):
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _by_hand(y, cons):
+    f = cp.Variable(y.shape[0])
+    cp.Problem(cp.Minimize(cp.sum_squares(f - y)), cons(f)).solve(solver="CLARABEL", tol_gap_abs=1e-12,
+                                                                  tol_gap_rel=1e-12, tol_feas=1e-12)
+    return f.value
+
+
+def _ftilde(counts=COUNTS, n=N):
+    return oracles.get("oue", 1.0, len(counts)).estimate(np.array(counts, float), n).f_tilde
+
+
+def test_documented_example_matches_cvxpy_by_hand(tmp_path):
+    ex = ROOT / "examples"
+    proc = run("solve", "--counts", ex / "emoji_oue_eps1_counts.csv", "--oracle", "oue", "--epsilon", "1",
+               "--n", 156941, "--problem", ex / "solve_problem.toml", "--out", tmp_path / "s.csv")
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads((tmp_path / "s.csv.meta.json").read_text())
+    assert meta["status"] == "optimal" and meta["solver"] and meta["checks"]["passed"] is True
+    assert meta["constraints"] == ["nonnegative", "sum", "partition", "monotone"]
+    import pandas as pd
+
+    out = pd.read_csv(tmp_path / "s.csv")
+    labels = out["value"].tolist()
+    pos = {v: i for i, v in enumerate(labels)}
+    order = [pos[v] for v in ["😂", "❤", "♥", "😍", "😭", "😘", "😊", "👌"]]
+    ref = _by_hand(out["base"].to_numpy(), lambda f: [
+        f >= 0, cp.sum(f) == 1, f[pos["❤"]] + f[pos["♥"]] == 0.0968, f[pos["😂"]] == 0.0932,
+        *[f[b] <= f[a] for a, b in zip(order, order[1:])]])
+    np.testing.assert_allclose(out["f"].to_numpy(), ref, atol=1e-8)
+
+
+def test_every_constraint_type_reaches_the_solver(tmp_path, counts_csv):
+    text = """
+objective = "cls"
+solver = "CLARABEL"
+[[constraints]]
+type = "nonnegative"
+[[constraints]]
+type = "sum"
+total = 1.0
+[[constraints]]
+type = "box"
+upper = 0.3
+[[constraints]]
+type = "subset_sum"
+indices = [6, "v7"]
+value = 0.1
+sense = ">="
+[[constraints]]
+type = "fixed"
+indices = ["v3"]
+frequency = 0.12
+[[constraints]]
+type = "monotone"
+direction = "nondecreasing"
+pairs = [["v5", "v4"]]
+"""
+    doc = _doc(_solve(tmp_path, counts_csv, text))
+    assert doc["solver"] == "CLARABEL" and doc["status"] == "optimal"
+    ref = _by_hand(_ftilde(), lambda f: [f >= 0, cp.sum(f) == 1, f <= 0.3, f[6] + f[7] >= 0.1, f[3] == 0.12,
+                                         f[5] <= f[4]])
+    np.testing.assert_allclose(doc["data"]["f"], ref, atol=1e-7)
+    checks = doc["metadata"]["checks"]
+    assert set(checks["violations"]) == {"nonnegative", "sum", "box.upper", "subset_sum", "fixed", "monotone"}
+    assert checks["passed"] is True and checks["max_violation"] <= checks["tolerance"]["violation"]
+
+
+def test_json_file_and_solver_option(tmp_path, counts_csv):
+    spec = {"objective": "cls", "constraints": [{"type": "simplex"},
+                                                {"type": "partition", "groups": {"A": [0, 1], "B": ["v5"]},
+                                                 "totals": {"A": 0.5, "B": 0.05}}]}
+    doc = _doc(_solve(tmp_path, counts_csv, json.dumps(spec), ".json", "--solver", "OSQP"))
+    assert doc["metadata"]["solver"] == "OSQP"
+    ref = _by_hand(_ftilde(), lambda f: [f >= 0, cp.sum(f) == 1, f[0] + f[1] == 0.5, f[5] == 0.05])
+    np.testing.assert_allclose(doc["data"]["f"], ref, atol=1e-7)
+
+
+def test_hierarchy_from_a_branching_factor(tmp_path):
+    t = range_tree(6, 2)  # 6 + 3 + 2 + 1 = 12 nodes
+    counts = [300, 280, 270, 260, 250, 240, 500, 520, 480, 610, 590, 700]
+    csv = _csv(tmp_path / "h.csv", range(t.size), counts)
+    doc = _doc(_solve(tmp_path, csv, '[[constraints]]\ntype = "hierarchy"\nbranching = 2\nleaves = 6\n'))
+    parents = [(p, [c for c in range(t.size) if t.parent[c] == p]) for p in range(6, t.size)]
+    ref = _by_hand(_ftilde(counts), lambda f: [f >= 0, cp.sum(f[:6]) == 1,
+                                               *[f[p] == sum(f[c] for c in ch) for p, ch in parents]])
+    np.testing.assert_allclose(doc["data"]["f"], ref, atol=1e-7)
+    assert doc["metadata"]["constraints"] == ["nonnegative", "leaves", "hierarchy"]
+
+
+def test_not_optimal_is_exit_1_with_the_status_written(tmp_path, counts_csv):
+    prob = tmp_path / "p.toml"
+    prob.write_text('[[constraints]]\ntype = "simplex"\n[[constraints]]\ntype = "box"\nupper = 0.01\n')
+    out = tmp_path / "o.json"
+    proc = run("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N, "--problem", prob,
+               "--out", out)
+    assert proc.returncode == 1 and "infeasible" in proc.stderr
+    meta = json.loads(out.read_text())["metadata"]
+    assert meta["status"].startswith("infeasible") and meta["success"] is False
+
+
+def test_dropping_the_simplex_warns_on_stderr(tmp_path, counts_csv):
+    proc = _solve(tmp_path, counts_csv, '[[constraints]]\ntype = "box"\nlower = 0\nupper = 0.5\n')
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: the constraint list replaces the default simplex and has no sum(f) == 1" in proc.stderr
+
+
+@pytest.mark.parametrize("text,suffix,want", [
+    ('objective = "cls"\n\n[[constraints]]\ntype = "simplex"\n\n[[constraints]]\ntype = "box"\nuper = 0.5\n', ".toml",
+     r"constraints[1] (line 6): unknown key 'uper' for box"),
+    ('[[constraints]]\ntype = "simplx"\n', ".toml", "constraints[0] (line 1): unknown type 'simplx'"),
+    ('[[constraints]]\ntype = "subset_sum"\nindices = [1]\n', ".toml", "subset_sum needs key 'value'"),
+    ('[[constraints]]\ntype = "fixed"\nindices = ["zz"]\nfrequency = 0.1\n', ".toml",
+     "constraints[0] (line 1): fixed: indices[0]: label 'zz' is not a value of the counts file"),
+    ('[[constraints]]\ntype = "fixed"\nindices = [8]\nfrequency = 0.1\n', ".toml", "position 8 is out of range [0, 8)"),
+    ('[[constraints]]\ntype = "partition"\ngroups = {A = [0, 1], B = ["v1"]}\ntotals = {A = 0.1, B = 0.1}\n', ".toml",
+     "value 1 is in groups['A'] and groups['B']"),
+    ('[[constraints]]\ntype = "hierarchy"\nbranching = 2\nleaves = 8\n', ".toml", "has 15 nodes, but the counts file has d = 8"),
+    ('[[constraints]]\ntype = "monotone"\ndirection = "down"\n', ".toml", "monotone: direction must be one of"),
+    ('objective = "lsq"\n', ".toml", "objective must be one of"),
+    ('objective = "multinomial"\n', ".toml", "objective 'multinomial' with these constraints: "),
+    ('solver = "NOPE"\n', ".toml", "solver: solver must be a cvxpy solver name"),
+    ('objectiv = "cls"\n', ".toml", "unknown key 'objectiv'"),
+    ('[[constraints]]\ntype = "simplex"\nx = [1,\n', ".toml", "invalid TOML"),
+    ('{"objective": "cls",\n "constraints": [}\n', ".json", "invalid JSON at line 2"),
+    ('{"constraints": [{"type": "box", "upper": "big"}]}', ".json", "constraints[0]: box: upper must be a number"),
+])
+def test_bad_problem_file_is_one_line_naming_key_and_line(tmp_path, counts_csv, text, suffix, want):
+    line = one_line_error(_solve(tmp_path, counts_csv, text, suffix))
+    assert want in line, line
+    assert "--problem" in line

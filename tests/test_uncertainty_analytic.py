@@ -1,0 +1,98 @@
+"""Analytic covariance of f̃ (Base, Norm) against the enumerated joint law, and against the bootstrap."""
+
+import numpy as np
+import pytest
+
+from ldpopt import oracles
+from ldpopt.oracles.jointlaw import count_moments
+from ldpopt.uncertainty import analytic, intervals
+from ldpopt.uncertainty.analytic import pair_parameters, query_variance
+from ldpopt.uncertainty.resample import draw_counts
+
+SYMMETRIC = ["grr", "oue", "sue", "olh", "blh", "ss"]
+
+
+def _exact_cov_f(oracle, tc):
+    """Cov f̃ from the enumerated law of the counts (the independent reference)."""
+    _, C = count_moments(oracle, tc)
+    n = tc.sum()
+    return C / (n * (oracle.p - oracle.q)) ** 2
+
+
+@pytest.mark.parametrize("name", SYMMETRIC)
+def test_covariance_structure_matches_enumerated_joint_law(name):
+    d = 6
+    o = oracles.get(name, 1.0, d)
+    tc = np.array([5, 0, 3, 1, 0, 11])
+    est = o.estimate(np.full(d, 3), int(tc.sum()))
+    f = tc / tc.sum()
+    S = _exact_cov_f(o, tc)
+    P = np.eye(d) - 1.0 / d
+    U = np.array([[1, 1, 0, 0, 0, 0], [0, 1, 0, 1, 1, 0], [1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 1]])
+    np.testing.assert_allclose(query_variance(est, "base", f), np.diag(S), rtol=1e-10)
+    np.testing.assert_allclose(query_variance(est, "base", f, U), np.einsum("iv,vw,iw->i", U, S, U),
+                               rtol=1e-9, atol=1e-15)
+    SN = P @ S @ P
+    np.testing.assert_allclose(query_variance(est, "norm", f), np.diag(SN), rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(query_variance(est, "norm", f, U), np.einsum("iv,vw,iw->i", U, SN, U),
+                               rtol=1e-9, atol=1e-15)
+
+
+def test_hr_has_no_pair_form_and_says_so():
+    o = oracles.get("hr", 1.0, 6)
+    est = o.estimate(np.full(6, 3), 10)
+    assert pair_parameters(est) is None
+    with pytest.raises(ValueError, match="bootstrap"):
+        query_variance(est, "norm", np.full(6, 1 / 6))
+    # per-value Base is still analytic (Eq. 2), and intervals() falls back to the bootstrap for Norm
+    assert intervals(est, "base").interval == "normal"
+    assert intervals(est, "norm", n_resamples=20).interval == "basic"
+
+
+@pytest.mark.parametrize("name", ["grr", "oue", "olh", "sue", "blh"])
+def test_batched_draws_have_the_joint_law(name):
+    """draw_counts (B rows at once) has the enumerated mean and covariance (joint, not marginal)."""
+    d = 5
+    o = oracles.get(name, 1.0, d)
+    tc = np.array([40, 0, 25, 10, 5])
+    mu, C = count_moments(o, tc)
+    X = draw_counts(o, tc, 40000, np.random.default_rng(3)).astype(float)
+    se_mean = np.sqrt(np.diag(C) / X.shape[0])
+    assert np.all(np.abs(X.mean(0) - mu) < 5 * se_mean)
+    emp = np.cov(X, rowvar=False)
+    scale = np.sqrt(np.outer(np.diag(C), np.diag(C)))
+    # sd of a sample covariance ≈ scale·√(2/B) at most; 6 sd
+    assert np.all(np.abs(emp - C) < 6 * scale * np.sqrt(2 / X.shape[0]))
+
+
+@pytest.mark.parametrize("name", ["grr", "oue", "olh"])  # SS: structure checked by enumeration above; its sample_counts loops over B (slow)
+@pytest.mark.parametrize("method", ["base", "norm"])
+def test_analytic_se_agrees_with_bootstrap(name, method):
+    """The bootstrap sd is within Monte-Carlo error (relative sd √(1/(2(B−1)))) of the analytic SE."""
+    d, n = 30, 20000
+    f = np.arange(d, 0, -1.0) ** 1.2
+    f /= f.sum()
+    o = oracles.get(name, 2.0, d)
+    est = o.simulate(np.round(f * n).astype(np.int64), 7)
+    B = 3000
+    a = analytic(est, method, 0.9)
+    b = intervals(est, method, 0.9, interval="normal", n_resamples=B, rng=11)
+    rel = b.se / a.se - 1
+    tol = 4.5 * np.sqrt(1 / (2 * (B - 1)))
+    assert np.max(np.abs(rel)) < tol
+    # and the same for subset sums (rank-2 covariance terms matter here)
+    Q = [np.arange(0, 10), np.arange(5, 30), np.arange(d)[::3]]
+    aq = analytic(est, method, 0.9, queries=Q)
+    bq = intervals(est, method, 0.9, query=Q, interval="normal", n_resamples=B, rng=12)
+    assert np.max(np.abs(bq.se / aq.se - 1)) < tol
+
+
+def test_analytic_is_unbiased_normal_interval():
+    o = oracles.get("oue", 1.0, 10)
+    est = o.simulate(np.arange(10) * 100, 0)
+    r = analytic(est, "norm", 0.9)
+    np.testing.assert_allclose((r.hi - r.lo) / 2, 1.6448536269514722 * r.se)
+    np.testing.assert_allclose(r.values, est.f_tilde + (1 - est.f_tilde.sum()) / 10)
+    assert np.all(r.bias == 0) and r.confidence_interval.low is r.lo and r.standard_error is r.se
+    with pytest.raises(ValueError, match="method must be one of"):
+        analytic(est, "norm-sub")
