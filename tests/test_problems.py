@@ -325,8 +325,12 @@ def test_duplicate_constraint_names_are_numbered(est_small):
 
 
 def test_solution_fields(est_small):
+    # the default route is ldpopt's structured solver (no cvxpy compile); a named cvxpy solver is obeyed
     sol = Problem(est_small, "weighted-mle").solve()
     assert sol.f.dtype == np.float64 and sol.f.shape == (est_small.d,)
+    assert sol.solver == "LDPOPT-STRUCTURED" and sol.iterations > 0 and sol.success
+    assert sol.compile_time == 0.0 and sol.solve_time > 0 and sol.wall_time >= sol.solve_time
+    sol = Problem(est_small, "weighted-mle").solve(solver="CLARABEL")
     assert sol.solver == "CLARABEL" and sol.iterations > 0 and sol.success
     assert sol.compile_time > 0 and sol.solve_time > 0 and sol.wall_time >= sol.solve_time
     assert "status" in repr(sol)

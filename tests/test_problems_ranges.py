@@ -100,7 +100,11 @@ def test_partition_totals_match_subset_sums_written_one_by_one():
     est = _est()
     P = Problem(est, "cls", [Simplex(), PartitionTotals(groups, totals)])
     sol = P.solve()
-    ref = Problem(est, "cls", [Simplex()] + [SubsetSum(g, totals[k], name=k) for k, g in groups.items()]).solve()
+    # the same solver on both sides: with the simplex the partition rows are linearly dependent, so the
+    # multipliers are unique only up to a shift, and each solver picks its own (the SubsetSum list goes
+    # to ldpopt's structured solver by default, PartitionTotals to the cvxpy chain)
+    ref = Problem(est, "cls", [Simplex()] + [SubsetSum(g, totals[k], name=k) for k, g in groups.items()]).solve(
+        solver=sol.solver)
     assert sol.status == ref.status == "optimal"
     np.testing.assert_allclose(sol.f, ref.f, atol=1e-8)
     for k, g in groups.items():

@@ -130,9 +130,9 @@ def test_sqp_matches_clarabel_at_small_d(objective, cset):
     ref = Problem(est, objective, CONSTRAINT_SETS[cset]()).solve(solver="CLARABEL", strict=True)
     assert sqp.solver.startswith("SQP(") and sqp.iterations == len(sqp.attempts) >= 1
     assert sqp.checks.certified and ref.checks.certified
-    # both points carry a certified bound on their distance to f*: the triangle inequality
+    # both points carry a certified bound on their distance to f* (max norm): the triangle inequality
     bound = sqp.checks.error_bound + ref.checks.error_bound
-    assert float(np.linalg.norm(sqp.f - ref.f)) <= bound
+    assert float(np.max(np.abs(sqp.f - ref.f))) <= bound
     assert bound <= accuracy_tol(est.d)
     assert sqp.optimal_value <= ref.optimal_value + 1e-12
     for k, y in ref.duals.items():
@@ -144,7 +144,9 @@ def test_policy_routes_large_likelihoods_to_sqp_and_says_so():
     small, large = _est("binomial", SQP_MIN_D - 1, n=10**4), _est("binomial", SQP_MIN_D, n=10**4)
     assert not uses_sqp(Problem(small, "binomial")) and uses_sqp(Problem(large, "binomial"))
     assert not uses_sqp(Problem(large, "cls"))
-    sol = Problem(large, "binomial").solve()
+    # built-in constraints: ldpopt's structured solver first; a user constraint: the SQP route
+    assert Problem(large, "binomial").solve().solver == "LDPOPT-STRUCTURED"
+    sol = Problem(large, "binomial", [Simplex(), _increasing_first10]).solve()
     assert sol.success and sol.solver.startswith("SQP(") and "instead of as an exponential-cone" in sol.message
     assert "SQP" not in Problem(small, "binomial").solve().solver
     # a named conic solver is obeyed; when it fails, the message says what would work
@@ -185,11 +187,11 @@ def test_infeasible_constraints_are_reported_infeasible():
                                                  ("multinomial", _multinomial_simplex_mle)])
 def test_sqp_at_kosarak_size_matches_the_simplex_mle(objective, reference):
     est = _est(objective, 42_178, seed=6)
-    sol = Problem(est, objective).solve(strict=True)
+    sol = Problem(est, objective).solve(solver="SQP", strict=True)
     assert sol.solver.startswith("SQP(") and sol.checks.certified
     ref = reference(est)
-    err = float(np.linalg.norm(sol.f - ref))
-    assert err <= sol.checks.error_bound  # the certificate holds against the independent MLE
+    err = float(np.max(np.abs(sol.f - ref)))
+    assert err <= sol.checks.error_bound  # the certificate (max norm) holds against the independent MLE
     assert err <= accuracy_tol(est.d)
 
 
@@ -211,9 +213,13 @@ def test_default_route_is_optimal_across_oracles_and_extremes(oracle, eps, d, n)
     w = 1.0 / np.arange(1, d + 1) ** 1.1
     est = oracles.get(oracle, epsilon=eps, d=d).simulate(rng.multinomial(n, w / w.sum()), rng, exact=False)
     objective = "multinomial" if oracle == "grr" else "binomial"
-    sol = Problem(est, objective).solve(strict=True)
+    sol = Problem(est, objective).solve(solver="SQP", strict=True)
     assert sol.solver.startswith("SQP(") and sol.checks.certified
     assert sol.f.min() >= -1e-6 / d and abs(sol.f.sum() - 1.0) <= 1e-6 / d
+    # the default route (ldpopt's structured solver) agrees with it within the two certified bounds
+    default = Problem(est, objective).solve(strict=True)
+    assert default.solver == "LDPOPT-STRUCTURED" and default.checks.certified
+    assert np.max(np.abs(default.f - sol.f)) <= default.checks.error_bound + sol.checks.error_bound
 
 
 def test_below_the_threshold_sqp_is_the_fallback_when_clarabel_fails():

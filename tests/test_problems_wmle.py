@@ -78,7 +78,11 @@ def test_reference_satisfies_kkt(instance):
 
 def test_weighted_mle_matches_reference_at_d_42178(instance):
     est, f_ref, mu = instance
-    sol = Problem(est, "weighted-mle").solve(strict=True)
+    # the default route: ldpopt's structured solver, at rounding level of the reference
+    default = Problem(est, "weighted-mle").solve(strict=True)
+    assert default.solver == "LDPOPT-STRUCTURED" and np.abs(default.f - f_ref).max() < 1e-12
+    assert default.duals["sum"] == pytest.approx(mu, rel=1e-9)
+    sol = Problem(est, "weighted-mle").solve(solver="CLARABEL", strict=True)
     assert sol.solver == "CLARABEL"
     err = np.abs(sol.f - f_ref)
     # tolerances: 1e-10 solver tolerances on the scaled problem give ~1e-6 L1 (measured 7e-7)

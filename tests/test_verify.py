@@ -2,7 +2,7 @@
 the row's own numbers, referee failures are never failed claims, tolerances resolve the frequency
 scale 1/d, and the closed forms hold against the certificate (any d) and a solver (small d).
 
-Reference: the certificate (ldpopt.verify.certificate) is written from the KKT conditions alone; the
+Reference: the certificate (ldpopt.problems.certificate) is written from the KKT conditions alone; the
 solver rows use cvxpy, an independent implementation.
 """
 
@@ -93,11 +93,12 @@ def test_planted_wrong_closed_forms_are_caught_by_both_referees():
 def test_certificate_bound_is_rigorous_on_a_known_projection():
     # min ||f - y||^2 on the simplex, y = (0.7, 0.5, -0.2): f* = (0.6, 0.4, 0)
     est = _ToyEstimate(np.array([0.7, 0.5, -0.2]))
-    c = verify.certify("cls", est, np.array([0.6, 0.4, 0.0]))
-    assert c["max_abs_error_bound"] < 1e-15 and math.isclose(c["multiplier"], -0.2)
+    c = verify.certificate_metrics(est, np.array([0.6, 0.4, 0.0]), "cls")
+    # L = J + λ(Σf − 1): 2(f_v − y_v) + λ = 0 on the support gives λ = 0.2
+    assert c["max_abs_error_bound"] < 1e-15 and math.isclose(c["multiplier_refined"], 0.2)
     for f in ([0.5, 0.5, 0.0], [0.62, 0.4, 0.0], [0.6, 0.38, 0.02]):
         err = float(np.max(np.abs(np.array(f) - [0.6, 0.4, 0.0])))
-        assert verify.certify("cls", est, np.array(f))["max_abs_error_bound"] >= err
+        assert verify.certificate_metrics(est, np.array(f), "cls")["max_abs_error_bound"] >= err
 
 
 class _ToyEstimate:

@@ -27,8 +27,10 @@ What is checked:
   equivalences  Norm-Sub = CLS, MLE-Apx and the paper's iteration = weighted MLE (Eq. 13), EM = exact
                 likelihood, PowerNS = posterior projection. Referee: a solver-free KKT certificate at
                 every d (metric: a rigorous bound on max|f - f*|, tolerance: its float64 rounding,
-                which must be below 1/(10 d)); and a cvxpy solver at d <= --solver-max-d
-                (default {SOLVER_MAX_D}; likelihoods d <= {LIKELIHOOD_MAX_D}), tolerance from its stopping criteria.
+                which must be below 1/(10 d)); and a solver at d <= --solver-max-d
+                (default {SOLVER_MAX_D}): cvxpy, tolerance from its stopping criteria; for the exact
+                likelihoods above d = {LIKELIHOOD_MAX_D} ldpopt's sequential-QP route (no exponential
+                cones), tolerance its certified distance bound.
   findings      printed MLE-Apx formulas, CLS ~ MLE, Norm-Cut/Norm-Hyb/order statements: reported
                 either way, never change the exit code.
   Monte-Carlo   unbiasedness, Var(Norm) = (d-1)/d Var(Base), NDSS Lemmas 1, 2, 4, Post-Pos, Norm-Hyb(theta),

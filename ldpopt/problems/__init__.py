@@ -3,8 +3,11 @@
 >>> from ldpopt.problems import Problem, SubsetSum, Simplex
 >>> # Problem(estimate, "weighted-mle", [Simplex(), SubsetSum([0, 1], 0.3)]).solve()
 
-Every Solution is checked by ldpopt (:mod:`.checks`) and solved along a documented solver chain
-(:mod:`.policy`). Objectives (:mod:`.objectives`): ``"cls"``, ``"weighted-mle"``, ``"multinomial"``, ``"binomial"``,
+``Problem.solve()`` uses ldpopt's own dual solver (:func:`solve_structured`, solver name
+``"LDPOPT-STRUCTURED"``) where it applies — separable smooth objectives with built-in linear
+constraints — and otherwise, or when its answer does not pass, a documented cvxpy solver chain
+(:mod:`.policy`). Every Solution is checked by ldpopt (:mod:`.checks`) with the one solver-free
+certificate (:func:`certificate`). Objectives (:mod:`.objectives`): ``"cls"``, ``"weighted-mle"``, ``"multinomial"``, ``"binomial"``,
 ``"l1"``, ``"posterior"`` and user callables. Constraints (:mod:`.constraints`): the simplex by
 default, :class:`Box`, :class:`SubsetSum`, :class:`Hierarchy`, :class:`Fixed`, :class:`NonNegative`,
 :class:`SumTo`, :class:`Monotone` (ordinal domains, :mod:`.order`), :class:`PartitionTotals`
@@ -23,13 +26,17 @@ from .objectives import available as available_objectives
 from .order import Monotone, isotonic, project_monotone_simplex
 from .partition import PartitionTotals
 from .ranges import RangeTree, range_tree
-from .problem import DEFAULT_SOLVER_OPTIONS, Problem, Solution
+from .problem import DEFAULT_SOLVER_OPTIONS, STRUCTURED, Problem, Solution
+from .certificate import Certificate, certificate
+from .structured import NotApplicable, SeparableObjective, StructuredResult, solve_structured
 
 __all__ = [
-    "Box", "Checks", "Constraint", "DEFAULT_SOLVER_OPTIONS", "Fixed", "Hierarchy", "InaccurateError",
-    "InfeasibleError", "IterationLimitError", "Monotone", "NonNegative", "Objective", "PartitionTotals",
-    "Problem", "RangeTree", "Simplex", "SimplexDroppedWarning", "Solution", "SolverError",
-    "SolverFailedError", "SolverNotInstalledError", "SolverWarning", "SubsetSum", "SumTo", "UnboundedError",
-    "UserConstraint", "UserObjective", "available_objectives", "checks", "constraints", "errors", "isotonic",
+    "Box", "Certificate", "Checks", "Constraint", "DEFAULT_SOLVER_OPTIONS", "Fixed", "Hierarchy",
+    "InaccurateError", "InfeasibleError", "IterationLimitError", "Monotone", "NonNegative", "NotApplicable",
+    "Objective", "PartitionTotals", "Problem", "RangeTree", "STRUCTURED", "SeparableObjective", "Simplex",
+    "SimplexDroppedWarning", "Solution", "SolverError", "SolverFailedError", "SolverNotInstalledError",
+    "SolverWarning", "StructuredResult", "SubsetSum", "SumTo", "UnboundedError", "UserConstraint",
+    "UserObjective", "available_objectives", "certificate", "checks", "constraints", "errors", "isotonic",
     "objectives", "order", "partition", "policy", "project_monotone_simplex", "range_tree", "ranges",
+    "solve_structured",
 ]

@@ -1,4 +1,4 @@
-"""``Problem`` (a post-processing method as a convex problem) and ``Solution`` (what a solve returns).
+"""``Problem`` (a post-processing method as a convex problem); its ``Solution`` is in :mod:`.solution`.
 
 >>> from ldpopt import Estimate
 >>> from ldpopt.problems import Problem
@@ -12,20 +12,24 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
 
 import cvxpy as cp
 import numpy as np
 
 from .._validation import check_estimate
-from .checks import Checks, check_solution, violation_tol
+from .checks import check_solution, violation_tol
 from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives import Objective, make_objective
 from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, sqp_applies, uses_sqp
+from .solution import _MESSAGES, Solution, _attempt, _rank
 from .sqp import solve_sqp
 
-__all__ = ["DEFAULT_SOLVER_OPTIONS", "Problem", "Solution", "default_scale"]
+__all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
+
+#: the name of ldpopt's own dual solver (:func:`ldpopt.problems.structured.solve_structured`) in
+#: ``Solution.solver`` and as ``solve(solver=STRUCTURED)``
+STRUCTURED = "LDPOPT-STRUCTURED"
 
 #: Options ldpopt passes to a solver unless the caller overrides them (``solve(**solver_options)``).
 #: Tighter than cvxpy's defaults, because the papers' comparisons (closed form vs solver) need
@@ -35,90 +39,6 @@ DEFAULT_SOLVER_OPTIONS: dict[str, dict] = {
     "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10},
     "PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10, "eps_duality_gap_rel": 1e-10},
 }
-
-_MESSAGES = {
-    "optimal": "solved to the solver's tolerances",
-    "optimal_inaccurate": "the solver stopped at its reduced tolerances; the solution may be inaccurate",
-    "infeasible": "the constraints are infeasible",
-    "infeasible_inaccurate": "the constraints are probably infeasible (inaccurate certificate)",
-    "unbounded": "the objective is unbounded below on the constraint set",
-    "unbounded_inaccurate": "the objective is probably unbounded (inaccurate certificate)",
-    "infeasible_or_unbounded": "the problem is infeasible or unbounded (the solver cannot tell which)",
-    "user_limit": "the solver hit its iteration or time limit; f is its last iterate",
-    "solver_error": "the solver failed",
-    "solver_not_installed": "the requested solver is not installed",
-    "inaccurate": "the solver's point failed ldpopt's own check",
-}
-
-
-@dataclass(repr=False)
-class Solution:
-    """Result of :meth:`Problem.solve`, read like scipy's ``OptimizeResult``.
-
-    Attributes
-    ----------
-    f : ndarray (d,), float64
-        The solver's frequency vector, as returned (not clipped or renormalised: it satisfies the
-        constraints to the solver's feasibility tolerance). The last iterate for ``user_limit``;
-        NaN when the solver returned no point (infeasible, unbounded, errors).
-    status : str
-        ``"optimal"`` only when ldpopt's own check (``checks``) passed; ``"inaccurate"`` when the
-        solver said optimal and the check failed (``message`` names the check); otherwise cvxpy's
-        status (``"optimal_inaccurate"``, ``"infeasible"``, ``"unbounded"``, ``"user_limit"``,
-        ``"solver_error"``, ...) or ``"solver_not_installed"`` when no solve was attempted.
-        ``"infeasible"`` never for a problem with a known feasible point (then ``"solver_error"``).
-    success : bool
-        ``status == "optimal"``.
-    optimal_value : float
-        The documented objective J at the solution (see :mod:`ldpopt.problems.objectives`),
-        from the solver's value; NaN without a solution, ±inf for infeasible / unbounded.
-    duals : dict
-        Constraint name → dual value (ndarray or float) of the Lagrangian J(f) + Σ y·g(f) (sign
-        convention in :mod:`ldpopt.problems.constraints`); empty when the solver returned no point.
-    solver : str
-        The solver that produced ``f`` (always named, also for user objectives); ``"SQP(PIQP)"``
-        for the sequential-QP route of the exact likelihoods (the QP solvers it used in brackets).
-    checks : Checks or None
-        ldpopt's check of f (:class:`~ldpopt.problems.checks.Checks`: max_violation, stationarity,
-        gap, tolerance, passed, failed, not_run); None when no point was returned.
-    attempts : list of dict
-        Every solver tried, in order: ``solver``, ``status``, ``checks`` (summary), ``seconds``.
-        For the sequential-QP route, one entry per QP: also ``iteration``, ``step`` (the line
-        search's step length) and ``qp_attempts`` (the QP chain's statuses).
-    iterations : int or None
-        As reported by the solver; the number of QPs for the sequential-QP route.
-    compile_time, solve_time, wall_time : float
-        cvxpy's compilation (canonicalisation) time, the solver's own reported time (wall clock of
-        the solver call when it reports none), and the whole ``solve`` call, in seconds.
-    message : str
-    objective : str
-        The objective's name.
-    """
-
-    f: np.ndarray
-    status: str
-    success: bool
-    optimal_value: float
-    duals: dict = field(default_factory=dict)
-    solver: str | None = None
-    iterations: int | None = None
-    compile_time: float | None = None
-    solve_time: float | None = None
-    wall_time: float | None = None
-    message: str = ""
-    objective: str = ""
-    checks: Checks | None = None
-    attempts: list = field(default_factory=list)
-
-    def __repr__(self) -> str:
-        keys = ["status", "success", "optimal_value", "solver", "iterations", "compile_time",
-                "solve_time", "wall_time", "message", "objective", "checks", "attempts"]
-        width = max(map(len, keys + ["duals", "f"]))
-        lines = [f"{k.rjust(width)}: {getattr(self, k)!r}" for k in keys]
-        lines.append(f"{'duals'.rjust(width)}: {sorted(self.duals)}")
-        lines.append(f"{'f'.rjust(width)}: {np.array2string(self.f, threshold=8, precision=6)}")
-        return "\n".join(lines)
-
 
 def default_scale(estimate, floor: bool = True) -> float:
     """The solver's unit s (its variable is x = f/s): ``max(σ, 1/d)``, σ of Wang et al. Eq. 7
@@ -139,12 +59,6 @@ def default_scale(estimate, floor: bool = True) -> float:
     """
     s = max(float(estimate.sigma), 1.0 / estimate.d) if floor else float(estimate.sigma)
     return s if np.isfinite(s) and s > 0 else 1.0
-
-
-def _rank(sol: Solution) -> tuple:
-    """Which failed attempt to return: one with a checked point, then the smallest violation."""
-    has = sol.checks is not None
-    return (not has, sol.checks.max_violation if has else np.inf)
 
 
 def _default_constraints() -> list[Constraint]:
@@ -259,12 +173,20 @@ class Problem:
     def solve(self, solver=None, strict: bool = False, verbose: bool = False, **solver_options) -> Solution:
         """Solve; return a :class:`Solution` checked by ldpopt itself (:mod:`.checks`).
 
-        ``solver``: None (the documented chain of :mod:`.policy`: PIQP → CLARABEL → OSQP for QPs,
+        ``solver``: None — first ldpopt's own dual solver ``"LDPOPT-STRUCTURED"``
+        (:func:`~ldpopt.problems.structured.solve_structured`) where it applies: a built-in smooth
+        objective (cls, weighted-mle, multinomial, binomial, posterior) or a
+        :class:`~ldpopt.problems.structured.SeparableObjective`, and only built-in Simplex / NonNegative
+        / SumTo / Box / Fixed / SubsetSum / Hierarchy constraints with one Σ f = total. It does not
+        apply to ``"l1"``, user callables (objective or constraint) or a list without Σ f = total;
+        there, and when its answer fails its certificate or ldpopt's check, the documented cvxpy route
+        follows (recorded in ``attempts``) — the chain of :mod:`.policy`: PIQP → CLARABEL → OSQP for QPs,
         CLARABEL → SCS for cone programs, installed ones only; the exact likelihoods ``"binomial"``
         and ``"multinomial"`` at d ≥ ``policy.SQP_MIN_D`` = 300 go to the sequential-QP route of
         :mod:`.sqp` instead — diagonal QPs over the same constraints, no exponential cones, the
-        message says so — and below it along CLARABEL → SQP → SCS), ``"SQP"`` (that route at any
-        d), a cvxpy solver name (that solver only), or a list of names (that chain). Each solver's answer is checked in frequency units
+        message says so — and below it along CLARABEL → SQP → SCS), ``"LDPOPT-STRUCTURED"`` (the
+        structured solver only: ``"solver_error"`` saying why when it does not apply), ``"SQP"``
+        (that route at any d), a cvxpy solver name (that solver only), or a list of names (that chain). Each solver's answer is checked in frequency units
         (constraint residuals from f with numpy; stationarity and duality gap from f and the duals
         for built-in smooth objectives); the first that passes is returned with status
         ``"optimal"``. When none passes: ``"inaccurate"`` (a solver said optimal, ldpopt's check
@@ -281,8 +203,25 @@ class Problem:
         start is off), so the answer does not depend on what was solved before.
         """
         start = time.perf_counter()
+        first: list[dict] = []  # the structured solver's attempt, when it ran and did not pass
+        named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED
+        if solver is None or named_structured:
+            sol, why = self._solve_structured()
+            if sol is not None and (sol.success or named_structured):
+                sol.attempts = [_attempt(sol)]
+                sol.wall_time = time.perf_counter() - start
+                return self._finish(sol, strict)
+            if named_structured:  # not applicable: say why, no fallback when asked for by name
+                sol = Solution(np.full(self.estimate.d, np.nan), "solver_error", False, np.nan, solver=STRUCTURED,
+                               objective=self.objective.name, message=f"{STRUCTURED} does not apply: {why}")
+                sol.attempts = [_attempt(sol)]
+                return self._finish(sol, strict)
+            first = [_attempt(sol)] if sol is not None else []  # not applicable: nothing was tried
         if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
             sol = solve_sqp(self, verbose, solver_options)
+            sol.attempts = first + list(sol.attempts or [])
+            if first:
+                sol.message += f" | {STRUCTURED} first: {first[0]['status']} ({first[0]['checks']})"
             if solver is None:
                 sol.message = (f"d = {self.estimate.d} >= {SQP_MIN_D}: the exact likelihood is solved by sequential "
                                "QP instead of as an exponential-cone program (conic solvers fail it at this d; "
@@ -325,11 +264,41 @@ class Problem:
         if not explicit and chain == EXP_CONE_CHAIN:
             best.message = (f"d = {self.estimate.d} >= {SQP_MIN_D} with exponential cones in a user objective: SCS only "
                             "(Clarabel/ECOS fail such problems at this d; ldpopt.problems.policy) — " + best.message)
+        attempts = first + attempts
         if len(attempts) > 1:
             best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
         best.attempts = attempts
         best.wall_time = time.perf_counter() - start
         return self._finish(best, strict)
+
+    def _solve_structured(self) -> tuple[Solution | None, str]:
+        """ldpopt's dual solver (:mod:`.structured`) when the objective is separable and smooth and every
+        constraint is a built-in it covers; (None, why) when it does not apply. Its Solution is
+        ``"optimal"`` only when the solver's own certificate passed *and* ldpopt's check
+        (:func:`.checks.check_solution`, the same as for any solver) passed; else ``"inaccurate"``."""
+        from .structured import NotApplicable, solve_structured
+
+        start = time.perf_counter()
+        try:
+            r = solve_structured(self.estimate, self.objective, self.constraints)
+        except NotApplicable as exc:
+            return None, str(exc)
+        except ValueError as exc:  # infeasible bound/sum data: the cvxpy chain reports it as a status
+            return None, f"{STRUCTURED} rejected the constraints: {exc}"
+        checks = check_solution(self, r.f, r.duals)
+        ok = r.status == "optimal" and checks.passed
+        if ok:
+            message = f"{r.message}; ldpopt's check: {checks.summary()}"
+        elif r.status != "optimal":
+            message = f"{STRUCTURED}: {r.message}"
+        else:
+            message = f"{STRUCTURED} said optimal; ldpopt's check failed: {'; '.join(checks.failed)}"
+        its = r.iterations if isinstance(r.iterations, dict) else {}
+        n_it = int(sum(v for k, v in its.items() if k.endswith("iterations") and isinstance(v, (int, np.integer))))
+        return Solution(r.f, "optimal" if ok else "inaccurate", ok, float(r.optimal_value), dict(r.duals),
+                        solver=STRUCTURED, iterations=n_it, compile_time=0.0, solve_time=r.wall_time,
+                        wall_time=time.perf_counter() - start, message=message, objective=self.objective.name,
+                        checks=checks), ""
 
     def _not_infeasible_if_known_feasible(self, best: Solution) -> None:
         if best.status in ("infeasible", "infeasible_inaccurate", "infeasible_or_unbounded"):

@@ -8,9 +8,8 @@ Layout (one concern per module):
 * :mod:`.instances` — deterministic true histograms, simulated estimates, referee size limits.
 * :mod:`.tolerances` — tolerances from stated accuracies: float64 rounding, solver stopping
   criteria, Monte-Carlo standard errors (floored at rounding); the frequency resolution 1/(10 d).
-* :mod:`.certificate` — verify's solver-free KKT certificate (bound on ‖f − f*‖_∞); the one function
-  to replace by ``ldpopt.problems.certificate`` when it lands is :func:`.certificate.certify`.
-* :mod:`.claims` — the equivalence claims declared as data (:data:`EQUIVALENCES`) and their referees.
+* :mod:`.claims` — the equivalence claims declared as data (:data:`EQUIVALENCES`) and their referees:
+  the solver-free certificate of :mod:`ldpopt.problems.certificate` (any d) and cvxpy (small d).
 * :mod:`.montecarlo` — bias, variance and order claims from seeded repetitions.
 * :mod:`.runner` — the grid (:func:`run`); :mod:`.report` — summary, text/JSON, exit codes.
   The command-line options live in :mod:`ldpopt.cli.verify`.
@@ -23,8 +22,7 @@ inaccurate, size limit) is "not refereed", listed with why, and never gives 1 by
 No top-level cvxpy import here: the solver referee imports it when used.
 """
 
-from .certificate import certify
-from .claims import EQUIVALENCES, check_equivalence, check_mle_formulas
+from .claims import EQUIVALENCES, certificate_metrics, check_equivalence, check_mle_formulas
 from .instances import LIKELIHOOD_MAX_D, MC_MAX_D, SOLVER_MAX_D, instance, true_histogram
 from .report import (EXIT_FAIL, EXIT_NOT_REFEREED, EXIT_OK, EXIT_USAGE, exit_code, failures, findings,
                      not_refereed_rows, render_json, render_text, summary)
@@ -35,6 +33,6 @@ from .tolerances import KKT_TOL, _SCS_OPTS, _gradient_scale, _hessian_diag, _sol
 _instance = instance  # the old private name (tests, benchmarks)
 
 __all__ = ["ClaimResult", "EQUIVALENCES", "EXIT_FAIL", "EXIT_NOT_REFEREED", "EXIT_OK", "EXIT_USAGE", "KKT_TOL",
-           "LIKELIHOOD_MAX_D", "MC_MAX_D", "SOLVER_MAX_D", "certify", "check_equivalence",
+           "LIKELIHOOD_MAX_D", "MC_MAX_D", "SOLVER_MAX_D", "certificate_metrics", "check_equivalence",
            "check_mle_formulas", "decide", "exit_code", "failures", "findings", "instance", "main",
            "not_refereed_rows", "render_json", "render_text", "run", "simplex_kkt", "summary", "true_histogram"]

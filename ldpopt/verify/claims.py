@@ -4,9 +4,16 @@ A claim "closed form C solves problem P" (Wang et al. arXiv §3.3–§3.5, App. 
 §IV-C/D/E) is checked on one :class:`~ldpopt.Estimate` by a *referee*:
 
 ``"certificate"`` (default, any d, no solver)
-    :func:`ldpopt.verify.certificate.certify`: a rigorous bound on max_v |f_C − f*| from the KKT
-    conditions, compared with the float64 rounding of that computation. Rows say ``not refereed``
-    when the objective has no certificate or the rounding bound exceeds 1/(10 d).
+    :func:`ldpopt.problems.certificate.certificate` (the one certificate of ldpopt, also behind
+    every ``Solution``'s check): a rigorous bound on max_v |f_C − f*| (``distance_linf``: the
+    linear argmin bound when the constraints have no rows, else √(2·gap/μ_v)), compared with the
+    float64 rounding level of that bound (``distance_rounding``) plus the closed form's stated
+    accuracy. Rows say ``not refereed`` when the objective/constraints have no certificate
+    (l1, user callables) or the rounding level exceeds 1/(10 d).
+
+``"SQP"`` (the exact likelihoods at d > ``LIKELIHOOD_MAX_D``, where conic solvers fail)
+    ldpopt's sequential-QP route (:mod:`ldpopt.problems.sqp`); metric max_v |f_C − f_SQP|, tolerance
+    the SQP point's own certified distance bound (``Solution.checks.error_bound``).
 
 a cvxpy solver name (``"CLARABEL"``, ``"OSQP"``, ``"SCS"``; optional, small d)
     :class:`ldpopt.problems.Problem` solved with it (then each of ``fallback``). The metric is
@@ -28,7 +35,6 @@ import numpy as np
 
 from ..estimate import Estimate
 from ..methods import bayes, em as _em, mle, normalize
-from .certificate import FAMILIES, certify
 from .instances import setting
 from .result import ClaimResult, not_refereed
 from .tolerances import (KKT_TOL, _SCS_OPTS, _gradient_scale, _hessian_diag, _solver_tolerance, resolution,
@@ -78,12 +84,36 @@ def _solve(problem, solver: str):
         return problem.solve(solver=solver, **opts)
 
 
-def _certificate_row(est, f_c, objective, mean, closed_tol, base) -> ClaimResult:
+def certificate_metrics(est, f_c, objective, mean=None, constraints=None, closed_tol: float = 0.0) -> dict:
+    """The certificate's numbers for a verify row: ``max_abs_error_bound`` (≥ ‖f_C − f*‖_∞, frequency
+    units; ∞ when f_C is infeasible and no bound applies), ``tolerance`` (its float64 rounding level +
+    ``closed_tol``), ``tolerance_basis``, and the certificate's own fields. Raises
+    :class:`~ldpopt.problems.structured.NotApplicable` outside the certificate's class."""
+    from ..problems.certificate import certificate
+
+    cert = certificate(objective, constraints, est, f_c, mean=mean)
+    value = cert.distance_linf if np.isfinite(cert.distance_linf) else np.inf
+    argmin = bool(np.isfinite(cert.distance_argmin) and cert.distance_argmin == cert.distance_linf)
+    basis = ("float64 rounding of the argmin bound max|f - x(lam)| + |sum x(lam) - total|: sum_v 8u(|f_v| + |x_v| + "
+             "(|terms of h_v'| + |lam|)/h_v'') over values off their bounds, + max term" if argmin else
+             "the bound sqrt(2 gap/mu_v) at gap = its float64 rounding floor 16u(sum|h_v| + |t_v f_v|)")
+    if closed_tol:
+        basis += f" + closed form's stated accuracy {closed_tol:g}"
+    m = {k: v for k, v in cert.as_dict().items() if k not in ("violations", "note")}
+    m.update(max_abs_error_bound=value, tolerance=float(cert.distance_rounding) + float(closed_tol),
+             tolerance_basis=basis, sum_error=cert.violations["sum"], min_f=float(np.min(f_c)))
+    return m
+
+
+def _certificate_row(est, f_c, objective, mean, closed_tol, base, constraints=None) -> ClaimResult:
+    from ..problems.structured import NotApplicable
+
     name = objective if isinstance(objective, str) else getattr(objective, "name", str(objective))
-    if name not in FAMILIES:
-        return not_refereed(f"no certificate for objective {name!r} (families: {', '.join(FAMILIES)}); "
+    try:
+        cert = certificate_metrics(est, f_c, objective, mean, constraints, closed_tol)
+    except NotApplicable as exc:
+        return not_refereed(f"no certificate for objective {name!r} with these constraints ({exc}); "
                             "use a solver referee", referee="certificate", **base)
-    cert = certify(name, est, f_c, mean=mean, closed_tol=closed_tol)
     tol, res = cert["tolerance"], resolution(est.d)
     basis = cert.pop("tolerance_basis")
     if not tol <= res:
@@ -143,20 +173,73 @@ def _solver_row(est, f_c, objective, mean, solver, fallback, base) -> ClaimResul
     return ClaimResult(referee=referee, value=value, tolerance=tol_f, tolerance_basis=basis, metrics=m, **base)
 
 
+def _describe(constraints) -> str:
+    items = constraints if isinstance(constraints, (list, tuple)) else [constraints]
+    return "[" + ", ".join(getattr(c, "name", None) and f"{type(c).__name__}({c.name})" or
+                           getattr(c, "__name__", type(c).__name__) for c in items) + "]"
+
+
+def _solver_row_constrained(est, f_c, objective, mean, constraints, solver, fallback, closed_tol, base) -> ClaimResult:
+    from ..problems import Problem
+
+    tried, sol = [], None
+    for name in (solver, *fallback):
+        try:
+            sol = _solve(Problem(est, objective, constraints, mean=mean), name)
+            tried.append(f"{name}:{sol.status}")
+        except Exception as exc:  # a referee failure is reported, never a failed claim
+            tried.append(f"{name}:error {type(exc).__name__}: {exc}"[:160])
+            sol = None
+            continue
+        if sol.status == "optimal":
+            break
+    referee = " -> ".join(tried)
+    if sol is None or sol.status != "optimal":
+        return not_refereed(f"referee did not solve: {referee}", referee=referee, **base)
+    bound = sol.checks.error_bound if sol.checks is not None else None
+    value = float(np.max(np.abs(f_c - sol.f)))
+    m = {"solver_error_bound": bound, "solve_time": sol.solve_time, "iterations": sol.iterations,
+         "solver_checks": sol.checks.summary() if sol.checks is not None else ""}
+    if bound is None:
+        return not_refereed(f"{sol.solver} returned no certified distance bound ({sol.checks.not_run})",
+                            referee=referee, value=value, metrics=m, **base)
+    tol = float(bound) + float(closed_tol)
+    basis = f"{sol.solver}'s certified bound on max|f_solver - f*| (ldpopt's check)" + (
+        f" + closed form's stated accuracy {closed_tol:g}" if closed_tol else "")
+    if not tol <= resolution(est.d):
+        return not_refereed(f"{sol.solver}'s certified bound {tol:.3g} exceeds the frequency resolution 1/(10 d) = "
+                            f"{resolution(est.d):.3g}", referee=referee, value=value, tolerance=tol,
+                            tolerance_basis=basis, metrics=m, **base)
+    return ClaimResult(referee=referee, value=value, tolerance=tol, tolerance_basis=basis, metrics=m, **base)
+
+
 def check_equivalence(estimate: Estimate, closed: Callable | np.ndarray, objective, *, referee: str = "certificate",
                       fallback: tuple = (), mean=None, claim: str = "custom", statement: str = "",
-                      seed: int | None = None, expected: bool | None = True, closed_tol: float = 0.0) -> ClaimResult:
-    """Check that ``closed`` (a function of the estimate, or its output) solves ``objective`` on the
-    simplex; ``referee`` is ``"certificate"`` or a cvxpy solver name (see the module docstring).
-    ``closed_tol``: the closed form's own stated accuracy, added to the certificate's tolerance."""
+                      seed: int | None = None, expected: bool | None = True, closed_tol: float = 0.0,
+                      constraints=None) -> ClaimResult:
+    """Check that ``closed`` (a function of the estimate, or its output) solves ``objective`` under
+    ``constraints`` (None: the simplex; else a list as for :class:`~ldpopt.problems.Problem`, e.g.
+    ``[Simplex(), SubsetSum(S, 0.3)]`` — a user's own variant); ``referee`` is ``"certificate"`` (any
+    d; built-in constraints) or a cvxpy solver name (small d; any constraints). ``closed_tol``: the
+    closed form's own stated accuracy, added to the tolerance.
+
+    With ``constraints`` the solver row's tolerance is the solver point's own certified distance to
+    the optimum (``Solution.checks.error_bound``, from :mod:`ldpopt.problems.certificate` for
+    built-in constraints), so the row holds when max|f_C − f_solver| is within it; a solve that is
+    not ``optimal`` or carries no bound (or one above 1/(10 d)) is ``not refereed``."""
     t0 = time.perf_counter()
     est = estimate
     f_c = np.asarray(closed(est) if callable(closed) else closed, dtype=np.float64)
     cert_path = referee.lower() == "certificate"
     base = dict(claim=claim, statement=statement, kind="equivalence", **setting(est, seed), expected=expected,
                 metric="max_abs_error_bound" if cert_path else "max_abs_diff_to_solver", unit="frequency", op="<=")
+    if constraints is not None:
+        base["statement"] = (statement or f"closed form solves {objective!r}") + f" under {_describe(constraints)}"
     if cert_path:
-        row = _certificate_row(est, f_c, objective, mean, closed_tol, base)
+        row = _certificate_row(est, f_c, objective, mean, closed_tol, base, constraints)
+    elif constraints is not None or referee.upper() == "SQP":
+        row = _solver_row_constrained(est, f_c, objective, mean, constraints, referee.upper(),
+                                      tuple(s.upper() for s in fallback), closed_tol, base)
     else:
         row = _solver_row(est, f_c, objective, mean, referee.upper(), tuple(s.upper() for s in fallback), base)
     row.seconds = time.perf_counter() - t0
@@ -185,9 +268,13 @@ def equivalence_rows(est: Estimate, seed: int, solvers: list[str], solver_max_d:
             extra = {"power_s": s, "power_s_source": "fitted (Eq. 16)" if fitted else
                      f"fixed (d > {POWER_FIT_MAX_D})"}
         f_c = np.asarray(closed(est), dtype=np.float64)
-        limit = likelihood_max_d if objective in ("multinomial", "binomial") else solver_max_d
+        likelihood = objective in ("multinomial", "binomial")
+        limit = likelihood_max_d if likelihood else solver_max_d
         # OSQP is a QP solver: it referees the QPs only (CLS, the posterior projection)
         refs = [sv for sv in solvers if est.d <= limit and (sv != "OSQP" or objective in ("cls", "posterior"))]
+        if likelihood and likelihood_max_d < est.d <= solver_max_d and solvers:
+            # conic solvers fail the likelihoods here (issue 11): ldpopt's sequential-QP route referees
+            refs = ["SQP"]
         for ref in ["certificate"] + refs:
             fb = ("SCS",) if (ref != "certificate" and objective in ("multinomial", "binomial")) else ()
             r = check_equivalence(est, f_c, objective, referee=ref, fallback=fb, mean=mean, claim=claim,

@@ -26,7 +26,7 @@ def run(oracles=None, epsilons=None, ns=None, ds=None, seeds=None, solver=None, 
     Equivalences and the MLE-Apx formula findings: oracles × epsilons × ds × seeds at n = ns[0],
     refereed by the certificate at every d, and by ``solver`` (default Clarabel; OSQP too for
     Norm-Sub = CLS outside ``quick``; ``"none"`` for none) at d ≤ ``solver_max_d`` (default
-    2000; the likelihoods at d ≤ 200). 'CLS ≈ MLE': oracles × epsilons × ns × ds. Monte-Carlo: oracles ×
+    2000; the likelihoods by Clarabel at d ≤ 200, by ldpopt's sequential-QP route above). 'CLS ≈ MLE': oracles × epsilons × ns × ds. Monte-Carlo: oracles ×
     epsilons[0] × seeds at each of ``mc_ds`` (default: the requested ds, else 16) with n = ``mc_n``
     (default 10⁴); a requested d above 2000 gives ``not refereed`` rows that say why.
     """

@@ -1,0 +1,107 @@
+"""``Solution``: what :meth:`ldpopt.problems.Problem.solve` returns (read like scipy's
+``OptimizeResult``), with the status texts and the attempt bookkeeping of the solver chain."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .checks import Checks
+
+__all__ = ["Solution"]
+
+_MESSAGES = {
+    "optimal": "solved to the solver's tolerances",
+    "optimal_inaccurate": "the solver stopped at its reduced tolerances; the solution may be inaccurate",
+    "infeasible": "the constraints are infeasible",
+    "infeasible_inaccurate": "the constraints are probably infeasible (inaccurate certificate)",
+    "unbounded": "the objective is unbounded below on the constraint set",
+    "unbounded_inaccurate": "the objective is probably unbounded (inaccurate certificate)",
+    "infeasible_or_unbounded": "the problem is infeasible or unbounded (the solver cannot tell which)",
+    "user_limit": "the solver hit its iteration or time limit; f is its last iterate",
+    "solver_error": "the solver failed",
+    "solver_not_installed": "the requested solver is not installed",
+    "inaccurate": "the solver's point failed ldpopt's own check",
+}
+
+
+@dataclass(repr=False)
+class Solution:
+    """Result of :meth:`Problem.solve`, read like scipy's ``OptimizeResult``.
+
+    Attributes
+    ----------
+    f : ndarray (d,), float64
+        The solver's frequency vector, as returned (not clipped or renormalised: it satisfies the
+        constraints to the solver's feasibility tolerance). The last iterate for ``user_limit``;
+        NaN when the solver returned no point (infeasible, unbounded, errors).
+    status : str
+        ``"optimal"`` only when ldpopt's own check (``checks``) passed; ``"inaccurate"`` when the
+        solver said optimal and the check failed (``message`` names the check); otherwise cvxpy's
+        status (``"optimal_inaccurate"``, ``"infeasible"``, ``"unbounded"``, ``"user_limit"``,
+        ``"solver_error"``, ...) or ``"solver_not_installed"`` when no solve was attempted.
+        ``"infeasible"`` never for a problem with a known feasible point (then ``"solver_error"``).
+    success : bool
+        ``status == "optimal"``.
+    optimal_value : float
+        The documented objective J at the solution (see :mod:`ldpopt.problems.objectives`),
+        from the solver's value; NaN without a solution, ±inf for infeasible / unbounded.
+    duals : dict
+        Constraint name → dual value (ndarray or float) of the Lagrangian J(f) + Σ y·g(f) (sign
+        convention in :mod:`ldpopt.problems.constraints`); empty when the solver returned no point.
+    solver : str
+        The solver that produced ``f`` (always named, also for user objectives);
+        ``"LDPOPT-STRUCTURED"`` for ldpopt's dual solver (the default where it applies); ``"SQP(PIQP)"``
+        for the sequential-QP route of the exact likelihoods (the QP solvers it used in brackets).
+    checks : Checks or None
+        ldpopt's check of f (:class:`~ldpopt.problems.checks.Checks`: max_violation, stationarity,
+        gap, tolerance, passed, failed, not_run); None when no point was returned.
+    attempts : list of dict
+        Every solver tried, in order: ``solver``, ``status``, ``checks`` (summary), ``seconds``.
+        For the sequential-QP route, one entry per QP: also ``iteration``, ``step`` (the line
+        search's step length) and ``qp_attempts`` (the QP chain's statuses).
+    iterations : int or None
+        As reported by the solver; the number of QPs for the sequential-QP route.
+    compile_time, solve_time, wall_time : float
+        cvxpy's compilation (canonicalisation) time, the solver's own reported time (wall clock of
+        the solver call when it reports none), and the whole ``solve`` call, in seconds.
+    message : str
+    objective : str
+        The objective's name.
+    """
+
+    f: np.ndarray
+    status: str
+    success: bool
+    optimal_value: float
+    duals: dict = field(default_factory=dict)
+    solver: str | None = None
+    iterations: int | None = None
+    compile_time: float | None = None
+    solve_time: float | None = None
+    wall_time: float | None = None
+    message: str = ""
+    objective: str = ""
+    checks: Checks | None = None
+    attempts: list = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        keys = ["status", "success", "optimal_value", "solver", "iterations", "compile_time",
+                "solve_time", "wall_time", "message", "objective", "checks", "attempts"]
+        width = max(map(len, keys + ["duals", "f"]))
+        lines = [f"{k.rjust(width)}: {getattr(self, k)!r}" for k in keys]
+        lines.append(f"{'duals'.rjust(width)}: {sorted(self.duals)}")
+        lines.append(f"{'f'.rjust(width)}: {np.array2string(self.f, threshold=8, precision=6)}")
+        return "\n".join(lines)
+
+
+def _rank(sol: Solution) -> tuple:
+    """Which failed attempt to return: one with a checked point, then the smallest violation."""
+    has = sol.checks is not None
+    return (not has, sol.checks.max_violation if has else np.inf)
+
+
+def _attempt(sol: Solution) -> dict:
+    return {"solver": sol.solver, "status": sol.status, "seconds": sol.wall_time,
+            "checks": sol.checks.summary() if sol.checks is not None else sol.message}
