@@ -1,0 +1,64 @@
+"""Figure of the ``coverage`` kind (``ext_uncertainty_coverage``, issue 13 item 2): how often ldpopt's
+nominal 90 % / 95 % intervals cover the truth, per method and per value band.
+
+One panel per (oracle, ε, nominal level): methods on the x axis as categories (markers only — no line
+joins two methods), one marker per value band, the pooled coverage Σ covered / Σ values over every
+dataset and repetition (:func:`tasks_uncertainty.coverage_table`), the nominal level as a dashed line
+with its ±2-point target band shaded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import plot_style as S
+from .plot import register_plot
+
+__all__ = ["plot_coverage"]
+
+BANDS = {"top10": "top 10 values", "10-100": "ranks 10–100", "tail": "tail", "ge5sigma": "values ≥ 5σ",
+         "topk-set": "top-10 set (data-chosen)", "subsets": "random subset sums"}
+MARKERS = "osD^vP"
+
+
+@register_plot("coverage")
+def plot_coverage(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> list[Path]:
+    from .tasks_uncertainty import coverage_table
+
+    t = table[table["metric"] == "coverage"]
+    panels = sorted({(o, float(e), float(lv)) for o, e, lv in zip(t["oracle"], t["epsilon"], t["level"])})
+    methods = list(dict.fromkeys(t["method"]))
+    pages = S.paged(panels, S.ROWS_PER_PAGE * 2)
+    plt = S.pyplot()
+    paths = []
+    for page, keys in enumerate(pages):
+        nrows = int(np.ceil(len(keys) / 2))
+        fig, axes = S.new_figure(nrows, 2 if len(keys) > 1 else 1, panel=(max(5.0, 0.6 * len(methods) + 1.5), 3.4))
+        with S.style():
+            for ax, (oracle, eps, level) in zip(axes.ravel(), keys):
+                sel = t[(t["oracle"] == oracle) & (t["epsilon"] == eps) & (t["level"] == level)]
+                cov = coverage_table(sel, by=("method",)).reindex(methods)
+                x = np.arange(len(methods))
+                ax.axhspan(level - 0.02, level + 0.02, color="0.9", zorder=0, label="target: nominal ± 2 points")
+                ax.axhline(level, ls="--", color="0.3", lw=1, label="nominal level")
+                for i, band in enumerate(BANDS):
+                    col = (level, band)
+                    if col in cov.columns:
+                        ax.plot(x + (i - 2.5) * 0.08, cov[col].to_numpy(float), ls="none", marker=MARKERS[i],
+                                ms=5, label=BANDS[band])
+                ax.set_xticks(x, methods, rotation=45, ha="right")
+                ax.set_ylim(-0.02, 1.02)
+                ax.set_ylabel("empirical coverage")
+                ax.set_xlabel("method")
+                S.title(ax, S.panel_title(oracle=oracle, epsilon=eps) + f" · nominal {level:.0%}",
+                        fig.get_size_inches()[0] / axes.shape[1])
+            for ax in axes.ravel()[len(keys):]:
+                ax.set_visible(False)
+        S.shared_legend(fig, axes)
+        S.suptitle(fig, f"{stem}: coverage of ldpopt's confidence intervals{S.page_suffix(page, len(pages))}")
+        paths.append(S.save(fig, S.page_path(out_dir, f"{stem}_coverage", page, len(pages))))
+    plt.close("all")
+    return paths

@@ -1,0 +1,41 @@
+"""The coverage figure (issue 13): one panel per (oracle, ε, level), each band's marker at the pooled
+coverage Σ value·count / Σ count of a planted table, the nominal level drawn, no line joining methods."""
+
+import numpy as np
+import pandas as pd
+
+from ldpopt.experiments import plot_coverage  # noqa: F401  (registers the kind)
+from ldpopt.experiments.plot import _PLOTS
+
+
+def _table():
+    rows = []
+    for rep, (v_base, v_norm) in enumerate([(0.8, 1.0), (1.0, 0.6)]):
+        for method, v in (("base", v_base), ("norm", v_norm)):
+            for level in (0.9, 0.95):
+                rows.append(dict(experiment="x", dataset="zipf", oracle="oue", epsilon=1.0, rep=rep, method=method,
+                                 metric="coverage", level=level, band="tail", value=v, count=10 * (rep + 1),
+                                 width=0.1, interval="normal"))
+    return pd.DataFrame(rows)
+
+
+def test_coverage_markers_are_the_pooled_coverage(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    figs = []
+    monkeypatch.setattr(plt, "close", lambda *a, **k: None)  # keep the figure to inspect it
+    import ldpopt.experiments.plot_style as S
+    real_save = S.save
+    monkeypatch.setattr(S, "save", lambda fig, path, dpi=S.DPI: (figs.append(fig), real_save(fig, path, dpi))[1])
+    paths = _PLOTS["coverage"](_table(), {}, tmp_path, "cov")
+    assert [p.name for p in paths] == ["cov_coverage.png"] and paths[0].stat().st_size > 0
+    axes = [ax for ax in figs[0].axes if ax.get_visible()]
+    titles = [" ".join(ax.get_title(loc="left").split()) for ax in axes]  # left titles, wrapped to the panel
+    assert len(axes) == 2 and "nominal 90%" in titles[0] and "ε = 1" in titles[0] and "nominal 95%" in titles[1]
+    for ax, level in zip(axes, (0.9, 0.95)):
+        hlines = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"]
+        assert len(hlines) == 1 and np.allclose(hlines[0].get_ydata(), level)
+        tail = [ln for ln in ax.get_lines() if ln.get_label() == "tail"][0]
+        assert tail.get_linestyle() == "None"  # categories: markers only
+        # pooled: base (0.8·10 + 1.0·20)/30, norm (1.0·10 + 0.6·20)/30
+        assert np.allclose(tail.get_ydata(), [28 / 30, 22 / 30])
