@@ -8,7 +8,7 @@ import sys
 from .. import oracles
 from ._args import InputError, int_arg, number
 from ._io import read_counts_table
-from .postprocess import check_counts
+from .postprocess import estimate_from
 
 __all__ = ["add_parser"]
 
@@ -17,13 +17,7 @@ def _run(args) -> int:
     from ..recommend import choose
 
     table = read_counts_table(args.counts, args.d)
-    oracle_params = {k: v for k, v in (("g", args.g), ("k", args.k)) if v is not None}
-    try:
-        oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=table.d, **oracle_params)
-    except TypeError as exc:
-        raise InputError(f"--oracle {args.oracle}: {exc}") from None
-    n = check_counts(table, oracle, args.n)
-    estimate = oracle.estimate(table.counts, n)
+    oracle, n, estimate = estimate_from(table, args)
     names = None if args.methods is None else (
         "all" if args.methods == "all" else [m.strip() for m in args.methods.split(",") if m.strip()])
     try:

@@ -18,6 +18,19 @@ from ._params import method_params, params_help, route_params
 __all__ = ["add_parser", "check_counts"]
 
 
+def estimate_from(table, args):
+    """(oracle, n, Estimate) from a counts table and the common options (--oracle, --epsilon, --g,
+    --k, --n): the oracle built for the table's d, the counts checked against what it makes possible
+    (:func:`check_counts`). Shared by ``postprocess``, ``solve`` and ``choose``."""
+    oracle_params = {k: v for k, v in (("g", args.g), ("k", args.k)) if v is not None}
+    try:
+        oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=table.d, **oracle_params)
+    except TypeError as exc:
+        raise InputError(f"--oracle {args.oracle}: {exc}") from None
+    n = check_counts(table, oracle, args.n)
+    return oracle, n, oracle.estimate(table.counts, n)
+
+
 def check_counts(table, oracle, n: int | None) -> int:
     """Check what a support count file can prove about itself and return n.
 
@@ -63,13 +76,7 @@ def _effective(name: str, given: dict) -> dict:
 def _run(args) -> int:
     fmt = format_of(args.out, args.format)  # refuse a mismatch before any work
     table = read_counts_table(args.counts, args.d)
-    oracle_params = {k: v for k, v in (("g", args.g), ("k", args.k)) if v is not None}
-    try:
-        oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=table.d, **oracle_params)
-    except TypeError as exc:
-        raise InputError(f"--oracle {args.oracle}: {exc}") from None
-    n = check_counts(table, oracle, args.n)
-    estimate = oracle.estimate(table.counts, n)
+    oracle, n, estimate = estimate_from(table, args)
     names = list(methods.available().index) if args.method == "all" else [methods.get(args.method).name]
     params = route_params(args.param, names)
     out = table.frame()

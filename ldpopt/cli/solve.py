@@ -24,6 +24,7 @@ import numpy as np
 from .. import __version__, oracles
 from ._args import InputError, int_arg, number
 from ._io import FORMATS, as_json, format_of, read_counts_table, write_table
+from .postprocess import estimate_from
 
 __all__ = ["add_parser"]
 
@@ -54,20 +55,13 @@ def _checks(sol) -> dict | None:
 
 
 def _run(args) -> int:
-    from .postprocess import check_counts
     from ..problems import Problem, SimplexDroppedWarning
     from ._problemfile import read_problem
 
     fmt = format_of(args.out, args.format)
     spec = read_problem(args.problem)  # a bad problem file is refused before the counts are read
     table = read_counts_table(args.counts, args.d)
-    oracle_params = {k: v for k, v in (("g", args.g), ("k", args.k)) if v is not None}
-    try:
-        oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=table.d, **oracle_params)
-    except TypeError as exc:
-        raise InputError(f"--oracle {args.oracle}: {exc}") from None
-    n = check_counts(table, oracle, args.n)
-    estimate = oracle.estimate(table.counts, n)
+    oracle, n, estimate = estimate_from(table, args)
     constraints = spec.build(table)
     solver = args.solver if args.solver is not None else spec.solver
     with warnings.catch_warnings(record=True) as caught:
