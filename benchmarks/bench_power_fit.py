@@ -43,7 +43,8 @@ def worker(spec: dict) -> None:
     warnings.simplefilter("ignore")
     est = build(spec["d"], spec["n"], spec["eps"], spec["oracle"])
     bayes.power(est, s=1.0)                       # warm the log k table
-    out = {"ldpopt": bayes.__file__}
+    # which tree was loaded, named by its role (no machine path in the committed results)
+    out = {"ldpopt": "working tree" if Path(bayes.__file__).resolve().is_relative_to(ROOT) else "--previous revision"}
     for lab, fn in (("fit_power_law", lambda: bayes.fit_power_law(est)),
                     ("power[s fitted]", lambda: bayes.power(est)),
                     ("power[s given]", lambda: bayes.power(est, s=out["s"]))):
