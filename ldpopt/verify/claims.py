@@ -105,6 +105,24 @@ def certificate_metrics(est, f_c, objective, mean=None, constraints=None, closed
     return m
 
 
+def _referee_chain(build, solver, fallback):
+    """Solve a fresh problem from ``build()`` with ``solver``, then each of ``fallback``, until one
+    ends ``optimal`` (by ldpopt's own check). Returns (problem, solution or None, "name:status -> …").
+    A referee failure is recorded, never raised: it makes a row "not refereed", not a failed claim."""
+    tried = []
+    for name in (solver, *fallback):
+        try:
+            problem = build()
+            sol = _solve(problem, name)
+        except Exception as exc:
+            tried.append(f"{name}:error {type(exc).__name__}: {exc}"[:160])
+            continue
+        tried.append(f"{name}:{sol.status}")
+        if sol.status == "optimal":
+            return problem, sol, " -> ".join(tried)
+    return None, None, " -> ".join(tried)
+
+
 def _certificate_row(est, f_c, objective, mean, closed_tol, base, constraints=None) -> ClaimResult:
     from ..problems.structured import NotApplicable
 
@@ -129,20 +147,8 @@ def _solver_row(est, f_c, objective, mean, solver, fallback, base) -> ClaimResul
     from ..problems.objectives import make_objective
 
     obj = make_objective(objective, mean=mean)
-    tried, sol, problem = [], None, None
-    for name in (solver, *fallback):
-        try:
-            problem = Problem(est, obj)
-            sol = _solve(problem, name)
-            tried.append(f"{name}:{sol.status}")
-        except Exception as exc:  # a referee failure is reported, never a failed claim
-            tried.append(f"{name}:error {type(exc).__name__}: {exc}"[:160])
-            sol = None
-            continue
-        if sol.status == "optimal":
-            break
-    referee = " -> ".join(tried)
-    if sol is None or sol.status != "optimal":
+    problem, sol, referee = _referee_chain(lambda: Problem(est, obj), solver, fallback)
+    if sol is None:
         return not_refereed(f"referee did not solve: {referee}", referee=referee, **base)
     used = sol.solver or solver
     g = obj.gradient(f_c, est)
@@ -182,19 +188,8 @@ def _describe(constraints) -> str:
 def _solver_row_constrained(est, f_c, objective, mean, constraints, solver, fallback, closed_tol, base) -> ClaimResult:
     from ..problems import Problem
 
-    tried, sol = [], None
-    for name in (solver, *fallback):
-        try:
-            sol = _solve(Problem(est, objective, constraints, mean=mean), name)
-            tried.append(f"{name}:{sol.status}")
-        except Exception as exc:  # a referee failure is reported, never a failed claim
-            tried.append(f"{name}:error {type(exc).__name__}: {exc}"[:160])
-            sol = None
-            continue
-        if sol.status == "optimal":
-            break
-    referee = " -> ".join(tried)
-    if sol is None or sol.status != "optimal":
+    _, sol, referee = _referee_chain(lambda: Problem(est, objective, constraints, mean=mean), solver, fallback)
+    if sol is None:
         return not_refereed(f"referee did not solve: {referee}", referee=referee, **base)
     bound = sol.checks.error_bound if sol.checks is not None else None
     value = float(np.max(np.abs(f_c - sol.f)))
