@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import oracles
-from ._args import InputError, int_arg, number
+from ._args import InputError, int_arg
 from ._io import read_counts_table
-from .postprocess import estimate_from
+from .postprocess import add_counts_options, estimate_from
 
 __all__ = ["add_parser"]
 
@@ -38,13 +37,7 @@ def _run(args) -> int:
 
 def add_parser(sub) -> None:
     cp = sub.add_parser("choose", help="rank post-processing methods for a query (simulate from a fitted truth)")
-    cp.add_argument("--counts", required=True, help="CSV or Parquet table with columns value,count")
-    cp.add_argument("--oracle", required=True, help=f"one of {oracles.available()}")
-    cp.add_argument("--epsilon", required=True, type=number, help="privacy budget ε > 0")
-    cp.add_argument("--n", type=int_arg(1), default=None, help="number of users (optional for GRR)")
-    cp.add_argument("--d", type=int_arg(2), default=None, help="domain size: values are 0..d-1")
-    cp.add_argument("--g", type=int_arg(2), default=None, help="hash range g for OLH")
-    cp.add_argument("--k", type=int_arg(1), default=None, help="subset size k for SS")
+    add_counts_options(cp)
     cp.add_argument("--query", default="full",
                     help="full | topk:K | hh:PHI | subsets:SIZE[:COUNT] (default full)")
     cp.add_argument("--metric", choices=("mse", "mae"), default=None, help="loss for full/topk/subsets (default mse)")

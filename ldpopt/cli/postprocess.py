@@ -18,6 +18,21 @@ from ._params import method_params, params_help, route_params
 __all__ = ["add_parser", "check_counts"]
 
 
+def add_counts_options(parser) -> None:
+    """The options :func:`estimate_from` reads (--counts, --oracle, --epsilon, --n, --d, --g, --k),
+    declared once for every subcommand that starts from a counts file."""
+    parser.add_argument("--counts", required=True, help="CSV or Parquet table with columns value,count")
+    parser.add_argument("--oracle", required=True, help=f"one of {oracles.available()}")
+    parser.add_argument("--epsilon", required=True, type=number, help="privacy budget ε > 0")
+    parser.add_argument("--n", type=int_arg(1), default=None,
+                        help="number of users, an integer (1e6 accepted); optional for GRR (the sum of counts)")
+    parser.add_argument("--d", type=int_arg(2), default=None,
+                        help="domain size: values are the integers 0..d-1 and a value absent from the file has "
+                             "count 0 (for aggregators that omit zero counts)")
+    parser.add_argument("--g", type=int_arg(2), default=None, help="hash range g for OLH (default round(e^ε + 1))")
+    parser.add_argument("--k", type=int_arg(1), default=None, help="subset size k for SS (default d/(e^ε + 1))")
+
+
 def estimate_from(table, args):
     """(oracle, n, Estimate) from a counts table and the common options (--oracle, --epsilon, --g,
     --k, --n): the oracle built for the table's d, the counts checked against what it makes possible
@@ -151,19 +166,10 @@ def add_parser(sub) -> None:
     pp = sub.add_parser("postprocess", help="post-process aggregated support counts from a file",
                         epilog=_EPILOG.format(table=params_help()),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    pp.add_argument("--counts", required=True, help="CSV or Parquet table with columns value,count")
-    pp.add_argument("--oracle", required=True, help=f"one of {oracles.available()}")
-    pp.add_argument("--epsilon", required=True, type=number, help="privacy budget ε > 0")
-    pp.add_argument("--n", type=int_arg(1), default=None,
-                    help="number of users, an integer (1e6 accepted); optional for GRR (the sum of counts)")
-    pp.add_argument("--d", type=int_arg(2), default=None,
-                    help="domain size: values are the integers 0..d-1 and a value absent from the file has "
-                         "count 0 (for aggregators that omit zero counts)")
+    add_counts_options(pp)
     pp.add_argument("--method", default="all", help="a registered method name, or 'all' (default)")
     pp.add_argument("--param", action="append", metavar="[METHOD.]NAME=VALUE",
                     help="method parameter (repeatable), e.g. --param alpha=0.05; see the list below")
-    pp.add_argument("--g", type=int_arg(2), default=None, help="hash range g for OLH (default round(e^ε + 1))")
-    pp.add_argument("--k", type=int_arg(1), default=None, help="subset size k for SS (default d/(e^ε + 1))")
     pp.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); stdout if omitted")
     pp.add_argument("--format", choices=FORMATS, default=None,
                     help="output format (default: from the suffix of --out; must agree with it)")

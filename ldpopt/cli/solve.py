@@ -21,10 +21,10 @@ import warnings
 
 import numpy as np
 
-from .. import __version__, oracles
-from ._args import InputError, int_arg, number
+from .. import __version__
+from ._args import InputError
 from ._io import FORMATS, as_json, format_of, read_counts_table, write_table
-from .postprocess import estimate_from
+from .postprocess import add_counts_options, estimate_from
 
 __all__ = ["add_parser"]
 
@@ -134,19 +134,11 @@ written, status and failed check in the metadata); 2 bad input.
 def add_parser(sub) -> None:
     sp = sub.add_parser("solve", help="solve a post-processing problem (objective + constraints from a file)",
                         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sp.add_argument("--counts", required=True, help="CSV or Parquet table with columns value,count")
-    sp.add_argument("--oracle", required=True, help=f"one of {oracles.available()}")
-    sp.add_argument("--epsilon", required=True, type=number, help="privacy budget ε > 0")
-    sp.add_argument("--n", type=int_arg(1), default=None,
-                    help="number of users, an integer (1e6 accepted); optional for GRR (the sum of counts)")
-    sp.add_argument("--d", type=int_arg(2), default=None,
-                    help="domain size: values are the integers 0..d-1, a value absent from the file has count 0")
+    add_counts_options(sp)
     sp.add_argument("--problem", required=True, help="TOML or JSON file: objective and constraints (see below)")
     sp.add_argument("--solver", default=None,
                     help="a cvxpy solver name (e.g. CLARABEL, PIQP, OSQP, SCS); default: the file's, "
                          "else ldpopt's chain")
-    sp.add_argument("--g", type=int_arg(2), default=None, help="hash range g for OLH (default round(e^ε + 1))")
-    sp.add_argument("--k", type=int_arg(1), default=None, help="subset size k for SS (default d/(e^ε + 1))")
     sp.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); stdout if omitted")
     sp.add_argument("--format", choices=FORMATS, default=None,
                     help="output format (default: from the suffix of --out; must agree with it)")
