@@ -1,0 +1,195 @@
+"""ldpopt's convex alternative to EMS: the exact likelihood of the binned reports with a smoothness
+penalty, on the simplex, and λ chosen by held-out likelihood over report splits.
+
+Problem (convex: a concave log of a linear map, plus a convex quadratic, over the simplex):
+
+    minimise  J_λ(f) = −(1/n) Σ_j c_j log (K f)_j  +  λ · d⁵ ‖D₂ f‖²     s.t.  f ≥ 0, Σ f = 1,
+
+with c the binned report counts, K the channel (:meth:`SquareWave.channel`) and D₂ the second
+difference ((D₂f)_i = f_i − 2f_{i+1} + f_{i+2}). The factor d⁵ makes λ resolution-free: with the
+density h = d·f on bins of width 1/d, d⁵ ‖D₂f‖² is the Riemann sum of ∫₀¹ h''(x)² dx. Li et al.'s EMS
+smooths by a filter inside EM and has no objective; this states the same trade-off as a problem
+whose optimum is certified.
+
+Solver (a choice; ldpopt's :class:`~ldpopt.problems.Problem` and its SQP route assume a diagonal
+frequency-oracle channel π = q + (p − q)f, which K is not): an active-set projected Newton method
+with the dense exact Hessian (d ≤ a few thousand): each step solves the equality-constrained Newton
+system on the free set exactly, cut at the boundary, with Armijo backtracking on J_λ. Measured
+alternatives that failed here: accelerated projected gradient (FISTA: at d = 256, λ = 1e-7 still at a
+gap of 2e-2 after 20,000 iterations — the penalty's curvature spans ~7 orders of magnitude) and
+Newton steps as QPs solved by Clarabel (stalled: the interior point loses the likelihood's curvature
+in the penalty's null space). Stopping rule: the Frank–Wolfe gap
+g·f − min_i g_i (g = ∇J(f)), an upper bound on J(f) − J* for a convex J on the simplex, ≤ ``tol``;
+the result says whether that certificate was reached. cvxpy (exponential cones) is the referee in the
+tests at small d.
+
+λ (:func:`choose_lambda`): K-fold held-out likelihood. The reports are split into folds by
+multinomial thinning of the bin counts (each report independently to a fold with probability 1/K,
+exactly the law of a random split of the users); for each λ on the grid fit on K − 1 folds, score
+Σ_j c_j^test log (K f)_j on the held-out fold, sum over folds; the best λ is refit on all the counts
+(unchanged: a choice, it smooths slightly more than the optimum for n reports would).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validation import as_generator
+from ..methods.normalize import project_simplex
+from .em import _check
+
+__all__ = ["DEFAULT_LAMBDAS", "PenalizedResult", "choose_lambda", "penalized_mle", "penalized_objective"]
+
+DEFAULT_LAMBDAS = tuple(float(x) for x in np.logspace(-11, -6, 6))
+
+
+@dataclass
+class PenalizedResult:
+    """``f``; ``lam``; ``objective`` J_λ(f); ``gap`` (Frank–Wolfe gap, ≥ J_λ(f) − J*); ``converged``
+    (gap ≤ tol); ``nit``; ``cv`` (λ → held-out log-likelihood, when λ was chosen)."""
+
+    f: np.ndarray
+    lam: float
+    objective: float
+    gap: float
+    converged: bool
+    nit: int
+    cv: dict = field(default_factory=dict)
+
+
+def _d2_gram(d: int) -> np.ndarray:
+    """D₂ᵀD₂ as a dense (d × d) matrix (banded, 5 diagonals)."""
+    D = np.zeros((d - 2, d))
+    i = np.arange(d - 2)
+    D[i, i], D[i, i + 1], D[i, i + 2] = 1.0, -2.0, 1.0
+    return D.T @ D
+
+
+def penalized_objective(f, counts, channel, lam: float) -> float:
+    """J_λ(f) of the module docstring (numpy; +inf where some (K f)_j ≤ 0 with c_j > 0)."""
+    c, K = _check(counts, channel)
+    f = np.asarray(f, dtype=np.float64)
+    d = K.shape[1]
+    pos = c > 0
+    m = K[pos] @ f
+    if np.any(m <= 0):
+        return np.inf
+    d2 = f[:-2] - 2 * f[1:-1] + f[2:]
+    return float(-(c[pos] @ np.log(m)) / c.sum() + lam * d**5 * (d2 @ d2))
+
+
+def _newton(c, K, lam, f0, tol, max_iter):
+    """Active-set projected Newton on the simplex: on the free set F (values > 0, plus values at 0
+    whose gradient is below the last multiplier) the Newton step solves the equality-constrained KKT
+    system [[H_FF, 1], [1ᵀ, 0]] exactly (dense; H is the exact Hessian), the step is cut at the
+    boundary (values reaching 0 leave F) and damped by Armijo backtracking on J_λ."""
+    n = c.sum()
+    pos = c > 0
+    Kp, w = K[pos], c[pos] / n
+    d = K.shape[1]
+    P = 2.0 * lam * d**5 * _d2_gram(d)
+
+    def value(f):
+        m = Kp @ f
+        return np.inf if np.any(m <= 0) else float(-(w @ np.log(m)) + 0.5 * f @ P @ f)
+
+    x = project_simplex(np.asarray(f0, dtype=np.float64))
+    x = 0.5 * x + 0.5 / d  # strictly inside: every (K x)_j > 0, no value pinned at 0 from the start
+    fx = value(x)
+    nit, mu = 0, None
+    for nit in range(1, int(max_iter) + 1):
+        m = Kp @ x
+        g = -(Kp.T @ (w / m)) + P @ x
+        supp = x > 0
+        if float(g @ x - g.min()) <= tol:
+            break
+        mu = float(np.min(g[supp])) if mu is None else mu  # the multiplier of Σf = 1 (last solve)
+        free = supp | (g < mu)
+        Hl = (Kp.T * (w / (m * m))) @ Kp + P
+        while True:  # drop values at 0 that the step would push below 0, re-solve
+            idx = np.flatnonzero(free)
+            k = idx.size
+            A = np.zeros((k + 1, k + 1))
+            A[:k, :k], A[:k, k], A[k, :k] = Hl[np.ix_(idx, idx)], 1.0, 1.0
+            sol = np.linalg.solve(A, np.concatenate([-g[idx], [0.0]]))
+            bad = idx[(sol[:k] < 0) & ~supp[idx]]
+            if bad.size == 0:
+                break
+            free[bad] = False
+        mu = -float(sol[k])
+        dirn = np.zeros(d)
+        dirn[idx] = sol[:k]
+        slope = float(g @ dirn)
+        if not slope < 0:  # not a descent direction (rounding at the optimum): projected gradient
+            dirn = project_simplex(x - g / np.max(np.abs(np.diag(P)) + 1.0 + np.abs(g).max())) - x
+            slope = float(g @ dirn)
+            if not slope < 0:
+                break
+        neg = dirn < 0
+        ratio = np.where(neg, -x / np.where(neg, dirn, -1.0), np.inf)
+        hit = int(np.argmin(ratio))
+        cap = float(ratio[hit])
+        step = min(1.0, cap)
+        while step > 1e-14:
+            z = x + step * dirn
+            if step == cap:
+                z[hit] = 0.0  # land exactly on the face the step was cut at
+            z = np.maximum(z, 0.0)
+            z /= z.sum()
+            fz = value(z)
+            if fz <= fx + 1e-4 * step * slope:
+                break
+            step *= 0.5
+        else:
+            break  # no decrease at rounding level: report the gap reached
+        x, fx = z, fz
+    m = Kp @ x
+    g = -(Kp.T @ (w / m)) + P @ x
+    return x, value(x), float(g @ x - g.min()), nit
+
+
+def penalized_mle(counts, channel, lam: float, *, f0=None, tol: float = 1e-8,
+                  max_iter: int = 100) -> PenalizedResult:
+    """Minimise J_λ on the simplex (module docstring); ``f0`` a warm start (default uniform).
+
+    ``tol`` bounds the certified suboptimality J_λ(f) − J* (per-user log-likelihood units)."""
+    c, K = _check(counts, channel)
+    if not (np.isfinite(lam) and lam >= 0):
+        raise ValueError(f"lam must be finite and >= 0, got {lam!r}")
+    if not (np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be finite and > 0, got {tol!r}")
+    d = K.shape[1]
+    f0 = np.full(d, 1.0 / d) if f0 is None else np.asarray(f0, dtype=np.float64)
+    if f0.shape != (d,):
+        raise ValueError(f"f0 must have length d = {d}, got shape {f0.shape}")
+    f, val, gap, nit = _newton(c, K, float(lam), f0, tol, max_iter)
+    return PenalizedResult(f=f, lam=float(lam), objective=val, gap=gap, converged=gap <= tol, nit=nit)
+
+
+def choose_lambda(counts, channel, *, lambdas=DEFAULT_LAMBDAS, folds: int = 2, rng, tol: float = 1e-8,
+                  max_iter: int = 100) -> PenalizedResult:
+    """λ by ``folds``-fold held-out likelihood over report splits, then the fit on all counts."""
+    c, K = _check(counts, channel)
+    lams = sorted(float(x) for x in lambdas)
+    if not lams or any(not (np.isfinite(x) and x >= 0) for x in lams):
+        raise ValueError(f"lambdas must be a non-empty list of finite numbers >= 0, got {lambdas!r}")
+    if int(folds) < 2:
+        raise ValueError(f"folds must be an integer >= 2, got {folds!r}")
+    k = int(folds)
+    gen = as_generator(rng)
+    split = gen.multinomial(np.round(c).astype(np.int64), np.full(k, 1.0 / k))  # (d_out, k)
+    score = dict.fromkeys(lams, 0.0)
+    for fold in range(k):
+        test = split[:, fold].astype(np.float64)
+        train = c - test
+        f = None
+        for lam in reversed(lams):  # smooth to rough: each fit warm-starts the next
+            f = penalized_mle(train, K, lam, f0=f, tol=tol, max_iter=max_iter).f
+            m = K @ f
+            score[lam] += float(test[test > 0] @ np.log(m[test > 0]))
+    best = max(lams, key=lambda x: score[x])
+    res = penalized_mle(c, K, best, tol=tol, max_iter=max_iter)
+    res.cv = score
+    return res
