@@ -11,7 +11,8 @@ are binned into ``d_out`` bins; the truth is the histogram of the users' values 
   over the grid ``lambdas`` (:func:`ldpopt.numeric.choose_lambda`).
 
 Rows: method, metric ∈ {``w1``, ``range-<α>`` for α in ``alphas``, ``quantile``, ``converged``
-(1.0 when the method's own stopping rule/certificate was met)}, value; ``lam`` for ``sw-penalized``.
+(1.0 when the method's own stopping rule/certificate was met)}, value; ``lam`` (chosen λ) and ``gap``
+(the certified bound on J_λ(f) − J*) for ``sw-penalized``.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _fit(method, c, K, p, rng):
         return r.f, r.converged, {}
     if method == "sw-penalized":
         r = choose_lambda(c, K, lambdas=p.get("lambdas", DEFAULT_LAMBDAS), folds=int(p.get("folds", 2)), rng=rng)
-        return r.f, r.converged, {"lam": r.lam}
+        return r.f, r.converged, {"lam": r.lam, "gap": r.gap}
     raise ValueError(f"methods must be among {METHODS} for kind 'numeric', got {method!r}")
 
 
