@@ -30,7 +30,7 @@ exactly (the Gaussian tree's belief propagation is exact). Choices where the pap
 
 Ragged trees (d not a power of B, a last node with fewer children) need no special case: the sums
 run over the children a node has. The passes loop over the log_B d levels and are vectorised within
-a level (``np.bincount`` over the parent index); ``y`` may carry extra columns (shape (size, m)),
+a level (``np.add.reduceat`` over the runs of siblings); ``y`` may carry extra columns (shape (size, m)),
 which :func:`consistency_adjoint` uses for exact variances of many queries at once.
 """
 
@@ -63,13 +63,8 @@ def node_variances(tree: RangeTree, var) -> np.ndarray:
 
 def _sum_children(tree, k, a):
     """Σ over the children (level k) of each level-(k+1) node, column-wise for 2-D ``a``."""
-    par = np.arange(tree.level_size[k]) // tree.branching
-    m = int(tree.level_size[k + 1])
-    if a.ndim == 1:
-        return np.bincount(par, weights=a, minlength=m)
-    out = np.zeros((m, a.shape[1]))
-    np.add.at(out, par, a)
-    return out
+    # siblings are contiguous runs of B (the last may be shorter): one reduceat per level
+    return np.add.reduceat(a, np.arange(0, int(tree.level_size[k]), tree.branching), axis=0)
 
 
 def _col(v, a):
