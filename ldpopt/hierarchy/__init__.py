@@ -6,6 +6,9 @@ Modules: collect (per-level frequency oracles, users split across levels), consi
 linear passes and their adjoint), nonneg (exact non-negative QP, and a labelled heuristic), haar
 (HaarHRR collection, reconstruction, exact variance), variance (exact Var of flat and hierarchical
 range answers), queries (range answers from leaves or greedy covers).
+
+The Cormode et al. PDF is not in the repository: its section numbers and findings are cited from
+memory (REPRODUCTION.md says which findings ldpopt reproduces).
 """
 
 from .collect import HierarchicalEstimate, collect, design

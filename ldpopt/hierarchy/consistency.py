@@ -7,9 +7,10 @@ with i.i.d. noise, the least-squares estimate subject to "parent = Σ children" 
 * bottom-up, z_v = y_v at a leaf and z_v = α_v y_v + (1 − α_v) Σ_{c child of v} z_c above;
 * top-down, x_root = z_root and x_c = z_c + (x_v − Σ_{c' child of v} z_c') / B.
 
-We implement the generalisation to independent noise of any per-node variance s_v (Cormode,
-Kulkarni & Srivastava VLDB 2019 §4.3 weigh the levels the same way when the levels have different
-variances; written here from the Gaussian tree model, each step is the exact conditional mean):
+We implement the generalisation to independent noise of any per-node variance s_v (our
+generalisation, derived from the Gaussian tree model: each step is the exact conditional mean; in a
+hierarchical histogram under LDP the levels have different variances, Cormode, Kulkarni &
+Srivastava VLDB 2019):
 
     T_v = Σ_c var(z_c),   α_v = T_v / (s_v + T_v),   var(z_v) = s_v T_v / (s_v + T_v),
     x_c = z_c + var(z_c) / T_v · (x_v − Σ_{c'} z_c').
