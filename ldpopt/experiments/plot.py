@@ -89,6 +89,7 @@ def _ensure_registered():
     importlib.import_module("ldpopt.experiments.plot_choose")  # registers NDSS Fig. 9
     importlib.import_module("ldpopt.experiments.plot_coverage")  # registers the interval-coverage figure
     importlib.import_module("ldpopt.experiments.plot_numeric")  # registers the Square Wave figure
+    importlib.import_module("ldpopt.experiments.plot_ranges")  # registers the range-query figures
 
 
 # -- drawing helpers ----------------------------------------------------------------------------

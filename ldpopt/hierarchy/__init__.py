@@ -1,0 +1,24 @@
+"""Range queries under LDP on an ordered domain (issue 15): hierarchical histograms (Cormode,
+Kulkarni & Srivastava VLDB 2019 §4) with Hay et al.'s consistency (VLDB 2010 §3) generalised to
+per-level variances, their exact range variances, and the Haar-wavelet alternative (HaarHRR).
+
+Modules: collect (per-level frequency oracles, users split across levels), consistency (the two
+linear passes and their adjoint), nonneg (exact non-negative QP, and a labelled heuristic), haar
+(HaarHRR collection, reconstruction, exact variance), variance (exact Var of flat and hierarchical
+range answers), queries (range answers from leaves or greedy covers).
+
+The Cormode et al. PDF is not in the repository: its section numbers and findings are cited from
+memory (REPRODUCTION.md says which findings ldpopt reproduces).
+"""
+
+from .collect import HierarchicalEstimate, collect, design
+from .consistency import consistency, consistency_adjoint
+from .haar import haar_collect, haar_leaves, haar_range_variance
+from .nonneg import nonnegative_heuristic, nonnegative_qp
+from .queries import cover_answers, leaf_answers, random_ranges
+from .variance import flat_range_variance, hierarchical_range_variance
+
+__all__ = ["HierarchicalEstimate", "collect", "design", "consistency", "consistency_adjoint",
+           "haar_collect", "haar_leaves", "haar_range_variance", "nonnegative_heuristic", "nonnegative_qp",
+           "cover_answers", "leaf_answers", "random_ranges", "flat_range_variance",
+           "hierarchical_range_variance"]

@@ -1,0 +1,146 @@
+"""Constrained inference on a range tree: Hay et al.'s two-pass closed form, per-level variances.
+
+Hay, Rastogi, Miklau & Suciu, *Boosting the Accuracy of Differentially Private Histograms Through
+Consistency*, VLDB 2010, §3 (Theorem 3): for a complete B-ary tree whose node counts y are observed
+with i.i.d. noise, the least-squares estimate subject to "parent = Σ children" is
+
+* bottom-up, z_v = y_v at a leaf and z_v = α_v y_v + (1 − α_v) Σ_{c child of v} z_c above;
+* top-down, x_root = z_root and x_c = z_c + (x_v − Σ_{c' child of v} z_c') / B.
+
+We implement the generalisation to independent noise of any per-node variance s_v (our
+generalisation, derived from the Gaussian tree model: each step is the exact conditional mean; in a
+hierarchical histogram under LDP the levels have different variances, Cormode, Kulkarni &
+Srivastava VLDB 2019):
+
+    T_v = Σ_c var(z_c),   α_v = T_v / (s_v + T_v),   var(z_v) = s_v T_v / (s_v + T_v),
+    x_c = z_c + var(z_c) / T_v · (x_v − Σ_{c'} z_c').
+
+With s_v equal on a level of a complete tree this is Hay's α_v = (B^i − B^{i−1}) / (B^i − 1) and
+split 1/B (tests/test_hierarchy_consistency.py checks both, and the result against cvxpy's
+weighted least squares with the :class:`~ldpopt.problems.constraints.Hierarchy` equalities and
+against dense KKT linear algebra). The two passes solve
+
+    minimise Σ_v (x_v − y_v)² / s_v  subject to x_parent = Σ x_children,
+
+exactly (the Gaussian tree's belief propagation is exact). Choices where the papers are silent:
+
+* s_v = 0 fixes a node (x_v = y_v): the root, whose frequency 1 is known, is passed as y = 1,
+  s = 0 — the "leaves sum to 1" equality of :meth:`~ldpopt.problems.ranges.RangeTree.constraints`;
+* s_v = inf leaves a node unobserved (a level that is not collected): it is the sum of its children;
+* where every child has zero variance (T_v = 0) the children are kept as they are.
+
+Ragged trees (d not a power of B, a last node with fewer children) need no special case: the sums
+run over the children a node has. The passes loop over the log_B d levels and are vectorised within
+a level (``np.add.reduceat`` over the runs of siblings); ``y`` may carry extra columns (shape (size, m)),
+which :func:`consistency_adjoint` uses for exact variances of many queries at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..problems.ranges import RangeTree
+
+__all__ = ["consistency", "consistency_adjoint", "level_slices", "node_variances"]
+
+
+def level_slices(tree: RangeTree) -> list[slice]:
+    """The node indices of each level (level 0 = leaves, the last the root) as slices."""
+    return [slice(int(s), int(s + m)) for s, m in zip(tree.level_start, tree.level_size)]
+
+
+def node_variances(tree: RangeTree, var) -> np.ndarray:
+    """Per-node variances from one per level (length = number of levels) or one per node."""
+    v = np.asarray(var, dtype=np.float64)
+    nlev = len(tree.level_size)
+    if v.shape == (nlev,):
+        v = np.repeat(v, tree.level_size)
+    elif v.shape != (tree.size,):
+        raise ValueError(f"var must have one entry per level ({nlev}) or per node ({tree.size}), got shape {v.shape}")
+    if np.any(np.isnan(v)) or np.any(v < 0):
+        raise ValueError("var must be >= 0 (0 = fixed node, inf = unobserved), without NaN")
+    return v
+
+
+def _sum_children(tree, k, a):
+    """Σ over the children (level k) of each level-(k+1) node, column-wise for 2-D ``a``."""
+    # siblings are contiguous runs of B (the last may be shorter): one reduceat per level
+    return np.add.reduceat(a, np.arange(0, int(tree.level_size[k]), tree.branching), axis=0)
+
+
+def _col(v, a):
+    return v if a.ndim == 1 else v[:, None]
+
+
+def _passes(tree: RangeTree, s: np.ndarray):
+    """The variance-only quantities of both passes: α per node, var(z) per node, T per node."""
+    lv = level_slices(tree)
+    alpha = np.ones(tree.size)
+    vz = s.copy()
+    T = np.zeros(tree.size)
+    for k in range(len(lv) - 1):
+        Tk = _sum_children(tree, k, vz[lv[k]])
+        sk = s[lv[k + 1]]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a = np.where(np.isinf(sk), 0.0, np.where(sk + Tk > 0, Tk / (sk + Tk), 1.0))
+            v = np.where(np.isinf(sk), Tk, np.where(sk + Tk > 0, sk * Tk / (sk + Tk), 0.0))
+        if np.any(np.isinf(v)):
+            raise ValueError(f"level {k + 1} has a node with no finite-variance observation below or at it")
+        alpha[lv[k + 1]], vz[lv[k + 1]], T[lv[k + 1]] = a, v, Tk
+    return lv, alpha, vz, T
+
+
+def _beta(tree, k, lv, vz, T):
+    par = np.arange(tree.level_size[k]) // tree.branching
+    Tp = T[lv[k + 1]][par]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(Tp > 0, vz[lv[k]] / Tp, 0.0), par
+
+
+def consistency(tree: RangeTree, y, var) -> np.ndarray:
+    """The consistent node totals x (module docstring): the weighted least-squares fit of ``y``
+    (one value per node, leaves first as in :class:`RangeTree`; shape (size,) or (size, m)) under
+    the tree equalities, weights 1/var (``var`` per level or per node; 0 fixes, inf frees a node)."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape[0] != tree.size or y.ndim > 2:
+        raise ValueError(f"y must have one row per tree node ({tree.size}), got shape {y.shape}")
+    s = node_variances(tree, var)
+    lv, alpha, vz, T = _passes(tree, s)
+    z = np.where(_col(np.isinf(s), y), 0.0, y)  # an unobserved node's y is never used
+    for k in range(len(lv) - 1):
+        S = _sum_children(tree, k, z[lv[k]])
+        a = _col(alpha[lv[k + 1]], y)
+        z[lv[k + 1]] = a * z[lv[k + 1]] + (1 - a) * S
+    x = z.copy()
+    for k in range(len(lv) - 2, -1, -1):
+        beta, par = _beta(tree, k, lv, vz, T)
+        S = _sum_children(tree, k, z[lv[k]])
+        x[lv[k]] = z[lv[k]] + _col(beta, y) * (x[lv[k + 1]][par] - S[par])
+    return x
+
+
+def consistency_adjoint(tree: RangeTree, xbar, var) -> np.ndarray:
+    """Lᵀ xbar for the linear map x = L y of :func:`consistency` (same ``var``): row u of a query
+    matrix goes to the weights Lᵀu on the raw node estimates, so Var(uᵀx) = (Lᵀu)ᵀ Cov(y) (Lᵀu).
+    ``xbar``: shape (size,) or (size, m). Reverse-mode of the two passes, O(size · m)."""
+    xb = np.array(xbar, dtype=np.float64)
+    if xb.shape[0] != tree.size or xb.ndim > 2:
+        raise ValueError(f"xbar must have one row per tree node ({tree.size}), got shape {xb.shape}")
+    s = node_variances(tree, var)
+    lv, alpha, vz, T = _passes(tree, s)
+    zb = np.zeros_like(xb)
+    for k in range(len(lv) - 1):  # the top-down pass, reversed: leaves upwards
+        beta, par = _beta(tree, k, lv, vz, T)
+        bx = _col(beta, xb) * xb[lv[k]]
+        up = _sum_children(tree, k, bx)
+        zb[lv[k]] += xb[lv[k]] - up[par]
+        xb[lv[k + 1]] += up
+    zb[lv[-1]] += xb[lv[-1]]
+    yb = np.zeros_like(xb)
+    for k in range(len(lv) - 2, -1, -1):  # the bottom-up pass, reversed: root downwards
+        a = _col(alpha[lv[k + 1]], xb)
+        yb[lv[k + 1]] = a * zb[lv[k + 1]]
+        par = np.arange(tree.level_size[k]) // tree.branching
+        zb[lv[k]] += ((1 - a) * zb[lv[k + 1]])[par]
+    yb[lv[0]] = zb[lv[0]]
+    return yb

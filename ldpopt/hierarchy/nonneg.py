@@ -1,0 +1,63 @@
+"""Non-negative consistent hierarchies: the exact constrained least squares, and a cheap heuristic.
+
+:func:`.consistency.consistency` may return negative node totals. Two ways to a consistent,
+non-negative tree (neither is in Hay et al. 2010 or Cormode et al. 2019, who stop at consistency;
+our additions, labelled):
+
+* ``nonnegative_qp`` — **exact**: the same weighted least squares as the consistency step, plus
+  f ≥ 0 and Σ leaves = 1, over the d leaf frequencies ℓ (every node total is A ℓ, A the 0-1
+  node-covers-leaf matrix, so the tree equalities hold by construction):
+
+      minimise Σ_{v observed} ((A ℓ)_v − y_v)² / s_v   subject to ℓ ≥ 0, Σ ℓ = 1,
+
+  a QP solved by cvxpy (Clarabel); its status is checked. Not separable, so ldpopt's structured
+  dual solver does not apply; meant for d up to a few thousand.
+* ``nonnegative_heuristic`` — **heuristic**: Norm-Sub (the Euclidean projection onto the simplex,
+  Wang et al. arXiv §3.3) of the consistent leaves, then node totals. O(d); not the weighted
+  optimum above (it projects in the Euclidean metric, not the tree's).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..methods.normalize import project_simplex
+from ..problems.ranges import RangeTree
+from .consistency import consistency, node_variances
+
+__all__ = ["cover_matrix", "nonnegative_heuristic", "nonnegative_qp"]
+
+
+def cover_matrix(tree: RangeTree) -> sp.csr_matrix:
+    """A (size × d): A[v, ℓ] = 1 when node v's range [lo_v, hi_v) contains leaf ℓ."""
+    lens = tree.hi - tree.lo
+    rows = np.repeat(np.arange(tree.size), lens)
+    cols = np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(tree.lo, lens)
+    return sp.csr_matrix((np.ones(cols.shape[0]), (rows, cols)), shape=(tree.size, tree.d))
+
+
+def nonnegative_heuristic(tree: RangeTree, y, var) -> np.ndarray:
+    """Node totals of Norm-Sub(consistent leaves) (heuristic; module docstring)."""
+    x = consistency(tree, y, var)
+    return tree.node_totals(project_simplex(x[: tree.d]))
+
+
+def nonnegative_qp(tree: RangeTree, y, var, **solver_options) -> np.ndarray:
+    """Node totals of the exact non-negative weighted least squares (module docstring)."""
+    import cvxpy as cp
+
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape != (tree.size,):
+        raise ValueError(f"y must have one entry per tree node ({tree.size}), got shape {y.shape}")
+    s = node_variances(tree, var)
+    obs = np.isfinite(s) & (s > 0)
+    A = cover_matrix(tree)[obs]
+    w = np.sqrt(np.mean(s[obs]) / s[obs])  # relative weights: O(1) whatever n (cf. objectives.Posterior)
+    leaf = cp.Variable(tree.d)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(cp.multiply(w, A @ leaf - y[obs]))), [leaf >= 0, cp.sum(leaf) == 1])
+    opts = {"solver": cp.CLARABEL, **solver_options}
+    prob.solve(**opts)
+    if prob.status != cp.OPTIMAL:
+        raise RuntimeError(f"non-negative hierarchy QP: solver {opts['solver']} returned status {prob.status!r}")
+    return tree.node_totals(np.maximum(leaf.value, 0.0))

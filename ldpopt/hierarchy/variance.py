@@ -1,0 +1,81 @@
+"""Exact variance of range answers: flat, hierarchical (raw or consistent), from the true histogram.
+
+A level's estimate f̃ (n_k users, true level frequencies f) has, for every oracle whose pair law is
+symmetric (:mod:`ldpopt.uncertainty.analytic`: GRR, OUE, SUE, OLH, BLH, SS),
+
+    Cov f̃ = κ [diag(g) + a 11ᵀ + b (f1ᵀ + 1fᵀ)] + c (diag f − f fᵀ),   κ = 1/(n_k (p − q)²),
+
+the first term the oracle's (``analytic.pair_parameters``), the second the sampling covariance of a
+group of n_k drawn without replacement from N users, c = (N − n_k)/((N − 1) n_k) (0 for the flat
+oracle, which sees everyone). The oracle's conditional covariance is linear in the group's
+histogram, so its mean over groups is the same expression at the population f. Levels are
+independent (disjoint users), so Var(Σ_k w_kᵀ f̃_k) = Σ_k w_kᵀ Cov_k w_k; a consistent answer uᵀx
+has w = Lᵀu (:func:`.consistency.consistency_adjoint`). HR's pair law is not of this form: it raises.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..uncertainty.analytic import pair_parameters
+from .collect import design
+from .consistency import consistency_adjoint, level_slices
+
+__all__ = ["fo_quadform", "range_matrix", "flat_range_variance", "hierarchical_range_variance"]
+
+
+def range_matrix(d: int, a, b) -> sp.csr_matrix:
+    """R (queries × d) with row i the indicator of the inclusive range [a_i, b_i]."""
+    a = np.atleast_1d(np.asarray(a, dtype=np.int64))
+    b = np.atleast_1d(np.asarray(b, dtype=np.int64))
+    if a.shape != b.shape or np.any(a < 0) or np.any(b < a) or np.any(b >= d):
+        raise ValueError(f"ranges must satisfy 0 <= a <= b < d = {d} elementwise, with a and b the same shape")
+    lens = b - a + 1
+    rows = np.repeat(np.arange(a.shape[0]), lens)
+    cols = np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(a, lens)
+    return sp.csr_matrix((np.ones(cols.shape[0]), (rows, cols)), shape=(a.shape[0], d))
+
+
+def fo_quadform(fo, f, n_k: int, N: int, W) -> np.ndarray:
+    """Var(wᵀf̃) for each column w of W (m × Q) when ``fo`` collects n_k of N users (module docstring)."""
+    f = np.asarray(f, dtype=np.float64)
+    W = np.asarray(W, dtype=np.float64).reshape(f.shape[0], -1)
+    ab = pair_parameters(fo.estimate(np.zeros(fo.d), n_k))
+    if ab is None:
+        raise ValueError(f"oracle {fo.name!r}: the count covariance is not of the analytic form; no exact variance")
+    a, b = ab
+    p, q = fo.p, fo.q
+    kap = 1.0 / (n_k * (p - q) ** 2)
+    g = q * (1 - q) + f * (p - q) * (1 - p - q) - a - 2 * b * f
+    w1, wf = W.sum(axis=0), f @ W
+    out = kap * (g @ W**2 + a * w1**2 + 2 * b * w1 * wf)
+    if n_k < N:
+        out += (N - n_k) / ((N - 1) * n_k) * (f @ W**2 - wf**2)
+    return out
+
+
+def flat_range_variance(f, n: int, oracle: str, epsilon: float, a, b, **oracle_params) -> np.ndarray:
+    """Var of the flat answer Σ_{v=a}^{b} f̃_v (one oracle over the d leaves, all n users)."""
+    from .. import oracles as _oracles
+
+    f = np.asarray(f, dtype=np.float64)
+    fo = _oracles.get(oracle, epsilon=epsilon, d=f.shape[0], **oracle_params)
+    R = range_matrix(f.shape[0], a, b)
+    return fo_quadform(fo, f, n, n, R.T.toarray())
+
+
+def hierarchical_range_variance(f, n: int, oracle: str, epsilon: float, branching: int, a, b,
+                                consistent: bool = True, **oracle_params) -> np.ndarray:
+    """Var of the hierarchical histogram's answers to the ranges [a_i, b_i] (true leaf frequencies
+    ``f``, n users, :func:`.collect.collect`'s protocol): from the raw node estimates of each
+    range's cover (``consistent=False``) or from the consistent estimate (any decomposition)."""
+    f = np.asarray(f, dtype=np.float64)
+    tree, n_level, var, fos = design(f.shape[0], n, oracle, epsilon, branching, **oracle_params)
+    a = np.atleast_1d(a)
+    b = np.atleast_1d(b)
+    U = tree.query_matrix(zip(a.tolist(), b.tolist())).T.toarray()
+    W = consistency_adjoint(tree, U, var) if consistent else U
+    ftree = tree.node_totals(f)
+    lv = level_slices(tree)
+    return sum(fo_quadform(fo, ftree[lv[k]], int(n_level[k]), n, W[lv[k]]) for k, fo in enumerate(fos))
