@@ -15,8 +15,14 @@ oracle on it, apply every candidate method, score each on the user's query again
 * **Uncertainty of a score**: its standard error over the R repetitions, and ``p_best``, the
   fraction of repetitions in which the method had the smallest loss.
 
-The default candidates are the closed forms (:data:`CLOSED_FORM`); pass ``methods=`` for others
-(EM, Power, Calibrate — slower, one call per repetition).
+Candidates (*choice*): by default the O(d) closed forms (:data:`CLOSED_FORM`), the set validated
+against ground truth on every shipped real dataset (``benchmarks/validate_choose.py``).
+``methods="extended"`` (:data:`EXTENDED`) adds Power and PowerNS (NDSS §IV-E: a power-law prior
+fitted to f̃, posterior mean; best for full-domain MSE on skewed data at small ε) and EM (the exact
+likelihood's maximiser on the simplex, arXiv §3.4 with the exact likelihood). They are not batched:
+one call per repetition, ~0.1–0.9 s each for Power/PowerNS (its prior fit; measured in
+BENCHMARKS.md), so ``"extended"`` stays opt-in. Calibrate is left out: its power-law prior is Power.
+``methods="all"`` is every registered method; or pass names.
 """
 
 from __future__ import annotations
@@ -31,10 +37,12 @@ from .uncertainty.fit import plausible_truth, population
 from .uncertainty.queryspec import Query, parse_query, random_subsets
 from .uncertainty.resample import apply_batch, draw_counts, oracle_of
 
-__all__ = ["CLOSED_FORM", "Choice", "choose", "losses"]
+__all__ = ["CLOSED_FORM", "EXTENDED", "Choice", "candidates", "choose", "losses"]
 
 CLOSED_FORM = ("base", "base-pos", "base-cut", "norm", "norm-mul", "norm-sub", "norm-cut", "norm-hyb",
                "mle-apx")
+EXTENDED = CLOSED_FORM + ("power", "power-ns", "em")
+_SETS = {"closed-form": CLOSED_FORM, "extended": EXTENDED}
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +81,24 @@ def losses(q: Query, F: np.ndarray, truth: np.ndarray, U=None) -> np.ndarray:
     return np.mean(err**2, axis=1) if q.metric == "mse" else np.mean(np.abs(err), axis=1)
 
 
+def candidates(methods=None) -> list[str]:
+    """Registry names of the candidates: None or "closed-form" → :data:`CLOSED_FORM`, "extended" →
+    :data:`EXTENDED`, "all" → every registered method, else the given names (validated)."""
+    if methods is None:
+        return list(CLOSED_FORM)
+    if isinstance(methods, str):
+        if methods == "all":
+            return list(_methods.available().index)
+        if methods in _SETS:
+            return list(_SETS[methods])
+        raise ValueError(f"methods must be 'closed-form', 'extended', 'all' or a list of method names, "
+                         f"got {methods!r}")
+    names = list(dict.fromkeys(_methods.get(m).name for m in methods))
+    if not names:
+        raise ValueError("methods must name at least one method")
+    return names
+
+
 def _check_repeats(r) -> int:
     if isinstance(r, bool) or int(r) != r or int(r) < 2:
         raise ValueError(f"n_repeats must be an integer >= 2, got {r!r}")
@@ -88,22 +114,15 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     query : str, Query or subsets
         "full", "topk:K", "hh:PHI", "subsets:SIZE[:COUNT]", or given subsets (see
         :func:`ldpopt.uncertainty.parse_query`).
-    methods : sequence of str or None
-        Candidates (default :data:`CLOSED_FORM`); ``"all"`` = every registered method.
+    methods : sequence of str, "closed-form" (default), "extended" or "all"
+        Candidates (:func:`candidates`).
     metric : "mse" or "mae" (not for hh, which is scored by F1)
     params : dict method -> keyword arguments
     """
     est = check_estimate(estimate)
     q = parse_query(query, metric)
     R = _check_repeats(n_repeats)
-    if methods is None:
-        names = list(CLOSED_FORM)
-    elif methods == "all":
-        names = list(_methods.available().index)
-    else:
-        names = [_methods.get(m).name for m in methods]
-    if not names:
-        raise ValueError("methods must name at least one method")
+    names = candidates(methods)
     if q.kind == "topk" and q.k > est.d:
         raise ValueError(f"query topk:{q.k}: K must be <= d = {est.d}")
     gen = as_generator(rng)

@@ -39,3 +39,25 @@ def test_coverage_markers_are_the_pooled_coverage(tmp_path, monkeypatch):
         assert tail.get_linestyle() == "None"  # categories: markers only
         # pooled: base (0.8·10 + 1.0·20)/30, norm (1.0·10 + 0.6·20)/30
         assert np.allclose(tail.get_ydata(), [28 / 30, 22 / 30])
+
+
+def test_full_grid_is_one_page_per_oracle(tmp_path, monkeypatch):
+    """2 oracles × 2 ε × 2 levels: two pages, each one oracle, rows ε and columns the levels."""
+    import matplotlib.pyplot as plt
+
+    import ldpopt.experiments.plot_style as S
+
+    figs = []
+    monkeypatch.setattr(plt, "close", lambda *a, **k: None)
+    real_save = S.save
+    monkeypatch.setattr(S, "save", lambda fig, path, dpi=S.DPI: (figs.append(fig), real_save(fig, path, dpi))[1])
+    t = _table()
+    big = pd.concat([t.assign(oracle=o, epsilon=e) for o in ("grr", "olh") for e in (0.5, 4.0)])
+    paths = _PLOTS["coverage"](big, {}, tmp_path, "cov")
+    assert [p.name for p in paths] == ["cov_coverage.png", "cov_coverage_p2.png"]
+    for fig, oracle in zip(figs, ("GRR", "OLH")):
+        axes = [ax for ax in fig.axes if ax.get_visible() and ax.get_title(loc="left")]
+        titles = [" ".join(ax.get_title(loc="left").split()) for ax in axes]
+        assert len(titles) == 4 and all(ti.startswith(oracle) for ti in titles), titles
+        assert ["ε = 0.5" in ti for ti in titles] == [True, True, False, False]  # rows: ε
+        assert ["nominal 90%" in ti for ti in titles] == [True, False, True, False]  # columns: level

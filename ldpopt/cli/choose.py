@@ -17,8 +17,9 @@ def _run(args) -> int:
 
     table = read_counts_table(args.counts, args.d)
     oracle, n, estimate = estimate_from(table, args)
-    names = None if args.methods is None else (
-        "all" if args.methods == "all" else [m.strip() for m in args.methods.split(",") if m.strip()])
+    names = args.methods
+    if names is not None and names not in ("all", "closed-form", "extended"):
+        names = [m.strip() for m in names.split(",") if m.strip()]
     try:
         c = choose(estimate, args.query, methods=names, n_repeats=args.repeats, metric=args.metric,
                    rng=args.seed)
@@ -42,7 +43,8 @@ def add_parser(sub) -> None:
                     help="full | topk:K | hh:PHI | subsets:SIZE[:COUNT] (default full)")
     cp.add_argument("--metric", choices=("mse", "mae"), default=None, help="loss for full/topk/subsets (default mse)")
     cp.add_argument("--methods", default=None,
-                    help="comma-separated candidates, or 'all' (default: the closed forms)")
+                    help="comma-separated candidates, or closed-form (default), extended (+ power, "
+                         "power-ns, em) or all")
     cp.add_argument("--repeats", type=int_arg(2), default=20, help="re-simulations (default 20)")
     cp.add_argument("--seed", type=int_arg(0), default=0, help="seed (default 0)")
     cp.add_argument("--json", action="store_true", help="print the ranking as JSON")

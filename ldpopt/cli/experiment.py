@@ -148,6 +148,18 @@ def _claims(args) -> int:
     return 0
 
 
+def _coverage_table(args) -> int:
+    """The coverage run's markdown tables (per method × band × level, the ±2-point target marked)."""
+    from ..experiments.coverage_report import coverage_report
+
+    by = tuple(c.strip() for c in args.by.split(",") if c.strip())
+    if not by:
+        raise ValueError("--by must name at least one column, e.g. method or oracle,method")
+    print(coverage_report(results_name(args.name, args.quick), quick=args.quick, root=args.out, by=by,
+                          levels=args.level))
+    return 0
+
+
 def _list(args) -> int:
     """One row per config: NAME, KIND, DESCRIPTION, in aligned columns under a header."""
     from ..experiments.config import load_config
@@ -184,5 +196,16 @@ def add_parser(sub) -> None:
     ec.add_argument("--partial", action="store_true", help="also read unfinished sweeps (their parts/)")
     ec.add_argument("--json", action="store_true", help="print every number as JSON")
     ec.set_defaults(func=_claims)
+    et = exsub.add_parser("coverage-table", help="markdown coverage tables of a finished coverage run "
+                                                 "(ext_uncertainty_coverage): method x band, 90/95 %")
+    et.add_argument("name", help="config name or a results folder holding results.parquet")
+    et.add_argument("--quick", action="store_true", help="the results of the --quick run")
+    et.add_argument("--out", default="results", help="results root (default: results/)")
+    et.add_argument("--by", default="method", help="row grouping, comma-separated columns (default method; "
+                                                   "e.g. oracle,method or epsilon,method)")
+    et.add_argument("--level", type=float, action="append", default=None,
+                    help="nominal level to show (repeatable; default every level in the results)")
+    et.set_defaults(func=_coverage_table)
+
     el = exsub.add_parser("list", help="list the experiment configs")
     el.set_defaults(func=_list)

@@ -1,7 +1,9 @@
 """Figure of the ``coverage`` kind (``ext_uncertainty_coverage``, issue 13 item 2): how often ldpopt's
 nominal 90 % / 95 % intervals cover the truth, per method and per value band.
 
-One panel per (oracle, ε, nominal level): methods on the x axis as categories (markers only — no line
+One panel per (oracle, ε, nominal level), one page per oracle (rows ε, columns the levels, so the full
+grid — 3 oracles × 3 ε × 2 levels — reads as three pages of a 3 × 2 grid; a page never mixes
+oracles; more ε than ``ROWS_PER_PAGE`` rows continue on the next page): methods on the x axis as categories (markers only — no line
 joins two methods), one marker per value band, the pooled coverage Σ covered / Σ values over every
 dataset and repetition (:func:`tasks_uncertainty.coverage_table`), the nominal level as a dashed line
 with its ±2-point target band shaded.
@@ -31,12 +33,15 @@ def plot_coverage(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> 
     t = table[table["metric"] == "coverage"]
     panels = sorted({(o, float(e), float(lv)) for o, e, lv in zip(t["oracle"], t["epsilon"], t["level"])})
     methods = list(dict.fromkeys(t["method"]))
-    pages = S.paged(panels, S.ROWS_PER_PAGE * 2)
+    ncols = len({p[2] for p in panels})  # one column per level, the same levels on every page
+    pages = [pg for o in dict.fromkeys(p[0] for p in panels)
+             for pg in S.paged([p for p in panels if p[0] == o], S.ROWS_PER_PAGE * ncols)]
     plt = S.pyplot()
     paths = []
     for page, keys in enumerate(pages):
-        nrows = int(np.ceil(len(keys) / 2))
-        fig, axes = S.new_figure(nrows, 2 if len(keys) > 1 else 1, panel=(max(5.0, 0.6 * len(methods) + 1.5), 3.4))
+        cols = min(ncols, len(keys))
+        nrows = int(np.ceil(len(keys) / cols))
+        fig, axes = S.new_figure(nrows, cols, panel=(max(5.0, 0.6 * len(methods) + 1.5), 3.4))
         with S.style():
             for ax, (oracle, eps, level) in zip(axes.ravel(), keys):
                 sel = t[(t["oracle"] == oracle) & (t["epsilon"] == eps) & (t["level"] == level)]

@@ -1,0 +1,97 @@
+"""The coverage tables for docs (ldpopt.experiments.coverage_report, ``ldpopt experiment coverage-table``):
+each cell is the pooled coverage Σ value·count / Σ count of the run, recomputed here from the rows, and
+the ±2-point target is marked exactly where the shown number leaves it."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from _cli import ldpopt, one_line_error
+from ldpopt.experiments import run
+from ldpopt.experiments.coverage_report import BAND_ORDER, coverage_markdown, coverage_report
+
+
+def _planted():
+    rows = []
+    for rep, count in enumerate((10, 20)):
+        for method, band, level, v in [
+            ("base", "tail", 0.9, (0.8, 1.0)[rep]),   # pooled (8 + 20) / 30 = 93.3 -> over
+            ("norm", "tail", 0.9, 0.9),               # 90.0 -> inside
+            ("norm", "top10", 0.9, 0.88),             # 88.0: exactly 2 points under -> inside
+            ("base", "tail", 0.95, 0.92),             # 92.0 -> under
+            ("norm", "tail", 0.95, 0.95)]:
+            rows.append(dict(dataset="zipf", oracle="oue", epsilon=1.0, rep=rep, method=method, metric="coverage",
+                             level=level, band=band, value=v, count=count, width=0.1, interval="normal"))
+    return pd.DataFrame(rows)
+
+
+def _cells(md: str, level: float) -> dict:
+    """{(row key, band): cell text} of the table for ``level``."""
+    block = md.split(f"Nominal {100 * level:g} %")[1].split("\n\n")[1].strip().splitlines()
+    head = [h.strip() for h in block[0].strip("|").split("|")]
+    out = {}
+    for line in block[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        for h, c in zip(head[1:], cells[1:]):
+            out[(cells[0], h)] = c
+    return out
+
+
+def test_planted_cells_and_marks():
+    md = coverage_markdown(_planted())
+    c90, c95 = _cells(md, 0.9), _cells(md, 0.95)
+    assert c90[("base", "tail")] == "**93.3** ↑"
+    assert c90[("norm", "tail")] == "90.0" and c90[("norm", "top10")] == "88.0"
+    assert c90[("base", "top10")] == "–"  # no rows for that cell
+    assert c95[("base", "tail")] == "**92.0** ↓" and c95[("norm", "tail")] == "95.0"
+    assert list(_cells(coverage_markdown(_planted(), levels=[0.95]), 0.95)) == list(c95)
+    assert "Nominal 90 %" not in coverage_markdown(_planted(), levels=[0.95])
+
+
+def test_bad_input_names_the_argument():
+    t = _planted()
+    with pytest.raises(ValueError, match="by: columns"):
+        coverage_markdown(t, by=("nope",))
+    with pytest.raises(ValueError, match="levels"):
+        coverage_markdown(t, levels=[0.8])
+    with pytest.raises(ValueError, match="no coverage rows"):
+        coverage_markdown(t.assign(metric="mse"))
+    with pytest.raises(ValueError, match="table must be"):
+        coverage_markdown(t.drop(columns="count"))
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cov")
+    table = run("ext_uncertainty_coverage", quick=True, out=root, progress=False)
+    return root, table
+
+
+def test_quick_run_table_is_the_pooled_coverage(quick_run):
+    root, t = quick_run
+    md = coverage_report("ext_uncertainty_coverage", quick=True, root=root)
+    assert "zipf" in md and "oue" in md and f"{t['rep'].nunique()} repetitions" in md
+    for level in (0.9, 0.95):
+        cells = _cells(md, level)
+        assert {b for _, b in cells} == set(BAND_ORDER) and {m for m, _ in cells} == set(t["method"])
+        for (method, band), text in cells.items():
+            s = t[(t.method == method) & (t.band == band) & (t.level == level)]
+            want = 100 * np.average(s["value"], weights=s["count"])
+            shown = float(re.sub(r"[*↑↓ ]", "", text))
+            assert shown == pytest.approx(round(want, 1), abs=1e-9), (method, band, level)
+            off = abs(round(want, 1) - 100 * level) > 2 + 1e-9
+            assert ("**" in text) == off and (("↓" in text) == (off and want < 100 * level))
+
+
+def test_cli_prints_the_same_tables(quick_run):
+    root, t = quick_run
+    p = ldpopt("experiment", "coverage-table", "ext_uncertainty_coverage", "--quick", "--out", root,
+               "--by", "oracle,method", "--level", "0.95")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == coverage_report("ext_uncertainty_coverage", quick=True, root=root,
+                                               by=("oracle", "method"), levels=[0.95]).strip()
+    assert "| oracle | method |" in p.stdout and "Nominal 90 %" not in p.stdout
+    assert "by: columns" in one_line_error(ldpopt("experiment", "coverage-table", "ext_uncertainty_coverage",
+                                                  "--quick", "--out", root, "--by", "nope"))
