@@ -39,6 +39,7 @@ import numpy as np
 from scipy import optimize
 
 from . import _bayes_core as core
+from . import _power_multi as _pm
 
 GRID_POINTS = 11
 _TOL = 1e-10
@@ -146,13 +147,57 @@ def loglik_score(x, S: float, n: int, s: float, weights=None) -> tuple[float, fl
     return ell, g, h
 
 
+def loglik_scores(x, S: float, n: int, s_arr, weights=None) -> list[tuple[float, float, float]]:
+    """:func:`loglik_score` at every s of ``s_arr`` in one pass (:mod:`._power_multi`)."""
+    L = _pm.logsums(x, S, n, s_arr)                      # (ns, len(x), 3)
+    A = np.exp(L[:, :, 1] - L[:, :, 0])
+    B = np.exp(L[:, :, 2] - L[:, :, 0])
+    if weights is None:
+        w = np.ones(L.shape[1])
+        d = float(L.shape[1])
+    else:
+        w = np.asarray(weights, dtype=np.float64)
+        d = float(w.sum())
+    out = []
+    for i, s in enumerate(s_arr):  # a loop over the few s values
+        logH, Ap, Bp = _prior_logk_moments(core.Prior("power-law", n, s=float(s)))
+        out.append((float(w @ L[i, :, 0]) - d * logH, -float(w @ A[i]) + d * Ap,
+                    float(w @ (B[i] - A[i] * A[i])) - d * (Bp - Ap * Ap)))
+    return out
+
+
 def _score_power(x, S, n, s):
     """ℓ'(s) and ℓ''(s) (kept for callers that want the observed information)."""
     _, g, h = loglik_score(x, S, n, s)
     return g, h
 
 
-def _refine(x, S, n, a: float, b: float, fa: tuple, fb: tuple, w=None) -> tuple[float, float]:
+def _hermite_start(a: float, b: float, fa: tuple, fb: tuple) -> float | None:
+    """A root in (a, b) of the cubic Hermite interpolant of ℓ' from ℓ', ℓ'' at the cell's ends.
+
+    The grid already holds ℓ' and ℓ'' at both ends, so this start costs no evaluation; across a
+    cell ℓ' is smooth, and the cubic's root is typically within 1e-3 of ℓ''s (against a start at an
+    end, 0.3–2 away), saving about three Newton steps. Of several roots the one where the cubic falls
+    (a local maximum of its integral) nearest the middle; None if none is strictly inside."""
+    L = b - a
+    g0, g1, d0, d1 = fa[1], fb[1], fa[2] * L, fb[2] * L          # on t ∈ [0, 1]
+    # p(t) = g0 h00 + d0 h10 + g1 h01 + d1 h11 in the monomial basis (highest power first)
+    c3 = 2.0 * g0 + d0 - 2.0 * g1 + d1
+    c2 = -3.0 * g0 - 2.0 * d0 + 3.0 * g1 - d1
+    coeffs = np.array([c3, c2, d0, g0])
+    if not np.all(np.isfinite(coeffs)):
+        return None
+    roots = np.roots(np.trim_zeros(coeffs, "f")) if np.any(coeffs[:3]) else np.array([])
+    t = roots[np.abs(roots.imag) <= 1e-12 * (1.0 + np.abs(roots.real))].real
+    slope = (3.0 * c3 * t + 2.0 * c2) * t + d0
+    t = t[(t > 0.0) & (t < 1.0) & (slope <= 0.0)]
+    if t.size == 0:
+        return None
+    return float(a + L * t[np.argmin(np.abs(t - 0.5))])
+
+
+def _refine(x, S, n, a: float, b: float, fa: tuple, fb: tuple, w=None,
+            hermite: bool = True) -> tuple[float, float]:
     """The local maximum of ℓ in a cell [a, b] with ℓ'(a) > 0 ≥ ℓ'(b): the root of ℓ' to 1e-10 in s.
 
     Newton on ℓ' safeguarded by bisection, as ``rtsafe`` (Numerical Recipes §9.4): bisect when the
@@ -164,6 +209,17 @@ def _refine(x, S, n, a: float, b: float, fa: tuple, fb: tuple, w=None) -> tuple[
     s, f = (a, fa) if (fa[2] < 0 and (fb[2] >= 0 or abs(fa[1] / fa[2]) <= abs(fb[1] / fb[2]))) else (b, fb)
     ell, g, h = f
     dx_old = dx = b - a
+    s0 = _hermite_start(a, b, fa, fb) if hermite else None
+    if s0 is not None:                      # start inside the cell; keep the bracket g(a) > 0 ≥ g(b)
+        s = s0
+        ell, g, h = loglik_score(x, S, n, s, w)
+        if g == 0:
+            return s, ell
+        if g > 0:
+            a = s
+        else:
+            b = s
+        dx_old = dx = b - a
     for _ in range(200):
         newton_out = h >= 0 or not a < s - g / h < b
         if newton_out or abs(2.0 * g) > abs(dx_old * h):
@@ -184,18 +240,23 @@ def _refine(x, S, n, a: float, b: float, fa: tuple, fb: tuple, w=None) -> tuple[
     return s, ell
 
 
-def fit_mle(x, S: float, n: int, lo: float, hi: float, grid_points: int = GRID_POINTS) -> tuple[float, bool]:
+def fit_mle(x, S: float, n: int, lo: float, hi: float, grid_points: int = GRID_POINTS,
+            batched: bool = True) -> tuple[float, bool]:
     """Global maximiser of ℓ on [lo, hi] (module doc). Returns (s, at_upper_bound)."""
     grid = np.expm1(np.linspace(np.log1p(lo), np.log1p(hi), int(grid_points)))  # uniform in log(1 + s)
     grid[0], grid[-1] = lo, hi
     x, w = np.unique(np.asarray(x, dtype=np.float64), return_counts=True)  # once, not per call
-    vals = [loglik_score(x, S, n, float(s), w) for s in grid]   # a loop over a few values of s, not data
+    if batched:
+        vals = loglik_scores(x, S, n, grid, w)                    # all grid values of s in one pass
+    else:
+        vals = [loglik_score(x, S, n, float(s), w) for s in grid]  # the per-s reference path
     ell = np.array([v[0] for v in vals])
     g = np.array([v[1] for v in vals])
     i_best = int(np.argmax(ell))
     cands = [(float(grid[i_best]), float(ell[i_best]))]       # includes both ends when they win
     for i in np.flatnonzero((g[:-1] > 0) & (g[1:] <= 0)):
-        cands.append(_refine(x, S, n, float(grid[i]), float(grid[i + 1]), vals[i], vals[i + 1], w))
+        cands.append(_refine(x, S, n, float(grid[i]), float(grid[i + 1]), vals[i], vals[i + 1], w,
+                             hermite=batched))
     s, _ = max(cands, key=lambda c: c[1])
     return float(s), bool(s >= hi)
 
