@@ -105,19 +105,27 @@ def test_hermite_start_is_the_root_of_a_cubic_score():
 
 
 def _fit_both(est):
+    """(s, at_hi) of the batched and the per-s fit, and how far apart the two may be: 1e-12·s, or,
+    when ℓ is flat at its maximum, the root's own rounding limit |δℓ'|/|ℓ''| with δℓ' a few ulps
+    of d·E_prior[log k] (ℓ' = d·E_prior[log k] − Σ_v E_post,v[log k] cancels there; e.g. GRR at
+    d = 1024, ε = 0.2: ℓ'' ≈ −2e-3, so neither path fixes s better than ~1e-10)."""
     x, S = bayes._x(est), bayes.noise_sd_counts(est)
     new = pf.fit_mle(x, S, est.n, 0.0, 10.0)
     old = pf.fit_mle(x, S, est.n, 0.0, 10.0, batched=False)
-    return new, old
+    _, g, h = pf.loglik_score(x, S, est.n, old[0])
+    _, Ap, _ = pf._prior_logk_moments(core.Prior("power-law", est.n, s=old[0]))
+    g_noise = 8.0 * np.finfo(float).eps * x.shape[0] * max(abs(Ap), 1.0)
+    tol = 1e-12 * max(old[0], 1e-3) + (g_noise / abs(h) if h != 0 else np.inf)
+    return new, old, tol
 
 
 @pytest.mark.parametrize("case", random_cases(), ids=lambda c: f"{c[0]}-d{c[1]}-n{c[2]}-e{c[3]}-a{c[4]}")
 def test_batched_fit_equals_the_per_s_fit_on_the_sweep(case):
     name, d, n, eps, _, tc, seed = case
     est = oracles.get(name, epsilon=eps, d=d).simulate(tc, np.random.default_rng(seed))
-    (s_new, hi_new), (s_old, hi_old) = _fit_both(est)
+    (s_new, hi_new), (s_old, hi_old), tol = _fit_both(est)
     assert hi_new == hi_old
-    assert s_new == pytest.approx(s_old, rel=1e-12, abs=1e-13)
+    assert abs(s_new - s_old) <= tol
 
 
 @pytest.mark.parametrize("oracle,d,n,eps", [("oue", 2000, 10**6, 1.0), ("grr", 1024, 10**6, 0.2),
@@ -127,8 +135,10 @@ def test_batched_fit_and_power_equal_the_per_s_path_at_extremes(oracle, d, n, ep
     w = np.arange(1, d + 1, dtype=np.float64) ** -1.1
     tc = np.random.default_rng(d).multinomial(n, w / w.sum())
     est = oracles.get(oracle, epsilon=eps, d=d).simulate(tc, np.random.default_rng(1), exact=False)
-    (s_new, _), (s_old, _) = _fit_both(est)
-    assert s_new == pytest.approx(s_old, rel=1e-12, abs=1e-13)
+    (s_new, _), (s_old, _), tol = _fit_both(est)
+    assert abs(s_new - s_old) <= tol
+    # Power's output moves by at most |Δs|·2 log n relative (d log f'/ds = −Cov_post(k, log k)/E[k])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        np.testing.assert_allclose(bayes.power(est, s=s_new), bayes.power(est, s=s_old), rtol=1e-12)
+        np.testing.assert_allclose(bayes.power(est, s=s_new), bayes.power(est, s=s_old),
+                                   rtol=1e-12 + 2.0 * np.log(n) * abs(s_new - s_old))

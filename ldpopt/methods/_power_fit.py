@@ -29,6 +29,15 @@ mean–variance start (which missed the interior maximum in 9 of 60 Zipf runs wi
 A(s) = Σ_v log Σ_k k^{−s}N(·) convex and log H_n convex in s — the chord bound of A is too loose to
 prune the cells next to the maximum.)
 
+Issue 16 (speed, same result): the GRID_POINTS values of ℓ, ℓ', ℓ'' are computed in one pass over
+the data (:mod:`ldpopt.methods._power_multi`: the windows, Gaussian factors, Chebyshev panels and
+Euler–Maclaurin nodes do not depend on s; only k^{−s} does), and each cell's refinement starts at
+the root of the cubic Hermite interpolant of ℓ' from the grid's ℓ', ℓ'' at the cell's ends
+(:func:`_hermite_start`) instead of at an end. The refinement itself evaluates the per-s engine
+(:func:`loglik_score`), so the returned s is the same root (the grid values only choose the cells
+and the start). ``fit_mle(..., batched=False)`` is the previous path, kept as the reference
+(``tests/test_power_multi.py``).
+
 Mean–variance (Eq. 17): E_prior[k](s) = mean_v(x_v), solved by Brent's method (E_prior[k] is
 decreasing in s).
 """
