@@ -95,7 +95,6 @@ def _power_log_sums(a: float, n: int) -> tuple[float, float, float]:
     P_{r+1} = (−a − r) P_r + P_r′. The integral is ∫ e^{(1−a)u} u^j du over u ∈ [log m, log n] by
     24-point Gauss–Legendre on panels of length ≤ 1/2 (the integrand is entire: exact to rounding).
     The E–M remainder is as in :func:`_power_sum` (< 1e-17 relative for a ≤ 20 at m = 1000)."""
-    P = np.polynomial.polynomial
     m = _EM_HEAD
     if n <= 2 * m:
         logk = np.log(np.arange(1.0, n + 1.0))
@@ -113,17 +112,23 @@ def _power_log_sums(a: float, n: int) -> tuple[float, float, float]:
     u = u.ravel()
     eu = np.exp((1.0 - a) * u)
     out = []
+    lm, ln, a = float(lm), float(ln), float(a)
+    ea_m, ea_n = float(np.exp(-a * lm)), float(np.exp(-a * ln))
+    # t^{−a−r} at both ends for the odd r, computed once for the three j
+    ends = [(float(np.exp((-a - r) * ln)), float(np.exp((-a - r) * lm))) for r in (1, 3, 5, 7)]
     for j in range(3):
-        coef = np.zeros(3)
-        coef[j] = 1.0
         tail = float(np.sum(gw * eu * u ** j))
-        tail += 0.5 * (np.exp(-a * lm) * lm ** j + np.exp(-a * ln) * ln ** j)
-        pr = coef
+        tail += 0.5 * (ea_m * lm ** j + ea_n * ln ** j)
+        # P_r as three floats (degree ≤ 2 in log t); P_{r+1} = (−a − r) P_r + P_r′, the same
+        # operations as numpy.polynomial's polyadd/polyder/polyval (Horner), in plain floats
+        c0, c1, c2 = (1.0 if j == 0 else 0.0), (1.0 if j == 1 else 0.0), (1.0 if j == 2 else 0.0)
         for r in range(1, 8):
-            pr = P.polyadd((-a - r + 1) * pr, P.polyder(pr)) if pr.size > 1 else (-a - r + 1) * pr
+            al = -a - r + 1
+            c0, c1, c2 = al * c0 + c1, al * c1 + 2.0 * c2, al * c2
             if r % 2 == 1:
-                tail += core.EM_BERNOULLI[(r - 1) // 2] * (np.exp((-a - r) * ln) * P.polyval(ln, pr)
-                                               - np.exp((-a - r) * lm) * P.polyval(lm, pr))
+                en, em = ends[(r - 1) // 2]
+                tail += core.EM_BERNOULLI[(r - 1) // 2] * (en * (c0 + (c1 + c2 * ln) * ln)
+                                                           - em * (c0 + (c1 + c2 * lm) * lm))
         out.append(head[j] + tail)
     return out[0], out[1], out[2]
 
