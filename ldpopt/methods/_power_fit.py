@@ -35,12 +35,11 @@ Euler–Maclaurin nodes do not depend on s; only k^{−s} does), and each cell's
 the root of the cubic Hermite interpolant of ℓ' from ℓ', ℓ'' at the ends of a sub-cell found by
 NARROW_PASSES batched evaluations at NARROW_POINTS interior points each (:func:`_narrow`; a cell
 0.7 wide becomes 0.028 wide; the cubic's root was 1e-6 from ℓ''s at OUE and GRR, d = 42,178,
-n = 10⁶), instead of at an end of the
-grid cell: 3 per-s evaluations instead of 7–9 (ℓ' falls by 10³–10⁵ across a cell, where
-Newton from an end creeps). The refinement itself evaluates the per-s engine
-(:func:`loglik_score`), so the returned s is the same root (the batched values only choose the
-cells, sub-cells and the start). ``fit_mle(..., batched=False)`` is the previous path, kept as the reference
-(``tests/test_power_multi.py``).
+n = 10⁶), instead of at an end of the grid cell: 3 per-s evaluations instead of 7–9 (ℓ' falls by
+10³–10⁵ across a cell, where Newton from an end creeps). The refinement itself evaluates the
+per-s engine (:func:`loglik_score`), so the returned s is the same root (the batched values only
+choose the cells, sub-cells and the start). ``fit_mle(..., batched=False)`` is the previous path,
+kept as the reference (``tests/test_power_multi.py``).
 
 Mean–variance (Eq. 17): E_prior[k](s) = mean_v(x_v), solved by Brent's method (E_prior[k] is
 decreasing in s).

@@ -50,7 +50,6 @@ from . import _bayes_core as core
 MOMENTS = ("z", "l1", "l2")
 _UNSHIFTED_MAX = 600.0   # s_max·log n up to which the direct sums need no shift (module doc)
 _GEMM_MNK = 200_000      # matrix products kept below OpenBLAS's multithreading threshold
-_PANEL = 1.0
 
 
 def _priors(n: int, s_arr) -> list:
@@ -101,7 +100,7 @@ def _em_tail(c, v, kr, a, b, s, unshifted: bool) -> np.ndarray:
     ns, m = s.shape[0], c.shape[0]
     af, bf = a.astype(np.float64), b.astype(np.float64)
     sv = float(np.sqrt(v))
-    step = _PANEL * sv
+    step = core.EM_PANEL * sv
     n_geo = np.ceil(np.log(np.maximum(sv / af, 1.0)) / np.log(1.5)).astype(np.int64)
     g_end = np.minimum(af * 1.5 ** n_geo, bf)
     n_uni = np.ceil(np.maximum(bf - g_end, 0.0) / step).astype(np.int64)
