@@ -4,7 +4,7 @@ previous revision, side by side in one run.
 The previous revision's ``ldpopt/`` is extracted with ``git archive`` into a temporary directory;
 each measurement is a fresh child process importing one of the two trees (new, previous, new,
 previous, … interleaved), which builds the same estimate (``time_bayes.build``: Zipf(1.1), OUE or
-GRR sampled exactly, fixed seed), warms the log k table with one Power at s = 1, then times in CPU
+GRR sampled exactly, fixed seed; OLH by the oracle's fast path ``simulate(exact=False)``, fixed seed), warms the log k table with one Power at s = 1, then times in CPU
 (process_time) and wall time: ``fit_power_law`` (the s fit alone), ``power`` with s fitted, and
 ``power`` with the fitted s given (the posterior sums alone: the "bare" reference inside the same
 code). Outputs are compared: |s_new − s_prev| and max relative difference of Power's outputs.
@@ -29,7 +29,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CASES = (("oue", 42_178, 10**6, 1.0), ("grr", 42_178, 10**6, 1.0))
+CASES = tuple((o, d, 10**6, 1.0) for d in (42_178, 1_024) for o in ("oue", "grr", "olh"))
 CASES_QUICK = (("oue", 3000, 10**6, 1.0),)
 
 
@@ -41,7 +41,14 @@ def worker(spec: dict) -> None:
     from ldpopt.methods import bayes
 
     warnings.simplefilter("ignore")
-    est = build(spec["d"], spec["n"], spec["eps"], spec["oracle"])
+    if spec["oracle"] == "olh":  # time_bayes.build samples OUE and GRR only: OLH by its fast path
+        from ldpopt import oracles
+        w = np.arange(1, spec["d"] + 1, dtype=np.float64) ** -1.1
+        rng = np.random.default_rng(0)
+        tc = rng.multinomial(spec["n"], w / w.sum())
+        est = oracles.get("olh", epsilon=spec["eps"], d=spec["d"]).simulate(tc, rng, exact=False)
+    else:
+        est = build(spec["d"], spec["n"], spec["eps"], spec["oracle"])
     bayes.power(est, s=1.0)                       # warm the log k table
     # which tree was loaded, named by its role (no machine path in the committed results)
     out = {"ldpopt": "working tree" if Path(bayes.__file__).resolve().is_relative_to(ROOT) else "--previous revision"}
