@@ -2,17 +2,20 @@ r"""Unbiased inversion of any finite channel, with its exact covariance.
 
 Derivation (ldpopt's; the papers only invert GRR and the pure oracles, arXiv §2.2-§2.4). With the
 stacked matrix M (J·k × d) of a :class:`~ldpopt.oracles.channel.Channel` and the observed
-per-component output frequencies ŷ = Y/n, E[ŷ] = M f. The estimator is the least-squares solution
-on the simplex's affine hull,
+per-component output frequencies ŷ = Y/n, E[ŷ] = M f. Keep the rows R: all k rows when J = 1; rows
+1, …, k−1 of each component when J > 1 (row 0 is redundant: a component's counts sum to n). Remove
+from each kept row its value-independent part w_r = min_v M[r, v] (a "background" rate), which on
+the simplex's affine hull 1ᵀf = 1 leaves the model unchanged:
 
-    f̂ = argmin_{1ᵀf = 1} ‖M f − ŷ‖²,      i.e.  [MᵀM  1; 1ᵀ 0] [f̂; λ] = [Mᵀŷ; 1],
+    E[ŷ_R] − w = (M_R − w1ᵀ) f + w(1ᵀf − 1) = (M_R − w1ᵀ) f,
 
-so f̂ = A ŷ + b is affine in ŷ and equals f whenever ŷ = M f with 1ᵀf = 1: it is unbiased. Where M
-is square and invertible, 1ᵀM = 1ᵀ (columns sum to 1) gives 1ᵀM⁻¹ŷ = 1ᵀŷ = 1, so f̂ = M⁻¹ŷ (GRR:
-f̂ = (ŷ − q)/(p − q), arXiv Eq. 1). For a support channel (OUE, SUE, …), with 1ᵀf = 1 the two rows of
-component u have residuals ±(q + (p − q)f_u − c_u/n), so f̂_u = (c_u/n − q)/(p − q) exactly, the
-pure-oracle estimator. Unweighted least squares is a choice (any weighting is unbiased; the
-generalised one would need the unknown f); it is the one that reproduces the paper estimators.
+and solve it by least squares: f̂ = A(ŷ_R − w), A = (M_R − w1ᵀ)⁺ (the inverse when square). f̂ is
+affine in ŷ and E f̂ = f whenever M_R − w1ᵀ has full column rank: unbiased. Special cases:
+J = 1 uses w = 0, f̂ = P⁻¹ŷ (GRR: (ŷ − q)/(p − q), arXiv Eq. 1; with P square, any w gives the same
+f̂ because 1ᵀP = 1ᵀ); a support channel has M_R − w1ᵀ = (p − q)I, so f̂_u = (c_u/n − q)/(p − q),
+the pure-oracle estimator (arXiv §2.4; like it, f̂ need not sum to 1). The background removal is
+the choice that reproduces those estimators; unweighted least squares (not the generalised one,
+which would need the unknown f) is the choice for tall channels.
 
 Covariance, given the histogram (the convention of ldpopt's Eq. 2 variances): users are independent
 and so are one user's components given v, so Cov(ŷ) is block diagonal with blocks
@@ -57,22 +60,21 @@ class ChannelInverse:
 
 
 def inverse_map(channel: Channel) -> tuple[np.ndarray, np.ndarray]:
-    """(A, b) with f̂ = A ŷ + b: the constrained least-squares inverse of the stacked matrix."""
+    """(A, b) with f̂ = A ŷ + b over all J·k stacked rows (zero columns for the dropped rows)."""
     M = channel.matrix
-    d = channel.d
-    K = np.zeros((d + 1, d + 1))
-    K[:d, :d] = M.T @ M
-    K[:d, d] = 1.0
-    K[d, :d] = 1.0
-    cond = np.linalg.cond(K)
+    J, k, d = channel.J, channel.k, channel.d
+    keep = np.ones(J * k, dtype=bool) if J == 1 else (np.arange(J * k) % k) != 0
+    MR = M[keep]
+    w = np.zeros(MR.shape[0]) if J == 1 else MR.min(axis=1)
+    D = MR - w[:, None]
+    cond = np.linalg.cond(D) if D.shape[0] >= d else np.inf
     if not np.isfinite(cond) or cond > _MAX_COND:
-        raise ValueError(f"channel {channel.name!r} is not invertible on the simplex's affine hull "
-                         f"(condition number {cond:.3g}): f is not identifiable from its outputs")
-    rhs = np.zeros((d + 1, M.shape[0] + 1))
-    rhs[:d, :-1] = M.T
-    rhs[d, -1] = 1.0
-    sol = np.linalg.solve(K, rhs)
-    return sol[:d, :-1], sol[:d, -1]
+        raise ValueError(f"channel {channel.name!r} is not invertible (condition number {cond:.3g} of its "
+                         f"{D.shape[0]} × {d} background-removed rows): f is not identifiable from its outputs")
+    AR = np.linalg.pinv(D)
+    A = np.zeros((d, J * k))
+    A[:, keep] = AR
+    return A, -AR @ w
 
 
 def invert(channel: Channel, counts) -> ChannelInverse:
