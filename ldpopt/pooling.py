@@ -14,6 +14,23 @@ minimised (Lagrange) by w_gv ∝ 1/V_gv, giving
 
     f̂_v = V_v Σ_g f̂_gv / V_gv,        Var f̂_v = V_v = 1 / Σ_g (1/V_gv) ≤ min_g V_gv.
 
+Group composition (a derivation of ldpopt's; it matters, measured in ``ext_pooling``). When the
+groups are formed by users' independent choices (user i joins g with probability s_g, independent
+of her value), each group's histogram f_g is itself random around the population's f. The error of
+Σ_g w_g f̂_g against the population histogram is Σ_g w_g (f̂_g − f_g) + Σ_g w_g (f_g − f); to first
+order in 1/n, f_gv − f_v = Σ_i (z_ig − s_g)(1[x_i = v] − f_v)/(n s_g) (z_ig: user i joins g), a sum of
+independent terms with Cov over (g, h) of (s_g δ_gh − s_g s_h) f_v(1 − f_v)/(n s_g s_h), so the
+variance is
+
+    Σ_g w_g² V_gv + (f_v(1 − f_v)/n)(Σ_g w_g²/s_g − 1) = Σ_g w_g² W_gv − f_v(1 − f_v)/n,
+
+W_gv = V_gv + f_v(1 − f_v)/n_g (n_g ≈ n s_g; W is the variance under i.i.d. sampling of the group's
+users), minimised by w_gv ∝ 1/W_gv, giving Var = 1/Σ_g(1/W_gv) − f_v(1 − f_v)/n.
+``sampling=True`` (the default) uses W; ``sampling=False`` uses V alone, right when the groups'
+histograms are fixed (separate populations of the same f, e.g. two services). Measured at d = 32,
+n = 20,000 (60 / 30 / 10 % at ε = 0.5 OUE / 2 OUE / 5 GRR): the V-only weights' MSE was 2.2× what
+V-only theory predicts, because the small ε = 5 group got weight ≈ 0.9 on every value.
+
 V_gv depends on the unknown f (Eq. 2). Choice (the papers are silent): two stages — weights at the
 uniform f = 1/d (data-free), then at f₀ = clip(stage-1 estimate, 0, 1), the same f₀ for every group
 (so the weights use all the data); ``at=`` fixes f₀ instead (then f̂ is exactly unbiased with
@@ -106,6 +123,7 @@ def variance_diag(channel: Channel, A: np.ndarray, f, n: int) -> np.ndarray:
 @dataclass
 class PooledIVW:
     """f_raw (unbiased pooled), variance V (pooled per-value variance at ``at``), weights (G × d),
+    group_variance (the W or V the weights used),
     f (the weighted simplex projection of f_raw, or None), per-group f̂ and variances."""
 
     f_raw: np.ndarray
@@ -124,8 +142,9 @@ def _combine(fs, Vs):
     return (w * fs).sum(axis=0), V, w
 
 
-def pool_ivw(groups, at=None, simplex: bool = True) -> PooledIVW:
-    """Inverse-variance-weighted pooling (module docstring, (a))."""
+def pool_ivw(groups, at=None, simplex: bool = True, sampling: bool = True) -> PooledIVW:
+    """Inverse-variance-weighted pooling (module docstring, (a)); ``sampling`` adds each group's
+    composition variance f_v(1 − f_v)/n_g (groups formed by users' random choices)."""
     gs = _groups(groups)
     d = gs[0].channel.d
     fits = []
@@ -135,8 +154,12 @@ def pool_ivw(groups, at=None, simplex: bool = True) -> PooledIVW:
         fits.append((A, n, A @ (Y.ravel() / n) + b))
     fs = np.stack([fh for _, _, fh in fits])
 
+    ns = np.array([n for _, n, _ in fits], dtype=np.float64)
+
     def variances(f0):
         V = np.stack([variance_diag(g.channel, A, f0, n) for g, (A, n, _) in zip(gs, fits)])
+        if sampling:
+            V = V + (f0 * (1.0 - f0))[None, :] / ns[:, None]
         if np.any(~np.isfinite(V)) or np.any(V <= 0):
             raise ValueError("a group's variance is not positive at the weighting point: cannot weight it")
         return V
@@ -150,6 +173,8 @@ def pool_ivw(groups, at=None, simplex: bool = True) -> PooledIVW:
             raise ValueError(f"at must be a non-negative vector of length d = {d}")
     Vs = variances(f0)
     f_raw, V, w = _combine(fs, Vs)
+    if sampling:
+        V = V - f0 * (1.0 - f0) / ns.sum()  # against the population's histogram (module docstring)
     return PooledIVW(f_raw=f_raw, variance=V, weights=w,
                      f=project_weighted_simplex(f_raw, V) if simplex else None,
                      group_f=fs, group_variance=Vs, at=f0)

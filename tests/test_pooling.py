@@ -39,7 +39,7 @@ def test_variance_diag_is_eq2_and_the_covariance_diagonal():
 def test_ivw_weights_are_optimal_and_variance_is_harmonic():
     oracles, ests = _groups()
     f = TRUE / TRUE.sum()
-    r = pool_ivw(ests, at=f)
+    r = pool_ivw(ests, at=f, sampling=False)
     Vg = np.stack([o.variance(f, e.n) for o, e in zip(oracles, ests)])  # Base's Eq. 2, per group
     np.testing.assert_allclose(r.variance, 1.0 / np.sum(1.0 / Vg, axis=0), rtol=1e-10)
     assert np.all(r.variance <= Vg.min(axis=0))
@@ -55,7 +55,7 @@ def test_ivw_at_truth_is_unbiased_with_the_pooled_variance_by_simulation():
     oracles, ests = _groups()
     oracles, ests = oracles[:2], ests[:2]  # GRR + OUE: cheap exact fast paths
     f = TRUE / TRUE.sum()
-    r = pool_ivw(ests, at=f)
+    r = pool_ivw(ests, at=f, sampling=False)
     reps = []
     for s in range(800):  # exact fast paths, fixed weights
         fs = np.stack([o.simulate(TRUE * m, 10 * s + i).f_tilde for i, (o, (_, _, m)) in enumerate(zip(oracles, SPEC))])
@@ -106,3 +106,26 @@ def test_bad_groups():
         pool_ivw(["grr"])
     with pytest.raises(ValueError, match="V must be positive"):
         project_weighted_simplex([0.5, 0.5], [1.0, 0.0])
+
+
+def test_random_group_composition_variance_and_weights():
+    """Groups formed by users' random choices: the composition term f_v(1 − f_v)/n_g is in the pooled variance
+    (against the population's histogram) and the weights that include it beat those that do not."""
+    tc = TRUE * 20
+    f = tc / tc.sum()
+    specs = [("oue", 0.5, 0.7), ("grr", 4.0, 0.3)]
+    oracles = [get(o, epsilon=e, d=8) for o, e, _ in specs]
+    rng = np.random.default_rng(5)
+    err_w, err_v, pred = [], [], []
+    for _ in range(800):
+        split = rng.multinomial(tc, [s for _, _, s in specs])
+        ests = [o.simulate(split[:, i], rng) for i, o in enumerate(oracles)]
+        w = pool_ivw(ests, at=f)
+        err_w.append(w.f_raw - f)
+        err_v.append(pool_ivw(ests, at=f, sampling=False).f_raw - f)
+        pred.append(w.variance)
+    err_w, err_v, pred = map(np.array, (err_w, err_v, pred))
+    assert np.max(np.abs(err_w.mean(axis=0)) / np.sqrt(pred.mean(axis=0) / 800)) < 4.0  # unbiased
+    ratio = (err_w ** 2).mean(axis=0) / pred.mean(axis=0)
+    assert np.all((ratio > 0.8) & (ratio < 1.2)), ratio
+    assert np.mean(err_w ** 2) < np.mean(err_v ** 2)
