@@ -88,6 +88,7 @@ def _ensure_registered():
     importlib.import_module("ldpopt.experiments.plots_jia")  # registers the Jia & Gong figures
     importlib.import_module("ldpopt.experiments.plot_choose")  # registers NDSS Fig. 9
     importlib.import_module("ldpopt.experiments.plot_coverage")  # registers the interval-coverage figure
+    importlib.import_module("ldpopt.experiments.plot_pooling")  # registers the pooling figure (ext_pooling)
 
 
 # -- drawing helpers ----------------------------------------------------------------------------
