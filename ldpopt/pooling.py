@@ -32,7 +32,7 @@ n = 20,000 (60 / 30 / 10 % at ε = 0.5 OUE / 2 OUE / 5 GRR): the V-only weights'
 V-only theory predicts, because the small ε = 5 group got weight ≈ 0.9 on every value.
 
 V_gv depends on the unknown f (Eq. 2). Choice (the papers are silent): two stages — weights at the
-uniform f = 1/d (data-free), then at f₀ = clip(stage-1 estimate, 0, 1), the same f₀ for every group
+uniform f = 1/d (data-free), then at f₀ = clip(stage-1 estimate, 0, 1) renormalised to sum 1, the same f₀ for every group
 (so the weights use all the data); ``at=`` fixes f₀ instead (then f̂ is exactly unbiased with
 variance V_v at f₀ = f). Consistency: ``simplex=True`` also returns the weighted least-squares
 projection onto Δ, argmin Σ_v (f_v − f̂_v)²/V_v — the form of MLE-Apx (Wang et al. arXiv §3.4,
@@ -70,6 +70,9 @@ class Group:
     channel: Channel
     counts: np.ndarray
     label: str = ""
+    #: the pure-oracle Estimate the group came from, if any: then f̂ = f̃ and Var = Eq. 2 in O(d)
+    #: (equal to the channel's inversion and variance_diag, tests/test_pooling.py)
+    estimate: Estimate | None = None
 
 
 def group_from_estimate(estimate: Estimate, label: str | None = None) -> Group:
@@ -79,9 +82,9 @@ def group_from_estimate(estimate: Estimate, label: str | None = None) -> Group:
         raise TypeError(f"estimate must be an Estimate, got {type(estimate).__name__}")
     lab = label or f"{estimate.oracle}(eps={estimate.epsilon:g})"
     if estimate.oracle == "grr":
-        return Group(Channel.grr(estimate.epsilon, estimate.d), np.asarray(estimate.counts)[None], lab)
+        return Group(Channel.grr(estimate.epsilon, estimate.d), np.asarray(estimate.counts)[None], lab, estimate)
     ch = Channel.support(estimate.p, estimate.q, estimate.d, name=lab)
-    return Group(ch, ch.counts_from_support(estimate.counts, estimate.n), lab)
+    return Group(ch, ch.counts_from_support(estimate.counts, estimate.n), lab, estimate)
 
 
 def _groups(groups) -> list[Group]:
@@ -149,15 +152,18 @@ def pool_ivw(groups, at=None, simplex: bool = True, sampling: bool = True) -> Po
     d = gs[0].channel.d
     fits = []
     for g in gs:
+        if g.estimate is not None:  # O(d) fast path: the oracle's own f̃ and Eq. 2
+            fits.append((None, g.estimate.n, np.asarray(g.estimate.f_tilde, dtype=np.float64)))
+            continue
         A, b = inverse_map(g.channel)
         Y, n = g.channel.check_counts(g.counts)
         fits.append((A, n, A @ (Y.ravel() / n) + b))
     fs = np.stack([fh for _, _, fh in fits])
-
     ns = np.array([n for _, n, _ in fits], dtype=np.float64)
 
     def variances(f0):
-        V = np.stack([variance_diag(g.channel, A, f0, n) for g, (A, n, _) in zip(gs, fits)])
+        V = np.stack([g.estimate.variance(f0) if A is None else variance_diag(g.channel, A, f0, n)
+                      for g, (A, n, _) in zip(gs, fits)])
         if sampling:
             V = V + (f0 * (1.0 - f0))[None, :] / ns[:, None]
         if np.any(~np.isfinite(V)) or np.any(V <= 0):
@@ -167,6 +173,7 @@ def pool_ivw(groups, at=None, simplex: bool = True, sampling: bool = True) -> Po
     if at is None:
         f1, _, _ = _combine(fs, variances(np.full(d, 1.0 / d)))
         f0 = np.clip(f1, 0.0, 1.0)
+        f0 /= f0.sum()  # a distribution: Eq. 2 and the channel variance agree only where Σ f = 1
     else:
         f0 = np.asarray(at, dtype=np.float64)
         if f0.shape != (d,) or np.any(f0 < 0) or not np.all(np.isfinite(f0)):

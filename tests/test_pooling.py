@@ -129,3 +129,13 @@ def test_random_group_composition_variance_and_weights():
     ratio = (err_w ** 2).mean(axis=0) / pred.mean(axis=0)
     assert np.all((ratio > 0.8) & (ratio < 1.2)), ratio
     assert np.mean(err_w ** 2) < np.mean(err_v ** 2)
+
+
+def test_ivw_fast_path_equals_channel_path():
+    """Groups from Estimates use f̃ and Eq. 2 (O(d)); the generic channel inversion and
+    variance_diag (the slow, obviously correct path) give the same pooled estimate."""
+    _, ests = _groups()
+    fast = pool_ivw(ests)
+    slow = pool_ivw([Group(g.channel, g.counts) for g in map(group_from_estimate, ests)])
+    np.testing.assert_allclose(fast.group_variance, slow.group_variance, rtol=1e-10)
+    assert np.max(np.abs(fast.f - slow.f)) <= 1e-12 and np.max(np.abs(fast.f_raw - slow.f_raw)) <= 1e-12
