@@ -1,9 +1,9 @@
 r"""One frequency estimate from groups of users under different mechanisms or ε.
 
-Setting: users who choose their own privacy level (personalised LDP: Chen et al., ICDE 2016,
-"Private spatial data aggregation in the local setting"; Nie et al., "Utility-optimized LDP with
-personalised privacy", and the mixed-ε aggregation of Wang et al. USENIX Security 2017 §6 which
-weights oracles by their variance), or services that run different oracles. Group g holds n_g users
+Setting: users who choose their own privacy level (personalised LDP, e.g. Chen et al., ICDE 2016,
+"Private spatial data aggregation in the local setting"; Nie et al., IEEE TKDE 2019, on personalised
+histogram estimation — cited from memory, their texts are not in the project's papers folder, so no
+claim here rests on them), or services that run different oracles. Group g holds n_g users
 from the same population f, reporting through channel P_g (:class:`~ldpopt.oracles.channel.Channel`)
 with output counts Y_g. Two estimators (derivations ldpopt's, standard in form):
 
