@@ -1,0 +1,101 @@
+r"""Unbiased inversion of any finite channel, with its exact covariance.
+
+Derivation (ldpopt's; the papers only invert GRR and the pure oracles, arXiv §2.2-§2.4). With the
+stacked matrix M (J·k × d) of a :class:`~ldpopt.oracles.channel.Channel` and the observed
+per-component output frequencies ŷ = Y/n, E[ŷ] = M f. Keep the rows R: all k rows when J = 1; rows
+1, …, k−1 of each component when J > 1 (row 0 is redundant: a component's counts sum to n). Remove
+from each kept row its value-independent part w_r = min_v M[r, v] (a "background" rate), which on
+the simplex's affine hull 1ᵀf = 1 leaves the model unchanged:
+
+    E[ŷ_R] − w = (M_R − w1ᵀ) f + w(1ᵀf − 1) = (M_R − w1ᵀ) f,
+
+and solve it by least squares: f̂ = A(ŷ_R − w), A = (M_R − w1ᵀ)⁺ (the inverse when square). f̂ is
+affine in ŷ and E f̂ = f whenever M_R − w1ᵀ has full column rank: unbiased. Special cases:
+J = 1 uses w = 0, f̂ = P⁻¹ŷ (GRR: (ŷ − q)/(p − q), arXiv Eq. 1; with P square, any w gives the same
+f̂ because 1ᵀP = 1ᵀ); a support channel has M_R − w1ᵀ = (p − q)I, so f̂_u = (c_u/n − q)/(p − q),
+the pure-oracle estimator (arXiv §2.4; like it, f̂ need not sum to 1). The background removal is
+the choice that reproduces those estimators; unweighted least squares (not the generalised one,
+which would need the unknown f) is the choice for tall channels.
+
+Covariance, given the histogram (the convention of ldpopt's Eq. 2 variances): users are independent
+and so are one user's components given v, so Cov(ŷ) is block diagonal with blocks
+
+    C_j = (diag(B_j f) − B_j diag(f) B_jᵀ) / n,
+
+and Cov(f̂) = Σ_j A_j C_j A_jᵀ (A_j: the columns of A for component j). For GRR its diagonal is
+Eq. 2; for OUE/SUE it is Eq. 5. If M is not identifiable on the affine hull (the KKT matrix is
+singular or its condition number exceeds 1e12) a ``ValueError`` says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..oracles.channel import Channel
+
+__all__ = ["ChannelInverse", "invert", "inverse_map"]
+
+_MAX_COND = 1e12
+
+
+@dataclass(frozen=True)
+class ChannelInverse:
+    """f̂ (unbiased, may be negative), n, and the affine map f̂ = A ŷ + b behind it."""
+
+    f: np.ndarray
+    n: int
+    A: np.ndarray
+    b: np.ndarray
+    channel: Channel
+
+    def covariance(self, f) -> np.ndarray:
+        """Cov(f̂) (d × d) at true frequencies ``f`` given the histogram n·f (module docstring)."""
+        return covariance(self.channel, self.A, f, self.n)
+
+    def variance(self, f) -> np.ndarray:
+        """Var(f̂_v), the diagonal of :meth:`covariance`."""
+        return np.diagonal(self.covariance(f)).copy()
+
+
+def inverse_map(channel: Channel) -> tuple[np.ndarray, np.ndarray]:
+    """(A, b) with f̂ = A ŷ + b over all J·k stacked rows (zero columns for the dropped rows)."""
+    M = channel.matrix
+    J, k, d = channel.J, channel.k, channel.d
+    keep = np.ones(J * k, dtype=bool) if J == 1 else (np.arange(J * k) % k) != 0
+    MR = M[keep]
+    w = np.zeros(MR.shape[0]) if J == 1 else MR.min(axis=1)
+    D = MR - w[:, None]
+    cond = np.linalg.cond(D) if D.shape[0] >= d else np.inf
+    if not np.isfinite(cond) or cond > _MAX_COND:
+        raise ValueError(f"channel {channel.name!r} is not invertible (condition number {cond:.3g} of its "
+                         f"{D.shape[0]} × {d} background-removed rows): f is not identifiable from its outputs")
+    AR = np.linalg.pinv(D)
+    A = np.zeros((d, J * k))
+    A[:, keep] = AR
+    return A, -AR @ w
+
+
+def invert(channel: Channel, counts) -> ChannelInverse:
+    """The unbiased estimate f̂ from per-component output counts (J, k) of ``channel``."""
+    if not isinstance(channel, Channel):
+        raise TypeError(f"channel must be a Channel, got {type(channel).__name__}")
+    Y, n = channel.check_counts(counts)
+    A, b = inverse_map(channel)
+    f = A @ (Y.ravel() / n) + b
+    return ChannelInverse(f=f, n=n, A=A, b=b, channel=channel)
+
+
+def covariance(channel: Channel, A: np.ndarray, f, n: int) -> np.ndarray:
+    """Σ_j A_j C_j A_jᵀ with C_j = (diag(B_j f) − B_j diag(f) B_jᵀ)/n, vectorised over components."""
+    f = np.asarray(f, dtype=np.float64)
+    if f.shape != (channel.d,) or np.any(f < 0) or not np.isfinite(f).all():
+        raise ValueError(f"f must be a non-negative vector of length d = {channel.d}")
+    B = channel.blocks
+    A3 = A.reshape(channel.d, channel.J, channel.k)
+    Bf = np.einsum("jkv,v->jk", B, f)
+    first = np.einsum("djk,jk,ejk->de", A3, Bf, A3)
+    G = np.einsum("djk,jkv->jdv", A3, B)  # A_j B_j
+    second = np.einsum("jdv,v,jev->de", G, f, G)
+    return (first - second) / n
