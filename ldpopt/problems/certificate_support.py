@@ -86,24 +86,32 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol):
     sub = sep.restrict(idx)
     if sub is None:
         return None
-    lf = left & free
+    # Aggregates over the values left out, as whole-array reductions minus the few values kept
+    # (masked reductions cost several passes each). Where the sub-certificate takes the max/min over
+    # the kept values anyway, the whole array's max/min gives the same combined number.
     if duals is not None:
         ylo, yup = _bounds_from_dict(st, duals)
         bounds = (ylo[idx], yup[idx])
         with np.errstate(invalid="ignore"):
-            comp = float(np.max(np.abs(yup * np.where(np.isfinite(st.u), st.u - st.l, 0.0)), where=left, initial=0.0))
-            dual_viol = max(float(np.max(-ylo, where=left, initial=0.0)), float(np.max(-yup, where=left, initial=0.0)))
+            dual_viol = max(float(np.max(-ylo, initial=0.0)), float(np.max(-yup, initial=0.0)))
+            comp = 0.0 if not yup.any() else float(np.max(
+                np.abs(yup * np.where(np.isfinite(st.u), st.u - st.l, 0.0)), where=left, initial=0.0))
     else:  # bound_multipliers: y^lo = r = h'(l) + λ ≥ 0 at the lower bound of a free value, y^up = 0
         bounds, comp = None, 0.0
         with np.errstate(invalid="ignore"):
-            dual_viol = float(np.max(-(d1l + lam), where=lf, initial=0.0))
+            dual_viol = float(np.max(-(d1l + lam), where=left & free, initial=0.0))
     with np.errstate(invalid="ignore", over="ignore"):
         hl = np.broadcast_to(sep.value(st.l), (d,))
+        h_sum = float(np.sum(hl)) - float(np.sum(hl[idx]))
+        abs_h = float(np.sum(np.abs(hl))) - float(np.sum(np.abs(hl[idx])))
         mu = np.broadcast_to(sep.mu(st.l, st.u), (d,))
-        rest = Rest(d, st.total, float(np.sum(np.abs(st.l), where=left)), float(np.sum(hl, where=left)),
-                    float(np.sum(np.abs(hl), where=left)), dual_viol, comp,
-                    float(np.min(mu, where=lf, initial=np.inf)), left, st.l, d1l, st.u, sep)
-    lsum = float(np.sum(st.l, where=left))
+        mu_min = float(np.min(mu if free.all() else np.where(free, mu, np.inf), initial=np.inf))
+    if st.l.any():
+        lsum = float(np.sum(st.l)) - float(np.sum(st.l[idx]))
+        abs_l = float(np.sum(np.abs(st.l))) - float(np.sum(np.abs(st.l[idx])))
+    else:
+        lsum = abs_l = 0.0
+    rest = Rest(d, st.total, abs_l, h_sum, abs_h, dual_viol, comp, mu_min, left, st.l, d1l, st.u, sep)
     sub_st = Structure(idx.size, st.l[idx], st.u[idx], st.total - lsum, sp.csr_matrix((0, idx.size)),
                        st.b, st.ineq, st.sum_name, {}, st.implied_upper[idx])
     cert = _certify_full(sub, sub_st, f[idx], lam, y, duals, feas_tol, bounds=bounds, rest=rest)
