@@ -7,7 +7,8 @@ Data: Zipf(1.5) histogram (``_harness.zipf_counts``), OUE at ε = 1 simulated by
 support counts (n = 10⁶; 10⁷ at d ≥ 10⁶), GRR counts (multinomial) for the multinomial objective.
 Times are CPU seconds (``time.process_time``: all threads of this process) of the whole call —
 for cvxpy ``Problem(...)`` construction + compile + solve, for ldpopt ``solve_structured`` including
-its certificate. ldpopt: best of 3 runs; cvxpy: one run (best of 2 in --quick). Agreement is
+its certificate, and ``Problem(...).solve()`` end to end (the structured solver plus ldpopt's own
+check of the Solution). ldpopt: best of 3 runs; cvxpy: one run (best of 2 in --quick). Agreement is
 max_v |f_structured − f_cvxpy|; "dist bound" is the certificate's bound on max_v |f − f*| for the
 cvxpy point (its own duals, feas_tol 1e-8). Results: benchmarks/results/structured.json.
 """
@@ -66,9 +67,13 @@ def cpu(fn, repeats):
 
 def run_case(est, objective, cons, label, solvers, rows, repeats_cvx):
     t_s, r = cpu(lambda: solve_structured(est, objective, cons), 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t_p, sp = cpu(lambda: Problem(est, objective, cons).solve(), 3)
     row = {"case": label, "objective": objective, "d": est.d, "n": est.n, "ldpopt_cpu_s": t_s,
            "ldpopt_status": r.status, "ldpopt_kkt_rel": r.kkt_residual,
-           "ldpopt_gap_rel": r.certificate.relative_gap, "ldpopt_iterations": r.iterations}
+           "ldpopt_gap_rel": r.certificate.relative_gap, "ldpopt_iterations": r.iterations,
+           "problem_solve_cpu_s": t_p, "problem_solve_status": sp.status, "problem_solve_solver": sp.solver}
     for name in solvers:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -84,7 +89,8 @@ def run_case(est, objective, cons, label, solvers, rows, repeats_cvx):
     rows.append(row)
     cv = " ".join(f"{k}={row[k]['cpu_s']:.3f}s[{row[k]['status']}] x{row[k]['ratio']:.0f} "
                   f"diff={row[k]['max_abs_diff']:.1e}" for k in solvers)
-    print(f"{label:34s} d={est.d:>8} ldpopt={t_s:.4f}s kkt={r.kkt_residual:.1e} {r.status} {cv}", flush=True)
+    print(f"{label:34s} d={est.d:>8} ldpopt={t_s:.4f}s kkt={r.kkt_residual:.1e} {r.status} "
+          f"Problem.solve={t_p:.4f}s[{sp.status}] {cv}", flush=True)
 
 
 def certificate_timing(d, rows, n):
@@ -103,6 +109,8 @@ def certificate_timing(d, rows, n):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
+    ap.add_argument("--ref-only", action="store_true",
+                    help="only the d = 42,178 rows against cvxpy (results/structured_ref.json)")
     args = ap.parse_args(argv)
     rows: list = []
     d_ref = 2000 if args.quick else 42_178
@@ -111,8 +119,14 @@ def main(argv=None):
     est, true = oue_estimate(d_ref, n)
     one = [Simplex(), *subsets(d_ref, true, 1)]
     for obj in ("cls", "weighted-mle"):
-        run_case(est, obj, None, f"{obj} simplex", ["CLARABEL"], rows, rep)
-        run_case(est, obj, one, f"{obj} simplex+SubsetSum", ["CLARABEL"], rows, rep)
+        qp = ["PIQP", "CLARABEL"] if obj == "cls" else ["CLARABEL"]  # PIQP: QPs only
+        run_case(est, obj, None, f"{obj} simplex", qp, rows, rep)
+        run_case(est, obj, one, f"{obj} simplex+SubsetSum", qp, rows, rep)
+    if args.ref_only:
+        out = OUT.with_name("structured_ref.json")
+        out.write_text(json.dumps({"quick": False, "ref_only": True, "rows": rows}, indent=1, default=str))
+        print(f"wrote {out}")
+        return
     # exponential cones: SCS only at small d (Clarabel/ECOS fail these, see issue 11)
     e_small, t_small = oue_estimate(300, n)
     run_case(e_small, "binomial", None, "binomial simplex", ["SCS"], rows, rep)

@@ -144,3 +144,32 @@ def test_nonnegative_alone_is_not_known_feasible_for_the_sum_but_simplex_is():
     est = _est(d=10, n=1000)
     assert feasible_point(Problem(est, "cls")) is not None
     assert feasible_point(Problem(est, "cls", [NonNegative(), SubsetSum([0], 2.0, ">=")])) is None
+
+
+def test_numpy_jacobians_of_the_builtins_equal_cvxpys_grad():
+    """The stationarity check's numpy Jᵀy (ldpopt/problems/jacobians.py) against cvxpy's own
+    gradient of each constraint expression, with random multipliers, for every built-in."""
+    from ldpopt.problems import Box, Fixed, Hierarchy, Monotone, SumTo
+    from ldpopt.problems.jacobians import builtin_jacobian_t
+    from ldpopt.problems.partition import PartitionTotals
+
+    d = 12
+    est = _est(d=d)
+    cons = [Simplex(), NonNegative(name="nn"), SumTo(1.0, name="s"), Box(lower=0.0, upper=np.full(d, 0.9), name="b"),
+            SubsetSum([1, 3, 5], 0.2, name="eq"), SubsetSum(np.arange(d) < 4, 0.5, "<=", name="le"),
+            SubsetSum([0, 2], 0.1, ">=", name="ge"), Fixed([7, 8], [0.01, 0.02], name="fx"),
+            Hierarchy([(0, [1, 2]), (3, [4, 5, 6])], name="h"), Monotone(order=[9, 10, 11], name="mono"),
+            PartitionTotals({"a": [0, 1], "b": [2, 3, 4]}, {"a": 0.1, "b": 0.3}, name="part")]
+    P = Problem(est, "cls", cons)
+    rng = np.random.default_rng(5)
+    P.x.value = rng.random(d)
+    seen = set()
+    for name, con in P._named.items():
+        owner, k = P._owners[name]
+        y = rng.standard_normal(con.expr.shape) if con.expr.shape else rng.standard_normal()
+        ref = np.asarray(con.expr.grad[P.x] @ np.atleast_1d(y).ravel(order="F")).ravel() / P.scale
+        got = builtin_jacobian_t(owner, k, y, d)
+        assert got is not None, name
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12, err_msg=name)
+        seen.add(type(owner).__name__)
+    assert len(seen) == 9

@@ -135,7 +135,10 @@ def constraint_violations(problem, f: np.ndarray) -> dict:
 
 
 def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
-    """Σ_k ∇_f g_k(f)ᵀ y_k for the named constraints, or (None, why)."""
+    """Σ_k ∇_f g_k(f)ᵀ y_k for the named constraints, or (None, why): numpy for the built-ins
+    (:mod:`.jacobians`), cvxpy's ``grad`` for the others."""
+    from .jacobians import builtin_jacobian_t
+
     x = problem.x
     saved = x.value
     x.value = f / problem.scale
@@ -145,6 +148,11 @@ def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
             y = duals.get(name)
             if y is None:
                 return None, f"no dual for constraint {name!r}"
+            owner, k = problem._owners[name]
+            jty = builtin_jacobian_t(owner, k, y, f.shape[0])
+            if jty is not None:
+                total += jty
+                continue
             expr = con.expr
             if not expr.is_affine():
                 return None, f"constraint {name!r} is not affine (no Jacobian taken)"

@@ -137,6 +137,7 @@ class WeightedMLESep(Separable):
 
     def __init__(self, estimate):
         p, q = estimate.p, estimate.q
+        self.p, self.q = float(p), float(q)  # for the MLE-Apx fast path (.simplex)
         self.a = estimate.counts / estimate.n - q
         self.B, self.s, self.C = p - q, q * (1.0 - q), (p - q) * (1.0 - p - q)
 

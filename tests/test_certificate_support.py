@@ -1,0 +1,96 @@
+"""The certificate on the support (ldpopt/problems/certificate_support.py) against the full
+computation (certificate._certify_full) on the same (f, multipliers): every reported number."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ldpopt import Estimate
+from ldpopt.methods.normalize import project_simplex
+from ldpopt.problems import Box, NonNegative, Simplex, SumTo
+from ldpopt.problems.certificate import _certify_full, certify, recover_multipliers
+from ldpopt.problems.certificate_support import certify_on_support
+from ldpopt.problems.objectives import make_objective
+from ldpopt.problems.structured import compile_constraints, separable_for, solve_structured
+
+
+def _oue(d, n, seed, eps=1.0):
+    rng = np.random.default_rng(seed)
+    p, q = 0.5, 1.0 / (1.0 + np.exp(eps))
+    true = rng.dirichlet(np.full(d, 0.2))
+    return Estimate.from_counts(rng.binomial(n, q + (p - q) * true).astype(float), n, eps, p, q)
+
+
+def _grr(d, n, seed, eps=2.0):
+    rng = np.random.default_rng(seed)
+    p, q = np.exp(eps) / (np.exp(eps) + d - 1), 1.0 / (np.exp(eps) + d - 1)
+    true = rng.dirichlet(np.full(d, 0.2))
+    return Estimate.from_counts(rng.multinomial(n, q + (p - q) * true).astype(float), n, eps, p, q)
+
+
+def _same(a, b, lam):
+    """Equal up to the order of summation: values to 1e-7 relative; the gap to its rounding floor
+    plus λ × the rounding of Σ f, and what derives from it (√(2·gap/μ) bounds) to their rounding level."""
+    floor = 4 * max(a.gap_floor, b.gap_floor) + abs(lam) * 1e-14
+    rnd = max(np.nan_to_num(a.distance_rounding), np.nan_to_num(b.distance_rounding))
+    for key, va in a.as_dict().items():
+        vb = getattr(b, key)
+        if isinstance(va, dict):
+            assert va.keys() == vb.keys(), key
+            for k in va:
+                assert np.isclose(va[k], vb[k], rtol=1e-9, atol=1e-14, equal_nan=True), (key, k, va[k], vb[k])
+        elif isinstance(va, str):
+            assert va == vb, key
+        elif key in ("gap", "dual_value"):
+            assert abs(va - vb) <= floor + 1e-12 * abs(vb), (key, va, vb)
+        elif key == "relative_gap":
+            assert abs(va - vb) <= floor / max(abs(a.primal_value), 1e-300) + 1e-14, (key, va, vb)
+        elif key in ("distance_l2", "distance_linf", "distance_rounding"):
+            # √(2·gap/μ): the squares differ by the gaps' rounding, relative to the gap
+            gmin = max(min(abs(a.gap), abs(b.gap)), 1e-300)
+            ok = (np.isnan(va) and np.isnan(vb)) or abs(va - vb) <= 2 * rnd + 1e-9 * abs(vb) or (
+                abs(va**2 - vb**2) <= max(va, vb) ** 2 * floor / gmin)
+            assert ok, (key, va, vb)
+        else:
+            assert np.isclose(va, vb, rtol=1e-7, atol=1e-14, equal_nan=True), (key, va, vb)
+    assert a.multipliers.keys() == b.multipliers.keys()
+    for k, v in b.multipliers.items():
+        np.testing.assert_allclose(a.multipliers[k], v, rtol=1e-12, atol=1e-15, err_msg=k)
+
+
+@pytest.mark.parametrize("objective,make", [("cls", _oue), ("weighted-mle", _oue), ("binomial", _oue),
+                                             ("multinomial", _grr)])
+def test_support_certificate_equals_the_full_one(objective, make):
+    est = make(30_000, 10**6, 1)
+    sep = separable_for(make_objective(objective), est)
+    rng = np.random.default_rng(2)
+    for cons in (None, [NonNegative(), SumTo(0.7)], [Simplex(), Box(upper=0.5)]):
+        st = compile_constraints(cons, est.d)
+        r = solve_structured(est, objective, cons)
+        f0, lam0 = r.f, float(r.duals[st.sum_name])
+        bad = f0.copy()
+        sup = np.flatnonzero(f0 > 0)
+        bad[sup[:5]] += 1e-6 / est.d  # off the optimum by a millionth of 1/d
+        neg = f0.copy()
+        neg[rng.integers(0, est.d, 3)] = -1e-9  # infeasible: negative values
+        for f in (f0, bad, neg):
+            for duals, lam in ((r.duals, lam0), (None, recover_multipliers(sep, st, f)[0])):
+                got = certify_on_support(sep, st, f, lam, np.zeros(0), duals, None)
+                assert got is not None
+                _same(got, _certify_full(sep, st, f, lam, np.zeros(0), duals, None), lam)
+        assert certify(sep, st, f0, lam0, np.zeros(0), r.duals).distance_linf <= 1e-12
+
+
+def test_support_certificate_does_not_apply_where_it_should_not():
+    est = _oue(30_000, 10**6, 3)
+    sep = separable_for(make_objective("cls"), est)
+    st = compile_constraints(None, est.d)
+    f = project_simplex(est.f_tilde)
+    lam = recover_multipliers(sep, st, f)[0]
+    assert certify_on_support(sep, st, f, lam, np.zeros(0), None, None) is not None
+    assert certify_on_support(sep, st, np.full(est.d, 1.0 / est.d), lam, np.zeros(0), None, None) is None
+    small = _oue(1000, 10**6, 3)
+    s2 = separable_for(make_objective("cls"), small)
+    st2 = compile_constraints(None, small.d)
+    assert certify_on_support(s2, st2, project_simplex(small.f_tilde), 0.0, np.zeros(0), None, None) is None
