@@ -1,7 +1,8 @@
 """``ldpopt aggregate``: a folder of Parquet report shards in, support counts (and optionally
 post-processed estimates) out, computed out of core with Dask (:mod:`ldpopt.aggregate.dask`).
 
-Output: a ``value,count`` table (values 0..d-1), readable by ``ldpopt postprocess --d``, with the
+Output: a ``value,count`` table, readable by ``ldpopt postprocess``: the values are the labels the
+shards declare (``ldpopt perturb`` of a labelled histogram), else 0..d-1 (``postprocess --d``); with the
 metadata ``postprocess`` writes (oracle, ε, n, d, p, q, oracle parameters, ldpopt version) plus the
 shards and scheduler; with ``--method`` the ``base`` estimate and each method's column are added.
 ``--partial FILE`` also saves the merged partial aggregate (JSON, :mod:`ldpopt.aggregate.partial`)
@@ -46,7 +47,7 @@ def _run(args) -> int:
         with open(args.merge_into) as fh:
             total = Partial.from_json(fh.read()).merge(total)
     oracle = total.build_oracle()
-    out = pd.DataFrame({"value": np.arange(total.d), "count": total.counts})
+    out = pd.DataFrame({"value": total.values(), "count": total.counts})
     names = []
     if args.method:
         est = total.finalize()
@@ -63,6 +64,7 @@ def _run(args) -> int:
         "d": total.d, "p": oracle.p, "q": oracle.q, "oracle_params": dict(total.params),
         "methods": names, "shards": [str(f) for f in files], "scheduler": args.scheduler,
         "merged_into": args.merge_into, "partial_format_version": total.version,
+        "labelled": total.labels is not None,
     }
     if args.partial:
         write_text(args.partial, total.to_json() + "\n")
