@@ -8,10 +8,13 @@ shards and scheduler; with ``--method`` the ``base`` estimate and each method's 
 ``--partial FILE`` also saves the merged partial aggregate (JSON, :mod:`ldpopt.aggregate.partial`)
 so that further shards can be merged into it later.
 
-Scheduler default ``threads``: on the reference machine (2 shared cores) starting a
-``distributed.LocalCluster`` cost ~8 s against 0.07 s for the whole aggregation of 1.2·10^5 OUE
-reports on threads; ``--scheduler local`` starts one, ``--scheduler tcp://host:port`` uses a running
-cluster.
+Schedulers: ``local`` (default) starts a ``distributed.LocalCluster`` for the run (one worker
+process per usable core, at most one per map task; ``--workers`` to change) and shuts it down at the
+end; ``tcp://host:port`` uses a running cluster (its workers must read the shard paths); ``threads``
+and ``synchronous`` run in this process with nothing to start. On the reference machine (2 shared,
+busy cores) starting and stopping the LocalCluster took 12-17 s of wall time and ~3 CPU-s, the CPU
+time ``threads`` spends on ~5·10^7 OUE or ~6·10^6 OLH reports: use ``--scheduler threads`` below
+that (BENCHMARKS.md, "Schedulers"). The progress bar goes to stderr.
 """
 
 from __future__ import annotations
@@ -35,6 +38,12 @@ def _run(args) -> int:
         import dask  # noqa: F401
     except ImportError:
         raise InputError("ldpopt aggregate needs Dask: pip install 'ldpopt[parallel]'") from None
+    if args.scheduler not in ("threads", "synchronous"):
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise InputError(f"--scheduler {args.scheduler} needs dask.distributed: pip install "
+                             "'ldpopt[parallel]', or use --scheduler threads") from None
     from ..aggregate.shards import list_shards
     from ._io import FORMATS, format_of, write_table, write_text
 
@@ -85,11 +94,12 @@ def add_parser(sub) -> None:
     ap.add_argument("shards", help="folder of *.parquet report shards (as `ldpopt perturb` writes)")
     ap.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); CSV on stdout if omitted")
     ap.add_argument("--format", choices=FORMATS, default=None, help="output format (default: from --out's suffix)")
-    ap.add_argument("--scheduler", default="threads",
-                    help="threads (default), synchronous, local (a distributed.LocalCluster) or a cluster "
-                         "address such as tcp://host:8786")
+    ap.add_argument("--scheduler", default="local",
+                    help="local (default: a distributed.LocalCluster for this run), a cluster address such as "
+                         "tcp://host:8786, or threads / synchronous (in process, no start-up cost: small inputs)")
     ap.add_argument("--workers", type=int_arg(1), default=None,
-                    help="threads (threads) or worker processes (local); default: Dask's")
+                    help="worker processes (local; default: usable cores, at most one per task) or threads "
+                         "(threads; default: Dask's)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     ap.add_argument("--method", default=None,
                     help="also post-process: a registered method name or 'all' (default: counts only)")
