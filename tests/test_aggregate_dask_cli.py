@@ -61,9 +61,11 @@ def test_same_result_bit_for_bit_on_every_scheduler_and_a_local_cluster(tmp_path
     results = [aggregate_shards(tmp_path, scheduler="synchronous"),
                aggregate_shards(tmp_path, scheduler="threads", workers=1),
                aggregate_shards(tmp_path, scheduler="threads", workers=4, row_groups_per_task=1)]
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
                                   dashboard_address=None) as cluster:
         results.append(aggregate_shards(tmp_path, scheduler=cluster, row_groups_per_task=2))
+        assert cluster.scheduler_address.startswith("tcp://")  # --scheduler tcp://host:port, as a string
+        results.append(aggregate_shards(tmp_path, scheduler=cluster.scheduler_address, progress=True))
         with distributed.Client(cluster) as client:  # an existing Client: used, left open
             results.append(aggregate_shards(tmp_path, scheduler=client, row_groups_per_task=3))
             assert client.status == "running"
