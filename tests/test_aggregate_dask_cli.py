@@ -61,9 +61,14 @@ def test_same_result_bit_for_bit_on_every_scheduler_and_a_local_cluster(tmp_path
     results = [aggregate_shards(tmp_path, scheduler="synchronous"),
                aggregate_shards(tmp_path, scheduler="threads", workers=1),
                aggregate_shards(tmp_path, scheduler="threads", workers=4, row_groups_per_task=1)]
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
                                   dashboard_address=None) as cluster:
         results.append(aggregate_shards(tmp_path, scheduler=cluster, row_groups_per_task=2))
+        assert cluster.scheduler_address.startswith("tcp://")  # --scheduler tcp://host:port, as a string
+        results.append(aggregate_shards(tmp_path, scheduler=cluster.scheduler_address, progress=True))
+        with distributed.Client(cluster) as client:  # an existing Client: used, left open
+            results.append(aggregate_shards(tmp_path, scheduler=client, row_groups_per_task=3))
+            assert client.status == "running"
     for r in results:
         assert r.n == len(reps)
         assert np.array_equal(r.counts, ref)
@@ -96,7 +101,7 @@ def test_cli_perturb_then_aggregate(tmp_path):
     assert m == n
     out = tmp_path / "c.csv"
     proc = ldpopt("aggregate", shards, "--out", out, "--method", "norm-sub", "--partial", tmp_path / "p.json",
-                  "--no-progress")
+                  "--no-progress", "--scheduler", "threads")
     assert proc.returncode == 0, proc.stderr
     table = pd.read_csv(out)
     assert np.array_equal(table["count"].to_numpy(), ref)
@@ -104,11 +109,17 @@ def test_cli_perturb_then_aggregate(tmp_path):
     assert np.all(table["norm-sub"] >= 0) and abs(table["norm-sub"].sum() - 1) < 1e-9
     meta = json.loads((tmp_path / "c.csv.meta.json").read_text())
     assert (meta["oracle"], meta["n"], meta["d"], meta["oracle_params"]) == ("ss", n, D, {"k": orc.k})
-    # the same seed gives the same shards; merging a second run into the saved partial doubles the counts
-    again = ldpopt("aggregate", shards, "--merge-into", tmp_path / "p.json", "--no-progress")
+    assert meta["scheduler"] == "threads"
+    # the default path: a LocalCluster, with its progress bar on stderr; stdout stays a clean CSV, and
+    # merging this second run into the saved partial doubles the counts bit for bit
+    again = ldpopt("aggregate", shards, "--merge-into", tmp_path / "p.json")
     assert again.returncode == 0, again.stderr
     doubled = pd.read_csv(__import__("io").StringIO(again.stdout))
+    assert list(doubled.columns) == ["value", "count"] and len(doubled) == D
     assert np.array_equal(doubled["count"].to_numpy(), 2 * ref)
+    assert "100%" in again.stderr and f"{n / 1e3:.2f}k/{n / 1e3:.2f}k" in again.stderr  # the bar counts reports
+    for noise in ("Traceback", "WARNING", "Warning", "ERROR"):
+        assert noise not in again.stderr, again.stderr
 
 
 def test_cli_values_file_is_seeded_and_errors_are_one_line(tmp_path):
@@ -126,3 +137,79 @@ def test_cli_values_file_is_seeded_and_errors_are_one_line(tmp_path):
     assert "--d" in one_line_error(ldpopt("perturb", "--values", vals, "--oracle", "grr", "--epsilon", 2,
                                           "--seed", 9, "--out", tmp_path / "o3"))
     assert "no *.parquet" in one_line_error(ldpopt("aggregate", tmp_path, "--no-progress"))
+
+
+def test_cli_labelled_histogram_keeps_its_labels_through_perturb_and_aggregate(tmp_path):
+    # bug: a histogram keyed by labels (no --d) came back from `aggregate` keyed by positions 0..d-1
+    labels = ["zebra", "apple", "10", "mango"]  # file order, not sorted; "10" is a label, not position 10
+    true = np.array([400, 30, 250, 120])
+    hist = tmp_path / "h.csv"
+    pd.DataFrame({"value": labels, "count": true}).to_csv(hist, index=False)
+    shards = tmp_path / "sh"
+    proc = ldpopt("perturb", "--histogram", hist, "--oracle", "grr", "--epsilon", 3, "--seed", 2,
+                  "--shard-rows", 300, "--out", shards)
+    assert proc.returncode == 0, proc.stderr
+    orc = read_oracle(next(shards.glob("*.parquet")))
+    ref, n = _reference(shards, orc)  # counts by position (row of the histogram)
+    assert n == true.sum() and orc.d == 4
+    out = tmp_path / "c.csv"
+    proc = ldpopt("aggregate", shards, "--out", out, "--partial", tmp_path / "p.json", "--no-progress",
+                  "--scheduler", "threads")
+    assert proc.returncode == 0, proc.stderr
+    table = pd.read_csv(out, dtype={"value": str})
+    assert table["value"].tolist() == labels
+    assert np.array_equal(table["count"].to_numpy(), ref)
+    # at ε = 3 GRR reports the true value w.p. 0.87: the counts follow the labels' true counts
+    assert np.argmax(table["count"].to_numpy()) == 0 and np.argmin(table["count"].to_numpy()) == 1
+    # the saved partial keeps the labels: merging it back gives the same labels, doubled counts
+    again = ldpopt("aggregate", shards, "--merge-into", tmp_path / "p.json", "--no-progress", "--scheduler", "threads")
+    assert again.returncode == 0, again.stderr
+    doubled = pd.read_csv(__import__("io").StringIO(again.stdout), dtype={"value": str})
+    assert doubled["value"].tolist() == labels and np.array_equal(doubled["count"].to_numpy(), 2 * ref)
+    # the estimate can be post-processed by label: postprocess reads the output back with its labels
+    pp = ldpopt("postprocess", "--counts", out, "--oracle", "grr", "--epsilon", 3, "--n", n, "--method", "base")
+    assert pp.returncode == 0, pp.stderr
+    assert pd.read_csv(__import__("io").StringIO(pp.stdout), dtype={"value": str})["value"].tolist() == labels
+
+
+def test_shards_with_different_labels_are_refused_naming_the_shard(tmp_path):
+    orc = oracles.get("oue", 1.0, 3)
+    r = orc.perturb(np.array([0, 1, 2, 2]), 0)
+    write_shard(tmp_path / "a.parquet", orc, r, labels=["x", "y", "z"])
+    assert aggregate_shards(tmp_path, scheduler="synchronous").labels == ("x", "y", "z")
+    assert shard_partial(tmp_path / "a.parquet").labels == ("x", "y", "z")
+    write_shard(tmp_path / "b.parquet", orc, r, labels=["x", "z", "y"])
+    with pytest.raises(MergeError, match=r"b.parquet does not match .*a.parquet: .*labels differ \(position 1"):
+        aggregate_shards(tmp_path, scheduler="synchronous")
+    write_shard(tmp_path / "b.parquet", orc, r)  # no labels: positions, which are not x, y, z either
+    with pytest.raises(MergeError, match="labels differ"):
+        aggregate_shards(tmp_path, scheduler="synchronous")
+
+
+def test_local_cluster_default_of_the_cli_is_bit_for_bit_and_leaves_no_process(tmp_path, capsys):
+    # scheduler="local" is what `ldpopt aggregate` runs by default: worker processes started and
+    # stopped for the call, the progress bar on stderr only
+    pytest.importorskip("distributed")
+    psutil = pytest.importorskip("psutil")
+    orc, reps = _write(tmp_path, "blh", [700, 300, 1], row_group_rows=100)
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    capsys.readouterr()
+    got = aggregate_shards(tmp_path, scheduler="local", workers=2, progress=True, row_groups_per_task=3)
+    out, err = capsys.readouterr()
+    assert got.n == len(reps) and np.array_equal(got.counts, orc.aggregate(reps))
+    assert got == aggregate_shards(tmp_path, scheduler="synchronous")
+    assert out == "" and "1.00k/1.00k" in err
+    # no worker or nanny process outlives the call; multiprocessing's resource tracker is one per
+    # parent process for its whole life (it exits with it), not part of the cluster
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and p.is_running()
+            and p.status() != psutil.STATUS_ZOMBIE and "resource_tracker" not in " ".join(p.cmdline())]
+    assert left == [], [p.cmdline() for p in left]
+
+
+def test_bad_scheduler_and_task_size_are_errors_naming_the_argument(tmp_path):
+    _write(tmp_path, "grr", [10])
+    with pytest.raises(ValueError, match="scheduler must be one of"):
+        aggregate_shards(tmp_path, scheduler="thread")
+    with pytest.raises(ValueError, match="row_groups_per_task must be an integer >= 1"):
+        aggregate_shards(tmp_path, row_groups_per_task=0)
+    assert "scheduler must be one of" in one_line_error(ldpopt("aggregate", tmp_path, "--scheduler", "lcoal"))

@@ -108,3 +108,26 @@ def test_bad_serialised_partials_refused():
         Partial.empty(_olh()).finalize()
     with pytest.raises(TypeError, match="Partial"):
         Partial.empty(_olh()).merge(np.zeros(D))
+
+
+def test_labels_travel_with_the_counts_and_must_agree_to_merge():
+    orc, reps = _reports("grr", 50, 3)
+    labels = [f"v{i}" for i in range(D)]
+    a = Partial.from_reports(orc, reps).with_labels(labels)
+    assert a.labels == tuple(labels) and list(a.values()) == labels
+    back = Partial.from_json(a.to_json())
+    assert back == a and back.labels == tuple(labels)
+    assert json.loads(Partial.from_reports(orc, reps).to_json()).keys() == json.loads(a.to_json()).keys() - {"labels"}
+    assert np.array_equal((a + a).counts, 2 * a.counts) and (a + a).labels == a.labels
+    other = a.with_labels([*labels[:5], "other", *labels[6:]])
+    with pytest.raises(MergeError, match=r"labels differ \(position 5: 'v5' vs 'other'\)"):
+        a.merge(other)
+    with pytest.raises(MergeError, match="labels differ"):
+        a.merge(a.with_labels(None))
+    # the positions written as strings are no labels: they merge with an unlabelled partial
+    same = a.with_labels([str(i) for i in range(D)])
+    assert same.labels is None and np.array_equal(same.values(), np.arange(D))
+    for bad, msg in ((labels[:-1], "hold d = 13"), ([*labels[:-1], "v0"], "entry 12 .'v0'. repeats entry 0"),
+                     ([*labels[:-1], ""], "non-empty"), ("abc", "sequence")):
+        with pytest.raises(ValueError, match=msg):
+            a.with_labels(bad)

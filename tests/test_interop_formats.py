@@ -137,3 +137,30 @@ def test_estimate_unbiased_over_repetitions_and_postprocessing_runs(case):
     assert np.allclose(total.finalize().f_tilde, est.mean(axis=0), atol=1e-12)
     post = methods.get("norm-sub").func(parts[0].finalize())
     assert np.all(post >= 0) and abs(post.sum() - 1) < 1e-9
+
+
+def test_flh_pool_bias_matches_a_simulation_of_the_pool_client():
+    # FastLH with a tiny pool (k = 3 seeds) is visibly biased; flh_pool_bias predicts E[f̃ | pool]
+    d, k, g, n = 12, 3, 3, 400_000
+    rng = np.random.default_rng(5)
+    f = rng.dirichlet(np.ones(d))
+    H = hash_values(np.arange(k), np.arange(d), g)
+    reps = enc.lh(rng.choice(d, n, p=f), EPS, d, g, rng, seed_high=k, hasher=lambda s, v, gg: H[s, v])
+    part = P.read_flh(reps, EPS, d, k=k, g=g)
+    est = part.finalize().f_tilde
+    bias = P.flh_pool_bias(f, EPS, k, g=g)
+    p, q = part.build_oracle().p, 1.0 / g
+    # the slow, obviously correct route: the d×d collision-rate matrix ρ_uv, summed over u ≠ v
+    rho = (H[:, :, None] == H[:, None, :]).mean(axis=0)
+    off = rho - q
+    np.fill_diagonal(off, 0.0)
+    ps = (1 - p) / (g - 1)
+    assert np.allclose(bias, (p - ps) / (p - q) * off @ f, rtol=0, atol=1e-15)
+    pi = (f + bias) * (p - q) + q  # E[c_v/n] implied by the predicted mean
+    sd = np.sqrt(pi * (1 - pi) / n) / (p - q)
+    assert np.max(np.abs(est - f - bias) / sd) < 4.5  # the prediction holds at every value
+    assert np.max(np.abs(bias) / sd) > 10 and np.max(np.abs(est - f) / sd) > 8  # and the bias is real
+    with pytest.raises(ValueError, match="k must be an integer"):
+        P.flh_pool_bias(f, EPS, 0, g=g)
+    with pytest.raises(ValueError, match="probability vector"):
+        P.flh_pool_bias(f * 2, EPS, k, g=g)

@@ -10,41 +10,55 @@ Schedulers (``scheduler=``):
 
 * ``"synchronous"`` — one thread, no Dask machinery beyond the graph (the single-machine path:
   the same tasks, run in order);
-* ``"threads"`` — Dask's local thread pool (numpy releases the GIL in the hot loops);
-* ``"local"`` — a ``distributed.LocalCluster`` started for the call (``workers`` processes, one
-  thread each) and closed afterwards;
-* ``"tcp://host:port"`` (or any address ``distributed.Client`` accepts) — an existing cluster;
-  the shard paths must be readable by its workers.
+* ``"threads"`` — Dask's local thread pool in this process (numpy and pyarrow release the GIL in
+  the hot loops); the Python API's default: no processes are started, nothing outlives the call;
+* ``"local"`` — a ``distributed.LocalCluster`` started for the call and shut down afterwards
+  (``ldpopt aggregate``'s default): ``workers`` processes (default: the usable cores, at most one
+  per map task), one thread each — separate processes so that the Python parts of the tasks
+  (Parquet batch iteration, partial merges) do not share one GIL; the workers' logs are silenced
+  below ERROR so that closing the cluster prints nothing;
+* ``"tcp://host:port"`` (or any address ``distributed.Client`` accepts, or a Client/cluster
+  object) — an existing cluster; the shard paths must be readable by its workers and ldpopt
+  importable there.
 
-``progress=True`` shows Dask's progress bar on stderr (``dask.diagnostics.ProgressBar`` for the
-local schedulers, ``distributed.progress`` for a cluster).
+``progress=True`` draws a progress bar on stderr (never stdout, which may carry the CSV):
+``dask.diagnostics.ProgressBar`` for the in-process schedulers; for a cluster a tqdm bar in
+reports, advanced as map tasks finish (``distributed.as_completed``; the reports of each task are
+known from the Parquet footers, so nothing is fetched to draw it).
+
+Which scheduler (measured on the reference machine, 2 cores shared with other work; BENCHMARKS.md
+"Schedulers"): starting and stopping a 2-worker LocalCluster costs seconds of wall time, while
+``threads`` aggregates ~10⁷ GRR/OUE/HR reports in about that time; so ``threads`` is right for
+small inputs and for library calls, ``local`` for inputs large enough that seconds of start-up
+vanish (OLH/BLH/SS from ~10⁶ reports, the others from ~10⁸), and an address for more cores than
+one machine has.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from .partial import MergeError, Partial
-from .shards import list_shards, read_oracle, shard_partial
+from .shards import list_shards, read_labels, read_oracle, shard_partial
 
-__all__ = ["plan", "aggregate_shards", "LOCAL_SCHEDULERS"]
+__all__ = ["plan", "aggregate_shards", "LOCAL_SCHEDULERS", "local_workers"]
 
 LOCAL_SCHEDULERS = ("synchronous", "threads", "local")
 #: row groups per task (with the default 2^18-row groups: ~10^6 reports per task)
 ROW_GROUPS_PER_TASK = 4
 
 
-def plan(files, row_groups_per_task: int = ROW_GROUPS_PER_TASK) -> list[tuple[str, list[int]]]:
-    """The map tasks: (shard path, row-group indices) blocks, and a check that every shard declares
-    the same oracle configuration (an error naming the first shard and field that differ)."""
-    tasks = []
+def _plan(files, row_groups_per_task: int):
+    """(tasks, rows per task, the empty labelled partial of the shards' common configuration)."""
+    tasks, rows = [], []
     first = None
     for f in files:
-        orc = read_oracle(f)
-        this = Partial.empty(orc)
+        this = Partial.empty(read_oracle(f), read_labels(f))
         if first is None:
             first = (f, this)
         else:
@@ -52,14 +66,24 @@ def plan(files, row_groups_per_task: int = ROW_GROUPS_PER_TASK) -> list[tuple[st
                 first[1].check_compatible(this)
             except MergeError as exc:
                 raise MergeError(f"{f} does not match {first[0]}: {exc}") from None
-        ng = pq.ParquetFile(f).num_row_groups
+        meta = pq.ParquetFile(f).metadata
+        ng = meta.num_row_groups
         for g0 in range(0, max(ng, 1), row_groups_per_task):
-            tasks.append((str(f), list(range(g0, min(ng, g0 + row_groups_per_task)))))
-    return tasks
+            groups = list(range(g0, min(ng, g0 + row_groups_per_task)))
+            tasks.append((str(f), groups))
+            rows.append(sum(meta.row_group(g).num_rows for g in groups))
+    return tasks, rows, first[1]
+
+
+def plan(files, row_groups_per_task: int = ROW_GROUPS_PER_TASK) -> list[tuple[str, list[int]]]:
+    """The map tasks: (shard path, row-group indices) blocks, and a check that every shard declares
+    the same oracle configuration and labels (an error naming the first shard and field that differ)."""
+    return _plan(files, row_groups_per_task)[0]
 
 
 def _map(path: str, groups: list[int]) -> Partial:
-    return shard_partial(path, row_groups=groups) if groups else Partial.empty(read_oracle(path))
+    # unlabelled: the plan checked every shard's labels; they are attached once to the total
+    return shard_partial(path, row_groups=groups, labelled=False) if groups else Partial.empty(read_oracle(path))
 
 
 def _merge(a: Partial, b: Partial) -> Partial:
@@ -79,10 +103,11 @@ def _graph(tasks):
     return level[0]
 
 
-def _compute_local(obj, scheduler: str, workers: int | None, progress: bool) -> Partial:
+def _compute_local(tasks, scheduler: str, workers: int | None, progress: bool) -> Partial:
     import dask
     from dask.diagnostics import ProgressBar
 
+    obj = _graph(tasks)
     kwargs = {"scheduler": scheduler}
     if scheduler == "threads" and workers:
         kwargs["num_workers"] = workers
@@ -92,46 +117,81 @@ def _compute_local(obj, scheduler: str, workers: int | None, progress: bool) -> 
     return dask.compute(obj, **kwargs)[0]
 
 
-def _compute_distributed(obj, address, workers: int | None, progress: bool) -> Partial:
-    from distributed import Client, LocalCluster, progress as dprogress
-
-    cluster = None
+def local_workers(workers: int | None, ntasks: int) -> int:
+    """Worker processes of the ``"local"`` cluster: ``workers``, else the cores this process may
+    use (``os.sched_getaffinity``), at most one per map task."""
+    if workers:
+        return workers
     try:
-        if address == "local":
-            cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
-            client = Client(cluster)
-        elif isinstance(address, str):
-            client = Client(address)
-        else:  # an existing Client or cluster object (tests pass a LocalCluster)
-            client = address if hasattr(address, "compute") else Client(address)
-        try:
-            fut = client.compute(obj)
-            if progress:
-                dprogress(fut)
-                print(file=sys.stderr)
-            return fut.result()
-        finally:
-            if client is not address:
-                client.close()
-    finally:
-        if cluster is not None:
-            cluster.close()
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, ntasks))
+
+
+def _run_on(client, tasks, rows, progress: bool) -> Partial:
+    """Submit the map tasks and the merge tree to ``client``; a tqdm bar (reports) on stderr."""
+    from distributed import as_completed
+
+    maps = [client.submit(_map, path, groups, pure=True) for path, groups in tasks]
+    level = list(maps)
+    while len(level) > 1:
+        nxt = [client.submit(_merge, level[i], level[i + 1], pure=True) for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    root = level[0]
+    if progress:
+        from tqdm import tqdm
+
+        rows_of = {f.key: r for f, r in zip(maps, rows)}
+        with tqdm(total=sum(rows), unit="report", unit_scale=True, file=sys.stderr, desc="aggregate") as bar:
+            for fut in as_completed(maps):
+                if fut.status == "error":
+                    break  # root.result() raises the task's exception
+                bar.update(rows_of[fut.key])
+    return root.result()
+
+
+def _compute_distributed(tasks, rows, address, workers: int | None, progress: bool) -> Partial:
+    from distributed import Client, LocalCluster
+
+    if address == "local":
+        n = local_workers(workers, len(tasks))
+        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+            return _run_on(client, tasks, rows, progress)
+    if isinstance(address, str):
+        with Client(address) as client:
+            return _run_on(client, tasks, rows, progress)
+    if hasattr(address, "submit"):  # an existing Client: used, not closed
+        return _run_on(address, tasks, rows, progress)
+    with Client(address) as client:  # a cluster object (tests pass a LocalCluster): a client for the call
+        return _run_on(client, tasks, rows, progress)
 
 
 def aggregate_shards(source, scheduler="threads", workers: int | None = None, progress: bool = False,
                      row_groups_per_task: int = ROW_GROUPS_PER_TASK) -> Partial:
     """The merged partial aggregate of every report in ``source`` (a directory of ``*.parquet``
-    shards or a list of shard paths). ``scheduler``: see the module docstring; ``workers``: threads
-    (``"threads"``) or worker processes (``"local"``)."""
+    shards or a list of shard paths), with the shards' value labels if they declare any.
+    ``scheduler``: see the module docstring (default ``"threads"``: in-process, nothing to start or
+    leak, the right choice for a library call; the CLI defaults to ``"local"``); ``workers``:
+    threads (``"threads"``) or worker processes (``"local"``)."""
     files = list_shards(source) if isinstance(source, (str, Path)) else [Path(f) for f in source]
     if not files:
         raise ValueError("source must name at least one report shard")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
-    obj = _graph(plan(files, row_groups_per_task))
-    if scheduler in ("synchronous", "threads"):
-        return _compute_local(obj, scheduler, workers, progress)
+    if isinstance(row_groups_per_task, bool) or not isinstance(row_groups_per_task, int) or row_groups_per_task < 1:
+        raise ValueError(f"row_groups_per_task must be an integer >= 1, got {row_groups_per_task!r}")
     if scheduler == "processes":
         raise ValueError("scheduler 'processes' is not offered: use 'local' (a distributed.LocalCluster)")
-    return _compute_distributed(obj, scheduler, workers, progress)
+    if isinstance(scheduler, str) and scheduler not in LOCAL_SCHEDULERS and ":" not in scheduler:
+        raise ValueError(f"scheduler must be one of {LOCAL_SCHEDULERS} or a cluster address such as "
+                         f"tcp://host:8786, got {scheduler!r}")
+    tasks, rows, empty = _plan(files, row_groups_per_task)
+    if scheduler in ("synchronous", "threads"):
+        total = _compute_local(tasks, scheduler, workers, progress)
+    else:
+        total = _compute_distributed(tasks, rows, scheduler, workers, progress)
+    return total.with_labels(empty.labels)

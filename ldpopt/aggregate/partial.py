@@ -17,6 +17,13 @@ Choices the papers are silent on:
   ε is compared exactly (it travels as a JSON float, which round-trips exactly).
 * Serialisation is one JSON object; the counts are the little-endian int64 bytes, base64-encoded
   (exact, and ~11 bytes per value rather than up to 20 in decimal).
+* Value labels. The oracles work on positions 0..d-1; a population keyed by labels (``ldpopt
+  perturb --histogram`` of a ``value,count`` file without ``--d``) maps label i of the file to
+  position i. The optional ``labels`` (d distinct non-empty strings, position order) keep that
+  mapping with the counts; they are part of what two partials must share (the same position means
+  the same value), travel in the JSON as a list (absent when there are none) and do not change the
+  format version: a partial without labels serialises exactly as before. ``labels`` equal to
+  "0".."d-1" are the positions themselves and are stored as none.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from .. import oracles
 from ..estimate import Estimate
 from ..oracles.base import FrequencyOracle
 
-__all__ = ["FORMAT_VERSION", "Partial", "MergeError"]
+__all__ = ["FORMAT_VERSION", "Partial", "MergeError", "check_labels"]
 
 #: version of the serialised form; a partial of another version is refused, never guessed at
 FORMAT_VERSION = 1
@@ -42,7 +49,36 @@ _STRUCTURAL = {"olh": ("g",), "ss": ("k",)}  # BLH: g = 2 is its definition
 
 
 class MergeError(ValueError):
-    """Two partials that cannot be added (different oracle, ε, d, parameter or format version)."""
+    """Two partials that cannot be added (different oracle, ε, d, parameter, labels or format version)."""
+
+
+def check_labels(labels, d: int) -> tuple | None:
+    """``labels`` as a tuple of d distinct non-empty strings, or None (no labels, or exactly the
+    positions "0".."d-1"); anything else is a ValueError naming ``labels``."""
+    if labels is None:
+        return None
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
+        raise ValueError(f"labels must be a sequence of d = {d} strings, got {type(labels).__name__}")
+    labels = tuple(labels)
+    if len(labels) != d:
+        raise ValueError(f"labels must hold d = {d} strings, got {len(labels)}")
+    for i, lab in enumerate(labels):
+        if not isinstance(lab, str) or not lab:
+            raise ValueError(f"labels must be non-empty strings; entry {i} is {lab!r}")
+    if len(set(labels)) != d:
+        seen: dict = {}
+        i = next(i for i, lab in enumerate(labels) if seen.setdefault(lab, i) != i)
+        raise ValueError(f"labels must be distinct; entry {i} ({labels[i]!r}) repeats entry {seen[labels[i]]}")
+    if labels == tuple(map(str, range(d))):
+        return None
+    return labels
+
+
+def _labels_diff(a, b) -> str:
+    if a is None or b is None:
+        return f"{'none' if a is None else f'{len(a)} labels'} vs {'none' if b is None else f'{len(b)} labels'}"
+    i = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+    return f"position {i}: {a[i]!r} vs {b[i]!r}"
 
 
 def _structural_params(oracle: FrequencyOracle) -> dict[str, int]:
@@ -65,6 +101,7 @@ class Partial:
     n: int = 0
     counts: np.ndarray = None  # type: ignore[assignment]
     version: int = FORMAT_VERSION
+    labels: tuple | None = None
 
     def __post_init__(self) -> None:
         orc = self.build_oracle()  # validates name, ε, d and parameters
@@ -88,17 +125,24 @@ class Partial:
         object.__setattr__(self, "epsilon", orc.epsilon)
         object.__setattr__(self, "oracle", orc.name)
         object.__setattr__(self, "params", _structural_params(orc))
+        object.__setattr__(self, "labels", check_labels(self.labels, self.d))
 
     # -- constructors ---------------------------------------------------------------------------
     @classmethod
-    def empty(cls, oracle: FrequencyOracle) -> "Partial":
+    def empty(cls, oracle: FrequencyOracle, labels=None) -> "Partial":
         """The identity of :meth:`merge` for ``oracle``'s configuration (n = 0, counts 0)."""
-        return cls(oracle.name, oracle.epsilon, oracle.d, _structural_params(oracle))
+        return cls(oracle.name, oracle.epsilon, oracle.d, _structural_params(oracle), labels=labels)
 
     @classmethod
-    def from_counts(cls, oracle: FrequencyOracle, counts, n: int) -> "Partial":
+    def from_counts(cls, oracle: FrequencyOracle, counts, n: int, labels=None) -> "Partial":
         """A partial from support counts already aggregated over ``n`` reports."""
-        return cls(oracle.name, oracle.epsilon, oracle.d, _structural_params(oracle), n, np.asarray(counts))
+        return cls(oracle.name, oracle.epsilon, oracle.d, _structural_params(oracle), n, np.asarray(counts),
+                   labels=labels)
+
+    def with_labels(self, labels) -> "Partial":
+        """The same counts with value ``labels`` (position order; None: the positions)."""
+        return Partial(self.oracle, self.epsilon, self.d, dict(self.params), self.n, self.counts, self.version,
+                       labels)
 
     @classmethod
     def from_reports(cls, oracle: FrequencyOracle, reports) -> "Partial":
@@ -113,14 +157,18 @@ class Partial:
     def key(self) -> dict[str, Any]:
         """What two partials must share to be merged."""
         return {"version": self.version, "oracle": self.oracle, "epsilon": self.epsilon, "d": self.d,
-                **{f"params.{k}": v for k, v in sorted(self.params.items())}}
+                **{f"params.{k}": v for k, v in sorted(self.params.items())}, "labels": self.labels}
 
     def check_compatible(self, other: "Partial") -> None:
         """Raise :class:`MergeError` naming the first field on which the two partials differ."""
         if not isinstance(other, Partial):
             raise TypeError(f"can only merge a Partial with a Partial, got {type(other).__name__}")
         a, b = self.key(), other.key()
-        for name in ("version", "oracle", "epsilon", "d", *sorted(set(a) | set(b) - {"version", "oracle", "epsilon", "d"})):
+        first = ("version", "oracle", "epsilon", "d")
+        for name in (*first, *sorted(set(a) | set(b) - {*first, "labels"}), "labels"):
+            if name == "labels" and a["labels"] != b["labels"]:
+                raise MergeError(f"cannot merge partial aggregates: labels differ "
+                                 f"({_labels_diff(a['labels'], b['labels'])})")
             if a.get(name) != b.get(name):
                 raise MergeError(f"cannot merge partial aggregates: {name} differs ({a.get(name)!r} vs "
                                  f"{b.get(name)!r})")
@@ -129,7 +177,7 @@ class Partial:
         """The partial of the union of both shards: counts and n added (exact integers)."""
         self.check_compatible(other)
         return Partial(self.oracle, self.epsilon, self.d, dict(self.params), self.n + other.n,
-                       self.counts + other.counts)
+                       self.counts + other.counts, labels=self.labels)
 
     __add__ = merge
 
@@ -168,9 +216,12 @@ class Partial:
 
     # -- serialisation --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": _KIND, "version": self.version, "oracle": self.oracle, "epsilon": self.epsilon,
-                "d": self.d, "params": dict(self.params), "n": self.n,
-                "counts_int64le_base64": base64.b64encode(self.counts.astype("<i8").tobytes()).decode("ascii")}
+        doc = {"kind": _KIND, "version": self.version, "oracle": self.oracle, "epsilon": self.epsilon,
+               "d": self.d, "params": dict(self.params), "n": self.n,
+               "counts_int64le_base64": base64.b64encode(self.counts.astype("<i8").tobytes()).decode("ascii")}
+        if self.labels is not None:
+            doc["labels"] = list(self.labels)
+        return doc
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
@@ -190,7 +241,8 @@ class Partial:
         if len(raw) != 8 * int(doc["d"]):
             raise ValueError(f"counts: {len(raw)} bytes do not hold d = {doc['d']} int64 counts")
         counts = np.frombuffer(raw, dtype="<i8").astype(np.int64)
-        return cls(doc["oracle"], doc["epsilon"], doc["d"], doc["params"], doc["n"], counts, doc["version"])
+        return cls(doc["oracle"], doc["epsilon"], doc["d"], doc["params"], doc["n"], counts, doc["version"],
+                   doc.get("labels"))
 
     @classmethod
     def from_json(cls, text: str) -> "Partial":
@@ -199,6 +251,10 @@ class Partial:
         except json.JSONDecodeError as exc:
             raise ValueError(f"serialised partial aggregate is not valid JSON: {exc}") from None
         return cls.from_dict(doc)
+
+    def values(self) -> np.ndarray:
+        """The value of each count: the labels (object array) or the positions 0..d-1 (int64)."""
+        return np.arange(self.d, dtype=np.int64) if self.labels is None else np.array(self.labels, dtype=object)
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v}" for k, v in self.params.items())

@@ -3,7 +3,9 @@
 A shard is a Parquet file of reports from one oracle configuration. Its schema metadata key
 ``ldpopt.shard`` holds a JSON object ``{"format_version", "oracle", "epsilon", "d", "params"}``
 (``params``: ``g`` for OLH, ``k`` for SS), so a reader never has to be told how to interpret
-the columns. The columns, one row per report, are exactly what ``oracle.perturb`` returns:
+the columns; when the population was keyed by labels it also holds ``"labels"``: the d value labels
+in position order (report value i means label i; :class:`~.partial.Partial` ``labels``). Absent
+means the values are the positions 0..d-1. Every shard of a folder must declare the same labels. The columns, one row per report, are exactly what ``oracle.perturb`` returns:
 
 ========  =================================================  ==========================================
 oracle    columns                                            meaning
@@ -34,23 +36,28 @@ import pyarrow.parquet as pq
 
 from .. import oracles
 from ..oracles.base import FrequencyOracle
-from .partial import FORMAT_VERSION, MergeError, Partial, _structural_params
+from .partial import FORMAT_VERSION, MergeError, Partial, _structural_params, check_labels
 
 __all__ = ["META_KEY", "BATCH_ROWS", "schema", "to_table", "from_batch", "write_shard", "write_shard_batches", "read_oracle",
-           "shard_partial", "list_shards"]
+           "read_labels", "shard_partial", "list_shards"]
 
 META_KEY = b"ldpopt.shard"
 #: reports per record batch when reading (bounds memory per task)
 BATCH_ROWS = 1 << 18
 
 
-def _header(oracle: FrequencyOracle) -> dict:
-    return {"format_version": FORMAT_VERSION, "oracle": oracle.name, "epsilon": oracle.epsilon,
+def _header(oracle: FrequencyOracle, labels=None) -> dict:
+    head = {"format_version": FORMAT_VERSION, "oracle": oracle.name, "epsilon": oracle.epsilon,
             "d": oracle.d, "params": _structural_params(oracle)}
+    labels = check_labels(labels, oracle.d)
+    if labels is not None:
+        head["labels"] = list(labels)
+    return head
 
 
-def schema(oracle: FrequencyOracle) -> pa.Schema:
-    """The Parquet schema (with the ``ldpopt.shard`` metadata) of ``oracle``'s report shards."""
+def schema(oracle: FrequencyOracle, labels=None) -> pa.Schema:
+    """The Parquet schema (with the ``ldpopt.shard`` metadata) of ``oracle``'s report shards;
+    ``labels``: the d value labels, position order (None: the values are the positions)."""
     name = oracle.name
     if name == "grr":
         fields = [pa.field("value", pa.int64(), nullable=False)]
@@ -64,12 +71,12 @@ def schema(oracle: FrequencyOracle) -> pa.Schema:
         fields = [pa.field("subset", pa.list_(pa.int64(), oracle.k), nullable=False)]
     else:
         raise ValueError(f"oracle {name!r} has no Parquet report schema")
-    return pa.schema(fields, metadata={META_KEY: json.dumps(_header(oracle)).encode()})
+    return pa.schema(fields, metadata={META_KEY: json.dumps(_header(oracle, labels)).encode()})
 
 
-def to_table(oracle: FrequencyOracle, reports) -> pa.Table:
+def to_table(oracle: FrequencyOracle, reports, labels=None) -> pa.Table:
     """``oracle.perturb``'s reports as a table of :func:`schema`."""
-    sch = schema(oracle)
+    sch = schema(oracle, labels)
     name = oracle.name
     if name in ("oue", "sue"):
         r = np.ascontiguousarray(reports, dtype=np.uint8)
@@ -111,24 +118,25 @@ def from_batch(oracle: FrequencyOracle, batch: pa.RecordBatch):
     return _column(batch, "value" if name == "grr" else "y").to_numpy()
 
 
-def write_shard(path, oracle: FrequencyOracle, reports, row_group_rows: int = BATCH_ROWS) -> Path:
+def write_shard(path, oracle: FrequencyOracle, reports, row_group_rows: int = BATCH_ROWS, labels=None) -> Path:
     """Write ``reports`` as one Parquet shard (via a temporary file, then renamed)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(to_table(oracle, reports), tmp, row_group_size=row_group_rows)
+    pq.write_table(to_table(oracle, reports, labels), tmp, row_group_size=row_group_rows)
     tmp.replace(path)
     return path
 
 
-def write_shard_batches(path, oracle: FrequencyOracle, batches) -> Path:
+def write_shard_batches(path, oracle: FrequencyOracle, batches, labels=None) -> Path:
     """Write an iterable of report arrays as one shard, one row group per array, without holding
     more than one array in memory (via a temporary file, then renamed)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        with pq.ParquetWriter(tmp, schema(oracle)) as writer:
+        sch = schema(oracle, labels)
+        with pq.ParquetWriter(tmp, sch) as writer:
             for reports in batches:
-                writer.write_table(to_table(oracle, reports))
+                writer.write_table(to_table(oracle, reports).replace_schema_metadata(sch.metadata))
         tmp.replace(path)
     finally:
         if tmp.exists():
@@ -136,8 +144,7 @@ def write_shard_batches(path, oracle: FrequencyOracle, batches) -> Path:
     return path
 
 
-def read_oracle(path) -> FrequencyOracle:
-    """The oracle a shard's ``ldpopt.shard`` metadata declares."""
+def _read_header(path) -> dict:
     meta = pq.read_schema(path).metadata or {}
     if META_KEY not in meta:
         raise ValueError(f"{path}: not an ldpopt report shard (no {META_KEY.decode()!r} schema metadata)")
@@ -145,18 +152,35 @@ def read_oracle(path) -> FrequencyOracle:
     if head.get("format_version") != FORMAT_VERSION:
         raise MergeError(f"{path}: version: shard format version {head.get('format_version')!r}, this ldpopt "
                          f"reads version {FORMAT_VERSION}")
+    return head
+
+
+def read_oracle(path) -> FrequencyOracle:
+    """The oracle a shard's ``ldpopt.shard`` metadata declares."""
+    head = _read_header(path)
     return oracles.get(head["oracle"], epsilon=head["epsilon"], d=head["d"], **head.get("params", {}))
 
 
-def shard_partial(path, row_groups=None, batch_rows: int = BATCH_ROWS) -> Partial:
-    """The partial aggregate of one shard (or of some of its row groups), read batch by batch."""
+def read_labels(path) -> tuple | None:
+    """The value labels a shard declares (position order), or None: its values are the positions."""
+    head = _read_header(path)
+    try:
+        return check_labels(head.get("labels"), int(head["d"]))
+    except ValueError as exc:
+        raise ValueError(f"{path}: shard metadata: {exc}") from None
+
+
+def shard_partial(path, row_groups=None, batch_rows: int = BATCH_ROWS, labelled: bool = True) -> Partial:
+    """The partial aggregate of one shard (or of some of its row groups), read batch by batch;
+    with the shard's labels unless ``labelled=False`` (Dask's map tasks: the labels are checked
+    once per shard by the plan and attached to the merged total, not shipped with every task)."""
     oracle = read_oracle(path)
     pf = pq.ParquetFile(path)
     total = Partial.empty(oracle)
     for batch in pf.iter_batches(batch_size=batch_rows, row_groups=row_groups):
         if batch.num_rows:
             total = total.merge(Partial.from_reports(oracle, from_batch(oracle, batch)))
-    return total
+    return total.with_labels(read_labels(path)) if labelled else total
 
 
 def list_shards(directory) -> list[Path]:

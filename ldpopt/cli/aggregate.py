@@ -1,16 +1,20 @@
 """``ldpopt aggregate``: a folder of Parquet report shards in, support counts (and optionally
 post-processed estimates) out, computed out of core with Dask (:mod:`ldpopt.aggregate.dask`).
 
-Output: a ``value,count`` table (values 0..d-1), readable by ``ldpopt postprocess --d``, with the
+Output: a ``value,count`` table, readable by ``ldpopt postprocess``: the values are the labels the
+shards declare (``ldpopt perturb`` of a labelled histogram), else 0..d-1 (``postprocess --d``); with the
 metadata ``postprocess`` writes (oracle, ε, n, d, p, q, oracle parameters, ldpopt version) plus the
 shards and scheduler; with ``--method`` the ``base`` estimate and each method's column are added.
 ``--partial FILE`` also saves the merged partial aggregate (JSON, :mod:`ldpopt.aggregate.partial`)
 so that further shards can be merged into it later.
 
-Scheduler default ``threads``: on the reference machine (2 shared cores) starting a
-``distributed.LocalCluster`` cost ~8 s against 0.07 s for the whole aggregation of 1.2·10^5 OUE
-reports on threads; ``--scheduler local`` starts one, ``--scheduler tcp://host:port`` uses a running
-cluster.
+Schedulers: ``local`` (default) starts a ``distributed.LocalCluster`` for the run (one worker
+process per usable core, at most one per map task; ``--workers`` to change) and shuts it down at the
+end; ``tcp://host:port`` uses a running cluster (its workers must read the shard paths); ``threads``
+and ``synchronous`` run in this process with nothing to start. On the reference machine (2 shared,
+busy cores) starting and stopping the LocalCluster took 12-17 s of wall time and ~3 CPU-s, the CPU
+time ``threads`` spends on ~5·10^7 OUE or ~6·10^6 OLH reports: use ``--scheduler threads`` below
+that (BENCHMARKS.md, "Schedulers"). The progress bar goes to stderr.
 """
 
 from __future__ import annotations
@@ -34,6 +38,12 @@ def _run(args) -> int:
         import dask  # noqa: F401
     except ImportError:
         raise InputError("ldpopt aggregate needs Dask: pip install 'ldpopt[parallel]'") from None
+    if args.scheduler not in ("threads", "synchronous"):
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise InputError(f"--scheduler {args.scheduler} needs dask.distributed: pip install "
+                             "'ldpopt[parallel]', or use --scheduler threads") from None
     from ..aggregate.shards import list_shards
     from ._io import FORMATS, format_of, write_table, write_text
 
@@ -46,7 +56,7 @@ def _run(args) -> int:
         with open(args.merge_into) as fh:
             total = Partial.from_json(fh.read()).merge(total)
     oracle = total.build_oracle()
-    out = pd.DataFrame({"value": np.arange(total.d), "count": total.counts})
+    out = pd.DataFrame({"value": total.values(), "count": total.counts})
     names = []
     if args.method:
         est = total.finalize()
@@ -63,6 +73,7 @@ def _run(args) -> int:
         "d": total.d, "p": oracle.p, "q": oracle.q, "oracle_params": dict(total.params),
         "methods": names, "shards": [str(f) for f in files], "scheduler": args.scheduler,
         "merged_into": args.merge_into, "partial_format_version": total.version,
+        "labelled": total.labels is not None,
     }
     if args.partial:
         write_text(args.partial, total.to_json() + "\n")
@@ -83,11 +94,12 @@ def add_parser(sub) -> None:
     ap.add_argument("shards", help="folder of *.parquet report shards (as `ldpopt perturb` writes)")
     ap.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); CSV on stdout if omitted")
     ap.add_argument("--format", choices=FORMATS, default=None, help="output format (default: from --out's suffix)")
-    ap.add_argument("--scheduler", default="threads",
-                    help="threads (default), synchronous, local (a distributed.LocalCluster) or a cluster "
-                         "address such as tcp://host:8786")
+    ap.add_argument("--scheduler", default="local",
+                    help="local (default: a distributed.LocalCluster for this run), a cluster address such as "
+                         "tcp://host:8786, or threads / synchronous (in process, no start-up cost: small inputs)")
     ap.add_argument("--workers", type=int_arg(1), default=None,
-                    help="threads (threads) or worker processes (local); default: Dask's")
+                    help="worker processes (local; default: usable cores, at most one per task) or threads "
+                         "(threads; default: Dask's)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     ap.add_argument("--method", default=None,
                     help="also post-process: a registered method name or 'all' (default: counts only)")

@@ -2,7 +2,10 @@
 shards (schema per oracle: :mod:`ldpopt.aggregate.shards`), for tests and simulations.
 
 The population is a histogram (a ``value,count`` CSV/Parquet file, as ``postprocess`` reads) or a
-values file (one user per row, integer column ``value`` in [0, d)). Users are laid out in order
+values file (one user per row, integer column ``value`` in [0, d)). A histogram without ``--d`` is
+keyed by labels: its i-th row is position i for the oracle, and the labels (in file order) are written
+into every shard's metadata, so that ``ldpopt aggregate`` gives counts keyed by the same labels. With
+``--d`` the values are the positions 0..d-1 themselves. Users are laid out in order
 (histogram: value by value) and cut into shards of ``--shard-rows`` users; shard i is randomised with
 its own generator ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(i,)))``, so the output
 depends only on (population, oracle, seed, shard size), never on how it is later aggregated.
@@ -22,7 +25,7 @@ __all__ = ["add_parser"]
 
 
 def _population(args, d):
-    """(values of every user as a function of a user range, n, d)."""
+    """(values of every user as a function of a user range, n, d, labels or None)."""
     from ._io import read_counts_table
 
     if args.values is not None:
@@ -40,13 +43,14 @@ def _population(args, d):
         if vals.size == 0 or vals.min() < 0 or vals.max() >= d:
             raise InputError(f"--values {path}: values must be integers in [0, --d {d}) and at least one user")
         vals = vals.astype(np.int64)
-        return (lambda a, b: vals[a:b]), int(vals.size), d
+        return (lambda a, b: vals[a:b]), int(vals.size), d, None
     table = read_counts_table(args.histogram, d)
     c = table.counts
     if np.any(c != np.round(c)) or np.any(c < 0) or c.sum() < 1:
         raise InputError(f"--histogram {args.histogram}: counts must be whole numbers >= 0 describing at least one user")
     ends = np.cumsum(c.astype(np.int64))
-    return (lambda a, b: np.searchsorted(ends, np.arange(a, b), side="right")), int(ends[-1]), table.d
+    labels = None if d is not None else [str(v) for v in table.values]  # without --d: labels, file order
+    return (lambda a, b: np.searchsorted(ends, np.arange(a, b), side="right")), int(ends[-1]), table.d, labels
 
 
 def _run(args) -> int:
@@ -54,7 +58,7 @@ def _run(args) -> int:
 
     if (args.values is None) == (args.histogram is None):
         raise InputError("give exactly one of --histogram or --values")
-    values_of, n, d = _population(args, args.d)
+    values_of, n, d, labels = _population(args, args.d)
     params = {k: v for k, v in (("g", args.g), ("k", args.k)) if v is not None}
     try:
         oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=d, **params)
@@ -70,7 +74,7 @@ def _run(args) -> int:
         gen = np.random.default_rng(np.random.SeedSequence(args.seed, spawn_key=(i,)))
         a, b = i * args.shard_rows, min(n, (i + 1) * args.shard_rows)
         batches = (oracle.perturb(values_of(s, min(b, s + step)), gen) for s in range(a, b, step))
-        write_shard_batches(out / f"part-{i:05d}.parquet", oracle, batches)
+        write_shard_batches(out / f"part-{i:05d}.parquet", oracle, batches, labels=labels)
     print(f"wrote {n} {oracle.name} reports in {nshards} shard(s) to {out}", file=sys.stderr)
     return 0
 
@@ -84,7 +88,8 @@ def add_parser(sub) -> None:
     pp.add_argument("--oracle", required=True, help=f"one of {oracles.available()}")
     pp.add_argument("--epsilon", required=True, type=number, help="privacy budget ε > 0")
     pp.add_argument("--d", type=int_arg(2), default=None,
-                    help="domain size (values 0..d-1); required with --values")
+                    help="domain size (values 0..d-1); required with --values; without it a histogram's "
+                         "values are labels, kept in the shards")
     pp.add_argument("--g", type=int_arg(2), default=None, help="hash range g for OLH")
     pp.add_argument("--k", type=int_arg(1), default=None, help="subset size k for SS")
     pp.add_argument("--seed", type=int_arg(0), required=True, help="seed (shard i uses SeedSequence(seed, spawn_key=(i,)))")

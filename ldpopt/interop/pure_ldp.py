@@ -32,7 +32,8 @@ Notes from pure-ldp's source:
   Σ_i hash_counts[i, H_i(v)] is the same support count, computed here from the k×d hash matrix
   (O(k·d) hashes, not O(n·d)). With a fixed pool the hashes are not a fresh random function per
   user, so q = 1/g holds only on average over pools: for a given pool the estimate of v is biased by
-  (empirical collision rate of v's bucket − 1/g)/(p − 1/g), of order 1/√k (BENCHMARKS.md).
+  (empirical collision rate of v's bucket − 1/g)/(p − 1/g), of order 1/√k (BENCHMARKS.md);
+  :func:`flh_pool_bias` computes it exactly for pure-ldp's pool.
 * HR: for ε ≤ 1 pure-ldp uses ``Hadamard_Rand_high_priv``: row v + 1 of the K×K Sylvester matrix, y
   in C_v w.p. e^ε/(1 + e^ε) — exactly ldpopt's HR. For ε > 1 it switches to the block-structured
   ``Hadamard_Rand_general_original`` (a different mechanism with its own permutation), which this
@@ -48,7 +49,7 @@ from ..aggregate import Partial
 from ._common import as_bit_matrix, as_int_array, lh_support_counts, peer_g
 from ._xxh32 import hash_values
 
-__all__ = ["read_de", "read_ue", "read_lh", "read_flh", "read_hr", "peer_estimates"]
+__all__ = ["read_de", "read_ue", "read_lh", "read_flh", "flh_pool_bias", "read_hr", "peer_estimates"]
 
 
 def read_de(reports, epsilon: float, d: int) -> Partial:
@@ -95,6 +96,35 @@ def read_flh(reports, epsilon: float, d: int, k: int, g: int = 2, use_olh: bool 
     matrix = hash_values(np.arange(int(k)), np.arange(orc.d), g)  # (k, d): H_i(v)
     counts = np.take_along_axis(hash_counts, matrix, axis=1).sum(axis=0)
     return Partial.from_counts(orc, counts, y.shape[0])
+
+
+def flh_pool_bias(f, epsilon: float, k: int, g: int = 2, use_olh: bool = False) -> np.ndarray:
+    """E[f̃ | pool] − f for FastLH's pool of seeds 0..k−1, read with :func:`read_flh`, over a true
+    distribution ``f`` on d values (exact; O(k·d) hashes).
+
+    A user holding u picks seed i uniformly, reports H_i(u) kept w.p. p, else one of the other g − 1
+    values uniformly (p* = (1 − p)/(g − 1) each), so Pr[report supports v] = p* + (p − p*)·ρ_uv for
+    u ≠ v with ρ_uv = #{i : H_i(u) = H_i(v)}/k, and p for u = v. The OLH estimator (q = 1/g) then has
+
+        E[f̃_v] − f_v = (p − p*)/(p − 1/g) · Σ_{u≠v} f_u (ρ_uv − 1/g),
+
+    computed as (1/k)·Σ_i B_i[H_i(v)] − f_v − (1 − f_v)/g for the sum, with B_i[h] the mass f of the
+    values that seed i hashes to h. Over random pools ρ_uv is a mean of k Bernoulli(1/g): the squared
+    bias averages ((p − p*)/(p − 1/g))²·(1/g)(1 − 1/g)/k·Σ_{u≠v} f_u², against OLH's variance
+    ≈ (1/g)(1 − 1/g)/(n(p − 1/g)²): bias² < variance needs k > n·(p − p*)²·Σ_u f_u²."""
+    f = np.asarray(f, dtype=np.float64)
+    if f.ndim != 1 or f.size < 2 or not np.all(np.isfinite(f)) or np.any(f < 0) or abs(f.sum() - 1) > 1e-9:
+        raise ValueError("f must be a probability vector over d >= 2 values")
+    if isinstance(k, bool) or int(k) != k or k < 1:
+        raise ValueError(f"k must be an integer >= 1 (the size of the hash pool), got {k!r}")
+    g = peer_g(epsilon, g, use_olh)
+    p = oracles.get("olh", epsilon, f.size, g=g).p
+    ps = (1 - p) / (g - 1)
+    H = hash_values(np.arange(int(k)), np.arange(f.size), g)  # (k, d)
+    mass = np.zeros((int(k), g))
+    np.add.at(mass, (np.repeat(np.arange(int(k)), f.size), H.ravel()), np.tile(f, int(k)))
+    same = np.take_along_axis(mass, H, axis=1).mean(axis=0)  # Σ_u f_u ρ_uv, u = v included
+    return (p - ps) / (p - 1.0 / g) * (same - f - (1 - f) / g)
 
 
 def read_hr(reports, epsilon: float, d: int) -> Partial:

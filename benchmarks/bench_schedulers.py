@@ -1,0 +1,132 @@
+"""Start-up cost against throughput of ``ldpopt aggregate``'s schedulers: ``threads`` (in process)
+against ``local`` (a 2-worker ``distributed.LocalCluster``, the CLI default), on the same folders.
+
+For each (oracle, N) one shard of 2^21 reports is written and a folder of N / 2^21 symbolic links to
+it is aggregated (as in bench_aggregate.py: the page cache serves the file). Each measurement is a
+fresh subprocess that imports dask/distributed before the clock starts and times, for ``local``:
+cluster + client start, the aggregation, and the shutdown separately. Wall time (``perf_counter``)
+and CPU time: the process's own (``process_time``) plus its reaped children (the worker processes,
+``RUSAGE_CHILDREN`` after shutdown). The counts of every run are compared with the ``threads`` run
+(bit for bit, or the script fails).
+
+    PYTHONPATH=. python benchmarks/bench_schedulers.py            # the BENCHMARKS.md run
+    PYTHONPATH=. python benchmarks/bench_schedulers.py --quick    # small, ~1 min
+
+Results: benchmarks/results/bench_schedulers.json (or --out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+SHARD_ROWS = 1 << 21
+
+
+def _cpu():
+    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time(), ch.ru_utime + ch.ru_stime
+
+
+def child(folder: str, scheduler: str) -> None:
+    import dask  # noqa: F401  (imports before the clock starts)
+    import distributed
+
+    from ldpopt.aggregate.dask import _plan, _run_on, aggregate_shards, local_workers
+    from ldpopt.aggregate.shards import list_shards
+
+    t0, (c0, k0) = time.perf_counter(), _cpu()
+    phases = {}
+    if scheduler == "threads":
+        part = aggregate_shards(folder, scheduler="threads", workers=2)
+        phases["aggregate_s"] = time.perf_counter() - t0
+    else:
+        tasks, rows, empty = _plan(list_shards(folder), 4)
+        nw = local_workers(None, len(tasks))
+        cluster = distributed.LocalCluster(n_workers=nw, threads_per_worker=1,
+                                           processes=True, dashboard_address=None, silence_logs=logging.ERROR)
+        client = distributed.Client(cluster)
+        t1 = time.perf_counter()
+        part = _run_on(client, tasks, rows, progress=False).with_labels(empty.labels)
+        t2 = time.perf_counter()
+        client.close()
+        cluster.close()
+        t3 = time.perf_counter()
+        phases = {"start_s": t1 - t0, "aggregate_s": t2 - t1, "shutdown_s": t3 - t2,
+                  "workers": nw}
+    wall = time.perf_counter() - t0
+    c1, k1 = _cpu()
+    print(json.dumps({"n": part.n, "wall_s": wall, "cpu_self_s": c1 - c0, "cpu_children_s": k1 - k0,
+                      "counts_sha256": hashlib.sha256(part.counts.tobytes()).hexdigest(), **phases}))
+
+
+def run_child(folder, scheduler):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, __file__, "--child", str(folder), "--scheduler", scheduler],
+                         capture_output=True, text=True, check=True, env=env)
+    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="threads vs LocalCluster: start-up cost and throughput")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "bench_schedulers.json"))
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--scheduler", default="threads", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child(args.child, args.scheduler)
+        return 0
+    from ldpopt import oracles
+    from ldpopt.aggregate.shards import write_shard
+
+    d = 128
+    cases = [("oue", 1), ("olh", 1)] if args.quick else [("oue", 1), ("oue", 8), ("oue", 48), ("olh", 1), ("olh", 4)]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ldpopt-bench-sched-") as tmp:
+        for name in sorted({c[0] for c in cases}):
+            orc = oracles.get(name, 1.0, d)
+            rng = np.random.default_rng(0)
+            write_shard(Path(tmp) / f"{name}.parquet", orc, orc.perturb(rng.integers(0, d, SHARD_ROWS), rng))
+        for name, k in cases:
+            folder = Path(tmp) / f"{name}-{k}"
+            folder.mkdir()
+            for i in range(k):
+                (folder / f"part-{i:05d}.parquet").symlink_to(Path(tmp) / f"{name}.parquet")
+            ref = None
+            for sched in ("threads", "local"):
+                r, err = run_child(folder, sched)
+                ref = ref or r["counts_sha256"]
+                if r["counts_sha256"] != ref:
+                    raise SystemExit(f"{name} n={r['n']}: {sched} counts differ from threads")
+                row = {"oracle": name, "d": d, "n": r["n"], "scheduler": sched, **r,
+                       "cpu_s": r["cpu_self_s"] + r["cpu_children_s"], "stderr_lines": len(err.splitlines())}
+                rows.append(row)
+                extra = (f" start {r['start_s']:.2f} s, run {r['aggregate_s']:.2f} s, shutdown {r['shutdown_s']:.2f} s"
+                         if sched == "local" else "")
+                print(f"{name} n={r['n']:>11,d} {sched:8s} wall {r['wall_s']:6.2f} s  CPU {row['cpu_s']:6.2f} s"
+                      f"{extra}  stderr lines {row['stderr_lines']}", flush=True)
+    doc = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
+                       "loadavg": os.getloadavg()},
+           "argv": sys.argv[1:], "rows": rows}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(doc, indent=1))
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
