@@ -276,14 +276,11 @@ def _endpoint_series(t0, c, v, kr, prior: Prior, shift) -> np.ndarray:
     return e
 
 
-def _em_tail_logsums(c, v, kr, a, b, prior: Prior, moments) -> np.ndarray:
-    """log Σ_{k=a..b} μ_m(k) e^{r(k)} by Euler–Maclaurin (module doc, "Long windows"); a ≥ EM_START.
-
-    Σ_{k=a..b} f(k) = ∫_a^b f + (f(a) + f(b))/2 + Σ_{p=1..4} B_2p/(2p)! (f⁽²ᵖ⁻¹⁾(b) − f⁽²ᵖ⁻¹⁾(a)) + R,
-    the integral by 24-point Gauss–Legendre on panels of width ≤ min(t/2, √v/2) (geometric from a,
-    then uniform), the derivatives from Taylor series at the endpoints.
-    """
-    m = c.shape[0]
+def em_nodes(a, b, v: float):
+    """(a, b as float, nodes t, weights w) of the Euler–Maclaurin integral over [a, b] per point, shape
+    (m, panels·24): 24-point Gauss–Legendre on panels of width ≤ min(t/2, EM_PANEL·√v) (geometric from
+    a, then uniform; padding panels have weight 0). Shared with the batched-s sums of ``_power_multi``."""
+    m = a.shape[0]
     af, bf = a.astype(np.float64), b.astype(np.float64)
     sv = float(np.sqrt(v))
     step = EM_PANEL * sv
@@ -300,7 +297,18 @@ def _em_tail_logsums(c, v, kr, a, b, prior: Prior, moments) -> np.ndarray:
     half = 0.5 * (right - left)                         # 0 on padding panels: no weight
     t = (0.5 * (left + right))[:, :, None] + half[:, :, None] * GL24_X[None, None, :]
     w = half[:, :, None] * GL24_W[None, None, :]
-    t, w = t.reshape(m, -1), w.reshape(m, -1)
+    return af, bf, t.reshape(m, -1), w.reshape(m, -1)
+
+
+def _em_tail_logsums(c, v, kr, a, b, prior: Prior, moments) -> np.ndarray:
+    """log Σ_{k=a..b} μ_m(k) e^{r(k)} by Euler–Maclaurin (module doc, "Long windows"); a ≥ EM_START.
+
+    Σ_{k=a..b} f(k) = ∫_a^b f + (f(a) + f(b))/2 + Σ_{p=1..4} B_2p/(2p)! (f⁽²ᵖ⁻¹⁾(b) − f⁽²ᵖ⁻¹⁾(a)) + R,
+    the integral by 24-point Gauss–Legendre on panels of width ≤ min(t/2, √v/2) (geometric from a,
+    then uniform), the derivatives from Taylor series at the endpoints.
+    """
+    m = c.shape[0]
+    af, bf, t, w = em_nodes(a, b, v)
     logt = np.log(t)
     r = prior.rel_phi(c[:, None], v, kr[:, None], t, logt)
     ends = np.stack([af, bf], axis=1)

@@ -98,22 +98,7 @@ def _em_tail(c, v, kr, a, b, s, unshifted: bool) -> np.ndarray:
     Same panels, Gauss–Legendre nodes and endpoint corrections as
     :func:`._bayes_core._em_tail_logsums` (its docstring has the error bound)."""
     ns, m = s.shape[0], c.shape[0]
-    af, bf = a.astype(np.float64), b.astype(np.float64)
-    sv = float(np.sqrt(v))
-    step = core.EM_PANEL * sv
-    n_geo = np.ceil(np.log(np.maximum(sv / af, 1.0)) / np.log(1.5)).astype(np.int64)
-    g_end = np.minimum(af * 1.5 ** n_geo, bf)
-    n_uni = np.ceil(np.maximum(bf - g_end, 0.0) / step).astype(np.int64)
-    P = int((n_geo + n_uni).max())
-    j = np.arange(P + 1, dtype=np.float64)[None, :]
-    geo = af[:, None] * 1.5 ** np.minimum(j, n_geo[:, None])
-    uni = g_end[:, None] + step * np.maximum(j - n_geo[:, None], 0.0)
-    edges = np.minimum(np.where(j <= n_geo[:, None], geo, uni), bf[:, None])
-    left, right = edges[:, :-1], edges[:, 1:]
-    half = 0.5 * (right - left)
-    t = (0.5 * (left + right))[:, :, None] + half[:, :, None] * core.GL24_X[None, None, :]
-    w = half[:, :, None] * core.GL24_W[None, None, :]
-    t, w = t.reshape(m, -1), w.reshape(m, -1)
+    af, bf, t, w = core.em_nodes(a, b, v)
     logt = np.log(t)
     q = _q(c[:, None], v, kr[:, None], t)
     if unshifted:
