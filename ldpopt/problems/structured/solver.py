@@ -63,8 +63,9 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     if fast is not None:  # the closed forms' expected-O(d) search; certified below like any answer
         f, lam = fast
         y = np.zeros(0)
-        info = {"closed_form": sep.name, "lambda_iterations": 0, "newton_iterations": 0,
-                "line_search_failures": 0}
+        # one closed-form pass (the pivot search for λ): Solution.iterations counts it as 1
+        info = {"closed_form": sep.name, "closed_form_iterations": 1, "lambda_iterations": 0,
+                "newton_iterations": 0, "line_search_failures": 0}
         f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
         if checks:  # rounding edge cases (huge noise, ε = 20 with n = 10): the general method decides
             fast, rejected = None, "; ".join(checks)
