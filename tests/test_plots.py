@@ -4,7 +4,7 @@ Each figure is checked at the moment it is saved (``Figure.savefig`` is wrapped,
 figure exactly as written, at the dpi it is written with):
 
 * shown at 100 % on a 96-dpi screen, the smallest text is ≥ 8 pt: every font ≥ 8 pt and dpi ≥ 96;
-* no text is cut off by the figure's edge;
+* no text is cut off by the figure's edge, and no two panel titles overlap;
 * at most one legend per figure, a figure legend, outside every axes' data area;
 * the suptitle lies above every axes (titles included) of the first row;
 * a figure page holds at most ``plot_style.ROWS_PER_PAGE`` rows of panels;
@@ -80,6 +80,11 @@ def readability_problems(fig: Figure, dpi) -> list[str]:
         top = max(ax.get_tightbbox(r).y1 for ax in axes)
         if low < top - 0.5:
             bad.append(f"suptitle (bottom {low:.0f} px) overlaps the first row (top {top:.0f} px)")
+    titles = [(ax.title, ax.title.get_window_extent(r)) for ax in axes if ax.title.get_text().strip()]
+    for i, (ta, ba) in enumerate(titles):
+        for tb, bb in titles[i + 1:]:
+            if ba.overlaps(bb):
+                bad.append(f"titles {ta.get_text()[:30]!r} and {tb.get_text()[:30]!r} overlap")
     rows = {round(ax.get_position().y0, 3) for ax in axes}
     if len(rows) > S.ROWS_PER_PAGE:
         bad.append(f"{len(rows)} rows of panels on one page (> {S.ROWS_PER_PAGE})")
@@ -233,6 +238,25 @@ def test_style_helpers():
     with pytest.raises(ValueError, match="per_page"):
         S.paged([1], 0)
     assert S.page_path(Path("d"), "x_mse", 1, 3).name == "x_mse_p2.png"
+
+
+@pytest.mark.parametrize("text", ["pos-bms-webview-2 · GRR — others vs Norm-Sub",
+                                  "bms-webview-2 · OUE · ε = 4 — variance: Eq. 14 2.724e+04, fitted 2.711e+04; mean 3.9"])
+def test_a_long_panel_title_is_wrapped_inside_its_panel(text):
+    # the arXiv Fig. 7 title ran past its panel ("Norm-Su"), the Jia Fig. 4 titles into each other
+    fig, axes = S.new_figure(1, 2)
+    for ax in axes[0]:  # a panel as the Wang figures draw it: log y axis with its label
+        ax.plot([0.2, 2], [1e-3, 1e-2])
+        ax.set_yscale("log")
+        ax.set_ylabel("MAE (frequency scale)")
+        ax.set_xlabel("ε (privacy budget)")
+        S.title(ax, text, S.PANEL[0])
+    r = fig.canvas.get_renderer()
+    fig.draw_without_rendering()
+    for ax in axes[0]:  # within its own axes' width (so within the figure, clear of the neighbour)
+        tb, ab = ax.title.get_window_extent(r), ax.get_window_extent(r)
+        assert tb.x0 >= ab.x0 - 1 and tb.x1 <= ab.x1 + 1, (ax.get_title(), tb, ab)
+    assert not axes[0][0].title.get_window_extent(r).overlaps(axes[0][1].title.get_window_extent(r))
 
 
 def test_fig9_choice_panel_plots_the_per_repetition_cost(drawn):

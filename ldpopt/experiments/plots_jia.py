@@ -96,9 +96,8 @@ def plot_noise(table: pd.DataFrame, out, oracle: str = "oue", epsilon: float | N
         x = np.linspace(-6, 6, 400)
         ax.plot(x, np.exp(-x * x / 2) / np.sqrt(2 * np.pi), "k-", lw=1.2, label="N(0, 1): Gaussian of Eq. 14")
         sc = rep0.set_index("metric").value
-        ax.set_title(f"{S.panel_title(dataset=ds, oracle=oracle, epsilon=epsilon)}\n"
-                     f"variance: Eq. 14 {sc['predicted_var']:.4g}, fitted {sc['fitted_var']:.4g}; "
-                     f"mean {sc['fitted_mean']:.3g}")
+        S.title(ax, f"{S.panel_title(dataset=ds, oracle=oracle, epsilon=epsilon)} — variance: Eq. 14 "
+                    f"{sc['predicted_var']:.4g}, fitted {sc['fitted_var']:.4g}; mean {sc['fitted_mean']:.3g}", 4.6)
         ax.set_xlabel("noise / √(Eq. 14 variance) (standardised)")
         ax.set_ylabel("density")
     S.shared_legend(fig, axes)
