@@ -984,11 +984,15 @@ def _c22(c):
         # real-data MSE of the chosen method over the real-data best
         loss = pd.Series([real.loc[k, m] / real.loc[k].min() for k, m in s.items()], index=s.index)
         c.put(ND9, loss, f"real mse of method chosen by fit={fit} / best real mse")
-        pieces.append(f"{LABELS.get(fit, fit)} fit chooses " + ", ".join(
-            f"{_lab(m)} ({fmt(l)}× the best real MSE)" for m, l in zip(s.values, loss.values)))
-    eps = ", ".join(_xv(e) for e in sorted(set(ch.index.get_level_values("epsilon"))))
+        # one labelled group per (dataset, oracle): the picks are listed by ε inside it
+        pieces.append(f"{LABELS.get(fit, fit)} fit chooses — " + "; ".join(
+            f"{ds} {str(orc).upper()}: " + ", ".join(
+                f"{_lab(m)} at ε = {_xv(e)} ({fmt(l)}×)" for (_, _, e), m, l in zip(g.index, g.values, loss[g.index].values))
+            for (ds, orc), g in s.groupby(level=["dataset", "oracle"], sort=False)))
     realbest = ch.xs("real", level="fit").chosen if "real" in ch.index.get_level_values("fit") else pd.Series(dtype=object)
-    c.say(f"At ε = {eps}: " + "; ".join(pieces) + f". Best on the real data: {', '.join(_lab(m) for m in realbest)}.")
+    best = "; ".join(f"{ds} {str(orc).upper()}: " + ", ".join(f"{_lab(m)} at ε = {_xv(e)}" for (_, _, e), m in g.items())
+                     for (ds, orc), g in realbest.groupby(level=["dataset", "oracle"], sort=False))
+    c.say("(× = real MSE of the pick over the best real MSE) " + " | ".join(pieces) + f" | best on the real data — {best}.")
 
 
 # -- public API -----------------------------------------------------------------------------------
