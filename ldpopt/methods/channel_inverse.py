@@ -95,7 +95,7 @@ def covariance(channel: Channel, A: np.ndarray, f, n: int) -> np.ndarray:
     B = channel.blocks
     A3 = A.reshape(channel.d, channel.J, channel.k)
     Bf = np.einsum("jkv,v->jk", B, f)
-    first = np.einsum("djk,jk,ejk->de", A3, Bf, A3)
-    G = np.einsum("djk,jkv->jdv", A3, B)  # A_j B_j
-    second = np.einsum("jdv,v,jev->de", G, f, G)
+    first = np.einsum("djk,jk,ejk->de", A3, Bf, A3, optimize=True)  # optimize: BLAS contractions, not a d⁴ loop
+    G = np.einsum("djk,jkv->jdv", A3, B, optimize=True)  # A_j B_j
+    second = np.einsum("jdv,v,jev->de", G, f, G, optimize=True)
     return (first - second) / n
