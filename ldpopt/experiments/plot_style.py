@@ -148,6 +148,42 @@ def page_suffix(page: int, pages: int) -> str:
     return f" (page {page + 1} of {pages})" if pages > 1 else ""
 
 
+def pair_panels(s, out_dir: Path, base: str, heading: str, draw) -> list[Path]:
+    """One log-log panel per (dataset, oracle) of the summary table ``s``, two per row, paged at
+    ``ROWS_PER_PAGE`` rows: ``draw(ax, rows, dataset, oracle)`` draws a panel (``rows``: its part of
+    ``s``); the axes' scales, ε ticks and grid, the shared legend, the suptitle ``heading`` and the file names
+    (``base.png``, ``base_p2.png`` …) are set here. Returns the files written."""
+    keys = list(dict.fromkeys(zip(s["dataset"], s["oracle"])))
+    pages = paged(keys, ROWS_PER_PAGE * 2)
+    plt = pyplot()
+    paths = []
+    for page, ks in enumerate(pages):
+        ncols = 2 if len(ks) > 1 else 1
+        fig, axes = new_figure(int(np.ceil(len(ks) / ncols)), ncols)
+        with style():
+            for ax, (ds, orc) in zip(axes.ravel(), ks):
+                rows = s[(s.dataset == ds) & (s.oracle == orc)]
+                draw(ax, rows, ds, orc)
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+                data_ticks(ax, rows.epsilon)
+                ax.grid(True, which="both", alpha=0.3)
+            for ax in axes.ravel()[len(ks):]:
+                ax.set_visible(False)
+        shared_legend(fig, axes)
+        suptitle(fig, heading + page_suffix(page, len(pages)))
+        paths.append(save(fig, page_path(out_dir, base, page, len(pages))))
+    plt.close("all")
+    return paths
+
+
+def errorbar_mean(ax, rows, **kw):
+    """Mean ± 95 % CI of ``rows`` (columns epsilon, mean, ci) against ε, the bar clipped above 0 so a
+    log axis can show it."""
+    d = rows.sort_values("epsilon")
+    return ax.errorbar(d.epsilon, d["mean"], yerr=np.minimum(d["ci"], 0.999 * d["mean"]), capsize=2, **kw)
+
+
 def eps_text(eps) -> str:
     return f"ε = {float(eps):g}"
 
