@@ -155,6 +155,15 @@ def environment() -> dict:
             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 
 
+def write_rows(out, rows: list[dict]) -> None:
+    """Save a benchmark's result rows as JSON beside the machine they ran on (load average
+    included: these machines are shared) and the command line, and say where."""
+    doc = {"machine": {**environment(), "loadavg": os.getloadavg()}, "argv": sys.argv[1:], "rows": rows}
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(doc, indent=1))
+    print(f"wrote {out}", file=sys.stderr)
+
+
 def timed(fn):
     """(fn(), wall seconds, CPU seconds of this process) of one call."""
     c0, t0 = time.process_time(), time.perf_counter()

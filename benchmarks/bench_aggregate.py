@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+import _harness as H  # noqa: E402  (benchmarks/ is the script's folder)
 
 ORACLES = ("grr", "oue", "sue", "olh", "blh", "hr", "ss")
 
@@ -106,11 +107,7 @@ def main(argv=None) -> int:
                     print(f"{name:4s} n={r['n']:>11,d} {sched:11s} {row['reports_per_s'] / 1e6:8.2f} M reports/s "
                           f"({row['reports_per_cpu_s'] / 1e6:6.2f} M/cpu-s)  peak RSS {r['max_rss_mb']:7.1f} MB",
                           flush=True)
-    doc = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version()},
-           "argv": sys.argv[1:], "rows": rows}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(doc, indent=1))
-    print(f"wrote {args.out}", file=sys.stderr)
+    H.write_rows(args.out, rows)
     return 0
 
 

@@ -22,7 +22,6 @@ import hashlib
 import json
 import logging
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -31,6 +30,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+import _harness as H  # noqa: E402  (benchmarks/ is the script's folder)
 
 SHARD_ROWS = 1 << 21
 
@@ -119,12 +120,7 @@ def main(argv=None) -> int:
                          if sched == "local" else "")
                 print(f"{name} n={r['n']:>11,d} {sched:8s} wall {r['wall_s']:6.2f} s  CPU {row['cpu_s']:6.2f} s"
                       f"{extra}  stderr lines {row['stderr_lines']}", flush=True)
-    doc = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
-                       "loadavg": os.getloadavg()},
-           "argv": sys.argv[1:], "rows": rows}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(doc, indent=1))
-    print(f"wrote {args.out}", file=sys.stderr)
+    H.write_rows(args.out, rows)
     return 0
 
 

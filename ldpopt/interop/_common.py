@@ -6,7 +6,7 @@ import numpy as np
 
 from ._xxh32 import hash_values
 
-__all__ = ["as_int_array", "as_bit_matrix", "lh_support_counts", "peer_g"]
+__all__ = ["as_int_array", "as_bit_matrix", "grr_partial", "ue_partial", "lh_support_counts", "peer_g"]
 
 # (users × values) hash evaluations per block: bounded memory, cache-sized temporaries
 _BLOCK_CELLS = 1 << 18
@@ -64,3 +64,23 @@ def peer_g(epsilon: float, g: int | None, optimal: bool) -> int:
     if g is None or isinstance(g, bool) or int(g) != g or g < 2:
         raise ValueError(f"g must be an integer >= 2, got {g!r}")
     return int(g)
+
+
+def grr_partial(reports, epsilon: float, d: int, name: str):
+    """0-based value reports of a GRR client → a GRR Partial (counts = bincount)."""
+    from .. import oracles
+    from ..aggregate import Partial
+
+    orc = oracles.get("grr", epsilon, d)
+    r = as_int_array(reports, name, 1, 0, orc.d)
+    return Partial.from_counts(orc, np.bincount(r, minlength=orc.d), r.shape[0])
+
+
+def ue_partial(reports, epsilon: float, d: int, oracle: str, name: str):
+    """0/1 report vectors of a unary-encoding client → an ``oracle`` ("oue"/"sue") Partial (column sums)."""
+    from .. import oracles
+    from ..aggregate import Partial
+
+    orc = oracles.get(oracle, epsilon, d)
+    bits = as_bit_matrix(reports, name, orc.d)
+    return Partial.from_counts(orc, bits.sum(axis=0, dtype=np.int64), bits.shape[0])

@@ -32,21 +32,17 @@ import numpy as np
 
 from .. import oracles
 from ..aggregate import Partial
-from ._common import as_bit_matrix, as_int_array, lh_support_counts, peer_g
+from ._common import as_int_array, grr_partial, lh_support_counts, peer_g, ue_partial
 
 __all__ = ["read_grr", "read_ue", "read_lh", "read_ss", "sub_k", "peer_mi"]
 
 
 def read_grr(reports, epsilon: float, k: int) -> Partial:
-    orc = oracles.get("grr", epsilon, k)
-    r = as_int_array(reports, "multi-freq-ldpy GRR", 1, 0, orc.d)
-    return Partial.from_counts(orc, np.bincount(r, minlength=orc.d), r.shape[0])
+    return grr_partial(reports, epsilon, k, "multi-freq-ldpy GRR")
 
 
 def read_ue(reports, epsilon: float, k: int, optimal: bool = True) -> Partial:
-    orc = oracles.get("oue" if optimal else "sue", epsilon, k)
-    bits = as_bit_matrix(reports, "multi-freq-ldpy UE", orc.d)
-    return Partial.from_counts(orc, bits.sum(axis=0, dtype=np.int64), bits.shape[0])
+    return ue_partial(reports, epsilon, k, "oue" if optimal else "sue", "multi-freq-ldpy UE")
 
 
 def read_lh(reports, epsilon: float, k: int, optimal: bool = True) -> Partial:

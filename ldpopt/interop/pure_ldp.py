@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import oracles
 from ..aggregate import Partial
-from ._common import as_bit_matrix, as_int_array, lh_support_counts, peer_g
+from ._common import as_int_array, grr_partial, lh_support_counts, peer_g, ue_partial
 from ._xxh32 import hash_values
 
 __all__ = ["read_de", "read_ue", "read_lh", "read_flh", "flh_pool_bias", "read_hr", "peer_estimates"]
@@ -54,16 +54,12 @@ __all__ = ["read_de", "read_ue", "read_lh", "read_flh", "flh_pool_bias", "read_h
 
 def read_de(reports, epsilon: float, d: int) -> Partial:
     """DEClient reports (0-based ints) → GRR partial."""
-    orc = oracles.get("grr", epsilon, d)
-    r = as_int_array(reports, "pure-ldp DE", 1, 0, orc.d)
-    return Partial.from_counts(orc, np.bincount(r, minlength=orc.d), r.shape[0])
+    return grr_partial(reports, epsilon, d, "pure-ldp DE")
 
 
 def read_ue(reports, epsilon: float, d: int, use_oue: bool = False) -> Partial:
     """UEClient reports (0/1 vectors of length d) → SUE (default, as pure-ldp) or OUE partial."""
-    orc = oracles.get("oue" if use_oue else "sue", epsilon, d)
-    bits = as_bit_matrix(reports, "pure-ldp UE", orc.d)
-    return Partial.from_counts(orc, bits.sum(axis=0, dtype=np.int64), bits.shape[0])
+    return ue_partial(reports, epsilon, d, "oue" if use_oue else "sue", "pure-ldp UE")
 
 
 def _lh_pairs(reports, g: int, name: str, seed_high: int):
