@@ -7,8 +7,9 @@
 Base and Norm get exact analytic standard errors (:mod:`.analytic`: Eq. 2 and the oracle's count
 covariance); every other method a parametric bootstrap on the joint-exact fast path
 (:mod:`.bootstrap`, basic interval). The query kinds of :mod:`.queryspec` give intervals for
-subset sums, the frequencies of the top-k set and the heavy-hitter set (with the bootstrap
-probability of each member being above the threshold).
+subset sums, the frequencies of a data-chosen top-k set (selection-aware: the set is re-selected
+in every resample, :mod:`.topk`) and the heavy-hitter set (with the bootstrap probability of each
+member being above the threshold).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .analytic import ANALYTIC_METHODS, analytic, supports_analytic
 from .bootstrap import INTERVALS, bootstrap, resample_method
 from .queryspec import Query, parse_query, random_subsets
 from .result import ConfidenceInterval, Uncertainty
+from .topk import topk_interval
 
 __all__ = ["ConfidenceInterval", "INTERVALS", "Query", "Uncertainty", "analytic", "bootstrap",
            "intervals", "parse_query"]
@@ -34,8 +36,27 @@ def _restrict(res: Uncertainty, idx: np.ndarray, **extra) -> Uncertainty:
                        extra={**{k: (v[idx] if k == "world" else v) for k, v in res.extra.items()}, **extra})
 
 
+def _topk(est, name, level, k, n_resamples, interval, gen, params, target) -> Uncertainty:
+    """Selection-aware top-k intervals (:func:`.topk.topk_interval`) in the bootstrap world."""
+    from .bootstrap import _check_level, _check_resamples
+
+    level, B = _check_level(level), _check_resamples(n_resamples)
+    params = dict(params or {})
+    world, boot = resample_method(est, name, B, gen, params)
+    T = _methods.get(name).func(est, **params)
+    S, se, bias, lo, hi, sel = topk_interval(T, world, boot, k, level, interval, target)
+    how = (f"selection-aware parametric bootstrap (rank-conditional, Morrison & Simon 2018): {B} "
+           f"resamples of the {est.oracle} counts from the Norm-Sub fit, top-{k} re-selected in each; "
+           f"{interval} interval per rank for the {'selected value' if target == 'selected' else 'i-th largest'}"
+           f" true frequency, clipped to [0, 1]")
+    return Uncertainty(values=T[S], se=se, bias=bias, lo=lo, hi=hi, level=level, method=name,
+                       interval=interval, how=how, labels=[int(i) for i in S], bootstrap_distribution=sel,
+                       extra={"world": world[S], "set": S, "target": target})
+
+
 def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=None,
-              n_resamples: int = 200, interval: str | None = None, rng=0, params=None) -> Uncertainty:
+              n_resamples: int = 200, interval: str | None = None, rng=0, params=None,
+              target: str = "selected") -> Uncertainty:
     """SE, bias and a confidence interval for ``method`` on ``estimate`` and the user's ``query``.
 
     Parameters
@@ -46,8 +67,9 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
     level : float
         Nominal coverage in (0, 1).
     query : None, str or subsets
-        None/"full": every value; "topk:K": the K largest values of the method's output (the
-        set is the observed one; intervals for its members' frequencies); "hh:PHI": the values the
+        None/"full": every value; "topk:K": the K largest values of the method's output, with
+        selection-aware intervals (:mod:`.topk`: the set is re-selected in every resample, for
+        every method, Base and Norm included); "hh:PHI": the values the
         method puts at ≥ PHI, with ``extra["membership"]`` = bootstrap Pr[T*_v ≥ PHI];
         "subsets:SIZE:COUNT" random subsets (seeded by ``rng``); or given subsets (sums).
     interval : None or one of "basic", "percentile", "normal"
@@ -55,6 +77,10 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
         Giving one forces the bootstrap, also for Base and Norm.
     rng : int, Generator or "secure"
         Seed of the resampling and of random subsets (default 0: same call, same numbers).
+    target : "selected" or "order" (top-k only)
+        What the top-k intervals cover: the true frequency of the value the estimate ranks i-th
+        (default, what a reported (value, frequency) pair claims) or the i-th largest true
+        frequency (:mod:`.topk`).
     """
     est = check_estimate(estimate)
     name = _methods.get(method).name
@@ -65,17 +91,16 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
         subsets = q.subsets
     elif q.kind == "subsets":
         subsets = random_subsets(gen, est.d, q.size, q.count)
+    if q.kind == "topk":
+        if q.k > est.d:
+            raise ValueError(f"query topk:{q.k}: K must be <= d = {est.d}")
+        return _topk(est, name, level, q.k, n_resamples, interval or "basic", gen, params, target)
     use_analytic = interval is None and supports_analytic(est, name, subsets)
     if use_analytic:
         res = analytic(est, name, level, queries=subsets)
     else:
         res = bootstrap(est, name, level, queries=subsets, n_resamples=n_resamples,
                         interval=interval or "basic", rng=gen, params=params)
-    if q.kind == "topk":
-        if q.k > est.d:
-            raise ValueError(f"query topk:{q.k}: K must be <= d = {est.d}")
-        top = np.argsort(-res.values, kind="stable")[:q.k]
-        return _restrict(res, top, set=top)
     if q.kind == "hh":
         hh = np.flatnonzero(res.values >= q.threshold)
         boot = res.bootstrap_distribution
