@@ -114,3 +114,32 @@ def test_candidate_sets():
     _, _, est = _zipf_case(d=50, n=20_000, eps=2.0)
     c = ldpopt.choose(est, "topk:5", methods="extended", n_repeats=3, rng=0)
     assert set(c.table.index) == set(EXTENDED) and np.isfinite(c.table["loss"]).all()
+
+
+def test_exact_ties_are_broken_by_the_stated_secondary_score():
+    # heavy hitters far above phi at eps = 4: every method but Norm-Mul finds the set in every
+    # repetition (1 - F1 = 0 for all): the tie must be ordered by `tiebreak` (smoothed 1 - F1),
+    # not by the candidate list (which put Base first)
+    from scipy.stats import norm as N
+
+    o, tc, est = _case("skew", eps=4.0, d=200, n=50000)
+    c = ldpopt.choose(est, "hh:0.05", rng=3, n_repeats=6)
+    tied = c.table[c.table["loss"] == 0.0]
+    assert len(tied) >= 3 and (tied["p_best"] == 1.0).all()
+    assert list(tied.index) == list(tied.sort_values("tiebreak", kind="stable").index)
+    assert c.best == tied["tiebreak"].idxmin() and list(c.table["rank"]) == list(range(1, len(c.table) + 1))
+    # the smoothed F1 against a per-row loop (the obvious path)
+    from ldpopt.recommend import tiebreak
+
+    rng = np.random.default_rng(0)
+    truth = np.array([0.4, 0.3, 0.1, 0.1, 0.05, 0.05])
+    F = truth + 0.05 * rng.standard_normal((4, 6))
+    q = ldpopt.uncertainty.parse_query("hh:0.2")
+    want = []
+    for row in F:
+        soft = [N.cdf((x - 0.2) / 0.03) for x in row]
+        tp = sum(s for s, t in zip(soft, truth) if t >= 0.2)
+        want.append(1 - 2 * tp / (sum(soft) + 2))
+    assert abs(tiebreak(q, F, truth, 0.03) - np.mean(want)) < 1e-12
+    full = ldpopt.uncertainty.parse_query("full")
+    assert abs(tiebreak(full, F, truth, 0.03) - np.mean((F - truth) ** 2)) < 1e-15
