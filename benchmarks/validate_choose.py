@@ -134,6 +134,8 @@ def main(argv=None) -> int:
         cmd += f" --datasets {','.join(dss)}" + (" --merge" if a.merge else "")
     if a.merge:  # keep the other datasets' rows (and the commands that made them)
         old = json.loads((out / "choose_validation.json").read_text())
+        if any("n_within" not in r for r in old["rows"]):
+            ap.error("--merge: the saved rows predate best_loss/n_within; re-run without --merge")
         rows = [r for r in old["rows"] if r["dataset"] not in {ldpopt.datasets.load(x).name for x in dss}] + rows
         cmd = "; ".join([*old.get("commands", [old["command"]]), cmd])
         seconds += old.get("seconds", 0.0)

@@ -139,3 +139,25 @@ def test_boundary_entries_get_bases_interval_and_cover_small_truths():
 
 
 from ldpopt.uncertainty import bootstrap as ldpopt_bootstrap  # noqa: E402
+
+
+def test_basic_interval_may_exclude_its_point_and_says_so():
+    # Norm-Sub's sum over the 500 smallest values (Zipf 1.5, OUE eps = 1): the estimate is biased up
+    # several-fold, the basic interval subtracts the world's bias and lies below T; the entry is
+    # flagged, and the flag agrees with the end points
+    d, n = 1000, 100000
+    f = 1.0 / np.arange(1, d + 1) ** 1.5
+    tc = np.round(f / f.sum() * n).astype(np.int64)
+    est = oracles.get("oue", 1.0, d).simulate(tc, 0)
+    U = np.zeros((1, d))
+    U[0, 500:] = 1
+    r = intervals(est, "norm-sub", 0.9, query=U, n_resamples=100, rng=0)
+    assert r.values[0] > r.hi[0] and r.extra["excludes_point"][0]
+    # the interval is T minus the error quantiles: it contains the median-corrected point
+    dev = r.bootstrap_distribution[:, 0] - r.extra["world"][0]
+    assert r.lo[0] <= r.values[0] - np.median(dev) <= r.hi[0]
+    # a per-value result: the flag is exactly "outside [lo, hi]", and hh restricts it with the set
+    p = intervals(est, "norm-sub", 0.9, n_resamples=50, rng=1)
+    np.testing.assert_array_equal(p.extra["excludes_point"], (p.values < p.lo) | (p.values > p.hi))
+    h = intervals(est, "norm-sub", 0.9, query="hh:0.01", n_resamples=50, rng=1)
+    assert h.extra["excludes_point"].shape == h.values.shape == h.extra["boundary"].shape

@@ -28,12 +28,15 @@ __all__ = ["ConfidenceInterval", "INTERVALS", "Query", "Uncertainty", "analytic"
            "intervals", "parse_query"]
 
 
+_PER_VALUE = ("world", "boundary", "excludes_point")
+
+
 def _restrict(res: Uncertainty, idx: np.ndarray, **extra) -> Uncertainty:
     boot = None if res.bootstrap_distribution is None else res.bootstrap_distribution[:, idx]
     return Uncertainty(values=res.values[idx], se=res.se[idx], bias=res.bias[idx], lo=res.lo[idx],
                        hi=res.hi[idx], level=res.level, method=res.method, interval=res.interval,
                        how=res.how, labels=[int(i) for i in idx], bootstrap_distribution=boot,
-                       extra={**{k: (v[idx] if k == "world" else v) for k, v in res.extra.items()}, **extra})
+                       extra={**{k: (v[idx] if k in _PER_VALUE else v) for k, v in res.extra.items()}, **extra})
 
 
 def _topk(est, name, level, k, n_resamples, interval, gen, params, target) -> Uncertainty:
@@ -51,7 +54,8 @@ def _topk(est, name, level, k, n_resamples, interval, gen, params, target) -> Un
            f" true frequency, clipped to [0, 1]")
     return Uncertainty(values=T[S], se=se, bias=bias, lo=lo, hi=hi, level=level, method=name,
                        interval=interval, how=how, labels=[int(i) for i in S], bootstrap_distribution=sel,
-                       extra={"world": world[S], "set": S, "target": target})
+                       extra={"world": world[S], "set": S, "target": target,
+                              "excludes_point": (T[S] < lo) | (T[S] > hi)})
 
 
 def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=None,

@@ -53,8 +53,10 @@ class Uncertainty:
         The (B, m) resampled values when a bootstrap was run (None for analytic results).
     extra : dict
         ``world``: the bootstrap world's truth (the Norm-Sub fit, per value or per query) that
-        ``bias`` is measured against; query-specific numbers, e.g. ``membership`` (bootstrap probability that each value of a
-        heavy-hitter set is above the threshold).
+        ``bias`` is measured against; ``excludes_point`` (bootstrap results): the entries whose interval
+        lies wholly above or below the value (the basic interval's bias correction, see
+        :mod:`ldpopt.uncertainty.bootstrap`); query-specific numbers, e.g. ``membership`` (bootstrap
+        probability that each value of a heavy-hitter set is above the threshold).
     """
 
     values: np.ndarray
