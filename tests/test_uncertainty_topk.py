@@ -67,3 +67,25 @@ def test_selection_aware_coverage_beats_fixed_set_under_noise():
     assert cov_new > 0.8, cov_new                 # 300 correlated draws: ±0.05 around ~0.87
     assert cov_new > cov_old + 0.2, (cov_new, cov_old)
     assert r.interval == "basic" and "selection-aware" in r.how and r.extra["target"] == "selected"
+
+
+@pytest.mark.parametrize("method", ["norm", "norm-sub"])
+def test_hull_is_the_union_of_rank_conditional_and_fixed_set(method):
+    d = 150
+    f = 1.0 / np.arange(1, d + 1) ** 1.2
+    tc = np.round(f / f.sum() * 20000).astype(np.int64)
+    est = oracles.get("olh", 1.0, d).simulate(tc, 7)
+    kw = dict(query="topk:5", n_resamples=60, rng=11)
+    h = intervals(est, method, 0.9, **kw)
+    r = intervals(est, method, 0.9, selection="rank", **kw)
+    n = intervals(est, method, 0.9, selection="none", **kw)
+    assert h.labels == r.labels == n.labels and h.extra["selection"] == "hull"
+    np.testing.assert_array_equal(h.lo, np.minimum(r.lo, n.lo))
+    np.testing.assert_array_equal(h.hi, np.maximum(r.hi, n.hi))
+    if method == "norm":   # the fixed-set part of Norm is its analytic interval at the selected values
+        a = analytic(est, "norm", 0.9)
+        np.testing.assert_allclose(n.lo, a.lo[n.labels]) and np.testing.assert_allclose(n.hi, a.hi[n.labels])
+    with pytest.raises(ValueError, match="selection must"):
+        intervals(est, method, 0.9, selection="both", **kw)
+    with pytest.raises(ValueError, match="needs selection='rank'"):
+        intervals(est, method, 0.9, target="order", **kw)

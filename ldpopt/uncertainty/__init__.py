@@ -22,7 +22,7 @@ from .analytic import ANALYTIC_METHODS, analytic, supports_analytic
 from .bootstrap import INTERVALS, bootstrap, resample_method
 from .queryspec import Query, parse_query, random_subsets
 from .result import ConfidenceInterval, Uncertainty
-from .topk import topk_interval
+from .topk import topk_query
 
 __all__ = ["ConfidenceInterval", "INTERVALS", "Query", "Uncertainty", "analytic", "bootstrap",
            "intervals", "parse_query"]
@@ -39,28 +39,9 @@ def _restrict(res: Uncertainty, idx: np.ndarray, **extra) -> Uncertainty:
                        extra={**{k: (v[idx] if k in _PER_VALUE else v) for k, v in res.extra.items()}, **extra})
 
 
-def _topk(est, name, level, k, n_resamples, interval, gen, params, target) -> Uncertainty:
-    """Selection-aware top-k intervals (:func:`.topk.topk_interval`) in the bootstrap world."""
-    from .bootstrap import _check_level, _check_resamples
-
-    level, B = _check_level(level), _check_resamples(n_resamples)
-    params = dict(params or {})
-    world, boot = resample_method(est, name, B, gen, params)
-    T = _methods.get(name).func(est, **params)
-    S, se, bias, lo, hi, sel = topk_interval(T, world, boot, k, level, interval, target)
-    how = (f"selection-aware parametric bootstrap (rank-conditional, Morrison & Simon 2018): {B} "
-           f"resamples of the {est.oracle} counts from the Norm-Sub fit, top-{k} re-selected in each; "
-           f"{interval} interval per rank for the {'selected value' if target == 'selected' else 'i-th largest'}"
-           f" true frequency, clipped to [0, 1]")
-    return Uncertainty(values=T[S], se=se, bias=bias, lo=lo, hi=hi, level=level, method=name,
-                       interval=interval, how=how, labels=[int(i) for i in S], bootstrap_distribution=sel,
-                       extra={"world": world[S], "set": S, "target": target,
-                              "excludes_point": (T[S] < lo) | (T[S] > hi)})
-
-
 def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=None,
               n_resamples: int = 200, interval: str | None = None, rng=0, params=None,
-              target: str = "selected") -> Uncertainty:
+              target: str = "selected", selection: str = "hull") -> Uncertainty:
     """SE, bias and a confidence interval for ``method`` on ``estimate`` and the user's ``query``.
 
     Parameters
@@ -84,7 +65,11 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
     target : "selected" or "order" (top-k only)
         What the top-k intervals cover: the true frequency of the value the estimate ranks i-th
         (default, what a reported (value, frequency) pair claims) or the i-th largest true
-        frequency (:mod:`.topk`).
+        frequency (:mod:`.topk`; measured to under-cover, offered for comparison).
+    selection : "hull" (default), "rank" or "none" (top-k only)
+        "rank": the rank-conditional interval; "hull": its hull with the fixed-set interval;
+        "none": the fixed-set interval alone (ignores the selection; for comparison). See
+        :mod:`.topk`.
     """
     est = check_estimate(estimate)
     name = _methods.get(method).name
@@ -98,7 +83,8 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
     if q.kind == "topk":
         if q.k > est.d:
             raise ValueError(f"query topk:{q.k}: K must be <= d = {est.d}")
-        return _topk(est, name, level, q.k, n_resamples, interval or "basic", gen, params, target)
+        return topk_query(est, name, level, q.k, n_resamples=n_resamples, interval=interval, rng=gen,
+                          params=params, target=target, selection=selection)
     use_analytic = interval is None and supports_analytic(est, name, subsets)
     if use_analytic:
         res = analytic(est, name, level, queries=subsets)
