@@ -24,7 +24,7 @@ import pandas as pd
 __all__ = ["BAND_ORDER", "coverage_markdown", "coverage_report"]
 
 # value-rank bands of the true frequencies, then the query kinds (tasks_uncertainty's band names)
-BAND_ORDER = ("top10", "10-100", "tail", "ge5sigma", "subsets", "topk-set")
+BAND_ORDER = ("top10", "10-100", "tail", "ge5sigma", "subsets", "topk-set", "topk-sel", "topk-hull", "topk-order")
 TARGET = 0.02
 
 

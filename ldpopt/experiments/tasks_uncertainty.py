@@ -10,7 +10,13 @@ and Norm, parametric-bootstrap basic interval otherwise, widened to Base's inter
   and ``ge5sigma`` (values with f_v ≥ 5σ, σ of Eq. 7 — the issue's "well above the clipping" set);
 * query kind: ``subsets`` (``params.subsets`` random subsets of ``params.subset_size`` values,
   fresh per task; their sums) and ``topk-set`` (the 10 largest values of the method's output, the
-  set chosen from the data; coverage of their true frequencies).
+  set chosen from the data; coverage of their true frequencies by the *fixed-set* interval, as if
+  the set had not been chosen from the data), ``topk-sel`` (the selection-aware interval of
+  :mod:`ldpopt.uncertainty.topk`, same target f_{S_i}), ``topk-order`` (its variant for the i-th
+  largest true frequency) and ``topk-hull`` (hull of ``topk-set`` and ``topk-sel``: what
+  ``intervals(query="topk:K")`` returns by default). For Base and
+  Norm the selection-aware bands use a bootstrap of ``params.resamples`` (the analytic law has no
+  selection).
 
 Rows: method, metric = "coverage", level, band, value (fraction covered in this task), count
 (items in the band), width (mean interval width), interval (the construction).
@@ -24,7 +30,8 @@ import numpy as np
 from ..queries import query_matrix
 from ..uncertainty import intervals
 from ..uncertainty.analytic import analytic, supports_analytic
-from ..uncertainty.bootstrap import _boundary_hull, interval_from
+from ..uncertainty.bootstrap import _boundary_hull, interval_from, resample_method
+from ..uncertainty.topk import topk_interval
 from ..uncertainty.queryspec import random_subsets
 from .tasks import kind
 from .tasks_wang import QUERY_METHODS, _params, _simulate, active_methods, dataset_of
@@ -50,6 +57,20 @@ def _rows(method, how, level, lo, hi, truth, masks) -> list[dict]:
     return out
 
 
+def _topk_rows(method, level, point, world, boot, f, fixed) -> list[dict]:
+    """Selection-aware top-10 rows (:mod:`ldpopt.uncertainty.topk`): ``topk-sel`` covers f_{S_i}
+    (the value the estimate ranks i-th), ``topk-order`` the i-th largest true frequency,
+    ``topk-hull`` f_{S_i} by the hull of ``topk-sel`` with the fixed-set interval ``fixed``."""
+    one = {"x": np.ones(10, bool)}
+    S, _, _, lo, hi, _ = topk_interval(point, world, boot, 10, level, "basic", "selected")
+    _, _, _, olo, ohi, _ = topk_interval(point, world, boot, 10, level, "basic", "order")
+    how = "rank-conditional basic"
+    return (_rows(method, how, level, lo, hi, f[S], {"topk-sel": one["x"]})
+            + _rows(method, how, level, olo, ohi, np.sort(f)[::-1][:10], {"topk-order": one["x"]})
+            + _rows(method, how, level, np.minimum(lo, fixed[0]), np.maximum(hi, fixed[1]), f[S],
+                    {"topk-hull": one["x"]}))
+
+
 def _hull(est, level, queries, world, lo, hi):
     lo, hi, _ = _boundary_hull(est, level, queries, world, lo, hi)
     return lo, hi
@@ -73,11 +94,13 @@ def coverage(task) -> list[dict]:
             continue
         seed = int(rng.integers(2**63))
         if supports_analytic(est, m, U):
+            tk_world, tk_boot = resample_method(est, m, B, seed)
             for lv in levels:
                 r = analytic(est, m, lv)
                 rows += _rows(m, "normal", lv, r.lo, r.hi, f, masks)
                 top = np.argsort(-r.values, kind="stable")[:10]
                 rows += _rows(m, "normal", lv, r.lo[top], r.hi[top], f[top], {"topk-set": np.ones(10, bool)})
+                rows += _topk_rows(m, lv, r.values, tk_world, tk_boot, f, (r.lo[top], r.hi[top]))
                 rq = analytic(est, m, lv, queries=U)
                 rows += _rows(m, "normal", lv, rq.lo, rq.hi, f_sub, {"subsets": np.ones(len(f_sub), bool)})
             continue
@@ -91,6 +114,7 @@ def coverage(task) -> list[dict]:
                 lo, hi = _hull(est, lv, None, world, lo, hi)
             rows += _rows(m, "basic", lv, lo, hi, f, masks)
             rows += _rows(m, "basic", lv, lo[top], hi[top], f[top], {"topk-set": np.ones(10, bool)})
+            rows += _topk_rows(m, lv, r.values, world, boot, f, (lo[top], hi[top]))
             _, _, qlo, qhi = interval_from(tq, wq, bq, lv, "basic")
             qlo, qhi = _hull(est, lv, U, wq, qlo, qhi)
             rows += _rows(m, "basic", lv, qlo, qhi, f_sub, {"subsets": np.ones(len(f_sub), bool)})
