@@ -22,8 +22,9 @@ from .plot import register_plot
 __all__ = ["plot_coverage"]
 
 BANDS = {"top10": "top 10 values", "10-100": "ranks 10–100", "tail": "tail", "ge5sigma": "values ≥ 5σ",
-         "topk-set": "top-10 set (data-chosen)", "subsets": "random subset sums"}
-MARKERS = "osD^vP"
+         "topk-set": "top-10 set (data-chosen), fixed-set interval", "subsets": "random subset sums",
+         "topk-hull": "top-10 set, selection-aware (default)"}
+MARKERS = "osD^vPX"
 
 
 @register_plot("coverage")
