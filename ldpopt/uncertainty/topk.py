@@ -42,7 +42,7 @@ reproduces the selection noise; each fails where the other holds (measured on
 ``ext_uncertainty_topk``, pooled at nominal 90 %: Base fixed-set 61.1 %, rank-conditional 85.9 %
 — 83.6 % at GRR ε = 4, where near-ties of the fit re-rank while the truth's order is stable —,
 hull 92.4 %), so ldpopt reports the hull, which covers whenever either does, at a width cost
-(1.1–1.3× the rank-conditional width at OUE/OLH; at GRR ε ≤ 1 Base's analytic interval dominates).
+(1.1–1.55× the rank-conditional width at OUE/OLH; at GRR ε ≤ 1 Base's analytic interval dominates).
 ``selection="rank"`` gives the rank-conditional interval alone, ``"none"`` the fixed-set one.
 Vectorised: one ``argpartition`` + ``take_along_axis`` over the (B, d) batch, no loop over values.
 """
