@@ -1,0 +1,145 @@
+"""HR's fast path by halving the Hadamard cube (issue 16, ``oracles._hadamard_tree``): exact joint law.
+
+References, all independent of the tree: the exact law of the count vector c by enumerating every
+tuple of user outputs (with d = K − 1 the map N ↦ c is one-to-one, so this is the law of the whole
+output histogram), the previous exact path (``sample_counts_mixture``), the exact covariance
+(``jointlaw.count_moments``), and the sets C_r themselves. Statistical tests use fixed seeds and
+p-value thresholds of 1e-4 (a false failure is a ~1e-4 event per test).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ldpopt import oracles
+from ldpopt.oracles._hadamard_tree import tree_histogram
+from ldpopt.oracles.jointlaw import count_moments
+
+
+def _exact_law(o, values):
+    """{c: Pr[c]} for users with these values, over all K^n output tuples (Pr[y | v] enumerated)."""
+    P = o.output_distribution()
+    ys = np.arange(o.K, dtype=np.int64)
+    support = (np.bitwise_count(np.arange(1, o.d + 1)[:, None] & ys[None, :]) & 1) == 0  # (d, K): y ∈ C_v
+    law: dict[tuple, float] = {}
+    for tup in itertools.product(range(o.K), repeat=len(values)):
+        pr = math.prod(P[v, y] for v, y in zip(values, tup))
+        c = tuple(int(x) for x in support[:, list(tup)].sum(axis=1))
+        law[c] = law.get(c, 0.0) + pr
+    return law
+
+
+def _chi2_pvalue(draws: np.ndarray, law: dict) -> float:
+    keys = list(law)
+    index = {k: i for i, k in enumerate(keys)}
+    obs = np.zeros(len(keys))
+    for row in map(tuple, draws.astype(int)):
+        assert row in index, f"impossible count vector {row}"
+        obs[index[row]] += 1
+    exp = np.array([law[k] for k in keys]) * draws.shape[0]
+    # pool the cells expected below 5 into one (the chi-square approximation needs it)
+    low = exp < 5
+    obs = np.append(obs[~low], obs[low].sum())
+    exp = np.append(exp[~low], exp[low].sum())
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+    return stats.chisquare(obs, exp).pvalue
+
+
+@pytest.mark.parametrize("eps, d, values", [
+    (1.0, 3, (0, 0, 1, 2)),        # K = 4: the law of c is the law of the whole histogram
+    (0.5, 7, (0, 3, 3, 6)),        # K = 8
+    (2.0, 7, (5, 5, 5, 5)),        # one value only: one class per side
+])
+def test_tree_fast_path_has_the_enumerated_law(eps, d, values):
+    o = oracles.get("hr", epsilon=eps, d=d)
+    law = _exact_law(o, values)
+    assert abs(sum(law.values()) - 1) < 1e-12
+    tc = np.bincount(values, minlength=d)
+    gen = np.random.default_rng(1600 + d)
+    draws = np.array([o.sample_counts(tc, gen) for _ in range(20000)])
+    assert _chi2_pvalue(draws, law) > 1e-4
+
+
+def test_the_enumeration_rejects_a_wrong_law():
+    """Power check of the test above: the marginally right but jointly wrong law (each value's
+    outputs drawn from the right marginal but each count independently) is rejected."""
+    o = oracles.get("hr", epsilon=1.0, d=7)
+    values = (0, 3, 3, 6)
+    law = _exact_law(o, values)
+    tc = np.bincount(values, minlength=7)
+    gen = np.random.default_rng(3)
+    # c_u ~ Binomial per user independently, with the exact marginal Pr[y_i ∈ C_u | v_i]
+    P = o.output_distribution()
+    support = (np.bitwise_count(np.arange(1, 8)[:, None] & np.arange(8)[None, :]) & 1) == 0
+    marg = P @ support.T.astype(float)  # (v, u)
+    draws = sum(gen.random((20000, 7)) < marg[v] for v in values)
+    assert all(abs(marg[v, v] - o.p) < 1e-12 for v in values)
+    with pytest.raises(AssertionError):  # an impossible vector, or a tiny p-value
+        assert _chi2_pvalue(draws, law) > 1e-4
+
+
+def test_tree_and_mixture_paths_agree_in_law_at_moderate_n():
+    """Tree against the previous exact path (and both against the exact covariance), K = 16,
+    n = 3,000 with values on both of the mixture's samplers."""
+    tc = np.array([1500, 0, 700, 3, 250, 90, 0, 17, 1, 400, 30, 9])
+    o = oracles.get("hr", epsilon=0.7, d=tc.shape[0])
+    mean, cov = count_moments(o, tc)
+    gen = np.random.default_rng(16)
+    reps = 6000
+    a = np.array([o.sample_counts(tc, gen) for _ in range(reps)], dtype=np.float64)
+    b = np.array([o.sample_counts_mixture(tc, gen) for _ in range(reps)], dtype=np.float64)
+    for x in (a, b):
+        assert np.abs(x.mean(0) - mean).max() <= 5 * np.sqrt(np.diag(cov).max() / reps)
+        # the full covariance matrix (off-diagonal entries are the joint law), relative to the scale
+        assert np.abs(np.cov(x.T) - cov).max() <= 0.12 * np.diag(cov).max()
+    # two-sample test of one correlated linear functional (a random ±1 contrast of the counts)
+    w = np.random.default_rng(5).choice([-1.0, 1.0], size=tc.shape[0])
+    assert stats.ks_2samp(a @ w, b @ w).pvalue > 1e-4
+
+
+def test_tree_at_n_1e9_is_exact_in_moments():
+    """Large n: the standardised sum over draws of (c − E c) and the variance of a ±1 contrast
+    against the exact covariance (count_moments, linear in the histogram)."""
+    d = 12
+    tc = (np.array([0.5, 0.2, 0.1, 0.05, 0.05, 0.04, 0.03, 0.01, 0.01, 0.005, 0.003, 0.002]) * 1e9).astype(np.int64)
+    o = oracles.get("hr", epsilon=1.0, d=d)
+    mean, cov = count_moments(o, tc)
+    gen = np.random.default_rng(9)
+    x = np.array([o.sample_counts(tc, gen) for _ in range(2000)], dtype=np.float64)
+    assert (x.sum(1) >= 0).all()
+    z = (x.mean(0) - mean) / np.sqrt(np.diag(cov) / x.shape[0])
+    assert np.abs(z).max() <= 5
+    w = np.random.default_rng(1).choice([-1.0, 1.0], size=d)
+    ratio = (x @ w).var(ddof=1) / (w @ cov @ w)
+    assert abs(math.log(ratio)) <= 5 * math.sqrt(2 / x.shape[0])
+
+
+def test_tree_histogram_puts_each_side_on_its_set():
+    K = 32
+    gen = np.random.default_rng(0)
+    ys = np.arange(K)
+    for r in (1, 6, 16, 31):
+        in_cr = (np.bitwise_count(r & ys) & 1) == 0
+        for side in (0, 1):
+            counts = np.zeros((2, K), dtype=np.int64)
+            counts[side, r] = 1000
+            N = tree_histogram(counts[0], counts[1], gen)
+            assert N.sum() == 1000
+            assert N[in_cr if side else ~in_cr].sum() == 0
+            assert (N[in_cr if side == 0 else ~in_cr] > 0).all()  # 1000 users over 16 outputs
+    # row 0 (all +1): uniform on everything
+    N = tree_histogram(np.eye(1, K, 0, dtype=np.int64)[0] * 10**6, np.zeros(K, dtype=np.int64), gen)
+    assert N.sum() == 10**6 and stats.chisquare(N).pvalue > 1e-4
+
+
+def test_tree_histogram_rejects_bad_input():
+    with pytest.raises(ValueError, match="power-of-2"):
+        tree_histogram(np.zeros(6, dtype=np.int64), np.zeros(6, dtype=np.int64), np.random.default_rng())
+    with pytest.raises(ValueError, match="outside"):
+        tree_histogram(np.zeros(4, dtype=np.int64), np.array([1, 0, 0, 0]), np.random.default_rng())
