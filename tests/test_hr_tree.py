@@ -17,7 +17,7 @@ import pytest
 from scipy import stats
 
 from ldpopt import oracles
-from ldpopt.oracles._hadamard_tree import tree_histogram
+from ldpopt.oracles._hadamard_tree import binomial_half, tree_histogram
 from ldpopt.oracles.jointlaw import count_moments
 
 
@@ -143,3 +143,33 @@ def test_tree_histogram_rejects_bad_input():
         tree_histogram(np.zeros(6, dtype=np.int64), np.zeros(6, dtype=np.int64), np.random.default_rng())
     with pytest.raises(ValueError, match="outside"):
         tree_histogram(np.zeros(4, dtype=np.int64), np.array([1, 0, 0, 0]), np.random.default_rng())
+
+
+@pytest.mark.parametrize("x", [0, 1, 7, 63, 64, 65, 300])
+@pytest.mark.parametrize("share", [0.25, 0.75])
+def test_binomial_half_has_the_binomial_law(x, share):
+    """Both samplers (bit count at x ≤ 64, numpy above; with most cells large numpy draws all)
+    against the Binomial pmf, with cells of 3 and 1000 in the same call (the redraw of the
+    large cells must land on them)."""
+    gen = np.random.default_rng(x)
+    arr = np.full((400, 100), 3, dtype=np.int64)
+    rows = np.arange(400) % 4 < 4 * share
+    arr[rows] = x
+    arr[~rows, :4] = 1000
+    k = binomial_half(arr, gen)
+    assert k.shape == arr.shape and k.dtype == np.int64
+    assert ((k >= 0) & (k <= arr)).all()
+    assert (k[~rows, :4] > 300).all()
+    three = k[~rows, 4:].ravel()
+    assert stats.chisquare(np.bincount(three, minlength=4), three.size * stats.binom.pmf(range(4), 3, 0.5)).pvalue > 1e-4
+    draws = k[rows].ravel()
+    if x == 0:
+        assert (draws == 0).all()
+        return
+    obs = np.bincount(draws, minlength=x + 1)
+    exp = draws.size * stats.binom.pmf(np.arange(x + 1), x, 0.5)
+    keep = exp >= 5
+    if not keep.all():  # pool the cells expected below 5
+        obs = np.append(obs[keep], obs[~keep].sum())
+        exp = np.append(exp[keep], exp[~keep].sum())
+    assert stats.chisquare(obs, exp).pvalue > 1e-4
