@@ -51,19 +51,32 @@ def _chi2_pvalue(draws: np.ndarray, law: dict) -> float:
     return stats.chisquare(obs, exp).pvalue
 
 
+@pytest.mark.parametrize("path", ["sample_counts_tree", "sample_counts_mixture", "sample_counts"])
 @pytest.mark.parametrize("eps, d, values", [
     (1.0, 3, (0, 0, 1, 2)),        # K = 4: the law of c is the law of the whole histogram
     (0.5, 7, (0, 3, 3, 6)),        # K = 8
     (2.0, 7, (5, 5, 5, 5)),        # one value only: one class per side
 ])
-def test_tree_fast_path_has_the_enumerated_law(eps, d, values):
+def test_fast_paths_have_the_enumerated_law(eps, d, values, path):
     o = oracles.get("hr", epsilon=eps, d=d)
     law = _exact_law(o, values)
     assert abs(sum(law.values()) - 1) < 1e-12
     tc = np.bincount(values, minlength=d)
     gen = np.random.default_rng(1600 + d)
-    draws = np.array([o.sample_counts(tc, gen) for _ in range(20000)])
+    sample = getattr(o, path)
+    draws = np.array([sample(tc, gen) for _ in range(20000)])
     assert _chi2_pvalue(draws, law) > 1e-4
+
+
+def test_sample_counts_takes_the_mixture_below_the_crossover_and_the_tree_above():
+    o = oracles.get("hr", epsilon=1.0, d=1024)  # K = 2048: crossover at λn = 2048·11/4
+    lam = math.tanh(0.5)
+    small = np.full(1024, int(2048 * 11 / 4 / lam / 1024) - 1)
+    large = small + 2
+    assert lam * small.sum() < 2048 * 11 / 4 <= lam * large.sum()
+    assert np.array_equal(o.sample_counts(small, 5), o.sample_counts_mixture(small, 5))
+    assert np.array_equal(o.sample_counts(large, 5), o.sample_counts_tree(large, 5))
+    assert not np.array_equal(o.sample_counts(large, 5), o.sample_counts_mixture(large, 5))
 
 
 def test_the_enumeration_rejects_a_wrong_law():
@@ -92,7 +105,7 @@ def test_tree_and_mixture_paths_agree_in_law_at_moderate_n():
     mean, cov = count_moments(o, tc)
     gen = np.random.default_rng(16)
     reps = 6000
-    a = np.array([o.sample_counts(tc, gen) for _ in range(reps)], dtype=np.float64)
+    a = np.array([o.sample_counts_tree(tc, gen) for _ in range(reps)], dtype=np.float64)
     b = np.array([o.sample_counts_mixture(tc, gen) for _ in range(reps)], dtype=np.float64)
     for x in (a, b):
         assert np.abs(x.mean(0) - mean).max() <= 5 * np.sqrt(np.diag(cov).max() / reps)
@@ -111,7 +124,7 @@ def test_tree_at_n_1e9_is_exact_in_moments():
     o = oracles.get("hr", epsilon=1.0, d=d)
     mean, cov = count_moments(o, tc)
     gen = np.random.default_rng(9)
-    x = np.array([o.sample_counts(tc, gen) for _ in range(2000)], dtype=np.float64)
+    x = np.array([o.sample_counts_tree(tc, gen) for _ in range(2000)], dtype=np.float64)
     assert (x.sum(1) >= 0).all()
     z = (x.mean(0) - mean) / np.sqrt(np.diag(cov) / x.shape[0])
     assert np.abs(z).max() <= 5

@@ -80,13 +80,14 @@ class HR(FrequencyOracle):
 
     Reports are the outputs y ∈ [0, K) (int64, one per user), K = smallest power of 2 > d.
 
-    ``sample_counts`` is exact in joint law (``sample_counts_exact = True``) at a cost independent of
-    n: each user's side (C_v w.p. p, else C̄_v) is Binomial(n_v, p) per value; users then output
-    uniformly on their side, and the histogram of all outputs is drawn by halving the Hadamard cube
-    one bit at a time with the classes (row, side) merged (``_hadamard_tree``, 2K·log2 K binomial
-    draws); then the FWHT aggregation. O(K log K + d).
+    ``sample_counts`` is exact in joint law (``sample_counts_exact = True``), by one of two exact
+    paths. ``sample_counts_tree``, at a cost independent of n: each user's side (C_v w.p. p, else
+    C̄_v) is Binomial(n_v, p) per value; users then output uniformly on their side, and the histogram
+    of all outputs is drawn by halving the Hadamard cube one bit at a time with the classes
+    (row, side) merged (``_hadamard_tree``, 2K·log2 K binomial draws); then the FWHT aggregation.
+    O(K log K + d).
 
-    ``sample_counts_mixture`` (the path before issue 16's tree, kept as the reference) uses the
+    ``sample_counts_mixture`` (the path before issue 16's tree; used when λn < K·log2(K)/4) uses the
     mixture "w.p. λ = 2p − 1 = tanh(ε/2) uniform on C_v, otherwise uniform on [K]" (indeed
     Pr[y ∈ C_v] = λ + (1 − λ)/2 = p and Pr[y] is constant on each side): m_v ~ Binomial(n_v, λ)
     informative users per value; the rest pooled into one Multinomial(n − Σm, uniform on [K]); the
@@ -154,10 +155,19 @@ class HR(FrequencyOracle):
 
     # -- the fast path ---------------------------------------------------------------------------
     def sample_counts(self, true_counts, rng) -> np.ndarray:
-        """Exact in joint law, cost independent of n (issue 16): each user's side is Binomial(n_v, p)
-        per value, then the output histogram by ``_hadamard_tree.tree_histogram`` (2K·log2 K
-        binomial draws), then the FWHT aggregation. ``sample_counts_mixture`` is the previous
-        exact path, kept as the reference."""
+        """Exact in joint law (issue 16): the tree path (``sample_counts_tree``, cost independent of n)
+        unless the mixture path's per-user work λn is below K·log2(K)/4, where it is the cheaper of
+        the two (measured crossover λn ≈ (0.2–1)·K·log2 K at d = 42,178 and 1,024; the choice
+        depends on the inputs only, and both paths have the same law)."""
+        tc = self._check_true_counts(true_counts)
+        if math.tanh(self.epsilon / 2.0) * float(tc.sum()) < self.K * math.log2(self.K) / 4:
+            return self.sample_counts_mixture(tc, rng)
+        return self.sample_counts_tree(tc, rng)
+
+    def sample_counts_tree(self, true_counts, rng) -> np.ndarray:
+        """Exact in joint law, cost independent of n: each user's side is Binomial(n_v, p) per value,
+        then the output histogram by ``_hadamard_tree.tree_histogram`` (2K·log2 K binomial draws),
+        then the FWHT aggregation."""
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
         K, d = self.K, self.d
@@ -168,8 +178,9 @@ class HR(FrequencyOracle):
         return self._counts_from_histogram(tree_histogram(inside, outside, gen))
 
     def sample_counts_mixture(self, true_counts, rng) -> np.ndarray:
-        """The pre-tree exact path, kept as the reference for tests and benchmarks; the mixture and its
-        O(Σ_v min(m_v, K)) cost are in the class docstring (2.8 s at n = 10⁹, d = 42,178)."""
+        """The pre-tree exact path: the reference of the tree in the tests, and ``sample_counts`` at small
+        λn; the mixture and its O(Σ_v min(m_v, K)) cost are in the class docstring (2.8 s at
+        n = 10⁹, d = 42,178)."""
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
         K, d = self.K, self.d
