@@ -186,3 +186,19 @@ def test_binomial_half_has_the_binomial_law(x, share):
         obs = np.append(obs[keep], obs[~keep].sum())
         exp = np.append(exp[keep], exp[~keep].sum())
     assert stats.chisquare(obs, exp).pvalue > 1e-4
+
+
+def test_tree_histogram_at_k_2_and_1():
+    """K = 2 (d = 1) goes straight to the last bit: C_1 = {0}, so row 1's (+) users output 0 and its
+    (−) users 1; row 0's users are Binomial-split; K = 1 returns the count itself."""
+    gen = np.random.default_rng(2)
+    assert tree_histogram(np.array([0, 7]), np.array([0, 3]), gen).tolist() == [7, 3]
+    N = np.array([tree_histogram(np.array([40, 0]), np.array([0, 0]), gen) for _ in range(2000)])
+    assert (N.sum(1) == 40).all()
+    obs = np.bincount(N[:, 0], minlength=41)
+    exp = 2000 * stats.binom.pmf(np.arange(41), 40, 0.5)
+    mid = slice(14, 27)  # cells expected ≥ 5; the two tails pooled
+    obs = np.r_[obs[:14].sum(), obs[mid], obs[27:].sum()]
+    exp = np.r_[exp[:14].sum(), exp[mid], exp[27:].sum()]
+    assert stats.chisquare(obs, exp).pvalue > 1e-4
+    assert tree_histogram(np.array([9]), np.array([0]), gen).tolist() == [9]

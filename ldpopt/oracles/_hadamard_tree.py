@@ -18,7 +18,8 @@ The top bit b of y' and the rest y'' satisfy H_m[r'', y''] = σ·(−1)^{a·b}:
 Conditionally on the current level, the classes are independent uniform multinomials on their sets
 (induction on the level), so after log2 K levels the count of class (prefix = y, r'' = 0, +) is N_y
 with the exact joint law of the per-user simulation. Each level draws 2K binomials (all classes;
-empty ones cost nothing but a call slot): 2K·log2 K draws whatever n is, by ``binomial_half``.
+empty ones cost nothing but a call slot), the last K/2 (only row 0 is split there): about
+2K·(log2 K − 3/4) draws whatever n is, by ``binomial_half``.
 """
 
 from __future__ import annotations
@@ -59,9 +60,11 @@ def tree_histogram(inside: np.ndarray, outside: np.ndarray, gen: np.random.Gener
         raise ValueError(f"inside and outside must be 1-d of one power-of-2 length, got {inside.shape}, {outside.shape}")
     if outside[0] != 0:
         raise ValueError("outside[0] must be 0: row 0 is all +1, its complement is empty")
+    if K == 1:
+        return inside.copy()
     S = np.stack([inside, outside])[None]  # (prefix, side [+, −], row) with row ∈ [0, m)
     m = K
-    while m > 1:
+    while m > 2:
         half = m // 2
         S4 = S.reshape(S.shape[0], 2, 2, half)  # (prefix, side σ, top row bit a, row r'')
         X0 = binomial_half(S4, gen)             # users whose next output bit b is 0
@@ -75,4 +78,10 @@ def tree_histogram(inside: np.ndarray, outside: np.ndarray, gen: np.random.Gener
         np.add(X1[:, 1, 0], X1[:, 0, 1], out=T[:, 1, 1])
         S = T.reshape(S.shape[0] * 2, 2, half)
         m = half
-    return S[:, 0, 0].copy()  # the (−) side of row 0 stays empty by construction
+    # last bit (m = 2, rows 0 and 1; the (−) side of row 0 is empty by construction): only row 0's
+    # (+) users draw; row 1's (+) users all output b = 0, its (−) users b = 1
+    X0 = binomial_half(S[:, 0, 0], gen)
+    N = np.empty((S.shape[0], 2), dtype=np.int64)
+    np.add(X0, S[:, 0, 1], out=N[:, 0])
+    np.add(S[:, 0, 0] - X0, S[:, 1, 1], out=N[:, 1])
+    return N.reshape(-1)
