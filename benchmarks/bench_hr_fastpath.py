@@ -5,7 +5,7 @@ d = 42,178, ε = 1, Zipf(1.5) true counts (``_harness.zipf_counts``); CPU second
 (``time.process_time``) of one call, the best of ``--repeat`` calls (one call when the first took
 over 1 s), wall seconds beside.
 
-    python benchmarks/bench_hr_fastpath.py [--n 1e6 1e8 1e9] [--repeat 3] [--previous REV]
+    python benchmarks/bench_hr_fastpath.py [--n 1e6 1e8 1e9] [--repeat 3] [--previous REV] [--skip ss]
 
 Writes ``results/hr_fastpath.json`` (rows + machine + load average, ``_harness.write_rows``).
 """
@@ -60,6 +60,7 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=float, nargs="+", default=[1e6, 1e8, 1e9])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--previous", default=None, help="also time this revision's hadamard.py (git rev)")
+    ap.add_argument("--skip", nargs="*", default=[], choices=OTHERS, help="other oracles not to time")
     ap.add_argument("--out", default=str(HERE / "results" / "hr_fastpath.json"))
     a = ap.parse_args(argv)
     from ldpopt import oracles
@@ -76,7 +77,7 @@ def main(argv=None) -> int:
             row["hr[mixture]"] = best_of(lambda i: hr.sample_counts_mixture(tc, i), a.repeat)
             if prev is not None:
                 row[f"hr[{a.previous}]"] = best_of(lambda i: prev.HR(1.0, d).sample_counts(tc, i), a.repeat)
-            for k in OTHERS:
+            for k in (k for k in OTHERS if k not in a.skip):
                 o = oracles.get(k, epsilon=1.0, d=d)
                 row[k] = best_of(lambda i: o.sample_counts(tc, i), a.repeat)
             row["loadavg_1min"] = os.getloadavg()[0]

@@ -56,6 +56,7 @@ def _chi2_pvalue(draws: np.ndarray, law: dict) -> float:
     (1.0, 3, (0, 0, 1, 2)),        # K = 4: the law of c is the law of the whole histogram
     (0.5, 7, (0, 3, 3, 6)),        # K = 8
     (2.0, 7, (5, 5, 5, 5)),        # one value only: one class per side
+    (1.0, 5, (0, 4, 4, 1)),        # d < K − 1: the tree keeps only rows ≤ d (the law of c)
 ])
 def test_fast_paths_have_the_enumerated_law(eps, d, values, path):
     o = oracles.get("hr", epsilon=eps, d=d)

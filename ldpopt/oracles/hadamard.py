@@ -84,7 +84,8 @@ class HR(FrequencyOracle):
     paths. ``sample_counts_tree``, at a cost independent of n: each user's side (C_v w.p. p, else
     C̄_v) is Binomial(n_v, p) per value; users then output uniformly on their side, and the histogram
     of all outputs is drawn by halving the Hadamard cube one bit at a time with the classes
-    (row, side) merged (``_hadamard_tree``, 2K·log2 K binomial draws); then the FWHT aggregation.
+    (row, side) merged (``_hadamard_tree``, ≈ 2(d + 1)·log2 K + 2K binomial draws); then the FWHT
+    aggregation.
     O(K log K + d).
 
     ``sample_counts_mixture`` (the path before issue 16's tree; used when λn < K·log2(K)/4) uses the
@@ -157,7 +158,7 @@ class HR(FrequencyOracle):
     def sample_counts(self, true_counts, rng) -> np.ndarray:
         """Exact in joint law (issue 16): the tree path (``sample_counts_tree``, cost independent of n)
         unless the mixture path's per-user work λn is below K·log2(K)/4, where it is the cheaper of
-        the two (measured crossover λn ≈ (0.2–1)·K·log2 K at d = 42,178 and 1,024; the choice
+        the two (measured crossover λn ≈ (0.15–0.6)·K·log2 K at d = 42,178 and 1,024; the choice
         depends on the inputs only, and both paths have the same law)."""
         tc = self._check_true_counts(true_counts)
         if math.tanh(self.epsilon / 2.0) * float(tc.sum()) < self.K * math.log2(self.K) / 4:
@@ -166,8 +167,8 @@ class HR(FrequencyOracle):
 
     def sample_counts_tree(self, true_counts, rng) -> np.ndarray:
         """Exact in joint law, cost independent of n: each user's side is Binomial(n_v, p) per value,
-        then the output histogram by ``_hadamard_tree.tree_histogram`` (2K·log2 K binomial draws),
-        then the FWHT aggregation."""
+        then the output histogram by ``_hadamard_tree.tree_histogram`` (≈ 2(d + 1)·log2 K + 2K
+        binomial draws), then the FWHT aggregation."""
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
         K, d = self.K, self.d
