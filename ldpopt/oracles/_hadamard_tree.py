@@ -60,7 +60,8 @@ def tree_histogram(inside: np.ndarray, outside: np.ndarray, gen: np.random.Gener
     outside = np.asarray(outside, dtype=np.int64)
     K = inside.shape[0]
     if inside.ndim != 1 or K < 1 or K & (K - 1) or outside.shape != inside.shape:
-        raise ValueError(f"inside and outside must be 1-d of one power-of-2 length, got {inside.shape}, {outside.shape}")
+        raise ValueError("inside and outside must be 1-d of one power-of-2 length, "
+                         f"got {inside.shape}, {outside.shape}")
     if outside[0] != 0:
         raise ValueError("outside[0] must be 0: row 0 is all +1, its complement is empty")
     if K == 1:
