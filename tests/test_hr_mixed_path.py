@@ -1,5 +1,6 @@
-"""HR's fast path draws each value's informative outputs by whichever exact sampler is cheaper for
-that value (per user when m_v ≤ K/4, a folded multinomial above; issue 16). Both kinds of values in
+"""HR's previous exact fast path (``sample_counts_mixture``, the reference of the tree path since
+issue 16) draws each value's informative outputs by whichever exact sampler is cheaper for that
+value (per user when m_v ≤ K/4, a folded multinomial above). Both kinds of values in
 one call, against the exact mean and covariance by enumeration (``oracles.jointlaw.count_moments``);
 the counts of HR are correlated, so the covariance test sees a wrong mixture."""
 
@@ -35,6 +36,6 @@ def test_mixed_per_user_and_folded_values_have_the_exact_joint_law(eps, tc):
     assert tc.max() * lam > o.K // 4 and 0 < tc[tc > 0].min() <= o.K // 4   # both samplers used
     mean, cov = count_moments(o, tc)
     gen = np.random.default_rng(77)
-    x = np.array([o.sample_counts(tc, gen) for _ in range(20000)], dtype=np.float64)
+    x = np.array([o.sample_counts_mixture(tc, gen) for _ in range(20000)], dtype=np.float64)
     mz, cz = _z(x, mean, cov)
     assert mz <= 5 and cz <= 5

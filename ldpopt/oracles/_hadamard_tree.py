@@ -1,0 +1,96 @@
+"""HR's output histogram drawn by halving the Hadamard cube bit by bit (issue 16): O(K log K), no n.
+
+Acharya, Sun, Zhang (AISTATS 2019, arXiv:1802.04705): a user of value v outputs y uniform on
+C_r = {y : H[r, y] = +1}, r = v + 1, with probability p, else uniform on its complement C̄_r. Users
+are independent, so the output histogram N is, exactly, the sum over the classes (r, side) of
+independent Multinomial(count, uniform on that side's K/2 outputs). Two classes asking for the same
+uniform law merge (a sum of independent multinomials with one probability vector is one
+multinomial), and the Sylvester recursion read on the lowest bits,
+H_{2m}[2r' + a, 2y' + b] = (−1)^{a·b} H_m[r', y'] (popcount(r & y) = popcount(r' & y') + a·b), lets
+us fix y's bits from the lowest while the rows lose theirs:
+
+Take a class "uniform on {y ∈ [2m) : H_{2m}[r, y] = σ}" of count x, r = 2r' + a (a the low bit).
+The low bit b of y and the rest y' satisfy H_m[r', y'] = σ·(−1)^{a·b}:
+
+* r' ≠ 0, or a = 0: both values of b leave m/2 (resp. m) targets, so b ~ Bernoulli(1/2) per user
+  and x splits as Binomial(x, 1/2) into child classes (prefix + b·2^level, r', σ·(−1)^{a·b});
+* r' = 0 and a = 1 (r = 1): H_m[0, ·] = +1, so b is fixed by σ (0 for +1, 1 for −1), child side +.
+
+Conditionally on the current level, the classes are independent uniform multinomials on their sets
+(induction on the level), so after log2 K levels the count of class (prefix = y, row 0, +) is N_y
+with the exact joint law of the per-user simulation. Lowest bits first, the rows of level ℓ are
+r >> ℓ < (d + 1)/2^ℓ: a level holds 2^ℓ prefixes × 2 sides × ⌈(d + 1)/2^ℓ⌉ rows ≈ 2(d + 1) classes
+(top bits first it would be 2K whatever d is), one Binomial(x, 1/2) each (``binomial_half``; empty
+classes cost a call slot only); the last level splits only row 0's (+) users (K/2 draws). About
+2(d + 1)·log2 K + 2K draws whatever n is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["tree_histogram", "binomial_half"]
+
+_ALL_BITS = np.iinfo(np.uint64).max
+
+
+def binomial_half(x: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+    """Binomial(x, 1/2) elementwise (x int64 ≥ 0), exact: for x ≤ 64 the number of ones among x bits
+    of a uniform 64-bit word (iid fair bits; ~5 ns a cell against numpy's inversion sampler's
+    20–110 ns), numpy's ``binomial`` (BTPE) above. When most cells are above 64 numpy draws them all
+    (the gather/scatter of the large cells would cost more than the small cells save); the choice
+    depends on x only, so the draws are reproducible from the seed."""
+    big = np.flatnonzero(x > 64)
+    if 2 * big.size > x.size:
+        return gen.binomial(x, 0.5)
+    u = gen.integers(0, _ALL_BITS, size=x.shape, dtype=np.uint64, endpoint=True)
+    # 1 << x is 0 for x ≥ 64 in numpy, so the mask is all ones at x = 64; x > 64 is redrawn below
+    u &= np.left_shift(np.uint64(1), x.astype(np.uint64)) - np.uint64(1)
+    out = np.bitwise_count(u).astype(np.int64)
+    if big.size:
+        out.flat[big] = gen.binomial(x.flat[big], 0.5)
+    return out
+
+
+def tree_histogram(inside: np.ndarray, outside: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+    """Output histogram N (int64, length K) of users that are, for each row r ∈ [0, K),
+    ``inside[r]`` uniform on C_r and ``outside[r]`` uniform on C̄_r (K = len(inside), a power of 2;
+    ``outside[0]`` must be 0: C̄_0 is empty). Exact in joint law; see the module docstring."""
+    inside = np.asarray(inside, dtype=np.int64)
+    outside = np.asarray(outside, dtype=np.int64)
+    K = inside.shape[0]
+    if inside.ndim != 1 or K < 1 or K & (K - 1) or outside.shape != inside.shape:
+        raise ValueError("inside and outside must be 1-d of one power-of-2 length, "
+                         f"got {inside.shape}, {outside.shape}")
+    if outside[0] != 0:
+        raise ValueError("outside[0] must be 0: row 0 is all +1, its complement is empty")
+    if K == 1:
+        return inside.copy()
+    nz = np.flatnonzero(inside | outside)
+    R = max(2, int(nz[-1]) + 1 if nz.size else 2)
+    R += R & 1                                   # rows in use, padded to even
+    S = np.stack([inside[:R], outside[:R]])[None]  # (prefix, side [+, −], row)
+    prefixes = 1
+    while prefixes < K // 2:
+        S4 = S.reshape(prefixes, 2, R // 2, 2)   # (prefix, side σ, row r', low row bit a)
+        X0 = binomial_half(S4, gen)              # users whose next output bit b is 0
+        X0[:, 0, 0, 1] = S4[:, 0, 0, 1]          # r = 1: b fixed by the side
+        X0[:, 1, 0, 1] = 0
+        X1 = S4
+        X1 -= X0                                 # S is not read again: its buffer holds b = 1
+        R2 = R // 2
+        Rn = max(2, R2 + (R2 & 1))               # next level's rows, padded to even
+        T = np.zeros((2, prefixes, 2, Rn), dtype=np.int64)  # (b, prefix, child side, r')
+        np.add(X0[..., 0], X0[..., 1], out=T[0, :, :, :R2])           # b = 0: side kept
+        np.add(X1[:, 0, :, 0], X1[:, 1, :, 1], out=T[1, :, 0, :R2])   # b = 1: side flips where a = 1
+        np.add(X1[:, 1, :, 0], X1[:, 0, :, 1], out=T[1, :, 1, :R2])
+        prefixes *= 2
+        S = T.reshape(prefixes, 2, Rn)           # new prefix = b·2^level + old prefix
+        R = Rn
+    # last bit (rows 0 and 1 left; the (−) side of row 0 is empty by construction): only row 0's
+    # (+) users draw; row 1's (+) users all output b = 0, its (−) users b = 1
+    X0 = binomial_half(S[:, 0, 0], gen)
+    N = np.empty((2, prefixes), dtype=np.int64)
+    np.add(X0, S[:, 0, 1], out=N[0])
+    np.add(S[:, 0, 0] - X0, S[:, 1, 1], out=N[1])
+    return N.reshape(-1)
