@@ -69,12 +69,15 @@ def test_fast_paths_have_the_enumerated_law(eps, d, values, path):
     assert _chi2_pvalue(draws, law) > 1e-4
 
 
-def test_sample_counts_takes_the_mixture_below_the_crossover_and_the_tree_above():
-    o = oracles.get("hr", epsilon=1.0, d=1024)  # K = 2048: crossover at λn = 2048·11/4
+def test_sample_counts_takes_the_mixture_below_the_switch_and_the_tree_above():
+    from ldpopt.oracles.hadamard import MIXTURE_SEED_STABLE
+
+    o = oracles.get("hr", epsilon=1.0, d=1024)  # K = 2048: cost crossover at λn = 2048·11/4 < 2·10⁶
     lam = math.tanh(0.5)
-    small = np.full(1024, int(2048 * 11 / 4 / lam / 1024) - 1)
+    switch = max(2048 * 11 / 4, MIXTURE_SEED_STABLE)
+    small = np.full(1024, int(switch / lam / 1024) - 1)
     large = small + 2
-    assert lam * small.sum() < 2048 * 11 / 4 <= lam * large.sum()
+    assert lam * small.sum() < switch <= lam * large.sum()
     assert np.array_equal(o.sample_counts(small, 5), o.sample_counts_mixture(small, 5))
     assert np.array_equal(o.sample_counts(large, 5), o.sample_counts_tree(large, 5))
     assert not np.array_equal(o.sample_counts(large, 5), o.sample_counts_mixture(large, 5))

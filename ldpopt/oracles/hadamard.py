@@ -34,6 +34,9 @@ from .base import FrequencyOracle
 
 __all__ = ["HR", "fwht"]
 
+# λn below which sample_counts keeps the pre-tree mixture path (seed stability; sample_counts doc)
+MIXTURE_SEED_STABLE = 2_000_000
+
 _ENUM_CELLS = 1 << 24
 # per-user draws done at once in sample_counts (bounded memory)
 _USER_BLOCK = 1 << 22
@@ -159,9 +162,15 @@ class HR(FrequencyOracle):
         """Exact in joint law (issue 16): the tree path (``sample_counts_tree``, cost independent of n)
         unless the mixture path's per-user work λn is below K·log2(K)/4, where it is the cheaper of
         the two (measured crossover λn ≈ (0.15–0.6)·K·log2 K at d = 42,178 and 1,024; the choice
-        depends on the inputs only, and both paths have the same law)."""
+        depends on the inputs only, and both paths have the same law).
+
+        *Choice*: the mixture is also kept whenever λn < ``MIXTURE_SEED_STABLE`` (2·10⁶), so seeded
+        draws at the sizes of every published result (the experiment sweep's n ≤ 10⁶) are the same
+        numbers as before the tree existed and REPRODUCTION.md's HR rows reproduce bit for bit; the
+        price is bounded: ≤ 0.07 s CPU at d = 42,178, λn = 2·10⁶ (the tree: 0.02 s)."""
         tc = self._check_true_counts(true_counts)
-        if math.tanh(self.epsilon / 2.0) * float(tc.sum()) < self.K * math.log2(self.K) / 4:
+        lam_n = math.tanh(self.epsilon / 2.0) * float(tc.sum())
+        if lam_n < max(self.K * math.log2(self.K) / 4, MIXTURE_SEED_STABLE):
             return self.sample_counts_mixture(tc, rng)
         return self.sample_counts_tree(tc, rng)
 
