@@ -105,21 +105,39 @@ def _simplex_structure(d: int):
     return compile_constraints(None, d)
 
 
-def _certificate(objective, constraints, est, f_c, mean):
-    """:func:`ldpopt.problems.certificate.certificate` with multipliers recovered from f_C (what it
-    does with ``multipliers=None``), the simplex's compiled structure reused across calls."""
-    from ..problems.certificate import certificate, certify, recover_multipliers
+#: the separables of the last estimate certified, by objective name (one instance at a time: the
+#: four weighted-MLE closed forms of an instance share one, and with it the certificate's full passes
+#: over the values at their lower bound, certificate_support._AtLower)
+_SEPARABLES: dict = {}
+
+
+def _separable(objective, est, mean):
     from ..problems.objectives import make_objective
     from ..problems.structured.separable import separable_for
 
+    if mean is not None or not isinstance(objective, str):
+        return separable_for(make_objective(objective, mean=mean) if isinstance(objective, str) else objective, est)
+    if _SEPARABLES.get("estimate") is not est:
+        _SEPARABLES.clear()
+        _SEPARABLES["estimate"] = est
+    if objective not in _SEPARABLES:
+        _SEPARABLES[objective] = separable_for(make_objective(objective), est)
+    return _SEPARABLES[objective]
+
+
+def _certificate(objective, constraints, est, f_c, mean):
+    """:func:`ldpopt.problems.certificate.certificate` with multipliers recovered from f_C (what it
+    does with ``multipliers=None``), the simplex's compiled structure and the estimate's separable
+    reused across calls, and no full-length multiplier arrays (the rows read the numbers only)."""
+    from ..problems.certificate import certificate, certify, recover_multipliers
+
     if constraints is not None:
         return certificate(objective, constraints, est, f_c, mean=mean)
-    obj = make_objective(objective, mean=mean) if isinstance(objective, str) else objective
-    sep = separable_for(obj, est)
+    sep = _separable(objective, est, mean)
     st = _simplex_structure(int(est.d))
     f = np.asarray(f_c, float)
     lam, y = recover_multipliers(sep, st, f)
-    return certify(sep, st, f, lam, y, None, None)
+    return certify(sep, st, f, lam, y, None, None, with_multipliers=False)
 
 
 def certificate_metrics(est, f_c, objective, mean=None, constraints=None, closed_tol: float = 0.0) -> dict:

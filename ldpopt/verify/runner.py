@@ -95,7 +95,16 @@ def run(oracles=None, epsilons=None, ns=None, ds=None, seeds=None, solver=None, 
                     say(f"monte-carlo {oracle} eps={eps0} d={d} n={cfg['mc_n']} seed={seed}")
                     rows += mc_rows(oracle, eps0, int(cfg["mc_n"]), int(d), cfg["mc_reps"], cfg["mc_slow_reps"],
                                     int(seed))
+    _release()
     return pd.DataFrame([r.as_row() for r in rows])
+
+
+def _release() -> None:
+    """Drop the per-run caches of large-d arrays (the last estimate's separables, the compiled simplex)."""
+    from . import claims
+
+    claims._SEPARABLES.clear()
+    claims._simplex_structure.cache_clear()
 
 
 def _mc_too_large(oracle, eps, n, d, seed) -> list[ClaimResult]:
