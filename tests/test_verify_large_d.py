@@ -11,6 +11,7 @@ path; the stable-argsort largest-remainder rounding for the O(d) one.
 from __future__ import annotations
 
 import json
+import sys
 
 import cvxpy as cp
 import numpy as np
@@ -119,3 +120,35 @@ def test_o_d_rounding_equals_the_stable_sort(seed):
         got = instances._round_counts(w, n)
         np.testing.assert_array_equal(got, ref)
         assert got.sum() == n
+
+
+_FAULTS = """
+import resource, sys
+import numpy as np
+from ldpopt._malloc import keep_freed_memory
+on = sys.argv[1] == "1" and keep_freed_memory()
+r0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(20):
+    a = np.empty(4 * 10**6); a[:] = 1.0; b = a * 2.0; del a, b
+print(int(on), resource.getrusage(resource.RUSAGE_SELF).ru_minflt - r0)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
+def test_keep_freed_memory_stops_the_page_faults_of_repeated_large_temporaries():
+    """Each 32 MB temporary is a fresh mmap (faulted in page by page) unless freed blocks are kept: measured in
+    a child process (the setting is process-wide), the same loop with and without it."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    out = {}
+    for flag in ("0", "1"):
+        res = subprocess.run([sys.executable, "-c", _FAULTS, flag], capture_output=True, text=True, env=env,
+                             check=True)
+        on, faults = map(int, res.stdout.split())
+        out[flag] = (on, faults)
+    assert out["1"][0] == 1, "mallopt did not take effect on Linux"
+    assert out["0"][1] > 5000  # 40 fresh 32 MB mappings (fewer faults than pages with huge pages)
+    assert out["1"][1] < out["0"][1] / 5

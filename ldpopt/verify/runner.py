@@ -110,7 +110,8 @@ def _release() -> None:
 def _mc_too_large(oracle, eps, n, d, seed) -> list[ClaimResult]:
     why = (f"Monte-Carlo claims run at d <= {MC_MAX_D} (they keep repetitions x d outputs of 14 methods and "
            f"run every method each repetition); asked d = {d}: choose a smaller one with --mc-d")
-    return [not_refereed(why, claim=cid, statement="(Monte-Carlo claim; see the rows at a smaller d)",
+    statement = f"(Monte-Carlo claim; not run at d = {d}: run it at d <= {MC_MAX_D} with --mc-d)"
+    return [not_refereed(why, claim=cid, statement=statement,
                          kind="monte-carlo", oracle=oracle, epsilon=eps, n=int(n), d=d, seed=seed, metric="-",
                          unit="", op="<=", expected=None if is_finding(cid) else True, referee="monte-carlo")
             for cid in claim_ids(oracle)]
