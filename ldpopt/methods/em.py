@@ -305,9 +305,12 @@ def _separable_solve(w: np.ndarray, n: float, alpha: float, beta: float, max_ite
     computed on the whole domain at the root. ``shrink=False`` is the plain reference."""
     nev = 0
     lb, keep = -np.inf, None  # largest μ seen with h(μ) ≥ 0 and the values positive there
+    last = (None, None)  # brentq re-evaluates the end point h(lo) computed below: one full pass saved
 
     def h(mu: float) -> float:
-        nonlocal nev, lb, keep
+        nonlocal nev, lb, keep, last
+        if mu == last[0]:
+            return last[1]
         nev += 1
         sub = shrink and keep is not None and mu >= lb
         fv = np.maximum(_root_pi(mu, w[keep] if sub else w, n) - alpha, 0.0)
@@ -315,6 +318,7 @@ def _separable_solve(w: np.ndarray, n: float, alpha: float, beta: float, max_ite
         if shrink and val >= 0 and mu >= lb:
             pos = np.flatnonzero(fv > 0)
             lb, keep = mu, (keep[pos] if sub else pos)
+        last = (mu, val)
         return val
 
     # G_v at f_v = 0 and f_v = 1; μ_hi = max_v G_v(α) makes every f_v = 0 (h = −1) and
