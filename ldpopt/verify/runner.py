@@ -101,10 +101,9 @@ def run(oracles=None, epsilons=None, ns=None, ds=None, seeds=None, solver=None, 
 
 def _release() -> None:
     """Drop the per-run caches of large-d arrays (the last estimate's separables, the compiled simplex)."""
-    from . import claims
+    from .certificate_referee import release
 
-    claims._SEPARABLES.clear()
-    claims._simplex_structure.cache_clear()
+    release()
 
 
 def _mc_too_large(oracle, eps, n, d, seed) -> list[ClaimResult]:
