@@ -92,6 +92,22 @@ def test_oue_binomial_solution_satisfies_kkt(epsilon, d):
     assert res.nit <= 100  # root-finder evaluations: O(log(1/tol))
 
 
+@pytest.mark.parametrize("oracle,epsilon,n,d", [("oue", 2.0, 10**4, 50_000), ("olh", 1.0, 10**5, 5000),
+                                                 ("sue", 0.5, 10**6, 200), ("hr", 6.0, 10**3, 3000),
+                                                 ("oue", 0.1, 100, 50), ("blh", 20.0, 10**5, 1000)])
+def test_binomial_root_on_the_shrinking_support_equals_the_whole_domain_solve(oracle, epsilon, n, d):
+    """The root-finder sums h(μ) over the values still positive at its largest μ with h ≥ 0 (values at 0
+    there stay 0 above it); the plain whole-domain solve is the reference: same μ and f to rounding."""
+    o = oracles.get(oracle, epsilon, d)
+    est = o.simulate(np.round(n * _zipf(d)).astype(np.int64), np.random.default_rng(d))
+    a = est.p - est.q
+    f1, mu1, _ = E._separable_solve(est.counts, float(est.n), est.q, a, 10_000, shrink=True)
+    f0, mu0, _ = E._separable_solve(est.counts, float(est.n), est.q, a, 10_000, shrink=False)
+    assert abs(mu1 - mu0) <= 1e-12 * max(abs(mu0), float(est.n))
+    np.testing.assert_allclose(f1, f0, rtol=0, atol=1e-14)
+    _assert_kkt(f1, est, "binomial")
+
+
 def test_binomial_kkt_with_extreme_counts():
     """Counts at 0 and at n (the 0 log 0 terms) and a non-integer count."""
     n = 1000

@@ -12,6 +12,9 @@ from ._args import int_arg, number
 
 __all__ = ["add_parser"]
 
+#: from this d on, this process keeps freed large blocks instead of unmapping them (:mod:`ldpopt._malloc`)
+_KEEP_MEMORY_D = 1_000_000
+
 
 def _description() -> str:
     from ..verify.instances import LIKELIHOOD_MAX_D, MC_MAX_D, SOLVER_MAX_D
@@ -79,6 +82,10 @@ def _run(args) -> int:
     from ..verify.runner import run
 
     say = None if args.json else (lambda msg: print(msg, file=sys.stderr))
+    if max(args.d or [0]) >= _KEEP_MEMORY_D:
+        from .._malloc import keep_freed_memory
+
+        keep_freed_memory()  # half of the CPU at d = 10⁷ was page faults of fresh 80 MB temporaries
     df = run(oracles=args.oracles, epsilons=args.epsilons, ns=args.n, ds=args.d, seeds=args.seeds,
              solver=args.solver, quick=args.quick, mc=not args.no_mc, mc_ds=args.mc_d, mc_n=args.mc_n,
              solver_max_d=args.solver_max_d, progress=say)

@@ -291,17 +291,35 @@ def _root_pi(mu: float, w: np.ndarray, n: float) -> np.ndarray:
     return (b - disc) / (2.0 * mu)
 
 
-def _separable_solve(w: np.ndarray, n: float, alpha: float, beta: float, max_iter: int):
+def _separable_solve(w: np.ndarray, n: float, alpha: float, beta: float, max_iter: int, shrink: bool = True):
     """Maximise Σ_v [w_v log x_v + (n − w_v) log(1 − x_v)], x_v = α + β f_v, over the simplex.
 
     Returns (f, μ, evaluations): f_v = max(0, (x_v(μ) − α)/β) with Σ_v f_v(μ) = 1 found by Brent's
-    method on the decreasing function h(μ) = Σ_v f_v(μ)."""
+    method on the decreasing function h(μ) = Σ_v f_v(μ).
+
+    ``shrink``: every f_v(μ) is non-increasing in μ, so once h(μ_lb) ≥ 0 (μ_lb ≤ μ*) a value with
+    f_v(μ_lb) = 0 stays 0 at every μ ≥ μ_lb, and Brent only evaluates inside its bracket, above the
+    largest such μ_lb: h is then summed over the values still positive at μ_lb (a few percent of
+    the domain after the first steps on Zipf data; ~80 % of EM's time at d = 10⁷ was these sums
+    over values that are 0). An evaluation below μ_lb falls back to the whole domain. f itself is
+    computed on the whole domain at the root. ``shrink=False`` is the plain reference."""
     nev = 0
+    lb, keep = -np.inf, None  # largest μ seen with h(μ) ≥ 0 and the values positive there
+    last = (None, None)  # brentq re-evaluates the end point h(lo) computed below: one full pass saved
 
     def h(mu: float) -> float:
-        nonlocal nev
+        nonlocal nev, lb, keep, last
+        if mu == last[0]:
+            return last[1]
         nev += 1
-        return float(np.sum(np.maximum(_root_pi(mu, w, n) - alpha, 0.0))) / beta - 1.0
+        sub = shrink and keep is not None and mu >= lb
+        fv = np.maximum(_root_pi(mu, w[keep] if sub else w, n) - alpha, 0.0)
+        val = float(np.sum(fv)) / beta - 1.0
+        if shrink and val >= 0 and mu >= lb:
+            pos = np.flatnonzero(fv > 0)
+            lb, keep = mu, (keep[pos] if sub else pos)
+        last = (mu, val)
+        return val
 
     # G_v at f_v = 0 and f_v = 1; μ_hi = max_v G_v(α) makes every f_v = 0 (h = −1) and
     # μ_lo = max_v G_v(α + β) puts some f_v at 1 (h ≥ 0). Infinite when α = 0 or α + β = 1: expand.

@@ -183,15 +183,16 @@ def argmin_bound(sep: Separable, st: Structure, f, lam: float, newton: int = 5, 
 
 
 def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
-            feas_tol: float | None = None) -> Certificate:
+            feas_tol: float | None = None, *, with_multipliers: bool = True) -> Certificate:
     """The certificate for the compiled problem (the solver calls this directly).
 
     At large d with no rows the values that sit at their lower bound both in f and in the argmin at
     λ are summarised in a few vectorised passes and the rest is certified as a problem of its own
-    (:mod:`.certificate_support`: the same numbers, to rounding, in a fraction of the time)."""
+    (:mod:`.certificate_support`: the same numbers, to rounding, in a fraction of the time; there,
+    ``with_multipliers=False`` leaves ``Certificate.multipliers`` empty instead of building them)."""
     from .certificate_support import certify_on_support
 
-    out = certify_on_support(sep, st, f, lam, y, duals, feas_tol)
+    out = certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers)
     return out if out is not None else _certify_full(sep, st, f, lam, y, duals, feas_tol)
 
 

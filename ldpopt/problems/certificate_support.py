@@ -42,7 +42,8 @@ class Rest:
     l: np.ndarray       # lower bounds
     d1l: np.ndarray     # h_v'(l_v)
     u: np.ndarray       # upper bounds
-    sep: object         # the separable (for h'' and the d1 scale at l)
+    sep: object         # the separable (for h'' at l)
+    d1_scale_l: np.ndarray  # the size of the terms of h_v'(l_v) (Separable.d1_scale)
 
     def argmin_rounding(self, lam: float):
         """Their rounding terms in the argmin bound at λ (:func:`~.certificate.argmin_bound`), or
@@ -52,7 +53,7 @@ class Rest:
             if np.any((g < 0) & self.left):
                 return None
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            scale = np.broadcast_to(self.sep.d1_scale(self.l), g.shape) + abs(lam)
+            scale = np.broadcast_to(self.d1_scale_l, g.shape) + abs(lam)
             near = self.left & (self.l < self.u) & (np.abs(g) <= 8 * _EPS * scale)
         if not near.any():
             return np.zeros(0)
@@ -63,9 +64,41 @@ class Rest:
             return 8 * _EPS * (2.0 * np.abs(lv) + scale[cand] / d2)
 
 
-def certify_on_support(sep, st, f, lam, y, duals, feas_tol):
+class _AtLower:
+    """The f-independent terms at the lower bounds: h'(l), h(l), Σ h(l), Σ |h(l)|, min μ over the free
+    values, Σ l, Σ |l| and the d1 scale at l. Kept on the separable (``_at_lower``) for the structure
+    it was computed for, so that certifying several points of one problem (``ldpopt verify`` certifies
+    four weighted-MLE closed forms per instance) pays these full passes once."""
+
+    def __init__(self, sep, st):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            self.d1l = sep.d1(st.l)
+            self.free = st.l < st.u
+            self.hl = np.broadcast_to(sep.value(st.l), (st.d,))
+            self.h_sum = float(np.sum(self.hl))
+            self.abs_h = float(np.sum(np.abs(self.hl)))
+            mu = np.broadcast_to(sep.mu(st.l, st.u), (st.d,))
+            self.mu_min = float(np.min(mu if self.free.all() else np.where(self.free, mu, np.inf), initial=np.inf))
+            self.d1_scale_l = sep.d1_scale(st.l)
+        self.has_l = bool(st.l.any())
+        self.lsum = float(np.sum(st.l)) if self.has_l else 0.0
+        self.abs_l = float(np.sum(np.abs(st.l))) if self.has_l else 0.0
+
+
+def _at_lower(sep, st) -> _AtLower:
+    cached = getattr(sep, "_at_lower", None)
+    if cached is not None and cached[0] is st:
+        return cached[1]
+    out = _AtLower(sep, st)
+    sep._at_lower = (st, out)
+    return out
+
+
+def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bool = True):
     """The certificate of :func:`~.certificate.certify`, computed on the values off their lower
-    bound; None when that does not apply (rows, small d, most values off l, ...)."""
+    bound; None when that does not apply (rows, small d, most values off l, ...).
+    ``with_multipliers=False``: leave ``multipliers`` empty instead of building the full-length
+    bound-multiplier arrays (two more passes; ``ldpopt verify`` reads the numbers only)."""
     from .certificate import Structure, _bounds_from_dict, _certify_full
     from .structured.structure import duals_dict
 
@@ -75,9 +108,9 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol):
     f = np.asarray(f, float)
     if f.shape != (d,):
         return None
+    low = _at_lower(sep, st)
+    d1l, free = low.d1l, low.free
     with np.errstate(divide="ignore", invalid="ignore"):
-        d1l = sep.d1(st.l)
-        free = st.l < st.u
         # left out: f at l and the argmin at λ at l too (NaN counts as l, as in Separable.argmin)
         left = (f == st.l) & (~(d1l + lam < 0) | ~free)
     idx = np.flatnonzero(~left)
@@ -101,24 +134,24 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol):
         with np.errstate(invalid="ignore"):
             dual_viol = float(np.max(-(d1l + lam), where=left & free, initial=0.0))
     with np.errstate(invalid="ignore", over="ignore"):
-        hl = np.broadcast_to(sep.value(st.l), (d,))
-        h_sum = float(np.sum(hl)) - float(np.sum(hl[idx]))
-        abs_h = float(np.sum(np.abs(hl))) - float(np.sum(np.abs(hl[idx])))
-        mu = np.broadcast_to(sep.mu(st.l, st.u), (d,))
-        mu_min = float(np.min(mu if free.all() else np.where(free, mu, np.inf), initial=np.inf))
-    if st.l.any():
-        lsum = float(np.sum(st.l)) - float(np.sum(st.l[idx]))
-        abs_l = float(np.sum(np.abs(st.l))) - float(np.sum(np.abs(st.l[idx])))
+        h_sum = low.h_sum - float(np.sum(low.hl[idx]))
+        abs_h = low.abs_h - float(np.sum(np.abs(low.hl[idx])))
+    if low.has_l:
+        lsum = low.lsum - float(np.sum(st.l[idx]))
+        abs_l = low.abs_l - float(np.sum(np.abs(st.l[idx])))
     else:
         lsum = abs_l = 0.0
-    rest = Rest(d, st.total, abs_l, h_sum, abs_h, dual_viol, comp, mu_min, left, st.l, d1l, st.u, sep)
+    rest = Rest(d, st.total, abs_l, h_sum, abs_h, dual_viol, comp, low.mu_min, left, st.l, d1l, st.u, sep,
+                low.d1_scale_l)
     sub_st = Structure(idx.size, st.l[idx], st.u[idx], st.total - lsum, sp.csr_matrix((0, idx.size)),
                        st.b, st.ineq, st.sum_name, {}, st.implied_upper[idx])
     cert = _certify_full(sub, sub_st, f[idx], lam, y, duals, feas_tol, bounds=bounds, rest=rest)
     if cert is None:
         return None
-    if duals is None:  # the multipliers of the whole problem, from r = h'(f) + λ
+    if duals is None and with_multipliers:  # the multipliers of the whole problem, from r = h'(f) + λ
         with np.errstate(divide="ignore", invalid="ignore"):
             r = sep.d1(f) + lam
         cert = dataclasses.replace(cert, multipliers=duals_dict(st, f, lam, y, r))
+    elif duals is None:
+        cert = dataclasses.replace(cert, multipliers={})
     return cert

@@ -11,6 +11,7 @@ Choices where the papers are silent:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -31,18 +32,33 @@ MC_MAX_D = 2000
 
 
 def _round_counts(w: np.ndarray, n: int) -> np.ndarray:
-    """Largest-remainder rounding of n·w (w ≥ 0, Σw = 1) to integers summing to n."""
+    """Largest-remainder rounding of n·w (w ≥ 0, Σw = 1) to integers summing to n: the ``short``
+    largest remainders get +1, ties to the smaller index (what a stable sort of −remainder picks),
+    found in O(d) by a partition instead of an O(d log d) sort (0.9 s of CPU at d = 10⁷)."""
     x = n * w / w.sum()
     c = np.floor(x).astype(np.int64)
     short = n - int(c.sum())
     if short > 0:
-        c[np.argsort(-(x - c), kind="stable")[:short]] += 1
+        rem = x - c
+        cut = np.partition(rem, rem.size - short)[rem.size - short]  # the short-th largest remainder
+        above = np.flatnonzero(rem > cut)
+        tied = np.flatnonzero(rem == cut)[:short - above.size]
+        c[above] += 1
+        c[tied] += 1
     return c
 
 
 def true_histogram(n: int, d: int, kind: str = "zipf") -> np.ndarray:
     """Deterministic true histogram (int64, sums to n): ``"zipf"`` ∝ 1/k^1.1 on all d values, or
-    ``"half-zero"`` ∝ 1/k on the first ⌈d/2⌉ values and 0 on the rest."""
+    ``"half-zero"`` ∝ 1/k on the first ⌈d/2⌉ values and 0 on the rest. Read-only and cached (the
+    runner asks for the same one for each oracle and ε; ~1 s CPU at d = 10⁷)."""
+    if kind not in ("zipf", "half-zero"):
+        raise ValueError(f"kind must be 'zipf' or 'half-zero', got {kind!r}")
+    return _true_histogram(int(n), int(d), kind)
+
+
+@functools.lru_cache(maxsize=4)
+def _true_histogram(n: int, d: int, kind: str) -> np.ndarray:
     k = np.arange(1, d + 1, dtype=np.float64)
     if kind == "zipf":
         w = k ** -1.1
@@ -50,7 +66,9 @@ def true_histogram(n: int, d: int, kind: str = "zipf") -> np.ndarray:
         w = np.where(k <= math.ceil(d / 2), 1.0 / k, 0.0)
     else:
         raise ValueError(f"kind must be 'zipf' or 'half-zero', got {kind!r}")
-    return _round_counts(w, n)
+    c = _round_counts(w, n)
+    c.flags.writeable = False
+    return c
 
 
 def instance(oracle: str, epsilon: float, n: int, d: int, seed: int) -> Estimate:
