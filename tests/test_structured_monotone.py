@@ -202,3 +202,19 @@ def test_default_route_and_fallbacks():
         warnings.simplefilter("ignore")
         sol = Problem(est, "cls", [Simplex(), Monotone(), SubsetSum(range(5), 0.5)]).solve()
     assert sol.solver != "LDPOPT-STRUCTURED" and sol.status == "optimal"
+
+
+def test_certificate_recovers_order_multipliers():
+    """certificate() with no multipliers: λ and the order's y recovered from f alone (at d = 42,178,
+    where the generic normal equations would be (d − 1)² dense)."""
+    d = 42_178
+    est = _unary(d, 10**6, 8)
+    f = project_monotone_simplex(est.f_tilde)  # the closed form of ldpopt.problems.order
+    cert = certificate("cls", [Simplex(), Monotone(name="mono")], est, f)
+    assert cert.feasible and cert.gap <= 4 * cert.gap_floor and cert.stationarity <= 1e-13
+    assert cert.multipliers["mono"].shape == (d - 1,) and np.all(cert.multipliers["mono"] >= 0)
+    f2 = f.copy()
+    f2[0] += 0.1 / d  # still monotone and on the simplex, 1/(10d) away from the optimum
+    f2[1] -= 0.1 / d
+    bad = certificate("cls", [Simplex(), Monotone()], est, f2)
+    assert bad.feasible and bad.gap > 4 * bad.gap_floor

@@ -121,6 +121,13 @@ def recover_multipliers(sep: Separable, st: Structure, f, active_tol: float = 0.
     if not inner.any():
         # a vertex: any λ between the bound conditions works; take the interval's middle point
         return float(-np.median(g[np.isfinite(g)])), y
+    if st.chain is not None and st.m == st.chain.rows.stop - st.chain.rows.start:
+        # a Monotone chain alone: the order multipliers telescope inside each block of equal values,
+        # so λ is the same mean as without rows and y follows from the blocks (structured.chain;
+        # the normal equations below would be (d−1)² dense)
+        from .structured.chain import chain_multipliers
+        lam = float(-np.mean(g[inner]))
+        return lam, chain_multipliers(sep, st, f, lam)
     res = _rows_residual(st, f)
     act = ~st.ineq | (np.abs(res) <= 1e-12 * max(st.total, 1.0))
     rows = st.A[np.flatnonzero(act)][:, np.flatnonzero(inner)] if st.m else None
