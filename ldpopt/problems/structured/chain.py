@@ -104,21 +104,35 @@ class _Model:
         hi = float(np.max(2.0 * w * (m - st.l)))
         total = st.total
         tol = 8 * _EPS * max(abs(total), 1e-300)
+        r_lo, r_hi = float(np.sum(st.u)) - total, float(np.sum(st.l)) - total  # ≥ 0, ≤ 0
         lam = float(np.clip(lam0, lo, hi)) if lam0 is not None and np.isfinite(lam0) else 0.5 * (lo + hi)
-        it = 0
+        it, side = 0, 0
         for it in range(1, max_iter + 1):
             xc, xo, s, slope = mass(lam)
             r = s - total
             if abs(r) <= tol:
                 break
             if r > 0:
-                lo = lam
+                lo, r_lo = lam, r
+                side = side - 1 if side <= 0 else -1
             else:
-                hi = lam
+                hi, r_hi = lam, r
+                side = side + 1 if side >= 0 else 1
             if hi - lo <= 2 * _EPS * max(abs(lo), abs(hi)):
                 break
             step = lam - r / slope if slope < 0 else np.nan
-            lam = step if lo < step < hi else 0.5 * (lo + hi)
+            if not lo < step < hi:
+                # Illinois false position (a value with a tiny model weight makes S steep on a tiny
+                # interval: Newton leaves the bracket, bisection would take ~50 halvings)
+                wl, wh = r_lo, r_hi
+                if side <= -2:
+                    wh *= 0.5 ** (-side - 1)
+                elif side >= 2:
+                    wl *= 0.5 ** (side - 1)
+                step = (lo * (-wh) + hi * wl) / (wl - wh) if wl > 0 > wh else np.nan
+                if not lo < step < hi:
+                    step = 0.5 * (lo + hi)
+            lam = step
         x[c], x[off] = xc, xo
         return x, lam, it
 
