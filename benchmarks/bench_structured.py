@@ -114,20 +114,27 @@ def monotone(rows, quick):
     would take minutes on this shared machine). The likelihoods at 10⁶: structured only."""
     cons = [Simplex(), Monotone()]
     sizes = [2000, 10**4] if quick else [10**4, 42_178, 10**5, 10**6]
+    out = OUT.with_name("structured_monotone.json")
+
+    def save():  # after every row: a run cut short keeps what it measured
+        if not quick:
+            out.write_text(json.dumps({"quick": quick, "rows": rows}, indent=1, default=str))
+
     for d in sizes:
         n = 10**7 if d >= 10**6 else 10**6
         est, _ = oue_estimate(d, n)
         run_case(est, "cls", cons, "cls simplex+Monotone", ["PIQP", "CLARABEL"] if d <= 42_178 else ["PIQP"],
                  rows, 1)
+        save()
         run_case(est, "weighted-mle", cons, "weighted-mle simplex+Monotone",
                  ["CLARABEL"] if d <= 10**5 else [], rows, 1)
+        save()
         if d == sizes[-1]:
             run_case(est, "binomial", cons, "binomial simplex+Monotone", [], rows, 1)
             g, _ = grr_estimate(d, n)
             run_case(g, "multinomial", cons, "multinomial simplex+Monotone", [], rows, 1)
-    out = OUT.with_name("structured_monotone.json")
+            save()
     if not quick:
-        out.write_text(json.dumps({"quick": quick, "rows": rows}, indent=1, default=str))
         print(f"wrote {out}")
 
 
