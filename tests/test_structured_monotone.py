@@ -218,3 +218,22 @@ def test_certificate_recovers_order_multipliers():
     f2[1] -= 0.1 / d
     bad = certificate("cls", [Simplex(), Monotone()], est, f2)
     assert bad.feasible and bad.gap > 4 * bad.gap_floor
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_order_duals_equal_clarabels(reverse):
+    """With every value inside its bounds the multipliers are unique: the structured solver's order
+    duals (name, sign, row order) are cvxpy's, for either direction of the same chain."""
+    rng = np.random.default_rng(0)
+    d = 40
+    ft = np.linspace(0.05, 0.001, d) + rng.normal(0, 0.004, d)
+    est = Estimate.from_frequencies(ft / ft.sum(), 10**6, 1.0, 0.5, 0.25)
+    mono = (Monotone("nondecreasing", order=list(range(d - 1, -1, -1)), name="mono") if reverse
+            else Monotone(name="mono"))
+    ours = Problem(est, "cls", [Simplex(), mono]).solve()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = Problem(est, "cls", [Simplex(), mono]).solve(solver="CLARABEL")
+    assert ours.solver == "LDPOPT-STRUCTURED" and np.min(ours.f) > 0 and np.max(ref.duals["mono"]) > 1e-3
+    np.testing.assert_allclose(ours.duals["mono"], ref.duals["mono"], atol=1e-9)
+    assert abs(ours.duals["sum"] - ref.duals["sum"]) <= 1e-9
