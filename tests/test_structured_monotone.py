@@ -237,3 +237,15 @@ def test_order_duals_equal_clarabels(reverse):
     assert ours.solver == "LDPOPT-STRUCTURED" and np.min(ours.f) > 0 and np.max(ref.duals["mono"]) > 1e-3
     np.testing.assert_allclose(ours.duals["mono"], ref.duals["mono"], atol=1e-9)
     assert abs(ours.duals["sum"] - ref.duals["sum"]) <= 1e-9
+
+
+def test_certificate_of_a_cvxpy_point_with_monotone_and_rows():
+    """Monotone + SubsetSum (the cvxpy route) compiles for the certificate now; recovering ~d row
+    multipliers from f alone is refused with a clear error (ldpopt's check then uses the solver's
+    duals only) instead of a (d − 1)² dense solve."""
+    d = 6000
+    est = _unary(d, 10**6, 2)
+    cons = [Simplex(), Monotone(), SubsetSum(range(10), 0.5)]
+    f = np.full(d, 1.0 / d)
+    with pytest.raises(ValueError, match="pass the solver's multipliers"):
+        certificate("cls", cons, est, f)

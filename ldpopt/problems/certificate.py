@@ -60,6 +60,7 @@ from .structured.structure import (Structure, bound_multipliers, compile_constra
 __all__ = ["Certificate", "argmin_bound", "certificate", "certify", "recover_multipliers"]
 
 _EPS = np.finfo(float).eps
+_MAX_DENSE_ROWS = 4096  # recover_multipliers' normal equations are (k+1)² dense
 
 
 @dataclass
@@ -136,6 +137,9 @@ def recover_multipliers(sep: Separable, st: Structure, f, active_tol: float = 0.
         return float(-np.mean(gi)), y
     # M_I = [1; A_act,I]; normal equations (M_I M_Iᵀ) z = −M_I g_I
     k = rows.shape[0]
+    if k > _MAX_DENSE_ROWS:  # e.g. a Monotone chain with other rows at large d: (k+1)² dense
+        raise ValueError(f"cannot recover {k} row multipliers from f (over {_MAX_DENSE_ROWS}): pass the "
+                         "solver's multipliers")
     G = np.empty((k + 1, k + 1))
     G[0, 0] = gi.shape[0]
     rs = np.asarray(rows.sum(axis=1)).ravel()
