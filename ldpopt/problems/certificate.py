@@ -60,6 +60,7 @@ from .structured.structure import (Structure, bound_multipliers, compile_constra
 __all__ = ["Certificate", "argmin_bound", "certificate", "certify", "recover_multipliers"]
 
 _EPS = np.finfo(float).eps
+_MAX_DENSE_ROWS = 4096  # recover_multipliers' normal equations are (k+1)² dense
 
 
 @dataclass
@@ -121,6 +122,13 @@ def recover_multipliers(sep: Separable, st: Structure, f, active_tol: float = 0.
     if not inner.any():
         # a vertex: any λ between the bound conditions works; take the interval's middle point
         return float(-np.median(g[np.isfinite(g)])), y
+    if st.chain is not None and st.m == st.chain.rows.stop - st.chain.rows.start:
+        # a Monotone chain alone: the order multipliers telescope inside each block of equal values,
+        # so λ is the same mean as without rows and y follows from the blocks (structured.chain;
+        # the normal equations below would be (d−1)² dense)
+        from .structured.chain import chain_multipliers
+        lam = float(-np.mean(g[inner]))
+        return lam, chain_multipliers(sep, st, f, lam)
     res = _rows_residual(st, f)
     act = ~st.ineq | (np.abs(res) <= 1e-12 * max(st.total, 1.0))
     rows = st.A[np.flatnonzero(act)][:, np.flatnonzero(inner)] if st.m else None
@@ -129,6 +137,9 @@ def recover_multipliers(sep: Separable, st: Structure, f, active_tol: float = 0.
         return float(-np.mean(gi)), y
     # M_I = [1; A_act,I]; normal equations (M_I M_Iᵀ) z = −M_I g_I
     k = rows.shape[0]
+    if k > _MAX_DENSE_ROWS:  # e.g. a Monotone chain with other rows at large d: (k+1)² dense
+        raise ValueError(f"cannot recover {k} row multipliers from f (over {_MAX_DENSE_ROWS}): pass the "
+                         "solver's multipliers")
     G = np.empty((k + 1, k + 1))
     G[0, 0] = gi.shape[0]
     rs = np.asarray(rows.sum(axis=1)).ravel()

@@ -20,6 +20,14 @@ iso(y − λ) = iso(y) − λ (PAV is translation-equivariant). So f* = max(g �
 threshold). It is monotone on C because g is and t ↦ max(t − λ, 0) is non-decreasing.
 
 A partial order (``pairs=``) has no such closed form here: solve it with ``Problem``.
+
+**Other objectives.** ``Problem(estimate, objective, [Simplex(), Monotone(...)]).solve()`` takes
+ldpopt's structured solver for a chain with every separable objective (cls, weighted MLE, binomial,
+multinomial, posterior, ``SeparableObjective``), also with a scalar ``Box`` or ``SumTo``: generalised
+PAV with the simplex multiplier outside, order multipliers for the certificate
+(:mod:`ldpopt.problems.structured.chain`). It does not cover ``pairs=``, two Monotone constraints,
+Monotone together with SubsetSum/Hierarchy rows, or per-value bounds on the chain (Fixed values,
+vector Box): those go to the cvxpy chain of :mod:`ldpopt.problems.policy`.
 """
 
 from __future__ import annotations

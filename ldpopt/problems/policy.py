@@ -3,7 +3,7 @@
 Before any chain, ``Problem.solve()`` (no solver named) tries ldpopt's own dual solver
 ``"LDPOPT-STRUCTURED"`` (:func:`ldpopt.problems.structured.solve_structured`) when the objective is
 smooth and separable (every built-in but ``"l1"``, or a ``SeparableObjective``) and every constraint
-is a built-in it covers; it is 34–1,600× faster than the fastest cvxpy solver on the simplex
+is a built-in it covers (a Monotone chain with the simplex included, :mod:`.structured.chain`); it is 34–1,600× faster than the fastest cvxpy solver on the simplex
 (BENCHMARKS.md, "Structured solver") and exact where the conic solvers fail the likelihoods. The
 chains below are the route for everything else, and the fallback when its answer does not pass.
 

@@ -5,7 +5,8 @@ objectives (cls, weighted-mle, multinomial, binomial, posterior) and :class:`Sep
 constraints Simplex / NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=) and Hierarchy, by
 Newton on the Lagrange multipliers of the linear rows (:mod:`.dual`) with per-value argmins in closed
 form (:mod:`.separable`); on the simplex alone, cls and the weighted MLE by the closed forms'
-expected-O(d) pivot search (:mod:`.simplex`), certified like any answer. It returns f, the multipliers in ``Solution.duals`` form and the
+expected-O(d) pivot search (:mod:`.simplex`), certified like any answer; one Monotone chain by
+generalised PAV with the simplex multiplier outside (:mod:`.chain`). It returns f, the multipliers in ``Solution.duals`` form and the
 certificate of :mod:`ldpopt.problems.certificate`. Other objectives/constraints raise
 :class:`NotApplicable` (use the cvxpy route).
 """

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..objectives import Objective, make_objective
+from .chain import solve_chain
 from .screen import solve_screened
 from .separable import separable_for
 from .simplex import simplex_fast
@@ -51,7 +52,8 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     Covered: objectives cls, weighted-mle, multinomial, binomial, posterior (names or Objective
     instances) and :class:`~.separable.SeparableObjective`; constraints None (simplex), Simplex,
     NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), Hierarchy (one multiplier per group:
-    meant for a few hundred groups at most). Anything else raises
+    meant for a few hundred groups at most), and one Monotone chain with the simplex and common bounds
+    on the chain but no other rows (:mod:`.chain`). Anything else raises
     :class:`~.separable.NotApplicable`; infeasible bound/sum data raise ``ValueError``.
     """
     t0, c0 = time.perf_counter(), time.process_time()
@@ -69,7 +71,10 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
         f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
         if checks:  # rounding edge cases (huge noise, ε = 20 with n = 10): the general method decides
             fast, rejected = None, "; ".join(checks)
-    if fast is None:
+    if fast is None and st.chain is not None:  # generalised PAV with λ outside (.chain)
+        f, lam, y, info = solve_chain(sep, st)
+        f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
+    elif fast is None:
         f, lam, y, info = solve_screened(sep, st, max_iter=max_iter)
         if rejected:
             info["closed_form_rejected"] = rejected

@@ -22,9 +22,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..constraints import Constraint, as_constraint, Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
+from ..order import Monotone
 from .separable import NotApplicable
 
-__all__ = ["Structure", "compile_constraints"]
+__all__ = ["Chain", "Structure", "compile_constraints"]
 
 
 @dataclass
@@ -40,10 +41,22 @@ class Structure:
     # name → how to read its dual: ("row", slice, sign) | ("bound", kind, mask) | ...
     duals: dict = field(default_factory=dict)
     implied_upper: np.ndarray | None = None  # bool: u came from the implied bound only
+    chain: "Chain | None" = None             # a Monotone chain (its rows are in A): .chain
 
     @property
     def m(self) -> int:
         return self.A.shape[0]
+
+
+@dataclass
+class Chain:
+    """One :class:`~ldpopt.problems.Monotone` chain: ``idx`` the values in the orientation
+    f[idx[0]] ≥ f[idx[1]] ≥ …, ``rows`` its rows of A (row k pairs idx[k], idx[k+1] when not
+    ``flipped``; a nondecreasing constraint is the reversed chain, so its own rows are in reverse)."""
+
+    idx: np.ndarray
+    rows: slice
+    flipped: bool
 
 
 def _names(constraints) -> list[list[str]]:
@@ -91,7 +104,7 @@ def compile_constraints(constraints, d: int) -> Structure:
     lo = np.full(d, -np.inf)
     up = np.full(d, np.inf)
     fixed = np.full(d, np.nan)
-    total, sum_name = None, None
+    total, sum_name, chain = None, None, None
     rows, rhs, ineq, duals = [], [], [], {}
     lower_src, upper_src = [], []  # (name, bound array) in order
     for c, keys in zip(constraints, names):
@@ -131,6 +144,22 @@ def compile_constraints(constraints, d: int) -> Structure:
             rhs.append(sign * c.value)
             ineq.append(c.sense != "==")
             duals[keys[0]] = ("row", slice(k, k + 1), True)
+        elif isinstance(c, Monotone):
+            if c.pairs is not None:
+                raise NotApplicable("Monotone(pairs=...) (a partial order) is not covered by the structured "
+                                    "solver: use the cvxpy route")
+            if chain is not None:
+                raise NotApplicable("more than one Monotone constraint")
+            D = c.matrix(d)
+            k = len(rows)
+            rows.append(D)
+            rhs.extend([0.0] * D.shape[0])
+            ineq.extend([True] * D.shape[0])
+            duals[keys[0]] = ("row", slice(k, k + D.shape[0]), False)
+            a, b = c.edges(d)
+            order = np.append(a, b[-1])
+            flip = c.direction == "nondecreasing"
+            chain = (k, order[::-1] if flip else order, flip)
         elif isinstance(c, Hierarchy):
             H = c.matrix(d)
             k = len(rows)
@@ -177,8 +206,11 @@ def compile_constraints(constraints, d: int) -> Structure:
         duals[name] = ("upper", b)
     duals[sum_name] = ("sum",)
     A = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, d))
+    if chain is not None:
+        chain = Chain(np.ascontiguousarray(chain[1]), slice(int(starts[chain[0]]), int(starts[chain[0] + 1])),
+                      chain[2])
     return Structure(d, lo, up, float(total), A, np.asarray(rhs, float), np.asarray(ineq, bool), sum_name,
-                     duals, implied_only & ~isfix)
+                     duals, implied_only & ~isfix, chain)
 
 
 def bound_multipliers(st: Structure, f, r):
