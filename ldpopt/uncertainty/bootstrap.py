@@ -61,7 +61,7 @@ from .fit import plausible_truth, population
 from .resample import apply_batch, draw_counts, oracle_of
 from .result import Uncertainty
 
-__all__ = ["INTERVALS", "bootstrap", "interval_from", "resample_method"]
+__all__ = ["INTERVALS", "bootstrap", "interval_from", "limits", "resample_method"]
 
 INTERVALS = ("basic", "percentile", "normal")
 
@@ -84,21 +84,29 @@ def interval_from(point, world, boot, level: float, interval: str, bounds=(0.0, 
     """(se, bias, lo, hi) from the observed ``point`` (m,), the world's truth (m,) and ``boot`` (B, m)."""
     if interval not in INTERVALS:
         raise ValueError(f"interval must be one of {INTERVALS}, got {interval!r}")
-    alpha = 1.0 - level
     se = boot.std(axis=0, ddof=1)
     bias = boot.mean(axis=0) - world
+    lo, hi = limits(point, boot, boot - world, se, bias, level, interval, bounds)
+    return se, bias, lo, hi
+
+
+def limits(point, draws, dev, se, bias, level: float, interval: str, bounds=(0.0, 1.0)):
+    """(lo, hi) of the ``interval`` construction at ``level`` from the resampled values ``draws``
+    (B, m), their pivots ``dev`` (B, m: draw minus the world's value it estimates), ``se`` and
+    ``bias`` (m,); clipped to ``bounds`` (None: not clipped). Shared by the fixed-set intervals
+    above and the selection-aware top-k ones (:mod:`.topk`), whose pivots differ."""
+    alpha = 1.0 - level
     if interval == "basic":
-        dev = boot - world
         lo = point - np.quantile(dev, 1 - alpha / 2, axis=0)
         hi = point - np.quantile(dev, alpha / 2, axis=0)
     elif interval == "percentile":
-        lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
+        lo, hi = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
     else:
         z = _normal.ppf(1 - alpha / 2)
         lo, hi = point - bias - z * se, point - bias + z * se
     if bounds is not None:
         lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)
-    return se, bias, lo, hi
+    return lo, hi
 
 
 def _check_level(level) -> float:

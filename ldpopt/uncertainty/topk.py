@@ -50,7 +50,6 @@ Vectorised: one ``argpartition`` + ``take_along_axis`` over the (B, d) batch, no
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm as _normal
 
 __all__ = ["SELECTIONS", "TARGETS", "select_top", "topk_interval", "topk_query"]
 
@@ -96,7 +95,7 @@ def topk_interval(point: np.ndarray, world: np.ndarray, boot: np.ndarray, k: int
     ``world`` (d,) is the bootstrap world's truth f̂ and ``boot`` (B, d) the method's outputs in it;
     ``boot_sel`` (B, k) are the resampled values the pivot used (each resample's own top k).
     """
-    from .bootstrap import INTERVALS
+    from .bootstrap import INTERVALS, limits
 
     if interval not in INTERVALS:
         raise ValueError(f"interval must be one of {INTERVALS}, got {interval!r}")
@@ -110,20 +109,9 @@ def topk_interval(point: np.ndarray, world: np.ndarray, boot: np.ndarray, k: int
         dev = sel - world[Sb]
     else:
         dev = sel - np.sort(world)[::-1][:k]
-    alpha = 1.0 - level
-    T = point[S]
     se = sel.std(axis=0, ddof=1)
     bias = dev.mean(axis=0)
-    if interval == "basic":
-        lo = T - np.quantile(dev, 1 - alpha / 2, axis=0)
-        hi = T - np.quantile(dev, alpha / 2, axis=0)
-    elif interval == "percentile":
-        lo, hi = np.quantile(sel, [alpha / 2, 1 - alpha / 2], axis=0)
-    else:
-        z = _normal.ppf(1 - alpha / 2)
-        lo, hi = T - bias - z * se, T - bias + z * se
-    if bounds is not None:
-        lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)
+    lo, hi = limits(point[S], sel, dev, se, bias, level, interval, bounds)
     return S, se, bias, lo, hi, sel
 
 
