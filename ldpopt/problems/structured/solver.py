@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..objectives import Objective, make_objective
+from .blocks import blocks_fast
 from .screen import solve_screened
 from .separable import separable_for
 from .simplex import simplex_fast
@@ -69,6 +70,13 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
         f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
         if checks:  # rounding edge cases (huge noise, ε = 20 with n = 10): the general method decides
             fast, rejected = None, "; ".join(checks)
+    if fast is None and not rejected:
+        blk = blocks_fast(sep, st)  # disjoint subset sums: independent simplices (.blocks)
+        if blk is not None:
+            f, lam, y, info = blk
+            f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
+            fast = blk if not checks else None
+            rejected = "blocks: " + "; ".join(checks) if checks else ""
     if fast is None:
         f, lam, y, info = solve_screened(sep, st, max_iter=max_iter)
         if rejected:
