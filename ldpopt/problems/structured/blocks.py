@@ -134,6 +134,8 @@ def _solve_active(sep, st, rowof, value, active, info):
         mass, G = mass[:-1], G_act
     else:
         G = G_act + 1
+        if -64 * _EPS * st.total <= mass[-1] < 0:  # totals that sum to Σ f up to rounding
+            mass[-1] = 0.0
         if mass[-1] < 0:
             if not st.ineq.any():
                 raise ValueError(f"infeasible constraints: the subset totals {float(np.sum(value))!r} exceed "
@@ -243,7 +245,7 @@ def _segmented(sep, l, u, gid, mass, G, total, max_iter: int = 200):
     lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
     zero = mass <= 0
     lam = np.where(zero, hi, 0.5 * (lo + hi))
-    tol = 32 * _EPS * np.maximum(mass, 1e-300)
+    tol = 4 * _EPS * np.maximum(mass, 1e-300)  # the dual method's row tolerance; Newton gets there
     width4 = np.full(G, np.inf)
     it = 0
     for it in range(1, max_iter + 1):
