@@ -177,7 +177,7 @@ class Problem:
         (:func:`~ldpopt.problems.structured.solve_structured`) where it applies: a built-in smooth
         objective (cls, weighted-mle, multinomial, binomial, posterior) or a
         :class:`~ldpopt.problems.structured.SeparableObjective`, and only built-in Simplex / NonNegative
-        / SumTo / Box / Fixed / SubsetSum / Hierarchy constraints with one Σ f = total. It does not
+        / SumTo / Box / Fixed / SubsetSum / PartitionTotals / Hierarchy constraints with one Σ f = total. It does not
         apply to ``"l1"``, user callables (objective or constraint) or a list without Σ f = total;
         there, and when its answer fails its certificate or ldpopt's check, the documented cvxpy route
         follows (recorded in ``attempts``) — the chain of :mod:`.policy`: PIQP → CLARABEL → OSQP for QPs,

@@ -61,8 +61,7 @@ def _indicator_rows(st: Structure):
     others' and the bounds are 0 and the implied upper bound only; else None."""
     if st.m == 0 or not st.total > 0 or not bool(st.implied_upper.all()) or np.any(st.l):
         return None
-    A = st.A.tocsr()
-    A.sum_duplicates()
+    A = st.A.tocsr()  # no sum_duplicates (it sorts): a repeated column fails the disjointness test below
     if A.nnz == 0 or np.any(np.abs(A.data) != 1.0):
         return None
     lens = np.diff(A.indptr)

@@ -51,8 +51,10 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
 
     Covered: objectives cls, weighted-mle, multinomial, binomial, posterior (names or Objective
     instances) and :class:`~.separable.SeparableObjective`; constraints None (simplex), Simplex,
-    NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), Hierarchy (one multiplier per group:
-    meant for a few hundred groups at most). Anything else raises
+    NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals, Hierarchy (one
+    multiplier per group: meant for a few hundred groups at most). Disjoint subset sums on the plain
+    simplex go block by block (:mod:`.blocks`; ``iterations["blocks"]`` says so); any fast path whose
+    certificate does not pass hands over to the general dual method. Anything else raises
     :class:`~.separable.NotApplicable`; infeasible bound/sum data raise ``ValueError``.
     """
     t0, c0 = time.perf_counter(), time.process_time()
