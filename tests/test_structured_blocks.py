@@ -161,3 +161,9 @@ def test_overlapping_subsets_take_the_general_path():
     cons = [Simplex(), SubsetSum(np.arange(20), 0.3), SubsetSum(np.arange(10, 30), 0.3)]
     r = solve_structured(est, "cls", cons)
     assert "blocks" not in r.iterations and r.status == "optimal"
+
+
+def test_repeated_subset_index_is_an_error_naming_the_argument():
+    est, _ = _unary(20, 10**3, 1)
+    with pytest.raises(ValueError, match="indices must not repeat"):
+        Problem(est, "cls", [Simplex(), SubsetSum([1, 2, 1], 0.2)]).solve()
