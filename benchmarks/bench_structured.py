@@ -3,6 +3,7 @@
     python benchmarks/bench_structured.py            # full: d = 42,178 vs Clarabel, d = 1e6, 1e7
     python benchmarks/bench_structured.py --quick    # d = 2,000 vs Clarabel, d = 1e5 (seconds)
     python benchmarks/bench_structured.py --monotone # Monotone + simplex, d = 1e4 … 1e6 vs PIQP/Clarabel
+    python benchmarks/bench_structured.py --blocks   # disjoint subset sums, d = 1e4 … 1e6 (bench_structured_blocks.py)
 
 Data: Zipf(1.5) histogram (``_harness.zipf_counts``), OUE at ε = 1 simulated by per-value binomial
 support counts (n = 10⁶; 10⁷ at d ≥ 10⁶), GRR counts (multinomial) for the multinomial objective.
@@ -145,7 +146,13 @@ def main(argv=None):
                     help="only the d = 42,178 rows against cvxpy (results/structured_ref.json)")
     ap.add_argument("--monotone", action="store_true",
                     help="only the Monotone + simplex rows (results/structured_monotone.json)")
+    ap.add_argument("--blocks", action="store_true",
+                    help="disjoint SubsetSum / 10-block partition vs PIQP and Clarabel (bench_structured_blocks.py)")
     args = ap.parse_args(argv)
+    if args.blocks:
+        from benchmarks.bench_structured_blocks import run
+        run(args.quick)
+        return
     rows: list = []
     if args.monotone:
         return monotone(rows, args.quick)

@@ -94,3 +94,33 @@ def test_support_certificate_does_not_apply_where_it_should_not():
     s2 = separable_for(make_objective("cls"), small)
     st2 = compile_constraints(None, small.d)
     assert certify_on_support(s2, st2, project_simplex(small.f_tilde), 0.0, np.zeros(0), None, None) is None
+
+
+@pytest.mark.parametrize("objective", ["cls", "weighted-mle", "binomial"])
+def test_support_certificate_with_rows_equals_the_full_one(objective):
+    """Rows (SubsetSum ==/≤, PartitionTotals): the values left out move their A l to the right-hand
+    side; every number matches the full certificate, also off the optimum and infeasible."""
+    from ldpopt.problems import PartitionTotals, SubsetSum
+    from ldpopt.problems.structured.structure import multipliers_from_dict
+
+    est = _oue(30_000, 10**6, 4)
+    d = est.d
+    sep = separable_for(make_objective(objective), est)
+    perm = np.random.default_rng(5).permutation(d)
+    groups = {f"g{i}": g for i, g in enumerate(np.array_split(perm[: d // 2], 4))}
+    for cons in ([Simplex(), SubsetSum(perm[:5000], 0.3)],
+                 [Simplex(), SubsetSum(perm[:5000], 0.05, "<=")],
+                 [Simplex(), PartitionTotals(groups, {k: 0.1 for k in groups})]):
+        st = compile_constraints(cons, d)
+        r = solve_structured(est, objective, cons)
+        assert r.status == "optimal"
+        lam, y = multipliers_from_dict(st, r.duals)
+        bad = r.f.copy()
+        bad[np.flatnonzero(r.f > 0)[:5]] += 1e-6 / d
+        neg = r.f.copy()
+        neg[perm[-3:]] = -1e-9
+        for f in (r.f, bad, neg):
+            for duals in (r.duals, None):
+                got = certify_on_support(sep, st, f, lam, y, duals, None)
+                assert got is not None
+                _same(got, _certify_full(sep, st, f, lam, y, duals, None), lam)

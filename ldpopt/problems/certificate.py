@@ -197,7 +197,7 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
             feas_tol: float | None = None, *, with_multipliers: bool = True) -> Certificate:
     """The certificate for the compiled problem (the solver calls this directly).
 
-    At large d with no rows the values that sit at their lower bound both in f and in the argmin at
+    At large d the values that sit at their lower bound both in f and in the argmin at
     λ are summarised in a few vectorised passes and the rest is certified as a problem of its own
     (:mod:`.certificate_support`: the same numbers, to rounding, in a fraction of the time; there,
     ``with_multipliers=False`` leaves ``Certificate.multipliers`` empty instead of building them)."""

@@ -1,7 +1,8 @@
 """:func:`ldpopt.problems.certificate.certify` at large d: certify the support, summarise the rest.
 
-With no rows besides Σ f = total, a value v with f_v = l_v that the per-value argmin at λ also puts
-at l_v (h_v'(l_v) + λ ≥ 0, or l_v = u_v) adds exactly 0 to the duality gap, is not inside its
+A value v with f_v = l_v that the per-value argmin at its multiplier t_v = λ + (Aᵀy)_v also puts at
+l_v (h_v'(l_v) + t_v ≥ 0, or l_v = u_v) adds exactly 0 to the duality gap (rows: its A_{:,v} l_v
+moves to the right-hand side of the sub-problem), is not inside its
 bounds (no stationarity term) and has slack 0 on its lower bound. What it does contribute is
 summarised here in a few vectorised passes: Σ h_v(l_v) (to J and to the relative gap's scale),
 Σ |l_v| (to the default feasibility tolerance's rounding term), its bound multipliers' sign and
@@ -96,23 +97,26 @@ def _at_lower(sep, st) -> _AtLower:
 
 def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bool = True):
     """The certificate of :func:`~.certificate.certify`, computed on the values off their lower
-    bound; None when that does not apply (rows, small d, most values off l, ...).
+    bound; None when that does not apply (small d, most values off l, ...).
     ``with_multipliers=False``: leave ``multipliers`` empty instead of building the full-length
     bound-multiplier arrays (two more passes; ``ldpopt verify`` reads the numbers only)."""
     from .certificate import Structure, _bounds_from_dict, _certify_full
     from .structured.structure import duals_dict
 
     d = st.d
-    if st.m or d < MIN_D or lam is None or not np.isfinite(lam) or not hasattr(sep, "restrict"):
+    if d < MIN_D or lam is None or not np.isfinite(lam) or not hasattr(sep, "restrict"):
         return None
     f = np.asarray(f, float)
     if f.shape != (d,):
         return None
+    # with rows each value's multiplier is t_v = λ + (Aᵀy)_v; a value left out at l adds 0 to the
+    # rows' residuals beyond A_{:,left} l, which moves to the right-hand side of the sub-problem
+    t = lam + st.A.T @ np.asarray(y, float) if st.m else lam
     low = _at_lower(sep, st)
     d1l, free = low.d1l, low.free
     with np.errstate(divide="ignore", invalid="ignore"):
-        # left out: f at l and the argmin at λ at l too (NaN counts as l, as in Separable.argmin)
-        left = (f == st.l) & (~(d1l + lam < 0) | ~free)
+        # left out: f at l and the argmin at t at l too (NaN counts as l, as in Separable.argmin)
+        left = (f == st.l) & (~(d1l + t < 0) | ~free)
     idx = np.flatnonzero(~left)
     if idx.size == 0 or idx.size > d // 4:
         return None
@@ -132,7 +136,7 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bo
     else:  # bound_multipliers: y^lo = r = h'(l) + λ ≥ 0 at the lower bound of a free value, y^up = 0
         bounds, comp = None, 0.0
         with np.errstate(invalid="ignore"):
-            dual_viol = float(np.max(-(d1l + lam), where=left & free, initial=0.0))
+            dual_viol = float(np.max(-(d1l + t), where=left & free, initial=0.0))
     with np.errstate(invalid="ignore", over="ignore"):
         h_sum = low.h_sum - float(np.sum(low.hl[idx]))
         abs_h = low.abs_h - float(np.sum(np.abs(low.hl[idx])))
@@ -143,14 +147,19 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bo
         lsum = abs_l = 0.0
     rest = Rest(d, st.total, abs_l, h_sum, abs_h, dual_viol, comp, low.mu_min, left, st.l, d1l, st.u, sep,
                 low.d1_scale_l)
-    sub_st = Structure(idx.size, st.l[idx], st.u[idx], st.total - lsum, sp.csr_matrix((0, idx.size)),
-                       st.b, st.ineq, st.sum_name, {}, st.implied_upper[idx])
+    if st.m:
+        A_sub = st.A[:, idx].tocsr()
+        b_sub = st.b - (st.A @ np.where(left, st.l, 0.0) if low.has_l else 0.0)
+    else:
+        A_sub, b_sub = sp.csr_matrix((0, idx.size)), st.b
+    sub_st = Structure(idx.size, st.l[idx], st.u[idx], st.total - lsum, A_sub, b_sub, st.ineq, st.sum_name, {},
+                       st.implied_upper[idx])
     cert = _certify_full(sub, sub_st, f[idx], lam, y, duals, feas_tol, bounds=bounds, rest=rest)
     if cert is None:
         return None
     if duals is None and with_multipliers:  # the multipliers of the whole problem, from r = h'(f) + λ
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = sep.d1(f) + lam
+            r = sep.d1(f) + t
         cert = dataclasses.replace(cert, multipliers=duals_dict(st, f, lam, y, r))
     elif duals is None:
         cert = dataclasses.replace(cert, multipliers={})

@@ -177,7 +177,7 @@ class Problem:
         (:func:`~ldpopt.problems.structured.solve_structured`) where it applies: a built-in smooth
         objective (cls, weighted-mle, multinomial, binomial, posterior) or a
         :class:`~ldpopt.problems.structured.SeparableObjective`, and only built-in Simplex / NonNegative
-        / SumTo / Box / Fixed / SubsetSum / Hierarchy constraints with one Σ f = total, or one
+        / SumTo / Box / Fixed / SubsetSum / PartitionTotals / Hierarchy constraints with one Σ f = total, or one
         ``Monotone`` chain (``order=``, not ``pairs=``) with Σ f = total and the same bounds on every
         value of the chain but no SubsetSum / Hierarchy rows (:mod:`.structured.chain`). It does not
         apply to ``"l1"``, user callables (objective or constraint), a list without Σ f = total, a

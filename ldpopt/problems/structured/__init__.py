@@ -2,11 +2,13 @@
 
 :func:`solve_structured` solves ``Problem(estimate, objective, constraints)`` for the built-in smooth
 objectives (cls, weighted-mle, multinomial, binomial, posterior) and :class:`SeparableObjective`, with
-constraints Simplex / NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=) and Hierarchy, by
+constraints Simplex / NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals and Hierarchy, by
 Newton on the Lagrange multipliers of the linear rows (:mod:`.dual`) with per-value argmins in closed
 form (:mod:`.separable`); on the simplex alone, cls and the weighted MLE by the closed forms'
-expected-O(d) pivot search (:mod:`.simplex`), certified like any answer; one Monotone chain by
-generalised PAV with the simplex multiplier outside (:mod:`.chain`). It returns f, the multipliers in ``Solution.duals`` form and the
+expected-O(d) pivot search (:mod:`.simplex`), with disjoint subset sums / partition totals block
+by block (:mod:`.blocks`: each block a simplex of its own mass), and one Monotone chain by
+generalised PAV with the simplex multiplier outside (:mod:`.chain`), each certified like any answer.
+It returns f, the multipliers in ``Solution.duals`` form and the
 certificate of :mod:`ldpopt.problems.certificate`. Other objectives/constraints raise
 :class:`NotApplicable` (use the cvxpy route).
 """

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..objectives import Objective, make_objective
+from .blocks import blocks_fast
 from .chain import solve_chain
 from .screen import solve_screened
 from .separable import separable_for
@@ -51,9 +52,11 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
 
     Covered: objectives cls, weighted-mle, multinomial, binomial, posterior (names or Objective
     instances) and :class:`~.separable.SeparableObjective`; constraints None (simplex), Simplex,
-    NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), Hierarchy (one multiplier per group:
-    meant for a few hundred groups at most), and one Monotone chain with the simplex and common bounds
-    on the chain but no other rows (:mod:`.chain`). Anything else raises
+    NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals, Hierarchy (one
+    multiplier per group: meant for a few hundred groups at most), and one Monotone chain with the
+    simplex and common bounds on the chain but no other rows (:mod:`.chain`). Disjoint subset sums on
+    the plain simplex go block by block (:mod:`.blocks`; ``iterations["blocks"]`` says so); any fast
+    path whose certificate does not pass hands over to the general dual method. Anything else raises
     :class:`~.separable.NotApplicable`; infeasible bound/sum data raise ``ValueError``.
     """
     t0, c0 = time.perf_counter(), time.process_time()
@@ -74,7 +77,17 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     if fast is None and st.chain is not None:  # generalised PAV with λ outside (.chain)
         f, lam, y, info = solve_chain(sep, st)
         f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
-    elif fast is None:
+        chain = True
+    else:
+        chain = False
+    if not chain and fast is None and not rejected:
+        blk = blocks_fast(sep, st)  # disjoint subset sums: independent simplices (.blocks)
+        if blk is not None:
+            f, lam, y, info = blk
+            f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
+            fast = blk if not checks else None
+            rejected = "blocks: " + "; ".join(checks) if checks else ""
+    if not chain and fast is None:
         f, lam, y, info = solve_screened(sep, st, max_iter=max_iter)
         if rejected:
             info["closed_form_rejected"] = rejected

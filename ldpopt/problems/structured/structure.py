@@ -2,7 +2,7 @@
 
     l ≤ f ≤ u   (per value: NonNegative, Simplex, Box, Fixed as l = u)
     Σ_v f_v = total                         (Simplex / SumTo; multiplier λ)
-    A_k f = b_k  or  A_k f ≤ b_k            (SubsetSum, Hierarchy rows; multipliers y_k, y_k ≥ 0
+    A_k f = b_k  or  A_k f ≤ b_k            (SubsetSum, PartitionTotals, Hierarchy rows; multipliers y_k, y_k ≥ 0
                                              for the inequalities, a ≥ row stored negated)
 
 Every multiplier keeps the sign convention of :mod:`ldpopt.problems.constraints`
@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from ..constraints import Constraint, as_constraint, Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
 from ..order import Monotone
+from ..partition import PartitionTotals
 from .separable import NotApplicable
 
 __all__ = ["Chain", "Structure", "compile_constraints"]
@@ -160,6 +161,13 @@ def compile_constraints(constraints, d: int) -> Structure:
             order = np.append(a, b[-1])
             flip = c.direction == "nondecreasing"
             chain = (k, order[::-1] if flip else order, flip)
+        elif isinstance(c, PartitionTotals):  # one == row per group, dual a vector (key order)
+            P = c.matrix(d)
+            k = len(rows)
+            rows.append(P)
+            rhs.extend(c.totals.tolist())
+            ineq.extend([False] * P.shape[0])
+            duals[keys[0]] = ("row", slice(k, k + P.shape[0]), False)
         elif isinstance(c, Hierarchy):
             H = c.matrix(d)
             k = len(rows)
