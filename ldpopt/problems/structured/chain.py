@@ -48,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-from .dual import solve_lambda
+from .dual import illinois_step, solve_lambda
 from .separable import NotApplicable, Quadratic
 
 __all__ = ["chain_multipliers", "solve_chain"]
@@ -122,16 +122,7 @@ class _Model:
                 break
             step = lam - r / slope if slope < 0 else np.nan
             if not lo < step < hi:
-                # Illinois false position (a value with a tiny model weight makes S steep on a tiny
-                # interval: Newton leaves the bracket, bisection would take ~50 halvings)
-                wl, wh = r_lo, r_hi
-                if side <= -2:
-                    wh *= 0.5 ** (-side - 1)
-                elif side >= 2:
-                    wl *= 0.5 ** (side - 1)
-                step = (lo * (-wh) + hi * wl) / (wl - wh) if wl > 0 > wh else np.nan
-                if not lo < step < hi:
-                    step = 0.5 * (lo + hi)
+                step = illinois_step(lo, hi, r_lo, r_hi, side)  # tiny model weights: steep S
             lam = step
         x[c], x[off] = xc, xo
         return x, lam, it

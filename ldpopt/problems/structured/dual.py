@@ -43,6 +43,22 @@ def _d1(sep, x):
         return sep.d1(x)
 
 
+def illinois_step(lo: float, hi: float, r_lo: float, r_hi: float, side: int) -> float:
+    """The next iterate in the bracket [lo, hi] of a decreasing residual (r_lo > 0 > r_hi) by
+    Illinois false position: the stale end's weight is halved once per repeated step on the same
+    side beyond the first (``side``: +k after k steps in a row that moved ``hi``, so ``lo`` is
+    stale; −k after k that moved ``lo``); bisection when that degenerates. Used where Newton's step leaves the bracket (a value
+    with a tiny curvature makes the residual steep on a tiny interval; bisection would take ~50
+    halvings)."""
+    wl, wh = r_lo, r_hi
+    if side <= -2:
+        wh *= 0.5 ** (-side - 1)
+    elif side >= 2:
+        wl *= 0.5 ** (side - 1)
+    step = (lo * (-wh) + hi * wl) / (wl - wh) if wl > 0 > wh else np.nan
+    return step if lo < step < hi else 0.5 * (lo + hi)
+
+
 def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, d1l=None, d1u=None):
     """λ with Σ_v f_v(t0 + λ) = total. Returns (λ, f, iterations). ``d1l``, ``d1u``: h'(l), h'(u)."""
     d = l.shape[0]
@@ -127,16 +143,7 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, 
             lam = 0.5 * (lo + hi)
             continue
         if not lo < step < hi:
-            # Illinois false position on the bracket (halving the stale end's weight after two
-            # steps on the same side), bisection if that degenerates
-            wl, wh = s_lo - total, s_hi - total
-            if side <= -2:
-                wh *= 0.5 ** (-side - 1)
-            elif side >= 2:
-                wl *= 0.5 ** (side - 1)
-            step = (lo * (-wh) + hi * wl) / (wl - wh) if wl > 0 > wh else np.nan
-            if not lo < step < hi:
-                step = 0.5 * (lo + hi)
+            step = illinois_step(lo, hi, s_lo - total, s_hi - total, side)
         lam = step
     # the full vector
     full = sep.argmin(t0 + lam, l, u)
