@@ -107,6 +107,14 @@ def compile_constraints(constraints, d: int) -> Structure:
     fixed = np.full(d, np.nan)
     total, sum_name, chain = None, None, None
     rows, rhs, ineq, duals = [], [], [], {}
+
+    def add_rows(M, b, inequality: bool) -> int:
+        """Append the row block M f (≤ if ``inequality`` else ==) b; its block number."""
+        rows.append(M)
+        rhs.extend(np.asarray(b, dtype=np.float64).tolist())
+        ineq.extend([inequality] * M.shape[0])
+        return len(rows) - 1
+
     lower_src, upper_src = [], []  # (name, bound array) in order
     for c, keys in zip(constraints, names):
         if isinstance(c, Simplex) or isinstance(c, NonNegative):
@@ -152,10 +160,7 @@ def compile_constraints(constraints, d: int) -> Structure:
             if chain is not None:
                 raise NotApplicable("more than one Monotone constraint")
             D = c.matrix(d)
-            k = len(rows)
-            rows.append(D)
-            rhs.extend([0.0] * D.shape[0])
-            ineq.extend([True] * D.shape[0])
+            k = add_rows(D, np.zeros(D.shape[0]), True)
             duals[keys[0]] = ("row", slice(k, k + D.shape[0]), False)
             a, b = c.edges(d)
             order = np.append(a, b[-1])
@@ -163,17 +168,11 @@ def compile_constraints(constraints, d: int) -> Structure:
             chain = (k, order[::-1] if flip else order, flip)
         elif isinstance(c, PartitionTotals):  # one == row per group, dual a vector (key order)
             P = c.matrix(d)
-            k = len(rows)
-            rows.append(P)
-            rhs.extend(c.totals.tolist())
-            ineq.extend([False] * P.shape[0])
+            k = add_rows(P, c.totals, False)
             duals[keys[0]] = ("row", slice(k, k + P.shape[0]), False)
         elif isinstance(c, Hierarchy):
             H = c.matrix(d)
-            k = len(rows)
-            rows.append(H)
-            rhs.extend([0.0] * H.shape[0])
-            ineq.extend([False] * H.shape[0])
+            k = add_rows(H, np.zeros(H.shape[0]), False)
             duals[keys[0]] = ("row", slice(k, k + H.shape[0]), False)
         else:
             raise NotApplicable(f"constraint {c!r} is not covered by the structured solver (user callables "
