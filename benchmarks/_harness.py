@@ -198,3 +198,13 @@ def section_main(section: str, worker, markdown) -> None:
     else:
         sys.exit(f"run through benchmarks/run.py --only {section} (or --worker '<json>': one measurement; "
                  f"--render DIR: rewrite DIR/{section}.md from DIR/{section}.json)")
+
+
+def best_cpu(fn, repeats: int):
+    """(best CPU seconds over ``repeats`` calls of fn, the last call's result)."""
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t = time.process_time()
+        out = fn()
+        best = min(best, time.process_time() - t)
+    return best, out

@@ -20,14 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._harness import zipf_counts  # noqa: E402
+from benchmarks._harness import best_cpu, zipf_counts  # noqa: E402
 from ldpopt import Estimate  # noqa: E402
 from ldpopt.problems import Monotone, Problem, Simplex, SubsetSum  # noqa: E402
 from ldpopt.problems.certificate import certificate  # noqa: E402
@@ -58,20 +57,13 @@ def subsets(d, true, k, seed=3):
                       name=f"s{i}") for i in range(k)]
 
 
-def cpu(fn, repeats):
-    best, out = np.inf, None
-    for _ in range(repeats):
-        t = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - t)
-    return best, out
 
 
 def run_case(est, objective, cons, label, solvers, rows, repeats_cvx):
-    t_s, r = cpu(lambda: solve_structured(est, objective, cons), 3)
+    t_s, r = best_cpu(lambda: solve_structured(est, objective, cons), 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t_p, sp = cpu(lambda: Problem(est, objective, cons).solve(), 3)
+        t_p, sp = best_cpu(lambda: Problem(est, objective, cons).solve(), 3)
     row = {"case": label, "objective": objective, "d": est.d, "n": est.n, "ldpopt_cpu_s": t_s,
            "ldpopt_status": r.status, "ldpopt_kkt_rel": r.kkt_residual,
            "ldpopt_gap_rel": r.certificate.relative_gap, "ldpopt_iterations": r.iterations,
@@ -79,7 +71,7 @@ def run_case(est, objective, cons, label, solvers, rows, repeats_cvx):
     for name in solvers:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            t_c, sol = cpu(lambda: Problem(est, objective, cons).solve(solver=name), repeats_cvx)
+            t_c, sol = best_cpu(lambda: Problem(est, objective, cons).solve(solver=name), repeats_cvx)
         agree = float(np.max(np.abs(sol.f - r.f))) if np.all(np.isfinite(sol.f)) else float("nan")
         try:
             cert = certificate(objective, cons, est, sol.f, sol.duals, feas_tol=1e-8)
@@ -99,7 +91,7 @@ def certificate_timing(d, rows, n):
     from ldpopt.methods.normalize import project_simplex
     est, _ = oue_estimate(d, n)
     f = project_simplex(est.f_tilde)
-    t, c = cpu(lambda: certificate("cls", None, est, f), 1)
+    t, c = best_cpu(lambda: certificate("cls", None, est, f), 1)
     bad = f * (1 + 1e-6)
     cb = certificate("cls", None, est, bad)
     rows.append({"case": "certificate Norm-Sub (no solver)", "d": d, "cpu_s": t, "relative_gap": c.relative_gap,

@@ -17,26 +17,22 @@ weighted MLE's cones more: left out to keep the run short). Results: results/str
 from __future__ import annotations
 
 import json
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-from ldpopt.problems import PartitionTotals, Problem, Simplex, SubsetSum
+import sys
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._harness import best_cpu  # noqa: E402
+from ldpopt.problems import PartitionTotals, Problem, Simplex, SubsetSum  # noqa: E402
 from ldpopt.problems.structured import solve_structured
 from ldpopt.problems.structured import solver as solver_mod
 
 OUT = Path(__file__).resolve().parent / "results" / "structured_blocks.json"
 
 
-def _cpu(fn, repeats):
-    best, out = np.inf, None
-    for _ in range(repeats):
-        t = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - t)
-    return best, out
 
 
 def _general(est, obj, cons):
@@ -67,8 +63,8 @@ def run(quick: bool):
         est, true = oue_estimate(d, 10**6 if d < 10**5 else 10**7)
         for label, cons in constraint_sets(d, true).items():
             for obj in ("cls", "weighted-mle"):
-                t_s, r = _cpu(lambda: solve_structured(est, obj, cons), 3)
-                t_g, rg = _cpu(lambda: _general(est, obj, cons), 3)
+                t_s, r = best_cpu(lambda: solve_structured(est, obj, cons), 3)
+                t_g, rg = best_cpu(lambda: _general(est, obj, cons), 3)
                 row = {"d": d, "n": est.n, "objective": obj, "constraints": label, "ldpopt_cpu_s": t_s,
                        "status": r.status, "kkt_rel": r.kkt_residual, "gap_rel": r.certificate.relative_gap,
                        "iterations": r.iterations, "general_dual_cpu_s": t_g, "general_status": rg.status,
@@ -78,7 +74,7 @@ def run(quick: bool):
                 for name in solvers:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        t_c, sol = _cpu(lambda: Problem(est, obj, cons).solve(solver=name), 1)
+                        t_c, sol = best_cpu(lambda: Problem(est, obj, cons).solve(solver=name), 1)
                     row[name] = {"cpu_s": t_c, "status": sol.status, "ratio": t_c / t_s,
                                  "max_abs_diff": float(np.max(np.abs(sol.f - r.f)))}
                 rows.append(row)
