@@ -145,3 +145,26 @@ def test_filtered_argmin_rounding_equals_the_full_test(scalar_scale):
         r2 = _rest(d1l, scale, left_all, l, u)
         assert (r2.argmin_rounding(lam) is None) == (r2.argmin_rounding_full(lam) is None)
     assert seen_near >= 10  # the tests did reach the near-threshold branch
+
+
+def _recover_reference(sep, st, f, active_tol=0.0):
+    """recover_multipliers' λ as first written: h'(f) over the whole domain, then the mask."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = sep.d1(f)
+    inner = (f > st.l + active_tol) & (f < st.u - active_tol) & np.isfinite(g)
+    return float(-np.median(g[np.isfinite(g)])) if not inner.any() else float(-np.mean(g[inner]))
+
+
+@pytest.mark.parametrize("objective,make", [("cls", _oue), ("weighted-mle", _oue), ("binomial", _oue),
+                                             ("multinomial", _grr)])
+def test_recover_multipliers_on_the_inner_values_equals_the_full_pass(objective, make):
+    est = make(20_000, 10**5, 4)
+    sep = separable_for(make_objective(objective), est)
+    st = compile_constraints(None, est.d)
+    f = solve_structured(est, objective, None).f
+    vertex = np.zeros(est.d)
+    vertex[3] = 1.0
+    for x in (f, np.where(f > 0, f + 1e-7, f), vertex, np.full(est.d, 1.0 / est.d)):
+        for tol in (0.0, 1e-12):
+            lam, y = recover_multipliers(sep, st, x, tol)
+            assert lam == _recover_reference(sep, st, x, tol) and y.size == 0
