@@ -78,7 +78,7 @@ import functools
 
 import numpy as np
 
-from ..numeric.distinct import unique_inverse
+from ._distinct import unique_inverse
 
 __all__ = ["Prior", "exact_logsums", "log_reference", "logsums", "MOMENTS"]
 
@@ -427,7 +427,7 @@ def logsums(x, S: float, prior: Prior, moments=("z", "k"), *, relative: bool = F
     """Fast L_m(x) (L_m − G(x) with ``relative=True``): exact on sparse points, Chebyshev
     interpolation on dense panels (module doc). ``keys``: integer support counts that x is an
     increasing function of; its distinct values are then found in O(d), checked, with the same
-    result as ``np.unique`` (:func:`ldpopt.numeric.distinct.unique_inverse`; the sort was ~1.4 s
+    result as ``np.unique`` (:func:`ldpopt.methods._distinct.unique_inverse`; the sort was ~1.4 s
     CPU at d = 10⁷)."""
     x = np.asarray(x, dtype=np.float64)
     ux, inv = np.unique(x, return_inverse=True) if keys is None else unique_inverse(x, keys)

@@ -94,7 +94,7 @@ from scipy.special import xlogy
 
 from .._validation import check_estimate as _check_estimate, check_float_array
 from ..estimate import Estimate
-from ..numeric.distinct import integer_groups
+from ._distinct import integer_groups
 from .registry import register
 
 __all__ = [
@@ -307,7 +307,7 @@ def _separable_solve(w: np.ndarray, n: float, alpha: float, beta: float, max_ite
     computed on the whole domain at the root. ``shrink=False`` is the plain reference.
 
     ``group``: when every w_v is an integer ≥ 0 (support counts), x_v(μ) is computed once per
-    distinct w (:func:`ldpopt.numeric.distinct.integer_groups`) and gathered — the same elementwise
+    distinct w (:func:`ldpopt.methods._distinct.integer_groups`) and gathered — the same elementwise
     operations, so h and f are bit-identical to ``group=False`` (the plain reference)."""
     nev = 0
     lb, keep = -np.inf, None  # largest μ seen with h(μ) ≥ 0 and the values positive there
