@@ -73,7 +73,8 @@ class Estimate:
             raise ValueError(f"counts must be <= n = {n}; entry {bad} is {counts[bad]!r}")
         # Both arrays are stored; they must describe the same estimate (compared on the count scale,
         # where rounding is relative to n, whatever the size of 1/(p - q)).
-        if not np.allclose(n * (q + (p - q) * f_tilde), counts, rtol=0.0, atol=1e-9 * n):
+        # (np.allclose with rtol = 0 on finite arrays, in 3 passes instead of isclose's ~10)
+        if not float(np.max(np.abs(n * (q + (p - q) * f_tilde) - counts))) <= 1e-9 * n:
             raise ValueError("f_tilde and counts disagree: f_tilde must equal (counts/n - q)/(p - q)")
         if not isinstance(self.oracle, str) or not self.oracle:
             raise ValueError(f"oracle must be a non-empty string, got {self.oracle!r}")

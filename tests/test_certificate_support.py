@@ -124,3 +124,77 @@ def test_support_certificate_with_rows_equals_the_full_one(objective):
                 got = certify_on_support(sep, st, f, lam, y, duals, None)
                 assert got is not None
                 _same(got, _certify_full(sep, st, f, lam, y, duals, None), lam)
+
+
+class _D2One:
+    def restrict(self, idx):
+        return self
+
+    def d2(self, lv):
+        return np.full(np.shape(lv), 3.0)
+
+
+def _rest(d1l, scale, left, l, u):
+    from ldpopt.problems.certificate_support import Rest
+
+    sc = np.asarray(scale, float)
+    smax = float(np.max(sc, initial=-np.inf, where=~np.isnan(sc)))
+    return Rest(d1l.size, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, np.inf, left, l, d1l, u, _D2One(), scale, smax)
+
+
+@pytest.mark.parametrize("scalar_scale", [False, True])
+def test_filtered_argmin_rounding_equals_the_full_test(scalar_scale):
+    """Rest.argmin_rounding (values pre-filtered by a bound on the threshold) decides and returns
+    exactly what the whole-domain test returns, at λ on and around the thresholds (ties, one ulp
+    either side), with NaN / inf entries and fixed values (l = u)."""
+    rng = np.random.default_rng(5)
+    d = 5000
+    d1l = rng.normal(0.0, 1.0, d) * 10.0 ** rng.integers(-3, 3, d)
+    d1l[rng.integers(0, d, 20)] = np.nan
+    d1l[rng.integers(0, d, 5)] = np.inf
+    scale = 1.0 if scalar_scale else np.abs(rng.normal(0.0, 1e3, d))
+    if not scalar_scale:
+        scale[rng.integers(0, d, 10)] = np.nan
+    l = np.zeros(d)
+    u = np.where(rng.random(d) < 0.1, 0.0, 1.0)
+    ks = rng.integers(0, d, 40)
+    lams = [float(-d1l[k]) for k in ks if np.isfinite(d1l[k])]
+    lams = [x for lam in lams for x in (lam, np.nextafter(lam, np.inf), np.nextafter(lam, -np.inf),
+                                        lam + 1e-13 * abs(lam), lam - 1e-13 * abs(lam))]
+    seen_near = 0
+    for lam in lams:
+        # left: every value with g >= 0 (so the None branch is not taken), plus a None case below
+        with np.errstate(invalid="ignore"):
+            left = ~(d1l + lam < 0)
+        r = _rest(d1l, scale, left, l, u)
+        a, b = r.argmin_rounding(lam), r.argmin_rounding_full(lam)
+        assert (a is None) == (b is None)
+        assert np.array_equal(a, b), lam
+        seen_near += a.size > 0
+        left_all = np.ones(d, bool)
+        r2 = _rest(d1l, scale, left_all, l, u)
+        assert (r2.argmin_rounding(lam) is None) == (r2.argmin_rounding_full(lam) is None)
+    assert seen_near >= 10  # the tests did reach the near-threshold branch
+
+
+def _recover_reference(sep, st, f, active_tol=0.0):
+    """recover_multipliers' λ as first written: h'(f) over the whole domain, then the mask."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = sep.d1(f)
+    inner = (f > st.l + active_tol) & (f < st.u - active_tol) & np.isfinite(g)
+    return float(-np.median(g[np.isfinite(g)])) if not inner.any() else float(-np.mean(g[inner]))
+
+
+@pytest.mark.parametrize("objective,make", [("cls", _oue), ("weighted-mle", _oue), ("binomial", _oue),
+                                             ("multinomial", _grr)])
+def test_recover_multipliers_on_the_inner_values_equals_the_full_pass(objective, make):
+    est = make(20_000, 10**5, 4)
+    sep = separable_for(make_objective(objective), est)
+    st = compile_constraints(None, est.d)
+    f = solve_structured(est, objective, None).f
+    vertex = np.zeros(est.d)
+    vertex[3] = 1.0
+    for x in (f, np.where(f > 0, f + 1e-7, f), vertex, np.full(est.d, 1.0 / est.d)):
+        for tol in (0.0, 1e-12):
+            lam, y = recover_multipliers(sep, st, x, tol)
+            assert lam == _recover_reference(sep, st, x, tol) and y.size == 0

@@ -160,9 +160,10 @@ def _x(est: Estimate) -> np.ndarray:
     return np.asarray(est.f_tilde, dtype=np.float64) * est.n
 
 
-def _posterior_mean_counts(x, S, prior: core.Prior) -> np.ndarray:
-    # relative log-sums: exact ratios even when x is far outside [kmin, n] (see _bayes_core)
-    L = core.logsums(x, S, prior, ("z", "k"), relative=True)
+def _posterior_mean_counts(x, S, prior: core.Prior, keys=None) -> np.ndarray:
+    # relative log-sums: exact ratios even when x is far outside [kmin, n] (see _bayes_core);
+    # keys: the support counts x is a function of (its distinct values found in O(d), not by a sort)
+    L = core.logsums(x, S, prior, ("z", "k"), relative=True, keys=keys)
     return np.exp(L[:, 1] - L[:, 0])
 
 
@@ -313,7 +314,7 @@ def power(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds
     fit = _check_choice(fit, "fit", _FITS)
     s = _resolve_s(est, s, fit, s_bounds)
     prior = core.Prior("power-law", est.n, s=s)
-    return _posterior_mean_counts(_x(est), noise_sd_counts(est), prior) / est.n
+    return _posterior_mean_counts(_x(est), noise_sd_counts(est), prior, keys=est.counts) / est.n
 
 
 @register(
@@ -366,7 +367,7 @@ def calibrate(estimate: Estimate, prior: str = "power-law", fit: str = "mle", *,
         if tau <= 0:
             raise ValueError(f"tau must be > 0, got {tau!r}")
         p = core.Prior("gaussian", est.n, mu=mu, tau=tau)
-    return _posterior_mean_counts(_x(est), S, p) / est.n
+    return _posterior_mean_counts(_x(est), S, p, keys=est.counts) / est.n
 
 
 # -- slow, obviously-correct references -----------------------------------------------------------

@@ -46,9 +46,37 @@ class Rest:
     sep: object         # the separable (for h'' at l)
     d1_scale_l: np.ndarray  # the size of the terms of h_v'(l_v) (Separable.d1_scale)
 
+    scale_max: float = np.inf  # max of d1_scale_l (NaN ignored): bounds every threshold below
+
     def argmin_rounding(self, lam: float):
         """Their rounding terms in the argmin bound at λ (:func:`~.certificate.argmin_bound`), or
-        None when some of them would leave l at λ."""
+        None when some of them would leave l at λ. Decided exactly as :meth:`argmin_rounding_full`
+        (the reference): g = h'(l) + λ is formed once, and only the values with g <= 8 eps
+        (max scale + |λ|) — a bound on every value's threshold, float rounding being monotone — are
+        tested in full (3 passes over the domain instead of ~12; ``tests/test_certificate_support.py``)."""
+        with np.errstate(invalid="ignore"):
+            g = np.broadcast_to(self.d1l + lam, self.left.shape)
+            neg = np.flatnonzero(g < 0)
+            if neg.size and self.left[neg].any():
+                return None
+            thr = 8 * _EPS * (self.scale_max + abs(lam))
+            cand = np.flatnonzero(g <= thr) if not np.isnan(thr) else np.arange(g.size)
+        if not cand.size:
+            return np.zeros(0)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            gc = g[cand]
+            scale = np.broadcast_to(self.d1_scale_l, g.shape)[cand] + abs(lam)
+            near = self.left[cand] & (self.l[cand] < self.u[cand]) & (np.abs(gc) <= 8 * _EPS * scale)
+        if not near.any():
+            return np.zeros(0)
+        cand, scale = cand[near], scale[near]
+        lv = self.l[cand]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            d2 = np.broadcast_to(self.sep.restrict(cand).d2(lv), lv.shape)
+            return 8 * _EPS * (2.0 * np.abs(lv) + scale / d2)
+
+    def argmin_rounding_full(self, lam: float):
+        """The reference for :meth:`argmin_rounding`: every test over the whole domain."""
         with np.errstate(invalid="ignore"):
             g = self.d1l + lam
             if np.any((g < 0) & self.left):
@@ -81,6 +109,8 @@ class _AtLower:
             mu = np.broadcast_to(sep.mu(st.l, st.u), (st.d,))
             self.mu_min = float(np.min(mu if self.free.all() else np.where(self.free, mu, np.inf), initial=np.inf))
             self.d1_scale_l = sep.d1_scale(st.l)
+            sc = np.asarray(self.d1_scale_l, float)
+            self.scale_max = float(np.max(sc, initial=-np.inf, where=~np.isnan(sc)))
         self.has_l = bool(st.l.any())
         self.lsum = float(np.sum(st.l)) if self.has_l else 0.0
         self.abs_l = float(np.sum(np.abs(st.l))) if self.has_l else 0.0
@@ -146,7 +176,7 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bo
     else:
         lsum = abs_l = 0.0
     rest = Rest(d, st.total, abs_l, h_sum, abs_h, dual_viol, comp, low.mu_min, left, st.l, d1l, st.u, sep,
-                low.d1_scale_l)
+                low.d1_scale_l, low.scale_max)
     if st.m:
         A_sub = st.A[:, idx].tocsr()
         b_sub = st.b - (st.A @ np.where(left, st.l, 0.0) if low.has_l else 0.0)

@@ -59,6 +59,15 @@ def true_histogram(n: int, d: int, kind: str = "zipf") -> np.ndarray:
 
 @functools.lru_cache(maxsize=4)
 def _true_histogram(n: int, d: int, kind: str) -> np.ndarray:
+    c = _round_counts(_weights(d, kind), n)
+    c.flags.writeable = False
+    return c
+
+
+@functools.lru_cache(maxsize=2)
+def _weights(d: int, kind: str) -> np.ndarray:
+    """The unnormalised weights, shared by the histograms of every n at this d (the runner asks for
+    n = 10⁴ and 10⁶: one power over 10⁷ values instead of two)."""
     k = np.arange(1, d + 1, dtype=np.float64)
     if kind == "zipf":
         w = k ** -1.1
@@ -66,9 +75,8 @@ def _true_histogram(n: int, d: int, kind: str) -> np.ndarray:
         w = np.where(k <= math.ceil(d / 2), 1.0 / k, 0.0)
     else:
         raise ValueError(f"kind must be 'zipf' or 'half-zero', got {kind!r}")
-    c = _round_counts(w, n)
-    c.flags.writeable = False
-    return c
+    w.flags.writeable = False
+    return w
 
 
 def instance(oracle: str, epsilon: float, n: int, d: int, seed: int) -> Estimate:

@@ -102,8 +102,10 @@ def run(oracles=None, epsilons=None, ns=None, ds=None, seeds=None, solver=None, 
 def _release() -> None:
     """Drop the per-run caches of large-d arrays (the last estimate's separables, the compiled simplex)."""
     from .certificate_referee import release
+    from .instances import _weights
 
     release()
+    _weights.cache_clear()
 
 
 def _mc_too_large(oracle, eps, n, d, seed) -> list[ClaimResult]:
