@@ -134,7 +134,7 @@ def recover_multipliers(sep: Separable, st: Structure, f, active_tol: float = 0.
         # so λ is the same mean as without rows and y follows from the blocks (structured.chain;
         # the normal equations below would be (d−1)² dense)
         from .structured.chain import chain_multipliers
-        lam = float(-np.mean(g[inner]))
+        lam = float(-np.mean(gc[np.isfinite(gc)]))  # h' on the inner values, in index order
         return lam, chain_multipliers(sep, st, f, lam)
     res = _rows_residual(st, f)
     act = ~st.ineq | (np.abs(res) <= 1e-12 * max(st.total, 1.0))
