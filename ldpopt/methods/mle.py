@@ -227,10 +227,12 @@ def mle_apx_formula_ndss(estimate: Estimate, support) -> np.ndarray:
 
 
 # -- exact solvers -----------------------------------------------------------------------------
-def _denominator(k, p: float, s: float):
+def _denominator(k, p: float, s: float, mass: float = 1.0):
     """C + k·s written as p(1 − p) + (k − 1)·s: a sum of non-negative terms. The direct form
-    cancels when p + q > 1 and p → 1 (BLH/HR at large ε: C ≈ −s), losing all digits of 1 − p."""
-    return p * (1.0 - p) + (k - 1) * s
+    cancels when p + q > 1 and p → 1 (BLH/HR at large ε: C ≈ −s), losing all digits of 1 − p.
+    With Σ f = ``mass`` instead of 1 (the structured solver's blocks): mass·p(1 − p) + (k − mass)·s
+    (the same floats at mass = 1)."""
+    return mass * p * (1.0 - p) + (k - mass) * s
 
 
 def _kappa(r, p: float, q: float):
@@ -273,11 +275,14 @@ def _mle_apx_pivot(est: Estimate) -> np.ndarray:
     return out
 
 
-def _polish_x(a, B, s, p, x: float) -> float:
-    """Recompute x from the support {a > s x} with pairwise summation (exact if the support is)."""
+def _polish_x(a, B, s, p, x: float, mass: float = 1.0) -> float:
+    """Recompute x from the support {a > s x} with pairwise summation (exact if the support is);
+    ``mass``: Σ f (as in :func:`_denominator`)."""
     for _ in range(3):
         sup = a > s * x
-        x_new = (float(np.sum(a[sup])) - B) / _denominator(int(np.count_nonzero(sup)), p, s)
+        if not sup.any():
+            break
+        x_new = (float(np.sum(a[sup])) - mass * B) / _denominator(int(np.count_nonzero(sup)), p, s, mass)
         if x_new == x:
             break
         x = x_new

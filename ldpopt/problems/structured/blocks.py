@@ -17,10 +17,8 @@ block) and the pool C its own λ_C. In the Lagrangian of :mod:`ldpopt.problems.c
 With C empty the rows and Σ f = total are dependent (Σ_j b_j must equal total) and λ is not
 determined: we take λ = 0, y_j = λ_j (the choice where nothing decides it).
 
-Per block: cls and the weighted MLE by the closed forms' expected-O(|S|) pivot search (Norm-Sub with
-mass b: f = max(m − τ, 0), λ = 2wτ; MLE-Apx with mass b: on the support Σ (a_v − s x)/(B + C x) = b
-gives x = (Σa − bB)/(b·p(1 − p) + (k − b)s), written with non-negative terms like
-``methods.mle._denominator``), when there are at most ``_LOOP_MAX`` blocks; otherwise, and for the
+Per block: cls and the weighted MLE by the closed forms' expected-O(|S|) pivot search with the
+block's mass (:func:`.simplex.closed_form`: Norm-Sub with mass b, λ = 2wτ; MLE-Apx with mass b), when there are at most ``_LOOP_MAX`` blocks; otherwise, and for the
 other separables, a safeguarded Newton on all the λ_j at once (per-block sums by ``np.bincount``:
 O(d) per iteration whatever the number of blocks). Mass b_j = 0: the block is all zero, λ_j the
 smallest multiplier that keeps every value at 0 (max_v −h_v'(0)). b_j < 0 or a negative pool mass
@@ -47,7 +45,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .dual import _d1
-from .separable import Quadratic, WeightedMLESep
+from .simplex import closed_form, has_closed_form
 from .structure import Structure
 
 __all__ = ["blocks_fast"]
@@ -143,9 +141,7 @@ def _solve_active(sep, st, rowof, value, active, info):
     if np.any(mass < 0):
         return None
     info["blocks"] = G
-    closed = G <= _LOOP_MAX and (
-        (type(sep) is Quadratic and np.ndim(sep.w) == 0 and float(sep.w) > 0)
-        or (type(sep) is WeightedMLESep and sep.B > 0))
+    closed = G <= _LOOP_MAX and has_closed_form(sep)
     if closed:
         f, lam = _per_block(sep, st, gid, mass, G)
     else:
@@ -168,63 +164,20 @@ def _zero_block_lambda(sep, idx, st):
 
 
 def _per_block(sep, st, gid, mass, G):
-    """Closed forms block by block (the values grouped by a stable counting sort of gid)."""
-    from .simplex import _polish
-
+    """Closed forms block by block (:func:`.simplex.closed_form` with the block's mass; the values
+    grouped by a stable counting sort of gid)."""
     small = gid.astype(np.int16 if G < 2**15 else np.int64)
     order = np.argsort(small, kind="stable")
     cuts = np.cumsum(np.bincount(gid, minlength=G))[:-1]
     f = np.zeros(st.d)
     lam = np.zeros(G)
-    for g, idx in enumerate(np.split(order, cuts)):
+    for g, idx in enumerate(np.split(order, cuts)):  # a loop over the few blocks (≤ _LOOP_MAX)
         if mass[g] == 0:
             lam[g] = _zero_block_lambda(sep, idx, st)
             continue
-        sub = sep.restrict(idx)
-        if type(sep) is Quadratic:
-            from ...methods.normalize import _shift_support
-
-            mv = np.broadcast_to(sub.m, (idx.size,))
-            tau, pool = _shift_support(mv, float(mass[g]))
-            fb = np.maximum(mv - tau, 0.0) if pool is None else _scatter(idx.size, pool, np.maximum(mv[pool] - tau, 0.0))
-            f[idx], lam[g] = fb, 2.0 * float(sep.w) * tau
-        else:
-            fb, lg = _mle_apx_mass(sub, float(mass[g]))
-            bst = SimpleNamespace(l=st.l[idx], u=st.u[idx], total=float(mass[g]), d=idx.size)
-            fb, lg = _polish(sub, bst, fb, lg)
-            f[idx], lam[g] = fb, lg
+        bst = SimpleNamespace(l=st.l[idx], u=st.u[idx], total=float(mass[g]), d=idx.size)
+        f[idx], lam[g] = closed_form(sep.restrict(idx), idx.size, float(mass[g]), bst)
     return f, lam
-
-
-def _scatter(n, idx, vals):
-    out = np.zeros(n)
-    out[idx] = vals
-    return out
-
-
-def _mle_apx_mass(sep: WeightedMLESep, mass: float):
-    """MLE-Apx (Appendix A) with Σ f = mass on one block, by the pivot search of
-    :func:`ldpopt.methods._threshold.top_support`: θ(S, k) = s x_T with
-    x_T = (S − mass·B)/(mass·p(1 − p) + (k − mass)·s) (mass = 1: ``methods.mle._denominator``)."""
-    from ...methods._threshold import top_support
-
-    a, B, s, C, p = sep.a, sep.B, sep.s, sep.C, sep.p
-
-    def den(k):
-        return mass * p * (1.0 - p) + (k - mass) * s
-
-    S, k, pool = top_support(a, lambda S_, k_: s * ((S_ - mass * B) / den(k_)))
-    x = (S - mass * B) / den(k) if k else (float(np.max(a)) - mass * B) / den(1)
-    for _ in range(3):  # polish x from its support with pairwise sums
-        sup = a > s * x
-        if not sup.any():
-            break
-        x_new = (float(np.sum(a[sup])) - mass * B) / den(int(np.count_nonzero(sup)))
-        if x_new == x:
-            break
-        x = x_new
-    f = np.maximum((a - s * x) / (B + C * x), 0.0)
-    return f, float(x * (2.0 * B + C * x))
 
 
 def _segmented(sep, l, u, gid, mass, G, total, max_iter: int = 200):

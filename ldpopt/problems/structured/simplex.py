@@ -26,7 +26,7 @@ import numpy as np
 from .separable import Quadratic, WeightedMLESep
 from .structure import Structure
 
-__all__ = ["simplex_fast"]
+__all__ = ["closed_form", "has_closed_form", "simplex_fast"]
 
 
 def _plain_simplex(st: Structure) -> bool:
@@ -40,21 +40,34 @@ def simplex_fast(sep, st: Structure):
     apply."""
     if not _plain_simplex(st):
         return None
-    if type(sep) is Quadratic and np.ndim(sep.w) == 0 and float(sep.w) > 0:
+    if has_closed_form(sep) and (type(sep) is Quadratic or st.total == 1.0):
+        return closed_form(sep, st.d, st.total, st)
+    return None
+
+
+def has_closed_form(sep) -> bool:
+    """cls with one scalar weight, or the weighted MLE (B > 0): :func:`closed_form` applies."""
+    return ((type(sep) is Quadratic and np.ndim(sep.w) == 0 and float(sep.w) > 0)
+            or (type(sep) is WeightedMLESep and sep.B > 0))
+
+
+def closed_form(sep, d: int, mass: float, st):
+    """(f, λ) on {f ≥ 0, Σ f = mass} (d values; ``st``: their bounds, for the polish): Norm-Sub
+    with that mass for cls, MLE-Apx with that mass for the weighted MLE (module docstring). Also
+    the per-block solve of :mod:`.blocks`."""
+    if type(sep) is Quadratic:
         from ...methods.normalize import _shift_support
 
-        m = np.broadcast_to(sep.m, (st.d,))
-        tau, pool = _shift_support(m, st.total)
+        m = np.broadcast_to(sep.m, (d,))
+        tau, pool = _shift_support(m, mass)
         if pool is None:
             f = np.maximum(m - tau, 0.0)
         else:
-            f = np.zeros(st.d)  # calloc: the support lies in the pool
+            f = np.zeros(d)  # calloc: the support lies in the pool
             f[pool] = np.maximum(m[pool] - tau, 0.0)
         return f, 2.0 * float(sep.w) * tau
-    if type(sep) is WeightedMLESep and st.total == 1.0 and sep.B > 0:
-        f, lam = _mle_apx(sep)
-        return _polish(sep, st, f, lam)
-    return None
+    f, lam = _mle_apx(sep, mass)
+    return _polish(sep, st, f, lam)
 
 
 def _polish(sep, st: Structure, f, lam: float, steps: int = 3):
@@ -87,25 +100,32 @@ def _polish(sep, st: Structure, f, lam: float, steps: int = 3):
     return out, lam
 
 
-def _mle_apx(sep: WeightedMLESep):
+def _mle_apx(sep: WeightedMLESep, mass: float = 1.0):
     """MLE-Apx on (a, B, s, C) by the pivot search of :func:`ldpopt.methods.mle._mle_apx_pivot`,
-    written on a = c/n − q (the separable's own data) instead of on the counts."""
+    written on a = c/n − q (the separable's own data) instead of on the counts. With Σ f = ``mass``
+    the support equation Σ (a_v − s x)/(B + C x) = mass gives x = (Σa − mass·B)/(mass·p(1 − p) +
+    (k − mass)·s); f is then Eq. 14 itself (the cancellation-free :func:`_f_on_support` is written
+    for mass 1, which keeps MLE-Apx's own numbers there)."""
     from ...methods._threshold import top_support
     from ...methods.mle import _denominator, _f_on_support, _polish_x
 
     a, B, s, C, p, q = sep.a, sep.B, sep.s, sep.C, sep.p, sep.q
 
     def theta(S, k):  # a_v is in the support of the top set T iff a_v > s·x_T
-        return s * ((S - B) / _denominator(k, p, s))
+        return s * ((S - mass * B) / _denominator(k, p, s, mass))
 
     S, k, pool = top_support(a, theta)
     av = a if pool is None else a[pool]
-    x = (S - B) / _denominator(k, p, s) if k else (float(np.max(av)) - B) / _denominator(1, p, s)
-    x = _polish_x(av, B, s, p, x)
+    x = ((S - mass * B) / _denominator(k, p, s, mass) if k
+         else (float(np.max(av)) - mass * B) / _denominator(1, p, s, mass))
+    x = _polish_x(av, B, s, p, x, mass)
     sup = av > s * x
     if not sup.any():
         sup = av == av.max()
-    fv = _f_on_support(av + q, p, q, s, sup)
+    if mass == 1.0:
+        fv = _f_on_support(av + q, p, q, s, sup)
+    else:
+        fv = np.where(sup, np.maximum((av - s * x) / (B + C * x), 0.0), 0.0)
     if pool is None:
         f = fv
     else:
