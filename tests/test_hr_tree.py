@@ -207,3 +207,54 @@ def test_tree_histogram_at_k_2_and_1():
     exp = np.r_[exp[:14].sum(), exp[mid], exp[27:].sum()]
     assert stats.chisquare(obs, exp).pvalue > 1e-4
     assert tree_histogram(np.array([9]), np.array([0]), gen).tolist() == [9]
+
+
+@pytest.mark.parametrize("x", [65, 100, 127, 128, 129, 191, 192, 255])
+def test_binomial_half_bit_count_over_several_words(x):
+    """The multi-word bit count (x > 64: more words, the last one masked to the bits left) against the
+    Binomial(x, 1/2) pmf, exactly at and around the word boundaries, with words_max = 4 (x ≤ 256 by
+    bit count). The cells of one call hold different word counts (x, 3, 1000, 200), so a segment
+    sum landing on a neighbour's cell would show in the chi-square of each group."""
+    gen = np.random.default_rng(7000 + x)
+    arr = np.tile(np.array([x, 3, 1000, 200], dtype=np.int64), (20000, 1))
+    k = binomial_half(arr, gen, words_max=4)
+    assert k.dtype == np.int64 and ((k >= 0) & (k <= arr)).all()
+    for col, m in enumerate((x, 3, 200)):
+        draws = k[:, [0, 1, 3][col]]
+        obs = np.bincount(draws, minlength=m + 1)
+        exp = draws.size * stats.binom.pmf(np.arange(m + 1), m, 0.5)
+        keep = exp >= 5
+        if not keep.all():  # pool the cells expected below 5
+            obs = np.append(obs[keep], obs[~keep].sum())
+            exp = np.append(exp[keep], exp[~keep].sum())
+        assert stats.chisquare(obs, exp).pvalue > 1e-4
+
+
+def test_binomial_half_bit_count_is_the_number_of_ones():
+    """Deterministic check of the masks and segment sums: with a generator whose words are all ones,
+    every bit-counted cell returns x itself (a mask one bit too wide or narrow, or a sum over the wrong
+    words, would not); all zeros give 0."""
+
+    class Const:
+        def __init__(self, word):
+            self.word = np.uint64(word)
+
+        def integers(self, low, high, size, dtype, endpoint):
+            return np.full(size, self.word, dtype=dtype)
+
+        def binomial(self, n, p):
+            raise AssertionError("no cell here is above the bit-count range")
+
+    x = np.array([0, 1, 63, 64, 65, 127, 128, 129, 500, 1023, 1024, 7, 0, 640], dtype=np.int64)
+    assert np.array_equal(binomial_half(x, Const(np.iinfo(np.uint64).max)), x)
+    assert np.array_equal(binomial_half(x.reshape(2, 7), Const(0)), np.zeros((2, 7), dtype=np.int64))
+
+
+def test_binomial_half_large_cells_take_numpy():
+    """Cells above 64·words_max go to numpy's binomial (mean and spread of Binomial(5000, 1/2))."""
+    gen = np.random.default_rng(11)
+    arr = np.array([5000, 10] * 20000, dtype=np.int64)
+    k = binomial_half(arr, gen, words_max=2)
+    big = k[::2]
+    assert abs(big.mean() - 2500) < 5 * math.sqrt(1250 / big.size)
+    assert abs(math.log(big.var() / 1250)) < 5 * math.sqrt(2 / big.size)

@@ -84,11 +84,14 @@ class HR(FrequencyOracle):
     Reports are the outputs y ∈ [0, K) (int64, one per user), K = smallest power of 2 > d.
 
     ``sample_counts`` is exact in joint law (``sample_counts_exact = True``), by one of two exact
-    paths. ``sample_counts_tree``, at a cost independent of n: each user's side (C_v w.p. p, else
-    C̄_v) is Binomial(n_v, p) per value; users then output uniformly on their side, and the histogram
-    of all outputs is drawn by halving the Hadamard cube one bit at a time with the classes
-    (row, side) merged (``_hadamard_tree``, ≈ 2(d + 1)·log2 K + 2K binomial draws); then the FWHT
-    aggregation.
+    paths. ``sample_counts_tree``, at a cost independent of n: by the mixture below, m_v ~
+    Binomial(n_v, λ) users of value v output uniformly on C_v and the other n − Σm uniformly on [K]
+    (row 0 of H); the histogram of all outputs is drawn by halving the Hadamard cube one bit at a time
+    with the classes (row, side) merged (``_hadamard_tree``, ≈ 2(d + 1)·log2 K + 2K binomial draws);
+    then the FWHT aggregation. *Choice* (issue 16): the mixture rather than the sides (Binomial(n_v, p)
+    users on C_v, the rest on C̄_v; the same law) because the uninformative users then travel in
+    row 0's one class per prefix, so the row classes hold λn users instead of n and more of their
+    binomials are small, cheap bit counts (0.070 → 0.042 s at n = 10⁹, d = 42,178, ε = 1).
     O(K log K + d).
 
     ``sample_counts_mixture`` (the path before issue 16's tree; used when λn < K·log2(K)/4) uses the
@@ -175,17 +178,19 @@ class HR(FrequencyOracle):
         return self.sample_counts_tree(tc, rng)
 
     def sample_counts_tree(self, true_counts, rng) -> np.ndarray:
-        """Exact in joint law, cost independent of n: each user's side is Binomial(n_v, p) per value,
-        then the output histogram by ``_hadamard_tree.tree_histogram`` (≈ 2(d + 1)·log2 K + 2K
-        binomial draws), then the FWHT aggregation."""
+        """Exact in joint law, cost independent of n: m_v ~ Binomial(n_v, λ) users uniform on C_v, the
+        rest uniform on [K] (the mixture, class docstring), then the output histogram by
+        ``_hadamard_tree.tree_histogram`` (≈ 2(d + 1)·log2 K + 2K binomial draws), then the FWHT
+        aggregation."""
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
         K, d = self.K, self.d
-        inside = np.zeros(K, dtype=np.int64)
-        outside = np.zeros(K, dtype=np.int64)
-        inside[1:d + 1] = gen.binomial(tc, self.p)
-        outside[1:d + 1] = tc - inside[1:d + 1]
-        return self._counts_from_histogram(tree_histogram(inside, outside, gen))
+        # the mixture of the class docstring: m_v ~ Binomial(n_v, λ) users uniform on C_v, the rest
+        # uniform on [K], i.e. row 0's (+) class; no user starts on a (−) side
+        informative = np.zeros(K, dtype=np.int64)
+        informative[1:d + 1] = gen.binomial(tc, math.tanh(self.epsilon / 2.0))
+        informative[0] = int(tc.sum()) - int(informative.sum())
+        return self._counts_from_histogram(tree_histogram(informative, np.zeros(K, dtype=np.int64), gen))
 
     def sample_counts_mixture(self, true_counts, rng) -> np.ndarray:
         """The pre-tree exact path: the reference of the tree in the tests, and ``sample_counts`` at small
