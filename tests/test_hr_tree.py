@@ -258,3 +258,10 @@ def test_binomial_half_large_cells_take_numpy():
     big = k[::2]
     assert abs(big.mean() - 2500) < 5 * math.sqrt(1250 / big.size)
     assert abs(math.log(big.var() / 1250)) < 5 * math.sqrt(2 / big.size)
+
+
+def test_binomial_half_rejects_a_word_count_past_its_sums():
+    with pytest.raises(ValueError, match="words_max"):
+        binomial_half(np.array([5]), np.random.default_rng(), words_max=1024)
+    with pytest.raises(ValueError, match="words_max"):
+        binomial_half(np.array([5]), np.random.default_rng(), words_max=0)

@@ -34,6 +34,8 @@ __all__ = ["tree_histogram", "binomial_half"]
 _ALL_BITS = np.uint64(np.iinfo(np.uint64).max)
 # bit-count Binomial(x, 1/2) up to 64 · this many words (binomial_half)
 _WORDS_MAX = 16
+# _LOW_BITS[k] = 2^k − 1: a word's k lowest bits, k = 0, …, 64
+_LOW_BITS = np.array([(1 << k) - 1 for k in range(65)], dtype=np.uint64)
 
 
 def binomial_half(x: np.ndarray, gen: np.random.Generator, words_max: int | None = None) -> np.ndarray:
@@ -49,15 +51,17 @@ def binomial_half(x: np.ndarray, gen: np.random.Generator, words_max: int | None
     depends on x only, so the draws are reproducible from the seed."""
     if words_max is None:
         words_max = _WORDS_MAX
+    if not 1 <= words_max < 1024:  # the segment sums below are taken mod 2^16
+        raise ValueError(f"words_max must be in [1, 1023], got {words_max}")
     top = 64 * words_max
     flat = x.reshape(-1)
     big = np.flatnonzero(flat > top)
     if 2 * big.size > flat.size:
         return gen.binomial(x, 0.5)
     u = gen.integers(0, _ALL_BITS, size=flat.shape, dtype=np.uint64, endpoint=True)
-    # 1 << x is 0 for x ≥ 64 in numpy, so the first word keeps min(x, 64) bits
-    u &= np.left_shift(np.uint64(1), flat.astype(np.uint64)) - np.uint64(1)
-    out = np.bitwise_count(u).astype(np.int64)
+    u &= np.take(_LOW_BITS, flat, mode="clip")  # the first word keeps min(x, 64) bits
+    out = np.empty(flat.shape, dtype=np.int64)
+    np.bitwise_count(u, out=out)  # uint8 counts written as int64, no temporary
     mid = np.flatnonzero((flat > 64) & (flat <= top))
     if mid.size:
         r = flat[mid] - 65                      # bits after the first word, minus one
@@ -65,7 +69,7 @@ def binomial_half(x: np.ndarray, gen: np.random.Generator, words_max: int | None
         words = gen.integers(0, _ALL_BITS, size=int(ends[-1]), dtype=np.uint64, endpoint=True)
         ends -= 1
         # the last word of a cell keeps (r mod 64) + 1 ∈ [1, 64] bits
-        words[ends] &= _ALL_BITS >> (63 - (r & 63)).astype(np.uint64)
+        words[ends] &= _LOW_BITS[(r & 63) + 1]
         # segment sums by differences of a running count mod 2^16: exact, a cell holds ≤ 64·words_max < 2^16 ones
         c = np.cumsum(np.bitwise_count(words), dtype=np.uint16)[ends]
         c[1:] -= c[:-1]
