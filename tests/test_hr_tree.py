@@ -51,7 +51,17 @@ def _chi2_pvalue(draws: np.ndarray, law: dict) -> float:
     return stats.chisquare(obs, exp).pvalue
 
 
-@pytest.mark.parametrize("path", ["sample_counts_tree", "sample_counts_mixture", "sample_counts"])
+def _tree_by_sides(o, tc, gen):
+    """The tree fed by the sides (the feed before issue 16's mixture feed, kept as a reference):
+    Binomial(n_v, p) users of v on C_v, the rest on its complement."""
+    inside = np.zeros(o.K, dtype=np.int64)
+    inside[1:o.d + 1] = gen.binomial(tc, o.p)
+    outside = np.zeros(o.K, dtype=np.int64)
+    outside[1:o.d + 1] = tc - inside[1:o.d + 1]
+    return o._counts_from_histogram(tree_histogram(inside, outside, gen))
+
+
+@pytest.mark.parametrize("path", ["sample_counts_tree", "tree_by_sides", "sample_counts_mixture", "sample_counts"])
 @pytest.mark.parametrize("eps, d, values", [
     (1.0, 3, (0, 0, 1, 2)),        # K = 4: the law of c is the law of the whole histogram
     (0.5, 7, (0, 3, 3, 6)),        # K = 8
@@ -64,7 +74,7 @@ def test_fast_paths_have_the_enumerated_law(eps, d, values, path):
     assert abs(sum(law.values()) - 1) < 1e-12
     tc = np.bincount(values, minlength=d)
     gen = np.random.default_rng(1600 + d)
-    sample = getattr(o, path)
+    sample = (lambda tc, gen: _tree_by_sides(o, tc, gen)) if path == "tree_by_sides" else getattr(o, path)
     draws = np.array([sample(tc, gen) for _ in range(20000)])
     assert _chi2_pvalue(draws, law) > 1e-4
 
@@ -102,8 +112,9 @@ def test_the_enumeration_rejects_a_wrong_law():
 
 
 def test_tree_and_mixture_paths_agree_in_law_at_moderate_n():
-    """Tree against the previous exact path (and both against the exact covariance), K = 16,
-    n = 3,000 with values on both of the mixture's samplers."""
+    """Tree against the previous exact path and the tree fed by the sides (all against the exact
+    covariance), K = 16, n = 3,000 with values on both of the mixture's samplers and cells on both
+    of binomial_half's samplers (bit count up to 1,024, numpy above)."""
     tc = np.array([1500, 0, 700, 3, 250, 90, 0, 17, 1, 400, 30, 9])
     o = oracles.get("hr", epsilon=0.7, d=tc.shape[0])
     mean, cov = count_moments(o, tc)
@@ -111,13 +122,15 @@ def test_tree_and_mixture_paths_agree_in_law_at_moderate_n():
     reps = 6000
     a = np.array([o.sample_counts_tree(tc, gen) for _ in range(reps)], dtype=np.float64)
     b = np.array([o.sample_counts_mixture(tc, gen) for _ in range(reps)], dtype=np.float64)
-    for x in (a, b):
+    s = np.array([_tree_by_sides(o, tc, gen) for _ in range(reps)], dtype=np.float64)
+    for x in (a, b, s):
         assert np.abs(x.mean(0) - mean).max() <= 5 * np.sqrt(np.diag(cov).max() / reps)
         # the full covariance matrix (off-diagonal entries are the joint law), relative to the scale
         assert np.abs(np.cov(x.T) - cov).max() <= 0.12 * np.diag(cov).max()
     # two-sample test of one correlated linear functional (a random ±1 contrast of the counts)
     w = np.random.default_rng(5).choice([-1.0, 1.0], size=tc.shape[0])
     assert stats.ks_2samp(a @ w, b @ w).pvalue > 1e-4
+    assert stats.ks_2samp(a @ w, s @ w).pvalue > 1e-4
 
 
 def test_tree_at_n_1e9_is_exact_in_moments():
