@@ -27,6 +27,8 @@ classes cost a call slot only); the last level splits only row 0's (+) users (K/
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = ["tree_histogram", "binomial_half"]
@@ -34,13 +36,23 @@ __all__ = ["tree_histogram", "binomial_half"]
 _ALL_BITS = np.uint64(np.iinfo(np.uint64).max)
 # bit-count Binomial(x, 1/2) up to 64 · this many words (binomial_half)
 _WORDS_MAX = 16
-# _LOW_BITS[k] = 2^k − 1: a word's k lowest bits, k = 0, …, 64
-_LOW_BITS = np.array([(1 << k) - 1 for k in range(65)], dtype=np.uint64)
+
+
+@functools.lru_cache(maxsize=8)
+def _first_word_masks(top: int) -> np.ndarray:
+    """Entry x (0 ≤ x ≤ top): the ((x − 1) mod 64) + 1 lowest bits of a word, 0 at x = 0 (binomial_half)."""
+    x = np.arange(top + 1, dtype=np.uint64)
+    keep = (x - np.uint64(1)) % np.uint64(64) + np.uint64(1)  # wraps to 64 at x = 0, zeroed below
+    masks = _ALL_BITS >> (np.uint64(64) - keep)
+    masks[0] = 0
+    masks.flags.writeable = False
+    return masks
 
 
 def binomial_half(x: np.ndarray, gen: np.random.Generator, words_max: int | None = None) -> np.ndarray:
     """Binomial(x, 1/2) elementwise (x int64 ≥ 0), exact: the number of ones among x iid fair bits
-    (uniform 64-bit words, the last one masked to the bits left) for x ≤ 64·``words_max``, numpy's
+    for x ≤ 64·``words_max`` (uniform 64-bit words: ⌊(x − 1)/64⌋ whole ones and one masked to the
+    ((x − 1) mod 64) + 1 bits left, so only the first word per cell needs a mask), numpy's
     ``binomial`` (BTPE) above.
 
     Costs measured on this machine (CPU per cell): a bit count ~5 ns for x ≤ 64 and ~4 ns per
@@ -58,20 +70,18 @@ def binomial_half(x: np.ndarray, gen: np.random.Generator, words_max: int | None
     big = np.flatnonzero(flat > top)
     if 2 * big.size > flat.size:
         return gen.binomial(x, 0.5)
+    # the first word keeps the bits of x not in whole further words: ((x − 1) mod 64) + 1 of them
+    # (x itself for x ≤ 64, none for x = 0); cells above ``top`` clip to a full word, then are redrawn
     u = gen.integers(0, _ALL_BITS, size=flat.shape, dtype=np.uint64, endpoint=True)
-    u &= np.take(_LOW_BITS, flat, mode="clip")  # the first word keeps min(x, 64) bits
+    u &= np.take(_first_word_masks(top), flat, mode="clip")
     out = np.empty(flat.shape, dtype=np.int64)
     np.bitwise_count(u, out=out)  # uint8 counts written as int64, no temporary
     mid = np.flatnonzero((flat > 64) & (flat <= top))
     if mid.size:
-        r = flat[mid] - 65                      # bits after the first word, minus one
-        ends = np.cumsum((r >> 6) + 1)          # words per cell: ceil((r + 1)/64)
+        ends = np.cumsum((flat[mid] - 1) >> 6)  # whole further words per cell: (x − 1) // 64 ≥ 1
         words = gen.integers(0, _ALL_BITS, size=int(ends[-1]), dtype=np.uint64, endpoint=True)
-        ends -= 1
-        # the last word of a cell keeps (r mod 64) + 1 ∈ [1, 64] bits
-        words[ends] &= _LOW_BITS[(r & 63) + 1]
-        # segment sums by differences of a running count mod 2^16: exact, a cell holds ≤ 64·words_max < 2^16 ones
-        c = np.cumsum(np.bitwise_count(words), dtype=np.uint16)[ends]
+        # segment sums by differences of a running count mod 2^16: exact, a cell holds < 64·words_max < 2^16 ones
+        c = np.cumsum(np.bitwise_count(words), dtype=np.uint16)[ends - 1]
         c[1:] -= c[:-1]
         out[mid] += c
     if big.size:
