@@ -1,6 +1,8 @@
 """Issue 16, item 3: HR's fast path (``sample_counts``) at large n against its previous exact path
 (``HR.sample_counts_mixture``, kept in the tree as the reference), optionally a previous revision's
-``ldpopt/oracles/hadamard.py`` (git archive), and the other six oracles' fast paths, in one process.
+``ldpopt/oracles/hadamard.py`` with that revision's ``_hadamard_tree.py`` (git archive; its
+``sample_counts_tree`` is timed too when it has one), and the other six oracles' fast paths, in one
+process.
 d = 42,178, ε = 1, Zipf(1.5) true counts (``_harness.zipf_counts``); CPU seconds
 (``time.process_time``) of one call, the best of ``--repeat`` calls (one call when the first took
 over 1 s), wall seconds beside.
@@ -44,12 +46,29 @@ def best_of(fn, repeat: int) -> dict:
 
 
 def load_previous(rev: str, tmp: str):
-    tar = subprocess.run(["git", "-C", str(HERE.parent), "archive", rev, "ldpopt/oracles/hadamard.py"],
+    """That revision's ``hadamard.py`` with its own ``_hadamard_tree.py`` (when it has one): loaded
+    inside the ldpopt.oracles package so its other relative imports resolve, with the tree import
+    pointed at the old tree (else the old HR would run today's tree)."""
+    files = ["ldpopt/oracles/hadamard.py"]
+    has_tree = subprocess.run(["git", "-C", str(HERE.parent), "cat-file", "-e",
+                               f"{rev}:ldpopt/oracles/_hadamard_tree.py"], capture_output=True).returncode == 0
+    if has_tree:
+        files.append("ldpopt/oracles/_hadamard_tree.py")
+    tar = subprocess.run(["git", "-C", str(HERE.parent), "archive", rev, *files],
                          check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", tmp], input=tar, check=True)
-    # loaded inside the ldpopt.oracles package so its relative imports resolve
-    spec = importlib.util.spec_from_file_location("ldpopt.oracles._previous_hadamard",
-                                                  Path(tmp) / "ldpopt/oracles/hadamard.py")
+    src = Path(tmp) / "ldpopt/oracles"
+    if has_tree:
+        spec = importlib.util.spec_from_file_location("ldpopt.oracles._previous_hadamard_tree",
+                                                      src / "_hadamard_tree.py")
+        tree = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = tree
+        spec.loader.exec_module(tree)
+        text = (src / "hadamard.py").read_text()
+        assert "from ._hadamard_tree import" in text
+        (src / "hadamard.py").write_text(text.replace("from ._hadamard_tree import",
+                                                      "from ._previous_hadamard_tree import"))
+    spec = importlib.util.spec_from_file_location("ldpopt.oracles._previous_hadamard", src / "hadamard.py")
     prev = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(prev)
     return prev
@@ -75,8 +94,12 @@ def main(argv=None) -> int:
             row = {"n": int(n), "d": d}
             row["hr"] = best_of(lambda i: hr.sample_counts(tc, i), a.repeat)
             row["hr[mixture]"] = best_of(lambda i: hr.sample_counts_mixture(tc, i), a.repeat)
+            row["hr[tree]"] = best_of(lambda i: hr.sample_counts_tree(tc, i), a.repeat)
             if prev is not None:
-                row[f"hr[{a.previous}]"] = best_of(lambda i: prev.HR(1.0, d).sample_counts(tc, i), a.repeat)
+                old = prev.HR(1.0, d)
+                row[f"hr[{a.previous}]"] = best_of(lambda i: old.sample_counts(tc, i), a.repeat)
+                if hasattr(old, "sample_counts_tree"):
+                    row[f"hr[{a.previous} tree]"] = best_of(lambda i: old.sample_counts_tree(tc, i), a.repeat)
             for k in (k for k in OTHERS if k not in a.skip):
                 o = oracles.get(k, epsilon=1.0, d=d)
                 row[k] = best_of(lambda i: o.sample_counts(tc, i), a.repeat)

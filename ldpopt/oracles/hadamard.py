@@ -91,7 +91,8 @@ class HR(FrequencyOracle):
     then the FWHT aggregation. *Choice* (issue 16): the mixture rather than the sides (Binomial(n_v, p)
     users on C_v, the rest on C̄_v; the same law) because the uninformative users then travel in
     row 0's one class per prefix, so the row classes hold λn users instead of n and more of their
-    binomials are small, cheap bit counts (0.070 → 0.042 s at n = 10⁹, d = 42,178, ε = 1).
+    binomials are small, cheap bit counts (``tree_histogram`` alone at n = 10⁹, d = 42,178, ε = 1:
+    0.036 → 0.023 s CPU, BENCHMARKS.md).
     O(K log K + d).
 
     ``sample_counts_mixture`` (the path before issue 16's tree; used when λn < K·log2(K)/4) uses the
