@@ -57,8 +57,9 @@ def binomial_half(x: np.ndarray, gen: np.random.Generator, words_max: int | None
 
     Costs measured on this machine (CPU per cell): a bit count ~5 ns for x ≤ 64 and ~4 ns per
     further word, against BTPE's 60–95 ns at x = 65–2,000 with a different x per cell (its set-up
-    is recomputed whenever x changes) and 45–60 ns above; the crossover is near 16 words
-    (``_WORDS_MAX``). When most cells are above the bit-count range numpy draws them all (the
+    is recomputed whenever x changes) and 45–60 ns above; ``_WORDS_MAX`` = 16 (x ≤ 1,024): the
+    tree's draws at n = 10⁹, d = 42,178 cost the same from 8 to 16 words and more from 24
+    (BENCHMARKS.md, "HR's fast path, cheaper draws"). When most cells are above the bit-count range numpy draws them all (the
     gather/scatter of the large cells would cost more than the small cells save). Every choice
     depends on x only, so the draws are reproducible from the seed."""
     if words_max is None:
