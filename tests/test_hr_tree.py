@@ -61,7 +61,8 @@ def _tree_by_sides(o, tc, gen):
     return o._counts_from_histogram(tree_histogram(inside, outside, gen))
 
 
-@pytest.mark.parametrize("path", ["sample_counts_tree", "tree_by_sides", "sample_counts_mixture", "sample_counts"])
+@pytest.mark.parametrize("path", ["sample_counts_tree", "tree_by_sides", "sample_counts_mixture",
+                                  "sample_counts"])
 @pytest.mark.parametrize("eps, d, values", [
     (1.0, 3, (0, 0, 1, 2)),        # K = 4: the law of c is the law of the whole histogram
     (0.5, 7, (0, 3, 3, 6)),        # K = 8

@@ -40,7 +40,8 @@ _WORDS_MAX = 16
 
 @functools.lru_cache(maxsize=8)
 def _first_word_masks(top: int) -> np.ndarray:
-    """Entry x (0 ≤ x ≤ top): the ((x − 1) mod 64) + 1 lowest bits of a word, 0 at x = 0 (binomial_half)."""
+    """Entry x (0 ≤ x ≤ top): the ((x − 1) mod 64) + 1 lowest bits of a word, 0 at x = 0
+    (``binomial_half``'s first-word masks)."""
     x = np.arange(top + 1, dtype=np.uint64)
     keep = (x - np.uint64(1)) % np.uint64(64) + np.uint64(1)  # wraps to 64 at x = 0, zeroed below
     masks = _ALL_BITS >> (np.uint64(64) - keep)
@@ -59,9 +60,10 @@ def binomial_half(x: np.ndarray, gen: np.random.Generator, words_max: int | None
     further word, against BTPE's 60–95 ns at x = 65–2,000 with a different x per cell (its set-up
     is recomputed whenever x changes) and 45–60 ns above; ``_WORDS_MAX`` = 16 (x ≤ 1,024): the
     tree's draws at n = 10⁹, d = 42,178 cost the same from 8 to 16 words and more from 24
-    (BENCHMARKS.md, "HR's fast path, cheaper draws"). When most cells are above the bit-count range numpy draws them all (the
-    gather/scatter of the large cells would cost more than the small cells save). Every choice
-    depends on x only, so the draws are reproducible from the seed."""
+    (BENCHMARKS.md, "HR's fast path, cheaper draws"). When most cells are above the bit-count
+    range numpy draws them all (the gather/scatter of the large cells would cost more than the
+    small cells save). Every choice depends on x only, so the draws are reproducible from the
+    seed."""
     if words_max is None:
         words_max = _WORDS_MAX
     if not 1 <= words_max < 1024:  # the segment sums below are taken mod 2^16
@@ -81,7 +83,8 @@ def binomial_half(x: np.ndarray, gen: np.random.Generator, words_max: int | None
     if mid.size:
         ends = np.cumsum((flat[mid] - 1) >> 6)  # whole further words per cell: (x − 1) // 64 ≥ 1
         words = gen.integers(0, _ALL_BITS, size=int(ends[-1]), dtype=np.uint64, endpoint=True)
-        # segment sums by differences of a running count mod 2^16: exact, a cell holds < 64·words_max < 2^16 ones
+        # per-cell sums as differences of one running count mod 2^16: exact, as a cell's further
+        # words hold ≤ 64·(words_max − 1) < 2^16 ones
         c = np.cumsum(np.bitwise_count(words), dtype=np.uint16)[ends - 1]
         c[1:] -= c[:-1]
         out[mid] += c
