@@ -125,7 +125,7 @@ def test_support_piece_brackets_the_root_by_brute_force():
     g = count_groups(sep)
     lk, uk = np.zeros(g.k), np.ones(g.k)
     d1l = g.rep.d1(lk)
-    (lo, hi, s_lo, s_hi), evals = grouped._support_piece(g.rep, 0.0, 1.0, d1l, g.weights, 1.0)
+    (lo, hi, s_lo, s_hi), evals = grouped._support_piece(g.rep, 0.0, 1.0, d1l, g.rep.d1(uk), g.weights, 1.0)
     assert lo < hi and 0 < evals < 2 * np.log2(g.k) + 4
     for lam, s in ((lo, s_lo), (hi, s_hi)):  # the elementwise S(λ) over all d values
         assert abs(float(np.sum(sep.argmin(np.full(d, lam), st.l, st.u))) - s) <= 1e-12

@@ -110,7 +110,7 @@ def simplex_grouped(sep, st):
     lk, uk = np.full(g.k, l0), np.full(g.k, u0)
     rep = g.rep
     d1l, d1u = _d1(rep, lk), _d1(rep, uk)
-    piece, evals = _support_piece(rep, l0, u0, d1l, g.weights, st.total)
+    piece, evals = _support_piece(rep, l0, u0, d1l, d1u, g.weights, st.total)
     lam, table, it = solve_lambda(rep, lk, uk, st.total, d1l=d1l, d1u=d1u, weights=g.weights, bracket=piece,
                                   lam0=None if piece is None else piece[0])
     f = table[g.inv]
@@ -121,67 +121,92 @@ def simplex_grouped(sep, st):
     return f, lam, info
 
 
-def _support_piece(rep, l0: float, u0: float, d1l, w, total):
+def _support_piece(rep, l0: float, u0: float, d1l, d1u, w, total):
     """((lo, hi, S(lo), S(hi)), evaluations): an interval of λ holding the root of
     S(λ) = Σ_k w_k f_k(λ) = total over which at most 4 groups change from l to above it, or (None, n)
     when the root is beyond the last breakpoint or S is not monotone as expected.
 
     Group k leaves its lower bound l0 below the breakpoint λ_k = −h_k'(l0) (:mod:`.separable`);
     sorted decreasingly, S at the j-th breakpoint involves the first j groups only and grows with j.
-    A doubling search on j, then bisection, finds the first breakpoint where S ≥ total, evaluating
-    ~2 log₂ j* argmins over ≤ 2 j* groups (j*: the groups on the support, a few hundred for Zipf
-    data) — where Newton from the whole range's mid point took ~20 over all K groups (it falls
-    into the long flat tail of S, where only a few values are positive, and crawls back). Inside
-    the piece the support is (nearly) fixed and S is smooth and convex (f_k(λ) is, for the
-    likelihoods), so Newton from its left end converges monotonically."""
+    The first breakpoint j* where S ≥ total is guessed from the tangent model
+    f_k(λ) ≈ l0 + (λ_k − λ)/h_k''(l0) (its S at every breakpoint in one cumulative sum), then
+    bracketed by a doubling search around the guess and bisected, each step one argmin over the
+    first j groups (j*: the groups on the support, a few hundred for Zipf data) — where Newton from
+    the whole range's mid point took ~20 over all K groups (it falls into the long flat tail of S,
+    where only a few values are positive, and crawls back). Inside the piece the support is
+    (nearly) fixed and S is smooth, so Newton converges in a few steps."""
     with np.errstate(invalid="ignore"):
         bp = -d1l
     if not np.all(np.isfinite(bp)):
         return None, 0
     order = np.argsort(-bp, kind="stable")
     srt = rep.restrict(order)
-    bps, ws = bp[order], w[order]
+    bps, ws, d1s, d1us = bp[order], w[order], d1l[order], d1u[order]
     base = l0 * float(np.sum(w))
     k = bps.shape[0]
     evals = 0
 
     def mass(j):  # S at the j-th breakpoint (0-based): only the first j groups may be above l0
         nonlocal evals
-        evals += 1
         if j == 0:
             return base
+        evals += 1
         sub = srt.restrict(slice(0, j))
-        lj, uj = np.full(j, l0), np.full(j, u0)
-        f = sub.argmin(bps[j], lj, uj, d1l[order[:j]], None)
+        f = sub.argmin(bps[j], np.full(j, l0), np.full(j, u0), d1s[:j], d1us[:j])
         return base + float((f - l0) @ ws[:j])
 
-    lo_j, s_prev = 0, mass(0)
-    if s_prev >= total:
-        return None, evals
-    j = 1
-    while True:
-        j = min(j, k - 1)
-        s = mass(j)
-        if s >= total or j == k - 1:
-            break
-        lo_j, s_prev, j = j, s, 2 * j
-    if s < total:
-        return None, evals  # the root lies beyond the last breakpoint
-    hi_j, s_hi = j, s
+    # the tangent model's S at every breakpoint: base + Σ_{i<j} w_i (λ_i − λ_j)/h_i''
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        h2 = np.broadcast_to(srt.d2(np.full(k, l0)), (k,))
+        a = np.concatenate([[0.0], np.cumsum(ws * bps / h2)[:-1]])
+        b = np.concatenate([[0.0], np.cumsum(ws / h2)[:-1]])
+        model = base + a - bps * b
+    ok = np.isfinite(model)
+    guess = int(np.argmax(ok & (model >= total))) if np.any(ok & (model >= total)) else k - 1
+    guess = min(max(guess, 1), k - 1)
+    # one exact S at the guess; the model shifted by its error there gives the second guess (the
+    # model's error comes mostly from the largest values, nearly the same at nearby breakpoints)
+    s = mass(guess)
+    corrected = model + (s - model[guess])
+    hit = ok & (corrected >= total)
+    second = min(max(int(np.argmax(hit)) if hit.any() else k - 1, 1), k - 1)
+    if second != guess:
+        guess, s = second, mass(second)
+    # gallop from the guess to a bracket lo_j < hi_j with S(lo_j) < total ≤ S(hi_j)
+    if s >= total:
+        hi_j, s_hi, step = guess, s, 1
+        while True:
+            j = max(hi_j - step, 0)
+            s = mass(j)
+            if s < total:
+                lo_j, s_lo = j, s
+                break
+            hi_j, s_hi, step = j, s, 2 * step
+            if j == 0:
+                return None, evals  # S(λ_0) = Σ l ≥ total: nothing to solve here
+    else:
+        lo_j, s_lo, step = guess, s, 1
+        while True:
+            if lo_j == k - 1:
+                return None, evals  # the root lies beyond the last breakpoint
+            j = min(lo_j + step, k - 1)
+            s = mass(j)
+            if s >= total:
+                hi_j, s_hi = j, s
+                break
+            lo_j, s_lo, step = j, s, 2 * step
     while hi_j - lo_j > 4:
         mid = (lo_j + hi_j) // 2
         s = mass(mid)
         if s >= total:
             hi_j, s_hi = mid, s
         else:
-            lo_j, s_prev = mid, s
-    # λ at hi_j is the left end (S ≥ total); at lo_j the right end (S < total)
-    lam_lo = float(bps[hi_j])
-    lam_hi = float(bps[lo_j]) if lo_j > 0 else float(bps[0])
-    if not lam_lo <= lam_hi:
+            lo_j, s_lo = mid, s
+    # λ at hi_j is the left end (S ≥ total), at lo_j the right end (S < total)
+    lam_lo, lam_hi = float(bps[hi_j]), float(bps[lo_j])
+    if not lam_lo < lam_hi:
         return None, evals
-    return (lam_lo, lam_hi, s_hi, s_prev), evals
-
+    return (lam_lo, lam_hi, s_hi, s_lo), evals
 
 
 def evaluator(sep, *xs, grouped: bool = True):
