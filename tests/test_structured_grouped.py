@@ -162,3 +162,25 @@ def test_grouped_solve_matches_the_sqp_route(objective):
     assert sol.status == "optimal"
     assert np.max(np.abs(r.f - sol.f)) <= 1e-8
     assert r.optimal_value <= sol.optimal_value + 1e-12 * abs(sol.optimal_value)
+
+
+@pytest.mark.parametrize("oracle", ["grr", "oue", "sue"])
+def test_property_grid_grouped_equals_ungrouped(oracle, monkeypatch):
+    """Over ε × d × n (tiny to huge n, ε up to 20): the grouped solve (where it applies) is 'optimal'
+    exactly when the ungrouped one is, and equal to it to rounding."""
+    import itertools
+
+    from ldpopt import oracles
+    rng = np.random.default_rng(11)
+    objective = "multinomial" if oracle == "grr" else "binomial"
+    used = 0
+    for eps, d, n in itertools.product([0.05, 1.0, 20.0], [100, 3000], [10, 1000, 10**9]):
+        est = oracles.get(oracle, eps, d).simulate(rng.multinomial(n, rng.dirichlet(np.full(d, 0.5))), rng)
+        r = solve_structured(est, objective)
+        used += "distinct_counts" in r.iterations
+        with monkeypatch.context() as m:
+            m.setattr(grouped, "count_groups", lambda sep: None)
+            r0 = solve_structured(est, objective)
+        assert r.status == r0.status == "optimal", (eps, d, n, r.message, r0.message)
+        assert np.max(np.abs(r.f - r0.f)) <= 1e-12, (eps, d, n)
+    assert used >= 4  # the grid reaches the grouped path (small n: few distinct counts)
