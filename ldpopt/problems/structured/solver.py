@@ -55,7 +55,9 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     instances) and :class:`~.separable.SeparableObjective`; constraints None (simplex), Simplex,
     NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals, Hierarchy (one
     multiplier per group: meant for a few hundred groups at most), and one Monotone chain with the
-    simplex and common bounds on the chain but no other rows (:mod:`.chain`). Disjoint subset sums on
+    simplex and common bounds on the chain but no other rows (:mod:`.chain`). The binomial and
+    multinomial on the plain simplex are solved over their distinct counts (:mod:`.grouped`;
+    ``iterations["distinct_counts"]`` says so) when the counts take few values. Disjoint subset sums on
     the plain simplex go block by block (:mod:`.blocks`; ``iterations["blocks"]`` says so); any fast
     path whose certificate does not pass hands over to the general dual method. Anything else raises
     :class:`~.separable.NotApplicable`; infeasible bound/sum data raise ``ValueError``.
