@@ -184,3 +184,23 @@ def test_property_grid_grouped_equals_ungrouped(oracle, monkeypatch):
         assert r.status == r0.status == "optimal", (eps, d, n, r.message, r0.message)
         assert np.max(np.abs(r.f - r0.f)) <= 1e-12, (eps, d, n)
     assert used >= 4  # the grid reaches the grouped path (small n: few distinct counts)
+
+
+@pytest.mark.parametrize("objective", ["binomial", "multinomial"])
+def test_grouped_solve_with_a_common_box_and_another_total(objective, monkeypatch):
+    """l and u the same for every value but not the plain simplex (a Box upper bound that binds,
+    Σ f = 0.5): the grouped solve applies and equals the ungrouped one."""
+    from ldpopt.problems import Box, NonNegative, SumTo
+    d = 3000
+    est = _est(objective, d, 10**5, 9)  # no zero counts (flat terms hand over to the general method)
+    for cons in ([NonNegative(), SumTo(1.0), Box(upper=0.004)], [NonNegative(), SumTo(0.5)]):
+        r = solve_structured(est, objective, cons)
+        assert "distinct_counts" in r.iterations and r.status == "optimal", r.message
+        with monkeypatch.context() as m:
+            m.setattr(grouped, "count_groups", lambda sep: None)
+            r0 = solve_structured(est, objective, cons)
+        assert r0.status == "optimal"
+        assert np.max(np.abs(r.f - r0.f)) <= 1e-15
+        if len(cons) == 3:
+            assert np.count_nonzero(r.f == 0.004) >= 2  # the box binds
+    assert np.isclose(r.f.sum(), 0.5, rtol=0, atol=1e-15)

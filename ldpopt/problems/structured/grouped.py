@@ -17,8 +17,9 @@ any answer (Σ f is re-checked in full there).
 
 Choices where nothing prescribes one: groups are used only for :class:`.separable.BinomialSep` and
 :class:`.separable.MultinomialSep` with integer counts spanning at most max(4d, 65,536) (an O(d)
-``bincount``; otherwise a sort would cost more than it saves) and K ≤ d/4 distinct counts (fewer
-groups than that would not pay for the gather); a solve that ends with Σ f off by more than its
+``bincount``; otherwise a sort would cost more than it saves) and K ≤ d/4 distinct counts (with
+more, the gathers would cost about what they save); the solve also covers a common Box on every
+value and any total (l, u the same for all values); a solve that ends with Σ f off by more than its
 tolerance — the multinomial's flat terms (c_v = 0) spread the missing mass, which the ungrouped
 method does — returns None and the caller uses the general method.
 """
