@@ -78,12 +78,12 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
         if checks:  # rounding edge cases (huge noise, ε = 20 with n = 10): the general method decides
             fast, rejected = None, "; ".join(checks)
     if fast is None and not rejected:
-        grouped = simplex_grouped(sep, st)  # exact likelihoods: Newton on λ per distinct count (.grouped)
-        if grouped is not None:
-            f, lam, info = grouped
+        per_count = simplex_grouped(sep, st)  # exact likelihoods: Newton on λ per distinct count (.grouped)
+        if per_count is not None:
+            f, lam, info = per_count
             y = np.zeros(0)
             f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
-            fast = grouped if not checks else None
+            fast = per_count if not checks else None
             rejected = "grouped: " + "; ".join(checks) if checks else ""
     if fast is None and st.chain is not None:  # generalised PAV with λ outside (.chain)
         f, lam, y, info = solve_chain(sep, st)
