@@ -89,7 +89,8 @@ def main(argv=None):
                    "kkt": [g.kkt_residual, u.kkt_residual], "iterations": g.iterations, "sqp_cpu_s": sqp}
             rows.append(row)
             ratio = (f"{sqp / first[True]:.0f}×, {sqp / best[True]:.0f}×" if np.isfinite(sqp) else "—")
-            print(f"| {objective} | {d:,} | {row['distinct_counts']} | {first[True] * 1e3:.1f} / {best[True] * 1e3:.1f} ms | "
+            print(f"| {objective} | {d:,} | {row['distinct_counts']} | "
+                  f"{first[True] * 1e3:.1f} / {best[True] * 1e3:.1f} ms | "
                   f"{first[False] * 1e3:.1f} / {best[False] * 1e3:.1f} ms | {best[False] / best[True]:.1f}× | "
                   f"{row['max_abs_diff']:.1e} | {g.kkt_residual:.1e} / {u.kkt_residual:.1e} | "
                   f"{'—' if not np.isfinite(sqp) else f'{sqp:.3f} s'} | {ratio} |", flush=True)

@@ -6,9 +6,10 @@
         --user-call                              # only those rows (+ the user's Problem.solve())
 
 Data: OUE, ε = 1, Zipf(1.5) (``bench_structured.oue_estimate``), n = 10⁶ (10⁷ at d = 10⁶); GRR
-counts (``bench_structured.grr_estimate``) for the multinomial; the SubsetSum row is one disjoint block of d/2 random values at its true total. Per cell: CPU seconds
-(``time.process_time``, all threads; after one untimed solve per objective and solver at d = 50,
-so that no cell carries the process's one-time costs) and wall seconds of the whole call — ``Problem(...)`` build +
+counts (``bench_structured.grr_estimate``) for the multinomial; the SubsetSum row is one disjoint
+block of d/2 random values at its true total. Per cell: CPU seconds (``time.process_time``, all
+threads; after one untimed solve per objective and solver at d = 50, so that no cell carries the
+process's one-time costs) and wall seconds of the whole call — ``Problem(...)`` build +
 ``solve(solver=...)`` for the cvxpy solvers and ``"SQP"``, ``solve_structured`` (with its
 certificate) for LDPOPT-STRUCTURED — one run each; the status ldpopt reports; max_v |f − f°| with f°
 the structured solver's certified optimum (its certificate bounds max_v |f° − f*| to rounding); the

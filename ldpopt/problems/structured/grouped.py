@@ -37,7 +37,6 @@ from .separable import BinomialSep, MultinomialSep
 __all__ = ["Groups", "count_groups", "evaluate", "evaluator", "per_group", "simplex_grouped", "uniform"]
 
 
-
 @dataclass
 class Groups:
     rep: object            # the separable on one representative per distinct count
