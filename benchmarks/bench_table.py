@@ -2,10 +2,14 @@
 
     python benchmarks/bench_table.py            # d ∈ {1e3, 1e4, 42,178, 1e5, 1e6} (~5 min)
     python benchmarks/bench_table.py --quick    # d ∈ {1e3, 1e4} (seconds)
+    python benchmarks/bench_table.py --d 42178 --objective binomial multinomial --constraints simplex \
+        --user-call                              # only those rows (+ the user's Problem.solve())
 
-Data: OUE, ε = 1, Zipf(1.5) (``bench_structured.oue_estimate``), n = 10⁶ (10⁷ at d = 10⁶); the
-SubsetSum row is one disjoint block of d/2 random values at its true total. Per cell: CPU seconds
-(``time.process_time``, all threads) and wall seconds of the whole call — ``Problem(...)`` build +
+Data: OUE, ε = 1, Zipf(1.5) (``bench_structured.oue_estimate``), n = 10⁶ (10⁷ at d = 10⁶); GRR
+counts (``bench_structured.grr_estimate``) for the multinomial; the SubsetSum row is one disjoint
+block of d/2 random values at its true total. Per cell: CPU seconds (``time.process_time``, all
+threads; after one untimed solve per objective and solver at d = 50, so that no cell carries the
+process's one-time costs) and wall seconds of the whole call — ``Problem(...)`` build +
 ``solve(solver=...)`` for the cvxpy solvers and ``"SQP"``, ``solve_structured`` (with its
 certificate) for LDPOPT-STRUCTURED — one run each; the status ldpopt reports; max_v |f − f°| with f°
 the structured solver's certified optimum (its certificate bounds max_v |f° − f*| to rounding); the
@@ -14,8 +18,8 @@ and the ratio cvxpy CPU / structured CPU (on the structured row: the fastest cvx
 the same problem ÷ structured, the structured solver's speed-up). cvxpy solvers and the SQP route run
 up to d = 10⁵; at 10⁶ their cells are rows saying "not run" and why (PIQP takes 14 s and Clarabel
 54 s CPU at 10⁶ on the simplex alone, issue 11; the SQP route solves 2–3 of those QPs).
-Results: benchmarks/results/table.json (with the machine and its load average); a markdown table on
-stdout.
+Results: benchmarks/results/table.json (with the machine and its load average; a run with any
+filter writes table_subset.json instead); a markdown table on stdout.
 """
 
 from __future__ import annotations
@@ -30,13 +34,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._harness import write_rows  # noqa: E402
-from benchmarks.bench_structured import oue_estimate, subsets  # noqa: E402
+from benchmarks.bench_structured import grr_estimate, oue_estimate, subsets  # noqa: E402
 from ldpopt.problems import Problem, Simplex  # noqa: E402
 from ldpopt.problems.certificate import certificate  # noqa: E402
 from ldpopt.problems.structured import solve_structured  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "table.json"
-SOLVERS = {"cls": ("PIQP", "CLARABEL"), "weighted-mle": ("CLARABEL",), "binomial": ("SQP",)}
+SOLVERS = {"cls": ("PIQP", "CLARABEL"), "weighted-mle": ("CLARABEL",), "binomial": ("SQP",),
+           "multinomial": ("SQP",)}  # the likelihoods: the route policy.py takes (Clarabel/SCS fail or take 10-30 s)
+OBJECTIVES = ("cls", "weighted-mle", "binomial", "multinomial")
+USER_CALL = "Problem.solve() (default route)"
 CVXPY_MAX_D = 100_000
 NOT_RUN = {"PIQP": "PIQP takes ~14 s CPU on the simplex alone at d = 10⁶ (issue 11)",
            "CLARABEL": "Clarabel takes ~54 s CPU on the simplex alone at d = 10⁶ (issue 11)",
@@ -58,16 +65,30 @@ def violation(objective, cons, est, f) -> float:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--d", type=int, nargs="+", help="only these domain sizes")
+    ap.add_argument("--objective", nargs="+", choices=OBJECTIVES, help="only these objectives")
+    ap.add_argument("--constraints", nargs="+", choices=("simplex", "subset"), help="only these constraint sets")
+    ap.add_argument("--user-call", action="store_true",
+                    help="also time the user's call Problem(est, objective, constraints).solve() (default route: "
+                         "the structured solver plus Problem's build and ldpopt's own check of the Solution)")
     args = ap.parse_args(argv)
-    ds = [1_000, 10_000] if args.quick else [1_000, 10_000, 42_178, 100_000, 1_000_000]
+    ds = args.d or ([1_000, 10_000] if args.quick else [1_000, 10_000, 42_178, 100_000, 1_000_000])
+    objectives = args.objective or OBJECTIVES
+    csets = args.constraints or ("simplex", "subset")
+    _warm_up(objectives)
     rows = []
     print("| objective | constraints | d | solver | CPU s | wall s | status | max abs(f - f°) | max violation | "
           "CPU / structured (structured row: fastest other / structured) |")
     print("|---|---|---:|---|---:|---:|---|---:|---:|---:|")
     for d in ds:
-        est, true = oue_estimate(d, 10**7 if d >= 10**6 else 10**6)
+        n = 10**7 if d >= 10**6 else 10**6
+        oue, true = oue_estimate(d, n)
+        grr = grr_estimate(d, n)[0] if "multinomial" in objectives else None
         for cname, cons in (("simplex", None), ("simplex + SubsetSum", [Simplex(), *subsets(d, true, 1)])):
-            for objective in ("cls", "weighted-mle", "binomial"):
+            if ("simplex" if cons is None else "subset") not in csets:
+                continue
+            for objective in objectives:
+                est = grr if objective == "multinomial" else oue
                 c, w, r = timed(lambda: solve_structured(est, objective, cons))
                 ref = r.f
                 cells = []
@@ -81,6 +102,10 @@ def main(argv=None):
                     diff = float(np.max(np.abs(sol.f - ref))) if np.all(np.isfinite(sol.f)) else float("nan")
                     cells.append((sol.solver, cs, ws, sol.status, diff, violation(objective, cons, est, sol.f)))
                 run_cpu = [cs for _, cs, *_ in cells if np.isfinite(cs)]
+                if args.user_call:  # not a competitor: the same solver behind Problem's API
+                    cu, wu, su = timed(lambda: Problem(est, objective, cons if cons is not None else Simplex()).solve())
+                    cells.append((f"{USER_CALL} [{su.solver}]", cu, wu, su.status, float(np.max(np.abs(su.f - ref))),
+                                  violation(objective, cons, est, su.f)))
                 speedup = min(run_cpu) / c if run_cpu else np.nan  # fastest cvxpy / SQP ÷ structured
                 cells.insert(0, ("LDPOPT-STRUCTURED", c, w, r.status, 0.0, violation(objective, cons, est, r.f)))
                 for solver, cs, ws, status, diff, viol in cells:
@@ -96,7 +121,25 @@ def main(argv=None):
                     else:
                         print(f"| {objective} | {cname} | {d:,} | {solver} | — | — | {status} | — | — | — |",
                               flush=True)
-    write_rows(OUT, rows)
+    # a filtered run must not overwrite the full table's results
+    filtered = bool(args.d or args.objective or args.constraints or args.user_call)
+    write_rows(OUT.with_name("table_subset.json") if filtered else OUT, rows)
+
+
+def _warm_up(objectives):
+    """One untimed solve per (objective, solver) at d = 50: the one-time costs of a process (lazy
+    imports of the certificate, cvxpy's solver interfaces) otherwise land in whichever cell comes
+    first — in a filtered run, the cell being measured."""
+    est, _ = oue_estimate(50, 10**5)
+    grr = grr_estimate(50, 10**5)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for objective in objectives:
+            e = grr if objective == "multinomial" else est
+            solve_structured(e, objective, None)
+            Problem(e, objective, Simplex()).solve()
+            for name in SOLVERS[objective]:
+                Problem(e, objective).solve(solver=name)
 
 
 def _ratio(x, solver) -> str:

@@ -100,15 +100,20 @@ class _AtLower:
     four weighted-MLE closed forms per instance) pays these full passes once."""
 
     def __init__(self, sep, st):
+        # once per distinct count where the terms depend on a value only through it (.grouped:
+        # bit-identical, ~16x fewer evaluations for OUE counts at d = 42,178)
+        from .structured.grouped import evaluator
+
+        ev = evaluator(sep, st.l, st.u)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            self.d1l = sep.d1(st.l)
+            self.d1l = ev("d1", 0)
             self.free = st.l < st.u
-            self.hl = np.broadcast_to(sep.value(st.l), (st.d,))
+            self.hl = np.broadcast_to(ev("value", 0), (st.d,))
             self.h_sum = float(np.sum(self.hl))
             self.abs_h = float(np.sum(np.abs(self.hl)))
-            mu = np.broadcast_to(sep.mu(st.l, st.u), (st.d,))
+            mu = np.broadcast_to(ev("mu", 0, 1), (st.d,))
             self.mu_min = float(np.min(mu if self.free.all() else np.where(self.free, mu, np.inf), initial=np.inf))
-            self.d1_scale_l = sep.d1_scale(st.l)
+            self.d1_scale_l = ev("d1_scale", 0)
             sc = np.asarray(self.d1_scale_l, float)
             self.scale_max = float(np.max(sc, initial=-np.inf, where=~np.isnan(sc)))
         self.has_l = bool(st.l.any())

@@ -5,8 +5,10 @@ objectives (cls, weighted-mle, multinomial, binomial, posterior) and :class:`Sep
 constraints Simplex / NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals and Hierarchy, by
 Newton on the Lagrange multipliers of the linear rows (:mod:`.dual`) with per-value argmins in closed
 form (:mod:`.separable`); on the simplex alone, cls and the weighted MLE by the closed forms'
-expected-O(d) pivot search (:mod:`.simplex`), with disjoint subset sums / partition totals block
-by block (:mod:`.blocks`: each block a simplex of its own mass), and one Monotone chain by
+expected-O(d) pivot search (:mod:`.simplex`), the binomial and multinomial likelihoods by Newton on
+the simplex multiplier over their distinct counts (:mod:`.grouped`), with disjoint subset sums /
+partition totals block by block (:mod:`.blocks`: each block a simplex of its own mass), and one
+Monotone chain by
 generalised PAV with the simplex multiplier outside (:mod:`.chain`), each certified like any answer.
 It returns f, the multipliers in ``Solution.duals`` form and the
 certificate of :mod:`ldpopt.problems.certificate`. Other objectives/constraints raise

@@ -59,8 +59,16 @@ def illinois_step(lo: float, hi: float, r_lo: float, r_hi: float, side: int) -> 
     return step if lo < step < hi else 0.5 * (lo + hi)
 
 
-def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, d1l=None, d1u=None):
-    """λ with Σ_v f_v(t0 + λ) = total. Returns (λ, f, iterations). ``d1l``, ``d1u``: h'(l), h'(u)."""
+def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, d1l=None, d1u=None,
+                 weights=None, bracket=None):
+    """λ with Σ_v f_v(t0 + λ) = total. Returns (λ, f, iterations). ``d1l``, ``d1u``: h'(l), h'(u).
+    ``weights``: each entry stands for that many values (:mod:`.grouped`: one entry per distinct
+    count), so the mass is Σ_v w_v f_v and the slope Σ_v w_v/h_v''; the flat-term fill is then left
+    to the caller. ``bracket``: (lo, hi, S(lo), S(hi)) with S(lo) ≥ total ≥ S(hi), known to the
+    caller, instead of the whole range of λ."""
+    def wsum(x, w):
+        return float(np.sum(x)) if w is None else float(x @ w)
+
     d = l.shape[0]
     t0 = np.zeros(d) if t0 is None else np.broadcast_to(t0, (d,))
     d1l = _d1(sep, l) if d1l is None else d1l
@@ -81,20 +89,23 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, 
 
     cand = np.arange(d)
     base = 0.0                # mass of values dropped from the work set
-    sub, lc, uc, tc, glc, guc = sep, l, u, t0, gl, gu
+    sub, lc, uc, tc, glc, guc, wc = sep, l, u, t0, gl, gu, weights
     if not var.all() and sep.restrict(np.flatnonzero(var)) is not None:
-        base = float(np.sum(l[~var]))
+        base = wsum(l[~var], None if weights is None else weights[~var])
         keep = np.flatnonzero(var)
         cand, sub = keep, sep.restrict(keep)
         lc, uc, tc, glc, guc = l[keep], u[keep], t0[keep], gl[keep], gu[keep]
+        wc = None if weights is None else weights[keep]
 
     def mass(lam):
         f = sub.argmin(tc + lam, lc, uc, -(glc + tc), -(guc + tc))
-        return f, base + float(np.sum(f))
+        return f, base + wsum(f, wc)
 
-    if exact_ends:
+    if bracket is not None:
+        lo, hi, s_lo, s_hi = (float(x) for x in bracket)
+    elif exact_ends:
         # at λ = lo every value is at u, at λ = hi every value is at l (feasibility: Σl ≤ total ≤ Σu)
-        s_lo, s_hi = base + float(np.sum(uc)), base + float(np.sum(lc))
+        s_lo, s_hi = base + wsum(uc, wc), base + wsum(lc, wc)
     else:  # infinite end derivatives: expand until the bracket brackets
         for _ in range(200):
             f, s_lo = mass(lo)
@@ -127,13 +138,15 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, 
             if sub2 is not None:
                 gone = ~keep
                 at_l = glc[gone] <= lo  # (else guc ≥ hi: at u)
-                base += float(np.sum(np.where(at_l, lc[gone], uc[gone])))
+                base += wsum(np.where(at_l, lc[gone], uc[gone]), None if wc is None else wc[gone])
                 cand, sub = cand[keep], sub2
                 lc, uc, tc, glc, guc = lc[keep], uc[keep], tc[keep], glc[keep], guc[keep]
+                wc = None if wc is None else wc[keep]
                 f = f[keep]
         inner = (f > lc) & (f < uc)
         with np.errstate(divide="ignore", invalid="ignore"):
-            slope = -float(np.sum(1.0 / sub.d2(f)[inner])) if inner.any() else 0.0
+            slope = (-wsum(1.0 / sub.d2(f)[inner], None if wc is None else wc[inner]) if inner.any()
+                     else 0.0)
         step = lam - r / slope if slope < 0 and np.isfinite(slope) else np.nan
         widths.append(hi - lo)
         if len(widths) > 3 and widths[-1] > 0.5 * widths[-4]:
@@ -147,8 +160,8 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, 
         lam = step
     # the full vector
     full = sep.argmin(t0 + lam, l, u)
-    resid = float(np.sum(full)) - total
-    if abs(resid) > tol:
+    resid = wsum(full, weights) - total
+    if abs(resid) > tol and weights is None:
         full = _fill_flat(sep, full, l, u, gl, gu, lo, hi, resid)
     return lam, full, it
 

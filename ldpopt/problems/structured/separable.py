@@ -93,6 +93,8 @@ class Separable:
         """The same objective on the values ``idx`` only (for the solver's candidate filtering)."""
         import copy
         out = copy.copy(self)
+        for cache in ("_groups", "_at_lower"):  # computed for the whole domain (.grouped, certificate)
+            out.__dict__.pop(cache, None)
         for k, v in vars(self).items():
             if isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] > 1:
                 setattr(out, k, v[idx])

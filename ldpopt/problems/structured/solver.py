@@ -10,6 +10,7 @@ import numpy as np
 from ..objectives import Objective, make_objective
 from .blocks import blocks_fast
 from .chain import solve_chain
+from .grouped import evaluator, simplex_grouped
 from .screen import solve_screened
 from .separable import separable_for
 from .simplex import simplex_fast
@@ -54,7 +55,9 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     instances) and :class:`~.separable.SeparableObjective`; constraints None (simplex), Simplex,
     NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals, Hierarchy (one
     multiplier per group: meant for a few hundred groups at most), and one Monotone chain with the
-    simplex and common bounds on the chain but no other rows (:mod:`.chain`). Disjoint subset sums on
+    simplex and common bounds on the chain but no other rows (:mod:`.chain`). The binomial and
+    multinomial on the plain simplex are solved over their distinct counts (:mod:`.grouped`;
+    ``iterations["distinct_counts"]`` says so) when the counts take few values. Disjoint subset sums on
     the plain simplex go block by block (:mod:`.blocks`; ``iterations["blocks"]`` says so); any fast
     path whose certificate does not pass hands over to the general dual method. Anything else raises
     :class:`~.separable.NotApplicable`; infeasible bound/sum data raise ``ValueError``.
@@ -74,6 +77,14 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
         f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
         if checks:  # rounding edge cases (huge noise, ε = 20 with n = 10): the general method decides
             fast, rejected = None, "; ".join(checks)
+    if fast is None and not rejected:
+        per_count = simplex_grouped(sep, st)  # exact likelihoods: Newton on λ per distinct count (.grouped)
+        if per_count is not None:
+            f, lam, info = per_count
+            y = np.zeros(0)
+            f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
+            fast = per_count if not checks else None
+            rejected = "grouped: " + "; ".join(checks) if checks else ""
     if fast is None and st.chain is not None:  # generalised PAV with λ outside (.chain)
         f, lam, y, info = solve_chain(sep, st)
         f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
@@ -103,8 +114,10 @@ def _certified(sep, st, f, lam, y, feas_tol, kkt_tol):
     """(f, duals, certificate, relative KKT residual, failed checks) for a candidate (f, λ, y)."""
     from ..certificate import certify  # the certificate module imports this package
     t = lam + (st.A.T @ y if st.m else 0.0)
+    # h'(f) and h''(f) once per distinct count when f is constant on each (.grouped: bit-identical)
+    ev = evaluator(sep, f, grouped=not st.m)  # with rows f is rarely constant per count: skip the check
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = sep.d1(f) + t
+        r = ev("d1") + t
     vertex = np.flatnonzero(st.implied_upper & (f >= st.u) & (r < 0))
     if vertex.size and st.m == 0:
         # f = total·e_v-like vertex: any λ in an interval is optimal; take the one for which the implied
@@ -112,14 +125,15 @@ def _certified(sep, st, f, lam, y, feas_tol, kkt_tol):
         lam = lam - float(r[vertex[0]])
         t = lam + 0.0
         f = sep.argmin(np.full(st.d, t), st.l, st.u)  # the others now sit exactly at their bounds
+        ev = evaluator(sep, f)
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = sep.d1(f) + t
+            r = ev("d1") + t
     duals = duals_dict(st, f, lam, y, r)
     cert = certify(sep, st, f, lam, y, duals, feas_tol)
     # all three in units of the total mass: violation, Newton correction of stationarity, and the
     # wrong-sign multipliers turned into frequency by the largest curvature 1/h''
     with np.errstate(divide="ignore", invalid="ignore"):
-        inv_curv = float(np.nanmax(1.0 / sep.d2(f), initial=0.0))
+        inv_curv = float(np.nanmax(1.0 / ev("d2"), initial=0.0))
     kkt = max(cert.primal_violation, cert.stationarity * st.total,
               cert.dual_violation * (inv_curv if np.isfinite(inv_curv) else 0.0)) / max(st.total, 1e-300)
     checks = []
