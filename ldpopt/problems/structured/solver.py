@@ -14,6 +14,7 @@ from .screen import solve_screened
 from .separable import separable_for
 from .simplex import simplex_fast
 from .structure import compile_constraints, duals_dict
+from .tree import solve_tree
 
 __all__ = ["StructuredResult", "solve_structured"]
 
@@ -64,6 +65,10 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     obj.check(estimate)
     sep = separable_for(obj, estimate)
     st = compile_constraints(constraints, estimate.d)
+    if st.tree is not None:  # one tree of sums and its leaf total, no Σ over all values (.tree)
+        f, lam, y, info = solve_tree(sep, st, max_iter=max(max_iter, 100))
+        f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
+        return _result(f, duals, cert, kkt, checks, info, t0, c0)
     fast, rejected = simplex_fast(sep, st), ""
     if fast is not None:  # the closed forms' expected-O(d) search; certified below like any answer
         f, lam = fast
@@ -92,6 +97,10 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
         if rejected:
             info["closed_form_rejected"] = rejected
         f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
+    return _result(f, duals, cert, kkt, checks, info, t0, c0)
+
+
+def _result(f, duals, cert, kkt, checks, info, t0, c0):
     status = "optimal" if not checks else "inaccurate"
     msg = ("certified: feasible, relative KKT residual and duality gap at rounding level" if not checks
            else "; ".join(checks))
