@@ -156,6 +156,13 @@ def test_tree_cls_equals_hays_closed_form_when_nothing_clamps(d, B):
     var[-1] = 0.0
     hay = consistency(t, y, var)
     assert np.max(np.abs(r.f - hay)) <= 1e-13
+    # nothing at a bound: the multipliers recovered from f alone (tree-structured least squares) are
+    # the solver's, and certify the closed form with no solver
+    from ldpopt.problems.certificate import certificate
+    cert = certificate("cls", t.constraints(), est, hay)
+    np.testing.assert_allclose(cert.multipliers["hierarchy"], r.duals["hierarchy"], rtol=1e-9, atol=1e-12)
+    assert cert.multipliers["leaves"] == pytest.approx(r.duals["leaves"], rel=1e-9, abs=1e-12)
+    assert cert.feasible and cert.gap <= 4 * cert.gap_floor + 1e-16
 
 
 def test_problem_solve_returns_the_certified_tree_pass():

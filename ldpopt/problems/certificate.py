@@ -115,6 +115,9 @@ def recover_multipliers(sep: Separable, st: Structure, f, active_tol: float = 0.
     least squares over the multipliers of Σ and of the active rows (equalities; ≤-rows with
     |A f − b| ≤ 1e-12·total). Inactive ≤-rows get y = 0, and y is clipped to ≥ 0 on ≤-rows."""
     f = np.asarray(f, float)
+    if st.tree is not None:  # one tree of sums: tree-structured normal equations, λ ≡ 0
+        from .structured.tree import recover_tree
+        return 0.0, recover_tree(sep, st, f)
     # h' only where it is used (the values strictly inside their bounds; at d = 10⁷ a few percent),
     # through the separable restricted to them: the same elementwise numbers as the full h'(f)
     cand = np.flatnonzero((f > st.l + active_tol) & (f < st.u - active_tol))

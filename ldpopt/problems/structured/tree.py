@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from .separable import NotApplicable
 
-__all__ = ["Tree", "tree_of", "tree_upper", "solve_tree"]
+__all__ = ["Tree", "recover_tree", "solve_tree", "tree_of", "tree_upper"]
 
 _EPS = np.finfo(float).eps
 
@@ -132,11 +132,11 @@ def tree_upper(tr: Tree, lo: np.ndarray) -> np.ndarray:
     return tr.total - (float(np.sum(lo[tr.leaf])) - sub)
 
 
-def _t(tr: Tree, y):
-    """t = Hᵀ y: y_v at an internal node, minus its parent's y."""
+def _t(tr: Tree, y, sign: float = -1.0):
+    """t = Hᵀ y: y_v at an internal node, minus its parent's y (``sign`` = +1: |H|ᵀ y)."""
     t = np.zeros(tr.d)
     t[tr.rows] = y
-    t[tr.kids] -= y[tr.kid_row]
+    t[tr.kids] += sign * y[tr.kid_row]
     return t
 
 
@@ -214,8 +214,9 @@ def solve_tree(sep, st, max_iter: int = 100):
         top = float(np.max(np.abs(g), initial=0.0))
         near = False
         if top <= 1e-6 * max(abs(tr.total), 1e-300):
-            # rounding of each row: its values and the terms an interior argmin is formed from (|t|/h'')
-            scale = _rowsum(tr, np.abs(f) + np.where(inner, np.abs(t) * D_all, 0.0))
+            # rounding of each row: its values and the terms an interior argmin is formed from (|t|/h'',
+            # t's own rounding from |y_v| + |y_parent|)
+            scale = _rowsum(tr, np.abs(f) + np.where(inner, _t(tr, np.abs(y), 1.0) * D_all, 0.0))
             if np.all(np.abs(g) <= 4 * _EPS * scale + 1e-300) or stalled >= 3:
                 break
             near = top <= 4e4 * _EPS * float(np.max(scale, initial=0.0))
@@ -223,7 +224,12 @@ def solve_tree(sep, st, max_iter: int = 100):
         stalled = stalled + 1 if near and top > 0.5 * best else 0
         best = min(best, top)
         info["tree_newton_iterations"] = it
-        delta = _newton(tr, np.where(inner, D_all, 0.0) + mu * D_all, g)
+        # values at a bound within the current residual of leaving it (in frequency units, |h' + t|/h''):
+        # in the generalised Jacobian as free ones — a degenerate subtree (all at 0, at the kink) then
+        # converges instead of oscillating at 1e-13 between clamped and free
+        with np.errstate(invalid="ignore"):
+            kink = free & ~inner & (np.abs(sep.d1(f) + t) * D_all <= top)
+        delta = _newton(tr, np.where(inner | kink, D_all, 0.0) + mu * D_all, g)
         if not np.all(np.isfinite(delta)):
             break
         top = float(np.max(np.abs(delta)))
@@ -244,12 +250,34 @@ def solve_tree(sep, st, max_iter: int = 100):
         y, f, t, phi = y_new, f_new, t_new, phi_new
     f[tr.root] = tr.total
     # the user's rows: ν' = −(h'_root(T) + t_root) for the root total; hierarchy multipliers y + ν'
+    return f, 0.0, _to_user(sep, st, f, y), info
+
+
+def _to_user(sep, st, f, y):
+    """The Structure's row multipliers from the root-fixed ones (module docstring)."""
+    tr = st.tree
     y_out = np.zeros(st.m)
-    if tr.total_row is not None:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            nu = -float(np.broadcast_to(sep.d1(f), f.shape)[tr.root] + _t(tr, y)[tr.root])
-        y_out[tr.hier] = y + nu
-        y_out[tr.total_row] = nu
-    else:
+    if tr.total_row is None:
         y_out[tr.hier] = y
-    return f, 0.0, y_out, info
+        return y_out
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nu = -float(np.broadcast_to(sep.d1(f), f.shape)[tr.root] + _t(tr, y)[tr.root])
+    y_out[tr.hier] = y + nu
+    y_out[tr.total_row] = nu
+    return y_out
+
+
+def recover_tree(sep, st, f):
+    """Row multipliers fitting stationarity h_v'(f_v) + t_v = 0 by least squares on the values strictly
+    inside their bounds (:func:`ldpopt.problems.certificate.recover_multipliers` for a tree): the
+    normal equations (H I Hᵀ) y = −H I h', I the inner values but the root, are tree-structured and
+    solved by :func:`_newton`'s elimination in O(size) (a dense solve would be (size/B)³)."""
+    tr = st.tree
+    f = np.asarray(f, float)
+    inner = (f > st.l) & (f < st.u)
+    inner[tr.root] = False
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = np.broadcast_to(sep.d1(f), f.shape)
+    use = inner & np.isfinite(g)
+    y = _newton(tr, use.astype(float), -_grad(tr, np.where(use, g, 0.0)))
+    return _to_user(sep, st, f, y)
