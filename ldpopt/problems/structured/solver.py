@@ -54,8 +54,10 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     Covered: objectives cls, weighted-mle, multinomial, binomial, posterior (names or Objective
     instances) and :class:`~.separable.SeparableObjective`; constraints None (simplex), Simplex,
     NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals, Hierarchy (one
-    multiplier per group: meant for a few hundred groups at most), and one Monotone chain with the
-    simplex and common bounds on the chain but no other rows (:mod:`.chain`). Disjoint subset sums on
+    multiplier per group: meant for a few hundred groups at most with Σ f = total), and one Monotone chain with the
+    simplex and common bounds on the chain but no other rows (:mod:`.chain`), and, without
+    Σ f = total, one Hierarchy tree with its leaf total (SubsetSum over its leaves or Fixed on its root)
+    and bounds (:mod:`.tree`; ``iterations["tree_newton_iterations"]``). Disjoint subset sums on
     the plain simplex go block by block (:mod:`.blocks`; ``iterations["blocks"]`` says so); any fast
     path whose certificate does not pass hands over to the general dual method. Anything else raises
     :class:`~.separable.NotApplicable`; infeasible bound/sum data raise ``ValueError``.

@@ -197,7 +197,8 @@ def solve_tree(sep, st, max_iter: int = 100):
         t = _t(tr, yv)
         f = sep.argmin(t, l, u, d1l, d1u)
         with np.errstate(invalid="ignore"):
-            val = float(np.sum(sep.value(f))) + float(t @ f)  # φ(y) (b = 0)
+            # φ(y) (b = 0); np.sum of products, not BLAS dot (its threads cost more than the product here)
+            val = float(np.sum(sep.value(f))) + float(np.sum(t * f))
         return f, t, val
 
     f, t, phi = at(y)
@@ -239,7 +240,7 @@ def solve_tree(sep, st, max_iter: int = 100):
         for _ in range(40):
             y_new = y + alpha * delta
             f_new, t_new, phi_new = at(y_new)
-            if phi_new >= phi + 1e-4 * alpha * float(g @ delta) - 4 * _EPS * abs(phi):
+            if phi_new >= phi + 1e-4 * alpha * float(np.sum(g * delta)) - 4 * _EPS * abs(phi):
                 accepted = True
                 break
             alpha *= 0.5
