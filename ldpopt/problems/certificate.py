@@ -274,6 +274,8 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     floor = 16 * _EPS * scale
     g_val = J - gap  # = g(λ, y⁺), computed through the per-value sum above
     rel_scale = float(np.sum(np.abs(hv))) + abs(lam) * total_full
+    if st.sum_free:  # a tree: no λ·total; the rows' linear terms Σ|t_v f_v| play its part
+        rel_scale += float(np.sum(np.abs(tv * f)))
     if rest is not None:
         rel_scale += rest.abs_h
     # stationarity and complementarity at f
