@@ -179,10 +179,10 @@ def compile_constraints(constraints, d: int) -> Structure:
             duals[keys[0]] = ("row", slice(k, k + P.shape[0]), False)
             others += 1
         elif isinstance(c, Hierarchy):
-            H = c.matrix(d)
+            H = _hierarchy_matrix(c, d)
             k = add_rows(H, np.zeros(H.shape[0]), False)
             duals[keys[0]] = ("row", slice(k, k + H.shape[0]), False)
-            hier.append((keys[0], H))
+            hier.append((keys[0], H, c))
         else:
             raise NotApplicable(f"constraint {c!r} is not covered by the structured solver (user callables "
                                 "need the cvxpy route)")
@@ -240,14 +240,33 @@ def compile_constraints(constraints, d: int) -> Structure:
                      duals, implied_only & ~isfix, chain, sum_free=tree is not None, tree=tree)
 
 
+def _cached(c, d, key, make):
+    """make(), kept on a range tree's Hierarchy ``c`` per d (it is built consistent from its RangeTree
+    and not mutated): the solver, the certificate and ldpopt's check each compile the same
+    constraints. Other Hierarchy objects (a user's groups list may change) are not cached."""
+    from ..ranges import _TreeHierarchy
+
+    if not isinstance(c, _TreeHierarchy):
+        return make()
+    got = c.__dict__.get("_ldpopt_" + key)
+    if got is None or got[0] != d:
+        got = (d, make())
+        c.__dict__["_ldpopt_" + key] = got
+    return got[1]
+
+
+def _hierarchy_matrix(c, d):
+    return _cached(c, d, "matrix", lambda: c.matrix(d))
+
+
 def _tree(hier, subsets, fixed_src, fixed, others, duals, d):
     """(Tree, name of the total's constraint) when the rows are one Hierarchy tree plus its leaf
     total (a SubsetSum == over exactly the leaves, or Fixed on the root); else NotApplicable."""
     if len(hier) != 1 or others:
         raise NotApplicable("without Σ f = total the structured solver covers one Hierarchy tree with its "
                             "leaf total and bounds only (no Monotone / PartitionTotals, one Hierarchy)")
-    hname, H = hier[0]
-    root, rows, row_of, prow, parent, depth_rows, depth_nodes = tree_of(H, d)
+    hname, H, con = hier[0]
+    root, rows, row_of, prow, parent, depth_rows, depth_nodes = _cached(con, d, "tree", lambda: tree_of(H, d))
     leaf = row_of < 0
     rooted = not np.isnan(fixed[root])
     if len(subsets) > 1 or (subsets and rooted):

@@ -23,6 +23,13 @@ back-substitution root → leaves, vectorised per depth (a loop over the ~log_B 
 Damped by the Armijo line search of :mod:`.dual` on φ, with its Levenberg term μ·H D_all Hᵀ
 (D_all = 1/h'' at every free value) that keeps a row whose subtree is wholly clamped (D = 0)
 solvable, and a floor of 1e-14 × the largest pivot (the choice where the derivation is silent).
+Choices of ours: values at a bound within the current residual of leaving it count as free in the
+generalised Jacobian (degenerate all-zero subtrees otherwise oscillate at ~1e-13); stop when every
+row's residual is within 4 eps of the size of its terms (values and |t|/h''), or after three steps
+near that level without halving it; a value whose term is flat on its interval (h'' = 0, e.g. a
+multinomial count of 0) → :class:`NotApplicable` (its argmin jumps from l to u and there is no Σ f
+row to spread it over, as :mod:`.dual` does). The upper bounds are tightened by the implied
+f_v ≤ T − Σ_{leaves not under v} l (:func:`tree_upper`), which keeps every argmin finite.
 
 Back to the user's rows (the Lagrangian of :mod:`ldpopt.problems.constraints`): the root's fixed
 multiplier ν' = −(h'_root(T) + y_root) is the leaf total's ν, and, by the telescoping identity,
