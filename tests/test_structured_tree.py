@@ -241,3 +241,20 @@ def test_infeasible_tree_totals_raise_value_error():
     with pytest.raises(ValueError, match="root's bounds"):
         solve_structured(est, "cls", [NonNegative(), Box(upper=np.array([1, 1, 1, 1, 1, 1, 0.5])),
                                       SubsetSum([0, 1, 2, 3], 1.0), tree])
+
+
+def test_range_tree_hierarchy_jacobian_is_taken_by_numpy_and_right():
+    """ldpopt's check takes Hᵀy of a range tree's Hierarchy (a subclass) from numpy: against loops."""
+    from ldpopt.problems.jacobians import builtin_jacobian_t
+
+    t = range_tree(23, 3)
+    y = np.random.default_rng(0).normal(size=t.size - t.d)
+    got = builtin_jacobian_t(t.hierarchy(), 0, y, t.size)
+    want = np.zeros(t.size)
+    for k, p in enumerate(range(t.d, t.size)):  # row k: +1 at node p, −1 at each child
+        want[p] += y[k]
+        for c in range(t.size):
+            if t.parent[c] == p:
+                want[c] -= y[k]
+    assert got is not None
+    np.testing.assert_allclose(got, want, atol=1e-15)
