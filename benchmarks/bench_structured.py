@@ -4,6 +4,7 @@
     python benchmarks/bench_structured.py --quick    # d = 2,000 vs Clarabel, d = 1e5 (seconds)
     python benchmarks/bench_structured.py --monotone # Monotone + simplex, d = 1e4 … 1e6 vs PIQP/Clarabel
     python benchmarks/bench_structured.py --blocks   # disjoint subset sums, d = 1e4 … 1e6 (bench_structured_blocks.py)
+    python benchmarks/bench_structured.py --tree     # range trees, d = 1e3 … 1e5, B = 2, 4 (bench_structured_tree.py)
 
 Data: Zipf(1.5) histogram (``_harness.zipf_counts``), OUE at ε = 1 simulated by per-value binomial
 support counts (n = 10⁶; 10⁷ at d ≥ 10⁶), GRR counts (multinomial) for the multinomial objective.
@@ -140,7 +141,13 @@ def main(argv=None):
                     help="only the Monotone + simplex rows (results/structured_monotone.json)")
     ap.add_argument("--blocks", action="store_true",
                     help="disjoint SubsetSum / 10-block partition vs PIQP and Clarabel (bench_structured_blocks.py)")
+    ap.add_argument("--tree", action="store_true",
+                    help="range trees (Hierarchy + leaf total) vs PIQP and Clarabel (bench_structured_tree.py)")
     args = ap.parse_args(argv)
+    if args.tree:
+        from benchmarks.bench_structured_tree import run
+        run(args.quick)
+        return
     if args.blocks:
         from benchmarks.bench_structured_blocks import run
         run(args.quick)

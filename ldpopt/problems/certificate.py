@@ -115,6 +115,9 @@ def recover_multipliers(sep: Separable, st: Structure, f, active_tol: float = 0.
     least squares over the multipliers of Σ and of the active rows (equalities; ≤-rows with
     |A f − b| ≤ 1e-12·total). Inactive ≤-rows get y = 0, and y is clipped to ≥ 0 on ≤-rows."""
     f = np.asarray(f, float)
+    if st.tree is not None:  # one tree of sums: tree-structured normal equations, λ ≡ 0
+        from .structured.tree import recover_tree
+        return 0.0, recover_tree(sep, st, f)
     # h' only where it is used (the values strictly inside their bounds; at d = 10⁷ a few percent),
     # through the separable restricted to them: the same elementwise numbers as the full h'(f)
     cand = np.flatnonzero((f > st.l + active_tol) & (f < st.u - active_tol))
@@ -153,7 +156,10 @@ def recover_multipliers(sep: Separable, st: Structure, f, active_tol: float = 0.
     G[0, 1:] = G[1:, 0] = rs
     G[1:, 1:] = (rows @ rows.T).toarray()
     rhs = -np.concatenate([[gi.sum()], rows @ gi])
-    z = np.linalg.lstsq(G, rhs, rcond=None)[0]
+    if st.sum_free:  # a tree: no Σ f = total row, λ ≡ 0 (the normal equations without its column)
+        z = np.concatenate([[0.0], np.linalg.lstsq(G[1:, 1:], rhs[1:], rcond=None)[0]])
+    else:
+        z = np.linalg.lstsq(G, rhs, rcond=None)[0]
     y[np.flatnonzero(act)] = z[1:]
     y[st.ineq] = np.maximum(y[st.ineq], 0.0)
     return float(z[0]), y
@@ -244,7 +250,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     u_real = np.where(st.implied_upper, np.inf, st.u)
     with np.errstate(invalid="ignore"):
         vb = float(np.max(np.maximum(st.l - f, f - u_real), initial=0.0))
-    vs = abs(float(np.sum(f)) - st.total)
+    vs = 0.0 if st.sum_free else abs(float(np.sum(f)) - st.total)  # a tree's total is one of its rows
     res = _rows_residual(st, f)
     vr = float(np.max(np.where(st.ineq, np.maximum(res, 0.0), np.abs(res)), initial=0.0))
     if not np.all(np.isfinite(f)):
@@ -262,12 +268,14 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     tv = np.broadcast_to(t, (d,))
     hz = sep.value(fz)
     e = np.where(diff, (hv - hz) + tv * (f - fz), 0.0)
-    lin = lam * (float(np.sum(f)) - st.total) + (float(y_dual @ res) if st.m else 0.0)
+    lin = (0.0 if st.sum_free else lam * (float(np.sum(f)) - st.total)) + (float(y_dual @ res) if st.m else 0.0)
     gap = float(np.sum(e)) - lin
     scale = float(np.sum(np.abs(hv[diff]))) + float(np.sum(np.abs(tv[diff] * f[diff]))) + abs(lin)
     floor = 16 * _EPS * scale
     g_val = J - gap  # = g(λ, y⁺), computed through the per-value sum above
     rel_scale = float(np.sum(np.abs(hv))) + abs(lam) * total_full
+    if st.sum_free:  # a tree: no λ·total; the rows' linear terms Σ|t_v f_v| play its part
+        rel_scale += float(np.sum(np.abs(tv * f)))
     if rest is not None:
         rel_scale += rest.abs_h
     # stationarity and complementarity at f

@@ -188,7 +188,7 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bo
     else:
         A_sub, b_sub = sp.csr_matrix((0, idx.size)), st.b
     sub_st = Structure(idx.size, st.l[idx], st.u[idx], st.total - lsum, A_sub, b_sub, st.ineq, st.sum_name, {},
-                       st.implied_upper[idx])
+                       st.implied_upper[idx], sum_free=st.sum_free)
     cert = _certify_full(sub, sub_st, f[idx], lam, y, duals, feas_tol, bounds=bounds, rest=rest)
     if cert is None:
         return None

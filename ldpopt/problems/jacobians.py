@@ -50,6 +50,6 @@ def builtin_jacobian_t(owner, k: int, y, d: int) -> np.ndarray | None:
         out = np.zeros(d)
         np.add.at(out, _indices(owner.indices, d, "indices"), y.ravel())
         return out
-    if kind in (Hierarchy, Monotone, PartitionTotals):
+    if issubclass(kind, (Hierarchy, Monotone, PartitionTotals)):  # also a range tree's Hierarchy
         return np.asarray(owner.matrix(d).T @ y.ravel(), dtype=np.float64).ravel()
     return None

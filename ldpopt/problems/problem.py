@@ -179,9 +179,14 @@ class Problem:
         :class:`~ldpopt.problems.structured.SeparableObjective`, and only built-in Simplex / NonNegative
         / SumTo / Box / Fixed / SubsetSum / PartitionTotals / Hierarchy constraints with one Σ f = total, or one
         ``Monotone`` chain (``order=``, not ``pairs=``) with Σ f = total and the same bounds on every
-        value of the chain but no SubsetSum / Hierarchy rows (:mod:`.structured.chain`). It does not
-        apply to ``"l1"``, user callables (objective or constraint), a list without Σ f = total, a
-        partial order, two Monotone constraints or Monotone with other rows;
+        value of the chain but no SubsetSum / Hierarchy rows (:mod:`.structured.chain`), or one
+        ``Hierarchy`` whose groups form a single tree over the whole domain with its total given as a
+        SubsetSum over exactly its leaves or Fixed on its root, and bounds only — the range tree's
+        ``range_tree(d, B).constraints()`` (:mod:`.structured.tree`: O(size) per Newton step). It does
+        not apply to ``"l1"``, user callables (objective or constraint), a list without Σ f = total
+        (other than such a tree), a forest, a node with two parents, a tree with other SubsetSum rows,
+        a multinomial with a zero count on a tree, a partial order, two Monotone constraints or
+        Monotone with other rows;
         there, and when its answer fails its certificate or ldpopt's check, the documented cvxpy route
         follows (recorded in ``attempts``) — the chain of :mod:`.policy`: PIQP → CLARABEL → OSQP for QPs,
         CLARABEL → SCS for cone programs, installed ones only; the exact likelihoods ``"binomial"``

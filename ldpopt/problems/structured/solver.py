@@ -15,6 +15,7 @@ from .screen import solve_screened
 from .separable import separable_for
 from .simplex import simplex_fast
 from .structure import compile_constraints, duals_dict
+from .tree import solve_tree
 
 __all__ = ["StructuredResult", "solve_structured"]
 
@@ -54,8 +55,10 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     Covered: objectives cls, weighted-mle, multinomial, binomial, posterior (names or Objective
     instances) and :class:`~.separable.SeparableObjective`; constraints None (simplex), Simplex,
     NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals, Hierarchy (one
-    multiplier per group: meant for a few hundred groups at most), and one Monotone chain with the
-    simplex and common bounds on the chain but no other rows (:mod:`.chain`). The binomial and
+    multiplier per group: meant for a few hundred groups at most with Σ f = total), and one Monotone chain with the
+    simplex and common bounds on the chain but no other rows (:mod:`.chain`), and, without
+    Σ f = total, one Hierarchy tree with its leaf total (SubsetSum over its leaves or Fixed on its root)
+    and bounds (:mod:`.tree`; ``iterations["tree_newton_iterations"]``). The binomial and
     multinomial on the plain simplex are solved over their distinct counts (:mod:`.grouped`;
     ``iterations["distinct_counts"]`` says so) when the counts take few values. Disjoint subset sums on
     the plain simplex go block by block (:mod:`.blocks`; ``iterations["blocks"]`` says so); any fast
@@ -67,6 +70,10 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     obj.check(estimate)
     sep = separable_for(obj, estimate)
     st = compile_constraints(constraints, estimate.d)
+    if st.tree is not None:  # one tree of sums and its leaf total, no Σ over all values (.tree)
+        f, lam, y, info = solve_tree(sep, st, max_iter=max(max_iter, 100))
+        f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
+        return _result(f, duals, cert, kkt, checks, info, t0, c0)
     fast, rejected = simplex_fast(sep, st), ""
     if fast is not None:  # the closed forms' expected-O(d) search; certified below like any answer
         f, lam = fast
@@ -103,6 +110,10 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
         if rejected:
             info["closed_form_rejected"] = rejected
         f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
+    return _result(f, duals, cert, kkt, checks, info, t0, c0)
+
+
+def _result(f, duals, cert, kkt, checks, info, t0, c0):
     status = "optimal" if not checks else "inaccurate"
     msg = ("certified: feasible, relative KKT residual and duality gap at rounding level" if not checks
            else "; ".join(checks))

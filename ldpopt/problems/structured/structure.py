@@ -25,6 +25,7 @@ from ..constraints import Constraint, as_constraint, Box, Fixed, Hierarchy, NonN
 from ..order import Monotone
 from ..partition import PartitionTotals
 from .separable import NotApplicable
+from .tree import Tree, tree_of, tree_upper
 
 __all__ = ["Chain", "Structure", "compile_constraints"]
 
@@ -43,6 +44,8 @@ class Structure:
     duals: dict = field(default_factory=dict)
     implied_upper: np.ndarray | None = None  # bool: u came from the implied bound only
     chain: "Chain | None" = None             # a Monotone chain (its rows are in A): .chain
+    sum_free: bool = False                   # no Σ f = total row (λ ≡ 0): one tree of sums, .tree
+    tree: "Tree | None" = None               # that tree (total = its leaf total / root value)
 
     @property
     def m(self) -> int:
@@ -116,6 +119,7 @@ def compile_constraints(constraints, d: int) -> Structure:
         return len(rows) - 1
 
     lower_src, upper_src = [], []  # (name, bound array) in order
+    hier, subsets, fixed_src, others = [], [], [], 0  # for a tree without Σ f = total (.tree)
     for c, keys in zip(constraints, names):
         if isinstance(c, Simplex) or isinstance(c, NonNegative):
             lower_src.append((keys[0], np.zeros(d)))
@@ -143,6 +147,7 @@ def compile_constraints(constraints, d: int) -> Structure:
                 raise ValueError(f"Fixed {c.name!r}: a value is fixed twice to different numbers (infeasible)")
             fixed[idx] = vals
             duals[keys[0]] = ("fixed", idx)
+            fixed_src.append((keys[0], idx))
         elif isinstance(c, SubsetSum):
             idx = _indices(c.indices, d, "indices")
             if idx.size == 0:
@@ -153,6 +158,7 @@ def compile_constraints(constraints, d: int) -> Structure:
             rhs.append(sign * c.value)
             ineq.append(c.sense != "==")
             duals[keys[0]] = ("row", slice(k, k + 1), True)
+            subsets.append((keys[0], idx, float(c.value), c.sense))
         elif isinstance(c, Monotone):
             if c.pairs is not None:
                 raise NotApplicable("Monotone(pairs=...) (a partial order) is not covered by the structured "
@@ -166,25 +172,33 @@ def compile_constraints(constraints, d: int) -> Structure:
             order = np.append(a, b[-1])
             flip = c.direction == "nondecreasing"
             chain = (k, order[::-1] if flip else order, flip)
+            others += 1
         elif isinstance(c, PartitionTotals):  # one == row per group, dual a vector (key order)
             P = c.matrix(d)
             k = add_rows(P, c.totals, False)
             duals[keys[0]] = ("row", slice(k, k + P.shape[0]), False)
+            others += 1
         elif isinstance(c, Hierarchy):
-            H = c.matrix(d)
+            H = _hierarchy_matrix(c, d)
             k = add_rows(H, np.zeros(H.shape[0]), False)
             duals[keys[0]] = ("row", slice(k, k + H.shape[0]), False)
+            hier.append((keys[0], H, c))
         else:
             raise NotApplicable(f"constraint {c!r} is not covered by the structured solver (user callables "
                                 "need the cvxpy route)")
-    if total is None:
-        raise NotApplicable("the structured solver needs a Σ f = total constraint (Simplex or SumTo)")
+    if total is None and not hier:
+        raise NotApplicable("the structured solver needs a Σ f = total constraint (Simplex or SumTo), "
+                            "or one Hierarchy tree with its leaf total")
     # rows were appended one block at a time: re-index "row" slices to row numbers
     starts = np.cumsum([0] + [r.shape[0] for r in rows])
     for key, spec in list(duals.items()):
         if spec[0] == "row":
             blk = spec[1].start
             duals[key] = ("row", slice(int(starts[blk]), int(starts[blk + 1])), spec[2])
+    tree = None
+    if total is None:
+        tree, sum_name = _tree(hier, subsets, fixed_src, fixed, others, duals, d)
+        total = tree.total
     for name, b in lower_src:
         lo = np.maximum(lo, b)
     for name, b in upper_src:
@@ -201,23 +215,75 @@ def compile_constraints(constraints, d: int) -> Structure:
     if np.any(lo > up):
         bad = int(np.flatnonzero(lo > up)[0])
         raise ValueError(f"infeasible constraints: lower bound {lo[bad]!r} > upper bound {up[bad]!r} at value {bad}")
-    implied = total - (float(np.sum(lo)) - lo)
+    summed = np.ones(d, bool) if tree is None else tree.leaf  # the values Σ f = total is over
+    implied = total - (float(np.sum(lo)) - lo) if tree is None else tree_upper(tree, lo)
     implied_only = implied < up
     up = np.minimum(up, implied)
-    if float(np.sum(lo)) > total * (1 + 1e-15) + 1e-300 or float(np.sum(up)) < total * (1 - 1e-15):
+    lsum, usum = float(np.sum(lo[summed])), float(np.sum(up[summed]))
+    if lsum > total * (1 + 1e-15) + 1e-300 or usum < total * (1 - 1e-15):
         raise ValueError(f"infeasible constraints: Σ f = {total!r} is outside [Σ lower, Σ upper] = "
-                         f"[{float(np.sum(lo))!r}, {float(np.sum(up))!r}]")
+                         f"[{lsum!r}, {usum!r}]")
+    if tree is not None and not lo[tree.root] <= total <= up[tree.root]:
+        raise ValueError(f"infeasible constraints: the tree's total {total!r} is outside the root's bounds "
+                         f"[{lo[tree.root]!r}, {up[tree.root]!r}]")
     for name, b in lower_src:
         duals[name] = ("lower", b)
     for name, b in upper_src:
         duals[name] = ("upper", b)
-    duals[sum_name] = ("sum",)
+    if tree is None:
+        duals[sum_name] = ("sum",)
     A = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, d))
     if chain is not None:
         chain = Chain(np.ascontiguousarray(chain[1]), slice(int(starts[chain[0]]), int(starts[chain[0] + 1])),
                       chain[2])
     return Structure(d, lo, up, float(total), A, np.asarray(rhs, float), np.asarray(ineq, bool), sum_name,
-                     duals, implied_only & ~isfix, chain)
+                     duals, implied_only & ~isfix, chain, sum_free=tree is not None, tree=tree)
+
+
+def _cached(c, d, key, make):
+    """make(), kept on a range tree's Hierarchy ``c`` per d (it is built consistent from its RangeTree
+    and not mutated): the solver, the certificate and ldpopt's check each compile the same
+    constraints. Other Hierarchy objects (a user's groups list may change) are not cached."""
+    from ..ranges import _TreeHierarchy
+
+    if not isinstance(c, _TreeHierarchy):
+        return make()
+    got = c.__dict__.get("_ldpopt_" + key)
+    if got is None or got[0] != d:
+        got = (d, make())
+        c.__dict__["_ldpopt_" + key] = got
+    return got[1]
+
+
+def _hierarchy_matrix(c, d):
+    return _cached(c, d, "matrix", lambda: c.matrix(d))
+
+
+def _tree(hier, subsets, fixed_src, fixed, others, duals, d):
+    """(Tree, name of the total's constraint) when the rows are one Hierarchy tree plus its leaf
+    total (a SubsetSum == over exactly the leaves, or Fixed on the root); else NotApplicable."""
+    if len(hier) != 1 or others:
+        raise NotApplicable("without Σ f = total the structured solver covers one Hierarchy tree with its "
+                            "leaf total and bounds only (no Monotone / PartitionTotals, one Hierarchy)")
+    hname, H, con = hier[0]
+    root, rows, row_of, prow, parent, depth_rows, depth_nodes = _cached(con, d, "tree", lambda: tree_of(H, d))
+    leaf = row_of < 0
+    rooted = not np.isnan(fixed[root])
+    if len(subsets) > 1 or (subsets and rooted):
+        raise NotApplicable("a Hierarchy tree takes one total: a SubsetSum over its leaves or Fixed on its root")
+    if subsets:
+        name, idx, value, sense = subsets[0]
+        if sense != "==" or idx.size != int(leaf.sum()) or not np.array_equal(np.sort(idx), np.flatnonzero(leaf)):
+            raise NotApplicable(f"SubsetSum {name!r} is not the tree's leaf total (== over exactly its "
+                                f"{int(leaf.sum())} leaves): use the cvxpy route")
+        total, total_row = value, duals[name][1].start
+    elif rooted:
+        name = next(k for k, idx in fixed_src if np.any(idx == root))
+        total, total_row = float(fixed[root]), None
+    else:
+        raise NotApplicable("a Hierarchy tree needs its total: a SubsetSum over its leaves or Fixed on its root")
+    return Tree(d, root, rows, row_of, prow, parent, leaf, depth_rows, depth_nodes, duals[hname][1],
+                float(total), total_row), name
 
 
 def bound_multipliers(st: Structure, f, r):
@@ -261,7 +327,7 @@ def duals_dict(st: Structure, f, lam, y, r) -> dict:
 def multipliers_from_dict(st: Structure, duals: dict):
     """(λ, y) of the rows from a ``duals`` dict (missing entries: ValueError naming them)."""
     y = np.zeros(st.m)
-    lam = None
+    lam = 0.0 if st.sum_free else None  # a tree has no Σ f = total row
     for name, spec in st.duals.items():
         if spec[0] == "sum":
             if name not in duals or duals[name] is None:
