@@ -38,6 +38,7 @@ papers are silent); they are stated in ``Checks.tolerance``.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import cvxpy as cp
@@ -115,22 +116,35 @@ def _violation(con: cp.Constraint, value: np.ndarray) -> float:
     return float(np.max(np.maximum(v, 0.0))) if v.size else 0.0
 
 
-def constraint_violations(problem, f: np.ndarray) -> dict:
-    """Constraint name → max violation at f (frequency units for constraints written on f)."""
-    out = {}
+@contextmanager
+def _at(problem, f: np.ndarray):
+    """cvxpy's variable set to the point f for the duration (for constraints without numpy forms)."""
     x = problem.x
     saved = x.value
     x.value = f / problem.scale
     try:
-        for name, (owner, k) in problem._owners.items():
-            res = owner.residuals(f, problem.estimate) if hasattr(owner, "residuals") else None
-            if res is not None:
-                out[name] = float(res[k])
-            else:
-                con = problem._named[name]
-                out[name] = _violation(con, con.expr.value)
+        yield
     finally:
         x.value = saved
+
+
+def constraint_violations(problem, f: np.ndarray) -> dict:
+    """Constraint name → max violation at f (frequency units for constraints written on f): the
+    constraint's numpy ``residuals`` (computed once per constraint), cvxpy's expression evaluation at
+    f for the others (user callables)."""
+    out, res_of, rest = {}, {}, []
+    for name, (owner, k) in problem._owners.items():
+        if id(owner) not in res_of:
+            res_of[id(owner)] = owner.residuals(f, problem.estimate) if hasattr(owner, "residuals") else None
+        res = res_of[id(owner)]
+        out[name] = None if res is None else float(res[k])
+        if res is None:
+            rest.append(name)
+    if rest:
+        with _at(problem, f):
+            for name in rest:
+                con = problem._named[name]
+                out[name] = _violation(con, con.expr.value)
     return out
 
 
@@ -139,21 +153,23 @@ def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
     (:mod:`.jacobians`), cvxpy's ``grad`` for the others."""
     from .jacobians import builtin_jacobian_t
 
-    x = problem.x
-    saved = x.value
-    x.value = f / problem.scale
     total = np.zeros(f.shape[0])
-    try:
-        for name, con in problem._named.items():
-            y = duals.get(name)
-            if y is None:
-                return None, f"no dual for constraint {name!r}"
-            owner, k = problem._owners[name]
-            jty = builtin_jacobian_t(owner, k, y, f.shape[0])
-            if jty is not None:
-                total += jty
-                continue
-            expr = con.expr
+    rest = []
+    for name, (owner, k) in problem._owners.items():
+        y = duals.get(name)
+        if y is None:
+            return None, f"no dual for constraint {name!r}"
+        jty = builtin_jacobian_t(owner, k, y, f.shape[0])
+        if jty is None:
+            rest.append((name, y))
+        else:
+            total += jty
+    if not rest:
+        return total, ""
+    x = problem.x
+    with _at(problem, f):
+        for name, y in rest:
+            expr = problem._named[name].expr
             if not expr.is_affine():
                 return None, f"constraint {name!r} is not affine (no Jacobian taken)"
             g = expr.grad.get(x) if expr.grad is not None else None
@@ -164,26 +180,36 @@ def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
             y = np.atleast_1d(np.asarray(y, dtype=np.float64)).ravel(order="F")
             # cvxpy's grad is (size of x) × (size of expr); ∂g/∂f = ∂g/∂x / s
             total += np.asarray(g @ y).ravel() / problem.scale
-    finally:
-        x.value = saved
     return total, ""
 
 
 def _gap_terms(problem, f: np.ndarray, duals: dict) -> tuple[float, float]:
-    """(Σ_k y_k·g_k(f), worst negative inequality multiplier, as ≥ 0)."""
-    x = problem.x
-    saved = x.value
-    x.value = f / problem.scale
+    """(Σ_k y_k·g_k(f), worst negative inequality multiplier, as ≥ 0): g in numpy for the built-ins
+    (:func:`.jacobians.builtin_g`), cvxpy's expression values for the others. The products are
+    summed by ``np.sum``, not a BLAS dot (whose idle threads spin and bill the caller CPU time)."""
+    from .jacobians import builtin_g
+
     lag, dual_inf = 0.0, 0.0
-    try:
-        for name, con in problem._named.items():
-            y = np.atleast_1d(np.asarray(duals[name], dtype=np.float64)).ravel(order="F")
-            g = np.atleast_1d(np.asarray(con.expr.value, dtype=np.float64)).ravel(order="F")
-            lag += float(y @ g)
-            if not isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)) and y.size:
-                dual_inf = max(dual_inf, float(-y.min()))
-    finally:
-        x.value = saved
+    rest = []
+
+    def add(y, g, equality):
+        nonlocal lag, dual_inf
+        y = np.atleast_1d(np.asarray(y, dtype=np.float64)).ravel(order="F")
+        lag += float(np.sum(y * np.atleast_1d(np.asarray(g, dtype=np.float64)).ravel(order="F")))
+        if not equality and y.size:
+            dual_inf = max(dual_inf, float(-y.min()))
+
+    for name, (owner, k) in problem._owners.items():
+        got = builtin_g(owner, k, f, f.shape[0])
+        if got is None:
+            rest.append(name)
+        else:
+            add(duals[name], *got)
+    if rest:
+        with _at(problem, f):
+            for name in rest:
+                con = problem._named[name]
+                add(duals[name], con.expr.value, isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)))
     return lag, dual_inf
 
 
@@ -281,18 +307,33 @@ def _polished_bound(problem, f, duals, mu) -> float | None:
     return float(np.linalg.norm(f - fh)) + 2.0 * float(np.linalg.norm(r)) / mu
 
 
-def _certificate(problem, f: np.ndarray, duals: dict):
+def _certificate(problem, f: np.ndarray, duals: dict, given=None):
     """:func:`ldpopt.problems.certificate.certificate` of f, with the solver's multipliers and with
     multipliers recovered from f (both give valid bounds: the smaller ``distance_linf`` is kept);
-    None when the objective or a constraint is outside its class (user objectives/constraints)."""
+    None when the objective or a constraint is outside its class (user objectives/constraints).
+
+    ``given``: the certificate the structured solver already computed for this (f, duals) on the
+    same problem (:func:`~.structured.solve_structured`; its feas_tol is its own). It *is* the first
+    of the two — the same function of the same numbers — whenever its primal violation is within
+    both tolerances (then no distance turns NaN at either), so it is taken with ``feas_tol`` set to
+    ``violation_tol``; otherwise it is recomputed. The second (recovered multipliers) is skipped
+    when the first already resolves f* to its own rounding level (``distance_linf ≤
+    distance_rounding``): a smaller bound cannot change ``error_bound`` by more than that level."""
+    import dataclasses
+
     from .certificate import certificate
     from .structured.separable import NotApplicable
 
+    tol = violation_tol(problem.estimate.d)
     found = []
-    for mult in (duals, None):
+    if given is not None and given.multipliers is duals and given.primal_violation <= min(given.feas_tol, tol):
+        found.append(dataclasses.replace(given, feas_tol=tol))
+        if not (found[0].distance_linf > found[0].distance_rounding):  # resolved (NaN: recompute)
+            return found[0]
+    for mult in ((None,) if found else (duals, None)):
         try:
             found.append(certificate(problem.objective, problem.constraints, problem.estimate, f, mult,
-                                     feas_tol=violation_tol(problem.estimate.d)))
+                                     feas_tol=tol))
         except NotApplicable:
             return None
         except (ValueError, TypeError):  # the solver's duals lack a multiplier the certificate reads
@@ -308,8 +349,10 @@ def _is_nonneg(owner, k: int) -> bool:
     return isinstance(owner, NonNegative) or (isinstance(owner, Simplex) and k == 0)
 
 
-def check_solution(problem, f: np.ndarray, duals: dict | None) -> Checks:
-    """ldpopt's own check of (f, duals) for ``problem`` (a :class:`~ldpopt.problems.Problem`)."""
+def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None) -> Checks:
+    """ldpopt's own check of (f, duals) for ``problem`` (a :class:`~ldpopt.problems.Problem`).
+    ``certificate``: the structured solver's certificate of this (f, duals), reused where it is the
+    same computation (:func:`_certificate`)."""
     d = problem.estimate.d
     tol_v = violation_tol(d)
     ch = Checks(tolerance={"violation": tol_v, "stationarity": STATIONARITY_TOL, "gap": GAP_TOL,
@@ -339,18 +382,17 @@ def check_solution(problem, f: np.ndarray, duals: dict | None) -> Checks:
         if jty is None:
             ch.not_run.update(stationarity=why, gap=why)
         else:
-            scale = max(float(np.max(np.abs(grad))), _move_scale(obj, f, problem.estimate, grad),
-                        np.finfo(float).tiny)  # noqa: E501
+            move = _move_scale(obj, f, problem.estimate, grad)
+            scale = max(float(np.max(np.abs(grad))), move, np.finfo(float).tiny)
             ch.stationarity = float(np.max(np.abs(grad + jty))) / scale
             lag, dual_inf = _gap_terms(problem, f, duals)
             ch.dual_infeasibility = dual_inf / scale
             # J changes by ~ move·‖f‖₁ when all of f moves by 1/d: the gap in those units (|J| itself
             # carries the noise energy, ~dσ², and would let a 1e-3 error pass when σ is large)
-            move = _move_scale(obj, f, problem.estimate, grad)
             ch.gap = abs(lag) / max(move * float(np.sum(np.abs(f))), np.finfo(float).tiny)
             if not ch.dual_infeasibility <= STATIONARITY_TOL:
                 ch.failed.append(f"dual infeasibility {ch.dual_infeasibility:.1e} > {STATIONARITY_TOL:.0e}")
-            cert = _certificate(problem, f, duals)
+            cert = _certificate(problem, f, duals, certificate)
             linear = False
             if cert is not None:  # built-in separable objective, built-in constraints: the one certificate
                 ch.certificate = cert
