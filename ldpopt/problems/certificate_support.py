@@ -100,9 +100,13 @@ class _AtLower:
     four weighted-MLE closed forms per instance) pays these full passes once."""
 
     def __init__(self, sep, st):
+        from .structured.structure import free_values
+
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             self.d1l = sep.d1(st.l)
-            self.free = st.l < st.u
+            self.free = free_values(st)
+            if self.free is True:
+                self.free = np.ones(st.d, bool)
             self.hl = np.broadcast_to(sep.value(st.l), (st.d,))
             self.h_sum = float(np.sum(self.hl))
             self.abs_h = float(np.sum(np.abs(self.hl)))

@@ -129,6 +129,10 @@ class Quadratic(Separable):
     def _interior(self, t, l, u, idx):
         return _take(self.m, idx) - _take(t, idx) / (2.0 * _take(self.w, idx))
 
+    def mu(self, l, u):
+        # h'' = 2w everywhere: the base class's min(h''(l), h''(u)) without writing two copies of it
+        return np.broadcast_to(2.0 * np.asarray(self.w, float), np.broadcast_shapes(np.shape(l), np.shape(u)))
+
 
 class WeightedMLESep(Separable):
     """Wang et al. Eq. 13: h_v = (a_v − B f)²/(s + C f), convex where s + C f > 0."""
