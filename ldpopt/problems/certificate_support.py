@@ -164,7 +164,8 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bo
         ylo, yup = _bounds_from_dict(st, duals)
         bounds = (ylo[idx], yup[idx])
         with np.errstate(invalid="ignore"):
-            dual_viol = max(float(np.max(-ylo, initial=0.0)), float(np.max(-yup, initial=0.0)))
+            # max(−y, initial 0) as 0 − min(y, initial 0): the same number (NaN too), no negated copy
+            dual_viol = max(0.0 - float(np.min(ylo, initial=0.0)), 0.0 - float(np.min(yup, initial=0.0)))
             comp = 0.0 if not yup.any() else float(np.max(
                 np.abs(yup * np.where(np.isfinite(st.u), st.u - st.l, 0.0)), where=left, initial=0.0))
     else:  # bound_multipliers: y^lo = r = h'(l) + λ ≥ 0 at the lower bound of a free value, y^up = 0

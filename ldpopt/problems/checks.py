@@ -219,8 +219,7 @@ def _move_scale(obj, f: np.ndarray, est, grad: np.ndarray) -> float:
     f̃ already sums to 1), which would make any residual look large."""
     with np.errstate(all="ignore"):
         moved = obj.gradient(f + 1.0 / f.shape[0], est) - grad
-    moved = moved[np.isfinite(moved)]
-    return float(np.max(np.abs(moved))) if moved.size else 0.0
+        return float(np.max(np.abs(moved), where=np.isfinite(moved), initial=0.0))
 
 
 def _bound(r: np.ndarray, lag: float, mu: float) -> float:
