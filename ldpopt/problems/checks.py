@@ -159,11 +159,8 @@ def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
         y = duals.get(name)
         if y is None:
             return None, f"no dual for constraint {name!r}"
-        jty = builtin_jacobian_t(owner, k, y, f.shape[0])
-        if jty is None:
+        if builtin_jacobian_t(owner, k, y, f.shape[0], out=total) is None:
             rest.append((name, y))
-        else:
-            total += jty
     if not rest:
         return total, ""
     x = problem.x

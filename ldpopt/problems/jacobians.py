@@ -28,15 +28,27 @@ import numpy as np
 __all__ = ["builtin_g", "builtin_jacobian_t"]
 
 
-def builtin_jacobian_t(owner, k: int, y, d: int) -> np.ndarray | None:
+def builtin_jacobian_t(owner, k: int, y, d: int, out: np.ndarray | None = None) -> np.ndarray | None:
     """∇_f g(f)ᵀ y for the k-th cvxpy constraint that ``owner`` (a built-in constraint) builds, or
-    None when ``owner`` is not a built-in with a known Jacobian."""
+    None when ``owner`` is not a built-in with a known Jacobian. ``out``: add it into this array
+    instead (returned; the per-value and sum constraints then write no array of their own)."""
     from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
     from .order import Monotone
     from .partition import PartitionTotals
 
     y = np.asarray(y, dtype=np.float64)
     kind = type(owner)
+    if out is not None:
+        if kind is NonNegative or (kind is Simplex and k == 0):
+            return np.subtract(out, y.ravel(), out=out)
+        if kind is SumTo or (kind is Simplex and k == 1):
+            out += float(y.reshape(-1)[0])
+            return out
+        got = builtin_jacobian_t(owner, k, y, d)
+        if got is None:
+            return None
+        out += got
+        return out
     if kind is NonNegative or (kind is Simplex and k == 0):
         return -np.broadcast_to(y.ravel(), (d,)).astype(np.float64)
     if kind is SumTo or (kind is Simplex and k == 1):
