@@ -89,6 +89,11 @@ class Separable:
                     f[idx] = np.clip(self._interior(t, l, u, idx), l[idx], u[idx])
         return f
 
+    def group_keys(self):
+        """An integer-valued array that every per-value term is a function of (the support counts),
+        or None: :mod:`ldpopt.problems.certificate_support` then evaluates once per distinct key."""
+        return None
+
     def restrict(self, idx):
         """The same objective on the values ``idx`` only (for the solver's candidate filtering)."""
         import copy
@@ -144,6 +149,10 @@ class WeightedMLESep(Separable):
         self.p, self.q = float(p), float(q)  # for the MLE-Apx fast path (.simplex)
         self.a = estimate.counts / estimate.n - q
         self.B, self.s, self.C = p - q, q * (1.0 - q), (p - q) * (1.0 - p - q)
+        self._counts = estimate.counts  # a_v is a function of c_v: group_keys
+
+    def group_keys(self):
+        return self._counts
 
     def value(self, f):
         return (self.a - self.B * f) ** 2 / (self.s + self.C * f)
@@ -181,6 +190,9 @@ class MultinomialSep(Separable):
     def __init__(self, estimate):
         self.c, self.n, self.q, self.B = estimate.counts, float(estimate.n), estimate.q, estimate.p - estimate.q
 
+    def group_keys(self):
+        return self.c
+
     def _pi(self, f):
         return self.q + self.B * f
 
@@ -205,6 +217,9 @@ class BinomialSep(Separable):
 
     def __init__(self, estimate):
         self.c, self.n, self.q, self.B = estimate.counts, float(estimate.n), estimate.q, estimate.p - estimate.q
+
+    def group_keys(self):
+        return self.c
 
     def value(self, f):
         pi = self.q + self.B * f
@@ -271,6 +286,11 @@ class UserSep(Separable):
 
     def d2(self, f):
         return np.asarray(self.obj.d2h(f, self.est), float)
+
+    def group_keys(self):
+        """An integer-valued array that every per-value term is a function of (the support counts),
+        or None: :mod:`ldpopt.problems.certificate_support` then evaluates once per distinct key."""
+        return None
 
     def restrict(self, idx):
         return None  # user functions act on the whole vector: no restriction
