@@ -2,16 +2,17 @@
 
     python benchmarks/bench_table.py            # d ∈ {1e3, 1e4, 42,178, 1e5, 1e6} (~5 min)
     python benchmarks/bench_table.py --quick    # d ∈ {1e3, 1e4} (seconds)
-    python benchmarks/bench_table.py --d 42178 --objective binomial multinomial --constraints simplex \
-        --user-call                              # only those rows (+ the user's Problem.solve())
+    python benchmarks/bench_table.py --d 42178 --objective binomial multinomial --constraints simplex
+                                                 # only those rows
 
 Data: OUE, ε = 1, Zipf(1.5) (``bench_structured.oue_estimate``), n = 10⁶ (10⁷ at d = 10⁶); GRR
 counts (``bench_structured.grr_estimate``) for the multinomial; the SubsetSum row is one disjoint
 block of d/2 random values at its true total. Per cell: CPU seconds (``time.process_time``, all
 threads; after one untimed solve per objective and solver at d = 50, so that no cell carries the
 process's one-time costs) and wall seconds of the whole call — ``Problem(...)`` build +
-``solve(solver=...)`` for the cvxpy solvers and ``"SQP"``, ``solve_structured`` (with its
-certificate) for LDPOPT-STRUCTURED — one run each; the status ldpopt reports; max_v |f − f°| with f°
+``solve(solver=...)`` for the cvxpy solvers and ``"SQP"``, and the user's own call
+``Problem(...).solve()`` for LDPOPT-STRUCTURED (the default route: the structured solver, its
+certificate and ldpopt's check of the Solution) — one run each; the status ldpopt reports; max_v |f − f°| with f°
 the structured solver's certified optimum (its certificate bounds max_v |f° − f*| to rounding); the
 max constraint violation in frequency units (the certificate's primal violation: bounds, Σ f, rows);
 and the ratio cvxpy CPU / structured CPU (on the structured row: the fastest cvxpy / SQP cell of
@@ -37,13 +38,13 @@ from benchmarks._harness import write_rows  # noqa: E402
 from benchmarks.bench_structured import grr_estimate, oue_estimate, subsets  # noqa: E402
 from ldpopt.problems import Problem, Simplex  # noqa: E402
 from ldpopt.problems.certificate import certificate  # noqa: E402
+from ldpopt.problems.problem import STRUCTURED  # noqa: E402
 from ldpopt.problems.structured import solve_structured  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "table.json"
 SOLVERS = {"cls": ("PIQP", "CLARABEL"), "weighted-mle": ("CLARABEL",), "binomial": ("SQP",),
            "multinomial": ("SQP",)}  # the likelihoods: the route policy.py takes (Clarabel/SCS fail or take 10-30 s)
 OBJECTIVES = ("cls", "weighted-mle", "binomial", "multinomial")
-USER_CALL = "Problem.solve() (default route)"
 CVXPY_MAX_D = 100_000
 NOT_RUN = {"PIQP": "PIQP takes ~14 s CPU on the simplex alone at d = 10⁶ (issue 11)",
            "CLARABEL": "Clarabel takes ~54 s CPU on the simplex alone at d = 10⁶ (issue 11)",
@@ -68,9 +69,6 @@ def main(argv=None):
     ap.add_argument("--d", type=int, nargs="+", help="only these domain sizes")
     ap.add_argument("--objective", nargs="+", choices=OBJECTIVES, help="only these objectives")
     ap.add_argument("--constraints", nargs="+", choices=("simplex", "subset"), help="only these constraint sets")
-    ap.add_argument("--user-call", action="store_true",
-                    help="also time the user's call Problem(est, objective, constraints).solve() (default route: "
-                         "the structured solver plus Problem's build and ldpopt's own check of the Solution)")
     args = ap.parse_args(argv)
     ds = args.d or ([1_000, 10_000] if args.quick else [1_000, 10_000, 42_178, 100_000, 1_000_000])
     objectives = args.objective or OBJECTIVES
@@ -89,8 +87,12 @@ def main(argv=None):
                 continue
             for objective in objectives:
                 est = grr if objective == "multinomial" else oue
-                c, w, r = timed(lambda: solve_structured(est, objective, cons))
+                with warnings.catch_warnings():  # the user's call: Problem(...).solve() → the structured route
+                    warnings.simplefilter("ignore")
+                    c, w, r = timed(lambda: Problem(est, objective, cons).solve())
                 ref = r.f
+                if r.solver != STRUCTURED:  # the structured solver did not pass: say who answered
+                    r.status = f"{r.status} (by {r.solver}: structured did not pass)"
                 cells = []
                 for name in SOLVERS[objective]:
                     if d > CVXPY_MAX_D:
@@ -102,10 +104,6 @@ def main(argv=None):
                     diff = float(np.max(np.abs(sol.f - ref))) if np.all(np.isfinite(sol.f)) else float("nan")
                     cells.append((sol.solver, cs, ws, sol.status, diff, violation(objective, cons, est, sol.f)))
                 run_cpu = [cs for _, cs, *_ in cells if np.isfinite(cs)]
-                if args.user_call:  # not a competitor: the same solver behind Problem's API
-                    cu, wu, su = timed(lambda: Problem(est, objective, cons if cons is not None else Simplex()).solve())
-                    cells.append((f"{USER_CALL} [{su.solver}]", cu, wu, su.status, float(np.max(np.abs(su.f - ref))),
-                                  violation(objective, cons, est, su.f)))
                 speedup = min(run_cpu) / c if run_cpu else np.nan  # fastest cvxpy / SQP ÷ structured
                 cells.insert(0, ("LDPOPT-STRUCTURED", c, w, r.status, 0.0, violation(objective, cons, est, r.f)))
                 for solver, cs, ws, status, diff, viol in cells:
@@ -122,7 +120,7 @@ def main(argv=None):
                         print(f"| {objective} | {cname} | {d:,} | {solver} | — | — | {status} | — | — | — |",
                               flush=True)
     # a filtered run must not overwrite the full table's results
-    filtered = bool(args.d or args.objective or args.constraints or args.user_call)
+    filtered = bool(args.d or args.objective or args.constraints)
     write_rows(OUT.with_name("table_subset.json") if filtered else OUT, rows)
 
 

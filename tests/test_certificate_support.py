@@ -198,3 +198,52 @@ def test_recover_multipliers_on_the_inner_values_equals_the_full_pass(objective,
         for tol in (0.0, 1e-12):
             lam, y = recover_multipliers(sep, st, x, tol)
             assert lam == _recover_reference(sep, st, x, tol) and y.size == 0
+
+
+@pytest.mark.parametrize("objective,make", [("binomial", _oue), ("weighted-mle", _oue), ("multinomial", _grr)])
+def test_grouped_lower_bound_terms_equal_the_elementwise_ones(objective, make):
+    """_AtLower evaluated once per distinct count and gathered (d ≥ GROUP_MIN_D) against the same
+    terms over every value: bit for bit, and the whole certificate too."""
+    import dataclasses
+
+    from ldpopt.problems import certificate_support as cs
+
+    d = cs.GROUP_MIN_D + 1000
+    est = make(d, 10**6, 3)
+    sep = separable_for(make_objective(objective), est)
+    st = compile_constraints(None, d)
+    grp = cs._groups(sep, st)
+    assert grp is not None and grp[2] < d // 20  # a few thousand counts among 1.3e5 values
+    fast, ref = cs._AtLower(sep, st), cs._AtLower(sep, st, group=False)
+    for k, v in vars(ref).items():
+        got = getattr(fast, k)
+        if isinstance(v, np.ndarray):
+            assert got.shape == v.shape and np.array_equal(got, v, equal_nan=True), k
+            assert np.array_equal(np.signbit(got), np.signbit(v)), k
+        else:
+            assert got == v or (v != v and got != got), k
+    r = solve_structured(est, objective, None)
+    a = certify(sep, st, r.f, r.duals["sum"], np.zeros(0), r.duals)
+    assert getattr(sep, "_at_lower", None) is not None  # the support path (and so the grouping) ran
+    sep2 = separable_for(make_objective(objective), est)
+    sep2._at_lower = (st, ref)  # the certificate with the elementwise terms
+    b = certify(sep2, st, r.f, r.duals["sum"], np.zeros(0), r.duals)
+    for k, v in dataclasses.asdict(b).items():
+        if k != "multipliers":
+            assert getattr(a, k) == v or (v != v and getattr(a, k) != getattr(a, k)), k
+
+
+def test_grouping_declines_when_a_term_is_not_a_function_of_the_count():
+    from ldpopt.problems import certificate_support as cs
+
+    d = cs.GROUP_MIN_D + 10
+    est = _oue(d, 10**6, 4)
+    sep = separable_for(make_objective("weighted-mle"), est)
+    st = compile_constraints(None, d)
+    assert cs._groups(sep, st) is not None
+    sep.a = sep.a.copy()
+    sep.a[7] = np.nextafter(sep.a[7], 1.0)  # one value off its count's a by one ulp
+    assert cs._groups(sep, st) is None
+    assert cs._groups(sep, compile_constraints([NonNegative(), SumTo(1.0), Box(upper=0.9)], d)) is None
+    small = _oue(1000, 10**6, 4)
+    assert cs._groups(separable_for(make_objective("binomial"), small), compile_constraints(None, 1000)) is None

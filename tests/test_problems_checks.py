@@ -171,5 +171,8 @@ def test_numpy_jacobians_of_the_builtins_equal_cvxpys_grad():
         got = builtin_jacobian_t(owner, k, y, d)
         assert got is not None, name
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12, err_msg=name)
+        acc = np.full(d, 0.25)  # the accumulating form adds the same into an array
+        assert builtin_jacobian_t(owner, k, y, d, out=acc) is acc
+        np.testing.assert_allclose(acc, 0.25 + got, rtol=1e-15, atol=1e-15, err_msg=name)
         seen.add(type(owner).__name__)
     assert len(seen) == 9

@@ -348,17 +348,24 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
 
 
 def _bounds_from_dict(st: Structure, duals: dict):
-    ylo, yup = np.zeros(st.d), np.zeros(st.d)
+    """(y^lo, y^up): the bound multipliers of ``duals`` summed per side. A side with one source is
+    that source itself (a read-only view, not 0 + y: the same values, no pass over the domain)."""
+    lo, up = [], []
     for name, spec in st.duals.items():
         if spec[0] in ("lower", "upper") and duals.get(name) is not None:
-            v = np.broadcast_to(np.asarray(duals[name], float), (st.d,))
-            if spec[0] == "lower":
-                ylo = ylo + v
-            else:
-                yup = yup + v
+            (lo if spec[0] == "lower" else up).append(np.broadcast_to(np.asarray(duals[name], float), (st.d,)))
     if duals.get(st.sum_name + ".implied") is not None:
-        yup = yup + np.asarray(duals[st.sum_name + ".implied"], float)
-    return ylo, yup
+        up.append(np.asarray(duals[st.sum_name + ".implied"], float))
+
+    def total(vs):
+        if len(vs) == 1:
+            return vs[0]
+        out = np.zeros(st.d)
+        for v in vs:
+            out = out + v
+        return out
+
+    return total(lo), total(up)
 
 
 def certificate(objective, constraints, estimate, f, multipliers: dict | None = None, *,

@@ -99,26 +99,69 @@ class _AtLower:
     it was computed for, so that certifying several points of one problem (``ldpopt verify`` certifies
     four weighted-MLE closed forms per instance) pays these full passes once."""
 
-    def __init__(self, sep, st):
-        # once per distinct count where the terms depend on a value only through it (.grouped:
-        # bit-identical, ~16x fewer evaluations for OUE counts at d = 42,178)
-        from .structured.grouped import evaluator
+    def __init__(self, sep, st, group: bool = True):
+        from .structured.structure import free_values
 
-        ev = evaluator(sep, st.l, st.u)
+        grp = _groups(sep, st) if group else None
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            self.d1l = ev("d1", 0)
-            self.free = st.l < st.u
-            self.hl = np.broadcast_to(ev("value", 0), (st.d,))
+            self.free = free_values(st)
+            if self.free is True:
+                self.free = np.ones(st.d, bool)
+            if grp is None:
+                self.d1l = sep.d1(st.l)
+                self.hl = np.broadcast_to(sep.value(st.l), (st.d,))
+                mu = np.broadcast_to(sep.mu(st.l, st.u), (st.d,))
+                self.d1_scale_l = sep.d1_scale(st.l)
+            else:  # once per group of equal values, gathered: the same numbers (see _groups)
+                rep, inv, k = grp
+                lr, ur = np.broadcast_to(st.l[0], (k,)), np.broadcast_to(st.u[0], (k,))
+                self.d1l = np.broadcast_to(rep.d1(lr), (k,))[inv]
+                self.hl = np.broadcast_to(rep.value(lr), (k,))[inv]
+                mu = np.broadcast_to(rep.mu(lr, ur), (k,))  # min over the groups = min over the values
+                self.d1_scale_l = np.broadcast_to(rep.d1_scale(lr), (k,))[inv]
             self.h_sum = float(np.sum(self.hl))
             self.abs_h = float(np.sum(np.abs(self.hl)))
-            mu = np.broadcast_to(ev("mu", 0, 1), (st.d,))
             self.mu_min = float(np.min(mu if self.free.all() else np.where(self.free, mu, np.inf), initial=np.inf))
-            self.d1_scale_l = ev("d1_scale", 0)
             sc = np.asarray(self.d1_scale_l, float)
             self.scale_max = float(np.max(sc, initial=-np.inf, where=~np.isnan(sc)))
         self.has_l = bool(st.l.any())
         self.lsum = float(np.sum(st.l)) if self.has_l else 0.0
         self.abs_l = float(np.sum(np.abs(st.l))) if self.has_l else 0.0
+
+
+GROUP_MIN_D = 1 << 17  # below this the grouping's own passes cost about what it saves
+
+
+def _groups(sep, st):
+    """(the separable on one representative value per group, inverse) when every per-value term of
+    ``sep`` at the bounds depends on a value only through an integer key (its support count,
+    ``Separable.group_keys``) and the bounds are one constant pair (the plain simplex); else None.
+
+    The likelihoods' and the weighted MLE's h, h', h'', μ and d1 scale at l are elementwise functions
+    of (c_v, l_v, u_v) and scalars: evaluated once per distinct count and gathered, they are the
+    same operations on the same operands, so the same floats (as EM's dual in
+    :mod:`ldpopt.methods._distinct`; ``tests/test_certificate_support.py`` compares bit for bit).
+    Checked, not assumed: every per-value array of ``sep`` must equal its group representative's
+    value at every member. At d = 10⁷ the counts take a few hundred to a few thousand values, and the
+    terms cost ~30 passes over the domain each (log, cbrt) against ~8 for the grouping."""
+    from ..methods._distinct import integer_groups
+
+    keys = sep.group_keys() if hasattr(sep, "group_keys") else None
+    if (keys is None or st.d < GROUP_MIN_D or st.l.strides != (0,) or st.u.strides != (0,)
+            or not st.l[0] < st.u[0]):
+        return None
+    grp = integer_groups(np.asarray(keys, float))
+    if grp is None or grp[0].size > st.d // 8:
+        return None
+    inv = grp[1]
+    first = np.empty(grp[0].size, dtype=np.intp)
+    first[inv] = np.arange(st.d, dtype=np.intp)  # any member: all are checked equal below
+    rep = sep.restrict(first)
+    for name, v in vars(sep).items():
+        if isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == st.d and v is not keys:
+            if not np.array_equal(getattr(rep, name)[inv], v):  # a NaN declines: the elementwise path
+                return None
+    return rep, inv, int(first.size)
 
 
 def _at_lower(sep, st) -> _AtLower:
@@ -165,7 +208,8 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bo
         ylo, yup = _bounds_from_dict(st, duals)
         bounds = (ylo[idx], yup[idx])
         with np.errstate(invalid="ignore"):
-            dual_viol = max(float(np.max(-ylo, initial=0.0)), float(np.max(-yup, initial=0.0)))
+            # max(−y, initial 0) as 0 − min(y, initial 0): the same number (NaN too), no negated copy
+            dual_viol = max(0.0 - float(np.min(ylo, initial=0.0)), 0.0 - float(np.min(yup, initial=0.0)))
             comp = 0.0 if not yup.any() else float(np.max(
                 np.abs(yup * np.where(np.isfinite(st.u), st.u - st.l, 0.0)), where=left, initial=0.0))
     else:  # bound_multipliers: y^lo = r = h'(l) + λ ≥ 0 at the lower bound of a free value, y^up = 0

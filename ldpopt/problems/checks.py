@@ -40,9 +40,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import cvxpy as cp
 import numpy as np
 
+from .constraint_terms import _gap_terms, _jacobian_t_y, constraint_violations  # noqa: F401 (re-exported)
 from .objectives import UserObjective
 
 __all__ = ["Checks", "check_solution", "STATIONARITY_TOL", "GAP_TOL", "accuracy_tol", "violation_tol"]
@@ -107,94 +107,13 @@ class Checks:
         return ", ".join(parts) + (" (passed)" if self.passed else f" (failed: {'; '.join(self.failed)})")
 
 
-def _violation(con: cp.Constraint, value: np.ndarray) -> float:
-    """Max violation of a cvxpy constraint whose expression has been evaluated at the point."""
-    v = np.asarray(value, dtype=np.float64)
-    if isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)):
-        return float(np.max(np.abs(v))) if v.size else 0.0
-    return float(np.max(np.maximum(v, 0.0))) if v.size else 0.0
-
-
-def constraint_violations(problem, f: np.ndarray) -> dict:
-    """Constraint name → max violation at f (frequency units for constraints written on f)."""
-    out = {}
-    x = problem.x
-    saved = x.value
-    x.value = f / problem.scale
-    try:
-        for name, (owner, k) in problem._owners.items():
-            res = owner.residuals(f, problem.estimate) if hasattr(owner, "residuals") else None
-            if res is not None:
-                out[name] = float(res[k])
-            else:
-                con = problem._named[name]
-                out[name] = _violation(con, con.expr.value)
-    finally:
-        x.value = saved
-    return out
-
-
-def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
-    """Σ_k ∇_f g_k(f)ᵀ y_k for the named constraints, or (None, why): numpy for the built-ins
-    (:mod:`.jacobians`), cvxpy's ``grad`` for the others."""
-    from .jacobians import builtin_jacobian_t
-
-    x = problem.x
-    saved = x.value
-    x.value = f / problem.scale
-    total = np.zeros(f.shape[0])
-    try:
-        for name, con in problem._named.items():
-            y = duals.get(name)
-            if y is None:
-                return None, f"no dual for constraint {name!r}"
-            owner, k = problem._owners[name]
-            jty = builtin_jacobian_t(owner, k, y, f.shape[0])
-            if jty is not None:
-                total += jty
-                continue
-            expr = con.expr
-            if not expr.is_affine():
-                return None, f"constraint {name!r} is not affine (no Jacobian taken)"
-            g = expr.grad.get(x) if expr.grad is not None else None
-            if g is None:
-                if not expr.variables():
-                    continue
-                return None, f"cvxpy gives no gradient for constraint {name!r}"
-            y = np.atleast_1d(np.asarray(y, dtype=np.float64)).ravel(order="F")
-            # cvxpy's grad is (size of x) × (size of expr); ∂g/∂f = ∂g/∂x / s
-            total += np.asarray(g @ y).ravel() / problem.scale
-    finally:
-        x.value = saved
-    return total, ""
-
-
-def _gap_terms(problem, f: np.ndarray, duals: dict) -> tuple[float, float]:
-    """(Σ_k y_k·g_k(f), worst negative inequality multiplier, as ≥ 0)."""
-    x = problem.x
-    saved = x.value
-    x.value = f / problem.scale
-    lag, dual_inf = 0.0, 0.0
-    try:
-        for name, con in problem._named.items():
-            y = np.atleast_1d(np.asarray(duals[name], dtype=np.float64)).ravel(order="F")
-            g = np.atleast_1d(np.asarray(con.expr.value, dtype=np.float64)).ravel(order="F")
-            lag += float(y @ g)
-            if not isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)) and y.size:
-                dual_inf = max(dual_inf, float(-y.min()))
-    finally:
-        x.value = saved
-    return lag, dual_inf
-
-
 def _move_scale(obj, f: np.ndarray, est, grad: np.ndarray) -> float:
     """max_v |∇J(f + 1/d)_v − ∇J(f)_v|: how much the gradient moves when f moves by the frequency
     scale 1/d (the built-ins are separable). ∇J(f) alone can vanish at an interior optimum (GRR's
     f̃ already sums to 1), which would make any residual look large."""
     with np.errstate(all="ignore"):
         moved = obj.gradient(f + 1.0 / f.shape[0], est) - grad
-    moved = moved[np.isfinite(moved)]
-    return float(np.max(np.abs(moved))) if moved.size else 0.0
+        return float(np.max(np.abs(moved), where=np.isfinite(moved), initial=0.0))
 
 
 def _bound(r: np.ndarray, lag: float, mu: float) -> float:
@@ -281,18 +200,33 @@ def _polished_bound(problem, f, duals, mu) -> float | None:
     return float(np.linalg.norm(f - fh)) + 2.0 * float(np.linalg.norm(r)) / mu
 
 
-def _certificate(problem, f: np.ndarray, duals: dict):
+def _certificate(problem, f: np.ndarray, duals: dict, given=None):
     """:func:`ldpopt.problems.certificate.certificate` of f, with the solver's multipliers and with
     multipliers recovered from f (both give valid bounds: the smaller ``distance_linf`` is kept);
-    None when the objective or a constraint is outside its class (user objectives/constraints)."""
+    None when the objective or a constraint is outside its class (user objectives/constraints).
+
+    ``given``: the certificate the structured solver already computed for this (f, duals) on the
+    same problem (:func:`~.structured.solve_structured`; its feas_tol is its own). It *is* the first
+    of the two — the same function of the same numbers — whenever its primal violation is within
+    both tolerances (then no distance turns NaN at either), so it is taken with ``feas_tol`` set to
+    ``violation_tol``; otherwise it is recomputed. The second (recovered multipliers) is skipped
+    when the first already resolves f* to its own rounding level (``distance_linf ≤
+    distance_rounding``): a smaller bound cannot change ``error_bound`` by more than that level."""
+    import dataclasses
+
     from .certificate import certificate
     from .structured.separable import NotApplicable
 
+    tol = violation_tol(problem.estimate.d)
     found = []
-    for mult in (duals, None):
+    if given is not None and given.multipliers is duals and given.primal_violation <= min(given.feas_tol, tol):
+        found.append(dataclasses.replace(given, feas_tol=tol))
+        if not (found[0].distance_linf > found[0].distance_rounding):  # resolved (NaN: recompute)
+            return found[0]
+    for mult in ((None,) if found else (duals, None)):
         try:
             found.append(certificate(problem.objective, problem.constraints, problem.estimate, f, mult,
-                                     feas_tol=violation_tol(problem.estimate.d)))
+                                     feas_tol=tol))
         except NotApplicable:
             return None
         except (ValueError, TypeError):  # the solver's duals lack a multiplier the certificate reads
@@ -308,8 +242,10 @@ def _is_nonneg(owner, k: int) -> bool:
     return isinstance(owner, NonNegative) or (isinstance(owner, Simplex) and k == 0)
 
 
-def check_solution(problem, f: np.ndarray, duals: dict | None) -> Checks:
-    """ldpopt's own check of (f, duals) for ``problem`` (a :class:`~ldpopt.problems.Problem`)."""
+def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None) -> Checks:
+    """ldpopt's own check of (f, duals) for ``problem`` (a :class:`~ldpopt.problems.Problem`).
+    ``certificate``: the structured solver's certificate of this (f, duals), reused where it is the
+    same computation (:func:`_certificate`)."""
     d = problem.estimate.d
     tol_v = violation_tol(d)
     ch = Checks(tolerance={"violation": tol_v, "stationarity": STATIONARITY_TOL, "gap": GAP_TOL,
@@ -339,18 +275,17 @@ def check_solution(problem, f: np.ndarray, duals: dict | None) -> Checks:
         if jty is None:
             ch.not_run.update(stationarity=why, gap=why)
         else:
-            scale = max(float(np.max(np.abs(grad))), _move_scale(obj, f, problem.estimate, grad),
-                        np.finfo(float).tiny)  # noqa: E501
+            move = _move_scale(obj, f, problem.estimate, grad)
+            scale = max(float(np.max(np.abs(grad))), move, np.finfo(float).tiny)
             ch.stationarity = float(np.max(np.abs(grad + jty))) / scale
             lag, dual_inf = _gap_terms(problem, f, duals)
             ch.dual_infeasibility = dual_inf / scale
             # J changes by ~ move·‖f‖₁ when all of f moves by 1/d: the gap in those units (|J| itself
             # carries the noise energy, ~dσ², and would let a 1e-3 error pass when σ is large)
-            move = _move_scale(obj, f, problem.estimate, grad)
             ch.gap = abs(lag) / max(move * float(np.sum(np.abs(f))), np.finfo(float).tiny)
             if not ch.dual_infeasibility <= STATIONARITY_TOL:
                 ch.failed.append(f"dual infeasibility {ch.dual_infeasibility:.1e} > {STATIONARITY_TOL:.0e}")
-            cert = _certificate(problem, f, duals)
+            cert = _certificate(problem, f, duals, certificate)
             linear = False
             if cert is not None:  # built-in separable objective, built-in constraints: the one certificate
                 ch.certificate = cert

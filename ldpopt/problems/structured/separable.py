@@ -89,6 +89,11 @@ class Separable:
                     f[idx] = np.clip(self._interior(t, l, u, idx), l[idx], u[idx])
         return f
 
+    def group_keys(self):
+        """An integer-valued array that every per-value term is a function of (the support counts),
+        or None: :mod:`ldpopt.problems.certificate_support` then evaluates once per distinct key."""
+        return None
+
     def restrict(self, idx):
         """The same objective on the values ``idx`` only (for the solver's candidate filtering)."""
         import copy
@@ -131,6 +136,10 @@ class Quadratic(Separable):
     def _interior(self, t, l, u, idx):
         return _take(self.m, idx) - _take(t, idx) / (2.0 * _take(self.w, idx))
 
+    def mu(self, l, u):
+        # h'' = 2w everywhere: the base class's min(h''(l), h''(u)) without writing two copies of it
+        return np.broadcast_to(2.0 * np.asarray(self.w, float), np.broadcast_shapes(np.shape(l), np.shape(u)))
+
 
 class WeightedMLESep(Separable):
     """Wang et al. Eq. 13: h_v = (a_v − B f)²/(s + C f), convex where s + C f > 0."""
@@ -142,6 +151,10 @@ class WeightedMLESep(Separable):
         self.p, self.q = float(p), float(q)  # for the MLE-Apx fast path (.simplex)
         self.a = estimate.counts / estimate.n - q
         self.B, self.s, self.C = p - q, q * (1.0 - q), (p - q) * (1.0 - p - q)
+        self._counts = estimate.counts  # a_v is a function of c_v: group_keys
+
+    def group_keys(self):
+        return self._counts
 
     def value(self, f):
         return (self.a - self.B * f) ** 2 / (self.s + self.C * f)
@@ -179,6 +192,9 @@ class MultinomialSep(Separable):
     def __init__(self, estimate):
         self.c, self.n, self.q, self.B = estimate.counts, float(estimate.n), estimate.q, estimate.p - estimate.q
 
+    def group_keys(self):
+        return self.c
+
     def _pi(self, f):
         return self.q + self.B * f
 
@@ -203,6 +219,9 @@ class BinomialSep(Separable):
 
     def __init__(self, estimate):
         self.c, self.n, self.q, self.B = estimate.counts, float(estimate.n), estimate.q, estimate.p - estimate.q
+
+    def group_keys(self):
+        return self.c
 
     def value(self, f):
         pi = self.q + self.B * f
@@ -269,6 +288,11 @@ class UserSep(Separable):
 
     def d2(self, f):
         return np.asarray(self.obj.d2h(f, self.est), float)
+
+    def group_keys(self):
+        """An integer-valued array that every per-value term is a function of (the support counts),
+        or None: :mod:`ldpopt.problems.certificate_support` then evaluates once per distinct key."""
+        return None
 
     def restrict(self, idx):
         return None  # user functions act on the whole vector: no restriction

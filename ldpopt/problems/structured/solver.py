@@ -143,8 +143,10 @@ def _certified(sep, st, f, lam, y, feas_tol, kkt_tol):
     cert = certify(sep, st, f, lam, y, duals, feas_tol)
     # all three in units of the total mass: violation, Newton correction of stationarity, and the
     # wrong-sign multipliers turned into frequency by the largest curvature 1/h''
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv_curv = float(np.nanmax(1.0 / ev("d2"), initial=0.0))
+    inv_curv = 0.0
+    if cert.dual_violation != 0:  # (0 × anything finite-or-zeroed is 0: no pass over d needed then)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv_curv = float(np.nanmax(1.0 / ev("d2"), initial=0.0))
     kkt = max(cert.primal_violation, cert.stationarity * st.total,
               cert.dual_violation * (inv_curv if np.isfinite(inv_curv) else 0.0)) / max(st.total, 1e-300)
     checks = []

@@ -94,8 +94,9 @@ def _vec(b, d, label):
     return np.broadcast_to(b, (d,))
 
 
-def compile_constraints(constraints, d: int) -> Structure:
-    """Map ``constraints`` (None: the simplex) to a :class:`Structure`.
+def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
+    """Map ``constraints`` (None: the simplex) to a :class:`Structure` (``fast=False``: the general
+    pass even for the plain simplex, the reference of :func:`_plain_simplex`).
 
     Raises :class:`NotApplicable` for user callables, a missing Σ f = total, or a value with no finite
     lower bound (the dual method needs a compact per-value domain for the likelihoods)."""
@@ -105,6 +106,9 @@ def compile_constraints(constraints, d: int) -> Structure:
         constraints = [constraints]
     constraints = [as_constraint(c) for c in constraints]
     names = _names(constraints)
+    plain = _plain_simplex(constraints, names, d) if fast else None
+    if plain is not None:
+        return plain
     lo = np.full(d, -np.inf)
     up = np.full(d, np.inf)
     fixed = np.full(d, np.nan)
@@ -286,21 +290,62 @@ def _tree(hier, subsets, fixed_src, fixed, others, duals, d):
                 float(total), total_row), name
 
 
+def _plain_simplex(constraints, names, d: int) -> Structure | None:
+    """The Structure of [Simplex()] or [NonNegative(), SumTo(total > 0)] (either order) without the
+    general pass, or None. The same numbers as the general pass (l = 0, u = the implied bound
+    total − Σ_{w≠v} l_w = total, every upper bound implied; ``tests/test_structured_fast.py``), as
+    read-only broadcast views: no full-length array is written for constant bounds (at d = 42,178
+    the general pass was ~10 % of a simplex solve, mostly fresh memory for constant vectors)."""
+    kinds = [type(c) for c in constraints]
+    if kinds == [Simplex]:
+        nn, sum_name, total = names[0][0], names[0][1], 1.0
+    elif sorted(k.__name__ for k in kinds) == ["NonNegative", "SumTo"]:
+        i = kinds.index(NonNegative)
+        nn, sum_name, total = names[i][0], names[1 - i][0], constraints[1 - i].total
+    else:
+        return None
+    if not total > 0:
+        return None  # the general pass decides (a fixed point at 0, or infeasible)
+    zero = np.broadcast_to(0.0, (d,))
+    return Structure(d, zero, np.broadcast_to(float(total), (d,)), float(total), sp.csr_matrix((0, d)),
+                     np.zeros(0), np.zeros(0, bool), sum_name, {nn: ("lower", zero), sum_name: ("sum",)},
+                     np.ones(d, bool), None)  # a real array: & with a broadcast bool is 3x slower
+
+
+def free_values(st: Structure):
+    """l < u per value, or True when every bound is one constant pair with l < u (the plain
+    simplex's broadcast bounds: no pass over the domain)."""
+    if st.l.strides == (0,) and st.u.strides == (0,) and st.d and st.l[0] < st.u[0]:
+        return True
+    return st.l < st.u
+
+
 def bound_multipliers(st: Structure, f, r):
     """Bound multipliers from the per-value stationarity residual r = h'(f) + t (so that
     r − y^lo + y^up = 0): y^lo = r where f is at its lower bound, y^up = −r at the upper bound."""
-    at_l = (f <= st.l) & (st.l < st.u)
-    at_u = (f >= st.u) & (st.l < st.u) & ~at_l
-    return np.where(at_l, r, 0.0), np.where(at_u, -r, 0.0)
+    return _bounds(st, f, r)[:2]
+
+
+def _bounds(st: Structure, f, r):
+    """(y^lo, y^up, whether any value is at its upper bound) of :func:`bound_multipliers`."""
+    free = free_values(st)
+    at_l = (f <= st.l) if free is True else (f <= st.l) & free
+    at_u = (f >= st.u) if free is True else (f >= st.u) & free
+    at_u &= ~at_l
+    up = bool(at_u.any())
+    return np.where(at_l, r, 0.0), (np.where(at_u, -r, 0.0) if up else np.zeros(st.d)), up
 
 
 def duals_dict(st: Structure, f, lam, y, r) -> dict:
     """Multipliers in :class:`~ldpopt.problems.Solution` ``duals`` form (names and signs of
     :mod:`ldpopt.problems.constraints`). A bound shared by several constraints goes to the first
     whose bound is the binding one; the implied upper bound has no constraint of its own (its
-    multiplier is nonzero only at a vertex f = total·e_v, and is reported under ``"<sum>.implied"``)."""
-    ylo, yup = bound_multipliers(st, f, r)
-    out, took_lo, took_up = {}, np.zeros(st.d, bool), np.zeros(st.d, bool)
+    multiplier is nonzero only at a vertex f = total·e_v, and is reported under ``"<sum>.implied"``).
+    A source that binds everywhere (the only lower bound, e.g. the simplex's f ≥ 0) gets y^lo
+    itself, not a masked copy: the same numbers."""
+    ylo, yup, up = _bounds(st, f, r)
+    out = {}
+    taken = {"lower": None, "upper": None}  # None: nothing taken yet; True: every value
     for name, spec in st.duals.items():
         kind = spec[0]
         if kind == "sum":
@@ -313,14 +358,22 @@ def duals_dict(st: Structure, f, lam, y, r) -> dict:
         elif kind == "fixed":
             out[name] = -np.asarray(r[spec[1]], float)  # f_v − value = 0: r + y = 0
         elif kind in ("lower", "upper"):
-            bnd = np.broadcast_to(spec[1], (st.d,))
-            mine = (bnd == (st.l if kind == "lower" else st.u)) & ~(took_lo if kind == "lower" else took_up)
-            val = np.where(mine, ylo if kind == "lower" else yup, 0.0)
-            (took_lo if kind == "lower" else took_up)[mine] = True
-            out[name] = val
-    imp = st.implied_upper & (yup != 0)
-    if imp.any():
-        out[st.sum_name + ".implied"] = np.where(st.implied_upper, yup, 0.0)
+            ref, yb, tk = (st.l, ylo, taken["lower"]) if kind == "lower" else (st.u, yup, taken["upper"])
+            if tk is True:
+                out[name] = np.zeros(st.d)
+                continue
+            mine = None if spec[1] is ref else np.broadcast_to(spec[1], (st.d,)) == ref  # None: all values
+            if tk is not None:
+                mine = ~tk if mine is None else mine & ~tk
+            if mine is None or mine.all():
+                out[name], taken[kind] = yb, True
+            else:
+                out[name] = np.where(mine, yb, 0.0)
+                taken[kind] = mine if tk is None else tk | mine
+    if up:
+        imp = st.implied_upper & (yup != 0)
+        if imp.any():
+            out[st.sum_name + ".implied"] = np.where(st.implied_upper, yup, 0.0)
     return out
 
 

@@ -1,0 +1,88 @@
+"""The user's call ``Problem(est, obj, [Simplex()]).solve()`` at d = 42,178 against PIQP, one process.
+
+    python benchmarks/bench_user_call.py            # cls + weighted MLE, and one PIQP solve of cls
+    python benchmarks/bench_user_call.py --no-piqp  # the ldpopt calls only (e.g. to compare commits)
+
+Data as ``bench_structured.py --ref-only``: OUE, ε = 1, Zipf(1.5), n = 10⁶, d = 42,178. CPU seconds
+(``time.process_time``, all threads). ldpopt calls: the minimum over 7 blocks of 20 calls of the
+per-call mean (a millisecond call on a shared 2-core machine: a single call's CPU time varies ±30 %
+with the load); ``Problem.solve`` is the whole user's call (Problem construction, the structured
+solver with its certificate, ldpopt's check of the Solution), ``solve_structured`` the solver alone.
+PIQP: ``Problem(...).solve(solver="PIQP")`` (build + compile + solve + ldpopt's check), best of 2.
+Prints one line per number; the ratio is PIQP ÷ the user's call.
+
+Allocator state: glibc serves a d = 42,178 float64 temporary (337 kB) by ``mmap`` until the process
+has freed a larger block, and afterwards trims its heap whenever more than twice the largest freed
+block is free — so a fresh process re-faults every temporary of every call (~0.5–1 ms per call
+here), while one that has once freed a ≥ 32 MB array (any research session; ``--cold`` not given:
+this script does so first) keeps them. Both states are real; the default is the warm one.
+
+To compare commits: ``--src CHECKOUT`` imports ldpopt from that checkout; run it for each, back to
+back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def per_call_cpu(fn, blocks: int = 7, inner: int = 20) -> float:
+    """min over ``blocks`` of the mean CPU seconds of ``inner`` calls (after one warm-up call)."""
+    fn()
+    best = float("inf")
+    for _ in range(blocks):
+        t = time.process_time()
+        for _ in range(inner):
+            fn()
+        best = min(best, (time.process_time() - t) / inner)
+    return best
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--no-piqp", action="store_true", help="skip the PIQP solve")
+    ap.add_argument("--cold", action="store_true", help="do not warm glibc's allocator first (docstring)")
+    ap.add_argument("--src", default=str(ROOT), help="the checkout to import ldpopt from (default: this one)")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, args.src)
+    from benchmarks._harness import best_cpu
+    from benchmarks.bench_structured import oue_estimate
+
+    if not args.cold:
+        import numpy as np
+
+        block = np.ones(4 * 10**6)  # 32 MB, freed at once: raises glibc's dynamic mmap/trim thresholds
+        del block
+    import ldpopt
+    from ldpopt.problems import Problem, Simplex
+    from ldpopt.problems.structured import solve_structured
+
+    est, _ = oue_estimate(42_178, 10**6)
+    print(f"ldpopt from {ldpopt.__file__} ({'cold' if args.cold else 'warm'} allocator)")
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for obj in ("cls", "weighted-mle"):
+            sol = Problem(est, obj, [Simplex()]).solve()
+            assert sol.status == "optimal" and sol.solver == "LDPOPT-STRUCTURED", (obj, sol.status, sol.solver)
+            out[f"{obj} Problem.solve"] = per_call_cpu(lambda: Problem(est, obj, [Simplex()]).solve())
+            out[f"{obj} solve_structured"] = per_call_cpu(lambda: solve_structured(est, obj, [Simplex()]))
+        if not args.no_piqp:
+            t, sol = best_cpu(lambda: Problem(est, "cls", [Simplex()]).solve(solver="PIQP"), 2)
+            out["cls PIQP"] = t
+    for k, v in out.items():
+        print(f"{k:30s} {v * 1e3:9.3f} ms CPU")
+    if "cls PIQP" in out:
+        print(f"{'ratio PIQP / Problem.solve':30s} {out['cls PIQP'] / out['cls Problem.solve']:9.0f}x "
+              f"(PIQP {sol.status})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""The constraint side of ldpopt's check (:mod:`.checks`), per named constraint of a
+:class:`~ldpopt.problems.Problem` at a point f: its max violation, Σ_k ∇g_k(f)ᵀ y_k and Σ_k y_k·g_k(f).
+
+Built-in constraints are evaluated in numpy (their ``residuals``, :mod:`.jacobians`' Jᵀy and g(f)),
+so a check of those never builds or touches the cvxpy problem (built lazily for the simplex family:
+:class:`~ldpopt.problems.Problem`); user callables go through cvxpy's expression values and ``grad``
+at f, with cvxpy's variable set to f for the duration (:func:`_at`).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import cvxpy as cp
+import numpy as np
+
+__all__ = ["constraint_violations"]
+
+
+def _violation(con: cp.Constraint, value: np.ndarray) -> float:
+    """Max violation of a cvxpy constraint whose expression has been evaluated at the point."""
+    v = np.asarray(value, dtype=np.float64)
+    if isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)):
+        return float(np.max(np.abs(v))) if v.size else 0.0
+    return float(np.max(np.maximum(v, 0.0))) if v.size else 0.0
+
+
+@contextmanager
+def _at(problem, f: np.ndarray):
+    """cvxpy's variable set to the point f for the duration (for constraints without numpy forms)."""
+    x = problem.x
+    saved = x.value
+    x.value = f / problem.scale
+    try:
+        yield
+    finally:
+        x.value = saved
+
+
+def constraint_violations(problem, f: np.ndarray) -> dict:
+    """Constraint name → max violation at f (frequency units for constraints written on f): the
+    constraint's numpy ``residuals`` (computed once per constraint), cvxpy's expression evaluation at
+    f for the others (user callables)."""
+    out, res_of, rest = {}, {}, []
+    for name, (owner, k) in problem._owners.items():
+        if id(owner) not in res_of:
+            res_of[id(owner)] = owner.residuals(f, problem.estimate) if hasattr(owner, "residuals") else None
+        res = res_of[id(owner)]
+        out[name] = None if res is None else float(res[k])
+        if res is None:
+            rest.append(name)
+    if rest:
+        with _at(problem, f):
+            for name in rest:
+                con = problem._named[name]
+                out[name] = _violation(con, con.expr.value)
+    return out
+
+
+def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
+    """Σ_k ∇_f g_k(f)ᵀ y_k for the named constraints, or (None, why): numpy for the built-ins
+    (:mod:`.jacobians`), cvxpy's ``grad`` for the others."""
+    from .jacobians import builtin_jacobian_t
+
+    total = np.zeros(f.shape[0])
+    rest = []
+    for name, (owner, k) in problem._owners.items():
+        y = duals.get(name)
+        if y is None:
+            return None, f"no dual for constraint {name!r}"
+        if builtin_jacobian_t(owner, k, y, f.shape[0], out=total) is None:
+            rest.append((name, y))
+    if not rest:
+        return total, ""
+    x = problem.x
+    with _at(problem, f):
+        for name, y in rest:
+            expr = problem._named[name].expr
+            if not expr.is_affine():
+                return None, f"constraint {name!r} is not affine (no Jacobian taken)"
+            g = expr.grad.get(x) if expr.grad is not None else None
+            if g is None:
+                if not expr.variables():
+                    continue
+                return None, f"cvxpy gives no gradient for constraint {name!r}"
+            y = np.atleast_1d(np.asarray(y, dtype=np.float64)).ravel(order="F")
+            # cvxpy's grad is (size of x) × (size of expr); ∂g/∂f = ∂g/∂x / s
+            total += np.asarray(g @ y).ravel() / problem.scale
+    return total, ""
+
+
+def _gap_terms(problem, f: np.ndarray, duals: dict) -> tuple[float, float]:
+    """(Σ_k y_k·g_k(f), worst negative inequality multiplier, as ≥ 0): g in numpy for the built-ins
+    (:func:`.jacobians.builtin_g`), cvxpy's expression values for the others. The products are
+    summed by ``np.sum``, not a BLAS dot (whose idle threads spin and bill the caller CPU time)."""
+    from .jacobians import builtin_g
+
+    lag, dual_inf = 0.0, 0.0
+    rest = []
+
+    def add(y, g, equality):
+        nonlocal lag, dual_inf
+        y = np.atleast_1d(np.asarray(y, dtype=np.float64)).ravel(order="F")
+        lag += float(np.sum(y * np.atleast_1d(np.asarray(g, dtype=np.float64)).ravel(order="F")))
+        if not equality and y.size:
+            dual_inf = max(dual_inf, float(-y.min()))
+
+    for name, (owner, k) in problem._owners.items():
+        got = builtin_g(owner, k, f, f.shape[0])
+        if got is None:
+            rest.append(name)
+        else:
+            add(duals[name], *got)
+    if rest:
+        with _at(problem, f):
+            for name in rest:
+                con = problem._named[name]
+                add(duals[name], con.expr.value, isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)))
+    return lag, dual_inf
