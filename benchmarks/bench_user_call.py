@@ -1,15 +1,20 @@
-"""The user's call ``Problem(est, obj, [Simplex()]).solve()`` at d = 42,178 against PIQP, one process.
+"""The user's call ``Problem(est, obj, [Simplex()]).solve()`` at d = 42,178 against the fastest cvxpy
+route of each objective, one process.
 
-    python benchmarks/bench_user_call.py            # cls + weighted MLE, and one PIQP solve of cls
+    python benchmarks/bench_user_call.py            # cls, weighted MLE, binomial, multinomial + references
     python benchmarks/bench_user_call.py --no-piqp  # the ldpopt calls only (e.g. to compare commits)
 
 Data as ``bench_structured.py --ref-only``: OUE, ε = 1, Zipf(1.5), n = 10⁶, d = 42,178. CPU seconds
-(``time.process_time``, all threads). ldpopt calls: the minimum over 7 blocks of 20 calls of the
+(``time.process_time``, all threads); GRR counts (``bench_structured.grr_estimate``) for the
+multinomial. References (the fastest route of ``benchmarks/bench_policy.py`` / ``bench_table.py``):
+PIQP for cls, Clarabel for the weighted MLE, the sequential-QP route ``"SQP"`` (over PIQP) for the
+exact likelihoods, whose exponential cones Clarabel fails and SCS takes 16–50 s on. ldpopt calls: the minimum over 7 blocks of 20 calls of the
 per-call mean (a millisecond call on a shared 2-core machine: a single call's CPU time varies ±30 %
 with the load); ``Problem.solve`` is the whole user's call (Problem construction, the structured
 solver with its certificate, ldpopt's check of the Solution), ``solve_structured`` the solver alone.
-PIQP: ``Problem(...).solve(solver="PIQP")`` (build + compile + solve + ldpopt's check), best of 2.
-Prints one line per number; the ratio is PIQP ÷ the user's call.
+References: ``Problem(...).solve(solver=...)`` (build + compile + solve + ldpopt's check), best of 2.
+Prints one line per number and the ratio reference ÷ the user's call per objective; writes
+``benchmarks/results/user_call.json`` (``user_call_cold.json`` with ``--cold``).
 
 Allocator state: glibc serves a d = 42,178 float64 temporary (337 kB) by ``mmap`` until the process
 has freed a larger block, and afterwards trims its heap whenever more than twice the largest freed
@@ -53,7 +58,8 @@ def main(argv=None):
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, args.src)
     from benchmarks._harness import best_cpu
-    from benchmarks.bench_structured import oue_estimate
+    from benchmarks._harness import write_rows
+    from benchmarks.bench_structured import grr_estimate, oue_estimate
 
     if not args.cold:
         import numpy as np
@@ -64,24 +70,37 @@ def main(argv=None):
     from ldpopt.problems import Problem, Simplex
     from ldpopt.problems.structured import solve_structured
 
-    est, _ = oue_estimate(42_178, 10**6)
+    oue, _ = oue_estimate(42_178, 10**6)
+    grr = grr_estimate(42_178, 10**6)[0]
+    refs = {"cls": "PIQP", "weighted-mle": "CLARABEL", "binomial": "SQP", "multinomial": "SQP"}
     print(f"ldpopt from {ldpopt.__file__} ({'cold' if args.cold else 'warm'} allocator)")
-    out = {}
+    out, rows = {}, []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for obj in ("cls", "weighted-mle"):
+        for obj, ref in refs.items():
+            est = grr if obj == "multinomial" else oue
             sol = Problem(est, obj, [Simplex()]).solve()
             assert sol.status == "optimal" and sol.solver == "LDPOPT-STRUCTURED", (obj, sol.status, sol.solver)
-            out[f"{obj} Problem.solve"] = per_call_cpu(lambda: Problem(est, obj, [Simplex()]).solve())
-            out[f"{obj} solve_structured"] = per_call_cpu(lambda: solve_structured(est, obj, [Simplex()]))
-        if not args.no_piqp:
-            t, sol = best_cpu(lambda: Problem(est, "cls", [Simplex()]).solve(solver="PIQP"), 2)
-            out["cls PIQP"] = t
+            row = {"objective": obj, "d": 42_178, "allocator": "cold" if args.cold else "warm",
+                   "problem_solve_cpu_s": per_call_cpu(lambda: Problem(est, obj, [Simplex()]).solve()),
+                   "solve_structured_cpu_s": per_call_cpu(lambda: solve_structured(est, obj, [Simplex()]))}
+            out[f"{obj} Problem.solve"] = row["problem_solve_cpu_s"]
+            out[f"{obj} solve_structured"] = row["solve_structured_cpu_s"]
+            if not args.no_piqp:
+                t, rsol = best_cpu(lambda: Problem(est, obj, [Simplex()]).solve(solver=ref), 2)
+                out[f"{obj} {ref}"] = t
+                row.update(reference=rsol.solver, reference_status=rsol.status, reference_cpu_s=t,
+                           ratio=t / row["problem_solve_cpu_s"])
+            rows.append(row)
     for k, v in out.items():
         print(f"{k:30s} {v * 1e3:9.3f} ms CPU")
-    if "cls PIQP" in out:
-        print(f"{'ratio PIQP / Problem.solve':30s} {out['cls PIQP'] / out['cls Problem.solve']:9.0f}x "
-              f"(PIQP {sol.status})")
+    for row in rows:
+        if "ratio" in row:
+            print(f"{'ratio ' + row['reference'] + ' / ' + row['objective']:30s} {row['ratio']:9.0f}x "
+                  f"({row['reference']} {row['reference_status']})")
+    if not args.no_piqp and args.src == str(ROOT):
+        name = "user_call_cold.json" if args.cold else "user_call.json"
+        write_rows(ROOT / "benchmarks" / "results" / name, rows)
 
 
 if __name__ == "__main__":
