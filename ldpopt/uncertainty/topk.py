@@ -54,7 +54,7 @@ import numpy as np
 __all__ = ["SELECTIONS", "TARGETS", "select_top", "topk_interval", "topk_query"]
 
 TARGETS = ("selected", "order")
-SELECTIONS = ("hull", "calibrated", "rank", "none")
+SELECTIONS = ("auto", "hull", "calibrated", "rank", "none")
 
 
 def select_top(x: np.ndarray, k: int) -> np.ndarray:
@@ -126,10 +126,11 @@ def topk_interval(point: np.ndarray, world: np.ndarray, boot: np.ndarray, k: int
 
 
 def topk_query(est, name: str, level: float, k: int, *, n_resamples: int = 200, interval=None, rng=0,
-               params=None, target: str = "selected", selection: str = "hull"):
+               params=None, target: str = "selected", selection: str = "auto"):
     """:class:`~.result.Uncertainty` of the top-``k`` values of ``name`` on ``est`` (module
     docstring); ``interval`` None means "basic" for the bootstrap parts and Base/Norm's analytic
-    interval for their fixed-set part."""
+    interval for their fixed-set part. ``selection="auto"``: "calibrated" where the fixed-set part
+    is analytic (Base, Norm), else "hull" (module docstring)."""
     from .. import methods as _methods
     from .._validation import as_generator
     from .analytic import analytic, supports_analytic
@@ -140,6 +141,8 @@ def topk_query(est, name: str, level: float, k: int, *, n_resamples: int = 200, 
 
     if selection not in SELECTIONS:
         raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
+    if selection == "auto":
+        selection = "calibrated" if interval is None and supports_analytic(est, name) else "hull"
     if target == "order" and selection != "rank":
         raise ValueError("target='order' needs selection='rank' (the fixed-set interval covers the "
                          "selected values, not the order statistics)")
