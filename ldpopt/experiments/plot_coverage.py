@@ -23,8 +23,8 @@ __all__ = ["plot_coverage"]
 
 BANDS = {"top10": "top 10 values", "10-100": "ranks 10–100", "tail": "tail", "ge5sigma": "values ≥ 5σ",
          "topk-set": "top-10 set (data-chosen), fixed-set interval", "subsets": "random subset sums",
-         "topk-hull": "top-10 set, selection-aware hull (default but Base/Norm)",
-         "topk-cal": "top-10 set, calibrated hull (default for Base/Norm)"}
+         "topk-hull": "top-10 set, selection-aware hull (default: cut/shift methods)",
+         "topk-cal": "top-10 set, calibrated hull (default: Base, Norm, Base-Pos, Norm-Mul)"}
 MARKERS = "osD^vPX*"
 
 
