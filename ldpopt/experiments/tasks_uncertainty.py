@@ -13,10 +13,12 @@ and Norm, parametric-bootstrap basic interval otherwise, widened to Base's inter
   set chosen from the data; coverage of their true frequencies by the *fixed-set* interval, as if
   the set had not been chosen from the data), ``topk-sel`` (the selection-aware interval of
   :mod:`ldpopt.uncertainty.topk`, same target f_{S_i}), ``topk-order`` (its variant for the i-th
-  largest true frequency) and ``topk-hull`` (hull of ``topk-set`` and ``topk-sel``: what
-  ``intervals(query="topk:K")`` returns by default). For Base and
+  largest true frequency), ``topk-hull`` (hull of ``topk-set`` and ``topk-sel``: what
+  ``intervals(query="topk:K")`` returns by default for the cut/shift methods) and ``topk-cal``
+  (the same hull with both parts at the calibrated level of :mod:`ldpopt.uncertainty.calibrate`:
+  the default for Base, Norm, Base-Pos and Norm-Mul; computed for every method). For Base and
   Norm the selection-aware bands use a bootstrap of ``params.resamples`` (the analytic law has no
-  selection).
+  selection). Norm-Mul's intervals use its ratio pivot T·S (:mod:`ldpopt.uncertainty.bootstrap`).
 
 Rows: method, metric = "coverage", level, band, value (fraction covered in this task), count
 (items in the band), width (mean interval width), interval (the construction).
