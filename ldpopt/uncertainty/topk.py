@@ -196,8 +196,8 @@ def topk_query(est, name: str, level: float, k: int, *, n_resamples: int = 200, 
             parts.append(f"{fixed} interval of the selected values (the selection is ignored)")
         else:
             lo, hi = np.minimum(lo, flo), np.maximum(hi, fhi)
-            cal = (f", both at the calibrated level {used:.4g} (the hull's coverage in the bootstrap world "
-                   f"= {level:.4g})") if selection == "calibrated" else ""
+            cal = (f", both at the calibrated level {used:.4g} (where the hull's coverage in the bootstrap world "
+                   f"reaches {level:.4g})") if selection == "calibrated" else ""
             parts.append(f"hull of the rank-conditional {construction} interval (Morrison & Simon 2018) with the "
                          f"{fixed} interval{cal}")
     else:
