@@ -11,7 +11,7 @@ def test_coverage_quick_table(tmp_path):
     t = run("ext_uncertainty_coverage", quick=True, out=tmp_path, progress=False)
     assert set(t.method) == set(cfg.methods)
     assert set(t.band) == {"top10", "10-100", "tail", "ge5sigma", "subsets", "topk-set", "topk-sel", "topk-order",
-                          "topk-hull"}
+                          "topk-hull", "topk-cal"}
     assert set(t.level) == {0.9, 0.95}
     assert ((t.value >= 0) & (t.value <= 1)).all() and (t["count"] > 0).all()
     # 95 % intervals contain the 90 % ones: coverage and width are monotone in the level

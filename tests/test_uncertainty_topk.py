@@ -76,7 +76,7 @@ def test_hull_is_the_union_of_rank_conditional_and_fixed_set(method):
     tc = np.round(f / f.sum() * 20000).astype(np.int64)
     est = oracles.get("olh", 1.0, d).simulate(tc, 7)
     kw = dict(query="topk:5", n_resamples=60, rng=11)
-    h = intervals(est, method, 0.9, **kw)
+    h = intervals(est, method, 0.9, selection="hull", **kw)
     r = intervals(est, method, 0.9, selection="rank", **kw)
     n = intervals(est, method, 0.9, selection="none", **kw)
     assert h.labels == r.labels == n.labels and h.extra["selection"] == "hull"
@@ -85,6 +85,10 @@ def test_hull_is_the_union_of_rank_conditional_and_fixed_set(method):
     if method == "norm":   # the fixed-set part of Norm is its analytic interval at the selected values
         a = analytic(est, "norm", 0.9)
         np.testing.assert_allclose(n.lo, a.lo[n.labels]) and np.testing.assert_allclose(n.hi, a.hi[n.labels])
+    # the default: the calibrated hull for Base/Norm/Base-Pos/Norm-Mul, the plain hull otherwise
+    assert intervals(est, method, 0.9, **kw).extra["selection"] == ("calibrated" if method == "norm" else "hull")
+    assert intervals(est, "base-pos", 0.9, **kw).extra["selection"] == "calibrated"
+    assert intervals(est, "norm", 0.9, interval="percentile", **kw).extra["selection"] == "hull"
     with pytest.raises(ValueError, match="selection must"):
         intervals(est, method, 0.9, selection="both", **kw)
     with pytest.raises(ValueError, match="needs selection='rank'"):

@@ -24,7 +24,8 @@ import pandas as pd
 __all__ = ["BAND_ORDER", "coverage_markdown", "coverage_report"]
 
 # value-rank bands of the true frequencies, then the query kinds (tasks_uncertainty's band names)
-BAND_ORDER = ("top10", "10-100", "tail", "ge5sigma", "subsets", "topk-set", "topk-sel", "topk-hull", "topk-order")
+BAND_ORDER = ("top10", "10-100", "tail", "ge5sigma", "subsets", "topk-set", "topk-sel", "topk-hull", "topk-cal",
+              "topk-order")
 TARGET = 0.02
 
 

@@ -23,8 +23,9 @@ __all__ = ["plot_coverage"]
 
 BANDS = {"top10": "top 10 values", "10-100": "ranks 10–100", "tail": "tail", "ge5sigma": "values ≥ 5σ",
          "topk-set": "top-10 set (data-chosen), fixed-set interval", "subsets": "random subset sums",
-         "topk-hull": "top-10 set, selection-aware (default)"}
-MARKERS = "osD^vPX"
+         "topk-hull": "top-10 set, selection-aware hull (default: cut/shift methods)",
+         "topk-cal": "top-10 set, calibrated hull (default: Base, Norm, Base-Pos, Norm-Mul)"}
+MARKERS = "osD^vPX*"
 
 
 @register_plot("coverage")
@@ -53,7 +54,8 @@ def plot_coverage(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> 
                 for i, band in enumerate(BANDS):
                     col = (level, band)
                     if col in cov.columns:
-                        ax.plot(x + (i - 2.5) * 0.08, cov[col].to_numpy(float), ls="none", marker=MARKERS[i],
+                        dx = (i - (len(BANDS) - 1) / 2) * 0.08
+                        ax.plot(x + dx, cov[col].to_numpy(float), ls="none", marker=MARKERS[i],
                                 ms=5, label=BANDS[band])
                 ax.set_xticks(x, methods, rotation=45, ha="right")
                 ax.set_ylim(-0.02, 1.02)

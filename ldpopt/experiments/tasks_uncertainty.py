@@ -13,10 +13,12 @@ and Norm, parametric-bootstrap basic interval otherwise, widened to Base's inter
   set chosen from the data; coverage of their true frequencies by the *fixed-set* interval, as if
   the set had not been chosen from the data), ``topk-sel`` (the selection-aware interval of
   :mod:`ldpopt.uncertainty.topk`, same target f_{S_i}), ``topk-order`` (its variant for the i-th
-  largest true frequency) and ``topk-hull`` (hull of ``topk-set`` and ``topk-sel``: what
-  ``intervals(query="topk:K")`` returns by default). For Base and
+  largest true frequency), ``topk-hull`` (hull of ``topk-set`` and ``topk-sel``: what
+  ``intervals(query="topk:K")`` returns by default for the cut/shift methods) and ``topk-cal``
+  (the same hull with both parts at the calibrated level of :mod:`ldpopt.uncertainty.calibrate`:
+  the default for Base, Norm, Base-Pos and Norm-Mul; computed for every method). For Base and
   Norm the selection-aware bands use a bootstrap of ``params.resamples`` (the analytic law has no
-  selection).
+  selection). Norm-Mul's intervals use its ratio pivot T·S (:mod:`ldpopt.uncertainty.bootstrap`).
 
 Rows: method, metric = "coverage", level, band, value (fraction covered in this task), count
 (items in the band), width (mean interval width), interval (the construction).
@@ -31,7 +33,8 @@ from ..queries import query_matrix
 from ..uncertainty import intervals
 from ..uncertainty.analytic import analytic, supports_analytic
 from ..uncertainty.bootstrap import _boundary_hull, interval_from, resample_method
-from ..uncertainty.topk import topk_interval
+from ..uncertainty.calibrate import calibrated_level
+from ..uncertainty.topk import select_top, topk_interval
 from ..uncertainty.queryspec import random_subsets
 from .tasks import kind
 from .tasks_wang import QUERY_METHODS, _params, _simulate, active_methods, dataset_of
@@ -57,18 +60,35 @@ def _rows(method, how, level, lo, hi, truth, masks) -> list[dict]:
     return out
 
 
-def _topk_rows(method, level, point, world, boot, f, fixed) -> list[dict]:
+def _topk_rows(method, level, point, world, boot, f, fixed, scale=None, cal=None) -> list[dict]:
     """Selection-aware top-10 rows (:mod:`ldpopt.uncertainty.topk`): ``topk-sel`` covers f_{S_i}
     (the value the estimate ranks i-th), ``topk-order`` the i-th largest true frequency,
-    ``topk-hull`` f_{S_i} by the hull of ``topk-sel`` with the fixed-set interval ``fixed``."""
+    ``topk-hull`` f_{S_i} by the hull of ``topk-sel`` with the fixed-set interval ``fixed``;
+    ``cal`` = (calibrated level, its fixed-set (lo, hi)): ``topk-cal``, the same hull with both
+    parts at the calibrated level (:mod:`ldpopt.uncertainty.calibrate`)."""
     one = {"x": np.ones(10, bool)}
-    S, _, _, lo, hi, _ = topk_interval(point, world, boot, 10, level, "basic", "selected")
-    _, _, _, olo, ohi, _ = topk_interval(point, world, boot, 10, level, "basic", "order")
+    S, _, _, lo, hi, _ = topk_interval(point, world, boot, 10, level, "basic", "selected", scale=scale)
+    _, _, _, olo, ohi, _ = topk_interval(point, world, boot, 10, level, "basic", "order", scale=scale)
     how = "rank-conditional basic"
-    return (_rows(method, how, level, lo, hi, f[S], {"topk-sel": one["x"]})
+    rows = (_rows(method, how, level, lo, hi, f[S], {"topk-sel": one["x"]})
             + _rows(method, how, level, olo, ohi, np.sort(f)[::-1][:10], {"topk-order": one["x"]})
             + _rows(method, how, level, np.minimum(lo, fixed[0]), np.maximum(hi, fixed[1]), f[S],
                     {"topk-hull": one["x"]}))
+    if cal is not None:
+        _, _, _, clo, chi, _ = topk_interval(point, world, boot, 10, cal[0], "basic", "selected", scale=scale)
+        rows += _rows(method, f"calibrated hull at {cal[0]:.4g}", level, np.minimum(clo, cal[1][0]),
+                      np.maximum(chi, cal[1][1]), f[S], {"topk-cal": one["x"]})
+    return rows
+
+
+def _calibrated(level, world, boot, scale, **fixed):
+    """The calibrated level of the top-10 hull (:func:`ldpopt.uncertainty.calibrate.calibrated_level`)."""
+    bp = boot if scale is None else boot * scale[1][:, None]
+    Sb = select_top(boot, 10)
+    dev = np.take_along_axis(bp, Sb, axis=1) - world[Sb]
+    if "dev_fixed" in fixed:
+        fixed = {"dev_fixed": bp - world}
+    return calibrated_level(dev, Sb, level, **fixed)[0]
 
 
 def _hull(est, level, queries, world, lo, hi):
@@ -100,21 +120,32 @@ def coverage(task) -> list[dict]:
                 rows += _rows(m, "normal", lv, r.lo, r.hi, f, masks)
                 top = np.argsort(-r.values, kind="stable")[:10]
                 rows += _rows(m, "normal", lv, r.lo[top], r.hi[top], f[top], {"topk-set": np.ones(10, bool)})
-                rows += _topk_rows(m, lv, r.values, tk_world, tk_boot, f, (r.lo[top], r.hi[top]))
+                cl = _calibrated(lv, tk_world, tk_boot, None, se=r.se)
+                rc = analytic(est, m, cl)
+                rows += _topk_rows(m, lv, r.values, tk_world, tk_boot, f, (r.lo[top], r.hi[top]),
+                                   cal=(cl, (rc.lo[top], rc.hi[top])))
                 rq = analytic(est, m, lv, queries=U)
                 rows += _rows(m, "normal", lv, rq.lo, rq.hi, f_sub, {"subsets": np.ones(len(f_sub), bool)})
             continue
         r = intervals(est, m, levels[0], n_resamples=B, interval="basic", rng=seed)
         boot, world = r.bootstrap_distribution, r.extra["world"]
-        bq, wq, tq = np.asarray((U @ boot.T).T), np.asarray(U @ world).ravel(), np.asarray(U @ r.values).ravel()
+        # Norm-Mul: intervals on the rescaled output T·S (ldpopt.uncertainty.bootstrap, RATIO_PIVOT)
+        scale = (r.extra["scale"], r.extra["scale_boot"]) if "scale" in r.extra else None
+        tp, bp = (r.values, boot) if scale is None else (r.values * scale[0], boot * scale[1][:, None])
+        bq, wq, tq = np.asarray((U @ bp.T).T), np.asarray(U @ world).ravel(), np.asarray(U @ tp).ravel()
         top = np.argsort(-r.values, kind="stable")[:10]
         for lv in levels:
-            _, _, lo, hi = interval_from(r.values, world, boot, lv, "basic")
+            _, _, lo, hi = interval_from(tp, world, bp, lv, "basic")
             if r.extra["boundary"].any():
                 lo, hi = _hull(est, lv, None, world, lo, hi)
             rows += _rows(m, "basic", lv, lo, hi, f, masks)
             rows += _rows(m, "basic", lv, lo[top], hi[top], f[top], {"topk-set": np.ones(10, bool)})
-            rows += _topk_rows(m, lv, r.values, world, boot, f, (lo[top], hi[top]))
+            cl = _calibrated(lv, world, boot, scale, dev_fixed=True)
+            _, _, clo, chi = interval_from(tp, world, bp, cl, "basic")
+            if r.extra["boundary"].any():
+                clo, chi = _hull(est, cl, None, world, clo, chi)
+            rows += _topk_rows(m, lv, r.values, world, boot, f, (lo[top], hi[top]), scale=scale,
+                               cal=(cl, (clo[top], chi[top])))
             _, _, qlo, qhi = interval_from(tq, wq, bq, lv, "basic")
             qlo, qhi = _hull(est, lv, U, wq, qlo, qhi)
             rows += _rows(m, "basic", lv, qlo, qhi, f_sub, {"subsets": np.ones(len(f_sub), bool)})

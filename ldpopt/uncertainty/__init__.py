@@ -41,7 +41,7 @@ def _restrict(res: Uncertainty, idx: np.ndarray, **extra) -> Uncertainty:
 
 def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=None,
               n_resamples: int = 200, interval: str | None = None, rng=0, params=None,
-              target: str = "selected", selection: str = "hull") -> Uncertainty:
+              target: str = "selected", selection: str = "auto") -> Uncertainty:
     """SE, bias and a confidence interval for ``method`` on ``estimate`` and the user's ``query``.
 
     Parameters
@@ -66,10 +66,12 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
         What the top-k intervals cover: the true frequency of the value the estimate ranks i-th
         (default, what a reported (value, frequency) pair claims) or the i-th largest true
         frequency (:mod:`.topk`; measured to under-cover, offered for comparison).
-    selection : "hull" (default), "rank" or "none" (top-k only)
+    selection : "auto" (default), "calibrated", "hull", "rank" or "none" (top-k only)
         "rank": the rank-conditional interval; "hull": its hull with the fixed-set interval;
-        "none": the fixed-set interval alone (ignores the selection; for comparison). See
-        :mod:`.topk`.
+        "calibrated": the hull with both parts at the level whose hull covers the nominal level
+        in the bootstrap world (:mod:`.calibrate`); "auto": "calibrated" for Base, Norm, Base-Pos
+        and Norm-Mul (basic construction), "hull" for every other method; "none": the fixed-set
+        interval alone (ignores the selection; for comparison). See :mod:`.topk`.
     """
     est = check_estimate(estimate)
     name = _methods.get(method).name
