@@ -12,6 +12,7 @@ import pytest
 from ldpopt import Estimate
 from ldpopt.problems import PartitionTotals, Problem, Simplex, SubsetSum
 from ldpopt.problems.certificate import _certify_full, certify
+from ldpopt.problems.certificate_support import certify_on_support
 from ldpopt.problems.objectives import make_objective
 from ldpopt.problems.structured import compile_constraints, separable_for, solve_structured
 from ldpopt.problems.structured import solver as solver_mod
@@ -180,3 +181,37 @@ def test_at_d_42178_against_the_general_method_and_sqp(monkeypatch, objective):
         warnings.simplefilter("ignore")
         sol = Problem(est, objective, cons).solve(solver="SQP")
     assert sol.status == "optimal" and np.max(np.abs(r.f - sol.f)) <= 1e-7  # 1/(10d) = 2.4e-6 would fail
+
+
+def test_a_block_the_grouped_path_cannot_take_falls_back_to_the_segmented_newton(monkeypatch):
+    """A block of 5 values (too few for per-count groups): the whole solve takes the segmented
+    Newton, still on the block path, and agrees with the general method."""
+    d = 4000
+    est, true = _data("binomial", d)
+    S = np.random.default_rng(2).permutation(d)[:5]
+    cons = [Simplex(), SubsetSum(S, float(true[S].sum()))]
+    r = solve_structured(est, "binomial", cons)
+    assert "blocks" in r.iterations and "distinct_counts" not in r.iterations
+    assert r.iterations["block_newton_iterations"] > 0 and r.status == "optimal" and r.kkt_residual <= 1e-12
+    g = _general(monkeypatch, est, "binomial", cons)
+    assert np.max(np.abs(r.f - g.f)) <= 1e-12
+
+
+@pytest.mark.parametrize("objective", ["binomial", "cls"])
+def test_zero_mass_block_support_certificate_equals_the_full_one(objective):
+    """A block at total 0 lies wholly among the values the support certificate leaves out (its row
+    has no kept entry): the block-wise bound there equals the full computation's."""
+    d = 5000
+    est, true = _data(objective, d)
+    S = np.random.default_rng(5).permutation(d)[:300]
+    cons = [Simplex(), SubsetSum(S, 0.0)]
+    r = solve_structured(est, objective, cons)
+    assert r.status == "optimal" and np.all(r.f[S] == 0.0)
+    sep = separable_for(make_objective(objective), est)
+    st = compile_constraints(cons, d)
+    y = np.atleast_1d(r.duals["subset_sum"])
+    full = _certify_full(sep, st, r.f, r.duals["sum"], y)
+    sup = certify_on_support(sep, st, r.f, r.duals["sum"], y, None, None)
+    assert sup is not None  # the support path itself answered
+    assert np.isfinite(full.distance_argmin) and full.distance_argmin <= 1e-13
+    assert abs(sup.distance_argmin - full.distance_argmin) <= 1e-13

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["block_rows", "block_argmin_bound"]
+__all__ = ["block_argmin_bound", "block_rows", "blocks_for"]
 
 _EPS = np.finfo(float).eps
 
@@ -49,6 +49,18 @@ def block_rows(st):
     gid[A.indices] = rows
     sign = np.where(nz, first, 1.0)
     return gid, sign, st.b * sign
+
+
+def blocks_for(st, rest):
+    """:func:`block_rows` of ``st`` (with ``rest``, the support certificate's summary: the full
+    problem's row signs — a row whose values were all left out has no entry to read its sign from;
+    None when the full problem's rows are not disjoint equality indicators)."""
+    blk = block_rows(st)
+    if blk is None or rest is None:
+        return blk
+    if rest.blocks is None:
+        return None
+    return blk[0], rest.block_sign, st.b * rest.block_sign
 
 
 def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=None):
