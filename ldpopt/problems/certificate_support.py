@@ -47,6 +47,8 @@ class Rest:
     d1_scale_l: np.ndarray  # the size of the terms of h_v'(l_v) (Separable.d1_scale)
 
     scale_max: float = np.inf  # max of d1_scale_l (NaN ignored): bounds every threshold below
+    blocks: np.ndarray | None = None      # disjoint equality rows: each value's block in the full
+    block_sign: np.ndarray | None = None  # problem and each row's sign (:mod:`.certificate_blocks`)
 
     def argmin_rounding(self, lam: float):
         """Their rounding terms in the argmin bound at λ (:func:`~.certificate.argmin_bound`), or
@@ -59,13 +61,16 @@ class Rest:
             neg = np.flatnonzero(g < 0)
             if neg.size and self.left[neg].any():
                 return None
-            thr = 8 * _EPS * (self.scale_max + abs(lam))
+            # λ may be per value (disjoint blocks, :mod:`.certificate_blocks`): its largest |λ_v|
+            # bounds every value's threshold
+            lam_abs = np.abs(lam)
+            thr = 8 * _EPS * (self.scale_max + float(np.max(lam_abs, initial=0.0)))
             cand = np.flatnonzero(g <= thr) if not np.isnan(thr) else np.arange(g.size)
         if not cand.size:
             return np.zeros(0)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             gc = g[cand]
-            scale = np.broadcast_to(self.d1_scale_l, g.shape)[cand] + abs(lam)
+            scale = np.broadcast_to(self.d1_scale_l, g.shape)[cand] + np.broadcast_to(lam_abs, g.shape)[cand]
             near = self.left[cand] & (self.l[cand] < self.u[cand]) & (np.abs(gc) <= 8 * _EPS * scale)
         if not near.any():
             return np.zeros(0)
@@ -82,7 +87,7 @@ class Rest:
             if np.any((g < 0) & self.left):
                 return None
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            scale = np.broadcast_to(self.d1_scale_l, g.shape) + abs(lam)
+            scale = np.broadcast_to(self.d1_scale_l, g.shape) + np.abs(lam)
             near = self.left & (self.l < self.u) & (np.abs(g) <= 8 * _EPS * scale)
         if not near.any():
             return np.zeros(0)
@@ -227,6 +232,10 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bo
     rest = Rest(d, st.total, abs_l, h_sum, abs_h, dual_viol, comp, low.mu_min, left, st.l, d1l, st.u, sep,
                 low.d1_scale_l, low.scale_max)
     if st.m:
+        from .certificate_blocks import block_rows
+        full = block_rows(st)  # disjointness is a property of the full rows, not of the kept columns
+        if full is not None:
+            rest.blocks, rest.block_sign = full[0], full[1]
         A_sub = st.A[:, idx].tocsr()
         b_sub = st.b - (st.A @ np.where(left, st.l, 0.0) if low.has_l else 0.0)
     else:

@@ -18,7 +18,11 @@ With C empty the rows and Σ f = total are dependent (Σ_j b_j must equal total)
 determined: we take λ = 0, y_j = λ_j (the choice where nothing decides it).
 
 Per block: cls and the weighted MLE by the closed forms' expected-O(|S|) pivot search with the
-block's mass (:func:`.simplex.closed_form`: Norm-Sub with mass b, λ = 2wτ; MLE-Apx with mass b), when there are at most ``_LOOP_MAX`` blocks; otherwise, and for the
+block's mass (:func:`.simplex.closed_form`: Norm-Sub with mass b, λ = 2wτ; MLE-Apx with mass b), when there are at most ``_LOOP_MAX`` blocks;
+the binomial and multinomial (≤ ``_LOOP_MAX`` blocks) by the plain simplex's fast path on each block
+restricted, with the block's mass: Newton on λ_j over the block's distinct counts
+(:func:`.grouped.simplex_grouped`; the groups are the whole domain's, restricted); where that does not
+apply to some block (few values, many distinct counts, a mass gap it leaves), and for the
 other separables, a safeguarded Newton on all the λ_j at once (per-block sums by ``np.bincount``:
 O(d) per iteration whatever the number of blocks). Mass b_j = 0: the block is all zero, λ_j the
 smallest multiplier that keeps every value at 0 (max_v −h_v'(0)). b_j < 0 or a negative pool mass
@@ -45,6 +49,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .dual import _d1
+from .grouped import count_groups, restricted, simplex_grouped
 from .simplex import closed_form, has_closed_form
 from .structure import Structure
 
@@ -142,8 +147,15 @@ def _solve_active(sep, st, rowof, value, active, info):
         return None
     info["blocks"] = G
     closed = G <= _LOOP_MAX and has_closed_form(sep)
+    counts = {"distinct_counts": 0, "lambda_iterations": 0}
+    grouped = None if closed or G > _LOOP_MAX or count_groups(sep) is None else _per_block(sep, st, gid, mass, G,
+                                                                                         grouped=counts)
     if closed:
         f, lam = _per_block(sep, st, gid, mass, G)
+    elif grouped is not None:  # the binomial / multinomial: per block over its distinct counts
+        f, lam = grouped
+        for k, v in counts.items():
+            info[k] = info.get(k, 0) + v
     else:
         got = _segmented(sep, st.l, st.u, gid, mass, G, st.total)
         if got is None:
@@ -163,9 +175,12 @@ def _zero_block_lambda(sep, idx, st):
     return float(g.max()) if g.size else 0.0
 
 
-def _per_block(sep, st, gid, mass, G):
+def _per_block(sep, st, gid, mass, G, grouped: dict | None = None):
     """Closed forms block by block (:func:`.simplex.closed_form` with the block's mass; the values
-    grouped by a stable counting sort of gid)."""
+    grouped by a stable counting sort of gid). ``grouped``: the binomial / multinomial instead, by
+    Newton on the block's λ over its distinct counts (:func:`.grouped.simplex_grouped` on the block
+    restricted, with the block's mass; its counters added to the dict given); None when that does
+    not apply to some block."""
     small = gid.astype(np.int16 if G < 2**15 else np.int64)
     order = np.argsort(small, kind="stable")
     cuts = np.cumsum(np.bincount(gid, minlength=G))[:-1]
@@ -175,8 +190,16 @@ def _per_block(sep, st, gid, mass, G):
         if mass[g] == 0:
             lam[g] = _zero_block_lambda(sep, idx, st)
             continue
-        bst = SimpleNamespace(l=st.l[idx], u=st.u[idx], total=float(mass[g]), d=idx.size)
-        f[idx], lam[g] = closed_form(sep.restrict(idx), idx.size, float(mass[g]), bst)
+        bst = SimpleNamespace(l=st.l[idx], u=st.u[idx], total=float(mass[g]), d=idx.size, m=0, chain=None)
+        if grouped is not None:
+            out = simplex_grouped(restricted(sep, idx), bst)
+            if out is None:
+                return None
+            f[idx], lam[g] = out[0], out[1]
+            for k in grouped:
+                grouped[k] += out[2][k]
+        else:
+            f[idx], lam[g] = closed_form(sep.restrict(idx), idx.size, float(mass[g]), bst)
     return f, lam
 
 

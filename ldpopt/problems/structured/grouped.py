@@ -34,7 +34,7 @@ import numpy as np
 from ...methods._distinct import integer_groups
 from .separable import BinomialSep, MultinomialSep
 
-__all__ = ["Groups", "count_groups", "evaluate", "evaluator", "per_group", "simplex_grouped", "uniform"]
+__all__ = ["Groups", "count_groups", "restricted", "evaluate", "evaluator", "per_group", "simplex_grouped", "uniform"]
 
 
 @dataclass
@@ -68,6 +68,28 @@ def count_groups(sep) -> Groups | None:
             out = Groups(sep.restrict(first), inv, first, np.bincount(inv, minlength=k).astype(float))
     sep._groups = out
     return out
+
+
+def restricted(sep, idx):
+    """``sep.restrict(idx)`` with its distinct-count groups taken from ``sep``'s (cached on it; O(|idx| + K),
+    no second ``bincount`` over the counts' span, which for a block can exceed 4·|idx|); None groups
+    when ``sep`` has none or the block has more than |idx|/4 distinct counts (the rule of
+    :func:`count_groups`)."""
+    sub = sep.restrict(idx)
+    g = count_groups(sep)
+    out = None
+    if g is not None and idx.size >= 8:
+        inv = g.inv[idx]
+        present = np.bincount(inv, minlength=g.k)
+        keep = np.flatnonzero(present)
+        if keep.size <= idx.size // 4:
+            rank = np.cumsum(present > 0, dtype=np.intp) - 1
+            inv_sub = rank[inv]
+            first = np.empty(keep.size, dtype=np.intp)
+            first[inv_sub] = np.arange(idx.size, dtype=np.intp)
+            out = Groups(g.rep.restrict(keep), inv_sub, first, present[keep].astype(float))
+    sub._groups = out
+    return sub
 
 
 def uniform(x: np.ndarray):

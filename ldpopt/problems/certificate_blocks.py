@@ -1,0 +1,116 @@
+"""The linear argmin bound of :mod:`.certificate` for disjoint equality subset sums (product of simplices).
+
+With equality rows Σ_{v ∈ S_k} f_v = b_k on pairwise disjoint subsets S_k (±1 indicator rows: one
+:class:`~ldpopt.problems.constraints.SubsetSum`, several disjoint ones, a
+:class:`~ldpopt.problems.partition.PartitionTotals`) besides Σ f = total and per-value bounds, the
+feasible set is the product of the blocks {l ≤ f_S ≤ u, Σ f_S = b_k} and of the pool
+{l ≤ f_C ≤ u, Σ f_C = total − Σ_k b_k} (C: the values in no row), and J is separable, so f*
+restricted to a block is the optimum of that block alone. On a block the multiplier is one number
+λ_k = λ + sign_k·y_k (λ alone on the pool), and the argument of the no-row bound applies block by
+block: x(λ_k) is the exact optimum of the block with mass m_k(λ_k) = Σ_S x(λ_k), every x_v is
+non-increasing in λ_k, so
+
+    ‖f − f*‖_∞ ≤ max_v |f_v − x_v(λ_{k(v)})| + max_k |m_k(λ_k) − b_k|.
+
+λ_k is refined from the given one by ≤ 5 Newton steps per block (all blocks at once, per-block sums
+by ``np.bincount``; a block keeps a step only if it reduces its own |m_k − b_k|). The rounding level
+is that of :func:`.certificate.argmin_bound`, with t_v = λ_{k(v)} in place of λ (summed over all
+values: at least each block's own). Inequality rows are not covered (whether a row is active at f*
+is not known from f): such problems keep the √(2·gap/μ) bound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["block_argmin_bound", "block_rows", "blocks_for"]
+
+_EPS = np.finfo(float).eps
+
+
+def block_rows(st):
+    """(block of each value: its row, or m for the pool; each row's own total b_k·sign_k) when every
+    row is an equality ±1 indicator row on a subset disjoint from the others' and Σ f = total is a
+    constraint; else None."""
+    if st.m == 0 or st.sum_free or bool(np.any(st.ineq)):
+        return None
+    A = st.A.tocsr()
+    if np.any(np.abs(A.data) != 1.0):
+        return None
+    rows = np.repeat(np.arange(st.m), np.diff(A.indptr))
+    first = np.zeros(st.m)
+    nz = np.diff(A.indptr) > 0
+    first[nz] = A.data[A.indptr[:-1][nz]]
+    if np.any(A.data != first[rows]):
+        return None
+    if A.nnz and int(np.bincount(A.indices, minlength=st.d).max()) > 1:  # overlapping (or repeated)
+        return None
+    gid = np.full(st.d, st.m, np.intp)
+    gid[A.indices] = rows
+    sign = np.where(nz, first, 1.0)
+    return gid, sign, st.b * sign
+
+
+def blocks_for(st, rest):
+    """:func:`block_rows` of ``st`` (with ``rest``, the support certificate's summary: the full
+    problem's row signs — a row whose values were all left out has no entry to read its sign from;
+    None when the full problem's rows are not disjoint equality indicators)."""
+    blk = block_rows(st)
+    if blk is None or rest is None:
+        return blk
+    if rest.blocks is None:
+        return None
+    return blk[0], rest.block_sign, st.b * rest.block_sign
+
+
+def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=None):
+    """(bound, rounding, λ of the pool) of the module docstring; ``blocks`` = :func:`block_rows` of
+    ``st``. With ``rest`` (values left out at their lower bound, :mod:`.certificate_support`; its
+    ``blocks`` the full problem's block of each value): bound NaN when a refined λ_k would move one of them."""
+    gid, sign, value = blocks
+    m = st.m
+    G = m + 1
+    mass = np.append(value, st.total - float(np.sum(value)))
+    lam_g = np.append(lam + sign * np.asarray(y, float), lam)
+    x = sep.argmin(lam_g[gid], st.l, st.u)
+    err = np.bincount(gid, weights=x, minlength=G) - mass
+    tol = 4 * _EPS * np.maximum(np.abs(mass), 1e-300)
+    for _ in range(newton):
+        todo = np.abs(err) > tol
+        if not todo.any():
+            break
+        inner = (x > st.l) & (x < st.u)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(inner, 1.0 / sep.d2(x), 0.0)
+        slope = np.bincount(gid, weights=np.where(np.isfinite(w), w, 0.0), minlength=G)
+        step = todo & np.isfinite(slope) & (slope > 0)
+        if not step.any():
+            break
+        lam_new = np.where(step, lam_g + err / np.where(step, slope, 1.0), lam_g)
+        x_new = sep.argmin(lam_new[gid], st.l, st.u)
+        err_new = np.bincount(gid, weights=x_new, minlength=G) - mass
+        keep = step & (np.abs(err_new) < np.abs(err))  # m_k(λ) is non-increasing: dm/dλ = −slope
+        if not keep.any():
+            break
+        lam_g = np.where(keep, lam_new, lam_g)
+        x = np.where(keep[gid], x_new, x)
+        err = np.where(keep, err_new, err)
+    bound = float(np.max(np.abs(f - x), initial=0.0)) + float(np.max(np.abs(err)))
+    t = lam_g[gid]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s = sep.d1_scale(x) + np.abs(t)
+        free = st.l < st.u
+        inner = (x > st.l) & (x < st.u)
+        near = free & ~inner & (np.abs(sep.d1(x) + t) <= 8 * _EPS * s)
+        cnt = inner | near
+        e = 8 * _EPS * (np.abs(f[cnt]) + np.abs(x[cnt]) + s[cnt] / sep.d2(x)[cnt])
+    e = np.where(np.isfinite(e), e, np.inf)
+    if rest is not None:
+        e_rest = None if rest.blocks is None else rest.argmin_rounding(lam_g[rest.blocks])
+        if e_rest is None:
+            return np.nan, np.nan, float(lam_g[m])
+        e = np.concatenate([e, e_rest])
+    rounding = float(np.sum(e) + (np.max(e) if e.size else 0.0))
+    if not np.all(np.isfinite(f)):
+        bound = np.inf
+    return bound, rounding, float(lam_g[m])
