@@ -60,31 +60,32 @@ def _rows(method, how, level, lo, hi, truth, masks) -> list[dict]:
     return out
 
 
-def _topk_rows(method, level, point, world, boot, f, fixed, scale=None, cal=None) -> list[dict]:
+def _topk_rows(method, level, point, world, boot, f, fixed, scale=None, cal=None, Sb=None) -> list[dict]:
     """Selection-aware top-10 rows (:mod:`ldpopt.uncertainty.topk`): ``topk-sel`` covers f_{S_i}
     (the value the estimate ranks i-th), ``topk-order`` the i-th largest true frequency,
     ``topk-hull`` f_{S_i} by the hull of ``topk-sel`` with the fixed-set interval ``fixed``;
     ``cal`` = (calibrated level, its fixed-set (lo, hi)): ``topk-cal``, the same hull with both
     parts at the calibrated level (:mod:`ldpopt.uncertainty.calibrate`)."""
     one = {"x": np.ones(10, bool)}
-    S, _, _, lo, hi, _ = topk_interval(point, world, boot, 10, level, "basic", "selected", scale=scale)
-    _, _, _, olo, ohi, _ = topk_interval(point, world, boot, 10, level, "basic", "order", scale=scale)
+    S, _, _, lo, hi, _ = topk_interval(point, world, boot, 10, level, "basic", "selected", scale=scale, Sb=Sb)
+    _, _, _, olo, ohi, _ = topk_interval(point, world, boot, 10, level, "basic", "order", scale=scale, Sb=Sb)
     how = "rank-conditional basic"
     rows = (_rows(method, how, level, lo, hi, f[S], {"topk-sel": one["x"]})
             + _rows(method, how, level, olo, ohi, np.sort(f)[::-1][:10], {"topk-order": one["x"]})
             + _rows(method, how, level, np.minimum(lo, fixed[0]), np.maximum(hi, fixed[1]), f[S],
                     {"topk-hull": one["x"]}))
     if cal is not None:
-        _, _, _, clo, chi, _ = topk_interval(point, world, boot, 10, cal[0], "basic", "selected", scale=scale)
+        _, _, _, clo, chi, _ = topk_interval(point, world, boot, 10, cal[0], "basic", "selected", scale=scale,
+                                             Sb=Sb)
         rows += _rows(method, f"calibrated hull at {cal[0]:.4g}", level, np.minimum(clo, cal[1][0]),
                       np.maximum(chi, cal[1][1]), f[S], {"topk-cal": one["x"]})
     return rows
 
 
-def _calibrated(level, world, boot, scale, **fixed):
-    """The calibrated level of the top-10 hull (:func:`ldpopt.uncertainty.calibrate.calibrated_level`)."""
+def _calibrated(level, world, boot, scale, Sb, **fixed):
+    """The calibrated level of the top-10 hull (:func:`ldpopt.uncertainty.calibrate.calibrated_level`);
+    ``Sb`` = ``select_top(boot, 10)``, computed once per method (the same for every level)."""
     bp = boot if scale is None else boot * scale[1][:, None]
-    Sb = select_top(boot, 10)
     dev = np.take_along_axis(bp, Sb, axis=1) - world[Sb]
     if "dev_fixed" in fixed:
         fixed = {"dev_fixed": bp - world}
@@ -115,15 +116,16 @@ def coverage(task) -> list[dict]:
         seed = int(rng.integers(2**63))
         if supports_analytic(est, m, U):
             tk_world, tk_boot = resample_method(est, m, B, seed)
+            tk_sb = select_top(tk_boot, 10)
             for lv in levels:
                 r = analytic(est, m, lv)
                 rows += _rows(m, "normal", lv, r.lo, r.hi, f, masks)
                 top = np.argsort(-r.values, kind="stable")[:10]
                 rows += _rows(m, "normal", lv, r.lo[top], r.hi[top], f[top], {"topk-set": np.ones(10, bool)})
-                cl = _calibrated(lv, tk_world, tk_boot, None, se=r.se)
+                cl = _calibrated(lv, tk_world, tk_boot, None, tk_sb, se=r.se)
                 rc = analytic(est, m, cl)
                 rows += _topk_rows(m, lv, r.values, tk_world, tk_boot, f, (r.lo[top], r.hi[top]),
-                                   cal=(cl, (rc.lo[top], rc.hi[top])))
+                                   cal=(cl, (rc.lo[top], rc.hi[top])), Sb=tk_sb)
                 rq = analytic(est, m, lv, queries=U)
                 rows += _rows(m, "normal", lv, rq.lo, rq.hi, f_sub, {"subsets": np.ones(len(f_sub), bool)})
             continue
@@ -134,18 +136,20 @@ def coverage(task) -> list[dict]:
         tp, bp = (r.values, boot) if scale is None else (r.values * scale[0], boot * scale[1][:, None])
         bq, wq, tq = np.asarray((U @ bp.T).T), np.asarray(U @ world).ravel(), np.asarray(U @ tp).ravel()
         top = np.argsort(-r.values, kind="stable")[:10]
+        sb = select_top(boot, 10)
         for lv in levels:
             _, _, lo, hi = interval_from(tp, world, bp, lv, "basic")
             if r.extra["boundary"].any():
                 lo, hi = _hull(est, lv, None, world, lo, hi)
             rows += _rows(m, "basic", lv, lo, hi, f, masks)
             rows += _rows(m, "basic", lv, lo[top], hi[top], f[top], {"topk-set": np.ones(10, bool)})
-            cl = _calibrated(lv, world, boot, scale, dev_fixed=True)
-            _, _, clo, chi = interval_from(tp, world, bp, cl, "basic")
+            cl = _calibrated(lv, world, boot, scale, sb, dev_fixed=True)
+            # the calibrated fixed-set part at the top 10 only (per value: the same floats as over all d)
+            _, _, clo, chi = interval_from(tp[top], world[top], bp[:, top], cl, "basic")
             if r.extra["boundary"].any():
-                clo, chi = _hull(est, cl, None, world, clo, chi)
+                clo, chi, _ = _boundary_hull(est, cl, None, world[top], clo, chi, index=top)
             rows += _topk_rows(m, lv, r.values, world, boot, f, (lo[top], hi[top]), scale=scale,
-                               cal=(cl, (clo[top], chi[top])))
+                               cal=(cl, (clo, chi)), Sb=sb)
             _, _, qlo, qhi = interval_from(tq, wq, bq, lv, "basic")
             qlo, qhi = _hull(est, lv, U, wq, qlo, qhi)
             rows += _rows(m, "basic", lv, qlo, qhi, f_sub, {"subsets": np.ones(len(f_sub), bool)})

@@ -197,8 +197,9 @@ def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=N
                                                           **extra_scale})
 
 
-def _boundary_hull(estimate, level, queries, world, lo, hi):
-    """Hull of [lo, hi] with Base's analytic normal interval (clipped to [0, 1]) where world == 0."""
+def _boundary_hull(estimate, level, queries, world, lo, hi, index=None):
+    """Hull of [lo, hi] with Base's analytic normal interval (clipped to [0, 1]) where world == 0;
+    ``index``: world, lo and hi are those values' entries only (per value, the same floats)."""
     from .analytic import analytic, supports_analytic
 
     at0 = np.asarray(world) <= 0
@@ -206,4 +207,6 @@ def _boundary_hull(estimate, level, queries, world, lo, hi):
         return lo, hi, at0 & False
     b = analytic(estimate, "base", level, queries=queries, truth=None)
     blo, bhi = np.clip(b.lo, 0.0, 1.0), np.clip(b.hi, 0.0, 1.0)
+    if index is not None:
+        blo, bhi = blo[index], bhi[index]
     return np.where(at0, np.minimum(lo, blo), lo), np.where(at0, np.maximum(hi, bhi), hi), at0

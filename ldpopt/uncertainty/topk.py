@@ -103,14 +103,15 @@ def select_top(x: np.ndarray, k: int) -> np.ndarray:
 
 
 def topk_interval(point: np.ndarray, world: np.ndarray, boot: np.ndarray, k: int, level: float,
-                  interval: str = "basic", target: str = "selected", bounds=(0.0, 1.0), scale=None):
+                  interval: str = "basic", target: str = "selected", bounds=(0.0, 1.0), scale=None, Sb=None):
     """Selection-aware (S, se, bias, lo, hi, boot_sel) for the top-``k`` of ``point`` (d,).
 
     ``world`` (d,) is the bootstrap world's truth f̂ and ``boot`` (B, d) the method's outputs in it;
     ``boot_sel`` (B, k) are the resampled values the pivot used (each resample's own top k).
     ``scale`` = (S, S* (B,)): the pivot is built on point·S and boot·S* (Norm-Mul's ratio pivot,
     :mod:`.bootstrap`; a positive factor per row leaves every selection unchanged); ``se`` and
-    ``bias`` stay on the method's own scale.
+    ``bias`` stay on the method's own scale. ``Sb`` (B, k): ``select_top(boot, k)`` when the caller
+    already has it (one argpartition over the (B, d) batch saved per call).
     """
     from .bootstrap import INTERVALS, limits
 
@@ -120,7 +121,7 @@ def topk_interval(point: np.ndarray, world: np.ndarray, boot: np.ndarray, k: int
         raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
     point, world, boot = (np.asarray(a, dtype=np.float64) for a in (point, world, boot))
     S = select_top(point, k)
-    Sb = select_top(boot, k)
+    Sb = select_top(boot, k) if Sb is None else np.asarray(Sb)
     sel = np.take_along_axis(boot, Sb, axis=1)
     if target == "selected":
         dev = sel - world[Sb]
@@ -171,14 +172,13 @@ def topk_query(est, name: str, level: float, k: int, *, n_resamples: int = 200, 
     scale = (positive_mass(est.f_tilde), positive_mass(F)) if name in RATIO_PIVOT else None
     Tp, bootp = (T, boot) if scale is None else (T * scale[0], boot * scale[1][:, None])
     analytic_fixed = interval is None and supports_analytic(est, name)
-    used, extra = level, {}
+    used, extra, Sb = level, {}, select_top(boot, k)
     if selection == "calibrated":
-        Sb = select_top(boot, k)
         dev = np.take_along_axis(bootp, Sb, axis=1) - world[Sb]
         fixed_kw = ({"se": analytic(est, name, level).se} if analytic_fixed else {"dev_fixed": bootp - world})
         used, world_cov = calibrated_level(dev, Sb, level, **fixed_kw)
         extra = {"calibrated_level": used, "world_coverage": world_cov}
-    S, se, bias, lo, hi, sel = topk_interval(T, world, boot, k, used, construction, target, scale=scale)
+    S, se, bias, lo, hi, sel = topk_interval(T, world, boot, k, used, construction, target, scale=scale, Sb=Sb)
     parts = []
     if selection != "rank":  # the fixed-set interval at the selected values
         if analytic_fixed:
@@ -186,10 +186,11 @@ def topk_query(est, name: str, level: float, k: int, *, n_resamples: int = 200, 
             flo, fhi, fixed = a.lo[S], a.hi[S], "analytic normal"
             fse, fbias = a.se[S], a.bias[S]
         else:
-            _, _, flo, fhi = interval_from(Tp, world, bootp, used, construction)
+            # per value: the selected columns only (the same floats as over all d, then indexed)
+            _, _, flo, fhi = interval_from(Tp[S], world[S], bootp[:, S], used, construction)
             if construction == "basic" and name not in ("base", "norm"):
-                flo, fhi, _ = _boundary_hull(est, used, None, world, flo, fhi)
-            flo, fhi, fixed = flo[S], fhi[S], f"fixed-set {construction}"
+                flo, fhi, _ = _boundary_hull(est, used, None, world[S], flo, fhi, index=S)
+            fixed = f"fixed-set {construction}"
             fse, fbias = boot[:, S].std(axis=0, ddof=1), boot[:, S].mean(axis=0) - world[S]
         if selection == "none":
             lo, hi, se, bias = flo, fhi, fse, fbias
