@@ -3,6 +3,7 @@ route of each objective, one process.
 
     python benchmarks/bench_user_call.py            # cls, weighted MLE, binomial, multinomial + references
     python benchmarks/bench_user_call.py --no-piqp  # the ldpopt calls only (e.g. to compare commits)
+    python benchmarks/bench_user_call.py --subset   # the same with one SubsetSum (bench_table's block)
 
 Data as ``bench_structured.py --ref-only``: OUE, ε = 1, Zipf(1.5), n = 10⁶, d = 42,178. CPU seconds
 (``time.process_time``, all threads); GRR counts (``bench_structured.grr_estimate``) for the
@@ -54,12 +55,14 @@ def main(argv=None):
     ap.add_argument("--no-piqp", action="store_true", help="skip the PIQP solve")
     ap.add_argument("--cold", action="store_true", help="do not warm glibc's allocator first (docstring)")
     ap.add_argument("--src", default=str(ROOT), help="the checkout to import ldpopt from (default: this one)")
+    ap.add_argument("--subset", action="store_true",
+                    help="add one SubsetSum: a disjoint block of d/2 random values at its true total (bench_table's)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, args.src)
     from benchmarks._harness import best_cpu
     from benchmarks._harness import write_rows
-    from benchmarks.bench_structured import grr_estimate, oue_estimate
+    from benchmarks.bench_structured import grr_estimate, oue_estimate, subsets
 
     if not args.cold:
         import numpy as np
@@ -70,24 +73,26 @@ def main(argv=None):
     from ldpopt.problems import Problem, Simplex
     from ldpopt.problems.structured import solve_structured
 
-    oue, _ = oue_estimate(42_178, 10**6)
+    oue, true = oue_estimate(42_178, 10**6)
     grr = grr_estimate(42_178, 10**6)[0]
     refs = {"cls": "PIQP", "weighted-mle": "CLARABEL", "binomial": "SQP", "multinomial": "SQP"}
     print(f"ldpopt from {ldpopt.__file__} ({'cold' if args.cold else 'warm'} allocator)")
     out, rows = {}, []
+    cons = [Simplex(), *subsets(42_178, true, 1)] if args.subset else [Simplex()]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for obj, ref in refs.items():
             est = grr if obj == "multinomial" else oue
-            sol = Problem(est, obj, [Simplex()]).solve()
+            sol = Problem(est, obj, cons).solve()
             assert sol.status == "optimal" and sol.solver == "LDPOPT-STRUCTURED", (obj, sol.status, sol.solver)
             row = {"objective": obj, "d": 42_178, "allocator": "cold" if args.cold else "warm",
-                   "problem_solve_cpu_s": per_call_cpu(lambda: Problem(est, obj, [Simplex()]).solve()),
-                   "solve_structured_cpu_s": per_call_cpu(lambda: solve_structured(est, obj, [Simplex()]))}
+                   "constraints": "simplex + SubsetSum" if args.subset else "simplex",
+                   "problem_solve_cpu_s": per_call_cpu(lambda: Problem(est, obj, cons).solve()),
+                   "solve_structured_cpu_s": per_call_cpu(lambda: solve_structured(est, obj, cons))}
             out[f"{obj} Problem.solve"] = row["problem_solve_cpu_s"]
             out[f"{obj} solve_structured"] = row["solve_structured_cpu_s"]
             if not args.no_piqp:
-                t, rsol = best_cpu(lambda: Problem(est, obj, [Simplex()]).solve(solver=ref), 2)
+                t, rsol = best_cpu(lambda: Problem(est, obj, cons).solve(solver=ref), 2)
                 out[f"{obj} {ref}"] = t
                 row.update(reference=rsol.solver, reference_status=rsol.status, reference_cpu_s=t,
                            ratio=t / row["problem_solve_cpu_s"])
@@ -99,7 +104,7 @@ def main(argv=None):
             print(f"{'ratio ' + row['reference'] + ' / ' + row['objective']:30s} {row['ratio']:9.0f}x "
                   f"({row['reference']} {row['reference_status']})")
     if not args.no_piqp and args.src == str(ROOT):
-        name = "user_call_cold.json" if args.cold else "user_call.json"
+        name = ("user_call" + ("_subset" if args.subset else "") + ("_cold" if args.cold else "")) + ".json"
         write_rows(ROOT / "benchmarks" / "results" / name, rows)
 
 
