@@ -6,27 +6,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldpopt import Estimate
 from ldpopt.methods.normalize import project_simplex
 from ldpopt.problems import Box, NonNegative, Simplex, SumTo
 from ldpopt.problems.certificate import _certify_full, certify, recover_multipliers
 from ldpopt.problems.certificate_support import certify_on_support
 from ldpopt.problems.objectives import make_objective
 from ldpopt.problems.structured import compile_constraints, separable_for, solve_structured
+from _count_estimates import grr_counts, oue_counts
 
 
 def _oue(d, n, seed, eps=1.0):
-    rng = np.random.default_rng(seed)
-    p, q = 0.5, 1.0 / (1.0 + np.exp(eps))
-    true = rng.dirichlet(np.full(d, 0.2))
-    return Estimate.from_counts(rng.binomial(n, q + (p - q) * true).astype(float), n, eps, p, q)
+    return oue_counts(d, n, seed, eps, alpha=0.2)
 
 
 def _grr(d, n, seed, eps=2.0):
-    rng = np.random.default_rng(seed)
-    p, q = np.exp(eps) / (np.exp(eps) + d - 1), 1.0 / (np.exp(eps) + d - 1)
-    true = rng.dirichlet(np.full(d, 0.2))
-    return Estimate.from_counts(rng.multinomial(n, q + (p - q) * true).astype(float), n, eps, p, q)
+    return grr_counts(d, n, seed, eps, alpha=0.2)
 
 
 def _same(a, b, lam):

@@ -7,26 +7,20 @@ import warnings
 import numpy as np
 import pytest
 
-from ldpopt import Estimate
 from ldpopt.problems import Problem
 from ldpopt.problems.objectives import make_objective
 from ldpopt.problems.structured import compile_constraints, grouped, separable_for, solve_structured
 from ldpopt.problems.structured.dual import solve_lambda
 from ldpopt.problems.structured.grouped import count_groups, evaluate, per_group, simplex_grouped
+from _count_estimates import grr_counts, oue_counts
 
 
 def _oue(d, n, seed, eps=1.0):
-    rng = np.random.default_rng(seed)
-    p, q = 0.5, 1.0 / (1.0 + np.exp(eps))
-    true = rng.dirichlet(np.full(d, 0.3))
-    return Estimate.from_counts(rng.binomial(n, q + (p - q) * true).astype(float), n, eps, p, q)
+    return oue_counts(d, n, seed, eps, alpha=0.3)
 
 
 def _grr(d, n, seed, eps=1.0):
-    rng = np.random.default_rng(seed)
-    p, q = np.exp(eps) / (np.exp(eps) + d - 1), 1.0 / (np.exp(eps) + d - 1)
-    true = rng.dirichlet(np.full(d, 0.3))
-    return Estimate.from_counts(rng.multinomial(n, q + (p - q) * true).astype(float), n, eps, p, q)
+    return grr_counts(d, n, seed, eps, alpha=0.3)
 
 
 def _est(objective, d, n, seed):

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .certificate_blocks import block_argmin_bound, blocks_for
+from .certificate_blocks import argmin_rounding, block_argmin_bound, blocks_for
 from .objectives import Objective, make_objective
 from .structured.separable import Separable, separable_for
 from .structured.structure import (Structure, bound_multipliers, compile_constraints, duals_dict,
@@ -189,14 +189,7 @@ def argmin_bound(sep: Separable, st: Structure, f, lam: float, newton: int = 5, 
             break
         lam, x, err = lam_new, x_new, err_new
     bound = float(np.max(np.abs(f - x), initial=0.0)) + abs(err)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        s = sep.d1_scale(x) + abs(lam)
-        free = st.l < st.u
-        inner = (x > st.l) & (x < st.u)
-        near = free & ~inner & (np.abs(sep.d1(x) + lam) <= 8 * _EPS * s)
-        cnt = inner | near
-        e = 8 * _EPS * (np.abs(f[cnt]) + np.abs(x[cnt]) + s[cnt] / sep.d2(x)[cnt])
-    e = np.where(np.isfinite(e), e, np.inf)
+    e = argmin_rounding(sep, st, f, x, lam)
     if rest is not None:
         e_rest = rest.argmin_rounding(lam)
         if e_rest is None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["block_argmin_bound", "block_rows", "blocks_for"]
+__all__ = ["argmin_rounding", "block_argmin_bound", "block_rows", "blocks_for"]
 
 _EPS = np.finfo(float).eps
 
@@ -97,14 +97,7 @@ def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=
         err = np.where(keep, err_new, err)
     bound = float(np.max(np.abs(f - x), initial=0.0)) + float(np.max(np.abs(err)))
     t = lam_g[gid]
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        s = sep.d1_scale(x) + np.abs(t)
-        free = st.l < st.u
-        inner = (x > st.l) & (x < st.u)
-        near = free & ~inner & (np.abs(sep.d1(x) + t) <= 8 * _EPS * s)
-        cnt = inner | near
-        e = 8 * _EPS * (np.abs(f[cnt]) + np.abs(x[cnt]) + s[cnt] / sep.d2(x)[cnt])
-    e = np.where(np.isfinite(e), e, np.inf)
+    e = argmin_rounding(sep, st, f, x, t)
     if rest is not None:
         e_rest = None if rest.blocks is None else rest.argmin_rounding(lam_g[rest.blocks])
         if e_rest is None:
@@ -114,3 +107,18 @@ def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=
     if not np.all(np.isfinite(f)):
         bound = np.inf
     return bound, rounding, float(lam_g[m])
+
+
+def argmin_rounding(sep, st, f, x, t):
+    """Rounding level of |f − x(t)| at the values where the argmin x(t) is inner or within rounding of
+    a kink (8ε times |f|, |x| and h's scale over its curvature), inf where that is not finite: the
+    floor under which the linear argmin bound (``certificate.argmin_bound`` and the block-wise one
+    above) cannot resolve f*. ``t``: the scalar multiplier or one per value."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s = sep.d1_scale(x) + np.abs(t)
+        free = st.l < st.u
+        inner = (x > st.l) & (x < st.u)
+        near = free & ~inner & (np.abs(sep.d1(x) + t) <= 8 * _EPS * s)
+        cnt = inner | near
+        e = 8 * _EPS * (np.abs(f[cnt]) + np.abs(x[cnt]) + s[cnt] / sep.d2(x)[cnt])
+    return np.where(np.isfinite(e), e, np.inf)
