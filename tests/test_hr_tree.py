@@ -198,13 +198,7 @@ def test_binomial_half_has_the_binomial_law(x, share):
     if x == 0:
         assert (draws == 0).all()
         return
-    obs = np.bincount(draws, minlength=x + 1)
-    exp = draws.size * stats.binom.pmf(np.arange(x + 1), x, 0.5)
-    keep = exp >= 5
-    if not keep.all():  # pool the cells expected below 5
-        obs = np.append(obs[keep], obs[~keep].sum())
-        exp = np.append(exp[keep], exp[~keep].sum())
-    assert stats.chisquare(obs, exp).pvalue > 1e-4
+    assert _binomial_half_pvalue(draws, x) > 1e-4
 
 
 def test_tree_histogram_at_k_2_and_1():
@@ -234,14 +228,7 @@ def test_binomial_half_bit_count_over_several_words(x):
     k = binomial_half(arr, gen, words_max=4)
     assert k.dtype == np.int64 and ((k >= 0) & (k <= arr)).all()
     for col, m in enumerate((x, 3, 200)):
-        draws = k[:, [0, 1, 3][col]]
-        obs = np.bincount(draws, minlength=m + 1)
-        exp = draws.size * stats.binom.pmf(np.arange(m + 1), m, 0.5)
-        keep = exp >= 5
-        if not keep.all():  # pool the cells expected below 5
-            obs = np.append(obs[keep], obs[~keep].sum())
-            exp = np.append(exp[keep], exp[~keep].sum())
-        assert stats.chisquare(obs, exp).pvalue > 1e-4
+        assert _binomial_half_pvalue(k[:, [0, 1, 3][col]], m) > 1e-4
 
 
 def test_binomial_half_bit_count_is_the_number_of_ones():
@@ -279,3 +266,15 @@ def test_binomial_half_rejects_a_word_count_past_its_sums():
         binomial_half(np.array([5]), np.random.default_rng(), words_max=1024)
     with pytest.raises(ValueError, match="words_max"):
         binomial_half(np.array([5]), np.random.default_rng(), words_max=0)
+
+
+def _binomial_half_pvalue(draws, m):
+    """Chi-square p-value of ``draws`` against the Binomial(m, 1/2) pmf, the cells expected below 5
+    pooled into one."""
+    obs = np.bincount(draws, minlength=m + 1)
+    exp = draws.size * stats.binom.pmf(np.arange(m + 1), m, 0.5)
+    keep = exp >= 5
+    if not keep.all():
+        obs = np.append(obs[keep], obs[~keep].sum())
+        exp = np.append(exp[keep], exp[~keep].sum())
+    return stats.chisquare(obs, exp).pvalue
