@@ -4,9 +4,10 @@ route of each objective, one process.
     python benchmarks/bench_user_call.py            # cls, weighted MLE, binomial, multinomial + references
     python benchmarks/bench_user_call.py --no-piqp  # the ldpopt calls only (e.g. to compare commits)
     python benchmarks/bench_user_call.py --subset   # the same with one SubsetSum (bench_table's block)
+    python benchmarks/bench_user_call.py --d 1000000 --rows 10 --no-piqp   # d = 10⁶ (n = 10⁷), 10 rows
 
 Data as ``bench_structured.py --ref-only``: OUE, ε = 1, Zipf(1.5), n = 10⁶, d = 42,178. CPU seconds
-(``time.process_time``, all threads); GRR counts (``bench_structured.grr_estimate``) for the
+(``time.process_time``, all threads; at d ≥ 10⁶ the best of 3 single calls); GRR counts (``bench_structured.grr_estimate``) for the
 multinomial. References (the fastest route of ``benchmarks/bench_policy.py`` / ``bench_table.py``):
 PIQP for cls, Clarabel for the weighted MLE, the sequential-QP route ``"SQP"`` (over PIQP) for the
 exact likelihoods, whose exponential cones Clarabel fails and SCS takes 16–50 s on. ldpopt calls: the minimum over 7 blocks of 20 calls of the
@@ -57,6 +58,9 @@ def main(argv=None):
     ap.add_argument("--src", default=str(ROOT), help="the checkout to import ldpopt from (default: this one)")
     ap.add_argument("--subset", action="store_true",
                     help="add one SubsetSum: a disjoint block of d/2 random values at its true total (bench_table's)")
+    ap.add_argument("--d", type=int, default=42_178, help="domain size (n = 10⁷ from d = 10⁶ on, else 10⁶)")
+    ap.add_argument("--rows", type=int, default=None,
+                    help="this many disjoint SubsetSum rows (bench_structured.subsets) instead of --subset's one")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, args.src)
@@ -73,22 +77,25 @@ def main(argv=None):
     from ldpopt.problems import Problem, Simplex
     from ldpopt.problems.structured import solve_structured
 
-    oue, true = oue_estimate(42_178, 10**6)
-    grr = grr_estimate(42_178, 10**6)[0]
+    d, n = args.d, 10**7 if args.d >= 10**6 else 10**6
+    oue, true = oue_estimate(d, n)
+    grr = grr_estimate(d, n)[0]
     refs = {"cls": "PIQP", "weighted-mle": "CLARABEL", "binomial": "SQP", "multinomial": "SQP"}
     print(f"ldpopt from {ldpopt.__file__} ({'cold' if args.cold else 'warm'} allocator)")
     out, rows = {}, []
-    cons = [Simplex(), *subsets(42_178, true, 1)] if args.subset else [Simplex()]
+    n_rows = args.rows if args.rows is not None else int(args.subset)
+    reps = (7, 20) if d < 10**6 else (3, 1)  # 0.1-0.3 s calls at d = 10⁶: best of 3
+    cons = [Simplex(), *subsets(d, true, n_rows)] if n_rows else [Simplex()]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for obj, ref in refs.items():
             est = grr if obj == "multinomial" else oue
             sol = Problem(est, obj, cons).solve()
             assert sol.status == "optimal" and sol.solver == "LDPOPT-STRUCTURED", (obj, sol.status, sol.solver)
-            row = {"objective": obj, "d": 42_178, "allocator": "cold" if args.cold else "warm",
-                   "constraints": "simplex + SubsetSum" if args.subset else "simplex",
-                   "problem_solve_cpu_s": per_call_cpu(lambda: Problem(est, obj, cons).solve()),
-                   "solve_structured_cpu_s": per_call_cpu(lambda: solve_structured(est, obj, cons))}
+            row = {"objective": obj, "d": d, "n": n, "allocator": "cold" if args.cold else "warm",
+                   "constraints": f"simplex + {n_rows} SubsetSum" if n_rows else "simplex",
+                   "problem_solve_cpu_s": per_call_cpu(lambda: Problem(est, obj, cons).solve(), *reps),
+                   "solve_structured_cpu_s": per_call_cpu(lambda: solve_structured(est, obj, cons), *reps)}
             out[f"{obj} Problem.solve"] = row["problem_solve_cpu_s"]
             out[f"{obj} solve_structured"] = row["solve_structured_cpu_s"]
             if not args.no_piqp:
@@ -103,8 +110,9 @@ def main(argv=None):
         if "ratio" in row:
             print(f"{'ratio ' + row['reference'] + ' / ' + row['objective']:30s} {row['ratio']:9.0f}x "
                   f"({row['reference']} {row['reference_status']})")
-    if not args.no_piqp and args.src == str(ROOT):
-        name = ("user_call" + ("_subset" if args.subset else "") + ("_cold" if args.cold else "")) + ".json"
+    if args.src == str(ROOT) and (not args.no_piqp or d != 42_178):
+        name = ("user_call" + (f"_d{d}" if d != 42_178 else "") + (f"_rows{n_rows}" if n_rows > 1 else "_subset" if n_rows else "")
+                + ("_cold" if args.cold else "")) + ".json"
         write_rows(ROOT / "benchmarks" / "results" / name, rows)
 
 
