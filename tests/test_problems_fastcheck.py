@@ -117,8 +117,10 @@ def test_reused_certificate_is_recomputed_when_it_does_not_apply():
     p = Problem(est, "cls", [Simplex()])
     r = solve_structured(est, p.objective, p.constraints)
     slow = check_solution(p, r.f, r.duals)
-    other = check_solution(p, r.f, dict(r.duals), certificate=r.certificate)  # not the same duals object
-    assert other.error_bound == slow.error_bound
     bad = dataclasses.replace(r.certificate, primal_violation=1.0, distance_linf=0.0, distance_rounding=0.0)
+    # a certificate handed with another duals object (equal values) is not taken: reused, its
+    # doctored numbers would show
+    other = check_solution(p, r.f, dict(r.duals), certificate=bad)
+    assert other.certificate.primal_violation < 1e-12 and other.error_bound == slow.error_bound
     got = check_solution(p, r.f, r.duals, certificate=bad)
     assert got.certificate.primal_violation < 1e-12 and got.error_bound == slow.error_bound

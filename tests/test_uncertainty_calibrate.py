@@ -67,7 +67,8 @@ def test_lowers_the_level_when_the_parts_disagree_and_stays_in_bounds():
     # a partly independent fixed part: lower than nominal, and the world coverage reaches nominal
     lv, cov = calibrated_level(dev, Sb, 0.9, dev_fixed=boot - world)
     full = hull_world_coverage(dev, Sb, [0.9], dev_fixed=boot - world)[0]
-    assert 0.8 <= lv <= 0.9 and cov >= 0.9 and (lv < 0.9 or full < 0.9 + 1e-9)
+    assert full > 0.9  # the plain hull over-covers in this world ...
+    assert 0.8 <= lv < 0.9 and cov >= 0.9  # ... so the calibrated level is lower and still reaches nominal
 
 
 def test_errors_name_the_argument():

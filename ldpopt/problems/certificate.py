@@ -134,17 +134,17 @@ def recover_multipliers(sep: Separable, st: Structure, f, active_tol: float = 0.
         with np.errstate(divide="ignore", invalid="ignore"):
             g = sep.d1(f)
         return float(-np.median(g[np.isfinite(g)])), y
+    gi = gc[np.isfinite(gc)]  # h' on the inner values, in index order
     if st.chain is not None and st.m == st.chain.rows.stop - st.chain.rows.start:
         # a Monotone chain alone: the order multipliers telescope inside each block of equal values,
         # so λ is the same mean as without rows and y follows from the blocks (structured.chain;
         # the normal equations below would be (d−1)² dense)
         from .structured.chain import chain_multipliers
-        lam = float(-np.mean(gc[np.isfinite(gc)]))  # h' on the inner values, in index order
+        lam = float(-np.mean(gi))
         return lam, chain_multipliers(sep, st, f, lam)
     res = _rows_residual(st, f)
     act = ~st.ineq | (np.abs(res) <= 1e-12 * max(st.total, 1.0))
     rows = st.A[np.flatnonzero(act)][:, np.flatnonzero(inner)] if st.m else None
-    gi = gc[np.isfinite(gc)]
     if rows is None or rows.shape[0] == 0:
         return float(-np.mean(gi)), y
     # M_I = [1; A_act,I]; normal equations (M_I M_Iᵀ) z = −M_I g_I
@@ -158,10 +158,7 @@ def recover_multipliers(sep: Separable, st: Structure, f, active_tol: float = 0.
     G[0, 1:] = G[1:, 0] = rs
     G[1:, 1:] = (rows @ rows.T).toarray()
     rhs = -np.concatenate([[gi.sum()], rows @ gi])
-    if st.sum_free:  # a tree: no Σ f = total row, λ ≡ 0 (the normal equations without its column)
-        z = np.concatenate([[0.0], np.linalg.lstsq(G[1:, 1:], rhs[1:], rcond=None)[0]])
-    else:
-        z = np.linalg.lstsq(G, rhs, rcond=None)[0]
+    z = np.linalg.lstsq(G, rhs, rcond=None)[0]  # (a tree, the only Σ-free structure, returned above)
     y[np.flatnonzero(act)] = z[1:]
     y[st.ineq] = np.maximum(y[st.ineq], 0.0)
     return float(z[0]), y

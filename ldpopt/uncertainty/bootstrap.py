@@ -178,9 +178,10 @@ def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=N
 
         U = query_matrix(queries, estimate.d)
         T, world, boot = U @ T, U @ world, np.asarray((U @ boot.T).T)
-        Tp, bootp = U @ Tp, np.asarray((U @ bootp.T).T)
-    se, bias, _, _ = interval_from(T, world, boot, level, interval)
-    _, _, lo, hi = interval_from(Tp, world, bootp, level, interval)
+        Tp, bootp = (T, boot) if scale is None else (U @ Tp, np.asarray((U @ bootp.T).T))
+    se, bias, lo, hi = interval_from(Tp, world, bootp, level, interval)
+    if scale is not None:  # se and bias describe T itself, the interval the rescaled pivot
+        se, bias = boot.std(axis=0, ddof=1), boot.mean(axis=0) - world
     at0 = np.zeros(np.shape(T), dtype=bool)
     if boundary == "base" and name not in ("base", "norm"):
         lo, hi, at0 = _boundary_hull(estimate, level, queries, world, lo, hi)

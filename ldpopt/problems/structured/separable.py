@@ -289,11 +289,6 @@ class UserSep(Separable):
     def d2(self, f):
         return np.asarray(self.obj.d2h(f, self.est), float)
 
-    def group_keys(self):
-        """An integer-valued array that every per-value term is a function of (the support counts),
-        or None: :mod:`ldpopt.problems.certificate_support` then evaluates once per distinct key."""
-        return None
-
     def restrict(self, idx):
         return None  # user functions act on the whole vector: no restriction
 
