@@ -277,3 +277,34 @@ def test_fig9_choice_panel_plots_the_per_repetition_cost(drawn):
         assert np.allclose(top.containers[k].lines[0].get_ydata(), want_cost)
         assert np.allclose(bottom.containers[k].lines[0].get_ydata(), want_hit)
         assert (want_cost >= 1 - 1e-12).all()
+
+
+def _reference_and_others(ax):
+    """(reference errorbar containers, the other containers) of a two-panel axes, by legend label."""
+    conts = [c for c in ax.containers if c.get_label() and not c.get_label().startswith("_")]
+    refs = [c for c in conts if "(reference" in c.get_label()]
+    return refs, [c for c in conts if c not in refs]
+
+
+@pytest.mark.parametrize("kind", ["full-domain", "set-value", "benefit"])
+def test_references_are_drawn_on_top_distinguishable_and_rows_share_y(kind, drawn):
+    """Each panel's reference (Base left, Norm-Sub right) lies above every other line, dashed and
+    hollow, so neither hides under a method on the same values (Norm-Sub under MLE-Apx, Base under
+    Norm); the two panels of a row share one y axis (same limits, the same scale)."""
+    for fig, name, _ in drawn[kind][1]:
+        axes = [ax for ax in fig.axes if ax.axison]
+        assert len(axes) % 2 == 0
+        for left, right in zip(axes[0::2], axes[1::2]):
+            assert left.get_shared_y_axes().joined(left, right), name
+            assert left.get_ylim() == right.get_ylim(), name
+            for ax, ref in ((left, "Base (reference, left)"), (right, "Norm-Sub (reference, right)")):
+                refs, others = _reference_and_others(ax)
+                assert ref in [c.get_label() for c in refs], (name, ax.get_title())
+                top = max(ln.get_zorder() for c in others for ln in [c.lines[0]])
+                for c in refs:
+                    line = c.lines[0]
+                    assert line.get_zorder() > top, (name, c.get_label())
+                    assert line.get_linestyle() == "--" and line.get_markerfacecolor() == "none"
+                # drawn after every other line as well (ties in z-order are drawn in insertion order)
+                order = ax.get_children()
+                assert min(order.index(c.lines[0]) for c in refs) > max(order.index(c.lines[0]) for c in others)

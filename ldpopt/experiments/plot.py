@@ -5,7 +5,11 @@ Layout follows Wang et al. (arXiv §4.1 "Plotting Convention", NDSS §V-A): one 
 (dataset, oracle[, query set]); the left panel shows Base, Base-Pos, Post-Pos, Norm, Norm-Mul,
 Norm-Sub; the right panel Norm-Sub with MLE-Apx, Base-Cut, Norm-Cut, Norm-Hyb, Power, PowerNS
 (whichever the table has); log-scale y; the mean over repetitions with a 95 % normal confidence
-interval (1.96 · std / √reps) as error bars. Sizes, fonts, the shared legend and paging of many-row
+interval (1.96 · std / √reps) as error bars. The two panels of a row share their y axis, so a curve
+reads the same height on both. *Choice* (the papers draw the references like any other line): each
+panel's reference — Base on the left, Norm-Sub on the right (:data:`REFERENCES`) — is drawn last, on
+top, dashed with larger hollow markers and labelled "(reference, left|right)", so it is never hidden under a
+method that lies on it (Norm-Sub under MLE-Apx, Base under Norm) and the method under it still shows. Sizes, fonts, the shared legend and paging of many-row
 figures follow :mod:`ldpopt.experiments.plot_style` (smallest text ≥ 8 pt at 100 %).
 
 A plot function is registered per task kind with :func:`register_plot`; :func:`plot` looks the
@@ -23,7 +27,7 @@ import pandas as pd
 
 from . import plot_style as S
 
-__all__ = ["LEFT", "RIGHT", "grid_pages", "load_results", "plot", "plot_kinds", "register_plot", "summarise", "two_panel"]
+__all__ = ["LEFT", "REFERENCES", "RIGHT", "grid_pages", "load_results", "plot", "plot_kinds", "register_plot", "summarise", "two_panel"]
 
 LEFT = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub")
 RIGHT = ("norm-sub", "mle-apx", "base-cut", "norm-cut", "norm-hyb", "power", "power-ns")
@@ -31,6 +35,8 @@ LABELS = {"base": "Base", "base-pos": "Base-Pos", "post-pos": "Post-Pos", "norm"
           "norm-mul": "Norm-Mul", "norm-sub": "Norm-Sub", "mle-apx": "MLE-Apx", "base-cut": "Base-Cut",
           "norm-cut": "Norm-Cut", "norm-hyb": "Norm-Hyb", "power": "Power", "power-ns": "PowerNS",
           "calibrate": "Calibrate", "em": "EM", "mle-apx-paper": "MLE-Apx (paper)"}
+REFERENCES = {"base": "left", "norm-sub": "right"}  # each reference and the panel it is the reference of
+_REFERENCE_STYLE = dict(ls="--", lw=1.8, ms=7, mfc="none", mew=1.4, zorder=4)  # on top, hollow: what lies under shows
 _STYLE = {m: (c, mk) for m, c, mk in zip(
     LABELS, ["k", "tab:orange", "tab:olive", "tab:blue", "tab:purple", "tab:red", "tab:green",
              "tab:brown", "tab:pink", "tab:cyan", "tab:gray", "navy", "gold", "teal", "lime"],
@@ -110,19 +116,30 @@ def style_of(method: str) -> tuple[str, str]:
     return _STYLE.get(method, ("k", "o"))
 
 
+def label_of(method: str) -> str:
+    """The legend label: the paper's name, for a reference also its panel ("Base (reference, left)")."""
+    return LABELS.get(method, method) + (f" (reference, {REFERENCES[method]})" if method in REFERENCES else "")
+
+
+def drawing_order(methods) -> list[str]:
+    """``methods`` with the references last, so they are drawn on top."""
+    return sorted(methods, key=lambda m: m in REFERENCES)
+
+
 def errorbar(ax, x, mean, ci, method: str, **kw):
-    """One method's mean ± 95 % CI line (the lower bar clipped above 0 for the log axis)."""
+    """One method's mean ± 95 % CI line (the lower bar clipped above 0 for the log axis); a reference
+    (:data:`REFERENCES`) dashed, hollow and above the other lines."""
     c, mk = style_of(method)
-    return ax.errorbar(x, mean, yerr=np.minimum(ci, 0.999 * np.asarray(mean)), label=LABELS.get(method, method),
-                       color=c, marker=mk, ms=4, lw=1.2, capsize=2, **kw)
+    style = {"color": c, "marker": mk, "ms": 4, "lw": 1.2, "capsize": 2, **(_REFERENCE_STYLE if method in REFERENCES else {})}
+    return ax.errorbar(x, mean, yerr=np.minimum(ci, 0.999 * np.asarray(mean)), label=label_of(method), **{**style, **kw})
 
 
 def two_panel(ax_pair, s: pd.DataFrame, x: str, xlabel: str, ylabel: str, logx=False, left=LEFT, right=RIGHT):
     """Draw the paper's two panels from a summary (one x per row) on two axes (no per-axes legend:
     the figure gets one shared legend, :func:`plot_style.shared_legend`)."""
-    present = list(dict.fromkeys(s.method))
+    present = set(s.method)
     for ax, group in zip(ax_pair, (left, right)):
-        for m in [m for m in group if m in present]:
+        for m in drawing_order(m for m in group if m in present):
             d = s[s.method == m].sort_values(x)
             errorbar(ax, d[x], d["mean"], d["ci"], m)
         ax.set_yscale("log")
@@ -135,7 +152,7 @@ def two_panel(ax_pair, s: pd.DataFrame, x: str, xlabel: str, ylabel: str, logx=F
         ax.grid(True, which="both", alpha=0.3)
 
 
-_PANEL_NOTE = (" — Base, Norm family", " — others vs Norm-Sub")
+_PANEL_NOTE = (" — Norm family vs Base", " — others vs Norm-Sub")
 _MSE = "MSE (frequency scale)"
 _MAE = "MAE (frequency scale)"
 _EPS = "ε (privacy budget)"
@@ -156,14 +173,16 @@ def _row_mask(s: pd.DataFrame, rows_by, key) -> np.ndarray:
 def grid_pages(s: pd.DataFrame, x: str, rows_by, xlabel, ylabel, title, out_dir: Path, base: str,
                logx=False, draw=None, per_page: int = S.ROWS_PER_PAGE) -> list[Path]:
     """Two panels (left/right method groups) per row key of ``rows_by``, at most ``per_page`` rows a
-    page; the row key is the panel title (``zipf · OLH · ε = 1``); one shared legend per page.
-    ``draw(ax_pair, rows)`` replaces :func:`two_panel` (for kinds that are not mean-vs-x lines)."""
+    page; the row key is the panel title (``zipf · OLH · ε = 1``); one shared legend per page; the
+    two panels of a row share their y axis. ``draw(ax_pair, rows)`` replaces :func:`two_panel` (for
+    kinds that are not mean-vs-x lines)."""
     keys = _row_keys(s, rows_by)
     pages = S.paged(keys, per_page)
     paths = []
     for i, page in enumerate(pages):
         fig, axes = S.new_figure(len(page), 2)
         for row, key in zip(axes, page):
+            row[1].sharey(row[0])
             rows = s[_row_mask(s, rows_by, key)]
             if draw is None:
                 two_panel(row, rows, x, xlabel, ylabel, logx=logx)
@@ -230,11 +249,9 @@ def plot_benefit(table, meta, out_dir, stem):
 
     def draw(row, d):
         for ax, group in zip(row, (LEFT, RIGHT)):
-            for m in [m for m in group if m in set(d.method)]:
+            for m in drawing_order(m for m in group if m in set(d.method)):
                 e = d[d.method == m].sort_values("n_users")
-                c, mk = style_of(m)
-                ax.errorbar(e.n_users / 1e6, e["mean"] / 1e6, yerr=e["ci"] / 1e6, label=LABELS.get(m, m),
-                            color=c, marker=mk, ms=4, capsize=2)
+                errorbar(ax, e.n_users / 1e6, e["mean"] / 1e6, e["ci"] / 1e6, m)
             xs = np.linspace(d.n_users.min(), d.n_users.max(), 50) / 1e6  # y = x is curved on log y
             ax.plot(xs, xs, "k:", lw=1, label="n′ = n (Base, analytic)")
             ax.set_yscale("log")
