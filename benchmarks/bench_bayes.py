@@ -1,6 +1,6 @@
 """Benchmark section "bayes": Power / Calibrate where the posterior windows are long (GRR).
 
-What changed in session 2 and is measured here, old and new path side by side in one process:
+What the Euler–Maclaurin tail changed, measured here, old and new path side by side in one process:
 
 * **Long windows.** ``_bayes_core.exact_logsums`` sums the part k ≥ 1000 of a window of ≥ 20,000
   points by Euler–Maclaurin when the Gaussian scale √v ≥ 1000 (module doc, "Long windows"). The old

@@ -249,7 +249,7 @@ def markdown(result: dict) -> str:
     L.append("| MLE-Apx paper iterations | " + " | ".join(str(e.get("mle_apx_paper_iterations", "—")) for e in sizes) + " |")
     L.append("")
 
-    L += ["Targets from the issue (wall and CPU, median):", ""]
+    L += ["Targets (wall and CPU, median):", ""]
     for m, (d, lim) in TARGETS.items():
         e = next((x for x in sizes if x["d"] == d), None)
         r = next((x for x in (e or {}).get("rows", []) if x["method"] == m), None)

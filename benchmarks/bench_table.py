@@ -46,8 +46,8 @@ SOLVERS = {"cls": ("PIQP", "CLARABEL"), "weighted-mle": ("CLARABEL",), "binomial
            "multinomial": ("SQP",)}  # the likelihoods: the route policy.py takes (Clarabel/SCS fail or take 10-30 s)
 OBJECTIVES = ("cls", "weighted-mle", "binomial", "multinomial")
 CVXPY_MAX_D = 100_000
-NOT_RUN = {"PIQP": "PIQP takes ~14 s CPU on the simplex alone at d = 10⁶ (issue 11)",
-           "CLARABEL": "Clarabel takes ~54 s CPU on the simplex alone at d = 10⁶ (issue 11)",
+NOT_RUN = {"PIQP": "PIQP takes ~14 s CPU on the simplex alone at d = 10⁶",
+           "CLARABEL": "Clarabel takes ~54 s CPU on the simplex alone at d = 10⁶",
            "SQP": "the SQP route solves 2-3 QPs of PIQP's size (~14 s CPU each at d = 10⁶)"}
 
 

@@ -36,7 +36,7 @@ from ldpopt.experiments import run  # noqa: E402
 
 P._ensure_registered()
 WANG_KINDS = ["full-domain", "set-value", "top-k", "fixed-sets", "benefit", "choose-method"]
-QUICK_CONFIGS = ["wang_ndss_fig1_3_bias_variance", "wang_ndss_fig9_choose_method", "jia_fig4_noise",
+QUICK_CONFIGS = ["wang_ndss_fig1_3_bias_variance", "wang_ndss_fig9_choose_method", "wang_ndss_fig4_full_domain", "jia_fig4_noise",
                  "jia_fig5_6_hh_threshold", "jia_fig7_error_oracles", "jia_fig8_9_hh_epsilon_oracles"]
 
 
@@ -308,3 +308,40 @@ def test_references_are_drawn_on_top_distinguishable_and_rows_share_y(kind, draw
                 # drawn after every other line as well (ties in z-order are drawn in insertion order)
                 order = ax.get_children()
                 assert min(order.index(c.lines[0]) for c in refs) > max(order.index(c.lines[0]) for c in others)
+
+
+# kinds whose figures put ε on the x axis (heavy-hitters: when the full sweep has more than one ε)
+VS_EPSILON = {"full-domain", "fixed-sets", "channels", "numeric", "pooling", "range-queries", "noise-distribution",
+              "estimation-error", "heavy-hitters"}
+
+
+def test_every_quick_vs_epsilon_config_sweeps_at_least_three_epsilons():
+    """A one-ε quick run draws a "vs ε" figure as a vertical stack of markers: every quick config
+    whose figures are drawn against ε (and whose full sweep has ≥ 3 ε) sweeps ≥ 3 of the full sweep's ε."""
+    from ldpopt.experiments.config import config_paths, load_config
+
+    checked = []
+    for path in config_paths():
+        full, quick = load_config(path), load_config(path, quick=True)
+        if full.kind in VS_EPSILON and len(full.epsilons) >= 3:
+            assert len(set(quick.epsilons)) >= 3 and set(quick.epsilons) <= set(full.epsilons), (path.stem, quick.epsilons)
+            checked.append(path.stem)
+    assert len(checked) >= 15, checked
+
+
+@pytest.mark.parametrize("config", ["wang_ndss_fig4_full_domain", "jia_fig7_error_oracles",
+                                    "jia_fig8_9_hh_epsilon_oracles", "jia_fig4_noise"])
+def test_quick_vs_epsilon_figures_have_three_epsilons(config, drawn):
+    """From the figure objects: every panel drawn against ε has points at ≥ 3 distinct ε."""
+    panels = 0
+    for fig, name, _ in drawn[config][1]:
+        for ax in fig.axes:
+            if not ax.get_xlabel().startswith("ε"):
+                continue
+            xs = {round(float(x), 9) for ln in ax.get_lines() if ln.get_linestyle() != "None" or ln.get_marker()
+                  for x in np.atleast_1d(ln.get_xdata()) if ln.get_label() and not ln.get_label().startswith("_")}
+            xs |= {round(float(x), 9) for c in ax.containers if hasattr(c, "lines") and c.lines[0] is not None
+                   for x in np.atleast_1d(c.lines[0].get_xdata())}
+            assert len(xs) >= 3, (config, name, ax.get_title(), sorted(xs))
+            panels += 1
+    assert panels >= 1, config

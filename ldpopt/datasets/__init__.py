@@ -134,7 +134,7 @@ _REGISTRY = {
         "FIMI kosarak.dat, your own copy (Jia & Gong statistics)",
         ("kosarak", "kosarak.dat"),
     ),
-    # numeric columns (issue 15 item 4): transaction lengths of the shipped files, ldpopt.datasets.lengths
+    # numeric columns: transaction lengths of the shipped files, ldpopt.datasets.lengths
     "retail-basket-size": (functools.partial(transaction_lengths, "retail-basket-size"), "real numeric", 88_162,
                            76, "Retail basket sizes (distinct items per receipt)", None),
     "bms-webview-1-session-length": (functools.partial(transaction_lengths, "bms-webview-1-session-length"),

@@ -1,4 +1,4 @@
-"""Numeric columns derived from the shipped transaction files: transaction lengths (issue 15 item 4).
+"""Numeric columns derived from the shipped transaction files: transaction lengths.
 
 Each transaction of Retail (a supermarket receipt) and of BMS-WebView-1/2 (a web session) has a
 length: the basket size (number of distinct items bought) or the session length (number of distinct

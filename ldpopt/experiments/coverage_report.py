@@ -1,4 +1,4 @@
-"""The coverage experiment's results as the markdown tables of ``docs/uncertainty.md`` (issue 13, item 2).
+"""The coverage experiment's results as the markdown tables of ``docs/uncertainty.md``.
 
 ``coverage_markdown(table)`` turns a ``coverage`` results table (``ext_uncertainty_coverage``, one row
 per task × method × level × band, :mod:`ldpopt.experiments.tasks_uncertainty`) into one markdown table
@@ -6,7 +6,7 @@ per nominal level: a row per method (or per ``by`` group), a column per value-ra
 kind, each cell the pooled empirical coverage Σ value·count / Σ count in percent
 (:func:`~ldpopt.experiments.tasks_uncertainty.coverage_table`, the same pooling as the figure).
 
-The issue's target is coverage within 2 points of nominal (*choice*: ``|coverage − level| ≤ 0.02``
+The target is coverage within 2 points of nominal (*choice*: ``|coverage − level| ≤ 0.02``
 inclusive, on the rounded-to-0.1 value shown, so what the reader sees decides the mark). A cell
 outside it is bold and marked ↓ (under-covers) or ↑ (over-covers); a cell inside is plain.
 

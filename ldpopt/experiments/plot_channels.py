@@ -1,4 +1,4 @@
-"""Figure of the ``channels`` kind (``ext_channels``, issue 15 item 1): MSE of one report under the
+"""Figure of the ``channels`` kind (``ext_channels``): MSE of one report under the
 memoised two-round channels and under the one-round oracle, against the total (memo) ε, one panel
 per (dataset, family). Colour = design (one-round, or the report's ε split r), line style =
 estimator (inversion dotted, + Norm-Sub dashed, channel MLE solid); the inversion's analytic MSE as

@@ -1,4 +1,4 @@
-"""Figure of the ``coverage`` kind (``ext_uncertainty_coverage``, issue 13 item 2): how often ldpopt's
+"""Figure of the ``coverage`` kind (``ext_uncertainty_coverage``): how often ldpopt's
 nominal 90 % / 95 % intervals cover the truth, per method and per value band.
 
 One panel per (oracle, ε, nominal level), one page per oracle (rows ε, columns the levels, so the full

@@ -1,4 +1,4 @@
-"""Figure of the ``numeric`` kind (``ext_numeric``, issue 15 item 4): Square Wave + EMS vs EM vs the
+"""Figure of the ``numeric`` kind (``ext_numeric``): Square Wave + EMS vs EM vs the
 penalised exact likelihood, one row per dataset, one panel per metric (W1, range queries, deciles),
 mean ± 95 % CI over repetitions against ε (log-scaled axes)."""
 

@@ -1,4 +1,4 @@
-"""Figure of the ``pooling`` kind (``ext_pooling``, issue 15 item 2): MSE of each group alone and of
+"""Figure of the ``pooling`` kind (``ext_pooling``): MSE of each group alone and of
 the pooled estimators against the swept group's ε, one panel per (dataset, swept oracle), mean ±
 95 % CI over repetitions on a log axis, with inverse-variance theory's predicted MSE dashed.
 """

@@ -1,4 +1,4 @@
-"""Figures of the ``range-queries`` kind (``ext_range_queries``, issue 15 item 3).
+"""Figures of the ``range-queries`` kind (``ext_range_queries``).
 
 * ``<stem>_length.png``: MSE vs range length (log–log) at one ε (``params.plot_epsilon``, default
   the ε closest to 1), a row per (dataset, oracle); left panel flat + raw hierarchies + Haar, right

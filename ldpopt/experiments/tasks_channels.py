@@ -1,5 +1,5 @@
 r"""Task kind ``channels``: the two-round memoised channels of longitudinal collection, estimated
-three ways, against the one-round oracle at the same total ε (issue 15 item 1,
+three ways, against the one-round oracle at the same total ε (
 :mod:`ldpopt.oracles.channel`).
 
 Design (RAPPOR, Erlingsson, Pihur & Korolova, CCS 2014 §3: a *permanent* randomised response

@@ -1,5 +1,5 @@
 """Task kind ``numeric``: distribution estimation of a numeric column under the Square Wave mechanism
-(Li et al. SIGMOD 2020; issue 15 item 4).
+(Li et al. SIGMOD 2020).
 
 One task = one dataset × ε × repetition (the oracle axis must be ``"sw"``). Every user's value in
 [0, 1] (:func:`ldpopt.numeric.columns.unit_values`, seeded per task) is perturbed by SW; the reports

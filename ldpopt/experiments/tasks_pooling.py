@@ -1,5 +1,5 @@
 """Task kind ``pooling``: one estimate from groups of users who chose different ε / oracles
-(issue 15 item 2, :mod:`ldpopt.pooling`).
+(:mod:`ldpopt.pooling`).
 
 One task = one population (the config's dataset) split at random into groups, user by user with
 probabilities ``share`` (a multinomial per value: the exact law of independent choices), each group

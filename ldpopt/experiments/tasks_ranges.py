@@ -1,4 +1,4 @@
-"""Task kind ``range-queries``: MSE of range answers, flat vs hierarchical vs Haar (issue 15 item 3;
+"""Task kind ``range-queries``: MSE of range answers, flat vs hierarchical vs Haar (
 Cormode, Kulkarni & Srivastava VLDB 2019 §6 experiments, Hay et al. VLDB 2010 consistency).
 
 One task = one simulated collection per estimator at the task's oracle and ε on the dataset's

@@ -1,4 +1,4 @@
-"""Task kind ``coverage``: empirical coverage of ldpopt's confidence intervals (issue 13, item 2).
+"""Task kind ``coverage``: empirical coverage of ldpopt's confidence intervals.
 
 One task = one simulated dataset (an estimate of the config's truth by the config's oracle at ε).
 For every method: the interval of :func:`ldpopt.uncertainty.intervals` (analytic normal for Base
@@ -7,7 +7,7 @@ and Norm, parametric-bootstrap basic interval otherwise, widened to Base's inter
 (default 0.9 and 0.95; one bootstrap serves every level), and whether it covers the truth, per
 
 * value-rank band of the *true* frequencies: ``top10`` (ranks 1–10), ``10-100``, ``tail`` (> 100),
-  and ``ge5sigma`` (values with f_v ≥ 5σ, σ of Eq. 7 — the issue's "well above the clipping" set);
+  and ``ge5sigma`` (values with f_v ≥ 5σ, σ of Eq. 7 — the "well above the clipping" set);
 * query kind: ``subsets`` (``params.subsets`` random subsets of ``params.subset_size`` values,
   fresh per task; their sums) and ``topk-set`` (the 10 largest values of the method's output, the
   set chosen from the data; coverage of their true frequencies by the *fixed-set* interval, as if

@@ -1,4 +1,4 @@
-"""Range queries under LDP on an ordered domain (issue 15): hierarchical histograms (Cormode,
+"""Range queries under LDP on an ordered domain: hierarchical histograms (Cormode,
 Kulkarni & Srivastava VLDB 2019 §4) with Hay et al.'s consistency (VLDB 2010 §3) generalised to
 per-level variances, their exact range variances, and the Haar-wavelet alternative (HaarHRR).
 

@@ -47,7 +47,7 @@ Long windows (Euler–Maclaurin)
     When √v ≥ 1000 (GRR at small ε: σn ≈ 1.4·10⁵ at d = 1024, ε = 0.2, n = 10⁶) the window can hold
     all of [1, n], and a direct sum costs O(n) per point. There the part k ≥ 1000 of a window with at
     least ``EM_MIN_TERMS`` = 2,000 points (a cost threshold only: the error bound below needs
-    t ≥ 1000 and √v ≥ 1000, not a window length; 20,000 before issue 16, which left the ~15,000-term
+    t ≥ 1000 and √v ≥ 1000, not a window length; an earlier 20,000 left the ~15,000-term
     windows of OUE at n = 10⁶ direct and made them 90 % of the s fit) is summed by Euler–Maclaurin with four correction terms: the integral by
     24-point Gauss–Legendre on panels of width ≤ min(t/2, √v/2), the odd derivatives f⁽¹⁾…f⁽⁷⁾ at the
     two ends from Taylor series of r (quadratic plus −s log t) and of μ_m. Remainder: f = μ_m e^{r}
@@ -208,7 +208,7 @@ def windows(x: np.ndarray, S: float, prior: Prior) -> tuple[np.ndarray, np.ndarr
 EM_START = 1000
 EM_MIN_TERMS = 2_000
 EM_MIN_SCALE = 1000.0
-EM_PANEL = 1.0  # uniform panels of width EM_PANEL·√v (0.5 before issue 16: same accuracy, measured)
+EM_PANEL = 1.0  # uniform panels of width EM_PANEL·√v (0.5 earlier: same accuracy, measured)
 # B_2p / (2p)! for p = 1..4, and the 24-point Gauss–Legendre rule: shared with the power-law prior
 # sums of :mod:`ldpopt.methods.bayes` (same Euler–Maclaurin scheme)
 EM_BERNOULLI = (1.0 / 12.0, -1.0 / 720.0, 1.0 / 30240.0, -1.0 / 1209600.0)

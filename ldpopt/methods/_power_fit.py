@@ -29,7 +29,7 @@ mean–variance start (which missed the interior maximum in 9 of 60 Zipf runs wi
 A(s) = Σ_v log Σ_k k^{−s}N(·) convex and log H_n convex in s — the chord bound of A is too loose to
 prune the cells next to the maximum.)
 
-Issue 16 (speed, same result): the GRID_POINTS values of ℓ, ℓ', ℓ'' are computed in one pass over
+Speed (same result): the GRID_POINTS values of ℓ, ℓ', ℓ'' are computed in one pass over
 the data (:mod:`ldpopt.methods._power_multi`: the windows, Gaussian factors, Chebyshev panels and
 Euler–Maclaurin nodes do not depend on s; only k^{−s} does), and each cell's refinement starts at
 the root of the cubic Hermite interpolant of ℓ' from ℓ', ℓ'' at the ends of a sub-cell found by

@@ -1,5 +1,5 @@
 """The power-law log-sums of :mod:`ldpopt.methods._bayes_core` at many exponents s in one pass
-(issue 16: the 11-point grid of the s fit, :func:`ldpopt.methods._power_fit.fit_mle`).
+(the 11-point grid of the s fit, :func:`ldpopt.methods._power_fit.fit_mle`).
 
 For the power-law prior w(k) = k^{−s} (Jia & Gong Eq. 15) the relative summand of the engine is
 r_s(k) = q(k) − s·log k with q(k) = −(k − k_ref)(k + k_ref − 2x)/(2S²) ≤ 0 on the support

@@ -1,4 +1,4 @@
-"""Expected-linear-time search for the support of a simplex-type projection (issue 16).
+"""Expected-linear-time search for the support of a simplex-type projection.
 
 Norm-Sub (the Euclidean projection onto the simplex) and MLE-Apx (the weighted projection of
 Wang et al. arXiv Eq. 13) both have a solution of the form max(y − θ*, 0)·(scale) whose support is

@@ -308,7 +308,7 @@ def norm_hyb(estimate: Estimate, alpha: float | None = None, k: int | None = Non
       *is* 1. So "Σ_H f̃ > 1" needs an excess beyond rounding, "< 1" a shortfall beyond it, and a
       leftover 1 − Σ_H f̃ within rounding of 0 is 0: nothing to shift, every adjusted value is 0
       (the projection onto the simplex of mass 0). Before this rule a leftover of ~1e-16 reached
-      the projection and crashed it (issue 12: SUE, ε = 10, counts (9, 1, 0, …), n = 10).
+      the projection and crashed it (SUE, ε = 10, counts (9, 1, 0, …), n = 10).
     """
     est = _check_estimate(estimate)
     f, d = est.f_tilde, est.d

@@ -1,4 +1,4 @@
-"""Numeric columns on [0, 1] for the Square Wave experiments (issue 15 item 4).
+"""Numeric columns on [0, 1] for the Square Wave experiments.
 
 * Transaction lengths L ∈ {1, 2, …} (:mod:`ldpopt.datasets.lengths`: Retail basket sizes,
   BMS-WebView-1/2 session lengths). Choices (the paper has no count data): L is treated as the

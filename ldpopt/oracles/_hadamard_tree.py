@@ -1,4 +1,4 @@
-"""HR's output histogram drawn by halving the Hadamard cube bit by bit (issue 16): O(K log K), no n.
+"""HR's output histogram drawn by halving the Hadamard cube bit by bit: O(K log K), no n.
 
 Acharya, Sun, Zhang (AISTATS 2019, arXiv:1802.04705): a user of value v outputs y uniform on
 C_r = {y : H[r, y] = +1}, r = v + 1, with probability p, else uniform on its complement C̄_r. Users

@@ -88,14 +88,14 @@ class HR(FrequencyOracle):
     Binomial(n_v, λ) users of value v output uniformly on C_v and the other n − Σm uniformly on [K]
     (row 0 of H); the histogram of all outputs is drawn by halving the Hadamard cube one bit at a time
     with the classes (row, side) merged (``_hadamard_tree``, ≈ 2(d + 1)·log2 K + 2K binomial draws);
-    then the FWHT aggregation. *Choice* (issue 16): the mixture rather than the sides (Binomial(n_v, p)
+    then the FWHT aggregation. *Choice*: the mixture rather than the sides (Binomial(n_v, p)
     users on C_v, the rest on C̄_v; the same law) because the uninformative users then travel in
     row 0's one class per prefix, so the row classes hold λn users instead of n and more of their
     binomials are small, cheap bit counts (``tree_histogram`` alone at n = 10⁹, d = 42,178, ε = 1:
     0.036 → 0.023 s CPU, BENCHMARKS.md).
     O(K log K + d).
 
-    ``sample_counts_mixture`` (the path before issue 16's tree; used when λn < K·log2(K)/4) uses the
+    ``sample_counts_mixture`` (the path before the tree sampler; used when λn < K·log2(K)/4) uses the
     mixture "w.p. λ = 2p − 1 = tanh(ε/2) uniform on C_v, otherwise uniform on [K]" (indeed
     Pr[y ∈ C_v] = λ + (1 − λ)/2 = p and Pr[y] is constant on each side): m_v ~ Binomial(n_v, λ)
     informative users per value; the rest pooled into one Multinomial(n − Σm, uniform on [K]); the
@@ -163,7 +163,7 @@ class HR(FrequencyOracle):
 
     # -- the fast path ---------------------------------------------------------------------------
     def sample_counts(self, true_counts, rng) -> np.ndarray:
-        """Exact in joint law (issue 16): the tree path (``sample_counts_tree``, cost independent of n)
+        """Exact in joint law: the tree path (``sample_counts_tree``, cost independent of n)
         unless the mixture path's per-user work λn is below K·log2(K)/4, where it is the cheaper of
         the two (measured crossover λn ≈ (0.15–0.6)·K·log2 K at d = 42,178 and 1,024; the choice
         depends on the inputs only, and both paths have the same law).
@@ -207,7 +207,7 @@ class HR(FrequencyOracle):
         N = gen.multinomial(int(tc.sum()) - total_m, uniform).astype(np.int64)
         # Each value's informative outputs are drawn independently, by whichever exact sampler is
         # cheaper *for that value*: per user (O(m_v)) or one Multinomial(m_v, uniform [K]) folded onto
-        # C_v (O(K)). Before issue 16 one rule for all values (total m vs d·K/4) sent n = 10⁹ down
+        # C_v (O(K)). An earlier version used one rule for all values (total m vs d·K/4) sent n = 10⁹ down
         # the per-user path: 4.6·10⁸ draws, 78 s at d = 42,178.
         fold = m > K // 4
         small = np.flatnonzero(~fold)

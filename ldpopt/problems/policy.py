@@ -22,7 +22,7 @@ until a solver's answer passes ldpopt's own check (:mod:`.checks`), recording ev
   along the QP chain), because Clarabel fails them from there on (measured, OUE / GRR, ε = 1,
   n = 10⁶, Zipf 1.1: binomial passes ldpopt's check at d ≤ 300 — stationarity already 2·10⁻⁵ at
   300 — and ends ``solver_error`` at 500 and 1,000; multinomial passes at d ≤ 500 and fails at
-  1,000; issue 11 lists 96+ formulations and settings that fail the same way, and SCS takes
+  1,000; 96+ further formulations and settings that fail the same way, and SCS takes
   16–50 s at d = 10⁴–10⁵). Below ``SQP_MIN_D`` the chain is ``LIKELIHOOD_CHAIN``: CLARABEL →
   SQP → SCS (Clarabel referees the SQP route in the tests; it already fails the binomial with
   extra constraints at d = 60–150 — a tree of sums, a monotone order — where SQP passes, and SCS

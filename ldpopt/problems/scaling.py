@@ -16,7 +16,7 @@ def default_scale(estimate, floor: bool = True) -> float:
     ~10⁵–10⁷ once n is large or ε is large (σ ≪ 1/d), and the simplex rows have coefficients
     σ ≤ 1e-5: OSQP then stops at ``user_limit`` or, because its primal-infeasibility test
     ‖Aᵀδy‖ ≤ ε_inf‖δy‖ is met by any multiple of the sum row once its coefficients are below
-    ε_inf = 1e-5, certifies the always-feasible simplex "infeasible" (issue 12 item 4: 37 of 216
+    ε_inf = 1e-5, certifies the always-feasible simplex "infeasible" (37 of 216
     cases of a CLS grid). With s = max(σ, 1/d) the noise is ≤ 1 per coordinate, the mean
     coordinate ≤ 1 and the total ≤ d; when σ ≥ 1/d (small n, small ε) nothing changes.
 

@@ -1,7 +1,7 @@
 """Exact likelihoods over any cvxpy constraints by sequential QP (a damped proximal-Newton loop).
 
 Why: Clarabel and ECOS fail the exact binomial / multinomial likelihoods from d ≈ 500–1,000 in
-every formulation tried (issue 11; ``policy.SQP_MIN_D``), and SCS takes 16–50 s. The likelihoods
+every formulation tried (``policy.SQP_MIN_D``), and SCS takes 16–50 s. The likelihoods
 are separable and smooth (:mod:`.likelihood_terms`), so each Newton step is a *diagonal* QP over the
 user's own constraints — a problem class PIQP solves in ~0.5 s at d = 42,178 — and the conic solver
 never sees an exponential cone.

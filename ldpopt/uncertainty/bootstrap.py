@@ -17,7 +17,7 @@ data and T*_b its outputs in the bootstrap world, whose truth is f̂:
 
 Not offered, and why: *studentised* intervals need a standard error inside every resample (a
 double bootstrap, B² method calls); *BC/BCa* need z₀ = Φ⁻¹(Pr*[T* < f̂]), undefined where the
-clipped methods put a point mass at 0 (the values the issue asks about). Every bootstrap interval
+clipped methods put a point mass at 0 (the small values where intervals matter most). Every bootstrap interval
 is intersected with [0, 1] for per-value answers and subset sums (the truth lies there).
 
 **The interval may exclude its own point** (*decision*). The basic interval is T minus the

@@ -264,7 +264,7 @@ def equivalence_rows(est: Estimate, seed: int, solvers: list[str], solver_max_d:
         # OSQP is a QP solver: it referees the QPs only (CLS, the posterior projection)
         refs = [sv for sv in solvers if est.d <= limit and (sv != "OSQP" or objective in ("cls", "posterior"))]
         if likelihood and likelihood_max_d < est.d <= solver_max_d and solvers:
-            # conic solvers fail the likelihoods here (issue 11): ldpopt's sequential-QP route referees
+            # conic solvers fail the likelihoods here: ldpopt's sequential-QP route referees
             refs = ["SQP"]
         for ref in ["certificate"] + refs:
             fb = ("SCS",) if (ref != "certificate" and objective in ("multinomial", "binomial")) else ()

@@ -21,7 +21,7 @@ from .._validation import as_generator
 from ..estimate import Estimate
 
 #: largest d at which a cvxpy solver referees the exponential-cone likelihoods: Clarabel reports
-#: InsufficientProgress on the binomial from d = 1000 (measured, issue 11); above it the sequential-QP
+#: InsufficientProgress on the binomial from d = 1000 (measured); above it the sequential-QP
 #: route referees them (up to the solver limit); the certificate has no limit
 LIKELIHOOD_MAX_D = 200
 #: default largest d at which a cvxpy solver referees the QPs / SOCPs (the certificate has no limit)

@@ -1,0 +1,61 @@
+"""What a user reads carries no internal words: the package (code, docstrings, configs, data notes),
+the documents and the CLI's ``experiment list`` never name issues, issue numbers, work sessions,
+branches or the people who wrote them; and the documents state no count of configs that can go stale
+(``ldpopt experiment list`` is the count)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from _cli import ldpopt
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXT = (".py", ".toml", ".md", ".txt", ".json", ".cfg")
+INTERNAL = re.compile(
+    r"\b[Ii]ssues?[ -]#?\d+"  # "issue 15", "issue-16 code"
+    r"|\b[Tt]he issue\b|\b[Ii]ssue's\b"  # "the issue's target"
+    r"|\b[Ss]essions? \d+\b"  # "session 2"
+    r"|\bhelpers?' |\bhelper (?:note|session)"  # "other helpers' tests"
+    r"|\bh\d{1,2}[a-z][a-z0-9]*\b"  # branch names (h23c, h11fast)
+    r"|\bthis branch\b|\bthe lead\b")  # who wrote it, where
+
+
+def _user_files():
+    pkg = [p for p in (ROOT / "ldpopt").rglob("*") if p.suffix in TEXT and "__pycache__" not in p.parts]
+    docs = list(ROOT.glob("*.md")) + list((ROOT / "docs").rglob("*.md")) + list((ROOT / "benchmarks" / "results").glob("*.md"))
+    return pkg + docs
+
+
+def test_internal_word_pattern_catches_what_it_should():
+    for bad in ("(issue 15 item 4)", "before issue 16", "the issue's target", "Issue 11 item 2.", "in session 2",
+                "other helpers' tests", "on branch h23c", "(h11fast)", "after = this branch", "the lead re-measures", "the issue-16 code"):
+        assert INTERNAL.search(bad), bad
+    for fine in ("a design issue", "Legal Issues", "branching 2, 4, 16", "validation helpers at the boundary",
+                 "the h-index", "Retail basket sizes"):
+        assert not INTERNAL.search(fine), fine
+
+
+def test_package_and_documents_carry_no_internal_words():
+    files = _user_files()
+    assert len(files) > 100 and any(p.name == "REPRODUCTION.md" for p in files)
+    hits = [f"{p.relative_to(ROOT)}:{i}: {m.group(0)!r}" for p in files
+            for i, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+            for m in [INTERNAL.search(line)] if m]
+    assert not hits, "\n".join(hits[:30])
+
+
+def test_experiment_list_carries_no_internal_words():
+    proc = ldpopt("experiment", "list")
+    assert proc.returncode == 0, proc.stderr
+    assert "ext_numeric" in proc.stdout and "wang_ndss_fig4_full_domain" in proc.stdout
+    assert not INTERNAL.search(proc.stdout), INTERNAL.search(proc.stdout).group(0)
+
+
+@pytest.mark.parametrize("doc", ["REPRODUCTION.md", "README.md"])
+def test_documents_state_no_stale_config_count(doc):
+    """A number of configs in the prose goes stale with the next config (it said 22 and 27 beside 28)."""
+    counts = re.findall(r"\b\d+ (?:experiment |shipped )?configs\b", (ROOT / doc).read_text())
+    assert not counts, counts
