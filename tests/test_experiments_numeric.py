@@ -16,7 +16,8 @@ def test_numeric_quick_table(tmp_path):
     assert set(t["metric"]) == {"w1", "range-0.1", "range-0.4", "quantile", "converged"}
     conv = t[t.metric == "converged"].set_index("method")["value"]
     assert conv.min() == 1.0  # every method met its own stopping rule / certificate
-    w1 = t[t.metric == "w1"].set_index("method")["value"]
+    assert sorted(set(t["epsilon"])) == [0.5, 1.0, 2.0]
+    w1 = t[(t.metric == "w1") & (t.epsilon == 1.0)].set_index("method")["value"]
     # Beta(5, 2), n = 20,000, ε = 1, d = 64: every estimate within 0.05 of the truth in W1 (the
     # uniform distribution is 0.17 away), and the smoothed estimators no worse than 1.5x plain EM
     assert w1.max() < 0.05
