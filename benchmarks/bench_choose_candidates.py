@@ -1,10 +1,10 @@
-"""``ldpopt.choose`` at d = 42,178 with the closed forms vs the extended candidates (issue 13).
+"""``ldpopt.choose`` at d = 42,178 with the closed forms vs the extended candidates.
 
 Side by side in one process, per oracle (OUE, GRR, OLH; Zipf(1.5), n = 10⁶, ε = 1, fast-path estimate,
 the data of ``bench_uncertainty.py``): ``choose(est, "full", n_repeats=20)`` with
 ``methods="closed-form"`` (the 9 O(d) closed forms, the default) and ``methods="extended"`` (+ Power,
 PowerNS, EM: one call per repetition each). Wall and CPU time of one call; the 1-min load average at
-the start (the 2-core box is shared). The issue's target is < 30 s for the closed forms.
+the start (the 2-core box is shared). The target is < 30 s for the closed forms.
 
 ``python benchmarks/bench_choose_candidates.py [--quick]`` writes choose_candidates.{json,md}
 (``--quick``: d = 1,024, n = 10⁵, under results/quick/).

@@ -1,4 +1,4 @@
-"""Issue 11 item 3: the exact likelihoods on the simplex per distinct count (structured.grouped) vs
+"""The exact likelihoods on the simplex per distinct count (structured.grouped) vs
 the same solver with the grouping switched off, and vs the fastest cvxpy route, in one process.
 
     python benchmarks/bench_grouped.py            # d ∈ {42,178, 10⁵, 10⁶}; SQP at 42,178 only (~1 min)

@@ -1,4 +1,4 @@
-"""Issue 16, item 3: HR's fast path (``sample_counts``) at large n against its previous exact path
+"""HR's fast path (``sample_counts``) at large n against its previous exact path
 (``HR.sample_counts_mixture``, kept in the tree as the reference), optionally a previous revision's
 ``ldpopt/oracles/hadamard.py`` with that revision's ``_hadamard_tree.py`` (git archive; its
 ``sample_counts_tree`` is timed too when it has one), and the other six oracles' fast paths, in one

@@ -1,4 +1,4 @@
-"""Exact likelihoods at scale: the sequential-QP route against the exponential-cone solvers (issue 11 item 2).
+"""Exact likelihoods at scale: the sequential-QP route against the exponential-cone solvers.
 
 Instances: ``binomial`` on OUE reports and ``multinomial`` on GRR reports, ε = 1, Zipf(1.5) true
 counts, n = max(10⁶, 10·d), fast-path estimate; d ∈ {10³, 10⁴, 42,178, 10⁵}. Constraint sets:

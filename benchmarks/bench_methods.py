@@ -16,7 +16,7 @@ Calibrate with the Gaussian prior (both fits).
 
 Skipped where not O(d)-ish: ``power``, ``power-ns``, ``calibrate`` (and their variants) run at
 d ≤ 42,178 only: beyond the posterior sums, their s fit (Newton on the Eq. 16 score) and the prior's
-normaliser scale with n, and the issue's target for them is at Kosarak scale (d = 42,178, n = 10⁶).
+normaliser scale with n, and the target for them is at Kosarak scale (d = 42,178, n = 10⁶).
 
 Slow references (d = 42,178 only, and the quick run): ``bayes.power_reference`` (Wang et al. Eq. 10
 summed over every i = 1..n) and ``bayes.calibrate_reference`` (Jia & Gong Eq. 11–12 over every k) are
@@ -50,7 +50,7 @@ SIZES_QUICK = ((64, 10**4), (300, 10**4))
 REPEATS = {1_000: 7, 42_178: 5, 10**6: 3, 10**7: 3}
 BAYES = ("power", "power-ns", "calibrate")
 BAYES_MAX_D = 42_178
-#: the issue's targets: method -> (d, seconds)
+#: the targets: method -> (d, seconds)
 TARGETS = {"norm-sub": (10**7, 2.0), "mle-apx": (10**7, 2.0), "power": (42_178, 2.0),
            "power-ns": (42_178, 2.0), "calibrate": (42_178, 2.0)}
 
@@ -102,7 +102,7 @@ def measure_inproc(cfg: dict) -> dict:
     for r in range(cfg["repeats"]):
         for lab, name, kw in cons:
             if lab == "calibrate[gaussian,mle]" and r > 0:
-                continue   # an L-BFGS fit: one run is enough (it is not one of the targets)
+                continue   # an L-BFGS fit: one run is enough (it is not one of the targets)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 out, w, c = H.timed(lambda: call(name, kw))

@@ -36,7 +36,7 @@ import _harness as H  # noqa: E402
 import peers  # noqa: E402  (only its tables: it imports no peer library at module level)
 
 SECTION = "oracles"
-ORACLES = ("grr", "oue", "sue", "olh", "blh", "hr", "ss")   # what the issue expects ldpopt to have
+ORACLES = ("grr", "oue", "sue", "olh", "blh", "hr", "ss")   # every oracle ldpopt has
 EPS = 1.0
 D_SMALL, D_LARGE = 1024, 42_178
 PEER_LIBS = tuple(peers.SUPPORTED)

@@ -1,4 +1,4 @@
-"""Which cvxpy solver should ``Problem.solve()`` use by default, per problem class? (issue 11 item 1)
+"""Which cvxpy solver should ``Problem.solve()`` use by default, per problem class?
 
 Problem classes (OUE, ε = 1, Zipf(1.5) true counts, n = max(10⁶, 10·d), fast-path estimate):
 
@@ -39,7 +39,7 @@ DS = (1_000, 10_000, 42_178, 100_000)
 QP_SOLVERS = ("PIQP", "CLARABEL", "OSQP")
 CONE_SOLVERS = ("CLARABEL", "SCS")
 CLASSES = ("cls", "cls+subset", "cls+monotone", "posterior", "weighted-mle")
-# measured elsewhere to run past any reasonable timeout (issue 11: OSQP 133 s to user_limit on the
+# measured elsewhere to run past any reasonable timeout (OSQP 133 s to user_limit on the
 # monotone variant at d = 1e4, > 150 s on plain CLS at 1e5): run once at the first d that exceeds it
 SKIP_AFTER_TIMEOUT = True
 

@@ -1,4 +1,4 @@
-"""Issue 16, item 2: Power with s fitted (Jia & Gong Eq. 16) at Kosarak scale, this tree against a
+"""Power with s fitted (Jia & Gong Eq. 16) at Kosarak scale, this tree against a
 previous revision, side by side in one run.
 
 The previous revision's ``ldpopt/`` is extracted with ``git archive`` into a temporary directory;

@@ -1,4 +1,4 @@
-"""Issue 16, item 1: Norm-Sub and MLE-Apx by the expected-O(d) pivot search, side by side in one run
+"""Norm-Sub and MLE-Apx by the expected-O(d) pivot search, side by side in one run
 with the previous (sort-based) implementation and a bare numpy projection.
 
 Estimate: OUE, ε = 1, Zipf(1.5) true counts (``_harness.zipf_counts``), fast-path simulation, as in
@@ -6,10 +6,10 @@ Estimate: OUE, ε = 1, Zipf(1.5) true counts (``_harness.zipf_counts``), fast-pa
 10⁵). Contenders, interleaved per repetition (A B C … A B C …), best and median of the repetitions:
 
 * ``norm-sub`` / ``mle-apx``: the registered functions (``ldpopt.methods.get(name).func``);
-* ``norm-sub[previous]`` / ``mle-apx[previous]``: the pre-issue-16 code (``tests/_sort_reference.py``,
+* ``norm-sub[previous]`` / ``mle-apx[previous]``: the previous sort-based code (``tests/_sort_reference.py``,
   verbatim copies: validation copy, pre-filter, sort, scan, polish);
 * ``bare sort projection``: the textbook numpy projection of f̃ (sort, cumsum, scan, one
-  ``maximum``; no validation, no polish): the issue's "bare numpy projection";
+  ``maximum``; no validation, no polish): the "bare numpy projection" reference;
 * ``floor: max(f̃ − c, 0)``: one pass producing the output, the memory-traffic floor.
 
 The outputs are compared (max |new − previous|). Writes ``results/projection[_quick].json``.

@@ -255,7 +255,7 @@ def markdown(result: dict) -> str:
                  f"{H.fmt_seconds(r.get('solve_seconds'))} | {_x(q['ratio_wall'])} | {_x(q['ratio_cpu'])} | "
                  f"{diff}{within} | {tol} | {r['status']} | {H.fmt_mb(r['maxrss_mb'])} |")
     L.append("")
-    # the target: closed forms >= 1000x faster than the fastest solver at d = 42,178
+    # the target: closed forms >= 1000x faster than the fastest solver at d = 42,178
     for obj in SOLVERS:
         rs = [r for r in result["rows"] if r["objective"] == obj and r["d"] == 42_178 and "solver_seconds" in r]
         if rs:

@@ -1,4 +1,4 @@
-"""Issue 16 (helper note): where Subset Selection's exact fast path (``oracles._subset_counts``) spends
+"""Where Subset Selection's exact fast path (``oracles._subset_counts``) spends
 its time, d ∈ {1,024, 42,178}, n = 10⁶, ε ∈ {0.5, 1, 4}, Zipf(1.5) true counts. CPU seconds
 (``time.process_time``), best of ``--repeat`` calls; one more call with the generator wrapped to
 time its ``multinomial`` (the windowed splits) and ``hypergeometric`` (the per-user splits) calls

@@ -170,7 +170,7 @@ def main(argv=None):
         out.write_text(json.dumps({"quick": False, "ref_only": True, "rows": rows}, indent=1, default=str))
         print(f"wrote {out}")
         return
-    # exponential cones: SCS only at small d (Clarabel/ECOS fail these, see issue 11)
+    # exponential cones: SCS only at small d (Clarabel/ECOS fail these, BENCHMARKS.md)
     e_small, t_small = oue_estimate(300, n)
     run_case(e_small, "binomial", None, "binomial simplex", ["SCS"], rows, rep)
     g_small, _ = grr_estimate(300, n)

@@ -1,4 +1,4 @@
-"""Issue 11 item 7: objective × constraint set × solver × d, in one process, side by side.
+"""Objective × constraint set × solver × d, in one process, side by side.
 
     python benchmarks/bench_table.py            # d ∈ {1e3, 1e4, 42,178, 1e5, 1e6} (~5 min)
     python benchmarks/bench_table.py --quick    # d ∈ {1e3, 1e4} (seconds)
@@ -18,7 +18,7 @@ max constraint violation in frequency units (the certificate's primal violation:
 and the ratio cvxpy CPU / structured CPU (on the structured row: the fastest cvxpy / SQP cell of
 the same problem ÷ structured, the structured solver's speed-up). cvxpy solvers and the SQP route run
 up to d = 10⁵; at 10⁶ their cells are rows saying "not run" and why (PIQP takes 14 s and Clarabel
-54 s CPU at 10⁶ on the simplex alone, issue 11; the SQP route solves 2–3 of those QPs).
+54 s CPU at 10⁶ on the simplex alone; the SQP route solves 2–3 of those QPs).
 Results: benchmarks/results/table.json (with the machine and its load average; a run with any
 filter writes table_subset.json instead); a markdown table on stdout.
 """

@@ -1,4 +1,4 @@
-"""Issue 16: are two sweeps' result tables identical? For every config folder of A that B also has,
+"""Are two sweeps' result tables identical? For every config folder of A that B also has,
 merge the two ``results.parquet`` on every non-value column and compare the values exactly; print
 rows, bit-identical rows, and for the rest the largest relative difference by oracle and method.
 

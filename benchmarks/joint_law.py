@@ -1,4 +1,4 @@
-"""Joint law of every oracle's fast path (``sample_counts``) against the real protocol (issue 12 item 6).
+"""Joint law of every oracle's fast path (``sample_counts``) against the real protocol.
 
 Three columns per oracle, in one run:
 

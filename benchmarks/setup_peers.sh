@@ -7,7 +7,7 @@
 #
 # Peers: pure-ldp==1.2.0 and multi-freq-ldpy==0.2.5. pure-ldp does not declare everything it
 # imports: `import pure_ldp.frequency_oracles` pulls in statsmodels (rappor_server.py) and
-# scikit-learn; xxhash is pinned <4 as the issue asks. The lock is what we resolved and ran with.
+# scikit-learn; xxhash is pinned <4. The lock is what we resolved and ran with.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="$here/.peer-venv"

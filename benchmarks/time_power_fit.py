@@ -1,4 +1,4 @@
-"""Power with s fitted (Jia & Gong Eq. 16): the old local fit vs the global fit of issue 12 (not a test).
+"""Power with s fitted (Jia & Gong Eq. 16): the old local fit vs the global fit (not a test).
 
     python benchmarks/time_power_fit.py OLD_BAYES_DIR
 

@@ -1,4 +1,4 @@
-"""Validate ``ldpopt.choose`` against ground truth on the shipped real datasets (issue 13, item 3).
+"""Validate ``ldpopt.choose`` against ground truth on the shipped real datasets.
 
 Per cell (dataset × oracle × ε × query): one simulated estimate of the real data (fast path, seeded);
 ``choose`` ranks the closed forms on it (R = 20 re-simulations of its Norm-Sub fit); the *true*
