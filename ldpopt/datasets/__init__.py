@@ -235,4 +235,6 @@ def available():
         if key in _REGISTRY:
             continue
         rows.append(dict(name=key, mode="", kind="missing", n=None, d=None, present=False, source=s["paper"], note=f"stand-in: {s['use']}"))
-    return pd.DataFrame(rows, columns=["name", "mode", "kind", "n", "d", "present", "source", "note"])
+    from .._table import WholeTable  # prints every column and cell whole
+
+    return WholeTable(rows, columns=["name", "mode", "kind", "n", "d", "present", "source", "note"])

@@ -70,13 +70,14 @@ def get(name: str) -> MethodInfo:
 
 
 def available():
-    """All registered methods with their Table-1 metadata, as a pandas DataFrame indexed by name."""
-    import pandas as pd
+    """All registered methods with their Table-1 metadata, as a pandas DataFrame indexed by name
+    (a :class:`~ldpopt._table.WholeTable`: ``print`` shows every column and every note whole)."""
+    from .._table import WholeTable
 
     columns = ["name", "description", "non_negative", "sums_to_one", "order_preserving",
                "complexity", "reference", "notes"]
     rows = [{c: getattr(info, c) for c in columns} for info in _METHODS.values()]
-    return pd.DataFrame(rows, columns=columns).set_index("name").sort_index()
+    return WholeTable(rows, columns=columns).set_index("name").sort_index()
 
 
 def parameters(name: str) -> dict[str, inspect.Parameter]:
