@@ -28,7 +28,7 @@ def _write(path, rows, header="value,count"):
 
 
 @pytest.mark.parametrize("bad_row,needle", [
-    (("x", "abc"), "count must be a finite number"), (("x", "-1"), "count must be"),
+    (("x", "abc"), "count must be a whole number"), (("x", "-1"), "count must be"), (("x", "2.5"), "count must be"),
     (("x", "nan"), "count must be"), (("x", "inf"), "count must be"), (("x", ""), "count must be"),
     (("", "3"), "value is empty"), (("a", "3"), "repeats an earlier row"),
 ])

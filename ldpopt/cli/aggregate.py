@@ -76,7 +76,7 @@ def _run(args) -> int:
         "labelled": total.labels is not None,
     }
     if args.partial:
-        write_text(args.partial, total.to_json() + "\n")
+        write_text(args.partial, total.to_json() + "\n", "--partial")
     if args.out:
         written = write_table(out, args.out, fmt, metadata)
         print(f"aggregated {total.n} reports from {len(files)} shard(s); wrote {', '.join(map(str, written))}",

@@ -44,7 +44,7 @@ def _population(args, d):
             raise InputError(f"--values {path}: values must be integers in [0, --d {d}) and at least one user")
         vals = vals.astype(np.int64)
         return (lambda a, b: vals[a:b]), int(vals.size), d, None
-    table = read_counts_table(args.histogram, d)
+    table = read_counts_table(args.histogram, d, "--histogram")
     c = table.counts
     if np.any(c != np.round(c)) or np.any(c < 0) or c.sum() < 1:
         raise InputError(f"--histogram {args.histogram}: counts must be whole numbers >= 0 describing at least one user")
