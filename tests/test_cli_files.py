@@ -5,6 +5,7 @@ line naming the option and the line or column."""
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 
@@ -114,3 +115,33 @@ def test_perturb_names_histogram_not_counts(tmp_path):
     err = one_line_error(run("perturb", "--histogram", src, "--oracle", "grr", "--epsilon", "1", "--seed", "1",
                              "--out", tmp_path / "shards"))
     assert f"--histogram: line 3 of {src}" in err and "--counts" not in err, err
+
+
+def test_parquet_null_value_and_a_multiline_reader_error_are_one_line(tmp_path, capsys):
+    # in process (the subprocess cases above cover the entry point): a null label is a missing value,
+    # not the text "<NA>"; pyarrow's multi-line message on a damaged file is joined into one line
+    from ldpopt.cli import main
+
+    src = tmp_path / "c.parquet"
+    pq.write_table(pa.table({"value": [None, "b", "c"], "count": [300, 250, 200]}), src)
+    argv = ["postprocess", "--counts", str(src), "--oracle", "oue", "--epsilon", "1", "--n", str(N),
+            "--out", str(tmp_path / "o.csv")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--counts: row 1 of {src}: value is empty or missing" in err, err
+    pq.write_table(pa.table({"value": ["a", "b", "c"], "count": [300.0, 250.0, 200.0]}), src)
+    data = src.read_bytes()
+
+    def damaged(j):  # byte j flipped, if pyarrow's own message about it spans several lines
+        bad = data[:j] + bytes([data[j] ^ 0x5A]) + data[j + 1:]
+        try:
+            pd.read_parquet(io.BytesIO(bad))
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises several types
+            return bad if "\n" in str(exc).strip() else None
+
+    bad = next(b for b in map(damaged, range(4, len(data) - 8)) if b is not None)
+    src.write_bytes(bad)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ldpopt postprocess: error: --counts: cannot read Parquet"), err
+    assert _listing(tmp_path) == ["c.parquet"]

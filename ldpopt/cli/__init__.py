@@ -71,8 +71,13 @@ def main(argv=None) -> int:
         return 0
     except OSError as exc:  # includes DataNotFoundError (a FileNotFoundError): its message says what to do
         what = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
-        print(f"ldpopt {args.command}: error: {what}", file=sys.stderr)
+        print(f"ldpopt {args.command}: error: {_one_line(what)}", file=sys.stderr)
         return 2
     except (ValueError, TypeError) as exc:
-        print(f"ldpopt {args.command}: error: {exc}", file=sys.stderr)
+        print(f"ldpopt {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+
+
+def _one_line(message) -> str:
+    """An error message on one line: a library's multi-line text (pyarrow's reader errors) joined."""
+    return " ".join(part.strip() for part in str(message).strip().splitlines() if part.strip())

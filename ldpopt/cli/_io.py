@@ -108,7 +108,7 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts") -> Coun
     def at(i):
         return f"{unit} {i + first} of {path}"
 
-    values = raw["value"].astype(str).str.strip()
+    values = raw["value"].fillna("").astype(str).str.strip()  # a Parquet null is a missing value, not "<NA>"
     counts = pd.to_numeric(raw["count"].str.strip(), errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(counts) | (counts < 0) | (counts != np.floor(counts))
     if bad.any():
@@ -118,7 +118,7 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts") -> Coun
     empty = (values == "").to_numpy()
     if empty.any():
         i = int(np.flatnonzero(empty)[0])
-        raise InputError(f"{arg}: {at(i)}: value is empty")
+        raise InputError(f"{arg}: {at(i)}: value is empty or missing")
     dup = values.duplicated().to_numpy()
     if dup.any():
         i = int(np.flatnonzero(dup)[0])
