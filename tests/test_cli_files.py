@@ -145,3 +145,18 @@ def test_parquet_null_value_and_a_multiline_reader_error_are_one_line(tmp_path, 
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("ldpopt postprocess: error: --counts: cannot read Parquet"), err
     assert _listing(tmp_path) == ["c.parquet"]
+
+
+@pytest.mark.parametrize("what", ["missing", "folder"])
+def test_perturb_values_that_is_not_a_file_is_named(tmp_path, capsys, what):
+    from ldpopt.cli import main
+
+    src = tmp_path / "v.csv"
+    if what == "folder":
+        src.mkdir()
+    argv = ["perturb", "--values", str(src), "--d", "4", "--oracle", "grr", "--epsilon", "1", "--seed", "1",
+            "--out", str(tmp_path / "shards")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ldpopt perturb: error: --values: ") and str(src) in err and err.count("\n") == 1, err
+    assert not (tmp_path / "shards").exists()

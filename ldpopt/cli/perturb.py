@@ -26,12 +26,12 @@ __all__ = ["add_parser"]
 
 def _population(args, d):
     """(values of every user as a function of a user range, n, d, labels or None)."""
-    from ._io import read_counts_table
+    from ._io import input_file, read_counts_table
 
     if args.values is not None:
         import pandas as pd
 
-        path = Path(args.values)
+        path = input_file(args.values, "--values")
         frame = pd.read_parquet(path) if path.suffix.lower() in (".parquet", ".pq") else pd.read_csv(path)
         if "value" not in frame.columns:
             raise InputError(f"--values {path}: needs a column 'value' (one row per user)")
