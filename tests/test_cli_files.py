@@ -9,6 +9,7 @@ import io
 import os
 import stat
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -160,3 +161,20 @@ def test_perturb_values_that_is_not_a_file_is_named(tmp_path, capsys, what):
     err = capsys.readouterr().err
     assert err.startswith("ldpopt perturb: error: --values: ") and str(src) in err and err.count("\n") == 1, err
     assert not (tmp_path / "shards").exists()
+
+
+def test_aggregate_with_a_refused_out_writes_no_partial(tmp_path, capsys):
+    from ldpopt import oracles
+    from ldpopt.aggregate.shards import write_shard
+    from ldpopt.cli import main
+
+    orc = oracles.get("grr", 1.0, 4)
+    (tmp_path / "shards").mkdir()
+    write_shard(tmp_path / "shards" / "s0.parquet", orc, orc.perturb(np.arange(40) % 4, np.random.default_rng(1)))
+    os.mkfifo(tmp_path / "o.csv")
+    argv = ["aggregate", str(tmp_path / "shards"), "--scheduler", "synchronous", "--no-progress",
+            "--partial", str(tmp_path / "p.json"), "--out", str(tmp_path / "o.csv")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"--out {tmp_path / 'o.csv'} is not a regular file" in err and err.count("\n") == 1, err
+    assert _listing(tmp_path) == ["o.csv", "shards"]  # no p.json
