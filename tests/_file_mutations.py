@@ -2,8 +2,9 @@
 
 Each generator takes a ``numpy.random.Generator`` and returns ``(name, content, what, d)``: the file
 name (its suffix picks the reader), its bytes, a short description of the mutation for a failure
-message, and the ``--d`` to pass (None: the values are labels). The base files are valid; a case applies one to three mutations, so that most cases are
-broken in one place (the reader must name it) and some stay valid (the command must get them right).
+message, and the ``--d`` to pass (None: the values are labels). The base files are valid; a case
+applies zero to three mutations, so that most cases are broken in one place (the reader must name
+it) and some stay valid (the command must get them right).
 """
 
 from __future__ import annotations

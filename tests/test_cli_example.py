@@ -64,8 +64,10 @@ def test_example_lists_writes_all_and_never_replaces(tmp_path, capsys):
     assert (tmp_path / "solve_problem.toml").read_text() == "mine\n"
 
 
-@pytest.mark.parametrize("argv,needle", [(["nope.toml"], "NAME 'nope.toml' is not an example"),
-                                         (["all", "--out", "no/such/dir"], "--out no/such/dir is not an existing folder")])
+@pytest.mark.parametrize("argv,needle", [
+    (["nope.toml"], "NAME 'nope.toml' is not an example"),
+    (["all", "--out", "no/such/dir"], "--out no/such/dir is not an existing folder"),
+])
 def test_example_errors_are_one_line(tmp_path, monkeypatch, capsys, argv, needle):
     monkeypatch.chdir(tmp_path)
     assert main(["example", *argv]) == 2

@@ -13,8 +13,8 @@ import pandas as pd
 from .._atomic import temp_beside
 from ._args import InputError
 
-__all__ = ["CountsTable", "atomic_write", "format_of", "input_file", "output_target", "read_counts", "read_counts_table",
-           "write_table"]
+__all__ = ["CountsTable", "atomic_write", "format_of", "input_file", "output_target", "read_counts",
+           "read_counts_table", "write_table"]
 
 FORMATS = ("csv", "parquet", "json")
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
