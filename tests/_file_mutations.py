@@ -9,6 +9,7 @@ it) and some stay valid (the command must get them right).
 
 from __future__ import annotations
 
+import decimal
 import io
 import json
 
@@ -88,7 +89,7 @@ def csv_case(rng):
     data = text.encode(enc, errors="replace")
     if enc != "utf-8":
         what.append(f"encoded {enc}")
-    return "c.csv", data, ("--d " + str(d + 2) if with_d else "") + "; ".join(what), (d + 2 if with_d else None)
+    return "c.csv", data, "; ".join(([f"--d {d + 2}"] if with_d else []) + what), (d + 2 if with_d else None)
 
 
 # -- Parquet -------------------------------------------------------------------------------------------
@@ -105,7 +106,7 @@ def _column(rng, kind, counts):
         "null": pa.array([None if i == 0 else int(c) for i, c in enumerate(counts)], pa.int64()),
         "negative": pa.array(-counts, pa.int64()),
         "huge": pa.array(counts * 10**6, pa.int64()),
-        "decimal": pa.array([__import__("decimal").Decimal(int(c)) for c in counts], pa.decimal128(12, 0)),
+        "decimal": pa.array([decimal.Decimal(int(c)) for c in counts], pa.decimal128(12, 0)),
     }[kind]
 
 
