@@ -14,11 +14,13 @@ import collections
 import gzip
 import hashlib
 import importlib.util
+import io
 import os
 import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -194,12 +196,21 @@ def test_aol_matches_source_md():
     assert hashlib.sha256(raw).hexdigest() == "e3aeef15b6aa022a6dc9f508cf505fdc041cc0bc5343e1e98f31432619088408"
     ds = D.aol()
     assert (ds.n, ds.d) == (657_427, 120_978)
-    assert all(isinstance(k, bytes) and len(k) == 6 for k in ds.labels)
+    # text labels (a CSV gets "google", not "b'google'"); undoing the \\xNN escapes gives back every
+    # one of the file's 6-byte keys
+    assert all(isinstance(k, str) for k in ds.labels)
+    raw_keys = [line.rpartition(b"\t")[0] for line in raw.split(b"\n") if line]
+    unescape = lambda k: re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m[1], 16)]), k.encode())  # noqa: E731
+    assert [unescape(k) for k in ds.labels] == raw_keys and all(len(k) == 6 for k in raw_keys)
+    back = pd.read_csv(io.StringIO(pd.DataFrame({"value": ds.labels}).to_csv(index=False)),
+                       dtype=str, keep_default_na=False)
+    assert back["value"].tolist() == list(ds.labels)
     assert len(set(ds.labels)) == ds.d
     top = {k: int(c) for k, c in zip(ds.labels[:5], ds.counts[:5])}
-    assert top == {b"-     ": 18_720, b"google": 12_292, b"myspac": 6_132, b"www.my": 5_159, b"www.go": 4_967}
+    assert top == {"-     ": 18_720, "google": 12_292, "myspac": 6_132, "www.my": 5_159, "www.go": 4_967}
     assert int((ds.counts == 1).sum()) == 84_171
-    assert sum(any(b >= 128 for b in k) for k in ds.labels) == 19
+    assert sum(any(ord(ch) >= 128 for ch in k) or "\\x" in k for k in ds.labels) == 19
+    assert sorted(k for k in ds.labels if "\\x" in k) == ["cigue\\xc3", "mise \\xc3", "www.b\\xc3"]
     assert np.all(np.diff(ds.counts) <= 0)  # file order: count descending
 
 

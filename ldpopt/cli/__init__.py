@@ -6,7 +6,8 @@ post-processed frequencies: one column per method, the raw estimate (``base``) a
 the run's metadata recorded with the file. ``ldpopt solve --counts FILE ... --problem P.toml`` solves
 a post-processing problem (a built-in objective, constraints from a TOML/JSON file) on the same
 input. ``ldpopt verify`` checks the papers' claims;
-``ldpopt experiment run|plot|claims|list`` runs the papers' experiments.
+``ldpopt experiment run|plot|claims|coverage-table|list`` runs the papers' experiments; ``ldpopt
+example`` writes the example files that ship in the package.
 
 One module per concern: :mod:`._args` (the integer parser every option uses, the error type),
 :mod:`._io` (the counts file, atomic writes with the mode a plain write gives, metadata),
@@ -36,7 +37,7 @@ def __getattr__(name):  # read_counts / write_table without importing pandas for
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import oracles
-    from . import choose, experiment, postprocess, solve, verify
+    from . import choose, example, experiment, postprocess, solve, verify
     from . import aggregate as aggregate_cmd
     from . import perturb as perturb_cmd
 
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     choose.add_parser(sub)
     perturb_cmd.add_parser(sub)
     aggregate_cmd.add_parser(sub)
+    example.add_parser(sub)
     return ap
 
 
@@ -69,8 +71,13 @@ def main(argv=None) -> int:
         return 0
     except OSError as exc:  # includes DataNotFoundError (a FileNotFoundError): its message says what to do
         what = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
-        print(f"ldpopt {args.command}: error: {what}", file=sys.stderr)
+        print(f"ldpopt {args.command}: error: {_one_line(what)}", file=sys.stderr)
         return 2
     except (ValueError, TypeError) as exc:
-        print(f"ldpopt {args.command}: error: {exc}", file=sys.stderr)
+        print(f"ldpopt {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+
+
+def _one_line(message) -> str:
+    """An error message on one line: a library's multi-line text (pyarrow's reader errors) joined."""
+    return " ".join(part.strip() for part in str(message).strip().splitlines() if part.strip())

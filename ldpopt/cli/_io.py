@@ -13,7 +13,8 @@ import pandas as pd
 from .._atomic import temp_beside
 from ._args import InputError
 
-__all__ = ["CountsTable", "atomic_write", "format_of", "read_counts", "read_counts_table", "write_table"]
+__all__ = ["CountsTable", "atomic_write", "format_of", "input_file", "output_target", "read_counts",
+           "read_counts_table", "write_table"]
 
 FORMATS = ("csv", "parquet", "json")
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
@@ -47,76 +48,94 @@ class CountsTable:
         return pd.DataFrame({"value": self.values, "count": self.counts})
 
 
-def _read_raw(path: Path) -> tuple[pd.DataFrame, int, str]:
+def _read_raw(path: Path, arg: str) -> tuple[pd.DataFrame, int, str]:
     if path.suffix.lower() in (".parquet", ".pq"):
         try:
             raw = pd.read_parquet(path)
         except Exception as exc:  # pyarrow raises several types for a bad file
-            raise InputError(f"--counts: cannot read Parquet file {path}: {exc}") from None
+            raise InputError(f"{arg}: cannot read Parquet file {path}: {exc}") from None
+        count = [c for c in raw.columns if str(c).strip().lower() == "count"]
+        if count and raw[count[0]].dtype.kind not in "iuf":  # counts stored as text are a broken writer
+            raise InputError(f"{arg}: column 'count' of {path} must be stored as numbers (integers), "
+                             f"got {raw[count[0]].dtype}")
         return raw.astype({c: "string" for c in raw.columns}), 1, "row"  # 1-based row numbers
     try:
         raw = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
     except pd.errors.ParserError as exc:
-        raise InputError(f"--counts: malformed CSV {path}: {exc}") from None
+        raise InputError(f"{arg}: malformed CSV {path}: {exc}") from None
     except pd.errors.EmptyDataError:
-        raise InputError(f"--counts: {path} is empty (expected a header 'value,count')") from None
+        raise InputError(f"{arg}: {path} is empty (expected a header 'value,count')") from None
     except UnicodeDecodeError as exc:
-        raise InputError(f"--counts: {path} is not UTF-8 text: {exc}") from None
+        raise InputError(f"{arg}: {path} is not UTF-8 text: {exc}") from None
     return raw, 2, "line"  # line 1 is the header
 
 
-def read_counts_table(path, d: int | None = None) -> CountsTable:
+def input_file(path, arg: str) -> Path:
+    """``path`` as a Path if it is a regular file (or a link to one) that can be read; otherwise an
+    InputError naming ``arg`` and saying what is there instead (nothing, a folder, a pipe/device)."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if path.is_dir():
+        raise InputError(f"{arg}: {path} is a folder, not a file")
+    if path.exists():
+        raise InputError(f"{arg}: {path} is not a regular file (a named pipe, device or socket)")
+    raise InputError(f"{arg}: no such file: {path}")
+
+
+def read_counts_table(path, d: int | None = None, arg: str = "--counts") -> CountsTable:
     """Read a ``value,count`` table (CSV, or Parquet by suffix ``.parquet``/``.pq``).
 
-    Counts must be finite numbers >= 0; values must be unique. Without ``d`` the values are labels
-    and the domain is the rows of the file (at least 2). With ``d`` (aggregators that omit values
-    never reported) the values are the integers 0..d-1: a value the file does not list has count 0,
-    and a value that is not an integer in [0, d) is an error. Every error names the line (the header
-    is line 1) or, for Parquet, the 1-based row.
+    Counts are numbers of reports: whole numbers >= 0 (``12``, ``12.0``, ``1e3``; not ``12.5``), and
+    a Parquet file must store them as numbers, not text. Values must be unique. Without ``d`` the
+    values are labels and the domain is the rows of the file (at least 2). With ``d`` (aggregators
+    that omit values never reported) the values are the integers 0..d-1: a value the file does not
+    list has count 0, and a value that is not an integer in [0, d) is an error. Every error names
+    ``arg`` (the option the file came from) and the line (the header is line 1) or, for Parquet, the
+    1-based row.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"--counts: no such file: {path}")
-    raw, first, unit = _read_raw(path)
+    path = input_file(path, arg)
+    raw, first, unit = _read_raw(path, arg)
     cols = [str(c).strip().lower() for c in raw.columns]
     if cols != ["value", "count"]:
-        raise InputError(f"--counts: {path} must have exactly the columns value,count; got {list(raw.columns)}")
+        raise InputError(f"{arg}: {path} must have exactly the columns value,count; got {list(raw.columns)}")
     raw.columns = ["value", "count"]
     if d is None and len(raw) < 2:
-        raise InputError(f"--counts: {path} must have at least 2 rows (a domain of d >= 2 values; "
+        raise InputError(f"{arg}: {path} must have at least 2 rows (a domain of d >= 2 values; "
                          f"give --d when the file omits values with count 0)")
     lines = np.arange(first, first + len(raw), dtype=np.int64)
 
     def at(i):
         return f"{unit} {i + first} of {path}"
 
-    values = raw["value"].astype(str).str.strip()
+    values = raw["value"].fillna("").astype(str).str.strip()  # a Parquet null is a missing value, not "<NA>"
     counts = pd.to_numeric(raw["count"].str.strip(), errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(counts) | (counts < 0)
+    bad = ~np.isfinite(counts) | (counts < 0) | (counts != np.floor(counts))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"--counts: {at(i)}: count must be a finite number >= 0, got {raw['count'].iloc[i]!r}")
+        raise InputError(f"{arg}: {at(i)}: count must be a whole number >= 0 (a number of reports), "
+                         f"got {raw['count'].iloc[i]!r}")
     empty = (values == "").to_numpy()
     if empty.any():
         i = int(np.flatnonzero(empty)[0])
-        raise InputError(f"--counts: {at(i)}: value is empty")
+        raise InputError(f"{arg}: {at(i)}: value is empty or missing")
     dup = values.duplicated().to_numpy()
     if dup.any():
         i = int(np.flatnonzero(dup)[0])
-        raise InputError(f"--counts: {at(i)}: value {values.iloc[i]!r} repeats an earlier row")
+        raise InputError(f"{arg}: {at(i)}: value {values.iloc[i]!r} repeats an earlier row")
     if d is None:
         return CountsTable(values.to_numpy(dtype=object), counts, lines, unit, path)
     index = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(index) | (index != np.floor(index)) | (index < 0) | (index >= d)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"--counts: {at(i)}: with --d {d} a value must be an integer in [0, {d}), "
+        raise InputError(f"{arg}: {at(i)}: with --d {d} a value must be an integer in [0, {d}), "
                          f"got {values.iloc[i]!r}")
     index = index.astype(np.int64)
     dup = pd.Series(index).duplicated().to_numpy()  # "3" and "03" are the same value
     if dup.any():
         i = int(np.flatnonzero(dup)[0])
-        raise InputError(f"--counts: {at(i)}: value {values.iloc[i]!r} repeats an earlier row (as {index[i]})")
+        raise InputError(f"{arg}: {at(i)}: value {values.iloc[i]!r} repeats an earlier row (as {index[i]})")
     full = np.zeros(d, dtype=np.float64)
     full[index] = counts
     full_lines = np.full(d, -1, dtype=np.int64)
@@ -147,31 +166,56 @@ def format_of(out, fmt: str | None) -> str:
     return fmt
 
 
-def atomic_write(writers: list) -> None:
-    """Write each ``(path, fn)`` atomically: ``fn(tmp)`` writes a temporary file in the same folder,
-    then every temporary is renamed over its path, so a failure never leaves a partial file. The file
-    gets the mode a plain ``open(path, "w")`` would give (0o666 & ~umask for a new file), not
-    ``mkstemp``'s 0600. Folders are created as needed. OS errors become one-line InputErrors."""
+def output_target(path, arg: str = "--out") -> Path:
+    """The regular file that writing ``path`` replaces (or creates), after checks naming ``arg``.
+
+    A symbolic link is written *through*: the result replaces the file the link points to (followed
+    to its end, as ``open(path, "w")`` would) and the link stays a link. What is not a regular file
+    (a folder, a named pipe, a device, a socket) is refused, because the atomic write renames a
+    finished temporary over the path, and renaming over a device or a pipe would replace it by a plain
+    file (its reader would get nothing); we chose refusing over streaming into it so that every
+    output ldpopt writes is whole or absent. The folder must exist: a mistyped folder is an error,
+    not a new tree of folders."""
+    given = Path(path)
+    target = Path(os.path.realpath(given)) if given.is_symlink() else given
+    via = f" (the link {given} points to {target})" if target != given else ""
+    if target.is_dir():
+        raise InputError(f"{arg} {given} is a folder, not a file{via}")
+    if os.path.lexists(target) and not target.is_file():
+        raise InputError(f"{arg} {given} is not a regular file (a named pipe, device or socket){via}; "
+                         f"give the name of a file to write")
+    folder = target.parent
+    if not folder.is_dir():
+        what = "is a file, not a folder" if os.path.lexists(folder) else "does not exist"
+        raise InputError(f"{arg} {given}: the folder {folder} {what}{via}")
+    return target
+
+
+def atomic_write(writers: list, arg: str = "--out") -> None:
+    """Write each ``(path, fn)`` atomically: every path is checked first (:func:`output_target`:
+    links written through, only regular files replaced, the folder must exist), then ``fn(tmp)``
+    writes a temporary file beside the target and every temporary is renamed over its target, so a
+    failure never leaves a partial file. The file gets the mode a plain ``open(path, "w")`` would give
+    (0o666 & ~umask for a new file), not ``mkstemp``'s 0600. OS errors become one-line InputErrors
+    naming ``arg`` and the path."""
+    targets = [(Path(path), output_target(path, arg), fn) for path, fn in writers]
     tmps = []
     try:
-        for path, fn in writers:
-            path = Path(path)
-            if path.is_dir():
-                raise InputError(f"--out {path} is a folder, not a file")
+        for path, target, fn in targets:
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = temp_beside(path)
+                tmp = temp_beside(target)
             except OSError as exc:
-                raise InputError(f"--out {path}: cannot write there: {exc.strerror or exc}") from None
-            tmps.append((tmp, path))
+                raise InputError(f"{arg} {path}: cannot write there: {exc.strerror or exc}") from None
+            tmps.append((tmp, path, target))
             fn(tmp)
-        for tmp, path in tmps:
+        for tmp, path, target in tmps:
+            output_target(path, arg)  # still a regular file (or absent) after the writing took its time
             try:
-                os.replace(tmp, path)
+                os.replace(tmp, target)
             except OSError as exc:
-                raise InputError(f"--out {path}: cannot write there: {exc.strerror or exc}") from None
+                raise InputError(f"{arg} {path}: cannot write there: {exc.strerror or exc}") from None
     finally:
-        for tmp, _ in tmps:
+        for tmp, _, _ in tmps:
             if tmp.exists():
                 tmp.unlink()
 
@@ -210,11 +254,11 @@ def write_table(table: pd.DataFrame, out, fmt: str, metadata: dict | None = None
         else:
             raise InputError(f"--format must be one of {FORMATS}, got {fmt!r}")
 
-    writers = [(out, data)]
+    writers = [(out, data)]  # the data file first: an error about the path names it, not the sidecar
     if fmt == "csv" and meta_text is not None:
-        writers.insert(0, (sidecar(out), lambda tmp: Path(tmp).write_text(meta_text)))
+        writers.append((sidecar(out), lambda tmp: Path(tmp).write_text(meta_text)))
     atomic_write(writers)
-    return sorted((p for p, _ in writers), key=lambda p: p != out)  # the data file first
+    return [p for p, _ in writers]
 
 
 def sidecar(out) -> Path:
@@ -233,6 +277,6 @@ def _json_default(x):
     return str(x)
 
 
-def write_text(path, text: str) -> None:
-    """A text file, atomically and with the mode a plain write gives."""
-    atomic_write([(Path(path), lambda tmp: Path(tmp).write_text(text))])
+def write_text(path, text: str, arg: str = "--out") -> None:
+    """A text file, atomically and with the mode a plain write gives (:func:`atomic_write`)."""
+    atomic_write([(Path(path), lambda tmp: Path(tmp).write_text(text))], arg)

@@ -45,9 +45,12 @@ def _run(args) -> int:
             raise InputError(f"--scheduler {args.scheduler} needs dask.distributed: pip install "
                              "'ldpopt[parallel]', or use --scheduler threads") from None
     from ..aggregate.shards import list_shards
-    from ._io import FORMATS, format_of, write_table, write_text
+    from ._io import FORMATS, format_of, output_target, write_table, write_text
 
     fmt = format_of(args.out, args.format) if args.out else "csv"
+    for path, arg in ((args.out, "--out"), (args.partial, "--partial")):  # before the work, and before
+        if path is not None:  # --partial is written: a refused --out must not leave it behind
+            output_target(path, arg)
     if args.format is not None and args.format not in FORMATS:
         raise InputError(f"--format must be one of {FORMATS}")
     files = list_shards(args.shards)
@@ -76,7 +79,7 @@ def _run(args) -> int:
         "labelled": total.labels is not None,
     }
     if args.partial:
-        write_text(args.partial, total.to_json() + "\n")
+        write_text(args.partial, total.to_json() + "\n", "--partial")
     if args.out:
         written = write_table(out, args.out, fmt, metadata)
         print(f"aggregated {total.n} reports from {len(files)} shard(s); wrote {', '.join(map(str, written))}",

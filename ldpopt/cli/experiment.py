@@ -197,7 +197,7 @@ def add_parser(sub) -> None:
     ec.add_argument("--json", action="store_true", help="print every number as JSON")
     ec.set_defaults(func=_claims)
     et = exsub.add_parser("coverage-table", help="markdown coverage tables of a finished coverage run "
-                                                 "(ext_uncertainty_coverage): method x band, 90/95 %")
+                                                 "(ext_uncertainty_coverage): method x band, 90/95 %%")
     et.add_argument("name", help="config name or a results folder holding results.parquet")
     et.add_argument("--quick", action="store_true", help="the results of the --quick run")
     et.add_argument("--out", default="results", help="results root (default: results/)")

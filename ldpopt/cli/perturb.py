@@ -26,12 +26,12 @@ __all__ = ["add_parser"]
 
 def _population(args, d):
     """(values of every user as a function of a user range, n, d, labels or None)."""
-    from ._io import read_counts_table
+    from ._io import input_file, read_counts_table
 
     if args.values is not None:
         import pandas as pd
 
-        path = Path(args.values)
+        path = input_file(args.values, "--values")
         frame = pd.read_parquet(path) if path.suffix.lower() in (".parquet", ".pq") else pd.read_csv(path)
         if "value" not in frame.columns:
             raise InputError(f"--values {path}: needs a column 'value' (one row per user)")
@@ -44,7 +44,7 @@ def _population(args, d):
             raise InputError(f"--values {path}: values must be integers in [0, --d {d}) and at least one user")
         vals = vals.astype(np.int64)
         return (lambda a, b: vals[a:b]), int(vals.size), d, None
-    table = read_counts_table(args.histogram, d)
+    table = read_counts_table(args.histogram, d, "--histogram")
     c = table.counts
     if np.any(c != np.round(c)) or np.any(c < 0) or c.sum() < 1:
         raise InputError(f"--histogram {args.histogram}: counts must be whole numbers >= 0 describing at least one user")

@@ -51,7 +51,7 @@ class Dataset:
         transaction's random draw picked keeps its place in the domain).
     labels : ndarray, shape (d,)
         The original value names in domain order: item ids (int64) for transaction data, ``str``
-        for emoji / names / cities, ``bytes`` for the AOL prefixes. Read-only.
+        for emoji / names / cities and the AOL prefixes. Read-only.
     groups : dict[str, ndarray] or None
         The primary partition of the domain into named groups (emoji Unicode groups, US states,
         baby-name sex), each an index array; used for the fixed category queries of NDSS Fig. 8 and

@@ -365,8 +365,11 @@ def _aol_parse(key: tuple) -> tuple[list[bytes], np.ndarray]:
 def aol() -> Dataset:
     """AOL search queries cut or space-padded to 6 bytes, with counts (Wang, Li, Jha, IEEE TDSC 2019).
 
-    d = 120,978 prefixes, n = 657,427; labels are the raw 6-byte keys (``bytes``), in file order
-    (count descending). Ships with the package as ``ldpopt/datasets/data/aol-query-prefix6/
+    d = 120,978 prefixes, n = 657,427; labels are the 6-byte keys as text (``str``, so that they print
+    and go into a CSV as ``google``, not ``b'google'``), in file order (count descending). The keys
+    are UTF-8 cut at 6 bytes; where the cut splits a multi-byte character (3 keys) the dangling byte
+    is kept as a ``\\xNN`` escape (``backslashreplace``), so the labels stay distinct and no byte is
+    lost. Ships with the package as ``ldpopt/datasets/data/aol-query-prefix6/
     query_6bytes_sorted.txt.gz`` (aggregated prefixes only; see that folder's ``SOURCE.md`` for the
     provenance and the licence situation of the 2006 AOL log).
     """
@@ -377,7 +380,7 @@ def aol() -> Dataset:
     )
     keys, counts = _aol_parse(_file_key(path))
     labels = np.empty(len(keys), dtype=object)
-    labels[:] = keys
+    labels[:] = [k.decode("utf-8", "backslashreplace") for k in keys]
     return Dataset(
         name="aol",
         counts=counts,
