@@ -187,6 +187,10 @@ class Problem:
     def solve(self, solver=None, strict: bool = False, verbose: bool = False, **solver_options) -> Solution:
         """Solve; return a :class:`Solution` checked by ldpopt itself (:mod:`.checks`).
 
+        First, before any solver: built-in linear constraints that have no common point give status
+        ``"infeasible"`` at once, with the conflicting constraints named and the exact Farkas
+        certificate in ``Solution.infeasibility`` (:mod:`.feasibility`).
+
         ``solver``: None — first ldpopt's own dual solver ``"LDPOPT-STRUCTURED"``
         (:func:`~ldpopt.problems.structured.solve_structured`) where it applies: a built-in smooth
         objective (cls, weighted-mle, multinomial, binomial, posterior) or a
@@ -224,6 +228,9 @@ class Problem:
         :class:`~ldpopt.problems.SolverWarning`. No state is carried between calls (cvxpy's warm
         start is off), so the answer does not depend on what was solved before.
         """
+        from .feasibility import infeasible_solution
+        if (pre := infeasible_solution(self)) is not None:  # built-ins that conflict: exact, no solver runs
+            return self._finish(pre, strict)
         start = time.perf_counter()
         first: list[dict] = []  # the structured solver's attempt, when it ran and did not pass
         named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED
