@@ -93,8 +93,8 @@ class ProblemSpec:
         self.path, self.objective, self.objective_name, self.solver = path, objective, objective_name, solver
         self.entries, self._where = entries, where
 
-    def error(self, k: int | None, key: str | None, text: str) -> InputError:
-        return self._where.error(k, key, text)
+    def error(self, k: int | None, key: str | None, text: str, sub: str = "") -> InputError:
+        return self._where.error(k, key, text, sub)
 
     def build(self, table) -> list | None:
         if self.entries is None:

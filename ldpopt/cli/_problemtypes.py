@@ -12,6 +12,7 @@ keys (``indices``, ``order``, ``pairs``, ``groups``) are refused, naming the key
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 __all__ = ["CONSTRAINTS", "OBJECTIVES", "RETIRED", "USER_FUNCTION", "ValueKey", "help_text"]
@@ -99,10 +100,15 @@ def help_text() -> str:
              "  value = 0.3",
              "",
              "objectives:"]
-    lines += [f"  {n.ljust(w)}{doc}" for n, doc in OBJECTIVES.items()]
-    lines.append(f"  {'FILE.py:NAME'.ljust(w)}your function(f, estimate, **params) -> convex cvxpy expression")
+    def item(name, doc):
+        return textwrap.wrap(doc, 100, initial_indent=f"  {name.ljust(w)}", subsequent_indent=" " * (w + 2))
+
+    for n, doc in [*OBJECTIVES.items(), ("FILE.py:NAME", "your function(f, estimate, **params) -> convex cvxpy "
+                                                         "expression")]:
+        lines += item(n, doc)
     lines += ["", "constraint types (type = ...):"]
-    lines += [f"  {n.ljust(w)}{k.doc}" for n, k in CONSTRAINTS.items()]
+    for n, k in CONSTRAINTS.items():
+        lines += item(n, k.doc)
     lines += ["", "values are named by labels = [...] (the counts file's value column as read; integer labels "
               "too)", "or positions = [...] (0-based rows of the counts file), never by a bare indices = [...]."]
     return "\n".join(lines)
