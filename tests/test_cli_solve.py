@@ -143,7 +143,7 @@ def test_infeasible_is_exit_1_with_no_table_and_the_certificate_in_json(tmp_path
     proc = run("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N, "--problem", prob,
                "--out", out, "--json")
     assert proc.returncode == 1 and "infeasible" in proc.stderr and not out.exists()
-    assert "['nonnegative', 'sum', 'subset_sum'] conflict" in proc.stderr
+    assert "the constraints ['nonnegative', 'sum', 'subset_sum'] conflict" in proc.stderr
     doc = json.loads(proc.stdout)
     cert = doc["infeasibility"]
     assert doc["status"] == "infeasible" and "data" not in doc and doc["out"] is None

@@ -39,7 +39,7 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["MAX_LP", "Infeasibility", "find_infeasibility", "infeasible_solution"]
+__all__ = ["MAX_LP", "Infeasibility", "find_infeasibility", "infeasible_solution", "solver_infeasibility"]
 
 #: largest aggregated LP (variables or rows) the pre-check solves; beyond it, bound conflicts only
 MAX_LP = 5000
@@ -48,7 +48,8 @@ MAX_LP = 5000
 @dataclass
 class Infeasibility:
     """A verified Farkas certificate: the conflicting constraints (``names``, in the problem's
-    order), the row multipliers y per constraint name (``rows``), for each bound constraint the
+    order), the row multipliers y per constraint name (``rows``: a number for a one-row constraint,
+    else one per row in the constraint's row order), for each bound constraint the
     number of values whose bound enters (``bounds``), and ``margin`` = min_box (Aᵀy)ᵀf − yᵀb > 0
     (rounded to float from the exact value), ``source`` ``"ldpopt"`` or the solver's name."""
 
@@ -59,8 +60,10 @@ class Infeasibility:
     source: str = "ldpopt"
 
     def summary(self) -> str:
-        return (f"the constraints {self.names} conflict (Farkas certificate, margin {self.margin:.3g}"
-                f"{', verified in exact arithmetic' if self.source == 'ldpopt' else ' from ' + self.source})")
+        if self.source != "ldpopt":
+            return f"the constraints {self.names} have non-zero multipliers in {self.source}'s certificate"
+        return (f"the constraints {self.names} conflict (Farkas certificate verified in exact arithmetic, "
+                f"margin {self.margin:.3g})")
 
     def to_dict(self) -> dict:
         return {"conflicting": list(self.names), "row_multipliers": self.rows, "bound_values": self.bounds,
@@ -80,16 +83,18 @@ def _system(problem):
     lo, up = np.full(d, -np.inf), np.full(d, np.inf)
     lo_own, up_own = np.full(d, -1), np.full(d, -1)
     rows, b, ineq, own = [], [], [], []
-    ones = sp.csr_matrix(np.ones((1, d)))
+    ones = sp.csr_matrix((np.ones(d), np.arange(d), np.array([0, d])), shape=(1, d))
 
     def bound(which, vals, idx, i):
         arr, who = (lo, lo_own) if which == "lower" else (up, up_own)
-        vals = np.broadcast_to(np.asarray(vals, float), idx.shape) if idx is not None else np.broadcast_to(
-            np.asarray(vals, float), (d,))
-        sel = np.arange(d) if idx is None else idx
-        tighter = vals > arr[sel] if which == "lower" else vals < arr[sel]
-        arr[sel[tighter]] = vals[tighter]
-        who[sel[tighter]] = i
+        if idx is None:  # every value: boolean masks, no index array of length d
+            vals = np.broadcast_to(np.asarray(vals, float), (d,))
+            tighter = vals > arr if which == "lower" else vals < arr
+            arr[tighter], who[tighter] = vals[tighter], i
+            return
+        vals = np.broadcast_to(np.asarray(vals, float), idx.shape)
+        tighter = vals > arr[idx] if which == "lower" else vals < arr[idx]
+        arr[idx[tighter]], who[idx[tighter]] = vals[tighter], i
 
     def row(M, rhs, le, i):
         rows.append(sp.csr_matrix(M))
@@ -184,7 +189,13 @@ def _aggregate(A, lo, up):
     part = A[np.flatnonzero(np.diff(A.indptr) < d)]  # rows over every value (Σ f) split no group
     inv = np.zeros(d, dtype=np.int64)
     touched = np.bincount(part.indices, minlength=d) > 0
-    if np.any(touched):
+    if np.any(touched) and part.shape[0] <= 12 and np.all(np.abs(part.data) == 1):
+        # few ±1 rows (subset sums, partitions, short chains): a value's column as a base-3 code, O(d)
+        code = (part.data < 0) + 1.0
+        key = np.asarray(sp.csr_matrix((code, part.indices, part.indptr), shape=part.shape).T
+                         @ (3.0 ** np.arange(part.shape[0])), dtype=np.int64)
+        inv = np.cumsum(np.bincount(key) > 0)[key] - 1
+    elif np.any(touched):
         h = part.T @ np.random.default_rng(0).standard_normal((part.shape[0], 2))
         _, sub = np.unique(h[touched, 0] + 1j * h[touched, 1], return_inverse=True)
         inv[touched] = sub.ravel() + 1
@@ -195,7 +206,7 @@ def _aggregate(A, lo, up):
     with np.errstate(invalid="ignore"):
         lo_g = np.bincount(inv, weights=lo, minlength=G)
         up_g = np.bincount(inv, weights=up, minlength=G)
-    return A[:, rep], lo_g, up_g
+    return A.tocsc()[:, rep].tocsr(), lo_g, up_g
 
 
 def _phase_one(Ag, b, ineq, lo_g, up_g):
@@ -222,9 +233,109 @@ def _phase_one(Ag, b, ineq, lo_g, up_g):
     return y
 
 
+def _box_range(A, lo, up):
+    """(min, max) of each row A_k f over the box l ≤ f ≤ u in float (±inf where a needed bound is)."""
+    P, N = A.maximum(0), A.minimum(0)
+    fin_lo, fin_up = np.isfinite(lo), np.isfinite(up)
+    lo0, up0 = np.where(fin_lo, lo, 0.0), np.where(fin_up, up, 0.0)
+    no_lo, no_up = (~fin_lo).astype(float), (~fin_up).astype(float)
+    mins = P @ lo0 + N @ up0
+    maxs = P @ up0 + N @ lo0
+    mins[(P @ no_lo - N @ no_up) > 0] = -np.inf
+    maxs[(P @ no_up - N @ no_lo) > 0] = np.inf
+    return mins, maxs
+
+
+def _interval_candidates(A, b, ineq, own, lo, up) -> list:
+    """Exact interval reasoning for the listed families, screened in float: the multipliers y of one
+    row alone (a subset total below 0, box bounds summing above the total, fixed values against a
+    subset total), of one constraint's rows together (partition totals), and of either with a Σ f
+    row (a subset total above the whole mass), best float margin first. Each is then checked
+    exactly (:func:`_verify`), so the float screen decides nothing by itself. The Σ f rows are taken
+    in closed form (Σ l, Σ u), so the cost is O(d + nnz of the other rows)."""
+    m, d = A.shape
+    fin_lo, fin_up = np.isfinite(lo), np.isfinite(up)
+    lo0, up0 = np.where(fin_lo, lo, 0.0), np.where(fin_up, up, 0.0)
+    n_lo_inf, n_up_inf = int(np.sum(~fin_lo)), int(np.sum(~fin_up))
+    sum_lo = -np.inf if n_lo_inf else float(np.sum(lo0))
+    sum_up = np.inf if n_up_inf else float(np.sum(up0))
+    nnz = np.diff(A.indptr)
+    full = [k for k in np.flatnonzero((nnz == d) & ~ineq) if np.all(A.data[A.indptr[k]:A.indptr[k + 1]] == 1.0)]
+    part = np.setdiff1d(np.arange(m), full)
+    blocks = [r for r in (part[own[part] == k] for k in np.unique(own[part]))
+              if r.size > 1 and (np.all(ineq[r]) or not np.any(ineq[r]))]
+    B = sp.vstack([sp.csr_matrix((np.ones(part.size), (np.arange(part.size), part)), shape=(part.size, m))]
+                  + [sp.csr_matrix((np.ones(r.size), (np.zeros(r.size, int), r)), shape=(1, m)) for r in blocks],
+                  format="csr")
+    AB, bB = B @ A, B @ b
+    eqB = np.concatenate([~ineq[part], [not ineq[r[0]] for r in blocks]]).astype(bool)
+    mins, maxs = _box_range(AB, lo, up)
+    absB = abs(AB)
+    tol = 1e-9 * (absB @ (np.abs(lo0) + np.abs(up0)) + np.abs(bB) + abs(sum_lo if n_lo_inf == 0 else 0)) + 1e-300
+    out = []  # (float margin, {pseudo-row or ("full", s): coefficient})
+    for k in np.flatnonzero(mins - bB > -tol):
+        out.append((mins[k] - bB[k], {k: 1.0}))
+    for k in np.flatnonzero(eqB & (bB - maxs > -tol)):
+        out.append((bB[k] - maxs[k], {k: -1.0}))
+    pos, neg = np.asarray(AB.max(axis=1).todense()).ravel(), np.asarray(AB.min(axis=1).todense()).ravel()
+    sign = np.where(neg >= 0, 1.0, np.where(pos <= 0, -1.0, 0.0))
+    one_sign = (sign != 0) & (np.asarray(absB.max(axis=1).todense()).ravel() == 1)
+    in_lo, in_up = absB @ lo0, absB @ up0
+    lo_inf = n_lo_inf - absB @ (~fin_lo).astype(float) > 0  # an infinite bound outside the row's values
+    up_inf = n_up_inf - absB @ (~fin_up).astype(float) > 0
+    for s_ in full:
+        t = b[s_]
+        for alpha, low, rhs in ((1.0, sum_lo, t), (-1.0, -sum_up, -t)):  # the Σ f row alone
+            if low - rhs > -1e-9 * (abs(t) + abs(low)):
+                out.append((low - rhs, {("full", s_): alpha}))
+        out_lo = float(np.sum(lo0)) - in_lo
+        out_up = float(np.sum(up0)) - in_up
+        for alpha in (1.0, -1.0):
+            beta = -sign * alpha  # y = α e_s + β e_k: c = α off the row's values, 0 on them
+            low = np.where(lo_inf, -np.inf, out_lo) if alpha > 0 else np.where(up_inf, -np.inf, -out_up)
+            margin = low - (alpha * t + beta * bB)
+            for k in np.flatnonzero(one_sign & (eqB | (beta >= 0)) & (margin > -tol)):
+                out.append((margin[k], {("full", s_): alpha, k: beta[k]}))
+    out.sort(key=lambda e: -e[0])
+    ys = []
+    for _, coef in out[:6]:
+        yB = np.zeros(B.shape[0])
+        y = np.zeros(m)
+        for k, v in coef.items():
+            if isinstance(k, tuple):
+                y[k[1]] += v
+            else:
+                yB[k] += v
+        ys.append(y + np.asarray(B.T @ yB).ravel())
+    return ys
+
+
+def _named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:
+    margin, c, y = got
+    rows = {}  # every row of a constraint with a non-zero multiplier, in its row order
+    for i in np.unique(own[y != 0]):
+        yi = y[own == i].tolist()
+        rows[names[i]] = yi[0] if len(yi) == 1 else yi
+    bounds = {}
+    for sel, who in ((c > 0, lo_own), (c < 0, up_own)):
+        ks, counts = np.unique(who[sel.astype(bool)], return_counts=True)
+        for k, n in zip(ks, counts):
+            bounds[names[int(k)]] = bounds.get(names[int(k)], 0) + int(n)
+    used = set(rows) | set(bounds)
+    return Infeasibility([n for n in names if n in used], rows, bounds, margin)
+
+
 def find_infeasibility(problem) -> Infeasibility | None:
     """A verified certificate that the built-in linear constraints of ``problem`` have no common
     point, or None (feasible, or not decided here: module docstring)."""
+    from .constraints import NonNegative, Simplex, SumTo
+
+    kinds = {type(c) for c in problem.constraints}
+    if kinds <= {Simplex, NonNegative, SumTo}:  # the default family: one total t (>= 0 with f >= 0) is feasible
+        totals = {1.0 if isinstance(c, Simplex) else c.total for c in problem.constraints if not isinstance(
+            c, NonNegative)}
+        if len(totals) <= 1 and (kinds == {SumTo} or all(t >= 0 for t in totals)):
+            return None
     lo, up, lo_own, up_own, A, b, ineq, own, names = _system(problem)
     clash = np.flatnonzero(lo > up)  # exact: two bounds on one value disagree
     if clash.size:
@@ -233,14 +344,12 @@ def find_infeasibility(problem) -> Infeasibility | None:
         return Infeasibility([names[k] for k in who], {}, {names[k]: 1 for k in who}, float(lo[i] - up[i]))
     if A.shape[0] == 0 or A.shape[0] > MAX_LP:
         return None
+    for y in _interval_candidates(A, b, ineq, own, lo, up):  # the listed families, to the last bit
+        got = _verify(y, A, b, ineq, lo, up)
+        if got is not None:
+            return _named_certificate(got, names, own, lo_own, up_own)
     if A.shape[0] == 1 and A.indptr[1] == A.shape[1] and np.all(A.data == 1.0):
-        # the simplex family: one Σ f = t; clearly inside [Σ l, Σ u] (rounding bound d·eps·Σ|.|) → feasible
-        t, slack = b[0], 4 * A.shape[1] * np.finfo(float).eps
-        sl, su = float(np.sum(lo)), float(np.sum(up))
-        above = sl + slack * float(np.sum(np.abs(lo))) < t  # nan (an infinite l) compares False
-        below = su == np.inf or t < su - slack * float(np.sum(np.abs(up)))
-        if above and below:
-            return None
+        return None  # one Σ f = t and bounds: the interval test above is the whole question
     Ag, lo_g, up_g = _aggregate(A, lo, up)
     if Ag.shape[1] > MAX_LP:
         return None
@@ -251,21 +360,8 @@ def find_infeasibility(problem) -> Infeasibility | None:
     for cand in (y, np.round(y / scale * 2.0**20) / 2.0**20):
         got = _verify(cand, A, b, ineq, lo, up)
         if got is not None:
-            break
-    else:
-        return None
-    margin, c, y = got
-    rows = {}
-    for k in np.flatnonzero(y):
-        rows.setdefault(names[own[k]], []).append(float(y[k]))
-    bounds = {}
-    for sel, who in ((c > 0, lo_own), (c < 0, up_own)):
-        ks, counts = np.unique(who[sel.astype(bool)], return_counts=True)
-        for k, n in zip(ks, counts):
-            bounds[names[int(k)]] = bounds.get(names[int(k)], 0) + int(n)
-    used = set(rows) | set(bounds)
-    return Infeasibility([n for n in names if n in used], {k: v[0] if len(v) == 1 else v for k, v in rows.items()},
-                         bounds, margin)
+            return _named_certificate(got, names, own, lo_own, up_own)
+    return None
 
 
 def infeasible_solution(problem):
@@ -287,3 +383,31 @@ def infeasible_solution(problem):
     sol.wall_time = time.perf_counter() - start
     sol.attempts = [{"solver": sol.solver, "status": sol.status, "checks": "", "seconds": sol.wall_time}]
     return sol
+
+
+def solver_infeasibility(named: dict, solver: str) -> Infeasibility | None:
+    """The constraints with non-zero multipliers in a solver's certificate of infeasibility (cvxpy
+    leaves it in the constraints' ``dual_value`` after an ``"infeasible"`` status, for the solvers
+    that give one: Clarabel, OSQP, SCS; not PIQP). Not verified here (it may involve user
+    constraints); "non-zero" is relative, |y| > 1e-9·max|y| (a choice: the solvers' certificates
+    are float iterates). An interior-point certificate (Clarabel's) is dense and may name more
+    constraints than conflict; None when the solver left no multipliers."""
+    ys = {}
+    for k, con in named.items():
+        dv = getattr(con, "dual_value", None)
+        if dv is not None:
+            ys[k] = np.atleast_1d(np.asarray(dv, dtype=np.float64))
+    top = max((float(np.max(np.abs(v))) for v in ys.values() if v.size), default=0.0)
+    if not (np.isfinite(top) and top > 0):
+        return None
+    rows, bounds = {}, {}
+    for k, v in ys.items():
+        nz = np.abs(v) > 1e-9 * top
+        if not np.any(nz):
+            continue
+        if v.size == 1:
+            rows[k] = float(v[0] / top)
+        else:
+            bounds[k] = int(np.count_nonzero(nz))
+    used = set(rows) | set(bounds)
+    return Infeasibility([k for k in named if k in used], rows, bounds, source=solver)

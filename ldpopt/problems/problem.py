@@ -333,7 +333,7 @@ class Problem:
         if best.status in ("infeasible", "infeasible_inaccurate", "infeasible_or_unbounded"):
             point = feasible_point(self)
             if point is not None:
-                best.status, best.success = "solver_error", False
+                best.status, best.success, best.infeasibility = "solver_error", False, None
                 best.message = ("every solver tried said the constraints are infeasible, but ldpopt knows a "
                                 "feasible point (it satisfies every constraint to "
                                 f"{violation_tol(self.estimate.d):.0e}): a solver failure")
@@ -400,10 +400,15 @@ class Problem:
                 message = f"{solver_name} said {prob.status}; ldpopt's check failed: {'; '.join(checks.failed)}"
         if status == "optimal" and checks is not None:
             message = f"{_MESSAGES['optimal']}; ldpopt's check: {checks.summary()}"
+        infeasibility = None
+        if status == "infeasible":  # the solver's Farkas certificate, where it gives one
+            from .feasibility import solver_infeasibility
+            if (infeasibility := solver_infeasibility(self._named, solver_name)) is not None:
+                message = f"{message}: {infeasibility.summary()}"
         return Solution(f, status, status == "optimal", value, duals, solver=solver_name,
                         iterations=None if stats is None else stats.num_iters, compile_time=compile_time,
                         solve_time=solve_time, wall_time=time.perf_counter() - start, message=message,
-                        objective=self.objective.name, checks=checks)
+                        objective=self.objective.name, checks=checks, infeasibility=infeasibility)
 
     def _finish(self, sol: Solution, strict: bool) -> Solution:
         if sol.status == "optimal":
