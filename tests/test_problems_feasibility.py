@@ -73,13 +73,24 @@ def test_nearly_infeasible_at_d_10(objective):
 
 
 def test_exact_boundary_of_box_lower_bounds():
-    """lower = 1/8 at d = 8 sums to exactly 1 (feasible: f = 1/8); one float step above, the lower
-    bounds sum to 1 + 8·2⁻⁵⁶ > 1 in exact arithmetic on the float data: infeasible."""
+    """lower = 1/8 at d = 8 sums to exactly 1 (feasible: f = 1/8). lower = (1 + 1e-13)/8 sums to
+    more than 1 by more than the data's rounding allowance (d·2⁻⁵³ relative, 1.8e-15 here):
+    infeasible, with the exact margin. Four float steps (2⁻⁵⁰ = 8.9e-16) are within the allowance:
+    not claimed, and neither are partition totals 0.1, 0.1, 0.8 over the whole domain (1 + 2⁻⁵⁴ in
+    binary)."""
     est = _est(8, 3)
+    step = np.nextafter(0.125, 1) - 0.125
     assert find_infeasibility(Problem(est, "cls", [Simplex(), Box(lower=0.125)])) is None
-    cert = find_infeasibility(Problem(est, "cls", [Simplex(), Box(lower=np.nextafter(0.125, 1))]))
+    assert find_infeasibility(Problem(est, "cls", [Simplex(), Box(lower=0.125 + 4 * step)])) is None
+    lower = 0.125 * (1 + 1e-13)
+    cert = find_infeasibility(Problem(est, "cls", [Simplex(), Box(lower=lower)]))
     assert cert is not None and cert.names == ["sum", "box.lower"]
-    assert cert.margin == pytest.approx(8 * (np.nextafter(0.125, 1) - 0.125), rel=1e-12)
+    assert cert.margin == float(8 * Fraction(lower) - 1)
+    decimal = PartitionTotals({"a": [0, 1, 2], "b": [3, 4], "c": [5, 6, 7]}, {"a": 0.1, "b": 0.1, "c": 0.8})
+    assert Fraction(0.1) * 2 + Fraction(0.8) == 1 + Fraction(1, 2**54)
+    assert find_infeasibility(Problem(est, "cls", [Simplex(), decimal])) is None
+    tiny = Problem(est, "cls", [Simplex(), SubsetSum([0, 1], 1 + 1e-13)])
+    assert find_infeasibility(tiny).names == ["nonnegative", "sum", "subset_sum"]
 
 
 def _rows_by_hand(c, name, d):

@@ -29,7 +29,8 @@ def _exact_dot(c, x) -> Fraction:
 
 
 def verify(y, A, b, ineq, lo, up):
-    """(margin, c) when the row multipliers y are an exact Farkas certificate, else None."""
+    """(margin, c, y) when the row multipliers y are an exact Farkas certificate whose margin exceeds
+    the rounding of the data (below), else None."""
     y = np.where(ineq & (y < 0), 0.0, y)
     if not np.any(y) or not np.all(np.isfinite(y)):
         return None
@@ -48,10 +49,13 @@ def verify(y, A, b, ineq, lo, up):
     pos, neg = c > 0, c < 0
     if np.any(pos & ~np.isfinite(lo)) or np.any(neg & ~np.isfinite(up)):
         return None
-    left = _exact_dot(np.where(pos, c, 0), np.where(pos, lo, 0.0)) + _exact_dot(np.where(neg, c, 0),
-                                                                                  np.where(neg, up, 0.0))
+    bound = np.where(pos, lo, np.where(neg, up, 0.0))
+    left = _exact_dot(c, bound)
     right = _exact_dot(Y, b)
-    if left <= right:
+    # more than the data's own rounding (:mod:`.feasibility`): each number x given as x(1 + δ) with
+    # |δ| ≤ γ_d ≈ d·2⁻⁵³ moves the margin by at most γ_d·(Σ|c_v·bound_v| + Σ|Y_k·b_k|)
+    size = _exact_dot(np.abs(c), np.abs(bound)) + _exact_dot(np.abs(Y), np.abs(b))
+    if left - right <= size * Fraction(A.shape[1], 2**53):
         return None
     return float((left - right) * Fraction(2) ** e0), c, y
 

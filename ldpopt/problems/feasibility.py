@@ -4,7 +4,7 @@ The built-in constraints (:mod:`.constraints`, :class:`~.order.Monotone`,
 :class:`~.partition.PartitionTotals`) are linear: per-value bounds l ≤ f ≤ u (NonNegative, the
 simplex's f ≥ 0, Box, Fixed as l = u) and rows A f = b or A f ≤ b (Σ f = total, SubsetSum ==/<=/>=,
 PartitionTotals, Hierarchy, Monotone). By Farkas' lemma (Schrijver, *Theory of Linear and Integer
-Programming*, §7.3, Corollary 7.1e in the form with bounds) they have no common point if and only if
+Programming*, 1986, §7.3, in the variant with bounds on the variables) they have no common point if and only if
 there are row multipliers y (y_k ≥ 0 on the ≤ rows, free on the = rows) with
 
     min_{l ≤ f ≤ u} (Aᵀy)ᵀ f  >  yᵀ b,
@@ -14,7 +14,13 @@ bound makes y no certificate). Any feasible f would give yᵀAf ≤ yᵀb (y ≥
 yᵀAf ≥ the minimum, a contradiction. The constraints with a non-zero multiplier — rows with y_k ≠ 0,
 bounds where c_v ≠ 0 — are the ones that conflict, and those are what :class:`Infeasibility` names.
 
-*Finding* y is a float computation; *deciding* is exact. y comes from the phase-one LP (minimise the
+*Finding* y is a float computation; *deciding* is exact. First, interval reasoning for the families
+that occur in practice (:func:`.farkas.interval_candidates`: one row against the box — a subset total
+below 0, lower bounds summing above the total, fixed values against a subset total —, one
+constraint's rows together — partition totals —, and either combined with a Σ f row — a subset total
+above the whole mass), screened in float and each checked exactly; this finds conflicts down to one
+float step (a Box whose lower bounds sum to 1 + 2⁻⁵² against Σ f = 1), which an LP solver's
+feasibility tolerance (1e-7 in HiGHS) cannot see. Otherwise y comes from the phase-one LP (minimise the
 total violation Σ s of A f + s = b / A f − s ≤ b over the box) solved by HiGHS (scipy's ``linprog``):
 its row duals, negated, are a certificate when the minimum is > 0 (LP duality). Values whose columns
 of A agree (e.g. every value outside a SubsetSum) enter that LP as one variable with bounds
@@ -25,15 +31,25 @@ Then y is checked exactly: float64 numbers are dyadic rationals m·2^e, so y bec
 Σ c_v·l_v and Yᵀb are summed exactly as Python integers over the non-zero terms (numpy object
 arrays: one pass, no loop over the domain in Python). A y that fails the exact test (a float dual off
 by rounding) is retried rounded to 2⁻²⁰; if that fails too, nothing is claimed and the solvers run as
-before. Choices where the literature is silent: user callables are left out (infeasibility of the
-built-ins alone already makes the problem infeasible); an aggregated LP with more than
-:data:`MAX_LP` variables or rows (a full-domain Monotone chain, a large explicit tree) is not solved
-here — only conflicting bounds (l_v > u_v) are decided then — and the solver chain answers.
+before. Choices where the literature is silent: a conflict is claimed only when the exact margin
+exceeds what rounding in the data themselves could explain, γ_d·(Σ|c_v·bound_v| + Σ|y_k·b_k|) with
+γ_d = d·2⁻⁵³ — the bound on the relative error of a float sum of up to d terms (Higham, *Accuracy
+and Stability of Numerical Algorithms*, 2nd ed., §4.2), which covers a total the user typed in
+decimal (stored as x(1 + δ), |δ| ≤ 2⁻⁵³) and one computed as a float sum over the domain. So partition
+totals 0.1, 0.1, 0.8 over the whole domain (1 + 2⁻⁵⁴ in binary) are not called infeasible, nor
+group totals summed from a distribution in float, while a SubsetSum of 1 + 1e-9 with the simplex
+at d = 10⁶ is (the allowance there is about 2e-10; ldpopt's check tolerates violations of
+10⁻⁶/d = 1e-12, so conflicts below the allowance go to the solvers and their check); user callables are left out (infeasibility of the
+built-ins alone already makes the problem infeasible), and so are a Hierarchy or Monotone with more
+than :data:`MAX_LP` rows (a full-domain chain, a range tree at large d: left out, the rest is still
+decided); an aggregated LP with more than :data:`MAX_LP` variables is not solved here (only the
+bound conflicts and the interval candidates are decided then), and the solver chain answers.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -130,12 +146,14 @@ def _system(problem):
                 sign * c.value, c.sense != "==", i0)
         elif isinstance(c, PartitionTotals):
             row(c.matrix(d), c.totals, False, i0)
-        elif isinstance(c, Hierarchy):  # also a range tree's
-            M = c.matrix(d)
-            row(M, 0.0, False, i0)
+        elif isinstance(c, Hierarchy):  # also a range tree's; a large one is left out (module docstring)
+            if (c.tree.size - c.tree.d if hasattr(c, "tree") else len(c.groups)) <= MAX_LP:
+                row(c.matrix(d), 0.0, False, i0)
         elif isinstance(c, Monotone):
-            M = c.matrix(d)
-            row(M, 0.0, True, i0)
+            n_rows = (c.pairs.shape[0] if c.pairs is not None else
+                      d - 1 if c.order is None else np.size(c.order) - 1)
+            if n_rows <= MAX_LP:
+                row(c.matrix(d), 0.0, True, i0)
     A = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, d))
     return lo, up, lo_own, up_own, A, np.asarray(b, float), np.asarray(ineq, bool), np.asarray(own, int), names
 
