@@ -19,8 +19,9 @@ The types, their keys and the objectives are listed once, in :mod:`._problemtype
 as read, not taken as rows) or by ``positions`` (0-based rows), never by a bare ``indices``: with
 integer labels in any row order a bare integer could mean either (:mod:`._problemtypes`).
 
-A user objective: ``objective = "my_variants.py:kl_to_prior"`` with an optional ``[objective.params]``
-table (TOML; JSON: ``"objective": {"function": ..., "params": {...}}``); a user constraint:
+A user objective: ``objective = "my_variants.py:kl_to_prior"``, or with keyword parameters an
+``[objective]`` table with ``function`` and ``params`` (an inline table or ``[objective.params]``;
+JSON: ``"objective": {"function": ..., "params": {...}}``); a user constraint:
 ``type = "function"``, ``function = ...``, ``params = {...}`` (:mod:`._userfunc`).
 
 Every error is one line naming the file and the key: for TOML with the key's line, for JSON with its

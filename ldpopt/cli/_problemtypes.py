@@ -90,9 +90,12 @@ def help_text() -> str:
     """The problem-file part of ``ldpopt solve --help``."""
     w = max(map(len, list(OBJECTIVES) + list(CONSTRAINTS))) + 2
     lines = ["problem file (TOML or JSON):",
-             '  objective = "cls"            # required: a built-in name below, or ' + USER_FUNCTION,
-             '  [objective.params]           # keyword arguments of a user objective (TOML; JSON: '
-             '"objective": {"function": ..., "params": {...}})',
+             '  objective = "cls"            # required: a built-in name below, or FILE.py:NAME / MODULE:NAME',
+             "  # a user objective with keyword arguments (JSON: \"objective\": {\"function\": ..., "
+             "\"params\": {...}}):",
+             '  #   [objective]',
+             '  #   function = "my_variants.py:kl_to_prior"',
+             '  #   params = { weight = 1e-4 }',
              '  solver = "CLARABEL"          # optional (--solver overrides; default: ldpopt\'s chain)',
              "  [[constraints]]              # none: the simplex; a list replaces it",
              '  type = "subset_sum"',
