@@ -84,7 +84,7 @@ def aggregate(A, lo, up):
     with np.errstate(invalid="ignore"):
         lo_g = np.bincount(inv, weights=lo, minlength=G)
         up_g = np.bincount(inv, weights=up, minlength=G)
-    return A.tocsc()[:, rep].tocsr(), lo_g, up_g
+    return A[:, rep], lo_g, up_g
 
 
 def phase_one(Ag, b, ineq, lo_g, up_g):

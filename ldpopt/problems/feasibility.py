@@ -192,15 +192,14 @@ def find_infeasibility(problem) -> Infeasibility | None:
         return Infeasibility([names[k] for k in who], {}, {names[k]: 1 for k in who}, float(lo[i] - up[i]))
     if A.shape[0] == 0 or A.shape[0] > MAX_LP:
         return None
-    for y in interval_candidates(A, b, ineq, own, lo, up):  # the listed families, to the last bit
-        got = verify(y, A, b, ineq, lo, up)
+    Ag, lo_g, up_g = aggregate(A, lo, up)
+    small = Ag.shape[1] <= MAX_LP  # screen on the aggregated columns (float sums: a screen only)
+    for y in interval_candidates(*((Ag, b, ineq, own, lo_g, up_g) if small else (A, b, ineq, own, lo, up))):
+        got = verify(y, A, b, ineq, lo, up)  # the listed families, exactly, on the data as given
         if got is not None:
             return _named_certificate(got, names, own, lo_own, up_own)
-    if A.shape[0] == 1 and A.indptr[1] == A.shape[1] and np.all(A.data == 1.0):
+    if not small or (A.shape[0] == 1 and A.indptr[1] == A.shape[1] and np.all(A.data == 1.0)):
         return None  # one Σ f = t and bounds: the interval test above is the whole question
-    Ag, lo_g, up_g = aggregate(A, lo, up)
-    if Ag.shape[1] > MAX_LP:
-        return None
     y = phase_one(Ag, b, ineq, lo_g, up_g)
     if y is None:
         return None
