@@ -88,17 +88,17 @@ type = "box"
 upper = 0.3
 [[constraints]]
 type = "subset_sum"
-indices = [6, "v7"]
+positions = [6, 7]
 value = 0.1
 sense = ">="
 [[constraints]]
 type = "fixed"
-indices = ["v3"]
+labels = ["v3"]
 frequency = 0.12
 [[constraints]]
 type = "monotone"
 direction = "nondecreasing"
-pairs = [["v5", "v4"]]
+label_pairs = [["v5", "v4"]]
 """
     doc = _doc(_solve(tmp_path, counts_csv, text))
     assert doc["solver"] == "CLARABEL" and doc["status"] == "optimal"
@@ -112,7 +112,7 @@ pairs = [["v5", "v4"]]
 
 def test_json_file_and_solver_option(tmp_path, counts_csv):
     spec = {"objective": "cls", "constraints": [{"type": "simplex"},
-                                                {"type": "partition", "groups": {"A": [0, 1], "B": ["v5"]},
+                                                {"type": "partition", "position_groups": {"A": [0, 1], "B": [5]},
                                                  "totals": {"A": 0.5, "B": 0.05}}]}
     doc = _doc(_solve(tmp_path, counts_csv, json.dumps(spec), ".json", "--solver", "OSQP"))
     assert doc["metadata"]["solver"] == "OSQP"
@@ -124,7 +124,8 @@ def test_hierarchy_from_a_branching_factor(tmp_path):
     t = range_tree(6, 2)  # 6 + 3 + 2 + 1 = 12 nodes
     counts = [300, 280, 270, 260, 250, 240, 500, 520, 480, 610, 590, 700]
     csv = _csv(tmp_path / "h.csv", range(t.size), counts)
-    doc = _doc(_solve(tmp_path, csv, '[[constraints]]\ntype = "hierarchy"\nbranching = 2\nleaves = 6\n'))
+    doc = _doc(_solve(tmp_path, csv, 'objective = "cls"\n[[constraints]]\ntype = "hierarchy"\nbranching = 2\n'
+                                     'leaves = 6\n'))
     parents = [(p, [c for c in range(t.size) if t.parent[c] == p]) for p in range(6, t.size)]
     ref = _by_hand(_ftilde(counts), lambda f: [f >= 0, cp.sum(f[:6]) == 1,
                                                *[f[p] == sum(f[c] for c in ch) for p, ch in parents]])
@@ -132,42 +133,83 @@ def test_hierarchy_from_a_branching_factor(tmp_path):
     assert doc["metadata"]["constraints"] == ["nonnegative", "leaves", "hierarchy"]
 
 
-def test_not_optimal_is_exit_1_with_the_status_written(tmp_path, counts_csv):
+def test_infeasible_is_exit_1_with_no_table_and_the_certificate_in_json(tmp_path, counts_csv):
+    """Two values >= 1.5 with the simplex: decided before any solver, no column of blanks written,
+    the conflicting constraints on stderr and the certificate in --json."""
     prob = tmp_path / "p.toml"
-    prob.write_text('[[constraints]]\ntype = "simplex"\n[[constraints]]\ntype = "box"\nupper = 0.01\n')
+    prob.write_text('objective = "cls"\n[[constraints]]\ntype = "simplex"\n[[constraints]]\ntype = "subset_sum"\n'
+                    'labels = ["v0", "v1"]\nvalue = 1.5\nsense = ">="\n')
+    out = tmp_path / "o.csv"
+    proc = run("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N, "--problem", prob,
+               "--out", out, "--json")
+    assert proc.returncode == 1 and "infeasible" in proc.stderr and not out.exists()
+    assert "the constraints ['nonnegative', 'sum', 'subset_sum'] conflict" in proc.stderr
+    doc = json.loads(proc.stdout)
+    cert = doc["infeasibility"]
+    assert doc["status"] == "infeasible" and "data" not in doc and doc["out"] is None
+    assert cert["conflicting"] == ["nonnegative", "sum", "subset_sum"] and cert["source"] == "ldpopt"
+    # the certificate itself: y_sum·(Σ f = 1) + y_S·(−Σ_S f <= −1.5) with f >= 0 off S: 1 − 1.5 < 0
+    assert cert["row_multipliers"] == {"sum": 1.0, "subset_sum": 1.0} and cert["bound_values"] == {"nonnegative": 6}
+    assert cert["margin"] == 0.5
+
+
+def test_not_optimal_with_a_point_is_exit_1_with_the_status_written(tmp_path, counts_csv):
+    prob = tmp_path / "p.toml"
+    prob.write_text('objective = "cls"\nsolver = "SCS"\n[[constraints]]\ntype = "simplex"\n')
     out = tmp_path / "o.json"
     proc = run("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N, "--problem", prob,
-               "--out", out)
-    assert proc.returncode == 1 and "infeasible" in proc.stderr
+               "--out", out, "--solver", "SCS")
     meta = json.loads(out.read_text())["metadata"]
-    assert meta["status"].startswith("infeasible") and meta["success"] is False
+    assert (proc.returncode == 0) == (meta["status"] == "optimal") and meta["infeasibility"] is None
 
 
 def test_dropping_the_simplex_warns_on_stderr(tmp_path, counts_csv):
-    proc = _solve(tmp_path, counts_csv, '[[constraints]]\ntype = "box"\nlower = 0\nupper = 0.5\n')
+    proc = _solve(tmp_path, counts_csv, 'objective = "cls"\n[[constraints]]\ntype = "box"\nlower = 0\nupper = 0.5\n')
     assert proc.returncode == 0, proc.stderr
     assert "warning: the constraint list replaces the default simplex and has no sum(f) == 1" in proc.stderr
 
 
+_C = 'objective = "cls"\n'
 @pytest.mark.parametrize("text,suffix,want", [
-    ('objective = "cls"\n\n[[constraints]]\ntype = "simplex"\n\n[[constraints]]\ntype = "box"\nuper = 0.5\n', ".toml",
-     r"constraints[1] (line 6): unknown key 'uper' for box"),
-    ('[[constraints]]\ntype = "simplx"\n', ".toml", "constraints[0] (line 1): unknown type 'simplx'"),
-    ('[[constraints]]\ntype = "subset_sum"\nindices = [1]\n', ".toml", "subset_sum needs key 'value'"),
-    ('[[constraints]]\ntype = "fixed"\nindices = ["zz"]\nfrequency = 0.1\n', ".toml",
-     "constraints[0] (line 1): fixed: indices[0]: label 'zz' is not a value of the counts file"),
-    ('[[constraints]]\ntype = "fixed"\nindices = [8]\nfrequency = 0.1\n', ".toml", "position 8 is out of range [0, 8)"),
-    ('[[constraints]]\ntype = "partition"\ngroups = {A = [0, 1], B = ["v1"]}\ntotals = {A = 0.1, B = 0.1}\n', ".toml",
-     "value 1 is in groups['A'] and groups['B']"),
-    ('[[constraints]]\ntype = "hierarchy"\nbranching = 2\nleaves = 8\n', ".toml", "has 15 nodes, but the counts file has d = 8"),
-    ('[[constraints]]\ntype = "monotone"\ndirection = "down"\n', ".toml", "monotone: direction must be one of"),
-    ('objective = "lsq"\n', ".toml", "objective must be one of"),
-    ('objective = "multinomial"\n', ".toml", "objective 'multinomial' with these constraints: "),
-    ('solver = "NOPE"\n', ".toml", "solver: solver must be a cvxpy solver name"),
-    ('objectiv = "cls"\n', ".toml", "unknown key 'objectiv'"),
-    ('[[constraints]]\ntype = "simplex"\nx = [1,\n', ".toml", "invalid TOML"),
+    (_C + '\n[[constraints]]\ntype = "simplex"\n\n[[constraints]]\ntype = "box"\nuper = 0.5\n', ".toml",
+     r"constraints[1].uper (line 8): unknown key 'uper' for box"),
+    (_C + '[[constraints]]\ntype = "simplx"\n', ".toml", "constraints[0].type (line 3): unknown type 'simplx'"),
+    (_C + '[[constraints]]\ntype = "subset_sum"\nlabels = ["v1"]\n', ".toml", "subset_sum needs key 'value'"),
+    (_C + '[[constraints]]\ntype = "fixed"\nlabels = ["zz"]\nfrequency = 0.1\n', ".toml",
+     "constraints[0].labels[0] (line 4): label 'zz' is not a value of the counts file"),
+    (_C + '[[constraints]]\ntype = "fixed"\npositions = [8]\nfrequency = 0.1\n', ".toml",
+     "constraints[0].positions[0] (line 4): position 8 is out of range [0, 8)"),
+    (_C + '[[constraints]]\ntype = "partition"\nposition_groups = {A = [0, 1], B = [1]}\ntotals = {A = 0.1, B = 0.1}\n',
+     ".toml", "value 1 is in groups['A'] and groups['B']"),
+    (_C + '[[constraints]]\ntype = "hierarchy"\nbranching = 2\nleaves = 8\n', ".toml",
+     "has 15 nodes, but the counts file has d = 8"),
+    (_C + '[[constraints]]\ntype = "monotone"\ndirection = "down"\n', ".toml", "monotone: direction must be one of"),
+    ('objective = "lsq"\n', ".toml", "objective (line 1): objective must be one of"),
+    ('objective = "multinomial"\n', ".toml", "objective (line 1): 'multinomial' with these constraints: "),
+    (_C + 'solver = "NOPE"\n', ".toml", "solver: solver must be a cvxpy solver name"),
+    ('objectiv = "cls"\n', ".toml", "objectiv (line 1): unknown key 'objectiv'"),
+    (_C + '[[constraints]]\ntype = "simplex"\nx = [1,\n', ".toml", "invalid TOML"),
     ('{"objective": "cls",\n "constraints": [}\n', ".json", "invalid JSON at line 2"),
-    ('{"constraints": [{"type": "box", "upper": "big"}]}', ".json", "constraints[0]: box: upper must be a number"),
+    ('{"objective": "cls", "constraints": [{"type": "box", "upper": "big"}]}', ".json",
+     "constraints[0]: box: upper must be a number"),
+    # values named so that they cannot be mistaken; problem-file checks
+    (_C + '[[constraints]]\ntype = "subset_sum"\nvalue = 0.1\nindices = [1, 2]\n', ".toml",
+     "constraints[0].indices (line 5): 'indices' does not say whether it names labels or rows: write labels"),
+    ('{"objective": "cls", "constraints": [{"type": "monotone", "order": [1, 2]}]}', ".json",
+     "constraints[0].order: 'order' does not say whether"),
+    (_C + '[[constraints]]\ntype = "fixed"\nlabels = ["v1"]\npositions = [1]\nfrequency = 0.1\n', ".toml",
+     "constraints[0].positions (line 5): give labels or positions, not both"),
+    (_C + '[[constraints]]\ntype = "fixed"\npositions = ["v1"]\nfrequency = 0.1\n', ".toml",
+     "constraints[0].positions[0] (line 4): must be a 0-based integer row"),
+    ("", ".toml", "missing key 'objective'"),
+    ("", ".json", "missing key 'objective'"),
+    ('[[constraints]]\ntype = "simplex"\n', ".toml", "missing key 'objective'"),
+    (_C + '[[constraints]]\ntype = "fixed"\nlabels = ["v1", "v2"]\nfrequency = [0.1]\n', ".toml",
+     "frequency has 1 entries for 2 named values"),
+    (_C + '[[constraints]]\ntype = "subset_sum"\nvalue = 0.1\nlabels = ["v1", "v2", "v1"]\n', ".toml",
+     "constraints[0].labels[2] (line 5): 'v1' repeats entry [0]"),
+    (_C + '[[constraints]]\ntype = "subset_sum"\nvalue = 0.1\n\npositions = []\n', ".toml",
+     "constraints[0].positions (line 6): must name at least one value"),
 ])
 def test_bad_problem_file_is_one_line_naming_key_and_line(tmp_path, counts_csv, text, suffix, want):
     line = one_line_error(_solve(tmp_path, counts_csv, text, suffix))

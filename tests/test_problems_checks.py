@@ -114,9 +114,12 @@ def test_really_infeasible_stays_infeasible():
     assert feasible_point(P) is None
     with pytest.warns(SolverWarning, match="infeasible"):
         sol = P.solve()
-    # the structured solver's point fails its certificate (not "optimal"), then the QP chain says infeasible
-    assert sol.status == "infeasible" and [a["solver"] for a in sol.attempts] == ["LDPOPT-STRUCTURED", *QP_CHAIN]
-    assert sol.attempts[0]["status"] == "inaccurate"
+    # decided exactly before any solver (ldpopt.problems.feasibility): the two rows and f >= 0 conflict
+    assert sol.status == "infeasible" and [a["solver"] for a in sol.attempts] == ["LDPOPT-FEASIBILITY"]
+    assert sol.infeasibility.names == ["subset_sum", "subset_sum_1"]
+    # also when a solver is named: no solver is asked a question whose answer is already proved
+    with pytest.warns(SolverWarning, match="infeasible"):
+        assert P.solve(solver=list(QP_CHAIN)).attempts[0]["solver"] == "LDPOPT-FEASIBILITY"
 
 
 def test_inaccurate_optimal_falls_back_and_records_attempts():

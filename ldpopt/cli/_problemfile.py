@@ -2,7 +2,7 @@
 
 ::
 
-    objective = "cls"            # a built-in objective name (ldpopt.problems.available_objectives())
+    objective = "cls"            # required: a built-in name, or "FILE.py:NAME" / "MODULE:NAME"
     solver = "CLARABEL"          # optional: a cvxpy solver name or a list (default: ldpopt's chain)
 
     [[constraints]]
@@ -10,24 +10,22 @@
 
     [[constraints]]
     type = "subset_sum"
-    indices = ["a", "b"]         # labels (the counts file's value column) or 0-based positions
+    labels = ["a", "b"]          # the counts file's value column as read; or positions = [0, 1]
     value = 0.3
     sense = "=="                 # optional: "==", "<=", ">="
 
-A value is named either way: integers are 0-based positions in the counts table (with ``--d`` the
-values themselves), strings are labels from its ``value`` column. Types and their keys:
+The types, their keys and the objectives are listed once, in :mod:`._problemtypes` (``ldpopt solve
+--help`` prints that list). Values are named by ``labels`` (integers are matched against the labels
+as read, not taken as rows) or by ``positions`` (0-based rows), never by a bare ``indices``: with
+integer labels in any row order a bare integer could mean either (:mod:`._problemtypes`).
 
-``simplex``; ``nonnegative``; ``sum`` (``total``, default 1); ``box`` (``lower``, ``upper``: a number
-or one per value); ``subset_sum`` (``indices``, ``value``, ``sense``); ``fixed`` (``indices``,
-``frequency``: a number or one per index); ``monotone`` (``direction`` "nonincreasing" (default) or
-"nondecreasing", and ``order`` (a chain) or ``pairs`` ([[a, b], …], a before b), default the
-table's order); ``hierarchy`` (``branching`` and ``leaves``: the counts are the nodes of a range
-tree over ``leaves`` ordered values, leaves first (:func:`ldpopt.problems.range_tree`), and the
-constraint set is f ≥ 0, the leaves sum to 1, every node = Σ its children; or ``groups`` =
-[[parent, [children…]], …] for an explicit tree); ``partition`` (``groups`` = {name = [values…]},
-``totals`` = {name = total}: disjoint groups with known totals).
+A user objective: ``objective = "my_variants.py:kl_to_prior"``, or with keyword parameters an
+``[objective]`` table with ``function`` and ``params`` (an inline table or ``[objective.params]``;
+JSON: ``"objective": {"function": ..., "params": {...}}``); a user constraint:
+``type = "function"``, ``function = ...``, ``params = {...}`` (:mod:`._userfunc`).
 
-Every error names the file, the key and, for TOML, the line of the ``[[constraints]]`` entry.
+Every error is one line naming the file and the key: for TOML with the key's line, for JSON with its
+path (``constraints[2].labels``).
 """
 
 from __future__ import annotations
@@ -39,66 +37,147 @@ from pathlib import Path
 import numpy as np
 
 from ._args import InputError
+from ._problemtypes import CONSTRAINTS, OBJECTIVES, RETIRED, USER_FUNCTION
 
 __all__ = ["ProblemSpec", "read_problem"]
 
-_KEYS = {
-    "simplex": ({"type"}, set()),
-    "nonnegative": ({"type"}, set()),
-    "sum": ({"type"}, {"total"}),
-    "box": ({"type"}, {"lower", "upper"}),
-    "subset_sum": ({"type", "indices", "value"}, {"sense"}),
-    "fixed": ({"type", "indices", "frequency"}, set()),
-    "monotone": ({"type"}, {"direction", "order", "pairs"}),
-    "hierarchy": ({"type"}, {"branching", "leaves", "groups"}),
-    "partition": ({"type", "groups", "totals"}, set()),
-}
 _TOP = {"objective", "solver", "constraints"}
 
 
-class ProblemSpec:
-    """What a problem file says: ``objective`` (name), ``solver`` (None, a name or a list) and
-    ``build(table)`` → the constraint objects for a counts table (None: the default simplex)."""
+class _Where:
+    """Where a key is: ``constraints[k].key (line N)`` in TOML (the key's own line, else its entry's
+    header), ``constraints[k].key`` in JSON."""
 
-    def __init__(self, path: Path, objective: str, solver, entries, where):
-        self.path, self.objective, self.solver = path, objective, solver
+    def __init__(self, path: Path, text: str | None):
+        self.path = path
+        self.lines = text.splitlines() if text is not None else None
+        self.heads = ([i for i, s in enumerate(self.lines) if re.match(r"\s*\[\[\s*constraints\s*\]\]", s)]
+                      if self.lines is not None else [])
+
+    def _line(self, k, key) -> int | None:
+        if self.lines is None:
+            return None
+        if k is None:  # a top-level key: before the first table, or its own [key] / [key.sub] table
+            end = next((i for i, s in enumerate(self.lines) if re.match(r"\s*\[", s)), len(self.lines))
+            lo, hi = 0, end
+            for i, s in enumerate(self.lines):
+                if key and re.match(rf"\s*\[\s*{re.escape(key)}\s*[.\]]", s):
+                    return i + 1
+        else:
+            if k >= len(self.heads):
+                return None
+            lo = self.heads[k]
+            hi = self.heads[k + 1] if k + 1 < len(self.heads) else len(self.lines)
+        if key:
+            pat = re.compile(rf"\s*[\"']?{re.escape(key)}[\"']?\s*=")
+            for i in range(lo, hi):
+                if pat.match(self.lines[i]):
+                    return i + 1
+        return lo + 1 if k is not None else None
+
+    def __call__(self, k: int | None, key: str | None = None, sub: str = "") -> str:
+        name = ("" if k is None else f"constraints[{k}]") + (("." if k is not None else "") + key if key else "")
+        line = self._line(k, key)
+        return f"{name}{sub} (line {line})" if line is not None else name + sub
+
+    def error(self, k, key, text, sub: str = "") -> InputError:
+        at = self(k, key, sub)
+        return InputError(f"--problem {self.path}: {at + ': ' if at else ''}{text}")
+
+
+class ProblemSpec:
+    """What a problem file says: ``objective`` (a built-in name or a user callable), ``objective_name``,
+    ``solver`` (None, a name or a list) and ``build(table)`` → the constraint objects for a counts
+    table (None: the default simplex). ``error(k, key, text)``: an InputError naming the key."""
+
+    def __init__(self, path: Path, objective, objective_name: str, solver, entries, where: _Where):
+        self.path, self.objective, self.objective_name, self.solver = path, objective, objective_name, solver
         self.entries, self._where = entries, where
 
-    def error(self, k: int | None, text: str) -> InputError:
-        at = "" if k is None else f"constraints[{k}]{self._where(k)}: "
-        return InputError(f"--problem {self.path}: {at}{text}")
+    def error(self, k: int | None, key: str | None, text: str, sub: str = "") -> InputError:
+        return self._where.error(k, key, text, sub)
 
     def build(self, table) -> list | None:
         if self.entries is None:
             return None
-        from ..problems.constraints import Hierarchy
-
-        pos = {str(v): i for i, v in enumerate(table.values)}
+        labels = {str(v): i for i, v in enumerate(table.values)}
         out = []
         for k, e in enumerate(self.entries):
+            def at(key, x, shape="list"):
+                try:
+                    return _named(x, key, shape, labels, table.d, key in {v.position for v in CONSTRAINTS[
+                        e["type"]].values})
+                except InputError as exc:  # "[j]: ..." → the location constraints[k].key[j]
+                    sub, _, text = str(exc).partition(": ") if str(exc).startswith("[") else ("", "", str(exc))
+                    raise self.error(k, key, text, sub) from None
             try:
-                out.extend(_constraint(e, table.d, lambda key, x: _positions(x, key, pos, table.d), Hierarchy))
-            except (ValueError, TypeError) as exc:  # InputError included
-                raise self.error(k, f"{e['type']}: {exc}") from None
+                out.extend(_constraint(e, table.d, at, self.path.parent,
+                                       lambda key: f"--problem {self.path}: {self._where(k, key)}"))
+            except InputError as exc:
+                if str(exc).startswith("--problem"):
+                    raise
+                raise self.error(k, None, f"{e['type']}: {exc}") from None
+            except (ValueError, TypeError) as exc:
+                raise self.error(k, None, f"{e['type']}: {exc}") from None
         return out
 
 
-def _positions(x, key: str, pos: dict, d: int) -> np.ndarray:
-    """A list of labels (strings) or 0-based positions (integers) → int64 positions."""
-    items = x if isinstance(x, list) else [x]
+def _one(items, key: str, labels: dict, d: int, positions: bool) -> int:
+    """One value reference → its row: a label (string or integer, matched as read) or a position."""
+    if positions:
+        if not isinstance(items, int) or isinstance(items, bool):
+            raise InputError(f"must be a 0-based integer row, got {items!r} (name labels under a label key)")
+        if not 0 <= items < d:
+            raise InputError(f"position {items} is out of range [0, {d})")
+        return items
+    if isinstance(items, bool) or not isinstance(items, (str, int)):
+        raise InputError(f"must be a label (a string, or an integer label as written in the counts file), "
+                         f"got {items!r}")
+    if str(items) not in labels:
+        raise InputError(f"label {items!r} is not a value of the counts file")
+    return labels[str(items)]
+
+
+def _list(x, key: str, labels: dict, d: int, positions: bool) -> np.ndarray:
+    if not isinstance(x, list):
+        raise InputError(f"must be a list, got {x!r}")
+    if not x:
+        raise InputError("must name at least one value (an empty list)")
     out = []
-    for j, item in enumerate(items):
-        if isinstance(item, str):
-            if item not in pos:
-                raise InputError(f"{key}[{j}]: label {item!r} is not a value of the counts file")
-            out.append(pos[item])
-        elif isinstance(item, int) and not isinstance(item, bool):
-            if not 0 <= item < d:
-                raise InputError(f"{key}[{j}]: position {item} is out of range [0, {d})")
-            out.append(item)
-        else:
-            raise InputError(f"{key}[{j}] must be a label (string) or a 0-based position (integer), got {item!r}")
+    seen: dict[int, int] = {}
+    for j, item in enumerate(x):
+        try:
+            v = _one(item, key, labels, d, positions)
+        except InputError as exc:
+            raise InputError(f"[{j}]: {exc}") from None
+        if v in seen:
+            raise InputError(f"[{j}]: {item!r} repeats entry [{seen[v]}] (a value may be named once)")
+        seen[v] = j
+        out.append(v)
     return np.asarray(out, dtype=np.int64)
+
+
+def _named(x, key: str, shape: str, labels: dict, d: int, positions: bool):
+    """The value references under ``key`` (its shape from :mod:`._problemtypes`) → rows."""
+    if shape == "list":
+        return _list(x, key, labels, d, positions)
+    if shape == "pairs":
+        if not isinstance(x, list) or not all(isinstance(p, list) and len(p) == 2 for p in x):
+            raise InputError(f"must be a list of [a, b] pairs, got {x!r}")
+        return [(_one(a, key, labels, d, positions), _one(b, key, labels, d, positions)) for a, b in x]
+    if shape == "parent":
+        if not isinstance(x, list) or not x or not all(isinstance(g, list) and len(g) == 2 for g in x):
+            raise InputError(f"must be a non-empty list of [parent, [children...]] pairs, got {x!r}")
+        return [(_one(p, key, labels, d, positions), _list(c, key, labels, d, positions)) for p, c in x]
+    if not isinstance(x, dict) or not x:  # "table"
+        raise InputError(f"must be a non-empty table/object keyed by group name, got {x!r}")
+    out = {}
+    for name, v in x.items():
+        try:
+            out[name] = _list(v, key, labels, d, positions)
+        except InputError as exc:
+            raise InputError(f"[{name!r}]{str(exc) if str(exc).startswith('[') else ': ' + str(exc)}") from None
+    return out
 
 
 def _number(x, key: str, allow_list: bool = False):
@@ -110,11 +189,21 @@ def _number(x, key: str, allow_list: bool = False):
     raise InputError(f"{key} must be a number{' or a list of numbers' if allow_list else ''}, got {x!r}")
 
 
-def _constraint(e: dict, d: int, at, Hierarchy) -> list:
-    from ..problems import (Box, Fixed, Monotone, NonNegative, PartitionTotals, Simplex, SubsetSum, SumTo,
-                            range_tree)
+def _spelled(e: dict, family, at):
+    """The rows under whichever spelling of a value-key family the entry uses (None: neither)."""
+    if family.label in e:
+        return at(family.label, e[family.label], family.shape)
+    if family.position in e:
+        return at(family.position, e[family.position], family.shape)
+    return None
+
+
+def _constraint(e: dict, d: int, at, base: Path, where) -> list:
+    from ..problems import (Box, Fixed, Hierarchy, Monotone, NonNegative, PartitionTotals, Simplex, SubsetSum,
+                            SumTo, range_tree)
 
     kind = e["type"]
+    named = [_spelled(e, fam, at) for fam in CONSTRAINTS[kind].values]
     if kind == "simplex":
         return [Simplex()]
     if kind == "nonnegative":
@@ -130,29 +219,25 @@ def _constraint(e: dict, d: int, at, Hierarchy) -> list:
                 raise InputError(f"{k} must be a number or have one entry per value (d = {d}), got {b.shape[0]}")
         return [Box(lo, hi)]
     if kind == "subset_sum":
-        return [SubsetSum(at("indices", e["indices"]), _number(e["value"], "value"), e.get("sense", "=="))]
+        return [SubsetSum(named[0], _number(e["value"], "value"), e.get("sense", "=="))]
     if kind == "fixed":
-        return [Fixed(at("indices", e["indices"]), _number(e["frequency"], "frequency", True))]
+        freq = _number(e["frequency"], "frequency", True)
+        if isinstance(freq, np.ndarray) and freq.shape[0] != named[0].shape[0]:
+            raise InputError(f"frequency has {freq.shape[0]} entries for {named[0].shape[0]} named values: give "
+                             "one number for all, or one per value")
+        return [Fixed(named[0], freq)]
     if kind == "monotone":
-        order = at("order", e["order"]) if "order" in e else None
-        pairs = None
-        if "pairs" in e:
-            if not isinstance(e["pairs"], list) or not all(isinstance(p, list) and len(p) == 2 for p in e["pairs"]):
-                raise InputError(f"pairs must be a list of [a, b] pairs, got {e['pairs']!r}")
-            pairs = np.stack([at(f"pairs[{j}]", p) for j, p in enumerate(e["pairs"])]) if e["pairs"] else []
-        return [Monotone(e.get("direction", "nonincreasing"), order=order, pairs=pairs)]
+        pairs = None if named[1] is None else (np.asarray(named[1], dtype=np.int64).reshape(-1, 2))
+        return [Monotone(e.get("direction", "nonincreasing"), order=named[0], pairs=pairs)]
     if kind == "hierarchy":
-        if "groups" in e:
+        if named[0] is not None:
             if "branching" in e or "leaves" in e:
-                raise InputError("hierarchy takes groups, or branching and leaves, not both")
-            g = e["groups"]
-            if not isinstance(g, list) or not all(isinstance(x, list) and len(x) == 2 for x in g):
-                raise InputError(f"groups must be a list of [parent, [children...]] pairs, got {g!r}")
-            return [Hierarchy([(int(at(f"groups[{j}][0]", p)[0]), at(f"groups[{j}][1]", c))
-                               for j, (p, c) in enumerate(g)])]
+                raise InputError("hierarchy takes label_groups/position_groups, or branching and leaves, not both")
+            return [Hierarchy(named[0])]
         missing = [k for k in ("branching", "leaves") if k not in e]
         if missing:
-            raise InputError(f"hierarchy needs groups, or branching and leaves (missing {missing[0]!r})")
+            raise InputError(f"hierarchy needs label_groups/position_groups, or branching and leaves (missing "
+                             f"{missing[0]!r})")
         for k in ("branching", "leaves"):
             if not isinstance(e[k], int) or isinstance(e[k], bool):
                 raise InputError(f"{k} must be an integer, got {e[k]!r}")
@@ -163,27 +248,44 @@ def _constraint(e: dict, d: int, at, Hierarchy) -> list:
                              f"leaves first)")
         return tree.constraints()
     if kind == "partition":
-        groups, totals = e["groups"], e["totals"]
-        for k, v in (("groups", groups), ("totals", totals)):
-            if not isinstance(v, dict):
-                raise InputError(f"{k} must be a table/object keyed by group name, got {v!r}")
-        return [PartitionTotals({k: at(f"groups.{k}", v) for k, v in groups.items()},
-                                {k: _number(v, f"totals.{k}") for k, v in totals.items()}, d=d)]
+        totals = e["totals"]
+        if not isinstance(totals, dict):
+            raise InputError(f"totals must be a table/object keyed by group name, got {totals!r}")
+        return [PartitionTotals(named[0], {k: _number(v, f"totals.{k}") for k, v in totals.items()}, d=d)]
+    if kind == "function":
+        from ..problems import UserConstraint
+        from ._userfunc import load_function
+
+        func = load_function(e["function"], e.get("params"), base, where("function"))
+        return [UserConstraint(func, name=e.get("name"))]
     raise AssertionError(kind)
 
 
-def _toml_lines(text: str):
-    """Line (1-based) of each ``[[constraints]]`` header, in order."""
-    return [i + 1 for i, line in enumerate(text.splitlines()) if re.match(r"\s*\[\[\s*constraints\s*\]\]", line)]
+def _objective(doc: dict, where: _Where, base: Path):
+    """(objective for Problem, its name) from the file's ``objective`` (required)."""
+    names = list(OBJECTIVES)
+    if "objective" not in doc:
+        raise where.error(None, None, f"missing key 'objective' (one of {names}, or {USER_FUNCTION})")
+    obj = doc["objective"]
+    if isinstance(obj, dict):
+        bad = sorted(set(obj) - {"function", "params"})
+        if bad or "function" not in obj:
+            raise where.error(None, "objective", f"an objective table has the keys function (required) and params, "
+                                                 f"got {sorted(obj)}")
+        ref, params = obj["function"], obj.get("params")
+    elif isinstance(obj, str) and ":" in obj:
+        ref, params = obj, None
+    elif isinstance(obj, str) and obj.lower() in names:
+        return obj.lower(), obj.lower()
+    else:
+        raise where.error(None, "objective", f"objective must be one of {names}, or {USER_FUNCTION}, got {obj!r}")
+    from ._userfunc import load_function
+
+    func = load_function(ref, params, base, f"--problem {where.path}: {where(None, 'objective')}")
+    return func, func.__name__
 
 
-def read_problem(path) -> ProblemSpec:
-    """Parse and check a problem file (TOML by suffix ``.toml``, JSON by ``.json``)."""
-    from ..problems import available_objectives
-
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"--problem: no such file: {path}")
+def _parse(path: Path):
     suffix = path.suffix.lower()
     if suffix not in (".toml", ".json"):
         raise InputError(f"--problem {path}: name the file .toml or .json")
@@ -191,56 +293,69 @@ def read_problem(path) -> ProblemSpec:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"--problem {path}: not UTF-8 text: {exc}") from None
-    lines = []
     if suffix == ".toml":
         import tomllib
 
         try:
-            doc = tomllib.loads(text)
+            return tomllib.loads(text), _Where(path, text)
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"--problem {path}: invalid TOML: {exc}") from None
-        lines = _toml_lines(text)
-    else:
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"--problem {path}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
-                             f"{exc.msg}") from None
-        if not isinstance(doc, dict):
-            raise InputError(f"--problem {path}: the top level must be an object, got {type(doc).__name__}")
+    try:
+        doc = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--problem {path}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
+                         f"{exc.msg}") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"--problem {path}: the top level must be an object, got {type(doc).__name__}")
+    return doc, _Where(path, None)
 
-    def where(k):
-        return f" (line {lines[k]})" if k < len(lines) else ""
 
+def read_problem(path) -> ProblemSpec:
+    """Parse and check a problem file (TOML by suffix ``.toml``, JSON by ``.json``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"--problem: no such file: {path}")
+    doc, where = _parse(path)
     unknown = sorted(set(doc) - _TOP)
     if unknown:
-        raise InputError(f"--problem {path}: unknown key {unknown[0]!r} (known: {sorted(_TOP)})")
-    obj = doc.get("objective", "cls")
-    if not isinstance(obj, str) or obj.lower() not in available_objectives() or obj.lower() == "posterior":
-        names = [n for n in available_objectives() if n != "posterior"]
-        raise InputError(f"--problem {path}: objective must be one of {names}, got {obj!r}")
+        raise where.error(None, unknown[0], f"unknown key {unknown[0]!r} (known: {sorted(_TOP)})")
     solver = doc.get("solver")
     if solver is not None and not (isinstance(solver, str) or (
             isinstance(solver, list) and solver and all(isinstance(s, str) for s in solver))):
-        raise InputError(f"--problem {path}: solver must be a solver name or a list of names, got {solver!r}")
+        raise where.error(None, "solver", f"solver must be a solver name or a list of names, got {solver!r}")
     entries = doc.get("constraints")
     if entries is not None:
         if not isinstance(entries, list):
-            raise InputError(f"--problem {path}: constraints must be a list of tables ([[constraints]]), "
-                             f"got {type(entries).__name__}")
+            raise where.error(None, "constraints", "constraints must be a list of tables ([[constraints]]), got "
+                                                   f"{type(entries).__name__}")
         for k, e in enumerate(entries):
-            at = f"--problem {path}: constraints[{k}]{where(k)}"
-            if not isinstance(e, dict):
-                raise InputError(f"{at}: must be a table/object with a type, got {e!r}")
-            if "type" not in e:
-                raise InputError(f"{at}: missing key 'type' (one of {sorted(_KEYS)})")
-            if e["type"] not in _KEYS:
-                raise InputError(f"{at}: unknown type {e['type']!r} (one of {sorted(_KEYS)})")
-            required, optional = _KEYS[e["type"]]
-            missing = sorted(required - set(e))
-            if missing:
-                raise InputError(f"{at}: {e['type']} needs key {missing[0]!r}")
-            bad = sorted(set(e) - required - optional)
-            if bad:
-                raise InputError(f"{at}: unknown key {bad[0]!r} for {e['type']} (known: {sorted(required | optional)})")
-    return ProblemSpec(path, obj.lower(), solver, entries, where)
+            _check_entry(k, e, where)
+    obj, name = _objective(doc, where, path.parent)
+    return ProblemSpec(path, obj, name, solver, entries, where)
+
+
+def _check_entry(k: int, e, where: _Where) -> None:
+    """The keys of one ``[[constraints]]`` entry against :data:`._problemtypes.CONSTRAINTS`."""
+    if not isinstance(e, dict):
+        raise where.error(k, None, f"must be a table/object with a type, got {e!r}")
+    if "type" not in e:
+        raise where.error(k, None, f"missing key 'type' (one of {sorted(CONSTRAINTS)})")
+    if e["type"] not in CONSTRAINTS:
+        raise where.error(k, "type", f"unknown type {e['type']!r} (one of {sorted(CONSTRAINTS)})")
+    kind = CONSTRAINTS[e["type"]]
+    for key in e:
+        if key in RETIRED and key not in kind.keys():
+            lab, pos = RETIRED[key]
+            raise where.error(k, key, f"{key!r} does not say whether it names labels or rows: write {lab} = [...] "
+                                      f"(the counts file's value column as read) or {pos} = [...] (0-based rows)")
+    missing = sorted(set(kind.required) - set(e))
+    if missing:
+        raise where.error(k, None, f"{e['type']} needs key {missing[0]!r}")
+    for fam in kind.values:
+        if fam.label in e and fam.position in e:
+            raise where.error(k, fam.position, f"give {fam.label} or {fam.position}, not both")
+        if fam.required and fam.label not in e and fam.position not in e:
+            raise where.error(k, None, f"{e['type']} needs key {fam.label!r} or {fam.position!r}")
+    bad = sorted(set(e) - kind.keys())
+    if bad:
+        raise where.error(k, bad[0], f"unknown key {bad[0]!r} for {e['type']} (known: {sorted(kind.keys())})")

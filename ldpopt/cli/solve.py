@@ -1,14 +1,19 @@
 """``ldpopt solve``: aggregated support counts in, the solution of a post-processing problem out.
 
 The counts and the oracle are read exactly as by ``ldpopt postprocess`` (same options, same checks,
-same metadata); the problem — a built-in objective and a list of constraints — comes from a small
-TOML or JSON file (:mod:`._problemfile`), and is solved by :class:`ldpopt.problems.Problem`, whose
-answer ldpopt checks itself. The output has the columns ``value, count, base, f`` and carries the
-solver, the status and ldpopt's check numbers in its metadata.
+same metadata); the problem — an objective (built-in, or a function of the user's own) and a list
+of constraints — comes from a small TOML or JSON file (:mod:`._problemfile`), and is solved by
+:class:`ldpopt.problems.Problem`, whose answer ldpopt checks itself. The output has the columns
+``value, count, base, f`` and carries the solver, the status and ldpopt's check numbers in its
+metadata.
 
 Exit status: 0 when the status is ``optimal`` (ldpopt's own check passed); 1 when the solve ended
 otherwise (the file is still written, with the status and the failed check in its metadata, and
-the reason on stderr); 2 for bad input (one line on stderr naming the option, key or line).
+the reason on stderr) — except when there is no point at all (infeasible constraints, a solver
+error without a point): then no file is written (a choice: a column of blanks reads like data), the
+reason and, for infeasible constraints, the conflicting ones go to stderr, and ``--json`` carries
+the Farkas certificate (:mod:`ldpopt.problems.feasibility`); 2 for bad input (one line on stderr
+naming the option, key or line).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import numpy as np
 
 from .. import __version__
 from ._args import InputError
+from ._problemtypes import help_text
 from ._io import FORMATS, as_json, format_of, read_counts_table, write_table
 from .postprocess import add_counts_options, estimate_from
 
@@ -68,35 +74,51 @@ def _run(args) -> int:
         warnings.simplefilter("always")
         try:
             problem = Problem(estimate, spec.objective, constraints)
+        except InputError:  # a user function failed: its message names the key
+            raise
         except ValueError as exc:  # the objective cannot be used with this estimate, or not DCP
-            raise spec.error(None, f"objective {spec.objective!r} with these constraints: {exc}") from None
+            raise spec.error(None, "objective", f"{spec.objective_name!r} with these constraints: {exc}") from None
         try:
             sol = problem.solve(solver=solver)
+        except InputError:
+            raise
         except (ValueError, TypeError) as exc:
             raise InputError(f"{'--solver' if args.solver is not None else f'--problem {spec.path}: solver'}: "
                              f"{exc}") from None
     for w in caught:
         if issubclass(w.category, SimplexDroppedWarning):
             print(f"ldpopt solve: warning: {w.message}", file=sys.stderr)
-    out = table.frame()
-    out["base"] = estimate.f_tilde
-    out["f"] = sol.f
     metadata = _finite({
         "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": n,
         "d": table.d, "p": oracle.p, "q": oracle.q,
         "oracle_params": {k: getattr(oracle, k) for k in ("g", "k") if hasattr(oracle, k)},
         "counts_file": str(args.counts), "values": "0..d-1 (--d)" if args.d is not None else "labels",
-        "problem_file": str(args.problem), "objective": spec.objective, "constraints": problem.constraint_names,
+        "problem_file": str(args.problem), "objective": spec.objective_name,
+        "constraints": problem.constraint_names,
         "solver": sol.solver, "status": sol.status, "success": sol.success, "message": sol.message,
         "optimal_value": sol.optimal_value, "checks": _checks(sol),
+        "infeasibility": sol.infeasibility.to_dict() if sol.infeasibility is not None else None,
         "attempts": [{k: a[k] for k in ("solver", "status", "checks", "seconds")} for a in sol.attempts],
         "wall_time": sol.wall_time, "scale": problem.scale,
     })
+    if not np.any(np.isfinite(sol.f)):  # no point (infeasible, solver error): no table of blanks
+        if args.json:
+            doc = {"oracle": oracle.name, "epsilon": oracle.epsilon, "d": table.d, "n": n,
+                   "objective": spec.objective_name, "solver": sol.solver, "status": sol.status, "out": None,
+                   "infeasibility": metadata["infeasibility"], "metadata": metadata}
+            json.dump(doc, sys.stdout, allow_nan=False)
+            sys.stdout.write("\n")
+        note = f" (nothing written to {args.out})" if args.out else ""
+        print(f"ldpopt solve: {sol.solver}: status {sol.status}: {sol.message}{note}", file=sys.stderr)
+        return 1
+    out = table.frame()
+    out["base"] = estimate.f_tilde
+    out["f"] = sol.f
     written = write_table(out, args.out, fmt, metadata) if args.out else []
     if args.json:
-        doc = {"oracle": oracle.name, "epsilon": oracle.epsilon, "d": table.d, "n": n, "objective": spec.objective,
-               "solver": sol.solver, "status": sol.status, "out": str(args.out) if args.out else None,
-               "metadata": metadata, **_finite(as_json(out))}
+        doc = {"oracle": oracle.name, "epsilon": oracle.epsilon, "d": table.d, "n": n,
+               "objective": spec.objective_name, "solver": sol.solver, "status": sol.status,
+               "out": str(args.out) if args.out else None, "metadata": metadata, **_finite(as_json(out))}
         json.dump(doc, sys.stdout, allow_nan=False)
         sys.stdout.write("\n")
     elif not args.out:
@@ -110,15 +132,8 @@ def _run(args) -> int:
     return 0
 
 
-_EPILOG = """\
-problem file (TOML or JSON; values named by label, or by 0-based position as integers):
-  objective = "cls"                   # cls, weighted-mle, multinomial, binomial, l1, weighted-mle-naive
-  solver = "CLARABEL"                 # optional (--solver overrides; default: ldpopt's solver chain)
-  [[constraints]]                     # none: the simplex f >= 0, sum f = 1; a list replaces it
-  type = "simplex"                    # simplex | nonnegative | sum (total) | box (lower, upper)
-                                      # subset_sum (indices, value, sense) | fixed (indices, frequency)
-                                      # monotone (direction, order | pairs) | partition (groups, totals)
-                                      # hierarchy (branching, leaves: counts are range-tree nodes | groups)
+_EPILOG = help_text() + """
+
   see examples/solve_problem.toml and README ("ldpopt solve").
 
 output: columns value, count, base (the raw estimate), f (the solution). Metadata (as postprocess,
@@ -126,8 +141,13 @@ plus objective, constraints, solver, status, message and ldpopt's check: max_vio
 constraint, stationarity, gap, error_bound, tolerances): Parquet key "ldpopt", JSON "metadata",
 CSV sidecar OUT.meta.json.
 
+infeasible constraints: no output file is written (no column of blanks); stderr names the
+constraints that conflict, and --json prints the status, the metadata and "infeasibility": the
+Farkas certificate (the conflicting constraints and their multipliers), verified in exact arithmetic.
+
 exit status: 0 optimal (ldpopt's own check passed); 1 solved but not optimal (output still
-written, status and failed check in the metadata); 2 bad input.
+written, status and failed check in the metadata), or no point at all (infeasible: nothing
+written); 2 bad input (a problem file's error names the key and its line).
 """
 
 

@@ -187,6 +187,10 @@ class Problem:
     def solve(self, solver=None, strict: bool = False, verbose: bool = False, **solver_options) -> Solution:
         """Solve; return a :class:`Solution` checked by ldpopt itself (:mod:`.checks`).
 
+        First, before any solver: built-in linear constraints that have no common point give status
+        ``"infeasible"`` at once, with the conflicting constraints named and the exact Farkas
+        certificate in ``Solution.infeasibility`` (:mod:`.feasibility`).
+
         ``solver``: None — first ldpopt's own dual solver ``"LDPOPT-STRUCTURED"``
         (:func:`~ldpopt.problems.structured.solve_structured`) where it applies: a built-in smooth
         objective (cls, weighted-mle, multinomial, binomial, posterior) or a
@@ -224,6 +228,9 @@ class Problem:
         :class:`~ldpopt.problems.SolverWarning`. No state is carried between calls (cvxpy's warm
         start is off), so the answer does not depend on what was solved before.
         """
+        from .feasibility import infeasible_solution
+        if (pre := infeasible_solution(self)) is not None:  # built-ins that conflict: exact, no solver runs
+            return self._finish(pre, strict)
         start = time.perf_counter()
         first: list[dict] = []  # the structured solver's attempt, when it ran and did not pass
         named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED
@@ -326,7 +333,7 @@ class Problem:
         if best.status in ("infeasible", "infeasible_inaccurate", "infeasible_or_unbounded"):
             point = feasible_point(self)
             if point is not None:
-                best.status, best.success = "solver_error", False
+                best.status, best.success, best.infeasibility = "solver_error", False, None
                 best.message = ("every solver tried said the constraints are infeasible, but ldpopt knows a "
                                 "feasible point (it satisfies every constraint to "
                                 f"{violation_tol(self.estimate.d):.0e}): a solver failure")
@@ -393,10 +400,15 @@ class Problem:
                 message = f"{solver_name} said {prob.status}; ldpopt's check failed: {'; '.join(checks.failed)}"
         if status == "optimal" and checks is not None:
             message = f"{_MESSAGES['optimal']}; ldpopt's check: {checks.summary()}"
+        infeasibility = None
+        if status == "infeasible":  # the solver's Farkas certificate, where it gives one
+            from .feasibility import solver_infeasibility
+            if (infeasibility := solver_infeasibility(self._named, solver_name)) is not None:
+                message = f"{message}: {infeasibility.summary()}"
         return Solution(f, status, status == "optimal", value, duals, solver=solver_name,
                         iterations=None if stats is None else stats.num_iters, compile_time=compile_time,
                         solve_time=solve_time, wall_time=time.perf_counter() - start, message=message,
-                        objective=self.objective.name, checks=checks)
+                        objective=self.objective.name, checks=checks, infeasibility=infeasibility)
 
     def _finish(self, sol: Solution, strict: bool) -> Solution:
         if sol.status == "optimal":

@@ -69,6 +69,10 @@ class Solution:
     message : str
     objective : str
         The objective's name.
+    infeasibility : Infeasibility or None
+        For ``"infeasible"``: the Farkas certificate and the conflicting constraints
+        (:class:`~ldpopt.problems.feasibility.Infeasibility`), from ldpopt's exact pre-check or from
+        the solver's certificate; None otherwise.
     """
 
     f: np.ndarray
@@ -85,6 +89,7 @@ class Solution:
     objective: str = ""
     checks: Checks | None = None
     attempts: list = field(default_factory=list)
+    infeasibility: object | None = None
 
     def __repr__(self) -> str:
         keys = ["status", "success", "optimal_value", "solver", "iterations", "compile_time",

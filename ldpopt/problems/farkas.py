@@ -1,0 +1,188 @@
+"""Farkas certificates for a box and linear rows, l ≤ f ≤ u with A f = b / A f ≤ b: found in float
+(interval candidates, the phase-one LP by HiGHS on values aggregated by their columns) and verified in
+exact integer arithmetic. The reasoning and the choices are in :mod:`.feasibility`, which applies
+this to a :class:`~ldpopt.problems.Problem`'s built-in constraints and names what conflicts.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["aggregate", "interval_candidates", "phase_one", "verify"]
+
+
+def _exact_dot(c, x) -> Fraction:
+    """Σ c_v x_v exactly: c integers (int64 or Python ints in an object array), x finite float64."""
+    nz = (c != 0) & (x != 0)
+    if not np.any(nz):
+        return Fraction(0)
+    mant, ex = np.frexp(x[nz])
+    m = (mant * 2.0**53).astype(np.int64)  # exact: |mant| in [0.5, 1)
+    e = ex.astype(np.int64) - 53
+    e0 = int(e.min())
+    terms = c[nz].astype(object) * m.astype(object)
+    total = int(np.sum(np.left_shift(terms, (e - e0).astype(object))))
+    return Fraction(total) * (Fraction(2) ** e0)
+
+
+def verify(y, A, b, ineq, lo, up):
+    """(margin, c, y) when the row multipliers y are an exact Farkas certificate whose margin exceeds
+    the rounding of the data (below), else None."""
+    y = np.where(ineq & (y < 0), 0.0, y)
+    if not np.any(y) or not np.all(np.isfinite(y)):
+        return None
+    data = A.data
+    if not np.all(data == np.round(data)) or np.any(np.abs(data) > 2**20):
+        return None  # not the built-ins' integer rows
+    mant, ex = np.frexp(y)
+    m = (mant * 2.0**53).astype(np.int64)
+    e = ex.astype(np.int64) - 53
+    e0 = int(e[y != 0].min())
+    Y = np.left_shift(m.astype(object), np.where(y != 0, e - e0, 0).astype(object))  # y·2^-e0, integers
+    At = A.T.tocsr().astype(np.int64)
+    coo = At.tocoo()
+    c = np.zeros(A.shape[1], dtype=object)
+    np.add.at(c, coo.row, coo.data.astype(object) * Y[coo.col])
+    pos, neg = c > 0, c < 0
+    if np.any(pos & ~np.isfinite(lo)) or np.any(neg & ~np.isfinite(up)):
+        return None
+    bound = np.where(pos, lo, np.where(neg, up, 0.0))
+    left = _exact_dot(c, bound)
+    right = _exact_dot(Y, b)
+    # more than the data's own rounding (:mod:`.feasibility`): each number x given as x(1 + δ) with
+    # |δ| ≤ γ_d ≈ d·2⁻⁵³ moves the margin by at most γ_d·(Σ|c_v·bound_v| + Σ|Y_k·b_k|)
+    size = _exact_dot(np.abs(c), np.abs(bound)) + _exact_dot(np.abs(Y), np.abs(b))
+    if left - right <= size * Fraction(A.shape[1], 2**53):
+        return None
+    return float((left - right) * Fraction(2) ** e0), c, y
+
+
+def aggregate(A, lo, up):
+    """Group the values whose columns of A agree (two random projections of the columns; a rare
+    collision only weakens the float search, the decision stays exact): (A_g, lo_g, up_g)."""
+    d = A.shape[1]
+    part = A[np.flatnonzero(np.diff(A.indptr) < d)]  # rows over every value (Σ f) split no group
+    inv = np.zeros(d, dtype=np.int64)
+    touched = np.bincount(part.indices, minlength=d) > 0
+    if np.any(touched) and part.shape[0] <= 12 and np.all(np.abs(part.data) == 1):
+        # few ±1 rows (subset sums, partitions, short chains): a value's column as a base-3 code, O(d)
+        code = (part.data < 0) + 1.0
+        key = np.asarray(sp.csr_matrix((code, part.indices, part.indptr), shape=part.shape).T
+                         @ (3.0 ** np.arange(part.shape[0])), dtype=np.int64)
+        inv = np.cumsum(np.bincount(key) > 0)[key] - 1
+    elif np.any(touched):
+        h = part.T @ np.random.default_rng(0).standard_normal((part.shape[0], 2))
+        _, sub = np.unique(h[touched, 0] + 1j * h[touched, 1], return_inverse=True)
+        inv[touched] = sub.ravel() + 1
+        inv = np.unique(inv, return_inverse=True)[1].ravel()  # 0..G-1 also when every value is touched
+    G = int(inv.max()) + 1
+    rep = np.zeros(G, dtype=np.int64)
+    rep[inv[::-1]] = np.arange(A.shape[1])[::-1]
+    with np.errstate(invalid="ignore"):
+        lo_g = np.bincount(inv, weights=lo, minlength=G)
+        up_g = np.bincount(inv, weights=up, minlength=G)
+    return A[:, rep], lo_g, up_g
+
+
+def phase_one(Ag, b, ineq, lo_g, up_g):
+    """Row duals of min Σ slack s.t. A_g g ± s (=, ≤) b over the box, negated (a candidate y); None
+    when the minimum is 0 (feasible) or HiGHS fails."""
+    from scipy.optimize import linprog
+
+    eq, le = np.flatnonzero(~ineq), np.flatnonzero(ineq)
+    G, me, mi = Ag.shape[1], eq.size, le.size
+    cost = np.concatenate([np.zeros(G), np.ones(2 * me + mi)])
+    Ae = sp.hstack([Ag[eq], sp.eye(me), -sp.eye(me), sp.csr_matrix((me, mi))], format="csr") if me else None
+    Ai = sp.hstack([Ag[le], sp.csr_matrix((mi, 2 * me)), -sp.eye(mi)], format="csr") if mi else None
+    bounds = np.column_stack([np.concatenate([lo_g, np.zeros(2 * me + mi)]),
+                              np.concatenate([up_g, np.full(2 * me + mi, np.inf)])])
+    res = linprog(cost, A_ub=Ai, b_ub=b[le] if mi else None, A_eq=Ae, b_eq=b[eq] if me else None,
+                  bounds=bounds, method="highs")
+    if res.status != 0 or not res.fun > 0:
+        return None
+    y = np.zeros(b.shape[0])
+    if me:
+        y[eq] = -res.eqlin.marginals
+    if mi:
+        y[le] = -res.ineqlin.marginals
+    return y
+
+
+def _box_range(A, lo, up):
+    """(min, max) of each row A_k f over the box l ≤ f ≤ u in float (±inf where a needed bound is)."""
+    P, N = A.maximum(0), A.minimum(0)
+    fin_lo, fin_up = np.isfinite(lo), np.isfinite(up)
+    lo0, up0 = np.where(fin_lo, lo, 0.0), np.where(fin_up, up, 0.0)
+    no_lo, no_up = (~fin_lo).astype(float), (~fin_up).astype(float)
+    mins = P @ lo0 + N @ up0
+    maxs = P @ up0 + N @ lo0
+    mins[(P @ no_lo - N @ no_up) > 0] = -np.inf
+    maxs[(P @ no_up - N @ no_lo) > 0] = np.inf
+    return mins, maxs
+
+
+def interval_candidates(A, b, ineq, own, lo, up) -> list:
+    """Exact interval reasoning for the listed families, screened in float: the multipliers y of one
+    row alone (a subset total below 0, box bounds summing above the total, fixed values against a
+    subset total), of one constraint's rows together (partition totals), and of either with a Σ f
+    row (a subset total above the whole mass), best float margin first. Each is then checked
+    exactly (:func:`verify`), so the float screen decides nothing by itself. The Σ f rows are taken
+    in closed form (Σ l, Σ u), so the cost is O(d + nnz of the other rows)."""
+    m, d = A.shape
+    fin_lo, fin_up = np.isfinite(lo), np.isfinite(up)
+    lo0, up0 = np.where(fin_lo, lo, 0.0), np.where(fin_up, up, 0.0)
+    n_lo_inf, n_up_inf = int(np.sum(~fin_lo)), int(np.sum(~fin_up))
+    sum_lo = -np.inf if n_lo_inf else float(np.sum(lo0))
+    sum_up = np.inf if n_up_inf else float(np.sum(up0))
+    nnz = np.diff(A.indptr)
+    full = [k for k in np.flatnonzero((nnz == d) & ~ineq) if np.all(A.data[A.indptr[k]:A.indptr[k + 1]] == 1.0)]
+    part = np.setdiff1d(np.arange(m), full)
+    blocks = [r for r in (part[own[part] == k] for k in np.unique(own[part]))
+              if r.size > 1 and (np.all(ineq[r]) or not np.any(ineq[r]))]
+    B = sp.vstack([sp.csr_matrix((np.ones(part.size), (np.arange(part.size), part)), shape=(part.size, m))]
+                  + [sp.csr_matrix((np.ones(r.size), (np.zeros(r.size, int), r)), shape=(1, m)) for r in blocks],
+                  format="csr")
+    AB, bB = B @ A, B @ b
+    eqB = np.concatenate([~ineq[part], [not ineq[r[0]] for r in blocks]]).astype(bool)
+    mins, maxs = _box_range(AB, lo, up)
+    absB = abs(AB)
+    tol = 1e-9 * (absB @ (np.abs(lo0) + np.abs(up0)) + np.abs(bB) + abs(sum_lo if n_lo_inf == 0 else 0)) + 1e-300
+    out = []  # (float margin, {pseudo-row or ("full", s): coefficient})
+    for k in np.flatnonzero(mins - bB > -tol):
+        out.append((mins[k] - bB[k], {k: 1.0}))
+    for k in np.flatnonzero(eqB & (bB - maxs > -tol)):
+        out.append((bB[k] - maxs[k], {k: -1.0}))
+    pos, neg = np.asarray(AB.max(axis=1).todense()).ravel(), np.asarray(AB.min(axis=1).todense()).ravel()
+    sign = np.where(neg >= 0, 1.0, np.where(pos <= 0, -1.0, 0.0))
+    one_sign = (sign != 0) & (np.asarray(absB.max(axis=1).todense()).ravel() == 1)
+    in_lo, in_up = absB @ lo0, absB @ up0
+    lo_inf = n_lo_inf - absB @ (~fin_lo).astype(float) > 0  # an infinite bound outside the row's values
+    up_inf = n_up_inf - absB @ (~fin_up).astype(float) > 0
+    for s_ in full:
+        t = b[s_]
+        for alpha, low, rhs in ((1.0, sum_lo, t), (-1.0, -sum_up, -t)):  # the Σ f row alone
+            if low - rhs > -1e-9 * (abs(t) + abs(low)):
+                out.append((low - rhs, {("full", s_): alpha}))
+        out_lo = float(np.sum(lo0)) - in_lo
+        out_up = float(np.sum(up0)) - in_up
+        for alpha in (1.0, -1.0):
+            beta = -sign * alpha  # y = α e_s + β e_k: c = α off the row's values, 0 on them
+            low = np.where(lo_inf, -np.inf, out_lo) if alpha > 0 else np.where(up_inf, -np.inf, -out_up)
+            margin = low - (alpha * t + beta * bB)
+            for k in np.flatnonzero(one_sign & (eqB | (beta >= 0)) & (margin > -tol)):
+                out.append((margin[k], {("full", s_): alpha, k: beta[k]}))
+    out.sort(key=lambda e: -e[0])
+    ys = []
+    for _, coef in out[:6]:
+        yB = np.zeros(B.shape[0])
+        y = np.zeros(m)
+        for k, v in coef.items():
+            if isinstance(k, tuple):
+                y[k[1]] += v
+            else:
+                yB[k] += v
+        ys.append(y + np.asarray(B.T @ yB).ravel())
+    return ys

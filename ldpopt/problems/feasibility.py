@@ -1,0 +1,260 @@
+"""Infeasible built-in linear constraints, decided exactly before any solver runs, and explained.
+
+The built-in constraints (:mod:`.constraints`, :class:`~.order.Monotone`,
+:class:`~.partition.PartitionTotals`) are linear: per-value bounds l ≤ f ≤ u (NonNegative, the
+simplex's f ≥ 0, Box, Fixed as l = u) and rows A f = b or A f ≤ b (Σ f = total, SubsetSum ==/<=/>=,
+PartitionTotals, Hierarchy, Monotone). By Farkas' lemma (Schrijver, *Theory of Linear and Integer
+Programming*, 1986, §7.3, in the variant with bounds on the variables) they have no common point if and only if
+there are row multipliers y (y_k ≥ 0 on the ≤ rows, free on the = rows) with
+
+    min_{l ≤ f ≤ u} (Aᵀy)ᵀ f  >  yᵀ b,
+
+the minimum taken per value (c = Aᵀy: c_v·l_v where c_v > 0, c_v·u_v where c_v < 0; a needed infinite
+bound makes y no certificate). Any feasible f would give yᵀAf ≤ yᵀb (y ≥ 0 on ≤ rows) and
+yᵀAf ≥ the minimum, a contradiction. The constraints with a non-zero multiplier — rows with y_k ≠ 0,
+bounds where c_v ≠ 0 — are the ones that conflict, and those are what :class:`Infeasibility` names.
+
+*Finding* y is a float computation; *deciding* is exact. First, interval reasoning for the families
+that occur in practice (:func:`.farkas.interval_candidates`: one row against the box — a subset total
+below 0, lower bounds summing above the total, fixed values against a subset total —, one
+constraint's rows together — partition totals —, and either combined with a Σ f row — a subset total
+above the whole mass), screened in float and each checked exactly; this finds conflicts down to one
+float step (a Box whose lower bounds sum to 1 + 2⁻⁵² against Σ f = 1), which an LP solver's
+feasibility tolerance (1e-7 in HiGHS) cannot see. Otherwise y comes from the phase-one LP (minimise the
+total violation Σ s of A f + s = b / A f − s ≤ b over the box) solved by HiGHS (scipy's ``linprog``):
+its row duals, negated, are a certificate when the minimum is > 0 (LP duality). Values whose columns
+of A agree (e.g. every value outside a SubsetSum) enter that LP as one variable with bounds
+[Σ l, Σ u] — exact for feasibility, since a sum of intervals is the interval of the sums — so the LP
+has a handful of variables at any d for subset sums, partitions and a Monotone chain on a few values.
+Then y is checked exactly: float64 numbers are dyadic rationals m·2^e, so y becomes integers Y
+(scaled by a power of two), the built-ins' A has integer entries, c = AᵀY is an integer vector, and
+Σ c_v·l_v and Yᵀb are summed exactly as Python integers over the non-zero terms (numpy object
+arrays: one pass, no loop over the domain in Python). A y that fails the exact test (a float dual off
+by rounding) is retried rounded to 2⁻²⁰; if that fails too, nothing is claimed and the solvers run as
+before. Choices where the literature is silent: a conflict is claimed only when the exact margin
+exceeds what rounding in the data themselves could explain, γ_d·(Σ|c_v·bound_v| + Σ|y_k·b_k|) with
+γ_d = d·2⁻⁵³ — the bound on the relative error of a float sum of up to d terms (Higham, *Accuracy
+and Stability of Numerical Algorithms*, 2nd ed., §4.2), which covers a total the user typed in
+decimal (stored as x(1 + δ), |δ| ≤ 2⁻⁵³) and one computed as a float sum over the domain. So partition
+totals 0.1, 0.1, 0.8 over the whole domain (1 + 2⁻⁵⁴ in binary) are not called infeasible, nor
+group totals summed from a distribution in float, while a SubsetSum of 1 + 1e-9 with the simplex
+at d = 10⁶ is (the allowance there is about 2e-10; ldpopt's check tolerates violations of
+10⁻⁶/d = 1e-12, so conflicts below the allowance go to the solvers and their check); user callables are left out (infeasibility of the
+built-ins alone already makes the problem infeasible), and so are a Hierarchy or Monotone with more
+than :data:`MAX_LP` rows (a full-domain chain, a range tree at large d: left out, the rest is still
+decided); an aggregated LP with more than :data:`MAX_LP` variables is not solved here (only the
+bound conflicts and the interval candidates are decided then), and the solver chain answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .farkas import aggregate, interval_candidates, phase_one, verify
+
+__all__ = ["MAX_LP", "Infeasibility", "find_infeasibility", "infeasible_solution", "solver_infeasibility"]
+
+#: largest aggregated LP (variables or rows) the pre-check solves; beyond it, bound conflicts only
+MAX_LP = 5000
+
+
+@dataclass
+class Infeasibility:
+    """A verified Farkas certificate: the conflicting constraints (``names``, in the problem's
+    order), the row multipliers y per constraint name (``rows``: a number for a one-row constraint,
+    else one per row in the constraint's row order), for each bound constraint the
+    number of values whose bound enters (``bounds``), and ``margin`` = min_box (Aᵀy)ᵀf − yᵀb > 0
+    (rounded to float from the exact value), ``source`` ``"ldpopt"`` or the solver's name."""
+
+    names: list
+    rows: dict = field(default_factory=dict)
+    bounds: dict = field(default_factory=dict)
+    margin: float = float("nan")
+    source: str = "ldpopt"
+
+    def summary(self) -> str:
+        if self.source != "ldpopt":
+            return f"the constraints {self.names} have non-zero multipliers in {self.source}'s certificate"
+        return (f"the constraints {self.names} conflict (Farkas certificate verified in exact arithmetic, "
+                f"margin {self.margin:.3g})")
+
+    def to_dict(self) -> dict:
+        return {"conflicting": list(self.names), "row_multipliers": self.rows, "bound_values": self.bounds,
+                "margin": self.margin, "source": self.source}
+
+
+def _system(problem):
+    """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names): the built-in
+    linear constraints of ``problem`` (owners index ``names``, -1 where no bound); None if none."""
+    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
+    from .order import Monotone
+    from .partition import PartitionTotals
+
+    d = problem.estimate.d
+    names = problem.constraint_names
+    key = {(id(c), j): i for i, (c, j) in enumerate(problem._owners[n] for n in names)}
+    lo, up = np.full(d, -np.inf), np.full(d, np.inf)
+    lo_own, up_own = np.full(d, -1), np.full(d, -1)
+    rows, b, ineq, own = [], [], [], []
+    ones = sp.csr_matrix((np.ones(d), np.arange(d), np.array([0, d])), shape=(1, d))
+
+    def bound(which, vals, idx, i):
+        arr, who = (lo, lo_own) if which == "lower" else (up, up_own)
+        if idx is None:  # every value: boolean masks, no index array of length d
+            vals = np.broadcast_to(np.asarray(vals, float), (d,))
+            tighter = vals > arr if which == "lower" else vals < arr
+            arr[tighter], who[tighter] = vals[tighter], i
+            return
+        vals = np.broadcast_to(np.asarray(vals, float), idx.shape)
+        tighter = vals > arr[idx] if which == "lower" else vals < arr[idx]
+        arr[idx[tighter]], who[idx[tighter]] = vals[tighter], i
+
+    def row(M, rhs, le, i):
+        rows.append(sp.csr_matrix(M))
+        b.extend(np.broadcast_to(np.asarray(rhs, float), (M.shape[0],)).tolist())
+        ineq.extend([le] * M.shape[0])
+        own.extend([i] * M.shape[0])
+
+    for c in problem.constraints:
+        i0 = key.get((id(c), 0))
+        if i0 is None:
+            continue
+        if isinstance(c, (Simplex, NonNegative)):
+            bound("lower", 0.0, None, i0)
+            if isinstance(c, Simplex):
+                row(ones, 1.0, False, key[(id(c), 1)])
+        elif isinstance(c, SumTo):
+            row(ones, c.total, False, i0)
+        elif isinstance(c, Box):
+            j = 0
+            for which in ("lower", "upper"):
+                if getattr(c, which) is not None:
+                    bound(which, getattr(c, which), None, key[(id(c), j)])
+                    j += 1
+        elif isinstance(c, Fixed):
+            idx = _indices(c.indices, d, "indices")
+            vals = np.broadcast_to(c.values, idx.shape) if c.values.shape[0] == 1 else c.values
+            for which in ("lower", "upper"):
+                bound(which, vals, idx, i0)
+        elif isinstance(c, SubsetSum):
+            idx = _indices(c.indices, d, "indices")
+            sign = -1.0 if c.sense == ">=" else 1.0
+            row(sp.csr_matrix((np.full(idx.size, sign), (np.zeros(idx.size, int), idx)), shape=(1, d)),
+                sign * c.value, c.sense != "==", i0)
+        elif isinstance(c, PartitionTotals):
+            row(c.matrix(d), c.totals, False, i0)
+        elif isinstance(c, Hierarchy):  # also a range tree's; a large one is left out (module docstring)
+            if (c.tree.size - c.tree.d if hasattr(c, "tree") else len(c.groups)) <= MAX_LP:
+                row(c.matrix(d), 0.0, False, i0)
+        elif isinstance(c, Monotone):
+            n_rows = (c.pairs.shape[0] if c.pairs is not None else
+                      d - 1 if c.order is None else np.size(c.order) - 1)
+            if n_rows <= MAX_LP:
+                row(c.matrix(d), 0.0, True, i0)
+    A = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, d))
+    return lo, up, lo_own, up_own, A, np.asarray(b, float), np.asarray(ineq, bool), np.asarray(own, int), names
+
+
+def _named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:
+    margin, c, y = got
+    rows = {}  # every row of a constraint with a non-zero multiplier, in its row order
+    for i in np.unique(own[y != 0]):
+        yi = y[own == i].tolist()
+        rows[names[i]] = yi[0] if len(yi) == 1 else yi
+    bounds = {}
+    for sel, who in ((c > 0, lo_own), (c < 0, up_own)):
+        ks, counts = np.unique(who[sel.astype(bool)], return_counts=True)
+        for k, n in zip(ks, counts):
+            bounds[names[int(k)]] = bounds.get(names[int(k)], 0) + int(n)
+    used = set(rows) | set(bounds)
+    return Infeasibility([n for n in names if n in used], rows, bounds, margin)
+
+
+def find_infeasibility(problem) -> Infeasibility | None:
+    """A verified certificate that the built-in linear constraints of ``problem`` have no common
+    point, or None (feasible, or not decided here: module docstring)."""
+    from .constraints import NonNegative, Simplex, SumTo
+
+    kinds = {type(c) for c in problem.constraints}
+    if kinds <= {Simplex, NonNegative, SumTo}:  # the default family: one total t (>= 0 with f >= 0) is feasible
+        totals = {1.0 if isinstance(c, Simplex) else c.total for c in problem.constraints if not isinstance(
+            c, NonNegative)}
+        if len(totals) <= 1 and (kinds == {SumTo} or all(t >= 0 for t in totals)):
+            return None
+    lo, up, lo_own, up_own, A, b, ineq, own, names = _system(problem)
+    clash = np.flatnonzero(lo > up)  # exact: two bounds on one value disagree
+    if clash.size:
+        i = clash[0]
+        who = sorted({int(lo_own[i]), int(up_own[i])})
+        return Infeasibility([names[k] for k in who], {}, {names[k]: 1 for k in who}, float(lo[i] - up[i]))
+    if A.shape[0] == 0 or A.shape[0] > MAX_LP:
+        return None
+    Ag, lo_g, up_g = aggregate(A, lo, up)
+    small = Ag.shape[1] <= MAX_LP  # screen on the aggregated columns (float sums: a screen only)
+    for y in interval_candidates(*((Ag, b, ineq, own, lo_g, up_g) if small else (A, b, ineq, own, lo, up))):
+        got = verify(y, A, b, ineq, lo, up)  # the listed families, exactly, on the data as given
+        if got is not None:
+            return _named_certificate(got, names, own, lo_own, up_own)
+    if not small or (A.shape[0] == 1 and A.indptr[1] == A.shape[1] and np.all(A.data == 1.0)):
+        return None  # one Σ f = t and bounds: the interval test above is the whole question
+    y = phase_one(Ag, b, ineq, lo_g, up_g)
+    if y is None:
+        return None
+    scale = float(np.max(np.abs(y)))
+    for cand in (y, np.round(y / scale * 2.0**20) / 2.0**20):
+        got = verify(cand, A, b, ineq, lo, up)
+        if got is not None:
+            return _named_certificate(got, names, own, lo_own, up_own)
+    return None
+
+
+def infeasible_solution(problem):
+    """The ``"infeasible"`` :class:`~ldpopt.problems.Solution` of ``problem`` when
+    :func:`find_infeasibility` proves its constraints conflict; else None (solve as usual)."""
+    import time
+
+    from .solution import Solution
+
+    start = time.perf_counter()
+    try:
+        cert = find_infeasibility(problem)
+    except ValueError:  # malformed data (bad indices, ...): the solver route raises it as before
+        return None
+    if cert is None:
+        return None
+    sol = Solution(np.full(problem.estimate.d, np.nan), "infeasible", False, np.inf, solver="LDPOPT-FEASIBILITY",
+                   objective=problem.objective.name, message=cert.summary(), infeasibility=cert)
+    sol.wall_time = time.perf_counter() - start
+    sol.attempts = [{"solver": sol.solver, "status": sol.status, "checks": "", "seconds": sol.wall_time}]
+    return sol
+
+
+def solver_infeasibility(named: dict, solver: str) -> Infeasibility | None:
+    """The constraints with non-zero multipliers in a solver's certificate of infeasibility (cvxpy
+    leaves it in the constraints' ``dual_value`` after an ``"infeasible"`` status, for the solvers
+    that give one: Clarabel, OSQP, SCS; not PIQP). Not verified here (it may involve user
+    constraints); "non-zero" is relative, |y| > 1e-9·max|y| (a choice: the solvers' certificates
+    are float iterates). An interior-point certificate (Clarabel's) is dense and may name more
+    constraints than conflict; None when the solver left no multipliers."""
+    ys = {}
+    for k, con in named.items():
+        dv = getattr(con, "dual_value", None)
+        if dv is not None:
+            ys[k] = np.atleast_1d(np.asarray(dv, dtype=np.float64))
+    top = max((float(np.max(np.abs(v))) for v in ys.values() if v.size), default=0.0)
+    if not (np.isfinite(top) and top > 0):
+        return None
+    rows, bounds = {}, {}
+    for k, v in ys.items():
+        nz = np.abs(v) > 1e-9 * top
+        if not np.any(nz):
+            continue
+        if v.size == 1:
+            rows[k] = float(v[0] / top)
+        else:
+            bounds[k] = int(np.count_nonzero(nz))
+    used = set(rows) | set(bounds)
+    return Infeasibility([k for k in named if k in used], rows, bounds, source=solver)

@@ -1,0 +1,199 @@
+"""Infeasible built-in constraints are decided exactly before any solver runs (ldpopt.problems.feasibility):
+the cases of the own-variant report at d = 10 and d = 42,178, exact boundaries (a Box whose lower bounds
+sum to exactly 1 is feasible, one float step more is not), a random grid against an independent LP
+and every certificate re-checked with Fractions, and the solver's own certificate for a user constraint."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from fractions import Fraction
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from ldpopt import oracles
+from ldpopt.problems import (Box, Fixed, NonNegative, PartitionTotals, Problem, Simplex, SolverWarning, SubsetSum,
+                             SumTo)
+from ldpopt.problems.feasibility import find_infeasibility
+
+
+def _est(d, seed=0):
+    rng = np.random.default_rng(seed)
+    o = oracles.get("oue", 1.0, d)
+    return o.estimate(o.sample_counts(rng.multinomial(10**6, rng.dirichlet(np.ones(d))), rng=rng), 10**6)
+
+
+def _solve(est, objective, cons):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverWarning)
+        t = time.process_time()
+        sol = Problem(est, objective, cons).solve()
+        return sol, time.process_time() - t
+
+
+@pytest.fixture(scope="module")
+def big():
+    return _est(42_178, 1)
+
+
+_S = np.arange(0, 42_178, 3)  # every third value
+
+
+@pytest.mark.parametrize("objective", ["cls", "weighted-mle"])
+@pytest.mark.parametrize("cons,names", [
+    ([Simplex(), SubsetSum(_S, 1.2)], ["nonnegative", "sum", "subset_sum"]),
+    ([Simplex(), SubsetSum(_S, 1 + 1e-3)], ["nonnegative", "sum", "subset_sum"]),
+    ([Simplex(), SubsetSum(_S, -0.1)], ["nonnegative", "subset_sum"]),
+    ([Simplex(), SubsetSum(_S[:2], 1.5, ">=")], ["nonnegative", "sum", "subset_sum"]),
+    ([Simplex(), Box(lower=(1 + 1e-6) / 42_178)], ["sum", "box.lower"]),
+    ([Simplex(), Fixed([0, 3], 0.4), SubsetSum([0, 3, 6], 0.5, "<=")], ["nonnegative", "fixed", "subset_sum"]),
+    ([Simplex(), PartitionTotals({"a": _S, "b": _S[:-1] + 1}, {"a": 0.6, "b": 0.6})], ["nonnegative", "sum", "partition"]),
+    ([Simplex(), Box(upper=0.9), Fixed([5], 0.95)], ["box.upper", "fixed"]),
+])
+def test_infeasible_at_kosarak_size_is_decided_before_any_solver(big, objective, cons, names):
+    sol, cpu = _solve(big, objective, cons)
+    assert sol.status == "infeasible" and not sol.success and np.all(np.isnan(sol.f))
+    assert [a["solver"] for a in sol.attempts] == ["LDPOPT-FEASIBILITY"]  # no solver was asked
+    assert sol.infeasibility.names == names and sol.infeasibility.margin > 0
+    assert cpu < 1.0, cpu  # CPU seconds for the whole solve() call (shared machine: CPU, not wall)
+
+
+@pytest.mark.parametrize("objective", ["cls", "weighted-mle"])
+def test_nearly_infeasible_at_d_10(objective):
+    est = _est(10, 2)
+    for cons in ([Simplex(), Box(lower=(1 + 1e-6) / 10)], [Simplex(), SubsetSum([1, 4, 7], 1 + 1e-3)]):
+        sol, _ = _solve(est, objective, cons)
+        assert sol.status == "infeasible" and sol.infeasibility.source == "ldpopt"
+    # and just inside: solved as usual, to ldpopt's check
+    for cons in ([Simplex(), Box(lower=(1 - 1e-6) / 10)], [Simplex(), SubsetSum([1, 4, 7], 1 - 1e-3)]):
+        sol, _ = _solve(est, objective, cons)
+        assert sol.status == "optimal" and sol.infeasibility is None
+
+
+def test_exact_boundary_of_box_lower_bounds():
+    """lower = 1/8 at d = 8 sums to exactly 1 (feasible: f = 1/8). lower = (1 + 1e-13)/8 sums to
+    more than 1 by more than the data's rounding allowance (d·2⁻⁵³ relative, 1.8e-15 here):
+    infeasible, with the exact margin. Four float steps (2⁻⁵⁰ = 8.9e-16) are within the allowance:
+    not claimed, and neither are partition totals 0.1, 0.1, 0.8 over the whole domain (1 + 2⁻⁵⁴ in
+    binary)."""
+    est = _est(8, 3)
+    step = np.nextafter(0.125, 1) - 0.125
+    assert find_infeasibility(Problem(est, "cls", [Simplex(), Box(lower=0.125)])) is None
+    assert find_infeasibility(Problem(est, "cls", [Simplex(), Box(lower=0.125 + 4 * step)])) is None
+    lower = 0.125 * (1 + 1e-13)
+    cert = find_infeasibility(Problem(est, "cls", [Simplex(), Box(lower=lower)]))
+    assert cert is not None and cert.names == ["sum", "box.lower"]
+    assert cert.margin == float(8 * Fraction(lower) - 1)
+    decimal = PartitionTotals({"a": [0, 1, 2], "b": [3, 4], "c": [5, 6, 7]}, {"a": 0.1, "b": 0.1, "c": 0.8})
+    assert Fraction(0.1) * 2 + Fraction(0.8) == 1 + Fraction(1, 2**54)
+    assert find_infeasibility(Problem(est, "cls", [Simplex(), decimal])) is None
+    tiny = Problem(est, "cls", [Simplex(), SubsetSum([0, 1], 1 + 1e-13)])
+    assert find_infeasibility(tiny).names == ["nonnegative", "sum", "subset_sum"]
+
+
+def _rows_by_hand(c, name, d):
+    """(name, row vector a, rhs, sense) of a built-in, written out for the Fraction re-check."""
+    if isinstance(c, Simplex):
+        return [("sum", [1] * d, Fraction(1), "==")]
+    if isinstance(c, SumTo):
+        return [(name, [1] * d, Fraction(c.total), "==")]
+    if isinstance(c, SubsetSum):
+        a = [1 if v in set(np.asarray(c.indices).tolist()) else 0 for v in range(d)]
+        if c.sense == ">=":
+            return [(name, [-x for x in a], -Fraction(c.value), "<=")]
+        return [(name, a, Fraction(c.value), c.sense)]
+    if isinstance(c, PartitionTotals):
+        return [(name, [1 if v in set(c.groups[key].tolist()) else 0 for v in range(d)], Fraction(c.totals[k]), "==")
+                for k, key in enumerate(c.keys)]
+    return []
+
+
+def _random_case(rng, d):
+    cons = [Simplex()]
+    for _ in range(rng.integers(1, 4)):
+        kind = rng.integers(4)
+        idx = rng.choice(d, rng.integers(1, d), replace=False)
+        if kind == 0:
+            cons.append(SubsetSum(idx, float(np.round(rng.uniform(-0.2, 1.3), 2)), ["==", "<=", ">="][rng.integers(3)]))
+        elif kind == 1:
+            cons.append(Box(lower=float(np.round(rng.uniform(0, 0.3), 2))) if rng.random() < 0.5 else
+                        Box(upper=float(np.round(rng.uniform(0, 0.4), 2))))
+        elif kind == 2:
+            cons.append(Fixed(idx[:2], float(np.round(rng.uniform(0, 0.6), 2))))
+        else:
+            cons.append(PartitionTotals({"a": idx[:1], "b": idx[1:2] if idx.size > 1 else [(idx[0] + 1) % d]},
+                                        {"a": float(np.round(rng.uniform(0, 0.8), 2)),
+                                         "b": float(np.round(rng.uniform(0, 0.8), 2))}))
+    return cons
+
+
+def _independent_lp(P) -> bool:
+    """Feasible by Clarabel on cvxpy's own constraints (a zero objective, no aggregation)."""
+    prob = cp.Problem(cp.Minimize(0), list(P._named.values()))
+    prob.solve(solver="CLARABEL")
+    assert prob.status in ("optimal", "infeasible"), prob.status
+    return prob.status == "optimal"
+
+
+def test_random_grid_agrees_with_an_independent_lp_and_certificates_hold_in_fractions():
+    rng = np.random.default_rng(11)
+    d = 6
+    est = _est(d, 4)
+    counts = {True: 0, False: 0}
+    for _ in range(150):
+        cons = _random_case(rng, d)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            P = Problem(est, "cls", cons)
+            P.cvxpy_problem  # noqa: B018 — built, for the independent LP
+        cert = find_infeasibility(P)
+        assert (cert is None) == _independent_lp(P), cons
+        counts[cert is None] += 1
+        if cert is None:
+            continue
+        # re-check the certificate with Fractions: rows by hand, bounds by hand
+        lo = [Fraction(0)] * d
+        up = [None] * d
+        for c in cons:
+            if isinstance(c, Box) and c.lower is not None:
+                lo = [max(x, Fraction(float(c.lower))) for x in lo]
+            if isinstance(c, Box) and c.upper is not None:
+                up = [Fraction(float(c.upper)) if u is None else min(u, Fraction(float(c.upper))) for u in up]
+            if isinstance(c, Fixed):
+                for v in np.asarray(c.indices).tolist():
+                    lo[v] = max(lo[v], Fraction(float(c.values[0])))
+                    up[v] = Fraction(float(c.values[0])) if up[v] is None else min(up[v], Fraction(float(c.values[0])))
+        if any(u is not None and u < x for x, u in zip(lo, up)):
+            continue  # a bound clash: the certificate is the clash itself
+        names = P.constraint_names
+        rows = [r for c in cons for r in _rows_by_hand(c, names[[P._owners[n][0] for n in names].index(c) +
+                                                           (1 if isinstance(c, Simplex) else 0)], d)]
+        used = {}
+        for name, a, rhs, sense in rows:
+            y = cert.rows.get(name, 0.0)
+            y = y if isinstance(y, list) else [y]
+            used.setdefault(name, list(y))
+        coef = [Fraction(0)] * d
+        right = Fraction(0)
+        for name, a, rhs, sense in rows:
+            y = Fraction(used[name].pop(0)) if used[name] else Fraction(0)
+            assert sense == "==" or y >= 0
+            coef = [cv + y * av for cv, av in zip(coef, a)]
+            right += y * rhs
+        left = sum((cv * (lo[v] if cv > 0 else up[v]) for v, cv in enumerate(coef) if cv != 0), Fraction(0))
+        assert left > right, (cons, cert)
+    assert counts[True] >= 20 and counts[False] >= 20, counts  # both verdicts exercised
+
+
+def test_a_solver_certificate_names_a_user_constraint():
+    """User constraints are outside the pre-check; the solver's Farkas multipliers name them (OSQP's
+    certificate is sparse here: the user's row and the simplex, not the unrelated bound)."""
+    est = _est(5, 5)
+    cons = [Simplex(), lambda f, e: {"mine": cp.sum(f[:2]) >= 1.5}, Box(upper=0.9)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = Problem(est, "cls", cons).solve(solver="OSQP")
+    assert sol.status == "infeasible" and sol.infeasibility.source == "OSQP"
+    assert set(sol.infeasibility.names) == {"nonnegative", "sum", "mine"}
