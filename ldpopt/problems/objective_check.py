@@ -1,0 +1,151 @@
+"""The objective side of ldpopt's check (:mod:`.checks`): the gradient of any smooth objective, the
+subgradient check and exact LP duality gap of ``l1``, the rounding floor of the error bound, and the
+status a check earns.
+
+**Gradient.** A built-in smooth objective and a :class:`~.structured.SeparableObjective` have a
+numpy gradient (``Objective.gradient``). A user cvxpy callable (:class:`~.objectives.UserObjective`)
+gets cvxpy's own ``grad`` of the expression the solver minimised, K·J (K = ``Problem._multiplier``),
+at the point: ∂J/∂f = ∂(K·J)/∂x / (K·s), x = f/s. Where cvxpy gives no gradient (a point outside the
+expression's domain) the stationarity and gap checks are not run, and say so.
+
+**Kinks of a user objective.** At a kink cvxpy's ``grad`` is one subgradient of its atom (sign(0) = 0
+for ``abs``), so a stationarity residual that passes with it is a valid certificate (convexity holds
+for any subgradient), but one that fails may only mean another subgradient was needed. So when the
+residual fails, every failing value v is probed: the gradient at f ± h on those values, h =
+:func:`~.checks.violation_tol` (a point that close to a kink is at it for the check). Where the
+jump |∇J(f + h) − ∇J(f − h)|_v is at least half the residual |r_v|, the residual may be a choice of
+subgradient, not an error: the checks are then not run ("not differentiable at f") and the status is
+``optimal_unverified``; a smooth objective moves its gradient by ~2h·∇²J there, far below any
+residual that fails, so a wrong point of a smooth objective is still rejected. (A choice, the papers
+are silent; it can only turn a rejection into "unverified", never into ``optimal``.)
+
+**``l1``** (J = ‖f − f̃‖₁, nonsmooth). With z = −Σ_k ∇g_k(f)ᵀy_k, f is optimal iff z_v ∈ ∂|f_v − f̃_v|
+for every v: z_v = sign(f_v − f̃_v) where f_v ≠ f̃_v, z_v ∈ [−1, 1] where f_v = f̃_v (a value within
+h of f̃_v counts as equal). ``stationarity`` = max_v dist(z_v, that set) (subgradients have scale 1).
+The dual function of the LP is exact: for affine g and multipliers y⁺ (y clipped to ≥ 0 on the
+inequalities) scaled to y' = y⁺/max(1, ‖Σ ∇g_kᵀ y⁺_k‖∞),
+
+    inf_x ‖x − f̃‖₁ + Σ_k y'_k·g_k(x) = Σ_k y'_k·g_k(f̃)        (‖Σ ∇g_kᵀ y'_k‖∞ ≤ 1),
+
+a lower bound on J*; ``gap`` = (J(f) − Σ_k y'_k g_k(f̃))/‖f‖₁ bounds J(f) − J* relative to what
+moving all of f by the frequency scale costs (‖f‖₁·1/d·d). An LP's optimum need not be unique:
+no distance bound.
+
+**Rounding of the error bound** (:func:`bound_rounding`). The bound of :mod:`.checks` for user
+constraints, e = (‖r‖₂ + √(‖r‖₂² + 2μ·gap))/μ, is computed from r and gap in float64; each carries
+rounding of ~eps times the terms it is summed from. The bound reported adds that bound taken at r_v
+= 8·eps·(|∇J(f)_v| + |Σ_k ∇g_kᵀ y_k|_v) and gap = 8·eps·Σ_k|y_k·g_k(f)| + ‖∇J(f)‖₁·max violation
+(J at the nearest feasible point, to first order), plus eps·max_v |f_v| (half an ulp of the point's
+largest entry: no float64 vector is closer to an f* it does not equal), so a bound is never below
+the rounding of the point it bounds, and 0 only for a point whose every entry is 0.
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+
+from .constraint_terms import _at, _gap_terms, _jacobian_t_y
+from .objectives import UserObjective
+
+__all__ = ["bound_rounding", "gradient_function", "kinks", "l1_terms", "status_after_check", "unverified_reason"]
+
+_EPS = np.finfo(float).eps
+
+
+def gradient_function(problem):
+    """(g, why): g(f) = ∇J(f) in numpy, or (None, why) when the objective has none (nonsmooth)."""
+    obj = problem.objective
+    if isinstance(obj, UserObjective):
+        return (lambda f: _cvxpy_gradient(problem, f)), ""
+    est = problem.estimate
+    try:
+        obj.gradient(np.full(est.d, 1.0 / est.d), est)
+    except NotImplementedError:
+        return None, f"objective {obj.name!r} has no gradient (nonsmooth)"
+    return (lambda f: obj.gradient(f, est)), ""
+
+
+def _cvxpy_gradient(problem, f: np.ndarray) -> np.ndarray:
+    """∇J(f) of a user callable from cvxpy's ``grad`` (module docstring); NaN where cvxpy gives none."""
+    x = problem.x
+    expr = problem.cvxpy_problem.objective.expr
+    with _at(problem, np.asarray(f, dtype=np.float64)):
+        g = expr.grad.get(x) if expr.grad is not None else None
+    if g is None:
+        return np.full(f.shape[0], np.nan)
+    g = g.toarray() if hasattr(g, "toarray") else np.asarray(g)
+    return np.asarray(g, dtype=np.float64).ravel() / (problem._multiplier * problem.scale)
+
+
+def kinks(gradient, f: np.ndarray, r: np.ndarray, where: np.ndarray, h: float) -> np.ndarray:
+    """Values among ``where`` at which the gradient jumps within ±h by at least |r_v|/2 (module
+    docstring): the residual r there may be the choice of subgradient at a kink."""
+    step = np.where(where, h, 0.0)
+    lo = np.maximum(f - step, np.minimum(f, 0.0))  # not below 0 where f ≥ 0 (logs, entropies)
+    with np.errstate(all="ignore"):
+        jump = np.abs(gradient(f + step) - gradient(lo))
+    return where & ~(jump < 0.5 * np.abs(r))  # NaN (outside the domain) counts as a kink
+
+
+def _equality(problem, name: str, f: np.ndarray) -> bool:
+    from .jacobians import builtin_g
+
+    owner, k = problem._owners[name]
+    got = builtin_g(owner, k, f, f.shape[0])
+    if got is not None:
+        return bool(got[1])
+    return isinstance(problem._named[name], (cp.constraints.Zero, cp.constraints.Equality))
+
+
+def l1_terms(problem, f: np.ndarray, duals: dict, jty: np.ndarray, h: float) -> tuple[float, float, float]:
+    """(stationarity, relative exact gap, dual infeasibility) of ``l1`` at (f, duals) (module
+    docstring); ``jty`` = Σ_k ∇g_k(f)ᵀ y_k."""
+    est = problem.estimate
+    diff = f - est.f_tilde
+    z = -jty
+    at_kink = np.abs(diff) <= h
+    dist = np.where(at_kink, np.maximum(np.abs(z) - 1.0, 0.0), np.abs(z - np.sign(diff)))
+    stationarity = float(np.max(dist, initial=0.0))
+    clipped = {}
+    for name, y in duals.items():
+        y = np.asarray(y, dtype=np.float64)
+        clipped[name] = y if _equality(problem, name, f) else np.maximum(y, 0.0)
+    jty_c, _ = _jacobian_t_y(problem, f, clipped)
+    c = max(1.0, float(np.max(np.abs(jty_c), initial=0.0)))
+    scaled = {name: y / c for name, y in clipped.items()}
+    dual_value, _ = _gap_terms(problem, np.asarray(est.f_tilde, dtype=np.float64), scaled)
+    _, dual_inf = _gap_terms(problem, f, duals)
+    gap = problem.objective.value(f, est) - dual_value
+    return stationarity, max(gap, 0.0) / max(float(np.sum(np.abs(f))), np.finfo(float).tiny), dual_inf
+
+
+def bound_rounding(grad: np.ndarray, jty: np.ndarray, lag_terms: float, violation: float, mu: float,
+                   f: np.ndarray, bound) -> float:
+    """The float64 rounding level added to the error bound (module docstring). ``lag_terms`` =
+    Σ_k |y_k·g_k(f)|; ``bound(r, gap, mu)`` the bound of :mod:`.checks`."""
+    r = 8 * _EPS * (np.abs(grad) + np.abs(jty))
+    gap = 8 * _EPS * lag_terms + float(np.sum(np.abs(grad))) * max(violation, 0.0)
+    return float(bound(r, gap, mu)) + _EPS * float(np.max(np.abs(f), initial=0.0))
+
+
+def status_after_check(solver_status: str, checks) -> str:
+    """The status a solver's answer earns from ldpopt's check: ``"optimal"`` when the check passed
+    with stationarity and the duality gap run (:attr:`~.checks.Checks.certified`);
+    ``"optimal_unverified"`` when it passed but one of them could not be run (``checks.not_run``
+    says why: only feasibility was certified); ``"inaccurate"`` when a solver said optimal and the
+    check failed; any other solver status unchanged (``"optimal_inaccurate"`` with a failed or
+    partial check stays so)."""
+    if solver_status not in ("optimal", "optimal_inaccurate") or checks is None:
+        return solver_status
+    if checks.passed and checks.certified:
+        return "optimal"
+    if solver_status == "optimal_inaccurate":
+        return solver_status
+    return "optimal_unverified" if checks.passed else "inaccurate"
+
+
+def unverified_reason(checks) -> str:
+    """One line: what was certified and what was not (for ``optimal_unverified``)."""
+    why = "; ".join(f"{k}: {v}" for k, v in checks.not_run.items() if k in ("stationarity", "gap"))
+    return f"feasible to ldpopt's check ({checks.summary()}), optimality not verified — {why}"
