@@ -8,16 +8,20 @@ gets cvxpy's own ``grad`` of the expression the solver minimised, K·J (K = ``Pr
 at the point: ∂J/∂f = ∂(K·J)/∂x / (K·s), x = f/s. Where cvxpy gives no gradient (a point outside the
 expression's domain) the stationarity and gap checks are not run, and say so.
 
-**Kinks of a user objective.** At a kink cvxpy's ``grad`` is one subgradient of its atom (sign(0) = 0
-for ``abs``), so a stationarity residual that passes with it is a valid certificate (convexity holds
-for any subgradient), but one that fails may only mean another subgradient was needed. So when the
-residual fails, every failing value v is probed: the gradient at f ± h on those values, h =
-:func:`~.checks.violation_tol` (a point that close to a kink is at it for the check). Where the
-jump |∇J(f + h) − ∇J(f − h)|_v is at least half the residual |r_v|, the residual may be a choice of
-subgradient, not an error: the checks are then not run ("not differentiable at f") and the status is
-``optimal_unverified``; a smooth objective moves its gradient by ~2h·∇²J there, far below any
-residual that fails, so a wrong point of a smooth objective is still rejected. (A choice, the papers
-are silent; it can only turn a rejection into "unverified", never into ``optimal``.)
+**Kinks and steep terms of a user objective.** At a kink cvxpy's ``grad`` is one subgradient of its
+atom (sign(0) = 0 for ``abs``), so a stationarity residual that passes with it is a valid
+certificate (convexity holds for any subgradient), but one that fails may only mean another
+subgradient was needed. Near 0 a log or entropy term is so steep that a point 1e-12 off in f leaves
+a gradient residual above any relative tolerance. So when the residual fails (after the
+nonnegativity multipliers are re-chosen, :func:`.checks._absorb_at_zero`), the failing values are
+probed (:func:`probe`, h = :func:`~.checks.violation_tol`): where the gradient's one-sided
+differences disagree (a kink within h) the checks are not run ("not differentiable at f") and the
+status is ``optimal_unverified``; elsewhere the residual is turned into frequency units by the
+measured curvature, |r_v|/c_v (a Newton step), and a value whose step is ≤ 1e-2 × the accuracy
+tolerance 1e-2/d counts as stationary. A wrong point of a smooth objective (off by ≥ the accuracy
+tolerance) is still rejected. (Choices, the papers are silent; for a non-separable objective the
+probe moves all failing values at once, so c_v also carries their cross terms, and a c_v ≤ 0 rescues
+nothing.)
 
 **``l1``** (J = ‖f − f̃‖₁, nonsmooth). With z = −Σ_k ∇g_k(f)ᵀy_k, f is optimal iff z_v ∈ ∂|f_v − f̃_v|
 for every v: z_v = sign(f_v − f̃_v) where f_v ≠ f̃_v, z_v ∈ [−1, 1] where f_v = f̃_v (a value within
@@ -34,10 +38,10 @@ no distance bound.
 **Rounding of the error bound** (:func:`bound_rounding`). The bound of :mod:`.checks` for user
 constraints, e = (‖r‖₂ + √(‖r‖₂² + 2μ·gap))/μ, is computed from r and gap in float64; each carries
 rounding of ~eps times the terms it is summed from. The bound reported adds that bound taken at r_v
-= 8·eps·(|∇J(f)_v| + |Σ_k ∇g_kᵀ y_k|_v) and gap = 8·eps·Σ_k|y_k·g_k(f)| + ‖∇J(f)‖₁·max violation
-(J at the nearest feasible point, to first order), plus eps·max_v |f_v| (half an ulp of the point's
-largest entry: no float64 vector is closer to an f* it does not equal), so a bound is never below
-the rounding of the point it bounds, and 0 only for a point whose every entry is 0.
+= 8·eps·(|∇J(f)_v| + |Σ_k ∇g_kᵀ y_k|_v) and gap = 8·eps·Σ_k|y_k·g_k(f)|, plus eps·max_v |f_v| (an ulp
+of the point's largest entry: no float64 vector is closer to an f* it does not equal), so a bound is
+never below the rounding of the point it bounds, and 0 only for a point whose every entry is 0. (As
+the certificate's, the bound is for f feasible to the check's violation tolerance.)
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ import numpy as np
 from .constraint_terms import _at, _gap_terms, _jacobian_t_y
 from .objectives import UserObjective
 
-__all__ = ["bound_rounding", "gradient_function", "kinks", "l1_terms", "status_after_check", "unverified_reason"]
+__all__ = ["bound_rounding", "gradient_function", "probe", "l1_terms", "status_after_check", "unverified_reason"]
 
 _EPS = np.finfo(float).eps
 
@@ -78,14 +82,22 @@ def _cvxpy_gradient(problem, f: np.ndarray) -> np.ndarray:
     return np.asarray(g, dtype=np.float64).ravel() / (problem._multiplier * problem.scale)
 
 
-def kinks(gradient, f: np.ndarray, r: np.ndarray, where: np.ndarray, h: float) -> np.ndarray:
-    """Values among ``where`` at which the gradient jumps within ±h by at least |r_v|/2 (module
-    docstring): the residual r there may be the choice of subgradient at a kink."""
-    step = np.where(where, h, 0.0)
-    lo = np.maximum(f - step, np.minimum(f, 0.0))  # not below 0 where f ≥ 0 (logs, entropies)
+def probe(gradient, f: np.ndarray, r: np.ndarray, where: np.ndarray, h: float):
+    """(kink, newton) at the values ``where`` (module docstring): one-sided differences of the
+    gradient over h_v = min(h, f_v/8) (f_v/8 keeps a log or entropy term inside its domain), d± =
+    ±(∇J(f ± h_v) − ∇J(f))_v. ``kink``: the two sides differ by more than half the larger (a
+    differentiable gradient gives d₊ ≈ d₋; a kink within h_v gives one side its whole jump; NaN
+    counts as a kink). ``newton``: |r_v|/c_v with c_v = (d₊ + d₋)/(2h_v) the measured curvature,
+    the change of f_v that would zero r_v (inf where c_v ≤ 0)."""
+    hv = np.where(where, np.where(f > 0, np.minimum(h, f / 8.0), h), 0.0)
     with np.errstate(all="ignore"):
-        jump = np.abs(gradient(f + step) - gradient(lo))
-    return where & ~(jump < 0.5 * np.abs(r))  # NaN (outside the domain) counts as a kink
+        g0 = gradient(f)
+        up = (gradient(f + hv) - g0)
+        down = (g0 - gradient(f - hv))
+        kink = where & ~(np.abs(up - down) <= 0.5 * np.maximum(np.abs(up), np.abs(down)))
+        curv = (up + down) / np.where(hv > 0, 2.0 * hv, 1.0)
+        newton = np.where(where & (curv > 0), np.abs(r) / np.where(curv > 0, curv, 1.0), np.inf)
+    return kink, np.where(where, newton, 0.0)
 
 
 def _equality(problem, name: str, f: np.ndarray) -> bool:
@@ -120,12 +132,12 @@ def l1_terms(problem, f: np.ndarray, duals: dict, jty: np.ndarray, h: float) -> 
     return stationarity, max(gap, 0.0) / max(float(np.sum(np.abs(f))), np.finfo(float).tiny), dual_inf
 
 
-def bound_rounding(grad: np.ndarray, jty: np.ndarray, lag_terms: float, violation: float, mu: float,
-                   f: np.ndarray, bound) -> float:
+def bound_rounding(grad: np.ndarray, jty: np.ndarray, lag_terms: float, mu: float, f: np.ndarray,
+                   bound) -> float:
     """The float64 rounding level added to the error bound (module docstring). ``lag_terms`` =
     Σ_k |y_k·g_k(f)|; ``bound(r, gap, mu)`` the bound of :mod:`.checks`."""
     r = 8 * _EPS * (np.abs(grad) + np.abs(jty))
-    gap = 8 * _EPS * lag_terms + float(np.sum(np.abs(grad))) * max(violation, 0.0)
+    gap = 8 * _EPS * lag_terms
     return float(bound(r, gap, mu)) + _EPS * float(np.max(np.abs(f), initial=0.0))
 
 
