@@ -6,9 +6,12 @@ TOML or JSON file (:mod:`._problemfile`), and is solved by :class:`ldpopt.proble
 answer ldpopt checks itself. The output has the columns ``value, count, base, f`` and carries the
 solver, the status and ldpopt's check numbers in its metadata.
 
-Exit status: 0 when the status is ``optimal`` (ldpopt's own check passed); 1 when the solve ended
-otherwise (the file is still written, with the status and the failed check in its metadata, and
-the reason on stderr); 2 for bad input (one line on stderr naming the option, key or line).
+Exit status (:func:`exit_status`): 0 when the status is ``optimal`` (ldpopt's own check passed with
+feasibility, stationarity and the duality gap run); 3 when it is ``optimal_unverified`` (feasible to
+the check, but stationarity or the gap could not be run: ``checks.not_run`` in the metadata says
+why); 1 when the solve ended otherwise (the file is still written, with the status and the failed
+check in its metadata, and the reason on stderr); 2 for bad input (one line on stderr naming the
+option, key or line).
 """
 
 from __future__ import annotations
@@ -48,10 +51,16 @@ def _checks(sol) -> dict | None:
     ch = sol.checks
     if ch is None:
         return None
-    return {"passed": ch.passed, "certified": ch.certified, "max_violation": ch.max_violation,
+    return {"passed": ch.passed, "certified": ch.certified, "verified": ch.passed and ch.certified,
+            "max_violation": ch.max_violation,
             "violations": ch.violations, "stationarity": ch.stationarity, "dual_infeasibility": ch.dual_infeasibility,
             "gap": ch.gap, "error_bound": ch.error_bound, "tolerance": ch.tolerance, "failed": list(ch.failed),
             "not_run": ch.not_run}
+
+
+def exit_status(status: str) -> int:
+    """0 ``optimal``, 3 ``optimal_unverified``, 1 any other status (module docstring)."""
+    return 0 if status == "optimal" else 3 if status == "optimal_unverified" else 1
 
 
 def _run(args) -> int:
@@ -106,8 +115,7 @@ def _run(args) -> int:
               f"{sol.solver}: {sol.status}", file=sys.stderr)
     if not sol.success:
         print(f"ldpopt solve: {sol.solver}: status {sol.status}: {sol.message}", file=sys.stderr)
-        return 1
-    return 0
+    return exit_status(sol.status)
 
 
 _EPILOG = """\
@@ -126,8 +134,10 @@ plus objective, constraints, solver, status, message and ldpopt's check: max_vio
 constraint, stationarity, gap, error_bound, tolerances): Parquet key "ldpopt", JSON "metadata",
 CSV sidecar OUT.meta.json.
 
-exit status: 0 optimal (ldpopt's own check passed); 1 solved but not optimal (output still
-written, status and failed check in the metadata); 2 bad input.
+exit status: 0 optimal (ldpopt's own check passed: feasibility, stationarity, duality gap);
+3 optimal_unverified (feasible, but stationarity or the gap could not be checked: checks.not_run in
+the metadata says why); 1 solved but not optimal (output still written, status and failed check in
+the metadata); 2 bad input.
 """
 
 

@@ -8,7 +8,13 @@ For a point f and the multipliers y of the documented Lagrangian L(f, y) = J(f) 
   expression evaluation at f (user callables); tolerance ``violation_tol`` = 1e-6/d, a millionth
   of the mean frequency 1/d, so a violation at the frequency scale can never pass;
 * **stationarity** — ‖∇J(f) + Σ_k ∇g_k(f)ᵀ y_k‖∞ / max(‖∇J(f)‖∞, ‖∇J(f + 1/d) − ∇J(f)‖∞), the
-  KKT residual relative to the gradient and to how far it moves when f moves by 1/d (built-in smooth objectives only: they have a numpy gradient); the
+  KKT residual relative to the gradient and to how far it moves when f moves by 1/d, for every
+  smooth objective: ∇J from the built-in's or a ``SeparableObjective``'s numpy derivative, or from
+  cvxpy's ``grad`` of a user callable's expression at f (:mod:`.objective_check`, which also says how
+  a user objective's failing residual is re-read: re-chosen nonnegativity multipliers, a Newton step
+  in frequency units, a kink probe that makes it ``optimal_unverified`` rather than rejected). For
+  ``l1`` the subgradient condition −Σ_k ∇g_kᵀ y_k ∈ ∂‖f − f̃‖₁ componentwise and the exact LP
+  duality gap (:func:`.objective_check.l1_terms`). The
   constraint Jacobians come from cvxpy's ``grad`` of the affine constraint expressions; tolerance
   1e-5 (Clarabel at a 1e-10 gap leaves up to ~1e-6 on the weighted MLE, measured);
 * **dual feasibility** — inequality multipliers ≥ −tol·(scale of y);
@@ -25,14 +31,21 @@ For a point f and the multipliers y of the documented Lagrangian L(f, y) = J(f) 
   constraints) when J is μ-strongly convex (μ = the smallest curvature of the separable J
   at f, > 0): with r the stationarity residual and gap = |Σ y·g(f)|, convexity and y ≥ 0 give
   μ/2·e² ≤ ‖r‖₂·e + gap for e = ‖f − f*‖₂, so e ≤ (‖r‖₂ + √(‖r‖₂² + 2μ·gap))/μ, checked
-  against ``accuracy_tol`` = 1e-2/d (a wrong answer at the frequency scale, off by 1/(10d), fails).
+  against ``accuracy_tol`` = 1e-2/d (a wrong answer at the frequency scale, off by 1/(10d), fails),
+  plus its float64 rounding level (:func:`.objective_check.bound_rounding`: never below the point's
+  own rounding). μ: a ``SeparableObjective``'s declared second derivative at f, else a difference of
+  the gradient. A user cvxpy callable declares no curvature: no bound (``not_run``), its KKT
+  residuals decide. ``l1`` is an LP: no bound.
   Optimality is certified when either the bound holds or relative stationarity ≤ 1e-5 and gap
   ≤ 1e-6 (the bound is loose when an interior-point solver leaves many values at ~1e-10 with
   y_v ≫ μf_v; the relative residuals are weak when ∇J is tiny: each covers the other's blind spot).
 
-A check that cannot be run says why in ``not_run`` (no duals, a user objective without a gradient,
-a nonsmooth objective, a constraint cvxpy cannot differentiate) and does not count as passed or
-failed: ``passed`` is True when every check that ran passed. The tolerances are choices (the
+A check that cannot be run says why in ``not_run`` (no duals, a constraint cvxpy cannot
+differentiate, an objective not differentiable at f or outside its domain there) and does not count
+as passed or failed: ``passed`` is True when every check that ran passed; ``certified`` when
+stationarity and the gap also ran. The status a solver's answer earns follows
+(:func:`.objective_check.status_after_check`): ``optimal`` only when certified, ``optimal_unverified``
+when passed but not certified — the same rule for every objective. The tolerances are choices (the
 papers are silent); they are stated in ``Checks.tolerance``.
 """
 

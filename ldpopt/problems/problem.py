@@ -211,9 +211,12 @@ class Problem:
         structured solver only: ``"solver_error"`` saying why when it does not apply), ``"SQP"``
         (that route at any d), a cvxpy solver name (that solver only), or a list of names (that chain). Each solver's answer is checked in frequency units
         (constraint residuals from f with numpy; stationarity and duality gap from f and the duals
-        for built-in smooth objectives); the first that passes is returned with status
-        ``"optimal"``. When none passes: ``"inaccurate"`` (a solver said optimal, ldpopt's check
-        failed: the message names the check), or the last solver's own status. A problem with a
+        for every objective: numpy derivatives, cvxpy's gradient of a user callable, the
+        subgradient and exact LP gap of ``l1``); the first that passes with stationarity and gap run
+        is returned with status ``"optimal"``. When none does: ``"optimal_unverified"`` (feasible,
+        but stationarity or the gap could not be run — ``checks.not_run`` says why), ``"inaccurate"``
+        (a solver said optimal, ldpopt's check failed: the message names the check), or the last
+        solver's own status. A problem with a
         known feasible point (:func:`.policy.feasible_point`) is never reported ``"infeasible"``:
         that is ``"solver_error"``. Every attempt is in ``Solution.attempts``.
 
