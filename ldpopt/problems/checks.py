@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .constraint_terms import _gap_terms, _jacobian_t_y, constraint_violations  # noqa: F401 (re-exported)
-from .objective_check import bound_rounding, gradient_function, l1_terms, probe
+from .objective_check import is_nonneg, absorb_at_zero, bound_rounding, gradient_function, l1_terms, probe
 from .objectives import L1, UserObjective
 
 __all__ = ["Checks", "check_solution", "STATIONARITY_TOL", "GAP_TOL", "accuracy_tol", "violation_tol"]
@@ -154,7 +154,7 @@ def _error_bound(problem, f, duals, r, lag, mu) -> float:
     fpos = np.maximum(f, 0.0)
     changed = False
     for name, (owner, k) in problem._owners.items():
-        if not _is_nonneg(owner, k):
+        if not is_nonneg(owner, k):
             continue
         y = np.asarray(duals[name], dtype=np.float64)
         cand = np.stack([np.maximum(y, 0.0), np.maximum(y + r2, 0.0), np.zeros_like(y)])
@@ -167,22 +167,6 @@ def _error_bound(problem, f, duals, r, lag, mu) -> float:
     best = min(best, _bound(r2, lag2, mu)) if changed else best
     polished = _polished_bound(problem, f, duals, mu)
     return best if polished is None else min(best, polished)
-
-
-def _absorb_at_zero(problem, f, duals, r, lag):
-    """(r, Σ y·g) with the nonnegativity multipliers re-chosen per value as y'_v = max(y_v + r_v, 0)
-    (valid: ≥ 0; the Jacobian of g = −f is −I, so r_v drops to 0 wherever y'_v > 0, at a gap cost
-    (y'_v − y_v)·f_v). A user objective with a log or entropy term is steep near 0: an interior-point
-    point f_v ~ 1e-12 off an optimum at ~1e-100 leaves a gradient residual of order 1 against the
-    solver's multiplier, which this choice absorbs at a gap cost ~1e-12. The KKT check with these
-    multipliers is as valid as with the solver's (the same choice as :func:`_error_bound`'s)."""
-    for name, (owner, k) in problem._owners.items():
-        if _is_nonneg(owner, k):
-            y = np.broadcast_to(np.asarray(duals[name], dtype=np.float64), r.shape)
-            y_new = np.maximum(y + r, 0.0)
-            r = r + y - y_new
-            lag = lag - float(np.sum((y_new - y) * f))
-    return r, lag
 
 
 def _simplex_only(problem) -> str | None:
@@ -271,12 +255,6 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
     return min(found, key=lambda c: c.distance_linf if np.isfinite(c.distance_linf) else np.inf)
 
 
-def _is_nonneg(owner, k: int) -> bool:
-    from .constraints import NonNegative, Simplex
-
-    return isinstance(owner, NonNegative) or (isinstance(owner, Simplex) and k == 0)
-
-
 def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None) -> Checks:
     """ldpopt's own check of (f, duals) for ``problem`` (a :class:`~ldpopt.problems.Problem`).
     ``certificate``: the structured solver's certificate of this (f, duals), reused where it is the
@@ -327,7 +305,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
     ch.stationarity = float(np.max(np.abs(r))) / scale
     lag, dual_inf = _gap_terms(problem, f, duals)
     if ch.stationarity > STATIONARITY_TOL and isinstance(obj, UserObjective):
-        r, lag = _absorb_at_zero(problem, f, duals, r, lag)
+        r, lag = absorb_at_zero(problem, f, duals, r, lag)
         ch.stationarity = float(np.max(np.abs(r))) / scale
     if ch.stationarity > STATIONARITY_TOL and isinstance(obj, UserObjective):
         where = np.abs(r) > STATIONARITY_TOL * scale
