@@ -53,7 +53,8 @@ def _checks(sol) -> dict | None:
         return None
     return {"passed": ch.passed, "certified": ch.certified, "verified": ch.passed and ch.certified,
             "max_violation": ch.max_violation,
-            "violations": ch.violations, "stationarity": ch.stationarity, "dual_infeasibility": ch.dual_infeasibility,
+            "violations": ch.violations, "stationarity": ch.stationarity, "stationarity_step": ch.stationarity_step,
+            "dual_infeasibility": ch.dual_infeasibility,
             "gap": ch.gap, "error_bound": ch.error_bound, "tolerance": ch.tolerance, "failed": list(ch.failed),
             "not_run": ch.not_run}
 

@@ -17,11 +17,12 @@ nonnegativity multipliers are re-chosen, :func:`absorb_at_zero`), the failing va
 probed (:func:`probe`, h = :func:`~.checks.violation_tol`): where the gradient's one-sided
 differences disagree (a kink within h) the checks are not run ("not differentiable at f") and the
 status is ``optimal_unverified``; elsewhere the residual is turned into frequency units by the
-measured curvature, |r_v|/c_v (a Newton step), and a value whose step is ≤ 1e-2 × the accuracy
-tolerance 1e-2/d counts as stationary. A wrong point of a smooth objective (off by ≥ the accuracy
-tolerance) is still rejected. (Choices, the papers are silent; for a non-separable objective the
-probe moves all failing values at once, so c_v also carries their cross terms, and a c_v ≤ 0 rescues
-nothing.)
+measured curvature, |r_v|/c_v (a Newton step, ``Checks.stationarity_step``), and stationarity holds
+when every such step is ≤ 1e-2 × the accuracy tolerance 1e-2/d. A wrong point of a smooth objective (off by ≥ the accuracy
+tolerance) is still rejected. The Newton reading applies only to an objective the probe finds
+separable (moving every other failing value leaves every other value's gradient where it was); a
+coupled objective (a smoothness penalty, a quadratic form) must pass the relative residual itself.
+(Choices, the papers are silent.)
 
 **``l1``** (J = ‖f − f̃‖₁, nonsmooth). With z = −Σ_k ∇g_k(f)ᵀy_k, f is optimal iff z_v ∈ ∂|f_v − f̃_v|
 for every v: z_v = sign(f_v − f̃_v) where f_v ≠ f̃_v, z_v ∈ [−1, 1] where f_v = f̃_v (a value within
@@ -87,7 +88,9 @@ def probe(gradient, f: np.ndarray, r: np.ndarray, where: np.ndarray, h: float):
     ±(∇J(f ± h_v) − ∇J(f))_v. ``kink``: the two sides differ by more than half the larger (a
     differentiable gradient gives d₊ ≈ d₋; a kink within h_v gives one side its whole jump; NaN
     counts as a kink). ``newton``: |r_v|/c_v with c_v = (d₊ + d₋)/(2h_v) the measured curvature,
-    the change of f_v that would zero r_v (inf where c_v ≤ 0)."""
+    the change of f_v that would zero r_v (inf where c_v ≤ 0, and everywhere when the objective is
+    coupled: moving every other probed value moves the gradient of a value not moved, so c_v would
+    carry cross terms)."""
     hv = np.where(where, np.where(f > 0, np.minimum(h, f / 8.0), h), 0.0)
     with np.errstate(all="ignore"):
         g0 = gradient(f)
@@ -96,6 +99,13 @@ def probe(gradient, f: np.ndarray, r: np.ndarray, where: np.ndarray, h: float):
         kink = where & ~(np.abs(up - down) <= 0.5 * np.maximum(np.abs(up), np.abs(down)))
         curv = (up + down) / np.where(hv > 0, 2.0 * hv, 1.0)
         newton = np.where(where & (curv > 0), np.abs(r) / np.where(curv > 0, curv, 1.0), np.inf)
+        # separable? move every other probed value only: no other value's gradient may move
+        half = np.zeros_like(where)
+        half[np.flatnonzero(where)[::2]] = True
+        moved = np.abs(gradient(f + np.where(half, hv, 0.0)) - g0)
+        coupled = np.any(~half & ~(moved <= 4 * _EPS * np.abs(g0)))
+    if coupled:
+        newton = np.full_like(newton, np.inf)
     return kink, np.where(where, newton, 0.0)
 
 
@@ -105,17 +115,17 @@ def is_nonneg(owner, k: int) -> bool:
     return isinstance(owner, NonNegative) or (isinstance(owner, Simplex) and k == 0)
 
 
-def absorb_at_zero(problem, f, duals, r, lag):
-    """(r, Σ y·g) with the nonnegativity multipliers re-chosen per value as y'_v = max(y_v + r_v, 0)
-    (valid: ≥ 0; the Jacobian of g = −f is −I, so r_v drops to 0 wherever y'_v > 0, at a gap cost
-    (y'_v − y_v)·f_v). A user objective with a log or entropy term is steep near 0: an interior-point
+def absorb_at_zero(problem, f, duals, r, lag, where):
+    """(r, Σ y·g) with the nonnegativity multipliers re-chosen at the values ``where`` (those whose
+    residual fails) as y'_v = max(y_v + r_v, 0) (valid: ≥ 0; the Jacobian of g = −f is −I, so r_v
+    drops to 0 wherever y'_v > 0, at a gap cost (y'_v − y_v)·f_v, which the gap check then sees). A user objective with a log or entropy term is steep near 0: an interior-point
     point f_v ~ 1e-12 off an optimum at ~1e-100 leaves a gradient residual of order 1 against the
     solver's multiplier, which this choice absorbs at a gap cost ~1e-12. The KKT check with these
     multipliers is as valid as with the solver's (the same choice as :func:`.checks._error_bound`'s)."""
     for name, (owner, k) in problem._owners.items():
         if is_nonneg(owner, k):
             y = np.broadcast_to(np.asarray(duals[name], dtype=np.float64), r.shape)
-            y_new = np.maximum(y + r, 0.0)
+            y_new = np.where(where, np.maximum(y + r, 0.0), y)
             r = r + y - y_new
             lag = lag - float(np.sum((y_new - y) * f))
     return r, lag
