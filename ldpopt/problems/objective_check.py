@@ -18,8 +18,8 @@ probed (:func:`probe`, h = :func:`~.checks.violation_tol`): where the gradient's
 differences disagree (a kink within h) the checks are not run ("not differentiable at f") and the
 status is ``optimal_unverified``; elsewhere the residual is turned into frequency units by the
 measured curvature, |r_v|/c_v (a Newton step, ``Checks.stationarity_step``), and stationarity holds
-when every such step is ≤ 1e-2 × the accuracy tolerance 1e-2/d. A wrong point of a smooth objective (off by ≥ the accuracy
-tolerance) is still rejected. The Newton reading applies only to an objective the probe finds
+when every such step is ≤ 1e-2 × the accuracy tolerance 1e-2/d. A wrong point of a smooth objective
+(off by ≥ the accuracy tolerance) is still rejected. The Newton reading applies only to an objective the probe finds
 separable (moving every other failing value leaves every other value's gradient where it was); a
 coupled objective (a smoothness penalty, a quadratic form) must pass the relative residual itself.
 (Choices, the papers are silent.)
@@ -118,9 +118,10 @@ def is_nonneg(owner, k: int) -> bool:
 def absorb_at_zero(problem, f, duals, r, lag, where):
     """(r, Σ y·g) with the nonnegativity multipliers re-chosen at the values ``where`` (those whose
     residual fails) as y'_v = max(y_v + r_v, 0) (valid: ≥ 0; the Jacobian of g = −f is −I, so r_v
-    drops to 0 wherever y'_v > 0, at a gap cost (y'_v − y_v)·f_v, which the gap check then sees). A user objective with a log or entropy term is steep near 0: an interior-point
-    point f_v ~ 1e-12 off an optimum at ~1e-100 leaves a gradient residual of order 1 against the
-    solver's multiplier, which this choice absorbs at a gap cost ~1e-12. The KKT check with these
+    drops to 0 wherever y'_v > 0, at a gap cost (y'_v − y_v)·f_v, which the gap check then sees). A
+    user objective with a log or entropy term is steep near 0: an interior-point point f_v ~ 1e-12
+    off an optimum at ~1e-100 leaves a gradient residual of order 1 against the solver's
+    multiplier, which this choice absorbs at a gap cost ~1e-12. The KKT check with these
     multipliers is as valid as with the solver's (the same choice as :func:`.checks._error_bound`'s)."""
     for name, (owner, k) in problem._owners.items():
         if is_nonneg(owner, k):
