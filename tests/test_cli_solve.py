@@ -215,3 +215,19 @@ def test_bad_problem_file_is_one_line_naming_key_and_line(tmp_path, counts_csv, 
     line = one_line_error(_solve(tmp_path, counts_csv, text, suffix))
     assert want in line, line
     assert "--problem" in line
+
+
+def test_l1_is_checked_like_every_objective_and_the_exit_status_says_what_was_certified(tmp_path, counts_csv):
+    from ldpopt.cli.solve import exit_status
+
+    doc = _doc(_solve(tmp_path, counts_csv, 'objective = "l1"\n'))
+    checks = doc["metadata"]["checks"]
+    assert doc["status"] == "optimal" and checks["verified"] and checks["certified"]
+    assert checks["stationarity"] <= 1e-5 and checks["gap"] <= 1e-6  # subgradient check, exact LP gap
+    assert "stationarity" not in checks["not_run"] and "gap" not in checks["not_run"]
+    # the LP's optimum by hand: the same ‖f − f̃‖₁
+    y = _ftilde()
+    f = cp.Variable(y.shape[0])
+    best = cp.Problem(cp.Minimize(cp.norm1(f - y)), [f >= 0, cp.sum(f) == 1]).solve(solver="CLARABEL")
+    assert np.abs(np.array(doc["data"]["f"]) - y).sum() == pytest.approx(best, rel=1e-7)
+    assert [exit_status(s) for s in ("optimal", "optimal_unverified", "inaccurate", "infeasible")] == [0, 3, 1, 1]

@@ -77,8 +77,10 @@ def test_solve_reports_checks_and_the_solver_for_every_objective():
         assert sol.solver in want and sol.checks.passed
         assert sol.attempts and sol.attempts[-1]["status"] == "optimal"
         assert sol.checks.max_violation <= violation_tol(est.d)
-    # user objective: stationarity not run, and the Solution says why
-    assert "user objective" in sol.checks.not_run["stationarity"]
+        # every objective: stationarity and the gap were run (l1: subgradient check, exact LP gap;
+        # the user callable: cvxpy's gradient), not skipped
+        assert sol.checks.certified and sol.checks.stationarity is not None and sol.checks.gap is not None
+        assert "stationarity" not in sol.checks.not_run and "gap" not in sol.checks.not_run
 
 
 def test_default_chains_by_problem_class():

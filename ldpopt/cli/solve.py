@@ -7,13 +7,15 @@ of constraints — comes from a small TOML or JSON file (:mod:`._problemfile`), 
 ``value, count, base, f`` and carries the solver, the status and ldpopt's check numbers in its
 metadata.
 
-Exit status: 0 when the status is ``optimal`` (ldpopt's own check passed); 1 when the solve ended
-otherwise (the file is still written, with the status and the failed check in its metadata, and
-the reason on stderr) — except when there is no point at all (infeasible constraints, a solver
-error without a point): then no file is written (a choice: a column of blanks reads like data), the
-reason and, for infeasible constraints, the conflicting ones go to stderr, and ``--json`` carries
-the Farkas certificate (:mod:`ldpopt.problems.feasibility`); 2 for bad input (one line on stderr
-naming the option, key or line).
+Exit status (:func:`exit_status`): 0 when the status is ``optimal`` (ldpopt's own check passed with
+feasibility, stationarity and the duality gap run); 3 when it is ``optimal_unverified`` (feasible to
+the check, but stationarity or the gap could not be run: ``checks.not_run`` in the metadata says
+why); 1 when the solve ended otherwise (the file is still written, with the status and the failed
+check in its metadata, and the reason on stderr) — except when there is no point at all (infeasible
+constraints, a solver error without a point): then no file is written (a choice: a column of blanks
+reads like data), the reason and, for infeasible constraints, the conflicting ones go to stderr, and
+``--json`` carries the Farkas certificate (:mod:`ldpopt.problems.feasibility`); 2 for bad input (one
+line on stderr naming the option, key or line).
 """
 
 from __future__ import annotations
@@ -54,10 +56,17 @@ def _checks(sol) -> dict | None:
     ch = sol.checks
     if ch is None:
         return None
-    return {"passed": ch.passed, "certified": ch.certified, "max_violation": ch.max_violation,
-            "violations": ch.violations, "stationarity": ch.stationarity, "dual_infeasibility": ch.dual_infeasibility,
+    return {"passed": ch.passed, "certified": ch.certified, "verified": ch.passed and ch.certified,
+            "max_violation": ch.max_violation,
+            "violations": ch.violations, "stationarity": ch.stationarity, "stationarity_step": ch.stationarity_step,
+            "dual_infeasibility": ch.dual_infeasibility,
             "gap": ch.gap, "error_bound": ch.error_bound, "tolerance": ch.tolerance, "failed": list(ch.failed),
             "not_run": ch.not_run}
+
+
+def exit_status(status: str) -> int:
+    """0 ``optimal``, 3 ``optimal_unverified``, 1 any other status (module docstring)."""
+    return 0 if status == "optimal" else 3 if status == "optimal_unverified" else 1
 
 
 def _run(args) -> int:
@@ -128,8 +137,7 @@ def _run(args) -> int:
               f"{sol.solver}: {sol.status}", file=sys.stderr)
     if not sol.success:
         print(f"ldpopt solve: {sol.solver}: status {sol.status}: {sol.message}", file=sys.stderr)
-        return 1
-    return 0
+    return exit_status(sol.status)
 
 
 _EPILOG = help_text() + """
@@ -145,9 +153,11 @@ infeasible constraints: no output file is written (no column of blanks); stderr 
 constraints that conflict, and --json prints the status, the metadata and "infeasibility": the
 Farkas certificate (the conflicting constraints and their multipliers), verified in exact arithmetic.
 
-exit status: 0 optimal (ldpopt's own check passed); 1 solved but not optimal (output still
-written, status and failed check in the metadata), or no point at all (infeasible: nothing
-written); 2 bad input (a problem file's error names the key and its line).
+exit status: 0 optimal (ldpopt's own check passed: feasibility, stationarity, duality gap);
+3 optimal_unverified (feasible, but stationarity or the gap could not be checked: checks.not_run in
+the metadata says why); 1 solved but not optimal (output still written, status and failed check in
+the metadata), or no point at all (infeasible: nothing written); 2 bad input (a problem file's error
+names the key and its line).
 """
 
 

@@ -20,7 +20,8 @@ from .checks import Checks
 from .constraints import (Box, Constraint, Fixed, Hierarchy, NonNegative, Simplex, SimplexDroppedWarning,
                           SubsetSum, SumTo, UserConstraint)
 from .errors import (InaccurateError, InfeasibleError, IterationLimitError, SolverError,
-                     SolverFailedError, SolverNotInstalledError, SolverWarning, UnboundedError)
+                     SolverFailedError, SolverNotInstalledError, SolverWarning, UnboundedError,
+                     UnverifiedError)
 from .objectives import Objective, UserObjective
 from .objectives import available as available_objectives
 from .order import Monotone, isotonic, project_monotone_simplex
@@ -35,7 +36,7 @@ __all__ = [
     "InaccurateError", "InfeasibleError", "IterationLimitError", "Monotone", "NonNegative", "NotApplicable",
     "Objective", "PartitionTotals", "Problem", "RangeTree", "STRUCTURED", "SeparableObjective", "Simplex",
     "SimplexDroppedWarning", "Solution", "SolverError", "SolverFailedError", "SolverNotInstalledError",
-    "SolverWarning", "StructuredResult", "SubsetSum", "SumTo", "UnboundedError", "UserConstraint",
+    "SolverWarning", "StructuredResult", "SubsetSum", "SumTo", "UnboundedError", "UnverifiedError", "UserConstraint",
     "UserObjective", "available_objectives", "certificate", "checks", "constraints", "errors", "isotonic",
     "objectives", "order", "partition", "policy", "project_monotone_simplex", "range_tree", "ranges",
     "solve_structured",

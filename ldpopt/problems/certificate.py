@@ -39,7 +39,9 @@ is the float64 rounding level of the one taken: for the argmin
 bound Σ_v e_v + max_v e_v, e_v = 8·eps·(|f_v| + |x_v| + (s_v + |λ|)/h_v''(x_v)) over values inside
 their bounds or within rounding of a bound's switch, s_v the size of the terms h_v' is computed from
 (:meth:`~ldpopt.problems.structured.separable.Separable.d1_scale`); for √(2·gap/μ) the same bound at
-gap = 4× its floor. (This was ``ldpopt.verify``'s own certificate, merged here.)
+gap = 4× its floor, and never below the argmin rounding level at the given multipliers (the same
+Σ_v e_v + max_v e_v with x = fz: f is that argmin to rounding, so a gap of exactly 0 does not mean
+f = f*). (This was ``ldpopt.verify``'s own certificate, merged here.)
 
 Where the multipliers are not given they are recovered from f (:func:`recover_multipliers`): the
 least-squares fit of stationarity h_v'(f_v) + t_v = 0 on the values strictly inside their bounds —
@@ -316,6 +318,11 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     # rounding level of the √ bound: the same bound at gap = 4× its floor (the solver's own test)
     with np.errstate(divide="ignore"):
         drnd = float(np.max(np.sqrt(8.0 * floor / np.where(mu > 0, mu, 0.0 if floor > 0 else 1.0)), initial=0.0))
+    # nor below the rounding of the point itself: f is (to rounding) the per-value argmin at the
+    # multipliers, so its entries carry that argmin's rounding, which the gap cannot see where f and
+    # fz agree exactly (then gap and floor are ~0 while f* differs from f in the last bits)
+    e_pt = argmin_rounding(sep, st, f, fz, tv)
+    drnd = max(drnd, float(np.sum(e_pt) + np.max(e_pt, initial=0.0)))
     da, arnd, lam_r = np.nan, np.nan, np.nan
     blk = blocks_for(st, rest) if st.m and np.isfinite(lam) else None
     if (st.m == 0 or blk is not None) and np.isfinite(lam):

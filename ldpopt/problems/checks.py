@@ -8,7 +8,13 @@ For a point f and the multipliers y of the documented Lagrangian L(f, y) = J(f) 
   expression evaluation at f (user callables); tolerance ``violation_tol`` = 1e-6/d, a millionth
   of the mean frequency 1/d, so a violation at the frequency scale can never pass;
 * **stationarity** — ‖∇J(f) + Σ_k ∇g_k(f)ᵀ y_k‖∞ / max(‖∇J(f)‖∞, ‖∇J(f + 1/d) − ∇J(f)‖∞), the
-  KKT residual relative to the gradient and to how far it moves when f moves by 1/d (built-in smooth objectives only: they have a numpy gradient); the
+  KKT residual relative to the gradient and to how far it moves when f moves by 1/d, for every
+  smooth objective: ∇J from the built-in's or a ``SeparableObjective``'s numpy derivative, or from
+  cvxpy's ``grad`` of a user callable's expression at f (:mod:`.objective_check`, which also says how
+  a user objective's failing residual is re-read: re-chosen nonnegativity multipliers, a Newton step
+  in frequency units, a kink probe that makes it ``optimal_unverified`` rather than rejected). For
+  ``l1`` the subgradient condition −Σ_k ∇g_kᵀ y_k ∈ ∂‖f − f̃‖₁ componentwise and the exact LP
+  duality gap (:func:`.objective_check.l1_terms`). The
   constraint Jacobians come from cvxpy's ``grad`` of the affine constraint expressions; tolerance
   1e-5 (Clarabel at a 1e-10 gap leaves up to ~1e-6 on the weighted MLE, measured);
 * **dual feasibility** — inequality multipliers ≥ −tol·(scale of y);
@@ -25,14 +31,21 @@ For a point f and the multipliers y of the documented Lagrangian L(f, y) = J(f) 
   constraints) when J is μ-strongly convex (μ = the smallest curvature of the separable J
   at f, > 0): with r the stationarity residual and gap = |Σ y·g(f)|, convexity and y ≥ 0 give
   μ/2·e² ≤ ‖r‖₂·e + gap for e = ‖f − f*‖₂, so e ≤ (‖r‖₂ + √(‖r‖₂² + 2μ·gap))/μ, checked
-  against ``accuracy_tol`` = 1e-2/d (a wrong answer at the frequency scale, off by 1/(10d), fails).
+  against ``accuracy_tol`` = 1e-2/d (a wrong answer at the frequency scale, off by 1/(10d), fails),
+  plus its float64 rounding level (:func:`.objective_check.bound_rounding`: never below the point's
+  own rounding). μ: a ``SeparableObjective``'s declared second derivative at f, else a difference of
+  the gradient. A user cvxpy callable declares no curvature: no bound (``not_run``), its KKT
+  residuals decide. ``l1`` is an LP: no bound.
   Optimality is certified when either the bound holds or relative stationarity ≤ 1e-5 and gap
   ≤ 1e-6 (the bound is loose when an interior-point solver leaves many values at ~1e-10 with
   y_v ≫ μf_v; the relative residuals are weak when ∇J is tiny: each covers the other's blind spot).
 
-A check that cannot be run says why in ``not_run`` (no duals, a user objective without a gradient,
-a nonsmooth objective, a constraint cvxpy cannot differentiate) and does not count as passed or
-failed: ``passed`` is True when every check that ran passed. The tolerances are choices (the
+A check that cannot be run says why in ``not_run`` (no duals, a constraint cvxpy cannot
+differentiate, an objective not differentiable at f or outside its domain there) and does not count
+as passed or failed: ``passed`` is True when every check that ran passed; ``certified`` when
+stationarity and the gap also ran. The status a solver's answer earns follows
+(:func:`.objective_check.status_after_check`): ``optimal`` only when certified, ``optimal_unverified``
+when passed but not certified — the same rule for every objective. The tolerances are choices (the
 papers are silent); they are stated in ``Checks.tolerance``.
 """
 
@@ -43,12 +56,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .constraint_terms import _gap_terms, _jacobian_t_y, constraint_violations  # noqa: F401 (re-exported)
-from .objectives import UserObjective
+from .objective_check import is_nonneg, absorb_at_zero, bound_rounding, gradient_function, l1_terms, probe
+from .objectives import L1, UserObjective
 
 __all__ = ["Checks", "check_solution", "STATIONARITY_TOL", "GAP_TOL", "accuracy_tol", "violation_tol"]
 
 STATIONARITY_TOL = 1e-5
 GAP_TOL = 1e-6
+NEWTON_TOL = 1e-2  # user objectives: a residual whose Newton step is ≤ this × accuracy_tol is stationary
 
 
 def accuracy_tol(d: int) -> float:
@@ -57,13 +72,17 @@ def accuracy_tol(d: int) -> float:
     return 1e-2 / d
 
 
-def _curvature(obj, f: np.ndarray, est) -> float:
-    """Smallest diagonal of ∇²J at f (built-ins are separable), by a central difference of the
-    analytic gradient; 0 when not strongly convex or not computable."""
+def _curvature(obj, gfun, f: np.ndarray, est) -> float:
+    """Smallest diagonal of ∇²J at f (built-ins and SeparableObjective are separable): the declared
+    second derivative ``d2h`` where there is one, else a central difference of the analytic
+    gradient; 0 when not strongly convex or not computable."""
     h = 1e-6 / f.shape[0]
     lo = np.maximum(f - h, 0.0)
     with np.errstate(all="ignore"):
-        hess = (obj.gradient(lo + 2 * h, est) - obj.gradient(lo, est)) / (2 * h)
+        if getattr(obj, "d2h", None) is not None:
+            hess = np.asarray(obj.d2h(f, est), dtype=np.float64)
+        else:
+            hess = (gfun(lo + 2 * h) - gfun(lo)) / (2 * h)
     if not np.all(np.isfinite(hess)):
         return 0.0
     return max(float(np.min(hess)), 0.0)
@@ -82,6 +101,9 @@ class Checks:
     max_violation: float = np.nan
     violations: dict = field(default_factory=dict)
     stationarity: float | None = None
+    #: a user objective whose relative residual fails: max_v |r_v|/c_v over those values, the change
+    #: of f_v that would zero it (frequency units; c_v the measured curvature, :mod:`.objective_check`)
+    stationarity_step: float | None = None
     dual_infeasibility: float | None = None
     gap: float | None = None
     error_bound: float | None = None
@@ -99,7 +121,8 @@ class Checks:
     def summary(self) -> str:
         parts = [f"violation {self.max_violation:.1e}"]
         if self.stationarity is not None:
-            parts.append(f"stationarity {self.stationarity:.1e}")
+            parts.append(f"stationarity {self.stationarity:.1e}" + (
+                "" if self.stationarity_step is None else f" (Newton step {self.stationarity_step:.1e} in f)"))
         if self.gap is not None:
             parts.append(f"gap {self.gap:.1e}")
         if self.error_bound is not None:
@@ -107,12 +130,12 @@ class Checks:
         return ", ".join(parts) + (" (passed)" if self.passed else f" (failed: {'; '.join(self.failed)})")
 
 
-def _move_scale(obj, f: np.ndarray, est, grad: np.ndarray) -> float:
+def _move_scale(gfun, f: np.ndarray, grad: np.ndarray) -> float:
     """max_v |∇J(f + 1/d)_v − ∇J(f)_v|: how much the gradient moves when f moves by the frequency
     scale 1/d (the built-ins are separable). ∇J(f) alone can vanish at an interior optimum (GRR's
     f̃ already sums to 1), which would make any residual look large."""
     with np.errstate(all="ignore"):
-        moved = obj.gradient(f + 1.0 / f.shape[0], est) - grad
+        moved = gfun(f + 1.0 / f.shape[0]) - grad
         return float(np.max(np.abs(moved), where=np.isfinite(moved), initial=0.0))
 
 
@@ -135,7 +158,7 @@ def _error_bound(problem, f, duals, r, lag, mu) -> float:
     fpos = np.maximum(f, 0.0)
     changed = False
     for name, (owner, k) in problem._owners.items():
-        if not _is_nonneg(owner, k):
+        if not is_nonneg(owner, k):
             continue
         y = np.asarray(duals[name], dtype=np.float64)
         cand = np.stack([np.maximum(y, 0.0), np.maximum(y + r2, 0.0), np.zeros_like(y)])
@@ -236,12 +259,6 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
     return min(found, key=lambda c: c.distance_linf if np.isfinite(c.distance_linf) else np.inf)
 
 
-def _is_nonneg(owner, k: int) -> bool:
-    from .constraints import NonNegative, Simplex
-
-    return isinstance(owner, NonNegative) or (isinstance(owner, Simplex) and k == 0)
-
-
 def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None) -> Checks:
     """ldpopt's own check of (f, duals) for ``problem`` (a :class:`~ldpopt.problems.Problem`).
     ``certificate``: the structured solver's certificate of this (f, duals), reused where it is the
@@ -259,59 +276,110 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
     for name, v in ch.violations.items():
         if not v <= tol_v:
             ch.failed.append(f"constraint residual {v:.1e} > {tol_v:.1e} ({name})")
-    obj = problem.objective
-    grad = None
+    gfun, no_grad = gradient_function(problem)
     if not duals or any(v is None for v in duals.values()):
         ch.not_run.update(stationarity="the solver returned no duals", gap="the solver returned no duals")
+    elif gfun is None and not isinstance(problem.objective, L1):
+        ch.not_run.update(stationarity=no_grad, gap=no_grad)
     else:
-        try:
-            grad = obj.gradient(f, problem.estimate)
-        except NotImplementedError:
-            why = ("a user objective (no numpy gradient)" if isinstance(obj, UserObjective)
-                   else f"objective {obj.name!r} has no gradient (nonsmooth)")
-            ch.not_run.update(stationarity=why, gap=why)
-    if grad is not None:
         jty, why = _jacobian_t_y(problem, f, duals)
         if jty is None:
             ch.not_run.update(stationarity=why, gap=why)
+        elif gfun is None:  # l1: the subgradient check and the exact LP gap
+            _check_l1(ch, problem, f, duals, jty)
         else:
-            move = _move_scale(obj, f, problem.estimate, grad)
-            scale = max(float(np.max(np.abs(grad))), move, np.finfo(float).tiny)
-            ch.stationarity = float(np.max(np.abs(grad + jty))) / scale
-            lag, dual_inf = _gap_terms(problem, f, duals)
-            ch.dual_infeasibility = dual_inf / scale
-            # J changes by ~ move·‖f‖₁ when all of f moves by 1/d: the gap in those units (|J| itself
-            # carries the noise energy, ~dσ², and would let a 1e-3 error pass when σ is large)
-            ch.gap = abs(lag) / max(move * float(np.sum(np.abs(f))), np.finfo(float).tiny)
-            if not ch.dual_infeasibility <= STATIONARITY_TOL:
-                ch.failed.append(f"dual infeasibility {ch.dual_infeasibility:.1e} > {STATIONARITY_TOL:.0e}")
-            cert = _certificate(problem, f, duals, certificate)
-            linear = False
-            if cert is not None:  # built-in separable objective, built-in constraints: the one certificate
-                ch.certificate = cert
-                linear = bool(np.isfinite(cert.distance_argmin))
-                if np.isfinite(cert.distance_linf):  # the bound plus its own float64 rounding level
-                    ch.error_bound = float(cert.distance_linf) + float(np.nan_to_num(cert.distance_rounding))
-                else:
-                    ch.not_run["error_bound"] = cert.note
-            else:  # user constraints: the bound from the solver's multipliers (below)
-                mu = _curvature(obj, f, problem.estimate)
-                if mu > 0:
-                    ch.error_bound = _error_bound(problem, f, duals, grad + jty, lag, mu)
-                else:
-                    ch.not_run["error_bound"] = "J is not strongly convex at f (zero curvature somewhere)"
-            kkt_ok = ch.stationarity <= STATIONARITY_TOL and ch.gap <= GAP_TOL
-            bound_ok = ch.error_bound is not None and ch.error_bound <= accuracy_tol(d)
-            if linear:
-                # the certificate's argmin bound is linear in the error (tight): it decides alone. Small
-                # relative KKT residuals let a point 3x outside accuracy_tol pass (binomial, d = 42,178)
-                kkt_ok = False
-            if not (kkt_ok or bound_ok):
-                why = [f"stationarity {ch.stationarity:.1e}" + (" > " if ch.stationarity > STATIONARITY_TOL else " <= ")
-                       + f"{STATIONARITY_TOL:.0e}", f"duality gap {ch.gap:.1e}"
-                       + (" > " if ch.gap > GAP_TOL else " <= ") + f"{GAP_TOL:.0e}"]
-                if ch.error_bound is not None:
-                    why.append(f"error bound {ch.error_bound:.1e} > {accuracy_tol(d):.1e}")
-                ch.failed.append("KKT not certified: " + ", ".join(why))
+            _check_smooth(ch, problem, f, duals, jty, gfun, certificate)
     ch.passed = not ch.failed
     return ch
+
+
+def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None:
+    """Stationarity, gap and error bound of a smooth objective (module docstring)."""
+    d = problem.estimate.d
+    obj = problem.objective
+    with np.errstate(all="ignore"):
+        grad = np.asarray(gfun(f), dtype=np.float64)
+    if not np.all(np.isfinite(grad)):
+        why = f"no finite gradient of objective {obj.name!r} at f (a point outside its domain)"
+        ch.not_run.update(stationarity=why, gap=why)
+        return
+    move = _move_scale(gfun, f, grad)
+    scale = max(float(np.max(np.abs(grad))), move, np.finfo(float).tiny)
+    r = grad + jty
+    ch.stationarity = float(np.max(np.abs(r))) / scale
+    lag, dual_inf = _gap_terms(problem, f, duals)
+    if ch.stationarity > STATIONARITY_TOL and isinstance(obj, UserObjective):
+        r, lag = absorb_at_zero(problem, f, duals, r, lag, np.abs(r) > STATIONARITY_TOL * scale)
+        ch.stationarity = float(np.max(np.abs(r))) / scale
+    if ch.stationarity > STATIONARITY_TOL and isinstance(obj, UserObjective):
+        where = np.abs(r) > STATIONARITY_TOL * scale
+        kink, newton = probe(gfun, f, r, where, violation_tol(d))
+        if kink.any():
+            why = (f"objective {obj.name!r} is not differentiable at f ({int(kink.sum())} values within "
+                   f"{violation_tol(d):.0e} of a kink): a residual there may be the choice of subgradient")
+            ch.stationarity = None
+            ch.not_run.update(stationarity=why, gap=why)
+            return
+        ch.tolerance["stationarity_step"] = NEWTON_TOL * accuracy_tol(d)
+        ch.stationarity_step = float(np.max(newton))
+    ch.dual_infeasibility = dual_inf / scale
+    # J changes by ~ move·‖f‖₁ when all of f moves by 1/d: the gap in those units (|J| itself
+    # carries the noise energy, ~dσ², and would let a 1e-3 error pass when σ is large)
+    # (a linear objective has move = 0: there, what moving f by 1/d costs is the mean |∇J|·‖f‖₁)
+    per = move if move > 0 else float(np.mean(np.abs(grad)))
+    with np.errstate(over="ignore"):
+        ch.gap = abs(lag) / max(per * float(np.sum(np.abs(f))), np.finfo(float).tiny)
+    if not ch.dual_infeasibility <= STATIONARITY_TOL:
+        ch.failed.append(f"dual infeasibility {ch.dual_infeasibility:.1e} > {STATIONARITY_TOL:.0e}")
+    cert = _certificate(problem, f, duals, certificate)
+    linear = False
+    if cert is not None:  # built-in separable objective, built-in constraints: the one certificate
+        ch.certificate = cert
+        linear = bool(np.isfinite(cert.distance_argmin))
+        if np.isfinite(cert.distance_linf):  # the bound plus its own float64 rounding level
+            ch.error_bound = float(cert.distance_linf) + float(np.nan_to_num(cert.distance_rounding))
+        else:
+            ch.not_run["error_bound"] = cert.note
+    elif isinstance(obj, UserObjective):
+        ch.not_run["error_bound"] = ("a cvxpy objective declares no curvature: no distance bound (a "
+                                     "SeparableObjective with its second derivative gives one)")
+    else:  # user constraints: the bound from the solver's multipliers (below)
+        mu = _curvature(obj, gfun, f, problem.estimate)
+        if mu > 0:
+            jf = float(np.sum(jty * f))
+            terms = float(np.sum(np.abs(jty * f))) + abs(lag - jf) + abs(lag)
+            ch.error_bound = (_error_bound(problem, f, duals, r, lag, mu)
+                              + bound_rounding(grad, jty, terms, mu, f, _bound))
+        else:
+            ch.not_run["error_bound"] = "J is not strongly convex at f (zero curvature somewhere)"
+    stationary = ch.stationarity <= STATIONARITY_TOL or (
+        ch.stationarity_step is not None and ch.stationarity_step <= NEWTON_TOL * accuracy_tol(d))
+    kkt_ok = stationary and ch.gap <= GAP_TOL
+    bound_ok = ch.error_bound is not None and ch.error_bound <= accuracy_tol(d)
+    if linear:
+        # the certificate's argmin bound is linear in the error (tight): it decides alone. Small
+        # relative KKT residuals let a point 3x outside accuracy_tol pass (binomial, d = 42,178)
+        kkt_ok = False
+    if not (kkt_ok or bound_ok):
+        _fail_kkt(ch, accuracy_tol(d))
+
+
+def _fail_kkt(ch: Checks, tol_bound: float) -> None:
+    step = "" if ch.stationarity_step is None else f" (Newton step {ch.stationarity_step:.1e} in f)"
+    why = [f"stationarity {ch.stationarity:.1e}" + (" > " if ch.stationarity > STATIONARITY_TOL else " <= ")
+           + f"{STATIONARITY_TOL:.0e}" + step, f"duality gap {ch.gap:.1e}"
+           + (" > " if ch.gap > GAP_TOL else " <= ") + f"{GAP_TOL:.0e}"]
+    if ch.error_bound is not None:
+        why.append(f"error bound {ch.error_bound:.1e} > {tol_bound:.1e}")
+    ch.failed.append("KKT not certified: " + ", ".join(why))
+
+
+def _check_l1(ch: Checks, problem, f, duals, jty) -> None:
+    """``l1``: subgradient stationarity and the exact LP gap (:mod:`.objective_check`)."""
+    d = problem.estimate.d
+    ch.stationarity, ch.gap, ch.dual_infeasibility = l1_terms(problem, f, duals, jty, violation_tol(d))
+    ch.not_run["error_bound"] = "l1 is an LP, not strongly convex: its optimum need not be unique (no distance bound)"
+    if not ch.dual_infeasibility <= STATIONARITY_TOL:
+        ch.failed.append(f"dual infeasibility {ch.dual_infeasibility:.1e} > {STATIONARITY_TOL:.0e}")
+    if not (ch.stationarity <= STATIONARITY_TOL and ch.gap <= GAP_TOL):
+        _fail_kkt(ch, accuracy_tol(d))

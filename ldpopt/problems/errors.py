@@ -19,6 +19,7 @@ __all__ = [
     "SolverNotInstalledError",
     "SolverWarning",
     "UnboundedError",
+    "UnverifiedError",
     "error_for_status",
 ]
 
@@ -48,6 +49,12 @@ class InaccurateError(SolverError):
     (the solver said optimal, ldpopt's own check of the point failed)."""
 
 
+class UnverifiedError(SolverError):
+    """Status ``optimal_unverified``: the solver said optimal and f passed ldpopt's feasibility check,
+    but stationarity or the duality gap could not be checked (``solution.checks.not_run`` says why),
+    so optimality is not certified."""
+
+
 class IterationLimitError(SolverError):
     """Status ``user_limit``: the solver hit ``max_iter`` / ``max_iters`` / a time limit."""
 
@@ -68,6 +75,7 @@ _BY_STATUS = {
     "unbounded_inaccurate": UnboundedError,
     "optimal_inaccurate": InaccurateError,
     "inaccurate": InaccurateError,
+    "optimal_unverified": UnverifiedError,
     "user_limit": IterationLimitError,
     "solver_not_installed": SolverNotInstalledError,
 }

@@ -386,6 +386,10 @@ class UserObjective(Objective):
     For an L1-type objective the "curvature" measured is the density of its kinks near f₀ (the
     built-in L1 uses K = 1/s instead; measured at d = 200, OUE ε = 1, the auto K was 614 against
     165, the same order). ``multiplier=`` a positive number fixes K instead.
+
+    Checked like the built-ins (:mod:`.checks`): stationarity and the duality gap with ∇J from
+    cvxpy's ``grad`` of the expression at f (:mod:`.objective_check`); no ‖f − f*‖ bound (a
+    callable declares no curvature: a :class:`~.structured.SeparableObjective` does).
     """
 
     def __init__(self, func: Callable, name: str | None = None, multiplier="auto"):

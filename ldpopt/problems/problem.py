@@ -20,6 +20,7 @@ from .._validation import check_estimate
 from .checks import check_solution, violation_tol
 from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
+from .objective_check import status_after_check, unverified_reason
 from .objectives import Objective, make_objective
 from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, sqp_applies, uses_sqp
 from .scaling import default_scale
@@ -214,9 +215,12 @@ class Problem:
         structured solver only: ``"solver_error"`` saying why when it does not apply), ``"SQP"``
         (that route at any d), a cvxpy solver name (that solver only), or a list of names (that chain). Each solver's answer is checked in frequency units
         (constraint residuals from f with numpy; stationarity and duality gap from f and the duals
-        for built-in smooth objectives); the first that passes is returned with status
-        ``"optimal"``. When none passes: ``"inaccurate"`` (a solver said optimal, ldpopt's check
-        failed: the message names the check), or the last solver's own status. A problem with a
+        for every objective: numpy derivatives, cvxpy's gradient of a user callable, the
+        subgradient and exact LP gap of ``l1``); the first that passes with stationarity and gap run
+        is returned with status ``"optimal"``. When none does: ``"optimal_unverified"`` (feasible,
+        but stationarity or the gap could not be run — ``checks.not_run`` says why), ``"inaccurate"``
+        (a solver said optimal, ldpopt's check failed: the message names the check), or the last
+        solver's own status. A problem with a
         known feasible point (:func:`.policy.feasible_point`) is never reported ``"infeasible"``:
         that is ``"solver_error"``. Every attempt is in ``Solution.attempts``.
 
@@ -315,16 +319,19 @@ class Problem:
         except ValueError as exc:  # infeasible bound/sum data: the cvxpy chain reports it as a status
             return None, f"{STRUCTURED} rejected the constraints: {exc}"
         checks = check_solution(self, r.f, r.duals, certificate=r.certificate)
-        ok = r.status == "optimal" and checks.passed
+        status = status_after_check(r.status, checks) if r.status == "optimal" else "inaccurate"
+        ok = status == "optimal"
         if ok:
             message = f"{r.message}; ldpopt's check: {checks.summary()}"
         elif r.status != "optimal":
             message = f"{STRUCTURED}: {r.message}"
+        elif status == "optimal_unverified":
+            message = f"{STRUCTURED} said optimal; {unverified_reason(checks)}"
         else:
             message = f"{STRUCTURED} said optimal; ldpopt's check failed: {'; '.join(checks.failed)}"
         its = r.iterations if isinstance(r.iterations, dict) else {}
         n_it = int(sum(v for k, v in its.items() if k.endswith("iterations") and isinstance(v, (int, np.integer))))
-        return Solution(r.f, "optimal" if ok else "inaccurate", ok, float(r.optimal_value), dict(r.duals),
+        return Solution(r.f, status, ok, float(r.optimal_value), dict(r.duals),
                         solver=STRUCTURED, iterations=n_it, compile_time=0.0, solve_time=r.wall_time,
                         wall_time=time.perf_counter() - start, message=message, objective=self.objective.name,
                         checks=checks), ""
@@ -388,18 +395,17 @@ class Problem:
         message = _MESSAGES.get(status, status)
         if error_text:
             message = f"{message}: {error_text}"
-        if checks is not None and status in ("optimal", "optimal_inaccurate"):
-            if checks.passed and (status == "optimal" or checks.certified):
-                if status == "optimal_inaccurate":
-                    message = (f"the solver stopped at its reduced tolerances, but ldpopt's check passed "
-                               f"({checks.summary()})")
-                status = "optimal"
-            elif not checks.passed:
-                # "optimal" contradicted by ldpopt's check → "inaccurate"; "optimal_inaccurate" stays
-                status = "inaccurate" if status == "optimal" else status
-                message = f"{solver_name} said {prob.status}; ldpopt's check failed: {'; '.join(checks.failed)}"
-        if status == "optimal" and checks is not None:
+        # "optimal" only with stationarity and gap checked; "optimal_unverified" when they could not
+        # be run; "optimal" contradicted by the check → "inaccurate"; "optimal_inaccurate" stays
+        status = status_after_check(status, checks)
+        if status == "optimal" and prob.status == "optimal_inaccurate":
+            message = f"the solver stopped at its reduced tolerances, but ldpopt's check passed ({checks.summary()})"
+        elif status == "optimal":
             message = f"{_MESSAGES['optimal']}; ldpopt's check: {checks.summary()}"
+        elif status == "optimal_unverified":
+            message = f"{solver_name} said optimal; {unverified_reason(checks)}"
+        elif checks is not None and prob.status in ("optimal", "optimal_inaccurate") and not checks.passed:
+            message = f"{solver_name} said {prob.status}; ldpopt's check failed: {'; '.join(checks.failed)}"
         infeasibility = None
         if status == "infeasible":  # the solver's Farkas certificate, where it gives one
             from .feasibility import solver_infeasibility

@@ -23,6 +23,7 @@ _MESSAGES = {
     "solver_error": "the solver failed",
     "solver_not_installed": "the requested solver is not installed",
     "inaccurate": "the solver's point failed ldpopt's own check",
+    "optimal_unverified": "feasible to ldpopt's check, but its stationarity and gap checks could not be run",
 }
 
 
@@ -37,7 +38,14 @@ class Solution:
         constraints to the solver's feasibility tolerance). The last iterate for ``user_limit``;
         NaN when the solver returned no point (infeasible, unbounded, errors).
     status : str
-        ``"optimal"`` only when ldpopt's own check (``checks``) passed; ``"inaccurate"`` when the
+        ``"optimal"`` only when ldpopt's own check (``checks``) passed with every part of it run that
+        decides optimality — feasibility, stationarity and the duality gap (and the ‖f − f*‖∞ bound
+        where the objective's curvature gives one), for every objective: built-in, ``l1`` (subgradient
+        check, exact LP gap), a user callable (cvxpy's gradient) or a ``SeparableObjective``;
+        ``"optimal_unverified"`` when the solver said optimal and f passed the checks that ran but
+        stationarity or the gap could not be run (``checks.not_run`` and ``message`` say why: no duals,
+        a constraint cvxpy cannot differentiate, an objective not differentiable at f) — only
+        feasibility was certified; ``"inaccurate"`` when the
         solver said optimal and the check failed (``message`` names the check); otherwise cvxpy's
         status (``"optimal_inaccurate"``, ``"infeasible"``, ``"unbounded"``, ``"user_limit"``,
         ``"solver_error"``, ...) or ``"solver_not_installed"`` when no solve was attempted.
@@ -102,9 +110,10 @@ class Solution:
 
 
 def _rank(sol: Solution) -> tuple:
-    """Which failed attempt to return: one with a checked point, then the smallest violation."""
+    """Which failed attempt to return: one with a checked point, then one whose check passed
+    (``optimal_unverified``), then the smallest violation."""
     has = sol.checks is not None
-    return (not has, sol.checks.max_violation if has else np.inf)
+    return (not has, not (has and sol.checks.passed), sol.checks.max_violation if has else np.inf)
 
 
 def _attempt(sol: Solution) -> dict:
