@@ -225,7 +225,7 @@ def logsums(x, S: float, n: int, s_arr, *, cheb_n: int = 20, check_tol: float = 
         return exact_logsums(ux, S, n, s)[:, inv]
     priors = _priors(n, s)
     c, v = ux, float(S) * float(S)
-    pid = np.floor((ux - ux[0]) / float(S)).astype(np.int64)
+    pid = np.floor((ux - ux[0]) / float(S))  # float panel ids: S can be 1e-100 (S_FLOOR)
     region = (c >= 1).astype(np.int64) + (c > n)
     starts = np.flatnonzero(np.r_[True, (pid[1:] != pid[:-1]) | (region[1:] != region[:-1])])
     ends = np.r_[starts[1:], ux.shape[0]]

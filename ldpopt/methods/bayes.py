@@ -155,6 +155,19 @@ def noise_sd_counts(estimate: Estimate) -> float:
     return float(np.sqrt(est.n * est.q * (1.0 - est.q)) / (est.p - est.q))
 
 
+def _engine_sd(est: Estimate) -> float:
+    """S for the log-sum engine: :func:`noise_sd_counts` floored at ``core.S_FLOOR`` (1e-100).
+
+    At very large ε the noise vanishes (q underflows to 0 for OUE/OLH beyond ε ≈ 745, so S = 0, and
+    S² is subnormal or 0 from ε ≈ 700); the papers are silent on this limit. Every posterior sum is
+    then a point mass at the support count nearest f̃·n (split by the prior at an exact half-integer
+    tie), and the floored S gives that same limit to float64: a neighbour's relative weight is
+    exp(−δ/(2S²)) with δ ≥ one ulp of the count, which is 0 both at S and at 1e-100. The floor only
+    keeps 1/(2S²) finite, so the engine never divides by 0 or overflows.
+    """
+    return max(noise_sd_counts(est), core.S_FLOOR)
+
+
 def _x(est: Estimate) -> np.ndarray:
     """Observed counts f̃_v·n (Wang) = f̂_v (Jia & Gong Eq. 3)."""
     return np.asarray(est.f_tilde, dtype=np.float64) * est.n
@@ -189,7 +202,7 @@ def fit_power_law(estimate: Estimate, fit: str = "mle", s_bounds=_DEFAULT_S_BOUN
             warnings.warn(f"mean-variance fit: mean count {float(np.mean(x)):.6g} is outside the prior "
                           f"means for s in [{lo}, {hi}]; using s = {s}", RuntimeWarning, stacklevel=2)
         return s
-    s, at_hi = _pf.fit_mle(x, noise_sd_counts(est), n, lo, hi)
+    s, at_hi = _pf.fit_mle(x, _engine_sd(est), n, lo, hi)
     if at_hi:
         warnings.warn(f"MLE of s is at or beyond the upper bound {hi}: the likelihood's maximum on "
                       f"[{lo}, {hi}] is at the bound; using s = {hi}", RuntimeWarning, stacklevel=2)
@@ -237,7 +250,7 @@ def fit_gaussian(estimate: Estimate, fit: str = "mle") -> tuple[float, float]:
     """
     est = _check_estimate(estimate)
     fit = _check_choice(fit, "fit", _FITS)
-    n, S, x = est.n, noise_sd_counts(est), _x(est)
+    n, S, x = est.n, _engine_sd(est), _x(est)
     mu0 = float(np.mean(x))
     var_t = float(np.mean((x - mu0) ** 2)) - S * S
     if var_t <= _TAU_FLOOR ** 2:
@@ -314,7 +327,7 @@ def power(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds
     fit = _check_choice(fit, "fit", _FITS)
     s = _resolve_s(est, s, fit, s_bounds)
     prior = core.Prior("power-law", est.n, s=s)
-    return _posterior_mean_counts(_x(est), noise_sd_counts(est), prior, keys=est.counts) / est.n
+    return _posterior_mean_counts(_x(est), _engine_sd(est), prior, keys=est.counts) / est.n
 
 
 @register(
@@ -352,7 +365,7 @@ def calibrate(estimate: Estimate, prior: str = "power-law", fit: str = "mle", *,
     est = _check_estimate(estimate)
     kind = _check_choice(prior, "prior", _PRIORS)
     fit = _check_choice(fit, "fit", _FITS)
-    S = noise_sd_counts(est)
+    S = _engine_sd(est)
     if kind == "power-law":
         if mu is not None or tau is not None:
             raise ValueError("mu and tau apply to prior='gaussian' only")

@@ -128,8 +128,9 @@ __all__ = [
 def _params_checked(est: Estimate) -> None:
     p, q = est.p, est.q
     if not (q > 0.0 and p < 1.0):
-        raise ValueError(f"MLE-Apx needs 0 < q and p < 1 (Eq. 13's variance q(1-q) + f(p-q)(1-p-q) "
-                         f"must be > 0 on [0, 1]), got p={p!r}, q={q!r}")
+        raise ValueError(f"MLE-Apx cannot run at epsilon={est.epsilon!r} with oracle {est.oracle!r}: it "
+                         f"needs 0 < q and p < 1 (Eq. 13's variance q(1-q) + f(p-q)(1-p-q) must be > 0 "
+                         f"on [0, 1]), got p={p!r}, q={q!r}")
 
 
 def _params(est: Estimate):
