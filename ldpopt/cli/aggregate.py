@@ -34,16 +34,14 @@ def _run(args) -> int:
     from ..aggregate import Partial
     from ..aggregate.dask import aggregate_shards
 
+    from .._extras import require
+
     try:
-        import dask  # noqa: F401
-    except ImportError:
-        raise InputError("ldpopt aggregate needs Dask: pip install 'ldpopt[parallel]'") from None
-    if args.scheduler not in ("threads", "synchronous"):
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise InputError(f"--scheduler {args.scheduler} needs dask.distributed: pip install "
-                             "'ldpopt[parallel]', or use --scheduler threads") from None
+        require("dask", None, "ldpopt aggregate")
+        if args.scheduler not in ("threads", "synchronous"):
+            require("distributed", None, f"--scheduler {args.scheduler}")
+    except ImportError as e:
+        raise InputError(str(e)) from None
     from ..aggregate.shards import list_shards
     from ._io import FORMATS, format_of, write_table, write_text
 

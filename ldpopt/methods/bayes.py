@@ -399,7 +399,9 @@ def power_reference(estimate: Estimate, s: float, *, dps: int | None = None) -> 
     s = _check_s(s)
     n = est.n
     if dps is not None:
-        import mpmath
+        from .._extras import require
+
+        mpmath = require("mpmath", "test", "power_reference(dps=...)")
 
         with mpmath.workdps(int(dps)):
             sig_n = mpmath.mpf(float(est.sigma)) * n
