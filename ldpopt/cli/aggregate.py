@@ -23,6 +23,7 @@ import sys
 
 from .. import __version__, methods
 from ._args import InputError, int_arg
+from ._commands import help_of
 
 __all__ = ["add_parser"]
 
@@ -87,7 +88,7 @@ def _run(args) -> int:
 def add_parser(sub) -> None:
     from ._io import FORMATS
 
-    ap = sub.add_parser("aggregate", help="aggregate a folder of Parquet report shards (out of core, Dask)",
+    ap = sub.add_parser("aggregate", help=help_of("aggregate"),
                         description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
     ap.add_argument("shards", help="folder of *.parquet report shards (as `ldpopt perturb` writes)")
     ap.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); CSV on stdout if omitted")

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import __version__, methods, oracles
 from ._args import InputError, int_arg, number, plain
+from ._commands import help_of
 from ._io import FORMATS, as_json, format_of, read_counts_table, write_table
 from ._params import method_params, params_help, route_params
 
@@ -163,7 +164,7 @@ metadata key "ldpopt"; JSON "metadata" object; CSV a sidecar OUT.meta.json.
 
 
 def add_parser(sub) -> None:
-    pp = sub.add_parser("postprocess", help="post-process aggregated support counts from a file",
+    pp = sub.add_parser("postprocess", help=help_of("postprocess"),
                         epilog=_EPILOG.format(table=params_help()),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_counts_options(pp)

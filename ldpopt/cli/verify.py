@@ -9,6 +9,7 @@ import argparse
 import sys
 
 from ._args import int_arg, number
+from ._commands import help_of
 
 __all__ = ["add_parser"]
 
@@ -100,7 +101,6 @@ def _run(args) -> int:
 
 
 def add_parser(sub, oracle_names=None) -> None:
-    vf = sub.add_parser("verify", help="check the papers' claims: closed forms vs a KKT certificate (any d) "
-                                       "and a solver (small d), Monte-Carlo lemmas")
+    vf = sub.add_parser("verify", help=help_of("verify"))
     _add_arguments(vf)
     vf.set_defaults(func=_run)

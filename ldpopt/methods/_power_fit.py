@@ -48,7 +48,6 @@ decreasing in s).
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
 
 from . import _bayes_core as core
 from . import _power_multi as _pm
@@ -311,4 +310,6 @@ def fit_mean_variance(x, n: int, lo: float, hi: float) -> tuple[float, bool]:
         return lo, glo < 0
     if ghi >= 0:
         return hi, ghi > 0
-    return float(optimize.brentq(g_mv, lo, hi, xtol=_TOL, rtol=1e-12)), False
+    from scipy.optimize import brentq  # here, not at import: `import ldpopt` loads no scipy
+
+    return float(brentq(g_mv, lo, hi, xtol=_TOL, rtol=1e-12)), False

@@ -79,8 +79,6 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy import optimize, special
-from scipy.special import logsumexp
 
 from .._validation import check_estimate as _check_estimate
 from ..estimate import Estimate
@@ -237,7 +235,9 @@ def _prior_gauss_moments(n, mu, tau):
     Lrel = core.exact_logsums(x, float(tau), flat, ("z", "k", "k2"), relative=True)[0]
     G = float(core.log_reference(x, float(tau), flat)[0])
     logC = float(np.logaddexp(Lrel[0] + G, l0))
-    frac = float(special.expit(Lrel[0] + G - l0))     # share of the mass on k ≥ 1
+    from scipy.special import expit  # here, not at import: `import ldpopt` loads no scipy
+
+    frac = float(expit(Lrel[0] + G - l0))     # share of the mass on k ≥ 1
     return logC, float(np.exp(Lrel[1] - Lrel[0])) * frac, float(np.exp(Lrel[2] - Lrel[0])) * frac
 
 
@@ -280,7 +280,9 @@ def fit_gaussian(estimate: Estimate, fit: str = "mle") -> tuple[float, float]:
         # scale the objective by 1/d so the optimiser's tolerances do not depend on d
         return -ll / d, -np.array([g_mu, g_lt]) / d
 
-    res = optimize.minimize(negll, np.array([mu0, np.log(tau0)]), jac=True, method="L-BFGS-B",
+    from scipy.optimize import minimize  # here, not at import: `import ldpopt` loads no scipy
+
+    res = minimize(negll, np.array([mu0, np.log(tau0)]), jac=True, method="L-BFGS-B",
                             bounds=[(-10.0 * n - 10 * S, 11.0 * n + 10 * S),
                                     (np.log(_TAU_FLOOR), np.log(10.0 * (n + S)))],
                             options={"ftol": 1e-13, "gtol": 1e-9, "maxiter": 500})
@@ -393,6 +395,7 @@ def power_reference(estimate: Estimate, s: float, *, dps: int | None = None) -> 
     that precision, term by term from the float64 inputs f̃_v, σ, s (O(n·d) multiprecision
     operations: tiny n·d only).
     """
+    from scipy.special import logsumexp
     from scipy.stats import norm
 
     est = _check_estimate(estimate)
@@ -428,6 +431,7 @@ def power_reference(estimate: Estimate, s: float, *, dps: int | None = None) -> 
 
 def _jg_terms(est: Estimate, prior: str, s, mu, tau):
     """Jia & Gong's own route: f̂ from support counts (Eq. 3), noise variance Eq. 14, prior Eq. 15."""
+    from scipy.special import logsumexp
     n, p, q = est.n, est.p, est.q
     f_hat = (np.asarray(est.counts, dtype=np.float64) - n * q) / (p - q)     # Eq. 3, count scale
     var_s = n * q * (1 - q) / (p - q) ** 2                                   # Eq. 14
@@ -450,6 +454,7 @@ def calibrate_reference(estimate: Estimate, prior: str = "power-law", *, s=None,
     est = _check_estimate(estimate)
     kind = _check_choice(prior, "prior", _PRIORS)
     f_hat, var_s, k, logpf = _jg_terms(est, kind, s, mu, tau)
+    from scipy.special import logsumexp
     out = np.empty(est.d)
     step = max(1, 2_000_000 // k.shape[0])
     for a in range(0, est.d, step):
@@ -465,6 +470,7 @@ def loglik_reference(estimate: Estimate, prior: str = "power-law", *, s=None, mu
     est = _check_estimate(estimate)
     kind = _check_choice(prior, "prior", _PRIORS)
     f_hat, var_s, k, logpf = _jg_terms(est, kind, s, mu, tau)
+    from scipy.special import logsumexp
     tot = 0.0
     step = max(1, 2_000_000 // k.shape[0])
     for a in range(0, est.d, step):

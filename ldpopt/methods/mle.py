@@ -106,7 +106,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ..estimate import Estimate
 from ._threshold import top_support
@@ -347,6 +346,8 @@ def _x_star_brentq(est: Estimate, a, B, s, C, polish: bool) -> float:
         return float(np.sum(np.clip((a - s * x) / (B + C * x), 0.0, 1.0))) - 1.0
 
     scale = max(abs(lam_lo), abs(lam_hi), 1.0)
+    from scipy.optimize import brentq  # here, not at import: `import ldpopt` loads no scipy
+
     lam = brentq(excess, lam_lo, lam_hi, xtol=1e-15 * scale, rtol=4 * np.finfo(float).eps, maxiter=500)
     x = -lam / (B + np.sqrt(max(B * B - C * lam, 0.0)))
     return _polish_x(a, B, s, est.p, x) if polish else x
