@@ -135,14 +135,25 @@ def _run(args) -> int:
 def _add_intervals(out, estimate, names, params, args) -> dict:
     """``--ci LEVEL``: <method>_se, <method>_lo, <method>_hi columns beside each method's column
     (:func:`ldpopt.uncertainty.intervals`: analytic for Base/Norm, parametric bootstrap otherwise)."""
+    from tqdm import tqdm
+
     from ..uncertainty import intervals
+    from ..uncertainty.analytic import supports_analytic
+    from ..uncertainty.resample import BATCHED
 
     how = {}
-    for name in ["base", *[m for m in names if m != "base"]]:
-        r = intervals(estimate, name, args.ci, n_resamples=args.resamples, rng=args.seed,
-                      params=params.get(name, {}))
-        out[f"{name}_se"], out[f"{name}_lo"], out[f"{name}_hi"] = r.se, r.lo, r.hi
-        how[name] = r.how
+    order = ["base", *[m for m in names if m != "base"]]
+    # a bar over the resamples of the methods that run resample by resample, on stderr, shown only
+    # once the run has taken 2 s (tqdm's delay): quick runs print nothing
+    slow = [m for m in order if m not in BATCHED and not supports_analytic(estimate, m, None)]
+    with tqdm(total=len(slow) * args.resamples, desc="--ci bootstrap", unit="resample", file=sys.stderr,
+              delay=2.0, disable=not slow) as bar:
+        for name in order:
+            bar.set_postfix_str(name, refresh=False)
+            r = intervals(estimate, name, args.ci, n_resamples=args.resamples, rng=args.seed,
+                          params=params.get(name, {}), progress=bar.update)
+            out[f"{name}_se"], out[f"{name}_lo"], out[f"{name}_hi"] = r.se, r.lo, r.hi
+            how[name] = r.how
     return {"level": args.ci, "resamples": args.resamples, "seed": args.seed, "how": how}
 
 
