@@ -300,7 +300,7 @@ def fit_mle(x, S: float, n: int, lo: float, hi: float, grid_points: int = GRID_P
     if key in _FIT_MEMO:
         return _FIT_MEMO[key]
     if len(_FIT_MEMO) >= _FIT_MEMO_SIZE:
-        _FIT_MEMO.pop(next(iter(_FIT_MEMO)))            # oldest first
+        _FIT_MEMO.clear()  # bounded; clear() rather than evicting one (safe under threaded callers)
     _FIT_MEMO[key] = out = _fit_mle(x, w, S, n, lo, hi, grid_points, batched)
     return out
 
