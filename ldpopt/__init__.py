@@ -1,21 +1,23 @@
 """ldpopt: post-processing of LDP frequency estimates, closed forms verified against cvxpy.
 
-The closed forms (``methods``, ``oracles``, ``Estimate``, ``postprocess``) load at once. Everything that
-needs cvxpy (``problems``, ``Problem``, ``Solution``, ``verify``, ...) and the dataset loaders load on
-first use (PEP 562 module ``__getattr__``), so ``import ldpopt`` and ``ldpopt postprocess`` with a
-closed form never import cvxpy.
+Every public name loads on first use (PEP 562 module ``__getattr__``): ``import ldpopt`` imports
+nothing but this file, so ``ldpopt --version`` and ``--help`` load neither numpy nor scipy; the
+closed forms (``methods``, ``oracles``, ``Estimate``, ``postprocess``) load numpy (scipy only inside
+the functions that need it), and everything that needs cvxpy (``problems``, ``Problem``,
+``Solution``, ``verify``, ...) loads it when first touched, so ``ldpopt postprocess`` with a closed
+form never imports cvxpy. ``benchmarks/bench_startup.py`` measures the start-up times.
 """
 
 import importlib
-
-from . import methods, oracles
-from .estimate import Estimate
-from .methods import postprocess
 
 __version__ = "0.1.0"
 
 # name -> (submodule, attribute or None for the submodule itself), imported on first access
 _LAZY = {
+    "methods": ("methods", None),
+    "oracles": ("oracles", None),
+    "Estimate": ("estimate", "Estimate"),
+    "postprocess": ("methods", "postprocess"),
     "problems": ("problems", None),
     "verify": ("verify", None),
     "datasets": ("datasets", None),

@@ -26,6 +26,9 @@ def test_import_ldpopt_does_not_import_cvxpy():
             "est = ldpopt.oracles.get('oue', epsilon=1.0, d=8).estimate([50, 40, 30, 20, 10, 5, 2, 1], 100)\n"
             "f = ldpopt.postprocess(est, 'norm-sub')\n"
             "assert 'cvxpy' not in sys.modules, 'a closed form loaded cvxpy'\n"
+            # nor scipy or pandas: the method modules import scipy where a method needs it
+            "assert not {'scipy', 'pandas'} & {m.split('.')[0] for m in sys.modules}\n"
+            "for name in ldpopt.__all__:\n    getattr(ldpopt, name)\n"
             # the lazy names still resolve, and building a problem is what loads cvxpy
             "from ldpopt import Problem, SolverError\n"
             "assert 'cvxpy' in sys.modules and Problem is ldpopt.problems.Problem\n"
@@ -49,7 +52,7 @@ def test_cli_version_and_postprocess_do_not_import_cvxpy(tmp_path):
                   "--epsilon", "1", "--method", "norm-sub", "--out", str(tmp_path / "post.csv"), cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     mods = _imported(out.stderr)
-    assert "ldpopt.methods" in mods and "cvxpy" not in mods and not any(m.startswith("ldpopt.problems") for m in mods)
+    assert "ldpopt.methods.registry" in mods and "cvxpy" not in mods and not any(m.startswith("ldpopt.problems") for m in mods)
     assert (tmp_path / "post.csv").read_text().splitlines()[0].endswith("norm-sub")
 
 
@@ -64,3 +67,22 @@ def test_lazy_names_are_the_real_objects(name):
         assert obj is importlib.import_module(f"ldpopt.{name}")
     else:
         assert obj is getattr(importlib.import_module("ldpopt.problems"), name)
+
+
+HEAVY = ("numpy", "scipy", "cvxpy", "pandas", "matplotlib", "dask", "pyarrow")
+
+
+@pytest.mark.parametrize("argv", [
+    ["-c", "import ldpopt"],
+    ["-m", "ldpopt.cli", "--version"],
+    ["-m", "ldpopt.cli", "--help"],
+    ["-m", "ldpopt.cli"],
+    ["-m", "ldpopt.cli", "no-such-command"],
+])
+def test_start_up_loads_no_heavy_module(argv):
+    """``import ldpopt``, ``--version``, ``--help`` and a top-level usage error import none of the heavy
+    packages (they cost ~2 s of a 2.3 s start: benchmarks/bench_startup.py)."""
+    out = _python("-X", "importtime", *argv)
+    assert out.returncode in (0, 2), out.stderr[-2000:]
+    loaded = {m.split(".")[0] for m in _imported(out.stderr)}
+    assert "ldpopt" in loaded and not loaded & set(HEAVY), sorted(loaded & set(HEAVY))

@@ -287,3 +287,28 @@ def test_an_infeasible_referee_is_not_a_failed_claim(monkeypatch):
     assert verify.exit_code(df) == 0
     text = verify.render_text(df)
     assert "Claims checked:" in text and "that FAIL" not in text and "OSQP:infeasible" in text
+
+
+def test_printed_verdicts_agree_with_the_exit_code():
+    """A finding that does not hold was printed 'fails' while the exit code stayed 0: now 'fails'
+    appears exactly on the rows that set exit 1, and a finding's row says 'does not hold'."""
+    finding = ClaimResult("f", "s", "finding", "grr", 1.0, 10, 4, 0, "m", "frequency", 1.0, "<=", 0.5, None)
+    expected = ClaimResult("c", "s", "monte-carlo", "grr", 1.0, 10, 4, 0, "m", "frequency", 1.0, "<=", 0.5,
+                           True)
+    only_finding = pd.DataFrame([finding.as_row()])
+    assert verify.exit_code(only_finding) == 0
+    text = verify.render_text(only_finding)
+    rows = [ln for ln in text.splitlines() if ln.startswith("  f | ")]
+    assert len(rows) == 1 and rows[0].endswith("| does not hold"), rows
+    doc = json.loads(verify.render_json(only_finding))
+    assert [r["verdict"] for r in doc["rows"]] == ["does not hold"] and doc["summary"][0]["fails"] == 0
+    both = pd.DataFrame([finding.as_row(), expected.as_row()])
+    assert verify.exit_code(both) == 1
+    rows = [ln for ln in verify.render_text(both).splitlines() if ln.endswith("| fails")]
+    assert len(rows) == 1 and rows[0].startswith("  c | "), rows
+
+
+def test_help_says_which_verdicts_set_which_exit_code():
+    h = " ".join(_parser().format_help().split())
+    assert "fails a claim expected to hold failed on this row: exit 1" in h
+    assert "does not hold a finding" in h and "exit 3 with --require-referee" in h

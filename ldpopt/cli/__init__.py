@@ -35,24 +35,32 @@ def __getattr__(name):  # read_counts / write_table without importing pandas for
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from .. import oracles
-    from . import choose, example, experiment, postprocess, solve, verify
-    from . import aggregate as aggregate_cmd
-    from . import perturb as perturb_cmd
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``ldpopt`` parser. ``command``: build that subcommand's full parser only, the others as
+    their one-line help (:mod:`._commands`) — what ``main`` does, so that ``ldpopt --help`` or a usage
+    error imports no subcommand module (numpy, pandas, scipy); ``None``: every subcommand in full."""
+    import importlib
+
+    from ._commands import COMMANDS
 
     ap = argparse.ArgumentParser(prog="ldpopt", description="Post-processing of LDP frequency estimates.")
     ap.add_argument("--version", action="version", version=f"ldpopt {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
-    postprocess.add_parser(sub)
-    solve.add_parser(sub)
-    experiment.add_parser(sub)
-    verify.add_parser(sub, oracles.available())
-    choose.add_parser(sub)
-    perturb_cmd.add_parser(sub)
-    aggregate_cmd.add_parser(sub)
-    example.add_parser(sub)
+    for name, (module, help_line) in COMMANDS.items():
+        if command is None or name == command:
+            importlib.import_module(f".{module}", __name__).add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_line)
     return ap
+
+
+def _command_of(argv) -> str | None:
+    """The subcommand ``argv`` names (its first word that is not an option), or "" if none: ``main``
+    then builds only the top-level parser, which prints the help or the usage error."""
+    from ._commands import COMMANDS
+
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if word in COMMANDS else ""
 
 
 def main(argv=None) -> int:
@@ -62,7 +70,7 @@ def main(argv=None) -> int:
     if argv == ["--version"]:  # what the parser would print, without importing every subcommand
         print(f"ldpopt {__version__}")
         return 0
-    parser = build_parser()
+    parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -23,6 +23,7 @@ import sys
 
 from .. import __version__, methods
 from ._args import InputError, int_arg
+from ._commands import help_of
 
 __all__ = ["add_parser"]
 
@@ -34,16 +35,14 @@ def _run(args) -> int:
     from ..aggregate import Partial
     from ..aggregate.dask import aggregate_shards
 
+    from .._extras import require
+
     try:
-        import dask  # noqa: F401
-    except ImportError:
-        raise InputError("ldpopt aggregate needs Dask: pip install 'ldpopt[parallel]'") from None
-    if args.scheduler not in ("threads", "synchronous"):
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise InputError(f"--scheduler {args.scheduler} needs dask.distributed: pip install "
-                             "'ldpopt[parallel]', or use --scheduler threads") from None
+        require("dask", None, "ldpopt aggregate")
+        if args.scheduler not in ("threads", "synchronous"):
+            require("distributed", None, f"--scheduler {args.scheduler}")
+    except ImportError as e:
+        raise InputError(str(e)) from None
     from ..aggregate.shards import list_shards
     from ._io import FORMATS, format_of, output_target, write_table, write_text
 
@@ -92,7 +91,7 @@ def _run(args) -> int:
 def add_parser(sub) -> None:
     from ._io import FORMATS
 
-    ap = sub.add_parser("aggregate", help="aggregate a folder of Parquet report shards (out of core, Dask)",
+    ap = sub.add_parser("aggregate", help=help_of("aggregate"),
                         description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
     ap.add_argument("shards", help="folder of *.parquet report shards (as `ldpopt perturb` writes)")
     ap.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); CSV on stdout if omitted")

@@ -6,6 +6,7 @@ import json
 import sys
 
 from ._args import InputError, int_arg
+from ._commands import help_of
 from ._io import read_counts_table
 from .postprocess import add_counts_options, estimate_from
 
@@ -37,7 +38,7 @@ def _run(args) -> int:
 
 
 def add_parser(sub) -> None:
-    cp = sub.add_parser("choose", help="rank post-processing methods for a query (simulate from a fitted truth)")
+    cp = sub.add_parser("choose", help=help_of("choose"))
     add_counts_options(cp)
     cp.add_argument("--query", default="full",
                     help="full | topk:K | hh:PHI | subsets:SIZE[:COUNT] (default full)")

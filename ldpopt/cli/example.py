@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from ._args import InputError
+from ._commands import help_of
 
 __all__ = ["add_parser", "example_files"]
 
@@ -60,7 +61,7 @@ def _run(args) -> int:
 
 
 def add_parser(sub) -> None:
-    ep = sub.add_parser("example", help="write the README's example files (counts, a problem file) to a folder",
+    ep = sub.add_parser("example", help=help_of("example"),
                         description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
     ep.add_argument("names", nargs="*", metavar="NAME", help="file names (as listed without NAME), or all")
     ep.add_argument("--out", default=".", help="existing folder to write into (default: the current one)")

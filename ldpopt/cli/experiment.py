@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from ._args import int_arg
+from ._commands import help_of
 from ._io import write_text
 
 __all__ = ["add_parser", "config_paths", "results_name"]
@@ -173,7 +174,7 @@ def _list(args) -> int:
 
 
 def add_parser(sub) -> None:
-    ex = sub.add_parser("experiment", help="run the papers' experiments (TOML configs, see 'experiment list')")
+    ex = sub.add_parser("experiment", help=help_of("experiment"))
     exsub = ex.add_subparsers(dest="experiment_command", required=True)
     er = exsub.add_parser("run", help="run or resume an experiment sweep")
     er.add_argument("name", help="config name (see 'experiment list'), a path to a .toml file, or 'all' (the full sweep)")

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import oracles
 from ._args import InputError, int_arg, number
+from ._commands import help_of
 
 __all__ = ["add_parser"]
 
@@ -80,7 +81,7 @@ def _run(args) -> int:
 
 
 def add_parser(sub) -> None:
-    pp = sub.add_parser("perturb", help="randomise a population with an oracle and write Parquet report shards",
+    pp = sub.add_parser("perturb", help=help_of("perturb"),
                         description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
     src = pp.add_mutually_exclusive_group(required=True)
     src.add_argument("--histogram", help="CSV or Parquet table with columns value,count (users per value)")

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import __version__, methods, oracles
 from ._args import InputError, int_arg, number, plain
+from ._commands import help_of
 from ._io import FORMATS, as_json, format_of, read_counts_table, write_table
 from ._params import method_params, params_help, route_params
 
@@ -134,14 +135,25 @@ def _run(args) -> int:
 def _add_intervals(out, estimate, names, params, args) -> dict:
     """``--ci LEVEL``: <method>_se, <method>_lo, <method>_hi columns beside each method's column
     (:func:`ldpopt.uncertainty.intervals`: analytic for Base/Norm, parametric bootstrap otherwise)."""
+    from tqdm import tqdm
+
     from ..uncertainty import intervals
+    from ..uncertainty.analytic import supports_analytic
+    from ..uncertainty.resample import BATCHED
 
     how = {}
-    for name in ["base", *[m for m in names if m != "base"]]:
-        r = intervals(estimate, name, args.ci, n_resamples=args.resamples, rng=args.seed,
-                      params=params.get(name, {}))
-        out[f"{name}_se"], out[f"{name}_lo"], out[f"{name}_hi"] = r.se, r.lo, r.hi
-        how[name] = r.how
+    order = ["base", *[m for m in names if m != "base"]]
+    # a bar over the resamples of the methods that run resample by resample, on stderr, shown only
+    # once the run has taken 2 s (tqdm's delay): quick runs print nothing
+    slow = [m for m in order if m not in BATCHED and not supports_analytic(estimate, m, None)]
+    with tqdm(total=len(slow) * args.resamples, desc="--ci bootstrap", unit="resample", file=sys.stderr,
+              delay=2.0, disable=not slow) as bar:
+        for name in order:
+            bar.set_postfix_str(name, refresh=False)
+            r = intervals(estimate, name, args.ci, n_resamples=args.resamples, rng=args.seed,
+                          params=params.get(name, {}), progress=bar.update)
+            out[f"{name}_se"], out[f"{name}_lo"], out[f"{name}_hi"] = r.se, r.lo, r.hi
+            how[name] = r.how
     return {"level": args.ci, "resamples": args.resamples, "seed": args.seed, "how": how}
 
 
@@ -163,7 +175,7 @@ metadata key "ldpopt"; JSON "metadata" object; CSV a sidecar OUT.meta.json.
 
 
 def add_parser(sub) -> None:
-    pp = sub.add_parser("postprocess", help="post-process aggregated support counts from a file",
+    pp = sub.add_parser("postprocess", help=help_of("postprocess"),
                         epilog=_EPILOG.format(table=params_help()),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_counts_options(pp)

@@ -31,6 +31,7 @@ import numpy as np
 from .. import __version__
 from ._args import InputError
 from ._problemtypes import help_text
+from ._commands import help_of
 from ._io import FORMATS, as_json, format_of, read_counts_table, write_table
 from .postprocess import add_counts_options, estimate_from
 
@@ -162,7 +163,7 @@ names the key and its line).
 
 
 def add_parser(sub) -> None:
-    sp = sub.add_parser("solve", help="solve a post-processing problem (objective + constraints from a file)",
+    sp = sub.add_parser("solve", help=help_of("solve"),
                         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_counts_options(sp)
     sp.add_argument("--problem", required=True, help="TOML or JSON file: objective and constraints (see below)")

@@ -9,6 +9,7 @@ import argparse
 import sys
 
 from ._args import int_arg, number
+from ._commands import help_of
 
 __all__ = ["add_parser"]
 
@@ -24,7 +25,12 @@ Check the papers' claims and print exactly what was checked.
 
 Each output row: the claim (id and statement), the instance actually run (oracle, eps, n, d, seed;
 reps for Monte-Carlo), the referee, one named metric with its unit, its value against a tolerance,
-and a verdict: holds, fails, or not refereed (with why).
+and a verdict:
+  holds          the row passed (exit code unaffected);
+  fails          a claim expected to hold failed on this row: exit 1;
+  does not hold  a finding (a statement reported either way) did not hold here: exit code unaffected;
+  not refereed   the referee could not decide (with why): exit code unaffected, or exit 3 with
+                 --require-referee when the claim is expected to hold.
 
 What is checked:
   equivalences  Norm-Sub = CLS, MLE-Apx and the paper's iteration = weighted MLE (Eq. 13), EM = exact
@@ -95,7 +101,6 @@ def _run(args) -> int:
 
 
 def add_parser(sub, oracle_names=None) -> None:
-    vf = sub.add_parser("verify", help="check the papers' claims: closed forms vs a KKT certificate (any d) "
-                                       "and a solver (small d), Monte-Carlo lemmas")
+    vf = sub.add_parser("verify", help=help_of("verify"))
     _add_arguments(vf)
     vf.set_defaults(func=_run)

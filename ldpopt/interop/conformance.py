@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 
+from .._extras import require
 from . import multi_freq_ldpy as M
 from . import opendp as O
 from . import pure_ldp as P
@@ -45,6 +46,7 @@ def seed_all(seed: int) -> None:
 
 
 def _pure(kind, eps, d, **kw):
+    require("pure_ldp", "peers", "the pure-ldp conformance cases")
     from pure_ldp.frequency_oracles import direct_encoding as de, hadamard_response as hr
     from pure_ldp.frequency_oracles import local_hashing as lh, unary_encoding as ue
 
@@ -88,6 +90,7 @@ def _pure(kind, eps, d, **kw):
 
 
 def _mfl(kind, eps, d, **kw):
+    require("multi_freq_ldpy", "peers", "the multi-freq-ldpy conformance cases")
     from multi_freq_ldpy.pure_frequency_oracles import GRR, LH, SS, UE
 
     if kind == "GRR":
@@ -99,7 +102,7 @@ def _mfl(kind, eps, d, **kw):
             (lambda r: M.read_ue(r, eps, d))
         cnt = lambda r: sum(r)  # noqa: E731
     elif kind == "LH":
-        import xxhash
+        xxhash = require("xxhash", "peers", "the multi-freq-ldpy LH conformance case")
 
         g = int(round(np.exp(eps))) + 1
         cl, ag, rd = (lambda v: LH.LH_Client(v, d, eps, True)), (lambda r: LH.LH_Aggregator_MI(r, d, eps, True)), \
@@ -121,7 +124,7 @@ def _mfl(kind, eps, d, **kw):
 
 
 def _opendp(kind, eps, d, **kw):
-    import opendp.prelude as dp
+    dp = require("opendp.prelude", "peers", "the OpenDP conformance cases")
 
     dp.enable_features("contrib")
     if kind == "RR":

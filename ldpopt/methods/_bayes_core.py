@@ -163,6 +163,10 @@ class Prior:
 
 
 TAIL_LOG = 45.0
+# Smallest count-scale noise sd the engine works with (ldpopt.methods.bayes._engine_sd): 1/(2S²) stays
+# finite, and every relative term other than the nearest support point underflows to 0 exactly as
+# it does at the true, smaller S (the S → 0 limit; the papers are silent on it).
+S_FLOOR = 1e-100
 
 
 def _tail_T(n: int) -> float:
@@ -437,7 +441,7 @@ def logsums(x, S: float, prior: Prior, moments=("z", "k"), *, relative: bool = F
     lo, hi = _windows_c(c, v, prior)
     work_point = (hi - lo + 1).astype(np.float64)
     width = float(panel_width) if panel_width is not None else S
-    pid = np.floor((ux - ux[0]) / width).astype(np.int64)
+    pid = np.floor((ux - ux[0]) / width)  # float panel ids: S can be 1e-100 (S_FLOOR)
     region = (c >= prior.kmin).astype(np.int64) + (c > prior.n)    # 0 below, 1 inside, 2 above
     # panel boundaries in the sorted unique array; a panel never straddles c = kmin or c = n
     starts = np.flatnonzero(np.r_[True, (pid[1:] != pid[:-1]) | (region[1:] != region[:-1])])

@@ -7,8 +7,6 @@ likelihoods, the IBU/EM references or the registered method)."""
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import brentq
-
 from ._distinct import integer_groups
 
 __all__ = ["ConvergenceError", "ConvergenceWarning"]
@@ -26,7 +24,12 @@ class ConvergenceWarning(RuntimeWarning):
 def _root_pi(mu: float, w: np.ndarray, n: float) -> np.ndarray:
     """Root x in [0, 1] of G(x) = w/x − (n − w)/(1 − x) = μ, elementwise (see module docstring)."""
     b = mu + n
-    if mu >= 0:
+    if abs(mu) > 1e150:
+        # the squares below would overflow (|μ| reaches w/α ≈ 1e157 when α = q ≈ 1e-154, SUE at
+        # ε = 709): the same discriminants as hypotenuses, 4μ(n − w) ≥ 0 resp. −4μw ≥ 0
+        disc = (np.hypot(mu - n, 2.0 * np.sqrt(mu * (n - w))) if mu >= 0
+                else np.hypot(b, 2.0 * np.sqrt(-mu * w)))
+    elif mu >= 0:
         disc = np.sqrt((mu - n) ** 2 + 4.0 * mu * (n - w))
     else:
         disc = np.sqrt(b * b - 4.0 * mu * w)
@@ -87,8 +90,10 @@ def _separable_solve(w: np.ndarray, n: float, alpha: float, beta: float, max_ite
 
     # G_v at f_v = 0 and f_v = 1; μ_hi = max_v G_v(α) makes every f_v = 0 (h = −1) and
     # μ_lo = max_v G_v(α + β) puts some f_v at 1 (h ≥ 0). Infinite when α = 0 or α + β = 1: expand.
+    # A subnormal α (OUE's q at ε ≈ 709) makes w/α overflow to inf: the same expansion, so "over"
+    # is expected here as "divide" is.
     wd = w if uw is None else uw  # the maxima over the distinct values are the maxima over all
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         g0 = np.where(wd > 0, wd / alpha if alpha > 0 else np.inf, 0.0) - np.where(wd < n, (n - wd) / (1 - alpha), 0.0)
         top = alpha + beta
         g1 = np.where(wd > 0, wd / top, 0.0) - np.where(wd < n, (n - wd) / (1 - top) if top < 1 else np.inf, 0.0)
@@ -110,6 +115,8 @@ def _separable_solve(w: np.ndarray, n: float, alpha: float, beta: float, max_ite
     if h_lo == 0.0:
         mu = lo
     else:
+        from scipy.optimize import brentq  # here, not at import: `import ldpopt` loads no scipy
+
         # xtol: μ lives on the scale of n; 1e-15 n is below the resolution of π_v(μ)
         mu, res = brentq(h, lo, hi, xtol=1e-15 * max(float(n), 1.0), rtol=4 * np.finfo(float).eps,
                          maxiter=max_iter, full_output=True, disp=False)

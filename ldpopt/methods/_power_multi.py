@@ -225,7 +225,7 @@ def logsums(x, S: float, n: int, s_arr, *, cheb_n: int = 20, check_tol: float = 
         return exact_logsums(ux, S, n, s)[:, inv]
     priors = _priors(n, s)
     c, v = ux, float(S) * float(S)
-    pid = np.floor((ux - ux[0]) / float(S)).astype(np.int64)
+    pid = np.floor((ux - ux[0]) / float(S))  # float panel ids: S can be 1e-100 (S_FLOOR)
     region = (c >= 1).astype(np.int64) + (c > n)
     starts = np.flatnonzero(np.r_[True, (pid[1:] != pid[:-1]) | (region[1:] != region[:-1])])
     ends = np.r_[starts[1:], ux.shape[0]]
@@ -237,7 +237,9 @@ def logsums(x, S: float, n: int, s_arr, *, cheb_n: int = 20, check_tol: float = 
         work_point = (hi - lo + 1).astype(np.float64)
         seg_work = np.add.reduceat(work_point, starts)
         dense[i] = (counts >= need) & (seg_work > (cheb_n + 2) * work_point[ends - 1])
-    out = np.empty((ns, ux.shape[0], len(MOMENTS)))
+    # zeros, not empty: the conversion below runs over every entry (then keeps the interpolated
+    # ones), and uninitialised memory there raised numpy's "invalid value" warnings (NaN/inf garbage)
+    out = np.zeros((ns, ux.shape[0], len(MOMENTS)))
     exact_mask = np.ones((ns, ux.shape[0]), dtype=bool)
     dense_idx = np.flatnonzero(dense.any(axis=0))
     is_z = np.arange(len(MOMENTS)) == 0

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy.special import ndtri
 
 from .._validation import check_estimate as _check_estimate
 from ..estimate import Estimate
@@ -42,6 +41,8 @@ def cut_threshold(estimate: Estimate, alpha: float = 2.0) -> float:
     """
     est = _check_estimate(estimate)
     a = _check_alpha(alpha, est.d)
+    from scipy.special import ndtri  # here, not at import: `import ldpopt` loads no scipy
+
     return float(ndtri(1.0 - a / est.d) * est.sigma)
 
 

@@ -79,8 +79,6 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy import optimize, special
-from scipy.special import logsumexp
 
 from .._validation import check_estimate as _check_estimate
 from ..estimate import Estimate
@@ -155,6 +153,19 @@ def noise_sd_counts(estimate: Estimate) -> float:
     return float(np.sqrt(est.n * est.q * (1.0 - est.q)) / (est.p - est.q))
 
 
+def _engine_sd(est: Estimate) -> float:
+    """S for the log-sum engine: :func:`noise_sd_counts` floored at ``core.S_FLOOR`` (1e-100).
+
+    At very large ε the noise vanishes (q underflows to 0 for OUE/OLH beyond ε ≈ 745, so S = 0, and
+    S² is subnormal or 0 from ε ≈ 700); the papers are silent on this limit. Every posterior sum is
+    then a point mass at the support count nearest f̃·n (split by the prior at an exact half-integer
+    tie), and the floored S gives that same limit to float64: a neighbour's relative weight is
+    exp(−δ/(2S²)) with δ ≥ one ulp of the count, which is 0 both at S and at 1e-100. The floor only
+    keeps 1/(2S²) finite, so the engine never divides by 0 or overflows.
+    """
+    return max(noise_sd_counts(est), core.S_FLOOR)
+
+
 def _x(est: Estimate) -> np.ndarray:
     """Observed counts f̃_v·n (Wang) = f̂_v (Jia & Gong Eq. 3)."""
     return np.asarray(est.f_tilde, dtype=np.float64) * est.n
@@ -189,7 +200,7 @@ def fit_power_law(estimate: Estimate, fit: str = "mle", s_bounds=_DEFAULT_S_BOUN
             warnings.warn(f"mean-variance fit: mean count {float(np.mean(x)):.6g} is outside the prior "
                           f"means for s in [{lo}, {hi}]; using s = {s}", RuntimeWarning, stacklevel=2)
         return s
-    s, at_hi = _pf.fit_mle(x, noise_sd_counts(est), n, lo, hi)
+    s, at_hi = _pf.fit_mle(x, _engine_sd(est), n, lo, hi)
     if at_hi:
         warnings.warn(f"MLE of s is at or beyond the upper bound {hi}: the likelihood's maximum on "
                       f"[{lo}, {hi}] is at the bound; using s = {hi}", RuntimeWarning, stacklevel=2)
@@ -224,7 +235,9 @@ def _prior_gauss_moments(n, mu, tau):
     Lrel = core.exact_logsums(x, float(tau), flat, ("z", "k", "k2"), relative=True)[0]
     G = float(core.log_reference(x, float(tau), flat)[0])
     logC = float(np.logaddexp(Lrel[0] + G, l0))
-    frac = float(special.expit(Lrel[0] + G - l0))     # share of the mass on k ≥ 1
+    from scipy.special import expit  # here, not at import: `import ldpopt` loads no scipy
+
+    frac = float(expit(Lrel[0] + G - l0))     # share of the mass on k ≥ 1
     return logC, float(np.exp(Lrel[1] - Lrel[0])) * frac, float(np.exp(Lrel[2] - Lrel[0])) * frac
 
 
@@ -237,7 +250,7 @@ def fit_gaussian(estimate: Estimate, fit: str = "mle") -> tuple[float, float]:
     """
     est = _check_estimate(estimate)
     fit = _check_choice(fit, "fit", _FITS)
-    n, S, x = est.n, noise_sd_counts(est), _x(est)
+    n, S, x = est.n, _engine_sd(est), _x(est)
     mu0 = float(np.mean(x))
     var_t = float(np.mean((x - mu0) ** 2)) - S * S
     if var_t <= _TAU_FLOOR ** 2:
@@ -267,7 +280,9 @@ def fit_gaussian(estimate: Estimate, fit: str = "mle") -> tuple[float, float]:
         # scale the objective by 1/d so the optimiser's tolerances do not depend on d
         return -ll / d, -np.array([g_mu, g_lt]) / d
 
-    res = optimize.minimize(negll, np.array([mu0, np.log(tau0)]), jac=True, method="L-BFGS-B",
+    from scipy.optimize import minimize  # here, not at import: `import ldpopt` loads no scipy
+
+    res = minimize(negll, np.array([mu0, np.log(tau0)]), jac=True, method="L-BFGS-B",
                             bounds=[(-10.0 * n - 10 * S, 11.0 * n + 10 * S),
                                     (np.log(_TAU_FLOOR), np.log(10.0 * (n + S)))],
                             options={"ftol": 1e-13, "gtol": 1e-9, "maxiter": 500})
@@ -314,7 +329,7 @@ def power(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds
     fit = _check_choice(fit, "fit", _FITS)
     s = _resolve_s(est, s, fit, s_bounds)
     prior = core.Prior("power-law", est.n, s=s)
-    return _posterior_mean_counts(_x(est), noise_sd_counts(est), prior, keys=est.counts) / est.n
+    return _posterior_mean_counts(_x(est), _engine_sd(est), prior, keys=est.counts) / est.n
 
 
 @register(
@@ -352,7 +367,7 @@ def calibrate(estimate: Estimate, prior: str = "power-law", fit: str = "mle", *,
     est = _check_estimate(estimate)
     kind = _check_choice(prior, "prior", _PRIORS)
     fit = _check_choice(fit, "fit", _FITS)
-    S = noise_sd_counts(est)
+    S = _engine_sd(est)
     if kind == "power-law":
         if mu is not None or tau is not None:
             raise ValueError("mu and tau apply to prior='gaussian' only")
@@ -380,13 +395,16 @@ def power_reference(estimate: Estimate, s: float, *, dps: int | None = None) -> 
     that precision, term by term from the float64 inputs f̃_v, σ, s (O(n·d) multiprecision
     operations: tiny n·d only).
     """
+    from scipy.special import logsumexp
     from scipy.stats import norm
 
     est = _check_estimate(estimate)
     s = _check_s(s)
     n = est.n
     if dps is not None:
-        import mpmath
+        from .._extras import require
+
+        mpmath = require("mpmath", "test", "power_reference(dps=...)")
 
         with mpmath.workdps(int(dps)):
             sig_n = mpmath.mpf(float(est.sigma)) * n
@@ -413,6 +431,7 @@ def power_reference(estimate: Estimate, s: float, *, dps: int | None = None) -> 
 
 def _jg_terms(est: Estimate, prior: str, s, mu, tau):
     """Jia & Gong's own route: f̂ from support counts (Eq. 3), noise variance Eq. 14, prior Eq. 15."""
+    from scipy.special import logsumexp
     n, p, q = est.n, est.p, est.q
     f_hat = (np.asarray(est.counts, dtype=np.float64) - n * q) / (p - q)     # Eq. 3, count scale
     var_s = n * q * (1 - q) / (p - q) ** 2                                   # Eq. 14
@@ -435,6 +454,7 @@ def calibrate_reference(estimate: Estimate, prior: str = "power-law", *, s=None,
     est = _check_estimate(estimate)
     kind = _check_choice(prior, "prior", _PRIORS)
     f_hat, var_s, k, logpf = _jg_terms(est, kind, s, mu, tau)
+    from scipy.special import logsumexp
     out = np.empty(est.d)
     step = max(1, 2_000_000 // k.shape[0])
     for a in range(0, est.d, step):
@@ -450,6 +470,7 @@ def loglik_reference(estimate: Estimate, prior: str = "power-law", *, s=None, mu
     est = _check_estimate(estimate)
     kind = _check_choice(prior, "prior", _PRIORS)
     f_hat, var_s, k, logpf = _jg_terms(est, kind, s, mu, tau)
+    from scipy.special import logsumexp
     tot = 0.0
     step = max(1, 2_000_000 // k.shape[0])
     for a in range(0, est.d, step):

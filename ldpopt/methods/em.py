@@ -89,7 +89,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import xlogy
 
 from .._validation import check_estimate as _check_estimate, check_float_array
 from ..estimate import Estimate
@@ -165,6 +164,8 @@ def loglik_multinomial(f, estimate: Estimate) -> float:
     c = est.counts
     if np.any((pi <= 0) & (c > 0)):
         return -np.inf
+    from scipy.special import xlogy  # here, not at import: `import ldpopt` loads no scipy
+
     with np.errstate(invalid="ignore", divide="ignore"):
         return float(np.sum(xlogy(c, np.where(c > 0, pi, 1.0))))
 
@@ -187,6 +188,8 @@ def loglik_binomial(f, estimate: Estimate) -> float:
     c, m = est.counts, est.n - est.counts
     if np.any((pi <= 0) & (c > 0)) or np.any((pi >= 1) & (m > 0)):
         return -np.inf
+    from scipy.special import xlogy  # here, not at import: `import ldpopt` loads no scipy
+
     with np.errstate(invalid="ignore", divide="ignore"):
         return float(np.sum(xlogy(c, np.where(c > 0, pi, 1.0)) + xlogy(m, np.where(m > 0, 1.0 - pi, 1.0))))
 

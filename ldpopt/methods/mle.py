@@ -106,7 +106,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ..estimate import Estimate
 from ._threshold import top_support
@@ -128,8 +127,9 @@ __all__ = [
 def _params_checked(est: Estimate) -> None:
     p, q = est.p, est.q
     if not (q > 0.0 and p < 1.0):
-        raise ValueError(f"MLE-Apx needs 0 < q and p < 1 (Eq. 13's variance q(1-q) + f(p-q)(1-p-q) "
-                         f"must be > 0 on [0, 1]), got p={p!r}, q={q!r}")
+        raise ValueError(f"MLE-Apx cannot run at epsilon={est.epsilon!r} with oracle {est.oracle!r}: it "
+                         f"needs 0 < q and p < 1 (Eq. 13's variance q(1-q) + f(p-q)(1-p-q) must be > 0 "
+                         f"on [0, 1]), got p={p!r}, q={q!r}")
 
 
 def _params(est: Estimate):
@@ -346,6 +346,8 @@ def _x_star_brentq(est: Estimate, a, B, s, C, polish: bool) -> float:
         return float(np.sum(np.clip((a - s * x) / (B + C * x), 0.0, 1.0))) - 1.0
 
     scale = max(abs(lam_lo), abs(lam_hi), 1.0)
+    from scipy.optimize import brentq  # here, not at import: `import ldpopt` loads no scipy
+
     lam = brentq(excess, lam_lo, lam_hi, xtol=1e-15 * scale, rtol=4 * np.finfo(float).eps, maxiter=500)
     x = -lam / (B + np.sqrt(max(B * B - C * lam, 0.0)))
     return _polish_x(a, B, s, est.p, x) if polish else x

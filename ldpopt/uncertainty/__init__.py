@@ -41,7 +41,7 @@ def _restrict(res: Uncertainty, idx: np.ndarray, **extra) -> Uncertainty:
 
 def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=None,
               n_resamples: int = 200, interval: str | None = None, rng=0, params=None,
-              target: str = "selected", selection: str = "auto") -> Uncertainty:
+              target: str = "selected", selection: str = "auto", progress=None) -> Uncertainty:
     """SE, bias and a confidence interval for ``method`` on ``estimate`` and the user's ``query``.
 
     Parameters
@@ -72,6 +72,9 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
         in the bootstrap world (:mod:`.calibrate`); "auto": "calibrated" for Base, Norm, Base-Pos
         and Norm-Mul (basic construction), "hull" for every other method; "none": the fixed-set
         interval alone (ignores the selection; for comparison). See :mod:`.topk`.
+    progress : None or callable
+        Called with 1 after each resample of a method that runs resample by resample (Power, EM,
+        MLE-Apx, ...; the batched closed forms do not call it): a progress bar's ``update``.
     """
     est = check_estimate(estimate)
     name = _methods.get(method).name
@@ -92,7 +95,7 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
         res = analytic(est, name, level, queries=subsets)
     else:
         res = bootstrap(est, name, level, queries=subsets, n_resamples=n_resamples,
-                        interval=interval or "basic", rng=gen, params=params)
+                        interval=interval or "basic", rng=gen, params=params, progress=progress)
     if q.kind == "hh":
         hh = np.flatnonzero(res.values >= q.threshold)
         boot = res.bootstrap_distribution

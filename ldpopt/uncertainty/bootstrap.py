@@ -94,9 +94,10 @@ def positive_mass(F) -> np.ndarray:
 
 
 def resample_method(estimate: Estimate, method: str, n_resamples: int, rng, params=None,
-                    truth_counts=None, raw: bool = False):
+                    truth_counts=None, raw: bool = False, progress=None):
     """(f_world (d,), T* (B, d)): the bootstrap world's truth and the method on B re-drawn estimates
-    (``raw``: also the re-drawn raw estimates F* (B, d), as a third item)."""
+    (``raw``: also the re-drawn raw estimates F* (B, d), as a third item; ``progress``: see
+    :func:`.resample.apply_batch`)."""
     gen = as_generator(rng)
     if truth_counts is None:
         truth_counts = population(plausible_truth(estimate), estimate.n)
@@ -104,7 +105,7 @@ def resample_method(estimate: Estimate, method: str, n_resamples: int, rng, para
     C = draw_counts(oracle, truth_counts, n_resamples, gen)
     n, p, q = estimate.n, estimate.p, estimate.q
     F = (C / n - q) / (p - q)
-    T = apply_batch(estimate, method, F, counts=C, **(params or {}))
+    T = apply_batch(estimate, method, F, counts=C, progress=progress, **(params or {}))
     if raw:
         return truth_counts / truth_counts.sum(), T, F
     return truth_counts / truth_counts.sum(), T
@@ -154,12 +155,13 @@ def _check_resamples(b) -> int:
 
 def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=None, labels=None,
               n_resamples: int = 200, interval: str = "basic", rng=0, params=None,
-              point=None, boundary: str | None = "base") -> Uncertainty:
+              point=None, boundary: str | None = "base", progress=None) -> Uncertainty:
     """Parametric-bootstrap SE, bias and interval of ``method`` on ``estimate`` (module docstring).
 
     ``queries`` (anything :func:`ldpopt.queries.query_matrix` accepts) turns the per-value result
     into per-query answers; ``point`` overrides the observed output (else the method is run once);
-    ``boundary`` ("base" or None): the fallback at entries the fit puts at 0 (module docstring).
+    ``boundary`` ("base" or None): the fallback at entries the fit puts at 0 (module docstring);
+    ``progress``: called with 1 per resample of a method that runs row by row (a bar's ``update``).
     """
     if boundary not in ("base", None):
         raise ValueError(f"boundary must be 'base' or None, got {boundary!r}")
@@ -167,7 +169,7 @@ def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=N
     B = _check_resamples(n_resamples)
     name = _methods.get(method).name
     params = dict(params or {})
-    world, boot, F = resample_method(estimate, name, B, rng, params, raw=True)
+    world, boot, F = resample_method(estimate, name, B, rng, params, raw=True, progress=progress)
     T = _methods.get(name).func(estimate, **params) if point is None else np.asarray(point, dtype=np.float64)
     scale = None
     if name in RATIO_PIVOT:  # the pivot T·S − f (module docstring, "Norm-Mul")

@@ -56,9 +56,10 @@ def draw_counts(oracle, true_counts, size: int, rng: np.random.Generator) -> np.
 
 
 def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarray | None = None,
-                **params) -> np.ndarray:
+                progress=None, **params) -> np.ndarray:
     """``method`` applied to each row of the raw estimates F (B, d); ``counts`` (B, d) are the
-    matching support counts (needed by the methods that are not batched)."""
+    matching support counts (needed by the methods that are not batched). ``progress``: called with
+    1 after each row of a method that runs row by row (a progress bar's ``update``)."""
     name = _methods.get(method).name
     if name == "base":
         return F
@@ -86,4 +87,6 @@ def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarr
         e = Estimate.from_counts(counts[i], estimate.n, estimate.epsilon, estimate.p, estimate.q,
                                  oracle=estimate.oracle, **estimate.meta)
         out[i] = info.func(e, **params)
+        if progress is not None:
+            progress(1)
     return out

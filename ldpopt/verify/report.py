@@ -5,6 +5,11 @@ Exit codes: 0 — every refereed row of a claim expected to hold holds; 1 — so
 2 — usage or input error (the CLI); 3 — only with ``require_referee``: nothing fails but some row
 of a claim expected to hold could not be refereed. Rows not refereed are always listed with why,
 and by themselves never give 1.
+
+Printed verdicts (text and JSON rows) agree with the exit code: ``fails`` appears only on rows of a
+claim expected to hold, each of which gives exit 1; a finding (a statement reported either way) whose
+row does not hold is printed ``does not hold`` (:data:`FINDING_FAILS`, the word :func:`findings`
+uses), never ``fails``. The stored verdicts (:data:`ldpopt.verify.result.VERDICTS`) are unchanged.
 """
 
 from __future__ import annotations
@@ -16,10 +21,16 @@ import numpy as np
 from .result import FAILS, HOLDS, NOT_REFEREED, dumps
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NOT_REFEREED = 0, 1, 2, 3
+FINDING_FAILS = "does not hold"
 
 
 def _expected(df):
     return df["expected"].map(lambda v: isinstance(v, (bool, np.bool_)) and bool(v))
+
+
+def shown_verdicts(df):
+    """The verdict printed per row: ``fails`` only where it sets exit 1, ``does not hold`` on a finding."""
+    return df["verdict"].where(_expected(df) | (df["verdict"] != FAILS), FINDING_FAILS)
 
 
 def failures(df):
@@ -70,9 +81,11 @@ def summary(df):
             idx = vals.idxmax() if op in ("<=", "==") else vals.idxmin()
             worst = ref.loc[idx]
         bad = g[g["verdict"] == FAILS]
+        shown = shown_verdicts(g)
         out.append({"claim": claim, "kind": g["kind"].iloc[0], "expected": g["expected"].iloc[0],
                     "metric": metric, "unit": g["unit"].iloc[0], "rows": len(g),
-                    "holds": int((g["verdict"] == HOLDS).sum()), "fails": int((g["verdict"] == FAILS).sum()),
+                    "holds": int((g["verdict"] == HOLDS).sum()), "fails": int((shown == FAILS).sum()),
+                    "does_not_hold": int((shown == FINDING_FAILS).sum()),
                     "not_refereed": int((g["verdict"] == NOT_REFEREED).sum()),
                     "worst_value": np.nan if worst is None else float(worst["value"]),
                     "op": g["op"].iloc[0],
@@ -94,8 +107,9 @@ def render_text(df, require_referee: bool = False) -> str:
     lines = ["Claims checked:"]
     for claim, g in df.groupby("claim", sort=False):
         lines.append(f"  {claim}: {g['statement'].iloc[0]}")
-    lines += ["", "Every row: claim | instance | referee | metric [unit] | value op tolerance | verdict"]
-    for _, r in df.iterrows():
+    lines += ["", "Every row: claim | instance | referee | metric [unit] | value op tolerance | verdict",
+              "  (fails: a claim expected to hold, exit 1; does not hold: a finding, exit unaffected)"]
+    for _, r in df.assign(verdict=shown_verdicts(df)).iterrows():
         tol = _fmt(r["tolerance"])
         why = f" ({r['why']})" if r["verdict"] == NOT_REFEREED else ""
         reps = f" reps={r['reps']}" if r["reps"] == r["reps"] and r["reps"] is not None else ""
@@ -127,7 +141,7 @@ def render_text(df, require_referee: bool = False) -> str:
 def render_json(df, require_referee: bool = False) -> str:
     """One JSON document; floats at full precision (shortest round-trip repr), non-finite as strings."""
     rows = []
-    for rec in df.to_dict(orient="records"):
+    for rec in df.assign(verdict=shown_verdicts(df)).to_dict(orient="records"):
         rec["metrics"] = json.loads(rec["metrics"])
         rows.append(rec)
     doc = {"exit_code": exit_code(df, require_referee), "findings": findings(df),
