@@ -69,6 +69,7 @@ _BY_STATUS = {
     "optimal_inaccurate": InaccurateError,
     "inaccurate": InaccurateError,
     "user_limit": IterationLimitError,
+    "time_limit": IterationLimitError,
     "solver_not_installed": SolverNotInstalledError,
 }
 

@@ -21,10 +21,12 @@ from .checks import check_solution, violation_tol
 from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives import Objective, make_objective
+from .progress import Clock
 from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, sqp_applies, uses_sqp
 from .scaling import default_scale
 from .solution import _MESSAGES, Solution, _attempt, _rank
 from .sqp import solve_sqp
+from .user_forms import route_objective
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
 
@@ -41,6 +43,16 @@ DEFAULT_SOLVER_OPTIONS: dict[str, dict] = {
     "PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10, "eps_duality_gap_rel": 1e-10},
 }
 
+def _timed_out(best: Solution, clock) -> None:
+    """On time-out, a point that did not pass ldpopt's check is reported ``"time_limit"`` (the point kept
+    is the best one checked: ``best``); a point that passed keeps ``"optimal"``."""
+    if clock.limit is None or best.success or clock.elapsed() < clock.limit:
+        return
+    best.message = (f"time limit of {clock.limit:g} s reached after {clock.elapsed():.1f} s; f is the best point "
+                    f"checked ({best.solver}: {best.status}) — " + best.message)
+    best.status = "time_limit"
+
+
 def _default_constraints() -> list[Constraint]:
     return [NonNegative(), SumTo(1.0)]
 
@@ -53,7 +65,9 @@ def _lazy(objective: Objective, constraints: list) -> bool:
     from .constraints import Simplex
     from .objectives import Binomial, LeastSquares, Multinomial, Posterior, WeightedMLE
 
-    return (type(objective) in (LeastSquares, WeightedMLE, Multinomial, Binomial, Posterior)
+    from .user_forms import RecognisedSeparable
+
+    return (type(objective) in (LeastSquares, WeightedMLE, Multinomial, Binomial, Posterior, RecognisedSeparable)
             and all(type(c) in (Simplex, NonNegative, SumTo) for c in constraints))
 
 
@@ -96,6 +110,8 @@ class Problem:
         self.estimate = estimate
         self.objective: Objective = make_objective(objective, mean=mean, variance=variance)
         self.objective.check(estimate)
+        # a user's cvxpy callable: recognised as separable / smooth, or left to the cvxpy chain (.user_forms)
+        self.objective, self.objective_route = route_objective(self.objective, estimate)
         if constraints is None:
             cons = _default_constraints()
         elif isinstance(constraints, (Constraint,)) or callable(constraints):
@@ -184,7 +200,8 @@ class Problem:
         raise TypeError(f"solver must be a string or a list of strings, got {type(solver).__name__}")
 
     # -- solving ---------------------------------------------------------------------------------
-    def solve(self, solver=None, strict: bool = False, verbose: bool = False, **solver_options) -> Solution:
+    def solve(self, solver=None, strict: bool = False, verbose: bool = False, *, time_limit: float | None = None,
+              progress: bool = True, **solver_options) -> Solution:
         """Solve; return a :class:`Solution` checked by ldpopt itself (:mod:`.checks`).
 
         ``solver``: None — first ldpopt's own dual solver ``"LDPOPT-STRUCTURED"``
@@ -225,10 +242,13 @@ class Problem:
         start is off), so the answer does not depend on what was solved before.
         """
         start = time.perf_counter()
+        self._clock = clock = Clock(time_limit, progress)
         first: list[dict] = []  # the structured solver's attempt, when it ran and did not pass
+        structured_point = None
         named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED
         if solver is None or named_structured:
-            sol, why = self._solve_structured()
+            with clock.running(STRUCTURED):
+                sol, why = self._solve_structured()
             if sol is not None and (sol.success or named_structured):
                 sol.attempts = [_attempt(sol)]
                 sol.wall_time = time.perf_counter() - start
@@ -239,8 +259,10 @@ class Problem:
                 sol.attempts = [_attempt(sol)]
                 return self._finish(sol, strict)
             first = [_attempt(sol)] if sol is not None else []  # not applicable: nothing was tried
+            structured_point = sol
         if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
-            sol = solve_sqp(self, verbose, solver_options)
+            with clock.running("SQP"):
+                sol = solve_sqp(self, verbose, solver_options)
             sol.attempts = first + list(sol.attempts or [])
             if first:
                 sol.message += f" | {STRUCTURED} first: {first[0]['status']} ({first[0]['checks']})"
@@ -249,6 +271,7 @@ class Problem:
                                "QP instead of as an exponential-cone program (conic solvers fail it at this d; "
                                "ldpopt.problems.policy) — " + sol.message)
             self._not_infeasible_if_known_feasible(sol)
+            _timed_out(sol, clock)
             sol.wall_time = time.perf_counter() - start
             return self._finish(sol, strict)
         chain = self._chain(solver)
@@ -256,6 +279,9 @@ class Problem:
         attempts: list[dict] = []
         best = None
         for name in chain:
+            if clock.expired():  # no solver starts past the time limit
+                attempts.append({"solver": name, "status": "time_limit", "checks": "not started", "seconds": 0.0})
+                continue
             if name != "SQP" and name not in cp.installed_solvers():
                 attempts.append({"solver": name, "status": "solver_not_installed", "checks": "", "seconds": 0.0})
                 if explicit and len(chain) == 1:
@@ -263,11 +289,14 @@ class Problem:
                                     solver=name, objective=self.objective.name,
                                     message=f"solver {name!r} is not installed (installed: {cp.installed_solvers()})")
                 continue
-            if name == "SQP":  # ldpopt's route for the likelihoods (policy.LIKELIHOOD_CHAIN)
-                sol = solve_sqp(self, verbose, solver_options)
-                sol.attempts = []
-            else:
-                sol = self._solve_once(name, verbose, solver_options, tight_scs=not explicit and name == "SCS")
+            with clock.running(name):
+                if name == "SQP":  # ldpopt's route for the likelihoods (policy.LIKELIHOOD_CHAIN)
+                    sol = solve_sqp(self, verbose, solver_options)
+                    sol.attempts = []
+                else:
+                    sol = self._solve_once(name, verbose, solver_options, tight_scs=not explicit and name == "SCS")
+            clock.note(sol.solver, sol.iterations, status=sol.status,
+                       **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
             attempts.append({"solver": sol.solver, "status": sol.status, "seconds": sol.wall_time,
                              "checks": sol.checks.summary() if sol.checks is not None else ""})
             if sol.success:
@@ -275,6 +304,8 @@ class Problem:
                 break
             if best is None or _rank(sol) < _rank(best):
                 best = sol
+        if best is None and structured_point is not None and clock.expired():
+            best = structured_point  # time-out before any solver: the structured route's checked point
         if best is None:  # nothing installed
             best = Solution(np.full(self.estimate.d, np.nan), "solver_not_installed", False, np.nan,
                             solver=chain[0], objective=self.objective.name,
@@ -287,6 +318,7 @@ class Problem:
             best.message = (f"d = {self.estimate.d} >= {SQP_MIN_D} with exponential cones in a user objective: SCS only "
                             "(Clarabel/ECOS fail such problems at this d; ldpopt.problems.policy) — " + best.message)
         attempts = first + attempts
+        _timed_out(best, clock)
         if len(attempts) > 1:
             best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
         best.attempts = attempts
@@ -340,6 +372,7 @@ class Problem:
         if tight_scs:
             opts.update(SCS_TIGHT)
         opts.update(self.objective.solver_options.get(name, {}))
+        opts.update(self._clock.solver_options(name) if getattr(self, "_clock", None) else {})
         # ``solve(SCS={...})``: options for one solver of the chain; other keywords go to every solver
         opts.update({k: v for k, v in solver_options.items() if k.upper() not in cp.settings.SOLVERS})
         for k, v in solver_options.items():
