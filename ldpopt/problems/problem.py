@@ -21,7 +21,7 @@ from .checks import check_solution, violation_tol
 from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives import Objective, make_objective
-from .progress import Clock
+from .progress import Clock, timed_out
 from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, sqp_applies, uses_sqp
 from .scaling import default_scale
 from .solution import _MESSAGES, Solution, _attempt, _rank
@@ -42,16 +42,6 @@ DEFAULT_SOLVER_OPTIONS: dict[str, dict] = {
     "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10},
     "PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10, "eps_duality_gap_rel": 1e-10},
 }
-
-def _timed_out(best: Solution, clock) -> None:
-    """On time-out, a point that did not pass ldpopt's check is reported ``"time_limit"`` (the point kept
-    is the best one checked: ``best``); a point that passed keeps ``"optimal"``."""
-    if clock.limit is None or best.success or clock.elapsed() < clock.limit:
-        return
-    best.message = (f"time limit of {clock.limit:g} s reached after {clock.elapsed():.1f} s; f is the best point "
-                    f"checked ({best.solver}: {best.status}) — " + best.message)
-    best.status = "time_limit"
-
 
 def _default_constraints() -> list[Constraint]:
     return [NonNegative(), SumTo(1.0)]
@@ -85,7 +75,12 @@ class Problem:
         ``"l1"``, ``"posterior"`` (needs
         ``mean=``, optional ``variance=``), the cautionary ``"weighted-mle-naive"``, an
         :class:`~ldpopt.problems.objectives.Objective`, or a callable
-        ``objective(f, estimate) -> cvxpy expression`` to minimise.
+        ``objective(f, estimate) -> cvxpy expression`` to minimise. A callable is routed by what it is
+        (:mod:`.user_forms`, :mod:`.recognise`): recognised as a strictly convex sum of per-value
+        terms (KL or entropy to a prior, powers, CLS, …) it is solved by the structured solver and
+        certified like the built-ins; recognised as smooth (quadratic forms such as a smoothness
+        penalty, or Huber) it goes to the cvxpy chain (one sparse QP when it is quadratic) with an
+        exact gradient for ldpopt's check; otherwise the cvxpy chain as written.
     constraints : list or None
         ``None``: the simplex f ≥ 0, Σ f = 1 (duals ``"nonnegative"``, ``"sum"``). A list of
         :mod:`~ldpopt.problems.constraints` objects and/or callables
@@ -99,8 +94,9 @@ class Problem:
     Attributes
     ----------
     f : cvxpy expression (scale·x), the frequency vector; x : the cvxpy Variable;
-    cvxpy_problem : the compiled ``cvxpy.Problem``; constraint_names : names, in order. For a built-in
-    objective with only Simplex / NonNegative / SumTo, the cvxpy side (f, x, cvxpy_problem) is built
+    cvxpy_problem : the compiled ``cvxpy.Problem``; constraint_names : names, in order;
+    objective_route : the route chosen for the objective, in words (a callable: recognised or not, why).
+    For a built-in objective with only Simplex / NonNegative / SumTo, the cvxpy side (f, x, cvxpy_problem) is built
     on first access: ``solve()`` by the structured solver never needs it.
     """
 
@@ -233,6 +229,13 @@ class Problem:
         known feasible point (:func:`.policy.feasible_point`) is never reported ``"infeasible"``:
         that is ``"solver_error"``. Every attempt is in ``Solution.attempts``.
 
+        ``time_limit`` (seconds of wall clock, default None: none) goes to every route and solver
+        (Clarabel's and SCS's and OSQP's own limits with the time left; ldpopt's routes check their
+        clock; no solver starts after it): on time-out the best point checked is returned with status
+        ``"time_limit"``, or ``"optimal"`` only when ldpopt's check of it passed (:mod:`.progress`).
+        ``progress`` (default True): a line on stderr (route, iteration, residuals) for each route
+        event and every 2 s while a solver runs, once the solve has taken 2 s; silent before that.
+
         ``solver_options`` override :data:`DEFAULT_SOLVER_OPTIONS` for every solver tried and go to
         the solver as is (``max_iter``, ``eps_abs``, ``tol_gap_rel``, ...); a keyword named after a
         solver with a dict value (``SCS={"eps_abs": 1e-9}``) applies to that solver only. ``strict=True`` raises
@@ -271,7 +274,7 @@ class Problem:
                                "QP instead of as an exponential-cone program (conic solvers fail it at this d; "
                                "ldpopt.problems.policy) — " + sol.message)
             self._not_infeasible_if_known_feasible(sol)
-            _timed_out(sol, clock)
+            timed_out(sol, clock)
             sol.wall_time = time.perf_counter() - start
             return self._finish(sol, strict)
         chain = self._chain(solver)
@@ -306,6 +309,9 @@ class Problem:
                 best = sol
         if best is None and structured_point is not None and clock.expired():
             best = structured_point  # time-out before any solver: the structured route's checked point
+        if best is None and clock.expired():
+            best = Solution(np.full(self.estimate.d, np.nan), "time_limit", False, np.nan, solver=chain[0],
+                            objective=self.objective.name, message="no solver started within the time limit")
         if best is None:  # nothing installed
             best = Solution(np.full(self.estimate.d, np.nan), "solver_not_installed", False, np.nan,
                             solver=chain[0], objective=self.objective.name,
@@ -318,7 +324,7 @@ class Problem:
             best.message = (f"d = {self.estimate.d} >= {SQP_MIN_D} with exponential cones in a user objective: SCS only "
                             "(Clarabel/ECOS fail such problems at this d; ldpopt.problems.policy) — " + best.message)
         attempts = first + attempts
-        _timed_out(best, clock)
+        timed_out(best, clock)
         if len(attempts) > 1:
             best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
         best.attempts = attempts

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 
-__all__ = ["PROGRESS_AFTER", "Clock", "check_time_limit"]
+__all__ = ["PROGRESS_AFTER", "Clock", "check_time_limit", "timed_out"]
 
 #: seconds after which a solve starts printing progress lines
 PROGRESS_AFTER = 2.0
@@ -99,3 +99,13 @@ class Clock:
         finally:
             done.set()
             thread.join()
+
+
+def timed_out(best, clock: Clock) -> None:
+    """On time-out, a Solution whose point did not pass ldpopt's check is reported ``"time_limit"`` (the
+    point kept is the best one checked: ``best``); one that passed keeps ``"optimal"``."""
+    if clock.limit is None or best.success or clock.elapsed() < clock.limit:
+        return
+    best.message = (f"time limit of {clock.limit:g} s reached after {clock.elapsed():.1f} s; f is the best point "
+                    f"checked ({best.solver}: {best.status}) — " + best.message)
+    best.status = "time_limit"
