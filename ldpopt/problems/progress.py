@@ -6,6 +6,8 @@
   own iterative routes (the sequential-QP loop) check it between iterations, and no further route
   or solver starts once it has passed. On time-out ``solve`` returns the best point it *checked* with
   status ``"time_limit"`` — never ``"optimal"`` unless ldpopt's check of that point passed.
+* without ``time_limit``, Clarabel and SCS still get :data:`CONIC_TIME_LIMIT` (600 s) as their own
+  limit: a conic solver is never run without one.
 * ``progress``: once a solve has run :data:`PROGRESS_AFTER` seconds, one line per route event (route,
   iteration, residuals) and, while a solver blocks, one line every :data:`PROGRESS_AFTER` seconds
   (route, elapsed) go to stderr; a solve that ends sooner prints nothing. ``progress=False`` silences it.
@@ -21,10 +23,13 @@ import sys
 import threading
 import time
 
-__all__ = ["PROGRESS_AFTER", "Clock", "check_time_limit", "timed_out"]
+__all__ = ["CONIC_TIME_LIMIT", "PROGRESS_AFTER", "Clock", "check_time_limit", "timed_out"]
 
 #: seconds after which a solve starts printing progress lines
 PROGRESS_AFTER = 2.0
+#: a conic solver's own time limit when ``solve`` was given none (it then ends ``user_limit``): a
+#: user objective nothing else covers went to SCS for 30 min before; 10 min is a choice
+CONIC_TIME_LIMIT = 600.0
 
 _LIMIT_KEYS = {"CLARABEL": "time_limit", "SCS": "time_limit_secs", "OSQP": "time_limit"}
 
@@ -60,11 +65,14 @@ class Clock:
         return self.limit is not None and self.elapsed() >= self.limit
 
     def solver_options(self, name: str) -> dict:
-        """The solver's own time-limit option set to the time left (empty without a limit)."""
+        """The solver's own time-limit option set to the time left; without ``time_limit``, the conic
+        solvers (Clarabel, SCS: the last resort of the chain) get :data:`CONIC_TIME_LIMIT`."""
         left = self.left()
         key = _LIMIT_KEYS.get(name)
-        if left is None or key is None:
+        if key is None:
             return {}
+        if left is None:
+            return {key: CONIC_TIME_LIMIT} if name in ("CLARABEL", "SCS") else {}
         return {key: max(left, 1e-3)}
 
     def note(self, route: str, iteration=None, **residuals) -> None:

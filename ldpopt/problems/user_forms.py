@@ -27,6 +27,7 @@ import numpy as np
 
 from .objectives import Objective, UserObjective
 from .recognise import NotRecognised, Recognised, recognise
+from .sqp import QP_OPTIONS
 from .structured.separable import SeparableObjective, UserSep
 
 __all__ = ["RecognisedSeparable", "SmoothUserObjective", "route_objective"]
@@ -88,7 +89,12 @@ class RecognisedSeparable(SeparableObjective):
 
 class SmoothUserObjective(UserObjective):
     """A user's cvxpy callable recognised as smooth but not separable: the cvxpy problem as before, with
-    exact ``value``, ``gradient`` and ``hessian`` from the recognised form."""
+    exact ``value``, ``gradient`` and ``hessian`` from the recognised form. PIQP runs at the sequential-QP
+    route's tolerances (``sqp.QP_OPTIONS``): at its 1e-10 defaults an interior point leaves values whose
+    optimum is 0 at ~√gap (measured: CLS + Σ (f_{v+1} − f_v)² at Retail, d = 16,470, certified
+    ‖f − f*‖∞ ≤ 2e-7 at 1e-10, ≤ 2e-10 at these, same time)."""
+
+    solver_options = {"PIQP": QP_OPTIONS["PIQP"]}
 
     def __init__(self, user: UserObjective, form: Recognised):
         super().__init__(user.func, name=user.name, multiplier=user.multiplier)
