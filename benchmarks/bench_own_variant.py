@@ -195,6 +195,7 @@ def main(argv=None):
     ap.add_argument("--datasets", default="retail,aol")
     ap.add_argument("--today", type=float, default=None, metavar="SECONDS",
                     help="also time today's route (SCS alone) once for kl on Retail, with this time limit")
+    ap.add_argument("--variants", default=None, help="comma-separated subset of kl,huber,smooth,entropy")
     ap.add_argument("--no-referee", action="store_true", help="skip the Clarabel referee")
     ap.add_argument("--table", action="store_true", help="print the markdown table of the results file and stop")
     a = ap.parse_args(argv)
@@ -202,21 +203,27 @@ def main(argv=None):
         print(table(json.loads(OUT.read_text())))
         return
     rows = json.loads(OUT.read_text())["rows"] if OUT.exists() else []
-    result = {"rows": rows, "command": "python benchmarks/bench_own_variant.py " + " ".join(sys.argv[1:] if argv is None else argv)}
+    command = "python benchmarks/bench_own_variant.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    past = json.loads(OUT.read_text()).get("commands", []) if OUT.exists() else []
+    result = {"rows": rows, "commands": past + [command]}  # the runs whose rows the file holds, in order
     for name in [x.strip() for x in a.datasets.split(",") if x.strip()]:
         ds, est = estimate_for(name)
-        rows[:] = [r for r in rows if r["d"] != est.d]
         funcs, sets = variants(est), constraint_sets(ds, est)
-        for vname, func in funcs.items():
+        chosen = [v.strip() for v in a.variants.split(",")] if a.variants else list(funcs)
+        rows[:] = [r for r in rows if not (r["d"] == est.d and r["variant"] in chosen)]
+        for vname, func in ((v, funcs[v]) for v in chosen):
             for cname, cons in sets.items():
                 row = {"dataset": name, "d": est.d, "variant": vname, "constraints": cname,
                        **run_case(vname, func, est, cons, REF_LIMIT,
                                   referee=not a.no_referee and not (vname in EXP_CONES and est.d > 20_000))}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-        # re-read before writing: another dataset's run may have written its rows meanwhile
-        others = [r for r in (json.loads(OUT.read_text())["rows"] if OUT.exists() else []) if r["d"] != est.d]
-        result["rows"] = others + [r for r in rows if r["d"] == est.d]
+        # re-read before writing: another run may have written its rows meanwhile; rows run here replace
+        # the same (d, variant, constraints)
+        key = lambda r: (r["d"], r["variant"], r["constraints"])  # noqa: E731
+        mine = {key(r): r for r in rows if r["d"] == est.d and r["variant"] in chosen}
+        old = json.loads(OUT.read_text())["rows"] if OUT.exists() else []
+        result["rows"] = [mine.pop(key(r), r) for r in old] + list(mine.values())
         OUT.write_text(json.dumps(result, indent=1))
     if a.today:
         ds, est = estimate_for("retail")
