@@ -53,6 +53,15 @@ def _finite(x):
     return x
 
 
+def _seconds(text: str) -> float:
+    from ..problems.progress import check_time_limit
+
+    try:
+        return check_time_limit(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}") from None
+
+
 def _checks(sol) -> dict | None:
     ch = sol.checks
     if ch is None:
@@ -89,7 +98,7 @@ def _run(args) -> int:
         except ValueError as exc:  # the objective cannot be used with this estimate, or not DCP
             raise spec.error(None, "objective", f"{spec.objective_name!r} with these constraints: {exc}") from None
         try:
-            sol = problem.solve(solver=solver)
+            sol = problem.solve(solver=solver, time_limit=args.time_limit)
         except InputError:
             raise
         except (ValueError, TypeError) as exc:
@@ -170,6 +179,9 @@ def add_parser(sub) -> None:
     sp.add_argument("--solver", default=None,
                     help="a cvxpy solver name (e.g. CLARABEL, PIQP, OSQP, SCS); default: the file's, "
                          "else ldpopt's chain")
+    sp.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
+                    help="stop after this many seconds: the best point checked is written with status "
+                         "time_limit unless it passed ldpopt's check (a progress line goes to stderr after 2 s)")
     sp.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); stdout if omitted")
     sp.add_argument("--format", choices=FORMATS, default=None,
                     help="output format (default: from the suffix of --out; must agree with it)")

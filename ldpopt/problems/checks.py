@@ -75,7 +75,10 @@ def accuracy_tol(d: int) -> float:
 def _curvature(obj, gfun, f: np.ndarray, est) -> float:
     """Smallest diagonal of ∇²J at f (built-ins and SeparableObjective are separable): the declared
     second derivative ``d2h`` where there is one, else a central difference of the analytic
-    gradient; 0 when not strongly convex or not computable."""
+    gradient; 0 when not strongly convex or not computable. An objective that is not separable
+    states its own modulus (``curvature_floor``, e.g. :class:`.user_forms.SmoothUserObjective`)."""
+    if hasattr(obj, "curvature_floor"):
+        return obj.curvature_floor(f, est)
     h = 1e-6 / f.shape[0]
     lo = np.maximum(f - h, 0.0)
     with np.errstate(all="ignore"):

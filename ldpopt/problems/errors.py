@@ -77,6 +77,7 @@ _BY_STATUS = {
     "inaccurate": InaccurateError,
     "optimal_unverified": UnverifiedError,
     "user_limit": IterationLimitError,
+    "time_limit": IterationLimitError,
     "solver_not_installed": SolverNotInstalledError,
 }
 

@@ -22,10 +22,12 @@ from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objective_check import status_after_check, unverified_reason
 from .objectives import Objective, make_objective
+from .progress import Clock, timed_out
 from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, sqp_applies, uses_sqp
 from .scaling import default_scale
 from .solution import _MESSAGES, Solution, _attempt, _rank
 from .sqp import solve_sqp
+from .user_forms import route_objective
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
 
@@ -54,7 +56,9 @@ def _lazy(objective: Objective, constraints: list) -> bool:
     from .constraints import Simplex
     from .objectives import Binomial, LeastSquares, Multinomial, Posterior, WeightedMLE
 
-    return (type(objective) in (LeastSquares, WeightedMLE, Multinomial, Binomial, Posterior)
+    from .user_forms import RecognisedSeparable
+
+    return (type(objective) in (LeastSquares, WeightedMLE, Multinomial, Binomial, Posterior, RecognisedSeparable)
             and all(type(c) in (Simplex, NonNegative, SumTo) for c in constraints))
 
 
@@ -72,7 +76,12 @@ class Problem:
         ``"l1"``, ``"posterior"`` (needs
         ``mean=``, optional ``variance=``), the cautionary ``"weighted-mle-naive"``, an
         :class:`~ldpopt.problems.objectives.Objective`, or a callable
-        ``objective(f, estimate) -> cvxpy expression`` to minimise.
+        ``objective(f, estimate) -> cvxpy expression`` to minimise. A callable is routed by what it is
+        (:mod:`.user_forms`, :mod:`.recognise`): recognised as a strictly convex sum of per-value
+        terms (KL or entropy to a prior, powers, CLS, …) it is solved by the structured solver and
+        certified like the built-ins; recognised as smooth (quadratic forms such as a smoothness
+        penalty, or Huber) it goes to the cvxpy chain (one sparse QP when it is quadratic) with an
+        exact gradient for ldpopt's check; otherwise the cvxpy chain as written.
     constraints : list or None
         ``None``: the simplex f ≥ 0, Σ f = 1 (duals ``"nonnegative"``, ``"sum"``). A list of
         :mod:`~ldpopt.problems.constraints` objects and/or callables
@@ -86,8 +95,9 @@ class Problem:
     Attributes
     ----------
     f : cvxpy expression (scale·x), the frequency vector; x : the cvxpy Variable;
-    cvxpy_problem : the compiled ``cvxpy.Problem``; constraint_names : names, in order. For a built-in
-    objective with only Simplex / NonNegative / SumTo, the cvxpy side (f, x, cvxpy_problem) is built
+    cvxpy_problem : the compiled ``cvxpy.Problem``; constraint_names : names, in order;
+    objective_route : the route chosen for the objective, in words (a callable: recognised or not, why).
+    For a built-in objective with only Simplex / NonNegative / SumTo, the cvxpy side (f, x, cvxpy_problem) is built
     on first access: ``solve()`` by the structured solver never needs it.
     """
 
@@ -97,6 +107,8 @@ class Problem:
         self.estimate = estimate
         self.objective: Objective = make_objective(objective, mean=mean, variance=variance)
         self.objective.check(estimate)
+        # a user's cvxpy callable: recognised as separable / smooth, or left to the cvxpy chain (.user_forms)
+        self.objective, self.objective_route = route_objective(self.objective, estimate)
         if constraints is None:
             cons = _default_constraints()
         elif isinstance(constraints, (Constraint,)) or callable(constraints):
@@ -185,7 +197,8 @@ class Problem:
         raise TypeError(f"solver must be a string or a list of strings, got {type(solver).__name__}")
 
     # -- solving ---------------------------------------------------------------------------------
-    def solve(self, solver=None, strict: bool = False, verbose: bool = False, **solver_options) -> Solution:
+    def solve(self, solver=None, strict: bool = False, verbose: bool = False, *, time_limit: float | None = None,
+              progress: bool = True, **solver_options) -> Solution:
         """Solve; return a :class:`Solution` checked by ldpopt itself (:mod:`.checks`).
 
         First, before any solver: built-in linear constraints that have no common point give status
@@ -224,6 +237,13 @@ class Problem:
         known feasible point (:func:`.policy.feasible_point`) is never reported ``"infeasible"``:
         that is ``"solver_error"``. Every attempt is in ``Solution.attempts``.
 
+        ``time_limit`` (seconds of wall clock, default None: none) goes to every route and solver
+        (Clarabel's and SCS's and OSQP's own limits with the time left; ldpopt's routes check their
+        clock; no solver starts after it): on time-out the best point checked is returned with status
+        ``"time_limit"``, or ``"optimal"`` only when ldpopt's check of it passed (:mod:`.progress`).
+        ``progress`` (default True): a line on stderr (route, iteration, residuals) for each route
+        event and every 2 s while a solver runs, once the solve has taken 2 s; silent before that.
+
         ``solver_options`` override :data:`DEFAULT_SOLVER_OPTIONS` for every solver tried and go to
         the solver as is (``max_iter``, ``eps_abs``, ``tol_gap_rel``, ...); a keyword named after a
         solver with a dict value (``SCS={"eps_abs": 1e-9}``) applies to that solver only. ``strict=True`` raises
@@ -236,10 +256,13 @@ class Problem:
         if (pre := infeasible_solution(self)) is not None:  # built-ins that conflict: exact, no solver runs
             return self._finish(pre, strict)
         start = time.perf_counter()
+        self._clock = clock = Clock(time_limit, progress)
         first: list[dict] = []  # the structured solver's attempt, when it ran and did not pass
+        structured_point = None
         named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED
         if solver is None or named_structured:
-            sol, why = self._solve_structured()
+            with clock.running(STRUCTURED):
+                sol, why = self._solve_structured()
             if sol is not None and (sol.success or named_structured):
                 sol.attempts = [_attempt(sol)]
                 sol.wall_time = time.perf_counter() - start
@@ -250,8 +273,10 @@ class Problem:
                 sol.attempts = [_attempt(sol)]
                 return self._finish(sol, strict)
             first = [_attempt(sol)] if sol is not None else []  # not applicable: nothing was tried
+            structured_point = sol
         if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
-            sol = solve_sqp(self, verbose, solver_options)
+            with clock.running("SQP"):
+                sol = solve_sqp(self, verbose, solver_options)
             sol.attempts = first + list(sol.attempts or [])
             if first:
                 sol.message += f" | {STRUCTURED} first: {first[0]['status']} ({first[0]['checks']})"
@@ -260,6 +285,7 @@ class Problem:
                                "QP instead of as an exponential-cone program (conic solvers fail it at this d; "
                                "ldpopt.problems.policy) — " + sol.message)
             self._not_infeasible_if_known_feasible(sol)
+            timed_out(sol, clock)
             sol.wall_time = time.perf_counter() - start
             return self._finish(sol, strict)
         chain = self._chain(solver)
@@ -267,6 +293,9 @@ class Problem:
         attempts: list[dict] = []
         best = None
         for name in chain:
+            if clock.expired():  # no solver starts past the time limit
+                attempts.append({"solver": name, "status": "time_limit", "checks": "not started", "seconds": 0.0})
+                continue
             if name != "SQP" and name not in cp.installed_solvers():
                 attempts.append({"solver": name, "status": "solver_not_installed", "checks": "", "seconds": 0.0})
                 if explicit and len(chain) == 1:
@@ -274,11 +303,14 @@ class Problem:
                                     solver=name, objective=self.objective.name,
                                     message=f"solver {name!r} is not installed (installed: {cp.installed_solvers()})")
                 continue
-            if name == "SQP":  # ldpopt's route for the likelihoods (policy.LIKELIHOOD_CHAIN)
-                sol = solve_sqp(self, verbose, solver_options)
-                sol.attempts = []
-            else:
-                sol = self._solve_once(name, verbose, solver_options, tight_scs=not explicit and name == "SCS")
+            with clock.running(name):
+                if name == "SQP":  # ldpopt's route for the likelihoods (policy.LIKELIHOOD_CHAIN)
+                    sol = solve_sqp(self, verbose, solver_options)
+                    sol.attempts = []
+                else:
+                    sol = self._solve_once(name, verbose, solver_options, tight_scs=not explicit and name == "SCS")
+            clock.note(sol.solver, sol.iterations, status=sol.status,
+                       **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
             attempts.append({"solver": sol.solver, "status": sol.status, "seconds": sol.wall_time,
                              "checks": sol.checks.summary() if sol.checks is not None else ""})
             if sol.success:
@@ -286,6 +318,11 @@ class Problem:
                 break
             if best is None or _rank(sol) < _rank(best):
                 best = sol
+        if best is None and structured_point is not None and clock.expired():
+            best = structured_point  # time-out before any solver: the structured route's checked point
+        if best is None and clock.expired():
+            best = Solution(np.full(self.estimate.d, np.nan), "time_limit", False, np.nan, solver=chain[0],
+                            objective=self.objective.name, message="no solver started within the time limit")
         if best is None:  # nothing installed
             best = Solution(np.full(self.estimate.d, np.nan), "solver_not_installed", False, np.nan,
                             solver=chain[0], objective=self.objective.name,
@@ -298,6 +335,7 @@ class Problem:
             best.message = (f"d = {self.estimate.d} >= {SQP_MIN_D} with exponential cones in a user objective: SCS only "
                             "(Clarabel/ECOS fail such problems at this d; ldpopt.problems.policy) — " + best.message)
         attempts = first + attempts
+        timed_out(best, clock)
         if len(attempts) > 1:
             best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
         best.attempts = attempts
@@ -354,6 +392,7 @@ class Problem:
         if tight_scs:
             opts.update(SCS_TIGHT)
         opts.update(self.objective.solver_options.get(name, {}))
+        opts.update(self._clock.solver_options(name) if getattr(self, "_clock", None) else {})
         # ``solve(SCS={...})``: options for one solver of the chain; other keywords go to every solver
         opts.update({k: v for k, v in solver_options.items() if k.upper() not in cp.settings.SOLVERS})
         for k, v in solver_options.items():

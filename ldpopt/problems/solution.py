@@ -24,6 +24,7 @@ _MESSAGES = {
     "solver_not_installed": "the requested solver is not installed",
     "inaccurate": "the solver's point failed ldpopt's own check",
     "optimal_unverified": "feasible to ldpopt's check, but its stationarity and gap checks could not be run",
+    "time_limit": "solve(time_limit=...) ran out; f is the best point checked, and it did not pass the check",
 }
 
 
@@ -48,7 +49,9 @@ class Solution:
         feasibility was certified; ``"inaccurate"`` when the
         solver said optimal and the check failed (``message`` names the check); otherwise cvxpy's
         status (``"optimal_inaccurate"``, ``"infeasible"``, ``"unbounded"``, ``"user_limit"``,
-        ``"solver_error"``, ...) or ``"solver_not_installed"`` when no solve was attempted.
+        ``"solver_error"``, ...) or ``"solver_not_installed"`` when no solve was attempted;
+        ``"time_limit"`` when ``solve(time_limit=...)`` ran out before a point passed the check (f is
+        the best point checked, NaN when none was returned).
         ``"infeasible"`` never for a problem with a known feasible point (then ``"solver_error"``).
     success : bool
         ``status == "optimal"``.

@@ -216,6 +216,10 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
                 duals[name] = float(dv) if dv.ndim == 0 else dv
         ch = check_solution(problem, fhat, duals)
         rec["checks"] = ch.summary()
+        clock = getattr(problem, "_clock", None)  # Problem.solve's time limit and progress (.progress)
+        if clock is not None:
+            clock.note(f"SQP({rec['solver']})", k, stationarity=ch.stationarity, gap=ch.gap,
+                       violation=ch.max_violation)
         if status != "optimal" and (best is None or (ch.passed, -ch.max_violation) >= (
                 best[2].passed, -best[2].max_violation)):
             best = (fhat, duals, ch)
@@ -227,6 +231,9 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
             if _converged(ch, est.d):
                 rec["step"] = 1.0
                 break
+        if status != "optimal" and clock is not None and clock.expired():
+            status, message = "time_limit", f"time limit reached after QP {k}; f is the best point checked"
+            break
         delta = fhat - f
         if not feasible:
             f, step, feasible = fhat, 1.0, True

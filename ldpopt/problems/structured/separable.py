@@ -301,22 +301,60 @@ class UserSep(Separable):
         out = np.where(at_l, l, u)
         if not mid.any():
             return out
-        # h'(f) + t changes sign on (lo, hi) for the mid values: Newton, bisection when it leaves
-        lo, hi = l.copy(), u.copy()
-        f = np.where(mid, 0.5 * (lo + hi), out)
+        # h'(f) + t changes sign on (lo, hi) for the mid values. Each round tries two steps from the
+        # best point so far — Newton in f and Newton in log f (f·exp(−g/(f h''))), each replaced by a
+        # bisection of the bracket when it leaves it (geometric while 0 <= lo and hi > 4·lo) — keeps
+        # the one with the smaller |h' + t| and narrows the bracket with both. Newton in f alone creeps
+        # towards a root many decades below the bracket (an entropy or KL term's, ~1e-15: f grows by
+        # a factor 1 + log(root/f) a step); in log f that root is found in a few steps, and Newton in
+        # f keeps the quadratic terms' one-step convergence. A choice: the papers are silent.
+        idx = np.flatnonzero(mid)
+        derivs = self._derivatives_at(idx, out)
+        tm, lo, hi = t[idx], l[idx].copy(), u[idx].copy()
+        f = 0.5 * (lo + hi)
+        g1, g2 = derivs(np.arange(idx.size), f)
+        g = g1 + tm
+        act = np.arange(idx.size)          # positions (into idx) still moving
+        tiny, eps = np.finfo(float).tiny, np.finfo(float).eps
         for _ in range(100):
-            g = self.d1(f) + t
-            lo = np.where(g < 0, f, lo)
-            hi = np.where(g > 0, f, hi)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                step = f - g / self.d2(f)
-            new = np.where((step > lo) & (step < hi), step, 0.5 * (lo + hi))
-            new = np.where(mid & (g != 0), new, f)
-            moved = np.abs(new - f) > 2 * np.finfo(float).eps * np.maximum(np.abs(f), np.abs(new))
-            f = new
-            if not moved.any():
+            fa, ga, ha = f[act], g[act], g2[act]
+            la = np.where(ga < 0, fa, lo[act])
+            ua = np.where(ga > 0, fa, hi[act])
+            lo[act], hi[act] = la, ua
+            floor = np.maximum(la, tiny)
+            bisect = np.where((la >= 0) & (ua > 4.0 * floor), np.sqrt(floor * ua), 0.5 * (la + ua))
+            with np.errstate(all="ignore"):
+                s1 = fa - ga / ha
+                s2 = fa * np.exp(-ga / (ha * fa))
+            s1 = np.where((s1 > la) & (s1 < ua), s1, bisect)
+            s2 = np.where((fa > 0) & (s2 > la) & (s2 < ua), s2, bisect)
+            d11, d12 = derivs(act, s1)
+            d21, d22 = derivs(act, s2)
+            r1, r2 = d11 + tm[act], d21 + tm[act]
+            first = ~(np.abs(r2) < np.abs(r1))
+            new = np.where(first, s1, s2)
+            # the other candidate narrows the bracket too
+            other, ro = np.where(first, s2, s1), np.where(first, r2, r1)
+            lo[act] = np.where((ro < 0) & (other > la), other, la)
+            hi[act] = np.where((ro > 0) & (other < ua), other, ua)
+            moved = (ga != 0) & (np.abs(new - fa) > 2 * eps * np.maximum(np.abs(fa), np.abs(new)))
+            f[act] = np.where(ga != 0, new, fa)
+            g[act] = np.where(ga != 0, np.where(first, r1, r2), ga)
+            g2[act] = np.where(ga != 0, np.where(first, d12, d22), ha)
+            act = act[moved]
+            if not act.size:
                 break
-        return np.where(mid, np.clip(f, l, u), out)
+        out[idx] = np.clip(f, l[idx], u[idx])
+        return out
+
+    def _derivatives_at(self, idx, base):
+        """(k, f_k) ↦ (h'(f_k), h''(f_k)) on the values ``idx[k]``: the user's functions act on the
+        whole vector, so the others are held at ``base``."""
+        def at(k, fk):
+            full = base.copy()
+            full[idx[k]] = fk
+            return self.d1(full)[idx[k]], self.d2(full)[idx[k]]
+        return at
 
     def mu(self, l, u):
         if self.obj.curvature is not None:
@@ -351,6 +389,10 @@ class SeparableObjective(Objective):
                              "solver can solve it")
         return BuiltObjective(self.cvxpy_expr(f, estimate))
 
+    def per_value(self, estimate) -> Separable:
+        """The per-value form the structured solver and the certificate evaluate."""
+        return UserSep(self, estimate)
+
     def value(self, f, estimate):
         return float(np.sum(self.h(np.asarray(f, float), estimate)))
 
@@ -364,7 +406,7 @@ def separable_for(objective: Objective, estimate) -> Separable:
     Raises :class:`NotApplicable` for objectives that are not smooth and separable (``l1``, user
     cvxpy callables)."""
     if isinstance(objective, SeparableObjective):
-        return UserSep(objective, estimate)
+        return objective.per_value(estimate)
     if isinstance(objective, Posterior):
         w = 1.0 if objective.variance is None else 1.0 / objective.variance
         return Quadratic(objective.mean, w, "posterior")

@@ -1,0 +1,383 @@
+"""Recognise a user's cvxpy objective as per-value terms (plus quadratic forms) with exact derivatives.
+
+A callable ``objective(f, estimate) -> cvxpy expression`` is evaluated once on a fresh variable f and
+its expression tree is walked. It is *recognised* when it is a sum of
+
+* elementwise atoms φ of arguments that are affine per value, z_v = a_v f_v + b_v — power p (square,
+  p ≥ 1, p < 0 and concave 0 < p < 1), ``huber``, ``kl_div``, ``rel_entr`` (either argument may be a
+  constant or affine per value), ``entr``, ``log``, ``exp``, ``logistic`` — summed with non-negative
+  weights for convex atoms and non-positive weights for concave ones (``cp.sum``, ``w @ ·``,
+  ``cp.multiply(w, ·)``, scalar factors, negation);
+* ``sum_squares`` / ``quad_over_lin`` with a positive constant denominator (and ``square`` under a
+  sum) of a per-value affine argument — a per-value square — or of *any* affine argument A f + b:
+  a quadratic form w‖A f + b‖² (a smoothness penalty Σ (f_{v+1} − f_v)², …);
+* linear terms c·f and constants.
+
+Anything else (a norm, a max, an index into f inside an elementwise atom, a parameter without a value)
+makes the objective *not recognised*, with the reason — never an approximation.
+
+The per-value part gives h_v(f_v), h_v'(f_v), h_v''(f_v) in closed form (the chain rule through
+z_v = a_v f_v + b_v, and for the two-argument entropies the full 2×2 Hessian of φ(x, y) with both
+arguments affine in f_v); each quadratic form gives its exact gradient 2wAᵀ(Af + b) and Hessian 2wAᵀA,
+with A from cvxpy's own Jacobian of the affine argument (``Expression.grad``, constant for an affine
+expression). The papers are silent on user objectives; this is ldpopt's choice of the recognised
+class: the atoms whose derivatives are elementary and exact in floating point.
+
+``curvature(l, u)`` is a lower bound on h_v'' over [l_v, u_v] for the certificate's distance bound:
+Σ over terms of the smaller end-point value of that term's h'' (valid because each listed atom's
+second derivative is monotone or unimodal-concave along z, so its minimum over an interval is at an
+end point; a term whose both arguments depend on f contributes 0, a valid lower bound of a convex
+term's curvature).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cvxpy as cp
+import numpy as np
+from cvxpy.atoms.affine.add_expr import AddExpression
+from cvxpy.atoms.affine.binary_operators import DivExpression, MulExpression, multiply
+from cvxpy.atoms.affine.promote import Promote
+from cvxpy.atoms.affine.reshape import reshape
+from cvxpy.atoms.affine.sum import Sum
+from cvxpy.atoms.affine.unary_operators import NegExpression
+from cvxpy.atoms.elementwise.power import Power
+from scipy.special import expit, xlogy
+
+__all__ = ["NotRecognised", "Recognised", "recognise"]
+
+
+class NotRecognised(ValueError):
+    """The expression is outside the recognised class (the message says which node)."""
+
+
+def _show(e) -> str:
+    text = str(e)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _phi(kind, p, z, k):
+    """The k-th derivative (k = 0, 1, 2) of a one-argument atom at z."""
+    with np.errstate(all="ignore"):
+        if kind == "power":
+            if p == 2.0:
+                return z * z if k == 0 else (2.0 * z if k == 1 else np.full_like(z, 2.0))
+            return z**p if k == 0 else (p * z ** (p - 1.0) if k == 1 else p * (p - 1.0) * z ** (p - 2.0))
+        if kind == "huber":
+            if k == 0:
+                return np.where(np.abs(z) <= p, z * z, 2.0 * p * np.abs(z) - p * p)
+            return 2.0 * np.clip(z, -p, p) if k == 1 else np.where(np.abs(z) <= p, 2.0, 0.0)
+        if kind == "entr":
+            return -xlogy(z, z) if k == 0 else (-np.log(z) - 1.0 if k == 1 else -1.0 / z)
+        if kind == "log":
+            return np.log(z) if k == 0 else (1.0 / z if k == 1 else -1.0 / (z * z))
+        if kind == "exp":
+            return np.exp(z)
+        if kind == "logistic":
+            if k == 0:
+                return np.logaddexp(0.0, z)
+            s = expit(z)
+            return s if k == 1 else s * (1.0 - s)
+    raise AssertionError(kind)
+
+
+def _phi2(kind, x, y, k):
+    """kl_div(x, y) = x log(x/y) − x + y and rel_entr(x, y) = x log(x/y): k = 0 the value, 1 (φx, φy),
+    2 (φxx, φxy, φyy)."""
+    kl = kind == "kl_div"
+    with np.errstate(all="ignore"):
+        if k == 0:
+            val = xlogy(x, x) - xlogy(x, y)
+            return val - x + y if kl else val
+        if k == 1:
+            lr = np.log(x / y)
+            return (lr, 1.0 - x / y) if kl else (lr + 1.0, -x / y)
+        return 1.0 / x, -1.0 / y, x / (y * y)
+
+
+_ONE_ARG = {"huber": "huber", "entr": "entr", "log": "log", "exp": "exp", "logistic": "logistic"}
+_TWO_ARG = ("kl_div", "rel_entr")
+
+
+@dataclass
+class _Term:
+    kind: str
+    param: float
+    w: np.ndarray                 # weight per value
+    args: list                    # [(a, b)] or [(a1, b1), (a2, b2)]: z = a f + b per value
+
+
+@dataclass
+class Recognised:
+    """J(f) = Σ_v [Σ_terms w φ(a f_v + b) + c_v f_v] + const + Σ_k w_k ‖A_k f + b_k‖²."""
+
+    d: int
+    terms: list = field(default_factory=list)
+    linear: np.ndarray = None
+    const: float = 0.0
+    quads: list = field(default_factory=list)   # (w, A sparse (m, d), b (m,))
+
+    @property
+    def separable(self) -> bool:
+        return not self.quads
+
+    @property
+    def strictly_convex(self) -> bool:
+        """Every value has a term with h'' > 0 throughout its domain (not huber, whose h'' is 0 past
+        ±M, nor a linear term alone): what the structured solver's Newton on the multipliers needs."""
+        covered = np.zeros(self.d, bool)
+        for t in self.terms:
+            if t.kind != "huber":
+                covered |= (t.w != 0) & np.any([a != 0 for a, _ in t.args], axis=0)
+        return bool(covered.all())
+
+    @property
+    def quadratic(self) -> bool:
+        """True when J is a quadratic (its per-value terms are squares or linear)."""
+        return all(t.kind == "power" and t.param == 2.0 for t in self.terms)
+
+    def _sum(self, f, k):
+        """Σ over terms of w·(d/df)^k φ(z(f)) per value (the chain rule through z = a f + b; for the
+        two-argument atoms the 2×2 Hessian, skipping an argument that does not depend on f)."""
+        f = np.asarray(f, float)
+        out = (self.linear * f if k == 0 else np.broadcast_to(self.linear, f.shape).copy() if k == 1
+               else np.zeros_like(f))
+        for t in self.terms:
+            if len(t.args) == 1:
+                (a, b), = t.args
+                out = out + t.w * (a**k) * _phi(t.kind, t.param, a * f + b, k)
+                continue
+            (a1, b1), (a2, b2) = t.args
+            parts = _phi2(t.kind, a1 * f + b1, a2 * f + b2, k)
+            with np.errstate(invalid="ignore"):  # 0·inf where an argument does not depend on f
+                if k == 0:
+                    v = parts
+                elif k == 1:
+                    v = np.where(a1 != 0, a1 * parts[0], 0.0) + np.where(a2 != 0, a2 * parts[1], 0.0)
+                else:
+                    v = (np.where(a1 != 0, a1 * a1 * parts[0], 0.0) + np.where(a2 != 0, a2 * a2 * parts[2], 0.0)
+                         + np.where((a1 != 0) & (a2 != 0), 2.0 * a1 * a2 * parts[1], 0.0))
+            out = out + t.w * v
+        return out
+
+    def value(self, f):
+        """Per-value h_v(f_v) of the separable part (linear terms included; constants not)."""
+        return self._sum(f, 0)
+
+    def d1(self, f):
+        return self._sum(f, 1)
+
+    def d2(self, f):
+        return self._sum(f, 2)
+
+    def curvature(self, l, u):
+        """Lower bound on the separable part's h_v'' over [l_v, u_v] (module docstring)."""
+        out = np.zeros(np.broadcast_shapes(np.shape(l), np.shape(u)))
+        for t in self.terms:
+            if len(t.args) == 2 and np.any(t.args[0][0] != 0) and np.any(t.args[1][0] != 0):
+                continue
+            one = Recognised(self.d, [t], np.zeros(self.d))
+            with np.errstate(invalid="ignore"):
+                lo = np.fmin(one.d2(np.asarray(l, float)), one.d2(np.asarray(u, float)))
+            out = out + np.where(np.isfinite(lo), np.maximum(lo, 0.0), 0.0)
+        return out
+
+    def total(self, f) -> float:
+        f = np.asarray(f, float)
+        out = float(np.sum(self.value(f))) + self.const
+        for w, A, b in self.quads:
+            r = A @ f + b
+            out += w * float(r @ r)
+        return out
+
+    def gradient(self, f):
+        f = np.asarray(f, float)
+        g = self.d1(f)
+        for w, A, b in self.quads:
+            g = g + 2.0 * w * (A.T @ (A @ f + b))
+        return g
+
+    def hessian(self, f):
+        """Sparse ∇²J(f): diag(h'') + Σ 2w AᵀA."""
+        import scipy.sparse as sp
+
+        H = sp.diags(self.d2(f))
+        for w, A, _ in self.quads:
+            H = H + 2.0 * w * (A.T @ A)
+        return H.tocsr()
+
+    def restrict(self, idx) -> "Recognised":
+        """The separable part on the values ``idx`` (for the structured solver's screening)."""
+        cut = lambda a: a[idx] if np.ndim(a) else a  # noqa: E731
+        terms = [_Term(t.kind, t.param, cut(t.w), [(cut(a), cut(b)) for a, b in t.args]) for t in self.terms]
+        return Recognised(len(idx), terms, cut(self.linear), 0.0, [])
+
+
+def recognise(func, estimate) -> Recognised:
+    """Walk ``func(f, estimate)`` on a fresh length-d variable; raise :class:`NotRecognised` (with the
+    node) when it is outside the class of the module docstring."""
+    d = estimate.d
+    f = cp.Variable(d, name="f")
+    expr = func(f, estimate)
+    if not isinstance(expr, cp.Expression) or expr.size != 1:
+        raise NotRecognised("the callable does not return a scalar cvxpy expression")
+    out = Recognised(d, [], np.zeros(d))
+    _scalar(expr, 1.0, f, out)
+    return out
+
+
+def _const(e):
+    if isinstance(e, cp.Expression) and e.is_constant():
+        v = e.value
+        if v is None:
+            raise NotRecognised(f"a parameter without a value in {_show(e)}")
+        return np.asarray(v, float)
+    return None
+
+
+def _vec(v, d):
+    v = np.asarray(v, float)
+    if v.size == 1:
+        return np.full(d, float(v.reshape(())))
+    if v.shape != (d,):
+        raise NotRecognised(f"a constant of shape {v.shape} where a length-{d} one is needed")
+    return v
+
+
+def _affine(e, f, d):
+    """(a, b) with e = a f + b per value (length-d arrays), or None when e is affine but not per value."""
+    c = _const(e)
+    if c is not None:
+        return np.zeros(d), _vec(c, d)
+    if e is f:
+        return np.ones(d), np.zeros(d)
+    if isinstance(e, AddExpression):
+        parts = [_affine(x, f, d) for x in e.args]
+        if any(p is None for p in parts):
+            return None
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
+    if isinstance(e, NegExpression):
+        p = _affine(e.args[0], f, d)
+        return None if p is None else (-p[0], -p[1])
+    if isinstance(e, Promote):
+        return None  # a promoted non-constant scalar (e.g. Σf broadcast): not per value
+    if isinstance(e, (multiply, MulExpression, DivExpression)):
+        left, right = e.args
+        k = _const(right) if isinstance(e, DivExpression) else _const(left)
+        other = left if isinstance(e, DivExpression) else right
+        if k is None and not isinstance(e, DivExpression):
+            k, other = _const(right), left
+        if k is None or (type(e) is MulExpression and k.size != 1):
+            return None
+        k = _vec(1.0 / k if isinstance(e, DivExpression) else k, d)
+        p = _affine(other, f, d)
+        return None if p is None else (k * p[0], k * p[1])
+    return None
+
+
+def _scalar(e, w: float, f, out: Recognised) -> None:
+    """Add w·e (e scalar) to ``out``."""
+    d = out.d
+    c = _const(e)
+    if c is not None:
+        out.const += w * float(c.reshape(()))
+        return
+    if isinstance(e, AddExpression):
+        for x in e.args:
+            (_scalar if x.size == 1 else _vector)(x, w if x.size == 1 else np.full(d, w), f, out)
+        return
+    if isinstance(e, NegExpression):
+        return _scalar(e.args[0], -w, f, out)
+    if isinstance(e, reshape):
+        return _scalar(e.args[0], w, f, out)
+    if isinstance(e, Sum):
+        return _vector(e.args[0], np.full(d, w), f, out)
+    if isinstance(e, (multiply, MulExpression, DivExpression)):
+        left, right = e.args
+        if isinstance(e, DivExpression):
+            k = _const(right)
+            if k is None or k.size != 1:
+                raise NotRecognised(f"division by a non-constant in {_show(e)}")
+            return _scalar(left, w / float(k.reshape(())), f, out)
+        k, other = (_const(left), right) if _const(left) is not None else (_const(right), left)
+        if k is None:
+            raise NotRecognised(f"a product of two non-constant expressions: {_show(e)}")
+        if k.size == 1 and other.size == 1:
+            return _scalar(other, w * float(k.reshape(())), f, out)
+        return _vector(other, w * _vec(k, d), f, out)  # w · (k @ v) or Σ multiply(k, v) on a scalar
+    if type(e).__name__ == "quad_over_lin":
+        y = _const(e.args[1])
+        if y is None or float(y) <= 0:
+            raise NotRecognised(f"quad_over_lin with a non-constant or non-positive denominator: {_show(e)}")
+        return _square(e.args[0], w / float(y), f, out)
+    raise NotRecognised(f"a {type(e).__name__} atom: {_show(e)}")
+
+
+def _square(arg, w, f, out):
+    """w · Σ arg² (w ≥ 0): per-value squares when arg is affine per value, else a quadratic form."""
+    if w < 0:
+        raise NotRecognised("a sum of squares with a negative weight (not convex)")
+    d = out.d
+    if arg.size == d:
+        p = _affine(arg, f, d)
+        if p is not None:
+            out.terms.append(_Term("power", 2.0, np.full(d, w), [p]))
+            return
+    if not arg.is_affine():
+        raise NotRecognised(f"a sum of squares of a non-affine argument: {_show(arg)}")
+    saved = f.value
+    f.value = np.zeros(d)
+    try:
+        b = np.asarray(arg.value, float).ravel(order="F")
+        jac = arg.grad.get(f)
+    finally:
+        f.value = saved
+    import scipy.sparse as sp
+
+    A = sp.csr_array((d, 1)).T if jac is None else sp.csr_array(jac).T.tocsr()
+    out.quads.append((w, A, b))
+
+
+def _vector(e, W, f, out):
+    """Add Σ_v W_v e_v (e a length-d expression) to ``out``."""
+    d = out.d
+    if e.size != d:
+        raise NotRecognised(f"an expression of size {e.size} summed where length-{d} per-value terms are needed: {_show(e)}")
+    p = _affine(e, f, d)
+    if p is not None:
+        out.linear = out.linear + W * p[0]
+        out.const += float(W @ p[1])
+        return
+    if isinstance(e, AddExpression):
+        for x in e.args:
+            _vector(x, W, f, out)
+        return
+    if isinstance(e, NegExpression):
+        return _vector(e.args[0], -W, f, out)
+    if isinstance(e, (multiply, DivExpression)):
+        left, right = e.args
+        if isinstance(e, DivExpression):
+            k = _const(right)
+            if k is None:
+                raise NotRecognised(f"division by a non-constant in {_show(e)}")
+            return _vector(left, W / _vec(k, d), f, out)
+        k, other = (_const(left), right) if _const(left) is not None else (_const(right), left)
+        if k is None:
+            raise NotRecognised(f"a product of two non-constant expressions: {_show(e)}")
+        return _vector(other, W * _vec(k, d), f, out)
+    name = type(e).__name__
+    if isinstance(e, Power):
+        kind, param = "power", float(np.asarray(e.p.value if hasattr(e.p, "value") else e.p))
+    elif name in _ONE_ARG:
+        kind, param = name, float(e.M.value) if name == "huber" else 0.0
+    elif name in _TWO_ARG:
+        kind, param = name, 0.0
+    else:
+        raise NotRecognised(f"a {name} atom: {_show(e)}")
+    if not ((e.is_convex() and np.all(W >= 0)) or (e.is_concave() and np.all(W <= 0))):
+        raise NotRecognised(f"{name} with weights of the wrong sign (not convex): {_show(e)}")
+    args = [_affine(a, f, d) for a in e.args[:2 if name in _TWO_ARG else 1]]
+    if any(a is None for a in args):
+        raise NotRecognised(f"{name} of an argument that is not affine per value: {_show(e)}")
+    out.terms.append(_Term(kind, param, np.asarray(W, float), args))

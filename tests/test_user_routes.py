@@ -1,0 +1,173 @@
+"""A user's own cvxpy objective: recognised per-value derivatives against finite differences, the route
+chosen from what it is, the solved point against a tight cvxpy referee, and solve(time_limit=,
+progress=) with an honest status."""
+
+from __future__ import annotations
+
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from _cli import ldpopt as run_cli
+from _count_estimates import oue_counts
+from ldpopt.problems import Problem
+from ldpopt.problems import progress as progress_module
+from ldpopt.problems.constraints import Simplex, SubsetSum
+from ldpopt.problems.objectives import UserObjective
+from ldpopt.problems.order import Monotone
+from ldpopt.problems.recognise import NotRecognised, recognise
+from ldpopt.problems.user_forms import RecognisedSeparable, SmoothUserObjective
+
+D = 120
+EST = oue_counts(D, 20_000, seed=3)
+PRIOR = np.full(D, 1.0 / D)
+W = np.linspace(0.5, 2.0, D)
+
+SEPARABLE = {
+    "kl": lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.sum(cp.kl_div(f, PRIOR)),
+    "entropy": lambda f, e: cp.sum_squares(f - e.f_tilde) - 1e-3 * cp.sum(cp.entr(f)),
+    "rel_entr_both": lambda f, e: cp.sum(cp.rel_entr(PRIOR, f + 0.01)) + W @ cp.rel_entr(2 * f + 0.1, PRIOR),
+    "powers": lambda f, e: 1.5 * cp.sum(cp.power(f + 1, 3)) - cp.sum(cp.power(f + 0.2, 0.5)) + cp.sum(cp.inv_pos(f + 1)),
+    "exp_log_logistic": lambda f, e: W @ cp.exp(f) - cp.sum(cp.log(2 * f + 0.1)) + cp.sum(cp.logistic(3 * f - 1)) + 2 * cp.sum(f),
+    "weighted_squares": lambda f, e: cp.sum(cp.multiply(W, cp.square(f - e.f_tilde))) + cp.quad_over_lin(f - PRIOR, 4.0) / 2,
+    "huber": lambda f, e: cp.sum(cp.huber((f - e.f_tilde) / 0.01, 1.0)),
+}
+SMOOTH = {
+    "smoothness": lambda f, e: cp.sum_squares(f - e.f_tilde) + 0.5 * cp.sum_squares(f[1:] - f[:-1]),
+    "kl_plus_smoothness": lambda f, e: cp.sum(cp.kl_div(f, PRIOR)) + cp.sum_squares(f[1:] - 2 * f[:-1] + 0.01),
+}
+
+
+def _fd_check(form, f0, h=1e-7):
+    """Central differences of the total value (→ gradient) and of the gradient (→ Hessian)."""
+    eye = np.eye(f0.shape[0])
+    g_num = np.array([(form.total(f0 + h * e) - form.total(f0 - h * e)) / (2 * h) for e in eye])
+    h_num = np.array([(form.gradient(f0 + h * e) - form.gradient(f0 - h * e)) / (2 * h) for e in eye])
+    return g_num, h_num
+
+
+@pytest.mark.parametrize("name", sorted(SEPARABLE) + sorted(SMOOTH))
+def test_recognised_value_and_derivatives_match_cvxpy_and_finite_differences(name):
+    func = {**SEPARABLE, **SMOOTH}[name]
+    form = recognise(func, EST)
+    assert form.separable == (name in SEPARABLE)
+    rng = np.random.default_rng(0)
+    f0 = rng.dirichlet(np.ones(D)) * 0.5 + 0.5 / D  # inside every atom's domain, away from huber's kinks
+    x = cp.Variable(D)
+    x.value = f0
+    assert form.total(f0) == pytest.approx(float(func(x, EST).value), rel=1e-12, abs=1e-12)
+    g_num, h_num = _fd_check(form, f0)
+    g, H = form.gradient(f0), form.hessian(f0).toarray()
+    assert np.max(np.abs(g - g_num)) <= 1e-6 * max(1.0, np.max(np.abs(g)))
+    assert np.max(np.abs(H - h_num)) <= 1e-4 * max(1.0, np.max(np.abs(H)))
+    if form.separable:  # per-value d2 is the Hessian's diagonal; the curvature bound is below it
+        assert np.allclose(np.diag(H), form.d2(f0)) and np.count_nonzero(H - np.diag(np.diag(H))) == 0
+        assert np.all(form.curvature(f0, f0 + 1e-3) <= np.minimum(form.d2(f0), form.d2(f0 + 1e-3)) + 1e-12)
+
+
+@pytest.mark.parametrize("func, why", [
+    (lambda f, e: cp.norm1(f - e.f_tilde), "norm1"),
+    (lambda f, e: cp.max(f), "max"),
+    (lambda f, e: cp.sum(cp.abs(f - e.f_tilde)), "abs"),
+    (lambda f, e: cp.sum(cp.exp(f[:-1])), "size"),
+    (lambda f, e: cp.sum(cp.kl_div(f[::-1], PRIOR)), "not affine per value"),
+    (lambda f, e: cp.sum_squares(f) * cp.sum(f), "product"),
+])
+def test_outside_the_class_is_not_recognised_and_stays_on_the_cvxpy_chain(func, why):
+    with pytest.raises(NotRecognised, match=why):
+        recognise(func, EST)
+    pr = Problem(EST, func) if why not in ("product",) else None
+    if pr is not None:
+        assert type(pr.objective) is UserObjective and pr.objective_route.startswith("cvxpy chain")
+
+
+def _referee(est, func, cons):
+    """Clarabel at tight tolerances on the user's own expression (no ldpopt route)."""
+    f = cp.Variable(est.d)
+    built = []
+    for c in cons:
+        built += [con for _, con in c.build(f, est)]
+    with warnings.catch_warnings():  # Clarabel's "may be inaccurate" at 1e-10 on exponential cones
+        warnings.simplefilter("ignore")
+        cp.Problem(cp.Minimize(func(f, est)), built).solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10,
+                                                          tol_feas=1e-10, max_iter=500)
+    return np.asarray(f.value)
+
+
+CONSTRAINTS = {
+    "simplex": lambda: [Simplex()],
+    "subset": lambda: [Simplex(), SubsetSum(np.arange(0, D, 3), 0.3)],
+    "monotone": lambda: [Simplex(), Monotone(order=np.argsort(-EST.f_tilde)[:20])],
+}
+
+
+@pytest.mark.parametrize("cons", sorted(CONSTRAINTS))
+@pytest.mark.parametrize("name, kind, solver", [
+    ("kl", RecognisedSeparable, "LDPOPT-STRUCTURED"),
+    ("entropy", RecognisedSeparable, "LDPOPT-STRUCTURED"),
+    ("huber", SmoothUserObjective, "PIQP"),
+    ("smoothness", SmoothUserObjective, "PIQP"),
+])
+def test_route_and_solved_point_against_a_tight_referee(name, kind, solver, cons):
+    func = {**SEPARABLE, **SMOOTH}[name]
+    pr = Problem(EST, func, CONSTRAINTS[cons]())
+    assert type(pr.objective) is kind
+    sol = pr.solve()
+    assert sol.status == "optimal" and sol.solver == solver
+    assert sol.checks.certified and sol.checks.stationarity is not None and sol.checks.gap is not None
+    ref = _referee(EST, func, CONSTRAINTS[cons]())
+    if name == "huber":  # linear past ±M: the minimiser need not be unique, the minimum is
+        assert pr.objective.value(sol.f, EST) <= pr.objective.value(ref, EST) * (1 + 1e-9) + 1e-12
+    else:
+        assert np.max(np.abs(sol.f - ref)) <= 1e-7
+    # the value J(f) ldpopt reports against the referee's point (its ~1e-12 negatives clipped into the domain)
+    assert sol.optimal_value == pytest.approx(pr.objective.value(np.maximum(ref, 0.0), EST), rel=1e-8, abs=1e-12)
+
+
+def test_structured_route_is_certified_with_a_distance_bound():
+    sol = Problem(EST, SEPARABLE["kl"]).solve()
+    assert sol.checks.certificate is not None and 0 < sol.checks.error_bound <= 1e-10
+
+
+def test_time_limit_is_honest():
+    func = lambda f, e: cp.norm1(f - e.f_tilde) + cp.sum(cp.exp(f))  # noqa: E731  (not recognised: conic)
+    with pytest.warns(Warning):
+        sol = Problem(EST, func).solve(time_limit=1e-9)
+    assert sol.status == "time_limit" and not sol.success and "time limit" in sol.message
+    assert all(a["status"] == "time_limit" for a in sol.attempts)
+    ok = Problem(EST, SEPARABLE["kl"]).solve(time_limit=60)  # ample: the checked optimum, status optimal
+    assert ok.status == "optimal" and ok.checks.passed
+
+
+def test_time_limit_and_progress_arguments_are_checked():
+    pr = Problem(EST, SEPARABLE["kl"])
+    with pytest.raises(ValueError, match="time_limit"):
+        pr.solve(time_limit=0)
+    with pytest.raises(TypeError, match="progress"):
+        pr.solve(progress="yes")
+
+
+def test_progress_lines_only_past_the_threshold(monkeypatch, capsys):
+    pr = Problem(EST, SMOOTH["smoothness"], CONSTRAINTS["subset"]())
+    pr.solve()
+    assert "ldpopt:" not in capsys.readouterr().err  # a short solve is silent
+    monkeypatch.setattr(progress_module, "PROGRESS_AFTER", 0.0)
+    pr.solve()
+    err = capsys.readouterr().err
+    assert "ldpopt: PIQP" in err and "status optimal" in err and "violation" in err
+    pr.solve(progress=False)
+    assert "ldpopt:" not in capsys.readouterr().err
+
+
+def test_cli_time_limit(tmp_path):
+    counts = tmp_path / "c.csv"
+    counts.write_text("value,count\n" + "".join(f"v{i},{c}\n" for i, c in enumerate([340, 300, 285, 275, 265])))
+    prob = tmp_path / "p.toml"
+    prob.write_text('objective = "l1"\n')
+    args = ("solve", "--counts", counts, "--oracle", "oue", "--epsilon", "1", "--n", 1000, "--problem", prob, "--json")
+    bad = run_cli(*args, "--time-limit", "0")
+    assert bad.returncode == 2 and "--time-limit" in bad.stderr
+    out = run_cli(*args, "--time-limit", "1e-9")
+    assert out.returncode == 1 and "time_limit" in out.stdout + out.stderr
