@@ -41,10 +41,14 @@ their bounds or within rounding of a bound's switch, s_v the size of the terms h
 (:meth:`~ldpopt.problems.structured.separable.Separable.d1_scale`); for √(2·gap/μ) the same bound at
 gap = 4× its floor. (This was ``ldpopt.verify``'s own certificate, merged here.)
 
-Where the multipliers are not given they are recovered from f (:func:`recover_multipliers`): the
-least-squares fit of stationarity h_v'(f_v) + t_v = 0 on the values strictly inside their bounds —
-for Norm-Sub that is λ = 2τ, τ the common shift, for MLE-Apx λ = −h'(f_v) on the support (the x of
-Eq. 14), for PowerNS the projection's shift. So any closed form can be certified with no solver.
+Where the multipliers are not given they are recovered from f
+(:func:`.certificate_multipliers.recover_multipliers`, derived there from the KKT conditions): the
+least-squares fit of stationarity h_v'(f_v) + t_v = 0 on the values inside their explicit bounds (a
+value at the bound f_v ≤ total implied by the simplex is inside: that bound has no multiplier) — for
+Norm-Sub that is λ = 2τ, τ the common shift, for MLE-Apx λ = −h'(f_v) on the support (the x of
+Eq. 14), for PowerNS the projection's shift — and where every value sits at a bound, the interval of
+λ the bound conditions allow, or a small LP on the active set. So any closed form can be certified
+with no solver.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .certificate_blocks import argmin_rounding, block_argmin_bound, blocks_for
+from .certificate_multipliers import recover_multipliers
 from .objectives import Objective, make_objective
 from .structured.separable import Separable, separable_for
 from .structured.structure import (Structure, bound_multipliers, compile_constraints, duals_dict,
@@ -62,7 +67,6 @@ from .structured.structure import (Structure, bound_multipliers, compile_constra
 __all__ = ["Certificate", "argmin_bound", "certificate", "certify", "recover_multipliers"]
 
 _EPS = np.finfo(float).eps
-_MAX_DENSE_ROWS = 4096  # recover_multipliers' normal equations are (k+1)² dense
 
 
 @dataclass
@@ -110,58 +114,6 @@ def _rows_residual(st: Structure, f):
     if not st.m:
         return np.zeros(0)
     return st.A @ f - st.b
-
-
-def recover_multipliers(sep: Separable, st: Structure, f, active_tol: float = 0.0):
-    """(λ, y) fitting stationarity on the values with l_v + active_tol < f_v < u_v − active_tol, by
-    least squares over the multipliers of Σ and of the active rows (equalities; ≤-rows with
-    |A f − b| ≤ 1e-12·total). Inactive ≤-rows get y = 0, and y is clipped to ≥ 0 on ≤-rows."""
-    f = np.asarray(f, float)
-    if st.tree is not None:  # one tree of sums: tree-structured normal equations, λ ≡ 0
-        from .structured.tree import recover_tree
-        return 0.0, recover_tree(sep, st, f)
-    # h' only where it is used (the values strictly inside their bounds; at d = 10⁷ a few percent),
-    # through the separable restricted to them: the same elementwise numbers as the full h'(f)
-    cand = np.flatnonzero((f > st.l + active_tol) & (f < st.u - active_tol))
-    sub = sep.restrict(cand) if hasattr(sep, "restrict") and cand.size else None
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gc = np.broadcast_to(sub.d1(f[cand]), cand.shape) if sub is not None else sep.d1(f)[cand]
-    inner = np.zeros(f.shape, dtype=bool)
-    inner[cand[np.isfinite(gc)]] = True
-    y = np.zeros(st.m)
-    if not inner.any():
-        # a vertex: any λ between the bound conditions works; take the interval's middle point
-        with np.errstate(divide="ignore", invalid="ignore"):
-            g = sep.d1(f)
-        return float(-np.median(g[np.isfinite(g)])), y
-    gi = gc[np.isfinite(gc)]  # h' on the inner values, in index order
-    if st.chain is not None and st.m == st.chain.rows.stop - st.chain.rows.start:
-        # a Monotone chain alone: the order multipliers telescope inside each block of equal values,
-        # so λ is the same mean as without rows and y follows from the blocks (structured.chain;
-        # the normal equations below would be (d−1)² dense)
-        from .structured.chain import chain_multipliers
-        lam = float(-np.mean(gi))
-        return lam, chain_multipliers(sep, st, f, lam)
-    res = _rows_residual(st, f)
-    act = ~st.ineq | (np.abs(res) <= 1e-12 * max(st.total, 1.0))
-    rows = st.A[np.flatnonzero(act)][:, np.flatnonzero(inner)] if st.m else None
-    if rows is None or rows.shape[0] == 0:
-        return float(-np.mean(gi)), y
-    # M_I = [1; A_act,I]; normal equations (M_I M_Iᵀ) z = −M_I g_I
-    k = rows.shape[0]
-    if k > _MAX_DENSE_ROWS:  # e.g. a Monotone chain with other rows at large d: (k+1)² dense
-        raise ValueError(f"cannot recover {k} row multipliers from f (over {_MAX_DENSE_ROWS}): pass the "
-                         "solver's multipliers")
-    G = np.empty((k + 1, k + 1))
-    G[0, 0] = gi.shape[0]
-    rs = np.asarray(rows.sum(axis=1)).ravel()
-    G[0, 1:] = G[1:, 0] = rs
-    G[1:, 1:] = (rows @ rows.T).toarray()
-    rhs = -np.concatenate([[gi.sum()], rows @ gi])
-    z = np.linalg.lstsq(G, rhs, rcond=None)[0]  # (a tree, the only Σ-free structure, returned above)
-    y[np.flatnonzero(act)] = z[1:]
-    y[st.ineq] = np.maximum(y[st.ineq], 0.0)
-    return float(z[0]), y
 
 
 def argmin_bound(sep: Separable, st: Structure, f, lam: float, newton: int = 5, rest=None):

@@ -6,7 +6,12 @@ For a point f and the multipliers y of the documented Lagrangian L(f, y) = J(f) 
 * **primal feasibility** — per constraint, its max violation max(g_k(f), 0) (|g_k(f)| for
   equalities), evaluated by the constraint's own numpy ``residuals`` (built-ins) or by cvxpy's
   expression evaluation at f (user callables); tolerance ``violation_tol`` = 1e-6/d, a millionth
-  of the mean frequency 1/d, so a violation at the frequency scale can never pass;
+  of the mean frequency 1/d, so a violation at the frequency scale can never pass; and, over the
+  built-in constraints together, the *aggregate* (ℓ1) violation — total negative mass for f ≥ 0,
+  |Σ f − total| for sums, Σ|f_v − a_v| for Fixed — against the same tolerance
+  (:func:`.constraint_terms.aggregate_violation`): the norm the constraints' totals live in, so an
+  infeasibility spread thinly over many values (each below the per-value tolerance) cannot pass, and
+  a set that is infeasible by more than the tolerance can never be reported optimal;
 * **stationarity** — ‖∇J(f) + Σ_k ∇g_k(f)ᵀ y_k‖∞ / max(‖∇J(f)‖∞, ‖∇J(f + 1/d) − ∇J(f)‖∞), the
   KKT residual relative to the gradient and to how far it moves when f moves by 1/d (built-in smooth objectives only: they have a numpy gradient); the
   constraint Jacobians come from cvxpy's ``grad`` of the affine constraint expressions; tolerance
@@ -42,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .constraint_terms import _gap_terms, _jacobian_t_y, constraint_violations  # noqa: F401 (re-exported)
+from .constraint_terms import _gap_terms, _jacobian_t_y, aggregate_violation, constraint_violations  # noqa: F401
 from .objectives import UserObjective
 
 __all__ = ["Checks", "check_solution", "STATIONARITY_TOL", "GAP_TOL", "accuracy_tol", "violation_tol"]
@@ -81,6 +86,7 @@ class Checks:
 
     max_violation: float = np.nan
     violations: dict = field(default_factory=dict)
+    aggregate_violation: float | None = None  # ℓ1 over the built-in constraints (module docstring)
     stationarity: float | None = None
     dual_infeasibility: float | None = None
     gap: float | None = None
@@ -248,7 +254,7 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
     same computation (:func:`_certificate`)."""
     d = problem.estimate.d
     tol_v = violation_tol(d)
-    ch = Checks(tolerance={"violation": tol_v, "stationarity": STATIONARITY_TOL, "gap": GAP_TOL,
+    ch = Checks(tolerance={"violation": tol_v, "aggregate_violation": tol_v, "stationarity": STATIONARITY_TOL, "gap": GAP_TOL,
                            "error_bound": accuracy_tol(d)})
     if f is None or not np.all(np.isfinite(f)):
         ch.failed.append("no finite point returned")
@@ -259,6 +265,10 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
     for name, v in ch.violations.items():
         if not v <= tol_v:
             ch.failed.append(f"constraint residual {v:.1e} > {tol_v:.1e} ({name})")
+    ch.aggregate_violation = aggregate_violation(problem, f)
+    if ch.aggregate_violation is not None and not ch.aggregate_violation <= tol_v:
+        ch.failed.append(f"aggregate constraint residual {ch.aggregate_violation:.1e} > {tol_v:.1e} (l1 over the "
+                         "built-in constraints: negative mass, |sum - total|, ...)")
     obj = problem.objective
     grad = None
     if not duals or any(v is None for v in duals.values()):
