@@ -12,6 +12,8 @@ by Σ f = total and f ≥ 0 (f_v ≤ total; ``Structure.implied_upper``) is not 
 multiplier, so a value sitting at it (a simplex vertex, the last free value of ``Fixed`` at d = 2)
 is an *inner* value, r_v = 0.
 
+* A value within 4ε·total of a bound counts as at it (a point left 2⁻⁵⁴ above 0 by rounding would
+  otherwise pin the fit to a stationarity it need not satisfy).
 * Values with r_v = 0 determine (λ, y) by least squares (exact at an optimum): λ = −mean h'
   over them when there are no active rows.
 * No inner value (every value at an explicit bound) and no rows: the conditions are an interval
@@ -34,6 +36,7 @@ import numpy as np
 
 __all__ = ["recover_multipliers"]
 
+_EPS = np.finfo(float).eps
 _MAX_DENSE_ROWS = 4096    # the normal equations are (k+1)² dense
 _MAX_LP_VALUES = 200_000  # the active-set LP has one inequality (two for inner values) per value
 
@@ -112,7 +115,9 @@ def recover_multipliers(sep, st, f, active_tol: float = 0.0):
     if st.tree is not None:  # one tree of sums: tree-structured normal equations, λ ≡ 0
         from .structured.tree import recover_tree
         return 0.0, recover_tree(sep, st, f)
-    inner_m, lo, up = _sides(st, f, active_tol)
+    # a value within rounding of a bound (≤ 4ε·total, e.g. 2⁻⁵⁴ left by a bisection) counts as at it:
+    # taken as inner it would pin the fit to a stationarity it need not satisfy
+    inner_m, lo, up = _sides(st, f, max(active_tol, 4 * _EPS * max(abs(st.total), 1.0)))
     # h' only where it is used (the inner values; at d = 10⁷ a few percent), through the separable
     # restricted to them: the same elementwise numbers as the full h'(f)
     cand = np.flatnonzero(inner_m)

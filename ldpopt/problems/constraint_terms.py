@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import cvxpy as cp
 import numpy as np
 
-__all__ = ["aggregate_violation", "constraint_violations"]
+__all__ = ["aggregate_violation", "constraint_violations", "set_feasibility"]
 
 
 def _violation(con: cp.Constraint, value: np.ndarray) -> float:
@@ -90,6 +90,68 @@ def aggregate_violation(problem, f: np.ndarray) -> float | None:
                 con = problem._named[name]
                 total += _l1(con.expr.value, isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)))
     return total if seen else None
+
+
+def set_feasibility(problem) -> tuple[bool | None, str]:
+    """Whether the built-in constraints admit a point at all, decided from their data alone:
+    (True, ""), (False, why) or (None, why not decided). Cached on the problem.
+
+    Decided where the compiled structure (:func:`.structured.structure.compile_constraints`) is a
+    product of blocks — per-value bounds, Σ f = total and pairwise disjoint equality ±1 subset sums
+    (:func:`.certificate_blocks.block_rows`): the set is non-empty iff every block's mass lies in
+    [Σ l, Σ u] over its values (u without the implied f_v ≤ total), the pool's mass being total −
+    Σ_k b_k. Sums in float64 with a slack of 8ε·(Σ|l| + Σ|u| + |mass|) per block (sums of floats are
+    exact to that), so "False" is exact and "True" means non-empty or within that rounding.
+    ``compile_constraints`` rejecting the data (a value fixed outside its bounds, Σ f = total
+    outside [Σ l, Σ u]) is False with its message. Anything else (user constraints, inequality or
+    overlapping rows, a Monotone chain, a tree) is not decided here: None."""
+    cached = getattr(problem, "_set_feasibility", None)
+    if cached is not None:
+        return cached
+    from .certificate_blocks import block_rows
+    from .constraints import UserConstraint
+    from .structured.separable import NotApplicable
+    from .structured.structure import compile_constraints
+
+    out = (None, "")
+    if not any(isinstance(o, UserConstraint) for o, _ in problem._owners.values()):
+        try:
+            st = compile_constraints(problem.constraints, problem.estimate.d)
+        except NotApplicable as exc:
+            out = (None, str(exc))
+        except ValueError as exc:
+            out = (False, str(exc))
+        else:
+            out = _blocks_feasible(st, block_rows(st) if st.m else None)
+    try:
+        problem._set_feasibility = out
+    except AttributeError:
+        pass
+    return out
+
+
+def _blocks_feasible(st, blocks) -> tuple[bool | None, str]:
+    if st.m and (blocks is None or st.tree is not None or st.chain is not None):
+        return None, "rows other than disjoint equality subset sums"
+    if st.sum_free:
+        return None, "no sum constraint"
+    d = st.d
+    gid, value = (np.zeros(d, np.intp), np.zeros(0)) if not st.m else (blocks[0], blocks[2])
+    G = st.m + 1
+    mass = np.append(value, st.total - float(np.sum(value)))
+    u = st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)
+    lo = np.bincount(gid, weights=st.l, minlength=G)
+    with np.errstate(invalid="ignore"):
+        hi = np.bincount(gid, weights=u, minlength=G)
+        slack = 8 * np.finfo(float).eps * (np.bincount(gid, weights=np.abs(st.l), minlength=G)
+                                           + np.where(np.isfinite(hi), np.abs(hi), 0.0) + np.abs(mass))
+    bad = np.flatnonzero((mass < lo - slack) | (mass > hi + slack))
+    if bad.size:
+        k = int(bad[0])
+        what = "the values in no subset sum" if k == st.m else f"subset-sum row {k}"
+        return False, (f"{what} must carry mass {mass[k]!r}, outside [sum of lower bounds, sum of upper bounds] = "
+                       f"[{lo[k]!r}, {hi[k]!r}]")
+    return True, ""
 
 
 def _l1(g, equality: bool) -> float:
