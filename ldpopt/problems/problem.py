@@ -23,7 +23,8 @@ from .errors import SolverWarning, error_for_status
 from .objectives import Objective, make_objective
 from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, sqp_applies, uses_sqp
 from .scaling import default_scale
-from .solution import _MESSAGES, Solution, _attempt, _rank
+from .solution import _MESSAGES, Solution, _attempt
+from .solution_rank import best_checked
 from .sqp import solve_sqp
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
@@ -214,7 +215,10 @@ class Problem:
         ``"optimal"``. When none passes: ``"inaccurate"`` (a solver said optimal, ldpopt's check
         failed: the message names the check), or the last solver's own status. A problem with a
         known feasible point (:func:`.policy.feasible_point`) is never reported ``"infeasible"``:
-        that is ``"solver_error"``. Every attempt is in ``Solution.attempts``.
+        that is ``"solver_error"``. Every attempt is in ``Solution.attempts``. When no route passes,
+        the best *checked* point of all routes is returned (the structured solver's included:
+        :func:`.solution_rank.best_checked`), not the last one tried; a route's own acceptance
+        threshold never overrides ldpopt's check (a point the check passes is ``"optimal"``).
 
         ``solver_options`` override :data:`DEFAULT_SOLVER_OPTIONS` for every solver tried and go to
         the solver as is (``max_iter``, ``eps_abs``, ``tol_gap_rel``, ...); a keyword named after a
@@ -226,6 +230,7 @@ class Problem:
         """
         start = time.perf_counter()
         first: list[dict] = []  # the structured solver's attempt, when it ran and did not pass
+        kept = None
         named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED
         if solver is None or named_structured:
             sol, why = self._solve_structured()
@@ -239,9 +244,11 @@ class Problem:
                 sol.attempts = [_attempt(sol)]
                 return self._finish(sol, strict)
             first = [_attempt(sol)] if sol is not None else []  # not applicable: nothing was tried
+            kept = sol  # its checked point competes with the later routes' (best_checked)
         if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
-            sol = solve_sqp(self, verbose, solver_options)
-            sol.attempts = first + list(sol.attempts or [])
+            sq = solve_sqp(self, verbose, solver_options)
+            sol = best_checked([sq, kept])
+            sol.attempts = first + list(sq.attempts or [])
             if first:
                 sol.message += f" | {STRUCTURED} first: {first[0]['status']} ({first[0]['checks']})"
             if solver is None:
@@ -273,8 +280,9 @@ class Problem:
             if sol.success:
                 best = sol
                 break
-            if best is None or _rank(sol) < _rank(best):
-                best = sol
+            best = best_checked([best, sol])
+        if best is None or not best.success:  # every route failed: the best checked point of all of them
+            best = best_checked([best, kept])
         if best is None:  # nothing installed
             best = Solution(np.full(self.estimate.d, np.nan), "solver_not_installed", False, np.nan,
                             solver=chain[0], objective=self.objective.name,
@@ -308,8 +316,11 @@ class Problem:
         except ValueError as exc:  # infeasible bound/sum data: the cvxpy chain reports it as a status
             return None, f"{STRUCTURED} rejected the constraints: {exc}"
         checks = check_solution(self, r.f, r.duals, certificate=r.certificate)
-        ok = r.status == "optimal" and checks.passed
-        if ok:
+        ok = checks.passed  # the solver's own (stricter, relative-KKT) threshold never overrides this check
+        if ok and r.status != "optimal":
+            message = (f"{STRUCTURED}'s own threshold was not met ({r.message}), but ldpopt's check passed: "
+                       f"{checks.summary()}")
+        elif ok:
             message = f"{r.message}; ldpopt's check: {checks.summary()}"
         elif r.status != "optimal":
             message = f"{STRUCTURED}: {r.message}"
