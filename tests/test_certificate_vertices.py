@@ -101,3 +101,31 @@ def test_a_bound_above_its_tolerance_fails_even_when_the_rounding_level_is_coars
     bad = check_equivalence(est, wrong, "cls", closed_tol=coarse)
     assert ok.verdict == "not refereed"  # within a tolerance coarser than the resolution: undecided
     assert bad.verdict == "fails" and bad.value > bad.tolerance
+
+
+def test_multinomial_with_a_zero_count_group_says_its_optimum_is_not_unique():
+    """GRR counts (5, 3, 2, 0, 0, 0) with Σ_{3,4,5} f = 0.3: J is flat on the group, so every split of
+    its 0.3 is optimal. ldpopt says so and bounds the other values against the exact reference."""
+    from _exact_reference import solve_blocks
+
+    from ldpopt.problems import Problem
+    from ldpopt.problems.constraints import SubsetSum
+
+    d, eps = 6, 1.0
+    e = np.exp(eps)
+    p, q = e / (e + d - 1), 1 / (e + d - 1)
+    c = np.array([5, 3, 2, 0, 0, 0])
+    est = Estimate.from_counts(c, 10, eps, p, q, oracle="grr")
+    sol = Problem(est, "multinomial", [Simplex(), SubsetSum([3, 4, 5], 0.3)]).solve()
+    assert sol.status == "optimal" and "no unique optimum" in sol.message
+    assert "flat in 3 value(s)" in sol.checks.not_unique
+    P = {"p": np.array([[p]]), "q": np.array([[q]]), "n": np.array([[10.0]]), "c": c[None, :3].astype(float)}
+    x, err = solve_blocks("multinomial", P, np.zeros((1, 3)), np.full((1, 3), np.inf), np.zeros((1, 3), int),
+                          np.array([[0.7]]))
+    assert np.max(np.abs(sol.f[:3] - x[0])) <= sol.checks.error_bound + err[0]
+    assert abs(sol.f[3:].sum() - 0.3) < 1e-12
+    # another split of the group's mass has the same objective: the optimum is indeed not unique
+    other = sol.f.copy()
+    other[3:] = [0.3, 0.0, 0.0]
+    obj = Problem(est, "multinomial").objective
+    assert obj.value(other, est) == pytest.approx(obj.value(sol.f, est), abs=1e-14)

@@ -22,6 +22,11 @@ plus the rounding of the linear term: the gap is summed per value as
 Σ_v [h_v(f_v) − h_v(fz_v) + t_v(f_v − fz_v)] − λ(Σf − total) − y·(A f − b), fz the per-value argmin at
 (λ, y), so values where f and fz agree add exactly 0 (the likelihoods' large constant parts cancel).
 
+Where J is flat in some values (μ_v = 0: a multinomial value with no reports) the optimum need not
+be unique: ``flat_values`` counts them and ``distance_nonflat`` = max over the others of √(2·gap/μ_v)
+bounds |f_v − f*_v| there for *every* minimiser f* (the inequality above holds at each of them), so a
+feasible f with a gap at rounding level is *an* optimum, all optima agreeing with it on those values.
+
 A second, linear bound when there are no rows (Σ f = total and per-value bounds only — Norm-Sub,
 MLE-Apx, EM, PowerNS): x(λ) = argmin over the box of Σ_v h_v + λ·Σf is the exact optimum of the
 same problem with total mass m(λ) = Σ x(λ), and every x_v(λ) is non-increasing in λ, so moving the
@@ -92,6 +97,8 @@ class Certificate:
     distance_argmin: float = np.nan   # linear bound (no rows only; see module docstring)
     distance_rounding: float = np.nan  # float64 rounding level of distance_linf
     multiplier_refined: float = np.nan  # λ at which the argmin bound was taken
+    flat_values: int = 0               # values where J is flat (μ_v = 0, e.g. a multinomial value with no reports)
+    distance_nonflat: float = np.nan   # max over the other values of √(2·gap/μ_v) (+ its rounding level): ≥ |f_v − f*_v| for every optimum f*
 
     @property
     def feasible(self) -> bool:
@@ -254,6 +261,13 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     if rest is not None:
         mu = np.append(mu, rest.mu_min)
     gb = max(gap, floor)
+    flat = mu == 0
+    n_flat = int(np.count_nonzero(flat))
+    dnf = np.nan
+    if n_flat and not viol > feas_tol:  # J(f) − J* ≥ Σ_{μ_v > 0} μ_v (f_v − f*_v)²/2 for any minimiser f*
+        # plus the bound's rounding level on those values (the same bound at gap = 4× its floor)
+        dnf = float(np.max(np.sqrt(2.0 * gb / mu[~flat]), initial=0.0)
+                    + np.max(np.sqrt(8.0 * floor / mu[~flat]), initial=0.0))
     note = "bound from strong convexity: Σ μ_v (f_v − f*_v)²/2 ≤ gap, μ_v = min h_v'' on [l_v, u_v]"
     if viol > feas_tol:
         dl = dl2 = np.nan
@@ -290,7 +304,8 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     return Certificate(viol, {"bounds": vb, "sum": vs, "rows": vr}, dual_viol, comp, stat, J, g_val, gap, floor,
                        gap / max(rel_scale, 1e-300), dl, dl2, feas_tol,
                        duals if duals is not None else duals_dict(st, f, lam, y, r), note,
-                       distance_argmin=da, distance_rounding=drnd, multiplier_refined=lam_r)
+                       distance_argmin=da, distance_rounding=drnd, multiplier_refined=lam_r,
+                       flat_values=n_flat, distance_nonflat=dnf)
 
 
 def _bounds_from_dict(st: Structure, duals: dict):

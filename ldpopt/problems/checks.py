@@ -102,6 +102,7 @@ class Checks:
     failed: list = field(default_factory=list)
     not_run: dict = field(default_factory=dict)
     certificate: object = None   # the :class:`~ldpopt.problems.certificate.Certificate`, when it applies
+    not_unique: str = ""         # set when J is flat in some values: the set of optima (certificate)
 
     @property
     def certified(self) -> bool:
@@ -116,7 +117,8 @@ class Checks:
             parts.append(f"gap {self.gap:.1e}")
         if self.error_bound is not None:
             parts.append(f"|f - f*| <= {self.error_bound:.1e}")
-        return ", ".join(parts) + (" (passed)" if self.passed else f" (failed: {'; '.join(self.failed)})")
+        return (", ".join(parts) + (" (passed)" if self.passed else f" (failed: {'; '.join(self.failed)})")
+                + (f"; {self.not_unique}" if self.not_unique else ""))
 
 
 def _move_scale(obj, f: np.ndarray, est, grad: np.ndarray) -> float:
@@ -313,6 +315,15 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
                     ch.error_bound = float(cert.distance_linf) + float(np.nan_to_num(cert.distance_rounding))
                 else:
                     ch.not_run["error_bound"] = cert.note
+                if cert.flat_values and np.isfinite(cert.distance_nonflat) and not (
+                        ch.error_bound is not None and ch.error_bound <= accuracy_tol(d)):
+                    # no unique optimum: f is one when the bound on the other values holds (certificate)
+                    ch.error_bound = float(cert.distance_nonflat)
+                    ch.not_unique = (f"no unique optimum: J is flat in {cert.flat_values} value(s) (no reports: "
+                                     "any feasible split of their mass is optimal); every optimum agrees with f "
+                                     f"to {ch.error_bound:.1e} on the other values")
+                    ch.not_run.pop("error_bound", None)
+                    linear = False
             else:  # user constraints: the bound from the solver's multipliers (below)
                 mu = _curvature(obj, f, problem.estimate)
                 if mu > 0:
