@@ -12,7 +12,7 @@ import pytest
 from _status_property import FAMILIES, OBJECTIVES, judge, ldpopt_status, make_case, references
 
 CASES = 5_000
-INFEASIBLE = 0.03  # infeasible cases go through the whole solver chain (~0.1 s each): a few suffice
+INFEASIBLE = 0.02  # infeasible cases go through the whole solver chain (~0.1 s each): a few suffice
 
 
 def _run(seed, n_cases):
@@ -39,6 +39,8 @@ def test_status_agrees_with_the_exact_reference_on_5000_random_problems():
     assert sum(verdicts.values()) == CASES
     assert not bad, bad[:10]
     assert verdicts[(False, True)] >= 50 and verdicts[(True, True)] >= 4_500  # both kinds were exercised
+    print(f"cases {CASES}: agreements {sum(v for (_, a), v in verdicts.items() if a)}, disagreements {len(bad)}; "
+          f"infeasible {sum(v for (f, _), v in verdicts.items() if not f)}")
 
 
 @pytest.mark.parametrize("k", [2, 10, 100])
