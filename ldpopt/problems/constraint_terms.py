@@ -100,8 +100,10 @@ def set_feasibility(problem) -> tuple[bool | None, str]:
     product of blocks — per-value bounds, Σ f = total and pairwise disjoint equality ±1 subset sums
     (:func:`.certificate_blocks.block_rows`): the set is non-empty iff every block's mass lies in
     [Σ l, Σ u] over its values (u without the implied f_v ≤ total), the pool's mass being total −
-    Σ_k b_k. Sums in float64 with a slack of 8ε·(Σ|l| + Σ|u| + |mass|) per block (sums of floats are
-    exact to that), so "False" is exact and "True" means non-empty or within that rounding.
+    Σ_k b_k. Sums in float64 with a slack of 8ε·(Σ|l| + Σ|u| + |mass|) per block, and 8ε·(|total| +
+    Σ|b_k|) more for the pool (whose mass is a difference): "False" means empty by more than the
+    rounding of the data's own sums (totals of a partition that add to 1 ± 1 ulp are not refused),
+    "True" non-empty or within that rounding.
     ``compile_constraints`` rejecting the data (a value fixed outside its bounds, Σ f = total
     outside [Σ l, Σ u]) is False with its message. Anything else (user constraints, inequality or
     overlapping rows, a Monotone chain, a tree) is not decided here: None."""
@@ -145,6 +147,8 @@ def _blocks_feasible(st, blocks) -> tuple[bool | None, str]:
         hi = np.bincount(gid, weights=u, minlength=G)
         slack = 8 * np.finfo(float).eps * (np.bincount(gid, weights=np.abs(st.l), minlength=G)
                                            + np.where(np.isfinite(hi), np.abs(hi), 0.0) + np.abs(mass))
+    # the pool's mass total − Σ b_k cancels: a partition whose float totals sum to 1 ± 1 ulp is feasible
+    slack[-1] += 8 * np.finfo(float).eps * (abs(st.total) + float(np.sum(np.abs(value))))
     bad = np.flatnonzero((mass < lo - slack) | (mass > hi + slack))
     if bad.size:
         k = int(bad[0])

@@ -281,8 +281,8 @@ class Problem:
                 best = sol
                 break
             best = best_checked([best, sol])
-        if best is None or not best.success:  # every route failed: the best checked point of all of them
-            best = best_checked([best, kept])
+        if best is None or not (best.success or best.status.startswith("infeasible")):
+            best = best_checked([best, kept])  # every route failed: the best checked point of all of them
         if best is None:  # nothing installed
             best = Solution(np.full(self.estimate.d, np.nan), "solver_not_installed", False, np.nan,
                             solver=chain[0], objective=self.objective.name,
