@@ -58,6 +58,8 @@ def _argmin(objective, lam, l, u, P, halvings: int = 80):
         up = derivative(objective, mid, P) + lam < 0  # h' increasing: the root is right of mid
         lo = np.where(up, mid, lo)
         hi = np.where(up, hi, mid)
+        if np.all(hi - lo <= 2 * np.spacing(np.maximum(np.abs(lo), np.abs(hi)))):
+            break  # adjacent floats everywhere
     return np.where(at_l, l, np.where(at_u, u, 0.5 * (lo + hi))), float(np.max(hi - lo, initial=0.0))
 
 
@@ -102,6 +104,8 @@ def solve_blocks(objective, P, l, u, block, mass, halvings: int = 200):
         return x, m, w
 
     for _ in range(halvings):
+        if np.all(hi - lo <= 2 * np.spacing(np.maximum(np.abs(lo), np.abs(hi)))):
+            break  # adjacent floats everywhere
         mid = 0.5 * (lo + hi)
         _, m, _ = mass_at(mid)
         big = m > mass  # m(λ) non-increasing: λ* is right of mid
