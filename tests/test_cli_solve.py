@@ -167,6 +167,18 @@ def test_dropping_the_simplex_warns_on_stderr(tmp_path, counts_csv):
     proc = _solve(tmp_path, counts_csv, 'objective = "cls"\n[[constraints]]\ntype = "box"\nlower = 0\nupper = 0.5\n')
     assert proc.returncode == 0, proc.stderr
     assert "warning: the constraint list replaces the default simplex and has no sum(f) == 1" in proc.stderr
+    # the advice is the command line's, not Python's
+    assert "--allow-no-simplex" in proc.stderr and 'type = "simplex"' in proc.stderr
+    assert "filterwarnings" not in proc.stderr and "Simplex()" not in proc.stderr
+
+
+def test_allow_no_simplex_silences_the_warning(tmp_path, counts_csv):
+    prob = tmp_path / "p.toml"
+    prob.write_text('[[constraints]]\ntype = "box"\nlower = 0\nupper = 0.5\n')
+    proc = run("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N, "--problem", prob,
+               "--allow-no-simplex")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" not in proc.stderr and "simplex" not in proc.stderr
 
 
 _C = 'objective = "cls"\n'

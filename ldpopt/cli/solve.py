@@ -79,6 +79,15 @@ def exit_status(status: str) -> int:
     return 0 if status == "optimal" else 3 if status == "optimal_unverified" else 1
 
 
+def _simplex_dropped_text(message: str) -> str:
+    """The library's SimplexDroppedWarning in the problem file's terms: what is missing (the library's
+    own words, up to its Python advice), then how to keep the simplex or silence the warning here."""
+    missing = message.split(": add Simplex()")[0]
+    return (f"{missing}: add a [[constraints]] entry with type = \"simplex\" (or \"nonnegative\" and "
+            "\"sum\") to the problem file to keep it; if dropping it is intended (a Box-only variant), "
+            "pass --allow-no-simplex")
+
+
 def _run(args) -> int:
     from ..problems import Problem, SimplexDroppedWarning
     from ._problemfile import read_problem
@@ -105,8 +114,8 @@ def _run(args) -> int:
             raise InputError(f"{'--solver' if args.solver is not None else f'--problem {spec.path}: solver'}: "
                              f"{exc}") from None
     for w in caught:
-        if issubclass(w.category, SimplexDroppedWarning):
-            print(f"ldpopt solve: warning: {w.message}", file=sys.stderr)
+        if issubclass(w.category, SimplexDroppedWarning) and not args.allow_no_simplex:
+            print(f"ldpopt solve: warning: {_simplex_dropped_text(str(w.message))}", file=sys.stderr)
     metadata = _finite({
         "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": n,
         "d": table.d, "p": oracle.p, "q": oracle.q,
@@ -186,4 +195,6 @@ def add_parser(sub) -> None:
     sp.add_argument("--format", choices=FORMATS, default=None,
                     help="output format (default: from the suffix of --out; must agree with it)")
     sp.add_argument("--json", action="store_true", help="print a JSON document (results and metadata) to stdout")
+    sp.add_argument("--allow-no-simplex", action="store_true",
+                    help="the constraint list drops f >= 0 or sum f = 1 on purpose: no warning about it")
     sp.set_defaults(func=_run)

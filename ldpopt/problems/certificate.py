@@ -22,6 +22,11 @@ plus the rounding of the linear term: the gap is summed per value as
 Σ_v [h_v(f_v) − h_v(fz_v) + t_v(f_v − fz_v)] − λ(Σf − total) − y·(A f − b), fz the per-value argmin at
 (λ, y), so values where f and fz agree add exactly 0 (the likelihoods' large constant parts cancel).
 
+Where J is flat in some values (μ_v = 0: a multinomial value with no reports) the optimum need not
+be unique: ``flat_values`` counts them and ``distance_nonflat`` = max over the others of √(2·gap/μ_v)
+bounds |f_v − f*_v| there for *every* minimiser f* (the inequality above holds at each of them), so a
+feasible f with a gap at rounding level is *an* optimum, all optima agreeing with it on those values.
+
 A second, linear bound when there are no rows (Σ f = total and per-value bounds only — Norm-Sub,
 MLE-Apx, EM, PowerNS): x(λ) = argmin over the box of Σ_v h_v + λ·Σf is the exact optimum of the
 same problem with total mass m(λ) = Σ x(λ), and every x_v(λ) is non-increasing in λ, so moving the
@@ -43,10 +48,14 @@ gap = 4× its floor, and never below the argmin rounding level at the given mult
 Σ_v e_v + max_v e_v with x = fz: f is that argmin to rounding, so a gap of exactly 0 does not mean
 f = f*). (This was ``ldpopt.verify``'s own certificate, merged here.)
 
-Where the multipliers are not given they are recovered from f (:func:`recover_multipliers`): the
-least-squares fit of stationarity h_v'(f_v) + t_v = 0 on the values strictly inside their bounds —
-for Norm-Sub that is λ = 2τ, τ the common shift, for MLE-Apx λ = −h'(f_v) on the support (the x of
-Eq. 14), for PowerNS the projection's shift. So any closed form can be certified with no solver.
+Where the multipliers are not given they are recovered from f
+(:func:`.certificate_multipliers.recover_multipliers`, derived there from the KKT conditions): the
+least-squares fit of stationarity h_v'(f_v) + t_v = 0 on the values inside their explicit bounds (a
+value at the bound f_v ≤ total implied by the simplex is inside: that bound has no multiplier) — for
+Norm-Sub that is λ = 2τ, τ the common shift, for MLE-Apx λ = −h'(f_v) on the support (the x of
+Eq. 14), for PowerNS the projection's shift — and where every value sits at a bound, the interval of
+λ the bound conditions allow, or a small LP on the active set. So any closed form can be certified
+with no solver.
 """
 
 from __future__ import annotations
@@ -56,6 +65,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .certificate_blocks import argmin_rounding, block_argmin_bound, blocks_for
+from .certificate_multipliers import recover_multipliers
 from .objectives import Objective, make_objective
 from .structured.separable import Separable, separable_for
 from .structured.structure import (Structure, bound_multipliers, compile_constraints, duals_dict,
@@ -64,7 +74,6 @@ from .structured.structure import (Structure, bound_multipliers, compile_constra
 __all__ = ["Certificate", "argmin_bound", "certificate", "certify", "recover_multipliers"]
 
 _EPS = np.finfo(float).eps
-_MAX_DENSE_ROWS = 4096  # recover_multipliers' normal equations are (k+1)² dense
 
 
 @dataclass
@@ -90,6 +99,8 @@ class Certificate:
     distance_argmin: float = np.nan   # linear bound (no rows only; see module docstring)
     distance_rounding: float = np.nan  # float64 rounding level of distance_linf
     multiplier_refined: float = np.nan  # λ at which the argmin bound was taken
+    flat_values: int = 0               # values where J is flat (μ_v = 0, e.g. a multinomial value with no reports)
+    distance_nonflat: float = np.nan   # max over the other values of √(2·gap/μ_v) (+ its rounding level): ≥ |f_v − f*_v| for every optimum f*
 
     @property
     def feasible(self) -> bool:
@@ -112,58 +123,6 @@ def _rows_residual(st: Structure, f):
     if not st.m:
         return np.zeros(0)
     return st.A @ f - st.b
-
-
-def recover_multipliers(sep: Separable, st: Structure, f, active_tol: float = 0.0):
-    """(λ, y) fitting stationarity on the values with l_v + active_tol < f_v < u_v − active_tol, by
-    least squares over the multipliers of Σ and of the active rows (equalities; ≤-rows with
-    |A f − b| ≤ 1e-12·total). Inactive ≤-rows get y = 0, and y is clipped to ≥ 0 on ≤-rows."""
-    f = np.asarray(f, float)
-    if st.tree is not None:  # one tree of sums: tree-structured normal equations, λ ≡ 0
-        from .structured.tree import recover_tree
-        return 0.0, recover_tree(sep, st, f)
-    # h' only where it is used (the values strictly inside their bounds; at d = 10⁷ a few percent),
-    # through the separable restricted to them: the same elementwise numbers as the full h'(f)
-    cand = np.flatnonzero((f > st.l + active_tol) & (f < st.u - active_tol))
-    sub = sep.restrict(cand) if hasattr(sep, "restrict") and cand.size else None
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gc = np.broadcast_to(sub.d1(f[cand]), cand.shape) if sub is not None else sep.d1(f)[cand]
-    inner = np.zeros(f.shape, dtype=bool)
-    inner[cand[np.isfinite(gc)]] = True
-    y = np.zeros(st.m)
-    if not inner.any():
-        # a vertex: any λ between the bound conditions works; take the interval's middle point
-        with np.errstate(divide="ignore", invalid="ignore"):
-            g = sep.d1(f)
-        return float(-np.median(g[np.isfinite(g)])), y
-    gi = gc[np.isfinite(gc)]  # h' on the inner values, in index order
-    if st.chain is not None and st.m == st.chain.rows.stop - st.chain.rows.start:
-        # a Monotone chain alone: the order multipliers telescope inside each block of equal values,
-        # so λ is the same mean as without rows and y follows from the blocks (structured.chain;
-        # the normal equations below would be (d−1)² dense)
-        from .structured.chain import chain_multipliers
-        lam = float(-np.mean(gi))
-        return lam, chain_multipliers(sep, st, f, lam)
-    res = _rows_residual(st, f)
-    act = ~st.ineq | (np.abs(res) <= 1e-12 * max(st.total, 1.0))
-    rows = st.A[np.flatnonzero(act)][:, np.flatnonzero(inner)] if st.m else None
-    if rows is None or rows.shape[0] == 0:
-        return float(-np.mean(gi)), y
-    # M_I = [1; A_act,I]; normal equations (M_I M_Iᵀ) z = −M_I g_I
-    k = rows.shape[0]
-    if k > _MAX_DENSE_ROWS:  # e.g. a Monotone chain with other rows at large d: (k+1)² dense
-        raise ValueError(f"cannot recover {k} row multipliers from f (over {_MAX_DENSE_ROWS}): pass the "
-                         "solver's multipliers")
-    G = np.empty((k + 1, k + 1))
-    G[0, 0] = gi.shape[0]
-    rs = np.asarray(rows.sum(axis=1)).ravel()
-    G[0, 1:] = G[1:, 0] = rs
-    G[1:, 1:] = (rows @ rows.T).toarray()
-    rhs = -np.concatenate([[gi.sum()], rows @ gi])
-    z = np.linalg.lstsq(G, rhs, rcond=None)[0]  # (a tree, the only Σ-free structure, returned above)
-    y[np.flatnonzero(act)] = z[1:]
-    y[st.ineq] = np.maximum(y[st.ineq], 0.0)
-    return float(z[0]), y
 
 
 def argmin_bound(sep: Separable, st: Structure, f, lam: float, newton: int = 5, rest=None):
@@ -304,6 +263,13 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     if rest is not None:
         mu = np.append(mu, rest.mu_min)
     gb = max(gap, floor)
+    flat = mu == 0
+    n_flat = int(np.count_nonzero(flat))
+    dnf = np.nan
+    if n_flat and not viol > feas_tol:  # J(f) − J* ≥ Σ_{μ_v > 0} μ_v (f_v − f*_v)²/2 for any minimiser f*
+        # plus the bound's rounding level on those values (the same bound at gap = 4× its floor)
+        dnf = float(np.max(np.sqrt(2.0 * gb / mu[~flat]), initial=0.0)
+                    + np.max(np.sqrt(8.0 * floor / mu[~flat]), initial=0.0))
     note = "bound from strong convexity: Σ μ_v (f_v − f*_v)²/2 ≤ gap, μ_v = min h_v'' on [l_v, u_v]"
     if viol > feas_tol:
         dl = dl2 = np.nan
@@ -345,7 +311,8 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     return Certificate(viol, {"bounds": vb, "sum": vs, "rows": vr}, dual_viol, comp, stat, J, g_val, gap, floor,
                        gap / max(rel_scale, 1e-300), dl, dl2, feas_tol,
                        duals if duals is not None else duals_dict(st, f, lam, y, r), note,
-                       distance_argmin=da, distance_rounding=drnd, multiplier_refined=lam_r)
+                       distance_argmin=da, distance_rounding=drnd, multiplier_refined=lam_r,
+                       flat_values=n_flat, distance_nonflat=dnf)
 
 
 def _bounds_from_dict(st: Structure, duals: dict):

@@ -6,7 +6,17 @@ For a point f and the multipliers y of the documented Lagrangian L(f, y) = J(f) 
 * **primal feasibility** — per constraint, its max violation max(g_k(f), 0) (|g_k(f)| for
   equalities), evaluated by the constraint's own numpy ``residuals`` (built-ins) or by cvxpy's
   expression evaluation at f (user callables); tolerance ``violation_tol`` = 1e-6/d, a millionth
-  of the mean frequency 1/d, so a violation at the frequency scale can never pass;
+  of the mean frequency 1/d, so a violation at the frequency scale can never pass; and, over the
+  built-in constraints together, the *aggregate* (ℓ1) violation — total negative mass for f ≥ 0,
+  |Σ f − total| for sums, Σ|f_v − a_v| for Fixed — against the same tolerance
+  (:func:`.constraint_terms.aggregate_violation`): the norm the constraints' totals live in, so an
+  infeasibility spread thinly over many values (each below the per-value tolerance) cannot pass, and
+  a set that is infeasible by more than the tolerance can never be reported optimal. Where the set
+  is decided non-empty from the constraint data (:func:`.constraint_terms.set_feasibility`: bounds,
+  Σ f = total and disjoint equality subset sums, summed per block) the aggregate is not required —
+  an interior-point solver's dust (≈ −5e-13 at each of d values) is then a question of the point's
+  accuracy, which the certificate's distance bound decides — and where it is decided empty the
+  check fails whatever the point;
 * **stationarity** — ‖∇J(f) + Σ_k ∇g_k(f)ᵀ y_k‖∞ / max(‖∇J(f)‖∞, ‖∇J(f + 1/d) − ∇J(f)‖∞), the
   KKT residual relative to the gradient and to how far it moves when f moves by 1/d, for every
   smooth objective: ∇J from the built-in's or a ``SeparableObjective``'s numpy derivative, or from
@@ -55,7 +65,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .constraint_terms import _gap_terms, _jacobian_t_y, constraint_violations  # noqa: F401 (re-exported)
+from .constraint_terms import (_gap_terms, _jacobian_t_y, aggregate_violation, constraint_violations,  # noqa: F401
+                               set_feasibility)
 from .objective_check import is_nonneg, absorb_at_zero, bound_rounding, gradient_function, l1_terms, probe
 from .objectives import L1, UserObjective
 
@@ -103,6 +114,7 @@ class Checks:
 
     max_violation: float = np.nan
     violations: dict = field(default_factory=dict)
+    aggregate_violation: float | None = None  # ℓ1 over the built-in constraints (module docstring)
     stationarity: float | None = None
     #: a user objective whose relative residual fails: max_v |r_v|/c_v over those values, the change
     #: of f_v that would zero it (frequency units; c_v the measured curvature, :mod:`.objective_check`)
@@ -115,6 +127,7 @@ class Checks:
     failed: list = field(default_factory=list)
     not_run: dict = field(default_factory=dict)
     certificate: object = None   # the :class:`~ldpopt.problems.certificate.Certificate`, when it applies
+    not_unique: str = ""         # set when J is flat in some values: the set of optima (certificate)
 
     @property
     def certified(self) -> bool:
@@ -130,7 +143,8 @@ class Checks:
             parts.append(f"gap {self.gap:.1e}")
         if self.error_bound is not None:
             parts.append(f"|f - f*| <= {self.error_bound:.1e}")
-        return ", ".join(parts) + (" (passed)" if self.passed else f" (failed: {'; '.join(self.failed)})")
+        return (", ".join(parts) + (" (passed)" if self.passed else f" (failed: {'; '.join(self.failed)})")
+                + (f"; {self.not_unique}" if self.not_unique else ""))
 
 
 def _move_scale(gfun, f: np.ndarray, grad: np.ndarray) -> float:
@@ -268,7 +282,7 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
     same computation (:func:`_certificate`)."""
     d = problem.estimate.d
     tol_v = violation_tol(d)
-    ch = Checks(tolerance={"violation": tol_v, "stationarity": STATIONARITY_TOL, "gap": GAP_TOL,
+    ch = Checks(tolerance={"violation": tol_v, "aggregate_violation": tol_v, "stationarity": STATIONARITY_TOL, "gap": GAP_TOL,
                            "error_bound": accuracy_tol(d)})
     if f is None or not np.all(np.isfinite(f)):
         ch.failed.append("no finite point returned")
@@ -279,6 +293,13 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
     for name, v in ch.violations.items():
         if not v <= tol_v:
             ch.failed.append(f"constraint residual {v:.1e} > {tol_v:.1e} ({name})")
+    known, why = set_feasibility(problem)
+    if known is False:
+        ch.failed.append(f"the constraints admit no point: {why}")
+    ch.aggregate_violation = aggregate_violation(problem, f)
+    if known is not True and ch.aggregate_violation is not None and not ch.aggregate_violation <= tol_v:
+        ch.failed.append(f"aggregate constraint residual {ch.aggregate_violation:.1e} > {tol_v:.1e} (l1 over the "
+                         "built-in constraints: negative mass, |sum - total|, ...)")
     gfun, no_grad = gradient_function(problem)
     if not duals or any(v is None for v in duals.values()):
         ch.not_run.update(stationarity="the solver returned no duals", gap="the solver returned no duals")
@@ -343,6 +364,15 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
             ch.error_bound = float(cert.distance_linf) + float(np.nan_to_num(cert.distance_rounding))
         else:
             ch.not_run["error_bound"] = cert.note
+        if cert.flat_values and np.isfinite(cert.distance_nonflat) and not (
+                ch.error_bound is not None and ch.error_bound <= accuracy_tol(d)):
+            # no unique optimum: f is one when the bound on the other values holds (certificate)
+            ch.error_bound = float(cert.distance_nonflat)
+            ch.not_unique = (f"no unique optimum: J is flat in {cert.flat_values} value(s) (no reports: "
+                             "any feasible split of their mass is optimal); every optimum agrees with f "
+                             f"to {ch.error_bound:.1e} on the other values")
+            ch.not_run.pop("error_bound", None)
+            linear = False
     elif isinstance(obj, UserObjective):
         ch.not_run["error_bound"] = ("a cvxpy objective declares no curvature: no distance bound (a "
                                      "SeparableObjective with its second derivative gives one)")

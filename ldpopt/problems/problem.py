@@ -25,7 +25,8 @@ from .objectives import Objective, make_objective
 from .progress import Clock, timed_out
 from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, sqp_applies, uses_sqp
 from .scaling import default_scale
-from .solution import _MESSAGES, Solution, _attempt, _rank
+from .solution import _MESSAGES, Solution, _attempt
+from .solution_rank import best_checked
 from .sqp import solve_sqp
 from .user_forms import route_objective
 
@@ -235,7 +236,10 @@ class Problem:
         (a solver said optimal, ldpopt's check failed: the message names the check), or the last
         solver's own status. A problem with a
         known feasible point (:func:`.policy.feasible_point`) is never reported ``"infeasible"``:
-        that is ``"solver_error"``. Every attempt is in ``Solution.attempts``.
+        that is ``"solver_error"``. Every attempt is in ``Solution.attempts``. When no route passes,
+        the best *checked* point of all routes is returned (the structured solver's included:
+        :func:`.solution_rank.best_checked`), not the last one tried; a route's own acceptance
+        threshold never overrides ldpopt's check (a point the check passes is ``"optimal"``).
 
         ``time_limit`` (seconds of wall clock, default None: none) goes to every route and solver
         (Clarabel's and SCS's and OSQP's own limits with the time left; ldpopt's routes check their
@@ -258,7 +262,7 @@ class Problem:
         start = time.perf_counter()
         self._clock = clock = Clock(time_limit, progress)
         first: list[dict] = []  # the structured solver's attempt, when it ran and did not pass
-        structured_point = None
+        kept = None  # the structured route's checked point, when it ran and did not pass
         named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED
         if solver is None or named_structured:
             with clock.running(STRUCTURED):
@@ -273,11 +277,12 @@ class Problem:
                 sol.attempts = [_attempt(sol)]
                 return self._finish(sol, strict)
             first = [_attempt(sol)] if sol is not None else []  # not applicable: nothing was tried
-            structured_point = sol
+            kept = sol  # its checked point competes with the later routes' (best_checked)
         if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
             with clock.running("SQP"):
-                sol = solve_sqp(self, verbose, solver_options)
-            sol.attempts = first + list(sol.attempts or [])
+                sq = solve_sqp(self, verbose, solver_options)
+            sol = best_checked([sq, kept])
+            sol.attempts = first + list(sq.attempts or [])
             if first:
                 sol.message += f" | {STRUCTURED} first: {first[0]['status']} ({first[0]['checks']})"
             if solver is None:
@@ -316,10 +321,9 @@ class Problem:
             if sol.success:
                 best = sol
                 break
-            if best is None or _rank(sol) < _rank(best):
-                best = sol
-        if best is None and structured_point is not None and clock.expired():
-            best = structured_point  # time-out before any solver: the structured route's checked point
+            best = best_checked([best, sol])
+        if best is None or not (best.success or best.status.startswith("infeasible")):
+            best = best_checked([best, kept])  # every route failed: the best checked point of all of them
         if best is None and clock.expired():
             best = Solution(np.full(self.estimate.d, np.nan), "time_limit", False, np.nan, solver=chain[0],
                             objective=self.objective.name, message="no solver started within the time limit")
@@ -357,9 +361,13 @@ class Problem:
         except ValueError as exc:  # infeasible bound/sum data: the cvxpy chain reports it as a status
             return None, f"{STRUCTURED} rejected the constraints: {exc}"
         checks = check_solution(self, r.f, r.duals, certificate=r.certificate)
-        status = status_after_check(r.status, checks) if r.status == "optimal" else "inaccurate"
+        # the solver's own (stricter, relative-KKT) threshold never overrides ldpopt's check
+        status = status_after_check("optimal", checks)
         ok = status == "optimal"
-        if ok:
+        if ok and r.status != "optimal":
+            message = (f"{STRUCTURED}'s own threshold was not met ({r.message}), but ldpopt's check passed: "
+                       f"{checks.summary()}")
+        elif ok:
             message = f"{r.message}; ldpopt's check: {checks.summary()}"
         elif r.status != "optimal":
             message = f"{STRUCTURED}: {r.message}"

@@ -9,7 +9,8 @@ A claim "closed form C solves problem P" (Wang et al. arXiv §3.3–§3.5, App. 
     linear argmin bound when the constraints have no rows, else √(2·gap/μ_v)), compared with the
     float64 rounding level of that bound (``distance_rounding``) plus the closed form's stated
     accuracy. Rows say ``not refereed`` when the objective/constraints have no certificate
-    (l1, user callables) or the rounding level exceeds 1/(10 d).
+    (l1, user callables) or the rounding level exceeds 1/(10 d) while the bound is within it
+    (nothing decided); a bound above its tolerance is ``fails`` whatever the rounding level.
 
 ``"SQP"`` (the exact likelihoods at d > ``LIKELIHOOD_MAX_D``, where conic solvers fail)
     ldpopt's sequential-QP route (:mod:`ldpopt.problems.sqp`); metric max_v |f_C − f_SQP|, tolerance
@@ -21,8 +22,10 @@ a cvxpy solver name (``"CLARABEL"``, ``"OSQP"``, ``"SCS"``; optional, small d)
     gap abs + rel·|J_s| in solver units J_s = K·J is δ = (abs + rel·|J_s|)/K in J, tol_J = 10δ
     plus the solver point's own infeasibility term, and for a μ-strongly convex J (μ = the smallest
     positive diagonal of ∇²J at C, by a finite difference of the analytic gradient) the distance is
-    ≤ √(2(tol_J + max(J_s − J_C, 0))/μ). A solve that does not end ``optimal``, raises, or whose
-    tolerance exceeds 1/(10 d) gives ``not refereed`` with the reason — never a failed claim.
+    ≤ √(2(tol_J + max(J_s − J_C, 0))/μ). A solve that does not end ``optimal`` or raises gives
+    ``not refereed`` with the reason — never a failed claim; so does a tolerance above 1/(10 d)
+    unless max|f_C − f_solver| exceeds it by more than 1/(10 d) (then |f_C − f*| > 1/(10 d) is
+    proven: ``fails``, the tolerance reported being the solver's bound + 1/(10 d)).
 """
 
 from __future__ import annotations
@@ -125,7 +128,7 @@ def _certificate_row(est, f_c, objective, mean, closed_tol, base, constraints=No
                             "use a solver referee", referee="certificate", **base)
     tol, res = cert["tolerance"], resolution(est.d)
     basis = cert.pop("tolerance_basis")
-    if not tol <= res:
+    if not tol <= res and not cert["max_abs_error_bound"] > tol:  # a bound above tol decides: fails
         return not_refereed(f"the certificate's rounding bound {tol:.3g} exceeds the frequency resolution "
                             f"1/(10 d) = {res:.3g}", referee="certificate", value=cert["max_abs_error_bound"],
                             tolerance=tol, tolerance_basis=basis, metrics=cert, **base)
@@ -163,10 +166,12 @@ def _solver_row(est, f_c, objective, mean, solver, fallback, base) -> ClaimResul
     basis = (f"{used} stopping gap abs {a:g} + rel {r:g}: sqrt(2 (10 gap/K + infeasibility + max(J_s - J_C, 0))"
              " / mu)")
     res = resolution(est.d)
-    if not tol_f <= res:
+    if not tol_f <= res and not value > tol_f + res:  # |f_C − f*| ≥ value − tol_f > res decides: fails
         return not_refereed(f"{used}'s accuracy bound {tol_f:.3g} exceeds the frequency resolution 1/(10 d) = "
                             f"{res:.3g}", referee=referee, value=value, tolerance=tol_f, tolerance_basis=basis,
                             metrics=m, **base)
+    if not tol_f <= res:
+        tol_f, basis = tol_f + res, basis + " + the frequency resolution 1/(10 d) (the solver's own bound exceeds it)"
     return ClaimResult(referee=referee, value=value, tolerance=tol_f, tolerance_basis=basis, metrics=m, **base)
 
 
@@ -192,10 +197,12 @@ def _solver_row_constrained(est, f_c, objective, mean, constraints, solver, fall
     tol = float(bound) + float(closed_tol)
     basis = f"{sol.solver}'s certified bound on max|f_solver - f*| (ldpopt's check)" + (
         f" + closed form's stated accuracy {closed_tol:g}" if closed_tol else "")
-    if not tol <= resolution(est.d):
+    if not tol <= resolution(est.d) and not value > tol + resolution(est.d):
         return not_refereed(f"{sol.solver}'s certified bound {tol:.3g} exceeds the frequency resolution 1/(10 d) = "
                             f"{resolution(est.d):.3g}", referee=referee, value=value, tolerance=tol,
                             tolerance_basis=basis, metrics=m, **base)
+    if not tol <= resolution(est.d):
+        tol, basis = tol + resolution(est.d), basis + " + the frequency resolution 1/(10 d) (the bound exceeds it)"
     return ClaimResult(referee=referee, value=value, tolerance=tol, tolerance_basis=basis, metrics=m, **base)
 
 

@@ -1,0 +1,66 @@
+"""The status property at large d: random problems (every built-in smooth objective × Simplex / Box /
+Fixed / SubsetSum ==, <=, >= / two disjoint SubsetSums, feasible ones) solved by ``Problem.solve()``
+and judged against the exact reference of ``tests/_exact_reference.py`` (bisection to adjacent
+floats with its own derivative formulas): optimal ⇔ within accuracy_tol(d) of the exact optimum.
+The small-d version with infeasible sets is ``tests/test_check_property.py``.
+
+    python benchmarks/bench_check_property.py --d 42178 --per-cell 1 --write
+
+writes ``benchmarks/results/check_property_d<d>.json`` (cases, agreements, disagreements with their
+cases, CPU seconds of ldpopt's solves and of the references).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+from _status_property import FAMILIES, OBJECTIVES, judge, ldpopt_status, make_case, references  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--d", type=int, default=42_178)
+    ap.add_argument("--per-cell", type=int, default=1, help="cases per objective × family")
+    ap.add_argument("--n", type=int, default=10**6, help="users per estimate")
+    ap.add_argument("--seed", type=int, default=20261123)
+    ap.add_argument("--objectives", nargs="+", default=list(OBJECTIVES), choices=OBJECTIVES)
+    ap.add_argument("--write", action="store_true")
+    a = ap.parse_args(argv)
+    rng = np.random.default_rng(a.seed)
+    tally, bad, cpu_solve, cpu_ref = collections.Counter(), [], 0.0, 0.0
+    for o in a.objectives:
+        cases = [make_case(o, fam, a.d, rng, infeasible=False, n=a.n) for fam in FAMILIES for _ in range(a.per_cell)]
+        t = time.process_time()
+        refs = references(o, cases)
+        cpu_ref += time.process_time() - t
+        for case, ref in zip(cases, refs):
+            t = time.process_time()
+            status, f = ldpopt_status(o, case)
+            dt = time.process_time() - t
+            cpu_solve += dt
+            v = judge(o, case, ref, status, f)
+            tally[v == "agree"] += 1
+            row = (o, [type(c).__name__ for c in case[1]], status, round(dt, 3), v)
+            print(*row, flush=True)
+            if v != "agree":
+                bad.append(row)
+    out = {"d": a.d, "n": a.n, "seed": a.seed, "objectives": a.objectives, "cases": sum(tally.values()), "agreements": tally[True],
+           "disagreements": tally[False], "disagreeing_cases": bad, "cpu_seconds_ldpopt": round(cpu_solve, 2),
+           "cpu_seconds_reference": round(cpu_ref, 2), "machine": "shared 2-core box (CPU time, process_time)"}
+    print(json.dumps({k: v for k, v in out.items() if k != "disagreeing_cases"}))
+    if a.write:
+        (HERE / "results" / f"check_property_d{a.d}.json").write_text(json.dumps(out, indent=1) + "\n")
+    return 0 if not bad else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

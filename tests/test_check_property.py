@@ -1,0 +1,67 @@
+"""ldpopt's status against exact references on random small problems (every built-in smooth
+objective × Simplex / Box / Fixed / SubsetSum ==, <=, >= / two disjoint SubsetSums, some infeasible):
+optimal ⇔ within accuracy_tol(d) of the exact optimum; never optimal when no point is feasible
+(decided exactly). And the δ-grid: an infeasibility spread thinly over many values is never
+``optimal``. References: :mod:`_exact_reference`; cases: :mod:`_status_property`."""
+
+import collections
+import warnings
+
+import numpy as np
+import pytest
+from _status_property import FAMILIES, OBJECTIVES, judge, ldpopt_status, make_case, references
+
+CASES = 5_000
+INFEASIBLE = 0.02  # infeasible cases go through the whole solver chain (~0.1 s each): a few suffice
+
+
+def _run(seed, n_cases):
+    rng = np.random.default_rng(seed)
+    by_obj = collections.defaultdict(list)
+    for i in range(n_cases):
+        o = OBJECTIVES[i % len(OBJECTIVES)]
+        fam = FAMILIES[(i // len(OBJECTIVES)) % len(FAMILIES)]
+        by_obj[o].append(make_case(o, fam, int(rng.integers(2, 7)), rng, infeasible=rng.random() < INFEASIBLE))
+    verdicts = collections.Counter()
+    bad = []
+    for o, cases in by_obj.items():
+        for case, ref in zip(cases, references(o, cases)):
+            status, f = ldpopt_status(o, case)
+            v = judge(o, case, ref, status, f)
+            verdicts[(ref[0], v == "agree")] += 1
+            if v != "agree":
+                bad.append((o, [type(c).__name__ for c in case[1]], case[0].d, v))
+    return verdicts, bad
+
+
+def test_status_agrees_with_the_exact_reference_on_5000_random_problems():
+    verdicts, bad = _run(20261123, CASES)
+    assert sum(verdicts.values()) == CASES
+    assert not bad, bad[:10]
+    assert verdicts[(False, True)] >= 50 and verdicts[(True, True)] >= 4_500  # both kinds were exercised
+    print(f"cases {CASES}: agreements {sum(v for (_, a), v in verdicts.items() if a)}, disagreements {len(bad)}; "
+          f"infeasible {sum(v for (f, _), v in verdicts.items() if not f)}")
+
+
+@pytest.mark.parametrize("k", [2, 10, 100])
+def test_thin_infeasibility_is_never_optimal(k):
+    """Weighted MLE, d = 1,000, [Simplex(), SubsetSum(S, 1 + δ)] with S every third value and
+    δ = k × the violation tolerance: Σ_{v∉S} f = −δ for every f with both sums exact, so no point is
+    feasible; spread over 667 values each negative is far below the per-value tolerance."""
+    from test_problems import oue_estimate
+
+    from ldpopt.problems import Problem
+    from ldpopt.problems.checks import violation_tol
+    from ldpopt.problems.constraints import Simplex, SubsetSum
+
+    d = 1000
+    est, _ = oue_estimate(d, 100_000, 1.0, 0)
+    delta = k * violation_tol(d)
+    problem = Problem(est, "weighted-mle", [Simplex(), SubsetSum(np.arange(0, d, 3), 1 + delta)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = problem.solve(solver="CLARABEL")
+    assert sol.status != "optimal"
+    assert any("admit no point" in t for t in sol.checks.failed), sol.checks.failed
+    # the aggregate measure alone also rejects it: at least δ in l1, though each value is within tolerance
+    assert sol.checks.aggregate_violation >= delta * (1 - 1e-6) > violation_tol(d)
