@@ -19,6 +19,7 @@ from ldpopt import oracles
 from ldpopt.problems import Problem, SeparableObjective, Simplex, SolverWarning, SubsetSum, UnverifiedError
 from ldpopt.problems.checks import accuracy_tol, check_solution
 from ldpopt.problems.objective_check import status_after_check
+from ldpopt.problems.objectives import UserObjective
 
 D_BIG = 42_178
 KL_WEIGHT = 1e-4
@@ -86,16 +87,23 @@ def _planted(f, delta):
     return out
 
 
-@pytest.mark.parametrize("form", ["cvxpy", "separable"])
+class _Opaque(UserObjective):
+    """A cvxpy callable that Problem does not re-route (a UserObjective subclass): its check reads
+    cvxpy's gradient of the expression, the path of every callable ldpopt cannot recognise."""
+
+
+@pytest.mark.parametrize("form", ["cvxpy", "opaque", "separable"])
 def test_planted_user_objective_is_rejected_and_the_optimum_accepted_at_d_42178(kl_big, form):
     est, f_ref, duals = kl_big
     expr, sep = _kl_objectives(est)
-    P = Problem(est, expr if form == "cvxpy" else sep)
+    P = Problem(est, {"cvxpy": expr, "opaque": _Opaque(expr), "separable": sep}[form])
+    assert P.objective_route.startswith({"cvxpy": "separable (recognised)", "opaque": "cvxpy chain",
+                                         "separable": "separable (declared)"}[form])
     ok = check_solution(P, f_ref, duals)
     assert ok.passed and ok.certified, ok.failed
     assert status_after_check("optimal", ok) == "optimal"
     assert ok.stationarity <= 1e-12 and ok.gap <= 1e-12
-    if form == "separable":  # a bound from the declared second derivative, never below rounding
+    if form != "opaque":  # a bound from the declared/recognised second derivative, never below rounding
         assert 0.0 < ok.error_bound <= 1e-12
     else:
         assert ok.error_bound is None and "curvature" in ok.not_run["error_bound"]
@@ -110,7 +118,7 @@ def test_planted_user_objective_is_rejected_and_the_optimum_accepted_at_d_42178(
             assert not ch.passed and "KKT not certified" in ch.failed[-1], ch.summary()
             assert "stationarity" not in ch.not_run  # a smooth objective: no kink excuse
             assert status_after_check("optimal", ch) == "inaccurate"
-            if form == "separable":  # the bound is honest: at least the known distance
+            if form != "opaque":  # the bound is honest: at least the known distance
                 assert ch.error_bound >= delta * (1 - 1e-9)
 
 

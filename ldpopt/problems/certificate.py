@@ -263,7 +263,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     if rest is not None:
         mu = np.append(mu, rest.mu_min)
     gb = max(gap, floor)
-    flat = mu == 0
+    flat = (mu == 0) & bool(sep.mu_exact)  # a declared modulus of 0 says "unknown", not "flat"
     n_flat = int(np.count_nonzero(flat))
     dnf = np.nan
     if n_flat and not viol > feas_tol:  # J(f) − J* ≥ Σ_{μ_v > 0} μ_v (f_v − f*_v)²/2 for any minimiser f*

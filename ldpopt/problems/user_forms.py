@@ -125,7 +125,11 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
     :class:`~.objectives.UserObjective` is changed; a callable that raises is left to the cvxpy
     build, which reports its error."""
     if type(objective) is not UserObjective:
-        return objective, "built-in" if not isinstance(objective, SeparableObjective) else "separable (declared)"
+        if isinstance(objective, SeparableObjective):
+            return objective, "separable (declared)"
+        if isinstance(objective, UserObjective):  # a subclass: taken as written, never re-routed
+            return objective, "cvxpy chain (a UserObjective subclass, taken as written)"
+        return objective, "built-in"
     try:
         form = recognise(objective.func, estimate)
     except NotRecognised as exc:

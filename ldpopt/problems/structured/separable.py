@@ -47,6 +47,9 @@ class Separable:
     """Base: subclasses implement ``value, d1, d2, _interior`` (vectorised over values)."""
 
     name = "separable"
+    #: ``mu`` is the exact minimum of h_v'' (so 0 means J is flat there, e.g. a multinomial value with
+    #: no reports); False where it is only a declared lower bound and 0 means "unknown"
+    mu_exact = True
 
     def value(self, f):  # per-value h_v(f_v)
         raise NotImplementedError
@@ -276,6 +279,8 @@ class BinomialSep(Separable):
 
 class UserSep(Separable):
     """A :class:`SeparableObjective`'s per-value functions; interior root by bracketed Newton."""
+
+    mu_exact = False  # a declared lower bound on h'' (0 when none was declared): never "flat"
 
     def __init__(self, obj: "SeparableObjective", estimate):
         self.obj, self.est, self.name = obj, estimate, obj.name
