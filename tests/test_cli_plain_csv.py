@@ -59,6 +59,10 @@ def test_plain_reader_gives_what_pandas_gives_on_seeded_files(tmp_path):
     ("value,count\na,1\nb,12.5\n", None),
     ("value,count\na,1\n\nb,2\n", None),  # a blank line: pandas skips it
     ("value,count\n a ,1\nb,2\n", None),  # spaces around a value: pandas strips them
+    ("value,count\r\na,1\r\nb,2\r\n", None),  # CRLF line ends
+    ("value,count\na\r,1\nb,2\n", None),  # a lone carriage return: a line end to pandas
+    ("value,count\n", 4),  # no row, every value absent
+    ("value,count\n2,5\n9,1\n", 4),  # a value outside [0, d): pandas' error
 ])
 def test_plain_reader_on_edge_files(tmp_path, text, d):
     path = tmp_path / "c.csv"

@@ -82,7 +82,7 @@ def _plain_csv(path: Path, d: int | None) -> CountsTable | None:
     import numpy as np
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")  # bytes: no newline translation hides a "\r"
     except (OSError, UnicodeError):
         return None
     header, _, body = text.partition("\n")
