@@ -86,7 +86,9 @@ def _plain_csv(path: Path, d: int | None) -> CountsTable | None:
     except (OSError, UnicodeError):
         return None
     header, _, body = text.partition("\n")
-    if any(c in text for c in '"\r\x00\ufeff') or [h.strip().lower() for h in header.split(",")] != ["value", "count"]:
+    if any(c in text for c in '"\r\x00\ufeff'):
+        return None
+    if [h.strip().lower() for h in header.split(",")] != ["value", "count"]:
         return None
     body = body if not body or body.endswith("\n") else body + "\n"
     if _PLAIN_BODY.fullmatch(body) is None:
@@ -335,7 +337,8 @@ def csv_text(table) -> str:
 
 
 def write_table(table, out, fmt: str, metadata: dict | None = None) -> list[Path]:
-    """Write ``table`` (a DataFrame or a dict of columns) to ``out`` atomically (see :func:`atomic_write`); returns the files written.
+    """Write ``table`` (a DataFrame or a dict of columns) to ``out`` atomically (see
+    :func:`atomic_write`); returns the files written.
 
     CSV floats use 17 significant digits (they round-trip exactly). ``metadata`` (oracle, ε, n, d, p,
     q, version, method parameters) goes where each format keeps it: Parquet schema metadata under the
