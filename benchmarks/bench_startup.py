@@ -3,7 +3,7 @@
 Each case runs ``--reps`` times in a fresh interpreter (warm file cache: one untimed run first); the
 CPU time is the child's user + system time from ``os.wait4`` (the whole process: interpreter start,
 imports, the work), and the best of the repetitions is reported with the median beside it. The
-Emoji example (``examples/emoji_oue_eps1_counts.csv``, d = 1,456) is the end-to-end case. Targets:
+Emoji example (``examples/emoji_oue_eps1_counts.csv``, d = 969) is the end-to-end case. Targets:
 ``--version``, ``--help`` and argument errors ≤ 0.15 s; ``import ldpopt`` ≤ 0.3 s; ``postprocess
 --method norm-sub`` on the Emoji example ≤ 0.6 s.
 

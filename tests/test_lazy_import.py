@@ -78,11 +78,38 @@ HEAVY = ("numpy", "scipy", "cvxpy", "pandas", "matplotlib", "dask", "pyarrow")
     ["-m", "ldpopt.cli", "--help"],
     ["-m", "ldpopt.cli"],
     ["-m", "ldpopt.cli", "no-such-command"],
+    ["-m", "ldpopt.cli", "postprocess", "--epsilon", "x"],
+    ["-m", "ldpopt.cli", "postprocess", "--counts", "c.csv", "--oracle", "oue", "--epsilon", "1", "--ci", "2"],
 ])
 def test_start_up_loads_no_heavy_module(argv):
-    """``import ldpopt``, ``--version``, ``--help`` and a top-level usage error import none of the heavy
-    packages (they cost ~2 s of a 2.3 s start: benchmarks/bench_startup.py)."""
+    """``import ldpopt``, ``--version``, ``--help``, a top-level usage error and an argument error of
+    ``postprocess`` import none of the heavy packages (they cost ~2 s of a 2.3 s start:
+    benchmarks/bench_startup.py)."""
     out = _python("-X", "importtime", *argv)
     assert out.returncode in (0, 2), out.stderr[-2000:]
     loaded = {m.split(".")[0] for m in _imported(out.stderr)}
     assert "ldpopt" in loaded and not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_postprocess_of_a_plain_csv_loads_neither_pandas_nor_scipy(tmp_path):
+    """``postprocess --method norm-sub`` on a plain ``value,count`` CSV (the README's Emoji example)
+    reads and writes it without pandas (and so without pyarrow), and Norm-Sub needs no scipy; the file
+    it writes is what the library computes."""
+    import numpy as np
+
+    from ldpopt import methods, oracles
+
+    counts = tmp_path / "counts.csv"
+    counts.write_text("value,count\na,120\nb,80\nc,40\nd,10\ne,3\n")
+    out = _python("-X", "importtime", "-m", "ldpopt.cli", "postprocess", "--counts", str(counts),
+                  "--oracle", "oue", "--epsilon", "1", "--n", "200", "--method", "norm-sub",
+                  "--out", str(tmp_path / "post.csv"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    loaded = {m.split(".")[0] for m in _imported(out.stderr)}
+    heavy = loaded & {"pandas", "pyarrow", "scipy", "cvxpy"}
+    assert "numpy" in loaded and not heavy, sorted(heavy)
+    lines = (tmp_path / "post.csv").read_text().splitlines()
+    assert lines[0] == "value,count,base,norm-sub" and [ln.split(",")[0] for ln in lines[1:]] == list("abcde")
+    est = oracles.get("oue", epsilon=1.0, d=5).estimate([120, 80, 40, 10, 3], 200)
+    got = np.array([float(ln.split(",")[3]) for ln in lines[1:]])
+    assert np.array_equal(got, methods.get("norm-sub").func(est))

@@ -1,17 +1,25 @@
-"""Files in and out of the ``ldpopt`` command: the ``value,count`` table, atomic writes, metadata."""
+"""Files in and out of the ``ldpopt`` command: the ``value,count`` table, atomic writes, metadata.
+
+numpy and pandas (which loads pyarrow with it) are imported by the functions that use them, so that
+a command's parser can name :data:`FORMATS` and an argument error loads neither."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from .._atomic import temp_beside
 from ._args import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
 
 __all__ = ["CountsTable", "atomic_write", "format_of", "input_file", "output_target", "read_counts",
            "read_counts_table", "write_table"]
@@ -44,11 +52,72 @@ class CountsTable:
             return f"value {self.values[i]} (absent from {self.path}, count 0)"
         return f"{self.unit} {line} of {self.path}"
 
+    def columns(self) -> dict:
+        """``{"value": values, "count": counts}``: a table :func:`write_table` takes as it takes a
+        DataFrame, without loading pandas."""
+        return {"value": self.values, "count": self.counts}
+
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"value": self.values, "count": self.counts})
+        import pandas as pd
+
+        return pd.DataFrame(self.columns())
+
+
+# A CSV that pandas.read_csv(dtype=str, keep_default_na=False, skipinitialspace=True) and these
+# expressions read alike: no quote, carriage return, NUL or byte-order mark anywhere; every line after
+# the header is a value without surrounding whitespace, a comma, spaces, and a count of 1 to 15 ASCII
+# digits (exact in a float64); no blank line.
+_ROW = r"([^\s,](?:[^,\n]*[^\s,])?),[ ]*([0-9]{1,15})\n"
+_PLAIN_BODY = re.compile(f"(?:{_ROW})*")
+_PLAIN_ROWS = re.compile(_ROW)
+_DIGITS = re.compile(r"(?:[0-9]{1,15}\n)*")
+
+
+def _plain_csv(path: Path, d: int | None) -> CountsTable | None:
+    """The table of a CSV in the plain subset above whose every check passes (at least 2 rows, values
+    unique; with ``d`` every value an integer in [0, d), unique), read without pandas (which costs
+    more than the rest of a small run); None for any other file, which then goes through
+    :func:`_read_raw`, so that every error, and every file outside the subset, is read exactly as
+    before. The subset is our choice: it is what aggregators write (``value,count`` lines)."""
+    import numpy as np
+
+    try:
+        text = path.read_bytes().decode("utf-8")  # bytes: no newline translation hides a "\r"
+    except (OSError, UnicodeError):
+        return None
+    header, _, body = text.partition("\n")
+    if any(c in text for c in '"\r\x00\ufeff'):
+        return None
+    if [h.strip().lower() for h in header.split(",")] != ["value", "count"]:
+        return None
+    body = body if not body or body.endswith("\n") else body + "\n"
+    if _PLAIN_BODY.fullmatch(body) is None:
+        return None
+    rows = _PLAIN_ROWS.findall(body)
+    if len(rows) < 2 and d is None:
+        return None
+    values, counts = zip(*rows) if rows else ((), ())
+    counts = np.array(counts, dtype=np.str_).astype(np.float64)
+    lines = np.arange(2, 2 + len(rows), dtype=np.int64)
+    if d is None:
+        if len(set(values)) != len(values):
+            return None
+        return CountsTable(np.array(values, dtype=object), counts, lines, "line", path)
+    if _DIGITS.fullmatch("".join(v + "\n" for v in values)) is None:
+        return None
+    index = np.array(values, dtype=np.str_).astype(np.int64)
+    if (index >= d).any() or np.unique(index).size != index.size:
+        return None
+    full = np.zeros(d, dtype=np.float64)
+    full[index] = counts
+    full_lines = np.full(d, -1, dtype=np.int64)
+    full_lines[index] = lines
+    return CountsTable(np.arange(d, dtype=np.int64), full, full_lines, "line", path)
 
 
 def _read_raw(path: Path, arg: str) -> tuple[pd.DataFrame, int, str]:
+    import pandas as pd
+
     if path.suffix.lower() in (".parquet", ".pq"):
         try:
             raw = pd.read_parquet(path)
@@ -95,6 +164,13 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts") -> Coun
     1-based row.
     """
     path = input_file(path, arg)
+    if path.suffix.lower() not in (".parquet", ".pq"):
+        plain = _plain_csv(path, d)
+        if plain is not None:
+            return plain
+    import numpy as np
+    import pandas as pd
+
     raw, first, unit = _read_raw(path, arg)
     cols = [str(c).strip().lower() for c in raw.columns]
     if cols != ["value", "count"]:
@@ -220,12 +296,49 @@ def atomic_write(writers: list, arg: str = "--out") -> None:
                 tmp.unlink()
 
 
-def as_json(table: pd.DataFrame) -> dict:
-    return {"columns": list(table.columns), "data": {c: table[c].tolist() for c in table.columns}}
+def as_json(table) -> dict:
+    """A DataFrame or a dict of columns (:meth:`CountsTable.columns`) as ``{"columns", "data"}``."""
+    names = list(table.columns) if hasattr(table, "columns") else list(table)
+    return {"columns": names, "data": {c: table[c].tolist() for c in names}}
 
 
-def write_table(table: pd.DataFrame, out, fmt: str, metadata: dict | None = None) -> list[Path]:
-    """Write ``table`` to ``out`` atomically (see :func:`atomic_write`); returns the files written.
+def csv_text(table) -> str:
+    """``table`` (a DataFrame or a dict of numpy columns) as CSV text, floats with 17 significant
+    digits (they round-trip exactly) and NaN as an empty field.
+
+    A dict whose columns are float, integer or text is written here without pandas, field for field
+    what ``DataFrame.to_csv(index=False, float_format="%.17g")`` writes (the same ``csv`` writer,
+    minimal quoting, ``"\\n"`` line ends); anything else goes through pandas."""
+    import numpy as np
+
+    if isinstance(table, dict):
+        cols = []
+        for col in map(np.asarray, table.values()):
+            if col.dtype.kind == "f":
+                text = np.char.mod("%.17g", col).astype(object)
+                text[np.isnan(col)] = ""
+            elif col.dtype.kind in "iuO":
+                text = col.astype(str).astype(object)
+                if col.dtype.kind == "O" and not (text == col).all():  # not all text (bytes, numbers)
+                    break
+            else:
+                break
+            cols.append(text)
+        else:
+            buf = io.StringIO()
+            writer = csv.writer(buf, lineterminator="\n")
+            writer.writerow(list(table))
+            writer.writerows(zip(*cols))
+            return buf.getvalue()
+        import pandas as pd
+
+        table = pd.DataFrame(table)
+    return table.to_csv(index=False, float_format="%.17g", lineterminator="\n")
+
+
+def write_table(table, out, fmt: str, metadata: dict | None = None) -> list[Path]:
+    """Write ``table`` (a DataFrame or a dict of columns) to ``out`` atomically (see
+    :func:`atomic_write`); returns the files written.
 
     CSV floats use 17 significant digits (they round-trip exactly). ``metadata`` (oracle, ε, n, d, p,
     q, version, method parameters) goes where each format keeps it: Parquet schema metadata under the
@@ -239,12 +352,14 @@ def write_table(table: pd.DataFrame, out, fmt: str, metadata: dict | None = None
 
     def data(tmp):
         if fmt == "csv":
-            table.to_csv(tmp, index=False, float_format="%.17g")
+            Path(tmp).write_text(csv_text(table), encoding="utf-8")
         elif fmt == "parquet":
+            import pandas as pd
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            t = pa.Table.from_pandas(table, preserve_index=False)
+            frame = pd.DataFrame(table) if isinstance(table, dict) else table
+            t = pa.Table.from_pandas(frame, preserve_index=False)
             if meta_text is not None:
                 t = t.replace_schema_metadata({**(t.schema.metadata or {}), b"ldpopt": meta_text.encode()})
             pq.write_table(t, tmp)
@@ -268,6 +383,8 @@ def sidecar(out) -> Path:
 
 
 def _json_default(x):
+    import numpy as np
+
     if isinstance(x, (np.integer,)):
         return int(x)
     if isinstance(x, (np.floating,)):

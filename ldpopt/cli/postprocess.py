@@ -1,4 +1,8 @@
-"""``ldpopt postprocess``: aggregated support counts in, post-processed frequencies out."""
+"""``ldpopt postprocess``: aggregated support counts in, post-processed frequencies out.
+
+Building the parser imports the standard library only (numpy, pandas, the method and oracle
+registries load when the command runs, or when its help is printed: :func:`help_on_demand`), so an
+argument error costs the interpreter's start and nothing more."""
 
 from __future__ import annotations
 
@@ -8,22 +12,39 @@ import json
 import math
 import sys
 
-import numpy as np
-
-from .. import __version__, methods, oracles
+from .. import __version__
 from ._args import InputError, int_arg, number, plain
 from ._commands import help_of
-from ._io import FORMATS, as_json, format_of, read_counts_table, write_table
-from ._params import method_params, params_help, route_params
+from ._io import FORMATS
 
-__all__ = ["add_parser", "check_counts"]
+__all__ = ["add_parser", "check_counts", "help_on_demand"]
+
+
+def help_on_demand(parser, fill) -> None:
+    """Call ``fill(parser)`` just before ``parser``'s help is formatted (``-h``, ``format_help``), and
+    only then: for help text read from a registry whose import costs more than the whole argument
+    check (the oracle names, the methods' parameters). Usage and error messages do not need it."""
+    formatted = parser.format_help
+
+    def format_help():
+        fill(parser)
+        return formatted()
+
+    parser.format_help = format_help
 
 
 def add_counts_options(parser) -> None:
     """The options :func:`estimate_from` reads (--counts, --oracle, --epsilon, --n, --d, --g, --k),
     declared once for every subcommand that starts from a counts file."""
     parser.add_argument("--counts", required=True, help="CSV or Parquet table with columns value,count")
-    parser.add_argument("--oracle", required=True, help=f"one of {oracles.available()}")
+    oracle = parser.add_argument("--oracle", required=True, help="a frequency oracle")
+
+    def fill(_):
+        from .. import oracles
+
+        oracle.help = f"one of {oracles.available()}"
+
+    help_on_demand(parser, fill)
     parser.add_argument("--epsilon", required=True, type=number, help="privacy budget ε > 0")
     parser.add_argument("--n", type=int_arg(1), default=None,
                         help="number of users, an integer (1e6 accepted); optional for GRR (the sum of counts)")
@@ -38,6 +59,8 @@ def estimate_from(table, args):
     """(oracle, n, Estimate) from a counts table and the common options (--oracle, --epsilon, --g,
     --k, --n): the oracle built for the table's d, the counts checked against what it makes possible
     (:func:`check_counts`). Shared by ``postprocess``, ``solve`` and ``choose``."""
+    from .. import oracles
+
     oracle_params = {k: v for k, v in (("g", args.g), ("k", args.k)) if v is not None}
     try:
         oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=table.d, **oracle_params)
@@ -58,6 +81,8 @@ def check_counts(table, oracle, n: int | None) -> int:
     Nothing tighter is provable for OUE/SUE (d independent bits per user), OLH/BLH (a hash bucket
     may hold 0..d values) or HR (the supported rows depend on the report).
     """
+    import numpy as np
+
     total = math.fsum(table.counts.tolist())
     if n is None:
         if oracle.name != "grr":
@@ -82,6 +107,9 @@ def check_counts(table, oracle, n: int | None) -> int:
 
 def _effective(name: str, given: dict) -> dict:
     """The keyword values a method ran with: its signature's defaults, overridden by ``--param``."""
+    from .. import methods
+    from ._params import method_params
+
     out = {}
     for p in list(inspect.signature(methods.get(name).func).parameters.values())[1:]:
         if p.name in method_params(name):
@@ -90,12 +118,16 @@ def _effective(name: str, given: dict) -> dict:
 
 
 def _run(args) -> int:
+    from .. import methods
+    from ._io import as_json, csv_text, format_of, read_counts_table, write_table
+    from ._params import route_params
+
     fmt = format_of(args.out, args.format)  # refuse a mismatch before any work
     table = read_counts_table(args.counts, args.d)
     oracle, n, estimate = estimate_from(table, args)
     names = list(methods.available().index) if args.method == "all" else [methods.get(args.method).name]
     params = route_params(args.param, names)
-    out = table.frame()
+    out = table.columns()  # a dict of columns: a plain CSV in and out never loads pandas
     out["base"] = estimate.f_tilde
     for name in names:
         if name == "base":
@@ -125,9 +157,9 @@ def _run(args) -> int:
         json.dump(doc, sys.stdout, default=str)
         sys.stdout.write("\n")
     elif not args.out:
-        out.to_csv(sys.stdout, index=False, float_format="%.17g")
+        sys.stdout.write(csv_text(out))
     else:
-        print(f"wrote {len(out)} rows x {len(out.columns)} columns to {', '.join(map(str, written))}",
+        print(f"wrote {table.d} rows x {len(out)} columns to {', '.join(map(str, written))}",
               file=sys.stderr)
     return 0
 
@@ -176,8 +208,14 @@ metadata key "ldpopt"; JSON "metadata" object; CSV a sidecar OUT.meta.json.
 
 def add_parser(sub) -> None:
     pp = sub.add_parser("postprocess", help=help_of("postprocess"),
-                        epilog=_EPILOG.format(table=params_help()),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    def fill(parser):
+        from ._params import params_help
+
+        parser.epilog = _EPILOG.format(table=params_help())
+
+    help_on_demand(pp, fill)
     add_counts_options(pp)
     pp.add_argument("--method", default="all", help="a registered method name, or 'all' (default)")
     pp.add_argument("--param", action="append", metavar="[METHOD.]NAME=VALUE",
