@@ -162,9 +162,9 @@ BASE_PROBLEM = {
     "objective": "cls",
     "constraints": [
         {"type": "simplex"},
-        {"type": "subset_sum", "indices": ["v0", "v1"], "value": 0.3, "sense": "<="},
+        {"type": "subset_sum", "labels": ["v0", "v1"], "value": 0.3, "sense": "<="},
         {"type": "box", "lower": 0, "upper": 0.6},
-        {"type": "monotone", "direction": "nonincreasing", "order": ["v0", "v2", "v4"]},
+        {"type": "monotone", "direction": "nonincreasing", "labels": ["v0", "v2", "v4"]},
     ],
 }
 
@@ -177,7 +177,7 @@ def _mutate_problem(rng, doc):
     where = doc if rng.random() < 0.25 or not entries else entries[int(rng.integers(0, len(entries)))]
     keys = list(where) or ["type"]
     if rng.random() < 0.2:  # mostly a wrong value for a key the entry has; sometimes a key it does not know
-        keys = ["unknown", "indices", "total", "frequency", "pairs", "groups", "totals"]
+        keys = ["unknown", "labels", "positions", "indices", "total", "frequency", "label_pairs", "label_groups", "totals"]
     key = str(rng.choice(keys))
     op = int(rng.integers(0, 3))
     if op == 0 and key in where:
