@@ -10,7 +10,7 @@ committed executed, with their outputs, so a reader on a code host sees the numb
   no machine path in an output.
 
 Regenerate the committed outputs after editing a notebook with
-``python tests/test_notebooks.py --write`` (same kernel set-up as the test).
+``python tests/test_notebooks.py --write [NOTEBOOK.ipynb ...]`` (same kernel set-up as the test).
 
 How the kernel is chosen: a temporary kernelspec named ``python3`` whose argv is *this* interpreter
 (``sys.executable -m ipykernel_launcher``), given to ``KernelManager`` through a
@@ -140,11 +140,15 @@ def test_notebook_runs(path, kernel_spec_manager, monkeypatch):
     print(f"{path.name}: {elapsed:.1f} s")
 
 
-def write_all() -> None:
-    """Execute every notebook and save it with its outputs (what a reader on a code host sees)."""
+def write_all(names=()) -> None:
+    """Execute every notebook (or those named, e.g. ``05_your_own_variant.ipynb``) and save it with its
+    outputs (what a reader on a code host sees)."""
+    paths = [p for p in NOTEBOOKS if not names or p.name in names]
+    if names and len(paths) != len(set(names)):
+        raise SystemExit(f"no such notebook among {[p.name for p in NOTEBOOKS]}: {sorted(set(names) - {p.name for p in paths})}")
     with tempfile.TemporaryDirectory() as d:
         ksm = _kernel_spec_manager(Path(d))
-        for path in NOTEBOOKS:
+        for path in paths:
             start = time.perf_counter()
             nb, prefix = execute(path, ksm)
             problems = output_problems(nb, committed=True)
@@ -157,7 +161,7 @@ def write_all() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--write"]:
-        raise SystemExit("usage: python tests/test_notebooks.py --write")
-    write_all()
+    if sys.argv[1:2] != ["--write"]:
+        raise SystemExit("usage: python tests/test_notebooks.py --write [NOTEBOOK.ipynb ...]")
+    write_all(sys.argv[2:])
 
