@@ -122,11 +122,13 @@ def _result(f, duals, cert, kkt, checks, info, t0, c0):
 
 
 def _sum_polished(st, f):
-    """f with the rounding of Σ f spread evenly over the values strictly inside their bounds (no
-    rows only), when that keeps them inside and makes |Σ f − total| smaller. At huge noise f_v =
+    """f with the rounding of Σ f spread over the values strictly inside their bounds (no rows
+    only), when that keeps them inside and makes |Σ f − total| smaller. At huge noise f_v =
     f̃_v − λ/2 is formed from terms of size |f̃| ~ 10⁵ (GRR, ε = 0.05, n = 10), which leaves
     |Σ f − total| ~ 1e-10 — above ldpopt's per-constraint tolerance 1e-6/d although the point is
-    within 1e-10 of f*; the shift moves each inner value by that residual over their number."""
+    within 1e-10 of f*. The residual is spread in proportion to f when the inner values are all
+    positive (each moves by at most |residual|, and by a relative 1e-16 or so: a value of 1e-250 of
+    a log-type objective keeps its logarithm), else evenly (each by the residual over their number)."""
     if st.m or st.sum_free:
         return f
     inner = (f > st.l) & (f < st.u)
@@ -136,7 +138,11 @@ def _sum_polished(st, f):
     res = st.total - float(np.sum(f))
     if res == 0.0:
         return f
-    g = np.where(inner, f + res / k, f)
+    fi = f[inner]
+    if np.all(fi > 0):
+        g = np.where(inner, f * (1.0 + res / float(np.sum(fi))), f)
+    else:
+        g = np.where(inner, f + res / k, f)
     if np.any(g[inner] <= st.l[inner]) or np.any(g[inner] >= st.u[inner]):
         return f
     return g if abs(st.total - float(np.sum(g))) < abs(res) else f
