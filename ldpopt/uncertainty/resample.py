@@ -55,6 +55,24 @@ def draw_counts(oracle, true_counts, size: int, rng: np.random.Generator) -> np.
     return np.stack([oracle.sample_counts(tc, rng) for _ in range(size)])
 
 
+# methods that fit the power-law exponent s by maximum likelihood on each resample (default options)
+_POWER_FITTED = ("power", "power-ns", "calibrate")
+
+
+def _prefit_power_law(ests, params) -> None:
+    """Fit s of every resample at once (:func:`ldpopt.methods._power_batch.prefit`: the fits in
+    lockstep over the union of the resamples' counts) when the method would fit it by MLE; the
+    per-row calls then find their fit in the memo of :func:`ldpopt.methods._power_fit.fit_mle`."""
+    if params.get("s") is not None or params.get("fit", "mle") != "mle" \
+            or params.get("prior", "power-law") != "power-law" or not ests:
+        return
+    from ..methods import _power_batch, bayes
+
+    lo, hi = bayes._check_bounds(params.get("s_bounds", bayes._DEFAULT_S_BOUNDS))
+    _power_batch.prefit(np.stack([bayes._x(e) for e in ests]), bayes._engine_sd(ests[0]),
+                        ests[0].n, lo, hi)
+
+
 def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarray | None = None,
                 progress=None, **params) -> np.ndarray:
     """``method`` applied to each row of the raw estimates F (B, d); ``counts`` (B, d) are the
@@ -83,9 +101,11 @@ def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarr
         raise ValueError(f"method {name!r} is not batched: apply_batch needs the support counts")
     info = _methods.get(name)
     out = np.empty_like(F)
-    for i in range(F.shape[0]):
-        e = Estimate.from_counts(counts[i], estimate.n, estimate.epsilon, estimate.p, estimate.q,
-                                 oracle=estimate.oracle, **estimate.meta)
+    ests = [Estimate.from_counts(c, estimate.n, estimate.epsilon, estimate.p, estimate.q,
+                                 oracle=estimate.oracle, **estimate.meta) for c in counts]
+    if name in _POWER_FITTED:
+        _prefit_power_law(ests, params)
+    for i, e in enumerate(ests):
         out[i] = info.func(e, **params)
         if progress is not None:
             progress(1)
