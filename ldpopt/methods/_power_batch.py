@@ -59,7 +59,7 @@ def _prior_terms(n: int, s_arr) -> np.ndarray:
 def _data_terms(W, ux, S, n, s_arr) -> np.ndarray:
     """(3, B, ns): per resample the data parts Σ_v L_z, −Σ_v E_post log k, Σ_v Var_post log k, and
     (4th row of the first axis dropped) — from one multi-s pass over the union ``ux``."""
-    L = pm.logsums(ux, S, n, s_arr)                          # (ns, U, 3)
+    L = pm.logsums(ux, S, n, s_arr, split_k=True)                        # (ns, U, 3)
     A = np.exp(L[:, :, 1] - L[:, :, 0])
     Bm = np.exp(L[:, :, 2] - L[:, :, 0])
     return np.stack([W @ L[:, :, 0].T, -(W @ A.T), W @ (Bm - A * A).T, W @ np.abs(A).T])
