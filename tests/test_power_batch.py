@@ -56,13 +56,23 @@ def test_intervals_match_the_per_resample_path(oracle, eps, d, n, monkeypatch):
     est, _, _ = _resamples(oracle, eps, d, n, 1, 5)
     fields = lambda r: np.concatenate([r.lo, r.hi, r.se])  # noqa: E731
     pf._FIT_MEMO.clear()
+    bayes._PM_MEMO.clear()
+    filled = []
+    real_fit, real_means = pbm.prefit, pbm.prefill_means
+    monkeypatch.setattr(pbm, "prefit", lambda *a: filled.append(("fit", real_fit(*a))) or filled[-1][1])
+    monkeypatch.setattr(pbm, "prefill_means",
+                        lambda *a: filled.append(("means", real_means(*a))) or filled[-1][1])
     batched = {m: fields(intervals(est, m, 0.9, n_resamples=10, rng=3)) for m in resample._POWER_FITTED}
+    # the batched path did the work: 10 fits and 10 posterior means filled by the first method
+    assert filled[:2] == [("fit", 10), ("means", 10)], filled
     pf._FIT_MEMO.clear()
+    bayes._PM_MEMO.clear()       # the reference computes every fit and posterior mean afresh
     monkeypatch.setattr(resample, "_prefit_power_law", lambda ests, params: None)
     for m in resample._POWER_FITTED:
         ref = fields(intervals(est, m, 0.9, n_resamples=10, rng=3))
         np.testing.assert_allclose(batched[m], ref, rtol=1e-9, atol=1e-12 / est.n)
     pf._FIT_MEMO.clear()
+    bayes._PM_MEMO.clear()
 
 
 def test_prefit_fills_the_memo_under_fit_mles_keys():
@@ -73,3 +83,24 @@ def test_prefit_fills_the_memo_under_fit_mles_keys():
     for x in X:
         assert pf.memo_key(x, S, 8_000, 0.0, 10.0, pf.GRID_POINTS, True)[0] in pf._FIT_MEMO
     pf._FIT_MEMO.clear()
+
+
+def test_prefilled_posterior_means_match_the_per_row_engine(monkeypatch):
+    from ldpopt.methods import _bayes_core as core
+
+    _, X, S = _resamples("oue", 1.0, 40, 20_000, 6, 8)
+    s_rows = np.array([1.1, 1.13, 1.2, np.nan, 1.05, 1.17])
+    bayes._PM_MEMO.clear()
+    assert pbm.prefill_means(X, S, 20_000, s_rows) == 5
+    assert len(bayes._PM_MEMO) == 5
+    for x, s in zip(X, s_rows):
+        prior = core.Prior("power-law", 20_000, s=float(s))
+        got = bayes._PM_MEMO.get(bayes._pm_key(x, S, prior))
+        if np.isnan(s):
+            assert got is None
+            continue
+        L = core.logsums(x, S, prior, ("z", "k"), relative=True)
+        np.testing.assert_allclose(got, np.exp(L[:, 1] - L[:, 0]), rtol=1e-11)
+    bayes._PM_MEMO.clear()
+    assert pbm.prefill_means(X, S, 20_000, [0.5, 3.0, 1, 1, 1, 1]) == 0   # range too wide
+    assert not bayes._PM_MEMO

@@ -178,14 +178,20 @@ _PM_MEMO: dict = {}
 _PM_MEMO_VALUES = 1 << 24
 
 
-def _posterior_mean_counts(x, S, prior: core.Prior, keys=None) -> np.ndarray:
-    # relative log-sums: exact ratios even when x is far outside [kmin, n] (see _bayes_core);
-    # keys: the support counts x is a function of (its distinct values found in O(d), not by a sort)
+def _pm_key(x, S, prior: core.Prior) -> tuple:
+    """Key of ``_PM_MEMO`` for the posterior mean of the counts ``x`` under ``prior``."""
     import hashlib
 
     x = np.ascontiguousarray(x, dtype=np.float64)
-    key = (hashlib.blake2b(x.tobytes(), digest_size=20).digest(), float(S), prior.kind, prior.n,
-           prior.s, prior.mu, prior.tau)
+    return (hashlib.blake2b(x.tobytes(), digest_size=20).digest(), float(S), prior.kind, prior.n,
+            prior.s, prior.mu, prior.tau)
+
+
+def _posterior_mean_counts(x, S, prior: core.Prior, keys=None) -> np.ndarray:
+    # relative log-sums: exact ratios even when x is far outside [kmin, n] (see _bayes_core);
+    # keys: the support counts x is a function of (its distinct values found in O(d), not by a sort)
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    key = _pm_key(x, S, prior)
     if key in _PM_MEMO:
         return _PM_MEMO[key]
     L = core.logsums(x, S, prior, ("z", "k"), relative=True, keys=keys)

@@ -67,10 +67,13 @@ def _prefit_power_law(ests, params) -> None:
             or params.get("prior", "power-law") != "power-law" or not ests:
         return
     from ..methods import _power_batch, bayes
+    from ..methods import _power_fit as _fit_memo
 
     lo, hi = bayes._check_bounds(params.get("s_bounds", bayes._DEFAULT_S_BOUNDS))
-    _power_batch.prefit(np.stack([bayes._x(e) for e in ests]), bayes._engine_sd(ests[0]),
-                        ests[0].n, lo, hi)
+    X, S, n = np.stack([bayes._x(e) for e in ests]), bayes._engine_sd(ests[0]), ests[0].n
+    _power_batch.prefit(X, S, n, lo, hi)
+    fits = [_fit_memo.fit_mle(x, S, n, lo, hi) for x in X]   # memo hits: no fit, no warning
+    _power_batch.prefill_means(X, S, n, [np.nan if at_hi else s for s, at_hi in fits])
 
 
 def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarray | None = None,
