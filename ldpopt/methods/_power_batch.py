@@ -27,6 +27,11 @@ Steps (the same global maximiser as ``fit_mle``, module doc of ``_power_fit``):
    far below rounding — but this is the check's claim, not a proof.
 5. Best of the grid's best point and the refined maxima by ℓ, as ``fit_mle``.
 
+**Posterior means** (:func:`prefill_means`): with every resample's s known, log E[k | x] is
+interpolated in s on the union of the counts (Chebyshev in s over the resamples' range of s, two
+exact check points) and stored in the posterior-mean memo of :mod:`ldpopt.methods.bayes`, where
+Power, PowerNS and Calibrate find it.
+
 Any resample whose root is not bracketed by the fine interval, or whose cell fails the check, is
 fitted by ``fit_mle`` itself (the per-resample reference). Result: s within ~1e-10 relative of
 ``fit_mle`` (whose Newton stops at a step of 1e-10·(1 + s)); ``tests/test_power_batch.py`` checks
@@ -57,8 +62,9 @@ def _prior_terms(n: int, s_arr) -> np.ndarray:
 
 
 def _data_terms(W, ux, S, n, s_arr) -> np.ndarray:
-    """(3, B, ns): per resample the data parts Σ_v L_z, −Σ_v E_post log k, Σ_v Var_post log k, and
-    (4th row of the first axis dropped) — from one multi-s pass over the union ``ux``."""
+    """(4, B, ns): per resample (row of the multiplicities W) the data parts Σ_v L_z, −Σ_v E_post
+    log k, Σ_v Var_post log k, and Σ_v |E_post log k| (the scale of the check), from one multi-s
+    pass over the union ``ux``."""
     L = pm.logsums(ux, S, n, s_arr, split_k=True)                        # (ns, U, 3)
     A = np.exp(L[:, :, 1] - L[:, :, 0])
     Bm = np.exp(L[:, :, 2] - L[:, :, 0])
@@ -182,7 +188,8 @@ MEAN_MAX_WIDTH = 0.25  # s range of one interpolant of the posterior means (choi
 
 def prefill_means(X, S: float, n: int, s_rows) -> int:
     """Fill the posterior-mean memo of :mod:`ldpopt.methods.bayes` for rows x of X (B, d) under the
-    power-law prior with exponent ``s_rows[r]`` (NaN: skip the row); returns the rows filled.
+    power-law prior with exponent ``s_rows[r]`` (NaN: skip the row); returns the rows filled
+    (rows already in the memo are skipped; none when the memo's bound would be exceeded).
 
     log E[k | x] = L_k − L_z (:mod:`._bayes_core`) is analytic in s; it is computed on the union of
     the rows' distinct x at ``MEAN_NODES`` Chebyshev points of [min s, max s] (one engine call per
@@ -194,8 +201,11 @@ def prefill_means(X, S: float, n: int, s_rows) -> int:
 
     X = np.asarray(X, dtype=np.float64)
     s_rows = np.asarray(s_rows, dtype=np.float64)
-    rows = np.flatnonzero(np.isfinite(s_rows))
-    if rows.size < 2:
+    keys = [bayes._pm_key(x, S, core.Prior("power-law", n, s=float(s))) if np.isfinite(s) else None
+            for x, s in zip(X, s_rows)]
+    rows = np.array([r for r, k in enumerate(keys) if k is not None and k not in bayes._PM_MEMO],
+                    dtype=np.intp)                                   # rows not already stored
+    if rows.size < 2 or rows.size * X.shape[1] > bayes._PM_MEMO_VALUES // 2:
         return 0
     a, b = float(s_rows[rows].min()), float(s_rows[rows].max())
     if b - a > MEAN_MAX_WIDTH:
@@ -214,6 +224,8 @@ def prefill_means(X, S: float, n: int, s_rows) -> int:
     if not np.all(np.isfinite(table)) or not np.all(
             np.abs(core._bary_eval(nodes, table, checks) - exact) <= 1e-12):
         return 0
+    if sum(v.size for v in bayes._PM_MEMO.values()) + rows.size * X.shape[1] > bayes._PM_MEMO_VALUES:
+        bayes._PM_MEMO.clear()
     w = core._bary_weights(MEAN_NODES)
     for j, r in enumerate(rows):
         s = float(s_rows[r])
@@ -225,6 +237,5 @@ def prefill_means(X, S: float, n: int, s_rows) -> int:
             lm = (cw @ table) / cw.sum()
         out = np.exp(lm[inv[j]])
         out.setflags(write=False)
-        x = np.ascontiguousarray(X[r])
-        bayes._PM_MEMO[bayes._pm_key(x, S, core.Prior("power-law", n, s=s))] = out
+        bayes._PM_MEMO[keys[r]] = out
     return int(rows.size)
