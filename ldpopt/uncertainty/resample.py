@@ -14,7 +14,9 @@ without building an Estimate (a batched sort or Michelot iteration over the whol
 measured 2× slower: the per-row projection only sorts the few candidates above a lower bound on its
 shift); all are tested against the registry's own function row by row; every other method (MLE-Apx, Norm-Cut, Norm-Hyb, EM, Power, …) is called
 once per resample on an :class:`~ldpopt.Estimate` (not vectorised over a batch in the registry; a
-loop over B, never over values).
+loop over B, never over values). Before that loop, Power, PowerNS and Calibrate (power law, s fitted
+by MLE) get every resample's s fit and posterior mean at once over the union of the resamples'
+counts (:mod:`ldpopt.methods._power_batch`), stored in the memos the per-resample calls read.
 """
 
 from __future__ import annotations
