@@ -61,3 +61,20 @@ def test_progress_is_called_once_per_resample_of_a_row_by_row_method(est):
     ticks.clear()
     apply_batch(est, "norm-sub", F, counts=C, progress=ticks.append)
     assert ticks == []
+
+
+def test_posterior_mean_is_shared_by_power_and_calibrate_and_bit_identical(est):
+    from ldpopt.methods import bayes
+
+    bayes._PM_MEMO.clear()
+    p1 = bayes.power(est)
+    assert len(bayes._PM_MEMO) == 1
+    c1 = bayes.calibrate(est)                      # same x, S and prior: a memo hit
+    assert len(bayes._PM_MEMO) == 1
+    bayes._PM_MEMO.clear()
+    c2 = bayes.calibrate(est)                      # computed afresh
+    np.testing.assert_array_equal(c1, c2)
+    np.testing.assert_array_equal(p1, c2)
+    p1[0] = -1.0                                   # the caller's array is its own
+    np.testing.assert_array_equal(bayes.power(est), c2)
+    bayes._PM_MEMO.clear()

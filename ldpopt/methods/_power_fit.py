@@ -288,15 +288,21 @@ _FIT_MEMO: dict = {}
 _FIT_MEMO_SIZE = 4096
 
 
-def fit_mle(x, S: float, n: int, lo: float, hi: float, grid_points: int = GRID_POINTS,
-            batched: bool = True) -> tuple[float, bool]:
-    """Global maximiser of ℓ on [lo, hi] (module doc). Returns (s, at_upper_bound); memoised on
-    the distinct x with their multiplicities (``_FIT_MEMO``: the same floats, not a tolerance)."""
+def memo_key(x, S, n, lo, hi, grid_points, batched):
+    """(key of ``_FIT_MEMO``, distinct x, their multiplicities) of a call of :func:`fit_mle`."""
     import hashlib
 
     x, w = np.unique(np.asarray(x, dtype=np.float64), return_counts=True)  # once, not per call
     key = (hashlib.blake2b(x.tobytes() + w.tobytes(), digest_size=20).digest(), float(S), int(n),
            float(lo), float(hi), int(grid_points), bool(batched))
+    return key, x, w
+
+
+def fit_mle(x, S: float, n: int, lo: float, hi: float, grid_points: int = GRID_POINTS,
+            batched: bool = True) -> tuple[float, bool]:
+    """Global maximiser of ℓ on [lo, hi] (module doc). Returns (s, at_upper_bound); memoised on
+    the distinct x with their multiplicities (``_FIT_MEMO``: the same floats, not a tolerance)."""
+    key, x, w = memo_key(x, S, n, lo, hi, grid_points, batched)
     if key in _FIT_MEMO:
         return _FIT_MEMO[key]
     if len(_FIT_MEMO) >= _FIT_MEMO_SIZE:

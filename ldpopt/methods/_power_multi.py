@@ -134,8 +134,13 @@ def _em_tail(c, v, kr, a, b, s, unshifted: bool) -> np.ndarray:
     return out
 
 
-def _direct_block(c, v, kr, lo, hi, s, n, unshifted: bool) -> np.ndarray:
-    """log Σ_{k=lo..hi} μ_m(k) e^{r_s(k)} for a block of points, every s: shape (ns, p, 3)."""
+def _direct_block(c, v, kr, lo, hi, s, n, unshifted: bool, split_k: bool = False) -> np.ndarray:
+    """log Σ_{k=lo..hi} μ_m(k) e^{r_s(k)} for a block of points, every s: shape (ns, p, 3).
+
+    ``split_k``: the products chunked over k (blocks of rows × a slice of k under the threading
+    threshold) instead of over rows only; on a long shared range of k the row chunks are single
+    rows (matrix–vector products re-reading T per row, ~10× slower: the batched fits of
+    :mod:`._power_batch`). Another summation order: equal to rounding, not bit-identical."""
     ns, p = s.shape[0], c.shape[0]
     kmin, kmax = int(lo.min()), int(hi.max())
     U, W = kmax - kmin + 1, int((hi - lo).max()) + 1
@@ -151,8 +156,14 @@ def _direct_block(c, v, kr, lo, hi, s, n, unshifted: bool) -> np.ndarray:
         TT = np.concatenate([T, T * logk[:, None], T * (logk * logk)[:, None]], axis=1)
         # row chunks keep each product below OpenBLAS's threading threshold (m·n·k ≤ 262,144): a
         # threaded product of this size costs ~20× more CPU on a loaded machine (measured)
-        rows = max(1, _GEMM_MNK // (U * TT.shape[1]))
-        tot = np.concatenate([E[i:i + rows] @ TT for i in range(0, p, rows)])
+        if split_k:
+            rows = min(p, 256)
+            kc = max(8, _GEMM_MNK // (rows * TT.shape[1]))
+            tot = np.concatenate([sum(E[i:i + rows, j:j + kc] @ TT[j:j + kc] for j in range(0, U, kc))
+                                  for i in range(0, p, rows)])
+        else:
+            rows = max(1, _GEMM_MNK // (U * TT.shape[1]))
+            tot = np.concatenate([E[i:i + rows] @ TT for i in range(0, p, rows)])
         tot = tot.reshape(p, len(MOMENTS), ns).transpose(2, 0, 1)
         with np.errstate(divide="ignore"):
             return np.log(tot)
@@ -174,7 +185,8 @@ def _direct_block(c, v, kr, lo, hi, s, n, unshifted: bool) -> np.ndarray:
     return out
 
 
-def exact_logsums(x, S: float, n: int, s_arr, max_block: int = 2_000_000) -> np.ndarray:
+def exact_logsums(x, S: float, n: int, s_arr, max_block: int = 2_000_000,
+                  split_k: bool = False) -> np.ndarray:
     """Relative L_z, L_log k, L_(log k)² at every s of ``s_arr``: shape (ns, len(x), 3).
 
     The per-s counterpart is ``core.exact_logsums(x, S, core.Prior("power-law", n, s),
@@ -207,13 +219,14 @@ def exact_logsums(x, S: float, n: int, s_arr, max_block: int = 2_000_000) -> np.
         W = int(length[order[stop - 1]])
         stop = min(stop, start + max(1, max_block // (ns * W)))
         idx = order[start:stop]
-        part = _direct_block(c[idx], v, kr[idx], lo[idx], hi[idx], s, n, unshifted)
+        part = _direct_block(c[idx], v, kr[idx], lo[idx], hi[idx], s, n, unshifted, split_k)
         out[:, idx] = np.logaddexp(out[:, idx], part)
         start = stop
     return out
 
 
-def logsums(x, S: float, n: int, s_arr, *, cheb_n: int = 20, check_tol: float = 1e-12) -> np.ndarray:
+def logsums(x, S: float, n: int, s_arr, *, cheb_n: int = 20, check_tol: float = 1e-12,
+            split_k: bool = False) -> np.ndarray:
     """Relative (L_z, L_log k, L_(log k)²) at every s: shape (ns, len(x), 3); the multi-s
     counterpart of ``core.logsums(x, S, Prior("power-law", n, s), ("z", "l1", "l2"),
     relative=True)`` with the same panels, nodes, dense/sparse decisions and checks (module doc)."""
@@ -222,7 +235,7 @@ def logsums(x, S: float, n: int, s_arr, *, cheb_n: int = 20, check_tol: float = 
     ns = s.shape[0]
     ux, inv = np.unique(x, return_inverse=True)
     if ux.shape[0] < 3 * cheb_n:
-        return exact_logsums(ux, S, n, s)[:, inv]
+        return exact_logsums(ux, S, n, s, split_k=split_k)[:, inv]
     priors = _priors(n, s)
     c, v = ux, float(S) * float(S)
     pid = np.floor((ux - ux[0]) / float(S))  # float panel ids: S can be 1e-100 (S_FLOOR)
@@ -253,7 +266,7 @@ def logsums(x, S: float, n: int, s_arr, *, cheb_n: int = 20, check_tol: float = 
         nodes_all = np.concatenate(node_list)
         checks_all = np.concatenate(check_list)
         pts = np.r_[nodes_all, ux[checks_all]]
-        vals = exact_logsums(pts, S, n, s)                                   # (ns, P, 3)
+        vals = exact_logsums(pts, S, n, s, split_k=split_k)                  # (ns, P, 3)
         gp = core._g_minus_gc(pts, S, priors[0])
         with np.errstate(invalid="ignore"):
             vals = np.where(is_z, vals + gp[None, :, None], vals - vals[:, :, [0]])
@@ -281,7 +294,7 @@ def logsums(x, S: float, n: int, s_arr, *, cheb_n: int = 20, check_tol: float = 
         out = np.where(done[:, :, None], conv, out)
     need_any = exact_mask.any(axis=0)
     if np.any(need_any):
-        ex = exact_logsums(ux[need_any], S, n, s)
+        ex = exact_logsums(ux[need_any], S, n, s, split_k=split_k)
         sub = out[:, need_any]
         out[:, need_any] = np.where(exact_mask[:, need_any][:, :, None], ex, sub)
     return out[:, inv]

@@ -171,11 +171,36 @@ def _x(est: Estimate) -> np.ndarray:
     return np.asarray(est.f_tilde, dtype=np.float64) * est.n
 
 
+# Memo of the posterior means: (digest of x, S, prior) -> E[k | x] (read-only). Power, PowerNS and
+# Calibrate (power law) compute the same posterior mean of the same resamples in a bootstrap of
+# every method; bounded by the number of stored values (2^24 float64, 128 MB), then cleared.
+_PM_MEMO: dict = {}
+_PM_MEMO_VALUES = 1 << 24
+
+
+def _pm_key(x, S, prior: core.Prior) -> tuple:
+    """Key of ``_PM_MEMO`` for the posterior mean of the counts ``x`` under ``prior``."""
+    import hashlib
+
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    return (hashlib.blake2b(x.tobytes(), digest_size=20).digest(), float(S), prior.kind, prior.n,
+            prior.s, prior.mu, prior.tau)
+
+
 def _posterior_mean_counts(x, S, prior: core.Prior, keys=None) -> np.ndarray:
     # relative log-sums: exact ratios even when x is far outside [kmin, n] (see _bayes_core);
     # keys: the support counts x is a function of (its distinct values found in O(d), not by a sort)
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    key = _pm_key(x, S, prior)
+    if key in _PM_MEMO:
+        return _PM_MEMO[key]
     L = core.logsums(x, S, prior, ("z", "k"), relative=True, keys=keys)
-    return np.exp(L[:, 1] - L[:, 0])
+    out = np.exp(L[:, 1] - L[:, 0])
+    out.setflags(write=False)
+    if sum(v.size for v in _PM_MEMO.values()) + out.size > _PM_MEMO_VALUES:
+        _PM_MEMO.clear()
+    _PM_MEMO[key] = out
+    return out
 
 
 # -- power-law prior: fitting (numerics in _power_fit) ---------------------------------------------

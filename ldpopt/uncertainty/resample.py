@@ -14,7 +14,9 @@ without building an Estimate (a batched sort or Michelot iteration over the whol
 measured 2× slower: the per-row projection only sorts the few candidates above a lower bound on its
 shift); all are tested against the registry's own function row by row; every other method (MLE-Apx, Norm-Cut, Norm-Hyb, EM, Power, …) is called
 once per resample on an :class:`~ldpopt.Estimate` (not vectorised over a batch in the registry; a
-loop over B, never over values).
+loop over B, never over values). Before that loop, Power, PowerNS and Calibrate (power law, s fitted
+by MLE) get every resample's s fit and posterior mean at once over the union of the resamples'
+counts (:mod:`ldpopt.methods._power_batch`), stored in the memos the per-resample calls read.
 """
 
 from __future__ import annotations
@@ -55,6 +57,27 @@ def draw_counts(oracle, true_counts, size: int, rng: np.random.Generator) -> np.
     return np.stack([oracle.sample_counts(tc, rng) for _ in range(size)])
 
 
+# methods that fit the power-law exponent s by maximum likelihood on each resample (default options)
+_POWER_FITTED = ("power", "power-ns", "calibrate")
+
+
+def _prefit_power_law(ests, params) -> None:
+    """Fit s of every resample at once (:func:`ldpopt.methods._power_batch.prefit`: the fits in
+    lockstep over the union of the resamples' counts) when the method would fit it by MLE; the
+    per-row calls then find their fit in the memo of :func:`ldpopt.methods._power_fit.fit_mle`."""
+    if params.get("s") is not None or params.get("fit", "mle") != "mle" \
+            or params.get("prior", "power-law") != "power-law" or not ests:
+        return
+    from ..methods import _power_batch, bayes
+    from ..methods import _power_fit as _fit_memo
+
+    lo, hi = bayes._check_bounds(params.get("s_bounds", bayes._DEFAULT_S_BOUNDS))
+    X, S, n = np.stack([bayes._x(e) for e in ests]), bayes._engine_sd(ests[0]), ests[0].n
+    _power_batch.prefit(X, S, n, lo, hi)
+    fits = [_fit_memo.fit_mle(x, S, n, lo, hi) for x in X]   # memo hits: no fit, no warning
+    _power_batch.prefill_means(X, S, n, [np.nan if at_hi else s for s, at_hi in fits])
+
+
 def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarray | None = None,
                 progress=None, **params) -> np.ndarray:
     """``method`` applied to each row of the raw estimates F (B, d); ``counts`` (B, d) are the
@@ -83,9 +106,11 @@ def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarr
         raise ValueError(f"method {name!r} is not batched: apply_batch needs the support counts")
     info = _methods.get(name)
     out = np.empty_like(F)
-    for i in range(F.shape[0]):
-        e = Estimate.from_counts(counts[i], estimate.n, estimate.epsilon, estimate.p, estimate.q,
-                                 oracle=estimate.oracle, **estimate.meta)
+    ests = [Estimate.from_counts(c, estimate.n, estimate.epsilon, estimate.p, estimate.q,
+                                 oracle=estimate.oracle, **estimate.meta) for c in counts]
+    if name in _POWER_FITTED:
+        _prefit_power_law(ests, params)
+    for i, e in enumerate(ests):
         out[i] = info.func(e, **params)
         if progress is not None:
             progress(1)
