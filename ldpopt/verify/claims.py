@@ -85,7 +85,7 @@ def _solve(problem, solver: str):
     opts = dict(_SCS_OPTS) if solver == "SCS" else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return problem.solve(solver=solver, **opts)
+        return problem.solve(solver=solver, progress=False, **opts)  # a referee: no progress lines in the report
 
 
 def _memo(memo: dict | None, key, fn):
