@@ -23,7 +23,8 @@ from .errors import SolverWarning, error_for_status
 from .objective_check import status_after_check, unverified_reason
 from .objectives import Objective, make_objective
 from .progress import Clock, timed_out
-from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, sqp_applies, uses_sqp
+from .policy import (EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, is_likelihood, sqp_applies,
+                     uses_sqp)
 from .scaling import default_scale
 from .solution import _MESSAGES, Solution, _attempt, _rank
 from .sqp import solve_sqp
@@ -184,6 +185,9 @@ class Problem:
     def _chain(self, solver) -> tuple[str, ...]:
         if solver is None:
             return default_chain(self)
+        if getattr(self.objective, "cvxpy_expr", True) is None and solver not in ("SQP", "sqp", ["SQP"]):
+            raise ValueError(f"solver: objective {self.objective.name!r} has no cvxpy_expr, so only solver=None "
+                             f"or 'SQP' can solve it, got {solver!r}")
         names = [solver] if isinstance(solver, str) else solver
         if isinstance(names, (list, tuple)) and names and all(isinstance(n, str) for n in names):
             out = []
@@ -258,7 +262,7 @@ class Problem:
         start = time.perf_counter()
         self._clock = clock = Clock(time_limit, progress)
         first: list[dict] = []  # the structured solver's attempt, when it ran and did not pass
-        structured_point = None
+        structured_point = sqp_point = None
         named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED
         if solver is None or named_structured:
             with clock.running(STRUCTURED):
@@ -280,18 +284,22 @@ class Problem:
             sol.attempts = first + list(sol.attempts or [])
             if first:
                 sol.message += f" | {STRUCTURED} first: {first[0]['status']} ({first[0]['checks']})"
-            if solver is None:
+            if solver is None and is_likelihood(self):
                 sol.message = (f"d = {self.estimate.d} >= {SQP_MIN_D}: the exact likelihood is solved by sequential "
                                "QP instead of as an exponential-cone program (conic solvers fail it at this d; "
                                "ldpopt.problems.policy) — " + sol.message)
-            self._not_infeasible_if_known_feasible(sol)
-            timed_out(sol, clock)
-            sol.wall_time = time.perf_counter() - start
-            return self._finish(sol, strict)
+            if (sol.success or solver is not None or is_likelihood(self) or clock.expired()
+                    or getattr(self.objective, "cvxpy_expr", True) is None):
+                self._not_infeasible_if_known_feasible(sol)
+                timed_out(sol, clock)
+                sol.wall_time = time.perf_counter() - start
+                return self._finish(sol, strict)
+            # a smooth objective the Newton route did not certify: its cvxpy expression on the chain
+            first, sqp_point = first + [_attempt(sol)], sol
         chain = self._chain(solver)
         explicit = solver is not None
         attempts: list[dict] = []
-        best = None
+        best = sqp_point  # a smooth objective's Newton point, when that route ran and did not certify
         for name in chain:
             if clock.expired():  # no solver starts past the time limit
                 attempts.append({"solver": name, "status": "time_limit", "checks": "not started", "seconds": 0.0})
@@ -328,7 +336,7 @@ class Problem:
                             solver=chain[0], objective=self.objective.name,
                             message=f"none of {list(chain)} is installed (installed: {cp.installed_solvers()})")
         self._not_infeasible_if_known_feasible(best)
-        if explicit and not best.success and uses_sqp(self):
+        if explicit and not best.success and uses_sqp(self) and is_likelihood(self):
             best.message += (f" | at d = {self.estimate.d} >= {SQP_MIN_D} conic solvers are known to fail this "
                              "exact likelihood: solve() without a solver (or solver='SQP') uses sequential QP")
         if not explicit and chain == EXP_CONE_CHAIN:
