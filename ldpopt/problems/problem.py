@@ -81,8 +81,12 @@ class Problem:
         (:mod:`.user_forms`, :mod:`.recognise`): recognised as a strictly convex sum of per-value
         terms (KL or entropy to a prior, powers, CLS, …) it is solved by the structured solver and
         certified like the built-ins; recognised as smooth (quadratic forms such as a smoothness
-        penalty, or Huber) it goes to the cvxpy chain (one sparse QP when it is quadratic) with an
-        exact gradient for ldpopt's check; otherwise the cvxpy chain as written.
+        penalty, or Huber) it goes to one sparse QP when it is quadratic, to the Newton /
+        sequential-QP route of :mod:`.sqp` with its exact sparse Hessian when it is not separable
+        (then the cvxpy chain if that does not certify), else the cvxpy chain, each with an exact
+        gradient for ldpopt's check; otherwise the cvxpy chain as written. A
+        :class:`~ldpopt.problems.smooth.SmoothObjective` (declared value, gradient and Hessian) takes
+        the Newton route.
     constraints : list or None
         ``None``: the simplex f ≥ 0, Σ f = 1 (duals ``"nonnegative"``, ``"sum"``). A list of
         :mod:`~ldpopt.problems.constraints` objects and/or callables
@@ -228,7 +232,9 @@ class Problem:
         CLARABEL → SCS for cone programs, installed ones only; the exact likelihoods ``"binomial"``
         and ``"multinomial"`` at d ≥ ``policy.SQP_MIN_D`` = 300 go to the sequential-QP route of
         :mod:`.sqp` instead — diagonal QPs over the same constraints, no exponential cones, the
-        message says so — and below it along CLARABEL → SQP → SCS), ``"LDPOPT-STRUCTURED"`` (the
+        message says so — and below it along CLARABEL → SQP → SCS; a smooth non-separable objective
+        goes to that route at any d, then to the chain for its cvxpy expression when it does not
+        certify), ``"LDPOPT-STRUCTURED"`` (the
         structured solver only: ``"solver_error"`` saying why when it does not apply), ``"SQP"``
         (that route at any d), a cvxpy solver name (that solver only), or a list of names (that chain). Each solver's answer is checked in frequency units
         (constraint residuals from f with numpy; stationarity and duality gap from f and the duals
