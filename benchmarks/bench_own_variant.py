@@ -1,17 +1,19 @@
 """A researcher's own variant, written as a cvxpy callable, at real size: route, time, status, accuracy.
 
-    python benchmarks/bench_own_variant.py                      # Retail and AOL, 4 variants × 3 sets
+    python benchmarks/bench_own_variant.py                      # Retail and AOL, 5 variants × 3 sets
     python benchmarks/bench_own_variant.py --datasets retail    # one dataset
     python benchmarks/bench_own_variant.py --datasets "" --today 900   # today's route once (SCS alone, KL, Retail)
 
 OUE, ε = 1, one draw (seed 1) of the support counts of the shipped Retail (d = 16,470) and AOL
 prefixes (d = 120,978) histograms (``ldpopt.datasets``; ``OUE.sample_counts`` is exact in
-distribution). Four objectives, each a plain ``objective(f, estimate) -> cvxpy expression``:
+distribution). Five objectives, each a plain ``objective(f, estimate) -> cvxpy expression``:
 
 * ``kl``: ‖f − f̃‖² + 1e-4·KL(f ‖ uniform) with ``cp.kl_div`` (the user's call that took 1,840 s on SCS);
 * ``huber``: Σ huber(f − f̃, σ), σ the noise level of one value (Wang et al. Eq. 7);
 * ``smooth``: ‖f − f̃‖² + Σ (f_{v+1} − f_v)² (a smoothness penalty in the dataset's value order);
 * ``entropy``: ‖f − f̃‖² − 1e-4·Σ entr(f) (entropy-regularised CLS);
+* ``kl_smooth``: ‖f − f̃‖² + 1e-4·KL(f ‖ uniform) + Σ (f_{v+1} − f_v)² (smooth, not separable, not a
+  quadratic: the Newton / sequential-QP route);
 
 each with (a) the simplex, (b) the simplex + one SubsetSum (a random half of the values at its true
 total), (c) the simplex + a Monotone chain (nonincreasing) on the 50 values with the largest f̃.
@@ -59,7 +61,7 @@ OUT = Path(__file__).resolve().parent / "results" / "own_variant.json"
 TODAY = OUT.with_name("own_variant_today.json")
 LAM = 1e-4
 REF_LIMIT = 60.0  # seconds for the Clarabel referee
-EXP_CONES = ("kl", "entropy")  # at AOL no Clarabel referee for these (exponential cones at d = 120,978)
+EXP_CONES = ("kl", "entropy", "kl_smooth")  # at AOL no Clarabel referee for these (exponential cones at d = 120,978)
 
 
 def estimate_for(name: str):
@@ -81,6 +83,8 @@ def variants(est):
         "huber": lambda f, e: cp.sum(cp.huber(f - e.f_tilde, s)),
         "smooth": lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.sum_squares(f[1:] - f[:-1]),
         "entropy": lambda f, e: cp.sum_squares(f - e.f_tilde) - LAM * cp.sum(cp.entr(f)),
+        "kl_smooth": lambda f, e: (cp.sum_squares(f - e.f_tilde) + LAM * cp.sum(cp.kl_div(f, prior))
+                                   + cp.sum_squares(f[1:] - f[:-1])),
     }
 
 
@@ -195,7 +199,7 @@ def main(argv=None):
     ap.add_argument("--datasets", default="retail,aol")
     ap.add_argument("--today", type=float, default=None, metavar="SECONDS",
                     help="also time today's route (SCS alone) once for kl on Retail, with this time limit")
-    ap.add_argument("--variants", default=None, help="comma-separated subset of kl,huber,smooth,entropy")
+    ap.add_argument("--variants", default=None, help="comma-separated subset of kl,huber,smooth,entropy,kl_smooth")
     ap.add_argument("--no-referee", action="store_true", help="skip the Clarabel referee")
     ap.add_argument("--table", action="store_true", help="print the markdown table of the results file and stop")
     a = ap.parse_args(argv)

@@ -8,7 +8,8 @@
 constraints — and otherwise, or when its answer does not pass, a documented cvxpy solver chain
 (:mod:`.policy`). Every Solution is checked by ldpopt (:mod:`.checks`) with the one solver-free
 certificate (:func:`certificate`). Objectives (:mod:`.objectives`): ``"cls"``, ``"weighted-mle"``, ``"multinomial"``, ``"binomial"``,
-``"l1"``, ``"posterior"`` and user callables. Constraints (:mod:`.constraints`): the simplex by
+``"l1"``, ``"posterior"``, user callables, :class:`SeparableObjective` and :class:`SmoothObjective`
+(declared derivatives; the Newton / sequential-QP route of :mod:`.sqp`). Constraints (:mod:`.constraints`): the simplex by
 default, :class:`Box`, :class:`SubsetSum`, :class:`Hierarchy`, :class:`Fixed`, :class:`NonNegative`,
 :class:`SumTo`, :class:`Monotone` (ordinal domains, :mod:`.order`), :class:`PartitionTotals`
 (:mod:`.partition`), range trees (:func:`range_tree`, :mod:`.ranges`), user callables. Failures
@@ -30,11 +31,12 @@ from .ranges import RangeTree, range_tree
 from .problem import DEFAULT_SOLVER_OPTIONS, STRUCTURED, Problem, Solution
 from .certificate import Certificate, certificate
 from .structured import NotApplicable, SeparableObjective, StructuredResult, solve_structured
+from .smooth import SmoothObjective
 
 __all__ = [
     "Box", "Certificate", "Checks", "Constraint", "DEFAULT_SOLVER_OPTIONS", "Fixed", "Hierarchy",
     "InaccurateError", "InfeasibleError", "IterationLimitError", "Monotone", "NonNegative", "NotApplicable",
-    "Objective", "PartitionTotals", "Problem", "RangeTree", "STRUCTURED", "SeparableObjective", "Simplex",
+    "Objective", "PartitionTotals", "Problem", "RangeTree", "STRUCTURED", "SeparableObjective", "Simplex", "SmoothObjective",
     "SimplexDroppedWarning", "Solution", "SolverError", "SolverFailedError", "SolverNotInstalledError",
     "SolverWarning", "StructuredResult", "SubsetSum", "SumTo", "UnboundedError", "UnverifiedError", "UserConstraint",
     "UserObjective", "available_objectives", "certificate", "checks", "constraints", "errors", "isotonic",

@@ -28,6 +28,10 @@ until a solver's answer passes ldpopt's own check (:mod:`.checks`), recording ev
   extra constraints at d = 60–150 — a tree of sums, a monotone order — where SQP passes, and SCS
   takes 25–80 s there, so SQP comes before SCS). ``solve(solver="SQP")`` asks for the SQP route at
   any d; a named conic solver is obeyed at any d.
+* A smooth objective that is not separable (a declared ``SmoothObjective``, or a user callable
+  recognised as per-value atoms plus quadratic forms and not a quadratic, :mod:`.user_forms`) goes
+  to the same sequential-QP route at any d, with its exact sparse Hessian (:mod:`.sqp`); when that
+  route does not certify, the chain below for its cvxpy expression (none without one).
 * A user objective with exponential-cone atoms (log, entr, rel_entr, kl_div, exp, ...) at
   d ≥ ``SQP_MIN_D`` has no numpy derivatives for the SQP route: its chain is SCS alone (tightened,
   ``SCS_TIGHT``), the only cone solver measured to finish there.
@@ -44,7 +48,7 @@ import numpy as np
 from .checks import constraint_violations, violation_tol
 
 __all__ = ["CONE_CHAIN", "EXP_CONE_CHAIN", "LIKELIHOOD_CHAIN", "QP_CHAIN", "SCS_TIGHT", "SQP_MIN_D",
-           "default_chain", "feasible_point", "sqp_applies", "uses_sqp"]
+           "default_chain", "feasible_point", "is_likelihood", "sqp_applies", "uses_sqp"]
 
 QP_CHAIN = ("PIQP", "CLARABEL", "OSQP")
 CONE_CHAIN = ("CLARABEL", "SCS")
@@ -61,16 +65,27 @@ _EXP_ATOMS = ("log", "log1p", "exp", "entr", "rel_entr", "kl_div", "log_sum_exp"
               "log_det")
 
 
-def sqp_applies(problem) -> bool:
-    """Whether the sequential-QP route can solve ``problem`` (a built-in exact likelihood)."""
+def is_likelihood(problem) -> bool:
+    """Whether ``problem``'s objective is a built-in exact likelihood (binomial, multinomial)."""
     from .likelihood_terms import terms_for
 
     return terms_for(problem.objective, problem.estimate) is not None
 
 
+def sqp_applies(problem) -> bool:
+    """Whether the sequential-QP route can solve ``problem``: a built-in exact likelihood or a smooth
+    objective (:func:`.sqp.newton_terms`)."""
+    from .sqp import newton_terms
+
+    return newton_terms(problem.objective, problem.estimate) is not None
+
+
 def uses_sqp(problem) -> bool:
-    """Whether ``Problem.solve()`` (no solver named) takes the sequential-QP route directly."""
-    return problem.estimate.d >= SQP_MIN_D and sqp_applies(problem)
+    """Whether ``Problem.solve()`` (no solver named) takes the sequential-QP route directly: the exact
+    likelihoods at d ≥ ``SQP_MIN_D``, a smooth non-separable objective at any d."""
+    if is_likelihood(problem):
+        return problem.estimate.d >= SQP_MIN_D
+    return sqp_applies(problem)
 
 
 def _has_exp_cone(problem) -> bool:
@@ -81,7 +96,7 @@ def default_chain(problem) -> tuple[str, ...]:
     """The documented chain for ``problem``'s class (QP or cone program)."""
     if problem.cvxpy_problem.is_qp():
         return QP_CHAIN
-    if sqp_applies(problem):
+    if is_likelihood(problem):
         return LIKELIHOOD_CHAIN
     if problem.estimate.d >= SQP_MIN_D and _has_exp_cone(problem):
         return EXP_CONE_CHAIN

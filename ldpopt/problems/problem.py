@@ -23,7 +23,8 @@ from .errors import SolverWarning, error_for_status
 from .objective_check import status_after_check, unverified_reason
 from .objectives import Objective, make_objective
 from .progress import Clock, timed_out
-from .policy import EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, sqp_applies, uses_sqp
+from .policy import (EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, is_likelihood, sqp_applies,
+                     uses_sqp)
 from .scaling import default_scale
 from .solution import _MESSAGES, Solution, _attempt
 from .solution_rank import best_checked
@@ -81,8 +82,12 @@ class Problem:
         (:mod:`.user_forms`, :mod:`.recognise`): recognised as a strictly convex sum of per-value
         terms (KL or entropy to a prior, powers, CLS, …) it is solved by the structured solver and
         certified like the built-ins; recognised as smooth (quadratic forms such as a smoothness
-        penalty, or Huber) it goes to the cvxpy chain (one sparse QP when it is quadratic) with an
-        exact gradient for ldpopt's check; otherwise the cvxpy chain as written.
+        penalty, or Huber) it goes to one sparse QP when it is quadratic, to the Newton /
+        sequential-QP route of :mod:`.sqp` with its exact sparse Hessian when it is not separable
+        (then the cvxpy chain if that does not certify), else the cvxpy chain, each with an exact
+        gradient for ldpopt's check; otherwise the cvxpy chain as written. A
+        :class:`~ldpopt.problems.smooth.SmoothObjective` (declared value, gradient and Hessian) takes
+        the Newton route.
     constraints : list or None
         ``None``: the simplex f ≥ 0, Σ f = 1 (duals ``"nonnegative"``, ``"sum"``). A list of
         :mod:`~ldpopt.problems.constraints` objects and/or callables
@@ -185,6 +190,9 @@ class Problem:
     def _chain(self, solver) -> tuple[str, ...]:
         if solver is None:
             return default_chain(self)
+        if getattr(self.objective, "cvxpy_expr", True) is None and solver not in ("SQP", "sqp", ["SQP"]):
+            raise ValueError(f"solver: objective {self.objective.name!r} has no cvxpy_expr, so only solver=None "
+                             f"or 'SQP' can solve it, got {solver!r}")
         names = [solver] if isinstance(solver, str) else solver
         if isinstance(names, (list, tuple)) and names and all(isinstance(n, str) for n in names):
             out = []
@@ -225,7 +233,9 @@ class Problem:
         CLARABEL → SCS for cone programs, installed ones only; the exact likelihoods ``"binomial"``
         and ``"multinomial"`` at d ≥ ``policy.SQP_MIN_D`` = 300 go to the sequential-QP route of
         :mod:`.sqp` instead — diagonal QPs over the same constraints, no exponential cones, the
-        message says so — and below it along CLARABEL → SQP → SCS), ``"LDPOPT-STRUCTURED"`` (the
+        message says so — and below it along CLARABEL → SQP → SCS; a smooth non-separable objective
+        goes to that route at any d, then to the chain for its cvxpy expression when it does not
+        certify), ``"LDPOPT-STRUCTURED"`` (the
         structured solver only: ``"solver_error"`` saying why when it does not apply), ``"SQP"``
         (that route at any d), a cvxpy solver name (that solver only), or a list of names (that chain). Each solver's answer is checked in frequency units
         (constraint residuals from f with numpy; stationarity and duality gap from f and the duals
@@ -262,7 +272,7 @@ class Problem:
         start = time.perf_counter()
         self._clock = clock = Clock(time_limit, progress)
         first: list[dict] = []  # the structured solver's attempt, when it ran and did not pass
-        kept = None  # the structured route's checked point, when it ran and did not pass
+        kept = sqp_point = None  # the structured route's / a smooth objective's Newton point, when it ran and did not pass
         named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED
         if solver is None or named_structured:
             with clock.running(STRUCTURED):
@@ -285,18 +295,22 @@ class Problem:
             sol.attempts = first + list(sq.attempts or [])
             if first:
                 sol.message += f" | {STRUCTURED} first: {first[0]['status']} ({first[0]['checks']})"
-            if solver is None:
+            if solver is None and is_likelihood(self):
                 sol.message = (f"d = {self.estimate.d} >= {SQP_MIN_D}: the exact likelihood is solved by sequential "
                                "QP instead of as an exponential-cone program (conic solvers fail it at this d; "
                                "ldpopt.problems.policy) — " + sol.message)
-            self._not_infeasible_if_known_feasible(sol)
-            timed_out(sol, clock)
-            sol.wall_time = time.perf_counter() - start
-            return self._finish(sol, strict)
+            if (sol.success or solver is not None or is_likelihood(self) or clock.expired()
+                    or getattr(self.objective, "cvxpy_expr", True) is None):
+                self._not_infeasible_if_known_feasible(sol)
+                timed_out(sol, clock)
+                sol.wall_time = time.perf_counter() - start
+                return self._finish(sol, strict)
+            # a smooth objective the Newton route did not certify: its cvxpy expression on the chain
+            first, sqp_point = first + [_attempt(sol)], sol
         chain = self._chain(solver)
         explicit = solver is not None
         attempts: list[dict] = []
-        best = None
+        best = sqp_point  # a smooth objective's Newton point, when that route ran and did not certify
         for name in chain:
             if clock.expired():  # no solver starts past the time limit
                 attempts.append({"solver": name, "status": "time_limit", "checks": "not started", "seconds": 0.0})
@@ -332,7 +346,7 @@ class Problem:
                             solver=chain[0], objective=self.objective.name,
                             message=f"none of {list(chain)} is installed (installed: {cp.installed_solvers()})")
         self._not_infeasible_if_known_feasible(best)
-        if explicit and not best.success and uses_sqp(self):
+        if explicit and not best.success and uses_sqp(self) and is_likelihood(self):
             best.message += (f" | at d = {self.estimate.d} >= {SQP_MIN_D} conic solvers are known to fail this "
                              "exact likelihood: solve() without a solver (or solver='SQP') uses sequential QP")
         if not explicit and chain == EXP_CONE_CHAIN:

@@ -13,8 +13,11 @@
   :class:`SmoothUserObjective`: the same cvxpy problem, now with
   an exact numpy gradient and Hessian, so ldpopt's check computes stationarity and the duality gap
   with the route's multipliers. When it is a quadratic (squares and linear terms only) the chain of
-  :mod:`.policy` hands it to the QP solvers as exactly one sparse QP (PIQP first); otherwise the cone
-  chain, under ``solve(time_limit=...)``.
+  :mod:`.policy` hands it to the QP solvers as exactly one sparse QP (PIQP first); when it is not
+  separable and not a quadratic (e.g. CLS + λ·KL(f‖prior) + Σ (f_{v+1} − f_v)²), the Newton /
+  sequential-QP route of :mod:`.sqp` with its exact sparse Hessian, then the cone chain only if that
+  does not certify; a non-quadratic separable one (``huber``) the cone chain, under
+  ``solve(time_limit=...)``.
 
 Anything not recognised stays a :class:`~.objectives.UserObjective` on the cvxpy chain (the reason is
 kept in ``Problem.objective_route``). The cvxpy expression is always the user's own: the conic
@@ -27,6 +30,7 @@ import numpy as np
 
 from .objectives import Objective, UserObjective
 from .recognise import NotRecognised, Recognised, recognise
+from .smooth import form_change, form_domain
 from .sqp import QP_OPTIONS
 from .structured.separable import SeparableObjective, UserSep
 
@@ -110,6 +114,12 @@ class SmoothUserObjective(UserObjective):
     def hessian(self, f, estimate):
         return self.form.hessian(f)
 
+    def change(self, f, delta) -> float:
+        return form_change(self.form, f, delta)
+
+    def domain(self, estimate):
+        return form_domain(self.form)
+
     def curvature_floor(self, f, estimate) -> float:
         """A strong-convexity modulus of J: min_v h_v''(f_v) of the per-value part (the quadratic forms
         add positive semidefinite 2wAᵀA, so λ_min(∇²J) is at least this; 0 when there is none)."""
@@ -139,5 +149,6 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
     if form.separable and form.strictly_convex:
         return RecognisedSeparable(objective, form), "separable (recognised): structured solver"
     what = "separable, not strictly convex" if form.separable else "smooth non-separable"
-    kind = "one sparse QP" if form.quadratic else "the cvxpy chain with exact derivatives for the check"
+    kind = ("one sparse QP" if form.quadratic else "the cvxpy chain with exact derivatives for the check"
+            if form.separable else "Newton / sequential QP with the exact sparse Hessian")
     return SmoothUserObjective(objective, form), f"{what}: {kind}"
