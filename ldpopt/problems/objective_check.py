@@ -75,7 +75,10 @@ def _cvxpy_gradient(problem, f: np.ndarray) -> np.ndarray:
     x = problem.x
     expr = problem.cvxpy_problem.objective.expr
     with _at(problem, np.asarray(f, dtype=np.float64)):
-        g = expr.grad.get(x) if expr.grad is not None else None
+        try:
+            g = expr.grad.get(x) if expr.grad is not None else None
+        except (TypeError, ValueError, ZeroDivisionError, FloatingPointError):
+            g = None  # cvxpy's own grad failed at f (seen for kl_div at a conic solver's point): not run
     if g is None:
         return np.full(f.shape[0], np.nan)
     g = g.toarray() if hasattr(g, "toarray") else np.asarray(g)
