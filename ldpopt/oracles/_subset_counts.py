@@ -46,8 +46,9 @@ in pieces of as many users) and each piece is merged into the next level's histo
 next is drawn: plain (node, need) entries into a dense table of ≈ 2d cells, pinned (x, need) entries
 through a buffer folded into the merged state whenever it outgrows it. The peak is therefore a small
 multiple of the largest merged pinned histogram (≈ d × window entries at worst) plus one batch,
-instead of every piece of a level at once: at d = 42,178, n = 10⁹ (ε = 1, Zipf data) about 0.6 GB
-where keeping the pieces took about 15 GB (benchmarks/bench_ss_memory.py). The pieces are drawn in
+instead of every piece of a level at once. Peak RSS at d = 42,178, ε = 1 (benchmarks/bench_ss_memory.py,
+one run each): Zipf data, n = 10⁹, 0.68 GB where keeping a level's pieces took 3.3 GB; uniform data
+(every value's pinned histogram dense), n = 10⁸, 1.5 GB where it took 4.7 GB. The pieces are drawn in
 exactly the order of one call per level (array draws of a Generator consume its stream element by
 element), and the merged histograms are sorted by key, so the counts are the same for the same seed
 whatever the piece sizes.
