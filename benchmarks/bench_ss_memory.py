@@ -98,7 +98,7 @@ def _compare(old_path: Path, n: int, a) -> dict:
         row[label] = {"status": r.status, "wall_s": r.wall, "maxrss_mb": r.maxrss_mb,
                       **r.payload, **({"error": r.error} if r.error else {})}
     sha = [row[x].get("counts_sha1") for x in ("old", "new")]
-    row["identical"] = sha[0] is not None and sha[0] == sha[1]
+    row["identical"] = None if None in sha else sha[0] == sha[1]  # None: one side did not finish
     print(json.dumps(row), flush=True)
     return row
 
