@@ -132,17 +132,17 @@ def test_runtime_dependencies_declared():
 
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     names = {d.split(">")[0].split("=")[0].split("[")[0].strip().lower() for d in deps["dependencies"]}
-    assert {"tqdm", "joblib", "numpy", "scipy", "cvxpy", "pandas", "pyarrow", "matplotlib"} <= names
+    assert {"tqdm", "joblib", "numpy", "scipy", "cvxpy", "pandas", "pyarrow", "matplotlib", "dask"} <= names
     assert "data" in deps["optional-dependencies"]
     # every declared dependency is pinned exactly in requirements.lock (what make installs)
     lock = {ln.split("==")[0].strip().lower() for ln in (ROOT / "requirements.lock").read_text().splitlines() if "==" in ln}
-    for extra in ("data", "parallel", "test"):
+    for extra in ("data", "test"):
         names |= {d.split(">")[0].split("[")[0].strip().lower() for d in deps["optional-dependencies"][extra]}
     assert names <= lock, names - lock
 
 
 def test_default_experiment_path_imports_no_dask(tmp_path):
-    # the progress bar (tqdm) is on by default: a runtime dependency; Dask stays optional
+    # the progress bar (tqdm) is on by default; Dask (a core dependency, for aggregate) is not imported
     code = ("import sys; from ldpopt.experiments import run; "
             "run('wang_ndss_fig4_full_domain', quick=True, out=sys.argv[1], progress=True); "
             "assert 'tqdm' in sys.modules and not any(m.startswith('dask') for m in sys.modules)")
