@@ -174,7 +174,7 @@ def test_dropping_the_simplex_warns_on_stderr(tmp_path, counts_csv):
 
 def test_allow_no_simplex_silences_the_warning(tmp_path, counts_csv):
     prob = tmp_path / "p.toml"
-    prob.write_text('[[constraints]]\ntype = "box"\nlower = 0\nupper = 0.5\n')
+    prob.write_text('objective = "cls"\n[[constraints]]\ntype = "box"\nlower = 0\nupper = 0.5\n')
     proc = run("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N, "--problem", prob,
                "--allow-no-simplex")
     assert proc.returncode == 0, proc.stderr
