@@ -61,7 +61,11 @@ def test_thin_infeasibility_is_never_optimal(k):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sol = problem.solve(solver="CLARABEL")
-    assert sol.status != "optimal"
-    assert any("admit no point" in t for t in sol.checks.failed), sol.checks.failed
+        # the solver's own point, judged by ldpopt's check alone (no pre-solve decision in the way)
+        raw = problem._solve_once("CLARABEL", False, {})
+    # decided exactly before any solver runs: infeasible, the two constraints named
+    assert sol.status == "infeasible" and sol.infeasibility is not None
+    assert raw.status != "optimal" and raw.checks is not None
+    assert any("admit no point" in t for t in raw.checks.failed), raw.checks.failed
     # the aggregate measure alone also rejects it: at least δ in l1, though each value is within tolerance
-    assert sol.checks.aggregate_violation >= delta * (1 - 1e-6) > violation_tol(d)
+    assert raw.checks.aggregate_violation >= delta * (1 - 1e-6) > violation_tol(d)
