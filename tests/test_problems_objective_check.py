@@ -246,10 +246,12 @@ def test_inequality_subset_sum_bound_is_never_below_the_points_rounding():
 
 def test_a_passed_but_unverified_attempt_ranks_above_a_failed_one():
     from ldpopt.problems.checks import Checks
-    from ldpopt.problems.solution import Solution, _rank
+    from ldpopt.problems.solution import Solution
+    from ldpopt.problems.solution_rank import best_checked
 
     f = np.full(3, 1 / 3)
     unverified = Solution(f, "optimal_unverified", False, 0.0, checks=Checks(max_violation=1e-12, passed=True))
     failed = Solution(f, "inaccurate", False, 0.0, checks=Checks(max_violation=0.0, passed=False))
     nothing = Solution(f, "solver_error", False, np.nan)
-    assert sorted([nothing, failed, unverified], key=_rank) == [unverified, failed, nothing]
+    assert best_checked([nothing, failed, unverified]) is unverified
+    assert best_checked([nothing, failed]) is failed and best_checked([nothing]) is nothing

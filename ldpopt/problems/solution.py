@@ -112,13 +112,6 @@ class Solution:
         return "\n".join(lines)
 
 
-def _rank(sol: Solution) -> tuple:
-    """Which failed attempt to return: one with a checked point, then one whose check passed
-    (``optimal_unverified``), then the smallest violation."""
-    has = sol.checks is not None
-    return (not has, not (has and sol.checks.passed), sol.checks.max_violation if has else np.inf)
-
-
 def _attempt(sol: Solution) -> dict:
     return {"solver": sol.solver, "status": sol.status, "seconds": sol.wall_time,
             "checks": sol.checks.summary() if sol.checks is not None else sol.message}
