@@ -142,6 +142,8 @@ ROWS: tuple[Row, ...] = (
     Row("bootstrap CI of Norm-Sub (B = 200), OUE d = 42,178", "uncertainty.json",
         Pick(("rows", {"oracle": "oue", "d": 42178}, "ci_cpu")), None,
         "python benchmarks/bench_uncertainty.py"),
+    Row("`make sweep`: every experiment config at 30 repetitions, then every figure", "sweep.json",
+        Pick(("total_seconds",), "wall"), None, "make sweep"),
     # -- checks, memory, start-up
     Row("status property: ldpopt's check vs a reference solve, d = 10⁶", "check_property_d1000000.json",
         Pick(("cpu_seconds_ldpopt",)), Pick(("cpu_seconds_reference",), label="reference solver"),
@@ -284,6 +286,8 @@ METHOD = """
 * **Data.** Zipf(s = 1.5) over d values, one multinomial draw with a fixed seed
   (`benchmarks/_harness.py: zipf_counts`), ε = 1 unless a row says otherwise; the real datasets
   (Retail, AOL) where a row names them.
+* **Per-row detail** is in the results file a row names (every case, every repeat, the load
+  average); the experiment sweep's time per config is in `benchmarks/results/sweep.json`.
 * **Guards.** A measurement is killed past 12 GB of its own RSS (or when the machine's available
   memory falls under 1 GB while it holds over 1 GB) and reported as such, never as a time.
 """

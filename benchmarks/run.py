@@ -23,15 +23,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-#: section -> its benches (``bench_<name>.py``), in the order they run
+#: section -> its benches (``bench_<name>.py``), in the order they run. collect: perturbation and
+#: aggregation (oracles vs the peers, fast paths, shards, schedulers); estimate: the post-processing
+#: methods; solve: the constrained problems (closed forms vs solvers, the structured solver, checks);
+#: variants: the user's own objectives; cli: start-up.
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "oracles": ("oracles", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool"),
-    "methods": ("methods", "bayes", "power_fit", "projection", "uncertainty", "choose_candidates", "ci_all"),
-    "solvers": ("solvers", "policy", "likelihood", "feasibility"),
-    "structured": ("structured", "structured_blocks", "structured_tree", "user_call", "table", "grouped",
-                   "own_variant", "kl_user_call", "check_property"),
-    "aggregate": ("aggregate", "schedulers"),
-    "startup": ("startup",),
+    "collect": ("oracles", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "schedulers"),
+    "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "choose_candidates", "ci_all"),
+    "solve": ("solvers", "policy", "likelihood", "feasibility", "structured", "structured_blocks",
+              "structured_tree", "user_call", "table", "grouped", "check_property"),
+    "variants": ("own_variant", "kl_user_call"),
+    "cli": ("startup",),
 }
 
 
