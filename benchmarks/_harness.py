@@ -237,6 +237,29 @@ def save(name: str, a, doc: dict) -> dict:
     return full
 
 
+class Journal:
+    """A run's measurements appended to ``OUT/NAME.jsonl`` as they finish, so that ``--resume`` keeps
+    the finished ones (a row whose status is in ``retry`` is measured again); without ``--resume``
+    the old journal is removed."""
+
+    def __init__(self, a, name: str, key, retry=("error", "mem-pressure")):
+        out = results_dir(a)
+        out.mkdir(parents=True, exist_ok=True)
+        self.path, self.key, self.done = out / f"{name}.jsonl", key, {}
+        if a.resume and self.path.exists():
+            rows = [json.loads(line) for line in self.path.read_text().splitlines()]
+            self.done = {key(r): r for r in rows if r["status"] not in retry}
+        elif self.path.exists():
+            self.path.unlink()
+
+    def get(self, spec: dict) -> dict | None:
+        return self.done.get(self.key(spec))
+
+    def add(self, row: dict) -> None:
+        with open(self.path, "a") as fh:
+            fh.write(json.dumps(row, default=float) + "\n")
+
+
 def _jsonable(v):
     return v.item() if hasattr(v, "item") else str(v)
 

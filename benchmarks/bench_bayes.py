@@ -20,7 +20,6 @@ memory is not what changed. ``python benchmarks/bench_bayes.py [--quick]``.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import warnings

@@ -12,7 +12,6 @@ cases, CPU seconds of ldpopt's solves and of the references).
 
 from __future__ import annotations
 
-import argparse
 import collections
 import json
 import sys

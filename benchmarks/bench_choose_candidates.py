@@ -12,8 +12,6 @@ the start (the 2-core box is shared). The target is < 30 s for the closed forms.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 from pathlib import Path

@@ -11,8 +11,6 @@ values, in one process; CPU time (``time.process_time``) per method, the total, 
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time

@@ -12,9 +12,7 @@ every third value. Results: ``benchmarks/results/feasibility.json``.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 import warnings
 from pathlib import Path
 

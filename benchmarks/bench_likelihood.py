@@ -23,7 +23,6 @@ Run: ``python benchmarks/bench_likelihood.py [--quick] [--out DIR] [--timeout S]
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys

@@ -221,17 +221,7 @@ def parser():
 
 def run(quick: bool = False, **opts) -> dict:
     opts = H.options(parser(), "bench_oracles.py", quick, opts)
-    out = H.results_dir(opts)
-    out.mkdir(parents=True, exist_ok=True)
-    jsonl = out / "oracles.jsonl"
-    done: dict[tuple, dict] = {}
-    if opts.resume and jsonl.exists():
-        for line in jsonl.read_text().splitlines():
-            r = json.loads(line)
-            if r["status"] not in ("missing", "error", "mem-pressure"):
-                done[key(r)] = r
-    elif jsonl.exists():
-        jsonl.unlink()
+    journal = H.Journal(opts, "oracles", key, retry=("missing", "error", "mem-pressure"))
     specs = plan(opts.quick, opts.peer_timeout)
     if opts.quick or opts.no_peers:
         specs = [s for s in specs if s["impl"] == "ldpopt"]
@@ -239,14 +229,13 @@ def run(quick: bool = False, **opts) -> dict:
     rows = []
     with tempfile.TemporaryDirectory(prefix="ldpopt-bench-") as tmp:
         for s in specs:
-            if key(s) in done:
-                rows.append(done[key(s)])
+            if (row := journal.get(s)) is not None:
+                rows.append(row)
                 continue
             row = measure(s, Path(tmp), mem_limit, inproc=opts.quick)
             rows.append(row)
             if row["status"] != "missing":
-                with open(jsonl, "a") as fh:
-                    fh.write(json.dumps(row) + "\n")
+                journal.add(row)
             print(f"  [{row['case']}] {row['impl']:>15} {row['oracle']:>4} {row['path']} d={row['d']} "
                   f"n={row['n']:.0e}: {row['status']:>8} {H.fmt_seconds(row['seconds'])} "
                   f"(scaled to n={row['n_target']:.0e}: {H.fmt_seconds(row['scaled_seconds'])}), "

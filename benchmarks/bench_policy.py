@@ -21,7 +21,6 @@ Run: ``python benchmarks/bench_policy.py [--quick] [--out benchmarks/results]`` 
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys

@@ -165,28 +165,17 @@ def measure(s: dict, tmp: Path, timeout: float, inproc: bool) -> dict:
 
 def run(quick: bool = False, **opts) -> dict:
     opts = H.options(parser(), "bench_solvers.py", quick, opts)
-    out = H.results_dir(opts)
-    out.mkdir(parents=True, exist_ok=True)
-    jsonl = out / "solvers.jsonl"
-    done = {}
-    if opts.resume and jsonl.exists():
-        for line in jsonl.read_text().splitlines():
-            r = json.loads(line)
-            if r["status"] not in ("error", "mem-pressure"):
-                done[key(r)] = r
-    elif jsonl.exists():
-        jsonl.unlink()
+    journal = H.Journal(opts, "solvers", key)
     timeout = opts.solver_timeout
     rows = []
     with tempfile.TemporaryDirectory(prefix="ldpopt-bench-") as tmp:
         for s in plan(opts.quick):
-            if key(s) in done:
-                rows.append(done[key(s)])
+            if (row := journal.get(s)) is not None:
+                rows.append(row)
                 continue
             row = measure(s, Path(tmp), timeout, inproc=opts.quick)
             rows.append(row)
-            with open(jsonl, "a") as fh:
-                fh.write(json.dumps(row, default=float) + "\n")
+            journal.add(row)
             print(f"  d={row['d']:>8} {row['objective']:>12} {row['solver']:>8}: {row['status']:>8} "
                   f"closed {H.fmt_seconds(row.get('closed_seconds'))} solver "
                   f"{H.fmt_seconds(row.get('solver_seconds'))} diff {row.get('max_abs_diff', math.nan):.1e} "

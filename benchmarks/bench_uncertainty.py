@@ -11,7 +11,6 @@ against the generic path (an Estimate built per resample, then the registry's me
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path

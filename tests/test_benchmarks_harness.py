@@ -9,24 +9,15 @@ from __future__ import annotations
 
 import ast
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+from _benchmarks import BENCH, bench_module
 
 
 @pytest.fixture(scope="module")
 def mods():
-    sys.path.insert(0, str(BENCH))
-    try:
-        import _harness
-        import headline
-        import run
-    finally:
-        sys.path.remove(str(BENCH))
-    return run, headline, _harness
+    return bench_module("run"), bench_module("headline"), bench_module("_harness")
 
 
 def test_page_is_regenerated_from_the_results(mods):

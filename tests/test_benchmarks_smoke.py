@@ -10,23 +10,15 @@ references on the subset to 1e-10 relative (both are exact sums in float64; obse
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+from _benchmarks import bench_module
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    sys.path.insert(0, str(BENCH))
-    try:
-        import run as bench_run
-    finally:
-        sys.path.remove(str(BENCH))
     out = tmp_path_factory.mktemp("bench")
-    assert bench_run.main(["--quick", "--only", "methods,solvers,bayes", "--out", str(out)]) == 0
+    assert bench_module("run").main(["--quick", "--only", "methods,solvers,bayes", "--out", str(out)]) == 0
     return out
 
 
