@@ -164,6 +164,24 @@ def in_child(script, cfg: dict, timeout: float) -> dict:
     return row
 
 
+def shard_folder(shard: Path, k: int, folder: Path) -> Path:
+    """A folder of ``k`` symbolic links to one Parquet shard: an input of k shards whose decoding and
+    counting cost is that of k distinct shards (the page cache serves the file, not the disk)."""
+    folder.mkdir()
+    for i in range(k):
+        (folder / f"part-{i:05d}.parquet").symlink_to(shard)
+    return folder
+
+
+def child_json(script, *args: str) -> tuple[dict, str]:
+    """``python SCRIPT ARGS`` with this checkout first on PYTHONPATH (checked exit): its last
+    stdout line as JSON, and its stderr."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, check=True,
+                         env=env)
+    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+
 def environment() -> dict:
     """What a reader needs to compare numbers: machine, versions, commit."""
     import numpy

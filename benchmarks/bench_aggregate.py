@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -45,16 +42,6 @@ def child(folder: str, scheduler: str, workers: int | None) -> None:
     rss = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM")) / 1024
     print(json.dumps({"n": part.n, "wall_s": wall, "cpu_s": cpu, "max_rss_mb": rss,
                       "counts_sum": int(part.counts.sum())}))
-
-
-def run_child(folder, scheduler, workers):
-    cmd = [sys.executable, __file__, "--child", str(folder), "--scheduler", scheduler]
-    if workers:
-        cmd += ["--workers", str(workers)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
-                                                                          os.environ.get("PYTHONPATH", "")])})
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def parser():
@@ -95,12 +82,10 @@ def run(quick: bool = False, **opts) -> dict:
                 if name in ("olh", "blh") and n_target > args.max_hash_reports:
                     continue
                 k = max(1, int(round(n_target / shard_rows)))
-                folder = Path(tmp) / f"{name}-{k}"
-                folder.mkdir()
-                for i in range(k):
-                    (folder / f"part-{i:05d}.parquet").symlink_to(shard)
+                folder = H.shard_folder(shard, k, Path(tmp) / f"{name}-{k}")
                 for sched in args.schedulers:
-                    r = run_child(folder, sched, 2 if sched == "threads" else None)
+                    workers = ["--workers", "2"] if sched == "threads" else []
+                    r, _ = H.child_json(__file__, "--child", str(folder), "--scheduler", sched, *workers)
                     row = {"oracle": name, "d": d, "epsilon": args.epsilon, "n": r["n"], "scheduler": sched,
                            "workers": 2 if sched == "threads" else 1, **r,
                            "reports_per_s": r["n"] / r["wall_s"], "reports_per_cpu_s": r["n"] / r["cpu_s"],

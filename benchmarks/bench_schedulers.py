@@ -21,10 +21,7 @@ import argparse
 import hashlib
 import json
 import logging
-import os
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -73,14 +70,6 @@ def child(folder: str, scheduler: str) -> None:
                       "counts_sha256": hashlib.sha256(part.counts.tobytes()).hexdigest(), **phases}))
 
 
-def run_child(folder, scheduler):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
-                                                        os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, __file__, "--child", str(folder), "--scheduler", scheduler],
-                         capture_output=True, text=True, check=True, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
-
-
 def parser():
     ap = H.parser(__doc__)
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -105,13 +94,10 @@ def run(quick: bool = False, **opts) -> dict:
             rng = np.random.default_rng(0)
             write_shard(Path(tmp) / f"{name}.parquet", orc, orc.perturb(rng.integers(0, d, rows_per_shard), rng))
         for name, k in cases:
-            folder = Path(tmp) / f"{name}-{k}"
-            folder.mkdir()
-            for i in range(k):
-                (folder / f"part-{i:05d}.parquet").symlink_to(Path(tmp) / f"{name}.parquet")
+            folder = H.shard_folder(Path(tmp) / f"{name}.parquet", k, Path(tmp) / f"{name}-{k}")
             ref = None
             for sched in schedulers:
-                r, err = run_child(folder, sched)
+                r, err = H.child_json(__file__, "--child", str(folder), "--scheduler", sched)
                 ref = ref or r["counts_sha256"]
                 if r["counts_sha256"] != ref:
                     raise SystemExit(f"{name} n={r['n']}: {sched} counts differ from threads")
