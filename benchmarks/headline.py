@@ -137,7 +137,7 @@ ROWS: tuple[Row, ...] = (
         Pick(("results", {"d": 10000000}, "rows", {"contender": "bare sort projection"}, "best_ms"),
              "wall", "ms", label="sort-based projection"),
         "python benchmarks/bench_projection.py"),
-    Row("`postprocess --ci 0.95 --method all` (14 methods, 200 resamples), d = 42,178",
+    Row("`postprocess --ci 0.95 --method all` (every method, 200 resamples), d = 42,178",
         "ci_all_d42178.json", Pick(("total_cpu_s",)), None, "python benchmarks/bench_ci_all.py --d 42178"),
     Row("bootstrap CI of Norm-Sub (B = 200), OUE d = 42,178", "uncertainty.json",
         Pick(("rows", {"oracle": "oue", "d": 42178}, "ci_cpu")), None,
@@ -146,7 +146,7 @@ ROWS: tuple[Row, ...] = (
         Pick(("total_seconds",), "wall"), None, "make sweep"),
     # -- checks, memory, start-up
     Row("status property: ldpopt's check vs a reference solve, d = 10⁶", "check_property_d1000000.json",
-        Pick(("cpu_seconds_ldpopt",)), Pick(("cpu_seconds_reference",), label="reference solver"),
+        Pick(("cpu_seconds_ldpopt",)), Pick(("cpu_seconds_reference",), label="exact reference (bisection)"),
         "python benchmarks/bench_check_property.py --d 1000000 --objectives cls weighted-mle --families simplex subset=="),
     Row("SS exact fast path, peak memory, n = 10⁹, d = 42,178", "ss_memory.json",
         Pick(("rows", {"n": 1000000000}, "new", "maxrss_mb"), "peak RSS", "MB"),
@@ -154,11 +154,11 @@ ROWS: tuple[Row, ...] = (
         "python benchmarks/bench_ss_memory.py --mem-limit-mb 7000"),
     Row("`ldpopt --version` (fresh process)", "startup.json",
         Pick(("rows", {"case": "ldpopt --version"}, "cpu_best_s")),
-        Pick(("rows", {"case": "ldpopt --version"}, "target_s"), "target", label="target"),
+        Pick(("rows", {"case": "ldpopt --version"}, "target_s"), "", label="target"),
         "python benchmarks/bench_startup.py --reps 5"),
     Row("`import ldpopt` (fresh process)", "startup.json",
         Pick(("rows", {"case": "import ldpopt"}, "cpu_best_s")),
-        Pick(("rows", {"case": "import ldpopt"}, "target_s"), "target", label="target"),
+        Pick(("rows", {"case": "import ldpopt"}, "target_s"), "", label="target"),
         "python benchmarks/bench_startup.py --reps 5"),
 )
 
@@ -198,7 +198,7 @@ def _fmt(v: float, p: Pick) -> str:
         text = f"{v * 1e3:.3g} ms"
     else:
         text = f"{v:.3g} s" if v < 1000 else f"{v:.0f} s"
-    return f"{text} {p.what}"
+    return f"{text} {p.what}".rstrip()
 
 
 def machine_of(doc) -> str:
