@@ -5,7 +5,7 @@
     python benchmarks/run.py --list           # the sections and their benches
 
 Every bench is ``benchmarks/bench_NAME.py`` with ``run(quick: bool = False, **options) -> dict``
-(it writes ``results/NAME.json``: see ``_harness``); each also runs alone with its own flags
+(it writes ``results/NAME.json``: see ``_harness``; ``--out`` needs the ``out`` option); each also runs alone with its own flags
 (``python benchmarks/bench_NAME.py --help``). ``SECTIONS`` groups them; a new bench is a file and
 one name added to its section. ``--quick`` runs every bench at tiny sizes, ldpopt only (under a
 minute: the smoke check) and writes to ``results/quick`` unless ``--out`` is given. The full run
@@ -73,10 +73,11 @@ def main(argv: list[str] | None = None) -> int:
         for s, benches in SECTIONS.items():
             print(f"{s}: {', '.join(benches)}")
         return 0
+    where = {"out": a.out} if a.out else {}  # a bench may take only ``quick`` (the minimal contract)
     for name in chosen(a.only):
         t0 = time.perf_counter()
         print(f"== {name} ==", flush=True)
-        module(name).run(quick=a.quick, out=a.out)
+        module(name).run(quick=a.quick, **where)
         print(f"== {name}: done in {time.perf_counter() - t0:.1f} s", flush=True)
     return 0
 
