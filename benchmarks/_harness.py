@@ -245,10 +245,19 @@ def results_dir(a) -> Path:
 def save(name: str, a, doc: dict) -> dict:
     """Write ``doc`` as ``NAME.json`` in :func:`results_dir`, with ``machine`` (environment and load
     average: these machines are shared), ``date`` and ``command`` first; return what was written."""
+    return _write(results_dir(a) / f"{name}.json", a.command, bool(a.quick), doc)
+
+
+def write_rows(out, rows: list[dict]) -> None:
+    """``rows`` saved as the file ``out`` with the same keys as :func:`save` (the command: this
+    process's command line), for a script that keeps its own flags."""
+    _write(Path(out), " ".join(["python", *sys.argv]), "--quick" in sys.argv, {"rows": rows})
+
+
+def _write(out: Path, command: str, quick: bool, doc: dict) -> dict:
     env = environment()
-    full = {"machine": {**env, "loadavg": os.getloadavg()}, "date": env["date"], "command": a.command,
-            "quick": bool(a.quick), **doc}
-    out = results_dir(a) / f"{name}.json"
+    full = {"machine": {**env, "loadavg": os.getloadavg()}, "date": env["date"], "command": command,
+            "quick": quick, **doc}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(full, indent=1, default=_jsonable) + "\n")
     print(f"wrote {out}", file=sys.stderr)

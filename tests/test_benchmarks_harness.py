@@ -112,3 +112,12 @@ def test_options_and_save(mods, tmp_path):
     assert on_disk == json.loads(json.dumps(doc))
     assert on_disk["command"] == a.command and on_disk["rows"] == [{"v": 1}] and on_disk["quick"] is True
     assert on_disk["machine"]["cores"] >= 1 and on_disk["date"] == on_disk["machine"]["date"]
+
+
+def test_write_rows_keeps_the_contract_keys(mods, tmp_path):
+    """The file-path writer (scripts with their own flags) writes the same keys as ``save``."""
+    _, _, H = mods
+    H.write_rows(tmp_path / "sub" / "y.json", [{"v": 2}])
+    doc = json.loads((tmp_path / "sub" / "y.json").read_text())
+    assert list(doc)[:4] == ["machine", "date", "command", "quick"] and doc["rows"] == [{"v": 2}]
+    assert doc["command"].startswith("python ")
