@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test sweep notebooks bench bench-peers bench-quick clean
+.PHONY: run test sweep notebooks bench bench-peers bench-quick bench-table clean
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,8 +29,10 @@ sweep: $(STAMP)
 	$(VENV)/bin/ldpopt experiment run all --jobs 2
 	$(VENV)/bin/ldpopt experiment plot all
 
-# ldpopt against the peer libraries (pinned in benchmarks/peer-requirements.lock, own venv) and the
-# solvers; ~1.5 h. bench-quick is the smoke check (tiny sizes, no peers, < 1 min).
+# Every bench (benchmarks/run.py --list): ldpopt against the peer libraries (pinned in
+# benchmarks/peer-requirements.lock, own venv), the solvers and its previous versions; ~1.5 h.
+# bench-quick is the smoke check (every bench at tiny sizes, no peers); bench-table rewrites
+# BENCHMARKS.md from benchmarks/results/.
 PEER_STAMP := benchmarks/.peer-venv/.installed
 
 bench: $(STAMP) $(PEER_STAMP)
@@ -44,6 +46,9 @@ $(PEER_STAMP): benchmarks/peer-requirements.lock benchmarks/setup_peers.sh
 
 bench-quick: $(STAMP)
 	$(PY) benchmarks/run.py --quick
+
+bench-table: $(STAMP)
+	$(PY) benchmarks/run.py --table
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

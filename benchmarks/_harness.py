@@ -5,10 +5,17 @@ venv or the peers' venv), so the peak RSS that ``os.wait4`` reports (ru_maxrss) 
 measurement and nothing else. The parent also polls the child's RSS from /proc and kills it past
 ``mem_limit_mb`` (so a peer that would eat the machine is stopped, reported as such), or past
 ``timeout`` seconds (reported as "did not finish in X").
+
+The contract every ``bench_NAME.py`` follows: ``run(quick: bool = False, **options) -> dict`` (the
+options are the script's command-line flags as keywords, ``out`` the results directory), which
+writes ``results/NAME.json`` through :func:`save` (keys ``machine``, ``date``, ``command`` beside
+the measured rows; ``--quick`` runs write under ``results/quick/``); the script runs alone as
+``python benchmarks/bench_NAME.py [--quick] [options]`` through :func:`cli`.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -135,6 +142,46 @@ def run_process(cmd: list[str], timeout: float, mem_limit_mb: float = DEFAULT_ME
     return ProcResult("ok", wall, maxrss, payload=json.loads(lines[-1]))
 
 
+def extract(rev: str, paths: list[str], dest) -> Path:
+    """The files ``paths`` (or folders) of git revision ``rev`` written under ``dest`` (``git
+    archive``): a previous version of the code to time beside today's. Returns ``dest``."""
+    tar = subprocess.run(["git", "-C", str(REPO), "archive", rev, *paths], check=True,
+                         capture_output=True).stdout
+    Path(dest).mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
+    return Path(dest)
+
+
+def in_child(script, cfg: dict, timeout: float) -> dict:
+    """``python SCRIPT --worker CFG`` in a fresh process (:func:`run_process`): its JSON line with
+    ``process_wall`` and ``maxrss_mb``, or ``status`` (timeout, error, …) and ``error``."""
+    r = run_process([sys.executable, str(script), "--worker", json.dumps(cfg)], timeout=timeout)
+    row = {"process_wall": r.wall, "maxrss_mb": r.maxrss_mb}
+    if r.status == "ok":
+        row.update(r.payload)
+    else:
+        row.update(status=r.status, error=r.error or f"> {timeout:.0f} s (stopped)")
+    return row
+
+
+def shard_folder(shard: Path, k: int, folder: Path) -> Path:
+    """A folder of ``k`` symbolic links to one Parquet shard: an input of k shards whose decoding and
+    counting cost is that of k distinct shards (the page cache serves the file, not the disk)."""
+    folder.mkdir()
+    for i in range(k):
+        (folder / f"part-{i:05d}.parquet").symlink_to(shard)
+    return folder
+
+
+def child_json(script, *args: str) -> tuple[dict, str]:
+    """``python SCRIPT ARGS`` with this checkout first on PYTHONPATH (checked exit): its last
+    stdout line as JSON, and its stderr."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, check=True,
+                         env=env)
+    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+
 def environment() -> dict:
     """What a reader needs to compare numbers: machine, versions, commit."""
     import numpy
@@ -155,13 +202,93 @@ def environment() -> dict:
             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 
 
+def parser(doc: str | None) -> argparse.ArgumentParser:
+    """A bench script's argument parser with the two flags every bench has: ``--quick`` (tiny
+    sizes, seconds) and ``--out DIR`` (results directory; default ``results/``, ``results/quick/``
+    for quick runs)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, seconds (the smoke check)")
+    ap.add_argument("--out", default=None, help="results directory (default benchmarks/results[/quick])")
+    return ap
+
+
+def options(ap: argparse.ArgumentParser, script: str, quick: bool, opts: dict) -> argparse.Namespace:
+    """What ``run(quick, **opts)`` works with: the parser's defaults overridden by ``opts`` (keyword
+    names are the flags with ``_`` for ``-``), plus ``command``: the command line that repeats it."""
+    a = ap.parse_args([])
+    unknown = sorted(set(opts) - set(vars(a)))
+    if unknown:
+        raise TypeError(f"{script}: unknown option(s) {unknown}; have {sorted(vars(a))}")
+    defaults = dict(vars(a))
+    vars(a).update(opts, quick=bool(quick))
+    words = [f"python benchmarks/{script}"]
+    for act in ap._actions:
+        v = getattr(a, act.dest, None) if act.option_strings else None
+        if act.dest in ("help", "out") or v is None or v == defaults.get(act.dest) or act.help == argparse.SUPPRESS:
+            continue
+        flag = act.option_strings[-1]
+        words += [flag] if v is True else [flag, *map(str, v if isinstance(v, (list, tuple)) else [v])]
+    a.command = " ".join(words)
+    return a
+
+
+def cli(ap: argparse.ArgumentParser, run, argv: list[str] | None = None) -> None:
+    """``python benchmarks/bench_NAME.py [--quick] [options]``: parse the flags, call ``run``."""
+    run(**vars(ap.parse_args(argv)))
+
+
+def results_dir(a) -> Path:
+    """Where a run's files go: ``--out``, else ``results/quick`` for quick runs, else ``results``."""
+    return Path(a.out) if a.out else BENCH_DIR / "results" / ("quick" if a.quick else "")
+
+
+def save(name: str, a, doc: dict) -> dict:
+    """Write ``doc`` as ``NAME.json`` in :func:`results_dir`, with ``machine`` (environment and load
+    average: these machines are shared), ``date`` and ``command`` first; return what was written."""
+    return _write(results_dir(a) / f"{name}.json", a.command, bool(a.quick), doc)
+
+
 def write_rows(out, rows: list[dict]) -> None:
-    """Save a benchmark's result rows as JSON beside the machine they ran on (load average
-    included: these machines are shared) and the command line, and say where."""
-    doc = {"machine": {**environment(), "loadavg": os.getloadavg()}, "argv": sys.argv[1:], "rows": rows}
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text(json.dumps(doc, indent=1))
+    """``rows`` saved as the file ``out`` with the same keys as :func:`save` (the command: this
+    process's command line), for a script that keeps its own flags."""
+    _write(Path(out), " ".join(["python", *sys.argv]), "--quick" in sys.argv, {"rows": rows})
+
+
+def _write(out: Path, command: str, quick: bool, doc: dict) -> dict:
+    env = environment()
+    full = {"machine": {**env, "loadavg": os.getloadavg()}, "date": env["date"], "command": command,
+            "quick": quick, **doc}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(full, indent=1, default=_jsonable) + "\n")
     print(f"wrote {out}", file=sys.stderr)
+    return full
+
+
+class Journal:
+    """A run's measurements appended to ``OUT/NAME.jsonl`` as they finish, so that ``--resume`` keeps
+    the finished ones (a row whose status is in ``retry`` is measured again); without ``--resume``
+    the old journal is removed."""
+
+    def __init__(self, a, name: str, key, retry=("error", "mem-pressure")):
+        out = results_dir(a)
+        out.mkdir(parents=True, exist_ok=True)
+        self.path, self.key, self.done = out / f"{name}.jsonl", key, {}
+        if a.resume and self.path.exists():
+            rows = [json.loads(line) for line in self.path.read_text().splitlines()]
+            self.done = {key(r): r for r in rows if r["status"] not in retry}
+        elif self.path.exists():
+            self.path.unlink()
+
+    def get(self, spec: dict) -> dict | None:
+        return self.done.get(self.key(spec))
+
+    def add(self, row: dict) -> None:
+        with open(self.path, "a") as fh:
+            fh.write(json.dumps(row, default=float) + "\n")
+
+
+def _jsonable(v):
+    return v.item() if hasattr(v, "item") else str(v)
 
 
 def timed(fn):
@@ -187,17 +314,14 @@ def fmt_mb(mb: float | None) -> str:
     return f"{mb:.0f} MB" if mb < 1024 else f"{mb / 1024:.2f} GB"
 
 
-def section_main(section: str, worker, markdown) -> None:
-    """Command-line entry of a section module: ``--worker '<json>'`` runs one measurement in this
-    process (``worker(cfg)``); ``--render DIR`` rewrites DIR/<section>.md from DIR/<section>.json."""
-    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+def main(ap: argparse.ArgumentParser, run, worker=None) -> None:
+    """Command-line entry of a bench script: ``--worker '<json>'`` runs one measurement in this
+    (fresh) process (``worker(cfg)``, for benches that measure in child processes); anything else
+    is the script's flags (:func:`cli`)."""
+    if worker is not None and len(sys.argv) == 3 and sys.argv[1] == "--worker":
         worker(json.loads(sys.argv[2]))
-    elif len(sys.argv) == 3 and sys.argv[1] == "--render":
-        d = Path(sys.argv[2])
-        (d / f"{section}.md").write_text(markdown(json.loads((d / f"{section}.json").read_text())))
     else:
-        sys.exit(f"run through benchmarks/run.py --only {section} (or --worker '<json>': one measurement; "
-                 f"--render DIR: rewrite DIR/{section}.md from DIR/{section}.json)")
+        cli(ap, run)
 
 
 def best_cpu(fn, repeats: int):

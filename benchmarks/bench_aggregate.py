@@ -9,19 +9,16 @@ reports its wall time, CPU time and peak RSS (``ru_maxrss``): memory stays bound
 does not grow with N. ``synchronous`` gives reports/s on one core; the 10^9 projection divides by
 that per-core rate times N workers (perfect scaling of the map; the tree of merges is O(d·shards)).
 
-    PYTHONPATH=. python benchmarks/bench_aggregate.py --quick          # 2·10^6 and 8·10^6, small
+    PYTHONPATH=. python benchmarks/bench_aggregate.py --quick          # 2^15 reports, OUE
     PYTHONPATH=. python benchmarks/bench_aggregate.py --sizes 1e7 1e8  # the BENCHMARKS.md run
 
-Results: benchmarks/results/bench_aggregate.json (or --out).
+Results: benchmarks/results/aggregate.json (or --out DIR).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -47,19 +44,8 @@ def child(folder: str, scheduler: str, workers: int | None) -> None:
                       "counts_sum": int(part.counts.sum())}))
 
 
-def run_child(folder, scheduler, workers):
-    cmd = [sys.executable, __file__, "--child", str(folder), "--scheduler", scheduler]
-    if workers:
-        cmd += ["--workers", str(workers)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
-                                                                          os.environ.get("PYTHONPATH", "")])})
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="aggregation throughput and memory from Parquet shards")
-    ap.add_argument("--quick", action="store_true", help="small sizes (2e6, 8e6), d = 64")
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--sizes", nargs="+", type=float, default=[1e7, 1e8])
     ap.add_argument("--d", type=int, default=128)
     ap.add_argument("--epsilon", type=float, default=1.0)
@@ -68,20 +54,23 @@ def main(argv=None) -> int:
     ap.add_argument("--max-hash-reports", type=float, default=2e7,
                     help="largest N for OLH/BLH (O(n·d) hashes; larger N is projected, not run)")
     ap.add_argument("--schedulers", nargs="+", default=["synchronous", "threads"])
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "bench_aggregate.json"))
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--scheduler", default="synchronous", help=argparse.SUPPRESS)
     ap.add_argument("--workers", type=int, default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.child:
-        child(args.child, args.scheduler, args.workers)
-        return 0
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """``--quick``: 2¹⁵ reports (two shards), OUE, d = 64, the synchronous scheduler."""
+    args = H.options(parser(), "bench_aggregate.py", quick, opts)
     from ldpopt import oracles
     from ldpopt.aggregate.shards import write_shard
 
-    sizes = [2e6, 8e6] if args.quick else args.sizes
+    sizes = [2**15] if args.quick else args.sizes
     d = 64 if args.quick else args.d
-    shard_rows = min(args.shard_rows, 1 << 20) if args.quick else args.shard_rows
+    shard_rows = 2**14 if args.quick else args.shard_rows
+    if args.quick:
+        args.oracles, args.schedulers = ["oue"], ["synchronous"]
     rows = []
     with tempfile.TemporaryDirectory(prefix="ldpopt-bench-agg-") as tmp:
         for name in args.oracles:
@@ -93,12 +82,10 @@ def main(argv=None) -> int:
                 if name in ("olh", "blh") and n_target > args.max_hash_reports:
                     continue
                 k = max(1, int(round(n_target / shard_rows)))
-                folder = Path(tmp) / f"{name}-{k}"
-                folder.mkdir()
-                for i in range(k):
-                    (folder / f"part-{i:05d}.parquet").symlink_to(shard)
+                folder = H.shard_folder(shard, k, Path(tmp) / f"{name}-{k}")
                 for sched in args.schedulers:
-                    r = run_child(folder, sched, 2 if sched == "threads" else None)
+                    workers = ["--workers", "2"] if sched == "threads" else []
+                    r, _ = H.child_json(__file__, "--child", str(folder), "--scheduler", sched, *workers)
                     row = {"oracle": name, "d": d, "epsilon": args.epsilon, "n": r["n"], "scheduler": sched,
                            "workers": 2 if sched == "threads" else 1, **r,
                            "reports_per_s": r["n"] / r["wall_s"], "reports_per_cpu_s": r["n"] / r["cpu_s"],
@@ -107,9 +94,9 @@ def main(argv=None) -> int:
                     print(f"{name:4s} n={r['n']:>11,d} {sched:11s} {row['reports_per_s'] / 1e6:8.2f} M reports/s "
                           f"({row['reports_per_cpu_s'] / 1e6:6.2f} M/cpu-s)  peak RSS {r['max_rss_mb']:7.1f} MB",
                           flush=True)
-    H.write_rows(args.out, rows)
-    return 0
+    return H.save("aggregate", args, {"rows": rows})
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    a = parser().parse_args()
+    child(a.child, a.scheduler, a.workers) if a.child else run(**vars(a))

@@ -1,4 +1,4 @@
-"""Benchmark section "bayes": Power / Calibrate where the posterior windows are long (GRR).
+"""Power / Calibrate where the posterior windows are long (GRR).
 
 What the Euler–Maclaurin tail changed, measured here, old and new path side by side in one process:
 
@@ -15,12 +15,11 @@ What the Euler–Maclaurin tail changed, measured here, old and new path side by
 
 The old path of a whole Power call with GRR at ε = 0.2 takes about a minute, so repetitions are few
 (``REPEATS``); the quick run uses d = 64, n ≤ 5·10⁴. In-process (no child process, no RSS watch):
-memory is not what changed.
+memory is not what changed. ``python benchmarks/bench_bayes.py [--quick]``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import warnings
@@ -32,7 +31,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as H  # noqa: E402
 
-SECTION = "bayes"
 CASES = [("grr", 1024, 10**6, e) for e in (0.2, 1.0, 4.0)] + \
         [(o, 1024, 10**6, e) for o in ("oue", "olh") for e in (0.2, 1.0, 4.0)] + \
         [("grr", 42_178, 10**6, 1.0), ("oue", 42_178, 10**6, 1.0)]
@@ -136,9 +134,8 @@ def measure_gauss(oracle: str, d: int, n: int, eps: float) -> dict:
     return {"oracle": oracle, "d": d, "n": n, "epsilon": eps, **med, "maxrel": _rel(outs["new"], outs["old"])}
 
 
-def run(opts) -> dict:
-    out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
+def run(quick: bool = False, **opts) -> dict:
+    opts = H.options(H.parser(__doc__), "bench_bayes.py", quick, opts)
     cases = CASES_QUICK if opts.quick else CASES
     reps = 1 if opts.quick else REPEATS
     rows = []
@@ -149,46 +146,8 @@ def run(opts) -> dict:
               f"power {H.fmt_seconds(r['power_new_wall'])} vs {H.fmt_seconds(r['power_old_wall'])}", flush=True)
     gcase = ("oue", 64, 20_000, 1.0) if opts.quick else ("grr", 42_178, 10**6, 1.0)
     gauss = measure_gauss(*gcase)
-    doc = {"section": SECTION, "command": getattr(opts, "command", ""), "environment": H.environment(),
-           "rows": rows, "gauss": gauss}
-    (out / f"{SECTION}.json").write_text(json.dumps(doc, indent=2))
-    import pandas as pd
-
-    pd.DataFrame(rows).to_csv(out / f"{SECTION}.csv", index=False)
-    (out / f"{SECTION}.md").write_text(markdown(doc))
-    return doc
-
-
-def markdown(doc: dict) -> str:
-    env = doc["environment"]
-    lines = [f"Command: `{doc['command']}`  ",
-             f"Machine: {env['cpu']}, {env['cores']} cores; Python {env['python']}, numpy {env['numpy']}; "
-             f"commit {env['git_commit'][:10]}; {env['date']}", "",
-             "Zipf(1.5) true counts, fast-path estimate (seed 7). New = Euler–Maclaurin tail for long "
-             "windows; old = plain windowed sums (same code otherwise). Interleaved, median wall time "
-             "(CPU in parentheses). Sums: exact log-sums (z, k, log k, log² k) of every distinct f̃·n at "
-             "the fitted s. Power: the whole call (s fit + posterior means). Max rel. diff: between "
-             "the new and old outputs.", "",
-             "| oracle | d | n | ε | σn | sums new | sums old | × | Power new | Power old | × | max rel. diff (sums / Power) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in doc["rows"]:
-        lines.append(
-            f"| {r['oracle'].upper()} | {r['d']:,} | {r['n']:.0e} | {r['epsilon']:g} | {r['S']:.3g} | "
-            f"{H.fmt_seconds(r['sums_new_wall'])} ({H.fmt_seconds(r['sums_new_cpu'])}) | "
-            f"{H.fmt_seconds(r['sums_old_wall'])} ({H.fmt_seconds(r['sums_old_cpu'])}) | "
-            f"{r['sums_old_cpu'] / max(r['sums_new_cpu'], 1e-9):.0f} | "
-            f"{H.fmt_seconds(r['power_new_wall'])} ({H.fmt_seconds(r['power_new_cpu'])}) | "
-            f"{H.fmt_seconds(r['power_old_wall'])} ({H.fmt_seconds(r['power_old_cpu'])}) | "
-            f"{r['power_old_cpu'] / max(r['power_new_cpu'], 1e-9):.0f} | "
-            f"{r['sums_maxrel']:.1e} / {r['power_maxrel']:.1e} |")
-    g = doc["gauss"]
-    lines += ["", f"Calibrate, Gaussian prior, MLE fit ({g['oracle'].upper()}, d = {g['d']:,}, n = {g['n']:.0e}, "
-              f"ε = {g['epsilon']:g}): windowed normaliser {H.fmt_seconds(g['new_wall'])} "
-              f"(CPU {H.fmt_seconds(g['new_cpu'])}) vs plain O(n) sums {H.fmt_seconds(g['old_wall'])} "
-              f"(CPU {H.fmt_seconds(g['old_cpu'])}), {g['old_cpu'] / max(g['new_cpu'], 1e-9):.0f}× in CPU; "
-              f"fitted (μ, τ) differ by {g['maxrel']:.1e} relative.", ""]
-    return "\n".join(lines)
+    return H.save("bayes", opts, {"rows": rows, "gauss": gauss})
 
 
 if __name__ == "__main__":
-    H.section_main(SECTION, lambda cfg: None, markdown)
+    H.cli(H.parser(__doc__), run)

@@ -4,7 +4,7 @@ and judged against the exact reference of ``tests/_exact_reference.py`` (bisecti
 floats with its own derivative formulas): optimal ⇔ within accuracy_tol(d) of the exact optimum.
 The small-d version with infeasible sets is ``tests/test_check_property.py``.
 
-    python benchmarks/bench_check_property.py --d 42178 --per-cell 1 --write
+    python benchmarks/bench_check_property.py --d 42178 --per-cell 1   # writes results/check_property_d42178.json
 
 writes ``benchmarks/results/check_property_d<d>.json`` (cases, agreements, disagreements with their
 cases, CPU seconds of ldpopt's solves and of the references).
@@ -12,7 +12,6 @@ cases, CPU seconds of ldpopt's solves and of the references).
 
 from __future__ import annotations
 
-import argparse
 import collections
 import json
 import sys
@@ -22,12 +21,14 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
+import _harness as H  # noqa: E402
 from _status_property import FAMILIES, OBJECTIVES, judge, ldpopt_status, make_case, references  # noqa: E402
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--d", type=int, default=42_178)
     ap.add_argument("--per-cell", type=int, default=1, help="cases per objective × family")
     ap.add_argument("--n", type=int, default=10**6, help="users per estimate")
@@ -35,8 +36,14 @@ def main(argv=None) -> int:
     ap.add_argument("--objectives", nargs="+", default=list(OBJECTIVES), choices=OBJECTIVES)
     ap.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES,
                     help="constraint families (default all; at d = 1e6 the reference takes minutes per case)")
-    ap.add_argument("--write", action="store_true")
-    a = ap.parse_args(argv)
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """Writes ``results/check_property_d<d>.json``; ``--quick``: d = 200, n = 10⁴, CLS only."""
+    a = H.options(parser(), "bench_check_property.py", quick, opts)
+    if a.quick:
+        a.d, a.n, a.objectives = 200, 10**4, ["cls"]
     rng = np.random.default_rng(a.seed)
     tally, bad, cpu_solve, cpu_ref = collections.Counter(), [], 0.0, 0.0
     for o in a.objectives:
@@ -57,12 +64,10 @@ def main(argv=None) -> int:
                 bad.append(row)
     out = {"d": a.d, "n": a.n, "seed": a.seed, "objectives": a.objectives, "families": a.families, "cases": sum(tally.values()), "agreements": tally[True],
            "disagreements": tally[False], "disagreeing_cases": bad, "cpu_seconds_ldpopt": round(cpu_solve, 2),
-           "cpu_seconds_reference": round(cpu_ref, 2), "machine": "shared 2-core box (CPU time, process_time)"}
+           "cpu_seconds_reference": round(cpu_ref, 2)}
     print(json.dumps({k: v for k, v in out.items() if k != "disagreeing_cases"}))
-    if a.write:
-        (HERE / "results" / f"check_property_d{a.d}.json").write_text(json.dumps(out, indent=1) + "\n")
-    return 0 if not bad else 1
+    return H.save(f"check_property_d{a.d}", a, out)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(1 if run(**vars(parser().parse_args()))["disagreements"] else 0)

@@ -7,13 +7,11 @@ PowerNS, EM: one call per repetition each). Wall and CPU time of one call; the 1
 the start (the 2-core box is shared). The target is < 30 s for the closed forms.
 
 ``python benchmarks/bench_choose_candidates.py [--quick]`` writes choose_candidates.{json,md}
-(``--quick``: d = 1,024, n = 10⁵, under results/quick/).
+(``--quick``: d = 128, n = 10⁴, 2 repeats, under results/quick/).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -24,32 +22,25 @@ import _harness as H  # noqa: E402
 ORACLES = ("oue", "grr", "olh")
 
 
-def main(argv=None) -> int:
+def run(quick: bool = False, **opts) -> dict:
     import ldpopt
 
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default=None)
-    a = ap.parse_args(argv)
-    out = Path(a.out or H.BENCH_DIR / "results" / ("quick" if a.quick else ""))
-    out.mkdir(parents=True, exist_ok=True)
-    d, n = (1024, 10**5) if a.quick else (42_178, 10**6)
+    a = H.options(H.parser(__doc__), "bench_choose_candidates.py", quick, opts)
+    d, n = (128, 10**4) if a.quick else (42_178, 10**6)
     rows = []
     for oracle in ORACLES:
         est = ldpopt.oracles.get(oracle, 1.0, d).simulate(H.zipf_counts(d, n), 7)
         row = {"oracle": oracle, "d": d, "n": n, "load": os.getloadavg()[0]}
         for cand in ("closed-form", "extended"):
-            c, wall, cpu = H.timed(lambda: ldpopt.choose(est, "full", methods=cand, n_repeats=20, rng=3))
+            c, wall, cpu = H.timed(lambda: ldpopt.choose(est, "full", methods=cand, n_repeats=2 if a.quick else 20, rng=3))
             row |= {f"{cand}_wall": wall, f"{cand}_cpu": cpu, f"{cand}_best": c.best,
                     f"{cand}_ranking": list(c.table.index)}
         rows.append(row)
         print(f"  {oracle}: closed forms {H.fmt_seconds(row['closed-form_cpu'])} CPU, extended "
               f"{H.fmt_seconds(row['extended_cpu'])} CPU (load {row['load']:.1f})", flush=True)
-    cmd = "python benchmarks/bench_choose_candidates.py" + (" --quick" if a.quick else "")
-    env = H.environment()
-    (out / "choose_candidates.json").write_text(json.dumps({"command": cmd, "environment": env, "rows": rows},
-                                                           indent=2))
-    md = [f"Command: `{cmd}`  ", f"Machine: {env['cpu']}, {env['cores']} cores; commit {env['git_commit'][:10]}; "
+    doc = H.save("choose_candidates", a, {"rows": rows})
+    env = doc["machine"]
+    md = [f"Command: `{a.command}`  ", f"Machine: {env['cpu']}, {env['cores']} cores; commit {env['git_commit'][:10]}; "
           f"{env['date']}", "",
           f"Zipf(1.5), d = {d:,}, n = {n:.0e}, ε = 1; `ldpopt.choose(est, 'full', n_repeats=20)`, wall (CPU) of one "
           "call; load = 1-min load average at the start.", "",
@@ -58,10 +49,10 @@ def main(argv=None) -> int:
           *[f"| {r['oracle'].upper()} | {r['load']:.1f} | {H.fmt_seconds(r['closed-form_wall'])} "
             f"({H.fmt_seconds(r['closed-form_cpu'])}) | {H.fmt_seconds(r['extended_wall'])} "
             f"({H.fmt_seconds(r['extended_cpu'])}) | {r['closed-form_best']} / {r['extended_best']} |" for r in rows], ""]
-    (out / "choose_candidates.md").write_text("\n".join(md))
+    (H.results_dir(a) / "choose_candidates.md").write_text("\n".join(md))
     print("\n".join(md))
-    return 0
+    return doc
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    H.cli(H.parser(__doc__), run)

@@ -11,8 +11,6 @@ values, in one process; CPU time (``time.process_time``) per method, the total, 
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
@@ -23,18 +21,26 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+import _harness as H  # noqa: E402
 
 from ldpopt import methods, oracles  # noqa: E402
 from ldpopt.uncertainty import intervals  # noqa: E402
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--d", type=int, default=256)
     ap.add_argument("--n", type=int, default=200_000)
     ap.add_argument("--resamples", type=int, default=200)
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """Writes ``results/ci_all_d<d>.json``; ``--quick``: d = 32, n = 10⁴, 20 resamples."""
+    args = H.options(parser(), "bench_ci_all.py", quick, opts)
+    if args.quick:
+        args.d, args.n, args.resamples = 32, 10**4, 20
     rng = np.random.default_rng(1)
     truth = rng.multinomial(args.n, rng.dirichlet(np.full(args.d, 0.5)))
     est = oracles.get("oue", 1.0, args.d).simulate(truth, 3)
@@ -52,12 +58,10 @@ def main(argv=None) -> int:
         print(f"{name:15s} {cpu:8.2f} s CPU  {numpy_warnings or ''}", flush=True)
     load = os.getloadavg()[0]
     print(f"total {total:.1f} s CPU (d = {args.d}, {args.resamples} resamples; load average {load:.1f})")
-    out = Path(args.out or REPO / "benchmarks" / "results" / f"ci_all_d{args.d}.json")
-    out.write_text(json.dumps({"d": args.d, "n": args.n, "oracle": "oue", "epsilon": 1.0,
-                               "resamples": args.resamples, "total_cpu_s": round(total, 2),
-                               "loadavg_1min": round(load, 2), "rows": rows}, indent=1) + "\n")
-    return 0
+    return H.save(f"ci_all_d{args.d}", args, {"d": args.d, "n": args.n, "oracle": "oue", "epsilon": 1.0,
+                                              "resamples": args.resamples, "total_cpu_s": round(total, 2),
+                                              "loadavg_1min": round(load, 2), "rows": rows})
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    H.cli(parser(), run)

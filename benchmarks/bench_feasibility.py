@@ -7,44 +7,38 @@ one process; CPU seconds, ``time.process_time``, best of 3).
     python benchmarks/bench_feasibility.py --d 42178
 
 Data: OUE at ε = 1 on a Dirichlet(1) distribution, n = 10⁶ (support counts drawn exactly). S is
-every third value. Results: ``benchmarks/results/feasibility.md`` (with ``--write``).
+every third value. Results: ``benchmarks/results/feasibility.json``.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness as H  # noqa: E402
 
 
-def _best(fn, k=3):
-    out, best = None, np.inf
-    for _ in range(k):
-        c = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - c)
-    return out, best
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--d", type=int, nargs="+", default=[42_178, 10**6])
-    ap.add_argument("--write", action="store_true", help="write benchmarks/results/feasibility.md")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """Writes ``results/feasibility.json``; ``--quick``: d = 300."""
+    args = H.options(parser(), "bench_feasibility.py", quick, opts)
     from ldpopt import oracles
     from ldpopt.problems import Box, PartitionTotals, Problem, Simplex, SubsetSum
     from ldpopt.problems.feasibility import find_infeasibility
 
     warnings.simplefilter("ignore")
-    lines = ["| d | constraints | objective | status | conflicting | solve() CPU s | pre-check CPU s |",
-             "|---|---|---|---|---|---|---|"]
-    for d in args.d:
+    rows = []
+    for d in [300] if args.quick else args.d:
         rng = np.random.default_rng(1)
         o = oracles.get("oue", 1.0, d)
         est = o.estimate(o.sample_counts(rng.multinomial(10**6, rng.dirichlet(np.ones(d))), rng=rng), 10**6)
@@ -62,18 +56,15 @@ def main(argv=None):
         for name, cons in cases.items():
             for objective in ("cls", "weighted-mle"):
                 P = Problem(est, objective, cons)
-                sol, t_solve = _best(P.solve)
-                _, t_pre = _best(lambda: find_infeasibility(P))
-                names = sol.infeasibility.names if sol.infeasibility is not None else "-"
-                row = f"| {d} | {name} | {objective} | {sol.status} | {names} | {t_solve:.4f} | {t_pre:.4f} |"
+                t_solve, sol = H.best_cpu(P.solve, 3)
+                t_pre, _ = H.best_cpu(lambda: find_infeasibility(P), 3)
+                row = {"d": d, "constraints": name, "objective": objective, "status": sol.status,
+                       "conflicting": sol.infeasibility.names if sol.infeasibility is not None else None,
+                       "solve_cpu_s": t_solve, "precheck_cpu_s": t_pre}
                 print(row, flush=True)
-                lines.append(row)
-    text = ("Command: `python benchmarks/bench_feasibility.py` (shared 2-core machine; CPU seconds, best of "
-            "3, pre-check and solve side by side in one process)\n\n" + "\n".join(lines) + "\n")
-    if args.write:
-        (Path(__file__).resolve().parent / "results" / "feasibility.md").write_text(text)
-    return 0
+                rows.append(row)
+    return H.save("feasibility", args, {"rows": rows})
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    H.cli(parser(), run)

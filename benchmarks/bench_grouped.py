@@ -17,7 +17,6 @@ ratios SQP CPU ÷ structured CPU. Results: benchmarks/results/grouped.json.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import warnings
@@ -26,13 +25,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._harness import best_cpu, write_rows  # noqa: E402
+from benchmarks import _harness as H  # noqa: E402
 from benchmarks.bench_structured import grr_estimate, oue_estimate  # noqa: E402
 from ldpopt import Estimate  # noqa: E402
 from ldpopt.problems import Problem  # noqa: E402
 from ldpopt.problems.structured import grouped, solve_structured  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "results" / "grouped.json"
 _ORIGINAL = grouped.count_groups
 
 
@@ -49,11 +47,18 @@ def _solve(est, objective, on: bool):
         grouped.count_groups = _ORIGINAL
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--no-sqp", action="store_true")
     ap.add_argument("--d", type=int, nargs="+", default=[42_178, 100_000, 1_000_000])
-    args = ap.parse_args(argv)
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """``--quick``: d = 2,000 only, no SQP, 2 repeats."""
+    args = H.options(parser(), "bench_grouped.py", quick, opts)
+    if args.quick:
+        args.d, args.no_sqp = [2_000], True
     for o in ("binomial", "multinomial"):  # warm the imports on a small problem, as the table does
         _solve(grr_estimate(1000, 10**6)[0] if o == "multinomial" else oue_estimate(1000, 10**6)[0], o, True)
     rows = []
@@ -62,7 +67,7 @@ def main(argv=None):
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for d in args.d:
         n = 10**7 if d >= 10**6 else 10**6
-        repeats = 5 if d >= 10**6 else 20
+        repeats = 2 if args.quick else 5 if d >= 10**6 else 20
         for objective, est in (("binomial", oue_estimate(d, n)[0]), ("multinomial", grr_estimate(d, n)[0])):
             first, best, res = {}, {}, {}
             for on in (False, True, False, True):  # interleaved; the second pass's first calls count
@@ -70,7 +75,7 @@ def main(argv=None):
                 t = time.process_time()
                 r = _solve(e, objective, on)
                 first[on] = time.process_time() - t
-                b, r = best_cpu(lambda: _solve(e, objective, on), repeats)
+                b, r = H.best_cpu(lambda: _solve(e, objective, on), repeats)
                 best[on] = min(best.get(on, np.inf), b)
                 res[on] = r
             g, u = res[True], res[False]
@@ -94,8 +99,8 @@ def main(argv=None):
                   f"{first[False] * 1e3:.1f} / {best[False] * 1e3:.1f} ms | {best[False] / best[True]:.1f}× | "
                   f"{row['max_abs_diff']:.1e} | {g.kkt_residual:.1e} / {u.kkt_residual:.1e} | "
                   f"{'—' if not np.isfinite(sqp) else f'{sqp:.3f} s'} | {ratio} |", flush=True)
-    write_rows(OUT, rows)
+    return H.save("grouped", args, {"rows": rows})
 
 
 if __name__ == "__main__":
-    main()
+    H.cli(parser(), run)

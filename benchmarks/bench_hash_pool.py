@@ -21,17 +21,18 @@ XXH32) and compare its mean square with that prediction and with OLH's variance 
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from ldpopt import oracles
-from ldpopt.interop.pure_ldp import read_flh
-from ldpopt.interop._xxh32 import hash_values
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness as H  # noqa: E402
+from ldpopt import oracles  # noqa: E402
+from ldpopt.interop.pure_ldp import read_flh  # noqa: E402
+from ldpopt.interop._xxh32 import hash_values  # noqa: E402
 
 
 def pool_bias(f: np.ndarray, eps: float, g: int, k: int) -> tuple[float, float]:
@@ -52,11 +53,8 @@ def pool_bias(f: np.ndarray, eps: float, g: int, k: int) -> tuple[float, float]:
     return float(np.mean(bias ** 2)), float(np.mean(pred))
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "hash_pool.json"))
-    args = ap.parse_args(argv)
+def run(quick: bool = False, **opts) -> dict:
+    args = H.options(H.parser(__doc__), "bench_hash_pool.py", quick, opts)
     eps, d = 1.0, 256 if args.quick else 1024
     n = 200_000 if args.quick else 1_000_000
     g = int(round(math.exp(eps))) + 1
@@ -83,10 +81,8 @@ def main(argv=None) -> int:
                              "olh_variance_at_n": var_olh, "bias2_over_variance": exact / var_olh})
         print(f"pool k={k:5d}: aggregate {t_flh:.3f} s; mean bias² {exact:.3g} (predicted {pred:.3g}); "
               f"OLH variance at n: {var_olh:.3g} → bias²/var = {exact / var_olh:.3f}")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(rows, indent=1))
-    return 0
+    return H.save("hash_pool", args, rows)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    H.cli(H.parser(__doc__), run)

@@ -9,12 +9,11 @@ over 1 s), wall seconds beside.
 
     python benchmarks/bench_hr_fastpath.py [--n 1e6 1e8 1e9] [--repeat 3] [--previous REV] [--skip ss]
 
-Writes ``results/hr_fastpath.json`` (rows + machine + load average, ``_harness.write_rows``).
+Writes ``results/hr_fastpath.json`` (``_harness.save``).
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os
@@ -54,10 +53,7 @@ def load_previous(rev: str, tmp: str):
                                f"{rev}:ldpopt/oracles/_hadamard_tree.py"], capture_output=True).returncode == 0
     if has_tree:
         files.append("ldpopt/oracles/_hadamard_tree.py")
-    tar = subprocess.run(["git", "-C", str(HERE.parent), "archive", rev, *files],
-                         check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", tmp], input=tar, check=True)
-    src = Path(tmp) / "ldpopt/oracles"
+    src = H.extract(rev, files, tmp) / "ldpopt/oracles"
     if has_tree:
         spec = importlib.util.spec_from_file_location("ldpopt.oracles._previous_hadamard_tree",
                                                       src / "_hadamard_tree.py")
@@ -74,14 +70,20 @@ def load_previous(rev: str, tmp: str):
     return prev
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--n", type=float, nargs="+", default=[1e6, 1e8, 1e9])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--previous", default=None, help="also time this revision's hadamard.py (git rev)")
     ap.add_argument("--skip", nargs="*", default=[], choices=OTHERS, help="other oracles not to time")
-    ap.add_argument("--out", default=str(HERE / "results" / "hr_fastpath.json"))
-    a = ap.parse_args(argv)
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """``--quick``: n = 10⁴, one repeat."""
+    a = H.options(parser(), "bench_hr_fastpath.py", quick, opts)
+    if a.quick:
+        a.n, a.repeat = [1e4], 1
     from ldpopt import oracles
 
     d = 42_178
@@ -106,9 +108,8 @@ def main(argv=None) -> int:
             row["loadavg_1min"] = os.getloadavg()[0]
             print(json.dumps(row), flush=True)
             rows.append(row)
-    H.write_rows(a.out, rows)
-    return 0
+    return H.save("hr_fastpath", a, {"rows": rows})
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    H.cli(parser(), run)

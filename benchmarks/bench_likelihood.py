@@ -18,12 +18,11 @@ multinomial (f_v = max(0, t·c_v − q/(p − q))) and a scalar root find on the
 the binomial; the monotone variant has no reference (—): ldpopt's KKT check is its certificate.
 
 Run: ``python benchmarks/bench_likelihood.py [--quick] [--out DIR] [--timeout S]`` (one full run
-≲ 10 min; ``--quick``: d = 10³ in this process). Writes ``<out>/likelihood.json`` and ``.md``.
+≲ 10 min; ``--quick``: d = 300 in this process). Writes ``<out>/likelihood.json``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -53,7 +52,7 @@ def plan(quick: bool) -> list[dict]:
     inst = set(cp.installed_solvers())
     rows = []
     for obj in ORACLE:
-        for d in ((1_000,) if quick else DS):
+        for d in ((300,) if quick else DS):
             for cset in SETS:
                 routes = ["SQP"] if cset != "simplex" else ["SQP", "SCS"] + (["CLARABEL"] if d == 1_000 else [])
                 for r in routes:
@@ -127,74 +126,33 @@ def measure_inproc(cfg: dict) -> dict:
     return out
 
 
-def run(quick: bool, out: Path, timeout: float) -> dict:
-    out.mkdir(parents=True, exist_ok=True)
+def parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per solve (its own process)")
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    opts = H.options(parser(), "bench_likelihood.py", quick, opts)
     rows, timed_out = [], set()
-    for s in plan(quick):
+    for s in plan(opts.quick):
         row = dict(s)
         key = (s["objective"], s["cset"], s["route"])
         if key in timed_out:
             row.update(status="skipped", error="timed out at a smaller d")
-        elif quick:
+        elif opts.quick:
             row.update(measure_inproc(s))
         else:
-            r = H.run_process([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(s)],
-                              timeout=timeout)
-            row["process_wall"], row["maxrss_mb"] = r.wall, r.maxrss_mb
-            if r.status == "ok":
-                row.update(r.payload)
-            else:
-                row.update(status=r.status, error=r.error or f"> {timeout:.0f} s (stopped)")
-                if r.status == "timeout":
-                    timed_out.add(key)
+            row.update(H.in_child(__file__, s, opts.timeout))
+            if row["status"] == "timeout":
+                timed_out.add(key)
         rows.append(row)
         print(f"  {row['objective']:>11} d={row['d']:>7} {row['cset']:>18} {row['route']:>8}: {row['status']:>14} "
               f"wall {H.fmt_seconds(row.get('wall'))} cpu {H.fmt_seconds(row.get('cpu'))} "
               f"err {row.get('max_err', math.nan):.1e} gap {row.get('gap', math.nan):.1e} "
               f"viol {row.get('max_violation', math.nan):.1e}", flush=True)
-    result = {"section": "likelihood", "quick": quick, "command": " ".join(["python"] + sys.argv),
-              "environment": H.environment(), "epsilon": EPS, "zipf_s": 1.5, "timeout": timeout, "rows": rows}
-    (out / "likelihood.json").write_text(json.dumps(result, indent=1, default=float))
-    (out / "likelihood.md").write_text(markdown(result))
-    return result
-
-
-def _e(v) -> str:
-    return "—" if v is None or not (v == v) else f"{v:.1e}"
-
-
-def markdown(result: dict) -> str:
-    env = result["environment"]
-    L = [f"Command: `{result['command']}`  ",
-         f"Machine: {env['cpu']}, {env['cores']} cores (shared); commit {env['git_commit'][:10]}; {env['date']}",
-         "", "ε = 1, Zipf(1.5), n = max(10⁶, 10·d); binomial on OUE, multinomial on GRR. Time = "
-         "`Problem(...)` + `.solve(solver=…)` (build + compile + solve), one fresh process each, timeout "
-         f"{result['timeout']:.0f} s. status = ldpopt's check. err = max |f − f_ref|, gap = J(f) − J(f_ref) "
-         "with f_ref the simplex MLE derived independently (— for the monotone variant: no reference; "
-         "ldpopt's KKT check is the certificate); viol = max constraint violation recomputed with numpy, "
-         "frequency units (1/d in the last column).", "",
-         "| objective | constraints | d | route | status | wall | CPU | QPs | max err | gap | max viol | 1/d |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in sorted(result["rows"], key=lambda r: (r["objective"], SETS.index(r["cset"]), r["d"])):
-        its = r.get("iterations") if r["route"] == "SQP" else None
-        L.append(f"| {r['objective']} | {r['cset']} | {r['d']:,} | {r['route']} | {r['status']} | "
-                 f"{H.fmt_seconds(r.get('wall'))} | {H.fmt_seconds(r.get('cpu'))} | {its if its else '—'} | "
-                 f"{_e(r.get('max_err'))} | {_e(r.get('gap'))} | {_e(r.get('max_violation'))} | {1.0 / r['d']:.1e} |")
-    return "\n".join(L) + "\n"
-
-
-def main() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
-        print(json.dumps(measure_inproc(json.loads(sys.argv[2])), default=float))
-        return
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="d = 10³ only, in this process (a smoke run)")
-    ap.add_argument("--out", default=None, help="output directory (default benchmarks/results[/quick])")
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per solve (its own process)")
-    a = ap.parse_args()
-    out = Path(a.out) if a.out else H.BENCH_DIR / "results" / ("quick" if a.quick else "")
-    run(a.quick, out, a.timeout)
+    return H.save("likelihood", opts, {"epsilon": EPS, "zipf_s": 1.5, "timeout": opts.timeout, "rows": rows})
 
 
 if __name__ == "__main__":
-    main()
+    H.main(parser(), run, lambda cfg: print(json.dumps(measure_inproc(cfg), default=float)))

@@ -1,4 +1,4 @@
-"""Benchmark section "methods": every registered post-processing method, side by side, at growing d.
+"""Every registered post-processing method, side by side, at growing d.
 
 Estimate: OUE, ε = 1, Zipf(s = 1.5) true counts (``_harness.zipf_counts``), support counts from the
 fast path ``simulate(exact=False)`` (fixed seed). d and n: 10³ and 42,178 (Kosarak's d) at n = 10⁶,
@@ -25,7 +25,7 @@ with the fast routines (fast, reference, fast, reference…), and their time sca
 (linear in d: one independent sum per value). The fast outputs on that subset are compared with
 them (max relative difference). PowerNS's reference time is Power's (the projection adds O(d log d)).
 
-Also run as a worker: ``python benchmarks/bench_methods.py --worker '<json>'``.
+``python benchmarks/bench_methods.py [--quick]``; also a worker: ``--worker '<json>'``.
 """
 
 from __future__ import annotations
@@ -43,16 +43,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as H  # noqa: E402
 
-SECTION = "methods"
 EPS = 1.0
 SIZES = ((1_000, 10**6), (42_178, 10**6), (10**6, 10**7), (10**7, 10**8))
 SIZES_QUICK = ((64, 10**4), (300, 10**4))
 REPEATS = {1_000: 7, 42_178: 5, 10**6: 3, 10**7: 3}
 BAYES = ("power", "power-ns", "calibrate")
 BAYES_MAX_D = 42_178
-#: the targets: method -> (d, seconds)
-TARGETS = {"norm-sub": (10**7, 2.0), "mle-apx": (10**7, 2.0), "power": (42_178, 2.0),
-           "power-ns": (42_178, 2.0), "calibrate": (42_178, 2.0)}
 
 
 def contenders(d: int, d_bayes: int) -> list[tuple[str, str, dict]]:
@@ -152,19 +148,18 @@ def measure_inproc(cfg: dict) -> dict:
 
 
 # -- the section ----------------------------------------------------------------------------------
-def add_arguments(parser) -> None:
-    g = parser.add_argument_group("methods section")
-    g.add_argument("--methods-timeout", type=float, default=1800.0,
-                   help="seconds before the process measuring one d is stopped (default 1800)")
-    g.add_argument("--reference-subset", type=int, default=20,
-                   help="values on which the slow Power/Calibrate references are timed (default 20)")
+def parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--methods-timeout", type=float, default=1800.0,
+                    help="seconds before the process measuring one d is stopped (default 1800)")
+    ap.add_argument("--reference-subset", type=int, default=20,
+                    help="values on which the slow Power/Calibrate references are timed (default 20)")
+    return ap
 
 
-def run(opts) -> dict:
-    out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
-    timeout = getattr(opts, "methods_timeout", 1800.0)
-    ksub = getattr(opts, "reference_subset", 20)
+def run(quick: bool = False, **opts) -> dict:
+    opts = H.options(parser(), "bench_methods.py", quick, opts)
+    timeout, ksub = opts.methods_timeout, opts.reference_subset
     sizes = SIZES_QUICK if opts.quick else SIZES
     per_d = []
     with tempfile.TemporaryDirectory(prefix="ldpopt-bench-") as tmp:
@@ -191,104 +186,8 @@ def run(opts) -> dict:
             per_d.append(entry)
             print(f"  d={d:>9} n={n:.0e}: {entry['status']} " + ", ".join(
                 f"{x['method']} {H.fmt_seconds(x['seconds'])}" for x in entry.get("rows", [])), flush=True)
-    result = {"section": SECTION, "quick": opts.quick, "command": opts.command, "environment": H.environment(),
-              "epsilon": EPS, "oracle": "oue", "zipf_s": 1.5, "sizes": per_d}
-    (out / "methods.json").write_text(json.dumps(result, indent=1, default=float))
-    write_csv(result, out / "methods.csv")
-    (out / "methods.md").write_text(markdown(result))
-    return result
-
-
-def write_csv(result: dict, path: Path) -> None:
-    import csv
-
-    cols = ["d", "n", "method", "seconds", "cpu_seconds", "seconds_min", "repeats", "sum_minus_1", "min", "finite",
-            "value", "maxrss_mb", "loadavg_1min", "status", "error"]
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
-        w.writeheader()
-        for e in result["sizes"]:
-            base = {k: e.get(k) for k in ("d", "n", "maxrss_mb", "loadavg_1min", "status", "error")}
-            for r in e.get("rows", []):
-                w.writerow(dict(base, **r))
-            for name, ref in (e.get("reference") or {}).items():
-                w.writerow(dict(base, method=f"{name}_reference (scaled from {ref['subset']} values)",
-                                seconds=ref["ref_scaled_seconds"], cpu_seconds=ref["ref_scaled_cpu"], repeats=2))
-
-
-def markdown(result: dict) -> str:
-    env = result["environment"]
-    sizes = result["sizes"]
-    L = [f"Command: `{result['command']}`  ",
-         f"Machine: {env['cpu']}, {env['cores']} cores (shared, load average ≈ "
-         f"{np.median([e['loadavg_1min'] for e in sizes]):.0f} during the run); Python {env['python']}, "
-         f"numpy {env['numpy']}; commit {env['git_commit'][:10]}; {env['date']}", "",
-         "OUE, ε = 1, Zipf(1.5), fast-path estimate (`simulate(exact=False)`). One process per d; the "
-         "methods interleaved (every method once per repetition), median over repetitions. Wall time, "
-         "CPU time (process_time) in parentheses. Bracketed rows are variants (not registry defaults). "
-         "“skipped”: not run at that d (cost grows with n, not only d; target at d = 42,178).", "",
-         "| method | " + " | ".join(f"d = {e['d']:,} (n = {e['n']:.0e})" for e in sizes) + " |",
-         "|---|" + "---|" * len(sizes)]
-    labels = []
-    for e in sizes:
-        for r in e.get("rows", []):
-            if r["method"] not in labels:
-                labels.append(r["method"])
-    for lab in labels:
-        cells = []
-        for e in sizes:
-            r = next((x for x in e.get("rows", []) if x["method"] == lab), None)
-            if e["status"] != "ok":
-                cells.append(e["error"] or e["status"])
-            elif r is None:
-                cells.append("skipped")
-            else:
-                cells.append(f"{H.fmt_seconds(r['seconds'])} ({H.fmt_seconds(r['cpu_seconds'])})")
-        L.append(f"| {lab} | " + " | ".join(cells) + " |")
-    L.append("| peak RSS of the process | " + " | ".join(H.fmt_mb(e["maxrss_mb"]) for e in sizes) + " |")
-    L.append("| MLE-Apx paper iterations | " + " | ".join(str(e.get("mle_apx_paper_iterations", "—")) for e in sizes) + " |")
-    L.append("")
-
-    L += ["Targets (wall and CPU, median):", ""]
-    for m, (d, lim) in TARGETS.items():
-        e = next((x for x in sizes if x["d"] == d), None)
-        r = next((x for x in (e or {}).get("rows", []) if x["method"] == m), None)
-        if r is None:
-            L.append(f"- {m} at d = {d:,}: not measured in this run")
-            continue
-        verdict = lambda t: "met" if t < lim else "NOT met"  # noqa: E731
-        L.append(f"- {m} at d = {d:,}, n = {e['n']:.0e}: {H.fmt_seconds(r['seconds'])} wall "
-                 f"({verdict(r['seconds'])}), {H.fmt_seconds(r['cpu_seconds'])} CPU ({verdict(r['cpu_seconds'])}); "
-                 f"target < {lim:g} s")
-    L.append("")
-    for e in sizes:
-        ref = e.get("reference")
-        if not ref:
-            continue
-        L += [f"Slow references at d = {e['d']:,}, n = {e['n']:.0e} (s = {e['s_fit']:.4f} fitted by Eq. 16; "
-              f"timed on {next(iter(ref.values()))['subset']} random values, interleaved with the fast "
-              "routine, scaled linearly to d):", "",
-              "| method | fast | reference (scaled to d) | ratio wall | ratio CPU | max rel. diff on subset |",
-              "|---|---|---|---|---|---|"]
-        for name, x in ref.items():
-            L.append(f"| {name}, s given, vs `bayes.{name}_reference` | {H.fmt_seconds(x['fast_seconds'])} "
-                     f"({H.fmt_seconds(x['fast_cpu'])}) | {H.fmt_seconds(x['ref_scaled_seconds'])} "
-                     f"({H.fmt_seconds(x['ref_scaled_cpu'])}) | {x['ref_scaled_seconds'] / x['fast_seconds']:,.0f}× | "
-                     f"{x['ref_scaled_cpu'] / x['fast_cpu']:,.0f}× | {x['max_rel_diff']:.1e} |")
-        # the registry defaults fit s first (Eq. 16): their ratio to the reference (given that s)
-        for name, base in (("power", "power"), ("power-ns", "power"), ("calibrate", "calibrate")):
-            x = ref.get(base)
-            r = next((y for y in e.get("rows", []) if y["method"] == name), None)
-            if x and r:
-                how = " + projection" if name == "power-ns" else ""
-                L.append(f"| {name} (registry default: s fitted, fit included) vs `bayes.{base}_reference`{how} | "
-                         f"{H.fmt_seconds(r['seconds'])} ({H.fmt_seconds(r['cpu_seconds'])}) | "
-                         f"{H.fmt_seconds(x['ref_scaled_seconds'])} ({H.fmt_seconds(x['ref_scaled_cpu'])}) | "
-                         f"{x['ref_scaled_seconds'] / r['seconds']:,.0f}× | {x['ref_scaled_cpu'] / r['cpu_seconds']:,.0f}× | "
-                         f"(as {base}) |")
-        L.append("")
-    return "\n".join(L)
+    return H.save("methods", opts, {"epsilon": EPS, "oracle": "oue", "zipf_s": 1.5, "sizes": per_d})
 
 
 if __name__ == "__main__":
-    H.section_main(SECTION, lambda cfg: print(json.dumps(measure_inproc(cfg), default=float)), markdown)
+    H.main(parser(), run, lambda cfg: print(json.dumps(measure_inproc(cfg), default=float)))

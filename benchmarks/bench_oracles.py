@@ -1,4 +1,4 @@
-"""Benchmark section "oracles": ldpopt's frequency oracles against the peer libraries.
+"""ldpopt's frequency oracles against the peer libraries.
 
 Cases (ε = 1, Zipf(s = 1.5) data made by ``_harness.zipf_counts``):
 
@@ -14,8 +14,8 @@ Cases (ε = 1, Zipf(s = 1.5) data made by ``_harness.zipf_counts``):
 ldpopt is timed as ``oracles.get(name, epsilon=1.0, d=d).simulate(true_counts, rng, exact=...)``,
 construction included, median (and best) of up to k repeats in one fresh process; peers once.
 
-Also run as a worker: ``python benchmarks/bench_oracles.py --worker '<json>'`` (one ldpopt
-measurement; prints one JSON line).
+``python benchmarks/bench_oracles.py [--quick] [--no-peers] [--resume]``; also a worker:
+``--worker '<json>'`` (one ldpopt measurement; prints one JSON line).
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as H  # noqa: E402
 import peers  # noqa: E402  (only its tables: it imports no peer library at module level)
 
-SECTION = "oracles"
 ORACLES = ("grr", "oue", "sue", "olh", "blh", "hr", "ss")   # every oracle ldpopt has
 EPS = 1.0
 D_SMALL, D_LARGE = 1024, 42_178
@@ -208,27 +207,21 @@ def ldpopt_measure(cfg: dict) -> dict:
 
 # -- the section ------------------------------------------------------------------------------
 
-def add_arguments(parser) -> None:
-    g = parser.add_argument_group("oracles section")
-    g.add_argument("--peer-timeout", type=float, default=900.0,
-                   help="seconds before a peer measurement is stopped (default 900)")
-    g.add_argument("--mem-limit-gb", type=float, default=12.0,
-                   help="kill/skip a measurement whose peak RSS would pass this (default 12)")
-    g.add_argument("--no-peers", action="store_true", help="measure ldpopt only")
+def parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--peer-timeout", type=float, default=900.0,
+                    help="seconds before a peer measurement is stopped (default 900)")
+    ap.add_argument("--mem-limit-gb", type=float, default=12.0,
+                    help="kill/skip a measurement whose peak RSS would pass this (default 12)")
+    ap.add_argument("--no-peers", action="store_true", help="measure ldpopt only")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the finished measurements in OUT/oracles.jsonl, measure only the rest")
+    return ap
 
 
-def run(opts) -> dict:
-    out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
-    jsonl = out / "oracles.jsonl"
-    done: dict[tuple, dict] = {}
-    if opts.resume and jsonl.exists():
-        for line in jsonl.read_text().splitlines():
-            r = json.loads(line)
-            if r["status"] not in ("missing", "error", "mem-pressure"):
-                done[key(r)] = r
-    elif jsonl.exists():
-        jsonl.unlink()
+def run(quick: bool = False, **opts) -> dict:
+    opts = H.options(parser(), "bench_oracles.py", quick, opts)
+    journal = H.Journal(opts, "oracles", key, retry=("missing", "error", "mem-pressure"))
     specs = plan(opts.quick, opts.peer_timeout)
     if opts.quick or opts.no_peers:
         specs = [s for s in specs if s["impl"] == "ldpopt"]
@@ -236,14 +229,13 @@ def run(opts) -> dict:
     rows = []
     with tempfile.TemporaryDirectory(prefix="ldpopt-bench-") as tmp:
         for s in specs:
-            if key(s) in done:
-                rows.append(done[key(s)])
+            if (row := journal.get(s)) is not None:
+                rows.append(row)
                 continue
             row = measure(s, Path(tmp), mem_limit, inproc=opts.quick)
             rows.append(row)
             if row["status"] != "missing":
-                with open(jsonl, "a") as fh:
-                    fh.write(json.dumps(row) + "\n")
+                journal.add(row)
             print(f"  [{row['case']}] {row['impl']:>15} {row['oracle']:>4} {row['path']} d={row['d']} "
                   f"n={row['n']:.0e}: {row['status']:>8} {H.fmt_seconds(row['seconds'])} "
                   f"(scaled to n={row['n_target']:.0e}: {H.fmt_seconds(row['scaled_seconds'])}), "
@@ -253,119 +245,8 @@ def run(opts) -> dict:
         r = H.run_process([str(H.PEER_PYTHON), str(Path(__file__).resolve().parent / "peers.py"),
                            json.dumps({"task": "privacy", "epsilon": EPS, "d": D_SMALL})], timeout=300)
         privacy = r.payload if r.status == "ok" else {"error": r.error or r.status}
-    result = {"section": SECTION, "quick": opts.quick, "command": opts.command,
-              "environment": H.environment(), "epsilon": EPS, "zipf_s": 1.5, "rows": rows,
-              "peer_oue_privacy": privacy}
-    (out / "oracles.json").write_text(json.dumps(result, indent=1, default=float))
-    write_csv(rows, out / "oracles.csv")
-    (out / "oracles.md").write_text(markdown(result))
-    return result
-
-
-def write_csv(rows: list[dict], path: Path) -> None:
-    import csv
-
-    cols = ["case", "impl", "oracle", "path", "d", "n", "n_target", "status", "seconds", "seconds_min",
-            "scaled_seconds", "cpu_seconds", "scaled_cpu_seconds", "maxrss_mb", "rss_before_mb", "linf_err", "loadavg_1min", "note", "error"]
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow(r)
-
-
-def _cell(r: dict | None, scaled: bool = True) -> str:
-    if r is None:
-        return "n/a"
-    if r["status"] != "ok":
-        return {"missing": "not in ldpopt yet", "skipped-memory": f"skipped: needs ~{H.fmt_mb(r['maxrss_mb'])}",
-                "timeout": r["error"], "mem-limit": r["error"], "mem-pressure": r["error"]}.get(r["status"], r["status"])
-    t = H.fmt_seconds(r["scaled_seconds"] if scaled else r["seconds"])
-    cpu = r.get("scaled_cpu_seconds" if scaled else "cpu_seconds", math.nan)
-    star = "*" if r["n"] != r["n_target"] else ""
-    return t + star + (f" (CPU {H.fmt_seconds(cpu)})" if cpu == cpu else "")
-
-
-def _rss_cell(r: dict | None) -> str:
-    if not r or r["status"] != "ok":
-        return "—"
-    if r.get("projected_maxrss_mb"):
-        return f"{H.fmt_mb(r['maxrss_mb'])} at n = {r['n']:.0e}; ~{H.fmt_mb(r['projected_maxrss_mb'])} projected"
-    return H.fmt_mb(r["maxrss_mb"])
-
-
-def markdown(result: dict) -> str:
-    rows = result["rows"]
-    idx = {(r["case"], r["impl"], r["oracle"], r["n"]): r for r in rows}
-    by = {}
-    for r in rows:
-        by.setdefault((r["case"], r["impl"], r["oracle"]), []).append(r)
-    quick = result["quick"]
-    d1 = 64 if quick else D_SMALL
-    env = result["environment"]
-    L = [f"Command: `{result['command']}`  ", f"Machine: {env['cpu']}, {env['cores']} cores; "
-         f"Python {env['python']}, numpy {env['numpy']}; commit {env['git_commit'][:10]}; {env['date']}", ""]
-
-    L += [f"### Real path, n = 10⁶ (quick: 10⁴), d = {d1}, ε = 1",
-          "", "| oracle | ldpopt | ldpopt peak RSS | pure-ldp | pure-ldp peak RSS | multi-freq-ldpy | "
-          "multi-freq-ldpy peak RSS | speed-up vs fastest peer |", "|---|---|---|---|---|---|---|---|"]
-    for o in ORACLES:
-        lr = (by.get(("1-real-d1024", "ldpopt", o)) or [None])[0]
-        cells, ptimes, prows = [], [], []
-        for lib in PEER_LIBS:
-            pr = (by.get(("1-real-d1024", lib, o)) or [None])[0]
-            cells += [_cell(pr), _rss_cell(pr)]
-            if pr and pr["status"] == "ok":
-                ptimes.append(pr["scaled_seconds"])
-                prows.append(pr)
-        ratio = "—"
-        if lr and lr["status"] == "ok" and ptimes:
-            ratio = f"{min(ptimes) / lr['seconds']:,.0f}×"
-            # CPU ratio against the peers whose CPU time was recorded (rows from before it was not)
-            pcpu = [c for c in (r.get("scaled_cpu_seconds", math.nan) for r in prows) if c == c]
-            if pcpu and lr.get("cpu_seconds", math.nan) == lr.get("cpu_seconds"):
-                ratio += f" (CPU {min(pcpu) / lr['cpu_seconds']:,.0f}×)"
-        L.append(f"| {o.upper()} | {_cell(lr)} | {H.fmt_mb(lr['maxrss_mb']) if lr and lr['status'] == 'ok' else '—'}"
-                 f" | {' | '.join(cells)} | {ratio} |")
-    L += ["", "\\* measured at a smaller n and scaled linearly to n = 10⁶ (the peers loop over users).", ""]
-
-    if not quick:
-        L += ["### Real path, d = 42,178, ε = 1", "",
-              "| impl | oracle | n measured | time | scaled to n = 10⁶ | peak RSS | note |", "|---|---|---|---|---|---|---|"]
-        for r in rows:
-            if r["case"] == "2-real-d42178":
-                t = H.fmt_seconds(r["seconds"]) if r["status"] == "ok" else _cell(r)
-                L.append(f"| {r['impl']} | {r['oracle'].upper()} | {r['n']:.0e} | {t} | "
-                         f"{H.fmt_seconds(r['scaled_seconds']) if r['status'] == 'ok' else '—'} | "
-                         f"{H.fmt_mb(r['maxrss_mb'])} | {r['note'] or r['error']} |")
-        L.append("")
-
-    d3 = 64 if quick else D_LARGE
-    ns = sorted({r["n"] for r in rows if r["case"] == "3-fast-d42178"})
-    L += [f"### Fast path (`exact=False`), d = {d3:,}, ε = 1: time per estimate (median of repeats)", "",
-          "| oracle | " + " | ".join(f"n = {n:.0e}" for n in ns) + " | peak RSS |",
-          "|---|" + "---|" * (len(ns) + 1)]
-    for o in ORACLES:
-        cs = [idx.get(("3-fast-d42178", "ldpopt", o, n)) for n in ns]
-        rss = max((c["maxrss_mb"] for c in cs if c and c["status"] == "ok"), default=math.nan)
-        L.append(f"| {o.upper()} | " + " | ".join(_cell(c) for c in cs) + f" | {H.fmt_mb(rss)} |")
-    L.append("")
-
-    priv = result.get("peer_oue_privacy")
-    if priv and isinstance(priv, list):
-        L += ["### Peers' OUE: is it ε-LDP? (ε = 1)", "",
-              "From the code's p, q, and from what the client does (p̂, q̂ over 10⁵ reports at d = 8).", "",
-              "| library | p, q in code | p(1−q)/(q(1−p)) | p̂, q̂ measured | ratio measured (± s.e.) | e^ε | ε-LDP | where |",
-              "|---|---|---|---|---|---|---|---|"]
-        for p in priv:
-            ok = p["satisfies_ldp"] and p.get("empirical_ldp_ok", True)
-            emp = (f"{p['p_hat']:.4f}, {p['q_hat']:.4f} | {p['ratio_hat']:.3f} ± {p['ratio_hat_se']:.3f}"
-                   if "p_hat" in p else "— | —")
-            L.append(f"| {p['lib']} | {p['p']:.4g}, {p['q']:.4g} | {p['ratio']:.4f} | {emp} | {p['e_eps']:.4f} | "
-                     f"{'yes' if ok else 'NO'} | `{p['where']}` |")
-        L.append("")
-    return "\n".join(L)
+    return H.save("oracles", opts, {"epsilon": EPS, "zipf_s": 1.5, "rows": rows, "peer_oue_privacy": privacy})
 
 
 if __name__ == "__main__":
-    H.section_main(SECTION, worker, markdown)
+    H.main(parser(), run, worker)

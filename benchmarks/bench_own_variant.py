@@ -236,5 +236,24 @@ def main(argv=None):
         print(json.dumps(row), flush=True)
 
 
+def run(quick: bool = False, **opts) -> dict:
+    """Entry of ``benchmarks/run.py``. Full: ``main`` at its defaults (its other options are its
+    command-line flags). ``--quick``: kl on the simplex at Retail's first 1,000 values (bisection
+    referee only), written to ``results/quick/own_variant.json``."""
+    sys.path.insert(0, str(OUT.parents[1]))
+    import _harness as H
+
+    a = H.options(H.parser(__doc__), "bench_own_variant.py", quick, opts)
+    if not a.quick:
+        main([])
+        return json.loads(OUT.read_text())
+    counts = datasets.load("retail").counts[:1000]
+    oracle = OUE(1.0, counts.size)
+    est = oracle.estimate(oracle.sample_counts(counts, np.random.default_rng(1)), int(counts.sum()))
+    row = {"d": est.d, "variant": "kl", "constraints": "simplex",
+           **run_case("kl", variants(est)["kl"], est, lambda: [Simplex()], REF_LIMIT, referee=False)}
+    return H.save("own_variant", a, {"rows": [row]})
+
+
 if __name__ == "__main__":
     main()

@@ -16,12 +16,11 @@ max |f − reference| and the max constraint violation in frequency units, both 
 with numpy from the returned f (never the solver's own residuals).
 
 Run: ``python benchmarks/bench_policy.py [--quick] [--out benchmarks/results]`` (one run ≲ 10 min;
-``--quick`` d = 300 only, in-process). Writes ``<out>/policy.json`` and ``<out>/policy.md``.
+``--quick`` d = 300 only, in-process). Writes ``<out>/policy.json``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -112,70 +111,32 @@ def measure_inproc(cfg: dict) -> dict:
     return out
 
 
-def run(quick: bool, out: Path, timeout: float) -> dict:
-    out.mkdir(parents=True, exist_ok=True)
+def parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--timeout", type=float, default=45.0, help="seconds per solve (its own process)")
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    opts = H.options(parser(), "bench_policy.py", quick, opts)
     rows, timed_out = [], set()
-    for s in plan(quick):
+    for s in plan(opts.quick):
         row = dict(s)
         if SKIP_AFTER_TIMEOUT and (s["cls"], s["solver"]) in timed_out:
             row.update(status="skipped", error="timed out at a smaller d")
-        elif quick:
+        elif opts.quick:
             row.update(measure_inproc(s))
         else:
-            r = H.run_process([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(s)],
-                              timeout=timeout)
-            row["process_wall"], row["maxrss_mb"] = r.wall, r.maxrss_mb
-            if r.status == "ok":
-                row.update(r.payload)
-            else:
-                row.update(status=r.status, error=r.error or f"> {timeout:.0f} s (stopped)")
-                if r.status == "timeout":
-                    timed_out.add((s["cls"], s["solver"]))
+            row.update(H.in_child(__file__, s, opts.timeout))
+            if row["status"] == "timeout":
+                timed_out.add((s["cls"], s["solver"]))
         rows.append(row)
         print(f"  d={row['d']:>7} {row['cls']:>13} {row['solver']:>8}: {row['status']:>18} "
               f"wall {H.fmt_seconds(row.get('wall'))} cpu {H.fmt_seconds(row.get('cpu'))} "
               f"err {row.get('max_err', math.nan):.1e} viol {row.get('max_violation', math.nan):.1e}", flush=True)
-    result = {"section": "policy", "quick": quick, "command": " ".join(["python"] + sys.argv),
-              "environment": H.environment(), "epsilon": EPS, "oracle": "oue", "zipf_s": 1.5,
-              "timeout": timeout, "rows": rows}
-    (out / "policy.json").write_text(json.dumps(result, indent=1, default=float))
-    (out / "policy.md").write_text(markdown(result))
-    return result
-
-
-def _e(v) -> str:
-    return "—" if v is None or not (v == v) else f"{v:.1e}"
-
-
-def markdown(result: dict) -> str:
-    env = result["environment"]
-    L = [f"Command: `{result['command']}`  ",
-         f"Machine: {env['cpu']}, {env['cores']} cores (shared); commit {env['git_commit'][:10]}; {env['date']}",
-         "", "OUE, ε = 1, Zipf(1.5), n = max(10⁶, 10·d). Time = `Problem(...)` + `.solve(solver=…)` "
-         f"(build + compile + solve), one fresh process each, timeout {result['timeout']:.0f} s. "
-         "err = max |f − closed form| (— where none exists); viol = max constraint violation, both "
-         "recomputed with numpy from the returned f, in frequency units (1/d in the last column).", "",
-         "| class | d | solver | status | wall | CPU | max err | max viol | 1/d |",
-         "|---|---|---|---|---|---|---|---|---|"]
-    for r in sorted(result["rows"], key=lambda r: (CLASSES.index(r["cls"]), r["d"])):
-        L.append(f"| {r['cls']} | {r['d']:,} | {r['solver']} | {r['status']} | {H.fmt_seconds(r.get('wall'))} | "
-                 f"{H.fmt_seconds(r.get('cpu'))} | {_e(r.get('max_err'))} | {_e(r.get('max_violation'))} | "
-                 f"{1.0 / r['d']:.1e} |")
-    return "\n".join(L) + "\n"
-
-
-def main() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
-        print(json.dumps(measure_inproc(json.loads(sys.argv[2])), default=float))
-        return
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="d = 300 only, in this process (a smoke run)")
-    ap.add_argument("--out", default=None, help="output directory (default benchmarks/results[/quick])")
-    ap.add_argument("--timeout", type=float, default=45.0, help="seconds per solve (its own process)")
-    a = ap.parse_args()
-    out = Path(a.out) if a.out else H.BENCH_DIR / "results" / ("quick" if a.quick else "")
-    run(a.quick, out, a.timeout)
+    return H.save("policy", opts, {"epsilon": EPS, "oracle": "oue", "zipf_s": 1.5, "timeout": opts.timeout,
+                                   "rows": rows})
 
 
 if __name__ == "__main__":
-    main()
+    H.main(parser(), run, lambda cfg: print(json.dumps(measure_inproc(cfg), default=float)))

@@ -3,7 +3,7 @@ previous revision, side by side in one run.
 
 The previous revision's ``ldpopt/`` is extracted with ``git archive`` into a temporary directory;
 each measurement is a fresh child process importing one of the two trees (new, previous, new,
-previous, … interleaved), which builds the same estimate (``time_bayes.build``: Zipf(1.1), OUE or
+previous, … interleaved), which builds the same estimate (``build``: Zipf(1.1), OUE or
 GRR sampled exactly, fixed seed; OLH by the oracle's fast path ``simulate(exact=False)``, fixed seed), warms the log k table with one Power at s = 1, then times in CPU
 (process_time) and wall time: ``fit_power_law`` (the s fit alone), ``power`` with s fitted, and
 ``power`` with the fitted s given (the posterior sums alone: the "bare" reference inside the same
@@ -11,7 +11,7 @@ code). Outputs are compared: |s_new − s_prev| and max relative difference of P
 
     python benchmarks/bench_power_fit.py [--previous REV] [--repeats R] [--quick]
 
-Writes ``results/power_fit[_quick].json``.
+Writes ``results/power_fit.json`` (``results/quick/`` with ``--quick``).
 """
 
 from __future__ import annotations
@@ -27,21 +27,42 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness as H  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CASES = tuple((o, d, 10**6, 1.0) for d in (42_178, 1_024) for o in ("oue", "grr", "olh"))
-CASES_QUICK = (("oue", 3000, 10**6, 1.0),)
+CASES_QUICK = (("oue", 300, 10**4, 1.0),)
+
+
+def build(d, n, eps, oracle, seed=0):
+    """Zipf(1.1) true counts over d values; OUE support counts sampled exactly (Bin(t, 1/2) +
+    Bin(n − t, q)), or GRR (kept w.p. p, else moved uniformly: an approximation)."""
+    from ldpopt.estimate import Estimate
+
+    rng = np.random.default_rng(seed)
+    w = np.arange(1, d + 1, dtype=np.float64) ** -1.1
+    tc = rng.multinomial(n, w / w.sum())
+    if oracle == "oue":
+        p, q = 0.5, 1.0 / (np.exp(eps) + 1.0)
+        c = rng.binomial(tc, p) + rng.binomial(n - tc, q)
+    else:  # GRR: each user keeps the value w.p. p, else a uniform other value
+        p = np.exp(eps) / (np.exp(eps) + d - 1)
+        q = 1.0 / (np.exp(eps) + d - 1)
+        keep = rng.binomial(tc, p)
+        moved = rng.multinomial(n - keep.sum(), np.full(d, 1.0 / d))  # approx.: others uniform
+        c = keep + moved
+    return Estimate.from_counts(c, n, eps, p, q, oracle=oracle)
 
 
 def worker(spec: dict) -> None:
     import warnings
 
-    sys.path.insert(0, str(HERE))
-    from time_bayes import build
     from ldpopt.methods import bayes
 
     warnings.simplefilter("ignore")
-    if spec["oracle"] == "olh":  # time_bayes.build samples OUE and GRR only: OLH by its fast path
+    if spec["oracle"] == "olh":  # build samples OUE and GRR only: OLH by its fast path
         from ldpopt import oracles
         w = np.arange(1, spec["d"] + 1, dtype=np.float64) ** -1.1
         rng = np.random.default_rng(0)
@@ -66,23 +87,22 @@ def worker(spec: dict) -> None:
     print(json.dumps(out))
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--previous", default="de6e2ee")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--worker", default=None)
-    a = ap.parse_args(argv)
-    if a.worker:
-        worker(json.loads(a.worker))
-        return 0
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """``--quick``: OUE at d = 300, n = 10⁴, one repeat."""
+    a = H.options(parser(), "bench_power_fit.py", quick, opts)
+    if a.quick:
+        a.repeats = 1
     res = []
     with tempfile.TemporaryDirectory() as tmp:
-        prev = Path(tmp) / "previous"
-        prev.mkdir()
-        tar = subprocess.run(["git", "-C", str(ROOT), "archive", a.previous, "ldpopt"], check=True,
-                             capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(prev)], input=tar, check=True)
+        prev = H.extract(a.previous, ["ldpopt"], Path(tmp) / "previous")
         trees = {"new": str(ROOT), "previous": str(prev)}
         for oracle, d, n, eps in (CASES_QUICK if a.quick else CASES):
             runs = {k: [] for k in trees}
@@ -110,13 +130,9 @@ def main(argv=None) -> int:
             print(f"  s new {row['s_new']!r} previous {row['s_previous']!r}; Power max rel diff "
                   f"{row['power_max_rel_diff']:.2e}")
             res.append(row)
-    out = HERE / "results" / ("power_fit_quick.json" if a.quick else "power_fit.json")
-    out.write_text(json.dumps({"command": "python benchmarks/bench_power_fit.py"
-                               + (" --quick" if a.quick else "") + f" --previous {a.previous}",
-                               "results": res}, indent=1))
-    print("wrote", out)
-    return 0
+    return H.save("power_fit", a, {"results": res})
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    a = parser().parse_args()
+    worker(json.loads(a.worker)) if a.worker else run(**vars(a))

@@ -12,15 +12,13 @@ Estimate: OUE, ε = 1, Zipf(1.5) true counts (``_harness.zipf_counts``), fast-pa
   ``maximum``; no validation, no polish): the "bare numpy projection" reference;
 * ``floor: max(f̃ − c, 0)``: one pass producing the output, the memory-traffic floor.
 
-The outputs are compared (max |new − previous|). Writes ``results/projection[_quick].json``.
+The outputs are compared (max |new − previous|). Writes ``results/projection.json``.
 
     python benchmarks/bench_projection.py [--quick] [--repeats R]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -41,7 +39,7 @@ def bare_projection(y: np.ndarray) -> np.ndarray:
     return np.maximum(y - css[rho] / (rho + 1), 0.0)
 
 
-def run(d: int, n: int, repeats: int) -> dict:
+def measure(d: int, n: int, repeats: int) -> dict:
     import ldpopt
     import _sort_reference as prev
 
@@ -70,15 +68,19 @@ def run(d: int, n: int, repeats: int) -> dict:
     return {"d": d, "n": n, "repeats": repeats, "rows": rows, "max_abs_diff": check}
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--repeats", type=int, default=None)
-    a = ap.parse_args(argv)
+def parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--repeats", type=int, default=5)
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """``--quick``: d = 10⁴ and 10⁵."""
+    a = H.options(parser(), "bench_projection.py", quick, opts)
     sizes = ((10**4, 10**5), (10**5, 10**6)) if a.quick else ((42_178, 10**6), (10**7, 10**8))
     res = []
     for d, n in sizes:
-        r = run(d, n, a.repeats or (5 if d <= 10**6 else 5))
+        r = measure(d, n, a.repeats)
         res.append(r)
         print(f"\nd = {d:,}, n = {n:,} (best / median of {r['repeats']} interleaved, ms)")
         base = {x["contender"]: x["best_ms"] for x in r["rows"]}
@@ -86,13 +88,8 @@ def main(argv=None) -> int:
             print(f"  {x['contender']:<24} {x['best_ms']:9.2f} {x['median_ms']:9.2f}"
                   f"   ×{x['best_ms'] / base['bare sort projection']:.2f} of bare")
         print("  max |diff|:", r["max_abs_diff"])
-    out = HERE / "results" / ("projection_quick.json" if a.quick else "projection.json")
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"command": "python benchmarks/bench_projection.py" + (" --quick" if a.quick else ""),
-                               "results": res}, indent=1))
-    print("wrote", out)
-    return 0
+    return H.save("projection", a, {"results": res})
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    H.cli(parser(), run)

@@ -10,9 +10,9 @@ and CPU time: the process's own (``process_time``) plus its reaped children (the
 (bit for bit, or the script fails).
 
     PYTHONPATH=. python benchmarks/bench_schedulers.py            # the BENCHMARKS.md run
-    PYTHONPATH=. python benchmarks/bench_schedulers.py --quick    # small, ~1 min
+    PYTHONPATH=. python benchmarks/bench_schedulers.py --quick    # one small folder, threads only
 
-Results: benchmarks/results/bench_schedulers.json (or --out).
+Results: benchmarks/results/schedulers.json (or --out DIR).
 """
 
 from __future__ import annotations
@@ -21,10 +21,7 @@ import argparse
 import hashlib
 import json
 import logging
-import os
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -73,43 +70,34 @@ def child(folder: str, scheduler: str) -> None:
                       "counts_sha256": hashlib.sha256(part.counts.tobytes()).hexdigest(), **phases}))
 
 
-def run_child(folder, scheduler):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
-                                                        os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, __file__, "--child", str(folder), "--scheduler", scheduler],
-                         capture_output=True, text=True, check=True, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="threads vs LocalCluster: start-up cost and throughput")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "bench_schedulers.json"))
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--scheduler", default="threads", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.child:
-        child(args.child, args.scheduler)
-        return 0
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    args = H.options(parser(), "bench_schedulers.py", quick, opts)
     from ldpopt import oracles
     from ldpopt.aggregate.shards import write_shard
 
     d = 128
-    cases = [("oue", 1), ("olh", 1)] if args.quick else [("oue", 1), ("oue", 8), ("oue", 48), ("olh", 1), ("olh", 4)]
+    # --quick: a smoke run (a LocalCluster alone takes ~10 s to start on this machine)
+    schedulers = ("threads",) if args.quick else ("threads", "local")
+    rows_per_shard = 2**14 if args.quick else SHARD_ROWS
+    cases = [("oue", 1)] if args.quick else [("oue", 1), ("oue", 8), ("oue", 48), ("olh", 1), ("olh", 4)]
     rows = []
     with tempfile.TemporaryDirectory(prefix="ldpopt-bench-sched-") as tmp:
         for name in sorted({c[0] for c in cases}):
             orc = oracles.get(name, 1.0, d)
             rng = np.random.default_rng(0)
-            write_shard(Path(tmp) / f"{name}.parquet", orc, orc.perturb(rng.integers(0, d, SHARD_ROWS), rng))
+            write_shard(Path(tmp) / f"{name}.parquet", orc, orc.perturb(rng.integers(0, d, rows_per_shard), rng))
         for name, k in cases:
-            folder = Path(tmp) / f"{name}-{k}"
-            folder.mkdir()
-            for i in range(k):
-                (folder / f"part-{i:05d}.parquet").symlink_to(Path(tmp) / f"{name}.parquet")
+            folder = H.shard_folder(Path(tmp) / f"{name}.parquet", k, Path(tmp) / f"{name}-{k}")
             ref = None
-            for sched in ("threads", "local"):
-                r, err = run_child(folder, sched)
+            for sched in schedulers:
+                r, err = H.child_json(__file__, "--child", str(folder), "--scheduler", sched)
                 ref = ref or r["counts_sha256"]
                 if r["counts_sha256"] != ref:
                     raise SystemExit(f"{name} n={r['n']}: {sched} counts differ from threads")
@@ -120,9 +108,9 @@ def main(argv=None) -> int:
                          if sched == "local" else "")
                 print(f"{name} n={r['n']:>11,d} {sched:8s} wall {r['wall_s']:6.2f} s  CPU {row['cpu_s']:6.2f} s"
                       f"{extra}  stderr lines {row['stderr_lines']}", flush=True)
-    H.write_rows(args.out, rows)
-    return 0
+    return H.save("schedulers", args, {"rows": rows})
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    a = parser().parse_args()
+    child(a.child, a.scheduler) if a.child else run(**vars(a))

@@ -1,4 +1,4 @@
-"""Benchmark section "solvers": the closed forms against cvxpy solving the same convex problem.
+"""The closed forms against cvxpy solving the same convex problem.
 
 Pairs (Wang et al. arXiv §3.3–§3.5, App. A/B; NDSS 2020 §IV-C/D):
 
@@ -41,7 +41,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as H  # noqa: E402
 
-SECTION = "solvers"
 EPS = 1.0
 DS = (1_000, 42_178, 100_000, 1_000_000)
 DS_QUICK = (64, 300)
@@ -130,10 +129,13 @@ def measure_inproc(cfg: dict) -> dict:
 
 
 # -- the section ----------------------------------------------------------------------------------
-def add_arguments(parser) -> None:
-    g = parser.add_argument_group("solvers section")
-    g.add_argument("--solver-timeout", type=float, default=300.0,
-                   help="seconds before one solve (its own process) is stopped (default 300)")
+def parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--solver-timeout", type=float, default=300.0,
+                    help="seconds before one solve (its own process) is stopped (default 300)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the finished solves in OUT/solvers.jsonl, measure only the rest")
+    return ap
 
 
 def measure(s: dict, tmp: Path, timeout: float, inproc: bool) -> dict:
@@ -161,114 +163,26 @@ def measure(s: dict, tmp: Path, timeout: float, inproc: bool) -> dict:
     return row
 
 
-def run(opts) -> dict:
-    out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
-    jsonl = out / "solvers.jsonl"
-    done = {}
-    if getattr(opts, "resume", False) and jsonl.exists():
-        for line in jsonl.read_text().splitlines():
-            r = json.loads(line)
-            if r["status"] not in ("error", "mem-pressure"):
-                done[key(r)] = r
-    elif jsonl.exists():
-        jsonl.unlink()
-    timeout = getattr(opts, "solver_timeout", 300.0)
+def run(quick: bool = False, **opts) -> dict:
+    opts = H.options(parser(), "bench_solvers.py", quick, opts)
+    journal = H.Journal(opts, "solvers", key)
+    timeout = opts.solver_timeout
     rows = []
     with tempfile.TemporaryDirectory(prefix="ldpopt-bench-") as tmp:
         for s in plan(opts.quick):
-            if key(s) in done:
-                rows.append(done[key(s)])
+            if (row := journal.get(s)) is not None:
+                rows.append(row)
                 continue
             row = measure(s, Path(tmp), timeout, inproc=opts.quick)
             rows.append(row)
-            with open(jsonl, "a") as fh:
-                fh.write(json.dumps(row, default=float) + "\n")
+            journal.add(row)
             print(f"  d={row['d']:>8} {row['objective']:>12} {row['solver']:>8}: {row['status']:>8} "
                   f"closed {H.fmt_seconds(row.get('closed_seconds'))} solver "
                   f"{H.fmt_seconds(row.get('solver_seconds'))} diff {row.get('max_abs_diff', math.nan):.1e} "
                   f"(tol {row.get('tol_f', math.nan):.1e}) {row['error']}", flush=True)
-    result = {"section": SECTION, "quick": opts.quick, "command": opts.command, "environment": H.environment(),
-              "epsilon": EPS, "oracle": "oue", "zipf_s": 1.5, "timeout": timeout, "rows": rows,
-              "installed_solvers": _installed()}
-    (out / "solvers.json").write_text(json.dumps(result, indent=1, default=float))
-    write_csv(rows, out / "solvers.csv")
-    (out / "solvers.md").write_text(markdown(result))
-    return result
-
-
-def write_csv(rows, path: Path) -> None:
-    import csv
-
-    cols = ["d", "n", "objective", "closed", "solver", "status", "closed_seconds", "closed_cpu", "solver_seconds",
-            "solver_cpu", "build_seconds", "compile_seconds", "solve_seconds", "iterations", "ratio_wall",
-            "ratio_cpu", "max_abs_diff", "tol_f", "objective_gap", "objective_tol", "maxrss_mb", "loadavg_1min",
-            "error"]
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow(dict(r, **ratios(r)))
-
-
-def ratios(r: dict) -> dict:
-    if "solver_seconds" not in r or not r.get("closed_seconds"):
-        return {"ratio_wall": math.nan, "ratio_cpu": math.nan}
-    return {"ratio_wall": r["solver_seconds"] / r["closed_seconds"],
-            "ratio_cpu": r["solver_cpu"] / r["closed_cpu"] if r["closed_cpu"] > 0 else math.nan}
-
-
-def _x(v: float) -> str:
-    return "—" if not (v == v and math.isfinite(v)) else (f"{v:,.0f}×" if v >= 10 else f"{v:.1f}×")
-
-
-def markdown(result: dict) -> str:
-    env = result["environment"]
-    touts = " / ".join(sorted({f"{r.get('timeout', result['timeout']):.0f}" for r in result["rows"]}, key=float))
-    L = [f"Command: `{result['command']}`  ",
-         f"Machine: {env['cpu']}, {env['cores']} cores (shared, load average ≈ "
-         f"{np.nanmedian([r['loadavg_1min'] for r in result['rows']]):.0f} during the run); Python {env['python']}, "
-         f"numpy {env['numpy']}; commit {env['git_commit'][:10]}; {env['date']}", "",
-         f"OUE, ε = 1, Zipf(1.5), fast-path estimate (`simulate(exact=False)`). Each row is one fresh process "
-         f"(timeout {touts} s): the closed form timed 5× before and 5× after the solve "
-         "(median; 3× at d = 10⁶), the solver once as a user runs it, `Problem(...)` + `.solve()` (cvxpy "
-         "build + canonicalisation + solver). Wall time, CPU time (process_time) in parentheses; "
-         "ratios are solver ÷ closed form from the same process. |Δ| = max_v |f_closed − f_solver|; tol = "
-         "the bound `ldpopt.verify` derives from the solver's stopping tolerances (✓: within it). "
-         "On this shared box a seconds-long solve gets a fraction of a core while a millisecond closed form "
-         "mostly runs inside one time slice, so wall ratios flatter the closed forms: quote the CPU ratios. "
-         f"Installed cvxpy solvers: {', '.join(result.get('installed_solvers') or _installed())}; "
-         "OSQP is a QP solver (no cone: not run on the weighted MLE).", "",
-         "| d | n | problem (closed form) | solver | closed form | solver: build+solve | of which solver | "
-         "ratio wall | ratio CPU | max \\|Δ\\| | tol | status | peak RSS |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in result["rows"]:
-        q = ratios(r)
-        ok = "solver_seconds" in r
-        cf = f"{H.fmt_seconds(r['closed_seconds'])} ({H.fmt_seconds(r['closed_cpu'])})" if "closed_seconds" in r else "—"
-        sv = (f"{H.fmt_seconds(r['solver_seconds'])} ({H.fmt_seconds(r['solver_cpu'])})" if ok
-              else (r["error"] or r["status"]))
-        diff = f"{r['max_abs_diff']:.1e}" if ok and r["max_abs_diff"] == r["max_abs_diff"] else "—"
-        tol = f"{r['tol_f']:.1e}" if ok and r["tol_f"] == r["tol_f"] else "—"
-        within = "" if diff == "—" else (" ✓" if r["max_abs_diff"] <= r["tol_f"] else " ✗")
-        L.append(f"| {r['d']:,} | {r['n']:.0e} | {r['objective']} ({r['closed']}) | {r['solver']} | {cf} | {sv} | "
-                 f"{H.fmt_seconds(r.get('solve_seconds'))} | {_x(q['ratio_wall'])} | {_x(q['ratio_cpu'])} | "
-                 f"{diff}{within} | {tol} | {r['status']} | {H.fmt_mb(r['maxrss_mb'])} |")
-    L.append("")
-    # the target: closed forms >= 1000x faster than the fastest solver at d = 42,178
-    for obj in SOLVERS:
-        rs = [r for r in result["rows"] if r["objective"] == obj and r["d"] == 42_178 and "solver_seconds" in r]
-        if rs:
-            best = min(rs, key=lambda r: r["solver_seconds"])
-            q = ratios(best)
-            L.append(f"Target (d = 42,178, {obj} vs {best['closed']}): fastest solver {best['solver']} "
-                     f"{H.fmt_seconds(best['solver_seconds'])}; closed form {_x(q['ratio_wall'])} faster in wall "
-                     f"time, {_x(q['ratio_cpu'])} in CPU time (target ≥ 1000×: "
-                     f"{'met' if q['ratio_wall'] >= 1000 and q['ratio_cpu'] >= 1000 else 'NOT met'}); "
-                     f"max |Δ| {best['max_abs_diff']:.1e} vs tol {best['tol_f']:.1e}.  ")
-    L.append("")
-    return "\n".join(L)
+    return H.save("solvers", opts, {"epsilon": EPS, "oracle": "oue", "zipf_s": 1.5, "timeout": timeout,
+                                    "rows": rows, "installed_solvers": _installed()})
 
 
 if __name__ == "__main__":
-    H.section_main(SECTION, lambda cfg: print(json.dumps(measure_inproc(cfg), default=float)), markdown)
+    H.main(parser(), run, lambda cfg: print(json.dumps(measure_inproc(cfg), default=float)))

@@ -12,7 +12,6 @@ Writes ``results/ss_fastpath.json``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -52,28 +51,32 @@ class _TimedGenerator:
         return getattr(self._gen, name)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--out", default=str(HERE / "results" / "ss_fastpath.json"))
-    a = ap.parse_args(argv)
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """``--quick``: d = 1,024, n = 10⁴, ε = 1."""
+    a = H.options(parser(), "bench_ss_fastpath.py", quick, opts)
     from ldpopt import oracles
     from ldpopt.oracles._subset_counts import sample_subset_counts
 
     rows = []
-    for d in (1024, 42_178):
-        tc = H.zipf_counts(d, 10**6)
-        for eps in (0.5, 1.0, 4.0):
+    n = 10**4 if a.quick else 10**6
+    for d in (1024,) if a.quick else (1024, 42_178):
+        tc = H.zipf_counts(d, n)
+        for eps in (1.0,) if a.quick else (0.5, 1.0, 4.0):
             o = oracles.get("ss", epsilon=eps, d=d)
             best = min(_cpu(lambda r=r: o.sample_counts(tc, r)) for r in range(a.repeat))
             g = _TimedGenerator(np.random.default_rng(99))
             total = _cpu(lambda: sample_subset_counts(g, d, o.k, o.mixture_weight, tc))
-            row = {"d": d, "epsilon": eps, "k": o.k, "n": 10**6, "cpu_best": best, "cpu_profiled": total,
+            row = {"d": d, "epsilon": eps, "k": o.k, "n": n, "cpu_best": best, "cpu_profiled": total,
                    **g.stats, "rest_s": total - g.stats["multinomial_s"] - g.stats["hypergeometric_s"]}
             print(json.dumps(row), flush=True)
             rows.append(row)
-    H.write_rows(a.out, rows)
-    return 0
+    return H.save("ss_fastpath", a, {"rows": rows})
 
 
 def _cpu(fn) -> float:
@@ -83,4 +86,4 @@ def _cpu(fn) -> float:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    H.cli(parser(), run)

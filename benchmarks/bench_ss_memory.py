@@ -18,7 +18,6 @@ import hashlib
 import importlib.util
 import json
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -65,27 +64,25 @@ def _worker(module_path: str, n: int, uniform: bool) -> None:
                       "counts_sha1": hashlib.sha1(np.ascontiguousarray(c, np.int64).tobytes()).hexdigest()}))
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--ns", default="1e6,1e7,1e8,1e9")
     ap.add_argument("--mem-limit-mb", type=float, default=8000.0)
     ap.add_argument("--timeout", type=float, default=3600.0)
     ap.add_argument("--uniform", action="store_true", help="uniform true counts instead of Zipf(1.5)")
-    ap.add_argument("--out", default=None)
     ap.add_argument("--worker", nargs=2, metavar=("MODULE_PATH", "N"), help=argparse.SUPPRESS)
-    a = ap.parse_args(argv)
-    if a.worker:
-        _worker(a.worker[0], int(a.worker[1]), a.uniform)
-        return 0
-    out = a.out or str(HERE / "results" / ("ss_memory_uniform.json" if a.uniform else "ss_memory.json"))
-    old_src = subprocess.run(["git", "show", f"{OLD_COMMIT}:{MODULE}"], cwd=H.REPO, check=True,
-                             capture_output=True, text=True).stdout
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """``--quick``: n = 10⁴."""
+    a = H.options(parser(), "bench_ss_memory.py", quick, opts)
+    if a.quick:
+        a.ns = "1e4"
     with tempfile.TemporaryDirectory() as tmp:
-        old_path = Path(tmp) / "subset_counts_old.py"
-        old_path.write_text(old_src)
+        old_path = H.extract(OLD_COMMIT, [MODULE], tmp) / MODULE
         rows = [_compare(old_path, int(float(s)), a) for s in a.ns.split(",")]
-    H.write_rows(out, rows)
-    return 0
+    return H.save("ss_memory_uniform" if a.uniform else "ss_memory", a, {"rows": rows})
 
 
 def _compare(old_path: Path, n: int, a) -> dict:
@@ -104,4 +101,5 @@ def _compare(old_path: Path, n: int, a) -> dict:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    a = parser().parse_args()
+    _worker(a.worker[0], int(a.worker[1]), a.uniform) if a.worker else run(**vars(a))

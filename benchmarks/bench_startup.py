@@ -7,21 +7,21 @@ Emoji example (``examples/emoji_oue_eps1_counts.csv``, d = 969) is the end-to-en
 ``--version``, ``--help`` and argument errors ≤ 0.15 s; ``import ldpopt`` ≤ 0.3 s; ``postprocess
 --method norm-sub`` on the Emoji example ≤ 0.6 s.
 
-    python benchmarks/bench_startup.py [--reps 5] [--out benchmarks/results/startup.json]
+    python benchmarks/bench_startup.py [--reps 5] [--quick]      # writes results/startup.json
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness as H  # noqa: E402
+
+REPO = H.REPO
 EMOJI = REPO / "examples" / "emoji_oue_eps1_counts.csv"
 
 # name -> (argv after the interpreter, target CPU seconds, expected exit status)
@@ -51,30 +51,31 @@ def cpu_of(argv, env, expect: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "startup.json"))
-    args = ap.parse_args(argv)
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """``--quick``: one repetition of the first two cases."""
+    args = H.options(parser(), "bench_startup.py", quick, opts)
+    cases = dict(list(CASES.items())[:2]) if args.quick else CASES
+    reps = 1 if args.quick else args.reps
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, (case, target, expect) in CASES.items():
+        for name, (case, target, expect) in cases.items():
             case = [a.replace("{tmp}", tmp) for a in case]
             cpu_of(case, env, expect)  # warm the file cache
-            times = sorted(cpu_of(case, env, expect) for _ in range(args.reps))
+            times = sorted(cpu_of(case, env, expect) for _ in range(reps))
             best, median = times[0], times[len(times) // 2]
             rows.append({"case": name, "cpu_best_s": round(best, 4), "cpu_median_s": round(median, 4),
                          "target_s": target, "meets_target": best <= target})
             print(f"{name:42s} best {best:6.3f} s  median {median:6.3f} s  target {target:.2f} s  "
                   f"{'ok' if best <= target else 'OVER'}", flush=True)
-    load = os.getloadavg()[0]
-    doc = {"python": platform.python_version(), "machine": platform.machine(), "reps": args.reps,
-           "loadavg_1min": round(load, 2), "rows": rows}
-    Path(args.out).write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {args.out} (load average {load:.1f})")
-    return 0
+    return H.save("startup", args, {"reps": reps, "loadavg_1min": round(os.getloadavg()[0], 2), "rows": rows})
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    H.cli(parser(), run)

@@ -1,10 +1,8 @@
 """The structured dual solver against cvxpy's solvers, side by side in one process (CPU time).
 
     python benchmarks/bench_structured.py            # full: d = 42,178 vs Clarabel, d = 1e6, 1e7
-    python benchmarks/bench_structured.py --quick    # d = 2,000 vs Clarabel, d = 1e5 (seconds)
+    python benchmarks/bench_structured.py --quick    # d = 300 vs Clarabel, d = 2,000 (seconds)
     python benchmarks/bench_structured.py --monotone # Monotone + simplex, d = 1e4 … 1e6 vs PIQP/Clarabel
-    python benchmarks/bench_structured.py --blocks   # disjoint subset sums, d = 1e4 … 1e6 (bench_structured_blocks.py)
-    python benchmarks/bench_structured.py --tree     # range trees, d = 1e3 … 1e5, B = 2, 4 (bench_structured_tree.py)
 
 Data: Zipf(1.5) histogram (``_harness.zipf_counts``), OUE at ε = 1 simulated by per-value binomial
 support counts (n = 10⁶; 10⁷ at d ≥ 10⁶), GRR counts (multinomial) for the multinomial objective.
@@ -14,13 +12,12 @@ its certificate, and ``Problem(...).solve()`` end to end (the structured solver 
 check of the Solution: the user's call, which the ratio ``x`` divides by; ``ratio_to_solve_structured``
 in the JSON divides by the solver alone). ldpopt: best of 3 runs; cvxpy: one run (best of 2 in --quick). Agreement is
 max_v |f_structured − f_cvxpy|; "dist bound" is the certificate's bound on max_v |f − f*| for the
-cvxpy point (its own duals, feas_tol 1e-8). Results: benchmarks/results/structured.json.
+cvxpy point (its own duals, feas_tol 1e-8). Results: benchmarks/results/structured[_ref|_monotone].json.
+Disjoint subset sums and range trees: ``bench_structured_blocks.py``, ``bench_structured_tree.py``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -28,13 +25,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import _harness as H  # noqa: E402
 from benchmarks._harness import best_cpu, zipf_counts  # noqa: E402
 from ldpopt import Estimate  # noqa: E402
 from ldpopt.problems import Monotone, Problem, Simplex, SubsetSum  # noqa: E402
 from ldpopt.problems.certificate import certificate  # noqa: E402
 from ldpopt.problems.structured import solve_structured  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "results" / "structured.json"
 
 
 def oue_estimate(d, n, eps=1.0, seed=1):
@@ -102,19 +99,13 @@ def certificate_timing(d, rows, n):
           f"1e-6 mass error caught: {not cb.feasible}", flush=True)
 
 
-def monotone(rows, quick):
+def monotone(rows, quick, save):
     """Monotone (natural order, nonincreasing) + simplex: the generalised PAV of structured/chain.py
     against the fastest cvxpy solver. Both PIQP and Clarabel at d ≤ 42,178 (cls); above, the faster
     one only (and Clarabel for the weighted MLE — PIQP takes QPs only — up to 10⁵: its 10⁶ solve
     would take minutes on this shared machine). The likelihoods at 10⁶: structured only."""
     cons = [Simplex(), Monotone()]
-    sizes = [2000, 10**4] if quick else [10**4, 42_178, 10**5, 10**6]
-    out = OUT.with_name("structured_monotone.json")
-
-    def save():  # after every row: a run cut short keeps what it measured
-        if not quick:
-            out.write_text(json.dumps({"quick": quick, "rows": rows}, indent=1, default=str))
-
+    sizes = [300] if quick else [10**4, 42_178, 10**5, 10**6]
     for d in sizes:
         n = 10**7 if d >= 10**6 else 10**6
         est, _ = oue_estimate(d, n)
@@ -129,34 +120,25 @@ def monotone(rows, quick):
             g, _ = grr_estimate(d, n)
             run_case(g, "multinomial", cons, "multinomial simplex+Monotone", [], rows, 1)
             save()
-    if not quick:
-        print(f"wrote {out}")
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--ref-only", action="store_true",
                     help="only the d = 42,178 rows against cvxpy (results/structured_ref.json)")
     ap.add_argument("--monotone", action="store_true",
                     help="only the Monotone + simplex rows (results/structured_monotone.json)")
-    ap.add_argument("--blocks", action="store_true",
-                    help="disjoint SubsetSum / 10-block partition vs PIQP and Clarabel (bench_structured_blocks.py)")
-    ap.add_argument("--tree", action="store_true",
-                    help="range trees (Hierarchy + leaf total) vs PIQP and Clarabel (bench_structured_tree.py)")
-    args = ap.parse_args(argv)
-    if args.tree:
-        from benchmarks.bench_structured_tree import run
-        run(args.quick)
-        return
-    if args.blocks:
-        from benchmarks.bench_structured_blocks import run
-        run(args.quick)
-        return
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    args = H.options(parser(), "bench_structured.py", quick, opts)
     rows: list = []
-    if args.monotone:
-        return monotone(rows, args.quick)
-    d_ref = 2000 if args.quick else 42_178
+    name = "structured_monotone" if args.monotone else "structured_ref" if args.ref_only else "structured"
+    if args.monotone:  # saved after every row: a run cut short keeps what it measured
+        monotone(rows, args.quick, lambda: H.save(name, args, {"rows": rows}))
+        return H.save(name, args, {"rows": rows})
+    d_ref = 300 if args.quick else 42_178
     rep = 2 if args.quick else 1
     n = 10**6
     est, true = oue_estimate(d_ref, n)
@@ -166,10 +148,7 @@ def main(argv=None):
         run_case(est, obj, None, f"{obj} simplex", qp, rows, rep)
         run_case(est, obj, one, f"{obj} simplex+SubsetSum", qp, rows, rep)
     if args.ref_only:
-        out = OUT.with_name("structured_ref.json")
-        out.write_text(json.dumps({"quick": False, "ref_only": True, "rows": rows}, indent=1, default=str))
-        print(f"wrote {out}")
-        return
+        return H.save(name, args, {"rows": rows})
     # exponential cones: SCS only at small d (Clarabel/ECOS fail these, BENCHMARKS.md)
     e_small, t_small = oue_estimate(300, n)
     run_case(e_small, "binomial", None, "binomial simplex", ["SCS"], rows, rep)
@@ -179,7 +158,7 @@ def main(argv=None):
         run_case(est, obj, None, f"{obj} simplex", [], rows, 1)
         run_case(est, obj, one, f"{obj} simplex+SubsetSum", [], rows, 1)
     # large d, structured only
-    d_big = 10**5 if args.quick else 10**6
+    d_big = 2000 if args.quick else 10**6
     n_big = 10**7
     est_b, true_b = oue_estimate(d_big, n_big)
     ten = [Simplex(), *subsets(d_big, true_b, 10)]
@@ -189,12 +168,10 @@ def main(argv=None):
     g_b, tg = grr_estimate(d_big, n_big)
     run_case(g_b, "multinomial", None, "multinomial simplex", [], rows, 1)
     run_case(g_b, "multinomial", [Simplex(), *subsets(d_big, tg, 10)], "multinomial simplex+10 SubsetSum", [], rows, 1)
-    for d in ([10**5] if args.quick else [10**6, 10**7]):
+    for d in ([2000] if args.quick else [10**6, 10**7]):
         certificate_timing(d, rows, 10**7)
-    if not args.quick:
-        OUT.write_text(json.dumps({"quick": args.quick, "rows": rows}, indent=1, default=str))
-        print(f"wrote {OUT}")
+    return H.save(name, args, {"rows": rows})
 
 
 if __name__ == "__main__":
-    main()
+    H.cli(parser(), run)

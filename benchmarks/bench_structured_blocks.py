@@ -1,7 +1,7 @@
 """Disjoint subset sums / partition totals: the structured solver's block path vs PIQP and Clarabel.
 
-    python benchmarks/bench_structured.py --blocks          # d = 10⁴, 42,178, 10⁵, 10⁶ (~3 min)
-    python benchmarks/bench_structured.py --blocks --quick  # d = 2,000 and 10⁴ (seconds)
+    python benchmarks/bench_structured_blocks.py          # d = 10⁴, 42,178, 10⁵, 10⁶ (~3 min)
+    python benchmarks/bench_structured_blocks.py --quick  # d = 1,000 (seconds)
 
 Same data and timing rules as ``bench_structured.py`` (OUE, ε = 1, Zipf(1.5), n = 10⁶, 10⁷ at
 d ≥ 10⁵; CPU seconds of the whole call, ``time.process_time``): ldpopt ``solve_structured`` with its
@@ -16,7 +16,6 @@ weighted MLE's cones more: left out to keep the run short). Results: results/str
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 
@@ -25,12 +24,12 @@ import numpy as np
 import sys
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import _harness as H  # noqa: E402
 from benchmarks._harness import best_cpu  # noqa: E402
 from ldpopt.problems import PartitionTotals, Problem, Simplex, SubsetSum  # noqa: E402
 from ldpopt.problems.structured import solve_structured
 from ldpopt.problems.structured import solver as solver_mod
 
-OUT = Path(__file__).resolve().parent / "results" / "structured_blocks.json"
 
 
 
@@ -54,10 +53,12 @@ def constraint_sets(d, true, seed=3):
             "10-block partition": [Simplex(), PartitionTotals(groups, {k: float(true[g].sum()) for k, g in groups.items()})]}
 
 
-def run(quick: bool):
+def run(quick: bool = False, **opts) -> dict:
+    """``--quick``: d = 1,000."""
     from benchmarks.bench_structured import oue_estimate
 
-    sizes = [2000, 10**4] if quick else [10**4, 42_178, 10**5, 10**6]
+    a = H.options(H.parser(__doc__), "bench_structured_blocks.py", quick, opts)
+    sizes = [1000] if quick else [10**4, 42_178, 10**5, 10**6]
     rows = []
     for d in sizes:
         est, true = oue_estimate(d, 10**6 if d < 10**5 else 10**7)
@@ -82,7 +83,8 @@ def run(quick: bool):
                               f"diff={row[k]['max_abs_diff']:.1e}" for k in solvers)
                 print(f"d={d:>8} {obj:12s} {label:18s} ldpopt={t_s * 1e3:.1f}ms kkt={r.kkt_residual:.1e} "
                       f"{r.status} general={t_g * 1e3:.1f}ms {cv}", flush=True)
-    if not quick:
-        OUT.write_text(json.dumps({"rows": rows}, indent=1, default=str))
-        print(f"wrote {OUT}")
-    return rows
+    return H.save("structured_blocks", a, {"rows": rows})
+
+
+if __name__ == "__main__":
+    H.cli(H.parser(__doc__), run)

@@ -1,7 +1,7 @@
 """Range trees: the structured solver's tree pass (structured/tree.py) vs PIQP and Clarabel.
 
-    python benchmarks/bench_structured.py --tree          # d = 10³, 10⁴, 42,178, 10⁵; B = 2, 4
-    python benchmarks/bench_structured.py --tree --quick  # d = 10³, 10⁴ (seconds)
+    python benchmarks/bench_structured_tree.py          # d = 10³, 10⁴, 42,178, 10⁵; B = 2, 4
+    python benchmarks/bench_structured_tree.py --quick  # d = 300, B = 2 (seconds)
 
 Problem: ``Problem(est, objective, range_tree(d, B).constraints())`` — f ≥ 0 on all 2d − 1 (B = 2)
 nodes, the leaves sum to 1, parent = Σ children. Data: a Zipf(1.5) histogram over the d leaves
@@ -17,7 +17,6 @@ Clarabel. "diff" is max_v |f_ldpopt − f_solver|. Results: results/structured_t
 
 from __future__ import annotations
 
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -25,12 +24,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import _harness as H  # noqa: E402
 from benchmarks._harness import best_cpu, zipf_counts  # noqa: E402
 from ldpopt import Estimate  # noqa: E402
 from ldpopt.problems import Problem, range_tree  # noqa: E402
 from ldpopt.problems.structured import solve_structured  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "results" / "structured_tree.json"
 
 
 def tree_estimate(d, B, n=10**6, eps=1.0, seed=1):
@@ -41,11 +40,13 @@ def tree_estimate(d, B, n=10**6, eps=1.0, seed=1):
     return t, Estimate.from_counts(c, n, eps, p, q, oracle="oue")
 
 
-def run(quick: bool):
-    sizes = [1000, 10**4] if quick else [1000, 10**4, 42_178, 10**5]
+def run(quick: bool = False, **opts) -> dict:
+    """``--quick``: d = 300, B = 2."""
+    a = H.options(H.parser(__doc__), "bench_structured_tree.py", quick, opts)
+    sizes = [300] if quick else [1000, 10**4, 42_178, 10**5]
     rows = []
     for d in sizes:
-        for B in (2, 4):
+        for B in (2,) if quick else (2, 4):
             t, est = tree_estimate(d, B)
             cons = t.constraints()
             for obj in ("cls", "weighted-mle"):
@@ -70,12 +71,9 @@ def run(quick: bool):
                 print(f"d={d:>7} B={B} {obj:12s} ldpopt={t_s * 1e3:.1f}ms kkt={r.kkt_residual:.1e} {r.status} "
                       f"its={r.iterations.get('tree_newton_iterations')} clamped={row['clamped']}/{t.size} "
                       f"Problem.solve={t_p:.3f}s[{sp.solver}:{sp.status}] {cv}", flush=True)
-                if not quick:  # after every row: a run cut short keeps what it measured
-                    OUT.write_text(json.dumps({"rows": rows}, indent=1, default=str))
-    if not quick:
-        print(f"wrote {OUT}")
-    return rows
+                H.save("structured_tree", a, {"rows": rows})  # after every row: a cut-short run keeps them
+    return H.save("structured_tree", a, {"rows": rows})
 
 
 if __name__ == "__main__":
-    run("--quick" in sys.argv)
+    H.cli(H.parser(__doc__), run)

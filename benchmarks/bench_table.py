@@ -25,23 +25,20 @@ filter writes table_subset.json instead); a markdown table on stdout.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._harness import write_rows  # noqa: E402
+from benchmarks import _harness as H  # noqa: E402
 from benchmarks.bench_structured import grr_estimate, oue_estimate, subsets  # noqa: E402
 from ldpopt.problems import Problem, Simplex  # noqa: E402
 from ldpopt.problems.certificate import certificate  # noqa: E402
 from ldpopt.problems.problem import STRUCTURED  # noqa: E402
 from ldpopt.problems.structured import solve_structured  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "results" / "table.json"
 SOLVERS = {"cls": ("PIQP", "CLARABEL"), "weighted-mle": ("CLARABEL",), "binomial": ("SQP",),
            "multinomial": ("SQP",)}  # the likelihoods: the route policy.py takes (Clarabel/SCS fail or take 10-30 s)
 OBJECTIVES = ("cls", "weighted-mle", "binomial", "multinomial")
@@ -51,26 +48,24 @@ NOT_RUN = {"PIQP": "PIQP takes ~14 s CPU on the simplex alone at d = 10⁶",
            "SQP": "the SQP route solves 2-3 QPs of PIQP's size (~14 s CPU each at d = 10⁶)"}
 
 
-def timed(fn):
-    t, w = time.process_time(), time.perf_counter()
-    out = fn()
-    return time.process_time() - t, time.perf_counter() - w, out
-
-
 def violation(objective, cons, est, f) -> float:
     if not np.all(np.isfinite(f)):
         return float("nan")
     return float(certificate(objective, cons, est, f).primal_violation)
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--d", type=int, nargs="+", help="only these domain sizes")
     ap.add_argument("--objective", nargs="+", choices=OBJECTIVES, help="only these objectives")
     ap.add_argument("--constraints", nargs="+", choices=("simplex", "subset"), help="only these constraint sets")
-    args = ap.parse_args(argv)
-    ds = args.d or ([1_000, 10_000] if args.quick else [1_000, 10_000, 42_178, 100_000, 1_000_000])
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """``--quick``: d = 300."""
+    args = H.options(parser(), "bench_table.py", quick, opts)
+    ds = args.d or ([300] if args.quick else [1_000, 10_000, 42_178, 100_000, 1_000_000])
     objectives = args.objective or OBJECTIVES
     csets = args.constraints or ("simplex", "subset")
     _warm_up(objectives)
@@ -89,7 +84,7 @@ def main(argv=None):
                 est = grr if objective == "multinomial" else oue
                 with warnings.catch_warnings():  # the user's call: Problem(...).solve() → the structured route
                     warnings.simplefilter("ignore")
-                    c, w, r = timed(lambda: Problem(est, objective, cons).solve())
+                    r, w, c = H.timed(lambda: Problem(est, objective, cons).solve())
                 ref = r.f
                 if r.solver != STRUCTURED:  # the structured solver did not pass: say who answered
                     r.status = f"{r.status} (by {r.solver}: structured did not pass)"
@@ -100,7 +95,7 @@ def main(argv=None):
                         continue
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        cs, ws, sol = timed(lambda: Problem(est, objective, cons).solve(solver=name))
+                        sol, ws, cs = H.timed(lambda: Problem(est, objective, cons).solve(solver=name))
                     diff = float(np.max(np.abs(sol.f - ref))) if np.all(np.isfinite(sol.f)) else float("nan")
                     cells.append((sol.solver, cs, ws, sol.status, diff, violation(objective, cons, est, sol.f)))
                 run_cpu = [cs for _, cs, *_ in cells if np.isfinite(cs)]
@@ -121,7 +116,7 @@ def main(argv=None):
                               flush=True)
     # a filtered run must not overwrite the full table's results
     filtered = bool(args.d or args.objective or args.constraints)
-    write_rows(OUT.with_name("table_subset.json") if filtered else OUT, rows)
+    return H.save("table_subset" if filtered else "table", args, {"rows": rows})
 
 
 def _warm_up(objectives):
@@ -147,4 +142,4 @@ def _ratio(x, solver) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    H.cli(parser(), run)

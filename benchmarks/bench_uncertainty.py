@@ -1,4 +1,4 @@
-"""Benchmark section "uncertainty": intervals and ``choose`` at Kosarak's domain size.
+"""Intervals and ``choose`` at Kosarak's domain size.
 
 Issue targets: Norm-Sub intervals at d = 42,178 with 200 resamples in < 2 s; ``ldpopt.choose``
 over every closed-form method at d = 42,178 in < 30 s. Data: Zipf(1.5) true counts (d = 42,178,
@@ -11,7 +11,6 @@ against the generic path (an Estimate built per resample, then the registry's me
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -21,7 +20,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as H  # noqa: E402
 
-SECTION = "uncertainty"
 ORACLES = ("oue", "grr", "olh")
 
 
@@ -51,9 +49,8 @@ def measure(oracle: str, d: int, n: int, eps: float, B: int, R: int) -> dict:
             "choose_methods": len(c.table)}
 
 
-def run(opts) -> dict:
-    out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
+def run(quick: bool = False, **opts) -> dict:
+    opts = H.options(H.parser(__doc__), "bench_uncertainty.py", quick, opts)
     d, n = (1024, 10**5) if opts.quick else (42_178, 10**6)
     rows = []
     for oracle in ORACLES:
@@ -61,47 +58,8 @@ def run(opts) -> dict:
         rows.append(r)
         print(f"  {oracle} d={d}: intervals {H.fmt_seconds(r['ci_wall'])}, choose {H.fmt_seconds(r['choose_wall'])} "
               f"(load {r['load']:.1f})", flush=True)
-    doc = {"section": SECTION, "command": getattr(opts, "command", ""), "environment": H.environment(),
-           "rows": rows}
-    (out / f"{SECTION}.json").write_text(json.dumps(doc, indent=2))
-    (out / f"{SECTION}.md").write_text(markdown(doc))
-    return doc
-
-
-def markdown(doc: dict) -> str:
-    env = doc["environment"]
-    lines = [f"Command: `{doc['command']}`  ",
-             f"Machine: {env['cpu']}, {env['cores']} cores; Python {env['python']}, numpy {env['numpy']}; "
-             f"commit {env['git_commit'][:10]}; {env['date']}", "",
-             "Zipf(1.5), ε = 1, fast-path estimate. Intervals: `ldpopt.uncertainty.intervals(est, "
-             "'norm-sub', 0.95, n_resamples=200)` (draw + Norm-Sub per resample + basic interval), wall (CPU). "
-             "Norm-Sub on the 200 resamples: apply_batch vs an Estimate + registry call per resample (max "
-             "abs diff). choose: `ldpopt.choose(est, 'full', n_repeats=20)` over the 9 closed forms. "
-             "Load: 1-min load average at the start (the machine has 2 cores).", "",
-             "| oracle | d | n | load | intervals (target < 2 s) | draw 200 | Norm-Sub apply_batch | "
-             "Norm-Sub via Estimate | max diff | choose (target < 30 s) | best |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in doc["rows"]:
-        lines.append(
-            f"| {r['oracle'].upper()} | {r['d']:,} | {r['n']:.0e} | {r['load']:.1f} | "
-            f"{H.fmt_seconds(r['ci_wall'])} ({H.fmt_seconds(r['ci_cpu'])}) | {H.fmt_seconds(r['draw_wall'])} | "
-            f"{H.fmt_seconds(r['normsub_batched_wall'])} | {H.fmt_seconds(r['normsub_loop_wall'])} | "
-            f"{r['normsub_maxdiff']:.1e} | {H.fmt_seconds(r['choose_wall'])} ({H.fmt_seconds(r['choose_cpu'])}) | "
-            f"{r['choose_best']} |")
-    return "\n".join(lines) + "\n"
+    return H.save("uncertainty", opts, {"rows": rows})
 
 
 if __name__ == "__main__":
-    if "--quick" in sys.argv or len(sys.argv) == 1 or sys.argv[1] == "--out":
-        import argparse
-
-        ap = argparse.ArgumentParser()
-        ap.add_argument("--quick", action="store_true")
-        ap.add_argument("--out", default=str(H.BENCH_DIR / "results"))
-        a = ap.parse_args()
-        a.command = "python benchmarks/bench_uncertainty.py" + (" --quick" if a.quick else "")
-        if a.quick and a.out == str(H.BENCH_DIR / "results"):
-            a.out = str(H.BENCH_DIR / "results" / "quick")
-        run(a)
-    else:
-        H.section_main(SECTION, lambda cfg: None, markdown)
+    H.cli(H.parser(__doc__), run)

@@ -30,13 +30,14 @@ back.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks import _harness as H  # noqa: E402
 
 
 def per_call_cpu(fn, blocks: int = 7, inner: int = 20) -> float:
@@ -51,8 +52,8 @@ def per_call_cpu(fn, blocks: int = 7, inner: int = 20) -> float:
     return best
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parser():
+    ap = H.parser(__doc__)
     ap.add_argument("--no-piqp", action="store_true", help="skip the PIQP solve")
     ap.add_argument("--cold", action="store_true", help="do not warm glibc's allocator first (docstring)")
     ap.add_argument("--src", default=str(ROOT), help="the checkout to import ldpopt from (default: this one)")
@@ -61,13 +62,16 @@ def main(argv=None):
     ap.add_argument("--d", type=int, default=42_178, help="domain size (n = 10⁷ from d = 10⁶ on, else 10⁶)")
     ap.add_argument("--rows", type=int, default=None,
                     help="this many disjoint SubsetSum rows (bench_structured.subsets) instead of --subset's one")
-    args = ap.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, args.src)
-    from benchmarks._harness import best_cpu
-    from benchmarks._harness import write_rows
-    from benchmarks.bench_structured import grr_estimate, oue_estimate, subsets
+    return ap
 
+
+def run(quick: bool = False, **opts) -> dict:
+    """``--quick``: d = 1,000, no references. Results are written for this checkout only."""
+    args = H.options(parser(), "bench_user_call.py", quick, opts)
+    if args.quick:
+        args.d, args.no_piqp = 1_000, True
+    sys.path.insert(0, args.src)
+    from benchmarks.bench_structured import grr_estimate, oue_estimate, subsets
     if not args.cold:
         import numpy as np
 
@@ -84,7 +88,7 @@ def main(argv=None):
     print(f"ldpopt from {ldpopt.__file__} ({'cold' if args.cold else 'warm'} allocator)")
     out, rows = {}, []
     n_rows = args.rows if args.rows is not None else int(args.subset)
-    reps = (7, 20) if d < 10**6 else (3, 1)  # 0.1-0.3 s calls at d = 10⁶: best of 3
+    reps = (1, 2) if args.quick else (7, 20) if d < 10**6 else (3, 1)  # 0.1-0.3 s calls at d = 10⁶: best of 3
     cons = [Simplex(), *subsets(d, true, n_rows)] if n_rows else [Simplex()]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -99,7 +103,7 @@ def main(argv=None):
             out[f"{obj} Problem.solve"] = row["problem_solve_cpu_s"]
             out[f"{obj} solve_structured"] = row["solve_structured_cpu_s"]
             if not args.no_piqp:
-                t, rsol = best_cpu(lambda: Problem(est, obj, cons).solve(solver=ref), 2)
+                t, rsol = H.best_cpu(lambda: Problem(est, obj, cons).solve(solver=ref), 2)
                 out[f"{obj} {ref}"] = t
                 row.update(reference=rsol.solver, reference_status=rsol.status, reference_cpu_s=t,
                            ratio=t / row["problem_solve_cpu_s"])
@@ -110,11 +114,12 @@ def main(argv=None):
         if "ratio" in row:
             print(f"{'ratio ' + row['reference'] + ' / ' + row['objective']:30s} {row['ratio']:9.0f}x "
                   f"({row['reference']} {row['reference_status']})")
-    if args.src == str(ROOT) and (not args.no_piqp or d != 42_178):
-        name = ("user_call" + (f"_d{d}" if d != 42_178 else "") + (f"_rows{n_rows}" if n_rows > 1 else "_subset" if n_rows else "")
-                + ("_cold" if args.cold else "")) + ".json"
-        write_rows(ROOT / "benchmarks" / "results" / name, rows)
+    if args.src != str(ROOT):
+        return {"rows": rows}
+    name = ("user_call" + (f"_d{d}" if d != 42_178 else "") + (f"_rows{n_rows}" if n_rows > 1 else "_subset" if n_rows else "")
+            + ("_cold" if args.cold else ""))
+    return H.save(name, args, {"rows": rows})
 
 
 if __name__ == "__main__":
-    main()
+    H.cli(parser(), run)

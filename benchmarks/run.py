@@ -1,19 +1,21 @@
-"""ldpopt benchmarks: ``python benchmarks/run.py [--quick] [--only oracles,...] [--out DIR] [--resume]``.
+"""ldpopt benchmarks, one entry point.
 
-Sections are the modules ``benchmarks/bench_<name>.py``; each defines ``SECTION`` (its name),
-``run(opts) -> dict`` (measures, writes its own files under ``opts.out``) and optionally
-``add_arguments(parser)``. A new section (methods, solvers, …) is a new file; nothing here changes.
+    python benchmarks/run.py [--quick] [--only SECTION|BENCH,...] [--out DIR]
+    python benchmarks/run.py --table          # rewrite BENCHMARKS.md from benchmarks/results/
+    python benchmarks/run.py --list           # the sections and their benches
 
-``--quick``: tiny sizes, ldpopt only, under a minute: a smoke check that the scripts work; it writes
-to ``benchmarks/results/quick`` unless ``--out`` is given. Full runs need ``bash
-benchmarks/setup_peers.sh`` first (the peer libraries live in their own venv).
+Every bench is ``benchmarks/bench_NAME.py`` with ``run(quick: bool = False, **options) -> dict``
+(it writes ``results/NAME.json``: see ``_harness``; ``--out`` needs the ``out`` option); each also runs alone with its own flags
+(``python benchmarks/bench_NAME.py --help``). ``SECTIONS`` groups them; a new bench is a file and
+one name added to its section. ``--quick`` runs every bench at tiny sizes, ldpopt only (under a
+minute: the smoke check) and writes to ``results/quick`` unless ``--out`` is given. The full run
+needs ``bash benchmarks/setup_peers.sh`` first (the peer libraries live in their own venv).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -21,40 +23,62 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+#: section -> its benches (``bench_<name>.py``), in the order they run. collect: perturbation and
+#: aggregation (oracles vs the peers, fast paths, shards, schedulers); estimate: the post-processing
+#: methods; solve: the constrained problems (closed forms vs solvers, the structured solver, checks);
+#: variants: the user's own objectives; cli: start-up.
+SECTIONS: dict[str, tuple[str, ...]] = {
+    "collect": ("oracles", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "schedulers"),
+    "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "choose_candidates", "ci_all"),
+    "solve": ("solvers", "policy", "likelihood", "feasibility", "structured", "structured_blocks",
+              "structured_tree", "user_call", "table", "grouped", "check_property"),
+    "variants": ("own_variant", "kl_user_call"),
+    "cli": ("startup",),
+}
 
-def sections() -> dict:
-    mods = {}
-    for path in sorted(HERE.glob("bench_*.py")):
-        mod = importlib.import_module(path.stem)
-        mods[getattr(mod, "SECTION", path.stem[len("bench_"):])] = mod
-    return mods
+
+def module(name: str):
+    return importlib.import_module(f"bench_{name}")
+
+
+def chosen(only: str) -> list[str]:
+    """The benches named by ``--only`` (section or bench names, comma-separated); all if empty."""
+    names = []
+    for word in [w for w in only.split(",") if w] or list(SECTIONS):
+        if word in SECTIONS:
+            names += SECTIONS[word]
+        elif any(word in b for b in SECTIONS.values()):
+            names.append(word)
+        else:
+            raise SystemExit(f"--only: unknown section or bench {word!r}; sections {list(SECTIONS)}, "
+                             f"benches {[b for bs in SECTIONS.values() for b in bs]}")
+    return list(dict.fromkeys(names))
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    mods = sections()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="tiny sizes, no peers, < 1 min")
-    ap.add_argument("--only", default="", help=f"comma-separated sections (have: {', '.join(mods)})")
-    ap.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
-    ap.add_argument("--resume", action="store_true",
-                    help="keep finished measurements already in OUT, measure only the rest")
-    for mod in mods.values():
-        if hasattr(mod, "add_arguments"):
-            mod.add_arguments(ap)
-    opts = ap.parse_args(argv)
-    chosen = [s for s in opts.only.split(",") if s] or list(mods)
-    unknown = [s for s in chosen if s not in mods]
-    if unknown:
-        ap.error(f"--only: unknown section(s) {unknown}; have {list(mods)}")
-    if opts.out is None:
-        opts.out = str(HERE / "results" / ("quick" if opts.quick else ""))
-    opts.command = "python benchmarks/run.py " + shlex.join(argv)
-    for name in chosen:
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, no peers, < 1 min (the smoke check)")
+    ap.add_argument("--only", default="", help="comma-separated sections or benches (default: all)")
+    ap.add_argument("--out", default=None, help="results directory (default benchmarks/results[/quick])")
+    ap.add_argument("--table", action="store_true", help="rewrite BENCHMARKS.md from the results files")
+    ap.add_argument("--list", action="store_true", help="print the sections and their benches")
+    a = ap.parse_args(argv)
+    if a.table:
+        import headline
+
+        headline.PAGE.write_text(headline.page())
+        print(f"wrote {headline.PAGE}")
+        return 0
+    if a.list:
+        for s, benches in SECTIONS.items():
+            print(f"{s}: {', '.join(benches)}")
+        return 0
+    where = {"out": a.out} if a.out else {}  # a bench may take only ``quick`` (the minimal contract)
+    for name in chosen(a.only):
         t0 = time.perf_counter()
         print(f"== {name} ==", flush=True)
-        mods[name].run(opts)
-        print(f"== {name}: done in {time.perf_counter() - t0:.1f} s; results in {opts.out}", flush=True)
+        module(name).run(quick=a.quick, **where)
+        print(f"== {name}: done in {time.perf_counter() - t0:.1f} s", flush=True)
     return 0
 
 

@@ -4,25 +4,17 @@ heavy-hitter sets), and the tie counts of its summary."""
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
-
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+from _benchmarks import bench_module
 
 
 @pytest.fixture(scope="module")
 def vc():
-    sys.path.insert(0, str(BENCH))
-    try:
-        import validate_choose
-    finally:
-        sys.path.remove(str(BENCH))
-    return validate_choose
+    return bench_module("validate_choose")
 
 
 def test_ratio_and_win_at_zero_best_loss(vc):

@@ -1,0 +1,293 @@
+"""The headline table of ``BENCHMARKS.md``, declared as data and rendered from ``benchmarks/results/``.
+
+``python benchmarks/run.py --table`` rewrites ``BENCHMARKS.md`` from the committed results files;
+``tests/test_benchmarks_harness.py`` fails when the page and the results disagree. No number on the
+page is typed by hand: each cell is read from a results file through a :class:`Pick` (a path of
+keys, list indices and ``{field: value}`` filters); a row whose file or keys are missing says
+"not measured". Where a file holds several runs of one case, a filter takes the **last** matching
+entry (the latest run). Adding a headline row is one :class:`Row` in ``ROWS``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+PAGE = HERE.parent / "BENCHMARKS.md"
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One number in a results file: ``path`` steps are dict keys, list indices, or a dict of
+    ``{field: value}`` that selects the last list entry whose fields all equal those values.
+    ``unit``: "s" (seconds), "ms" (milliseconds, shown as seconds), "MB", "/s" (a rate);
+    ``what``: the clock or quantity (``CPU``, ``wall``, ``peak RSS``, ``reports/CPU-s``)."""
+
+    path: tuple
+    what: str = "CPU"
+    unit: str = "s"
+    label: str = ""     # for an anchor: what ldpopt is compared with
+
+
+@dataclass(frozen=True)
+class Row:
+    """A headline row: ``work`` (what is measured), the results ``file`` both picks read, ldpopt's
+    number, the anchor's (None: no comparison) and the command that regenerates the file.
+    The ratio is anchor / ldpopt (> 1: ldpopt is faster or smaller)."""
+
+    work: str
+    file: str
+    ldpopt: Pick
+    anchor: Pick | None
+    command: str
+
+
+def _oracle(case, impl, oracle):
+    return ("rows", {"case": case, "impl": impl, "oracle": oracle})
+
+
+ROWS: tuple[Row, ...] = (
+    # -- oracles vs the peer libraries (each in its own venv, fresh process per measurement)
+    Row("real path OUE (perturb + aggregate + estimate), n = 10⁶, d = 1024", "oracles.json",
+        Pick(_oracle("1-real-d1024", "ldpopt", "oue") + ("seconds",), "wall"),
+        Pick(_oracle("1-real-d1024", "multi-freq-ldpy", "oue") + ("seconds",), "wall",
+             label="multi-freq-ldpy 0.2.5 (fastest peer)"),
+        "python benchmarks/bench_oracles.py"),
+    Row("real path HR, n = 10⁶, d = 1024", "oracles.json",
+        Pick(_oracle("1-real-d1024", "ldpopt", "hr") + ("cpu_seconds",)),
+        Pick(_oracle("1-real-d1024", "pure-ldp", "hr") + ("cpu_seconds",), label="pure-ldp 1.2.0"),
+        "python benchmarks/bench_oracles.py"),
+    Row("fast path OUE (exact=False), n = 10⁹, d = 42,178", "oracles.json",
+        Pick(("rows", {"impl": "ldpopt", "path": "fast", "oracle": "oue", "n": 1000000000}, "cpu_seconds")),
+        None, "python benchmarks/bench_oracles.py --no-peers"),
+    Row("HR fast path (tree draws), n = 10⁹, d = 42,178", "hr_fastpath.json",
+        Pick(("rows", {"n": 1000000000}, "hr[tree]", "cpu")),
+        Pick(("rows", {"n": 1000000000}, "hr[dd90cb5]", "cpu"), label="previous sampler"),
+        "python benchmarks/bench_hr_fastpath.py --previous dd90cb5"),
+    Row("aggregate OUE reports from Parquet shards, n ≈ 10⁸, d = 128", "aggregate.json",
+        Pick(("rows", {"oracle": "oue", "n": 100663296}, "reports_per_cpu_s"), "reports/CPU-s", "/s"),
+        None, "python benchmarks/bench_aggregate.py --sizes 1e7 1e8 --schedulers synchronous"),
+    Row("aggregate OUE with the threads scheduler, n = 2²¹, d = 128", "schedulers.json",
+        Pick(("rows", {"oracle": "oue", "scheduler": "threads"}, "wall_s"), "wall"),
+        Pick(("rows", {"oracle": "oue", "scheduler": "local"}, "wall_s"), "wall",
+             label="Dask LocalCluster"),
+        "python benchmarks/bench_schedulers.py"),
+    # -- closed forms and solvers
+    Row("Norm-Sub (closed form of CLS on the simplex), d = 42,178", "solvers.json",
+        Pick(("rows", {"d": 42178, "objective": "cls", "solver": "CLARABEL"}, "closed_cpu")),
+        Pick(("rows", {"d": 42178, "objective": "cls", "solver": "CLARABEL"}, "solver_cpu"),
+             label="cvxpy + Clarabel"),
+        "python benchmarks/bench_solvers.py"),
+    Row("MLE-Apx (closed form of weighted MLE), d = 10⁶", "solvers.json",
+        Pick(("rows", {"d": 1000000, "objective": "weighted-mle", "solver": "CLARABEL"}, "closed_cpu")),
+        Pick(("rows", {"d": 1000000, "objective": "weighted-mle", "solver": "CLARABEL"}, "solver_cpu"),
+             label="cvxpy + Clarabel"),
+        "python benchmarks/bench_solvers.py"),
+    Row("`Problem(cls).solve()` on the simplex, d = 42,178 (structured solver)", "user_call.json",
+        Pick(("rows", {"objective": "cls"}, "problem_solve_cpu_s")),
+        Pick(("rows", {"objective": "cls"}, "reference_cpu_s"), label="cvxpy + PIQP"),
+        "python benchmarks/bench_user_call.py"),
+    Row("`Problem(cls)` with a subset-sum constraint, d = 42,178", "user_call_subset.json",
+        Pick(("rows", {"objective": "cls"}, "problem_solve_cpu_s")),
+        Pick(("rows", {"objective": "cls"}, "reference_cpu_s"), label="cvxpy + PIQP"),
+        "python benchmarks/bench_user_call.py --subset"),
+    Row("`Problem(binomial).solve()` (exact likelihood), d = 42,178", "user_call.json",
+        Pick(("rows", {"objective": "binomial"}, "problem_solve_cpu_s")),
+        Pick(("rows", {"objective": "binomial"}, "reference_cpu_s"), label="sequential QP (cvxpy + PIQP)"),
+        "python benchmarks/bench_user_call.py"),
+    Row("`Problem(cls)` + 10 subset sums, d = 10⁶", "user_call_d1000000_rows10.json",
+        Pick(("rows", {"objective": "cls"}, "problem_solve_cpu_s")), None,
+        "python benchmarks/bench_user_call.py --d 1000000 --rows 10 --no-piqp"),
+    Row("structured solver, weighted MLE on the simplex, d = 42,178", "structured.json",
+        Pick(("rows", {"case": "weighted-mle simplex", "d": 42178}, "ldpopt_cpu_s")),
+        Pick(("rows", {"case": "weighted-mle simplex", "d": 42178}, "CLARABEL", "cpu_s"),
+             label="cvxpy + Clarabel"),
+        "python benchmarks/bench_structured.py"),
+    Row("exact multinomial likelihood by sequential QP, d = 10⁴", "likelihood.json",
+        Pick(("rows", {"objective": "multinomial", "d": 10000, "cset": "simplex", "route": "SQP"}, "cpu")),
+        Pick(("rows", {"objective": "multinomial", "d": 10000, "cset": "simplex", "route": "SCS"}, "cpu"),
+             label="cvxpy exponential cones + SCS"),
+        "python benchmarks/bench_likelihood.py"),
+    Row("your own variant: CLS + KL, Retail d = 16,470", "own_variant_kl_side_by_side.json",
+        Pick(("runs", {"tree": "after"}, "cpu_s")),
+        Pick(("runs", {"tree": "15db1ce"}, "cpu_s"), label="previous route (cvxpy + SCS, inaccurate)"),
+        "python benchmarks/bench_own_variant.py"),
+    # -- methods and their ingredients
+    Row("Norm-Sub, d = 10⁷, n = 10⁸", "methods.json",
+        Pick(("sizes", {"d": 10000000}, "rows", {"method": "norm-sub"}, "cpu_seconds")), None,
+        "python benchmarks/bench_methods.py"),
+    Row("Power (s fitted), d = 42,178", "methods.json",
+        Pick(("sizes", {"d": 42178}, "rows", {"method": "power"}, "cpu_seconds")), None,
+        "python benchmarks/bench_methods.py"),
+    Row("Power with long posterior windows (GRR, d = 42,178)", "bayes.json",
+        Pick(("rows", {"oracle": "grr", "d": 42178}, "power_new_cpu")),
+        Pick(("rows", {"oracle": "grr", "d": 42178}, "power_old_cpu"), label="plain windowed sums"),
+        "python benchmarks/bench_bayes.py"),
+    Row("Power's exponent fit (OUE, d = 42,178)", "power_fit.json",
+        Pick(("results", {"oracle": "oue", "d": 42178}, "fit_power_law|new", "cpu_best")),
+        Pick(("results", {"oracle": "oue", "d": 42178}, "fit_power_law|previous", "cpu_best"),
+             label="previous fit"),
+        "python benchmarks/bench_power_fit.py --previous 2ca8968"),
+    Row("simplex projection (Norm-Sub), d = 10⁷", "projection.json",
+        Pick(("results", {"d": 10000000}, "rows", {"contender": "norm-sub"}, "best_ms"), "wall", "ms"),
+        Pick(("results", {"d": 10000000}, "rows", {"contender": "bare sort projection"}, "best_ms"),
+             "wall", "ms", label="sort-based projection"),
+        "python benchmarks/bench_projection.py"),
+    Row("`postprocess --ci 0.95 --method all` (every method, 200 resamples), d = 42,178",
+        "ci_all_d42178.json", Pick(("total_cpu_s",)), None, "python benchmarks/bench_ci_all.py --d 42178"),
+    Row("bootstrap CI of Norm-Sub (B = 200), OUE d = 42,178", "uncertainty.json",
+        Pick(("rows", {"oracle": "oue", "d": 42178}, "ci_cpu")), None,
+        "python benchmarks/bench_uncertainty.py"),
+    Row("`make sweep`: every experiment config at 30 repetitions, then every figure", "sweep.json",
+        Pick(("total_seconds",), "wall"), None, "make sweep"),
+    # -- checks, memory, start-up
+    Row("status property: ldpopt's check vs a reference solve, d = 10⁶", "check_property_d1000000.json",
+        Pick(("cpu_seconds_ldpopt",)), Pick(("cpu_seconds_reference",), label="exact reference (bisection)"),
+        "python benchmarks/bench_check_property.py --d 1000000 --objectives cls weighted-mle --families simplex subset=="),
+    Row("SS exact fast path, peak memory, n = 10⁹, d = 42,178", "ss_memory.json",
+        Pick(("rows", {"n": 1000000000}, "new", "maxrss_mb"), "peak RSS", "MB"),
+        Pick(("rows", {"n": 1000000000}, "old", "maxrss_mb"), "peak RSS", "MB", label="previous sampler"),
+        "python benchmarks/bench_ss_memory.py --mem-limit-mb 7000"),
+    Row("`ldpopt --version` (fresh process)", "startup.json",
+        Pick(("rows", {"case": "ldpopt --version"}, "cpu_best_s")),
+        Pick(("rows", {"case": "ldpopt --version"}, "target_s"), "", label="target"),
+        "python benchmarks/bench_startup.py --reps 5"),
+    Row("`import ldpopt` (fresh process)", "startup.json",
+        Pick(("rows", {"case": "import ldpopt"}, "cpu_best_s")),
+        Pick(("rows", {"case": "import ldpopt"}, "target_s"), "", label="target"),
+        "python benchmarks/bench_startup.py --reps 5"),
+)
+
+
+def pick(doc, path: tuple):
+    """Follow ``path`` into ``doc`` (see :class:`Pick`); None when a step finds nothing."""
+    for step in path:
+        if isinstance(step, dict):
+            if not isinstance(doc, list):
+                return None
+            hits = [e for e in doc if isinstance(e, dict) and all(e.get(k) == v for k, v in step.items())]
+            doc = hits[-1] if hits else None
+        elif isinstance(step, int):
+            doc = doc[step] if isinstance(doc, list) and -len(doc) <= step < len(doc) else None
+        else:
+            doc = doc.get(step) if isinstance(doc, dict) else None
+        if doc is None:
+            return None
+    return doc
+
+
+def _number(doc, p: Pick) -> float | None:
+    v = pick(doc, p.path)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return v * 1e-3 if p.unit == "ms" else float(v)
+
+
+def _fmt(v: float, p: Pick) -> str:
+    if p.unit == "MB":
+        text = f"{v:.0f} MB" if v < 1024 else f"{v / 1024:.2f} GB"
+    elif p.unit == "/s":
+        text = f"{v:.3g}".replace("e+0", "e").replace("e+", "e")
+    elif v < 1e-3:
+        text = f"{v * 1e6:.0f} µs"
+    elif v < 1:
+        text = f"{v * 1e3:.3g} ms"
+    else:
+        text = f"{v:.3g} s" if v < 1000 else f"{v:.0f} s"
+    return f"{text} {p.what}".rstrip()
+
+
+def machine_of(doc) -> str:
+    """The machine a results file names (``machine`` or ``environment``: a dict or a line)."""
+    m = doc.get("machine") or doc.get("environment") if isinstance(doc, dict) else None
+    if isinstance(m, dict):
+        cpu, cores = m.get("cpu") or "CPU not recorded", m.get("cores") or m.get("cpus")
+        return f"{cpu}, {cores} cores" if cores else cpu
+    return m if isinstance(m, str) and m else "not recorded"
+
+
+def date_of(doc) -> str:
+    """The date (YYYY-MM-DD) of a results file: ``date`` at the top, else inside machine/environment."""
+    if not isinstance(doc, dict):
+        return "not recorded"
+    for d in (doc, doc.get("machine"), doc.get("environment")):
+        if isinstance(d, dict) and isinstance(d.get("date"), str):
+            return d["date"][:10]
+    return "not recorded"
+
+
+def cells(row: Row, results: Path = RESULTS) -> list[str]:
+    """The seven cells of one row: work, anchor, ldpopt, ratio, command, machine, date."""
+    path = results / row.file
+    doc = json.loads(path.read_text()) if path.exists() else None
+    mine = _number(doc, row.ldpopt) if doc is not None else None
+    if mine is None:
+        return [row.work, "—", "not measured", "—", f"`{row.command}`", "—", "—"]
+    theirs = _number(doc, row.anchor) if row.anchor else None
+    anchor = ("—" if row.anchor is None else
+              f"{row.anchor.label}: " + ("not measured" if theirs is None else _fmt(theirs, row.anchor)))
+    ratio = f"{theirs / mine:,.{0 if theirs / mine >= 10 else 1}f}×" if theirs and mine > 0 else "—"
+    return [row.work, anchor, _fmt(mine, row.ldpopt), ratio, f"`{row.command}`", machine_of(doc),
+            date_of(doc)]
+
+
+def table(rows=ROWS, results: Path = RESULTS) -> str:
+    head = ["work", "anchor", "ldpopt", "ratio", "command", "machine", "date"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cells(r, results)) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def page(results: Path = RESULTS) -> str:
+    """The whole of ``BENCHMARKS.md``: the headline table, then the method section."""
+    return HEADER + table(results=results) + METHOD
+
+
+HEADER = """\
+# Benchmarks
+
+<!-- Generated by `python benchmarks/run.py --table` from benchmarks/results/; do not edit by hand:
+change the row specifications in benchmarks/headline.py or re-run a benchmark. -->
+
+How fast ldpopt is against the peer LDP libraries, the cvxpy solvers and its own previous
+versions. Every number below is read from a results file under `benchmarks/results/` (the file
+also records the machine, the date, the command and the rows not shown here); the history of
+each measurement is in those files and in git. Re-run them, don't trust them: the box they came
+from is shared (see *Method*). **ratio** = anchor / ldpopt (above 1: ldpopt is faster or smaller).
+
+"""
+
+METHOD = """
+## Method
+
+* **Run them.** `make bench` (every section, ~1.5 h with the peers) or `python benchmarks/run.py
+  --only SECTION`; each `benchmarks/bench_NAME.py` also runs alone (`python
+  benchmarks/bench_NAME.py [--quick]`) and writes `benchmarks/results/NAME.json`. `make
+  bench-quick` runs every section at tiny sizes (under a minute): the smoke check.
+  `python benchmarks/run.py --table` rewrites this page from the results files.
+* **Anchor** is what ldpopt is compared with on the same machine, in the same run: a peer
+  library (pure-ldp 1.2.0, multi-freq-ldpy 0.2.5, pinned in `benchmarks/peer-requirements.lock`,
+  installed by `bash benchmarks/setup_peers.sh` in their own venv `benchmarks/.peer-venv` and
+  driven the way their READMEs show), a cvxpy solver on the same problem, the previous revision
+  of the same code (`--previous REV`), or a stated target.
+* **Timing.** CPU time of the measured call (`time.process_time`) unless the cell says *wall*
+  (`time.perf_counter`); best or median of repeats inside one process, as each results file
+  says. ldpopt and its anchor are measured **side by side in one run**, each in a fresh process
+  where memory matters (peak RSS is that process's `ru_maxrss`, interpreter and imports included).
+  Peer runs that loop over users in Python are measured at a smaller n and scaled linearly; such
+  rows say so in their results file (`note`).
+* **The machine is shared** (2 cores, 24 GB, other people's test suites running): wall times are
+  inflated for everyone, ratios measured side by side hold better than absolute times, and CPU
+  ratios are the less load-sensitive comparison. The load average is recorded in the results.
+* **Data.** Zipf(s = 1.5) over d values, one multinomial draw with a fixed seed
+  (`benchmarks/_harness.py: zipf_counts`), ε = 1 unless a row says otherwise; the real datasets
+  (Retail, AOL) where a row names them.
+* **Per-row detail** is in the results file a row names (every case, every repeat, the load
+  average); the experiment sweep's time per config is in `benchmarks/results/sweep.json`.
+* **Guards.** A measurement is killed past 12 GB of its own RSS (or when the machine's available
+  memory falls under 1 GB while it holds over 1 GB) and reported as such, never as a time.
+"""

@@ -1,0 +1,123 @@
+"""The benchmark harness: BENCHMARKS.md is what ``python benchmarks/run.py --table`` makes of the
+committed results files, every ``benchmarks/bench_*.py`` follows the contract (``run(quick: bool =
+False, ...) -> dict``, registered in one section of ``benchmarks/run.py``), and the pieces the
+page and the benches rest on (``headline.pick``, ``_harness.options`` / ``save``) do what they say.
+No benchmark runs here (``tests/test_benchmarks_smoke.py`` runs three at tiny sizes).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+from _benchmarks import BENCH, bench_module
+
+
+@pytest.fixture(scope="module")
+def mods():
+    return bench_module("run"), bench_module("headline"), bench_module("_harness")
+
+
+def test_page_is_regenerated_from_the_results(mods):
+    _, headline, _ = mods
+    assert headline.PAGE.read_text() == headline.page(), (
+        "BENCHMARKS.md is stale: run `python benchmarks/run.py --table`")
+
+
+def test_every_headline_row_reads_a_committed_number(mods):
+    """Each row's results file is committed and its ldpopt pick (and anchor, where declared) finds a
+    finite number there: no row of the committed page says "not measured"."""
+    _, headline, _ = mods
+    for row in headline.ROWS:
+        doc = json.loads((headline.RESULTS / row.file).read_text())
+        for p in (row.ldpopt, row.anchor):
+            if p is not None:
+                assert headline._number(doc, p) is not None, (row.work, p.path)
+    assert "not measured" not in headline.table()
+
+
+def test_missing_results_say_not_measured(mods, tmp_path):
+    _, headline, _ = mods
+    row = headline.ROWS[0]
+    cells = headline.cells(row, results=tmp_path)
+    assert cells[2] == "not measured" and cells[0] == row.work and cells[3] == "—"
+
+
+def test_pick_follows_keys_indices_and_takes_the_last_match(mods):
+    _, headline, _ = mods
+    doc = {"runs": [{"tree": "a", "t": 1}, {"tree": "b", "t": 2}, {"tree": "a", "t": 3}], "x": {"y": [5, 6]}}
+    assert headline.pick(doc, ("runs", {"tree": "a"}, "t")) == 3
+    assert headline.pick(doc, ("x", "y", -1)) == 6
+    assert headline.pick(doc, ("runs", {"tree": "c"}, "t")) is None
+    assert headline.pick(doc, ("x", "y", 7)) is None
+    assert headline.pick(doc, ("nope",)) is None
+
+
+def test_ratio_and_units(mods, tmp_path):
+    _, headline, _ = mods
+    (tmp_path / "r.json").write_text(json.dumps({"date": "2026-01-02T00:00", "machine": "box",
+                                                 "rows": [{"k": "a", "new": 2.0, "old": 50.0, "ms": 1500.0}]}))
+    row = headline.Row("w", "r.json", headline.Pick(("rows", {"k": "a"}, "new")),
+                       headline.Pick(("rows", {"k": "a"}, "old"), label="before"), "cmd")
+    assert headline.cells(row, tmp_path) == ["w", "before: 50 s CPU", "2 s CPU", "25×", "`cmd`", "box",
+                                             "2026-01-02"]
+    ms = headline.Row("w", "r.json", headline.Pick(("rows", {"k": "a"}, "ms"), "wall", "ms"), None, "c")
+    assert headline.cells(ms, tmp_path)[1:4] == ["—", "1.5 s wall", "—"]
+
+
+def _run_signature(path: Path):
+    """The ``run`` function of a bench module, read without importing it (imports are heavy)."""
+    tree = ast.parse(path.read_text())
+    return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run"), None)
+
+
+def test_every_bench_follows_the_contract_and_is_registered_once(mods):
+    run, _, _ = mods
+    registered = [b for benches in run.SECTIONS.values() for b in benches]
+    assert len(registered) == len(set(registered))
+    files = sorted(p.stem[len("bench_"):] for p in BENCH.glob("bench_*.py"))
+    assert sorted(registered) == files
+    assert not set(run.SECTIONS) & set(files), "a section named like a bench makes --only ambiguous"
+    for name in files:
+        fn = _run_signature(BENCH / f"bench_{name}.py")
+        assert fn is not None, f"bench_{name}.py has no run()"
+        a = fn.args
+        assert [x.arg for x in a.args] == ["quick"] and ast.literal_eval(a.defaults[0]) is False, name
+        assert fn.returns is not None and ast.unparse(fn.returns) == "dict", name
+
+
+def test_only_selects_sections_and_benches(mods):
+    run, _, _ = mods
+    assert run.chosen("cli") == ["startup"]
+    assert run.chosen("methods,cli,startup") == ["methods", "startup"]
+    assert run.chosen("") == [b for bs in run.SECTIONS.values() for b in bs]
+    with pytest.raises(SystemExit, match="unknown section or bench 'nope'"):
+        run.chosen("nope")
+
+
+def test_options_and_save(mods, tmp_path):
+    _, _, H = mods
+    ap = H.parser("doc")
+    ap.add_argument("--d", type=int, nargs="+", default=[10])
+    ap.add_argument("--no-peers", action="store_true")
+    a = H.options(ap, "bench_x.py", True, {"d": [3, 4], "no_peers": True, "out": str(tmp_path)})
+    assert a.command == "python benchmarks/bench_x.py --quick --d 3 4 --no-peers"
+    assert H.options(ap, "bench_x.py", False, {}).command == "python benchmarks/bench_x.py"
+    with pytest.raises(TypeError, match=r"bench_x.py: unknown option\(s\) \['size'\]"):
+        H.options(ap, "bench_x.py", False, {"size": 3})
+    doc = H.save("x", a, {"rows": [{"v": 1}]})
+    on_disk = json.loads((tmp_path / "x.json").read_text())
+    assert on_disk == json.loads(json.dumps(doc))
+    assert on_disk["command"] == a.command and on_disk["rows"] == [{"v": 1}] and on_disk["quick"] is True
+    assert on_disk["machine"]["cores"] >= 1 and on_disk["date"] == on_disk["machine"]["date"]
+
+
+def test_write_rows_keeps_the_contract_keys(mods, tmp_path):
+    """The file-path writer (scripts with their own flags) writes the same keys as ``save``."""
+    _, _, H = mods
+    H.write_rows(tmp_path / "sub" / "y.json", [{"v": 2}])
+    doc = json.loads((tmp_path / "sub" / "y.json").read_text())
+    assert list(doc)[:4] == ["machine", "date", "command", "quick"] and doc["rows"] == [{"v": 2}]
+    assert doc["command"].startswith("python ")
