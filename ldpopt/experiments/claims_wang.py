@@ -29,7 +29,7 @@ Conventions (*choices*, the papers give none for these summaries):
   the methods without the sum-to-one constraint); "norm-based" methods are Norm, Norm-Mul,
   Norm-Sub, MLE-Apx, Norm-Cut, Norm-Hyb and PowerNS.
 * Bias–variance (claims 8–10): per value v, bias_v = Σ err / R and the unbiased sample variance over
-  the R runs (:func:`ldpopt.experiments.tasks_wang.combine_bias_variance`); counts = frequencies × n.
+  the R runs (:func:`ldpopt.experiments.tasks_wang_runs.combine_bias_variance`); counts = frequencies × n.
   The standard error of a bias sum Σ_v bias_v is approximated as √(Σ_v Var_v / R), i.e. treating
   the values as independent (the per-run sums are not stored, so their covariances are unknown).
 
@@ -46,7 +46,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .plot import LABELS, LEFT, RIGHT
+from .plot_wang import LABELS, LEFT, RIGHT
 
 __all__ = ["WANG_METHODS", "claims", "summary_markdown", "load_table", "cell_means", "ratio", "rep_counts",
            "best_method", "fmt", "NON_NORM", "NORM_BASED"]
@@ -518,7 +518,7 @@ def _c31(c):
 
 def _bias_variance(t: pd.DataFrame) -> pd.DataFrame:
     """Per (oracle, method, v): R, f, bias, variance (frequency scale), n. Sums over the repetition
-    blocks, as :func:`tasks_wang.combine_bias_variance` (vectorised for ~6·10⁶ rows)."""
+    blocks, as :func:`tasks_wang_runs.combine_bias_variance` (vectorised for ~6·10⁶ rows)."""
     keys = ["dataset", "oracle", "epsilon"]
     truth = t[t.method == "truth"].groupby(keys + ["v"], observed=True).value.first().rename("f")
     n = t.groupby(keys, observed=True).n_users.first().rename("n")
