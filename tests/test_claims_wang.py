@@ -250,3 +250,40 @@ def test_set_value_monotonicity_skips_methods_a_config_lacks(tmp_path):
     assert nums[f"{cw.ARX3} | steps without an increase"] == 0
     assert nums[f"{cw.ND7} | steps rho->next rho (non-Power methods)"] == 18   # Norm-Hyb not counted
     assert nums[f"{cw.ND7} | steps without an increase (list)"] == ["zipf OLH Base ρ 4→5"]
+
+
+def test_reproduction_tables_are_the_claim_rows(tmp_path):
+    """REPRODUCTION.md's two claims tables are exactly what `ldpopt experiment reproduction` writes
+    from experiments/claims/*.toml (the prose around them kept); a file without them is an error."""
+    from pathlib import Path
+
+    from ldpopt.cli import main
+
+    path = Path(__file__).resolve().parents[1] / "REPRODUCTION.md"
+    text = path.read_text(encoding="utf-8")
+    assert C.reproduction(text) == text
+    assert [r["id"] for r in C.rows("wang")] == list(range(1, 33)) and [r["id"] for r in C.rows("jia")] == list(range(1, 10))
+    copy = tmp_path / "R.md"
+    copy.write_text(text.replace("| 1 | Base performs very close to Norm", "| 1 | edited"), encoding="utf-8")
+    assert main(["experiment", "reproduction", str(copy), "--write"]) == 0
+    assert copy.read_text(encoding="utf-8") == text
+    with pytest.raises(ValueError, match="no claims table"):
+        C.reproduction("# nothing here\n")
+
+
+def test_verdict_is_the_rows_wording_only_when_its_checks_hold(tmp_path):
+    """Claim 1's checks (Norm/Base within 1 % for OLH and OUE): planted 0.999 passes for OLH; a table
+    without OUE has no numbers for the second check, and a planted 1.5 fails the first."""
+    row = next(r for r in C.rows("wang") if r["id"] == 1)
+    key = "wang_ndss_fig4_full_domain | zipf | {} | eps=1 | norm/base mse"
+    assert C.verdict(row, {key.format("olh"): 0.999, key.format("oue"): 1.0}) == row["verdict"] == "agree"
+    assert C.verdict(row, {key.format("olh"): 0.999}).startswith("check failed: norm/base mse (| oue |)")
+    failed = C.verdict(row, {key.format("olh"): 1.5, key.format("oue"): 1.0})
+    assert failed.startswith("check failed: norm/base mse (| olh |) in [0.990, 1.01]: 1 of 1 not, e.g. 1.50")
+    # a list check: every ε's lowest-MSE method must be PowerNS (claim 7)
+    row7 = next(r for r in C.rows("wang") if r["id"] == 7)
+    nums = {"wang_ndss_fig4_full_domain | zipf | olh | lowest-mse method [eps=0.5,2]": ["power-ns", "norm-cut"],
+            "wang_ndss_fig4_full_domain | zipf | olh | eps=1 | power-ns/base-cut mse": 0.7}
+    assert "lowest-mse method (zipf | olh) = power-ns: 1 of 2 not, e.g. norm-cut" in C.verdict(row7, nums)
+    nums["wang_ndss_fig4_full_domain | zipf | olh | lowest-mse method [eps=0.5,2]"] = ["power-ns"] * 2
+    assert C.verdict(row7, nums) == row7["verdict"]
