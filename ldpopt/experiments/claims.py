@@ -208,7 +208,10 @@ REDUCTIONS = {"ratio": _ratio, "cell": _cell, "ends": _ends, "spread": _spread, 
 # -- claims ---------------------------------------------------------------------------------------
 
 def _measure(c: Claim, row: dict):
-    sets = [(name, c.use(name, c.tables.need(name))) for name in row["configs"]]
+    if row.get("read") == "as-saved":  # the table as saved; the named reductions count repetitions
+        sets = [(name, c.tables.need(name, as_saved=True)) for name in row["configs"]]
+    else:
+        sets = [(name, c.use(name, c.tables.need(name))) for name in row["configs"]]
     for name in row.get("extra", []):
         t = c.tables.get(name)
         if t is None:
@@ -224,7 +227,9 @@ def _measure(c: Claim, row: dict):
                 if isinstance(s, pd.Series) and label:
                     c.text.append(f"{cfg}: {label}: {by_groups(s)}.")
             else:
-                getattr(claims_named, m["reduce"].replace("-", "_"))(c, cfg, t, m)
+                fn = getattr(claims_named, m["reduce"].replace("-", "_"))
+                if not fn(c, cfg, t, m):  # True: it said what it measured itself
+                    c.text.append(f"{cfg}: {fn.__doc__.split(chr(10))[0]}")
 
 
 def verdict(row: dict, numbers: dict) -> str:
@@ -257,12 +262,6 @@ def claims(root="results", *, paper: str = "wang", quick: bool = False, partial:
         if ids is not None and row["id"] not in ids:
             continue
         c = Claim(tables, row)
-        if [m["reduce"] for m in row.get("measure", [])] == ["jia"]:  # Jia & Gong: claims_jia's reductions
-            from .claims_jia import claims as jia
-
-            res = jia(root, quick=quick, ids={row["id"]})[0]
-            out.append(res if "missing" in res else {**res, "verdict": verdict(row, res["numbers"])})
-            continue
         try:
             _measure(c, row)
         except Missing:

@@ -66,7 +66,7 @@ def reps_text(reps: dict) -> str:
     """'`config` (30 reps; Power 10)': the repetitions per config, the odd methods named."""
     parts = []
     for cfg, r in reps.items():
-        vals = {m: (v if isinstance(v, int) else f"{v[0]}–{v[1]}") for m, v in r.items()}
+        vals = {m: (v if isinstance(v, int) else v[0] if v[0] == v[1] else f"{v[0]}–{v[1]}") for m, v in r.items()}
         common = max(set(vals.values()), key=list(vals.values()).count) if vals else ""
         odd = [f"{lab(m)} {v}" for m, v in vals.items() if v != common]
         unit = "runs" if "bias_variance" in cfg else "reps"

@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 
 from .claims_format import lab
+from .claims_jia import jia
 from .claims_table import cell_means
 
-__all__ = ["bias_sums", "bias_variance", "bias_z", "choose", "dataset_n", "equal_prefix", "rising_steps",
+__all__ = ["bias_sums", "bias_variance", "bias_z", "choose", "dataset_n", "equal_prefix", "jia", "rising_steps",
            "symmetry", "variance_by_rank"]
 
 _BV_COLS = ["dataset", "oracle", "epsilon", "rep", "method", "metric", "value", "v", "runs", "n_users"]

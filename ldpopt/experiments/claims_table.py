@@ -60,13 +60,18 @@ class Tables:
     def __init__(self, root, quick: bool = False, partial: bool = False):
         self.root, self.quick, self.partial, self._cache = root, quick, partial, {}
 
-    def get(self, name: str, columns=None):
-        if name not in self._cache:
-            self._cache[name] = load_table(self.root, name, quick=self.quick, partial=self.partial, columns=columns)
-        return self._cache[name]
+    def get(self, name: str, columns=None, as_saved: bool = False):
+        """Config ``name``'s table (None without results); ``as_saved``: its ``results.parquet``
+        exactly as saved (no categoricals, never ``parts/``)."""
+        key = ("as-saved", name) if as_saved else name
+        if key not in self._cache:
+            path = _folder(self.root, name, self.quick) / "results.parquet"
+            self._cache[key] = ((pd.read_parquet(path) if path.is_file() else None) if as_saved else
+                                load_table(self.root, name, quick=self.quick, partial=self.partial, columns=columns))
+        return self._cache[key]
 
-    def need(self, name: str, columns=None) -> pd.DataFrame:
-        t = self.get(name, columns)
+    def need(self, name: str, columns=None, as_saved: bool = False) -> pd.DataFrame:
+        t = self.get(name, columns, as_saved)
         if t is None:
             raise Missing(name)
         return t
