@@ -284,7 +284,8 @@ def summary_markdown(root="results", *, paper: str = "wang", **kw) -> str:
     lines = ["| # | we measure | verdict | configs |", "| --- | --- | --- | --- |"]
     for c in claims(root, paper=paper, **kw):
         cfgs = reps_text(c["reps"]) if "reps" in c else ", ".join(f"`{n}` (missing)" for n in c["missing"])
-        lines.append(f"| {c['id']} | {c['text']} | {c.get('verdict', 'not measured')} | {cfgs} |".replace("\n", " "))
+        cells = (str(c["id"]), c["text"], c.get("verdict", "not measured"), cfgs)
+        lines.append("| " + " | ".join(x.replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
