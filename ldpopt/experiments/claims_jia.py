@@ -1,25 +1,15 @@
 """The named reduction ``jia`` of the Jia & Gong claim rows (``experiments/claims/jia.toml``):
-the numbers behind REPRODUCTION.md's Jia & Gong claims, recomputed from saved results only.
+Calibrate (INFOCOM 2019) §III-B, §IV-B; claims 8, 9 are the all-oracle extensions of Fig. 7 and
+Fig. 8/9. Numbers from the saved tables only (columns: :mod:`ldpopt.experiments.tasks_jia`).
 
-Jia & Gong, *Calibrate: Frequency Estimation and Heavy Hitter Identification with Local Differential
-Privacy via Incorporating Prior Knowledge* (INFOCOM 2019), §III-B and §IV-B. Claims 1–7 are the rows
-of the paper; claims 8 and 9 the all-oracle extensions of Fig. 7 and Fig. 8/9
-(``jia_fig7_error_oracles``, ``jia_fig8_9_hh_epsilon_oracles``); columns and metrics of the tables:
-:mod:`ldpopt.experiments.tasks_jia`. Only finished sweeps are read (``results.parquet``).
-
-Reductions (the same as the figures of :mod:`ldpopt.experiments.plots_jia`):
-
-* a "cell" is one (dataset, oracle, ε, method[, threshold ratio]); its value is the mean over
-  repetitions of a metric, NaN repetitions left out (precision/recall are NaN when nothing is
-  predicted/truly heavy);
-* the estimation error of Eq. 5 is an expectation over runs, so error *ratios* and improvements are
-  ratios of cell means (``mean(mse_a) / mean(mse_b)``), not means of per-repetition ratios;
-* ranges (``…_min``, ``…_max``) are min–max over the cells named in the label.
-
-Labels are ``/``-joined paths, e.g. ``var_ratio/retail/oue/eps=4``, ``improvement/retail/oue/eps=1``
-(a fraction, 1 − E_cal/E_zero; ``improvement_se/...`` its paired standard error, :func:`ratio_se`),
-``f_score/retail/oue/eps=4/calibrate/ratio=0.5``; ``reps`` = {config: {method: [min, max]
-repetitions over its cells}}, also as ``reps_min/<config>/<method>`` numbers.
+Reductions (as the figures of :mod:`ldpopt.experiments.plots_jia`): a cell is one (dataset, oracle,
+ε, method[, threshold ratio]), its value the NaN-mean over repetitions of a metric (precision/recall
+are NaN when nothing is predicted/truly heavy); error *ratios* and improvements are ratios of cell
+means (Eq. 5 is an expectation), not means of per-repetition ratios; ``…_min``/``…_max`` are ranges
+over the cells named in the label. Labels are ``/``-joined paths (``var_ratio/retail/oue/eps=4``,
+``improvement/retail/oue/eps=1`` = 1 − E_cal/E_zero with ``improvement_se/…`` its paired standard
+error, :func:`ratio_se`; ``f_score/retail/oue/eps=4/calibrate/ratio=0.5``), plus
+``reps_min/<config>/<method>``, ``reps_max/…``.
 """
 
 from __future__ import annotations
