@@ -253,7 +253,7 @@ def test_set_value_monotonicity_skips_methods_a_config_lacks(tmp_path):
 
 
 def test_reproduction_tables_are_the_claim_rows(tmp_path):
-    """REPRODUCTION.md's two claims tables are exactly what `ldpopt experiment reproduction` writes
+    """REPRODUCTION.md's two claims tables are exactly what `ldpopt experiment claims --reproduction` writes
     from experiments/claims/*.toml (the prose around them kept); a file without them is an error."""
     from pathlib import Path
 
@@ -265,7 +265,7 @@ def test_reproduction_tables_are_the_claim_rows(tmp_path):
     assert [r["id"] for r in C.rows("wang")] == list(range(1, 33)) and [r["id"] for r in C.rows("jia")] == list(range(1, 10))
     copy = tmp_path / "R.md"
     copy.write_text(text.replace("| 1 | Base performs very close to Norm", "| 1 | edited"), encoding="utf-8")
-    assert main(["experiment", "reproduction", str(copy), "--write"]) == 0
+    assert main(["experiment", "claims", "--reproduction", str(copy), "--write"]) == 0
     assert copy.read_text(encoding="utf-8") == text
     with pytest.raises(ValueError, match="no claims table"):
         C.reproduction("# nothing here\n")

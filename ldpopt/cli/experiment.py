@@ -129,6 +129,8 @@ def _claims(args) -> int:
     """The numbers behind REPRODUCTION.md's claims, from saved results, and each claim's verdict."""
     from ..experiments.claims import claims, summary_markdown
 
+    if args.reproduction:
+        return _reproduction(args)
     papers = ("wang", "jia") if args.paper == "all" else (args.paper,)
     kw = {"quick": args.quick, "partial": args.partial}
     if args.json:
@@ -142,17 +144,18 @@ def _claims(args) -> int:
 
 
 def _reproduction(args) -> int:
-    """REPRODUCTION.md with its claims tables regenerated from experiments/claims/*.toml; with
-    ``--verdicts`` each verdict is the one the rows' checks give on the saved results."""
+    """``--reproduction FILE``: FILE (REPRODUCTION.md) with its claims tables regenerated from
+    experiments/claims/*.toml; with ``--verdicts`` each verdict is the one the rows' checks give on
+    the saved results under ``--out``."""
     from ..experiments.claims import claims, reproduction
 
     verdicts = None
     if args.verdicts:
         verdicts = {p: {c["id"]: c["verdict"] for c in claims(args.out, paper=p, quick=args.quick) if "verdict" in c}
                     for p in ("wang", "jia")}
-    text = reproduction(Path(args.file).read_text(encoding="utf-8"), verdicts)
+    text = reproduction(Path(args.reproduction).read_text(encoding="utf-8"), verdicts)
     if args.write:
-        write_text(Path(args.file), text)
+        write_text(Path(args.reproduction), text)
     else:
         sys.stdout.write(text)
     return 0
@@ -205,14 +208,12 @@ def add_parser(sub) -> None:
     ec.add_argument("--quick", action="store_true", help="read the --quick runs")
     ec.add_argument("--partial", action="store_true", help="also read unfinished sweeps (their parts/)")
     ec.add_argument("--json", action="store_true", help="print every number as JSON")
+    ec.add_argument("--reproduction", metavar="FILE", help="print FILE (REPRODUCTION.md) with its claims tables "
+                    "regenerated from the claim rows (experiments/claims/*.toml)")
+    ec.add_argument("--write", action="store_true", help="with --reproduction: rewrite FILE in place")
+    ec.add_argument("--verdicts", action="store_true", help="with --reproduction: the verdicts the rows' checks "
+                    "give on the saved results under --out")
     ec.set_defaults(func=_claims)
-    rp = exsub.add_parser("reproduction", help="REPRODUCTION.md with its claims tables regenerated from the claim rows")
-    rp.add_argument("file", nargs="?", default="REPRODUCTION.md", help="the file whose tables to regenerate (default REPRODUCTION.md)")
-    rp.add_argument("--write", action="store_true", help="rewrite the file in place (default: print it)")
-    rp.add_argument("--verdicts", action="store_true", help="verdicts computed by the rows' checks from saved results")
-    rp.add_argument("--out", default="results", help="results root for --verdicts (default: results/)")
-    rp.add_argument("--quick", action="store_true", help="--verdicts from the --quick runs")
-    rp.set_defaults(func=_reproduction)
     et = exsub.add_parser("coverage-table", help="markdown coverage tables of a finished coverage run "
                                                  "(ext_uncertainty_coverage): method x band, 90/95 %%")
     et.add_argument("name", help="config name or a results folder holding results.parquet")
