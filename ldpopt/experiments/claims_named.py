@@ -3,8 +3,8 @@
 numbers with ``claim.put``.
 
 Bias and variance (NDSS Fig. 1–3): per value v, bias_v = Σ err / R and the unbiased sample variance
-over the R runs (as :func:`ldpopt.experiments.tasks_wang_runs.combine_bias_variance`, vectorised for
-~6·10⁶ rows); counts = frequencies × n. *Choice*: the standard error of a bias sum Σ_v bias_v is
+over the R runs (:func:`ldpopt.experiments.tasks_wang_runs.combine_bias_variance`); counts =
+frequencies × n. *Choice*: the standard error of a bias sum Σ_v bias_v is
 √(Σ_v Var_v / R), i.e. the values treated as independent (the per-run sums are not stored).
 """
 
@@ -18,28 +18,16 @@ import pandas as pd
 from .claims_format import lab
 from .claims_jia import jia
 from .claims_table import cell_means
+from .tasks_wang_runs import combine_bias_variance
 
-__all__ = ["bias_sums", "bias_variance", "bias_z", "choose", "dataset_n", "equal_prefix", "jia", "rising_steps",
+__all__ = ["bias_sums", "bias_z", "choose", "dataset_n", "equal_prefix", "jia", "rising_steps",
            "symmetry", "variance_by_rank"]
 
 _BV_COLS = ["dataset", "oracle", "epsilon", "rep", "method", "metric", "value", "v", "runs", "n_users"]
 
 
-def bias_variance(t: pd.DataFrame) -> pd.DataFrame:
-    """Per (dataset, oracle, ε, method, v): runs, bias, variance (frequency scale), truth f, n."""
-    keys = ["dataset", "oracle", "epsilon"]
-    truth = t[t.method == "truth"].groupby(keys + ["v"], observed=True).value.first().rename("f")
-    n = t.groupby(keys, observed=True).n_users.first().rename("n")
-    s = t[t.method != "truth"]
-    g = s.groupby(keys + ["method", "v", "metric"], observed=True).value.sum().unstack("metric")
-    runs = s[s.metric == "sum"].groupby(keys + ["method", "v"], observed=True).runs.sum()
-    out = pd.DataFrame({"runs": runs, "bias": g["sum"] / runs})
-    out["variance"] = (g["sumsq"] / runs - out["bias"] ** 2) * runs / (runs - 1)
-    return out.reset_index().join(truth, on=keys + ["v"]).join(n, on=keys)
-
-
 def _bv(c, cfg):
-    bv = c.tables.derived(("bv", cfg), cfg, bias_variance, _BV_COLS)
+    bv = c.tables.derived(("bv", cfg), cfg, combine_bias_variance, _BV_COLS)
     c.use(cfg, bv, {str(m): (int(s.min()) if s.min() == s.max() else [int(s.min()), int(s.max())])
                     for m, s in bv.groupby("method", observed=True).runs})
     return bv
@@ -58,8 +46,8 @@ def bias_z(c, cfg, _t, m):
 def bias_sums(c, cfg, _t, m):
     """n·Σ_v bias_v per method (counts), its standard error and the runs (NDSS Fig. 2)."""
     grp = _bv(c, cfg).groupby(["dataset", "oracle", "method"], observed=True)
-    c.put(cfg, grp.apply(lambda x: float((x.bias * x.n).sum()), include_groups=False), "bias sum (counts)")
-    c.put(cfg, grp.apply(lambda x: float(x.n.iloc[0] * np.sqrt((x.variance / x.runs).sum())), include_groups=False),
+    c.put(cfg, grp.apply(lambda x: float((x.bias * x.n_users).sum()), include_groups=False), "bias sum (counts)")
+    c.put(cfg, grp.apply(lambda x: float(x.n_users.iloc[0] * np.sqrt((x.variance / x.runs).sum())), include_groups=False),
           "SE of bias sum (counts, independent values)")
     c.put(cfg, grp.runs.first(), "runs")
 
@@ -67,7 +55,7 @@ def bias_sums(c, cfg, _t, m):
 def variance_by_rank(c, cfg, _t, m):
     """Var/n (counts) per method: over all values, the top 5 and the lowest 500 (NDSS Fig. 3)."""
     bv = _bv(c, cfg)
-    bv = bv.assign(var_n=bv.variance * bv.n)
+    bv = bv.assign(var_n=bv.variance * bv.n_users)
     for (ds, orc), sub in bv.groupby(["dataset", "oracle"], observed=True, sort=False):
         d = sub.v.nunique()
         order = sub[sub.method == sub.method.iloc[0]].sort_values("f", ascending=False).v.to_numpy()
