@@ -5,10 +5,12 @@ results.parquet``), never simulated.
 A row (``[[claim]]``) carries what REPRODUCTION.md prints (``paper`` = what the paper says and
 where, ``data``, ``measured`` = our summary of the numbers, ``verdict``, ``figure``), the configs it
 reads (``configs``; ``extra`` = configs also measured when their results exist) and its
-``[[claim.measure]]`` entries. A measure names a reduction of :data:`REDUCTIONS` and its arguments:
+``measure`` entries (``read = "as-saved"``: the tables without categoricals, for reductions that
+count repetitions themselves). A measure names a reduction of :data:`REDUCTIONS` and its arguments:
 
-* ``ratio`` num/den of two methods' cell means (``den`` may be a list or ``"*"``: the smallest of
-  those methods per cell); ``at`` picks one value of a level (``"max"``, ``"min"`` or a number);
+* ``ratio`` num/den of two methods' cell means (``nums`` = several numerators; ``num``/``den`` may
+  be a list of methods or of one group of :data:`GROUPS`, or ``den = "*"``: every other method, the
+  smallest of them per cell); ``order`` reorders the cell keys; ``at`` picks one value of a level (``"max"``, ``"min"`` or a number);
   ``transform`` ``"log10"``, ``"saved"`` (1 − 1/x) or ``"dev"`` (|x − 1|, with ``aggregate = "max"``);
 * ``cell`` one method's cell means (``methods`` = several);
 * ``ends`` cell(``level`` = lo) / cell(``level`` = hi) per method (``lo``/``hi``: ``"min"``, ``"max"``);
@@ -20,7 +22,7 @@ reads (``configs``; ``extra`` = configs also measured when their results exist) 
 
 Every measure reads ``metric`` (default ``mse``) per (dataset, oracle, ε, *``by``) and records one
 number per cell under the label ``"config | dataset | oracle | eps=… | … | label"``. ``only``
-restricts a measure to one config, ``where`` to some datasets/oracles. ``[[claim.check]]`` entries
+restricts a measure to one config, ``where`` to some datasets/oracles. ``check`` entries
 (``label`` = the end of the numbers' labels, ``match`` = substrings every label must contain,
 ``within`` = [lo, hi] or ``is`` = a method, ``count`` = how many may miss, default 0) decide the
 verdict: the row's wording when every check holds, else a line naming the failed check (:func:`verdict`).
@@ -233,7 +235,7 @@ def _measure(c: Claim, row: dict):
 
 
 def verdict(row: dict, numbers: dict) -> str:
-    """The row's verdict wording when every ``[[claim.check]]`` holds, else what failed. A check
+    """The row's verdict wording when every ``check`` holds, else what failed. A check
     reads the numbers whose label ends with its ``label`` (or lists over x: ``label [x=…]``) and
     contains every ``match``; all of them (but ``count``) must lie ``within`` [lo, hi], or, for
     lists of methods, be the method ``is``."""
