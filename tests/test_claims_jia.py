@@ -315,6 +315,8 @@ def test_missing_configs_reported(tmp_path):
     assert [c["id"] for c in out] == list(range(1, 10))
     by = {c["id"]: c for c in out}
     assert by[3]["missing"] == ["jia_fig7_error"] and "numbers" not in by[3]
+    # --partial reads unfinished Wang sweeps, but the Jia rows read finished tables only
+    assert _claims(tmp_path, partial=True, ids={3})[0]["missing"] == ["jia_fig7_error"]
     assert by[8]["missing"] == ["jia_fig7_error_oracles"]
     md = C.summary_markdown(tmp_path, paper="jia")
     lines = md.strip().splitlines()

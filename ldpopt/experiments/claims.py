@@ -266,8 +266,9 @@ def claims(root="results", *, paper: str = "wang", quick: bool = False, partial:
         c = Claim(tables, row)
         try:
             _measure(c, row)
-        except Missing:
-            need = [n for n in row["configs"] if tables.get(n) is None]
+        except Missing as exc:
+            saved = row.get("read") == "as-saved"
+            need = [n for n in row["configs"] if tables.get(n, as_saved=saved) is None] or [str(exc)]
             out.append({"id": c.id, "config": list(row["configs"]), "missing": need,
                         "text": f"not measured: no results for {', '.join(need)}"})
             continue
