@@ -37,22 +37,17 @@ from __future__ import annotations
 import math
 import tomllib
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from . import claims_named
 from .claims_format import by_groups, fmt, num, reps_text
-from .claims_table import Missing, Tables, cell_means, rep_counts
+from .claims_table import GROUPS, Missing, Tables, cell_means, rep_counts
 from .config import DATA_DIR
-from .plot_wang import LEFT, RIGHT
 
 __all__ = ["GROUPS", "REDUCTIONS", "claims", "markdown", "reproduction", "rows", "summary_markdown", "verdict"]
 
-GROUPS = {"non-norm": ("base", "base-pos", "post-pos", "base-cut", "power"),
-          "norm-based": ("norm", "norm-mul", "norm-sub", "mle-apx", "norm-cut", "norm-hyb", "power-ns"),
-          "left": LEFT, "right": RIGHT}
 _XNAME = {"epsilon": "eps", "rho": "rho", "k": "k", "n_users": "n", "query_set": "set", "fit": "fit"}
 _TRANSFORM = {"log10": np.log10, "saved": lambda x: 1 - 1 / x, "dev": lambda x: (x - 1).abs()}
 _PAPERS = ("wang", "jia")

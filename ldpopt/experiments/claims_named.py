@@ -17,7 +17,7 @@ import pandas as pd
 
 from .claims_format import lab
 from .claims_jia import jia
-from .claims_table import cell_means
+from .claims_table import GROUPS, cell_means
 from .tasks_wang_runs import combine_bias_variance
 
 __all__ = ["bias_sums", "bias_z", "choose", "dataset_n", "equal_prefix", "jia", "rising_steps",
@@ -80,8 +80,6 @@ def _at(s, level, v):
 def symmetry(c, cfg, t, m):
     """MSE(ρ)/MSE(100 − ρ) for ρ < 50 of every method of ``methods`` (arXiv Fig. 2: norm-based
     methods are symmetric about ρ = 50)."""
-    from .claims import GROUPS
-
     w = cell_means(t, by=("rho",))
     rhos = sorted(set(w.index.get_level_values("rho")))
     for meth in [x for x in GROUPS.get(m["methods"], m["methods"]) if x in w]:

@@ -10,11 +10,18 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["METHODS", "Missing", "Tables", "cell_means", "load_table", "rep_counts"]
+from .plot_wang import LEFT, RIGHT
+
+__all__ = ["GROUPS", "METHODS", "Missing", "Tables", "cell_means", "load_table", "rep_counts"]
 
 #: the 12 methods of the Wang configs; absent ones become NaN columns of :func:`cell_means`
 METHODS = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub", "mle-apx", "base-cut",
            "norm-cut", "norm-hyb", "power", "power-ns")
+#: method groups a claim row may name ("non-norm": without the sum-to-one constraint, arXiv §4.3;
+#: "left"/"right": the two panels of the figures)
+GROUPS = {"non-norm": ("base", "base-pos", "post-pos", "base-cut", "power"),
+          "norm-based": ("norm", "norm-mul", "norm-sub", "mle-apx", "norm-cut", "norm-hyb", "power-ns"),
+          "left": LEFT, "right": RIGHT}
 _KEYS = ("dataset", "oracle", "epsilon")
 
 
