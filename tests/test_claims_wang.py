@@ -1,5 +1,5 @@
-"""ldpopt/experiments/claims_wang.py: the numbers behind REPRODUCTION.md's Wang claims, recomputed
-from saved results tables. Synthetic tables with planted values (written like runner.collect:
+"""experiments/claims/wang.toml through ldpopt/experiments/claims.py: the numbers behind
+REPRODUCTION.md's Wang claims, recomputed from saved results tables. Synthetic tables with planted values (written like runner.collect:
 results.parquet + meta.json) must give back the planted ratios, sums and ranks; absent configs give
 ``missing`` entries; and quick runs of three configs give finite numbers."""
 
@@ -14,7 +14,23 @@ import pandas as pd
 import pytest
 
 from ldpopt.experiments import run
-from ldpopt.experiments import claims_wang as cw
+from ldpopt.experiments import claims as C
+from ldpopt.experiments.claims_format import fmt
+
+
+class cw:  # the configs the claims read, and the engine called for the Wang rows
+    ND4, ND5, ND7, ND10, ND13 = ("wang_ndss_fig4_full_domain", "wang_ndss_fig5_benefit", "wang_ndss_fig7_set_value",
+                                 "wang_ndss_fig10_top_k", "wang_ndss_fig1_3_bias_variance")
+    ARX1, ARX3, ARX4 = "wang_arxiv_fig1_full_domain", "wang_arxiv_fig3_set_value", "wang_arxiv_fig4_fixed_sets"
+    fmt = staticmethod(fmt)
+
+    @staticmethod
+    def claims(root, **kw):
+        return C.claims(root, paper="wang", **kw)
+
+    @staticmethod
+    def summary_markdown(root, **kw):
+        return C.summary_markdown(root, paper="wang", **kw)
 
 FD_METHODS = ["base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub", "mle-apx", "base-cut",
               "norm-cut", "power", "power-ns"]
@@ -76,7 +92,7 @@ def test_full_domain_ratios_recovered(tmp_path):
     # repetitions per method: Power/PowerNS planted on rep 0 only
     assert out[3]["reps"][cw.ND4]["base"] == 2 and out[3]["reps"][cw.ND4]["power-ns"] == 1
     # the text quotes the planted ratio at 3 significant digits
-    assert "8.00 (ε = 0.5)" in out[3]["text"]
+    assert "zipf OLH 8.00" in out[3]["text"]
     # arXiv Fig. 1 absent: an extra config, reported but not fatal
     assert out[3]["missing_extra"] == [cw.ARX1] and "missing" not in out[3]
 
@@ -161,7 +177,8 @@ def test_fixed_sets_mean_ranks(tmp_path):
     assert c["numbers"][pre + "norm-sub mean rank over eps"] == 1.5
     assert c["numbers"][pre + "mle-apx mean rank over eps"] == 1.5
     assert c["numbers"][pre + "base mean rank over eps"] == 3.0
-    assert "Mean rank of 3 methods" in c["text"]
+    ranked = [k for k, v in c["numbers"].items() if "mean rank" in k and math.isfinite(v)]
+    assert len(ranked) == 3  # the three methods of the table, no other
 
 
 def test_missing_configs(tmp_path):
@@ -233,3 +250,40 @@ def test_set_value_monotonicity_skips_methods_a_config_lacks(tmp_path):
     assert nums[f"{cw.ARX3} | steps without an increase"] == 0
     assert nums[f"{cw.ND7} | steps rho->next rho (non-Power methods)"] == 18   # Norm-Hyb not counted
     assert nums[f"{cw.ND7} | steps without an increase (list)"] == ["zipf OLH Base ρ 4→5"]
+
+
+def test_reproduction_tables_are_the_claim_rows(tmp_path):
+    """REPRODUCTION.md's two claims tables are exactly what `ldpopt experiment claims --reproduction` writes
+    from experiments/claims/*.toml (the prose around them kept); a file without them is an error."""
+    from pathlib import Path
+
+    from ldpopt.cli import main
+
+    path = Path(__file__).resolve().parents[1] / "REPRODUCTION.md"
+    text = path.read_text(encoding="utf-8")
+    assert C.reproduction(text) == text
+    assert [r["id"] for r in C.rows("wang")] == list(range(1, 33)) and [r["id"] for r in C.rows("jia")] == list(range(1, 10))
+    copy = tmp_path / "R.md"
+    copy.write_text(text.replace("| 1 | Base performs very close to Norm", "| 1 | edited"), encoding="utf-8")
+    assert main(["experiment", "claims", "--reproduction", str(copy), "--write"]) == 0
+    assert copy.read_text(encoding="utf-8") == text
+    with pytest.raises(ValueError, match="no claims table"):
+        C.reproduction("# nothing here\n")
+
+
+def test_verdict_is_the_rows_wording_only_when_its_checks_hold(tmp_path):
+    """Claim 1's checks (Norm/Base within 1 % for OLH and OUE): planted 0.999 passes for OLH; a table
+    without OUE has no numbers for the second check, and a planted 1.5 fails the first."""
+    row = next(r for r in C.rows("wang") if r["id"] == 1)
+    key = "wang_ndss_fig4_full_domain | zipf | {} | eps=1 | norm/base mse"
+    assert C.verdict(row, {key.format("olh"): 0.999, key.format("oue"): 1.0}) == row["verdict"] == "agree"
+    assert C.verdict(row, {key.format("olh"): 0.999}).startswith("check failed: norm/base mse (| oue |)")
+    failed = C.verdict(row, {key.format("olh"): 1.5, key.format("oue"): 1.0})
+    assert failed.startswith("check failed: norm/base mse (| olh |) in [0.990, 1.01]: 1 of 1 not, e.g. 1.50")
+    # a list check: every ε's lowest-MSE method must be PowerNS (claim 7)
+    row7 = next(r for r in C.rows("wang") if r["id"] == 7)
+    nums = {"wang_ndss_fig4_full_domain | zipf | olh | lowest-mse method [eps=0.5,2]": ["power-ns", "norm-cut"],
+            "wang_ndss_fig4_full_domain | zipf | olh | eps=1 | power-ns/base-cut mse": 0.7}
+    assert "lowest-mse method (zipf | olh) = power-ns: 1 of 2 not, e.g. norm-cut" in C.verdict(row7, nums)
+    nums["wang_ndss_fig4_full_domain | zipf | olh | lowest-mse method [eps=0.5,2]"] = ["power-ns"] * 2
+    assert C.verdict(row7, nums) == row7["verdict"]

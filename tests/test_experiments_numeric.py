@@ -29,8 +29,7 @@ def test_numeric_plot_draws_the_mean(tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
     import ldpopt.experiments.plot_style as S
-    from ldpopt.experiments import plot_numeric  # noqa: F401  (registers the kind)
-    from ldpopt.experiments.plot import _PLOTS
+    from ldpopt.experiments.plot import figure
 
     rows = [dict(dataset="beta", oracle="sw", epsilon=e, rep=r, method=m, metric="w1", value=v * (r + 1))
             for e in (1.0, 2.0) for r in range(2) for m, v in (("sw-ems", 0.01), ("sw-em", 0.02))]
@@ -38,7 +37,7 @@ def test_numeric_plot_draws_the_mean(tmp_path, monkeypatch):
     monkeypatch.setattr(plt, "close", lambda *a, **k: None)
     real_save = S.save
     monkeypatch.setattr(S, "save", lambda fig, path, dpi=S.DPI: (figs.append(fig), real_save(fig, path, dpi))[1])
-    paths = _PLOTS["numeric"](pd.DataFrame(rows), {}, tmp_path, "num")
+    paths = figure("numeric")(pd.DataFrame(rows), {}, tmp_path, "num")
     assert [p.name for p in paths] == ["num_numeric.png"]
     ax = figs[0].axes[0]
     lines = {c.get_label(): c.lines[0] for c in ax.containers}  # errorbar containers carry the labels

@@ -4,7 +4,7 @@ its simulated MSE agrees with the exact variances; the figure's lines are the ta
 import numpy as np
 import pytest
 
-from ldpopt.experiments.plot import _PLOTS, _ensure_registered
+from ldpopt.experiments.plot import figure
 from ldpopt.experiments.runner import run
 from ldpopt.experiments.tasks_ranges import parse_method
 
@@ -50,12 +50,11 @@ def test_figures_plot_the_table_means(table, tmp_path, monkeypatch):
 
     import ldpopt.experiments.plot_style as S
 
-    _ensure_registered()
     figs = []
     monkeypatch.setattr(plt, "close", lambda *a, **k: None)
     real_save = S.save
     monkeypatch.setattr(S, "save", lambda fig, path, dpi=S.DPI: (figs.append(fig), real_save(fig, path, dpi))[1])
-    paths = _PLOTS["range-queries"](table, {}, tmp_path, "rq")
+    paths = figure("range-queries")(table, {}, tmp_path, "rq")
     assert [p.name for p in paths] == ["rq_length.png", "rq_epsilon.png"]
     ax = figs[0].axes[1]  # consistent panel of the length figure
     at = table.epsilon == 1.0  # the length figure is drawn at params.plot_epsilon (default 1)

@@ -1,5 +1,5 @@
 """Wang et al. experiment kinds, configs and figures (ldpopt/experiments/tasks_wang.py, plot.py,
-ldpopt/experiments/configs/wang_*.toml): every config's --quick run completes with the expected table and sane
+experiments/configs/wang_*.toml): every config's --quick run completes with the expected table and sane
 values; the figures are drawn from the saved results only."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import ldpopt.experiments.tasks_wang as tw
+import ldpopt.experiments.tasks_wang_runs as twr
 from ldpopt.experiments import load_config, run, tasks_of
 from ldpopt.experiments.config import config_paths
 
@@ -75,7 +76,7 @@ def test_full_domain_norm_sub_beats_base_and_post_pos_is_base_pos(quick):
 
 def test_bias_variance_unbiased_base_and_norm_biased_base_pos(quick):
     _, tables = quick
-    cb = tw.combine_bias_variance(tables["wang_ndss_fig1_3_bias_variance"])
+    cb = twr.combine_bias_variance(tables["wang_ndss_fig1_3_bias_variance"])
     assert (cb.runs == 400).all()
     for m in ("base", "norm"):
         e = cb[cb.method == m]

@@ -4,8 +4,7 @@ coverage Σ value·count / Σ count of a planted table, the nominal level drawn,
 import numpy as np
 import pandas as pd
 
-from ldpopt.experiments import plot_coverage  # noqa: F401  (registers the kind)
-from ldpopt.experiments.plot import _PLOTS
+from ldpopt.experiments.plot import figure
 
 
 def _table():
@@ -27,7 +26,7 @@ def test_coverage_markers_are_the_pooled_coverage(tmp_path, monkeypatch):
     import ldpopt.experiments.plot_style as S
     real_save = S.save
     monkeypatch.setattr(S, "save", lambda fig, path, dpi=S.DPI: (figs.append(fig), real_save(fig, path, dpi))[1])
-    paths = _PLOTS["coverage"](_table(), {}, tmp_path, "cov")
+    paths = figure("coverage")(_table(), {}, tmp_path, "cov")
     assert [p.name for p in paths] == ["cov_coverage.png"] and paths[0].stat().st_size > 0
     axes = [ax for ax in figs[0].axes if ax.get_visible()]
     titles = [" ".join(ax.get_title(loc="left").split()) for ax in axes]  # left titles, wrapped to the panel
@@ -53,7 +52,7 @@ def test_full_grid_is_one_page_per_oracle(tmp_path, monkeypatch):
     monkeypatch.setattr(S, "save", lambda fig, path, dpi=S.DPI: (figs.append(fig), real_save(fig, path, dpi))[1])
     t = _table()
     big = pd.concat([t.assign(oracle=o, epsilon=e) for o in ("grr", "olh") for e in (0.5, 4.0)])
-    paths = _PLOTS["coverage"](big, {}, tmp_path, "cov")
+    paths = figure("coverage")(big, {}, tmp_path, "cov")
     assert [p.name for p in paths] == ["cov_coverage.png", "cov_coverage_p2.png"]
     for fig, oracle in zip(figs, ("GRR", "OLH")):
         axes = [ax for ax in fig.axes if ax.get_visible() and ax.get_title(loc="left")]

@@ -1,4 +1,4 @@
-"""Every figure kind is readable as saved (ldpopt/experiments/plot*.py).
+"""Every figure kind is readable as saved (ldpopt/experiments/plot*.py, drawn as experiments/figures.toml says).
 
 Each figure is checked at the moment it is saved (``Figure.savefig`` is wrapped, so the check sees the
 figure exactly as written, at the dpi it is written with):
@@ -32,9 +32,9 @@ from matplotlib.text import Text  # noqa: E402
 import _plot_tables as T  # noqa: E402
 from ldpopt.experiments import plot as P  # noqa: E402
 from ldpopt.experiments import plot_style as S  # noqa: E402
+from ldpopt.experiments import plot_wang as W  # noqa: E402
 from ldpopt.experiments import run  # noqa: E402
 
-P._ensure_registered()
 WANG_KINDS = ["full-domain", "set-value", "top-k", "fixed-sets", "benefit", "choose-method"]
 QUICK_CONFIGS = ["wang_ndss_fig1_3_bias_variance", "wang_ndss_fig9_choose_method", "wang_ndss_fig4_full_domain", "jia_fig4_noise",
                  "jia_fig5_6_hh_threshold", "jia_fig7_error_oracles", "jia_fig8_9_hh_epsilon_oracles"]
@@ -123,7 +123,7 @@ def drawn(tmp_path_factory):
         t = small(kind)
         (out / kind).mkdir()
         with recording() as saved:
-            paths = P._PLOTS[kind](t, T.meta(kind), out / kind, "f")
+            paths = P.figure(kind)(t, T.meta(kind), out / kind, "f")
         assert [p.name for p in paths] == [name for _, name, _ in saved] and all(p.is_file() for p in paths)
         res[kind] = (t, saved)
     runs = tmp_path_factory.mktemp("quick")
@@ -147,13 +147,13 @@ def test_many_rows_are_split_into_pages(tmp_path):
     """4 rows at 2 rows a page: 2 pages, the first under the name documents link to, none taller
     than a 2-row page; the default page holds ROWS_PER_PAGE rows."""
     t = small("full-domain")
-    s = P.summarise(t, "epsilon")
+    s = W.summarise(t, "epsilon")
     with recording() as saved:
-        paths = P.grid_pages(s, "epsilon", ("dataset", "oracle"), "ε", "MSE", "t", tmp_path, "f_mse", per_page=2)
+        paths = W.grid_pages(s, "epsilon", ("dataset", "oracle"), "ε", "MSE", "t", tmp_path, "f_mse", per_page=2)
     assert [p.name for p in paths] == ["f_mse.png", "f_mse_p2.png"]
     assert all(len({round(ax.get_position().y0, 3) for ax in fig.axes}) == 2 for fig, _, _ in saved)
     assert "(page 1 of 2)" in saved[0][0]._suptitle.get_text()
-    assert "page" not in P.grid_pages(s, "epsilon", ("dataset", "oracle"), "ε", "MSE", "t", tmp_path, "g")[0].name
+    assert "page" not in W.grid_pages(s, "epsilon", ("dataset", "oracle"), "ε", "MSE", "t", tmp_path, "g")[0].name
     assert S.ROWS_PER_PAGE == 4
 
 
@@ -205,12 +205,12 @@ def test_fig9_marks_the_real_best_and_each_fits_pick(drawn):
     star = [ln for ln in ax.get_lines() if ln.get_marker() == "*"]
     assert len(star) == 1
     best = d["real"].idxmin()
-    assert labels[round(star[0].get_xdata()[0])] == P.LABELS[best]
+    assert labels[round(star[0].get_xdata()[0])] == W.LABELS[best]
     assert np.isclose(star[0].get_ydata()[0], d["real"][best])
     rings = [ln for ln in ax.get_lines() if ln.get_label().startswith("picked by")]
     assert len(rings) == 2
     for ring, fit in zip(rings, ["norm-sub", "power-ns"]):
-        assert labels[round(ring.get_xdata()[0])] == P.LABELS[d[fit].idxmin()]
+        assert labels[round(ring.get_xdata()[0])] == W.LABELS[d[fit].idxmin()]
 
 
 def test_choice_regret_against_a_hand_count():
@@ -345,3 +345,17 @@ def test_quick_vs_epsilon_figures_have_three_epsilons(config, drawn):
             assert len(xs) >= 3, (config, name, ax.get_title(), sorted(xs))
             panels += 1
     assert panels >= 1, config
+
+
+def test_every_task_kind_has_a_figure_spec():
+    """experiments/figures.toml names a drawing function for every task kind, and each resolves."""
+    import importlib
+
+    from ldpopt.experiments import kinds
+
+    assert set(P.plot_kinds()) == set(kinds())
+    for kind, spec in P._specs().items():
+        module, name = spec["draw"].split(":")
+        assert callable(getattr(importlib.import_module(f"ldpopt.experiments.{module}"), name)), kind
+    with pytest.raises(ValueError, match="no figure for kind 'nope'"):
+        P.figure("nope")

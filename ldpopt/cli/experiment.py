@@ -126,26 +126,38 @@ def _plot(args) -> int:
 
 
 def _claims(args) -> int:
-    """The numbers behind REPRODUCTION.md's claims, from saved results."""
-    import importlib
-    import inspect
+    """The numbers behind REPRODUCTION.md's claims, from saved results, and each claim's verdict."""
+    from ..experiments.claims import claims, summary_markdown
 
+    if args.reproduction:
+        return _reproduction(args)
     papers = ("wang", "jia") if args.paper == "all" else (args.paper,)
-    mods = [importlib.import_module(f"ldpopt.experiments.claims_{p}") for p in papers]
-
-    def kw(fn):  # --partial only where the module reads unfinished sweeps
-        ok = inspect.signature(fn).parameters
-        return {k: v for k, v in (("quick", args.quick), ("partial", args.partial)) if k in ok}
-
+    kw = {"quick": args.quick, "partial": args.partial}
     if args.json:
-        doc = {p: m.claims(args.out, **kw(m.claims)) for p, m in zip(papers, mods)}
-        json.dump(doc, sys.stdout, default=float)
+        json.dump({p: claims(args.out, paper=p, **kw) for p in papers}, sys.stdout, default=float)
         sys.stdout.write("\n")
         return 0
-    for p, m in zip(papers, mods):
+    for p in papers:
         print(f"## {'Wang et al.' if p == 'wang' else 'Jia & Gong'}\n")
-        print(m.summary_markdown(args.out, **kw(m.claims)))
-        print()
+        print(summary_markdown(args.out, paper=p, **kw))
+    return 0
+
+
+def _reproduction(args) -> int:
+    """``--reproduction FILE``: FILE (REPRODUCTION.md) with its claims tables regenerated from
+    experiments/claims/*.toml; with ``--verdicts`` each verdict is the one the rows' checks give on
+    the saved results under ``--out``."""
+    from ..experiments.claims import claims, reproduction
+
+    verdicts = None
+    if args.verdicts:
+        verdicts = {p: {c["id"]: c["verdict"] for c in claims(args.out, paper=p, quick=args.quick) if "verdict" in c}
+                    for p in ("wang", "jia")}
+    text = reproduction(Path(args.reproduction).read_text(encoding="utf-8"), verdicts)
+    if args.write:
+        write_text(Path(args.reproduction), text)
+    else:
+        sys.stdout.write(text)
     return 0
 
 
@@ -196,6 +208,11 @@ def add_parser(sub) -> None:
     ec.add_argument("--quick", action="store_true", help="read the --quick runs")
     ec.add_argument("--partial", action="store_true", help="also read unfinished sweeps (their parts/)")
     ec.add_argument("--json", action="store_true", help="print every number as JSON")
+    ec.add_argument("--reproduction", metavar="FILE", help="print FILE (REPRODUCTION.md) with its claims tables "
+                    "regenerated from the claim rows (experiments/claims/*.toml)")
+    ec.add_argument("--write", action="store_true", help="with --reproduction: rewrite FILE in place")
+    ec.add_argument("--verdicts", action="store_true", help="with --reproduction: the verdicts the rows' checks "
+                    "give on the saved results under --out")
     ec.set_defaults(func=_claims)
     et = exsub.add_parser("coverage-table", help="markdown coverage tables of a finished coverage run "
                                                  "(ext_uncertainty_coverage): method x band, 90/95 %%")

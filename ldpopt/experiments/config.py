@@ -27,16 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CONFIG_DIR", "ExperimentConfig", "config_paths", "find_config", "load_config"]
+__all__ = ["CONFIG_DIR", "DATA_DIR", "ExperimentConfig", "config_paths", "find_config", "load_config"]
 
-# the configs ship inside the package (package data), so a plain `pip install` finds them by name
-CONFIG_DIR = Path(__file__).resolve().parent / "configs"
-
-
-def __getattr__(name):
-    if name == "_REPO_EXPERIMENTS":  # the old name, read by older callers; follows CONFIG_DIR
-        return CONFIG_DIR
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the repository's top-level experiments/, reached through the link ldpopt/experiments/data (a
+# checkout, an editable install) or installed there as package data (`pip install .`)
+DATA_DIR = Path(__file__).resolve().parent / "data"
+CONFIG_DIR = DATA_DIR / "configs"
 
 
 @dataclass(frozen=True)
@@ -61,7 +57,7 @@ class ExperimentConfig:
 
 
 def config_paths(pattern: str = "*.toml") -> list[Path]:
-    """Every shipped config (``ldpopt/experiments/configs/*.toml``), sorted by name.
+    """Every shipped config (``experiments/configs/*.toml``), sorted by name.
 
     Raises ``ValueError`` when there is none (an installation without its package data), so a caller
     never lists or runs an empty set silently.

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import plot_style as S
-from .plot import register_plot, summarise
+from .plot_wang import summarise
 
 __all__ = ["curves", "plot_channels"]
 
@@ -35,7 +35,6 @@ def _design_label(design: str) -> str:
     return f"memoised, ε_report = {design.split('=')[1]}·ε"
 
 
-@register_plot("channels")
 def plot_channels(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> list[Path]:
     s = curves(table)
     an = curves(table, "analytic-mse")

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from . import plot_style as S
-from .plot import LABELS, LEFT, RIGHT, _title, register_plot
+from .plot_wang import LABELS, LEFT, RIGHT, _title
 
 __all__ = ["plot_choose_method", "choice_regret"]
 
@@ -95,7 +95,6 @@ def _panel(ax, d: pd.DataFrame, methods: list[str], fits: list[str], fstyle):
         ax.axvspan(i - 0.5, i + 0.5, color="0.93", zorder=0)
 
 
-@register_plot("choose-method")
 def plot_choose_method(table, meta, out_dir: Path, stem: str) -> list[Path]:
     """NDSS Fig. 9: per (oracle, ε) the methods' real and synthetic MSE with the picks marked; and
     how much worse on the real data the synthetic pick is than the real best (see module doc)."""

@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 
 from . import plot_style as S
-from .plot import register_plot
 
 __all__ = ["plot_coverage"]
 
@@ -28,7 +27,6 @@ BANDS = {"top10": "top 10 values", "10-100": "ranks 10–100", "tail": "tail", "
 MARKERS = "osD^vPX*"
 
 
-@register_plot("coverage")
 def plot_coverage(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> list[Path]:
     from .tasks_uncertainty import coverage_table
 

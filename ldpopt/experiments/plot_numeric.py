@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from . import plot_style as S
-from .plot import register_plot, summarise
+from .plot_wang import summarise
 
 __all__ = ["plot_numeric"]
 
@@ -19,7 +19,6 @@ STYLE = {"sw-ems": ("tab:blue", "o", "SW + EMS (Li et al.)"), "sw-em": ("tab:ora
 YLABEL = {"w1": "Wasserstein-1", "quantile": "decile error (mean |ΔQ|)"}
 
 
-@register_plot("numeric")
 def plot_numeric(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> list[Path]:
     metrics = [m for m in ("w1", "range-0.1", "range-0.4", "quantile") if m in set(table["metric"])]
     datasets = list(dict.fromkeys(table["dataset"]))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import plot_style as S
-from .plot import register_plot, summarise
+from .plot_wang import summarise
 
 __all__ = ["plot_pooling"]
 
@@ -33,7 +33,6 @@ def _group_names(table: pd.DataFrame) -> dict[str, str]:
     return out
 
 
-@register_plot("pooling")
 def plot_pooling(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> list[Path]:
     s = summarise(table, "epsilon")
     pred = summarise(table, "epsilon", metric="predicted-mse")

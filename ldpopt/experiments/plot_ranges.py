@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import plot_style as S
-from .plot import _title, register_plot, summarise
+from .plot_wang import _title, summarise
 
 __all__ = ["plot_range_queries", "LABELS"]
 
@@ -82,7 +82,6 @@ def _pages(s, exact, x, xlabel, logx, title, out_dir, base) -> list[Path]:
     return paths
 
 
-@register_plot("range-queries")
 def plot_range_queries(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> list[Path]:
     eps_all = sorted(set(table["epsilon"].astype(float)))
     want = float(meta.get("config", {}).get("params", {}).get("plot_epsilon", 1.0))

@@ -209,17 +209,3 @@ def plot_heavy_hitters(table: pd.DataFrame, out) -> list[Path]:
 
 PLOTS = {"noise-distribution": plot_noise, "estimation-error": plot_estimation_error,
          "heavy-hitters": plot_heavy_hitters}
-
-from .plot import register_plot  # noqa: E402  (the shared registry: plot(name) finds these by kind)
-
-
-def _registered(fn):
-    # registry signature fn(table, meta, out_dir, stem); ours take (table, out)
-    def wrapper(table, meta, out_dir, stem):
-        return fn(table, out_dir)
-    wrapper.__doc__ = fn.__doc__
-    return wrapper
-
-
-for _kind, _fn in PLOTS.items():
-    register_plot(_kind)(_registered(_fn))
