@@ -9,7 +9,7 @@ import pytest
 from ldpopt.methods.normalize import project_simplex
 from ldpopt.problems import Box, NonNegative, Simplex, SumTo
 from ldpopt.problems.certificate import _certify_full, certify, recover_multipliers
-from ldpopt.problems.certificate_support import certify_on_support
+from ldpopt.problems.certificate import certify_on_support
 from ldpopt.problems.objectives import make_objective
 from ldpopt.problems.structured import compile_constraints, separable_for, solve_structured
 from _count_estimates import grr_counts, oue_counts

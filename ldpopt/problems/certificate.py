@@ -60,6 +60,7 @@ with no solver.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -68,7 +69,8 @@ from .certificate_blocks import argmin_rounding, block_argmin_bound, blocks_for
 from .certificate_multipliers import recover_multipliers
 from .objectives import Objective, make_objective
 from .structured.separable import Separable, separable_for
-from .structured.structure import (Structure, bound_multipliers, compile_constraints, duals_dict,
+from .certificate_support import support_problem
+from .structured.structure import (Structure, bound_multipliers, bounds_from_dict, compile_constraints, duals_dict,
                                    multipliers_from_dict)
 
 __all__ = ["Certificate", "argmin_bound", "certificate", "certify", "recover_multipliers"]
@@ -167,10 +169,30 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
     λ are summarised in a few vectorised passes and the rest is certified as a problem of its own
     (:mod:`.certificate_support`: the same numbers, to rounding, in a fraction of the time; there,
     ``with_multipliers=False`` leaves ``Certificate.multipliers`` empty instead of building them)."""
-    from .certificate_support import certify_on_support
-
     out = certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers)
     return out if out is not None else _certify_full(sep, st, f, lam, y, duals, feas_tol)
+
+
+def certify_on_support(sep: Separable, st: Structure, f, lam, y, duals: dict | None, feas_tol: float | None,
+                       with_multipliers: bool = True) -> Certificate | None:
+    """The certificate of :func:`certify`, computed on the values off their lower bound
+    (:func:`.certificate_support.support_problem`); None when that does not apply.
+    ``with_multipliers=False``: leave ``multipliers`` empty instead of building the full-length
+    bound-multiplier arrays (two more passes; ``ldpopt verify`` reads the numbers only)."""
+    split = support_problem(sep, st, f, lam, y, duals)
+    if split is None:
+        return None
+    sub, sub_st, f_sub, bounds, rest, t = split
+    cert = _certify_full(sub, sub_st, f_sub, lam, y, duals, feas_tol, bounds=bounds, rest=rest)
+    if cert is None:
+        return None
+    if duals is None and with_multipliers:  # the multipliers of the whole problem, from r = h'(f) + λ
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = sep.d1(np.asarray(f, float)) + t
+        cert = dataclasses.replace(cert, multipliers=duals_dict(st, np.asarray(f, float), lam, y, r))
+    elif duals is None:
+        cert = dataclasses.replace(cert, multipliers={})
+    return cert
 
 
 def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
@@ -248,7 +270,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     if bounds is not None:
         ylo, yup = bounds
     elif duals is not None:
-        ylo, yup = _bounds_from_dict(st, duals)
+        ylo, yup = bounds_from_dict(st, duals)
     else:
         ylo, yup = bound_multipliers(st, f, r)
     dual_viol = max(dual_viol, float(np.max(np.maximum(-ylo, 0.0), initial=0.0)),
@@ -313,27 +335,6 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
                        duals if duals is not None else duals_dict(st, f, lam, y, r), note,
                        distance_argmin=da, distance_rounding=drnd, multiplier_refined=lam_r,
                        flat_values=n_flat, distance_nonflat=dnf)
-
-
-def _bounds_from_dict(st: Structure, duals: dict):
-    """(y^lo, y^up): the bound multipliers of ``duals`` summed per side. A side with one source is
-    that source itself (a read-only view, not 0 + y: the same values, no pass over the domain)."""
-    lo, up = [], []
-    for name, spec in st.duals.items():
-        if spec[0] in ("lower", "upper") and duals.get(name) is not None:
-            (lo if spec[0] == "lower" else up).append(np.broadcast_to(np.asarray(duals[name], float), (st.d,)))
-    if duals.get(st.sum_name + ".implied") is not None:
-        up.append(np.asarray(duals[st.sum_name + ".implied"], float))
-
-    def total(vs):
-        if len(vs) == 1:
-            return vs[0]
-        out = np.zeros(st.d)
-        for v in vs:
-            out = out + v
-        return out
-
-    return total(lo), total(up)
 
 
 def certificate(objective, constraints, estimate, f, multipliers: dict | None = None, *,

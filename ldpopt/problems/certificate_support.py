@@ -20,7 +20,9 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["MIN_D", "Rest", "certify_on_support"]
+from .structured.structure import Structure, bounds_from_dict, free_values
+
+__all__ = ["MIN_D", "Rest", "support_problem"]
 
 MIN_D = 4096  # below this the full certificate is as fast
 _EPS = np.finfo(float).eps
@@ -105,8 +107,6 @@ class _AtLower:
     four weighted-MLE closed forms per instance) pays these full passes once."""
 
     def __init__(self, sep, st, group: bool = True):
-        from .structured.structure import free_values
-
         grp = _groups(sep, st) if group else None
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             self.free = free_values(st)
@@ -178,14 +178,11 @@ def _at_lower(sep, st) -> _AtLower:
     return out
 
 
-def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bool = True):
-    """The certificate of :func:`~.certificate.certify`, computed on the values off their lower
-    bound; None when that does not apply (small d, most values off l, ...).
-    ``with_multipliers=False``: leave ``multipliers`` empty instead of building the full-length
-    bound-multiplier arrays (two more passes; ``ldpopt verify`` reads the numbers only)."""
-    from .certificate import Structure, _bounds_from_dict, _certify_full
-    from .structured.structure import duals_dict
-
+def support_problem(sep, st, f, lam, y, duals):
+    """The values off their lower bound as a problem of their own: (separable, Structure and f on
+    them, their bound multipliers or None, :class:`Rest`, the per-value multiplier t), or None when
+    that does not apply (small d, most values off l, ...). :func:`.certificate.certify_on_support`
+    certifies it."""
     d = st.d
     if d < MIN_D or lam is None or not np.isfinite(lam) or not hasattr(sep, "restrict"):
         return None
@@ -210,7 +207,7 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bo
     # (masked reductions cost several passes each). Where the sub-certificate takes the max/min over
     # the kept values anyway, the whole array's max/min gives the same combined number.
     if duals is not None:
-        ylo, yup = _bounds_from_dict(st, duals)
+        ylo, yup = bounds_from_dict(st, duals)
         bounds = (ylo[idx], yup[idx])
         with np.errstate(invalid="ignore"):
             # max(−y, initial 0) as 0 − min(y, initial 0): the same number (NaN too), no negated copy
@@ -242,13 +239,4 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bo
         A_sub, b_sub = sp.csr_matrix((0, idx.size)), st.b
     sub_st = Structure(idx.size, st.l[idx], st.u[idx], st.total - lsum, A_sub, b_sub, st.ineq, st.sum_name, {},
                        st.implied_upper[idx], sum_free=st.sum_free)
-    cert = _certify_full(sub, sub_st, f[idx], lam, y, duals, feas_tol, bounds=bounds, rest=rest)
-    if cert is None:
-        return None
-    if duals is None and with_multipliers:  # the multipliers of the whole problem, from r = h'(f) + λ
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = sep.d1(f) + t
-        cert = dataclasses.replace(cert, multipliers=duals_dict(st, f, lam, y, r))
-    elif duals is None:
-        cert = dataclasses.replace(cert, multipliers={})
-    return cert
+    return sub, sub_st, f[idx], bounds, rest, t

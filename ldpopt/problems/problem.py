@@ -16,7 +16,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_estimate
+from ..estimate import check_estimate
 from .checks import check_solution, violation_tol
 from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status

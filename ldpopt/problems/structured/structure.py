@@ -27,7 +27,7 @@ from ..partition import PartitionTotals
 from .separable import NotApplicable
 from .tree import Tree, tree_of, tree_upper
 
-__all__ = ["Chain", "Structure", "compile_constraints"]
+__all__ = ["Chain", "Structure", "bounds_from_dict", "compile_constraints"]
 
 
 @dataclass
@@ -394,3 +394,24 @@ def multipliers_from_dict(st: Structure, duals: dict):
                 raise ValueError(f"multipliers[{name!r}] must have {spec[1].stop - spec[1].start} entries, got {v.shape[0]}")
             y[spec[1]] = v
     return lam, y
+
+
+def bounds_from_dict(st: Structure, duals: dict):
+    """(y^lo, y^up): the bound multipliers of ``duals`` summed per side. A side with one source is
+    that source itself (a read-only view, not 0 + y: the same values, no pass over the domain)."""
+    lo, up = [], []
+    for name, spec in st.duals.items():
+        if spec[0] in ("lower", "upper") and duals.get(name) is not None:
+            (lo if spec[0] == "lower" else up).append(np.broadcast_to(np.asarray(duals[name], float), (st.d,)))
+    if duals.get(st.sum_name + ".implied") is not None:
+        up.append(np.asarray(duals[st.sum_name + ".implied"], float))
+
+    def total(vs):
+        if len(vs) == 1:
+            return vs[0]
+        out = np.zeros(st.d)
+        for v in vs:
+            out = out + v
+        return out
+
+    return total(lo), total(up)
