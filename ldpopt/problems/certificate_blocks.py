@@ -23,32 +23,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from .structured.blocks import indicator_rows
+
 __all__ = ["argmin_rounding", "block_argmin_bound", "block_rows", "blocks_for"]
 
 _EPS = np.finfo(float).eps
 
 
 def block_rows(st):
-    """(block of each value: its row, or m for the pool; each row's own total b_k·sign_k) when every
-    row is an equality ±1 indicator row on a subset disjoint from the others' and Σ f = total is a
-    constraint; else None."""
+    """(block of each value: its row, or m for the pool; each row's sign; each row's own total
+    b_k·sign_k) when every row is an equality ±1 indicator row on a subset disjoint from the others'
+    (:func:`.structured.blocks.indicator_rows`) and Σ f = total is a constraint; else None. Once per
+    Structure."""
     if st.m == 0 or st.sum_free or bool(np.any(st.ineq)):
         return None
-    A = st.A.tocsr()
-    if np.any(np.abs(A.data) != 1.0):
+    return st.derived("block_rows", _block_rows)
+
+
+def _block_rows(st):
+    got = indicator_rows(st)
+    if got is None:
         return None
-    rows = np.repeat(np.arange(st.m), np.diff(A.indptr))
-    first = np.zeros(st.m)
-    nz = np.diff(A.indptr) > 0
-    first[nz] = A.data[A.indptr[:-1][nz]]
-    if np.any(A.data != first[rows]):
-        return None
-    if A.nnz and int(np.bincount(A.indices, minlength=st.d).max()) > 1:  # overlapping (or repeated)
-        return None
-    gid = np.full(st.d, st.m, np.intp)
-    gid[A.indices] = rows
-    sign = np.where(nz, first, 1.0)
-    return gid, sign, st.b * sign
+    gid = np.where(got[0] < 0, st.m, got[0])
+    gid.setflags(write=False)
+    return gid, got[1], st.b * got[1]
 
 
 def blocks_for(st, rest):

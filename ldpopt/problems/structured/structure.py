@@ -30,8 +30,11 @@ from .tree import Tree, tree_of, tree_upper
 __all__ = ["Chain", "Structure", "bounds_from_dict", "compile_constraints"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Structure:
+    """The compiled constraints (module docstring). Frozen, and its arrays are never written: what is
+    derived from it (:meth:`derived`) is computed once and never goes stale."""
+
     d: int
     l: np.ndarray
     u: np.ndarray
@@ -46,10 +49,18 @@ class Structure:
     chain: "Chain | None" = None             # a Monotone chain (its rows are in A): .chain
     sum_free: bool = False                   # no Σ f = total row (λ ≡ 0): one tree of sums, .tree
     tree: "Tree | None" = None               # that tree (total = its leaf total / root value)
+    _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def m(self) -> int:
         return self.A.shape[0]
+
+    def derived(self, key: str, make):
+        """``make(self)``, computed on the first call for ``key`` and kept (the solver, the
+        certificate and the feasibility test all read the rows' block structure of one problem)."""
+        if key not in self._derived:
+            self._derived[key] = make(self)
+        return self._derived[key]
 
 
 @dataclass
