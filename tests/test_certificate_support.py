@@ -238,6 +238,7 @@ def test_grouping_declines_when_a_term_is_not_a_function_of_the_count():
     sep = separable_for(make_objective("weighted-mle"), est)
     st = compile_constraints(None, d)
     assert cs._groups(sep, st) is not None
+    sep = separable_for(make_objective("weighted-mle"), est)  # the groups are cached on a separable
     sep.a = sep.a.copy()
     sep.a[7] = np.nextafter(sep.a[7], 1.0)  # one value off its count's a by one ulp
     assert cs._groups(sep, st) is None

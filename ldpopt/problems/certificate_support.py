@@ -20,6 +20,7 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 
+from .structured.grouped import groups_of
 from .structured.structure import Structure, bounds_from_dict, free_values
 
 __all__ = ["MIN_D", "Rest", "support_problem"]
@@ -138,35 +139,23 @@ GROUP_MIN_D = 1 << 17  # below this the grouping's own passes cost about what it
 
 
 def _groups(sep, st):
-    """(the separable on one representative value per group, inverse) when every per-value term of
-    ``sep`` at the bounds depends on a value only through an integer key (its support count,
-    ``Separable.group_keys``) and the bounds are one constant pair (the plain simplex); else None.
+    """(the separable on one representative value per group, inverse, number of groups): the
+    distinct-count groups of ``sep`` (:func:`.structured.grouped.groups_of`, which checks that every
+    per-value array is a function of the count) when the bounds are one constant pair (the plain
+    simplex), d ≥ ``GROUP_MIN_D`` and there are at most d/8 groups; else None.
 
     The likelihoods' and the weighted MLE's h, h', h'', μ and d1 scale at l are elementwise functions
     of (c_v, l_v, u_v) and scalars: evaluated once per distinct count and gathered, they are the
     same operations on the same operands, so the same floats (as EM's dual in
     :mod:`ldpopt.methods._distinct`; ``tests/test_certificate_support.py`` compares bit for bit).
-    Checked, not assumed: every per-value array of ``sep`` must equal its group representative's
-    value at every member. At d = 10⁷ the counts take a few hundred to a few thousand values, and the
-    terms cost ~30 passes over the domain each (log, cbrt) against ~8 for the grouping."""
-    from ..methods._distinct import integer_groups
-
-    keys = sep.group_keys() if hasattr(sep, "group_keys") else None
-    if (keys is None or st.d < GROUP_MIN_D or st.l.strides != (0,) or st.u.strides != (0,)
-            or not st.l[0] < st.u[0]):
+    At d = 10⁷ the counts take a few hundred to a few thousand values, and the terms cost ~30 passes
+    over the domain each (log, cbrt) against ~8 for the grouping."""
+    if st.d < GROUP_MIN_D or st.l.strides != (0,) or st.u.strides != (0,) or not st.l[0] < st.u[0]:
         return None
-    grp = integer_groups(np.asarray(keys, float))
-    if grp is None or grp[0].size > st.d // 8:
+    g = groups_of(sep)
+    if g is None or g.k > st.d // 8:
         return None
-    inv = grp[1]
-    first = np.empty(grp[0].size, dtype=np.intp)
-    first[inv] = np.arange(st.d, dtype=np.intp)  # any member: all are checked equal below
-    rep = sep.restrict(first)
-    for name, v in vars(sep).items():
-        if isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == st.d and v is not keys:
-            if not np.array_equal(getattr(rep, name)[inv], v):  # a NaN declines: the elementwise path
-                return None
-    return rep, inv, int(first.size)
+    return g.rep, g.inv, g.k
 
 
 def _at_lower(sep, st) -> _AtLower:
