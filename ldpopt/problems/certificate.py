@@ -128,37 +128,12 @@ def _rows_residual(st: Structure, f):
 
 
 def argmin_bound(sep: Separable, st: Structure, f, lam: float, newton: int = 5, rest=None):
-    """(bound, rounding, λ): the linear ℓ∞ bound of the module docstring (no rows only). With
-    ``rest`` (values left out at their lower bound, :mod:`.certificate_support`): bound NaN when the
-    refined λ would move one of them."""
-    total = st.total
-    x = sep.argmin(np.full(st.d, lam), st.l, st.u)
-    err = float(np.sum(x)) - total
-    for _ in range(newton):
-        if abs(err) <= 4 * _EPS * max(abs(total), 1e-300):
-            break
-        inner = (x > st.l) & (x < st.u)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            slope = float(np.sum(1.0 / sep.d2(x)[inner]))
-        if not (np.isfinite(slope) and slope > 0):
-            break
-        lam_new = lam + err / slope  # m(λ) is non-increasing, dm/dλ = −slope
-        x_new = sep.argmin(np.full(st.d, lam_new), st.l, st.u)
-        err_new = float(np.sum(x_new)) - total
-        if not abs(err_new) < abs(err):
-            break
-        lam, x, err = lam_new, x_new, err_new
-    bound = float(np.max(np.abs(f - x), initial=0.0)) + abs(err)
-    e = argmin_rounding(sep, st, f, x, lam)
-    if rest is not None:
-        e_rest = rest.argmin_rounding(lam)
-        if e_rest is None:
-            return np.nan, np.nan, float(lam)
-        e = np.concatenate([e, e_rest])
-    rounding = float(np.sum(e) + (np.max(e) if e.size else 0.0))
-    if not np.all(np.isfinite(f)):
-        bound = np.inf
-    return bound, rounding, float(lam)
+    """(bound, rounding, λ): the linear ℓ∞ bound of the module docstring (no rows only): the
+    block-wise bound of :mod:`.certificate_blocks` with the pool as the one block. With ``rest``
+    (values left out at their lower bound, :mod:`.certificate_support`): bound NaN when the refined
+    λ would move one of them."""
+    pool = (np.zeros(st.d, np.intp), np.zeros(0), np.zeros(0))
+    return block_argmin_bound(sep, st, f, lam, np.zeros(0), pool, newton, rest)
 
 
 def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,

@@ -96,8 +96,9 @@ def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=
     bound = float(np.max(np.abs(f - x), initial=0.0)) + float(np.max(np.abs(err)))
     t = lam_g[gid]
     e = argmin_rounding(sep, st, f, x, t)
-    if rest is not None:
-        e_rest = None if rest.blocks is None else rest.argmin_rounding(lam_g[rest.blocks])
+    if rest is not None:  # no rows: one λ for every value left out
+        lam_rest = lam_g[m] if m == 0 else (None if rest.blocks is None else lam_g[rest.blocks])
+        e_rest = None if lam_rest is None else rest.argmin_rounding(lam_rest)
         if e_rest is None:
             return np.nan, np.nan, float(lam_g[m])
         e = np.concatenate([e, e_rest])
