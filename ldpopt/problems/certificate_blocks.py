@@ -71,7 +71,7 @@ def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=
     mass = np.append(value, st.total - float(np.sum(value)))
     lam_g = np.append(lam + sign * np.asarray(y, float), lam)
     x = sep.argmin(lam_g[gid], st.l, st.u)
-    err = np.bincount(gid, weights=x, minlength=G) - mass
+    err = _sums(gid, x, None, G) - mass
     tol = 4 * _EPS * np.maximum(np.abs(mass), 1e-300)
     for _ in range(newton):
         todo = np.abs(err) > tol
@@ -79,14 +79,14 @@ def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=
             break
         inner = (x > st.l) & (x < st.u)
         with np.errstate(divide="ignore", invalid="ignore"):
-            w = np.where(inner, 1.0 / sep.d2(x), 0.0)
-        slope = np.bincount(gid, weights=np.where(np.isfinite(w), w, 0.0), minlength=G)
+            w = 1.0 / sep.d2(x)
+        slope = _sums(gid, w, inner & np.isfinite(w), G)
         step = todo & np.isfinite(slope) & (slope > 0)
         if not step.any():
             break
         lam_new = np.where(step, lam_g + err / np.where(step, slope, 1.0), lam_g)
         x_new = sep.argmin(lam_new[gid], st.l, st.u)
-        err_new = np.bincount(gid, weights=x_new, minlength=G) - mass
+        err_new = _sums(gid, x_new, None, G) - mass
         keep = step & (np.abs(err_new) < np.abs(err))  # m_k(λ) is non-increasing: dm/dλ = −slope
         if not keep.any():
             break
@@ -106,6 +106,14 @@ def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=
     if not np.all(np.isfinite(f)):
         bound = np.inf
     return bound, rounding, float(lam_g[m])
+
+
+def _sums(gid, w, mask, G: int) -> np.ndarray:
+    """Σ of ``w`` (where ``mask``) over each block: ``np.bincount`` for several blocks, ``np.sum``
+    (pairwise: its rounding grows like log d, a running sum's like d) for the pool alone."""
+    if G == 1:
+        return np.array([np.sum(w if mask is None else w[mask])])
+    return np.bincount(gid, weights=w if mask is None else np.where(mask, w, 0.0), minlength=G)
 
 
 def argmin_rounding(sep, st, f, x, t):

@@ -53,7 +53,7 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     """Solve ``Problem(estimate, objective, constraints)`` with the dual method of :mod:`.dual`.
 
     Covered: objectives cls, weighted-mle, multinomial, binomial, posterior (names or Objective
-    instances) and :class:`~.separable.SeparableObjective`; constraints None (simplex), Simplex,
+    instances) and :class:`~.user_separable.SeparableObjective`; constraints None (simplex), Simplex,
     NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals, Hierarchy (one
     multiplier per group: meant for a few hundred groups at most with Σ f = total), and one Monotone chain with the
     simplex and common bounds on the chain but no other rows (:mod:`.chain`), and, without
