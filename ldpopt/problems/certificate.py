@@ -70,8 +70,8 @@ from .certificate_multipliers import recover_multipliers
 from .objectives import Objective, make_objective
 from .structured.separable import Separable, separable_for
 from .certificate_support import support_problem
-from .structured.structure import (Structure, bound_multipliers, bounds_from_dict, compile_constraints, duals_dict,
-                                   multipliers_from_dict)
+from .structured.multipliers import bound_multipliers, bounds_from_dict, duals_dict, multipliers_from_dict
+from .structured.structure import Structure, compile_constraints
 
 __all__ = ["Certificate", "argmin_bound", "certificate", "certify", "recover_multipliers"]
 

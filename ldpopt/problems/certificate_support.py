@@ -21,7 +21,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .structured.grouped import groups_of
-from .structured.structure import Structure, bounds_from_dict, free_values
+from .structured.multipliers import bounds_from_dict, free_values
+from .structured.structure import Structure
 
 __all__ = ["MIN_D", "Rest", "support_problem"]
 

@@ -14,7 +14,8 @@ from .grouped import evaluator, simplex_grouped
 from .screen import solve_screened
 from .separable import separable_for
 from .simplex import simplex_fast
-from .structure import compile_constraints, duals_dict
+from .multipliers import duals_dict
+from .structure import compile_constraints
 from .tree import solve_tree
 
 __all__ = ["StructuredResult", "solve_structured"]

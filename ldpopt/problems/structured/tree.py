@@ -34,7 +34,7 @@ f_v ≤ T − Σ_{leaves not under v} l (:func:`tree_upper`), which keeps every 
 Back to the user's rows (the Lagrangian of :mod:`ldpopt.problems.constraints`): the root's fixed
 multiplier ν' = −(h'_root(T) + y_root) is the leaf total's ν, and, by the telescoping identity,
 the user's hierarchy multipliers are y + ν'. With ``Fixed`` on the root instead, y is the user's and
-ν' is the Fixed dual (from stationarity, :func:`.structure.duals_dict`).
+ν' is the Fixed dual (from stationarity, :func:`.multipliers.duals_dict`).
 
 Tree checks (:func:`tree_of`): every row has one +1 (the parent) and −1 children; no node is the
 parent of two rows or the child of two; one root; every value of the domain in the tree; nothing
