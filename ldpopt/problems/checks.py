@@ -68,7 +68,7 @@ import numpy as np
 from .constraint_terms import (_gap_terms, _jacobian_t_y, aggregate_violation, constraint_violations,  # noqa: F401
                                set_feasibility)
 from .objective_check import absorb_at_zero, bound_rounding, gradient_function, l1_terms, probe
-from .kkt_bound import curvature, error_bound
+from .kkt_bound import curvature, error_bound, residual_bound
 from .objectives import L1, UserObjective
 
 __all__ = ["Checks", "check_solution", "STATIONARITY_TOL", "GAP_TOL", "accuracy_tol", "violation_tol"]
@@ -280,7 +280,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
             jf = float(np.sum(jty * f))
             terms = float(np.sum(np.abs(jty * f))) + abs(lag - jf) + abs(lag)
             ch.error_bound = (error_bound(problem, f, duals, r, lag, mu)
-                              + bound_rounding(grad, jty, terms, mu, f, _bound))
+                              + bound_rounding(grad, jty, terms, mu, f, residual_bound))
         else:
             ch.not_run["error_bound"] = "J is not strongly convex at f (zero curvature somewhere)"
     stationary = ch.stationarity <= STATIONARITY_TOL or (

@@ -10,7 +10,7 @@ import numpy as np
 
 from .objective_check import is_nonneg
 
-__all__ = ["curvature", "error_bound"]
+__all__ = ["curvature", "error_bound", "residual_bound"]
 
 
 def curvature(obj, gfun, f: np.ndarray, est) -> float:
@@ -32,7 +32,8 @@ def curvature(obj, gfun, f: np.ndarray, est) -> float:
     return max(float(np.min(hess)), 0.0)
 
 
-def _bound(r: np.ndarray, lag: float, mu: float) -> float:
+def residual_bound(r: np.ndarray, lag: float, mu: float) -> float:
+    """(‖r‖₂ + √(‖r‖₂² + 2μ·|lag|))/μ: the bound on ‖f − f*‖₂ of the module docstring."""
     rn = float(np.linalg.norm(r))
     return (rn + np.sqrt(rn * rn + 2.0 * mu * abs(lag))) / mu
 
@@ -46,7 +47,7 @@ def error_bound(problem, f, duals, r, lag, mu) -> float:
     An interior-point solver leaves y_v·f_v ≈ its barrier parameter at every value, which sums to
     a gap that overstates the error by orders of magnitude; the re-chosen y removes that.
     """
-    best = _bound(r, lag, mu)
+    best = residual_bound(r, lag, mu)
     r2, lag2 = r.copy(), lag
     fpos = np.maximum(f, 0.0)
     changed = False
@@ -61,7 +62,7 @@ def error_bound(problem, f, duals, r, lag, mu) -> float:
         r2 = r2 + y - yh
         lag2 = lag2 + float(np.sum((y - yh) * f))  # y·g with g = −f
         changed = True
-    best = min(best, _bound(r2, lag2, mu)) if changed else best
+    best = min(best, residual_bound(r2, lag2, mu)) if changed else best
     polished = _polished_bound(problem, f, duals, mu)
     return best if polished is None else min(best, polished)
 
