@@ -56,10 +56,10 @@ class Rest:
 
     def argmin_rounding(self, lam: float):
         """Their rounding terms in the argmin bound at λ (:func:`~.certificate.argmin_bound`), or
-        None when some of them would leave l at λ. Decided exactly as :meth:`argmin_rounding_full`
-        (the reference): g = h'(l) + λ is formed once, and only the values with g <= 8 eps
-        (max scale + |λ|) — a bound on every value's threshold, float rounding being monotone — are
-        tested in full (3 passes over the domain instead of ~12; ``tests/test_certificate_support.py``)."""
+        None when some of them would leave l at λ. Decided exactly as the reference that tests every
+        value (``tests/test_certificate_support.py``): g = h'(l) + λ is formed once, and only the
+        values with g <= 8 eps (max scale + |λ|) — a bound on every value's threshold, float rounding
+        being monotone — are tested in full (3 passes over the domain instead of ~12)."""
         with np.errstate(invalid="ignore"):
             g = np.broadcast_to(self.d1l + lam, self.left.shape)
             neg = np.flatnonzero(g < 0)
@@ -83,23 +83,6 @@ class Rest:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             d2 = np.broadcast_to(self.sep.restrict(cand).d2(lv), lv.shape)
             return 8 * _EPS * (2.0 * np.abs(lv) + scale / d2)
-
-    def argmin_rounding_full(self, lam: float):
-        """The reference for :meth:`argmin_rounding`: every test over the whole domain."""
-        with np.errstate(invalid="ignore"):
-            g = self.d1l + lam
-            if np.any((g < 0) & self.left):
-                return None
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            scale = np.broadcast_to(self.d1_scale_l, g.shape) + np.abs(lam)
-            near = self.left & (self.l < self.u) & (np.abs(g) <= 8 * _EPS * scale)
-        if not near.any():
-            return np.zeros(0)
-        cand = np.flatnonzero(near)
-        lv = self.l[cand]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            d2 = np.broadcast_to(self.sep.restrict(cand).d2(lv), lv.shape)
-            return 8 * _EPS * (2.0 * np.abs(lv) + scale[cand] / d2)
 
 
 class _AtLower:

@@ -209,7 +209,7 @@ def _per_block(sep, st, gid, mass, G, grouped: dict | None = None):
                 return None
             f[idx], lam[g] = out[0], out[1]
             for k in grouped:
-                grouped[k] += out[2][k]
+                grouped[k] += out[3][k]
         else:
             f[idx], lam[g] = closed_form(sep.restrict(idx), idx.size, float(mass[g]), bst)
     return f, lam

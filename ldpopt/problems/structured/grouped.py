@@ -130,7 +130,7 @@ def per_group(g: Groups, x: np.ndarray):
 
 
 def simplex_grouped(sep, st):
-    """(f, λ, info) for the plain simplex by Newton on λ over the distinct counts, or None when
+    """(f, λ, y = [], info) for the plain simplex by Newton on λ over the distinct counts, or None when
     that does not apply (see the module docstring)."""
     from .dual import _d1, solve_lambda
 
@@ -156,7 +156,7 @@ def simplex_grouped(sep, st):
         return None
     info = {"lambda_iterations": it, "newton_iterations": 0, "line_search_failures": 0,
             "distinct_counts": g.k, "support_search": evals}
-    return f, lam, info
+    return f, lam, np.zeros(0), info
 
 
 def _support_piece(rep, l0: float, u0: float, d1l, d1u, w, total):

@@ -79,7 +79,7 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     # (label of a rejection, method): the closed forms (the certificate rejects their rounding edge
     # cases at huge noise, ε = 20 with n = 10), the distinct counts, disjoint subset sums (.blocks;
     # not with a Monotone chain)
-    fast = (("", _closed_form), ("grouped: ", _grouped), ("blocks: ", blocks_fast))
+    fast = (("", simplex_fast), ("grouped: ", simplex_grouped), ("blocks: ", blocks_fast))
     rejected = ""
     for label, method in fast if st.chain is None else fast[:2]:
         got = method(sep, st)
@@ -98,23 +98,6 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
         if rejected:
             info["closed_form_rejected"] = rejected
     return _result(_certified(sep, st, f, lam, y, feas_tol, kkt_tol), info, t0, c0)
-
-
-def _closed_form(sep, st):
-    """The closed forms' expected-O(d) search (:mod:`.simplex`) as (f, λ, y, info), or None; one
-    closed-form pass (the pivot search for λ): Solution.iterations counts it as 1."""
-    fast = simplex_fast(sep, st)
-    if fast is None:
-        return None
-    return fast[0], fast[1], np.zeros(0), {"closed_form": sep.name, "closed_form_iterations": 1,
-                                           "lambda_iterations": 0, "newton_iterations": 0,
-                                           "line_search_failures": 0}
-
-
-def _grouped(sep, st):
-    """The exact likelihoods on the plain simplex: Newton on λ per distinct count (:mod:`.grouped`)."""
-    got = simplex_grouped(sep, st)
-    return None if got is None else (got[0], got[1], np.zeros(0), got[2])
 
 
 @dataclass
