@@ -29,10 +29,11 @@ def structured_attempt(problem) -> tuple[Solution | None, str]:
     ``"optimal"`` only when the solver's own certificate passed *and* ldpopt's check
     (:func:`.checks.check_solution`, the same as for any solver) passed; else ``"inaccurate"``."""
     from .structured import NotApplicable, solve_structured
+    from .structured.structure import compiled_for
 
     start = time.perf_counter()
     try:
-        r = solve_structured(problem.estimate, problem.objective, problem.constraints)
+        r = solve_structured(problem.estimate, problem.objective, compiled_for(problem))
     except NotApplicable as exc:
         return None, str(exc)
     except ValueError as exc:  # infeasible bound/sum data: the cvxpy chain reports it as a status

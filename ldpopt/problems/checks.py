@@ -154,6 +154,7 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
 
     from .certificate import certificate
     from .structured.separable import NotApplicable
+    from .structured.structure import compiled_for
 
     tol = violation_tol(problem.estimate.d)
     found = []
@@ -163,7 +164,7 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
             return found[0]
     for mult in ((None,) if found else (duals, None)):
         try:
-            found.append(certificate(problem.objective, problem.constraints, problem.estimate, f, mult,
+            found.append(certificate(problem.objective, compiled_for(problem), problem.estimate, f, mult,
                                      feas_tol=tol))
         except NotApplicable:
             return None

@@ -27,7 +27,7 @@ from ..partition import PartitionTotals
 from .separable import NotApplicable
 from .tree import Tree, tree_of, tree_upper
 
-__all__ = ["Chain", "Structure", "compile_constraints"]
+__all__ = ["Chain", "Structure", "compile_constraints", "compiled_for"]
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,10 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
     pass even for the plain simplex, the reference of :func:`_plain_simplex`).
 
     Raises :class:`NotApplicable` for user callables, a missing Σ f = total, or a value with no finite
-    lower bound (the dual method needs a compact per-value domain for the likelihoods)."""
+    lower bound (the dual method needs a compact per-value domain for the likelihoods). A Structure
+    (already compiled: :func:`compiled_for`) is returned as it is."""
+    if isinstance(constraints, Structure) and constraints.d == d:
+        return constraints
     if constraints is None:
         constraints = [NonNegative(), SumTo(1.0)]
     if isinstance(constraints, Constraint) or callable(constraints):
@@ -253,6 +256,24 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
                       chain[2])
     return Structure(d, lo, up, float(total), A, np.asarray(rhs, float), np.asarray(ineq, bool), sum_name,
                      duals, implied_only & ~isfix, chain, sum_free=tree is not None, tree=tree)
+
+
+def compiled_for(problem):
+    """``problem``'s constraints compiled once and kept on it (a Problem's constraints are fixed when
+    it is made): the structured solver, the certificate of ldpopt's check and the feasibility test
+    then read one Structure and what is derived from it. The constraints themselves when they do not
+    compile: the caller compiles them again and reports the error where it always did."""
+    got = getattr(problem, "_compiled", None)
+    if got is None:
+        try:
+            got = compile_constraints(problem.constraints, problem.estimate.d)
+        except ValueError:  # NotApplicable too
+            got = False
+        try:
+            problem._compiled = got
+        except AttributeError:
+            pass
+    return problem.constraints if got is False else got
 
 
 def _cached(c, d, key, make):
