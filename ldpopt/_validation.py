@@ -14,7 +14,6 @@ import numpy as np
 __all__ = [
     "as_generator",
     "check_counts",
-    "check_estimate",
     "check_domain_size",
     "check_epsilon",
     "check_float_array",
@@ -127,15 +126,6 @@ def check_values(values, d: int, name: str = "values") -> np.ndarray:
         bad = int(np.flatnonzero((arr < 0) | (arr >= d))[0])
         raise ValueError(f"{name} must be integers in [0, {d}); entry {bad} is {arr[bad]!r}")
     return arr.astype(np.int64)
-
-
-def check_estimate(estimate, name: str = "estimate"):
-    """Return ``estimate`` after checking it is an :class:`ldpopt.Estimate` (which validated itself)."""
-    from .estimate import Estimate  # here, not at the top: estimate.py imports this module
-
-    if not isinstance(estimate, Estimate):
-        raise TypeError(f"{name} must be an ldpopt.Estimate, got {type(estimate).__name__}")
-    return estimate
 
 
 def as_generator(rng) -> np.random.Generator:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ._validation import check_epsilon, check_float_array, check_n, check_probabilities
 
-__all__ = ["Estimate"]
+__all__ = ["Estimate", "check_estimate"]
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -151,3 +151,10 @@ class Estimate:
     def __repr__(self) -> str:
         return (f"Estimate(oracle={self.oracle!r}, d={self.d}, n={self.n}, epsilon={self.epsilon:g}, "
                 f"p={self.p:.6g}, q={self.q:.6g}, sum(f_tilde)={float(self.f_tilde.sum()):.6g})")
+
+
+def check_estimate(estimate, name: str = "estimate") -> Estimate:
+    """Return ``estimate`` after checking it is an :class:`Estimate` (which validated itself)."""
+    if not isinstance(estimate, Estimate):
+        raise TypeError(f"{name} must be an ldpopt.Estimate, got {type(estimate).__name__}")
+    return estimate

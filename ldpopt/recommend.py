@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import methods as _methods
-from ._validation import as_generator, check_estimate
+from ._validation import as_generator
+from .estimate import check_estimate
 from .uncertainty.fit import plausible_truth, population
 from .uncertainty.queryspec import Query, parse_query, random_subsets
 from .uncertainty.resample import apply_batch, draw_counts, oracle_of

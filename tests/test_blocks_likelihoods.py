@@ -12,7 +12,7 @@ import pytest
 from ldpopt import Estimate
 from ldpopt.problems import PartitionTotals, Problem, Simplex, SubsetSum
 from ldpopt.problems.certificate import _certify_full, certify
-from ldpopt.problems.certificate_support import certify_on_support
+from ldpopt.problems.certificate import certify_on_support
 from ldpopt.problems.objectives import make_objective
 from ldpopt.problems.structured import compile_constraints, separable_for, solve_structured
 from ldpopt.problems.structured import solver as solver_mod

@@ -136,14 +136,11 @@ def test_partition_errors_name_the_key():
         PartitionTotals({"A": []}, {"A": 0.1})
 
 
-def test_classmethod_spellings_build_the_same_constraints():
+def test_range_tree_hierarchy_equals_the_explicit_groups():
     t = range_tree(11, 3)
-    H = Hierarchy.range_tree(11, branching=3)
-    assert (H.matrix(t.size) != t.hierarchy().matrix(t.size)).nnz == 0
+    H = t.hierarchy()
     # the same tree written as explicit (parent, children) groups gives the same matrix
     explicit = Hierarchy([(p, [c for c in range(t.size) if t.parent[c] == p]) for p in range(11, t.size)])
     assert (explicit.matrix(t.size) != H.matrix(t.size)).nnz == 0
-    p = SubsetSum.from_partition({"A": [0, 1]}, {"A": 0.3})
-    assert isinstance(p, PartitionTotals) and p.keys == ["A"]
     with pytest.raises(ValueError, match=r"groups\['B'\]: index 12 is out of range"):
-        SubsetSum.from_partition({"A": [0], "B": [12]}, {"A": 0.1, "B": 0.2}, d=12)
+        PartitionTotals({"A": [0], "B": [12]}, {"A": 0.1, "B": 0.2}, d=12)

@@ -118,7 +118,7 @@ def test_duals_dict_equals_the_masked_reference(case):
     """duals_dict (a sole binding source takes y^lo itself) against the masked-copy reference, with
     several lower/upper sources, fixed values, a vertex (implied bound active) and the plain simplex."""
     from ldpopt.problems import Fixed, SubsetSum
-    from ldpopt.problems.structured.structure import duals_dict
+    from ldpopt.problems.structured.multipliers import duals_dict
 
     d = 40
     rng = np.random.default_rng(case)

@@ -33,7 +33,7 @@ from ..queries import query_matrix
 from ..uncertainty import intervals
 from ..uncertainty.analytic import analytic, supports_analytic
 from ..uncertainty.bootstrap import _boundary_hull, interval_from, resample_method
-from ..uncertainty.calibrate import calibrated_level
+from ..uncertainty.calibrate import calibrated_topk
 from ..uncertainty.topk import select_top, topk_interval
 from ..uncertainty.queryspec import random_subsets
 from .tasks import kind
@@ -86,10 +86,7 @@ def _calibrated(level, world, boot, scale, Sb, **fixed):
     """The calibrated level of the top-10 hull (:func:`ldpopt.uncertainty.calibrate.calibrated_level`);
     ``Sb`` = ``select_top(boot, 10)``, computed once per method (the same for every level)."""
     bp = boot if scale is None else boot * scale[1][:, None]
-    dev = np.take_along_axis(bp, Sb, axis=1) - world[Sb]
-    if "dev_fixed" in fixed:
-        fixed = {"dev_fixed": bp - world}
-    return calibrated_level(dev, Sb, level, **fixed)[0]
+    return calibrated_topk(world, bp, Sb, level, se=fixed.get("se"))[0]
 
 
 def _hull(est, level, queries, world, lo, hi):

@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_estimate as _check_estimate
+from ..estimate import check_estimate as _check_estimate
 from ..estimate import Estimate
 from .registry import register
 

@@ -80,7 +80,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import check_estimate as _check_estimate
+from ..estimate import check_estimate as _check_estimate
 from ..estimate import Estimate
 from . import _bayes_core as core
 from . import _power_fit as _pf

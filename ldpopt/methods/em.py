@@ -90,7 +90,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_estimate as _check_estimate, check_float_array
+from .._validation import check_float_array
+from ..estimate import check_estimate as _check_estimate
 from ..estimate import Estimate
 from ._em_exact import ConvergenceError, ConvergenceWarning, _exact_multinomial, _root_pi, _separable_solve
 from .registry import register

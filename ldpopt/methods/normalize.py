@@ -23,7 +23,7 @@ from .baseline import _check_estimate, cut_threshold
 from ._threshold import top_support
 from .registry import register
 
-__all__ = ["norm", "norm_cut", "norm_hyb", "norm_mul", "norm_sub", "project_simplex", "simplex_shift"]
+__all__ = ["norm", "norm_cut", "norm_hyb", "norm_mul", "norm_mul_rows", "norm_sub", "positive_mass", "project_simplex", "simplex_shift"]
 
 
 # -- the projection ------------------------------------------------------------------------------
@@ -187,12 +187,23 @@ def norm_mul(estimate: Estimate) -> np.ndarray:
     uniform vector 1/d (consistent, and what Norm-Mul returns in the limit of d equal tiny positive
     estimates).
     """
-    f = _check_estimate(estimate).f_tilde
-    pos = np.maximum(f, 0.0)
-    s = float(np.sum(pos))
-    if s <= 0.0:
-        return np.full(f.shape[0], 1.0 / f.shape[0])
-    return pos / s
+    return norm_mul_rows(_check_estimate(estimate).f_tilde)
+
+
+def norm_mul_rows(F) -> np.ndarray:
+    """:func:`norm_mul` of each row of ``F`` ((d,) or (B, d) raw estimates; the bootstrap's batch,
+    :mod:`ldpopt.uncertainty.resample`): max(F, 0)/S, S = Σ max(F, 0) per row, or 1/d where S = 0."""
+    pos = np.maximum(F, 0.0)
+    s = pos.sum(axis=-1, keepdims=True)
+    return np.where(s > 0, pos / np.where(s > 0, s, 1.0), 1.0 / pos.shape[-1])
+
+
+def positive_mass(F) -> np.ndarray:
+    """S = Σ_v max(f̃_v, 0) of each row of ``F`` ((d,) → scalar, (B, d) → (B,)): Norm-Mul's
+    divisor, so that Norm-Mul(f̃)·S = max(f̃, 0). Where S = 0 Norm-Mul returns 1/d (its choice);
+    the scale is then 1 (nothing to undo)."""
+    s = np.maximum(np.asarray(F, dtype=np.float64), 0.0).sum(axis=-1)
+    return np.where(s > 0, s, 1.0)
 
 
 def _tie_closed_top_threshold(values_desc: np.ndarray, limit: float, strict: bool) -> float:

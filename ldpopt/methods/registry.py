@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._validation import check_estimate
+from ..estimate import check_estimate
 from ..estimate import Estimate
 
 __all__ = ["MethodInfo", "available", "get", "parameters", "postprocess", "register"]

@@ -60,6 +60,7 @@ with no solver.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -68,8 +69,9 @@ from .certificate_blocks import argmin_rounding, block_argmin_bound, blocks_for
 from .certificate_multipliers import recover_multipliers
 from .objectives import Objective, make_objective
 from .structured.separable import Separable, separable_for
-from .structured.structure import (Structure, bound_multipliers, compile_constraints, duals_dict,
-                                   multipliers_from_dict)
+from .certificate_support import support_problem
+from .structured.multipliers import bound_multipliers, bounds_from_dict, duals_dict, multipliers_from_dict
+from .structured.structure import Structure, compile_constraints
 
 __all__ = ["Certificate", "argmin_bound", "certificate", "certify", "recover_multipliers"]
 
@@ -126,37 +128,12 @@ def _rows_residual(st: Structure, f):
 
 
 def argmin_bound(sep: Separable, st: Structure, f, lam: float, newton: int = 5, rest=None):
-    """(bound, rounding, λ): the linear ℓ∞ bound of the module docstring (no rows only). With
-    ``rest`` (values left out at their lower bound, :mod:`.certificate_support`): bound NaN when the
-    refined λ would move one of them."""
-    total = st.total
-    x = sep.argmin(np.full(st.d, lam), st.l, st.u)
-    err = float(np.sum(x)) - total
-    for _ in range(newton):
-        if abs(err) <= 4 * _EPS * max(abs(total), 1e-300):
-            break
-        inner = (x > st.l) & (x < st.u)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            slope = float(np.sum(1.0 / sep.d2(x)[inner]))
-        if not (np.isfinite(slope) and slope > 0):
-            break
-        lam_new = lam + err / slope  # m(λ) is non-increasing, dm/dλ = −slope
-        x_new = sep.argmin(np.full(st.d, lam_new), st.l, st.u)
-        err_new = float(np.sum(x_new)) - total
-        if not abs(err_new) < abs(err):
-            break
-        lam, x, err = lam_new, x_new, err_new
-    bound = float(np.max(np.abs(f - x), initial=0.0)) + abs(err)
-    e = argmin_rounding(sep, st, f, x, lam)
-    if rest is not None:
-        e_rest = rest.argmin_rounding(lam)
-        if e_rest is None:
-            return np.nan, np.nan, float(lam)
-        e = np.concatenate([e, e_rest])
-    rounding = float(np.sum(e) + (np.max(e) if e.size else 0.0))
-    if not np.all(np.isfinite(f)):
-        bound = np.inf
-    return bound, rounding, float(lam)
+    """(bound, rounding, λ): the linear ℓ∞ bound of the module docstring (no rows only): the
+    block-wise bound of :mod:`.certificate_blocks` with the pool as the one block. With ``rest``
+    (values left out at their lower bound, :mod:`.certificate_support`): bound NaN when the refined
+    λ would move one of them."""
+    pool = (np.zeros(st.d, np.intp), np.zeros(0), np.zeros(0))
+    return block_argmin_bound(sep, st, f, lam, np.zeros(0), pool, newton, rest)
 
 
 def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
@@ -167,10 +144,30 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
     λ are summarised in a few vectorised passes and the rest is certified as a problem of its own
     (:mod:`.certificate_support`: the same numbers, to rounding, in a fraction of the time; there,
     ``with_multipliers=False`` leaves ``Certificate.multipliers`` empty instead of building them)."""
-    from .certificate_support import certify_on_support
-
     out = certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers)
     return out if out is not None else _certify_full(sep, st, f, lam, y, duals, feas_tol)
+
+
+def certify_on_support(sep: Separable, st: Structure, f, lam, y, duals: dict | None, feas_tol: float | None,
+                       with_multipliers: bool = True) -> Certificate | None:
+    """The certificate of :func:`certify`, computed on the values off their lower bound
+    (:func:`.certificate_support.support_problem`); None when that does not apply.
+    ``with_multipliers=False``: leave ``multipliers`` empty instead of building the full-length
+    bound-multiplier arrays (two more passes; ``ldpopt verify`` reads the numbers only)."""
+    split = support_problem(sep, st, f, lam, y, duals)
+    if split is None:
+        return None
+    sub, sub_st, f_sub, bounds, rest, t = split
+    cert = _certify_full(sub, sub_st, f_sub, lam, y, duals, feas_tol, bounds=bounds, rest=rest)
+    if cert is None:
+        return None
+    if duals is None and with_multipliers:  # the multipliers of the whole problem, from r = h'(f) + λ
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = sep.d1(np.asarray(f, float)) + t
+        cert = dataclasses.replace(cert, multipliers=duals_dict(st, np.asarray(f, float), lam, y, r))
+    elif duals is None:
+        cert = dataclasses.replace(cert, multipliers={})
+    return cert
 
 
 def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
@@ -248,7 +245,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     if bounds is not None:
         ylo, yup = bounds
     elif duals is not None:
-        ylo, yup = _bounds_from_dict(st, duals)
+        ylo, yup = bounds_from_dict(st, duals)
     else:
         ylo, yup = bound_multipliers(st, f, r)
     dual_viol = max(dual_viol, float(np.max(np.maximum(-ylo, 0.0), initial=0.0)),
@@ -313,27 +310,6 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
                        duals if duals is not None else duals_dict(st, f, lam, y, r), note,
                        distance_argmin=da, distance_rounding=drnd, multiplier_refined=lam_r,
                        flat_values=n_flat, distance_nonflat=dnf)
-
-
-def _bounds_from_dict(st: Structure, duals: dict):
-    """(y^lo, y^up): the bound multipliers of ``duals`` summed per side. A side with one source is
-    that source itself (a read-only view, not 0 + y: the same values, no pass over the domain)."""
-    lo, up = [], []
-    for name, spec in st.duals.items():
-        if spec[0] in ("lower", "upper") and duals.get(name) is not None:
-            (lo if spec[0] == "lower" else up).append(np.broadcast_to(np.asarray(duals[name], float), (st.d,)))
-    if duals.get(st.sum_name + ".implied") is not None:
-        up.append(np.asarray(duals[st.sum_name + ".implied"], float))
-
-    def total(vs):
-        if len(vs) == 1:
-            return vs[0]
-        out = np.zeros(st.d)
-        for v in vs:
-            out = out + v
-        return out
-
-    return total(lo), total(up)
 
 
 def certificate(objective, constraints, estimate, f, multipliers: dict | None = None, *,

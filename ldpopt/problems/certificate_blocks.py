@@ -23,32 +23,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from .structured.blocks import indicator_rows
+
 __all__ = ["argmin_rounding", "block_argmin_bound", "block_rows", "blocks_for"]
 
 _EPS = np.finfo(float).eps
 
 
 def block_rows(st):
-    """(block of each value: its row, or m for the pool; each row's own total b_k·sign_k) when every
-    row is an equality ±1 indicator row on a subset disjoint from the others' and Σ f = total is a
-    constraint; else None."""
+    """(block of each value: its row, or m for the pool; each row's sign; each row's own total
+    b_k·sign_k) when every row is an equality ±1 indicator row on a subset disjoint from the others'
+    (:func:`.structured.blocks.indicator_rows`) and Σ f = total is a constraint; else None. Once per
+    Structure."""
     if st.m == 0 or st.sum_free or bool(np.any(st.ineq)):
         return None
-    A = st.A.tocsr()
-    if np.any(np.abs(A.data) != 1.0):
+    return st.derived("block_rows", _block_rows)
+
+
+def _block_rows(st):
+    got = indicator_rows(st)
+    if got is None:
         return None
-    rows = np.repeat(np.arange(st.m), np.diff(A.indptr))
-    first = np.zeros(st.m)
-    nz = np.diff(A.indptr) > 0
-    first[nz] = A.data[A.indptr[:-1][nz]]
-    if np.any(A.data != first[rows]):
-        return None
-    if A.nnz and int(np.bincount(A.indices, minlength=st.d).max()) > 1:  # overlapping (or repeated)
-        return None
-    gid = np.full(st.d, st.m, np.intp)
-    gid[A.indices] = rows
-    sign = np.where(nz, first, 1.0)
-    return gid, sign, st.b * sign
+    gid = np.where(got[0] < 0, st.m, got[0])
+    gid.setflags(write=False)
+    return gid, got[1], st.b * got[1]
 
 
 def blocks_for(st, rest):
@@ -73,7 +71,7 @@ def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=
     mass = np.append(value, st.total - float(np.sum(value)))
     lam_g = np.append(lam + sign * np.asarray(y, float), lam)
     x = sep.argmin(lam_g[gid], st.l, st.u)
-    err = np.bincount(gid, weights=x, minlength=G) - mass
+    err = _sums(gid, x, None, G) - mass
     tol = 4 * _EPS * np.maximum(np.abs(mass), 1e-300)
     for _ in range(newton):
         todo = np.abs(err) > tol
@@ -81,14 +79,14 @@ def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=
             break
         inner = (x > st.l) & (x < st.u)
         with np.errstate(divide="ignore", invalid="ignore"):
-            w = np.where(inner, 1.0 / sep.d2(x), 0.0)
-        slope = np.bincount(gid, weights=np.where(np.isfinite(w), w, 0.0), minlength=G)
+            w = 1.0 / sep.d2(x)
+        slope = _sums(gid, w, inner & np.isfinite(w), G)
         step = todo & np.isfinite(slope) & (slope > 0)
         if not step.any():
             break
         lam_new = np.where(step, lam_g + err / np.where(step, slope, 1.0), lam_g)
         x_new = sep.argmin(lam_new[gid], st.l, st.u)
-        err_new = np.bincount(gid, weights=x_new, minlength=G) - mass
+        err_new = _sums(gid, x_new, None, G) - mass
         keep = step & (np.abs(err_new) < np.abs(err))  # m_k(λ) is non-increasing: dm/dλ = −slope
         if not keep.any():
             break
@@ -98,8 +96,9 @@ def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=
     bound = float(np.max(np.abs(f - x), initial=0.0)) + float(np.max(np.abs(err)))
     t = lam_g[gid]
     e = argmin_rounding(sep, st, f, x, t)
-    if rest is not None:
-        e_rest = None if rest.blocks is None else rest.argmin_rounding(lam_g[rest.blocks])
+    if rest is not None:  # no rows: one λ for every value left out
+        lam_rest = lam_g[m] if m == 0 else (None if rest.blocks is None else lam_g[rest.blocks])
+        e_rest = None if lam_rest is None else rest.argmin_rounding(lam_rest)
         if e_rest is None:
             return np.nan, np.nan, float(lam_g[m])
         e = np.concatenate([e, e_rest])
@@ -107,6 +106,14 @@ def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=
     if not np.all(np.isfinite(f)):
         bound = np.inf
     return bound, rounding, float(lam_g[m])
+
+
+def _sums(gid, w, mask, G: int) -> np.ndarray:
+    """Σ of ``w`` (where ``mask``) over each block: ``np.bincount`` for several blocks, ``np.sum``
+    (pairwise: its rounding grows like log d, a running sum's like d) for the pool alone."""
+    if G == 1:
+        return np.array([np.sum(w if mask is None else w[mask])])
+    return np.bincount(gid, weights=w if mask is None else np.where(mask, w, 0.0), minlength=G)
 
 
 def argmin_rounding(sep, st, f, x, t):

@@ -20,7 +20,11 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["MIN_D", "Rest", "certify_on_support"]
+from .structured.grouped import groups_of
+from .structured.multipliers import bounds_from_dict, free_values
+from .structured.structure import Structure
+
+__all__ = ["MIN_D", "Rest", "support_problem"]
 
 MIN_D = 4096  # below this the full certificate is as fast
 _EPS = np.finfo(float).eps
@@ -52,10 +56,10 @@ class Rest:
 
     def argmin_rounding(self, lam: float):
         """Their rounding terms in the argmin bound at λ (:func:`~.certificate.argmin_bound`), or
-        None when some of them would leave l at λ. Decided exactly as :meth:`argmin_rounding_full`
-        (the reference): g = h'(l) + λ is formed once, and only the values with g <= 8 eps
-        (max scale + |λ|) — a bound on every value's threshold, float rounding being monotone — are
-        tested in full (3 passes over the domain instead of ~12; ``tests/test_certificate_support.py``)."""
+        None when some of them would leave l at λ. Decided exactly as the reference that tests every
+        value (``tests/test_certificate_support.py``): g = h'(l) + λ is formed once, and only the
+        values with g <= 8 eps (max scale + |λ|) — a bound on every value's threshold, float rounding
+        being monotone — are tested in full (3 passes over the domain instead of ~12)."""
         with np.errstate(invalid="ignore"):
             g = np.broadcast_to(self.d1l + lam, self.left.shape)
             neg = np.flatnonzero(g < 0)
@@ -80,23 +84,6 @@ class Rest:
             d2 = np.broadcast_to(self.sep.restrict(cand).d2(lv), lv.shape)
             return 8 * _EPS * (2.0 * np.abs(lv) + scale / d2)
 
-    def argmin_rounding_full(self, lam: float):
-        """The reference for :meth:`argmin_rounding`: every test over the whole domain."""
-        with np.errstate(invalid="ignore"):
-            g = self.d1l + lam
-            if np.any((g < 0) & self.left):
-                return None
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            scale = np.broadcast_to(self.d1_scale_l, g.shape) + np.abs(lam)
-            near = self.left & (self.l < self.u) & (np.abs(g) <= 8 * _EPS * scale)
-        if not near.any():
-            return np.zeros(0)
-        cand = np.flatnonzero(near)
-        lv = self.l[cand]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            d2 = np.broadcast_to(self.sep.restrict(cand).d2(lv), lv.shape)
-            return 8 * _EPS * (2.0 * np.abs(lv) + scale[cand] / d2)
-
 
 class _AtLower:
     """The f-independent terms at the lower bounds: h'(l), h(l), Σ h(l), Σ |h(l)|, min μ over the free
@@ -105,8 +92,6 @@ class _AtLower:
     four weighted-MLE closed forms per instance) pays these full passes once."""
 
     def __init__(self, sep, st, group: bool = True):
-        from .structured.structure import free_values
-
         grp = _groups(sep, st) if group else None
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             self.free = free_values(st)
@@ -138,35 +123,23 @@ GROUP_MIN_D = 1 << 17  # below this the grouping's own passes cost about what it
 
 
 def _groups(sep, st):
-    """(the separable on one representative value per group, inverse) when every per-value term of
-    ``sep`` at the bounds depends on a value only through an integer key (its support count,
-    ``Separable.group_keys``) and the bounds are one constant pair (the plain simplex); else None.
+    """(the separable on one representative value per group, inverse, number of groups): the
+    distinct-count groups of ``sep`` (:func:`.structured.grouped.groups_of`, which checks that every
+    per-value array is a function of the count) when the bounds are one constant pair (the plain
+    simplex), d ≥ ``GROUP_MIN_D`` and there are at most d/8 groups; else None.
 
     The likelihoods' and the weighted MLE's h, h', h'', μ and d1 scale at l are elementwise functions
     of (c_v, l_v, u_v) and scalars: evaluated once per distinct count and gathered, they are the
     same operations on the same operands, so the same floats (as EM's dual in
     :mod:`ldpopt.methods._distinct`; ``tests/test_certificate_support.py`` compares bit for bit).
-    Checked, not assumed: every per-value array of ``sep`` must equal its group representative's
-    value at every member. At d = 10⁷ the counts take a few hundred to a few thousand values, and the
-    terms cost ~30 passes over the domain each (log, cbrt) against ~8 for the grouping."""
-    from ..methods._distinct import integer_groups
-
-    keys = sep.group_keys() if hasattr(sep, "group_keys") else None
-    if (keys is None or st.d < GROUP_MIN_D or st.l.strides != (0,) or st.u.strides != (0,)
-            or not st.l[0] < st.u[0]):
+    At d = 10⁷ the counts take a few hundred to a few thousand values, and the terms cost ~30 passes
+    over the domain each (log, cbrt) against ~8 for the grouping."""
+    if st.d < GROUP_MIN_D or st.l.strides != (0,) or st.u.strides != (0,) or not st.l[0] < st.u[0]:
         return None
-    grp = integer_groups(np.asarray(keys, float))
-    if grp is None or grp[0].size > st.d // 8:
+    g = groups_of(sep)
+    if g is None or g.k > st.d // 8:
         return None
-    inv = grp[1]
-    first = np.empty(grp[0].size, dtype=np.intp)
-    first[inv] = np.arange(st.d, dtype=np.intp)  # any member: all are checked equal below
-    rep = sep.restrict(first)
-    for name, v in vars(sep).items():
-        if isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == st.d and v is not keys:
-            if not np.array_equal(getattr(rep, name)[inv], v):  # a NaN declines: the elementwise path
-                return None
-    return rep, inv, int(first.size)
+    return g.rep, g.inv, g.k
 
 
 def _at_lower(sep, st) -> _AtLower:
@@ -178,14 +151,11 @@ def _at_lower(sep, st) -> _AtLower:
     return out
 
 
-def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bool = True):
-    """The certificate of :func:`~.certificate.certify`, computed on the values off their lower
-    bound; None when that does not apply (small d, most values off l, ...).
-    ``with_multipliers=False``: leave ``multipliers`` empty instead of building the full-length
-    bound-multiplier arrays (two more passes; ``ldpopt verify`` reads the numbers only)."""
-    from .certificate import Structure, _bounds_from_dict, _certify_full
-    from .structured.structure import duals_dict
-
+def support_problem(sep, st, f, lam, y, duals):
+    """The values off their lower bound as a problem of their own: (separable, Structure and f on
+    them, their bound multipliers or None, :class:`Rest`, the per-value multiplier t), or None when
+    that does not apply (small d, most values off l, ...). :func:`.certificate.certify_on_support`
+    certifies it."""
     d = st.d
     if d < MIN_D or lam is None or not np.isfinite(lam) or not hasattr(sep, "restrict"):
         return None
@@ -210,7 +180,7 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bo
     # (masked reductions cost several passes each). Where the sub-certificate takes the max/min over
     # the kept values anyway, the whole array's max/min gives the same combined number.
     if duals is not None:
-        ylo, yup = _bounds_from_dict(st, duals)
+        ylo, yup = bounds_from_dict(st, duals)
         bounds = (ylo[idx], yup[idx])
         with np.errstate(invalid="ignore"):
             # max(−y, initial 0) as 0 − min(y, initial 0): the same number (NaN too), no negated copy
@@ -242,13 +212,4 @@ def certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers: bo
         A_sub, b_sub = sp.csr_matrix((0, idx.size)), st.b
     sub_st = Structure(idx.size, st.l[idx], st.u[idx], st.total - lsum, A_sub, b_sub, st.ineq, st.sum_name, {},
                        st.implied_upper[idx], sum_free=st.sum_free)
-    cert = _certify_full(sub, sub_st, f[idx], lam, y, duals, feas_tol, bounds=bounds, rest=rest)
-    if cert is None:
-        return None
-    if duals is None and with_multipliers:  # the multipliers of the whole problem, from r = h'(f) + λ
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = sep.d1(f) + t
-        cert = dataclasses.replace(cert, multipliers=duals_dict(st, f, lam, y, r))
-    elif duals is None:
-        cert = dataclasses.replace(cert, multipliers={})
-    return cert
+    return sub, sub_st, f[idx], bounds, rest, t

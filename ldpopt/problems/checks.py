@@ -67,7 +67,8 @@ import numpy as np
 
 from .constraint_terms import (_gap_terms, _jacobian_t_y, aggregate_violation, constraint_violations,  # noqa: F401
                                set_feasibility)
-from .objective_check import is_nonneg, absorb_at_zero, bound_rounding, gradient_function, l1_terms, probe
+from .objective_check import absorb_at_zero, bound_rounding, gradient_function, l1_terms, probe
+from .kkt_bound import curvature, error_bound, residual_bound
 from .objectives import L1, UserObjective
 
 __all__ = ["Checks", "check_solution", "STATIONARITY_TOL", "GAP_TOL", "accuracy_tol", "violation_tol"]
@@ -81,25 +82,6 @@ def accuracy_tol(d: int) -> float:
     """Tolerance on the certified bound of ‖f − f*‖: 1e-2 × the mean frequency 1/d (a point off by
     1/(10d) has a bound ≥ 1/(10d) and fails)."""
     return 1e-2 / d
-
-
-def _curvature(obj, gfun, f: np.ndarray, est) -> float:
-    """Smallest diagonal of ∇²J at f (built-ins and SeparableObjective are separable): the declared
-    second derivative ``d2h`` where there is one, else a central difference of the analytic
-    gradient; 0 when not strongly convex or not computable. An objective that is not separable
-    states its own modulus (``curvature_floor``, e.g. :class:`.user_forms.SmoothUserObjective`)."""
-    if hasattr(obj, "curvature_floor"):
-        return obj.curvature_floor(f, est)
-    h = 1e-6 / f.shape[0]
-    lo = np.maximum(f - h, 0.0)
-    with np.errstate(all="ignore"):
-        if getattr(obj, "d2h", None) is not None:
-            hess = np.asarray(obj.d2h(f, est), dtype=np.float64)
-        else:
-            hess = (gfun(lo + 2 * h) - gfun(lo)) / (2 * h)
-    if not np.all(np.isfinite(hess)):
-        return 0.0
-    return max(float(np.min(hess)), 0.0)
 
 
 def violation_tol(d: int) -> float:
@@ -156,90 +138,6 @@ def _move_scale(gfun, f: np.ndarray, grad: np.ndarray) -> float:
         return float(np.max(np.abs(moved), where=np.isfinite(moved), initial=0.0))
 
 
-def _bound(r: np.ndarray, lag: float, mu: float) -> float:
-    rn = float(np.linalg.norm(r))
-    return (rn + np.sqrt(rn * rn + 2.0 * mu * abs(lag))) / mu
-
-
-def _error_bound(problem, f, duals, r, lag, mu) -> float:
-    """The bound of the module docstring, with the solver's multipliers and with re-chosen ones.
-
-    The bound holds for *any* multipliers with y ≥ 0 on the inequalities, so the nonnegativity
-    multipliers (Jacobian −I) may be re-chosen per value among {the solver's y⁺, max(y + r, 0)
-    (zero residual), 0 (zero gap)}, whichever costs least in r² + 2μ·y·f; the smaller bound is kept.
-    An interior-point solver leaves y_v·f_v ≈ its barrier parameter at every value, which sums to
-    a gap that overstates the error by orders of magnitude; the re-chosen y removes that.
-    """
-    best = _bound(r, lag, mu)
-    r2, lag2 = r.copy(), lag
-    fpos = np.maximum(f, 0.0)
-    changed = False
-    for name, (owner, k) in problem._owners.items():
-        if not is_nonneg(owner, k):
-            continue
-        y = np.asarray(duals[name], dtype=np.float64)
-        cand = np.stack([np.maximum(y, 0.0), np.maximum(y + r2, 0.0), np.zeros_like(y)])
-        res = r2[None, :] + y[None, :] - cand  # the Jacobian of g = −f is −I
-        cost = res**2 + 2.0 * mu * cand * fpos[None, :]
-        yh = cand[np.argmin(cost, axis=0), np.arange(y.shape[0])]
-        r2 = r2 + y - yh
-        lag2 = lag2 + float(np.sum((y - yh) * f))  # y·g with g = −f
-        changed = True
-    best = min(best, _bound(r2, lag2, mu)) if changed else best
-    polished = _polished_bound(problem, f, duals, mu)
-    return best if polished is None else min(best, polished)
-
-
-def _simplex_only(problem) -> str | None:
-    """Name of the nonnegativity constraint when the constraints are exactly f ≥ 0, Σ f = 1."""
-    from .constraints import NonNegative, Simplex, SumTo
-
-    owners = [o for o, _ in problem._owners.values()]
-    kinds = {type(o) for o in owners}
-    if kinds == {Simplex} and len(owners) == 2:
-        return next(n for n, (o, k) in problem._owners.items() if k == 0)
-    if kinds == {NonNegative, SumTo} and len(owners) == 2 and next(
-            o for o in owners if isinstance(o, SumTo)).total == 1.0:
-        return next(n for n, (o, _) in problem._owners.items() if isinstance(o, NonNegative))
-    return None
-
-
-def _polished_bound(problem, f, duals, mu) -> float | None:
-    """Simplex-only problems: certify a polished point f̂ instead and add ‖f − f̂‖₂ (triangle
-    inequality). f̂ zeroes the values the solver's multipliers call active (y_v > μ·f_v) and puts
-    their mass back on the support in proportion to 1/curvature (a Newton step of the sum); at the
-    feasible f̂ the multipliers are re-chosen (sum: −mean ∇J on the support; y_v = (∇J_v + y_sum)₊
-    off it), so the gap is 0 and e ≤ 2‖r(f̂)‖₂/μ."""
-    name = _simplex_only(problem)
-    if name is None:
-        return None
-    obj, est = problem.objective, problem.estimate
-    y = np.asarray(duals[name], dtype=np.float64)
-    zero = (y > mu * np.maximum(f, 0.0)) | (f <= 0)
-    supp = ~zero
-    if not supp.any():
-        return None
-    fh = np.where(zero, 0.0, f)
-    with np.errstate(all="ignore"):
-        h = 1e-6 / f.shape[0]
-        curv = (obj.gradient(fh + h, est) - obj.gradient(fh, est)) / h
-    w = np.where(supp & np.isfinite(curv) & (curv > 0), 1.0 / np.where(curv > 0, curv, 1.0), 0.0)
-    if not w.any():
-        return None
-    fh = fh + (1.0 - float(np.sum(fh))) * w / float(np.sum(w))
-    if np.any(fh < 0):
-        return None
-    with np.errstate(all="ignore"):
-        g = obj.gradient(fh, est)
-    if not np.all(np.isfinite(g[supp])):
-        return None
-    ysum = -float(np.mean(g[supp]))
-    r = np.where(supp, g + ysum, np.minimum(g + ysum, 0.0))
-    if not np.all(np.isfinite(r)):
-        return None
-    return float(np.linalg.norm(f - fh)) + 2.0 * float(np.linalg.norm(r)) / mu
-
-
 def _certificate(problem, f: np.ndarray, duals: dict, given=None):
     """:func:`ldpopt.problems.certificate.certificate` of f, with the solver's multipliers and with
     multipliers recovered from f (both give valid bounds: the smaller ``distance_linf`` is kept);
@@ -256,6 +154,7 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
 
     from .certificate import certificate
     from .structured.separable import NotApplicable
+    from .structured.structure import compiled_for
 
     tol = violation_tol(problem.estimate.d)
     found = []
@@ -265,7 +164,7 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
             return found[0]
     for mult in ((None,) if found else (duals, None)):
         try:
-            found.append(certificate(problem.objective, problem.constraints, problem.estimate, f, mult,
+            found.append(certificate(problem.objective, compiled_for(problem), problem.estimate, f, mult,
                                      feas_tol=tol))
         except NotApplicable:
             return None
@@ -377,12 +276,12 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
         ch.not_run["error_bound"] = ("a cvxpy objective declares no curvature: no distance bound (a "
                                      "SeparableObjective with its second derivative gives one)")
     else:  # user constraints: the bound from the solver's multipliers (below)
-        mu = _curvature(obj, gfun, f, problem.estimate)
+        mu = curvature(obj, gfun, f, problem.estimate)
         if mu > 0:
             jf = float(np.sum(jty * f))
             terms = float(np.sum(np.abs(jty * f))) + abs(lag - jf) + abs(lag)
-            ch.error_bound = (_error_bound(problem, f, duals, r, lag, mu)
-                              + bound_rounding(grad, jty, terms, mu, f, _bound))
+            ch.error_bound = (error_bound(problem, f, duals, r, lag, mu)
+                              + bound_rounding(grad, jty, terms, mu, f, residual_bound))
         else:
             ch.not_run["error_bound"] = "J is not strongly convex at f (zero curvature somewhere)"
     stationary = ch.stationarity <= STATIONARITY_TOL or (

@@ -113,12 +113,12 @@ def set_feasibility(problem) -> tuple[bool | None, str]:
     from .certificate_blocks import block_rows
     from .constraints import UserConstraint
     from .structured.separable import NotApplicable
-    from .structured.structure import compile_constraints
+    from .structured.structure import compile_constraints, compiled_for
 
     out = (None, "")
     if not any(isinstance(o, UserConstraint) for o, _ in problem._owners.values()):
         try:
-            st = compile_constraints(problem.constraints, problem.estimate.d)
+            st = compile_constraints(compiled_for(problem), problem.estimate.d)
         except NotApplicable as exc:
             out = (None, str(exc))
         except ValueError as exc:

@@ -92,6 +92,7 @@ class Constraint:
     """Base class: ``build(f, estimate)`` returns a list of ``(name, cvxpy constraint)``."""
 
     default_name = "constraint"
+    states_total = False  # whether it fixes a total of f (the simplex-dropped warning looks for one)
 
     def __init__(self, name: str | None = None):
         if name is not None and (not isinstance(name, str) or not name):
@@ -126,6 +127,7 @@ class SumTo(Constraint):
     """Σ f = total (default 1; dual: scalar, the μ of Wang et al. Appendix B up to sign/scale)."""
 
     default_name = "sum"
+    states_total = True
 
     def __init__(self, total: float = 1.0, name: str | None = None):
         super().__init__(name)
@@ -143,6 +145,8 @@ class Simplex(Constraint):
 
     Duals ``"nonnegative"`` and ``"sum"`` (or ``"<name>.nonnegative"``, ``"<name>.sum"`` when named).
     """
+
+    states_total = True
 
     def __init__(self, name: str | None = None):
         super().__init__(name)
@@ -208,14 +212,9 @@ class SubsetSum(Constraint):
         self.value = _real(value, "value")
         self.sense = sense
 
-    @classmethod
-    def from_partition(cls, groups: dict, totals: dict, d: int | None = None, name: str | None = None):
-        """Totals of disjoint groups given as dicts keyed by group name: a
-        :class:`~.partition.PartitionTotals` (one row per group; overlaps and out-of-range values
-        are errors naming the key)."""
-        from .partition import PartitionTotals
-
-        return PartitionTotals(groups, totals, d=d, name=name)
+    @property
+    def states_total(self) -> bool:
+        return self.sense == "=="
 
     def build(self, f, estimate):
         idx = _indices(self.indices, estimate.d, "indices")
@@ -288,15 +287,6 @@ class Hierarchy(Constraint):
                 raise ValueError(f"groups[{k}]: a parent cannot be its own child")
             self.groups.append((int(parent), children.astype(np.int64)))
 
-    @classmethod
-    def range_tree(cls, d: int, branching: int = 2, name: str | None = None) -> "Hierarchy":
-        """The B-ary range tree over d ordered leaves (:func:`~.ranges.range_tree`: leaves first,
-        then each level, root last) as a Hierarchy; ``range_tree(d, B)`` itself also gives the
-        full constraint set (``constraints()``) and range covers (``cover(a, b)``)."""
-        from .ranges import range_tree
-
-        return range_tree(d, branching).hierarchy(name)
-
     def matrix(self, d: int) -> sp.csr_matrix:
         """H (groups × d): +1 at the parent, −1 at each child, so H f = 0 is the constraint."""
         rows, cols, vals = [], [], []
@@ -361,12 +351,9 @@ class SimplexDroppedWarning(UserWarning):
 def warn_if_simplex_dropped(constraints: list, stacklevel: int = 3) -> None:
     """One :class:`SimplexDroppedWarning` when ``constraints`` (already :func:`as_constraint`-ed) keep
     neither half of the simplex or only one, naming what is missing and how to add it back."""
-    from .partition import PartitionTotals
-
     nonneg = any(isinstance(c, (Simplex, NonNegative)) or (
         isinstance(c, Box) and c.lower is not None and bool(np.all(c.lower >= 0))) for c in constraints)
-    total = any(isinstance(c, (Simplex, SumTo, PartitionTotals)) or (isinstance(c, SubsetSum) and c.sense == "==")
-                for c in constraints)
+    total = any(c.states_total for c in constraints)
     if nonneg and total:
         return
     missing = " and ".join(m for m, ok in (("f >= 0", nonneg), ("sum(f) == 1", total)) if not ok)

@@ -125,7 +125,7 @@ def absorb_at_zero(problem, f, duals, r, lag, where):
     user objective with a log or entropy term is steep near 0: an interior-point point f_v ~ 1e-12
     off an optimum at ~1e-100 leaves a gradient residual of order 1 against the solver's
     multiplier, which this choice absorbs at a gap cost ~1e-12. The KKT check with these
-    multipliers is as valid as with the solver's (the same choice as :func:`.checks._error_bound`'s)."""
+    multipliers is as valid as with the solver's (the same choice as :func:`.kkt_bound.error_bound`'s)."""
     for name, (owner, k) in problem._owners.items():
         if is_nonneg(owner, k):
             y = np.broadcast_to(np.asarray(duals[name], dtype=np.float64), r.shape)

@@ -27,6 +27,7 @@ class PartitionTotals(Constraint):
     """
 
     default_name = "partition"
+    states_total = True
 
     def __init__(self, groups: dict, totals: dict, d: int | None = None, name: str | None = None):
         super().__init__(name)

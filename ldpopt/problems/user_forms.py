@@ -32,7 +32,7 @@ from .objectives import Objective, UserObjective
 from .recognise import NotRecognised, Recognised, recognise
 from .smooth import form_change, form_domain
 from .sqp import QP_OPTIONS
-from .structured.separable import SeparableObjective, UserSep
+from .structured.user_separable import SeparableObjective, UserSep
 
 __all__ = ["RecognisedSeparable", "SmoothUserObjective", "route_objective"]
 

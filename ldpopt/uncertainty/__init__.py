@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import methods as _methods
-from .._validation import as_generator, check_estimate
+from .._validation import as_generator
+from ..estimate import check_estimate
 from .analytic import ANALYTIC_METHODS, analytic, supports_analytic
 from .bootstrap import INTERVALS, bootstrap, resample_method
 from .queryspec import Query, parse_query, random_subsets

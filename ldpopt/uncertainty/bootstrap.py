@@ -72,11 +72,12 @@ from scipy.stats import norm as _normal
 from .. import methods as _methods
 from .._validation import as_generator
 from ..estimate import Estimate
+from ..methods.normalize import positive_mass
 from .fit import plausible_truth, population
 from .resample import apply_batch, draw_counts, oracle_of
 from .result import Uncertainty
 
-__all__ = ["INTERVALS", "RATIO_PIVOT", "bootstrap", "interval_from", "limits", "positive_mass",
+__all__ = ["INTERVALS", "RATIO_PIVOT", "bootstrap", "interval_from", "limits", "positive_mass", "ratio_pivot",
            "resample_method"]
 
 INTERVALS = ("basic", "percentile", "normal")
@@ -85,12 +86,14 @@ INTERVALS = ("basic", "percentile", "normal")
 RATIO_PIVOT = ("norm-mul",)
 
 
-def positive_mass(F) -> np.ndarray:
-    """S = Σ_v max(f̃_v, 0) of each row of ``F`` ((d,) → scalar, (B, d) → (B,)): Norm-Mul's
-    divisor, so that Norm-Mul(f̃)·S = max(f̃, 0). Where S = 0 Norm-Mul returns 1/d (its choice);
-    the scale is then 1 (nothing to undo)."""
-    s = np.maximum(np.asarray(F, dtype=np.float64), 0.0).sum(axis=-1)
-    return np.where(s > 0, s, 1.0)
+def ratio_pivot(name: str, f_tilde, F, T, boot):
+    """(scale, T·S, T*·S*) for a method whose interval pivots on its rescaled output (Norm-Mul:
+    module docstring; S = :func:`~ldpopt.methods.normalize.positive_mass` of f̃, S* of each
+    re-drawn F*), (None, T, T*) for any other."""
+    if name not in RATIO_PIVOT:
+        return None, T, boot
+    scale = (positive_mass(f_tilde), positive_mass(F))
+    return scale, T * scale[0], boot * scale[1][:, None]
 
 
 def resample_method(estimate: Estimate, method: str, n_resamples: int, rng, params=None,
@@ -171,10 +174,7 @@ def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=N
     params = dict(params or {})
     world, boot, F = resample_method(estimate, name, B, rng, params, raw=True, progress=progress)
     T = _methods.get(name).func(estimate, **params) if point is None else np.asarray(point, dtype=np.float64)
-    scale = None
-    if name in RATIO_PIVOT:  # the pivot T·S − f (module docstring, "Norm-Mul")
-        scale = (positive_mass(estimate.f_tilde), positive_mass(F))
-    Tp, bootp = (T, boot) if scale is None else (T * scale[0], boot * scale[1][:, None])
+    scale, Tp, bootp = ratio_pivot(name, estimate.f_tilde, F, T, boot)  # the pivot T·S − f (Norm-Mul)
     if queries is not None:
         from ..queries import query_matrix
 

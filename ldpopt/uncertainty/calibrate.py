@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm as _normal
 
-__all__ = ["calibrated_level", "hull_world_coverage"]
+__all__ = ["calibrated_level", "calibrated_topk", "hull_world_coverage"]
 
 
 def hull_world_coverage(dev: np.ndarray, Sb: np.ndarray, levels, *, se=None, dev_fixed=None) -> np.ndarray:
@@ -82,3 +82,13 @@ def calibrated_level(dev, Sb, level: float, *, se=None, dev_fixed=None, grid: in
     ok = np.flatnonzero(cov >= level - 1e-12)
     i = int(ok[0]) if ok.size else trial.shape[0] - 1
     return float(trial[i]), float(cov[i])
+
+
+def calibrated_topk(world, boot, Sb, level: float, *, se=None) -> tuple[float, float]:
+    """:func:`calibrated_level` of the top-k hull from the bootstrap world's truth ``world`` (d,), the
+    method on the re-drawn estimates ``boot`` (B, d; Norm-Mul's on its rescaled output) and their
+    top-k sets ``Sb`` (B, k): the selected deviations boot − world at Sb, the fixed-set part from the
+    analytic ``se`` where given, else from every deviation boot − world."""
+    dev = np.take_along_axis(boot, Sb, axis=1) - world[Sb]
+    fixed = {"se": se} if se is not None else {"dev_fixed": boot - world}
+    return calibrated_level(dev, Sb, level, **fixed)

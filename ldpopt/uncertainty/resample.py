@@ -27,7 +27,7 @@ from .. import methods as _methods
 from .. import oracles as _oracles
 from ..estimate import Estimate
 from ..methods.baseline import cut_threshold
-from ..methods.normalize import project_simplex
+from ..methods.normalize import norm_mul_rows, project_simplex
 
 __all__ = ["BATCHED", "apply_batch", "draw_counts", "oracle_of"]
 
@@ -94,9 +94,7 @@ def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarr
     if name == "norm":
         return F + ((1.0 - F.sum(axis=1)) / F.shape[1])[:, None]
     if name == "norm-mul":
-        pos = np.maximum(F, 0.0)
-        s = pos.sum(axis=1, keepdims=True)
-        return np.where(s > 0, pos / np.where(s > 0, s, 1.0), 1.0 / F.shape[1])
+        return norm_mul_rows(F)
     if name == "norm-sub":
         # one O(d) projection per row (the registry's own, candidates above a lower bound on the
         # shift): measured faster than a batched Michelot/sort over the (B, d) array

@@ -149,9 +149,8 @@ def topk_query(est, name: str, level: float, k: int, *, n_resamples: int = 200, 
     from .. import methods as _methods
     from .._validation import as_generator
     from .analytic import analytic, supports_analytic
-    from .bootstrap import (RATIO_PIVOT, _boundary_hull, _check_level, _check_resamples, interval_from,
-                            positive_mass, resample_method)
-    from .calibrate import calibrated_level
+    from .bootstrap import _boundary_hull, _check_level, _check_resamples, interval_from, ratio_pivot, resample_method
+    from .calibrate import calibrated_topk
     from .result import Uncertainty
 
     if selection not in SELECTIONS:
@@ -169,14 +168,12 @@ def topk_query(est, name: str, level: float, k: int, *, n_resamples: int = 200, 
     params = dict(params or {})
     world, boot, F = resample_method(est, name, B, as_generator(rng), params, raw=True)
     T = _methods.get(name).func(est, **params)
-    scale = (positive_mass(est.f_tilde), positive_mass(F)) if name in RATIO_PIVOT else None
-    Tp, bootp = (T, boot) if scale is None else (T * scale[0], boot * scale[1][:, None])
+    scale, Tp, bootp = ratio_pivot(name, est.f_tilde, F, T, boot)
     analytic_fixed = interval is None and supports_analytic(est, name)
     used, extra, Sb = level, {}, select_top(boot, k)
     if selection == "calibrated":
-        dev = np.take_along_axis(bootp, Sb, axis=1) - world[Sb]
-        fixed_kw = ({"se": analytic(est, name, level).se} if analytic_fixed else {"dev_fixed": bootp - world})
-        used, world_cov = calibrated_level(dev, Sb, level, **fixed_kw)
+        used, world_cov = calibrated_topk(world, bootp, Sb, level,
+                                          se=analytic(est, name, level).se if analytic_fixed else None)
         extra = {"calibrated_level": used, "world_coverage": world_cov}
     S, se, bias, lo, hi, sel = topk_interval(T, world, boot, k, used, construction, target, scale=scale, Sb=Sb)
     parts = []

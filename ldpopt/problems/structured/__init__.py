@@ -15,9 +15,10 @@ certificate of :mod:`ldpopt.problems.certificate`. Other objectives/constraints 
 :class:`NotApplicable` (use the cvxpy route).
 """
 
-from .separable import NotApplicable, SeparableObjective, separable_for
+from .separable import NotApplicable, separable_for
 from .solver import StructuredResult, solve_structured
 from .structure import compile_constraints
+from .user_separable import SeparableObjective
 
 __all__ = ["NotApplicable", "SeparableObjective", "StructuredResult", "compile_constraints",
            "separable_for", "solve_structured"]

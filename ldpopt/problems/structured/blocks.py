@@ -53,40 +53,52 @@ from .grouped import count_groups, restricted, simplex_grouped
 from .simplex import closed_form, has_closed_form
 from .structure import Structure
 
-__all__ = ["blocks_fast"]
+__all__ = ["blocks_fast", "indicator_rows"]
 
 _EPS = np.finfo(float).eps
 _LOOP_MAX = 64   # up to this many blocks: per-block closed forms in a Python loop; above: one Newton
 
 
+def indicator_rows(st: Structure):
+    """(row of each value, −1 for none; each row's sign, 1 for an empty row; which rows are empty)
+    when every row of A is ±1 with one sign on a set disjoint from the other rows' (one SubsetSum,
+    several disjoint ones, PartitionTotals); else None. Computed once per Structure
+    (:meth:`~.structure.Structure.derived`, read-only arrays): the block solver here, the block-wise
+    argmin bound (:func:`ldpopt.problems.certificate_blocks.block_rows`) and the feasibility test
+    read it."""
+    return st.derived("indicator_rows", _indicator_rows)
+
+
 def _indicator_rows(st: Structure):
-    """(row of each value or −1, sign of each row) if every row is ±1 on a set disjoint from the
-    others' and the bounds are 0 and the implied upper bound only; else None."""
-    if st.m == 0 or not st.total > 0 or not bool(st.implied_upper.all()) or np.any(st.l):
+    if st.m == 0:
         return None
     A = st.A.tocsr()  # no sum_duplicates (it sorts): a repeated column fails the disjointness test below
-    if A.nnz == 0 or np.any(np.abs(A.data) != 1.0):
+    if np.any(np.abs(A.data) != 1.0):
         return None
     lens = np.diff(A.indptr)
-    if np.any(lens == 0):
-        return None
+    empty = lens == 0
     rows = np.repeat(np.arange(st.m), lens)
-    sign = A.data[A.indptr[:-1]]
+    sign = np.ones(st.m)
+    sign[~empty] = A.data[A.indptr[:-1][~empty]]
     if np.any(A.data != sign[rows]):
         return None
-    if int(np.bincount(A.indices, minlength=st.d).max()) > 1:  # overlapping subsets
+    if A.nnz and int(np.bincount(A.indices, minlength=st.d).max()) > 1:  # overlapping (or repeated)
         return None
-    rowof = np.full(st.d, -1, np.int64)
+    rowof = np.full(st.d, -1, np.intp)
     rowof[A.indices] = rows
-    return rowof, sign
+    for a in (rowof, sign, empty):
+        a.setflags(write=False)
+    return rowof, sign, empty
 
 
 def blocks_fast(sep, st: Structure):
     """(f, λ, y, info) for the block-separable case of the module docstring, or None."""
-    got = _indicator_rows(st)
-    if got is None:
+    if not st.total > 0 or not bool(st.implied_upper.all()) or np.any(st.l):
+        return None  # bounds other than 0 and the implied upper bound
+    got = indicator_rows(st)
+    if got is None or got[2].any():
         return None
-    rowof, sign = got
+    rowof, sign = got[:2]
     value = st.b * sign                    # the row's own total (b was stored negated for ≥)
     ineq = st.ineq
     if not ineq.any() and np.any(value < 0):
@@ -197,7 +209,7 @@ def _per_block(sep, st, gid, mass, G, grouped: dict | None = None):
                 return None
             f[idx], lam[g] = out[0], out[1]
             for k in grouped:
-                grouped[k] += out[2][k]
+                grouped[k] += out[3][k]
         else:
             f[idx], lam[g] = closed_form(sep.restrict(idx), idx.size, float(mass[g]), bst)
     return f, lam

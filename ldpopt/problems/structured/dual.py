@@ -203,6 +203,36 @@ def dual_value(sep: Separable, f_t, lam, y, st) -> float:
     return val
 
 
+def inverse_curvature(sep: Separable, f):
+    """1/h''(f) per value, where a value with h flat (1/h'' = ∞) gets 1e12 × the largest finite one:
+    it absorbs any mass, and a large finite D keeps the Newton systems' Schur complement right (→ the
+    other values' D) without infinities. The Newton steps here and in :mod:`.tree` use it."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        D = 1.0 / sep.d2(f)
+    fin = np.isfinite(D)
+    big = 1e12 * max(float(np.max(D[fin], initial=0.0)), 1e-300)
+    return np.where(fin, D, big)
+
+
+def backtrack(trial, tries: int):
+    """(α, point): the first α of 1, 1/2, 1/4, … (``tries`` of them) at which ``trial(α)`` returns a
+    point, the caller's sufficient-ascent test having passed; (α, None) when none did. The damped
+    Newton steps on the multipliers here and in :mod:`.tree` (each with its own test)."""
+    alpha = 1.0
+    for _ in range(tries):
+        got = trial(alpha)
+        if got is not None:
+            return alpha, got
+        alpha *= 0.5
+    return alpha, None
+
+
+def damping(mu: float, alpha: float, mu_max: float) -> float:
+    """The Levenberg term after a step: /10 (not below 1e-10) after a full step, ×100 (not above
+    ``mu_max``) after a shortened one."""
+    return max(mu / 10.0, 1e-10) if alpha == 1.0 else min(mu * 100.0, mu_max)
+
+
 def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
     """(f, λ, y, info) for the compiled structure ``st``."""
     l, u = st.l, st.u
@@ -236,13 +266,7 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
             break
         info["newton_iterations"] = it
         inner = (f > l) & (f < u)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            D_all = 1.0 / sep.d2(f)
-        # a value where h is flat (1/h'' = ∞) absorbs any mass: a large finite D keeps the Schur
-        # complement right (−> the other values' D) without infinities
-        fin = np.isfinite(D_all)
-        big = 1e12 * max(float(np.max(D_all[fin], initial=0.0)), 1e-300)
-        D_all = np.where(l < u, np.where(fin, D_all, big), 0.0)
+        D_all = np.where(l < u, inverse_curvature(sep, f), 0.0)
         Dn = np.where(inner, D_all, 0.0)
         H = _schur(A, Dn)
         ad1, s1 = A @ Dn, float(Dn.sum())  # λ's first-order response to a y step: −(A D 1)·Δy/(1ᵀD1)
@@ -261,19 +285,18 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
         big = float(np.max(np.abs(delta)))
         if big > radius:  # beyond the range of h' every value is pinned at a bound: no use going further
             delta *= radius / big
-        alpha, accepted = 1.0, False
-        for _ in range(30):
+        def trial(alpha):  # projected on y ≥ 0 for the inequality rows; Armijo up to φ's rounding
             y_new = y + alpha * delta
             y_new[ineq] = np.maximum(y_new[ineq], 0.0)
             lam_pred = lam - float(ad1 @ (y_new - y)) / s1 if s1 > 0 else lam
             lam_new, f_new, phi_new = at(y_new, lam_pred)
-            if phi_new >= phi + 1e-4 * float(grad @ (y_new - y)) - 4 * _EPS * abs(phi):
-                accepted = True
-                break
-            alpha *= 0.5
-        if not accepted or np.array_equal(y_new, y):
-            info["line_search_failures"] += int(not accepted)
+            ok = phi_new >= phi + 1e-4 * float(grad @ (y_new - y)) - 4 * _EPS * abs(phi)
+            return (y_new, lam_new, f_new, phi_new) if ok else None
+
+        alpha, got = backtrack(trial, 30)
+        if got is None or np.array_equal(got[0], y):
+            info["line_search_failures"] += int(got is None)
             break
-        mu = max(mu / 10.0, 1e-10) if alpha == 1.0 else min(mu * 100.0, 1.0)
-        y, lam, f, phi = y_new, lam_new, f_new, phi_new
+        mu = damping(mu, alpha, 1.0)
+        y, lam, f, phi = got
     return f, lam, y, info

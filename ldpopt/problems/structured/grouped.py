@@ -34,7 +34,7 @@ import numpy as np
 from ...methods._distinct import integer_groups
 from .separable import BinomialSep, MultinomialSep
 
-__all__ = ["Groups", "count_groups", "restricted", "evaluate", "evaluator", "per_group", "simplex_grouped", "uniform"]
+__all__ = ["Groups", "count_groups", "groups_of", "restricted", "evaluate", "evaluator", "per_group", "simplex_grouped", "uniform"]
 
 
 @dataclass
@@ -50,22 +50,35 @@ class Groups:
 
 
 def count_groups(sep) -> Groups | None:
-    """The distinct-count groups of ``sep`` (cached on it), or None where they do not apply or
-    would not pay (module docstring)."""
+    """The distinct-count groups the solver uses: :func:`groups_of` for the binomial and the
+    multinomial (module docstring), None for any other separable."""
+    return groups_of(sep) if type(sep) in (BinomialSep, MultinomialSep) else None
+
+
+def groups_of(sep) -> Groups | None:
+    """The groups of values with one integer key (``sep.group_keys()``: the support counts of the
+    binomial, the multinomial and the weighted MLE), cached on ``sep``; None where there are no keys,
+    they span more than max(4d, 65,536) (an O(d) ``bincount``), d < 8, more than d/4 distinct keys
+    (the gathers would cost about what they save), or some per-value array of ``sep`` is not the
+    same float at every member of a group (checked, not assumed: then a term is not a function of
+    the key and the elementwise path is the one that is right)."""
     cached = sep.__dict__.get("_groups", False)
     if cached is not False:
         return cached
     out = None
-    if type(sep) in (BinomialSep, MultinomialSep):
-        c = np.asarray(sep.c)
-        d = c.shape[0] if c.ndim == 1 else 0
-        grp = integer_groups(c, max_span=max(4 * d, 1 << 16)) if d >= 8 else None
-        if grp is not None and grp[0].size <= d // 4:
-            inv = grp[1]
-            k = grp[0].size
-            first = np.empty(k, dtype=np.intp)
-            first[inv] = np.arange(d, dtype=np.intp)
-            out = Groups(sep.restrict(first), inv, first, np.bincount(inv, minlength=k).astype(float))
+    keys = sep.group_keys() if hasattr(sep, "group_keys") else None
+    c = None if keys is None else np.asarray(keys)
+    d = c.shape[0] if c is not None and c.ndim == 1 else 0
+    grp = integer_groups(c, max_span=max(4 * d, 1 << 16)) if d >= 8 else None
+    if grp is not None and grp[0].size <= d // 4:
+        inv = grp[1]
+        k = grp[0].size
+        first = np.empty(k, dtype=np.intp)
+        first[inv] = np.arange(d, dtype=np.intp)  # any member: all are checked equal below
+        rep = sep.restrict(first)
+        if all(np.array_equal(getattr(rep, name)[inv], v) for name, v in vars(sep).items()
+               if isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == d and v is not keys):
+            out = Groups(rep, inv, first, np.bincount(inv, minlength=k).astype(float))
     sep._groups = out
     return out
 
@@ -117,7 +130,7 @@ def per_group(g: Groups, x: np.ndarray):
 
 
 def simplex_grouped(sep, st):
-    """(f, λ, info) for the plain simplex by Newton on λ over the distinct counts, or None when
+    """(f, λ, y = [], info) for the plain simplex by Newton on λ over the distinct counts, or None when
     that does not apply (see the module docstring)."""
     from .dual import _d1, solve_lambda
 
@@ -143,7 +156,7 @@ def simplex_grouped(sep, st):
         return None
     info = {"lambda_iterations": it, "newton_iterations": 0, "line_search_failures": 0,
             "distinct_counts": g.k, "support_search": evals}
-    return f, lam, info
+    return f, lam, np.zeros(0), info
 
 
 def _support_piece(rep, l0: float, u0: float, d1l, d1u, w, total):

@@ -14,7 +14,8 @@ from .grouped import evaluator, simplex_grouped
 from .screen import solve_screened
 from .separable import separable_for
 from .simplex import simplex_fast
-from .structure import compile_constraints, duals_dict
+from .multipliers import duals_dict
+from .structure import compile_constraints
 from .tree import solve_tree
 
 __all__ = ["StructuredResult", "solve_structured"]
@@ -53,7 +54,7 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     """Solve ``Problem(estimate, objective, constraints)`` with the dual method of :mod:`.dual`.
 
     Covered: objectives cls, weighted-mle, multinomial, binomial, posterior (names or Objective
-    instances) and :class:`~.separable.SeparableObjective`; constraints None (simplex), Simplex,
+    instances) and :class:`~.user_separable.SeparableObjective`; constraints None (simplex), Simplex,
     NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals, Hierarchy (one
     multiplier per group: meant for a few hundred groups at most with Σ f = total), and one Monotone chain with the
     simplex and common bounds on the chain but no other rows (:mod:`.chain`), and, without
@@ -72,52 +73,50 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     st = compile_constraints(constraints, estimate.d)
     if st.tree is not None:  # one tree of sums and its leaf total, no Σ over all values (.tree)
         f, lam, y, info = solve_tree(sep, st, max_iter=max(max_iter, 100))
-        f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
-        return _result(f, duals, cert, kkt, checks, info, t0, c0)
-    fast, rejected = simplex_fast(sep, st), ""
-    if fast is not None:  # the closed forms' expected-O(d) search; certified below like any answer
-        f, lam = fast
-        y = np.zeros(0)
-        # one closed-form pass (the pivot search for λ): Solution.iterations counts it as 1
-        info = {"closed_form": sep.name, "closed_form_iterations": 1, "lambda_iterations": 0,
-                "newton_iterations": 0, "line_search_failures": 0}
-        f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
-        if checks:  # rounding edge cases (huge noise, ε = 20 with n = 10): the general method decides
-            fast, rejected = None, "; ".join(checks)
-    if fast is None and not rejected:
-        per_count = simplex_grouped(sep, st)  # exact likelihoods: Newton on λ per distinct count (.grouped)
-        if per_count is not None:
-            f, lam, info = per_count
-            y = np.zeros(0)
-            f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
-            fast = per_count if not checks else None
-            rejected = "grouped: " + "; ".join(checks) if checks else ""
-    if fast is None and st.chain is not None:  # generalised PAV with λ outside (.chain)
+        return _result(_certified(sep, st, f, lam, y, feas_tol, kkt_tol), info, t0, c0)
+    # the fast paths in order: the first that applies is the only one run; certified, it is the
+    # answer, else the general method decides and ``closed_form_rejected`` says why
+    # (label of a rejection, method): the closed forms (the certificate rejects their rounding edge
+    # cases at huge noise, ε = 20 with n = 10), the distinct counts, disjoint subset sums (.blocks;
+    # not with a Monotone chain)
+    fast = (("", simplex_fast), ("grouped: ", simplex_grouped), ("blocks: ", blocks_fast))
+    rejected = ""
+    for label, method in fast if st.chain is None else fast[:2]:
+        got = method(sep, st)
+        if got is None:
+            continue
+        f, lam, y, info = got
+        run = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
+        if not run.checks:
+            return _result(run, info, t0, c0)
+        rejected = label + "; ".join(run.checks)
+        break
+    if st.chain is not None:  # generalised PAV with λ outside (.chain)
         f, lam, y, info = solve_chain(sep, st)
-        f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
-        chain = True
     else:
-        chain = False
-    if not chain and fast is None and not rejected:
-        blk = blocks_fast(sep, st)  # disjoint subset sums: independent simplices (.blocks)
-        if blk is not None:
-            f, lam, y, info = blk
-            f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
-            fast = blk if not checks else None
-            rejected = "blocks: " + "; ".join(checks) if checks else ""
-    if not chain and fast is None:
         f, lam, y, info = solve_screened(sep, st, max_iter=max_iter)
         if rejected:
             info["closed_form_rejected"] = rejected
-        f, duals, cert, kkt, checks = _certified(sep, st, f, lam, y, feas_tol, kkt_tol)
-    return _result(f, duals, cert, kkt, checks, info, t0, c0)
+    return _result(_certified(sep, st, f, lam, y, feas_tol, kkt_tol), info, t0, c0)
 
 
-def _result(f, duals, cert, kkt, checks, info, t0, c0):
-    status = "optimal" if not checks else "inaccurate"
-    msg = ("certified: feasible, relative KKT residual and duality gap at rounding level" if not checks
-           else "; ".join(checks))
-    return StructuredResult(f, status, status == "optimal", cert.primal_value, duals, kkt, cert, info,
+@dataclass
+class _Run:
+    """One candidate (f, λ, y) made into an answer: f as polished, its duals, its certificate, the
+    relative KKT residual and the checks it failed (none: certified)."""
+
+    f: np.ndarray
+    duals: dict
+    cert: object
+    kkt: float
+    checks: list
+
+
+def _result(run: _Run, info, t0, c0):
+    status = "optimal" if not run.checks else "inaccurate"
+    msg = ("certified: feasible, relative KKT residual and duality gap at rounding level" if not run.checks
+           else "; ".join(run.checks))
+    return StructuredResult(run.f, status, status == "optimal", run.cert.primal_value, run.duals, run.kkt, run.cert, info,
                             time.perf_counter() - t0, time.process_time() - c0, message=msg)
 
 
@@ -149,7 +148,7 @@ def _sum_polished(st, f):
 
 
 def _certified(sep, st, f, lam, y, feas_tol, kkt_tol):
-    """(f, duals, certificate, relative KKT residual, failed checks) for a candidate (f, λ, y)."""
+    """The :class:`_Run` of a candidate (f, λ, y)."""
     from ..certificate import certify  # the certificate module imports this package
     t = lam + (st.A.T @ y if st.m else 0.0)
     # h'(f) and h''(f) once per distinct count when f is constant on each (.grouped: bit-identical)
@@ -184,4 +183,4 @@ def _certified(sep, st, f, lam, y, feas_tol, kkt_tol):
         checks.append(f"relative KKT residual {kkt:.3g} > {kkt_tol:.3g}")
     if not (cert.relative_gap <= kkt_tol or cert.gap <= 4 * cert.gap_floor):
         checks.append(f"duality gap {cert.gap:.3g} (relative {cert.relative_gap:.3g}) above rounding level")
-    return f, duals, cert, kkt, checks
+    return _Run(f, duals, cert, kkt, checks)

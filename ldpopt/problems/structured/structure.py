@@ -27,11 +27,14 @@ from ..partition import PartitionTotals
 from .separable import NotApplicable
 from .tree import Tree, tree_of, tree_upper
 
-__all__ = ["Chain", "Structure", "compile_constraints"]
+__all__ = ["Chain", "Structure", "compile_constraints", "compiled_for"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Structure:
+    """The compiled constraints (module docstring). Frozen, and its arrays are never written: what is
+    derived from it (:meth:`derived`) is computed once and never goes stale."""
+
     d: int
     l: np.ndarray
     u: np.ndarray
@@ -46,10 +49,18 @@ class Structure:
     chain: "Chain | None" = None             # a Monotone chain (its rows are in A): .chain
     sum_free: bool = False                   # no Σ f = total row (λ ≡ 0): one tree of sums, .tree
     tree: "Tree | None" = None               # that tree (total = its leaf total / root value)
+    _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def m(self) -> int:
         return self.A.shape[0]
+
+    def derived(self, key: str, make):
+        """``make(self)``, computed on the first call for ``key`` and kept (the solver, the
+        certificate and the feasibility test all read the rows' block structure of one problem)."""
+        if key not in self._derived:
+            self._derived[key] = make(self)
+        return self._derived[key]
 
 
 @dataclass
@@ -99,7 +110,10 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
     pass even for the plain simplex, the reference of :func:`_plain_simplex`).
 
     Raises :class:`NotApplicable` for user callables, a missing Σ f = total, or a value with no finite
-    lower bound (the dual method needs a compact per-value domain for the likelihoods)."""
+    lower bound (the dual method needs a compact per-value domain for the likelihoods). A Structure
+    (already compiled: :func:`compiled_for`) is returned as it is."""
+    if isinstance(constraints, Structure) and constraints.d == d:
+        return constraints
     if constraints is None:
         constraints = [NonNegative(), SumTo(1.0)]
     if isinstance(constraints, Constraint) or callable(constraints):
@@ -244,6 +258,24 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
                      duals, implied_only & ~isfix, chain, sum_free=tree is not None, tree=tree)
 
 
+def compiled_for(problem):
+    """``problem``'s constraints compiled once and kept on it (a Problem's constraints are fixed when
+    it is made): the structured solver, the certificate of ldpopt's check and the feasibility test
+    then read one Structure and what is derived from it. The constraints themselves when they do not
+    compile: the caller compiles them again and reports the error where it always did."""
+    got = getattr(problem, "_compiled", None)
+    if got is None:
+        try:
+            got = compile_constraints(problem.constraints, problem.estimate.d)
+        except ValueError:  # NotApplicable too
+            got = False
+        try:
+            problem._compiled = got
+        except AttributeError:
+            pass
+    return problem.constraints if got is False else got
+
+
 def _cached(c, d, key, make):
     """make(), kept on a range tree's Hierarchy ``c`` per d (it is built consistent from its RangeTree
     and not mutated): the solver, the certificate and ldpopt's check each compile the same
@@ -310,87 +342,3 @@ def _plain_simplex(constraints, names, d: int) -> Structure | None:
     return Structure(d, zero, np.broadcast_to(float(total), (d,)), float(total), sp.csr_matrix((0, d)),
                      np.zeros(0), np.zeros(0, bool), sum_name, {nn: ("lower", zero), sum_name: ("sum",)},
                      np.ones(d, bool), None)  # a real array: & with a broadcast bool is 3x slower
-
-
-def free_values(st: Structure):
-    """l < u per value, or True when every bound is one constant pair with l < u (the plain
-    simplex's broadcast bounds: no pass over the domain)."""
-    if st.l.strides == (0,) and st.u.strides == (0,) and st.d and st.l[0] < st.u[0]:
-        return True
-    return st.l < st.u
-
-
-def bound_multipliers(st: Structure, f, r):
-    """Bound multipliers from the per-value stationarity residual r = h'(f) + t (so that
-    r − y^lo + y^up = 0): y^lo = r where f is at its lower bound, y^up = −r at the upper bound."""
-    return _bounds(st, f, r)[:2]
-
-
-def _bounds(st: Structure, f, r):
-    """(y^lo, y^up, whether any value is at its upper bound) of :func:`bound_multipliers`."""
-    free = free_values(st)
-    at_l = (f <= st.l) if free is True else (f <= st.l) & free
-    at_u = (f >= st.u) if free is True else (f >= st.u) & free
-    at_u &= ~at_l
-    up = bool(at_u.any())
-    return np.where(at_l, r, 0.0), (np.where(at_u, -r, 0.0) if up else np.zeros(st.d)), up
-
-
-def duals_dict(st: Structure, f, lam, y, r) -> dict:
-    """Multipliers in :class:`~ldpopt.problems.Solution` ``duals`` form (names and signs of
-    :mod:`ldpopt.problems.constraints`). A bound shared by several constraints goes to the first
-    whose bound is the binding one; the implied upper bound has no constraint of its own (its
-    multiplier is nonzero only at a vertex f = total·e_v, and is reported under ``"<sum>.implied"``).
-    A source that binds everywhere (the only lower bound, e.g. the simplex's f ≥ 0) gets y^lo
-    itself, not a masked copy: the same numbers."""
-    ylo, yup, up = _bounds(st, f, r)
-    out = {}
-    taken = {"lower": None, "upper": None}  # None: nothing taken yet; True: every value
-    for name, spec in st.duals.items():
-        kind = spec[0]
-        if kind == "sum":
-            out[name] = float(lam)
-        elif kind == "row":
-            sl, vector = spec[1], spec[2] is False
-            v = np.asarray(y[sl], float)
-            # stored "≥" rows were negated: the dual of b − a f ≤ 0 is the same y ≥ 0
-            out[name] = v.copy() if vector else float(v[0])
-        elif kind == "fixed":
-            out[name] = -np.asarray(r[spec[1]], float)  # f_v − value = 0: r + y = 0
-        elif kind in ("lower", "upper"):
-            ref, yb, tk = (st.l, ylo, taken["lower"]) if kind == "lower" else (st.u, yup, taken["upper"])
-            if tk is True:
-                out[name] = np.zeros(st.d)
-                continue
-            mine = None if spec[1] is ref else np.broadcast_to(spec[1], (st.d,)) == ref  # None: all values
-            if tk is not None:
-                mine = ~tk if mine is None else mine & ~tk
-            if mine is None or mine.all():
-                out[name], taken[kind] = yb, True
-            else:
-                out[name] = np.where(mine, yb, 0.0)
-                taken[kind] = mine if tk is None else tk | mine
-    if up:
-        imp = st.implied_upper & (yup != 0)
-        if imp.any():
-            out[st.sum_name + ".implied"] = np.where(st.implied_upper, yup, 0.0)
-    return out
-
-
-def multipliers_from_dict(st: Structure, duals: dict):
-    """(λ, y) of the rows from a ``duals`` dict (missing entries: ValueError naming them)."""
-    y = np.zeros(st.m)
-    lam = 0.0 if st.sum_free else None  # a tree has no Σ f = total row
-    for name, spec in st.duals.items():
-        if spec[0] == "sum":
-            if name not in duals or duals[name] is None:
-                raise ValueError(f"multipliers must contain {name!r} (the Σ f = total multiplier)")
-            lam = float(np.asarray(duals[name], float))
-        elif spec[0] == "row":
-            if name not in duals or duals[name] is None:
-                raise ValueError(f"multipliers must contain {name!r}")
-            v = np.atleast_1d(np.asarray(duals[name], float))
-            if v.shape[0] != spec[1].stop - spec[1].start:
-                raise ValueError(f"multipliers[{name!r}] must have {spec[1].stop - spec[1].start} entries, got {v.shape[0]}")
-            y[spec[1]] = v
-    return lam, y

@@ -34,7 +34,7 @@ f_v ≤ T − Σ_{leaves not under v} l (:func:`tree_upper`), which keeps every 
 Back to the user's rows (the Lagrangian of :mod:`ldpopt.problems.constraints`): the root's fixed
 multiplier ν' = −(h'_root(T) + y_root) is the leaf total's ν, and, by the telescoping identity,
 the user's hierarchy multipliers are y + ν'. With ``Fixed`` on the root instead, y is the user's and
-ν' is the Fixed dual (from stationarity, :func:`.structure.duals_dict`).
+ν' is the Fixed dual (from stationarity, :func:`.multipliers.duals_dict`).
 
 Tree checks (:func:`tree_of`): every row has one +1 (the parent) and −1 children; no node is the
 parent of two rows or the child of two; one root; every value of the domain in the tree; nothing
@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .dual import backtrack, damping, inverse_curvature
 from .separable import NotApplicable
 
 __all__ = ["Tree", "recover_tree", "solve_tree", "tree_of", "tree_upper"]
@@ -222,11 +223,7 @@ def solve_tree(sep, st, max_iter: int = 100):
     for it in range(1, max_iter + 1):
         g = _grad(tr, f)
         inner = (f > l) & (f < u)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            D_all = 1.0 / sep.d2(f)
-        fin = np.isfinite(D_all)
-        big = 1e12 * max(float(np.max(D_all[fin], initial=0.0)), 1e-300)  # a flat h absorbs any mass
-        D_all = np.where(free, np.where(fin, D_all, big), 0.0)
+        D_all = np.where(free, inverse_curvature(sep, f), 0.0)
         top = float(np.max(np.abs(g), initial=0.0))
         near = False
         if top <= 1e-6 * max(abs(tr.total), 1e-300):
@@ -252,20 +249,18 @@ def solve_tree(sep, st, max_iter: int = 100):
         step = float(np.max(np.abs(delta)))
         if step > radius:  # beyond the range of h' every value is pinned at a bound
             delta *= radius / step
-        alpha, accepted = 1.0, False
-        for _ in range(40):
+        def trial(alpha):  # Armijo, up to φ's own rounding (its terms' size: at 1e-12 residuals the gain is ~1e-24)
             y_new = y + alpha * delta
             f_new, t_new, phi_new, mag_new = at(y_new)
-            # Armijo, up to φ's own rounding (its terms' size: at 1e-12 residuals the gain is ~1e-24)
-            if phi_new >= phi + 1e-4 * alpha * float(np.sum(g * delta)) - 8 * _EPS * max(mag, mag_new):
-                accepted = True
-                break
-            alpha *= 0.5
-        if not accepted or np.array_equal(y_new, y):
-            info["line_search_failures"] += int(not accepted)
+            ok = phi_new >= phi + 1e-4 * alpha * float(np.sum(g * delta)) - 8 * _EPS * max(mag, mag_new)
+            return (y_new, f_new, t_new, phi_new, mag_new) if ok else None
+
+        alpha, got = backtrack(trial, 40)
+        if got is None or np.array_equal(got[0], y):
+            info["line_search_failures"] += int(got is None)
             break
-        mu = max(mu / 10.0, 1e-10) if alpha == 1.0 else min(mu * 100.0, MU_MAX)
-        y, f, t, phi, mag = y_new, f_new, t_new, phi_new, mag_new
+        mu = damping(mu, alpha, MU_MAX)
+        y, f, t, phi, mag = got
     f[tr.root] = tr.total
     # the user's rows: ν' = −(h'_root(T) + t_root) for the root total; hierarchy multipliers y + ν'
     return f, 0.0, _to_user(sep, st, f, y), info
