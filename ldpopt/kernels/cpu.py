@@ -80,21 +80,23 @@ def histogram(y: np.ndarray, size: int) -> np.ndarray:
 
 
 # -- packed bit columns ------------------------------------------------------------------------
-def _spread_table() -> np.ndarray:
-    """LUT[b]: byte b spread over the 8 bytes of a uint64, lane k = bit 7 − k of b (np.packbits order:
-    lane k counts bit column 8j + k of byte column j)."""
-    b = np.arange(256, dtype=np.uint64)
-    out = np.zeros(256, dtype=np.uint64)
-    for k in range(8):
-        out |= ((b >> np.uint64(7 - k)) & np.uint64(1)) << np.uint64(8 * k)
-    return out
+_REPLICATE = np.uint64(0x0101010101010101)  # b · this: byte b in each of the 8 lanes
+_LANE_BIT = np.uint64(0x0102040810204080)  # lane k keeps bit 7 − k (np.packbits order)
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+_HIGH = np.uint64(0x8080808080808080)
+_S7 = np.uint64(7)
 
 
-_SPREAD = _spread_table()
+@njit(inline="always", cache=True)
+def _spread(b):
+    """Byte b spread over the 8 one-byte lanes of a uint64, lane k = bit 7 − k of b: replicate, keep
+    one bit per lane, and turn a nonzero lane into 1 (adding 0x7F sets its top bit, no carry out)."""
+    x = np.uint64(b) * _REPLICATE
+    return (((x & _LANE_BIT) + _LOW7) & _HIGH) >> _S7
 
 
 @njit(parallel=True, cache=True)
-def _column_counts(packed, lut, U, nblk):
+def _column_counts(packed, U, nblk):
     m, nb = packed.shape
     part = np.zeros((U, 8 * nb), np.int64)
     for task in prange(U * nblk):
@@ -107,9 +109,8 @@ def _column_counts(packed, lut, U, nblk):
         for r0 in range(lo, hi, 255):
             r1 = min(hi, r0 + 255)
             for i in range(r0, r1):
-                src = packed[i]
                 for j in range(j0, j1):
-                    acc[j - j0] += lut[src[j]]
+                    acc[j - j0] += _spread(packed[i, j])
             for j in range(j0, j1):
                 a = acc[j - j0]
                 for k in range(8):
@@ -123,13 +124,13 @@ def _column_counts(packed, lut, U, nblk):
 
 def column_counts(packed: np.ndarray, d: int) -> np.ndarray:
     """Set bits of each of the first ``d`` bit columns of packed (m, ⌈d/8⌉) uint8 rows (np.packbits
-    order), int64. Each byte adds its 8 bits at once, as 8 one-byte lanes of a uint64 (a 256-entry
-    table spreads them), flushed to int64 every 255 rows."""
+    order), int64. Each byte adds its 8 bits at once, as 8 one-byte lanes of a uint64 (``_spread``,
+    branch-free so the loop over a row's bytes vectorises), flushed to int64 every 255 rows."""
     packed = np.ascontiguousarray(packed, dtype=np.uint8)
     nb = packed.shape[1]
     nblk = max(1, -(-nb // _BYTE_BLOCK))
     U = _chunks(packed.shape[0], nblk)
-    return _column_counts(packed, _SPREAD, U, nblk)[:d]
+    return _column_counts(packed, U, nblk)[:d]
 
 
 # -- keyed hash counts (OLH, BLH) ----------------------------------------------------------------
