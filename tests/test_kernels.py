@@ -105,3 +105,16 @@ def test_device_argument_errors_name_it():
     assert kernels.resolve("numpy", 10**12) == "numpy"
     assert kernels.resolve(None, 0) == "numpy"
     assert kernels.resolve("auto", kernels.AUTO_CELLS) == "cpu"
+
+
+def test_fused_range_check_raises_the_numpy_error():
+    for name, size in (("grr", 5), ("hr", 8)):
+        orc = oracles.get(name, 1.0, 5)
+        for bad in (np.array([0, 1, size], np.int64), np.array([-1, 0], np.int64), np.array([0, 1.5])):
+            with pytest.raises(ValueError) as want:
+                orc.aggregate(bad, device="numpy")
+            with pytest.raises(ValueError, match="reports must be") as got:
+                orc.aggregate(bad, device="cpu")
+            assert str(got.value) == str(want.value)
+    counts, bad = cpu.histogram_checked(np.array([0, 4, 5, -3, 4], np.int64), 5)
+    assert bad == 2 and counts.tolist() == [1, 0, 0, 0, 2]

@@ -29,7 +29,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["DEVICES", "AUTO_CELLS", "resolve", "histogram", "column_counts", "hash_counts", "numba_available"]
+__all__ = ["DEVICES", "AUTO_CELLS", "resolve", "histogram", "checked_histogram", "column_counts", "hash_counts", "numba_available"]
 
 DEVICES = ("auto", "numpy", "cpu", "cuda")
 #: cells (report entries × values counted) from which ``device="auto"`` runs the CPU kernels
@@ -90,6 +90,24 @@ def histogram(y: np.ndarray, size: int, device: str) -> np.ndarray:
     from . import cpu
 
     return _run(cpu.histogram, y, size)
+
+
+def checked_histogram(values, size: int, name: str, device) -> np.ndarray:
+    """:func:`histogram` of user-supplied ``values`` with ``check_values``'s checks (integers in
+    [0, size), 1-D, non-empty) and errors. On the CPU kernels a 1-D int64 array is range-checked
+    inside the counting pass (one pass instead of numpy's four: two comparisons, the copy, the
+    count); only when an entry is out of range does ``check_values`` run, to raise its error."""
+    from .._validation import check_values
+
+    arr = values if isinstance(values, np.ndarray) else np.asarray(values)
+    dev = resolve(device, arr.size)
+    if dev == "cpu" and arr.ndim == 1 and arr.size and arr.dtype == np.int64:
+        from . import cpu
+
+        counts, bad = _run(cpu.histogram_checked, arr, size)
+        if not bad:
+            return counts
+    return histogram(check_values(arr, size, name), size, dev)
 
 
 def column_counts(packed: np.ndarray, d: int, device: str) -> np.ndarray:

@@ -30,7 +30,7 @@ from .scalar import congruent, mix64
 numba = require("numba", "kernels", "the fused CPU aggregation kernels (ldpopt.kernels.cpu)")
 njit, prange = numba.njit, numba.prange
 
-__all__ = ["histogram", "column_counts", "hash_counts", "threads"]
+__all__ = ["histogram", "histogram_checked", "column_counts", "hash_counts", "threads"]
 
 _mix64 = njit(inline="always", cache=True)(mix64)
 _congruent = njit(inline="always", cache=True)(congruent)
@@ -60,23 +60,37 @@ def _chunks(n_items: int, n_blocks: int) -> int:
 def _histogram(y, size, U):
     n = y.shape[0]
     part = np.zeros((U, size), np.int64)
+    bad = np.zeros(U, np.int64)
     for u in prange(U):
         lo, hi = n * u // U, n * (u + 1) // U
         row = part[u]
+        nbad = 0
         for i in range(lo, hi):
-            row[y[i]] += 1
+            k = y[i]
+            if 0 <= k < size:
+                row[k] += 1
+            else:
+                nbad += 1
+        bad[u] = nbad
     out = part[0].copy()
     for u in range(1, U):
         out += part[u]
-    return out
+    return out, bad.sum()
+
+
+def histogram_checked(y: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+    """(c, bad): c[k] = #{i : y[i] = k} over the entries in [0, ``size``) and the number of entries
+    outside it, in one pass (the range check fused with the count). ``y``: 1-D int64. U = min(threads,
+    n/size) chunks: the partial rows cost U·size int64."""
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    U = max(1, min(threads(), y.shape[0] // max(size, 1)))
+    counts, bad = _histogram(y, int(size), U)
+    return counts, int(bad)
 
 
 def histogram(y: np.ndarray, size: int) -> np.ndarray:
-    """c[k] = #{i : y[i] = k}, k < ``size`` (int64). ``y``: int64 values already checked to lie in
-    [0, size). U = min(threads, n/size) chunks: the partial rows cost U·size int64."""
-    y = np.ascontiguousarray(y, dtype=np.int64)
-    U = max(1, min(threads(), y.shape[0] // max(size, 1)))
-    return _histogram(y, int(size), U)
+    """c[k] = #{i : y[i] = k}, k < ``size`` (int64), for values already checked to lie in [0, size)."""
+    return histogram_checked(y, size)[0]
 
 
 # -- packed bit columns ------------------------------------------------------------------------

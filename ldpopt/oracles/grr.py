@@ -41,8 +41,7 @@ class GRR(FrequencyOracle):
 
     def aggregate(self, reports, device=None) -> np.ndarray:
         """c_v = #{i : y_i = v}, a histogram of the reports (``device``: see the base class)."""
-        r = check_values(reports, self.d, "reports")
-        return kernels.histogram(r, self.d, kernels.resolve(device, r.shape[0]))
+        return kernels.checked_histogram(reports, self.d, "reports", device)
 
     def support_matrix(self, reports) -> np.ndarray:
         """(m, d) bool: report i supports only the value it reports (one-hot rows)."""

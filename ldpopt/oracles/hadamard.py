@@ -151,8 +151,7 @@ class HR(FrequencyOracle):
     def aggregate(self, reports, device=None) -> np.ndarray:
         """c_v = (n + (H·N)_{v+1})/2 from the output histogram N (module docstring); ``device``
         (see the base class) counts N, the FWHT runs on the CPU."""
-        y = check_values(reports, self.K, "reports")
-        return self._counts_from_histogram(kernels.histogram(y, self.K, kernels.resolve(device, y.shape[0])))
+        return self._counts_from_histogram(kernels.checked_histogram(reports, self.K, "reports", device))
 
     def support_matrix(self, reports) -> np.ndarray:
         """(m, d) bool: output y supports v iff y ∈ C_v, i.e. H[v+1, y] = +1."""
