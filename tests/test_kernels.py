@@ -118,3 +118,16 @@ def test_fused_range_check_raises_the_numpy_error():
             assert str(got.value) == str(want.value)
     counts, bad = cpu.histogram_checked(np.array([0, 4, 5, -3, 4], np.int64), 5)
     assert bad == 2 and counts.tolist() == [1, 0, 0, 0, 2]
+
+
+def test_ss_fused_checks_raise_the_numpy_errors():
+    ss = oracles.get("ss", 1.0, 10, k=3)
+    for bad in (np.array([[0, 1, 2], [3, 3, 4]], np.int64), np.array([[0, 1, 10]], np.int64),
+                np.array([[0, -1, 2]], np.int64)):
+        with pytest.raises(ValueError) as want:
+            ss.aggregate(bad, device="numpy")
+        with pytest.raises(ValueError, match="reports must") as got:
+            ss.aggregate(bad, device="cpu")
+        assert str(got.value) == str(want.value)
+    counts, bad = cpu.subset_counts_checked(np.array([[0, 1, 1], [2, 0, 12]], np.int64), 10)
+    assert bad == 2 and counts[:3].tolist() == [2, 1, 1] and counts.sum() == 4

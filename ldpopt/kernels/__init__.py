@@ -29,7 +29,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["DEVICES", "AUTO_CELLS", "resolve", "histogram", "checked_histogram", "column_counts", "hash_counts", "numba_available"]
+__all__ = ["DEVICES", "AUTO_CELLS", "resolve", "histogram", "checked_histogram", "subset_counts_checked", "column_counts", "hash_counts", "numba_available"]
 
 DEVICES = ("auto", "numpy", "cpu", "cuda")
 #: cells (report entries × values counted) from which ``device="auto"`` runs the CPU kernels
@@ -108,6 +108,14 @@ def checked_histogram(values, size: int, name: str, device) -> np.ndarray:
         if not bad:
             return counts
     return histogram(check_values(arr, size, name), size, dev)
+
+
+def subset_counts_checked(r: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+    """SS's counts of (m, k) int64 subsets with its checks fused, on the CPU kernels: (counts, the
+    number of entries out of range or repeated within their row); see :mod:`.cpu`."""
+    from . import cpu
+
+    return _run(cpu.subset_counts_checked, r, size)
 
 
 def column_counts(packed: np.ndarray, d: int, device: str) -> np.ndarray:

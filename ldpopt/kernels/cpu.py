@@ -30,7 +30,7 @@ from .scalar import congruent, mix64
 numba = require("numba", "kernels", "the fused CPU aggregation kernels (ldpopt.kernels.cpu)")
 njit, prange = numba.njit, numba.prange
 
-__all__ = ["histogram", "histogram_checked", "column_counts", "hash_counts", "threads"]
+__all__ = ["histogram", "histogram_checked", "subset_counts_checked", "column_counts", "hash_counts", "threads"]
 
 _mix64 = njit(inline="always", cache=True)(mix64)
 _congruent = njit(inline="always", cache=True)(congruent)
@@ -91,6 +91,41 @@ def histogram_checked(y: np.ndarray, size: int) -> tuple[np.ndarray, int]:
 def histogram(y: np.ndarray, size: int) -> np.ndarray:
     """c[k] = #{i : y[i] = k}, k < ``size`` (int64), for values already checked to lie in [0, size)."""
     return histogram_checked(y, size)[0]
+
+
+@njit(parallel=True, cache=True)
+def _subset_counts(r, size, U):
+    m, k = r.shape
+    part = np.zeros((U, size), np.int64)
+    bad = np.zeros(U, np.int64)
+    for u in prange(U):
+        lo, hi = m * u // U, m * (u + 1) // U
+        row = part[u]
+        stamp = np.full(size, -1, np.int64)  # stamp[v] = the last row that held v
+        nbad = 0
+        for i in range(lo, hi):
+            for j in range(k):
+                v = r[i, j]
+                if 0 <= v < size and stamp[v] != i:
+                    stamp[v] = i
+                    row[v] += 1
+                else:
+                    nbad += 1
+        bad[u] = nbad
+    out = part[0].copy()
+    for u in range(1, U):
+        out += part[u]
+    return out, bad.sum()
+
+
+def subset_counts_checked(r: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+    """(c, bad) for (m, k) int64 subsets: c[v] = the rows holding v, and the number of entries that
+    are out of [0, ``size``) or repeat an earlier entry of their row, in one pass (SS's checks fused
+    with its count; a per-thread stamp array of ``size`` int64 marks the values of the current row)."""
+    r = np.ascontiguousarray(r, dtype=np.int64)
+    U = max(1, min(threads(), r.size // max(size, 1)))
+    counts, bad = _subset_counts(r, int(size), U)
+    return counts, int(bad)
 
 
 # -- packed bit columns ------------------------------------------------------------------------
