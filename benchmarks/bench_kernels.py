@@ -61,6 +61,31 @@ def _time(fn, repeat):
     return out, best_cpu, best_wall
 
 
+def closed_forms(d: int) -> list[dict]:
+    """ldpopt.kernels.xp (array-namespace code, here on numpy) against ldpopt.methods at dimension d:
+    CPU time of each and the largest absolute difference. The CuPy rows are not measured (no GPU)."""
+    from ldpopt import methods, oracles
+    from ldpopt.kernels import xp
+
+    orc = oracles.get("olh", 1.0, d)
+    gen = np.random.default_rng(2)
+    est = orc.simulate(gen.multinomial(10 * d, gen.dirichlet(np.full(d, 0.5))), gen)
+    f = est.f_tilde
+    t = xp.cut_threshold(est.d, est.n, est.p, est.q)
+    out = []
+    for name, ours, ref in [("norm", lambda: xp.norm(f), lambda: methods.get("norm").func(est)),
+                            ("norm-mul", lambda: xp.norm_mul(f), lambda: methods.get("norm-mul").func(est)),
+                            ("base-cut", lambda: xp.base_cut(f, t), lambda: methods.get("base-cut").func(est)),
+                            ("norm-sub", lambda: xp.norm_sub(f), lambda: methods.get("norm-sub").func(est))]:
+        a, ca, _ = _time(ours, 1)
+        b, cb, _ = _time(ref, 1)
+        row = {"method": name, "d": d, "xp_numpy_cpu_s": ca, "methods_cpu_s": cb,
+               "max_abs_diff": float(np.max(np.abs(a - b))), "cupy": "not measured (no CUDA GPU on this machine)"}
+        out.append(row)
+        print(json.dumps(row), flush=True)
+    return out
+
+
 def run(quick: bool = False) -> dict:
     import numba
 
@@ -71,24 +96,28 @@ def run(quick: bool = False) -> dict:
         cells = n * d
         ref, cpu_np, wall_np = _time(lambda: orc.aggregate(rep, device="numpy"), 1 if quick else 2)
         row = {"oracle": name, "epsilon": eps, "d": d, "reports": n, "params": orc.params().get("g", None),
-               "numpy": {"cpu_s": cpu_np, "wall_s": wall_np, "ns_per_cell_cpu": cpu_np / cells * 1e9}}
+               "numpy": {"cpu_s": cpu_np, "wall_s": wall_np, "ns_per_cell_cpu": cpu_np / cells * 1e9,
+                         "ns_per_report_cpu": cpu_np / n * 1e9}}
         for threads in sorted({1, cores}):
             numba.set_num_threads(threads)
             orc.aggregate(rep, device="cpu")  # compile / load from the cache outside the clock
             got, c, w = _time(lambda: orc.aggregate(rep, device="cpu"), 1 if quick else 3)
             assert np.array_equal(got, ref), (name, threads)
             row[f"kernel_{threads}_threads"] = {"cpu_s": c, "wall_s": w, "ns_per_cell_cpu": c / cells * 1e9,
+                                                "ns_per_report_cpu": c / n * 1e9,
                                                 "ns_per_cell_wall": w / cells * 1e9,
                                                 "ratio_cpu_vs_numpy": cpu_np / c, "ratio_wall_vs_numpy": wall_np / w}
         numba.set_num_threads(cores)
         row["cuda"] = "not measured (no CUDA GPU on this machine)"
         rows.append(row)
         print(json.dumps(row), flush=True)
+    closed = closed_forms(10**5 if quick else 10**7)
     result = {"machine": f"{platform.node()}: {platform.processor() or platform.machine()}, {os.cpu_count()} cores "
                          f"(shared with other work; CPU times are the fair measure), no GPU",
               "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "command": "PYTHONPATH=. python benchmarks/bench_kernels.py" + (" --quick" if quick else ""),
-              "numba": numba.__version__, "threading_layer": numba.threading_layer(), "rows": rows}
+              "numba": numba.__version__, "threading_layer": numba.threading_layer(), "rows": rows,
+              "closed_forms": closed}
     out = OUT if not quick else OUT.with_name("quick") / OUT.name
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
