@@ -151,12 +151,12 @@ def _column_counts(packed, U, nblk):
     for task in prange(U * nblk):
         u, b = task // nblk, task % nblk
         lo, hi = m * u // U, m * (u + 1) // U
-        j0 = b * 256
-        j1 = min(nb, j0 + 256)
+        j0 = b * _BYTE_BLOCK
+        j1 = min(nb, j0 + _BYTE_BLOCK)
         acc = np.zeros(j1 - j0, np.uint64)
         row = part[u]
-        for r0 in range(lo, hi, 255):
-            r1 = min(hi, r0 + 255)
+        for r0 in range(lo, hi, _FLUSH_ROWS):
+            r1 = min(hi, r0 + _FLUSH_ROWS)
             for i in range(r0, r1):
                 for j in range(j0, j1):
                     acc[j - j0] += _spread(packed[i, j])
@@ -190,11 +190,11 @@ def _hash_counts(keys, r, vg, mask, inv, rot, lim, pow2, U, nblk):
     for task in prange(U * nblk):
         u, b = task // nblk, task % nblk
         lo, hi = n * u // U, n * (u + 1) // U
-        v0 = b * 64
-        v1 = min(d, v0 + 64)
+        v0 = b * _VALUE_BLOCK
+        v1 = min(d, v0 + _VALUE_BLOCK)
         row = part[u]
-        for t0 in range(lo, hi, 1024):
-            t1 = min(hi, t0 + 1024)
+        for t0 in range(lo, hi, _USER_TILE):
+            t1 = min(hi, t0 + _USER_TILE)
             for v in range(v0, v1):
                 h = vg[v]
                 c = 0
