@@ -76,7 +76,9 @@ def closed_forms(d: int) -> list[dict]:
     for name, ours, ref in [("norm", lambda: xp.norm(f), lambda: methods.get("norm").func(est)),
                             ("norm-mul", lambda: xp.norm_mul(f), lambda: methods.get("norm-mul").func(est)),
                             ("base-cut", lambda: xp.base_cut(f, t), lambda: methods.get("base-cut").func(est)),
-                            ("norm-sub", lambda: xp.norm_sub(f), lambda: methods.get("norm-sub").func(est))]:
+                            ("norm-sub", lambda: xp.norm_sub(f), lambda: methods.get("norm-sub").func(est)),
+                            ("mle-apx", lambda: xp.mle_apx(est.counts.astype(float), est.n, est.p, est.q),
+                             lambda: methods.get("mle-apx").func(est))]:
         a, ca, _ = _time(ours, 1)
         b, cb, _ = _time(ref, 1)
         row = {"method": name, "d": d, "xp_numpy_cpu_s": ca, "methods_cpu_s": cb,

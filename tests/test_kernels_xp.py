@@ -26,6 +26,7 @@ def test_closed_forms_on_the_numpy_namespace_equal_the_methods(est):
     f = est.f_tilde
     pairs = [(xp.norm(f), methods.get("norm").func(est)), (xp.norm_mul(f), methods.get("norm-mul").func(est)),
              (xp.base_pos(f), methods.get("base-pos").func(est)), (xp.norm_sub(f), methods.get("norm-sub").func(est))]
+    pairs.append((xp.mle_apx(est.counts.astype(float), est.n, est.p, est.q), methods.get("mle-apx").func(est)))
     for alpha in (2.0, 0.05):
         t = xp.cut_threshold(est.d, est.n, est.p, est.q, alpha)
         pairs.append((xp.base_cut(f, t), methods.get("base-cut").func(est, alpha=alpha)))

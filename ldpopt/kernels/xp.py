@@ -1,8 +1,8 @@
 """Closed-form post-processing on an array namespace: the same code on numpy arrays (the host) or on
 CuPy arrays (a GPU), so that counts aggregated on the device are post-processed there without a
 copy. Each function equals its ``ldpopt.methods`` counterpart on the numpy namespace to within 1e-12
-(``tests/test_kernels_xp.py``): Norm, Norm-Mul, Base-Pos, Base-Cut (Wang et al. arXiv §3.1–§3.3)
-and Norm-Sub (the Euclidean projection onto the simplex, arXiv §3.5 / Appendix B).
+(``tests/test_kernels_xp.py``): Norm, Norm-Mul, Base-Pos, Base-Cut (Wang et al. arXiv §3.1–§3.3),
+Norm-Sub (the Euclidean projection onto the simplex, arXiv §3.5 / Appendix B) and MLE-Apx (§3.4).
 
 Choices (the papers are silent): Norm-Sub's shift τ is found by the sort-and-scan of Held, Wolfe &
 Crowder (1974) / Duchi et al. (2008) — O(d log d), but a sort and a cumulative sum are what a GPU
@@ -12,8 +12,9 @@ of the tests). Base-Cut's threshold T = Φ⁻¹(1 − α/d)·σ (Eq. 9) is a sca
 ``ldpopt.methods.baseline.cut_threshold``'s formula. Every function takes f̃ (and n, p, q where
 needed) as arrays, not an :class:`~ldpopt.Estimate`, which holds numpy arrays.
 
-Not here yet: MLE-Apx, the Norm-Cut/Norm-Hyb tie closures, the exact GRR MLE, the binomial EM and
-the certificate check (they stay numpy-only in ``ldpopt.methods`` and ``ldpopt.verify``).
+MLE-Apx likewise sorts where ``ldpopt.methods`` searches pivots. Not here yet: the Norm-Cut and
+Norm-Hyb tie closures, the exact GRR MLE, the binomial EM and the certificate check (they stay
+numpy-only in ``ldpopt.methods`` and ``ldpopt.verify``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import math
 
 import numpy as np
 
-__all__ = ["namespace", "norm", "norm_mul", "base_pos", "base_cut", "norm_sub", "cut_threshold"]
+__all__ = ["namespace", "norm", "norm_mul", "base_pos", "base_cut", "norm_sub", "mle_apx", "cut_threshold"]
 
 
 def namespace(device: str = "numpy"):
@@ -92,3 +93,27 @@ def norm_sub(f, total: float = 1.0):
         top = f == xp.max(f)
         out = xp.where(top, total / int(xp.count_nonzero(top)), 0.0)
     return out
+
+
+def mle_apx(counts, n: int, p: float, q: float):
+    """MLE-Apx (arXiv §3.4, Eq. 13–14; ``ldpopt.methods.mle``'s exact KKT solution) by the sort path:
+    with a = c/n − q sorted decreasingly, the top-k set gives x_k = (Σ_{j≤k} a_j − B)/(p(1 − p) +
+    (k − 1)s) (B = p − q, s = q(1 − q)); the support is the longest prefix with a_k > s·x_k, and f is
+    Eq. 14 on it in ``ldpopt.methods.mle._f_on_support``'s cancellation-free form,
+    f_v = (K_v + (s/B)(k t_v − Σ t))/Σ K, t = r − max r, K = (1 − r)pq + r(1 − p)(1 − q), r = c/n."""
+    xp = _module_of(counts)
+    d = counts.shape[0]
+    B, s = p - q, q * (1.0 - q)
+    r = counts / n
+    a = r - q
+    u = xp.sort(a)[::-1]
+    x = (xp.cumsum(u) - B) / (p * (1.0 - p) + xp.arange(d, dtype=xp.float64) * s)
+    rho = max(int(xp.count_nonzero(u > s * x)) - 1, 0)
+    sup = a > s * float(x[rho])
+    if not bool(xp.any(sup)):  # x rounded past a_max/s: the support holds the largest a
+        sup = a == xp.max(a)
+    k = int(xp.count_nonzero(sup))
+    t = xp.where(sup, r - xp.max(xp.where(sup, r, -xp.inf)), 0.0)
+    kap = xp.where(sup, (1.0 - r) * (p * q) + r * ((1.0 - p) * (1.0 - q)), 0.0)
+    f = (kap + (s / B) * (k * t - xp.sum(t))) / xp.sum(kap)
+    return xp.where(sup, xp.maximum(f, 0.0), 0.0)
