@@ -120,15 +120,25 @@ def run(quick: bool = False) -> dict:
               "command": "PYTHONPATH=. python benchmarks/bench_kernels.py" + (" --quick" if quick else ""),
               "numba": numba.__version__, "threading_layer": numba.threading_layer(), "rows": rows,
               "closed_forms": closed}
-    out = OUT if not quick else OUT.with_name("quick") / OUT.name
+    return write_result(result, OUT, quick)
+
+
+def write_result(result: dict, out: Path, quick: bool) -> dict:
+    """Write ``result`` as JSON to ``out`` (``--quick``: to results/quick/, not the published file)."""
+    out = out if not quick else out.with_name("quick") / out.name
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     return result
 
 
-if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+def cli(run_fn, doc: str) -> None:
+    """``python benchmarks/bench_X.py [--quick]``: the benchmark scripts' command line."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small inputs (seconds)")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
-    run(quick=args.quick)
+    run_fn(quick=args.quick)
+
+
+if __name__ == "__main__":
+    cli(run, __doc__)

@@ -18,18 +18,18 @@ Results: benchmarks/results/kernels_dask.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
 import platform
-import sys
 import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+
+from bench_kernels import cli, write_result  # noqa: E402  (benchmarks/ is the script's folder)
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results" / "kernels_dask.json"
@@ -130,15 +130,8 @@ def run(quick: bool = False) -> dict:
                   "malloc": malloc_rows(oue, n_oue), "scaling_olh_d1024": scaling_rows(olh, n_olh)}
     for row in result["malloc"] + result["scaling_olh_d1024"]:
         print(json.dumps(row), flush=True)
-    out = OUT if not quick else OUT.with_name("quick") / OUT.name
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
-    return result
+    return write_result(result, OUT, quick)
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small inputs")
-    args = ap.parse_args()
-    sys.path.insert(0, str(REPO))
-    run(quick=args.quick)
+    cli(run, __doc__)

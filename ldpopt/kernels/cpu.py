@@ -55,6 +55,15 @@ def _chunks(n_items: int, n_blocks: int) -> int:
     return max(1, min(t, n_items // 1024 if n_items >= 1024 else 1))
 
 
+@njit(inline="always", cache=True)
+def _sum_rows(part):
+    """Σ_u part[u], the partial rows of the U user chunks added in order."""
+    out = part[0].copy()
+    for u in range(1, part.shape[0]):
+        out += part[u]
+    return out
+
+
 # -- histogram ---------------------------------------------------------------------------------
 @njit(parallel=True, cache=True)
 def _histogram(y, size, U):
@@ -72,10 +81,7 @@ def _histogram(y, size, U):
             else:
                 nbad += 1
         bad[u] = nbad
-    out = part[0].copy()
-    for u in range(1, U):
-        out += part[u]
-    return out, bad.sum()
+    return _sum_rows(part), bad.sum()
 
 
 def histogram_checked(y: np.ndarray, size: int) -> tuple[np.ndarray, int]:
@@ -112,10 +118,7 @@ def _subset_counts(r, size, U):
                 else:
                     nbad += 1
         bad[u] = nbad
-    out = part[0].copy()
-    for u in range(1, U):
-        out += part[u]
-    return out, bad.sum()
+    return _sum_rows(part), bad.sum()
 
 
 def subset_counts_checked(r: np.ndarray, size: int) -> tuple[np.ndarray, int]:
@@ -165,10 +168,7 @@ def _column_counts(packed, U, nblk):
                 for k in range(8):
                     row[8 * j + k] += np.int64((a >> np.uint64(8 * k)) & np.uint64(0xFF))
                 acc[j - j0] = 0
-    out = part[0].copy()
-    for u in range(1, U):
-        out += part[u]
-    return out
+    return _sum_rows(part)
 
 
 def column_counts(packed: np.ndarray, d: int) -> np.ndarray:
@@ -205,10 +205,7 @@ def _hash_counts(keys, r, vg, mask, inv, rot, lim, pow2, U, nblk):
                     for i in range(t0, t1):
                         c += np.int64(_congruent(_mix64(keys[i] + h), r[i], inv, rot, lim))
                 row[v] += c
-    out = part[0].copy()
-    for u in range(1, U):
-        out += part[u]
-    return out
+    return _sum_rows(part)
 
 
 def hash_counts(keys: np.ndarray, r: np.ndarray, d: int, g: int) -> np.ndarray:
