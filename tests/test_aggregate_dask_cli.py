@@ -213,3 +213,32 @@ def test_bad_scheduler_and_task_size_are_errors_naming_the_argument(tmp_path):
     with pytest.raises(ValueError, match="row_groups_per_task must be an integer >= 1"):
         aggregate_shards(tmp_path, row_groups_per_task=0)
     assert "scheduler must be one of" in one_line_error(ldpopt("aggregate", tmp_path, "--scheduler", "lcoal"))
+
+
+@pytest.mark.parametrize("name", ["olh", "oue", "ss"])
+def test_device_cpu_gives_the_numpy_counts_through_shards_and_dask(tmp_path, name):
+    pytest.importorskip("numba", reason="device='cpu' needs numba (the 'kernels' extra)")
+    orc, reps = _write(tmp_path, name, [900, 1, 450], row_group_rows=100)
+    ref = orc.aggregate(reps, device="numpy")
+    for scheduler in ("synchronous", "threads"):
+        total = aggregate_shards(tmp_path, scheduler=scheduler, device="cpu", row_groups_per_task=2)
+        assert total.n == len(reps) and np.array_equal(total.counts, ref), scheduler
+    parts = [shard_partial(f, batch_rows=64, device="cpu") for f in sorted(tmp_path.glob("*.parquet"))]
+    assert np.array_equal(Partial.merge_all(parts).counts, ref)  # the prefetching reader
+    with pytest.raises(ValueError, match="device must be one of"):
+        aggregate_shards(tmp_path, scheduler="synchronous", device="gpu")
+
+
+def test_cli_device_cuda_without_a_gpu_is_one_line_and_under_the_simulator_counts(tmp_path):
+    pytest.importorskip("numba", reason="--device cuda needs numba (the 'gpu' extra)")
+    from numba import cuda
+
+    orc, reps = _write(tmp_path, "olh", [300, 20], row_group_rows=64)
+    if not cuda.is_available():
+        err = one_line_error(ldpopt("aggregate", tmp_path, "--device", "cuda", "--scheduler", "threads"))
+        assert "--device cuda" in err and "needs a CUDA GPU" in err
+    proc = ldpopt("aggregate", tmp_path, "--device", "cuda", "--scheduler", "synchronous", "--no-progress",
+                  env={"NUMBA_ENABLE_CUDASIM": "1", "PYTHONWARNINGS": "ignore"})
+    assert proc.returncode == 0, proc.stderr
+    table = pd.read_csv(__import__("io").StringIO(proc.stdout))
+    assert np.array_equal(table["count"].to_numpy(), orc.aggregate(reps, device="numpy"))

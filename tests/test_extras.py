@@ -14,9 +14,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 # distributions whose import name is not the distribution name with - as _
-MODULE_OF = {"scikit-learn": "sklearn", "dask[distributed]": "dask", "pyarrow": "pyarrow"}
-# installed with an extra's packages, not declared by it (multi-freq-ldpy's clients are numba-jitted)
-TRANSITIVE = {"numba": "peers"}
+MODULE_OF = {"scikit-learn": "sklearn", "dask[distributed]": "dask", "pyarrow": "pyarrow", "cupy-cuda12x": "cupy"}
+# installed with an extra's packages, not declared by it
+TRANSITIVE: dict[str, str] = {}
 
 
 def _dist(spec: str) -> str:

@@ -43,6 +43,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from ..kernels import DEVICES, numba_available, resolve
+from .._malloc import keep_freed_memory
 from .partial import MergeError, Partial
 from .shards import list_shards, read_labels, read_oracle, shard_partial
 
@@ -81,20 +83,28 @@ def plan(files, row_groups_per_task: int = ROW_GROUPS_PER_TASK) -> list[tuple[st
     return _plan(files, row_groups_per_task)[0]
 
 
-def _map(path: str, groups: list[int]) -> Partial:
+def _map(path: str, groups: list[int], device=None, kernel_threads: int | None = None) -> Partial:
     # unlabelled: the plan checked every shard's labels; they are attached once to the total
-    return shard_partial(path, row_groups=groups, labelled=False) if groups else Partial.empty(read_oracle(path))
+    if kernel_threads is not None and device not in ("numpy", "cuda") and numba_available():
+        from .._extras import require
+
+        # thread-local in Numba: this task's kernels use kernel_threads cores, so that the scheduler's
+        # own parallelism does not multiply with the kernels' (oversubscription)
+        require("numba", "kernels", "the CPU aggregation kernels").set_num_threads(kernel_threads)
+    if not groups:
+        return Partial.empty(read_oracle(path))
+    return shard_partial(path, row_groups=groups, labelled=False, device=device)
 
 
 def _merge(a: Partial, b: Partial) -> Partial:
     return a.merge(b)
 
 
-def _graph(tasks):
+def _graph(tasks, device, kernel_threads):
     """The map + binary tree reduction as one dask.delayed object."""
     import dask
 
-    level = [dask.delayed(_map, pure=True)(path, groups) for path, groups in tasks]
+    level = [dask.delayed(_map, pure=True)(path, groups, device, kernel_threads) for path, groups in tasks]
     while len(level) > 1:
         nxt = [dask.delayed(_merge, pure=True)(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
         if len(level) % 2:
@@ -103,11 +113,20 @@ def _graph(tasks):
     return level[0]
 
 
-def _compute_local(tasks, scheduler: str, workers: int | None, progress: bool) -> Partial:
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _compute_local(tasks, scheduler: str, workers: int | None, progress: bool, device) -> Partial:
     import dask
     from dask.diagnostics import ProgressBar
 
-    obj = _graph(tasks)
+    # the kernels of concurrent tasks share the cores: each gets cores / (tasks at once)
+    at_once = 1 if scheduler == "synchronous" else min(len(tasks), workers or _usable_cores())
+    obj = _graph(tasks, device, max(1, _usable_cores() // max(at_once, 1)))
     kwargs = {"scheduler": scheduler}
     if scheduler == "threads" and workers:
         kwargs["num_workers"] = workers
@@ -122,18 +141,14 @@ def local_workers(workers: int | None, ntasks: int) -> int:
     use (``os.sched_getaffinity``), at most one per map task."""
     if workers:
         return workers
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, ntasks))
+    return max(1, min(_usable_cores(), ntasks))
 
 
-def _run_on(client, tasks, rows, progress: bool) -> Partial:
+def _run_on(client, tasks, rows, progress: bool, device, kernel_threads) -> Partial:
     """Submit the map tasks and the merge tree to ``client``; a tqdm bar (reports) on stderr."""
     from distributed import as_completed
 
-    maps = [client.submit(_map, path, groups, pure=True) for path, groups in tasks]
+    maps = [client.submit(_map, path, groups, device, kernel_threads, pure=True) for path, groups in tasks]
     level = list(maps)
     while len(level) > 1:
         nxt = [client.submit(_merge, level[i], level[i + 1], pure=True) for i in range(0, len(level) - 1, 2)]
@@ -153,30 +168,39 @@ def _run_on(client, tasks, rows, progress: bool) -> Partial:
     return root.result()
 
 
-def _compute_distributed(tasks, rows, address, workers: int | None, progress: bool) -> Partial:
+def _compute_distributed(tasks, rows, address, workers: int | None, progress: bool, device) -> Partial:
     from distributed import Client, LocalCluster
 
     if address == "local":
         n = local_workers(workers, len(tasks))
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                           silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
-            return _run_on(client, tasks, rows, progress)
+            # distributed's nannies start workers with MALLOC_TRIM_THRESHOLD_ set, which also freezes
+            # glibc's mmap threshold at 128 KiB: every numpy temporary above it is a fresh mmap to
+            # fault in, and the numpy aggregators are made of such temporaries. These workers run only
+            # this call, so they keep freed blocks instead (ldpopt._malloc; BENCHMARKS.md, Dask rows).
+            client.run(keep_freed_memory)
+            # one process per core already: one kernel thread each
+            return _run_on(client, tasks, rows, progress, device, 1)
+    # a cluster of unknown shape: its workers' kernels keep their own thread settings
     if isinstance(address, str):
         with Client(address) as client:
-            return _run_on(client, tasks, rows, progress)
+            return _run_on(client, tasks, rows, progress, device, None)
     if hasattr(address, "submit"):  # an existing Client: used, not closed
-        return _run_on(address, tasks, rows, progress)
+        return _run_on(address, tasks, rows, progress, device, None)
     with Client(address) as client:  # a cluster object (tests pass a LocalCluster): a client for the call
-        return _run_on(client, tasks, rows, progress)
+        return _run_on(client, tasks, rows, progress, device, None)
 
 
 def aggregate_shards(source, scheduler="threads", workers: int | None = None, progress: bool = False,
-                     row_groups_per_task: int = ROW_GROUPS_PER_TASK) -> Partial:
+                     row_groups_per_task: int = ROW_GROUPS_PER_TASK, device=None) -> Partial:
     """The merged partial aggregate of every report in ``source`` (a directory of ``*.parquet``
     shards or a list of shard paths), with the shards' value labels if they declare any.
     ``scheduler``: see the module docstring (default ``"threads"``: in-process, nothing to start or
     leak, the right choice for a library call; the CLI defaults to ``"local"``); ``workers``:
-    threads (``"threads"``) or worker processes (``"local"``)."""
+    threads (``"threads"``) or worker processes (``"local"``); ``device``: who counts in each task
+    (``oracle.aggregate``'s argument: "numpy", "cpu", "cuda", or None/"auto"), checked here before
+    any task runs (``"cuda"`` without a GPU or without Numba fails now, naming what is missing)."""
     files = list_shards(source) if isinstance(source, (str, Path)) else [Path(f) for f in source]
     if not files:
         raise ValueError("source must name at least one report shard")
@@ -189,9 +213,14 @@ def aggregate_shards(source, scheduler="threads", workers: int | None = None, pr
     if isinstance(scheduler, str) and scheduler not in LOCAL_SCHEDULERS and ":" not in scheduler:
         raise ValueError(f"scheduler must be one of {LOCAL_SCHEDULERS} or a cluster address such as "
                          f"tcp://host:8786, got {scheduler!r}")
+    if device not in (None, "auto"):
+        if isinstance(scheduler, str) and scheduler in LOCAL_SCHEDULERS:
+            resolve(device)  # an unknown device or a missing GPU/extra: the error now, not in a task
+        elif device not in DEVICES:  # a remote cluster's workers, not this process, need the device
+            raise ValueError(f"device must be one of {DEVICES} or None, got {device!r}")
     tasks, rows, empty = _plan(files, row_groups_per_task)
     if scheduler in ("synchronous", "threads"):
-        total = _compute_local(tasks, scheduler, workers, progress)
+        total = _compute_local(tasks, scheduler, workers, progress, device)
     else:
-        total = _compute_distributed(tasks, rows, scheduler, workers, progress)
+        total = _compute_distributed(tasks, rows, scheduler, workers, progress, device)
     return total.with_labels(empty.labels)

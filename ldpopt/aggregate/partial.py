@@ -145,13 +145,15 @@ class Partial:
                        labels)
 
     @classmethod
-    def from_reports(cls, oracle: FrequencyOracle, reports) -> "Partial":
+    def from_reports(cls, oracle: FrequencyOracle, reports, device=None) -> "Partial":
         """Aggregate one shard of ``reports`` (in the format ``oracle.perturb`` returns) with
-        ``oracle.aggregate``; an empty shard gives the empty partial."""
+        ``oracle.aggregate`` on ``device`` (:meth:`FrequencyOracle.aggregate`; None: its default);
+        an empty shard gives the empty partial."""
         m = len(reports)
         if m == 0:
             return cls.empty(oracle)
-        return cls.from_counts(oracle, oracle.aggregate(reports), m)
+        counts = oracle.aggregate(reports) if device is None else oracle.aggregate(reports, device=device)
+        return cls.from_counts(oracle, counts, m)
 
     # -- the monoid -----------------------------------------------------------------------------
     def key(self) -> dict[str, Any]:

@@ -28,6 +28,7 @@ No column may hold nulls (a missing report is not a report). Shards are read bat
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -170,16 +171,33 @@ def read_labels(path) -> tuple | None:
         raise ValueError(f"{path}: shard metadata: {exc}") from None
 
 
-def shard_partial(path, row_groups=None, batch_rows: int = BATCH_ROWS, labelled: bool = True) -> Partial:
+def _prefetched(batches):
+    """The items of the iterator ``batches``, the next one read by a background thread while the
+    caller counts the current one (pyarrow releases the GIL while it reads and decodes)."""
+    with ThreadPoolExecutor(1) as pool:
+        nxt = pool.submit(next, batches, None)
+        while (item := nxt.result()) is not None:
+            nxt = pool.submit(next, batches, None)
+            yield item
+
+
+def shard_partial(path, row_groups=None, batch_rows: int = BATCH_ROWS, labelled: bool = True,
+                  device=None) -> Partial:
     """The partial aggregate of one shard (or of some of its row groups), read batch by batch;
     with the shard's labels unless ``labelled=False`` (Dask's map tasks: the labels are checked
-    once per shard by the plan and attached to the merged total, not shipped with every task)."""
+    once per shard by the plan and attached to the merged total, not shipped with every task).
+    ``device``: who counts (``oracle.aggregate``'s argument; None: its default). Unless
+    ``device="numpy"``, the next batch is read while the current one is counted (the kernels leave the core
+    idle otherwise: decoding a batch costs about as much as counting it)."""
     oracle = read_oracle(path)
     pf = pq.ParquetFile(path)
     total = Partial.empty(oracle)
-    for batch in pf.iter_batches(batch_size=batch_rows, row_groups=row_groups):
+    batches = pf.iter_batches(batch_size=batch_rows, row_groups=row_groups)
+    if device != "numpy":
+        batches = _prefetched(batches)
+    for batch in batches:
         if batch.num_rows:
-            total = total.merge(Partial.from_reports(oracle, from_batch(oracle, batch)))
+            total = total.merge(Partial.from_reports(oracle, from_batch(oracle, batch), device=device))
     return total.with_labels(read_labels(path)) if labelled else total
 
 

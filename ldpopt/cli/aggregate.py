@@ -11,7 +11,8 @@ so that further shards can be merged into it later.
 Schedulers: ``local`` (default) starts a ``distributed.LocalCluster`` for the run (one worker
 process per usable core, at most one per map task; ``--workers`` to change) and shuts it down at the
 end; ``tcp://host:port`` uses a running cluster (its workers must read the shard paths); ``threads``
-and ``synchronous`` run in this process with nothing to start. On the reference machine (2 shared,
+and ``synchronous`` run in this process with nothing to start. ``--device`` picks who counts
+(``ldpopt.kernels``: numpy, the fused CPU kernels, or a CUDA GPU); the counts do not depend on it. On the reference machine (2 shared,
 busy cores) starting and stopping the LocalCluster took 12-17 s of wall time and ~3 CPU-s, the CPU
 time ``threads`` spends on ~5·10^7 OUE or ~6·10^6 OLH reports: use ``--scheduler threads`` below
 that (BENCHMARKS.md, "Schedulers"). The progress bar goes to stderr.
@@ -53,7 +54,15 @@ def _run(args) -> int:
     if args.format is not None and args.format not in FORMATS:
         raise InputError(f"--format must be one of {FORMATS}")
     files = list_shards(args.shards)
-    total = aggregate_shards(files, scheduler=args.scheduler, workers=args.workers, progress=not args.no_progress)
+    if args.device != "auto" and args.scheduler in ("threads", "synchronous", "local"):
+        from ..kernels import resolve
+
+        try:
+            resolve(args.device)  # before any work: a missing GPU or extra is a one-line error
+        except (ImportError, RuntimeError) as e:
+            raise InputError(f"--device {args.device}: {e}") from None
+    total = aggregate_shards(files, scheduler=args.scheduler, workers=args.workers, progress=not args.no_progress,
+                             device=args.device)
     if args.merge_into:
         with open(args.merge_into) as fh:
             total = Partial.from_json(fh.read()).merge(total)
@@ -73,7 +82,7 @@ def _run(args) -> int:
     metadata = {
         "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": total.n,
         "d": total.d, "p": oracle.p, "q": oracle.q, "oracle_params": dict(total.params),
-        "methods": names, "shards": [str(f) for f in files], "scheduler": args.scheduler,
+        "methods": names, "shards": [str(f) for f in files], "scheduler": args.scheduler, "device": args.device,
         "merged_into": args.merge_into, "partial_format_version": total.version,
         "labelled": total.labels is not None,
     }
@@ -102,6 +111,10 @@ def add_parser(sub) -> None:
     ap.add_argument("--workers", type=int_arg(1), default=None,
                     help="worker processes (local; default: usable cores, at most one per task) or threads "
                          "(threads; default: Dask's)")
+    ap.add_argument("--device", choices=("auto", "numpy", "cpu", "cuda"), default="auto",
+                    help="who counts the reports: auto (default: the fused CPU kernels on large inputs when "
+                         "numba is installed, else numpy), numpy, cpu (fused kernels, every core) or cuda "
+                         "(a GPU: the 'gpu' extra); the counts are the same on every device")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     ap.add_argument("--method", default=None,
                     help="also post-process: a registered method name or 'all' (default: counts only)")

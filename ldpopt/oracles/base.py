@@ -92,8 +92,13 @@ class FrequencyOracle(abc.ABC):
         """Client side: randomise each user's value (vectorised over users); returns the reports."""
 
     @abc.abstractmethod
-    def aggregate(self, reports) -> np.ndarray:
-        """Server side: support counts c (int64, length d) from the reports ``perturb`` returned."""
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """Server side: support counts c (int64, length d) from the reports ``perturb`` returned.
+
+        ``device``: who counts — ``"numpy"`` (the reference aggregators), ``"cpu"`` (fused kernels on
+        every core), ``"cuda"`` (a GPU) or None/``"auto"`` (the CPU kernels for large inputs when
+        Numba is installed); the counts are the same bit for bit on every device
+        (:mod:`ldpopt.kernels`)."""
 
     @abc.abstractmethod
     def support_matrix(self, reports) -> np.ndarray:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from .._validation import as_generator, check_counts, check_epsilon, check_values
 
 __all__ = ["Channel", "compose", "product"]
@@ -198,13 +199,15 @@ class Channel:
         out = (sel < u.T[:, None, :]).sum(axis=1).T  # (m, J)
         return np.minimum(out, self.k - 1).astype(np.int64)
 
-    def aggregate(self, reports) -> np.ndarray:
-        """Per-component output counts (J, k) of reports from :meth:`perturb`."""
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """Per-component output counts (J, k) of reports from :meth:`perturb`: one histogram of the
+        ids j·k + y (``device``: see :meth:`FrequencyOracle.aggregate`)."""
         r = np.asarray(reports)
         if r.ndim != 2 or r.shape[1] != self.J or np.any(r < 0) or np.any(r >= self.k):
             raise ValueError(f"reports must be an (m, {self.J}) integer array with entries in [0, {self.k})")
         flat = (np.arange(self.J)[None, :] * self.k + r).ravel()
-        return np.bincount(flat, minlength=self.J * self.k).reshape(self.J, self.k).astype(np.int64)
+        size = self.J * self.k
+        return kernels.histogram(flat, size, kernels.resolve(device, flat.shape[0])).reshape(self.J, self.k)
 
     # -- constructors ----------------------------------------------------------------------
     @classmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from .._validation import as_generator, check_values
 from .base import FrequencyOracle
 
@@ -38,9 +39,9 @@ class GRR(FrequencyOracle):
         other += other >= v
         return np.where(keep, v, other)
 
-    def aggregate(self, reports) -> np.ndarray:
-        r = check_values(reports, self.d, "reports")
-        return np.bincount(r, minlength=self.d).astype(np.int64)
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """c_v = #{i : y_i = v}, a histogram of the reports (``device``: see the base class)."""
+        return kernels.checked_histogram(reports, self.d, "reports", device)
 
     def support_matrix(self, reports) -> np.ndarray:
         """(m, d) bool: report i supports only the value it reports (one-hot rows)."""

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import kernels
 from .._validation import as_generator, check_values
 from ._hadamard_tree import tree_histogram
 from .base import FrequencyOracle
@@ -147,9 +148,10 @@ class HR(FrequencyOracle):
         F = fwht(N)
         return (n + F[1:self.d + 1]) // 2  # n + F is even: it is twice a count
 
-    def aggregate(self, reports) -> np.ndarray:
-        y = check_values(reports, self.K, "reports")
-        return self._counts_from_histogram(np.bincount(y, minlength=self.K).astype(np.int64))
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """c_v = (n + (H·N)_{v+1})/2 from the output histogram N (module docstring); ``device``
+        (see the base class) counts N, the FWHT runs on the CPU."""
+        return self._counts_from_histogram(kernels.checked_histogram(reports, self.K, "reports", device))
 
     def support_matrix(self, reports) -> np.ndarray:
         """(m, d) bool: output y supports v iff y ∈ C_v, i.e. H[v+1, y] = +1."""

@@ -63,6 +63,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import kernels
 from .._validation import _check_int, as_generator, check_values
 from .base import FrequencyOracle
 
@@ -210,12 +211,16 @@ class OLH(FrequencyOracle):
             raise ValueError(f"reports column r must lie in [0, {self.g})")
         return s, r
 
-    def aggregate(self, reports) -> np.ndarray:
-        """Support counts c_v = #{i : H_{s_i}(v) = r_i}: every user's d hashes, in blocks of users
-        with preallocated buffers (O(n·d); the family has no structure to exploit, see the module
-        docstring). Same arithmetic as :func:`keyed_hash`."""
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """Support counts c_v = #{i : H_{s_i}(v) = r_i}: every user's d hashes (O(n·d); the family
+        has no structure to exploit, see the module docstring). ``device`` (see the base class):
+        ``"numpy"`` is the reference below, in blocks of users with preallocated buffers, the same
+        arithmetic as :func:`keyed_hash`; the others are :func:`ldpopt.kernels.hash_counts`."""
         s, r = self._check_reports(reports)
         d, g = self.d, self.g
+        dev = kernels.resolve(device, s.shape[0] * d)
+        if dev != "numpy":
+            return kernels.hash_counts(s, r, d, g, dev)
         keys, ru = _as_keys(s), r.astype(np.uint64)
         vg = np.arange(1, d + 1, dtype=np.uint64) * _GAMMA  # (v + 1)·γ mod 2^64
         step = max(1, _BLOCK_CELLS // d)

@@ -36,6 +36,7 @@ import numbers
 
 import numpy as np
 
+from .. import kernels
 from .._validation import as_generator, check_values
 from ._subset_counts import sample_subset_counts
 from .base import FrequencyOracle
@@ -189,11 +190,18 @@ class SS(FrequencyOracle):
         member[np.arange(m)[:, None], z] = False
         return np.nonzero(member)[1].reshape(m, k)
 
-    def aggregate(self, reports) -> np.ndarray:
-        """Server side: c_v = number of reports (rows) containing v. Checks that every row is a set of
-        k distinct integers in [0, d)."""
-        r = self._check_reports(reports)
-        return np.bincount(r.reshape(-1), minlength=self.d).astype(np.int64)
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """Server side: c_v = number of reports (rows) containing v, a histogram of the flattened
+        subsets (``device``: see the base class). Checks that every row is a set of k distinct
+        integers in [0, d)."""
+        arr = reports if isinstance(reports, np.ndarray) else np.asarray(reports)
+        dev = kernels.resolve(device, arr.size)
+        if dev == "cpu" and arr.ndim == 2 and arr.shape[0] and arr.shape[1] == self.k and arr.dtype == np.int64:
+            counts, bad = kernels.subset_counts_checked(arr, self.d)
+            if not bad:
+                return counts  # every check of _check_reports passed inside the count
+        r = self._check_reports(arr).reshape(-1).astype(np.int64, copy=False)
+        return kernels.histogram(r, self.d, dev)
 
     def support_matrix(self, reports) -> np.ndarray:
         """(m, d) bool: report i supports v iff v is in its subset."""

@@ -34,6 +34,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .. import kernels
 from .._validation import as_generator, check_values
 from .base import FrequencyOracle
 
@@ -250,9 +251,11 @@ class _UnaryEncoding(FrequencyOracle):
                              f"got {reports.shape}")
         return reports
 
-    def aggregate(self, reports) -> np.ndarray:
-        """Server side: c_v = number of reports with bit v set (int64, length d)."""
-        return column_counts(np.ascontiguousarray(self._check_reports(reports)), self.d)
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """Server side: c_v = number of reports with bit v set (int64, length d); ``device``: see
+        the base class (``"numpy"``: :func:`column_counts`)."""
+        r = self._check_reports(reports)
+        return kernels.column_counts(r, self.d, kernels.resolve(device, r.size))
 
     def support_matrix(self, reports) -> np.ndarray:
         """(m, d) bool: the unpacked bits (report i supports v iff bit v is set)."""

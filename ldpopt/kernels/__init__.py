@@ -1,0 +1,146 @@
+"""Fused aggregation kernels: the support counts of every oracle on every core (:mod:`.cpu`) or on a
+CUDA GPU (:mod:`.cuda`), bit-identical to the numpy aggregators, which stay the reference.
+
+Three kernels cover the seven oracles: a histogram (GRR; HR before its Walsh–Hadamard transform;
+SS over the flattened subsets), the column counts of packed bit vectors (OUE, SUE) and the keyed
+hash counts (OLH, BLH). ``oracle.aggregate(reports, device=...)`` validates the reports as before
+and hands the counting to :func:`histogram`, :func:`column_counts` or :func:`hash_counts` here.
+
+Devices (``device=``):
+
+* ``"numpy"`` — the numpy aggregators (the reference);
+* ``"cpu"`` — the Numba kernels of :mod:`.cpu`, on ``numba.get_num_threads()`` threads;
+* ``"cuda"`` — the numba.cuda kernels of :mod:`.cuda` on the current GPU;
+* ``None`` or ``"auto"`` (the default) — ``"cpu"`` when Numba is installed and the call counts at
+  least ``AUTO_CELLS`` cells (report entries × values), else ``"numpy"``. *Choice*: below that the
+  numpy path takes under ~20 ms and the kernels' thread start-up and, in a fresh environment, their
+  one-off compilation (cached on disk afterwards, ``cache=True``) are not worth it. Never the GPU
+  implicitly.
+
+Numba is optional (the ``kernels`` extra; the ``gpu`` extra adds CuPy for :mod:`.xp`): without it
+``"auto"`` is ``"numpy"`` and asking for ``"cpu"`` or ``"cuda"`` is an ``ImportError`` naming the
+extra; ``"cuda"`` without a usable GPU is a ``RuntimeError`` saying so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+
+import numpy as np
+
+__all__ = ["DEVICES", "AUTO_CELLS", "resolve", "histogram", "checked_histogram", "subset_counts_checked", "column_counts", "hash_counts", "numba_available"]
+
+DEVICES = ("auto", "numpy", "cpu", "cuda")
+#: cells (report entries × values counted) from which ``device="auto"`` runs the CPU kernels
+AUTO_CELLS = 1 << 22
+
+_LOCK = threading.Lock()
+
+
+def numba_available() -> bool:
+    """Whether Numba can be imported (the CPU kernels' only requirement)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def resolve(device, cells: int = 0) -> str:
+    """The device that runs a count of ``cells`` cells: "numpy", "cpu" or "cuda" (module docstring);
+    an error naming the argument for anything else, and naming what is missing for an unusable one."""
+    if device is None or device == "auto":
+        return "cpu" if cells >= AUTO_CELLS and numba_available() else "numpy"
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES} or None, got {device!r}")
+    if device == "cpu":
+        from .._extras import require
+
+        require("numba", "kernels", "device='cpu' (the fused CPU aggregation kernels)")
+    elif device == "cuda":
+        from . import cuda
+
+        cuda.check_usable()
+    return device
+
+
+def _run(fn, *args):
+    """Call a CPU kernel. Numba's ``workqueue`` threading layer (used when neither OpenMP nor TBB is
+    found) aborts the process on concurrent parallel calls, so there the calls are serialised; the
+    OpenMP and TBB layers run them concurrently."""
+    from .._extras import require
+
+    numba = require("numba", "kernels", "the fused CPU aggregation kernels")
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run yet: the layer is not chosen
+        layer = "workqueue"
+    if layer == "workqueue":
+        with _LOCK:
+            return fn(*args)
+    return fn(*args)
+
+
+def histogram(y: np.ndarray, size: int, device: str) -> np.ndarray:
+    """c[k] = #{i : y[i] = k} for int64 ``y`` already checked to lie in [0, size), on a resolved
+    ``device``."""
+    if device == "numpy":
+        return np.bincount(y, minlength=size).astype(np.int64)
+    if device == "cuda":
+        from . import cuda
+
+        return cuda.histogram(y, size)
+    from . import cpu
+
+    return _run(cpu.histogram, y, size)
+
+
+def checked_histogram(values, size: int, name: str, device) -> np.ndarray:
+    """:func:`histogram` of user-supplied ``values`` with ``check_values``'s checks (integers in
+    [0, size), 1-D, non-empty) and errors. On the CPU kernels a 1-D int64 array is range-checked
+    inside the counting pass (one pass instead of numpy's four: two comparisons, the copy, the
+    count); only when an entry is out of range does ``check_values`` run, to raise its error."""
+    from .._validation import check_values
+
+    arr = values if isinstance(values, np.ndarray) else np.asarray(values)
+    dev = resolve(device, arr.size)
+    if dev == "cpu" and arr.ndim == 1 and arr.size and arr.dtype == np.int64:
+        from . import cpu
+
+        counts, bad = _run(cpu.histogram_checked, arr, size)
+        if not bad:
+            return counts
+    return histogram(check_values(arr, size, name), size, dev)
+
+
+def subset_counts_checked(r: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+    """SS's counts of (m, k) int64 subsets with its checks fused, on the CPU kernels: (counts, the
+    number of entries out of range or repeated within their row); see :mod:`.cpu`."""
+    from . import cpu
+
+    return _run(cpu.subset_counts_checked, r, size)
+
+
+def column_counts(packed: np.ndarray, d: int, device: str) -> np.ndarray:
+    """Set bits per bit column of packed (m, ⌈d/8⌉) uint8 rows, first d columns, on a resolved
+    ``device``."""
+    if device == "numpy":
+        from ..oracles.unary import column_counts as reference
+
+        return reference(np.ascontiguousarray(packed), d)
+    if device == "cuda":
+        from . import cuda
+
+        return cuda.column_counts(packed, d)
+    from . import cpu
+
+    return _run(cpu.column_counts, packed, d)
+
+
+def hash_counts(keys: np.ndarray, r: np.ndarray, d: int, g: int, device: str) -> np.ndarray:
+    """OLH's support counts from int64 keys and reports r ∈ [0, g), on ``device`` "cpu" or "cuda"
+    (the numpy reference stays in ``OLH.aggregate``)."""
+    if device == "cuda":
+        from . import cuda
+
+        return cuda.hash_counts(keys, r, d, g)
+    from . import cpu
+
+    return _run(cpu.hash_counts, keys, r, d, g)
