@@ -24,7 +24,8 @@ PAGE = HERE.parent / "BENCHMARKS.md"
 class Pick:
     """One number in a results file: ``path`` steps are dict keys, list indices, or a dict of
     ``{field: value}`` that selects the last list entry whose fields all equal those values.
-    ``unit``: "s" (seconds), "ms" (milliseconds, shown as seconds), "MB", "/s" (a rate);
+    ``unit``: "s" (seconds), "ms" (milliseconds, shown as seconds), "ns" (shown as nanoseconds),
+    "MB", "/s" (a rate);
     ``what``: the clock or quantity (``CPU``, ``wall``, ``peak RSS``, ``reports/CPU-s``)."""
 
     path: tuple
@@ -76,6 +77,22 @@ ROWS: tuple[Row, ...] = (
         Pick(("rows", {"oracle": "oue", "scheduler": "local"}, "wall_s"), "wall",
              label="Dask LocalCluster"),
         "python benchmarks/bench_schedulers.py"),
+    Row("OLH aggregate (fused kernel, one thread), d = 42,178, ε = 1, per user·value", "kernels.json",
+        Pick(("rows", {"oracle": "olh", "epsilon": 1.0}, "kernel_1_threads", "ns_per_cell_cpu"), unit="ns"),
+        Pick(("rows", {"oracle": "olh", "epsilon": 1.0}, "numpy", "ns_per_cell_cpu"), unit="ns",
+             label="numpy aggregator"),
+        "python benchmarks/bench_kernels.py"),
+    Row("OLH aggregate (fused kernel, one thread), d = 42,178, ε = 4, per user·value", "kernels.json",
+        Pick(("rows", {"oracle": "olh", "epsilon": 4.0}, "kernel_1_threads", "ns_per_cell_cpu"), unit="ns"),
+        Pick(("rows", {"oracle": "olh", "epsilon": 4.0}, "numpy", "ns_per_cell_cpu"), unit="ns",
+             label="numpy aggregator"),
+        "python benchmarks/bench_kernels.py"),
+    Row("GRR aggregate (fused kernel, one thread), d = 42,178, per report", "kernels.json",
+        Pick(("rows", {"oracle": "grr"}, "kernel_1_threads", "ns_per_report_cpu"), unit="ns"),
+        Pick(("rows", {"oracle": "grr"}, "numpy", "ns_per_report_cpu"), unit="ns", label="numpy aggregator"),
+        "python benchmarks/bench_kernels.py"),
+    Row("OLH/GPU aggregate, 10⁹ reports, d = 42,178, from Parquet shards", "kernels.json",
+        Pick(("gpu_olh_1e9_seconds",), "wall"), None, "python benchmarks/bench_kernels.py (needs a CUDA GPU)"),
     # -- closed forms and solvers
     Row("Norm-Sub (closed form of CLS on the simplex), d = 42,178", "solvers.json",
         Pick(("rows", {"d": 42178, "objective": "cls", "solver": "CLARABEL"}, "closed_cpu")),
@@ -188,7 +205,9 @@ def _number(doc, p: Pick) -> float | None:
 
 
 def _fmt(v: float, p: Pick) -> str:
-    if p.unit == "MB":
+    if p.unit == "ns":
+        text = f"{v:.3g} ns"
+    elif p.unit == "MB":
         text = f"{v:.0f} MB" if v < 1024 else f"{v / 1024:.2f} GB"
     elif p.unit == "/s":
         text = f"{v:.3g}".replace("e+0", "e").replace("e+", "e")

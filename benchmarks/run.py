@@ -28,7 +28,8 @@ sys.path.insert(0, str(HERE))
 #: methods; solve: the constrained problems (closed forms vs solvers, the structured solver, checks);
 #: variants: the user's own objectives; cli: start-up.
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "collect": ("oracles", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "schedulers"),
+    "collect": ("oracles", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "schedulers",
+                "kernels", "kernels_dask"),
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "choose_candidates", "ci_all"),
     "solve": ("solvers", "policy", "likelihood", "feasibility", "structured", "structured_blocks",
               "structured_tree", "user_call", "table", "grouped", "check_property"),
