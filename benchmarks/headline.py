@@ -91,8 +91,6 @@ ROWS: tuple[Row, ...] = (
         Pick(("rows", {"oracle": "grr"}, "kernel_1_threads", "ns_per_report_cpu"), unit="ns"),
         Pick(("rows", {"oracle": "grr"}, "numpy", "ns_per_report_cpu"), unit="ns", label="numpy aggregator"),
         "python benchmarks/bench_kernels.py"),
-    Row("OLH/GPU aggregate, 10⁹ reports, d = 42,178, from Parquet shards", "kernels.json",
-        Pick(("gpu_olh_1e9_seconds",), "wall"), None, "python benchmarks/bench_kernels.py (needs a CUDA GPU)"),
     # -- closed forms and solvers
     Row("Norm-Sub (closed form of CLS on the simplex), d = 42,178", "solvers.json",
         Pick(("rows", {"d": 42178, "objective": "cls", "solver": "CLARABEL"}, "closed_cpu")),

@@ -120,11 +120,10 @@ def subset_counts_checked(r: np.ndarray, size: int) -> tuple[np.ndarray, int]:
 
 def column_counts(packed: np.ndarray, d: int, device: str) -> np.ndarray:
     """Set bits per bit column of packed (m, ⌈d/8⌉) uint8 rows, first d columns, on a resolved
-    ``device``."""
+    kernel ``device`` ("cpu" or "cuda"; the numpy reference is ``oracles.unary.column_counts``,
+    which the oracle calls itself, so this package never imports the oracles)."""
     if device == "numpy":
-        from ..oracles.unary import column_counts as reference
-
-        return reference(np.ascontiguousarray(packed), d)
+        raise ValueError("device: 'numpy' is the oracle's own path (oracles.unary.column_counts)")
     if device == "cuda":
         from . import cuda
 

@@ -255,7 +255,10 @@ class _UnaryEncoding(FrequencyOracle):
         """Server side: c_v = number of reports with bit v set (int64, length d); ``device``: see
         the base class (``"numpy"``: :func:`column_counts`)."""
         r = self._check_reports(reports)
-        return kernels.column_counts(r, self.d, kernels.resolve(device, r.size))
+        dev = kernels.resolve(device, r.size)
+        if dev == "numpy":
+            return column_counts(np.ascontiguousarray(r), self.d)
+        return kernels.column_counts(r, self.d, dev)
 
     def support_matrix(self, reports) -> np.ndarray:
         """(m, d) bool: the unpacked bits (report i supports v iff bit v is set)."""
