@@ -67,7 +67,8 @@ import numpy as np
 
 from .constraint_terms import (_gap_terms, _jacobian_t_y, aggregate_violation, constraint_violations,  # noqa: F401
                                set_feasibility)
-from .objective_check import is_nonneg, absorb_at_zero, bound_rounding, gradient_function, l1_terms, probe
+from .objective_check import (absorb_at_zero, bound_rounding, gradient_function, is_nonneg, l1_terms,
+                              near_zero_allowance, probe)
 from .objectives import L1, UserObjective
 
 __all__ = ["Checks", "check_solution", "STATIONARITY_TOL", "GAP_TOL", "accuracy_tol", "violation_tol"]
@@ -332,10 +333,10 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
     r = grad + jty
     ch.stationarity = float(np.max(np.abs(r))) / scale
     lag, dual_inf = _gap_terms(problem, f, duals)
-    if ch.stationarity > STATIONARITY_TOL and isinstance(obj, UserObjective):
+    if ch.stationarity > STATIONARITY_TOL and near_zero_allowance(obj):
         r, lag = absorb_at_zero(problem, f, duals, r, lag, np.abs(r) > STATIONARITY_TOL * scale)
         ch.stationarity = float(np.max(np.abs(r))) / scale
-    if ch.stationarity > STATIONARITY_TOL and isinstance(obj, UserObjective):
+    if ch.stationarity > STATIONARITY_TOL and near_zero_allowance(obj):
         where = np.abs(r) > STATIONARITY_TOL * scale
         kink, newton = probe(gfun, f, r, where, violation_tol(d))
         if kink.any():
@@ -373,7 +374,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
                              f"to {ch.error_bound:.1e} on the other values")
             ch.not_run.pop("error_bound", None)
             linear = False
-    elif isinstance(obj, UserObjective):
+    elif isinstance(obj, UserObjective) and not hasattr(obj, "curvature_floor"):
         ch.not_run["error_bound"] = ("a cvxpy objective declares no curvature: no distance bound (a "
                                      "SeparableObjective with its second derivative gives one)")
     else:  # user constraints: the bound from the solver's multipliers (below)

@@ -23,7 +23,7 @@ from .errors import SolverWarning, error_for_status
 from .objective_check import status_after_check, unverified_reason
 from .objectives import Objective, make_objective
 from .progress import Clock, timed_out
-from .policy import (EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, is_likelihood, sqp_applies,
+from .policy import (DEFAULT_SOLVER_OPTIONS, EXP_CONE_CHAIN, SCS_TIGHT, SQP_MIN_D, default_chain, feasible_point, is_likelihood, sqp_applies,
                      uses_sqp)
 from .scaling import default_scale
 from .solution import _MESSAGES, Solution, _attempt
@@ -37,14 +37,6 @@ __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "defau
 #: ``Solution.solver`` and as ``solve(solver=STRUCTURED)``
 STRUCTURED = "LDPOPT-STRUCTURED"
 
-#: Options ldpopt passes to a solver unless the caller overrides them (``solve(**solver_options)``).
-#: Tighter than cvxpy's defaults, because the papers' comparisons (closed form vs solver) need
-#: 1e-9-level agreement. OSQP 1.x spells polishing ``polishing`` (0.6 used ``polish``).
-DEFAULT_SOLVER_OPTIONS: dict[str, dict] = {
-    "OSQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "polishing": True, "max_iter": 200_000},
-    "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10},
-    "PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10, "eps_duality_gap_rel": 1e-10},
-}
 
 def _default_constraints() -> list[Constraint]:
     return [NonNegative(), SumTo(1.0)]

@@ -55,7 +55,9 @@ import scipy.sparse as sp
 from .checks import check_solution
 from .constraints import Box, NonNegative, Simplex, SumTo
 from .likelihood_terms import LikelihoodTerms, terms_for
+from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN
 from .smooth import smooth_terms
+from .solution import Solution
 
 __all__ = ["MAX_ITER", "QP_OPTIONS", "newton_terms", "solve_sqp"]
 
@@ -228,9 +230,6 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
     ``Solution.iterations`` counts QPs; ``Solution.attempts`` lists each QP (solver, status, step
     length, ldpopt's check of its point); ``Solution.solver`` is ``"SQP(<QP solvers used>)"``.
     """
-    from .policy import CONE_CHAIN, QP_CHAIN
-    from .problem import DEFAULT_SOLVER_OPTIONS, Solution
-
     start = time.perf_counter()
     est, obj = problem.estimate, problem.objective
     terms = newton_terms(obj, est)
