@@ -32,6 +32,7 @@ closed-form derivative of each variant, nested in a bisection on t for Σ f = 1)
 (the table says so). Huber is linear past ±σ, so its minimiser need not be unique: its column is the
 objective gap J(f) − J(f_ref) (relative) instead.
 
+``--quick``: ``kl_smooth`` at Retail only (``run(quick=True)``, the benchmark harness's entry point).
 ``--today SECONDS``: the route of an unrecognised callable before this change — SCS alone at the
 tight settings of ``policy.SCS_TIGHT`` — once for ``kl`` on Retail, with SCS's own time limit.
 Writes ``benchmarks/results/own_variant.json`` (rows of the datasets run replace theirs) and, with
@@ -209,7 +210,9 @@ def main(argv=None):
     rows = json.loads(OUT.read_text())["rows"] if OUT.exists() else []
     command = "python benchmarks/bench_own_variant.py " + " ".join(sys.argv[1:] if argv is None else argv)
     past = json.loads(OUT.read_text()).get("commands", []) if OUT.exists() else []
-    result = {"rows": rows, "commands": past + [command]}  # the runs whose rows the file holds, in order
+    # the runs whose rows the file holds, in order; machine and date of the last one
+    result = {"machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command,
+              "rows": rows, "commands": past + [command]}
     for name in [x.strip() for x in a.datasets.split(",") if x.strip()]:
         ds, est = estimate_for(name)
         funcs, sets = variants(est), constraint_sets(ds, est)
@@ -229,12 +232,39 @@ def main(argv=None):
         old = json.loads(OUT.read_text())["rows"] if OUT.exists() else []
         result["rows"] = [mine.pop(key(r), r) for r in old] + list(mine.values())
         OUT.write_text(json.dumps(result, indent=1))
+    return result
     if a.today:
         ds, est = estimate_for("retail")
         row = today(est, variants(est)["kl"], a.today)
         TODAY.write_text(json.dumps(row, indent=1))
         print(json.dumps(row), flush=True)
+    return result
+
+
+def machine() -> str:
+    """CPU model and core count (the machine was shared: see the module docstring)."""
+    import os
+    import platform
+
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores, shared"
+
+
+def run(quick: bool = False) -> dict:
+    """The benchmark harness's entry point: ``--quick`` runs the Newton route's variant (``kl_smooth``) at
+    Retail only; the full run every variant at Retail and AOL. Returns what it wrote to ``OUT``."""
+    return main(["--datasets", "retail", "--variants", "kl_smooth"] if quick else [])
 
 
 if __name__ == "__main__":
-    main()
+    if "--quick" in sys.argv[1:]:
+        run(quick=True)
+    else:
+        main()
