@@ -44,8 +44,9 @@ For a point f and the multipliers y of the documented Lagrangian L(f, y) = J(f) 
   against ``accuracy_tol`` = 1e-2/d (a wrong answer at the frequency scale, off by 1/(10d), fails),
   plus its float64 rounding level (:func:`.objective_check.bound_rounding`: never below the point's
   own rounding). μ: a ``SeparableObjective``'s declared second derivative at f, else a difference of
-  the gradient. A user cvxpy callable declares no curvature: no bound (``not_run``), its KKT
-  residuals decide. ``l1`` is an LP: no bound.
+  the gradient; an objective with ``curvature_floor`` (a declared ``SmoothObjective``, a callable
+  recognised as smooth: a floor valid on J's whole domain) states its own. Any other user cvxpy
+  callable declares no curvature: no bound (``not_run``), its KKT residuals decide. ``l1`` is an LP: no bound.
   Optimality is certified when either the bound holds or relative stationarity ≤ 1e-5 and gap
   ≤ 1e-6 (the bound is loose when an interior-point solver leaves many values at ~1e-10 with
   y_v ≫ μf_v; the relative residuals are weak when ∇J is tiny: each covers the other's blind spot).
