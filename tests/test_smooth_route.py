@@ -171,3 +171,20 @@ def test_time_limit_is_honoured():
     assert time.perf_counter() - t0 < 5.0
     assert sol.status == "time_limit" and sol.iterations == 1  # one QP, then the clock stops the loop
     assert "time limit" in sol.message
+
+
+def test_start_keeps_the_first_qp_feasible_when_the_noise_is_large():
+    """Σ clip(f̃, 0, 1) ≫ 1 (few users, many values): the start sums to ≤ 1, so the first QP's
+    fraction-to-the-boundary box (f ≥ 0.1 f₀) fits under the simplex and its first solver answers."""
+    from ldpopt.problems.smooth import smooth_terms
+    from ldpopt.problems.sqp import solve_sqp
+
+    d = 5000
+    est = oue_counts(d, 20_000, seed=2)
+    assert np.clip(est.f_tilde, 0, 1).sum() > 20  # unscaled, 0.1·½(Σ clip + 1) > 1: an infeasible box
+    pr = Problem(est, lambda f, e: (cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.sum(cp.kl_div(f, np.full(d, 1 / d)))
+                                    + cp.sum_squares(f[1:] - f[:-1])), [Simplex()])
+    f0 = smooth_terms(pr.objective, est).start()
+    assert np.all(f0 > 0) and f0.sum() <= 1.0
+    sol = solve_sqp(pr, max_iter=1)
+    assert sol.attempts[0]["qp_attempts"] == ["optimal"]
