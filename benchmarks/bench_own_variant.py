@@ -20,7 +20,8 @@ total), (c) the simplex + a Monotone chain (nonincreasing) on the 50 values with
 
 Columns: the route ``Problem`` chose (``Problem.objective_route``), the solver, CPU seconds
 (``time.process_time``: all threads; the machine was shared, wall seconds are given too) of the whole
-user call ``Problem(est, func, constraints).solve(time_limit=120)``, the status from ldpopt's check
+user call ``Problem(est, func, constraints).solve(time_limit=120)`` (``--time-limit``: wall seconds, so
+raise it when the machine is loaded; each row records its own), the status from ldpopt's check
 (and whether stationarity and the gap ran: ``certified``), and max |f − f_ref| against a referee:
 Clarabel on the same cvxpy expression at tol 1e-14 (time limit 60 s; at 1e-10 it was 4e-7 off the
 certified optimum of ``smooth`` at Retail, at 1e-14 3.6e-11; not tried for the exponential-cone
@@ -32,6 +33,7 @@ closed-form derivative of each variant, nested in a bisection on t for Σ f = 1)
 (the table says so). Huber is linear past ±σ, so its minimiser need not be unique: its column is the
 objective gap J(f) − J(f_ref) (relative) instead.
 
+``--quick``: ``kl_smooth`` at Retail only (``run(quick=True)``, the benchmark harness's entry point).
 ``--today SECONDS``: the route of an unrecognised callable before this change — SCS alone at the
 tight settings of ``policy.SCS_TIGHT`` — once for ``kl`` on Retail, with SCS's own time limit.
 Writes ``benchmarks/results/own_variant.json`` (rows of the datasets run replace theirs) and, with
@@ -145,12 +147,12 @@ def clarabel_referee(func, est, cons, limit):
     return np.asarray(f.value), f"Clarabel 1e-14 ({status})", time.perf_counter() - t0
 
 
-def run_case(name, func, est, cons_fn, ref_limit, referee=True):
+def run_case(name, func, est, cons_fn, ref_limit, referee=True, time_limit=120.0):
     t0, c0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pr = Problem(est, func, cons_fn())
-        sol = pr.solve(time_limit=120)
+        sol = pr.solve(time_limit=time_limit)
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     row = {"route": pr.objective_route, "solver": sol.solver, "cpu_s": cpu, "wall_s": wall, "status": sol.status,
            "certified": bool(sol.checks is not None and sol.checks.certified),
@@ -201,6 +203,8 @@ def main(argv=None):
                     help="also time today's route (SCS alone) once for kl on Retail, with this time limit")
     ap.add_argument("--variants", default=None, help="comma-separated subset of kl,huber,smooth,entropy,kl_smooth")
     ap.add_argument("--no-referee", action="store_true", help="skip the Clarabel referee")
+    ap.add_argument("--time-limit", type=float, default=120.0,
+                    help="solve(time_limit=...) of each case, wall seconds (default 120; raise it on a loaded machine)")
     ap.add_argument("--table", action="store_true", help="print the markdown table of the results file and stop")
     a = ap.parse_args(argv)
     if a.table:
@@ -209,7 +213,9 @@ def main(argv=None):
     rows = json.loads(OUT.read_text())["rows"] if OUT.exists() else []
     command = "python benchmarks/bench_own_variant.py " + " ".join(sys.argv[1:] if argv is None else argv)
     past = json.loads(OUT.read_text()).get("commands", []) if OUT.exists() else []
-    result = {"rows": rows, "commands": past + [command]}  # the runs whose rows the file holds, in order
+    # the runs whose rows the file holds, in order; machine and date of the last one
+    result = {"machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command,
+              "rows": rows, "commands": past + [command]}
     for name in [x.strip() for x in a.datasets.split(",") if x.strip()]:
         ds, est = estimate_for(name)
         funcs, sets = variants(est), constraint_sets(ds, est)
@@ -219,7 +225,8 @@ def main(argv=None):
             for cname, cons in sets.items():
                 row = {"dataset": name, "d": est.d, "variant": vname, "constraints": cname,
                        **run_case(vname, func, est, cons, REF_LIMIT,
-                                  referee=not a.no_referee and not (vname in EXP_CONES and est.d > 20_000))}
+                                  referee=not a.no_referee and not (vname in EXP_CONES and est.d > 20_000),
+                                  time_limit=a.time_limit), "time_limit_s": a.time_limit}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
         # re-read before writing: another run may have written its rows meanwhile; rows run here replace
@@ -229,11 +236,35 @@ def main(argv=None):
         old = json.loads(OUT.read_text())["rows"] if OUT.exists() else []
         result["rows"] = [mine.pop(key(r), r) for r in old] + list(mine.values())
         OUT.write_text(json.dumps(result, indent=1))
+    return result
     if a.today:
         ds, est = estimate_for("retail")
         row = today(est, variants(est)["kl"], a.today)
         TODAY.write_text(json.dumps(row, indent=1))
         print(json.dumps(row), flush=True)
+    return result
+
+
+def machine() -> str:
+    """CPU model and core count (the machine was shared: see the module docstring)."""
+    import os
+    import platform
+
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores, shared"
+
+
+def run(quick: bool = False) -> dict:
+    """The benchmark harness's entry point: ``--quick`` runs the Newton route's variant (``kl_smooth``) at
+    Retail only; the full run every variant at Retail and AOL. Returns what it wrote to ``OUT``."""
+    return main(["--datasets", "retail", "--variants", "kl_smooth"] if quick else [])
 
 
 def run(quick: bool = False, **opts) -> dict:
@@ -256,4 +287,7 @@ def run(quick: bool = False, **opts) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    if "--quick" in sys.argv[1:]:
+        run(quick=True)
+    else:
+        main()

@@ -251,3 +251,16 @@ def test_a_fixed_value_below_the_domain_box_is_still_reached():
     ref = np.concatenate([[0.0], (pi[1:] - q) / (p - q)])
     sol = Problem(est, "multinomial", [SumTo(1.0), Fixed([0], 0.0)]).solve(solver="SQP", strict=True)
     np.testing.assert_allclose(sol.f, ref, rtol=0, atol=1e-10)
+
+
+def test_sqp_does_not_import_problem():
+    """The Newton route reads its solver options and ``Solution`` from the modules below ``problem``
+    (``policy``, ``solution``), so ``problem`` → ``sqp`` is the only direction (no import circle)."""
+    import ast
+    from pathlib import Path
+
+    import ldpopt.problems.sqp as mod
+
+    tree = ast.parse(Path(mod.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1}
+    assert "problem" not in imported and {"policy", "solution"} <= imported

@@ -74,29 +74,64 @@ def test_analytic_optimum_is_the_prior():
     assert np.max(np.abs(sol.f - p)) < 1e-9
 
 
-#: the declared objective's KL weight: large enough that no optimal value is within 1e-10 of 0 (there the
-#: check's near-zero allowance for steep terms applies to cvxpy callables only)
+#: the declared objective's KL weight: large enough that no optimal value is within 1e-10 of 0
 LAM_D = 0.05
 
 
-def _kl_smooth(f, e):
-    return cp.sum_squares(f - e.f_tilde) + LAM_D * cp.sum(cp.kl_div(f, PRIOR)) + cp.sum_squares(f[1:] - f[:-1])
+def _kl_smooth(f, e, lam=LAM_D):
+    return cp.sum_squares(f - e.f_tilde) + lam * cp.sum(cp.kl_div(f, PRIOR)) + cp.sum_squares(f[1:] - f[:-1])
 
 
-def _declared(cvxpy_expr=None):
+def _declared(cvxpy_expr=None, lam=LAM_D, floor=None):
     ft = EST.f_tilde
 
     def value(f, e):
         r = DIFF @ f
-        return float(np.sum((f - ft) ** 2) + LAM_D * np.sum(f * np.log(f / PRIOR) - f + PRIOR) + r @ r)
+        return float(np.sum((f - ft) ** 2) + lam * np.sum(f * np.log(f / PRIOR) - f + PRIOR) + r @ r)
 
     def gradient(f, e):
-        return 2 * (f - ft) + LAM_D * np.log(f / PRIOR) + 2 * (DIFF.T @ (DIFF @ f))
+        return 2 * (f - ft) + lam * np.log(f / PRIOR) + 2 * (DIFF.T @ (DIFF @ f))
 
     def hessian(f, e):
-        return sp.diags(2.0 + LAM_D / f) + 2 * (DIFF.T @ DIFF)
+        return sp.diags(2.0 + lam / f) + 2 * (DIFF.T @ DIFF)
 
-    return SmoothObjective(value, gradient, hessian, cvxpy_expr, name="kl_smooth", lower=0.0)
+    return SmoothObjective(value, gradient, hessian, cvxpy_expr, name="kl_smooth", lower=0.0, curvature_floor=floor)
+
+
+def test_declared_kl_with_values_at_zero_is_checked_like_the_callable():
+    """λ = 1e-5: optimal values down to ~e^-600 (f̃_v ≈ −0.006), far below any point an iteration
+    reaches; the declared objective gets the same near-zero allowance as the cvxpy callable, so both
+    are certified and agree."""
+    lam = 1e-5
+    declared = Problem(EST, _declared(lam=lam), CONSTRAINTS["subset"]()).solve(progress=False)
+    recognised = Problem(EST, lambda f, e: _kl_smooth(f, e, lam), CONSTRAINTS["subset"]()).solve(progress=False)
+    assert float(np.min(declared.f)) < 5e-9  # values at 0 to the check's violation tolerance 1e-6/d
+    assert declared.status == recognised.status == "optimal" and declared.checks.certified
+    # both within the check's accuracy tolerance 1e-2/d = 5e-5 of f*; they agree far inside it
+    assert np.max(np.abs(declared.f - recognised.f)) < 1e-6
+
+
+def test_error_bound_of_smooth_objectives_against_a_known_optimum():
+    """J = ‖f − c‖² + Σ(f_{v+1} − f_v)² with c = p + DᵀD p (p > 0, Σ p = 1): ∇J(p) = 0, so f* = p on the
+    simplex. The recognised callable's bound (curvature 2 on the whole domain) and a declared one's
+    (curvature_floor = 2) hold against p, are within the accuracy tolerance, and never below the point's
+    own rounding (one ulp of its largest entry)."""
+    p = np.random.default_rng(3).dirichlet(np.ones(D) * 3)
+    c = p + DIFF.T @ (DIFF @ p)
+    func = lambda f, e: cp.sum_squares(f - c) + cp.sum_squares(f[1:] - f[:-1])  # noqa: E731
+    declared = SmoothObjective(lambda f, e: float(np.sum((f - c) ** 2) + np.sum((DIFF @ f) ** 2)),
+                               lambda f, e: 2 * (f - c) + 2 * (DIFF.T @ (DIFF @ f)),
+                               lambda f, e: sp.diags(np.full(D, 2.0)) + 2 * (DIFF.T @ DIFF),
+                               curvature_floor=lambda f, e: 2.0)
+    for obj in (func, declared):
+        sol = Problem(EST, obj, [Simplex()]).solve(progress=False)
+        assert sol.status == "optimal" and sol.checks.error_bound is not None
+        err = float(np.max(np.abs(sol.f - p)))
+        assert err <= sol.checks.error_bound <= 1e-2 / D
+        assert sol.checks.error_bound >= np.finfo(float).eps * float(np.max(sol.f))
+    # Huber is not strongly convex: no bound, and the check says why
+    hub = Problem(EST, lambda f, e: cp.sum(cp.huber(f - e.f_tilde, 1e-3)), [Simplex()]).solve(progress=False)
+    assert hub.checks.error_bound is None and "strongly convex" in hub.checks.not_run["error_bound"]
 
 
 @pytest.mark.parametrize("cname", ["subset", "monotone"])
@@ -136,3 +171,20 @@ def test_time_limit_is_honoured():
     assert time.perf_counter() - t0 < 5.0
     assert sol.status == "time_limit" and sol.iterations == 1  # one QP, then the clock stops the loop
     assert "time limit" in sol.message
+
+
+def test_start_keeps_the_first_qp_feasible_when_the_noise_is_large():
+    """Σ clip(f̃, 0, 1) ≫ 1 (few users, many values): the start sums to ≤ 1, so the first QP's
+    fraction-to-the-boundary box (f ≥ 0.1 f₀) fits under the simplex and its first solver answers."""
+    from ldpopt.problems.smooth import smooth_terms
+    from ldpopt.problems.sqp import solve_sqp
+
+    d = 5000
+    est = oue_counts(d, 20_000, seed=2)
+    assert np.clip(est.f_tilde, 0, 1).sum() > 20  # unscaled, 0.1·½(Σ clip + 1) > 1: an infeasible box
+    pr = Problem(est, lambda f, e: (cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.sum(cp.kl_div(f, np.full(d, 1 / d)))
+                                    + cp.sum_squares(f[1:] - f[:-1])), [Simplex()])
+    f0 = smooth_terms(pr.objective, est).start()
+    assert np.all(f0 > 0) and f0.sum() <= 1.0
+    sol = solve_sqp(pr, max_iter=1)
+    assert sol.attempts[0]["qp_attempts"] == ["optimal"]

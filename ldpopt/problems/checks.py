@@ -44,8 +44,9 @@ For a point f and the multipliers y of the documented Lagrangian L(f, y) = J(f) 
   against ``accuracy_tol`` = 1e-2/d (a wrong answer at the frequency scale, off by 1/(10d), fails),
   plus its float64 rounding level (:func:`.objective_check.bound_rounding`: never below the point's
   own rounding). μ: a ``SeparableObjective``'s declared second derivative at f, else a difference of
-  the gradient. A user cvxpy callable declares no curvature: no bound (``not_run``), its KKT
-  residuals decide. ``l1`` is an LP: no bound.
+  the gradient; an objective with ``curvature_floor`` (a declared ``SmoothObjective``, a callable
+  recognised as smooth: a floor valid on J's whole domain) states its own. Any other user cvxpy
+  callable declares no curvature: no bound (``not_run``), its KKT residuals decide. ``l1`` is an LP: no bound.
   Optimality is certified when either the bound holds or relative stationarity ≤ 1e-5 and gap
   ≤ 1e-6 (the bound is loose when an interior-point solver leaves many values at ~1e-10 with
   y_v ≫ μf_v; the relative residuals are weak when ∇J is tiny: each covers the other's blind spot).
@@ -67,7 +68,8 @@ import numpy as np
 
 from .constraint_terms import (_gap_terms, _jacobian_t_y, aggregate_violation, constraint_violations,  # noqa: F401
                                set_feasibility)
-from .objective_check import absorb_at_zero, bound_rounding, gradient_function, l1_terms, probe
+from .objective_check import (absorb_at_zero, bound_rounding, gradient_function, l1_terms,
+                              near_zero_allowance, probe)
 from .kkt_bound import curvature, error_bound, residual_bound
 from .objectives import L1, UserObjective
 
@@ -231,10 +233,10 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
     r = grad + jty
     ch.stationarity = float(np.max(np.abs(r))) / scale
     lag, dual_inf = _gap_terms(problem, f, duals)
-    if ch.stationarity > STATIONARITY_TOL and isinstance(obj, UserObjective):
+    if ch.stationarity > STATIONARITY_TOL and near_zero_allowance(obj):
         r, lag = absorb_at_zero(problem, f, duals, r, lag, np.abs(r) > STATIONARITY_TOL * scale)
         ch.stationarity = float(np.max(np.abs(r))) / scale
-    if ch.stationarity > STATIONARITY_TOL and isinstance(obj, UserObjective):
+    if ch.stationarity > STATIONARITY_TOL and near_zero_allowance(obj):
         where = np.abs(r) > STATIONARITY_TOL * scale
         kink, newton = probe(gfun, f, r, where, violation_tol(d))
         if kink.any():
@@ -272,7 +274,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
                              f"to {ch.error_bound:.1e} on the other values")
             ch.not_run.pop("error_bound", None)
             linear = False
-    elif isinstance(obj, UserObjective):
+    elif isinstance(obj, UserObjective) and not hasattr(obj, "curvature_floor"):
         ch.not_run["error_bound"] = ("a cvxpy objective declares no curvature: no distance bound (a "
                                      "SeparableObjective with its second derivative gives one)")
     else:  # user constraints: the bound from the solver's multipliers (below)

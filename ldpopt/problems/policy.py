@@ -50,6 +50,14 @@ from .checks import constraint_violations, violation_tol
 __all__ = ["CONE_CHAIN", "DEFAULT_SOLVER_OPTIONS", "EXP_CONE_CHAIN", "LIKELIHOOD_CHAIN", "QP_CHAIN", "SCS_TIGHT", "SQP_MIN_D",
            "default_chain", "feasible_point", "is_likelihood", "sqp_applies", "uses_sqp"]
 
+#: Options ldpopt passes to a solver unless the caller overrides them (``solve(**solver_options)``).
+#: Tighter than cvxpy's defaults, because the papers' comparisons (closed form vs solver) need
+#: 1e-9-level agreement. OSQP 1.x spells polishing ``polishing`` (0.6 used ``polish``).
+DEFAULT_SOLVER_OPTIONS: dict[str, dict] = {
+    "OSQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "polishing": True, "max_iter": 200_000},
+    "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10},
+    "PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10, "eps_duality_gap_rel": 1e-10},
+}
 QP_CHAIN = ("PIQP", "CLARABEL", "OSQP")
 CONE_CHAIN = ("CLARABEL", "SCS")
 #: Options ldpopt passes to a solver unless the caller overrides them (``solve(**solver_options)``).

@@ -3,7 +3,8 @@
 * ``time_limit`` (seconds, wall clock from the start of ``solve``): each cvxpy solver gets the time
   left in its own setting (Clarabel ``time_limit``, SCS ``time_limit_secs``, OSQP ``time_limit``;
   PIQP and HiGHS-through-cvxpy have none, so ldpopt checks the clock before and after them), ldpopt's
-  own iterative routes (the sequential-QP loop) check it between iterations, and no further route
+  own iterative routes (the sequential-QP loop; the structured solver's Newton loops, through
+  :func:`out_of_time`) check it between iterations, and no further route
   or solver starts once it has passed. On time-out ``solve`` returns the best point it *checked* with
   status ``"time_limit"`` — never ``"optimal"`` unless ldpopt's check of that point passed.
 * without ``time_limit``, Clarabel and SCS still get :data:`CONIC_TIME_LIMIT` (600 s) as their own
@@ -19,11 +20,12 @@ enough that a half-hour conic solve is never silent.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import sys
 import threading
 import time
 
-__all__ = ["CONIC_TIME_LIMIT", "PROGRESS_AFTER", "Clock", "check_time_limit", "timed_out"]
+__all__ = ["CONIC_TIME_LIMIT", "PROGRESS_AFTER", "Clock", "check_time_limit", "out_of_time", "timed_out"]
 
 #: seconds after which a solve starts printing progress lines
 PROGRESS_AFTER = 2.0
@@ -31,6 +33,8 @@ PROGRESS_AFTER = 2.0
 #: user objective nothing else covers went to SCS for 30 min before; 10 min is a choice
 CONIC_TIME_LIMIT = 600.0
 
+#: the clock of the route now running (``Clock.running``), read by :func:`out_of_time`
+_ACTIVE: contextvars.ContextVar = contextvars.ContextVar("ldpopt_clock", default=None)
 _LIMIT_KEYS = {"CLARABEL": "time_limit", "SCS": "time_limit_secs", "OSQP": "time_limit"}
 
 
@@ -90,7 +94,17 @@ class Clock:
 
     @contextlib.contextmanager
     def running(self, route: str):
-        """While the block runs, a line every :data:`PROGRESS_AFTER` seconds once the solve is past it."""
+        """While the block runs, a line every :data:`PROGRESS_AFTER` seconds once the solve is past it;
+        and this clock is the one :func:`out_of_time` reads (ldpopt's own solvers' loops)."""
+        token = _ACTIVE.set(self)
+        try:
+            with self._beating(route):
+                yield
+        finally:
+            _ACTIVE.reset(token)
+
+    @contextlib.contextmanager
+    def _beating(self, route: str):
         if not self.progress:
             yield
             return
@@ -107,6 +121,14 @@ class Clock:
         finally:
             done.set()
             thread.join()
+
+
+def out_of_time() -> bool:
+    """True when the clock of the route now running (:meth:`Clock.running`) has passed its time limit:
+    ldpopt's own iterative solvers (:mod:`.structured`) check it once per iteration and stop there
+    with the point they have, which ``Problem.solve`` then checks like any other."""
+    clock = _ACTIVE.get()
+    return clock is not None and clock.expired()
 
 
 def timed_out(best, clock: Clock) -> None:

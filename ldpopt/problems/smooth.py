@@ -171,12 +171,18 @@ class SmoothTerms:
             return self.lo + (1.0 - fraction) * (f - self.lo), self.hi - (1.0 - fraction) * (self.hi - f)
 
     def start(self):
-        """f₀: ½(clip(f̃, 0, 1) + 1/d) — near the data term's minimiser, strictly inside [0, 1] and
-        every log-type domain that contains the simplex's interior; 1/d, then f̃, if J or its gradient
-        is not finite there (a choice: Newton's first QP is not line-searched, so f₀ only centres it)."""
+        """f₀: ½(c + 1/d), c = clip(f̃, 0, 1) scaled down to Σ c ≤ 1 — near the data term's minimiser,
+        strictly inside [0, 1] and every log-type domain that contains the simplex's interior, with
+        Σ f₀ ≤ 1; 1/d, then f̃, if J or its gradient is not finite there (a choice: Newton's first QP
+        is not line-searched, so f₀ only centres it). Unscaled, Σ clip(f̃, 0, 1) is ~20 at AOL (d =
+        120,978, OUE ε = 1: the noise's positive part), so the first QP's fraction-to-the-boundary box
+        (f ≥ 0.1 f₀) summed above 1 and the QP was infeasible with the simplex (measured: 60 s through
+        the whole QP chain before a point)."""
         d = self.est.d
         f_t = np.asarray(self.est.f_tilde, float)
-        for f0 in (0.5 * (np.clip(f_t, 0.0, 1.0) + 1.0 / d), np.full(d, 1.0 / d), f_t):
+        c = np.clip(f_t, 0.0, 1.0)
+        c = c / max(float(np.sum(c)), 1.0)
+        for f0 in (0.5 * (c + 1.0 / d), np.full(d, 1.0 / d), f_t):
             if np.all(f0 > self.lo) and np.all(f0 < self.hi):
                 with np.errstate(all="ignore"):
                     if np.isfinite(self.obj.value(f0, self.est)) and np.all(np.isfinite(self.gradient(f0))):

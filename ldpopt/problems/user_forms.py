@@ -121,10 +121,15 @@ class SmoothUserObjective(UserObjective):
         return form_domain(self.form)
 
     def curvature_floor(self, f, estimate) -> float:
-        """A strong-convexity modulus of J: min_v h_v''(f_v) of the per-value part (the quadratic forms
-        add positive semidefinite 2wAᵀA, so λ_min(∇²J) is at least this; 0 when there is none)."""
+        """A strong-convexity modulus of J on its whole domain (so on the segment from f to any f*):
+        min_v of the per-value part's curvature lower bound over the domain (``Recognised.curvature``
+        on :func:`.smooth.form_domain`; λ·KL adds λ/f_v → 0 as f_v → ∞, so only the squares count);
+        the quadratic forms add positive semidefinite 2wAᵀA, so λ_min(∇²J) is at least this; 0 when
+        there is none (Huber: no bound). Taking the minimum at f instead would not be a bound: λ/f_v is
+        smaller at an optimum with larger values."""
+        lo, hi = form_domain(self.form)
         with np.errstate(invalid="ignore"):
-            return max(float(np.min(self.form.d2(np.asarray(f, float)), initial=np.inf)), 0.0)
+            return max(float(np.min(self.form.curvature(lo, hi), initial=np.inf)), 0.0)
 
     def __repr__(self):
         return f"SmoothUserObjective({self.name!r}, quadratic forms={len(self.form.quads)})"

@@ -36,7 +36,8 @@ class UserObjective(Objective):
 
     Checked like the built-ins (:mod:`.checks`): stationarity and the duality gap with ∇J from
     cvxpy's ``grad`` of the expression at f (:mod:`.objective_check`); no ‖f − f*‖ bound (a
-    callable declares no curvature: a :class:`~.structured.SeparableObjective` does).
+    callable declares no curvature: a :class:`~.structured.SeparableObjective` does, and so does a
+    callable recognised as smooth, :class:`~.user_forms.SmoothUserObjective`, from its exact form).
     """
 
     def __init__(self, func: Callable, name: str | None = None, multiplier="auto"):

@@ -48,6 +48,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import isotonic_regression
 
+from ..progress import out_of_time
 from .dual import illinois_step, solve_lambda
 from .separable import NotApplicable, Quadratic
 
@@ -181,6 +182,8 @@ def solve_chain(sep, st, max_iter: int = 100):
     info["lambda_iterations"] += it
     first = True
     for k in range(1, max_iter + 1):
+        if k > 1 and out_of_time():  # solve(time_limit=...): the point so far
+            break
         with np.errstate(divide="ignore", invalid="ignore"):
             g, h2 = sep.d1(f), sep.d2(f)
         w = _safe_w(h2)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..progress import out_of_time
 from .separable import Separable
 
 __all__ = ["dual_value", "solve_lambda", "solve_multipliers"]
@@ -262,7 +263,7 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
         held = ineq & (y <= 0) & (grad < 0)  # at y = 0 and pushed outward: stays 0
         free = ~held
         pg = np.where(free, grad, np.maximum(grad, 0.0))
-        if np.max(np.abs(pg)) <= tol:
+        if np.max(np.abs(pg)) <= tol or out_of_time():  # solve(time_limit=...): the point so far
             break
         info["newton_iterations"] = it
         inner = (f > l) & (f < u)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..progress import out_of_time
 from .dual import _d1, solve_multipliers
 from .structure import Structure
 
@@ -70,7 +71,7 @@ def solve_screened(sep, st: Structure, max_rounds: int = 30, max_iter: int = 50)
         t = lam + (AT @ y if st.m else 0.0)
         with np.errstate(invalid="ignore"):
             viol = out & var & (d1l + t < 0)  # would leave l at these multipliers
-        if not viol.any():
+        if not viol.any() or out_of_time():  # (solve(time_limit=...): the point so far)
             f = st.l.copy()
             f[W] = fW
             return f, lam, y, info

@@ -49,6 +49,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .dual import backtrack, damping, inverse_curvature
+from ..progress import out_of_time
 from .separable import NotApplicable
 
 __all__ = ["Tree", "recover_tree", "solve_tree", "tree_of", "tree_upper"]
@@ -221,6 +222,8 @@ def solve_tree(sep, st, max_iter: int = 100):
     info = {"tree_newton_iterations": 0, "line_search_failures": 0, "tree_depth": len(tr.depth_nodes)}
     mu, best, stalled = 1e-10, np.inf, 0
     for it in range(1, max_iter + 1):
+        if it > 1 and out_of_time():  # solve(time_limit=...): the point so far
+            break
         g = _grad(tr, f)
         inner = (f > l) & (f < u)
         D_all = np.where(free, inverse_curvature(sep, f), 0.0)
