@@ -9,9 +9,8 @@ import ldpopt
 
 ROOT = pathlib.Path(ldpopt.__file__).parent
 
-# Edges whose circle is being removed on another line of work: the sequential-QP module's
-# function-level imports of the problem and of the solver policy (problem -> sqp -> problem).
-ALLOWED = {("ldpopt.problems.sqp", "ldpopt.problems.problem"), ("ldpopt.problems.sqp", "ldpopt.problems.policy")}
+# Edges allowed to close a circle: none.
+ALLOWED: set = set()
 
 
 def _modules(root: pathlib.Path) -> dict:

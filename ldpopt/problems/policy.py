@@ -92,9 +92,11 @@ def is_likelihood(problem) -> bool:
 def sqp_applies(problem) -> bool:
     """Whether the sequential-QP route can solve ``problem``: a built-in exact likelihood or a smooth
     objective (:func:`.sqp.newton_terms`)."""
-    from .sqp import newton_terms
+    from .likelihood_terms import terms_for
+    from .smooth import smooth_terms
 
-    return newton_terms(problem.objective, problem.estimate) is not None
+    return (terms_for(problem.objective, problem.estimate) or
+            smooth_terms(problem.objective, problem.estimate)) is not None
 
 
 def uses_sqp(problem) -> bool:
