@@ -12,3 +12,7 @@ from .attacks import ATTACKS, craft_reports, expected_gain, fake_user_count, mea
 
 __all__ = ["ATTACKS", "best_bucket_pmf", "craft_reports", "expected_gain", "fake_counts", "fake_user_count",
            "mean_target_support", "poisoned_estimate"]
+from .recover import METHODS, ldprecover, recover, recovery_problem, rsn, rsn_threshold
+from .recover import ldprecover_target as recover_target
+
+__all__ += ["METHODS", "recover_target", "ldprecover", "recover", "recovery_problem", "rsn", "rsn_threshold"]
