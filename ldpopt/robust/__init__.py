@@ -16,3 +16,6 @@ from .recover import METHODS, ldprecover, recover, recovery_problem, rsn, rsn_th
 from .recover import ldprecover_target as recover_target
 
 __all__ += ["METHODS", "recover_target", "ldprecover", "recover", "recovery_problem", "rsn", "rsn_threshold"]
+from .detect import genuine_size_pmf, roc, size_test, suspect_scores, suspects, support_sizes
+
+__all__ += ["genuine_size_pmf", "roc", "size_test", "suspect_scores", "suspects", "support_sizes"]

@@ -23,12 +23,16 @@ by the simplex projection of :func:`ldpopt.methods.normalize.project_simplex` wh
   H = {v : t_v ≥ τ}. τ: the frequency x at which the expected excess support count n(p − q)x equals
   twice its standard deviation √(n(x p(1 − p) + (1 − x) q(1 − q))) (positive root of the quadratic),
   and τ = 2x, the count threshold (2√(…) + n(p − q)x)/(p − q) of the anchors' code divided by n.
-* **Mixture** (this module's recovery with the attack as unknowns): f̃ = (1 − β)f + β f_mal with f_mal
-  a frequency vector on a small suspect set S (fake users' values, the input-poisoning model). Then
-  on S, β f_mal,v = f̃_v − (1 − β)f_v ≥ 0 and Σ_S (f̃_v − (1 − β) f_v) = β, so f is the projection of
-  t = f̃/(1 − β) onto C = {f ∈ simplex, f_S ≤ t_S, Σ_S f = (Σ_S f̃ − β)/(1 − β)} (the sum clipped into
-  [0, min(1, Σ_S t)] when noise puts it outside). β and S are inputs: the mean model alone cannot
-  tell a genuinely popular target from an attacked one (docs/poisoning.md).
+* **Mixture** (this module's recovery with the attack as unknowns): f̃ = (1 − β)f + β f_Y, the fake
+  reports' estimate f_Y unknown on a suspect set S and equal to a known offset y₀ elsewhere (y₀ = 0
+  when a fake report supports a non-suspect value as often as a genuine report of another value
+  does: input poisoning, OLH/BLH MGA, padded OUE MGA up to ⌊·⌋; y₀ = −q/(p − q) when it never does:
+  GRR MGA). Off S the genuine frequency is then t_v = (f̃_v − βy₀)/(1 − β); on S only an upper bound
+  is known (an attack only raises): f_v ≤ max(t_v, 0). The mass of S is what the simplex leaves. The
+  problem: minimise Σ_{v∉S}(f_v − t_v)² + ω Σ_{v∈S} f_v² over the simplex with f_S ≤ max(t_S, 0);
+  the small ω = |S|/(1000 d) only makes the split of S's mass unique (equal shares, the minimum-norm
+  split) while S takes ≥ 99.9 % of the mass the other values leave. β, S and y₀ are inputs: the
+  mean model alone cannot tell a genuinely popular target from an attacked one (docs/poisoning.md).
 """
 
 from __future__ import annotations
