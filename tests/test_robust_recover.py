@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from ldpopt import oracles, robust
+from ldpopt.robust.recover import mixture_offset
 
 D, N, BETA = 128, 50000, 0.05
 TARGETS = [30, 60, 90, 120]
@@ -106,3 +107,16 @@ def test_recovery_arguments_are_named():
         robust.ldprecover(est, 1.0)
     with pytest.raises(ValueError, match="suspects"):
         robust.recover(est, "mixture", beta=0.1, suspects=[D + 3])
+
+
+@pytest.mark.parametrize("name,attack", [("grr", "mga"), ("oue", "mga"), ("olh", "mga"), ("ss", "mga")])
+def test_mixture_offset_recovers_the_fake_reports_non_suspect_support(name, attack):
+    # the offset is (s0 − q)/(p − q), s0 the fake reports' support rate off the suspects; MGA's is known
+    o = oracles.get(name, epsilon=1.0, d=D)
+    est = robust.poisoned_estimate(o, _zipf_counts(n=400000), attack, TARGETS, 0.2, 3)
+    r = len(TARGETS)
+    s0 = {"grr": lambda: 0.0, "oue": lambda: robust.attacks.padding_ones(o, r) / (D - r), "olh": lambda: 1 / o.g,
+          "ss": lambda: (o.k - r) / (D - r)}[name]()
+    want = (s0 - est.q) / (est.p - est.q)
+    sd = math.sqrt(est.q * (1 - est.q) / est.n) * D / (0.2 * (D - r) * (est.p - est.q))  # of Σc/N, propagated
+    assert abs(mixture_offset(est, 0.2, TARGETS) - want) <= 5 * sd + 1e-12

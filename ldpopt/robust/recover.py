@@ -27,7 +27,11 @@ by the simplex projection of :func:`ldpopt.methods.normalize.project_simplex` wh
   reports' estimate f_Y unknown on a suspect set S and equal to a known offset y₀ elsewhere (y₀ = 0
   when a fake report supports a non-suspect value as often as a genuine report of another value
   does: input poisoning, OLH/BLH MGA, padded OUE MGA up to ⌊·⌋; y₀ = −q/(p − q) when it never does:
-  GRR MGA). Off S the genuine frequency is then t_v = (f̃_v − βy₀)/(1 − β); on S only an upper bound
+  GRR MGA), or — ``offset="auto"``, the default — estimated from the support counts: the mean size
+  of a genuine report's support is p + (d − 1)q for every pure oracle, so Σ_v c_v/N = (1 − β)(p +
+  (d − 1)q) + β k̄ gives the fake reports' mean size k̄; if each supports every suspect (the maximal
+  gain assumption) it supports a non-suspect w.p. s₀ = (k̄ − |S|)/(d − |S|) (clipped to [0, 1]) and
+  y₀ = (s₀ − q)/(p − q). Off S the genuine frequency is then t_v = (f̃_v − βy₀)/(1 − β); on S only an upper bound
   is known (an attack only raises): f_v ≤ max(t_v, 0). The mass of S is what the simplex leaves. The
   problem: minimise Σ_{v∉S}(f_v − t_v)² + ω Σ_{v∈S} f_v² over the simplex with f_S ≤ max(t_S, 0);
   the small ω = |S|/(1000 d) only makes the split of S's mass unique (equal shares, the minimum-norm
@@ -46,7 +50,7 @@ from ..methods.normalize import project_simplex
 from ..problems import Box, Fixed, Problem, Simplex, SubsetSum
 from ..problems.structured import SeparableObjective
 
-__all__ = ["METHODS", "ldprecover", "ldprecover_target", "mixture_problem", "recover", "recovery_problem",
+__all__ = ["METHODS", "ldprecover", "ldprecover_target", "mixture_offset", "mixture_problem", "recover", "recovery_problem",
            "rsn", "rsn_threshold"]
 
 METHODS = ("ldprecover", "rsn", "mixture")
@@ -118,6 +122,19 @@ def rsn(estimate) -> np.ndarray:
 
 
 # -- the mixture model ------------------------------------------------------------------------------
+def mixture_offset(estimate, beta: float, suspects) -> float:
+    """y₀ estimated from the support counts (module docstring, ``offset="auto"``)."""
+    est = check_estimate(estimate)
+    beta = _check_beta(beta)
+    if beta == 0.0:
+        return 0.0
+    r = np.unique(np.asarray(suspects, dtype=np.int64).ravel()).size
+    p, q, d = est.p, est.q, est.d
+    k_bar = (float(np.sum(est.counts)) / est.n - (1.0 - beta) * (p + (d - 1) * q)) / beta
+    s0 = min(max((k_bar - r) / (d - r), 0.0), 1.0)
+    return (s0 - q) / (p - q)
+
+
 def _mixture_parts(estimate, beta, suspects, offset):
     est = check_estimate(estimate)
     beta = _check_beta(beta)
@@ -126,8 +143,10 @@ def _mixture_parts(estimate, beta, suspects, offset):
         raise ValueError(f"suspects must be a non-empty set of values in [0, {est.d})")
     if s.size >= est.d:
         raise ValueError("suspects must leave at least one value unsuspected")
+    if isinstance(offset, str) and offset == "auto":
+        offset = mixture_offset(est, beta, s)
     if isinstance(offset, bool) or not isinstance(offset, (int, float)) or not math.isfinite(offset):
-        raise ValueError(f"offset must be a finite number, got {offset!r}")
+        raise ValueError(f"offset must be 'auto' or a finite number, got {offset!r}")
     t = (est.f_tilde - beta * float(offset)) / (1.0 - beta)
     weight = np.ones(est.d)
     weight[s] = s.size / (1000.0 * est.d)
@@ -138,7 +157,7 @@ def _mixture_parts(estimate, beta, suspects, offset):
     return est, target, weight, upper, s
 
 
-def mixture_problem(estimate, beta: float, suspects, offset: float = 0.0) -> Problem:
+def mixture_problem(estimate, beta: float, suspects, offset="auto") -> Problem:
     """The mixture recovery (module docstring) as a :class:`Problem`."""
     import cvxpy as cp
 
@@ -150,7 +169,7 @@ def mixture_problem(estimate, beta: float, suspects, offset: float = 0.0) -> Pro
 
 
 # -- one entry point ----------------------------------------------------------------------------------
-def recovery_problem(estimate, method: str, beta: float | None = None, suspects=None, offset: float = 0.0) -> Problem:
+def recovery_problem(estimate, method: str, beta: float | None = None, suspects=None, offset="auto") -> Problem:
     """The :class:`Problem` whose solution is ``method``'s recovery (``beta`` for ldprecover and
     mixture, ``suspects`` for mixture)."""
     method = _check_method(method)
@@ -167,7 +186,7 @@ def recovery_problem(estimate, method: str, beta: float | None = None, suspects=
     return mixture_problem(estimate, _need(beta, "beta", method), _need(suspects, "suspects", method), offset)
 
 
-def recover(estimate, method: str, beta: float | None = None, suspects=None, offset: float = 0.0, **solve_options):
+def recover(estimate, method: str, beta: float | None = None, suspects=None, offset="auto", **solve_options):
     """Solve :func:`recovery_problem` (ldpopt's check on the answer: ``Solution.status``)."""
     return recovery_problem(estimate, method, beta, suspects, offset).solve(**solve_options)
 
