@@ -32,10 +32,12 @@ by the simplex projection of :func:`ldpopt.methods.normalize.project_simplex` wh
   (d − 1)q) + β k̄ gives the fake reports' mean size k̄; if each supports every suspect (the maximal
   gain assumption) it supports a non-suspect w.p. s₀ = (k̄ − |S|)/(d − |S|) (clipped to [0, 1]) and
   y₀ = (s₀ − q)/(p − q). Off S the genuine frequency is then t_v = (f̃_v − βy₀)/(1 − β); on S only an upper bound
-  is known (an attack only raises): f_v ≤ max(t_v, 0). The mass of S is what the simplex leaves. The
-  problem: minimise Σ_{v∉S}(f_v − t_v)² + ω Σ_{v∈S} f_v² over the simplex with f_S ≤ max(t_S, 0);
-  the small ω = |S|/(1000 d) only makes the split of S's mass unique (equal shares, the minimum-norm
-  split) while S takes ≥ 99.9 % of the mass the other values leave. β, S and y₀ are inputs: the
+  is known (an attack only raises): f_v ≤ max(t_v, 0), and the attack is modelled as one common boost
+  a ≥ 0 of every suspect (what MGA gives each target), so f_S = max(t_S − a, 0) with a set by
+  Σ f = 1. The problem: minimise Σ_{v∉S}(f_v − t_v)² + ω Σ_{v∈S}(f_v − t_v)² over the simplex with
+  f_S ≤ max(t_S, 0); the small ω = |S|/(1000 d) makes the suspects absorb ≥ 99.9 % of the mass
+  correction (its stationarity conditions give f_S = clip(t_S − μ/(2ω), 0, t_S): the common shift)
+  while the others stay within rounding of t_N. β, S and y₀ are inputs or estimates: the
   mean model alone cannot tell a genuinely popular target from an attacked one (docs/poisoning.md).
 """
 
@@ -151,7 +153,7 @@ def _mixture_parts(estimate, beta, suspects, offset):
     weight = np.ones(est.d)
     weight[s] = s.size / (1000.0 * est.d)
     target = t.copy()
-    target[s] = 0.0
+    target[s] = t[s]
     upper = np.ones(est.d)
     upper[s] = np.clip(t[s], 0.0, 1.0)
     return est, target, weight, upper, s
