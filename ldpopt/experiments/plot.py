@@ -98,6 +98,7 @@ def _ensure_registered():
     importlib.import_module("ldpopt.experiments.plot_ranges")  # registers the range-query figures
     importlib.import_module("ldpopt.experiments.plot_pooling")  # registers the pooling figure (ext_pooling)
     importlib.import_module("ldpopt.experiments.plot_channels")  # registers the memoised-channels figure (ext_channels)
+    importlib.import_module("ldpopt.experiments.plot_poisoning")  # registers the poisoning figure (ext_poisoning)
 
 
 # -- drawing helpers ----------------------------------------------------------------------------
