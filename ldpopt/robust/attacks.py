@@ -56,7 +56,7 @@ from .._validation import _check_int, as_generator, check_values
 from ..oracles.base import FrequencyOracle
 from ..oracles.hashing import keyed_hash
 
-__all__ = ["ATTACKS", "check_targets", "craft_reports", "expected_gain", "fake_user_count",
+__all__ = ["ATTACKS", "check_beta", "check_targets", "craft_reports", "expected_gain", "fake_user_count",
            "fake_values", "mean_target_support", "padding_ones"]
 
 #: the attacks of this module
@@ -86,12 +86,18 @@ def check_attack(attack: str) -> str:
     return attack.lower()
 
 
+def check_beta(beta) -> float:
+    """β as a float after checking it is a number in [0, 1)."""
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 <= float(beta) < 1.0:
+        raise ValueError(f"beta must be a number in [0, 1), got {beta!r}")
+    return float(beta)
+
+
 def fake_user_count(n_genuine: int, beta: float) -> int:
     """m = round(β n/(1 − β)): the fake users that make a fraction β of n + m users (β in [0, 1))."""
     n = _check_int(n_genuine, "n_genuine", 1)
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 <= float(beta) < 1.0:
-        raise ValueError(f"beta must be a number in [0, 1), got {beta!r}")
-    return int(round(float(beta) * n / (1.0 - float(beta))))
+    beta = check_beta(beta)
+    return int(round(beta * n / (1.0 - beta)))
 
 
 def padding_ones(oracle: FrequencyOracle, r: int) -> int:
@@ -207,10 +213,9 @@ def expected_gain(oracle: FrequencyOracle, attack: str, targets, beta: float, f_
                   candidates: int = DEFAULT_CANDIDATES) -> float:
     """G = β(s̄ − r q)/(p − q) − β f_T: the expected rise of Σ_{t∈T} f̃_t (module docstring)."""
     t = check_targets(targets, oracle.d)
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 <= float(beta) < 1.0:
-        raise ValueError(f"beta must be a number in [0, 1), got {beta!r}")
+    beta = check_beta(beta)
     if not 0.0 <= float(f_targets) <= 1.0:
         raise ValueError(f"f_targets must lie in [0, 1], got {f_targets!r}")
     s = mean_target_support(oracle, attack, t, candidates)
     p, q = oracle.p, oracle.q
-    return float(beta) * ((s - t.size * q) / (p - q) - float(f_targets))
+    return beta * ((s - t.size * q) / (p - q) - float(f_targets))

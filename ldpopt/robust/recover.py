@@ -49,19 +49,14 @@ import numpy as np
 
 from .._validation import check_estimate
 from ..methods.normalize import project_simplex
-from ..problems import Box, Fixed, Problem, Simplex, SubsetSum
+from ..problems import Box, Fixed, Problem, Simplex
 from ..problems.structured import SeparableObjective
+from .attacks import check_beta
 
 __all__ = ["METHODS", "ldprecover", "ldprecover_target", "mixture_offset", "mixture_problem", "recover", "recovery_problem",
            "rsn", "rsn_threshold"]
 
 METHODS = ("ldprecover", "rsn", "mixture")
-
-
-def _check_beta(beta) -> float:
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 <= float(beta) < 1.0:
-        raise ValueError(f"beta must be a number in [0, 1), got {beta!r}")
-    return float(beta)
 
 
 def least_squares_to(target: np.ndarray) -> SeparableObjective:
@@ -78,7 +73,7 @@ def least_squares_to(target: np.ndarray) -> SeparableObjective:
 def ldprecover_target(estimate, beta: float) -> np.ndarray:
     """f̃_X = (1 + η) f̃ − η f̃_Y, η = β/(1 − β), f̃_Y even on D₁ with total (1 − dq)/(p − q)."""
     est = check_estimate(estimate)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     eta = beta / (1.0 - beta)
     pos = est.f_tilde > 0
     f_y = np.where(pos, (1.0 - est.d * est.q) / ((est.p - est.q) * max(int(pos.sum()), 1)), 0.0)
@@ -127,7 +122,7 @@ def rsn(estimate) -> np.ndarray:
 def mixture_offset(estimate, beta: float, suspects) -> float:
     """y₀ estimated from the support counts (module docstring, ``offset="auto"``)."""
     est = check_estimate(estimate)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     if beta == 0.0:
         return 0.0
     r = np.unique(np.asarray(suspects, dtype=np.int64).ravel()).size
@@ -139,7 +134,7 @@ def mixture_offset(estimate, beta: float, suspects) -> float:
 
 def _mixture_parts(estimate, beta, suspects, offset):
     est = check_estimate(estimate)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     s = np.unique(np.asarray(suspects, dtype=np.int64).ravel())
     if s.size == 0 or s.min() < 0 or s.max() >= est.d:
         raise ValueError(f"suspects must be a non-empty set of values in [0, {est.d})")
