@@ -7,12 +7,13 @@ Support sizes (aggregate level)
 A genuine report's support set S(y) has size |S(y)| = B + K with B ~ Bernoulli(p) (the user's own
 value) and K ~ Binomial(d − 1, q) (the others), independent, for OUE, SUE (independent bits) and
 OLH/BLH (random-function hash: the d − 1 other values fall in the reported bucket independently
-w.p. 1/g) — the exact law :func:`genuine_size_pmf`. GRR, HR and SS reports have a fixed size, so the
-test says nothing there. The anchors' Diffstats (Li, Li, Wang & Sun, CCS 2025) compares the
+w.p. 1/g) — the exact law :func:`genuine_size_pmf`. GRR and SS reports have a fixed size, so the
+test says nothing there; an HR report's size depends on its output y, and no size law is given. The anchors' Diffstats (Li, Li, Wang & Sun, CCS 2025) compares the
 histogram of the number of ones with Binomial(d, (p + (d − 1)q)/d); the exact law is used here.
 :func:`size_test` is Pearson's χ² of the observed size histogram against N × that law, bins with
-expected count < 5 pooled into their neighbours from the tails inward (the usual rule; the choice
-is this module's), with its p-value: small when some reports have sizes genuine ones rarely have
+expected count < 5 (the usual rule) pooled: each tail beyond the bins that reach 5 is added to its
+neighbouring bin (the law is unimodal; the choice is this module's), with its p-value: small when
+some reports have sizes genuine ones rarely have
 (an unpadded MGA report on OUE has r ones against an expected p + (d − 1)q ≈ d/(e^ε + 1); a padded
 one has exactly ⌊p + (d − 1)q⌋ ones, a spike the χ² sees once enough reports share it).
 
@@ -84,30 +85,18 @@ def genuine_size_pmf(oracle: FrequencyOracle) -> np.ndarray:
 
 
 def _pool(observed: np.ndarray, expected: np.ndarray, minimum: float = 5.0):
-    """Merge bins from both tails inward until each expected count is ≥ ``minimum``."""
-    obs, exp = [], []
-    o_acc = e_acc = 0.0
-    order = np.arange(expected.size)
-    mid = int(np.argmax(expected))
-    for side in (order[:mid], order[mid:][::-1]):
-        o_acc = e_acc = 0.0
-        part_o, part_e = [], []
-        for i in side:
-            o_acc += observed[i]
-            e_acc += expected[i]
-            if e_acc >= minimum:
-                part_o.append(o_acc)
-                part_e.append(e_acc)
-                o_acc = e_acc = 0.0
-        if part_o:
-            part_o[-1] += o_acc
-            part_e[-1] += e_acc
-        elif e_acc > 0 or o_acc > 0:
-            part_o.append(o_acc)
-            part_e.append(e_acc)
-        obs.append(part_o)
-        exp.append(part_e)
-    return np.array(obs[0] + obs[1][::-1]), np.array(exp[0] + exp[1][::-1])
+    """Bins with expected count ≥ ``minimum`` kept; each tail beyond them (the law is unimodal, so
+    they are contiguous) added to its neighbouring kept bin. With no such bin, one bin."""
+    keep = np.flatnonzero(expected >= minimum)
+    if keep.size == 0:
+        return np.array([observed.sum()]), np.array([expected.sum()])
+    lo, hi = keep[0], keep[-1] + 1
+    o, e = observed[lo:hi].copy(), expected[lo:hi].copy()
+    o[0] += observed[:lo].sum()
+    e[0] += expected[:lo].sum()
+    o[-1] += observed[hi:].sum()
+    e[-1] += expected[hi:].sum()
+    return o, e
 
 
 def size_test(oracle: FrequencyOracle, sizes) -> tuple[float, float]:
