@@ -36,7 +36,8 @@ def _two_sample_z(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return float(zm.max()), float(zc.max())
 
 
-CASES = [(name, attack, [1, 4]) for name in NAMES for attack in ("input", "mga")] + [("ss", "mga", [0, 1, 4, 6])]
+CASES = ([(name, attack, [1, 4]) for name in NAMES for attack in ("input", "mga")]
+         + [("ss", "mga", [0, 1, 4, 6]), ("oue", "apa", [1, 4]), ("sue", "apa", [0, 1, 4, 6, 7])])
 
 
 @pytest.mark.parametrize("name,attack,targets", CASES)
@@ -75,8 +76,7 @@ def test_best_bucket_law_at_huge_g_is_all_distinct():
     assert abs(pmf.sum() - 1) < 1e-12 and pmf[1] > 0.99999 and pmf[0] == 0
 
 
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("attack", ["input", "mga"])
+@pytest.mark.parametrize("name,attack", [(n, a) for n in NAMES for a in ("input", "mga")] + [("oue", "apa")])
 def test_simulated_gain_matches_closed_form(name, attack):
     d, n, beta, reps = 32, 5000, 0.05, 40
     o = oracles.get(name, epsilon=1.0, d=d)
@@ -110,7 +110,17 @@ def test_closed_form_reproduces_the_published_special_cases():
     assert 7.5 < robust.mean_target_support(olh_exact_g, "mga", t) < 8.5
 
 
+def test_apa_sizes_follow_the_genuine_law():
+    o = oracles.get("oue", epsilon=1.0, d=40)
+    sizes = robust.support_sizes(o, robust.craft_reports(o, "apa", [1, 2, 3], 20000, 6))
+    pmf = robust.genuine_size_pmf(o)
+    assert abs(sizes.mean() - np.arange(41) @ pmf) < 5 * math.sqrt((np.arange(41) ** 2 @ pmf - (np.arange(41) @ pmf) ** 2) / 20000)
+    assert robust.size_test(o, sizes)[1] > 1e-3
+
+
 def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="OUE and SUE"):
+        robust.craft_reports(oracles.get("olh", epsilon=1.0, d=8), "apa", [1], 3, 0)
     o = oracles.get("grr", epsilon=1.0, d=8)
     with pytest.raises(ValueError, match="attack"):
         robust.craft_reports(o, "nope", [1], 3, 0)

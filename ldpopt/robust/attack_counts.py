@@ -16,7 +16,8 @@ independent of m·d for most oracles, with the joint law of ``oracle.aggregate(c
   k-subset of T; the key's hashes of non-targets are independent of its target hashes, so each
   non-target is supported with probability 1/g independently: Binomial(m, 1/g) each;
 * HR: a Multinomial(m, uniform on the best outputs) histogram times their supports;
-* SS: uniform subsets, as for OUE, on T (r ≥ k) or on the non-targets (r < k).
+* SS: uniform subsets, as for OUE, on T (r ≥ k) or on the non-targets (r < k);
+* APA (OUE/SUE): :func:`.apa.apa_counts`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from .attacks import (DEFAULT_CANDIDATES, check_attack, check_targets, craft_rep
                       hr_best_outputs, padding_ones)
 
 __all__ = ["best_bucket_pmf", "fake_counts", "poisoned_estimate"]
+
+# below this many cells (subsets × pool size) the subsets are drawn one by one: cheaper than the tree
+_DIRECT_CELLS = 1 << 14
 
 
 def best_bucket_pmf(r: int, g: int, candidates: int) -> np.ndarray:
@@ -57,11 +61,15 @@ def best_bucket_pmf(r: int, g: int, candidates: int) -> np.ndarray:
 
 
 def _subset_sums(gen, size: int, k: int, m: int) -> np.ndarray:
-    """Column sums of m iid uniform k-subsets of {0, …, size − 1} (exact)."""
+    """Column sums of m iid uniform k-subsets of {0, …, size − 1} (exact either way: drawn one by one
+    when small, else by Subset Selection's tree sampler)."""
     if k == 0 or m == 0:
         return np.zeros(size, dtype=np.int64)
     if k == size:
         return np.full(size, m, dtype=np.int64)
+    if m * size <= _DIRECT_CELLS:  # few subsets: draw them (uniform k-subsets by random keys)
+        pick = np.argpartition(gen.random((m, size)), k - 1, axis=1)[:, :k]
+        return np.bincount(pick.ravel(), minlength=size).astype(np.int64)
     tc = np.zeros(size, dtype=np.int64)
     tc[0] = m
     return sample_subset_counts(gen, size, k, 0.0, tc)
@@ -79,6 +87,9 @@ def fake_counts(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     if m == 0:
         return out
     others = np.setdiff1d(np.arange(d, dtype=np.int64), t)
+    if attack == "apa":
+        from .apa import apa_counts
+        return apa_counts(oracle, t, m, gen)
     if attack == "input":
         hist = np.zeros(d, dtype=np.int64)
         hist[t] = gen.multinomial(m, np.full(r, 1.0 / r))

@@ -28,6 +28,8 @@ of :mod:`ldpopt.oracles` (GRR, OUE, SUE, OLH, BLH, HR, SS):
   - HR: an output y ∈ [K] uniformly among those whose set C_y contains the most targets (at most K
     outputs to scan, exact);
   - SS: T plus a uniform (k − r)-subset of the other values when r ≤ k, else a uniform k-subset of T.
+* ``"apa"`` (the CCS 2025 adaptive pattern attack, OUE/SUE only): MGA whose number of ones follows the
+  genuine law (:mod:`.apa`).
 
 Expected gain
 -------------
@@ -60,7 +62,7 @@ __all__ = ["ATTACKS", "check_beta", "check_targets", "craft_reports", "expected_
            "fake_values", "mean_target_support", "padding_ones"]
 
 #: the attacks of this module
-ATTACKS = ("input", "mga")
+ATTACKS = ("input", "mga", "apa")
 #: hash keys an OLH/BLH fake user searches (module docstring)
 DEFAULT_CANDIDATES = 1000
 # cells (users × keys × targets) hashed per block by the OLH search
@@ -153,7 +155,7 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     """The m fake users' reports, in ``oracle``'s own report format (what ``oracle.aggregate`` takes).
 
     ``attack="input"`` runs ``oracle.perturb`` on fake values uniform on T; ``attack="mga"`` crafts
-    the maximal-gain reports of the module docstring (``candidates`` is the OLH/BLH key search size).
+    the maximal-gain reports of the module docstring, ``attack="apa"`` those of :mod:`.apa` (``candidates`` is the OLH/BLH key search size).
     """
     attack = check_attack(attack)
     t = check_targets(targets, oracle.d)
@@ -162,6 +164,9 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     gen = as_generator(rng)
     if attack == "input":
         return oracle.perturb(fake_values(t, m, gen), gen)
+    if attack == "apa":
+        from .apa import apa_reports
+        return apa_reports(oracle, t, m, gen)
     name, d, r = oracle.name, oracle.d, t.size
     others = np.setdiff1d(np.arange(d, dtype=np.int64), t)
     if name == "grr":
@@ -193,6 +198,9 @@ def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
     r = t.size
     if attack == "input":
         return oracle.p + (r - 1) * oracle.q
+    if attack == "apa":
+        from .apa import apa_mean_support
+        return apa_mean_support(oracle, r)
     name = oracle.name
     if name == "grr":
         return 1.0
