@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE))
 #: section -> its benches (``bench_<name>.py``), in the order they run. collect: perturbation and
 #: aggregation (oracles vs the peers, fast paths, shards, schedulers); estimate: the post-processing
 #: methods; solve: the constrained problems (closed forms vs solvers, the structured solver, checks);
-#: variants: the user's own objectives; cli: start-up.
+#: variants: the user's own objectives; cli: start-up; robust: poisoning recovery against the anchor's code.
 SECTIONS: dict[str, tuple[str, ...]] = {
     "collect": ("oracles", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "schedulers",
                 "kernels", "kernels_dask"),
@@ -35,6 +35,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
               "structured_tree", "user_call", "table", "grouped", "check_property"),
     "variants": ("own_variant", "kl_user_call"),
     "cli": ("startup",),
+    "robust": ("poisoning_anchor",),
 }
 
 

@@ -16,6 +16,7 @@ from .. import __version__
 from ._args import InputError, int_arg, number, plain
 from ._commands import help_of
 from ._io import FORMATS
+from .postprocess_robust import add_robust_options, robust_column
 
 __all__ = ["add_parser", "check_counts", "help_on_demand"]
 
@@ -140,6 +141,7 @@ def _run(args) -> int:
             hint += ("; METHOD.NAME=VALUE gives a parameter to one method)" if len(names) > 1 else ")") if given else ""
             raise InputError(f"--method {name}: {exc}{hint}") from None
     ci = _add_intervals(out, estimate, names, params, args) if args.ci is not None else None
+    robust_meta = robust_column(out, table, estimate, args)
     metadata = {
         "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": n,
         "d": table.d, "p": oracle.p, "q": oracle.q,
@@ -149,6 +151,8 @@ def _run(args) -> int:
     }
     if ci is not None:
         metadata["ci"] = ci
+    if robust_meta is not None:
+        metadata["robust"] = robust_meta
     written = write_table(out, args.out, fmt, metadata) if args.out else []
     if args.json:
         doc = {"oracle": oracle.name, "epsilon": oracle.epsilon, "d": table.d, "n": n, "p": oracle.p,
@@ -230,5 +234,6 @@ def add_parser(sub) -> None:
     pp.add_argument("--resamples", type=int_arg(10), default=200,
                     help="bootstrap resamples for --ci (default 200)")
     pp.add_argument("--seed", type=int_arg(0), default=0, help="seed of the --ci bootstrap (default 0)")
+    add_robust_options(pp)
     pp.set_defaults(func=_run)
 

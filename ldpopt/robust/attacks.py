@@ -1,0 +1,229 @@
+"""Poisoning attacks on the frequency oracles' real report paths: fake users and crafted reports.
+
+References
+----------
+Cao, Jia & Gong, *Data Poisoning Attacks to Local Differential Privacy Protocols* (USENIX Security
+2021): an attacker controls m fake users, a fraction β = m/(n + m) of all users, and wants to raise
+the estimated frequencies of a target set T (|T| = r). Two attacks are implemented for every oracle
+of :mod:`ldpopt.oracles` (GRR, OUE, SUE, OLH, BLH, HR, SS):
+
+* ``"input"`` (input poisoning, the paper's baseline): each fake user picks a target uniformly at
+  random and runs the *honest* client on it (``oracle.perturb``), so its reports are genuine-looking
+  and the privacy noise blunts the attack.
+* ``"mga"`` (the maximal gain attack, output poisoning): each fake user sends the report that
+  supports as many targets as the report format allows, bypassing the randomiser. Per oracle (the
+  estimator f̃_t = (c_t/N − q)/(p − q) rises with the support count c_t, so the best report is the one
+  whose support set S(y) contains the most targets):
+
+  - GRR: a uniformly random target (a GRR report supports exactly one value);
+  - OUE / SUE: all r target bits set, plus l = max(0, ⌊p + (d − 1)q − r⌋) non-target bits chosen
+    uniformly, so the report carries about the expected number of ones of a genuine one (Cao et
+    al.'s padding against a count-of-ones check; the floor is this module's choice where the paper
+    only asks for "about" the expected number). Padding never changes the target gain;
+  - OLH / BLH: ``candidates`` uniformly random hash keys s are drawn; the key whose hash puts the
+    most targets into one bucket is kept (the first such key), and the report is (s, that bucket);
+    among buckets of equal size the smallest bucket value is taken, a rule that does not look at
+    target labels (so the supported targets are a uniform subset of T of that size). Default
+    ``candidates = 1000`` (this module's choice; the paper searches "many" hash functions);
+  - HR: an output y ∈ [K] uniformly among those whose set C_y contains the most targets (at most K
+    outputs to scan, exact);
+  - SS: T plus a uniform (k − r)-subset of the other values when r ≤ k, else a uniform k-subset of T.
+* ``"apa"`` (the CCS 2025 adaptive pattern attack, OUE/SUE only): MGA whose number of ones follows the
+  genuine law (:mod:`.apa`).
+
+Expected gain
+-------------
+With n genuine users of target frequency f_T = Σ_{t∈T} f_t and m = βN fake users whose reports each
+support on average s̄ targets, E[Σ_{t∈T} f̃_t] after the attack is (1 − β)f_T + β(s̄ − r q)/(p − q),
+so the gain is
+
+    G = β (s̄ − r q)/(p − q) − β f_T.
+
+Input poisoning has s̄ = p + (r − 1)q, so G = β(1 − f_T). MGA has s̄ = 1 (GRR: G = β(1 − f_T) +
+β(d − r)q/(p − q)), s̄ = r (OUE, SUE: G = β(r(1 − q)/(p − q) − f_T), which for OUE is
+β(2r e^ε/(e^ε − 1) − f_T)), s̄ = min(r, k) (SS), s̄ = the HR maximum, and for OLH/BLH s̄ = E[K*], the
+expected size of the best bucket of the searched keys (:func:`.attack_counts.best_bucket_pmf`),
+which is r when the search always finds a key hashing every target together — the case Cao et al.'s
+closed form for OLH, β(2r e^ε/(e^ε − 1) − f_T) at g = e^ε + 1, assumes. :func:`expected_gain` is
+this formula; tests/test_robust_attacks.py checks it against simulated gains.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validation import _check_int, as_generator, check_values
+from ..oracles.base import FrequencyOracle
+from ..oracles.hashing import keyed_hash
+
+__all__ = ["ATTACKS", "check_beta", "check_targets", "craft_reports", "expected_gain", "fake_user_count",
+           "fake_values", "mean_target_support", "padding_ones"]
+
+#: the attacks of this module
+ATTACKS = ("input", "mga", "apa")
+#: hash keys an OLH/BLH fake user searches (module docstring)
+DEFAULT_CANDIDATES = 1000
+# cells (users × keys × targets) hashed per block by the OLH search
+_SEARCH_CELLS = 1 << 22
+
+
+def check_targets(targets, d: int) -> np.ndarray:
+    """The target set T as a sorted int64 array of distinct values in [0, d), at least one."""
+    t = check_values(targets, d, "targets")
+    if t.size == 0:
+        raise ValueError("targets must hold at least one value")
+    u = np.unique(t)
+    if u.size != t.size:
+        raise ValueError("targets must be distinct values")
+    if u.size >= d:
+        raise ValueError(f"targets must leave at least one non-target value (|T| = {u.size}, d = {d})")
+    return u
+
+
+def check_attack(attack: str) -> str:
+    if not isinstance(attack, str) or attack.lower() not in ATTACKS:
+        raise ValueError(f"attack must be one of {list(ATTACKS)}, got {attack!r}")
+    return attack.lower()
+
+
+def check_beta(beta) -> float:
+    """β as a float after checking it is a number in [0, 1)."""
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 <= float(beta) < 1.0:
+        raise ValueError(f"beta must be a number in [0, 1), got {beta!r}")
+    return float(beta)
+
+
+def fake_user_count(n_genuine: int, beta: float) -> int:
+    """m = round(β n/(1 − β)): the fake users that make a fraction β of n + m users (β in [0, 1))."""
+    n = _check_int(n_genuine, "n_genuine", 1)
+    beta = check_beta(beta)
+    return int(round(beta * n / (1.0 - beta)))
+
+
+def padding_ones(oracle: FrequencyOracle, r: int) -> int:
+    """OUE/SUE MGA padding l = max(0, ⌊p + (d − 1)q − r⌋) (module docstring)."""
+    return max(0, int(math.floor(oracle.p + (oracle.d - 1) * oracle.q - r)))
+
+
+def fake_values(targets: np.ndarray, m: int, rng) -> np.ndarray:
+    """Input poisoning: the m fake users' values, uniform on T."""
+    return as_generator(rng).choice(targets, size=m)
+
+
+def _uniform_subsets(gen, pool: np.ndarray, m: int, size: int) -> np.ndarray:
+    """(m, size) rows, each a uniform ``size``-subset of ``pool`` (random keys, partial sort)."""
+    if size == 0:
+        return np.zeros((m, 0), dtype=np.int64)
+    keys = gen.random((m, pool.size))
+    idx = np.argpartition(keys, size - 1, axis=1)[:, :size] if size < pool.size else np.argsort(keys, axis=1)
+    return pool[idx]
+
+
+def hr_best_outputs(oracle, targets: np.ndarray) -> tuple[np.ndarray, int]:
+    """HR outputs y ∈ [K] whose set C_y holds the most targets, and that number."""
+    y = np.arange(oracle.K, dtype=np.int64)
+    score = oracle.support_matrix(y)[:, targets].sum(axis=1)
+    best = int(score.max())
+    return np.flatnonzero(score == best), best
+
+
+def _olh_search(oracle, targets: np.ndarray, m: int, candidates: int, gen) -> np.ndarray:
+    """(m, 2) OLH reports (s, bucket) from the key search of the module docstring, in blocks."""
+    r, g = targets.size, oracle.g
+    out = np.empty((m, 2), dtype=np.int64)
+    step = max(1, _SEARCH_CELLS // (candidates * r))
+    lo_key, hi_key = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    for u0 in range(0, m, step):
+        b = min(step, m - u0)
+        keys = gen.integers(lo_key, hi_key, size=(b, candidates), dtype=np.int64, endpoint=True)
+        h = keyed_hash(keys[:, :, None], targets[None, None, :], g)            # (b, C, r)
+        size = (h[:, :, :, None] == h[:, :, None, :]).sum(axis=3)              # bucket size per target
+        best = size.max(axis=2)                                                # (b, C)
+        pick = best.argmax(axis=1)                                             # first best key
+        rows = np.arange(b)
+        hb, sb = h[rows, pick], size[rows, pick]                               # (b, r)
+        bucket = np.where(sb == best[rows, pick][:, None], hb, g).min(axis=1)  # smallest best bucket
+        out[u0:u0 + b, 0] = keys[rows, pick]
+        out[u0:u0 + b, 1] = bucket
+    return out
+
+
+def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
+                  candidates: int = DEFAULT_CANDIDATES):
+    """The m fake users' reports, in ``oracle``'s own report format (what ``oracle.aggregate`` takes).
+
+    ``attack="input"`` runs ``oracle.perturb`` on fake values uniform on T; ``attack="mga"`` crafts
+    the maximal-gain reports of the module docstring, ``attack="apa"`` those of :mod:`.apa` (``candidates`` is the OLH/BLH key search size).
+    """
+    attack = check_attack(attack)
+    t = check_targets(targets, oracle.d)
+    m = _check_int(m, "m", 1)
+    candidates = _check_int(candidates, "candidates", 1)
+    gen = as_generator(rng)
+    if attack == "input":
+        return oracle.perturb(fake_values(t, m, gen), gen)
+    if attack == "apa":
+        from .apa import apa_reports
+        return apa_reports(oracle, t, m, gen)
+    name, d, r = oracle.name, oracle.d, t.size
+    others = np.setdiff1d(np.arange(d, dtype=np.int64), t)
+    if name == "grr":
+        return gen.choice(t, size=m)
+    if name in ("oue", "sue"):
+        bits = np.zeros((m, d), dtype=bool)
+        bits[:, t] = True
+        pad = _uniform_subsets(gen, others, m, min(padding_ones(oracle, r), others.size))
+        bits[np.arange(m)[:, None], pad] = True
+        return np.packbits(bits, axis=1)
+    if name in ("olh", "blh"):
+        return _olh_search(oracle, t, m, candidates, gen)
+    if name == "hr":
+        best, _ = hr_best_outputs(oracle, t)
+        return gen.choice(best, size=m)
+    if name == "ss":
+        k = oracle.k
+        if r >= k:
+            return _uniform_subsets(gen, t, m, k)
+        return np.hstack([np.broadcast_to(t, (m, r)), _uniform_subsets(gen, others, m, k - r)])
+    raise ValueError(f"no maximal gain attack for oracle {name!r}")
+
+
+def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
+                        candidates: int = DEFAULT_CANDIDATES) -> float:
+    """s̄: the expected number of targets one fake report supports (module docstring)."""
+    attack = check_attack(attack)
+    t = check_targets(targets, oracle.d)
+    r = t.size
+    if attack == "input":
+        return oracle.p + (r - 1) * oracle.q
+    if attack == "apa":
+        from .apa import apa_mean_support
+        return apa_mean_support(oracle, r)
+    name = oracle.name
+    if name == "grr":
+        return 1.0
+    if name in ("oue", "sue"):
+        return float(r)
+    if name in ("olh", "blh"):
+        from .attack_counts import best_bucket_pmf
+        pmf = best_bucket_pmf(r, oracle.g, _check_int(candidates, "candidates", 1))
+        return float(np.arange(r + 1) @ pmf)
+    if name == "hr":
+        return float(hr_best_outputs(oracle, t)[1])
+    if name == "ss":
+        return float(min(r, oracle.k))
+    raise ValueError(f"no maximal gain attack for oracle {name!r}")
+
+
+def expected_gain(oracle: FrequencyOracle, attack: str, targets, beta: float, f_targets: float,
+                  candidates: int = DEFAULT_CANDIDATES) -> float:
+    """G = β(s̄ − r q)/(p − q) − β f_T: the expected rise of Σ_{t∈T} f̃_t (module docstring)."""
+    t = check_targets(targets, oracle.d)
+    beta = check_beta(beta)
+    if not 0.0 <= float(f_targets) <= 1.0:
+        raise ValueError(f"f_targets must lie in [0, 1], got {f_targets!r}")
+    s = mean_target_support(oracle, attack, t, candidates)
+    p, q = oracle.p, oracle.q
+    return beta * ((s - t.size * q) / (p - q) - float(f_targets))

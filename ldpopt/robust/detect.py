@@ -1,0 +1,162 @@
+"""Detecting fake reports: an aggregate support-size test and a report-level suspect-support score.
+
+Both read only what the aggregator holds (the reports) and the oracle's parameters.
+
+Support sizes (aggregate level)
+-------------------------------
+A genuine report's support set S(y) has size |S(y)| = B + K with B ~ Bernoulli(p) (the user's own
+value) and K ~ Binomial(d − 1, q) (the others), independent, for OUE, SUE (independent bits) and
+OLH/BLH (random-function hash: the d − 1 other values fall in the reported bucket independently
+w.p. 1/g) — the exact law :func:`genuine_size_pmf`. GRR and SS reports have a fixed size, so the
+test says nothing there; an HR report's size depends on its output y, and no size law is given. The anchors' Diffstats (Li, Li, Wang & Sun, CCS 2025) compares the
+histogram of the number of ones with Binomial(d, (p + (d − 1)q)/d); the exact law is used here.
+:func:`size_test` is Pearson's χ² of the observed size histogram against N × that law, bins with
+expected count < 5 (the usual rule) pooled: each tail beyond the bins that reach 5 is added to its
+neighbouring bin (the law is unimodal; the choice is this module's), with its p-value: small when
+some reports have sizes genuine ones rarely have
+(an unpadded MGA report on OUE has r ones against an expected p + (d − 1)q ≈ d/(e^ε + 1); a padded
+one has exactly ⌊p + (d − 1)q⌋ ones, a spike the χ² sees once enough reports share it).
+
+Suspect support (report level)
+------------------------------
+An attack raises a few values; a fake report supports all of them while a genuine report supports
+each with probability about q. :func:`suspects` takes the k values with the largest f̃ (k a
+parameter: the number of values the attacker is believed to target, like the anchors' "top 6
+supported items"); :func:`suspect_scores` is, per report, the number of suspects it supports.
+Flagging reports with score ≥ j for j = 0 … k traces the ROC (:func:`roc`), with AUC by the
+trapezoid rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from .._validation import _check_int
+from ..oracles.base import FrequencyOracle
+
+__all__ = ["genuine_size_pmf", "roc", "size_test", "suspect_scores", "suspects", "support_sizes"]
+
+# reports whose supports are expanded at once (× d booleans)
+_BLOCK_CELLS = 1 << 23
+
+
+def _blocks(m: int, d: int):
+    step = max(1, _BLOCK_CELLS // d)
+    for start in range(0, m, step):
+        yield slice(start, min(m, start + step))
+
+
+def _n_reports(reports) -> int:
+    return int(np.asarray(reports).shape[0])
+
+
+def support_sizes(oracle: FrequencyOracle, reports) -> np.ndarray:
+    """|S(y)| per report (int64): a popcount of the packed bits for OUE/SUE, otherwise the row sums
+    of ``oracle.support_matrix`` in blocks of reports."""
+    if oracle.name in ("oue", "sue"):
+        r = oracle._check_reports(reports)
+        return np.bitwise_count(r).sum(axis=1, dtype=np.int64)
+    rep = np.asarray(reports)
+    out = np.empty(_n_reports(rep), dtype=np.int64)
+    for sl in _blocks(out.size, oracle.d):
+        out[sl] = oracle.support_matrix(rep[sl]).sum(axis=1)
+    return out
+
+
+def genuine_size_pmf(oracle: FrequencyOracle) -> np.ndarray:
+    """Pr[|S(y)| = s], s = 0 … d, of a genuine report (module docstring); a point mass for GRR, HR, SS."""
+    d, name = oracle.d, oracle.name
+    pmf = np.zeros(d + 1)
+    if name in ("oue", "sue", "olh", "blh"):
+        k = stats.binom.pmf(np.arange(d), d - 1, oracle.q)
+        pmf[:d] += (1 - oracle.p) * k
+        pmf[1:] += oracle.p * k
+    elif name == "grr":
+        pmf[1] = 1.0
+    elif name == "hr":
+        # |C_y| ∩ {0..d−1}: the sizes differ per output y; the law over a genuine report is not fixed
+        raise ValueError("HR reports have no single genuine size law (|C_y| depends on y); no size test")
+    elif name == "ss":
+        pmf[oracle.k] = 1.0
+    else:
+        raise ValueError(f"no size law for oracle {name!r}")
+    return pmf
+
+
+def _pool(observed: np.ndarray, expected: np.ndarray, minimum: float = 5.0):
+    """Bins with expected count ≥ ``minimum`` kept; each tail beyond them (the law is unimodal, so
+    they are contiguous) added to its neighbouring kept bin. With no such bin, one bin."""
+    keep = np.flatnonzero(expected >= minimum)
+    if keep.size == 0:
+        return np.array([observed.sum()]), np.array([expected.sum()])
+    lo, hi = keep[0], keep[-1] + 1
+    o, e = observed[lo:hi].copy(), expected[lo:hi].copy()
+    o[0] += observed[:lo].sum()
+    e[0] += expected[:lo].sum()
+    o[-1] += observed[hi:].sum()
+    e[-1] += expected[hi:].sum()
+    return o, e
+
+
+def size_test(oracle: FrequencyOracle, sizes) -> tuple[float, float]:
+    """(χ², p-value) of the support-size histogram against the genuine law (module docstring)."""
+    s = np.asarray(sizes, dtype=np.int64)
+    if s.ndim != 1 or s.size == 0 or s.min() < 0 or s.max() > oracle.d:
+        raise ValueError(f"sizes must be a non-empty 1-D array of integers in [0, {oracle.d}]")
+    pmf = genuine_size_pmf(oracle)
+    observed = np.bincount(s, minlength=oracle.d + 1).astype(float)
+    if np.count_nonzero(pmf) == 1:  # fixed size: any other size is impossible for a genuine report
+        bad = observed.sum() - observed[np.flatnonzero(pmf)[0]]
+        return (np.inf, 0.0) if bad else (0.0, 1.0)
+    o, e = _pool(observed, pmf * s.size)
+    chi2 = float(((o - e) ** 2 / e).sum())
+    return chi2, float(stats.chi2.sf(chi2, max(o.size - 1, 1)))
+
+
+def suspects(f_tilde, k: int) -> np.ndarray:
+    """The k values with the largest estimate (sorted by value)."""
+    f = np.asarray(f_tilde, dtype=np.float64)
+    k = _check_int(k, "k", 1)
+    if k >= f.size:
+        raise ValueError(f"k must be below d = {f.size}, got {k}")
+    return np.sort(np.argpartition(-f, k - 1)[:k])
+
+
+def suspect_scores(oracle: FrequencyOracle, reports, suspect) -> np.ndarray:
+    """Per report, the number of ``suspect`` values its support set contains (int64)."""
+    c = np.unique(np.asarray(suspect, dtype=np.int64))
+    if c.size == 0 or c.min() < 0 or c.max() >= oracle.d:
+        raise ValueError(f"suspect must be a non-empty set of values in [0, {oracle.d})")
+    if oracle.name in ("oue", "sue"):
+        r = oracle._check_reports(reports)
+        bits = (r[:, c >> 3] >> (7 - (c & 7)).astype(np.uint8)) & 1
+        return bits.sum(axis=1, dtype=np.int64)
+    if oracle.name in ("olh", "blh"):
+        s, y = oracle._check_reports(reports)
+        out = np.zeros(s.size, dtype=np.int64)
+        for v in c:
+            out += oracle.hash(s, v) == y
+        return out
+    rep = np.asarray(reports)
+    out = np.empty(_n_reports(rep), dtype=np.int64)
+    for sl in _blocks(out.size, oracle.d):
+        out[sl] = oracle.support_matrix(rep[sl])[:, c].sum(axis=1)
+    return out
+
+
+def roc(scores, is_fake) -> tuple[np.ndarray, np.ndarray, float]:
+    """(FPR, TPR, AUC) of flagging reports with score ≥ j, for every distinct score j (descending),
+    plus the (0, 0) and (1, 1) ends; AUC by the trapezoid rule."""
+    sc = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(is_fake, dtype=bool)
+    if sc.shape != y.shape or sc.ndim != 1:
+        raise ValueError("scores and is_fake must be 1-D arrays of one length")
+    if y.all() or not y.any():
+        raise ValueError("is_fake must mark at least one fake and one genuine report")
+    levels, idx = np.unique(-sc, return_inverse=True)  # descending scores
+    fake_hist = np.bincount(idx[y], minlength=levels.size)
+    real_hist = np.bincount(idx[~y], minlength=levels.size)
+    tpr = np.concatenate([[0.0], np.cumsum(fake_hist) / y.sum()])
+    fpr = np.concatenate([[0.0], np.cumsum(real_hist) / (~y).sum()])
+    return fpr, tpr, float(np.trapezoid(tpr, fpr))

@@ -1,0 +1,200 @@
+"""Recovery of genuine frequencies from a poisoned estimate, as closed forms and as ldpopt problems.
+
+Each method is a least-squares projection of a *target* vector t onto a convex set C:
+
+    minimise ‖f − t‖²  subject to f ∈ C,
+
+stated as a :class:`~ldpopt.problems.Problem` with the :class:`SeparableObjective` Σ_v (f_v − t_v)²
+(ldpopt's structured solver, cvxpy as referee, ldpopt's check on the answer) and solved in closed form
+by the simplex projection of :func:`ldpopt.methods.normalize.project_simplex` where the set allows.
+
+* **LDPRecover** (Sun et al., arXiv 2403.09351, "genuine frequency estimator" and the constraint
+  inference problem): the poisoned f̃ of N = n + m users is (n f̃_X + m f̃_Y)/N, so the genuine users'
+  estimate is f̃_X = (1 + η) f̃ − η f̃_Y with η = m/n = β/(1 − β). The malicious estimate f̃_Y is not
+  known; LDPRecover learns it as spread evenly over D₁ = {v : f̃_v > 0} with the total any set of
+  one-value reports would give, Σ_v f̃_Y,v = (1 − d q)/(p − q), and zero on D₀ = {v : f̃_v ≤ 0}.
+  Then t = f̃_X and C the simplex: recovery = the simplex projection of f̃_X.
+  Choices: the oracle's own p, q (not OLH's for every protocol) and |D₁| the number of positive
+  entries (an anchor re-implementation divides by d instead — see docs/poisoning.md).
+* **RSN** (Li, Li, Wang & Sun, CCS 2025, arXiv 2506.02156: segmented Norm-Sub): f̃ is first shifted
+  to sum to one, t = f̃ + (1 − Σf̃)/d; the values whose shifted estimate reaches the threshold τ are
+  kept as they are and Norm-Sub runs on the others only. Norm-Sub's fixed point is the Euclidean
+  projection (Wang et al., NDSS 2020 §IV), so RSN solves C = {f ≥ 0, Σ f = 1, f_H = t_H},
+  H = {v : t_v ≥ τ}. τ: the frequency x at which the expected excess support count n(p − q)x equals
+  twice its standard deviation √(n(x p(1 − p) + (1 − x) q(1 − q))) (positive root of the quadratic),
+  and τ = 2x, the count threshold (2√(…) + n(p − q)x)/(p − q) of the anchors' code divided by n.
+* **Mixture** (this module's recovery with the attack as unknowns): f̃ = (1 − β)f + β f_Y, the fake
+  reports' estimate f_Y unknown on a suspect set S and equal to a known offset y₀ elsewhere (y₀ = 0
+  when a fake report supports a non-suspect value as often as a genuine report of another value
+  does: input poisoning, OLH/BLH MGA, padded OUE MGA up to ⌊·⌋; y₀ = −q/(p − q) when it never does:
+  GRR MGA), or — ``offset="auto"``, the default — estimated from the support counts: the mean size
+  of a genuine report's support is p + (d − 1)q for every pure oracle, so Σ_v c_v/N = (1 − β)(p +
+  (d − 1)q) + β k̄ gives the fake reports' mean size k̄; if each supports every suspect (the maximal
+  gain assumption) it supports a non-suspect w.p. s₀ = (k̄ − |S|)/(d − |S|) (clipped to [0, 1]) and
+  y₀ = (s₀ − q)/(p − q). Off S the genuine frequency is then t_v = (f̃_v − βy₀)/(1 − β); on S only an upper bound
+  is known (an attack only raises): f_v ≤ max(t_v, 0), and the attack is modelled as one common boost
+  a ≥ 0 of every suspect (what MGA gives each target), so f_S = max(t_S − a, 0) with a set by
+  Σ f = 1. The problem: minimise Σ_{v∉S}(f_v − t_v)² + ω Σ_{v∈S}(f_v − t_v)² over the simplex with
+  f_S ≤ max(t_S, 0); the small ω = |S|/(1000 d) makes the suspects absorb ≥ 99.9 % of the mass
+  correction (its stationarity conditions give f_S = clip(t_S − μ/(2ω), 0, t_S): the common shift)
+  while the others stay within rounding of t_N. β, S and y₀ are inputs or estimates: the
+  mean model alone cannot tell a genuinely popular target from an attacked one (docs/poisoning.md).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validation import check_estimate
+from ..methods.normalize import project_simplex
+from ..problems import Box, Fixed, Problem, Simplex
+from ..problems.structured import SeparableObjective
+from .attacks import check_beta
+
+__all__ = ["METHODS", "ldprecover", "ldprecover_target", "mixture_offset", "mixture_problem", "recover", "recovery_problem",
+           "rsn", "rsn_threshold"]
+
+METHODS = ("ldprecover", "rsn", "mixture")
+
+
+def least_squares_to(target: np.ndarray) -> SeparableObjective:
+    """Σ_v (f_v − t_v)² as a :class:`SeparableObjective` (structured solver and cvxpy)."""
+    import cvxpy as cp
+
+    t = np.asarray(target, dtype=np.float64)
+    return SeparableObjective(lambda f, e: (f - t) ** 2, lambda f, e: 2 * (f - t), lambda f, e: np.full_like(f, 2.0),
+                              name="least-squares-to-target", curvature=lambda lo, hi, e: np.full(t.shape, 2.0),
+                              cvxpy_expr=lambda f, e: cp.sum_squares(f - t))
+
+
+# -- LDPRecover ---------------------------------------------------------------------------------
+def ldprecover_target(estimate, beta: float) -> np.ndarray:
+    """f̃_X = (1 + η) f̃ − η f̃_Y, η = β/(1 − β), f̃_Y even on D₁ with total (1 − dq)/(p − q)."""
+    est = check_estimate(estimate)
+    beta = check_beta(beta)
+    eta = beta / (1.0 - beta)
+    pos = est.f_tilde > 0
+    f_y = np.where(pos, (1.0 - est.d * est.q) / ((est.p - est.q) * max(int(pos.sum()), 1)), 0.0)
+    return (1.0 + eta) * est.f_tilde - eta * f_y
+
+
+def ldprecover(estimate, beta: float) -> np.ndarray:
+    """LDPRecover's closed form: the simplex projection of :func:`ldprecover_target`."""
+    return project_simplex(ldprecover_target(estimate, beta))
+
+
+# -- RSN ------------------------------------------------------------------------------------------
+def rsn_threshold(estimate) -> float:
+    """τ = 2x, x the positive root of n(p − q)²x² − 4(a − b)x − 4b = 0, a = p(1 − p), b = q(1 − q)
+    (module docstring)."""
+    est = check_estimate(estimate)
+    p, q, n = est.p, est.q, est.n
+    a, b = p * (1 - p), q * (1 - q)
+    A = n * (p - q) ** 2
+    x = (4 * (a - b) + math.sqrt(16 * (a - b) ** 2 + 16 * A * b)) / (2 * A)
+    return 2.0 * x
+
+
+def _rsn_parts(estimate):
+    est = check_estimate(estimate)
+    t = est.f_tilde + (1.0 - est.f_tilde.sum()) / est.d
+    high = np.flatnonzero(t >= rsn_threshold(est))
+    return est, t, high
+
+
+def rsn(estimate) -> np.ndarray:
+    """RSN's closed form: high values kept at t_H, the others projected onto the simplex slice of
+    total 1 − Σ t_H (all zero when that total is ≤ 0)."""
+    est, t, high = _rsn_parts(estimate)
+    out = t.copy()
+    low = np.setdiff1d(np.arange(est.d), high)
+    rest = 1.0 - t[high].sum()
+    if rest <= 0:  # the kept values alone exceed one: the anchors' final rescaling, low values at 0
+        out[low] = 0.0
+        return out / out.sum()
+    out[low] = project_simplex(t[low], total=rest) if low.size else 0.0
+    return out
+
+
+# -- the mixture model ------------------------------------------------------------------------------
+def mixture_offset(estimate, beta: float, suspects) -> float:
+    """y₀ estimated from the support counts (module docstring, ``offset="auto"``)."""
+    est = check_estimate(estimate)
+    beta = check_beta(beta)
+    if beta == 0.0:
+        return 0.0
+    r = np.unique(np.asarray(suspects, dtype=np.int64).ravel()).size
+    p, q, d = est.p, est.q, est.d
+    k_bar = (float(np.sum(est.counts)) / est.n - (1.0 - beta) * (p + (d - 1) * q)) / beta
+    s0 = min(max((k_bar - r) / (d - r), 0.0), 1.0)
+    return (s0 - q) / (p - q)
+
+
+def _mixture_parts(estimate, beta, suspects, offset):
+    est = check_estimate(estimate)
+    beta = check_beta(beta)
+    s = np.unique(np.asarray(suspects, dtype=np.int64).ravel())
+    if s.size == 0 or s.min() < 0 or s.max() >= est.d:
+        raise ValueError(f"suspects must be a non-empty set of values in [0, {est.d})")
+    if s.size >= est.d:
+        raise ValueError("suspects must leave at least one value unsuspected")
+    if isinstance(offset, str) and offset == "auto":
+        offset = mixture_offset(est, beta, s)
+    if isinstance(offset, bool) or not isinstance(offset, (int, float)) or not math.isfinite(offset):
+        raise ValueError(f"offset must be 'auto' or a finite number, got {offset!r}")
+    t = (est.f_tilde - beta * float(offset)) / (1.0 - beta)
+    weight = np.ones(est.d)
+    weight[s] = s.size / (1000.0 * est.d)
+    target = t.copy()
+    target[s] = t[s]
+    upper = np.ones(est.d)
+    upper[s] = np.clip(t[s], 0.0, 1.0)
+    return est, target, weight, upper, s
+
+
+def mixture_problem(estimate, beta: float, suspects, offset="auto") -> Problem:
+    """The mixture recovery (module docstring) as a :class:`Problem`."""
+    import cvxpy as cp
+
+    est, target, w, upper, _ = _mixture_parts(estimate, beta, suspects, offset)
+    obj = SeparableObjective(lambda f, e: w * (f - target) ** 2, lambda f, e: 2 * w * (f - target),
+                             lambda f, e: 2 * w, name="mixture", curvature=lambda lo, hi, e: 2 * w,
+                             cvxpy_expr=lambda f, e: cp.sum(cp.multiply(w, cp.square(f - target))))
+    return Problem(est, obj, [Simplex(), Box(upper=upper)])
+
+
+# -- one entry point ----------------------------------------------------------------------------------
+def recovery_problem(estimate, method: str, beta: float | None = None, suspects=None, offset="auto") -> Problem:
+    """The :class:`Problem` whose solution is ``method``'s recovery (``beta`` for ldprecover and
+    mixture, ``suspects`` for mixture)."""
+    method = _check_method(method)
+    if method == "ldprecover":
+        est = check_estimate(estimate)
+        return Problem(est, least_squares_to(ldprecover_target(est, _need(beta, "beta", method))), [Simplex()])
+    if method == "rsn":
+        est, t, high = _rsn_parts(estimate)
+        if t[high].sum() >= 1.0:  # kept values exceed one: their rescaling, the rest fixed at 0
+            t = np.where(np.isin(np.arange(est.d), high), t / t[high].sum(), 0.0)
+            high = np.flatnonzero(t == 0.0)
+        cons = [Simplex()] + ([Fixed(high, t[high])] if high.size else [])
+        return Problem(est, least_squares_to(t), cons)
+    return mixture_problem(estimate, _need(beta, "beta", method), _need(suspects, "suspects", method), offset)
+
+
+def recover(estimate, method: str, beta: float | None = None, suspects=None, offset="auto", **solve_options):
+    """Solve :func:`recovery_problem` (ldpopt's check on the answer: ``Solution.status``)."""
+    return recovery_problem(estimate, method, beta, suspects, offset).solve(**solve_options)
+
+
+def _check_method(method) -> str:
+    if not isinstance(method, str) or method.lower() not in METHODS:
+        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
+    return method.lower()
+
+
+def _need(value, name: str, method: str):
+    if value is None:
+        raise ValueError(f"{name} is required by the {method} recovery")
+    return value
