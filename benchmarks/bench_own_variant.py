@@ -261,12 +261,6 @@ def machine() -> str:
     return f"{model}, {os.cpu_count()} cores, shared"
 
 
-def run(quick: bool = False) -> dict:
-    """The benchmark harness's entry point: ``--quick`` runs the Newton route's variant (``kl_smooth``) at
-    Retail only; the full run every variant at Retail and AOL. Returns what it wrote to ``OUT``."""
-    return main(["--datasets", "retail", "--variants", "kl_smooth"] if quick else [])
-
-
 def run(quick: bool = False, **opts) -> dict:
     """Entry of ``benchmarks/run.py``. Full: ``main`` at its defaults (its other options are its
     command-line flags). ``--quick``: kl on the simplex at Retail's first 1,000 values (bisection

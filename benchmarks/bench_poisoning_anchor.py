@@ -93,9 +93,11 @@ def _metrics(f, outs: np.ndarray, targets) -> dict:
             "gain": float(gain.mean()), "gain_se": float(gain.std(ddof=1) / np.sqrt(k)) if k > 1 else None}
 
 
-def run(quick: bool = False, anchor_python: str | None = None, anchor_src: str | None = None) -> dict:
-    anchor_python = anchor_python or os.environ.get("LDPOPT_ANCHOR_PYTHON")
-    anchor_src = anchor_src or os.environ.get("LDPOPT_ANCHOR_SRC")
+def run(quick: bool = False, **opts) -> dict:
+    """``opts``: ``anchor_python`` (the anchor venv's python) and ``anchor_src`` (its source folder),
+    else the LDPOPT_ANCHOR_PYTHON / LDPOPT_ANCHOR_SRC environment variables."""
+    anchor_python = opts.get("anchor_python") or os.environ.get("LDPOPT_ANCHOR_PYTHON")
+    anchor_src = opts.get("anchor_src") or os.environ.get("LDPOPT_ANCHOR_SRC")
     if not anchor_python or not anchor_src:
         # the anchor's code lives in its own venv outside the repository: without it (make bench,
         # bench-quick) this bench says so instead of stopping the run
@@ -152,7 +154,7 @@ def main() -> None:
     if not (a.anchor_python or os.environ.get("LDPOPT_ANCHOR_PYTHON")) or not (
             a.anchor_src or os.environ.get("LDPOPT_ANCHOR_SRC")):
         raise SystemExit("give --anchor-python and --anchor-src (or LDPOPT_ANCHOR_PYTHON / LDPOPT_ANCHOR_SRC)")
-    res = run(a.quick, a.anchor_python, a.anchor_src)
+    res = run(a.quick, anchor_python=a.anchor_python, anchor_src=a.anchor_src)
     for r in res["rows"]:
         if "mse" in r:
             print(f"{r['oracle']:4} {r['attack']:6} {r['code']:7} {r['method']:22} mse {r['mse']:.3e} gain {r['gain']:+.4f}")

@@ -47,7 +47,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_estimate
+from ..estimate import check_estimate
 from ..methods.normalize import project_simplex
 from ..problems import Box, Fixed, Problem, Simplex
 from ..problems.structured import SeparableObjective
