@@ -75,14 +75,14 @@ def _subsets(rng, f: np.ndarray, size: int, count: int) -> dict[str, np.ndarray]
 
 def _rows(method, how, level, lo, hi, truth, masks, ref=None) -> list[dict]:
     """One row per band: coverage, count, mean width and ``rel_width``, the median of the width
-    over ``ref`` = Base's analytic (lo, hi) clipped to [0, 1] on the same entries (entries where
+    (clipped to [0, 1]) over ``ref`` = Base's analytic (lo, hi) clipped to [0, 1] on the same entries (entries where
     Base's clipped width is 0 left out; NaN when none is left)."""
     hit = (lo <= truth) & (truth <= hi)
     w = hi - lo
     rw = np.full(w.shape, np.nan)
-    if ref is not None:
+    if ref is not None:  # both clipped to [0, 1], where every truth lies (Base/Norm's are not)
         bw = np.clip(ref[1], 0, 1) - np.clip(ref[0], 0, 1)
-        np.divide(w, bw, out=rw, where=bw > 0)
+        np.divide(np.clip(hi, 0, 1) - np.clip(lo, 0, 1), bw, out=rw, where=bw > 0)
     out = []
     for band, m in masks.items():
         if m.any():
