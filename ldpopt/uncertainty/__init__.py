@@ -85,8 +85,8 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
     selection : "auto" (default), "calibrated", "hull", "rank" or "none" (top-k only)
         "rank": the rank-conditional interval; "hull": its hull with the fixed-set interval;
         "calibrated": the hull with both parts at the level whose hull covers the nominal level
-        in the bootstrap world (:mod:`.calibrate`); "auto": "calibrated" for Base, Norm, Base-Pos
-        and Norm-Mul (basic construction), "hull" for every other method; "none": the fixed-set
+        in the bootstrap world (:mod:`.calibrate`; measured below nominal on heavy tails);
+        "auto": "hull" for every method; "none": the fixed-set
         interval alone (ignores the selection; for comparison). See :mod:`.topk`.
     progress : None or callable
         Called with 1 after each resample of a method that runs resample by resample (Power, EM,
