@@ -35,3 +35,13 @@ def test_coverage_quick_table(tmp_path):
         for band in ("lt1sigma", "ge5sigma"):
             sb = s[s.band == band]
             assert abs(pooled[(lv, band)].iloc[0] - np.average(sb.value, weights=sb["count"])) < 1e-12
+
+
+def test_heldout_quick_runs_on_shipped_data(tmp_path):
+    """The held-out config (data no construction was tuned on) runs --quick on a shipped dataset;
+    Norm-Sub's per-value and subset intervals are never narrower than Base's clipped interval."""
+    t = run("ext_uncertainty_heldout", quick=True, out=tmp_path, progress=False)
+    assert set(t.dataset) == {"bms-webview-2"} and set(t.method) == {"base", "norm-sub"}
+    ns = t[(t.method == "norm-sub") & ~t.band.str.startswith("topk")]
+    assert {"lt1sigma", "sub-head", "sub-tail", "sub-mixed"} <= set(ns.band)
+    assert (ns.rel_width >= 1 - 1e-9).all()
