@@ -92,3 +92,25 @@ def test_head_sums_are_covered():
         hits += ((res.lo <= t) & (t <= res.hi)).sum()
         raw_hits += ((raw.lo <= t) & (t <= raw.hi)).sum()
     assert hits / 160 >= 0.85 and raw_hits / 160 < 0.6, (hits, raw_hits)
+
+
+@pytest.mark.parametrize("method", ["base-pos", "base-cut", "norm-mul", "norm-sub", "norm-cut", "norm-hyb",
+                                    "mle-apx"])
+def test_every_bootstrap_method_contains_bases_interval(method):
+    """The property the per-band coverage rests on, for every method ``intervals`` bootstraps: per
+    value and per subset sum the interval contains Base's clipped analytic one (equal to it where
+    flagged), so no band covers less than Base's interval does."""
+    d = 300
+    tc = np.random.default_rng(1).multinomial(50_000, zipf_probabilities(d, 1.1))
+    est = oracles.get("olh", 1.0, d).simulate(tc, 2)
+    subs = [list(range(10)), list(range(100, 120)), [0, 150, 299]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        for q in (None, subs):
+            r = intervals(est, method, 0.9, query=q, n_resamples=20, rng=0)
+            b = intervals(est, "base", 0.9, query=q)
+            blo, bhi = np.clip(b.lo, 0, 1), np.clip(b.hi, 0, 1)
+            assert np.all(r.lo <= blo) and np.all(r.hi >= bhi)
+            fl = r.fallback
+            np.testing.assert_array_equal(r.lo[fl], blo[fl])
+            np.testing.assert_array_equal(r.hi[fl], bhi[fl])
