@@ -80,16 +80,19 @@ def run(quick: bool = False, results: str | None = None, out: Path | None = None
         if results is not None:  # a finished run (results.parquet) or an unfinished one (its parts)
             folder = Path(results)
             if (folder / "results.parquet").exists():
-                table = load_results(folder, quick, folder.parent)[0]
+                table, meta, _ = load_results(folder, quick, folder.parent)
+                config = meta.get("config")
             else:
                 table = pd.concat([pd.read_parquet(p) for p in sorted((folder / "parts").glob("*.parquet"))])
+                config = f"unfinished run {folder.name}"
         else:
             with tempfile.TemporaryDirectory() as tmp:
                 cfg = Path(tmp) / "uncertainty_heldout_babynames.toml"
                 cfg.write_text(config_text(quick))
                 table = run_experiment(str(cfg), out=Path(tmp) / "res", progress=False)
+            config = config_text(quick)
         table = table[table["metric"] == "coverage"]
-        result = {**head, "quick": quick, "config": config_text(quick), "rows": summarise(table)}
+        result = {**head, "quick": quick, "config": config, "rows": summarise(table)}
     (out / "uncertainty_heldout.json").write_text(json.dumps(result, indent=1, default=float))
     return result
 
