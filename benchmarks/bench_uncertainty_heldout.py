@@ -81,7 +81,7 @@ def run(quick: bool = False, results: str | None = None, out: Path | None = None
             folder = Path(results)
             if (folder / "results.parquet").exists():
                 table, meta, _ = load_results(folder, quick, folder.parent)
-                config = meta.get("config")
+                config = {k: v for k, v in meta.get("config", {}).items() if k != "source"}  # no local path
             else:
                 table = pd.concat([pd.read_parquet(p) for p in sorted((folder / "parts").glob("*.parquet"))])
                 config = f"unfinished run {folder.name}"
