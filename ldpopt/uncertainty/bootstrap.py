@@ -30,7 +30,8 @@ constructions that cannot exclude T were measured no better there: the hull of t
 T covered the truth in 6 of 30 runs, exactly as the basic interval (T lies on the wrong side of
 both), and the percentile interval is centred near T + bias, further off. What fails there is
 the pivot assumption (the bias at the Norm-Sub world, whose tail holds the estimate's 0.09, is not
-the bias at the truth, 0.010), which the coverage table reports (``subsets``).
+the bias at the truth, 0.010). That is the raw interval (``boundary=None``); by default such an
+entry is flagged when its interval also excludes Base's point, and gets Base's interval (below).
 
 **Where the method's interval is not trusted: Base's interval, flagged** (``boundary="base"``, the
 default; ``boundary=None`` keeps the raw basic interval). The basic interval assumes the pivot
