@@ -6,11 +6,12 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from _cli import ldpopt as run, one_line_error
 from ldpopt import oracles
 from ldpopt.recommend import choose
-from ldpopt.uncertainty import intervals
+from ldpopt.uncertainty import FallbackWarning, intervals
 
 COUNTS = [340, 300, 285, 275, 265, 250, 240, 230]
 N = 1000
@@ -33,9 +34,15 @@ def test_postprocess_ci_adds_se_lo_hi_columns_equal_to_the_api(tmp_path):
     t = pd.read_csv(out)
     for m in ("base", "norm-sub"):
         assert {f"{m}_se", f"{m}_lo", f"{m}_hi"} <= set(t.columns)
-    r = intervals(_est(), "norm-sub", 0.9, n_resamples=50, rng=3)
+    with pytest.warns(FallbackWarning):
+        r = intervals(_est(), "norm-sub", 0.9, n_resamples=50, rng=3)
     np.testing.assert_allclose(t["norm-sub_lo"], r.lo, rtol=1e-12)
     np.testing.assert_allclose(t["norm-sub_hi"], r.hi, rtol=1e-12)
+    # the per-value flag of the Base fallback, and one note on stderr with its count
+    np.testing.assert_array_equal(t["norm-sub_fallback"], r.fallback.astype(int))
+    assert "base_fallback" not in t.columns and r.fallback.sum() > 0  # n = 1,000: every value within 5 se
+    assert f"norm-sub: {int(r.fallback.sum())} of {len(r.fallback)} values get Base's" in p.stderr
+    assert p.stderr.count("note:") == 1
     b = intervals(_est(), "base", 0.9)
     np.testing.assert_allclose(t["base_se"], b.se, rtol=1e-12)
     meta = json.loads((tmp_path / "o.csv.meta.json").read_text())

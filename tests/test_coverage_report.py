@@ -1,6 +1,7 @@
 """The coverage tables for docs (ldpopt.experiments.coverage_report, ``ldpopt experiment coverage-table``):
-each cell is the pooled coverage Σ value·count / Σ count of the run, recomputed here from the rows, and
-the ±2-point target is marked exactly where the shown number leaves it."""
+each cell is the pooled coverage Σ value·count / Σ count of the run, recomputed here from the rows, with
+its Monte-Carlo SE over repetitions and the width relative to Base's; the 3-points-under target is
+marked exactly where the shown number leaves it."""
 
 import re
 
@@ -17,14 +18,19 @@ def _planted():
     rows = []
     for rep, count in enumerate((10, 20)):
         for method, band, level, v in [
-            ("base", "tail", 0.9, (0.8, 1.0)[rep]),   # pooled (8 + 20) / 30 = 93.3 -> over
-            ("norm", "tail", 0.9, 0.9),               # 90.0 -> inside
-            ("norm", "top10", 0.9, 0.88),             # 88.0: exactly 2 points under -> inside
-            ("base", "tail", 0.95, 0.92),             # 92.0 -> under
-            ("norm", "tail", 0.95, 0.95)]:
+            ("base", "2-5sigma", 0.9, (0.8, 1.0)[rep]),  # pooled (8 + 20) / 30 = 93.3 -> over
+            ("norm", "2-5sigma", 0.9, 0.9),              # 90.0 -> inside
+            ("norm", "zero", 0.9, 0.87),                 # 87.0: exactly 3 points under -> inside
+            ("base", "2-5sigma", 0.95, 0.91),            # 91.0 -> under
+            ("norm", "2-5sigma", 0.95, 0.95)]:
             rows.append(dict(dataset="zipf", oracle="oue", epsilon=1.0, rep=rep, method=method, metric="coverage",
-                             level=level, band=band, value=v, count=count, width=0.1, interval="normal"))
+                             level=level, band=band, value=v, count=count, width=0.1, rel_width=1.0,
+                             interval="normal"))
     return pd.DataFrame(rows)
+
+
+def _num(text: str) -> float:
+    return float(re.sub(r"[*↑↓ ]", "", text.split("±")[0]))
 
 
 def _cells(md: str, level: float) -> dict:
@@ -42,10 +48,12 @@ def _cells(md: str, level: float) -> dict:
 def test_planted_cells_and_marks():
     md = coverage_markdown(_planted())
     c90, c95 = _cells(md, 0.9), _cells(md, 0.95)
-    assert c90[("base", "tail")] == "**93.3** ↑"
-    assert c90[("norm", "tail")] == "90.0" and c90[("norm", "top10")] == "88.0"
-    assert c90[("base", "top10")] == "–"  # no rows for that cell
-    assert c95[("base", "tail")] == "**92.0** ↓" and c95[("norm", "tail")] == "95.0"
+    # base 2-5sigma at 90 %: reps 0.8 (10 values) and 1.0 (20): pooled 28/30; cluster SE
+    # sqrt(10²(0.8 − 0.9333)² + 20²(1 − 0.9333)²)/30 = 0.0629
+    assert c90[("base", "2-5sigma")] == "93.3 ↑ ± 6.3 (1.00×)"
+    assert c90[("norm", "2-5sigma")] == "90.0 ± 0.0 (1.00×)" and c90[("norm", "zero")] == "87.0 ± 0.0 (1.00×)"
+    assert c90[("base", "zero")] == "–"  # no rows for that cell
+    assert c95[("base", "2-5sigma")] == "**91.0** ↓ ± 0.0 (1.00×)" and _num(c95[("norm", "2-5sigma")]) == 95.0
     assert list(_cells(coverage_markdown(_planted(), levels=[0.95]), 0.95)) == list(c95)
     assert "Nominal 90 %" not in coverage_markdown(_planted(), levels=[0.95])
 
@@ -75,14 +83,18 @@ def test_quick_run_table_is_the_pooled_coverage(quick_run):
     assert "zipf" in md and "oue" in md and f"{t['rep'].nunique()} repetitions" in md
     for level in (0.9, 0.95):
         cells = _cells(md, level)
-        assert {b for _, b in cells} == set(BAND_ORDER) and {m for m, _ in cells} == set(t["method"])
+        assert {b for _, b in cells} == set(t["band"]) and set(t["band"]) <= set(BAND_ORDER)
+        assert {m for m, _ in cells} == set(t["method"])
         for (method, band), text in cells.items():
             s = t[(t.method == method) & (t.band == band) & (t.level == level)]
+            if s.empty:
+                assert text == "–"
+                continue
             want = 100 * np.average(s["value"], weights=s["count"])
-            shown = float(re.sub(r"[*↑↓ ]", "", text))
-            assert shown == pytest.approx(round(want, 1), abs=1e-9), (method, band, level)
-            off = abs(round(want, 1) - 100 * level) > 2 + 1e-9
-            assert ("**" in text) == off and (("↓" in text) == (off and want < 100 * level))
+            assert _num(text) == pytest.approx(round(want, 1), abs=1e-9), (method, band, level)
+            under = round(want, 1) - 100 * level < -3 - 1e-9
+            assert ("**" in text) == under == ("↓" in text)
+            assert "±" in text  # every cell of a multi-repetition run has its Monte-Carlo SE
 
 
 def test_cli_prints_the_same_tables(quick_run):

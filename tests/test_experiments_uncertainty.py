@@ -10,8 +10,13 @@ def test_coverage_quick_table(tmp_path):
     cfg = load_config("ext_uncertainty_coverage")
     t = run("ext_uncertainty_coverage", quick=True, out=tmp_path, progress=False)
     assert set(t.method) == set(cfg.methods)
-    assert set(t.band) == {"top10", "10-100", "tail", "ge5sigma", "subsets", "topk-set", "topk-sel", "topk-order",
-                          "topk-hull", "topk-cal"}
+    assert set(t.band) <= {"zero", "lt1sigma", "1-2sigma", "2-5sigma", "ge5sigma", "sub-head", "sub-tail",
+                           "sub-mixed", "topk-set", "topk-sel", "topk-order", "topk-hull", "topk-cal"}
+    assert {"lt1sigma", "ge5sigma", "sub-head", "sub-tail", "sub-mixed", "topk-cal"} <= set(t.band)
+    # every bootstrap method's interval contains Base's (Base's at the flagged entries, the hull
+    # elsewhere): never narrower than Base's on the per-value bands and the subset sums
+    boot = t[~t.method.isin(["base", "norm"]) & ~t.band.str.startswith("topk")]
+    assert (boot.rel_width >= 1 - 1e-9).all()
     assert set(t.level) == {0.9, 0.95}
     assert ((t.value >= 0) & (t.value <= 1)).all() and (t["count"] > 0).all()
     # 95 % intervals contain the 90 % ones: coverage and width are monotone in the level
@@ -20,13 +25,23 @@ def test_coverage_quick_table(tmp_path):
     b = t[t.level == 0.95].set_index(key).sort_index()
     assert (b.value >= a.value - 1e-12).all() and (b.width >= a.width - 1e-15).all()
     # analytic Base/Norm: pooled per-value coverage near nominal even in 3 quick repetitions
-    base = t[(t.method.isin(["base", "norm"])) & (t.band.isin(["top10", "10-100", "tail"]))]
+    base = t[(t.method.isin(["base", "norm"])) & (t.band.isin(["zero", "lt1sigma", "ge5sigma"]))]
     pooled = coverage_table(base, by=())
     for lv in (0.9, 0.95):
         s = base[base.level == lv]
         want = np.average(s.value, weights=s["count"])
         assert abs(want - lv) < 0.05, (lv, want)
         # coverage_table pools the same way, per band
-        for band in ("top10", "10-100", "tail"):
+        for band in ("lt1sigma", "ge5sigma"):
             sb = s[s.band == band]
             assert abs(pooled[(lv, band)].iloc[0] - np.average(sb.value, weights=sb["count"])) < 1e-12
+
+
+def test_heldout_quick_runs_on_shipped_data(tmp_path):
+    """The held-out config (data no construction was tuned on) runs --quick on a shipped dataset;
+    Norm-Sub's per-value and subset intervals are never narrower than Base's clipped interval."""
+    t = run("ext_uncertainty_heldout", quick=True, out=tmp_path, progress=False)
+    assert set(t.dataset) == {"bms-webview-2"} and set(t.method) == {"base", "norm-sub"}
+    ns = t[(t.method == "norm-sub") & ~t.band.str.startswith("topk")]
+    assert {"lt1sigma", "sub-head", "sub-tail", "sub-mixed"} <= set(ns.band)
+    assert (ns.rel_width >= 1 - 1e-9).all()

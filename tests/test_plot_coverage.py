@@ -13,7 +13,7 @@ def _table():
         for method, v in (("base", v_base), ("norm", v_norm)):
             for level in (0.9, 0.95):
                 rows.append(dict(experiment="x", dataset="zipf", oracle="oue", epsilon=1.0, rep=rep, method=method,
-                                 metric="coverage", level=level, band="tail", value=v, count=10 * (rep + 1),
+                                 metric="coverage", level=level, band="2-5sigma", value=v, count=10 * (rep + 1),
                                  width=0.1, interval="normal"))
     return pd.DataFrame(rows)
 
@@ -34,7 +34,7 @@ def test_coverage_markers_are_the_pooled_coverage(tmp_path, monkeypatch):
     for ax, level in zip(axes, (0.9, 0.95)):
         hlines = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"]
         assert len(hlines) == 1 and np.allclose(hlines[0].get_ydata(), level)
-        tail = [ln for ln in ax.get_lines() if ln.get_label() == "tail"][0]
+        tail = [ln for ln in ax.get_lines() if ln.get_label() == "2σ ≤ f < 5σ"][0]
         assert tail.get_linestyle() == "None"  # categories: markers only
         # pooled: base (0.8·10 + 1.0·20)/30, norm (1.0·10 + 0.6·20)/30
         assert np.allclose(tail.get_ydata(), [28 / 30, 22 / 30])

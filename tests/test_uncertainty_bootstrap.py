@@ -117,7 +117,8 @@ def test_queries_topk_and_heavy_hitters():
 
 def test_boundary_entries_get_bases_interval_and_cover_small_truths():
     """Where the fit is 0 the raw basic interval of a clipped method collapses to [0, 0]; the default
-    widens it to Base's clipped normal interval, so small positive truths are covered again."""
+    flags those entries and gives Base's clipped normal interval, so small positive truths are
+    covered again."""
     o = oracles.get("oue", 1.0, 60)
     f = np.r_[[0.5, 0.2, 0.1], np.full(57, 0.2 / 57)]
     tc = np.round(f * 5000).astype(np.int64)
@@ -126,10 +127,11 @@ def test_boundary_entries_get_bases_interval_and_cover_small_truths():
         e = o.simulate(tc, 500 + i)
         r = intervals(e, "norm-sub", 0.9, n_resamples=100, rng=i)
         raw = ldpopt_bootstrap(e, "norm-sub", 0.9, n_resamples=100, rng=i, boundary=None)
-        z = r.extra["boundary"]
+        z = r.fallback
+        assert z[r.extra["world"] <= 0].all()
         b = intervals(e, "base", 0.9)
-        np.testing.assert_array_less(r.lo[z] - 1e-15, np.clip(b.lo[z], 0, 1) + 1e-15)
-        assert np.all(r.hi[z] >= np.clip(b.hi[z], 0, 1) - 1e-15)
+        np.testing.assert_array_equal(r.lo[z], np.clip(b.lo[z], 0, 1))
+        np.testing.assert_array_equal(r.hi[z], np.clip(b.hi[z], 0, 1))
         t = tc / tc.sum()
         hits += ((r.lo <= t) & (t <= r.hi))[z].sum()
         hits_raw += ((raw.lo <= t) & (t <= raw.hi))[z].sum()
@@ -151,7 +153,7 @@ def test_basic_interval_may_exclude_its_point_and_says_so():
     est = oracles.get("oue", 1.0, d).simulate(tc, 0)
     U = np.zeros((1, d))
     U[0, 500:] = 1
-    r = intervals(est, "norm-sub", 0.9, query=U, n_resamples=100, rng=0)
+    r = ldpopt_bootstrap(est, "norm-sub", 0.9, queries=U, n_resamples=100, rng=0, boundary=None)
     assert r.values[0] > r.hi[0] and r.extra["excludes_point"][0]
     # the interval is T minus the error quantiles: it contains the median-corrected point
     dev = r.bootstrap_distribution[:, 0] - r.extra["world"][0]
@@ -160,7 +162,7 @@ def test_basic_interval_may_exclude_its_point_and_says_so():
     p = intervals(est, "norm-sub", 0.9, n_resamples=50, rng=1)
     np.testing.assert_array_equal(p.extra["excludes_point"], (p.values < p.lo) | (p.values > p.hi))
     h = intervals(est, "norm-sub", 0.9, query="hh:0.01", n_resamples=50, rng=1)
-    assert h.extra["excludes_point"].shape == h.values.shape == h.extra["boundary"].shape
+    assert h.extra["excludes_point"].shape == h.values.shape == h.extra["fallback"].shape
 
 
 def test_interval_and_boundary_hull_on_a_subset_equal_the_full_ones_indexed():

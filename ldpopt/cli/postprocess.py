@@ -170,14 +170,19 @@ def _run(args) -> int:
 
 def _add_intervals(out, estimate, names, params, args) -> dict:
     """``--ci LEVEL``: <method>_se, <method>_lo, <method>_hi columns beside each method's column
-    (:func:`ldpopt.uncertainty.intervals`: analytic for Base/Norm, parametric bootstrap otherwise)."""
+    (:func:`ldpopt.uncertainty.intervals`: analytic for Base/Norm, parametric bootstrap otherwise),
+    and <method>_fallback (1 where the interval is Base's analytic one because the method's estimate
+    is pinned at 0 or biased there) for the bootstrap methods; one note on stderr naming the counts."""
+    import warnings
+
+    import numpy as np
     from tqdm import tqdm
 
-    from ..uncertainty import intervals
+    from ..uncertainty import FallbackWarning, intervals
     from ..uncertainty.analytic import supports_analytic
     from ..uncertainty.resample import BATCHED
 
-    how = {}
+    how, flagged = {}, {}
     order = ["base", *[m for m in names if m != "base"]]
     # a bar over the resamples of the methods that run resample by resample, on stderr, shown only
     # once the run has taken 2 s (tqdm's delay): quick runs print nothing
@@ -186,10 +191,20 @@ def _add_intervals(out, estimate, names, params, args) -> dict:
               delay=2.0, disable=not slow) as bar:
         for name in order:
             bar.set_postfix_str(name, refresh=False)
-            r = intervals(estimate, name, args.ci, n_resamples=args.resamples, rng=args.seed,
-                          params=params.get(name, {}), progress=bar.update)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FallbackWarning)  # one note for all methods, below
+                r = intervals(estimate, name, args.ci, n_resamples=args.resamples, rng=args.seed,
+                              params=params.get(name, {}), progress=bar.update)
             out[f"{name}_se"], out[f"{name}_lo"], out[f"{name}_hi"] = r.se, r.lo, r.hi
+            if "fallback" in r.extra:
+                out[f"{name}_fallback"] = r.fallback.astype(np.int64)
+                if r.fallback.any():
+                    flagged[name] = int(r.fallback.sum())
             how[name] = r.how
+    if flagged:
+        print("note: " + ", ".join(f"{m}: {k} of {estimate.d}" for m, k in flagged.items())
+              + " values get Base's analytic interval, where the method's estimate is pinned at 0 or "
+              "biased by its clipping (METHOD_fallback = 1)", file=sys.stderr)
     return {"level": args.ci, "resamples": args.resamples, "seed": args.seed, "how": how}
 
 
@@ -230,7 +245,9 @@ def add_parser(sub) -> None:
     pp.add_argument("--json", action="store_true", help="print a JSON document (results and metadata) to stdout")
     pp.add_argument("--ci", type=_level, default=None, metavar="LEVEL",
                     help="add METHOD_se, METHOD_lo, METHOD_hi columns: standard error and a LEVEL confidence "
-                         "interval (e.g. 0.95); analytic for base/norm, parametric bootstrap otherwise")
+                         "interval (e.g. 0.95); analytic for base/norm, parametric bootstrap otherwise, with "
+                         "METHOD_fallback = 1 where the interval is base's (the method's estimate is pinned "
+                         "at 0 or biased there)")
     pp.add_argument("--resamples", type=int_arg(10), default=200,
                     help="bootstrap resamples for --ci (default 200)")
     pp.add_argument("--seed", type=int_arg(0), default=0, help="seed of the --ci bootstrap (default 0)")

@@ -14,6 +14,8 @@ member being above the threshold).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import methods as _methods
@@ -25,11 +27,11 @@ from .queryspec import Query, parse_query, random_subsets
 from .result import ConfidenceInterval, Uncertainty
 from .topk import topk_query
 
-__all__ = ["ConfidenceInterval", "INTERVALS", "Query", "Uncertainty", "analytic", "bootstrap",
+__all__ = ["ConfidenceInterval", "FallbackWarning", "INTERVALS", "Query", "Uncertainty", "analytic", "bootstrap",
            "intervals", "parse_query"]
 
 
-_PER_VALUE = ("world", "boundary", "excludes_point")
+_PER_VALUE = ("world", "fallback", "excludes_point")
 
 
 def _restrict(res: Uncertainty, idx: np.ndarray, **extra) -> Uncertainty:
@@ -38,6 +40,20 @@ def _restrict(res: Uncertainty, idx: np.ndarray, **extra) -> Uncertainty:
                        hi=res.hi[idx], level=res.level, method=res.method, interval=res.interval,
                        how=res.how, labels=[int(i) for i in idx], bootstrap_distribution=boot,
                        extra={**{k: (v[idx] if k in _PER_VALUE else v) for k, v in res.extra.items()}, **extra})
+
+
+def _warn_fallback(res: Uncertainty) -> Uncertainty:
+    """One warning per call naming how many entries got Base's interval (:attr:`Uncertainty.fallback`)."""
+    k = int(res.fallback.sum())
+    if k:
+        warnings.warn(f"{res.method}: {k} of {res.fallback.size} entries lie where the method's estimate is "
+                      f"pinned at 0 or biased by its clipping; their intervals are Base's analytic ones "
+                      f"(Uncertainty.fallback marks them)", FallbackWarning, stacklevel=3)
+    return res
+
+
+class FallbackWarning(UserWarning):
+    """Some intervals are Base's instead of the method's own (:attr:`Uncertainty.fallback`)."""
 
 
 def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=None,
@@ -70,8 +86,8 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
     selection : "auto" (default), "calibrated", "hull", "rank" or "none" (top-k only)
         "rank": the rank-conditional interval; "hull": its hull with the fixed-set interval;
         "calibrated": the hull with both parts at the level whose hull covers the nominal level
-        in the bootstrap world (:mod:`.calibrate`); "auto": "calibrated" for Base, Norm, Base-Pos
-        and Norm-Mul (basic construction), "hull" for every other method; "none": the fixed-set
+        in the bootstrap world (:mod:`.calibrate`; measured below nominal on heavy tails);
+        "auto": "hull" for every method; "none": the fixed-set
         interval alone (ignores the selection; for comparison). See :mod:`.topk`.
     progress : None or callable
         Called with 1 after each resample of a method that runs resample by resample (Power, EM,
@@ -89,14 +105,15 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
     if q.kind == "topk":
         if q.k > est.d:
             raise ValueError(f"query topk:{q.k}: K must be <= d = {est.d}")
-        return topk_query(est, name, level, q.k, n_resamples=n_resamples, interval=interval, rng=gen,
-                          params=params, target=target, selection=selection)
+        return _warn_fallback(topk_query(est, name, level, q.k, n_resamples=n_resamples, interval=interval,
+                                         rng=gen, params=params, target=target, selection=selection))
     use_analytic = interval is None and supports_analytic(est, name, subsets)
     if use_analytic:
         res = analytic(est, name, level, queries=subsets)
     else:
         res = bootstrap(est, name, level, queries=subsets, n_resamples=n_resamples,
                         interval=interval or "basic", rng=gen, params=params, progress=progress)
+    _warn_fallback(res)
     if q.kind == "hh":
         hh = np.flatnonzero(res.values >= q.threshold)
         boot = res.bootstrap_distribution

