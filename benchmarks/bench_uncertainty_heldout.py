@@ -63,7 +63,10 @@ def summarise(table) -> list[dict]:
     return [{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for r in st.to_dict("records")]
 
 
-def run(quick: bool = False, results: str | None = None, out: Path | None = None) -> dict:
+def run(quick: bool = False, **opts) -> dict:
+    """``opts``: ``results`` (summarise this finished run folder instead of running) and ``out`` (the
+    folder the results file goes to; default ``results/`` or ``results/quick/``)."""
+    results, out = opts.get("results"), opts.get("out")
     out = Path(out) if out else H.BENCH_DIR / "results" / ("quick" if quick else "")
     out.mkdir(parents=True, exist_ok=True)
     argv = [Path(a).name if results is not None and a == results else a for a in sys.argv]  # the run's name only
@@ -102,5 +105,5 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true", help="OUE eps = 1, 2 repetitions, Base and Norm-Sub")
     ap.add_argument("--results", default=None, help="summarise this finished run folder instead of running")
     a = ap.parse_args()
-    r = run(a.quick, a.results)
+    r = run(a.quick, results=a.results)
     print(r.get("skipped") or f"{len(r['rows'])} rows written")
