@@ -149,9 +149,6 @@ class Prior:
         r = self.rel_phi(c[None, :], v, kr[None, :], cands, _log_int(cands.astype(np.int64), n))
         return np.take_along_axis(cands, np.argmax(r, axis=0)[None, :], axis=0)[0]
 
-    def logk(self) -> np.ndarray:  # kept for callers that want the full table (small n only)
-        return _logk_table(self.n)
-
 
 TAIL_LOG = 45.0
 # Smallest count-scale noise sd the engine works with (ldpopt.methods.bayes._engine_sd): 1/(2S²) stays
