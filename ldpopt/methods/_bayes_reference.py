@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validation import check_estimate as _check_estimate
 from ..estimate import Estimate
-from ._bayes_args import _PRIORS, _check_choice, _check_s, _real
+from ._args import _PRIORS, _check_choice, _check_s, _real
 
 
 def power_reference(estimate: Estimate, s: float, *, dps: int | None = None) -> np.ndarray:

@@ -83,8 +83,8 @@ from .._validation import check_estimate as _check_estimate
 from ..estimate import Estimate
 from . import _bayes_core as core
 from . import _power_fit as _pf
-from ._bayes_args import (_DEFAULT_S_BOUNDS, _FITS, _PRIORS, _TAU_FLOOR, _check_bounds, _check_choice,
-                          _check_s, _real)
+from ._args import (_DEFAULT_S_BOUNDS, _FITS, _PRIORS, _TAU_FLOOR, _check_bounds, _check_choice, _check_s,
+                    _real)
 from ._bayes_reference import calibrate_reference, loglik_reference, power_reference  # noqa: F401
 from ._power_fit import (  # noqa: F401  (re-exported for callers and tests)
     _power_log_sums, _power_sum, _prior_logk_moments, _prior_mean_power, _score_power)

@@ -92,6 +92,7 @@ import numpy as np
 
 from .._validation import check_estimate as _check_estimate
 from ..estimate import Estimate
+from ._args import _check_choice, _check_max_iter
 from ._em_exact import ConvergenceError, ConvergenceWarning, _exact_multinomial, _root_pi, _separable_solve
 from ._em_loglik import (_LOGLIK, _check_f, _scale, loglik_binomial, loglik_binomial_grad,  # noqa: F401
                          loglik_multinomial, loglik_multinomial_grad)
@@ -144,7 +145,7 @@ def kkt_residual(f, estimate: Estimate, likelihood: str, support_tol: float = 0.
     plus ``sum_error`` = |Σf − 1|, ``min_f`` and ``multiplier`` = λ (unscaled).
     """
     est = _check_estimate(estimate)
-    like = _check_likelihood(likelihood)
+    like = _check_choice(likelihood, "likelihood", _LIKELIHOODS)
     f = _check_f(f, est)
     g = _LOGLIK[like][1](f, est)
     lam = float(np.sum(g * f))
@@ -158,12 +159,6 @@ def kkt_residual(f, estimate: Estimate, likelihood: str, support_tol: float = 0.
 
 
 # -- validation of the method's parameters -------------------------------------------------------
-def _check_likelihood(likelihood) -> str:
-    if not isinstance(likelihood, str) or likelihood.lower() not in _LIKELIHOODS:
-        raise ValueError(f"likelihood must be one of {list(_LIKELIHOODS)}, got {likelihood!r}")
-    return likelihood.lower()
-
-
 def likelihood_for(estimate: Estimate) -> str:
     """The exact likelihood for ``estimate.oracle``: ``"multinomial"`` (GRR) or ``"binomial"``."""
     est = _check_estimate(estimate)
@@ -176,12 +171,6 @@ def likelihood_for(estimate: Estimate) -> str:
         f"em cannot choose a likelihood for estimate.oracle = {est.oracle!r}: the likelihoods are "
         f"'multinomial' (exact for {sorted(MULTINOMIAL_ORACLES)}) and 'binomial' (per-bit composite, "
         f"for {sorted(BINOMIAL_ORACLES)}); pass likelihood='multinomial' or 'binomial' explicitly")
-
-
-def _check_max_iter(max_iter) -> int:
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-    return int(max_iter)
 
 
 def _check_tol(tol) -> float:
@@ -241,10 +230,8 @@ def solve_mle(estimate: Estimate, likelihood: str = "auto", method: str = "exact
     """
     est = _check_estimate(estimate)
     like = likelihood_for(est) if isinstance(likelihood, str) and likelihood.lower() == "auto" \
-        else _check_likelihood(likelihood)
-    if not isinstance(method, str) or method.lower() not in _METHODS:
-        raise ValueError(f"method must be one of {list(_METHODS)}, got {method!r}")
-    method = method.lower()
+        else _check_choice(likelihood, "likelihood", _LIKELIHOODS)
+    method = _check_choice(method, "method", _METHODS)
     max_iter, tol = _check_max_iter(max_iter), _check_tol(tol)
     if on_fail not in ("raise", "warn"):
         raise ValueError(f"on_fail must be 'raise' or 'warn', got {on_fail!r}")

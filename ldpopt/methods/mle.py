@@ -103,11 +103,10 @@ printed formulas so the verification suite can show this.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ..estimate import Estimate
+from ._args import _check_max_iter
 from ._mle_printed import mle_apx_formula_arxiv, mle_apx_formula_ndss  # noqa: F401  (re-exported)
 from ._threshold import top_support
 from .baseline import _check_estimate
@@ -340,8 +339,7 @@ def mle_apx_paper_iterate(estimate: Estimate, max_iter: int | None = None):
     _params(est)
     if max_iter is None:
         max_iter = est.d
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    max_iter = _check_max_iter(max_iter)
     p, q = est.p, est.q
     r = est.counts / est.n
     s = q * (1 - q)

@@ -1,6 +1,7 @@
-"""Argument checks shared by the Bayesian post-processors (:mod:`ldpopt.methods.bayes`) and their
-slow references (:mod:`ldpopt.methods._bayes_reference`): s ≥ 0 (a non-increasing power law),
-the s search interval, the fit and prior names."""
+"""Argument checks shared by the methods: a real number, a name from a list, an iteration cap; and
+those of the Bayesian post-processors (:mod:`ldpopt.methods.bayes`) and their slow references
+(:mod:`ldpopt.methods._bayes_reference`): s ≥ 0 (a non-increasing power law), the s search
+interval, the fit and prior names."""
 
 from __future__ import annotations
 
@@ -45,3 +46,9 @@ def _check_choice(value, name: str, choices) -> str:
     if not isinstance(value, str) or value.lower() not in choices:
         raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
     return value.lower()
+
+
+def _check_max_iter(max_iter) -> int:
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    return int(max_iter)
