@@ -8,6 +8,9 @@ Profiles (``tests/test_reliability_*.py`` use them; RELIABILITY.md documents the
   reliability test's example count by 20 and drops the deadline (a long, still-bounded run).
 
 Reliability tests set ``max_examples=examples(N)``: N under ``ci``, 20·N under ``soak``.
+
+The suite runs on pytest-xdist workers (``-n auto`` in ``pyproject.toml``; ``-n 0`` runs it in one
+process): the case counts are summed over the workers before they are printed and written.
 """
 
 from __future__ import annotations
@@ -50,6 +53,18 @@ def case_counter():
         CASES[entry_point] += k
 
     return bump
+
+
+def pytest_sessionfinish(session):
+    """Under pytest-xdist each worker counts its own cases: hand them to the controller."""
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["ldpopt_cases"] = dict(CASES)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """Controller side of :func:`pytest_sessionfinish`: add a finished worker's counts."""
+    CASES.update(getattr(node, "workeroutput", {}).get("ldpopt_cases", {}))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

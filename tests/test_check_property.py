@@ -5,6 +5,7 @@ optimal ⇔ within accuracy_tol(d) of the exact optimum; never optimal when no p
 ``optimal``. References: :mod:`_exact_reference`; cases: :mod:`_status_property`."""
 
 import collections
+import functools
 import warnings
 
 import numpy as np
@@ -15,32 +16,46 @@ CASES = 5_000
 INFEASIBLE = 0.02  # infeasible cases go through the whole solver chain (~0.1 s each): a few suffice
 
 
-def _run(seed, n_cases):
+@functools.lru_cache(maxsize=1)
+def _cases(seed, n_cases):
+    """The n_cases random problems of one seed, grouped by objective (one stream, so every objective's
+    share is the same whichever objective a test runs; cached per process)."""
     rng = np.random.default_rng(seed)
     by_obj = collections.defaultdict(list)
     for i in range(n_cases):
         o = OBJECTIVES[i % len(OBJECTIVES)]
         fam = FAMILIES[(i // len(OBJECTIVES)) % len(FAMILIES)]
         by_obj[o].append(make_case(o, fam, int(rng.integers(2, 7)), rng, infeasible=rng.random() < INFEASIBLE))
+    return by_obj
+
+
+def _run(o, cases):
     verdicts = collections.Counter()
     bad = []
-    for o, cases in by_obj.items():
-        for case, ref in zip(cases, references(o, cases)):
-            status, f = ldpopt_status(o, case)
-            v = judge(o, case, ref, status, f)
-            verdicts[(ref[0], v == "agree")] += 1
-            if v != "agree":
-                bad.append((o, [type(c).__name__ for c in case[1]], case[0].d, v))
+    for case, ref in zip(cases, references(o, cases)):
+        status, f = ldpopt_status(o, case)
+        v = judge(o, case, ref, status, f)
+        verdicts[(ref[0], v == "agree")] += 1
+        if v != "agree":
+            bad.append((o, [type(c).__name__ for c in case[1]], case[0].d, v))
     return verdicts, bad
 
 
-def test_status_agrees_with_the_exact_reference_on_5000_random_problems():
-    verdicts, bad = _run(20261123, CASES)
-    assert sum(verdicts.values()) == CASES
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_status_agrees_with_the_exact_reference_on_5000_random_problems(objective):
+    """The 5,000 problems of one seed, one objective's fifth per test (so the share runs in parallel);
+    each fifth must exercise both kinds, so the whole run does (≥ 50 infeasible, ≥ 4,500 feasible)."""
+    by_obj = _cases(20261123, CASES)
+    assert sum(len(c) for c in by_obj.values()) == CASES
+    cases = by_obj[objective]
+    assert len(cases) == CASES // len(OBJECTIVES)
+    verdicts, bad = _run(objective, cases)
+    assert sum(verdicts.values()) == len(cases)
     assert not bad, bad[:10]
-    assert verdicts[(False, True)] >= 50 and verdicts[(True, True)] >= 4_500  # both kinds were exercised
-    print(f"cases {CASES}: agreements {sum(v for (_, a), v in verdicts.items() if a)}, disagreements {len(bad)}; "
-          f"infeasible {sum(v for (f, _), v in verdicts.items() if not f)}")
+    # both kinds were exercised
+    assert verdicts[(False, True)] >= 50 // len(OBJECTIVES) and verdicts[(True, True)] >= 4_500 // len(OBJECTIVES)
+    print(f"{objective}: cases {len(cases)}: agreements {sum(v for (_, a), v in verdicts.items() if a)}, "
+          f"disagreements {len(bad)}; infeasible {sum(v for (f, _), v in verdicts.items() if not f)}")
 
 
 @pytest.mark.parametrize("k", [2, 10, 100])

@@ -1,6 +1,6 @@
 """`ldpopt solve --problem` through the real entry point (a subprocess): values named by label or by
 position cannot be mistaken (the same f per label whatever the row order), functions of the user's
-own reach the solver, and one list of objectives and constraint types serves --help and the README."""
+own reach the solver, and one list of objectives and constraint types serves --help and docs/cli.md."""
 
 from __future__ import annotations
 
@@ -171,14 +171,15 @@ def test_constraint_function_error_names_its_entry_and_line(tmp_path):
 
 def test_one_list_of_objectives_and_types_in_help_and_readme():
     """--help prints the registry's text; the registry's objectives are the library's (less
-    posterior, which needs arrays); the README names every objective and constraint type."""
+    posterior, which needs arrays); the command-line page (docs/cli.md) names every objective and
+    constraint type."""
     assert set(OBJECTIVES) == set(available_objectives()) - {"posterior"}
     proc = run("solve", "--help")
     assert proc.returncode == 0
     flat = " ".join(proc.stdout.split())
     for line in help_text().splitlines():
         assert " ".join(line.split()) in flat, line
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "cli.md").read_text()
     section = readme[readme.index("Objectives (`objective = ...`)"):]
     section = section[:section.index("\n\n")]
     assert [s.strip("`") for s in section.split(": ", 1)[1].rstrip(".").split(", ")] == [*OBJECTIVES, "FILE.py:NAME"]

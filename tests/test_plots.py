@@ -114,26 +114,34 @@ def small(kind):
     return t[t.metric != "mae"]
 
 
+class _Drawn(dict):
+    """kind or config -> (its table, the figures saved when drawing it); each drawn once per process, on
+    first use, so that pytest-xdist workers share the drawing out instead of each drawing everything."""
+
+    def __init__(self, out, runs):
+        super().__init__()
+        self.out, self.runs = out, runs
+
+    def __missing__(self, what):
+        if what in WANG_KINDS:
+            t = small(what)
+            (self.out / what).mkdir()
+            with recording() as saved:
+                paths = P.figure(what)(t, T.meta(what), self.out / what, "f")
+            assert [p.name for p in paths] == [name for _, name, _ in saved] and all(p.is_file() for p in paths)
+            self[what] = (t, saved)
+        else:
+            run(what, quick=True, out=self.runs, progress=False)
+            with recording() as saved:
+                paths = P.plot(self.runs / f"{what}-quick", out=self.out / what)
+            assert len(paths) == len(saved) >= 1
+            self[what] = (None, saved)
+        return self[what]
+
+
 @pytest.fixture(scope="module")
 def drawn(tmp_path_factory):
-    """kind or config -> (its table, the figures saved when drawing it); each drawn once."""
-    out = tmp_path_factory.mktemp("figs")
-    res = {}
-    for kind in WANG_KINDS:
-        t = small(kind)
-        (out / kind).mkdir()
-        with recording() as saved:
-            paths = P.figure(kind)(t, T.meta(kind), out / kind, "f")
-        assert [p.name for p in paths] == [name for _, name, _ in saved] and all(p.is_file() for p in paths)
-        res[kind] = (t, saved)
-    runs = tmp_path_factory.mktemp("quick")
-    for c in QUICK_CONFIGS:
-        run(c, quick=True, out=runs, progress=False)
-        with recording() as saved:
-            paths = P.plot(runs / f"{c}-quick", out=out / c)
-        assert len(paths) == len(saved) >= 1
-        res[c] = (None, saved)
-    return res
+    return _Drawn(tmp_path_factory.mktemp("figs"), tmp_path_factory.mktemp("quick"))
 
 
 @pytest.mark.parametrize("what", WANG_KINDS + QUICK_CONFIGS)

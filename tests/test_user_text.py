@@ -1,5 +1,7 @@
 """What a user reads carries no internal words: the package (code, docstrings, configs, data notes),
-the documents and the CLI's ``experiment list`` never name issues, issue numbers, work sessions,
+the documents (README, docs/, REPRODUCTION, BENCHMARKS, DESIGN, ...), the notebooks, the examples, the
+experiment data, the benchmarks and their results, and the CLI's ``--help`` of every command and its
+``experiment list`` never name issues, issue numbers, work sessions,
 branches or the people who wrote them; and the documents state no count of configs that can go stale
 (``ldpopt experiment list`` is the count)."""
 
@@ -13,7 +15,9 @@ import pytest
 from _cli import ldpopt
 
 ROOT = Path(__file__).resolve().parents[1]
-TEXT = (".py", ".toml", ".md", ".txt", ".json", ".cfg")
+TEXT = (".py", ".toml", ".md", ".txt", ".json", ".cfg", ".ipynb", ".csv", ".yml", ".yaml", ".sh")
+# folders a user reads beside the package and the top-level documents (those that exist)
+FOLDERS = ("docs", "notebooks", "examples", "experiments", "benchmarks")
 INTERNAL = re.compile(
     r"\b[Ii]ssues?[ -]#?\d+"  # "issue 15", "issue-16 code"
     r"|\b[Tt]he issue\b|\b[Ii]ssue's\b"  # "the issue's target"
@@ -23,10 +27,15 @@ INTERNAL = re.compile(
     r"|\bthis branch\b|\bthe lead\b")  # who wrote it, where
 
 
+def _text_files(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.suffix in TEXT and p.is_file()
+            and not {"__pycache__", ".peer-venv"} & set(p.parts)]
+
+
 def _user_files():
-    pkg = [p for p in (ROOT / "ldpopt").rglob("*") if p.suffix in TEXT and "__pycache__" not in p.parts]
-    docs = list(ROOT.glob("*.md")) + list((ROOT / "docs").rglob("*.md")) + list((ROOT / "benchmarks" / "results").glob("*.md"))
-    return pkg + docs
+    pkg = _text_files(ROOT / "ldpopt")
+    docs = list(ROOT.glob("*.md")) + [ROOT / "Makefile", ROOT / "pyproject.toml"]
+    return pkg + docs + [p for f in FOLDERS if (ROOT / f).is_dir() for p in _text_files(ROOT / f)]
 
 
 def test_internal_word_pattern_catches_what_it_should():
@@ -40,7 +49,8 @@ def test_internal_word_pattern_catches_what_it_should():
 
 def test_package_and_documents_carry_no_internal_words():
     files = _user_files()
-    assert len(files) > 100 and any(p.name == "REPRODUCTION.md" for p in files)
+    assert len(files) > 100 and {"REPRODUCTION.md", "README.md", "BENCHMARKS.md", "DESIGN.md"} <= {p.name for p in files}
+    assert any(p.suffix == ".ipynb" for p in files) and any(p.parts[-2:-1] == ("examples",) for p in files)
     hits = [f"{p.relative_to(ROOT)}:{i}: {m.group(0)!r}" for p in files
             for i, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
             for m in [INTERNAL.search(line)] if m]
@@ -52,6 +62,27 @@ def test_experiment_list_carries_no_internal_words():
     assert proc.returncode == 0, proc.stderr
     assert "ext_numeric" in proc.stdout and "wang_ndss_fig4_full_domain" in proc.stdout
     assert not INTERNAL.search(proc.stdout), INTERNAL.search(proc.stdout).group(0)
+
+
+def _helps(parser) -> list[str]:
+    """The --help text of ``parser`` and of every subcommand below it (argparse's own formatting)."""
+    import argparse
+
+    out = [parser.format_help()]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out += _helps(sub)
+    return out
+
+
+def test_cli_help_carries_no_internal_words():
+    from ldpopt.cli import build_parser
+
+    helps = _helps(build_parser())
+    assert len(helps) > 10 and any("usage: ldpopt solve" in h for h in helps)
+    hits = [m.group(0) for h in helps for m in [INTERNAL.search(h)] if m]
+    assert not hits, hits
 
 
 @pytest.mark.parametrize("doc", ["REPRODUCTION.md", "README.md"])

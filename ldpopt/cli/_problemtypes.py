@@ -1,7 +1,7 @@
 """The one list of what a ``ldpopt solve --problem`` file may say: objectives and constraint types
 with their keys. ``ldpopt solve --help`` is generated from it (:func:`help_text`), the parser
 (:mod:`._problemfile`) checks files against it, and ``tests/test_cli_solve_file.py`` checks that the
-README lists the same names, so the three cannot drift apart.
+command-line page (docs/cli.md) lists the same names, so the three cannot drift apart.
 
 Values are named in a way that cannot be mistaken (a choice: a counts file's labels may themselves be
 integers, in any row order, so a bare integer could mean either): a key that names values comes in

@@ -161,7 +161,7 @@ def _run(args) -> int:
 
 _EPILOG = help_text() + """
 
-  see examples/solve_problem.toml and README ("ldpopt solve").
+  see examples/solve_problem.toml and docs/cli.md ("Solve your own variant").
 
 output: columns value, count, base (the raw estimate), f (the solution). Metadata (as postprocess,
 plus objective, constraints, solver, status, message and ldpopt's check: max_violation per

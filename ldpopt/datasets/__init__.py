@@ -43,33 +43,10 @@ from .real import (
 from .lengths import transaction_lengths
 from .synthetic import beta, beta_probabilities, zipf, zipf_probabilities
 
-__all__ = [
-    "Dataset",
-    "DataNotFoundError",
-    "ENV_VAR",
-    "MODES",
-    "STAND_INS",
-    "CENSUS_DIVISIONS",
-    "CENSUS_REGIONS",
-    "available",
-    "load",
-    "stand_in",
-    "search_dirs",
-    "zipf",
-    "zipf_probabilities",
-    "beta",
-    "beta_probabilities",
-    "retail",
-    "bms_webview_1",
-    "bms_webview_2",
-    "emoji",
-    "aol",
-    "kosarak",
-    "babynames",
-    "us_cities",
-    "from_transactions",
-    "from_counts_file",
-]
+__all__ = ["Dataset", "DataNotFoundError", "ENV_VAR", "MODES", "STAND_INS", "CENSUS_DIVISIONS",
+           "CENSUS_REGIONS", "available", "load", "stand_in", "search_dirs", "zipf", "zipf_probabilities",
+           "beta", "beta_probabilities", "retail", "bms_webview_1", "bms_webview_2", "emoji", "aol",
+           "kosarak", "babynames", "us_cities", "from_transactions", "from_counts_file"]
 
 # Paper dataset we could not obtain -> what we use instead and why (ldpopt/datasets/data/README.md
 # "Why the missing ones are missing"). ``paper`` gives the papers' statistics for comparison.

@@ -50,6 +50,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _bayes_core as core
+from . import _euler_maclaurin as emq
 from . import _power_multi as _pm
 
 GRID_POINTS = 11
@@ -83,7 +84,7 @@ def _power_sum(a: float, n: int) -> float:
         if r > 1:
             coef *= (-a - r + 1)
         if r % 2 == 1:
-            tail += core.EM_BERNOULLI[(r - 1) // 2] * coef * (float(n) ** (-a - r) - float(m) ** (-a - r))
+            tail += emq.EM_BERNOULLI[(r - 1) // 2] * coef * (float(n) ** (-a - r) - float(m) ** (-a - r))
     return head + tail
 
 
@@ -109,8 +110,8 @@ def _power_log_sums(a: float, n: int) -> tuple[float, float, float]:
     npan = max(1, int(np.ceil(2.0 * (ln - lm) * max(1.0, abs(1.0 - a)))))
     edges = np.linspace(lm, ln, npan + 1)
     half = 0.5 * (edges[1:] - edges[:-1])
-    u = (0.5 * (edges[1:] + edges[:-1]))[:, None] + half[:, None] * core.GL24_X[None, :]
-    gw = (half[:, None] * core.GL24_W[None, :]).ravel()
+    u = (0.5 * (edges[1:] + edges[:-1]))[:, None] + half[:, None] * emq.GL24_X[None, :]
+    gw = (half[:, None] * emq.GL24_W[None, :]).ravel()
     u = u.ravel()
     eu = np.exp((1.0 - a) * u)
     out = []
@@ -129,7 +130,7 @@ def _power_log_sums(a: float, n: int) -> tuple[float, float, float]:
             c0, c1, c2 = al * c0 + c1, al * c1 + 2.0 * c2, al * c2
             if r % 2 == 1:
                 en, em = ends[(r - 1) // 2]
-                tail += core.EM_BERNOULLI[(r - 1) // 2] * (en * (c0 + (c1 + c2 * ln) * ln)
+                tail += emq.EM_BERNOULLI[(r - 1) // 2] * (en * (c0 + (c1 + c2 * ln) * ln)
                                                            - em * (c0 + (c1 + c2 * lm) * lm))
         out.append(head[j] + tail)
     return out[0], out[1], out[2]

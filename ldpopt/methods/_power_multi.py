@@ -20,7 +20,7 @@ This module computes L_z, L_log k, L_(log k)² (relative) for all s of a vector 
   absolute error ≤ 5e-324 as a subnormal) is < 1e-46 relative per term. Otherwise (and for blocks
   whose windows are spread out) the terms are exp(r_s − max r_s) per s as in the engine.
 * **Euler–Maclaurin tail** (k ≥ 1000 of windows with ≥ 2,000 terms there and √v ≥ 1000): the same
-  nodes, panels and endpoint Taylor series as :func:`._bayes_core._em_tail_logsums`, with an s axis.
+  nodes, panels and endpoint Taylor series as :func:`._euler_maclaurin._em_tail_logsums`, with an s axis.
   Under the same s_max·log n ≤ 600 condition the integrand is e^{q(t)}·t^{−s} unshifted (one exp
   per point and node for e^{q}, one per (s, point, node) for t^{−s}: the nodes are not integers)
   and the three moment integrals are one small matrix product per point; otherwise the engine's
@@ -46,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _bayes_core as core
+from . import _euler_maclaurin as emq
 
 MOMENTS = ("z", "l1", "l2")
 _UNSHIFTED_MAX = 600.0   # s_max·log n up to which the direct sums need no shift (module doc)
@@ -74,8 +75,8 @@ def _q(c, v, kr, k):
 def _endpoint_series(t0, c, v, kr, s, shift) -> np.ndarray:
     """Taylor coefficients of exp(r_s(t0 + h) − shift) for every (s, point): shape (ns·m, 8).
 
-    As :func:`._bayes_core._endpoint_series` with s a vector (rows ordered s-major)."""
-    ns, m, order = s.shape[0], t0.shape[0], core._ORDER
+    As :func:`._euler_maclaurin._endpoint_series` with s a vector (rows ordered s-major)."""
+    ns, m, order = s.shape[0], t0.shape[0], emq._ORDER
     j = np.arange(1, order)
     inv = ((-1.0) ** (j + 1) / j)[None, :] / t0[:, None] ** j[None, :]       # log(t0 + h) series
     a = np.zeros((ns, m, order))
@@ -96,9 +97,9 @@ def _em_tail(c, v, kr, a, b, s, unshifted: bool) -> np.ndarray:
     """log Σ_{k=a..b} μ_m(k) e^{r_s(k)} by Euler–Maclaurin for every s: shape (ns, m, 3).
 
     Same panels, Gauss–Legendre nodes and endpoint corrections as
-    :func:`._bayes_core._em_tail_logsums` (its docstring has the error bound)."""
+    :func:`._euler_maclaurin._em_tail_logsums` (its docstring has the error bound)."""
     ns, m = s.shape[0], c.shape[0]
-    af, bf, t, w = core.em_nodes(a, b, v)
+    af, bf, t, w = emq.em_nodes(a, b, v)
     logt = np.log(t)
     q = _q(c[:, None], v, kr[:, None], t)
     if unshifted:
@@ -122,12 +123,12 @@ def _em_tail(c, v, kr, a, b, s, unshifted: bool) -> np.ndarray:
     out = np.empty((ns, m, len(MOMENTS)))
     for jm, name in enumerate(MOMENTS):
         integral = integrals[:, :, jm]
-        mu_a = np.tile(core._mu_series(name, af), (ns, 1))
-        mu_b = np.tile(core._mu_series(name, bf), (ns, 1))
-        fa = (core._series_mul(ser_a, mu_a) * core._FACT).reshape(ns, m, -1)
-        fb = (core._series_mul(ser_b, mu_b) * core._FACT).reshape(ns, m, -1)
+        mu_a = np.tile(emq._mu_series(name, af), (ns, 1))
+        mu_b = np.tile(emq._mu_series(name, bf), (ns, 1))
+        fa = (emq._series_mul(ser_a, mu_a) * emq._FACT).reshape(ns, m, -1)
+        fb = (emq._series_mul(ser_b, mu_b) * emq._FACT).reshape(ns, m, -1)
         tot = integral + 0.5 * (fa[:, :, 0] + fb[:, :, 0])
-        for p, bern in enumerate(core.EM_BERNOULLI, start=1):
+        for p, bern in enumerate(emq.EM_BERNOULLI, start=1):
             tot = tot + bern * (fb[:, :, 2 * p - 1] - fa[:, :, 2 * p - 1])
         with np.errstate(divide="ignore"):
             out[:, :, jm] = np.log(tot) + shift

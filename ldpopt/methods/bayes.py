@@ -75,7 +75,6 @@ No overflow or NaN from σ → 0 (ε = 20, 50) to σ ≫ 1 (ε = 0.001), n = 1.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -84,64 +83,16 @@ from ..estimate import check_estimate as _check_estimate
 from ..estimate import Estimate
 from . import _bayes_core as core
 from . import _power_fit as _pf
+from ._args import (_DEFAULT_S_BOUNDS, _FITS, _PRIORS, _TAU_FLOOR, _check_bounds, _check_choice, _check_s,
+                    _real)
+from ._bayes_reference import calibrate_reference, loglik_reference, power_reference  # noqa: F401
 from ._power_fit import (  # noqa: F401  (re-exported for callers and tests)
     _power_log_sums, _power_sum, _prior_logk_moments, _prior_mean_power, _score_power)
 from .normalize import project_simplex
 from .registry import register
 
-__all__ = [
-    "calibrate",
-    "calibrate_reference",
-    "fit_gaussian",
-    "fit_power_law",
-    "loglik_reference",
-    "noise_check",
-    "noise_sd_counts",
-    "power",
-    "power_ns",
-    "power_reference",
-]
-
-_FITS = ("mle", "mean-variance")
-_PRIORS = ("power-law", "gaussian")
-_DEFAULT_S_BOUNDS = (0.0, 10.0)
-_TAU_FLOOR = 1e-3
-
-
-# -- validation ---------------------------------------------------------------------------------
-
-def _real(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
-    if not np.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
-
-
-def _check_s(s) -> float:
-    v = _real(s, "s")
-    if v < 0:
-        raise ValueError(f"s must be >= 0 (a non-increasing power law i^-s), got {s!r}")
-    return v
-
-
-def _check_bounds(bounds) -> tuple[float, float]:
-    try:
-        lo, hi = bounds
-    except (TypeError, ValueError):
-        raise ValueError(f"s_bounds must be a pair (lo, hi), got {bounds!r}") from None
-    lo, hi = _real(lo, "s_bounds[0]"), _real(hi, "s_bounds[1]")
-    if not 0.0 <= lo < hi:
-        raise ValueError(f"s_bounds must satisfy 0 <= lo < hi, got {bounds!r}")
-    return lo, hi
-
-
-def _check_choice(value, name: str, choices) -> str:
-    if not isinstance(value, str) or value.lower() not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
-    return value.lower()
-
+__all__ = ["calibrate", "calibrate_reference", "fit_gaussian", "fit_power_law", "loglik_reference",
+           "noise_check", "noise_sd_counts", "power", "power_ns", "power_reference"]
 
 # -- shared quantities --------------------------------------------------------------------------
 def noise_sd_counts(estimate: Estimate) -> float:
@@ -408,100 +359,6 @@ def calibrate(estimate: Estimate, prior: str = "power-law", fit: str = "mle", *,
             raise ValueError(f"tau must be > 0, got {tau!r}")
         p = core.Prior("gaussian", est.n, mu=mu, tau=tau)
     return _posterior_mean_counts(_x(est), S, p, keys=est.counts) / est.n
-
-
-# -- slow, obviously-correct references -----------------------------------------------------------
-def power_reference(estimate: Estimate, s: float, *, dps: int | None = None) -> np.ndarray:
-    """Eq. 10 of Wang et al. as printed (with σn), summed over every i = 1..n in log-space.
-
-    O(n·d) time and O(n · chunk) memory: for tests at small n only. In float64 the absolute
-    log-terms lose the answer when f̃·n is far outside [1, n] relative to σn (they are all ≈ the
-    same huge negative number); ``dps`` (decimal digits) evaluates Eq. 10 instead with mpmath at
-    that precision, term by term from the float64 inputs f̃_v, σ, s (O(n·d) multiprecision
-    operations: tiny n·d only).
-    """
-    from scipy.special import logsumexp
-    from scipy.stats import norm
-
-    est = _check_estimate(estimate)
-    s = _check_s(s)
-    n = est.n
-    if dps is not None:
-        from .._extras import require
-
-        mpmath = require("mpmath", "test", "power_reference(dps=...)")
-
-        with mpmath.workdps(int(dps)):
-            sig_n = mpmath.mpf(float(est.sigma)) * n
-            lw = [-mpmath.mpf(s) * mpmath.log(i) for i in range(1, n + 1)]
-            out = np.empty(est.d)
-            for v, ft in enumerate(est.f_tilde):
-                x = mpmath.mpf(float(ft)) * n
-                logt = [-((x - i) ** 2) / (2 * sig_n ** 2) + lw[i - 1] for i in range(1, n + 1)]
-                m = max(logt)
-                num = mpmath.fsum(mpmath.exp(t - m) * i for i, t in enumerate(logt, start=1))
-                den = mpmath.fsum(mpmath.exp(t - m) for t in logt)
-                out[v] = float(num / den / n)
-        return out
-    sig_n = est.sigma * n
-    i = np.arange(1, n + 1, dtype=np.float64)
-    out = np.empty(est.d)
-    step = max(1, 2_000_000 // n)
-    for a in range(0, est.d, step):
-        fn = est.f_tilde[a:a + step, None] * n
-        logt = norm.logpdf(fn - i[None, :], loc=0.0, scale=sig_n) - s * np.log(i)[None, :]
-        out[a:a + step] = np.exp(logsumexp(logt, b=(i / n)[None, :], axis=1) - logsumexp(logt, axis=1))
-    return out
-
-
-def _jg_terms(est: Estimate, prior: str, s, mu, tau):
-    """Jia & Gong's own route: f̂ from support counts (Eq. 3), noise variance Eq. 14, prior Eq. 15."""
-    from scipy.special import logsumexp
-    n, p, q = est.n, est.p, est.q
-    f_hat = (np.asarray(est.counts, dtype=np.float64) - n * q) / (p - q)     # Eq. 3, count scale
-    var_s = n * q * (1 - q) / (p - q) ** 2                                   # Eq. 14
-    if prior == "power-law":
-        k = np.arange(1, n + 1, dtype=np.float64)
-        logpf = -_check_s(s) * np.log(k)
-    else:
-        k = np.arange(0, n + 1, dtype=np.float64)
-        logpf = -((k - _real(mu, "mu")) ** 2) / (2 * _real(tau, "tau") ** 2)
-    logpf = logpf - logsumexp(logpf)
-    return f_hat, var_s, k, logpf
-
-
-def calibrate_reference(estimate: Estimate, prior: str = "power-law", *, s=None, mu=None, tau=None) -> np.ndarray:
-    """Jia & Gong Eq. 11–12 by brute force over every k of the prior's support, in log-space.
-
-    Written from Jia & Gong's formulas (support counts → Eq. 3, Eq. 14), not from Wang's Eq. 10, so
-    comparing it with :func:`power_reference` checks that the two papers' estimators coincide.
-    """
-    est = _check_estimate(estimate)
-    kind = _check_choice(prior, "prior", _PRIORS)
-    f_hat, var_s, k, logpf = _jg_terms(est, kind, s, mu, tau)
-    from scipy.special import logsumexp
-    out = np.empty(est.d)
-    step = max(1, 2_000_000 // k.shape[0])
-    for a in range(0, est.d, step):
-        logps = -((f_hat[a:a + step, None] - k[None, :]) ** 2) / (2 * var_s) - 0.5 * np.log(2 * np.pi * var_s)
-        logpost = logps + logpf[None, :]
-        with np.errstate(divide="ignore"):
-            out[a:a + step] = np.exp(logsumexp(logpost, b=k[None, :], axis=1) - logsumexp(logpost, axis=1))
-    return out / est.n
-
-
-def loglik_reference(estimate: Estimate, prior: str = "power-law", *, s=None, mu=None, tau=None) -> float:
-    """Jia & Gong's Eq. 16 objective Σ_i log Σ_k p_f(k) p_s(f̂_i − k), by brute force."""
-    est = _check_estimate(estimate)
-    kind = _check_choice(prior, "prior", _PRIORS)
-    f_hat, var_s, k, logpf = _jg_terms(est, kind, s, mu, tau)
-    from scipy.special import logsumexp
-    tot = 0.0
-    step = max(1, 2_000_000 // k.shape[0])
-    for a in range(0, est.d, step):
-        logps = -((f_hat[a:a + step, None] - k[None, :]) ** 2) / (2 * var_s) - 0.5 * np.log(2 * np.pi * var_s)
-        tot += float(logsumexp(logps + logpf[None, :], axis=1).sum())
-    return tot
 
 
 # -- Jia & Gong §III-B / §IV-B: the noise claim -----------------------------------------------------

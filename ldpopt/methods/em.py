@@ -90,28 +90,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_float_array
 from ..estimate import check_estimate as _check_estimate
 from ..estimate import Estimate
+from ._args import _check_choice, _check_max_iter
 from ._em_exact import ConvergenceError, ConvergenceWarning, _exact_multinomial, _root_pi, _separable_solve
+from ._em_loglik import (_LOGLIK, _check_f, _scale, loglik_binomial, loglik_binomial_grad,  # noqa: F401
+                         loglik_multinomial, loglik_multinomial_grad)
 from .registry import register
 
-__all__ = [
-    "BINOMIAL_ORACLES",
-    "ConvergenceError",
-    "ConvergenceWarning",
-    "MLEResult",
-    "MULTINOMIAL_ORACLES",
-    "em",
-    "ibu_step",
-    "kkt_residual",
-    "likelihood_for",
-    "loglik_binomial",
-    "loglik_binomial_grad",
-    "loglik_multinomial",
-    "loglik_multinomial_grad",
-    "solve_mle",
-]
+__all__ = ["BINOMIAL_ORACLES", "ConvergenceError", "ConvergenceWarning", "MLEResult", "MULTINOMIAL_ORACLES",
+           "em", "ibu_step", "kkt_residual", "likelihood_for", "loglik_binomial", "loglik_binomial_grad",
+           "loglik_multinomial", "loglik_multinomial_grad", "solve_mle"]
 
 #: oracles whose counts are exactly multinomial (one value per report)
 MULTINOMIAL_ORACLES = frozenset({"grr"})
@@ -145,77 +134,7 @@ class MLEResult:
     message: str
 
 
-# -- likelihoods and gradients ---------------------------------------------------------------------
-
-def _check_f(f, estimate: Estimate) -> np.ndarray:
-    return check_float_array(f, "f", length=estimate.d, min_length=2)
-
-
-def _pi(f: np.ndarray, estimate: Estimate) -> np.ndarray:
-    return estimate.q + (estimate.p - estimate.q) * f
-
-
-def loglik_multinomial(f, estimate: Estimate) -> float:
-    """ℓ_M(f) = Σ_v c_v log(q + (p − q) f_v), the multinomial log-likelihood of GRR's counts (without
-    the log multinomial coefficient, which is free of f). ``-inf`` where some π_v ≤ 0 has c_v > 0;
-    terms with c_v = 0 count 0 (0 log 0 = 0). Concave in f. For non-GRR counts it is the objective
-    whose maximiser on the simplex IBU converges to (see the module docstring)."""
-    est = _check_estimate(estimate)
-    pi = _pi(_check_f(f, est), est)
-    c = est.counts
-    if np.any((pi <= 0) & (c > 0)):
-        return -np.inf
-    from scipy.special import xlogy  # here, not at import: `import ldpopt` loads no scipy
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return float(np.sum(xlogy(c, np.where(c > 0, pi, 1.0))))
-
-
-def loglik_multinomial_grad(f, estimate: Estimate) -> np.ndarray:
-    """∇ℓ_M(f)_v = (p − q) c_v / π_v (``inf`` where π_v = 0 < c_v, 0 where c_v = 0)."""
-    est = _check_estimate(estimate)
-    pi = _pi(_check_f(f, est), est)
-    c = est.counts
-    with np.errstate(divide="ignore"):
-        return (est.p - est.q) * np.divide(c, pi, out=np.zeros_like(c), where=c > 0)
-
-
-def loglik_binomial(f, estimate: Estimate) -> float:
-    """ℓ_B(f) = Σ_v [c_v log π_v + (n − c_v) log(1 − π_v)], π_v = q + (p − q) f_v: the per-bit binomial
-    composite log-likelihood (without the log binomial coefficients, free of f). ``-inf`` outside the
-    domain of the logs; 0 log 0 = 0. Concave in f."""
-    est = _check_estimate(estimate)
-    pi = _pi(_check_f(f, est), est)
-    c, m = est.counts, est.n - est.counts
-    if np.any((pi <= 0) & (c > 0)) or np.any((pi >= 1) & (m > 0)):
-        return -np.inf
-    from scipy.special import xlogy  # here, not at import: `import ldpopt` loads no scipy
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return float(np.sum(xlogy(c, np.where(c > 0, pi, 1.0)) + xlogy(m, np.where(m > 0, 1.0 - pi, 1.0))))
-
-
-def loglik_binomial_grad(f, estimate: Estimate) -> np.ndarray:
-    """∇ℓ_B(f)_v = (p − q) [c_v/π_v − (n − c_v)/(1 − π_v)] (terms with a zero count dropped)."""
-    est = _check_estimate(estimate)
-    pi = _pi(_check_f(f, est), est)
-    c, m = est.counts, est.n - est.counts
-    with np.errstate(divide="ignore"):
-        up = np.divide(c, pi, out=np.zeros_like(c), where=c > 0)
-        down = np.divide(m, 1.0 - pi, out=np.zeros_like(m), where=m > 0)
-    return (est.p - est.q) * (up - down)
-
-
-_LOGLIK = {"multinomial": (loglik_multinomial, loglik_multinomial_grad),
-           "binomial": (loglik_binomial, loglik_binomial_grad)}
-
-
-def _scale(estimate: Estimate, likelihood: str) -> float:
-    """a·N: the size of each term of the gradient (N = Σc for the multinomial, n for the binomial)."""
-    big_n = float(estimate.counts.sum()) if likelihood == "multinomial" else float(estimate.n)
-    return (estimate.p - estimate.q) * max(big_n, 1.0)
-
-
+# -- likelihoods and gradients (the functions in _em_loglik) ----------------------------------------
 def kkt_residual(f, estimate: Estimate, likelihood: str, support_tol: float = 0.0) -> dict:
     """KKT residuals of ``f`` for maximising ``likelihood`` on the simplex, relative to a·N.
 
@@ -226,7 +145,7 @@ def kkt_residual(f, estimate: Estimate, likelihood: str, support_tol: float = 0.
     plus ``sum_error`` = |Σf − 1|, ``min_f`` and ``multiplier`` = λ (unscaled).
     """
     est = _check_estimate(estimate)
-    like = _check_likelihood(likelihood)
+    like = _check_choice(likelihood, "likelihood", _LIKELIHOODS)
     f = _check_f(f, est)
     g = _LOGLIK[like][1](f, est)
     lam = float(np.sum(g * f))
@@ -240,12 +159,6 @@ def kkt_residual(f, estimate: Estimate, likelihood: str, support_tol: float = 0.
 
 
 # -- validation of the method's parameters -------------------------------------------------------
-def _check_likelihood(likelihood) -> str:
-    if not isinstance(likelihood, str) or likelihood.lower() not in _LIKELIHOODS:
-        raise ValueError(f"likelihood must be one of {list(_LIKELIHOODS)}, got {likelihood!r}")
-    return likelihood.lower()
-
-
 def likelihood_for(estimate: Estimate) -> str:
     """The exact likelihood for ``estimate.oracle``: ``"multinomial"`` (GRR) or ``"binomial"``."""
     est = _check_estimate(estimate)
@@ -258,12 +171,6 @@ def likelihood_for(estimate: Estimate) -> str:
         f"em cannot choose a likelihood for estimate.oracle = {est.oracle!r}: the likelihoods are "
         f"'multinomial' (exact for {sorted(MULTINOMIAL_ORACLES)}) and 'binomial' (per-bit composite, "
         f"for {sorted(BINOMIAL_ORACLES)}); pass likelihood='multinomial' or 'binomial' explicitly")
-
-
-def _check_max_iter(max_iter) -> int:
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-    return int(max_iter)
 
 
 def _check_tol(tol) -> float:
@@ -323,10 +230,8 @@ def solve_mle(estimate: Estimate, likelihood: str = "auto", method: str = "exact
     """
     est = _check_estimate(estimate)
     like = likelihood_for(est) if isinstance(likelihood, str) and likelihood.lower() == "auto" \
-        else _check_likelihood(likelihood)
-    if not isinstance(method, str) or method.lower() not in _METHODS:
-        raise ValueError(f"method must be one of {list(_METHODS)}, got {method!r}")
-    method = method.lower()
+        else _check_choice(likelihood, "likelihood", _LIKELIHOODS)
+    method = _check_choice(method, "method", _METHODS)
     max_iter, tol = _check_max_iter(max_iter), _check_tol(tol)
     if on_fail not in ("raise", "warn"):
         raise ValueError(f"on_fail must be 'raise' or 'warn', got {on_fail!r}")
