@@ -33,9 +33,6 @@ from .user_forms import route_objective
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
 
-def _default_constraints() -> list[Constraint]:
-    return [NonNegative(), SumTo(1.0)]
-
 
 def _lazy(objective: Objective, constraints: list) -> bool:
     """True when :class:`Problem` may defer building its cvxpy problem: a built-in objective the
@@ -103,7 +100,7 @@ class Problem:
         # a user's cvxpy callable: recognised as separable / smooth, or left to the cvxpy chain (.user_forms)
         self.objective, self.objective_route = route_objective(self.objective, estimate)
         if constraints is None:
-            cons = _default_constraints()
+            cons = [NonNegative(), SumTo(1.0)]  # the simplex
         elif isinstance(constraints, (Constraint,)) or callable(constraints):
             cons = [as_constraint(constraints)]
         else:

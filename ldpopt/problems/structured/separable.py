@@ -20,9 +20,7 @@ h_v'(l_v) + t_v ≥ 0, u_v when h_v'(u_v) + t_v ≤ 0, else the root of h_v'(f) 
 * binomial  h = −[c log π + (n − c) log(1 − π)]/n:  with τ = n t/B, π is the root in (0, 1) of
   τ π² − (τ + n) π + c = 0, solved directly for f (see ``BinomialSep._interior``).
 
-:class:`~.user_separable.SeparableObjective` lets a user declare their own objective separable
-(value, gradient, Hessian per value); its argmin is a vectorised bracketed Newton (bisection when
-Newton leaves the bracket), to rounding.
+A user's own separable objective and its argmin: :mod:`.user_separable`.
 
 ``mu(l, u)`` is min_{[l, u]} h_v'' per value: the strong-convexity moduli the certificate's distance
 bound uses (0 where there is none, e.g. a multinomial value with c_v = 0).
