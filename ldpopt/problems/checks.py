@@ -38,9 +38,8 @@ For a point f and the multipliers y of the documented Lagrangian L(f, y) = J(f) 
   ``Checks.certificate``. When that bound is the linear argmin bound (no rows besides Σ f) it
   decides alone (small relative KKT residuals do not rescue a point it puts outside
   ``accuracy_tol``). ``error_bound`` bounds ‖f − f*‖∞ (frequency units). Otherwise (user
-  constraints) when J is μ-strongly convex (μ = the smallest curvature of the separable J
-  at f, > 0): with r the stationarity residual and gap = |Σ y·g(f)|, convexity and y ≥ 0 give
-  μ/2·e² ≤ ‖r‖₂·e + gap for e = ‖f − f*‖₂, so e ≤ (‖r‖₂ + √(‖r‖₂² + 2μ·gap))/μ, checked
+  constraints) when J is μ-strongly convex (μ = the smallest curvature of the separable J at f,
+  > 0): the bound on ‖f − f*‖₂ from the stationarity residual and the gap (:mod:`.kkt_bound`), checked
   against ``accuracy_tol`` = 1e-2/d (a wrong answer at the frequency scale, off by 1/(10d), fails),
   plus its float64 rounding level (:func:`.objective_check.bound_rounding`: never below the point's
   own rounding). μ: a ``SeparableObjective``'s declared second derivative at f, else a difference of

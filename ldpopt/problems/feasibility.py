@@ -225,8 +225,8 @@ def infeasible_solution(problem):
         return None
     if cert is None:
         return None
-    sol = Solution(np.full(problem.estimate.d, np.nan), "infeasible", False, np.inf, solver="LDPOPT-FEASIBILITY",
-                   objective=problem.objective.name, message=cert.summary(), infeasibility=cert)
+    sol = Solution.failed(problem.estimate.d, "infeasible", "LDPOPT-FEASIBILITY", problem.objective.name,
+                          cert.summary(), np.inf, infeasibility=cert)
     sol.wall_time = time.perf_counter() - start
     sol.attempts = [{"solver": sol.solver, "status": sol.status, "checks": "", "seconds": sol.wall_time}]
     return sol

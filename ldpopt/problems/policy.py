@@ -60,14 +60,6 @@ DEFAULT_SOLVER_OPTIONS: dict[str, dict] = {
 }
 QP_CHAIN = ("PIQP", "CLARABEL", "OSQP")
 CONE_CHAIN = ("CLARABEL", "SCS")
-#: Options ldpopt passes to a solver unless the caller overrides them (``solve(**solver_options)``).
-#: Tighter than cvxpy's defaults, because the papers' comparisons (closed form vs solver) need
-#: 1e-9-level agreement. OSQP 1.x spells polishing ``polishing`` (0.6 used ``polish``).
-DEFAULT_SOLVER_OPTIONS: dict[str, dict] = {
-    "OSQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "polishing": True, "max_iter": 200_000},
-    "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10},
-    "PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10, "eps_duality_gap_rel": 1e-10},
-}
 
 #: SCS at its defaults (eps 1e-4) fails ldpopt's frequency-unit check at any d; as a fallback it
 #: runs tightened (the tolerance ``ldpopt.verify`` uses for it)

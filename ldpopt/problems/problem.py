@@ -33,9 +33,6 @@ from .user_forms import route_objective
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
 
-def _default_constraints() -> list[Constraint]:
-    return [NonNegative(), SumTo(1.0)]
-
 
 def _lazy(objective: Objective, constraints: list) -> bool:
     """True when :class:`Problem` may defer building its cvxpy problem: a built-in objective the
@@ -103,7 +100,7 @@ class Problem:
         # a user's cvxpy callable: recognised as separable / smooth, or left to the cvxpy chain (.user_forms)
         self.objective, self.objective_route = route_objective(self.objective, estimate)
         if constraints is None:
-            cons = _default_constraints()
+            cons = [NonNegative(), SumTo(1.0)]  # the simplex
         elif isinstance(constraints, (Constraint,)) or callable(constraints):
             cons = [as_constraint(constraints)]
         else:
@@ -263,14 +260,13 @@ class Problem:
         named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED
         if solver is None or named_structured:
             with clock.running(STRUCTURED):
-                sol, why = self._solve_structured()
+                sol, why = structured_attempt(self)
             if sol is not None and (sol.success or named_structured):
                 sol.attempts = [_attempt(sol)]
                 sol.wall_time = time.perf_counter() - start
                 return self._finish(sol, strict)
             if named_structured:  # not applicable: say why, no fallback when asked for by name
-                sol = Solution(np.full(self.estimate.d, np.nan), "solver_error", False, np.nan, solver=STRUCTURED,
-                               objective=self.objective.name, message=f"{STRUCTURED} does not apply: {why}")
+                sol = self._failed("solver_error", STRUCTURED, f"{STRUCTURED} does not apply: {why}")
                 sol.attempts = [_attempt(sol)]
                 return self._finish(sol, strict)
             first = [_attempt(sol)] if sol is not None else []  # not applicable: nothing was tried
@@ -305,16 +301,15 @@ class Problem:
             if name != "SQP" and name not in cp.installed_solvers():
                 attempts.append({"solver": name, "status": "solver_not_installed", "checks": "", "seconds": 0.0})
                 if explicit and len(chain) == 1:
-                    best = Solution(np.full(self.estimate.d, np.nan), "solver_not_installed", False, np.nan,
-                                    solver=name, objective=self.objective.name,
-                                    message=f"solver {name!r} is not installed (installed: {cp.installed_solvers()})")
+                    best = self._failed("solver_not_installed", name,
+                                        f"solver {name!r} is not installed (installed: {cp.installed_solvers()})")
                 continue
             with clock.running(name):
                 if name == "SQP":  # ldpopt's route for the likelihoods (policy.LIKELIHOOD_CHAIN)
                     sol = solve_sqp(self, verbose, solver_options)
                     sol.attempts = []
                 else:
-                    sol = self._solve_once(name, verbose, solver_options, tight_scs=not explicit and name == "SCS")
+                    sol = cvxpy_attempt(self, name, verbose, solver_options, not explicit and name == "SCS")
             clock.note(sol.solver, sol.iterations, status=sol.status,
                        **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
             attempts.append({"solver": sol.solver, "status": sol.status, "seconds": sol.wall_time,
@@ -326,12 +321,10 @@ class Problem:
         if best is None or not (best.success or best.status.startswith("infeasible")):
             best = best_checked([best, kept])  # every route failed: the best checked point of all of them
         if best is None and clock.expired():
-            best = Solution(np.full(self.estimate.d, np.nan), "time_limit", False, np.nan, solver=chain[0],
-                            objective=self.objective.name, message="no solver started within the time limit")
+            best = self._failed("time_limit", chain[0], "no solver started within the time limit")
         if best is None:  # nothing installed
-            best = Solution(np.full(self.estimate.d, np.nan), "solver_not_installed", False, np.nan,
-                            solver=chain[0], objective=self.objective.name,
-                            message=f"none of {list(chain)} is installed (installed: {cp.installed_solvers()})")
+            best = self._failed("solver_not_installed", chain[0],
+                                f"none of {list(chain)} is installed (installed: {cp.installed_solvers()})")
         self._not_infeasible_if_known_feasible(best)
         if explicit and not best.success and uses_sqp(self) and is_likelihood(self):
             best.message += (f" | at d = {self.estimate.d} >= {SQP_MIN_D} conic solvers are known to fail this "
@@ -347,9 +340,6 @@ class Problem:
         best.wall_time = time.perf_counter() - start
         return self._finish(best, strict)
 
-    def _solve_structured(self) -> tuple[Solution | None, str]:
-        return structured_attempt(self)
-
     def _not_infeasible_if_known_feasible(self, best: Solution) -> None:
         if best.status in ("infeasible", "infeasible_inaccurate", "infeasible_or_unbounded"):
             point = feasible_point(self)
@@ -359,8 +349,8 @@ class Problem:
                                 "feasible point (it satisfies every constraint to "
                                 f"{violation_tol(self.estimate.d):.0e}): a solver failure")
 
-    def _solve_once(self, name: str, verbose: bool, solver_options: dict, tight_scs: bool = False) -> Solution:
-        return cvxpy_attempt(self, name, verbose, solver_options, tight_scs)
+    def _failed(self, status: str, solver: str, message: str) -> Solution:
+        return Solution.failed(self.estimate.d, status, solver, self.objective.name, message)
 
     def _finish(self, sol: Solution, strict: bool) -> Solution:
         if sol.status == "optimal":

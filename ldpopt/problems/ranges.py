@@ -71,9 +71,6 @@ class RangeTree:
     def root(self) -> int:
         return self.size - 1
 
-    def level_of(self, node: int) -> int:
-        return int(np.searchsorted(self.level_start, node, side="right") - 1)
-
     def node_totals(self, leaf_values) -> np.ndarray:
         """Every node's total Σ_{v ∈ [lo, hi)} leaf_values[v] (prefix sums, vectorised)."""
         x = np.asarray(leaf_values, dtype=np.float64)

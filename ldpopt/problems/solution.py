@@ -102,6 +102,13 @@ class Solution:
     attempts: list = field(default_factory=list)
     infeasibility: object | None = None
 
+    @classmethod
+    def failed(cls, d: int, status: str, solver: str, objective: str, message: str, value: float = np.nan,
+               **kw) -> Solution:
+        """No point: f is NaN, ``success`` False, ``optimal_value`` NaN (inf for ``"infeasible"``)."""
+        return cls(np.full(d, np.nan), status, False, value, solver=solver, objective=objective,
+                   message=message, **kw)
+
     def __repr__(self) -> str:
         keys = ["status", "success", "optimal_value", "solver", "iterations", "compile_time",
                 "solve_time", "wall_time", "message", "objective", "checks", "attempts"]

@@ -20,9 +20,7 @@ h_v'(l_v) + t_v ≥ 0, u_v when h_v'(u_v) + t_v ≤ 0, else the root of h_v'(f) 
 * binomial  h = −[c log π + (n − c) log(1 − π)]/n:  with τ = n t/B, π is the root in (0, 1) of
   τ π² − (τ + n) π + c = 0, solved directly for f (see ``BinomialSep._interior``).
 
-:class:`~.user_separable.SeparableObjective` lets a user declare their own objective separable
-(value, gradient, Hessian per value); its argmin is a vectorised bracketed Newton (bisection when
-Newton leaves the bracket), to rounding.
+A user's own separable objective and its argmin: :mod:`.user_separable`.
 
 ``mu(l, u)`` is min_{[l, u]} h_v'' per value: the strong-convexity moduli the certificate's distance
 bound uses (0 where there is none, e.g. a multinomial value with c_v = 0).
@@ -185,10 +183,8 @@ class WeightedMLESep(Separable):
         return 2.0 * k * k / w**3
 
 
-class MultinomialSep(Separable):
-    """GRR's exact likelihood per value: h_v = −(c_v/n) log(q + B f)."""
-
-    name = "multinomial"
+class _CountSep(Separable):
+    """An exact likelihood's per-value form: counts c, n, π = q + B f (B = p − q)."""
 
     def __init__(self, estimate):
         self.c, self.n, self.q, self.B = estimate.counts, float(estimate.n), estimate.q, estimate.p - estimate.q
@@ -198,6 +194,12 @@ class MultinomialSep(Separable):
 
     def _pi(self, f):
         return self.q + self.B * f
+
+
+class MultinomialSep(_CountSep):
+    """GRR's exact likelihood per value: h_v = −(c_v/n) log(q + B f)."""
+
+    name = "multinomial"
 
     def value(self, f):
         with np.errstate(divide="ignore"):
@@ -213,19 +215,13 @@ class MultinomialSep(Separable):
         return _take(self.c, idx) / (self.n * _take(t, idx)) - self.q / self.B
 
 
-class BinomialSep(Separable):
+class BinomialSep(_CountSep):
     """Per-bit likelihood per value: h_v = −[c log π + (n − c) log(1 − π)]/n, π = q + B f."""
 
     name = "binomial"
 
-    def __init__(self, estimate):
-        self.c, self.n, self.q, self.B = estimate.counts, float(estimate.n), estimate.q, estimate.p - estimate.q
-
-    def group_keys(self):
-        return self.c
-
     def value(self, f):
-        pi = self.q + self.B * f
+        pi = self._pi(f)
         c, n = self.c, self.n
         with np.errstate(divide="ignore", invalid="ignore"):
             a = np.where(c > 0, c * np.log(np.maximum(pi, 0.0)), 0.0)
@@ -233,18 +229,18 @@ class BinomialSep(Separable):
         return -(a + b) / n
 
     def d1(self, f):
-        pi = self.q + self.B * f
+        pi = self._pi(f)
         c, n = self.c, self.n
         return -self.B * (np.where(c > 0, c / pi, 0.0) - np.where(c < n, (n - c) / (1.0 - pi), 0.0)) / n
 
     def d1_scale(self, f):
-        pi = self.q + self.B * f
+        pi = self._pi(f)
         c, n = self.c, self.n
         with np.errstate(divide="ignore", invalid="ignore"):
             return abs(self.B) * (np.where(c > 0, c / pi, 0.0) + np.where(c < n, (n - c) / (1.0 - pi), 0.0)) / n
 
     def d2(self, f):
-        pi = self.q + self.B * f
+        pi = self._pi(f)
         c, n = self.c, self.n
         return self.B**2 * (np.where(c > 0, c / pi**2, 0.0) + np.where(c < n, (n - c) / (1.0 - pi) ** 2, 0.0)) / n
 
