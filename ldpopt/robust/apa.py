@@ -55,7 +55,7 @@ def apa_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng) -> np
 
 def apa_counts(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng) -> np.ndarray:
     """Support counts of m APA reports, exact in law (module docstring)."""
-    from .attack_counts import _subset_sums
+    from ._draws import _subset_sums
 
     _check_unary(oracle)
     gen = as_generator(rng)

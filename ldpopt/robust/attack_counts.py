@@ -22,58 +22,17 @@ independent of m·d for most oracles, with the joint law of ``oracle.aggregate(c
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from .._validation import _check_int, as_generator
 from ..estimate import Estimate
-from ..oracles._subset_counts import sample_subset_counts
 from ..oracles.base import FrequencyOracle
+from ._draws import _subset_sums, best_bucket_pmf
 from .attacks import (DEFAULT_CANDIDATES, check_attack, check_targets, craft_reports, fake_user_count,
                       hr_best_outputs, padding_ones)
 
 __all__ = ["best_bucket_pmf", "fake_counts", "poisoned_estimate"]
-
-# below this many cells (subsets × pool size) the subsets are drawn one by one: cheaper than the tree
-_DIRECT_CELLS = 1 << 14
-
-
-def best_bucket_pmf(r: int, g: int, candidates: int) -> np.ndarray:
-    """Pr[K* = k], k = 0 … r: the largest bucket among ``candidates`` keys, r targets hashed iid
-    uniformly into g buckets (module docstring). The power of the truncated series is taken by
-    repeated squaring in the variable x/g, so g up to 2^30 neither overflows nor underflows."""
-    r, g, candidates = _check_int(r, "r", 1), _check_int(g, "g", 2), _check_int(candidates, "candidates", 1)
-    cdf = np.zeros(r + 1)
-    for k in range(1, r + 1):
-        base = np.array([1.0 / (math.factorial(j) * float(g) ** j) if j <= k else 0.0 for j in range(r + 1)])
-        acc, e = np.zeros(r + 1), g
-        acc[0] = 1.0
-        while e:
-            if e & 1:
-                acc = np.convolve(acc, base)[:r + 1]
-            base = np.convolve(base, base)[:r + 1]
-            e >>= 1
-        cdf[k] = min(1.0, acc[r] * math.factorial(r))
-    cdf[r] = 1.0
-    cdf = cdf ** candidates
-    return np.diff(np.concatenate([[0.0], cdf]))
-
-
-def _subset_sums(gen, size: int, k: int, m: int) -> np.ndarray:
-    """Column sums of m iid uniform k-subsets of {0, …, size − 1} (exact either way: drawn one by one
-    when small, else by Subset Selection's tree sampler)."""
-    if k == 0 or m == 0:
-        return np.zeros(size, dtype=np.int64)
-    if k == size:
-        return np.full(size, m, dtype=np.int64)
-    if m * size <= _DIRECT_CELLS:  # few subsets: draw them (uniform k-subsets by random keys)
-        pick = np.argpartition(gen.random((m, size)), k - 1, axis=1)[:, :k]
-        return np.bincount(pick.ravel(), minlength=size).astype(np.int64)
-    tc = np.zeros(size, dtype=np.int64)
-    tc[0] = m
-    return sample_subset_counts(gen, size, k, 0.0, tc)
-
 
 def fake_counts(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
                 candidates: int = DEFAULT_CANDIDATES) -> np.ndarray:

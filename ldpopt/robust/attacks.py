@@ -207,7 +207,7 @@ def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
     if name in ("oue", "sue"):
         return float(r)
     if name in ("olh", "blh"):
-        from .attack_counts import best_bucket_pmf
+        from ._draws import best_bucket_pmf
         pmf = best_bucket_pmf(r, oracle.g, _check_int(candidates, "candidates", 1))
         return float(np.arange(r + 1) @ pmf)
     if name == "hr":

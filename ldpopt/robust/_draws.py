@@ -1,0 +1,54 @@
+"""Exact draws shared by the attacks and their fast path: the law of the best hash bucket among
+candidate keys (:func:`best_bucket_pmf`, derivation in :mod:`.attack_counts`) and the column sums of
+uniform k-subsets (:func:`_subset_sums`). Kept apart so that :mod:`.attacks`, :mod:`.apa` and
+:mod:`.attack_counts` import them without importing one another in a circle."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validation import _check_int
+from ..oracles._subset_counts import sample_subset_counts
+
+__all__ = ["best_bucket_pmf"]
+
+# below this many cells (subsets × pool size) the subsets are drawn one by one: cheaper than the tree
+_DIRECT_CELLS = 1 << 14
+
+
+def best_bucket_pmf(r: int, g: int, candidates: int) -> np.ndarray:
+    """Pr[K* = k], k = 0 … r: the largest bucket among ``candidates`` keys, r targets hashed iid
+    uniformly into g buckets (module docstring). The power of the truncated series is taken by
+    repeated squaring in the variable x/g, so g up to 2^30 neither overflows nor underflows."""
+    r, g, candidates = _check_int(r, "r", 1), _check_int(g, "g", 2), _check_int(candidates, "candidates", 1)
+    cdf = np.zeros(r + 1)
+    for k in range(1, r + 1):
+        base = np.array([1.0 / (math.factorial(j) * float(g) ** j) if j <= k else 0.0 for j in range(r + 1)])
+        acc, e = np.zeros(r + 1), g
+        acc[0] = 1.0
+        while e:
+            if e & 1:
+                acc = np.convolve(acc, base)[:r + 1]
+            base = np.convolve(base, base)[:r + 1]
+            e >>= 1
+        cdf[k] = min(1.0, acc[r] * math.factorial(r))
+    cdf[r] = 1.0
+    cdf = cdf ** candidates
+    return np.diff(np.concatenate([[0.0], cdf]))
+
+
+def _subset_sums(gen, size: int, k: int, m: int) -> np.ndarray:
+    """Column sums of m iid uniform k-subsets of {0, …, size − 1} (exact either way: drawn one by one
+    when small, else by Subset Selection's tree sampler)."""
+    if k == 0 or m == 0:
+        return np.zeros(size, dtype=np.int64)
+    if k == size:
+        return np.full(size, m, dtype=np.int64)
+    if m * size <= _DIRECT_CELLS:  # few subsets: draw them (uniform k-subsets by random keys)
+        pick = np.argpartition(gen.random((m, size)), k - 1, axis=1)[:, :k]
+        return np.bincount(pick.ravel(), minlength=size).astype(np.int64)
+    tc = np.zeros(size, dtype=np.int64)
+    tc[0] = m
+    return sample_subset_counts(gen, size, k, 0.0, tc)
