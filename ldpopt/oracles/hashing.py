@@ -111,7 +111,8 @@ def keyed_hash(keys, values, g: int) -> np.ndarray:
     """H_s(v) = mix64(s + (v + 1)·γ) mod g (module docstring), broadcasting ``keys`` (any 64-bit
     integers; int64 keys are read as their uint64 bit pattern) against ``values``; int64 result."""
     v = np.asarray(values).astype(np.uint64)
-    z = _as_keys(keys) + (v + np.uint64(1)) * _GAMMA
+    with np.errstate(over="ignore"):  # arithmetic mod 2^64 is the hash (numpy warns on 0-d operands)
+        z = np.asarray(_as_keys(keys) + (v + np.uint64(1)) * _GAMMA)
     _mix64_inplace(z, np.empty_like(z))
     _reduce_inplace(z, g)
     return z.astype(np.int64)
