@@ -151,7 +151,8 @@ def _reproduction(args) -> int:
 
     verdicts = None
     if args.verdicts:
-        verdicts = {p: {c["id"]: c["verdict"] for c in claims(args.out, paper=p, quick=args.quick) if "verdict" in c}
+        # a claim whose results are missing is said to be not measured, never given the row's verdict
+        verdicts = {p: {c["id"]: c.get("verdict") or c["text"] for c in claims(args.out, paper=p, quick=args.quick)}
                     for p in ("wang", "jia")}
     text = reproduction(Path(args.reproduction).read_text(encoding="utf-8"), verdicts)
     if args.write:
