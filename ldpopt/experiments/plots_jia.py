@@ -57,20 +57,13 @@ def _name(method: str, oracle: str) -> str:
     return _LABEL.get(method, method).format(O=S.ORACLE_NAMES.get(oracle, oracle.upper()))
 
 
-def _mean_se(g: pd.Series) -> tuple[float, float, int]:
-    v = g.dropna().to_numpy(dtype=float)
-    if v.size == 0:
-        return float("nan"), float("nan"), 0
-    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0, int(v.size)
-
-
 def summarise(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Mean, standard error and number of repetitions of ``value`` per group ``by``."""
-    rows = []
-    for key, g in table.groupby(by, dropna=False, sort=True):
-        m, se, k = _mean_se(g["value"])
-        rows.append({**dict(zip(by, key if isinstance(key, tuple) else (key,))), "mean": m, "se": se, "reps": k})
-    return pd.DataFrame(rows)
+    """Mean, standard error and number of repetitions of ``value`` per group ``by`` (NaN values
+    skipped; the standard error is 0 with one repetition and NaN with none)."""
+    s = table.groupby(by, dropna=False, sort=True)["value"].agg(["mean", "std", "count"]).reset_index()
+    one = np.where(s["count"] == 1, 0.0, np.nan)
+    s["se"] = (s["std"] / np.sqrt(s["count"])).where(s["count"] > 1, one)
+    return s.rename(columns={"count": "reps"})[[*by, "mean", "se", "reps"]]
 
 
 # -- Fig. 4 -----------------------------------------------------------------------------------------
