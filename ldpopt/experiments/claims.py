@@ -43,7 +43,7 @@ import pandas as pd
 
 from . import claims_named
 from .claims_format import by_groups, fmt, num, reps_text
-from .claims_table import GROUPS, Missing, Tables, cell_means, rep_counts
+from .claims_table import GROUPS, Missing, Tables, at_level, cell_means, rep_counts
 from .config import DATA_DIR
 
 __all__ = ["GROUPS", "REDUCTIONS", "claims", "markdown", "reproduction", "rows", "summary_markdown", "verdict"]
@@ -107,14 +107,6 @@ class Claim:
 
 # -- the generic reductions -----------------------------------------------------------------------
 
-def _sel(s, level, value):
-    """Rows with ``level`` == value ("min"/"max": its smallest/largest), the level dropped."""
-    vals = s.index.get_level_values(level)
-    v = {"min": vals.min(), "max": vals.max()}.get(value, value)
-    out = s[vals == v]
-    return (out.droplevel(level) if out.index.nlevels > 1 else out), v
-
-
 def _wide(t, m):
     w = cell_means(t, m.get("metric", "mse"), m.get("by", ()))
     if "order" in m:
@@ -136,7 +128,7 @@ def _ratio(c, cfg, t, m):
     for numer in m.get("nums", [m.get("num")]):
         r, kw = _col(w, numer) / _col(w, m["den"], numer), {}
         if "at" in m:
-            r, kw["at"] = _sel(r, m.get("level", "rho"), m["at"])
+            r, kw["at"] = at_level(r, m.get("level", "rho"), m["at"])
         if "transform" in m:
             r = _TRANSFORM[m["transform"]](r)
         if m.get("aggregate") == "max":
@@ -151,7 +143,7 @@ def _cell(c, cfg, t, m):
     for meth in m.get("methods", [m.get("method")]):
         s, kw = w[meth], {}
         if "at" in m:
-            s, kw["at"] = _sel(s, m.get("level", "rho"), m["at"])
+            s, kw["at"] = at_level(s, m.get("level", "rho"), m["at"])
         if "transform" in m:
             s = _TRANSFORM[m["transform"]](s)
         out = (m.get("label", "{m} {metric}").format(m=meth, metric=m.get("metric", "mse"), **kw), s)
@@ -162,8 +154,8 @@ def _cell(c, cfg, t, m):
 def _ends(c, cfg, t, m):
     w, level, out = _wide(t, m), m["level"], None
     for meth in [x for x in m["methods"] if x in w]:
-        lo, lv = _sel(w[meth], level, m.get("lo", "min"))
-        hi, hv = _sel(w[meth], level, m.get("hi", "max"))
+        lo, lv = at_level(w[meth], level, m.get("lo", "min"))
+        hi, hv = at_level(w[meth], level, m.get("hi", "max"))
         out = (m["label"].format(m=meth, lo=lv, hi=hv), lo / hi)
         c.put(cfg, out[1], out[0])
     return out

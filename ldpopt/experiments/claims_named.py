@@ -17,7 +17,7 @@ import pandas as pd
 
 from .claims_format import lab
 from .claims_jia import jia
-from .claims_table import GROUPS, cell_means
+from .claims_table import GROUPS, at_level, cell_means
 from .tasks_wang_runs import combine_bias_variance
 
 __all__ = ["bias_sums", "bias_z", "choose", "dataset_n", "equal_prefix", "jia", "rising_steps",
@@ -72,11 +72,6 @@ def variance_by_rank(c, cfg, _t, m):
         c.put(key, (d - 1) / d, "(d-1)/d")
 
 
-def _at(s, level, v):
-    out = s[s.index.get_level_values(level) == v]
-    return out.droplevel(level)
-
-
 def symmetry(c, cfg, t, m):
     """MSE(ρ)/MSE(100 − ρ) for ρ < 50 of every method of ``methods`` (arXiv Fig. 2: norm-based
     methods are symmetric about ρ = 50)."""
@@ -84,7 +79,8 @@ def symmetry(c, cfg, t, m):
     rhos = sorted(set(w.index.get_level_values("rho")))
     for meth in [x for x in GROUPS.get(m["methods"], m["methods"]) if x in w]:
         for r in [r for r in rhos if r < 50 and (100 - r) in rhos]:
-            c.put(cfg, _at(w[meth], "rho", r) / _at(w[meth], "rho", 100 - r), f"{meth} mse(rho={r:g})/mse(rho={100 - r:g})")
+            ratio = at_level(w[meth], "rho", r)[0] / at_level(w[meth], "rho", 100 - r)[0]
+            c.put(cfg, ratio, f"{meth} mse(rho={r:g})/mse(rho={100 - r:g})")
 
 
 def rising_steps(c, cfg, t, m):
@@ -130,7 +126,7 @@ def dataset_n(c, cfg, t, m):
             continue
         c.put(f"{cfg} | {label}", n, "n")
         c.put(f"{cfg} | {label}", 1 / math.sqrt(n), "1/sqrt(n)")
-        c.put(f"{cfg} | {label}", _at(base, "dataset", label) * math.sqrt(n), "base mae * sqrt(n)")
+        c.put(f"{cfg} | {label}", at_level(base, "dataset", label)[0] * math.sqrt(n), "base mae * sqrt(n)")
 
 
 def choose(c, cfg, t, m):

@@ -12,7 +12,7 @@ import pandas as pd
 
 from .plot_wang import LEFT, RIGHT
 
-__all__ = ["GROUPS", "METHODS", "Missing", "Tables", "cell_means", "load_table", "rep_counts"]
+__all__ = ["GROUPS", "METHODS", "Missing", "Tables", "at_level", "cell_means", "load_table", "rep_counts"]
 
 #: the 12 methods of the Wang configs; absent ones become NaN columns of :func:`cell_means`
 METHODS = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub", "mle-apx", "base-cut",
@@ -106,6 +106,15 @@ def cell_means(table: pd.DataFrame, metric: str = "mse", by=()) -> pd.DataFrame:
     w = t.groupby(keys + ["method"], observed=True).value.mean().unstack("method").sort_index()
     w.columns = w.columns.astype(str)
     return w.reindex(columns=[*w.columns, *[x for x in METHODS if x not in w.columns]])
+
+
+def at_level(s, level, value):
+    """(rows of ``s`` with index ``level`` == value ("min"/"max": its smallest/largest), the level
+    dropped unless it is the only one; the value used)."""
+    vals = s.index.get_level_values(level)
+    v = {"min": vals.min(), "max": vals.max()}.get(value, value)
+    out = s[vals == v]
+    return (out.droplevel(level) if out.index.nlevels > 1 else out), v
 
 
 def rep_counts(table: pd.DataFrame) -> dict:
