@@ -19,7 +19,9 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["cell_means", "jia", "oue_eps_for_variance", "ratio_se", "rep_counts", "select"]
+from .claims_table import rep_counts
+
+__all__ = ["cell_means", "jia", "oue_eps_for_variance", "ratio_se", "select"]
 
 # ε ≤ this is "small" in claim 1 (REPRODUCTION.md: the noise model holds for ε ≤ 4, not at ε = 8)
 EPS_SMALL = 4.0
@@ -52,17 +54,6 @@ def cell_means(table: pd.DataFrame, metric: str, by: list[str], **eq) -> pd.Seri
     """NaN-mean over repetitions of ``metric`` per group ``by`` (a Series indexed by ``by``)."""
     t = select(table, metric, **eq)
     return t.groupby(by, sort=False)["value"].mean()  # pandas mean skips NaN
-
-
-def rep_counts(table: pd.DataFrame) -> dict[str, list[int]]:
-    """{method: [min, max]} distinct repetitions over the (dataset, oracle, ε[, ratio]) cells."""
-    keys = [c for c in ("dataset", "oracle", "epsilon", "threshold_ratio") if c in table]
-    n = table.groupby([*keys, "method"], dropna=False, sort=False)["rep"].nunique()
-    out = {}
-    for m in pd.unique(table["method"]):
-        v = n.xs(m, level="method")
-        out[str(m)] = [int(v.min()), int(v.max())]
-    return out
 
 
 def _eps_list(table) -> list[float]:
@@ -395,7 +386,10 @@ _CLAIMS = {1: _claim1, 2: _claim2, 3: _claim3, 4: _claim4, 5: _claim5, 6: _claim
 def jia(c, cfg, tab, m) -> bool:
     """The named reduction of the Jia & Gong rows: claim ``c.id``'s numbers from config ``cfg``'s
     table (``read = "as-saved"``: without categoricals), with ``reps_min/…``, ``reps_max/…`` per method."""
-    reps = rep_counts(tab)
+    # repetitions per (dataset, oracle, ε) cell as every claim counts them (a repetition writes the
+    # rows of every threshold ratio, so a ratio needs no cell of its own), as [min, max] in table order
+    n = rep_counts(tab)
+    reps = {k: n[k] if isinstance(n[k], list) else [n[k]] * 2 for k in map(str, pd.unique(tab["method"]))}
     c.use(cfg, tab, reps)
     c.numbers.update(_CLAIMS[c.id](tab))
     for meth, (lo, hi) in reps.items():
