@@ -287,3 +287,18 @@ def test_verdict_is_the_rows_wording_only_when_its_checks_hold(tmp_path):
     assert "lowest-mse method (zipf | olh) = power-ns: 1 of 2 not, e.g. norm-cut" in C.verdict(row7, nums)
     nums["wang_ndss_fig4_full_domain | zipf | olh | lowest-mse method [eps=0.5,2]"] = ["power-ns"] * 2
     assert C.verdict(row7, nums) == row7["verdict"]
+
+
+def test_at_level_selects_on_an_unordered_categorical_level():
+    """A named value on a categorical level (dataset) needs no order; min/max on a numeric one."""
+    import pandas as pd
+
+    from ldpopt.experiments.claims_table import at_level
+
+    idx = pd.MultiIndex.from_arrays([pd.Categorical(["zipf", "emoji", "zipf"]), [0.5, 1.0, 2.0]],
+                                    names=["dataset", "epsilon"])
+    s = pd.Series([1.0, 2.0, 3.0], index=idx)
+    out, v = at_level(s, "dataset", "zipf")
+    assert v == "zipf" and list(out) == [1.0, 3.0] and list(out.index) == [0.5, 2.0]
+    out, v = at_level(s, "epsilon", "max")
+    assert v == 2.0 and list(out) == [3.0]

@@ -112,7 +112,8 @@ def at_level(s, level, value):
     """(rows of ``s`` with index ``level`` == value ("min"/"max": its smallest/largest), the level
     dropped unless it is the only one; the value used)."""
     vals = s.index.get_level_values(level)
-    v = {"min": vals.min(), "max": vals.max()}.get(value, value)
+    # min/max only when asked for: a categorical level (dataset, oracle) has no order
+    v = vals.min() if value == "min" else vals.max() if value == "max" else value
     out = s[vals == v]
     return (out.droplevel(level) if out.index.nlevels > 1 else out), v
 
