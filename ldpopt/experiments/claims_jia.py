@@ -233,14 +233,18 @@ def _store(nums: dict, key: str, ds: str, orc: str, series: dict) -> None:
         nums[f"{key}/{ds}/{orc}/{_e(e)}"] = v
 
 
-def _claim3(tab) -> dict:
-    """Fig. 7: OUE-Zero and OUE-Calibrate have orders of magnitude smaller error than OUE."""
+def _mse_ratios(tab, pairs: dict) -> dict:
+    """``key/ds/orc/eps=…`` = E_a/E_b (a ratio of cell means) for each ``key: (a, b)`` of ``pairs``."""
     s, nums = _mse(tab), {}
     for ds, orc in _cells(tab):
-        base = _by_eps(s, ds, orc, "base")
-        _store(nums, "base_over_zero", ds, orc, _ratio_series(base, _by_eps(s, ds, orc, "zero")))
-        _store(nums, "base_over_calibrate", ds, orc, _ratio_series(base, _by_eps(s, ds, orc, "calibrate")))
+        for key, (a, b) in pairs.items():
+            _store(nums, key, ds, orc, _ratio_series(_by_eps(s, ds, orc, a), _by_eps(s, ds, orc, b)))
     return nums
+
+
+def _claim3(tab) -> dict:
+    """Fig. 7: OUE-Zero and OUE-Calibrate have orders of magnitude smaller error than OUE."""
+    return _mse_ratios(tab, {"base_over_zero": ("base", "zero"), "base_over_calibrate": ("base", "calibrate")})
 
 
 def _claim4(tab) -> dict:
@@ -260,12 +264,8 @@ def _claim4(tab) -> dict:
 
 def _claim5(tab) -> dict:
     """Further resetting Calibrate's estimates below the significance threshold has negligible impact."""
-    s, nums = _mse(tab), {}
-    for ds, orc in _cells(tab):
-        cz = _by_eps(s, ds, orc, "calibrate-zero")
-        _store(nums, "calzero_over_cal", ds, orc, _ratio_series(cz, _by_eps(s, ds, orc, "calibrate")))
-        _store(nums, "calzero_over_zero", ds, orc, _ratio_series(cz, _by_eps(s, ds, orc, "zero")))
-    return nums
+    return _mse_ratios(tab, {"calzero_over_cal": ("calibrate-zero", "calibrate"),
+                             "calzero_over_zero": ("calibrate-zero", "zero")})
 
 
 def _hh_means(tab) -> pd.Series:
