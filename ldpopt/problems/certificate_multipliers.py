@@ -41,14 +41,10 @@ _MAX_DENSE_ROWS = 4096    # the normal equations are (k+1)² dense
 _MAX_LP_VALUES = 200_000  # the active-set LP has one inequality (two for inner values) per value
 
 
-def _real_upper(st):
-    return st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)
-
-
 def _sides(st, f, active_tol=0.0):
     """(inner, at lower, at upper) masks of the KKT conditions of the module docstring."""
     free = st.l < st.u
-    u = _real_upper(st)
+    u = st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)  # no implied bound
     lo = free & (f <= st.l + active_tol)
     up = free & ~lo & (f >= u - active_tol)
     return free & ~lo & ~up, lo, up

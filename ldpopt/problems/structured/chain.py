@@ -51,6 +51,7 @@ from scipy.optimize import isotonic_regression
 from ..progress import out_of_time
 from .dual import illinois_step, solve_lambda
 from .separable import NotApplicable, Quadratic
+from .simplex import closed_form
 
 __all__ = ["chain_multipliers", "solve_chain"]
 
@@ -208,18 +209,11 @@ def solve_chain(sep, st, max_iter: int = 100):
 
 
 def _closed_form(sep, st, c):
-    """cls/unit-weight quadratic, lower bounds 0: the simplex projection of the isotonic regression."""
-    from ...methods.normalize import _shift_support
-
+    """cls/unit-weight quadratic, lower bounds 0: the simplex projection of the isotonic regression
+    (:func:`.simplex.closed_form`, Norm-Sub's, on the quadratic centred at it)."""
     g = np.array(np.broadcast_to(sep.m, (st.d,)), float)
     g[c] = isotonic_regression(g[c], increasing=False).x
-    tau, pool = _shift_support(g, st.total)
-    if pool is None:
-        f = np.maximum(g - tau, 0.0)
-    else:
-        f = np.zeros(st.d)
-        f[pool] = np.maximum(g[pool] - tau, 0.0)
-    return f, 2.0 * float(sep.w) * tau
+    return closed_form(Quadratic(g, sep.w, sep.name), st.d, st.total, st)
 
 
 def chain_multipliers(sep, st, f, lam) -> np.ndarray:
