@@ -81,7 +81,7 @@ def _names(constraints) -> list[list[str]]:
         if isinstance(c, Simplex):
             out.append([c._prefix + "nonnegative", c._prefix + "sum"])
         elif isinstance(c, Box):
-            out.append([f"{c.name}.{s}" for s, b in (("lower", c.lower), ("upper", c.upper)) if b is not None])
+            out.append([f"{c.name}.{s}" for s in c.sides])
         else:
             out.append([c.name])
     named, result = set(), []
@@ -152,17 +152,10 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
                 raise NotApplicable("more than one Σ f = total constraint")
             total, sum_name = c.total, keys[0]
         elif isinstance(c, Box):
-            k = 0
-            if c.lower is not None:
-                lower_src.append((keys[k], _vec(c.lower, d, "lower")))
-                k += 1
-            if c.upper is not None:
-                upper_src.append((keys[k], _vec(c.upper, d, "upper")))
+            for k, s in enumerate(c.sides):
+                (lower_src if s == "lower" else upper_src).append((keys[k], _vec(getattr(c, s), d, s)))
         elif isinstance(c, Fixed):
-            idx = _indices(c.indices, d, "indices")
-            vals = c.values if c.values.shape[0] != 1 else np.full(idx.shape[0], c.values[0])
-            if vals.shape[0] != idx.shape[0]:
-                raise ValueError(f"values must have one entry per index ({idx.shape[0]}), got {vals.shape[0]}")
+            idx, vals = c.at(d)
             if np.any(~np.isnan(fixed[idx]) & (fixed[idx] != vals)):
                 raise ValueError(f"Fixed {c.name!r}: a value is fixed twice to different numbers (infeasible)")
             fixed[idx] = vals
