@@ -173,7 +173,10 @@ def solve_chain(sep, st, max_iter: int = 100):
     if type(sep) is Quadratic:
         w = np.broadcast_to(np.asarray(sep.w, float), (st.d,))
         if np.ndim(sep.w) == 0 and float(sep.w) > 0 and not np.any(st.l) and st.implied_upper.all() and st.total > 0:
-            f, lam = _closed_form(sep, st, c)
+            # one scalar weight, lower bounds 0: the simplex projection (Norm-Sub's) of the isotonic regression
+            g = np.array(np.broadcast_to(sep.m, (st.d,)), float)
+            g[c] = isotonic_regression(g[c], increasing=False).x
+            f, lam = closed_form(Quadratic(g, sep.w, sep.name), st.d, st.total, st)
             info["closed_form"] = "isotonic + simplex projection"
         else:
             f, lam, it = model.solve(sep.m, w)
@@ -206,14 +209,6 @@ def solve_chain(sep, st, max_iter: int = 100):
         a = _line_search(sep, f, step, g0)
         f = x if a == 1.0 else f + a * step
     return f, lam, chain_multipliers(sep, st, f, lam), info
-
-
-def _closed_form(sep, st, c):
-    """cls/unit-weight quadratic, lower bounds 0: the simplex projection of the isotonic regression
-    (:func:`.simplex.closed_form`, Norm-Sub's, on the quadratic centred at it)."""
-    g = np.array(np.broadcast_to(sep.m, (st.d,)), float)
-    g[c] = isotonic_regression(g[c], increasing=False).x
-    return closed_form(Quadratic(g, sep.w, sep.name), st.d, st.total, st)
 
 
 def chain_multipliers(sep, st, f, lam) -> np.ndarray:
