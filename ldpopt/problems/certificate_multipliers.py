@@ -63,13 +63,6 @@ def _interval_middle(g, lo, up) -> float:
     return 0.0
 
 
-def _sign_violation(r, inner, lo, up) -> float:
-    with np.errstate(invalid="ignore"):
-        v = np.concatenate([np.abs(r[inner]), np.maximum(-r[lo], 0.0), np.maximum(r[up], 0.0)])
-    v = v[~np.isnan(v)]
-    return float(np.max(v, initial=0.0))
-
-
 def _active_set_lp(g, M, inner, lo, up, ineq_cols):
     """z = (λ, y_act) minimising the worst KKT sign violation (module docstring); None on failure.
     ``M``: (k+1) × d sparse, row 0 all ones (Σ), then the active rows."""
@@ -169,9 +162,11 @@ def recover_multipliers(sep, st, f, active_tol: float = 0.0):
             g = sep.d1(f)
         M = sp.vstack([sp.csr_matrix(np.ones((1, f.size))), A_act]).tocsr()
 
-        def worst(zz):
+        def worst(zz):  # the worst violation of the KKT sign conditions at z = (λ, y_act)
             with np.errstate(invalid="ignore"):
-                return _sign_violation(g + M.T @ zz, inner, lo, up)
+                r = g + M.T @ zz
+                v = np.concatenate([np.abs(r[inner]), np.maximum(-r[lo], 0.0), np.maximum(r[up], 0.0)])
+            return float(np.max(v[~np.isnan(v)], initial=0.0))
 
         v_ls = worst(z)
         if singular or v_ls > 0.0:

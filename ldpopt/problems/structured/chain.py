@@ -130,14 +130,6 @@ class _Model:
         return x, lam, it
 
 
-def _safe_w(h2):
-    """Model weights h''/2, kept positive and finite (a flat value, h'' = 0, gets a tiny weight)."""
-    w = 0.5 * np.asarray(h2, float)
-    fin = np.isfinite(w) & (w > 0)
-    top = float(np.max(w[fin])) if fin.any() else 1.0
-    return np.where(np.isfinite(w), np.maximum(w, 1e-14 * top), 1e14 * top)
-
-
 def _line_search(sep, f, step, g0):
     """α ∈ (0, 1] minimising the convex J(f + α·step) (g0 = J'(f)·step < 0)."""
     def dphi(a):
@@ -190,7 +182,11 @@ def solve_chain(sep, st, max_iter: int = 100):
             break
         with np.errstate(divide="ignore", invalid="ignore"):
             g, h2 = sep.d1(f), sep.d2(f)
-        w = _safe_w(h2)
+        # model weights h''/2, kept positive and finite (a flat value, h'' = 0, gets a tiny weight)
+        w = 0.5 * np.asarray(h2, float)
+        fin = np.isfinite(w) & (w > 0)
+        top = float(np.max(w[fin])) if fin.any() else 1.0
+        w = np.where(np.isfinite(w), np.maximum(w, 1e-14 * top), 1e14 * top)
         x, lam, it = model.solve(f - g / (2.0 * w), w, lam0=lam)
         info["lambda_iterations"] += it
         info["newton_iterations"] = k
