@@ -33,8 +33,7 @@ from scipy.special import xlogy
 
 from .._validation import check_float_array
 from ..estimate import Estimate
-from .objective_base import BuiltObjective, Objective
-from .user_objective import UserObjective
+from .objective_base import BuiltObjective, Objective, UserObjective
 
 __all__ = [
     "Binomial",
