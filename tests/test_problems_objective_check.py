@@ -247,7 +247,7 @@ def test_inequality_subset_sum_bound_is_never_below_the_points_rounding():
 def test_a_passed_but_unverified_attempt_ranks_above_a_failed_one():
     from ldpopt.problems.checks import Checks
     from ldpopt.problems.solution import Solution
-    from ldpopt.problems.solution_rank import best_checked
+    from ldpopt.problems.solution import best_checked
 
     f = np.full(3, 1 / 3)
     unverified = Solution(f, "optimal_unverified", False, 0.0, checks=Checks(max_violation=1e-12, passed=True))

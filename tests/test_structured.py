@@ -172,7 +172,7 @@ def test_screened_solve_equals_full_solve():
     """Working-set screening (d ≥ 20,000) against the plain dual solve on the whole domain, on a row
     that pulls thousands of values off zero (several screening rounds)."""
     from ldpopt.problems.structured.dual import solve_multipliers
-    from ldpopt.problems.structured.screen import solve_screened
+    from ldpopt.problems.structured.dual import solve_screened
     from ldpopt.problems.structured.separable import separable_for
     from ldpopt.problems.structured.structure import compile_constraints
     from ldpopt.problems.objectives import make_objective

@@ -21,16 +21,14 @@ import scipy.sparse as sp
 from ..uncertainty.analytic import pair_parameters
 from .collect import design
 from .consistency import consistency_adjoint, level_slices
+from .queries import _ab
 
 __all__ = ["fo_quadform", "range_matrix", "flat_range_variance", "hierarchical_range_variance"]
 
 
 def range_matrix(d: int, a, b) -> sp.csr_matrix:
     """R (queries × d) with row i the indicator of the inclusive range [a_i, b_i]."""
-    a = np.atleast_1d(np.asarray(a, dtype=np.int64))
-    b = np.atleast_1d(np.asarray(b, dtype=np.int64))
-    if a.shape != b.shape or np.any(a < 0) or np.any(b < a) or np.any(b >= d):
-        raise ValueError(f"ranges must satisfy 0 <= a <= b < d = {d} elementwise, with a and b the same shape")
+    a, b = _ab(a, b, d)
     lens = b - a + 1
     rows = np.repeat(np.arange(a.shape[0]), lens)
     cols = np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(a, lens)

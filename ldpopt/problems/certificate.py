@@ -121,12 +121,6 @@ class Certificate:
                                               "distance_rounding", "multiplier_refined", "note")}
 
 
-def _rows_residual(st: Structure, f):
-    if not st.m:
-        return np.zeros(0)
-    return st.A @ f - st.b
-
-
 def argmin_bound(sep: Separable, st: Structure, f, lam: float, newton: int = 5, rest=None):
     """(bound, rounding, λ): the linear ℓ∞ bound of the module docstring (no rows only): the
     block-wise bound of :mod:`.certificate_blocks` with the pool as the one block. With ``rest``
@@ -201,7 +195,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     with np.errstate(invalid="ignore"):
         vb = float(np.max(np.maximum(st.l - f, f - u_real), initial=0.0))
     vs = 0.0 if st.sum_free else abs(float(np.sum(f)) - st.total)  # a tree's total is one of its rows
-    res = _rows_residual(st, f)
+    res = st.A @ f - st.b if st.m else np.zeros(0)
     vr = float(np.max(np.where(st.ineq, np.maximum(res, 0.0), np.abs(res)), initial=0.0))
     if not np.all(np.isfinite(f)):
         vb = np.inf

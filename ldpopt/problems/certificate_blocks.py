@@ -12,8 +12,8 @@ non-increasing in λ_k, so
 
     ‖f − f*‖_∞ ≤ max_v |f_v − x_v(λ_{k(v)})| + max_k |m_k(λ_k) − b_k|.
 
-λ_k is refined from the given one by ≤ 5 Newton steps per block (all blocks at once, per-block sums
-by ``np.bincount``; a block keeps a step only if it reduces its own |m_k − b_k|). The rounding level
+λ_k is refined from the given one by ≤ 5 Newton steps per block (:func:`.structured.simplex.newton_lambda`:
+all blocks at once; a block keeps a step only if it reduces its own |m_k − b_k|). The rounding level
 is that of :func:`.certificate.argmin_bound`, with t_v = λ_{k(v)} in place of λ (summed over all
 values: at least each block's own). Inequality rows are not covered (whether a row is active at f*
 is not known from f): such problems keep the √(2·gap/μ) bound.
@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .structured.blocks import indicator_rows
+from .structured.simplex import newton_lambda
 
 __all__ = ["argmin_rounding", "block_argmin_bound", "block_rows", "blocks_for"]
 
@@ -67,32 +68,9 @@ def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=
     ``blocks`` the full problem's block of each value): bound NaN when a refined λ_k would move one of them."""
     gid, sign, value = blocks
     m = st.m
-    G = m + 1
     mass = np.append(value, st.total - float(np.sum(value)))
     lam_g = np.append(lam + sign * np.asarray(y, float), lam)
-    x = sep.argmin(lam_g[gid], st.l, st.u)
-    err = _sums(gid, x, None, G) - mass
-    tol = 4 * _EPS * np.maximum(np.abs(mass), 1e-300)
-    for _ in range(newton):
-        todo = np.abs(err) > tol
-        if not todo.any():
-            break
-        inner = (x > st.l) & (x < st.u)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            w = 1.0 / sep.d2(x)
-        slope = _sums(gid, w, inner & np.isfinite(w), G)
-        step = todo & np.isfinite(slope) & (slope > 0)
-        if not step.any():
-            break
-        lam_new = np.where(step, lam_g + err / np.where(step, slope, 1.0), lam_g)
-        x_new = sep.argmin(lam_new[gid], st.l, st.u)
-        err_new = _sums(gid, x_new, None, G) - mass
-        keep = step & (np.abs(err_new) < np.abs(err))  # m_k(λ) is non-increasing: dm/dλ = −slope
-        if not keep.any():
-            break
-        lam_g = np.where(keep, lam_new, lam_g)
-        x = np.where(keep[gid], x_new, x)
-        err = np.where(keep, err_new, err)
+    lam_g, x, err = newton_lambda(sep, st.l, st.u, gid, mass, lam_g, newton)
     bound = float(np.max(np.abs(f - x), initial=0.0)) + float(np.max(np.abs(err)))
     t = lam_g[gid]
     e = argmin_rounding(sep, st, f, x, t)
@@ -106,14 +84,6 @@ def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=
     if not np.all(np.isfinite(f)):
         bound = np.inf
     return bound, rounding, float(lam_g[m])
-
-
-def _sums(gid, w, mask, G: int) -> np.ndarray:
-    """Σ of ``w`` (where ``mask``) over each block: ``np.bincount`` for several blocks, ``np.sum``
-    (pairwise: its rounding grows like log d, a running sum's like d) for the pool alone."""
-    if G == 1:
-        return np.array([np.sum(w if mask is None else w[mask])])
-    return np.bincount(gid, weights=w if mask is None else np.where(mask, w, 0.0), minlength=G)
 
 
 def argmin_rounding(sep, st, f, x, t):

@@ -41,14 +41,10 @@ _MAX_DENSE_ROWS = 4096    # the normal equations are (k+1)² dense
 _MAX_LP_VALUES = 200_000  # the active-set LP has one inequality (two for inner values) per value
 
 
-def _real_upper(st):
-    return st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)
-
-
 def _sides(st, f, active_tol=0.0):
     """(inner, at lower, at upper) masks of the KKT conditions of the module docstring."""
     free = st.l < st.u
-    u = _real_upper(st)
+    u = st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)  # no implied bound
     lo = free & (f <= st.l + active_tol)
     up = free & ~lo & (f >= u - active_tol)
     return free & ~lo & ~up, lo, up
@@ -65,13 +61,6 @@ def _interval_middle(g, lo, up) -> float:
     if np.isfinite(b):
         return b - 1e-6 * (1.0 + abs(b))
     return 0.0
-
-
-def _sign_violation(r, inner, lo, up) -> float:
-    with np.errstate(invalid="ignore"):
-        v = np.concatenate([np.abs(r[inner]), np.maximum(-r[lo], 0.0), np.maximum(r[up], 0.0)])
-    v = v[~np.isnan(v)]
-    return float(np.max(v, initial=0.0))
 
 
 def _active_set_lp(g, M, inner, lo, up, ineq_cols):
@@ -173,9 +162,11 @@ def recover_multipliers(sep, st, f, active_tol: float = 0.0):
             g = sep.d1(f)
         M = sp.vstack([sp.csr_matrix(np.ones((1, f.size))), A_act]).tocsr()
 
-        def worst(zz):
+        def worst(zz):  # the worst violation of the KKT sign conditions at z = (λ, y_act)
             with np.errstate(invalid="ignore"):
-                return _sign_violation(g + M.T @ zz, inner, lo, up)
+                r = g + M.T @ zz
+                v = np.concatenate([np.abs(r[inner]), np.maximum(-r[lo], 0.0), np.maximum(r[up], 0.0)])
+            return float(np.max(v[~np.isnan(v)], initial=0.0))
 
         v_ls = worst(z)
         if singular or v_ls > 0.0:

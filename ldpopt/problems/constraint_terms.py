@@ -17,14 +17,6 @@ import numpy as np
 __all__ = ["aggregate_violation", "constraint_violations", "set_feasibility"]
 
 
-def _violation(con: cp.Constraint, value: np.ndarray) -> float:
-    """Max violation of a cvxpy constraint whose expression has been evaluated at the point."""
-    v = np.asarray(value, dtype=np.float64)
-    if isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)):
-        return float(np.max(np.abs(v))) if v.size else 0.0
-    return float(np.max(np.maximum(v, 0.0))) if v.size else 0.0
-
-
 @contextmanager
 def _at(problem, f: np.ndarray):
     """cvxpy's variable set to the point f for the duration (for constraints without numpy forms)."""
@@ -53,7 +45,9 @@ def constraint_violations(problem, f: np.ndarray) -> dict:
         with _at(problem, f):
             for name in rest:
                 con = problem._named[name]
-                out[name] = _violation(con, con.expr.value)
+                v = np.asarray(con.expr.value, dtype=np.float64)  # its max violation at f
+                eq = isinstance(con, (cp.constraints.Zero, cp.constraints.Equality))
+                out[name] = float(np.max(np.abs(v) if eq else np.maximum(v, 0.0))) if v.size else 0.0
     return out
 
 

@@ -177,24 +177,23 @@ class Box(Constraint):
         if self.lower is not None and self.upper is not None and np.any(self.lower > self.upper):
             raise ValueError("Box needs lower <= upper everywhere")
 
+    @property
+    def sides(self) -> list[str]:
+        """The bounds given, in the order :meth:`build` states them: ``"lower"``, ``"upper"`` or both."""
+        return [s for s in ("lower", "upper") if getattr(self, s) is not None]
+
     def build(self, f, estimate):
         d = estimate.d
         out = []
-        for label, b in (("lower", self.lower), ("upper", self.upper)):
-            if b is None:
-                continue
+        for label in self.sides:
+            b = getattr(self, label)
             if b.ndim == 1 and b.shape[0] != d:
                 raise ValueError(f"{label} must have length d = {d}, got {b.shape[0]}")
             out.append((f"{self.name}.{label}", f >= b if label == "lower" else f <= b))
         return out
 
     def residuals(self, f, estimate):
-        out = []
-        if self.lower is not None:
-            out.append(_neg(f - self.lower))
-        if self.upper is not None:
-            out.append(_neg(self.upper - f))
-        return out
+        return [_neg(f - self.lower) if s == "lower" else _neg(self.upper - f) for s in self.sides]
 
 
 class SubsetSum(Constraint):
@@ -241,18 +240,19 @@ class Fixed(Constraint):
         if self.values.ndim != 1 or not np.all(np.isfinite(self.values)):
             raise ValueError("values must be a finite scalar or 1-D array")
 
+    def at(self, d: int) -> tuple[np.ndarray, np.ndarray]:
+        """(indices, one value per index) on a domain of d values (a scalar value repeated)."""
+        idx = _indices(self.indices, d, "indices")
+        if self.values.shape[0] not in (1, idx.shape[0]):
+            raise ValueError(f"values must have one entry per index ({idx.shape[0]}), got {self.values.shape[0]}")
+        return idx, np.broadcast_to(self.values, idx.shape)
+
     def build(self, f, estimate):
-        idx = _indices(self.indices, estimate.d, "indices")
-        vals = self.values
-        if vals.shape[0] == 1:
-            vals = np.full(idx.shape[0], vals[0])
-        if vals.shape[0] != idx.shape[0]:
-            raise ValueError(f"values must have one entry per index ({idx.shape[0]}), got {vals.shape[0]}")
+        idx, vals = self.at(estimate.d)
         return [(self.name, f[idx] == vals)]
 
     def residuals(self, f, estimate):
-        idx = _indices(self.indices, estimate.d, "indices")
-        vals = np.broadcast_to(self.values, idx.shape) if self.values.shape[0] == 1 else self.values
+        idx, vals = self.at(estimate.d)
         return [float(np.max(np.abs(f[idx] - vals))) if idx.size else 0.0]
 
 

@@ -129,14 +129,10 @@ def _system(problem):
         elif isinstance(c, SumTo):
             row(ones, c.total, False, i0)
         elif isinstance(c, Box):
-            j = 0
-            for which in ("lower", "upper"):
-                if getattr(c, which) is not None:
-                    bound(which, getattr(c, which), None, key[(id(c), j)])
-                    j += 1
+            for j, which in enumerate(c.sides):
+                bound(which, getattr(c, which), None, key[(id(c), j)])
         elif isinstance(c, Fixed):
-            idx = _indices(c.indices, d, "indices")
-            vals = np.broadcast_to(c.values, idx.shape) if c.values.shape[0] == 1 else c.values
+            idx, vals = c.at(d)
             for which in ("lower", "upper"):
                 bound(which, vals, idx, i0)
         elif isinstance(c, SubsetSum):

@@ -54,8 +54,7 @@ def builtin_jacobian_t(owner, k: int, y, d: int, out: np.ndarray | None = None) 
     if kind is SumTo or (kind is Simplex and k == 1):
         return np.full(d, float(y.reshape(-1)[0]))
     if kind is Box:
-        labels = [s for s, b in (("lower", owner.lower), ("upper", owner.upper)) if b is not None]
-        sign = -1.0 if labels[k] == "lower" else 1.0
+        sign = -1.0 if owner.sides[k] == "lower" else 1.0
         return sign * np.broadcast_to(y.ravel(), (d,)).astype(np.float64)
     if kind is SubsetSum:
         out = np.zeros(d)
@@ -83,13 +82,11 @@ def builtin_g(owner, k: int, f: np.ndarray, d: int):
     if kind is SumTo or (kind is Simplex and k == 1):
         return np.array([float(np.sum(f)) - (1.0 if kind is Simplex else owner.total)]), True
     if kind is Box:
-        labels = [s for s, b in (("lower", owner.lower), ("upper", owner.upper)) if b is not None]
-        return ((owner.lower - f) if labels[k] == "lower" else (f - owner.upper)), False
+        return ((owner.lower - f) if owner.sides[k] == "lower" else (f - owner.upper)), False
     if kind is SubsetSum:
         r = float(np.sum(f[_indices(owner.indices, d, "indices")])) - owner.value
         return np.array([-r if owner.sense == ">=" else r]), owner.sense == "=="
     if kind is Fixed:
-        idx = _indices(owner.indices, d, "indices")
-        vals = np.broadcast_to(owner.values, idx.shape) if owner.values.shape[0] == 1 else owner.values
+        idx, vals = owner.at(d)
         return f[idx] - vals, True
     return None

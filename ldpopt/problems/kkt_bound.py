@@ -68,17 +68,12 @@ def error_bound(problem, f, duals, r, lag, mu) -> float:
 
 
 def _simplex_only(problem) -> str | None:
-    """Name of the nonnegativity constraint when the constraints are exactly f ≥ 0, Σ f = 1."""
-    from .constraints import NonNegative, Simplex, SumTo
+    """Name of the nonnegativity constraint when the constraints are exactly f ≥ 0, Σ f = 1 (the plain
+    simplex of :func:`.structured.structure.compile_constraints`)."""
+    from .structured.structure import _names, _plain_simplex
 
-    owners = [o for o, _ in problem._owners.values()]
-    kinds = {type(o) for o in owners}
-    if kinds == {Simplex} and len(owners) == 2:
-        return next(n for n, (o, k) in problem._owners.items() if k == 0)
-    if kinds == {NonNegative, SumTo} and len(owners) == 2 and next(
-            o for o in owners if isinstance(o, SumTo)).total == 1.0:
-        return next(n for n, (o, _) in problem._owners.items() if isinstance(o, NonNegative))
-    return None
+    st = _plain_simplex(problem.constraints, _names(problem.constraints), problem.estimate.d)
+    return None if st is None or st.total != 1.0 else next(n for n, s in st.duals.items() if s[0] == "lower")
 
 
 def _polished_bound(problem, f, duals, mu) -> float | None:

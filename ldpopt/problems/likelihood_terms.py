@@ -28,9 +28,12 @@ __all__ = ["LikelihoodTerms", "terms_for"]
 
 
 class LikelihoodTerms:
-    """Value change, gradient, diagonal Hessian and domain of a separable exact likelihood."""
+    """Value change, gradient, diagonal Hessian (the structured solver's per-value h_v', h_v'':
+    :mod:`.structured.separable`) and domain of a separable exact likelihood."""
 
     def __init__(self, estimate, binomial: bool):
+        from .structured.separable import BinomialSep, MultinomialSep
+
         self.c = np.asarray(estimate.counts, dtype=np.float64)
         self.n = float(estimate.n)
         self.q = float(estimate.q)
@@ -38,25 +41,18 @@ class LikelihoodTerms:
         self.binomial = binomial
         self.pos = self.c > 0  # log π term present
         self.neg = (self.n - self.c > 0) if binomial else np.zeros(self.c.shape[0], bool)  # log(1 − π)
+        self._sep = (BinomialSep if binomial else MultinomialSep)(estimate)
 
     def pi(self, f: np.ndarray) -> np.ndarray:
         return self.q + self.a * f
 
     def gradient(self, f: np.ndarray) -> np.ndarray:
-        pi = self.pi(f)
         with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(self.pos, self.c / pi, 0.0)
-            if self.binomial:
-                t -= np.where(self.neg, (self.n - self.c) / (1.0 - pi), 0.0)
-        return -(self.a / self.n) * t
+            return self._sep.d1(f)
 
     def hessian(self, f: np.ndarray) -> np.ndarray:
-        pi = self.pi(f)
         with np.errstate(divide="ignore", invalid="ignore"):
-            h = np.where(self.pos, self.c / pi**2, 0.0)
-            if self.binomial:
-                h += np.where(self.neg, (self.n - self.c) / (1.0 - pi) ** 2, 0.0)
-        return (self.a**2 / self.n) * h
+            return self._sep.d2(f)
 
     def in_domain(self, f: np.ndarray) -> bool:
         pi = self.pi(f)

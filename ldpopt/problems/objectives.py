@@ -9,7 +9,7 @@ Scaling used everywhere (a choice the papers are silent on):
 
 * the solver's variable is x = f / s with s = max(σ, 1/d), σ of Wang et al. Eq. 7 (the noise level
   of one coordinate of f̃), so x̃ = f̃/s is at most O(1) noise and the signal at most O(1) per
-  coordinate (``scaling.default_scale`` says why s = σ alone fails when σ ≪ 1/d);
+  coordinate (``objective_base.default_scale`` says why s = σ alone fails when σ ≪ 1/d);
 * the solver minimises ``expr = K·J(f) + offset`` with K chosen so that each coordinate's term is
   O(1) (for the weighted MLE, K·J is a chi-square-like sum ≈ d at the optimum).
 
@@ -33,8 +33,7 @@ from scipy.special import xlogy
 
 from .._validation import check_float_array
 from ..estimate import Estimate
-from .objective_base import BuiltObjective, Objective
-from .user_objective import UserObjective
+from .objective_base import BuiltObjective, Objective, UserObjective
 
 __all__ = [
     "Binomial",

@@ -21,13 +21,12 @@ from .attempts import STRUCTURED, cvxpy_attempt, structured_attempt
 from .checks import violation_tol
 from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
+from .objective_base import default_scale
 from .objectives import Objective, make_objective
 from .progress import Clock, timed_out
 from .policy import (DEFAULT_SOLVER_OPTIONS, EXP_CONE_CHAIN, SQP_MIN_D, default_chain, feasible_point, is_likelihood,
                      sqp_applies, uses_sqp)
-from .scaling import default_scale
-from .solution import Solution, _attempt
-from .solution_rank import best_checked
+from .solution import Solution, _attempt, best_checked
 from .sqp import solve_sqp
 from .user_forms import route_objective
 
@@ -232,7 +231,7 @@ class Problem:
         known feasible point (:func:`.policy.feasible_point`) is never reported ``"infeasible"``:
         that is ``"solver_error"``. Every attempt is in ``Solution.attempts``. When no route passes,
         the best *checked* point of all routes is returned (the structured solver's included:
-        :func:`.solution_rank.best_checked`), not the last one tried; a route's own acceptance
+        :func:`.solution.best_checked`), not the last one tried; a route's own acceptance
         threshold never overrides ldpopt's check (a point the check passes is ``"optimal"``).
 
         ``time_limit`` (seconds of wall clock, default None: none) goes to every route and solver

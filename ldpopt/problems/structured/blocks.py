@@ -180,13 +180,6 @@ def _solve_active(sep, st, rowof, value, active, info):
     return f, lam_row, lam_pool
 
 
-def _zero_block_lambda(sep, idx, st):
-    """Smallest λ with every value of the block at 0: max_v −h_v'(0)."""
-    g = -_d1(sep.restrict(idx), st.l[idx])
-    g = g[np.isfinite(g)]
-    return float(g.max()) if g.size else 0.0
-
-
 def _per_block(sep, st, gid, mass, G, grouped: dict | None = None):
     """Closed forms block by block (:func:`.simplex.closed_form` with the block's mass; the values
     grouped by a stable counting sort of gid). ``grouped``: the binomial / multinomial instead, by
@@ -199,8 +192,9 @@ def _per_block(sep, st, gid, mass, G, grouped: dict | None = None):
     f = np.zeros(st.d)
     lam = np.zeros(G)
     for g, idx in enumerate(np.split(order, cuts)):  # a loop over the few blocks (≤ _LOOP_MAX)
-        if mass[g] == 0:
-            lam[g] = _zero_block_lambda(sep, idx, st)
+        if mass[g] == 0:  # the smallest λ with every value of the block at 0: max_v −h_v'(0)
+            lim = -_d1(sep.restrict(idx), st.l[idx])
+            lam[g] = float(lim[np.isfinite(lim)].max()) if np.isfinite(lim).any() else 0.0
             continue
         bst = SimpleNamespace(l=st.l[idx], u=st.u[idx], total=float(mass[g]), d=idx.size, m=0, chain=None)
         if grouped is not None:

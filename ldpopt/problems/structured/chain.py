@@ -51,6 +51,7 @@ from scipy.optimize import isotonic_regression
 from ..progress import out_of_time
 from .dual import illinois_step, solve_lambda
 from .separable import NotApplicable, Quadratic
+from .simplex import closed_form
 
 __all__ = ["chain_multipliers", "solve_chain"]
 
@@ -129,14 +130,6 @@ class _Model:
         return x, lam, it
 
 
-def _safe_w(h2):
-    """Model weights h''/2, kept positive and finite (a flat value, h'' = 0, gets a tiny weight)."""
-    w = 0.5 * np.asarray(h2, float)
-    fin = np.isfinite(w) & (w > 0)
-    top = float(np.max(w[fin])) if fin.any() else 1.0
-    return np.where(np.isfinite(w), np.maximum(w, 1e-14 * top), 1e14 * top)
-
-
 def _line_search(sep, f, step, g0):
     """α ∈ (0, 1] minimising the convex J(f + α·step) (g0 = J'(f)·step < 0)."""
     def dphi(a):
@@ -172,7 +165,10 @@ def solve_chain(sep, st, max_iter: int = 100):
     if type(sep) is Quadratic:
         w = np.broadcast_to(np.asarray(sep.w, float), (st.d,))
         if np.ndim(sep.w) == 0 and float(sep.w) > 0 and not np.any(st.l) and st.implied_upper.all() and st.total > 0:
-            f, lam = _closed_form(sep, st, c)
+            # one scalar weight, lower bounds 0: the simplex projection (Norm-Sub's) of the isotonic regression
+            g = np.array(np.broadcast_to(sep.m, (st.d,)), float)
+            g[c] = isotonic_regression(g[c], increasing=False).x
+            f, lam = closed_form(Quadratic(g, sep.w, sep.name), st.d, st.total, st)
             info["closed_form"] = "isotonic + simplex projection"
         else:
             f, lam, it = model.solve(sep.m, w)
@@ -186,7 +182,11 @@ def solve_chain(sep, st, max_iter: int = 100):
             break
         with np.errstate(divide="ignore", invalid="ignore"):
             g, h2 = sep.d1(f), sep.d2(f)
-        w = _safe_w(h2)
+        # model weights h''/2, kept positive and finite (a flat value, h'' = 0, gets a tiny weight)
+        w = 0.5 * np.asarray(h2, float)
+        fin = np.isfinite(w) & (w > 0)
+        top = float(np.max(w[fin])) if fin.any() else 1.0
+        w = np.where(np.isfinite(w), np.maximum(w, 1e-14 * top), 1e14 * top)
         x, lam, it = model.solve(f - g / (2.0 * w), w, lam0=lam)
         info["lambda_iterations"] += it
         info["newton_iterations"] = k
@@ -205,21 +205,6 @@ def solve_chain(sep, st, max_iter: int = 100):
         a = _line_search(sep, f, step, g0)
         f = x if a == 1.0 else f + a * step
     return f, lam, chain_multipliers(sep, st, f, lam), info
-
-
-def _closed_form(sep, st, c):
-    """cls/unit-weight quadratic, lower bounds 0: the simplex projection of the isotonic regression."""
-    from ...methods.normalize import _shift_support
-
-    g = np.array(np.broadcast_to(sep.m, (st.d,)), float)
-    g[c] = isotonic_regression(g[c], increasing=False).x
-    tau, pool = _shift_support(g, st.total)
-    if pool is None:
-        f = np.maximum(g - tau, 0.0)
-    else:
-        f = np.zeros(st.d)
-        f[pool] = np.maximum(g[pool] - tau, 0.0)
-    return f, 2.0 * float(sep.w) * tau
 
 
 def chain_multipliers(sep, st, f, lam) -> np.ndarray:

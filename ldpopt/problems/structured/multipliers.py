@@ -105,13 +105,4 @@ def bounds_from_dict(st: Structure, duals: dict):
             (lo if spec[0] == "lower" else up).append(np.broadcast_to(np.asarray(duals[name], float), (st.d,)))
     if duals.get(st.sum_name + ".implied") is not None:
         up.append(np.asarray(duals[st.sum_name + ".implied"], float))
-
-    def total(vs):
-        if len(vs) == 1:
-            return vs[0]
-        out = np.zeros(st.d)
-        for v in vs:
-            out = out + v
-        return out
-
-    return total(lo), total(up)
+    return tuple(vs[0] if len(vs) == 1 else sum(vs, np.zeros(st.d)) for vs in (lo, up))

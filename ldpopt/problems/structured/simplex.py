@@ -26,7 +26,7 @@ import numpy as np
 from .separable import Quadratic, WeightedMLESep
 from .structure import Structure
 
-__all__ = ["closed_form", "has_closed_form", "simplex_fast"]
+__all__ = ["closed_form", "has_closed_form", "newton_lambda", "simplex_fast"]
 
 
 def _plain_simplex(st: Structure) -> bool:
@@ -71,33 +71,61 @@ def closed_form(sep, d: int, mass: float, st):
 
 
 def _polish(sep, st: Structure, f, lam: float, steps: int = 3):
-    """f_v = f_v(λ) on the support and Newton steps on λ there (slope −Σ 1/h_v''): Eq. 14's f sums
-    to 1 only to ~k·eps (k the support size; 3e-14 at d = 42,178), above the certificate's 1e-9/d
-    feasibility tolerance; the dual method stops at |Σ f − total| ≤ 16 eps. Values off the support stay 0 (the
-    certificate checks that they still may)."""
+    """f_v = f_v(λ) on the support and Newton steps on λ there (:func:`newton_lambda`, the pool alone):
+    Eq. 14's f sums to 1 only to ~k·eps (k the support size; 3e-14 at d = 42,178), above the
+    certificate's 1e-9/d feasibility tolerance; the dual method stops at |Σ f − total| ≤ 16 eps.
+    Values off the support stay 0 (the certificate checks that they still may)."""
     sup = np.flatnonzero(f > 0)
     if sup.size == 0:
         return f, lam
-    sub = sep.restrict(sup)
-    l, u = st.l[sup], st.u[sup]
-    tol = 4 * np.finfo(float).eps * st.total
-    x = sub.argmin(np.full(sup.size, lam), l, u)  # f(λ) itself: Eq. 14's f differs by ~eps per value
-    for _ in range(steps):
-        err = float(np.sum(x)) - st.total
-        if abs(err) <= tol:
-            break
-        inner = (x > l) & (x < u)
-        slope = float(np.sum(1.0 / sub.d2(x)[inner]))
-        if not (np.isfinite(slope) and slope > 0):
-            break
-        lam_new = lam + err / slope
-        x_new = sub.argmin(np.full(sup.size, lam_new), l, u)
-        if not abs(float(np.sum(x_new)) - st.total) < abs(err):
-            break
-        lam, x = lam_new, x_new
+    # f(λ) itself, then the steps: Eq. 14's f differs from it by ~eps per value
+    lam_g, x, _ = newton_lambda(sep.restrict(sup), st.l[sup], st.u[sup], np.zeros(sup.size, np.intp),
+                                np.array([st.total]), np.array([lam]), steps)
     out = np.zeros(st.d)
     out[sup] = x
-    return out, lam
+    return out, float(lam_g[0])
+
+
+def newton_lambda(sep, l, u, gid, mass, lam, newton: int):
+    """(λ per block, x = the per-value argmin at it, Σ_block x − mass): up to ``newton`` Newton steps
+    on every block's m_k(λ_k) = Σ_{gid = k} x_v(λ_k) = mass_k at once (slope Σ 1/h_v'' over the
+    block's values inside their bounds, finite terms only), each block keeping a step only when it
+    reduces its own |m_k − mass_k|, stopping at 4 eps·|mass_k|. The polish of the closed forms here
+    and the argmin bound of :mod:`ldpopt.problems.certificate_blocks` (per-block sums by
+    ``np.bincount``)."""
+    G = mass.shape[0]
+    x = sep.argmin(lam[gid], l, u)
+    err = _sums(gid, x, None, G) - mass
+    tol = 4 * np.finfo(float).eps * np.maximum(np.abs(mass), 1e-300)
+    for _ in range(newton):
+        todo = np.abs(err) > tol
+        if not todo.any():
+            break
+        inner = (x > l) & (x < u)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = 1.0 / sep.d2(x)
+        slope = _sums(gid, w, inner & np.isfinite(w), G)
+        step = todo & np.isfinite(slope) & (slope > 0)
+        if not step.any():
+            break
+        lam_new = np.where(step, lam + err / np.where(step, slope, 1.0), lam)
+        x_new = sep.argmin(lam_new[gid], l, u)
+        err_new = _sums(gid, x_new, None, G) - mass
+        keep = step & (np.abs(err_new) < np.abs(err))  # m_k(λ) is non-increasing: dm/dλ = −slope
+        if not keep.any():
+            break
+        lam = np.where(keep, lam_new, lam)
+        x = np.where(keep[gid], x_new, x)
+        err = np.where(keep, err_new, err)
+    return lam, x, err
+
+
+def _sums(gid, w, mask, G: int) -> np.ndarray:
+    """Σ of ``w`` (where ``mask``) over each block: ``np.bincount`` for several blocks, ``np.sum``
+    (pairwise: its rounding grows like log d, a running sum's like d) for one."""
+    if G == 1:
+        return np.array([np.sum(w if mask is None else w[mask])])
+    return np.bincount(gid, weights=w if mask is None else np.where(mask, w, 0.0), minlength=G)
 
 
 def _mle_apx(sep: WeightedMLESep, mass: float = 1.0):

@@ -10,8 +10,8 @@ import numpy as np
 from ..objectives import Objective, make_objective
 from .blocks import blocks_fast
 from .chain import solve_chain
+from .dual import solve_screened
 from .grouped import evaluator, simplex_grouped
-from .screen import solve_screened
 from .separable import separable_for
 from .simplex import simplex_fast
 from .multipliers import duals_dict

@@ -81,7 +81,7 @@ def _names(constraints) -> list[list[str]]:
         if isinstance(c, Simplex):
             out.append([c._prefix + "nonnegative", c._prefix + "sum"])
         elif isinstance(c, Box):
-            out.append([f"{c.name}.{s}" for s, b in (("lower", c.lower), ("upper", c.upper)) if b is not None])
+            out.append([f"{c.name}.{s}" for s in c.sides])
         else:
             out.append([c.name])
     named, result = set(), []
@@ -129,11 +129,13 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
     total, sum_name, chain = None, None, None
     rows, rhs, ineq, duals = [], [], [], {}
 
-    def add_rows(M, b, inequality: bool) -> int:
-        """Append the row block M f (≤ if ``inequality`` else ==) b; its block number."""
+    def add_rows(M, b, inequality: bool, key: str, scalar: bool = False) -> int:
+        """Append the row block M f (≤ if ``inequality`` else ==) b, whose dual ``key`` reads (a float
+        when ``scalar``); its block number."""
         rows.append(M)
-        rhs.extend(np.asarray(b, dtype=np.float64).tolist())
+        rhs.extend(np.broadcast_to(np.asarray(b, dtype=np.float64), (M.shape[0],)).tolist())
         ineq.extend([inequality] * M.shape[0])
+        duals[key] = ("row", len(rows) - 1, scalar)
         return len(rows) - 1
 
     lower_src, upper_src = [], []  # (name, bound array) in order
@@ -150,17 +152,10 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
                 raise NotApplicable("more than one Σ f = total constraint")
             total, sum_name = c.total, keys[0]
         elif isinstance(c, Box):
-            k = 0
-            if c.lower is not None:
-                lower_src.append((keys[k], _vec(c.lower, d, "lower")))
-                k += 1
-            if c.upper is not None:
-                upper_src.append((keys[k], _vec(c.upper, d, "upper")))
+            for k, s in enumerate(c.sides):
+                (lower_src if s == "lower" else upper_src).append((keys[k], _vec(getattr(c, s), d, s)))
         elif isinstance(c, Fixed):
-            idx = _indices(c.indices, d, "indices")
-            vals = c.values if c.values.shape[0] != 1 else np.full(idx.shape[0], c.values[0])
-            if vals.shape[0] != idx.shape[0]:
-                raise ValueError(f"values must have one entry per index ({idx.shape[0]}), got {vals.shape[0]}")
+            idx, vals = c.at(d)
             if np.any(~np.isnan(fixed[idx]) & (fixed[idx] != vals)):
                 raise ValueError(f"Fixed {c.name!r}: a value is fixed twice to different numbers (infeasible)")
             fixed[idx] = vals
@@ -171,11 +166,8 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
             if idx.size == 0:
                 raise ValueError("indices must select at least one value")
             sign = -1.0 if c.sense == ">=" else 1.0
-            k = len(rows)
-            rows.append(sp.csr_matrix((np.full(idx.size, sign), (np.zeros(idx.size, int), idx)), shape=(1, d)))
-            rhs.append(sign * c.value)
-            ineq.append(c.sense != "==")
-            duals[keys[0]] = ("row", slice(k, k + 1), True)
+            add_rows(sp.csr_matrix((np.full(idx.size, sign), (np.zeros(idx.size, int), idx)), shape=(1, d)),
+                     sign * c.value, c.sense != "==", keys[0], scalar=True)
             subsets.append((keys[0], idx, float(c.value), c.sense))
         elif isinstance(c, Monotone):
             if c.pairs is not None:
@@ -183,23 +175,18 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
                                     "solver: use the cvxpy route")
             if chain is not None:
                 raise NotApplicable("more than one Monotone constraint")
-            D = c.matrix(d)
-            k = add_rows(D, np.zeros(D.shape[0]), True)
-            duals[keys[0]] = ("row", slice(k, k + D.shape[0]), False)
+            k = add_rows(c.matrix(d), 0.0, True, keys[0])
             a, b = c.edges(d)
             order = np.append(a, b[-1])
             flip = c.direction == "nondecreasing"
             chain = (k, order[::-1] if flip else order, flip)
             others += 1
         elif isinstance(c, PartitionTotals):  # one == row per group, dual a vector (key order)
-            P = c.matrix(d)
-            k = add_rows(P, c.totals, False)
-            duals[keys[0]] = ("row", slice(k, k + P.shape[0]), False)
+            add_rows(c.matrix(d), c.totals, False, keys[0])
             others += 1
         elif isinstance(c, Hierarchy):
-            H = _hierarchy_matrix(c, d)
-            k = add_rows(H, np.zeros(H.shape[0]), False)
-            duals[keys[0]] = ("row", slice(k, k + H.shape[0]), False)
+            H = _cached(c, d, "matrix", lambda: c.matrix(d))
+            add_rows(H, 0.0, False, keys[0])
             hier.append((keys[0], H, c))
         else:
             raise NotApplicable(f"constraint {c!r} is not covered by the structured solver (user callables "
@@ -207,12 +194,11 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
     if total is None and not hier:
         raise NotApplicable("the structured solver needs a Σ f = total constraint (Simplex or SumTo), "
                             "or one Hierarchy tree with its leaf total")
-    # rows were appended one block at a time: re-index "row" slices to row numbers
+    # rows were appended one block at a time: block numbers to slices of row numbers
     starts = np.cumsum([0] + [r.shape[0] for r in rows])
     for key, spec in list(duals.items()):
         if spec[0] == "row":
-            blk = spec[1].start
-            duals[key] = ("row", slice(int(starts[blk]), int(starts[blk + 1])), spec[2])
+            duals[key] = ("row", slice(int(starts[spec[1]]), int(starts[spec[1] + 1])), spec[2])
     tree = None
     if total is None:
         tree, sum_name = _tree(hier, subsets, fixed_src, fixed, others, duals, d)
@@ -289,10 +275,6 @@ def _cached(c, d, key, make):
         got = (d, make())
         c.__dict__["_ldpopt_" + key] = got
     return got[1]
-
-
-def _hierarchy_matrix(c, d):
-    return _cached(c, d, "matrix", lambda: c.matrix(d))
 
 
 def _tree(hier, subsets, fixed_src, fixed, others, duals, d):

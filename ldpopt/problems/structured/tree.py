@@ -153,14 +153,9 @@ def _t(tr: Tree, y, sign: float = -1.0):
     return t
 
 
-def _rowsum(tr: Tree, x):
-    """x at each internal node plus the sum of x over its children (|H| x)."""
-    return x[tr.rows] + np.bincount(tr.kid_row, weights=x[tr.kids], minlength=tr.rows.shape[0])
-
-
-def _grad(tr: Tree, f):
-    """H f: each internal node minus the sum of its children."""
-    return f[tr.rows] - np.bincount(tr.kid_row, weights=f[tr.kids], minlength=tr.rows.shape[0])
+def _rowsum(tr: Tree, x, sign: float = 1.0):
+    """x at each internal node plus the sum of x over its children (|H| x; ``sign`` = −1: minus, H x)."""
+    return x[tr.rows] + sign * np.bincount(tr.kid_row, weights=x[tr.kids], minlength=tr.rows.shape[0])
 
 
 def _newton(tr: Tree, D, g):
@@ -224,7 +219,7 @@ def solve_tree(sep, st, max_iter: int = 100):
     for it in range(1, max_iter + 1):
         if it > 1 and out_of_time():  # solve(time_limit=...): the point so far
             break
-        g = _grad(tr, f)
+        g = _rowsum(tr, f, -1.0)
         inner = (f > l) & (f < u)
         D_all = np.where(free, inverse_curvature(sep, f), 0.0)
         top = float(np.max(np.abs(g), initial=0.0))
@@ -295,5 +290,5 @@ def recover_tree(sep, st, f):
     with np.errstate(divide="ignore", invalid="ignore"):
         g = np.broadcast_to(sep.d1(f), f.shape)
     use = inner & np.isfinite(g)
-    y = _newton(tr, use.astype(float), -_grad(tr, np.where(use, g, 0.0)))
+    y = _newton(tr, use.astype(float), -_rowsum(tr, np.where(use, g, 0.0), -1.0))
     return _to_user(sep, st, f, y)
