@@ -69,6 +69,8 @@ SOLVER = "LDPOPT-IPM"
 MAX_ITER = 80
 #: inequality rows with more entries than this stay out of M (Schur complement): a choice
 DENSE_ROW = 64
+#: stop once certified and the last step moved no value by more than this / d (frequency units)
+STEP_TOL = 1e-9
 _TAU_MIN = 0.99
 _REG = 1e-14
 
@@ -139,7 +141,7 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
     if compiled is None:
         return None, why
     A_E, b_E, A_I, b_I, prob, chain, inv = compiled
-    s_f = problem.scale
+    s_f, d = problem.scale, problem.estimate.d
     clock = getattr(problem, "_clock", None)  # Problem.solve's time limit and progress (.progress)
     m_e, m_i = A_E.shape[0], A_I.shape[0]
     nnz = np.diff(A_I.indptr)
@@ -150,7 +152,7 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
     cols, first = np.unique(A_I[one].indices, return_index=True)
     bounds = (one[first], cols, A_I[one[first]].data)  # one single-entry row per value: its bound
     lo, hi = terms.lo / s_f, terms.hi / s_f
-    x = terms.start() / s_f
+    x = x_prev = terms.start() / s_f
     dg = sp.csr_array(terms.hessian(x * s_f)).diagonal() * s_f * s_f
     m = float(np.mean(dg[dg > 0])) if np.any(dg > 0) else 1.0  # φ = J/m: O(1) coefficients
 
@@ -184,17 +186,15 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
             duals = _duals(prob, chain, inv, x, y, _reestimate(z, r_d, bounds), s, m, problem)
             ch = check_solution(problem, x * s_f, duals)
             rec["checks"] = ch.summary()
-            if best is None or (ch.passed, -ch.max_violation) >= (best[2].passed, -best[2].max_violation):
+            if best is None or ch.passed or not best[2].passed:  # the latest point, unless it fails and one passed
                 best = (x * s_f, duals, ch)
             if clock is not None:
                 clock.note("IPM", k, stationarity=ch.stationarity, gap=ch.gap, violation=ch.max_violation)
+            moved = float(np.max(np.abs(x - x_prev))) * s_f
             if ch.passed and ch.certified:
-                if converged(ch) or status == "optimal":  # at the target, or certified twice running
-                    status = "optimal"
-                    break
                 status = "optimal"
-            elif status == "optimal":
-                status = "user_limit"  # a certified point, then one that is not: keep iterating
+                if converged(ch) or moved <= STEP_TOL / d:  # at the target, or f no longer moves
+                    break
         elif clock is not None:
             clock.note("IPM", k, dual=rel_d, primal=rel_p, mu=mu)
         if clock is not None and clock.expired():
@@ -233,6 +233,7 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
                 if np.all(np.isfinite(grad(x + ap * dx))):
                     break
             ap *= 0.5
+        x_prev = x
         x, s, y, z = x + ap * dx, s + ap * ds, y + ad * dy, z + ad * dz
         rec.update(step_primal=ap, step_dual=ad, sigma=sigma)
     if best is None:  # never reached the checking stage: check where it stopped
