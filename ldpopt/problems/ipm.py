@@ -69,6 +69,10 @@ SOLVER = "LDPOPT-IPM"
 MAX_ITER = 80
 #: inequality rows with more entries than this stay out of M (Schur complement): a choice
 DENSE_ROW = 64
+#: give up (the sequential-QP loop follows) when max(primal residual, μ/μ₀) has not fallen 10× in
+#: this many iterations: a Fixed value at the domain's edge, which the fraction to the boundary
+#: never reaches, or an infeasible user constraint (a choice)
+STALL = 15
 #: stop once certified and the last step moved no value by more than this / d (frequency units)
 STEP_TOL = 1e-9
 _TAU_MIN = 0.99
@@ -170,7 +174,7 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
     y = np.zeros(m_e)
     mu0 = float(s @ z) / max(m_i, 1)
     bscale = max(float(np.max(np.abs(b_I), initial=0.0)), float(np.max(np.abs(b_E), initial=0.0)), 1.0)
-    best, records, status = None, [], "user_limit"
+    best, records, progress, status = None, [], [], "user_limit"
     message = f"no KKT certificate after {max_iter} iterations"
     k = 0
     for k in range(1, max_iter + 1):
@@ -182,6 +186,10 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
         rel_p = max(float(np.max(np.abs(r_e), initial=0.0)), float(np.max(np.abs(r_i), initial=0.0))) / bscale
         rec = {"iteration": k, "dual": rel_d, "primal": rel_p, "mu": mu}
         records.append(rec)
+        progress.append(max(rel_p, mu / mu0))
+        if k > STALL and status != "optimal" and not progress[-1] <= 0.1 * progress[-1 - STALL]:
+            message = f"stalled at iteration {k} (primal residual and mu not 10x smaller in {STALL} iterations)"
+            break
         if rel_p <= 1e-11 and mu <= 1e-10 * mu0:
             duals = _duals(prob, chain, inv, x, y, _reestimate(z, r_d, bounds), s, m, problem)
             ch = check_solution(problem, x * s_f, duals)
