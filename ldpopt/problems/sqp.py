@@ -241,8 +241,9 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
 
     A smooth objective is first solved by the interior-point method of :mod:`.ipm` (``ipm=True``,
     where its constraints are linear rows over f); its Solution is returned when ldpopt's check
-    certifies it or the time limit has passed, else the QP loop follows and the better checked of
-    the two points is returned (:func:`.solution_rank.best_checked`).
+    certifies it or the time limit has passed, else the QP loop follows, and its answer is returned
+    unless the interior point passed ldpopt's check (then the better checked of the two,
+    :func:`.solution_rank.best_checked`).
     """
     start = time.perf_counter()
     est, obj = problem.estimate, problem.objective
@@ -385,4 +386,6 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
     sol.attempts = [{"iteration": 0, "solver": first.solver, "status": first.status, "seconds": first.wall_time,
                      "checks": first.checks.summary()}] + attempts
     sol.message += f" | {first.solver} first: {first.status} ({first.message})"
-    return best_checked([sol, first])
+    # the interior point only where ldpopt's check passed it (an infeasible user constraint: the QP
+    # loop's "infeasible" stands, not the interior-point method's stalled point)
+    return best_checked([sol, first]) if first.checks.passed else sol
