@@ -14,6 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 from _count_estimates import oue_counts
+from _referee import clarabel_referee
 from ldpopt.problems import Box, Fixed, Monotone, Problem, Simplex, SmoothObjective, SubsetSum
 from ldpopt.problems.ipm import DENSE_ROW, SOLVER, compile_rows, solve_ipm
 from ldpopt.problems.partition import PartitionTotals
@@ -51,14 +52,7 @@ CONSTRAINTS = {
 
 
 def _referee(func, cons):
-    """Clarabel at 1e-12 on the user's own expression and constraints (independent of the route)."""
-    f = cp.Variable(D)
-    prob = cp.Problem(cp.Minimize(func(f, EST)), [con for c in cons for _, con in c.build(f, EST)])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prob.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
-    assert prob.status in ("optimal", "optimal_inaccurate")
-    return np.asarray(f.value)
+    return clarabel_referee(func, EST, cons)
 
 
 @pytest.mark.parametrize("cname", list(CONSTRAINTS))

@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 from _count_estimates import oue_counts
+from _referee import clarabel_referee
 from ldpopt.problems import Monotone, Problem, Simplex, SmoothObjective, SubsetSum
 from ldpopt.problems.ipm import SOLVER as IPM_SOLVER
 
@@ -37,15 +38,7 @@ CONSTRAINTS = {
 
 
 def _referee(func, cons):
-    """Clarabel at 1e-12 on the user's own expression and constraints (independent of the route)."""
-    f = cp.Variable(D)
-    built = [con for c in cons for _, con in c.build(f, EST)]
-    prob = cp.Problem(cp.Minimize(func(f, EST)), built)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prob.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
-    assert prob.status in ("optimal", "optimal_inaccurate")
-    return np.asarray(f.value)
+    return clarabel_referee(func, EST, cons)
 
 
 @pytest.mark.parametrize("cname", sorted(CONSTRAINTS))
