@@ -37,8 +37,11 @@ Cost: the QP is compiled by cvxpy once per QP solver and each Newton step only r
 log-space (secant) curvature for the values moving to the edge (uncertified after 12 QPs, simplex),
 and a 1e-8 QP gap tolerance until the gap is ≤ 1e-5 (the same 10 QPs, no CPU saved).
 
-**Smooth objectives that are not separable** (:mod:`.smooth`: a declared ``SmoothObjective``, or a
-user's cvxpy callable recognised as per-value atoms plus quadratic forms, e.g. CLS + λ·KL(f‖prior) +
+**Smooth objectives that are not separable** are first solved by the primal–dual interior-point
+method of :mod:`.ipm` (Retail d = 16,470, CLS + 1e-4·KL + Σ(f_{v+1} − f_v)²: 0.6–1.05 s CPU against
+4–5 s here; AOL d = 120,978: 3.6–3.9 s against 30–262 s, measured; ``benchmarks/bench_own_variant.py``);
+where that does not certify, they (:mod:`.smooth`: a declared ``SmoothObjective``, or a user's
+cvxpy callable recognised as per-value atoms plus quadratic forms, e.g. CLS + λ·KL(f‖prior) +
 μ·Σ(f_{v+1} − f_v)²) take the same loop with the full Newton model: h is the exact sparse ∇²J(f_k)
 (diagonal of the per-value atoms + Σ 2w AᵀA), the QP is ½ xᵀ a x + b·x with a = s²∇²J/m (its diagonal
 floored as above), b = s(g − ∇²J f_k)/m, handed to the QP solver as a sparse P (``cp.quad_form`` with
