@@ -13,7 +13,7 @@ distribution). Five objectives, each a plain ``objective(f, estimate) -> cvxpy e
 * ``smooth``: ‖f − f̃‖² + Σ (f_{v+1} − f_v)² (a smoothness penalty in the dataset's value order);
 * ``entropy``: ‖f − f̃‖² − 1e-4·Σ entr(f) (entropy-regularised CLS);
 * ``kl_smooth``: ‖f − f̃‖² + 1e-4·KL(f ‖ uniform) + Σ (f_{v+1} − f_v)² (smooth, not separable, not a
-  quadratic: the Newton / sequential-QP route);
+  quadratic: the Newton route — its interior-point method, sequential QP as the fallback);
 
 each with (a) the simplex, (b) the simplex + one SubsetSum (a random half of the values at its true
 total), (c) the simplex + a Monotone chain (nonincreasing) on the 50 values with the largest f̃.
@@ -236,7 +236,6 @@ def main(argv=None):
         old = json.loads(OUT.read_text())["rows"] if OUT.exists() else []
         result["rows"] = [mine.pop(key(r), r) for r in old] + list(mine.values())
         OUT.write_text(json.dumps(result, indent=1))
-    return result
     if a.today:
         ds, est = estimate_for("retail")
         row = today(est, variants(est)["kl"], a.today)

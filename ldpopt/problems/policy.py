@@ -30,8 +30,9 @@ until a solver's answer passes ldpopt's own check (:mod:`.checks`), recording ev
   any d; a named conic solver is obeyed at any d.
 * A smooth objective that is not separable (a declared ``SmoothObjective``, or a user callable
   recognised as per-value atoms plus quadratic forms and not a quadratic, :mod:`.user_forms`) goes
-  to the same sequential-QP route at any d, with its exact sparse Hessian (:mod:`.sqp`); when that
-  route does not certify, the chain below for its cvxpy expression (none without one).
+  to the same sequential-QP route at any d, with its exact sparse Hessian (:mod:`.sqp`; its
+  interior-point method, :mod:`.ipm`, first); when that route does not certify, the chain below for
+  its cvxpy expression (none without one).
 * A user objective with exponential-cone atoms (log, entr, rel_entr, kl_div, exp, ...) at
   d ≥ ``SQP_MIN_D`` has no numpy derivatives for the SQP route: its chain is SCS alone (tightened,
   ``SCS_TIGHT``), the only cone solver measured to finish there.

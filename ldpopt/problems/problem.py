@@ -67,7 +67,8 @@ class Problem:
         certified like the built-ins; recognised as smooth (quadratic forms such as a smoothness
         penalty, or Huber) it goes to one sparse QP when it is quadratic, to the Newton /
         sequential-QP route of :mod:`.sqp` with its exact sparse Hessian when it is not separable
-        (then the cvxpy chain if that does not certify), else the cvxpy chain, each with an exact
+        (an interior-point method, :mod:`.ipm`, then sequential QP, then the cvxpy chain if neither
+        certifies), else the cvxpy chain, each with an exact
         gradient for ldpopt's check; otherwise the cvxpy chain as written. A
         :class:`~ldpopt.problems.smooth.SmoothObjective` (declared value, gradient and Hessian) takes
         the Newton route.

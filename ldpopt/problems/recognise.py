@@ -33,6 +33,7 @@ term's curvature).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import cvxpy as cp
 import numpy as np
@@ -199,13 +200,15 @@ class Recognised:
         return g
 
     def hessian(self, f):
-        """Sparse ∇²J(f): diag(h'') + Σ 2w AᵀA."""
+        """Sparse ∇²J(f): diag(h'') + Σ 2w AᵀA (the constant second term formed once)."""
         import scipy.sparse as sp
 
         H = sp.diags(self.d2(f))
-        for w, A, _ in self.quads:
-            H = H + 2.0 * w * (A.T @ A)
-        return H.tocsr()
+        return (H + self._quad_hessian).tocsr() if self.quads else H.tocsr()
+
+    @cached_property
+    def _quad_hessian(self):
+        return sum(2.0 * w * (A.T @ A) for w, A, _ in self.quads)
 
     def restrict(self, idx) -> "Recognised":
         """The separable part on the values ``idx`` (for the structured solver's screening)."""

@@ -15,8 +15,8 @@
   with the route's multipliers. When it is a quadratic (squares and linear terms only) the chain of
   :mod:`.policy` hands it to the QP solvers as exactly one sparse QP (PIQP first); when it is not
   separable and not a quadratic (e.g. CLS + λ·KL(f‖prior) + Σ (f_{v+1} − f_v)²), the Newton /
-  sequential-QP route of :mod:`.sqp` with its exact sparse Hessian, then the cone chain only if that
-  does not certify; a non-quadratic separable one (``huber``) the cone chain, under
+  sequential-QP route of :mod:`.sqp` with its exact sparse Hessian (its interior-point method,
+  :mod:`.ipm`, first), then the cone chain only if that does not certify; a non-quadratic separable one (``huber``) the cone chain, under
   ``solve(time_limit=...)``.
 
 Anything not recognised stays a :class:`~.objectives.UserObjective` on the cvxpy chain (the reason is
@@ -155,5 +155,5 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
         return RecognisedSeparable(objective, form), "separable (recognised): structured solver"
     what = "separable, not strictly convex" if form.separable else "smooth non-separable"
     kind = ("one sparse QP" if form.quadratic else "the cvxpy chain with exact derivatives for the check"
-            if form.separable else "Newton / sequential QP with the exact sparse Hessian")
+            if form.separable else "Newton / sequential QP with the exact sparse Hessian (interior point first)")
     return SmoothUserObjective(objective, form), f"{what}: {kind}"
