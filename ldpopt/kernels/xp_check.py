@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..problems.structured.separable import WeightedMLESep
 from .xp import _module_of
 
 __all__ = ["DeviceChecks", "Cls", "WeightedMLE", "check_simplex"]
@@ -69,47 +70,26 @@ class Cls:
         return self.m - t / 2.0
 
 
-class WeightedMLE:
+class WeightedMLE(WeightedMLESep):
     """h_v(x) = (a_v − Bx)²/(s + Cx), a = c/n − q, B = p − q, s = q(1 − q), C = (p − q)(1 − p − q):
-    arXiv Eq. 13 (``structured.separable.WeightedMLESep``; the gradient for the stationarity check
-    in ``objectives.WeightedMLE.gradient``'s form)."""
+    arXiv Eq. 13. The per-value terms are ``structured.separable.WeightedMLESep``'s own (elementwise
+    arithmetic, so they run on either namespace), built from the counts instead of an Estimate; the
+    gradient for the stationarity check in ``objectives.WeightedMLE.gradient``'s form."""
 
     def __init__(self, counts, n: int, p: float, q: float):
         self.xp = _module_of(counts)
-        self.r = counts / n - q
-        self.a = self.r
-        self.B, self.s, self.C, self.pq = p - q, q * (1.0 - q), (p - q) * (1.0 - p - q), (p, q)
-
-    def value(self, f):
-        return (self.a - self.B * f) ** 2 / (self.s + self.C * f)
-
-    def d1(self, f):
-        x = (self.a - self.B * f) / (self.s + self.C * f)
-        return -x * (2.0 * self.B + self.C * x)
+        self.p, self.q = float(p), float(q)
+        self.a = counts / n - q
+        self.B, self.s, self.C = p - q, q * (1.0 - q), (p - q) * (1.0 - p - q)
+        self._counts = counts
 
     def grad(self, f):
-        r = self.r - self.B * f
+        r = self.a - self.B * f
         w = self.s + self.C * f
         return (-2.0 * self.B * r * w - self.C * r**2) / w**2
 
-    def d1_scale(self, f):
-        xp = self.xp
-        ax = (xp.abs(self.a) + abs(self.B) * xp.abs(f)) / xp.abs(self.s + self.C * f)
-        return ax * (2.0 * abs(self.B) + 2.0 * abs(self.C) * ax)
-
-    def d2(self, f):
-        k = self.B * self.s + self.C * self.a
-        return 2.0 * k * k / (self.s + self.C * f) ** 3
-
-    def mu(self, l, u):
-        w = max(self.s + self.C * l, self.s + self.C * u)
-        k = self.B * self.s + self.C * self.a
-        return 2.0 * k * k / w**3
-
     def interior(self, t):
-        lam = -t
-        x = -lam / (self.B + math.sqrt(max(self.B**2 - self.C * lam, 0.0)))
-        return (self.a - self.s * x) / (self.B + self.C * x)
+        return self._interior(t, 0.0, 1.0, None)
 
 
 def _argmin(h, t: float, total: float):
