@@ -124,9 +124,10 @@ def closed_forms(d: int) -> list[dict]:
 
 def olh_congruence_rows(d: int, n: int) -> list[dict]:
     """OLH at ε = 4 (g = 56, not a power of two) on one thread, side by side in one process: the
-    numpy aggregator, the current kernel (the congruence test with an equality guard,
-    ``ldpopt.kernels.scalar.congruent``) and the previous kernel's test (the same loop with the
-    unsigned comparison z ≥ r instead of the guard), each checked bit-identical to numpy."""
+    numpy aggregator, the current kernel (``ldpopt.kernels.cpu.hash_counts``: for wide outputs one
+    task per value block, tiles from 0) and the previous kernel's loop nest (tasks = user chunks ×
+    value blocks, the chunk's bounds computed per task, here with one chunk as it ran at this d; the
+    same arithmetic), each checked bit-identical to numpy."""
     import numba
 
     from ldpopt.kernels import cpu
@@ -138,13 +139,13 @@ def olh_congruence_rows(d: int, n: int) -> list[dict]:
     ref, c_np, _ = _time(lambda: orc.aggregate(rep, device="numpy"), 2)
     keys, r = np.ascontiguousarray(rep[:, 0]).view(np.uint64), rep[:, 1].astype(np.uint64)
     vg = np.arange(1, d + 1, dtype=np.uint64) * GAMMA
-    inv, rot, lim, _ = divisibility_constants(g)
+    inv, rot, lim = divisibility_constants(g)
     nblk = -(-d // 64)
     previous = lambda: _previous_test(keys, r, vg, inv, rot, lim, nblk)  # noqa: E731
     current = lambda: cpu.hash_counts(keys, r, d, g)  # noqa: E731
     rows = []
-    for label, fn in (("numpy aggregator", None), ("previous kernel (z >= r test)", previous),
-                      ("current kernel (equality guard)", current)):
+    for label, fn in (("numpy aggregator", None), ("previous kernel (chunk bounds per task)", previous),
+                      ("current kernel (value blocks only)", current)):
         if fn is None:
             c = c_np
         else:
@@ -159,7 +160,8 @@ def olh_congruence_rows(d: int, n: int) -> list[dict]:
 
 
 def _previous_test(keys, r, vg, inv, rot, lim, nblk):
-    """The previous kernel's inner loop (``congruent`` with z ≥ r), compiled on first call."""
+    """The previous kernel's loop nest (``ldpopt.kernels.scalar.congruent`` written out), compiled on
+    first call."""
     global _PREVIOUS
     if "_PREVIOUS" not in globals():
         import numba
@@ -171,11 +173,14 @@ def _previous_test(keys, r, vg, inv, rot, lim, nblk):
 
         @numba.njit(parallel=True)
         def kernel(keys, r, vg, inv, rot, lim, nblk):
-            n, d = keys.shape[0], vg.shape[0]
-            out = np.zeros(d, np.int64)
-            for b in numba.prange(nblk):
-                for t0 in range(0, n, 1024):
-                    t1 = min(n, t0 + 1024)
+            n, d, U = keys.shape[0], vg.shape[0], 1
+            part = np.zeros((U, d), np.int64)
+            for task in numba.prange(U * nblk):
+                u, b = task // nblk, task % nblk
+                lo, hi = n * u // U, n * (u + 1) // U
+                row = part[u]
+                for t0 in range(lo, hi, 1024):
+                    t1 = min(hi, t0 + 1024)
                     for v in range(b * 64, min(d, b * 64 + 64)):
                         h, c = vg[v], 0
                         for i in range(t0, t1):
@@ -183,8 +188,8 @@ def _previous_test(keys, r, vg, inv, rot, lim, nblk):
                             x = (z - r[i]) * inv
                             x = (x >> rot) | (x << ((s64 - rot) & s63))
                             c += np.int64((z >= r[i]) & (x <= lim))
-                        out[v] += c
-            return out
+                        row[v] += c
+            return part[0]
 
         _PREVIOUS = kernel
     return _PREVIOUS(keys, r, vg, inv, rot, lim, nblk)

@@ -17,8 +17,11 @@ grows to the thread count only for narrow outputs (small d), where the partials 
 Within a task of :func:`hash_counts` the users are tiled (``_USER_TILE`` users: their keys and
 reports stay in L1) and, for each value of the block, the innermost loop runs over the users of
 the tile with a scalar accumulator, so it vectorises; ``mod g`` is replaced by the
-multiply-and-rotate divisibility test of :mod:`.scalar` (a 64-bit division costs ~40 cycles), with
-an equality guard per report instead of an unsigned comparison (:func:`.scalar.congruent`).
+multiply-and-rotate divisibility test of :mod:`.scalar` (a 64-bit division costs ~40 cycles).
+When one user chunk suffices (U = 1, wide outputs) the tasks are the value blocks alone and the
+tiles start at 0 (``_hash_counts_wide``): the same loop with the chunk's bounds computed per task ran
+~35 % slower at g = 56 and ~2× slower at g = 4 on the reference machine (AVX2), an effect of code
+generation, not of the arithmetic; measured side by side in ``benchmarks/bench_kernels.py``.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._extras import require
-from .scalar import congruent, mix64, wrap_guard
+from .scalar import congruent, mix64
 
 numba = require("numba", "kernels", "the fused CPU aggregation kernels (ldpopt.kernels.cpu)")
 njit, prange = numba.njit, numba.prange
@@ -35,7 +38,6 @@ __all__ = ["histogram", "histogram_checked", "subset_counts_checked", "column_co
 
 _mix64 = njit(inline="always", cache=True)(mix64)
 _congruent = njit(inline="always", cache=True)(congruent)
-_wrap_guard = njit(inline="always", cache=True)(wrap_guard)
 
 _USER_TILE = 1024  # users per tile of hash_counts (16 KiB of keys and reports)
 _VALUE_BLOCK = 64  # values per task of hash_counts
@@ -185,17 +187,37 @@ def column_counts(packed: np.ndarray, d: int) -> np.ndarray:
 
 
 # -- keyed hash counts (OLH, BLH) ----------------------------------------------------------------
-@njit(cache=True)
-def _guards(r, m):
-    """wrap_guard of every report (one pass over the n reports, not over the n·d cells)."""
-    out = np.empty_like(r)
-    for i in range(r.shape[0]):
-        out[i] = _wrap_guard(r[i], m)
+@njit(inline="always", cache=True)
+def _tile_counts(keys, r, vg, v0, v1, t0, t1, mask, inv, rot, lim, pow2, row):
+    """row[v] += #{t0 ≤ i < t1 : H_{s_i}(v) = r_i} for v0 ≤ v < v1 (one task's tile of users)."""
+    for v in range(v0, v1):
+        h = vg[v]
+        c = 0
+        if pow2:
+            for i in range(t0, t1):
+                c += np.int64((_mix64(keys[i] + h) & mask) == r[i])
+        else:
+            for i in range(t0, t1):
+                c += np.int64(_congruent(_mix64(keys[i] + h), r[i], inv, rot, lim))
+        row[v] += c
+
+
+@njit(parallel=True, cache=True)
+def _hash_counts_wide(keys, r, vg, mask, inv, rot, lim, pow2, nblk):
+    """U = 1: one task per value block, every user, tiles from 0 (a separate loop nest: with the
+    user chunk's bounds computed per task the inner loop ran ~35 % slower, measured at d = 42,178)."""
+    n, d = keys.shape[0], vg.shape[0]
+    out = np.zeros(d, np.int64)
+    for b in prange(nblk):
+        v0 = b * _VALUE_BLOCK
+        v1 = min(d, v0 + _VALUE_BLOCK)
+        for t0 in range(0, n, _USER_TILE):
+            _tile_counts(keys, r, vg, v0, v1, t0, min(n, t0 + _USER_TILE), mask, inv, rot, lim, pow2, out)
     return out
 
 
 @njit(parallel=True, cache=True)
-def _hash_counts(keys, r, guard, vg, mask, inv, rot, lim, pow2, U, nblk):
+def _hash_counts(keys, r, vg, mask, inv, rot, lim, pow2, U, nblk):
     n, d = keys.shape[0], vg.shape[0]
     part = np.zeros((U, d), np.int64)
     for task in prange(U * nblk):
@@ -203,19 +225,8 @@ def _hash_counts(keys, r, guard, vg, mask, inv, rot, lim, pow2, U, nblk):
         lo, hi = n * u // U, n * (u + 1) // U
         v0 = b * _VALUE_BLOCK
         v1 = min(d, v0 + _VALUE_BLOCK)
-        row = part[u]
         for t0 in range(lo, hi, _USER_TILE):
-            t1 = min(hi, t0 + _USER_TILE)
-            for v in range(v0, v1):
-                h = vg[v]
-                c = 0
-                if pow2:
-                    for i in range(t0, t1):
-                        c += np.int64((_mix64(keys[i] + h) & mask) == r[i])
-                else:
-                    for i in range(t0, t1):
-                        c += np.int64(_congruent(_mix64(keys[i] + h), r[i], guard[i], inv, rot, lim))
-                row[v] += c
+            _tile_counts(keys, r, vg, v0, v1, t0, min(hi, t0 + _USER_TILE), mask, inv, rot, lim, pow2, part[u])
     return _sum_rows(part)
 
 
@@ -229,9 +240,10 @@ def hash_counts(keys: np.ndarray, r: np.ndarray, d: int, g: int) -> np.ndarray:
         np.asarray(keys).astype(np.uint64)
     ru = np.ascontiguousarray(r).astype(np.uint64)
     vg = np.arange(1, d + 1, dtype=np.uint64) * GAMMA
-    inv, rot, lim, m = divisibility_constants(g)
+    inv, rot, lim = divisibility_constants(g)
     pow2 = g & (g - 1) == 0
-    guard = ru if pow2 else _guards(ru, m)  # the mask test needs no guard
     nblk = max(1, -(-d // _VALUE_BLOCK))
     U = _chunks(k.shape[0], nblk)
-    return _hash_counts(k, ru, guard, vg, np.uint64(g - 1), inv, rot, lim, pow2, U, nblk)
+    if U == 1:
+        return _hash_counts_wide(k, ru, vg, np.uint64(g - 1), inv, rot, lim, pow2, nblk)
+    return _hash_counts(k, ru, vg, np.uint64(g - 1), inv, rot, lim, pow2, U, nblk)

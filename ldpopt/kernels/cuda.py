@@ -31,7 +31,7 @@ import threading
 
 import numpy as np
 
-from .scalar import GAMMA, congruent, divisibility_constants, mix64, wrap_guard
+from .scalar import GAMMA, congruent, divisibility_constants, mix64
 
 __all__ = ["check_usable", "histogram", "column_counts", "hash_counts", "Lane", "lane", "TILE"]
 
@@ -81,7 +81,6 @@ def _kernels():
 
     mix = cuda.jit(device=True)(mix64)
     cong = cuda.jit(device=True)(congruent)
-    guard_of = cuda.jit(device=True)(wrap_guard)
 
     @cuda.jit
     def hist(y, counts):
@@ -103,10 +102,9 @@ def _kernels():
             counts[c] = s
 
     @cuda.jit
-    def olh(keys, r, vg, mask, inv, rot, lim, m, pow2, counts):
+    def olh(keys, r, vg, mask, inv, rot, lim, pow2, counts):
         sk = cuda.shared.array(TILE, types.uint64)
         sr = cuda.shared.array(TILE, types.uint64)
-        sg = cuda.shared.array(TILE, types.uint64)
         tx = cuda.threadIdx.x
         v = cuda.grid(1)
         n, d = keys.shape[0], vg.shape[0]
@@ -116,7 +114,6 @@ def _kernels():
             if t0 + tx < n:
                 sk[tx] = keys[t0 + tx]
                 sr[tx] = r[t0 + tx]
-                sg[tx] = guard_of(sr[tx], m)
             cuda.syncthreads()
             m = min(TILE, n - t0)
             if v < d:
@@ -125,7 +122,7 @@ def _kernels():
                     if pow2:
                         hit = (z & mask) == sr[i]
                     else:
-                        hit = cong(z, sr[i], sg[i], inv, rot, lim)
+                        hit = cong(z, sr[i], inv, rot, lim)
                     if hit:
                         c += 1
             cuda.syncthreads()
@@ -226,11 +223,11 @@ def hash_counts(keys: np.ndarray, r: np.ndarray, d: int, g: int) -> np.ndarray:
     k = np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64)
     ru = np.ascontiguousarray(r).astype(np.uint64)
     vg = np.arange(1, d + 1, dtype=np.uint64) * GAMMA
-    inv, rot, lim, m = divisibility_constants(g)
+    inv, rot, lim = divisibility_constants(g)
     ln = lane()
     out = ln.zeros(d)
     with np.errstate(over="ignore"), _launching():  # the simulator: uint64 arithmetic on numpy scalars
         olh = _kernels()[2]
         olh[_blocks(d), TILE, ln.stream](ln.stage("keys", k), ln.stage("r", ru), ln.stage("vg", vg),
-                                         np.uint64(g - 1), inv, rot, lim, m, bool(g & (g - 1) == 0), out)
+                                         np.uint64(g - 1), inv, rot, lim, bool(g & (g - 1) == 0), out)
     return ln.result(out)
