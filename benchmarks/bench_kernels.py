@@ -61,31 +61,138 @@ def _time(fn, repeat):
     return out, best_cpu, best_wall
 
 
-def closed_forms(d: int) -> list[dict]:
-    """ldpopt.kernels.xp (array-namespace code, here on numpy) against ldpopt.methods at dimension d:
-    CPU time of each and the largest absolute difference. The CuPy rows are not measured (no GPU)."""
-    from ldpopt import methods, oracles
-    from ldpopt.kernels import xp
+def _estimate(name: str, d: int, seed: int):
+    from ldpopt import oracles
 
-    orc = oracles.get("olh", 1.0, d)
-    gen = np.random.default_rng(2)
-    est = orc.simulate(gen.multinomial(10 * d, gen.dirichlet(np.full(d, 0.5))), gen)
+    orc = oracles.get(name, 1.0, d)
+    gen = np.random.default_rng(seed)
+    return orc.simulate(gen.multinomial(10 * d, gen.dirichlet(np.full(d, 0.5))), gen)
+
+
+def _cpu_check(est, objective, f, duals):
+    from ldpopt.problems import Problem
+    from ldpopt.problems.checks import check_solution
+
+    return check_solution(Problem(est, objective), f, {k: np.asarray(v) if np.ndim(v) else float(v)
+                                                      for k, v in duals.items()})
+
+
+def closed_forms(d: int) -> list[dict]:
+    """ldpopt.kernels.xp / xp_cut / xp_mle / xp_check (array-namespace code, here on numpy) against
+    ldpopt.methods (and ldpopt.problems.checks.check_solution) at dimension d: CPU time of each and
+    the largest absolute difference (for the checks: of the error bound, and whether the verdicts
+    agree). Estimates: OLH (ε = 1; the binomial EM) and GRR (ε = 1; the multinomial MLE), n = 10·d
+    from a Dirichlet(0.5) distribution. The CuPy rows are not measured (no GPU)."""
+    import scipy.optimize  # noqa: F401  (imported outside the clock: both sides use brentq)
+    import scipy.special  # noqa: F401
+
+    from ldpopt import methods
+    from ldpopt.kernels import xp, xp_check, xp_cut, xp_mle
+
+    est, grr = _estimate("olh", d, 2), _estimate("grr", d, 3)
     f = est.f_tilde
     t = xp.cut_threshold(est.d, est.n, est.p, est.q)
+    m = methods.get
+    cases = [("norm", lambda: xp.norm(f), lambda: m("norm").func(est)),
+             ("norm-mul", lambda: xp.norm_mul(f), lambda: m("norm-mul").func(est)),
+             ("base-cut", lambda: xp.base_cut(f, t), lambda: m("base-cut").func(est)),
+             ("norm-sub", lambda: xp.norm_sub(f), lambda: m("norm-sub").func(est)),
+             ("mle-apx", lambda: xp.mle_apx(est.counts.astype(float), est.n, est.p, est.q), lambda: m("mle-apx").func(est)),
+             ("norm-cut", lambda: xp_cut.norm_cut(f, est.p, est.q), lambda: m("norm-cut").func(est)),
+             ("norm-hyb", lambda: xp_cut.norm_hyb(f, est.p, est.q, threshold=t), lambda: m("norm-hyb").func(est)),
+             ("em (GRR, multinomial)", lambda: xp_mle.grr_mle(grr.counts, grr.p, grr.q), lambda: m("em").func(grr)),
+             ("em (OLH, binomial)", lambda: xp_mle.binomial_mle(est.counts, est.n, est.p, est.q), lambda: m("em").func(est))]
     out = []
-    for name, ours, ref in [("norm", lambda: xp.norm(f), lambda: methods.get("norm").func(est)),
-                            ("norm-mul", lambda: xp.norm_mul(f), lambda: methods.get("norm-mul").func(est)),
-                            ("base-cut", lambda: xp.base_cut(f, t), lambda: methods.get("base-cut").func(est)),
-                            ("norm-sub", lambda: xp.norm_sub(f), lambda: methods.get("norm-sub").func(est)),
-                            ("mle-apx", lambda: xp.mle_apx(est.counts.astype(float), est.n, est.p, est.q),
-                             lambda: methods.get("mle-apx").func(est))]:
+    for name, ours, ref in cases:
         a, ca, _ = _time(ours, 1)
         b, cb, _ = _time(ref, 1)
-        row = {"method": name, "d": d, "xp_numpy_cpu_s": ca, "methods_cpu_s": cb,
-               "max_abs_diff": float(np.max(np.abs(a - b))), "cupy": "not measured (no CUDA GPU on this machine)"}
-        out.append(row)
-        print(json.dumps(row), flush=True)
+        out.append({"method": name, "d": d, "xp_numpy_cpu_s": ca, "methods_cpu_s": cb,
+                    "max_abs_diff": float(np.max(np.abs(a - b))), "cupy": "not measured (no CUDA GPU on this machine)"})
+        print(json.dumps(out[-1]), flush=True)
+    for name, objective, point, terms in [
+            ("check of Norm-Sub (cls)", "cls", xp.norm_sub(f), xp_check.Cls(f)),
+            ("check of MLE-Apx (weighted-mle)", "weighted-mle", xp.mle_apx(est.counts.astype(float), est.n, est.p, est.q),
+             xp_check.WeightedMLE(est.counts, est.n, est.p, est.q))]:
+        a, ca, _ = _time(lambda: xp_check.check_simplex(point, terms), 1)
+        b, cb, _ = _time(lambda: _cpu_check(est, objective, point, a.duals), 1)
+        out.append({"method": name, "d": d, "xp_numpy_cpu_s": ca, "methods_cpu_s": cb,
+                    "max_abs_diff": abs(a.error_bound - b.error_bound), "same_verdict": a.passed == b.passed,
+                    "passed": a.passed, "cupy": "not measured (no CUDA GPU on this machine)"})
+        print(json.dumps(out[-1]), flush=True)
     return out
+
+
+def olh_congruence_rows(d: int, n: int) -> list[dict]:
+    """OLH at ε = 4 (g = 56, not a power of two) on one thread, side by side in one process: the
+    numpy aggregator, the current kernel (``ldpopt.kernels.cpu.hash_counts``: for wide outputs one
+    task per value block, tiles from 0) and the previous kernel's loop nest (tasks = user chunks ×
+    value blocks, the chunk's bounds computed per task, here with one chunk as it ran at this d; the
+    same arithmetic), each checked bit-identical to numpy."""
+    import numba
+
+    from ldpopt.kernels import cpu
+    from ldpopt.kernels.scalar import GAMMA, divisibility_constants
+
+    orc, rep = _reports("olh", 4.0, d, n)
+    g = orc.params()["g"]
+    numba.set_num_threads(1)
+    ref, c_np, _ = _time(lambda: orc.aggregate(rep, device="numpy"), 2)
+    keys, r = np.ascontiguousarray(rep[:, 0]).view(np.uint64), rep[:, 1].astype(np.uint64)
+    vg = np.arange(1, d + 1, dtype=np.uint64) * GAMMA
+    inv, rot, lim = divisibility_constants(g)
+    nblk = -(-d // 64)
+    previous = lambda: _previous_test(keys, r, vg, inv, rot, lim, nblk)  # noqa: E731
+    current = lambda: cpu.hash_counts(keys, r, d, g)  # noqa: E731
+    rows = []
+    for label, fn in (("numpy aggregator", None), ("previous kernel (chunk bounds per task)", previous),
+                      ("current kernel (value blocks only)", current)):
+        if fn is None:
+            c = c_np
+        else:
+            fn()  # compile outside the clock
+            got, c, _ = _time(fn, 3)
+            assert np.array_equal(got, ref), label
+        rows.append({"case": label, "epsilon": 4.0, "g": g, "d": d, "reports": n, "threads": 1, "cpu_s": c,
+                     "ns_per_cell_cpu": c / (n * d) * 1e9})
+        print(json.dumps(rows[-1]), flush=True)
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return rows
+
+
+def _previous_test(keys, r, vg, inv, rot, lim, nblk):
+    """The previous kernel's loop nest (``ldpopt.kernels.scalar.congruent`` written out), compiled on
+    first call."""
+    global _PREVIOUS
+    if "_PREVIOUS" not in globals():
+        import numba
+
+        from ldpopt.kernels.scalar import mix64
+
+        mix = numba.njit(inline="always")(mix64)
+        s63, s64 = np.uint64(63), np.uint64(64)
+
+        @numba.njit(parallel=True)
+        def kernel(keys, r, vg, inv, rot, lim, nblk):
+            n, d, U = keys.shape[0], vg.shape[0], 1
+            part = np.zeros((U, d), np.int64)
+            for task in numba.prange(U * nblk):
+                u, b = task // nblk, task % nblk
+                lo, hi = n * u // U, n * (u + 1) // U
+                row = part[u]
+                for t0 in range(lo, hi, 1024):
+                    t1 = min(hi, t0 + 1024)
+                    for v in range(b * 64, min(d, b * 64 + 64)):
+                        h, c = vg[v], 0
+                        for i in range(t0, t1):
+                            z = mix(keys[i] + h)
+                            x = (z - r[i]) * inv
+                            x = (x >> rot) | (x << ((s64 - rot) & s63))
+                            c += np.int64((z >= r[i]) & (x <= lim))
+                        row[v] += c
+            return part[0]
+
+        _PREVIOUS = kernel
+    return _PREVIOUS(keys, r, vg, inv, rot, lim, nblk)
 
 
 def run(quick: bool = False) -> dict:
@@ -113,13 +220,14 @@ def run(quick: bool = False) -> dict:
         row["cuda"] = "not measured (no CUDA GPU on this machine)"
         rows.append(row)
         print(json.dumps(row), flush=True)
+    congruence = olh_congruence_rows(1024 if quick else 42178, 1000 if quick else 20_000)
     closed = closed_forms(10**5 if quick else 10**7)
     result = {"machine": f"{platform.node()}: {platform.processor() or platform.machine()}, {os.cpu_count()} cores "
                          f"(shared with other work; CPU times are the fair measure), no GPU",
               "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "command": "PYTHONPATH=. python benchmarks/bench_kernels.py" + (" --quick" if quick else ""),
               "numba": numba.__version__, "threading_layer": numba.threading_layer(), "rows": rows,
-              "closed_forms": closed}
+              "olh_congruence_test": congruence, "closed_forms": closed}
     return write_result(result, OUT, quick)
 
 

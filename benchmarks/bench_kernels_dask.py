@@ -8,8 +8,9 @@ after ``ldpopt._malloc.keep_freed_memory`` ran in the worker (what ``aggregate_s
 "local")`` now does), and by one ``threads`` worker in this process. Measured: the worker's CPU time
 (``time.process_time`` run in the worker) and the wall time of the aggregation alone (the cluster
 is started outside the clock). (2) OLH shards (d = 1024) on a LocalCluster of 1 and of all workers
-(started outside the clock), numpy path and CPU kernels (one kernel thread per worker), wall time.
-The machine is shared: the numbers are indicative.
+(started outside the clock), numpy path and CPU kernels (one kernel thread per worker), wall time,
+with the speed-up over one worker and the efficiency (speed-up / workers). The machine is shared
+(2 cores, other engineers' jobs and a background sweep): the numbers are indicative.
 
     PYTHONPATH=. python benchmarks/bench_kernels_dask.py [--quick]
 
@@ -115,6 +116,10 @@ def scaling_rows(folder: Path, n: int) -> list[dict]:
                 assert np.array_equal(part.counts, ref)
                 rows.append({"device": device, "workers": workers, "reports": part.n, "wall_s": wall,
                              "workers_cpu_s": cpu, "M_reports_per_s_wall": n / wall / 1e6})
+    for row in rows:  # efficiency: speed-up over one worker (same device) divided by the workers
+        one = next(r for r in rows if r["device"] == row["device"] and r["workers"] == 1)
+        row["speedup_wall"] = one["wall_s"] / row["wall_s"]
+        row["efficiency_wall"] = row["speedup_wall"] / row["workers"]
     return rows
 
 

@@ -43,7 +43,7 @@ def test_hash_counts_g_two_power_and_odd_and_large_g_equal_keyed_hash():
     gen = np.random.default_rng(5)
     n, d = 700, 67
     keys = gen.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=n, dtype=np.int64, endpoint=True)
-    for g in (2, 3, 4, 6, 56, 1 << 20, (1 << 30) - 1, 1 << 30):
+    for g in (2, 3, 4, 6, 56, 57, 1 << 20, (1 << 30) - 1, 1 << 30):
         h = keyed_hash(keys[:, None], np.arange(d)[None, :], g)  # (n, d), the reference hash
         r = h[:, 7]  # every user supports value 7, and others by collision
         want = (h == r[:, None]).sum(axis=0)
@@ -52,11 +52,15 @@ def test_hash_counts_g_two_power_and_odd_and_large_g_equal_keyed_hash():
 
 
 def test_congruence_test_equals_mod_on_edge_words():
-    z = np.array([0, 1, 2, 55, 56, 57, 2**63, 2**64 - 1, 2**64 - 2, 12345678901234567], dtype=np.uint64)
+    """Every z below g (where z − r wraps), including z = r − (2^64 mod g), whose wrapped difference
+    is a multiple of g, and words at the top of the range; g odd, even, a power of two, above 2^32."""
+    top = [2**63, 2**64 - 1, 2**64 - 2, 2**64 - 56, 12345678901234567]
     with np.errstate(over="ignore"):
-        for g in (1, 2, 3, 7, 12, 56, 1 << 30, 3 << 28, 2**32 + 1):
+        for g in (1, 2, 3, 7, 12, 56, 57, 1 << 30, 3 << 28, 2**32 + 1):
             inv, rot, lim = divisibility_constants(g)
-            for r in {0, min(1, g - 1), g // 2, g - 1}:  # every r in [0, g)
+            z = np.array(sorted(set(range(min(g, 200))) | set(top)), dtype=np.uint64)
+            m = (1 << 64) % g
+            for r in sorted({0, min(1, g - 1), m, g // 2, g - 1, min(m + 3, g - 1)}):  # r in [0, g)
                 want = z % np.uint64(g) == np.uint64(r)
                 got = np.array([bool(congruent(x, np.uint64(r), inv, rot, lim)) for x in z])
                 assert np.array_equal(got, want), (g, r)

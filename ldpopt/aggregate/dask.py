@@ -16,7 +16,8 @@ Schedulers (``scheduler=``):
   (``ldpopt aggregate``'s default): ``workers`` processes (default: the usable cores, at most one
   per map task), one thread each — separate processes so that the Python parts of the tasks
   (Parquet batch iteration, partial merges) do not share one GIL; the workers' logs are silenced
-  below ERROR so that closing the cluster prints nothing;
+  below ERROR so that closing the cluster prints nothing; with ``device="cuda"`` each worker is
+  given one of the machine's GPUs by its index (:mod:`.gpus`);
 * ``"tcp://host:port"`` (or any address ``distributed.Client`` accepts, or a Client/cluster
   object) — an existing cluster; the shard paths must be readable by its workers and ldpopt
   importable there.
@@ -180,6 +181,10 @@ def _compute_distributed(tasks, rows, address, workers: int | None, progress: bo
             # fault in, and the numpy aggregators are made of such temporaries. These workers run only
             # this call, so they keep freed blocks instead (ldpopt._malloc; BENCHMARKS.md, Dask rows).
             client.run(keep_freed_memory)
+            if device == "cuda":  # several GPUs: each worker its own (.gpus)
+                from .gpus import one_gpu_per_worker, visible_gpus
+
+                client.register_plugin(one_gpu_per_worker(visible_gpus()))
             # one process per core already: one kernel thread each
             return _run_on(client, tasks, rows, progress, device, 1)
     # a cluster of unknown shape: its workers' kernels keep their own thread settings

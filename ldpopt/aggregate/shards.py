@@ -181,6 +181,26 @@ def _prefetched(batches):
             yield item
 
 
+def _in_lanes(fn, items, lanes: int):
+    """fn(item) for each item, in order, with up to ``lanes`` calls running at once, each on one of
+    ``lanes`` threads (so each call finds its thread's CUDA stream free: ``ldpopt.kernels.cuda.Lane``;
+    one lane's host→device copy runs while the other's kernel does)."""
+    from collections import deque
+
+    with ThreadPoolExecutor(lanes) as pool:
+        running = deque()
+        for item in items:
+            if len(running) == lanes:
+                yield running.popleft().result()
+            running.append(pool.submit(fn, item))
+        while running:
+            yield running.popleft().result()
+
+
+#: host threads that count a shard's batches on the GPU (two: a copy overlaps a kernel)
+CUDA_LANES = 2
+
+
 def shard_partial(path, row_groups=None, batch_rows: int = BATCH_ROWS, labelled: bool = True,
                   device=None) -> Partial:
     """The partial aggregate of one shard (or of some of its row groups), read batch by batch;
@@ -188,16 +208,23 @@ def shard_partial(path, row_groups=None, batch_rows: int = BATCH_ROWS, labelled:
     once per shard by the plan and attached to the merged total, not shipped with every task).
     ``device``: who counts (``oracle.aggregate``'s argument; None: its default). Unless
     ``device="numpy"``, the next batch is read while the current one is counted (the kernels leave the core
-    idle otherwise: decoding a batch costs about as much as counting it)."""
+    idle otherwise: decoding a batch costs about as much as counting it); with ``device="cuda"`` the
+    batches are counted in ``CUDA_LANES`` host threads, each with its own stream and pinned buffers
+    (:func:`_in_lanes`), so that a batch's copy to the GPU overlaps the previous batch's kernel."""
     oracle = read_oracle(path)
     pf = pq.ParquetFile(path)
     total = Partial.empty(oracle)
     batches = pf.iter_batches(batch_size=batch_rows, row_groups=row_groups)
     if device != "numpy":
         batches = _prefetched(batches)
-    for batch in batches:
-        if batch.num_rows:
-            total = total.merge(Partial.from_reports(oracle, from_batch(oracle, batch), device=device))
+
+    def count(batch):
+        return Partial.from_reports(oracle, from_batch(oracle, batch), device=device) if batch.num_rows else None
+
+    parts = _in_lanes(count, batches, CUDA_LANES) if device == "cuda" else map(count, batches)
+    for part in parts:
+        if part is not None:
+            total = total.merge(part)
     return total.with_labels(read_labels(path)) if labelled else total
 
 

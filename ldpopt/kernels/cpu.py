@@ -18,6 +18,10 @@ Within a task of :func:`hash_counts` the users are tiled (``_USER_TILE`` users: 
 reports stay in L1) and, for each value of the block, the innermost loop runs over the users of
 the tile with a scalar accumulator, so it vectorises; ``mod g`` is replaced by the
 multiply-and-rotate divisibility test of :mod:`.scalar` (a 64-bit division costs ~40 cycles).
+When one user chunk suffices (U = 1, wide outputs) the tasks are the value blocks alone and the
+tiles start at 0 (``_hash_counts_wide``): the same loop with the chunk's bounds computed per task ran
+~35 % slower at g = 56 and ~2× slower at g = 4 on the reference machine (AVX2), an effect of code
+generation, not of the arithmetic; measured side by side in ``benchmarks/bench_kernels.py``.
 """
 
 from __future__ import annotations
@@ -183,6 +187,35 @@ def column_counts(packed: np.ndarray, d: int) -> np.ndarray:
 
 
 # -- keyed hash counts (OLH, BLH) ----------------------------------------------------------------
+@njit(inline="always", cache=True)
+def _tile_counts(keys, r, vg, v0, v1, t0, t1, mask, inv, rot, lim, pow2, row):
+    """row[v] += #{t0 ≤ i < t1 : H_{s_i}(v) = r_i} for v0 ≤ v < v1 (one task's tile of users)."""
+    for v in range(v0, v1):
+        h = vg[v]
+        c = 0
+        if pow2:
+            for i in range(t0, t1):
+                c += np.int64((_mix64(keys[i] + h) & mask) == r[i])
+        else:
+            for i in range(t0, t1):
+                c += np.int64(_congruent(_mix64(keys[i] + h), r[i], inv, rot, lim))
+        row[v] += c
+
+
+@njit(parallel=True, cache=True)
+def _hash_counts_wide(keys, r, vg, mask, inv, rot, lim, pow2, nblk):
+    """U = 1: one task per value block, every user, tiles from 0 (a separate loop nest: with the
+    user chunk's bounds computed per task the inner loop ran ~35 % slower, measured at d = 42,178)."""
+    n, d = keys.shape[0], vg.shape[0]
+    out = np.zeros(d, np.int64)
+    for b in prange(nblk):
+        v0 = b * _VALUE_BLOCK
+        v1 = min(d, v0 + _VALUE_BLOCK)
+        for t0 in range(0, n, _USER_TILE):
+            _tile_counts(keys, r, vg, v0, v1, t0, min(n, t0 + _USER_TILE), mask, inv, rot, lim, pow2, out)
+    return out
+
+
 @njit(parallel=True, cache=True)
 def _hash_counts(keys, r, vg, mask, inv, rot, lim, pow2, U, nblk):
     n, d = keys.shape[0], vg.shape[0]
@@ -192,19 +225,8 @@ def _hash_counts(keys, r, vg, mask, inv, rot, lim, pow2, U, nblk):
         lo, hi = n * u // U, n * (u + 1) // U
         v0 = b * _VALUE_BLOCK
         v1 = min(d, v0 + _VALUE_BLOCK)
-        row = part[u]
         for t0 in range(lo, hi, _USER_TILE):
-            t1 = min(hi, t0 + _USER_TILE)
-            for v in range(v0, v1):
-                h = vg[v]
-                c = 0
-                if pow2:
-                    for i in range(t0, t1):
-                        c += np.int64((_mix64(keys[i] + h) & mask) == r[i])
-                else:
-                    for i in range(t0, t1):
-                        c += np.int64(_congruent(_mix64(keys[i] + h), r[i], inv, rot, lim))
-                row[v] += c
+            _tile_counts(keys, r, vg, v0, v1, t0, min(hi, t0 + _USER_TILE), mask, inv, rot, lim, pow2, part[u])
     return _sum_rows(part)
 
 
@@ -222,4 +244,6 @@ def hash_counts(keys: np.ndarray, r: np.ndarray, d: int, g: int) -> np.ndarray:
     pow2 = g & (g - 1) == 0
     nblk = max(1, -(-d // _VALUE_BLOCK))
     U = _chunks(k.shape[0], nblk)
+    if U == 1:
+        return _hash_counts_wide(k, ru, vg, np.uint64(g - 1), inv, rot, lim, pow2, nblk)
     return _hash_counts(k, ru, vg, np.uint64(g - 1), inv, rot, lim, pow2, U, nblk)

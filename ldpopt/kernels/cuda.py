@@ -10,8 +10,15 @@ same counts bit for bit (integer sums).
 * :func:`column_counts` (OUE, SUE) — one thread per bit column, summing its bit over the rows
   (neighbouring threads read the same or neighbouring bytes of a row: coalesced).
 
-Every call copies its reports to the device and the counts back (``numba.cuda.to_device``);
-``ldpopt.aggregate.shards`` reads the next Parquet row group while the current one is counted.
+Copies: every call stages its reports through a page-locked (pinned) host buffer and copies them
+to the device asynchronously on a CUDA stream of its own host thread (:class:`Lane`: one stream and
+one set of pinned buffers per thread, grown as needed and reused), launches the kernel on that
+stream and copies the counts back on it; the call returns when its stream has finished, so a lane's
+pinned buffer is rewritten only after the copy that read it completed. Two host threads therefore
+overlap one batch's host→device copy with the other's kernel: ``ldpopt.aggregate.shards`` counts
+the batches of a shard in two such lanes (and reads the next batch in a third thread) when
+``device="cuda"``. (A copy from pageable memory goes through the driver's own staging buffer and is
+synchronous; from pinned memory it is a DMA the stream orders.)
 
 Tested without a GPU under Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, small cases,
 ``tests/test_kernels_cuda.py``); the same tests run on the real device where one is present.
@@ -20,12 +27,13 @@ Tested without a GPU under Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, s
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
 from .scalar import GAMMA, congruent, divisibility_constants, mix64
 
-__all__ = ["check_usable", "histogram", "column_counts", "hash_counts", "TILE"]
+__all__ = ["check_usable", "histogram", "column_counts", "hash_counts", "Lane", "lane", "TILE"]
 
 #: threads per block, and users per shared-memory tile of hash_counts
 TILE = 256
@@ -38,14 +46,19 @@ types = None
 
 
 def _numba_cuda():
+    """numba.cuda (an ``ImportError`` naming the extra without it), bound to the module global on
+    first use only: under the simulator a kernel of another host thread may hold the global swapped."""
     global cuda, types
     try:
-        from numba import cuda, types
+        from numba import cuda as api
+        from numba import types as numba_types
     except ImportError as e:
         raise ImportError("device='cuda' needs the package 'numba' (with its CUDA target), which is not "
                           "installed; install ldpopt's 'gpu' extra: pip install 'ldpopt[gpu]' (in a "
                           "checkout: pip install '.[gpu]')") from e
-    return cuda
+    if cuda is None:
+        cuda, types = api, numba_types
+    return api
 
 
 def check_usable() -> None:
@@ -123,38 +136,98 @@ def _blocks(n: int) -> int:
     return max(1, -(-n // TILE))
 
 
+class Lane:
+    """One host thread's CUDA stream and pinned staging buffers (module docstring). ``api``: the
+    numba.cuda module (its ``stream``, ``pinned_array`` and ``to_device``; a test passes a recorder).
+
+    Order within a call: :meth:`stage` copies each input into its pinned buffer (host memory) and
+    queues the asynchronous copy to the device on the stream; the kernel is queued on the same
+    stream; :meth:`result` queues the copy of the counts back and waits for the stream. A stream runs
+    its work in order, and the next call of the lane writes a pinned buffer only after that wait."""
+
+    def __init__(self, api):
+        self.api = api
+        self.stream = api.stream()
+        self._pinned = {}
+
+    def stage(self, name: str, arr: np.ndarray):
+        """``arr`` on the device, copied through the lane's pinned buffer ``name`` (asynchronous)."""
+        buf = self._pinned.get(name)
+        if buf is None or buf.size < arr.size or buf.dtype != arr.dtype:
+            buf = self.api.pinned_array(max(arr.size, 1), dtype=arr.dtype)
+            self._pinned[name] = buf
+        view = buf[:arr.size].reshape(arr.shape)
+        np.copyto(view, arr)
+        return self.api.to_device(view, stream=self.stream)
+
+    def zeros(self, size: int):
+        """A zeroed int64 device array of ``size`` counts, written on the lane's stream."""
+        return self.api.to_device(np.zeros(size, np.int64), stream=self.stream)
+
+    def result(self, out) -> np.ndarray:
+        """The device counts ``out`` on the host, once everything queued on the stream has run."""
+        host = out.copy_to_host(stream=self.stream)
+        self.stream.synchronize()
+        return host
+
+
+_LANES = threading.local()
+_SIMULATED = threading.Lock()
+
+
+def _launching():
+    """The context a kernel is built and queued in: a lock under Numba's CUDA simulator, which runs
+    one kernel at a time in a process (it refuses concurrent ones, and swaps this module's ``cuda``
+    while one runs), nothing on a GPU."""
+    import contextlib
+
+    from numba import config
+
+    return _SIMULATED if config.ENABLE_CUDASIM else contextlib.nullcontext()
+
+
+def lane() -> Lane:
+    """This host thread's :class:`Lane` (created on first use)."""
+    got = getattr(_LANES, "lane", None)
+    if got is None:
+        got = _LANES.lane = Lane(_numba_cuda())
+    return got
+
+
 def histogram(y: np.ndarray, size: int) -> np.ndarray:
     """c[k] = #{i : y[i] = k} on the GPU; ``y`` int64, already checked to lie in [0, size)."""
-    cuda = _numba_cuda()
-    hist = _kernels()[0]
     y = np.ascontiguousarray(y, dtype=np.int64)
-    out = cuda.to_device(np.zeros(size, np.int64))
+    ln = lane()
+    out = ln.zeros(size)
     if y.shape[0]:
-        hist[min(_blocks(y.shape[0]), 4096), TILE](cuda.to_device(y), out)
-    return out.copy_to_host()
+        with _launching():
+            hist = _kernels()[0]
+            hist[min(_blocks(y.shape[0]), 4096), TILE, ln.stream](ln.stage("y", y), out)
+    return ln.result(out)
 
 
 def column_counts(packed: np.ndarray, d: int) -> np.ndarray:
     """Set bits of each of the first ``d`` bit columns of packed (m, ⌈d/8⌉) uint8 rows, on the GPU."""
-    cuda = _numba_cuda()
-    cols = _kernels()[1]
     packed = np.ascontiguousarray(packed, dtype=np.uint8)
-    out = cuda.to_device(np.zeros(8 * packed.shape[1], np.int64))
-    cols[_blocks(8 * packed.shape[1]), TILE](cuda.to_device(packed), out)
-    return out.copy_to_host()[:d]
+    ln = lane()
+    out = ln.zeros(8 * packed.shape[1])
+    with _launching():
+        cols = _kernels()[1]
+        cols[_blocks(8 * packed.shape[1]), TILE, ln.stream](ln.stage("packed", packed), out)
+    return ln.result(out)[:d]
 
 
 def hash_counts(keys: np.ndarray, r: np.ndarray, d: int, g: int) -> np.ndarray:
     """OLH's support counts c_v = #{i : mix64(s_i + (v + 1)·γ) mod g = r_i} on the GPU (int64 keys
     read as uint64 bit patterns; r already checked to lie in [0, g))."""
-    cuda = _numba_cuda()
-    olh = _kernels()[2]
     k = np.ascontiguousarray(keys, dtype=np.int64).view(np.uint64)
     ru = np.ascontiguousarray(r).astype(np.uint64)
     vg = np.arange(1, d + 1, dtype=np.uint64) * GAMMA
     inv, rot, lim = divisibility_constants(g)
-    out = cuda.to_device(np.zeros(d, np.int64))
-    with np.errstate(over="ignore"):  # the simulator runs the uint64 arithmetic on numpy scalars
-        olh[_blocks(d), TILE](cuda.to_device(k), cuda.to_device(ru), cuda.to_device(vg), np.uint64(g - 1),
-                              inv, rot, lim, bool(g & (g - 1) == 0), out)
-    return out.copy_to_host()
+    ln = lane()
+    out = ln.zeros(d)
+    with np.errstate(over="ignore"), _launching():  # the simulator: uint64 arithmetic on numpy scalars
+        olh = _kernels()[2]
+        olh[_blocks(d), TILE, ln.stream](ln.stage("keys", k), ln.stage("r", ru), ln.stage("vg", vg),
+                                         np.uint64(g - 1), inv, rot, lim, bool(g & (g - 1) == 0), out)
+    return ln.result(out)

@@ -12,9 +12,9 @@ of the tests). Base-Cut's threshold T = Φ⁻¹(1 − α/d)·σ (Eq. 9) is a sca
 ``ldpopt.methods.baseline.cut_threshold``'s formula. Every function takes f̃ (and n, p, q where
 needed) as arrays, not an :class:`~ldpopt.Estimate`, which holds numpy arrays.
 
-MLE-Apx likewise sorts where ``ldpopt.methods`` searches pivots. Not here yet: the Norm-Cut and
-Norm-Hyb tie closures, the exact GRR MLE, the binomial EM and the certificate check (they stay
-numpy-only in ``ldpopt.methods`` and ``ldpopt.verify``).
+MLE-Apx likewise sorts where ``ldpopt.methods`` searches pivots. On the same namespace, in modules
+of their own: Norm-Cut and Norm-Hyb (:mod:`.xp_cut`), the exact GRR MLE and the binomial EM
+(:mod:`.xp_mle`), and ldpopt's check of a simplex-type closed form (:mod:`.xp_check`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,101 @@
+"""The exact maximum-likelihood solves of ``ldpopt.methods.em`` on an array namespace (numpy or CuPy,
+the same code): the GRR multinomial closed form and the per-bit binomial dual solve (the "em" method
+with ``method="exact"``; derivations in :mod:`ldpopt.methods.em`'s docstring, Wang et al. arXiv §3.4
+Eq. 11 with the exact likelihood). Each equals ``ldpopt.methods.em`` within 1e-12
+(``tests/test_kernels_xp.py``).
+
+* :func:`grr_mle` — argmax Σ c_v log(q + a f_v) on the simplex, a = p − q: sort the counts, the
+  prefix condition c_(k) > λ_k q/a with λ_k = C_k/(1 + kq/a), f = max(c/λ − q/a, 0). Sort-based as in
+  ``ldpopt.methods._em_exact._exact_multinomial`` (a sort and a scan are what a GPU does well).
+* :func:`binomial_mle` — argmax Σ [c_v log π_v + (n − c_v) log(1 − π_v)], π_v = q + a f_v: per-value
+  roots π_v(μ) in closed form and the multiplier μ from Σ_v f_v(μ) = 1. Choices: the per-value terms
+  depend on v only through c_v, so they are evaluated once per distinct count (``unique`` — a sort
+  on the device — with the inverse to gather f at the end; ``ldpopt.methods`` groups the same way,
+  :mod:`ldpopt.methods._distinct`), and the distinct counts with their multiplicities go to the host,
+  where Brent's method (scipy's ``brentq``, the reference's root-finder, same tolerances) solves the
+  scalar equation; each evaluation is O(#distinct counts) — a few thousand at d = 10⁷ — so the
+  root-finding is neither a pass over d nor a device round trip per step. h(μ) = Σ_u m_u f_u(μ) sums
+  over the distinct counts u with multiplicities m_u where the reference sums the gathered vector:
+  the roots differ in the last bits only. The per-value root is
+  ``ldpopt.methods._em_exact._root_pi`` itself, run on host arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .xp import _module_of
+from .xp_cut import _host
+
+__all__ = ["grr_mle", "binomial_mle"]
+
+
+def grr_mle(counts, p: float, q: float):
+    """The exact GRR maximum-likelihood frequencies (module docstring), float64 on the namespace of
+    ``counts``. Counts must not all be 0."""
+    xp = _module_of(counts)
+    c = counts.astype(xp.float64)
+    a = p - q
+    r = q / a
+    cs = xp.sort(c)[::-1]
+    lam = xp.cumsum(cs) / (1.0 + xp.arange(1, c.shape[0] + 1, dtype=xp.float64) * r)
+    k = int(xp.count_nonzero(cs > lam * r))  # the condition holds on a prefix, non-empty as c_(1) > 0
+    if k == 0:
+        raise ValueError("counts must not all be zero for the multinomial likelihood")
+    lam_star = float(lam[k - 1])
+    f = xp.maximum((c - lam_star * r) / lam_star, 0.0)
+    return f / xp.sum(f)
+
+
+def _bracket(h, uw: np.ndarray, n: float, alpha: float, beta: float) -> tuple[float, float]:
+    """[lo, hi] with h(lo) ≥ 0 ≥ h(hi): μ_hi = max_u G_u(α) makes every f = 0, μ_lo = max_u G_u(α + β)
+    puts one f at 1 (G(x) = w/x − (n − w)/(1 − x)); infinite ends expanded by doubling steps, as in
+    ``ldpopt.methods._em_exact._separable_solve``."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        g0 = np.where(uw > 0, uw / alpha if alpha > 0 else np.inf, 0.0) - np.where(uw < n, (n - uw) / (1 - alpha), 0.0)
+        top = alpha + beta
+        g1 = np.where(uw > 0, uw / top, 0.0) - np.where(uw < n, (n - uw) / (1 - top) if top < 1 else np.inf, 0.0)
+    hi, lo = float(np.max(g0)), float(np.max(g1))
+    lo -= 1e-9 * max(abs(lo), n, 1.0)  # rounding in π(lo) cannot make h(lo) < 0
+    step = max(n, 1.0)
+    if not np.isfinite(hi):
+        hi = max(lo, 0.0) + step if np.isfinite(lo) else step
+        while h(hi) > 0:
+            hi, step = hi + step, 2.0 * step
+    step = max(n, 1.0)
+    if not np.isfinite(lo):
+        lo = min(hi, 0.0) - step
+        while h(lo) < 0:
+            lo, step = lo - step, 2.0 * step
+    return lo, hi
+
+
+def binomial_mle(counts, n: int, p: float, q: float, max_iter: int = 10_000):
+    """The exact per-bit binomial maximum-likelihood frequencies (module docstring), float64 on the
+    namespace of ``counts``; ``max_iter`` bounds Brent's evaluations (a ``RuntimeError`` past it)."""
+    from scipy.optimize import brentq
+
+    from ..methods._em_exact import _root_pi
+
+    xp = _module_of(counts)
+    uw_d, inv, mult_d = xp.unique(counts.astype(xp.float64), return_inverse=True, return_counts=True)
+    uw, mult = _host(uw_d), _host(mult_d).astype(np.float64)
+    nf, a = float(n), p - q
+
+    def table(mu: float) -> np.ndarray:
+        return np.maximum(_root_pi(mu, uw, nf) - q, 0.0)
+
+    def h(mu: float) -> float:
+        return float(mult @ table(mu)) / a - 1.0
+
+    lo, hi = _bracket(h, uw, nf, q, a)
+    if h(lo) == 0.0:
+        mu = lo
+    else:
+        mu, res = brentq(h, lo, hi, xtol=1e-15 * max(nf, 1.0), rtol=4 * np.finfo(float).eps,
+                         maxiter=max_iter, full_output=True, disp=False)
+        if not res.converged:
+            raise RuntimeError(f"root-finding the KKT multiplier did not converge in max_iter = {max_iter} "
+                               f"evaluations ({res.flag}); raise max_iter")
+    f = xp.asarray(table(mu) / a)[inv.reshape(-1)]
+    return f / xp.sum(f)
