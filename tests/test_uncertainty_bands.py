@@ -114,3 +114,37 @@ def test_every_bootstrap_method_contains_bases_interval(method):
             fl = r.fallback
             np.testing.assert_array_equal(r.lo[fl], blo[fl])
             np.testing.assert_array_equal(r.hi[fl], bhi[fl])
+
+
+def test_base_covers_every_band_where_the_variance_grows_with_f():
+    """GRR ε = 4, d = 20,000, Zipf(1.1), n = 10⁶ (head counts of n·q ≈ 50 reports: the f-term of
+    Eq. 2 dominates the variance of the head). 300 exact-in-law repetitions, vectorised: the score
+    interval of ``analytic`` (no plug-in truth) covers ≥ 88.5 % in each band of [σ, ∞) at nominal 90 %
+    (measured 90.1–90.2 % at 400 repetitions; 2,400–5,400 value-repetitions per band, binomial sd
+    ≈ 0.4–0.6 points); the normal interval at the Norm-Sub plug-in truth, the construction it
+    replaces, covers below 88.5 % there (measured 87.1–88.4 %)."""
+    from ldpopt.datasets.synthetic import zipf
+    from ldpopt.methods.normalize import project_simplex
+    from ldpopt.uncertainty.analytic import query_variance, score_interval, variance_line
+    from ldpopt.uncertainty.resample import draw_counts
+
+    ds = zipf(d=20_000, s=1.1, rng=1)
+    f, n, R = ds.frequencies, int(ds.counts.sum()), 300
+    o = oracles.get("grr", 4.0, 20_000)
+    C = draw_counts(o, ds.counts, R, np.random.default_rng(5))
+    F = (C / n - o.q) / (o.p - o.q)
+    est = o.estimate(C[0], n)
+    a, b = variance_line(est, "base")
+    lo, hi = score_interval(F, a, b, 0.9)
+    r0 = analytic(est, "base", 0.9)   # the batch above is analytic()'s interval, row by row
+    np.testing.assert_allclose(r0.lo, lo[0], rtol=1e-12) and np.testing.assert_allclose(r0.hi, hi[0], rtol=1e-12)
+    hit = (lo <= f) & (f <= hi)
+    sig = np.sqrt(a[0])
+    bands = [(f >= sig) & (f < 2 * sig), (f >= 2 * sig) & (f < 5 * sig), f >= 5 * sig]
+    assert all(m.sum() >= 8 for m in bands)
+    cov = [hit[:, m].mean() for m in bands]
+    assert min(cov) >= 0.885, cov
+    head = f >= sig
+    old = np.stack([np.abs(F[r] - f)[head] <= 1.6448536269514722 * np.sqrt(query_variance(est, "base", project_simplex(F[r])))[head]
+                    for r in range(R)])
+    assert old.mean() < 0.885, old.mean()

@@ -234,7 +234,7 @@ def _boundary_hull(estimate, level, queries, world, lo, hi, index=None):
     world = np.asarray(world, dtype=np.float64)
     if not supports_analytic(estimate, "base", queries):
         return lo, hi, np.zeros(np.shape(world), dtype=bool)
-    b = analytic(estimate, "base", level, queries=queries, truth=None)
+    b = analytic(estimate, "base", level, queries=queries)
     blo, bhi, bpt, bse = np.clip(b.lo, 0.0, 1.0), np.clip(b.hi, 0.0, 1.0), b.values, b.se
     if index is not None:
         blo, bhi, bpt, bse = blo[index], bhi[index], bpt[index], bse[index]
