@@ -148,3 +148,36 @@ def test_base_covers_every_band_where_the_variance_grows_with_f():
     old = np.stack([np.abs(F[r] - f)[head] <= 1.6448536269514722 * np.sqrt(query_variance(est, "base", project_simplex(F[r])))[head]
                     for r in range(R)])
     assert old.mean() < 0.885, old.mean()
+
+
+def test_hr_subset_sums_get_the_same_flag_and_fallback():
+    """HR has no analytic Base law for sums; the flagged sums get Base's normal interval with the sd
+    of Base's answers over the same resamples (clipped to [0, 1]), the others the hull with it; head
+    sums (the raw basic interval sits below the truth under Norm-Sub's shift) are flagged and
+    covered."""
+    d = 64
+    f = zipf_probabilities(d, 1.1)
+    tc = np.random.default_rng(2).multinomial(200_000, f)
+    f = tc / tc.sum()
+    o = oracles.get("hr", 1.0, d)
+    U = np.zeros((12, d))
+    for i in range(12):
+        U[i, np.random.default_rng(i).choice(d if i % 2 else 8, 4, replace=False)] = 1
+    hits = raw_hits = 0
+    for rep in range(6):
+        est = o.simulate(tc, 40 + rep)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FallbackWarning)
+            r = intervals(est, "norm-sub", 0.9, query=U, n_resamples=60, rng=rep)
+        raw = bootstrap(est, "norm-sub", 0.9, queries=U, n_resamples=60, rng=rep, boundary=None)
+        base = bootstrap(est, "base", 0.9, queries=U, n_resamples=60, rng=rep, interval="normal")
+        bpt, bse = U @ est.f_tilde, base.se
+        blo, bhi = np.clip(bpt - 1.6448536269514722 * bse, 0, 1), np.clip(bpt + 1.6448536269514722 * bse, 0, 1)
+        fl = r.fallback
+        np.testing.assert_allclose(r.lo[fl], blo[fl]) and np.testing.assert_allclose(r.hi[fl], bhi[fl])
+        assert np.all(r.lo <= blo + 1e-15) and np.all(r.hi >= bhi - 1e-15)
+        assert fl.any()
+        t = U @ f
+        hits += ((r.lo <= t) & (t <= r.hi)).sum()
+        raw_hits += ((raw.lo <= t) & (t <= raw.hi)).sum()
+    assert hits / 72 >= 0.8 and hits >= raw_hits, (hits, raw_hits)
