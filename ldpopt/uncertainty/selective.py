@@ -45,7 +45,7 @@ from scipy.special import log_ndtr
 from ..estimate import Estimate
 from .analytic import score_interval, variance_line
 
-__all__ = ["rank_conditional", "selective_topk"]
+__all__ = ["conditional_topk", "rank_conditional", "selective_topk", "windows"]
 
 _STEPS = 60
 
@@ -93,23 +93,31 @@ def rank_conditional(x, L, U, alpha, beta, level: float, step: float = 0.0) -> t
 
 def selective_topk(estimate: Estimate, S, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(lo, hi, flagged) for the values ``S`` (k,) a method ranked 1..k on ``estimate`` (module
-    docstring). ``S`` may be (B, k) with ``estimate.f_tilde`` replaced by rows: see :func:`windows`."""
+    docstring)."""
+    alpha, beta = variance_line(estimate, "base")
+    x = np.asarray(estimate.f_tilde, dtype=np.float64)[None]
+    lo, hi, flag = conditional_topk(x, np.asarray(S)[None], float(alpha[0]), float(beta[0]), level,
+                                    1.0 / (estimate.n * (estimate.p - estimate.q)))
+    return lo[0], hi[0], flag[0]
+
+
+def conditional_topk(X, S, alpha: float, beta: float, level: float, step: float):
+    """:func:`selective_topk` for B raw estimates at once: ``X`` (B, d) the rows of f̃, ``S`` (B, k)
+    each row's selected values, (``alpha``, ``beta``) Base's per-value variance line, ``step`` the
+    count step 1/(n(p − q)); returns (lo, hi, flagged), each (B, k)."""
     from .topk import select_top
 
-    x = np.asarray(estimate.f_tilde, dtype=np.float64)
-    S = np.asarray(S)
-    k = S.shape[-1]
-    order = select_top(x, min(k + 1, x.shape[-1]))
-    alpha, beta = variance_line(estimate, "base")
-    a0, b0 = float(alpha[0]), float(beta[0])
-    lo, hi = windows(x[None], order[None], k)
-    xs = x[order[:k]]
-    clo, chi = rank_conditional(xs, lo[0], hi[0], a0, b0, level, step=1.0 / (estimate.n * (estimate.p - estimate.q)))
-    flag = S != order[:k]
+    X, S = np.asarray(X, dtype=np.float64), np.asarray(S)
+    k, d = S.shape[1], X.shape[1]
+    order = select_top(X, min(k + 1, d))
+    L, U = windows(X, order, k)
+    own = order[:, :k]
+    lo, hi = rank_conditional(np.take_along_axis(X, own, axis=1), L, U, alpha, beta, level, step=step)
+    flag = S != own
     if flag.any():
-        blo, bhi = score_interval(x[S], a0, b0, 1.0 - (1.0 - level) / x.shape[-1])
-        clo, chi = np.where(flag, np.clip(blo, 0, 1), clo), np.where(flag, np.clip(bhi, 0, 1), chi)
-    return clo, chi, flag
+        blo, bhi = score_interval(np.take_along_axis(X, S, axis=1), alpha, beta, 1.0 - (1.0 - level) / d)
+        lo, hi = np.where(flag, np.clip(blo, 0, 1), lo), np.where(flag, np.clip(bhi, 0, 1), hi)
+    return lo, hi, flag
 
 
 def windows(X, order, k: int) -> tuple[np.ndarray, np.ndarray]:
