@@ -24,6 +24,14 @@ def _truth():
     return tc, tc / N
 
 
+def _returned_and_raw(est, U, B, rng):
+    """Norm-Sub's interval as ``intervals`` returns it (fallback note silenced) and the raw basic one."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        res = intervals(est, "norm-sub", 0.9, query=U, n_resamples=B, rng=rng)
+    return res, bootstrap(est, "norm-sub", 0.9, queries=U, n_resamples=B, rng=rng, boundary=None)
+
+
 def test_norm_sub_covers_just_above_the_floor():
     """Zipf(1.1), d = 10,000, n = 10⁶, OUE ε = 1, exact-in-law counts, 12 repetitions of 50
     resamples; the values with f ∈ [σ, 5σ) of all repetitions pooled (effective sample: 492 values,
@@ -84,11 +92,7 @@ def test_head_sums_are_covered():
     t = U @ f
     hits = raw_hits = 0
     for r in range(4):
-        est = o.simulate(tc, 300 + r)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FallbackWarning)
-            res = intervals(est, "norm-sub", 0.9, query=U, n_resamples=30, rng=r)
-        raw = bootstrap(est, "norm-sub", 0.9, queries=U, n_resamples=30, rng=r, boundary=None)
+        res, raw = _returned_and_raw(o.simulate(tc, 300 + r), U, 30, r)
         hits += ((res.lo <= t) & (t <= res.hi)).sum()
         raw_hits += ((raw.lo <= t) & (t <= raw.hi)).sum()
     assert hits / 160 >= 0.85 and raw_hits / 160 < 0.6, (hits, raw_hits)
@@ -166,10 +170,7 @@ def test_hr_subset_sums_get_the_same_flag_and_fallback():
     hits = raw_hits = 0
     for rep in range(6):
         est = o.simulate(tc, 40 + rep)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FallbackWarning)
-            r = intervals(est, "norm-sub", 0.9, query=U, n_resamples=60, rng=rep)
-        raw = bootstrap(est, "norm-sub", 0.9, queries=U, n_resamples=60, rng=rep, boundary=None)
+        r, raw = _returned_and_raw(est, U, 60, rep)
         base = bootstrap(est, "base", 0.9, queries=U, n_resamples=60, rng=rep, interval="normal")
         bpt, bse = U @ est.f_tilde, base.se
         blo, bhi = np.clip(bpt - 1.6448536269514722 * bse, 0, 1), np.clip(bpt + 1.6448536269514722 * bse, 0, 1)
