@@ -7,11 +7,11 @@ intervals per value and per subset sum, the conditional top-10 of every method) 
 repetition of each method that ``intervals`` bootstraps (200 resamples).
 
 ``python benchmarks/bench_uncertainty_grid.py summarise FOLDER...`` reads each run folder
-(``results.parquet``, else its ``parts/``) and writes ``benchmarks/results/uncertainty_grid.json``:
-per (config, dataset, oracle, ε, method, level, band) the coverage, its Monte-Carlo SE, count,
+(``results.parquet``, else its ``parts/``) and writes ``benchmarks/results/uncertainty_grid.parquet``:
+per (experiment, dataset, oracle, ε, method, level, band) the coverage, its Monte-Carlo SE, count,
 repetitions and median width relative to Base (:func:`ldpopt.experiments.tasks_uncertainty.coverage_stats`),
-and per rank the top-10 coverage (``ranks``). Keys: ``machine``, ``date``, ``command``, ``profile``
-(when measured), ``rows``, ``ranks``.
+and ``uncertainty_grid_ranks.parquet``: per rank the top-10 coverage. ``uncertainty_grid.json`` keeps
+``machine``, ``date``, ``command``, ``profile`` (when measured) and the number of rows.
 """
 
 from __future__ import annotations
@@ -114,8 +114,12 @@ def main(argv=None) -> dict:
     if a.what == "profile":
         result = {**old, "profile": {**head, **profile()}}
     else:
+        import pandas as pd
+
         rows, ranks = summarise(a.folders)
-        result = {**head, "profile": old.get("profile"), "rows": rows, "ranks": ranks}
+        pd.DataFrame(rows).to_parquet(OUT.with_suffix(".parquet"), index=False)
+        pd.DataFrame(ranks).to_parquet(OUT.with_name("uncertainty_grid_ranks.parquet"), index=False)
+        result = {**head, "profile": old.get("profile"), "rows": len(rows), "ranks": len(ranks)}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=0, default=float))
     return result
@@ -123,4 +127,4 @@ def main(argv=None) -> dict:
 
 if __name__ == "__main__":
     r = main()
-    print(json.dumps(r.get("profile"), indent=1) if sys.argv[1:2] == ["profile"] else f"{len(r['rows'])} rows written")
+    print(json.dumps(r.get("profile"), indent=1) if sys.argv[1:2] == ["profile"] else f"{r['rows']} rows written")
