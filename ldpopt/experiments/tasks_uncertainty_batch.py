@@ -26,6 +26,8 @@ methods, two levels, shared 2-core machine): see ``benchmarks/results/uncertaint
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..queries import query_matrix
@@ -44,7 +46,8 @@ K = 10
 
 def _batch_rows(method, how, level, lo, hi, truth, masks, ref) -> list[dict]:
     """Per repetition (row of lo/hi, (R, m)) and band: coverage, count, mean width, median width
-    relative to ``ref`` = (lo, hi) of Base on the same entries (both clipped to [0, 1])."""
+    relative to ``ref`` = (lo, hi) of Base on the same entries (both clipped to [0, 1]; NaN where
+    Base's clipped width is 0 on every entry of the band)."""
     truth = np.broadcast_to(truth, lo.shape)
     hit = (lo <= truth) & (truth <= hi)
     w = hi - lo
@@ -59,8 +62,9 @@ def _batch_rows(method, how, level, lo, hi, truth, masks, ref) -> list[dict]:
             continue
         cov = np.where(m, hit, 0).sum(axis=1) / np.maximum(cnt, 1)
         wid = np.where(m, w, 0).sum(axis=1) / np.maximum(cnt, 1)
-        rel = np.nanmedian(np.where(m & np.isfinite(rw), rw, np.nan), axis=1) if np.isfinite(rw[m]).any() \
-            else np.full(lo.shape[0], np.nan)
+        with warnings.catch_warnings():  # a repetition whose band has no finite ratio: NaN, said in the docstring
+            warnings.simplefilter("ignore", RuntimeWarning)
+            rel = np.nanmedian(np.where(m & np.isfinite(rw), rw, np.nan), axis=1)
         for r in np.flatnonzero(cnt):
             out.append({"method": method, "metric": "coverage", "level": level, "band": band, "value": float(cov[r]),
                         "count": int(cnt[r]), "width": float(wid[r]), "rel_width": float(rel[r]), "interval": how,
