@@ -1,7 +1,7 @@
 """Task kind ``coverage``: empirical coverage of ldpopt's confidence intervals.
 
 One task = one simulated dataset (an estimate of the config's truth by the config's oracle at ε).
-For every method: the interval of :func:`ldpopt.uncertainty.intervals` (analytic normal for Base
+For every method: the interval of :func:`ldpopt.uncertainty.intervals` (analytic score interval for Base
 and Norm, parametric-bootstrap basic interval otherwise, widened to Base's interval where the fit is 0 — see
 :mod:`ldpopt.uncertainty.bootstrap`) at each level of ``params.levels``
 (default 0.9 and 0.95; one bootstrap serves every level), and whether it covers the truth, per
