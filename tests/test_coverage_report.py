@@ -80,7 +80,9 @@ def quick_run(tmp_path_factory):
 def test_quick_run_table_is_the_pooled_coverage(quick_run):
     root, t = quick_run
     md = coverage_report("ext_uncertainty_coverage", quick=True, root=root)
-    assert "zipf" in md and "oue" in md and f"{t['rep'].nunique()} repetitions" in md
+    reps = t[t.metric == "coverage"].groupby(["rep", "batch_rep"]).ngroups
+    assert "zipf" in md and "oue" in md and f"{reps} repetitions" in md and "Top 10 per rank" in md
+    t = t[t.metric == "coverage"]
     for level in (0.9, 0.95):
         cells = _cells(md, level)
         assert {b for _, b in cells} == set(t["band"]) and set(t["band"]) <= set(BAND_ORDER)

@@ -1,4 +1,4 @@
-"""The coverage experiment (kind "coverage", configs/ext_uncertainty_coverage.toml) runs --quick."""
+"""The coverage experiments (kind "coverage-batch", configs/ext_uncertainty_*.toml) run --quick."""
 
 import numpy as np
 
@@ -9,10 +9,16 @@ from ldpopt.experiments.tasks_uncertainty import coverage_table
 def test_coverage_quick_table(tmp_path):
     cfg = load_config("ext_uncertainty_coverage")
     t = run("ext_uncertainty_coverage", quick=True, out=tmp_path, progress=False)
-    assert set(t.method) == set(cfg.methods)
+    ranks = t[t.metric == "coverage_rank"]
+    t = t[t.metric == "coverage"]
+    assert set(t.method) == set(cfg.methods) == set(ranks.method)
     assert set(t.band) <= {"zero", "lt1sigma", "1-2sigma", "2-5sigma", "ge5sigma", "sub-head", "sub-tail",
-                           "sub-mixed", "topk-set", "topk-sel", "topk-order", "topk-hull", "topk-cal"}
-    assert {"lt1sigma", "ge5sigma", "sub-head", "sub-tail", "sub-mixed", "topk-cal"} <= set(t.band)
+                           "sub-mixed", "topk", "topk-set"}
+    assert {"lt1sigma", "ge5sigma", "sub-head", "sub-tail", "sub-mixed", "topk"} <= set(t.band)
+    assert set(ranks.band) == {f"rank{i}" for i in range(1, 11)}
+    # the per-rank rows are the top-10 rows split by rank: the same hits in total
+    tk = t[t.band == "topk"]
+    assert np.isclose((tk.value * tk["count"]).sum(), (ranks.value * ranks["count"]).sum())
     # every bootstrap method's interval contains Base's (Base's at the flagged entries, the hull
     # elsewhere): never narrower than Base's on the per-value bands and the subset sums
     boot = t[~t.method.isin(["base", "norm"]) & ~t.band.str.startswith("topk")]
@@ -20,7 +26,7 @@ def test_coverage_quick_table(tmp_path):
     assert set(t.level) == {0.9, 0.95}
     assert ((t.value >= 0) & (t.value <= 1)).all() and (t["count"] > 0).all()
     # 95 % intervals contain the 90 % ones: coverage and width are monotone in the level
-    key = ["rep", "method", "band"]
+    key = ["rep", "batch_rep", "method", "band"]
     a = t[t.level == 0.9].set_index(key).sort_index()
     b = t[t.level == 0.95].set_index(key).sort_index()
     assert (b.value >= a.value - 1e-12).all() and (b.width >= a.width - 1e-15).all()
@@ -42,6 +48,6 @@ def test_heldout_quick_runs_on_shipped_data(tmp_path):
     Norm-Sub's per-value and subset intervals are never narrower than Base's clipped interval."""
     t = run("ext_uncertainty_heldout", quick=True, out=tmp_path, progress=False)
     assert set(t.dataset) == {"bms-webview-2"} and set(t.method) == {"base", "norm-sub"}
-    ns = t[(t.method == "norm-sub") & ~t.band.str.startswith("topk")]
+    ns = t[(t.method == "norm-sub") & (t.metric == "coverage") & ~t.band.str.startswith("topk")]
     assert {"lt1sigma", "sub-head", "sub-tail", "sub-mixed"} <= set(ns.band)
     assert (ns.rel_width >= 1 - 1e-9).all()

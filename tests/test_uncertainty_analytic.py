@@ -6,7 +6,7 @@ import pytest
 from ldpopt import oracles
 from ldpopt.oracles.jointlaw import count_moments
 from ldpopt.uncertainty import analytic, intervals
-from ldpopt.uncertainty.analytic import pair_parameters, query_variance
+from ldpopt.uncertainty.analytic import pair_parameters, query_variance, variance_line
 from ldpopt.uncertainty.resample import draw_counts
 
 SYMMETRIC = ["grr", "oue", "sue", "olh", "blh", "ss"]
@@ -87,12 +87,46 @@ def test_analytic_se_agrees_with_bootstrap(name, method):
     assert np.max(np.abs(bq.se / aq.se - 1)) < tol
 
 
-def test_analytic_is_unbiased_normal_interval():
-    o = oracles.get("oue", 1.0, 10)
-    est = o.simulate(np.arange(10) * 100, 0)
+def test_analytic_is_the_score_interval():
+    """The end points are the roots of (T − F)² = z²·Var(F) with Var(F) the exact variance at the
+    answer F itself (query_variance, checked against the enumerated law above, at an f whose entry is
+    F), and T lies inside."""
+    d = 10
+    o = oracles.get("grr", 3.0, d)
+    est = o.simulate(np.arange(d) * 100, 0)
+    z = 1.6448536269514722
+    for method in ("base", "norm"):
+        r = analytic(est, method, 0.9)
+        T = r.values
+        for F in (r.lo, r.hi):
+            g = np.clip(F, 0, 1)
+            for v in range(d):
+                if F[v] < 0 or F[v] > 1:
+                    continue
+                f = np.full(d, (1 - g[v]) / (d - 1))
+                f[v] = g[v]
+                var = query_variance(est, method, f)[v]
+                np.testing.assert_allclose((T[v] - F[v]) ** 2, z * z * var, rtol=1e-9)
+        assert np.all((r.lo <= T) & (T <= r.hi)) and np.all(r.bias == 0)
     r = analytic(est, "norm", 0.9)
-    np.testing.assert_allclose((r.hi - r.lo) / 2, 1.6448536269514722 * r.se)
     np.testing.assert_allclose(r.values, est.f_tilde + (1 - est.f_tilde.sum()) / 10)
-    assert np.all(r.bias == 0) and r.confidence_interval.low is r.lo and r.standard_error is r.se
+    assert r.confidence_interval.low is r.lo and r.standard_error is r.se
     with pytest.raises(ValueError, match="method must be one of"):
         analytic(est, "norm-sub")
+
+
+@pytest.mark.parametrize("name", ["grr", "oue", "ss"])
+@pytest.mark.parametrize("method", ["base", "norm"])
+def test_variance_line_is_the_exact_variance(name, method):
+    """α + β·(uᵀf) equals query_variance(f) for random f on the simplex, per value and per 0-1 row."""
+    d = 8
+    o = oracles.get(name, 1.0, d)
+    est = o.estimate(np.full(d, 3), 1000)
+    U = np.array([[1, 1, 0, 0, 0, 0, 0, 0], [0, 1, 0, 1, 1, 0, 1, 0], [1] * 8, [0] * 7 + [1]])
+    g = np.random.default_rng(0)
+    for _ in range(3):
+        f = g.dirichlet(np.ones(d))
+        a, b = variance_line(est, method)
+        np.testing.assert_allclose(a + b * f, query_variance(est, method, f), rtol=1e-10)
+        a, b = variance_line(est, method, U)
+        np.testing.assert_allclose(a + b * (U @ f), query_variance(est, method, f, U), rtol=1e-9, atol=1e-15)

@@ -109,7 +109,7 @@ def test_calibrated_selection_is_the_hull_at_the_calibrated_level(method):
 
 def test_calibrated_hull_coverage_near_nominal_where_the_hull_over_covers():
     # GRR at eps = 1, d = 200 (seeded): Base's analytic fixed-set interval is wide against the top
-    # values and the plain hull (the default) covers f_{S_i} ~97 % at nominal 90 %; the calibrated
+    # values and the plain hull (selection="hull") covers f_{S_i} ~97 % at nominal 90 %; the calibrated
     # hull (selection="calibrated") must come down towards nominal
     from ldpopt import oracles
     from ldpopt.uncertainty import intervals
@@ -123,7 +123,7 @@ def test_calibrated_hull_coverage_near_nominal_where_the_hull_over_covers():
     for rep in range(30):
         est = o.simulate(tc, 100 + rep)
         c = intervals(est, "base", lv, query="topk:10", n_resamples=100, rng=rep, selection="calibrated")
-        h = intervals(est, "base", lv, query="topk:10", n_resamples=100, rng=rep)
+        h = intervals(est, "base", lv, query="topk:10", n_resamples=100, rng=rep, selection="hull")
         assert c.extra["selection"] == "calibrated" and h.extra["selection"] == "hull" and c.labels == h.labels
         S = np.array(c.labels)
         cal.append((c.lo <= f[S]) & (f[S] <= c.hi))

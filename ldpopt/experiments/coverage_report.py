@@ -26,11 +26,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["BAND_ORDER", "coverage_markdown", "coverage_report"]
+__all__ = ["BAND_ORDER", "coverage_markdown", "coverage_report", "rank_markdown"]
 
 # value-rank bands of the true frequencies, then the query kinds (tasks_uncertainty's band names)
 BAND_ORDER = ("zero", "lt1sigma", "1-2sigma", "2-5sigma", "ge5sigma", "sub-head", "sub-tail", "sub-mixed",
-              "topk-set", "topk-sel", "topk-hull", "topk-cal", "topk-order")
+              "topk", "topk-set", "topk-sel", "topk-hull", "topk-cal", "topk-order")
+COVERAGE_KINDS = ("coverage", "coverage-batch")
 TARGET = 0.03
 
 
@@ -94,12 +95,54 @@ def coverage_report(name_or_folder, *, quick: bool = False, root="results", by=(
 
     table, meta, folder = load_results(name_or_folder, quick, Path(root))
     kind = meta.get("config", {}).get("kind")
-    if kind != "coverage":
+    if kind not in COVERAGE_KINDS:
         raise ValueError(f"{folder}: kind {kind!r} is not a coverage run (ext_uncertainty_coverage)")
     t = table[table["metric"] == "coverage"]
     parts = [f"{c}: {', '.join(map(str, sorted(set(t[c]), key=str)))}" for c in ("dataset", "oracle", "epsilon")
              if c in t.columns]
-    reps = t["rep"].nunique() if "rep" in t.columns else "?"
+    reps = _repetitions(t)
     head = (f"Coverage of `{meta.get('config', {}).get('name', folder.name)}` ({'; '.join(parts)}; "
-            f"{reps} repetitions; cells pool every dataset, oracle and ε unless grouped, never the bands).")
-    return head + "\n\n" + coverage_markdown(table, by=by, levels=levels)
+            f"{reps} repetitions per cell at most; cells pool every dataset, oracle and ε unless grouped, never "
+            f"the bands).")
+    return head + "\n\n" + coverage_markdown(table, by=by, levels=levels) + rank_markdown(table, by=by, levels=levels)
+
+
+def _repetitions(t: pd.DataFrame):
+    """Repetitions per (dataset, oracle, ε) cell, the most any cell has: ``rep`` (× ``batch_rep``)."""
+    if "rep" not in t.columns:
+        return "?"
+    cell = [c for c in ("dataset", "oracle", "epsilon") if c in t.columns]
+    keys = ["rep", "batch_rep"] if "batch_rep" in t.columns else ["rep"]
+    t = t[t[keys[-1]] >= 0] if "batch_rep" in t.columns else t
+    return int(t.groupby(cell)[keys].apply(lambda g: len(g.drop_duplicates())).max()) if cell else t["rep"].nunique()
+
+
+def rank_markdown(table: pd.DataFrame, *, by=("method",), levels=None) -> str:
+    """The default top-10 interval's coverage per rank (``coverage_rank`` rows of ``coverage-batch``;
+    "" when there are none): one table per level, rows = ``by`` groups, a column per rank, cells =
+    coverage (%) pooled over the cells' repetitions with its binomial standard error, marked as in
+    :func:`coverage_markdown`."""
+    t = table[table["metric"] == "coverage_rank"] if "metric" in table.columns else table.iloc[:0]
+    if t.empty:
+        return ""
+    by = tuple(by)
+    t = t.assign(hits=t["value"] * t["count"])
+    g = t.groupby([*by, "level", "band"])[["hits", "count"]].sum()
+    g["cov"] = g["hits"] / g["count"]
+    ranks = sorted(set(t["band"]), key=lambda b: int(b[4:]))
+    out = []
+    for lv in sorted(set(t["level"])) if levels is None else [float(x) for x in levels]:
+        out += [f"Top 10 per rank, nominal {100 * lv:g} %: coverage (%) ± binomial SE of the default interval.", "",
+                "| " + " | ".join([*by, *ranks]) + " |", "|" + "---|" * (len(by) + len(ranks))]
+        for k in dict.fromkeys(i[:len(by)] for i in g.index):
+            cells = []
+            for b in ranks:
+                if (*k, lv, b) not in g.index:
+                    cells.append("–")
+                    continue
+                row = g.loc[(*k, lv, b)]
+                c = float(row["cov"])
+                cells.append(_cell(c, lv, TARGET, np.sqrt(c * (1 - c) / float(row["count"]))))
+            out.append("| " + " | ".join([*map(str, k), *cells]) + " |")
+        out.append("")
+    return "\n" + "\n".join(out)

@@ -23,9 +23,9 @@ __all__ = ["plot_coverage"]
 
 BANDS = {"zero": "f = 0", "lt1sigma": "0 < f < σ", "1-2sigma": "σ ≤ f < 2σ", "2-5sigma": "2σ ≤ f < 5σ",
          "ge5sigma": "f ≥ 5σ", "sub-head": "sums of 10 head values", "sub-tail": "sums of 10 tail values",
-         "sub-mixed": "sums of 10 random values", "topk-hull": "top-10 set, selection-aware hull",
-         "topk-cal": "top-10 set, calibrated hull"}
-MARKERS = "osD^vPX*<>"
+         "sub-mixed": "sums of 10 random values", "topk": "top-10 set, conditional (default)",
+         "topk-hull": "top-10 set, selection-aware hull", "topk-cal": "top-10 set, calibrated hull"}
+MARKERS = "osD^vPX*<>h"
 
 
 def plot_coverage(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> list[Path]:

@@ -31,7 +31,7 @@ def kind(name: str):
 
 
 # modules that register more kinds; imported on first lookup (also inside worker processes)
-_KIND_MODULES = ("tasks_wang", "tasks_wang_runs", "tasks_jia", "tasks_uncertainty", "tasks_numeric", "tasks_ranges",
+_KIND_MODULES = ("tasks_wang", "tasks_wang_runs", "tasks_jia", "tasks_uncertainty", "tasks_uncertainty_batch", "tasks_numeric", "tasks_ranges",
                  "tasks_pooling", "tasks_channels", "tasks_poisoning")
 
 

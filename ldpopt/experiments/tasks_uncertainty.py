@@ -1,7 +1,7 @@
 """Task kind ``coverage``: empirical coverage of ldpopt's confidence intervals.
 
 One task = one simulated dataset (an estimate of the config's truth by the config's oracle at ε).
-For every method: the interval of :func:`ldpopt.uncertainty.intervals` (analytic normal for Base
+For every method: the interval of :func:`ldpopt.uncertainty.intervals` (analytic score interval for Base
 and Norm, parametric-bootstrap basic interval otherwise, widened to Base's interval where the fit is 0 — see
 :mod:`ldpopt.uncertainty.bootstrap`) at each level of ``params.levels``
 (default 0.9 and 0.95; one bootstrap serves every level), and whether it covers the truth, per
@@ -174,33 +174,51 @@ def coverage(task) -> list[dict]:
                     rq = analytic(est, m, lv, queries=U)
                     rows += sub_rows(m, "normal", lv, k, rq.lo, rq.hi)
             continue
-        with warnings.catch_warnings():  # the table records the fallback per entry; no stderr note per task
-            warnings.simplefilter("ignore", FallbackWarning)
-            r = intervals(est, m, levels[0], n_resamples=B, interval="basic", rng=seed)
-        boot, world = r.bootstrap_distribution, r.extra["world"]
-        # Norm-Mul: intervals on the rescaled output T·S (ldpopt.uncertainty.bootstrap, RATIO_PIVOT)
-        scale = (r.extra["scale"], r.extra["scale_boot"]) if "scale" in r.extra else None
-        tp, bp = (r.values, boot) if scale is None else (r.values * scale[0], boot * scale[1][:, None])
-        top = np.argsort(-r.values, kind="stable")[:10]
-        sb = select_top(boot, 10)
-        for lv in levels:
-            ref = (base[lv].lo, base[lv].hi)
-            reft = (ref[0][top], ref[1][top])
-            _, _, lo, hi = interval_from(tp, world, bp, lv, "basic")
-            lo, hi = _hull(est, lv, None, world, lo, hi)
-            rows += _rows(m, "basic+base", lv, lo, hi, f, masks, ref=ref)
-            rows += _rows(m, "basic+base", lv, lo[top], hi[top], f[top], {"topk-set": np.ones(10, bool)}, ref=reft)
-            cl = _calibrated(lv, world, boot, scale, sb, dev_fixed=True)
-            # the calibrated fixed-set part at the top 10 only (per value: the same floats as over all d)
-            _, _, clo, chi = interval_from(tp[top], world[top], bp[:, top], cl, "basic")
-            clo, chi, _ = _boundary_hull(est, cl, None, world[top], clo, chi, index=top)
-            rows += _topk_rows(m, lv, r.values, world, boot, f, (lo[top], hi[top]), scale=scale,
-                               cal=(cl, (clo, chi)), Sb=sb, ref=reft)
-            for k, U in subs.items():
-                bq, wq, tq = np.asarray((U @ bp.T).T), np.asarray(U @ world).ravel(), np.asarray(U @ tp).ravel()
-                _, _, qlo, qhi = interval_from(tq, wq, bq, lv, "basic")
-                qlo, qhi = _hull(est, lv, U, wq, qlo, qhi)
-                rows += sub_rows(m, "basic+base", lv, k, qlo, qhi)
+        rows += bootstrap_rows(est, m, levels, B, seed, f, masks, subs, f_sub, base, base_q)
+    return rows
+
+
+def bootstrap_rows(est, m, levels, B, seed, f, masks, subs, f_sub, base, base_q, topk=True) -> list[dict]:
+    """Rows of a bootstrapped method ``m`` on one estimate: per band of ``masks``, per subset kind of
+    ``subs`` (true answers ``f_sub``) and, with ``topk``, the top-10 bands; ``base``/``base_q``: Base's
+    analytic results per level (and per level and subset kind), the width reference. One bootstrap
+    serves every level: what ``intervals`` returns (Base's interval at flagged entries, the hull
+    elsewhere)."""
+    rows = []
+
+    def sub_rows(how, lv, k, lo, hi):
+        b = base_q[(lv, k)]
+        return _rows(m, how, lv, lo, hi, f_sub[k], {k: np.ones(len(lo), bool)}, ref=(b.lo, b.hi))
+
+    with warnings.catch_warnings():  # the table records the fallback per entry; no stderr note per task
+        warnings.simplefilter("ignore", FallbackWarning)
+        r = intervals(est, m, levels[0], n_resamples=B, interval="basic", rng=seed)
+    boot, world = r.bootstrap_distribution, r.extra["world"]
+    # Norm-Mul: intervals on the rescaled output T·S (ldpopt.uncertainty.bootstrap, RATIO_PIVOT)
+    scale = (r.extra["scale"], r.extra["scale_boot"]) if "scale" in r.extra else None
+    tp, bp = (r.values, boot) if scale is None else (r.values * scale[0], boot * scale[1][:, None])
+    top = np.argsort(-r.values, kind="stable")[:10]
+    sb = select_top(boot, 10) if topk else None
+    for lv in levels:
+        ref = (base[lv].lo, base[lv].hi)
+        reft = (ref[0][top], ref[1][top])
+        _, _, lo, hi = interval_from(tp, world, bp, lv, "basic")
+        lo, hi = _hull(est, lv, None, world, lo, hi)
+        rows += _rows(m, "basic+base", lv, lo, hi, f, masks, ref=ref)
+        for k, U in subs.items():
+            bq, wq, tq = np.asarray((U @ bp.T).T), np.asarray(U @ world).ravel(), np.asarray(U @ tp).ravel()
+            _, _, qlo, qhi = interval_from(tq, wq, bq, lv, "basic")
+            qlo, qhi = _hull(est, lv, U, wq, qlo, qhi)
+            rows += sub_rows("basic+base", lv, k, qlo, qhi)
+        if not topk:
+            continue
+        rows += _rows(m, "basic+base", lv, lo[top], hi[top], f[top], {"topk-set": np.ones(10, bool)}, ref=reft)
+        cl = _calibrated(lv, world, boot, scale, sb, dev_fixed=True)
+        # the calibrated fixed-set part at the top 10 only (per value: the same floats as over all d)
+        _, _, clo, chi = interval_from(tp[top], world[top], bp[:, top], cl, "basic")
+        clo, chi, _ = _boundary_hull(est, cl, None, world[top], clo, chi, index=top)
+        rows += _topk_rows(m, lv, r.values, world, boot, f, (lo[top], hi[top]), scale=scale,
+                           cal=(cl, (clo, chi)), Sb=sb, ref=reft)
     return rows
 
 
@@ -214,7 +232,8 @@ def coverage_stats(table, by=("method",)):
     """Per ``by`` × level × band: ``coverage`` (Σ value·count / Σ count), its Monte-Carlo standard
     error ``mcse`` (the cluster/ratio-estimator one over repetitions, *choice*: values of one band in
     one repetition share the estimate and are not independent — sqrt(Σ_r c_r²(x_r − x̄)²)/Σ_r c_r with
-    c_r, x_r the count and coverage of repetition r; needs a ``rep`` column, else NaN), ``count``,
+    c_r, x_r the count and coverage of repetition r; needs a ``rep`` column, else NaN; a repetition is
+    (``rep``, ``batch_rep``) where the rows come from ``coverage-batch``), ``count``,
     ``reps`` and ``rel_width`` (median over the rows of the median width relative to Base)."""
     import pandas as pd
 
@@ -225,10 +244,12 @@ def coverage_stats(table, by=("method",)):
     out = pd.DataFrame({"hits": g["hits"].sum(), "count": g["count"].sum()})
     out["coverage"] = out["hits"] / out["count"]
     if "rep" in t.columns:
-        per = t.groupby([*keys, "rep"])[["hits", "count"]].sum().reset_index()
+        t = t.assign(cluster=t["rep"].astype(str) + "/" + t["batch_rep"].astype(str)) if "batch_rep" in t.columns \
+            else t.assign(cluster=t["rep"])
+        per = t.groupby([*keys, "cluster"])[["hits", "count"]].sum().reset_index()
         per = per.join(out["coverage"].rename("cbar"), on=keys)
         per["sq"] = (per["hits"] - per["cbar"] * per["count"]) ** 2
-        agg = per.groupby(keys).agg(sq=("sq", "sum"), reps=("rep", "nunique"))
+        agg = per.groupby(keys).agg(sq=("sq", "sum"), reps=("cluster", "nunique"))
         out["mcse"] = np.sqrt(agg["sq"]) / out["count"]
         out["reps"] = agg["reps"]
     else:

@@ -46,9 +46,12 @@ def _warn_fallback(res: Uncertainty) -> Uncertainty:
     """One warning per call naming how many entries got Base's interval (:attr:`Uncertainty.fallback`)."""
     k = int(res.fallback.sum())
     if k:
-        warnings.warn(f"{res.method}: {k} of {res.fallback.size} entries lie where the method's estimate is "
-                      f"pinned at 0 or biased by its clipping; their intervals are Base's analytic ones "
-                      f"(Uncertainty.fallback marks them)", FallbackWarning, stacklevel=3)
+        why = ("the method ranks them unlike the raw estimate; their intervals are Base's score intervals "
+               "at level 1 - (1 - level)/d" if res.interval == "conditional" else
+               "the method's estimate is pinned at 0 or biased by its clipping there; their intervals are "
+               "Base's analytic ones")
+        warnings.warn(f"{res.method}: {k} of {res.fallback.size} entries are flagged ({why}; "
+                      f"Uncertainty.fallback marks them)", FallbackWarning, stacklevel=3)
     return res
 
 
@@ -70,8 +73,8 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
         Nominal coverage in (0, 1).
     query : None, str or subsets
         None/"full": every value; "topk:K": the K largest values of the method's output, with
-        selection-aware intervals (:mod:`.topk`: the set is re-selected in every resample, for
-        every method, Base and Norm included); "hh:PHI": the values the
+        selection-aware intervals (:mod:`.selective` by default, :mod:`.topk` for the bootstrap
+        variants; for every method, Base and Norm included); "hh:PHI": the values the
         method puts at ≥ PHI, with ``extra["membership"]`` = bootstrap Pr[T*_v ≥ PHI];
         "subsets:SIZE:COUNT" random subsets (seeded by ``rng``); or given subsets (sums).
     interval : None or one of "basic", "percentile", "normal"
@@ -83,11 +86,12 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
         What the top-k intervals cover: the true frequency of the value the estimate ranks i-th
         (default, what a reported (value, frequency) pair claims) or the i-th largest true
         frequency (:mod:`.topk`; measured to under-cover, offered for comparison).
-    selection : "auto" (default), "calibrated", "hull", "rank" or "none" (top-k only)
-        "rank": the rank-conditional interval; "hull": its hull with the fixed-set interval;
+    selection : "auto" (default), "conditional", "calibrated", "hull", "rank" or "none" (top-k only)
+        "conditional": the interval conditional on the rank event (:mod:`.selective`, no bootstrap);
+        "rank": the rank-conditional bootstrap interval; "hull": its hull with the fixed-set interval;
         "calibrated": the hull with both parts at the level whose hull covers the nominal level
         in the bootstrap world (:mod:`.calibrate`; measured below nominal on heavy tails);
-        "auto": "hull" for every method; "none": the fixed-set
+        "auto": "conditional" for every method ("hull" when ``interval`` is given); "none": the fixed-set
         interval alone (ignores the selection; for comparison). See :mod:`.topk`.
     progress : None or callable
         Called with 1 after each resample of a method that runs resample by resample (Power, EM,

@@ -53,7 +53,10 @@ world contradicts the data: head-value sums under Norm-Sub). A flagged entry get
 normal interval clipped to [0, 1]** (valid for the same f whatever the method), every other entry
 the hull of the basic interval with it, so no entry covers less than Base's interval does.
 ``extra["fallback"]`` marks the flagged entries (:attr:`.Uncertainty.fallback`). HR's subset sums
-have no analytic Base law (:mod:`.analytic`) and keep the raw basic interval, unflagged.
+have no analytic Base law (:mod:`.analytic`: the pair covariances depend on the Hadamard rows), so
+there Base's interval is the normal one Base's answer ± z·sd of Base's answers over the same
+resamples (the exact covariance at the world's truth, by simulation; *choice*), clipped to [0, 1],
+and the same flag rule applies.
 
 **Norm-Mul: the ratio pivot** (*choice*). Norm-Mul outputs T = max(f̃, 0)/S with S = Σ max(f̃, 0)
 (arXiv §3.3), so on the large values it is f̃ shrunk by 1/S, and S is set by the whole noisy tail
@@ -205,7 +208,8 @@ def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=N
         se, bias = boot.std(axis=0, ddof=1), boot.mean(axis=0) - world
     at0 = np.zeros(np.shape(T), dtype=bool)
     if boundary == "base" and name not in ("base", "norm"):
-        lo, hi, at0 = _boundary_hull(estimate, level, queries, world, lo, hi)
+        base_boot = None if queries is None else np.asarray((U @ F.T).T)
+        lo, hi, at0 = _boundary_hull(estimate, level, queries, world, lo, hi, base_boot=base_boot)
     how = (f"parametric bootstrap: {B} resamples of the {estimate.oracle} counts (joint-exact fast path) "
            f"from the Norm-Sub fit of the estimate; {interval} interval"
            + (" of the rescaled output T·S (S = Σ max(f̃, 0), so T·S = max(f̃, 0))" if scale else "")
@@ -222,20 +226,30 @@ def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=N
                                                           **extra_scale})
 
 
-def _boundary_hull(estimate, level, queries, world, lo, hi, index=None):
+def _boundary_hull(estimate, level, queries, world, lo, hi, index=None, base_boot=None):
     """The Base fallback (module docstring, "Where the method's interval is not trusted"): per entry,
     Base's analytic normal interval clipped to [0, 1] where the entry is flagged, else the hull of
     [lo, hi] with it; returns (lo, hi, flag). Flagged: the fit puts the entry within FALLBACK_SE
     Base standard errors of 0, or [lo, hi] excludes Base's own point (the method's bias measured in
     the world disagrees with the data). ``index``: world, lo and hi are those values' entries only
-    (per value, the same floats as over all d, then indexed)."""
+    (per value, the same floats as over all d, then indexed). ``base_boot`` (B, m): Base's answers on
+    the resamples, for queries whose Base law is not analytic (HR subset sums; module docstring)."""
     from .analytic import analytic, supports_analytic
 
     world = np.asarray(world, dtype=np.float64)
-    if not supports_analytic(estimate, "base", queries):
-        return lo, hi, np.zeros(np.shape(world), dtype=bool)
-    b = analytic(estimate, "base", level, queries=queries, truth=None)
-    blo, bhi, bpt, bse = np.clip(b.lo, 0.0, 1.0), np.clip(b.hi, 0.0, 1.0), b.values, b.se
+    if supports_analytic(estimate, "base", queries):
+        b = analytic(estimate, "base", level, queries=queries)
+        blo, bhi, bpt, bse = b.lo, b.hi, b.values, b.se
+    elif base_boot is not None:
+        from ..queries import query_matrix
+
+        bpt = np.asarray(query_matrix(queries, estimate.d) @ np.asarray(estimate.f_tilde, dtype=np.float64)).ravel()
+        bse = np.asarray(base_boot, dtype=np.float64).std(axis=0, ddof=1)
+        z = _normal.ppf(0.5 + level / 2)
+        blo, bhi = bpt - z * bse, bpt + z * bse
+    else:
+        raise ValueError("base_boot: Base's resampled answers are needed where Base's law is not analytic")
+    blo, bhi = np.clip(blo, 0.0, 1.0), np.clip(bhi, 0.0, 1.0)
     if index is not None:
         blo, bhi, bpt, bse = blo[index], bhi[index], bpt[index], bse[index]
     flag = (world < FALLBACK_SE * bse) | (bpt < lo) | (bpt > hi)

@@ -36,7 +36,8 @@ class Uncertainty:
         Standard error of each value (analytic, or the bootstrap standard deviation).
     bias : ndarray
         Estimated bias E[value] − truth (0 for the unbiased linear methods Base and Norm; the
-        bootstrap mean minus the plausible truth otherwise).
+        bootstrap mean minus the plausible truth otherwise; NaN for the conditional top-k interval,
+        which estimates none).
     lo, hi : ndarray
         Confidence interval end points at ``level``.
     level : float
@@ -44,7 +45,8 @@ class Uncertainty:
     method : str
         The post-processing method.
     interval : str
-        ``"normal"`` (analytic), ``"basic"``, ``"percentile"`` or ``"bc"``.
+        ``"normal"`` (analytic score interval), ``"basic"``, ``"percentile"``, or ``"conditional"``
+        (top-k, :mod:`ldpopt.uncertainty.selective`).
     how : str
         One sentence: how the numbers were computed (fit, resamples, construction).
     labels : list or None
@@ -82,9 +84,11 @@ class Uncertainty:
 
     @property
     def fallback(self) -> np.ndarray:
-        """Per entry: True where the interval is Base's analytic one instead of the method's own
-        (the method's point is pinned at 0 or biased there, :mod:`ldpopt.uncertainty.bootstrap`);
-        all False for Base, Norm and results without the fallback."""
+        """Per entry: True where the interval is Base's instead of the method's own: per value and
+        per subset sum, where the method's point is pinned at 0 or biased there
+        (:mod:`ldpopt.uncertainty.bootstrap`); for the conditional top-k interval, where the method
+        ranks the value unlike f̃ (:mod:`ldpopt.uncertainty.selective`). All False for Base, Norm
+        and results without the fallback."""
         f = self.extra.get("fallback")
         return np.zeros(np.shape(self.values), dtype=bool) if f is None else np.asarray(f, dtype=bool)
 

@@ -1,0 +1,130 @@
+"""The per-band coverage grid: what one cell costs, and the summary of a finished (or unfinished) run.
+
+``python benchmarks/bench_uncertainty_grid.py profile`` times one cell of the ``coverage-batch`` kind
+(Zipf(1.1), d = 20,000, n = 10⁶, OLH ε = 0.5, 200 repetitions, two levels, the nine methods of the
+shipped configs) in CPU seconds (``time.process_time``): the vectorised part (Base/Norm score
+intervals per value and per subset sum, the conditional top-10 of every method) and one bootstrapped
+repetition of each method that ``intervals`` bootstraps (200 resamples).
+
+``python benchmarks/bench_uncertainty_grid.py summarise FOLDER...`` reads each run folder
+(``results.parquet``, else its ``parts/``) and writes ``benchmarks/results/uncertainty_grid.parquet``:
+per (experiment, dataset, oracle, ε, method, level, band) the coverage, its Monte-Carlo SE, count,
+repetitions and median width relative to Base (:func:`ldpopt.experiments.tasks_uncertainty.coverage_stats`),
+and ``uncertainty_grid_ranks.parquet``: per rank the top-10 coverage. ``uncertainty_grid.json`` keeps
+``machine``, ``date``, ``command``, ``profile`` (when measured) and the number of rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness as H  # noqa: E402
+
+OUT = H.BENCH_DIR / "results" / "uncertainty_grid.json"
+METHODS = ["base", "norm", "base-pos", "base-cut", "norm-mul", "norm-sub", "norm-cut", "norm-hyb", "mle-apx"]
+
+
+def profile() -> dict:
+    """CPU seconds of one cell's vectorised part and of one bootstrapped repetition per method."""
+    import numpy as np
+
+    from ldpopt import oracles
+    from ldpopt.datasets.synthetic import zipf
+    from ldpopt.experiments.tasks_uncertainty import _bands, _subsets, bootstrap_rows
+    from ldpopt.queries import query_matrix
+    from ldpopt.uncertainty.analytic import analytic
+
+    ds = zipf(d=20_000, s=1.1, rng=1)
+    cfg = (f'name = "profile"\nkind = "coverage-batch"\ndescription = "one cell, timed"\n'
+           f'datasets = [{{name = "zipf", d = 20000, s = 1.1, rng = 1}}]\noracles = ["olh"]\nepsilons = [0.5]\n'
+           f'methods = {json.dumps(METHODS)}\nrepetitions = 1\nseed = 1\n'
+           f'[params]\nlevels = [0.9, 0.95]\nreps = 200\nbootstrap_reps = 0\n')
+    import tempfile
+
+    from ldpopt.experiments import run as run_experiment
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "profile.toml"
+        path.write_text(cfg)
+        t0 = time.process_time()
+        run_experiment(str(path), out=Path(tmp) / "res", progress=False)
+        vec = time.process_time() - t0
+    o = oracles.get("olh", 0.5, ds.d)
+    est = o.simulate(ds.counts, 3)
+    rng = np.random.default_rng(0)
+    f = ds.frequencies
+    subs = {k: query_matrix(M, ds.d) for k, M in _subsets(rng, f, 10, 50).items()}
+    f_sub = {k: np.asarray(U @ f).ravel() for k, U in subs.items()}
+    levels = [0.9, 0.95]
+    base = {lv: analytic(est, "base", lv) for lv in levels}
+    base_q = {(lv, k): analytic(est, "base", lv, queries=U) for lv in levels for k, U in subs.items()}
+    per = {}
+    for m in METHODS[2:]:
+        t0 = time.process_time()
+        bootstrap_rows(est, m, levels, 200, 1, f, _bands(f, est.sigma), subs, f_sub, base, base_q, topk=False)
+        per[m] = round(time.process_time() - t0, 2)
+    return {"cell": "zipf1.1-d20000, OLH eps = 0.5, 200 repetitions, 9 methods, 2 levels",
+            "vectorised_cpu_s": round(vec, 1), "bootstrap_cpu_s_per_repetition": per}
+
+
+def _table(folder: Path):
+    import pandas as pd
+
+    if (folder / "results.parquet").exists():
+        return pd.read_parquet(folder / "results.parquet")
+    parts = sorted((folder / "parts").glob("*.parquet"))
+    return pd.concat([pd.read_parquet(p) for p in parts]) if parts else None
+
+
+def summarise(folders) -> tuple[list, list]:
+    from ldpopt.experiments.tasks_uncertainty import coverage_stats
+
+    rows, ranks = [], []
+    by = ("experiment", "dataset", "oracle", "epsilon", "method")
+    for folder in map(Path, folders):
+        t = _table(folder)
+        if t is None:
+            continue
+        cov = t[t["metric"] == "coverage"]
+        st = coverage_stats(cov, by=by).reset_index()
+        rows += [{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for r in st.to_dict("records")]
+        rk = t[t["metric"] == "coverage_rank"]
+        rk = rk.assign(hits=rk["value"] * rk["count"]).groupby([*by, "level", "band"])[["hits", "count"]].sum()
+        rk["coverage"] = rk["hits"] / rk["count"]
+        ranks += [{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()}
+                  for r in rk.drop(columns="hits").reset_index().to_dict("records")]
+    return rows, ranks
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=["profile", "summarise"])
+    ap.add_argument("folders", nargs="*", help="run folders to summarise")
+    a = ap.parse_args(argv)
+    old = json.loads(OUT.read_text()) if OUT.exists() else {}
+    head = {"machine": H.environment(), "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "command": " ".join(["python", "benchmarks/bench_uncertainty_grid.py", a.what]
+                                + [Path(f).name for f in a.folders])}
+    if a.what == "profile":
+        result = {**old, "profile": {**head, **profile()}}
+    else:
+        import pandas as pd
+
+        rows, ranks = summarise(a.folders)
+        pd.DataFrame(rows).to_parquet(OUT.with_suffix(".parquet"), index=False)
+        pd.DataFrame(ranks).to_parquet(OUT.with_name("uncertainty_grid_ranks.parquet"), index=False)
+        result = {**head, "profile": old.get("profile"), "rows": len(rows), "ranks": len(ranks)}
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(result, indent=0, default=float))
+    return result
+
+
+if __name__ == "__main__":
+    r = main()
+    print(json.dumps(r.get("profile"), indent=1) if sys.argv[1:2] == ["profile"] else f"{r['rows']} rows written")

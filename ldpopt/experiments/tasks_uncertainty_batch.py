@@ -1,0 +1,142 @@
+"""Task kind ``coverage-batch``: the coverage table of ``coverage`` with the repetitions vectorised.
+
+One task = one (dataset, oracle, ε) cell and ``params.reps`` repetitions at once: the counts of
+every repetition are drawn in one exact-in-law batch (:func:`ldpopt.uncertainty.resample.draw_counts`,
+the oracle's joint law), and the intervals that need no bootstrap are computed for all repetitions
+as array expressions — Base's and Norm's score intervals (:mod:`ldpopt.uncertainty.analytic`; the
+variance line depends on n, p, q, d only, not on the repetition) per value and per subset sum, and
+the default top-10 interval of every method, conditional on the rank event
+(:mod:`ldpopt.uncertainty.selective`; each method's own top 10 from its outputs on the batch,
+:func:`~ldpopt.uncertainty.resample.apply_batch`). The methods that ``intervals`` bootstraps get
+their per-value and subset-sum intervals from :func:`.tasks_uncertainty.bootstrap_rows` (one
+bootstrap per repetition, the costly part) on the first ``params.bootstrap_reps`` repetitions
+(default all).
+
+Bands as in :mod:`.tasks_uncertainty` (``zero`` … ``ge5sigma``, ``sub-head``/``sub-tail``/
+``sub-mixed``) plus ``topk`` (the default top-10 interval: conditional for every method) and
+``topk-set`` (Base's fixed-set interval at the selected values, the winner's curse, for
+comparison). The subsets are drawn once per cell (*choice*: shared by its repetitions; 50 of each
+kind). Rows carry ``batch_rep`` (the repetition inside the task), the cluster of the Monte-Carlo
+standard error of :func:`.tasks_uncertainty.coverage_stats`; metric ``coverage_rank`` rows give the
+top-10 coverage per rank (band ``rank1`` … ``rank10``).
+
+Cost (one cell, Zipf(1.1) d = 20,000, n = 10⁶, 200 repetitions, Base/Norm and the top-10 of nine
+methods, two levels, shared 2-core machine): see ``benchmarks/results/uncertainty_grid.json``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..queries import query_matrix
+from ..uncertainty.analytic import analytic, score_interval, variance_line
+from ..uncertainty.resample import apply_batch, draw_counts
+from ..uncertainty.selective import conditional_topk
+from ..uncertainty.topk import select_top
+from .tasks import kind
+from .tasks_uncertainty import _bands, _subsets, bootstrap_rows
+from .tasks_wang import QUERY_METHODS, _params, active_methods, dataset_of
+
+__all__ = ["coverage_batch"]
+
+K = 10
+
+
+def _batch_rows(method, how, level, lo, hi, truth, masks, ref) -> list[dict]:
+    """Per repetition (row of lo/hi, (R, m)) and band: coverage, count, mean width, median width
+    relative to ``ref`` = (lo, hi) of Base on the same entries (both clipped to [0, 1]; NaN where
+    Base's clipped width is 0 on every entry of the band)."""
+    truth = np.broadcast_to(truth, lo.shape)
+    hit = (lo <= truth) & (truth <= hi)
+    w = hi - lo
+    bw = np.clip(ref[1], 0, 1) - np.clip(ref[0], 0, 1)
+    rw = np.full(w.shape, np.nan)
+    np.divide(np.clip(hi, 0, 1) - np.clip(lo, 0, 1), bw, out=rw, where=bw > 0)
+    out = []
+    for band, m in masks.items():
+        m = np.broadcast_to(m, lo.shape)
+        cnt = m.sum(axis=1)
+        if not cnt.any():
+            continue
+        cov = np.where(m, hit, 0).sum(axis=1) / np.maximum(cnt, 1)
+        wid = np.where(m, w, 0).sum(axis=1) / np.maximum(cnt, 1)
+        with warnings.catch_warnings():  # a repetition whose band has no finite ratio: NaN, said in the docstring
+            warnings.simplefilter("ignore", RuntimeWarning)
+            rel = np.nanmedian(np.where(m & np.isfinite(rw), rw, np.nan), axis=1)
+        for r in np.flatnonzero(cnt):
+            out.append({"method": method, "metric": "coverage", "level": level, "band": band, "value": float(cov[r]),
+                        "count": int(cnt[r]), "width": float(wid[r]), "rel_width": float(rel[r]), "interval": how,
+                        "batch_rep": int(r)})
+    return out
+
+
+@kind("coverage-batch")
+def coverage_batch(task) -> list[dict]:
+    ds = dataset_of(task)
+    rng = task.rng()
+    p = _params(task)
+    levels = [float(x) for x in p.get("levels", [0.9, 0.95])]
+    R = int(p.get("reps", 100))
+    B = int(p.get("resamples", 200))
+    boot_reps = int(p.get("bootstrap_reps", R))
+    f = ds.frequencies
+    from .. import oracles as _oracles
+
+    o = _oracles.get(task.oracle, epsilon=task.epsilon, d=ds.d)
+    n = int(ds.counts.sum())
+    C = draw_counts(o, ds.counts, R, rng)
+    F = (C / n - o.q) / (o.p - o.q)
+    est0 = o.estimate(C[0], n)
+    masks = _bands(f, est0.sigma)
+    subs = {k: query_matrix(M, ds.d) for k, M in _subsets(rng, f, int(p.get("subset_size", 10)),
+                                                           int(p.get("subsets", 50))).items()}
+    f_sub = {k: np.asarray(U @ f).ravel() for k, U in subs.items()}
+    step = 1.0 / (n * (o.p - o.q))
+    a_b, b_b = variance_line(est0, "base")
+    rows: list[dict] = []
+    point = {"base": F, "norm": F + ((1.0 - F.sum(axis=1)) / ds.d)[:, None]}
+    base_iv = {lv: score_interval(F, a_b, b_b, lv) for lv in levels}
+    order = select_top(F, K)
+    for m in ("base", "norm"):
+        if m not in active_methods(task):
+            continue
+        a, b = variance_line(est0, m)
+        for lv in levels:
+            lo, hi = score_interval(point[m], a, b, lv)
+            rows += _batch_rows(m, "score", lv, lo, hi, f, masks, base_iv[lv])
+            for k, U in subs.items():
+                aq, bq = variance_line(est0, m, U)
+                qa, qb = variance_line(est0, "base", U)
+                pq, bpq = np.asarray(U @ point[m].T).T, np.asarray(U @ F.T).T
+                rows += _batch_rows(m, "score", lv, *score_interval(pq, aq, bq, lv), f_sub[k],
+                                    {k: np.ones(U.shape[0], bool)}, score_interval(bpq, qa, qb, lv))
+    for m in active_methods(task):
+        if m in QUERY_METHODS:
+            continue
+        S = order if m == "base" else select_top(apply_batch(est0, m, F, counts=C), K)
+        fs = f[S]
+        for lv in levels:
+            lo, hi, flag = conditional_topk(F, S, float(a_b[0]), float(b_b[0]), lv, step)
+            blo, bhi = (np.take_along_axis(x, S, axis=1) for x in base_iv[lv])
+            one = {"topk": np.ones(K, bool)}
+            rows += _batch_rows(m, "conditional", lv, lo, hi, fs, one, (blo, bhi))
+            if m == "base":
+                rows += _batch_rows(m, "fixed-set score", lv, blo, bhi, fs, {"topk-set": np.ones(K, bool)}, (blo, bhi))
+            hit = (lo <= fs) & (fs <= hi)
+            rows += [{"method": m, "metric": "coverage_rank", "level": lv, "band": f"rank{i + 1}",
+                      "value": float(hit[:, i].mean()), "count": R, "flagged": int(flag[:, i].sum()),
+                      "interval": "conditional", "batch_rep": -1} for i in range(K)]
+    boot = [m for m in active_methods(task) if m not in QUERY_METHODS and m not in ("base", "norm")]
+    if boot:
+        for r in range(min(boot_reps, R)):
+            est = o.estimate(C[r], n)
+            base = {lv: analytic(est, "base", lv) for lv in levels}
+            base_q = {(lv, k): analytic(est, "base", lv, queries=U) for lv in levels for k, U in subs.items()}
+            for m in boot:
+                seed = int(rng.integers(2**63))
+                rr = bootstrap_rows(est, m, levels, B, seed, f, masks, subs, f_sub, base, base_q, topk=False)
+                rows += [{**x, "batch_rep": r} for x in rr]
+    return rows
+
