@@ -13,13 +13,13 @@ from .calm_consistency import ConsistentMarginals, calm_consistency
 from .dataset import MultiDataset
 from .generate import chain_network, item_presence
 from .marginals import MarginalEstimates, MarginalSet, all_k_way
-from .problem import OBJECTIVES, consistency_constraints, consistency_problem
+from .problem import OBJECTIVES, certify, consistency_constraints, consistency_problem
 from .protocol import MultiProtocol
-from .rsfd import RSFD, amplified_epsilon, rsfd
+from .fake_data import RSFD, amplified_epsilon, rsfd
 from .sampled import MarginalSampling, calm, smp
 from .split import SPL, spl
 
 __all__ = ["ConsistentMarginals", "MarginalEstimates", "MarginalSampling", "MarginalSet", "MultiDataset",
            "MultiProtocol", "OBJECTIVES", "RSFD", "SPL", "all_k_way", "amplified_epsilon", "calm",
-           "calm_consistency", "chain_network", "consistency_constraints", "consistency_problem",
+           "calm_consistency", "certify", "chain_network", "consistency_constraints", "consistency_problem",
            "item_presence", "rsfd", "smp", "spl"]

@@ -1,7 +1,7 @@
 """Multi-attribute data: n users × k categorical attributes, each with its own domain size.
 
 Stored compressed, as the distinct tuples and how many users hold each (``tuples`` (T, k),
-``counts`` (T,)): the fast paths of :mod:`.collect`, :mod:`.rsfd` and :mod:`.calm` draw per
+``counts`` (T,)): the fast paths of :mod:`.split`, :mod:`.sampled` and :mod:`.fake_data` draw per
 distinct tuple, never per user, and a table of 10⁶ users over a few binary attributes has at most
 2^k rows. :meth:`MultiDataset.values` expands it to one row per user for the real client paths
 (users in the order of ``tuples``; their order does not change any count's distribution).

@@ -166,8 +166,9 @@ class MarginalEstimates:
         The budget each user's whole report satisfies, as the protocol states it.
     exact_epsilon : float
         The exact ε of one user's whole report over any two of its possible tuples (the largest log
-        ratio of output probabilities; :mod:`.privacy`). Equal to ``epsilon`` for SPL, SMP and CALM;
-        larger for RS+FD, whose ε holds between tuples that differ in one attribute.
+        ratio of output probabilities; each protocol's module derives it). Equal to ``epsilon`` for
+        SPL, SMP and CALM; larger for RS+FD (:mod:`.fake_data`), whose ε is stated between tuples that
+        differ in one attribute.
     n : int
         Users.
     """

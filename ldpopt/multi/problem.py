@@ -31,7 +31,7 @@ from ..estimate import Estimate
 from ..problems import LinearEquality, NonNegative, PartitionTotals, Problem, Simplex, SumTo
 from .marginals import MarginalEstimates
 
-__all__ = ["OBJECTIVES", "consistency_constraints", "consistency_problem"]
+__all__ = ["OBJECTIVES", "certify", "consistency_constraints", "consistency_problem"]
 
 OBJECTIVES = ("cls", "weighted", "likelihood")
 
@@ -92,3 +92,16 @@ def consistency_problem(est: MarginalEstimates, objective: str = "cls") -> Probl
     if objective == "cls":
         return Problem(vec, "cls", cons, scale=_scale(est))
     return Problem(vec, "posterior", cons, mean=vec.f_tilde, variance=est.sigma2, scale=_scale(est))
+
+
+def certify(est: MarginalEstimates, f, objective: str = "weighted"):
+    """ldpopt's solver-free certificate (:func:`ldpopt.problems.certificate`) of a point ``f`` — e.g.
+    :func:`~.calm_consistency.calm_consistency`'s — for the consistency problem of ``est``: its
+    feasibility, duality gap and a bound on ‖f − f*‖∞ (multipliers recovered from f)."""
+    from ..problems import certificate
+
+    pr = consistency_problem(est, objective)
+    f = np.asarray(f, dtype=np.float64)
+    if f.shape != (est.marginals.size,):
+        raise ValueError(f"f must have length {est.marginals.size}, got shape {f.shape}")
+    return certificate(pr.objective, pr.constraints, pr.estimate, f)

@@ -23,12 +23,18 @@ for OUE-z f̃_v = k(c_v − n q)/(n(p − q)) (the forms multi-freq-ldpy's ``RSp
 ``RSpFD_UE_zero_Aggregator`` compute before clipping). Every ldpopt post-processing method then applies
 to each attribute's :class:`~ldpopt.Estimate`.
 
-Privacy (exact, derived here): the output probability is (Π_i fake_i(y_i)) · (1/k) Σ_j r_j(y_j, x_j)
-with r_j the inner oracle's likelihood ratio to the fake law. Two tuples that differ in **one**
-attribute have ratio at most (e^{ε'} + k − 1)/k = e^ε — the paper's ε. Two tuples that differ in
-**every** attribute reach p/q = e^{ε'} (GRR; OUE-z: the ratio of its two bit ratios, also e^{ε'}), so
-the exact ε of one user's report over any two tuples is ε' > ε: ``exact_epsilon`` states ε' and
-``meta["epsilon_one_attribute"]`` ε. The tests enumerate the output law at small domains.
+Privacy (exact, derived here; the tests enumerate the output law at small domains): the output
+probability is (Π_i fake_i(y_i)) · (1/k) Σ_j r_j(y_j, x_j), r_j ∈ [r_j^lo, r_j^hi] the inner oracle's
+likelihood ratio to the fake law (GRR: p d_j or q d_j; OUE-z: p/q or (1 − p)/(1 − q), whatever d_j).
+
+* Two tuples that differ in **every** attribute reach r^hi/r^lo = e^{ε'} (GRR: p/q; OUE-z: the ratio
+  of its two bit ratios), so the exact ε of one user's report over any two tuples is ε' > ε:
+  ``exact_epsilon``.
+* Two tuples that differ in attribute j only: ratio (r_j^hi + R)/(r_j^lo + R) with R ≥ Σ_{i≠j} r_i^lo,
+  so ``one_attribute_epsilon`` = max_j ln((r_j^hi + Σ_{i≠j} r_i^lo)/(r_j^lo + Σ_{i≠j} r_i^lo)). For
+  OUE-z, and for GRR with equal domain sizes, that is ln((e^{ε'} + k − 1)/k) = ε, the paper's ε. For
+  GRR with unequal domains it is larger (domains (2, 3), ε = 1: 1.072), because the fake law 1/d_i and
+  GRR's q_i differ from attribute to attribute. Both numbers are in the estimates' ``meta``.
 
 Fast path: the sampled attribute's users per distinct tuple by one Multinomial each
 (:func:`~.protocol.assign_groups`); attribute j's counts are then the inner oracle's ``sample_counts``
@@ -77,6 +83,21 @@ class RSFD(MultiProtocol):
     def exact_epsilon(self) -> float:
         return self.amplified
 
+    def _ratios(self) -> tuple[np.ndarray, np.ndarray]:
+        """(r^lo, r^hi) per attribute: the inner oracle's likelihood ratios to the fake law."""
+        if self.inner == "grr":
+            d = np.asarray(self.domains, dtype=np.float64)
+            return np.array([o.q for o in self.oracles]) * d, np.array([o.p for o in self.oracles]) * d
+        o = self.oracles[0]  # OUE's p, q do not depend on d
+        return np.full(len(self.domains), (1 - o.p) / (1 - o.q)), np.full(len(self.domains), o.p / o.q)
+
+    @property
+    def one_attribute_epsilon(self) -> float:
+        """The exact ε between tuples that differ in one attribute (module docstring)."""
+        lo, hi = self._ratios()
+        rest = lo.sum() - lo
+        return float(np.max(np.log((hi + rest) / (lo + rest))))
+
     def support_probabilities(self, j: int) -> tuple[float, float]:
         """(p*, q*) of attribute j (module docstring)."""
         k, orc = len(self.domains), self.oracles[j]
@@ -89,7 +110,7 @@ class RSFD(MultiProtocol):
             ps, qs = self.support_probabilities(j)
             ests.append(Estimate.from_counts(c, n, self.epsilon, ps, qs, oracle=self.name,
                                              inner_epsilon=self.amplified))
-        return self._result(ests, n, epsilon_one_attribute=self.epsilon)
+        return self._result(ests, n, epsilon_one_attribute=self.one_attribute_epsilon)
 
     def perturb(self, values, rng):
         v = self._check_values(values)
