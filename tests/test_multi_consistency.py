@@ -171,3 +171,24 @@ def test_bad_input_is_named():
         multi.calm_consistency(est, max_rounds=0)
     with pytest.raises(ValueError, match="same marginal"):
         multi.MarginalSet((2, 2), [(0, 1), (1, 0)])
+
+
+def test_one_way_marginals_are_norm_sub_per_attribute():
+    """SPL's one-way marginals share nothing: the CLS problem is Norm-Sub attribute by attribute."""
+    from ldpopt.methods.normalize import norm_sub
+
+    est = multi.spl(DATA.domains, 1.0).simulate(DATA, 3)
+    assert est.marginals.agreement().shape[0] == 0
+    sol = multi.consistency_problem(est, "cls").solve()
+    assert sol.status == "optimal"
+    for i, e in enumerate(est.estimates):
+        np.testing.assert_allclose(sol.f[est.marginals.block(i)], norm_sub(e), atol=1e-12)
+
+
+def test_agreement_rows_skip_the_rank_search_only_when_sure():
+    """3-way marginals with overlapping shared sets go through the rank search; the rows it keeps and
+    all the rows span the same space (checked above); 2-way ones are already independent."""
+    for attrs in ([(0, 1), (0, 2), (1, 2), (2, 3)], multi.all_k_way(5, 3)):
+        ms = multi.MarginalSet((2, 3, 2, 2, 2)[:max(max(a) for a in attrs) + 1], attrs)
+        A = ms.agreement().toarray()
+        assert np.linalg.matrix_rank(A) == A.shape[0]

@@ -107,9 +107,14 @@ class MarginalSet:
         (two sets S ⊂ S' with the same owners, cycles of pairwise intersections) are then dropped,
         keeping a linearly independent subset found by QR with column pivoting (a choice: the
         feasible set is the same and the multipliers become unique, which the dual solver's Newton
-        steps need). Empty (0 rows) when no two marginals share an attribute."""
+        steps need). The QR is skipped when, inside every marginal, the shared sets it holds are
+        pairwise disjoint (all 2-way marginals, say): the rows are then independent — on one
+        marginal's table the non-total cell sums of disjoint attribute sets are independent
+        functionals, and each set's rows pair a different marginal with the first owner. Empty
+        (0 rows) when no two marginals share an attribute."""
         blocks = []
-        for s, owners in self.shared():
+        shared = self.shared()
+        for s, owners in shared:
             ssize = int(np.prod([self.domains[j] for j in s]))
             first = owners[0]
             p0 = self.projection(first, s)
@@ -124,6 +129,9 @@ class MarginalSet:
         if not blocks:
             return sp.csr_matrix((0, self.size))
         A = sp.vstack(blocks, format="csr")
+        held = [[set(s) for s, owners in shared if i in owners] for i in range(self.m)]
+        if all(not (a & b) for sets in held for a, b in itertools.combinations(sets, 2)):
+            return A
         return A[_independent_rows(A)]
 
     def totals_groups(self) -> dict:

@@ -52,7 +52,7 @@ def consistency_constraints(marginals) -> list:
 def _vector_estimate(est: MarginalEstimates) -> Estimate:
     """An :class:`Estimate` whose f̃ is the concatenated f̃_i (what ``cls`` and ``weighted`` read).
     Its p, q: the marginals' own when they share them; otherwise ones under which every f̃ entry
-    implies counts in [0, n] (q = s·max(−min f̃, 0), p = q + s, s = 1/max(1 − min f̃, max f̃ − min f̃)),
+    implies counts in [0, n] and p ≤ 1 (q = s·max(−min f̃, 0), p = q + s, s = 1/(max(−min f̃, 0) + max(max f̃, 1))),
     used only through the solver's unit, which is passed explicitly (:func:`_scale`)."""
     f = est.f_tilde
     pq = {(e.p, e.q) for e in est.estimates}
@@ -60,7 +60,7 @@ def _vector_estimate(est: MarginalEstimates) -> Estimate:
         p, q = pq.pop()
     else:
         lo, hi = float(f.min()), float(f.max())
-        s = 1.0 / (max(1.0 - lo, hi - lo) * (1 + 1e-12))
+        s = 1.0 / ((max(-lo, 0.0) + max(hi, 1.0)) * (1 + 1e-12))
         q = s * max(-lo, 0.0)
         p = q + s
     return Estimate.from_frequencies(f, est.n, est.epsilon, p, q, oracle="marginals", protocol=est.protocol)
