@@ -33,7 +33,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "choose_candidates",
                  "ci_all"),
     "solve": ("solvers", "policy", "likelihood", "feasibility", "structured", "structured_blocks",
-              "structured_tree", "user_call", "table", "grouped", "check_property"),
+              "structured_tree", "user_call", "table", "grouped", "check_property", "multi"),
     "variants": ("own_variant", "kl_user_call"),
     "cli": ("startup",),
     "robust": ("poisoning_anchor",),

@@ -11,14 +11,14 @@ certificate (:func:`certificate`). Objectives (:mod:`.objectives`): ``"cls"``, `
 ``"l1"``, ``"posterior"``, user callables, :class:`SeparableObjective` and :class:`SmoothObjective`
 (declared derivatives; the Newton / sequential-QP route of :mod:`.sqp`). Constraints (:mod:`.constraints`): the simplex by
 default, :class:`Box`, :class:`SubsetSum`, :class:`Hierarchy`, :class:`Fixed`, :class:`NonNegative`,
-:class:`SumTo`, :class:`Monotone` (ordinal domains, :mod:`.order`), :class:`PartitionTotals`
+:class:`SumTo`, :class:`LinearEquality` (sparse A f = b rows), :class:`Monotone` (ordinal domains, :mod:`.order`), :class:`PartitionTotals`
 (:mod:`.partition`), range trees (:func:`range_tree`, :mod:`.ranges`), user callables. Failures
 (:mod:`.errors`): typed exceptions with ``strict=True``, :class:`SolverWarning` otherwise.
 """
 
 from . import checks, constraints, errors, objectives, order, partition, policy, ranges
 from .checks import Checks
-from .constraints import (Box, Constraint, Fixed, Hierarchy, NonNegative, Simplex, SimplexDroppedWarning,
+from .constraints import (Box, Constraint, Fixed, Hierarchy, LinearEquality, NonNegative, Simplex, SimplexDroppedWarning,
                           SubsetSum, SumTo, UserConstraint)
 from .errors import (InaccurateError, InfeasibleError, IterationLimitError, SolverError,
                      SolverFailedError, SolverNotInstalledError, SolverWarning, UnboundedError,
@@ -35,7 +35,7 @@ from .smooth import SmoothObjective
 
 __all__ = [
     "Box", "Certificate", "Checks", "Constraint", "DEFAULT_SOLVER_OPTIONS", "Fixed", "Hierarchy",
-    "InaccurateError", "InfeasibleError", "IterationLimitError", "Monotone", "NonNegative", "NotApplicable",
+    "InaccurateError", "InfeasibleError", "IterationLimitError", "LinearEquality", "Monotone", "NonNegative", "NotApplicable",
     "Objective", "PartitionTotals", "Problem", "RangeTree", "STRUCTURED", "SeparableObjective", "Simplex", "SmoothObjective",
     "SimplexDroppedWarning", "Solution", "SolverError", "SolverFailedError", "SolverNotInstalledError",
     "SolverWarning", "StructuredResult", "SubsetSum", "SumTo", "UnboundedError", "UnverifiedError", "UserConstraint",

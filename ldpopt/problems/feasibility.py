@@ -89,7 +89,7 @@ class Infeasibility:
 def _system(problem):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names): the built-in
     linear constraints of ``problem`` (owners index ``names``, -1 where no bound); None if none."""
-    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
+    from .constraints import Box, Fixed, Hierarchy, LinearEquality, NonNegative, Simplex, SubsetSum, SumTo, _indices
     from .order import Monotone
     from .partition import PartitionTotals
 
@@ -142,6 +142,9 @@ def _system(problem):
                 sign * c.value, c.sense != "==", i0)
         elif isinstance(c, PartitionTotals):
             row(c.matrix(d), c.totals, False, i0)
+        elif isinstance(c, LinearEquality):  # a large one is left out, like a Hierarchy
+            if c.rhs.shape[0] <= MAX_LP:
+                row(c.matrix(d), c.rhs, False, i0)
         elif isinstance(c, Hierarchy):  # also a range tree's; a large one is left out (module docstring)
             if (c.tree.size - c.tree.d if hasattr(c, "tree") else len(c.groups)) <= MAX_LP:
                 row(c.matrix(d), 0.0, False, i0)

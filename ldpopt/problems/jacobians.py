@@ -11,7 +11,7 @@ are ``a − b``), so Jᵀy is one vectorised line each:
 * SumTo, Simplex's sum: g = Σ f − total, Jᵀy = y·1;
 * SubsetSum ==, <=: g = Σ_S f − value, Jᵀy = y on S; >=: −y on S;
 * Fixed: g = f[S] − values, Jᵀy scatters y onto S;
-* Hierarchy, Monotone (H f = 0, D f ≤ 0), PartitionTotals (M f = totals): Jᵀy = Mᵀy.
+* Hierarchy, Monotone (H f = 0, D f ≤ 0), PartitionTotals (M f = totals), LinearEquality (A f = rhs): Jᵀy = Mᵀy.
 
 Anything else returns None and the caller uses cvxpy's ``grad``. ``tests/test_problems_checks.py``
 compares both on every built-in.
@@ -32,7 +32,7 @@ def builtin_jacobian_t(owner, k: int, y, d: int, out: np.ndarray | None = None) 
     """∇_f g(f)ᵀ y for the k-th cvxpy constraint that ``owner`` (a built-in constraint) builds, or
     None when ``owner`` is not a built-in with a known Jacobian. ``out``: add it into this array
     instead (returned; the per-value and sum constraints then write no array of their own)."""
-    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
+    from .constraints import Box, Fixed, Hierarchy, LinearEquality, NonNegative, Simplex, SubsetSum, SumTo, _indices
     from .order import Monotone
     from .partition import PartitionTotals
 
@@ -65,7 +65,7 @@ def builtin_jacobian_t(owner, k: int, y, d: int, out: np.ndarray | None = None) 
         out = np.zeros(d)
         np.add.at(out, _indices(owner.indices, d, "indices"), y.ravel())
         return out
-    if issubclass(kind, (Hierarchy, Monotone, PartitionTotals)):  # also a range tree's Hierarchy
+    if issubclass(kind, (Hierarchy, LinearEquality, Monotone, PartitionTotals)):  # also a range tree's Hierarchy
         return np.asarray(owner.matrix(d).T @ y.ravel(), dtype=np.float64).ravel()
     return None
 

@@ -2,7 +2,7 @@
 
     l ≤ f ≤ u   (per value: NonNegative, Simplex, Box, Fixed as l = u)
     Σ_v f_v = total                         (Simplex / SumTo; multiplier λ)
-    A_k f = b_k  or  A_k f ≤ b_k            (SubsetSum, PartitionTotals, Hierarchy rows; multipliers y_k, y_k ≥ 0
+    A_k f = b_k  or  A_k f ≤ b_k            (SubsetSum, PartitionTotals, Hierarchy, LinearEquality rows; multipliers y_k, y_k ≥ 0
                                              for the inequalities, a ≥ row stored negated)
 
 Every multiplier keeps the sign convention of :mod:`ldpopt.problems.constraints`
@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..constraints import Constraint, as_constraint, Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
+from ..constraints import (Constraint, as_constraint, Box, Fixed, Hierarchy, LinearEquality, NonNegative, Simplex,
+                           SubsetSum, SumTo, _indices)
 from ..order import Monotone
 from ..partition import PartitionTotals
 from .separable import NotApplicable
@@ -183,6 +184,11 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
             others += 1
         elif isinstance(c, PartitionTotals):  # one == row per group, dual a vector (key order)
             add_rows(c.matrix(d), c.totals, False, keys[0])
+            others += 1
+        elif isinstance(c, LinearEquality):  # general == rows, dual a vector (row order)
+            M = c.matrix(d)
+            k = add_rows(M, c.rhs, False)
+            duals[keys[0]] = ("row", slice(k, k + M.shape[0]), False)
             others += 1
         elif isinstance(c, Hierarchy):
             H = _cached(c, d, "matrix", lambda: c.matrix(d))

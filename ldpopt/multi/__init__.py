@@ -1,0 +1,25 @@
+"""Many attributes: multi-attribute collection under LDP and consistent marginals (docs/multi.md).
+
+* data: :class:`MultiDataset` (n users × k attributes), :func:`item_presence` (Retail / BMS items as
+  binary attributes), :func:`chain_network` (synthetic data with known dependence);
+* collection (each protocol with a real client path and a fast path exact in law, and the exact ε of
+  one user's report): :func:`spl`, :func:`smp`, :func:`rsfd` (RS+FD[GRR], RS+FD[OUE-z]) and
+  :func:`calm` (each user one k-way marginal through any ldpopt oracle) → :class:`MarginalEstimates`;
+* consistency: :func:`consistency_problem` (an ldpopt Problem: CLS, weighted, exact likelihood) and
+  :func:`calm_consistency` (CALM's consistency and non-negativity steps, iterated).
+"""
+
+from .calm_consistency import ConsistentMarginals, calm_consistency
+from .dataset import MultiDataset
+from .generate import chain_network, item_presence
+from .marginals import MarginalEstimates, MarginalSet, all_k_way
+from .problem import OBJECTIVES, certify, consistency_constraints, consistency_problem
+from .protocol import MultiProtocol
+from .fake_data import RSFD, amplified_epsilon, rsfd
+from .sampled import MarginalSampling, calm, smp
+from .split import SPL, spl
+
+__all__ = ["ConsistentMarginals", "MarginalEstimates", "MarginalSampling", "MarginalSet", "MultiDataset",
+           "MultiProtocol", "OBJECTIVES", "RSFD", "SPL", "all_k_way", "amplified_epsilon", "calm",
+           "calm_consistency", "certify", "chain_network", "consistency_constraints", "consistency_problem",
+           "item_presence", "rsfd", "smp", "spl"]

@@ -1,0 +1,116 @@
+"""CALM's post-processing: consistency between marginals, then non-negativity, iterated.
+
+Zhang, Wang, Li, He & Chen, *CALM: Consistent Adaptive Local Marginal for Marginal Release under
+Local Differential Privacy*, CCS 2018, §4 (post-processing), which takes its consistency step from
+PriView (Qardaji, Yang & Li, SIGMOD 2014, §4.3); the paper is not in this repository, so its
+equation numbers are not cited and the steps are written out here:
+
+1. **Consistency.** For each attribute set S shared by two or more marginals (every pairwise
+   intersection; :meth:`~.marginals.MarginalSet.shared`, a subset before its supersets), the
+   projections T_i = P_{i→S} f_i of the marginals i ⊇ S are averaged with weights w_i ∝ 1/Var(T_i),
+   Var(T_i) = σ_i² · r_i (r_i = |cells of i| / |cells of S| cells summed per cell of S, σ_i² the Eq. 7
+   variance of marginal i: a choice — CALM's marginals all have n/m users and equal size, where the
+   weights are equal; the cells' covariances are neglected, as PriView does); then every cell of f_i
+   moves by (T − T_i)[its S-cell] / r_i — the least-squares change of f_i whose projection is T.
+   Visiting S in increasing size keeps the agreement reached on its subsets.
+2. **Non-negativity.** Each marginal is replaced by its Norm-Sub (:func:`ldpopt.methods.project_simplex`,
+   Wang et al. arXiv §3.3: the Euclidean projection onto the simplex).
+3. Repeat 1–2 until, after step 1, no cell is below −``tol`` (every marginal then agrees and sums to
+   one, step 1 keeping the totals), or ``max_rounds``. The last step-1 point is returned as it is (a
+   choice: not clipped), with ``max_negative`` and ``max_disagreement`` reported, so ldpopt's check
+   decides its feasibility.
+
+This is alternating projection (each step a projection onto one convex set); it converges to *a*
+point of both sets, not to the closest one: its answer is feasible for the problem of
+:mod:`.problem` but not its CLS optimum — ``benchmarks/bench_multi.py`` measures how far.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..methods.normalize import project_simplex
+from .marginals import MarginalEstimates, MarginalSet
+
+__all__ = ["ConsistentMarginals", "calm_consistency", "consistency_step", "disagreement"]
+
+
+@dataclass(frozen=True, eq=False)
+class ConsistentMarginals:
+    """The result of :func:`calm_consistency`: ``f`` (the concatenated marginals), ``rounds``,
+    ``max_negative`` (largest −f_v, 0 if none), ``max_disagreement`` (largest |A f| over the shared
+    rows and |Σ f_i − 1|), ``converged`` and ``cpu_time`` (seconds, ``time.process_time``)."""
+
+    f: np.ndarray
+    marginals: MarginalSet
+    rounds: int
+    max_negative: float
+    max_disagreement: float
+    converged: bool
+    cpu_time: float
+
+    def split(self) -> list[np.ndarray]:
+        return self.marginals.split(self.f)
+
+
+def _plan(ms: MarginalSet, var: np.ndarray):
+    """Per shared set S: (size of S, [(owner block, projection, r_i, w_i normalised)])."""
+    out = []
+    for s, owners in ms.shared():
+        ssize = int(np.prod([ms.domains[j] for j in s]))
+        r = np.array([ms.sizes[i] / ssize for i in owners])
+        w = 1.0 / (var[owners] * r)
+        w /= w.sum()
+        out.append((ssize, [(ms.block(i), ms.projection(i, s), ri, wi) for i, ri, wi in zip(owners, r, w)]))
+    return out
+
+
+def consistency_step(f: np.ndarray, plan) -> np.ndarray:
+    """Step 1 of the module docstring on the concatenated vector f (a new array)."""
+    f = f.copy()
+    for ssize, owners in plan:  # one pass per shared set, vectorised over its cells
+        proj = [np.bincount(p, weights=f[b], minlength=ssize) for b, p, _, _ in owners]
+        target = sum(w * t for (_, _, _, w), t in zip(owners, proj))
+        for (b, p, r, _), t in zip(owners, proj):
+            f[b] += (target - t)[p] / r
+    return f
+
+
+def disagreement(f: np.ndarray, ms: MarginalSet) -> float:
+    """max over shared rows |A f| and over marginals |Σ f_i − 1|."""
+    A = ms.agreement()
+    rows = float(np.max(np.abs(A @ f))) if A.shape[0] else 0.0
+    return max(rows, max(abs(float(np.sum(x)) - 1.0) for x in ms.split(f)))
+
+
+def calm_consistency(est: MarginalEstimates, max_rounds: int = 1000, tol: float = 1e-12) -> ConsistentMarginals:
+    """CALM's consistency and non-negativity steps on ``est``, iterated (module docstring)."""
+    if not isinstance(est, MarginalEstimates):
+        raise TypeError(f"est must be an ldpopt.multi.MarginalEstimates, got {type(est).__name__}")
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 1:
+        raise ValueError(f"max_rounds must be an integer >= 1, got {max_rounds!r}")
+    if not (np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol must be finite and >= 0, got {tol!r}")
+    c0 = time.process_time()
+    ms = est.marginals
+    var = np.array([e.sigma2 for e in est.estimates])
+    plan = _plan(ms, var)
+    blocks = [ms.block(i) for i in range(ms.m)]
+    f = est.f_tilde.copy()
+    for b in blocks:  # totals to one first, so that step 1 keeps them (a choice; CALM is silent)
+        f[b] = f[b] + (1.0 - float(np.sum(f[b]))) / (b.stop - b.start)
+    f = consistency_step(f, plan)
+    rounds, converged = 0, False
+    while rounds < max_rounds:
+        if float(np.min(f)) >= -tol:
+            converged = True
+            break
+        for b in blocks:
+            f[b] = project_simplex(f[b], 1.0)
+        f = consistency_step(f, plan)
+        rounds += 1
+    neg = max(0.0, -float(np.min(f)))
+    return ConsistentMarginals(f, ms, rounds, neg, disagreement(f, ms), converged, time.process_time() - c0)

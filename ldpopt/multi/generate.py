@@ -1,0 +1,111 @@
+"""Multi-attribute data: item presence in the shipped transaction files, and a synthetic chain.
+
+* :func:`item_presence` — real data derived from what ships with ldpopt: the ``top`` items of a
+  transaction dataset by the number of transactions that contain them, each a binary attribute
+  ("the transaction contains item i"), one user per transaction. Sources (each folder's SOURCE.md in
+  ``ldpopt/datasets/data/`` has the origin, checksums and licence):
+
+  - ``"retail"``: FIMI ``retail.dat`` (Brijs, Swinnen, Vanhoof & Wets, KDD 1999): 88,162 receipts of a
+    Belgian supermarket, 16,470 items;
+  - ``"bms-webview-1"``, ``"bms-webview-2"``: KDD Cup 2000 click streams (Kohavi et al. 2000; SPMF
+    copies): 59,602 and 77,512 sessions.
+
+  The files are read by :mod:`ldpopt.datasets`' own parser and cache (no second reader). Ties in an
+  item's support are broken by the smaller item id (a choice).
+* :func:`chain_network` — synthetic data with known dependence: a Bayesian network on a chain
+  X_0 → X_1 → … → X_{k−1}; X_0 ~ Categorical(π), and X_{j+1} = X_j mod d_{j+1} with probability
+  ``strength``, else uniform on its domain. The exact joint law (``meta["joint"]``, an array of shape
+  ``domains``) is the product of the transitions; the n users' tuples are one Multinomial(n, joint)
+  draw (exact, no per-user loop). X_i and X_j are dependent for every i, j when 0 < strength, and
+  X_i ⊥ X_{i+2} | X_{i+1} (the chain's Markov property), which the tests check on the law.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._validation import as_generator, check_domain_size, check_n
+from .dataset import MultiDataset
+
+__all__ = ["chain_network", "item_presence"]
+
+_TX = ("retail", "bms-webview-1", "bms-webview-2")
+_MAX_JOINT = 1 << 22  # cells of the exact joint law chain_network builds
+
+
+def _transactions(name: str):
+    from ..datasets import _paths
+    from ..datasets.real import _TX_FILES, _cached_transactions, _file_key
+
+    folder, fname, _, cite, where = _TX_FILES[name]
+    path = _paths.find(folder, fname, where_to_get=where)
+    return _cached_transactions(_file_key(path)), cite
+
+
+def item_presence(name: str = "retail", top: int = 10) -> MultiDataset:
+    """The ``top`` most frequent items of transaction dataset ``name`` as binary attributes (module
+    docstring). Attribute j is the j-th most frequent item; ``names`` are ``"item<id>"``;
+    ``meta["support"]`` the items' transaction counts."""
+    if name not in _TX:
+        raise ValueError(f"name must be one of {_TX}, got {name!r}")
+    if isinstance(top, bool) or not isinstance(top, numbers.Integral) or not 1 <= top <= 62:
+        raise ValueError(f"top must be an integer in [1, 62], got {top!r}")
+    tx, cite = _transactions(name)
+    n_tx = tx.n_transactions
+    tid = np.repeat(np.arange(n_tx), tx.lengths)
+    # presence: a (transaction, item) pair once, however often the item is listed in it
+    pair = np.unique(tid.astype(np.int64) * tx.item_ids.shape[0] + tx.items)
+    item_of = pair % tx.item_ids.shape[0]
+    support = np.bincount(item_of, minlength=tx.item_ids.shape[0])
+    order = np.lexsort((tx.item_ids, -support))[:int(top)]
+    col = np.full(tx.item_ids.shape[0], -1)
+    col[order] = np.arange(order.size)
+    hit = col[item_of] >= 0
+    # each transaction's bits as one integer: (sum of 2^(k−1−j)), then the distinct ones and counts
+    code = np.zeros(n_tx, dtype=np.int64)
+    np.add.at(code, pair[hit] // tx.item_ids.shape[0], 1 << (int(top) - 1 - col[item_of[hit]]))
+    codes, counts = np.unique(code, return_counts=True)
+    bits = (codes[:, None] >> (int(top) - 1 - np.arange(int(top)))[None, :]) & 1
+    ids = tx.item_ids[order]
+    return MultiDataset(bits, counts, (2,) * int(top), names=tuple(f"item{int(i)}" for i in ids),
+                        source=f"{cite}: presence of the {int(top)} items in most transactions "
+                               f"(ldpopt/datasets/data SOURCE.md); one user per transaction",
+                        meta={"support": support[order].astype(np.int64), "item_ids": ids})
+
+
+def chain_network(n: int, k: int, domains=2, strength: float = 0.6, first=None, *, rng) -> MultiDataset:
+    """n users of the chain Bayesian network of the module docstring over k attributes.
+
+    ``domains``: one size for all or one per attribute; ``strength`` ∈ [0, 1]: the probability that an
+    attribute copies its parent (0: independent uniform attributes after the first); ``first``: π, the
+    law of X_0 (default: proportional to 1, 2, …, d_0, so the attributes are not uniform)."""
+    n = check_n(n, "n")
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2:
+        raise ValueError(f"k must be an integer >= 2, got {k!r}")
+    doms = (tuple(domains) if np.ndim(domains) else (domains,) * int(k))
+    if len(doms) != k:
+        raise ValueError(f"domains must be one size or {k} sizes, got {domains!r}")
+    doms = tuple(check_domain_size(d, f"domains[{j}]") for j, d in enumerate(doms))
+    if int(np.prod(doms, dtype=np.float64)) > _MAX_JOINT:
+        raise ValueError(f"the joint law has {int(np.prod(doms, dtype=np.float64))} cells, more than {_MAX_JOINT}: "
+                         "use fewer or smaller attributes")
+    if isinstance(strength, bool) or not isinstance(strength, numbers.Real) or not 0 <= strength <= 1:
+        raise ValueError(f"strength must be a number in [0, 1], got {strength!r}")
+    pi = np.arange(1, doms[0] + 1, dtype=np.float64) if first is None else np.asarray(first, dtype=np.float64)
+    if pi.shape != (doms[0],) or np.any(pi < 0) or not pi.sum() > 0:
+        raise ValueError(f"first must be {doms[0]} non-negative weights, not all 0")
+    joint = pi / pi.sum()
+    for j in range(1, k):  # joint over attributes 0..j: multiply by the transition of X_j | X_{j−1}
+        prev, d = doms[j - 1], doms[j]
+        trans = np.full((prev, d), (1.0 - strength) / d)
+        trans[np.arange(prev), np.arange(prev) % d] += strength
+        joint = joint[..., None] * trans.reshape((1,) * (j - 1) + (prev, d))
+    gen = as_generator(rng)
+    cells = gen.multinomial(n, joint.ravel() / joint.sum())
+    hit = np.flatnonzero(cells)
+    tuples = np.stack(np.unravel_index(hit, doms), axis=1)
+    return MultiDataset(tuples, cells[hit].astype(np.int64), doms,
+                        source=f"chain Bayesian network, strength {strength:g}, n = {n}",
+                        meta={"joint": joint, "strength": float(strength)})

@@ -1,0 +1,107 @@
+"""Consistent marginals as one ldpopt :class:`~ldpopt.problems.Problem` over the concatenated vector.
+
+The family (CALM, Zhang et al. CCS 2018, states it as the goal of its post-processing; PriView,
+Qardaji et al. SIGMOD 2014 §4.3, for central DP): find marginals f = (f_1, …, f_m) that
+
+* each lie on their simplex: f_i ≥ 0, Σ f_i = 1;
+* agree on every shared sub-marginal: P_{i→S} f_i = P_{j→S} f_j for marginals i, j containing S,
+
+closest to the unbiased estimates f̃ in one of three senses (``objective``):
+
+* ``"cls"``: Σ_i ‖f_i − f̃_i‖² (Wang et al. arXiv §3.5's CLS over the whole vector);
+* ``"weighted"``: Σ_i ‖f_i − f̃_i‖² / σ_i², σ_i² marginal i's σ² of Wang et al. Eq. 7 (the n_i users
+  who reported marginal i set it; a choice: Eq. 7's common variance, not Eq. 2's value-dependent
+  one, so the weights do not depend on the unknown f — the weighting CALM's consistency step uses);
+* ``"likelihood"``: the exact likelihood of the reports, −(1/N) Σ_i Σ_v c_iv log(q + (p − q) f_iv)
+  with N the users in all — for GRR reports with one (p, q) for every marginal (the same oracle on
+  marginals of equal size), where it is ldpopt's ``"multinomial"`` objective on the concatenated counts.
+
+Constraints, in ldpopt's types: ``NonNegative()``, ``SumTo(m)`` (the structured solver's Σ f = total),
+``PartitionTotals`` (Σ f_i = 1 for marginals 0..m−2; the last one's total follows from SumTo) and
+``LinearEquality`` (the agreement rows of :meth:`~.marginals.MarginalSet.agreement`, name
+``"shared"``). ldpopt's structured dual solver solves it (the rows enter its dual Newton steps) and
+its check certifies the answer; ``Problem.solve(solver="CLARABEL")`` is the cvxpy referee.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..estimate import Estimate
+from ..problems import LinearEquality, NonNegative, PartitionTotals, Problem, Simplex, SumTo
+from .marginals import MarginalEstimates
+
+__all__ = ["OBJECTIVES", "certify", "consistency_constraints", "consistency_problem"]
+
+OBJECTIVES = ("cls", "weighted", "likelihood")
+
+
+def consistency_constraints(marginals) -> list:
+    """The constraint list of the module docstring for a :class:`~.marginals.MarginalSet`."""
+    if marginals.m == 1:
+        return [Simplex()]
+    groups = marginals.totals_groups()
+    first = {k: groups[k] for k in list(groups)[:-1]}
+    cons = [NonNegative(), SumTo(float(marginals.m)), PartitionTotals(first, {k: 1.0 for k in first})]
+    A = marginals.agreement()
+    if A.shape[0]:
+        cons.append(LinearEquality(A, name="shared"))
+    return cons
+
+
+def _vector_estimate(est: MarginalEstimates) -> Estimate:
+    """An :class:`Estimate` whose f̃ is the concatenated f̃_i (what ``cls`` and ``weighted`` read).
+    Its p, q: the marginals' own when they share them; otherwise ones under which every f̃ entry
+    implies counts in [0, n] and p ≤ 1 (q = s·max(−min f̃, 0), p = q + s, s = 1/(max(−min f̃, 0) + max(max f̃, 1))),
+    used only through the solver's unit, which is passed explicitly (:func:`_scale`)."""
+    f = est.f_tilde
+    pq = {(e.p, e.q) for e in est.estimates}
+    if len(pq) == 1:
+        p, q = pq.pop()
+    else:
+        lo, hi = float(f.min()), float(f.max())
+        s = 1.0 / ((max(-lo, 0.0) + max(hi, 1.0)) * (1 + 1e-12))
+        q = s * max(-lo, 0.0)
+        p = q + s
+    return Estimate.from_frequencies(f, est.n, est.epsilon, p, q, oracle="marginals", protocol=est.protocol)
+
+
+def _scale(est: MarginalEstimates) -> float:
+    """The solver's unit, as :func:`ldpopt.problems.scaling.default_scale` = max(σ, 1/d) with σ the
+    root-mean of the marginals' σ_i² (Eq. 7) and d the vector's length."""
+    return max(float(np.sqrt(np.mean(est.sigma2))), 1.0 / est.marginals.size)
+
+
+def consistency_problem(est: MarginalEstimates, objective: str = "cls") -> Problem:
+    """The consistency problem of ``est`` (module docstring) as an ldpopt :class:`Problem`."""
+    if not isinstance(est, MarginalEstimates):
+        raise TypeError(f"est must be an ldpopt.multi.MarginalEstimates, got {type(est).__name__}")
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    cons = consistency_constraints(est.marginals)
+    if objective == "likelihood":
+        pq = {(e.p, e.q) for e in est.estimates}
+        if any(e.oracle != "grr" for e in est.estimates) or len(pq) != 1:
+            raise ValueError("objective='likelihood' needs GRR reports with one (p, q) for every marginal "
+                             "(the same oracle on marginals of equal size); use 'weighted' otherwise")
+        p, q = pq.pop()
+        counts = np.concatenate([e.counts for e in est.estimates])
+        vec = Estimate.from_counts(counts, int(round(float(counts.sum()))), est.epsilon, p, q, oracle="grr")
+        return Problem(vec, "multinomial", cons)
+    vec = _vector_estimate(est)
+    if objective == "cls":
+        return Problem(vec, "cls", cons, scale=_scale(est))
+    return Problem(vec, "posterior", cons, mean=vec.f_tilde, variance=est.sigma2, scale=_scale(est))
+
+
+def certify(est: MarginalEstimates, f, objective: str = "weighted"):
+    """ldpopt's solver-free certificate (:func:`ldpopt.problems.certificate`) of a point ``f`` — e.g.
+    :func:`~.calm_consistency.calm_consistency`'s — for the consistency problem of ``est``: its
+    feasibility, duality gap and a bound on ‖f − f*‖∞ (multipliers recovered from f)."""
+    from ..problems import certificate
+
+    pr = consistency_problem(est, objective)
+    f = np.asarray(f, dtype=np.float64)
+    if f.shape != (est.marginals.size,):
+        raise ValueError(f"f must have length {est.marginals.size}, got shape {f.shape}")
+    return certificate(pr.objective, pr.constraints, pr.estimate, f)

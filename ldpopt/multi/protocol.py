@@ -1,0 +1,104 @@
+"""The interface of a multi-attribute collection protocol, and the one random assignment they share.
+
+A protocol has the two paths of a frequency oracle (:mod:`ldpopt.oracles.base`):
+
+* the real one — ``perturb(values, rng)`` (client side: each user's report from its tuple,
+  vectorised over users, looping over attributes or marginals only) then ``aggregate(reports)``;
+* the fast one — ``sample(data, rng)``: the aggregated counts drawn from their joint law without a
+  report per user. Where users are split into groups (SMP: the attribute a user reports; CALM: the
+  marginal), the split is drawn per distinct tuple, a Multinomial(n_t, uniform) for the n_t users
+  holding tuple t — exactly the law of n independent uniform choices — so each group's true
+  histogram, hence every oracle's counts (each oracle's ``sample_counts`` is exact in joint law),
+  and the dependence between the groups (they partition the same users) are the real path's.
+
+``simulate(data, rng, exact=False)`` runs either. Both return a
+:class:`~.marginals.MarginalEstimates`.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import numpy as np
+
+from .._validation import as_generator, check_epsilon
+from .dataset import MultiDataset
+from .marginals import MarginalEstimates, MarginalSet
+
+__all__ = ["MultiProtocol", "assign_groups", "choose_groups"]
+
+
+def assign_groups(counts: np.ndarray, m: int, gen: np.random.Generator) -> np.ndarray:
+    """(T, m) int64: how many of the counts[t] users holding tuple t choose each of m groups
+    uniformly (one Multinomial per distinct tuple, vectorised)."""
+    return gen.multinomial(counts, np.full(m, 1.0 / m)).astype(np.int64).reshape(counts.shape[0], m)
+
+
+def choose_groups(n: int, m: int, gen: np.random.Generator) -> np.ndarray:
+    """The real path's choice: each of n users draws its group uniformly from m (the client's coin)."""
+    return gen.integers(0, m, size=n)
+
+
+class MultiProtocol(abc.ABC):
+    """Base class: an LDP protocol collecting the marginals ``marginals`` of k attributes."""
+
+    name: str
+
+    def __init__(self, domains, epsilon: float, attrs):
+        self.epsilon = check_epsilon(epsilon, "epsilon")
+        self.marginals = MarginalSet(domains, attrs)
+        self.domains = self.marginals.domains
+
+    @property
+    @abc.abstractmethod
+    def exact_epsilon(self) -> float:
+        """The exact ε of one user's whole report over any two tuples (the largest log ratio of its
+        output probabilities)."""
+
+    @abc.abstractmethod
+    def perturb(self, values, rng):
+        """Client side: each user's report from its tuple (``values`` (n, k))."""
+
+    @abc.abstractmethod
+    def aggregate(self, reports) -> MarginalEstimates:
+        """Server side: the estimates from the reports ``perturb`` returned."""
+
+    @abc.abstractmethod
+    def sample(self, data: MultiDataset, rng) -> MarginalEstimates:
+        """The fast path: what ``aggregate(perturb(data.values()))`` returns, drawn from its law."""
+
+    def simulate(self, data: MultiDataset, rng, exact: bool = False) -> MarginalEstimates:
+        """Run the protocol on ``data``: the fast path, or the real client and server (``exact=True``)."""
+        self._check_data(data)
+        gen = as_generator(rng)
+        return self.aggregate(self.perturb(data.values(), gen)) if exact else self.sample(data, gen)
+
+    # -- shared helpers --------------------------------------------------------------------------
+    def _check_data(self, data) -> None:
+        if not isinstance(data, MultiDataset):
+            raise TypeError(f"data must be an ldpopt.multi.MultiDataset, got {type(data).__name__}")
+        if data.domains != self.domains:
+            raise ValueError(f"data has domains {data.domains}, the protocol was built for {self.domains}")
+
+    def _check_values(self, values) -> np.ndarray:
+        v = np.asarray(values)
+        k = len(self.domains)
+        if v.ndim != 2 or v.shape[1] != k or v.shape[0] == 0 or v.dtype.kind not in "iu":
+            raise ValueError(f"values must be a non-empty integer array of shape (n, {k}), got {v.dtype} {v.shape}")
+        if np.any((v < 0) | (v >= np.asarray(self.domains)[None, :])):
+            raise ValueError(f"values must lie in each attribute's domain {self.domains}")
+        return v.astype(np.int64)
+
+    def _result(self, estimates, n: int, **meta) -> MarginalEstimates:
+        return MarginalEstimates(self.marginals, tuple(estimates), self.name, self.epsilon, self.exact_epsilon,
+                                 int(n), meta)
+
+    @staticmethod
+    def _nonempty(sizes, what: str) -> None:
+        empty = np.flatnonzero(np.asarray(sizes) == 0)
+        if empty.size:
+            raise ValueError(f"{what} {int(empty[0])} received no report (too few users for the groups)")
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(epsilon={self.epsilon:g}, domains={self.domains}, "
+                f"marginals={self.marginals.m})")

@@ -1,0 +1,94 @@
+"""Each user reports one marginal, chosen uniformly at random, with the whole budget: SMP and CALM.
+
+* **SMP** (the "random sampling" solution; Wang et al. ICDE 2019 §IV for numerical/categorical
+  attributes, Arcolezi et al. CIKM 2021 §2.3 as their baseline Smp): the marginals are the k
+  attributes; a user reports (j, Ψ_j(x_j)) for one attribute j drawn uniformly, Ψ_j a frequency
+  oracle with the full ε on attribute j's domain.
+* **CALM-style marginal collection** (Zhang, Wang, Li, He & Chen, CCS 2018, §4: users are divided
+  into groups, one per chosen marginal, and each reports its cell of that marginal through a frequency
+  oracle with the whole ε): the marginals are any attribute sets (:func:`~.marginals.all_k_way` for
+  all k-way ones); a marginal's cells form one domain of size Π domains (row-major), reported with any
+  ldpopt oracle (CALM uses OLH; ``oracle=`` picks). CALM chooses the marginal size adaptively
+  (its "adaptive" part, §5); here the caller chooses it.
+
+Privacy: a report (i, y) has Pr = Pr[Ψ_i(cell_i(x)) = y]/m, so the ratio for two tuples is the
+oracle's ratio on marginal i: exactly ε-LDP per user (the oracle's ε; the choice of i carries no
+information about x).
+
+Estimates: marginal i's estimate is the oracle's unbiased f̃ from the n_i users who chose it; given
+n_i ≥ 1 they are a uniform random subset of the users, so E[f̃_i | n_i] is marginal i of the table.
+The real path draws each user's choice (:func:`~.protocol.choose_groups`); the fast path the choices'
+counts per distinct tuple (:func:`~.protocol.assign_groups`), then each oracle's ``sample_counts``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import oracles
+from .._validation import as_generator
+from .marginals import all_k_way
+from .protocol import MultiProtocol, assign_groups, choose_groups
+
+__all__ = ["MarginalSampling", "smp", "calm"]
+
+
+class MarginalSampling(MultiProtocol):
+    """Users split uniformly over the marginals ``attrs``; each reports its cell of its marginal
+    through ``oracle`` (a registry name, e.g. ``"grr"``, ``"oue"``, ``"olh"``; ``oracle_params`` go
+    to :func:`ldpopt.oracles.get`) with the whole ε. Reports: ``(choice, per-marginal reports)``,
+    ``choice[u]`` the marginal of user u and ``reports[i]`` the oracle reports of the users who chose
+    i, in user order."""
+
+    def __init__(self, domains, epsilon: float, attrs, oracle: str = "grr", name: str = "calm", **oracle_params):
+        super().__init__(domains, epsilon, attrs)
+        self.name = name
+        self.oracles = tuple(oracles.get(oracle, self.epsilon, int(s), **oracle_params)
+                             for s in self.marginals.sizes)
+
+    @property
+    def exact_epsilon(self) -> float:
+        return max(o.epsilon for o in self.oracles)
+
+    def perturb(self, values, rng):
+        v = self._check_values(values)
+        gen = as_generator(rng)
+        choice = choose_groups(v.shape[0], self.marginals.m, gen)
+        reports = []
+        for i, orc in enumerate(self.oracles):  # a loop over marginals, vectorised over their users
+            mine = v[choice == i]
+            reports.append(orc.perturb(self.marginals.cells(i, mine), gen) if mine.shape[0] else None)
+        return choice, tuple(reports)
+
+    def aggregate(self, reports):
+        choice, per = reports
+        n_i = np.bincount(np.asarray(choice), minlength=self.marginals.m)
+        self._nonempty(n_i, "marginal")
+        ests = [orc.estimate(orc.aggregate(r), int(n)) for orc, r, n in zip(self.oracles, per, n_i)]
+        return self._result(ests, int(n_i.sum()))
+
+    def sample(self, data, rng):
+        self._check_data(data)
+        gen = as_generator(rng)
+        z = assign_groups(data.counts, self.marginals.m, gen)
+        n_i = z.sum(axis=0)
+        self._nonempty(n_i, "marginal")
+        ests = []
+        for i, orc in enumerate(self.oracles):
+            hist = np.bincount(self.marginals.cells(i, data.tuples), weights=z[:, i], minlength=orc.d)
+            ests.append(orc.estimate(orc.sample_counts(hist.astype(np.int64), gen), int(n_i[i])))
+        return self._result(ests, data.n)
+
+
+def smp(domains, epsilon: float, oracle: str = "grr", **oracle_params) -> MarginalSampling:
+    """SMP: each user reports one attribute, drawn uniformly, with the whole ε (module docstring)."""
+    return MarginalSampling(domains, epsilon, [(j,) for j in range(len(domains))], oracle, "smp", **oracle_params)
+
+
+def calm(domains, epsilon: float, way: int = 2, attrs=None, oracle: str = "oue", **oracle_params) -> MarginalSampling:
+    """CALM-style collection: each user reports its cell of one marginal, drawn uniformly from
+    ``attrs`` (default every ``way``-attribute marginal), with the whole ε (module docstring).
+    Default oracle OUE (a choice: CALM uses OLH, whose variance is the same; OUE's fast path is exact
+    at any marginal size)."""
+    chosen = all_k_way(len(domains), way) if attrs is None else attrs
+    return MarginalSampling(domains, epsilon, chosen, oracle, "calm", **oracle_params)
