@@ -102,12 +102,12 @@ def summarise(folders) -> tuple[list, list]:
     return rows, ranks
 
 
-def main(argv=None) -> dict:
+def main(argv=None, out: Path = OUT) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["profile", "summarise"])
     ap.add_argument("folders", nargs="*", help="run folders to summarise")
     a = ap.parse_args(argv)
-    old = json.loads(OUT.read_text()) if OUT.exists() else {}
+    old = json.loads(out.read_text()) if out.exists() else {}
     head = {"machine": H.environment(), "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "command": " ".join(["python", "benchmarks/bench_uncertainty_grid.py", a.what]
                                 + [Path(f).name for f in a.folders])}
@@ -117,12 +117,22 @@ def main(argv=None) -> dict:
         import pandas as pd
 
         rows, ranks = summarise(a.folders)
-        pd.DataFrame(rows).to_parquet(OUT.with_suffix(".parquet"), index=False)
-        pd.DataFrame(ranks).to_parquet(OUT.with_name("uncertainty_grid_ranks.parquet"), index=False)
+        pd.DataFrame(rows).to_parquet(out.with_suffix(".parquet"), index=False)
+        pd.DataFrame(ranks).to_parquet(out.with_name("uncertainty_grid_ranks.parquet"), index=False)
         result = {**head, "profile": old.get("profile"), "rows": len(rows), "ranks": len(ranks)}
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=0, default=float))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=0, default=float))
     return result
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """The harness's entry point (``benchmarks/run.py``): the one-cell profile, or with
+    ``what="summarise"`` and ``folders`` the summary of finished runs; ``quick`` and ``out`` as every
+    bench (a quick run writes under ``results/quick/``, never over the measured file). The grid itself
+    is an experiment (``ldpopt experiment run ext_uncertainty_coverage`` and its held-out and large
+    siblings), too long for a benchmark section."""
+    folder = Path(opts["out"]) if opts.get("out") else OUT.parent / ("quick" if quick else "")
+    return main([opts.get("what", "profile"), *opts.get("folders", [])], out=folder / OUT.name)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 SECTIONS: dict[str, tuple[str, ...]] = {
     "collect": ("oracles", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "schedulers",
                 "kernels", "kernels_dask"),
-    "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "choose_candidates",
+    "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "uncertainty_grid", "choose_candidates",
                  "ci_all"),
     "solve": ("solvers", "policy", "likelihood", "feasibility", "structured", "structured_blocks",
               "structured_tree", "user_call", "table", "grouped", "check_property", "multi"),

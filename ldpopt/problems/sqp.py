@@ -68,8 +68,7 @@ from .likelihood_terms import LikelihoodTerms, terms_for
 from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN
 from .ipm import solve_ipm
 from .smooth import smooth_terms
-from .solution import Solution
-from .solution_rank import best_checked
+from .solution import Solution, best_checked
 
 __all__ = ["MAX_ITER", "QP_OPTIONS", "newton_terms", "solve_sqp"]
 
@@ -246,7 +245,7 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
     where its constraints are linear rows over f); its Solution is returned when ldpopt's check
     certifies it or the time limit has passed, else the QP loop follows, and its answer is returned
     unless the interior point passed ldpopt's check (then the better checked of the two,
-    :func:`.solution_rank.best_checked`).
+    :func:`.solution.best_checked`).
     """
     start = time.perf_counter()
     est, obj = problem.estimate, problem.objective

@@ -186,9 +186,7 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
             add_rows(c.matrix(d), c.totals, False, keys[0])
             others += 1
         elif isinstance(c, LinearEquality):  # general == rows, dual a vector (row order)
-            M = c.matrix(d)
-            k = add_rows(M, c.rhs, False)
-            duals[keys[0]] = ("row", slice(k, k + M.shape[0]), False)
+            add_rows(c.matrix(d), c.rhs, False, keys[0])
             others += 1
         elif isinstance(c, Hierarchy):
             H = _cached(c, d, "matrix", lambda: c.matrix(d))
