@@ -104,12 +104,41 @@ def selective_topk(estimate: Estimate, S, level: float) -> tuple[np.ndarray, np.
     return lo[0], hi[0], flag[0]
 
 
+def select_top(x: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest entries of each row of ``x`` (1-D or (B, d)), largest first (ties
+    to the lower index, as ``argsort(-x, kind="stable")``)."""
+    x = np.asarray(x, dtype=np.float64)
+    one = x.ndim == 1
+    X = np.atleast_2d(x)
+    d = X.shape[1]
+    if not 1 <= k <= d:
+        raise ValueError(f"k must lie in [1, d = {d}], got {k!r}")
+    if k == d:
+        cand = np.broadcast_to(np.arange(d), X.shape)
+    else:
+        # argpartition on -x: the k largest, then sort them; the (value, index) key keeps the
+        # lower index first among equal values, like a stable argsort of -x
+        part = np.argpartition(-X, k - 1, axis=1)[:, :k]
+        kth = np.take_along_axis(X, part, axis=1).min(axis=1, keepdims=True)
+        # values equal to the k-th may sit outside the partition: the stable rule wants the lowest
+        # indices among them, so rebuild the tie block explicitly where one straddles the cut
+        cand = part
+        straddle = ((X == kth).sum(axis=1) > (np.take_along_axis(X, part, axis=1) == kth).sum(axis=1))
+        if straddle.any():
+            rows = np.flatnonzero(straddle)
+            full = np.argsort(-X[rows], axis=1, kind="stable")[:, :k]
+            cand = part.copy()
+            cand[rows] = full
+    vals = np.take_along_axis(X, cand, axis=1)
+    order = np.lexsort((cand, -vals), axis=1)
+    out = np.take_along_axis(cand, order, axis=1)
+    return out[0] if one else out
+
+
 def conditional_topk(X, S, alpha: float, beta: float, level: float, step: float):
     """:func:`selective_topk` for B raw estimates at once: ``X`` (B, d) the rows of f̃, ``S`` (B, k)
     each row's selected values, (``alpha``, ``beta``) Base's per-value variance line, ``step`` the
     count step 1/(n(p − q)); returns (lo, hi, flagged), each (B, k)."""
-    from .topk import select_top
-
     X, S = np.asarray(X, dtype=np.float64), np.asarray(S)
     k, d = S.shape[1], X.shape[1]
     order = select_top(X, min(k + 1, d))
