@@ -32,9 +32,9 @@ def visible_gpus(env: str | None = None, count: int | None = None) -> list[str]:
     if env is not None and env.strip():
         return [e.strip() for e in env.split(",") if e.strip()]
     if count is None:
-        from numba import cuda
+        from .._extras import require
 
-        count = len(cuda.gpus)
+        count = len(require("numba.cuda", "kernels", "device='cuda' (counting the visible GPUs)").gpus)
     if count < 1:
         raise RuntimeError("device='cuda' needs a CUDA GPU, and none is visible here")
     return [str(i) for i in range(count)]

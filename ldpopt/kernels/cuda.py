@@ -181,8 +181,9 @@ def _launching():
     while one runs), nothing on a GPU."""
     import contextlib
 
-    from numba import config
+    from .._extras import require
 
+    config = require("numba", "kernels", "device='cuda'").config
     return _SIMULATED if config.ENABLE_CUDASIM else contextlib.nullcontext()
 
 
