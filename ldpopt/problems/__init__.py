@@ -18,7 +18,7 @@ default, :class:`Box`, :class:`SubsetSum`, :class:`Hierarchy`, :class:`Fixed`, :
 
 from . import checks, constraints, errors, objectives, order, partition, policy, ranges
 from .checks import Checks
-from .constraints import (Box, Constraint, Fixed, Hierarchy, LinearEquality, NonNegative, Simplex, SimplexDroppedWarning,
+from .constraints import (Box, Constraint, Fixed, Hierarchy, NonNegative, Simplex, SimplexDroppedWarning,
                           SubsetSum, SumTo, UserConstraint)
 from .errors import (InaccurateError, InfeasibleError, IterationLimitError, SolverError,
                      SolverFailedError, SolverNotInstalledError, SolverWarning, UnboundedError,
@@ -26,7 +26,7 @@ from .errors import (InaccurateError, InfeasibleError, IterationLimitError, Solv
 from .objectives import Objective, UserObjective
 from .objectives import available as available_objectives
 from .order import Monotone, isotonic, project_monotone_simplex
-from .partition import PartitionTotals
+from .partition import LinearEquality, PartitionTotals
 from .ranges import RangeTree, range_tree
 from .problem import DEFAULT_SOLVER_OPTIONS, STRUCTURED, Problem, Solution
 from .certificate import Certificate, certificate

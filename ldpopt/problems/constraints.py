@@ -34,7 +34,6 @@ __all__ = [
     "Constraint",
     "Fixed",
     "Hierarchy",
-    "LinearEquality",
     "NonNegative",
     "Simplex",
     "SimplexDroppedWarning",
@@ -304,51 +303,6 @@ class Hierarchy(Constraint):
 
     def residuals(self, f, estimate):
         return [float(np.max(np.abs(self.matrix(estimate.d) @ f)))]
-
-
-class LinearEquality(Constraint):
-    """A f == rhs for a sparse matrix A (rows × d) given as data: general equality rows that no
-    named constraint states, e.g. "two marginals agree on the attributes they share" over a vector
-    that concatenates marginals (:mod:`ldpopt.multi`). ``matrix``: a scipy sparse matrix or a dense
-    2-D array with d columns; ``rhs``: a scalar or one number per row (default 0). One dual vector,
-    one entry per row, in row order. Residual: max_k |(A f)_k − rhs_k| (the structured solver, the
-    certificate and the feasibility test read it as rows, like :class:`Hierarchy`'s H f = 0).
-    """
-
-    default_name = "linear"
-
-    def __init__(self, matrix, rhs=0.0, name: str | None = None):
-        super().__init__(name)
-        if not sp.issparse(matrix):
-            arr = np.asarray(matrix, dtype=np.float64)
-            if arr.ndim != 2:
-                raise ValueError(f"matrix must be 2-D (rows × d), got shape {arr.shape}")
-            matrix = arr
-        A = sp.csr_matrix(matrix, dtype=np.float64)
-        if A.shape[0] < 1:
-            raise ValueError("matrix must have at least one row")
-        if not np.all(np.isfinite(A.data)):
-            raise ValueError("matrix must be finite")
-        b = np.broadcast_to(np.asarray(rhs, dtype=np.float64), (A.shape[0],)) if np.ndim(rhs) == 0 else \
-            np.asarray(rhs, dtype=np.float64)
-        if b.shape != (A.shape[0],) or not np.all(np.isfinite(b)):
-            raise ValueError(f"rhs must be a finite scalar or one number per row ({A.shape[0]}), got shape {b.shape}")
-        self._A, self.rhs = A, np.array(b)
-
-    def matrix(self, d: int) -> sp.csr_matrix:
-        """A, after checking it has d columns."""
-        if self._A.shape[1] != d:
-            raise ValueError(f"matrix must have d = {d} columns, got {self._A.shape[1]}")
-        return self._A
-
-    def build(self, f, estimate):
-        return [(self.name, self.matrix(estimate.d) @ f == self.rhs)]
-
-    def residuals(self, f, estimate):
-        return [float(np.max(np.abs(self.matrix(estimate.d) @ np.asarray(f, float) - self.rhs)))]
-
-    def __repr__(self) -> str:
-        return f"LinearEquality({self._A.shape[0]} rows, name={self.name!r})"
 
 
 class UserConstraint(Constraint):

@@ -89,9 +89,9 @@ class Infeasibility:
 def _system(problem):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names): the built-in
     linear constraints of ``problem`` (owners index ``names``, -1 where no bound); None if none."""
-    from .constraints import Box, Fixed, Hierarchy, LinearEquality, NonNegative, Simplex, SubsetSum, SumTo, _indices
+    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
     from .order import Monotone
-    from .partition import PartitionTotals
+    from .partition import LinearEquality, PartitionTotals
 
     d = problem.estimate.d
     names = problem.constraint_names

@@ -32,9 +32,9 @@ def builtin_jacobian_t(owner, k: int, y, d: int, out: np.ndarray | None = None) 
     """∇_f g(f)ᵀ y for the k-th cvxpy constraint that ``owner`` (a built-in constraint) builds, or
     None when ``owner`` is not a built-in with a known Jacobian. ``out``: add it into this array
     instead (returned; the per-value and sum constraints then write no array of their own)."""
-    from .constraints import Box, Fixed, Hierarchy, LinearEquality, NonNegative, Simplex, SubsetSum, SumTo, _indices
+    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
     from .order import Monotone
-    from .partition import PartitionTotals
+    from .partition import LinearEquality, PartitionTotals
 
     y = np.asarray(y, dtype=np.float64)
     kind = type(owner)

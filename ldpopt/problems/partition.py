@@ -3,7 +3,8 @@
 The NDSS 2020 Emoji experiment's category totals (Wang et al., arXiv §6 / NDSS §V) are one
 :class:`~.constraints.SubsetSum` per category; :class:`PartitionTotals` states them all at once,
 ``A f = t`` with one row per group, and checks what a list of SubsetSums cannot: that no value is
-in two groups (an error naming both keys and the value).
+in two groups (an error naming both keys and the value). :class:`LinearEquality` states general
+equality rows A f = rhs given as data, the same kind of row block without the named groups.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import scipy.sparse as sp
 
 from .constraints import Constraint, _fsum, _real
 
-__all__ = ["PartitionTotals"]
+__all__ = ["LinearEquality", "PartitionTotals"]
 
 
 class PartitionTotals(Constraint):
@@ -95,3 +96,48 @@ class PartitionTotals(Constraint):
 
     def __repr__(self) -> str:
         return f"PartitionTotals({len(self.keys)} groups: {self.keys[:3]}{'...' if len(self.keys) > 3 else ''})"
+
+
+class LinearEquality(Constraint):
+    """A f == rhs for a sparse matrix A (rows × d) given as data: general equality rows that no
+    named constraint states, e.g. "two marginals agree on the attributes they share" over a vector
+    that concatenates marginals (:mod:`ldpopt.multi`). ``matrix``: a scipy sparse matrix or a dense
+    2-D array with d columns; ``rhs``: a scalar or one number per row (default 0). One dual vector,
+    one entry per row, in row order. Residual: max_k |(A f)_k − rhs_k| (the structured solver, the
+    certificate and the feasibility test read it as rows, like :class:`Hierarchy`'s H f = 0).
+    """
+
+    default_name = "linear"
+
+    def __init__(self, matrix, rhs=0.0, name: str | None = None):
+        super().__init__(name)
+        if not sp.issparse(matrix):
+            arr = np.asarray(matrix, dtype=np.float64)
+            if arr.ndim != 2:
+                raise ValueError(f"matrix must be 2-D (rows × d), got shape {arr.shape}")
+            matrix = arr
+        A = sp.csr_matrix(matrix, dtype=np.float64)
+        if A.shape[0] < 1:
+            raise ValueError("matrix must have at least one row")
+        if not np.all(np.isfinite(A.data)):
+            raise ValueError("matrix must be finite")
+        b = np.broadcast_to(np.asarray(rhs, dtype=np.float64), (A.shape[0],)) if np.ndim(rhs) == 0 else \
+            np.asarray(rhs, dtype=np.float64)
+        if b.shape != (A.shape[0],) or not np.all(np.isfinite(b)):
+            raise ValueError(f"rhs must be a finite scalar or one number per row ({A.shape[0]}), got shape {b.shape}")
+        self._A, self.rhs = A, np.array(b)
+
+    def matrix(self, d: int) -> sp.csr_matrix:
+        """A, after checking it has d columns."""
+        if self._A.shape[1] != d:
+            raise ValueError(f"matrix must have d = {d} columns, got {self._A.shape[1]}")
+        return self._A
+
+    def build(self, f, estimate):
+        return [(self.name, self.matrix(estimate.d) @ f == self.rhs)]
+
+    def residuals(self, f, estimate):
+        return [float(np.max(np.abs(self.matrix(estimate.d) @ np.asarray(f, float) - self.rhs)))]
+
+    def __repr__(self) -> str:
+        return f"LinearEquality({self._A.shape[0]} rows, name={self.name!r})"

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..constraints import (Constraint, as_constraint, Box, Fixed, Hierarchy, LinearEquality, NonNegative, Simplex,
+from ..constraints import (Constraint, as_constraint, Box, Fixed, Hierarchy, NonNegative, Simplex,
                            SubsetSum, SumTo, _indices)
 from ..order import Monotone
-from ..partition import PartitionTotals
+from ..partition import LinearEquality, PartitionTotals
 from .separable import NotApplicable
 from .tree import Tree, tree_of, tree_upper
 
