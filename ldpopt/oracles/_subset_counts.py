@@ -31,7 +31,8 @@ Hoeffding's bound for sampling without replacement (Hoeffding 1963, Thm. 4; appl
 the four symmetric descriptions has the smallest sample) the mass outside the window is < τ per user
 and split, so over at most n·2d user-splits the total-variation distance to the exact law is below
 1e−25 for n·d ≤ 10¹⁴: far below the ~1e−12 relative rounding of the double-precision probabilities
-(computed by cumulative sums of log pmf ratios), which any sampler with float probabilities has.
+(cumulative products of the pmf's ratios, the same bits on every CPU: ``_pmf_rows``), which any
+sampler with float probabilities has.
 The work per tree level is Σ over (node, need) entries of min(users, window) — never more than the
 users, and bounded by the histograms' spread once n is large. Measured on the reference machine
 (one run each, ε = 1, Zipf data): 0.2–0.4 s at d = 1024, n = 10⁶; 2–4 s at d = 42,178, n = 10⁶
@@ -89,16 +90,34 @@ def _window(ngood, nbad, nsample):
 
 def _pmf_rows(ngood, nbad, nsample, wlo, width, W):
     """(rows, W) pmf of each row's hypergeometric on wlo … wlo + width − 1 (zero beyond), normalised
-    on that window; log pmf by cumulative sums of log p(t+1)/p(t) = log((K−t)(n−t)/((t+1)(N−K−n+t+1)))."""
+    on that window, by products of the ratios p(t+1)/p(t) = (K−t)(n−t)/((t+1)(N−K−n+t+1)) taken
+    outward from the row's mode.
+
+    Only multiplications and divisions (correctly rounded in IEEE 754) make the table, so it is the
+    same to the last bit on every CPU; numpy's ``exp``/``log`` dispatch to SIMD implementations whose
+    last bit depends on the CPU (AVX-512 against AVX2), and a last-bit change of a multinomial's
+    probabilities changes a few of its draws. The pmf is log-concave, so the ratios fall with t and
+    the mode is where they cross 1; every product runs away from the mode, so it can underflow (a
+    probability below 1e−308, which is 0 for the sampler) but never overflow, however far the window
+    reaches. Inside a window every ratio is finite and positive (t + 1 > n − (N − K), t < min(n, K))."""
+    rows = wlo.size
     t = wlo[:, None] + np.arange(W - 1, dtype=np.int64)[None, :]
     K, n = ngood[:, None], nsample[:, None]
+    up = ((K - t) * (n - t)).astype(np.float64)            # p(t+1)/p(t) = up/down
+    down = ((t + 1) * (nbad[:, None] - n + t + 1)).astype(np.float64)
+    inside = np.arange(1, W)[None, :] < width[:, None]      # ratio j links window cells j and j + 1
+    rising = inside & (up > down)                           # p(t+1) > p(t): below the mode
+    mode = rising.sum(axis=1)                               # the window cell of the mode
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = ((K - t) * (n - t)).astype(np.float64) / ((t + 1) * (nbad[:, None] - n + t + 1))
-        logp = np.empty((wlo.size, W))
-        logp[:, 0] = 0.0
-        np.cumsum(np.log(ratio), axis=1, out=logp[:, 1:])
-    logp[np.arange(W)[None, :] >= width[:, None]] = -np.inf
-    p = np.exp(logp - logp.max(axis=1, keepdims=True))
+        fwd = np.where(inside & ~rising, up / down, 1.0)    # ratios above the mode: ≤ 1
+        bwd = np.where(rising, down / up, 1.0)              # inverse ratios below it: < 1
+    p = np.empty((rows, W))
+    p[:, 0] = 1.0
+    np.cumprod(fwd, axis=1, out=p[:, 1:])                   # p[j] / p[mode] for j > mode
+    below = np.ones((rows, W))
+    np.cumprod(bwd[:, ::-1], axis=1, out=below[:, -2::-1])  # p[j] / p[mode] for j < mode (1 elsewhere)
+    p *= below
+    p[np.arange(W)[None, :] >= width[:, None]] = 0.0
     return p / p.sum(axis=1, keepdims=True)
 
 
