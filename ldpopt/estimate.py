@@ -117,8 +117,14 @@ class Estimate:
 
     @property
     def sigma2(self) -> float:
-        """Approximate common variance σ² = q(1 − q) / (n (p − q)²) (arXiv Eq. 7)."""
-        return self.q * (1.0 - self.q) / (self.n * (self.p - self.q) ** 2)
+        """Approximate common variance σ² = q(1 − q) / (n (p − q)²) (arXiv Eq. 7), plus
+        ``meta["extra_variance"]`` where the oracle has a term Eq. 7 lacks (the collisions of a
+        fixed sketch hash family: :func:`ldpopt.sketches.sketch_estimate`; 0 otherwise)."""
+        return self.q * (1.0 - self.q) / (self.n * (self.p - self.q) ** 2) + self._extra_variance
+
+    @property
+    def _extra_variance(self) -> float:
+        return float(self.meta.get("extra_variance", 0.0))
 
     @property
     def sigma(self) -> float:
@@ -131,11 +137,11 @@ class Estimate:
         σ_v² = (q(1 − q) + f_v (p − q)(1 − p − q)) / (n (p − q)²).
 
         Exact for every pure oracle in ldpopt: c_v is a sum of independent Bernoulli(p or q)
-        indicators over users. ``f`` is a scalar or an array broadcastable to (d,).
+        indicators over users. Plus ``meta["extra_variance"]`` (see :attr:`sigma2`). ``f`` is a scalar or an array broadcastable to (d,).
         """
         f = np.asarray(f, dtype=np.float64)
         p, q = self.p, self.q
-        return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (self.n * (p - q) ** 2)
+        return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (self.n * (p - q) ** 2) + self._extra_variance
 
     @property
     def sigma2_v(self) -> np.ndarray:

@@ -24,6 +24,14 @@ Choices the papers are silent on:
   the same value), travel in the JSON as a list (absent when there are none) and do not change the
   format version: a partial without labels serialises exactly as before. ``labels`` equal to
   "0".."d-1" are the positions themselves and are stored as none.
+* Sketch oracles (CMS, HCMS, RAPPOR: :mod:`ldpopt.oracles.cms`). Their support counts are linear
+  functions of the sketch (CMS: c_v = Σ_l S[l, h_l(v)]; HCMS: (n + Σ_j (H z_j)[h_j(v)])/2, an integer
+  per shard; RAPPOR: Σ_c (1/h) Σ_i Y[c, pos]), so the counts of two shards add exactly as the
+  sketches do and a partial carries the counts, not the sketch. The parameters that fix the hash
+  family (k, m, hash_seed; RAPPOR's num_bits, num_hashes, cohorts, inst_p, inst_q, hash_seed) are
+  structural. RAPPOR's counts are multiples of 1/h: the partial stores the integers h·c
+  (``count_scale`` = h; every other oracle 1) so that merging stays exact in integers;
+  :meth:`Partial.support_counts` and :meth:`Partial.finalize` divide by it.
 """
 
 from __future__ import annotations
@@ -39,13 +47,15 @@ from .. import oracles
 from ..estimate import Estimate
 from ..oracles.base import FrequencyOracle
 
-__all__ = ["FORMAT_VERSION", "Partial", "MergeError", "check_labels"]
+__all__ = ["FORMAT_VERSION", "Partial", "MergeError", "check_labels", "count_scale", "report_count"]
 
 #: version of the serialised form; a partial of another version is refused, never guessed at
 FORMAT_VERSION = 1
 _KIND = "ldpopt.partial"
 # the oracle parameters that change what a support count means (beyond ε and d)
-_STRUCTURAL = {"olh": ("g",), "ss": ("k",)}  # BLH: g = 2 is its definition
+_STRUCTURAL = {"olh": ("g",), "ss": ("k",),  # BLH: g = 2 is its definition
+               "cms": ("k", "m", "hash_seed"), "hcms": ("k", "m", "hash_seed"),
+               "rappor": ("num_bits", "num_hashes", "cohorts", "inst_p", "inst_q", "hash_seed")}
 
 
 class MergeError(ValueError):
@@ -81,8 +91,25 @@ def _labels_diff(a, b) -> str:
     return f"position {i}: {a[i]!r} vs {b[i]!r}"
 
 
-def _structural_params(oracle: FrequencyOracle) -> dict[str, int]:
-    return {k: int(getattr(oracle, k)) for k in _STRUCTURAL.get(oracle.name, ())}
+def _structural_params(oracle: FrequencyOracle) -> dict:
+    """The oracle's structural parameters (ints stay ints; RAPPOR's inst_p, inst_q are floats)."""
+    out = {}
+    for k in _STRUCTURAL.get(oracle.name, ()):
+        v = getattr(oracle, k)
+        out[k] = int(v) if isinstance(v, (int, np.integer)) else float(v)
+    return out
+
+
+def count_scale(oracle: FrequencyOracle) -> int:
+    """What a partial multiplies the support counts by to store them as integers: RAPPOR's h (its
+    counts are multiples of 1/h, module docstring), 1 for every other oracle."""
+    return int(oracle.num_hashes) if oracle.name == "rappor" else 1
+
+
+def report_count(reports) -> int:
+    """How many reports ``reports`` holds: one row each, or the rows of the first member of a
+    tuple report (CMS's (j, bits), RAPPOR's (cohort, bits))."""
+    return len(reports[0]) if isinstance(reports, tuple) else len(reports)
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,9 +143,11 @@ class Partial:
         if c.dtype.kind not in "iu":
             raise ValueError(f"counts must be integers, got dtype {c.dtype}")
         c = c.astype(np.int64, copy=True)
-        if np.any(c < 0) or np.any(c > self.n):
-            bad = int(np.flatnonzero((c < 0) | (c > self.n))[0])
-            raise ValueError(f"counts must lie in [0, n = {self.n}]; entry {bad} is {int(c[bad])}")
+        top = self.n * count_scale(orc)
+        if np.any(c < 0) or np.any(c > top):
+            bad = int(np.flatnonzero((c < 0) | (c > top))[0])
+            raise ValueError(f"counts must lie in [0, {'n' if top == self.n else 'h·n'} = {top}]; entry {bad} "
+                             f"is {int(c[bad])}")
         c.setflags(write=False)
         object.__setattr__(self, "counts", c)
         object.__setattr__(self, "n", int(self.n))
@@ -135,9 +164,16 @@ class Partial:
 
     @classmethod
     def from_counts(cls, oracle: FrequencyOracle, counts, n: int, labels=None) -> "Partial":
-        """A partial from support counts already aggregated over ``n`` reports."""
-        return cls(oracle.name, oracle.epsilon, oracle.d, _structural_params(oracle), n, np.asarray(counts),
-                   labels=labels)
+        """A partial from support counts already aggregated over ``n`` reports (``oracle.aggregate``'s
+        counts; RAPPOR's multiples of 1/h are stored as h·c, :func:`count_scale`)."""
+        c = np.asarray(counts)
+        scale = count_scale(oracle)
+        if scale != 1:
+            scaled = np.rint(c * scale)
+            if not np.allclose(scaled, c * scale, rtol=0, atol=1e-6):
+                raise ValueError(f"counts must be multiples of 1/{scale} for {oracle.name} with num_hashes = {scale}")
+            c = scaled.astype(np.int64)
+        return cls(oracle.name, oracle.epsilon, oracle.d, _structural_params(oracle), n, c, labels=labels)
 
     def with_labels(self, labels) -> "Partial":
         """The same counts with value ``labels`` (position order; None: the positions)."""
@@ -149,7 +185,7 @@ class Partial:
         """Aggregate one shard of ``reports`` (in the format ``oracle.perturb`` returns) with
         ``oracle.aggregate`` on ``device`` (:meth:`FrequencyOracle.aggregate`; None: its default);
         an empty shard gives the empty partial."""
-        m = len(reports)
+        m = report_count(reports)
         if m == 0:
             return cls.empty(oracle)
         counts = oracle.aggregate(reports) if device is None else oracle.aggregate(reports, device=device)
@@ -208,7 +244,13 @@ class Partial:
         """The unbiased estimate of the merged reports (``oracle.estimate``); needs n >= 1."""
         if self.n < 1:
             raise ValueError("cannot finalize an empty partial aggregate (n = 0 reports)")
-        return self.build_oracle().estimate(self.counts, self.n, **meta)
+        return self.build_oracle().estimate(self.support_counts(), self.n, **meta)
+
+    def support_counts(self) -> np.ndarray:
+        """The support counts as the oracle defines them: ``counts`` (int64), or ``counts / h``
+        (float) for RAPPOR (:func:`count_scale`)."""
+        scale = count_scale(self.build_oracle())
+        return self.counts if scale == 1 else self.counts / scale
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, Partial) and self.key() == other.key() and self.n == other.n

@@ -2,7 +2,7 @@
 
 A shard is a Parquet file of reports from one oracle configuration. Its schema metadata key
 ``ldpopt.shard`` holds a JSON object ``{"format_version", "oracle", "epsilon", "d", "params"}``
-(``params``: ``g`` for OLH, ``k`` for SS), so a reader never has to be told how to interpret
+(``params``: ``g`` for OLH, ``k`` for SS, the hash family of CMS, HCMS and RAPPOR), so a reader never has to be told how to interpret
 the columns; when the population was keyed by labels it also holds ``"labels"``: the d value labels
 in position order (report value i means label i; :class:`~.partial.Partial` ``labels``). Absent
 means the values are the positions 0..d-1. Every shard of a folder must declare the same labels. The columns, one row per report, are exactly what ``oracle.perturb`` returns:
@@ -19,7 +19,17 @@ olh, blh  ``seed: int64``, ``hash: int64``                   the user's 64-bit h
                                                              ldpopt.oracles.hashing
 hr        ``y: int64``                                       the output y ∈ [0, K), K = 2^⌈log2(d+1)⌉
 ss        ``subset: fixed_size_list<int64>[k]``               the reported k-subset of [0, d)
+cms       ``j: int64``, ``bits: fixed_size_binary(⌈m/8⌉)``    the hash index j ∈ [0, k) and the m bits
+                                                             [ṽ = +1], packed as OUE's
+hcms      ``j: int64``, ``l: int64``, ``y: int64``           the hash index, the Hadamard row l ∈ [0, m)
+                                                             and the sign y ∈ {−1, +1}
+rappor    ``cohort: int64``,                                 the cohort and the T report bits, packed
+          ``bits: fixed_size_binary(⌈T/8⌉)``                 as OUE's (T = num_bits)
 ========  =================================================  ==========================================
+
+CMS and RAPPOR's ``perturb`` return the bits unpacked (bool (n, m)); a shard stores them packed
+(np.packbits order) and :func:`from_batch` unpacks them, so ``oracle.aggregate`` reads what
+``perturb`` wrote.
 
 No column may hold nulls (a missing report is not a report). Shards are read batch by batch
 (``batch_rows`` reports at a time), so a shard of any size aggregates in bounded memory.
@@ -47,6 +57,28 @@ META_KEY = b"ldpopt.shard"
 BATCH_ROWS = 1 << 18
 
 
+#: the sketch oracles whose reports are (index, bits): the index column's name
+_PACKED = {"cms": "j", "rappor": "cohort"}
+
+
+def _packed_width(oracle: FrequencyOracle) -> int:
+    """Bytes per report of the packed bit column: ⌈d/8⌉ (OUE, SUE), ⌈m/8⌉ (CMS), ⌈T/8⌉ (RAPPOR)."""
+    bits = {"cms": "m", "rappor": "num_bits"}.get(oracle.name, "d")
+    return (getattr(oracle, bits) + 7) // 8
+
+
+def _binary_column(packed: np.ndarray, width: int):
+    r = np.ascontiguousarray(packed, dtype=np.uint8)
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), r.shape[0], [None, pa.py_buffer(r.tobytes())])
+
+
+def _binary_rows(col, width: int, what: str) -> np.ndarray:
+    if col.type != pa.binary(width):
+        raise ValueError(f"column 'bits' must be fixed_size_binary({width}) for {what}, got {col.type}")
+    buf = np.frombuffer(col.buffers()[1], dtype=np.uint8)
+    return buf[col.offset * width:(col.offset + len(col)) * width].reshape(len(col), width)
+
+
 def _header(oracle: FrequencyOracle, labels=None) -> dict:
     head = {"format_version": FORMAT_VERSION, "oracle": oracle.name, "epsilon": oracle.epsilon,
             "d": oracle.d, "params": _structural_params(oracle)}
@@ -70,6 +102,11 @@ def schema(oracle: FrequencyOracle, labels=None) -> pa.Schema:
         fields = [pa.field("y", pa.int64(), nullable=False)]
     elif name == "ss":
         fields = [pa.field("subset", pa.list_(pa.int64(), oracle.k), nullable=False)]
+    elif name in _PACKED:
+        fields = [pa.field(_PACKED[name], pa.int64(), nullable=False),
+                  pa.field("bits", pa.binary(_packed_width(oracle)), nullable=False)]
+    elif name == "hcms":
+        fields = [pa.field(c, pa.int64(), nullable=False) for c in ("j", "l", "y")]
     else:
         raise ValueError(f"oracle {name!r} has no Parquet report schema")
     return pa.schema(fields, metadata={META_KEY: json.dumps(_header(oracle, labels)).encode()})
@@ -80,12 +117,14 @@ def to_table(oracle: FrequencyOracle, reports, labels=None) -> pa.Table:
     sch = schema(oracle, labels)
     name = oracle.name
     if name in ("oue", "sue"):
-        r = np.ascontiguousarray(reports, dtype=np.uint8)
-        nb = (oracle.d + 7) // 8
-        cols = [pa.FixedSizeBinaryArray.from_buffers(pa.binary(nb), r.shape[0], [None, pa.py_buffer(r.tobytes())])]
-    elif name in ("olh", "blh"):
+        cols = [_binary_column(reports, _packed_width(oracle))]
+    elif name in _PACKED:
+        index, bits = reports
+        cols = [pa.array(np.asarray(index, dtype=np.int64)),
+                _binary_column(np.packbits(np.asarray(bits, dtype=bool), axis=1), _packed_width(oracle))]
+    elif name in ("olh", "blh", "hcms"):
         r = np.asarray(reports, dtype=np.int64)
-        cols = [pa.array(r[:, 0]), pa.array(r[:, 1])]
+        cols = [pa.array(r[:, i]) for i in range(r.shape[1])]
     elif name == "ss":
         r = np.asarray(reports, dtype=np.int64)
         cols = [pa.FixedSizeListArray.from_arrays(pa.array(r.ravel()), oracle.k)]
@@ -105,12 +144,14 @@ def from_batch(oracle: FrequencyOracle, batch: pa.RecordBatch):
     """The reports of one record batch, in ``oracle.perturb``'s format."""
     name = oracle.name
     if name in ("oue", "sue"):
-        col = _column(batch, "bits")
-        nb = (oracle.d + 7) // 8
-        if col.type != pa.binary(nb):
-            raise ValueError(f"column 'bits' must be fixed_size_binary({nb}) for d = {oracle.d}, got {col.type}")
-        buf = np.frombuffer(col.buffers()[1], dtype=np.uint8)
-        return buf[col.offset * nb:(col.offset + len(col)) * nb].reshape(len(col), nb)
+        return _binary_rows(_column(batch, "bits"), _packed_width(oracle), f"d = {oracle.d}")
+    if name in _PACKED:
+        width = oracle.m if name == "cms" else oracle.num_bits
+        packed = _binary_rows(_column(batch, "bits"), _packed_width(oracle), f"{width} bits")
+        bits = np.unpackbits(packed, axis=1, count=width).view(bool)
+        return _column(batch, _PACKED[name]).to_numpy(), bits
+    if name == "hcms":
+        return np.stack([_column(batch, c).to_numpy() for c in ("j", "l", "y")], axis=1)
     if name in ("olh", "blh"):
         return np.stack((_column(batch, "seed").to_numpy(), _column(batch, "hash").to_numpy()), axis=1)
     if name == "ss":

@@ -152,7 +152,7 @@ def input_file(path, arg: str) -> Path:
     raise InputError(f"{arg}: no such file: {path}")
 
 
-def read_counts_table(path, d: int | None = None, arg: str = "--counts") -> CountsTable:
+def read_counts_table(path, d: int | None = None, arg: str = "--counts", step: int = 1) -> CountsTable:
     """Read a ``value,count`` table (CSV, or Parquet by suffix ``.parquet``/``.pq``).
 
     Counts are numbers of reports: whole numbers >= 0 (``12``, ``12.0``, ``1e3``; not ``12.5``), and
@@ -161,7 +161,8 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts") -> Coun
     that omit values never reported) the values are the integers 0..d-1: a value the file does not
     list has count 0, and a value that is not an integer in [0, d) is an error. Every error names
     ``arg`` (the option the file came from) and the line (the header is line 1) or, for Parquet, the
-    1-based row.
+    1-based row. ``step`` > 1: counts are multiples of 1/step (RAPPOR's support counts, multiples of
+    1/h), accepted within 1e-6 of one (a decimal file's rounding) and snapped to it.
     """
     path = input_file(path, arg)
     if path.suffix.lower() not in (".parquet", ".pq"):
@@ -186,11 +187,16 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts") -> Coun
 
     values = raw["value"].fillna("").astype(str).str.strip()  # a Parquet null is a missing value, not "<NA>"
     counts = pd.to_numeric(raw["count"].str.strip(), errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(counts) | (counts < 0) | (counts != np.floor(counts))
+    if step != 1:
+        with np.errstate(invalid="ignore"):
+            snapped = np.rint(counts * step)
+        whole = np.abs(counts * step - snapped) <= 1e-6
+        counts = np.where(whole, snapped / step, counts)
+    bad = ~np.isfinite(counts) | (counts < 0) | (counts * step != np.floor(counts * step))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"{arg}: {at(i)}: count must be a whole number >= 0 (a number of reports), "
-                         f"got {raw['count'].iloc[i]!r}")
+        what = "a whole number >= 0 (a number of reports)" if step == 1 else f"a multiple of 1/{step} >= 0"
+        raise InputError(f"{arg}: {at(i)}: count must be {what}, got {raw['count'].iloc[i]!r}")
     empty = (values == "").to_numpy()
     if empty.any():
         i = int(np.flatnonzero(empty)[0])

@@ -1,4 +1,6 @@
-"""``--param`` for ``ldpopt postprocess``: which method takes which parameter, of which type.
+"""``--param`` for ``ldpopt postprocess``: which method takes which parameter, of which type; and
+``--oracle-param`` (``perturb``, ``postprocess``, ``solve``, ``choose``): the oracle's parameters, typed
+the same way from its constructor's signature.
 
 The parameters are read from each registered method's signature (every keyword after the estimate),
 so a parameter documented on a method is reachable from the command line without a list kept here.
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 
 from ._args import InputError, integer
 
-__all__ = ["ParamSpec", "method_params", "params_help", "route_params"]
+__all__ = ["ParamSpec", "method_params", "oracle_param_specs", "oracle_params", "params_help", "route_params"]
 
 _TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
 _NONE = {"none", "null"}
@@ -144,4 +146,42 @@ def route_params(items, selected: list[str]) -> dict[str, dict]:
             if pname in out[m]:
                 raise InputError(f"--param {pname} is given twice for method {m}")
             out[m][pname] = method_params(m)[pname].parse(text, f"--param {item} (method {m})")
+    return out
+
+
+#: constructor arguments that are not oracle parameters on the command line (their own options, or
+#: a table only the Python API can pass)
+_NOT_ORACLE_PARAMS = {"epsilon", "d", "buckets"}
+
+
+def oracle_param_specs(name: str) -> dict[str, ParamSpec]:
+    """The parameters oracle ``name`` takes besides ε and d, from its constructor's signature."""
+    from .. import oracles
+
+    try:
+        cls = type(oracles.get(name, epsilon=1.0, d=2))  # the registry's class (its defaults build)
+    except ValueError as exc:
+        raise InputError(f"--oracle: {exc}") from None
+    ps = inspect.signature(cls.__init__).parameters.values()
+    return {p.name: _spec(p) for p in ps
+            if p.name != "self" and p.name not in _NOT_ORACLE_PARAMS and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def oracle_params(items, name: str, given: dict | None = None) -> dict:
+    """``--oracle-param NAME=VALUE`` strings → ``{param: typed value}`` for oracle ``name`` (typed from
+    its constructor's signature, as ``--param`` is from a method's), merged with ``given`` (the
+    ``--g``/``--k`` shortcuts). An unknown parameter is an error naming it and listing the oracle's;
+    a parameter given twice is an error."""
+    out = dict(given or {})
+    specs = oracle_param_specs(name) if items else {}
+    for item in items or []:
+        if "=" not in item:
+            raise InputError(f"--oracle-param must look like NAME=VALUE, got {item!r}")
+        key, text = (s.strip() for s in item.split("=", 1))
+        if key not in specs:
+            listed = ", ".join(s.describe() for s in specs.values()) or "none"
+            raise InputError(f"--oracle-param {key}: oracle {name} takes no parameter {key!r}; its parameters: {listed}")
+        if key in out:
+            raise InputError(f"--oracle-param {key} is given twice")
+        out[key] = specs[key].parse(text, f"--oracle-param {item}")
     return out

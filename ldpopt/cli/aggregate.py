@@ -6,7 +6,9 @@ shards declare (``ldpopt perturb`` of a labelled histogram), else 0..d-1 (``post
 metadata ``postprocess`` writes (oracle, ε, n, d, p, q, oracle parameters, ldpopt version) plus the
 shards and scheduler; with ``--method`` the ``base`` estimate and each method's column are added.
 ``--partial FILE`` also saves the merged partial aggregate (JSON, :mod:`ldpopt.aggregate.partial`)
-so that further shards can be merged into it later.
+so that further shards can be merged into it later. Sketch oracles (cms, hcms, rappor): the shards
+declare the hash family, the counts are the support counts of the sketch (RAPPOR's are multiples of
+1/h), and ``--method`` uses the sketch's variance (``ldpopt.sketches.consistency.sketch_estimate``).
 
 Schedulers: ``local`` (default) starts a ``distributed.LocalCluster`` for the run (one worker
 process per usable core, at most one per map task; ``--workers`` to change) and shuts it down at the
@@ -65,10 +67,12 @@ def _run(args) -> int:
         with open(args.merge_into) as fh:
             total = Partial.from_json(fh.read()).merge(total)
     oracle = total.build_oracle()
-    out = pd.DataFrame({"value": total.values(), "count": total.counts})
+    out = pd.DataFrame({"value": total.values(), "count": total.support_counts()})
     names = []
     if args.method:
-        est = total.finalize()
+        from .postprocess import estimate_of
+
+        est = estimate_of(oracle, total.support_counts(), total.n)
         names = list(methods.available().index) if args.method == "all" else [methods.get(args.method).name]
         out["base"] = est.f_tilde
         for name in names:

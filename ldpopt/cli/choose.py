@@ -8,7 +8,7 @@ import sys
 from ._args import InputError, int_arg
 from ._commands import help_of
 from ._io import read_counts_table
-from .postprocess import add_counts_options, estimate_from
+from .postprocess import add_counts_options, count_step, estimate_from
 
 __all__ = ["add_parser"]
 
@@ -16,7 +16,7 @@ __all__ = ["add_parser"]
 def _run(args) -> int:
     from ..recommend import choose
 
-    table = read_counts_table(args.counts, args.d)
+    table = read_counts_table(args.counts, args.d, step=count_step(args))
     oracle, n, estimate = estimate_from(table, args)
     names = args.methods
     if names is not None and names not in ("all", "closed-form", "extended"):

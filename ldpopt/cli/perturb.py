@@ -9,6 +9,8 @@ into every shard's metadata, so that ``ldpopt aggregate`` gives counts keyed by 
 (histogram: value by value) and cut into shards of ``--shard-rows`` users; shard i is randomised with
 its own generator ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(i,)))``, so the output
 depends only on (population, oracle, seed, shard size), never on how it is later aggregated.
+The sketch oracles (cms, hcms, rappor) take their hash family with ``--oracle-param`` (for example
+``--oracle-param m=256 --oracle-param hash_seed=7``); the shards record it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 from .. import oracles
 from ._args import InputError, int_arg, number
 from ._commands import help_of
+from .postprocess import add_oracle_params, build_oracle
 
 __all__ = ["add_parser"]
 
@@ -60,11 +63,7 @@ def _run(args) -> int:
     if (args.values is None) == (args.histogram is None):
         raise InputError("give exactly one of --histogram or --values")
     values_of, n, d, labels = _population(args, args.d)
-    params = {k: v for k, v in (("g", args.g), ("k", args.k)) if v is not None}
-    try:
-        oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=d, **params)
-    except TypeError as exc:
-        raise InputError(f"--oracle {args.oracle}: {exc}") from None
+    oracle = build_oracle(args, d)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if any(out.glob("*.parquet")):
@@ -86,13 +85,12 @@ def add_parser(sub) -> None:
     src = pp.add_mutually_exclusive_group(required=True)
     src.add_argument("--histogram", help="CSV or Parquet table with columns value,count (users per value)")
     src.add_argument("--values", help="CSV or Parquet table with an integer column 'value', one row per user")
-    pp.add_argument("--oracle", required=True, help=f"one of {oracles.available()}")
+    pp.add_argument("--oracle", required=True, help=f"one of {oracles.available(sketches=True)}")
     pp.add_argument("--epsilon", required=True, type=number, help="privacy budget ε > 0")
     pp.add_argument("--d", type=int_arg(2), default=None,
                     help="domain size (values 0..d-1); required with --values; without it a histogram's "
                          "values are labels, kept in the shards")
-    pp.add_argument("--g", type=int_arg(2), default=None, help="hash range g for OLH")
-    pp.add_argument("--k", type=int_arg(1), default=None, help="subset size k for SS")
+    add_oracle_params(pp)
     pp.add_argument("--seed", type=int_arg(0), required=True, help="seed (shard i uses SeedSequence(seed, spawn_key=(i,)))")
     pp.add_argument("--shard-rows", type=int_arg(1), default=1_000_000, help="users per shard (default 1e6)")
     pp.add_argument("--out", required=True, help="folder for the shards part-00000.parquet, ... (must hold none yet)")

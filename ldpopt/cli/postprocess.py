@@ -18,7 +18,7 @@ from ._commands import help_of
 from ._io import FORMATS
 from .postprocess_robust import add_robust_options, robust_column
 
-__all__ = ["add_parser", "check_counts", "help_on_demand"]
+__all__ = ["add_parser", "build_oracle", "check_counts", "count_step", "estimate_of", "help_on_demand", "recorded_params"]
 
 
 def help_on_demand(parser, fill) -> None:
@@ -43,7 +43,7 @@ def add_counts_options(parser) -> None:
     def fill(_):
         from .. import oracles
 
-        oracle.help = f"one of {oracles.available()}"
+        oracle.help = f"one of {oracles.available(sketches=True)}"
 
     help_on_demand(parser, fill)
     parser.add_argument("--epsilon", required=True, type=number, help="privacy budget ε > 0")
@@ -52,23 +52,76 @@ def add_counts_options(parser) -> None:
     parser.add_argument("--d", type=int_arg(2), default=None,
                         help="domain size: values are the integers 0..d-1 and a value absent from the file has "
                              "count 0 (for aggregators that omit zero counts)")
+    add_oracle_params(parser)
+
+
+def add_oracle_params(parser) -> None:
+    """The oracle's parameters: ``--g`` (OLH), ``--k`` (SS; CMS and HCMS's hash count) and
+    ``--oracle-param NAME=VALUE`` for any constructor parameter (:func:`._params.oracle_params`)."""
     parser.add_argument("--g", type=int_arg(2), default=None, help="hash range g for OLH (default round(e^ε + 1))")
-    parser.add_argument("--k", type=int_arg(1), default=None, help="subset size k for SS (default d/(e^ε + 1))")
+    parser.add_argument("--k", type=int_arg(1), default=None,
+                        help="subset size k for SS (default d/(e^ε + 1)); number of hash functions for CMS, HCMS")
+    parser.add_argument("--oracle-param", action="append", default=[], metavar="NAME=VALUE",
+                        help="an oracle parameter, repeatable: cms, hcms: k, m, hash_seed; rappor: num_bits, "
+                             "num_hashes, cohorts, inst_p, inst_q, hash_seed")
+
+
+def build_oracle(args, d: int):
+    """The oracle of ``--oracle``, ``--epsilon`` and its parameters (:func:`add_oracle_params`) for
+    domain size d; a bad parameter is a one-line error naming it."""
+    from .. import oracles
+    from ._params import oracle_params
+
+    given = {k: v for k, v in (("g", args.g), ("k", args.k)) if v is not None}
+    params = oracle_params(args.oracle_param, args.oracle, given)
+    try:
+        return oracles.get(args.oracle, epsilon=args.epsilon, d=d, **params)
+    except TypeError as exc:
+        raise InputError(f"--oracle {args.oracle}: {exc}") from None
+    except ValueError as exc:
+        raise InputError(f"--oracle-param: {exc}" if params else f"--oracle {args.oracle}: {exc}") from None
+
+
+def count_step(args) -> int:
+    """What the counts file's counts are multiples of the inverse of: RAPPOR's h (its support counts
+    are multiples of 1/h, :mod:`ldpopt.oracles.rappor`), else 1 (whole numbers of reports)."""
+    if str(args.oracle).lower() != "rappor":
+        return 1
+    return build_oracle(args, 2).num_hashes  # h does not depend on d
+
+
+def recorded_params(oracle) -> dict:
+    """The oracle parameters an output's metadata records: g (OLH), k (SS), and the whole hash family
+    of the sketch oracles (``oracle.params()``: k, m, hash_seed; RAPPOR's Bloom parameters)."""
+    from .. import oracles
+
+    if oracle.name in oracles.available(sketches=True) and oracle.name not in oracles.available():
+        return dict(oracle.params())
+    return {k: getattr(oracle, k) for k in ("g", "k") if hasattr(oracle, k)}
 
 
 def estimate_from(table, args):
     """(oracle, n, Estimate) from a counts table and the common options (--oracle, --epsilon, --g,
-    --k, --n): the oracle built for the table's d, the counts checked against what it makes possible
-    (:func:`check_counts`). Shared by ``postprocess``, ``solve`` and ``choose``."""
-    from .. import oracles
-
-    oracle_params = {k: v for k, v in (("g", args.g), ("k", args.k)) if v is not None}
-    try:
-        oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=table.d, **oracle_params)
-    except TypeError as exc:
-        raise InputError(f"--oracle {args.oracle}: {exc}") from None
+    --k, --oracle-param, --n): the oracle built for the table's d, the counts checked against what it
+    makes possible (:func:`check_counts`). Shared by ``postprocess``, ``solve`` and ``choose``.
+    CMS and HCMS: the estimate of :func:`ldpopt.sketches.consistency.sketch_estimate` (the fixed hash
+    family's extra variance in its meta, which every method's variance then includes)."""
+    oracle = build_oracle(args, table.d)
     n = check_counts(table, oracle, args.n)
-    return oracle, n, oracle.estimate(table.counts, n)
+    return oracle, n, estimate_of(oracle, table.counts, n)
+
+
+def estimate_of(oracle, counts, n: int):
+    """``oracle.estimate(counts, n)``, or for CMS and HCMS :func:`ldpopt.sketches.consistency.sketch_estimate`
+    (the same f̃, plus the fixed family's extra variance). RAPPOR: the oracle's own estimate (its
+    variance over the family; the sketches module gives no extra term for it)."""
+    from ..oracles.cms import SketchOracle
+
+    if isinstance(oracle, SketchOracle):
+        from ..sketches.consistency import sketch_estimate
+
+        return sketch_estimate(oracle, counts, n)
+    return oracle.estimate(counts, n)
 
 
 def check_counts(table, oracle, n: int | None) -> int:
@@ -124,7 +177,7 @@ def _run(args) -> int:
     from ._params import route_params
 
     fmt = format_of(args.out, args.format)  # refuse a mismatch before any work
-    table = read_counts_table(args.counts, args.d)
+    table = read_counts_table(args.counts, args.d, step=count_step(args))
     oracle, n, estimate = estimate_from(table, args)
     names = list(methods.available().index) if args.method == "all" else [methods.get(args.method).name]
     params = route_params(args.param, names)
@@ -145,7 +198,7 @@ def _run(args) -> int:
     metadata = {
         "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": n,
         "d": table.d, "p": oracle.p, "q": oracle.q,
-        "oracle_params": {k: getattr(oracle, k) for k in ("g", "k") if hasattr(oracle, k)},
+        "oracle_params": recorded_params(oracle),
         "methods": names, "method_params": {m: _effective(m, params[m]) for m in names},
         "counts_file": str(args.counts), "values": "0..d-1 (--d)" if args.d is not None else "labels",
     }

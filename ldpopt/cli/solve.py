@@ -33,7 +33,7 @@ from ._args import InputError
 from ._problemtypes import help_text
 from ._commands import help_of
 from ._io import FORMATS, as_json, format_of, read_counts_table, write_table
-from .postprocess import add_counts_options, estimate_from
+from .postprocess import add_counts_options, count_step, estimate_from, recorded_params
 
 __all__ = ["add_parser"]
 
@@ -94,7 +94,7 @@ def _run(args) -> int:
 
     fmt = format_of(args.out, args.format)
     spec = read_problem(args.problem)  # a bad problem file is refused before the counts are read
-    table = read_counts_table(args.counts, args.d)
+    table = read_counts_table(args.counts, args.d, step=count_step(args))
     oracle, n, estimate = estimate_from(table, args)
     constraints = spec.build(table)
     solver = args.solver if args.solver is not None else spec.solver
@@ -119,7 +119,7 @@ def _run(args) -> int:
     metadata = _finite({
         "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": n,
         "d": table.d, "p": oracle.p, "q": oracle.q,
-        "oracle_params": {k: getattr(oracle, k) for k in ("g", "k") if hasattr(oracle, k)},
+        "oracle_params": recorded_params(oracle),
         "counts_file": str(args.counts), "values": "0..d-1 (--d)" if args.d is not None else "labels",
         "problem_file": str(args.problem), "objective": spec.objective_name,
         "constraints": problem.constraint_names,

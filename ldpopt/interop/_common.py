@@ -6,7 +6,7 @@ import numpy as np
 
 from ._xxh32 import hash_values
 
-__all__ = ["as_int_array", "as_bit_matrix", "grr_partial", "ue_partial", "lh_support_counts", "peer_g"]
+__all__ = ["as_int_array", "as_bit_matrix", "grr_partial", "ue_partial", "lh_support_counts", "peer_g", "clip_renormalise"]
 
 # (users × values) hash evaluations per block: bounded memory, cache-sized temporaries
 _BLOCK_CELLS = 1 << 18
@@ -41,12 +41,14 @@ def as_bit_matrix(reports, name: str, d: int) -> np.ndarray:
     return arr.astype(np.uint8)
 
 
-def lh_support_counts(y, seeds, d: int, g: int) -> np.ndarray:
-    """c_v = #{i : xxh32(str(v), seed_i) % g == y_i}, v = 0..d−1: the support count both peers'
-    local-hashing aggregators compute with a Python double loop, here in (users × values) blocks."""
+def lh_support_counts(y, seeds, d: int, g: int, values=None) -> np.ndarray:
+    """c_v = #{i : xxh32(str(v), seed_i) % g == y_i}, v = 0..d−1 (or v in ``values``, d of them): the
+    support count both peers' local-hashing aggregators compute with a Python double loop, here in
+    (users × values) blocks."""
+    values = np.arange(d, dtype=np.int64) if values is None else np.asarray(values, dtype=np.int64)
+    d = values.shape[0]
     counts = np.zeros(d, dtype=np.int64)
-    values = np.arange(d, dtype=np.int64)
-    step = max(1, _BLOCK_CELLS // d)
+    step = max(1, _BLOCK_CELLS // max(d, 1))
     for u0 in range(0, y.shape[0], step):
         h = hash_values(seeds[u0:u0 + step], values, g)
         counts += np.add.reduce(h == y[u0:u0 + step, None], axis=0, dtype=np.int64)
@@ -84,3 +86,11 @@ def ue_partial(reports, epsilon: float, d: int, oracle: str, name: str):
     orc = oracles.get(oracle, epsilon, d)
     bits = as_bit_matrix(reports, name, orc.d)
     return Partial.from_counts(orc, bits.sum(axis=0, dtype=np.int64), bits.shape[0])
+
+
+def clip_renormalise(f_tilde) -> np.ndarray:
+    """multi-freq-ldpy's ``*_Aggregator_MI`` post-processing: max(f̃, 0) renormalised to sum 1 (left at
+    0 when every entry is clipped)."""
+    c = np.clip(np.asarray(f_tilde, dtype=np.float64), 0.0, None)
+    total = c.sum()
+    return c / total if total > 0 else c

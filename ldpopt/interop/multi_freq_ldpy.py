@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import oracles
 from ..aggregate import Partial
-from ._common import as_int_array, grr_partial, lh_support_counts, peer_g, ue_partial
+from ._common import as_int_array, clip_renormalise, grr_partial, lh_support_counts, peer_g, ue_partial
 
 __all__ = ["read_grr", "read_ue", "read_lh", "read_ss", "sub_k", "peer_mi"]
 
@@ -71,6 +71,4 @@ def read_ss(reports, epsilon: float, k: int) -> Partial:
 def peer_mi(partial: Partial) -> np.ndarray:
     """The library's ``*_Aggregator_MI`` output for the same reports: max(f̃, 0), renormalised to sum
     1 (left at 0 when every entry is clipped)."""
-    est = np.clip(partial.finalize().f_tilde, 0.0, None)
-    total = est.sum()
-    return est / total if total > 0 else est
+    return clip_renormalise(partial.finalize().f_tilde)

@@ -145,7 +145,7 @@ class FrequencyOracle(abc.ABC):
         if not exact:
             counts = self.sample_counts(tc, gen)
         else:
-            counts = np.zeros(self.d, dtype=np.int64)
+            counts = np.zeros(self.d, dtype=np.int64)  # float once an aggregator returns fractions (RAPPOR)
             step = self.chunk_size()
             ends = np.cumsum(tc)
             for start in range(0, n, step):
@@ -153,7 +153,7 @@ class FrequencyOracle(abc.ABC):
                 # values of users start..stop-1, without materialising all n of them
                 idx = np.arange(start, stop)
                 values = np.searchsorted(ends, idx, side="right")
-                counts += self.aggregate(self.perturb(values, gen))
+                counts = counts + self.aggregate(self.perturb(values, gen))
         return self.estimate(counts, n)
 
     def simulate_values(self, values, rng) -> Estimate:

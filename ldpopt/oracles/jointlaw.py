@@ -29,6 +29,8 @@ def output_supports(oracle: FrequencyOracle) -> np.ndarray:
     even); SS its ``subsets()``; OLH/BLH their ``support_matrix()`` enumeration.
     """
     d, name = oracle.d, oracle.name
+    if hasattr(oracle, "output_supports"):  # oracles that enumerate their own outputs (sketches)
+        return oracle.output_supports()
     if name == "grr":
         return np.eye(d, dtype=bool)
     if name in ("oue", "sue"):

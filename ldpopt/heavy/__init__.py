@@ -1,0 +1,14 @@
+"""Heavy-hitter discovery over string domains: PEM, TreeHist and Apple's SFP on m-bit strings, each
+round through any ldpopt frequency oracle, with their exact-in-law fast paths, scoring, and the
+prefix levels made consistent as a tree (docs/sketches.md, "Heavy-hitter discovery")."""
+
+from __future__ import annotations
+
+from .pem import pem
+from .sfp import sfp
+from .treehist import treehist
+from .result import HeavyHitters, Level, frequency_mse, precision_recall_f1, true_top
+from .strings import decode, encode
+
+__all__ = ["HeavyHitters", "Level", "decode", "encode", "frequency_mse", "pem", "precision_recall_f1", "sfp", "treehist",
+           "true_top"]

@@ -1,0 +1,113 @@
+"""What a heavy-hitter protocol returns, and how it is scored.
+
+:class:`HeavyHitters` holds the items found (bit codes, largest estimate first), their estimated
+frequencies, and every prefix level the server went through (:class:`Level`: the prefix length, the
+candidates, the round's :class:`~ldpopt.Estimate` over them and the ones kept) — the levels are what
+:mod:`.consistency` makes consistent as a tree.
+
+Scoring (:func:`precision_recall_f1`): the found set F against the true top-k set T by set overlap,
+precision |F∩T|/|F|, recall |F∩T|/|T|, F1 their harmonic mean (PEM's own measure, Wang, Li & Jha,
+IEEE TDSC 2019, §VI-A, where |F| = |T| = k and precision = recall = F1). Choices of ours: an empty F
+has precision NaN (undefined), F1 0 when precision + recall = 0; the true top-k breaks ties in count
+by the smaller code (:func:`true_top`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..estimate import Estimate
+from .rounds import top_indices
+from .strings import decode
+
+__all__ = ["HeavyHitters", "Level", "precision_recall_f1", "true_top", "frequency_mse"]
+
+
+@dataclass(frozen=True)
+class Level:
+    """One prefix level: ``bits`` (prefix length), ``candidates`` (sorted int64 prefixes), ``estimate``
+    (the round's Estimate over the candidates, then "other" when ``full`` is False), ``kept`` (indices
+    into ``candidates`` of the prefixes extended at the next level; all final candidates at the last)."""
+
+    bits: int
+    candidates: np.ndarray
+    estimate: Estimate
+    full: bool
+    kept: np.ndarray
+
+    @property
+    def f_tilde(self) -> np.ndarray:
+        """The round's estimates of the candidates (the "other" entry left out)."""
+        return self.estimate.f_tilde[: self.candidates.size]
+
+    @property
+    def sigma2(self) -> float:
+        """The round's noise variance per candidate (arXiv Eq. 7 of its oracle and group size)."""
+        return float(self.estimate.sigma2)
+
+
+@dataclass(frozen=True)
+class HeavyHitters:
+    """Items found (``items``: int64 codes of ``total_bits`` bits, largest estimate first), their
+    estimated ``frequencies``, the prefix ``levels``, the ``protocol`` and its parameters."""
+
+    protocol: str
+    items: np.ndarray
+    frequencies: np.ndarray
+    total_bits: int
+    epsilon: float
+    levels: tuple = ()
+    params: dict = field(default_factory=dict)
+
+    def strings(self) -> list[str]:
+        """The items as strings (``total_bits`` must be a whole number of bytes)."""
+        if self.total_bits % 8:
+            raise ValueError(f"total_bits = {self.total_bits} is not a whole number of bytes")
+        return decode(self.items, self.total_bits // 8)
+
+    def with_frequencies(self, items, frequencies, **params) -> "HeavyHitters":
+        """A copy with other items/frequencies (re-sorted, largest first) and more params."""
+        fr = np.asarray(frequencies, dtype=np.float64)
+        order = top_indices(fr, fr.size)
+        return replace(self, items=np.asarray(items, dtype=np.int64)[order], frequencies=fr[order],
+                       params={**self.params, **params})
+
+    def __repr__(self) -> str:
+        return (f"HeavyHitters(protocol={self.protocol!r}, found={self.items.size}, total_bits={self.total_bits}, "
+                f"epsilon={self.epsilon:g}, levels={len(self.levels)})")
+
+
+def true_top(codes, counts, k: int) -> np.ndarray:
+    """The ``k`` most frequent codes (ties: the smaller code first)."""
+    c = np.asarray(codes, dtype=np.int64)
+    w = np.asarray(counts, dtype=np.int64)
+    order = np.lexsort((c, -w))
+    return c[order[: int(k)]]
+
+
+def precision_recall_f1(found, truth) -> tuple[float, float, float]:
+    """(precision, recall, F1) of the set ``found`` against the set ``truth`` (module docstring)."""
+    f = np.unique(np.asarray(found, dtype=np.int64))
+    t = np.unique(np.asarray(truth, dtype=np.int64))
+    if t.size == 0:
+        raise ValueError("truth must hold at least one item")
+    tp = np.intersect1d(f, t).size
+    prec = tp / f.size if f.size else float("nan")
+    rec = tp / t.size
+    if np.isnan(prec):
+        return prec, rec, 0.0
+    return prec, rec, (2 * prec * rec / (prec + rec) if prec + rec else 0.0)
+
+
+def frequency_mse(result: HeavyHitters, codes, counts) -> float:
+    """Mean squared error of the found items' estimated frequencies against their true ones."""
+    c = np.asarray(codes, dtype=np.int64)
+    w = np.asarray(counts, dtype=np.float64)
+    order = np.argsort(c)
+    pos = np.searchsorted(c[order], result.items)
+    pos = np.minimum(pos, c.size - 1)
+    hit = c[order][pos] == result.items
+    true = np.where(hit, w[order][pos], 0.0) / w.sum()
+    return float(np.mean((result.frequencies - true) ** 2)) if result.items.size else float("nan")

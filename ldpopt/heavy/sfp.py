@@ -1,0 +1,118 @@
+"""Apple's Sequence Fragment Puzzle (SFP; Apple's Differential Privacy Team, "Learning with Privacy at
+Scale", Apple Machine Learning Journal 1(8), 2017, the section on discovering new words). The article
+is not in the papers folder: the design below is as the article describes it and as pure-ldp 1.2.0's
+``SFPClient``/``SFPServer`` implement it; where we choose, we say so.
+
+A user's string w (m bits) is cut into L = m/r fragments of r bits (the article: 2-character
+fragments of words of up to 10 characters). She picks a position l ∈ {0, …, L−1} uniformly at random
+and reports, each through a frequency oracle with budget ε/2 (the article sends two sketches; ε in
+all, by composition):
+
+* the fragment report: the pair (h(w), w_l) — an 8-bit hash of the whole word (256 values, the
+  article's and pure-ldp's hash range) and the l-th fragment — as one value h·2^r + w_l of a domain
+  of 256·2^r, through the oracle of position l;
+* the word report: w itself, through the word oracle over the assembled candidates (:mod:`.rounds`).
+
+The server, per position, estimates every (hash, fragment) pair and keeps the top ``k_fragments``;
+the hash value ties fragments of the same word together: every hash value kept at all L positions
+gives the candidates "all combinations of its fragments in position order" (the puzzle), and the word
+report estimates them; the top-k are reported. The word hash h is the keyed hash of
+:mod:`ldpopt.oracles.hashing` with one fixed public key (``HASH_KEY``; the article uses SHA-256
+truncated; pure-ldp a seeded xxhash) — any fixed hash public to the server serves.
+
+``oracle``: the channel of both reports (Apple's deployment uses its Count Mean Sketch; any registered
+ldpopt oracle name or factory is accepted); ``word_oracle`` overrides the word channel. Choices of
+ours: ``k_fragments`` = k by default (pure-ldp's top-k mode); at most ``max_candidates`` assembled
+words (default 2^20; more raises, naming the parameter).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import _check_int, as_generator, check_epsilon
+from ..oracles.hashing import keyed_hash
+from .result import HeavyHitters, Level
+from .rounds import OracleSpec, check_histogram, run_round, split_users, top_indices
+from .strings import check_bits
+
+__all__ = ["HASH_KEY", "HASH_VALUES", "DEFAULT_ORACLE", "fragment_values", "sfp", "word_hash"]
+
+#: the word hash's range (Apple's and pure-ldp's 256)
+HASH_VALUES = 256
+#: the fixed public key of the word hash
+HASH_KEY = 0x5F5
+#: the default channel of both reports
+DEFAULT_ORACLE = "olh"
+
+
+def word_hash(codes) -> np.ndarray:
+    """h(w) ∈ [0, 256): the keyed hash of the word's code under the public ``HASH_KEY``."""
+    return keyed_hash(np.int64(HASH_KEY), np.asarray(codes, dtype=np.int64), HASH_VALUES)
+
+
+def fragment_values(codes, total_bits: int, fragment_bits: int, position) -> np.ndarray:
+    """h(w)·2^r + (fragment ``position`` of w): the fragment report's value (module docstring)."""
+    c = np.asarray(codes, dtype=np.int64)
+    shift = np.int64(total_bits) - (np.asarray(position, dtype=np.int64) + 1) * fragment_bits
+    frag = (c >> shift) & np.int64((1 << fragment_bits) - 1)
+    return (word_hash(c) << np.int64(fragment_bits)) | frag
+
+
+def _assemble(kept_values: list, fragment_bits: int, max_candidates: int) -> np.ndarray:
+    """Words whose hash is kept at every position: all position-ordered fragment combinations."""
+    r, L = fragment_bits, len(kept_values)
+    hashes = [v >> np.int64(r) for v in kept_values]
+    common = hashes[0]
+    for h in hashes[1:]:
+        common = np.intersect1d(common, h)
+    words = []
+    total = 0
+    for h in np.unique(common):  # at most 256 hash values: a loop over hash values, not users or domain
+        frags = [kept_values[p][hashes[p] == h] & np.int64((1 << r) - 1) for p in range(L)]
+        total += int(np.prod([f.size for f in frags]))
+        if total > max_candidates:
+            raise ValueError(f"the puzzle assembles more than max_candidates = {max_candidates} words; "
+                             f"lower k_fragments or raise max_candidates")
+        grid = np.meshgrid(*frags, indexing="ij")
+        word = np.zeros(grid[0].size, dtype=np.int64)
+        for p in range(L):
+            word = (word << np.int64(r)) | grid[p].ravel()
+        words.append(word)
+    return np.unique(np.concatenate(words)) if words else np.zeros(0, dtype=np.int64)
+
+
+def sfp(codes, counts, *, total_bits: int, epsilon: float, k: int, fragment_bits: int = 8,
+        k_fragments: int | None = None, oracle: OracleSpec = DEFAULT_ORACLE, word_oracle: OracleSpec | None = None,
+        max_candidates: int = 1 << 20, rng, exact: bool = False) -> HeavyHitters:
+    """Find the top-``k`` strings with SFP (module docstring). ``fragment_bits`` r must divide
+    ``total_bits`` and be ≤ 16 (the fragment domain is 256·2^r); ``exact``: real protocol or fast path."""
+    c, w = check_histogram(codes, counts, total_bits)
+    eps = check_epsilon(epsilon, "epsilon")
+    k = _check_int(k, "k", 1)
+    r = check_bits(fragment_bits, total_bits, "fragment_bits")
+    if total_bits % r or r > 16:
+        raise ValueError(f"fragment_bits must divide total_bits = {total_bits} and be <= 16, got {r}")
+    kf = k if k_fragments is None else _check_int(k_fragments, "k_fragments", 1)
+    cap = _check_int(max_candidates, "max_candidates", 1)
+    L = total_bits // r
+    gen = as_generator(rng)
+    split = split_users(w, L, gen, exact)
+    domain = np.arange(HASH_VALUES << r, dtype=np.int64)
+    levels, kept_values = [], []
+    for p in range(L):
+        if split[p].sum() == 0:
+            raise ValueError(f"position {p} of {L} has no users; SFP needs more users than positions")
+        est = run_round(oracle, eps / 2, domain, True, fragment_values(c, total_bits, r, p), split[p], gen, exact)
+        kept = top_indices(est.f_tilde, kf)
+        levels.append(Level(r, domain, est, True, np.sort(kept)))
+        kept_values.append(domain[np.sort(kept)])
+    found = _assemble(kept_values, r, cap)
+    params = {"k": k, "fragment_bits": r, "k_fragments": kf, "candidates": int(found.size)}
+    out = HeavyHitters("sfp", found, np.zeros(found.size), int(total_bits), eps, tuple(levels), params)
+    if found.size == 0:
+        return out
+    word = run_round(word_oracle or oracle, eps / 2, found, False, c, w, gen, exact)
+    fw = word.f_tilde[: found.size]
+    pick = top_indices(fw, k)
+    return out.with_frequencies(found[pick], fw[pick])

@@ -1,0 +1,71 @@
+"""Strings as fixed-length bit strings, and their prefixes.
+
+Every heavy-hitter protocol here (PEM, TreeHist, SFP) works on m-bit strings. A string (``str`` or
+``bytes``) is encoded as its first ``nbytes`` bytes (UTF-8 for ``str``), right-padded with the pad
+byte (a space by default, as in the AOL benchmark of Wang, Li & Jha, IEEE TDSC 2019, §VI, where every
+query is cut or space-padded to 6 bytes), read as a big-endian unsigned integer of m = 8·nbytes bits.
+So the prefix of the string of length s bits is the integer ``code >> (m − s)``, and lexicographic
+order of the padded bytes is numeric order of the codes. ``nbytes`` ≤ 7 (m ≤ 56), so every code and
+every prefix is an int64 and the keyed hash of :mod:`ldpopt.oracles.hashing` reads it exactly.
+
+Choices of ours: a string longer than ``nbytes`` is cut (its tail is not reported, as in the PEM
+benchmark); a ``str`` is encoded with ``errors="strict"`` UTF-8 and a cut may split a multi-byte
+character (the bytes are what is counted; :func:`decode` writes such a byte as ``\\xNN``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import _check_int
+
+__all__ = ["MAX_BYTES", "decode", "encode", "prefixes", "check_bits"]
+
+#: longest string in bytes (8·7 = 56 bits, so codes and their prefixes are int64)
+MAX_BYTES = 7
+
+
+def _nbytes(nbytes) -> int:
+    nb = _check_int(nbytes, "nbytes", 1)
+    if nb > MAX_BYTES:
+        raise ValueError(f"nbytes must be an integer in [1, {MAX_BYTES}], got {nb}")
+    return nb
+
+
+def encode(strings, nbytes: int, pad: bytes = b" ") -> np.ndarray:
+    """int64 codes of ``strings`` (an iterable of ``str``/``bytes``) cut or ``pad``-padded to
+    ``nbytes`` bytes, big-endian (module docstring). Vectorised after one join of the bytes."""
+    nb = _nbytes(nbytes)
+    if not isinstance(pad, bytes) or len(pad) != 1:
+        raise ValueError(f"pad must be a single byte, got {pad!r}")
+    raw = [s.encode("utf-8") if isinstance(s, str) else s for s in strings]
+    if any(not isinstance(b, bytes) for b in raw):
+        raise ValueError("strings must be str or bytes")
+    buf = b"".join(b[:nb].ljust(nb, pad) for b in raw)
+    arr = np.frombuffer(buf, dtype=np.uint8).reshape(len(raw), nb).astype(np.int64)
+    weights = np.int64(1) << (8 * np.arange(nb - 1, -1, -1, dtype=np.int64))
+    return arr @ weights
+
+
+def decode(codes, nbytes: int) -> list[str]:
+    """The padded strings of int64 ``codes`` (inverse of :func:`encode` up to the cut): UTF-8 with
+    ``backslashreplace`` (a byte of a cut multi-byte character reads ``\\xNN``)."""
+    nb = _nbytes(nbytes)
+    c = np.asarray(codes, dtype=np.int64)
+    if c.ndim != 1 or np.any(c < 0) or np.any(c >= (np.int64(1) << (8 * nb))):
+        raise ValueError(f"codes must be a 1-D array of integers in [0, 2^{8 * nb})")
+    by = ((c[:, None] >> (8 * np.arange(nb - 1, -1, -1, dtype=np.int64))[None, :]) & 0xFF).astype(np.uint8)
+    return [bytes(row).decode("utf-8", "backslashreplace") for row in by]
+
+
+def check_bits(bits, total_bits: int, name: str = "bits") -> int:
+    """``bits`` as an integer in [1, total_bits]."""
+    b = _check_int(bits, name, 1)
+    if b > total_bits:
+        raise ValueError(f"{name} must be an integer in [1, {total_bits}] (the string length in bits), got {b}")
+    return b
+
+
+def prefixes(codes, total_bits: int, bits: int) -> np.ndarray:
+    """The ``bits``-bit prefixes of ``total_bits``-bit codes: ``codes >> (total_bits − bits)``."""
+    return np.asarray(codes, dtype=np.int64) >> np.int64(total_bits - bits)

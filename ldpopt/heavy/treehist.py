@@ -1,0 +1,94 @@
+"""TreeHist (Bassily, Nissim, Stemmer & Thakurta, "Practical Locally Private Heavy Hitters", NeurIPS
+2017, §3 and its JMLR 2020 version). The paper is not in the papers folder: the design below is as we
+read §3 and as pure-ldp 1.2.0's ``TreeHistClient``/``TreeHistServer`` implement it; where we choose,
+we say so.
+
+The strings' prefix tree has L = m/η levels (η bits per level; the paper's binary tree is η = 1).
+Every user spends ε/2 on each of two reports (pure-ldp's split of the budget; the paper splits the
+users into a prefix-tree part and a frequency-oracle part instead — the same composition, ε in all):
+
+* the prefix report: the user picks a level ℓ uniformly at random and reports the prefix of length
+  ℓη of her string through a frequency oracle over level ℓ's published candidates (:mod:`.rounds`);
+* the word report: her whole string through a frequency oracle over the final candidates (the
+  paper's Hashtogram; any ldpopt oracle here, OLH by default).
+
+The server walks the tree top-down: level 1's candidates are all 2^η prefixes; at each level it keeps
+the prefixes whose estimate reaches the threshold τ_ℓ, and extends each kept prefix by every η-bit
+suffix; the kept prefixes of level L are the candidate heavy hitters, whose frequencies the word
+report estimates. TreeHist's threshold rule (§3: keep a node when its estimate exceeds a multiple of
+the frequency oracle's worst-case error, so that no heavy prefix is pruned and few light ones
+survive, w.p. 1 − β): τ_ℓ = σ_ℓ·√(2 ln(C_ℓ/β)), with σ_ℓ the level's noise standard deviation
+(arXiv Eq. 7 of its oracle and report count) and C_ℓ its candidate count — the union (sub-Gaussian)
+bound over the level's candidates, our explicit choice of the paper's O(·) constant; β = 0.05 by
+default. ``k`` given: keep the top-k per level instead (pure-ldp's top-k mode) and report the top-k by
+the word estimates. ``max_keep`` bounds the kept prefixes per level (the paper's bound on the number of
+heavy nodes, at most O(1/τ), made explicit); default 4·k, or 256 without k.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validation import _check_int, as_generator, check_epsilon
+from .pem import extend
+from .result import HeavyHitters, Level
+from .rounds import OracleSpec, check_histogram, run_round, split_users, top_indices
+from .strings import check_bits, prefixes
+
+__all__ = ["treehist", "threshold"]
+
+
+def threshold(sigma2: float, candidates: int, beta: float = 0.05) -> float:
+    """τ = σ·√(2 ln(C/β)): the level's keep threshold (module docstring)."""
+    if not 0 < beta < 1:
+        raise ValueError(f"beta must lie in (0, 1), got {beta!r}")
+    return math.sqrt(2.0 * sigma2 * math.log(max(int(candidates), 1) / beta))
+
+
+def treehist(codes, counts, *, total_bits: int, epsilon: float, step_bits: int = 1, k: int | None = None,
+             beta: float = 0.05, max_keep: int | None = None, oracle: OracleSpec = "olh",
+             word_oracle: OracleSpec | None = None, rng, exact: bool = False) -> HeavyHitters:
+    """Find the heavy hitters with TreeHist (module docstring). ``codes``/``counts``: the population as
+    a histogram of ``total_bits``-bit codes; ``step_bits`` η must divide ``total_bits``; ``k``: top-k
+    mode (else the threshold rule with ``beta``); ``oracle``/``word_oracle``: the prefix and word
+    channels (the word channel defaults to ``oracle``); ``exact``: real protocol or fast path."""
+    c, w = check_histogram(codes, counts, total_bits)
+    eps = check_epsilon(epsilon, "epsilon")
+    eta = check_bits(step_bits, total_bits, "step_bits")
+    if total_bits % eta:
+        raise ValueError(f"step_bits must divide total_bits = {total_bits}, got {eta}")
+    if eta > 24:
+        raise ValueError(f"step_bits must be <= 24 (level 1 estimates all 2^step_bits prefixes), got {eta}")
+    k = None if k is None else _check_int(k, "k", 1)
+    keep = _check_int(max_keep, "max_keep", 1) if max_keep is not None else (4 * k if k else 256)
+    L = total_bits // eta
+    gen = as_generator(rng)
+    split = split_users(w, L, gen, exact)
+    cand, full, levels = np.arange(1 << eta, dtype=np.int64), True, []
+    for ell in range(1, L + 1):
+        s = ell * eta
+        if split[ell - 1].sum() == 0:
+            raise ValueError(f"level {ell} of {L} has no users; TreeHist needs more users than levels")
+        est = run_round(oracle, eps / 2, cand, full, prefixes(c, total_bits, s), split[ell - 1], gen, exact)
+        f = est.f_tilde[: cand.size]
+        if k is not None:
+            kept = top_indices(f, k)
+        else:
+            over = np.flatnonzero(f >= threshold(est.sigma2, cand.size, beta))
+            kept = over[top_indices(f[over], keep)]
+        levels.append(Level(s, cand, est, full, np.sort(kept)))
+        if kept.size == 0:
+            break
+        if ell < L:
+            cand, full = extend(cand[kept], eta), False
+    found = levels[-1].candidates[levels[-1].kept] if levels[-1].bits == total_bits else np.zeros(0, np.int64)
+    params = {"k": k, "beta": beta, "step_bits": eta, "levels_walked": len(levels)}
+    out = HeavyHitters("treehist", found, np.zeros(found.size), int(total_bits), eps, tuple(levels), params)
+    if found.size == 0:
+        return out
+    word = run_round(word_oracle or oracle, eps / 2, found, False, c, w, gen, exact)
+    fw = word.f_tilde[: found.size]
+    pick = top_indices(fw, k) if k is not None else np.arange(found.size)
+    return out.with_frequencies(found[pick], fw[pick], word_sigma2=float(word.sigma2))

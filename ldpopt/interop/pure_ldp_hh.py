@@ -1,0 +1,108 @@
+"""Reports of pure-ldp 1.2.0's PEM heavy-hitter client (``pure_ldp.heavy_hitters.prefix_extending
+.PEMClient``) read by ldpopt, and the server's search run on them (Wang, Li & Jha, IEEE TDSC 2019, §IV;
+:mod:`ldpopt.heavy.pem`).
+
+pure-ldp's PEM (binary alphabet, its default local-hashing client, padding only for strings shorter
+than ``max_string_length``): a user of group j ∈ [0, G), G = ⌈(m − start)/fragment⌉, sends
+``((y, seed), j)``: the prefix of length s_j = start + (j + 1)·fragment, read as an unsigned integer
+(``BitArray(bin=prefix).uint``), hashed by ``xxh32(str(prefix), seed) % g`` and kept w.p. p − 1/g,
+else y uniform on [0, g) — OLH with g = round(e^ε) + 1 (:mod:`.pure_ldp`). Its server counts, for every
+user, the support of *every* prefix of the group's 2^(s_j) (a Python loop over the domain per user),
+then estimates only the candidates.
+
+Here the support counts are computed for the candidates alone (the vectorised XXH32 of
+:mod:`._xxh32`), round by round as the search needs them: the same numbers, O(n·k·2^fragment) hashes
+instead of O(n·2^m). Each round is an OLH :class:`~ldpopt.Estimate` over its candidates with the
+group's n_j; pure-ldp's count estimate of a candidate is G·n_j·f̃ (it scales by the number of groups;
+:func:`peer_frequencies`). Ties in the top-k: ldpopt keeps the smaller prefix, pure-ldp
+(``Counter.most_common``) the candidate it generated first, so with tied estimates at the k-th place
+the two may keep different prefixes; without ties the found items are the same.
+
+Not read: pure-ldp's TreeHist and SFP reports. Its TreeHist client pads every prefix with ``*`` to the
+full length and its index map strips the padding, so the prefixes "01" and "0001" are the same index
+in its one fragment oracle (every level shares it); its SFP fragment index is ``hash·(fragment + 1)``,
+not one-to-one. Reading those formats would copy those collisions; ldpopt's :mod:`ldpopt.heavy`
+implements both protocols on distinct per-level domains instead.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import oracles
+from ..heavy.pem import extend
+from ..heavy.result import HeavyHitters, Level
+from ..heavy.rounds import top_indices
+from ._common import lh_support_counts, peer_g
+
+__all__ = ["parse_pem_reports", "peer_frequencies", "read_pem"]
+
+
+def parse_pem_reports(reports, groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(y, seed, group) int64 arrays of ``PEMClient.privatise`` outputs ``((y, seed), group)``
+    (a list as returned, or an (n, 3) integer array)."""
+    if isinstance(reports, np.ndarray) and reports.dtype.kind in "iu":
+        if reports.ndim != 2 or reports.shape[1] != 3:
+            raise ValueError(f"reports as an array must have shape (n, 3) of (y, seed, group), got {reports.shape}")
+        arr, flat = reports, reports.astype(np.int64)
+    else:
+        arr, flat = np.asarray(reports, dtype=object), None
+    if flat is not None:
+        pass
+    elif arr.ndim == 2 and arr.shape[1] == 2:
+        try:
+            pairs = np.array(arr[:, 0].tolist(), dtype=np.int64)
+            grp = arr[:, 1].astype(np.int64)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError("reports must be PEMClient outputs ((y, seed), group) with integer entries") from None
+        if pairs.ndim != 2 or pairs.shape[1] != 2:
+            raise ValueError("reports must be PEMClient outputs ((y, seed), group)")
+        flat = np.column_stack((pairs, grp))
+    else:
+        raise ValueError(f"reports must be a non-empty list of PEMClient outputs ((y, seed), group), got shape {arr.shape}")
+    y, seed, grp = flat[:, 0], flat[:, 1], flat[:, 2]
+    if np.any(grp < 0) or np.any(grp >= groups):
+        raise ValueError(f"report groups must lie in [0, {groups})")
+    if np.any(seed < 0) or np.any(y < 0):
+        raise ValueError("report y and seed must be >= 0")
+    return y, seed, grp
+
+
+def read_pem(reports, *, epsilon: float, start_length: int, max_string_length: int, fragment_length: int,
+             k: int) -> HeavyHitters:
+    """The top-``k`` search of pure-ldp's ``PEMServer.find_heavy_hitters(k=k)`` on its clients'
+    ``reports`` (module docstring), as an ldpopt :class:`~ldpopt.heavy.HeavyHitters` whose items are
+    the strings' bit codes (``int(bits, 2)``) and whose levels hold each round's OLH Estimate."""
+    m, start, frag = int(max_string_length), int(start_length), int(fragment_length)
+    if not (0 <= start < m and 1 <= frag <= m and m <= 56):
+        raise ValueError(f"need 0 <= start_length < max_string_length <= 56 and fragment_length >= 1, "
+                         f"got {start}, {m}, {frag}")
+    G = math.ceil((m - start) / frag)
+    g = peer_g(epsilon, None, True)
+    y, seed, grp = parse_pem_reports(reports, G)
+    if np.any(y >= g):
+        raise ValueError(f"report y must lie in [0, g = {g}) (pure-ldp's OLH at epsilon = {epsilon})")
+    lengths = [start + (j + 1) * frag for j in range(G)]
+    cand, levels = np.arange(1 << lengths[0], dtype=np.int64), []
+    for j, s in enumerate(lengths):
+        mine = grp == j
+        n_j = int(mine.sum())
+        if n_j == 0:
+            raise ValueError(f"no report of group {j}; pure-ldp's server needs every group")
+        counts = lh_support_counts(y[mine], seed[mine], cand.size, g, values=cand)
+        est = oracles.get("olh", epsilon, max(cand.size, 2), g=g).estimate(counts, n_j)
+        kept = top_indices(est.f_tilde, int(k))
+        levels.append(Level(min(s, m), cand, est, j == 0, kept))
+        if j + 1 < G:
+            cand = extend(cand[kept], lengths[j + 1] - s)
+    last = levels[-1]
+    return HeavyHitters("pem", last.candidates[last.kept], last.f_tilde[last.kept], m, float(epsilon),
+                        tuple(levels), {"k": int(k), "groups": G, "g": g, "source": "pure-ldp PEMClient"})
+
+
+def peer_frequencies(result: HeavyHitters) -> np.ndarray:
+    """What pure-ldp's server reports for the found items: G·n_j·f̃ (count estimates scaled by the
+    number of groups), from the last round of a :func:`read_pem` result."""
+    return result.params["groups"] * result.levels[-1].estimate.n * result.frequencies

@@ -1,0 +1,117 @@
+"""Reports of pure-ldp 1.2.0's sketch clients (CMSClient with and without ``is_hadamard``) read into
+ldpopt's CMS / HCMS, decoded to the same estimates as pure-ldp's ``CMSServer``.
+
+=========================  ==============================================  ==========================
+pure-ldp client            report                                          ldpopt oracle
+=========================  ==============================================  ==========================
+CMSClient                  (ṽ, j): ṽ ∈ {−1, +1}^m (int array), j ∈ [0, k)   CMS(ε, d, m, buckets)
+CMSClient(is_hadamard)     (y, j, l): y = ±1, j ∈ [0, k), l ∈ [0, m)         HCMS(ε, d, m, buckets)
+=========================  ==============================================  ==========================
+
+Notes from pure-ldp's source:
+
+* The hash family is the server's: ``generate_hash_funcs(k, m)``, h_l(x) = xxh64(str(x), seed=l) % m,
+  applied to the raw data item (no index mapping for the sketches). ldpopt takes it as the table
+  h_l(v) over the d candidate items (:func:`peer_buckets`, O(k·d) hash calls once per family; the
+  aggregation never hashes). pure-ldp's users hold items 1..d by convention; ``items`` says which.
+* CMS flips each coordinate w.p. 1/(1 + e^{ε/2}); the server adds k(c_ε/2·ṽ + ½) to row j and
+  estimates m/(m − 1)(1/k Σ_l M[l, h_l(x)] − n/m): ldpopt's CMS estimator (counts = n·f̃).
+* HCMS flips the Hadamard coefficient H[l, h_j(x)] (scipy's Sylvester ``hadamard(m)``, ldpopt's H)
+  w.p. 1/(1 + e^ε); the server adds k·c_ε·y at (j, l), multiplies by Hᵀ and estimates as CMS.
+* Reports arrive as pure-ldp returns them: a list of per-user tuples. Converting that list to arrays
+  is Python work per report (the format's, as for every reader); :func:`read_cms` and
+  :func:`read_hcms` also take the arrays directly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._extras import require
+from ..estimate import Estimate
+from ..oracles.cms import CMS
+from ..oracles.hcms import HCMS
+
+__all__ = ["CMS", "HCMS", "cms_arrays", "hcms_array", "peer_buckets", "peer_server", "read_cms", "read_hcms"]
+
+
+def peer_server(epsilon: float, k: int, m: int, hadamard: bool = False):
+    """pure-ldp's own ``CMSServer`` (the ``peers`` extra), for conformance tests and benchmarks.
+
+    pure-ldp 1.2.0's base server allocates ``np.zeros(d)`` with d = None for the sketch servers,
+    which numpy ≥ 2 rejects: the server is built with d = 0 for that array (the sketch servers never
+    read d), nothing else changed."""
+    base = require("pure_ldp.core._freq_oracle_server", "peers", "pure-ldp's CMS server")
+    cms = require("pure_ldp.frequency_oracles.apple_cms", "peers", "pure-ldp's CMS server")
+    init = base.FreqOracleServer.__init__
+
+    def tolerant_init(self, epsilon, d, index_mapper=None):
+        init(self, epsilon, 0 if d is None else d, index_mapper)
+
+    base.FreqOracleServer.__init__ = tolerant_init
+    try:
+        return cms.CMSServer(epsilon, k, m, is_hadamard=hadamard)
+    finally:
+        base.FreqOracleServer.__init__ = init
+
+
+def peer_buckets(hash_funcs, items) -> np.ndarray:
+    """The peer family's table h_l(item) as int64 (k, d): each of the k callables on each item."""
+    funcs = list(hash_funcs)
+    items = list(items)
+    if not funcs or not all(callable(h) for h in funcs):
+        raise ValueError("hash_funcs must be a non-empty list of the peer's hash functions (callables)")
+    if len(items) < 2:
+        raise ValueError("items must list at least 2 candidate items")
+    # a table of the public family, built once per family: k·d calls of the peer's hash
+    return np.array([[h(x) for x in items] for h in funcs], dtype=np.int64)
+
+
+def cms_arrays(reports, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """pure-ldp CMS reports [(ṽ, j), …] → ldpopt's (j, bits = [ṽ = +1])."""
+    if isinstance(reports, tuple) and len(reports) == 2 and np.ndim(reports[0]) == 2:
+        V, j = np.asarray(reports[0]), np.asarray(reports[1])
+    else:
+        reports = list(reports)
+        if not reports:
+            raise ValueError("reports must hold at least one (v, j) pair")
+        V = np.array([r[0] for r in reports])  # one copy of the peer's per-user arrays (np.stack: 1.6× slower)
+        j = np.fromiter((r[1] for r in reports), dtype=np.int64, count=len(reports))
+    if V.ndim != 2 or V.shape[1] != m or np.any(np.abs(V) != 1):
+        raise ValueError(f"reports: each v must be a ±1 vector of length m = {m}")
+    return j.astype(np.int64), V > 0
+
+
+def hcms_array(reports) -> np.ndarray:
+    """pure-ldp HCMS reports [(y, j, l), …] → ldpopt's (n, 3) rows (j, l, y)."""
+    r = np.asarray(reports)
+    if r.ndim != 2 or r.shape[1] != 3 or r.shape[0] == 0:
+        raise ValueError(f"reports must be a non-empty list of (y, j, l) triples, got shape {r.shape}")
+    if r.dtype.kind == "f":
+        if np.any(r != np.round(r)):
+            raise ValueError("reports: y, j and l must be integers")
+        r = np.round(r)
+    r = r.astype(np.int64)
+    return r[:, [1, 2, 0]]
+
+
+def _oracle(cls, epsilon, m, buckets):
+    b = np.asarray(buckets)
+    if b.ndim != 2:
+        raise ValueError(f"buckets must be the (k, d) table of peer_buckets, got shape {b.shape}")
+    return cls(epsilon, b.shape[1], m=m, buckets=b)
+
+
+def read_cms(reports, epsilon: float, m: int, buckets) -> tuple[CMS, Estimate]:
+    """CMSClient reports → (ldpopt CMS with the peer's family, its Estimate); n·f̃ equals the
+    server's ``estimate`` of each item."""
+    orc = _oracle(CMS, epsilon, m, buckets)
+    j, bits = cms_arrays(reports, orc.m)
+    return orc, orc.estimate(orc.aggregate((j, bits)), j.shape[0])
+
+
+def read_hcms(reports, epsilon: float, m: int, buckets) -> tuple[HCMS, Estimate]:
+    """CMSClient(is_hadamard=True) reports → (ldpopt HCMS with the peer's family, its Estimate)."""
+    orc = _oracle(HCMS, epsilon, m, buckets)
+    r = hcms_array(reports)
+    return orc, orc.estimate(orc.aggregate(r), r.shape[0])

@@ -1,0 +1,359 @@
+r"""Apple's Count Mean Sketch (CMS) as a frequency oracle (Apple's Differential Privacy Team,
+"Learning with Privacy at Scale", 2017: the client and server algorithms of §3 — Algorithms 1-4 as
+we read them; we could not check the paper's equation numbers, the papers folder does not hold it).
+
+The hash family (fixed, public, shared by clients and server)
+---------------------------------------------------------------
+k hash functions h_1 … h_k : D → [m]. ldpopt realises h_l with the keyed hash of
+:mod:`.hashing` (one mechanism): h_l(v) = keyed_hash(s_l, v, m) with k 64-bit keys s_l drawn from
+``hash_seed``. Unlike OLH, every user uses the *same* k functions, so collisions are fixed for a
+given family: for a fixed family the estimator is biased (by the collisions) and its variance is
+the conditional one; over the family (a random function per h_l) it is unbiased. Both are exposed:
+``variance`` (expected over the family) and ``variance_given_hashes`` / ``bias_given_hashes``.
+
+Client (CMS): draw j uniform in [k], the one-hot ±1 vector at h_j(v), flip every coordinate
+independently w.p. 1/(1 + e^{ε/2}); report (j, ṽ). We store ṽ as bits b = [ṽ = +1].
+
+Server: the sketch S[l, t] = #{reports with j = l and b_t = 1} and the row sizes N_l. Apple's sketch
+matrix is M[l, ·] = Σ_{j_i = l} k(c_ε/2·ṽ_i + ½), c_ε = (e^{ε/2} + 1)/(e^{ε/2} − 1), and the count
+estimate f̂(v) = m/(m − 1)·(1/k Σ_l M[l, h_l(v)] − n/m).
+
+The pure-oracle view (arXiv §2.4, used by every ldpopt method)
+--------------------------------------------------------------
+Say a report (j, b) *supports* v iff b at h_j(v) is 1: the support count is c_v = Σ_l S[l, h_l(v)].
+With p = e^{ε/2}/(1 + e^{ε/2}) (keep) and over the family q = (1 − p) + (2p − 1)/m, the estimate
+(c_v/n − q)/(p − q) equals Apple's f̂(v)/n exactly (algebra: c_ε(p − q) = m/(m − 1)); tests check it
+against Apple's formulas evaluated on the sketch matrix.
+
+Exact ε: a report's likelihood ratio between two values differs only at the two buckets h_j(v),
+h_j(v'), each contributing e^{ε/2}: ε exactly (for any family that separates some pair of values
+under some h_l; :meth:`exact_epsilon` computes it for the family held).
+
+Variance including collisions, in frequency units (derived here; a_{xv} = 1/k Σ_l 1[h_l(x) = h_l(v)]):
+one user with value x contributes X = c_ε b_{h_j(v)} + (1 − c_ε)/2, with E[X | j] = 1[h_j(x) = h_j(v)]
+and Var[X | j] = c_ε² p(1 − p) = (c_ε² − 1)/4, so
+
+    Var[f̃_v | family] = (m/(m−1))² / n² · [n (c_ε² − 1)/4 + Σ_x n_x a_{xv}(1 − a_{xv})],
+    Bias[f̃_v | family] = m/(m−1) · Σ_{x≠v} f_x (a_{xv} − 1/m),
+
+and over independent uniform h_l (E a = 1/m, Var a = (1/m)(1 − 1/m)/k for x ≠ v)
+
+    Var[f̃_v] = (m/(m−1))²/n · [(c_ε² − 1)/4 + (1/m)(1 − 1/m)(1 − 1/k)(1 − f_v)] + Σ_{x≠v} f_x² / (k(m − 1)).
+
+The last term (the collisions' bias, random over the family) does not shrink with n. As k → ∞ the
+first term is the pure oracle's Eq. 2 with (p, q) above.
+
+Fast path (exact in joint law for the fixed family): split each value's n_v users over the k rows
+(one multinomial per value), A[l, t] = users of row l whose bucket is t, then
+S[l, t] = Binomial(A[l, t], p) + Binomial(N_l − A[l, t], 1 − p) independently (every coordinate is
+flipped independently given (j, v)). The support counts are a function of S: O(k·d + k·m).
+
+Default parameters (a choice; the paper's deployments vary them per use case): k = 64, m = 1024.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import kernels
+from .._validation import _check_int, as_generator, check_n, check_values
+from .base import FrequencyOracle
+from .hashing import keyed_hash
+from .unary import column_counts
+
+if TYPE_CHECKING:  # scipy is imported where the collision matrix is built: `import ldpopt` stays light
+    import scipy.sparse as sp
+
+__all__ = ["CMS", "SketchOracle", "family_keys", "grouped_column_sums"]
+
+# output-distribution enumeration limit: d × |Y| cells
+_ENUM_CELLS = 1 << 22
+
+
+def grouped_column_sums(groups: np.ndarray, bits: np.ndarray, size: int, device=None) -> np.ndarray:
+    """S[g, t] = Σ_{i : groups_i = g} bits[i, t] (int64 (size, columns)). The 0/1 rows are packed
+    (8 bits a byte) and sorted by group once; on ``device="cpu"`` (:mod:`ldpopt.kernels`; ``"auto"``
+    picks it for large inputs when Numba is installed) one fused call counts every group, on numpy
+    the unary oracles' column count (:func:`ldpopt.oracles.unary.column_counts`) runs once per group
+    (a hash function or a cohort, never a user). The same counts either way."""
+    groups = np.asarray(groups)
+    cols = bits.shape[1]
+    N = np.bincount(groups, minlength=size)
+    bounds = np.concatenate(([0], np.cumsum(N)))
+    # a stable sort of ≤ 16-bit keys is numpy's radix sort (O(n)); np.take copies whole rows
+    keys = groups.astype(np.uint16) if size <= 1 << 16 else groups
+    packed = np.take(np.packbits(bits, axis=1), np.argsort(keys, kind="stable"), axis=0)
+    dev = kernels.resolve(device, packed.size * 8)
+    if dev == "cpu":  # every group in one parallel call
+        return kernels.grouped_column_counts(packed, bounds, cols, dev)
+    S = np.zeros((size, cols), dtype=np.int64)
+    for g in np.flatnonzero(N):  # the numpy reference: one column count per group
+        S[g] = column_counts(packed[bounds[g]: bounds[g + 1]], cols)
+    return S
+
+
+def family_keys(seed: int, count: int) -> np.ndarray:
+    """``count`` 64-bit keys (int64 bit patterns) of a fixed keyed-hash family, drawn from ``seed``."""
+    gen = np.random.default_rng(seed)
+    return gen.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=count, dtype=np.int64, endpoint=True)
+
+
+class SketchOracle(FrequencyOracle):
+    """Shared part of CMS and HCMS: k fixed hash functions into m buckets (module docstring)."""
+
+    k_default = 64
+    m_default = 1024
+
+    def __init__(self, epsilon: float, d: int, k: int | None = None, m: int | None = None, hash_seed: int = 0,
+                 buckets=None):
+        super().__init__(epsilon, d)
+        self.m = _check_int(self.m_default if m is None else m, "m", 2)
+        self.hash_seed = _check_int(hash_seed, "hash_seed", 0)
+        self._buckets = None
+        if buckets is not None:  # another implementation's family, as its (k, d) table h_l(v)
+            b = np.asarray(buckets)
+            if b.ndim != 2 or b.shape[1] != self.d or b.shape[0] < 1 or b.dtype.kind not in "iu":
+                raise ValueError(f"buckets must be an integer (k, d = {self.d}) table of h_l(v), got shape {b.shape}")
+            if np.any(b < 0) or np.any(b >= self.m):
+                raise ValueError(f"buckets must lie in [0, m = {self.m})")
+            if k is not None and int(k) != b.shape[0]:
+                raise ValueError(f"k = {k} disagrees with the {b.shape[0]} rows of buckets")
+            k = b.shape[0]
+            self._buckets = b.astype(np.int64)
+            self._buckets.setflags(write=False)
+        self.k = _check_int(self.k_default if k is None else k, "k", 1)
+
+    # -- the family ------------------------------------------------------------------------------
+    @property
+    def buckets(self) -> np.ndarray:
+        """h_l(v) for every hash l and value v, int64 (k, d) (computed once, read-only)."""
+        if self._buckets is None:
+            keys = family_keys(self.hash_seed, self.k)
+            b = keyed_hash(keys[:, None], np.arange(self.d, dtype=np.int64)[None, :], self.m)
+            b.setflags(write=False)
+            self._buckets = b
+        return self._buckets
+
+    def params(self) -> dict[str, Any]:
+        return {"k": self.k, "m": self.m, "hash_seed": self.hash_seed}  # (a given buckets table is not a param)
+
+    def chunk_size(self) -> int:
+        return max(1, (1 << 24) // self.m)
+
+    # -- collisions --------------------------------------------------------------------------------
+    def collision_matrix(self) -> sp.csr_matrix:
+        """a_{xv} = (1/k)·#{l : h_l(x) = h_l(v)} as a sparse symmetric (d, d) matrix (diagonal 1)."""
+        import scipy.sparse as sp
+
+        d, k, m = self.d, self.k, self.m
+        cols = (np.arange(k)[:, None] * m + self.buckets).T.ravel()
+        B = sp.csr_matrix((np.ones(d * k), (np.repeat(np.arange(d), k), cols)), shape=(d, k * m))
+        return (B @ B.T).tocsr() / k
+
+    def bias_given_hashes(self, f) -> np.ndarray:
+        """E[f̃ | family] − f at true frequencies f (module docstring), exact for the family held."""
+        f = self._check_f(f)
+        A = self.collision_matrix()
+        r = self.m / (self.m - 1)
+        return r * (A @ f - f.sum() / self.m) - f
+
+    def _check_f(self, f) -> np.ndarray:
+        f = np.asarray(f, dtype=np.float64)
+        if f.shape != (self.d,) or not np.all(np.isfinite(f)) or np.any(f < 0):
+            raise ValueError(f"f must be {self.d} finite non-negative frequencies, got shape {f.shape}")
+        return f
+
+    def _per_user_second_moment(self, A: sp.csr_matrix, f: np.ndarray) -> np.ndarray:
+        """Σ_x f_x Var[X_x(v) | family] for every v (subclass: CMS or HCMS's per-user variance)."""
+        raise NotImplementedError
+
+    def variance_given_hashes(self, f, n: int) -> np.ndarray:
+        """Var[f̃_v | family] at true frequencies f with n users, exact for the family held."""
+        n = check_n(n, "n")
+        f = self._check_f(f)
+        r = self.m / (self.m - 1)
+        return r * r * self._per_user_second_moment(self.collision_matrix(), f) / n
+
+    def _expected_second_moment(self, f: np.ndarray) -> np.ndarray:
+        """E over the family of Σ_x f_x Var[X_x(v) | family] (subclass)."""
+        raise NotImplementedError
+
+    def variance(self, f, n: int) -> np.ndarray:
+        """Var[f̃_v] over the random family (module docstrings), frequency units: the expected
+        conditional variance plus the collisions' bias variance."""
+        n = check_n(n, "n")
+        f = self._check_f(f)
+        r = self.m / (self.m - 1)
+        return r * r / n * self._expected_second_moment(f) + self.collision_variance(f)
+
+    def mse_given_hashes(self, f, n: int) -> np.ndarray:
+        """E[(f̃_v − f_v)² | family] = variance + bias² for the family held."""
+        return self.variance_given_hashes(f, n) + self.bias_given_hashes(f) ** 2
+
+    def collision_variance(self, f) -> np.ndarray:
+        """The family's share of Var[f̃_v]: Var over the family of the collision bias,
+        Σ_{x≠v} f_x² / (k(m − 1)) (module docstring); does not shrink with n."""
+        f = self._check_f(f)
+        return ((f * f).sum() - f * f) / (self.k * (self.m - 1))
+
+    # -- the fast path ---------------------------------------------------------------------------
+    def _row_buckets(self, tc: np.ndarray, gen) -> tuple[np.ndarray, np.ndarray]:
+        """A (k, m): users of row l whose value hashes to bucket t, and N (k,) the row sizes, for
+        users with histogram tc who each pick a row uniformly (one multinomial per value)."""
+        k, m = self.k, self.m
+        nvj = gen.multinomial(tc, np.full(k, 1.0 / k))  # (d, k)
+        idx = (np.arange(k)[:, None] * m + self.buckets).ravel()
+        A = np.bincount(idx, weights=nvj.T.ravel(), minlength=k * m).reshape(k, m)
+        return np.rint(A).astype(np.int64), nvj.sum(axis=0).astype(np.int64)
+
+    def sample_counts(self, true_counts, rng) -> np.ndarray:
+        tc = self._check_true_counts(true_counts)
+        return self.counts_from_sketch(*self.sample_sketch(tc, rng))
+
+    # -- privacy ---------------------------------------------------------------------------------
+    def exact_epsilon(self) -> float:
+        """ε of the mechanism with the family held: ``epsilon`` if some h_l separates two values,
+        else 0 (every report then has the same law under every value)."""
+        separated = bool(np.any(self.buckets.max(axis=1) != self.buckets.min(axis=1)))
+        return self.epsilon if separated else 0.0
+
+    def _check_enumerable(self, outputs: int) -> None:
+        if self.d * outputs > _ENUM_CELLS:
+            raise ValueError(f"output space too large to enumerate: d·|Y| = {self.d * outputs} > {_ENUM_CELLS}; "
+                             f"use a smaller m or k")
+
+
+class CMS(SketchOracle):
+    """Apple's Count Mean Sketch (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0 (each coordinate flipped w.p. 1/(1 + e^{ε/2})).
+    d : int
+        Domain size (values 0 … d−1), d ≥ 2.
+    k, m : int, optional
+        Number of hash functions (≥ 1, default 64) and buckets (≥ 2, default 1024).
+    hash_seed : int
+        Seed of the fixed hash family (clients and server must use the same).
+    buckets : int array (k, d), optional
+        Another implementation's family as its table h_l(v) (e.g. a peer library's hashes); replaces
+        the keyed family (k is then its number of rows).
+
+    Reports
+    -------
+    ``perturb`` returns a tuple (j, bits): j int64 (n,) the hash index, bits bool (n, m) the
+    coordinates of ṽ that are +1.
+    """
+
+    name = "cms"
+
+    @property
+    def _keep(self) -> float:
+        return 1.0 / (1.0 + math.exp(-self.epsilon / 2))
+
+    @property
+    def p(self) -> float:
+        return self._keep
+
+    @property
+    def q(self) -> float:
+        return (1.0 - self._keep) + (2.0 * self._keep - 1.0) / self.m
+
+    @property
+    def c_epsilon(self) -> float:
+        """Apple's c_ε = (e^{ε/2} + 1)/(e^{ε/2} − 1)."""
+        return 1.0 / math.tanh(self.epsilon / 4)
+
+    # -- the real protocol -----------------------------------------------------------------------
+    def perturb(self, values, rng) -> tuple[np.ndarray, np.ndarray]:
+        v = check_values(values, self.d, "values")
+        gen = as_generator(rng)
+        n = v.shape[0]
+        j = gen.integers(0, self.k, size=n, dtype=np.int64)
+        bits = gen.random((n, self.m)) < (1.0 - self._keep)
+        bits[np.arange(n), self.buckets[j, v]] = gen.random(n) < self._keep
+        return j, bits
+
+    def _check_reports(self, reports) -> tuple[np.ndarray, np.ndarray]:
+        if not isinstance(reports, tuple) or len(reports) != 2:
+            raise ValueError("reports must be a tuple (j, bits) as returned by CMS.perturb")
+        j, bits = np.asarray(reports[0]), np.asarray(reports[1])
+        if j.ndim != 1 or j.shape[0] == 0 or j.dtype.kind not in "iu" or np.any(j < 0) or np.any(j >= self.k):
+            raise ValueError(f"reports: j must be a non-empty 1-D integer array in [0, {self.k})")
+        if bits.shape != (j.shape[0], self.m) or bits.dtype.kind not in "biu" or (bits.dtype != bool and np.any((bits != 0) & (bits != 1))):
+            raise ValueError(f"reports: bits must be a 0/1 array of shape ({j.shape[0]}, {self.m})")
+        return j.astype(np.int64), bits.astype(bool, copy=False)
+
+    def sketch(self, reports, device=None) -> tuple[np.ndarray, np.ndarray]:
+        """(S, N): S[l, t] = #{reports with j = l and bit t set}, N[l] = #{reports with j = l}
+        (``device``: who counts the bits, as in ``aggregate``)."""
+        j, bits = self._check_reports(reports)
+        return grouped_column_sums(j, bits, self.k, device), np.bincount(j, minlength=self.k).astype(np.int64)
+
+    def counts_from_sketch(self, S, N=None) -> np.ndarray:
+        """Support counts c_v = Σ_l S[l, h_l(v)] (int64, length d)."""
+        S = np.asarray(S)
+        return S[np.arange(self.k)[:, None], self.buckets].sum(axis=0).astype(np.int64)
+
+    def sketch_matrix(self, S, N) -> np.ndarray:
+        """Apple's sketch matrix M[l, t] = Σ_{j_i = l} k(c_ε/2·ṽ_i[t] + ½) from (S, N) (ṽ = 2b − 1)."""
+        c = self.c_epsilon
+        S, N = np.asarray(S, dtype=np.float64), np.asarray(N, dtype=np.float64)[:, None]
+        return self.k * (c * S + (1.0 - c) / 2.0 * N)
+
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """Support counts from the reports through the sketch (``device``: who counts the sketch's
+        bits — "numpy", "cpu" or "auto", :mod:`ldpopt.kernels`; the same counts on each)."""
+        return self.counts_from_sketch(*self.sketch(reports, device))
+
+    def support_matrix(self, reports=None) -> np.ndarray:
+        if reports is None:
+            return self.output_supports()
+        j, bits = self._check_reports(reports)
+        return bits[np.arange(j.shape[0])[:, None], self.buckets[j]]
+
+    # -- the fast path ---------------------------------------------------------------------------
+    def sample_sketch(self, true_counts, rng) -> tuple[np.ndarray, np.ndarray]:
+        """(S, N) drawn from their exact joint law (module docstring)."""
+        tc = self._check_true_counts(true_counts)
+        gen = as_generator(rng)
+        A, N = self._row_buckets(tc, gen)
+        S = gen.binomial(A, self._keep) + gen.binomial(N[:, None] - A, 1.0 - self._keep)
+        return S.astype(np.int64), N
+
+    # -- variance ----------------------------------------------------------------------------------
+    def _per_user_second_moment(self, A, f):
+        c = self.c_epsilon
+        a2 = A.multiply(A)
+        # Σ_x f_x a_xv (1 − a_xv) = (A f − A∘A f)_v; the diagonal (a = 1) contributes 0
+        return (c * c - 1.0) / 4.0 * f.sum() + (A @ f - a2 @ f)
+
+    def _expected_second_moment(self, f):
+        c, m, k = self.c_epsilon, self.m, self.k
+        tot = f.sum()
+        return (c * c - 1) / 4 * tot + (1 / m) * (1 - 1 / m) * (1 - 1 / k) * (tot - f)
+
+    # -- exact output distribution -------------------------------------------------------------------
+    def _outputs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every output (j, bits) in the column order j·2^m + mask (bit t of mask = coordinate t)."""
+        self._check_enumerable(self.k * (1 << self.m))
+        masks = np.arange(1 << self.m)
+        bits = ((masks[:, None] >> np.arange(self.m)[None, :]) & 1).astype(bool)  # (2^m, m)
+        return np.repeat(np.arange(self.k), 1 << self.m), np.tile(bits, (self.k, 1))
+
+    def output_distribution(self) -> np.ndarray:
+        """Exact Pr[(j, bits) | v], shape (d, k·2^m), column j·2^m + mask (tiny k, m only)."""
+        j, bits = self._outputs()
+        onehot = np.arange(self.m)[None, None, :] == self.buckets[j].T[:, :, None]  # (d, |Y|, m)
+        agree = onehot == bits[None, :, :]
+        keep = self._keep
+        return np.exp(np.log(np.where(agree, keep, 1 - keep)).sum(axis=2)) / self.k
+
+    def output_supports(self) -> np.ndarray:
+        """S(y) for every output column of :meth:`output_distribution`, bool (d, |Y|)."""
+        j, bits = self._outputs()
+        return bits[np.arange(j.shape[0])[None, :], self.buckets[j].T]

@@ -1,0 +1,177 @@
+r"""Apple's Hadamard Count Mean Sketch (HCMS) as a frequency oracle (Apple's Differential Privacy
+Team, "Learning with Privacy at Scale", 2017, §3: the Hadamard variant of the client and the
+server's inverse transform; equation numbers not checked, the paper is not in the papers folder).
+
+The fixed family of k hash functions into m buckets is CMS's (:mod:`.cms`); m must be a power of 2.
+H is the m×m Sylvester Hadamard matrix, H[l, t] = (−1)^popcount(l & t) (scipy's ``hadamard``).
+
+Client: draw j uniform in [k] and l uniform in [m], take w = H[l, h_j(v)], flip its sign w.p.
+1/(1 + e^ε); report (j, l, y = ±w).
+
+Server: z[j, l] = Σ y over reports (j, l); Apple's matrix is M = k c_ε z with c_ε = (e^ε + 1)/(e^ε − 1),
+transformed back as M Hᵀ, and f̂(v) = m/(m − 1)·(1/k Σ_j (M Hᵀ)[j, h_j(v)] − n/m).
+
+Pure-oracle view: report (j, l, y) *supports* v iff y·H[l, h_j(v)] = +1. Then p = e^ε/(1 + e^ε)
+and, over the family, q = p/m + (1 − 1/m)/2 (two distinct Hadamard columns agree on exactly half
+the rows); c_v = (n + Σ_j (H z_j)[h_j(v)])/2 is an integer and (c_v/n − q)/(p − q) = f̂(v)/n.
+
+Exact ε: the likelihood ratio of one report is at most p/(1 − p) = e^ε, reached when
+H[l, h_j(v)] ≠ H[l, h_j(v')] (some l does for every pair in distinct buckets).
+
+Variance including collisions (derived here; a_{xv} as in :mod:`.cms`): a user with value x
+contributes X = c_ε y H[l, h_j(v)] with E[X] = a_{xv} and X² = c_ε², so
+
+    Var[f̃_v | family] = (m/(m−1))²/n² · Σ_x n_x (c_ε² − a_{xv}²),
+    Var[f̃_v] = (m/(m−1))²/n · [c_ε² − f_v − (1/m² + (1/m)(1 − 1/m)/k)(1 − f_v)] + Σ_{x≠v} f_x²/(k(m − 1)).
+
+Fast path (exact in joint law for the fixed family): A[j, t] users of row j in bucket t (as CMS);
+their signs b = ±1 (b = +1 w.p. p, y = b·H[l, t]) split them into A⁺ and A⁻, each spread uniformly
+over the m coefficients l by a multinomial; z[j, l] = Σ_t H[l, t](A⁺[j, t, l] − A⁻[j, t, l]). The
+cost is O(k·min(d, m)·m) (only occupied buckets), no per-user work.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validation import as_generator, check_values
+from .cms import SketchOracle
+from .hadamard import fwht
+
+__all__ = ["HCMS"]
+
+
+def _sign(l, t) -> np.ndarray:
+    """H[l, t] = (−1)^popcount(l & t), int64 ±1, broadcasting."""
+    return 1 - 2 * (np.bitwise_count(np.asarray(l, dtype=np.int64) & np.asarray(t, dtype=np.int64)) & 1).astype(np.int64)
+
+
+class HCMS(SketchOracle):
+    """Apple's Hadamard Count Mean Sketch (module docstring).
+
+    Parameters as :class:`~ldpopt.oracles.cms.CMS` (k default 64, m default 1024, a power of 2).
+
+    Reports
+    -------
+    ``perturb`` returns an (n, 3) int64 array of rows (j, l, y), y ∈ {−1, +1}.
+    """
+
+    name = "hcms"
+
+    def __init__(self, epsilon: float, d: int, k: int | None = None, m: int | None = None, hash_seed: int = 0,
+                 buckets=None):
+        super().__init__(epsilon, d, k=k, m=m, hash_seed=hash_seed, buckets=buckets)
+        if self.m & (self.m - 1):
+            raise ValueError(f"m must be a power of 2 for HCMS, got {self.m}")
+
+    @property
+    def p(self) -> float:
+        return 1.0 / (1.0 + math.exp(-self.epsilon))
+
+    @property
+    def q(self) -> float:
+        return self.p / self.m + (1.0 - 1.0 / self.m) / 2.0
+
+    @property
+    def c_epsilon(self) -> float:
+        """Apple's c_ε = (e^ε + 1)/(e^ε − 1)."""
+        return 1.0 / math.tanh(self.epsilon / 2)
+
+    def chunk_size(self) -> int:
+        return 1 << 20
+
+    # -- the real protocol -----------------------------------------------------------------------
+    def perturb(self, values, rng) -> np.ndarray:
+        v = check_values(values, self.d, "values")
+        gen = as_generator(rng)
+        n = v.shape[0]
+        j = gen.integers(0, self.k, size=n, dtype=np.int64)
+        l = gen.integers(0, self.m, size=n, dtype=np.int64)
+        b = np.where(gen.random(n) < self.p, 1, -1)
+        return np.stack((j, l, b * _sign(l, self.buckets[j, v])), axis=1)
+
+    def _check_reports(self, reports) -> np.ndarray:
+        r = np.asarray(reports)
+        if r.ndim != 2 or r.shape[1] != 3 or r.shape[0] == 0 or r.dtype.kind not in "iu":
+            raise ValueError(f"reports must be a non-empty (n, 3) integer array of (j, l, y), got shape {r.shape}")
+        r = r.astype(np.int64)
+        if np.any((r[:, 0] < 0) | (r[:, 0] >= self.k)) or np.any((r[:, 1] < 0) | (r[:, 1] >= self.m)):
+            raise ValueError(f"reports: j must lie in [0, {self.k}) and l in [0, {self.m})")
+        if np.any(np.abs(r[:, 2]) != 1):
+            raise ValueError("reports: y must be -1 or +1")
+        return r
+
+    def sketch(self, reports) -> tuple[np.ndarray, np.ndarray]:
+        """(z, N): z[j, l] = Σ y over reports with (j, l) (int64 (k, m)), N[j] = #{reports with j}."""
+        r = self._check_reports(reports)
+        # one integer count per (j, l, sign): the +1s minus the −1s, exact and without float weights
+        c = np.bincount((r[:, 0] * self.m + r[:, 1]) * 2 + (r[:, 2] > 0), minlength=2 * self.k * self.m)
+        z = (c[1::2] - c[0::2]).reshape(self.k, self.m)
+        return z, np.bincount(r[:, 0], minlength=self.k).astype(np.int64)
+
+    def counts_from_sketch(self, z, N) -> np.ndarray:
+        """Support counts c_v = (n + Σ_j (H z_j)[h_j(v)])/2 (exact int64)."""
+        T = fwht(np.asarray(z, dtype=np.int64))
+        n = int(np.asarray(N).sum())
+        tot = T[np.arange(self.k)[:, None], self.buckets].sum(axis=0)
+        return (n + tot) // 2
+
+    def sketch_matrix(self, z, N=None) -> np.ndarray:
+        """Apple's transformed matrix M Hᵀ with M = k c_ε z."""
+        return self.k * self.c_epsilon * fwht(np.asarray(z, dtype=np.float64))
+
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """Support counts from the reports through the sketch and one Walsh–Hadamard transform."""
+        return self.counts_from_sketch(*self.sketch(reports))
+
+    def support_matrix(self, reports=None) -> np.ndarray:
+        if reports is None:
+            return self.output_supports()
+        r = self._check_reports(reports)
+        return (r[:, 2:3] * _sign(r[:, 1:2], self.buckets[r[:, 0]])) == 1
+
+    # -- the fast path ---------------------------------------------------------------------------
+    def sample_sketch(self, true_counts, rng) -> tuple[np.ndarray, np.ndarray]:
+        """(z, N) drawn from their exact joint law (module docstring)."""
+        tc = self._check_true_counts(true_counts)
+        gen = as_generator(rng)
+        A, N = self._row_buckets(tc, gen)
+        jj, tt = np.nonzero(A)
+        a = A[jj, tt]
+        plus = gen.binomial(a, self.p)
+        uniform = np.full(self.m, 1.0 / self.m)
+        D = gen.multinomial(plus, uniform) - gen.multinomial(a - plus, uniform)  # (R, m)
+        D *= _sign(np.arange(self.m)[None, :], tt[:, None])
+        z = np.zeros((self.k, self.m), dtype=np.int64)
+        np.add.at(z, jj, D)
+        return z, N
+
+    # -- variance ----------------------------------------------------------------------------------
+    def _per_user_second_moment(self, A, f):
+        c = self.c_epsilon
+        return c * c * f.sum() - A.multiply(A) @ f
+
+    def _expected_second_moment(self, f):
+        c, m, k = self.c_epsilon, self.m, self.k
+        tot = f.sum()
+        ea2 = 1 / m ** 2 + (1 / m) * (1 - 1 / m) / k  # E a² over the family, x ≠ v
+        return c * c * tot - f - ea2 * (tot - f)
+
+    # -- exact output distribution -------------------------------------------------------------------
+    def _outputs(self) -> np.ndarray:
+        """Every output (j, l, y) in column order (j·m + l)·2 + [y = +1], as an (|Y|, 3) array."""
+        self._check_enumerable(2 * self.k * self.m)
+        idx = np.arange(2 * self.k * self.m)
+        return np.stack((idx // (2 * self.m), (idx // 2) % self.m, 2 * (idx % 2) - 1), axis=1)
+
+    def output_distribution(self) -> np.ndarray:
+        """Exact Pr[(j, l, y) | v], shape (d, 2km) (column order of :meth:`_outputs`)."""
+        out = self._outputs()
+        agree = out[:, 2][None, :] == _sign(out[:, 1][None, :], self.buckets[out[:, 0]].T)
+        return np.where(agree, self.p, 1.0 - self.p) / (self.k * self.m)
+
+    def output_supports(self) -> np.ndarray:
+        """S(y) for every output column of :meth:`output_distribution`, bool (d, |Y|)."""
+        return self.support_matrix(self._outputs()).T

@@ -1,0 +1,326 @@
+r"""RAPPOR as a frequency oracle (Erlingsson, Pihur & Korolova, "RAPPOR: Randomized Aggregatable
+Privacy-Preserving Ordinal Response", CCS 2014, §3 the client and its privacy, §4 the decoding; we
+could not check equation numbers, the paper is not in the papers folder).
+
+Client (§3): the user's cohort c (uniform over the C cohorts, fixed at enrolment) selects h hash
+functions into a Bloom filter B of T bits (ldpopt: the keyed hash of :mod:`.hashing`, keys from
+``hash_seed``). Step 2, the *permanent* randomised response: B'_t = 1 w.p. f/2, 0 w.p. f/2, else B_t
+(memoised per value). Step 3, the *instantaneous* response: S_t = 1 w.p. q if B'_t = 1, w.p. p if
+B'_t = 0. The two steps are two binary channels composed (:func:`.channel.compose`, the one
+randomiser of two-round designs), so one report's bits are independent given B with
+
+    q* = Pr[S_t = 1 | B_t = 1] = ½f(p + q) + (1 − f)q,   p* = Pr[S_t = 1 | B_t = 0] = ½f(p + q) + (1 − f)p.
+
+Privacy (§3, as the paper defines it): the permanent response is ε_∞-LDP with
+ε_∞ = 2h·ln((1 − ½f)/(½f)) (a value change moves at most 2h bits), and one report is ε₁-LDP with
+ε₁ = h·ln(q*(1 − p*)/(p*(1 − q*))). Both are bounds that assume two values' filters share no bit; for
+the family held :meth:`exact_epsilon_inf` and :meth:`exact_epsilon_one` take the maximum over the
+actual filters (a bit in B_v only contributes ln(q*/p*) to one report's ratio, a bit in B_v' only
+ln((1 − p*)/(1 − q*)); equal filters contribute 0). ``epsilon`` (the constructor's) is ε_∞: it sets
+f = 2/(1 + e^{ε_∞/(2h)}). pure-ldp's RAPPOR has no instantaneous step: p = 0, q = 1.
+
+Server: per-cohort bit counts Y[c, t] and cohort sizes N_c (the sufficient statistic, ``sketch``).
+The paper's decoder regresses Y on the design matrix X[(c, t), v] = 1[t ∈ B_{c,v}] (ldpopt.sketches).
+
+The pure-oracle view (so every ldpopt method applies): the report's *support* of v is the fraction of
+v's h bit positions (in the report's cohort) that are set, c_v = Σ_c (1/h) Σ_i Y[c, pos_{c,i}(v)] — a
+count in multiples of 1/h. For the user's own value every position is in B, so p = q*; over the
+family, a position of v ≠ x lies in B_x w.p. β = 1 − (1 − 1/T)^h, so q = p* + (q* − p*)β and
+(c_v/n − q)/(p − q) is unbiased over the family. For the family held: :meth:`variance_given_hashes`
+and :meth:`bias_given_hashes` are exact (a user's bits are independent given her cohort and value).
+
+Fast path (exact in joint law for the family held): each value's users split over cohorts by a
+multinomial, A[c, t] = #{users of cohort c whose filter has bit t}, Y[c, t] = Binomial(A, q*) +
+Binomial(N_c − A, p*) independently; the support counts are a function of Y. O(C·h·d + C·T).
+
+Defaults (a choice): T = 128 bits, h = 2 hashes, C = 8 cohorts, p = 0.5, q = 0.75.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._validation import _check_int, as_generator, check_n, check_values
+from .base import FrequencyOracle
+from .channel import Channel, compose
+from .cms import family_keys, grouped_column_sums
+from .hashing import keyed_hash
+
+__all__ = ["RAPPOR"]
+
+_ENUM_CELLS = 1 << 22
+
+
+def _probability(x, name: str) -> float:
+    x = float(x)
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {x!r}")
+    return x
+
+
+class RAPPOR(FrequencyOracle):
+    """RAPPOR's Bloom-filter oracle (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε_∞ of the permanent response; sets f = 2/(1 + e^{ε/(2h)}).
+    d : int
+        Candidate domain size (values 0 … d−1), d ≥ 2.
+    num_bits, num_hashes, cohorts : int
+        T bits per filter (≥ 2), h hashes per cohort (≥ 1), C cohorts (≥ 1).
+    inst_p, inst_q : float
+        The instantaneous response's Pr[S = 1 | B' = 0] and Pr[S = 1 | B' = 1], inst_p < inst_q.
+    hash_seed : int
+        Seed of the fixed hash family.
+
+    Reports
+    -------
+    ``perturb`` returns a tuple (cohort, bits): cohort int64 (n,), bits bool (n, T).
+    """
+
+    name = "rappor"
+
+    def __init__(self, epsilon: float, d: int, num_bits: int = 128, num_hashes: int = 2, cohorts: int = 8,
+                 inst_p: float = 0.5, inst_q: float = 0.75, hash_seed: int = 0):
+        super().__init__(epsilon, d)
+        self.num_bits = _check_int(num_bits, "num_bits", 2)
+        self.num_hashes = _check_int(num_hashes, "num_hashes", 1)
+        self.cohorts = _check_int(cohorts, "cohorts", 1)
+        self.inst_p = _probability(inst_p, "inst_p")
+        self.inst_q = _probability(inst_q, "inst_q")
+        if not self.inst_p < self.inst_q:
+            raise ValueError(f"inst_p must be < inst_q, got inst_p={self.inst_p}, inst_q={self.inst_q}")
+        self.hash_seed = _check_int(hash_seed, "hash_seed", 0)
+        self.f = 2.0 / (1.0 + math.exp(self.epsilon / (2 * self.num_hashes)))
+        half = self.f / 2
+        self.permanent = Channel([[1 - half, half], [half, 1 - half]], name=f"permanent(f={self.f:.6g})")
+        self.instantaneous = Channel([[1 - self.inst_p, 1 - self.inst_q], [self.inst_p, self.inst_q]],
+                                     name=f"instantaneous(p={self.inst_p:g},q={self.inst_q:g})")
+        self.bit_channel = compose(self.instantaneous, self.permanent)  # one report's bit given B
+        self._positions = None
+
+    @classmethod
+    def from_f(cls, f: float, d: int, num_hashes: int = 2, **params) -> "RAPPOR":
+        """Build from the permanent-response probability f ∈ (0, 1) (ε_∞ = 2h·ln((1 − ½f)/(½f)))."""
+        f = float(f)
+        if not 0.0 < f < 1.0:
+            raise ValueError(f"f must lie in (0, 1), got {f!r}")
+        h = _check_int(num_hashes, "num_hashes", 1)
+        return cls(2 * h * math.log((1 - f / 2) / (f / 2)), d, num_hashes=h, **params)
+
+    # -- probabilities ---------------------------------------------------------------------------
+    @property
+    def p_star(self) -> float:
+        """Pr[S_t = 1 | B_t = 0] = ½f(p + q) + (1 − f)p."""
+        return float(self.bit_channel.blocks[0, 1, 0])
+
+    @property
+    def q_star(self) -> float:
+        """Pr[S_t = 1 | B_t = 1] = ½f(p + q) + (1 − f)q."""
+        return float(self.bit_channel.blocks[0, 1, 1])
+
+    @property
+    def p(self) -> float:
+        return self.q_star
+
+    @property
+    def q(self) -> float:
+        beta = 1.0 - (1.0 - 1.0 / self.num_bits) ** self.num_hashes
+        return self.p_star + (self.q_star - self.p_star) * beta
+
+    @property
+    def epsilon_inf(self) -> float:
+        """The paper's ε_∞ = 2h·ln((1 − ½f)/(½f)) (equals ``epsilon``)."""
+        return 2 * self.num_hashes * math.log((1 - self.f / 2) / (self.f / 2))
+
+    @property
+    def epsilon_one(self) -> float:
+        """The paper's one-report ε₁ = h·ln(q*(1 − p*)/(p*(1 − q*)))."""
+        ps, qs = self.p_star, self.q_star
+        return self.num_hashes * math.log(qs * (1 - ps) / (ps * (1 - qs)))
+
+    def params(self) -> dict[str, Any]:
+        return {"num_bits": self.num_bits, "num_hashes": self.num_hashes, "cohorts": self.cohorts,
+                "inst_p": self.inst_p, "inst_q": self.inst_q, "hash_seed": self.hash_seed}
+
+    def chunk_size(self) -> int:
+        return max(1, (1 << 24) // self.num_bits)
+
+    # -- the family ------------------------------------------------------------------------------
+    @property
+    def positions(self) -> np.ndarray:
+        """Bit positions pos[c, i, v] of value v's i-th hash in cohort c, int64 (C, h, d)."""
+        if self._positions is None:
+            C, h = self.cohorts, self.num_hashes
+            keys = family_keys(self.hash_seed, C * h).reshape(C, h, 1)
+            pos = keyed_hash(keys, np.arange(self.d, dtype=np.int64)[None, None, :], self.num_bits)
+            pos.setflags(write=False)
+            self._positions = pos
+        return self._positions
+
+    def bloom(self) -> np.ndarray:
+        """Bloom filters as bool (C, T, d): bit t of value v's filter in cohort c."""
+        C, h, d = self.positions.shape
+        B = np.zeros((C, self.num_bits, d), dtype=bool)
+        B[np.arange(C)[:, None, None], self.positions, np.arange(d)[None, None, :]] = True
+        return B
+
+    def design_matrix(self) -> np.ndarray:
+        """X[(c, t), v] = 1[t ∈ B_{c,v}], float (C·T, d): the paper's regression design (§4)."""
+        return self.bloom().reshape(self.cohorts * self.num_bits, self.d).astype(np.float64)
+
+    def _multiplicity(self) -> np.ndarray:
+        """M[c, t, v] = #{i : pos[c, i, v] = t} (a value's hashes may collide), float (C, T, d)."""
+        C, h, d = self.positions.shape
+        M = np.zeros((C, self.num_bits, d))
+        np.add.at(M, (np.arange(C)[:, None, None], self.positions, np.arange(d)[None, None, :]), 1.0)
+        return M
+
+    # -- the real protocol -----------------------------------------------------------------------
+    def memoise(self, values, rng) -> tuple[np.ndarray, np.ndarray]:
+        """Steps 1-2: each user's cohort and permanent response B' (bool (n, T))."""
+        v = check_values(values, self.d, "values")
+        gen = as_generator(rng)
+        n = v.shape[0]
+        c = gen.integers(0, self.cohorts, size=n, dtype=np.int64)
+        B = np.zeros((n, self.num_bits), dtype=np.int64)
+        B[np.arange(n)[:, None], self.positions[c, :, v]] = 1
+        return c, self.permanent.perturb(B.ravel(), gen).reshape(n, self.num_bits).astype(bool)
+
+    def report(self, memo, rng) -> tuple[np.ndarray, np.ndarray]:
+        """Step 3: an instantaneous report from memoised (cohort, B')."""
+        c, Bp = self._check_reports(memo)
+        S = self.instantaneous.perturb(Bp.ravel().astype(np.int64), as_generator(rng))
+        return c, S.reshape(Bp.shape).astype(bool)
+
+    def perturb(self, values, rng) -> tuple[np.ndarray, np.ndarray]:
+        gen = as_generator(rng)
+        return self.report(self.memoise(values, gen), gen)
+
+    def _check_reports(self, reports) -> tuple[np.ndarray, np.ndarray]:
+        if not isinstance(reports, tuple) or len(reports) != 2:
+            raise ValueError("reports must be a tuple (cohort, bits) as returned by RAPPOR.perturb")
+        c, bits = np.asarray(reports[0]), np.asarray(reports[1])
+        if c.ndim != 1 or c.shape[0] == 0 or c.dtype.kind not in "iu" or np.any(c < 0) or np.any(c >= self.cohorts):
+            raise ValueError(f"reports: cohort must be a non-empty 1-D integer array in [0, {self.cohorts})")
+        if bits.shape != (c.shape[0], self.num_bits) or bits.dtype.kind not in "biuf" or (bits.dtype != bool and np.any((bits != 0) & (bits != 1))):
+            raise ValueError(f"reports: bits must be a 0/1 array of shape ({c.shape[0]}, {self.num_bits})")
+        return c.astype(np.int64), bits.astype(bool, copy=False)
+
+    def sketch(self, reports, device=None) -> tuple[np.ndarray, np.ndarray]:
+        """(Y, N): Y[c, t] = #{reports of cohort c with bit t set} (int64 (C, T)), N[c] the cohort
+        sizes (``device``: who counts the bits, :mod:`ldpopt.kernels`)."""
+        c, bits = self._check_reports(reports)
+        return grouped_column_sums(c, bits, self.cohorts, device), np.bincount(c, minlength=self.cohorts).astype(np.int64)
+
+    def counts_from_sketch(self, Y, N=None) -> np.ndarray:
+        """Support counts c_v = Σ_c (1/h) Σ_i Y[c, pos_{c,i}(v)] (float, multiples of 1/h)."""
+        Y = np.asarray(Y, dtype=np.float64)
+        C = np.arange(self.cohorts)[:, None, None]
+        return Y[C, self.positions].sum(axis=(0, 1)) / self.num_hashes
+
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """Support counts (float, multiples of 1/h; module docstring) through the bit counts
+        (``device`` as in :meth:`sketch`)."""
+        return self.counts_from_sketch(*self.sketch(reports, device))
+
+    def support_matrix(self, reports=None) -> np.ndarray:
+        """Per-report support as a float (m, d) array of fractions of v's h positions set (not bool:
+        RAPPOR's support of a value is fractional, module docstring)."""
+        if reports is None:
+            return self.output_supports()
+        c, bits = self._check_reports(reports)
+        pos = self.positions[c]  # (m, h, d)
+        return bits[np.arange(c.shape[0])[:, None, None], pos].mean(axis=1)
+
+    # -- the fast path ---------------------------------------------------------------------------
+    def sample_sketch(self, true_counts, rng) -> tuple[np.ndarray, np.ndarray]:
+        """(Y, N) drawn from their exact joint law (module docstring)."""
+        tc = self._check_true_counts(true_counts)
+        gen = as_generator(rng)
+        C, T = self.cohorts, self.num_bits
+        nvc = gen.multinomial(tc, np.full(C, 1.0 / C))  # (d, C)
+        A = np.einsum("ctv,vc->ct", self.bloom().astype(np.int64), nvc)
+        N = nvc.sum(axis=0).astype(np.int64)
+        Y = gen.binomial(A, self.q_star) + gen.binomial(N[:, None] - A, self.p_star)
+        return Y.astype(np.int64), N
+
+    def sample_counts(self, true_counts, rng) -> np.ndarray:
+        tc = self._check_true_counts(true_counts)
+        return self.counts_from_sketch(*self.sample_sketch(tc, rng))
+
+    # -- variance and bias for the family held -------------------------------------------------------
+    def _moments(self, f) -> tuple[np.ndarray, np.ndarray]:
+        """Per-user mean and variance of the support statistic U_v, mixed over x ~ f (module doc)."""
+        f = np.asarray(f, dtype=np.float64)
+        if f.shape != (self.d,) or not np.all(np.isfinite(f)) or np.any(f < 0):
+            raise ValueError(f"f must be {self.d} finite non-negative frequencies, got shape {f.shape}")
+        ps, qs, h = self.p_star, self.q_star, self.num_hashes
+        Bl = self.bloom().astype(np.float64)  # (C, T, x)
+        M = self._multiplicity()  # (C, T, v)
+        C = self.cohorts
+        # G[c, v, x] = Σ_t M[c,t,v] Bl[c,t,x] = #{i : pos_{c,i}(v) ∈ B_{c,x}}
+        G = np.einsum("ctv,ctx->cvx", M, Bl)
+        mean_cx = ps + (qs - ps) / h * G  # E[U_v | c, x]
+        M2 = M * M
+        # Σ_x f_x E_c Var[U_v | c, x]: the bits are independent given (c, x), each π(1 − π)
+        var_in = (f.sum() * ps * (1 - ps) * M2.sum(axis=1).mean(axis=0)
+                  + (qs * (1 - qs) - ps * (1 - ps)) * np.einsum("ctv,ctx,x->v", M2, Bl, f) / C) / h ** 2
+        mu = mean_cx.mean(axis=0)  # (v, x)
+        var_between = ((mean_cx ** 2).mean(axis=0) - mu ** 2) @ f  # Σ_x f_x Var_c E[U_v | c, x]
+        return mu @ f, var_in + var_between
+
+    def bias_given_hashes(self, f) -> np.ndarray:
+        """E[f̃_v | family] − f_v at true frequencies f, exact for the family held."""
+        mean, _ = self._moments(f)
+        return (mean - self.q * np.sum(f)) / (self.p - self.q) - np.asarray(f, dtype=np.float64)
+
+    def variance_given_hashes(self, f, n: int) -> np.ndarray:
+        """Var[f̃_v | family] at true frequencies f with n users, exact for the family held."""
+        n = check_n(n, "n")
+        _, var = self._moments(f)
+        return var / (n * (self.p - self.q) ** 2)
+
+    # -- privacy ---------------------------------------------------------------------------------
+    def _pair_bits(self) -> tuple[np.ndarray, np.ndarray]:
+        """only[c, v, v'] = |B_{c,v} \\ B_{c,v'}| for every cohort and ordered pair (O(C·T·d²))."""
+        Bl = self.bloom().astype(np.float64)
+        inter = np.einsum("ctv,ctw->cvw", Bl, Bl)
+        size = Bl.sum(axis=1)  # (C, d)
+        return size[:, :, None] - inter, size[:, None, :] - inter
+
+    def exact_epsilon_inf(self) -> float:
+        """max over cohorts and value pairs of |B_v Δ B_v'|·ln((1 − ½f)/(½f)) (family held)."""
+        a, b = self._pair_bits()
+        return float((a + b).max()) * math.log((1 - self.f / 2) / (self.f / 2))
+
+    def exact_epsilon_one(self) -> float:
+        """One report's exact ε for the family held (module docstring)."""
+        a, b = self._pair_bits()
+        ps, qs = self.p_star, self.q_star
+        return float((a * math.log(qs / ps) + b * math.log((1 - ps) / (1 - qs))).max())
+
+    # -- exact output distribution ---------------------------------------------------------------------
+    def _outputs(self) -> tuple[np.ndarray, np.ndarray]:
+        outputs = self.cohorts << self.num_bits
+        if self.d * outputs > _ENUM_CELLS:
+            raise ValueError(f"output space too large to enumerate: d·C·2^T = {self.d * outputs} > {_ENUM_CELLS}")
+        masks = np.arange(1 << self.num_bits)
+        bits = ((masks[:, None] >> np.arange(self.num_bits)[None, :]) & 1).astype(bool)
+        return np.repeat(np.arange(self.cohorts), 1 << self.num_bits), np.tile(bits, (self.cohorts, 1))
+
+    def output_distribution(self) -> np.ndarray:
+        """Exact Pr[(c, S) | v] of one report, shape (d, C·2^T), column c·2^T + mask (tiny T only)."""
+        c, bits = self._outputs()
+        inB = self.bloom()[c].transpose(2, 0, 1)  # (d, |Y|, T)
+        pr1 = np.where(inB, self.q_star, self.p_star)
+        return np.where(bits[None], pr1, 1 - pr1).prod(axis=2) / self.cohorts
+
+    def output_supports(self) -> np.ndarray:
+        """S(y) for every output column of :meth:`output_distribution`, float (d, |Y|)."""
+        return self.support_matrix(self._outputs()).T
+

@@ -1,0 +1,41 @@
+r"""Sketch estimates (Apple's CMS and HCMS) as :class:`~ldpopt.Estimate` objects with their correct
+variance, so that every consistency method (Norm-Sub, Base-Cut, MLE-Apx, Power, …) and every
+:class:`~ldpopt.problems.Problem` takes them as they take a pure oracle's.
+
+The oracle's pure view (p, q of :mod:`ldpopt.oracles.cms`) gives f̃ = Apple's estimate exactly, and
+Eq. 2 with that (p, q) is the variance over a random family with k → ∞ hash functions. With k
+functions fixed for all users (what deployments do) the variance over the family has one more term
+(derived in :mod:`ldpopt.oracles.cms` and :mod:`ldpopt.oracles.hcms`; the same for both):
+
+    extra_v = (n Σ_{x≠v} f_x² − (1 − f_v)) / (k (m − 1) n).
+
+The first part is the collisions' bias (random over the family) and does not shrink with n.
+:func:`sketch_estimate` stores a plug-in of it as ``meta["extra_variance"]``, which
+``Estimate.sigma2`` and ``Estimate.variance`` add. Choices (the paper is silent): one scalar for all
+v, its value at f_v → 0 as Eq. 7 is Eq. 2's (for a value with frequency f_v it overstates by
+(f_v² − f_v/n)/(k(m − 1))); Σ f_x² estimated without bias over the family from
+E Σ_v f̃_v² = Σ f² + Σ_v (σ_v² + extra) (σ_v² the plug-in Eq. 2 variance), floored at 0, and the
+extra term floored at 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..estimate import Estimate
+from ..oracles.cms import SketchOracle
+
+__all__ = ["sketch_estimate"]
+
+
+def sketch_estimate(oracle: SketchOracle, counts, n: int) -> Estimate:
+    """The oracle's estimate from support counts, with the family's extra variance in its meta."""
+    if not isinstance(oracle, SketchOracle):
+        raise TypeError(f"oracle must be an ldpopt CMS or HCMS oracle, got {type(oracle).__name__}")
+    est = oracle.estimate(counts, n)
+    K = oracle.k * (oracle.m - 1)
+    # E Σ f̃² = Σ f² + Σ σ_v² + d·extra and extra = (Σ f² − 1/n)/K: solve for Σ f²
+    d, inv_n = est.d, 1.0 / est.n
+    sum_f2 = max(0.0, (float(np.sum(est.f_tilde ** 2 - est.sigma2_v)) + d * inv_n / K) / (1.0 + d / K))
+    extra = max(0.0, (sum_f2 - inv_n) / K)
+    return oracle.estimate(counts, n, extra_variance=extra)

@@ -1,0 +1,135 @@
+r"""Decoding RAPPOR's bit counts against a candidate dictionary (Erlingsson, Pihur & Korolova, CCS
+2014, §4; equation numbers not checked, the paper is not in the papers folder).
+
+The linear model (§4): with Y[c, t] the reports of cohort c with bit t set and N_c the cohort sizes,
+the debiased counts t̂[c, t] = (Y[c, t] − p* N_c)/(q* − p*) estimate the number of cohort-c users
+whose Bloom filter has bit t. With cohorts assigned uniformly, E t̂[c, t] = N_c Σ_v X[(c, t), v] f_v
+(X the oracle's ``design_matrix``), so f solves the regression t̂ ≈ D f, D = diag(N_c) X.
+
+Two decoders:
+
+* :func:`lasso_ls` — the paper's: a LASSO fit selects candidates, then least squares on the selected
+  columns gives their frequencies, with ordinary least-squares standard errors; a candidate is kept
+  when its one-sided t-test clears ``significance``/(number of candidates) (Bonferroni, as §4
+  describes). Choices where the paper leaves them open: the LASSO is non-negative (as pure-ldp),
+  solved by FISTA (Beck & Teboulle 2009) on (1/2)‖t̂ − D f‖² + λ‖f‖₁ with λ = ``alpha``·λ_max
+  (λ_max = max (Dᵀt̂)_v, the smallest λ that selects nothing), default alpha = 0.05; the columns
+  are used as they are (the paper does not say it standardises them).
+* :func:`constrained` — ldpopt's: the same regression as a :class:`~ldpopt.problems.Problem`,
+  minimise Σ_{c,t} (D f − t̂)²/Var t̂ over f ≥ 0, Σ f ≤ 1 (weighted least squares with the bit counts'
+  plug-in variances Var t̂[c, t] = N_c π̂(1 − π̂)/(q* − p*)², π̂ = Y/N_c clipped to [1/(2N_c), 1 − 1/(2N_c)];
+  ``weighted=False`` drops the weights). Σ f ≤ 1 and not = 1: candidates outside the dictionary may
+  hold the rest. Every answer carries ldpopt's check status (``Solution.status``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import cvxpy as cp
+import numpy as np
+from scipy import stats
+
+from ..oracles.rappor import RAPPOR
+from ..problems import NonNegative, Problem, SimplexDroppedWarning, SubsetSum
+
+__all__ = ["DecodeResult", "constrained", "lasso_ls", "regression"]
+
+
+def _check(oracle, Y, N) -> tuple[np.ndarray, np.ndarray]:
+    if not isinstance(oracle, RAPPOR):
+        raise TypeError(f"oracle must be an ldpopt RAPPOR oracle, got {type(oracle).__name__}")
+    Y = np.asarray(Y, dtype=np.float64)
+    N = np.asarray(N, dtype=np.float64)
+    if Y.shape != (oracle.cohorts, oracle.num_bits):
+        raise ValueError(f"Y must have shape ({oracle.cohorts}, {oracle.num_bits}) (cohorts × bits), got {Y.shape}")
+    if N.shape != (oracle.cohorts,) or np.any(N < 0) or N.sum() < 1:
+        raise ValueError(f"N must be {oracle.cohorts} non-negative cohort sizes with a positive total")
+    if np.any(Y < 0) or np.any(Y > N[:, None]):
+        raise ValueError("Y must lie in [0, N_c] for every cohort c")
+    return Y, N
+
+
+def regression(oracle: RAPPOR, Y, N) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(D, t̂, var t̂): the design diag(N_c)·X (C·T, d), the debiased counts and their plug-in variances."""
+    Y, N = _check(oracle, Y, N)
+    ps, qs = oracle.p_star, oracle.q_star
+    t = ((Y - ps * N[:, None]) / (qs - ps)).ravel()
+    D = np.repeat(N, oracle.num_bits)[:, None] * oracle.design_matrix()
+    Nc = np.maximum(N, 1.0)[:, None]
+    pi = np.clip(Y / Nc, 0.5 / Nc, 1 - 0.5 / Nc)
+    var = (N[:, None] * pi * (1 - pi) / (qs - ps) ** 2).ravel()
+    return D, t, np.maximum(var, 1e-12)
+
+
+def _nonneg_lasso(D: np.ndarray, t: np.ndarray, lam: float, iters: int = 3000, tol: float = 1e-10) -> np.ndarray:
+    """argmin_{f ≥ 0} ½‖t − D f‖² + λ Σ f by FISTA (the prox of λΣf + 1[f ≥ 0] is max(·− λL⁻¹, 0))."""
+    L = float(np.linalg.norm(D, 2)) ** 2
+    f = y = np.zeros(D.shape[1])
+    s = 1.0
+    for _ in range(iters):  # iterations of a first-order method, each vectorised over the domain
+        g = D.T @ (D @ y - t)
+        f_new = np.maximum(y - (g + lam) / L, 0.0)
+        s_new = (1 + np.sqrt(1 + 4 * s * s)) / 2
+        y = f_new + (s - 1) / s_new * (f_new - f)
+        if np.max(np.abs(f_new - f)) <= tol * max(1.0, np.max(np.abs(f_new))):
+            f = f_new
+            break
+        f, s = f_new, s_new
+    return f
+
+
+@dataclass(frozen=True)
+class DecodeResult:
+    """The paper's decoder's answer: ``f`` (zero outside ``selected``), the LASSO's ``lasso_f``,
+    the least-squares standard errors ``se`` and one-sided p-values ``pvalue`` of the selected."""
+
+    f: np.ndarray
+    selected: np.ndarray
+    se: np.ndarray
+    pvalue: np.ndarray
+    lasso_f: np.ndarray
+
+
+def lasso_ls(oracle: RAPPOR, Y, N, alpha: float = 0.05, significance: float | None = 0.05) -> DecodeResult:
+    """The paper's §4 decoder (module docstring): LASSO selects, least squares estimates, Bonferroni
+    keeps. ``significance=None`` keeps every LASSO-selected candidate."""
+    if not 0 < float(alpha) < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    if significance is not None and not 0 < float(significance) < 1:
+        raise ValueError(f"significance must lie in (0, 1) or be None, got {significance!r}")
+    D, t, _ = regression(oracle, Y, N)
+    lam_max = float(np.max(D.T @ t, initial=0.0))
+    lasso_f = _nonneg_lasso(D, t, alpha * lam_max) if lam_max > 0 else np.zeros(oracle.d)
+    sel = np.flatnonzero(lasso_f > 0)
+    f = np.zeros(oracle.d)
+    se = np.full(sel.size, np.nan)
+    pval = np.full(sel.size, np.nan)
+    if sel.size:
+        Ds = D[:, sel]
+        coef, *_ = np.linalg.lstsq(Ds, t, rcond=None)
+        dof = max(D.shape[0] - sel.size, 1)
+        sigma2 = float(np.sum((t - Ds @ coef) ** 2)) / dof
+        se = np.sqrt(sigma2 * np.diag(np.linalg.pinv(Ds.T @ Ds)))
+        pval = stats.t.sf(coef / np.where(se > 0, se, np.inf), dof)
+        keep = np.ones(sel.size, bool) if significance is None else pval < significance / oracle.d
+        f[sel[keep]] = coef[keep]
+    return DecodeResult(f=f, selected=sel, se=se, pvalue=pval, lasso_f=lasso_f)
+
+
+def constrained(oracle: RAPPOR, Y, N, weighted: bool = True, solver=None, **solve_options):
+    """ldpopt's decoder (module docstring): a checked :class:`~ldpopt.problems.Solution`."""
+    D, t, var = regression(oracle, Y, N)
+    w = 1.0 / np.sqrt(var) if weighted else np.full(t.shape, 1.0 / np.sqrt(var.mean()))
+    A, b = w[:, None] * D, w * t
+    n = int(round(float(np.asarray(N).sum())))
+    est = oracle.estimate(np.clip(oracle.counts_from_sketch(Y), 0, n), n)
+
+    def wls(f, estimate):
+        return cp.sum_squares(A @ f - b)
+
+    with warnings.catch_warnings():  # Σ f ≤ 1 replaces the simplex on purpose (module docstring)
+        warnings.filterwarnings("ignore", category=SimplexDroppedWarning)
+        problem = Problem(est, wls, [NonNegative(), SubsetSum(np.arange(oracle.d), 1.0, "<=")])
+    return problem.solve(solver=solver, **solve_options)
