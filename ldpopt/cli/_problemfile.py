@@ -198,6 +198,49 @@ def _spelled(e: dict, family, at):
     return None
 
 
+def _linear(e: dict, d: int, base: Path):
+    """A ``linear`` entry → :class:`~ldpopt.problems.LinearEquality` (its matrix inline or from a file)."""
+    from ..problems import LinearEquality
+    if ("matrix" in e) == ("matrix_file" in e):
+        raise InputError("linear needs exactly one of matrix (rows inline) and matrix_file (a .npz or .npy file)")
+    if "matrix" in e:
+        rows = e["matrix"]
+        if (not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows)
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for r in rows for v in r)):
+            raise InputError(f"matrix must be a non-empty list of rows of numbers, got {rows!r}")
+        bad = [i for i, r in enumerate(rows) if len(r) != d]
+        if bad:
+            raise InputError(f"matrix row {bad[0]} has {len(rows[bad[0]])} entries; every row needs one per row "
+                             f"of the counts file (d = {d})")
+        A = np.asarray(rows, dtype=np.float64)
+    else:
+        A = _matrix_file(e["matrix_file"], base)
+        if A.shape[1] != d:
+            raise InputError(f"matrix_file {e['matrix_file']!r} has {A.shape[1]} columns; it needs one per row of "
+                             f"the counts file (d = {d})")
+    rhs = _number(e.get("rhs", 0.0), "rhs", True)
+    if isinstance(rhs, np.ndarray) and rhs.shape[0] != A.shape[0]:
+        raise InputError(f"rhs has {rhs.shape[0]} entries for {A.shape[0]} matrix rows: give one number, or one per row")
+    return LinearEquality(A, rhs, name=e.get("name"))
+
+
+def _matrix_file(name, base: Path):
+    import scipy.sparse as sp
+
+    if not isinstance(name, str) or not name.endswith((".npz", ".npy")):
+        raise InputError(f"matrix_file must name a .npz (scipy.sparse.save_npz) or .npy file, got {name!r}")
+    path = base / name
+    if not path.is_file():
+        raise InputError(f"matrix_file {name!r}: no such file next to the problem file ({path})")
+    try:
+        A = sp.load_npz(path) if name.endswith(".npz") else np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"matrix_file {name!r} could not be read ({exc})") from None
+    if np.ndim(A) != 2:
+        raise InputError(f"matrix_file {name!r} must hold a 2-D matrix, got shape {np.shape(A)}")
+    return A
+
+
 def _constraint(e: dict, d: int, at, base: Path, where) -> list:
     from ..problems import (Box, Fixed, Hierarchy, Monotone, NonNegative, PartitionTotals, Simplex, SubsetSum,
                             SumTo, range_tree)
@@ -252,6 +295,8 @@ def _constraint(e: dict, d: int, at, base: Path, where) -> list:
         if not isinstance(totals, dict):
             raise InputError(f"totals must be a table/object keyed by group name, got {totals!r}")
         return [PartitionTotals(named[0], {k: _number(v, f"totals.{k}") for k, v in totals.items()}, d=d)]
+    if kind == "linear":
+        return [_linear(e, d, base)]
     if kind == "function":
         from ..problems import UserConstraint
         from ._userfunc import load_function

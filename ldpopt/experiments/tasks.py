@@ -20,19 +20,30 @@ from .. import oracles as _oracles
 __all__ = ["get_kind", "kind", "kinds", "load_dataset", "simulate"]
 
 _KINDS: dict[str, Callable] = {}
+_OWN_DATA: set[str] = set()  # kinds whose datasets are not ldpopt.datasets names
 
 
-def kind(name: str):
-    """Decorator registering a task kind under ``name``."""
+def kind(name: str, *, own_data: bool = False):
+    """Decorator registering a task kind under ``name``; ``own_data``: the kind loads its config's
+    datasets itself (not through :func:`load_dataset`), so the runner does not pre-load them."""
     def deco(fn):
         _KINDS[name] = fn
+        if own_data:
+            _OWN_DATA.add(name)
         return fn
     return deco
 
 
+def loads_own_data(name: str) -> bool:
+    """Whether kind ``name`` loads its datasets itself (:func:`kind`'s ``own_data``)."""
+    _load_kind_modules()
+    return name in _OWN_DATA
+
+
 # modules that register more kinds; imported on first lookup (also inside worker processes)
 _KIND_MODULES = ("tasks_wang", "tasks_wang_runs", "tasks_jia", "tasks_uncertainty", "tasks_uncertainty_batch", "tasks_numeric", "tasks_ranges",
-                 "tasks_pooling", "tasks_channels", "tasks_poisoning")
+                 "tasks_pooling", "tasks_channels", "tasks_poisoning", "tasks_sketches",
+                 "tasks_heavy", "tasks_multi")
 
 
 @functools.lru_cache(maxsize=1)

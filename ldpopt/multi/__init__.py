@@ -6,7 +6,10 @@
   one user's report): :func:`spl`, :func:`smp`, :func:`rsfd` (RS+FD[GRR], RS+FD[OUE-z]) and
   :func:`calm` (each user one k-way marginal through any ldpopt oracle) → :class:`MarginalEstimates`;
 * consistency: :func:`consistency_problem` (an ldpopt Problem: CLS, weighted, exact likelihood) and
-  :func:`calm_consistency` (CALM's consistency and non-negativity steps, iterated).
+  :func:`calm_consistency` (CALM's consistency and non-negativity steps, iterated);
+* reconstruction: :func:`maxent` (the maximum-entropy table given consistent marginals, by IPF) and
+  :func:`fit_table` (the best-fitting table of the same family for any marginals, Private-PGM's
+  estimator) answer marginals that were not collected; :func:`total_variation` scores them.
 """
 
 from .calm_consistency import ConsistentMarginals, calm_consistency
@@ -15,11 +18,12 @@ from .generate import chain_network, item_presence
 from .marginals import MarginalEstimates, MarginalSet, all_k_way
 from .problem import OBJECTIVES, certify, consistency_constraints, consistency_problem
 from .protocol import MultiProtocol
+from .reconstruct import FittedTable, MaxEntTable, fit_table, maxent, total_variation
 from .fake_data import RSFD, amplified_epsilon, rsfd
 from .sampled import MarginalSampling, calm, smp
 from .split import SPL, spl
 
 __all__ = ["ConsistentMarginals", "MarginalEstimates", "MarginalSampling", "MarginalSet", "MultiDataset",
-           "MultiProtocol", "OBJECTIVES", "RSFD", "SPL", "all_k_way", "amplified_epsilon", "calm",
+           "FittedTable", "MaxEntTable", "MultiProtocol", "OBJECTIVES", "RSFD", "SPL", "all_k_way", "amplified_epsilon", "calm",
            "calm_consistency", "certify", "chain_network", "consistency_constraints", "consistency_problem",
-           "item_presence", "rsfd", "smp", "spl"]
+           "fit_table", "item_presence", "maxent", "rsfd", "smp", "spl", "total_variation"]

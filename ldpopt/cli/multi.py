@@ -1,0 +1,200 @@
+"""``ldpopt multi``: collect marginals of many attributes under LDP, make them consistent, and
+reconstruct marginals that were not collected (:mod:`ldpopt.multi`, docs/multi.md).
+
+Input (``--tuples``): a CSV or Parquet table with one column per attribute and one row per user, or
+one row per distinct tuple with a ``count`` column (users holding it). Each attribute's values are
+labels (a choice: text as read, sorted numerically when they are all integers, else as text); the
+domain of an attribute is its distinct values (at least 2). The command simulates the collection
+(the protocol's fast path, exact in law, or ``--exact`` for the real clients) with ``--seed``, so
+its input is the users' true tuples, as ``ldpopt perturb``'s is.
+
+Output (``--out`` or stdout): one row per cell of every marginal: ``marginal`` (attribute names
+joined by ``|``), ``cell`` (the cell's labels joined by ``|``), ``source`` (``collected`` or
+``reconstructed``), ``f_tilde`` (the unbiased estimate; empty for reconstructed cells) and ``f``
+(after ``--post``: ``weighted`` — ldpopt's checked optimum of the consistency problem; ``calm`` — CALM's
+consistency steps; ``none`` — f̃). ``--reconstruct A,B,C;...`` answers those marginals from the
+maximum-entropy table given the consistent ones (needs ``--post weighted`` or ``calm``). Exit status
+0 when the post-processing was checked ``optimal`` (or ``--post calm``/``none``), 1 otherwise (the
+file is written with its status), 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+
+from ._args import InputError, int_arg, number
+from ._commands import help_of
+
+__all__ = ["add_parser", "read_tuples"]
+
+PROTOCOLS = ("calm", "spl", "smp", "rsfd")
+POSTS = ("weighted", "calm", "none")
+
+
+def read_tuples(path, arg: str = "--tuples"):
+    """The table of ``path`` → (MultiDataset, per-attribute labels)."""
+    import pandas as pd
+
+    from ..multi import MultiDataset
+    from ._io import input_file
+
+    path = input_file(path, arg)
+    try:
+        raw = pd.read_parquet(path) if path.suffix.lower() in (".parquet", ".pq") else \
+            pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except Exception as exc:  # pandas / pyarrow raise several types for a bad file
+        raise InputError(f"{arg}: cannot read {path}: {_first_line(exc)}") from None
+    raw = raw.astype(str)
+    names = [c for c in raw.columns if c.strip().lower() != "count"]
+    if len(names) < 2 or raw.shape[0] == 0:
+        raise InputError(f"{arg}: {path} needs at least 2 attribute columns and one row, got columns "
+                         f"{list(raw.columns)} and {raw.shape[0]} rows")
+    if len(names) < raw.shape[1]:
+        col = raw[[c for c in raw.columns if c not in names][0]]
+        counts = pd.to_numeric(col, errors="coerce")
+        bad = np.flatnonzero(~np.isfinite(counts.to_numpy(dtype=float)) | (counts.to_numpy(dtype=float) < 0)
+                             | (counts.to_numpy(dtype=float) % 1 != 0))
+        if bad.size:
+            raise InputError(f"{arg}: column 'count' row {int(bad[0]) + 1} is {col.iloc[bad[0]]!r}, not a whole "
+                             "number >= 0")
+        counts = counts.to_numpy().astype(np.int64)
+    else:
+        counts = np.ones(raw.shape[0], dtype=np.int64)
+    codes, labels = [], []
+    for c in names:
+        vals = raw[c].str.strip()
+        uniq = vals.unique()
+        try:
+            uniq = sorted(uniq, key=int)
+        except ValueError:
+            uniq = sorted(uniq)
+        if len(uniq) < 2:
+            raise InputError(f"{arg}: column {c!r} takes a single value ({uniq[0]!r}); an attribute needs at least 2")
+        codes.append(pd.Categorical(vals, categories=uniq).codes.astype(np.int64))
+        labels.append(list(uniq))
+    data = MultiDataset.from_tuples(np.stack(codes, axis=1), counts, tuple(len(u) for u in labels),
+                                    names=tuple(names), source=str(path))
+    return data, labels
+
+
+def _first_line(exc) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _attrs(text: str, names, arg: str) -> list[tuple[int, ...]]:
+    """``A,B;B,C`` (attribute names) → attribute-index tuples."""
+    out = []
+    for part in text.split(";"):
+        got = [x.strip() for x in part.split(",") if x.strip()]
+        unknown = [x for x in got if x not in names]
+        if not got or unknown:
+            raise InputError(f"{arg}: {part!r} must name attributes among {list(names)}"
+                             + (f" ({unknown[0]!r} is not one)" if unknown else ""))
+        if len(set(got)) != len(got):
+            raise InputError(f"{arg}: {part!r} names an attribute twice")
+        out.append(tuple(sorted(names.index(x) for x in got)))
+    return out
+
+
+def _protocol(args, data, collect):
+    from .. import multi
+
+    eps = args.epsilon
+    try:
+        if args.protocol == "calm":
+            if collect is None and not 1 <= args.way <= data.k:
+                raise InputError(f"--way must be in [1, {data.k}] (the file has {data.k} attributes), got {args.way}")
+            return multi.calm(data.domains, eps, way=args.way, attrs=collect, oracle=args.oracle)
+        if args.oracle not in ("grr", "oue") and args.protocol == "rsfd":
+            raise InputError(f"--oracle: RS+FD's inner oracle must be grr or oue, got {args.oracle}")
+        return {"spl": multi.spl, "smp": multi.smp, "rsfd": multi.rsfd}[args.protocol](data.domains, eps, args.oracle)
+    except ValueError as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"--protocol {args.protocol}: {exc}") from None
+
+
+def _rows(out, data, labels, attrs, parts, raw, source):
+    for a, x, r in zip(attrs, parts, raw):
+        shape = tuple(data.domains[j] for j in a)
+        idx = np.unravel_index(np.arange(x.size), shape)
+        out["marginal"] += ["|".join(data.names[j] for j in a)] * x.size
+        out["cell"] += ["|".join(str(labels[j][i[c]]) for j, i in zip(a, idx)) for c in range(x.size)]
+        out["source"] += [source] * x.size
+        out["f_tilde"] += list(r if r is not None else np.full(x.size, np.nan))
+        out["f"] += list(x)
+
+
+def _run(args) -> int:
+    from .. import __version__, multi
+    from ._io import as_json, csv_text, format_of, write_table
+
+    fmt = format_of(args.out, args.format)
+    data, labels = read_tuples(args.tuples)
+    collect = _attrs(args.marginals, list(data.names), "--marginals") if args.marginals else None
+    wanted = _attrs(args.reconstruct, list(data.names), "--reconstruct") if args.reconstruct else []
+    if wanted and args.post == "none":
+        raise InputError("--reconstruct needs consistent marginals: give --post weighted or --post calm")
+    if collect is not None and args.protocol != "calm":
+        raise InputError(f"--marginals is for --protocol calm (--protocol {args.protocol} collects the 1-way marginals)")
+    proto = _protocol(args, data, collect)
+    est = proto.simulate(data, args.seed, exact=args.exact)
+    status = "unchecked"
+    if args.post == "weighted":
+        sol = multi.consistency_problem(est, "weighted").solve()
+        f, status = sol.f, sol.status
+    elif args.post == "calm":
+        f = multi.calm_consistency(est).f
+    else:
+        f = est.f_tilde
+    ms = est.marginals
+    out = {"marginal": [], "cell": [], "source": [], "f_tilde": [], "f": []}
+    _rows(out, data, labels, ms.attrs, ms.split(f), ms.split(est.f_tilde), "collected")
+    if wanted:
+        try:
+            table = multi.maxent(ms, f, consistency_tol=1e-6)
+        except ValueError as exc:
+            raise InputError(f"--reconstruct: {exc}") from None
+        _rows(out, data, labels, wanted, table.marginals(wanted), [None] * len(wanted), "reconstructed")
+    cols = {k: np.asarray(v, dtype=np.float64 if k.startswith("f") else object) for k, v in out.items()}
+    metadata = {"ldpopt_version": __version__, "protocol": est.protocol, "oracle": args.oracle,
+                "epsilon": est.epsilon, "exact_epsilon": est.exact_epsilon, "n": est.n,
+                "attributes": list(data.names), "domains": list(data.domains),
+                "marginals": [list(a) for a in ms.attrs], "post": args.post, "status": status,
+                "reconstructed": [list(a) for a in wanted], "seed": args.seed, "exact": args.exact,
+                "tuples_file": str(args.tuples)}
+    written = write_table(cols, args.out, fmt, metadata) if args.out else []
+    if args.json:
+        json.dump({"metadata": metadata, "out": str(args.out) if args.out else None, **as_json(cols)}, sys.stdout,
+                  default=str)
+        sys.stdout.write("\n")
+    elif not args.out:
+        sys.stdout.write(csv_text(cols))
+    else:
+        print(f"wrote {len(out['f'])} cells of {ms.m + len(wanted)} marginals (post {args.post}: {status}) to "
+              f"{', '.join(map(str, written))}", file=sys.stderr)
+    return 0 if status in ("optimal", "unchecked") else 1
+
+
+def add_parser(sub) -> None:
+    from .postprocess import FORMATS
+
+    mp = sub.add_parser("multi", help=help_of("multi"), description=__doc__.split("\n\n")[0])
+    mp.add_argument("--tuples", required=True, help="CSV/Parquet: one column per attribute (+ optional count)")
+    mp.add_argument("--protocol", choices=PROTOCOLS, default="calm",
+                    help="calm: each user one k-way marginal (default); spl / smp / rsfd: the 1-way marginals")
+    mp.add_argument("--way", type=int_arg(1), default=2, help="calm: collect every WAY-attribute marginal (default 2)")
+    mp.add_argument("--marginals", default=None, help="calm: collect these instead, e.g. 'A,B;B,C'")
+    mp.add_argument("--oracle", default="oue", help="frequency oracle inside the protocol (default oue)")
+    mp.add_argument("--epsilon", type=number, required=True, help="each user's budget")
+    mp.add_argument("--post", choices=POSTS, default="weighted", help="consistency step (default weighted)")
+    mp.add_argument("--reconstruct", default=None, help="marginals to answer by maximum entropy, e.g. 'A,B,C;B,C,D'")
+    mp.add_argument("--seed", type=int_arg(0), default=0, help="seed of the simulated collection (default 0)")
+    mp.add_argument("--exact", action="store_true", help="run the real clients instead of the fast path")
+    mp.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); stdout if omitted")
+    mp.add_argument("--format", choices=FORMATS, default=None, help="output format (default: from --out's suffix)")
+    mp.add_argument("--json", action="store_true", help="print a JSON document (cells and metadata) to stdout")
+    mp.set_defaults(func=_run)

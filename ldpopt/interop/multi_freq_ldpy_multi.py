@@ -1,0 +1,111 @@
+"""Multi-attribute reports of multi-freq-ldpy 0.2.5 (``multi_freq_ldpy.mdim_freq_est``: SPL, SMP,
+RS+FD) in the report formats of :mod:`ldpopt.multi`'s protocols.
+
+Each reader takes the list of reports the library's ``*_Client`` functions return, one per user, and
+returns the reports the matching ldpopt protocol's ``aggregate`` takes, so that ``aggregate`` gives
+the unbiased per-attribute estimates (:class:`~ldpopt.multi.MarginalEstimates`) and every ldpopt
+post-processing applies. The library's ``*_Aggregator_MI`` returns, per attribute, that unbiased f̃
+clipped at 0 and renormalised; :func:`peer_mi_marginals` reproduces it (``tests/test_multi_interop.py``
+drives the library's own clients and aggregators: equal to 1e-12). Values 0-based, as in both.
+
+=====================  ====================================================  =====================================
+client                 one user's report (the library's)                     ldpopt protocol and what it reads
+=====================  ====================================================  =====================================
+SPL_GRR_Client         list of k ints, attribute j's in [0, d_j), GRR(ε/k)    ``multi.spl(doms, ε, "grr")``:
+                                                                             k int arrays
+SPL_UE_Client          list of k 0/1 vectors of length d_j (optimal: OUE)    ``multi.spl(doms, ε, "oue")``:
+                                                                             k packed bit arrays
+SMP_GRR_Client         (j, int in [0, d_j)), GRR(ε)                          ``multi.smp(doms, ε, "grr")``:
+                                                                             (choice, k int arrays)
+SMP_UE_Client          (j, 0/1 vector of length d_j), OUE(ε)                 ``multi.smp(doms, ε, "oue")``
+RSpFD_GRR_Client       list of k ints (the sampled one GRR(ε'), the others   ``multi.rsfd(doms, ε, "grr")``:
+                       uniform fake values)                                  an (n, k) int array
+RSpFD_UE_zero_Client   list of k 0/1 vectors (OUE(ε') of the value or of     ``multi.rsfd(doms, ε, "oue")``:
+                       the zero vector)                                      k bool (n, d_j) arrays
+=====================  ====================================================  =====================================
+
+Notes from the library's source: the number of attributes is its ``d`` and the domain sizes its
+``lst_k``; ε' = ln(k(e^ε − 1) + 1) (:func:`ldpopt.multi.amplified_epsilon`); only the optimal
+(OUE) unary encoding is read (ldpopt's protocols use OUE; the symmetric ``optimal=False`` variant
+and RS+FD[UE-r], whose fake vectors encode a random value, are not). The library's SMP client
+reports which attribute it sampled, so SMP is ε-LDP; RS+FD's reports hide it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import as_bit_matrix, as_int_array, clip_renormalise
+
+__all__ = ["INNER", "read_spl", "read_smp", "read_rsfd", "peer_mi_marginals"]
+
+INNER = ("grr", "oue")
+
+
+def _check(domains, inner: str) -> tuple[int, ...]:
+    if inner not in INNER:
+        raise ValueError(f"inner must be one of {INNER}, got {inner!r}")
+    doms = tuple(int(d) for d in domains)
+    if len(doms) < 1 or any(d < 2 for d in doms):
+        raise ValueError(f"domains must list each attribute's domain size (>= 2), got {domains!r}")
+    return doms
+
+
+def _column(values, d: int, inner: str, name: str, packed: bool) -> np.ndarray:
+    """One attribute's reports of all users: GRR ints (n,), or OUE bits (n, d) — packed with
+    ``np.packbits`` (ldpopt's OUE report) or as bool."""
+    if inner == "grr":
+        return as_int_array(values, name, 1, 0, d)
+    bits = as_bit_matrix(values, name, d) if len(values) else np.zeros((0, d), dtype=np.uint8)
+    return np.packbits(bits, axis=1) if packed else bits.astype(bool)
+
+
+def _per_attribute(reports, doms, what: str) -> list:
+    rows = list(reports)
+    if not rows:
+        raise ValueError(f"{what}: reports must hold at least one user")
+    if any(len(r) != len(doms) for r in rows):
+        raise ValueError(f"{what}: every report must hold {len(doms)} entries (one per attribute)")
+    return [[r[j] for r in rows] for j in range(len(doms))]
+
+
+def read_spl(reports, domains, inner: str = "grr") -> tuple:
+    """``SPL_GRR_Client`` / ``SPL_UE_Client`` reports → the reports ``multi.spl(domains, ε, inner)``
+    aggregates (one array per attribute)."""
+    doms = _check(domains, inner)
+    cols = _per_attribute(reports, doms, "multi-freq-ldpy SPL")
+    return tuple(_column(c, d, inner, f"multi-freq-ldpy SPL attribute {j}", True)
+                 for j, (c, d) in enumerate(zip(cols, doms)))
+
+
+def read_smp(reports, domains, inner: str = "grr") -> tuple:
+    """``SMP_GRR_Client`` / ``SMP_UE_Client`` reports ``(j, report)`` → the ``(choice, per-attribute
+    reports)`` that ``multi.smp(domains, ε, inner)`` aggregates (users in their order)."""
+    doms = _check(domains, inner)
+    rows = list(reports)
+    if not rows:
+        raise ValueError("multi-freq-ldpy SMP: reports must hold at least one user")
+    if any(len(r) != 2 for r in rows):
+        raise ValueError("multi-freq-ldpy SMP: every report must be a pair (attribute, sanitized value)")
+    choice = as_int_array([r[0] for r in rows], "multi-freq-ldpy SMP attribute", 1, 0, len(doms))
+    per = []
+    for j, d in enumerate(doms):
+        mine = [rows[u][1] for u in np.flatnonzero(choice == j)]
+        per.append(_column(mine, d, inner, f"multi-freq-ldpy SMP attribute {j}", True) if mine else None)
+    return choice, tuple(per)
+
+
+def read_rsfd(reports, domains, inner: str = "grr"):
+    """``RSpFD_GRR_Client`` / ``RSpFD_UE_zero_Client`` reports → what ``multi.rsfd(domains, ε, inner)``
+    aggregates: an (n, k) int array (GRR) or one bool (n, d_j) array per attribute (OUE-z)."""
+    doms = _check(domains, inner)
+    cols = _per_attribute(reports, doms, "multi-freq-ldpy RS+FD")
+    got = [_column(c, d, inner, f"multi-freq-ldpy RS+FD attribute {j}", False)
+           for j, (c, d) in enumerate(zip(cols, doms))]
+    return np.stack(got, axis=1) if inner == "grr" else tuple(got)
+
+
+def peer_mi_marginals(f_tildes) -> list[np.ndarray]:
+    """The library's ``*_Aggregator_MI`` output from the unbiased estimates (one f̃ per attribute):
+    each max(f̃, 0) renormalised to sum 1 (left at 0 when every entry is clipped)."""
+    return [clip_renormalise(f) for f in f_tildes]

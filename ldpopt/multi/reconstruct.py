@@ -1,0 +1,191 @@
+"""Reconstruction of marginals that were not collected: the maximum-entropy table given the collected ones.
+
+Given consistent marginals f_1, …, f_m on attribute sets A_1, …, A_m (each on its simplex, agreeing on
+shared attributes: :func:`~.problem.consistency_problem` or :func:`~.calm_consistency.calm_consistency`
+makes them so), any marginal on attributes B is answered from the one joint table T over all k
+attributes that matches them and has the largest entropy. CALM (Zhang, Wang, Li, He & Chen, CCS 2018,
+§5; the paper is not in this repository, so its equations are not cited) answers a marginal it did
+not collect this way, from the collected marginals that overlap B; Private-PGM (McKenna, Sheldon &
+Miklau, ICML 2019) finds the same distribution as a graphical model whose cliques are the A_i.
+
+Route (a choice among the two): iterative proportional fitting (IPF; Deming & Stephan 1940, Csiszár
+1975 for its convergence to the I-projection) on the full table, which holds Π domains cells — fine
+for the item-presence and chain data of :mod:`.generate` (2^k cells, k ≤ 22: ``MAX_CELLS``), not for
+wide tables, where the junction-tree or Private-PGM route is needed and does not exist here. Start
+from the uniform table (the maximum-entropy point with no constraint); for each i in turn, scale every
+cell of T by f_i[c]/T_i[c], c its cell of A_i and T_i = Σ_{attributes ∉ A_i} T (a cell with T_i[c] = 0
+stays 0); stop when max_i ‖T_i − f_i‖∞ ≤ ``tol`` (``converged``) or after ``max_sweeps``. Each step is
+the I-projection onto {T: T_i = f_i}; started at the uniform table, the limit is the maximum-entropy
+table when the f_i are consistent and some positive table matches them (Csiszár 1975, Thm 3.2);
+with zeros in the f_i the limit matches them and maximises entropy among the tables that do.
+Inconsistent marginals (raw f̃, say) make the sweeps cycle: :func:`maxent` refuses marginals whose
+disagreement exceeds ``consistency_tol``. Marginals that agree pairwise need not have any joint table
+(all 2-way marginals form cycles; agreement on every shared attribute is a local condition, not a
+global one), and noisy ones often have none: IPF then does not converge (``converged`` False), and
+:func:`fit_table` — the closest table of the same family, Private-PGM's estimator — is the route.
+
+Exactness: a table that is itself in the family — the chain of :func:`~.generate.chain_network`
+given its 2-way marginals, whose joint factorises over the pairs (j, j + 1) — is recovered exactly
+(``tests/test_multi_reconstruct.py``: to 1e-10 from the exact law's marginals).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dataset import check_attributes
+from .marginals import MarginalSet
+
+__all__ = ["MAX_CELLS", "FittedTable", "MaxEntTable", "fit_table", "maxent", "total_variation"]
+
+MAX_CELLS = 1 << 22
+
+
+def total_variation(a, b) -> float:
+    """Total-variation distance ½ Σ |a − b| of two marginals (arrays of the same shape)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"marginals must have the same shape, got {a.shape} and {b.shape}")
+    return 0.5 * float(np.abs(a - b).sum())
+
+
+@dataclass(frozen=True, eq=False)
+class MaxEntTable:
+    """The maximum-entropy joint table (``table``, shape ``domains``, summing to 1), the ``sweeps`` of
+    IPF it took, its final ``residual`` max_i ‖T_i − f_i‖∞ and whether it ``converged``."""
+
+    table: np.ndarray
+    domains: tuple
+    sweeps: int
+    residual: float
+    converged: bool
+
+    def marginal(self, attrs) -> np.ndarray:
+        """The marginal on ``attrs`` (cells row-major over the attributes in increasing order, as
+        :meth:`~.dataset.MultiDataset.marginal`)."""
+        a = check_attributes(attrs, len(self.domains))
+        other = tuple(j for j in range(len(self.domains)) if j not in a)
+        return self.table.sum(axis=other).ravel()
+
+    def marginals(self, attrs_list) -> list[np.ndarray]:
+        """:meth:`marginal` of each attribute set in ``attrs_list``."""
+        return [self.marginal(a) for a in attrs_list]
+
+
+def maxent(marginals: MarginalSet, f, *, max_sweeps: int = 2000, tol: float = 1e-12,
+           consistency_tol: float = 1e-6) -> MaxEntTable:
+    """The maximum-entropy table matching the consistent marginals ``f`` (the concatenated vector of
+    ``marginals``' cells, e.g. ``consistency_problem(est).solve().f``) by IPF (module docstring)."""
+    if not isinstance(marginals, MarginalSet):
+        raise TypeError(f"marginals must be an ldpopt.multi.MarginalSet, got {type(marginals).__name__}")
+    if isinstance(max_sweeps, bool) or not isinstance(max_sweeps, numbers.Integral) or max_sweeps < 1:
+        raise ValueError(f"max_sweeps must be an integer >= 1, got {max_sweeps!r}")
+    for name, v in (("tol", tol), ("consistency_tol", consistency_tol)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (np.isfinite(v) and v >= 0):
+            raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+    doms = marginals.domains
+    cells = int(np.prod(doms, dtype=np.float64))
+    if cells > MAX_CELLS:
+        raise ValueError(f"the full table has {cells} cells, more than {MAX_CELLS}: the full-table IPF "
+                         "route needs fewer or smaller attributes")
+    parts = [x.copy() for x in marginals.split(f)]
+    if any(np.min(x) < -consistency_tol for x in parts):
+        raise ValueError("f must be non-negative (make the marginals consistent first: consistency_problem)")
+    from .calm_consistency import disagreement
+
+    gap = disagreement(np.asarray(f, dtype=np.float64), marginals)
+    if gap > consistency_tol:
+        raise ValueError(f"f's marginals disagree by {gap:.3g} > consistency_tol = {consistency_tol:g} "
+                         "(make them consistent first: consistency_problem or calm_consistency)")
+    parts = [np.clip(x, 0.0, None) / max(float(np.clip(x, 0.0, None).sum()), 1e-300) for x in parts]
+    k = len(doms)
+    plan = []
+    for a, x in zip(marginals.attrs, parts):
+        other = tuple(j for j in range(k) if j not in a)
+        bshape = tuple(doms[j] if j in a else 1 for j in range(k))
+        plan.append((other, x.reshape(bshape)))
+    table = np.full(doms, 1.0 / cells)
+    sweeps, residual = 0, np.inf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        while sweeps < max_sweeps:
+            for other, target in plan:
+                cur = table.sum(axis=other, keepdims=True)
+                table *= np.where(cur > 0, target / cur, 0.0)
+            sweeps += 1
+            residual = max(float(np.max(np.abs(table.sum(axis=other, keepdims=True) - target)))
+                           for other, target in plan)
+            if residual <= tol:
+                break
+    return MaxEntTable(table, doms, sweeps, residual, residual <= tol)
+
+
+@dataclass(frozen=True, eq=False)
+class FittedTable(MaxEntTable):
+    """:func:`fit_table`'s result: a :class:`MaxEntTable` whose ``residual`` is the Frank–Wolfe gap
+    ⟨∇L, T⟩ − min ∇L ≥ L(T) − min L (a certificate of how far L(T) is from its minimum), ``loss`` L(T)."""
+
+    loss: float = float("nan")
+
+
+def fit_table(marginals: MarginalSet, f, weights=None, *, max_iter: int = 5000, tol: float = 1e-9) -> FittedTable:
+    """The joint table T minimising L(T) = ½ Σ_i w_i ‖T_i − f_i‖² on the simplex, by entropic mirror
+    descent from the uniform table — the estimator of Private-PGM (McKenna, Sheldon & Miklau, ICML
+    2019, §4, there on a graphical model; here on the full table, ``MAX_CELLS``).
+
+    Unlike IPF it needs no consistent input: ``f`` may be the raw f̃, or marginals that agree pairwise
+    but that no joint table matches (all 2-way marginals form cycles; pairwise agreement is then not
+    enough), where IPF cycles. Every iterate is T ∝ exp(Σ_i θ_i[cell_i]) — in the exponential family of
+    the marginals, as the maximum-entropy table is — so when some positive table matches ``f`` the
+    limit is :func:`maxent`'s. ``weights``: one per marginal (default 1; 1/σ_i² weighs by precision).
+    Step: η = 1/Σ w_i (L is Σ w_i-smooth relative to the entropy on the simplex, each P_i being a
+    1→∞ contraction), halved while L does not decrease (a choice: the paper uses a line search too).
+    Stops when the Frank–Wolfe gap is ≤ ``tol`` (``converged``) or after ``max_iter``."""
+    if not isinstance(marginals, MarginalSet):
+        raise TypeError(f"marginals must be an ldpopt.multi.MarginalSet, got {type(marginals).__name__}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
+    doms = marginals.domains
+    cells = int(np.prod(doms, dtype=np.float64))
+    if cells > MAX_CELLS:
+        raise ValueError(f"the full table has {cells} cells, more than {MAX_CELLS}: use fewer or smaller attributes")
+    w = np.ones(marginals.m) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape != (marginals.m,) or not np.all(np.isfinite(w) & (w > 0)):
+        raise ValueError(f"weights must be {marginals.m} positive numbers, one per marginal")
+    k = len(doms)
+    plan = [(tuple(j for j in range(k) if j not in a), x.reshape(tuple(doms[j] if j in a else 1 for j in range(k))), wi)
+            for a, x, wi in zip(marginals.attrs, marginals.split(f), w)]
+
+    def loss_grad(t):
+        loss, grad = 0.0, np.zeros_like(t)
+        for other, target, wi in plan:
+            r = t.sum(axis=other, keepdims=True) - target
+            loss += 0.5 * wi * float(np.sum(r * r))
+            grad = grad + wi * r  # broadcast back over the summed-out attributes: P_iᵀ r
+        return loss, grad
+
+    logt = np.zeros(doms)
+    t = np.full(doms, 1.0 / cells)
+    eta = 1.0 / float(w.sum())
+    loss, grad = loss_grad(t)
+    gap, it = np.inf, 0
+    for it in range(1, max_iter + 1):
+        gap = float(np.sum(grad * t) - grad.min())
+        if gap <= tol:
+            break
+        while True:
+            cand = logt - eta * grad
+            cand -= cand.max()
+            tc = np.exp(cand)
+            tc /= tc.sum()
+            lc, gc = loss_grad(tc)
+            if lc <= loss or eta < 1e-12:
+                break
+            eta *= 0.5
+        logt, t, loss, grad = cand, tc, lc, gc
+        eta *= 1.5  # let the step grow back after a halving (a choice)
+    return FittedTable(t, doms, it, gap, gap <= tol, loss)
