@@ -119,8 +119,8 @@ def test_apa_sizes_follow_the_genuine_law():
 
 
 def test_bad_arguments_are_named():
-    with pytest.raises(ValueError, match="OUE and SUE"):
-        robust.craft_reports(oracles.get("olh", epsilon=1.0, d=8), "apa", [1], 3, 0)
+    with pytest.raises(ValueError, match="OUE, SUE, OLH and BLH"):
+        robust.craft_reports(oracles.get("grr", epsilon=1.0, d=8), "apa", [1], 3, 0)
     o = oracles.get("grr", epsilon=1.0, d=8)
     with pytest.raises(ValueError, match="attack"):
         robust.craft_reports(o, "nope", [1], 3, 0)
@@ -132,3 +132,30 @@ def test_bad_arguments_are_named():
         robust.fake_user_count(100, 1.0)
     with pytest.raises(ValueError, match="beta"):
         robust.expected_gain(o, "mga", [1], -0.1, 0.0)
+
+
+@pytest.mark.parametrize("name", ["olh", "blh"])
+def test_adaptive_hashing_reports_pass_the_size_test_and_keep_most_targets(name):
+    # the adaptive search matches a genuine support size: the χ² test passes where MGA's fails; each
+    # report still supports far more targets than an honest one (input poisoning: p + (r − 1)q)
+    o = oracles.get(name, epsilon=1.0, d=64)
+    t = [3, 7, 11, 20, 40]
+    apa = robust.craft_reports(o, "apa", t, 2000, 1)
+    mga = robust.craft_reports(o, "mga", t, 2000, 1)
+    assert robust.size_test(o, robust.support_sizes(o, apa))[1] > 1e-3
+    assert robust.size_test(o, robust.support_sizes(o, mga))[1] < 1e-6
+    s_apa = robust.suspect_scores(o, apa, t).mean()
+    assert o.p + (len(t) - 1) * o.q + 1.0 < s_apa <= robust.suspect_scores(o, mga, t).mean()
+
+
+def test_adaptive_hashing_counts_are_the_aggregate_and_its_roc_separates():
+    o = oracles.get("olh", epsilon=1.0, d=64)
+    t = [3, 7, 11, 20, 40]
+    np.testing.assert_array_equal(robust.fake_counts(o, "apa", t, 300, 5),
+                                  o.aggregate(robust.craft_reports(o, "apa", t, 300, 5)))
+    w = np.arange(1, 65) ** -1.5
+    values = np.random.default_rng(0).choice(64, 6000, p=w / w.sum())
+    reports = np.vstack([o.perturb(values, 1), robust.craft_reports(o, "apa", t, 300, 2)])
+    fake = np.r_[np.zeros(6000, bool), np.ones(300, bool)]
+    _, _, auc = robust.roc(robust.suspect_scores(o, reports, t), fake)
+    assert auc > 0.95

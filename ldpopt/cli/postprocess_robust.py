@@ -1,8 +1,9 @@
 """``ldpopt postprocess --robust METHOD``: a recovery from poisoned reports (:mod:`ldpopt.robust`) as
-one more output column, ``robust_<method>``; ``--beta`` the fake-user fraction (LDPRecover, mixture),
-``--suspects`` the suspect values (mixture): ``top:K`` (the K largest estimates) or comma-separated
-values of the counts file. The mixture's answer is solved and checked by ldpopt; its status is in the
-metadata, and a status other than ``optimal`` is an error (nothing is written)."""
+one more output column, ``robust_<method>``; ``--beta`` the fake-user fraction (LDPRecover, mixture,
+lift), ``--suspects`` the suspect values (mixture; lift finds its own when it is not given): ``top:K``
+(the K largest estimates) or comma-separated values of the counts file. The mixture's answer is
+solved and checked by ldpopt; its status is in the metadata, and a status other than ``optimal`` is
+an error (nothing is written)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,16 @@ from ._args import InputError
 
 __all__ = ["add_robust_options", "robust_column"]
 
-ROBUST = ("ldprecover", "rsn", "mixture")
+ROBUST = ("ldprecover", "rsn", "mixture", "lift")
 
 
 def add_robust_options(parser) -> None:
     parser.add_argument("--robust", choices=ROBUST, default=None,
                         help="add a recovery from poisoned reports as column robust_METHOD")
     parser.add_argument("--beta", type=float, default=None,
-                        help="fraction of fake users in [0, 1) for --robust ldprecover / mixture")
+                        help="fraction of fake users in [0, 1) for --robust ldprecover / mixture / lift")
     parser.add_argument("--suspects", default=None,
-                        help="suspect values for --robust mixture: top:K or comma-separated values")
+                        help="suspect values for --robust mixture (and lift): top:K or comma-separated values")
 
 
 def _suspects(text, table, estimate):
@@ -55,7 +56,7 @@ def robust_column(out: dict, table, estimate, args) -> dict | None:
         return None
     from .. import robust
 
-    if args.robust in ("ldprecover", "mixture") and args.beta is None:
+    if args.robust in ("ldprecover", "mixture", "lift") and args.beta is None:
         raise InputError(f"--robust {args.robust} needs --beta (the fake-user fraction)")
     meta = {"method": args.robust, "beta": args.beta}
     try:
@@ -66,6 +67,11 @@ def robust_column(out: dict, table, estimate, args) -> dict | None:
             if sol.status != "optimal":
                 raise InputError(f"--robust mixture: the solve ended with status {sol.status!r} ({sol.message})")
             f = sol.f
+        elif args.robust == "lift":
+            s = (robust.lift_suspects(estimate, args.beta) if args.suspects is None
+                 else _suspects(args.suspects, table, estimate))
+            f = robust.lift(estimate, args.beta, s)
+            meta.update(suspects=[str(table.values[i]) for i in s])
         elif args.robust == "ldprecover":
             f = robust.ldprecover(estimate, args.beta)
         else:

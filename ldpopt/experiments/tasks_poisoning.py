@@ -13,7 +13,8 @@ per task. Rows (``attack`` column):
 * every recovery method: metric ``mse`` (full domain, arXiv §4.1) and ``gain`` (Σ_{t∈T} f̂_t − f_T)
   against the genuine users' frequencies: ``raw`` (f̃), ``norm-sub`` (simplex projection),
   ``ldprecover`` and ``rsn`` (the anchors' closed forms), ``mixture`` (ldpopt's recovery with the
-  attack as unknowns, suspects as above, β known; its ``status`` column is ldpopt's check).
+  attack as unknowns, suspects as above, β known; its ``status`` column is ldpopt's check), ``lift``
+  (ldpopt's recovery whose suspects are the cluster of estimates at one attack level, β known).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from .tasks_wang import _params, dataset_of
 
 __all__ = ["METHODS", "poisoning"]
 
-METHODS = ("detect", "raw", "norm-sub", "ldprecover", "rsn", "mixture")
+METHODS = ("detect", "raw", "norm-sub", "ldprecover", "rsn", "mixture", "lift")
 
 
 def _detect(o, counts, attack, t, beta, rng, rows):
@@ -80,7 +81,8 @@ def poisoning(task) -> list[dict]:
                 fhat, status[meth] = sol.f, sol.status
             else:
                 fhat = {"raw": lambda: est.f_tilde, "norm-sub": lambda: project_simplex(est.f_tilde),
-                        "ldprecover": lambda: robust.ldprecover(est, beta), "rsn": lambda: robust.rsn(est)}[meth]()
+                        "ldprecover": lambda: robust.ldprecover(est, beta), "rsn": lambda: robust.rsn(est),
+                        "lift": lambda: robust.lift(est, beta)}[meth]()
             rows += [(meth, "mse", mse(fhat, f)), (meth, "gain", fhat[t].sum() - f[t].sum())]
         out += [{"method": a, "metric": b, "value": float(c), "attack": attack, "beta": beta,
                  "status": status.get(a, "")} for a, b, c in rows]

@@ -1,5 +1,6 @@
 """Poisoned reports: attacks on the oracles' report paths (:mod:`.attacks`, :mod:`.attack_counts`),
-detection (:mod:`.detect`) and recovery as checked problems (:mod:`.recover`); docs/poisoning.md.
+detection (:mod:`.detect`), recovery as checked problems (:mod:`.recover`, :mod:`.lift`) and
+the range an attack could move each estimate (:mod:`ldpopt.uncertainty.attack`); docs/poisoning.md.
 
 >>> from ldpopt import oracles, robust
 >>> oue = oracles.get("oue", epsilon=1.0, d=64)
@@ -10,13 +11,15 @@ detection (:mod:`.detect`) and recovery as checked problems (:mod:`.recover`); d
 'optimal'
 """
 
+from ..uncertainty.attack import attack_interval, attack_shift
 from .attack_counts import best_bucket_pmf, fake_counts, poisoned_estimate
 from .attacks import ATTACKS, craft_reports, expected_gain, fake_user_count, mean_target_support
 from .detect import genuine_size_pmf, roc, size_test, suspect_scores, suspects, support_sizes
-from .recover import METHODS, ldprecover, mixture_offset, recover, recovery_problem, rsn, rsn_threshold
+from .lift import lift_suspects, lift_target
+from .recover import METHODS, ldprecover, lift, mixture_offset, recover, recovery_problem, rsn, rsn_threshold
 from .recover import ldprecover_target as recover_target
 
-__all__ = ["ATTACKS", "METHODS", "best_bucket_pmf", "craft_reports", "expected_gain", "fake_counts",
-           "fake_user_count", "genuine_size_pmf", "ldprecover", "mean_target_support", "mixture_offset",
-           "poisoned_estimate", "recover", "recover_target", "recovery_problem", "roc", "rsn", "rsn_threshold",
+__all__ = ["ATTACKS", "METHODS", "attack_interval", "attack_shift", "best_bucket_pmf", "craft_reports",
+           "expected_gain", "fake_counts", "fake_user_count", "genuine_size_pmf", "ldprecover", "lift",
+           "lift_suspects", "lift_target", "mean_target_support", "mixture_offset", "poisoned_estimate", "recover", "recover_target", "recovery_problem", "roc", "rsn", "rsn_threshold",
            "size_test", "suspect_scores", "suspects", "support_sizes"]

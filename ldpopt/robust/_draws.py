@@ -1,6 +1,7 @@
 """Exact draws shared by the attacks and their fast path: the law of the best hash bucket among
 candidate keys (:func:`best_bucket_pmf`, derivation in :mod:`.attack_counts`) and the column sums of
-uniform k-subsets (:func:`_subset_sums`). Kept apart so that :mod:`.attacks`, :mod:`.apa` and
+uniform k-subsets (:func:`_subset_sums`), the blocks of random hash keys the OLH/BLH searches draw
+(:func:`key_blocks`). Kept apart so that :mod:`.attacks`, :mod:`.apa` and
 :mod:`.attack_counts` import them without importing one another in a circle."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 from .._validation import _check_int
 from ..oracles._subset_counts import sample_subset_counts
 
-__all__ = ["best_bucket_pmf"]
+__all__ = ["best_bucket_pmf", "key_blocks"]
 
 # below this many cells (subsets × pool size) the subsets are drawn one by one: cheaper than the tree
 _DIRECT_CELLS = 1 << 14
@@ -52,3 +53,14 @@ def _subset_sums(gen, size: int, k: int, m: int) -> np.ndarray:
     tc = np.zeros(size, dtype=np.int64)
     tc[0] = m
     return sample_subset_counts(gen, size, k, 0.0, tc)
+
+
+def key_blocks(gen, m: int, candidates: int, cells_per_key: int, cells: int = 1 << 22):
+    """(first user, keys) for the m fake users of a hash-key search, in blocks of users whose
+    users × ``candidates`` × ``cells_per_key`` stay under ``cells``; keys: (b, candidates) uniform
+    64-bit integers."""
+    step = max(1, cells // (candidates * cells_per_key))
+    lo_key, hi_key = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    for u0 in range(0, m, step):
+        b = min(step, m - u0)
+        yield u0, gen.integers(lo_key, hi_key, size=(b, candidates), dtype=np.int64, endpoint=True)

@@ -7,7 +7,8 @@ by drawing each fake report's number of ones K from the law of a genuine report'
 law Bernoulli(p) + Binomial(d − 1, q) of :func:`.detect.genuine_size_pmf`). The report then sets
 min(K, r) targets (all of T when K ≥ r, else a uniform K-subset of T) and K − min(K, r) uniform
 other bits. Choice: every fake report carries as many targets as K allows (the anchors' optional
-"split" r′ < r, which spreads the targets over reports, is not modelled). Defined for OUE and SUE.
+"split" r′ < r, which spreads the targets over reports, is not modelled). Defined for OUE and SUE;
+on OLH and BLH ``"apa"`` is the adaptive hash-key search of :mod:`.apa_hashing`.
 
 Fast path, exact in law: the sizes are a Multinomial(m, size law) over k; for each size k with
 m_k > 0 users, the targets' counts are the column sums of m_k uniform min(k, r)-subsets of T and the
@@ -28,7 +29,7 @@ __all__ = ["apa_counts", "apa_mean_support", "apa_reports"]
 
 def _check_unary(oracle: FrequencyOracle) -> None:
     if oracle.name not in ("oue", "sue"):
-        raise ValueError(f"the adaptive pattern attack is defined for OUE and SUE, not {oracle.name!r}")
+        raise ValueError(f"the adaptive pattern attack is defined for OUE, SUE, OLH and BLH, not {oracle.name!r}")
 
 
 def _size_law(oracle):
@@ -38,7 +39,11 @@ def _size_law(oracle):
 
 
 def apa_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng) -> np.ndarray:
-    """m packed APA reports (module docstring); ``targets`` already checked."""
+    """m packed APA reports (module docstring); ``targets`` already checked. OLH/BLH:
+    :func:`.apa_hashing.apa_hash_reports`."""
+    if oracle.name in ("olh", "blh"):
+        from .apa_hashing import apa_hash_reports
+        return apa_hash_reports(oracle, targets, m, rng)
     _check_unary(oracle)
     gen = as_generator(rng)
     d, r = oracle.d, targets.size
@@ -54,9 +59,12 @@ def apa_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng) -> np
 
 
 def apa_counts(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng) -> np.ndarray:
-    """Support counts of m APA reports, exact in law (module docstring)."""
+    """Support counts of m APA reports, exact in law (module docstring; OLH/BLH: their aggregate)."""
     from ._draws import _subset_sums
 
+    if oracle.name in ("olh", "blh"):
+        from .apa_hashing import apa_hash_counts
+        return apa_hash_counts(oracle, targets, m, rng)
     _check_unary(oracle)
     gen = as_generator(rng)
     d, r = oracle.d, targets.size
@@ -71,7 +79,9 @@ def apa_counts(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng) -> np.
 
 
 def apa_mean_support(oracle: FrequencyOracle, r: int) -> float:
-    """s̄ = E[min(K, r)], K the genuine size."""
+    """s̄ = E[min(K, r)], K the genuine size (OUE/SUE; the hashing search has no closed form)."""
+    if oracle.name in ("olh", "blh"):
+        raise ValueError("the adaptive hashing attack has no closed-form target support; simulate it")
     _check_unary(oracle)
     pmf = _size_law(oracle)
     return float(np.minimum(np.arange(pmf.size), r) @ pmf)

@@ -28,8 +28,9 @@ of :mod:`ldpopt.oracles` (GRR, OUE, SUE, OLH, BLH, HR, SS):
   - HR: an output y ∈ [K] uniformly among those whose set C_y contains the most targets (at most K
     outputs to scan, exact);
   - SS: T plus a uniform (k − r)-subset of the other values when r ≤ k, else a uniform k-subset of T.
-* ``"apa"`` (the CCS 2025 adaptive pattern attack, OUE/SUE only): MGA whose number of ones follows the
-  genuine law (:mod:`.apa`).
+* ``"apa"`` (the CCS 2025 adaptive attacks): on OUE/SUE, MGA whose number of ones follows the genuine
+  law (:mod:`.apa`); on OLH/BLH, the key search that also matches a genuine support size
+  (:mod:`.apa_hashing`).
 
 Expected gain
 -------------
@@ -55,11 +56,13 @@ import math
 import numpy as np
 
 from .._validation import _check_int, as_generator, check_values
+from ..estimate import check_estimate
 from ..oracles.base import FrequencyOracle
 from ..oracles.hashing import keyed_hash
+from ..uncertainty.attack import check_beta
 
 __all__ = ["ATTACKS", "check_beta", "check_targets", "craft_reports", "expected_gain", "fake_user_count",
-           "fake_values", "mean_target_support", "padding_ones"]
+           "fake_values", "mean_target_support", "mixture_offset", "padding_ones"]
 
 #: the attacks of this module
 ATTACKS = ("input", "mga", "apa")
@@ -86,13 +89,6 @@ def check_attack(attack: str) -> str:
     if not isinstance(attack, str) or attack.lower() not in ATTACKS:
         raise ValueError(f"attack must be one of {list(ATTACKS)}, got {attack!r}")
     return attack.lower()
-
-
-def check_beta(beta) -> float:
-    """β as a float after checking it is a number in [0, 1)."""
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 <= float(beta) < 1.0:
-        raise ValueError(f"beta must be a number in [0, 1), got {beta!r}")
-    return float(beta)
 
 
 def fake_user_count(n_genuine: int, beta: float) -> int:
@@ -131,13 +127,12 @@ def hr_best_outputs(oracle, targets: np.ndarray) -> tuple[np.ndarray, int]:
 
 def _olh_search(oracle, targets: np.ndarray, m: int, candidates: int, gen) -> np.ndarray:
     """(m, 2) OLH reports (s, bucket) from the key search of the module docstring, in blocks."""
+    from ._draws import key_blocks
+
     r, g = targets.size, oracle.g
     out = np.empty((m, 2), dtype=np.int64)
-    step = max(1, _SEARCH_CELLS // (candidates * r))
-    lo_key, hi_key = np.iinfo(np.int64).min, np.iinfo(np.int64).max
-    for u0 in range(0, m, step):
-        b = min(step, m - u0)
-        keys = gen.integers(lo_key, hi_key, size=(b, candidates), dtype=np.int64, endpoint=True)
+    for u0, keys in key_blocks(gen, m, candidates, r, _SEARCH_CELLS):
+        b = keys.shape[0]
         h = keyed_hash(keys[:, :, None], targets[None, None, :], g)            # (b, C, r)
         size = (h[:, :, :, None] == h[:, :, None, :]).sum(axis=3)              # bucket size per target
         best = size.max(axis=2)                                                # (b, C)
@@ -227,3 +222,19 @@ def expected_gain(oracle: FrequencyOracle, attack: str, targets, beta: float, f_
     s = mean_target_support(oracle, attack, t, candidates)
     p, q = oracle.p, oracle.q
     return beta * ((s - t.size * q) / (p - q) - float(f_targets))
+
+
+def mixture_offset(estimate, beta: float, suspects) -> float:
+    """y₀ = (s₀ − q)/(p − q): the fake reports' estimate off the ``suspects``, s₀ their support rate
+    there, from the support counts: Σ_v c_v/N = (1 − β)(p + (d − 1)q) + β k̄ gives their mean size k̄,
+    and s₀ = (k̄ − |S|)/(d − |S|) clipped to [0, 1] if each supports every suspect (the maximal gain
+    assumption; :mod:`.recover`'s mixture, ``offset="auto"``, and :mod:`.lift`)."""
+    est = check_estimate(estimate)
+    beta = check_beta(beta)
+    if beta == 0.0:
+        return 0.0
+    r = np.unique(np.asarray(suspects, dtype=np.int64).ravel()).size
+    p, q, d = est.p, est.q, est.d
+    k_bar = (float(np.sum(est.counts)) / est.n - (1.0 - beta) * (p + (d - 1) * q)) / beta
+    s0 = min(max((k_bar - r) / (d - r), 0.0), 1.0)
+    return (s0 - q) / (p - q)

@@ -39,6 +39,8 @@ by the simplex projection of :func:`ldpopt.methods.normalize.project_simplex` wh
   correction (its stationarity conditions give f_S = clip(t_S − μ/(2ω), 0, t_S): the common shift)
   while the others stay within rounding of t_N. β, S and y₀ are inputs or estimates: the
   mean model alone cannot tell a genuinely popular target from an attacked one (docs/poisoning.md).
+* **Lift** (:mod:`.lift`): the suspects found as a cluster of estimates at one attack level, set to
+  the level of a typical value, the rest as in the mixture; C the simplex.
 """
 
 from __future__ import annotations
@@ -51,12 +53,12 @@ from ..estimate import check_estimate
 from ..methods.normalize import project_simplex
 from ..problems import Box, Fixed, Problem, Simplex
 from ..problems.structured import SeparableObjective
-from .attacks import check_beta
+from .attacks import check_beta, mixture_offset
 
-__all__ = ["METHODS", "ldprecover", "ldprecover_target", "mixture_offset", "mixture_problem", "recover", "recovery_problem",
-           "rsn", "rsn_threshold"]
+__all__ = ["METHODS", "ldprecover", "ldprecover_target", "lift", "mixture_offset", "mixture_problem", "recover",
+           "recovery_problem", "rsn", "rsn_threshold"]
 
-METHODS = ("ldprecover", "rsn", "mixture")
+METHODS = ("ldprecover", "rsn", "mixture", "lift")
 
 
 def least_squares_to(target: np.ndarray) -> SeparableObjective:
@@ -119,19 +121,6 @@ def rsn(estimate) -> np.ndarray:
 
 
 # -- the mixture model ------------------------------------------------------------------------------
-def mixture_offset(estimate, beta: float, suspects) -> float:
-    """y₀ estimated from the support counts (module docstring, ``offset="auto"``)."""
-    est = check_estimate(estimate)
-    beta = check_beta(beta)
-    if beta == 0.0:
-        return 0.0
-    r = np.unique(np.asarray(suspects, dtype=np.int64).ravel()).size
-    p, q, d = est.p, est.q, est.d
-    k_bar = (float(np.sum(est.counts)) / est.n - (1.0 - beta) * (p + (d - 1) * q)) / beta
-    s0 = min(max((k_bar - r) / (d - r), 0.0), 1.0)
-    return (s0 - q) / (p - q)
-
-
 def _mixture_parts(estimate, beta, suspects, offset):
     est = check_estimate(estimate)
     beta = check_beta(beta)
@@ -165,11 +154,23 @@ def mixture_problem(estimate, beta: float, suspects, offset="auto") -> Problem:
     return Problem(est, obj, [Simplex(), Box(upper=upper)])
 
 
+def lift(estimate, beta: float, suspects=None) -> np.ndarray:
+    """The common-lift recovery's closed form: the simplex projection of :func:`.lift.lift_target`."""
+    from .lift import lift_target
+
+    return project_simplex(lift_target(estimate, beta, suspects))
+
+
 # -- one entry point ----------------------------------------------------------------------------------
 def recovery_problem(estimate, method: str, beta: float | None = None, suspects=None, offset="auto") -> Problem:
-    """The :class:`Problem` whose solution is ``method``'s recovery (``beta`` for ldprecover and
-    mixture, ``suspects`` for mixture)."""
+    """The :class:`Problem` whose solution is ``method``'s recovery (``beta`` for ldprecover, mixture
+    and lift, ``suspects`` for mixture and, optionally, lift)."""
     method = _check_method(method)
+    if method == "lift":
+        from .lift import lift_target
+
+        est = check_estimate(estimate)
+        return Problem(est, least_squares_to(lift_target(est, _need(beta, "beta", method), suspects)), [Simplex()])
     if method == "ldprecover":
         est = check_estimate(estimate)
         return Problem(est, least_squares_to(ldprecover_target(est, _need(beta, "beta", method))), [Simplex()])

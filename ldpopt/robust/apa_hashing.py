@@ -1,0 +1,68 @@
+"""The adaptive attack on local hashing (OLH, BLH): crafted reports whose support size follows the
+genuine law while they support as many targets as that allows.
+
+Li, Li, Wang & Sun (CCS 2025, arXiv 2506.02156; their code ``build_support.py``
+``process_attacker_User`` / ``find_hash_function``) make the maximal gain attack on OLH stealthy
+against support-size detection: each fake user draws a desired size K, searches hash keys, and
+keeps the (key s, bucket y) maximising
+
+    score = t(s, y) − |K − n(s, y)|,
+
+t the number of targets and n the number of domain values that s hashes to y (the report's support
+size |S(s, y)|). Choices where their code differs or is silent: K is drawn from the exact genuine
+size law Bernoulli(p) + Binomial(d − 1, 1/g) of :func:`.detect.genuine_size_pmf` (theirs: uniform in
+d/g ± 10·h_ao, or the Binomial(d, (p + (d − 1)q)/d) of ``construct_omega`` in a commented-out line);
+``candidates`` random keys (default 1,000, as :mod:`.attacks`' MGA; theirs: 10⁶ simulated); ties go
+to the first key, then the smallest bucket; all r targets are in play (their ``splits`` r′ < r is
+not modelled). The report is a real OLH/BLH report, aggregated by the oracle as any other.
+
+No fast path: the support counts of these reports are their aggregate (:func:`apa_hash_counts`),
+made on the per-report path. The search costs m · candidates · d hashes, in blocks of users.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_generator
+from ..oracles.base import FrequencyOracle
+from ..oracles.hashing import keyed_hash
+from ._draws import key_blocks
+
+__all__ = ["apa_hash_counts", "apa_hash_reports"]
+
+# cells (users × keys × domain values) hashed per block
+_CELLS = 1 << 22
+
+
+def apa_hash_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng, candidates: int = 1000) -> np.ndarray:
+    """(m, 2) OLH/BLH reports (key, bucket) of the adaptive search (module docstring); ``targets``
+    already checked."""
+    from .detect import genuine_size_pmf
+
+    if oracle.name not in ("olh", "blh"):
+        raise ValueError(f"the adaptive hashing attack is defined for OLH and BLH, not {oracle.name!r}")
+    gen = as_generator(rng)
+    d, g, c = oracle.d, oracle.g, int(candidates)
+    want = gen.choice(d + 1, size=m, p=genuine_size_pmf(oracle))
+    domain = np.arange(d, dtype=np.int64)
+    is_target = np.zeros(d, dtype=np.int64)
+    is_target[targets] = 1
+    out = np.empty((m, 2), dtype=np.int64)
+    for u0, keys in key_blocks(gen, m, c, d, _CELLS):
+        b = keys.shape[0]
+        h = keyed_hash(keys[:, :, None], domain[None, None, :], g)              # (b, c, d)
+        cell = (np.arange(b * c, dtype=np.int64).reshape(b, c, 1) * g + h).ravel()
+        size = np.bincount(cell, minlength=b * c * g).reshape(b, c * g)
+        hits = np.bincount(cell, weights=np.broadcast_to(is_target, h.shape).ravel(),
+                           minlength=b * c * g).reshape(b, c * g)
+        score = hits - np.abs(want[u0:u0 + b, None] - size)
+        best = score.argmax(axis=1)                                              # first key, smallest bucket
+        out[u0:u0 + b, 0] = keys[np.arange(b), best // g]
+        out[u0:u0 + b, 1] = best % g
+    return out
+
+
+def apa_hash_counts(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng, candidates: int = 1000) -> np.ndarray:
+    """Support counts of m adaptive reports: their aggregate (no fast path, module docstring)."""
+    return oracle.aggregate(apa_hash_reports(oracle, targets, m, rng, candidates)).astype(np.int64)

@@ -1,0 +1,96 @@
+"""How far fake users could move each estimate: the attack range for a fake-user fraction β, and the
+interval for the genuine frequencies that combines it with the sampling interval.
+
+The range (closed form per oracle)
+----------------------------------
+N = n + m reports, m = βN of them from fake users who may send *any* report of the oracle's format
+(output poisoning: Cao, Jia & Gong, USENIX Security 2021, §3; input poisoning is a special case).
+With c_v = c_v^G + c_v^F the genuine and fake support counts, the estimate of a pure oracle
+(f̃_v = (c_v/N − q)/(p − q), Wang et al., USENIX Security 2017) splits exactly as
+
+    f̃_v = (1 − β) f̃_v^G + β y_v,   y_v = (c_v^F/m − q)/(p − q),
+
+f̃^G the genuine users' own estimate. Every oracle of ldpopt (GRR, OUE, SUE, OLH, BLH, HR, SS) has,
+for every value v, a report that supports v and one that does not, so c_v^F ranges over all of
+0 … m and y_v over [L, U] = [−q/(p − q), (1 − q)/(p − q)] (:func:`fake_report_range`), each end
+attained: U when every fake report supports v (the maximal gain attack with target set {v}), L when
+none does (GRR's MGA on any other target). The shift of the estimate, f̃_v − f̃_v^G = β(y_v −
+f̃_v^G) = β(y_v − f̃_v)/(1 − β), therefore lies in
+
+    [β(L − f̃_v)/(1 − β),  β(U − f̃_v)/(1 − β)]        (:func:`attack_shift`, from the poisoned f̃)
+
+and the genuine users' estimate in [T_lo, T_hi] = [(f̃_v − βU)/(1 − β), (f̃_v − βL)/(1 − β)].
+p and q differ per oracle, so the width β(U − L)/(1 − β) = β/((1 − β)(p − q)) does too: GRR's
+1/(p − q) = (e^ε + d − 1)/(e^ε − 1) grows with d, the unary and hashing oracles' stay O(e^ε/(e^ε − 1)²).
+The bounds hold per value; an attack cannot reach the upper end on every value at once (a report
+supports a fixed number of values for GRR and SS), so the per-value range is the one stated.
+
+The interval (:func:`attack_interval`)
+--------------------------------------
+f̃^G is Base's estimate from n = (1 − β)N genuine users, whose variance is the line α + βF of
+:mod:`.analytic` with κ = 1/(n(p − q)²), i.e. the poisoned estimate's line times 1/(1 − β). For each
+possible T = f̃_v^G the score interval of :mod:`.analytic` covers f_v at ``level``; its end points
+increase with T, so the union over T ∈ [T_lo, T_hi] is [lo(T_lo), hi(T_hi)]: whatever the attack,
+the genuine frequency lies in it with probability ≥ ``level`` (≥ because the attack only picks T
+inside the range). With β = 0 it is the analytic Base interval. ``se`` is the sampling standard
+error at the clipped midpoint; ``bias`` is NaN (an attack's bias is not estimated).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..estimate import check_estimate
+from .analytic import score_interval, variance_line
+from .result import Uncertainty
+
+__all__ = ["attack_interval", "attack_shift", "check_beta", "fake_report_range"]
+
+
+def check_beta(beta) -> float:
+    """β, the fake-user fraction, as a float after checking it is a number in [0, 1)."""
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 <= float(beta) < 1.0:
+        raise ValueError(f"beta must be a number in [0, 1), got {beta!r}")
+    return float(beta)
+
+
+def fake_report_range(estimate) -> tuple[float, float]:
+    """(L, U) = (−q/(p − q), (1 − q)/(p − q)): the least and greatest estimate of a value from fake
+    reports alone (module docstring), for the estimate's oracle."""
+    est = check_estimate(estimate)
+    p, q = est.p, est.q
+    return -q / (p - q), (1.0 - q) / (p - q)
+
+
+def attack_shift(estimate, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) per value: the range of f̃_v − f̃_v^G an attack of fraction β can have produced,
+    given the poisoned estimate (module docstring)."""
+    est = check_estimate(estimate)
+    beta = check_beta(beta)
+    lo, hi = fake_report_range(est)
+    f = np.asarray(est.f_tilde, dtype=np.float64)
+    k = beta / (1.0 - beta)
+    return k * (lo - f), k * (hi - f)
+
+
+def attack_interval(estimate, beta: float, level: float = 0.95) -> Uncertainty:
+    """Per value, an interval for the genuine frequency that holds whatever fake users of fraction β
+    sent: the attack range combined with the sampling score interval (module docstring)."""
+    est = check_estimate(estimate)
+    beta = check_beta(beta)
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    f = np.asarray(est.f_tilde, dtype=np.float64)
+    low_y, high_y = fake_report_range(est)
+    t_lo = (f - beta * high_y) / (1.0 - beta)
+    t_hi = (f - beta * low_y) / (1.0 - beta)
+    a, b = variance_line(est, "base")
+    a, b = a / (1.0 - beta), b / (1.0 - beta)  # n = (1 − β)N genuine users
+    lo, _ = score_interval(t_lo, a, b, float(level))
+    _, hi = score_interval(t_hi, a, b, float(level))
+    se = np.sqrt(a + b * np.clip(0.5 * (t_lo + t_hi), 0.0, 1.0))
+    how = (f"attack range: fake users, a fraction {beta:g} of the {est.n} reports, move each {est.oracle} estimate "
+           f"by at most β/(1 − β)·[L − f̃, U − f̃] (L, U = {low_y:.4g}, {high_y:.4g}), joined with the score "
+           f"interval of the genuine users' estimate at level {level:g}")
+    return Uncertainty(values=f, se=se, bias=np.full_like(f, np.nan), lo=lo, hi=hi, level=float(level),
+                       method="base", interval="attack", how=how)
