@@ -3,11 +3,14 @@
 ``python benchmarks/bench_uncertainty_grid.py profile`` times one cell of the ``coverage-batch`` kind
 (Zipf(1.1), d = 20,000, n = 10⁶, OLH ε = 0.5, 200 repetitions, two levels, the nine methods of the
 shipped configs) in CPU seconds (``time.process_time``): the vectorised part (Base/Norm score
-intervals per value and per subset sum, the conditional top-10 of every method) and one bootstrapped
-repetition of each method that ``intervals`` bootstraps (200 resamples).
+intervals per value and per subset sum, the conditional top-10 of every method) and, per bootstrapped
+repetition of the seven methods that ``intervals`` bootstraps (200 resamples, two repetitions timed),
+the per-call path (one ``intervals`` call per method) beside the batched one of the grid
+(:func:`ldpopt.uncertainty.batch.bootstrap_many`, the same intervals).
 
 ``python benchmarks/bench_uncertainty_grid.py summarise FOLDER...`` reads each run folder
-(``results.parquet``, else its ``parts/``) and writes ``benchmarks/results/uncertainty_grid.parquet``:
+(``results.parquet``, else its ``parts/``) and merges into ``benchmarks/results/uncertainty_grid.parquet``
+(a cell the run holds replaces that cell's rows; the cells of earlier runs are kept):
 per (experiment, dataset, oracle, ε, method, level, band) the coverage, its Monte-Carlo SE, count,
 repetitions and median width relative to Base (:func:`ldpopt.experiments.tasks_uncertainty.coverage_stats`),
 and ``uncertainty_grid_ranks.parquet``: per rank the top-10 coverage. ``uncertainty_grid.json`` keeps
@@ -39,6 +42,7 @@ def profile() -> dict:
     from ldpopt.experiments.tasks_uncertainty import _bands, _subsets, bootstrap_rows
     from ldpopt.queries import query_matrix
     from ldpopt.uncertainty.analytic import analytic
+    from ldpopt.uncertainty.batch import bootstrap_many
 
     ds = zipf(d=20_000, s=1.1, rng=1)
     cfg = (f'name = "profile"\nkind = "coverage-batch"\ndescription = "one cell, timed"\n'
@@ -56,21 +60,29 @@ def profile() -> dict:
         run_experiment(str(path), out=Path(tmp) / "res", progress=False)
         vec = time.process_time() - t0
     o = oracles.get("olh", 0.5, ds.d)
-    est = o.simulate(ds.counts, 3)
+    ests = [o.simulate(ds.counts, 3 + r) for r in range(2)]
     rng = np.random.default_rng(0)
     f = ds.frequencies
     subs = {k: query_matrix(M, ds.d) for k, M in _subsets(rng, f, 10, 50).items()}
     f_sub = {k: np.asarray(U @ f).ravel() for k, U in subs.items()}
     levels = [0.9, 0.95]
-    base = {lv: analytic(est, "base", lv) for lv in levels}
-    base_q = {(lv, k): analytic(est, "base", lv, queries=U) for lv in levels for k, U in subs.items()}
-    per = {}
-    for m in METHODS[2:]:
-        t0 = time.process_time()
-        bootstrap_rows(est, m, levels, 200, 1, f, _bands(f, est.sigma), subs, f_sub, base, base_q, topk=False)
-        per[m] = round(time.process_time() - t0, 2)
+    per = dict.fromkeys(METHODS[2:], 0.0)
+    for est in ests:  # the per-call path: one intervals() call (its own resamples) per method
+        base = {lv: analytic(est, "base", lv) for lv in levels}
+        base_q = {(lv, k): analytic(est, "base", lv, queries=U) for lv in levels for k, U in subs.items()}
+        for m in METHODS[2:]:
+            t0 = time.process_time()
+            bootstrap_rows(est, m, levels, 200, 1, f, _bands(f, est.sigma), subs, f_sub, base, base_q, topk=False)
+            per[m] += (time.process_time() - t0) / len(ests)
+    t0 = time.process_time()  # the batched path of the coverage-batch kind, the same work
+    for _ in bootstrap_many(ests, METHODS[2:], levels, 200, [1] * len(ests), queries=subs):
+        pass
+    batched = (time.process_time() - t0) / len(ests)
     return {"cell": "zipf1.1-d20000, OLH eps = 0.5, 200 repetitions, 9 methods, 2 levels",
-            "vectorised_cpu_s": round(vec, 1), "bootstrap_cpu_s_per_repetition": per}
+            "vectorised_cpu_s": round(vec, 1), "bootstrap_cpu_s_per_repetition": {m: round(v, 2) for m, v in per.items()},
+            "bootstrap_cpu_s_per_repetition_all_seven": {"per_call": round(sum(per.values()), 2),
+                                                          "batched": round(batched, 2)},
+            "repetitions_timed": len(ests)}
 
 
 def _table(folder: Path):
@@ -102,6 +114,21 @@ def summarise(folders) -> tuple[list, list]:
     return rows, ranks
 
 
+CELL = ["experiment", "dataset", "oracle", "epsilon"]
+
+
+def _merge(old, new):
+    """The summary file after a run: every (experiment, dataset, oracle, ε) cell of ``new`` replaces
+    that cell's rows of ``old``; the other cells of ``old`` (earlier runs) are kept."""
+    import pandas as pd
+
+    if old is None or old.empty or new.empty:
+        return new if old is None or old.empty else old
+    done = set(map(tuple, new[CELL].astype(str).to_numpy()))
+    keep = [tuple(r) not in done for r in old[CELL].astype(str).to_numpy()]
+    return pd.concat([old[keep], new], ignore_index=True)
+
+
 def main(argv=None, out: Path = OUT) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["profile", "summarise"])
@@ -117,9 +144,13 @@ def main(argv=None, out: Path = OUT) -> dict:
         import pandas as pd
 
         rows, ranks = summarise(a.folders)
-        pd.DataFrame(rows).to_parquet(out.with_suffix(".parquet"), index=False)
-        pd.DataFrame(ranks).to_parquet(out.with_name("uncertainty_grid_ranks.parquet"), index=False)
-        result = {**head, "profile": old.get("profile"), "rows": len(rows), "ranks": len(ranks)}
+        n = {}
+        for new, path in ((rows, out.with_suffix(".parquet")), (ranks, out.with_name("uncertainty_grid_ranks.parquet"))):
+            merged = _merge(pd.read_parquet(path) if path.exists() else None, pd.DataFrame(new))
+            merged.to_parquet(path, index=False)
+            n[path.name] = len(merged)
+        result = {**head, "profile": old.get("profile"), "rows": n[out.with_suffix(".parquet").name],
+                  "ranks": n["uncertainty_grid_ranks.parquet"], "runs": [*old.get("runs", []), head]}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=0, default=float))
     return result

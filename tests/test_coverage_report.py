@@ -109,3 +109,22 @@ def test_cli_prints_the_same_tables(quick_run):
     assert "| oracle | method |" in p.stdout and "Nominal 90 %" not in p.stdout
     assert "by: columns" in one_line_error(ldpopt("experiment", "coverage-table", "ext_uncertainty_coverage",
                                                   "--quick", "--out", root, "--by", "nope"))
+
+
+def test_band_summary_names_the_worst_cell():
+    """Two cells (OUE ε = 1 as planted, and a copy at ε = 4 with base's 2-5sigma coverage lowered):
+    the summary gives per band the least–greatest cell coverage, the worst cell with its
+    Monte-Carlo SE (recomputed here), and the repetitions per cell."""
+    from ldpopt.experiments.coverage_report import band_summary_markdown
+
+    a = _planted()
+    b = a.assign(epsilon=4.0)
+    b.loc[(b.method == "base") & (b.band == "2-5sigma") & (b.level == 0.9), "value"] = 0.5
+    md = band_summary_markdown(pd.concat([a, b]), levels=[0.9])
+    row = [ln for ln in md.splitlines() if ln.startswith("| base | 2-5sigma |")]
+    assert len(row) == 1, md
+    cells = [c.strip() for c in row[0].strip("|").split("|")]
+    assert cells[2] == "50.0–93.3"
+    assert cells[3] == "zipf OUE ε=4: **50.0** ↓ ± 0.0" and cells[5] == "2–2"
+    assert "| norm | zero | 87.0–87.0 |" in md
+    assert band_summary_markdown(a.drop(columns=["dataset", "oracle", "epsilon"])) == ""

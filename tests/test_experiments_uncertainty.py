@@ -51,3 +51,14 @@ def test_heldout_quick_runs_on_shipped_data(tmp_path):
     ns = t[(t.method == "norm-sub") & (t.metric == "coverage") & ~t.band.str.startswith("topk")]
     assert {"lt1sigma", "sub-head", "sub-tail", "sub-mixed"} <= set(ns.band)
     assert (ns.rel_width >= 1 - 1e-9).all()
+
+
+def test_recheck_quick_runs_base_per_rank(tmp_path):
+    """The recheck config (the doubtful cells at more repetitions) runs --quick: Base only, per-rank
+    rows present, and each task's repetitions are clusters of their own (two tasks of 20)."""
+    t = run("ext_uncertainty_recheck", quick=True, out=tmp_path, progress=False)
+    assert set(t.method) == {"base"} and set(t.dataset) == {"emoji"}
+    ranks = t[t.metric == "coverage_rank"]
+    assert set(ranks.band) == {f"rank{i}" for i in range(1, 11)} and set(ranks["count"]) == {20}
+    cov = t[(t.metric == "coverage") & (t.band == "lt1sigma")]
+    assert cov.groupby(["rep", "batch_rep"]).ngroups == 40

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["BAND_ORDER", "coverage_markdown", "coverage_report", "rank_markdown"]
+__all__ = ["BAND_ORDER", "band_summary_markdown", "coverage_markdown", "coverage_report", "rank_markdown"]
 
 # value-rank bands of the true frequencies, then the query kinds (tasks_uncertainty's band names)
 BAND_ORDER = ("zero", "lt1sigma", "1-2sigma", "2-5sigma", "ge5sigma", "sub-head", "sub-tail", "sub-mixed",
@@ -104,7 +104,8 @@ def coverage_report(name_or_folder, *, quick: bool = False, root="results", by=(
     head = (f"Coverage of `{meta.get('config', {}).get('name', folder.name)}` ({'; '.join(parts)}; "
             f"{reps} repetitions per cell at most; cells pool every dataset, oracle and ε unless grouped, never "
             f"the bands).")
-    return head + "\n\n" + coverage_markdown(table, by=by, levels=levels) + rank_markdown(table, by=by, levels=levels)
+    return (head + "\n\n" + coverage_markdown(table, by=by, levels=levels) + rank_markdown(table, by=by, levels=levels)
+            + band_summary_markdown(table, levels=levels))
 
 
 def _repetitions(t: pd.DataFrame):
@@ -144,5 +145,47 @@ def rank_markdown(table: pd.DataFrame, *, by=("method",), levels=None) -> str:
                 c = float(row["cov"])
                 cells.append(_cell(c, lv, TARGET, np.sqrt(c * (1 - c) / float(row["count"]))))
             out.append("| " + " | ".join([*map(str, k), *cells]) + " |")
+        out.append("")
+    return "\n" + "\n".join(out)
+
+
+CELL = ("dataset", "oracle", "epsilon")
+
+
+def band_summary_markdown(table: pd.DataFrame, *, by=("method",), levels=None) -> str:
+    """Per ``by`` group and band, over the (dataset, oracle, ε) cells of ``table`` (never over bands):
+    the least and the greatest cell coverage, the worst cell named with its Monte-Carlo SE, the
+    median over cells of the median width relative to Base, and the fewest and most repetitions of a
+    cell — one table per level, marked as :func:`coverage_markdown`; "" when the table has no cell
+    columns."""
+    from .tasks_uncertainty import coverage_stats
+
+    t = table[table["metric"] == "coverage"] if "metric" in table.columns else table.iloc[:0]
+    cell = [c for c in CELL if c in t.columns]
+    by = tuple(by)
+    if t.empty or not cell or any(c not in t.columns for c in by):
+        return ""
+    st = coverage_stats(t, by=(*by, *cell)).reset_index()
+    bands = [b for b in BAND_ORDER if b in set(st["band"])] + sorted(set(st["band"]) - set(BAND_ORDER))
+    out = []
+    for lv in sorted(set(st["level"])) if levels is None else [float(x) for x in levels]:
+        out += [f"Per band over the cells, nominal {100 * lv:g} %: least–greatest coverage (%) of a cell, the "
+                f"worst cell ± its Monte-Carlo SE, median width × Base's, repetitions per cell.", "",
+                "| " + " | ".join([*by, "band", "coverage", "worst cell", "width", "reps"]) + " |", "|" + "---|" * (len(by) + 5)]
+        s = st[st["level"] == lv]
+        for k, g in s.groupby(list(by), sort=False):
+            k = k if isinstance(k, tuple) else (k,)
+            for b in bands:
+                gb = g[g["band"] == b]
+                if gb.empty:
+                    continue
+                w = gb.loc[gb["coverage"].idxmin()]
+                name = " ".join(f"{'ε=' if c == 'epsilon' else ''}{w[c]:g}" if c == "epsilon" else str(w[c]).upper()
+                                if c == "oracle" else str(w[c]) for c in cell)
+                reps = f"{int(gb['reps'].min())}–{int(gb['reps'].max())}" if gb["reps"].notna().all() else "?"
+                out.append("| " + " | ".join([*map(str, k), b,
+                                              f"{100 * gb['coverage'].min():.1f}–{100 * gb['coverage'].max():.1f}",
+                                              f"{name}: {_cell(float(w['coverage']), lv, TARGET, float(w['mcse']))}",
+                                              f"{gb['rel_width'].median():.2f}", reps]) + " |")
         out.append("")
     return "\n" + "\n".join(out)

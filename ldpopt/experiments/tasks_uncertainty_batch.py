@@ -8,9 +8,10 @@ variance line depends on n, p, q, d only, not on the repetition) per value and p
 the default top-10 interval of every method, conditional on the rank event
 (:mod:`ldpopt.uncertainty.selective`; each method's own top 10 from its outputs on the batch,
 :func:`~ldpopt.uncertainty.resample.apply_batch`). The methods that ``intervals`` bootstraps get
-their per-value and subset-sum intervals from :func:`.tasks_uncertainty.bootstrap_rows` (one
-bootstrap per repetition, the costly part) on the first ``params.bootstrap_reps`` repetitions
-(default all).
+their per-value and subset-sum intervals — exactly what ``intervals`` returns with one seed per
+repetition — from :func:`ldpopt.uncertainty.batch.bootstrap_many` (one draw of the resamples per
+repetition serves every method; quantiles only where the entry is not flagged by the fit) on the
+first ``params.bootstrap_reps`` repetitions (default all).
 
 Bands as in :mod:`.tasks_uncertainty` (``zero`` … ``ge5sigma``, ``sub-head``/``sub-tail``/
 ``sub-mixed``) plus ``topk`` (the default top-10 interval: conditional for every method) and
@@ -31,12 +32,13 @@ import warnings
 import numpy as np
 
 from ..queries import query_matrix
-from ..uncertainty.analytic import analytic, score_interval, variance_line
+from ..uncertainty.analytic import score_interval, variance_line
+from ..uncertainty.batch import bootstrap_many
 from ..uncertainty.resample import apply_batch, draw_counts
-from ..uncertainty.selective import conditional_topk
+from ..uncertainty.selective import conditional_topk, count_law
 from ..uncertainty.topk import select_top
 from .tasks import kind
-from .tasks_uncertainty import _bands, _subsets, bootstrap_rows
+from .tasks_uncertainty import _bands, _subsets
 from .tasks_wang import QUERY_METHODS, _params, active_methods, dataset_of
 
 __all__ = ["coverage_batch"]
@@ -118,7 +120,8 @@ def coverage_batch(task) -> list[dict]:
         S = order if m == "base" else select_top(apply_batch(est0, m, F, counts=C), K)
         fs = f[S]
         for lv in levels:
-            lo, hi, flag = conditional_topk(F, S, float(a_b[0]), float(b_b[0]), lv, step)
+            lo, hi, flag = conditional_topk(F, S, float(a_b[0]), float(b_b[0]), lv, step,
+                                            law=count_law(o.name, n, o.p, o.q))
             blo, bhi = (np.take_along_axis(x, S, axis=1) for x in base_iv[lv])
             one = {"topk": np.ones(K, bool)}
             rows += _batch_rows(m, "conditional", lv, lo, hi, fs, one, (blo, bhi))
@@ -129,14 +132,26 @@ def coverage_batch(task) -> list[dict]:
                       "value": float(hit[:, i].mean()), "count": R, "flagged": int(flag[:, i].sum()),
                       "interval": "conditional", "batch_rep": -1} for i in range(K)]
     boot = [m for m in active_methods(task) if m not in QUERY_METHODS and m not in ("base", "norm")]
-    if boot:
-        for r in range(min(boot_reps, R)):
-            est = o.estimate(C[r], n)
-            base = {lv: analytic(est, "base", lv) for lv in levels}
-            base_q = {(lv, k): analytic(est, "base", lv, queries=U) for lv in levels for k, U in subs.items()}
+    if boot and boot_reps > 0:
+        ests = [o.estimate(C[r], n) for r in range(min(boot_reps, R))]
+        seeds = [int(s) for s in rng.integers(2**63, size=len(ests))]
+        for r, out in bootstrap_many(ests, boot, levels, B, seeds, queries=subs):
             for m in boot:
-                seed = int(rng.integers(2**63))
-                rr = bootstrap_rows(est, m, levels, B, seed, f, masks, subs, f_sub, base, base_q, topk=False)
-                rows += [{**x, "batch_rep": r} for x in rr]
+                for lv in levels:
+                    lo, hi, _ = out[(m, lv, None)]
+                    rows += _tag(_batch_rows(m, "basic+base", lv, lo[None], hi[None], f, masks,
+                                             tuple(x[r:r + 1] for x in base_iv[lv])), r)
+                    for k, U in subs.items():
+                        qlo, qhi, _ = out[(m, lv, k)]
+                        qa, qb = variance_line(est0, "base", U)
+                        ref = score_interval(np.asarray(U @ F[r]).ravel()[None], qa, qb, lv)
+                        rows += _tag(_batch_rows(m, "basic+base", lv, qlo[None], qhi[None], f_sub[k],
+                                                 {k: np.ones(U.shape[0], bool)}, ref), r)
     return rows
 
+
+def _tag(rows: list[dict], r: int) -> list[dict]:
+    """``rows`` of one repetition (computed as a batch of one) labelled with its ``batch_rep``."""
+    for x in rows:
+        x["batch_rep"] = r
+    return rows

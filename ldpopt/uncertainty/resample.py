@@ -29,7 +29,7 @@ from ..estimate import Estimate
 from ..methods.baseline import cut_threshold
 from ..methods.normalize import norm_mul_rows, project_simplex
 
-__all__ = ["BATCHED", "apply_batch", "draw_counts", "oracle_of"]
+__all__ = ["BATCHED", "apply_batch", "draw_counts", "oracle_of", "resample_estimates"]
 
 BATCHED = ("base", "base-pos", "base-cut", "norm", "norm-mul", "norm-sub")
 
@@ -78,11 +78,20 @@ def _prefit_power_law(ests, params) -> None:
     _power_batch.prefill_means(X, S, n, [np.nan if at_hi else s for s, at_hi in fits])
 
 
+def resample_estimates(estimate: Estimate, counts) -> list[Estimate]:
+    """One :class:`~ldpopt.Estimate` per row of ``counts`` (B, d), with ``estimate``'s n, ε, p, q,
+    oracle and meta: what the methods that are not batched are called on."""
+    return [Estimate.from_counts(c, estimate.n, estimate.epsilon, estimate.p, estimate.q,
+                                 oracle=estimate.oracle, **estimate.meta) for c in counts]
+
+
 def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarray | None = None,
-                progress=None, **params) -> np.ndarray:
+                progress=None, estimates=None, **params) -> np.ndarray:
     """``method`` applied to each row of the raw estimates F (B, d); ``counts`` (B, d) are the
     matching support counts (needed by the methods that are not batched). ``progress``: called with
-    1 after each row of a method that runs row by row (a progress bar's ``update``)."""
+    1 after each row of a method that runs row by row (a progress bar's ``update``). ``estimates``:
+    :func:`resample_estimates` of ``counts`` when the caller already built them (several methods on
+    the same resamples)."""
     name = _methods.get(method).name
     if name == "base":
         return F
@@ -104,8 +113,7 @@ def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarr
         raise ValueError(f"method {name!r} is not batched: apply_batch needs the support counts")
     info = _methods.get(name)
     out = np.empty_like(F)
-    ests = [Estimate.from_counts(c, estimate.n, estimate.epsilon, estimate.p, estimate.q,
-                                 oracle=estimate.oracle, **estimate.meta) for c in counts]
+    ests = resample_estimates(estimate, counts) if estimates is None else estimates
     if name in _POWER_FITTED:
         _prefit_power_law(ests, params)
     for i, e in enumerate(ests):

@@ -27,9 +27,21 @@ h = 1/(n(p − q)) and neighbours can tie; the window and both tails are taken i
 continuity correction of h/2 (conservative: a tie widens the window, and a window of one step
 makes the interval uninformative, [0, 1]; measured 94.6 % at nominal 90 % at GRR ε = 4,
 d = 20,000, where ties among ~50-report counts are common). Intervals are searched in [0, 1].
-*Known limit*: the pivot uses the normal law of f̃_v; with ~10 reports per value (GRR at d =
-100,000, n = 10⁶, ε ≤ 1) the top value is a noise maximum in the Poisson tail, thinner under the
-normal law, and rank 1 covered 73–75 % at nominal 90 % (``docs/uncertainty.md``).
+
+**Few reports per value: the exact count law** (*decision*, by measurement). The normal law of
+f̃_v fails where a value gets few reports: GRR at d = 100,000, n = 10⁶, ε ≤ 1 gives each value
+n·q ≈ 6–10 reports, the top value is a noise maximum in the right tail of that count, which is
+heavier than the normal's, and rank 1 covered 73–75 % at nominal 90 % (``docs/uncertainty.md``).
+There the pivot is the count itself: GRR's count of v is Bin(n f_v, p) + Bin(n(1 − f_v), q),
+Poisson with mean λ(f) = n(q + f(p − q)) up to a relative variance error of at most p (Le Cam);
+given the rank event it is that Poisson truncated to the neighbours' counts [c_(i+1), c_(i−1)]
+(inclusive, ties widen the window), and the interval is every f whose two conditional tails
+Pr(C ≤ c | window), Pr(C ≥ c | window) are ≥ α/2 — the discrete test inversion of Clopper &
+Pearson (Biometrika 1934) / Garwood (Biometrika 1936) for the truncated count (conservative, as
+every inverted discrete test; both tails monotone in λ, the Poisson family having monotone
+likelihood ratio). *Rule* (:func:`count_law`): the Poisson pivot for GRR wherever p ≤
+``POISSON_P`` = 0.01 (the Poisson variance within 1 % of the count's); the normal pivot otherwise
+(OUE, OLH, SUE, BLH, SS: counts of order n·q ≥ n/(e^ε + 1), and GRR at small d·e^{−ε}).
 
 **Methods other than Base.** The method's own set S (the top k of its output) is used; where the
 method ranks value S_i i-th and f̃ does too (every order-preserving method: Norm, Norm-Sub,
@@ -43,14 +55,84 @@ with probability ≥ 1 − α, so also any data-chosen one; *choice*: valid for 
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import log_ndtr
+from scipy.special import log_ndtr, pdtr, pdtrc
 
 from ..estimate import Estimate
 from .analytic import score_interval, variance_line
 
-__all__ = ["conditional_topk", "rank_conditional", "selective_topk", "windows"]
+__all__ = ["POISSON_P", "conditional_topk", "count_law", "rank_conditional", "rank_conditional_counts",
+           "selective_topk", "windows"]
 
 _STEPS = 60
+_COUNT_STEPS = 50  # bisection of the count pivot: f to 2^-50 ≈ 1e-15
+
+# GRR's counts are treated as Poisson (the exact discrete pivot) where p is at most this (docstring)
+POISSON_P = 0.01
+
+
+def count_law(oracle: str, n: int, p: float, q: float):
+    """(n, p, q) where the top-k pivot is the Poisson count law (module docstring, "Few reports per
+    value": GRR with p ≤ POISSON_P), else None (the normal pivot)."""
+    return (int(n), float(p), float(q)) if oracle == "grr" and p <= POISSON_P else None
+
+
+def _log_tail(k, lam, up):
+    """log Pr(C > k) where ``up``, else log Pr(C ≤ k), for C ~ Poisson(lam) and integer-valued k
+    (±inf allowed): the tail on the far side of lam, evaluated only there."""
+    kk = np.where(np.isfinite(k), np.maximum(k, 0.0), 0.0)
+    out = np.empty(np.shape(kk))
+    out[up] = pdtrc(kk[up], lam[up])
+    out[~up] = pdtr(kk[~up], lam[~up])
+    out = np.where(k < 0, np.where(up, 1.0, 0.0), np.where(np.isinf(k), np.where(up, 0.0, 1.0), out))
+    with np.errstate(divide="ignore"):
+        return np.log(out)
+
+
+def _log_window(t_below, t_top, up):
+    """log Pr(x ≤ C ≤ y) from the far-side tails ``t_below`` at x − 1 and ``t_top`` at y
+    (:func:`_log_tail`): sf(x − 1) − sf(y) where ``up``, else cdf(y) − cdf(x − 1), in logs."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(up, t_below + np.log1p(-np.exp(np.minimum(t_top - t_below, 0.0))),
+                        t_top + np.log1p(-np.exp(np.minimum(t_below - t_top, 0.0))))
+
+
+def rank_conditional_counts(c, a, b, law, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) in frequency units of the discrete conditional interval (module docstring, "Few
+    reports per value") for observed counts ``c`` in the windows [``a``, ``b``] (integer arrays of
+    one shape, b may be inf) and ``law`` = (n, p, q): λ(f) = n(q + f(p − q))."""
+    n, p, q = law
+    c, a, b = (np.asarray(v, dtype=np.float64) for v in (c, a, b))
+    alpha = 1.0 - float(level)
+
+    def tails(f, upper: bool):
+        """Pr(C ≤ c | window) (``upper``: the test of the interval's upper end) or Pr(C ≥ c | window)."""
+        lam = np.broadcast_to(n * (q + f * (p - q)), c.shape)
+        up = lam <= a  # the window lies in lam's upper tail: differences of survival functions
+        ta, tb = _log_tail(a - 1, lam, up), _log_tail(b, lam, up)
+        den = _log_window(ta, tb, up)
+        num = _log_window(ta, _log_tail(c, lam, up), up) if upper else _log_window(_log_tail(c - 1, lam, up), tb, up)
+        out = np.exp(num - den)
+        # both masses underflow far from the window: the truncated law is a point mass at the end
+        # of the window nearer lam
+        far = ~np.isfinite(den)
+        if upper:
+            return np.where(far, np.where(lam < a, 1.0, (c >= b).astype(float)), out)
+        return np.where(far, np.where(lam < a, (c <= a).astype(float), 1.0), out)
+
+    zero, one = np.zeros_like(c), np.ones_like(c)
+    lo, hi = zero.copy(), one.copy()          # upper end: Pr(C ≤ c | window) falls with f
+    for _ in range(_COUNT_STEPS):
+        mid = 0.5 * (lo + hi)
+        ok = tails(mid, True) >= alpha / 2
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+    upper = np.where(tails(one, True) >= alpha / 2, 1.0, lo)
+    lo, hi = zero.copy(), one.copy()          # lower end: Pr(C ≥ c | window) rises with f
+    for _ in range(_COUNT_STEPS):
+        mid = 0.5 * (lo + hi)
+        ok = tails(mid, False) >= alpha / 2
+        lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
+    lower = np.where(tails(zero, False) >= alpha / 2, 0.0, hi)
+    return lower, upper
 
 
 def _log_mass(a, b):
@@ -100,7 +182,8 @@ def selective_topk(estimate: Estimate, S, level: float) -> tuple[np.ndarray, np.
     alpha, beta = variance_line(estimate, "base")
     x = np.asarray(estimate.f_tilde, dtype=np.float64)[None]
     lo, hi, flag = conditional_topk(x, np.asarray(S)[None], float(alpha[0]), float(beta[0]), level,
-                                    1.0 / (estimate.n * (estimate.p - estimate.q)))
+                                    1.0 / (estimate.n * (estimate.p - estimate.q)),
+                                    law=count_law(estimate.oracle, estimate.n, estimate.p, estimate.q))
     return lo[0], hi[0], flag[0]
 
 
@@ -135,16 +218,22 @@ def select_top(x: np.ndarray, k: int) -> np.ndarray:
     return out[0] if one else out
 
 
-def conditional_topk(X, S, alpha: float, beta: float, level: float, step: float):
+def conditional_topk(X, S, alpha: float, beta: float, level: float, step: float, law=None):
     """:func:`selective_topk` for B raw estimates at once: ``X`` (B, d) the rows of f̃, ``S`` (B, k)
     each row's selected values, (``alpha``, ``beta``) Base's per-value variance line, ``step`` the
-    count step 1/(n(p − q)); returns (lo, hi, flagged), each (B, k)."""
+    count step 1/(n(p − q)), ``law``: :func:`count_law` (None: the normal pivot); returns
+    (lo, hi, flagged), each (B, k)."""
     X, S = np.asarray(X, dtype=np.float64), np.asarray(S)
     k, d = S.shape[1], X.shape[1]
     order = select_top(X, min(k + 1, d))
     L, U = windows(X, order, k)
     own = order[:, :k]
-    lo, hi = rank_conditional(np.take_along_axis(X, own, axis=1), L, U, alpha, beta, level, step=step)
+    x = np.take_along_axis(X, own, axis=1)
+    if law is None:
+        lo, hi = rank_conditional(x, L, U, alpha, beta, level, step=step)
+    else:  # the counts: f̃ = (C/n − q)/(p − q), so C = n·q + f̃/step, integers up to rounding
+        n, _, q = law
+        lo, hi = rank_conditional_counts(*(np.rint(n * q + v / step) for v in (x, L, U)), law, level)
     flag = S != own
     if flag.any():
         blo, bhi = score_interval(np.take_along_axis(X, S, axis=1), alpha, beta, 1.0 - (1.0 - level) / d)

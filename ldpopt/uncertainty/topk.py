@@ -38,8 +38,9 @@ pivot re-selects every resample, so it is not a point mass at 0 where f̂_{S_i} 
 interval (Base/Norm: analytic; others: the basic interval of :mod:`.bootstrap` with its boundary
 fallback, at the selected values) is right when the selection is stable (gaps around the k-th
 value ≫ σ: the set is then effectively fixed) and the rank-conditional one when the world
-reproduces the selection noise; each fails where the other holds (measured on
-``ext_uncertainty_topk``, pooled at nominal 90 %: Base fixed-set 61.1 %, rank-conditional 85.9 %
+reproduces the selection noise; each fails where the other holds (measured with the
+per-repetition ``coverage`` experiment kind, 15 repetitions per cell of Zipf(1.5), emoji and
+bms-webview-1 × GRR/OUE/OLH × ε 0.5, 1, 4, pooled at nominal 90 %: Base fixed-set 61.1 %, rank-conditional 85.9 %
 — 83.6 % at GRR ε = 4, where near-ties of the fit re-rank while the truth's order is stable —,
 hull 92.4 %), so ldpopt reports the hull, which covers whenever either does, at a width cost
 (1.1–1.55× the rank-conditional width at OUE/OLH; at GRR ε ≤ 1 Base's analytic interval dominates).
