@@ -195,7 +195,20 @@ def _previous_test(keys, r, vg, inv, rot, lim, nblk):
     return _PREVIOUS(keys, r, vg, inv, rot, lim, nblk)
 
 
-def run(quick: bool = False) -> dict:
+def run(quick: bool = False, **opts) -> dict:
+    """The kernel rows, the OLH congruence rows and the closed forms at d = 10⁷ (10⁵ with ``quick``)
+    into results/kernels.json; with the option ``closed_d`` only the closed-form rows at that d, into
+    results/kernels_closed_forms_<d>.json (d = 10⁸ needs about 22 GB of memory on numpy, the checks'
+    temporaries included)."""
+    closed_d = opts.get("closed_d")
+    if closed_d:
+        import resource
+
+        rows = closed_forms(closed_d)
+        result = {"machine": _machine(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                  "command": f"PYTHONPATH=. python benchmarks/bench_kernels.py --closed-d {closed_d}",
+                  "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6, "closed_forms": rows}
+        return write_result(result, OUT.with_name(f"kernels_closed_forms_{closed_d}.json"), quick)
     import numba
 
     cores = numba.config.NUMBA_NUM_THREADS
@@ -222,13 +235,17 @@ def run(quick: bool = False) -> dict:
         print(json.dumps(row), flush=True)
     congruence = olh_congruence_rows(1024 if quick else 42178, 1000 if quick else 20_000)
     closed = closed_forms(10**5 if quick else 10**7)
-    result = {"machine": f"{platform.node()}: {platform.processor() or platform.machine()}, {os.cpu_count()} cores "
-                         f"(shared with other work; CPU times are the fair measure), no GPU",
+    result = {"machine": _machine(),
               "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "command": "PYTHONPATH=. python benchmarks/bench_kernels.py" + (" --quick" if quick else ""),
               "numba": numba.__version__, "threading_layer": numba.threading_layer(), "rows": rows,
               "olh_congruence_test": congruence, "closed_forms": closed}
     return write_result(result, OUT, quick)
+
+
+def _machine() -> str:
+    return (f"{platform.node()}: {platform.processor() or platform.machine()}, {os.cpu_count()} cores "
+            "(shared with other work; CPU times are the fair measure), no GPU")
 
 
 def write_result(result: dict, out: Path, quick: bool) -> dict:
@@ -243,9 +260,11 @@ def cli(run_fn, doc: str) -> None:
     """``python benchmarks/bench_X.py [--quick]``: the benchmark scripts' command line."""
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small inputs (seconds)")
+    if run_fn is run:
+        ap.add_argument("--closed-d", type=int, default=None, help="only the closed-form rows, at this d (e.g. 100000000)")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
-    run_fn(quick=args.quick)
+    run_fn(quick=args.quick, **({"closed_d": args.closed_d} if run_fn is run else {}))
 
 
 if __name__ == "__main__":

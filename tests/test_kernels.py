@@ -68,6 +68,19 @@ def test_congruence_test_equals_mod_on_edge_words():
         divisibility_constants(0)
 
 
+@pytest.mark.parametrize("d", [1, 8, 63, 64, 65, 1000, 16_384 * 2 + 72])
+def test_column_counts_every_branch_of_the_carry_save_count(d):
+    """Random bytes (every bit pattern, not only one-hot-like reports): row counts below one group of
+    16, with a remainder, past the vertical counter's flush (255 groups = 4,080 rows), d with a
+    partial last word, and d spanning three word blocks of a task (16,384 columns each)."""
+    gen = np.random.default_rng(d)
+    nb = (d + 7) // 8
+    for m in (1, 15, 16, 17, 4080, 4096 + 33) if d < 20_000 else (17, 4096 + 33):
+        rep = gen.integers(0, 256, (m, nb), dtype=np.uint8)
+        expected = np.unpackbits(rep, axis=1)[:, :d].sum(axis=0, dtype=np.int64)  # independent of both
+        assert np.array_equal(cpu.column_counts(rep, d), expected), (d, m)
+
+
 def test_empty_reports_give_zero_counts():
     assert np.array_equal(cpu.histogram(np.zeros(0, np.int64), 5), np.zeros(5, np.int64))
     assert np.array_equal(cpu.column_counts(np.zeros((0, 2), np.uint8), 13), np.zeros(13, np.int64))

@@ -182,16 +182,19 @@ def check_simplex(f, terms, total: float = 1.0) -> DeviceChecks:
     else:  # every value at 0: the end of the interval −h'(f_v) ≤ λ moved inside it
         a = float(xp.max(-d1))
         lam = a + 1e-6 * (1.0 + abs(a))
-    r = d1 + lam
-    y = xp.where(f <= 0, r, 0.0)
+    del inner  # (the vectors no later step reads are freed as soon as they are spent: at d = 10⁸
+    # each is 800 MB)
+    y = xp.where(f <= 0, d1 + lam, 0.0)
+    del d1
     # checks.check_solution: stationarity, dual infeasibility, gap on the objective's gradient
     grad = terms.grad(f)
     move = float(xp.max(xp.abs(terms.grad(f + 1.0 / d) - grad)))
     scale = max(float(xp.max(xp.abs(grad))), move, 2.2250738585072014e-308)
     stat = float(xp.max(xp.abs(grad - y + lam))) / scale
+    per = move if move > 0 else float(xp.mean(xp.abs(grad)))
+    del grad
     lag = float(xp.sum(y * -f)) + lam * (s_f - total)
     dual_inf = max(0.0, -float(xp.min(y))) / scale
-    per = move if move > 0 else float(xp.mean(xp.abs(grad)))
     gap = abs(lag) / max(per * float(xp.sum(xp.abs(f))), 2.2250738585072014e-308)
     if not dual_inf <= STATIONARITY_TOL:
         failed.append(f"dual infeasibility {dual_inf:.1e} > {STATIONARITY_TOL:.0e}")
@@ -213,6 +216,7 @@ def _distance(h, f, lam: float, total: float, s_f: float, neg: float) -> tuple[f
     terms = xp.where(inner, xp.abs(lam) / h.d2(f), 0.0)
     feas_tol = max(max(1e-9 / d, 1e-14) * max(total, 1.0),
                    4 * _EPS * (float(xp.sum(xp.abs(f))) + float(xp.sum(xp.where(xp.isfinite(terms), terms, 0.0)))))
+    del inner, terms
     viol = max(neg, abs(s_f - total))
     fz = _argmin(h, lam, total)
     hv, hz = h.value(f), h.value(fz)
@@ -222,12 +226,15 @@ def _distance(h, f, lam: float, total: float, s_f: float, neg: float) -> tuple[f
     gap = float(xp.sum(e)) - lin
     floor = 16 * _EPS * (float(xp.sum(xp.where(diff, xp.abs(hv), 0.0)))
                          + float(xp.sum(xp.where(diff, xp.abs(lam * f), 0.0))) + abs(lin))
+    del hv, hz, diff, e
     mu = h.mu(0.0, total)
     gb = max(gap, floor)
     dl = math.nan if viol > feas_tol else float(xp.max(xp.sqrt(2.0 * gb / mu)))
     drnd = float(xp.max(xp.sqrt(8.0 * floor / mu)))
     e_pt = _argmin_rounding(h, f, fz, lam, total)
+    del fz
     drnd = max(drnd, float(xp.sum(e_pt) + xp.max(e_pt)))
+    del e_pt
     da, arnd, _ = _argmin_bound(h, f, lam, total)
     drnd = max(drnd, arnd)
 
