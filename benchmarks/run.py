@@ -27,16 +27,18 @@ sys.path.insert(0, str(HERE))
 #: aggregation (oracles vs the peers, fast paths, shards, schedulers); estimate: the post-processing
 #: methods; solve: the constrained problems (closed forms vs solvers, the structured solver, checks);
 #: variants: the user's own objectives; cli: start-up; robust: poisoning recovery against the anchor's code.
+#: discovery: heavy-hitter discovery over strings against the peer.
 SECTIONS: dict[str, tuple[str, ...]] = {
     "collect": ("oracles", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "schedulers",
-                "kernels", "kernels_dask"),
+                "kernels", "kernels_dask", "sketches"),
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "uncertainty_grid", "choose_candidates",
                  "ci_all"),
     "solve": ("solvers", "policy", "likelihood", "feasibility", "structured", "structured_blocks",
               "structured_tree", "user_call", "table", "grouped", "check_property", "multi"),
     "variants": ("own_variant", "kl_user_call"),
     "cli": ("startup",),
-    "robust": ("poisoning_anchor",),
+    "robust": ("poisoning_anchor", "poisoning_recovery", "poisoning_detection", "poisoning_adaptive"),
+    "discovery": ("heavy",),
 }
 
 

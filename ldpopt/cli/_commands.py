@@ -13,7 +13,9 @@ COMMANDS = {
     "choose": ("choose", "rank post-processing methods for a query (simulate from a fitted truth)"),
     "perturb": ("perturb", "randomise a population with an oracle and write Parquet report shards"),
     "aggregate": ("aggregate", "aggregate a folder of Parquet report shards (out of core, Dask)"),
+    "multi": ("multi", "collect marginals of many attributes, make them consistent, reconstruct others"),
     "example": ("example", "write the README's example files (counts, a problem file) to a folder"),
+    "heavy-hitters": ("heavy_hitters", "find the frequent strings with PEM, TreeHist or SFP (simulated LDP)"),
 }
 
 
