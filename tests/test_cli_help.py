@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from _cli import ROOT, ldpopt
 from ldpopt.cli import build_parser
 
@@ -68,3 +70,22 @@ def test_command_line_page_names_every_subcommand():
     section = (Path(ROOT) / "docs" / "cli.md").read_text()
     missing = [c for c in COMMANDS if not re.search(rf"ldpopt {re.escape(' '.join(c))}\b", section)]
     assert not missing, missing
+
+
+@pytest.mark.parametrize("budget", ["-1", "0", "-0.0"])
+@pytest.mark.parametrize("command", [
+    ["postprocess", "--counts", "c.csv", "--oracle", "oue", "--n", "20"],
+    ["perturb", "--values", "v.csv", "--oracle", "oue", "--out", "shards"],
+    ["multi", "--tuples", "t.csv"],
+    ["heavy-hitters", "--dataset", "aol"],
+])
+def test_a_budget_that_is_not_positive_is_refused_at_epsilon(capsys, command, budget):
+    """Every command taking ``--epsilon`` refuses ε ≤ 0 at that option (exit 2, naming it), before
+    reading any file: the error is not left to the oracle, which would name another option."""
+    from ldpopt.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main([*command, "--epsilon", budget])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert f"argument --epsilon: must be > 0, got '{budget}'" in err, err

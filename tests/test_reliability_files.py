@@ -15,7 +15,10 @@ from ldpopt.cli import main
 
 
 def _run(args, capsys):
-    code = main(args)
+    try:
+        code = main(args)
+    except SystemExit as exc:  # an option refused by argparse itself: the same exit status, 2
+        code = exc.code
     out = capsys.readouterr()
     return code, out.err
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["InputError", "integer", "int_arg", "number"]
+__all__ = ["InputError", "integer", "int_arg", "number", "positive_number"]
 
 _INT_LIMIT = 2**63  # larger "integers" are typos (1e400 users), and Decimal → int would be slow
 
@@ -51,6 +51,15 @@ def number(text) -> float:
         raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
     if value != value or value in (float("inf"), float("-inf")):
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def positive_number(text) -> float:
+    """An argparse ``type=`` for a finite number > 0 (a privacy budget): refused at the option that
+    gave it, not later by the oracle it is handed to."""
+    value = number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
     return value
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from ._args import InputError, int_arg, number
+from ._args import InputError, int_arg, positive_number
 from ._commands import help_of
 from ._io import atomic_write, input_file
 
@@ -83,7 +83,7 @@ def add_parser(sub) -> None:
     hp.add_argument("--strings", default=None, help="text file, one user's string per line")
     hp.add_argument("--dataset", default=None, help="a shipped dataset with string labels instead (aol)")
     hp.add_argument("--protocol", choices=PROTOCOLS, default="pem", help="pem (default), treehist or sfp")
-    hp.add_argument("--epsilon", type=number, required=True, help="privacy budget of each user")
+    hp.add_argument("--epsilon", type=positive_number, required=True, help="privacy budget of each user")
     hp.add_argument("-k", type=int_arg(1), default=16, help="heavy hitters wanted (default 16)")
     hp.add_argument("--bytes", type=int_arg(1), default=6, help="string length in bytes, cut or space-padded (default 6)")
     hp.add_argument("--step", type=int_arg(1), default=8,

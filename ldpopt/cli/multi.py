@@ -25,7 +25,7 @@ import sys
 
 import numpy as np
 
-from ._args import InputError, int_arg, number
+from ._args import InputError, int_arg, number, positive_number
 from ._commands import help_of
 
 __all__ = ["add_parser", "read_tuples"]
@@ -189,7 +189,7 @@ def add_parser(sub) -> None:
     mp.add_argument("--way", type=int_arg(1), default=2, help="calm: collect every WAY-attribute marginal (default 2)")
     mp.add_argument("--marginals", default=None, help="calm: collect these instead, e.g. 'A,B;B,C'")
     mp.add_argument("--oracle", default="oue", help="frequency oracle inside the protocol (default oue)")
-    mp.add_argument("--epsilon", type=number, required=True, help="each user's budget")
+    mp.add_argument("--epsilon", type=positive_number, required=True, help="each user's budget")
     mp.add_argument("--post", choices=POSTS, default="weighted", help="consistency step (default weighted)")
     mp.add_argument("--reconstruct", default=None, help="marginals to answer by maximum entropy, e.g. 'A,B,C;B,C,D'")
     mp.add_argument("--seed", type=int_arg(0), default=0, help="seed of the simulated collection (default 0)")

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import oracles
-from ._args import InputError, int_arg, number
+from ._args import InputError, int_arg, positive_number
 from ._commands import help_of
 from .postprocess import add_oracle_params, build_oracle
 
@@ -86,7 +86,7 @@ def add_parser(sub) -> None:
     src.add_argument("--histogram", help="CSV or Parquet table with columns value,count (users per value)")
     src.add_argument("--values", help="CSV or Parquet table with an integer column 'value', one row per user")
     pp.add_argument("--oracle", required=True, help=f"one of {oracles.available(sketches=True)}")
-    pp.add_argument("--epsilon", required=True, type=number, help="privacy budget ε > 0")
+    pp.add_argument("--epsilon", required=True, type=positive_number, help="privacy budget ε > 0")
     pp.add_argument("--d", type=int_arg(2), default=None,
                     help="domain size (values 0..d-1); required with --values; without it a histogram's "
                          "values are labels, kept in the shards")

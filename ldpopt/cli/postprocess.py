@@ -13,7 +13,7 @@ import math
 import sys
 
 from .. import __version__
-from ._args import InputError, int_arg, number, plain
+from ._args import InputError, int_arg, number, positive_number, plain
 from ._commands import help_of
 from ._io import FORMATS
 from .postprocess_robust import add_robust_options, robust_column
@@ -46,7 +46,7 @@ def add_counts_options(parser) -> None:
         oracle.help = f"one of {oracles.available(sketches=True)}"
 
     help_on_demand(parser, fill)
-    parser.add_argument("--epsilon", required=True, type=number, help="privacy budget ε > 0")
+    parser.add_argument("--epsilon", required=True, type=positive_number, help="privacy budget ε > 0")
     parser.add_argument("--n", type=int_arg(1), default=None,
                         help="number of users, an integer (1e6 accepted); optional for GRR (the sum of counts)")
     parser.add_argument("--d", type=int_arg(2), default=None,
