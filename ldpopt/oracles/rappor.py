@@ -118,9 +118,13 @@ class RAPPOR(FrequencyOracle):
             raise ValueError(f"permanent must be 'symmetric' (the paper's) or 'one-sided' (pure-ldp 1.2.0's client), got {permanent!r}")
         self.permanent_kind = permanent
         self.hash_seed = _check_int(hash_seed, "hash_seed", 0)
-        self.f = 2.0 / (1.0 + math.exp(self.epsilon / (2 * self.num_hashes)))
+        self._set_f(2.0 / (1.0 + math.exp(self.epsilon / (2 * self.num_hashes))))
+
+    def _set_f(self, f: float) -> None:
+        """The permanent response's f and the channels built from it."""
+        self.f = f
         half = self.f / 2
-        if permanent == "symmetric":
+        if self.permanent_kind == "symmetric":
             self.permanent = Channel([[1 - half, half], [half, 1 - half]], name=f"permanent(f={self.f:.6g})")
         else:  # a set bit stays set; an unset bit is set w.p. f/2 (columns: B = 0, B = 1)
             self.permanent = Channel([[1 - half, 0.0], [half, 1.0]], name=f"one-sided permanent(f={self.f:.6g})")
@@ -139,7 +143,9 @@ class RAPPOR(FrequencyOracle):
             P = params.get("positions")
             num_hashes = np.shape(P)[1] if P is not None and np.ndim(P) == 3 else 2
         h = _check_int(num_hashes, "num_hashes", 1)
-        return cls(2 * h * math.log((1 - f / 2) / (f / 2)), d, num_hashes=h, **params)
+        out = cls(2 * h * math.log((1 - f / 2) / (f / 2)), d, num_hashes=h, **params)
+        out._set_f(f)  # f itself, not its round trip through ε (which may differ in the last bit)
+        return out
 
     # -- probabilities ---------------------------------------------------------------------------
     @property
