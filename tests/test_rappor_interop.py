@@ -17,13 +17,13 @@ from ldpopt.sketches.ridge import distance_bound
 pytestmark = pytest.mark.filterwarnings("ignore::Warning")  # the peer's scikit-learn convergence notices
 
 
-def _peer(f=0.5, T=32, h=2, C=4, d=40, n=4000, seed=3, reg_const=None):
+def _peer(f=0.5, T=32, h=2, C=4, d=40, n=4000, seed=3, reg_const=None, lasso=False):
     pytest.importorskip("pure_ldp", reason="pure-ldp not installed (pip install -e '.[peers]')")
     from pure_ldp.frequency_oracles.rappor import RAPPORClient
 
     random.seed(seed)
     np.random.seed(seed)
-    server = R.peer_server(f, T, h, d, C, reg_const=reg_const)
+    server = R.peer_server(f, T, h, d, C, reg_const=reg_const, lasso=lasso)
     client = RAPPORClient(f, T, server.get_hash_funcs(), num_of_cohorts=C)
     items = np.random.default_rng(seed).zipf(1.3, n) % d + 1
     reports = [client.privatise(int(x)) for x in items]
@@ -54,6 +54,19 @@ def test_reader_decodes_to_the_peer_servers_estimates(f, seed):
     beta = 0.025 * f * C * T
     bound = C * (distance_bound(X, y, beta, peer / C) + distance_bound(X, y, beta, exact / C))
     assert np.linalg.norm(exact - peer) <= bound + 1e-9 * np.abs(peer).max()
+
+
+@pytest.mark.parametrize("d,T,C,n,seed,lasso", [(60, 32, 4, 4000, 0, True), (60, 32, 4, 4000, 2, True),
+                                                 (1100, 64, 4, 30000, 11, False)], ids=["lasso-0", "lasso-2", "d1100"])
+def test_reader_reproduces_the_servers_lasso_selection(d, T, C, n, seed, lasso):
+    """lasso=True, or d > 1000 (the server turns it on by itself): the same selected candidates, the
+    same estimates on them, 0 elsewhere."""
+    server, reports, peer = _peer(T=T, C=C, d=d, n=n, seed=seed, lasso=lasso)
+    res = R.read_rappor(reports, 0.5, T, R.peer_positions(server.get_hash_funcs(), d), lasso=lasso)
+    assert np.array_equal(res.server > 0, peer > 0) and 0 < np.count_nonzero(peer) < d
+    np.testing.assert_allclose(res.server, peer, rtol=0, atol=1e-9 * np.abs(peer).max())
+    with pytest.raises(ValueError, match="'cpu'"):
+        R.server_estimates(res.oracle, res.Y, res.N, lasso=True, device="numpy")
 
 
 def test_reader_without_regularisation_calls_the_peers_nnls():
@@ -88,8 +101,6 @@ def test_reader_refuses_what_it_does_not_reproduce_and_malformed_reports():
     pos = np.random.default_rng(0).integers(0, 8, (2, 2, 5))
     orc = R.peer_oracle(0.5, 8, pos)
     Y, N = np.zeros((2, 8)), np.array([3.0, 4.0])
-    with pytest.raises(ValueError, match="lasso"):
-        R.server_estimates(orc, Y, N, lasso=True)
     with pytest.raises(ValueError, match="reg_const"):
         R.server_estimates(orc, Y, N, reg_const=-1)
     with pytest.raises(ValueError, match="num_bits = 8 entries"):

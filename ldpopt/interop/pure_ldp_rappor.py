@@ -41,9 +41,11 @@ it differs from the paper (Erlingsson, Pihur & Korolova, CCS 2014, §3-§4):
   (:func:`ldpopt.sketches.ridge.nonneg_ridge`, certified). With ``reg_const=0`` the server calls
   ``LinearRegression(positive=True)``, which is
   :func:`scipy.optimize.nnls` on (X, y); ldpopt calls the same function on the same arrays. For
-  d > 1000 or ``lasso=True`` the server first selects candidates with a LASSO
-  (``Lasso(alpha=0.8, positive=True)``, with an intercept) and fits the ridge on them. That selection
-  is not reproduced here; :func:`server_estimates` refuses it and names the argument.
+  d > 1000 or ``lasso=True`` the server first selects candidates with scikit-learn's
+  ``Lasso(alpha=0.8, positive=True)``, which centres X and y (an intercept), and fits the ridge on the
+  selected columns alone; the other estimates stay 0. ldpopt runs that LASSO's coordinate descent,
+  screening and stopping test update for update too (:func:`ldpopt.kernels.ridge.lasso_support`,
+  Numba only), then the ridge on the same columns.
 
 The paper's own decoder (LASSO selection, least squares, Bonferroni) is
 :func:`ldpopt.sketches.lasso_ls`, which pure-ldp does not implement.
@@ -69,8 +71,8 @@ __all__ = ["PeerRAPPOR", "peer_oracle", "peer_positions", "peer_server", "rappor
 
 #: pure-ldp's RAPPORServer turns on its LASSO pre-selection above this domain size
 LASSO_ABOVE = 1000
-#: its ElasticNet's max_iter and scikit-learn's default tol
-SERVER_MAX_ITER, SERVER_TOL = 10_000, 1e-4
+#: its ElasticNet's max_iter and scikit-learn's default tol; its Lasso's alpha
+SERVER_MAX_ITER, SERVER_TOL, SERVER_LASSO_ALPHA = 10_000, 1e-4, 0.8
 
 
 def peer_server(f: float, num_bits: int, num_hashes: int, d: int, cohorts: int = 8, **kw):
@@ -146,26 +148,39 @@ def server_estimates(oracle: RAPPOR, Y, N, reg_const: float | None = None, lasso
     C, T = oracle.cohorts, oracle.num_bits
     if Y.shape != (C, T) or N.shape != (C,):
         raise ValueError(f"Y must be ({C}, {T}) and N ({C},), got {Y.shape} and {N.shape}")
-    if lasso or oracle.d > LASSO_ABOVE:
-        raise ValueError(f"lasso: pure-ldp's LASSO pre-selection (lasso=True or d > {LASSO_ABOVE}, here "
-                         f"d = {oracle.d}) is not reproduced by this reader")
     f = oracle.f
     reg = 0.025 * f if reg_const is None else float(reg_const)
     if not (np.isfinite(reg) and reg >= 0):
         raise ValueError(f"reg_const must be finite and >= 0, got {reg_const!r}")
     y = ((Y - 0.5 * f * N[:, None]) / (1 - f)).ravel()  # the server's arithmetic, operation for operation
     X = server_design(oracle)
-    if reg == 0:  # LinearRegression(positive=True, fit_intercept=False): scipy's nnls on (X, y)
-        return nnls(X.toarray(), y)[0] * C
-    beta = reg * C * T
     dev = "cpu" if device in (None, "auto") and kernels.numba_available() else kernels.resolve(device)
-    if dev == "cpu":
+    if dev == "cuda":
+        raise ValueError("device: the RAPPOR server's regression runs on 'numpy' or 'cpu', not 'cuda'")
+    out = np.zeros(oracle.d)
+    cols = np.arange(oracle.d)
+    if lasso or oracle.d > LASSO_ABOVE:  # Lasso(alpha=0.8, positive=True) selects, with its intercept
+        if dev != "cpu":
+            raise ValueError("device: pure-ldp's LASSO selection (lasso=True or d > 1000) is reproduced on "
+                             "'cpu' (Numba) only")
+        from ..kernels.ridge import lasso_support
+
+        w, _ = lasso_support(X.indptr, X.indices, y, SERVER_LASSO_ALPHA)
+        cols = np.flatnonzero(w)
+        if cols.size == 0:
+            return out
+        X = X[:, cols]
+    if reg == 0:  # LinearRegression(positive=True, fit_intercept=False): scipy's nnls on (X, y)
+        out[cols] = nnls(X.toarray(), y)[0] * C
+    elif dev == "cpu":
         from ..kernels.ridge import coordinate_descent
 
-        w, _, _ = coordinate_descent(X.indptr, X.indices, X.data, y, beta, max_sweeps=SERVER_MAX_ITER,
-                                  tol=SERVER_TOL, sklearn_rule=True)
-        return w * C
-    return nonneg_ridge(X, y, beta, "numpy").w * C
+        w, _, _ = coordinate_descent(X.indptr, X.indices, X.data, y, reg * C * T, max_sweeps=SERVER_MAX_ITER,
+                                     tol=SERVER_TOL, sklearn_rule=True)
+        out[cols] = w * C
+    else:
+        out[cols] = nonneg_ridge(X, y, reg * C * T, "numpy").w * C
+    return out
 
 
 @dataclass(frozen=True)

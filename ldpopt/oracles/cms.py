@@ -122,6 +122,7 @@ class SketchOracle(FrequencyOracle):
         self.m = _check_int(self.m_default if m is None else m, "m", 2)
         self.hash_seed = _check_int(hash_seed, "hash_seed", 0)
         self._buckets = None
+        self._flat = None  # l·m + h_l(v), flattened (_gather)
         if buckets is not None:  # another implementation's family, as its (k, d) table h_l(v)
             b = np.asarray(buckets)
             if b.ndim != 2 or b.shape[1] != self.d or b.shape[0] < 1 or b.dtype.kind not in "iu":
@@ -145,6 +146,15 @@ class SketchOracle(FrequencyOracle):
             b.setflags(write=False)
             self._buckets = b
         return self._buckets
+
+    def _gather(self, T: np.ndarray) -> np.ndarray:
+        """Σ_l T[l, h_l(v)] for every v: one ``take`` over the flattened (k, m) table with the family's
+        flat indices l·m + h_l(v), computed once (4× faster than the 2-D fancy index at k = 64, d = 1000)."""
+        if self._flat is None:
+            flat = (self.buckets + (np.arange(self.k, dtype=np.int64) * self.m)[:, None]).ravel()
+            flat.setflags(write=False)
+            self._flat = flat
+        return np.take(np.ascontiguousarray(T).ravel(), self._flat).reshape(self.k, self.d).sum(axis=0)
 
     def params(self) -> dict[str, Any]:
         return {"k": self.k, "m": self.m, "hash_seed": self.hash_seed}  # (a given buckets table is not a param)
@@ -306,7 +316,9 @@ class CMS(SketchOracle):
     def counts_from_sketch(self, S, N=None) -> np.ndarray:
         """Support counts c_v = Σ_l S[l, h_l(v)] (int64, length d)."""
         S = np.asarray(S)
-        return S[np.arange(self.k)[:, None], self.buckets].sum(axis=0).astype(np.int64)
+        if S.shape != (self.k, self.m):
+            raise ValueError(f"S must have shape (k, m) = ({self.k}, {self.m}), got {S.shape}")
+        return self._gather(S).astype(np.int64)
 
     def sketch_matrix(self, S, N) -> np.ndarray:
         """Apple's sketch matrix M[l, t] = Σ_{j_i = l} k(c_ε/2·ṽ_i[t] + ½) from (S, N) (ṽ = 2b − 1)."""

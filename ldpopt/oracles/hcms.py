@@ -131,9 +131,10 @@ class HCMS(SketchOracle):
     def counts_from_sketch(self, z, N) -> np.ndarray:
         """Support counts c_v = (n + Σ_j (H z_j)[h_j(v)])/2 (exact int64)."""
         T = fwht(np.asarray(z, dtype=np.int64))
+        if T.shape != (self.k, self.m):
+            raise ValueError(f"z must have shape (k, m) = ({self.k}, {self.m}), got {T.shape}")
         n = int(np.asarray(N).sum())
-        tot = T[np.arange(self.k)[:, None], self.buckets].sum(axis=0)
-        return (n + tot) // 2
+        return (n + self._gather(T)) // 2
 
     def sketch_matrix(self, z, N=None) -> np.ndarray:
         """Apple's transformed matrix M Hᵀ with M = k c_ε z."""
