@@ -19,7 +19,8 @@ hash family (for RAPPOR, ldpopt's reading of pure-ldp's one-sided client,
   PEM: ``read_pem`` on the (n, 3) array of (y, seed, group)).
 
 Each ldpopt timing is the median of 5 runs after one warm-up call (Numba loads its cached kernels on
-the first call of a process); each pure-ldp timing is one run. The peer family's table (k·d calls of
+the first call of a process; the reader and the conversion alone run alternately); each pure-ldp
+timing is one run. The peer family's table (k·d calls of
 pure-ldp's hash, once per family) is built before the clocks start (``table_s``). The estimates are
 compared: ``max_abs_diff_over_n`` (CMS/HCMS counts, RAPPOR estimates, over n) and, for PEM, the same
 items and count estimates.
@@ -62,6 +63,19 @@ def _median(fn) -> tuple[object, float]:
     return out, statistics.median(times)
 
 
+def _medians(read, convert) -> tuple[object, float, float]:
+    """The reader's result, its median CPU time and the conversion's, the two run alternately (one
+    warm-up each, then _REPEATS pairs), so the machine's load drifts over both alike."""
+    out = read()
+    convert()
+    a, b = [], []
+    for _ in range(_REPEATS):
+        out, t = _clock(read)
+        a.append(t)
+        b.append(_clock(convert)[1])
+    return out, statistics.median(a), statistics.median(b)
+
+
 def _row(name: str, params: dict, peer_agg: float, peer_est: float, t_list: float, t_conv: float, t_arr: float,
          **extra) -> dict:
     peer = peer_agg + peer_est
@@ -94,8 +108,8 @@ def sketch_row(hadamard: bool, eps: float, n: int, d: int, k: int, m: int) -> di
     _, t_agg = _clock(aggregate)
     theirs, t_est = _clock(lambda: np.array([server.estimate(x, suppress_warnings=True) for x in range(1, d + 1)]))
     read = P.read_hcms if hadamard else P.read_cms
-    (_, est), t_list = _median(lambda: read(peer_list, eps, m, buckets, device="cpu"))
-    _, t_conv = _median(lambda: P.hcms_array(peer_list) if hadamard else P.cms_arrays(peer_list, m))
+    (_, est), t_list, t_conv = _medians(lambda: read(peer_list, eps, m, buckets, device="cpu"),
+                                        lambda: P.hcms_array(peer_list) if hadamard else P.cms_arrays(peer_list, m))
     est2, t_arr = _median(lambda: orc.estimate(orc.aggregate(reports, device="cpu"), n))
     return _row("hcms" if hadamard else "cms", {"epsilon": eps, "n": n, "d": d, "k": k, "m": m}, t_agg, t_est,
                 t_list, t_conv, t_arr, table_s=t_table,
@@ -120,8 +134,8 @@ def rappor_row(f: float, n: int, d: int, T: int, h: int, C: int) -> dict:
     with warnings.catch_warnings():  # its scikit-learn fit warns that it did not converge
         warnings.simplefilter("ignore")
         theirs, t_est = _clock(lambda: np.array([server.estimate(x, suppress_warnings=True) for x in range(1, d + 1)]))
-    res, t_list = _median(lambda: R.read_rappor(peer_list, f, T, pos, device="cpu"))
-    _, t_conv = _median(lambda: R.rappor_arrays(peer_list, T))
+    res, t_list, t_conv = _medians(lambda: R.read_rappor(peer_list, f, T, pos, device="cpu"),
+                                   lambda: R.rappor_arrays(peer_list, T))
 
     def arrays():
         Y, N = orc.sketch((cohort, bits), "cpu")
@@ -158,8 +172,9 @@ def pem_row(n: int, m: int, eps: float = 4.0, start: int = 2, frag: int = 2, k: 
     (hh, fr), t_find = _clock(lambda: sv.find_heavy_hitters(k=k))
     opts = dict(epsilon=eps, start_length=start, max_string_length=m, fragment_length=frag, k=k)
     G = -(-(m - start) // frag)
-    res, t_list = _median(lambda: read_pem(reports, **opts))
-    arr, t_conv = _median(lambda: np.column_stack(parse_pem_reports(reports, G)))
+    res, t_list, t_conv = _medians(lambda: read_pem(reports, **opts),
+                                   lambda: np.column_stack(parse_pem_reports(reports, G)))
+    arr = np.column_stack(parse_pem_reports(reports, G))
     res2, t_arr = _median(lambda: read_pem(arr, **opts))
     same = {int(x, 2) for x in hh} == set(res.items.tolist()) and bool(
         np.allclose(np.sort(peer_frequencies(res)), np.sort(np.array(fr, float))))
