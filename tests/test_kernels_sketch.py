@@ -72,6 +72,18 @@ def test_hcms_sketch_on_the_kernel_equals_numpy(k, m, n):
     assert np.array_equal(z, z_ref) and np.array_equal(N, N_ref)
     z2, N2, bad = K.signed_cell_sums(rep, k, m)
     assert bad == 0 and np.array_equal(z2, z_ref)
+    assert np.array_equal(o.aggregate(rep, "cpu"), o.aggregate(rep, "numpy"))
+
+
+@pytest.mark.parametrize("K_", [1, 2, 8, 256])
+def test_fwht_rows_equals_the_numpy_transform(K_):
+    from ldpopt.oracles.hadamard import fwht
+
+    x = np.random.default_rng(K_).integers(-10**6, 10**6, (5, K_))
+    assert np.array_equal(K.fwht_rows(x), fwht(x))
+    assert np.array_equal(K.fwht_rows(K.fwht_rows(x)), K_ * x)  # H·H = K·I
+    with pytest.raises(ValueError, match="power of 2"):
+        K.fwht_rows(np.ones((2, 6), int))
 
 
 def test_hcms_kernel_refuses_bad_rows_with_the_numpy_errors():

@@ -128,9 +128,15 @@ class HCMS(SketchOracle):
         z = (c[1::2] - c[0::2]).reshape(self.k, self.m)
         return z, np.bincount(r[:, 0], minlength=self.k).astype(np.int64)
 
-    def counts_from_sketch(self, z, N) -> np.ndarray:
-        """Support counts c_v = (n + Σ_j (H z_j)[h_j(v)])/2 (exact int64)."""
-        T = fwht(np.asarray(z, dtype=np.int64))
+    def counts_from_sketch(self, z, N, device: str = "numpy") -> np.ndarray:
+        """Support counts c_v = (n + Σ_j (H z_j)[h_j(v)])/2 (exact int64); the transform on numpy or,
+        with ``device="cpu"``, :func:`ldpopt.kernels.sketch.fwht_rows` (the same integers)."""
+        if device == "cpu":
+            from ..kernels.sketch import fwht_rows
+
+            T = fwht_rows(z)
+        else:
+            T = fwht(np.asarray(z, dtype=np.int64))
         if T.shape != (self.k, self.m):
             raise ValueError(f"z must have shape (k, m) = ({self.k}, {self.m}), got {T.shape}")
         n = int(np.asarray(N).sum())
@@ -142,8 +148,10 @@ class HCMS(SketchOracle):
 
     def aggregate(self, reports, device=None) -> np.ndarray:
         """Support counts from the reports through the sketch (``device`` as in :meth:`sketch`) and
-        one Walsh–Hadamard transform."""
-        return self.counts_from_sketch(*self.sketch(reports, device))
+        one Walsh–Hadamard transform (on the same device)."""
+        r = self._check_shape(reports)
+        dev = kernels.resolve(device, r.size)
+        return self.counts_from_sketch(*self.sketch(r, dev), device=dev)
 
     def support_matrix(self, reports=None) -> np.ndarray:
         if reports is None:
