@@ -1,31 +1,50 @@
-"""Apple's sketches: ldpopt's CMS / HCMS aggregators against pure-ldp 1.2.0's ``CMSServer`` on the
-same reports, side by side in one process, CPU seconds (process_time; the machine is shared).
+"""Sketch, Bloom-filter and heavy-hitter aggregators: ldpopt against pure-ldp 1.2.0's servers (CMS,
+HCMS, RAPPOR, PEM) on the same reports, side by side in one process, CPU seconds (process_time, all
+threads; the machine is shared).
 
-The reports are drawn once with ldpopt's client and handed to each side in its own format (pure-ldp:
-its list of per-user tuples; ldpopt: arrays). Three timings per sketch:
+The reports are drawn once and handed to each side in its own format: pure-ldp's list of per-user
+tuples, ldpopt's arrays. CMS, HCMS and RAPPOR reports come from ldpopt's client with the peer's own
+hash family (for RAPPOR, ldpopt's reading of pure-ldp's one-sided client,
+:mod:`ldpopt.interop.pure_ldp_rappor`), PEM's from pure-ldp's ``PEMClient``. Per oracle:
 
-* ``peer_s``: pure-ldp's server, ``aggregate`` per report then ``estimate`` of every one of the d items;
-* ``ldpopt_s``: ldpopt's :mod:`ldpopt.interop.pure_ldp_sketch` reading the same list (the list → array
-  conversion is Python work per report, the format's) then ``aggregate`` + ``estimate``;
-* ``ldpopt_arrays_s``: ldpopt's ``aggregate`` + ``estimate`` on the arrays its own client returns.
+* ``peer_s``: pure-ldp's server, ``aggregate`` per report (``peer_aggregate_s``) then the estimates
+  (``peer_estimate_s``: ``estimate`` of each of the d items — RAPPOR's regression runs there — or
+  PEM's ``find_heavy_hitters``);
+* ``ldpopt_list_s``: ldpopt's reader on the peer's list (``read_cms``, ``read_hcms``, ``read_rappor``,
+  ``read_pem``), of which ``list_convert_s`` is the list → array conversion alone, the part the
+  peer's format imposes (Python objects per report);
+* ``ldpopt_arrays_s``: ldpopt's aggregate + estimate on the arrays (CMS/HCMS/RAPPOR: the sketch on
+  ``device="cpu"``, the fused kernels of :mod:`ldpopt.kernels.sketch`, then the support counts and
+  the Estimate; RAPPOR also the server's regression, :func:`~ldpopt.interop.pure_ldp_rappor.server_estimates`;
+  PEM: ``read_pem`` on the (n, 3) array of (y, seed, group)).
 
-The family table h_l(v) (k·d calls of pure-ldp's hash, once per family) is built before the clocks
-start and timed separately (``table_s``). Estimates are checked equal (max |Δ| relative to n).
+Each ldpopt timing is the median of 5 runs after one warm-up call (Numba loads its cached kernels on
+the first call of a process; the reader and the conversion alone run alternately); each pure-ldp
+timing is one run. The peer family's table (k·d calls of
+pure-ldp's hash, once per family) is built before the clocks start (``table_s``). The estimates are
+compared: ``max_abs_diff_over_n`` (CMS/HCMS counts, RAPPOR estimates, over n) and, for PEM, the same
+items and count estimates.
 
     PYTHONPATH=. python benchmarks/bench_sketches.py [--quick]
 """
 
 from __future__ import annotations
 
+import random
+import statistics
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as H  # noqa: E402
+from ldpopt.interop import pure_ldp_rappor as R  # noqa: E402
 from ldpopt.interop import pure_ldp_sketch as P  # noqa: E402
+
+_REPEATS = 5
 
 
 def _clock(fn):
@@ -34,38 +53,134 @@ def _clock(fn):
     return out, time.process_time() - t
 
 
-def one(hadamard: bool, eps: float, n: int, d: int, k: int, m: int) -> dict:
+def _median(fn) -> tuple[object, float]:
+    """fn's result and its median CPU time over _REPEATS runs, after one untimed warm-up run."""
+    out = fn()
+    times = []
+    for _ in range(_REPEATS):
+        out, t = _clock(fn)
+        times.append(t)
+    return out, statistics.median(times)
+
+
+def _medians(read, convert) -> tuple[object, float, float]:
+    """The reader's result, its median CPU time and the conversion's, the two run alternately (one
+    warm-up each, then _REPEATS pairs), so the machine's load drifts over both alike."""
+    out = read()
+    convert()
+    a, b = [], []
+    for _ in range(_REPEATS):
+        out, t = _clock(read)
+        a.append(t)
+        b.append(_clock(convert)[1])
+    return out, statistics.median(a), statistics.median(b)
+
+
+def _row(name: str, params: dict, peer_agg: float, peer_est: float, t_list: float, t_conv: float, t_arr: float,
+         **extra) -> dict:
+    peer = peer_agg + peer_est
+    row = {"oracle": name, **params, "peer_s": peer, "peer_aggregate_s": peer_agg, "peer_estimate_s": peer_est,
+           "ldpopt_list_s": t_list, "list_convert_s": t_conv, "ldpopt_arrays_s": t_arr,
+           "speedup_list": peer / t_list, "speedup_arrays": peer / t_arr,
+           **extra}
+    print(f"{name}: {params}: pure-ldp {peer:.3f} s (aggregate {peer_agg:.3f}, estimate {peer_est:.3f}) | ldpopt from "
+          f"its list {t_list:.4f} s ({row['speedup_list']:.0f}×; conversion {t_conv:.4f} s) | ldpopt on arrays "
+          f"{t_arr:.4f} s ({row['speedup_arrays']:.0f}×) | {extra}", flush=True)
+    return row
+
+
+def sketch_row(hadamard: bool, eps: float, n: int, d: int, k: int, m: int) -> dict:
     server = P.peer_server(eps, k, m, hadamard)
     buckets, t_table = _clock(lambda: P.peer_buckets(server.get_hash_funcs(), range(1, d + 1)))
     orc = (P.HCMS if hadamard else P.CMS)(eps, d, m=m, buckets=buckets)
-    f = H.zipf_counts(d, n)
-    rng = np.random.default_rng(1)
-    values = np.repeat(np.arange(d), f)
-    reports = orc.perturb(values, rng)
+    values = np.repeat(np.arange(d), H.zipf_counts(d, n))
+    reports = orc.perturb(values, np.random.default_rng(1))
     if hadamard:
         peer_list = [(int(y), int(j), int(l)) for j, l, y in reports]
     else:
         j, bits = reports
         peer_list = list(zip(np.where(bits, 1, -1), j.tolist()))
 
-    def peer():
+    def aggregate():
         for r in peer_list:
             server.aggregate(r)
-        return np.array([server.estimate(x, suppress_warnings=True) for x in range(1, d + 1)])
 
+    _, t_agg = _clock(aggregate)
+    theirs, t_est = _clock(lambda: np.array([server.estimate(x, suppress_warnings=True) for x in range(1, d + 1)]))
     read = P.read_hcms if hadamard else P.read_cms
-    theirs, t_peer = _clock(peer)
-    (_, est), t_read = _clock(lambda: read(peer_list, eps, m, buckets))
-    est2, t_arr = _clock(lambda: orc.estimate(orc.aggregate(reports), n))
-    row = {"sketch": "hcms" if hadamard else "cms", "epsilon": eps, "n": n, "d": d, "k": k, "m": m,
-           "peer_s": t_peer, "ldpopt_s": t_read, "ldpopt_arrays_s": t_arr, "table_s": t_table,
-           "speedup_list": t_peer / t_read, "speedup_arrays": t_peer / t_arr,
-           "max_abs_diff_over_n": float(np.max(np.abs(est.f_tilde * n - theirs)) / n),
-           "same_as_arrays": bool(np.array_equal(est.f_tilde, est2.f_tilde))}
-    print(f"{row['sketch']}: n={n:,} d={d} k={k} m={m}: pure-ldp {t_peer:.2f} s, ldpopt from its list "
-          f"{t_read:.3f} s ({row['speedup_list']:.0f}×), ldpopt on arrays {t_arr:.4f} s "
-          f"({row['speedup_arrays']:.0f}×); max |Δ|/n = {row['max_abs_diff_over_n']:.1e}")
-    return row
+    (_, est), t_list, t_conv = _medians(lambda: read(peer_list, eps, m, buckets, device="cpu"),
+                                        lambda: P.hcms_array(peer_list) if hadamard else P.cms_arrays(peer_list, m))
+    est2, t_arr = _median(lambda: orc.estimate(orc.aggregate(reports, device="cpu"), n))
+    return _row("hcms" if hadamard else "cms", {"epsilon": eps, "n": n, "d": d, "k": k, "m": m}, t_agg, t_est,
+                t_list, t_conv, t_arr, table_s=t_table,
+                max_abs_diff_over_n=float(np.max(np.abs(est.f_tilde * n - theirs)) / n),
+                same_as_arrays=bool(np.array_equal(est.f_tilde, est2.f_tilde)))
+
+
+def rappor_row(f: float, n: int, d: int, T: int, h: int, C: int) -> dict:
+    random.seed(0)
+    server = R.peer_server(f, T, h, d, C)
+    pos, t_table = _clock(lambda: R.peer_positions(server.get_hash_funcs(), d))
+    orc = R.peer_oracle(f, T, pos)
+    values = np.repeat(np.arange(d), H.zipf_counts(d, n))
+    cohort, bits = orc.perturb(values, np.random.default_rng(1))
+    peer_list = list(zip(bits.astype(np.uint8).tolist(), cohort.tolist()))
+
+    def aggregate():
+        for r in peer_list:
+            server.aggregate(r)
+
+    _, t_agg = _clock(aggregate)
+    with warnings.catch_warnings():  # its scikit-learn fit warns that it did not converge
+        warnings.simplefilter("ignore")
+        theirs, t_est = _clock(lambda: np.array([server.estimate(x, suppress_warnings=True) for x in range(1, d + 1)]))
+    res, t_list, t_conv = _medians(lambda: R.read_rappor(peer_list, f, T, pos, device="cpu"),
+                                   lambda: R.rappor_arrays(peer_list, T))
+
+    def arrays():
+        Y, N = orc.sketch((cohort, bits), "cpu")
+        return R.server_estimates(orc, Y, N, device="cpu"), orc.estimate(orc.counts_from_sketch(Y, N), n)
+
+    (server2, _), t_arr = _median(arrays)
+    (Y, N), t_sketch = _median(lambda: orc.sketch((cohort, bits), "cpu"))
+    return _row("rappor", {"f": f, "n": n, "d": d, "num_bits": T, "num_hashes": h, "cohorts": C}, t_agg, t_est,
+                t_list, t_conv, t_arr, table_s=t_table, ldpopt_sketch_s=t_sketch,
+                max_abs_diff_over_n=float(np.max(np.abs(res.server - theirs)) / n),
+                max_rel_diff=float(np.max(np.abs(res.server - theirs)) / np.max(np.abs(theirs))),
+                same_as_arrays=bool(np.array_equal(res.server, server2)))
+
+
+def pem_row(n: int, m: int, eps: float = 4.0, start: int = 2, frag: int = 2, k: int = 8) -> dict:
+    from bench_heavy import _users
+    from pure_ldp.heavy_hitters.prefix_extending import PEMClient, PEMServer
+
+    from ldpopt.interop.pure_ldp_hh import parse_pem_reports, peer_frequencies, read_pem
+
+    codes, counts = _users(n, m)
+    strings = [format(int(v), f"0{m}b") for v in np.repeat(codes, counts)]
+    np.random.seed(0)
+    random.seed(0)
+    cl = PEMClient(epsilon=eps, start_length=start, max_string_length=m, fragment_length=frag)
+    sv = PEMServer(epsilon=eps, start_length=start, max_string_length=m, fragment_length=frag)
+    reports = [cl.privatise(s) for s in strings]
+
+    def aggregate():
+        for r in reports:
+            sv.aggregate(r)
+
+    _, t_agg = _clock(aggregate)
+    (hh, fr), t_find = _clock(lambda: sv.find_heavy_hitters(k=k))
+    opts = dict(epsilon=eps, start_length=start, max_string_length=m, fragment_length=frag, k=k)
+    G = -(-(m - start) // frag)
+    res, t_list, t_conv = _medians(lambda: read_pem(reports, **opts),
+                                   lambda: np.column_stack(parse_pem_reports(reports, G)))
+    arr = np.column_stack(parse_pem_reports(reports, G))
+    res2, t_arr = _median(lambda: read_pem(arr, **opts))
+    same = {int(x, 2) for x in hh} == set(res.items.tolist()) and bool(
+        np.allclose(np.sort(peer_frequencies(res)), np.sort(np.array(fr, float))))
+    return _row("pem", {"epsilon": eps, "n": n, "m_bits": m, "k": k, "start_bits": start, "step_bits": frag},
+                t_agg, t_find, t_list, t_conv, t_arr,
+                same_items_and_estimates=same, same_as_arrays=bool(np.array_equal(res.items, res2.items)))
 
 
 def run(quick: bool = False, **opts) -> dict:
@@ -75,8 +190,13 @@ def run(quick: bool = False, **opts) -> dict:
     except ImportError:
         print("pure-ldp is not installed in this interpreter (pip install '.[peers]'): nothing to compare")
         return H.save("sketches", args, {"rows": [], "skipped": "pure-ldp not installed"})
-    n, d, k, m = (3000, 64, 16, 64) if args.quick else (200_000, 1000, 64, 256)
-    rows = [one(h, 2.0, n, d, k, m) for h in (False, True)]
+    if args.quick:
+        n, d, k, m, rap, pem = 3000, 64, 16, 64, (0.5, 3000, 64, 32, 2, 4), (2000, 10)
+    else:
+        n, d, k, m, rap, pem = 200_000, 1000, 64, 256, (0.5, 200_000, 1000, 128, 2, 8), (20_000, 12)
+    rows = [sketch_row(h, 2.0, n, d, k, m) for h in (False, True)]
+    rows.append(rappor_row(*rap))
+    rows.append(pem_row(*pem))
     return H.save("sketches", args, {"rows": rows})
 
 

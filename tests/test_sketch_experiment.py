@@ -20,8 +20,20 @@ def test_sketches_quick_table_and_figure(tmp_path):
     assert (m["norm-sub"] <= m["base"] * (1 + 1e-12)).all()
     pred = t[t.metric == "predicted-mse"]
     assert len(pred) == len(mse[mse.method == "base"]) and (pred.value > 0).all()
-    paths = plot(tmp_path / "ext_sketches-quick", out=tmp_path / "fig")
-    assert paths and all(p.exists() and p.stat().st_size > 10_000 for p in paths)
+    from test_plots import recording  # the readability rules every figure of the project meets
+
+    with recording() as saved:
+        paths = plot(tmp_path / "ext_sketches-quick", out=tmp_path / "fig")
+    assert [p.name for p in paths] == ["ext_sketches_mse.png", "ext_sketches_mae.png"]
+    assert all(p.exists() and p.stat().st_size > 10_000 for p in paths)
+    assert not [f"{name}: {q}" for _, name, qs in saved for q in qs]
+    fig = saved[0][0]
+    left, right = fig.axes[0], fig.axes[1]
+    assert "Base, predicted (exact variance over the family)" in [ln.get_label() for ln in left.get_lines()]
+    # the ratio panel: every method at its own x (side by side), so twins (Norm-Sub, MLE-Apx) both show
+    xs = {c.get_label(): tuple(np.round(np.asarray(c.lines[0].get_xdata(), float), 6)) for c in right.containers}
+    assert {"Norm-Sub", "MLE-Apx", "Norm", "Power"} <= set(xs) and len(set(xs.values())) == len(xs)
+    assert left.get_yscale() == right.get_yscale() == "log"
 
 
 def test_sketches_kind_names_a_wrong_oracle():

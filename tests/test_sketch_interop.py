@@ -49,6 +49,12 @@ def test_reader_decodes_to_the_peer_servers_estimates(hadamard):
 def test_reader_rejects_malformed_reports():
     with pytest.raises(ValueError, match="±1 vector of length m"):
         P.cms_arrays([(np.zeros(8), 0)], 8)
+    with pytest.raises(ValueError, match="±1 vector of length m"):  # one report one entry short
+        P.cms_arrays([(np.ones(8, int), 0), (np.ones(7, int), 1)], 8)
+    j, bits = P.cms_arrays([(np.array([1, -1, 1]), 2)] * 2000, 3)  # more than one block of 1,024
+    assert j.tolist() == [2] * 2000 and bits.shape == (2000, 3) and bits[:, 0].all() and not bits[:, 1].any()
+    r = P.hcms_array([(np.int64(-1), 3, 5), (1, 0, 2)])
+    assert r.tolist() == [[3, 5, -1], [0, 2, 1]]
     with pytest.raises(ValueError, match=r"\(y, j, l\) triples"):
         P.hcms_array([(1, 0)])
     with pytest.raises(ValueError, match="hash_funcs must be"):

@@ -19,11 +19,15 @@ Notes from pure-ldp's source:
 * HCMS flips the Hadamard coefficient H[l, h_j(x)] (scipy's Sylvester ``hadamard(m)``, ldpopt's H)
   w.p. 1/(1 + e^ε); the server adds k·c_ε·y at (j, l), multiplies by Hᵀ and estimates as CMS.
 * Reports arrive as pure-ldp returns them: a list of per-user tuples. Converting that list to arrays
-  is Python work per report (the format's, as for every reader); :func:`read_cms` and
-  :func:`read_hcms` also take the arrays directly.
+  is work per report that the format imposes (CMS: one int64 array of m entries per user, 8 bytes a
+  coordinate; HCMS: three Python numbers per user); :func:`read_cms` and :func:`read_hcms` also take
+  the arrays directly. ``benchmarks/bench_sketches.py`` times the conversion apart.
 """
 
 from __future__ import annotations
+
+from itertools import chain
+from operator import itemgetter
 
 import numpy as np
 
@@ -67,23 +71,44 @@ def peer_buckets(hash_funcs, items) -> np.ndarray:
     return np.array([[h(x) for x in items] for h in funcs], dtype=np.int64)
 
 
+_CHUNK = 1024  # reports per block when the peer's per-user arrays are copied (a block of int64 stays in cache)
+
+
 def cms_arrays(reports, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """pure-ldp CMS reports [(ṽ, j), …] → ldpopt's (j, bits = [ṽ = +1])."""
+    """pure-ldp CMS reports [(ṽ, j), …] → ldpopt's (j, bits = [ṽ = +1]). The peer's ṽ are int64
+    arrays of m entries each (8 bytes a coordinate): they are copied block by block (1,024 reports a
+    block, a loop over blocks, not users) and compared with 0 straight into the bool bits."""
     if isinstance(reports, tuple) and len(reports) == 2 and np.ndim(reports[0]) == 2:
         V, j = np.asarray(reports[0]), np.asarray(reports[1])
-    else:
-        reports = list(reports)
-        if not reports:
-            raise ValueError("reports must hold at least one (v, j) pair")
-        V = np.array([r[0] for r in reports])  # one copy of the peer's per-user arrays (np.stack: 1.6× slower)
-        j = np.fromiter((r[1] for r in reports), dtype=np.int64, count=len(reports))
-    if V.ndim != 2 or V.shape[1] != m or np.any(np.abs(V) != 1):
-        raise ValueError(f"reports: each v must be a ±1 vector of length m = {m}")
-    return j.astype(np.int64), V > 0
+        if V.ndim != 2 or V.shape[1] != m or np.any(np.abs(V) != 1):
+            raise ValueError(f"reports: each v must be a ±1 vector of length m = {m}")
+        return j.astype(np.int64), V > 0
+    reports = list(reports)
+    if not reports:
+        raise ValueError("reports must hold at least one (v, j) pair")
+    n = len(reports)
+    vs = list(map(itemgetter(0), reports))
+    j = np.fromiter(map(itemgetter(1), reports), dtype=np.int64, count=n)
+    bits = np.empty((n, m), dtype=bool)
+    for s in range(0, n, _CHUNK):
+        try:
+            blk = np.concatenate(vs[s:s + _CHUNK]).reshape(-1, m)
+        except ValueError:
+            blk = None
+        if blk is None or blk.shape[0] != min(_CHUNK, n - s) or np.any((blk != 1) & (blk != -1)):
+            raise ValueError(f"reports: each v must be a ±1 vector of length m = {m}")
+        np.greater(blk, 0, out=bits[s:s + _CHUNK])
+    return j, bits
 
 
 def hcms_array(reports) -> np.ndarray:
     """pure-ldp HCMS reports [(y, j, l), …] → ldpopt's (n, 3) rows (j, l, y)."""
+    if isinstance(reports, list) and reports and all(n == 3 for n in map(len, reports)):
+        try:  # one pass over the triples' entries in C (np.asarray of the tuples takes twice as long)
+            r = np.fromiter(chain.from_iterable(reports), dtype=np.int64, count=3 * len(reports)).reshape(-1, 3)
+            return r[:, [1, 2, 0]]
+        except (TypeError, ValueError, OverflowError):
+            pass  # not all integers: the checks below say what is wrong
     r = np.asarray(reports)
     if r.ndim != 2 or r.shape[1] != 3 or r.shape[0] == 0:
         raise ValueError(f"reports must be a non-empty list of (y, j, l) triples, got shape {r.shape}")
@@ -102,16 +127,16 @@ def _oracle(cls, epsilon, m, buckets):
     return cls(epsilon, b.shape[1], m=m, buckets=b)
 
 
-def read_cms(reports, epsilon: float, m: int, buckets) -> tuple[CMS, Estimate]:
+def read_cms(reports, epsilon: float, m: int, buckets, device=None) -> tuple[CMS, Estimate]:
     """CMSClient reports → (ldpopt CMS with the peer's family, its Estimate); n·f̃ equals the
-    server's ``estimate`` of each item."""
+    server's ``estimate`` of each item (``device``: who counts, as in ``CMS.aggregate``)."""
     orc = _oracle(CMS, epsilon, m, buckets)
     j, bits = cms_arrays(reports, orc.m)
-    return orc, orc.estimate(orc.aggregate((j, bits)), j.shape[0])
+    return orc, orc.estimate(orc.aggregate((j, bits), device), j.shape[0])
 
 
-def read_hcms(reports, epsilon: float, m: int, buckets) -> tuple[HCMS, Estimate]:
+def read_hcms(reports, epsilon: float, m: int, buckets, device=None) -> tuple[HCMS, Estimate]:
     """CMSClient(is_hadamard=True) reports → (ldpopt HCMS with the peer's family, its Estimate)."""
     orc = _oracle(HCMS, epsilon, m, buckets)
     r = hcms_array(reports)
-    return orc, orc.estimate(orc.aggregate(r), r.shape[0])
+    return orc, orc.estimate(orc.aggregate(r, device), r.shape[0])

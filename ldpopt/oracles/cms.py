@@ -73,26 +73,35 @@ __all__ = ["CMS", "SketchOracle", "family_keys", "grouped_column_sums"]
 _ENUM_CELLS = 1 << 22
 
 
-def grouped_column_sums(groups: np.ndarray, bits: np.ndarray, size: int, device=None) -> np.ndarray:
-    """S[g, t] = Σ_{i : groups_i = g} bits[i, t] (int64 (size, columns)). The 0/1 rows are packed
-    (8 bits a byte) and sorted by group once; on ``device="cpu"`` (:mod:`ldpopt.kernels`; ``"auto"``
-    picks it for large inputs when Numba is installed) one fused call counts every group, on numpy
-    the unary oracles' column count (:func:`ldpopt.oracles.unary.column_counts`) runs once per group
-    (a hash function or a cohort, never a user). The same counts either way."""
+def grouped_column_sums(groups: np.ndarray, bits: np.ndarray, size: int, device=None) -> tuple[np.ndarray, np.ndarray]:
+    """(S, N): S[g, t] = Σ_{i : groups_i = g} bits[i, t] (int64 (size, columns)) and N[g] the group
+    sizes, for groups already checked to lie in [0, size). On ``device="cpu"`` (:mod:`ldpopt.kernels`;
+    ``"auto"`` picks it for large inputs when Numba is installed) one fused pass adds each row's bytes
+    into its group's counters (:func:`ldpopt.kernels.sketch.grouped_bit_sums`). On ``"numpy"``, the
+    reference: the 0/1 rows are packed (8 bits a byte), sorted by group once (a stable radix sort of
+    ≤ 16-bit keys), and the unary oracles' column count
+    (:func:`ldpopt.oracles.unary.column_counts`) runs once per group (a hash function or a cohort,
+    never a user). The same counts either way (``tests/test_kernels_sketch.py``)."""
     groups = np.asarray(groups)
     cols = bits.shape[1]
-    N = np.bincount(groups, minlength=size)
+    dev = kernels.resolve(device, groups.shape[0] * cols)
+    if dev == "cuda":
+        raise ValueError("device: the sketches' bit counts run on 'numpy' or 'cpu', not 'cuda'")
+    if dev == "cpu":
+        from ..kernels.sketch import grouped_bit_sums
+
+        S, N, bad = grouped_bit_sums(groups, bits, size)
+        if bad:
+            raise ValueError(f"groups must lie in [0, {size}); {bad} do not")
+        return S, N
+    N = np.bincount(groups, minlength=size).astype(np.int64)
     bounds = np.concatenate(([0], np.cumsum(N)))
-    # a stable sort of ≤ 16-bit keys is numpy's radix sort (O(n)); np.take copies whole rows
     keys = groups.astype(np.uint16) if size <= 1 << 16 else groups
     packed = np.take(np.packbits(bits, axis=1), np.argsort(keys, kind="stable"), axis=0)
-    dev = kernels.resolve(device, packed.size * 8)
-    if dev == "cpu":  # every group in one parallel call
-        return kernels.grouped_column_counts(packed, bounds, cols, dev)
     S = np.zeros((size, cols), dtype=np.int64)
-    for g in np.flatnonzero(N):  # the numpy reference: one column count per group
+    for g in np.flatnonzero(N):  # one column count per group
         S[g] = column_counts(packed[bounds[g]: bounds[g + 1]], cols)
-    return S
+    return S, N
 
 
 def family_keys(seed: int, count: int) -> np.ndarray:
@@ -113,6 +122,7 @@ class SketchOracle(FrequencyOracle):
         self.m = _check_int(self.m_default if m is None else m, "m", 2)
         self.hash_seed = _check_int(hash_seed, "hash_seed", 0)
         self._buckets = None
+        self._flat = None  # l·m + h_l(v), flattened (_gather)
         if buckets is not None:  # another implementation's family, as its (k, d) table h_l(v)
             b = np.asarray(buckets)
             if b.ndim != 2 or b.shape[1] != self.d or b.shape[0] < 1 or b.dtype.kind not in "iu":
@@ -136,6 +146,15 @@ class SketchOracle(FrequencyOracle):
             b.setflags(write=False)
             self._buckets = b
         return self._buckets
+
+    def _gather(self, T: np.ndarray) -> np.ndarray:
+        """Σ_l T[l, h_l(v)] for every v: one ``take`` over the flattened (k, m) table with the family's
+        flat indices l·m + h_l(v), computed once (4× faster than the 2-D fancy index at k = 64, d = 1000)."""
+        if self._flat is None:
+            flat = (self.buckets + (np.arange(self.k, dtype=np.int64) * self.m)[:, None]).ravel()
+            flat.setflags(write=False)
+            self._flat = flat
+        return np.take(np.ascontiguousarray(T).ravel(), self._flat).reshape(self.k, self.d).sum(axis=0)
 
     def params(self) -> dict[str, Any]:
         return {"k": self.k, "m": self.m, "hash_seed": self.hash_seed}  # (a given buckets table is not a param)
@@ -292,12 +311,14 @@ class CMS(SketchOracle):
         """(S, N): S[l, t] = #{reports with j = l and bit t set}, N[l] = #{reports with j = l}
         (``device``: who counts the bits, as in ``aggregate``)."""
         j, bits = self._check_reports(reports)
-        return grouped_column_sums(j, bits, self.k, device), np.bincount(j, minlength=self.k).astype(np.int64)
+        return grouped_column_sums(j, bits, self.k, device)
 
     def counts_from_sketch(self, S, N=None) -> np.ndarray:
         """Support counts c_v = Σ_l S[l, h_l(v)] (int64, length d)."""
         S = np.asarray(S)
-        return S[np.arange(self.k)[:, None], self.buckets].sum(axis=0).astype(np.int64)
+        if S.shape != (self.k, self.m):
+            raise ValueError(f"S must have shape (k, m) = ({self.k}, {self.m}), got {S.shape}")
+        return self._gather(S).astype(np.int64)
 
     def sketch_matrix(self, S, N) -> np.ndarray:
         """Apple's sketch matrix M[l, t] = Σ_{j_i = l} k(c_ε/2·ṽ_i[t] + ½) from (S, N) (ṽ = 2b − 1)."""

@@ -36,6 +36,7 @@ import math
 
 import numpy as np
 
+from .. import kernels
 from .._validation import as_generator, check_values
 from .cms import SketchOracle
 from .hadamard import fwht
@@ -92,39 +93,65 @@ class HCMS(SketchOracle):
         b = np.where(gen.random(n) < self.p, 1, -1)
         return np.stack((j, l, b * _sign(l, self.buckets[j, v])), axis=1)
 
-    def _check_reports(self, reports) -> np.ndarray:
+    def _check_shape(self, reports) -> np.ndarray:
         r = np.asarray(reports)
         if r.ndim != 2 or r.shape[1] != 3 or r.shape[0] == 0 or r.dtype.kind not in "iu":
             raise ValueError(f"reports must be a non-empty (n, 3) integer array of (j, l, y), got shape {r.shape}")
-        r = r.astype(np.int64)
+        return r
+
+    def _check_reports(self, reports) -> np.ndarray:
+        r = self._check_shape(reports).astype(np.int64)
         if np.any((r[:, 0] < 0) | (r[:, 0] >= self.k)) or np.any((r[:, 1] < 0) | (r[:, 1] >= self.m)):
             raise ValueError(f"reports: j must lie in [0, {self.k}) and l in [0, {self.m})")
         if np.any(np.abs(r[:, 2]) != 1):
             raise ValueError("reports: y must be -1 or +1")
         return r
 
-    def sketch(self, reports) -> tuple[np.ndarray, np.ndarray]:
-        """(z, N): z[j, l] = Σ y over reports with (j, l) (int64 (k, m)), N[j] = #{reports with j}."""
-        r = self._check_reports(reports)
+    def sketch(self, reports, device=None) -> tuple[np.ndarray, np.ndarray]:
+        """(z, N): z[j, l] = Σ y over reports with (j, l) (int64 (k, m)), N[j] = #{reports with j}.
+        ``device``: "numpy" (the reference: one ``bincount``), "cpu" (one fused pass with the checks,
+        :func:`ldpopt.kernels.sketch.signed_cell_sums`) or None/"auto" (the kernel for large inputs when
+        Numba is installed); the same sketch either way."""
+        r = self._check_shape(reports)
+        dev = kernels.resolve(device, r.size)  # report entries, as the histogram kernel counts them
+        if dev == "cuda":
+            raise ValueError("device: the HCMS sketch runs on 'numpy' or 'cpu', not 'cuda'")
+        if dev == "cpu" and r.dtype == np.int64:
+            from ..kernels.sketch import signed_cell_sums
+
+            z, N, bad = signed_cell_sums(r, self.k, self.m)
+            if not bad:
+                return z, N
+        r = self._check_reports(r)  # raises the precise error for a bad row
         # one integer count per (j, l, sign): the +1s minus the −1s, exact and without float weights
         c = np.bincount((r[:, 0] * self.m + r[:, 1]) * 2 + (r[:, 2] > 0), minlength=2 * self.k * self.m)
         z = (c[1::2] - c[0::2]).reshape(self.k, self.m)
         return z, np.bincount(r[:, 0], minlength=self.k).astype(np.int64)
 
-    def counts_from_sketch(self, z, N) -> np.ndarray:
-        """Support counts c_v = (n + Σ_j (H z_j)[h_j(v)])/2 (exact int64)."""
-        T = fwht(np.asarray(z, dtype=np.int64))
+    def counts_from_sketch(self, z, N, device: str = "numpy") -> np.ndarray:
+        """Support counts c_v = (n + Σ_j (H z_j)[h_j(v)])/2 (exact int64); the transform on numpy or,
+        with ``device="cpu"``, :func:`ldpopt.kernels.sketch.fwht_rows` (the same integers)."""
+        if device == "cpu":
+            from ..kernels.sketch import fwht_rows
+
+            T = fwht_rows(z)
+        else:
+            T = fwht(np.asarray(z, dtype=np.int64))
+        if T.shape != (self.k, self.m):
+            raise ValueError(f"z must have shape (k, m) = ({self.k}, {self.m}), got {T.shape}")
         n = int(np.asarray(N).sum())
-        tot = T[np.arange(self.k)[:, None], self.buckets].sum(axis=0)
-        return (n + tot) // 2
+        return (n + self._gather(T)) // 2
 
     def sketch_matrix(self, z, N=None) -> np.ndarray:
         """Apple's transformed matrix M Hᵀ with M = k c_ε z."""
         return self.k * self.c_epsilon * fwht(np.asarray(z, dtype=np.float64))
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """Support counts from the reports through the sketch and one Walsh–Hadamard transform."""
-        return self.counts_from_sketch(*self.sketch(reports))
+        """Support counts from the reports through the sketch (``device`` as in :meth:`sketch`) and
+        one Walsh–Hadamard transform (on the same device)."""
+        r = self._check_shape(reports)
+        dev = kernels.resolve(device, r.size)
+        return self.counts_from_sketch(*self.sketch(r, dev), device=dev)
 
     def support_matrix(self, reports=None) -> np.ndarray:
         if reports is None:

@@ -4,9 +4,15 @@ could not check equation numbers, the paper is not in the papers folder).
 
 Client (§3): the user's cohort c (uniform over the C cohorts, fixed at enrolment) selects h hash
 functions into a Bloom filter B of T bits (ldpopt: the keyed hash of :mod:`.hashing`, keys from
-``hash_seed``). Step 2, the *permanent* randomised response: B'_t = 1 w.p. f/2, 0 w.p. f/2, else B_t
+``hash_seed``; or another implementation's family as its table ``positions[c, i, v]``, as
+:mod:`ldpopt.interop.pure_ldp_rappor` builds from pure-ldp's hash functions). Step 2, the *permanent* randomised response: B'_t = 1 w.p. f/2, 0 w.p. f/2, else B_t
 (memoised per value). Step 3, the *instantaneous* response: S_t = 1 w.p. q if B'_t = 1, w.p. p if
-B'_t = 0. The two steps are two binary channels composed (:func:`.channel.compose`, the one
+B'_t = 0. ``permanent="one-sided"`` replaces step 2 by the permanent response of pure-ldp 1.2.0's
+``RAPPORClient`` (its ``_perturb`` only ever sets bits: a set bit stays set, an unset bit is set
+w.p. f/2; no instantaneous step, so it is read with p = 0, q = 1). That response is not differentially
+private at any ε: a reported 0 rules out every value whose filter has that bit
+(:meth:`exact_epsilon_inf` and :meth:`exact_epsilon_one` return ∞; ``epsilon`` then only sets f, as
+the paper's formula, which pure-ldp's server also reports as its ε). The two steps are two binary channels composed (:func:`.channel.compose`, the one
 randomiser of two-round designs), so one report's bits are independent given B with
 
     q* = Pr[S_t = 1 | B_t = 1] = ½f(p + q) + (1 − f)q,   p* = Pr[S_t = 1 | B_t = 0] = ½f(p + q) + (1 − f)p.
@@ -17,7 +23,7 @@ Privacy (§3, as the paper defines it): the permanent response is ε_∞-LDP wit
 the family held :meth:`exact_epsilon_inf` and :meth:`exact_epsilon_one` take the maximum over the
 actual filters (a bit in B_v only contributes ln(q*/p*) to one report's ratio, a bit in B_v' only
 ln((1 − p*)/(1 − q*)); equal filters contribute 0). ``epsilon`` (the constructor's) is ε_∞: it sets
-f = 2/(1 + e^{ε_∞/(2h)}). pure-ldp's RAPPOR has no instantaneous step: p = 0, q = 1.
+f = 2/(1 + e^{ε_∞/(2h)}) (or :meth:`from_f`).
 
 Server: per-cohort bit counts Y[c, t] and cohort sizes N_c (the sufficient statistic, ``sketch``).
 The paper's decoder regresses Y on the design matrix X[(c, t), v] = 1[t ∈ B_{c,v}] (ldpopt.sketches).
@@ -84,33 +90,62 @@ class RAPPOR(FrequencyOracle):
 
     name = "rappor"
 
-    def __init__(self, epsilon: float, d: int, num_bits: int = 128, num_hashes: int = 2, cohorts: int = 8,
-                 inst_p: float = 0.5, inst_q: float = 0.75, hash_seed: int = 0):
+    def __init__(self, epsilon: float, d: int, num_bits: int = 128, num_hashes: int | None = None,
+                 cohorts: int | None = None, inst_p: float = 0.5, inst_q: float = 0.75, hash_seed: int = 0,
+                 positions=None, permanent: str = "symmetric"):
         super().__init__(epsilon, d)
         self.num_bits = _check_int(num_bits, "num_bits", 2)
-        self.num_hashes = _check_int(num_hashes, "num_hashes", 1)
-        self.cohorts = _check_int(cohorts, "cohorts", 1)
+        self._positions = None
+        if positions is not None:  # another implementation's family, as its table pos[c, i, v]
+            P = np.asarray(positions)
+            if P.ndim != 3 or P.shape[2] != self.d or P.dtype.kind not in "iu" or min(P.shape) < 1:
+                raise ValueError(f"positions must be an integer (cohorts, num_hashes, d = {self.d}) table, got shape {P.shape}")
+            if np.any(P < 0) or np.any(P >= self.num_bits):
+                raise ValueError(f"positions must lie in [0, num_bits = {self.num_bits})")
+            for name, given, have in (("cohorts", cohorts, P.shape[0]), ("num_hashes", num_hashes, P.shape[1])):
+                if given is not None and int(given) != have:
+                    raise ValueError(f"{name} = {given} disagrees with the positions table's {have}")
+            cohorts, num_hashes = P.shape[0], P.shape[1]
+            self._positions = P.astype(np.int64)
+            self._positions.setflags(write=False)
+        self.num_hashes = _check_int(2 if num_hashes is None else num_hashes, "num_hashes", 1)
+        self.cohorts = _check_int(8 if cohorts is None else cohorts, "cohorts", 1)
         self.inst_p = _probability(inst_p, "inst_p")
         self.inst_q = _probability(inst_q, "inst_q")
         if not self.inst_p < self.inst_q:
             raise ValueError(f"inst_p must be < inst_q, got inst_p={self.inst_p}, inst_q={self.inst_q}")
+        if permanent not in ("symmetric", "one-sided"):
+            raise ValueError(f"permanent must be 'symmetric' (the paper's) or 'one-sided' (pure-ldp 1.2.0's client), got {permanent!r}")
+        self.permanent_kind = permanent
         self.hash_seed = _check_int(hash_seed, "hash_seed", 0)
-        self.f = 2.0 / (1.0 + math.exp(self.epsilon / (2 * self.num_hashes)))
+        self._set_f(2.0 / (1.0 + math.exp(self.epsilon / (2 * self.num_hashes))))
+
+    def _set_f(self, f: float) -> None:
+        """The permanent response's f and the channels built from it."""
+        self.f = f
         half = self.f / 2
-        self.permanent = Channel([[1 - half, half], [half, 1 - half]], name=f"permanent(f={self.f:.6g})")
+        if self.permanent_kind == "symmetric":
+            self.permanent = Channel([[1 - half, half], [half, 1 - half]], name=f"permanent(f={self.f:.6g})")
+        else:  # a set bit stays set; an unset bit is set w.p. f/2 (columns: B = 0, B = 1)
+            self.permanent = Channel([[1 - half, 0.0], [half, 1.0]], name=f"one-sided permanent(f={self.f:.6g})")
         self.instantaneous = Channel([[1 - self.inst_p, 1 - self.inst_q], [self.inst_p, self.inst_q]],
                                      name=f"instantaneous(p={self.inst_p:g},q={self.inst_q:g})")
         self.bit_channel = compose(self.instantaneous, self.permanent)  # one report's bit given B
-        self._positions = None
 
     @classmethod
-    def from_f(cls, f: float, d: int, num_hashes: int = 2, **params) -> "RAPPOR":
-        """Build from the permanent-response probability f ∈ (0, 1) (ε_∞ = 2h·ln((1 − ½f)/(½f)))."""
+    def from_f(cls, f: float, d: int, num_hashes: int | None = None, **params) -> "RAPPOR":
+        """Build from the permanent-response probability f ∈ (0, 1) (ε_∞ = 2h·ln((1 − ½f)/(½f)); h from
+        ``num_hashes``, else from a ``positions`` table, else 2)."""
         f = float(f)
         if not 0.0 < f < 1.0:
             raise ValueError(f"f must lie in (0, 1), got {f!r}")
+        if num_hashes is None:
+            P = params.get("positions")
+            num_hashes = np.shape(P)[1] if P is not None and np.ndim(P) == 3 else 2
         h = _check_int(num_hashes, "num_hashes", 1)
-        return cls(2 * h * math.log((1 - f / 2) / (f / 2)), d, num_hashes=h, **params)
+        out = cls(2 * h * math.log((1 - f / 2) / (f / 2)), d, num_hashes=h, **params)
+        out._set_f(f)  # f itself, not its round trip through ε (which may differ in the last bit)
+        return out
 
     # -- probabilities ---------------------------------------------------------------------------
     @property
@@ -139,13 +174,18 @@ class RAPPOR(FrequencyOracle):
 
     @property
     def epsilon_one(self) -> float:
-        """The paper's one-report ε₁ = h·ln(q*(1 − p*)/(p*(1 − q*)))."""
+        """The paper's one-report ε₁ = h·ln(q*(1 − p*)/(p*(1 − q*))) (∞ when p* = 0 or q* = 1)."""
         ps, qs = self.p_star, self.q_star
+        if ps <= 0.0 or qs >= 1.0:
+            return math.inf
         return self.num_hashes * math.log(qs * (1 - ps) / (ps * (1 - qs)))
 
     def params(self) -> dict[str, Any]:
-        return {"num_bits": self.num_bits, "num_hashes": self.num_hashes, "cohorts": self.cohorts,
-                "inst_p": self.inst_p, "inst_q": self.inst_q, "hash_seed": self.hash_seed}
+        out = {"num_bits": self.num_bits, "num_hashes": self.num_hashes, "cohorts": self.cohorts,
+               "inst_p": self.inst_p, "inst_q": self.inst_q, "hash_seed": self.hash_seed}
+        if self.permanent_kind != "symmetric":  # (a given positions table is not a param)
+            out["permanent"] = self.permanent_kind
+        return out
 
     def chunk_size(self) -> int:
         return max(1, (1 << 24) // self.num_bits)
@@ -215,7 +255,7 @@ class RAPPOR(FrequencyOracle):
         """(Y, N): Y[c, t] = #{reports of cohort c with bit t set} (int64 (C, T)), N[c] the cohort
         sizes (``device``: who counts the bits, :mod:`ldpopt.kernels`)."""
         c, bits = self._check_reports(reports)
-        return grouped_column_sums(c, bits, self.cohorts, device), np.bincount(c, minlength=self.cohorts).astype(np.int64)
+        return grouped_column_sums(c, bits, self.cohorts, device)
 
     def counts_from_sketch(self, Y, N=None) -> np.ndarray:
         """Support counts c_v = Σ_c (1/h) Σ_i Y[c, pos_{c,i}(v)] (float, multiples of 1/h)."""
@@ -294,15 +334,22 @@ class RAPPOR(FrequencyOracle):
         return size[:, :, None] - inter, size[:, None, :] - inter
 
     def exact_epsilon_inf(self) -> float:
-        """max over cohorts and value pairs of |B_v Δ B_v'|·ln((1 − ½f)/(½f)) (family held)."""
+        """max over cohorts and value pairs of |B_v Δ B_v'|·ln((1 − ½f)/(½f)) (family held); ∞ for the
+        one-sided permanent response when two filters differ (a reported 0 rules out a set bit)."""
         a, b = self._pair_bits()
+        if self.permanent_kind == "one-sided":
+            return math.inf if float((a + b).max()) > 0 else 0.0
         return float((a + b).max()) * math.log((1 - self.f / 2) / (self.f / 2))
 
     def exact_epsilon_one(self) -> float:
         """One report's exact ε for the family held (module docstring)."""
         a, b = self._pair_bits()
         ps, qs = self.p_star, self.q_star
-        return float((a * math.log(qs / ps) + b * math.log((1 - ps) / (1 - qs))).max())
+        with np.errstate(divide="ignore", invalid="ignore"):  # p* = 0 or q* = 1: a bit rules a value out
+            up = math.log(qs / ps) if ps > 0 else math.inf
+            down = math.log((1 - ps) / (1 - qs)) if qs < 1 else math.inf
+            eps = np.where(a > 0, a * up, 0.0) + np.where(b > 0, b * down, 0.0)
+        return float(eps.max())
 
     # -- exact output distribution ---------------------------------------------------------------------
     def _outputs(self) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,208 @@
+r"""Reports of pure-ldp 1.2.0's ``RAPPORClient`` read into ldpopt's RAPPOR, decoded to the same
+estimates as pure-ldp's ``RAPPORServer``.
+
+What pure-ldp's RAPPOR does, read from its source (``pure_ldp/frequency_oracles/rappor``), and where
+it differs from the paper (Erlingsson, Pihur & Korolova, CCS 2014, §3-§4):
+
+* **Hash family.** The server draws, for each of C cohorts, h functions
+  ``generate_hash(T, seed)``: x ↦ xxh64(str(x), seed) mod T, seeds from Python's ``random``. The client
+  hashes the *index* of its item (``index_mapper``, item − 1 by default) and the server's design
+  matrix hashes the indexes 0 … d−1. ldpopt takes the family as the table pos[c, i, v] over those
+  indexes (:func:`peer_positions`, C·h·d calls of the peer's hash once per family) and hands it to
+  :class:`~ldpopt.oracles.rappor.RAPPOR` as ``positions``.
+* **Client: not the paper's permanent response.** The paper keeps a filter bit w.p. 1 − f and
+  replaces it by a fair coin w.p. f (B' = 1 w.p. 1 − f/2 if B = 1, w.p. f/2 if B = 0), then draws an
+  instantaneous response. pure-ldp's ``_perturb`` sets bit i to 1 when (B_i = 1 and u < 1 − f/2) or
+  (B_i = 0 and u < f/2) and otherwise leaves it as it was, so a set bit is never cleared: B' = 1 w.p. 1
+  if B = 1 and w.p. f/2 if B = 0. There is no instantaneous step. ldpopt reads it as
+  ``RAPPOR(permanent="one-sided", inst_p=0, inst_q=1)``. This response is not ε-LDP for any finite
+  ε: a reported 0 at a bit rules out every value whose filter has that bit. The server's ε,
+  2h·ln((1 − f/2)/(f/2)), is the paper's formula for the paper's response.
+* **Server: debiases for the paper's response, not its own client's.** It regresses
+  y[c, t] = (Y[c, t] − (f/2)·N_c)/(1 − f), the paper's unbiased estimate of the number of cohort-c
+  filters with bit t under the paper's response. Under its own client, E Y[c, t] = (f/2)N_c +
+  (1 − f/2)·B[c, t], so y over-counts the filter bits by (1 − f/2)/(1 − f) (1.5 at f = 0.5) before
+  any regression. The estimates it returns carry that factor. ldpopt reproduces them as they are
+  (:func:`server_estimates`). The :class:`~ldpopt.Estimate` that :func:`read_rappor` also returns is
+  ldpopt's pure-oracle view of the client as it really is (p* = f/2, q* = 1): unbiased over the
+  family.
+* **The regression.** For d ≤ 1000 and ``lasso=False``, the server fits scikit-learn's
+  ``ElasticNet(positive=True, alpha=reg_const, l1_ratio=0, fit_intercept=False, max_iter=10000)``
+  with reg_const = 0.025·f by default. That is non-negative ridge regression,
+  argmin_{w ≥ 0} ½‖y − Xw‖² + (β/2)‖w‖² with β = reg_const·C·T (scikit-learn divides the squares by
+  the C·T rows). X[(c, t), v] = 1[t ∈ B_{c,v}]. The estimates are C·w. Its solver is scikit-learn's
+  cyclic coordinate descent from w = 0, which tests scikit-learn's ridge duality gap against
+  1e-4·‖y‖² whenever a sweep moved no coefficient by more than 1e-4 of the largest. That gap does not
+  vanish when a coefficient sits at 0, so the server then runs all 10,000 sweeps over the dense
+  (C·T × d) design; otherwise it stops within its tolerance of the minimiser. ldpopt runs the same
+  updates on the sparse columns (:func:`ldpopt.kernels.ridge.coordinate_descent`, ``sklearn_rule``),
+  so its estimates are the server's to rounding (``tests/test_rappor_interop.py``);
+  ``device="numpy"`` (no Numba) gives the exact minimiser instead
+  (:func:`ldpopt.sketches.ridge.nonneg_ridge`, certified). With ``reg_const=0`` the server calls
+  ``LinearRegression(positive=True)``, which is
+  :func:`scipy.optimize.nnls` on (X, y); ldpopt calls the same function on the same arrays. For
+  d > 1000 or ``lasso=True`` the server first selects candidates with scikit-learn's
+  ``Lasso(alpha=0.8, positive=True)``, which centres X and y (an intercept), and fits the ridge on the
+  selected columns alone; the other estimates stay 0. ldpopt runs that LASSO's coordinate descent,
+  screening and stopping test update for update too (:func:`ldpopt.kernels.ridge.lasso_support`,
+  Numba only), then the ridge on the same columns.
+
+The paper's own decoder (LASSO selection, least squares, Bonferroni) is
+:func:`ldpopt.sketches.lasso_ls`, which pure-ldp does not implement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from operator import itemgetter
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import nnls
+
+from .. import kernels
+from .._extras import require
+from ..estimate import Estimate
+from ..oracles.rappor import RAPPOR
+from ..sketches.ridge import nonneg_ridge
+
+__all__ = ["PeerRAPPOR", "peer_oracle", "peer_positions", "peer_server", "rappor_arrays", "read_rappor",
+           "server_design", "server_estimates"]
+
+#: pure-ldp's RAPPORServer turns on its LASSO pre-selection above this domain size
+LASSO_ABOVE = 1000
+#: its ElasticNet's max_iter and scikit-learn's default tol; its Lasso's alpha
+SERVER_MAX_ITER, SERVER_TOL, SERVER_LASSO_ALPHA = 10_000, 1e-4, 0.8
+
+
+def peer_server(f: float, num_bits: int, num_hashes: int, d: int, cohorts: int = 8, **kw):
+    """pure-ldp's own ``RAPPORServer`` (the ``peers`` extra), for conformance tests and benchmarks."""
+    mod = require("pure_ldp.frequency_oracles.rappor", "peers", "pure-ldp's RAPPOR server")
+    return mod.RAPPORServer(f, num_bits, num_hashes, d, num_of_cohorts=cohorts, **kw)
+
+
+def peer_positions(hash_family, d: int) -> np.ndarray:
+    """The peer family's table pos[c, i, v] = hash_family[c][i](str(v)) over the indexes v < d, int64
+    (C, h, d): each of the C·h callables of ``RAPPORServer.get_hash_funcs()`` on each index."""
+    fam = [list(funcs) for funcs in hash_family]
+    if not fam or len({len(f) for f in fam}) != 1 or not fam[0] or not all(callable(h) for f in fam for h in f):
+        raise ValueError("hash_family must be the peer's list of C lists of h hash functions (callables)")
+    if int(d) < 2:
+        raise ValueError(f"d must be >= 2, got {d!r}")
+    keys = [str(v) for v in range(int(d))]
+    # a table of the public family, built once per family: C·h·d calls of the peer's hash
+    return np.array([[[h(x) for x in keys] for h in funcs] for funcs in fam], dtype=np.int64)
+
+
+def rappor_arrays(reports, num_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """pure-ldp reports [(bits, cohort), …] (bits: a list of T ints 0/1) → (cohort int64, bits bool
+    (n, T)). Arrays (cohort, bits) pass through, checked."""
+    T = int(num_bits)
+    if isinstance(reports, tuple) and len(reports) == 2 and np.ndim(reports[1]) == 2:
+        c, B = np.asarray(reports[0]), np.asarray(reports[1])
+        if B.dtype != np.bool_:
+            if B.dtype.kind not in "biuf" or np.any((B != 0) & (B != 1)):
+                raise ValueError("reports: bits must be 0/1")
+            B = B.astype(bool)
+    else:
+        reports = list(reports)
+        if not reports:
+            raise ValueError("reports must hold at least one (bits, cohort) pair")
+        try:  # bytes() of a list of small ints is one C call; the join is one copy of all the bits
+            raw = b"".join(map(bytes, map(itemgetter(0), reports)))
+        except (TypeError, ValueError):
+            raise ValueError("reports: each bits must be a sequence of 0/1 integers") from None
+        if len(raw) != len(reports) * T:
+            raise ValueError(f"reports: each bits must hold num_bits = {T} entries")
+        B = np.frombuffer(raw, dtype=np.uint8).reshape(len(reports), T)
+        if np.any(B > 1):
+            raise ValueError("reports: bits must be 0/1")
+        B = B.view(bool)
+        c = np.fromiter(map(itemgetter(1), reports), dtype=np.int64, count=len(reports))
+    if B.ndim != 2 or B.shape != (c.shape[0], T) or c.ndim != 1:
+        raise ValueError(f"reports: bits must be (n, num_bits = {T}) with one cohort per report")
+    return c.astype(np.int64), B
+
+
+def peer_oracle(f: float, num_bits: int, positions) -> RAPPOR:
+    """ldpopt's RAPPOR for pure-ldp's client with the peer's family (module docstring)."""
+    return RAPPOR.from_f(f, np.shape(positions)[2], num_bits=num_bits, positions=positions, inst_p=0.0,
+                         inst_q=1.0, permanent="one-sided")
+
+
+def server_design(oracle: RAPPOR) -> sp.csc_matrix:
+    """The server's X[(c, t), v] = 1[t ∈ B_{c,v}] (rows c·T + t), sparse CSC with ≤ C·h ones a column."""
+    return sp.csc_matrix(oracle.design_matrix())
+
+
+def server_estimates(oracle: RAPPOR, Y, N, reg_const: float | None = None, lasso: bool = False,
+                     device=None) -> np.ndarray:
+    """pure-ldp's ``RAPPORServer`` estimates (``estimated_data``, one per index) from the bit counts
+    Y (C, T) and cohort sizes N, with the oracle's f (module docstring). ``device``: "cpu" (or
+    None/"auto" with Numba installed) runs the server's coordinate descent update for update
+    (:func:`ldpopt.kernels.ridge.coordinate_descent` with ``sklearn_rule``: its 10,000 sweeps, its
+    stopping test), so the estimates are the server's to rounding; "numpy" returns the exact
+    minimiser of the same problem (:func:`ldpopt.sketches.ridge.nonneg_ridge`), which the server's
+    answer approaches only to its solver's tolerance."""
+    Y, N = np.asarray(Y, dtype=np.float64), np.asarray(N, dtype=np.float64)
+    C, T = oracle.cohorts, oracle.num_bits
+    if Y.shape != (C, T) or N.shape != (C,):
+        raise ValueError(f"Y must be ({C}, {T}) and N ({C},), got {Y.shape} and {N.shape}")
+    f = oracle.f
+    reg = 0.025 * f if reg_const is None else float(reg_const)
+    if not (np.isfinite(reg) and reg >= 0):
+        raise ValueError(f"reg_const must be finite and >= 0, got {reg_const!r}")
+    y = ((Y - 0.5 * f * N[:, None]) / (1 - f)).ravel()  # the server's arithmetic, operation for operation
+    X = server_design(oracle)
+    dev = "cpu" if device in (None, "auto") and kernels.numba_available() else kernels.resolve(device)
+    if dev == "cuda":
+        raise ValueError("device: the RAPPOR server's regression runs on 'numpy' or 'cpu', not 'cuda'")
+    out = np.zeros(oracle.d)
+    cols = np.arange(oracle.d)
+    if lasso or oracle.d > LASSO_ABOVE:  # Lasso(alpha=0.8, positive=True) selects, with its intercept
+        if dev != "cpu":
+            raise ValueError("device: pure-ldp's LASSO selection (lasso=True or d > 1000) is reproduced on "
+                             "'cpu' (Numba) only")
+        from ..kernels.ridge import lasso_support
+
+        w, _ = lasso_support(X.indptr, X.indices, y, SERVER_LASSO_ALPHA)
+        cols = np.flatnonzero(w)
+        if cols.size == 0:
+            return out
+        X = X[:, cols]
+    if reg == 0:  # LinearRegression(positive=True, fit_intercept=False): scipy's nnls on (X, y)
+        out[cols] = nnls(X.toarray(), y)[0] * C
+    elif dev == "cpu":
+        from ..kernels.ridge import coordinate_descent
+
+        w, _, _ = coordinate_descent(X.indptr, X.indices, X.data, y, reg * C * T, max_sweeps=SERVER_MAX_ITER,
+                                     tol=SERVER_TOL, sklearn_rule=True)
+        out[cols] = w * C
+    else:
+        out[cols] = nonneg_ridge(X, y, reg * C * T, "numpy").w * C
+    return out
+
+
+@dataclass(frozen=True)
+class PeerRAPPOR:
+    """What :func:`read_rappor` returns: ldpopt's ``oracle`` with the peer's family and client, the bit
+    counts ``Y`` and cohort sizes ``N``, ldpopt's ``estimate`` (pure-oracle view of the client as it is)
+    and the peer server's estimates ``server`` (one per index, as ``RAPPORServer.estimate`` returns
+    them)."""
+
+    oracle: RAPPOR
+    Y: np.ndarray
+    N: np.ndarray
+    estimate: Estimate
+    server: np.ndarray
+
+
+def read_rappor(reports, f: float, num_bits: int, positions, reg_const: float | None = None,
+                lasso: bool = False, device=None) -> PeerRAPPOR:
+    """RAPPORClient reports → :class:`PeerRAPPOR`; ``server`` equals RAPPORServer's estimates of the
+    indexes 0 … d−1 (``positions``: :func:`peer_positions` of the server's family)."""
+    orc = peer_oracle(f, num_bits, positions)
+    c, bits = rappor_arrays(reports, orc.num_bits)
+    Y, N = orc.sketch((c, bits), device)
+    server = server_estimates(orc, Y, N, reg_const, lasso, device)
+    return PeerRAPPOR(orc, Y, N, orc.estimate(orc.counts_from_sketch(Y, N), int(N.sum())), server)
