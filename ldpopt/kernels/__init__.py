@@ -29,7 +29,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["DEVICES", "AUTO_CELLS", "resolve", "histogram", "checked_histogram", "subset_counts_checked", "column_counts", "grouped_column_counts", "hash_counts", "numba_available"]
+__all__ = ["DEVICES", "AUTO_CELLS", "resolve", "histogram", "checked_histogram", "subset_counts_checked", "column_counts", "hash_counts", "numba_available"]
 
 DEVICES = ("auto", "numpy", "cpu", "cuda")
 #: cells (report entries × values counted) from which ``device="auto"`` runs the CPU kernels
@@ -131,17 +131,6 @@ def column_counts(packed: np.ndarray, d: int, device: str) -> np.ndarray:
     from . import cpu
 
     return _run(cpu.column_counts, packed, d)
-
-
-def grouped_column_counts(packed: np.ndarray, bounds: np.ndarray, d: int, device: str) -> np.ndarray:
-    """(G, d): the set bits per column of each group of packed rows sorted by group, group g being
-    rows bounds[g]..bounds[g+1] − 1, on ``device`` "cpu" (the numpy reference loops over the groups
-    in ``oracles.cms.grouped_column_sums``)."""
-    if device != "cpu":
-        raise ValueError(f"device: the grouped column counts run on 'cpu' only here, got {device!r}")
-    from . import cpu
-
-    return _run(cpu.grouped_column_counts, packed, bounds, d)
 
 
 def hash_counts(keys: np.ndarray, r: np.ndarray, d: int, g: int, device: str) -> np.ndarray:

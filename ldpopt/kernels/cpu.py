@@ -261,13 +261,6 @@ def column_counts(packed: np.ndarray, d: int) -> np.ndarray:
     return _sum_rows(_column_counts(packed, np.arange(U + 1, dtype=np.int64) * packed.shape[0] // U, nblk))[:d]
 
 
-def grouped_column_counts(packed: np.ndarray, bounds: np.ndarray, d: int) -> np.ndarray:
-    """(G, d) int64: row g = the column counts of rows bounds[g]..bounds[g+1] − 1 of packed rows
-    sorted by group (the sketches' S[l, t]); one parallel call over groups × word blocks."""
-    packed = np.ascontiguousarray(packed, dtype=np.uint8)
-    nw = -(-packed.shape[1] // 8)
-    return _column_counts(packed, np.asarray(bounds, dtype=np.int64), max(1, -(-nw // _WORD_BLOCK)))[:, :d]
-
 # -- keyed hash counts (OLH, BLH) ----------------------------------------------------------------
 @njit(inline="always", cache=True)
 def _tile_counts(keys, r, vg, v0, v1, t0, t1, mask, inv, rot, lim, pow2, row):
