@@ -38,7 +38,7 @@ from contextlib import contextmanager
 
 from .._malloc import keep_freed_memory
 
-__all__ = ["usable_cores", "kernel_share", "warm_worker", "local_client"]
+__all__ = ["usable_cores", "kernel_share", "uses_kernels", "warm_worker", "local_client"]
 
 
 def usable_cores() -> int:
@@ -61,23 +61,28 @@ def kernel_share(at_once: int, cores: int | None = None) -> int:
 _ONE_CELL = ("grr", "hr")
 
 
+def uses_kernels(oracle: str, device) -> bool:
+    """Whether map tasks of ``oracle`` (its registry name) on ``device`` count with the CPU kernels:
+    ``device`` "cpu", or None/"auto" for an oracle not in ``_ONE_CELL``, and Numba installed."""
+    from ..kernels import numba_available
+
+    return (device == "cpu" or (device in (None, "auto") and oracle not in _ONE_CELL)) and numba_available()
+
+
 def warm_worker(oracle: dict, device, keep_freed: bool = True) -> dict:
     """Run in a worker process before its first task: keep freed memory (unless ``keep_freed`` is
-    False: a process that outlives the call, such as a test's), and when the tasks will
-    count with the CPU kernels (``device`` "cpu", or None/"auto" for an oracle not in ``_ONE_CELL``)
-    count a few reports of ``oracle`` (a dict: oracle, epsilon, d, params) with them, which
+    False: a process that outlives the call, such as a test's), and when the tasks will count with
+    the CPU kernels (:func:`uses_kernels`) count a few reports of ``oracle`` (a dict: oracle, epsilon, d, params) with them, which
     initialises Numba and loads (or compiles) the kernels that oracle's tasks call. Returns the CPU
     seconds it took, the kernel threads (None: no kernel warmed) and whether freed memory is kept."""
     import numpy as np
 
     from .. import oracles
-    from ..kernels import numba_available
 
     c0 = time.process_time()
     kept = keep_freed_memory() if keep_freed else False
     threads = None
-    auto = device in (None, "auto") and oracle["oracle"] not in _ONE_CELL
-    if (device == "cpu" or auto) and numba_available():
+    if uses_kernels(oracle["oracle"], device):
         import numba
 
         threads = int(numba.get_num_threads())

@@ -44,8 +44,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from ..kernels import DEVICES, numba_available, resolve
-from .cluster import kernel_share, local_client, usable_cores
+from ..kernels import DEVICES, resolve
+from .cluster import kernel_share, local_client, usable_cores, uses_kernels
 from .partial import MergeError, Partial
 from .shards import list_shards, read_labels, read_oracle, shard_partial
 
@@ -120,14 +120,16 @@ def plan(files, row_groups_per_task: int | None = None, slots: int = 1) -> list[
 
 def _map(path: str, groups: list[int], device=None, kernel_threads: int | None = None) -> Partial:
     # unlabelled: the plan checked every shard's labels; they are attached once to the total
-    if kernel_threads is not None and device not in ("numpy", "cuda") and numba_available():
+    oracle = read_oracle(path)
+    if kernel_threads is not None and uses_kernels(oracle.name, device):
         from .._extras import require
 
         # thread-local in Numba: this task's kernels use kernel_threads cores, so that the scheduler's
-        # own parallelism does not multiply with the kernels' (oversubscription)
+        # own parallelism does not multiply with the kernels' (oversubscription). Only where the
+        # kernels count: importing numba costs a fresh worker ~0.5 CPU-seconds
         require("numba", "kernels", "the CPU aggregation kernels").set_num_threads(kernel_threads)
     if not groups:
-        return Partial.empty(read_oracle(path))
+        return Partial.empty(oracle)
     return shard_partial(path, row_groups=groups, labelled=False, device=device)
 
 
