@@ -102,6 +102,20 @@ def test_reading_a_shard_imports_no_pandas(tmp_path):
     assert out == [str(int(orc.aggregate(reps, device="numpy").sum())), "False"]
 
 
+def test_threads_scheduler_respects_a_smaller_numba_thread_count(tmp_path):
+    # NUMBA_NUM_THREADS below the cores: a task's share of the cores is capped at the process's pool
+    # (numba.set_num_threads refuses more), the counts unchanged
+    pytest.importorskip("numba", reason="the CPU kernels need numba (the 'kernels' extra)")
+    orc, reps = _shards(tmp_path, "oue", [3000], group=512)
+    code = ("import sys\nfrom ldpopt.aggregate.dask import aggregate_shards\n"
+            f"p = aggregate_shards({str(tmp_path)!r}, scheduler='threads', workers=1, device='cpu')\n"
+            "print(int(p.counts.sum()), p.n)\n")
+    env = {**__import__("os").environ, "NUMBA_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(int(orc.aggregate(reps, device="numpy").sum())), "3000"]
+
+
 def test_warm_worker_loads_the_kernels_only_where_the_tasks_use_them():
     pytest.importorskip("numba", reason="the CPU kernels need numba (the 'kernels' extra)")
     import numba

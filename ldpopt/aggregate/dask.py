@@ -126,8 +126,10 @@ def _map(path: str, groups: list[int], device=None, kernel_threads: int | None =
 
         # thread-local in Numba: this task's kernels use kernel_threads cores, so that the scheduler's
         # own parallelism does not multiply with the kernels' (oversubscription). Only where the
-        # kernels count: importing numba costs a fresh worker ~0.5 CPU-seconds
-        require("numba", "kernels", "the CPU aggregation kernels").set_num_threads(kernel_threads)
+        # kernels count: importing numba costs a fresh worker ~0.5 CPU-seconds. Never above the
+        # process's NUMBA_NUM_THREADS (set_num_threads refuses more than its pool holds)
+        numba = require("numba", "kernels", "the CPU aggregation kernels")
+        numba.set_num_threads(max(1, min(kernel_threads, numba.config.NUMBA_NUM_THREADS)))
     if not groups:
         return Partial.empty(oracle)
     return shard_partial(path, row_groups=groups, labelled=False, device=device)
