@@ -29,12 +29,14 @@ Schedulers (``scheduler=``):
 reports, advanced as map tasks finish (``distributed.as_completed``; the reports of each task are
 known from the Parquet footers, so nothing is fetched to draw it).
 
-Which scheduler (measured on the reference machine, 2 cores shared with other work; BENCHMARKS.md
-"Schedulers"): starting and stopping a 2-worker LocalCluster costs seconds of wall time, while
-``threads`` aggregates ~10⁷ GRR/OUE/HR reports in about that time; so ``threads`` is right for
-small inputs and for library calls, ``local`` for inputs large enough that seconds of start-up
-vanish (OLH/BLH/SS from ~10⁶ reports, the others from ~10⁸), and an address for more cores than
-one machine has.
+Which scheduler (measured on this project's 2-core machine, shared with other work;
+``benchmarks/results/schedulers.json``): starting a 2-worker LocalCluster, warming its workers up
+and stopping it cost 6–8 s of wall time, more than the local cluster saved at every size measured
+there (``threads`` counted 10⁸ OUE reports at d = 128 in 4.5 s, the cluster in 6.6 s after its
+start; 8·10⁶ OLH reports in 4.2 s against 3.0 s). So ``threads`` is right for library calls and,
+on a few cores, for inputs up to ~10⁸ reports; ``local`` for larger inputs on more cores, where the
+tasks' Python parts would contend for one GIL; an address for more cores than one machine has, or
+to pay the workers' start once for many calls.
 """
 
 from __future__ import annotations
