@@ -51,6 +51,54 @@ def _reports(name, eps, d, n):
     return orc, np.concatenate(parts)
 
 
+#: channel oracles (ldpopt.oracles.channel: their aggregate is one histogram of component outputs,
+#: counted by the histogram kernel): (label, constructor, d, reports) full / quick
+CHANNELS = [("channel grr (J = 1, k = d)", "grr", 1024, 10_000_000),
+            ("channel memoised sue (J = d, k = 2)", "memoised_sue", 128, 200_000)]
+QUICK_CHANNELS = [("channel grr (J = 1, k = d)", "grr", 256, 100_000),
+                  ("channel memoised sue (J = d, k = 2)", "memoised_sue", 32, 10_000)]
+
+
+def _channel(kind: str, d: int):
+    from ldpopt.oracles import channel
+
+    return channel.Channel.grr(1.0, d) if kind == "grr" else channel.memoised_unary(2.0, 1.0, d, "sue")
+
+
+def channel_rows(quick: bool = False) -> list[dict]:
+    """The channel oracles' ``aggregate(reports, device=...)``: numpy against the histogram kernel on
+    one thread and on every core, the same protocol as the oracle rows (warm-up call, CPU and wall
+    time, counts bit-identical to numpy); "ns per cell": per report component (report × J)."""
+    import numba
+
+    cores = numba.config.NUMBA_NUM_THREADS
+    rows = []
+    for label, kind, d, n in (QUICK_CHANNELS if quick else CHANNELS):
+        ch = _channel(kind, d)
+        gen = np.random.default_rng(1)
+        values = np.minimum((gen.pareto(1.0, n) * 3).astype(np.int64), d - 1)
+        step = max(1, (1 << 22) // (ch.J * ch.k))  # perturb holds (m, J, k) floats: chunks of 4 M
+        rep = np.concatenate([ch.perturb(values[i:i + step], gen) for i in range(0, n, step)])
+        cells = n * ch.J
+        ref, cpu_np, wall_np = _time(lambda: ch.aggregate(rep, device="numpy"), 1 if quick else 2)
+        row = {"oracle": label, "J": ch.J, "k": ch.k, "d": d, "reports": n,
+               "numpy": {"cpu_s": cpu_np, "wall_s": wall_np, "ns_per_cell_cpu": cpu_np / cells * 1e9,
+                         "ns_per_report_cpu": cpu_np / n * 1e9}}
+        for threads in sorted({1, cores}):
+            numba.set_num_threads(threads)
+            ch.aggregate(rep, device="cpu")  # compile / load from the cache outside the clock
+            got, c, w = _time(lambda: ch.aggregate(rep, device="cpu"), 1 if quick else 3)
+            assert np.array_equal(got, ref), (label, threads)
+            row[f"kernel_{threads}_threads"] = {"cpu_s": c, "wall_s": w, "ns_per_cell_cpu": c / cells * 1e9,
+                                                "ns_per_report_cpu": c / n * 1e9, "ns_per_cell_wall": w / cells * 1e9,
+                                                "ratio_cpu_vs_numpy": cpu_np / c, "ratio_wall_vs_numpy": wall_np / w}
+        numba.set_num_threads(cores)
+        row["cuda"] = "not measured (no CUDA GPU on this machine)"
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
 def _time(fn, repeat):
     best_cpu, best_wall = float("inf"), float("inf")
     for _ in range(repeat):
@@ -196,11 +244,21 @@ def _previous_test(keys, r, vg, inv, rot, lim, nblk):
 
 
 def run(quick: bool = False, **opts) -> dict:
-    """The kernel rows, the OLH congruence rows and the closed forms at d = 10⁷ (10⁵ with ``quick``)
-    into results/kernels.json; with the option ``closed_d`` only the closed-form rows at that d, into
+    """The kernel rows, the channel oracles' rows, the OLH congruence rows and the closed forms at
+    d = 10⁷ (10⁵ with ``quick``) into results/kernels.json; with the option ``channels_only`` only the
+    channel rows, into results/kernels_channels.json; with the option ``closed_d`` only the closed-form rows at that d, into
     results/kernels_closed_forms_<d>.json (d = 10⁸ needs about 22 GB of memory on numpy, the checks'
     temporaries included)."""
     closed_d = opts.get("closed_d")
+    if opts.get("channels_only"):
+        import numba
+
+        result = {"machine": _machine(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                  "command": "PYTHONPATH=. python benchmarks/bench_kernels.py --channels-only" + (" --quick" if quick else ""),
+                  "numba": numba.__version__, "load_avg_at_start": list(os.getloadavg()),
+                  "channels": channel_rows(quick)}
+        result["threading_layer"], result["load_avg_at_end"] = numba.threading_layer(), list(os.getloadavg())
+        return write_result(result, OUT.with_name("kernels_channels.json"), quick)
     if closed_d:
         import resource
 
@@ -233,18 +291,31 @@ def run(quick: bool = False, **opts) -> dict:
         row["cuda"] = "not measured (no CUDA GPU on this machine)"
         rows.append(row)
         print(json.dumps(row), flush=True)
+    channels = channel_rows(quick)
     congruence = olh_congruence_rows(1024 if quick else 42178, 1000 if quick else 20_000)
     closed = closed_forms(10**5 if quick else 10**7)
     result = {"machine": _machine(),
               "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "command": "PYTHONPATH=. python benchmarks/bench_kernels.py" + (" --quick" if quick else ""),
-              "numba": numba.__version__, "threading_layer": numba.threading_layer(), "rows": rows,
+              "numba": numba.__version__, "threading_layer": numba.threading_layer(), "rows": rows, "channels": channels,
               "olh_congruence_test": congruence, "closed_forms": closed}
     return write_result(result, OUT, quick)
 
 
 def _machine() -> str:
-    return (f"{platform.node()}: {platform.processor() or platform.machine()}, {os.cpu_count()} cores "
+    """The host as a reader needs it to compare numbers: node, CPU model and LLVM's name for it (the
+    kernels' code generation target: it says whether AVX-512 was used), cores; no GPU."""
+    model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+                 platform.processor() or platform.machine()) if os.path.exists("/proc/cpuinfo") else platform.machine()
+    try:
+        import llvmlite.binding as llvm
+
+        target = llvm.get_host_cpu_name()
+        avx512 = bool(llvm.get_host_cpu_features().get("avx512f"))
+        model += f" (LLVM target {target}, {'with' if avx512 else 'no'} AVX-512)"
+    except Exception:  # noqa: BLE001  (llvmlite absent or too old: the model name alone)
+        pass
+    return (f"{platform.node()}: {model}, {os.cpu_count()} cores "
             "(shared with other work; CPU times are the fair measure), no GPU")
 
 
@@ -262,9 +333,11 @@ def cli(run_fn, doc: str) -> None:
     ap.add_argument("--quick", action="store_true", help="small inputs (seconds)")
     if run_fn is run:
         ap.add_argument("--closed-d", type=int, default=None, help="only the closed-form rows, at this d (e.g. 100000000)")
+        ap.add_argument("--channels-only", action="store_true",
+                        help="only the channel oracles' rows, into results/kernels_channels.json")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
-    run_fn(quick=args.quick, **({"closed_d": args.closed_d} if run_fn is run else {}))
+    run_fn(quick=args.quick, **({"closed_d": args.closed_d, "channels_only": args.channels_only} if run_fn is run else {}))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ against ``local`` (a 2-worker ``distributed.LocalCluster``, the CLI default), on
 For each (oracle, N) one shard of 2^21 reports is written and a folder of N / 2^21 symbolic links to
 it is aggregated (as in bench_aggregate.py: the page cache serves the file). Each measurement is a
 fresh subprocess that imports dask/distributed before the clock starts and times, for ``local``:
-cluster + client start, the aggregation, and the shutdown separately. Wall time (``perf_counter``)
+cluster + client start (with the workers' warm-up, ``ldpopt.aggregate.cluster.local_client``), the
+aggregation, and the shutdown separately. Wall time (``perf_counter``)
 and CPU time: the process's own (``process_time``) plus its reaped children (the worker processes,
 ``RUSAGE_CHILDREN`` after shutdown). The counts of every run are compared with the ``threads`` run
 (bit for bit, or the script fails).
@@ -40,8 +41,9 @@ def _cpu():
 
 def child(folder: str, scheduler: str) -> None:
     import dask  # noqa: F401  (imports before the clock starts)
-    import distributed
+    import distributed  # noqa: F401
 
+    from ldpopt.aggregate.cluster import local_client, usable_cores
     from ldpopt.aggregate.dask import _plan, _run_on, aggregate_shards, local_workers
     from ldpopt.aggregate.shards import list_shards
 
@@ -51,16 +53,14 @@ def child(folder: str, scheduler: str) -> None:
         part = aggregate_shards(folder, scheduler="threads", workers=2)
         phases["aggregate_s"] = time.perf_counter() - t0
     else:
-        tasks, rows, empty = _plan(list_shards(folder), 4)
+        # what aggregate_shards(scheduler="local") does, with its phases timed apart
+        tasks, rows, empty = _plan(list_shards(folder), None, usable_cores())
         nw = local_workers(None, len(tasks))
-        cluster = distributed.LocalCluster(n_workers=nw, threads_per_worker=1,
-                                           processes=True, dashboard_address=None, silence_logs=logging.ERROR)
-        client = distributed.Client(cluster)
-        t1 = time.perf_counter()
-        part = _run_on(client, tasks, rows, progress=False).with_labels(empty.labels)
-        t2 = time.perf_counter()
-        client.close()
-        cluster.close()
+        oracle = {"oracle": empty.oracle, "epsilon": empty.epsilon, "d": empty.d, "params": dict(empty.params)}
+        with local_client(nw, None, oracle) as (client, share):
+            t1 = time.perf_counter()
+            part = _run_on(client, tasks, rows, False, None, share).with_labels(empty.labels)
+            t2 = time.perf_counter()
         t3 = time.perf_counter()
         phases = {"start_s": t1 - t0, "aggregate_s": t2 - t1, "shutdown_s": t3 - t2,
                   "workers": nw}

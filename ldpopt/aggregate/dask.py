@@ -1,7 +1,8 @@
 """Out-of-core aggregation of a directory of Parquet report shards with Dask: map + tree reduction.
 
-One task per (shard, block of row groups) computes a :class:`~.partial.Partial` by reading record
-batches (bounded memory per task, :func:`.shards.shard_partial`); the partials are merged pairwise
+One task per (shard, run of consecutive row groups of about 10⁶ reports: :func:`task_rows`)
+computes a :class:`~.partial.Partial` by reading record batches (bounded memory per task,
+:func:`.shards.shard_partial`); the partials are merged pairwise
 in a balanced tree of ``merge`` tasks (fan-in 2; the pattern of ``dask.dataframe`` reductions), and
 one Partial comes out. Counts are int64 sums, so the result is the same bit for bit whatever the
 scheduler, the number of workers, the order tasks finish or the shard layout.
@@ -15,7 +16,8 @@ Schedulers (``scheduler=``):
 * ``"local"`` — a ``distributed.LocalCluster`` started for the call and shut down afterwards
   (``ldpopt aggregate``'s default): ``workers`` processes (default: the usable cores, at most one
   per map task), one thread each — separate processes so that the Python parts of the tasks
-  (Parquet batch iteration, partial merges) do not share one GIL; the workers' logs are silenced
+  (Parquet batch iteration, partial merges) do not share one GIL — and cores // workers kernel
+  threads each, warmed up before the first task (:mod:`.cluster`); the workers' logs are silenced
   below ERROR so that closing the cluster prints nothing; with ``device="cuda"`` each worker is
   given one of the machine's GPUs by its index (:mod:`.gpus`);
 * ``"tcp://host:port"`` (or any address ``distributed.Client`` accepts, or a Client/cluster
@@ -27,38 +29,58 @@ Schedulers (``scheduler=``):
 reports, advanced as map tasks finish (``distributed.as_completed``; the reports of each task are
 known from the Parquet footers, so nothing is fetched to draw it).
 
-Which scheduler (measured on the reference machine, 2 cores shared with other work; BENCHMARKS.md
-"Schedulers"): starting and stopping a 2-worker LocalCluster costs seconds of wall time, while
-``threads`` aggregates ~10⁷ GRR/OUE/HR reports in about that time; so ``threads`` is right for
-small inputs and for library calls, ``local`` for inputs large enough that seconds of start-up
-vanish (OLH/BLH/SS from ~10⁶ reports, the others from ~10⁸), and an address for more cores than
-one machine has.
+Which scheduler (measured on this project's 2-core machine, shared with other work;
+``benchmarks/results/schedulers.json``): starting a 2-worker LocalCluster, warming its workers up
+and stopping it cost 6–8 s of wall time, more than the local cluster saved at every size measured
+there (``threads`` counted 10⁸ OUE reports at d = 128 in 4.5 s, the cluster in 6.6 s after its
+start; 8·10⁶ OLH reports in 4.2 s against 3.0 s). So ``threads`` is right for library calls and,
+on a few cores, for inputs up to ~10⁸ reports; ``local`` for larger inputs on more cores, where the
+tasks' Python parts would contend for one GIL; an address for more cores than one machine has, or
+to pay the workers' start once for many calls.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from ..kernels import DEVICES, numba_available, resolve
-from .._malloc import keep_freed_memory
+from ..kernels import DEVICES, resolve
+from .cluster import kernel_share, local_client, usable_cores, uses_kernels
 from .partial import MergeError, Partial
 from .shards import list_shards, read_labels, read_oracle, shard_partial
 
-__all__ = ["plan", "aggregate_shards", "LOCAL_SCHEDULERS", "local_workers"]
+__all__ = ["plan", "task_rows", "aggregate_shards", "LOCAL_SCHEDULERS", "local_workers"]
 
 LOCAL_SCHEDULERS = ("synchronous", "threads", "local")
-#: row groups per task (with the default 2^18-row groups: ~10^6 reports per task)
-ROW_GROUPS_PER_TASK = 4
+#: reports per map task, the target of the grouping of a shard's row groups into tasks
+TASK_ROWS = 1 << 20
+#: the most keyed hashes (reports × d) per map task of OLH and BLH, whose counting is O(d) per report
+TASK_HASHES = 1 << 28
+#: the fewest reports per map task when the input is cut finer to give every slot several tasks
+MIN_TASK_ROWS = 1 << 16
+#: map tasks per slot (worker thread) when the input allows: a slow task or shard does not idle the others
+TASKS_PER_SLOT = 4
 
 
-def _plan(files, row_groups_per_task: int):
-    """(tasks, rows per task, the empty labelled partial of the shards' common configuration)."""
-    tasks, rows = [], []
+def task_rows(oracle, total: int, slots: int) -> int:
+    """Reports per map task: ``TASK_ROWS`` (OLH/BLH: at most ``TASK_HASHES / d``), lowered to give
+    each of ``slots`` slots ``TASKS_PER_SLOT`` tasks of ``total`` reports, but not below
+    ``MIN_TASK_ROWS``. *Choice* (measured, benchmarks/bench_kernels_dask.py): a map task costs a few
+    milliseconds of scheduling, Parquet opening and thread start whatever its size — as much as
+    counting ~10⁵ GRR or ~5·10⁴ OUE reports — so tasks hold about 10⁶ reports (¼ s of hashing for
+    OLH), whatever the shards' row-group size (``ldpopt perturb`` writes groups of 2²⁴/d reports:
+    16,384 at d = 1,024)."""
+    top = TASK_ROWS if oracle.name not in ("olh", "blh") else max(1, min(TASK_ROWS, TASK_HASHES // oracle.d))
+    return min(top, max(MIN_TASK_ROWS, -(-total // (TASKS_PER_SLOT * max(1, slots)))))
+
+
+def _plan(files, row_groups_per_task: int | None = None, slots: int = 1):
+    """(tasks, rows per task, the empty labelled partial of the shards' common configuration).
+    A task is a run of consecutive row groups of one shard: ``row_groups_per_task`` of them, or
+    (None) as many as reach :func:`task_rows` reports."""
+    shards = []
     first = None
     for f in files:
         this = Partial.empty(read_oracle(f), read_labels(f))
@@ -70,30 +92,48 @@ def _plan(files, row_groups_per_task: int):
             except MergeError as exc:
                 raise MergeError(f"{f} does not match {first[0]}: {exc}") from None
         meta = pq.ParquetFile(f).metadata
-        ng = meta.num_row_groups
-        for g0 in range(0, max(ng, 1), row_groups_per_task):
-            groups = list(range(g0, min(ng, g0 + row_groups_per_task)))
-            tasks.append((str(f), groups))
-            rows.append(sum(meta.row_group(g).num_rows for g in groups))
+        shards.append((str(f), [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]))
+    target = None
+    if row_groups_per_task is None:
+        target = task_rows(first[1].build_oracle(), sum(sum(g) for _, g in shards), slots)
+    tasks, rows = [], []
+    for f, sizes in shards:
+        if not sizes:  # a shard without row groups: one (empty) task, so that it is still checked
+            tasks.append((f, []))
+            rows.append(0)
+        g0 = 0
+        while g0 < len(sizes):
+            g1, n = g0, 0
+            while g1 < len(sizes) and (n < target if target else g1 - g0 < row_groups_per_task):
+                n += sizes[g1]
+                g1 += 1
+            tasks.append((f, list(range(g0, g1))))
+            rows.append(n)
+            g0 = g1
     return tasks, rows, first[1]
 
 
-def plan(files, row_groups_per_task: int = ROW_GROUPS_PER_TASK) -> list[tuple[str, list[int]]]:
-    """The map tasks: (shard path, row-group indices) blocks, and a check that every shard declares
-    the same oracle configuration and labels (an error naming the first shard and field that differ)."""
-    return _plan(files, row_groups_per_task)[0]
+def plan(files, row_groups_per_task: int | None = None, slots: int = 1) -> list[tuple[str, list[int]]]:
+    """The map tasks: (shard path, row-group indices) blocks (:func:`_plan`; ``slots``: the worker
+    threads that will run them), and a check that every shard declares the same oracle
+    configuration and labels (an error naming the first shard and field that differ)."""
+    return _plan(files, row_groups_per_task, slots)[0]
 
 
 def _map(path: str, groups: list[int], device=None, kernel_threads: int | None = None) -> Partial:
     # unlabelled: the plan checked every shard's labels; they are attached once to the total
-    if kernel_threads is not None and device not in ("numpy", "cuda") and numba_available():
+    oracle = read_oracle(path)
+    if kernel_threads is not None and uses_kernels(oracle.name, device):
         from .._extras import require
 
         # thread-local in Numba: this task's kernels use kernel_threads cores, so that the scheduler's
-        # own parallelism does not multiply with the kernels' (oversubscription)
-        require("numba", "kernels", "the CPU aggregation kernels").set_num_threads(kernel_threads)
+        # own parallelism does not multiply with the kernels' (oversubscription). Only where the
+        # kernels count: importing numba costs a fresh worker ~0.5 CPU-seconds. Never above the
+        # process's NUMBA_NUM_THREADS (set_num_threads refuses more than its pool holds)
+        numba = require("numba", "kernels", "the CPU aggregation kernels")
+        numba.set_num_threads(max(1, min(kernel_threads, numba.config.NUMBA_NUM_THREADS)))
     if not groups:
-        return Partial.empty(read_oracle(path))
+        return Partial.empty(oracle)
     return shard_partial(path, row_groups=groups, labelled=False, device=device)
 
 
@@ -114,27 +154,21 @@ def _graph(tasks, device, kernel_threads):
     return level[0]
 
 
-def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def _compute_local(tasks, scheduler: str, workers: int | None, progress: bool, device) -> Partial:
+def _compute_local(files, scheduler: str, workers: int | None, progress: bool, device, row_groups_per_task):
     import dask
     from dask.diagnostics import ProgressBar
 
+    slots = 1 if scheduler == "synchronous" else workers or usable_cores()
+    tasks, _, empty = _plan(files, row_groups_per_task, slots)
     # the kernels of concurrent tasks share the cores: each gets cores / (tasks at once)
-    at_once = 1 if scheduler == "synchronous" else min(len(tasks), workers or _usable_cores())
-    obj = _graph(tasks, device, max(1, _usable_cores() // max(at_once, 1)))
+    obj = _graph(tasks, device, kernel_share(min(len(tasks), slots)))
     kwargs = {"scheduler": scheduler}
     if scheduler == "threads" and workers:
         kwargs["num_workers"] = workers
     if progress:
         with ProgressBar(out=sys.stderr):
-            return dask.compute(obj, **kwargs)[0]
-    return dask.compute(obj, **kwargs)[0]
+            return dask.compute(obj, **kwargs)[0], empty
+    return dask.compute(obj, **kwargs)[0], empty
 
 
 def local_workers(workers: int | None, ntasks: int) -> int:
@@ -142,7 +176,7 @@ def local_workers(workers: int | None, ntasks: int) -> int:
     use (``os.sched_getaffinity``), at most one per map task."""
     if workers:
         return workers
-    return max(1, min(_usable_cores(), ntasks))
+    return max(1, min(usable_cores(), ntasks))
 
 
 def _run_on(client, tasks, rows, progress: bool, device, kernel_threads) -> Partial:
@@ -169,50 +203,51 @@ def _run_on(client, tasks, rows, progress: bool, device, kernel_threads) -> Part
     return root.result()
 
 
-def _compute_distributed(tasks, rows, address, workers: int | None, progress: bool, device) -> Partial:
-    from distributed import Client, LocalCluster
+def _on_client(client, files, progress, device, row_groups_per_task, kernel_threads=None):
+    """Plan for the client's worker threads, then run (a cluster of unknown shape: its workers'
+    kernels keep their own thread settings unless ``kernel_threads`` is given)."""
+    slots = sum(client.nthreads().values()) or 1
+    tasks, rows, empty = _plan(files, row_groups_per_task, slots)
+    return _run_on(client, tasks, rows, progress, device, kernel_threads), empty
+
+
+def _compute_distributed(files, address, workers: int | None, progress: bool, device, row_groups_per_task):
+    from distributed import Client
 
     if address == "local":
-        n = local_workers(workers, len(tasks))
-        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
-            # distributed's nannies start workers with MALLOC_TRIM_THRESHOLD_ set, which also freezes
-            # glibc's mmap threshold at 128 KiB: every numpy temporary above it is a fresh mmap to
-            # fault in, and the numpy aggregators are made of such temporaries. These workers run only
-            # this call, so they keep freed blocks instead (ldpopt._malloc; BENCHMARKS.md, Dask rows).
-            client.run(keep_freed_memory)
-            if device == "cuda":  # several GPUs: each worker its own (.gpus)
-                from .gpus import one_gpu_per_worker, visible_gpus
-
-                client.register_plugin(one_gpu_per_worker(visible_gpus()))
-            # one process per core already: one kernel thread each
-            return _run_on(client, tasks, rows, progress, device, 1)
-    # a cluster of unknown shape: its workers' kernels keep their own thread settings
+        # planned before the cluster starts: a mismatched shard is an error before any process starts
+        tasks, rows, empty = _plan(files, row_groups_per_task, workers or usable_cores())
+        oracle = {"oracle": empty.oracle, "epsilon": empty.epsilon, "d": empty.d, "params": dict(empty.params)}
+        with local_client(local_workers(workers, len(tasks)), device, oracle) as (client, share):
+            return _run_on(client, tasks, rows, progress, device, share), empty
     if isinstance(address, str):
         with Client(address) as client:
-            return _run_on(client, tasks, rows, progress, device, None)
+            return _on_client(client, files, progress, device, row_groups_per_task)
     if hasattr(address, "submit"):  # an existing Client: used, not closed
-        return _run_on(address, tasks, rows, progress, device, None)
+        return _on_client(address, files, progress, device, row_groups_per_task)
     with Client(address) as client:  # a cluster object (tests pass a LocalCluster): a client for the call
-        return _run_on(client, tasks, rows, progress, device, None)
+        return _on_client(client, files, progress, device, row_groups_per_task)
 
 
 def aggregate_shards(source, scheduler="threads", workers: int | None = None, progress: bool = False,
-                     row_groups_per_task: int = ROW_GROUPS_PER_TASK, device=None) -> Partial:
+                     row_groups_per_task: int | None = None, device=None) -> Partial:
     """The merged partial aggregate of every report in ``source`` (a directory of ``*.parquet``
     shards or a list of shard paths), with the shards' value labels if they declare any.
     ``scheduler``: see the module docstring (default ``"threads"``: in-process, nothing to start or
     leak, the right choice for a library call; the CLI defaults to ``"local"``); ``workers``:
-    threads (``"threads"``) or worker processes (``"local"``); ``device``: who counts in each task
-    (``oracle.aggregate``'s argument: "numpy", "cpu", "cuda", or None/"auto"), checked here before
-    any task runs (``"cuda"`` without a GPU or without Numba fails now, naming what is missing)."""
+    threads (``"threads"``) or worker processes (``"local"``); ``row_groups_per_task``: the row
+    groups of a map task (default: as many as make :func:`task_rows` reports); ``device``: who counts
+    in each task (``oracle.aggregate``'s argument: "numpy", "cpu", "cuda", or None/"auto"), checked
+    here before any task runs (``"cuda"`` without a GPU or without Numba fails now, naming what is
+    missing)."""
     files = list_shards(source) if isinstance(source, (str, Path)) else [Path(f) for f in source]
     if not files:
         raise ValueError("source must name at least one report shard")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
-    if isinstance(row_groups_per_task, bool) or not isinstance(row_groups_per_task, int) or row_groups_per_task < 1:
-        raise ValueError(f"row_groups_per_task must be an integer >= 1, got {row_groups_per_task!r}")
+    if row_groups_per_task is not None and (isinstance(row_groups_per_task, bool)
+                                            or not isinstance(row_groups_per_task, int) or row_groups_per_task < 1):
+        raise ValueError(f"row_groups_per_task must be an integer >= 1 or None, got {row_groups_per_task!r}")
     if scheduler == "processes":
         raise ValueError("scheduler 'processes' is not offered: use 'local' (a distributed.LocalCluster)")
     if isinstance(scheduler, str) and scheduler not in LOCAL_SCHEDULERS and ":" not in scheduler:
@@ -223,9 +258,8 @@ def aggregate_shards(source, scheduler="threads", workers: int | None = None, pr
             resolve(device)  # an unknown device or a missing GPU/extra: the error now, not in a task
         elif device not in DEVICES:  # a remote cluster's workers, not this process, need the device
             raise ValueError(f"device must be one of {DEVICES} or None, got {device!r}")
-    tasks, rows, empty = _plan(files, row_groups_per_task)
     if scheduler in ("synchronous", "threads"):
-        total = _compute_local(tasks, scheduler, workers, progress, device)
+        total, empty = _compute_local(files, scheduler, workers, progress, device, row_groups_per_task)
     else:
-        total = _compute_distributed(tasks, rows, scheduler, workers, progress, device)
+        total, empty = _compute_distributed(files, scheduler, workers, progress, device, row_groups_per_task)
     return total.with_labels(empty.labels)

@@ -140,6 +140,16 @@ def _column(batch, name: str):
     return col
 
 
+def _ints(col) -> np.ndarray:
+    """An integer column as a numpy array: an int64 column without nulls as a zero-copy view of its
+    data buffer; any other through pyarrow's ``to_numpy``. *Why not always to_numpy*: its first call
+    in a process imports pandas (about 0.5 CPU-seconds, paid again in every new Dask worker process),
+    which the view does not need."""
+    if col.type == pa.int64() and not col.null_count:
+        return np.frombuffer(col.buffers()[1], dtype=np.int64, count=col.offset + len(col))[col.offset:]
+    return col.to_numpy()
+
+
 def from_batch(oracle: FrequencyOracle, batch: pa.RecordBatch):
     """The reports of one record batch, in ``oracle.perturb``'s format."""
     name = oracle.name
@@ -149,15 +159,15 @@ def from_batch(oracle: FrequencyOracle, batch: pa.RecordBatch):
         width = oracle.m if name == "cms" else oracle.num_bits
         packed = _binary_rows(_column(batch, "bits"), _packed_width(oracle), f"{width} bits")
         bits = np.unpackbits(packed, axis=1, count=width).view(bool)
-        return _column(batch, _PACKED[name]).to_numpy(), bits
+        return _ints(_column(batch, _PACKED[name])), bits
     if name == "hcms":
-        return np.stack([_column(batch, c).to_numpy() for c in ("j", "l", "y")], axis=1)
+        return np.stack([_ints(_column(batch, c)) for c in ("j", "l", "y")], axis=1)
     if name in ("olh", "blh"):
-        return np.stack((_column(batch, "seed").to_numpy(), _column(batch, "hash").to_numpy()), axis=1)
+        return np.stack((_ints(_column(batch, "seed")), _ints(_column(batch, "hash"))), axis=1)
     if name == "ss":
         col = _column(batch, "subset")
-        return col.flatten().to_numpy().reshape(len(col), oracle.k)
-    return _column(batch, "value" if name == "grr" else "y").to_numpy()
+        return _ints(col.flatten()).reshape(len(col), oracle.k)
+    return _ints(_column(batch, "value" if name == "grr" else "y"))
 
 
 def write_shard(path, oracle: FrequencyOracle, reports, row_group_rows: int = BATCH_ROWS, labels=None) -> Path:

@@ -1,0 +1,123 @@
+"""The local cluster of ``aggregate_shards(scheduler="local")``, set up so that one of its worker
+processes counts as fast as one task of the in-process ``threads`` scheduler.
+
+What a fresh ``distributed`` worker process does differently from a thread of this process, and what
+is done about it (measured side by side in ``benchmarks/bench_kernels_dask.py``; docs/devices.md,
+"Dask workers"):
+
+* **Kernel threads.** The ``threads`` scheduler gives each of its concurrent tasks its share of the
+  cores for the Numba kernels (cores // tasks at once). The workers here get the same share,
+  :func:`kernel_share` = cores // workers: one kernel thread each when there is one worker per core
+  (two processes × all cores on the same cores would oversubscribe), every core when there is one
+  worker. ``NUMBA_NUM_THREADS`` is set to the share in the worker's environment (its default for every
+  thread of the process, the one :func:`warm_worker` runs in included) and each task sets it again
+  (``numba.set_num_threads`` is per thread).
+* **Freed memory.** The nannies start the workers with ``MALLOC_TRIM_THRESHOLD_`` set, which also
+  freezes glibc's mmap threshold at 128 KiB, so each numpy temporary of the numpy aggregators is a
+  fresh mmap to fault in; the workers run only this call, so they keep freed blocks
+  (:func:`ldpopt._malloc.keep_freed_memory`).
+* **First call.** A new process imports numba and pyarrow and, at its first kernel call,
+  initialises Numba's code generator and threading layer and loads the kernels from Numba's on-disk
+  cache (or compiles them, once per installation, when the cache is cold): about 0.5 CPU-seconds per
+  process on the reference machine, more than counting 10⁶ OUE reports. :func:`warm_worker` does it
+  in every worker, all at once, when the cluster starts, so that it is not paid inside the first map
+  task of each worker (where it held back that worker's share of the tasks) and the start-up cost is
+  visible as such. It cannot be avoided in a new process; a long-lived cluster (``scheduler=
+  "tcp://…"``) pays it once.
+
+The papers are silent on all of this; the choices follow Dask's own advice (one thread per worker
+for GIL-bound Python between native calls, the native libraries' threads set to the worker's share).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from contextlib import contextmanager
+
+from .._malloc import keep_freed_memory
+
+__all__ = ["usable_cores", "kernel_share", "uses_kernels", "warm_worker", "local_client"]
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (``os.sched_getaffinity``; ``os.cpu_count`` elsewhere)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def kernel_share(at_once: int, cores: int | None = None) -> int:
+    """Numba threads for each of ``at_once`` concurrent counting tasks: cores // at_once, at least 1."""
+    if isinstance(at_once, bool) or not isinstance(at_once, int) or at_once < 1:
+        raise ValueError(f"at_once must be an integer >= 1, got {at_once!r}")
+    return max(1, (usable_cores() if cores is None else cores) // at_once)
+
+
+#: oracles whose reports are one cell each of a histogram: in record batches of ``BATCH_ROWS`` (< the
+#: kernels' ``AUTO_CELLS``) reports, device "auto" counts them with numpy, so no kernel is warmed for them
+_ONE_CELL = ("grr", "hr")
+
+
+def uses_kernels(oracle: str, device) -> bool:
+    """Whether map tasks of ``oracle`` (its registry name) on ``device`` count with the CPU kernels:
+    ``device`` "cpu", or None/"auto" for an oracle not in ``_ONE_CELL``, and Numba installed."""
+    from ..kernels import numba_available
+
+    return (device == "cpu" or (device in (None, "auto") and oracle not in _ONE_CELL)) and numba_available()
+
+
+def warm_worker(oracle: dict, device, keep_freed: bool = True) -> dict:
+    """Run in a worker process before its first task: keep freed memory (unless ``keep_freed`` is
+    False: a process that outlives the call, such as a test's), and when the tasks will count with
+    the CPU kernels (:func:`uses_kernels`) count a few reports of ``oracle`` (a dict: oracle, epsilon, d, params) with them, which
+    initialises Numba and loads (or compiles) the kernels that oracle's tasks call. Returns the CPU
+    seconds it took, the kernel threads (None: no kernel warmed) and whether freed memory is kept."""
+    import numpy as np
+
+    from .. import oracles
+
+    c0 = time.process_time()
+    kept = keep_freed_memory() if keep_freed else False
+    threads = None
+    if uses_kernels(oracle["oracle"], device):
+        import numba
+
+        threads = int(numba.get_num_threads())
+        orc = oracles.get(oracle["oracle"], epsilon=oracle["epsilon"], d=oracle["d"], **oracle.get("params", {}))
+        # 2048 users reach the kernels' multi-chunk variants as well as their single-chunk ones
+        # (ldpopt.kernels.cpu._chunks) where d is small; at large d fewer (at most 2^24 cells) suffice
+        n = int(min(2048, max(1, (1 << 24) // orc.d)))
+        rng = np.random.default_rng(0)
+        orc.aggregate(orc.perturb(rng.integers(0, orc.d, n), rng), device="cpu")
+    return {"cpu_s": time.process_time() - c0, "kernel_threads": threads, "kept_freed_memory": kept}
+
+
+@contextmanager
+def local_client(workers: int, device, oracle: dict | None = None, warm: bool = True,
+                 kernel_threads: int | None = None):
+    """A ``distributed.Client`` on a LocalCluster of ``workers`` processes with one thread each,
+    set up as the module docstring says (``oracle``: what :func:`warm_worker` counts; None or
+    ``warm=False``: no warm-up; ``kernel_threads``: the Numba threads of each worker, default
+    :func:`kernel_share`); the cluster is shut down on exit. Yields ``(client, share)``, ``share``
+    the Numba threads of each worker."""
+    from distributed import Client, LocalCluster
+
+    if kernel_threads is not None and (isinstance(kernel_threads, bool) or not isinstance(kernel_threads, int)
+                                       or kernel_threads < 1):
+        raise ValueError(f"kernel_threads must be an integer >= 1 or None, got {kernel_threads!r}")
+    share = kernel_share(workers) if kernel_threads is None else kernel_threads
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR, env={"NUMBA_NUM_THREADS": str(share)}) as cluster, \
+            Client(cluster) as client:
+        if warm and oracle is not None:
+            client.run(warm_worker, oracle, device)
+        else:
+            client.run(keep_freed_memory)
+        if device == "cuda":  # several GPUs: each worker its own (.gpus)
+            from .gpus import one_gpu_per_worker, visible_gpus
+
+            client.register_plugin(one_gpu_per_worker(visible_gpus()))
+        yield client, share
