@@ -118,6 +118,7 @@ class Tree:
         H = sp.csr_matrix(self.H, dtype=np.float64)
         H.sum_duplicates()
         self.H, self.Habs = H, abs(H)
+        self.HT, self.HabsT = H.T, self.Habs.T  # (views; made once, not per product)
 
 
 def tree_of(H: sp.csr_matrix, d: int) -> tuple:
@@ -182,7 +183,7 @@ def tree_upper(tr: Tree, lo: np.ndarray) -> np.ndarray:
 
 def _t(tr: Tree, y, sign: float = -1.0):
     """t = Hᵀ y: y_v at an internal node, minus its parent's y (``sign`` = +1: |H|ᵀ y)."""
-    return (tr.H if sign < 0 else tr.Habs).T @ y
+    return (tr.HT if sign < 0 else tr.HabsT) @ y
 
 
 def _rowsum(tr: Tree, x, sign: float = 1.0):
