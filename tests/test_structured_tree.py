@@ -285,3 +285,62 @@ def test_range_tree_hierarchy_jacobian_is_taken_by_numpy_and_right():
                 want[c] -= y[k]
     assert got is not None
     np.testing.assert_allclose(got, want, atol=1e-15)
+
+
+def _prefix_tree(seed, first=512, fan=16, kept=16, sigmas=(0.1, 0.01, 0.03, 0.3, 0.01, 0.1)):
+    """A prefix tree shaped like heavy-hitter discovery's levels: a root (fixed at 1) over ``first``
+    first-level candidates; at each further level the ``kept`` largest noisy estimates of the level
+    above get ``fan`` children each; the others are leaves (leaves at every depth). Node estimates are
+    true masses plus N(0, σ²) with σ per level (three orders of magnitude in σ²): most clamp at 0.
+    (mean, variance, groups, root)."""
+    rng = np.random.default_rng(seed)
+    true = [rng.dirichlet(np.full(first, 0.1))]
+    noisy = [true[0] + sigmas[0] * rng.normal(size=first)]
+    groups, off, size = [], 0, first
+    for s in sigmas[1:]:
+        par = off + np.argsort(noisy[-1])[-kept:]
+        masses = np.concatenate([true[-1][p - off] * rng.dirichlet(np.full(fan, 0.1)) for p in par])
+        groups += [(int(p), list(range(size + j * fan, size + (j + 1) * fan))) for j, p in enumerate(par)]
+        off, size = size, size + kept * fan
+        true.append(masses)
+        noisy.append(masses + s * rng.normal(size=masses.size))
+    groups.append((size, list(range(first))))
+    var = np.concatenate([np.full(x.size, s ** 2) for x, s in zip(noisy, sigmas)] + [[min(sigmas) ** 2]])
+    return np.concatenate(noisy + [[1.0]]), var, groups, size
+
+
+@pytest.mark.filterwarnings("ignore::ldpopt.problems.constraints.SimplexDroppedWarning")  # the root is the total
+def test_irregular_mixed_depth_prefix_tree_converges_and_matches_clarabel():
+    """A root row over 512 candidates whose clipped noise sums far above 1 (top residual ~10), rows of
+    16 children, leaves at six depths, weighted least squares with per-level variances 1e-4 … 9e-2.
+    Counting every value at a bound within the largest row residual of its kink as free (also the
+    values the step pushes further into their bound) made each step the one of the problem without
+    f ≥ 0: 100 steps left a row residual of 0.1 here. Against Clarabel with the rows written out."""
+    from ldpopt.problems.structured.tree import _newton
+
+    mean, var, groups, root = _prefix_tree(0)
+    big = 1.0 + float(np.max(np.abs(mean)))
+    est = Estimate.from_frequencies(mean, 10**6, 1.0, 0.5 + 1 / (8 * big), 0.5 - 1 / (8 * big))
+    cons = [NonNegative(), Fixed([root], [1.0]), Hierarchy(groups)]
+    r = solve_structured(est, "posterior", cons, mean=mean, variance=var)
+    assert r.status == "optimal", r.message
+    assert np.mean(r.f == 0) > 0.8  # most values clamp
+    x = cp.Variable(mean.size)
+    rows = [x >= 0, x[root] == 1] + [x[p] == sum(x[c] for c in ch) for p, ch in groups]
+    cp.Problem(cp.Minimize(cp.sum(cp.multiply(1 / var, cp.square(x - mean)))), rows).solve(
+        solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    assert np.max(np.abs(r.f - x.value)) <= 1e-8
+    sol = Problem(est, "posterior", cons, mean=mean, variance=var).solve()
+    assert sol.solver == "LDPOPT-STRUCTURED" and sol.status == "optimal", sol.message
+    # the step's leaves → root elimination on this mixed-depth tree against a dense solve of H D Hᵀ Δ = g
+    from ldpopt.problems.structured.structure import compile_constraints
+
+    tr = compile_constraints(cons, mean.size).tree
+    rng = np.random.default_rng(1)
+    D = rng.uniform(0.5, 2.0, mean.size) * (rng.uniform(size=mean.size) < 0.7)  # 30 % clamped (D = 0)
+    D[tr.leaf] += 1e-3  # every row keeps a positive pivot, so the dense system is nonsingular
+    H = np.zeros((tr.rows.size, mean.size))
+    H[np.arange(tr.rows.size), tr.rows] = 1.0
+    H[tr.kid_row, tr.kids] = -1.0
+    g = rng.normal(size=tr.rows.size)
+    np.testing.assert_allclose(_newton(tr, D, g), np.linalg.solve(H @ np.diag(D) @ H.T, g), rtol=1e-9, atol=1e-12)

@@ -305,7 +305,7 @@ def _tree(hier, subsets, fixed_src, fixed, others, duals, d):
     else:
         raise NotApplicable("a Hierarchy tree needs its total: a SubsetSum over its leaves or Fixed on its root")
     return Tree(d, root, rows, row_of, prow, parent, leaf, depth_rows, depth_nodes, duals[hname][1],
-                float(total), total_row), name
+                float(total), total_row, H), name
 
 
 def _plain_simplex(constraints, names, d: int) -> Structure | None:
