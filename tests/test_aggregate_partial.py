@@ -131,3 +131,45 @@ def test_labels_travel_with_the_counts_and_must_agree_to_merge():
                      ([*labels[:-1], ""], "non-empty"), ("abc", "sequence")):
         with pytest.raises(ValueError, match=msg):
             a.with_labels(bad)
+
+
+def test_rappor_clients_of_another_permanent_response_do_not_merge():
+    """pure-ldp's one-sided permanent response (oracles.rappor) changes what a count means: its
+    partials carry ``permanent`` and refuse to merge with the paper's symmetric one."""
+    a = oracles.get("rappor", 2.0, D, num_bits=32, cohorts=2)
+    b = oracles.get("rappor", 2.0, D, num_bits=32, cohorts=2, permanent="one-sided")
+    rng = np.random.default_rng(3)
+    pa = Partial.from_reports(a, a.perturb(rng.integers(0, D, 50), rng))
+    pb = Partial.from_reports(b, b.perturb(rng.integers(0, D, 50), rng))
+    with pytest.raises(MergeError, match="params.permanent differs"):
+        pa.merge(pb)
+    assert pb.build_oracle().params() == b.params()  # the variant is rebuilt from the partial
+
+
+@pytest.mark.parametrize("name", ["cms", "rappor"])
+def test_a_given_family_table_is_recorded_and_never_rebuilt_from_hash_seed(name):
+    """A family given as another implementation's table is not the one hash_seed draws: the partial
+    records the table's digest, shards of different tables refuse to merge, finalize without the
+    oracle is an error naming the remedy, and with it the estimate is the oracle's own."""
+    rng = np.random.default_rng(5)
+    if name == "cms":
+        table = lambda: rng.integers(0, 16, size=(4, D))  # noqa: E731
+        make = lambda t: oracles.get("cms", 2.0, D, m=16, buckets=t)  # noqa: E731
+    else:
+        table = lambda: rng.integers(0, 32, size=(2, 2, D))  # noqa: E731
+        make = lambda t: oracles.get("rappor", 2.0, D, num_bits=32, positions=t)  # noqa: E731
+    o1, o2 = make(table()), make(table())
+    values = rng.integers(0, D, 200)
+    reports = o1.perturb(values, rng)
+    p1 = Partial.from_reports(o1, reports)
+    p2 = Partial.from_reports(o2, o2.perturb(values, rng))
+    assert "family_sha1" in p1.params and "hash_seed" not in p1.params
+    with pytest.raises(MergeError, match="params.family_sha1 differs"):
+        p1.merge(p2)
+    with pytest.raises(ValueError, match=r"finalize\(oracle=\.\.\.\)"):
+        p1.finalize()
+    with pytest.raises(ValueError, match="is not the partial's"):
+        p1.finalize(oracle=o2)
+    np.testing.assert_array_equal(p1.finalize(oracle=o1).f_tilde, o1.estimate(o1.aggregate(reports), 200).f_tilde)
+    back = Partial.from_json(p1.to_json())  # the digest survives serialisation
+    assert back.params == p1.params

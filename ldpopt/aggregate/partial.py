@@ -28,15 +28,21 @@ Choices the papers are silent on:
   functions of the sketch (CMS: c_v = Σ_l S[l, h_l(v)]; HCMS: (n + Σ_j (H z_j)[h_j(v)])/2, an integer
   per shard; RAPPOR: Σ_c (1/h) Σ_i Y[c, pos]), so the counts of two shards add exactly as the
   sketches do and a partial carries the counts, not the sketch. The parameters that fix the hash
-  family (k, m, hash_seed; RAPPOR's num_bits, num_hashes, cohorts, inst_p, inst_q, hash_seed) are
-  structural. RAPPOR's counts are multiples of 1/h: the partial stores the integers h·c
-  (``count_scale`` = h; every other oracle 1) so that merging stays exact in integers;
+  family and the client are structural: the oracle's own ``params()`` (k, m, hash_seed; RAPPOR's
+  num_bits, num_hashes, cohorts, inst_p, inst_q, hash_seed, and ``permanent`` when it is not the
+  paper's). A family given as another implementation's table (``buckets=``, ``positions=``) is not
+  drawn from hash_seed: the partial records the table's SHA-1 (``family_sha1``), shards of different
+  tables do not merge, and the oracle cannot be rebuilt from the partial alone —
+  :meth:`Partial.finalize` then takes it (``oracle=``) and checks it against the digest. RAPPOR's
+  counts are multiples of 1/h: the partial stores the integers h·c (``count_scale`` = h; every other
+  oracle 1) so that merging stays exact in integers;
   :meth:`Partial.support_counts` and :meth:`Partial.finalize` divide by it.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,10 +58,10 @@ __all__ = ["FORMAT_VERSION", "Partial", "MergeError", "check_labels", "count_sca
 #: version of the serialised form; a partial of another version is refused, never guessed at
 FORMAT_VERSION = 1
 _KIND = "ldpopt.partial"
-# the oracle parameters that change what a support count means (beyond ε and d)
-_STRUCTURAL = {"olh": ("g",), "ss": ("k",),  # BLH: g = 2 is its definition
-               "cms": ("k", "m", "hash_seed"), "hcms": ("k", "m", "hash_seed"),
-               "rappor": ("num_bits", "num_hashes", "cohorts", "inst_p", "inst_q", "hash_seed")}
+# the oracle parameters that change what a support count means (beyond ε and d); the sketch
+# oracles' are their own params() (their hash family and client)
+_STRUCTURAL = {"olh": ("g",), "ss": ("k",)}  # BLH: g = 2 is its definition
+_SKETCHES = ("cms", "hcms", "rappor")
 
 
 class MergeError(ValueError):
@@ -92,12 +98,17 @@ def _labels_diff(a, b) -> str:
 
 
 def _structural_params(oracle: FrequencyOracle) -> dict:
-    """The oracle's structural parameters (ints stay ints; RAPPOR's inst_p, inst_q are floats)."""
-    out = {}
-    for k in _STRUCTURAL.get(oracle.name, ()):
-        v = getattr(oracle, k)
-        out[k] = int(v) if isinstance(v, (int, np.integer)) else float(v)
-    return out
+    """The oracle's structural parameters (module docstring; ints stay ints, floats stay floats)."""
+    if oracle.name in _SKETCHES:
+        items = dict(oracle.params())
+        if oracle.family_given:  # another implementation's table: its digest, not a hash_seed
+            table = oracle.buckets if oracle.name != "rappor" else oracle.positions
+            items.pop("hash_seed", None)
+            items["family_sha1"] = hashlib.sha1(np.ascontiguousarray(table, np.int64).tobytes()).hexdigest()
+    else:
+        items = {k: getattr(oracle, k) for k in _STRUCTURAL.get(oracle.name, ())}
+    return {k: int(v) if isinstance(v, (int, np.integer)) else v if isinstance(v, str) else float(v)
+            for k, v in items.items()}
 
 
 def count_scale(oracle: FrequencyOracle) -> int:
@@ -131,7 +142,7 @@ class Partial:
     labels: tuple | None = None
 
     def __post_init__(self) -> None:
-        orc = self.build_oracle()  # validates name, ε, d and parameters
+        orc = self._template()  # validates name, ε, d and parameters
         if self.version != FORMAT_VERSION:
             raise MergeError(f"version: partial has format version {self.version!r}, this ldpopt reads "
                              f"version {FORMAT_VERSION}")
@@ -153,7 +164,14 @@ class Partial:
         object.__setattr__(self, "n", int(self.n))
         object.__setattr__(self, "epsilon", orc.epsilon)
         object.__setattr__(self, "oracle", orc.name)
-        object.__setattr__(self, "params", _structural_params(orc))
+        params = _structural_params(orc)
+        digest = (self.params or {}).get("family_sha1")
+        if digest is not None:  # a given-table family: its digest stands for hash_seed
+            if not (isinstance(digest, str) and len(digest) == 40 and all(c in "0123456789abcdef" for c in digest)):
+                raise ValueError(f"params: family_sha1 must be 40 lowercase hex digits, got {digest!r}")
+            params.pop("hash_seed", None)
+            params["family_sha1"] = digest
+        object.__setattr__(self, "params", params)
         object.__setattr__(self, "labels", check_labels(self.labels, self.d))
 
     # -- constructors ---------------------------------------------------------------------------
@@ -233,23 +251,43 @@ class Partial:
         return items[0]
 
     # -- finishing ------------------------------------------------------------------------------
-    def build_oracle(self) -> FrequencyOracle:
-        """The oracle this partial's counts belong to."""
+    def build_oracle(self, oracle: FrequencyOracle | None = None) -> FrequencyOracle:
+        """The oracle this partial's counts belong to: rebuilt from the partial's parameters, or
+        ``oracle`` checked to be that one (needed where the hash family was a given table)."""
+        if oracle is not None:
+            mine = {"oracle": self.oracle, "epsilon": self.epsilon, "d": self.d, "params": dict(self.params)}
+            theirs = {"oracle": oracle.name, "epsilon": oracle.epsilon, "d": oracle.d,
+                      "params": _structural_params(oracle)}
+            if mine != theirs:
+                raise ValueError(f"oracle: {theirs} is not the partial's {mine}")
+            return oracle
+        if "family_sha1" in self.params:
+            raise ValueError(f"this {self.oracle} partial's hash family was a given table (family_sha1 "
+                             f"{self.params['family_sha1']}): pass the oracle built with it, finalize(oracle=...)")
+        return self._template()
+
+    def _template(self) -> FrequencyOracle:
+        """The oracle of the partial's name, ε, d and parameters; for a given-table family, one of the
+        same shape drawn from hash_seed 0 (it validates the fields and gives the count scale, never
+        an estimate: :meth:`build_oracle`)."""
+        params = {k: v for k, v in (self.params or {}).items() if k != "family_sha1"}
         try:
-            return oracles.get(self.oracle, epsilon=self.epsilon, d=self.d, **dict(self.params or {}))
+            return oracles.get(self.oracle, epsilon=self.epsilon, d=self.d, **params)
         except TypeError as exc:
             raise ValueError(f"params {self.params!r} do not fit oracle {self.oracle!r}: {exc}") from None
 
-    def finalize(self, **meta) -> Estimate:
-        """The unbiased estimate of the merged reports (``oracle.estimate``); needs n >= 1."""
+    def finalize(self, oracle: FrequencyOracle | None = None, **meta) -> Estimate:
+        """The unbiased estimate of the merged reports (``oracle.estimate``); needs n >= 1. ``oracle``:
+        the partial's oracle when it cannot be rebuilt from its parameters (:meth:`build_oracle`)."""
         if self.n < 1:
             raise ValueError("cannot finalize an empty partial aggregate (n = 0 reports)")
-        return self.build_oracle().estimate(self.support_counts(), self.n, **meta)
+        orc = self.build_oracle(oracle)
+        return orc.estimate(self.support_counts(orc), self.n, **meta)
 
-    def support_counts(self) -> np.ndarray:
+    def support_counts(self, oracle: FrequencyOracle | None = None) -> np.ndarray:
         """The support counts as the oracle defines them: ``counts`` (int64), or ``counts / h``
         (float) for RAPPOR (:func:`count_scale`)."""
-        scale = count_scale(self.build_oracle())
+        scale = count_scale(self._template() if oracle is None else self.build_oracle(oracle))
         return self.counts if scale == 1 else self.counts / scale
 
     def __eq__(self, other) -> bool:

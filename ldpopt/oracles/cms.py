@@ -134,6 +134,8 @@ class SketchOracle(FrequencyOracle):
             k = b.shape[0]
             self._buckets = b.astype(np.int64)
             self._buckets.setflags(write=False)
+        #: the family is another implementation's table, not the one ``hash_seed`` draws
+        self.family_given = buckets is not None
         self.k = _check_int(self.k_default if k is None else k, "k", 1)
 
     # -- the family ------------------------------------------------------------------------------

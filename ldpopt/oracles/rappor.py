@@ -108,6 +108,8 @@ class RAPPOR(FrequencyOracle):
             cohorts, num_hashes = P.shape[0], P.shape[1]
             self._positions = P.astype(np.int64)
             self._positions.setflags(write=False)
+        #: the family is another implementation's table, not the one ``hash_seed`` draws
+        self.family_given = positions is not None
         self.num_hashes = _check_int(2 if num_hashes is None else num_hashes, "num_hashes", 1)
         self.cohorts = _check_int(8 if cohorts is None else cohorts, "cohorts", 1)
         self.inst_p = _probability(inst_p, "inst_p")
