@@ -14,10 +14,11 @@ Schedulers: ``local`` (default) starts a ``distributed.LocalCluster`` for the ru
 process per usable core, at most one per map task; ``--workers`` to change) and shuts it down at the
 end; ``tcp://host:port`` uses a running cluster (its workers must read the shard paths); ``threads``
 and ``synchronous`` run in this process with nothing to start. ``--device`` picks who counts
-(``ldpopt.kernels``: numpy, the fused CPU kernels, or a CUDA GPU); the counts do not depend on it. On the reference machine (2 shared,
-busy cores) starting and stopping the LocalCluster took 12-17 s of wall time and ~3 CPU-s, the CPU
-time ``threads`` spends on ~5·10^7 OUE or ~6·10^6 OLH reports: use ``--scheduler threads`` below
-that (BENCHMARKS.md, "Schedulers"). The progress bar goes to stderr.
+(``ldpopt.kernels``: numpy, the fused CPU kernels, or a CUDA GPU); the counts do not depend on it. Starting, warming up and stopping a 2-worker LocalCluster cost 6-8 s of wall
+time on this project's 2-core machine, more than the cluster saved at every size measured there (10^8
+OUE reports at d = 128: threads 4.5 s, the cluster 6.6 s after its start): on a few cores use
+``--scheduler threads`` up to ~10^8 reports; ``local`` pays off on more cores and larger inputs
+(``ldpopt.aggregate.dask``; benchmarks/results/schedulers.json). The progress bar goes to stderr.
 """
 
 from __future__ import annotations
