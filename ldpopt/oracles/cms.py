@@ -67,7 +67,7 @@ from .unary import column_counts
 if TYPE_CHECKING:  # scipy is imported where the collision matrix is built: `import ldpopt` stays light
     import scipy.sparse as sp
 
-__all__ = ["CMS", "SketchOracle", "family_keys", "grouped_column_sums"]
+__all__ = ["CMS", "SketchOracle", "check_grouped_bits", "family_keys", "grouped_column_sums"]
 
 # output-distribution enumeration limit: d × |Y| cells
 _ENUM_CELLS = 1 << 22
@@ -102,6 +102,21 @@ def grouped_column_sums(groups: np.ndarray, bits: np.ndarray, size: int, device=
     for g in np.flatnonzero(N):  # one column count per group
         S[g] = column_counts(packed[bounds[g]: bounds[g + 1]], cols)
     return S, N
+
+
+def check_grouped_bits(reports, group: str, size: int, columns: int, source: str, kinds: str = "biu"):
+    """``reports`` = (group index, 0/1 bits) as ``source`` returns them — CMS's (j, bits), RAPPOR's
+    (cohort, bits) — checked: group indices a non-empty 1-D integer array in [0, size), bits a 0/1
+    array (dtype kinds ``kinds``) of shape (reports, columns). Returns (int64 groups, bool bits)."""
+    if not isinstance(reports, tuple) or len(reports) != 2:
+        raise ValueError(f"reports must be a tuple ({group}, bits) as returned by {source}")
+    g, bits = np.asarray(reports[0]), np.asarray(reports[1])
+    if g.ndim != 1 or g.shape[0] == 0 or g.dtype.kind not in "iu" or np.any(g < 0) or np.any(g >= size):
+        raise ValueError(f"reports: {group} must be a non-empty 1-D integer array in [0, {size})")
+    if (bits.shape != (g.shape[0], columns) or bits.dtype.kind not in kinds
+            or (bits.dtype != bool and np.any((bits != 0) & (bits != 1)))):
+        raise ValueError(f"reports: bits must be a 0/1 array of shape ({g.shape[0]}, {columns})")
+    return g.astype(np.int64), bits.astype(bool, copy=False)
 
 
 def family_keys(seed: int, count: int) -> np.ndarray:
@@ -300,14 +315,7 @@ class CMS(SketchOracle):
         return j, bits
 
     def _check_reports(self, reports) -> tuple[np.ndarray, np.ndarray]:
-        if not isinstance(reports, tuple) or len(reports) != 2:
-            raise ValueError("reports must be a tuple (j, bits) as returned by CMS.perturb")
-        j, bits = np.asarray(reports[0]), np.asarray(reports[1])
-        if j.ndim != 1 or j.shape[0] == 0 or j.dtype.kind not in "iu" or np.any(j < 0) or np.any(j >= self.k):
-            raise ValueError(f"reports: j must be a non-empty 1-D integer array in [0, {self.k})")
-        if bits.shape != (j.shape[0], self.m) or bits.dtype.kind not in "biu" or (bits.dtype != bool and np.any((bits != 0) & (bits != 1))):
-            raise ValueError(f"reports: bits must be a 0/1 array of shape ({j.shape[0]}, {self.m})")
-        return j.astype(np.int64), bits.astype(bool, copy=False)
+        return check_grouped_bits(reports, "j", self.k, self.m, "CMS.perturb", kinds="biu")
 
     def sketch(self, reports, device=None) -> tuple[np.ndarray, np.ndarray]:
         """(S, N): S[l, t] = #{reports with j = l and bit t set}, N[l] = #{reports with j = l}

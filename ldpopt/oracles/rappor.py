@@ -52,7 +52,7 @@ import numpy as np
 from .._validation import _check_int, as_generator, check_n, check_values
 from .base import FrequencyOracle
 from .channel import Channel, compose
-from .cms import family_keys, grouped_column_sums
+from .cms import check_grouped_bits, family_keys, grouped_column_sums
 from .hashing import keyed_hash
 
 __all__ = ["RAPPOR"]
@@ -244,14 +244,7 @@ class RAPPOR(FrequencyOracle):
         return self.report(self.memoise(values, gen), gen)
 
     def _check_reports(self, reports) -> tuple[np.ndarray, np.ndarray]:
-        if not isinstance(reports, tuple) or len(reports) != 2:
-            raise ValueError("reports must be a tuple (cohort, bits) as returned by RAPPOR.perturb")
-        c, bits = np.asarray(reports[0]), np.asarray(reports[1])
-        if c.ndim != 1 or c.shape[0] == 0 or c.dtype.kind not in "iu" or np.any(c < 0) or np.any(c >= self.cohorts):
-            raise ValueError(f"reports: cohort must be a non-empty 1-D integer array in [0, {self.cohorts})")
-        if bits.shape != (c.shape[0], self.num_bits) or bits.dtype.kind not in "biuf" or (bits.dtype != bool and np.any((bits != 0) & (bits != 1))):
-            raise ValueError(f"reports: bits must be a 0/1 array of shape ({c.shape[0]}, {self.num_bits})")
-        return c.astype(np.int64), bits.astype(bool, copy=False)
+        return check_grouped_bits(reports, "cohort", self.cohorts, self.num_bits, "RAPPOR.perturb", kinds="biuf")
 
     def sketch(self, reports, device=None) -> tuple[np.ndarray, np.ndarray]:
         """(Y, N): Y[c, t] = #{reports of cohort c with bit t set} (int64 (C, T)), N[c] the cohort
