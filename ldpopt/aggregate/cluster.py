@@ -36,6 +36,7 @@ import os
 import time
 from contextlib import contextmanager
 
+from .._extras import require
 from .._malloc import keep_freed_memory
 
 __all__ = ["usable_cores", "kernel_share", "uses_kernels", "warm_worker", "local_client"]
@@ -83,8 +84,7 @@ def warm_worker(oracle: dict, device, keep_freed: bool = True) -> dict:
     kept = keep_freed_memory() if keep_freed else False
     threads = None
     if uses_kernels(oracle["oracle"], device):
-        import numba
-
+        numba = require("numba", "kernels", "the CPU kernels' warm-up")
         threads = int(numba.get_num_threads())
         orc = oracles.get(oracle["oracle"], epsilon=oracle["epsilon"], d=oracle["d"], **oracle.get("params", {}))
         # 2048 users reach the kernels' multi-chunk variants as well as their single-chunk ones
