@@ -38,6 +38,7 @@ repetitions. Writes ``results/poisoning_anchor.json`` (``results/quick/`` with `
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -196,19 +197,73 @@ def _parser():
     return ap
 
 
+def _cell(rows, **key) -> dict:
+    hit = [r for r in rows if all(r.get(k) == v for k, v in key.items())]
+    return hit[0] if hit else {}
+
+
+def _mse(c) -> str:
+    return "—" if "mse" not in c else f"{c['mse']:.2e} ± {c['mse_se']:.1e}" if c.get("mse_se") is not None else f"{c['mse']:.2e}"
+
+
+def _gain(c) -> str:
+    return "—" if "gain" not in c else f"{c['gain']:+.3f} ± {c['gain_se']:.3f}" if c.get("gain_se") is not None else f"{c['gain']:+.3f}"
+
+
+def tables(result: dict, agree_tol: float = 1e-9) -> str:
+    """The markdown of docs/poisoning.md's side-by-side section from a saved result: the agreement
+    over the suite, then per attack the MSE and the target gain of the anchors' code beside ldpopt's
+    (a method both codes have is printed once, "(both)", where they agree to ``agree_tol``)."""
+    rows = result["rows"]
+    both = [r for r in rows if r["code"] == "both"]
+    out = ["| check, over every setting | max | where |", "| --- | --- | --- |"]
+    for label in dict.fromkeys(r["method"] for r in both):
+        vals = [r for r in both if r["method"] == label and r["value"] is not None]
+        top = max(vals, key=lambda r: r["value"])
+        out.append(f"| {label} | {top['value']:.1e} | {top['dataset']} {top['oracle'].upper()} ε = {top['epsilon']:g} {top['attack']} |")
+    bad = [r for r in rows if r["code"] == "anchor" and r.get("not_finite")]
+    out.append(f"| anchor outputs not finite | {sum(r['not_finite'] for r in bad)} repetitions | "
+               + (", ".join(f"{r['method']} {r['dataset']} {r['oracle'].upper()} ε = {r['epsilon']:g} {r['attack']} ({r['not_finite']})"
+                            for r in bad) or "none") + " |")
+    settings = list(dict.fromkeys((r["dataset"], r["oracle"], r["epsilon"], r["attack"]) for r in rows))
+    for attack, title in (("mga", "maximal gain attack"), ("input", "input poisoning")):
+        for metric, fmt in (("MSE", _mse), ("target gain", _gain)):
+            out += ["", f"{title}, {metric}:", "",
+                    "| dataset | oracle | ε | Norm-Sub | LDPRecover, ldpopt | LDPRecover, anchor as called (η = 0.2) | RSN | lift (ldpopt) |",
+                    "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+            for ds, orc, eps, att in settings:
+                if att != attack:
+                    continue
+                key = {"dataset": ds, "oracle": orc, "epsilon": eps, "attack": att}
+                cells = []
+                for ours, theirs, check in (("norm_sub", "norm_sub", "norm_sub"), ("ldprecover", None, None),
+                                            (None, "ldprecover_as_called", None), ("rsn", "rsn", "rsn")):
+                    a = _cell(rows, code="ldpopt", method=ours, **key) if ours else None
+                    b = _cell(rows, code="anchor", method=theirs, **key) if theirs else None
+                    if a is not None and b is not None:
+                        d = _cell(rows, code="both", method=f"{check} max|ldpopt - anchor|", **key).get("value")
+                        cells.append(f"{fmt(a)} (both)" if d is not None and d <= agree_tol and not b.get("not_finite")
+                                     else f"ldpopt {fmt(a)}; anchor {fmt(b)}")
+                    else:
+                        cells.append(fmt(a if a is not None else b))
+                cells.append(fmt(_cell(rows, code="ldpopt", method="lift", **key)))
+                out.append(f"| {ds} | {orc.upper()} | {eps:g} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main() -> None:
-    a = _parser().parse_args()
+    ap = _parser()
+    ap.add_argument("--table", metavar="FILE", help="print the markdown tables of a saved result and stop")
+    a = ap.parse_args()
+    if a.table:
+        print(tables(json.loads(Path(a.table).read_text())))
+        return
     if not (a.anchor_python or os.environ.get("LDPOPT_ANCHOR_PYTHON")) or not (
             a.anchor_src or os.environ.get("LDPOPT_ANCHOR_SRC")):
         raise SystemExit("give --anchor-python and --anchor-src (or LDPOPT_ANCHOR_PYTHON / LDPOPT_ANCHOR_SRC)")
-    res = run(**vars(a))
-    for r in res["rows"]:
-        if "mse" in r:
-            print(f"{r['dataset']:14} {r['oracle']:4} {r['epsilon']:<4} {r['attack']:6} {r['code']:7} {r['method']:22} "
-                  f"mse {r['mse']:.3e} gain {r['gain']:+.4f}")
-        elif "value" in r:
-            v = "—" if r["value"] is None else f"{r['value']:.2e}"
-            print(f"{r['dataset']:14} {r['oracle']:4} {r['epsilon']:<4} {r['attack']:6} {r['method']:52} {v}")
+    opts = {k: v for k, v in vars(a).items() if k != "table"}
+    res = run(**opts)
+    print(tables(res))
 
 
 if __name__ == "__main__":

@@ -86,7 +86,7 @@ def markdown(rows: list[dict]) -> str:
     for r in rows:
         p = r.get("size-test-p")
         ptxt = "— (fixed size)" if r["oracle"] == "grr" else f"{p['median']:.2g} ({p['min']:.2g}–{p['max']:.2g})"
-        out.append(f"| {r['attack']} | {r['oracle'].upper()} | {r['epsilon']:g} | {_pm(r['auc'])} | {_pm(r['tpr'])} | "
+        out.append(f"| {r['attack']} | {r['oracle'].upper()} | {r['epsilon']:g} | {_pm(r['auc'], '{:.4f}')} | {_pm(r['tpr'])} | "
                    f"{_pm(r['fpr'], '{:.4f}')} | {_pm(r['suspects-hit'], '{:.2f}')} | {ptxt} |")
     methods = RECOVER[1:]
     out += ["", "| attack | oracle | ε | " + " | ".join(methods) + " |", "|" + " --- |" * (3 + len(methods))]

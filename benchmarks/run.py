@@ -38,7 +38,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "variants": ("own_variant", "kl_user_call"),
     "cli": ("startup",),
     "robust": ("poisoning_anchor", "poisoning_recovery", "poisoning_detection", "poisoning_adaptive", "poisoning_kernels",
-               "poisoning_experiment"),
+               "poisoning_experiment", "poisoning_anchor_pipeline"),
     "discovery": ("heavy",),
 }
 
