@@ -216,11 +216,16 @@ def tables(result: dict, agree_tol: float = 1e-9) -> str:
     (a method both codes have is printed once, "(both)", where they agree to ``agree_tol``)."""
     rows = result["rows"]
     both = [r for r in rows if r["code"] == "both"]
-    out = ["| check, over every setting | max | where |", "| --- | --- | --- |"]
+    names = {"norm_sub max|ldpopt - anchor|": "Norm-Sub: ldpopt − anchor",
+             "rsn max|ldpopt - anchor|": "RSN: ldpopt − anchor",
+             "ldprecover (same eta) max|ldpopt - anchor|": "LDPRecover at η = β/(1 − β): ldpopt − anchor",
+             "ldprecover (as_called) max|anchor - norm_sub((1+eta) f)|": "anchor LDP_Recover(η = 0.2) − Norm-Sub(1.2 f̃)",
+             "ldprecover (same_eta) max|anchor - norm_sub((1+eta) f)|": "anchor LDP_Recover(η) − Norm-Sub((1 + η) f̃), η = β/(1 − β)"}
+    out = ["| largest absolute difference over every value, repetition and setting | value | where |", "| --- | --- | --- |"]
     for label in dict.fromkeys(r["method"] for r in both):
         vals = [r for r in both if r["method"] == label and r["value"] is not None]
         top = max(vals, key=lambda r: r["value"])
-        out.append(f"| {label} | {top['value']:.1e} | {top['dataset']} {top['oracle'].upper()} ε = {top['epsilon']:g} {top['attack']} |")
+        out.append(f"| {names.get(label, label)} | {top['value']:.1e} | {top['dataset']} {top['oracle'].upper()} ε = {top['epsilon']:g} {top['attack']} |")
     bad = [r for r in rows if r["code"] == "anchor" and r.get("not_finite")]
     out.append(f"| anchor outputs not finite | {sum(r['not_finite'] for r in bad)} repetitions | "
                + (", ".join(f"{r['method']} {r['dataset']} {r['oracle'].upper()} ε = {r['epsilon']:g} {r['attack']} ({r['not_finite']})"

@@ -27,6 +27,7 @@ means should agree within a few standard errors where the laws are the same.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -153,11 +154,34 @@ def _parser():
     return ap
 
 
+def table(result: dict) -> str:
+    """docs/poisoning.md's table: per ε, MSE and target gain of each method in both pipelines."""
+    rows = result["rows"]
+    cols = (("raw", "raw"), ("norm_sub", "norm_sub"), ("rsn", "rsn"), ("ldprecover_as_called", "ldprecover"),
+            ("lift (ldpopt, on their estimates)", "lift"))
+    out = ["| ε | pipeline | raw f̃ | Norm-Sub | RSN | LDPRecover (anchor: η = 0.2; ldpopt: η = β/(1 − β)) | lift (ldpopt) |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for eps in dict.fromkeys(r["epsilon"] for r in rows):
+        for pipe in ("anchor", "ldpopt"):
+            cells = []
+            for theirs, ours in cols:
+                c = [r for r in rows if r["epsilon"] == eps and r["pipeline"] == pipe
+                     and r["method"] == (theirs if pipe == "anchor" else ours)][0]
+                cells.append(f"{c['mse']:.2e} ± {c['mse_se']:.1e}; {c['gain']:+.3f} ± {c['gain_se']:.3f}")
+            out.append(f"| {eps:g} | {'the anchors' if pipe == 'anchor' else 'ldpopt'} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main() -> None:
-    res = run(**vars(_parser().parse_args()))
-    for r in res.get("rows", []):
-        print(f"eps={r['epsilon']:<4g} {r['pipeline']:7} {r['method']:34} mse {r['mse']:.3e} ± {r['mse_se'] or 0:.1e} "
-              f"gain {r['gain']:+.4f} ± {r['gain_se'] or 0:.4f}")
+    ap = _parser()
+    ap.add_argument("--table", metavar="FILE", help="print the markdown table of a saved result and stop")
+    a = ap.parse_args()
+    if a.table:
+        print(table(json.loads(Path(a.table).read_text())))
+        return
+    res = run(**{k: v for k, v in vars(a).items() if k != "table"})
+    if "rows" in res:
+        print(table(res))
 
 
 if __name__ == "__main__":
