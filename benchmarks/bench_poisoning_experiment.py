@@ -119,7 +119,10 @@ def run(quick: bool = False, **opts) -> dict:
             meta = json.loads((folder / "meta.json").read_text())
     rows = summarise(table, meta)
     print(markdown(rows))
-    cfg = meta["config"]
+    cfg = dict(meta["config"])
+    if "source" in cfg:  # the config file, named relative to the repository (not this machine's path)
+        src = Path(cfg["source"]).resolve()
+        cfg["source"] = str(src.relative_to(HERE.parent)) if src.is_relative_to(HERE.parent) else src.name
     return H.save("poisoning_experiment", a, {"config": cfg, "created": meta.get("created"), "rows": rows})
 
 
