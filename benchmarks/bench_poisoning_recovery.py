@@ -45,34 +45,54 @@ def _counts(name: str) -> np.ndarray:
     return np.asarray(datasets.load(name).counts, dtype=np.int64)
 
 
-def _setting(tc, oracle_name, eps, attack, reps, seed):
+def draws(tc, oracle_name, eps, attack, reps, seed):
+    """One setting's repetitions: the genuine frequencies f and, per repetition, the targets and the
+    poisoned estimate (targets drawn, then the estimate, from one generator seeded with ``seed``).
+    ``bench_poisoning_anchor.py`` takes the same draws, so its ldpopt numbers are these."""
     from ldpopt import oracles, robust
-    from ldpopt.methods.normalize import project_simplex
 
     d = tc.size
-    f = tc / tc.sum()
     o = oracles.get(oracle_name, epsilon=eps, d=d)
     gen = np.random.default_rng(seed)
+    out = []
+    for _ in range(reps):
+        t = np.sort(gen.choice(d, R_TARGETS, replace=False))
+        out.append((t, robust.poisoned_estimate(o, tc, attack, t, BETA, gen)))
+    return tc / tc.sum(), out
+
+
+def recoveries(est):
+    """(outputs of ``METHODS`` on one poisoned estimate, the lift's suspects); every method gets β."""
+    from ldpopt import robust
+    from ldpopt.methods.normalize import project_simplex
+
+    s = robust.lift_suspects(est, BETA)
+    return {"norm_sub": project_simplex(est.f_tilde), "ldprecover": robust.ldprecover(est, BETA),
+            "rsn": robust.rsn(est), "lift": robust.lift(est, BETA, s)}, s
+
+
+def mean_se(x) -> tuple[float, float | None]:
+    x = np.asarray(x, dtype=float)
+    return float(x.mean()), (float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else None)
+
+
+def _setting(tc, oracle_name, eps, attack, reps, seed):
+    f, reps_ = draws(tc, oracle_name, eps, attack, reps, seed)
     mse = {k: [] for k in METHODS}
     gain = {k: [] for k in METHODS}
     found, precision = [], []
-    for _ in range(reps):
-        t = np.sort(gen.choice(d, R_TARGETS, replace=False))
-        est = robust.poisoned_estimate(o, tc, attack, t, BETA, gen)
-        s = robust.lift_suspects(est, BETA)
+    for t, est in reps_:
+        outs, s = recoveries(est)
         found.append(s.size > 0)
         if s.size:
             precision.append(np.isin(s, t).mean())
-        outs = {"norm_sub": project_simplex(est.f_tilde), "ldprecover": robust.ldprecover(est, BETA),
-                "rsn": robust.rsn(est), "lift": robust.lift(est, BETA, s)}
         for k, v in outs.items():
             mse[k].append(float(((v - f) ** 2).mean()))
             gain[k].append(float(v[t].sum() - f[t].sum()))
     row = {"found": float(np.mean(found)), "precision": float(np.mean(precision)) if precision else None}
     for k in METHODS:
-        a, g = np.array(mse[k]), np.array(gain[k])
-        se = (lambda x: float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else None)
-        row[k] = {"mse": float(a.mean()), "mse_se": se(a), "gain": float(g.mean()), "gain_se": se(g)}
+        (m, m_se), (g, g_se) = mean_se(mse[k]), mean_se(gain[k])
+        row[k] = {"mse": m, "mse_se": m_se, "gain": g, "gain_se": g_se}
     return row
 
 

@@ -37,7 +37,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
               "structured_tree", "user_call", "table", "grouped", "check_property", "multi"),
     "variants": ("own_variant", "kl_user_call"),
     "cli": ("startup",),
-    "robust": ("poisoning_anchor", "poisoning_recovery", "poisoning_detection", "poisoning_adaptive"),
+    "robust": ("poisoning_anchor", "poisoning_recovery", "poisoning_detection", "poisoning_adaptive", "poisoning_kernels",
+               "poisoning_experiment", "poisoning_anchor_pipeline"),
     "discovery": ("heavy",),
 }
 

@@ -28,6 +28,8 @@ def plot_poisoning(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) ->
         gain, err = summarise(t, "epsilon", by, "gain"), summarise(t, "epsilon", by, "mse")
         auc = summarise(t, "epsilon", by, "auc")
         keys = list(dict.fromkeys(zip(gain["dataset"], gain["oracle"])))
+        order = list(meta.get("config", {}).get("oracles", []))  # rows in the config's oracle order
+        keys.sort(key=lambda k: order.index(k[1]) if k[1] in order else len(order))
         fig, axes = S.new_figure(len(keys), 3)
         with S.style():
             for row, (ds, orc) in zip(axes, keys):
@@ -54,7 +56,10 @@ def plot_poisoning(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) ->
                 row[2].axhline(0.5, color="k", lw=0.8, ls=":")
         S.shared_legend(fig, axes)
         beta = float(t["beta"].iloc[0])
-        S.suptitle(fig, f"{stem}: {attack} attack, β = {beta:g} fake users — recovery and detection")
+        reps = int(t.groupby(["dataset", "oracle", "epsilon"]).rep.nunique().min())
+        what = {"mga": "maximal gain attack", "input": "input poisoning", "apa": "adaptive attack"}.get(attack, attack)
+        S.suptitle(fig, f"{stem}: {what}, β = {beta:g} fake users — recovery and detection "
+                        f"(mean ± 95 % CI, {reps} repetitions)")
         paths.append(S.save(fig, out_dir / f"{stem}_{attack}.png"))
     S.pyplot().close("all")
     return paths

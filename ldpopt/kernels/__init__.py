@@ -5,6 +5,9 @@ Three kernels cover the seven oracles: a histogram (GRR; HR before its Walsh–H
 SS over the flattened subsets), the column counts of packed bit vectors (OUE, SUE) and the keyed
 hash counts (OLH, BLH). ``oracle.aggregate(reports, device=...)`` validates the reports as before
 and hands the counting to :func:`histogram`, :func:`column_counts` or :func:`hash_counts` here.
+Per report rather than per value, :mod:`.cpu_reports` counts how many of a set of values each
+OLH/BLH report supports (:func:`hash_row_counts`: support sizes, suspect scores) and runs the
+maximal gain attack's key search (:func:`best_bucket_keys`), for ``ldpopt.robust`` (CPU only).
 
 Devices (``device=``):
 
@@ -29,7 +32,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["DEVICES", "AUTO_CELLS", "resolve", "histogram", "checked_histogram", "subset_counts_checked", "column_counts", "hash_counts", "numba_available"]
+__all__ = ["DEVICES", "AUTO_CELLS", "resolve", "histogram", "checked_histogram", "subset_counts_checked", "column_counts",
+           "hash_counts", "hash_row_counts", "best_bucket_keys", "numba_available"]
 
 DEVICES = ("auto", "numpy", "cpu", "cuda")
 #: cells (report entries × values counted) from which ``device="auto"`` runs the CPU kernels
@@ -143,3 +147,27 @@ def hash_counts(keys: np.ndarray, r: np.ndarray, d: int, g: int, device: str) ->
     from . import cpu
 
     return _run(cpu.hash_counts, keys, r, d, g)
+
+
+def _cpu_only(device: str, what: str) -> None:
+    if device != "cpu":
+        raise ValueError(f"device: {what} runs on 'cpu' here (its numpy reference is the caller's own path), "
+                         f"got {device!r}")
+
+
+def hash_row_counts(keys: np.ndarray, r: np.ndarray, values: np.ndarray, g: int, device: str) -> np.ndarray:
+    """Per OLH/BLH report (s_i, r_i), #{v ∈ ``values`` : H_{s_i}(v) = r_i}, on ``device`` "cpu"
+    (:mod:`.cpu_reports`; the numpy references are ``robust.support_sizes`` and ``robust.suspect_scores``)."""
+    _cpu_only(device, "the per-report hash counts")
+    from . import cpu_reports
+
+    return _run(cpu_reports.hash_row_counts, keys, r, values, g)
+
+
+def best_bucket_keys(keys: np.ndarray, targets: np.ndarray, g: int, device: str) -> tuple[np.ndarray, np.ndarray]:
+    """The maximal gain attack's key search on OLH/BLH (:mod:`.cpu_reports`) on ``device`` "cpu"; the
+    numpy reference is ``robust.attacks._olh_search``."""
+    _cpu_only(device, "the key search of the maximal gain attack")
+    from . import cpu_reports
+
+    return _run(cpu_reports.best_bucket_keys, keys, targets, g)

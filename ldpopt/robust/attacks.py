@@ -125,14 +125,23 @@ def hr_best_outputs(oracle, targets: np.ndarray) -> tuple[np.ndarray, int]:
     return np.flatnonzero(score == best), best
 
 
-def _olh_search(oracle, targets: np.ndarray, m: int, candidates: int, gen) -> np.ndarray:
-    """(m, 2) OLH reports (s, bucket) from the key search of the module docstring, in blocks."""
+def _olh_search(oracle, targets: np.ndarray, m: int, candidates: int, gen, device=None) -> np.ndarray:
+    """(m, 2) OLH reports (s, bucket) from the key search of the module docstring, in blocks of
+    users (the same key draws either way). The numpy search below is the reference; ``device``
+    "cpu" (the default "auto" from ``kernels.AUTO_CELLS`` hashed cells on) runs
+    ``kernels.best_bucket_keys`` on each block, the same reports."""
+    from .. import kernels
     from ._draws import key_blocks
+    from .detect import report_device
 
     r, g = targets.size, oracle.g
+    dev = report_device(device, m * candidates * r)
     out = np.empty((m, 2), dtype=np.int64)
     for u0, keys in key_blocks(gen, m, candidates, r, _SEARCH_CELLS):
         b = keys.shape[0]
+        if dev == "cpu":
+            out[u0:u0 + b, 0], out[u0:u0 + b, 1] = kernels.best_bucket_keys(keys, targets, g, dev)
+            continue
         h = keyed_hash(keys[:, :, None], targets[None, None, :], g)            # (b, C, r)
         size = (h[:, :, :, None] == h[:, :, None, :]).sum(axis=3)              # bucket size per target
         best = size.max(axis=2)                                                # (b, C)
@@ -146,16 +155,20 @@ def _olh_search(oracle, targets: np.ndarray, m: int, candidates: int, gen) -> np
 
 
 def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
-                  candidates: int = DEFAULT_CANDIDATES):
+                  candidates: int = DEFAULT_CANDIDATES, device=None):
     """The m fake users' reports, in ``oracle``'s own report format (what ``oracle.aggregate`` takes).
 
     ``attack="input"`` runs ``oracle.perturb`` on fake values uniform on T; ``attack="mga"`` crafts
     the maximal-gain reports of the module docstring, ``attack="apa"`` those of :mod:`.apa` (``candidates`` is the OLH/BLH key search size).
+    ``device`` ("numpy", "cpu" or "auto") runs the OLH/BLH maximal gain key search (same reports).
     """
     attack = check_attack(attack)
     t = check_targets(targets, oracle.d)
     m = _check_int(m, "m", 1)
     candidates = _check_int(candidates, "candidates", 1)
+    from .detect import report_device
+
+    report_device(device, 0)  # checked whatever the oracle
     gen = as_generator(rng)
     if attack == "input":
         return oracle.perturb(fake_values(t, m, gen), gen)
@@ -173,7 +186,7 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
         bits[np.arange(m)[:, None], pad] = True
         return np.packbits(bits, axis=1)
     if name in ("olh", "blh"):
-        return _olh_search(oracle, t, m, candidates, gen)
+        return _olh_search(oracle, t, m, candidates, gen, device)
     if name == "hr":
         best, _ = hr_best_outputs(oracle, t)
         return gen.choice(best, size=m)

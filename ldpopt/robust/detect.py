@@ -32,7 +32,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from .._validation import _check_int
+from .. import kernels
+from .._validation import _check_int, check_values
 from ..oracles.base import FrequencyOracle
 
 __all__ = ["genuine_size_pmf", "roc", "size_test", "suspect_scores", "suspects", "support_sizes"]
@@ -47,16 +48,35 @@ def _blocks(m: int, d: int):
         yield slice(start, min(m, start + step))
 
 
+def report_device(device, cells: int) -> str:
+    """The device of a per-report OLH/BLH count or search of ``cells`` hashes: ``kernels.resolve``
+    ("numpy", "cpu", or "auto"/None: "cpu" from ``kernels.AUTO_CELLS`` cells on when Numba is
+    installed); "cuda" or anything else is an error naming the argument (no GPU kernel here)."""
+    if device not in (None, "auto", "numpy", "cpu"):
+        raise ValueError(f"device must be 'numpy', 'cpu', 'auto' or None for the per-report hash kernels, got {device!r}")
+    return kernels.resolve(device, cells)
+
+
 def _n_reports(reports) -> int:
     return int(np.asarray(reports).shape[0])
 
 
-def support_sizes(oracle: FrequencyOracle, reports) -> np.ndarray:
-    """|S(y)| per report (int64): a popcount of the packed bits for OUE/SUE, otherwise the row sums
-    of ``oracle.support_matrix`` in blocks of reports."""
+def support_sizes(oracle: FrequencyOracle, reports, device=None) -> np.ndarray:
+    """|S(y)| per report (int64): a popcount of the packed bits for OUE/SUE, 1 for GRR, otherwise the row sums
+    of ``oracle.support_matrix`` in blocks of reports (the reference). For OLH/BLH, whose n·d hashes
+    are the cost, ``device`` as in ``oracle.aggregate``: "cpu" (the default "auto" from
+    ``kernels.AUTO_CELLS`` cells on) counts them with ``kernels.hash_row_counts``, the same numbers."""
+    report_device(device, 0)
     if oracle.name in ("oue", "sue"):
         r = oracle._check_reports(reports)
         return np.bitwise_count(r).sum(axis=1, dtype=np.int64)
+    if oracle.name == "grr":  # one-hot rows: every report supports exactly its value
+        return np.ones(check_values(reports, oracle.d, "reports").size, dtype=np.int64)
+    if oracle.name in ("olh", "blh"):
+        s, y = oracle._check_reports(reports)
+        dev = report_device(device, s.size * oracle.d)
+        if dev == "cpu":
+            return kernels.hash_row_counts(s, y, np.arange(oracle.d, dtype=np.int64), oracle.g, dev)
     rep = np.asarray(reports)
     out = np.empty(_n_reports(rep), dtype=np.int64)
     for sl in _blocks(out.size, oracle.d):
@@ -123,8 +143,10 @@ def suspects(f_tilde, k: int) -> np.ndarray:
     return np.sort(np.argpartition(-f, k - 1)[:k])
 
 
-def suspect_scores(oracle: FrequencyOracle, reports, suspect) -> np.ndarray:
-    """Per report, the number of ``suspect`` values its support set contains (int64)."""
+def suspect_scores(oracle: FrequencyOracle, reports, suspect, device=None) -> np.ndarray:
+    """Per report, the number of ``suspect`` values its support set contains (int64). For OLH/BLH,
+    ``device`` as in :func:`support_sizes` (one ``keyed_hash`` per suspect is the reference)."""
+    report_device(device, 0)
     c = np.unique(np.asarray(suspect, dtype=np.int64))
     if c.size == 0 or c.min() < 0 or c.max() >= oracle.d:
         raise ValueError(f"suspect must be a non-empty set of values in [0, {oracle.d})")
@@ -132,8 +154,13 @@ def suspect_scores(oracle: FrequencyOracle, reports, suspect) -> np.ndarray:
         r = oracle._check_reports(reports)
         bits = (r[:, c >> 3] >> (7 - (c & 7)).astype(np.uint8)) & 1
         return bits.sum(axis=1, dtype=np.int64)
+    if oracle.name == "grr":  # one-hot rows: the score is whether the report is a suspect
+        return np.isin(check_values(reports, oracle.d, "reports"), c).astype(np.int64)
     if oracle.name in ("olh", "blh"):
         s, y = oracle._check_reports(reports)
+        dev = report_device(device, s.size * c.size)
+        if dev == "cpu":
+            return kernels.hash_row_counts(s, y, c, oracle.g, dev)
         out = np.zeros(s.size, dtype=np.int64)
         for v in c:
             out += oracle.hash(s, v) == y
