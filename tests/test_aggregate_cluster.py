@@ -8,6 +8,7 @@ on every report at once; a fresh Python process for the import check.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 
@@ -148,7 +149,29 @@ def test_local_cluster_workers_get_their_share_of_kernel_threads_and_count_bit_f
         assert share == usable_cores()
         assert list(client.run(threads).values()) == [share]  # NUMBA_NUM_THREADS set in the worker
         got = _run_on(client, tasks, rows, False, "cpu", share)
+        levels = logging.getLogger("distributed").handlers
+        before = [h.level for h in levels]
+    # shutting down hushed this process's distributed handlers and gave their levels back
+    assert [h.level for h in levels] == before
     assert got.n == len(reps) and np.array_equal(got.counts, orc.aggregate(reps, device="numpy"))
     with pytest.raises(ValueError, match="kernel_threads must be an integer >= 1"):
         with local_client(1, "cpu", oracle, kernel_threads=0):
             pass
+
+
+def test_hush_logs_raises_the_distributed_handlers_and_gives_their_levels_back():
+    import logging
+
+    from ldpopt.aggregate.cluster import _restore, hush_logs
+
+    log = logging.getLogger("distributed")
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.ERROR)
+    log.addHandler(handler)
+    try:
+        saved = hush_logs()
+        assert (handler, logging.ERROR) in saved and handler.level == logging.CRITICAL
+        _restore(saved)
+        assert handler.level == logging.ERROR
+    finally:
+        log.removeHandler(handler)

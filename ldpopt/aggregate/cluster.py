@@ -25,6 +25,14 @@ is done about it (measured side by side in ``benchmarks/bench_kernels_dask.py``;
   visible as such. It cannot be avoided in a new process; a long-lived cluster (``scheduler=
   "tcp://…"``) pays it once.
 
+* **Shutdown.** Closing a cluster races its workers' heartbeats: on a loaded machine a worker may
+  log "Failed to communicate with scheduler during heartbeat" at ERROR level with a traceback (its
+  connection pool closing under it, or the scheduler's end of the stream already closed), after
+  every result has arrived. :func:`local_client` raises the level of the ``distributed`` log handlers
+  to CRITICAL in the workers and in this process (:func:`hush_logs`) when it starts to shut down,
+  and sets this process's back when the cluster is gone: a finished run's stderr holds no
+  traceback, while errors during the run still show.
+
 The papers are silent on all of this; the choices follow Dask's own advice (one thread per worker
 for GIL-bound Python between native calls, the native libraries' threads set to the worker's share).
 """
@@ -34,12 +42,12 @@ from __future__ import annotations
 import logging
 import os
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 from .._extras import require
 from .._malloc import keep_freed_memory
 
-__all__ = ["usable_cores", "kernel_share", "uses_kernels", "warm_worker", "local_client"]
+__all__ = ["usable_cores", "kernel_share", "uses_kernels", "warm_worker", "hush_logs", "local_client"]
 
 
 def usable_cores() -> int:
@@ -95,6 +103,36 @@ def warm_worker(oracle: dict, device, keep_freed: bool = True) -> dict:
     return {"cpu_s": time.process_time() - c0, "kernel_threads": threads, "kept_freed_memory": kept}
 
 
+def hush_logs(level: int = logging.CRITICAL) -> list:
+    """Set the stream handlers of the ``distributed`` logger (those its ``silence_logs`` sets) to
+    ``level``; returns ``[(handler, old level), ...]`` for :func:`_restore`."""
+    saved = []
+    for handler in logging.getLogger("distributed").handlers:
+        if isinstance(handler, logging.StreamHandler):
+            saved.append((handler, handler.level))
+            handler.setLevel(level)
+    return saved
+
+
+def _restore(saved: list) -> None:
+    for handler, level in saved:
+        handler.setLevel(level)
+
+
+def _hush_worker() -> bool:
+    hush_logs()
+    return True
+
+
+def _hush_shutdown(client, saved: list) -> None:
+    """The start of shutdown: hush the workers (a worker already gone is skipped) and this process."""
+    try:
+        client.run(_hush_worker, on_error="ignore")
+    except Exception:  # the cluster is already failing: its errors have been shown
+        pass
+    saved.extend(hush_logs())
+
+
 @contextmanager
 def local_client(workers: int, device, oracle: dict | None = None, warm: bool = True,
                  kernel_threads: int | None = None):
@@ -109,9 +147,14 @@ def local_client(workers: int, device, oracle: dict | None = None, warm: bool = 
                                        or kernel_threads < 1):
         raise ValueError(f"kernel_threads must be an integer >= 1 or None, got {kernel_threads!r}")
     share = kernel_share(workers) if kernel_threads is None else kernel_threads
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=logging.ERROR, env={"NUMBA_NUM_THREADS": str(share)}) as cluster, \
-            Client(cluster) as client:
+    with ExitStack() as stack:
+        saved: list = []
+        stack.callback(_restore, saved)  # runs last, when the cluster is gone
+        cluster = stack.enter_context(LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            silence_logs=logging.ERROR, env={"NUMBA_NUM_THREADS": str(share)}))
+        client = stack.enter_context(Client(cluster))
+        stack.callback(_hush_shutdown, client, saved)  # runs first
         if warm and oracle is not None:
             client.run(warm_worker, oracle, device)
         else:
