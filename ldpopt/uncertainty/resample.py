@@ -29,7 +29,7 @@ from ..estimate import Estimate
 from ..methods.baseline import cut_threshold
 from ..methods.normalize import norm_mul_rows, project_simplex
 
-__all__ = ["BATCHED", "apply_batch", "draw_counts", "oracle_of", "resample_estimates"]
+__all__ = ["BATCHED", "POWER_FITTED", "apply_batch", "draw_counts", "oracle_of", "resample_estimates"]
 
 BATCHED = ("base", "base-pos", "base-cut", "norm", "norm-mul", "norm-sub")
 
@@ -58,7 +58,8 @@ def draw_counts(oracle, true_counts, size: int, rng: np.random.Generator) -> np.
 
 
 # methods that fit the power-law exponent s by maximum likelihood on each resample (default options)
-_POWER_FITTED = ("power", "power-ns", "calibrate")
+POWER_FITTED = ("power", "power-ns", "calibrate")
+_POWER_FITTED = POWER_FITTED  # the name tests/test_power_batch.py reads
 
 
 def _prefit_power_law(ests, params) -> None:
@@ -86,12 +87,14 @@ def resample_estimates(estimate: Estimate, counts) -> list[Estimate]:
 
 
 def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarray | None = None,
-                progress=None, estimates=None, **params) -> np.ndarray:
+                progress=None, estimates=None, prefit: bool = True, **params) -> np.ndarray:
     """``method`` applied to each row of the raw estimates F (B, d); ``counts`` (B, d) are the
     matching support counts (needed by the methods that are not batched). ``progress``: called with
     1 after each row of a method that runs row by row (a progress bar's ``update``). ``estimates``:
     :func:`resample_estimates` of ``counts`` when the caller already built them (several methods on
-    the same resamples)."""
+    the same resamples). ``prefit=False`` skips the batched power-law fit of Power, PowerNS and
+    Calibrate: for a caller that already ran it on these ``estimates`` with these ``params`` (the
+    fits are in the memo; checking the memo again costs a hash of every row)."""
     name = _methods.get(method).name
     if name == "base":
         return F
@@ -114,7 +117,7 @@ def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarr
     info = _methods.get(name)
     out = np.empty_like(F)
     ests = resample_estimates(estimate, counts) if estimates is None else estimates
-    if name in _POWER_FITTED:
+    if name in POWER_FITTED and prefit:
         _prefit_power_law(ests, params)
     for i, e in enumerate(ests):
         out[i] = info.func(e, **params)
