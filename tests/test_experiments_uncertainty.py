@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from ldpopt import methods
 from ldpopt.experiments import load_config, run
@@ -55,10 +56,11 @@ def test_heldout_quick_runs_on_shipped_data(tmp_path):
     assert (ns.rel_width >= 1 - 1e-9).all()
 
 
-def test_recheck_quick_runs_base_per_rank(tmp_path):
-    """The recheck config (the doubtful cells at more repetitions) runs --quick: Base only, per-rank
+@pytest.mark.parametrize("name", ["ext_uncertainty_recheck", "ext_uncertainty_recheck_boot"])
+def test_recheck_quick_runs_base_per_rank(tmp_path, name):
+    """The recheck configs (the doubtful cells at more repetitions) run --quick: Base only, per-rank
     rows present, and each task's repetitions are clusters of their own (two tasks of 20)."""
-    t = run("ext_uncertainty_recheck", quick=True, out=tmp_path, progress=False)
+    t = run(name, quick=True, out=tmp_path, progress=False)
     assert set(t.method) == {"base"} and set(t.dataset) == {"emoji"}
     ranks = t[t.metric == "coverage_rank"]
     assert set(ranks.band) == {f"rank{i}" for i in range(1, 11)} and set(ranks["count"]) == {20}
