@@ -144,6 +144,7 @@ def _planted_flags():
                 rows.append({**common, "metric": "coverage_unflagged", "value": cfree, "count": nfree})
                 rows.append({**common, "metric": "coverage_unflagged_raw", "value": craw, "count": nfree,
                              "rel_width": 0.9})
+                rows.append({**common, "metric": "coverage_unflagged_base", "value": 0.7, "count": nfree})
     return pd.DataFrame(rows)
 
 
@@ -168,8 +169,10 @@ def test_flag_summary_recomputed_from_the_rows():
     m4 = (15 * 0.8 + 16 * 0.75) / 31
     se = np.sqrt(15 ** 2 * (0.8 - m4) ** 2 + 16 ** 2 * (0.75 - m4) ** 2) / 33
     assert round(100 * pooled, 1) == 78.8 and c[6] == f"**78.8** ↓ ± {100 * se:.1f}"
-    # the least cell needs unflagged entries in >= 2 repetitions: only ε=4 qualifies
-    assert c[7].startswith("zipf OUE ε=4: ") and c[7].endswith("(31)")
     rpool = (2 * 0.5 + 15 * 0.6 + 16 * 0.75) / 33
-    assert f"{100 * rpool:.1f}" in c[8] and c[11] == "0.90" and c[12] == "2–2"
+    assert c[7].startswith(f"**{100 * rpool:.1f}** ↓")
+    assert c[8] == "**70.0** ↓ ± 0.0"                                 # Base's on the same entries: 0.7 each
+    # the least cell needs unflagged entries in >= 2 repetitions: only ε=4 qualifies
+    assert c[9].startswith("zipf OUE ε=4: ") and c[9].endswith("(31)")
+    assert c[10] == "1.00" and c[11] == "0.90" and c[12] == "2–2"
     assert flag_summary_markdown(cell_stats(_planted())) == ""       # nothing flags: no table

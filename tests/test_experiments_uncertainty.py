@@ -108,10 +108,14 @@ def test_fit_quick_counts_flags_and_the_unflagged_entries(tmp_path):
     key = ["method", "level", "band", "batch_rep"]
     free = t[t.metric == "coverage_unflagged"].set_index(key)
     raw = t[t.metric == "coverage_unflagged_raw"].set_index(key)
+    base = t[t.metric == "coverage_unflagged_base"].set_index(key)
     rest = b.assign(rest=b["count"] - b["flagged"]).set_index(key)["rest"]
     assert (rest[rest == 0].index.isin(free.index)).sum() == 0  # a band wholly flagged has no row
     np.testing.assert_array_equal(free["count"], rest.loc[free.index])
     np.testing.assert_array_equal(raw.sort_index()["count"], free.sort_index()["count"])
+    np.testing.assert_array_equal(base.sort_index()["count"], free.sort_index()["count"])
+    # the user's interval contains Base's on every entry: it covers at least as often, row by row
+    assert (free.sort_index()["value"] >= base.sort_index()["value"] - 1e-12).all()
     assert (rest > 0).sum() == len(free) > 0 and (b["flagged"] > 0).any()
     # the user's interval on the unflagged entries is the hull with Base's: never narrower than Base's
     assert (free["rel_width"].dropna() >= 1 - 1e-9).all()

@@ -209,8 +209,8 @@ def band_summary_from_stats(st: pd.DataFrame, *, by=("method",), levels=None) ->
     return "\n" + "\n".join(out)
 
 
-FLAG_COLUMNS = ("flagged", "free_coverage", "free_mcse", "free_count", "free_reps", "free_rel_width",
-                "raw_coverage", "raw_mcse", "raw_count", "raw_reps", "raw_rel_width")
+FLAG_COLUMNS = tuple(["flagged"] + [f"{pre}_{c}" for pre in ("free", "raw", "base")
+                                     for c in ("coverage", "mcse", "count", "reps", "rel_width")])
 
 
 def cell_stats(table: pd.DataFrame, by=("method",)) -> pd.DataFrame:
@@ -245,15 +245,18 @@ def flag_summary_markdown(st: pd.DataFrame, *, by=("method",), levels=None, min_
     the per-cell statistics ``st`` (:func:`cell_stats`), one table per level: the least–greatest
     share of the band's entries flagged in a cell; the least–greatest coverage of what the user
     gets (every entry) with the worst cell ± its Monte-Carlo SE; then the entries that are *not*
-    flagged only — how many over every cell and repetition, the coverage there of what the user gets
-    (the hull of the method's basic interval with Base's) and of the method's own basic interval,
-    each pooled over the cells ± SE with the least cell that has unflagged entries in at least
-    ``min_reps`` repetitions (n entries in brackets); the median over cells of the median width
-    × Base's of what the user gets and of the method's own interval on the unflagged entries;
+    flagged only — how many over every cell and repetition, and the coverage there, pooled over the
+    cells ± SE, of what the user gets (the hull of the method's basic interval with Base's), of the
+    method's own basic interval and of Base's interval (the reference: which entries go unflagged
+    is decided on the same data), with the least cell of the user's that has unflagged entries in at
+    least ``min_reps`` repetitions (n entries in brackets); the median over cells of the median
+    width × Base's of what the user gets and of the method's own interval on the unflagged entries;
     repetitions per cell. Marks as :func:`coverage_markdown`. "" when no group flags anything."""
     if st.empty or "flagged" not in st.columns or st["flagged"].isna().all():
         return ""
     st = st[st["flagged"].notna()]
+    for c in FLAG_COLUMNS:
+        st = st if c in st.columns else st.assign(**{c: np.nan})
     cell = [c for c in CELL if c in st.columns]
     by = tuple(by)
     bands = [b for b in BAND_ORDER if b in set(st["band"])] + sorted(set(st["band"]) - set(BAND_ORDER))
@@ -262,10 +265,11 @@ def flag_summary_markdown(st: pd.DataFrame, *, by=("method",), levels=None, min_
         out += [f"Flagged entries per band over the cells, nominal {100 * lv:g} %: share flagged (least–greatest "
                 f"cell, %); coverage (%) of what the user gets, least–greatest cell and the worst ± its "
                 f"Monte-Carlo SE; on the unflagged entries only: their number (all cells and repetitions), the "
-                f"coverage of what the user gets and of the method's own basic interval, pooled over the "
-                f"cells ± SE and the least cell (entries); median width × Base's of both; repetitions per cell.",
+                f"coverage of what the user gets, of the method's own basic interval and of Base's interval, "
+                f"pooled over the cells ± SE, and the least cell of the user's (entries); median width × Base's "
+                f"of the user's and the own interval; repetitions per cell.",
                 "", "| " + " | ".join([*by, "band", "flagged %", "coverage", "worst cell", "unflagged n",
-                                       "unflagged: user's", "least cell", "unflagged: own", "least cell",
+                                       "unflagged: user's", "own", "Base's", "least cell (user's)",
                                        "width", "own width", "reps"]) + " |", "|" + "---|" * (len(by) + 12)]
         s = st[st["level"] == lv]
         for k, g in s.groupby(list(by), sort=False):
@@ -275,28 +279,24 @@ def flag_summary_markdown(st: pd.DataFrame, *, by=("method",), levels=None, min_
                 if gb.empty:
                     continue
                 w = gb.loc[gb["coverage"].idxmin()]
-                parts = []
-                for pre in ("free", "raw"):
-                    cov, se, n = _pooled(gb, pre)
-                    ok = gb[(gb[f"{pre}_count"].fillna(0) > 0) & (gb[f"{pre}_reps"].fillna(0) >= min_reps)]
-                    if ok.empty:
-                        least = "–"
-                    else:
-                        lw = ok.loc[ok[f"{pre}_coverage"].idxmin()]
-                        least = (f"{_cell_name(lw, cell)}: {_cell(float(lw[f'{pre}_coverage']), lv, TARGET, float(lw[f'{pre}_mcse']))}"
-                                 f" ({int(lw[f'{pre}_count'])})")
-                    parts += [_cell(cov, lv, TARGET, se), least]
-                    if pre == "free":
-                        nfree = n
+                pooled = {pre: _pooled(gb, pre) for pre in ("free", "raw", "base")}
+                ok = gb[(gb["free_count"].fillna(0) > 0) & (gb["free_reps"].fillna(0) >= min_reps)]
+                if ok.empty:
+                    least = "–"
+                else:
+                    lw = ok.loc[ok["free_coverage"].idxmin()]
+                    least = (f"{_cell_name(lw, cell)}: {_cell(float(lw['free_coverage']), lv, TARGET, float(lw['free_mcse']))}"
+                             f" ({int(lw['free_count'])})")
                 fl = 100 * gb["flagged"]
                 reps = f"{int(gb['reps'].min())}–{int(gb['reps'].max())}" if gb["reps"].notna().all() else "?"
-                wfree = gb["raw_rel_width"].median() if gb["raw_rel_width"].notna().any() else np.nan
+                wown = gb["raw_rel_width"].median() if gb["raw_rel_width"].notna().any() else np.nan
                 out.append("| " + " | ".join([
                     *map(str, k), b, f"{fl.min():.1f}–{fl.max():.1f}",
                     f"{100 * gb['coverage'].min():.1f}–{100 * gb['coverage'].max():.1f}",
                     f"{_cell_name(w, cell)}: {_cell(float(w['coverage']), lv, TARGET, float(w['mcse']))}",
-                    str(nfree), *parts, f"{gb['rel_width'].median():.2f}",
-                    "–" if not np.isfinite(wfree) else f"{wfree:.2f}", reps]) + " |")
+                    str(pooled["free"][2]), *[_cell(pooled[p][0], lv, TARGET, pooled[p][1]) for p in ("free", "raw", "base")],
+                    least, f"{gb['rel_width'].median():.2f}", "–" if not np.isfinite(wown) else f"{wown:.2f}",
+                    reps]) + " |")
         out.append("")
     return "\n" + "\n".join(out)
 

@@ -258,7 +258,7 @@ def coverage_stats(table, by=("method",)):
     return out.drop(columns="hits")
 
 
-FLAG_METRICS = {"coverage_unflagged": "free", "coverage_unflagged_raw": "raw"}
+FLAG_METRICS = {"coverage_unflagged": "free", "coverage_unflagged_raw": "raw", "coverage_unflagged_base": "base"}
 
 
 def flag_stats(table, by=("method",)):
@@ -267,8 +267,8 @@ def flag_stats(table, by=("method",)):
     band's entries that got Base's interval), and for the entries that were not flagged,
     ``free_coverage``, ``free_mcse``, ``free_count``, ``free_reps``, ``free_rel_width`` (what the user
     gets there, metric ``coverage_unflagged``) and the same with prefix ``raw_`` (the method's own
-    basic interval, ``coverage_unflagged_raw``), from :func:`coverage_stats`. Empty when no row
-    counts its flags."""
+    basic interval, ``coverage_unflagged_raw``) and ``base_`` (Base's interval on the same entries,
+    ``coverage_unflagged_base``), from :func:`coverage_stats`. Empty when no row counts its flags."""
     import pandas as pd
 
     cov = table[table["metric"] == "coverage"] if "metric" in table.columns else table.iloc[:0]

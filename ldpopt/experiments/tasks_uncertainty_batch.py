@@ -17,7 +17,10 @@ Where ``intervals`` flags an entry (Base's interval instead of the method's own,
 :mod:`ldpopt.uncertainty.bootstrap`), the ``coverage`` rows of a bootstrapped method count the
 flagged entries per band (``flagged``), and two more metrics restrict the band to the entries that
 are *not* flagged: ``coverage_unflagged`` (what the user gets there: the hull of the method's basic
-interval with Base's) and ``coverage_unflagged_raw`` (the method's own basic interval alone).
+interval with Base's), ``coverage_unflagged_raw`` (the method's own basic interval alone) and
+``coverage_unflagged_base`` (Base's score interval on the same entries: the flag is decided on the
+same data, so the unflagged entries of a band are a selected subset — in a band under 5σ those
+whose estimate came out high — and Base's own coverage there is the reference).
 
 Bands as in :mod:`.tasks_uncertainty` (``zero`` … ``ge5sigma``, ``sub-head``/``sub-tail``/
 ``sub-mixed``) plus ``topk`` (the default top-10 interval: conditional for every method) and
@@ -160,13 +163,15 @@ def _flag_rows(m, lv, got, raw, truth, masks, ref) -> list[dict]:
     """One repetition of a bootstrapped method: ``coverage`` rows of what ``intervals`` returns
     (``got`` = (lo, hi, fallback)) with the ``flagged`` count per band, and on the entries that are
     not flagged only: ``coverage_unflagged`` (the same interval: the hull of the method's basic
-    interval with Base's) and ``coverage_unflagged_raw`` (``raw`` = the method's own basic interval,
-    before the hull)."""
+    interval with Base's), ``coverage_unflagged_raw`` (``raw`` = the method's own basic interval,
+    before the hull) and ``coverage_unflagged_base`` (Base's score interval ``ref`` on the same
+    entries: the reference, since which entries go unflagged depends on the same data)."""
     lo, hi, flag = got
     free = {b: mk & ~flag for b, mk in masks.items()}
     return (_batch_rows(m, "basic+base", lv, lo[None], hi[None], truth, masks, ref, flag=flag[None])
             + _batch_rows(m, "basic+base", lv, lo[None], hi[None], truth, free, ref, metric="coverage_unflagged")
-            + _batch_rows(m, "basic", lv, raw[0][None], raw[1][None], truth, free, ref, metric="coverage_unflagged_raw"))
+            + _batch_rows(m, "basic", lv, raw[0][None], raw[1][None], truth, free, ref, metric="coverage_unflagged_raw")
+            + _batch_rows(m, "score", lv, ref[0], ref[1], truth, free, ref, metric="coverage_unflagged_base"))
 
 
 def _tag(rows: list[dict], r: int) -> list[dict]:
