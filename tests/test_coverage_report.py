@@ -155,7 +155,7 @@ def test_flag_summary_recomputed_from_the_rows():
 
     st = cell_stats(_planted_flags())
     assert sorted(100 * st["flagged"]) == [22.5, 90.0]              # (8 + 10)/20 and (5 + 4)/40
-    md = flag_summary_markdown(st)
+    md = flag_summary_markdown(st, min_count=10)
     row = [ln for ln in md.splitlines() if ln.startswith("| power | ge5sigma |")]
     assert len(row) == 1, md
     c = [x.strip() for x in row[0].strip("|").split("|")]
@@ -175,4 +175,6 @@ def test_flag_summary_recomputed_from_the_rows():
     # the least cell needs unflagged entries in >= 2 repetitions: only ε=4 qualifies
     assert c[9].startswith("zipf OUE ε=4: ") and c[9].endswith("(31)")
     assert c[10] == "1.00" and c[11] == "0.90" and c[12] == "2–2"
+    strict = [ln for ln in flag_summary_markdown(st, min_count=32).splitlines() if ln.startswith("| power |")]
+    assert strict[0].strip("|").split("|")[9].strip() == "–"          # 31 entries < 32: no least cell
     assert flag_summary_markdown(cell_stats(_planted())) == ""       # nothing flags: no table

@@ -239,7 +239,8 @@ def _pooled(g: pd.DataFrame, pre: str) -> tuple[float, float, int]:
     return cov, float(np.sqrt(np.sum((n * g[f"{pre}_mcse"]) ** 2)) / n.sum()), int(n.sum())
 
 
-def flag_summary_markdown(st: pd.DataFrame, *, by=("method",), levels=None, min_reps: int = 2) -> str:
+def flag_summary_markdown(st: pd.DataFrame, *, by=("method",), levels=None, min_reps: int = 2,
+                          min_count: int = 50) -> str:
     """Per ``by`` group and band of the methods that flag entries (Base's interval instead of their
     own, :attr:`ldpopt.uncertainty.Uncertainty.fallback`), over the (dataset, oracle, ε) cells of
     the per-cell statistics ``st`` (:func:`cell_stats`), one table per level: the least–greatest
@@ -248,8 +249,8 @@ def flag_summary_markdown(st: pd.DataFrame, *, by=("method",), levels=None, min_
     flagged only — how many over every cell and repetition, and the coverage there, pooled over the
     cells ± SE, of what the user gets (the hull of the method's basic interval with Base's), of the
     method's own basic interval and of Base's interval (the reference: which entries go unflagged
-    is decided on the same data), with the least cell of the user's that has unflagged entries in at
-    least ``min_reps`` repetitions (n entries in brackets); the median over cells of the median
+    is decided on the same data), with the least cell of the user's among the cells with at least
+    ``min_count`` unflagged entries in at least ``min_reps`` repetitions (n entries in brackets); the median over cells of the median
     width × Base's of what the user gets and of the method's own interval on the unflagged entries;
     repetitions per cell. Marks as :func:`coverage_markdown`. "" when no group flags anything."""
     if st.empty or "flagged" not in st.columns or st["flagged"].isna().all():
@@ -266,7 +267,7 @@ def flag_summary_markdown(st: pd.DataFrame, *, by=("method",), levels=None, min_
                 f"cell, %); coverage (%) of what the user gets, least–greatest cell and the worst ± its "
                 f"Monte-Carlo SE; on the unflagged entries only: their number (all cells and repetitions), the "
                 f"coverage of what the user gets, of the method's own basic interval and of Base's interval, "
-                f"pooled over the cells ± SE, and the least cell of the user's (entries); median width × Base's "
+                f"pooled over the cells ± SE, and the least cell of the user's (≥ {min_count} entries); median width × Base's "
                 f"of the user's and the own interval; repetitions per cell.",
                 "", "| " + " | ".join([*by, "band", "flagged %", "coverage", "worst cell", "unflagged n",
                                        "unflagged: user's", "own", "Base's", "least cell (user's)",
@@ -280,7 +281,7 @@ def flag_summary_markdown(st: pd.DataFrame, *, by=("method",), levels=None, min_
                     continue
                 w = gb.loc[gb["coverage"].idxmin()]
                 pooled = {pre: _pooled(gb, pre) for pre in ("free", "raw", "base")}
-                ok = gb[(gb["free_count"].fillna(0) > 0) & (gb["free_reps"].fillna(0) >= min_reps)]
+                ok = gb[(gb["free_count"].fillna(0) >= min_count) & (gb["free_reps"].fillna(0) >= min_reps)]
                 if ok.empty:
                     least = "–"
                 else:
