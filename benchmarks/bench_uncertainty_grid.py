@@ -24,12 +24,14 @@ entries by what the user gets, ``free_*``, and by the method's own basic interva
 and ``uncertainty_grid_ranks.parquet``: per rank the top-10 coverage. ``uncertainty_grid.json`` keeps
 ``machine``, ``date``, ``command``, ``profile`` (when measured) and the number of rows.
 
-``python benchmarks/bench_uncertainty_grid.py tables EXPERIMENT... [--methods M,...] [--levels 0.9,0.95] [--groups]``
+``python benchmarks/bench_uncertainty_grid.py tables EXPERIMENT... [--methods M,...] [--levels 0.9,0.95] [--groups | --failures]``
 prints, from the committed summary alone, the per-band tables of ``docs/uncertainty.md`` for the
 cells of those experiments taken together (one design: e.g. ``ext_uncertainty_coverage
 ext_uncertainty_coverage_fit``): :func:`ldpopt.experiments.coverage_report.band_summary_from_stats`
 and :func:`~ldpopt.experiments.coverage_report.flag_summary_markdown`; with ``--groups`` one range
-table per band over the method groups (:func:`~ldpopt.experiments.coverage_report.group_summary_markdown`).
+table per band over the method groups (:func:`~ldpopt.experiments.coverage_report.group_summary_markdown`);
+with ``--failures`` every band more than 3 points under nominal
+(:func:`~ldpopt.experiments.coverage_report.failures_markdown`).
 """
 
 from __future__ import annotations
@@ -181,20 +183,25 @@ def _merge(old, new):
 GROUPS = {"base/norm": ["base", "norm"], "closed forms": METHODS[2:], "fit or iterate": FIT_METHODS}
 
 
-def tables(experiments, methods=None, levels=None, path: Path = OUT.with_suffix(".parquet"), groups=False) -> str:
+def tables(experiments, methods=None, levels=None, path: Path = OUT.with_suffix(".parquet"), groups=False,
+           failures=False) -> str:
     """The per-band summary and the flag summary of the committed ``path`` for the cells of
     ``experiments`` taken together (``methods``: only those, in that order); ``groups``: instead,
     one range table over the method groups of :data:`GROUPS`
-    (:func:`ldpopt.experiments.coverage_report.group_summary_markdown`)."""
+    (:func:`ldpopt.experiments.coverage_report.group_summary_markdown`); ``failures``: instead, every
+    band more than 3 points under nominal (:func:`~ldpopt.experiments.coverage_report.failures_markdown`)."""
     import pandas as pd
 
-    from ldpopt.experiments.coverage_report import (FLAG_COLUMNS, band_summary_from_stats, flag_summary_markdown,
-                                                    group_summary_markdown)
+    from ldpopt.experiments.coverage_report import (FLAG_COLUMNS, band_summary_from_stats, failures_markdown,
+                                                    flag_summary_markdown, group_summary_markdown)
 
     st = pd.read_parquet(path)
     if unknown := sorted(set(experiments) - set(st["experiment"])):
         raise ValueError(f"experiments: {unknown} are not in {path.name} (have {sorted(set(st['experiment']))})")
     st = st[st["experiment"].isin(experiments)]
+    # Base in a _fit/_power run is the same draws as in its sibling's: keep it once when both are asked for
+    twin = st["experiment"].str.replace(r"_(fit|power)$", "", regex=True)
+    st = st[~((twin != st["experiment"]) & twin.isin(experiments) & st["method"].isin(["base", "norm"]))]
     if methods:
         if unknown := sorted(set(methods) - set(st["method"])):
             raise ValueError(f"methods: {unknown} are not in these experiments")
@@ -202,6 +209,8 @@ def tables(experiments, methods=None, levels=None, path: Path = OUT.with_suffix(
         st = st.assign(_o=st["method"].map({m: i for i, m in enumerate(methods)})).sort_values("_o", kind="stable")
     for c in FLAG_COLUMNS:
         st = st if c in st.columns else st.assign(**{c: float("nan")})
+    if failures:
+        return failures_markdown(st)
     if groups:
         return group_summary_markdown(st, GROUPS, levels=levels or (0.9, 0.95))
     return band_summary_from_stats(st, levels=levels) + flag_summary_markdown(st, levels=levels)
@@ -214,11 +223,12 @@ def main(argv=None, out: Path = OUT) -> dict:
     ap.add_argument("--methods", default=None, help="tables: only these methods, comma-separated")
     ap.add_argument("--levels", default=None, help="tables: only these levels, comma-separated")
     ap.add_argument("--groups", action="store_true", help="tables: one range table over the method groups")
+    ap.add_argument("--failures", action="store_true", help="tables: every band more than 3 points under nominal")
     a = ap.parse_args(argv)
     if a.what == "tables":
         return {"tables": tables(a.folders, a.methods.split(",") if a.methods else None,
                                  [float(x) for x in a.levels.split(",")] if a.levels else None,
-                                 out.with_suffix(".parquet"), groups=a.groups)}
+                                 out.with_suffix(".parquet"), groups=a.groups, failures=a.failures)}
     old = json.loads(out.read_text()) if out.exists() else {}
     head = {"machine": H.environment(), "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "command": " ".join(["python", "benchmarks/bench_uncertainty_grid.py", a.what]

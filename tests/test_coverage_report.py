@@ -178,3 +178,42 @@ def test_flag_summary_recomputed_from_the_rows():
     strict = [ln for ln in flag_summary_markdown(st, min_count=32).splitlines() if ln.startswith("| power |")]
     assert strict[0].strip("|").split("|")[9].strip() == "–"          # 31 entries < 32: no least cell
     assert flag_summary_markdown(cell_stats(_planted())) == ""       # nothing flags: no table
+
+
+def _stats():
+    """Per-cell statistics of two methods in two cells, one band at two levels."""
+    rows = []
+    for eps, cov90, cov95 in ((1.0, 0.86, 0.93), (4.0, 0.91, 0.95)):
+        for method in ("base-pos", "norm-sub"):
+            for level, cov in ((0.9, cov90), (0.95, cov95)):
+                rows.append(dict(experiment="x", dataset="zipf", oracle="oue", epsilon=eps, method=method,
+                                 level=level, band="ge5sigma", coverage=cov + (0.01 if method == "norm-sub" and eps == 4
+                                                                                  else 0.0),
+                                 mcse=0.02, count=300, reps=100 if eps == 1 else 50,
+                                 rel_width=1.0 if eps == 1 else 1.2))
+    return pd.DataFrame(rows)
+
+
+def test_failures_list_the_bands_under_the_bound_with_their_noise():
+    from ldpopt.experiments.coverage_report import failures_markdown
+
+    md = failures_markdown(_stats())
+    lines = [ln for ln in md.splitlines() if ln.startswith("| x |")]
+    # only ε=1 at 90 % is under 87 % (86.0); both methods share it; (0.86 − 0.87)/0.02 = 0.5 SE
+    assert lines == ["| x | zipf OUE ε=1 | base-pos, norm-sub | ge5sigma | 90 | 86.0 ± 2.0 | 0.5 SE | 300 | 100 |"]
+    assert failures_markdown(_stats(), min_reps=101) == ""            # 100 repetitions < 101
+    s = _stats()
+    assert failures_markdown(s.assign(coverage=s["level"] - 0.03)) == ""          # exactly 3 under: inside
+
+
+def test_group_ranges_pool_cells_and_methods_never_bands():
+    from ldpopt.experiments.coverage_report import group_summary_markdown
+
+    st = pd.concat([_stats(), _stats().assign(band="sub-head", coverage=0.5)])
+    md = group_summary_markdown(st, {"clipped": ["base-pos", "norm-sub"]})
+    row = {ln.split("|")[1].strip(): [c.strip() for c in ln.strip("|").split("|")] for ln in md.splitlines()[2:]}
+    assert row["ge5sigma"][2:5] == ["86.0–92.0", "93.0–96.0", "1.00–1.20"]
+    assert row["ge5sigma"][5] == "zipf OUE ε=1 base-pos: **86.0** ↓ ± 2.0" and row["ge5sigma"][6] == "50–100"
+    assert row["sub-head"][2] == "50.0–50.0"                            # its own row: bands never pooled
+    with pytest.raises(ValueError, match="levels"):
+        group_summary_markdown(st, {"clipped": ["base-pos"]}, levels=(0.8,))

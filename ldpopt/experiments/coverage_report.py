@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["BAND_ORDER", "band_summary_markdown", "cell_stats", "coverage_markdown", "coverage_report",
-           "flag_summary_markdown", "group_summary_markdown", "rank_markdown"]
+           "failures_markdown", "flag_summary_markdown", "group_summary_markdown", "rank_markdown"]
 
 # value-rank bands of the true frequencies, then the query kinds (tasks_uncertainty's band names)
 BAND_ORDER = ("zero", "lt1sigma", "1-2sigma", "2-5sigma", "ge5sigma", "sub-head", "sub-tail", "sub-mixed",
@@ -328,4 +328,29 @@ def group_summary_markdown(st: pd.DataFrame, groups: dict, *, levels=(0.9, 0.95)
                 f"{g['rel_width'].min():.2f}–{g['rel_width'].max():.2f}",
                 f"{_cell_name(w, cell)} {w['method']}: {_cell(float(w['coverage']), levels[0], TARGET, float(w['mcse']))}",
                 f"{int(g['reps'].min())}–{int(g['reps'].max())}"]) + " |")
+    return "\n".join(out) + "\n"
+
+
+def failures_markdown(st: pd.DataFrame, *, min_reps: int = 100, skip=("topk-set",), target: float = TARGET) -> str:
+    """Every (experiment, cell, band, level) of the per-cell statistics ``st`` where a method covers
+    more than ``target`` under nominal (on the shown, rounded value, as :func:`coverage_markdown`
+    marks it) with at least ``min_reps`` repetitions, the bands in ``skip`` left out; methods with
+    the same coverage in the same cell share a row. Columns: the section (experiment), the cell,
+    the methods, the band, the level, coverage ± Monte-Carlo SE, how far under the bound in SEs,
+    the entries and the repetitions. "" when there is none."""
+    cell = [c for c in CELL if c in st.columns]
+    t = st[(st["reps"] >= min_reps) & ~st["band"].isin(list(skip))]
+    t = t[(t["coverage"] * 100).round(1) - 100 * t["level"] < -100 * target - 1e-9]
+    if t.empty:
+        return ""
+    keys = [c for c in ("experiment", *cell, "band", "level", "coverage", "mcse", "count", "reps") if c in t.columns]
+    g = t.groupby(keys, sort=False)["method"].apply(lambda m: ", ".join(dict.fromkeys(m))).reset_index()
+    g = g.assign(z=(g["coverage"] - (g["level"] - target)) / g["mcse"]).sort_values(["z"], kind="stable")
+    out = ["| section | cell | methods | band | level | coverage ± MC SE | under the bound | entries | reps |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for _, r in g.iterrows():
+        out.append("| " + " | ".join([str(r.get("experiment", "")), _cell_name(r, cell), r["method"], r["band"],
+                                      f"{100 * r['level']:g}", f"{100 * r['coverage']:.1f} ± {100 * r['mcse']:.1f}",
+                                      f"{-r['z']:.1f} SE" if np.isfinite(r["z"]) else "–", str(int(r["count"])),
+                                      str(int(r["reps"]))]) + " |")
     return "\n".join(out) + "\n"
