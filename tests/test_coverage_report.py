@@ -128,3 +128,92 @@ def test_band_summary_names_the_worst_cell():
     assert cells[3] == "zipf OUE ε=4: **50.0** ↓ ± 0.0" and cells[5] == "2–2"
     assert "| norm | zero | 87.0–87.0 |" in md
     assert band_summary_markdown(a.drop(columns=["dataset", "oracle", "epsilon"])) == ""
+
+
+def _planted_flags():
+    """A bootstrapped method in two cells (ε = 1, 4), two repetitions each, one band: ``coverage``
+    rows counting flagged entries, and the unflagged entries' rows for the user's and the own interval."""
+    rows = []
+    for eps, reps in ((1.0, [(10, 8, 0.9, 2, 1.0, 0.5), (10, 10, 0.8, 0, None, None)]),
+                      (4.0, [(20, 5, 0.95, 15, 0.8, 0.6), (20, 4, 0.85, 16, 0.75, 0.75)])):
+        for rep, (count, flagged, cov, nfree, cfree, craw) in enumerate(reps):
+            common = dict(dataset="zipf", oracle="oue", epsilon=eps, rep=0, batch_rep=rep, method="power",
+                          level=0.9, band="ge5sigma", width=0.1, rel_width=1.0, interval="basic+base")
+            rows.append({**common, "metric": "coverage", "value": cov, "count": count, "flagged": flagged})
+            if nfree:
+                rows.append({**common, "metric": "coverage_unflagged", "value": cfree, "count": nfree})
+                rows.append({**common, "metric": "coverage_unflagged_raw", "value": craw, "count": nfree,
+                             "rel_width": 0.9})
+                rows.append({**common, "metric": "coverage_unflagged_base", "value": 0.7, "count": nfree})
+    return pd.DataFrame(rows)
+
+
+def test_flag_summary_recomputed_from_the_rows():
+    """Share flagged per cell, and the unflagged entries' coverage pooled over the cells with the
+    SE of independent cells of repetition clusters — recomputed here by hand from the planted rows."""
+    from ldpopt.experiments.coverage_report import cell_stats, flag_summary_markdown
+
+    st = cell_stats(_planted_flags())
+    assert sorted(100 * st["flagged"]) == [22.5, 90.0]              # (8 + 10)/20 and (5 + 4)/40
+    md = flag_summary_markdown(st, min_count=10)
+    row = [ln for ln in md.splitlines() if ln.startswith("| power | ge5sigma |")]
+    assert len(row) == 1, md
+    c = [x.strip() for x in row[0].strip("|").split("|")]
+    assert c[2] == "22.5–90.0"
+    # every entry: ε=1 (9 + 8)/20 = 85.0, ε=4 (19 + 17)/40 = 90.0; worst ε=1 with its cluster SE
+    se1 = np.sqrt(10 ** 2 * (0.9 - 0.85) ** 2 + 10 ** 2 * (0.8 - 0.85) ** 2) / 20
+    assert c[3] == "85.0–90.0" and c[4] == f"zipf OUE ε=1: **85.0** ↓ ± {100 * se1:.1f}"
+    assert c[5] == "33"                                                # 2 + 15 + 16 unflagged entries
+    # pooled unflagged, user's: (2·1 + 15·0.8 + 16·0.75)/33; SE: ε=1 one cluster (0), ε=4 two
+    pooled = (2 * 1.0 + 15 * 0.8 + 16 * 0.75) / 33
+    m4 = (15 * 0.8 + 16 * 0.75) / 31
+    se = np.sqrt(15 ** 2 * (0.8 - m4) ** 2 + 16 ** 2 * (0.75 - m4) ** 2) / 33
+    assert round(100 * pooled, 1) == 78.8 and c[6] == f"**78.8** ↓ ± {100 * se:.1f}"
+    rpool = (2 * 0.5 + 15 * 0.6 + 16 * 0.75) / 33
+    assert c[7].startswith(f"**{100 * rpool:.1f}** ↓")
+    assert c[8] == "**70.0** ↓ ± 0.0"                                 # Base's on the same entries: 0.7 each
+    # the least cell needs unflagged entries in >= 2 repetitions: only ε=4 qualifies
+    assert c[9].startswith("zipf OUE ε=4: ") and c[9].endswith("(31)")
+    assert c[10] == "1.00" and c[11] == "0.90" and c[12] == "2–2"
+    strict = [ln for ln in flag_summary_markdown(st, min_count=32).splitlines() if ln.startswith("| power |")]
+    assert strict[0].strip("|").split("|")[9].strip() == "–"          # 31 entries < 32: no least cell
+    assert flag_summary_markdown(cell_stats(_planted())) == ""       # nothing flags: no table
+
+
+def _stats():
+    """Per-cell statistics of two methods in two cells, one band at two levels."""
+    rows = []
+    for eps, cov90, cov95 in ((1.0, 0.86, 0.93), (4.0, 0.91, 0.95)):
+        for method in ("base-pos", "norm-sub"):
+            for level, cov in ((0.9, cov90), (0.95, cov95)):
+                rows.append(dict(experiment="x", dataset="zipf", oracle="oue", epsilon=eps, method=method,
+                                 level=level, band="ge5sigma", coverage=cov + (0.01 if method == "norm-sub" and eps == 4
+                                                                                  else 0.0),
+                                 mcse=0.02, count=300, reps=100 if eps == 1 else 50,
+                                 rel_width=1.0 if eps == 1 else 1.2))
+    return pd.DataFrame(rows)
+
+
+def test_failures_list_the_bands_under_the_bound_with_their_noise():
+    from ldpopt.experiments.coverage_report import failures_markdown
+
+    md = failures_markdown(_stats())
+    lines = [ln for ln in md.splitlines() if ln.startswith("| x |")]
+    # only ε=1 at 90 % is under 87 % (86.0); both methods share it; (0.86 − 0.87)/0.02 = 0.5 SE
+    assert lines == ["| x | zipf OUE ε=1 | base-pos, norm-sub | ge5sigma | 90 | 86.0 ± 2.0 | 0.5 SE | 300 | 100 |"]
+    assert failures_markdown(_stats(), min_reps=101) == ""            # 100 repetitions < 101
+    s = _stats()
+    assert failures_markdown(s.assign(coverage=s["level"] - 0.03)) == ""          # exactly 3 under: inside
+
+
+def test_group_ranges_pool_cells_and_methods_never_bands():
+    from ldpopt.experiments.coverage_report import group_summary_markdown
+
+    st = pd.concat([_stats(), _stats().assign(band="sub-head", coverage=0.5)])
+    md = group_summary_markdown(st, {"clipped": ["base-pos", "norm-sub"]})
+    row = {ln.split("|")[1].strip(): [c.strip() for c in ln.strip("|").split("|")] for ln in md.splitlines()[2:]}
+    assert row["ge5sigma"][2:5] == ["86.0–92.0", "93.0–96.0", "1.00–1.20"]
+    assert row["ge5sigma"][5] == "zipf OUE ε=1 base-pos: **86.0** ↓ ± 2.0" and row["ge5sigma"][6] == "50–100"
+    assert row["sub-head"][2] == "50.0–50.0"                            # its own row: bands never pooled
+    with pytest.raises(ValueError, match="levels"):
+        group_summary_markdown(st, {"clipped": ["base-pos"]}, levels=(0.8,))

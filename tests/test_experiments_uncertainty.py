@@ -1,7 +1,10 @@
 """The coverage experiments (kind "coverage-batch", configs/ext_uncertainty_*.toml) run --quick."""
 
 import numpy as np
+import pandas as pd
+import pytest
 
+from ldpopt import methods
 from ldpopt.experiments import load_config, run
 from ldpopt.experiments.tasks_uncertainty import coverage_table
 
@@ -53,12 +56,70 @@ def test_heldout_quick_runs_on_shipped_data(tmp_path):
     assert (ns.rel_width >= 1 - 1e-9).all()
 
 
-def test_recheck_quick_runs_base_per_rank(tmp_path):
-    """The recheck config (the doubtful cells at more repetitions) runs --quick: Base only, per-rank
+@pytest.mark.parametrize("name", ["ext_uncertainty_recheck", "ext_uncertainty_recheck_boot"])
+def test_recheck_quick_runs_base_per_rank(tmp_path, name):
+    """The recheck configs (the doubtful cells at more repetitions) run --quick: Base only, per-rank
     rows present, and each task's repetitions are clusters of their own (two tasks of 20)."""
-    t = run("ext_uncertainty_recheck", quick=True, out=tmp_path, progress=False)
+    t = run(name, quick=True, out=tmp_path, progress=False)
     assert set(t.method) == {"base"} and set(t.dataset) == {"emoji"}
     ranks = t[t.metric == "coverage_rank"]
     assert set(ranks.band) == {f"rank{i}" for i in range(1, 11)} and set(ranks["count"]) == {20}
     cov = t[(t.metric == "coverage") & (t.band == "lt1sigma")]
     assert cov.groupby(["rep", "batch_rep"]).ngroups == 40
+
+
+def test_fit_configs_draw_what_their_siblings_draw():
+    """The configs of the methods that fit or iterate share the design of the tuning and held-out
+    configs (data, oracles, ε, seed, parameters: only the methods differ), so every repetition,
+    subset and resample is the same draw: Base's rows of the two held-out --quick runs are equal."""
+    for a in ("ext_uncertainty_coverage", "ext_uncertainty_heldout"):
+        for b in (f"{a}_fit", f"{a}_power"):
+            for quick in (False, True):
+                ca, cb = load_config(a, quick=quick), load_config(b, quick=quick)
+                assert (ca.datasets, ca.oracles, ca.epsilons, ca.seed, ca.repetitions, ca.params) == \
+                       (cb.datasets, cb.oracles, cb.epsilons, cb.seed, cb.repetitions, cb.params), (a, quick)
+        # between them every method intervals() offers that the sibling does not measure
+        fit, power = (set(load_config(f"{a}{x}").methods) for x in ("_fit", "_power"))
+        assert fit | power | set(load_config(a).methods) == set(methods.available().index)
+        assert fit & power == {"base"} and not (fit | power) - {"base"} & set(load_config(a).methods)
+
+
+def test_fit_quick_counts_flags_and_the_unflagged_entries(tmp_path):
+    """--quick of the configs for the methods that fit or iterate: every bootstrapped method's
+    ``coverage`` rows count their flagged entries, and the unflagged metrics hold exactly the rest
+    of each band (count − flagged), for what the user gets and for the method's own interval alike
+    (tuning quick: a Zipf head, where some entries are not flagged); Base's rows (and top-10 ranks)
+    of the held-out one equal those of its sibling config's run, the same draws."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = pd.concat([run("ext_uncertainty_coverage_fit", quick=True, out=tmp_path, progress=False),
+                       run("ext_uncertainty_coverage_power", quick=True, out=tmp_path, progress=False)])
+        h = run("ext_uncertainty_heldout_fit", quick=True, out=tmp_path, progress=False)
+        s = run("ext_uncertainty_heldout", quick=True, out=tmp_path, progress=False)
+    boot = ["em", "mle-apx-paper", "power", "power-ns", "calibrate"]
+    t = t[~((t.experiment == "ext_uncertainty_coverage_power") & (t.method == "base"))]  # Base once
+    cov = t[(t.metric == "coverage") & ~t.band.str.startswith("topk")]
+    assert cov[cov.method == "base"]["flagged"].isna().all()
+    b = cov[cov.method.isin(boot)]
+    assert set(b.method) == set(boot) and b["flagged"].notna().all()
+    assert ((b["flagged"] >= 0) & (b["flagged"] <= b["count"])).all()
+    key = ["method", "level", "band", "batch_rep"]
+    free = t[t.metric == "coverage_unflagged"].set_index(key)
+    raw = t[t.metric == "coverage_unflagged_raw"].set_index(key)
+    base = t[t.metric == "coverage_unflagged_base"].set_index(key)
+    rest = b.assign(rest=b["count"] - b["flagged"]).set_index(key)["rest"]
+    assert (rest[rest == 0].index.isin(free.index)).sum() == 0  # a band wholly flagged has no row
+    np.testing.assert_array_equal(free["count"], rest.loc[free.index])
+    np.testing.assert_array_equal(raw.sort_index()["count"], free.sort_index()["count"])
+    np.testing.assert_array_equal(base.sort_index()["count"], free.sort_index()["count"])
+    # the user's interval contains Base's on every entry: it covers at least as often, row by row
+    assert (free.sort_index()["value"] >= base.sort_index()["value"] - 1e-12).all()
+    assert (rest > 0).sum() == len(free) > 0 and (b["flagged"] > 0).any()
+    # the user's interval on the unflagged entries is the hull with Base's: never narrower than Base's
+    assert (free["rel_width"].dropna() >= 1 - 1e-9).all()
+    cols = ["level", "band", "batch_rep", "value", "count", "width"]
+    pick = lambda x: x[(x.method == "base") & x.metric.isin(["coverage", "coverage_rank"])][cols].sort_values(cols[:3])
+    assert len(pick(h)) > 0
+    np.testing.assert_array_equal(pick(h).to_numpy(dtype=str), pick(s).to_numpy(dtype=str))

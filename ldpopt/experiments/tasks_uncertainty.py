@@ -44,7 +44,7 @@ from ..uncertainty.topk import select_top, topk_interval
 from .tasks import kind
 from .tasks_wang import QUERY_METHODS, _params, _simulate, active_methods, dataset_of
 
-__all__ = ["BANDS", "SUBSETS", "coverage", "coverage_stats", "coverage_table"]
+__all__ = ["BANDS", "SUBSETS", "coverage", "coverage_stats", "coverage_table", "flag_stats"]
 
 
 BANDS = ("zero", "lt1sigma", "1-2sigma", "2-5sigma", "ge5sigma")
@@ -256,3 +256,32 @@ def coverage_stats(table, by=("method",)):
         out["mcse"], out["reps"] = np.nan, np.nan
     out["rel_width"] = g["rel_width"].median() if "rel_width" in t.columns else np.nan
     return out.drop(columns="hits")
+
+
+FLAG_METRICS = {"coverage_unflagged": "free", "coverage_unflagged_raw": "raw", "coverage_unflagged_base": "base"}
+
+
+def flag_stats(table, by=("method",)):
+    """Per ``by`` × level × band, for the methods whose ``coverage`` rows count their ``flagged``
+    entries (:mod:`.tasks_uncertainty_batch`): ``flagged`` (Σ flagged / Σ count: the share of the
+    band's entries that got Base's interval), and for the entries that were not flagged,
+    ``free_coverage``, ``free_mcse``, ``free_count``, ``free_reps``, ``free_rel_width`` (what the user
+    gets there, metric ``coverage_unflagged``) and the same with prefix ``raw_`` (the method's own
+    basic interval, ``coverage_unflagged_raw``) and ``base_`` (Base's interval on the same entries,
+    ``coverage_unflagged_base``), from :func:`coverage_stats`. Empty when no row counts its flags."""
+    import pandas as pd
+
+    cov = table[table["metric"] == "coverage"] if "metric" in table.columns else table.iloc[:0]
+    if "flagged" not in cov.columns or cov["flagged"].isna().all():
+        return pd.DataFrame()
+    cov = cov[cov["flagged"].notna()]
+    keys = [*by, "level", "band"]
+    g = cov.groupby(keys)[["flagged", "count"]].sum()
+    out = pd.DataFrame({"flagged": g["flagged"] / g["count"]})
+    for metric, pre in FLAG_METRICS.items():
+        t = table[table["metric"] == metric]
+        if t.empty:
+            continue
+        st = coverage_stats(t, by=by)[["coverage", "mcse", "count", "reps", "rel_width"]]
+        out = out.join(st.add_prefix(f"{pre}_"), how="left")
+    return out

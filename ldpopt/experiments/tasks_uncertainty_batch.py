@@ -13,6 +13,15 @@ repetition — from :func:`ldpopt.uncertainty.batch.bootstrap_many` (one draw of
 repetition serves every method; quantiles only where the entry is not flagged by the fit) on the
 first ``params.bootstrap_reps`` repetitions (default all).
 
+Where ``intervals`` flags an entry (Base's interval instead of the method's own,
+:mod:`ldpopt.uncertainty.bootstrap`), the ``coverage`` rows of a bootstrapped method count the
+flagged entries per band (``flagged``), and two more metrics restrict the band to the entries that
+are *not* flagged: ``coverage_unflagged`` (what the user gets there: the hull of the method's basic
+interval with Base's), ``coverage_unflagged_raw`` (the method's own basic interval alone) and
+``coverage_unflagged_base`` (Base's score interval on the same entries: the flag is decided on the
+same data, so the unflagged entries of a band are a selected subset — in a band under 5σ those
+whose estimate came out high — and Base's own coverage there is the reference).
+
 Bands as in :mod:`.tasks_uncertainty` (``zero`` … ``ge5sigma``, ``sub-head``/``sub-tail``/
 ``sub-mixed``) plus ``topk`` (the default top-10 interval: conditional for every method) and
 ``topk-set`` (Base's fixed-set interval at the selected values, the winner's curse, for
@@ -46,10 +55,11 @@ __all__ = ["coverage_batch"]
 K = 10
 
 
-def _batch_rows(method, how, level, lo, hi, truth, masks, ref) -> list[dict]:
+def _batch_rows(method, how, level, lo, hi, truth, masks, ref, flag=None, metric="coverage") -> list[dict]:
     """Per repetition (row of lo/hi, (R, m)) and band: coverage, count, mean width, median width
     relative to ``ref`` = (lo, hi) of Base on the same entries (both clipped to [0, 1]; NaN where
-    Base's clipped width is 0 on every entry of the band)."""
+    Base's clipped width is 0 on every entry of the band); ``flag`` (R, m): also ``flagged``, how
+    many of the band's entries got Base's interval; ``metric``: the rows' metric name."""
     truth = np.broadcast_to(truth, lo.shape)
     hit = (lo <= truth) & (truth <= hi)
     w = hi - lo
@@ -67,10 +77,11 @@ def _batch_rows(method, how, level, lo, hi, truth, masks, ref) -> list[dict]:
         with warnings.catch_warnings():  # a repetition whose band has no finite ratio: NaN, said in the docstring
             warnings.simplefilter("ignore", RuntimeWarning)
             rel = np.nanmedian(np.where(m & np.isfinite(rw), rw, np.nan), axis=1)
+        nflag = None if flag is None else np.where(m, flag, False).sum(axis=1)
         for r in np.flatnonzero(cnt):
-            out.append({"method": method, "metric": "coverage", "level": level, "band": band, "value": float(cov[r]),
+            out.append({"method": method, "metric": metric, "level": level, "band": band, "value": float(cov[r]),
                         "count": int(cnt[r]), "width": float(wid[r]), "rel_width": float(rel[r]), "interval": how,
-                        "batch_rep": int(r)})
+                        "batch_rep": int(r), **({} if nflag is None else {"flagged": int(nflag[r])})})
     return out
 
 
@@ -135,19 +146,32 @@ def coverage_batch(task) -> list[dict]:
     if boot and boot_reps > 0:
         ests = [o.estimate(C[r], n) for r in range(min(boot_reps, R))]
         seeds = [int(s) for s in rng.integers(2**63, size=len(ests))]
-        for r, out in bootstrap_many(ests, boot, levels, B, seeds, queries=subs):
+        for r, out in bootstrap_many(ests, boot, levels, B, seeds, queries=subs, raw=True):
             for m in boot:
                 for lv in levels:
-                    lo, hi, _ = out[(m, lv, None)]
-                    rows += _tag(_batch_rows(m, "basic+base", lv, lo[None], hi[None], f, masks,
-                                             tuple(x[r:r + 1] for x in base_iv[lv])), r)
+                    ref = tuple(x[r:r + 1] for x in base_iv[lv])
+                    rows += _tag(_flag_rows(m, lv, out[(m, lv, None)], out[("raw", m, lv, None)], f, masks, ref), r)
                     for k, U in subs.items():
-                        qlo, qhi, _ = out[(m, lv, k)]
                         qa, qb = variance_line(est0, "base", U)
                         ref = score_interval(np.asarray(U @ F[r]).ravel()[None], qa, qb, lv)
-                        rows += _tag(_batch_rows(m, "basic+base", lv, qlo[None], qhi[None], f_sub[k],
-                                                 {k: np.ones(U.shape[0], bool)}, ref), r)
+                        rows += _tag(_flag_rows(m, lv, out[(m, lv, k)], out[("raw", m, lv, k)], f_sub[k],
+                                                {k: np.ones(U.shape[0], bool)}, ref), r)
     return rows
+
+
+def _flag_rows(m, lv, got, raw, truth, masks, ref) -> list[dict]:
+    """One repetition of a bootstrapped method: ``coverage`` rows of what ``intervals`` returns
+    (``got`` = (lo, hi, fallback)) with the ``flagged`` count per band, and on the entries that are
+    not flagged only: ``coverage_unflagged`` (the same interval: the hull of the method's basic
+    interval with Base's), ``coverage_unflagged_raw`` (``raw`` = the method's own basic interval,
+    before the hull) and ``coverage_unflagged_base`` (Base's score interval ``ref`` on the same
+    entries: the reference, since which entries go unflagged depends on the same data)."""
+    lo, hi, flag = got
+    free = {b: mk & ~flag for b, mk in masks.items()}
+    return (_batch_rows(m, "basic+base", lv, lo[None], hi[None], truth, masks, ref, flag=flag[None])
+            + _batch_rows(m, "basic+base", lv, lo[None], hi[None], truth, free, ref, metric="coverage_unflagged")
+            + _batch_rows(m, "basic", lv, raw[0][None], raw[1][None], truth, free, ref, metric="coverage_unflagged_raw")
+            + _batch_rows(m, "score", lv, ref[0], ref[1], truth, free, ref, metric="coverage_unflagged_base"))
 
 
 def _tag(rows: list[dict], r: int) -> list[dict]:

@@ -17,7 +17,14 @@ computed with less work:
    standard errors of 0 gets Base's interval whatever the bootstrap quantiles are (the flag of
    :mod:`.bootstrap`), so the per-value quantiles are taken only at the other entries — on a
    heavy tail a few hundred of d = 20,000;
-3. **one quantile pass serves every level**, and one sparse product every subset kind (``np.quantile`` with all the levels' probabilities).
+3. **one quantile pass serves every level**, and one sparse product every subset kind (``np.quantile`` with all the levels' probabilities);
+4. **one power-law fit per resample serves Power, PowerNS and Calibrate**: the batched fit of s
+   (:func:`.resample.apply_batch`'s prefit) runs once per estimate; the other two find it in the
+   memo without the per-row hashing of a second prefit.
+
+Methods that are not batched (EM, Power, PowerNS, Calibrate, MLE-Apx, Norm-Cut, Norm-Hyb,
+MLE-Apx-paper) are called once per resample on :class:`~ldpopt.Estimate` objects built once per
+estimate and shared by every such method.
 
 Measured on one cell (``benchmarks/bench_uncertainty_grid.py profile``: CPU seconds per
 bootstrapped repetition of the seven methods, this path against the per-call one).
@@ -34,16 +41,20 @@ from .._validation import as_generator
 from .analytic import analytic, pair_parameters
 from .bootstrap import FALLBACK_SE, _boundary_hull, _check_level, _check_resamples, ratio_pivot
 from .fit import plausible_truth, population
-from .resample import BATCHED, apply_batch, draw_counts, oracle_of, resample_estimates
+from .resample import BATCHED, POWER_FITTED, apply_batch, draw_counts, oracle_of, resample_estimates
 
 __all__ = ["bootstrap_many"]
 
 
-def bootstrap_many(estimates, methods, levels, n_resamples: int = 200, seeds=None, queries=None, params=None):
+def bootstrap_many(estimates, methods, levels, n_resamples: int = 200, seeds=None, queries=None, params=None,
+                   raw: bool = False):
     """Yield ``(r, out)`` for each estimate r, ``out[(method, level, key)] = (lo, hi, fallback)``
     with ``key`` None for the per-value intervals (arrays of length d) and each key of the dict
     ``queries`` (name → 0-1 query matrix, anything :func:`ldpopt.queries.query_matrix` accepts)
-    for its rows. ``seeds[r]`` seeds the resamples of estimate r (default: r)."""
+    for its rows. ``seeds[r]`` seeds the resamples of estimate r (default: r). ``raw``: also
+    ``out[("raw", method, level, key)] = (lo, hi)``, the method's own basic interval clipped to
+    [0, 1] before the Base fallback and hull (``boundary=None`` of :func:`.bootstrap.bootstrap`;
+    per value NaN at the entries flagged by the fit, where no quantile is taken)."""
     from ..queries import query_matrix
 
     levels = [_check_level(lv) for lv in levels]
@@ -57,6 +68,7 @@ def bootstrap_many(estimates, methods, levels, n_resamples: int = 200, seeds=Non
     probs = [x for lv in levels for x in (0.5 + lv / 2, 0.5 - lv / 2)]
     for r, est in enumerate(estimates):
         Us = {k: query_matrix(U, est.d) for k, U in (queries or {}).items()}
+        spans = []
         if Us:
             U_all = sp.vstack(list(Us.values()), format="csr")
             ends = np.cumsum([U.shape[0] for U in Us.values()])
@@ -68,8 +80,10 @@ def bootstrap_many(estimates, methods, levels, n_resamples: int = 200, seeds=Non
         keep = ~(world < FALLBACK_SE * analytic(est, "base", levels[0]).se)  # not flagged by the fit
         out = {}
         ests = None if all(m in BATCHED for m in names) else resample_estimates(est, C)
+        fitted = False  # the power-law prefit of these resamples has run (item 4 of the module doc)
         for name in names:
-            boot = apply_batch(est, name, F, counts=C, estimates=ests, **params)
+            boot = apply_batch(est, name, F, counts=C, estimates=ests, prefit=not fitted, **params)
+            fitted = fitted or name in POWER_FITTED
             T = _methods.get(name).func(est, **params)
             _, Tp, bootp = ratio_pivot(name, est.f_tilde, F, T, boot)
             Q = np.quantile(bootp[:, keep] - world[keep], probs, axis=0)
@@ -78,6 +92,8 @@ def bootstrap_many(estimates, methods, levels, n_resamples: int = 200, seeds=Non
                 lo[keep] = np.clip(Tp[keep] - Q[2 * i], 0.0, 1.0)
                 hi[keep] = np.clip(Tp[keep] - Q[2 * i + 1], 0.0, 1.0)
                 out[(name, lv, None)] = _boundary_hull(est, lv, None, world, lo, hi)
+                if raw:
+                    out[("raw", name, lv, None)] = (lo, hi)
             if Us:  # every query kind's rows in one product (one transposed copy of the resamples)
                 BQ = np.asarray(U_all @ np.ascontiguousarray(bootp.T)).T
             for (k, U), (a, b) in zip(Us.items(), spans):
@@ -87,4 +103,6 @@ def bootstrap_many(estimates, methods, levels, n_resamples: int = 200, seeds=Non
                 for i, lv in enumerate(levels):
                     qlo, qhi = np.clip(tq - Qq[2 * i], 0.0, 1.0), np.clip(tq - Qq[2 * i + 1], 0.0, 1.0)
                     out[(name, lv, k)] = _boundary_hull(est, lv, U, wq, qlo, qhi, base_boot=base_boot)
+                    if raw:
+                        out[("raw", name, lv, k)] = (qlo, qhi)
         yield r, out

@@ -29,7 +29,7 @@ from ..estimate import Estimate
 from ..methods.baseline import cut_threshold
 from ..methods.normalize import norm_mul_rows, project_simplex
 
-__all__ = ["BATCHED", "apply_batch", "draw_counts", "oracle_of", "resample_estimates"]
+__all__ = ["BATCHED", "POWER_FITTED", "apply_batch", "draw_counts", "oracle_of", "resample_estimates"]
 
 BATCHED = ("base", "base-pos", "base-cut", "norm", "norm-mul", "norm-sub")
 
@@ -58,13 +58,54 @@ def draw_counts(oracle, true_counts, size: int, rng: np.random.Generator) -> np.
 
 
 # methods that fit the power-law exponent s by maximum likelihood on each resample (default options)
-_POWER_FITTED = ("power", "power-ns", "calibrate")
+POWER_FITTED = ("power", "power-ns", "calibrate")
+_POWER_FITTED = POWER_FITTED  # the name tests/test_power_batch.py reads
+
+
+# The batched fit of s interpolates ℓ'(s) over the range of its rows' roots and falls back to the
+# per-row fit where that range is too wide for its interpolant. Measured on 200 resamples
+# (benchmarks/bench_uncertainty_grid.py profile, shared machine, CPU s for Power+PowerNS+Calibrate):
+# where the fitted s spread over ≥ 0.3 (GRR ε ≤ 1, OUE/OLH ε = 0.5 on the small real data, GRR
+# ε = 1 on Zipf(1.1)) 160–194 of 200 rows fell back, and batches of PREFIT_CHUNK rows ordered by
+# their largest count cut that to ≤ 1 (BMS-WebView-2 OUE ε = 0.5: 12.1 → 2.1 s; BMS-WebView-1 GRR
+# ε = 0.5: 5.4 → 2.7 s; Zipf GRR ε = 1: 6.9 → 5.4 s); where s spreads over < 0.05 no row falls back
+# and the chunks only repeat the passes over the union (Zipf OUE ε = 4: 8.2 → 10.9 s; Emoji OUE ε = 1:
+# 3.1 → 5.6 s). Hence (*choice*) the spread is probed first by fitting the two rows of smallest and
+# largest largest-count one by one (two per-row fits, ~0.1–0.3 s), and the rows are chunked only where
+# the probe differs by more than PREFIT_SPREAD (probes 0.31–0.90 in the first group, ≤ 0.024 in the
+# second).
+PREFIT_CHUNK = 25
+PREFIT_SPREAD = 0.1
+
+
+def _chunks_by(key, size: int):
+    """Index arrays of ``size`` rows each (the last may be shorter), the rows ordered by ``key``."""
+    order = np.argsort(key, kind="stable")
+    return [order[i:i + size] for i in range(0, order.size, size)]
+
+
+def _groups_within(s, width: float):
+    """Index arrays of the finite entries of ``s``, ordered, each group spanning at most ``width``."""
+    order = [int(i) for i in np.argsort(s, kind="stable") if np.isfinite(s[i])]
+    groups, start = [], 0
+    for j in range(1, len(order) + 1):
+        if j == len(order) or s[order[j]] - s[order[start]] > width:
+            groups.append(np.array(order[start:j], dtype=np.intp))
+            start = j
+    return groups
 
 
 def _prefit_power_law(ests, params) -> None:
-    """Fit s of every resample at once (:func:`ldpopt.methods._power_batch.prefit`: the fits in
-    lockstep over the union of the resamples' counts) when the method would fit it by MLE; the
-    per-row calls then find their fit in the memo of :func:`ldpopt.methods._power_fit.fit_mle`."""
+    """Fit s of every resample in batches (:func:`ldpopt.methods._power_batch.prefit`: the fits in
+    lockstep over the union of the batch's counts) when the method would fit it by MLE; the
+    per-row calls then find their fit in the memo of :func:`ldpopt.methods._power_fit.fit_mle`.
+    Where the two probe fits differ by more than :data:`PREFIT_SPREAD`, the batches are
+    :data:`PREFIT_CHUNK` rows of similar largest count (*choice*: the largest count orders the
+    fitted exponent best among the statistics tried, correlation −0.70 to −0.85 where s spreads,
+    −0.57 for the variance on BMS-WebView-1, GRR ε = 0.5), so each batch's roots lie close
+    together; otherwise one batch of every row. The
+    posterior means are prefilled per group of rows whose s lie within the interpolant's width
+    :data:`ldpopt.methods._power_batch.MEAN_MAX_WIDTH` (wider groups would take the per-row path)."""
     if params.get("s") is not None or params.get("fit", "mle") != "mle" \
             or params.get("prior", "power-law") != "power-law" or not ests:
         return
@@ -73,9 +114,16 @@ def _prefit_power_law(ests, params) -> None:
 
     lo, hi = bayes._check_bounds(params.get("s_bounds", bayes._DEFAULT_S_BOUNDS))
     X, S, n = np.stack([bayes._x(e) for e in ests]), bayes._engine_sd(ests[0]), ests[0].n
-    _power_batch.prefit(X, S, n, lo, hi)
+    top = X.max(axis=1)
+    ends = [_fit_memo._fit_mle(*np.unique(X[i], return_counts=True), S, n, lo, hi, _fit_memo.GRID_POINTS, True)[0]
+            for i in (int(np.argmin(top)), int(np.argmax(top)))]  # the probe (not memoised: the batch fits every row)
+    size = PREFIT_CHUNK if abs(ends[1] - ends[0]) > PREFIT_SPREAD else X.shape[0]
+    for rows in _chunks_by(top, size):
+        _power_batch.prefit(X[rows], S, n, lo, hi)
     fits = [_fit_memo.fit_mle(x, S, n, lo, hi) for x in X]   # memo hits: no fit, no warning
-    _power_batch.prefill_means(X, S, n, [np.nan if at_hi else s for s, at_hi in fits])
+    s_rows = np.array([np.nan if at_hi else s for s, at_hi in fits])
+    for rows in _groups_within(s_rows, _power_batch.MEAN_MAX_WIDTH):
+        _power_batch.prefill_means(X[rows], S, n, s_rows[rows])
 
 
 def resample_estimates(estimate: Estimate, counts) -> list[Estimate]:
@@ -86,12 +134,14 @@ def resample_estimates(estimate: Estimate, counts) -> list[Estimate]:
 
 
 def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarray | None = None,
-                progress=None, estimates=None, **params) -> np.ndarray:
+                progress=None, estimates=None, prefit: bool = True, **params) -> np.ndarray:
     """``method`` applied to each row of the raw estimates F (B, d); ``counts`` (B, d) are the
     matching support counts (needed by the methods that are not batched). ``progress``: called with
     1 after each row of a method that runs row by row (a progress bar's ``update``). ``estimates``:
     :func:`resample_estimates` of ``counts`` when the caller already built them (several methods on
-    the same resamples)."""
+    the same resamples). ``prefit=False`` skips the batched power-law fit of Power, PowerNS and
+    Calibrate: for a caller that already ran it on these ``estimates`` with these ``params`` (the
+    fits are in the memo; checking the memo again costs a hash of every row)."""
     name = _methods.get(method).name
     if name == "base":
         return F
@@ -114,7 +164,7 @@ def apply_batch(estimate: Estimate, method: str, F: np.ndarray, counts: np.ndarr
     info = _methods.get(name)
     out = np.empty_like(F)
     ests = resample_estimates(estimate, counts) if estimates is None else estimates
-    if name in _POWER_FITTED:
+    if name in POWER_FITTED and prefit:
         _prefit_power_law(ests, params)
     for i, e in enumerate(ests):
         out[i] = info.func(e, **params)
