@@ -232,6 +232,20 @@ def options(ap: argparse.ArgumentParser, script: str, quick: bool, opts: dict) -
     return a
 
 
+#: what an anchor bench says when the anchor's environment is not given
+ANCHOR_NOT_RUN = "not run: give --anchor-python and --anchor-src (or LDPOPT_ANCHOR_PYTHON / LDPOPT_ANCHOR_SRC)"
+
+
+def anchor_env(a: argparse.Namespace) -> tuple[str, str] | None:
+    """The anchor's python and source folder of a bench run on the papers' own code: ``a.anchor_python``
+    and ``a.anchor_src``, else the LDPOPT_ANCHOR_PYTHON / LDPOPT_ANCHOR_SRC environment variables;
+    None where either is missing (the anchor lives in its own venv outside the repository, so
+    ``make bench`` says "not run" instead of stopping)."""
+    py = a.anchor_python or os.environ.get("LDPOPT_ANCHOR_PYTHON")
+    src = a.anchor_src or os.environ.get("LDPOPT_ANCHOR_SRC")
+    return (py, src) if py and src else None
+
+
 def cli(ap: argparse.ArgumentParser, run, argv: list[str] | None = None) -> None:
     """``python benchmarks/bench_NAME.py [--quick] [options]``: parse the flags, call ``run``."""
     run(**vars(ap.parse_args(argv)))

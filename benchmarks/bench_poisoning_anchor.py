@@ -39,7 +39,6 @@ repetitions. Writes ``results/poisoning_anchor.json`` (``results/quick/`` with `
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -142,14 +141,11 @@ def run(quick: bool = False, **opts) -> dict:
     the LDPOPT_ANCHOR_PYTHON / LDPOPT_ANCHOR_SRC environment variables; ``reps``; ``out``."""
     ap = _parser()
     a = H.options(ap, Path(__file__).name, quick, opts)
-    anchor_python = a.anchor_python or os.environ.get("LDPOPT_ANCHOR_PYTHON")
-    anchor_src = a.anchor_src or os.environ.get("LDPOPT_ANCHOR_SRC")
-    if not anchor_python or not anchor_src:
-        # the anchor's code lives in its own venv outside the repository: without it (make bench,
-        # bench-quick) this bench says so instead of stopping the run
-        reason = "not run: give --anchor-python and --anchor-src (or LDPOPT_ANCHOR_PYTHON / LDPOPT_ANCHOR_SRC)"
-        print(f"bench_poisoning_anchor: {reason}")
-        return {"not_run": reason}
+    env = H.anchor_env(a)
+    if env is None:
+        print(f"bench_poisoning_anchor: {H.ANCHOR_NOT_RUN}")
+        return {"not_run": H.ANCHOR_NOT_RUN}
+    anchor_python, anchor_src = env
     # the command as recorded: the two paths are this machine's, not the repository's
     a.command = "python benchmarks/bench_poisoning_anchor.py --anchor-python PY --anchor-src DIR" + \
         (" --quick" if a.quick else "") + (f" --reps {a.reps}" if a.reps != 30 else "")
@@ -263,9 +259,8 @@ def main() -> None:
     if a.table:
         print(tables(json.loads(Path(a.table).read_text())))
         return
-    if not (a.anchor_python or os.environ.get("LDPOPT_ANCHOR_PYTHON")) or not (
-            a.anchor_src or os.environ.get("LDPOPT_ANCHOR_SRC")):
-        raise SystemExit("give --anchor-python and --anchor-src (or LDPOPT_ANCHOR_PYTHON / LDPOPT_ANCHOR_SRC)")
+    if H.anchor_env(a) is None:
+        raise SystemExit(H.ANCHOR_NOT_RUN)
     opts = {k: v for k, v in vars(a).items() if k != "table"}
     res = run(**opts)
     print(tables(res))

@@ -28,7 +28,6 @@ means should agree within a few standard errors where the laws are the same.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -92,12 +91,11 @@ def run(quick: bool = False, **opts) -> dict:
     ``reps``, ``out``."""
     ap = _parser()
     a = H.options(ap, Path(__file__).name, quick, opts)
-    py = a.anchor_python or os.environ.get("LDPOPT_ANCHOR_PYTHON")
-    src = a.anchor_src or os.environ.get("LDPOPT_ANCHOR_SRC")
-    if not py or not src:
-        reason = "not run: give --anchor-python and --anchor-src (or LDPOPT_ANCHOR_PYTHON / LDPOPT_ANCHOR_SRC)"
-        print(f"bench_poisoning_anchor_pipeline: {reason}")
-        return {"not_run": reason}
+    env = H.anchor_env(a)
+    if env is None:
+        print(f"bench_poisoning_anchor_pipeline: {H.ANCHOR_NOT_RUN}")
+        return {"not_run": H.ANCHOR_NOT_RUN}
+    py, src = env
     a.command = "python benchmarks/bench_poisoning_anchor_pipeline.py --anchor-python PY --anchor-src DIR" + \
         (" --quick" if a.quick else "") + (f" --reps {a.reps}" if a.reps != 10 else "")
     from ldpopt import oracles, robust

@@ -28,7 +28,6 @@ anchors' repository (``Diffstats.py`` is imported from there). Without them the 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -116,12 +115,11 @@ def _mean(rows, key):
 def run(quick: bool = False, **opts) -> dict:
     ap = _parser()
     a = H.options(ap, Path(__file__).name, quick, opts)
-    py = a.anchor_python or os.environ.get("LDPOPT_ANCHOR_PYTHON")
-    src = a.anchor_src or os.environ.get("LDPOPT_ANCHOR_SRC")
-    if not py or not src:
-        reason = "not run: give --anchor-python and --anchor-src (or LDPOPT_ANCHOR_PYTHON / LDPOPT_ANCHOR_SRC)"
-        print(f"bench_poisoning_detection: {reason}")
-        return {"not_run": reason}
+    env = H.anchor_env(a)
+    if env is None:
+        print(f"bench_poisoning_detection: {H.ANCHOR_NOT_RUN}")
+        return {"not_run": H.ANCHOR_NOT_RUN}
+    py, src = env
     reps = 1 if a.quick else a.reps
     rows = []
     for eps in ((1.0,) if a.quick else (0.5, 1.0, 2.0, 4.0)):
