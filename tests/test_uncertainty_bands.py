@@ -99,7 +99,7 @@ def test_head_sums_are_covered():
 
 
 @pytest.mark.parametrize("method", ["base-pos", "base-cut", "norm-mul", "norm-sub", "norm-cut", "norm-hyb",
-                                    "mle-apx"])
+                                    "mle-apx", "em", "mle-apx-paper", "power", "power-ns", "calibrate"])
 def test_every_bootstrap_method_contains_bases_interval(method):
     """The property the per-band coverage rests on, for every method ``intervals`` bootstraps: per
     value and per subset sum the interval contains Base's clipped analytic one (equal to it where
