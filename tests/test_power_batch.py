@@ -62,13 +62,13 @@ def test_intervals_match_the_per_resample_path(oracle, eps, d, n, monkeypatch):
     monkeypatch.setattr(pbm, "prefit", lambda *a: filled.append(("fit", real_fit(*a))) or filled[-1][1])
     monkeypatch.setattr(pbm, "prefill_means",
                         lambda *a: filled.append(("means", real_means(*a))) or filled[-1][1])
-    batched = {m: fields(intervals(est, m, 0.9, n_resamples=10, rng=3)) for m in resample._POWER_FITTED}
+    batched = {m: fields(intervals(est, m, 0.9, n_resamples=10, rng=3)) for m in resample.POWER_FITTED}
     # the batched path did the work: 10 fits and 10 posterior means filled by the first method
     assert filled[:2] == [("fit", 10), ("means", 10)], filled
     pf._FIT_MEMO.clear()
     bayes._PM_MEMO.clear()       # the reference computes every fit and posterior mean afresh
     monkeypatch.setattr(resample, "_prefit_power_law", lambda ests, params: None)
-    for m in resample._POWER_FITTED:
+    for m in resample.POWER_FITTED:
         ref = fields(intervals(est, m, 0.9, n_resamples=10, rng=3))
         np.testing.assert_allclose(batched[m], ref, rtol=1e-9, atol=1e-12 / est.n)
     pf._FIT_MEMO.clear()

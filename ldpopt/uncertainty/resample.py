@@ -59,7 +59,6 @@ def draw_counts(oracle, true_counts, size: int, rng: np.random.Generator) -> np.
 
 # methods that fit the power-law exponent s by maximum likelihood on each resample (default options)
 POWER_FITTED = ("power", "power-ns", "calibrate")
-_POWER_FITTED = POWER_FITTED  # the name tests/test_power_batch.py reads
 
 
 # The batched fit of s interpolates ℓ'(s) over the range of its rows' roots and falls back to the
