@@ -12,19 +12,17 @@ import importlib
 
 __version__ = "0.1.0"
 
+#: every public subpackage and module, an attribute of ``ldpopt`` loaded on first access (as scipy's
+#: submodules are); ``cli`` and ``report`` are the command line and ``make run``, not a library API
+SUBMODULES = ("aggregate", "audit", "datasets", "estimate", "experiments", "heavy", "hierarchy", "interop",
+              "kernels", "methods", "multi", "numeric", "oracles", "pooling", "problems", "queries",
+              "recommend", "robust", "sketches", "uncertainty", "verify")
+
 # name -> (submodule, attribute or None for the submodule itself), imported on first access
 _LAZY = {
-    "methods": ("methods", None),
-    "oracles": ("oracles", None),
+    **{name: (name, None) for name in SUBMODULES},
     "Estimate": ("estimate", "Estimate"),
     "postprocess": ("methods", "postprocess"),
-    "problems": ("problems", None),
-    "verify": ("verify", None),
-    "datasets": ("datasets", None),
-    "queries": ("queries", None),
-    "audit": ("audit", None),
-    "experiments": ("experiments", None),
-    "uncertainty": ("uncertainty", None),
     "choose": ("recommend", "choose"),
     "Problem": ("problems", "Problem"),
     "Solution": ("problems", "Solution"),

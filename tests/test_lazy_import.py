@@ -113,3 +113,26 @@ def test_postprocess_of_a_plain_csv_loads_neither_pandas_nor_scipy(tmp_path):
     est = oracles.get("oue", epsilon=1.0, d=5).estimate([120, 80, 40, 10, 3], 200)
     got = np.array([float(ln.split(",")[3]) for ln in lines[1:]])
     assert np.array_equal(got, methods.get("norm-sub").func(est))
+
+
+def test_every_public_subpackage_is_a_lazy_attribute():
+    """Every public subpackage or module under ldpopt/ (no leading underscore; the command line and
+    `make run`'s report aside) is an attribute of `ldpopt`, and `import ldpopt` still loads none of
+    them, nor numpy: a new subpackage missing from ``ldpopt.SUBMODULES`` fails here."""
+    import pathlib
+
+    import ldpopt
+
+    root = pathlib.Path(ldpopt.__file__).parent
+    found = {p.parent.name for p in root.glob("*/__init__.py")} | {p.stem for p in root.glob("*.py")}
+    public = {n for n in found if not n.startswith("_")} - {"cli", "report"}
+    assert public == set(ldpopt.SUBMODULES)
+    code = ("import sys, ldpopt\n"
+            "assert not any(m.startswith('ldpopt.') for m in sys.modules), sorted(sys.modules)\n"
+            "assert 'numpy' not in sys.modules\n"
+            f"for name in {sorted(public)!r}:\n"
+            "    mod = getattr(ldpopt, name)\n"
+            "    assert mod.__name__ == 'ldpopt.' + name, (name, mod)\n"
+            "    assert name in dir(ldpopt)\n")
+    out = _python("-c", code)
+    assert out.returncode == 0, out.stderr[-2000:]
