@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .estimate import Estimate
-from .methods.channel_inverse import invert, inverse_map
+from .methods.channel_inverse import inverse_map, invert
 from .methods.channel_mle import ChannelMLE, channel_mle
 from .oracles.channel import Channel
 

@@ -19,9 +19,9 @@ import hashlib
 import json
 import os
 import platform
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -29,7 +29,7 @@ import pandas as pd
 from .._atomic import temp_beside
 from .config import ExperimentConfig, load_config
 
-__all__ = ["Task", "run", "tasks_of", "collect", "missing_data"]
+__all__ = ["Task", "collect", "missing_data", "run", "tasks_of"]
 
 DEFAULT_OUT = Path("results")
 
@@ -211,7 +211,7 @@ def collect(cfg: ExperimentConfig, folder: Path, all_tasks: list[Task], quick: b
     frames = [pd.read_parquet(folder / "parts" / f"{t.key}.parquet") for t in all_tasks]
     table = pd.concat(frames, ignore_index=True)
     meta = {"config": cfg.as_dict(), "quick": quick, "versions": _versions(),
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "tasks": len(all_tasks), "rows": len(table)}
     _write_atomic_parquet(table, folder / "results.parquet", meta)
     tmp = temp_beside(folder / "meta.json")

@@ -29,8 +29,15 @@ from scipy.stats import norm
 from .. import methods as _methods
 from .tasks import kind, load_dataset, method_names, simulate
 
-__all__ = ["JIA_METHODS", "method_spec", "significance_threshold", "eq14_variance", "hh_confusion",
-           "noise_rows", "NOISE_EDGES"]
+__all__ = [
+    "JIA_METHODS",
+    "NOISE_EDGES",
+    "eq14_variance",
+    "hh_confusion",
+    "method_spec",
+    "noise_rows",
+    "significance_threshold",
+]
 
 BETA = 0.05  # Eq. 22: "we set β = 0.05 as suggested by prior work"
 

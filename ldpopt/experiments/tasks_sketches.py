@@ -17,7 +17,14 @@ import numpy as np
 from .. import oracles as _oracles
 from ..sketches import sketch_estimate
 from .tasks import kind
-from .tasks_wang import _error_rows, _params, _with_base, active_methods, dataset_of, outputs
+from .tasks_wang import (
+    _error_rows,
+    _params,
+    _with_base,
+    active_methods,
+    dataset_of,
+    outputs,
+)
 
 __all__ = ["sketches"]
 

@@ -23,7 +23,7 @@ from .collect import design
 from .consistency import consistency_adjoint, level_slices
 from .queries import _ab
 
-__all__ = ["fo_quadform", "range_matrix", "flat_range_variance", "hierarchical_range_variance"]
+__all__ = ["flat_range_variance", "fo_quadform", "hierarchical_range_variance", "range_matrix"]
 
 
 def range_matrix(d: int, a, b) -> sp.csr_matrix:

@@ -15,7 +15,7 @@ Randomness: the peers use their own global generators (seeded by
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -90,14 +90,16 @@ def peer_clients(epsilon: float, d: int) -> list[PeerClient]:
     """Every installed peer client at (ε, d), wrapped; each with its claimed ε."""
     import importlib.util
 
-    from .multi_freq_ldpy import sub_k
     from ._common import peer_g
+    from .multi_freq_ldpy import sub_k
 
     sup = support_functions(d)
     out: list[PeerClient] = []
     if importlib.util.find_spec("pure_ldp"):
-        from pure_ldp.frequency_oracles import direct_encoding as de, hadamard_response as hrm
-        from pure_ldp.frequency_oracles import local_hashing as lhm, unary_encoding as ue
+        from pure_ldp.frequency_oracles import direct_encoding as de
+        from pure_ldp.frequency_oracles import hadamard_response as hrm
+        from pure_ldp.frequency_oracles import local_hashing as lhm
+        from pure_ldp.frequency_oracles import unary_encoding as ue
 
         g = peer_g(epsilon, None, True)
         hr_eps = min(epsilon, 1.0)

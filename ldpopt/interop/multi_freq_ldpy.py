@@ -32,9 +32,16 @@ import numpy as np
 
 from .. import oracles
 from ..aggregate import Partial
-from ._common import as_int_array, clip_renormalise, grr_partial, lh_support_counts, peer_g, ue_partial
+from ._common import (
+    as_int_array,
+    clip_renormalise,
+    grr_partial,
+    lh_support_counts,
+    peer_g,
+    ue_partial,
+)
 
-__all__ = ["read_grr", "read_ue", "read_lh", "read_ss", "sub_k", "peer_mi"]
+__all__ = ["peer_mi", "read_grr", "read_lh", "read_ss", "read_ue", "sub_k"]
 
 
 def read_grr(reports, epsilon: float, k: int) -> Partial:

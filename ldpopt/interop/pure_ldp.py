@@ -49,7 +49,7 @@ from ..aggregate import Partial
 from ._common import as_int_array, grr_partial, lh_support_counts, peer_g, ue_partial
 from ._xxh32 import hash_values
 
-__all__ = ["read_de", "read_ue", "read_lh", "read_flh", "flh_pool_bias", "read_hr", "peer_estimates"]
+__all__ = ["flh_pool_bias", "peer_estimates", "read_de", "read_flh", "read_hr", "read_lh", "read_ue"]
 
 
 def read_de(reports, epsilon: float, d: int) -> Partial:

@@ -7,9 +7,13 @@
 
 from __future__ import annotations
 
+from . import (  # noqa: F401  (register the closed forms)
+    baseline,
+    bayes,
+    em,
+    mle,
+    normalize,
+)
 from .registry import MethodInfo, available, get, postprocess, register
-from . import em  # noqa: E402,F401  (registers "em")
-from . import baseline, mle, normalize  # noqa: E402,F401  (register the closed forms)
-from . import bayes  # noqa: E402,F401  (registers power, power-ns, calibrate)
 
 __all__ = ["MethodInfo", "available", "get", "postprocess", "register"]

@@ -333,12 +333,14 @@ def _fit_mle(x, w, S, n, lo, hi, grid_points, batched) -> tuple[float, bool]:
 def fit_mean_variance(x, n: int, lo: float, hi: float) -> tuple[float, bool]:
     """s solving E_prior[k](s) = mean(x) (Eq. 17), clipped to [lo, hi]. Returns (s, clipped)."""
     target = float(np.mean(x))
-    g_mv = lambda s: _prior_mean_power(n, s) - target  # noqa: E731  (decreasing in s)
+    g_mv = lambda s: _prior_mean_power(n, s) - target
     glo, ghi = g_mv(lo), g_mv(hi)
     if glo <= 0:
         return lo, glo < 0
     if ghi >= 0:
         return hi, ghi > 0
-    from scipy.optimize import brentq  # here, not at import: `import ldpopt` loads no scipy
+    from scipy.optimize import (
+        brentq,  # here, not at import: `import ldpopt` loads no scipy
+    )
 
     return float(brentq(g_mv, lo, hi, xtol=_TOL, rtol=1e-12)), False

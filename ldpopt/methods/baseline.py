@@ -11,8 +11,8 @@ import numbers
 
 import numpy as np
 
-from ..estimate import check_estimate as _check_estimate
 from ..estimate import Estimate
+from ..estimate import check_estimate as _check_estimate
 from .registry import register
 
 __all__ = ["base", "base_cut", "base_pos", "cut_threshold"]
@@ -41,7 +41,9 @@ def cut_threshold(estimate: Estimate, alpha: float = 2.0) -> float:
     """
     est = _check_estimate(estimate)
     a = _check_alpha(alpha, est.d)
-    from scipy.special import ndtri  # here, not at import: `import ldpopt` loads no scipy
+    from scipy.special import (
+        ndtri,  # here, not at import: `import ldpopt` loads no scipy
+    )
 
     return float(ndtri(1.0 - a / est.d) * est.sigma)
 

@@ -28,7 +28,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..estimate import Estimate
-from ..problems import LinearEquality, NonNegative, PartitionTotals, Problem, Simplex, SumTo
+from ..problems import (
+    LinearEquality,
+    NonNegative,
+    PartitionTotals,
+    Problem,
+    Simplex,
+    SumTo,
+)
 from .marginals import MarginalEstimates
 
 __all__ = ["OBJECTIVES", "certify", "consistency_constraints", "consistency_problem"]
@@ -86,7 +93,7 @@ def consistency_problem(est: MarginalEstimates, objective: str = "cls") -> Probl
                              "(the same oracle on marginals of equal size); use 'weighted' otherwise")
         p, q = pq.pop()
         counts = np.concatenate([e.counts for e in est.estimates])
-        vec = Estimate.from_counts(counts, int(round(float(counts.sum()))), est.epsilon, p, q, oracle="grr")
+        vec = Estimate.from_counts(counts, round(float(counts.sum())), est.epsilon, p, q, oracle="grr")
         return Problem(vec, "multinomial", cons)
     vec = _vector_estimate(est)
     if objective == "cls":

@@ -23,7 +23,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import as_generator, check_counts, check_domain_size, check_epsilon, check_n, check_values
+from .._validation import (
+    as_generator,
+    check_counts,
+    check_domain_size,
+    check_epsilon,
+    check_n,
+    check_values,
+)
 from ..estimate import Estimate
 
 __all__ = ["FrequencyOracle"]
@@ -119,6 +126,13 @@ class FrequencyOracle(abc.ABC):
         Only meant for small d (and small g); raises ``ValueError`` when the output space is too
         large to enumerate.
         """
+
+    def output_supports(self) -> np.ndarray:
+        """The support set of every output y, as a bool (d, |Y|) array S(y)_v, columns in the order of
+        :meth:`output_distribution` (the pair gives the counts' exact moments,
+        :func:`ldpopt.oracles.jointlaw.count_moments`). Optional: an oracle that does not enumerate its
+        outputs raises ``ValueError``."""
+        raise ValueError(f"oracle {self.name!r} has no output enumeration (it defines no output_supports)")
 
     # -- simulation ----------------------------------------------------------------------------
     def chunk_size(self) -> int:

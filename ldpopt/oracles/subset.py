@@ -260,3 +260,10 @@ class SS(FrequencyOracle):
         inside = self.p / math.comb(self.d - 1, self.k - 1)
         outside = self._one_minus_p / math.comb(self.d - 1, self.k)
         return np.where(member, inside, outside)
+
+    def output_supports(self) -> np.ndarray:
+        """Output Y supports the values in Y, shape (d, C(d, k)), columns in the order of :meth:`subsets`."""
+        sets = self.subsets()
+        member = np.zeros((self.d, sets.shape[0]), dtype=bool)
+        member[sets.T, np.arange(sets.shape[0])] = True
+        return member

@@ -290,6 +290,10 @@ class _UnaryEncoding(FrequencyOracle):
         suffix = np.cumprod(np.hstack([ones, other[:, :0:-1]]), axis=1)[:, ::-1]
         return (own * prefix * suffix).T
 
+    def output_supports(self) -> np.ndarray:
+        """Output j supports the set {u : bit u of j is 1}, shape (d, 2^d)."""
+        return ((np.arange(1 << self.d)[None, :] >> np.arange(self.d)[:, None]) & 1).astype(bool)
+
 
 class OUE(_UnaryEncoding):
     """Optimized Unary Encoding (Wang et al. arXiv §2.3; Wang et al. USENIX Security 2017):

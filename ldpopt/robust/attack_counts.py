@@ -22,15 +22,21 @@ independent of m·d for most oracles, with the joint law of ``oracle.aggregate(c
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from .._validation import _check_int, as_generator
 from ..estimate import Estimate
 from ..oracles.base import FrequencyOracle
 from ._draws import _subset_sums, best_bucket_pmf
-from .attacks import (DEFAULT_CANDIDATES, check_attack, check_targets, craft_reports, fake_user_count,
-                      hr_best_outputs, padding_ones)
+from .attacks import (
+    DEFAULT_CANDIDATES,
+    check_attack,
+    check_targets,
+    craft_reports,
+    fake_user_count,
+    hr_best_outputs,
+    padding_ones,
+)
 
 __all__ = ["best_bucket_pmf", "fake_counts", "poisoned_estimate"]
 

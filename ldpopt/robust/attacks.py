@@ -95,12 +95,12 @@ def fake_user_count(n_genuine: int, beta: float) -> int:
     """m = round(β n/(1 − β)): the fake users that make a fraction β of n + m users (β in [0, 1))."""
     n = _check_int(n_genuine, "n_genuine", 1)
     beta = check_beta(beta)
-    return int(round(beta * n / (1.0 - beta)))
+    return round(beta * n / (1.0 - beta))
 
 
 def padding_ones(oracle: FrequencyOracle, r: int) -> int:
     """OUE/SUE MGA padding l = max(0, ⌊p + (d − 1)q − r⌋) (module docstring)."""
-    return max(0, int(math.floor(oracle.p + (oracle.d - 1) * oracle.q - r)))
+    return max(0, math.floor(oracle.p + (oracle.d - 1) * oracle.q - r))
 
 
 def fake_values(targets: np.ndarray, m: int, rng) -> np.ndarray:

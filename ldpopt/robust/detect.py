@@ -36,7 +36,7 @@ from .. import kernels
 from .._validation import _check_int, check_values
 from ..oracles.base import FrequencyOracle
 
-__all__ = ["genuine_size_pmf", "roc", "size_test", "suspect_scores", "suspects", "support_sizes"]
+__all__ = ["genuine_size_pmf", "roc", "size_test", "support_sizes", "suspect_scores", "suspects"]
 
 # reports whose supports are expanded at once (× d booleans)
 _BLOCK_CELLS = 1 << 23
