@@ -199,7 +199,7 @@ def likelihood_for(estimate: Estimate) -> str:
 
 
 def _check_tol(tol) -> float:
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol <= 0:
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(float(tol)) or tol <= 0:
         raise ValueError(f"tol must be a finite real number > 0, got {tol!r}")
     return float(tol)
 
