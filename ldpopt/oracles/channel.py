@@ -131,13 +131,14 @@ class Channel:
             if np.any(~np.isfinite(row[seen]).all(axis=1)):
                 return float("inf")
             return float(np.max(row[seen].max(axis=1) - row[seen].min(axis=1)))
-        per_j = None  # per_j[j, v, v'] = max_y log(B[j,y,v]/B[j,y,v'])
+        per_j: np.ndarray | None = None  # per_j[j, v, v'] = max_y log(B[j,y,v]/B[j,y,v'])
         for y in range(self.k):  # k outputs per component (2 for support channels), vectorised over J, d²
             a = L[:, y, :, None]
             b = L[:, y, None, :]
             with np.errstate(invalid="ignore"):
                 diff = np.where(np.isneginf(a) & np.isneginf(b), -np.inf, a - b)
             per_j = diff if per_j is None else np.maximum(per_j, diff)
+        assert per_j is not None  # k >= 1 outputs: every column of P sums to 1
         total = per_j.sum(axis=0)
         return float(np.max(total))
 

@@ -139,8 +139,9 @@ class HR(FrequencyOracle):
     def perturb(self, values, rng) -> np.ndarray:
         v = check_values(values, self.d, "values")
         gen = as_generator(rng)
-        inside = gen.random(v.shape[0]) < self.p
-        y = gen.integers(0, self.K, size=v.shape[0], dtype=np.int64)
+        m: int = v.shape[0]  # an int, so the checker types the draws as arrays
+        inside = gen.random(m) < self.p
+        y = gen.integers(0, self.K, size=m, dtype=np.int64)
         return self._to_side(v, y, inside)
 
     def _counts_from_histogram(self, N: np.ndarray) -> np.ndarray:

@@ -183,7 +183,7 @@ class RAPPOR(FrequencyOracle):
         return self.num_hashes * math.log(qs * (1 - ps) / (ps * (1 - qs)))
 
     def params(self) -> dict[str, Any]:
-        out = {"num_bits": self.num_bits, "num_hashes": self.num_hashes, "cohorts": self.cohorts,
+        out: dict[str, Any] = {"num_bits": self.num_bits, "num_hashes": self.num_hashes, "cohorts": self.cohorts,
                "inst_p": self.inst_p, "inst_q": self.inst_q, "hash_seed": self.hash_seed}
         if self.permanent_kind != "symmetric":  # (a given positions table is not a param)
             out["permanent"] = self.permanent_kind
@@ -227,7 +227,7 @@ class RAPPOR(FrequencyOracle):
         """Steps 1-2: each user's cohort and permanent response B' (bool (n, T))."""
         v = check_values(values, self.d, "values")
         gen = as_generator(rng)
-        n = v.shape[0]
+        n: int = v.shape[0]  # an int, so the checker types the draws as arrays
         c = gen.integers(0, self.cohorts, size=n, dtype=np.int64)
         B = np.zeros((n, self.num_bits), dtype=np.int64)
         B[np.arange(n)[:, None], self.positions[c, :, v]] = 1

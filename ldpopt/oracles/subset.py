@@ -167,7 +167,8 @@ class SS(FrequencyOracle):
         return out
 
     def _perturb_block(self, v: np.ndarray, gen: np.random.Generator) -> np.ndarray:
-        d, k, m = self.d, self.k, v.shape[0]
+        d, k = self.d, self.k
+        m: int = v.shape[0]  # an int, so the checker types gen.random(m) as an array
         mixed = gen.random(m) < self.mixture_weight  # component "{v} ∪ (k−1)-subset of D∖{v}"
         if 2 * k <= d:
             # Floyd with N − s = d − k for both components: component 2 (uniform k-subset of D)

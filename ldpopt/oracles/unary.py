@@ -156,7 +156,8 @@ def _add_planes(a: list[np.ndarray], b: list[np.ndarray]) -> list[np.ndarray]:
             t = ai ^ bi
             out.append(t ^ carry)
             carry = (ai & bi) | (t & carry)
-    out.append(carry)
+    if carry is not None:  # None only when both numbers have no planes (their sum has none)
+        out.append(carry)
     return out
 
 
@@ -231,7 +232,8 @@ class _UnaryEncoding(FrequencyOracle):
         """
         v = check_values(values, self.d)
         gen = as_generator(rng)
-        m, nb = v.shape[0], self.nbytes
+        m: int = v.shape[0]  # an int, so the checker types gen.random(m) as an array
+        nb = self.nbytes
         flat = _bernoulli_bytes(self.q, m * nb, gen)
         # own bit: overwrite with an independent Bernoulli(p)
         own = gen.random(m) < self.p
