@@ -52,7 +52,11 @@ class PeerClient(FrequencyOracle):
     def support_matrix(self, reports) -> np.ndarray:
         return np.asarray(self._support(reports), dtype=bool)
 
-    def aggregate(self, reports) -> np.ndarray:
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """Support counts through the peer's support rule, counted by numpy (``device``: None, "auto"
+        or "numpy"; the base class's signature)."""
+        if device not in (None, "auto", "numpy"):
+            raise ValueError(f"device: a peer client's reports are counted on 'numpy', got {device!r}")
         return self.support_matrix(reports).sum(axis=0).astype(np.int64)
 
     def sample_counts(self, true_counts, rng) -> np.ndarray:

@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 from .._extras import require
+from .._validation import _check_int
 from . import multi_freq_ldpy as M
 from . import opendp as O
 from . import pure_ldp as P
@@ -168,6 +169,7 @@ CASES = {
 
 def run_case(case, eps: float = 1.0, true=(40, 0, 10, 20, 30, 0, 25, 25), reps: int = 60, seed: int = 0) -> dict:
     """Run one case (see the module docstring); ``true`` is the histogram of one repetition."""
+    reps = _check_int(reps, "reps", 1)
     make, kind = CASES[case]
     true = np.asarray(true)
     d, n = len(true), int(np.sum(true))
@@ -182,6 +184,7 @@ def run_case(case, eps: float = 1.0, true=(40, 0, 10, 20, 30, 0, 25, 25), reps: 
         if peer_est is not None:
             diff = max(diff, float(np.max(np.abs(np.asarray(peer_est, float) - our_est))))
         ests.append(part.finalize().f_tilde)
+    assert part is not None  # reps >= 1
     f = true / n
     var = part.build_oracle().variance(f, n)
     z = (np.mean(ests, axis=0) - f) / np.sqrt(var / reps)

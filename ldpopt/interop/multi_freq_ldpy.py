@@ -68,7 +68,7 @@ def sub_k(epsilon: float, k: int) -> int:
 
 
 def read_ss(reports, epsilon: float, k: int) -> Partial:
-    orc = oracles.get("ss", epsilon, k, k=sub_k(epsilon, k))
+    orc = oracles.SS(epsilon, k, k=sub_k(epsilon, k))
     r = as_int_array(reports, "multi-freq-ldpy SS", 2, 0, orc.d, width=orc.k)
     if r.shape[0] == 0:
         return Partial.empty(orc)

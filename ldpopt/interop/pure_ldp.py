@@ -128,7 +128,7 @@ def read_hr(reports, epsilon: float, d: int) -> Partial:
     if epsilon > 1:
         raise ValueError(f"epsilon: pure-ldp's Hadamard response for ε > 1 (here {epsilon}) is the block-"
                          f"structured Hadamard_Rand_general_original mechanism, not ldpopt's HR; not supported")
-    orc = oracles.get("hr", epsilon, d)
+    orc = oracles.HR(epsilon, d)
     y = as_int_array(reports, "pure-ldp HR", 1, 0, orc.K)
     if y.size == 0:
         return Partial.empty(orc)

@@ -58,7 +58,8 @@ import numpy as np
 from .._validation import _check_int, as_generator, check_values
 from ..estimate import check_estimate
 from ..oracles.base import FrequencyOracle
-from ..oracles.hashing import keyed_hash
+from ..oracles.hashing import OLH, keyed_hash
+from ..oracles.subset import SS
 from ..uncertainty.attack import check_beta
 
 __all__ = ["ATTACKS", "check_beta", "check_targets", "craft_reports", "expected_gain", "fake_user_count",
@@ -191,6 +192,7 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
         best, _ = hr_best_outputs(oracle, t)
         return gen.choice(best, size=m)
     if name == "ss":
+        assert isinstance(oracle, SS)
         k = oracle.k
         if r >= k:
             return _uniform_subsets(gen, t, m, k)
@@ -216,11 +218,13 @@ def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
         return float(r)
     if name in ("olh", "blh"):
         from ._draws import best_bucket_pmf
+        assert isinstance(oracle, OLH)  # BLH is an OLH
         pmf = best_bucket_pmf(r, oracle.g, _check_int(candidates, "candidates", 1))
         return float(np.arange(r + 1) @ pmf)
     if name == "hr":
         return float(hr_best_outputs(oracle, t)[1])
     if name == "ss":
+        assert isinstance(oracle, SS)
         return float(min(r, oracle.k))
     raise ValueError(f"no maximal gain attack for oracle {name!r}")
 
