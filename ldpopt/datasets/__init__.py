@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+from collections.abc import Callable
 
 from ._dataset import Dataset
 from ._paths import ENV_VAR, DataNotFoundError, search_dirs
@@ -111,7 +112,7 @@ STAND_INS: dict[str, dict] = {
 }
 
 # name -> (loader, kind, default n, d, source summary, needs: None | (folder, file) | "package:<name>")
-_REGISTRY = {
+_REGISTRY: dict[str, tuple[Callable[..., Dataset], str, int, int, str, tuple[str, str] | str | None]] = {
     "zipf": (zipf, "synthetic", 10**6, 1024, "Zipf s=1.5 (arXiv §4, NDSS §VI-A)", None),
     "beta": (beta, "synthetic", 10**5, 400, "Beta(50, 2) bucketised (arXiv App. C.1)", None),
     "retail": (retail, "real", 908_576, 16_470, "FIMI retail.dat (Brijs et al. 1999)", None),

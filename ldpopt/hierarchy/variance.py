@@ -76,4 +76,5 @@ def hierarchical_range_variance(f, n: int, oracle: str, epsilon: float, branchin
     W = consistency_adjoint(tree, U, var) if consistent else U
     ftree = tree.node_totals(f)
     lv = level_slices(tree)
-    return sum(fo_quadform(fo, ftree[lv[k]], int(n_level[k]), n, W[lv[k]]) for k, fo in enumerate(fos))
+    # sum() starts from the int 0, which the checker keeps in the type; the result is an array
+    return np.asarray(sum(fo_quadform(fo, ftree[lv[k]], int(n_level[k]), n, W[lv[k]]) for k, fo in enumerate(fos)))
