@@ -22,6 +22,7 @@ import platform
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,7 @@ DEFAULT_OUT = Path("results")
 class Task:
     experiment: str
     kind: str
-    dataset: object  # a name, or a tuple of (key, value) items
+    dataset: str | tuple[tuple[str, Any], ...]  # a name, or a tuple of (key, value) items
     oracle: str
     epsilon: float
     rep: int
@@ -142,7 +143,7 @@ def missing_data(cfg: ExperimentConfig) -> list[str]:
     from ..datasets import DataNotFoundError
     from .tasks import load_dataset, loads_own_data
 
-    out = []
+    out: list[str] = []
     if loads_own_data(cfg.kind):  # its datasets are the kind's own (e.g. multi's), loaded by its tasks
         return out
     for spec in cfg.datasets:
