@@ -19,15 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numeric import (
-    SquareWave,
-    choose_lambda,
-    em,
-    ems,
-    quantile_error,
-    range_query_error,
-    wasserstein1,
-)
+from ..numeric import SquareWave, choose_lambda, em, ems, quantile_error, range_query_error, wasserstein1
 from ..numeric.columns import unit_values
 from ..numeric.penalized import DEFAULT_LAMBDAS
 from .tasks import kind, load_dataset

@@ -18,14 +18,7 @@ from .. import oracles as _oracles
 from ..oracles.cms import SketchOracle
 from ..sketches import sketch_estimate
 from .tasks import kind
-from .tasks_wang import (
-    _error_rows,
-    _params,
-    _with_base,
-    active_methods,
-    dataset_of,
-    outputs,
-)
+from .tasks_wang import _error_rows, _params, _with_base, active_methods, dataset_of, outputs
 
 __all__ = ["sketches"]
 

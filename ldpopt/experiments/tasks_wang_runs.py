@@ -10,14 +10,7 @@ import numpy as np
 
 from ..queries import post_pos
 from .tasks import kind
-from .tasks_wang import (
-    _params,
-    _simulate,
-    active_methods,
-    dataset_of,
-    outputs,
-    resample,
-)
+from .tasks_wang import _params, _simulate, active_methods, dataset_of, outputs, resample
 
 __all__ = ["base_mse", "benefit", "bias_variance", "combine_bias_variance"]
 

@@ -32,14 +32,7 @@ import numpy as np
 
 from .. import oracles
 from ..aggregate import Partial
-from ._common import (
-    as_int_array,
-    clip_renormalise,
-    grr_partial,
-    lh_support_counts,
-    peer_g,
-    ue_partial,
-)
+from ._common import as_int_array, clip_renormalise, grr_partial, lh_support_counts, peer_g, ue_partial
 
 __all__ = ["peer_mi", "read_grr", "read_lh", "read_ss", "read_ue", "sub_k"]
 

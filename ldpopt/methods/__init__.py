@@ -7,13 +7,7 @@
 
 from __future__ import annotations
 
-from . import (  # noqa: F401  (register the closed forms)
-    baseline,
-    bayes,
-    em,
-    mle,
-    normalize,
-)
+from . import baseline, bayes, em, mle, normalize  # noqa: F401  (register the closed forms)
 from .registry import MethodInfo, available, get, postprocess, register
 
 __all__ = ["MethodInfo", "available", "get", "postprocess", "register"]

@@ -121,9 +121,7 @@ def _separable_solve(w: np.ndarray, n: float, alpha: float, beta: float, max_ite
     if h_lo == 0.0:
         mu = lo
     else:
-        from scipy.optimize import (
-            brentq,  # here, not at import: `import ldpopt` loads no scipy
-        )
+        from scipy.optimize import brentq  # here, not at import: `import ldpopt` loads no scipy
 
         # xtol: μ lives on the scale of n; 1e-15 n is below the resolution of π_v(μ)
         mu, res = brentq(h, lo, hi, xtol=1e-15 * max(float(n), 1.0), rtol=4 * np.finfo(float).eps,

@@ -31,9 +31,7 @@ def loglik_multinomial(f, estimate: Estimate) -> float:
     c = est.counts
     if np.any((pi <= 0) & (c > 0)):
         return -np.inf
-    from scipy.special import (
-        xlogy,  # here, not at import: `import ldpopt` loads no scipy
-    )
+    from scipy.special import xlogy  # here, not at import: `import ldpopt` loads no scipy
 
     with np.errstate(invalid="ignore", divide="ignore"):
         return float(np.sum(xlogy(c, np.where(c > 0, pi, 1.0))))
@@ -57,9 +55,7 @@ def loglik_binomial(f, estimate: Estimate) -> float:
     c, m = est.counts, est.n - est.counts
     if np.any((pi <= 0) & (c > 0)) or np.any((pi >= 1) & (m > 0)):
         return -np.inf
-    from scipy.special import (
-        xlogy,  # here, not at import: `import ldpopt` loads no scipy
-    )
+    from scipy.special import xlogy  # here, not at import: `import ldpopt` loads no scipy
 
     with np.errstate(invalid="ignore", divide="ignore"):
         return float(np.sum(xlogy(c, np.where(c > 0, pi, 1.0)) + xlogy(m, np.where(m > 0, 1.0 - pi, 1.0))))

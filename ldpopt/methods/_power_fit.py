@@ -339,8 +339,6 @@ def fit_mean_variance(x, n: int, lo: float, hi: float) -> tuple[float, bool]:
         return lo, glo < 0
     if ghi >= 0:
         return hi, ghi > 0
-    from scipy.optimize import (
-        brentq,  # here, not at import: `import ldpopt` loads no scipy
-    )
+    from scipy.optimize import brentq  # here, not at import: `import ldpopt` loads no scipy
 
     return float(brentq(g_mv, lo, hi, xtol=_TOL, rtol=1e-12)), False

@@ -41,9 +41,7 @@ def cut_threshold(estimate: Estimate, alpha: float = 2.0) -> float:
     """
     est = _check_estimate(estimate)
     a = _check_alpha(alpha, est.d)
-    from scipy.special import (
-        ndtri,  # here, not at import: `import ldpopt` loads no scipy
-    )
+    from scipy.special import ndtri  # here, not at import: `import ldpopt` loads no scipy
 
     return float(ndtri(1.0 - a / est.d) * est.sigma)
 

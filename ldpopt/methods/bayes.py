@@ -83,24 +83,9 @@ from ..estimate import Estimate
 from ..estimate import check_estimate as _check_estimate
 from . import _bayes_core as core
 from . import _power_fit as _pf
-from ._args import (
-    _DEFAULT_S_BOUNDS,
-    _FITS,
-    _PRIORS,
-    _TAU_FLOOR,
-    _check_bounds,
-    _check_choice,
-    _check_s,
-    _real,
-)
+from ._args import _DEFAULT_S_BOUNDS, _FITS, _PRIORS, _TAU_FLOOR, _check_bounds, _check_choice, _check_s, _real
 from ._bayes_reference import calibrate_reference, loglik_reference, power_reference
-from ._power_fit import (  # noqa: F401  (re-exported for callers and tests)
-    _power_log_sums,
-    _power_sum,
-    _prior_logk_moments,
-    _prior_mean_power,
-    _score_power,
-)
+from ._power_fit import _power_log_sums, _power_sum, _prior_logk_moments, _prior_mean_power, _score_power  # noqa: F401  (re-exported for callers and tests)
 from .normalize import project_simplex
 from .registry import register
 
@@ -224,9 +209,7 @@ def _prior_gauss_moments(n, mu, tau):
     Lrel = core.exact_logsums(x, float(tau), flat, ("z", "k", "k2"), relative=True)[0]
     G = float(core.log_reference(x, float(tau), flat)[0])
     logC = float(np.logaddexp(Lrel[0] + G, l0))
-    from scipy.special import (
-        expit,  # here, not at import: `import ldpopt` loads no scipy
-    )
+    from scipy.special import expit  # here, not at import: `import ldpopt` loads no scipy
 
     frac = float(expit(Lrel[0] + G - l0))     # share of the mass on k ≥ 1
     return logC, float(np.exp(Lrel[1] - Lrel[0])) * frac, float(np.exp(Lrel[2] - Lrel[0])) * frac
@@ -271,9 +254,7 @@ def fit_gaussian(estimate: Estimate, fit: str = "mle") -> tuple[float, float]:
         # scale the objective by 1/d so the optimiser's tolerances do not depend on d
         return -ll / d, -np.array([g_mu, g_lt]) / d
 
-    from scipy.optimize import (
-        minimize,  # here, not at import: `import ldpopt` loads no scipy
-    )
+    from scipy.optimize import minimize  # here, not at import: `import ldpopt` loads no scipy
 
     res = minimize(negll, np.array([mu0, np.log(tau0)]), jac=True, method="L-BFGS-B",
                             bounds=[(-10.0 * n - 10 * S, 11.0 * n + 10 * S),

@@ -93,12 +93,7 @@ import numpy as np
 from ..estimate import Estimate
 from ..estimate import check_estimate as _check_estimate
 from ._args import _check_choice, _check_max_iter
-from ._em_exact import (
-    ConvergenceError,
-    ConvergenceWarning,
-    _exact_multinomial,
-    _separable_solve,
-)
+from ._em_exact import ConvergenceError, ConvergenceWarning, _exact_multinomial, _separable_solve
 from ._em_loglik import (
     _LOGLIK,
     _check_f,

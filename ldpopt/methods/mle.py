@@ -279,9 +279,7 @@ def _x_star_brentq(est: Estimate, a, B, s, C, polish: bool) -> float:
         return float(np.sum(np.clip((a - s * x) / (B + C * x), 0.0, 1.0))) - 1.0
 
     scale = max(abs(lam_lo), abs(lam_hi), 1.0)
-    from scipy.optimize import (
-        brentq,  # here, not at import: `import ldpopt` loads no scipy
-    )
+    from scipy.optimize import brentq  # here, not at import: `import ldpopt` loads no scipy
 
     lam = brentq(excess, lam_lo, lam_hi, xtol=1e-15 * scale, rtol=4 * np.finfo(float).eps, maxiter=500)
     x = -lam / (B + np.sqrt(max(B * B - C * lam, 0.0)))

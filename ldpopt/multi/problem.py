@@ -28,14 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..estimate import Estimate
-from ..problems import (
-    LinearEquality,
-    NonNegative,
-    PartitionTotals,
-    Problem,
-    Simplex,
-    SumTo,
-)
+from ..problems import LinearEquality, NonNegative, PartitionTotals, Problem, Simplex, SumTo
 from .marginals import MarginalEstimates
 
 __all__ = ["OBJECTIVES", "certify", "consistency_constraints", "consistency_problem"]

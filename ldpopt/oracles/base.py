@@ -23,14 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import (
-    as_generator,
-    check_counts,
-    check_domain_size,
-    check_epsilon,
-    check_n,
-    check_values,
-)
+from .._validation import as_generator, check_counts, check_domain_size, check_epsilon, check_n, check_values
 from ..estimate import Estimate
 
 __all__ = ["FrequencyOracle"]

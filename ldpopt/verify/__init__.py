@@ -22,19 +22,8 @@ inaccurate, size limit) is "not refereed", listed with why, and never gives 1 by
 No top-level cvxpy import here: the solver referee imports it when used.
 """
 
-from .claims import (
-    EQUIVALENCES,
-    certificate_metrics,
-    check_equivalence,
-    check_mle_formulas,
-)
-from .instances import (
-    LIKELIHOOD_MAX_D,
-    MC_MAX_D,
-    SOLVER_MAX_D,
-    instance,
-    true_histogram,
-)
+from .claims import EQUIVALENCES, certificate_metrics, check_equivalence, check_mle_formulas
+from .instances import LIKELIHOOD_MAX_D, MC_MAX_D, SOLVER_MAX_D, instance, true_histogram
 from .report import (
     EXIT_FAIL,
     EXIT_NOT_REFEREED,
