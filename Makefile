@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test sweep notebooks bench bench-peers bench-quick bench-table clean
+.PHONY: run test lint sweep notebooks bench bench-peers bench-quick bench-table clean
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,12 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# The linter and the type checker, as configured in pyproject.toml ([tool.ruff], [tool.mypy]);
+# .ci/run and the pre-commit hook run the same.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check ldpopt
+	$(VENV)/bin/mypy
 
 # Re-execute the notebooks and save them with their outputs (figures inline, numbers from the run),
 # as committed for readers on a code host; `make test` checks the committed ones still run.

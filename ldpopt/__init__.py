@@ -30,8 +30,21 @@ _LAZY = {
     "SolverWarning": ("problems", "SolverWarning"),
 }
 
-__all__ = ["Estimate", "Problem", "Solution", "SolverError", "SolverWarning", "datasets", "methods",
-           "oracles", "postprocess", "choose", "uncertainty", "problems", "__version__"]
+__all__ = [
+    "Estimate",
+    "Problem",
+    "Solution",
+    "SolverError",
+    "SolverWarning",
+    "__version__",
+    "choose",
+    "datasets",
+    "methods",
+    "oracles",
+    "postprocess",
+    "problems",
+    "uncertainty",
+]
 
 
 def __getattr__(name):

@@ -8,6 +8,7 @@ package, values that passed these checks are trusted.
 from __future__ import annotations
 
 import numbers
+from typing import cast
 
 import numpy as np
 
@@ -36,7 +37,7 @@ def check_epsilon(epsilon, name: str = "epsilon") -> float:
 def _check_int(value, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if isinstance(value, numbers.Real) and float(value).is_integer():
-            value = int(value)
+            value = int(float(value))
         else:
             raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     value = int(value)
@@ -145,7 +146,8 @@ def as_generator(rng) -> np.random.Generator:
         if rng == "secure":
             from ._secure import SecureBitGenerator
 
-            return np.random.Generator(SecureBitGenerator())
+            # numpy takes any object exposing a bit generator capsule; the cast says so to the checker
+            return np.random.Generator(cast(np.random.BitGenerator, SecureBitGenerator()))
         raise ValueError(f"rng must be an int seed, a numpy Generator or 'secure', got {rng!r}")
     if isinstance(rng, bool) or not isinstance(rng, numbers.Integral) or int(rng) < 0:
         raise ValueError(f"rng must be an int seed >= 0, a numpy Generator or 'secure', got {rng!r}")

@@ -88,7 +88,7 @@ class Estimate:
 
     # -- constructors -------------------------------------------------------------------------
     @classmethod
-    def from_counts(cls, counts, n, epsilon, p, q, oracle: str = "unknown", **meta) -> "Estimate":
+    def from_counts(cls, counts, n, epsilon, p, q, oracle: str = "unknown", **meta) -> Estimate:
         """Build an estimate from support counts c (arXiv §2.2: f̃_v = (c_v/n − q)/(p − q))."""
         n = check_n(n, "n")
         p, q = check_probabilities(p, q)
@@ -97,7 +97,7 @@ class Estimate:
                    oracle=oracle, meta=meta)
 
     @classmethod
-    def from_frequencies(cls, f_tilde, n, epsilon, p, q, oracle: str = "unknown", **meta) -> "Estimate":
+    def from_frequencies(cls, f_tilde, n, epsilon, p, q, oracle: str = "unknown", **meta) -> Estimate:
         """Build an estimate from an unbiased f̃; counts are derived as c_v = n(q + (p − q) f̃_v)."""
         n = check_n(n, "n")
         p, q = check_probabilities(p, q)
@@ -150,7 +150,7 @@ class Estimate:
         when no f is supplied."""
         return self.variance(np.clip(self.f_tilde, 0.0, 1.0))
 
-    def with_f_tilde(self, f_tilde) -> "Estimate":
+    def with_f_tilde(self, f_tilde) -> Estimate:
         """A copy with a different f̃ (and the counts it implies), e.g. for sub-domains in tests."""
         return Estimate.from_frequencies(f_tilde, self.n, self.epsilon, self.p, self.q, self.oracle, **self.meta)
 

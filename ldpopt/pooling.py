@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .estimate import Estimate
-from .methods.channel_inverse import invert, inverse_map
+from .methods.channel_inverse import inverse_map, invert
 from .methods.channel_mle import ChannelMLE, channel_mle
 from .oracles.channel import Channel
 
@@ -150,7 +150,7 @@ def pool_ivw(groups, at=None, simplex: bool = True, sampling: bool = True) -> Po
     composition variance f_v(1 − f_v)/n_g (groups formed by users' random choices)."""
     gs = _groups(groups)
     d = gs[0].channel.d
-    fits = []
+    fits: list[tuple[np.ndarray | None, int, np.ndarray]] = []  # (inverse map A or None, n, f̂)
     for g in gs:
         if g.estimate is not None:  # O(d) fast path: the oracle's own f̃ and Eq. 2
             fits.append((None, g.estimate.n, np.asarray(g.estimate.f_tilde, dtype=np.float64)))

@@ -72,6 +72,7 @@ def _quick_reproduction(out: Path, configs=None) -> None:
         t0 = time.perf_counter()
         try:
             table = run(path, quick=True, out=out, progress=False)
+            assert table is not None  # run returns None only when max_tasks stops it
         except DataNotFoundError as exc:
             skipped += 1
             print(f"  {path.stem:<34}skipped: {exc}")

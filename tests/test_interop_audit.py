@@ -41,3 +41,13 @@ def test_real_peer_client_breaking_its_claim_is_flagged():
         client = PeerClient("pure-ldp OUE", oracles.get("oue", claimed, D), lambda v, cl=cl: cl.privatise(v + 1), sup)
         res = audit(client, 0, 1, trials=20_000, alpha=1e-3)
         assert res.violated is flagged, res
+
+
+def test_peer_client_aggregate_counts_supports_and_names_a_bad_device():
+    client = _grr_client(1.0, 1.0)
+    reports = [0, 3, 3, 5, 1]  # peer-format GRR reports are the values themselves
+    expected = np.bincount(reports, minlength=D)
+    for device in (None, "auto", "numpy"):
+        assert np.array_equal(client.aggregate(reports, device), expected)
+    with pytest.raises(ValueError, match="^device"):
+        client.aggregate(reports, "cpu")

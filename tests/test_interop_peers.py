@@ -48,3 +48,8 @@ def test_postprocessing_on_peer_reports():
     f = methods.get("norm-sub").func(est)
     assert np.all(f >= 0) and abs(f.sum() - 1) < 1e-9
     assert np.all(methods.get("power").func(est) >= 0)
+
+
+def test_run_case_needs_a_repetition():
+    with pytest.raises(ValueError, match="reps"):
+        run_case(next(iter(CASES)), reps=0)

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+from collections.abc import Callable
 
 from ._dataset import Dataset
 from ._paths import ENV_VAR, DataNotFoundError, search_dirs
+from .lengths import transaction_lengths
 from .real import (
     CENSUS_DIVISIONS,
     CENSUS_REGIONS,
@@ -40,13 +42,35 @@ from .real import (
     retail,
     us_cities,
 )
-from .lengths import transaction_lengths
 from .synthetic import beta, beta_probabilities, zipf, zipf_probabilities
 
-__all__ = ["Dataset", "DataNotFoundError", "ENV_VAR", "MODES", "STAND_INS", "CENSUS_DIVISIONS",
-           "CENSUS_REGIONS", "available", "load", "stand_in", "search_dirs", "zipf", "zipf_probabilities",
-           "beta", "beta_probabilities", "retail", "bms_webview_1", "bms_webview_2", "emoji", "aol",
-           "kosarak", "babynames", "us_cities", "from_transactions", "from_counts_file"]
+__all__ = [
+    "CENSUS_DIVISIONS",
+    "CENSUS_REGIONS",
+    "ENV_VAR",
+    "MODES",
+    "STAND_INS",
+    "DataNotFoundError",
+    "Dataset",
+    "aol",
+    "available",
+    "babynames",
+    "beta",
+    "beta_probabilities",
+    "bms_webview_1",
+    "bms_webview_2",
+    "emoji",
+    "from_counts_file",
+    "from_transactions",
+    "kosarak",
+    "load",
+    "retail",
+    "search_dirs",
+    "stand_in",
+    "us_cities",
+    "zipf",
+    "zipf_probabilities",
+]
 
 # Paper dataset we could not obtain -> what we use instead and why (ldpopt/datasets/data/README.md
 # "Why the missing ones are missing"). ``paper`` gives the papers' statistics for comparison.
@@ -88,7 +112,7 @@ STAND_INS: dict[str, dict] = {
 }
 
 # name -> (loader, kind, default n, d, source summary, needs: None | (folder, file) | "package:<name>")
-_REGISTRY = {
+_REGISTRY: dict[str, tuple[Callable[..., Dataset], str, int, int, str, tuple[str, str] | str | None]] = {
     "zipf": (zipf, "synthetic", 10**6, 1024, "Zipf s=1.5 (arXiv §4, NDSS §VI-A)", None),
     "beta": (beta, "synthetic", 10**5, 400, "Beta(50, 2) bucketised (arXiv App. C.1)", None),
     "retail": (retail, "real", 908_576, 16_470, "FIMI retail.dat (Brijs et al. 1999)", None),
@@ -187,8 +211,6 @@ def available():
     ``mode="one-per-transaction"``. Missing paper datasets are listed with ``present=False`` and
     their stand-in. Nothing is loaded; ``present`` only checks that files / packages exist.
     """
-    import pandas as pd
-
     rows = []
     for key, (_, kind, n, d, src, needs) in _REGISTRY.items():
         mode = "item-counts" if key in _TX_ONE else ""

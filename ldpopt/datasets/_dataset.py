@@ -7,8 +7,8 @@ perturb with a frequency oracle and compare against.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Transactions", "parse_transactions", "one_per_transaction", "item_counts"]
+__all__ = ["Transactions", "item_counts", "one_per_transaction", "parse_transactions"]
 
 _SEP = np.zeros(256, dtype=bool)
 _SEP[[ord(" "), ord("\t"), ord("\r"), ord("\n"), ord(",")]] = True
@@ -26,7 +26,7 @@ class Transactions:
     not transactions (FIMI and SPMF files have none; a trailing newline is not a transaction).
     """
 
-    __slots__ = ("items", "indptr", "item_ids")
+    __slots__ = ("indptr", "item_ids", "items")
 
     def __init__(self, items: np.ndarray, indptr: np.ndarray, item_ids: np.ndarray):
         self.items, self.indptr, self.item_ids = items, indptr, item_ids

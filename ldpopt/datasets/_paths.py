@@ -19,7 +19,7 @@ import gzip
 import os
 from pathlib import Path
 
-__all__ = ["ENV_VAR", "PACKAGED_DIR", "DataNotFoundError", "search_dirs", "find", "packaged", "read_bytes"]
+__all__ = ["ENV_VAR", "PACKAGED_DIR", "DataNotFoundError", "find", "packaged", "read_bytes", "search_dirs"]
 
 ENV_VAR = "LDPOPT_DATA"
 

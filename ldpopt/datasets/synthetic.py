@@ -12,7 +12,7 @@ import numpy as np
 from .._validation import as_generator, check_domain_size, check_n
 from ._dataset import Dataset
 
-__all__ = ["zipf", "zipf_probabilities", "beta", "beta_probabilities"]
+__all__ = ["beta", "beta_probabilities", "zipf", "zipf_probabilities"]
 
 
 def _check_real(x, name: str, *, positive: bool) -> float:

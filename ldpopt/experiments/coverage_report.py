@@ -79,8 +79,8 @@ def coverage_markdown(table: pd.DataFrame, *, by=("method",), levels=None, targe
     keys = list(dict.fromkeys(k[:len(by)] for k in st.index))
     out = []
     for lv in levels:
-        out += [f"Nominal {100 * lv:g} %: empirical coverage (%) ± Monte-Carlo SE (median width / Base's); "
-                f"**bold ↓** = more than {100 * target:g} points under nominal, ↑ = more than {100 * target:g} over.",
+        out += [(f"Nominal {100 * lv:g} %: empirical coverage (%) ± Monte-Carlo SE (median width / Base's); "
+                f"**bold ↓** = more than {100 * target:g} points under nominal, ↑ = more than {100 * target:g} over."),
                 "", "| " + " | ".join([*by, *bands]) + " |", "|" + "---|" * (len(by) + len(bands))]
         for k in keys:
             cells = []
@@ -188,8 +188,8 @@ def band_summary_from_stats(st: pd.DataFrame, *, by=("method",), levels=None) ->
     bands = [b for b in BAND_ORDER if b in set(st["band"])] + sorted(set(st["band"]) - set(BAND_ORDER))
     out = []
     for lv in sorted(set(st["level"])) if levels is None else [float(x) for x in levels]:
-        out += [f"Per band over the cells, nominal {100 * lv:g} %: least–greatest coverage (%) of a cell, the "
-                f"worst cell ± its Monte-Carlo SE, median width × Base's, repetitions per cell.", "",
+        out += [(f"Per band over the cells, nominal {100 * lv:g} %: least–greatest coverage (%) of a cell, the "
+                f"worst cell ± its Monte-Carlo SE, median width × Base's, repetitions per cell."), "",
                 "| " + " | ".join([*by, "band", "coverage", "worst cell", "width", "reps"]) + " |", "|" + "---|" * (len(by) + 5)]
         s = st[st["level"] == lv]
         for k, g in s.groupby(list(by), sort=False):
@@ -263,12 +263,12 @@ def flag_summary_markdown(st: pd.DataFrame, *, by=("method",), levels=None, min_
     bands = [b for b in BAND_ORDER if b in set(st["band"])] + sorted(set(st["band"]) - set(BAND_ORDER))
     out = []
     for lv in sorted(set(st["level"])) if levels is None else [float(x) for x in levels]:
-        out += [f"Flagged entries per band over the cells, nominal {100 * lv:g} %: share flagged (least–greatest "
+        out += [(f"Flagged entries per band over the cells, nominal {100 * lv:g} %: share flagged (least–greatest "
                 f"cell, %); coverage (%) of what the user gets, least–greatest cell and the worst ± its "
                 f"Monte-Carlo SE; on the unflagged entries only: their number (all cells and repetitions), the "
                 f"coverage of what the user gets, of the method's own basic interval and of Base's interval, "
                 f"pooled over the cells ± SE, and the least cell of the user's (≥ {min_count} entries); median width × Base's "
-                f"of the user's and the own interval; repetitions per cell.",
+                f"of the user's and the own interval; repetitions per cell."),
                 "", "| " + " | ".join([*by, "band", "flagged %", "coverage", "worst cell", "unflagged n",
                                        "unflagged: user's", "own", "Base's", "least cell (user's)",
                                        "width", "own width", "reps"]) + " |", "|" + "---|" * (len(by) + 12)]

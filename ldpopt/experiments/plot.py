@@ -12,9 +12,9 @@ from __future__ import annotations
 import importlib
 import json
 import tomllib
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 

@@ -26,7 +26,7 @@ import pandas as pd
 
 from . import plot_style as S
 
-__all__ = ["load_results", "plot_noise", "plot_estimation_error", "plot_heavy_hitters", "PLOTS"]
+__all__ = ["PLOTS", "load_results", "plot_estimation_error", "plot_heavy_hitters", "plot_noise"]
 
 _LABEL = {"base": "{O}", "zero": "{O}-Zero", "calibrate": "{O}-Calibrate", "calibrate-mv": "{O}-Calibrate (mean-var fit)",
           "calibrate-zero": "{O}-Calibrate + cut", "calibrate-gauss": "{O}-Calibrate (Gaussian prior)"}

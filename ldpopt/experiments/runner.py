@@ -19,9 +19,10 @@ import hashlib
 import json
 import os
 import platform
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,7 +30,7 @@ import pandas as pd
 from .._atomic import temp_beside
 from .config import ExperimentConfig, load_config
 
-__all__ = ["Task", "run", "tasks_of", "collect", "missing_data"]
+__all__ = ["Task", "collect", "missing_data", "run", "tasks_of"]
 
 DEFAULT_OUT = Path("results")
 
@@ -38,7 +39,7 @@ DEFAULT_OUT = Path("results")
 class Task:
     experiment: str
     kind: str
-    dataset: object  # a name, or a tuple of (key, value) items
+    dataset: str | tuple[tuple[str, Any], ...]  # a name, or a tuple of (key, value) items
     oracle: str
     epsilon: float
     rep: int
@@ -142,7 +143,7 @@ def missing_data(cfg: ExperimentConfig) -> list[str]:
     from ..datasets import DataNotFoundError
     from .tasks import load_dataset, loads_own_data
 
-    out = []
+    out: list[str] = []
     if loads_own_data(cfg.kind):  # its datasets are the kind's own (e.g. multi's), loaded by its tasks
         return out
     for spec in cfg.datasets:
@@ -211,7 +212,7 @@ def collect(cfg: ExperimentConfig, folder: Path, all_tasks: list[Task], quick: b
     frames = [pd.read_parquet(folder / "parts" / f"{t.key}.parquet") for t in all_tasks]
     table = pd.concat(frames, ignore_index=True)
     meta = {"config": cfg.as_dict(), "quick": quick, "versions": _versions(),
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "tasks": len(all_tasks), "rows": len(table)}
     _write_atomic_parquet(table, folder / "results.parquet", meta)
     tmp = temp_beside(folder / "meta.json")

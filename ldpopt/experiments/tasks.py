@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Callable
-
+from collections.abc import Callable
 
 from .. import methods as _methods
 from .. import oracles as _oracles

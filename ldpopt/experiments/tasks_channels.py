@@ -86,7 +86,7 @@ def channels(task) -> list[dict]:
         counts = ch.sample_counts(ds.counts, rng)
         extra = {"design": design, "eps_report": eps_rep, "eps_one_report": ch.epsilon}
 
-        def row(est, metric, value):
+        def row(est, metric, value, design=design, extra=extra):
             rows.append({"method": f"{design}:{est}", "metric": metric, "value": float(value),
                          "estimator": est, **extra})
 

@@ -63,7 +63,7 @@ def heavy_discovery(task) -> list[dict]:
             found["pem"] = heavy.pem(codes, counts, total_bits=TOTAL_BITS, epsilon=task.epsilon, k=k,
                                      step_bits=int(prm.get("pem_step", 6)), oracle=oracle, rng=gen, exact=exact)
             if "pem-consistent" in want:
-                found["pem-consistent"], sol = consistent(found["pem"])
+                found["pem-consistent"], _sol = consistent(found["pem"])
         if "treehist" in want:
             found["treehist"] = heavy.treehist(codes, counts, total_bits=TOTAL_BITS, epsilon=task.epsilon, k=k,
                                                step_bits=int(prm.get("treehist_step", 8)), oracle=oracle,

@@ -80,9 +80,9 @@ def poisoning(task) -> list[dict]:
                 sol = robust.recover(est, "mixture", beta=beta, suspects=robust.suspects(est.f_tilde, r))
                 fhat, status[meth] = sol.f, sol.status
             else:
-                fhat = {"raw": lambda: est.f_tilde, "norm-sub": lambda: project_simplex(est.f_tilde),
-                        "ldprecover": lambda: robust.ldprecover(est, beta), "rsn": lambda: robust.rsn(est),
-                        "lift": lambda: robust.lift(est, beta)}[meth]()
+                fhat = {"raw": lambda e: e.f_tilde, "norm-sub": lambda e: project_simplex(e.f_tilde),
+                        "ldprecover": lambda e: robust.ldprecover(e, beta), "rsn": robust.rsn,
+                        "lift": lambda e: robust.lift(e, beta)}[meth](est)
             rows += [(meth, "mse", mse(fhat, f)), (meth, "gain", fhat[t].sum() - f[t].sum())]
         out += [{"method": a, "metric": b, "value": float(c), "attack": attack, "beta": beta,
                  "status": status.get(a, "")} for a, b, c in rows]

@@ -31,7 +31,7 @@ from ..queries import mse
 from .tasks import kind
 from .tasks_wang import _params, dataset_of
 
-__all__ = ["METHODS", "pooling", "group_specs"]
+__all__ = ["METHODS", "group_specs", "pooling"]
 
 #: the config's ``methods`` (any subset, in any order)
 METHODS = ("alone", "pool-naive", "pool-ivw", "pool-ivw-simplex", "pool-mle")

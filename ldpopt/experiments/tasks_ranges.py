@@ -25,8 +25,18 @@ import re
 import numpy as np
 
 from .. import oracles as _oracles
-from ..hierarchy import (collect, cover_answers, flat_range_variance, haar_collect, haar_leaves, haar_range_variance,
-                         hierarchical_range_variance, leaf_answers, nonnegative_heuristic, random_ranges)
+from ..hierarchy import (
+    collect,
+    cover_answers,
+    flat_range_variance,
+    haar_collect,
+    haar_leaves,
+    haar_range_variance,
+    hierarchical_range_variance,
+    leaf_answers,
+    nonnegative_heuristic,
+    random_ranges,
+)
 from .tasks import kind
 from .tasks_wang import _params, dataset_of
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import oracles as _oracles
+from ..oracles.cms import SketchOracle
 from ..sketches import sketch_estimate
 from .tasks import kind
 from .tasks_wang import _error_rows, _params, _with_base, active_methods, dataset_of, outputs
@@ -31,6 +32,7 @@ def sketches(task) -> list[dict]:
     p = _params(task)
     seed = int(rng.integers(0, 2**31 - 1))
     o = _oracles.get(task.oracle, epsilon=task.epsilon, d=ds.d, k=p.get("k"), m=p.get("m"), hash_seed=seed)
+    assert isinstance(o, SketchOracle)  # cms and hcms, checked above
     n = int(ds.counts.sum())
     est = sketch_estimate(o, o.sample_counts(ds.counts, rng), n)
     names = active_methods(task)

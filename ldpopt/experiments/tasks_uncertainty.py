@@ -194,6 +194,7 @@ def bootstrap_rows(est, m, levels, B, seed, f, masks, subs, f_sub, base, base_q,
         warnings.simplefilter("ignore", FallbackWarning)
         r = intervals(est, m, levels[0], n_resamples=B, interval="basic", rng=seed)
     boot, world = r.bootstrap_distribution, r.extra["world"]
+    assert boot is not None  # a bootstrapped method's result keeps its resamples
     # Norm-Mul: intervals on the rescaled output T·S (ldpopt.uncertainty.bootstrap, RATIO_PIVOT)
     scale = (r.extra["scale"], r.extra["scale_boot"]) if "scale" in r.extra else None
     tp, bp = (r.values, boot) if scale is None else (r.values * scale[0], boot * scale[1][:, None])

@@ -40,7 +40,7 @@ from ..methods.normalize import project_simplex
 from ..queries import post_pos
 from .tasks import kind, load_dataset, method_names
 
-__all__ = ["dataset_of", "outputs", "QUERY_METHODS"]
+__all__ = ["QUERY_METHODS", "dataset_of", "outputs"]
 
 #: pseudo-methods answered at query level, not registered post-processing methods
 QUERY_METHODS = ("post-pos",)
@@ -192,13 +192,13 @@ def set_value(task) -> list[dict]:
     the task rng (the same subsets for every method); MSE/MAE over those subsets of
     f'(A) − f(A). *Choice*: the paper says only "we sample D_sρ multiple times".
     """
-    ds, rng, est, names, fs = _one_estimate(task)
+    ds, rng, _est, names, fs = _one_estimate(task)
     p = _params(task)
     n_sets = int(p.get("n_sets", 100))
     f = ds.frequencies
     rows = []
     for rho in p.get("rho", [10, 50, 90]):
-        size = max(1, int(round(float(rho) / 100.0 * ds.d)))
+        size = max(1, round(float(rho) / 100.0 * ds.d))
         Q = random_subsets(rng, ds.d, size, n_sets)
         rows += _error_rows(names, _answers(Q, fs, names), Q @ f, rho=float(rho))
     return rows
@@ -217,7 +217,7 @@ def fixed_sets(task) -> list[dict]:
     """Fixed category queries: every group of each dataset partition in ``params.partitions`` (arXiv
     §4.3 Fig. 4, IPUMS SEA/State/Region; NDSS §V-D Fig. 8, 68 emoji categories). MSE/MAE over the
     groups of a partition; ``query_set`` names the partition, ``rho`` is its mean group size in % of d."""
-    ds, _, est, names, fs = _one_estimate(task)
+    ds, _, _est, names, fs = _one_estimate(task)
     p = _params(task)
     levels = p.get("partitions") or sorted(ds.partitions)
     f = ds.frequencies

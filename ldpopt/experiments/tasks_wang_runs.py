@@ -12,7 +12,7 @@ from ..queries import post_pos
 from .tasks import kind
 from .tasks_wang import _params, _simulate, active_methods, dataset_of, outputs, resample
 
-__all__ = ["base_mse", "bias_variance", "benefit", "combine_bias_variance"]
+__all__ = ["base_mse", "benefit", "bias_variance", "combine_bias_variance"]
 
 
 @kind("bias-variance")

@@ -5,10 +5,10 @@ prefix levels made consistent as a tree (docs/sketches.md, "Heavy-hitter discove
 from __future__ import annotations
 
 from .pem import pem
-from .sfp import sfp
-from .treehist import treehist
 from .result import HeavyHitters, Level, frequency_mse, precision_recall_f1, true_top
+from .sfp import sfp
 from .strings import decode, encode
+from .treehist import treehist
 
 __all__ = ["HeavyHitters", "Level", "decode", "encode", "frequency_mse", "pem", "precision_recall_f1", "sfp", "treehist",
            "true_top"]

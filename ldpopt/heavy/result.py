@@ -22,7 +22,7 @@ from ..estimate import Estimate
 from .rounds import top_indices
 from .strings import decode
 
-__all__ = ["HeavyHitters", "Level", "precision_recall_f1", "true_top", "frequency_mse"]
+__all__ = ["HeavyHitters", "Level", "frequency_mse", "precision_recall_f1", "true_top"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class HeavyHitters:
             raise ValueError(f"total_bits = {self.total_bits} is not a whole number of bytes")
         return decode(self.items, self.total_bits // 8)
 
-    def with_frequencies(self, items, frequencies, **params) -> "HeavyHitters":
+    def with_frequencies(self, items, frequencies, **params) -> HeavyHitters:
         """A copy with other items/frequencies (re-sorted, largest first) and more params."""
         fr = np.asarray(frequencies, dtype=np.float64)
         order = top_indices(fr, fr.size)

@@ -28,7 +28,7 @@ Two paths, the same law (``exact``):
 
 from __future__ import annotations
 
-from typing import Callable, Union
+from collections.abc import Callable
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from ..oracles.base import FrequencyOracle
 __all__ = ["OracleSpec", "check_histogram", "make_oracle", "run_round", "split_users", "top_indices"]
 
 #: a registry name ("olh", "grr", …) or a callable (epsilon, d) -> FrequencyOracle
-OracleSpec = Union[str, Callable[[float, int], FrequencyOracle]]
+OracleSpec = str | Callable[[float, int], FrequencyOracle]
 
 
 def make_oracle(oracle: OracleSpec, epsilon: float, d: int, name: str = "oracle") -> FrequencyOracle:

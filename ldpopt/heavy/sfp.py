@@ -36,7 +36,7 @@ from .result import HeavyHitters, Level
 from .rounds import OracleSpec, check_histogram, run_round, split_users, top_indices
 from .strings import check_bits
 
-__all__ = ["HASH_KEY", "HASH_VALUES", "DEFAULT_ORACLE", "fragment_values", "sfp", "word_hash"]
+__all__ = ["DEFAULT_ORACLE", "HASH_KEY", "HASH_VALUES", "fragment_values", "sfp", "word_hash"]
 
 #: the word hash's range (Apple's and pure-ldp's 256)
 HASH_VALUES = 256

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._validation import _check_int
 
-__all__ = ["MAX_BYTES", "decode", "encode", "prefixes", "check_bits"]
+__all__ = ["MAX_BYTES", "check_bits", "decode", "encode", "prefixes"]
 
 #: longest string in bytes (8·7 = 56 bits, so codes and their prefixes are int64)
 MAX_BYTES = 7

@@ -37,7 +37,7 @@ from .result import HeavyHitters, Level
 from .rounds import OracleSpec, check_histogram, run_round, split_users, top_indices
 from .strings import check_bits, prefixes
 
-__all__ = ["treehist", "threshold"]
+__all__ = ["threshold", "treehist"]
 
 
 def threshold(sigma2: float, candidates: int, beta: float = 0.05) -> float:

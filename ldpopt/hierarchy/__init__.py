@@ -18,7 +18,20 @@ from .nonneg import nonnegative_heuristic, nonnegative_qp
 from .queries import cover_answers, leaf_answers, random_ranges
 from .variance import flat_range_variance, hierarchical_range_variance
 
-__all__ = ["HierarchicalEstimate", "collect", "design", "consistency", "consistency_adjoint",
-           "haar_collect", "haar_leaves", "haar_range_variance", "nonnegative_heuristic", "nonnegative_qp",
-           "cover_answers", "leaf_answers", "random_ranges", "flat_range_variance",
-           "hierarchical_range_variance"]
+__all__ = [
+           "HierarchicalEstimate",
+           "collect",
+           "consistency",
+           "consistency_adjoint",
+           "cover_answers",
+           "design",
+           "flat_range_variance",
+           "haar_collect",
+           "haar_leaves",
+           "haar_range_variance",
+           "hierarchical_range_variance",
+           "leaf_answers",
+           "nonnegative_heuristic",
+           "nonnegative_qp",
+           "random_ranges",
+]

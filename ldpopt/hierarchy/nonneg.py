@@ -60,4 +60,5 @@ def nonnegative_qp(tree: RangeTree, y, var, **solver_options) -> np.ndarray:
     prob.solve(**opts)
     if prob.status != cp.OPTIMAL:
         raise RuntimeError(f"non-negative hierarchy QP: solver {opts['solver']} returned status {prob.status!r}")
+    assert leaf.value is not None  # cvxpy sets it when the status is optimal
     return tree.node_totals(np.maximum(leaf.value, 0.0))

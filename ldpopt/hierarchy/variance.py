@@ -23,7 +23,7 @@ from .collect import design
 from .consistency import consistency_adjoint, level_slices
 from .queries import _ab
 
-__all__ = ["fo_quadform", "range_matrix", "flat_range_variance", "hierarchical_range_variance"]
+__all__ = ["flat_range_variance", "fo_quadform", "hierarchical_range_variance", "range_matrix"]
 
 
 def range_matrix(d: int, a, b) -> sp.csr_matrix:
@@ -76,4 +76,5 @@ def hierarchical_range_variance(f, n: int, oracle: str, epsilon: float, branchin
     W = consistency_adjoint(tree, U, var) if consistent else U
     ftree = tree.node_totals(f)
     lv = level_slices(tree)
-    return sum(fo_quadform(fo, ftree[lv[k]], int(n_level[k]), n, W[lv[k]]) for k, fo in enumerate(fos))
+    # sum() starts from the int 0, which the checker keeps in the type; the result is an array
+    return np.asarray(sum(fo_quadform(fo, ftree[lv[k]], int(n_level[k]), n, W[lv[k]]) for k, fo in enumerate(fos)))

@@ -6,7 +6,7 @@ import numpy as np
 
 from ._xxh32 import hash_values
 
-__all__ = ["as_int_array", "as_bit_matrix", "grr_partial", "ue_partial", "lh_support_counts", "peer_g", "clip_renormalise"]
+__all__ = ["as_bit_matrix", "as_int_array", "clip_renormalise", "grr_partial", "lh_support_counts", "peer_g", "ue_partial"]
 
 # (users × values) hash evaluations per block: bounded memory, cache-sized temporaries
 _BLOCK_CELLS = 1 << 18
@@ -62,7 +62,7 @@ def peer_g(epsilon: float, g: int | None, optimal: bool) -> int:
     import math
 
     if optimal:
-        return int(round(math.exp(epsilon))) + 1
+        return round(math.exp(epsilon)) + 1
     if g is None or isinstance(g, bool) or int(g) != g or g < 2:
         raise ValueError(f"g must be an integer >= 2, got {g!r}")
     return int(g)

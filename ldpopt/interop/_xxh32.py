@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["xxh32_short", "hash_values"]
+__all__ = ["hash_values", "xxh32_short"]
 
 _P1, _P2, _P3, _P4, _P5 = (np.uint32(x) for x in (0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F, 0x165667B1))
 _MASK32 = (1 << 32) - 1

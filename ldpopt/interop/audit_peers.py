@@ -15,7 +15,7 @@ Randomness: the peers use their own global generators (seeded by
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -52,7 +52,11 @@ class PeerClient(FrequencyOracle):
     def support_matrix(self, reports) -> np.ndarray:
         return np.asarray(self._support(reports), dtype=bool)
 
-    def aggregate(self, reports) -> np.ndarray:
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """Support counts through the peer's support rule, counted by numpy (``device``: None, "auto"
+        or "numpy"; the base class's signature)."""
+        if device not in (None, "auto", "numpy"):
+            raise ValueError(f"device: a peer client's reports are counted on 'numpy', got {device!r}")
         return self.support_matrix(reports).sum(axis=0).astype(np.int64)
 
     def sample_counts(self, true_counts, rng) -> np.ndarray:
@@ -90,14 +94,16 @@ def peer_clients(epsilon: float, d: int) -> list[PeerClient]:
     """Every installed peer client at (ε, d), wrapped; each with its claimed ε."""
     import importlib.util
 
-    from .multi_freq_ldpy import sub_k
     from ._common import peer_g
+    from .multi_freq_ldpy import sub_k
 
     sup = support_functions(d)
     out: list[PeerClient] = []
     if importlib.util.find_spec("pure_ldp"):
-        from pure_ldp.frequency_oracles import direct_encoding as de, hadamard_response as hrm
-        from pure_ldp.frequency_oracles import local_hashing as lhm, unary_encoding as ue
+        from pure_ldp.frequency_oracles import direct_encoding as de
+        from pure_ldp.frequency_oracles import hadamard_response as hrm
+        from pure_ldp.frequency_oracles import local_hashing as lhm
+        from pure_ldp.frequency_oracles import unary_encoding as ue
 
         g = peer_g(epsilon, None, True)
         hr_eps = min(epsilon, 1.0)

@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 from .._extras import require
+from .._validation import _check_int
 from . import multi_freq_ldpy as M
 from . import opendp as O
 from . import pure_ldp as P
@@ -47,8 +48,10 @@ def seed_all(seed: int) -> None:
 
 def _pure(kind, eps, d, **kw):
     require("pure_ldp", "peers", "the pure-ldp conformance cases")
-    from pure_ldp.frequency_oracles import direct_encoding as de, hadamard_response as hr
-    from pure_ldp.frequency_oracles import local_hashing as lh, unary_encoding as ue
+    from pure_ldp.frequency_oracles import direct_encoding as de
+    from pure_ldp.frequency_oracles import hadamard_response as hr
+    from pure_ldp.frequency_oracles import local_hashing as lh
+    from pure_ldp.frequency_oracles import unary_encoding as ue
 
     if kind == "DE":
         cl, sv, rd = de.DEClient(eps, d), de.DEServer(eps, d), lambda r: P.read_de(r, eps, d)
@@ -58,12 +61,12 @@ def _pure(kind, eps, d, **kw):
     elif kind in ("LH", "OLH"):
         o = kind == "OLH"
         cl, sv = lh.LHClient(eps, d, use_olh=o), lh.LHServer(eps, d, use_olh=o)
-        rd = lambda r: P.read_lh(r, eps, d, use_olh=o)  # noqa: E731
+        rd = lambda r: P.read_lh(r, eps, d, use_olh=o)
     elif kind == "FLH":
         k = kw.get("k", 64)
         # FastLHServer defaults to use_olh=True while FastLHClient defaults to False: pass it to both
         cl, sv = lh.FastLHClient(eps, d, k, use_olh=True), lh.FastLHServer(eps, d, k, use_olh=True)
-        rd = lambda r: P.read_flh(r, eps, d, k, use_olh=True)  # noqa: E731
+        rd = lambda r: P.read_flh(r, eps, d, k, use_olh=True)
     elif kind == "HR":
         sv = hr.HadamardResponseServer(eps, d)
         cl, rd = hr.HadamardResponseClient(eps, d, sv.get_hash_funcs()), lambda r: P.read_hr(r, eps, d)
@@ -96,23 +99,23 @@ def _mfl(kind, eps, d, **kw):
     if kind == "GRR":
         cl, ag, rd = (lambda v: GRR.GRR_Client(v, d, eps)), (lambda r: GRR.GRR_Aggregator_MI(r, d, eps)), \
             (lambda r: M.read_grr(r, eps, d))
-        cnt = lambda r: np.bincount(np.asarray(r), minlength=d)  # noqa: E731
+        cnt = lambda r: np.bincount(np.asarray(r), minlength=d)
     elif kind == "UE":
         cl, ag, rd = (lambda v: UE.UE_Client(v, d, eps, True)), (lambda r: UE.UE_Aggregator_MI(r, eps, True)), \
             (lambda r: M.read_ue(r, eps, d))
-        cnt = lambda r: sum(r)  # noqa: E731
+        cnt = lambda r: sum(r)
     elif kind == "LH":
         xxhash = require("xxhash", "peers", "the multi-freq-ldpy LH conformance case")
 
-        g = int(round(np.exp(eps))) + 1
+        g = round(np.exp(eps)) + 1
         cl, ag, rd = (lambda v: LH.LH_Client(v, d, eps, True)), (lambda r: LH.LH_Aggregator_MI(r, d, eps, True)), \
             (lambda r: M.read_lh(r, eps, d))
-        cnt = lambda r: np.array([sum(y == xxhash.xxh32(str(v), seed=int(s)).intdigest() % g for y, s in r)  # noqa: E731
+        cnt = lambda r: np.array([sum(y == xxhash.xxh32(str(v), seed=int(s)).intdigest() % g for y, s in r)
                                   for v in range(d)])
     elif kind == "SS":
         cl, ag, rd = (lambda v: SS.SS_Client(v, d, eps)), (lambda r: SS.SS_Aggregator_MI(r, d, eps)), \
             (lambda r: M.read_ss(r, eps, d))
-        cnt = lambda r: np.bincount(np.concatenate(r), minlength=d)  # noqa: E731
+        cnt = lambda r: np.bincount(np.concatenate(r), minlength=d)
     else:
         raise ValueError(kind)
 
@@ -166,6 +169,7 @@ CASES = {
 
 def run_case(case, eps: float = 1.0, true=(40, 0, 10, 20, 30, 0, 25, 25), reps: int = 60, seed: int = 0) -> dict:
     """Run one case (see the module docstring); ``true`` is the histogram of one repetition."""
+    reps = _check_int(reps, "reps", 1)
     make, kind = CASES[case]
     true = np.asarray(true)
     d, n = len(true), int(np.sum(true))
@@ -180,6 +184,7 @@ def run_case(case, eps: float = 1.0, true=(40, 0, 10, 20, 30, 0, 25, 25), reps: 
         if peer_est is not None:
             diff = max(diff, float(np.max(np.abs(np.asarray(peer_est, float) - our_est))))
         ests.append(part.finalize().f_tilde)
+    assert part is not None  # reps >= 1
     f = true / n
     var = part.build_oracle().variance(f, n)
     z = (np.mean(ests, axis=0) - f) / np.sqrt(var / reps)

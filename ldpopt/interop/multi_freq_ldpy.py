@@ -34,7 +34,7 @@ from .. import oracles
 from ..aggregate import Partial
 from ._common import as_int_array, clip_renormalise, grr_partial, lh_support_counts, peer_g, ue_partial
 
-__all__ = ["read_grr", "read_ue", "read_lh", "read_ss", "sub_k", "peer_mi"]
+__all__ = ["peer_mi", "read_grr", "read_lh", "read_ss", "read_ue", "sub_k"]
 
 
 def read_grr(reports, epsilon: float, k: int) -> Partial:
@@ -61,7 +61,7 @@ def sub_k(epsilon: float, k: int) -> int:
 
 
 def read_ss(reports, epsilon: float, k: int) -> Partial:
-    orc = oracles.get("ss", epsilon, k, k=sub_k(epsilon, k))
+    orc = oracles.SS(epsilon, k, k=sub_k(epsilon, k))
     r = as_int_array(reports, "multi-freq-ldpy SS", 2, 0, orc.d, width=orc.k)
     if r.shape[0] == 0:
         return Partial.empty(orc)

@@ -37,7 +37,7 @@ import numpy as np
 
 from ._common import as_bit_matrix, as_int_array, clip_renormalise
 
-__all__ = ["INNER", "read_spl", "read_smp", "read_rsfd", "peer_mi_marginals"]
+__all__ = ["INNER", "peer_mi_marginals", "read_rsfd", "read_smp", "read_spl"]
 
 INNER = ("grr", "oue")
 

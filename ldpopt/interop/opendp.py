@@ -23,7 +23,7 @@ import numpy as np
 from .. import oracles
 from ..aggregate import Partial
 
-__all__ = ["read_categorical", "read_bitvec", "epsilon_categorical", "epsilon_bitvec"]
+__all__ = ["epsilon_bitvec", "epsilon_categorical", "read_bitvec", "read_categorical"]
 
 
 def epsilon_categorical(prob: float, t: int) -> float:

@@ -49,7 +49,7 @@ from ..aggregate import Partial
 from ._common import as_int_array, grr_partial, lh_support_counts, peer_g, ue_partial
 from ._xxh32 import hash_values
 
-__all__ = ["read_de", "read_ue", "read_lh", "read_flh", "flh_pool_bias", "read_hr", "peer_estimates"]
+__all__ = ["flh_pool_bias", "peer_estimates", "read_de", "read_flh", "read_hr", "read_lh", "read_ue"]
 
 
 def read_de(reports, epsilon: float, d: int) -> Partial:
@@ -128,7 +128,7 @@ def read_hr(reports, epsilon: float, d: int) -> Partial:
     if epsilon > 1:
         raise ValueError(f"epsilon: pure-ldp's Hadamard response for ε > 1 (here {epsilon}) is the block-"
                          f"structured Hadamard_Rand_general_original mechanism, not ldpopt's HR; not supported")
-    orc = oracles.get("hr", epsilon, d)
+    orc = oracles.HR(epsilon, d)
     y = as_int_array(reports, "pure-ldp HR", 1, 0, orc.K)
     if y.size == 0:
         return Partial.empty(orc)

@@ -76,7 +76,7 @@ def read_pem(reports, *, epsilon: float, start_length: int, max_string_length: i
     ``reports`` (module docstring), as an ldpopt :class:`~ldpopt.heavy.HeavyHitters` whose items are
     the strings' bit codes (``int(bits, 2)``) and whose levels hold each round's OLH Estimate."""
     m, start, frag = int(max_string_length), int(start_length), int(fragment_length)
-    if not (0 <= start < m and 1 <= frag <= m and m <= 56):
+    if not (0 <= start < m and 1 <= frag <= m <= 56):
         raise ValueError(f"need 0 <= start_length < max_string_length <= 56 and fragment_length >= 1, "
                          f"got {start}, {m}, {frag}")
     G = math.ceil((m - start) / frag)

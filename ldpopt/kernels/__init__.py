@@ -32,8 +32,19 @@ import threading
 
 import numpy as np
 
-__all__ = ["DEVICES", "AUTO_CELLS", "resolve", "histogram", "checked_histogram", "subset_counts_checked", "column_counts",
-           "hash_counts", "hash_row_counts", "best_bucket_keys", "numba_available"]
+__all__ = [
+    "AUTO_CELLS",
+    "DEVICES",
+    "best_bucket_keys",
+    "checked_histogram",
+    "column_counts",
+    "hash_counts",
+    "hash_row_counts",
+    "histogram",
+    "numba_available",
+    "resolve",
+    "subset_counts_checked",
+]
 
 DEVICES = ("auto", "numpy", "cpu", "cuda")
 #: cells (report entries × values counted) from which ``device="auto"`` runs the CPU kernels

@@ -34,7 +34,7 @@ from .scalar import congruent, mix64
 numba = require("numba", "kernels", "the fused CPU aggregation kernels (ldpopt.kernels.cpu)")
 njit, prange = numba.njit, numba.prange
 
-__all__ = ["histogram", "histogram_checked", "subset_counts_checked", "column_counts", "grouped_column_counts", "hash_counts", "threads"]
+__all__ = ["column_counts", "hash_counts", "histogram", "histogram_checked", "subset_counts_checked", "threads"]
 
 _mix64 = njit(inline="always", cache=True)(mix64)
 _congruent = njit(inline="always", cache=True)(congruent)

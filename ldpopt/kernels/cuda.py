@@ -33,7 +33,7 @@ import numpy as np
 
 from .scalar import GAMMA, congruent, divisibility_constants, mix64
 
-__all__ = ["check_usable", "histogram", "column_counts", "hash_counts", "Lane", "lane", "TILE"]
+__all__ = ["TILE", "Lane", "check_usable", "column_counts", "hash_counts", "histogram", "lane"]
 
 #: threads per block, and users per shared-memory tile of hash_counts
 TILE = 256

@@ -97,9 +97,9 @@ def _cd(indptr, indices, data, y, beta, w, max_sweeps, tol, sklearn_rule, cycles
             if dmax <= tol * wmax:
                 break
             continue
-        if wmax == 0.0 or dmax / wmax <= tol or sweeps == max_sweeps:
-            if _gap(indptr, indices, data, y, beta, w, R) <= gap_tol:
-                break
+        if (wmax == 0.0 or dmax / wmax <= tol or sweeps == max_sweeps) and \
+                _gap(indptr, indices, data, y, beta, w, R) <= gap_tol:
+            break
         if not cycles:
             continue
         # a state seen P sweeps ago repeats every P sweeps from here on, and none of its sweeps
@@ -142,7 +142,6 @@ def _lasso_gap(indptr, indices, xbar, yc, alpha, w, Rs, s, XtA):
     """scikit-learn's ``gap_enet`` (formulation A, no L2 term, ``positive``) for the centred 0/1
     design; fills XtA = X_cᵀR and returns (gap, max XtA). R = Rs + s (a residual kept as a sparse
     part and a common shift, module docstring of :func:`lasso_support`)."""
-    rows = yc.shape[0]
     R = Rs + s
     sumR = R.sum()
     for j in range(indptr.shape[0] - 1):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["GAMMA", "mix64", "congruent", "divisibility_constants"]
+__all__ = ["GAMMA", "congruent", "divisibility_constants", "mix64"]
 
 GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)

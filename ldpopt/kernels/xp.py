@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-__all__ = ["namespace", "norm", "norm_mul", "base_pos", "base_cut", "norm_sub", "mle_apx", "cut_threshold"]
+__all__ = ["base_cut", "base_pos", "cut_threshold", "mle_apx", "namespace", "norm", "norm_mul", "norm_sub"]
 
 
 def namespace(device: str = "numpy"):

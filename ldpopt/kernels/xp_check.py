@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from ..problems.structured.separable import WeightedMLESep
 from .xp import _module_of
 
-__all__ = ["DeviceChecks", "Cls", "WeightedMLE", "check_simplex"]
+__all__ = ["Cls", "DeviceChecks", "WeightedMLE", "check_simplex"]
 
 _EPS = 2.0 ** -52
 STATIONARITY_TOL, GAP_TOL = 1e-5, 1e-6  # ldpopt.problems.checks' tolerances (the same constants)

@@ -53,7 +53,7 @@ def _bound(values, p: float, q: float) -> float:
     """``ldpopt.methods.normalize._rounding_bound`` of ``values`` for an oracle with (p, q)."""
     from ..methods.normalize import _rounding_bound
 
-    return _rounding_bound(SimpleNamespace(p=p, q=q), values)
+    return _rounding_bound(SimpleNamespace(p=p, q=q), values)  # type: ignore[arg-type]  # reads .p, .q only
 
 
 def _tie_closed_threshold(desc, limit: float, strict: bool) -> float:
@@ -102,7 +102,7 @@ def norm_hyb(f, p: float, q: float, threshold: float | None = None, k: int | Non
         if not 1 <= int(k) <= d:
             raise ValueError(f"k must satisfy 1 <= k <= d = {d}, got {k!r}")
         t = float(xp.sort(f)[d - int(k)])
-    else:
+    elif threshold is not None:
         t = float(threshold)
     keep = (f >= t) & (f > 0)
     kept = f[keep]

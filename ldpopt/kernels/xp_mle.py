@@ -27,7 +27,7 @@ import numpy as np
 from .xp import _module_of
 from .xp_cut import _host
 
-__all__ = ["grr_mle", "binomial_mle"]
+__all__ = ["binomial_mle", "grr_mle"]
 
 
 def grr_mle(counts, p: float, q: float):

@@ -7,9 +7,7 @@
 
 from __future__ import annotations
 
+from . import baseline, bayes, em, mle, normalize  # noqa: F401  (register the closed forms)
 from .registry import MethodInfo, available, get, postprocess, register
-from . import em  # noqa: E402,F401  (registers "em")
-from . import baseline, mle, normalize  # noqa: E402,F401  (register the closed forms)
-from . import bayes  # noqa: E402,F401  (registers power, power-ns, calibrate)
 
 __all__ = ["MethodInfo", "available", "get", "postprocess", "register"]

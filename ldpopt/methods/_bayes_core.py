@@ -71,7 +71,7 @@ import numpy as np
 from ._distinct import unique_inverse
 from ._euler_maclaurin import _em_tail_logsums, _moment_sums
 
-__all__ = ["Prior", "exact_logsums", "log_reference", "logsums", "MOMENTS"]
+__all__ = ["MOMENTS", "Prior", "exact_logsums", "log_reference", "logsums"]
 
 # Moment multipliers μ_m(k) (linear scale; they multiply exp(r − max r) which is ≤ 1).
 MOMENTS = ("z", "k", "k2", "l1", "l2")

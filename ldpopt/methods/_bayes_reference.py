@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..estimate import check_estimate as _check_estimate
 from ..estimate import Estimate
+from ..estimate import check_estimate as _check_estimate
 from ._args import _PRIORS, _check_choice, _check_s, _real
 
 

@@ -7,6 +7,7 @@ likelihoods, the IBU/EM references or the registered method)."""
 from __future__ import annotations
 
 import numpy as np
+
 from ._distinct import integer_groups
 
 __all__ = ["ConvergenceError", "ConvergenceWarning"]
@@ -58,13 +59,15 @@ def _separable_solve(w: np.ndarray, n: float, alpha: float, beta: float, max_ite
     distinct w (:func:`ldpopt.methods._distinct.integer_groups`) and gathered — the same elementwise
     operations, so h and f are bit-identical to ``group=False`` (the plain reference)."""
     nev = 0
-    lb, keep = -np.inf, None  # largest μ seen with h(μ) ≥ 0 and the values positive there
-    last = (None, None)  # brentq re-evaluates the end point h(lo) computed below: one full pass saved
+    lb = -np.inf  # largest μ seen with h(μ) ≥ 0 ...
+    keep: np.ndarray | None = None  # ... and the values positive there
+    # brentq re-evaluates the end point h(lo) computed below: one full pass saved (NaN: none yet)
+    last = (np.nan, np.nan)
     # integer counts take few distinct values: evaluate x_v(μ) once per distinct w and gather
     # (elementwise, so bit-identical to the full evaluation; ~10 passes over d become ~2)
     grp = integer_groups(w) if group else None
     uw, inv = (grp[0].astype(np.float64), grp[1]) if grp is not None else (None, None)
-    keep_inv = None
+    keep_inv: np.ndarray | None = None
 
     def fvals(mu: float, idx) -> np.ndarray:
         """max(x_v(μ) − α, 0) at the positions ``idx`` (None: all)."""
@@ -83,8 +86,11 @@ def _separable_solve(w: np.ndarray, n: float, alpha: float, beta: float, max_ite
         val = float(np.sum(fv)) / beta - 1.0
         if shrink and val >= 0 and mu >= lb:
             pos = np.flatnonzero(fv > 0)
-            lb, keep = mu, (keep[pos] if sub else pos)
-            keep_inv = None if uw is None else inv[keep]
+            if sub:
+                assert keep is not None  # sub says so
+                pos = keep[pos]
+            lb, keep = mu, pos
+            keep_inv = None if inv is None else inv[keep]
         last = (mu, val)
         return val
 

@@ -87,9 +87,9 @@ def _endpoint_series(t0, c, v, kr, prior, shift) -> np.ndarray:
         a[:, 1:] += -prior.s * ((-1.0) ** (j + 1) / j)[None, :] / t0[:, None] ** j[None, :]
     e = np.zeros((m, _ORDER))
     e[:, 0] = np.exp(a[:, 0])
-    for j in range(1, _ORDER):  # exp of a power series: j e_j = Σ_i i a_i e_{j−i}
-        i = np.arange(1, j + 1)
-        e[:, j] = (i[None, :] * a[:, 1:j + 1] * e[:, j - i]).sum(axis=1) / j
+    for k in range(1, _ORDER):  # exp of a power series: k e_k = Σ_i i a_i e_{k−i}
+        i = np.arange(1, k + 1)
+        e[:, k] = (i[None, :] * a[:, 1:k + 1] * e[:, k - i]).sum(axis=1) / k
     return e
 
 

@@ -156,12 +156,12 @@ def fit_mle_batch(X, S: float, n: int, lo: float, hi: float) -> list[tuple[float
             ell = float(_interp(fnodes, fdata[0, j][:, None], s)[0]) - d * _prior_terms(n, [s])[0, 0]
             cands[r].append((s, ell))
     out = []
-    for r in range(B):
-        if fallback[r]:
-            out.append(pf._fit_mle(*np.unique(X[r], return_counts=True), S, n, lo, hi,
+    for row in range(B):
+        if fallback[row]:
+            out.append(pf._fit_mle(*np.unique(X[row], return_counts=True), S, n, lo, hi,
                                    pf.GRID_POINTS, True))
             continue
-        s, _ = max(cands[r], key=lambda c: c[1])
+        s, _ = max(cands[row], key=lambda c: c[1])
         out.append((float(s), bool(s >= hi)))
     return out
 

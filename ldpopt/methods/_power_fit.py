@@ -333,7 +333,7 @@ def _fit_mle(x, w, S, n, lo, hi, grid_points, batched) -> tuple[float, bool]:
 def fit_mean_variance(x, n: int, lo: float, hi: float) -> tuple[float, bool]:
     """s solving E_prior[k](s) = mean(x) (Eq. 17), clipped to [lo, hi]. Returns (s, clipped)."""
     target = float(np.mean(x))
-    g_mv = lambda s: _prior_mean_power(n, s) - target  # noqa: E731  (decreasing in s)
+    g_mv = lambda s: _prior_mean_power(n, s) - target
     glo, ghi = g_mv(lo), g_mv(hi)
     if glo <= 0:
         return lo, glo < 0

@@ -59,11 +59,10 @@ def _priors(n: int, s_arr) -> list:
 
 def union_windows(c, v, priors) -> tuple[np.ndarray, np.ndarray]:
     """Per point, the union over the priors (s values) of the engine's provable windows."""
-    lo = hi = None
-    for p in priors:  # a loop over the few s values, not the data
+    lo, hi = core._windows_c(c, v, priors[0])
+    for p in priors[1:]:  # a loop over the few s values, not the data
         l_, h_ = core._windows_c(c, v, p)
-        lo = l_ if lo is None else np.minimum(lo, l_)
-        hi = h_ if hi is None else np.maximum(hi, h_)
+        lo, hi = np.minimum(lo, l_), np.maximum(hi, h_)
     return lo, hi
 
 
@@ -285,10 +284,10 @@ def logsums(x, S: float, n: int, s_arr, *, cheb_n: int = 20, check_tol: float = 
             err = np.abs(interp[ci].transpose(1, 0, 2) - cv)
             scale = 1.0 + np.where(is_z, np.abs(cv), 0.0)
             good = ok_s & np.all(np.isfinite(err) & (err <= check_tol * scale), axis=(1, 2))
-            for i in np.flatnonzero(good):
-                out[i, sl] = interp[:, i]
-                out[i, checks_all[2 * j:2 * j + 2]] = cv[i]
-                exact_mask[i, sl] = False
+            for i_s in np.flatnonzero(good):
+                out[i_s, sl] = interp[:, i_s]
+                out[i_s, checks_all[2 * j:2 * j + 2]] = cv[i_s]
+                exact_mask[i_s, sl] = False
         done = ~exact_mask
         Lz = out[:, :, 0] - gdiff[None, :]
         conv = np.concatenate([Lz[:, :, None], out[:, :, 1:] + Lz[:, :, None]], axis=2)

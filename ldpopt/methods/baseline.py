@@ -11,8 +11,8 @@ import numbers
 
 import numpy as np
 
-from ..estimate import check_estimate as _check_estimate
 from ..estimate import Estimate
+from ..estimate import check_estimate as _check_estimate
 from .registry import register
 
 __all__ = ["base", "base_cut", "base_pos", "cut_threshold"]

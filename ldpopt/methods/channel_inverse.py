@@ -35,7 +35,7 @@ import numpy as np
 
 from ..oracles.channel import Channel
 
-__all__ = ["ChannelInverse", "invert", "inverse_map"]
+__all__ = ["ChannelInverse", "inverse_map", "invert"]
 
 _MAX_COND = 1e12
 

@@ -189,11 +189,11 @@ def channel_mle(terms, tol: float = 1e-12, max_iter: int = 100_000, accelerate: 
             f, nit = f1, nit + 1
             g = T.gradient(f)
             continue
-        f2, g1 = _step(T, f1)
+        f2, _g1 = _step(T, f1)
         nit += 2
         r, v = f1 - f, f2 - f1 - (f1 - f)
-        nv = np.linalg.norm(v)
-        alpha = -1.0 if nv == 0 else min(-1.0, -np.linalg.norm(r) / nv)
+        nv = float(np.linalg.norm(v))
+        alpha = -1.0 if nv == 0 else min(-1.0, -float(np.linalg.norm(r)) / nv)
         cand = f - 2 * alpha * r + alpha * alpha * v
         while alpha < -1.0 and cand.min() < 0:
             alpha = (alpha - 1.0) / 2.0

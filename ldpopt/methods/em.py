@@ -90,17 +90,37 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..estimate import check_estimate as _check_estimate
 from ..estimate import Estimate
+from ..estimate import check_estimate as _check_estimate
 from ._args import _check_choice, _check_max_iter
-from ._em_exact import ConvergenceError, ConvergenceWarning, _exact_multinomial, _root_pi, _separable_solve
-from ._em_loglik import (_LOGLIK, _check_f, _scale, loglik_binomial, loglik_binomial_grad,  # noqa: F401
-                         loglik_multinomial, loglik_multinomial_grad)
+from ._em_exact import ConvergenceError, ConvergenceWarning, _exact_multinomial, _separable_solve
+from ._em_loglik import (
+    _LOGLIK,
+    _check_f,
+    _scale,
+    loglik_binomial,
+    loglik_binomial_grad,
+    loglik_multinomial,
+    loglik_multinomial_grad,
+)
 from .registry import register
 
-__all__ = ["BINOMIAL_ORACLES", "ConvergenceError", "ConvergenceWarning", "MLEResult", "MULTINOMIAL_ORACLES",
-           "em", "ibu_step", "kkt_residual", "likelihood_for", "loglik_binomial", "loglik_binomial_grad",
-           "loglik_multinomial", "loglik_multinomial_grad", "solve_mle"]
+__all__ = [
+    "BINOMIAL_ORACLES",
+    "MULTINOMIAL_ORACLES",
+    "ConvergenceError",
+    "ConvergenceWarning",
+    "MLEResult",
+    "em",
+    "ibu_step",
+    "kkt_residual",
+    "likelihood_for",
+    "loglik_binomial",
+    "loglik_binomial_grad",
+    "loglik_multinomial",
+    "loglik_multinomial_grad",
+    "solve_mle",
+]
 
 #: oracles whose counts are exactly multinomial (one value per report)
 MULTINOMIAL_ORACLES = frozenset({"grr"})
@@ -174,7 +194,7 @@ def likelihood_for(estimate: Estimate) -> str:
 
 
 def _check_tol(tol) -> float:
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol <= 0:
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(float(tol)) or tol <= 0:
         raise ValueError(f"tol must be a finite real number > 0, got {tol!r}")
     return float(tol)
 

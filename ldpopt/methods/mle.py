@@ -107,7 +107,7 @@ import numpy as np
 
 from ..estimate import Estimate
 from ._args import _check_max_iter
-from ._mle_printed import mle_apx_formula_arxiv, mle_apx_formula_ndss  # noqa: F401  (re-exported)
+from ._mle_printed import mle_apx_formula_arxiv, mle_apx_formula_ndss
 from ._threshold import top_support
 from .baseline import _check_estimate
 from .registry import register
@@ -269,7 +269,7 @@ def _x_star_brentq(est: Estimate, a, B, s, C, polish: bool) -> float:
     if min(est.p * (1.0 - est.p), s) < 1e-6:
         raise ValueError(f"method='brentq' is ill-conditioned at p={est.p!r}, q={est.q!r} (p(1 - p) or "
                          "q(1 - q) < 1e-6, i.e. large epsilon); use method='sort'")
-    g = lambda x: -C * x * x - 2.0 * B * x  # noqa: E731  λ as a function of x
+    g = lambda x: -C * x * x - 2.0 * B * x
     lam_lo = g(float(np.max(a)) / s)                      # = min_v h_v'(0)
     lam_hi = g((float(np.min(a)) - B) / _denominator(1, est.p, s))  # = max_v h_v'(1)
 

@@ -19,8 +19,8 @@ import numpy as np
 
 from .._validation import check_float_array
 from ..estimate import Estimate
-from .baseline import _check_estimate, cut_threshold
 from ._threshold import top_support
+from .baseline import _check_estimate, cut_threshold
 from .registry import register
 
 __all__ = ["norm", "norm_cut", "norm_hyb", "norm_mul", "norm_mul_rows", "norm_sub", "positive_mass", "project_simplex", "simplex_shift"]

@@ -8,13 +8,12 @@ frequency vector (float64, length d). Register it with :func:`register`; look it
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
-from ..estimate import check_estimate
-from ..estimate import Estimate
+from ..estimate import Estimate, check_estimate
 
 __all__ = ["MethodInfo", "available", "get", "parameters", "postprocess", "register"]
 

@@ -14,16 +14,40 @@
 
 from .calm_consistency import ConsistentMarginals, calm_consistency
 from .dataset import MultiDataset
+from .fake_data import RSFD, amplified_epsilon, rsfd
 from .generate import chain_network, item_presence
 from .marginals import MarginalEstimates, MarginalSet, all_k_way
 from .problem import OBJECTIVES, certify, consistency_constraints, consistency_problem
 from .protocol import MultiProtocol
 from .reconstruct import FittedTable, MaxEntTable, fit_table, maxent, total_variation
-from .fake_data import RSFD, amplified_epsilon, rsfd
 from .sampled import MarginalSampling, calm, smp
 from .split import SPL, spl
 
-__all__ = ["ConsistentMarginals", "MarginalEstimates", "MarginalSampling", "MarginalSet", "MultiDataset",
-           "FittedTable", "MaxEntTable", "MultiProtocol", "OBJECTIVES", "RSFD", "SPL", "all_k_way", "amplified_epsilon", "calm",
-           "calm_consistency", "certify", "chain_network", "consistency_constraints", "consistency_problem",
-           "fit_table", "item_presence", "maxent", "rsfd", "smp", "spl", "total_variation"]
+__all__ = [
+           "OBJECTIVES",
+           "RSFD",
+           "SPL",
+           "ConsistentMarginals",
+           "FittedTable",
+           "MarginalEstimates",
+           "MarginalSampling",
+           "MarginalSet",
+           "MaxEntTable",
+           "MultiDataset",
+           "MultiProtocol",
+           "all_k_way",
+           "amplified_epsilon",
+           "calm",
+           "calm_consistency",
+           "certify",
+           "chain_network",
+           "consistency_constraints",
+           "consistency_problem",
+           "fit_table",
+           "item_presence",
+           "maxent",
+           "rsfd",
+           "smp",
+           "spl",
+           "total_variation",
+]

@@ -87,7 +87,7 @@ class MultiDataset:
 
     # -- constructors -------------------------------------------------------------------------
     @classmethod
-    def from_values(cls, values, domains=None, **kw) -> "MultiDataset":
+    def from_values(cls, values, domains=None, **kw) -> MultiDataset:
         """From one row per user (an (n, k) integer array); ``domains`` default max + 1 per column
         (at least 2)."""
         v = np.asarray(values)
@@ -100,7 +100,7 @@ class MultiDataset:
         return cls(t, c, tuple(domains), **kw)
 
     @classmethod
-    def from_tuples(cls, tuples, counts, domains, **kw) -> "MultiDataset":
+    def from_tuples(cls, tuples, counts, domains, **kw) -> MultiDataset:
         """From tuples and their user counts (repeated tuples are merged, zero counts dropped)."""
         t = np.asarray(tuples)
         c = np.asarray(counts)

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..estimate import Estimate
 from .._validation import check_domain_size
+from ..estimate import Estimate
 from .dataset import check_attributes
 
-__all__ = ["MarginalSet", "MarginalEstimates", "all_k_way"]
+__all__ = ["MarginalEstimates", "MarginalSet", "all_k_way"]
 
 
 def all_k_way(k: int, way: int) -> list[tuple[int, ...]]:

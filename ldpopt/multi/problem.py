@@ -86,7 +86,7 @@ def consistency_problem(est: MarginalEstimates, objective: str = "cls") -> Probl
                              "(the same oracle on marginals of equal size); use 'weighted' otherwise")
         p, q = pq.pop()
         counts = np.concatenate([e.counts for e in est.estimates])
-        vec = Estimate.from_counts(counts, int(round(float(counts.sum()))), est.epsilon, p, q, oracle="grr")
+        vec = Estimate.from_counts(counts, round(float(counts.sum())), est.epsilon, p, q, oracle="grr")
         return Problem(vec, "multinomial", cons)
     vec = _vector_estimate(est)
     if objective == "cls":

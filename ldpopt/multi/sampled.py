@@ -30,7 +30,7 @@ from .._validation import as_generator
 from .marginals import all_k_way
 from .protocol import MultiProtocol, assign_groups, choose_groups
 
-__all__ = ["MarginalSampling", "smp", "calm"]
+__all__ = ["MarginalSampling", "calm", "smp"]
 
 
 class MarginalSampling(MultiProtocol):

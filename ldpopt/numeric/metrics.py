@@ -49,7 +49,7 @@ def range_query_error(est, truth, alpha: float, *, n_queries: int = 200, rng) ->
     if not (0 < alpha <= 1):
         raise ValueError(f"alpha must be in (0, 1], got {alpha!r}")
     d = a.size
-    w = max(1, int(round(alpha * d)))
+    w = max(1, round(alpha * d))
     gen = as_generator(rng)
     start = gen.integers(0, d - w + 1, size=int(n_queries))
     ca = np.concatenate([[0.0], np.cumsum(a)])

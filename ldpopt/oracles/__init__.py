@@ -16,7 +16,7 @@ from .rappor import RAPPOR
 from .subset import SS
 from .unary import OUE, SUE
 
-__all__ = ["FrequencyOracle", "GRR", "OLH", "BLH", "HR", "OUE", "SUE", "SS", "CMS", "HCMS", "RAPPOR", "available", "get"]
+__all__ = ["BLH", "CMS", "GRR", "HCMS", "HR", "OLH", "OUE", "RAPPOR", "SS", "SUE", "FrequencyOracle", "available", "get"]
 
 _REGISTRY: dict[str, type[FrequencyOracle]] = {cls.name: cls for cls in (GRR, OLH, BLH, HR, OUE, SUE, SS)}
 _REGISTRY.update({cls.name: cls for cls in (CMS, HCMS, RAPPOR)})

@@ -31,7 +31,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["tree_histogram", "binomial_half"]
+__all__ = ["binomial_half", "tree_histogram"]
 
 _ALL_BITS = np.uint64(np.iinfo(np.uint64).max)
 # bit-count Binomial(x, 1/2) up to 64 · this many words (binomial_half)

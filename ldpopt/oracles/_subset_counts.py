@@ -107,7 +107,6 @@ def _pmf_rows(ngood, nbad, nsample, wlo, width, W):
     down = ((t + 1) * (nbad[:, None] - n + t + 1)).astype(np.float64)
     inside = np.arange(1, W)[None, :] < width[:, None]      # ratio j links window cells j and j + 1
     rising = inside & (up > down)                           # p(t+1) > p(t): below the mode
-    mode = rising.sum(axis=1)                               # the window cell of the mode
     with np.errstate(divide="ignore", invalid="ignore"):
         fwd = np.where(inside & ~rising, up / down, 1.0)    # ratios above the mode: ≤ 1
         bwd = np.where(rising, down / up, 1.0)              # inverse ratios below it: < 1
@@ -163,7 +162,7 @@ def _split_chunks(gen, ngood, nbad, nsample, count):
     each of at most about _BATCH_CELLS entries. The draws are those of one hypergeometric call over
     all per-user rows followed by the multinomial batches (a Generator's array draws consume its
     stream element by element, so cutting the per-user call into pieces draws the same numbers)."""
-    wlo, width = _window(ngood, nbad, nsample)
+    _wlo, width = _window(ngood, nbad, nsample)
     per_user = count * _PER_USER_COST <= width
     if int(count.sum()) <= _PER_USER_TOTAL:
         per_user[:] = True
@@ -247,7 +246,7 @@ def sample_subset_counts(gen: np.random.Generator, d: int, k: int, lam: float, t
         span = int(size_next.max()) + 1
         tot = np.zeros(size_next.size * span)
 
-        def add_plain(node, j, c):
+        def add_plain(node, j, c, span=span, tot=tot):
             t = np.bincount(node * span + j, weights=c)
             tot[:t.size] += t
 

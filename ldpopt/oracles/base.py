@@ -120,6 +120,13 @@ class FrequencyOracle(abc.ABC):
         large to enumerate.
         """
 
+    def output_supports(self) -> np.ndarray:
+        """The support set of every output y, as a bool (d, |Y|) array S(y)_v, columns in the order of
+        :meth:`output_distribution` (the pair gives the counts' exact moments,
+        :func:`ldpopt.oracles.jointlaw.count_moments`). Optional: an oracle that does not enumerate its
+        outputs raises ``ValueError``."""
+        raise ValueError(f"oracle {self.name!r} has no output enumeration (it defines no output_supports)")
+
     # -- simulation ----------------------------------------------------------------------------
     def chunk_size(self) -> int:
         """Users per chunk on the real path, so a chunk's reports stay ~16 M cells."""

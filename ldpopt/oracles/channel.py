@@ -131,13 +131,14 @@ class Channel:
             if np.any(~np.isfinite(row[seen]).all(axis=1)):
                 return float("inf")
             return float(np.max(row[seen].max(axis=1) - row[seen].min(axis=1)))
-        per_j = None  # per_j[j, v, v'] = max_y log(B[j,y,v]/B[j,y,v'])
+        per_j: np.ndarray | None = None  # per_j[j, v, v'] = max_y log(B[j,y,v]/B[j,y,v'])
         for y in range(self.k):  # k outputs per component (2 for support channels), vectorised over J, d²
             a = L[:, y, :, None]
             b = L[:, y, None, :]
             with np.errstate(invalid="ignore"):
                 diff = np.where(np.isneginf(a) & np.isneginf(b), -np.inf, a - b)
             per_j = diff if per_j is None else np.maximum(per_j, diff)
+        assert per_j is not None  # k >= 1 outputs: every column of P sums to 1
         total = per_j.sum(axis=0)
         return float(np.max(total))
 
@@ -163,7 +164,7 @@ class Channel:
         n = Y.sum(axis=1)
         if n[0] < 1 or np.any(np.abs(n - n[0]) > 1e-9 * n[0]):
             raise ValueError(f"{name}: every component's counts must sum to the same n >= 1, got row sums {n[:5]}")
-        return Y, int(round(n[0]))
+        return Y, round(n[0])
 
     def counts_from_support(self, support_counts, n: int) -> np.ndarray:
         """(J, 2) table [n − c_u, c_u] from support counts c (length d) of a support channel (k = 2, J = d)."""
@@ -211,7 +212,7 @@ class Channel:
 
     # -- constructors ----------------------------------------------------------------------
     @classmethod
-    def grr(cls, epsilon: float, d: int) -> "Channel":
+    def grr(cls, epsilon: float, d: int) -> Channel:
         """GRR's d × d channel (arXiv Eq. 1): p on the diagonal, q off it."""
         from .grr import GRR
 
@@ -221,7 +222,7 @@ class Channel:
         return cls(P, name=f"grr(eps={o.epsilon:g})")
 
     @classmethod
-    def support(cls, p: float, q: float, d: int, name: str = "support") -> "Channel":
+    def support(cls, p: float, q: float, d: int, name: str = "support") -> Channel:
         """The support channel of a pure oracle with (p, q) (arXiv §2.4): d binary components,
         component u reports 1 w.p. p if u = v else q. Exactly OUE/SUE; the marginals of the others."""
         eye = np.eye(int(d), dtype=bool)
@@ -229,7 +230,7 @@ class Channel:
         return cls(np.stack([1.0 - one, one], axis=1), name=name)
 
     @classmethod
-    def from_oracle(cls, oracle) -> "Channel":
+    def from_oracle(cls, oracle) -> Channel:
         """The channel of an ldpopt oracle: dense for GRR, the support channel for the others."""
         if oracle.name == "grr":
             return cls.grr(oracle.epsilon, oracle.d)

@@ -53,6 +53,7 @@ Default parameters (a choice; the paper's deployments vary them per use case): k
 
 from __future__ import annotations
 
+import abc
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -136,8 +137,8 @@ class SketchOracle(FrequencyOracle):
         super().__init__(epsilon, d)
         self.m = _check_int(self.m_default if m is None else m, "m", 2)
         self.hash_seed = _check_int(hash_seed, "hash_seed", 0)
-        self._buckets = None
-        self._flat = None  # l·m + h_l(v), flattened (_gather)
+        self._buckets: np.ndarray | None = None
+        self._flat: np.ndarray | None = None  # l·m + h_l(v), flattened (_gather)
         if buckets is not None:  # another implementation's family, as its (k, d) table h_l(v)
             b = np.asarray(buckets)
             if b.ndim != 2 or b.shape[1] != self.d or b.shape[0] < 1 or b.dtype.kind not in "iu":
@@ -249,6 +250,14 @@ class SketchOracle(FrequencyOracle):
         tc = self._check_true_counts(true_counts)
         return self.counts_from_sketch(*self.sample_sketch(tc, rng))
 
+    @abc.abstractmethod
+    def sample_sketch(self, true_counts, rng) -> tuple[np.ndarray, np.ndarray]:
+        """(sketch, N): the aggregated sketch and the row sizes, drawn from their exact joint law."""
+
+    @abc.abstractmethod
+    def counts_from_sketch(self, sketch, N) -> np.ndarray:
+        """Support counts c_v (int64, length d) from a sketch and its row sizes ``N``."""
+
     # -- privacy ---------------------------------------------------------------------------------
     def exact_epsilon(self) -> float:
         """ε of the mechanism with the family held: ``epsilon`` if some h_l separates two values,
@@ -308,7 +317,7 @@ class CMS(SketchOracle):
     def perturb(self, values, rng) -> tuple[np.ndarray, np.ndarray]:
         v = check_values(values, self.d, "values")
         gen = as_generator(rng)
-        n = v.shape[0]
+        n: int = v.shape[0]  # an int, so the checker types the draws as arrays
         j = gen.integers(0, self.k, size=n, dtype=np.int64)
         bits = gen.random((n, self.m)) < (1.0 - self._keep)
         bits[np.arange(n), self.buckets[j, v]] = gen.random(n) < self._keep

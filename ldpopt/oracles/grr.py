@@ -65,3 +65,7 @@ class GRR(FrequencyOracle):
         P = np.full((self.d, self.d), self.q)
         np.fill_diagonal(P, self.p)
         return P
+
+    def output_supports(self) -> np.ndarray:
+        """Output y supports the value y alone: the identity."""
+        return np.eye(self.d, dtype=bool)

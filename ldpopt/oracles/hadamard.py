@@ -139,8 +139,9 @@ class HR(FrequencyOracle):
     def perturb(self, values, rng) -> np.ndarray:
         v = check_values(values, self.d, "values")
         gen = as_generator(rng)
-        inside = gen.random(v.shape[0]) < self.p
-        y = gen.integers(0, self.K, size=v.shape[0], dtype=np.int64)
+        m: int = v.shape[0]  # an int, so the checker types the draws as arrays
+        inside = gen.random(m) < self.p
+        y = gen.integers(0, self.K, size=m, dtype=np.int64)
         return self._to_side(v, y, inside)
 
     def _counts_from_histogram(self, N: np.ndarray) -> np.ndarray:
@@ -201,7 +202,7 @@ class HR(FrequencyOracle):
         n = 10⁹, d = 42,178)."""
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
-        K, d = self.K, self.d
+        K = self.K
         lam = math.tanh(self.epsilon / 2.0)  # 2p − 1 without cancellation at small ε
         m = gen.binomial(tc, lam)
         total_m = int(m.sum())
@@ -246,3 +247,8 @@ class HR(FrequencyOracle):
         # 2(1 − p) = 2e^−ε/(1 + e^−ε) directly, no cancellation
         return np.where(in_cv, 2.0 * self.p / self.K,
                         2.0 * math.exp(-self.epsilon) / (1.0 + math.exp(-self.epsilon)) / self.K)
+
+    def output_supports(self) -> np.ndarray:
+        """Output y supports v iff y ∈ C_v (the row of v has even parity with y), shape (d, K)."""
+        rows = np.arange(1, self.d + 1, dtype=np.int64)[:, None]
+        return (np.bitwise_count(rows & np.arange(self.K, dtype=np.int64)[None, :]) & 1) == 0

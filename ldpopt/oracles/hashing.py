@@ -151,7 +151,7 @@ class OLH(FrequencyOracle):
         super().__init__(epsilon, d)
         if g is None:
             # round(e^ε + 1) without overflowing for large ε
-            g = G_MAX if self.epsilon > math.log(G_MAX) else max(2, int(round(math.exp(self.epsilon) + 1)))
+            g = G_MAX if self.epsilon > math.log(G_MAX) else max(2, round(math.exp(self.epsilon) + 1))
             g = min(g, G_MAX)
         else:
             g = _check_int(g, "g", 2)
@@ -286,6 +286,10 @@ class OLH(FrequencyOracle):
             return self.hash(s[:, None], np.arange(self.d, dtype=np.int64)[None, :]) == r[:, None]
         self._check_enumerable()
         return ((np.arange(1 << self.d)[None, :] >> np.arange(self.d)[:, None]) & 1).astype(bool)
+
+    def output_supports(self) -> np.ndarray:
+        """The support sets, in the column order of :meth:`output_distribution`."""
+        return self.support_matrix()
 
 
 class BLH(OLH):

@@ -22,30 +22,10 @@ __all__ = ["count_moments", "output_supports"]
 
 
 def output_supports(oracle: FrequencyOracle) -> np.ndarray:
-    """S(y) for every column y of ``oracle.output_distribution()``, as a bool (d, |Y|) array.
-
-    Each oracle's column order is the one its ``output_distribution`` docstring states: GRR the value
-    itself; OUE/SUE the bit set of j; HR the Hadamard output y (y ∈ C_v iff popcount((v+1) & y) is
-    even); SS its ``subsets()``; OLH/BLH their ``support_matrix()`` enumeration.
-    """
-    d, name = oracle.d, oracle.name
-    if hasattr(oracle, "output_supports"):  # oracles that enumerate their own outputs (sketches)
-        return oracle.output_supports()
-    if name == "grr":
-        return np.eye(d, dtype=bool)
-    if name in ("oue", "sue"):
-        return ((np.arange(1 << d)[None, :] >> np.arange(d)[:, None]) & 1).astype(bool)
-    if name == "hr":
-        rows = np.arange(1, d + 1, dtype=np.int64)[:, None]
-        return (np.bitwise_count(rows & np.arange(oracle.K, dtype=np.int64)[None, :]) & 1) == 0
-    if name == "ss":
-        sets = oracle.subsets()
-        member = np.zeros((d, sets.shape[0]), dtype=bool)
-        member[sets.T, np.arange(sets.shape[0])] = True
-        return member
-    if name in ("olh", "blh"):
-        return oracle.support_matrix()
-    raise ValueError(f"oracle {name!r} has no known output enumeration")
+    """S(y) for every column y of ``oracle.output_distribution()``, as a bool (d, |Y|) array: the
+    oracle's own :meth:`~ldpopt.oracles.base.FrequencyOracle.output_supports` (each oracle states its
+    column order there)."""
+    return oracle.output_supports()
 
 
 def count_moments(oracle: FrequencyOracle, true_counts) -> tuple[np.ndarray, np.ndarray]:

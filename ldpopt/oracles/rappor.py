@@ -135,7 +135,7 @@ class RAPPOR(FrequencyOracle):
         self.bit_channel = compose(self.instantaneous, self.permanent)  # one report's bit given B
 
     @classmethod
-    def from_f(cls, f: float, d: int, num_hashes: int | None = None, **params) -> "RAPPOR":
+    def from_f(cls, f: float, d: int, num_hashes: int | None = None, **params) -> RAPPOR:
         """Build from the permanent-response probability f ∈ (0, 1) (ε_∞ = 2h·ln((1 − ½f)/(½f)); h from
         ``num_hashes``, else from a ``positions`` table, else 2)."""
         f = float(f)
@@ -183,7 +183,7 @@ class RAPPOR(FrequencyOracle):
         return self.num_hashes * math.log(qs * (1 - ps) / (ps * (1 - qs)))
 
     def params(self) -> dict[str, Any]:
-        out = {"num_bits": self.num_bits, "num_hashes": self.num_hashes, "cohorts": self.cohorts,
+        out: dict[str, Any] = {"num_bits": self.num_bits, "num_hashes": self.num_hashes, "cohorts": self.cohorts,
                "inst_p": self.inst_p, "inst_q": self.inst_q, "hash_seed": self.hash_seed}
         if self.permanent_kind != "symmetric":  # (a given positions table is not a param)
             out["permanent"] = self.permanent_kind
@@ -206,7 +206,7 @@ class RAPPOR(FrequencyOracle):
 
     def bloom(self) -> np.ndarray:
         """Bloom filters as bool (C, T, d): bit t of value v's filter in cohort c."""
-        C, h, d = self.positions.shape
+        C, _h, d = self.positions.shape
         B = np.zeros((C, self.num_bits, d), dtype=bool)
         B[np.arange(C)[:, None, None], self.positions, np.arange(d)[None, None, :]] = True
         return B
@@ -217,7 +217,7 @@ class RAPPOR(FrequencyOracle):
 
     def _multiplicity(self) -> np.ndarray:
         """M[c, t, v] = #{i : pos[c, i, v] = t} (a value's hashes may collide), float (C, T, d)."""
-        C, h, d = self.positions.shape
+        C, _h, d = self.positions.shape
         M = np.zeros((C, self.num_bits, d))
         np.add.at(M, (np.arange(C)[:, None, None], self.positions, np.arange(d)[None, None, :]), 1.0)
         return M
@@ -227,7 +227,7 @@ class RAPPOR(FrequencyOracle):
         """Steps 1-2: each user's cohort and permanent response B' (bool (n, T))."""
         v = check_values(values, self.d, "values")
         gen = as_generator(rng)
-        n = v.shape[0]
+        n: int = v.shape[0]  # an int, so the checker types the draws as arrays
         c = gen.integers(0, self.cohorts, size=n, dtype=np.int64)
         B = np.zeros((n, self.num_bits), dtype=np.int64)
         B[np.arange(n)[:, None], self.positions[c, :, v]] = 1
@@ -277,7 +277,7 @@ class RAPPOR(FrequencyOracle):
         """(Y, N) drawn from their exact joint law (module docstring)."""
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
-        C, T = self.cohorts, self.num_bits
+        C = self.cohorts
         nvc = gen.multinomial(tc, np.full(C, 1.0 / C))  # (d, C)
         A = np.einsum("ctv,vc->ct", self.bloom().astype(np.int64), nvc)
         N = nvc.sum(axis=0).astype(np.int64)

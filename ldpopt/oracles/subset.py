@@ -167,7 +167,8 @@ class SS(FrequencyOracle):
         return out
 
     def _perturb_block(self, v: np.ndarray, gen: np.random.Generator) -> np.ndarray:
-        d, k, m = self.d, self.k, v.shape[0]
+        d, k = self.d, self.k
+        m: int = v.shape[0]  # an int, so the checker types gen.random(m) as an array
         mixed = gen.random(m) < self.mixture_weight  # component "{v} ∪ (k−1)-subset of D∖{v}"
         if 2 * k <= d:
             # Floyd with N − s = d − k for both components: component 2 (uniform k-subset of D)
@@ -260,3 +261,10 @@ class SS(FrequencyOracle):
         inside = self.p / math.comb(self.d - 1, self.k - 1)
         outside = self._one_minus_p / math.comb(self.d - 1, self.k)
         return np.where(member, inside, outside)
+
+    def output_supports(self) -> np.ndarray:
+        """Output Y supports the values in Y, shape (d, C(d, k)), columns in the order of :meth:`subsets`."""
+        sets = self.subsets()
+        member = np.zeros((self.d, sets.shape[0]), dtype=bool)
+        member[sets.T, np.arange(sets.shape[0])] = True
+        return member

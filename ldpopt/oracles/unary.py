@@ -156,7 +156,8 @@ def _add_planes(a: list[np.ndarray], b: list[np.ndarray]) -> list[np.ndarray]:
             t = ai ^ bi
             out.append(t ^ carry)
             carry = (ai & bi) | (t & carry)
-    out.append(carry)
+    if carry is not None:  # None only when both numbers have no planes (their sum has none)
+        out.append(carry)
     return out
 
 
@@ -231,7 +232,8 @@ class _UnaryEncoding(FrequencyOracle):
         """
         v = check_values(values, self.d)
         gen = as_generator(rng)
-        m, nb = v.shape[0], self.nbytes
+        m: int = v.shape[0]  # an int, so the checker types gen.random(m) as an array
+        nb = self.nbytes
         flat = _bernoulli_bytes(self.q, m * nb, gen)
         # own bit: overwrite with an independent Bernoulli(p)
         own = gen.random(m) < self.p
@@ -289,6 +291,10 @@ class _UnaryEncoding(FrequencyOracle):
         prefix = np.cumprod(np.hstack([ones, other[:, :-1]]), axis=1)
         suffix = np.cumprod(np.hstack([ones, other[:, :0:-1]]), axis=1)[:, ::-1]
         return (own * prefix * suffix).T
+
+    def output_supports(self) -> np.ndarray:
+        """Output j supports the set {u : bit u of j is 1}, shape (d, 2^d)."""
+        return ((np.arange(1 << self.d)[None, :] >> np.arange(self.d)[:, None]) & 1).astype(bool)
 
 
 class OUE(_UnaryEncoding):

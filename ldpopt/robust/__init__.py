@@ -14,12 +14,37 @@ the range an attack could move each estimate (:mod:`ldpopt.uncertainty.attack`);
 from ..uncertainty.attack import attack_interval, attack_shift
 from .attack_counts import best_bucket_pmf, fake_counts, poisoned_estimate
 from .attacks import ATTACKS, craft_reports, expected_gain, fake_user_count, mean_target_support
-from .detect import genuine_size_pmf, roc, size_test, suspect_scores, suspects, support_sizes
+from .detect import genuine_size_pmf, roc, size_test, support_sizes, suspect_scores, suspects
 from .lift import lift_suspects, lift_target
 from .recover import METHODS, ldprecover, lift, mixture_offset, recover, recovery_problem, rsn, rsn_threshold
 from .recover import ldprecover_target as recover_target
 
-__all__ = ["ATTACKS", "METHODS", "attack_interval", "attack_shift", "best_bucket_pmf", "craft_reports",
-           "expected_gain", "fake_counts", "fake_user_count", "genuine_size_pmf", "ldprecover", "lift",
-           "lift_suspects", "lift_target", "mean_target_support", "mixture_offset", "poisoned_estimate", "recover", "recover_target", "recovery_problem", "roc", "rsn", "rsn_threshold",
-           "size_test", "suspect_scores", "suspects", "support_sizes"]
+__all__ = [
+           "ATTACKS",
+           "METHODS",
+           "attack_interval",
+           "attack_shift",
+           "best_bucket_pmf",
+           "craft_reports",
+           "expected_gain",
+           "fake_counts",
+           "fake_user_count",
+           "genuine_size_pmf",
+           "ldprecover",
+           "lift",
+           "lift_suspects",
+           "lift_target",
+           "mean_target_support",
+           "mixture_offset",
+           "poisoned_estimate",
+           "recover",
+           "recover_target",
+           "recovery_problem",
+           "roc",
+           "rsn",
+           "rsn_threshold",
+           "size_test",
+           "support_sizes",
+           "suspect_scores",
+           "suspects",
+]

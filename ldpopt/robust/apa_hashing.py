@@ -26,7 +26,7 @@ import numpy as np
 
 from .._validation import as_generator
 from ..oracles.base import FrequencyOracle
-from ..oracles.hashing import keyed_hash
+from ..oracles.hashing import OLH, keyed_hash
 from ._draws import key_blocks
 
 __all__ = ["apa_hash_counts", "apa_hash_reports"]
@@ -42,6 +42,7 @@ def apa_hash_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng, 
 
     if oracle.name not in ("olh", "blh"):
         raise ValueError(f"the adaptive hashing attack is defined for OLH and BLH, not {oracle.name!r}")
+    assert isinstance(oracle, OLH)  # BLH is an OLH
     gen = as_generator(rng)
     d, g, c = oracle.d, oracle.g, int(candidates)
     want = gen.choice(d + 1, size=m, p=genuine_size_pmf(oracle))

@@ -22,15 +22,23 @@ independent of m·d for most oracles, with the joint law of ``oracle.aggregate(c
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from .._validation import _check_int, as_generator
 from ..estimate import Estimate
 from ..oracles.base import FrequencyOracle
+from ..oracles.hashing import OLH
+from ..oracles.subset import SS
 from ._draws import _subset_sums, best_bucket_pmf
-from .attacks import (DEFAULT_CANDIDATES, check_attack, check_targets, craft_reports, fake_user_count,
-                      hr_best_outputs, padding_ones)
+from .attacks import (
+    DEFAULT_CANDIDATES,
+    check_attack,
+    check_targets,
+    craft_reports,
+    fake_user_count,
+    hr_best_outputs,
+    padding_ones,
+)
 
 __all__ = ["best_bucket_pmf", "fake_counts", "poisoned_estimate"]
 
@@ -59,15 +67,17 @@ def fake_counts(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
         out[t] = m
         out[others] = _subset_sums(gen, others.size, min(padding_ones(oracle, r), others.size), m)
     elif name in ("olh", "blh"):
+        assert isinstance(oracle, OLH)  # BLH is an OLH
         per_k = gen.multinomial(m, best_bucket_pmf(r, oracle.g, _check_int(candidates, "candidates", 1)))
-        for k in np.flatnonzero(per_k):
-            out[t] += _subset_sums(gen, r, int(k), int(per_k[k]))
+        for size in np.flatnonzero(per_k):  # reports supporting `size` targets
+            out[t] += _subset_sums(gen, r, int(size), int(per_k[size]))
         out[others] = gen.binomial(m, 1.0 / oracle.g, size=others.size)
     elif name == "hr":
         best, _ = hr_best_outputs(oracle, t)
         hist = gen.multinomial(m, np.full(best.size, 1.0 / best.size))
         out = hist @ oracle.support_matrix(best).astype(np.int64)
     elif name == "ss":
+        assert isinstance(oracle, SS)
         k = oracle.k
         if r >= k:
             out[t] = _subset_sums(gen, r, k, m)

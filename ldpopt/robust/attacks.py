@@ -58,7 +58,8 @@ import numpy as np
 from .._validation import _check_int, as_generator, check_values
 from ..estimate import check_estimate
 from ..oracles.base import FrequencyOracle
-from ..oracles.hashing import keyed_hash
+from ..oracles.hashing import OLH, keyed_hash
+from ..oracles.subset import SS
 from ..uncertainty.attack import check_beta
 
 __all__ = ["ATTACKS", "check_beta", "check_targets", "craft_reports", "expected_gain", "fake_user_count",
@@ -95,12 +96,12 @@ def fake_user_count(n_genuine: int, beta: float) -> int:
     """m = round(β n/(1 − β)): the fake users that make a fraction β of n + m users (β in [0, 1))."""
     n = _check_int(n_genuine, "n_genuine", 1)
     beta = check_beta(beta)
-    return int(round(beta * n / (1.0 - beta)))
+    return round(beta * n / (1.0 - beta))
 
 
 def padding_ones(oracle: FrequencyOracle, r: int) -> int:
     """OUE/SUE MGA padding l = max(0, ⌊p + (d − 1)q − r⌋) (module docstring)."""
-    return max(0, int(math.floor(oracle.p + (oracle.d - 1) * oracle.q - r)))
+    return max(0, math.floor(oracle.p + (oracle.d - 1) * oracle.q - r))
 
 
 def fake_values(targets: np.ndarray, m: int, rng) -> np.ndarray:
@@ -191,6 +192,7 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
         best, _ = hr_best_outputs(oracle, t)
         return gen.choice(best, size=m)
     if name == "ss":
+        assert isinstance(oracle, SS)
         k = oracle.k
         if r >= k:
             return _uniform_subsets(gen, t, m, k)
@@ -216,11 +218,13 @@ def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
         return float(r)
     if name in ("olh", "blh"):
         from ._draws import best_bucket_pmf
+        assert isinstance(oracle, OLH)  # BLH is an OLH
         pmf = best_bucket_pmf(r, oracle.g, _check_int(candidates, "candidates", 1))
         return float(np.arange(r + 1) @ pmf)
     if name == "hr":
         return float(hr_best_outputs(oracle, t)[1])
     if name == "ss":
+        assert isinstance(oracle, SS)
         return float(min(r, oracle.k))
     raise ValueError(f"no maximal gain attack for oracle {name!r}")
 

@@ -35,8 +35,11 @@ from scipy import stats
 from .. import kernels
 from .._validation import _check_int, check_values
 from ..oracles.base import FrequencyOracle
+from ..oracles.hashing import OLH
+from ..oracles.subset import SS
+from ..oracles.unary import OUE, SUE
 
-__all__ = ["genuine_size_pmf", "roc", "size_test", "suspect_scores", "suspects", "support_sizes"]
+__all__ = ["genuine_size_pmf", "roc", "size_test", "support_sizes", "suspect_scores", "suspects"]
 
 # reports whose supports are expanded at once (× d booleans)
 _BLOCK_CELLS = 1 << 23
@@ -68,11 +71,13 @@ def support_sizes(oracle: FrequencyOracle, reports, device=None) -> np.ndarray:
     ``kernels.AUTO_CELLS`` cells on) counts them with ``kernels.hash_row_counts``, the same numbers."""
     report_device(device, 0)
     if oracle.name in ("oue", "sue"):
+        assert isinstance(oracle, (OUE, SUE))
         r = oracle._check_reports(reports)
         return np.bitwise_count(r).sum(axis=1, dtype=np.int64)
     if oracle.name == "grr":  # one-hot rows: every report supports exactly its value
         return np.ones(check_values(reports, oracle.d, "reports").size, dtype=np.int64)
     if oracle.name in ("olh", "blh"):
+        assert isinstance(oracle, OLH)  # BLH is an OLH
         s, y = oracle._check_reports(reports)
         dev = report_device(device, s.size * oracle.d)
         if dev == "cpu":
@@ -98,6 +103,7 @@ def genuine_size_pmf(oracle: FrequencyOracle) -> np.ndarray:
         # |C_y| ∩ {0..d−1}: the sizes differ per output y; the law over a genuine report is not fixed
         raise ValueError("HR reports have no single genuine size law (|C_y| depends on y); no size test")
     elif name == "ss":
+        assert isinstance(oracle, SS)
         pmf[oracle.k] = 1.0
     else:
         raise ValueError(f"no size law for oracle {name!r}")
@@ -151,12 +157,14 @@ def suspect_scores(oracle: FrequencyOracle, reports, suspect, device=None) -> np
     if c.size == 0 or c.min() < 0 or c.max() >= oracle.d:
         raise ValueError(f"suspect must be a non-empty set of values in [0, {oracle.d})")
     if oracle.name in ("oue", "sue"):
+        assert isinstance(oracle, (OUE, SUE))
         r = oracle._check_reports(reports)
         bits = (r[:, c >> 3] >> (7 - (c & 7)).astype(np.uint8)) & 1
         return bits.sum(axis=1, dtype=np.int64)
     if oracle.name == "grr":  # one-hot rows: the score is whether the report is a suspect
         return np.isin(check_values(reports, oracle.d, "reports"), c).astype(np.int64)
     if oracle.name in ("olh", "blh"):
+        assert isinstance(oracle, OLH)  # BLH is an OLH
         s, y = oracle._check_reports(reports)
         dev = report_device(device, s.size * c.size)
         if dev == "cpu":

@@ -123,7 +123,7 @@ def constrained(oracle: RAPPOR, Y, N, weighted: bool = True, solver=None, **solv
     D, t, var = regression(oracle, Y, N)
     w = 1.0 / np.sqrt(var) if weighted else np.full(t.shape, 1.0 / np.sqrt(var.mean()))
     A, b = w[:, None] * D, w * t
-    n = int(round(float(np.asarray(N).sum())))
+    n = round(float(np.asarray(N).sum()))
     est = oracle.estimate(np.clip(oracle.counts_from_sketch(Y), 0, n), n)
 
     def wls(f, estimate):

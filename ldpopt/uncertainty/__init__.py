@@ -21,14 +21,23 @@ import numpy as np
 from .. import methods as _methods
 from .._validation import as_generator
 from ..estimate import check_estimate
-from .analytic import ANALYTIC_METHODS, analytic, supports_analytic
-from .bootstrap import INTERVALS, bootstrap, resample_method
+from .analytic import analytic, supports_analytic
+from .bootstrap import INTERVALS, bootstrap
 from .queryspec import Query, parse_query, random_subsets
 from .result import ConfidenceInterval, Uncertainty
 from .topk import topk_query
 
-__all__ = ["ConfidenceInterval", "FallbackWarning", "INTERVALS", "Query", "Uncertainty", "analytic", "bootstrap",
-           "intervals", "parse_query"]
+__all__ = [
+    "INTERVALS",
+    "ConfidenceInterval",
+    "FallbackWarning",
+    "Query",
+    "Uncertainty",
+    "analytic",
+    "bootstrap",
+    "intervals",
+    "parse_query",
+]
 
 
 _PER_VALUE = ("world", "fallback", "excludes_point")

@@ -78,7 +78,7 @@ def bootstrap_many(estimates, methods, levels, n_resamples: int = 200, seeds=Non
         C = draw_counts(oracle_of(est), truth, B, as_generator(seeds[r]))
         F = (C / est.n - est.q) / (est.p - est.q)
         keep = ~(world < FALLBACK_SE * analytic(est, "base", levels[0]).se)  # not flagged by the fit
-        out = {}
+        out: dict[tuple, tuple[np.ndarray, ...]] = {}  # (method, level, key) or ("raw", method, level, key)
         ests = None if all(m in BATCHED for m in names) else resample_estimates(est, C)
         fitted = False  # the power-law prefit of these resamples has run (item 4 of the module doc)
         for name in names:

@@ -233,7 +233,8 @@ def conditional_topk(X, S, alpha: float, beta: float, level: float, step: float,
         lo, hi = rank_conditional(x, L, U, alpha, beta, level, step=step)
     else:  # the counts: f̃ = (C/n − q)/(p − q), so C = n·q + f̃/step, integers up to rounding
         n, _, q = law
-        lo, hi = rank_conditional_counts(*(np.rint(n * q + v / step) for v in (x, L, U)), law, level)
+        cx, cl, cu = (np.rint(n * q + v / step) for v in (x, L, U))
+        lo, hi = rank_conditional_counts(cx, cl, cu, law, level)
     flag = S != own
     if flag.any():
         blo, bhi = score_interval(np.take_along_axis(X, S, axis=1), alpha, beta, 1.0 - (1.0 - level) / d)

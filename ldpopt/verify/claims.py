@@ -32,18 +32,27 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ..estimate import Estimate
-from ..methods import bayes, em as _em, mle, normalize
+from ..methods import bayes, mle, normalize
+from ..methods import em as _em
 from .certificate_referee import certificate_metrics
 from .instances import setting
 from .result import ClaimResult, not_refereed
-from .tolerances import (KKT_TOL, _SCS_OPTS, _gradient_scale, _hessian_diag, _solver_tolerance, resolution,
-                         simplex_kkt, solver_distance_bound)
-
+from .tolerances import (
+    _SCS_OPTS,
+    KKT_TOL,
+    _gradient_scale,
+    _hessian_diag,
+    _solver_tolerance,
+    resolution,
+    simplex_kkt,
+    solver_distance_bound,
+)
 
 #: largest d at which Power's exponent is fitted for the PowerNS claim; above it s = POWER_S_FIXED
 POWER_FIT_MAX_D = 100_000
@@ -108,7 +117,7 @@ def _referee_chain(build, solver, fallback):
         try:
             problem = build()
             sol = _solve(problem, name)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a referee failure is recorded, never raised
             tried.append(f"{name}:error {type(exc).__name__}: {exc}"[:160])
             continue
         tried.append(f"{name}:{sol.status}")
@@ -177,8 +186,8 @@ def _solver_row(est, f_c, objective, mean, solver, fallback, base) -> ClaimResul
 
 def _describe(constraints) -> str:
     items = constraints if isinstance(constraints, (list, tuple)) else [constraints]
-    return "[" + ", ".join(getattr(c, "name", None) and f"{type(c).__name__}({c.name})" or
-                           getattr(c, "__name__", type(c).__name__) for c in items) + "]"
+    return "[" + ", ".join(f"{type(c).__name__}({c.name})" if getattr(c, "name", None)
+                           else str(getattr(c, "__name__", type(c).__name__)) for c in items) + "]"
 
 
 def _solver_row_constrained(est, f_c, objective, mean, constraints, solver, fallback, closed_tol, base) -> ClaimResult:
@@ -264,7 +273,7 @@ def equivalence_rows(est: Estimate, seed: int, solvers: list[str], solver_max_d:
             closed = closed if closed is not None else (lambda e, m=mean: normalize.project_simplex(m, 1.0))
             extra = {"power_s": s, "power_s_source": "fitted (Eq. 16)" if fitted else
                      f"fixed (d > {POWER_FIT_MAX_D})"}
-        f_c = np.asarray(_memo(memo, closed, lambda: closed(est)) if spec["closed"] is not None else closed(est),
+        f_c = np.asarray(_memo(memo, closed, lambda closed=closed: closed(est)) if spec["closed"] is not None else closed(est),
                          dtype=np.float64)
         likelihood = objective in ("multinomial", "binomial")
         limit = likelihood_max_d if likelihood else solver_max_d
@@ -325,13 +334,13 @@ def distance_rows(est: Estimate, seed: int, memo: dict | None = None) -> list[Cl
     f = tc / tc.sum()
     l1 = float(np.sum(np.abs(ns - ma)))
     err_ns, err_ma = float(np.sum(np.abs(ns - f))), float(np.sum(np.abs(ma - f)))
-    m = {"l1_cls_mle": l1, "linf_cls_mle": float(np.max(np.abs(ns - ma))), "l1_err_cls": err_ns,
+    m: dict[str, Any] = {"l1_cls_mle": l1, "linf_cls_mle": float(np.max(np.abs(ns - ma))), "l1_err_cls": err_ns,
          "l1_err_mle": err_ma, "mse_cls": float(np.mean((ns - f) ** 2)), "mse_mle": float(np.mean((ma - f) ** 2))}
     try:
         e = _memo(memo, _closed_em, lambda: _closed_em(est))
         m["l1_cls_exact_mle"] = float(np.sum(np.abs(ns - e)))
         m["mse_exact_mle"] = float(np.mean((e - f) ** 2))
-    except Exception as exc:  # report, never hide
+    except Exception as exc:  # noqa: BLE001 - report, never hide
         m["exact_mle_error"] = str(exc)
     ratio = l1 / err_ns if err_ns > 0 else np.inf
     return [ClaimResult("cls~mle", "CLS (Norm-Sub) is close to the weighted MLE (MLE-Apx): L1 distance "

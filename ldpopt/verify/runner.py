@@ -3,7 +3,8 @@ why wherever a claim cannot run at the requested size."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 from .. import oracles as _oracles
 from .claims import check_mle_formulas, distance_rows, equivalence_rows
@@ -32,24 +33,24 @@ def run(oracles=None, epsilons=None, ns=None, ds=None, seeds=None, solver=None, 
     """
     import pandas as pd
 
-    cfg = dict(_QUICK if quick else _DEFAULTS)
-    for key, val in (("oracles", oracles), ("epsilons", epsilons), ("ns", ns), ("ds", ds), ("seeds", seeds),
+    cfg: dict[str, Any] = dict(_QUICK if quick else _DEFAULTS)
+    for opt, val in (("oracles", oracles), ("epsilons", epsilons), ("ns", ns), ("ds", ds), ("seeds", seeds),
                      ("mc_ds", mc_ds)):
         if val is not None:
             val = list(val)
             if not val:
-                raise ValueError(f"{key} must not be empty")
-            cfg[key] = val
+                raise ValueError(f"{opt} must not be empty")
+            cfg[opt] = val
     if ds is not None:
         cfg["distance_ds"] = sorted(set(cfg["ds"]))
         if mc_ds is None:
             cfg["mc_ds"] = sorted(set(cfg["ds"]))
     if mc_n is not None:
         cfg["mc_n"] = int(mc_n)
-    for key in ("ds", "mc_ds", "ns"):
-        for v in cfg[key]:
-            if int(v) < (2 if key != "ns" else 1):
-                raise ValueError(f"{key.rstrip('s') if key != 'mc_ds' else 'mc_d'} must be >= 2, got {v}")
+    for opt in ("ds", "mc_ds", "ns"):
+        for v in cfg[opt]:
+            if int(v) < (2 if opt != "ns" else 1):
+                raise ValueError(f"{opt.rstrip('s') if opt != 'mc_ds' else 'mc_d'} must be >= 2, got {v}")
     for name in cfg["oracles"]:
         if name not in _oracles.available():
             raise ValueError(f"oracles must be among {_oracles.available()}, got {name!r}")
