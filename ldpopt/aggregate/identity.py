@@ -26,8 +26,10 @@ d = 2). A shard written before identities were recorded has no run: its digest i
 is read (a full pass over the file; :func:`~.shards.read_identity`), and such a shard is the same as
 any other of the same content.
 
-**The content digest** (choices; no paper covers this): SHA-256 (hashlib, which releases the GIL; on
-CPUs with SHA instructions ~1.5–2 GB/s, measured in ``benchmarks/bench_identity.py``). Each column
+**The content digest** (choices; no paper covers this): SHA-256 (hashlib, which releases the GIL; 1.8 GB of
+reports per CPU-second on this project's machine, whose CPU has SHA instructions:
+``benchmarks/bench_identity.py``). A shard that records its identity costs ``aggregate`` one
+footer read; only a shard without one is read twice. Each column
 is hashed on its own as the concatenation, row after row, of its values' fixed-width little-endian
 bytes (a fixed-size list column: its child values) — Arrow's data buffers, sliced by offset, no
 Python loop over rows — so the digest does not depend on the row groups or batches the shard was
