@@ -165,11 +165,26 @@ def in_child(script, cfg: dict, timeout: float) -> dict:
 
 
 def shard_folder(shard: Path, k: int, folder: Path) -> Path:
-    """A folder of ``k`` symbolic links to one Parquet shard: an input of k shards whose decoding and
-    counting cost is that of k distinct shards (the page cache serves the file, not the disk)."""
+    """A folder of ``k`` distinct shards made from one Parquet shard: shard i holds its reports
+    rotated by i rows, in its row groups, so that the k shards' contents (and identities) differ —
+    aggregation refuses shards holding the same reports, symbolic links to one shard included —
+    while the decoding and counting cost is that of k independent shards of the same size (files
+    that fit the page cache are served from it, not the disk)."""
+    import pyarrow.parquet as pq
+
+    from ldpopt.aggregate.shards import from_batch, read_labels, read_oracle, write_shard
+
+    orc, pf = read_oracle(shard), pq.ParquetFile(shard)
+    reports = from_batch(orc, pf.read().combine_chunks().to_batches()[0])
+    group = pf.metadata.row_group(0).num_rows if pf.metadata.num_row_groups else 1
+    rows = len(reports[0]) if isinstance(reports, tuple) else len(reports)
     folder.mkdir()
     for i in range(k):
-        (folder / f"part-{i:05d}.parquet").symlink_to(shard)
+        step = i % max(rows, 1)
+        turned = (tuple(np.roll(x, -step, axis=0) for x in reports) if isinstance(reports, tuple)
+                  else np.roll(reports, -step, axis=0))
+        write_shard(folder / f"part-{i:05d}.parquet", orc, turned, row_group_rows=group, labels=read_labels(shard),
+                    run="bench-shard-folder", part=i)
     return folder
 
 
@@ -338,11 +353,12 @@ def main(ap: argparse.ArgumentParser, run, worker=None) -> None:
         cli(ap, run)
 
 
-def best_cpu(fn, repeats: int):
-    """(best CPU seconds over ``repeats`` calls of fn, the last call's result)."""
+def best_cpu(fn, repeats: int, clock=time.process_time):
+    """(best CPU seconds over ``repeats`` calls of fn, the last call's result); ``clock``: what is
+    measured (``time.perf_counter``: wall seconds)."""
     best, out = float("inf"), None
     for _ in range(repeats):
-        t = time.process_time()
+        t = clock()
         out = fn()
-        best = min(best, time.process_time() - t)
+        best = min(best, clock() - t)
     return best, out

@@ -2,9 +2,10 @@
 engine: ldpopt.aggregate.dask.aggregate_shards).
 
 For each oracle one shard of ``--shard-rows`` reports is written with ``oracle.perturb`` and
-``write_shard``; an input of N reports is a folder of N / shard-rows *symbolic links* to that shard
-(the aggregation work is the same as for distinct shards; the file is read from the page cache, so
-this measures decoding + counting, not the disk). Each aggregation runs in a fresh subprocess that
+``write_shard``; an input of N reports is a folder of N / shard-rows distinct shards made from it
+(its reports rotated by a different number of rows each: ``_harness.shard_folder``; aggregation
+refuses two shards holding the same reports, so links to one shard no longer serve); files that fit
+the page cache are read from it, so this measures decoding + counting, not the disk. Each aggregation runs in a fresh subprocess that
 reports its wall time, CPU time and peak RSS (``ru_maxrss``): memory stays bounded iff the peak RSS
 does not grow with N. ``synchronous`` gives reports/s on one core; the 10^9 projection divides by
 that per-core rate times N workers (perfect scaling of the map; the tree of merges is O(d·shards)).

@@ -13,7 +13,9 @@ oracle on it, apply every candidate method, score each on the user's query again
   most frequent values of f̂ (NDSS §V-B's top-k query); ``hh:PHI`` 1 − F1 of {f' ≥ PHI} against
   {f̂ ≥ PHI}; ``subsets:SIZE:COUNT`` / given subsets: MSE of the subset sums.
 * **Uncertainty of a score**: its standard error over the R repetitions, and ``p_best``, the
-  fraction of repetitions in which the method had the smallest loss.
+  share of the repetitions the method won (had the smallest loss), a repetition won by k methods
+  at once counting 1/k for each (*choice*): ``p_best`` is a distribution over the candidates,
+  summing to 1, the probability that the method wins when ties are broken at random.
 * **Ties** (*choice*; the paper is silent): methods with exactly equal mean loss are ordered by
   ``p_best`` (higher first), then by ``tiebreak`` (:func:`tiebreak`, a continuous secondary score
   in the same repetitions), then by the order of the candidates. For ``hh`` the secondary score is
@@ -48,7 +50,7 @@ from .uncertainty.fit import plausible_truth, population
 from .uncertainty.queryspec import Query, parse_query, random_subsets
 from .uncertainty.resample import apply_batch, draw_counts, oracle_of
 
-__all__ = ["CLOSED_FORM", "EXTENDED", "Choice", "candidates", "choose", "losses", "tiebreak"]
+__all__ = ["CLOSED_FORM", "EXTENDED", "Choice", "candidates", "choose", "losses", "tiebreak", "win_shares"]
 
 CLOSED_FORM = ("base", "base-pos", "base-cut", "norm", "norm-mul", "norm-sub", "norm-cut", "norm-hyb",
                "mle-apx")
@@ -71,6 +73,18 @@ class Choice:
     def __str__(self) -> str:
         return (f"query {self.query}; best: {self.best}\n{self.table.to_string(float_format=lambda x: f'{x:.4g}')}"
                 f"\n({self.how})")
+
+
+def win_shares(L: np.ndarray) -> np.ndarray:
+    """``p_best`` of the methods whose losses over R repetitions are the rows of ``L`` (m, R): the mean
+    over repetitions of 1/k for each of the k methods with the repetition's smallest loss, 0 for the
+    others; a repetition in which no loss is a number is won by none (then the shares sum below 1)."""
+    L = np.asarray(L, dtype=float)
+    finite = np.isfinite(L)
+    low = np.where(finite, L, np.inf).min(axis=0, keepdims=True)
+    won = finite & (L == low)
+    k = won.sum(axis=0, keepdims=True)
+    return np.divide(won, k, out=np.zeros_like(L), where=k > 0).mean(axis=1)
 
 
 def losses(q: Query, F: np.ndarray, truth: np.ndarray, U=None) -> np.ndarray:
@@ -168,11 +182,10 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     params = params or {}
     outs = (apply_batch(est, m, F, counts=C, **params.get(m, {})) for m in names)
     L, tie = map(np.array, zip(*((losses(q, o, truth, U), tiebreak(q, o, truth, est.sigma)) for o in outs)))
-    best_each = L == L.min(axis=0, keepdims=True)
     import pandas as pd
 
     table = pd.DataFrame({"loss": L.mean(axis=1), "se": L.std(axis=1, ddof=1) / np.sqrt(R),
-                          "p_best": best_each.mean(axis=1), "tiebreak": tie},
+                          "p_best": win_shares(L), "tiebreak": tie},
                          index=pd.Index(names, name="method"))
     # exact ties in the mean loss (typical for hh: several methods find the fitted heavy set in
     # every repetition, 1 − F1 = 0): higher p_best, then the lower secondary score, then the order
@@ -181,5 +194,6 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     table["rank"] = np.arange(1, len(table) + 1)
     loss_name = "1 - F1" if q.kind == "hh" else q.metric.upper()
     how = (f"NDSS §V-D procedure: Norm-Sub fit of the estimate as truth, {R} joint-exact re-simulations "
-           f"of the {est.oracle} counts (common to all methods), loss = {loss_name}; se over repetitions")
+           f"of the {est.oracle} counts (common to all methods), loss = {loss_name}; se over repetitions; "
+           f"p_best = share of the repetitions a method had the smallest loss, a tie split equally (sums to 1)")
     return Choice(best=str(table.index[0]), table=table, query=q, n_repeats=R, how=how, truth=truth)

@@ -110,13 +110,21 @@ def test_cli_perturb_then_aggregate(tmp_path):
     meta = json.loads((tmp_path / "c.csv.meta.json").read_text())
     assert (meta["oracle"], meta["n"], meta["d"], meta["oracle_params"]) == ("ss", n, D, {"k": orc.k})
     assert meta["scheduler"] == "threads"
+    # the same shards merged into the partial that holds them: refused (they would count twice)
+    assert "already holds" in one_line_error(ldpopt("aggregate", shards, "--merge-into", tmp_path / "p.json",
+                                                    "--no-progress", "--scheduler", "threads"))
     # the default path: a LocalCluster, with its progress bar on stderr; stdout stays a clean CSV, and
-    # merging this second run into the saved partial doubles the counts bit for bit
-    again = ldpopt("aggregate", shards, "--merge-into", tmp_path / "p.json")
+    # merging a second run (another seed) into the saved partial adds its counts bit for bit
+    more = tmp_path / "sh2"
+    proc = ldpopt("perturb", "--histogram", hist, "--d", D, "--oracle", "ss", "--epsilon", 1, "--seed", 5,
+                  "--shard-rows", 500, "--out", more)
+    assert proc.returncode == 0, proc.stderr
+    ref2, _ = _reference(more, orc)
+    again = ldpopt("aggregate", more, "--merge-into", tmp_path / "p.json")
     assert again.returncode == 0, again.stderr
-    doubled = pd.read_csv(__import__("io").StringIO(again.stdout))
-    assert list(doubled.columns) == ["value", "count"] and len(doubled) == D
-    assert np.array_equal(doubled["count"].to_numpy(), 2 * ref)
+    summed = pd.read_csv(__import__("io").StringIO(again.stdout))
+    assert list(summed.columns) == ["value", "count"] and len(summed) == D
+    assert np.array_equal(summed["count"].to_numpy(), ref + ref2)
     assert "100%" in again.stderr and f"{n / 1e3:.2f}k/{n / 1e3:.2f}k" in again.stderr  # the bar counts reports
     for noise in ("Traceback", "WARNING", "Warning", "ERROR"):
         assert noise not in again.stderr, again.stderr
@@ -161,11 +169,16 @@ def test_cli_labelled_histogram_keeps_its_labels_through_perturb_and_aggregate(t
     assert np.array_equal(table["count"].to_numpy(), ref)
     # at ε = 3 GRR reports the true value w.p. 0.87: the counts follow the labels' true counts
     assert np.argmax(table["count"].to_numpy()) == 0 and np.argmin(table["count"].to_numpy()) == 1
-    # the saved partial keeps the labels: merging it back gives the same labels, doubled counts
-    again = ldpopt("aggregate", shards, "--merge-into", tmp_path / "p.json", "--no-progress", "--scheduler", "threads")
+    # the saved partial keeps the labels: merging another run into it gives the same labels, summed counts
+    more = tmp_path / "sh2"
+    proc = ldpopt("perturb", "--histogram", hist, "--oracle", "grr", "--epsilon", 3, "--seed", 3,
+                  "--shard-rows", 300, "--out", more)
+    assert proc.returncode == 0, proc.stderr
+    ref2, _ = _reference(more, orc)
+    again = ldpopt("aggregate", more, "--merge-into", tmp_path / "p.json", "--no-progress", "--scheduler", "threads")
     assert again.returncode == 0, again.stderr
-    doubled = pd.read_csv(__import__("io").StringIO(again.stdout), dtype={"value": str})
-    assert doubled["value"].tolist() == labels and np.array_equal(doubled["count"].to_numpy(), 2 * ref)
+    summed = pd.read_csv(__import__("io").StringIO(again.stdout), dtype={"value": str})
+    assert summed["value"].tolist() == labels and np.array_equal(summed["count"].to_numpy(), ref + ref2)
     # the estimate can be post-processed by label: postprocess reads the output back with its labels
     pp = ldpopt("postprocess", "--counts", out, "--oracle", "grr", "--epsilon", 3, "--n", n, "--method", "base")
     assert pp.returncode == 0, pp.stderr

@@ -349,7 +349,8 @@ def test_real_quick_runs_sane(tmp_path):
     f = [v for k, v in out[7]["numbers"].items() if k.startswith(("f_score/", "precision/", "recall/"))]
     assert len(f) == 3 * 3 * 3 and all(0 <= v <= 1 for v in f if np.isfinite(v))  # 3 metrics × 3 methods × 3 ε
     md = C.summary_markdown(tmp_path, paper="jia", quick=True)
-    assert md.count("\n") == 11 and md.count("(missing)") == 2
+    assert md.count("\n") == 13 and md.count("(missing)") == 2  # the quick-run line, a blank line, the table
+    assert md.startswith("Quick run: ") and md.count("not decided at quick size") == 9 - 2
 
 
 def test_fig8_9_no_true_heavy_hitter(tmp_path):

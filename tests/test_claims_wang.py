@@ -229,6 +229,36 @@ def test_quick_runs_give_finite_numbers(quick_root):
     assert all(0.5 < v < 2 for v in base)
 
 
+def test_quick_verdicts_are_not_decided_and_name_the_repetitions_they_need(quick_root):
+    import tomllib
+
+    from ldpopt.experiments.config import DATA_DIR
+
+    def full_reps(name):  # read from the config file itself, not through load_config
+        return tomllib.loads((DATA_DIR / "configs" / f"{name}.toml").read_text())["repetitions"]
+
+    measured = [c for c in cw.claims(quick_root, quick=True) if "missing" not in c]
+    assert len(measured) >= 12
+    for c in measured:
+        row = next(r for r in C.rows("wang") if r["id"] == c["id"])
+        need = max(full_reps(n) for n in row["configs"])
+        assert c["needs_reps"] == need and c["decided"] is False
+        assert c["verdict"].startswith(f"not decided at quick size (needs ≥ {need} repetitions, ran 2); "), c
+        assert "check failed" not in c["verdict"]
+    # what the checks give at quick size follows: held, or the check that misses
+    said = {c["id"]: c["verdict"].split("); ", 1)[1] for c in measured}
+    assert set(said.values()) <= {"its checks hold at this size"} | {v for v in said.values()
+                                                                      if v.startswith("a check at this size: ")}
+    text = cw.summary_markdown(quick_root, quick=True)
+    assert text.startswith("Quick run: its tables are too small to decide a claim") and "check failed" not in text
+    # the full tables decide: the same row's own wording or a failed check, never "not decided"
+    assert all(c.get("decided", True) for c in cw.claims(quick_root, quick=False))
+    row = {**next(r for r in C.rows("wang") if r["id"] == 1), "needs_reps": 100}  # a row may say what it needs
+    assert C.required_reps(row) == 100 and C.quick_verdict(row, {}).startswith("not decided at quick size (needs ≥ 100")
+    with pytest.raises(ValueError, match="needs_reps must be an integer >= 1"):
+        C.required_reps({**row, "needs_reps": 0})
+
+
 def test_set_value_monotonicity_skips_methods_a_config_lacks(tmp_path):
     """Claim 23: a method absent from a config (NDSS sets have no Norm-Hyb) is not counted as a
     failed step; a planted decrease is."""

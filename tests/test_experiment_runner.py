@@ -146,3 +146,5 @@ def test_run_all_records_the_sweep_and_appends_on_resume(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "## Wang et al." in text and "## Jia & Gong" in text
     assert "| 32 |" in text and "| 7 |" in text
+    # a quick run decides no claim: it says so, with the repetitions each verdict needs
+    assert "check failed" not in text and "not decided at quick size (needs ≥ 30 repetitions" in text

@@ -318,6 +318,27 @@ def test_references_are_drawn_on_top_distinguishable_and_rows_share_y(kind, draw
                 assert min(order.index(c.lines[0]) for c in refs) > max(order.index(c.lines[0]) for c in others)
 
 
+def test_a_panel_title_names_its_reference_only_where_it_is_drawn(drawn, tmp_path):
+    """A right panel titled "… vs Norm-Sub" draws Norm-Sub; a table without Norm-Sub gives right
+    panels titled "… — others", none claiming a reference it does not draw."""
+    def panels(saved):
+        return [(ax.get_title().replace("\n", " "), [c.get_label() for c in ax.containers])
+                for fig, _, _ in saved for ax in fig.axes if ax.axison]
+
+    kind = "benefit"  # NDSS Fig. 5: its own drawing function, the right panel titled vs Norm-Sub
+    drawn_titles = panels(drawn[kind][1])
+    assert sum("vs Norm-Sub" in t for t, _ in drawn_titles) == len(drawn_titles) // 2
+    for title, labels in drawn_titles:
+        if "vs Norm-Sub" in title:
+            assert "Norm-Sub (reference, right)" in labels, title
+    t = T.table(kind, oracles=T.ORACLES[:1], reps=2)
+    with recording() as saved:
+        P.figure(kind)(t[t.method != "norm-sub"], T.meta(kind), tmp_path, "f")
+    titles = panels(saved)
+    assert titles and not any("Norm-Sub" in t or "Norm-Sub" in " ".join(lab) for t, lab in titles)
+    assert sum(t.endswith("— others") for t, _ in titles) == len(titles) // 2
+
+
 # kinds whose figures put ε on the x axis (heavy-hitters: when the full sweep has more than one ε)
 VS_EPSILON = {"full-domain", "fixed-sets", "channels", "numeric", "pooling", "range-queries", "noise-distribution",
               "estimation-error", "heavy-hitters"}

@@ -38,3 +38,13 @@ def test_time_table_states_measured_times():
     for command in ("make test", "make sweep"):
         row = next(line for line in table.splitlines() if line.startswith(f"| `{command}`"))
         assert re.search(r"\d+(\.\d+)? ?(min|h)\b", row.rsplit("|", 2)[1]), row
+
+
+def test_command_list_names_every_subcommand_and_the_notebook_list_every_notebook():
+    from ldpopt.cli._commands import COMMANDS
+
+    row = next(line for line in README.splitlines() if line.startswith("| Command line |"))
+    assert [name for name in COMMANDS if f"`{name}`" not in row] == []
+    notes = README.split("## Notebooks", 1)[1].split("\n## ", 1)[0]
+    books = sorted(p.name[:2] for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert len(books) >= 7 and [b for b in books if f"({b})" not in notes] == []

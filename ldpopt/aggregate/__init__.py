@@ -1,7 +1,8 @@
 """Mergeable aggregation of reports: partial aggregates (:mod:`.partial`), Parquet report shards
-(:mod:`.shards`) and the out-of-core Dask map + tree reduction over a directory of shards
+(:mod:`.shards`), the shard identities that keep a report from being counted twice (:mod:`.identity`) and the out-of-core Dask map + tree reduction over a directory of shards
 (:mod:`.dask`). The single-machine path is the same code with one partition."""
 
+from .identity import AlreadyHeldError, DuplicateShardError, ShardIdentity
 from .partial import FORMAT_VERSION, MergeError, Partial
 
-__all__ = ["FORMAT_VERSION", "MergeError", "Partial"]
+__all__ = ["FORMAT_VERSION", "MergeError", "Partial", "DuplicateShardError", "AlreadyHeldError", "ShardIdentity"]

@@ -48,8 +48,9 @@ import pyarrow.parquet as pq
 
 from ..kernels import DEVICES, resolve
 from .cluster import kernel_share, local_client, usable_cores, uses_kernels
+from .identity import check_not_held
 from .partial import MergeError, Partial
-from .shards import list_shards, read_labels, read_oracle, shard_partial
+from .shards import list_shards, read_identities, read_labels, read_oracle, shard_partial
 
 __all__ = ["plan", "task_rows", "aggregate_shards", "LOCAL_SCHEDULERS", "local_workers"]
 
@@ -76,11 +77,9 @@ def task_rows(oracle, total: int, slots: int) -> int:
     return min(top, max(MIN_TASK_ROWS, -(-total // (TASKS_PER_SLOT * max(1, slots)))))
 
 
-def _plan(files, row_groups_per_task: int | None = None, slots: int = 1):
-    """(tasks, rows per task, the empty labelled partial of the shards' common configuration).
-    A task is a run of consecutive row groups of one shard: ``row_groups_per_task`` of them, or
-    (None) as many as reach :func:`task_rows` reports."""
-    shards = []
+def _configuration(files) -> tuple:
+    """(the first shard, the empty labelled partial of its configuration), after checking that every
+    shard declares the same configuration (an error naming the first shard and field that differ)."""
     first = None
     for f in files:
         this = Partial.empty(read_oracle(f), read_labels(f))
@@ -91,6 +90,16 @@ def _plan(files, row_groups_per_task: int | None = None, slots: int = 1):
                 first[1].check_compatible(this)
             except MergeError as exc:
                 raise MergeError(f"{f} does not match {first[0]}: {exc}") from None
+    return first
+
+
+def _plan(files, row_groups_per_task: int | None = None, slots: int = 1):
+    """(tasks, rows per task, the empty labelled partial of the shards' common configuration).
+    A task is a run of consecutive row groups of one shard: ``row_groups_per_task`` of them, or
+    (None) as many as reach :func:`task_rows` reports."""
+    first = _configuration(files)
+    shards = []
+    for f in files:
         meta = pq.ParquetFile(f).metadata
         shards.append((str(f), [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]))
     target = None
@@ -230,7 +239,7 @@ def _compute_distributed(files, address, workers: int | None, progress: bool, de
 
 
 def aggregate_shards(source, scheduler="threads", workers: int | None = None, progress: bool = False,
-                     row_groups_per_task: int | None = None, device=None) -> Partial:
+                     row_groups_per_task: int | None = None, device=None, into: Partial | None = None) -> Partial:
     """The merged partial aggregate of every report in ``source`` (a directory of ``*.parquet``
     shards or a list of shard paths), with the shards' value labels if they declare any.
     ``scheduler``: see the module docstring (default ``"threads"``: in-process, nothing to start or
@@ -239,7 +248,10 @@ def aggregate_shards(source, scheduler="threads", workers: int | None = None, pr
     groups of a map task (default: as many as make :func:`task_rows` reports); ``device``: who counts
     in each task (``oracle.aggregate``'s argument: "numpy", "cpu", "cuda", or None/"auto"), checked
     here before any task runs (``"cuda"`` without a GPU or without Numba fails now, naming what is
-    missing)."""
+    missing). The result records the shards' identities (:mod:`.identity`); before any counting, two
+    shards holding the same reports (a copied or renamed shard) are refused, naming both
+    (:class:`~.identity.DuplicateShardError`). ``into``: a partial to merge the shards into (the
+    result is their merge), refused in the same way if it already holds any of them."""
     files = list_shards(source) if isinstance(source, (str, Path)) else [Path(f) for f in source]
     if not files:
         raise ValueError("source must name at least one report shard")
@@ -258,8 +270,18 @@ def aggregate_shards(source, scheduler="threads", workers: int | None = None, pr
             resolve(device)  # an unknown device or a missing GPU/extra: the error now, not in a task
         elif device not in DEVICES:  # a remote cluster's workers, not this process, need the device
             raise ValueError(f"device must be one of {DEVICES} or None, got {device!r}")
+    if into is not None and not isinstance(into, Partial):
+        raise TypeError(f"into must be a Partial or None, got {type(into).__name__}")
+    _, empty = _configuration(files)  # shards that do not match: refused before their identities are read
+    if into is not None:  # a partial of another configuration too
+        into.check_compatible(empty)
+    idents = read_identities(files)
+    if into is not None:
+        check_not_held(into.shards, idents, "the partial merged into")
     if scheduler in ("synchronous", "threads"):
         total, empty = _compute_local(files, scheduler, workers, progress, device, row_groups_per_task)
     else:
         total, empty = _compute_distributed(files, scheduler, workers, progress, device, row_groups_per_task)
-    return total.with_labels(empty.labels)
+    total = Partial(total.oracle, total.epsilon, total.d, dict(total.params), total.n, total.counts,
+                    labels=empty.labels, shards=idents)
+    return total if into is None else into.merge(total)

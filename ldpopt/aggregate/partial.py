@@ -37,6 +37,12 @@ Choices the papers are silent on:
   counts are multiples of 1/h: the partial stores the integers h·c (``count_scale`` = h; every other
   oracle 1) so that merging stays exact in integers;
   :meth:`Partial.support_counts` and :meth:`Partial.finalize` divide by it.
+* Provenance. ``shards`` lists the identities of the shards whose reports the partial holds
+  (:mod:`.identity`; empty: not recorded — a partial from counts, from reports or from an older
+  ldpopt). It travels in the JSON as ``"shards"`` (absent when empty, so the format version is
+  unchanged), is not part of what two partials must share nor of equality, and makes :meth:`merge`
+  idempotent: merging a partial whose recorded shards are all held already (and account for all its
+  reports) returns the holder unchanged; a partial overlap is refused.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ import numpy as np
 from .. import oracles
 from ..estimate import Estimate
 from ..oracles.base import FrequencyOracle
+from .identity import ShardIdentity, check_distinct, merge_rule
 
 __all__ = ["FORMAT_VERSION", "Partial", "MergeError", "check_labels", "count_scale", "report_count"]
 
@@ -88,6 +95,19 @@ def check_labels(labels, d: int) -> tuple | None:
     if labels == tuple(map(str, range(d))):
         return None
     return labels
+
+
+def _check_shards(shards, n: int) -> tuple:
+    """``shards`` as a tuple of distinct ShardIdentity (dicts converted), sorted by (run, part, digest),
+    whose reports do not sum above ``n``."""
+    if isinstance(shards, (str, bytes, dict)) or not hasattr(shards, "__iter__"):
+        raise ValueError(f"shards must be a sequence of shard identities, got {type(shards).__name__}")
+    items = tuple(s if isinstance(s, ShardIdentity) else ShardIdentity.from_dict(s) for s in shards)
+    check_distinct(items)
+    held = sum(s.n for s in items)
+    if held > n:
+        raise ValueError(f"shards: the recorded shards hold {held} reports, more than n = {n}")
+    return tuple(sorted(items, key=lambda s: (s.run or "", -1 if s.part is None else s.part, s.digest)))
 
 
 def _labels_diff(a, b) -> str:
@@ -140,6 +160,7 @@ class Partial:
     counts: np.ndarray = None  # type: ignore[assignment]
     version: int = FORMAT_VERSION
     labels: tuple | None = None
+    shards: tuple = ()
 
     def __post_init__(self) -> None:
         orc = self._template()  # validates name, ε, d and parameters
@@ -173,6 +194,7 @@ class Partial:
             params["family_sha1"] = digest
         object.__setattr__(self, "params", params)
         object.__setattr__(self, "labels", check_labels(self.labels, self.d))
+        object.__setattr__(self, "shards", _check_shards(self.shards, self.n))
 
     # -- constructors ---------------------------------------------------------------------------
     @classmethod
@@ -196,7 +218,13 @@ class Partial:
     def with_labels(self, labels) -> "Partial":
         """The same counts with value ``labels`` (position order; None: the positions)."""
         return Partial(self.oracle, self.epsilon, self.d, dict(self.params), self.n, self.counts, self.version,
-                       labels)
+                       labels, self.shards)
+
+    def with_shards(self, shards) -> "Partial":
+        """The same counts recorded as holding the reports of ``shards`` (:class:`~.identity.ShardIdentity`
+        items or their dicts; their n must not sum above this partial's n)."""
+        return Partial(self.oracle, self.epsilon, self.d, dict(self.params), self.n, self.counts, self.version,
+                       self.labels, tuple(shards))
 
     @classmethod
     def from_reports(cls, oracle: FrequencyOracle, reports, device=None) -> "Partial":
@@ -230,10 +258,16 @@ class Partial:
                                  f"{b.get(name)!r})")
 
     def merge(self, other: "Partial") -> "Partial":
-        """The partial of the union of both shards: counts and n added (exact integers)."""
+        """The partial of the union of both shards: counts and n added (exact integers), the recorded
+        shards joined. Idempotent by identity (:func:`~.identity.merge_rule`): when one partial's
+        recorded shards are all held by the other and account for all its reports, the holder is
+        returned unchanged; a partial overlap raises :class:`~.identity.DuplicateShardError`."""
         self.check_compatible(other)
+        rule = merge_rule(self.shards, self.n, other.shards, other.n)
+        if rule != "add":
+            return self if rule == "left" else other
         return Partial(self.oracle, self.epsilon, self.d, dict(self.params), self.n + other.n,
-                       self.counts + other.counts, labels=self.labels)
+                       self.counts + other.counts, labels=self.labels, shards=self.shards + other.shards)
 
     __add__ = merge
 
@@ -303,6 +337,8 @@ class Partial:
                "counts_int64le_base64": base64.b64encode(self.counts.astype("<i8").tobytes()).decode("ascii")}
         if self.labels is not None:
             doc["labels"] = list(self.labels)
+        if self.shards:
+            doc["shards"] = [s.to_dict() for s in self.shards]
         return doc
 
     def to_json(self) -> str:
@@ -323,8 +359,11 @@ class Partial:
         if len(raw) != 8 * int(doc["d"]):
             raise ValueError(f"counts: {len(raw)} bytes do not hold d = {doc['d']} int64 counts")
         counts = np.frombuffer(raw, dtype="<i8").astype(np.int64)
+        shards = doc.get("shards", [])
+        if not isinstance(shards, list):
+            raise ValueError(f"serialised partial aggregate: shards must be a list, got {type(shards).__name__}")
         return cls(doc["oracle"], doc["epsilon"], doc["d"], doc["params"], doc["n"], counts, doc["version"],
-                   doc.get("labels"))
+                   doc.get("labels"), tuple(ShardIdentity.from_dict(x) for x in shards))
 
     @classmethod
     def from_json(cls, text: str) -> "Partial":

@@ -33,11 +33,16 @@ CMS and RAPPOR's ``perturb`` return the bits unpacked (bool (n, m)); a shard sto
 
 No column may hold nulls (a missing report is not a report). Shards are read batch by batch
 (``batch_rows`` reports at a time), so a shard of any size aggregates in bounded memory.
+
+Every shard written here also records its identity (content digest, run id, part, n) under the
+key-value metadata key ``ldpopt.identity`` (:mod:`.identity`); :func:`read_identity` reads it, or
+computes the digest of a shard that has none (written by an older ldpopt).
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -47,10 +52,11 @@ import pyarrow.parquet as pq
 
 from .. import oracles
 from ..oracles.base import FrequencyOracle
+from .identity import IDENTITY_KEY, ContentDigest, ShardIdentity, check_distinct, new_run_id
 from .partial import FORMAT_VERSION, MergeError, Partial, _structural_params, check_labels
 
 __all__ = ["META_KEY", "BATCH_ROWS", "schema", "to_table", "from_batch", "write_shard", "write_shard_batches", "read_oracle",
-           "read_labels", "shard_partial", "list_shards"]
+           "read_labels", "read_identity", "read_identities", "shard_partial", "list_shards"]
 
 META_KEY = b"ldpopt.shard"
 #: reports per record batch when reading (bounds memory per task)
@@ -170,25 +176,48 @@ def from_batch(oracle: FrequencyOracle, batch: pa.RecordBatch):
     return _ints(_column(batch, "value" if name == "grr" else "y"))
 
 
-def write_shard(path, oracle: FrequencyOracle, reports, row_group_rows: int = BATCH_ROWS, labels=None) -> Path:
-    """Write ``reports`` as one Parquet shard (via a temporary file, then renamed)."""
+def _run_part(run, part) -> tuple[str, int]:
+    run = new_run_id() if run is None else run
+    if not isinstance(run, str) or not run:
+        raise ValueError(f"run must be a non-empty string or None, got {run!r}")
+    if isinstance(part, bool) or not isinstance(part, (int, np.integer)) or part < 0:
+        raise ValueError(f"part must be an integer >= 0, got {part!r}")
+    return run, int(part)
+
+
+def write_shard(path, oracle: FrequencyOracle, reports, row_group_rows: int = BATCH_ROWS, labels=None,
+                run: str | None = None, part: int = 0) -> Path:
+    """Write ``reports`` as one Parquet shard (via a temporary file, then renamed), recording its
+    identity (:mod:`.identity`): ``run`` the id of the run writing it (None: a fresh one), ``part``
+    its position in that run."""
+    run, part = _run_part(run, part)
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(to_table(oracle, reports, labels), tmp, row_group_size=row_group_rows)
+    table = to_table(oracle, reports, labels)
+    ident = ContentDigest(table.schema).update(table).identity(run, part)
+    table = table.replace_schema_metadata({**table.schema.metadata, **ident.metadata()})
+    pq.write_table(table, tmp, row_group_size=row_group_rows)
     tmp.replace(path)
     return path
 
 
-def write_shard_batches(path, oracle: FrequencyOracle, batches, labels=None) -> Path:
+def write_shard_batches(path, oracle: FrequencyOracle, batches, labels=None, run: str | None = None,
+                        part: int = 0) -> Path:
     """Write an iterable of report arrays as one shard, one row group per array, without holding
-    more than one array in memory (via a temporary file, then renamed)."""
+    more than one array in memory (via a temporary file, then renamed); its identity (``run``,
+    ``part``: as :func:`write_shard`) is digested batch by batch and added to the footer."""
+    run, part = _run_part(run, part)
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         sch = schema(oracle, labels)
+        digest = ContentDigest(sch)
         with pq.ParquetWriter(tmp, sch) as writer:
             for reports in batches:
-                writer.write_table(to_table(oracle, reports).replace_schema_metadata(sch.metadata))
+                table = to_table(oracle, reports).replace_schema_metadata(sch.metadata)
+                digest.update(table)
+                writer.write_table(table)
+            writer.add_key_value_metadata(digest.identity(run, part).metadata())
         tmp.replace(path)
     finally:
         if tmp.exists():
@@ -220,6 +249,45 @@ def read_labels(path) -> tuple | None:
         return check_labels(head.get("labels"), int(head["d"]))
     except ValueError as exc:
         raise ValueError(f"{path}: shard metadata: {exc}") from None
+
+
+def read_identity(path, compute: bool = True) -> ShardIdentity | None:
+    """The identity a shard records (``ldpopt.identity`` in its footer's key-value metadata), with
+    ``file`` = ``path``; for a shard that records none, its content digest computed from the file (a
+    full read, run and part None), or None when ``compute`` is False."""
+    meta = pq.read_metadata(path)
+    kv = meta.metadata or {}
+    if IDENTITY_KEY in kv:
+        try:
+            ident = ShardIdentity.from_dict(json.loads(kv[IDENTITY_KEY]), file=str(path))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{path}: shard metadata {IDENTITY_KEY.decode()!r}: {exc}") from None
+        if ident.n != meta.num_rows:
+            raise ValueError(f"{path}: shard metadata {IDENTITY_KEY.decode()!r} records n = {ident.n} reports, "
+                             f"the file holds {meta.num_rows}")
+        return ident
+    if not compute:
+        return None
+    pf = pq.ParquetFile(path)
+    digest = ContentDigest(pf.schema_arrow)
+    for batch in _prefetched(pf.iter_batches(batch_size=BATCH_ROWS)):  # decode the next while hashing
+        digest.update(batch)
+    return digest.identity(file=str(path))
+
+
+def read_identities(files) -> list[ShardIdentity]:
+    """The identities of ``files`` (:func:`read_identity`), refused with
+    :class:`~.identity.DuplicateShardError` naming both files if two hold the same reports; one
+    warning line says how many had no recorded identity and had their digests computed."""
+    idents = [read_identity(f, compute=False) for f in files]
+    missing = [i for i, x in enumerate(idents) if x is None]
+    for i in missing:
+        idents[i] = read_identity(files[i])
+    if missing:
+        warnings.warn(f"{len(missing)} of {len(files)} shard(s) record no identity (written by an older ldpopt), "
+                      f"first {files[missing[0]]}: their content digests were computed on read", stacklevel=2)
+    check_distinct(idents)
+    return idents
 
 
 def _prefetched(batches):
@@ -261,7 +329,9 @@ def shard_partial(path, row_groups=None, batch_rows: int = BATCH_ROWS, labelled:
     ``device="numpy"``, the next batch is read while the current one is counted (the kernels leave the core
     idle otherwise: decoding a batch costs about as much as counting it); with ``device="cuda"`` the
     batches are counted in ``CUDA_LANES`` host threads, each with its own stream and pinned buffers
-    (:func:`_in_lanes`), so that a batch's copy to the GPU overlaps the previous batch's kernel."""
+    (:func:`_in_lanes`), so that a batch's copy to the GPU overlaps the previous batch's kernel.
+    The partial of a whole shard (``row_groups`` None) records the shard's identity when the shard
+    records one (:func:`read_identity`), so merging it twice does not double its counts."""
     oracle = read_oracle(path)
     pf = pq.ParquetFile(path)
     total = Partial.empty(oracle)
@@ -276,6 +346,9 @@ def shard_partial(path, row_groups=None, batch_rows: int = BATCH_ROWS, labelled:
     for part in parts:
         if part is not None:
             total = total.merge(part)
+    if row_groups is None:  # the whole shard: its identity (a shard without one: not computed here)
+        recorded = read_identity(path, compute=False)
+        total = total.with_shards([recorded] if recorded is not None else [])
     return total.with_labels(read_labels(path)) if labelled else total
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 from .. import __version__
 from ._args import InputError
@@ -65,13 +66,31 @@ def _command_of(argv) -> str | None:
 
 def main(argv=None) -> int:
     """Run the command; a user error (bad input, a file that cannot be read or written, a missing
-    dataset) is one line on stderr and exit status 2, never a traceback."""
+    dataset) is one line on stderr and exit status 2, never a traceback; a Python warning raised
+    while it runs is one line, ``ldpopt COMMAND: warning: MESSAGE``, without source paths."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv == ["--version"]:  # what the parser would print, without importing every subcommand
         print(f"ldpopt {__version__}")
         return 0
     parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():  # restores Python's printer when the command returns
+        warnings.showwarning = _warning_line(args.command)
+        return _call(args)
+
+
+def _warning_line(command: str):
+    """A ``warnings.showwarning`` that prints ``ldpopt COMMAND: warning: MESSAGE`` as one line on
+    stderr: no source path or line (they name ldpopt's or a library's file, not the user's input);
+    the category is named unless it is a plain UserWarning."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        kind = "" if category is UserWarning else f"{category.__name__}: "
+        print(f"ldpopt {command}: warning: {kind}{_one_line(message)}", file=sys.stderr)
+
+    return show
+
+
+def _call(args) -> int:
     try:
         return args.func(args)
     except BrokenPipeError:  # `ldpopt experiment list | head`: the reader left; not an error of ours

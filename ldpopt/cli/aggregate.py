@@ -36,7 +36,7 @@ def _run(args) -> int:
     import numpy as np
     import pandas as pd
 
-    from ..aggregate import Partial
+    from ..aggregate import AlreadyHeldError, Partial
     from ..aggregate.dask import aggregate_shards
 
     from .._extras import require
@@ -62,11 +62,15 @@ def _run(args) -> int:
             resolve(args.device)  # before any work: a missing GPU or extra is a one-line error
         except (ImportError, RuntimeError) as e:
             raise InputError(f"--device {args.device}: {e}") from None
-    total = aggregate_shards(files, scheduler=args.scheduler, workers=args.workers, progress=not args.no_progress,
-                             device=args.device)
+    into = None
     if args.merge_into:
         with open(args.merge_into) as fh:
-            total = Partial.from_json(fh.read()).merge(total)
+            into = Partial.from_json(fh.read())
+    try:
+        total = aggregate_shards(files, scheduler=args.scheduler, workers=args.workers,
+                                 progress=not args.no_progress, device=args.device, into=into)
+    except AlreadyHeldError as exc:  # name the partial's file
+        raise InputError(f"--merge-into {args.merge_into}: {exc}") from None
     oracle = total.build_oracle()
     out = pd.DataFrame({"value": total.values(), "count": total.support_counts()})
     names = []

@@ -8,7 +8,9 @@ into every shard's metadata, so that ``ldpopt aggregate`` gives counts keyed by 
 ``--d`` the values are the positions 0..d-1 themselves. Users are laid out in order
 (histogram: value by value) and cut into shards of ``--shard-rows`` users; shard i is randomised with
 its own generator ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(i,)))``, so the output
-depends only on (population, oracle, seed, shard size), never on how it is later aggregated.
+depends only on (population, oracle, seed, shard size), never on how it is later aggregated. Each
+shard records its identity (content digest, this call's run id, its index), so that ``aggregate``
+refuses to count a copied shard twice.
 The sketch oracles (cms, hcms, rappor) take their hash family with ``--oracle-param`` (for example
 ``--oracle-param m=256 --oracle-param hash_seed=7``); the shards record it.
 """
@@ -58,6 +60,7 @@ def _population(args, d):
 
 
 def _run(args) -> int:
+    from ..aggregate.identity import new_run_id
     from ..aggregate.shards import write_shard_batches
 
     if (args.values is None) == (args.histogram is None):
@@ -70,11 +73,12 @@ def _run(args) -> int:
         raise InputError(f"--out {out}: already holds *.parquet shards; choose an empty folder")
     step = max(1, min(args.shard_rows, oracle.chunk_size()))
     nshards = -(-n // args.shard_rows)
+    run = new_run_id()  # one per call: every shard records it and its index (ldpopt.aggregate.identity)
     for i in range(nshards):
         gen = np.random.default_rng(np.random.SeedSequence(args.seed, spawn_key=(i,)))
         a, b = i * args.shard_rows, min(n, (i + 1) * args.shard_rows)
         batches = (oracle.perturb(values_of(s, min(b, s + step)), gen) for s in range(a, b, step))
-        write_shard_batches(out / f"part-{i:05d}.parquet", oracle, batches, labels=labels)
+        write_shard_batches(out / f"part-{i:05d}.parquet", oracle, batches, labels=labels, run=run, part=i)
     print(f"wrote {n} {oracle.name} reports in {nshards} shard(s) to {out}", file=sys.stderr)
     return 0
 

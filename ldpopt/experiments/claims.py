@@ -27,6 +27,13 @@ restricts a measure to one config, ``where`` to some datasets/oracles. ``check``
 ``within`` = [lo, hi] or ``is`` = a method, ``count`` = how many may miss, default 0) decide the
 verdict: the row's wording when every check holds, else a line naming the failed check (:func:`verdict`).
 
+Repetitions a verdict needs (:func:`required_reps`): the row's ``needs_reps`` when it gives one,
+else the most ``repetitions`` among the full (not ``[quick]``) versions of the configs it reads —
+the sweep its wording was decided on. A quick run (``quick=True``: the configs' ``[quick]`` tables,
+a few repetitions on a small dataset) cannot decide a claim: its verdict says so and names the
+repetitions needed, followed by what the checks give at that size (:func:`quick_verdict`), never
+"check failed".
+
 Conventions (*choices*; the papers give none for these summaries): a cell is the mean over the
 repetitions a method has rows for; a ratio is the ratio of two cell means; method groups are
 :data:`GROUPS` (``"non-norm"``: the methods without the sum-to-one constraint, arXiv §4.3).
@@ -44,9 +51,10 @@ import pandas as pd
 from . import claims_named
 from .claims_format import by_groups, fmt, num, reps_text
 from .claims_table import GROUPS, Missing, Tables, at_level, cell_means, rep_counts
-from .config import DATA_DIR
+from .config import DATA_DIR, load_config
 
-__all__ = ["GROUPS", "REDUCTIONS", "claims", "markdown", "reproduction", "rows", "summary_markdown", "verdict"]
+__all__ = ["GROUPS", "REDUCTIONS", "claims", "markdown", "quick_verdict", "reproduction", "required_reps", "rows",
+           "summary_markdown", "verdict"]
 
 _XNAME = {"epsilon": "eps", "rho": "rho", "k": "k", "n_users": "n", "query_set": "set", "fit": "fit"}
 _TRANSFORM = {"log10": np.log10, "saved": lambda x: 1 - 1 / x, "dev": lambda x: (x - 1).abs()}
@@ -241,11 +249,38 @@ def verdict(row: dict, numbers: dict) -> str:
     return row["verdict"]
 
 
+@cache
+def _config_reps(name: str, quick: bool) -> int:
+    return load_config(name, quick=quick).repetitions
+
+
+def required_reps(row: dict) -> int:
+    """The repetitions a verdict of ``row`` needs (module docstring): its ``needs_reps``, else the
+    most ``repetitions`` of the full versions of its ``configs``."""
+    if "needs_reps" in row:
+        reps = row["needs_reps"]
+        if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
+            raise ValueError(f"claim {row['id']}: needs_reps must be an integer >= 1, got {reps!r}")
+        return reps
+    return max(_config_reps(name, False) for name in row["configs"])
+
+
+def quick_verdict(row: dict, numbers: dict) -> str:
+    """The verdict of ``row`` on a quick run: not decided, the repetitions it needs and those the quick
+    configs run, then what its checks give at that size (:func:`verdict`)."""
+    ran = max(_config_reps(name, True) for name in row["configs"])
+    said = verdict(row, numbers)
+    at_size = ("its checks hold at this size" if said == row["verdict"]
+               else "a check at this size: " + said.removeprefix("check failed: "))
+    return f"not decided at quick size (needs ≥ {required_reps(row)} repetitions, ran {ran}); {at_size}"
+
+
 def claims(root="results", *, paper: str = "wang", quick: bool = False, partial: bool = False, ids=None) -> list[dict]:
     """Recompute every claim of ``paper`` from the tables under ``root``: one dict per claim,
-    ``{"id", "config", "numbers", "text", "reps", "verdict"}`` (``missing`` instead of numbers when a
-    config it needs has no results; ``missing_extra``, ``partial`` when so). ``quick`` reads the
-    ``NAME-quick`` folders, ``partial`` the ``parts/`` of unfinished sweeps."""
+    ``{"id", "config", "numbers", "text", "reps", "decided", "needs_reps", "verdict"}`` (``missing``
+    instead of numbers when a config it needs has no results; ``missing_extra``, ``partial`` when
+    so). ``quick`` reads the ``NAME-quick`` folders: no verdict is decided there
+    (:func:`quick_verdict`); ``partial`` the ``parts/`` of unfinished sweeps."""
     tables, out = Tables(root, quick, partial), []
     for row in rows(paper):
         if ids is not None and row["id"] not in ids:
@@ -260,7 +295,8 @@ def claims(root="results", *, paper: str = "wang", quick: bool = False, partial:
                         "text": f"not measured: no results for {', '.join(need)}"})
             continue
         res = {"id": c.id, "config": c.config, "numbers": c.numbers, "reps": c.reps,
-               "text": " ".join(c.text), "verdict": verdict(row, c.numbers)}
+               "text": " ".join(c.text), "decided": not quick, "needs_reps": required_reps(row),
+               "verdict": quick_verdict(row, c.numbers) if quick else verdict(row, c.numbers)}
         if c.missing_extra:
             res["missing_extra"] = c.missing_extra
         if partial and (p := [n for n in c.config if tables.is_partial(n)]):
@@ -270,8 +306,12 @@ def claims(root="results", *, paper: str = "wang", quick: bool = False, partial:
 
 
 def summary_markdown(root="results", *, paper: str = "wang", **kw) -> str:
-    """``| # | we measure | verdict | configs |`` of :func:`claims` (keyword arguments as there)."""
+    """``| # | we measure | verdict | configs |`` of :func:`claims` (keyword arguments as there); a
+    quick run's table is preceded by a line saying that it decides no claim."""
     lines = ["| # | we measure | verdict | configs |", "| --- | --- | --- | --- |"]
+    if kw.get("quick"):
+        lines[:0] = ["Quick run: its tables are too small to decide a claim; each verdict names the repetitions "
+                     "it needs (the full sweep: `ldpopt experiment run all`).", ""]
     for c in claims(root, paper=paper, **kw):
         cfgs = reps_text(c["reps"]) if "reps" in c else ", ".join(f"`{n}` (missing)" for n in c["missing"])
         cells = (str(c["id"]), c["text"], c.get("verdict", "not measured"), cfgs)

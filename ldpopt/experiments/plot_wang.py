@@ -89,7 +89,17 @@ def two_panel(ax_pair, s: pd.DataFrame, x: str, xlabel: str, ylabel: str, logx=F
         ax.grid(True, which="both", alpha=0.3)
 
 
-_PANEL_NOTE = (" — Norm family vs Base", " — others vs Norm-Sub")
+#: the two panels of a row: what the title calls their methods, and their reference (REFERENCES)
+_PANELS = (("Norm family", "base"), ("others", "norm-sub"))
+
+
+def panel_note(panel: int, present) -> str:
+    """The end of panel ``panel``'s (0 left, 1 right) title: what it shows and, when the reference
+    is among the methods ``present`` (so drawn), "vs" the reference — never a reference not drawn."""
+    what, ref = _PANELS[panel]
+    return f" — {what} vs {LABELS[ref]}" if ref in set(present) else f" — {what}"
+
+
 _MSE = "MSE (frequency scale)"
 _MAE = "MAE (frequency scale)"
 _EPS = "ε (privacy budget)"
@@ -126,8 +136,8 @@ def grid_pages(s: pd.DataFrame, x: str, rows_by, xlabel, ylabel, title, out_dir:
             else:
                 draw(row, rows)
             name = S.panel_title(**dict(zip(rows_by, key)))
-            for ax, note in zip(row, _PANEL_NOTE):
-                S.title(ax, name + note, S.PANEL[0])
+            for side, ax in enumerate(row):
+                S.title(ax, name + panel_note(side, rows.method), S.PANEL[0])
         S.shared_legend(fig, axes)
         S.suptitle(fig, title + S.page_suffix(i, len(pages)))
         paths.append(S.save(fig, S.page_path(out_dir, base, i, len(pages))))

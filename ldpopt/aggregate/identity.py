@@ -1,0 +1,260 @@
+"""Shard identity: what lets aggregation refuse to count the same reports twice.
+
+Every shard ldpopt writes (:func:`~.shards.write_shard`, :func:`~.shards.write_shard_batches`,
+``ldpopt perturb``) records in its Parquet key-value metadata, key ``ldpopt.identity``, a JSON object
+``{"digest", "run", "part", "n"}``:
+
+* ``digest`` — the content digest of its report columns (:class:`ContentDigest`);
+* ``run`` — the id of the run that wrote it (32 hex digits, :func:`new_run_id`; one per ``ldpopt
+  perturb`` call, so every shard of one call shares it);
+* ``part`` — its position in that run (``perturb``'s shard index; 0 for a lone write);
+* ``n`` — its reports.
+
+A :class:`~.partial.Partial` lists the identities of the shards whose reports it holds (empty: not
+recorded, as for partials from counts or from an older ldpopt), so that
+
+* a folder (or list) of shards in which two hold the same reports is refused before any counting,
+  with one line naming both files (:func:`check_distinct`): a copied or renamed shard;
+* adding shards to a partial that already holds any of them is refused (:func:`check_not_held`);
+* merging two partials is idempotent by identity (:func:`merge_rule`): a partial merged with one
+  whose shards it already holds, all of them, is unchanged; a partial overlap is refused.
+
+**When two shards are the same reports** (:func:`same_reports`): the same run and part (a copy,
+whatever its name), or the same content digest — except two different parts of one run, which are
+different users' reports that happen to coincide (possible only for tiny shards: one GRR report of
+d = 2). A shard written before identities were recorded has no run: its digest is computed when it
+is read (a full pass over the file; :func:`~.shards.read_identity`), and such a shard is the same as
+any other of the same content.
+
+**The content digest** (choices; no paper covers this): SHA-256 (hashlib, which releases the GIL; 1.8 GB of
+reports per CPU-second on this project's machine, whose CPU has SHA instructions:
+``benchmarks/bench_identity.py``). A shard that records its identity costs ``aggregate`` one
+footer read; only a shard without one is read twice. Each column
+is hashed on its own as the concatenation, row after row, of its values' fixed-width little-endian
+bytes (a fixed-size list column: its child values) — Arrow's data buffers, sliced by offset, no
+Python loop over rows — so the digest does not depend on the row groups or batches the shard was
+written or read in; the shard's digest is SHA-256 of a version tag, each column's name, type and
+digest, and the row count. Columns with nulls are refused (a shard row is a report). A run id is
+``uuid4().hex``: unique without coordination between machines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass, field
+
+__all__ = ["IDENTITY_KEY", "DuplicateShardError", "AlreadyHeldError", "ShardIdentity", "ContentDigest", "new_run_id",
+           "same_reports", "check_distinct", "check_not_held", "merge_rule"]
+
+#: the Parquet key-value metadata key of a shard's identity
+IDENTITY_KEY = b"ldpopt.identity"
+_TAG = b"ldpopt.content-digest/1\n"
+
+
+class DuplicateShardError(ValueError):
+    """The same reports offered twice: two shards, or a shard and a partial already holding it."""
+
+
+class AlreadyHeldError(DuplicateShardError):
+    """A shard being added to a partial that already holds its reports (:func:`check_not_held`)."""
+
+
+def new_run_id() -> str:
+    """A fresh run id (``uuid4().hex``)."""
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class ShardIdentity:
+    """What makes a shard's reports themselves (module docstring). ``run`` and ``part`` are None for a
+    shard that recorded no identity (its digest computed on read); ``file``: where it was read (not
+    part of the identity)."""
+
+    digest: str
+    n: int
+    run: str | None = None
+    part: int | None = None
+    file: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.digest, str) and len(self.digest) == 64
+                and all(c in "0123456789abcdef" for c in self.digest)):
+            raise ValueError(f"shard identity: digest must be 64 lowercase hex digits, got {self.digest!r}")
+        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 0:
+            raise ValueError(f"shard identity: n must be an integer >= 0, got {self.n!r}")
+        if (self.run is None) != (self.part is None):
+            raise ValueError("shard identity: run and part must be given together")
+        if self.run is not None and not (isinstance(self.run, str) and self.run):
+            raise ValueError(f"shard identity: run must be a non-empty string, got {self.run!r}")
+        if self.part is not None and (isinstance(self.part, bool) or not isinstance(self.part, int) or self.part < 0):
+            raise ValueError(f"shard identity: part must be an integer >= 0, got {self.part!r}")
+
+    def to_dict(self) -> dict:
+        doc = {"digest": self.digest, "n": self.n}
+        if self.run is not None:
+            doc.update(run=self.run, part=self.part)
+        if self.file is not None:
+            doc["file"] = self.file
+        return doc
+
+    @classmethod
+    def from_dict(cls, doc, file: str | None = None) -> "ShardIdentity":
+        """From :meth:`to_dict`'s form (``file``: overrides the recorded one)."""
+        if not isinstance(doc, dict) or "digest" not in doc or "n" not in doc:
+            raise ValueError(f"shard identity must be an object with digest and n, got {doc!r}")
+        return cls(doc["digest"], doc["n"], doc.get("run"), doc.get("part"), file or doc.get("file"))
+
+    def metadata(self) -> dict:
+        """The shard's key-value metadata entry (``file`` is not stored in the shard)."""
+        doc = {k: v for k, v in self.to_dict().items() if k != "file"}
+        return {IDENTITY_KEY: json.dumps(doc, sort_keys=True).encode()}
+
+    def describe(self) -> str:
+        """The file it was read from, else its run and part, else its digest."""
+        if self.file is not None:
+            return self.file
+        return f"the shard of run {self.run}, part {self.part}" if self.run else f"the shard of digest {self.digest}"
+
+
+def _value_bytes(arr, name: str):
+    """The values of one Arrow array (a chunk) as bytes, row after row, zero-copy."""
+    import pyarrow as pa
+
+    if arr.null_count:
+        raise ValueError(f"column {name!r} holds {arr.null_count} null(s); every row must be a report")
+    if pa.types.is_fixed_size_list(arr.type):
+        return _value_bytes(arr.flatten(), name)  # flatten: the child values of these rows only
+    try:
+        width = arr.type.byte_width
+    except ValueError:
+        width = 0
+    if width < 1 or arr.type.bit_width != 8 * width:
+        raise ValueError(f"column {name!r}: type {arr.type} has no fixed-width values to digest")
+    return memoryview(arr.buffers()[1])[arr.offset * width:(arr.offset + len(arr)) * width]
+
+
+def _type_tag(t) -> str:
+    """A column type as text, without the names Parquet may change (a list's child field name)."""
+    import pyarrow as pa
+
+    if pa.types.is_fixed_size_list(t):
+        return f"fixed_size_list<{_type_tag(t.value_type)}>[{t.list_size}]"
+    return str(t)
+
+
+class ContentDigest:
+    """The content digest of a shard's report columns (module docstring), fed a record batch or
+    table at a time in row order: ``update(batch)``; ``hexdigest()``."""
+
+    def __init__(self, schema) -> None:
+        self._columns = [(f.name, _type_tag(f.type)) for f in schema]
+        self._hashers = [hashlib.sha256() for _ in self._columns]
+        self.n = 0
+
+    def update(self, data) -> "ContentDigest":
+        """Add the rows of ``data`` (a pyarrow RecordBatch or Table with the schema's columns)."""
+        for (name, _), h in zip(self._columns, self._hashers):
+            col = data.column(name)
+            for chunk in getattr(col, "chunks", [col]):
+                h.update(_value_bytes(chunk, name))
+        self.n += data.num_rows
+        return self
+
+    def hexdigest(self) -> str:
+        top = hashlib.sha256(_TAG)
+        for (name, typ), h in zip(self._columns, self._hashers):
+            top.update(f"{name}\0{typ}\0".encode())
+            top.update(h.digest())
+        top.update(int(self.n).to_bytes(8, "little"))
+        return top.hexdigest()
+
+    def identity(self, run: str | None = None, part: int | None = None, file: str | None = None) -> ShardIdentity:
+        return ShardIdentity(self.hexdigest(), self.n, run, part, file)
+
+
+def same_reports(a: ShardIdentity, b: ShardIdentity) -> str | None:
+    """Why ``a`` and ``b`` hold the same reports (module docstring), or None if they do not."""
+    if a.run is not None and a.run == b.run:
+        return f"same run {a.run} and part {a.part}" if a.part == b.part else None
+    if a.digest == b.digest:
+        return f"same content digest {a.digest[:16]}…"
+    return None
+
+
+class _Index:
+    """Shard identities looked up by (run, part) and by digest, for :func:`same_reports` in O(1)."""
+
+    def __init__(self, items=()) -> None:
+        self.by_slot: dict = {}
+        self.by_digest: dict = {}
+        for s in items:
+            self.add(s)
+
+    def add(self, s: ShardIdentity) -> None:
+        if s.run is not None:
+            self.by_slot.setdefault((s.run, s.part), s)
+        self.by_digest.setdefault(s.digest, []).append(s)
+
+    def match(self, s: ShardIdentity):
+        """(an indexed identity holding the same reports as ``s``, why), or None."""
+        if s.run is not None and (s.run, s.part) in self.by_slot:
+            t = self.by_slot[(s.run, s.part)]
+            return t, same_reports(t, s)
+        for t in self.by_digest.get(s.digest, ()):
+            why = same_reports(t, s)
+            if why:
+                return t, why
+        return None
+
+
+def _first_match(index: _Index, items, grow: bool):
+    """(the first of ``items`` holding the same reports as an indexed identity, that identity, why),
+    or None; ``grow``: each item is indexed after it is looked up (repeats among ``items`` too)."""
+    for s in items:
+        hit = index.match(s)
+        if hit:
+            return (s, *hit)
+        if grow:
+            index.add(s)
+    return None
+
+
+def check_distinct(identities) -> None:
+    """Raise :class:`DuplicateShardError` naming the first two of ``identities`` that hold the same
+    reports (:func:`same_reports`)."""
+    hit = _first_match(_Index(), identities, grow=True)
+    if hit:
+        s, t, why = hit
+        raise DuplicateShardError(f"{t.describe()} and {s.describe()} hold the same reports ({why}): each "
+                                  f"report may be counted once; remove one of them")
+
+
+def check_not_held(held, adding, holder: str = "the partial") -> None:
+    """Raise :class:`AlreadyHeldError` if any of the identities ``adding`` is among ``held`` (the
+    shards a partial holds), naming the shard and ``holder``."""
+    hit = _first_match(_Index(held), adding, grow=False)
+    if hit:
+        s, t, why = hit
+        raise AlreadyHeldError(f"{holder} already holds the reports of {s.describe()} ({why} as its "
+                               f"{t.describe()}): each report may be counted once")
+
+
+def merge_rule(a_shards, a_n: int, b_shards, b_n: int) -> str:
+    """How two partials with these shard identities and report counts merge: ``"add"`` (no shard in
+    common, or either records none), ``"left"`` (a already holds every report of b: b's recorded shards
+    are all in a and account for all b_n reports), ``"right"`` (the converse); a partial overlap
+    raises :class:`DuplicateShardError` naming a shard they share."""
+    if not a_shards or not b_shards:
+        return "add"
+    ia, ib = _Index(a_shards), _Index(b_shards)
+    shared = [s for s in b_shards if ia.match(s)]
+    if not shared:
+        return "add"
+    if len(shared) == len(b_shards) and sum(s.n for s in b_shards) == b_n:
+        return "left"
+    if all(ib.match(s) for s in a_shards) and sum(s.n for s in a_shards) == a_n:
+        return "right"
+    raise DuplicateShardError(f"cannot merge partial aggregates: both hold the reports of {shared[0].describe()}, "
+                              f"and neither holds all of the other's: the result would count them twice")
