@@ -15,7 +15,9 @@ committed executed, with their outputs, so a reader on a code host sees the numb
   Masked, i.e. taken out of both sides before comparing: timings and memory sizes — a number (or a
   range ``a–b``) followed by a time or memory unit (``0.25 s``, ``7.7 ms``, ``25 s wall``, ``3 min``,
   ``1.2 GiB``) — and dates; every number of a cell tagged ``timing`` (cell metadata
-  ``"tags": ["timing"]``: speed ratios, tables of times without units); progress-bar lines on stderr. The notebooks are seeded, so any other
+  ``"tags": ["timing"]``: speed ratios, tables of times without units); progress lines on stderr
+  (progress bars; a solve's lines once it runs past 2 s, which a loaded machine prints and an idle
+  one does not), a stderr output holding nothing else left out. The notebooks are seeded, so any other
   difference is drift: the failure names the notebook, the cell and what differed.
 * ``test_committed_notebooks_have_outputs`` checks the committed files: run top to bottom in one
   kernel (execution counts 1, 2, …), every code cell executed, an image per plotting cell, no error,
@@ -68,7 +70,9 @@ _NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _NUMBER = re.compile(rf"(?<![\w.]){_NUM}")  # not glued to a name: C0 holds none; top-10 and ε=1 hold 10 and 1
 _TIMED = re.compile(rf"(?<![\w.]){_NUM}(?:\s?[–-]\s?{_NUM})?\s?(?:s|ms|µs|min|h|KiB|MiB|GiB|MB|GB)\b")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?")
-_PROGRESS = re.compile(r"^.*(?:\d+%\||it/s\]|s/it\]).*$", re.MULTILINE)
+#: Progress lines on stderr: a progress bar (tqdm's ``42%|``, ``it/s]``) or the lines of a solve that has
+#: run past ``ldpopt.problems.progress.PROGRESS_AFTER`` (``ldpopt: ROUTE, 2.1 s, ...``): load decides them.
+_PROGRESS = re.compile(r"^(?:.*(?:\d+%\||it/s\]|s/it\]).*|ldpopt: [^,\n]+, \d+(?:\.\d+)? s\b.*)(?:\n|$)", re.MULTILINE)
 
 
 def _kernel_spec_manager(directory: Path) -> KernelSpecManager:
@@ -132,10 +136,12 @@ def output_problems(nb, *, committed: bool = False) -> list[str]:
 
 def _outputs(cell) -> list[tuple[str, str, bool]]:
     """A code cell's outputs as (kind, text, has an image): consecutive chunks of one stream joined
-    (how a stream is cut into chunks depends on timing), a display's ``text/markdown`` or else its
-    ``text/plain``."""
+    (how a stream is cut into chunks depends on timing), a stderr chunk of progress lines only left
+    out, a display's ``text/markdown`` or else its ``text/plain``."""
     out = []
     for o in cell.outputs:
+        if o.output_type == "stream" and o.name == "stderr" and not _PROGRESS.sub("", o.text).strip():
+            continue  # progress lines only: whether a run prints them depends on the machine's load
         if o.output_type == "stream":
             if out and out[-1][0] == o.name:
                 out[-1] = (o.name, out[-1][1] + o.text, False)
@@ -153,7 +159,7 @@ def _masked(text: str, kind: str, timing: bool) -> tuple[str, list[float]]:
     """(the text with each number replaced by ``#``, the numbers): timings, sizes and dates are
     replaced by ``<masked>`` first; in a ``timing`` cell every number is masked."""
     if kind == "stderr":
-        text = _PROGRESS.sub("<progress>", text)
+        text = _PROGRESS.sub("", text)
     text = _DATE.sub("<date>", _TIMED.sub("<masked>", text))
     numbers = [float(m.replace(",", "")) for m in _NUMBER.findall(text)]
     skeleton = re.sub(r"[ \t]+", " ", _NUMBER.sub("#", text))  # a table's column widths follow its numbers
@@ -193,7 +199,8 @@ def drift(committed, fresh) -> list[str]:
         if drawn < committed_figures:
             problems.append(f"{where}: {committed_figures} figure(s) committed, the re-run draws {drawn}")
         if [o[0] for o in oc] != [o[0] for o in of]:
-            problems.append(f"{where}: outputs {[o[0] for o in oc]} committed, {[o[0] for o in of]} now")
+            problems.append(f"{where}: outputs {[o[0] for o in oc]} committed, {[o[0] for o in of]} now: "
+                            + _first_difference("".join(o[1] for o in oc), "".join(o[1] for o in of)))
             continue
         for j, ((kind, tc, ic), (_, tf, img)) in enumerate(zip(oc, of)):
             if ic and not img:
@@ -234,11 +241,12 @@ def test_committed_notebooks_have_outputs(path):
     assert not problems, f"{path.name} (regenerate: python tests/test_notebooks.py --write): {problems}"
 
 
-def _toy(mse="7.49e-05", seconds="0.25", gap="1e-17", ratio="10", image=True, chunks=1, word="MSE"):
+def _toy(mse="7.49e-05", seconds="0.25", gap="1e-17", ratio="10", image=True, chunks=1, word="MSE", stderr=""):
     """A two-cell executed notebook whose outputs are built from the arguments (for ``drift``)."""
     text = f"{word} {mse}, gap {gap}, solved in {seconds} s\n"
     cut = len(text) // 2 if chunks == 2 else len(text)
     streams = [nbformat.v4.new_output("stream", name="stdout", text=t) for t in (text[:cut], text[cut:]) if t]
+    streams += [nbformat.v4.new_output("stream", name="stderr", text=stderr)] if stderr else []
     figure = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})]
     first = nbformat.v4.new_code_cell("print(...); plt.show()", execution_count=1,
                                       outputs=streams + (figure if image else []))
@@ -253,6 +261,9 @@ def test_drift_compares_numbers_text_and_figures():
     # a rounding-level residual, a stream cut into other chunks
     assert drift(committed, _toy(seconds="3.5", ratio="12", gap="3e-17", chunks=2)) == []
     assert drift(committed, _toy(mse="7.4900001e-05")) == []  # 1.3e-8 relative
+    progress = "ldpopt: structured, 2.0 s, iteration 3, gap 1.2e-05\nldpopt: structured, 4.0 s, status running\n"
+    assert drift(committed, _toy(stderr=progress)) == []  # a loaded machine's progress lines
+    assert "stderr" in drift(committed, _toy(stderr=progress + "UserWarning: something new\n"))[0]
     moved = drift(committed, _toy(mse="7.50e-05"))
     assert len(moved) == 1 and "In [1]" in moved[0] and "7.49e-05 committed, 7.5e-05 now" in moved[0], moved
     assert "text differs" in drift(committed, _toy(word="MAE"))[0]
