@@ -26,7 +26,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 # Re-execute the notebooks and save them with their outputs (figures inline, numbers from the run),
-# as committed for readers on a code host; `make test` checks the committed ones still run.
+# as committed for readers on a code host; `make test` re-runs them and fails when an output drifts.
 notebooks: $(STAMP)
 	$(PY) tests/test_notebooks.py --write
 

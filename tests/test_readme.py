@@ -1,25 +1,193 @@
-"""The README is a newcomer's first page: its five-line example runs and prints what the README says
-it prints, every page it links to exists, and its time table states the measured test time."""
+"""The README and the pages of ``docs/`` are a newcomer's first reading: every code block in them
+runs as written, the README's five-line example prints what the README says it prints, every page
+they link to exists, and the README's time table states measured times.
+
+Which fenced blocks are code (``blocks``), by their language tag:
+
+* ``python``: run with this interpreter; all python blocks of a page share one namespace, in page
+  order, so a block may use the names an earlier block of the same page defined;
+* ``bash`` / ``sh``: run by ``bash -e -o pipefail`` with this interpreter's ``bin/`` (the venv's
+  ``ldpopt``) first on ``PATH``;
+* any other tag (``text``, ``toml``, ``json``, ...) is not code and is not run. An untagged fence
+  is an error (``test_every_fence_says_what_it_is``): it must say which it is.
+
+A block that is deliberately not run (a run of minutes to hours, a command that needs this checkout
+or another project's repository) carries ``<!-- not-run: REASON -->`` on the line right before its
+fence; the runs count those blocks and print the counts with the reasons.
+
+How a page runs (``test_code_blocks_run``): in a fresh temporary folder that holds only ``examples/``
+as ``ldpopt example all --out examples`` writes it (the files the docs name as shipped with the
+package), one Python process per page runs its blocks in order (python blocks executed in one
+namespace, shell blocks as subprocesses), with ``PYTHONPATH`` this checkout and ``MPLBACKEND=Agg``.
+Whatever else a block reads must be written by an earlier block of its page. The test asserts that
+the process succeeded and that ``git status --porcelain`` of the checkout is the same after the run
+as before (a block writes only in its temporary folder).
+
+Cost: every page runs in the suite (about 30 s of CPU together) except those in ``LONG_PAGES``
+(``docs/cli.md``: its Dask cluster and experiment commands, another 30 s of CPU), which run only with
+``LDPOPT_DOCS_ALL=1`` (``LDPOPT_DOCS_ALL=1 python -m pytest tests/test_readme.py``); the skip says so.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
+import os
 import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PYTHON = ("python",)
+SHELL = ("bash", "sh")
+#: Pages whose blocks take more than a few seconds of CPU: run with LDPOPT_DOCS_ALL=1 only.
+LONG_PAGES = ("docs/cli.md",)
+RUN_ALL = os.environ.get("LDPOPT_DOCS_ALL", "") not in ("", "0")
+PAGE_TIMEOUT = 600
+_FENCE = re.compile(r"^```\s*([\w+-]*)\s*$")
+_NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(.*?)\s*-->\s*$")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced block of a Markdown page: its language tag, its text, the line of its opening
+    fence (1-based) and, when it is marked not to run, the reason."""
+    page: str
+    line: int
+    lang: str
+    source: str
+    not_run: str | None
+
+    @property
+    def code(self) -> bool:
+        return self.lang in PYTHON + SHELL
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+
+
+def blocks(path: Path) -> list[Block]:
+    """Every fenced block of the Markdown page ``path``, in page order."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out, i = [], 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "```"), None)
+        if end is None:
+            raise ValueError(f"{path.name}:{i + 1}: a fence that is never closed")
+        marker = _NOT_RUN.match(lines[i - 1]) if i else None
+        out.append(Block(_name(path), i + 1, m.group(1), "\n".join(lines[i + 1:end]) + "\n",
+                         marker.group(1) if marker else None))
+        i = end + 1
+    return out
+
+
+# Runs a page's blocks in order in the current folder; argv[1]: a JSON list of blocks.
+_DRIVER = r'''
+import json, subprocess, sys
+namespace = {"__name__": "__main__"}
+for b in json.load(open(sys.argv[1], encoding="utf-8")):
+    print(f"=== {b['page']}:{b['line']} ({b['lang']})", flush=True)
+    if b["lang"] == "python":
+        exec(compile("\n" * b["line"] + b["source"], b["page"], "exec"), namespace)
+        sys.stdout.flush()
+    else:
+        rc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", b["source"]]).returncode
+        if rc:
+            sys.exit(f"{b['page']}:{b['line']}: exit status {rc}")
+'''
+
+
+def _git_status() -> str:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def run_page(path: Path) -> tuple[list[Block], list[Block]]:
+    """Run the code blocks of ``path`` as the module docstring says; returns (run, not run). Raises
+    AssertionError with the output's tail when a block fails."""
+    code = [b for b in blocks(path) if b.code]
+    run = [b for b in code if b.not_run is None]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    with tempfile.TemporaryDirectory() as spec, tempfile.TemporaryDirectory() as work:
+        (Path(work) / "examples").mkdir()
+        subprocess.run([sys.executable, "-m", "ldpopt.cli", "example", "all", "--out", "examples"], cwd=work,
+                       env=env, check=True, capture_output=True)
+        (Path(spec) / "blocks.json").write_text(json.dumps([b.__dict__ for b in run]), encoding="utf-8")
+        proc = subprocess.run([sys.executable, "-c", _DRIVER, str(Path(spec) / "blocks.json")], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=PAGE_TIMEOUT)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{path.name}: a block failed (exit {proc.returncode}):\n{out[-4000:]}"
+    return run, [b for b in code if b.not_run is not None]
+
+
+def test_every_fence_says_what_it_is():
+    found = [b for page in PAGES for b in blocks(page)]
+    assert sum(b.code for b in found) >= 15, "expected the docs' code blocks"
+    untagged = [f"{b.page}:{b.line}" for b in found if not b.lang]
+    assert not untagged, f"fences without a language (python, bash, sh, or text for output): {untagged}"
+    bad = [f"{b.page}:{b.line}" for b in found if b.not_run is not None and (not b.code or not b.not_run)]
+    assert not bad, f"a not-run marker needs a reason and a python/bash block after it: {bad}"
+
+
+def test_blocks_parse_fences_and_markers(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("x\n```python\na = 1\n```\n<!-- not-run: takes an hour -->\n```bash\nsleep 3600\n```\n"
+                    "```text\noutput\n```\n```\nuntagged\n```\n", encoding="utf-8")
+    got = [(b.line, b.lang, b.source, b.not_run) for b in blocks(page)]
+    assert got == [(2, "python", "a = 1\n", None), (6, "bash", "sleep 3600\n", "takes an hour"),
+                   (9, "text", "output\n", None), (12, "", "untagged\n", None)]
+    page.write_text("```python\nnever closed\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="never closed"):
+        blocks(page)
+
+
+def _runnable(page: Path) -> bool:
+    return any(b.code and b.not_run is None for b in blocks(page))
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if _runnable(p)], ids=_name)
+def test_code_blocks_run(page):
+    rel = _name(page)
+    if rel in LONG_PAGES and not RUN_ALL:
+        pytest.skip(f"{rel}: its Dask cluster and experiment commands take about 30 s of CPU; LDPOPT_DOCS_ALL=1 runs them")
+    before = _git_status()
+    run, skipped = run_page(page)
+    assert _git_status() == before, "running the docs' blocks changed the checkout"
+    reasons = "; ".join(f"line {b.line}: {b.not_run}" for b in skipped)
+    print(f"{rel}: {len(run)} blocks run and passed, {len(skipped)} not run{' (' + reasons + ')' if skipped else ''}")
+
+
+def test_a_failing_block_fails_the_page(tmp_path):
+    """The runner reports a failing block with its page and line (so a passing page means something)."""
+    page = tmp_path / "page.md"
+    page.write_text("```python\nx = 41\n```\n```bash\ntest -f examples/solve_problem.toml\n```\n"
+                    "```python\nassert x == 42, 'x'\n```\n", encoding="utf-8")
+    with pytest.raises(AssertionError, match=r"(?s)page\.md:7 \(python\).*AssertionError: x"):
+        run_page(page)
 
 
 def test_five_line_example_prints_what_the_readme_says():
     section = README.split("## Five lines", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    assert len(code.strip().splitlines()) <= 5, code
+    block = next(b for b in blocks(ROOT / "README.md") if b.lang == "python" and b.source in section)
+    assert len(block.source.strip().splitlines()) <= 5, block.source
     said = re.search(r"prints `([^`]+)`", section).group(1)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+        exec(compile(block.source, "README.md", "exec"), {"__name__": "readme_example"})
     assert out.getvalue().strip() == said
 
 
