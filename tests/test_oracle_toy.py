@@ -166,3 +166,17 @@ def test_a_quick_experiment_runs_with_it(toy, tmp_path):
     # half the budget: the toy's error is well above GRR's at the same ε, and Norm-Sub lowers it
     assert mse["half-rr", "base"] > 2 * mse["grr", "base"]
     assert mse["half-rr", "norm-sub"] < mse["half-rr", "base"]
+
+
+def test_without_a_report_form_the_detectors_are_generic_and_the_attack_is_refused(toy):
+    from ldpopt import robust
+
+    Formless = type("Formless", (toy,), {"name": "formless-rr", "report_form": None})
+    o = Formless(1.0, 6)
+    reports = o.perturb(np.arange(60) % 6, np.random.default_rng(6))
+    assert robust.support_sizes(o, reports).tolist() == [1] * 60  # from support_matrix
+    np.testing.assert_array_equal(robust.suspect_scores(o, reports, [1, 4]), np.isin(reports, [1, 4]).astype(int))
+    with pytest.raises(ValueError, match="no maximal gain attack for oracle 'formless-rr'"):
+        robust.fake_counts(o, "mga", [1], 10, np.random.default_rng(7))
+    with pytest.raises(ValueError, match="adaptive pattern attack .* not for oracle 'formless-rr'"):
+        robust.craft_reports(o, "apa", [1], 10, np.random.default_rng(7))
