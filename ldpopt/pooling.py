@@ -75,14 +75,28 @@ class Group:
     estimate: Estimate | None = None
 
 
+def _dense_channel(estimate: Estimate) -> Channel | None:
+    """The channel of ``estimate``'s oracle when it is one block whose outputs are the d values (the
+    counts are then its output counts), else None (also for an oracle not registered)."""
+    from . import oracles
+
+    try:
+        ch = oracles.oracle_class(estimate.oracle).from_estimate(estimate).channel()
+    except ValueError:
+        return None
+    return ch if ch.J == 1 and ch.k == estimate.d else None
+
+
 def group_from_estimate(estimate: Estimate, label: str | None = None) -> Group:
-    """A group from an ldpopt :class:`Estimate`: GRR's dense channel with its output counts, else the
-    support channel (p, q) with [n − c, c] (exact law for OUE/SUE, exact marginals for the others)."""
+    """A group from an ldpopt :class:`Estimate`: the oracle's own channel with its output counts where
+    that channel is one dense block on the d values (``oracle.channel()``: GRR's), else the support
+    channel (p, q) with [n − c, c] (exact law for OUE/SUE, exact marginals for the others)."""
     if not isinstance(estimate, Estimate):
         raise TypeError(f"estimate must be an Estimate, got {type(estimate).__name__}")
     lab = label or f"{estimate.oracle}(eps={estimate.epsilon:g})"
-    if estimate.oracle == "grr":
-        return Group(Channel.grr(estimate.epsilon, estimate.d), np.asarray(estimate.counts)[None], lab, estimate)
+    dense = _dense_channel(estimate)
+    if dense is not None:
+        return Group(dense, np.asarray(estimate.counts)[None], lab, estimate)
     ch = Channel.support(estimate.p, estimate.q, estimate.d, name=lab)
     return Group(ch, ch.counts_from_support(estimate.counts, estimate.n), lab, estimate)
 

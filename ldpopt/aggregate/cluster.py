@@ -65,17 +65,16 @@ def kernel_share(at_once: int, cores: int | None = None) -> int:
     return max(1, (usable_cores() if cores is None else cores) // at_once)
 
 
-#: oracles whose reports are one cell each of a histogram: in record batches of ``BATCH_ROWS`` (< the
-#: kernels' ``AUTO_CELLS``) reports, device "auto" counts them with numpy, so no kernel is warmed for them
-_ONE_CELL = ("grr", "hr")
-
-
 def uses_kernels(oracle: str, device) -> bool:
     """Whether map tasks of ``oracle`` (its registry name) on ``device`` count with the CPU kernels:
-    ``device`` "cpu", or None/"auto" for an oracle not in ``_ONE_CELL``, and Numba installed."""
+    ``device`` "cpu", or None/"auto" for an oracle whose reports are not one histogram cell each
+    (``one_cell_reports``: in record batches of ``BATCH_ROWS`` < the kernels' ``AUTO_CELLS`` reports,
+    device "auto" counts those with numpy, so no kernel is warmed for them), and Numba installed."""
+    from .. import oracles
     from ..kernels import numba_available
 
-    return (device == "cpu" or (device in (None, "auto") and oracle not in _ONE_CELL)) and numba_available()
+    auto = device in (None, "auto") and not oracles.oracle_class(oracle).one_cell_reports
+    return (device == "cpu" or auto) and numba_available()
 
 
 def warm_worker(oracle: dict, device, keep_freed: bool = True) -> dict:

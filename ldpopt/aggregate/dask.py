@@ -66,14 +66,16 @@ TASKS_PER_SLOT = 4
 
 
 def task_rows(oracle, total: int, slots: int) -> int:
-    """Reports per map task: ``TASK_ROWS`` (OLH/BLH: at most ``TASK_HASHES / d``), lowered to give
+    """Reports per map task: ``TASK_ROWS`` (at most ``TASK_HASHES / h`` for an oracle that hashes h
+    values per report, ``oracle.hashes_per_count()``: OLH/BLH, h = d), lowered to give
     each of ``slots`` slots ``TASKS_PER_SLOT`` tasks of ``total`` reports, but not below
     ``MIN_TASK_ROWS``. *Choice* (measured, benchmarks/bench_kernels_dask.py): a map task costs a few
     milliseconds of scheduling, Parquet opening and thread start whatever its size — as much as
     counting ~10⁵ GRR or ~5·10⁴ OUE reports — so tasks hold about 10⁶ reports (¼ s of hashing for
     OLH), whatever the shards' row-group size (``ldpopt perturb`` writes groups of 2²⁴/d reports:
     16,384 at d = 1,024)."""
-    top = TASK_ROWS if oracle.name not in ("olh", "blh") else max(1, min(TASK_ROWS, TASK_HASHES // oracle.d))
+    hashes = oracle.hashes_per_count()
+    top = max(1, min(TASK_ROWS, TASK_HASHES // hashes)) if hashes else TASK_ROWS
     return min(top, max(MIN_TASK_ROWS, -(-total // (TASKS_PER_SLOT * max(1, slots)))))
 
 

@@ -48,7 +48,6 @@ Choices the papers are silent on:
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,10 +64,6 @@ __all__ = ["FORMAT_VERSION", "Partial", "MergeError", "check_labels", "count_sca
 #: version of the serialised form; a partial of another version is refused, never guessed at
 FORMAT_VERSION = 1
 _KIND = "ldpopt.partial"
-# the oracle parameters that change what a support count means (beyond ε and d); the sketch
-# oracles' are their own params() (their hash family and client)
-_STRUCTURAL = {"olh": ("g",), "ss": ("k",)}  # BLH: g = 2 is its definition
-_SKETCHES = ("cms", "hcms", "rappor")
 
 
 class MergeError(ValueError):
@@ -118,23 +113,17 @@ def _labels_diff(a, b) -> str:
 
 
 def _structural_params(oracle: FrequencyOracle) -> dict:
-    """The oracle's structural parameters (module docstring; ints stay ints, floats stay floats)."""
-    if oracle.name in _SKETCHES:
-        items = dict(oracle.params())
-        if oracle.family_given:  # another implementation's table: its digest, not a hash_seed
-            table = oracle.buckets if oracle.name != "rappor" else oracle.positions
-            items.pop("hash_seed", None)
-            items["family_sha1"] = hashlib.sha1(np.ascontiguousarray(table, np.int64).tobytes()).hexdigest()
-    else:
-        items = {k: getattr(oracle, k) for k in _STRUCTURAL.get(oracle.name, ())}
+    """The oracle's structural parameters (``oracle.structural_params()``: the parameters that change
+    what a support count means beyond ε and d), as JSON scalars (ints stay ints, floats stay floats)."""
+    items = oracle.structural_params()
     return {k: int(v) if isinstance(v, (int, np.integer)) else v if isinstance(v, str) else float(v)
             for k, v in items.items()}
 
 
 def count_scale(oracle: FrequencyOracle) -> int:
     """What a partial multiplies the support counts by to store them as integers: RAPPOR's h (its
-    counts are multiples of 1/h, module docstring), 1 for every other oracle."""
-    return int(oracle.num_hashes) if oracle.name == "rappor" else 1
+    counts are multiples of 1/h, module docstring), 1 for every other oracle (``oracle.count_scale``)."""
+    return int(oracle.count_scale)
 
 
 def report_count(reports) -> int:

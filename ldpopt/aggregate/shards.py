@@ -27,7 +27,9 @@ rappor    ``cohort: int64``,                                 the cohort and the 
           ``bits: fixed_size_binary(⌈T/8⌉)``                 as OUE's (T = num_bits)
 ========  =================================================  ==========================================
 
-CMS and RAPPOR's ``perturb`` return the bits unpacked (bool (n, m)); a shard stores them packed
+Each oracle declares its own columns (``oracle.report_columns()``, kinds int64 / bytes / int64_list)
+and converts its reports to and from them; the table lists the built-ins'. CMS and RAPPOR's
+``perturb`` return the bits unpacked (bool (n, m)); a shard stores them packed
 (np.packbits order) and :func:`from_batch` unpacks them, so ``oracle.aggregate`` reads what
 ``perturb`` wrote.
 
@@ -63,16 +65,6 @@ META_KEY = b"ldpopt.shard"
 BATCH_ROWS = 1 << 18
 
 
-#: the sketch oracles whose reports are (index, bits): the index column's name
-_PACKED = {"cms": "j", "rappor": "cohort"}
-
-
-def _packed_width(oracle: FrequencyOracle) -> int:
-    """Bytes per report of the packed bit column: ⌈d/8⌉ (OUE, SUE), ⌈m/8⌉ (CMS), ⌈T/8⌉ (RAPPOR)."""
-    bits = {"cms": "m", "rappor": "num_bits"}.get(oracle.name, "d")
-    return (getattr(oracle, bits) + 7) // 8
-
-
 def _binary_column(packed: np.ndarray, width: int):
     r = np.ascontiguousarray(packed, dtype=np.uint8)
     return pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), r.shape[0], [None, pa.py_buffer(r.tobytes())])
@@ -80,9 +72,13 @@ def _binary_column(packed: np.ndarray, width: int):
 
 def _binary_rows(col, width: int, what: str) -> np.ndarray:
     if col.type != pa.binary(width):
-        raise ValueError(f"column 'bits' must be fixed_size_binary({width}) for {what}, got {col.type}")
+        raise ValueError(f"column {what} must be fixed_size_binary({width}), got {col.type}")
     buf = np.frombuffer(col.buffers()[1], dtype=np.uint8)
     return buf[col.offset * width:(col.offset + len(col)) * width].reshape(len(col), width)
+
+
+#: a report column's kind (``oracle.report_columns()``) → its Arrow type
+_ARROW_TYPES = {"int64": lambda size: pa.int64(), "bytes": pa.binary, "int64_list": lambda size: pa.list_(pa.int64(), size)}
 
 
 def _header(oracle: FrequencyOracle, labels=None) -> dict:
@@ -95,47 +91,25 @@ def _header(oracle: FrequencyOracle, labels=None) -> dict:
 
 
 def schema(oracle: FrequencyOracle, labels=None) -> pa.Schema:
-    """The Parquet schema (with the ``ldpopt.shard`` metadata) of ``oracle``'s report shards;
-    ``labels``: the d value labels, position order (None: the values are the positions)."""
-    name = oracle.name
-    if name == "grr":
-        fields = [pa.field("value", pa.int64(), nullable=False)]
-    elif name in ("oue", "sue"):
-        fields = [pa.field("bits", pa.binary((oracle.d + 7) // 8), nullable=False)]
-    elif name in ("olh", "blh"):
-        fields = [pa.field("seed", pa.int64(), nullable=False), pa.field("hash", pa.int64(), nullable=False)]
-    elif name == "hr":
-        fields = [pa.field("y", pa.int64(), nullable=False)]
-    elif name == "ss":
-        fields = [pa.field("subset", pa.list_(pa.int64(), oracle.k), nullable=False)]
-    elif name in _PACKED:
-        fields = [pa.field(_PACKED[name], pa.int64(), nullable=False),
-                  pa.field("bits", pa.binary(_packed_width(oracle)), nullable=False)]
-    elif name == "hcms":
-        fields = [pa.field(c, pa.int64(), nullable=False) for c in ("j", "l", "y")]
-    else:
-        raise ValueError(f"oracle {name!r} has no Parquet report schema")
+    """The Parquet schema (with the ``ldpopt.shard`` metadata) of ``oracle``'s report shards, from
+    ``oracle.report_columns()``; ``labels``: the d value labels, position order (None: the values
+    are the positions)."""
+    fields = [pa.field(c.name, _ARROW_TYPES[c.kind](c.size), nullable=False) for c in oracle.report_columns()]
     return pa.schema(fields, metadata={META_KEY: json.dumps(_header(oracle, labels)).encode()})
 
 
+def _to_arrow(column, values: np.ndarray):
+    if column.kind == "bytes":
+        return _binary_column(values, column.size)
+    if column.kind == "int64_list":
+        return pa.FixedSizeListArray.from_arrays(pa.array(np.asarray(values, dtype=np.int64).ravel()), column.size)
+    return pa.array(np.asarray(values, dtype=np.int64))
+
+
 def to_table(oracle: FrequencyOracle, reports, labels=None) -> pa.Table:
-    """``oracle.perturb``'s reports as a table of :func:`schema`."""
+    """``oracle.perturb``'s reports as a table of :func:`schema` (``oracle.reports_to_columns``)."""
     sch = schema(oracle, labels)
-    name = oracle.name
-    if name in ("oue", "sue"):
-        cols = [_binary_column(reports, _packed_width(oracle))]
-    elif name in _PACKED:
-        index, bits = reports
-        cols = [pa.array(np.asarray(index, dtype=np.int64)),
-                _binary_column(np.packbits(np.asarray(bits, dtype=bool), axis=1), _packed_width(oracle))]
-    elif name in ("olh", "blh", "hcms"):
-        r = np.asarray(reports, dtype=np.int64)
-        cols = [pa.array(r[:, i]) for i in range(r.shape[1])]
-    elif name == "ss":
-        r = np.asarray(reports, dtype=np.int64)
-        cols = [pa.FixedSizeListArray.from_arrays(pa.array(r.ravel()), oracle.k)]
-    else:
-        cols = [pa.array(np.asarray(reports, dtype=np.int64))]
+    cols = [_to_arrow(c, v) for c, v in zip(oracle.report_columns(), oracle.reports_to_columns(reports), strict=True)]
     return pa.Table.from_arrays(cols, schema=sch)
 
 
@@ -156,24 +130,18 @@ def _ints(col) -> np.ndarray:
     return col.to_numpy()
 
 
+def _from_arrow(column, batch, oracle: FrequencyOracle) -> np.ndarray:
+    col = _column(batch, column.name)
+    if column.kind == "bytes":
+        return _binary_rows(col, column.size, f"{column.name!r} of oracle {oracle.name!r}")
+    if column.kind == "int64_list":
+        return _ints(col.flatten()).reshape(len(col), column.size)
+    return _ints(col)
+
+
 def from_batch(oracle: FrequencyOracle, batch: pa.RecordBatch):
-    """The reports of one record batch, in ``oracle.perturb``'s format."""
-    name = oracle.name
-    if name in ("oue", "sue"):
-        return _binary_rows(_column(batch, "bits"), _packed_width(oracle), f"d = {oracle.d}")
-    if name in _PACKED:
-        width = oracle.m if name == "cms" else oracle.num_bits
-        packed = _binary_rows(_column(batch, "bits"), _packed_width(oracle), f"{width} bits")
-        bits = np.unpackbits(packed, axis=1, count=width).view(bool)
-        return _ints(_column(batch, _PACKED[name])), bits
-    if name == "hcms":
-        return np.stack([_ints(_column(batch, c)) for c in ("j", "l", "y")], axis=1)
-    if name in ("olh", "blh"):
-        return np.stack((_ints(_column(batch, "seed")), _ints(_column(batch, "hash"))), axis=1)
-    if name == "ss":
-        col = _column(batch, "subset")
-        return _ints(col.flatten()).reshape(len(col), oracle.k)
-    return _ints(_column(batch, "value" if name == "grr" else "y"))
+    """The reports of one record batch, in ``oracle.perturb``'s format (``oracle.reports_from_columns``)."""
+    return oracle.reports_from_columns([_from_arrow(c, batch, oracle) for c in oracle.report_columns()])
 
 
 def _run_part(run, part) -> tuple[str, int]:

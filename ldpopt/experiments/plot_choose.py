@@ -164,7 +164,7 @@ def _plot_regret(t, meta, out_dir, stem, fits, fstyle) -> Path:
             S.title(bottom, f"{ds} · fitted with {LABELS.get(fit, fit)}: how often it picks the real best", pw)
             bottom.set_xlabel("frequency oracle")
             for ax in (top, bottom):
-                ax.set_xticks(range(len(oracles)), [S.ORACLE_NAMES.get(o, o.upper()) for o in oracles])
+                ax.set_xticks(range(len(oracles)), [S.oracle_label(o) for o in oracles])
                 ax.set_xlim(-0.6, len(oracles) - 0.4)
                 ax.grid(True, axis="y", alpha=0.3)
                 for x in range(1, len(oracles), 2):  # banded columns: one band per oracle

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["DPI", "MIN_PT", "ROWS_PER_PAGE", "RC", "pyplot", "new_figure", "shared_legend", "save",
-           "title", "suptitle", "data_ticks", "paged", "page_path", "page_suffix", "eps_text", "panel_title", "ORACLE_NAMES"]
+           "title", "suptitle", "data_ticks", "paged", "page_path", "page_suffix", "eps_text", "panel_title", "oracle_label"]
 
 DPI = 100
 MIN_PT = 8.0
@@ -29,7 +29,17 @@ MIN_WIDTH_IN = 8.0  # room for a one-line legend and a suptitle of a typical len
 # smallest font 8 pt; titles a little larger so the hierarchy reads at a glance
 RC = {"font.size": 9, "axes.titlesize": 9.5, "axes.labelsize": 9, "xtick.labelsize": 8, "ytick.labelsize": 8,
       "legend.fontsize": 8.5, "figure.titlesize": 11, "legend.title_fontsize": 9, "axes.titlelocation": "left"}
-ORACLE_NAMES = {"grr": "GRR", "oue": "OUE", "sue": "SUE", "olh": "OLH", "blh": "BLH", "hr": "HR", "ss": "SS"}
+
+
+def oracle_label(name) -> str:
+    """The display name of the oracle registered as ``name`` (its ``label``: GRR, OUE, …); a name not
+    registered, upper-cased."""
+    from .. import oracles
+
+    try:
+        return oracles.oracle_class(str(name)).label
+    except ValueError:
+        return str(name).upper()
 
 
 def pyplot():
@@ -196,7 +206,7 @@ def panel_title(**parts) -> str:
         if v is None:
             continue
         if k == "oracle":
-            out.append(ORACLE_NAMES.get(str(v), str(v).upper()))
+            out.append(oracle_label(v))
         elif k == "epsilon":
             out.append(eps_text(v))
         elif k == "query_set":

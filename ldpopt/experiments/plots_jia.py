@@ -54,7 +54,7 @@ def load_results(folder) -> pd.DataFrame:
 
 
 def _name(method: str, oracle: str) -> str:
-    return _LABEL.get(method, method).format(O=S.ORACLE_NAMES.get(oracle, oracle.upper()))
+    return _LABEL.get(method, method).format(O=S.oracle_label(oracle))
 
 
 def summarise(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -94,7 +94,7 @@ def plot_noise(table: pd.DataFrame, out, oracle: str = "oue", epsilon: float | N
         ax.set_xlabel("noise / √(Eq. 14 variance) (standardised)")
         ax.set_ylabel("density")
     S.shared_legend(fig, axes)
-    S.suptitle(fig, f"Jia & Gong Fig. 4: noise of {S.ORACLE_NAMES.get(oracle, oracle.upper())} vs the Gaussian "
+    S.suptitle(fig, f"Jia & Gong Fig. 4: noise of {S.oracle_label(oracle)} vs the Gaussian "
                     f"of Eq. 13–14")
     paths.append(S.save(fig, out / f"jia_fig4_noise_{oracle}.png"))
 
@@ -103,7 +103,7 @@ def plot_noise(table: pd.DataFrame, out, oracle: str = "oue", epsilon: float | N
     for ax, ds in zip(axes[0], dsets):
         for orc, g in vr[vr.dataset == ds].groupby("oracle"):
             ax.errorbar(g.epsilon, g["mean"], yerr=g["se"], marker="o", ms=4, capsize=2,
-                        label=S.ORACLE_NAMES.get(orc, orc.upper()))
+                        label=S.oracle_label(orc))
         ax.axhline(1.0, color="k", lw=0.8)
         ax.set_xscale("log")
         ticks = sorted(vr.epsilon.unique())

@@ -106,8 +106,6 @@ from ._em_loglik import (
 from .registry import register
 
 __all__ = [
-    "BINOMIAL_ORACLES",
-    "MULTINOMIAL_ORACLES",
     "ConvergenceError",
     "ConvergenceWarning",
     "MLEResult",
@@ -122,10 +120,6 @@ __all__ = [
     "solve_mle",
 ]
 
-#: oracles whose counts are exactly multinomial (one value per report)
-MULTINOMIAL_ORACLES = frozenset({"grr"})
-#: oracles whose counts are sums of independent per-user support indicators (per-bit binomial)
-BINOMIAL_ORACLES = frozenset({"oue", "sue", "olh", "blh", "hr", "ss"})
 _LIKELIHOODS = ("multinomial", "binomial")
 _METHODS = ("exact", "iterative")
 
@@ -180,17 +174,26 @@ def kkt_residual(f, estimate: Estimate, likelihood: str, support_tol: float = 0.
 
 # -- validation of the method's parameters -------------------------------------------------------
 def likelihood_for(estimate: Estimate) -> str:
-    """The exact likelihood for ``estimate.oracle``: ``"multinomial"`` (GRR) or ``"binomial"``."""
+    """The exact likelihood for ``estimate.oracle``, as its oracle declares it (``likelihood``):
+    ``"multinomial"`` (GRR) or ``"binomial"``."""
     est = _check_estimate(estimate)
-    name = est.oracle.lower()
-    if name in MULTINOMIAL_ORACLES:
-        return "multinomial"
-    if name in BINOMIAL_ORACLES:
-        return "binomial"
+    like = _oracle_likelihood(est.oracle)
+    if like in _LIKELIHOODS:
+        return like
     raise ValueError(
-        f"em cannot choose a likelihood for estimate.oracle = {est.oracle!r}: the likelihoods are "
-        f"'multinomial' (exact for {sorted(MULTINOMIAL_ORACLES)}) and 'binomial' (per-bit composite, "
-        f"for {sorted(BINOMIAL_ORACLES)}); pass likelihood='multinomial' or 'binomial' explicitly")
+        f"em cannot choose a likelihood for estimate.oracle = {est.oracle!r}: its oracle declares none of "
+        f"'multinomial' (one value per report) and 'binomial' (per-bit composite); pass likelihood='multinomial' "
+        f"or 'binomial' explicitly")
+
+
+def _oracle_likelihood(name: str) -> str | None:
+    """The ``likelihood`` the oracle registered as ``name`` declares; None for a name not registered."""
+    from .. import oracles
+
+    try:
+        return oracles.oracle_class(name).likelihood
+    except ValueError:
+        return None
 
 
 def _check_tol(tol) -> float:
@@ -261,7 +264,7 @@ def solve_mle(estimate: Estimate, likelihood: str = "auto", method: str = "exact
     if like == "multinomial":
         if big_c <= 0:
             raise ValueError("counts must not all be zero for the multinomial likelihood")
-        if est.oracle.lower() in MULTINOMIAL_ORACLES and abs(big_c - n) > 1e-9 * n:
+        if _oracle_likelihood(est.oracle) == "multinomial" and abs(big_c - n) > 1e-9 * n:
             raise ValueError(f"GRR counts must sum to n = {n} (one value per report), got {big_c!r}")
     loglik, grad = _LOGLIK[like]
     scale = _scale(est, like)

@@ -1,4 +1,6 @@
-"""Frequency oracles: GRR, OUE, SUE, OLH, BLH, HR, SS behind one interface (:class:`FrequencyOracle`).
+"""Frequency oracles: GRR, OUE, SUE, OLH, BLH, HR, SS (and the sketches CMS, HCMS, RAPPOR) behind one
+interface (:class:`FrequencyOracle`), in a registry that :func:`register` extends with an oracle of
+one's own (docs/extending_oracles.md).
 
 >>> from ldpopt import oracles
 >>> oue = oracles.get("oue", epsilon=1.0, d=1024)
@@ -16,28 +18,49 @@ from .rappor import RAPPOR
 from .subset import SS
 from .unary import OUE, SUE
 
-__all__ = ["BLH", "CMS", "GRR", "HCMS", "HR", "OLH", "OUE", "RAPPOR", "SS", "SUE", "FrequencyOracle", "available", "get"]
+__all__ = ["BLH", "CMS", "GRR", "HCMS", "HR", "OLH", "OUE", "RAPPOR", "SS", "SUE", "FrequencyOracle", "available", "get",
+           "oracle_class", "register"]
 
-_REGISTRY: dict[str, type[FrequencyOracle]] = {cls.name: cls for cls in (GRR, OLH, BLH, HR, OUE, SUE, SS)}
-_REGISTRY.update({cls.name: cls for cls in (CMS, HCMS, RAPPOR)})
+_REGISTRY: dict[str, type[FrequencyOracle]] = {}
 
 
-_SKETCHES = ("cms", "hcms", "rappor")
+def register(cls: type[FrequencyOracle]) -> type[FrequencyOracle]:
+    """Class decorator: register a :class:`FrequencyOracle` subclass under its ``name`` (lower case),
+    so that :func:`get`, the estimates' ``oracle`` field and every feature that takes a registry
+    name find it. A name already registered to another class is an error."""
+    if not (isinstance(cls, type) and issubclass(cls, FrequencyOracle)):
+        raise TypeError(f"register takes a FrequencyOracle subclass, got {cls!r}")
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name or name != name.lower():
+        raise ValueError(f"an oracle's name must be a non-empty lower-case string, got {name!r}")
+    if _REGISTRY.get(name, cls) is not cls:
+        raise ValueError(f"oracle name {name!r} is already registered to {_REGISTRY[name].__name__}")
+    _REGISTRY[name] = cls
+    return cls
+
+
+for _cls in (GRR, OLH, BLH, HR, OUE, SUE, SS, CMS, HCMS, RAPPOR):
+    register(_cls)
 
 
 def available(sketches: bool = False) -> list[str]:
     """Registry names of the pure oracles (a report supports a set of values; Eq. 2 variance exact).
 
-    ``sketches=True`` adds the sketch and Bloom-filter oracles (CMS, HCMS, RAPPOR): one fixed public
-    hash family shared by all users, so for that family the estimate is biased by the collisions and
-    its variance is the family's (their modules); the registry-wide checks of the pure oracles (EM's
-    likelihoods, shards, the privacy audit, ``ldpopt verify``) do not take them."""
-    pure = sorted(name for name in _REGISTRY if name not in _SKETCHES)
+    ``sketches=True`` adds the oracles that are not pure (``pure = False``: CMS, HCMS, RAPPOR): one
+    fixed public hash family shared by all users, so for that family the estimate is biased by the
+    collisions and its variance is the family's (their modules); the registry-wide checks of the
+    pure oracles (EM's likelihoods, shards, the privacy audit, ``ldpopt verify``) do not take them."""
+    pure = sorted(name for name, cls in _REGISTRY.items() if cls.pure)
     return sorted(_REGISTRY) if sketches else pure
+
+
+def oracle_class(name: str) -> type[FrequencyOracle]:
+    """The class registered as ``name`` (case-insensitive); an unknown name is a ValueError."""
+    if not isinstance(name, str) or name.lower() not in _REGISTRY:
+        raise ValueError(f"oracle must be one of {available(sketches=True)}, got {name!r}")
+    return _REGISTRY[name.lower()]
 
 
 def get(name: str, epsilon: float, d: int, **params) -> FrequencyOracle:
     """Build the oracle registered as ``name`` (case-insensitive), e.g. ``get("oue", 1.0, 1024)``."""
-    if not isinstance(name, str) or name.lower() not in _REGISTRY:
-        raise ValueError(f"oracle must be one of {available(sketches=True)}, got {name!r}")
-    return _REGISTRY[name.lower()](epsilon=epsilon, d=d, **params)
+    return oracle_class(name)(epsilon=epsilon, d=d, **params)

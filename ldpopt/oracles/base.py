@@ -19,6 +19,7 @@ Two ways to get support counts from a true histogram:
 from __future__ import annotations
 
 import abc
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,23 +27,81 @@ import numpy as np
 from .._validation import as_generator, check_counts, check_domain_size, check_epsilon, check_n, check_values
 from ..estimate import Estimate
 
-__all__ = ["FrequencyOracle"]
+__all__ = ["REPORT_FORMS", "FrequencyOracle", "IndependentSupports", "ReportColumn"]
 
 # Budget for one chunk of the real path: users per chunk × d (bits or hash evaluations) ≈ this.
 _CHUNK_CELLS = 1 << 24
+
+#: the report forms an oracle may declare (``FrequencyOracle.report_form``); the attacks and detectors
+#: of :mod:`ldpopt.robust` are written once per form, not per oracle:
+#:
+#: * ``"value"``: a report is one value y ∈ [0, d) (int64) and supports exactly {y};
+#: * ``"unary"``: a report is d bits packed as ``np.packbits`` rows (uint8 (m, ⌈d/8⌉)), supporting its set bits;
+#: * ``"hash"``: a report is (key s, bucket y) with OLH's keyed hash H_s into g buckets (int64 (m, 2)),
+#:   supporting {v : H_s(v) = y};
+#: * ``"subset"``: a report is a k-subset of [0, d) (int64 (m, k)), supporting its members;
+#: * ``"hadamard"``: HR's output y ∈ [0, K), supporting the values of Hadamard row y's (+) set.
+REPORT_FORMS = ("value", "unary", "hash", "subset", "hadamard")
+
+
+@dataclass(frozen=True)
+class ReportColumn:
+    """One column of an oracle's Parquet report shard (:mod:`ldpopt.aggregate.shards`).
+
+    ``kind``: ``"int64"`` (one integer per report), ``"bytes"`` (``size`` bytes per report, a uint8
+    (m, size) array) or ``"int64_list"`` (``size`` integers per report, an int64 (m, size) array)."""
+
+    name: str
+    kind: str
+    size: int = 0
+
+    def __post_init__(self):
+        if self.kind not in ("int64", "bytes", "int64_list"):
+            raise ValueError(f"kind must be 'int64', 'bytes' or 'int64_list', got {self.kind!r}")
+        if self.kind != "int64" and (not isinstance(self.size, int) or self.size < 1):
+            raise ValueError(f"size must be an integer >= 1 for a {self.kind!r} column, got {self.size!r}")
 
 
 class FrequencyOracle(abc.ABC):
     """Base class: an ε-LDP frequency oracle on the domain {0, …, d−1}.
 
     Subclasses set ``name`` and implement ``p``, ``q``, ``perturb``, ``aggregate``,
-    ``support_matrix``, ``sample_counts`` and ``output_distribution``.
+    ``support_matrix``, ``sample_counts`` and ``output_distribution``. Everything else a feature
+    needs to know about an oracle is asked of it here, never decided from its name; the optional
+    capabilities below default to "not supported" (a one-line ``ValueError`` naming the oracle) or
+    to the generic path. ``ldpopt.oracles.conformance.check_oracle`` tests an oracle against them.
     """
 
     name: ClassVar[str]
+    #: the display name in figures and tables (default: the registry name in capitals, set per subclass)
+    label: ClassVar[str]
     #: whether ``sample_counts`` draws exactly from the joint distribution of the real protocol's
     #: counts (True for every oracle in ldpopt; kept for third-party subclasses)
     sample_counts_exact: ClassVar[bool] = True
+    #: a pure oracle (arXiv §2.4: Eq. 2 exact); False for the sketch oracles (one fixed public hash
+    #: family, their estimate biased by its collisions), which the registry-wide checks skip
+    pure: ClassVar[bool] = True
+    #: the constructor parameters that change what a support count means, beyond ε and d (OLH: g,
+    #: SS: k); a partial, a shard header and an estimate's meta record them (:meth:`structural_params`)
+    structural: ClassVar[tuple[str, ...]] = ()
+    #: the exact likelihood of the counts for EM (:mod:`ldpopt.methods.em`): ``"multinomial"`` (one
+    #: value per report, the counts sum to n), ``"binomial"`` (every c_v a sum of independent
+    #: per-user support indicators: per-bit composite) or None (EM must be told)
+    likelihood: ClassVar[str | None] = None
+    #: how a report looks and what it supports, one of :data:`REPORT_FORMS`, or None; the maximal
+    #: gain and adaptive attacks and the per-report detectors of :mod:`ldpopt.robust` are keyed by it
+    report_form: ClassVar[str | None] = None
+    #: whether ``aggregate`` counts one histogram cell per report (GRR's values, HR's outputs): in record
+    #: batches below the kernels' ``AUTO_CELLS`` reports, device "auto" counts them with numpy
+    one_cell_reports: ClassVar[bool] = False
+    #: the devices besides "numpy" that ``aggregate`` counts on with :mod:`ldpopt.kernels` (the same
+    #: counts bit for bit); an oracle of its own that counts with numpy only leaves it empty
+    kernel_devices: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "label" not in cls.__dict__ and isinstance(cls.__dict__.get("name"), str):
+            cls.label = cls.name.upper()
 
     def __init__(self, epsilon: float, d: int):
         self.epsilon = check_epsilon(epsilon, "epsilon")
@@ -86,6 +145,64 @@ class FrequencyOracle(abc.ABC):
         """Oracle parameters beyond ε and d (e.g. ``g`` for OLH); stored in ``Estimate.meta``."""
         return {}
 
+    def structural_params(self) -> dict[str, Any]:
+        """The parameters that change what a count means (:attr:`structural`), by name: what a
+        partial or a shard records so that only like counts are added."""
+        return {k: getattr(self, k) for k in self.structural}
+
+    @classmethod
+    def from_estimate(cls, estimate: Estimate) -> FrequencyOracle:
+        """The oracle of ``estimate``'s configuration: its ε, d and the :attr:`structural` parameters
+        its meta holds (a missing one takes the constructor's default)."""
+        extra = {k: estimate.meta[k] for k in cls.structural if k in estimate.meta}
+        return cls(epsilon=estimate.epsilon, d=estimate.d, **extra)
+
+    @property
+    def count_scale(self) -> int:
+        """What the support counts are multiplied by to be integers: 1 (RAPPOR: its h)."""
+        return 1
+
+    def hashes_per_count(self) -> int:
+        """Hashes evaluated per report by ``aggregate`` (OLH, BLH: every value's, d), or 0: counting is
+        not hashing. Sizes the map tasks of :mod:`ldpopt.aggregate.dask`."""
+        return 0
+
+    # -- covariance structure and batched draws ------------------------------------------------
+    @classmethod
+    def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float] | None:
+        """(a, b) with Cov(c_v, c_w)/n = a + b(f_v + f_w) for v ≠ w (``ldpopt.uncertainty.analytic``),
+        for an oracle with probabilities ``p``, ``q`` on d values and parameters ``params`` (an
+        estimate's meta); None when the covariance is not of that form or a parameter is missing."""
+        return None
+
+    def sample_counts_batch(self, true_counts, size: int, rng: np.random.Generator) -> np.ndarray:
+        """(size, d) int64 support counts, each row an independent draw of :meth:`sample_counts`
+        (``true_counts`` already checked). The default draws them one by one; an oracle whose law
+        vectorises over draws overrides it."""
+        tc = np.asarray(true_counts, dtype=np.int64)
+        return np.stack([self.sample_counts(tc, rng) for _ in range(size)])
+
+    # -- the robust layer's questions ----------------------------------------------------------
+    def support_size_pmf(self) -> np.ndarray:
+        """Pr[|S(y)| = s], s = 0 … d, of a genuine report's support size (the size test of
+        :mod:`ldpopt.robust.detect`). Optional."""
+        raise ValueError(f"no size law for oracle {self.name!r}")
+
+    # -- shards --------------------------------------------------------------------------------
+    def report_columns(self) -> tuple[ReportColumn, ...]:
+        """The columns of this oracle's Parquet report shard (:mod:`ldpopt.aggregate.shards`), one row
+        per report. Optional: an oracle without them cannot be written to or read from shards."""
+        raise ValueError(f"oracle {self.name!r} has no Parquet report schema")
+
+    def reports_to_columns(self, reports) -> list[np.ndarray]:
+        """``perturb``'s reports as one array per :meth:`report_columns` entry (int64 (m,), uint8
+        (m, size) or int64 (m, size))."""
+        raise ValueError(f"oracle {self.name!r} has no Parquet report schema")
+
+    def reports_from_columns(self, columns: list[np.ndarray]) -> Any:
+        """The inverse of :meth:`reports_to_columns`: the reports, in ``perturb``'s format."""
+        raise ValueError(f"oracle {self.name!r} has no Parquet report schema")
+
     # -- the real protocol ---------------------------------------------------------------------
     @abc.abstractmethod
     def perturb(self, values, rng) -> Any:
@@ -119,6 +236,14 @@ class FrequencyOracle(abc.ABC):
         Only meant for small d (and small g); raises ``ValueError`` when the output space is too
         large to enumerate.
         """
+
+    def channel(self):
+        """The oracle as a :class:`~ldpopt.oracles.channel.Channel` (the mechanism-as-matrix view of
+        ``ldpopt.methods``' channel inversions): by default the support channel of its (p, q), d binary
+        components (exact for OUE/SUE; the per-value marginals of the others); GRR's is dense."""
+        from .channel import Channel
+
+        return Channel.support(self.p, self.q, self.d, name=f"{self.name}(eps={self.epsilon:g})")
 
     def output_supports(self) -> np.ndarray:
         """The support set of every output y, as a bool (d, |Y|) array S(y)_v, columns in the order of
@@ -171,3 +296,37 @@ class FrequencyOracle(abc.ABC):
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}(epsilon={self.epsilon:g}, d={self.d}{extra})"
+
+
+class IndependentSupports(FrequencyOracle):
+    """Base class of an oracle whose report supports the user's value w.p. p and each other value w.p. q,
+    independently across values (OUE and SUE's bits; OLH and BLH under the random-function law that
+    ``sample_counts`` draws): the counts c_v = Binomial(n_v, p) + Binomial(n − n_v, q) are independent,
+    EM's per-bit binomial likelihood is exact per value, and a report's support size is
+    1[own] + Binomial(d − 1, q)."""
+
+    likelihood: ClassVar[str | None] = "binomial"
+
+    @classmethod
+    def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float]:
+        """Independent counts: t₁ = pq, t₀ = q², so a = b = 0."""
+        return 0.0, 0.0
+
+    def sample_counts_batch(self, true_counts, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` independent draws of the counts, at once (their law above)."""
+        tc = np.asarray(true_counts, dtype=np.int64)
+        d, n = tc.shape[0], int(tc.sum())
+        own: np.ndarray = rng.binomial(tc, self.p, size=(size, d))
+        other: np.ndarray = rng.binomial(n - tc, self.q, size=(size, d))
+        return (own + other).astype(np.int64)
+
+    def support_size_pmf(self) -> np.ndarray:
+        """(1 − p)·Bin(d − 1, q)(s) + p·Bin(d − 1, q)(s − 1), s = 0 … d."""
+        from scipy import stats  # here, not at import: `import ldpopt` stays light
+
+        d = self.d
+        pmf = np.zeros(d + 1)
+        k = stats.binom.pmf(np.arange(d), d - 1, self.q)
+        pmf[:d] += (1 - self.p) * k
+        pmf[1:] += self.p * k
+        return pmf

@@ -231,10 +231,9 @@ class Channel:
 
     @classmethod
     def from_oracle(cls, oracle) -> Channel:
-        """The channel of an ldpopt oracle: dense for GRR, the support channel for the others."""
-        if oracle.name == "grr":
-            return cls.grr(oracle.epsilon, oracle.d)
-        return cls.support(oracle.p, oracle.q, oracle.d, name=f"{oracle.name}(eps={oracle.epsilon:g})")
+        """The channel of an ldpopt oracle, as it states it (``oracle.channel()``): dense for GRR, the
+        support channel for the others."""
+        return oracle.channel()
 
     def __repr__(self) -> str:
         return f"Channel({self.name!r}, J={self.J}, k={self.k}, d={self.d})"

@@ -61,7 +61,7 @@ import numpy as np
 
 from .. import kernels
 from .._validation import _check_int, as_generator, check_n, check_values
-from .base import FrequencyOracle
+from .base import FrequencyOracle, ReportColumn
 from .hashing import keyed_hash
 from .unary import column_counts
 
@@ -126,9 +126,25 @@ def family_keys(seed: int, count: int) -> np.ndarray:
     return gen.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=count, dtype=np.int64, endpoint=True)
 
 
+def family_params(params: dict[str, Any], table) -> dict[str, Any]:
+    """A sketch oracle's structural parameters: ``params`` as they are, or, when its hash family is
+    another implementation's ``table``, with ``hash_seed`` replaced by the table's SHA-1
+    (``family_sha1``, of its int64 bytes)."""
+    import hashlib
+
+    items = dict(params)
+    if table is not None:
+        items.pop("hash_seed", None)
+        items["family_sha1"] = hashlib.sha1(np.ascontiguousarray(table, np.int64).tobytes()).hexdigest()
+    return items
+
+
 class SketchOracle(FrequencyOracle):
     """Shared part of CMS and HCMS: k fixed hash functions into m buckets (module docstring)."""
 
+    pure = False
+    structural = ("k", "m", "hash_seed")
+    kernel_devices = ("cpu", "cuda")
     k_default = 64
     m_default = 1024
 
@@ -176,6 +192,11 @@ class SketchOracle(FrequencyOracle):
 
     def params(self) -> dict[str, Any]:
         return {"k": self.k, "m": self.m, "hash_seed": self.hash_seed}  # (a given buckets table is not a param)
+
+    def structural_params(self) -> dict[str, Any]:
+        """``params()``; with another implementation's table, its SHA-1 (``family_sha1``) in place of
+        ``hash_seed``."""
+        return family_params(self.params(), self.buckets if self.family_given else None)
 
     def chunk_size(self) -> int:
         return max(1, (1 << 24) // self.m)
@@ -295,6 +316,18 @@ class CMS(SketchOracle):
     """
 
     name = "cms"
+
+    def report_columns(self) -> tuple[ReportColumn, ...]:
+        """``j: int64``, ``bits: fixed_size_binary(⌈m/8⌉)``: the hash index j ∈ [0, k) and the m bits
+        [ṽ = +1], packed as OUE's (``perturb`` returns them unpacked; the shard packs them)."""
+        return (ReportColumn("j", "int64"), ReportColumn("bits", "bytes", (self.m + 7) // 8))
+
+    def reports_to_columns(self, reports) -> list[np.ndarray]:
+        index, bits = reports
+        return [np.asarray(index, dtype=np.int64), np.packbits(np.asarray(bits, dtype=bool), axis=1)]
+
+    def reports_from_columns(self, columns) -> tuple[np.ndarray, np.ndarray]:
+        return columns[0], np.unpackbits(columns[1], axis=1, count=self.m).view(bool)
 
     @property
     def _keep(self) -> float:

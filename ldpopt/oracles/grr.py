@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import kernels
 from .._validation import as_generator, check_values
-from .base import FrequencyOracle
+from .base import FrequencyOracle, ReportColumn
 
 __all__ = ["GRR"]
 
@@ -20,6 +20,10 @@ class GRR(FrequencyOracle):
     """
 
     name = "grr"
+    kernel_devices = ("cpu", "cuda")
+    likelihood = "multinomial"
+    report_form = "value"
+    one_cell_reports = True
 
     @property
     def p(self) -> float:
@@ -29,6 +33,42 @@ class GRR(FrequencyOracle):
     @property
     def q(self) -> float:
         return np.exp(-self.epsilon) / (1.0 + (self.d - 1) * np.exp(-self.epsilon))
+
+    @classmethod
+    def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float]:
+        """One value per report: t₀ = t₁ = 0, so a = −q², b = −q(p − q)."""
+        t0 = t1 = 0.0
+        return t0 - q * q, t1 - t0 - q * (p - q)
+
+    def sample_counts_batch(self, true_counts, size: int, rng: np.random.Generator) -> np.ndarray:
+        """:meth:`sample_counts`'s law, ``size`` draws at once."""
+        tc = np.asarray(true_counts, dtype=np.int64)
+        d, n = tc.shape[0], int(tc.sum())
+        kept = rng.binomial(tc, self.p - self.q, size=(size, d))
+        rest = n - kept.sum(axis=1)
+        return kept + rng.multinomial(rest, np.full(d, 1.0 / d))
+
+    def channel(self):
+        """The dense d × d GRR channel (``Channel.grr``)."""
+        from .channel import Channel
+
+        return Channel.grr(self.epsilon, self.d)
+
+    def support_size_pmf(self) -> np.ndarray:
+        """Every report supports exactly one value: a point mass at 1."""
+        pmf = np.zeros(self.d + 1)
+        pmf[1] = 1.0
+        return pmf
+
+    def report_columns(self) -> tuple[ReportColumn, ...]:
+        """``value: int64``, the reported value in [0, d)."""
+        return (ReportColumn("value", "int64"),)
+
+    def reports_to_columns(self, reports) -> list[np.ndarray]:
+        return [np.asarray(reports, dtype=np.int64)]
+
+    def reports_from_columns(self, columns) -> np.ndarray:
+        return columns[0]
 
     def perturb(self, values, rng) -> np.ndarray:
         v = check_values(values, self.d)

@@ -31,7 +31,7 @@ import numpy as np
 from .. import kernels
 from .._validation import as_generator, check_values
 from ._hadamard_tree import tree_histogram
-from .base import FrequencyOracle
+from .base import FrequencyOracle, ReportColumn
 
 __all__ = ["HR", "fwht"]
 
@@ -106,6 +106,10 @@ class HR(FrequencyOracle):
     """
 
     name = "hr"
+    kernel_devices = ("cpu", "cuda")
+    likelihood = "binomial"
+    report_form = "hadamard"
+    one_cell_reports = True
 
     def __init__(self, epsilon: float, d: int):
         super().__init__(epsilon, d)
@@ -128,6 +132,20 @@ class HR(FrequencyOracle):
     def chunk_size(self) -> int:
         # one int64 per user whatever d is; each aggregate call costs O(K log K)
         return 1 << 22
+
+    def support_size_pmf(self) -> np.ndarray:
+        """Not one law: |C_y ∩ {0..d−1}| differs per output y, so a genuine report has no fixed size law."""
+        raise ValueError("HR reports have no single genuine size law (|C_y| depends on y); no size test")
+
+    def report_columns(self) -> tuple[ReportColumn, ...]:
+        """``y: int64``: the output y ∈ [0, K), K = 2^⌈log2(d+1)⌉."""
+        return (ReportColumn("y", "int64"),)
+
+    def reports_to_columns(self, reports) -> list[np.ndarray]:
+        return [np.asarray(reports, dtype=np.int64)]
+
+    def reports_from_columns(self, columns) -> np.ndarray:
+        return columns[0]
 
     # -- the real protocol -----------------------------------------------------------------------
     def _to_side(self, v: np.ndarray, y: np.ndarray, inside: np.ndarray) -> np.ndarray:

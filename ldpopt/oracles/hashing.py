@@ -59,13 +59,13 @@ implemented and what test_olh_exact_distribution_privacy_and_p_q checks by enume
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import kernels
 from .._validation import _check_int, as_generator, check_values
-from .base import FrequencyOracle
+from .base import IndependentSupports, ReportColumn
 
 __all__ = ["BLH", "OLH", "keyed_hash"]
 
@@ -118,7 +118,7 @@ def keyed_hash(keys, values, g: int) -> np.ndarray:
     return z.astype(np.int64)
 
 
-class OLH(FrequencyOracle):
+class OLH(IndependentSupports):
     """Optimized Local Hashing (arXiv §2.4; Wang et al. 2017 §4.4) with the keyed random-function
     hash family of the module docstring.
 
@@ -145,6 +145,9 @@ class OLH(FrequencyOracle):
     """
 
     name = "olh"
+    kernel_devices = ("cpu", "cuda")
+    structural: ClassVar[tuple[str, ...]] = ("g",)
+    report_form = "hash"
     sample_counts_exact = True
 
     def __init__(self, epsilon: float, d: int, g: int | None = None):
@@ -181,6 +184,22 @@ class OLH(FrequencyOracle):
     def params(self) -> dict[str, Any]:
         return {"g": self.g, "hash_family": "H_s(v) = splitmix64(s + (v+1)*0x9E3779B97F4A7C15) mod g, "
                                             "uniform 64-bit key s per user (random function)"}
+
+    def hashes_per_count(self) -> int:
+        """``aggregate`` hashes every value for every report: d."""
+        return self.d
+
+    def report_columns(self) -> tuple[ReportColumn, ...]:
+        """``seed: int64``, ``hash: int64``: the user's 64-bit hash key s (bit pattern as int64) and
+        r ∈ [0, g)."""
+        return (ReportColumn("seed", "int64"), ReportColumn("hash", "int64"))
+
+    def reports_to_columns(self, reports) -> list[np.ndarray]:
+        r = np.asarray(reports, dtype=np.int64)
+        return [r[:, i] for i in range(r.shape[1])]
+
+    def reports_from_columns(self, columns) -> np.ndarray:
+        return np.stack(columns, axis=1)
 
     def hash(self, keys, v) -> np.ndarray:
         """H_s(v) for int64 keys s and values v (broadcasting); see :func:`keyed_hash`."""
@@ -297,6 +316,7 @@ class BLH(OLH):
     fixed at 2"; Wang et al. 2017 §4.4). Same exact hash family, p = e^ε/(e^ε + 1)."""
 
     name = "blh"
+    structural = ()  # g = 2 is its definition
 
     def __init__(self, epsilon: float, d: int):
         super().__init__(epsilon, d, g=2)

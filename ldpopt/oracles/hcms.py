@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import kernels
 from .._validation import as_generator, check_values
+from .base import ReportColumn
 from .cms import SketchOracle
 from .hadamard import fwht
 
@@ -60,6 +61,18 @@ class HCMS(SketchOracle):
     """
 
     name = "hcms"
+
+    def report_columns(self) -> tuple[ReportColumn, ...]:
+        """``j: int64``, ``l: int64``, ``y: int64``: the hash index, the Hadamard row l ∈ [0, m) and
+        the sign y ∈ {−1, +1}."""
+        return tuple(ReportColumn(c, "int64") for c in ("j", "l", "y"))
+
+    def reports_to_columns(self, reports) -> list[np.ndarray]:
+        r = np.asarray(reports, dtype=np.int64)
+        return [r[:, i] for i in range(r.shape[1])]
+
+    def reports_from_columns(self, columns) -> np.ndarray:
+        return np.stack(columns, axis=1)
 
     def __init__(self, epsilon: float, d: int, k: int | None = None, m: int | None = None, hash_seed: int = 0,
                  buckets=None):

@@ -50,9 +50,9 @@ from typing import Any
 import numpy as np
 
 from .._validation import _check_int, as_generator, check_n, check_values
-from .base import FrequencyOracle
+from .base import FrequencyOracle, ReportColumn
 from .channel import Channel, compose
-from .cms import check_grouped_bits, family_keys, grouped_column_sums
+from .cms import check_grouped_bits, family_keys, family_params, grouped_column_sums
 from .hashing import keyed_hash
 
 __all__ = ["RAPPOR"]
@@ -89,6 +89,9 @@ class RAPPOR(FrequencyOracle):
     """
 
     name = "rappor"
+    kernel_devices = ("cpu", "cuda")
+    pure = False
+    structural = ("num_bits", "num_hashes", "cohorts", "inst_p", "inst_q", "hash_seed", "permanent")
 
     def __init__(self, epsilon: float, d: int, num_bits: int = 128, num_hashes: int | None = None,
                  cohorts: int | None = None, inst_p: float = 0.5, inst_q: float = 0.75, hash_seed: int = 0,
@@ -191,6 +194,27 @@ class RAPPOR(FrequencyOracle):
 
     def chunk_size(self) -> int:
         return max(1, (1 << 24) // self.num_bits)
+
+    def structural_params(self) -> dict[str, Any]:
+        """``params()``; with another implementation's positions table, its SHA-1 in place of ``hash_seed``."""
+        return family_params(self.params(), self.positions if self.family_given else None)
+
+    @property
+    def count_scale(self) -> int:
+        """The support counts are multiples of 1/h: h."""
+        return int(self.num_hashes)
+
+    def report_columns(self) -> tuple[ReportColumn, ...]:
+        """``cohort: int64``, ``bits: fixed_size_binary(⌈T/8⌉)``: the cohort and the T report bits,
+        packed as OUE's (``perturb`` returns them unpacked; the shard packs them)."""
+        return (ReportColumn("cohort", "int64"), ReportColumn("bits", "bytes", (self.num_bits + 7) // 8))
+
+    def reports_to_columns(self, reports) -> list[np.ndarray]:
+        index, bits = reports
+        return [np.asarray(index, dtype=np.int64), np.packbits(np.asarray(bits, dtype=bool), axis=1)]
+
+    def reports_from_columns(self, columns) -> tuple[np.ndarray, np.ndarray]:
+        return columns[0], np.unpackbits(columns[1], axis=1, count=self.num_bits).view(bool)
 
     # -- the family ------------------------------------------------------------------------------
     @property

@@ -39,7 +39,7 @@ import numpy as np
 from .. import kernels
 from .._validation import as_generator, check_values
 from ._subset_counts import sample_subset_counts
-from .base import FrequencyOracle
+from .base import FrequencyOracle, ReportColumn
 
 __all__ = ["SS"]
 
@@ -103,6 +103,10 @@ class SS(FrequencyOracle):
     """
 
     name = "ss"
+    kernel_devices = ("cpu", "cuda")
+    structural = ("k",)
+    likelihood = "binomial"
+    report_form = "subset"
 
     def __init__(self, epsilon: float, d: int, k: int | None = None):
         super().__init__(epsilon, d)
@@ -120,6 +124,33 @@ class SS(FrequencyOracle):
 
     def params(self) -> dict:
         return {"k": self.k}
+
+    @classmethod
+    def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float] | None:
+        """A uniform k-subset holding the own value w.p. p: t₁ = p(k − 1)/(d − 1), t₀ = [p(k − 1)(k − 2)
+        + (1 − p)k(k − 1)] / ((d − 1)(d − 2)); None without ``k`` in ``params``."""
+        k = params.get("k")
+        if k is None:
+            return None
+        t1 = p * (k - 1) / (d - 1)
+        t0 = (p * (k - 1) * (k - 2) + (1 - p) * k * (k - 1)) / ((d - 1) * (d - 2)) if d > 2 else 0.0
+        return t0 - q * q, t1 - t0 - q * (p - q)
+
+    def support_size_pmf(self) -> np.ndarray:
+        """Every report supports exactly k values: a point mass at k."""
+        pmf = np.zeros(self.d + 1)
+        pmf[self.k] = 1.0
+        return pmf
+
+    def report_columns(self) -> tuple[ReportColumn, ...]:
+        """``subset: fixed_size_list<int64>[k]``: the reported k-subset of [0, d)."""
+        return (ReportColumn("subset", "int64_list", self.k),)
+
+    def reports_to_columns(self, reports) -> list[np.ndarray]:
+        return [np.asarray(reports, dtype=np.int64)]
+
+    def reports_from_columns(self, columns) -> np.ndarray:
+        return columns[0]
 
     # -- probabilities (written with e^−ε so that ε up to 50 neither overflows nor cancels) ------
     @property

@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import kernels
 from .._validation import as_generator, check_values
-from .base import FrequencyOracle
+from .base import IndependentSupports, ReportColumn
 
 __all__ = ["OUE", "SUE"]
 
@@ -202,11 +202,25 @@ def column_counts(packed: np.ndarray, d: int) -> np.ndarray:
 
 
 # -- the oracles ---------------------------------------------------------------------------------
-class _UnaryEncoding(FrequencyOracle):
+class _UnaryEncoding(IndependentSupports):
     """Shared machinery of OUE and SUE: one-hot encoding, bit i kept/set independently.
 
     Subclasses define p, q and their complements 1 − p, 1 − q (computed without cancellation).
     """
+
+    report_form = "unary"
+    kernel_devices = ("cpu", "cuda")
+
+    def report_columns(self) -> tuple[ReportColumn, ...]:
+        """``bits: fixed_size_binary(⌈d/8⌉)``: the packed perturbed one-hot vector, as ``perturb``
+        returns it (np.packbits order, padding bits 0)."""
+        return (ReportColumn("bits", "bytes", self.nbytes),)
+
+    def reports_to_columns(self, reports) -> list[np.ndarray]:
+        return [np.asarray(reports, dtype=np.uint8)]
+
+    def reports_from_columns(self, columns) -> np.ndarray:
+        return columns[0]
 
     @property
     def _one_minus_p(self) -> float:

@@ -27,28 +27,35 @@ from ..oracles.base import FrequencyOracle
 __all__ = ["apa_counts", "apa_mean_support", "apa_reports"]
 
 
-def _check_unary(oracle: FrequencyOracle) -> None:
-    if oracle.name not in ("oue", "sue"):
-        raise ValueError(f"the adaptive pattern attack is defined for OUE, SUE, OLH and BLH, not {oracle.name!r}")
+def apa_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng):
+    """m APA reports (module docstring) in ``oracle``'s report format; ``targets`` already checked.
+    Unary reports: :func:`unary_apa_reports`; hashed reports: :func:`.apa_hashing.apa_hash_reports`
+    (``oracle.report_form``, :mod:`.forms`)."""
+    from .forms import form_of
+
+    return form_of(oracle).apa_reports(oracle, targets, m, rng)
 
 
-def _size_law(oracle):
-    from .detect import genuine_size_pmf
+def apa_counts(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng) -> np.ndarray:
+    """Support counts of m APA reports, exact in law (module docstring; hashed reports: their aggregate)."""
+    from .forms import form_of
 
-    return genuine_size_pmf(oracle)
+    return form_of(oracle).apa_counts(oracle, targets, m, rng)
 
 
-def apa_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng) -> np.ndarray:
-    """m packed APA reports (module docstring); ``targets`` already checked. OLH/BLH:
-    :func:`.apa_hashing.apa_hash_reports`."""
-    if oracle.name in ("olh", "blh"):
-        from .apa_hashing import apa_hash_reports
-        return apa_hash_reports(oracle, targets, m, rng)
-    _check_unary(oracle)
+def apa_mean_support(oracle: FrequencyOracle, r: int) -> float:
+    """s̄ = E[min(K, r)], K the genuine size (unary reports; the hashing search has no closed form)."""
+    from .forms import form_of
+
+    return form_of(oracle).apa_mean_support(oracle, r)
+
+
+def unary_apa_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng) -> np.ndarray:
+    """m packed APA reports of a unary-report oracle (OUE, SUE; module docstring)."""
     gen = as_generator(rng)
     d, r = oracle.d, targets.size
     others = np.setdiff1d(np.arange(d, dtype=np.int64), targets)
-    k = gen.choice(d + 1, size=m, p=_size_law(oracle))
+    k = gen.choice(d + 1, size=m, p=oracle.support_size_pmf())
     j = np.minimum(k, r)
     bits = np.zeros((m, d), dtype=bool)
     rank_t = np.argsort(np.argsort(gen.random((m, r)), axis=1), axis=1)  # a uniform order of T per report
@@ -58,30 +65,17 @@ def apa_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng) -> np
     return np.packbits(bits, axis=1)
 
 
-def apa_counts(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng) -> np.ndarray:
-    """Support counts of m APA reports, exact in law (module docstring; OLH/BLH: their aggregate)."""
+def unary_apa_counts(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng) -> np.ndarray:
+    """Support counts of m APA reports of a unary-report oracle, exact in law (module docstring)."""
     from ._draws import _subset_sums
 
-    if oracle.name in ("olh", "blh"):
-        from .apa_hashing import apa_hash_counts
-        return apa_hash_counts(oracle, targets, m, rng)
-    _check_unary(oracle)
     gen = as_generator(rng)
     d, r = oracle.d, targets.size
     others = np.setdiff1d(np.arange(d, dtype=np.int64), targets)
     out = np.zeros(d, dtype=np.int64)
-    per_k = gen.multinomial(m, _size_law(oracle))
+    per_k = gen.multinomial(m, oracle.support_size_pmf())
     for k in np.flatnonzero(per_k):
         j = min(int(k), r)
         out[targets] += _subset_sums(gen, r, j, int(per_k[k]))
         out[others] += _subset_sums(gen, others.size, int(k) - j, int(per_k[k]))
     return out
-
-
-def apa_mean_support(oracle: FrequencyOracle, r: int) -> float:
-    """s̄ = E[min(K, r)], K the genuine size (OUE/SUE; the hashing search has no closed form)."""
-    if oracle.name in ("olh", "blh"):
-        raise ValueError("the adaptive hashing attack has no closed-form target support; simulate it")
-    _check_unary(oracle)
-    pmf = _size_law(oracle)
-    return float(np.minimum(np.arange(pmf.size), r) @ pmf)

@@ -38,14 +38,12 @@ _CELLS = 1 << 22
 def apa_hash_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng, candidates: int = 1000) -> np.ndarray:
     """(m, 2) OLH/BLH reports (key, bucket) of the adaptive search (module docstring); ``targets``
     already checked."""
-    from .detect import genuine_size_pmf
-
-    if oracle.name not in ("olh", "blh"):
-        raise ValueError(f"the adaptive hashing attack is defined for OLH and BLH, not {oracle.name!r}")
-    assert isinstance(oracle, OLH)  # BLH is an OLH
+    if not isinstance(oracle, OLH) or oracle.report_form != "hash":  # BLH is an OLH
+        raise ValueError(f"the adaptive hashing attack is defined for OLH's hashed reports (OLH, BLH), "
+                         f"not for oracle {oracle.name!r}")
     gen = as_generator(rng)
     d, g, c = oracle.d, oracle.g, int(candidates)
-    want = gen.choice(d + 1, size=m, p=genuine_size_pmf(oracle))
+    want = gen.choice(d + 1, size=m, p=oracle.support_size_pmf())
     domain = np.arange(d, dtype=np.int64)
     is_target = np.zeros(d, dtype=np.int64)
     is_target[targets] = 1

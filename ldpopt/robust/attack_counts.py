@@ -4,6 +4,8 @@
 independent of m·d for most oracles, with the joint law of ``oracle.aggregate(craft_reports(...))``
 (tests/test_robust_attacks.py compares means and covariances of both paths):
 
+Per report form (``oracle.report_form``, :mod:`.forms`):
+
 * input poisoning: the fake users run the honest client, so their counts are
   ``oracle.sample_counts`` of a Multinomial(m, uniform on T) histogram (the oracle's own exact path);
 * GRR: a Multinomial(m, uniform on T) on the targets;
@@ -27,18 +29,9 @@ import numpy as np
 from .._validation import _check_int, as_generator
 from ..estimate import Estimate
 from ..oracles.base import FrequencyOracle
-from ..oracles.hashing import OLH
-from ..oracles.subset import SS
-from ._draws import _subset_sums, best_bucket_pmf
-from .attacks import (
-    DEFAULT_CANDIDATES,
-    check_attack,
-    check_targets,
-    craft_reports,
-    fake_user_count,
-    hr_best_outputs,
-    padding_ones,
-)
+from ._draws import best_bucket_pmf
+from .attacks import DEFAULT_CANDIDATES, check_attack, check_targets, craft_reports, fake_user_count
+from .forms import form_of
 
 __all__ = ["best_bucket_pmf", "fake_counts", "poisoned_estimate"]
 
@@ -49,10 +42,9 @@ def fake_counts(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     t = check_targets(targets, oracle.d)
     m = _check_int(m, "m", 0)
     gen = as_generator(rng)
-    d, r, name = oracle.d, t.size, oracle.name
-    out = np.zeros(d, dtype=np.int64)
+    d, r = oracle.d, t.size
     if m == 0:
-        return out
+        return np.zeros(d, dtype=np.int64)
     others = np.setdiff1d(np.arange(d, dtype=np.int64), t)
     if attack == "apa":
         from .apa import apa_counts
@@ -61,32 +53,7 @@ def fake_counts(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
         hist = np.zeros(d, dtype=np.int64)
         hist[t] = gen.multinomial(m, np.full(r, 1.0 / r))
         return oracle.sample_counts(hist, gen)
-    if name == "grr":
-        out[t] = gen.multinomial(m, np.full(r, 1.0 / r))
-    elif name in ("oue", "sue"):
-        out[t] = m
-        out[others] = _subset_sums(gen, others.size, min(padding_ones(oracle, r), others.size), m)
-    elif name in ("olh", "blh"):
-        assert isinstance(oracle, OLH)  # BLH is an OLH
-        per_k = gen.multinomial(m, best_bucket_pmf(r, oracle.g, _check_int(candidates, "candidates", 1)))
-        for size in np.flatnonzero(per_k):  # reports supporting `size` targets
-            out[t] += _subset_sums(gen, r, int(size), int(per_k[size]))
-        out[others] = gen.binomial(m, 1.0 / oracle.g, size=others.size)
-    elif name == "hr":
-        best, _ = hr_best_outputs(oracle, t)
-        hist = gen.multinomial(m, np.full(best.size, 1.0 / best.size))
-        out = hist @ oracle.support_matrix(best).astype(np.int64)
-    elif name == "ss":
-        assert isinstance(oracle, SS)
-        k = oracle.k
-        if r >= k:
-            out[t] = _subset_sums(gen, r, k, m)
-        else:
-            out[t] = m
-            out[others] = _subset_sums(gen, others.size, k - r, m)
-    else:
-        raise ValueError(f"no maximal gain attack for oracle {name!r}")
-    return out
+    return form_of(oracle).mga_counts(oracle, t, others, m, gen, candidates)
 
 
 def poisoned_estimate(oracle: FrequencyOracle, true_counts, attack: str, targets, beta: float, rng,

@@ -58,8 +58,7 @@ import numpy as np
 from .._validation import _check_int, as_generator, check_values
 from ..estimate import check_estimate
 from ..oracles.base import FrequencyOracle
-from ..oracles.hashing import OLH, keyed_hash
-from ..oracles.subset import SS
+from ..oracles.hashing import keyed_hash
 from ..uncertainty.attack import check_beta
 
 __all__ = ["ATTACKS", "check_beta", "check_targets", "craft_reports", "expected_gain", "fake_user_count",
@@ -176,28 +175,10 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     if attack == "apa":
         from .apa import apa_reports
         return apa_reports(oracle, t, m, gen)
-    name, d, r = oracle.name, oracle.d, t.size
-    others = np.setdiff1d(np.arange(d, dtype=np.int64), t)
-    if name == "grr":
-        return gen.choice(t, size=m)
-    if name in ("oue", "sue"):
-        bits = np.zeros((m, d), dtype=bool)
-        bits[:, t] = True
-        pad = _uniform_subsets(gen, others, m, min(padding_ones(oracle, r), others.size))
-        bits[np.arange(m)[:, None], pad] = True
-        return np.packbits(bits, axis=1)
-    if name in ("olh", "blh"):
-        return _olh_search(oracle, t, m, candidates, gen, device)
-    if name == "hr":
-        best, _ = hr_best_outputs(oracle, t)
-        return gen.choice(best, size=m)
-    if name == "ss":
-        assert isinstance(oracle, SS)
-        k = oracle.k
-        if r >= k:
-            return _uniform_subsets(gen, t, m, k)
-        return np.hstack([np.broadcast_to(t, (m, r)), _uniform_subsets(gen, others, m, k - r)])
-    raise ValueError(f"no maximal gain attack for oracle {name!r}")
+    from .forms import form_of
+
+    others = np.setdiff1d(np.arange(oracle.d, dtype=np.int64), t)
+    return form_of(oracle).mga_reports(oracle, t, others, m, gen, candidates, device)
 
 
 def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
@@ -211,22 +192,9 @@ def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
     if attack == "apa":
         from .apa import apa_mean_support
         return apa_mean_support(oracle, r)
-    name = oracle.name
-    if name == "grr":
-        return 1.0
-    if name in ("oue", "sue"):
-        return float(r)
-    if name in ("olh", "blh"):
-        from ._draws import best_bucket_pmf
-        assert isinstance(oracle, OLH)  # BLH is an OLH
-        pmf = best_bucket_pmf(r, oracle.g, _check_int(candidates, "candidates", 1))
-        return float(np.arange(r + 1) @ pmf)
-    if name == "hr":
-        return float(hr_best_outputs(oracle, t)[1])
-    if name == "ss":
-        assert isinstance(oracle, SS)
-        return float(min(r, oracle.k))
-    raise ValueError(f"no maximal gain attack for oracle {name!r}")
+    from .forms import form_of
+
+    return form_of(oracle).mga_mean_support(oracle, t, candidates)
 
 
 def expected_gain(oracle: FrequencyOracle, attack: str, targets, beta: float, f_targets: float,

@@ -33,11 +33,8 @@ import numpy as np
 from scipy import stats
 
 from .. import kernels
-from .._validation import _check_int, check_values
+from .._validation import _check_int
 from ..oracles.base import FrequencyOracle
-from ..oracles.hashing import OLH
-from ..oracles.subset import SS
-from ..oracles.unary import OUE, SUE
 
 __all__ = ["genuine_size_pmf", "roc", "size_test", "support_sizes", "suspect_scores", "suspects"]
 
@@ -69,45 +66,16 @@ def support_sizes(oracle: FrequencyOracle, reports, device=None) -> np.ndarray:
     of ``oracle.support_matrix`` in blocks of reports (the reference). For OLH/BLH, whose n·d hashes
     are the cost, ``device`` as in ``oracle.aggregate``: "cpu" (the default "auto" from
     ``kernels.AUTO_CELLS`` cells on) counts them with ``kernels.hash_row_counts``, the same numbers."""
+    from .forms import form_of
+
     report_device(device, 0)
-    if oracle.name in ("oue", "sue"):
-        assert isinstance(oracle, (OUE, SUE))
-        r = oracle._check_reports(reports)
-        return np.bitwise_count(r).sum(axis=1, dtype=np.int64)
-    if oracle.name == "grr":  # one-hot rows: every report supports exactly its value
-        return np.ones(check_values(reports, oracle.d, "reports").size, dtype=np.int64)
-    if oracle.name in ("olh", "blh"):
-        assert isinstance(oracle, OLH)  # BLH is an OLH
-        s, y = oracle._check_reports(reports)
-        dev = report_device(device, s.size * oracle.d)
-        if dev == "cpu":
-            return kernels.hash_row_counts(s, y, np.arange(oracle.d, dtype=np.int64), oracle.g, dev)
-    rep = np.asarray(reports)
-    out = np.empty(_n_reports(rep), dtype=np.int64)
-    for sl in _blocks(out.size, oracle.d):
-        out[sl] = oracle.support_matrix(rep[sl]).sum(axis=1)
-    return out
+    return form_of(oracle).support_sizes(oracle, reports, device)
 
 
 def genuine_size_pmf(oracle: FrequencyOracle) -> np.ndarray:
-    """Pr[|S(y)| = s], s = 0 … d, of a genuine report (module docstring); a point mass for GRR, HR, SS."""
-    d, name = oracle.d, oracle.name
-    pmf = np.zeros(d + 1)
-    if name in ("oue", "sue", "olh", "blh"):
-        k = stats.binom.pmf(np.arange(d), d - 1, oracle.q)
-        pmf[:d] += (1 - oracle.p) * k
-        pmf[1:] += oracle.p * k
-    elif name == "grr":
-        pmf[1] = 1.0
-    elif name == "hr":
-        # |C_y| ∩ {0..d−1}: the sizes differ per output y; the law over a genuine report is not fixed
-        raise ValueError("HR reports have no single genuine size law (|C_y| depends on y); no size test")
-    elif name == "ss":
-        assert isinstance(oracle, SS)
-        pmf[oracle.k] = 1.0
-    else:
-        raise ValueError(f"no size law for oracle {name!r}")
-    return pmf
+    """Pr[|S(y)| = s], s = 0 … d, of a genuine report (module docstring), as the oracle states it
+    (``oracle.support_size_pmf()``): a point mass for GRR and SS; none for HR."""
+    return oracle.support_size_pmf()
 
 
 def _pool(observed: np.ndarray, expected: np.ndarray, minimum: float = 5.0):
@@ -156,28 +124,9 @@ def suspect_scores(oracle: FrequencyOracle, reports, suspect, device=None) -> np
     c = np.unique(np.asarray(suspect, dtype=np.int64))
     if c.size == 0 or c.min() < 0 or c.max() >= oracle.d:
         raise ValueError(f"suspect must be a non-empty set of values in [0, {oracle.d})")
-    if oracle.name in ("oue", "sue"):
-        assert isinstance(oracle, (OUE, SUE))
-        r = oracle._check_reports(reports)
-        bits = (r[:, c >> 3] >> (7 - (c & 7)).astype(np.uint8)) & 1
-        return bits.sum(axis=1, dtype=np.int64)
-    if oracle.name == "grr":  # one-hot rows: the score is whether the report is a suspect
-        return np.isin(check_values(reports, oracle.d, "reports"), c).astype(np.int64)
-    if oracle.name in ("olh", "blh"):
-        assert isinstance(oracle, OLH)  # BLH is an OLH
-        s, y = oracle._check_reports(reports)
-        dev = report_device(device, s.size * c.size)
-        if dev == "cpu":
-            return kernels.hash_row_counts(s, y, c, oracle.g, dev)
-        out = np.zeros(s.size, dtype=np.int64)
-        for v in c:
-            out += oracle.hash(s, v) == y
-        return out
-    rep = np.asarray(reports)
-    out = np.empty(_n_reports(rep), dtype=np.int64)
-    for sl in _blocks(out.size, oracle.d):
-        out[sl] = oracle.support_matrix(rep[sl])[:, c].sum(axis=1)
-    return out
+    from .forms import form_of
+
+    return form_of(oracle).suspect_scores(oracle, reports, c, device)
 
 
 def roc(scores, is_fake) -> tuple[np.ndarray, np.ndarray, float]:

@@ -57,6 +57,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import norm as _normal
 
+from .. import oracles as _oracles
 from ..estimate import Estimate
 from .result import Uncertainty
 
@@ -64,25 +65,16 @@ __all__ = ["ANALYTIC_METHODS", "analytic", "pair_parameters", "query_variance", 
            "supports_analytic", "variance_line"]
 
 ANALYTIC_METHODS = ("base", "norm")
-_INDEPENDENT = ("oue", "sue", "olh", "blh")
 
 
 def pair_parameters(estimate: Estimate) -> tuple[float, float] | None:
-    """(a, b) of the module docstring for ``estimate.oracle``, or None when Cov is not of that form."""
-    p, q, d, name = estimate.p, estimate.q, estimate.d, estimate.oracle
-    if name == "grr":
-        t0 = t1 = 0.0
-    elif name in _INDEPENDENT:
-        return 0.0, 0.0
-    elif name == "ss":
-        k = estimate.meta.get("k")
-        if k is None:
-            return None
-        t1 = p * (k - 1) / (d - 1)
-        t0 = (p * (k - 1) * (k - 2) + (1 - p) * k * (k - 1)) / ((d - 1) * (d - 2)) if d > 2 else 0.0
-    else:
+    """(a, b) of the module docstring for ``estimate.oracle``, as its oracle states them
+    (``pair_covariance``), or None when Cov is not of that form (or the oracle is not registered)."""
+    try:
+        cls = _oracles.oracle_class(estimate.oracle)
+    except ValueError:
         return None
-    return t0 - q * q, t1 - t0 - q * (p - q)
+    return cls.pair_covariance(estimate.p, estimate.q, estimate.d, estimate.meta)
 
 
 def supports_analytic(estimate: Estimate, method: str, queries=None) -> bool:

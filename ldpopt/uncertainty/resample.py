@@ -35,26 +35,15 @@ BATCHED = ("base", "base-pos", "base-cut", "norm", "norm-mul", "norm-sub")
 
 
 def oracle_of(estimate: Estimate):
-    """The oracle object that produced ``estimate`` (its registry name and meta parameters)."""
-    extra = {k: estimate.meta[k] for k in ("g", "k") if k in estimate.meta}
-    if estimate.oracle == "olh" and "g" in extra:
-        extra = {"g": extra["g"]}
-    return _oracles.get(estimate.oracle, epsilon=estimate.epsilon, d=estimate.d, **extra)
+    """The oracle object that produced ``estimate`` (its registry name and the structural parameters
+    of its meta, ``FrequencyOracle.from_estimate``)."""
+    return _oracles.oracle_class(estimate.oracle).from_estimate(estimate)
 
 
 def draw_counts(oracle, true_counts, size: int, rng: np.random.Generator) -> np.ndarray:
-    """(size, d) int64 support counts, each row an independent draw of ``oracle.sample_counts``."""
-    tc = np.asarray(true_counts, dtype=np.int64)
-    d, n = tc.shape[0], int(tc.sum())
-    name = oracle.name
-    if name == "grr":
-        kept = rng.binomial(tc, oracle.p - oracle.q, size=(size, d))
-        rest = n - kept.sum(axis=1)
-        return kept + rng.multinomial(rest, np.full(d, 1.0 / d))
-    if name in ("oue", "sue", "olh", "blh"):
-        return (rng.binomial(tc, oracle.p, size=(size, d))
-                + rng.binomial(n - tc, oracle.q, size=(size, d))).astype(np.int64)
-    return np.stack([oracle.sample_counts(tc, rng) for _ in range(size)])
+    """(size, d) int64 support counts, each row an independent draw of ``oracle.sample_counts``
+    (``oracle.sample_counts_batch``: one vectorised draw where the oracle's law allows)."""
+    return oracle.sample_counts_batch(np.asarray(true_counts, dtype=np.int64), size, rng)
 
 
 # methods that fit the power-law exponent s by maximum likelihood on each resample (default options)

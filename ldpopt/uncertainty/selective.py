@@ -72,8 +72,15 @@ POISSON_P = 0.01
 
 def count_law(oracle: str, n: int, p: float, q: float):
     """(n, p, q) where the top-k pivot is the Poisson count law (module docstring, "Few reports per
-    value": GRR with p ≤ POISSON_P), else None (the normal pivot)."""
-    return (int(n), float(p), float(q)) if oracle == "grr" and p <= POISSON_P else None
+    value": GRR with p ≤ POISSON_P; any oracle of one value per report, ``likelihood == "multinomial"``),
+    else None (the normal pivot)."""
+    from .. import oracles
+
+    try:
+        one_value = oracles.oracle_class(oracle).likelihood == "multinomial"
+    except ValueError:  # an estimate of an oracle not registered: the normal pivot
+        one_value = False
+    return (int(n), float(p), float(q)) if one_value and p <= POISSON_P else None
 
 
 def _log_tail(k, lam, up):

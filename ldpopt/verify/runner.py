@@ -12,7 +12,8 @@ from .instances import LIKELIHOOD_MAX_D, MC_MAX_D, SOLVER_MAX_D, instance
 from .montecarlo import claim_ids, is_finding, mc_rows
 from .result import ClaimResult, not_refereed
 
-_DEFAULTS = dict(oracles=["grr", "oue", "sue", "olh", "blh", "hr", "ss"], epsilons=[0.5, 2.0, 8.0],
+# oracles=None: every registered pure oracle (``ldpopt.oracles.available()``, at run time)
+_DEFAULTS = dict(oracles=None, epsilons=[0.5, 2.0, 8.0],
                  ns=[10_000, 1_000_000], ds=[10, 1000], seeds=[0], mc_ds=[16], mc_n=10_000, mc_reps=600,
                  mc_slow_reps=60, distance_ds=[10, 1000, 100_000])
 _QUICK = dict(oracles=["grr", "oue", "olh"], epsilons=[1.0], ns=[10_000], ds=[10, 200], seeds=[0], mc_ds=[16],
@@ -51,6 +52,8 @@ def run(oracles=None, epsilons=None, ns=None, ds=None, seeds=None, solver=None, 
         for v in cfg[opt]:
             if int(v) < (2 if opt != "ns" else 1):
                 raise ValueError(f"{opt.rstrip('s') if opt != 'mc_ds' else 'mc_d'} must be >= 2, got {v}")
+    if cfg["oracles"] is None:
+        cfg["oracles"] = _oracles.available()
     for name in cfg["oracles"]:
         if name not in _oracles.available():
             raise ValueError(f"oracles must be among {_oracles.available()}, got {name!r}")

@@ -1,0 +1,376 @@
+"""``check_oracle``: the properties every frequency oracle must have, as scikit-learn's ``check_estimator``.
+
+Run it on a small instance of an oracle (d ≈ 4–8, small parameters: the checks enumerate outputs
+and simulate users) — a built-in or one of your own — and it raises ``AssertionError`` with a
+one-line message naming the oracle and the property that failed, or returns what it checked::
+
+    >>> from ldpopt import oracles
+    >>> from ldpopt.oracles.conformance import check_oracle
+    >>> sorted(check_oracle(oracles.get("grr", 1.0, 5)).passed)[:3]
+    ['channel', 'estimate', 'interface']
+
+The checks (each one a function below, :data:`CHECKS`):
+
+* ``interface``: 0 ≤ q < p ≤ 1, registered under its name (when registered at all), ``support_matrix``
+  row sums are ``aggregate``'s counts, ``from_estimate`` rebuilds the same configuration;
+* ``epsilon``: the exact output distribution (``output_distribution``, when the oracle enumerates its
+  outputs) is a distribution per value, max_{x, x', y} log(P[y|x]/P[y|x']) ≤ ε (1e-9 relative slack),
+  and with ``output_supports`` each value is supported w.p. p by its own users and q by the others'
+  (arXiv §2.4; a pure oracle: for a sketch's one fixed family the collisions make it depend on the
+  pair), the genuine support-size law (``support_size_pmf``) and the pair covariance
+  (``pair_covariance``) are the enumerated ones;
+* ``joint_law``: R draws of the fast path (``sample_counts``) and of the real path (``perturb`` then
+  ``aggregate``), and of ``sample_counts_batch``, against the exact mean and covariance of the counts
+  (:func:`.jointlaw.count_moments`) where the outputs enumerate, else fast against real: every mean
+  and every covariance entry as a z-score (the empirical s.e. of the centred products), plus a χ² of
+  the mean z-scores; a failure is a z beyond the Bonferroni bound or a χ² beyond its quantile at the
+  family-wise false-alarm rate ``alpha`` (default 1e-4 per check; fixed seed, so a given oracle
+  passes or fails deterministically). An entry with zero spread (Σ c = n for GRR) must match exactly;
+* ``variance``: ``variance(f, n)`` (``variance_given_hashes`` for an oracle that is not pure: one
+  fixed hash family is what the draws see) against the Monte-Carlo variance of f̃ over the fast
+  path's draws, z-scores with the fourth-moment s.e., Bonferroni at ``alpha``;
+* ``estimate``: ``estimate`` of the counts is (c/n − q)/(p − q) and records the oracle's name and
+  parameters; ``channel()`` has the oracle's d;
+* ``kernel``: ``aggregate(device="cpu")``, for an oracle that declares it (``kernel_devices``) when
+  Numba is installed, is bit-identical to ``device="numpy"`` (the specification);
+* ``shards``: the Parquet shard schema round trip (``report_columns``, ``reports_to_columns``,
+  ``reports_from_columns``; written to a temporary file, read back and counted by
+  :func:`ldpopt.aggregate.shards.shard_partial`) gives ``aggregate``'s counts.
+
+An optional capability the oracle does not have (no enumeration, no shard schema, no Numba here) is
+skipped, with the reason, in the returned :class:`OracleReport`. *Choices*: the s.e. of a covariance
+entry is the empirical one (no fourth-moment formula is needed per oracle); the real path's users are
+perturbed all at once and aggregated per repetition (a report format must be an array or a tuple of
+arrays with one row per user, which every built-in's is).
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .base import FrequencyOracle
+
+__all__ = ["CHECKS", "OracleReport", "check_oracle"]
+
+
+@dataclass
+class OracleReport:
+    """What :func:`check_oracle` checked: the names of the checks passed, and those skipped with why."""
+
+    oracle: str
+    passed: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+class _Skip(Exception):
+    """An optional capability the oracle does not have: the check does not apply."""
+
+
+def _fail(oracle: FrequencyOracle, check: str, msg: str) -> AssertionError:
+    return AssertionError(f"oracle {oracle!r} fails {check}: {msg}")
+
+
+def _z_bound(alpha: float, k: int) -> float:
+    """The two-sided Bonferroni bound on |z| for k z-scores at family-wise false-alarm rate alpha."""
+    from scipy.stats import norm
+
+    return float(norm.isf(alpha / (2 * max(k, 1))))
+
+
+def _histogram(d: int) -> np.ndarray:
+    """A small population with unequal frequencies and one empty value (when d allows): 36 users."""
+    w = np.arange(d, 0, -1, dtype=np.float64)
+    if d > 2:
+        w[-1] = 0.0
+    tc = np.floor(36 * w / w.sum()).astype(np.int64)
+    tc[0] += 36 - tc.sum()
+    return tc
+
+
+def _real_counts(oracle: FrequencyOracle, tc: np.ndarray, reps: int, gen) -> np.ndarray:
+    """(reps, d) counts of the real path: every repetition's users perturbed at once, each repetition's
+    reports aggregated on their own (``aggregate``, device "numpy")."""
+    n = int(tc.sum())
+    values = np.tile(np.repeat(np.arange(oracle.d), tc), reps)
+    reports = oracle.perturb(values, gen)
+
+    def rows(sl):
+        if isinstance(reports, tuple):
+            return tuple(r[sl] for r in reports)
+        return reports[sl]
+
+    if not isinstance(reports, (np.ndarray, tuple)):
+        raise _fail(oracle, "joint_law", f"perturb returned {type(reports).__name__}: the check needs an array "
+                                         "or a tuple of arrays with one row per user")
+    return np.array([oracle.aggregate(rows(slice(r * n, (r + 1) * n)), device="numpy") for r in range(reps)],
+                    dtype=np.float64)
+
+
+def _moment_z(x: np.ndarray, mean: np.ndarray, cov: np.ndarray | None = None):
+    """z-scores of the means and of the covariance entries (j ≤ k) of draws x (R, d) against (mean, cov)
+    (cov None: the s.e. of the mean from x itself); an entry with zero spread must match (z = inf if not)."""
+    R = x.shape[0]
+    sd = np.sqrt(np.diag(cov)) if cov is not None else x.std(axis=0, ddof=1)
+    dev = x.mean(axis=0) - mean
+    zm = np.where(sd > 0, np.abs(dev) / np.where(sd > 0, sd / math.sqrt(R), 1.0),
+                  np.where(np.abs(dev) > 1e-9, np.inf, 0.0))
+    if cov is None:
+        return zm, None
+    xc = x - mean
+    j, k = np.triu_indices(x.shape[1])
+    prod = xc[:, j] * xc[:, k]
+    se = prod.std(axis=0, ddof=1) / math.sqrt(R)
+    dc = prod.mean(axis=0) - cov[j, k]
+    zc = np.where(se > 0, np.abs(dc) / np.where(se > 0, se, 1.0), np.where(np.abs(dc) > 1e-9, np.inf, 0.0))
+    return zm, zc
+
+
+def _two_sample_z(a: np.ndarray, b: np.ndarray):
+    """z-scores of mean and covariance-entry differences between two independent samples (R, d)."""
+    def parts(x):
+        xc = x - x.mean(axis=0)
+        j, k = np.triu_indices(x.shape[1])
+        prod = xc[:, j] * xc[:, k]
+        return x.mean(axis=0), x.var(axis=0, ddof=1) / x.shape[0], prod.mean(axis=0), prod.var(axis=0, ddof=1) / x.shape[0]
+
+    ma, va, ca, sa = parts(a)
+    mb, vb, cb, sb = parts(b)
+
+    def z(d, v):
+        s = np.sqrt(v)
+        return np.where(s > 0, np.abs(d) / np.where(s > 0, s, 1.0), np.where(np.abs(d) > 1e-9, np.inf, 0.0))
+
+    return z(ma - mb, va + vb), z(ca - cb, sa + sb)
+
+
+def _enumerated(oracle: FrequencyOracle):
+    """(P, S) = (output_distribution, output_supports) as float arrays, or _Skip if not enumerable."""
+    try:
+        P = np.asarray(oracle.output_distribution(), dtype=np.float64)
+        S = np.asarray(oracle.output_supports(), dtype=np.float64)
+    except (ValueError, NotImplementedError) as exc:
+        raise _Skip(f"no output enumeration ({exc})") from None
+    return P, S
+
+
+# -- the checks ----------------------------------------------------------------------------------------
+def check_interface(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:
+    from . import _REGISTRY
+
+    p, q = float(oracle.p), float(oracle.q)
+    if not (0.0 <= q < p <= 1.0):
+        raise _fail(oracle, "interface", f"needs 0 <= q < p <= 1, got p = {p!r}, q = {q!r}")
+    cls = _REGISTRY.get(oracle.name)
+    if cls is not None and not isinstance(oracle, cls):
+        raise _fail(oracle, "interface", f"the name {oracle.name!r} is registered to {cls.__name__}")
+    tc = _histogram(oracle.d)
+    reports = oracle.perturb(np.repeat(np.arange(oracle.d), tc), gen)
+    counts = oracle.aggregate(reports, device="numpy")
+    if np.shape(counts) != (oracle.d,):
+        raise _fail(oracle, "interface", f"aggregate returned shape {np.shape(counts)}, not ({oracle.d},)")
+    sums = np.asarray(oracle.support_matrix(reports)).sum(axis=0)
+    if not np.allclose(sums, counts, rtol=0, atol=1e-9):
+        raise _fail(oracle, "interface", "support_matrix(r).sum(axis=0) differs from aggregate(r)")
+    est = oracle.estimate(counts, int(tc.sum()))
+    again = type(oracle).from_estimate(est)
+    if (again.p, again.q, again.structural_params()) != (oracle.p, oracle.q, oracle.structural_params()):
+        raise _fail(oracle, "interface", f"from_estimate rebuilt {again!r}, not the same configuration")
+
+
+def check_epsilon(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:
+    P, S = _enumerated(oracle)
+    d = oracle.d
+    if P.shape[0] != d or S.shape != P.shape:
+        raise _fail(oracle, "epsilon", f"output_distribution {P.shape} and output_supports {S.shape} must be (d, |Y|)")
+    if np.any(P < 0) or not np.allclose(P.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+        raise _fail(oracle, "epsilon", "a row of output_distribution is not a probability distribution")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo, hi = P.min(axis=0), P.max(axis=0)
+        ratio = np.where(hi > 0, np.log(hi) - np.log(lo), 0.0)
+    worst = float(np.max(ratio))
+    if worst > oracle.epsilon * (1 + 1e-9) + 1e-12:
+        raise _fail(oracle, "epsilon", f"max log P[y|x]/P[y|x'] = {worst:.6g} > ε = {oracle.epsilon:g}")
+    support = P @ S.T  # (x, v): Pr[a report of a user with value x supports v]
+    want = np.where(np.eye(d, dtype=bool), oracle.p, oracle.q)
+    if oracle.pure and not np.allclose(support, want, rtol=1e-9, atol=1e-12):
+        raise _fail(oracle, "epsilon", "Pr[report supports v | x] is not p (v = x) and q (v ≠ x) by enumeration")
+    sizes = S.sum(axis=0).astype(np.int64)
+    law = np.stack([np.bincount(sizes, weights=P[x], minlength=d + 1) for x in range(d)])
+    try:
+        pmf = np.asarray(oracle.support_size_pmf(), dtype=np.float64)
+    except ValueError:
+        pmf = None
+    if pmf is not None and not np.allclose(law, pmf[None, :], rtol=1e-9, atol=1e-12):
+        raise _fail(oracle, "epsilon", "support_size_pmf differs from the enumerated support-size law")
+    from .jointlaw import count_moments
+
+    tc = _histogram(d)
+    _, cov = count_moments(oracle, tc)
+    ab = type(oracle).pair_covariance(oracle.p, oracle.q, d, {**oracle.params(), **oracle.structural_params()})
+    if ab is not None:
+        f = tc / tc.sum()
+        want_cov = tc.sum() * (ab[0] + ab[1] * (f[:, None] + f[None, :]))
+        off = ~np.eye(d, dtype=bool)
+        if not np.allclose(cov[off], want_cov[off], rtol=1e-8, atol=1e-10):
+            raise _fail(oracle, "epsilon", "pair_covariance's (a, b) differ from the enumerated covariance")
+
+
+def check_joint_law(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:
+    tc = _histogram(oracle.d)
+    fast = np.array([oracle.sample_counts(tc, gen) for _ in range(reps)], dtype=np.float64)
+    batch = np.asarray(oracle.sample_counts_batch(tc, reps, gen), dtype=np.float64)
+    real = _real_counts(oracle, tc, reps, gen)
+    if batch.shape != fast.shape:
+        raise _fail(oracle, "joint_law", f"sample_counts_batch returned shape {batch.shape}, not {fast.shape}")
+    from .jointlaw import count_moments
+
+    try:
+        _enumerated(oracle)  # raises _Skip when the outputs do not enumerate
+        mean, cov = count_moments(oracle, tc)
+    except _Skip:
+        pairs = {"fast vs real": _two_sample_z(fast, real), "batch vs fast": _two_sample_z(batch, fast)}
+    else:
+        pairs = {f"{path} vs the enumerated law": _moment_z(x, mean, cov)
+                 for path, x in (("fast path", fast), ("real path", real), ("sample_counts_batch", batch))}
+    from scipy.stats import chi2
+
+    k = len(pairs) * 2
+    for what, (zm, zc) in pairs.items():
+        bound = _z_bound(alpha / k, zm.size + zc.size)
+        finite = zm[np.isfinite(zm)]
+        chi = float(np.sum(finite ** 2))
+        if not np.all(np.isfinite(zm)) or not np.all(np.isfinite(zc)):
+            raise _fail(oracle, "joint_law", f"{what}: a moment with zero spread differs")
+        if max(zm.max(), zc.max()) > bound:
+            raise _fail(oracle, "joint_law", f"{what}: max |z| = {max(zm.max(), zc.max()):.2f} > {bound:.2f} "
+                                             f"(Bonferroni, α = {alpha:g})")
+        if chi > chi2.isf(alpha / k, finite.size):
+            raise _fail(oracle, "joint_law", f"{what}: χ² of the means {chi:.1f} > its {1 - alpha / k:.6f} quantile")
+
+
+def check_variance(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:
+    tc = _histogram(oracle.d)
+    n = int(tc.sum())
+    f = tc / n
+    if oracle.pure:
+        want = np.asarray(oracle.variance(f, n), dtype=np.float64)
+    elif hasattr(oracle, "variance_given_hashes"):
+        want = np.asarray(oracle.variance_given_hashes(f, n), dtype=np.float64)
+    else:
+        raise _Skip("not pure and no variance_given_hashes: its variance is over hash families, not one instance")
+    est = np.array([oracle.estimate(oracle.sample_counts(tc, gen), n).f_tilde for _ in range(reps)])
+    xc = est - est.mean(axis=0)
+    var = (xc ** 2).sum(axis=0) / (reps - 1)
+    se = (xc ** 2).std(axis=0, ddof=1) / math.sqrt(reps)
+    z = np.abs(var - want) / np.where(se > 0, se, 1.0)
+    bound = _z_bound(alpha, oracle.d)
+    if z.max() > bound:
+        v = int(z.argmax())
+        raise _fail(oracle, "variance", f"Monte-Carlo Var f̃_{v} = {var[v]:.6g}, the oracle states {want[v]:.6g} "
+                                        f"(|z| = {z[v]:.1f} > {bound:.2f})")
+
+
+def check_estimate(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:
+    tc = _histogram(oracle.d)
+    n = int(tc.sum())
+    c = oracle.sample_counts(tc, gen)
+    est = oracle.estimate(c, n)
+    want = (np.asarray(c, dtype=np.float64) / n - oracle.q) / (oracle.p - oracle.q)
+    if not np.allclose(est.f_tilde, want, rtol=1e-12, atol=1e-12):
+        raise _fail(oracle, "estimate", "estimate(c, n).f_tilde is not (c/n − q)/(p − q)")
+    if est.oracle != oracle.name or any(est.meta.get(k) != v for k, v in oracle.params().items()):
+        raise _fail(oracle, "estimate", "the estimate does not record the oracle's name and parameters")
+
+
+def check_channel(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:
+    ch = oracle.channel()
+    if ch.d != oracle.d:
+        raise _fail(oracle, "channel", f"channel() has d = {ch.d}, not {oracle.d}")
+
+
+def check_kernel(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:
+    from .. import kernels
+
+    if "cpu" not in oracle.kernel_devices:
+        raise _Skip("aggregate counts with numpy only (kernel_devices declares no 'cpu')")
+    if not kernels.numba_available():
+        raise _Skip("Numba is not installed: the numpy path is the only one")
+    tc = _histogram(oracle.d) * 30
+    reports = oracle.perturb(np.repeat(np.arange(oracle.d), tc), gen)
+    ref = oracle.aggregate(reports, device="numpy")
+    got = oracle.aggregate(reports, device="cpu")
+    if np.asarray(got).dtype != np.asarray(ref).dtype or not np.array_equal(got, ref):
+        raise _fail(oracle, "kernel", "aggregate(device='cpu') differs from the numpy path")
+
+
+def check_shards(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:
+    try:
+        oracle.report_columns()
+    except ValueError as exc:
+        raise _Skip(str(exc)) from None
+    from ..aggregate.shards import from_batch, shard_partial, to_table, write_shard
+
+    tc = _histogram(oracle.d)
+    reports = oracle.perturb(np.repeat(np.arange(oracle.d), tc), gen)
+    ref = oracle.aggregate(reports, device="numpy")
+    back = from_batch(oracle, to_table(oracle, reports).to_batches()[0])
+    if not np.array_equal(oracle.aggregate(back, device="numpy"), ref):
+        raise _fail(oracle, "shards", "reports read back from a table count differently")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_shard(Path(tmp) / "shard.parquet", oracle, reports, row_group_rows=7)
+        part = shard_partial(path, batch_rows=5, device="numpy")
+    if part.n != int(tc.sum()) or not np.allclose(part.support_counts(oracle), ref, rtol=0, atol=1e-9):
+        raise _fail(oracle, "shards", "the shard's partial (n, counts) differs from aggregate of its reports")
+
+
+#: the checks, in the order run
+CHECKS = {"interface": check_interface, "epsilon": check_epsilon, "joint_law": check_joint_law,
+          "variance": check_variance, "estimate": check_estimate, "channel": check_channel,
+          "kernel": check_kernel, "shards": check_shards}
+
+
+def check_oracle(oracle: FrequencyOracle, checks=None, reps: int = 2000, alpha: float = 1e-4,
+                 seed: int = 0) -> OracleReport:
+    """Run the conformance checks (module docstring) on ``oracle``, a small instance.
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The oracle instance (keep d small, 4–8: the checks enumerate its outputs).
+    checks : iterable of str, optional
+        Names from :data:`CHECKS` (default: all).
+    reps : int
+        Monte-Carlo draws per path for ``joint_law`` and ``variance`` (≥ 200).
+    alpha : float
+        Family-wise false-alarm rate of each statistical check, in (0, 0.5).
+    seed : int
+        Seed of the draws (fixed: a given oracle passes or fails deterministically).
+
+    Returns an :class:`OracleReport`; raises ``AssertionError`` naming the oracle and the property
+    that fails.
+    """
+    if not isinstance(oracle, FrequencyOracle):
+        raise TypeError(f"oracle must be a FrequencyOracle, got {type(oracle).__name__}")
+    names = list(CHECKS) if checks is None else list(checks)
+    for c in names:
+        if c not in CHECKS:
+            raise ValueError(f"checks must be among {list(CHECKS)}, got {c!r}")
+    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 200:
+        raise ValueError(f"reps must be an integer >= 200, got {reps!r}")
+    if not 0.0 < float(alpha) < 0.5:
+        raise ValueError(f"alpha must lie in (0, 0.5), got {alpha!r}")
+    report = OracleReport(oracle.name)
+    for i, c in enumerate(names):
+        gen = np.random.default_rng([int(seed), i])
+        try:
+            CHECKS[c](oracle, gen, reps, float(alpha))
+        except _Skip as why:
+            report.skipped[c] = str(why)
+        else:
+            report.passed.append(c)
+    return report
