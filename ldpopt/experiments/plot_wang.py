@@ -14,6 +14,7 @@ figures follow :mod:`ldpopt.experiments.plot_style` (smallest text ≥ 8 pt at 1
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -25,15 +26,43 @@ __all__ = ["LABELS", "LEFT", "REFERENCES", "RIGHT", "grid_pages", "summarise", "
 
 LEFT = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub")
 RIGHT = ("norm-sub", "mle-apx", "base-cut", "norm-cut", "norm-hyb", "power", "power-ns")
-LABELS = {"base": "Base", "base-pos": "Base-Pos", "post-pos": "Post-Pos", "norm": "Norm",
-          "norm-mul": "Norm-Mul", "norm-sub": "Norm-Sub", "mle-apx": "MLE-Apx", "base-cut": "Base-Cut",
-          "norm-cut": "Norm-Cut", "norm-hyb": "Norm-Hyb", "power": "Power", "power-ns": "PowerNS",
-          "calibrate": "Calibrate", "em": "EM", "mle-apx-paper": "MLE-Apx (paper)"}
+
+
+class _Labels(Mapping):
+    """Display labels, asked of the method registry (a method's ``label``; ``post-pos``, the
+    query-level method of arXiv §3.1, is not a registered method): a live view, so a method the user
+    registers is labelled as they declared."""
+
+    _QUERY_LEVEL = {"post-pos": "Post-Pos"}
+
+    def __getitem__(self, method):
+        if method in self._QUERY_LEVEL:
+            return self._QUERY_LEVEL[method]
+        from .. import methods as _methods
+
+        if isinstance(method, str) and method.lower() in _methods.names():
+            return _methods.get(method).label
+        raise KeyError(method)
+
+    def __iter__(self):
+        from .. import methods as _methods
+
+        return iter([*self._QUERY_LEVEL, *_methods.names()])
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+
+LABELS = _Labels()
 REFERENCES = {"base": "left", "norm-sub": "right"}  # each reference and the panel it is the reference of
 _REFERENCE_STYLE = dict(ls="--", lw=1.8, ms=7, mfc="none", mew=1.4, zorder=4)  # on top, hollow: what lies under shows
+# colour and marker per method, the same in every figure (the papers' methods in the papers' panel
+# order; any other method draws in black circles)
 _STYLE = {m: (c, mk) for m, c, mk in zip(
-    LABELS, ["k", "tab:orange", "tab:olive", "tab:blue", "tab:purple", "tab:red", "tab:green",
-             "tab:brown", "tab:pink", "tab:cyan", "tab:gray", "navy", "gold", "teal", "lime"],
+    ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub", "mle-apx", "base-cut", "norm-cut",
+     "norm-hyb", "power", "power-ns", "calibrate", "em", "mle-apx-paper"),
+    ["k", "tab:orange", "tab:olive", "tab:blue", "tab:purple", "tab:red", "tab:green",
+     "tab:brown", "tab:pink", "tab:cyan", "tab:gray", "navy", "gold", "teal", "lime"],
     "o^v<s*Dxd+PhH>p")}
 
 

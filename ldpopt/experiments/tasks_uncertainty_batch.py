@@ -85,7 +85,7 @@ def _batch_rows(method, how, level, lo, hi, truth, masks, ref, flag=None, metric
     return out
 
 
-@kind("coverage-batch")
+@kind("coverage-batch", registry_methods=QUERY_METHODS)
 def coverage_batch(task) -> list[dict]:
     ds = dataset_of(task)
     rng = task.rng()
