@@ -131,10 +131,10 @@ def check_methods(entries, kind_name: str, path) -> tuple:
         if not isinstance(m, str):
             raise ValueError(f"{where}: a method name or FILE.py:NAME, got {m!r}")
         if _is_method_file(m):
-            info = _methods.resolve(m, base=path.parent, where=where)
-            target = Path(m.rpartition(":")[0])
-            target = target if target.is_absolute() else (path.parent / target).resolve()
-            out.append(f"{target}:{info.name}")
+            _methods.resolve(m, base=path.parent, where=where)  # loaded now: any error before the sweep
+            target, _, attr = m.rpartition(":")
+            target = Path(target) if Path(target).is_absolute() else (path.parent / target).resolve()
+            out.append(f"{target}:{attr}")
             continue
         if extra is not None and m != "all" and m not in extra and m.lower() not in _methods.names():
             raise ValueError(f"{where}: method must be one of {sorted(_methods.names())}, {list(extra)}, 'all' "
