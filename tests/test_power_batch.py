@@ -68,7 +68,7 @@ def test_intervals_match_the_per_resample_path(oracle, eps, d, n, monkeypatch):
     assert filled[:2] == [("fit", 10), ("means", 10)], filled
     pf._FIT_MEMO.clear()
     bayes._PM_MEMO.clear()       # the reference computes every fit and posterior mean afresh
-    monkeypatch.setattr(_power_prefit, "prefit_resamples", lambda ests, params: None)
+    monkeypatch.setattr(_power_prefit, "prefit_rows", lambda *a: None)
     for m in resample.POWER_FITTED:
         ref = fields(intervals(est, m, 0.9, n_resamples=10, rng=3))
         np.testing.assert_allclose(batched[m], ref, rtol=1e-9, atol=1e-12 / est.n)

@@ -1,13 +1,17 @@
 """Power's exponent fits for a batch of resamples (a bootstrap's, ``choose``'s), before the per-row
-calls: :func:`prefit_resamples` is the ``prepare_batch`` capability of Power, PowerNS and Calibrate
-(:mod:`ldpopt.methods.registry`), called by :func:`ldpopt.uncertainty.resample.apply_batch`.
+calls: :func:`prefit_rows` serves the ``prepare_batch`` capability of Power, PowerNS and Calibrate
+(:mod:`ldpopt.methods.registry`; ``bayes._prepare_power_batch``), called by
+:func:`ldpopt.uncertainty.resample.apply_batch`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PREFIT_CHUNK", "PREFIT_SPREAD", "prefit_resamples"]
+from . import _power_batch
+from . import _power_fit as _fit_memo
+
+__all__ = ["PREFIT_CHUNK", "PREFIT_SPREAD", "prefit_rows"]
 
 
 # The batched fit of s interpolates ℓ'(s) over the range of its rows' roots and falls back to the
@@ -43,9 +47,9 @@ def _groups_within(s, width: float):
     return groups
 
 
-def prefit_resamples(ests, params) -> None:
-    """Fit s of every resample in batches (:func:`ldpopt.methods._power_batch.prefit`: the fits in
-    lockstep over the union of the batch's counts) when the method would fit it by MLE; the
+def prefit_rows(X, S, n, lo, hi) -> None:
+    """Fit s of every resample (the rows of counts X (B, d), noise scale S, n users, s in [lo, hi]) in batches (:func:`ldpopt.methods._power_batch.prefit`: the fits in
+    lockstep over the union of the batch's counts) ; the
     per-row calls then find their fit in the memo of :func:`ldpopt.methods._power_fit.fit_mle`.
     Where the two probe fits differ by more than :data:`PREFIT_SPREAD`, the batches are
     :data:`PREFIT_CHUNK` rows of similar largest count (*choice*: the largest count orders the
@@ -54,14 +58,6 @@ def prefit_resamples(ests, params) -> None:
     together; otherwise one batch of every row. The
     posterior means are prefilled per group of rows whose s lie within the interpolant's width
     :data:`ldpopt.methods._power_batch.MEAN_MAX_WIDTH` (wider groups would take the per-row path)."""
-    if params.get("s") is not None or params.get("fit", "mle") != "mle" \
-            or params.get("prior", "power-law") != "power-law" or not ests:
-        return
-    from . import _power_batch, bayes
-    from . import _power_fit as _fit_memo
-
-    lo, hi = bayes._check_bounds(params.get("s_bounds", bayes._DEFAULT_S_BOUNDS))
-    X, S, n = np.stack([bayes._x(e) for e in ests]), bayes._engine_sd(ests[0]), ests[0].n
     top = X.max(axis=1)
     ends = [_fit_memo._fit_mle(*np.unique(X[i], return_counts=True), S, n, lo, hi, _fit_memo.GRID_POINTS, True)[0]
             for i in (int(np.argmin(top)), int(np.argmax(top)))]  # the probe (not memoised: the batch fits every row)

@@ -83,6 +83,8 @@ from ..estimate import check_estimate as _check_estimate
 from ..estimate import Estimate
 from . import _bayes_core as core
 from . import _power_fit as _pf
+from . import _power_prefit
+from ._posterior_memo import MEMO as _PM_MEMO, MEMO_VALUES as _PM_MEMO_VALUES, key as _pm_key  # the posterior-mean memo
 from ._args import (_DEFAULT_S_BOUNDS, _FITS, _PRIORS, _TAU_FLOOR, _check_bounds, _check_choice, _check_s,
                     _real)
 from ._bayes_reference import calibrate_reference, loglik_reference, power_reference  # noqa: F401
@@ -120,22 +122,6 @@ def _engine_sd(est: Estimate) -> float:
 def _x(est: Estimate) -> np.ndarray:
     """Observed counts f̃_v·n (Wang) = f̂_v (Jia & Gong Eq. 3)."""
     return np.asarray(est.f_tilde, dtype=np.float64) * est.n
-
-
-# Memo of the posterior means: (digest of x, S, prior) -> E[k | x] (read-only). Power, PowerNS and
-# Calibrate (power law) compute the same posterior mean of the same resamples in a bootstrap of
-# every method; bounded by the number of stored values (2^24 float64, 128 MB), then cleared.
-_PM_MEMO: dict = {}
-_PM_MEMO_VALUES = 1 << 24
-
-
-def _pm_key(x, S, prior: core.Prior) -> tuple:
-    """Key of ``_PM_MEMO`` for the posterior mean of the counts ``x`` under ``prior``."""
-    import hashlib
-
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    return (hashlib.blake2b(x.tobytes(), digest_size=20).digest(), float(S), prior.kind, prior.n,
-            prior.s, prior.mu, prior.tau)
 
 
 def _posterior_mean_counts(x, S, prior: core.Prior, keys=None) -> np.ndarray:
@@ -292,10 +278,14 @@ def _posterior_instance(est: Estimate) -> dict:
 
 
 def _prepare_power_batch(estimates, params) -> None:
-    """Every resample's exponent fit and posterior mean at once (:mod:`._power_prefit`)."""
-    from ._power_prefit import prefit_resamples
-
-    prefit_resamples(estimates, params)
+    """Every resample's exponent fit and posterior mean at once (:mod:`._power_prefit`), when the
+    method would fit s by maximum likelihood under the power-law prior (its default options)."""
+    if params.get("s") is not None or params.get("fit", "mle") != "mle" \
+            or params.get("prior", "power-law") != "power-law" or not estimates:
+        return
+    lo, hi = _check_bounds(params.get("s_bounds", _DEFAULT_S_BOUNDS))
+    _power_prefit.prefit_rows(np.stack([_x(e) for e in estimates]), _engine_sd(estimates[0]), estimates[0].n,
+                              lo, hi)
 
 
 @register(
