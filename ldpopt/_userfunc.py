@@ -59,7 +59,7 @@ def _module_from_file(path: Path, where: str, error):
     sys.modules[name] = module  # before running it: a decorator in the file may look itself up
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 — the user's code: any failure is reported on one line
+    except Exception as exc:  # the user's code: any failure is reported on one line
         del sys.modules[name]
         raise error(f"{where}: importing {path} raised {type(exc).__name__}: {exc}") from exc
     return module
@@ -84,7 +84,7 @@ def load_attribute(ref: str, base=None, where: str = "function", error=UserCodeE
             module = importlib.import_module(target)
         except ModuleNotFoundError as exc:
             raise error(f"{where}: no module {target!r} ({exc})") from None
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # the user's module: any failure
             raise error(f"{where}: importing {target} raised {type(exc).__name__}: {exc}") from exc
     if not hasattr(module, name):
         raise error(f"{where}: {target} has no function {name!r}")
@@ -108,7 +108,7 @@ def load_function(ref, params, base: Path, where: str, error=UserCodeError):
     def call(f, estimate):
         try:
             return func(f, estimate, **params)
-        except Exception as exc:  # noqa: BLE001 — the user's code
+        except Exception as exc:  # the user's code
             raise error(f"{where}: {ref} raised {type(exc).__name__}: {exc}") from exc
 
     call.__name__ = call.__qualname__ = name  # the objective's / constraint's name in ldpopt's output

@@ -10,9 +10,10 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import ldpopt as run_cli
+from _cli import one_line_error
 
 import ldpopt
-from _cli import ldpopt as run_cli, one_line_error
 from ldpopt import methods, oracles
 from ldpopt.experiments.config import load_config
 from ldpopt.experiments.runner import run as run_experiment
@@ -109,6 +110,7 @@ def test_a_quick_experiment_runs_it_from_a_config_beside_the_papers_methods(toy,
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from ldpopt.experiments.plot_wang import summarise, two_panel
 
     fig, axes = plt.subplots(1, 2)

@@ -10,9 +10,8 @@ import pytest
 from ldpopt import oracles
 from ldpopt.estimate import Estimate
 from ldpopt.methods import _power_batch as pbm
-from ldpopt.methods import _power_prefit
 from ldpopt.methods import _power_fit as pf
-from ldpopt.methods import bayes
+from ldpopt.methods import _power_prefit, bayes
 from ldpopt.uncertainty import intervals, resample
 from ldpopt.uncertainty.fit import plausible_truth, population
 

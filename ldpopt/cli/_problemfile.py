@@ -298,8 +298,8 @@ def _constraint(e: dict, d: int, at, base: Path, where) -> list:
     if kind == "linear":
         return [_linear(e, d, base)]
     if kind == "function":
-        from ..problems import UserConstraint
         from .._userfunc import load_function
+        from ..problems import UserConstraint
 
         func = load_function(e["function"], e.get("params"), base, where("function"), error=InputError)
         return [UserConstraint(func, name=e.get("name"))]

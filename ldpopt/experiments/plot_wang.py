@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ class _Labels(Mapping):
     query-level method of arXiv §3.1, is not a registered method): a live view, so a method the user
     registers is labelled as they declared."""
 
-    _QUERY_LEVEL = {"post-pos": "Post-Pos"}
+    _QUERY_LEVEL = MappingProxyType({"post-pos": "Post-Pos"})
 
     def __getitem__(self, method):
         if method in self._QUERY_LEVEL:
@@ -253,7 +254,8 @@ def plot_bias_variance(table, meta, out_dir, stem):
     paths = []
     whats = (("mean", "mean count estimate"), ("bias", "bias (counts)"), ("variance", "variance / n (counts²/user)"))
     for (ds, orc, eps), g in cb.groupby(["dataset", "oracle", "epsilon"]):
-        methods = list(dict.fromkeys(sum(panels(g.method), [])))
+        left, right = panels(g.method)
+        methods = list(dict.fromkeys(left + right))
         nn = float(g.n_users.iloc[0])
         for what, ylab in whats:
             ncol = 4

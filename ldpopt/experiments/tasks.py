@@ -13,7 +13,6 @@ import functools
 import importlib
 from typing import Callable
 
-
 from .. import methods as _methods
 from .. import oracles as _oracles
 
@@ -129,7 +128,7 @@ def check_methods(entries, kind_name: str, path) -> tuple:
     for i, m in enumerate(entries):
         where = f"experiment config {path}: methods[{i}]"
         if not isinstance(m, str):
-            raise ValueError(f"{where}: a method name or FILE.py:NAME, got {m!r}")
+            raise TypeError(f"{where}: a method name or FILE.py:NAME, got {m!r}")
         if _is_method_file(m):
             _methods.resolve(m, base=path.parent, where=where)  # loaded now: any error before the sweep
             target, _, attr = m.rpartition(":")

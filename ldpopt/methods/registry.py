@@ -28,13 +28,12 @@ feature asks the record (:class:`MethodInfo`), never the method's name:
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
-from ..estimate import check_estimate
-from ..estimate import Estimate
+from ..estimate import Estimate, check_estimate
 
 __all__ = ["FAMILIES", "MethodInfo", "ProblemStatement", "available", "get", "names", "parameters",
            "postprocess", "register", "resolve", "unregister"]
@@ -61,7 +60,7 @@ class ProblemStatement:
     build: Callable[[Estimate], dict] = field(repr=False)
 
     @staticmethod
-    def fixed(name: str, statement: str, objective: str, constraints=None) -> "ProblemStatement":
+    def fixed(name: str, statement: str, objective: str, constraints=None) -> ProblemStatement:
         """A statement whose objective does not depend on the estimate (``objective`` on the simplex
         when ``constraints`` is None)."""
         return ProblemStatement(name, statement, lambda est: {"objective": objective, "constraints": constraints})
@@ -226,7 +225,7 @@ def resolve(spec, *, base=None, where: str = "method") -> MethodInfo:
         if isinstance(obj, MethodInfo):
             return obj
         if not callable(obj):
-            raise ValueError(f"{where}: {spec} is a {type(obj).__name__}, not a function")
+            raise TypeError(f"{where}: {spec} is a {type(obj).__name__}, not a function")
         _check_signature_as(obj, f"{where}: {spec}")
         info = _wrap(obj, spec.rpartition(":")[2])
         if not info.declared:  # a plain function from a file: registered under its name, so every
@@ -297,7 +296,7 @@ def postprocess(estimate: Estimate, method, /, **params) -> np.ndarray:
 
     try:
         out = info.func(est, **params)
-    except Exception as exc:  # noqa: BLE001 — the user's code: one line naming it, their traceback chained
+    except Exception as exc:  # the user's code: one line naming it, their traceback chained
         raise UserCodeError(f"method {info.name!r} raised {type(exc).__name__}: {exc}") from exc
     return _checked_output(out, est, info.name)
 

@@ -23,7 +23,7 @@ from .. import methods as _methods
 from .. import oracles as _oracles
 from ..estimate import Estimate
 
-__all__ = ["BATCHED", "POWER_FITTED", "apply_batch", "draw_counts", "oracle_of", "resample_estimates"]
+__all__ = ["apply_batch", "draw_counts", "oracle_of", "resample_estimates"]
 
 
 def oracle_of(estimate: Estimate):

@@ -37,7 +37,7 @@ from typing import Callable
 import numpy as np
 
 from ..estimate import Estimate
-from ..methods import bayes, em as _em, mle, normalize
+from ..methods import em as _em, mle, normalize
 from ..methods.bayes import POWER_FIT_MAX_D, POWER_S_FIXED  # noqa: F401  (re-exported)
 from .certificate_referee import certificate_metrics
 from .instances import setting
@@ -245,7 +245,7 @@ def equivalence_rows(est: Estimate, seed: int, solvers: list[str], solver_max_d:
         if inst.get("closed") is not None:  # the statement computed the method's answer already
             f_c = np.asarray(inst["closed"], dtype=np.float64)
         else:
-            f_c = np.asarray(_memo(memo, info.func, lambda: _methods_call(est, info)), dtype=np.float64)
+            f_c = np.asarray(_memo(memo, info.func, lambda i=info: _methods_call(est, i)), dtype=np.float64)
         likelihood = objective in ("multinomial", "binomial")
         limit = likelihood_max_d if likelihood else solver_max_d
         # OSQP is a QP solver: it referees the QPs only (CLS, the posterior projection)
