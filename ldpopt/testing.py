@@ -14,6 +14,9 @@ kind must satisfy, run by the test suite over every built-in and by users over t
                    with the certificate referee: a bound on max|f − f*| within its rounding tolerance)
 ``batched``        its batched form equals the one-at-a-time form row by row (|Δ| ≤ 1e-12)
 ``applies``        where its ``applies`` says it does not apply, calling it raises ``ValueError``
+``derived``        where it is derived from another method's output (``derived_from``), that
+                   derivation equals the method (|Δ| ≤ 1e-12)
+``pivot_scale``    where it declares one, a finite positive scale per row of raw estimates
 ``analytic``       where it declares analytic intervals, :func:`ldpopt.uncertainty.analytic.analytic`
                    gives them (finite, lo ≤ point ≤ hi)
 
@@ -79,7 +82,7 @@ def check_method(method, estimates=None, *, params=None) -> dict[str, int]:
     params = dict(params or {})
     ests = estimates_for_checks() if estimates is None else list(estimates)
     done = dict.fromkeys(("output", "deterministic", "non_negative", "sums_to_one", "problem", "batched",
-                          "applies", "analytic"), 0)
+                          "applies", "derived", "pivot_scale", "analytic"), 0)
     for est in ests:
         if info.why_not(est, **params) is not None:
             continue
@@ -114,6 +117,19 @@ def check_method(method, estimates=None, *, params=None) -> dict[str, int]:
                 _fail(info, "batched", est, "the batched form differs from the one-at-a-time form by "
                                             f"{np.max(np.abs(np.asarray(rows) - ones)):.3g}")
             done["batched"] += 1
+        if info.derived_from is not None:
+            source, g = info.derived_from
+            other = g(methods.postprocess(est, source, **params))
+            if not np.allclose(other, f, rtol=0.0, atol=BATCH_TOL):
+                _fail(info, "derived", est, f"{source!r}'s output, derived, differs by {np.max(np.abs(other - f)):.3g}")
+            done["derived"] += 1
+        if info.pivot_scale is not None:
+            F = np.stack([est.f_tilde, -np.abs(est.f_tilde)])  # the second row has no positive mass
+            s = np.asarray(info.pivot_scale(F), dtype=np.float64)
+            if s.shape != (2,) or not np.all(np.isfinite(s) & (s > 0)) \
+                    or not np.isclose(float(info.pivot_scale(est.f_tilde)), s[0], rtol=1e-14):
+                _fail(info, "pivot_scale", est, f"expected a finite positive scale per row, got {s!r}")
+            done["pivot_scale"] += 1
         if info.analytic:
             _check_analytic(info, est, f)
             done["analytic"] += 1

@@ -26,6 +26,8 @@ def test_every_registered_method_passes_the_conformance_checks(name):
     assert (done["problem"] > 0) == (info.problem is not None)
     assert (done["batched"] > 0) == (info.batched is not None)
     assert (done["analytic"] > 0) == info.analytic
+    assert (done["derived"] > 0) == (info.derived_from is not None)
+    assert (done["pivot_scale"] > 0) == (info.pivot_scale is not None)
     if info.applies is not None:
         assert done["applies"] > 0
 
@@ -38,6 +40,8 @@ def test_the_declared_capabilities_of_the_built_ins():
     assert {m for m in methods.names() if methods.get(m).batched} == {"base", "base-pos", "base-cut", "norm",
                                                                       "norm-mul", "norm-sub"}
     assert {m for m in methods.names() if methods.get(m).analytic} == {"base", "norm"}
+    assert {m for m in methods.names() if methods.get(m).pivot_scale} == {"norm-mul"}
+    assert methods.get("power-ns").derived_from[0] == "power"
     assert methods.get("norm-sub").label == "Norm-Sub" and methods.get("power-ns").label == "PowerNS"
 
 
@@ -62,6 +66,11 @@ def test_a_false_table_1_claim_is_caught():
         check_method(_planted("norm", non_negative="yes", analytic=False), ESTIMATES)
     with pytest.raises(CheckFailed, match="sums_to_one"):
         check_method(_planted("base-pos", sums_to_one="yes", batched=None), ESTIMATES)
+
+
+def test_a_wrong_derivation_is_caught():
+    with pytest.raises(CheckFailed, match="derived"):
+        check_method(_planted("power-ns", derived_from=("power", lambda f: f)), ESTIMATES)
 
 
 def test_a_method_that_runs_where_it_says_it_does_not_apply_is_caught():

@@ -37,7 +37,6 @@ import numpy as np
 from .. import methods as _methods
 from .. import oracles as _oracles
 from ..datasets import Dataset
-from ..methods.normalize import project_simplex
 from ..queries import post_pos
 from .tasks import kind, load_dataset, method_names
 
@@ -115,10 +114,11 @@ def outputs(est, names, method_params=None) -> dict[str, np.ndarray]:
     for m in names:
         if m in QUERY_METHODS or m in out:
             continue
-        if m == "power-ns" and mp.get("power-ns", {}) == mp.get("power", {}):
-            if "power" not in out:
-                out["power"] = _methods.postprocess(est, "power", **mp.get("power", {}))
-            out["power-ns"] = project_simplex(out["power"], 1.0)
+        src = _methods.get(m).derived_from if m in _methods.names() else None
+        if src is not None and mp.get(m, {}) == mp.get(src[0], {}):  # PowerNS from Power's output
+            if src[0] not in out:
+                out[src[0]] = _methods.postprocess(est, src[0], **mp.get(src[0], {}))
+            out[m] = src[1](out[src[0]])
             continue
         out[m] = _methods.postprocess(est, m, **mp.get(m, {}))
     return {m: out[m] for m in names if m in out}

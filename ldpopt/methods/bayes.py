@@ -333,6 +333,7 @@ def power(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds
     reference="Wang et al. NDSS 2020 §IV-E (PowerNS), Table I; arXiv §3.2 Eq. 10 + §3.3 Norm-Sub",
     notes="Weak order: Norm-Sub may set several small Power outputs to the same 0.",
     label="PowerNS", family="fitted", prepare_batch=_prepare_power_batch,
+    derived_from=("power", lambda f_power: project_simplex(f_power, 1.0)),
     problem=ProblemStatement("posterior", "PowerNS is the unweighted Euclidean projection of Power's posterior "
                              "mean onto the simplex (NDSS §IV-E)", _posterior_instance),
 )

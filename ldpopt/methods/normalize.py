@@ -188,6 +188,7 @@ def norm(estimate: Estimate) -> np.ndarray:
     notes="Weak order: negative estimates tie at 0. If no estimate is positive (no γ > 0 exists) "
           "the output is the uniform distribution 1/d (a choice: the paper is silent).",
     label="Norm-Mul", family="closed-form", batched=lambda estimate, F: norm_mul_rows(F),
+    pivot_scale=lambda F: positive_mass(F),
 )
 def norm_mul(estimate: Estimate) -> np.ndarray:
     """Norm-Mul (arXiv §3.3): f'_v = max(γ f̃_v, 0) with γ such that Σ_v max(γ f̃_v, 0) = 1,

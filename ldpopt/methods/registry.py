@@ -18,6 +18,10 @@ feature asks the record (:class:`MethodInfo`), never the method's name:
 * ``problem``: the :class:`ProblemStatement` the method claims to solve (``verify``'s equivalence
   rows and :func:`ldpopt.testing.check_method` check it with the problem layer's certificate);
 * ``analytic``: exact analytic intervals exist (:mod:`ldpopt.uncertainty.analytic`);
+* ``pivot_scale(F)``: the bootstrap interval pivots on the output times this per-row scale of the raw
+  estimates (Norm-Mul: its divisor Σ max(f̃, 0), :mod:`ldpopt.uncertainty.bootstrap`);
+* ``derived_from``: ``(method, g)``: the output is ``g`` of that method's output with the same
+  parameters (PowerNS = Norm-Sub of Power), so a caller running both computes the other once;
 * ``variant_of``: the method computes another registered method's answer another way (``choose``
   ranks the original only).
 
@@ -93,6 +97,8 @@ class MethodInfo:
     problem: ProblemStatement | None = field(default=None, repr=False)
     analytic: bool = False
     variant_of: str | None = None
+    pivot_scale: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
+    derived_from: tuple | None = field(default=None, repr=False)
     declared: bool = True
 
     def __post_init__(self):
@@ -127,7 +133,8 @@ def _check_record(name, family, non_negative, sums_to_one, order_preserving) -> 
 def register(name: str, *, description: str, non_negative: str, sums_to_one: str,
              order_preserving: str, complexity: str, reference: str, notes: str = "", label: str = "",
              family: str | None = None, applies=None, batched=None, prepare_batch=None,
-             problem: ProblemStatement | None = None, analytic: bool = False, variant_of: str | None = None):
+             problem: ProblemStatement | None = None, analytic: bool = False, variant_of: str | None = None,
+             pivot_scale=None, derived_from: tuple | None = None):
     """Decorator adding a method to the registry under ``name`` (lower-case, e.g. ``"norm-sub"``),
     with its Table-1 metadata and optional capabilities (module docstring). Returns the function
     unchanged."""
@@ -141,7 +148,8 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
             raise ValueError(f"method {name!r} is registered twice")
         _METHODS[name.lower()] = MethodInfo(name.lower(), func, description, non_negative, sums_to_one,
                                             order_preserving, complexity, reference, notes, label, family,
-                                            applies, batched, prepare_batch, problem, analytic, variant_of)
+                                            applies, batched, prepare_batch, problem, analytic, variant_of,
+                                            pivot_scale, derived_from)
         return func
 
     return deco

@@ -95,26 +95,31 @@ from .fit import plausible_truth, population
 from .resample import apply_batch, draw_counts, oracle_of
 from .result import Uncertainty
 
-__all__ = ["INTERVALS", "RATIO_PIVOT", "bootstrap", "interval_from", "limits", "positive_mass", "ratio_pivot",
+__all__ = ["INTERVALS", "bootstrap", "interval_from", "limits", "positive_mass", "ratio_pivot",
            "resample_method"]
 
 INTERVALS = ("basic", "percentile", "normal")
 
-# methods whose interval is built on the rescaled output T·S (see "Norm-Mul" in the module docstring)
-RATIO_PIVOT = ("norm-mul",)
+
+def __getattr__(name: str):
+    """``RATIO_PIVOT`` of earlier releases: the methods declaring a ``pivot_scale`` (the registry)."""
+    if name == "RATIO_PIVOT":
+        return tuple(m for m in _methods.names() if _methods.get(m).pivot_scale is not None)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # entries the fit puts within this many Base standard errors of 0 get Base's interval (module
 # docstring, "Where the method's interval is not trusted")
 FALLBACK_SE = 5.0
 
 
-def ratio_pivot(name: str, f_tilde, F, T, boot):
+def ratio_pivot(method, f_tilde, F, T, boot):
     """(scale, T·S, T*·S*) for a method whose interval pivots on its rescaled output (Norm-Mul:
     module docstring; S = :func:`~ldpopt.methods.normalize.positive_mass` of f̃, S* of each
     re-drawn F*), (None, T, T*) for any other."""
-    if name not in RATIO_PIVOT:
+    pivot = _methods.resolve(method).pivot_scale
+    if pivot is None:
         return None, T, boot
-    scale = (positive_mass(f_tilde), positive_mass(F))
+    scale = (pivot(f_tilde), pivot(F))
     return scale, T * scale[0], boot * scale[1][:, None]
 
 
