@@ -171,3 +171,23 @@ def test_the_command_line_takes_file_py_name(toy, tmp_path):
     line = one_line_error(run_cli("postprocess", "--counts", counts, "--oracle", "oue", "--epsilon", "1",
                                   "--n", "1000", "--method", "toy_methods.py:missing", cwd=folder))
     assert "--method" in line and "no function 'missing'" in line
+
+
+def test_choose_and_verify_on_the_command_line_take_file_py_name(toy, tmp_path):
+    folder, _ = toy
+    counts = tmp_path / "c.csv"
+    counts.write_text("value,count\n" + "".join(f"v{i},{c}\n" for i, c in enumerate([340, 300, 285, 275, 265])))
+    proc = run_cli("choose", "--counts", counts, "--oracle", "oue", "--epsilon", "1", "--n", "1000", "--repeats", "3",
+                   "--methods", "norm-sub,toy_methods.py:toy,toy_methods.py:plain", "--json", cwd=folder)
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    assert {r["method"] for r in json.loads(proc.stdout)["ranking"]} == {"norm-sub", "toy-mix", "plain"}
+    proc = run_cli("verify", "--quick", "--no-mc", "--oracles", "oue", "--d", "12", "--solver", "none", "--json",
+                   "--method", "toy_methods.py:toy", cwd=folder)
+    assert proc.returncode == 0, proc.stderr
+    rows = [r for r in json.loads(proc.stdout)["rows"] if r["kind"] == "equivalence"]
+    assert rows and {(r["claim"], r["verdict"]) for r in rows} == {("toy-mix=cls+uniform", "holds")}
+    line = one_line_error(run_cli("verify", "--quick", "--no-mc", "--oracles", "oue", "--method",
+                                  "toy_methods.py:plain", cwd=folder))
+    assert "'plain' states no problem" in line

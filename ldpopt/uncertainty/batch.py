@@ -87,7 +87,7 @@ def bootstrap_many(estimates, methods, levels, n_resamples: int = 200, seeds=Non
                                **params)
             prepared.add(info.prepare_batch)
             T = _methods.postprocess(est, info, **params)
-            _, Tp, bootp = ratio_pivot(name, est.f_tilde, F, T, boot)
+            _, Tp, bootp = ratio_pivot(info, est.f_tilde, F, T, boot)
             Q = np.quantile(bootp[:, keep] - world[keep], probs, axis=0)
             for i, lv in enumerate(levels):
                 lo, hi = np.full(est.d, np.nan), np.full(est.d, np.nan)

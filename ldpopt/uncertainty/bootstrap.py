@@ -202,7 +202,7 @@ def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=N
     params = dict(params or {})
     world, boot, F = resample_method(estimate, info, B, rng, params, raw=True, progress=progress)
     T = _methods.postprocess(estimate, info, **params) if point is None else np.asarray(point, dtype=np.float64)
-    scale, Tp, bootp = ratio_pivot(name, estimate.f_tilde, F, T, boot)  # the pivot T·S − f (Norm-Mul)
+    scale, Tp, bootp = ratio_pivot(info, estimate.f_tilde, F, T, boot)  # the pivot T·S − f (Norm-Mul)
     if queries is not None:
         from ..queries import query_matrix
 

@@ -144,7 +144,7 @@ def topk_query(est, name: str, level: float, k: int, *, n_resamples: int = 200, 
     params = dict(params or {})
     world, boot, F = resample_method(est, info, B, as_generator(rng), params, raw=True)
     T = _methods.postprocess(est, info, **params)
-    scale, Tp, bootp = ratio_pivot(name, est.f_tilde, F, T, boot)
+    scale, Tp, bootp = ratio_pivot(info, est.f_tilde, F, T, boot)
     analytic_fixed = interval is None and info.analytic and supports_analytic(est, name)
     used, extra, Sb = level, {}, select_top(boot, k)
     if selection == "calibrated":
