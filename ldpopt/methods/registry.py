@@ -10,8 +10,9 @@ feature asks the record (:class:`MethodInfo`), never the method's name:
   ``"fitted"`` (fits a model to the estimate first: Power's prior), ``"iterative"`` (iterates to a
   tolerance: EM, the paper's MLE-Apx loop) — the candidates of ``choose``, the runs the experiments
   thin out (``slow_methods``), the Monte-Carlo claims' repetitions;
-* ``applies(estimate, **params)``: the method's own test of an estimate, returning ``None`` or the one-line reason it
-  does not apply (:meth:`MethodInfo.why_not`; ``ldpopt postprocess --method all`` skips on it);
+* ``applies(estimate, **params)``: the method's own test of an estimate, returning ``None`` or the
+  one-line reason it does not apply (:meth:`MethodInfo.why_not`, for a caller that runs many methods
+  and skips those that do not apply; :func:`postprocess` refuses with the reason);
 * ``batched``: ``batched(estimate, F, **params)`` on a (B, d) batch of raw estimates, equal row by
   row to the method (the bootstrap, ``choose``); ``prepare_batch(estimates, params)``: work shared by
   the per-row calls of a batch, done once (Power's exponent fits);

@@ -107,6 +107,10 @@ def _simulate_outputs(oracle, epsilon, n, d, reps, slow_reps, seed):
             if s_fixed is None:
                 s_fixed = bayes.fit_power_law(est)
             for m in slow:  # the fitted prior's exponent fixed: a fixed function of f̃ (module docstring)
+                src = registry.get(m).derived_from
+                if src is not None and src[0] in slow[:slow.index(m)]:  # PowerNS from this repetition's Power
+                    out[m][r] = src[1](out[src[0]][r])
+                    continue
                 fixed = {"s": s_fixed} if "s" in registry.parameters(m) else {}
                 out[m][r] = registry.postprocess(est, m, **fixed)
         # Norm-Hyb with Norm-Cut's θ: keep the set Norm-Cut keeps (k = its size, tie-closed)
