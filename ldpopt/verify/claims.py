@@ -63,8 +63,8 @@ def equivalences(methods=None) -> dict[str, dict]:
         if bare:
             raise ValueError(f"methods: {bare[0]!r} states no problem (register it with problem=...), so "
                              "there is no equivalence to check")
-    return {f"{i.name}={i.problem.name}": dict(statement=i.problem.statement, method=i, problem=i.problem)
-            for i in infos}
+    return {f"{i.name}={i.problem.name}": dict(statement=i.problem.statement, method=i, problem=i.problem,
+                                                closed=i.func) for i in infos}
 
 
 #: the built-in equivalence claims when this module was imported (:func:`equivalences` is the live
