@@ -27,14 +27,15 @@ oracle on it, apply every candidate method, score each on the user's query again
   while Norm-Sub and MLE-Apx, which shift every value down by their common τ, find it exactly. For
   the other queries it is the full-domain MSE against f̂ (the papers' main metric).
 
-Candidates (*choice*): by default the O(d) closed forms (:data:`CLOSED_FORM`), the set validated
+Candidates (*choice*): by default the O(d) closed forms (the registry's ``family="closed-form"``), the set validated
 against ground truth on every shipped real dataset (``benchmarks/validate_choose.py``).
-``methods="extended"`` (:data:`EXTENDED`) adds Power and PowerNS (NDSS §IV-E: a power-law prior
+``methods="extended"`` adds Power and PowerNS (NDSS §IV-E: a power-law prior
 fitted to f̃, posterior mean; best for full-domain MSE on skewed data at small ε) and EM (the exact
 likelihood's maximiser on the simplex, arXiv §3.4 with the exact likelihood). They are not batched:
 one call per repetition, ~0.1–0.9 s each for Power/PowerNS (its prior fit; measured in
-BENCHMARKS.md), so ``"extended"`` stays opt-in. Calibrate is left out: its power-law prior is Power.
-``methods="all"`` is every registered method; or pass names.
+BENCHMARKS.md), so ``"extended"`` stays opt-in. Calibrate and MLE-Apx's paper loop are left out: they
+declare ``variant_of`` (Power's, MLE-Apx's answer). ``methods="all"`` is every registered method; or
+pass methods (names, callables, ``FILE.py:NAME``).
 """
 
 from __future__ import annotations
@@ -50,12 +51,19 @@ from .uncertainty.fit import plausible_truth, population
 from .uncertainty.queryspec import Query, parse_query, random_subsets
 from .uncertainty.resample import apply_batch, draw_counts, oracle_of
 
-__all__ = ["CLOSED_FORM", "EXTENDED", "Choice", "candidates", "choose", "losses", "tiebreak", "win_shares"]
+__all__ = ["Choice", "candidates", "choose", "losses", "records", "tiebreak", "win_shares"]
 
-CLOSED_FORM = ("base", "base-pos", "base-cut", "norm", "norm-mul", "norm-sub", "norm-cut", "norm-hyb",
-               "mle-apx")
-EXTENDED = CLOSED_FORM + ("power", "power-ns", "em")
-_SETS = {"closed-form": CLOSED_FORM, "extended": EXTENDED}
+#: the candidate sets by name, asked of the method registry: the closed forms; every method that is not
+#: another's answer computed another way (``variant_of``: the paper's MLE-Apx loop, Calibrate = Power)
+_SETS = {"closed-form": lambda: _methods.names("closed-form", variants=False),
+         "extended": lambda: _methods.names(variants=False)}
+
+
+def __getattr__(name: str):
+    """``CLOSED_FORM`` and ``EXTENDED``, the candidate sets of earlier releases, derived from the registry."""
+    if name in ("CLOSED_FORM", "EXTENDED"):
+        return tuple(_SETS["closed-form" if name == "CLOSED_FORM" else "extended"]())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,21 +132,30 @@ def tiebreak(q: Query, F: np.ndarray, truth: np.ndarray, sigma: float) -> float:
 
 
 def candidates(methods=None) -> list[str]:
-    """Registry names of the candidates: None or "closed-form" → :data:`CLOSED_FORM`, "extended" →
-    :data:`EXTENDED`, "all" → every registered method, else the given names (validated)."""
+    """Names of the candidates (:func:`records`)."""
+    return [r.name for r in records(methods)]
+
+
+def records(methods=None) -> list:
+    """The candidates' method records: None or "closed-form" → the registered closed forms,
+    "extended" → every registered method that is not a variant of another, "all" → every registered
+    method, else the given methods (names, records, callables or ``FILE.py:NAME``, resolved by
+    :func:`ldpopt.methods.resolve`)."""
     if methods is None:
-        return list(CLOSED_FORM)
-    if isinstance(methods, str):
+        methods = "closed-form"
+    if isinstance(methods, str) and not _methods.registry._is_file_reference(methods):
         if methods == "all":
-            return list(_methods.available().index)
+            return [_methods.get(m) for m in _methods.names()]
         if methods in _SETS:
-            return list(_SETS[methods])
-        raise ValueError(f"methods must be 'closed-form', 'extended', 'all' or a list of method names, "
+            return [_methods.get(m) for m in _SETS[methods]()]
+        raise ValueError(f"methods must be 'closed-form', 'extended', 'all' or a list of methods, "
                          f"got {methods!r}")
-    names = list(dict.fromkeys(_methods.get(m).name for m in methods))
-    if not names:
+    if isinstance(methods, str) or callable(methods) or isinstance(methods, _methods.MethodInfo):
+        methods = [methods]
+    recs = list({r.name: r for r in (_methods.resolve(m, where="methods") for m in methods)}.values())
+    if not recs:
         raise ValueError("methods must name at least one method")
-    return names
+    return recs
 
 
 def _check_repeats(r) -> int:
@@ -156,15 +173,17 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     query : str, Query or subsets
         "full", "topk:K", "hh:PHI", "subsets:SIZE[:COUNT]", or given subsets (see
         :func:`ldpopt.uncertainty.parse_query`).
-    methods : sequence of str, "closed-form" (default), "extended" or "all"
-        Candidates (:func:`candidates`).
+    methods : "closed-form" (default), "extended", "all", or a sequence of methods
+        Candidates (:func:`records`): names, records, plain callables ``f(estimate)`` or
+        ``"FILE.py:NAME"``.
     metric : "mse" or "mae" (not for hh, which is scored by F1)
     params : dict method -> keyword arguments
     """
     est = check_estimate(estimate)
     q = parse_query(query, metric)
     R = _check_repeats(n_repeats)
-    names = candidates(methods)
+    recs = records(methods)
+    names = [r.name for r in recs]
     if q.kind == "topk" and q.k > est.d:
         raise ValueError(f"query topk:{q.k}: K must be <= d = {est.d}")
     gen = as_generator(rng)
@@ -180,7 +199,7 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     C = draw_counts(oracle_of(est), pop, R, gen)
     F = (C / est.n - est.q) / (est.p - est.q)
     params = params or {}
-    outs = (apply_batch(est, m, F, counts=C, **params.get(m, {})) for m in names)
+    outs = (apply_batch(est, r, F, counts=C, **params.get(r.name, {})) for r in recs)
     L, tie = map(np.array, zip(*((losses(q, o, truth, U), tiebreak(q, o, truth, est.sigma)) for o in outs)))
     import pandas as pd
 

@@ -11,7 +11,7 @@ from ldpopt import oracles
 from ldpopt.estimate import Estimate
 from ldpopt.methods import _power_batch as pbm
 from ldpopt.methods import _power_fit as pf
-from ldpopt.methods import bayes
+from ldpopt.methods import _power_prefit, bayes
 from ldpopt.uncertainty import intervals, resample
 from ldpopt.uncertainty.fit import plausible_truth, population
 
@@ -67,7 +67,7 @@ def test_intervals_match_the_per_resample_path(oracle, eps, d, n, monkeypatch):
     assert filled[:2] == [("fit", 10), ("means", 10)], filled
     pf._FIT_MEMO.clear()
     bayes._PM_MEMO.clear()       # the reference computes every fit and posterior mean afresh
-    monkeypatch.setattr(resample, "_prefit_power_law", lambda ests, params: None)
+    monkeypatch.setattr(_power_prefit, "prefit_rows", lambda *a: None)
     for m in resample.POWER_FITTED:
         ref = fields(intervals(est, m, 0.9, n_resamples=10, rng=3))
         np.testing.assert_allclose(batched[m], ref, rtol=1e-9, atol=1e-12 / est.n)

@@ -8,6 +8,7 @@ solver rows use cvxpy, an independent implementation.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -18,7 +19,7 @@ import pandas as pd
 import pytest
 
 from ldpopt import oracles, verify
-from ldpopt.methods import bayes, em, mle, normalize
+from ldpopt.methods import bayes, em, mle, normalize, registry
 from ldpopt.verify import montecarlo, report
 from ldpopt.verify.result import ClaimResult
 
@@ -237,8 +238,9 @@ def test_main_quick_json_exits_0():
 
 
 def test_main_exits_1_on_a_planted_wrong_closed_form(monkeypatch):
-    monkeypatch.setitem(verify.EQUIVALENCES, "norm-sub=cls",
-                        dict(verify.EQUIVALENCES["norm-sub=cls"], closed=normalize.norm_mul))
+    # Norm-Sub's record planted with Norm-Mul's function: the claim it states (CLS) must fail
+    planted = dataclasses.replace(registry.get("norm-sub"), func=normalize.norm_mul)
+    monkeypatch.setitem(registry._METHODS, "norm-sub", planted)
     code, out = _main(["--quick", "--oracles", "oue", "--d", "30", "--no-mc"])
     assert code == 1
     tail = out.split("FAIL")[1]

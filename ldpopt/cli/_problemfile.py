@@ -22,7 +22,7 @@ integer labels in any row order a bare integer could mean either (:mod:`._proble
 A user objective: ``objective = "my_variants.py:kl_to_prior"``, or with keyword parameters an
 ``[objective]`` table with ``function`` and ``params`` (an inline table or ``[objective.params]``;
 JSON: ``"objective": {"function": ..., "params": {...}}``); a user constraint:
-``type = "function"``, ``function = ...``, ``params = {...}`` (:mod:`._userfunc`).
+``type = "function"``, ``function = ...``, ``params = {...}`` (:mod:`ldpopt._userfunc`).
 
 Every error is one line naming the file and the key: for TOML with the key's line, for JSON with its
 path (``constraints[2].labels``).
@@ -298,10 +298,10 @@ def _constraint(e: dict, d: int, at, base: Path, where) -> list:
     if kind == "linear":
         return [_linear(e, d, base)]
     if kind == "function":
+        from .._userfunc import load_function
         from ..problems import UserConstraint
-        from ._userfunc import load_function
 
-        func = load_function(e["function"], e.get("params"), base, where("function"))
+        func = load_function(e["function"], e.get("params"), base, where("function"), error=InputError)
         return [UserConstraint(func, name=e.get("name"))]
     raise AssertionError(kind)
 
@@ -324,9 +324,10 @@ def _objective(doc: dict, where: _Where, base: Path):
         return obj.lower(), obj.lower()
     else:
         raise where.error(None, "objective", f"objective must be one of {names}, or {USER_FUNCTION}, got {obj!r}")
-    from ._userfunc import load_function
+    from .._userfunc import load_function
 
-    func = load_function(ref, params, base, f"--problem {where.path}: {where(None, 'objective')}")
+    func = load_function(ref, params, base, f"--problem {where.path}: {where(None, 'objective')}",
+                         error=InputError)
     return func, func.__name__
 
 

@@ -44,8 +44,8 @@ def add_parser(sub) -> None:
                     help="full | topk:K | hh:PHI | subsets:SIZE[:COUNT] (default full)")
     cp.add_argument("--metric", choices=("mse", "mae"), default=None, help="loss for full/topk/subsets (default mse)")
     cp.add_argument("--methods", default=None,
-                    help="comma-separated candidates, or closed-form (default), extended (+ power, "
-                         "power-ns, em) or all")
+                    help="comma-separated candidates (registered names or FILE.py:NAME), or "
+                         "closed-form (default), extended (+ power, power-ns, em) or all")
     cp.add_argument("--repeats", type=int_arg(2), default=20, help="re-simulations (default 20)")
     cp.add_argument("--seed", type=int_arg(0), default=0, help="seed (default 0)")
     cp.add_argument("--json", action="store_true", help="print the ranking as JSON")

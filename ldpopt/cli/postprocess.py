@@ -179,15 +179,16 @@ def _run(args) -> int:
     fmt = format_of(args.out, args.format)  # refuse a mismatch before any work
     table = read_counts_table(args.counts, args.d, step=count_step(args))
     oracle, n, estimate = estimate_from(table, args)
-    names = list(methods.available().index) if args.method == "all" else [methods.get(args.method).name]
+    names = (list(methods.available().index) if args.method == "all"
+             else [methods.resolve(args.method, where="--method").name])
     params = route_params(args.param, names)
     out = table.columns()  # a dict of columns: a plain CSV in and out never loads pandas
     out["base"] = estimate.f_tilde
     for name in names:
         if name == "base":
             continue
-        try:  # the registry's function itself: its keywords may not clash with postprocess's own
-            out[name] = methods.get(name).func(estimate, **params[name])
+        try:  # postprocess's own arguments are positional-only: no keyword of a method clashes
+            out[name] = methods.postprocess(estimate, name, **params[name])
         except (ValueError, TypeError, RuntimeError) as exc:  # RuntimeError: EM's ConvergenceError
             given = ", ".join(f"{k}={v!r}" for k, v in params[name].items())
             hint = f" (with --param {given}" if given else ""
@@ -289,7 +290,8 @@ def add_parser(sub) -> None:
 
     help_on_demand(pp, fill)
     add_counts_options(pp)
-    pp.add_argument("--method", default="all", help="a registered method name, or 'all' (default)")
+    pp.add_argument("--method", default="all",
+                    help="a registered method name, FILE.py:NAME (a method of your own), or 'all' (default)")
     pp.add_argument("--param", action="append", metavar="[METHOD.]NAME=VALUE",
                     help="method parameter (repeatable), e.g. --param alpha=0.05; see the list below")
     pp.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); stdout if omitted")

@@ -79,6 +79,9 @@ def _add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="exit 3 when nothing fails but an expected claim was not refereed somewhere")
     parser.add_argument("--json", action="store_true",
                         help="print every row, the summary and the findings as JSON (full-precision floats)")
+    parser.add_argument("--method", nargs="+", default=None, metavar="METHOD",
+                        help="equivalence rows of these methods only: registered names or FILE.py:NAME "
+                             "(a method registered with a problem statement)")
     return parser
 
 
@@ -94,7 +97,7 @@ def _run(args) -> int:
         keep_freed_memory()  # half of the CPU at d = 10⁷ was page faults of fresh 80 MB temporaries
     df = run(oracles=args.oracles, epsilons=args.epsilons, ns=args.n, ds=args.d, seeds=args.seeds,
              solver=args.solver, quick=args.quick, mc=not args.no_mc, mc_ds=args.mc_d, mc_n=args.mc_n,
-             solver_max_d=args.solver_max_d, progress=say)
+             solver_max_d=args.solver_max_d, progress=say, methods=args.method)
     code = exit_code(df, args.require_referee)
     print(render_json(df, args.require_referee) if args.json else render_text(df, args.require_referee))
     return code

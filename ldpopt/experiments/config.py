@@ -1,7 +1,9 @@
 """Experiment configurations: a TOML file describes a sweep.
 
 A config has a ``name``, a ``kind`` (the task function in :mod:`ldpopt.experiments.tasks`), the
-sweep axes ``datasets``, ``oracles``, ``epsilons``, the ``methods`` to apply, ``repetitions`` and a
+sweep axes ``datasets``, ``oracles``, ``epsilons``, the ``methods`` to apply (registered names or
+``FILE.py:NAME``, the file relative to the config's folder: checked when the config is read, before
+any work), ``repetitions`` and a
 base ``seed``; a ``[params]`` table passed to the task; and an optional ``[quick]`` table whose keys
 override the top level for ``--quick`` runs (tests and ``make run`` use it).
 
@@ -108,9 +110,13 @@ def load_config(name_or_path, quick: bool = False) -> ExperimentConfig:
     eps = tuple(float(e) for e in raw["epsilons"])
     if not eps or any(not e > 0 for e in eps):
         raise ValueError(f"epsilons must be a non-empty list of numbers > 0 in {path}")
+    from .tasks import check_methods, get_kind
+
+    get_kind(str(raw["kind"]))  # an unknown kind is refused before any work
+    methods = check_methods(raw["methods"], str(raw["kind"]), path)
     return ExperimentConfig(
         name=str(raw["name"]), kind=str(raw["kind"]),
         datasets=tuple(d if isinstance(d, str) else tuple(sorted(d.items())) for d in raw["datasets"]),
-        oracles=tuple(raw["oracles"]), epsilons=eps, methods=tuple(raw["methods"]),
+        oracles=tuple(raw["oracles"]), epsilons=eps, methods=methods,
         repetitions=reps, seed=int(raw.get("seed", 2020)), params=dict(raw.get("params", {})),
         description=str(raw.get("description", "")), source=str(path))

@@ -14,26 +14,56 @@ figures follow :mod:`ldpopt.experiments.plot_style` (smallest text ≥ 8 pt at 1
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
 
 from . import plot_style as S
 
-__all__ = ["LABELS", "LEFT", "REFERENCES", "RIGHT", "grid_pages", "summarise", "two_panel"]
+__all__ = ["LABELS", "LEFT", "REFERENCES", "RIGHT", "grid_pages", "panels", "style_of", "summarise", "two_panel"]
 
 LEFT = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub")
 RIGHT = ("norm-sub", "mle-apx", "base-cut", "norm-cut", "norm-hyb", "power", "power-ns")
-LABELS = {"base": "Base", "base-pos": "Base-Pos", "post-pos": "Post-Pos", "norm": "Norm",
-          "norm-mul": "Norm-Mul", "norm-sub": "Norm-Sub", "mle-apx": "MLE-Apx", "base-cut": "Base-Cut",
-          "norm-cut": "Norm-Cut", "norm-hyb": "Norm-Hyb", "power": "Power", "power-ns": "PowerNS",
-          "calibrate": "Calibrate", "em": "EM", "mle-apx-paper": "MLE-Apx (paper)"}
+
+
+class _Labels(Mapping):
+    """Display labels, asked of the method registry (a method's ``label``; ``post-pos``, the
+    query-level method of arXiv §3.1, is not a registered method): a live view, so a method the user
+    registers is labelled as they declared."""
+
+    _QUERY_LEVEL = MappingProxyType({"post-pos": "Post-Pos"})
+
+    def __getitem__(self, method):
+        if method in self._QUERY_LEVEL:
+            return self._QUERY_LEVEL[method]
+        from .. import methods as _methods
+
+        if isinstance(method, str) and method.lower() in _methods.names():
+            return _methods.get(method).label
+        raise KeyError(method)
+
+    def __iter__(self):
+        from .. import methods as _methods
+
+        return iter([*self._QUERY_LEVEL, *_methods.names()])
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+
+LABELS = _Labels()
 REFERENCES = {"base": "left", "norm-sub": "right"}  # each reference and the panel it is the reference of
 _REFERENCE_STYLE = dict(ls="--", lw=1.8, ms=7, mfc="none", mew=1.4, zorder=4)  # on top, hollow: what lies under shows
+# colour and marker per method, the same in every figure (the papers' methods in the papers' panel
+# order; any other method draws in black circles)
 _STYLE = {m: (c, mk) for m, c, mk in zip(
-    LABELS, ["k", "tab:orange", "tab:olive", "tab:blue", "tab:purple", "tab:red", "tab:green",
-             "tab:brown", "tab:pink", "tab:cyan", "tab:gray", "navy", "gold", "teal", "lime"],
+    ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub", "mle-apx", "base-cut", "norm-cut",
+     "norm-hyb", "power", "power-ns", "calibrate", "em", "mle-apx-paper"),
+    ["k", "tab:orange", "tab:olive", "tab:blue", "tab:purple", "tab:red", "tab:green",
+     "tab:brown", "tab:pink", "tab:cyan", "tab:gray", "navy", "gold", "teal", "lime"],
     "o^v<s*Dxd+PhH>p")}
 
 
@@ -48,9 +78,28 @@ def summarise(table: pd.DataFrame, x: str, by=("dataset", "oracle"), metric="mse
     return s
 
 
+_OTHER_COLOURS = ("crimson", "royalblue", "forestgreen", "darkorange", "darkviolet", "teal", "olive", "deeppink")
+_OTHER_MARKERS = "XPd*hp"
+
+
 def style_of(method: str) -> tuple[str, str]:
-    """(colour, marker) of a method, the same in every figure."""
-    return _STYLE.get(method, ("k", "o"))
+    """(colour, marker) of a method, the same in every figure; a method of the user's own gets one
+    of a few filled markers unused by the papers' methods, fixed by its name."""
+    if method in _STYLE:
+        return _STYLE[method]
+    import zlib
+
+    h = zlib.crc32(str(method).encode())
+    return _OTHER_COLOURS[h % len(_OTHER_COLOURS)], _OTHER_MARKERS[(h // len(_OTHER_COLOURS)) % len(_OTHER_MARKERS)]
+
+
+def panels(present, left=LEFT, right=RIGHT) -> tuple[list, list]:
+    """The methods of the two panels among ``present``: the paper's left group, and its right group
+    followed by every other method in the table (a method of the user's own is drawn beside
+    Norm-Sub, the right panel's reference, never left out)."""
+    present = set(present)
+    others = sorted(present - set(left) - set(right))
+    return [m for m in left if m in present], [m for m in right if m in present] + others
 
 
 def label_of(method: str) -> str:
@@ -74,9 +123,8 @@ def errorbar(ax, x, mean, ci, method: str, **kw):
 def two_panel(ax_pair, s: pd.DataFrame, x: str, xlabel: str, ylabel: str, logx=False, left=LEFT, right=RIGHT):
     """Draw the paper's two panels from a summary (one x per row) on two axes (no per-axes legend:
     the figure gets one shared legend, :func:`plot_style.shared_legend`)."""
-    present = set(s.method)
-    for ax, group in zip(ax_pair, (left, right)):
-        for m in drawing_order(m for m in group if m in present):
+    for ax, group in zip(ax_pair, panels(s.method, left, right)):
+        for m in drawing_order(group):
             d = s[s.method == m].sort_values(x)
             errorbar(ax, d[x], d["mean"], d["ci"], m)
         ax.set_yscale("log")
@@ -190,8 +238,8 @@ def plot_benefit(table, meta, out_dir, stem):
                   metric="n_prime")
 
     def draw(row, d):
-        for ax, group in zip(row, (LEFT, RIGHT)):
-            for m in drawing_order(m for m in group if m in set(d.method)):
+        for ax, group in zip(row, panels(d.method)):
+            for m in drawing_order(group):
                 e = d[d.method == m].sort_values("n_users")
                 errorbar(ax, e.n_users / 1e6, e["mean"] / 1e6, e["ci"] / 1e6, m)
             xs = np.linspace(d.n_users.min(), d.n_users.max(), 50) / 1e6  # y = x is curved on log y
@@ -216,7 +264,8 @@ def plot_bias_variance(table, meta, out_dir, stem):
     paths = []
     whats = (("mean", "mean count estimate"), ("bias", "bias (counts)"), ("variance", "variance / n (counts²/user)"))
     for (ds, orc, eps), g in cb.groupby(["dataset", "oracle", "epsilon"]):
-        methods = [m for m in dict.fromkeys(LEFT + RIGHT) if m in set(g.method)]
+        left, right = panels(g.method)
+        methods = list(dict.fromkeys(left + right))
         nn = float(g.n_users.iloc[0])
         for what, ylab in whats:
             ncol = 4

@@ -16,21 +16,33 @@ from collections.abc import Callable
 from .. import methods as _methods
 from .. import oracles as _oracles
 
-__all__ = ["get_kind", "kind", "kinds", "load_dataset", "simulate"]
+__all__ = ["check_methods", "get_kind", "kind", "kinds", "load_dataset", "method_labels", "simulate"]
 
 _KINDS: dict[str, Callable] = {}
 _OWN_DATA: set[str] = set()  # kinds whose datasets are not ldpopt.datasets names
+_REGISTRY_METHODS: dict[str, tuple] = {}  # kinds whose methods are registered methods (+ these labels)
 
 
-def kind(name: str, *, own_data: bool = False):
+def kind(name: str, *, own_data: bool = False, registry_methods: tuple | None = None):
     """Decorator registering a task kind under ``name``; ``own_data``: the kind loads its config's
-    datasets itself (not through :func:`load_dataset`), so the runner does not pre-load them."""
+    datasets itself (not through :func:`load_dataset`), so the runner does not pre-load them;
+    ``registry_methods``: the config's ``methods`` are post-processing methods (registered names,
+    ``FILE.py:NAME``, ``"all"``) or one of these extra labels — checked when the config is loaded."""
     def deco(fn):
         _KINDS[name] = fn
         if own_data:
             _OWN_DATA.add(name)
+        if registry_methods is not None:
+            _REGISTRY_METHODS[name] = tuple(registry_methods)
         return fn
     return deco
+
+
+def method_labels(name: str) -> tuple | None:
+    """The extra labels kind ``name`` accepts beside registered methods, or None when its ``methods``
+    are labels of its own (not post-processing methods)."""
+    _load_kind_modules()
+    return _REGISTRY_METHODS.get(name)
 
 
 def loads_own_data(name: str) -> bool:
@@ -86,7 +98,45 @@ def simulate(task, dataset, rng, **oracle_params):
 
 
 def method_names(task) -> list[str]:
+    """The task's method names: ``"all"`` is every registered method; a ``FILE.py:NAME`` entry (made
+    absolute when the config was loaded) is loaded in this process (a worker's too) and named NAME."""
     names = list(task.methods)
     if names == ["all"]:
-        names = list(_methods.available().index)
-    return names
+        return _methods.names()
+    return [_methods.resolve(m, where="methods").name if _is_method_file(m) else m for m in names]
+
+
+def _is_method_file(entry) -> bool:
+    """Whether a config's ``methods`` entry names a method in a file (``FILE.py:NAME``)."""
+    from .._userfunc import is_reference
+
+    return is_reference(entry) and entry.rpartition(":")[0].endswith(".py")
+
+
+def check_methods(entries, kind_name: str, path) -> tuple:
+    """A config's ``methods``, checked before any work: every ``FILE.py:NAME`` is loaded (the path
+    relative to the config's folder) and returned with its path made absolute; for a kind whose
+    methods are post-processing methods (:func:`method_labels`) every other entry must be registered,
+    one of the kind's labels, or ``"all"``. Errors are one line naming ``methods[i]`` and the file."""
+    from pathlib import Path
+
+    path = Path(path)
+    extra = method_labels(kind_name)
+    if not isinstance(entries, (list, tuple)) or not entries:
+        raise ValueError(f"experiment config {path}: methods must be a non-empty list, got {entries!r}")
+    out = []
+    for i, m in enumerate(entries):
+        where = f"experiment config {path}: methods[{i}]"
+        if not isinstance(m, str):
+            raise TypeError(f"{where}: a method name or FILE.py:NAME, got {m!r}")
+        if _is_method_file(m):
+            _methods.resolve(m, base=path.parent, where=where)  # loaded now: any error before the sweep
+            target, _, attr = m.rpartition(":")
+            target = Path(target) if Path(target).is_absolute() else (path.parent / target).resolve()
+            out.append(f"{target}:{attr}")
+            continue
+        if extra is not None and m != "all" and m not in extra and m.lower() not in _methods.names():
+            raise ValueError(f"{where}: method must be one of {sorted(_methods.names())}, {list(extra)}, 'all' "
+                             f"or FILE.py:NAME, got {m!r}")
+        out.append(m)
+    return tuple(out)

@@ -58,7 +58,6 @@ NOISE_EDGES = np.concatenate(([-np.inf], np.arange(-6.0, 6.0001, 0.25), [np.inf]
 _QUANTILES = (0.001, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 0.999)
 
 
-_SLOW = frozenset({"calibrate", "power", "power-ns"})
 
 
 def _labels(task, params: dict, over: dict | None) -> list[str]:
@@ -68,7 +67,8 @@ def _labels(task, params: dict, over: dict | None) -> list[str]:
     k = params.get("slow_reps")
     if k is None or task.rep < int(k):
         return labels
-    return [lb for lb in labels if method_spec(lb, over)[0] not in _SLOW]
+    slow = set(_methods.names("fitted"))
+    return [lb for lb in labels if method_spec(lb, over)[0] not in slow]
 
 
 def _params(task) -> dict:

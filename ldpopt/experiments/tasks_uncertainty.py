@@ -131,7 +131,7 @@ def _hull(est, level, queries, world, lo, hi):
     return lo, hi
 
 
-@kind("coverage")
+@kind("coverage", registry_methods=QUERY_METHODS)
 def coverage(task) -> list[dict]:
     ds = dataset_of(task)
     rng = task.rng()

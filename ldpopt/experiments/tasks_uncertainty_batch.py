@@ -40,6 +40,7 @@ import warnings
 
 import numpy as np
 
+from .. import methods as _methods
 from ..queries import query_matrix
 from ..uncertainty.analytic import score_interval, variance_line
 from ..uncertainty.batch import bootstrap_many
@@ -85,7 +86,7 @@ def _batch_rows(method, how, level, lo, hi, truth, masks, ref, flag=None, metric
     return out
 
 
-@kind("coverage-batch")
+@kind("coverage-batch", registry_methods=QUERY_METHODS)
 def coverage_batch(task) -> list[dict]:
     ds = dataset_of(task)
     rng = task.rng()
@@ -142,7 +143,8 @@ def coverage_batch(task) -> list[dict]:
             rows += [{"method": m, "metric": "coverage_rank", "level": lv, "band": f"rank{i + 1}",
                       "value": float(hit[:, i].mean()), "count": R, "flagged": int(flag[:, i].sum()),
                       "interval": "conditional", "batch_rep": -1} for i in range(K)]
-    boot = [m for m in active_methods(task) if m not in QUERY_METHODS and m not in ("base", "norm")]
+    # the methods intervals() bootstraps: every method without analytic intervals (Base and Norm have them)
+    boot = [m for m in active_methods(task) if m not in QUERY_METHODS and not _methods.get(m).analytic]
     if boot and boot_reps > 0:
         ests = [o.estimate(C[r], n) for r in range(min(boot_reps, R))]
         seeds = [int(s) for s in rng.integers(2**63, size=len(ests))]

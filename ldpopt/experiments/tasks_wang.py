@@ -16,7 +16,8 @@ Conventions shared by the kinds (choices where the papers are silent are marked 
 * ``power-ns`` is computed as Norm-Sub of the Power output of the same estimate (NDSS §IV-E), so a
   task that wants both pays for Power once.
 * ``params.method_params`` = ``{method = {kw = value}}`` passes keyword arguments to a method.
-* ``params.slow_methods`` (default power, power-ns, calibrate) are computed only in repetitions
+* ``params.slow_methods`` (default: the registry's fitted methods, Power, PowerNS and Calibrate)
+  are computed only in repetitions
   ``rep < params.slow_reps`` (default: all), and not at all for oracles in
   ``params.slow_skip_oracles``; rows exist only where they ran. The full configs run them
   everywhere (Power costs 0.05–1.3 s per call at d ≤ 16,470) except the bias–variance sweep,
@@ -36,7 +37,6 @@ import numpy as np
 from .. import methods as _methods
 from .. import oracles as _oracles
 from ..datasets import Dataset
-from ..methods.normalize import project_simplex
 from ..queries import post_pos
 from .tasks import kind, load_dataset, method_names
 
@@ -44,7 +44,6 @@ __all__ = ["QUERY_METHODS", "dataset_of", "outputs"]
 
 #: pseudo-methods answered at query level, not registered post-processing methods
 QUERY_METHODS = ("post-pos",)
-_DEFAULT_SLOW = ("power", "power-ns", "calibrate")
 
 
 # -- shared helpers ------------------------------------------------------------------------------
@@ -93,7 +92,7 @@ def active_methods(task) -> list[str]:
     """The config's methods, minus the slow ones in repetitions at or beyond ``slow_reps``."""
     p = _params(task)
     names = method_names(task)
-    slow = set(p.get("slow_methods", _DEFAULT_SLOW))
+    slow = set(p.get("slow_methods", _methods.names("fitted")))
     slow_reps = p.get("slow_reps")
     skip = (slow_reps is not None and task.rep >= int(slow_reps)) or task.oracle in p.get("slow_skip_oracles", ())
     if skip:
@@ -115,10 +114,11 @@ def outputs(est, names, method_params=None) -> dict[str, np.ndarray]:
     for m in names:
         if m in QUERY_METHODS or m in out:
             continue
-        if m == "power-ns" and mp.get("power-ns", {}) == mp.get("power", {}):
-            if "power" not in out:
-                out["power"] = _methods.postprocess(est, "power", **mp.get("power", {}))
-            out["power-ns"] = project_simplex(out["power"], 1.0)
+        src = _methods.get(m).derived_from if m in _methods.names() else None
+        if src is not None and mp.get(m, {}) == mp.get(src[0], {}):  # PowerNS from Power's output
+            if src[0] not in out:
+                out[src[0]] = _methods.postprocess(est, src[0], **mp.get(src[0], {}))
+            out[m] = src[1](out[src[0]])
             continue
         out[m] = _methods.postprocess(est, m, **mp.get(m, {}))
     return {m: out[m] for m in names if m in out}
@@ -158,7 +158,7 @@ def _error_rows(names, ans, truth, **cols) -> list[dict]:
 
 # -- kinds ----------------------------------------------------------------------------------------
 
-@kind("full-domain")
+@kind("full-domain", registry_methods=QUERY_METHODS)
 def full_domain(task) -> list[dict]:
     """Full-domain MSE = (1/d) Σ_v (f'_v − f_v)² and MAE = (1/d) Σ_v |f'_v − f_v| (arXiv §4.2 Fig. 1,
     App. C.2 Fig. 7; NDSS §V-C Fig. 4). Same rows (and same random numbers) as the runner's original
@@ -183,7 +183,7 @@ def random_subsets(rng, d: int, size: int, count: int) -> np.ndarray:
     return Q
 
 
-@kind("set-value")
+@kind("set-value", registry_methods=QUERY_METHODS)
 def set_value(task) -> list[dict]:
     """Random set-value queries (arXiv §4.3 Fig. 2–3, App. C.3 Fig. 8; NDSS §V-D Fig. 6–7).
 
@@ -212,7 +212,7 @@ def _partition_matrix(part: dict, d: int) -> np.ndarray:
     return Q
 
 
-@kind("fixed-sets")
+@kind("fixed-sets", registry_methods=QUERY_METHODS)
 def fixed_sets(task) -> list[dict]:
     """Fixed category queries: every group of each dataset partition in ``params.partitions`` (arXiv
     §4.3 Fig. 4, IPUMS SEA/State/Region; NDSS §V-D Fig. 8, 68 emoji categories). MSE/MAE over the
@@ -232,7 +232,7 @@ def fixed_sets(task) -> list[dict]:
     return rows
 
 
-@kind("top-k")
+@kind("top-k", registry_methods=QUERY_METHODS)
 def top_k(task) -> list[dict]:
     """Frequent-value queries: MSE/MAE over the k values with the highest true frequency (arXiv §4.4
     Fig. 5, App. C.4 Fig. 9; NDSS §V-E Fig. 10). Neither oracle nor method knows the top set."""
@@ -248,7 +248,7 @@ def top_k(task) -> list[dict]:
     return rows
 
 
-@kind("choose-method")
+@kind("choose-method", registry_methods=QUERY_METHODS)
 def choose_method(task) -> list[dict]:
     """Choosing a method on a synthetic dataset (NDSS §V-D, Fig. 9).
 

@@ -10,12 +10,12 @@ import numpy as np
 
 from ..queries import post_pos
 from .tasks import kind
-from .tasks_wang import _params, _simulate, active_methods, dataset_of, outputs, resample
+from .tasks_wang import QUERY_METHODS, _params, _simulate, active_methods, dataset_of, outputs, resample
 
 __all__ = ["base_mse", "benefit", "bias_variance", "combine_bias_variance"]
 
 
-@kind("bias-variance")
+@kind("bias-variance", registry_methods=QUERY_METHODS)
 def bias_variance(task) -> list[dict]:
     """Per-value bias and variance over many runs (NDSS §V-B, Fig. 1–3: 5000 runs, Zipf, ε = 1).
 
@@ -85,7 +85,7 @@ def base_mse(est, f) -> float:
     return float(np.mean(est.variance(f)))
 
 
-@kind("benefit")
+@kind("benefit", registry_methods=QUERY_METHODS)
 def benefit(task) -> list[dict]:
     """Benefit of post-processing, n → n′ (NDSS §V-C, Fig. 5; Eq. 5).
 

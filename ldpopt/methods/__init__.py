@@ -7,7 +7,14 @@
 
 from __future__ import annotations
 
-from . import baseline, bayes, em, mle, normalize  # noqa: F401  (register the closed forms)
-from .registry import MethodInfo, available, get, postprocess, register
+from .registry import (FAMILIES, MethodInfo, ProblemStatement, available, get, names, parameters, postprocess,
+                       register, resolve, unregister)
+# isort: off
+# registration order is the order of names(): the closed forms, then the iterative and fitted methods
+from . import baseline, normalize, mle  # noqa: E402,F401  (register the closed forms)
+from . import em  # noqa: E402,F401  (registers "em")
+from . import bayes  # noqa: E402,F401  (registers power, power-ns, calibrate)
+# isort: on
 
-__all__ = ["MethodInfo", "available", "get", "postprocess", "register"]
+__all__ = ["FAMILIES", "MethodInfo", "ProblemStatement", "available", "get", "names", "parameters", "postprocess",
+           "register", "resolve", "unregister"]

@@ -29,7 +29,7 @@ Steps (the same global maximiser as ``fit_mle``, module doc of ``_power_fit``):
 
 **Posterior means** (:func:`prefill_means`): with every resample's s known, log E[k | x] is
 interpolated in s on the union of the counts (Chebyshev in s over the resamples' range of s, two
-exact check points) and stored in the posterior-mean memo of :mod:`ldpopt.methods.bayes`, where
+exact check points) and stored in the posterior-mean memo (:mod:`._posterior_memo`), where
 Power, PowerNS and Calibrate find it.
 
 Any resample whose root is not bracketed by the fine interval, or whose cell fails the check, is
@@ -43,6 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _bayes_core as core
+from . import _posterior_memo as memo
 from . import _power_fit as pf
 from . import _power_multi as pm
 
@@ -187,7 +188,7 @@ MEAN_MAX_WIDTH = 0.25  # s range of one interpolant of the posterior means (choi
 
 
 def prefill_means(X, S: float, n: int, s_rows) -> int:
-    """Fill the posterior-mean memo of :mod:`ldpopt.methods.bayes` for rows x of X (B, d) under the
+    """Fill the posterior-mean memo (:mod:`._posterior_memo`) for rows x of X (B, d) under the
     power-law prior with exponent ``s_rows[r]`` (NaN: skip the row); returns the rows filled
     (rows already in the memo are skipped; none when the memo's bound would be exceeded).
 
@@ -197,15 +198,13 @@ def prefill_means(X, S: float, n: int, s_rows) -> int:
     points in the interval are computed exactly; unless every union value's interpolant is within
     1e-12 (absolute in log E[k], i.e. relative in E[k]) of them, or when the s range is wider than
     ``MEAN_MAX_WIDTH``, nothing is filled and every row takes the per-row path."""
-    from . import bayes
-
     X = np.asarray(X, dtype=np.float64)
     s_rows = np.asarray(s_rows, dtype=np.float64)
-    keys = [bayes._pm_key(x, S, core.Prior("power-law", n, s=float(s))) if np.isfinite(s) else None
+    keys = [memo.key(x, S, core.Prior("power-law", n, s=float(s))) if np.isfinite(s) else None
             for x, s in zip(X, s_rows)]
-    rows = np.array([r for r, k in enumerate(keys) if k is not None and k not in bayes._PM_MEMO],
+    rows = np.array([r for r, k in enumerate(keys) if k is not None and k not in memo.MEMO],
                     dtype=np.intp)                                   # rows not already stored
-    if rows.size < 2 or rows.size * X.shape[1] > bayes._PM_MEMO_VALUES // 2:
+    if rows.size < 2 or rows.size * X.shape[1] > memo.MEMO_VALUES // 2:
         return 0
     a, b = float(s_rows[rows].min()), float(s_rows[rows].max())
     if b - a > MEAN_MAX_WIDTH:
@@ -224,8 +223,8 @@ def prefill_means(X, S: float, n: int, s_rows) -> int:
     if not np.all(np.isfinite(table)) or not np.all(
             np.abs(core._bary_eval(nodes, table, checks) - exact) <= 1e-12):
         return 0
-    if sum(v.size for v in bayes._PM_MEMO.values()) + rows.size * X.shape[1] > bayes._PM_MEMO_VALUES:
-        bayes._PM_MEMO.clear()
+    if sum(v.size for v in memo.MEMO.values()) + rows.size * X.shape[1] > memo.MEMO_VALUES:
+        memo.MEMO.clear()
     w = core._bary_weights(MEAN_NODES)
     for j, r in enumerate(rows):
         s = float(s_rows[r])
@@ -237,5 +236,5 @@ def prefill_means(X, S: float, n: int, s_rows) -> int:
             lm = (cw @ table) / cw.sum()
         out = np.exp(lm[inv[j]])
         out.setflags(write=False)
-        bayes._PM_MEMO[keys[r]] = out
+        memo.MEMO[keys[r]] = out
     return int(rows.size)

@@ -46,6 +46,12 @@ def cut_threshold(estimate: Estimate, alpha: float = 2.0) -> float:
     return float(ndtri(1.0 - a / est.d) * est.sigma)
 
 
+def _cut_rows(estimate: Estimate, F: np.ndarray, alpha: float = 2.0) -> np.ndarray:
+    """:func:`base_cut` of every row of the raw estimates ``F`` (B, d) of ``estimate``'s setting."""
+    t = max(cut_threshold(estimate, alpha), 0.0)
+    return np.where(F >= t, F, 0.0)
+
+
 @register(
     "base",
     description="Use the unbiased estimate f̃ as is",
@@ -53,6 +59,7 @@ def cut_threshold(estimate: Estimate, alpha: float = 2.0) -> float:
     complexity="O(d)",
     reference="Wang et al. arXiv §3.1 (Base), Table 1; NDSS 2020 §IV",
     notes="Sums to one exactly for GRR (counts sum to n), only in expectation for other oracles.",
+    label="Base", family="closed-form", batched=lambda estimate, F: F, analytic=True,
 )
 def base(estimate: Estimate) -> np.ndarray:
     """Base (arXiv §3.1): return f̃ unchanged (a float64 copy, so callers may write to it)."""
@@ -67,6 +74,7 @@ def base(estimate: Estimate) -> np.ndarray:
     reference="Wang et al. arXiv §3.1 (Base-Pos), Table 1; NDSS 2020 §IV-A, Lemma 1",
     notes="Weak order: all negative estimates become tied at 0 (f̃ = (-0.2, -0.1) -> (0, 0)). "
           "Sum >= sum(f̃), typically > 1 (positive bias, NDSS Lemma 1).",
+    label="Base-Pos", family="closed-form", batched=lambda estimate, F: np.maximum(F, 0.0),
 )
 def base_pos(estimate: Estimate) -> np.ndarray:
     """Base-Pos (arXiv §3.1): f'_v = max(f̃_v, 0)."""
@@ -82,6 +90,7 @@ def base_pos(estimate: Estimate) -> np.ndarray:
     notes="Weak order: every estimate below T becomes tied at 0. alpha=0.05 gives the threshold of "
           "Erlingsson et al. / Jia & Gong's OUE-Zero. When alpha >= d/2, T <= 0 and Base-Cut is "
           "Base-Pos (negative estimates are always cut, so the output is non-negative).",
+    label="Base-Cut", family="closed-form", batched=lambda estimate, F, alpha=2.0: _cut_rows(estimate, F, alpha),
 )
 def base_cut(estimate: Estimate, alpha: float = 2.0) -> np.ndarray:
     """Base-Cut (arXiv §3.1, Eq. 9): keep f̃_v when f̃_v ≥ T, set it to 0 otherwise.

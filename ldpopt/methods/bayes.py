@@ -83,11 +83,15 @@ from ..estimate import Estimate
 from ..estimate import check_estimate as _check_estimate
 from . import _bayes_core as core
 from . import _power_fit as _pf
-from ._args import _DEFAULT_S_BOUNDS, _FITS, _PRIORS, _TAU_FLOOR, _check_bounds, _check_choice, _check_s, _real
-from ._bayes_reference import calibrate_reference, loglik_reference, power_reference
-from ._power_fit import _power_log_sums, _power_sum, _prior_logk_moments, _prior_mean_power, _score_power  # noqa: F401  (re-exported for callers and tests)
+from . import _power_prefit
+from ._posterior_memo import MEMO as _PM_MEMO, MEMO_VALUES as _PM_MEMO_VALUES, key as _pm_key  # the posterior-mean memo
+from ._args import (_DEFAULT_S_BOUNDS, _FITS, _PRIORS, _TAU_FLOOR, _check_bounds, _check_choice, _check_s,
+                    _real)
+from ._bayes_reference import calibrate_reference, loglik_reference, power_reference  # noqa: F401
+from ._power_fit import (  # noqa: F401  (re-exported for callers and tests)
+    _power_log_sums, _power_sum, _prior_logk_moments, _prior_mean_power, _score_power)
 from .normalize import project_simplex
-from .registry import register
+from .registry import ProblemStatement, register
 
 __all__ = ["calibrate", "calibrate_reference", "fit_gaussian", "fit_power_law", "loglik_reference",
            "noise_check", "noise_sd_counts", "power", "power_ns", "power_reference"]
@@ -118,22 +122,6 @@ def _engine_sd(est: Estimate) -> float:
 def _x(est: Estimate) -> np.ndarray:
     """Observed counts f̃_v·n (Wang) = f̂_v (Jia & Gong Eq. 3)."""
     return np.asarray(est.f_tilde, dtype=np.float64) * est.n
-
-
-# Memo of the posterior means: (digest of x, S, prior) -> E[k | x] (read-only). Power, PowerNS and
-# Calibrate (power law) compute the same posterior mean of the same resamples in a bootstrap of
-# every method; bounded by the number of stored values (2^24 float64, 128 MB), then cleared.
-_PM_MEMO: dict = {}
-_PM_MEMO_VALUES = 1 << 24
-
-
-def _pm_key(x, S, prior: core.Prior) -> tuple:
-    """Key of ``_PM_MEMO`` for the posterior mean of the counts ``x`` under ``prior``."""
-    import hashlib
-
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    return (hashlib.blake2b(x.tobytes(), digest_size=20).digest(), float(S), prior.kind, prior.n,
-            prior.s, prior.mu, prior.tau)
 
 
 def _posterior_mean_counts(x, S, prior: core.Prior, keys=None) -> np.ndarray:
@@ -270,6 +258,36 @@ def _resolve_s(est, s, fit, s_bounds):
     return _check_s(s)
 
 
+#: largest d at which Power's exponent is fitted for PowerNS's problem statement; above it
+#: s = POWER_S_FIXED (the statement is about the projection, true for any s; the fit takes ~4 s CPU
+#: at d = 10⁶)
+POWER_FIT_MAX_D = 100_000
+POWER_S_FIXED = 1.1
+
+
+def _posterior_instance(est: Estimate) -> dict:
+    """PowerNS's problem on ``est``: the projection of Power's posterior mean (exponent fitted by
+    Jia & Gong Eq. 16 up to :data:`POWER_FIT_MAX_D`, else :data:`POWER_S_FIXED`) onto the simplex;
+    the closed form is that projection of the mean already computed (Power runs once)."""
+    fitted = est.d <= POWER_FIT_MAX_D
+    s = fit_power_law(est) if fitted else POWER_S_FIXED
+    mean = power(est, s=s)
+    return {"objective": "posterior", "mean": mean, "closed": project_simplex(mean, 1.0),
+            "extra": {"power_s": s, "power_s_source": "fitted (Eq. 16)" if fitted else
+                      f"fixed (d > {POWER_FIT_MAX_D})"}}
+
+
+def _prepare_power_batch(estimates, params) -> None:
+    """Every resample's exponent fit and posterior mean at once (:mod:`._power_prefit`), when the
+    method would fit s by maximum likelihood under the power-law prior (its default options)."""
+    if params.get("s") is not None or params.get("fit", "mle") != "mle" \
+            or params.get("prior", "power-law") != "power-law" or not estimates:
+        return
+    lo, hi = _check_bounds(params.get("s_bounds", _DEFAULT_S_BOUNDS))
+    _power_prefit.prefit_rows(np.stack([_x(e) for e in estimates]), _engine_sd(estimates[0]), estimates[0].n,
+                              lo, hi)
+
+
 @register(
     "power",
     description="Fit a power-law prior on counts, output the posterior mean (min expected squared error)",
@@ -280,6 +298,7 @@ def _resolve_s(est, s, fit, s_bounds):
               "§IV-E Eq. 13; prior fit: Jia & Gong INFOCOM 2019 §III-C Eq. 16/17",
     notes="Every output is ≥ 1/n (prior support k ≥ 1), so Σf' ≥ d/n. Strictly increasing in f̃ "
           "(posterior mean under Gaussian noise: d f'/d x = Var_post/(σn)² > 0); equal f̃ give equal f'.",
+    label="Power", family="fitted", prepare_batch=_prepare_power_batch,
 )
 def power(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds=_DEFAULT_S_BOUNDS) -> np.ndarray:
     """Power (Wang et al. arXiv §3.2, Eq. 10): posterior mean of f_v under a power-law count prior.
@@ -313,6 +332,10 @@ def power(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds
     complexity="Power + expected O(d)",
     reference="Wang et al. NDSS 2020 §IV-E (PowerNS), Table I; arXiv §3.2 Eq. 10 + §3.3 Norm-Sub",
     notes="Weak order: Norm-Sub may set several small Power outputs to the same 0.",
+    label="PowerNS", family="fitted", prepare_batch=_prepare_power_batch,
+    derived_from=("power", lambda f_power: project_simplex(f_power, 1.0)),
+    problem=ProblemStatement("posterior", "PowerNS is the unweighted Euclidean projection of Power's posterior "
+                             "mean onto the simplex (NDSS §IV-E)", _posterior_instance),
 )
 def power_ns(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds=_DEFAULT_S_BOUNDS) -> np.ndarray:
     """PowerNS (NDSS 2020 §IV-E): :func:`power` followed by Norm-Sub (:func:`project_simplex`)."""
@@ -328,6 +351,7 @@ def power_ns(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bou
               "Eq. 15-16 (power law, MLE), Eq. 17-21 (mean-variance)",
     notes="prior='power-law' equals Power (k ≥ 1, outputs ≥ 1/n); prior='gaussian' has support "
           "k = 0..n. Strictly increasing in f̃ for either prior.",
+    label="Calibrate", family="fitted", variant_of="power", prepare_batch=_prepare_power_batch,
 )
 def calibrate(estimate: Estimate, prior: str = "power-law", fit: str = "mle", *, s: float | None = None,
               mu: float | None = None, tau: float | None = None, s_bounds=_DEFAULT_S_BOUNDS) -> np.ndarray:

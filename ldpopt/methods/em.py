@@ -93,17 +93,10 @@ import numpy as np
 from ..estimate import Estimate
 from ..estimate import check_estimate as _check_estimate
 from ._args import _check_choice, _check_max_iter
-from ._em_exact import ConvergenceError, ConvergenceWarning, _exact_multinomial, _separable_solve
-from ._em_loglik import (
-    _LOGLIK,
-    _check_f,
-    _scale,
-    loglik_binomial,
-    loglik_binomial_grad,
-    loglik_multinomial,
-    loglik_multinomial_grad,
-)
-from .registry import register
+from ._em_exact import ConvergenceError, ConvergenceWarning, _exact_multinomial, _root_pi, _separable_solve
+from ._em_loglik import (_LOGLIK, _check_f, _scale, loglik_binomial, loglik_binomial_grad,  # noqa: F401
+                         loglik_multinomial, loglik_multinomial_grad)
+from .registry import ProblemStatement, register
 
 __all__ = [
     "ConvergenceError",
@@ -194,6 +187,15 @@ def _oracle_likelihood(name: str) -> str | None:
         return oracles.oracle_class(name).likelihood
     except ValueError:
         return None
+
+
+def _why_not(est: Estimate, likelihood: str = "auto", **params) -> str | None:
+    """Why EM does not apply to ``est`` with these parameters (None when it does): with
+    ``likelihood="auto"`` the oracle must be one whose exact likelihood EM knows."""
+    if likelihood != "auto" or est.oracle.lower() in MULTINOMIAL_ORACLES | BINOMIAL_ORACLES:
+        return None
+    return (f"em knows the exact likelihood of {sorted(MULTINOMIAL_ORACLES | BINOMIAL_ORACLES)} only, not "
+            f"of oracle {est.oracle!r} (pass likelihood='multinomial' or 'binomial')")
 
 
 def _check_tol(tol) -> float:
@@ -324,6 +326,10 @@ def solve_mle(estimate: Estimate, likelihood: str = "auto", method: str = "exact
           "increases with c_v for the binomial), so order is kept but values below the cut tie at 0. "
           "The binomial likelihood is a composite likelihood: exact per count, counts treated as "
           "independent (exactly so for OUE/SUE given the histogram).",
+    label="EM", family="iterative", applies=_why_not,
+    problem=ProblemStatement("likelihood", "EM/IBU's fixed point maximises the exact likelihood of the support "
+                             "counts on the simplex: multinomial for GRR, per-bit binomial otherwise (arXiv "
+                             "§3.4 Eq. 11)", lambda est: {"objective": likelihood_for(est)}),
 )
 def em(estimate: Estimate, likelihood: str = "auto", method: str = "exact", *,
        max_iter: int = 10_000, tol: float = 1e-9, on_fail: str = "raise") -> np.ndarray:

@@ -110,7 +110,7 @@ from ._args import _check_max_iter
 from ._mle_printed import mle_apx_formula_arxiv, mle_apx_formula_ndss
 from ._threshold import top_support
 from .baseline import _check_estimate
-from .registry import register
+from .registry import ProblemStatement, register
 
 __all__ = ["mle_apx", "mle_apx_formula_arxiv", "mle_apx_formula_ndss", "mle_apx_lambda", "mle_apx_paper",
            "mle_apx_paper_iterate", "mle_gradient", "mle_objective"]
@@ -122,6 +122,14 @@ def _params_checked(est: Estimate) -> None:
         raise ValueError(f"MLE-Apx cannot run at epsilon={est.epsilon!r} with oracle {est.oracle!r}: it "
                          f"needs 0 < q and p < 1 (Eq. 13's variance q(1-q) + f(p-q)(1-p-q) must be > 0 "
                          f"on [0, 1]), got p={p!r}, q={q!r}")
+
+
+def _why_not(est: Estimate, **params) -> str | None:
+    """Why MLE-Apx does not apply to ``est`` (None when it does): Eq. 13 needs 0 < q and p < 1."""
+    if not (est.q > 0.0 and est.p < 1.0):
+        return (f"MLE-Apx needs 0 < q and p < 1 (Eq. 13's variance must be > 0), got p={est.p!r}, q={est.q!r} "
+                f"(oracle {est.oracle!r}, epsilon={est.epsilon!r})")
+    return None
 
 
 def _params(est: Estimate):
@@ -294,6 +302,9 @@ def _x_star_brentq(est: Estimate, a, B, s, C, polish: bool) -> float:
     reference="Wang et al. arXiv §3.4, Eq. 13–14, Appendix A; NDSS 2020 §IV-D, Eq. 12, Appendix B",
     notes="Weak order: values with γ f̃_v + δ ≤ 0 tie at 0 (γ > 0). Needs 0 < q, p < 1. "
           "Equals Norm-Sub exactly when p + q = 1.",
+    label="MLE-Apx", family="closed-form", applies=_why_not,
+    problem=ProblemStatement.fixed("weighted-mle", "MLE-Apx is the minimiser of the weighted MLE of Eq. 13 on the "
+                                    "simplex (arXiv §3.4, Eq. 13-14, App. A; NDSS §IV-D)", "weighted-mle"),
 )
 def mle_apx(estimate: Estimate, method: str = "sort", polish: bool = True) -> np.ndarray:
     """MLE-Apx (arXiv §3.4): the exact solution of Eq. 13 from its KKT conditions.
@@ -367,6 +378,10 @@ def mle_apx_paper_iterate(estimate: Estimate, max_iter: int | None = None):
     reference="Wang et al. arXiv §3.4 (Eq. 14 and 'In the actual implementation'), Appendix A",
     notes="Reaches the exact KKT optimum of Eq. 13 (proof in ldpopt.methods.mle), so it equals "
           "mle-apx up to rounding. Weak order: removed values tie at 0.",
+    label="MLE-Apx (paper)", family="iterative", applies=_why_not, variant_of="mle-apx",
+    problem=ProblemStatement.fixed("weighted-mle", "The paper's iterative partition (Eq. 14, move negatives to D0, "
+                                    "repeat) reaches the Eq. 13 optimum (arXiv §3.4 'In the actual implementation', "
+                                    "App. A)", "weighted-mle"),
 )
 def mle_apx_paper(estimate: Estimate, max_iter: int | None = None) -> np.ndarray:
     """MLE-Apx computed the paper's way; see :func:`mle_apx_paper_iterate` (``max_iter``: partition

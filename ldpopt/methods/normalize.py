@@ -21,7 +21,7 @@ from .._validation import check_float_array
 from ..estimate import Estimate
 from ._threshold import top_support
 from .baseline import _check_estimate, cut_threshold
-from .registry import register
+from .registry import ProblemStatement, register
 
 __all__ = ["norm", "norm_cut", "norm_hyb", "norm_mul", "norm_mul_rows", "norm_sub", "positive_mass", "project_simplex", "simplex_shift"]
 
@@ -154,6 +154,13 @@ def _rounding_bound(est: Estimate, values: np.ndarray) -> float:
     return 2.0 * _U * (5.0 * r * a.shape[0] + (4.0 + 4.0 * (p + q) / (p - q)) * tot) + _U * tot
 
 
+def _project_rows(F: np.ndarray) -> np.ndarray:
+    """:func:`norm_sub` of every row of ``F`` (B, d): one O(d) projection per row (candidates above a
+    lower bound on the shift), measured faster than a batched Michelot/sort over the whole array
+    (benchmarks/bench_uncertainty.py)."""
+    return np.stack([project_simplex(f) for f in F])
+
+
 # -- the methods ---------------------------------------------------------------------------------
 @register(
     "norm",
@@ -163,6 +170,8 @@ def _rounding_bound(est: Estimate, values: np.ndarray) -> float:
     reference="Wang et al. arXiv §3.2 (Norm), Table 1; NDSS 2020 §IV-B, Lemma 3 (unbiased)",
     notes="Order: strict in exact arithmetic; in floating point two estimates closer than the "
           "rounding unit of f̃ + δ can become equal.",
+    label="Norm", family="closed-form", analytic=True,
+    batched=lambda estimate, F: F + ((1.0 - F.sum(axis=1)) / F.shape[1])[:, None],
 )
 def norm(estimate: Estimate) -> np.ndarray:
     """Norm (arXiv §3.2): f'_v = f̃_v + δ, δ = (1 − Σ_x f̃_x)/d. Unbiased (NDSS Lemma 3), may be < 0."""
@@ -178,6 +187,8 @@ def norm(estimate: Estimate) -> np.ndarray:
     reference="Wang et al. arXiv §3.3 (Norm-Mul), Table 1; NDSS 2020 §IV-B",
     notes="Weak order: negative estimates tie at 0. If no estimate is positive (no γ > 0 exists) "
           "the output is the uniform distribution 1/d (a choice: the paper is silent).",
+    label="Norm-Mul", family="closed-form", batched=lambda estimate, F: norm_mul_rows(F),
+    pivot_scale=lambda F: positive_mass(F),
 )
 def norm_mul(estimate: Estimate) -> np.ndarray:
     """Norm-Mul (arXiv §3.3): f'_v = max(γ f̃_v, 0) with γ such that Σ_v max(γ f̃_v, 0) = 1,
@@ -229,6 +240,7 @@ def _tie_closed_top_threshold(values_desc: np.ndarray, limit: float, strict: boo
           "Σ max(f̃,0) (shortfall 1 − Σ max(f̃,0)); otherwise it is the largest tie-closed top "
           "prefix sum <= 1 (adding back the largest cut tie group would exceed 1). If max f̃ > 1 every "
           "estimate is cut and the output is all zeros. Weak order: cut values tie at 0.",
+    label="Norm-Cut", family="closed-form",
 )
 def norm_cut(estimate: Estimate) -> np.ndarray:
     """Norm-Cut (arXiv §3.3).
@@ -270,6 +282,9 @@ def norm_cut(estimate: Estimate) -> np.ndarray:
               "§IV-B, §IV-C, Appendix A",
     notes="Equals the Euclidean projection onto the probability simplex. Weak order: values with "
           "f̃_v ≤ −δ tie at 0.",
+    label="Norm-Sub", family="closed-form", batched=lambda estimate, F: _project_rows(F),
+    problem=ProblemStatement.fixed("cls", "Norm-Sub is the CLS solution, argmin ||f - f~||_2 on the simplex "
+                                    "(arXiv §3.5, App. B; NDSS §IV-C, App. A)", "cls"),
 )
 def norm_sub(estimate: Estimate) -> np.ndarray:
     """Norm-Sub (arXiv §3.3): f'_v = max(f̃_v + δ, 0) with δ such that Σ_v max(f̃_v + δ, 0) = 1.
@@ -290,6 +305,7 @@ def norm_sub(estimate: Estimate) -> np.ndarray:
     notes="Not order preserving (contrary to arXiv §3.6): when the kept values sum well below 1 "
           "the rest is shifted up, e.g. f̃ = (0.3, 0.29, -0.5, -0.5) with only 0.3 kept gives "
           "(0.3, 0.7, 0, 0). Tied values at the kept/adjusted boundary are kept or adjusted together.",
+    label="Norm-Hyb", family="closed-form",
 )
 def norm_hyb(estimate: Estimate, alpha: float | None = None, k: int | None = None) -> np.ndarray:
     """Norm-Hyb (arXiv §3.3): keep the estimates above a threshold unchanged, Norm-Sub the others to

@@ -1,8 +1,33 @@
-"""The registry of post-processing methods and their Table-1 metadata (Wang et al. arXiv Table 1).
+"""The registry of post-processing methods: one record per method carrying what ldpopt knows about it.
 
 A method is a function ``f(estimate: Estimate, **params) -> ndarray`` returning the post-processed
-frequency vector (float64, length d). Register it with :func:`register`; look it up with
-:func:`get`, list all with :func:`available`, run one with :func:`postprocess`.
+frequency vector (float64, length d). Register it with :func:`register` in its own module; every
+feature asks the record (:class:`MethodInfo`), never the method's name:
+
+* Table-1 metadata (Wang et al. arXiv Table 1): ``non_negative``, ``sums_to_one``,
+  ``order_preserving``, ``complexity``, ``reference``, ``notes`` (:func:`available`);
+* ``label`` (figures, tables) and ``family``: ``"closed-form"`` (a formula, O(d) or O(d log d)),
+  ``"fitted"`` (fits a model to the estimate first: Power's prior), ``"iterative"`` (iterates to a
+  tolerance: EM, the paper's MLE-Apx loop) — the candidates of ``choose``, the runs the experiments
+  thin out (``slow_methods``), the Monte-Carlo claims' repetitions;
+* ``applies(estimate, **params)``: the method's own test of an estimate, returning ``None`` or the
+  one-line reason it does not apply (:meth:`MethodInfo.why_not`, for a caller that runs many methods
+  and skips those that do not apply; :func:`postprocess` refuses with the reason);
+* ``batched``: ``batched(estimate, F, **params)`` on a (B, d) batch of raw estimates, equal row by
+  row to the method (the bootstrap, ``choose``); ``prepare_batch(estimates, params)``: work shared by
+  the per-row calls of a batch, done once (Power's exponent fits);
+* ``problem``: the :class:`ProblemStatement` the method claims to solve (``verify``'s equivalence
+  rows and :func:`ldpopt.testing.check_method` check it with the problem layer's certificate);
+* ``analytic``: exact analytic intervals exist (:mod:`ldpopt.uncertainty.analytic`);
+* ``pivot_scale(F)``: the bootstrap interval pivots on the output times this per-row scale of the raw
+  estimates (Norm-Mul: its divisor Σ max(f̃, 0), :mod:`ldpopt.uncertainty.bootstrap`);
+* ``derived_from``: ``(method, g)``: the output is ``g`` of that method's output with the same
+  parameters (PowerNS = Norm-Sub of Power), so a caller running both computes the other once;
+* ``variant_of``: the method computes another registered method's answer another way (``choose``
+  ranks the original only).
+
+:func:`resolve` turns anything a user may pass for a method — a name, a record, a plain callable,
+``"FILE.py:NAME"`` — into a record; every entry point calls it.
 """
 
 from __future__ import annotations
@@ -15,12 +40,40 @@ import numpy as np
 
 from ..estimate import Estimate, check_estimate
 
-__all__ = ["MethodInfo", "available", "get", "parameters", "postprocess", "register"]
+__all__ = ["FAMILIES", "MethodInfo", "ProblemStatement", "available", "get", "names", "parameters",
+           "postprocess", "register", "resolve", "unregister"]
+
+#: the families a method may declare (``None``: not declared, e.g. a plain callable)
+FAMILIES = ("closed-form", "fitted", "iterative")
+
+
+@dataclass(frozen=True)
+class ProblemStatement:
+    """The convex problem a method claims to solve, as the problem layer states it.
+
+    ``name``: the problem's short name (the claim is ``"<method>=<name>"``, e.g. ``"norm-sub=cls"``);
+    ``statement``: one sentence with its source (paper, section, equation); ``build(estimate)`` →
+    a dict with ``objective`` (a name :class:`ldpopt.problems.Problem` accepts, e.g. ``"cls"``,
+    ``"weighted-mle"``, ``"multinomial"``) and optionally ``mean`` (the objective's centre where it
+    has one, e.g. the posterior mean of ``"posterior"``), ``closed`` (the method's answer when it is
+    cheaper from ``mean`` than from a second call), ``extra`` (numbers recorded with the claim) and
+    ``constraints`` (None: the probability simplex).
+    """
+
+    name: str
+    statement: str
+    build: Callable[[Estimate], dict] = field(repr=False)
+
+    @staticmethod
+    def fixed(name: str, statement: str, objective: str, constraints=None) -> ProblemStatement:
+        """A statement whose objective does not depend on the estimate (``objective`` on the simplex
+        when ``constraints`` is None)."""
+        return ProblemStatement(name, statement, lambda est: {"objective": objective, "constraints": constraints})
 
 
 @dataclass(frozen=True)
 class MethodInfo:
-    """What the registry knows about a method.
+    """What ldpopt knows about a method (module docstring).
 
     ``non_negative`` / ``sums_to_one``: ``"yes"``, ``"no"`` or ``"almost"`` (Table 1's wording;
     ``"almost"`` comes with ``notes`` saying exactly when the property fails).
@@ -37,68 +90,235 @@ class MethodInfo:
     complexity: str
     reference: str
     notes: str = ""
+    label: str = ""
+    family: str | None = None
+    applies: Callable[..., str | None] | None = field(default=None, repr=False)
+    batched: Callable[..., np.ndarray] | None = field(default=None, repr=False)
+    prepare_batch: Callable[[list, dict], None] | None = field(default=None, repr=False)
+    problem: ProblemStatement | None = field(default=None, repr=False)
+    analytic: bool = False
+    variant_of: str | None = None
+    pivot_scale: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
+    derived_from: tuple | None = field(default=None, repr=False)
+    declared: bool = True
+
+    def __post_init__(self):
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
+
+    def why_not(self, estimate: Estimate, **params) -> str | None:
+        """``None`` when the method (with ``params``) applies to ``estimate``, else the method's
+        one-line reason."""
+        return None if self.applies is None else self.applies(estimate, **params)
+
+    def __call__(self, estimate: Estimate, /, **params) -> np.ndarray:
+        """The method on ``estimate`` (:func:`postprocess`)."""
+        return postprocess(estimate, self, **params)
 
 
 _METHODS: dict[str, MethodInfo] = {}
 _TRI = {"yes", "no", "almost", "weak"}
 
 
-def register(name: str, *, description: str, non_negative: str, sums_to_one: str,
-             order_preserving: str, complexity: str, reference: str, notes: str = ""):
-    """Decorator adding a method to the registry under ``name`` (lower-case, e.g. ``"norm-sub"``)."""
+def _check_record(name, family, non_negative, sums_to_one, order_preserving) -> None:
+    if not isinstance(name, str) or not name or name != name.strip():
+        raise ValueError(f"name must be a non-empty string without surrounding spaces, got {name!r}")
     for label, value in (("non_negative", non_negative), ("sums_to_one", sums_to_one),
                          ("order_preserving", order_preserving)):
         if value not in _TRI:
             raise ValueError(f"{label} must be one of {sorted(_TRI)}, got {value!r}")
+    if family is not None and family not in FAMILIES:
+        raise ValueError(f"family must be one of {list(FAMILIES)} or None, got {family!r}")
+
+
+def register(name: str, *, description: str, non_negative: str, sums_to_one: str,
+             order_preserving: str, complexity: str, reference: str, notes: str = "", label: str = "",
+             family: str | None = None, applies=None, batched=None, prepare_batch=None,
+             problem: ProblemStatement | None = None, analytic: bool = False, variant_of: str | None = None,
+             pivot_scale=None, derived_from: tuple | None = None):
+    """Decorator adding a method to the registry under ``name`` (lower-case, e.g. ``"norm-sub"``),
+    with its Table-1 metadata and optional capabilities (module docstring). Returns the function
+    unchanged."""
+    _check_record(name, family, non_negative, sums_to_one, order_preserving)
+    if problem is not None and not isinstance(problem, ProblemStatement):
+        raise TypeError(f"problem must be a ProblemStatement, got {type(problem).__name__}")
 
     def deco(func):
-        if name in _METHODS:
+        _check_signature(func, f"method {name!r}")
+        if name.lower() in _METHODS:
             raise ValueError(f"method {name!r} is registered twice")
-        _METHODS[name] = MethodInfo(name, func, description, non_negative, sums_to_one,
-                                    order_preserving, complexity, reference, notes)
+        _METHODS[name.lower()] = MethodInfo(name.lower(), func, description, non_negative, sums_to_one,
+                                            order_preserving, complexity, reference, notes, label, family,
+                                            applies, batched, prepare_batch, problem, analytic, variant_of,
+                                            pivot_scale, derived_from)
         return func
 
     return deco
 
 
-def get(name: str) -> MethodInfo:
-    """The :class:`MethodInfo` registered as ``name``."""
-    if not isinstance(name, str) or name.lower() not in _METHODS:
+def unregister(name: str) -> None:
+    """Remove a registered method (a notebook cell run twice, a test's toy method)."""
+    _METHODS.pop(get(name).name)
+
+
+def _check_signature(func, where: str) -> None:
+    """``func`` must take the estimate as its one required positional argument."""
+    if not callable(func):
+        raise TypeError(f"{where}: a method is a function f(estimate, **params), got a {type(func).__name__}")
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return  # a builtin without a signature: called as it is
+    pos = [p for p in sig.parameters.values()
+           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    required = [p for p in pos if p.default is p.empty and p.kind != p.VAR_POSITIONAL]
+    if not pos or len(required) > 1:
+        raise TypeError(f"{where}: a method is a function f(estimate, **params) with one required "
+                        f"positional argument, got {getattr(func, '__name__', func)}{sig}")
+
+
+def names(family: str | None = None, *, variants: bool = True) -> list[str]:
+    """Registered method names in registration order; ``family``: only that family; ``variants=False``
+    leaves out the methods that are another method's answer computed another way (``variant_of``)."""
+    if family is not None and family not in FAMILIES:
+        raise ValueError(f"family must be one of {list(FAMILIES)}, got {family!r}")
+    return [m.name for m in _METHODS.values()
+            if (family is None or m.family == family) and (variants or m.variant_of is None)]
+
+
+def get(name) -> MethodInfo:
+    """The :class:`MethodInfo` registered as ``name`` (a record or a callable: :func:`resolve`)."""
+    if isinstance(name, str) and name.lower() in _METHODS:
+        return _METHODS[name.lower()]
+    if isinstance(name, str) and not _is_file_reference(name):
         raise ValueError(f"method must be one of {sorted(_METHODS)}, got {name!r}")
-    return _METHODS[name.lower()]
+    return resolve(name)
+
+
+def _is_file_reference(spec: str) -> bool:
+    from .._userfunc import is_reference
+
+    return is_reference(spec)
+
+
+def _wrap(func, name: str | None = None) -> MethodInfo:
+    """A record for a plain callable: nothing declared beyond its name and its own docstring."""
+    for info in _METHODS.values():
+        if info.func is func:
+            return info
+    name = name or getattr(func, "__name__", type(func).__name__)
+    doc = (inspect.getdoc(func) or "").split("\n\n")[0].replace("\n", " ")
+    return MethodInfo(name, func, doc or "a function of the user's own", "no", "no", "no", "not declared",
+                      "not declared", declared=False)
+
+
+def resolve(spec, *, base=None, where: str = "method") -> MethodInfo:
+    """The method ``spec`` names, as a :class:`MethodInfo`: a registered name (any case), a record,
+    a callable ``f(estimate, **params)`` (a registered function gives its record; any other is
+    wrapped, nothing declared), or ``"FILE.py:NAME"`` / ``"MODULE:NAME"`` (FILE relative to ``base``,
+    default the current directory; NAME a registered record, a function registered by decorator in
+    the file, or a plain function, which is then registered under NAME with nothing declared, so that
+    every feature keyed by name finds it). ``where`` names the argument in every error (one line). A
+    plain callable passed as an object is wrapped, not registered."""
+    from .._userfunc import is_reference, load_attribute
+
+    if isinstance(spec, MethodInfo):
+        return spec
+    if isinstance(spec, str):
+        if spec.lower() in _METHODS:
+            return _METHODS[spec.lower()]
+        if not is_reference(spec):
+            raise ValueError(f"{where}: method must be one of {sorted(_METHODS)}, a function, or "
+                             f"FILE.py:NAME, got {spec!r}")
+        obj = load_attribute(spec, base, where)
+        if isinstance(obj, MethodInfo):
+            return obj
+        if not callable(obj):
+            raise TypeError(f"{where}: {spec} is a {type(obj).__name__}, not a function")
+        _check_signature_as(obj, f"{where}: {spec}")
+        info = _wrap(obj, spec.rpartition(":")[2])
+        if not info.declared:  # a plain function from a file: registered under its name, so every
+            # feature that keys by name (experiment tables, --param, choose's ranking) finds it
+            held = _METHODS.get(info.name)
+            if held is not None and held.func is not obj:
+                raise ValueError(f"{where}: {spec}: another method is already registered as {info.name!r}")
+            info = _METHODS.setdefault(info.name, info)
+        return info
+    if callable(spec):
+        _check_signature_as(spec, where)
+        return _wrap(spec)
+    raise TypeError(f"{where}: a method is a registered name, a function or FILE.py:NAME, "
+                    f"got {type(spec).__name__}")
+
+
+def _check_signature_as(func, where: str) -> None:
+    try:
+        _check_signature(func, where)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def available():
-    """All registered methods with their Table-1 metadata, as a pandas DataFrame indexed by name
-    (a :class:`~ldpopt._table.WholeTable`: ``print`` shows every column and every note whole)."""
+    """All registered methods with their Table-1 metadata, label and family, as a pandas DataFrame
+    indexed by name (a :class:`~ldpopt._table.WholeTable`: ``print`` shows every column and every
+    note whole)."""
     from .._table import WholeTable
 
-    columns = ["name", "description", "non_negative", "sums_to_one", "order_preserving",
+    columns = ["name", "label", "family", "description", "non_negative", "sums_to_one", "order_preserving",
                "complexity", "reference", "notes"]
     rows = [{c: getattr(info, c) for c in columns} for info in _METHODS.values()]
     return WholeTable(rows, columns=columns).set_index("name").sort_index()
 
 
-def parameters(name: str) -> dict[str, inspect.Parameter]:
+def parameters(name) -> dict[str, inspect.Parameter]:
     """The keyword parameters of method ``name`` (everything after the estimate), by name."""
     sig = inspect.signature(get(name).func)
     return {k: v for k, v in list(sig.parameters.items())[1:]
             if v.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
 
 
-def postprocess(estimate: Estimate, method: str, /, **params) -> np.ndarray:
-    """Run the registered ``method`` on ``estimate`` and return the post-processed frequencies.
+def postprocess(estimate: Estimate, method, /, **params) -> np.ndarray:
+    """Run ``method`` (a registered name, a record, a callable or ``"FILE.py:NAME"``: :func:`resolve`)
+    on ``estimate`` and return the post-processed frequencies.
 
     ``estimate`` and ``method`` are positional-only, so every keyword in ``params`` goes to the
     method, including parameters that are themselves called ``method`` (MLE-Apx's
     ``method="brentq"``, EM's ``method="iterative"``) or ``estimate``. A keyword the method does
     not have is a ``TypeError`` naming it and listing the method's parameters (:func:`parameters`).
+    A method that does not apply to the estimate (:meth:`MethodInfo.why_not`) is a ``ValueError``
+    with its reason; an output that is not a finite float vector of length d is a ``ValueError``.
     """
-    check_estimate(estimate)
-    info = get(method)
-    known = parameters(info.name)
+    est = check_estimate(estimate)
+    info = resolve(method)
+    known = parameters(info)
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in inspect.signature(info.func).parameters.values())
     unknown = [k for k in params if k not in known]
-    if unknown:
+    if unknown and not takes_any:
         raise TypeError(f"method {info.name!r} has no parameter {unknown[0]!r}; "
                         f"its parameters are {sorted(known)}")
-    return info.func(estimate, **params)
+    why = info.why_not(est, **params)
+    if why is not None:
+        raise ValueError(f"method {info.name!r} does not apply to this estimate: {why}")
+    if info.declared:
+        return info.func(est, **params)
+    from .._userfunc import UserCodeError
+
+    try:
+        out = info.func(est, **params)
+    except Exception as exc:  # the user's code: one line naming it, their traceback chained
+        raise UserCodeError(f"method {info.name!r} raised {type(exc).__name__}: {exc}") from exc
+    return _checked_output(out, est, info.name)
+
+
+def _checked_output(out, est: Estimate, name: str) -> np.ndarray:
+    """A user function's output as float64 (d,), refused if it is not one (a silent wrong shape would
+    broadcast in every metric)."""
+    try:
+        arr = np.asarray(out, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"method {name!r} returned {type(out).__name__}, not a frequency vector ({exc})") from None
+    if arr.shape != (est.d,):
+        raise ValueError(f"method {name!r} returned shape {arr.shape}, expected ({est.d},)")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"method {name!r} returned non-finite values")
+    return arr

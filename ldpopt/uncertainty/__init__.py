@@ -76,8 +76,9 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
     Parameters
     ----------
     estimate : Estimate
-    method : str
-        A registered method.
+    method : str, MethodInfo or callable
+        A registered method's name, a record, a plain callable ``f(estimate)`` or ``"FILE.py:NAME"``
+        (:func:`ldpopt.methods.resolve`).
     level : float
         Nominal coverage in (0, 1).
     query : None, str or subsets
@@ -107,7 +108,8 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
         MLE-Apx, ...; the batched closed forms do not call it): a progress bar's ``update``.
     """
     est = check_estimate(estimate)
-    name = _methods.get(method).name
+    info = _methods.resolve(method)
+    name = info.name
     q = parse_query(query)
     gen = as_generator(rng)
     subsets = None
@@ -118,13 +120,13 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
     if q.kind == "topk":
         if q.k > est.d:
             raise ValueError(f"query topk:{q.k}: K must be <= d = {est.d}")
-        return _warn_fallback(topk_query(est, name, level, q.k, n_resamples=n_resamples, interval=interval,
+        return _warn_fallback(topk_query(est, info, level, q.k, n_resamples=n_resamples, interval=interval,
                                          rng=gen, params=params, target=target, selection=selection))
-    use_analytic = interval is None and supports_analytic(est, name, subsets)
+    use_analytic = interval is None and info.analytic and supports_analytic(est, name, subsets)
     if use_analytic:
         res = analytic(est, name, level, queries=subsets)
     else:
-        res = bootstrap(est, name, level, queries=subsets, n_resamples=n_resamples,
+        res = bootstrap(est, info, level, queries=subsets, n_resamples=n_resamples,
                         interval=interval or "basic", rng=gen, params=params, progress=progress)
     _warn_fallback(res)
     if q.kind == "hh":

@@ -41,7 +41,7 @@ from .._validation import as_generator
 from .analytic import analytic, pair_parameters
 from .bootstrap import FALLBACK_SE, _boundary_hull, _check_level, _check_resamples, ratio_pivot
 from .fit import plausible_truth, population
-from .resample import BATCHED, POWER_FITTED, apply_batch, draw_counts, oracle_of, resample_estimates
+from .resample import apply_batch, draw_counts, oracle_of, resample_estimates
 
 __all__ = ["bootstrap_many"]
 
@@ -59,7 +59,7 @@ def bootstrap_many(estimates, methods, levels, n_resamples: int = 200, seeds=Non
 
     levels = [_check_level(lv) for lv in levels]
     B = _check_resamples(n_resamples)
-    names = [_methods.get(m).name for m in methods]
+    infos = [_methods.resolve(m) for m in methods]
     params = dict(params or {})
     estimates = list(estimates)
     seeds = list(range(len(estimates))) if seeds is None else list(seeds)
@@ -79,13 +79,15 @@ def bootstrap_many(estimates, methods, levels, n_resamples: int = 200, seeds=Non
         F = (C / est.n - est.q) / (est.p - est.q)
         keep = ~(world < FALLBACK_SE * analytic(est, "base", levels[0]).se)  # not flagged by the fit
         out: dict[tuple, tuple[np.ndarray, ...]] = {}  # (method, level, key) or ("raw", method, level, key)
-        ests = None if all(m in BATCHED for m in names) else resample_estimates(est, C)
-        fitted = False  # the power-law prefit of these resamples has run (item 4 of the module doc)
-        for name in names:
-            boot = apply_batch(est, name, F, counts=C, estimates=ests, prefit=not fitted, **params)
-            fitted = fitted or name in POWER_FITTED
-            T = _methods.get(name).func(est, **params)
-            _, Tp, bootp = ratio_pivot(name, est.f_tilde, F, T, boot)
+        ests = None if all(m.batched is not None for m in infos) else resample_estimates(est, C)
+        prepared = set()  # the batch preparations run on these resamples (Power's prefit, item 4 of the module doc)
+        for info in infos:
+            name = info.name
+            boot = apply_batch(est, info, F, counts=C, estimates=ests, prefit=info.prepare_batch not in prepared,
+                               **params)
+            prepared.add(info.prepare_batch)
+            T = _methods.postprocess(est, info, **params)
+            _, Tp, bootp = ratio_pivot(info, est.f_tilde, F, T, boot)
             Q = np.quantile(bootp[:, keep] - world[keep], probs, axis=0)
             for i, lv in enumerate(levels):
                 lo, hi = np.full(est.d, np.nan), np.full(est.d, np.nan)

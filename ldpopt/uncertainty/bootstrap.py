@@ -95,26 +95,31 @@ from .fit import plausible_truth, population
 from .resample import apply_batch, draw_counts, oracle_of
 from .result import Uncertainty
 
-__all__ = ["INTERVALS", "RATIO_PIVOT", "bootstrap", "interval_from", "limits", "positive_mass", "ratio_pivot",
+__all__ = ["INTERVALS", "bootstrap", "interval_from", "limits", "positive_mass", "ratio_pivot",
            "resample_method"]
 
 INTERVALS = ("basic", "percentile", "normal")
 
-# methods whose interval is built on the rescaled output T·S (see "Norm-Mul" in the module docstring)
-RATIO_PIVOT = ("norm-mul",)
+
+def __getattr__(name: str):
+    """``RATIO_PIVOT`` of earlier releases: the methods declaring a ``pivot_scale`` (the registry)."""
+    if name == "RATIO_PIVOT":
+        return tuple(m for m in _methods.names() if _methods.get(m).pivot_scale is not None)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # entries the fit puts within this many Base standard errors of 0 get Base's interval (module
 # docstring, "Where the method's interval is not trusted")
 FALLBACK_SE = 5.0
 
 
-def ratio_pivot(name: str, f_tilde, F, T, boot):
+def ratio_pivot(method, f_tilde, F, T, boot):
     """(scale, T·S, T*·S*) for a method whose interval pivots on its rescaled output (Norm-Mul:
     module docstring; S = :func:`~ldpopt.methods.normalize.positive_mass` of f̃, S* of each
     re-drawn F*), (None, T, T*) for any other."""
-    if name not in RATIO_PIVOT:
+    pivot = _methods.resolve(method).pivot_scale
+    if pivot is None:
         return None, T, boot
-    scale = (positive_mass(f_tilde), positive_mass(F))
+    scale = (pivot(f_tilde), pivot(F))
     return scale, T * scale[0], boot * scale[1][:, None]
 
 
@@ -192,11 +197,12 @@ def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=N
         raise ValueError(f"boundary must be 'base' or None, got {boundary!r}")
     level = _check_level(level)
     B = _check_resamples(n_resamples)
-    name = _methods.get(method).name
+    info = _methods.resolve(method)
+    name = info.name
     params = dict(params or {})
-    world, boot, F = resample_method(estimate, name, B, rng, params, raw=True, progress=progress)
-    T = _methods.get(name).func(estimate, **params) if point is None else np.asarray(point, dtype=np.float64)
-    scale, Tp, bootp = ratio_pivot(name, estimate.f_tilde, F, T, boot)  # the pivot T·S − f (Norm-Mul)
+    world, boot, F = resample_method(estimate, info, B, rng, params, raw=True, progress=progress)
+    T = _methods.postprocess(estimate, info, **params) if point is None else np.asarray(point, dtype=np.float64)
+    scale, Tp, bootp = ratio_pivot(info, estimate.f_tilde, F, T, boot)  # the pivot T·S − f (Norm-Mul)
     if queries is not None:
         from ..queries import query_matrix
 
@@ -207,7 +213,7 @@ def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=N
     if scale is not None:  # se and bias describe T itself, the interval the rescaled pivot
         se, bias = boot.std(axis=0, ddof=1), boot.mean(axis=0) - world
     at0 = np.zeros(np.shape(T), dtype=bool)
-    if boundary == "base" and name not in ("base", "norm"):
+    if boundary == "base" and not info.analytic:  # Base and Norm are linear, unbiased: no clipping at 0
         base_boot = None if queries is None else np.asarray((U @ F.T).T)
         lo, hi, at0 = _boundary_hull(estimate, level, queries, world, lo, hi, base_boot=base_boot)
     how = (f"parametric bootstrap: {B} resamples of the {estimate.oracle} counts (joint-exact fast path) "
@@ -216,7 +222,7 @@ def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=N
            + ", clipped to [0, 1]"
            + (f"; Base's analytic interval at the {int(at0.sum())} flagged entries (fit within "
               f"{FALLBACK_SE:g} se of 0, or the interval excludes Base's point), hulled with it elsewhere"
-              if boundary == "base" and name not in ("base", "norm") else ""))
+              if boundary == "base" and not info.analytic else ""))
     extra_scale = {} if scale is None else {"scale": float(scale[0]), "scale_boot": scale[1]}
     return Uncertainty(values=np.asarray(T, dtype=np.float64), se=se, bias=bias, lo=lo, hi=hi,
                        level=level, method=name, interval=interval, how=how, labels=labels,

@@ -127,11 +127,13 @@ def topk_query(est, name: str, level: float, k: int, *, n_resamples: int = 200, 
 
     if selection not in SELECTIONS:
         raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
+    info = _methods.resolve(name)
+    name = info.name
     construction = interval or "basic"
     if selection == "auto":
         selection = "conditional" if interval is None else "hull"
     if selection == "conditional":
-        return _conditional_query(est, name, level, k, params, target)
+        return _conditional_query(est, info, level, k, params, target)
     if target == "order" and selection != "rank":
         raise ValueError("target='order' needs selection='rank' (the fixed-set interval covers the "
                          "selected values, not the order statistics)")
@@ -140,10 +142,10 @@ def topk_query(est, name: str, level: float, k: int, *, n_resamples: int = 200, 
         raise ValueError("selection='calibrated' calibrates the basic interval; interval must be None or "
                          f"'basic', got {interval!r}")
     params = dict(params or {})
-    world, boot, F = resample_method(est, name, B, as_generator(rng), params, raw=True)
-    T = _methods.get(name).func(est, **params)
-    scale, Tp, bootp = ratio_pivot(name, est.f_tilde, F, T, boot)
-    analytic_fixed = interval is None and supports_analytic(est, name)
+    world, boot, F = resample_method(est, info, B, as_generator(rng), params, raw=True)
+    T = _methods.postprocess(est, info, **params)
+    scale, Tp, bootp = ratio_pivot(info, est.f_tilde, F, T, boot)
+    analytic_fixed = interval is None and info.analytic and supports_analytic(est, name)
     used, extra, Sb = level, {}, select_top(boot, k)
     if selection == "calibrated":
         used, world_cov = calibrated_topk(world, bootp, Sb, level,
@@ -159,7 +161,7 @@ def topk_query(est, name: str, level: float, k: int, *, n_resamples: int = 200, 
         else:
             # per value: the selected columns only (the same floats as over all d, then indexed)
             _, _, flo, fhi = interval_from(Tp[S], world[S], bootp[:, S], used, construction)
-            if construction == "basic" and name not in ("base", "norm"):
+            if construction == "basic" and not info.analytic:  # linear, unbiased: no clipping at 0
                 flo, fhi, _ = _boundary_hull(est, used, None, world[S], flo, fhi, index=S)
             fixed = f"fixed-set {construction}"
             fse, fbias = boot[:, S].std(axis=0, ddof=1), boot[:, S].mean(axis=0) - world[S]
@@ -197,7 +199,9 @@ def _conditional_query(est, name, level, k, params, target):
         raise ValueError("target='order' needs selection='rank' (the conditional interval covers the "
                          "selected values, not the order statistics)")
     level = _check_level(level)
-    T = _methods.get(name).func(est, **dict(params or {}))
+    info = _methods.resolve(name)
+    name = info.name
+    T = _methods.postprocess(est, info, **dict(params or {}))
     S = select_top(T, k)
     lo, hi, flag = selective_topk(est, S, level)
     se = analytic(est, "base", level).se[S]

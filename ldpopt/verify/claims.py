@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from ..estimate import Estimate
-from ..methods import bayes, mle, normalize
-from ..methods import em as _em
+from ..methods import em as _em, mle, normalize
+from ..methods.bayes import POWER_FIT_MAX_D, POWER_S_FIXED  # noqa: F401  (re-exported)
 from .certificate_referee import certificate_metrics
 from .instances import setting
 from .result import ClaimResult, not_refereed
@@ -54,40 +54,30 @@ from .tolerances import (
     solver_distance_bound,
 )
 
-#: largest d at which Power's exponent is fitted for the PowerNS claim; above it s = POWER_S_FIXED
-POWER_FIT_MAX_D = 100_000
-POWER_S_FIXED = 1.1
+def equivalences(methods=None) -> dict[str, dict]:
+    """The equivalence claims, asked of the method registry: one per method with a problem statement
+    (:class:`ldpopt.methods.ProblemStatement`), claim id ``"<method>=<problem>"`` → its statement,
+    the method's record and the statement. ``methods``: only these (names, records, callables,
+    ``FILE.py:NAME``; a method without a problem statement is a ``ValueError``), default every
+    registered method that has one."""
+    from .. import methods as _methods
+
+    if methods is None:
+        infos = [_methods.get(m) for m in _methods.names()]
+        infos = [i for i in infos if i.problem is not None]
+    else:
+        infos = [_methods.resolve(m, where="methods") for m in methods]
+        bare = [i.name for i in infos if i.problem is None]
+        if bare:
+            raise ValueError(f"methods: {bare[0]!r} states no problem (register it with problem=...), so "
+                             "there is no equivalence to check")
+    return {f"{i.name}={i.problem.name}": dict(statement=i.problem.statement, method=i, problem=i.problem,
+                                                closed=i.func) for i in infos}
 
 
-def _closed_em(est):
-    return _em.em(est)
-
-
-#: claim id → statement, closed form f(estimate) -> f' (None: built per instance), objective name
-#: (None: the oracle's exact likelihood). Tests may replace an entry (e.g. a planted wrong closed
-#: form) to check that it is caught.
-EQUIVALENCES: dict[str, dict] = {
-    "norm-sub=cls": dict(
-        statement="Norm-Sub is the CLS solution, argmin ||f - f~||_2 on the simplex (arXiv §3.5, App. B; "
-                  "NDSS §IV-C, App. A)",
-        closed=normalize.norm_sub, objective="cls"),
-    "mle-apx=weighted-mle": dict(
-        statement="MLE-Apx is the minimiser of the weighted MLE of Eq. 13 on the simplex (arXiv §3.4, "
-                  "Eq. 13-14, App. A; NDSS §IV-D)",
-        closed=mle.mle_apx, objective="weighted-mle"),
-    "mle-apx-paper=weighted-mle": dict(
-        statement="The paper's iterative partition (Eq. 14, move negatives to D0, repeat) reaches the "
-                  "Eq. 13 optimum (arXiv §3.4 'In the actual implementation', App. A)",
-        closed=mle.mle_apx_paper, objective="weighted-mle"),
-    "em=likelihood": dict(
-        statement="EM/IBU's fixed point maximises the exact likelihood of the support counts on the "
-                  "simplex: multinomial for GRR, per-bit binomial otherwise (arXiv §3.4 Eq. 11)",
-        closed=_closed_em, objective=None),
-    "power-ns=posterior": dict(
-        statement="PowerNS is the unweighted Euclidean projection of Power's posterior mean onto the "
-                  "simplex (NDSS §IV-E)",
-        closed=None, objective="posterior"),
-}
+#: the built-in equivalence claims when this module was imported (:func:`equivalences` is the live
+#: list, with the user's registered methods): kept for callers of earlier releases
+EQUIVALENCES: dict[str, dict] = equivalences()
 
 
 def _solve(problem, solver: str):
@@ -249,32 +239,21 @@ def check_equivalence(estimate: Estimate, closed: Callable | np.ndarray, objecti
 
 
 def equivalence_rows(est: Estimate, seed: int, solvers: list[str], solver_max_d: int,
-                     likelihood_max_d: int, memo: dict | None = None) -> list[ClaimResult]:
-    """Every claim of :data:`EQUIVALENCES` on ``est``: the certificate row, then one row per solver
-    referee where d allows (the likelihoods only at d ≤ ``likelihood_max_d``). ``memo``: the
-    runner's per-instance store of closed-form outputs (shared with the findings' rows)."""
+                     likelihood_max_d: int, memo: dict | None = None, methods=None) -> list[ClaimResult]:
+    """Every claim of :func:`equivalences` (``methods``: those methods' only) on ``est``: the
+    certificate row, then one row per solver referee where d allows (the likelihoods only at
+    d ≤ ``likelihood_max_d``). ``memo``: the runner's per-instance store of closed-form outputs
+    (shared with the findings' rows), keyed by the method's function."""
     rows = []
-    s = None
-    for claim, spec in EQUIVALENCES.items():
-        objective, closed, mean, extra = spec["objective"], spec["closed"], None, {}
-        statement = spec["statement"]
-        if claim == "em=likelihood" and objective is None:
-            objective = _em.likelihood_for(est)
-            statement += f" [{objective}]"
-        if claim == "power-ns=posterior":
-            # Power's exponent s, the same on both sides: fitted (Jia & Gong Eq. 16) up to POWER_FIT_MAX_D;
-            # above, fixed (the claim is about the projection, true for any s; the fit takes ~4 s CPU at 10⁶)
-            fitted = est.d <= POWER_FIT_MAX_D
-            s = (bayes.fit_power_law(est) if fitted else POWER_S_FIXED) if s is None else s
-            mean = bayes.power(est, s=s)
-            # bayes.power_ns is project_simplex(power(·, s), 1) by definition: project the mean already
-            # computed instead of running Power a second time (3 s CPU at d = 10⁷); a planted closed
-            # form is still called as given
-            closed = closed if closed is not None else (lambda e, m=mean: normalize.project_simplex(m, 1.0))
-            extra = {"power_s": s, "power_s_source": "fitted (Eq. 16)" if fitted else
-                     f"fixed (d > {POWER_FIT_MAX_D})"}
-        f_c = np.asarray(_memo(memo, closed, lambda closed=closed: closed(est)) if spec["closed"] is not None else closed(est),
-                         dtype=np.float64)
+    for claim, spec in equivalences(methods).items():
+        info, problem = spec["method"], spec["problem"]
+        inst = problem.build(est)
+        objective, mean, extra = inst["objective"], inst.get("mean"), dict(inst.get("extra", {}))
+        statement = spec["statement"] + (f" [{objective}]" if objective != problem.name else "")
+        if inst.get("closed") is not None:  # the statement computed the method's answer already
+            f_c = np.asarray(inst["closed"], dtype=np.float64)
+        else:
+            f_c = np.asarray(_memo(memo, info.func, lambda i=info: _methods_call(est, i)), dtype=np.float64)
         likelihood = objective in ("multinomial", "binomial")
         limit = likelihood_max_d if likelihood else solver_max_d
         # OSQP is a QP solver: it referees the QPs only (CLS, the posterior projection)
@@ -285,10 +264,16 @@ def equivalence_rows(est: Estimate, seed: int, solvers: list[str], solver_max_d:
         for ref in ["certificate"] + refs:
             fb = ("SCS",) if (ref != "certificate" and objective in ("multinomial", "binomial")) else ()
             r = check_equivalence(est, f_c, objective, referee=ref, fallback=fb, mean=mean, claim=claim,
-                                  statement=statement, seed=seed)
+                                  statement=statement, seed=seed, constraints=inst.get("constraints"))
             r.metrics.update(extra)
             rows.append(r)
     return rows
+
+
+def _methods_call(est, info):
+    from .. import methods as _methods
+
+    return _methods.postprocess(est, info)
 
 
 # -- MLE-Apx printed formulas ------------------------------------------------------------------------
@@ -337,7 +322,7 @@ def distance_rows(est: Estimate, seed: int, memo: dict | None = None) -> list[Cl
     m: dict[str, Any] = {"l1_cls_mle": l1, "linf_cls_mle": float(np.max(np.abs(ns - ma))), "l1_err_cls": err_ns,
          "l1_err_mle": err_ma, "mse_cls": float(np.mean((ns - f) ** 2)), "mse_mle": float(np.mean((ma - f) ** 2))}
     try:
-        e = _memo(memo, _closed_em, lambda: _closed_em(est))
+        e = _memo(memo, _em.em, lambda: _em.em(est))
         m["l1_cls_exact_mle"] = float(np.sum(np.abs(ns - e)))
         m["mse_exact_mle"] = float(np.mean((e - f) ** 2))
     except Exception as exc:  # noqa: BLE001 - report, never hide
@@ -351,4 +336,4 @@ def distance_rows(est: Estimate, seed: int, memo: dict | None = None) -> list[Cl
                         seconds=time.perf_counter() - t0)]
 
 
-__all__ = ["EQUIVALENCES", "KKT_TOL", "check_equivalence", "check_mle_formulas", "distance_rows", "equivalence_rows"]
+__all__ = ["EQUIVALENCES", "KKT_TOL", "equivalences", "check_equivalence", "check_mle_formulas", "distance_rows", "equivalence_rows"]

@@ -33,11 +33,33 @@ from .tolerances import U, se_floor
 
 _ALPHA = 1e-3
 _Z_RATIO = 3.2905  # two-sided 99.9 %
-_MC_FAST = ["base", "base-pos", "base-cut", "norm", "norm-mul", "norm-cut", "norm-sub", "norm-hyb",
-            "mle-apx", "mle-apx-paper", "em"]
-_MC_SLOW = ["power", "power-ns", "calibrate"]
-_NORMALISED = ["norm", "norm-mul", "norm-sub", "norm-hyb", "mle-apx", "em", "power-ns"]
-_NONNEG_NORMALISED = ["norm-mul", "norm-sub", "norm-hyb", "mle-apx", "em", "power-ns"]
+
+
+def _mc_fast() -> list[str]:
+    """The methods run in every repetition: every registered method but the fitted ones."""
+    return [m for m in registry.names() if registry.get(m).family != "fitted"]
+
+
+def _mc_slow() -> list[str]:
+    """The fitted methods (Power's prior): run in the first ``slow_reps`` repetitions, their fitted
+    parameter ``s`` fixed after the first (module docstring)."""
+    return registry.names("fitted")
+
+
+def _normalised() -> list[str]:
+    """Lemma 2's methods: those that sum to one (Table 1 "yes"), each computed one way only."""
+    return [m for m in registry.names(variants=False) if registry.get(m).sums_to_one == "yes"]
+
+
+def _nonneg_normalised() -> list[str]:
+    """Lemma 4's methods: non-negative and summing to one."""
+    return [m for m in _normalised() if registry.get(m).non_negative == "yes"]
+
+
+def _almost_normalised() -> list[str]:
+    """Methods whose sum is one "almost" (Table 1): Lemma 2 reported as a finding."""
+    return [m for m in registry.names(variants=False) if registry.get(m).sums_to_one == "almost"]
+
 _INDEPENDENT_COUNTS = {"oue", "sue"}
 
 
@@ -46,18 +68,20 @@ def claim_ids(oracle: str) -> list[str]:
     var = "norm-variance=(d-1)/d" + ("" if oracle in _INDEPENDENT_COUNTS else ":dependent-counts")
     return (["base-unbiased", "norm-unbiased", var, "lemma1:base-pos-positive-bias",
              "lemma1:base-pos-positive-bias:per-value"]
-            + [f"lemma2:bias-sum-zero:{m}" for m in _NORMALISED + ["norm-cut"]]
-            + [f"lemma4:zero-value-positive-bias:{m}" for m in _NONNEG_NORMALISED]
+            + [f"lemma2:bias-sum-zero:{m}" for m in _normalised() + _almost_normalised()]
+            + [f"lemma4:zero-value-positive-bias:{m}" for m in _nonneg_normalised()]
             + ["base-pos=post-pos:single", "post-pos:non-additive", "norm-hyb(theta):keeps-norm-cut-values",
-               "norm-hyb(theta)=norm-cut"] + [f"order:{m}" for m in _MC_FAST + _MC_SLOW]
+               "norm-hyb(theta)=norm-cut"] + [f"order:{m}" for m in _mc_fast() + _mc_slow()]
             + ["order:norm-hyb:counterexample", "order:paper-all-methods"])
 
 
 def is_finding(claim: str) -> bool:
     """True for the Monte-Carlo ids reported either way (``expected`` None)."""
-    if claim.startswith("order:") and claim[6:] in _MC_FAST + _MC_SLOW:
+    if claim.startswith("order:") and claim[6:] in _mc_fast() + _mc_slow():
         return registry.get(claim[6:]).order_preserving == "no"
-    return claim in ("norm-variance=(d-1)/d:dependent-counts", "lemma2:bias-sum-zero:norm-cut",
+    if claim.startswith("lemma2:bias-sum-zero:") and claim[21:] in _almost_normalised():
+        return True
+    return claim in ("norm-variance=(d-1)/d:dependent-counts",
                      "post-pos:non-additive", "norm-hyb(theta)=norm-cut", "order:paper-all-methods")
 
 
@@ -65,8 +89,9 @@ def _simulate_outputs(oracle, epsilon, n, d, reps, slow_reps, seed):
     o = _oracles.get(oracle, epsilon, d)
     tc = true_histogram(n, d, "half-zero")
     gen = as_generator(seed)
-    out = {m: np.empty((reps, d)) for m in _MC_FAST}
-    out.update({m: np.empty((min(slow_reps, reps), d)) for m in _MC_SLOW})
+    fast, slow = _mc_fast(), _mc_slow()
+    out = {m: np.empty((reps, d)) for m in fast}
+    out.update({m: np.empty((min(slow_reps, reps), d)) for m in slow})
     extra = {"f_tilde": np.empty((reps, d)), "hyb_theta": np.full((reps, d), np.nan),
              "hyb_whole_domain": np.zeros(reps, bool), "postpos_single": np.empty((reps, d)),
              "postpos_nonadditive": np.zeros(reps, bool)}
@@ -76,15 +101,18 @@ def _simulate_outputs(oracle, epsilon, n, d, reps, slow_reps, seed):
         est = o.simulate(tc, gen)
         ft = est.f_tilde
         extra["f_tilde"][r] = ft
-        for m in _MC_FAST:
+        for m in fast:
             out[m][r] = registry.postprocess(est, m)
         if r < slow_reps:
             if s_fixed is None:
                 s_fixed = bayes.fit_power_law(est)
-            pw = bayes.power(est, s=s_fixed)
-            out["power"][r] = pw
-            out["power-ns"][r] = normalize.project_simplex(pw, 1.0)
-            out["calibrate"][r] = bayes.calibrate(est, s=s_fixed)
+            for m in slow:  # the fitted prior's exponent fixed: a fixed function of f̃ (module docstring)
+                src = registry.get(m).derived_from
+                if src is not None and src[0] in slow[:slow.index(m)]:  # PowerNS from this repetition's Power
+                    out[m][r] = src[1](out[src[0]][r])
+                    continue
+                fixed = {"s": s_fixed} if "s" in registry.parameters(m) else {}
+                out[m][r] = registry.postprocess(est, m, **fixed)
         # Norm-Hyb with Norm-Cut's θ: keep the set Norm-Cut keeps (k = its size, tie-closed)
         kept = out["norm-cut"][r] > 0
         if kept.any():
@@ -192,15 +220,15 @@ def mc_rows(oracle: str, epsilon: float, n: int, d: int, reps: int, slow_reps: i
              "(a normal interval is unreliable for so skewed a variable)")
 
     # Lemma 2: normalised methods' biases sum to zero: Σ_v x_v = 1 in every repetition, to rounding
-    for meth in _NORMALISED + ["norm-cut"]:
+    for meth in _normalised() + _almost_normalised():
         st = _bias_stats(out[meth], f)
         total = float(st["bias"].sum())
         tol = 16.0 * U * d * max(1.0, float(np.max(np.abs(out[meth]))))
         m = {"values_with_significant_bias": int(np.sum(np.abs(st["bias"]) > zc * st["se"])),
              "sum_bias": total}
-        if meth == "norm-cut":
-            add("lemma2:bias-sum-zero:norm-cut", "Norm-Cut's biases sum to zero - finding: Norm-Cut sums to <= 1 "
-                "(arXiv Table 1 'almost'), so Lemma 2 does not apply", "finding", "abs_sum_bias", "frequency",
+        if registry.get(meth).sums_to_one == "almost":
+            add(f"lemma2:bias-sum-zero:{meth}", f"{registry.get(meth).label}'s biases sum to zero - finding: it sums "
+                "to one only 'almost' (arXiv Table 1), so Lemma 2 does not apply", "finding", "abs_sum_bias", "frequency",
                 abs(total), "<=", tol, None, m, "float64 rounding of two sums of d values: 16 u d max|x|",
                 r=st["reps"])
             continue
@@ -210,7 +238,7 @@ def mc_rows(oracle: str, epsilon: float, n: int, d: int, reps: int, slow_reps: i
 
     # Lemma 4: non-negative normalised methods have positive bias where f_v = 0
     zero = f == 0
-    for meth in _NONNEG_NORMALISED:
+    for meth in _nonneg_normalised():
         x = out[meth][:, zero].mean(axis=1)  # per-repetition mean over the zero-frequency values
         if not np.any(x != 0):
             skip(f"lemma4:zero-value-positive-bias:{meth}", f"{meth}: positive bias at values with f_v = 0 "
@@ -272,7 +300,7 @@ def mc_rows(oracle: str, epsilon: float, n: int, d: int, reps: int, slow_reps: i
 def _order_rows(out, ft, reps, add):
     """Order preservation per method against the registry's claim (arXiv §3.6 / Table 1)."""
     paper_ok = []
-    for meth in _MC_FAST + _MC_SLOW:
+    for meth in _mc_fast() + _mc_slow():
         info = registry.get(meth)
         x = out[meth]
         r = x.shape[0]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import oracles as _oracles
-from .claims import check_mle_formulas, distance_rows, equivalence_rows
+from .claims import check_mle_formulas, distance_rows, equivalence_rows, equivalences
 from .instances import LIKELIHOOD_MAX_D, MC_MAX_D, SOLVER_MAX_D, instance
 from .montecarlo import claim_ids, is_finding, mc_rows
 from .result import ClaimResult, not_refereed
@@ -22,7 +22,7 @@ _QUICK = dict(oracles=["grr", "oue", "olh"], epsilons=[1.0], ns=[10_000], ds=[10
 
 def run(oracles=None, epsilons=None, ns=None, ds=None, seeds=None, solver=None, quick: bool = False,
         mc: bool = True, mc_ds=None, mc_n=None, solver_max_d: int | None = None,
-        progress: Callable[[str], None] | None = None):
+        progress: Callable[[str], None] | None = None, methods=None):
     """Run every claim over the grid; return a pandas DataFrame (one row per claim × instance × referee).
 
     Equivalences and the MLE-Apx formula findings: oracles × epsilons × ds × seeds at n = ns[0],
@@ -30,7 +30,9 @@ def run(oracles=None, epsilons=None, ns=None, ds=None, seeds=None, solver=None, 
     Norm-Sub = CLS outside ``quick``; ``"none"`` for none) at d ≤ ``solver_max_d`` (default
     2000; the likelihoods by Clarabel at d ≤ 200, by ldpopt's sequential-QP route above). 'CLS ≈ MLE': oracles × epsilons × ns × ds. Monte-Carlo: oracles ×
     epsilons[0] × seeds at each of ``mc_ds`` (default: the requested ds, else 16) with n = ``mc_n``
-    (default 10⁴); a requested d above 2000 gives ``not refereed`` rows that say why.
+    (default 10⁴); a requested d above 2000 gives ``not refereed`` rows that say why. ``methods``:
+    the equivalence rows of these methods only (names, records, callables, ``FILE.py:NAME``; each
+    must state its problem), default every registered method that states one.
     """
     import pandas as pd
 
@@ -63,6 +65,9 @@ def run(oracles=None, epsilons=None, ns=None, ds=None, seeds=None, solver=None, 
         solvers = []
     else:
         solvers = [str(solver).upper()]
+    if methods is not None:
+        methods = list(equivalences(methods).values())  # checked before any work
+        methods = [spec["method"] for spec in methods]
     smax = SOLVER_MAX_D if solver_max_d is None else int(solver_max_d)
     say = progress or (lambda msg: None)
     rows: list[ClaimResult] = []
@@ -81,7 +86,8 @@ def run(oracles=None, epsilons=None, ns=None, ds=None, seeds=None, solver=None, 
                     est, memo = shared[key]
                     # OSQP is slow on large CLS (minutes at d = 1e5): Clarabel only above d = 2000
                     sv = [s for s in solvers if not (s == "OSQP" and int(d) > 2000)]
-                    rows += equivalence_rows(est, int(seed), sv, smax, min(smax, LIKELIHOOD_MAX_D), memo)
+                    rows += equivalence_rows(est, int(seed), sv, smax, min(smax, LIKELIHOOD_MAX_D), memo,
+                                             methods=methods)
                     rows += check_mle_formulas(est, int(seed), memo)
             for n in cfg["ns"]:
                 for d in cfg["distance_ds"]:

@@ -1,0 +1,116 @@
+"""A function or item of the user's own, named ``"my_variants.py:kl"`` (a file, relative to a base
+folder: the problem file's or the experiment config's, or the current directory on the command line)
+or ``"package.module:name"`` (importable from the Python path).
+
+One mechanism for every place that accepts such a reference: problem files (an objective or a
+constraint function), experiment configs, ``ldpopt postprocess --method``, ``choose``, ``verify``
+and :func:`ldpopt.methods.resolve`. Every failure (file or module missing, no such name, the
+import raising) is one line naming the argument (``where``), raised as ``error`` (default
+:class:`UserCodeError`, a ``ValueError``; the command line passes its own ``InputError``). The
+user's exception stays chained (``__cause__``), so a Python caller still sees their traceback.
+
+A file is imported once per process under a private module name derived from its resolved path, so
+two folders' ``my_variants.py`` never collide and a method registered by decorator in the file is
+registered once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+__all__ = ["UserCodeError", "is_reference", "load_attribute", "load_function", "split_reference"]
+
+
+class UserCodeError(ValueError):
+    """A reference to user code that cannot be loaded or called (one line naming the argument)."""
+
+
+def is_reference(text) -> bool:
+    """Whether ``text`` reads as ``FILE.py:NAME`` or ``MODULE:NAME`` (a string with one colon and a
+    name after it; a Windows drive letter ``C:\\...`` before a ``.py:NAME`` is allowed)."""
+    if not isinstance(text, str) or ":" not in text:
+        return False
+    target, _, name = text.rpartition(":")
+    return bool(target) and name.isidentifier()
+
+
+def split_reference(ref: str, where: str, error=UserCodeError) -> tuple[str, str]:
+    """(target, name) of ``"FILE.py:NAME"`` / ``"MODULE:NAME"``."""
+    if not is_reference(ref):
+        raise error(f"{where}: a function is named FILE.py:NAME or MODULE:NAME, got {ref!r}")
+    target, _, name = ref.rpartition(":")
+    return target, name
+
+
+def _module_from_file(path: Path, where: str, error):
+    if not path.is_file():
+        raise error(f"{where}: no such file: {path}")
+    name = "_ldpopt_user_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise error(f"{where}: cannot load {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # before running it: a decorator in the file may look itself up
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the user's code: any failure is reported on one line
+        del sys.modules[name]
+        raise error(f"{where}: importing {path} raised {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def resolve_path(target: str, base) -> Path:
+    """The file ``target`` names, relative to ``base`` (None: the current directory), absolute."""
+    path = Path(target)
+    if not path.is_absolute():
+        path = Path(base if base is not None else Path.cwd()) / path
+    return path.resolve()
+
+
+def load_attribute(ref: str, base=None, where: str = "function", error=UserCodeError):
+    """The object ``ref`` ("FILE.py:NAME" or "MODULE:NAME") names; a relative FILE is looked up in
+    ``base`` (None: the current directory). ``where`` starts every error message."""
+    target, name = split_reference(ref, where, error)
+    if target.endswith(".py"):
+        module = _module_from_file(resolve_path(target, base), where, error)
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ModuleNotFoundError as exc:
+            raise error(f"{where}: no module {target!r} ({exc})") from None
+        except Exception as exc:  # the user's module: any failure
+            raise error(f"{where}: importing {target} raised {type(exc).__name__}: {exc}") from exc
+    if not hasattr(module, name):
+        raise error(f"{where}: {target} has no function {name!r}")
+    return getattr(module, name)
+
+
+def load_function(ref, params, base: Path, where: str, error=UserCodeError):
+    """``ref`` ("FILE.py:NAME" or "MODULE:NAME") → a callable ``(f, estimate)`` named NAME that calls
+    the user's function as ``function(f, estimate, **params)`` — the callable signature
+    :class:`ldpopt.problems.Problem` takes for an objective or a constraint; ``where`` (e.g.
+    ``"--problem p.toml: objective"``) starts every error message."""
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise error(f"{where}: params must be a table/object of keyword arguments, got {params!r}")
+    func = load_attribute(ref, base, where, error)
+    if not callable(func):
+        raise error(f"{where}: {ref} is a {type(func).__name__}, not a function")
+    name = ref.rpartition(":")[2]
+
+    def call(f, estimate):
+        try:
+            return func(f, estimate, **params)
+        except Exception as exc:  # the user's code
+            raise error(f"{where}: {ref} raised {type(exc).__name__}: {exc}") from exc
+
+    call.__name__ = call.__qualname__ = name  # the objective's / constraint's name in ldpopt's output
+    call.__doc__ = func.__doc__
+    return call

@@ -1,0 +1,182 @@
+"""Conformance checks for items of ldpopt, as scikit-learn's ``check_estimator``: what every item of a
+kind must satisfy, run by the test suite over every built-in and by users over their own.
+
+:func:`check_method` — a post-processing method (a registered name, a record, a plain callable or
+``"FILE.py:NAME"``) on small random estimates of several oracles, ε and d:
+
+``output``         shape (d,), float64, finite
+``deterministic``  the same output twice for the same estimate
+``non_negative``   f ≥ 0 where the method declares ``non_negative="yes"`` (Table 1)
+``sums_to_one``    |Σf − 1| ≤ 1e-9 where it declares ``sums_to_one="yes"`` (*choice*: 1e-9 covers
+                   the iterative methods' stopping tolerance; the closed forms sum to 1 within 1e-15)
+``problem``        its closed form solves the problem it states (:class:`ldpopt.methods.ProblemStatement`),
+                   decided by the problem layer's certificate (:func:`ldpopt.verify.check_equivalence`
+                   with the certificate referee: a bound on max|f − f*| within its rounding tolerance)
+``batched``        its batched form equals the one-at-a-time form row by row (|Δ| ≤ 1e-12)
+``applies``        where its ``applies`` says it does not apply, calling it raises ``ValueError``
+``derived``        where it is derived from another method's output (``derived_from``), that
+                   derivation equals the method (|Δ| ≤ 1e-12)
+``pivot_scale``    where it declares one, a finite positive scale per row of raw estimates
+``analytic``       where it declares analytic intervals, :func:`ldpopt.uncertainty.analytic.analytic`
+                   gives them (finite, lo ≤ point ≤ hi)
+
+A failure raises :class:`CheckFailed` (an ``AssertionError``) naming the method, the check and the
+estimate; success returns ``{check: number of estimates checked}`` (0: not declared, not checked).
+The objective, constraint and oracle kinds have no conformance check here yet.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["CheckFailed", "check_method", "estimates_for_checks"]
+
+#: the setting grid of :func:`estimates_for_checks`: oracle, ε, d (n = 2,000 users)
+GRID = (("grr", 0.5, 6), ("grr", 2.0, 30), ("oue", 1.0, 12), ("olh", 2.0, 8), ("oue", 4.0, 40))
+SUM_TOL = 1e-9
+BATCH_TOL = 1e-12
+
+
+class CheckFailed(AssertionError):
+    """A method failed one of :func:`check_method`'s checks (the message names it)."""
+
+
+def estimates_for_checks(seed: int = 0, n: int = 2_000) -> list:
+    """One random estimate per setting of :data:`GRID`: a Zipf-like histogram with a few zero
+    frequencies (where the closed forms' clipping acts), simulated on the oracle's exact fast path."""
+    from . import oracles
+
+    gen = np.random.default_rng(seed)
+    out = []
+    for name, eps, d in GRID:
+        w = gen.permutation(1.0 / np.arange(1, d + 1) ** 1.1)
+        w[gen.choice(d, size=max(1, d // 4), replace=False)] = 0.0
+        counts = gen.multinomial(n, w / w.sum())
+        out.append(oracles.get(name, epsilon=eps, d=d).simulate(counts, gen))
+    return out
+
+
+def _off_domain(estimates) -> list:
+    """Estimates some methods do not apply to: an oracle no method knows by name (GRR's p, q), and a
+    noiseless report (p = 1, q = 0)."""
+    from .estimate import Estimate
+
+    e = estimates[0]
+    return [Estimate.from_counts(e.counts, e.n, e.epsilon, e.p, e.q, oracle="a-new-oracle"),
+            Estimate.from_counts(np.asarray(e.counts, float), e.n, 50.0, 1.0, 0.0, oracle="grr")]
+
+
+def _fail(info, check: str, est, text: str):
+    where = f"{est.oracle} eps={est.epsilon:g} d={est.d} n={est.n}"
+    raise CheckFailed(f"check_method({info.name!r}): {check} [{where}]: {text}")
+
+
+def check_method(method, estimates=None, *, params=None) -> dict[str, int]:
+    """Run the conformance checks of a post-processing method (module docstring) on ``estimates``
+    (default :func:`estimates_for_checks`); ``params``: keyword arguments for the method."""
+    from . import methods
+    from .uncertainty.fit import plausible_truth, population
+    from .uncertainty.resample import draw_counts, oracle_of, resample_estimates
+
+    info = methods.resolve(method)
+    params = dict(params or {})
+    ests = estimates_for_checks() if estimates is None else list(estimates)
+    done = dict.fromkeys(("output", "deterministic", "non_negative", "sums_to_one", "problem", "batched",
+                          "applies", "derived", "pivot_scale", "analytic"), 0)
+    for est in ests:
+        if info.why_not(est, **params) is not None:
+            continue
+        f = methods.postprocess(est, info, **params)
+        if not isinstance(f, np.ndarray) or f.dtype != np.float64 or f.shape != (est.d,):
+            _fail(info, "output", est, f"expected a float64 array of shape ({est.d},), got "
+                                       f"{getattr(f, 'dtype', type(f).__name__)} {np.shape(f)}")
+        if not np.all(np.isfinite(f)):
+            _fail(info, "output", est, "non-finite values")
+        done["output"] += 1
+        if not np.array_equal(f, methods.postprocess(est, info, **params)):
+            _fail(info, "deterministic", est, "a second call on the same estimate gave a different output")
+        done["deterministic"] += 1
+        if info.non_negative == "yes":
+            if np.any(f < 0):
+                _fail(info, "non_negative", est, f"declared non-negative, min f = {f.min():.3g}")
+            done["non_negative"] += 1
+        if info.sums_to_one == "yes":
+            if abs(float(np.sum(f)) - 1.0) > SUM_TOL:
+                _fail(info, "sums_to_one", est, f"declared to sum to one, Σf − 1 = {float(np.sum(f)) - 1:.3g}")
+            done["sums_to_one"] += 1
+        if info.problem is not None and not params:
+            _check_problem(info, est, f)
+            done["problem"] += 1
+        if info.batched is not None:
+            C = draw_counts(oracle_of(est), population(plausible_truth(est), est.n), 3,
+                            np.random.default_rng(est.d))
+            F = (C / est.n - est.q) / (est.p - est.q)
+            rows = info.batched(est, F, **params)
+            ones = np.stack([methods.postprocess(e, info, **params) for e in resample_estimates(est, C)])
+            if np.shape(rows) != F.shape or not np.allclose(rows, ones, rtol=0.0, atol=BATCH_TOL):
+                _fail(info, "batched", est, "the batched form differs from the one-at-a-time form by "
+                                            f"{np.max(np.abs(np.asarray(rows) - ones)):.3g}")
+            done["batched"] += 1
+        if info.derived_from is not None:
+            source, g = info.derived_from
+            other = g(methods.postprocess(est, source, **params))
+            if not np.allclose(other, f, rtol=0.0, atol=BATCH_TOL):
+                _fail(info, "derived", est, f"{source!r}'s output, derived, differs by {np.max(np.abs(other - f)):.3g}")
+            done["derived"] += 1
+        if info.pivot_scale is not None:
+            F = np.stack([est.f_tilde, -np.abs(est.f_tilde)])  # the second row has no positive mass
+            s = np.asarray(info.pivot_scale(F), dtype=np.float64)
+            if s.shape != (2,) or not np.all(np.isfinite(s) & (s > 0)) \
+                    or not np.isclose(float(info.pivot_scale(est.f_tilde)), s[0], rtol=1e-14):
+                _fail(info, "pivot_scale", est, f"expected a finite positive scale per row, got {s!r}")
+            done["pivot_scale"] += 1
+        if info.analytic:
+            _check_analytic(info, est, f)
+            done["analytic"] += 1
+    if ests and not done["output"]:
+        raise CheckFailed(f"check_method({info.name!r}): the method applies to none of the estimates")
+    if info.applies is not None:
+        for est in _off_domain(ests):
+            why = info.why_not(est, **params)
+            if why is None:
+                continue
+            try:
+                methods.postprocess(est, info, **params)
+            except ValueError as exc:
+                if "\n" in str(exc):
+                    _fail(info, "applies", est, f"the error is not one line: {exc!r}")
+            else:
+                _fail(info, "applies", est, f"declared not to apply ({why}) but returned an output")
+            try:
+                info.func(est, **params)  # the method itself, not only postprocess's check, refuses
+            except ValueError:
+                pass
+            else:
+                _fail(info, "applies", est, f"declared not to apply ({why}); the function itself returned")
+            done["applies"] += 1
+    return done
+
+
+def _check_problem(info, est, f) -> None:
+    """The certificate decides whether ``f`` solves the problem the method states on ``est``."""
+    from .verify.claims import check_equivalence
+
+    inst = info.problem.build(est)
+    row = check_equivalence(est, f, inst["objective"], referee="certificate", mean=inst.get("mean"),
+                            constraints=inst.get("constraints"), claim=f"{info.name}={info.problem.name}",
+                            statement=info.problem.statement)
+    if row.verdict != "holds":
+        _fail(info, "problem", est, f"the certificate does not confirm {info.problem.name!r} "
+                                    f"({row.verdict}: bound {row.value:.3g} vs tolerance {row.tolerance:.3g}"
+                                    f"{'; ' + row.why if row.why else ''})")
+
+
+def _check_analytic(info, est, f) -> None:
+    from .uncertainty.analytic import analytic, supports_analytic
+
+    if not supports_analytic(est, info.name):
+        _fail(info, "analytic", est, "declared analytic intervals, but uncertainty.analytic has none for it")
+    r = analytic(est, info.name, 0.9)
+    if not (np.all(np.isfinite(r.se)) and np.allclose(r.values, f, rtol=0, atol=1e-12)
+            and np.all(r.lo <= r.values + 1e-12) and np.all(r.values <= r.hi + 1e-12)):
+        _fail(info, "analytic", est, "the analytic interval is not finite around the method's output")

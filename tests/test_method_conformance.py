@@ -1,0 +1,88 @@
+"""``ldpopt.testing.check_method`` over every registered method, and each of its checks catching a
+method that breaks it (a check that cannot fail proves nothing)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from ldpopt import methods
+from ldpopt.methods import normalize
+from ldpopt.testing import CheckFailed, check_method, estimates_for_checks
+
+ESTIMATES = estimates_for_checks()
+
+
+@pytest.mark.parametrize("name", methods.names())
+def test_every_registered_method_passes_the_conformance_checks(name):
+    info = methods.get(name)
+    done = check_method(name, ESTIMATES)
+    assert done["output"] == done["deterministic"] >= len(ESTIMATES) - 1
+    # every declared capability was exercised, not skipped
+    assert (done["non_negative"] > 0) == (info.non_negative == "yes")
+    assert (done["sums_to_one"] > 0) == (info.sums_to_one == "yes")
+    assert (done["problem"] > 0) == (info.problem is not None)
+    assert (done["batched"] > 0) == (info.batched is not None)
+    assert (done["analytic"] > 0) == info.analytic
+    assert (done["derived"] > 0) == (info.derived_from is not None)
+    assert (done["pivot_scale"] > 0) == (info.pivot_scale is not None)
+    if info.applies is not None:
+        assert done["applies"] > 0
+
+
+def test_the_declared_capabilities_of_the_built_ins():
+    """The facts the features used to keep in lists far away, now asked of the records."""
+    fam = {f: set(methods.names(f)) for f in methods.FAMILIES}
+    assert fam["fitted"] == {"power", "power-ns", "calibrate"}
+    assert fam["iterative"] == {"em", "mle-apx-paper"}
+    assert {m for m in methods.names() if methods.get(m).batched} == {"base", "base-pos", "base-cut", "norm",
+                                                                      "norm-mul", "norm-sub"}
+    assert {m for m in methods.names() if methods.get(m).analytic} == {"base", "norm"}
+    assert {m for m in methods.names() if methods.get(m).pivot_scale} == {"norm-mul"}
+    assert methods.get("power-ns").derived_from[0] == "power"
+    assert methods.get("norm-sub").label == "Norm-Sub" and methods.get("power-ns").label == "PowerNS"
+
+
+def _planted(name, **changes):
+    return dataclasses.replace(methods.get(name), declared=False, **changes)
+
+
+def test_a_wrong_closed_form_fails_its_problem_statement():
+    # Norm-Mul's output claimed to be the CLS solution: the certificate refuses it
+    with pytest.raises(CheckFailed, match=r"problem .*'cls'"):
+        check_method(_planted("norm-sub", func=normalize.norm_mul), ESTIMATES)
+
+
+def test_a_wrong_batched_form_is_caught():
+    wrong = _planted("norm-sub", batched=lambda est, F: normalize.norm_mul_rows(F))
+    with pytest.raises(CheckFailed, match="batched form differs"):
+        check_method(wrong, ESTIMATES)
+
+
+def test_a_false_table_1_claim_is_caught():
+    with pytest.raises(CheckFailed, match="non_negative"):
+        check_method(_planted("norm", non_negative="yes", analytic=False), ESTIMATES)
+    with pytest.raises(CheckFailed, match="sums_to_one"):
+        check_method(_planted("base-pos", sums_to_one="yes", batched=None), ESTIMATES)
+
+
+def test_a_wrong_derivation_is_caught():
+    with pytest.raises(CheckFailed, match="derived"):
+        check_method(_planted("power-ns", derived_from=("power", lambda f: f)), ESTIMATES)
+
+
+def test_a_method_that_runs_where_it_says_it_does_not_apply_is_caught():
+    says_no = _planted("norm-sub", applies=lambda est, **kw: "no" if est.oracle == "a-new-oracle" else None,
+                       problem=None, batched=None)
+    with pytest.raises(CheckFailed, match="applies"):
+        check_method(dataclasses.replace(says_no, declared=True), ESTIMATES)
+
+
+def test_a_nondeterministic_or_misshapen_plain_function_is_caught():
+    gen = np.random.default_rng(0)
+    with pytest.raises(CheckFailed, match="deterministic"):
+        check_method(lambda est: est.f_tilde + gen.random(est.d) * 1e-3, ESTIMATES)
+    with pytest.raises(ValueError, match=r"returned shape \(5,\)"):
+        check_method(lambda est: np.zeros(5), ESTIMATES)
