@@ -22,14 +22,20 @@ kind must satisfy, run by the test suite over every built-in and by users over t
 
 A failure raises :class:`CheckFailed` (an ``AssertionError``) naming the method, the check and the
 estimate; success returns ``{check: number of estimates checked}`` (0: not declared, not checked).
-The objective, constraint and oracle kinds have no conformance check here yet.
+
+:func:`check_oracle` — a frequency oracle (:mod:`ldpopt.oracles.conformance`): ε against the exact
+output distribution, the fast path against the real path in joint law, the variance against Monte
+Carlo, the kernel against numpy, the shard round trip. The objective and constraint kinds have no
+conformance check here yet.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CheckFailed", "check_method", "estimates_for_checks"]
+from .oracles.conformance import OracleReport, check_oracle
+
+__all__ = ["CheckFailed", "OracleReport", "check_method", "check_oracle", "estimates_for_checks"]
 
 #: the setting grid of :func:`estimates_for_checks`: oracle, ε, d (n = 2,000 users)
 GRID = (("grr", 0.5, 6), ("grr", 2.0, 30), ("oue", 1.0, 12), ("olh", 2.0, 8), ("oue", 4.0, 40))

@@ -21,7 +21,7 @@ from ldpopt.testing import check_method
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
 PYTHON = re.findall(r"```python\n(.*?)```", DOC, re.DOTALL)
-SHELL = re.findall(r"```\n(ldpopt .*?)```", DOC, re.DOTALL)
+SHELL = re.findall(r"```bash\n(ldpopt .*?)```", DOC, re.DOTALL)
 
 
 @pytest.fixture(autouse=True)

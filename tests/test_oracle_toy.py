@@ -29,7 +29,7 @@ _MARK = '"""Half-ε randomized response'
 
 def _doc_example() -> str:
     """The oracle example of the extending guide: the ```python block that starts with its docstring."""
-    for name in ("extending.md", "extending_oracles.md"):
+    for name in ("extending.md",):
         path = _DOCS / name
         if path.exists() and _MARK in path.read_text():
             text = path.read_text()

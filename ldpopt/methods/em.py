@@ -192,10 +192,10 @@ def _oracle_likelihood(name: str) -> str | None:
 def _why_not(est: Estimate, likelihood: str = "auto", **params) -> str | None:
     """Why EM does not apply to ``est`` with these parameters (None when it does): with
     ``likelihood="auto"`` the oracle must be one whose exact likelihood EM knows."""
-    if likelihood != "auto" or est.oracle.lower() in MULTINOMIAL_ORACLES | BINOMIAL_ORACLES:
+    if likelihood != "auto" or _oracle_likelihood(est.oracle.lower()) in _LIKELIHOODS:
         return None
-    return (f"em knows the exact likelihood of {sorted(MULTINOMIAL_ORACLES | BINOMIAL_ORACLES)} only, not "
-            f"of oracle {est.oracle!r} (pass likelihood='multinomial' or 'binomial')")
+    return (f"em needs an oracle that declares its exact likelihood ('multinomial' or 'binomial'); oracle "
+            f"{est.oracle!r} declares none (pass likelihood='multinomial' or 'binomial')")
 
 
 def _check_tol(tol) -> float:

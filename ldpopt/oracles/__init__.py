@@ -1,6 +1,6 @@
 """Frequency oracles: GRR, OUE, SUE, OLH, BLH, HR, SS (and the sketches CMS, HCMS, RAPPOR) behind one
 interface (:class:`FrequencyOracle`), in a registry that :func:`register` extends with an oracle of
-one's own (docs/extending_oracles.md).
+one's own (docs/extending.md).
 
 >>> from ldpopt import oracles
 >>> oue = oracles.get("oue", epsilon=1.0, d=1024)
