@@ -79,7 +79,7 @@ def _shards(folder: Path, oracle="oue", n_shards=2, labels=True):
     from ldpopt import oracles
     from ldpopt.aggregate.shards import write_shard
 
-    o = oracles.get(oracle, 1.0, len(LABELS))
+    o = oracles.get(oracle, 1.0, len(LABELS), **({"m": 8} if oracle == "cms" else {}))
     (folder / "shards").mkdir()
     for i in range(n_shards):
         vals = np.random.default_rng(i).integers(0, len(LABELS), 300)
@@ -450,6 +450,12 @@ def _method_all(rng):
              "1", "--n", str(N), "--counts", counts, "--method", "all", "--out", "o.csv"] + params, "ok", (), setup,
              both(check_post("o.csv", ("norm-sub", "mle-apx")), check_contains("skipped em", "stderr")),
              ("o.csv", "o.csv.meta.json")),
+        Case("--method all", f"choose --methods all with {oracle}", ["choose", "--oracle", oracle, "--epsilon", "1",
+             "--n", str(N), "--counts", counts, "--methods", "all", "--repeats", "3"] + params, "ok", (), setup,
+             both(check_contains("norm-sub"), check_contains("skipped em", "stderr")), stdout_ok=True),
+        Case("--method all", "aggregate --method all with cms shards", ["aggregate", "shards", "--scheduler", "threads",
+             "--no-progress", "--method", "all"], "ok", (), lambda f: _shards(f, "cms"),
+             both(check_aggregate(None, 600), check_contains("skipped em", "stderr")), stdout_ok=True),
         Case("--method all", "postprocess --method em with cms (one method: an error naming it)", ["postprocess",
              "--oracle", "cms", "--epsilon", "1", "--n", str(N), "--counts", counts, "--method", "em",
              "--oracle-param", "m=8"], "refuse", ("--method em",)),

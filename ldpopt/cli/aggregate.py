@@ -89,7 +89,8 @@ def _run(args) -> int:
 
         est = estimate_of(oracle, total.support_counts(), total.n)
         columns = {}
-        names, skipped = run_methods(columns, est, names, {}, args.method == "all", f"oracle {oracle.name}")
+        names, skipped = run_methods(columns, est, names, {}, "--method all" if args.method == "all" else None,
+                                     f"oracle {oracle.name}")
         for name, col in columns.items():
             out[name] = col
     metadata = {

@@ -26,6 +26,12 @@ def _run(args) -> int:
     names = args.methods
     if names is not None and names not in ("all", "closed-form", "extended"):
         names = [m.strip() for m in names.split(",") if m.strip()]
+    else:  # a set of methods: the ones that apply to this estimate (each refusal one note line)
+        from ..recommend import candidates
+        from .postprocess import run_methods
+
+        names, _ = run_methods({}, estimate, candidates(names), {}, f"--methods {args.methods or 'closed-form'}",
+                               f"--oracle {oracle.name}")
     try:
         c = choose(estimate, args.query, methods=names, n_repeats=args.repeats, metric=args.metric,
                    rng=args.seed)

@@ -172,21 +172,25 @@ def method_names(method: str) -> list[str]:
         raise InputError(f"--method {method}: {exc}") from None
 
 
-def run_methods(out: dict, estimate, names: list, params: dict, every: bool, context: str) -> tuple[list, dict]:
+def run_methods(out: dict, estimate, names: list, params: dict, every: str | None, context: str) -> tuple[list, dict]:
     """Add ``base`` (f̃) and each method's column to ``out``; return (the names that ran, {skipped
-    name: why}). Shared by ``postprocess`` and ``aggregate --method``.
+    name: why}). Shared by ``postprocess``, ``aggregate --method`` and ``choose --methods``.
 
-    ``every`` (``--method all``, "all that apply"): a method that refuses this estimate (it does not
-    apply to the oracle, e.g. EM's likelihoods for a sketch, or it cannot finish on it) is skipped
-    with one line on stderr saying why, ``context`` (e.g. ``--oracle cms``) naming what it refused,
-    and the others run; a method given a ``--param`` is not skipped (its error may be the
-    parameter's). Otherwise a method's error is the command's error, naming ``--method``."""
+    ``every``: the option that asked for every method of a set (``"--method all"``: "all that
+    apply"), or None for methods named one by one. With it, a method that refuses this estimate
+    (it does not apply to the oracle, e.g. EM's likelihoods for a sketch, or it cannot finish on it)
+    is skipped with one line on stderr saying why, ``context`` (e.g. ``--oracle cms``) naming what it
+    refused, and the others run; a method given a ``--param`` is not skipped (its error may be the
+    parameter's). Otherwise a method's error is the command's error, naming ``--method``. A bar on
+    stderr counts the methods once the run has taken 2 s (large d)."""
+    from tqdm import tqdm
+
     from .. import methods
     from . import _one_line
 
     out["base"] = estimate.f_tilde
     ran, skipped = [], {}
-    for name in names:
+    for name in tqdm(names, desc="methods", unit="method", file=sys.stderr, delay=2.0, leave=False):
         if name == "base":
             ran.append(name)
             continue
@@ -197,7 +201,7 @@ def run_methods(out: dict, estimate, names: list, params: dict, every: bool, con
             given = ", ".join(f"{k}={v!r}" for k, v in params.get(name, {}).items())
             if every and not given:
                 skipped[name] = _one_line(exc)
-                print(f"note: --method all: skipped {name} for {context}: {skipped[name]}", file=sys.stderr)
+                print(f"note: {every}: skipped {name} for {context}: {skipped[name]}", file=sys.stderr)
                 continue
             hint = f" (with --param {given}" if given else ""
             hint += ("; METHOD.NAME=VALUE gives a parameter to one method)" if len(names) > 1 else ")") if given else ""
@@ -237,7 +241,8 @@ def _run(args) -> int:
     oracle, n, estimate = estimate_from(table, args)
     params = route_params(args.param, names)
     out = table.columns()  # a dict of columns: a plain CSV in and out never loads pandas
-    names, skipped = run_methods(out, estimate, names, params, args.method == "all", f"--oracle {oracle.name}")
+    names, skipped = run_methods(out, estimate, names, params, "--method all" if args.method == "all" else None,
+                                 f"--oracle {oracle.name}")
     ci = _add_intervals(out, estimate, names, params, args) if args.ci is not None else None
     robust_meta = robust_column(out, table, estimate, args)
     metadata = {
