@@ -8,7 +8,10 @@ out. The cases run in a child process, in process there (``ldpopt.cli.main`` wit
 output and a timer), with ``--tree``'s ``ldpopt`` first on the path: ``--tree`` another checkout
 measures its behaviour on the same cases (the "before" of a change).
 
-    python benchmarks/bench_cli_fuzz.py [--quick] [--rounds 6] [--tree PATH --name cli_fuzz_before]
+    python benchmarks/bench_cli_fuzz.py [--quick] [--rounds 6] [--tree PATH --light --name cli_fuzz_before]
+
+``--light`` leaves the heavy cases out: a checkout without the ``--workers`` cap would start 1,000
+worker processes for ``aggregate --workers 1000``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ def parser():
     ap.add_argument("--rounds", type=int, default=6, help="draws of every template (100 cases each)")
     ap.add_argument("--tree", default=str(REPO), help="the checkout whose ldpopt runs the cases")
     ap.add_argument("--name", default="cli_fuzz", help="results file name (NAME.json)")
+    ap.add_argument("--light", action="store_true",
+                    help="leave out the heavy cases (for a tree that would start 1000 local Dask workers)")
     return ap
 
 
@@ -59,7 +64,7 @@ def _child(rounds: int, heavy: bool) -> None:
 def run(quick: bool = False, **opts) -> dict:
     """``--quick``: one round without the heavy cases."""
     args = H.options(parser(), "bench_cli_fuzz.py", quick, opts)
-    rounds, heavy = (1, False) if args.quick else (args.rounds, True)
+    rounds, heavy = (1, False) if args.quick else (args.rounds, not args.light)
     tree = Path(args.tree).resolve()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(tree), os.environ.get("PYTHONPATH")) if p)}
     t0 = time.perf_counter()

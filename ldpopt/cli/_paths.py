@@ -89,7 +89,9 @@ def refuse_collisions(outputs, inputs=(), folder_outputs=()) -> None:
                                  f"and be read as one of them; give another {out.arg}")
     for folder in folders:
         for src in ins:
-            if folder.same(src) or folder.holds(src):
+            if folder.same(src):
+                raise InputError(f"{folder} is the input {src}{_via(folder, src)}: give a folder for the output")
+            if folder.holds(src):
                 raise InputError(f"{folder} holds the input {src}: writing into that folder could replace or "
                                  f"mix with what this command reads; give another {folder.arg}")
 
