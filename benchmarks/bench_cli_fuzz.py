@@ -83,8 +83,15 @@ def run(quick: bool = False, **opts) -> dict:
     for cls, counts in table.items():
         print(f"{cls:16s} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), flush=True)
     print(f"{len(rows)} cases, {len(failures)} not as they must end ({time.perf_counter() - t0:.0f} s)")
-    return H.save(args.name, args, {"seed": SEED, "rounds": rounds, "heavy": heavy, "tree": str(tree),
-                                    "ldpopt_file": doc["ldpopt_file"], "cases": len(rows),
+    # the tree by its commit (a checkout elsewhere is no path of this repository)
+    commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    if tree != REPO.resolve():
+        args.command = args.command.replace(str(args.tree), f"CHECKOUT_OF_{commit}")
+    return H.save(args.name, args, {"seed": SEED, "rounds": rounds, "heavy": heavy,
+                                    "tree": "this checkout" if tree == REPO.resolve() else f"a checkout of {commit}",
+                                    "tree_commit": commit,
+                                    "ldpopt_file": str(Path(doc["ldpopt_file"]).relative_to(tree)), "cases": len(rows),
                                     "failures": len(failures), "table": table, "not_as_they_must": failures,
                                     "rows": rows})
 
