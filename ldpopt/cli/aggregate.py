@@ -149,8 +149,8 @@ def _check_shards(folder, files) -> None:
         try:
             read_oracle(f)
         except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
-            raise InputError(f"SHARDS {folder}: {f.name} is not a readable ldpopt report shard: "
-                             f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}") from None
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"SHARDS {folder}: {f.name} is not a readable ldpopt report shard: {why}") from None
 
 
 def _workers(args) -> int | None:

@@ -232,7 +232,8 @@ def _run(args) -> int:
     names = method_names(args.method)
 
     def fits(d, arg):  # measured: 2.7 GB at d = 1e7 for all 14 methods (the columns and their temporaries)
-        refuse_oversized(d * 8 * (2 * len(names) + 6), arg, f"post-processing d = {d} values with {len(names)} method(s)")
+        refuse_oversized(d * 8 * (2 * len(names) + 6), arg,
+                         f"post-processing d = {d} values with {len(names)} method(s)")
 
     if args.d is not None:
         fits(args.d, "--d")  # before the table of d counts is allocated
