@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE))
 #: section -> its benches (``bench_<name>.py``), in the order they run. collect: perturbation and
 #: aggregation (oracles vs the peers, fast paths, shards, schedulers); estimate: the post-processing
 #: methods; solve: the constrained problems (closed forms vs solvers, the structured solver, checks);
-#: variants: the user's own objectives; cli: start-up; robust: poisoning recovery against the anchor's code.
+#: variants: the user's own objectives; cli: start-up and the command-line fuzz; robust: poisoning recovery against the anchor's code.
 #: discovery: heavy-hitter discovery over strings against the peer.
 SECTIONS: dict[str, tuple[str, ...]] = {
     "collect": ("oracles", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "identity", "schedulers",
@@ -36,7 +36,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "solve": ("solvers", "policy", "likelihood", "feasibility", "structured", "structured_blocks",
               "structured_tree", "user_call", "table", "grouped", "check_property", "multi"),
     "variants": ("own_variant", "kl_user_call"),
-    "cli": ("startup",),
+    "cli": ("startup", "cli_fuzz"),
     "robust": ("poisoning_anchor", "poisoning_recovery", "poisoning_detection", "poisoning_adaptive", "poisoning_kernels",
                "poisoning_experiment", "poisoning_anchor_pipeline"),
     "discovery": ("heavy",),

@@ -1,4 +1,5 @@
-"""Temporary files for atomic writes that end with the mode a plain ``open(path, "w")`` gives.
+"""Atomic writes: temporary files that end with the mode a plain ``open(path, "w")`` gives, and
+folders whose files appear all at once or not at all (:func:`fill_folder`).
 
 ``tempfile.mkstemp`` creates 0600 files, and a rename keeps that mode, so every result written
 "atomically" came out private whatever the user's umask. :func:`temp_beside` creates the temporary
@@ -13,7 +14,7 @@ import os
 import secrets
 from pathlib import Path
 
-__all__ = ["temp_beside"]
+__all__ = ["fill_folder", "temp_beside"]
 
 
 def temp_beside(path) -> Path:
@@ -32,3 +33,71 @@ def temp_beside(path) -> Path:
     except FileNotFoundError:
         pass
     return tmp
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the folders ``a`` and ``b`` in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where
+    the system or the file system does not offer it."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def fill_folder(folder, fill, how: str) -> list[Path]:
+    """Write a folder's files all at once or not at all: ``fill(tmp)`` writes them into a new
+    temporary sibling ``.NAME.<hex>.tmp`` of ``folder``, and only then are they put in place; if
+    ``fill`` fails or is interrupted (Ctrl-C), the temporary goes and ``folder`` is as it was.
+    Returns the files put in place.
+
+    ``how``: ``"new"``: ``folder`` is absent or empty and becomes the temporary (one rename);
+    ``"overwrite"``: ``folder`` and the temporary swap in one step where Linux offers it
+    (``renameat2``), else by two renames (the old folder kept beside until the second is done), and
+    the old content is then removed; ``"append"``: each new file is linked into ``folder`` under its
+    name, refusing to replace a file there (the ones already added are removed again on failure).
+    ``folder``'s parent must exist; a link to a folder is written through."""
+    import shutil
+
+    folder = Path(os.path.realpath(folder))
+    while True:
+        tmp = folder.parent / f".{folder.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            tmp.mkdir()
+            break
+        except FileExistsError:  # pragma: no cover - 48 random bits
+            continue
+    added: list[Path] = []
+    try:
+        fill(tmp)
+        names = sorted(p.name for p in tmp.iterdir())
+        if how == "append":
+            for name in names:
+                os.link(tmp / name, folder / name)  # FileExistsError rather than replace a file
+                added.append(folder / name)
+        elif how == "overwrite" and folder.exists():
+            if _exchange(tmp, folder):
+                pass  # tmp now holds the old content, removed below
+            else:
+                old = folder.parent / f".{folder.name}.{secrets.token_hex(6)}.old"
+                os.rename(folder, old)
+                try:
+                    os.rename(tmp, folder)
+                except BaseException:
+                    os.rename(old, folder)
+                    raise
+                shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, folder)  # over an empty folder, or none: one step
+        return [folder / name for name in names]
+    except BaseException:
+        for path in added:
+            path.unlink(missing_ok=True)
+        raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)

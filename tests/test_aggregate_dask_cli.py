@@ -140,7 +140,7 @@ def test_cli_values_file_is_seeded_and_errors_are_one_line(tmp_path):
         assert proc.returncode == 0, proc.stderr
         outs.append(pq.read_table(tmp_path / f"o{k}" / "part-00002.parquet")["value"].to_numpy())
     assert np.array_equal(*outs) and len(outs[0]) == 199
-    assert "already holds" in one_line_error(ldpopt("perturb", "--values", vals, "--d", 8, "--oracle", "grr",
+    assert "is not empty" in one_line_error(ldpopt("perturb", "--values", vals, "--d", 8, "--oracle", "grr",
                                                      "--epsilon", 2, "--seed", 9, "--out", tmp_path / "o1"))
     assert "--d" in one_line_error(ldpopt("perturb", "--values", vals, "--oracle", "grr", "--epsilon", 2,
                                           "--seed", 9, "--out", tmp_path / "o3"))

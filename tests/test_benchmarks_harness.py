@@ -90,8 +90,8 @@ def test_every_bench_follows_the_contract_and_is_registered_once(mods):
 
 def test_only_selects_sections_and_benches(mods):
     run, _, _ = mods
-    assert run.chosen("cli") == ["startup"]
-    assert run.chosen("methods,cli,startup") == ["methods", "startup"]
+    assert run.chosen("cli") == ["startup", "cli_fuzz"]
+    assert run.chosen("methods,cli,startup") == ["methods", "startup", "cli_fuzz"]
     assert run.chosen("") == [b for bs in run.SECTIONS.values() for b in bs]
     with pytest.raises(SystemExit, match="unknown section or bench 'nope'"):
         run.chosen("nope")

@@ -178,3 +178,37 @@ def test_aggregate_with_a_refused_out_writes_no_partial(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"--out {tmp_path / 'o.csv'} is not a regular file" in err and err.count("\n") == 1, err
     assert _listing(tmp_path) == ["o.csv", "shards"]  # no p.json
+
+
+@pytest.mark.parametrize("how", ["new", "append", "overwrite"])
+def test_a_folder_filled_atomically_is_as_it_was_after_a_failure(tmp_path, how):
+    """``_atomic.fill_folder``: a fill that fails after writing files leaves the folder byte for byte
+    as it was (absent for a new one) and no temporary beside it; one that succeeds puts every file
+    in place (append: beside the old ones; overwrite: instead of them)."""
+    from ldpopt._atomic import fill_folder
+
+    out = tmp_path / "out"
+    if how != "new":
+        out.mkdir()
+        (out / "old.txt").write_text("old")
+
+    def state():
+        return sorted((str(p.relative_to(tmp_path)), p.read_bytes() if p.is_file() else None)
+                      for p in tmp_path.rglob("*"))
+
+    before = state()
+
+    def failing(tmp):
+        (tmp / "a.txt").write_text("a")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space"):
+        fill_folder(out, failing, how)
+    assert state() == before
+    fill_folder(out, lambda tmp: (tmp / "a.txt").write_text("a"), how)
+    assert sorted(p.name for p in out.iterdir()) == (["a.txt", "old.txt"] if how == "append" else ["a.txt"])
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    if how == "append":  # a name already there is never replaced, and nothing is added
+        with pytest.raises(FileExistsError):
+            fill_folder(out, lambda tmp: ((tmp / "b.txt").write_text("b"), (tmp / "old.txt").write_text("x")), how)
+        assert sorted(p.name for p in out.iterdir()) == ["a.txt", "old.txt"] and (out / "old.txt").read_text() == "old"

@@ -173,3 +173,86 @@ def test_some_cases_through_the_real_entry_point(tmp_path):
         assert proc.returncode == want, (kind, what, proc.returncode, proc.stderr)
         problem = _verdict(proc.returncode, proc.stderr, folder, inputs, out, check, (0,), NAMES[kind])
         assert problem is None, (kind, what, problem)
+
+
+# -- every subcommand: seeded command lines of every kind (tests/_cli_cases.py: collisions, output
+# folders, overflows, malformed data, option ranges, encodings, special files, permissions,
+# --method all, valid runs, a run stopped by Ctrl-C); the whole set (600 cases, with the heavy ones)
+# is benchmarks/bench_cli_fuzz.py
+CLI_SEED = 20_261_124
+
+
+def test_every_subcommand_ends_as_it_must(tmp_path, case_counter):
+    """Each case: exit 0 with a checked output, or one error line naming the argument (exit 2), or
+    exit 130 after a Ctrl-C; never a traceback or a run past its time; every input byte-identical;
+    nothing left behind but a successful run's outputs."""
+    import _cli_cases as C
+
+    from ldpopt.cli._commands import COMMANDS
+
+    results = []
+    for i, case in enumerate(C.cases(CLI_SEED, examples(1), heavy=False)):
+        outcome, detail = C.run_case(case, tmp_path, i, CLI_SEED)
+        case_counter(f"cli {case.argv[0]} (command lines)")
+        results.append((case, outcome, detail))
+    bad = [f"{c.cls}: {c.what}: {o}: {d}" for c, o, d in results if o not in ("ok", "refused", "interrupted")]
+    assert not bad, f"{len(bad)} of {len(results)} cases:\n" + "\n".join(bad[:15])
+    assert {c.argv[0] for c, _, _ in results} == set(COMMANDS)  # every subcommand is reached
+    outcomes = {o for _, o, _ in results}
+    assert outcomes == {"ok", "refused", "interrupted"}, outcomes
+
+
+ENTRY_POINT_CASES = ("postprocess --out = a link to --counts", "aggregate --out = a shard",
+                     "perturb into a non-empty folder", "perturb --overwrite")
+
+
+def test_command_lines_through_the_real_entry_point(tmp_path):
+    """A few of those cases in a fresh process each (four at once), as a user runs them."""
+    import _cli_cases as C
+
+    picked = [c for c in C.cases(CLI_SEED, 1, heavy=False) if c.what in ENTRY_POINT_CASES]
+    assert sorted(c.what for c in picked) == sorted(ENTRY_POINT_CASES)
+
+    def subprocess_runner(argv, case, folder):
+        proc = ldpopt(*argv, cwd=folder, timeout=120)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    with ThreadPoolExecutor(len(picked)) as pool:
+        verdicts = list(pool.map(lambda ic: C.run_case(ic[1], tmp_path, ic[0], CLI_SEED, subprocess_runner),
+                                 enumerate(picked)))
+    for case, (outcome, detail) in zip(picked, verdicts):
+        assert outcome == ("ok" if case.expect == "ok" else "refused"), (case.what, outcome, detail)
+
+
+def test_ctrl_c_leaves_the_output_folder_as_it_was(tmp_path):
+    """SIGINT to ``perturb --overwrite`` of 10^12 users once its first new shard is written (in the
+    temporary folder beside --out): exit 130 with one line, no traceback, the old shards byte-identical
+    and no temporary left behind."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import _cli_cases as C
+    from _cli import ROOT
+
+    C._shards(tmp_path)
+    (tmp_path / "big.csv").write_text("value,count\na,500000000000\nb,500000000000\n")
+    before = C._snapshot(tmp_path)
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "ldpopt.cli", "perturb", "--histogram", "big.csv", "--oracle",
+                             "grr", "--epsilon", "1", "--seed", "0", "--out", "shards", "--overwrite",
+                             "--shard-rows", "100000"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".shards.*.tmp/part-00001.parquet")) and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    assert list(tmp_path.glob(".shards.*.tmp/part-00001.parquet")), "no shard written within 60 s"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and lines[-1] == "ldpopt perturb: interrupted; outputs not finished were not " \
+                                                  "written", err
+    assert C._snapshot(tmp_path) == before  # the old shards as they were, nothing beside them

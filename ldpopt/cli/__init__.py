@@ -66,8 +66,9 @@ def _command_of(argv) -> str | None:
 
 def main(argv=None) -> int:
     """Run the command; a user error (bad input, a file that cannot be read or written, a missing
-    dataset) is one line on stderr and exit status 2, never a traceback; a Python warning raised
-    while it runs is one line, ``ldpopt COMMAND: warning: MESSAGE``, without source paths."""
+    dataset, not enough memory) is one line on stderr and exit status 2, never a traceback; Ctrl-C is
+    one line and exit status 130, with no output half-written; a Python warning raised while it runs
+    is one line, ``ldpopt COMMAND: warning: MESSAGE``, without source paths."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv == ["--version"]:  # what the parser would print, without importing every subcommand
         print(f"ldpopt {__version__}")
@@ -103,6 +104,13 @@ def _call(args) -> int:
     except (ValueError, TypeError) as exc:
         print(f"ldpopt {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except MemoryError:  # a size no check foresaw: one line, not numpy's traceback
+        print(f"ldpopt {args.command}: error: not enough memory for this run; ask for less (a smaller --d, "
+              f"fewer --repeats or reports)", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C: every output is written whole or not at all (atomic writes)
+        print(f"ldpopt {args.command}: interrupted; outputs not finished were not written", file=sys.stderr)
+        return 130
 
 
 def _one_line(message) -> str:

@@ -21,10 +21,11 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-__all__ = ["CountsTable", "atomic_write", "format_of", "input_file", "output_target", "read_counts",
-           "read_counts_table", "write_table"]
+__all__ = ["CountsTable", "atomic_write", "format_of", "input_file", "out_files", "output_target", "read_counts",
+           "read_counts_table", "text_bytes", "write_table"]
 
 FORMATS = ("csv", "parquet", "json")
+_MAX_COUNT = 2.0**53  # counts are float64: above this, whole numbers are no longer all representable
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 
 
@@ -73,17 +74,18 @@ _PLAIN_ROWS = re.compile(_ROW)
 _DIGITS = re.compile(r"(?:[0-9]{1,15}\n)*")
 
 
-def _plain_csv(path: Path, d: int | None) -> CountsTable | None:
+def _plain_csv(path: Path, d: int | None, data: bytes) -> CountsTable | None:
     """The table of a CSV in the plain subset above whose every check passes (at least 2 rows, values
     unique; with ``d`` every value an integer in [0, d), unique), read without pandas (which costs
     more than the rest of a small run); None for any other file, which then goes through
     :func:`_read_raw`, so that every error, and every file outside the subset, is read exactly as
-    before. The subset is our choice: it is what aggregators write (``value,count`` lines)."""
+    before. The subset is our choice: it is what aggregators write (``value,count`` lines). ``data``:
+    the file's bytes (no newline translation hides a "\r")."""
     import numpy as np
 
     try:
-        text = path.read_bytes().decode("utf-8")  # bytes: no newline translation hides a "\r"
-    except (OSError, UnicodeError):
+        text = data.decode("utf-8")
+    except UnicodeError:
         return None
     header, _, body = text.partition("\n")
     if any(c in text for c in '"\r\x00\ufeff'):
@@ -139,6 +141,19 @@ def _read_raw(path: Path, arg: str) -> tuple[pd.DataFrame, int, str]:
     return raw, 2, "line"  # line 1 is the header
 
 
+def text_bytes(path: Path, arg: str) -> bytes:
+    """The bytes of a text input, refusing a NUL byte with the line it is on: no text format ldpopt
+    reads holds one, and readers differ on it (pandas cuts the field there, or keeps it), so a file
+    with one is a binary or UTF-16 file given by mistake, never data to guess at."""
+    data = path.read_bytes()
+    at = data.find(b"\x00")
+    if at >= 0:
+        line = data.count(b"\n", 0, at) + 1
+        raise InputError(f"{arg}: line {line} of {path} holds a NUL byte (a binary or UTF-16 file?); give "
+                         f"UTF-8 text")
+    return data
+
+
 def input_file(path, arg: str) -> Path:
     """``path`` as a Path if it is a regular file (or a link to one) that can be read; otherwise an
     InputError naming ``arg`` and saying what is there instead (nothing, a folder, a pipe/device)."""
@@ -165,8 +180,12 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts", step: i
     1/h), accepted within 1e-6 of one (a decimal file's rounding) and snapped to it.
     """
     path = input_file(path, arg)
+    if d is not None:
+        from ._limits import refuse_oversized
+
+        refuse_oversized(d * 8 * 4, "--d", f"a table of d = {d} counts")  # counts, lines, values, a temporary
     if path.suffix.lower() not in (".parquet", ".pq"):
-        plain = _plain_csv(path, d)
+        plain = _plain_csv(path, d, text_bytes(path, arg))
         if plain is not None:
             return plain
     import numpy as np
@@ -197,6 +216,11 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts", step: i
         i = int(np.flatnonzero(bad)[0])
         what = "a whole number >= 0 (a number of reports)" if step == 1 else f"a multiple of 1/{step} >= 0"
         raise InputError(f"{arg}: {at(i)}: count must be {what}, got {raw['count'].iloc[i]!r}")
+    huge = counts >= _MAX_COUNT
+    if huge.any():
+        i = int(np.flatnonzero(huge)[0])
+        raise InputError(f"{arg}: {at(i)}: count {raw['count'].iloc[i]!r} is 2^53 reports or more: more than "
+                         f"a float64 counts exactly (and than any n ldpopt takes)")
     empty = (values == "").to_numpy()
     if empty.any():
         i = int(np.flatnonzero(empty)[0])
@@ -380,6 +404,15 @@ def write_table(table, out, fmt: str, metadata: dict | None = None) -> list[Path
         writers.append((sidecar(out), lambda tmp: Path(tmp).write_text(meta_text)))
     atomic_write(writers)
     return [p for p, _ in writers]
+
+
+def out_files(out, fmt: str, arg: str = "--out") -> list[tuple[str, Path]]:
+    """``(arg, path)`` of each file :func:`write_table` writes for ``out`` in ``fmt`` with metadata (the
+    table; for CSV also its sidecar), for the collision rule (:func:`._paths.refuse_collisions`);
+    empty without ``out`` (stdout)."""
+    if out is None:
+        return []
+    return [(arg, Path(out))] + ([(arg, sidecar(out), f"the metadata file of {arg} {out}:")] if fmt == "csv" else [])
 
 
 def sidecar(out) -> Path:

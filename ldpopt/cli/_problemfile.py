@@ -90,12 +90,30 @@ class ProblemSpec:
     ``solver`` (None, a name or a list) and ``build(table)`` → the constraint objects for a counts
     table (None: the default simplex). ``error(k, key, text)``: an InputError naming the key."""
 
-    def __init__(self, path: Path, objective, objective_name: str, solver, entries, where: _Where):
+    def __init__(self, path: Path, objective, objective_name: str, solver, entries, where: _Where,
+                 objective_ref: str | None = None):
         self.path, self.objective, self.objective_name, self.solver = path, objective, objective_name, solver
         self.entries, self._where = entries, where
+        self._objective_ref = objective_ref  # the objective's "FILE.py:NAME" when it names a function
 
     def error(self, k: int | None, key: str | None, text: str, sub: str = "") -> InputError:
         return self._where.error(k, key, text, sub)
+
+    def files(self) -> list[tuple[str, Path]]:
+        """``(what, path)`` of every file the problem file names (a ``matrix_file``, a ``FILE.py`` of a
+        user function), resolved next to it as they are read: inputs an output must not replace."""
+        refs = [("objective", self._objective_ref)] if self._objective_ref else []
+        for k, e in enumerate(self.entries or []):
+            for key in ("matrix_file", "function"):
+                if isinstance(e.get(key), str):
+                    refs.append((self._where(k, key), e[key]))
+        out = []
+        for what, ref in refs:
+            target = ref.split(":")[0] if ref.count(":") == 1 else ref
+            if target.endswith((".py", ".npz", ".npy")):
+                path = Path(target)
+                out.append((f"--problem {self.path}: {what}", path if path.is_absolute() else self.path.parent / path))
+        return out
 
     def build(self, table) -> list | None:
         if self.entries is None:
@@ -276,6 +294,7 @@ def _constraint(e: dict, d: int, at, base: Path, where) -> list:
         if named[0] is not None:
             if "branching" in e or "leaves" in e:
                 raise InputError("hierarchy takes label_groups/position_groups, or branching and leaves, not both")
+            _check_tree(named[0])
             return [Hierarchy(named[0])]
         missing = [k for k in ("branching", "leaves") if k not in e]
         if missing:
@@ -304,6 +323,34 @@ def _constraint(e: dict, d: int, at, base: Path, where) -> list:
         func = load_function(e["function"], e.get("params"), base, where("function"), error=InputError)
         return [UserConstraint(func, name=e.get("name"))]
     raise AssertionError(kind)
+
+
+def _check_tree(groups) -> None:
+    """A hierarchy's ``(parent, children)`` groups (0-based rows) must form a tree or a forest: each
+    row the parent of one group at most, the child of one parent at most, and never its own ancestor.
+    :class:`~ldpopt.problems.Hierarchy` takes any groups (each is one equality f[parent] = Σ
+    f[children]); a problem file that repeats a parent, gives a row two parents or closes a cycle
+    describes no tree, and solving it would answer a question nobody asked, so it is refused here."""
+    parent_of, parents = {}, set()
+    for k, (parent, children) in enumerate(groups):
+        if parent in parents:
+            raise InputError(f"groups[{k}]: row {parent} is already the parent of an earlier group (a tree lists "
+                             f"each parent once, with all its children)")
+        parents.add(parent)
+        for child in children.tolist():
+            if child in parent_of:
+                raise InputError(f"groups[{k}]: row {child} is already a child of row {parent_of[child]} (in a tree "
+                                 f"each row has one parent)")
+            parent_of[child] = parent
+    done: set = set()
+    for start in parent_of:  # each row has one parent: a cycle is a walk up that meets itself
+        walk, v = set(), start
+        while v in parent_of and v not in done:
+            if v in walk:
+                raise InputError(f"groups: row {v} is its own ancestor (the groups close a cycle, not a tree)")
+            walk.add(v)
+            v = parent_of[v]
+        done |= walk
 
 
 def _objective(doc: dict, where: _Where, base: Path):
@@ -346,11 +393,15 @@ def _parse(path: Path):
             return tomllib.loads(text), _Where(path, text)
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"--problem {path}: invalid TOML: {exc}") from None
+        except RecursionError:
+            raise InputError(f"--problem {path}: arrays or tables nested too deeply to be a problem file") from None
     try:
         doc = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
         raise InputError(f"--problem {path}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
                          f"{exc.msg}") from None
+    except RecursionError:
+        raise InputError(f"--problem {path}: arrays or objects nested too deeply to be a problem file") from None
     if not isinstance(doc, dict):
         raise InputError(f"--problem {path}: the top level must be an object, got {type(doc).__name__}")
     return doc, _Where(path, None)
@@ -358,9 +409,9 @@ def _parse(path: Path):
 
 def read_problem(path) -> ProblemSpec:
     """Parse and check a problem file (TOML by suffix ``.toml``, JSON by ``.json``)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"--problem: no such file: {path}")
+    from ._io import input_file
+
+    path = input_file(path, "--problem")  # a folder, a pipe or a device is named as such
     doc, where = _parse(path)
     unknown = sorted(set(doc) - _TOP)
     if unknown:
@@ -377,7 +428,8 @@ def read_problem(path) -> ProblemSpec:
         for k, e in enumerate(entries):
             _check_entry(k, e, where)
     obj, name = _objective(doc, where, path.parent)
-    return ProblemSpec(path, obj, name, solver, entries, where)
+    ref = doc["objective"].get("function") if isinstance(doc["objective"], dict) else doc["objective"]
+    return ProblemSpec(path, obj, name, solver, entries, where, ref if isinstance(ref, str) and ":" in ref else None)
 
 
 def _check_entry(k: int, e, where: _Where) -> None:

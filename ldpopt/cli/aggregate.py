@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sys
 
-from .. import __version__, methods
+from .. import __version__
 from ._args import InputError, int_arg
 from ._commands import help_of
 
@@ -36,7 +36,7 @@ def _run(args) -> int:
     import numpy as np
     import pandas as pd
 
-    from ..aggregate import AlreadyHeldError, Partial
+    from ..aggregate import AlreadyHeldError, MergeError
     from ..aggregate.dask import aggregate_shards
 
     from .._extras import require
@@ -48,13 +48,24 @@ def _run(args) -> int:
     except ImportError as e:
         raise InputError(str(e)) from None
     from ..aggregate.shards import list_shards
-    from ._io import format_of, output_target, write_table, write_text
+    from ._io import format_of, out_files, output_target, write_table, write_text
+    from ._paths import refuse_collisions
 
     fmt = format_of(args.out, args.format) if args.out else "csv"
     for path, arg in ((args.out, "--out"), (args.partial, "--partial")):  # before the work, and before
         if path is not None:  # --partial is written: a refused --out must not leave it behind
             output_target(path, arg)
     files = list_shards(args.shards)
+    refuse_collisions(out_files(args.out, fmt) + [("--partial", args.partial)],
+                      [("SHARDS", args.shards, "*.parquet"), *(("SHARDS", f) for f in files),
+                       ("--merge-into", args.merge_into)])
+    base = _merge_base(args.merge_into) if args.merge_into else None
+    workers = _workers(args)
+    if args.method:
+        from .postprocess import method_names
+
+        names = method_names(args.method)  # an unknown name before the work, not after it
+    _check_shards(args.shards, files)
     if args.device != "auto" and args.scheduler in ("threads", "synchronous", "local"):
         from ..kernels import resolve
 
@@ -62,36 +73,33 @@ def _run(args) -> int:
             resolve(args.device)  # before any work: a missing GPU or extra is a one-line error
         except (ImportError, RuntimeError) as e:
             raise InputError(f"--device {args.device}: {e}") from None
-    into = None
-    if args.merge_into:
-        with open(args.merge_into) as fh:
-            into = Partial.from_json(fh.read())
     try:
-        total = aggregate_shards(files, scheduler=args.scheduler, workers=args.workers,
-                                 progress=not args.no_progress, device=args.device, into=into)
-    except AlreadyHeldError as exc:  # name the partial's file
+        # the partial of --merge-into (read and checked above) takes the shards: its configuration and
+        # its shards' identities are checked before any counting (ldpopt.aggregate.identity)
+        total = aggregate_shards(files, scheduler=args.scheduler, workers=workers, progress=not args.no_progress,
+                                 device=args.device, into=base)
+    except (AlreadyHeldError, MergeError) as exc:  # only the partial raises these: name its file
         raise InputError(f"--merge-into {args.merge_into}: {exc}") from None
     oracle = total.build_oracle()
     out = pd.DataFrame({"value": total.values(), "count": total.support_counts()})
-    names = []
-    if args.method:
-        from .postprocess import estimate_of
+    skipped = {}
+    if not args.method:
+        names = []
+    else:
+        from .postprocess import estimate_of, run_methods
 
         est = estimate_of(oracle, total.support_counts(), total.n)
-        names = list(methods.available().index) if args.method == "all" else [methods.get(args.method).name]
-        out["base"] = est.f_tilde
-        for name in names:
-            if name != "base":
-                try:
-                    out[name] = methods.get(name).func(est)
-                except (ValueError, TypeError, RuntimeError) as exc:
-                    raise InputError(f"--method {name}: {exc}") from None
+        columns = {}
+        names, skipped = run_methods(columns, est, names, {}, "--method all" if args.method == "all" else None,
+                                     f"oracle {oracle.name}")
+        for name, col in columns.items():
+            out[name] = col
     metadata = {
         "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": total.n,
         "d": total.d, "p": oracle.p, "q": oracle.q, "oracle_params": dict(total.params),
         "methods": names, "shards": [str(f) for f in files], "scheduler": args.scheduler, "device": args.device,
         "merged_into": args.merge_into, "partial_format_version": total.version,
-        "labelled": total.labels is not None,
+        "labelled": total.labels is not None, **({"skipped": skipped} if skipped else {}),
     }
     if args.partial:
         write_text(args.partial, total.to_json() + "\n", "--partial")
@@ -102,6 +110,63 @@ def _run(args) -> int:
     else:
         out.to_csv(sys.stdout, index=False, float_format="%.17g")
     return 0
+
+
+def _merge_base(path):
+    """The partial aggregate of ``--merge-into``, read and checked before any shard is: a missing or
+    malformed file, or a non-finite number anywhere in it (``NaN``, ``Infinity``: Python's JSON
+    reader accepts them, and no field of a partial may hold one), is one line naming the option."""
+    import json
+
+    from ..aggregate import Partial
+    from ._io import input_file, text_bytes
+
+    path = input_file(path, "--merge-into")
+
+    def refuse(constant):
+        raise InputError(f"--merge-into {path}: holds the non-finite number {constant}; a partial aggregate's "
+                         f"counts and fields are finite")
+    try:
+        doc = json.loads(text_bytes(path, "--merge-into").decode("utf-8"), parse_constant=refuse)
+        return Partial.from_dict(doc)
+    except InputError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise InputError(f"--merge-into {path}: not UTF-8 text: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--merge-into {path}: not a partial aggregate (invalid JSON: {exc})") from None
+    except RecursionError:
+        raise InputError(f"--merge-into {path}: not a partial aggregate (nested too deeply)") from None
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InputError(f"--merge-into {path}: {exc}") from None
+
+
+def _check_shards(folder, files) -> None:
+    """Each shard's header read before the work, so that a file that is not an ldpopt report shard
+    (another Parquet file, a truncated one) is named, not reported by pyarrow without its path."""
+    from ..aggregate.shards import read_oracle
+
+    for f in files:
+        try:
+            read_oracle(f)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"SHARDS {folder}: {f.name} is not a readable ldpopt report shard: {why}") from None
+
+
+def _workers(args) -> int | None:
+    """``--workers``, capped for the local cluster at the cores this process may use, with one line
+    on stderr: more worker processes than cores only slow the run (each takes memory and a start)."""
+    if args.workers is None or args.scheduler != "local":
+        return args.workers
+    from ..aggregate.cluster import usable_cores
+
+    cores = usable_cores()
+    if args.workers > cores:
+        print(f"ldpopt aggregate: warning: --workers {args.workers} is more than the {cores} core(s) this "
+              f"process may use; starting {cores}", file=sys.stderr)
+        return cores
+    return args.workers
 
 
 def add_parser(sub) -> None:

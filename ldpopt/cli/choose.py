@@ -8,6 +8,7 @@ import sys
 from ._args import InputError, int_arg
 from ._commands import help_of
 from ._io import read_counts_table
+from ._limits import refuse_oversized
 from .postprocess import add_counts_options, count_step, estimate_from
 
 __all__ = ["add_parser"]
@@ -17,10 +18,20 @@ def _run(args) -> int:
     from ..recommend import choose
 
     table = read_counts_table(args.counts, args.d, step=count_step(args))
+    # the re-simulated counts, their estimates and one method's outputs at a time, R x d float64 each,
+    # with numpy's temporaries: 6 such arrays at the peak (recommend.choose)
+    refuse_oversized(6 * 8 * args.repeats * table.d, "--repeats",
+                     f"{args.repeats} re-simulations of d = {table.d} values")
     oracle, n, estimate = estimate_from(table, args)
     names = args.methods
     if names is not None and names not in ("all", "closed-form", "extended"):
         names = [m.strip() for m in names.split(",") if m.strip()]
+    else:  # a set of methods: the ones that apply to this estimate (each refusal one note line)
+        from ..recommend import candidates
+        from .postprocess import run_methods
+
+        names, _ = run_methods({}, estimate, candidates(names), {}, f"--methods {args.methods or 'closed-form'}",
+                               f"--oracle {oracle.name}")
     try:
         c = choose(estimate, args.query, methods=names, n_repeats=args.repeats, metric=args.metric,
                    rng=args.seed)

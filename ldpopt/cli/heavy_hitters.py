@@ -12,7 +12,7 @@ import sys
 
 from ._args import InputError, int_arg, positive_number
 from ._commands import help_of
-from ._io import atomic_write, input_file
+from ._io import atomic_write, input_file, text_bytes
 
 __all__ = ["add_parser"]
 
@@ -31,7 +31,7 @@ def _population(args):
         if ds.labels is None:
             raise InputError(f"--dataset {args.dataset} has no string labels")
         return heavy.encode(list(ds.labels), args.bytes), ds.counts
-    lines = input_file(args.strings, "--strings").read_bytes().splitlines()
+    lines = text_bytes(input_file(args.strings, "--strings"), "--strings").splitlines()
     if not lines:
         raise InputError(f"--strings {args.strings} holds no line")
     codes, counts = np.unique(heavy.encode(lines, args.bytes), return_counts=True)
@@ -48,6 +48,9 @@ def _run(args) -> int:
         raise InputError(f"--bytes must be an integer in [1, 7], got {args.bytes}")
     if args.consistent and args.protocol == "sfp":
         raise InputError("--consistent needs a prefix tree: --protocol pem or treehist")
+    from ._paths import refuse_collisions
+
+    refuse_collisions([("--out", args.out)], [("--strings", args.strings)])
     codes, counts = _population(args)
     kw = dict(total_bits=8 * args.bytes, epsilon=args.epsilon, k=args.k, oracle=args.oracle, rng=args.seed,
               exact=args.exact)

@@ -20,6 +20,7 @@ file is written with its status), 2 for bad input.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 
@@ -39,12 +40,14 @@ def read_tuples(path, arg: str = "--tuples"):
     import pandas as pd
 
     from ..multi import MultiDataset
-    from ._io import input_file
+    from ._io import input_file, text_bytes
 
     path = input_file(path, arg)
     try:
         raw = pd.read_parquet(path) if path.suffix.lower() in (".parquet", ".pq") else \
-            pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+            pd.read_csv(io.BytesIO(text_bytes(path, arg)), dtype=str, keep_default_na=False, skipinitialspace=True)
+    except InputError:
+        raise
     except Exception as exc:  # pandas / pyarrow raise several types for a bad file
         raise InputError(f"{arg}: cannot read {path}: {_first_line(exc)}") from None
     raw = raw.astype(str)
@@ -130,12 +133,14 @@ def _rows(out, data, labels, attrs, parts, raw, source):
 
 def _run(args) -> int:
     from .. import __version__, multi
-    from ._io import as_json, csv_text, format_of, write_table
+    from ._io import as_json, csv_text, format_of, out_files, write_table
+    from ._paths import refuse_collisions
 
     fmt = format_of(args.out, args.format)
+    refuse_collisions(out_files(args.out, fmt), [("--tuples", args.tuples)])
     data, labels = read_tuples(args.tuples)
-    collect = _attrs(args.marginals, list(data.names), "--marginals") if args.marginals else None
-    wanted = _attrs(args.reconstruct, list(data.names), "--reconstruct") if args.reconstruct else []
+    collect = _attrs(args.marginals, list(data.names), "--marginals") if args.marginals is not None else None
+    wanted = _attrs(args.reconstruct, list(data.names), "--reconstruct") if args.reconstruct is not None else []
     if wanted and args.post == "none":
         raise InputError("--reconstruct needs consistent marginals: give --post weighted or --post calm")
     if collect is not None and args.protocol != "calm":

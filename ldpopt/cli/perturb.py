@@ -17,6 +17,9 @@ The sketch oracles (cms, hcms, rappor) take their hash family with ``--oracle-pa
 
 from __future__ import annotations
 
+import math
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -29,16 +32,29 @@ from .postprocess import add_oracle_params, build_oracle
 
 __all__ = ["add_parser"]
 
+_MAX_USERS = 2.0**63  # n and every report count are int64
+_SHARD = re.compile(r"part-(\d+)\.parquet")
+
 
 def _population(args, d):
     """(values of every user as a function of a user range, n, d, labels or None)."""
     from ._io import input_file, read_counts_table
 
     if args.values is not None:
+        import io
+
         import pandas as pd
 
+        from ._io import text_bytes
+
         path = input_file(args.values, "--values")
-        frame = pd.read_parquet(path) if path.suffix.lower() in (".parquet", ".pq") else pd.read_csv(path)
+        try:
+            frame = pd.read_parquet(path) if path.suffix.lower() in (".parquet", ".pq") else \
+                pd.read_csv(io.BytesIO(text_bytes(path, "--values")))
+        except InputError:
+            raise
+        except Exception as exc:  # pandas / pyarrow raise several types for a bad file
+            raise InputError(f"--values {path}: cannot read it: {_first_line(exc)}") from None
         if "value" not in frame.columns:
             raise InputError(f"--values {path}: needs a column 'value' (one row per user)")
         vals = frame["value"].to_numpy()
@@ -54,32 +70,97 @@ def _population(args, d):
     c = table.counts
     if np.any(c != np.round(c)) or np.any(c < 0) or c.sum() < 1:
         raise InputError(f"--histogram {args.histogram}: counts must be whole numbers >= 0 describing at least one user")
+    total = math.fsum(c.tolist())
+    if total >= _MAX_USERS:
+        raise InputError(f"--histogram {args.histogram}: the counts add up to {total:.4g} users, more than the "
+                         f"{_MAX_USERS:.4g} (2^63) a report count can hold")
     ends = np.cumsum(c.astype(np.int64))
     labels = None if d is not None else [str(v) for v in table.values]  # without --d: labels, file order
     return (lambda a, b: np.searchsorted(ends, np.arange(a, b), side="right")), int(ends[-1]), table.d, labels
 
 
+def _folder(args) -> tuple[Path, str, list[Path]]:
+    """(--out, how :func:`ldpopt._atomic.fill_folder` puts the shards there, the shards already
+    there), after the checks that need no work: a missing parent is an error without --parents (and
+    created with it), a folder holding anything needs --append or --overwrite."""
+    out = Path(args.out)
+    if os.path.lexists(out) and not out.is_dir():
+        raise InputError(f"--out {out} is not a folder")
+    if not out.exists():
+        parent = Path(os.path.realpath(out)).parent
+        if not parent.is_dir() and not args.parents:
+            raise InputError(f"--out {out}: the folder {parent} does not exist; create it, or give --parents "
+                             f"to create the missing folders")
+        return out, "new", []
+    held = sorted(p.name for p in out.iterdir())
+    if not held:
+        return out, "new", []
+    if not (args.append or args.overwrite):
+        raise InputError(f"--out {out} is not empty ({len(held)} entr{'y' if len(held) == 1 else 'ies'}, e.g. "
+                         f"{held[0]}); give --append to add shards to it or --overwrite to replace its content")
+    shards = sorted(p for p in out.glob("part-*.parquet") if _SHARD.fullmatch(p.name))
+    return out, "append" if args.append else "overwrite", shards
+
+
+def _check_append(shards, oracle, labels, out) -> int:
+    """The index of the first appended shard (after the last one there); the shards there must be of
+    this configuration (oracle, ε, d, parameters, labels), or aggregating the folder would fail."""
+    from ..aggregate import Partial
+    from ..aggregate.shards import read_labels, read_oracle
+
+    if not shards:
+        return 0
+    try:
+        there = Partial.empty(read_oracle(shards[-1]), read_labels(shards[-1]))
+        there.check_compatible(Partial.empty(oracle, tuple(labels) if labels is not None else None))
+    except (ValueError, OSError) as exc:
+        raise InputError(f"--append: {shards[-1]} does not match these reports: {exc}") from None
+    return int(_SHARD.fullmatch(shards[-1].name).group(1)) + 1
+
+
+def _first_line(exc) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
 def _run(args) -> int:
     from ..aggregate.identity import new_run_id
+    from tqdm import tqdm
+
+    from .._atomic import fill_folder
     from ..aggregate.shards import write_shard_batches
+    from ._paths import refuse_collisions
 
     if (args.values is None) == (args.histogram is None):
         raise InputError("give exactly one of --histogram or --values")
+    refuse_collisions([], [("--histogram", args.histogram), ("--values", args.values)], [("--out", args.out)])
+    out, how, shards = _folder(args)
     values_of, n, d, labels = _population(args, args.d)
     oracle = build_oracle(args, d)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    if any(out.glob("*.parquet")):
-        raise InputError(f"--out {out}: already holds *.parquet shards; choose an empty folder")
+    first = _check_append(shards, oracle, labels, out) if how == "append" else 0
     step = max(1, min(args.shard_rows, oracle.chunk_size()))
     nshards = -(-n // args.shard_rows)
+
     run = new_run_id()  # one per call: every shard records it and its index (ldpopt.aggregate.identity)
-    for i in range(nshards):
-        gen = np.random.default_rng(np.random.SeedSequence(args.seed, spawn_key=(i,)))
-        a, b = i * args.shard_rows, min(n, (i + 1) * args.shard_rows)
-        batches = (oracle.perturb(values_of(s, min(b, s + step)), gen) for s in range(a, b, step))
-        write_shard_batches(out / f"part-{i:05d}.parquet", oracle, batches, labels=labels, run=run, part=i)
-    print(f"wrote {n} {oracle.name} reports in {nshards} shard(s) to {out}", file=sys.stderr)
+
+    def fill(tmp):
+        # a bar on stderr once the run has taken 2 s (tqdm's delay): quick runs print nothing
+        with tqdm(total=n, desc="perturb", unit="user", unit_scale=True, file=sys.stderr, delay=2.0) as bar:
+            for i in range(nshards):
+                gen = np.random.default_rng(np.random.SeedSequence(args.seed, spawn_key=(first + i,)))
+                a, b = i * args.shard_rows, min(n, (i + 1) * args.shard_rows)
+
+                def batches(a=a, b=b, gen=gen):
+                    for s in range(a, b, step):
+                        yield oracle.perturb(values_of(s, min(b, s + step)), gen)
+                        bar.update(min(b, s + step) - s)
+                write_shard_batches(tmp / f"part-{first + i:05d}.parquet", oracle, batches(), labels=labels,
+                                    run=run, part=first + i)
+
+    Path(os.path.realpath(out)).parent.mkdir(parents=True, exist_ok=True)  # --parents (checked above)
+    fill_folder(out, fill, how)
+    added = f" (shards {first}..{first + nshards - 1} added)" if how == "append" else \
+        " (its content replaced)" if how == "overwrite" else ""
+    print(f"wrote {n} {oracle.name} reports in {nshards} shard(s) to {out}{added}", file=sys.stderr)
     return 0
 
 
@@ -97,5 +178,15 @@ def add_parser(sub) -> None:
     add_oracle_params(pp)
     pp.add_argument("--seed", type=int_arg(0), required=True, help="seed (shard i uses SeedSequence(seed, spawn_key=(i,)))")
     pp.add_argument("--shard-rows", type=int_arg(1), default=1_000_000, help="users per shard (default 1e6)")
-    pp.add_argument("--out", required=True, help="folder for the shards part-00000.parquet, ... (must hold none yet)")
+    pp.add_argument("--out", required=True,
+                    help="folder for the shards part-00000.parquet, ...: absent or empty, unless --append or "
+                         "--overwrite; the shards appear all at once when the run is done (an error or Ctrl-C "
+                         "leaves the folder as it was)")
+    how = pp.add_mutually_exclusive_group()
+    how.add_argument("--append", action="store_true",
+                     help="--out holds shards of the same oracle, ε, d and labels: add these after them "
+                          "(numbered on; shard i is randomised with spawn_key=(i,), so no stream repeats)")
+    how.add_argument("--overwrite", action="store_true",
+                     help="replace everything --out holds by the new shards (swapped in when they are done)")
+    pp.add_argument("--parents", action="store_true", help="create --out's missing parent folders")
     pp.set_defaults(func=_run)

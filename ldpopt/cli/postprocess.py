@@ -159,6 +159,61 @@ def check_counts(table, oracle, n: int | None) -> int:
     return n
 
 
+def method_names(method: str) -> list[str]:
+    """The methods ``--method`` names: every registered one for ``all``, else the one it names (an
+    unknown name is an error naming ``--method``)."""
+    from .. import methods
+
+    if method == "all":
+        return list(methods.available().index)
+    try:  # a registered name or FILE.py:NAME (a plain function from a file is registered under NAME)
+        return [methods.resolve(method, where="--method").name]
+    except (KeyError, ValueError, TypeError) as exc:
+        raise InputError(str(exc)) from None
+
+
+def run_methods(out: dict, estimate, names: list, params: dict, every: str | None, context: str) -> tuple[list, dict]:
+    """Add ``base`` (f̃) and each method's column to ``out``; return (the names that ran, {skipped
+    name: why}). Shared by ``postprocess``, ``aggregate --method`` and ``choose --methods``.
+
+    ``every``: the option that asked for every method of a set (``"--method all"``: "all that
+    apply"), or None for methods named one by one. With it, a method that refuses this estimate
+    (it does not apply to the oracle, e.g. EM's likelihoods for a sketch, or it cannot finish on it)
+    is skipped with one line on stderr saying why, ``context`` (e.g. ``--oracle cms``) naming what it
+    refused, and the others run; a method given a ``--param`` is not skipped (its error may be the
+    parameter's). Otherwise a method's error is the command's error, naming ``--method``. A bar on
+    stderr counts the methods once the run has taken 2 s (large d)."""
+    from tqdm import tqdm
+
+    from .. import methods
+    from . import _one_line
+
+    out["base"] = estimate.f_tilde
+    ran, skipped = [], {}
+    for name in tqdm(names, desc="methods", unit="method", file=sys.stderr, delay=2.0, leave=False):
+        if name == "base":
+            ran.append(name)
+            continue
+        given = ", ".join(f"{k}={v!r}" for k, v in params.get(name, {}).items())
+        why = methods.get(name).why_not(estimate, **params.get(name, {})) if every and not given else None
+        if why:  # the method says itself that it does not apply here
+            skipped[name] = _one_line(why)
+            print(f"note: {every}: skipped {name} for {context}: {skipped[name]}", file=sys.stderr)
+            continue
+        try:  # postprocess's own arguments are positional-only: no keyword of a method clashes
+            out[name] = methods.postprocess(estimate, name, **params.get(name, {}))
+            ran.append(name)
+        except (ValueError, TypeError, RuntimeError) as exc:  # RuntimeError: EM's ConvergenceError
+            if every and not given:
+                skipped[name] = _one_line(exc)
+                print(f"note: {every}: skipped {name} for {context}: {skipped[name]}", file=sys.stderr)
+                continue
+            hint = f" (with --param {given}" if given else ""
+            hint += ("; METHOD.NAME=VALUE gives a parameter to one method)" if len(names) > 1 else ")") if given else ""
+            raise InputError(f"--method {name}: {exc}{hint}") from None
+    return ran, skipped
+
+
 def _effective(name: str, given: dict) -> dict:
     """The keyword values a method ran with: its signature's defaults, overridden by ``--param``."""
     from .. import methods
@@ -172,28 +227,28 @@ def _effective(name: str, given: dict) -> dict:
 
 
 def _run(args) -> int:
-    from .. import methods
-    from ._io import as_json, csv_text, format_of, read_counts_table, write_table
+    from ._io import as_json, csv_text, format_of, out_files, read_counts_table, write_table
+    from ._limits import refuse_oversized
     from ._params import route_params
+    from ._paths import refuse_collisions
 
     fmt = format_of(args.out, args.format)  # refuse a mismatch before any work
+    refuse_collisions(out_files(args.out, fmt), [("--counts", args.counts)])
+    names = method_names(args.method)
+
+    def fits(d, arg):  # measured: 2.7 GB at d = 1e7 for all 14 methods (the columns and their temporaries)
+        refuse_oversized(d * 8 * (2 * len(names) + 6), arg,
+                         f"post-processing d = {d} values with {len(names)} method(s)")
+
+    if args.d is not None:
+        fits(args.d, "--d")  # before the table of d counts is allocated
     table = read_counts_table(args.counts, args.d, step=count_step(args))
+    fits(table.d, "--counts")
     oracle, n, estimate = estimate_from(table, args)
-    names = (list(methods.available().index) if args.method == "all"
-             else [methods.resolve(args.method, where="--method").name])
     params = route_params(args.param, names)
     out = table.columns()  # a dict of columns: a plain CSV in and out never loads pandas
-    out["base"] = estimate.f_tilde
-    for name in names:
-        if name == "base":
-            continue
-        try:  # postprocess's own arguments are positional-only: no keyword of a method clashes
-            out[name] = methods.postprocess(estimate, name, **params[name])
-        except (ValueError, TypeError, RuntimeError) as exc:  # RuntimeError: EM's ConvergenceError
-            given = ", ".join(f"{k}={v!r}" for k, v in params[name].items())
-            hint = f" (with --param {given}" if given else ""
-            hint += ("; METHOD.NAME=VALUE gives a parameter to one method)" if len(names) > 1 else ")") if given else ""
-            raise InputError(f"--method {name}: {exc}{hint}") from None
+    names, skipped = run_methods(out, estimate, names, params, "--method all" if args.method == "all" else None,
+                                 f"--oracle {oracle.name}")
     ci = _add_intervals(out, estimate, names, params, args) if args.ci is not None else None
     robust_meta = robust_column(out, table, estimate, args)
     metadata = {
@@ -201,6 +256,7 @@ def _run(args) -> int:
         "d": table.d, "p": oracle.p, "q": oracle.q,
         "oracle_params": recorded_params(oracle),
         "methods": names, "method_params": {m: _effective(m, params[m]) for m in names},
+        **({"skipped": skipped} if skipped else {}),
         "counts_file": str(args.counts), "values": "0..d-1 (--d)" if args.d is not None else "labels",
     }
     if ci is not None:

@@ -32,7 +32,8 @@ from .. import __version__
 from ._args import InputError
 from ._problemtypes import help_text
 from ._commands import help_of
-from ._io import FORMATS, as_json, format_of, read_counts_table, write_table
+from ._io import FORMATS, as_json, format_of, out_files, read_counts_table, write_table
+from ._paths import refuse_collisions
 from .postprocess import add_counts_options, count_step, estimate_from, recorded_params
 
 __all__ = ["add_parser"]
@@ -93,7 +94,9 @@ def _run(args) -> int:
     from ._problemfile import read_problem
 
     fmt = format_of(args.out, args.format)
+    refuse_collisions(out_files(args.out, fmt), [("--counts", args.counts), ("--problem", args.problem)])
     spec = read_problem(args.problem)  # a bad problem file is refused before the counts are read
+    refuse_collisions(out_files(args.out, fmt), spec.files())  # the files it names (matrix_file, FILE.py)
     table = read_counts_table(args.counts, args.d, step=count_step(args))
     oracle, n, estimate = estimate_from(table, args)
     constraints = spec.build(table)

@@ -85,10 +85,50 @@ def _add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+def _check(args) -> None:
+    """The options the run would otherwise ignore or fail on midway, refused before it starts:
+    ``--solver`` must be an installed cvxpy solver or ``none``; ``--mc-d`` at most MC_MAX_D (its
+    documented range: the Monte-Carlo claims hold repetitions × d outputs of every method); each
+    ``--epsilons`` value must leave every oracle's p < 1 and q > 0 in float64 at the smallest d run
+    (at larger ε, p rounds to 1 or q to 0 and the closed forms' variance, Eq. 7, is 0), else the run
+    would stop at the first instance with the method's own message."""
+    from .. import oracles
+    from ..verify.instances import MC_MAX_D
+    from ._args import InputError
+
+    if args.solver is not None and args.solver.lower() != "none":
+        import cvxpy
+
+        installed = cvxpy.installed_solvers()
+        if args.solver.upper() not in installed:
+            raise InputError(f"--solver {args.solver}: not an installed cvxpy solver (one of {', '.join(installed)}, "
+                             f"or none for the certificate alone)")
+    over = [d for d in args.mc_d or [] if d > MC_MAX_D]
+    if over:
+        raise InputError(f"--mc-d {over[0]}: the Monte-Carlo claims run at d <= {MC_MAX_D} (they keep repetitions "
+                         f"x d outputs of every method); give a smaller --mc-d or --no-mc")
+    names = args.oracles or oracles.available()
+    unknown = [o for o in names if o not in oracles.available()]
+    if unknown:
+        raise InputError(f"--oracles {unknown[0]}: not an oracle verify checks (one of {oracles.available()})")
+    d = max(2, min(args.d)) if args.d else 2  # p is largest (GRR) at the smallest d
+    for eps in args.epsilons or []:
+        if eps <= 0:
+            raise InputError(f"--epsilons {eps:g}: a privacy budget must be > 0")
+        for name in names:
+            o = oracles.get(name, eps, d)
+            if not (o.q > 0.0 and o.p < 1.0):
+                raise InputError(f"--epsilons {eps:g}: too large for oracle {name} at d = {d}: p = {float(o.p)!r} and "
+                                 f"q = {float(o.q)!r} in float64, and the closed forms need 0 < q and p < 1 (a "
+                                 f"smaller ε)")
+
+
 def _run(args) -> int:
     """Run the claims for parsed ``args``, print the report (text or ``--json``), return the exit code."""
     from ..verify.report import exit_code, render_json, render_text
     from ..verify.runner import run
+
+    _check(args)
 
     say = None if args.json else (lambda msg: print(msg, file=sys.stderr))
     if max(args.d or [0]) >= _KEEP_MEMORY_D:
