@@ -29,8 +29,10 @@ def _exact_dot(c, x) -> Fraction:
 
 
 def verify(y, A, b, ineq, lo, up):
-    """(margin, c, y) when the row multipliers y are an exact Farkas certificate whose margin exceeds
-    the rounding of the data (below), else None."""
+    """(margin, c, y, within_rounding) when the row multipliers y are an exact Farkas certificate
+    (margin > 0 in exact arithmetic on the data as given), else None. ``within_rounding``: the margin
+    is no larger than what rounding the data themselves could explain (below), e.g. decimal totals
+    0.1 + 0.1 + 0.8 = 1 + 2⁻⁵⁴ in binary: still a conflict, said so in the message."""
     y = np.where(ineq & (y < 0), 0.0, y)
     if not np.any(y) or not np.all(np.isfinite(y)):
         return None
@@ -52,12 +54,12 @@ def verify(y, A, b, ineq, lo, up):
     bound = np.where(pos, lo, np.where(neg, up, 0.0))
     left = _exact_dot(c, bound)
     right = _exact_dot(Y, b)
-    # more than the data's own rounding (:mod:`.feasibility`): each number x given as x(1 + δ) with
+    if not left > right:
+        return None
+    # the data's own rounding (:mod:`.feasibility`): each number x given as x(1 + δ) with
     # |δ| ≤ γ_d ≈ d·2⁻⁵³ moves the margin by at most γ_d·(Σ|c_v·bound_v| + Σ|Y_k·b_k|)
     size = _exact_dot(np.abs(c), np.abs(bound)) + _exact_dot(np.abs(Y), np.abs(b))
-    if left - right <= size * Fraction(A.shape[1], 2**53):
-        return None
-    return float((left - right) * Fraction(2) ** e0), c, y
+    return float((left - right) * Fraction(2) ** e0), c, y, left - right <= size * Fraction(A.shape[1], 2**53)
 
 
 def aggregate(A, lo, up):
@@ -89,7 +91,9 @@ def aggregate(A, lo, up):
 
 def phase_one(Ag, b, ineq, lo_g, up_g):
     """Row duals of min Σ slack s.t. A_g g ± s (=, ≤) b over the box, negated (a candidate y); None
-    when the minimum is 0 (feasible) or HiGHS fails."""
+    when they are all 0 or HiGHS fails. Taken also when HiGHS's minimum is 0: a conflict thinner than
+    its tolerances (1e-7) reads as feasible there, while its duals can still be the certificate,
+    which :func:`verify` decides exactly."""
     from scipy.optimize import linprog
 
     eq, le = np.flatnonzero(~ineq), np.flatnonzero(ineq)
@@ -101,14 +105,14 @@ def phase_one(Ag, b, ineq, lo_g, up_g):
                               np.concatenate([up_g, np.full(2 * me + mi, np.inf)])])
     res = linprog(cost, A_ub=Ai, b_ub=b[le] if mi else None, A_eq=Ae, b_eq=b[eq] if me else None,
                   bounds=bounds, method="highs")
-    if res.status != 0 or not res.fun > 0:
+    if res.status != 0:
         return None
     y = np.zeros(b.shape[0])
     if me:
         y[eq] = -res.eqlin.marginals
     if mi:
         y[le] = -res.ineqlin.marginals
-    return y
+    return y if np.any(y) and np.all(np.isfinite(y)) else None
 
 
 def _box_range(A, lo, up):
