@@ -11,6 +11,7 @@ returned one, NaN otherwise).
 from __future__ import annotations
 
 __all__ = [
+    "MissingParameterError",
     "InaccurateError",
     "InfeasibleError",
     "IterationLimitError",
@@ -22,6 +23,11 @@ __all__ = [
     "UnverifiedError",
     "error_for_status",
 ]
+
+
+class MissingParameterError(ValueError):
+    """A cvxpy ``Parameter`` in the objective or a constraint has no value when ``solve()`` is called
+    (the message names it); set ``parameter.value`` first."""
 
 
 class SolverWarning(UserWarning):
