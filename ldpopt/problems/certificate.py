@@ -200,6 +200,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     if not np.all(np.isfinite(f)):
         vb = np.inf
     viol = max(vb, vs, vr)
+    abs_f_all = float(np.sum(np.abs(f))) + (0.0 if rest is None else rest.abs_f)
     # dual function at (λ, y⁺) through the per-value argmin
     t = lam + (st.A.T @ y_dual if st.m else 0.0)
     fz = sep.argmin(t, st.l, st.u)
@@ -262,9 +263,17 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
         dnf = float(np.max(np.sqrt(2.0 * gb / mu[~flat]), initial=0.0)
                     + np.max(np.sqrt(8.0 * floor / mu[~flat]), initial=0.0))
     note = "bound from strong convexity: Σ μ_v (f_v − f*_v)²/2 ≤ gap, μ_v = min h_v'' on [l_v, u_v]"
-    if viol > feas_tol:
+    # J(f) − J* ≥ Σ μ_v (f_v − f*_v)²/2 needs f feasible: beyond the rounding of evaluating the sum and
+    # the rows, a point inside feas_tol but off them (an interior-point answer 2e-10 off Σ f = 1) gets
+    # no √ bound (the argmin bound, below, accounts for the mass it is off by)
+    off = max(vs - 2 * d_full * _EPS * (abs_f_all + abs(st.total)),
+              vr - 2 * _EPS * float(np.max(np.abs(st.A) @ np.abs(f) + np.abs(st.b), initial=0.0)) * max(d, 1)
+              if st.m else 0.0)
+    if viol > feas_tol or vb > 0 or off > 0:
         dl = dl2 = np.nan
-        note = "f is infeasible beyond feas_tol: no distance bound (the gap bounds J(f) − J* only for feasible f)"
+        note = ("f is infeasible beyond feas_tol: no distance bound (the gap bounds J(f) − J* only for feasible f)"
+                if viol > feas_tol else f"f is off its constraints by {viol:.1e}: no strong-convexity bound (it "
+                "holds for feasible points only)")
     else:
         with np.errstate(divide="ignore"):
             dl = float(np.max(np.sqrt(2.0 * gb / np.where(mu > 0, mu, 0.0 if gb > 0 else 1.0)), initial=0.0))

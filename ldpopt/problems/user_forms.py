@@ -57,6 +57,9 @@ class _RecognisedSep(UserSep):
     def d2(self, f):
         return self.form.d2(f)
 
+    def d1_scale(self, f):
+        return self.form.d1_scale(f)
+
     def mu(self, l, u):
         return self.form.curvature(l, u)
 
