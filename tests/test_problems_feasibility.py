@@ -202,12 +202,37 @@ def test_random_grid_agrees_with_an_independent_lp_and_certificates_hold_in_frac
 
 
 def test_a_solver_certificate_names_a_user_constraint():
-    """User constraints are outside the pre-check; the solver's Farkas multipliers name them (OSQP's
-    certificate is sparse here: the user's row and the simplex, not the unrelated bound)."""
+    """A user's affine row is in the exact pre-check (named with the simplex it conflicts with); a
+    non-affine one is outside it, and the solver's Farkas multipliers name it."""
     est = _est(5, 5)
     cons = [Simplex(), lambda f, e: {"mine": cp.sum(f[:2]) >= 1.5}, Box(upper=0.9)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sol = Problem(est, "cls", cons).solve(solver="OSQP")
-    assert sol.status == "infeasible" and sol.infeasibility.source == "OSQP"
+        conic = Problem(est, "cls", [Simplex(), lambda f, e: {"mine": cp.sum_squares(f) <= 0.1}]).solve()
+    assert sol.status == "infeasible" and sol.infeasibility.source == "ldpopt" and sol.infeasibility.margin == 0.5
     assert set(sol.infeasibility.names) == {"nonnegative", "sum", "mine"}
+    assert conic.status == "infeasible" and conic.infeasibility.source == "CLARABEL"  # min Σ f² = 1/5 > 0.1
+    assert "mine" in conic.infeasibility.names
+
+
+@pytest.mark.parametrize("row,names", [
+    (lambda f, e: cp.sum(f) <= 1 - 1e-9, ["sum", "user"]),
+    (lambda f, e: f[0] + f[1] >= 1 + 1e-10, ["nonnegative", "sum", "user"]),
+    (lambda f, e: 0.3 * f[0] + 0.7 * f[1] >= 0.7 + 1e-13, ["nonnegative", "sum", "user"]),  # float coefficients
+])
+def test_thin_conflicts_with_a_user_row_are_decided_before_any_solver(big, row, names):
+    """A user's affine rows join the exact pre-check, coefficients as written (these ran to a 120 s
+    time limit on the solvers)."""
+    sol, cpu = _solve(big, "cls", [Simplex(), row])
+    assert sol.status == "infeasible" and [a["solver"] for a in sol.attempts] == ["LDPOPT-FEASIBILITY"]
+    assert sol.infeasibility.names == names and sol.infeasibility.source == "ldpopt"
+    assert cpu < 1.0, cpu
+
+
+def test_a_user_row_at_the_exact_boundary_is_not_claimed():
+    """Feasible in exact arithmetic (f = e_1; f = 0 on five values; the uniform point) — nothing claimed."""
+    est = _est(10, 4)
+    for row in (lambda f, e: 0.3 * f[0] + 0.7 * f[1] >= 0.7, lambda f, e: cp.sum(f[:5]) <= 0.0,
+                lambda f, e: cp.norm(f, 2) <= 0.999):  # non-affine: left to the solvers
+        assert find_infeasibility(Problem(est, "cls", [Simplex(), row])) is None

@@ -1,4 +1,5 @@
-"""Infeasible built-in linear constraints, decided exactly before any solver runs, and explained.
+"""Infeasible linear constraints (built-in, and a user's affine rows), decided exactly before any solver
+runs, and explained.
 
 The built-in constraints (:mod:`.constraints`, :class:`~.order.Monotone`,
 :class:`~.partition.PartitionTotals`) are linear: per-value bounds l ≤ f ≤ u (NonNegative, the
@@ -42,8 +43,15 @@ look as if it did. A margin within what rounding of the data themselves could ex
 up to d terms: Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §4.2), is still a
 conflict; the message then says that totals typed in decimal (0.1, 0.1, 0.8 sum to 1 + 2⁻⁵⁴ in
 binary) are the likely cause, and to leave out a total the others imply or give ones exact in binary
-(a choice: refusing the set is the only status that is true for it). User callables are left out (infeasibility of the
-built-ins alone already makes the problem infeasible), and so are a Hierarchy or Monotone with more
+(a choice: refusing the set is the only status that is true for it). A user's constraint callable
+takes part with its affine rows (``lhs <= rhs``, ``lhs == rhs`` with lhs − rhs affine in f), read from
+the callable on a fresh variable — coefficients as written, any floats: each row is scaled by a power
+of two to integers, exactly, before the test (:func:`.farkas.verify`) — at every solve (one cvxpy
+Jacobian per constraint, ~0.1 s at d = 42,178), so a thin conflict between them and the built-ins
+(Σ f ≤ 1 − 1e-9 with the simplex) is decided here instead of running the solvers to their limits.
+Its other constraints (cones, norms) are left out: infeasibility of the rest alone already makes the
+problem infeasible, and a conflict that needs them is left to the solvers' own certificates
+(:func:`solver_infeasibility`). A Hierarchy, Monotone or user constraint with more
 than :data:`MAX_LP` rows (a full-domain chain, a range tree at large d: left out, the rest is still
 decided); an aggregated LP with more than :data:`MAX_LP` variables is not solved here (only the
 bound conflicts and the interval candidates are decided then), and the solver chain answers.
@@ -99,7 +107,7 @@ class Infeasibility:
 def _system(problem):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names): the built-in
     linear constraints of ``problem`` (owners index ``names``, -1 where no bound); None if none."""
-    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
+    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, UserConstraint, _indices
     from .order import Monotone
     from .partition import LinearEquality, PartitionTotals
 
@@ -163,8 +171,45 @@ def _system(problem):
                       d - 1 if c.order is None else np.size(c.order) - 1)
             if n_rows <= MAX_LP:
                 row(c.matrix(d), 0.0, True, i0)
+        elif isinstance(c, UserConstraint):  # its affine rows, as written (the others are left out)
+            for j, (M, rhs, le) in _affine_rows(c, problem.estimate):
+                if M.shape[0] <= MAX_LP:
+                    row(M, rhs, le, key[(id(c), j)])
     A = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, d))
     return lo, up, lo_own, up_own, A, np.asarray(b, float), np.asarray(ineq, bool), np.asarray(own, int), names
+
+
+def _affine_rows(c, estimate) -> list:
+    """[(j, A, b, is_inequality)] for the cvxpy constraints a user callable builds that are affine:
+    ``lhs <= rhs`` as A f ≤ b, ``lhs == rhs`` as A f = b, with A and b read from the callable on a fresh
+    length-d variable (cvxpy's Jacobian of lhs − rhs, constant for an affine expression, and its value
+    at 0): the coefficients as the user wrote them, not rescaled by ``Problem``'s unit. A non-affine
+    constraint, or a callable that fails here, is left out (its error surfaces where it did before)."""
+    import cvxpy as cp
+
+    d = estimate.d
+    fv = cp.Variable(d)
+    try:
+        pairs = c.build(fv, estimate)
+    except Exception:  # noqa: BLE001 - the user's code: Problem's own build reports it
+        return []
+    out = []
+    fv.value = np.zeros(d)
+    for j, (_, con) in enumerate(pairs):
+        le = isinstance(con, cp.constraints.Inequality)
+        if not (le or isinstance(con, cp.constraints.Equality)) or not con.expr.is_affine():
+            continue
+        try:
+            jac = con.expr.grad.get(fv)
+            b0 = np.atleast_1d(np.asarray(con.expr.value, float)).ravel(order="F")
+        except Exception:  # noqa: BLE001 - a parameter without a value, ...
+            continue
+        if jac is None or not np.all(np.isfinite(b0)):
+            continue
+        M = sp.csr_matrix(jac).T.tocsr()
+        M.eliminate_zeros()
+        out.append((j, (M, -b0, le)))
+    return out
 
 
 def _named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:

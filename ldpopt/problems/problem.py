@@ -198,7 +198,8 @@ class Problem:
               progress: bool = True, **solver_options) -> Solution:
         """Solve; return a :class:`Solution` checked by ldpopt itself (:mod:`.checks`).
 
-        First, before any solver: built-in linear constraints that have no common point give status
+        First, before any solver: linear constraints (built-in, and the affine rows of a user's
+        callable) that have no common point in exact arithmetic, by any margin, give status
         ``"infeasible"`` at once, with the conflicting constraints named and the exact Farkas
         certificate in ``Solution.infeasibility`` (:mod:`.feasibility`).
 
