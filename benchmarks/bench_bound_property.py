@@ -20,8 +20,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
-import _harness as H  # noqa: E402
-from _bound_reference import KINDS, run_cases  # noqa: E402
+import _harness as H
+from _bound_reference import KINDS, run_cases
 
 
 def parser():

@@ -79,14 +79,14 @@ def objective(case):
     expr = objective({**case, "kind": "recognised"})  # the same J for the cvxpy side, as a user would give it
     with np.errstate(all="ignore"):
         if fam == "kl":
-            h = lambda f, e: (f - ft) ** 2 + lam * (f * np.log(f / p) - f + p)  # noqa: E731
-            dh = lambda f, e: 2 * (f - ft) + lam * np.log(f / p)  # noqa: E731
-            d2h = lambda f, e: 2 + lam / f  # noqa: E731
+            h = lambda f, e: (f - ft) ** 2 + lam * (f * np.log(f / p) - f + p)
+            dh = lambda f, e: 2 * (f - ft) + lam * np.log(f / p)
+            d2h = lambda f, e: 2 + lam / f
         else:
             a = lam * p if fam == "rel_entr" else np.full(case["d"], lam)
-            h = lambda f, e: (f - ft) ** 2 - a * np.log(f)  # noqa: E731  (rel_entr up to a constant)
-            dh = lambda f, e: 2 * (f - ft) - a / f  # noqa: E731
-            d2h = lambda f, e: 2 + a / (f * f)  # noqa: E731
+            h = lambda f, e: (f - ft) ** 2 - a * np.log(f)  # rel_entr(p, f) up to a constant
+            dh = lambda f, e: 2 * (f - ft) - a / f
+            d2h = lambda f, e: 2 + a / (f * f)
     return SeparableObjective(h, dh, d2h, name=fam, curvature=lambda l, u, e: np.full(np.shape(l), 2.0),
                               cvxpy_expr=expr)
 
@@ -123,7 +123,7 @@ def _block(case, idx, mass, nu0: float | None = None):
     """{v: f*_v} on the values ``idx`` whose mass is ``mass``; ``nu0``: a float estimate of ν (a
     bracket of ±1e-6 around it, widened until it brackets, instead of 120 bisections from ±1e4)."""
     mass = mp.mpf(mass)
-    total = lambda nu: mp.fsum(_x(case, nu, v) for v in idx)  # noqa: E731
+    total = lambda nu: mp.fsum(_x(case, nu, v) for v in idx)
     if nu0 is None:
         lo, hi, steps = mp.mpf(-1e4), mp.mpf(1e4), 120
     else:

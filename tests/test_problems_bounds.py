@@ -12,9 +12,9 @@ import cvxpy as cp
 import mpmath as mp
 import numpy as np
 import pytest
-
 from _bound_reference import KINDS, _block, distance, run_cases
 from _count_estimates import grr_counts
+
 from ldpopt.problems import Problem, Simplex, SolverWarning, SubsetSum
 
 PER_KIND = 100  # 400 problems in the suite (the benchmark runs 500 per kind)

@@ -11,10 +11,10 @@ returned one, NaN otherwise).
 from __future__ import annotations
 
 __all__ = [
-    "MissingParameterError",
     "InaccurateError",
     "InfeasibleError",
     "IterationLimitError",
+    "MissingParameterError",
     "SolverError",
     "SolverFailedError",
     "SolverNotInstalledError",

@@ -107,7 +107,8 @@ class Infeasibility:
 def _system(problem):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names): the built-in
     linear constraints of ``problem`` (owners index ``names``, -1 where no bound); None if none."""
-    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, UserConstraint, _indices
+    from .constraints import (Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, UserConstraint,
+                              _indices)
     from .order import Monotone
     from .partition import LinearEquality, PartitionTotals
 
@@ -202,8 +203,8 @@ def _affine_rows(c, estimate) -> list:
         try:
             jac = con.expr.grad.get(fv)
             b0 = np.atleast_1d(np.asarray(con.expr.value, float)).ravel(order="F")
-        except Exception:  # noqa: BLE001 - a parameter without a value, ...
-            continue
+        except Exception:  # noqa: BLE001 - a parameter without a value, ...: this row is left out
+            jac, b0 = None, np.zeros(0)
         if jac is None or not np.all(np.isfinite(b0)):
             continue
         M = sp.csr_matrix(jac).T.tocsr()
