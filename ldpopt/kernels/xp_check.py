@@ -232,15 +232,16 @@ def _distance(h, f, lam: float, total: float, s_f: float, neg: float) -> tuple[f
     del hv, hz, diff, e
     mu = h.mu(0.0, total)
     gb = max(gap, floor)
-    # as certificate._certify_full: the √ bound only for a point on its constraints to the rounding
-    # of evaluating Σ f (it holds for feasible points only); the argmin bound covers the rest
     off = neg > 0 or abs(s_f - total) > 2 * d * _EPS * (float(xp.sum(xp.abs(f))) + abs(total))
-    dl = math.nan if viol > feas_tol or off else float(xp.max(xp.sqrt(2.0 * gb / mu)))
+    dl = math.nan if viol > feas_tol else float(xp.max(xp.sqrt(2.0 * gb / mu)))
     drnd = float(xp.max(xp.sqrt(8.0 * floor / mu)))
     e_pt = _argmin_rounding(h, f, fz, lam, total)
     del fz
     drnd = max(drnd, float(xp.sum(e_pt) + xp.max(e_pt)))
     del e_pt
+    if off:  # as certificate._certify_full: a point off Σ f = total keeps the √ bound (plus its
+        # offset) only within the bound's rounding level; the argmin bound covers the rest
+        dl = dl + viol if viol <= drnd else math.nan
     da, arnd, _ = _argmin_bound(h, f, lam, total)
     drnd = max(drnd, arnd)
 
