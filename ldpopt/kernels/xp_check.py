@@ -239,9 +239,11 @@ def _distance(h, f, lam: float, total: float, s_f: float, neg: float) -> tuple[f
     del fz
     drnd = max(drnd, float(xp.sum(e_pt) + xp.max(e_pt)))
     del e_pt
-    if off:  # as certificate._certify_full: a point off Σ f = total keeps the √ bound (plus its
-        # offset) only within the bound's rounding level; the argmin bound covers the rest
-        dl = dl + viol if viol <= drnd else math.nan
+    if off and not viol > feas_tol:  # as certificate._certify_full: a point off Σ f = total
+        # (within feas_tol): the gap adds |λ(Σf − total)| and the residual's share, the bound the offset
+        r = xp.where((f > 0) & (f < total), xp.abs(h.d1(f) + lam), 0.0)
+        extra = abs(lin) + float(xp.sum(xp.where(xp.isfinite(r), r, 0.0))) * viol
+        dl = float(xp.max(xp.sqrt(2.0 * (gb + extra) / mu))) + viol
     da, arnd, _ = _argmin_bound(h, f, lam, total)
     drnd = max(drnd, arnd)
 

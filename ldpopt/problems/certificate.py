@@ -287,17 +287,18 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     e_pt = argmin_rounding(sep, st, f, fz, tv)
     drnd = max(drnd, float(np.sum(e_pt) + np.max(e_pt, initial=0.0)))
     if off > 0 and not viol > feas_tol:
-        # a point off its constraints: within the √ bound's own rounding level (a solver's last bits),
-        # moving it onto them changes it by ~viol, which is added; beyond it (an interior-point answer
-        # 2e-10 off Σ f = 1 with a gap at 1e-24) the √ bound does not hold and is not offered — the
-        # argmin bound, below, accounts for the mass a point is off by
-        if viol <= drnd:
-            dl, dl2 = dl + viol, dl2 + viol
-            note += f"; f is off its constraints by {viol:.1e} (within the bound's rounding level: added)"
-        else:
-            dl = dl2 = np.nan
-            note = (f"f is off its constraints by {viol:.1e}, more than the strong-convexity bound's rounding "
-                    f"level {drnd:.1e}: no such bound (it holds for feasible points only)")
+        # a point off its constraints (within feas_tol): the gap bounds J(f) − J* only for a feasible
+        # f. With f̂ = f + δ feasible (|δ| ~ viol), J* − J(f) ≤ J(f̂) − J(f) = lin + r·δ + O(δ²): the
+        # linear term of the gap (λ(Σf − total) + y·(A f − b)) and the stationarity residual come back
+        # in (an interior-point answer 2e-10 off Σ f = 1 with a gap at rounding level had a bound 7,700×
+        # below its distance without them), and ‖f − f̂‖ ≤ viol is added
+        extra = abs(lin) + float(np.sum(np.abs(np.where(inner & np.isfinite(r), r, 0.0)))) * viol
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dl = float(np.max(np.sqrt(2.0 * (gb + extra) / np.where(mu > 0, mu, 0.0)), initial=0.0)) + viol
+            mmin = float(np.min(mu))
+            dl2 = float(np.sqrt(2.0 * (gb + extra) / mmin)) + viol if mmin > 0 else np.inf
+        note += (f"; f is off its constraints by {viol:.1e}: the gap adds |λ(Σf − total) + y·(Af − b)| and "
+                 "the residual's share, the bound adds the offset")
     da, arnd, lam_r = np.nan, np.nan, np.nan
     blk = blocks_for(st, rest) if st.m and np.isfinite(lam) else None
     if (st.m == 0 or blk is not None) and np.isfinite(lam):
