@@ -157,10 +157,10 @@ def test_the_qp_loop_alone_agrees_with_the_interior_point_route():
     assert np.max(np.abs(a.f - b.f)) < 1e-8
 
 
-def test_an_infeasible_user_constraint_stalls_and_the_qp_loop_answers():
-    """A user constraint no point of the simplex meets (not decided before the solve): the method
-    stops on its stall rule, well before its iteration limit, and the route's answer is the QP loop's
-    (its QPs are infeasible), not the stalled point."""
+def test_an_infeasible_user_constraint_stalls_and_is_decided_before_the_solve():
+    """A user constraint no point of the simplex meets: the method, run on it directly, stops on its
+    stall rule, well before its iteration limit; ``solve()`` never gets there — the user's affine row
+    is in the exact pre-check, which names it."""
     pr = Problem(EST, kl_smooth, [Simplex(), lambda f, e: [f[0] + f[1] >= 1.5]])
     got, _ = solve_ipm(pr, smooth_terms(pr.objective, EST), lambda ch: False)
     assert got.status == "user_limit" and "stalled" in got.message and got.iterations < 40
@@ -168,6 +168,5 @@ def test_an_infeasible_user_constraint_stalls_and_the_qp_loop_answers():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sol = pr.solve(progress=False)
-    assert sol.status != "optimal" and not sol.success
-    assert sol.attempts[0]["solver"].startswith("SQP(") and sol.attempts[0]["status"] == "solver_error"
-    assert f"{SOLVER} first: user_limit (stalled" in sol.message and "infeasible" in sol.message
+    assert sol.status == "infeasible" and not sol.success
+    assert [a["solver"] for a in sol.attempts] == ["LDPOPT-FEASIBILITY"] and "user[0]" in sol.infeasibility.names

@@ -51,6 +51,13 @@ _S = np.arange(0, 42_178, 3)  # every third value
     ([Simplex(), Fixed([0, 3], 0.4), SubsetSum([0, 3, 6], 0.5, "<=")], ["nonnegative", "fixed", "subset_sum"]),
     ([Simplex(), PartitionTotals({"a": _S, "b": _S[:-1] + 1}, {"a": 0.6, "b": 0.6})], ["nonnegative", "sum", "partition"]),
     ([Simplex(), Box(upper=0.9), Fixed([5], 0.95)], ["box.upper", "fixed"]),
+    # thin: empty in exact arithmetic by 1e-13 / 1e-12, far below any solver's or the check's tolerance
+    ([Simplex(), SubsetSum(_S, 1 + 1e-13, ">=")], ["nonnegative", "sum", "subset_sum"]),
+    ([Simplex(), Box(lower=np.full(42_178, (1 + 1e-12) / 42_178))], ["sum", "box.lower"]),
+    # overlapping subset sums (no interval family: the phase-one LP's duals, verified exactly)
+    ([Simplex(), SubsetSum(_S, 0.5, ">="), SubsetSum(_S[:-1] + 1, 0.3, ">="), SubsetSum(np.concatenate([_S, _S[:-1] + 1]),
+                                                                              0.8 - 1e-13, "<=")],
+     ["subset_sum", "subset_sum_1", "subset_sum_2"]),
 ])
 def test_infeasible_at_kosarak_size_is_decided_before_any_solver(big, objective, cons, names):
     sol, cpu = _solve(big, objective, cons)
@@ -73,22 +80,29 @@ def test_nearly_infeasible_at_d_10(objective):
 
 
 def test_exact_boundary_of_box_lower_bounds():
-    """lower = 1/8 at d = 8 sums to exactly 1 (feasible: f = 1/8). lower = (1 + 1e-13)/8 sums to
-    more than 1 by more than the data's rounding allowance (d·2⁻⁵³ relative, 1.8e-15 here):
-    infeasible, with the exact margin. Four float steps (2⁻⁵⁰ = 8.9e-16) are within the allowance:
-    not claimed, and neither are partition totals 0.1, 0.1, 0.8 over the whole domain (1 + 2⁻⁵⁴ in
-    binary)."""
+    """lower = 1/8 at d = 8 sums to exactly 1 (feasible: f = 1/8). Any exact excess is a conflict,
+    whatever its size: four float steps (2⁻⁵⁰ = 8.9e-16), (1 + 1e-13)/8 with its exact margin, and
+    partition totals 0.1, 0.1, 0.8 over the whole domain (1 + 2⁻⁵⁴ in binary) — the last two within
+    the data's own rounding, which the message says, with how to give such totals."""
     est = _est(8, 3)
     step = np.nextafter(0.125, 1) - 0.125
     assert find_infeasibility(Problem(est, "cls", [Simplex(), Box(lower=0.125)])) is None
-    assert find_infeasibility(Problem(est, "cls", [Simplex(), Box(lower=0.125 + 4 * step)])) is None
+    four = find_infeasibility(Problem(est, "cls", [Simplex(), Box(lower=0.125 + 4 * step)]))
+    assert four is not None and four.margin == float(8 * Fraction(0.125 + 4 * step) - 1) and four.at_rounding
     lower = 0.125 * (1 + 1e-13)
     cert = find_infeasibility(Problem(est, "cls", [Simplex(), Box(lower=lower)]))
-    assert cert is not None and cert.names == ["sum", "box.lower"]
+    assert cert is not None and cert.names == ["sum", "box.lower"] and not cert.at_rounding
     assert cert.margin == float(8 * Fraction(lower) - 1)
     decimal = PartitionTotals({"a": [0, 1, 2], "b": [3, 4], "c": [5, 6, 7]}, {"a": 0.1, "b": 0.1, "c": 0.8})
     assert Fraction(0.1) * 2 + Fraction(0.8) == 1 + Fraction(1, 2**54)
-    assert find_infeasibility(Problem(est, "cls", [Simplex(), decimal])) is None
+    with pytest.warns(SolverWarning, match="exact in binary"):
+        sol = Problem(est, "cls", [Simplex(), decimal]).solve()
+    assert sol.status == "infeasible" and sol.infeasibility.at_rounding and "decimal" in sol.message
+    assert sol.infeasibility.margin == 2.0**-54
+    implied = PartitionTotals({"a": [0, 1, 2], "b": [3, 4]}, {"a": 0.1, "b": 0.1})  # c's total left out
+    assert find_infeasibility(Problem(est, "cls", [Simplex(), implied])) is None
+    dyadic = PartitionTotals({"a": [0, 1, 2], "b": [3, 4], "c": [5, 6, 7]}, {"a": 0.125, "b": 0.125, "c": 0.75})
+    assert find_infeasibility(Problem(est, "cls", [Simplex(), dyadic])) is None
     tiny = Problem(est, "cls", [Simplex(), SubsetSum([0, 1], 1 + 1e-13)])
     assert find_infeasibility(tiny).names == ["nonnegative", "sum", "subset_sum"]
 
@@ -188,12 +202,37 @@ def test_random_grid_agrees_with_an_independent_lp_and_certificates_hold_in_frac
 
 
 def test_a_solver_certificate_names_a_user_constraint():
-    """User constraints are outside the pre-check; the solver's Farkas multipliers name them (OSQP's
-    certificate is sparse here: the user's row and the simplex, not the unrelated bound)."""
+    """A user's affine row is in the exact pre-check (named with the simplex it conflicts with); a
+    non-affine one is outside it, and the solver's Farkas multipliers name it."""
     est = _est(5, 5)
     cons = [Simplex(), lambda f, e: {"mine": cp.sum(f[:2]) >= 1.5}, Box(upper=0.9)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sol = Problem(est, "cls", cons).solve(solver="OSQP")
-    assert sol.status == "infeasible" and sol.infeasibility.source == "OSQP"
+        conic = Problem(est, "cls", [Simplex(), lambda f, e: {"mine": cp.sum_squares(f) <= 0.1}]).solve()
+    assert sol.status == "infeasible" and sol.infeasibility.source == "ldpopt" and sol.infeasibility.margin == 0.5
     assert set(sol.infeasibility.names) == {"nonnegative", "sum", "mine"}
+    assert conic.status == "infeasible" and conic.infeasibility.source == "CLARABEL"  # min Σ f² = 1/5 > 0.1
+    assert "mine" in conic.infeasibility.names
+
+
+@pytest.mark.parametrize("row,names", [
+    (lambda f, e: cp.sum(f) <= 1 - 1e-9, ["sum", "user"]),
+    (lambda f, e: f[0] + f[1] >= 1 + 1e-10, ["nonnegative", "sum", "user"]),
+    (lambda f, e: 0.3 * f[0] + 0.7 * f[1] >= 0.7 + 1e-13, ["nonnegative", "sum", "user"]),  # float coefficients
+])
+def test_thin_conflicts_with_a_user_row_are_decided_before_any_solver(big, row, names):
+    """A user's affine rows join the exact pre-check, coefficients as written (these ran to a 120 s
+    time limit on the solvers)."""
+    sol, cpu = _solve(big, "cls", [Simplex(), row])
+    assert sol.status == "infeasible" and [a["solver"] for a in sol.attempts] == ["LDPOPT-FEASIBILITY"]
+    assert sol.infeasibility.names == names and sol.infeasibility.source == "ldpopt"
+    assert cpu < 1.0, cpu
+
+
+def test_a_user_row_at_the_exact_boundary_is_not_claimed():
+    """Feasible in exact arithmetic (f = e_1; f = 0 on five values; the uniform point) — nothing claimed."""
+    est = _est(10, 4)
+    for row in (lambda f, e: 0.3 * f[0] + 0.7 * f[1] >= 0.7, lambda f, e: cp.sum(f[:5]) <= 0.0,
+                lambda f, e: cp.norm(f, 2) <= 0.999):  # non-affine: left to the solvers
+        assert find_infeasibility(Problem(est, "cls", [Simplex(), row])) is None

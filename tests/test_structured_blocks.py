@@ -27,7 +27,12 @@ def _partition(d, k, true, seed=0, cover=0.8):
     perm = np.random.default_rng(seed).permutation(d)
     parts = np.array_split(perm[: int(cover * d)], k)
     groups = {f"g{i}": g for i, g in enumerate(parts)}
-    return PartitionTotals(groups, {k_: float(true[g].sum()) for k_, g in groups.items()})
+    totals = {k_: float(true[g].sum()) for k_, g in groups.items()}
+    if cover == 1.0:  # totals of the whole mass that sum to 1 exactly (float sums need not: infeasible)
+        keys = list(totals)
+        totals = {k_: np.round(totals[k_] * 2.0**40) / 2.0**40 for k_ in keys[:-1]}
+        totals[keys[-1]] = 1.0 - sum(totals.values())
+    return PartitionTotals(groups, totals)
 
 
 def _cases(d, true):

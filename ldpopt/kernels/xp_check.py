@@ -104,12 +104,15 @@ def _argmin(h, t: float, total: float):
 
 def _argmin_rounding(h, f, x, t: float, total: float):
     """``certificate_blocks.argmin_rounding``: 8ε(|f| + |x| + s/h'') where x is inner or within
-    rounding of a kink, 0 elsewhere (inf where not finite)."""
+    rounding of a kink, plus the argmin's residual 2|h'(x) + t|/h''(x) where inner, 0 elsewhere (inf
+    where not finite)."""
     xp = h.xp
     s = h.d1_scale(x) + abs(t)
     inner = (x > 0) & (x < total)
-    near = ~inner & (xp.abs(h.d1(x) + t) <= 8 * _EPS * s)
-    e = xp.where(inner | near, 8 * _EPS * (xp.abs(f) + xp.abs(x) + s / h.d2(x)), 0.0)
+    g = xp.abs(h.d1(x) + t)
+    near = ~inner & (g <= 8 * _EPS * s)
+    h2 = h.d2(x)
+    e = xp.where(inner | near, 8 * _EPS * (xp.abs(f) + xp.abs(x) + s / h2), 0.0) + xp.where(inner, 2.0 * g / h2, 0.0)
     return xp.where(xp.isfinite(e), e, math.inf)
 
 
@@ -229,12 +232,18 @@ def _distance(h, f, lam: float, total: float, s_f: float, neg: float) -> tuple[f
     del hv, hz, diff, e
     mu = h.mu(0.0, total)
     gb = max(gap, floor)
+    off = neg > 0 or abs(s_f - total) > 2 * d * _EPS * (float(xp.sum(xp.abs(f))) + abs(total))
     dl = math.nan if viol > feas_tol else float(xp.max(xp.sqrt(2.0 * gb / mu)))
     drnd = float(xp.max(xp.sqrt(8.0 * floor / mu)))
     e_pt = _argmin_rounding(h, f, fz, lam, total)
     del fz
     drnd = max(drnd, float(xp.sum(e_pt) + xp.max(e_pt)))
     del e_pt
+    if off and not viol > feas_tol:  # as certificate._certify_full: a point off Σ f = total
+        # (within feas_tol): the gap adds |λ(Σf − total)| and the residual's share, the bound the offset
+        r = xp.where((f > 0) & (f < total), xp.abs(h.d1(f) + lam), 0.0)
+        extra = abs(lin) + float(xp.sum(xp.where(xp.isfinite(r), r, 0.0))) * viol
+        dl = float(xp.max(xp.sqrt(2.0 * (gb + extra) / mu))) + viol
     da, arnd, _ = _argmin_bound(h, f, lam, total)
     drnd = max(drnd, arnd)
 

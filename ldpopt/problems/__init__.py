@@ -20,7 +20,7 @@ from . import checks, constraints, errors, objectives, order, partition, policy,
 from .checks import Checks
 from .constraints import (Box, Constraint, Fixed, Hierarchy, NonNegative, Simplex, SimplexDroppedWarning,
                           SubsetSum, SumTo, UserConstraint)
-from .errors import (InaccurateError, InfeasibleError, IterationLimitError, SolverError,
+from .errors import (InaccurateError, InfeasibleError, IterationLimitError, MissingParameterError, SolverError,
                      SolverFailedError, SolverNotInstalledError, SolverWarning, UnboundedError,
                      UnverifiedError)
 from .objectives import Objective, UserObjective
@@ -35,7 +35,7 @@ from .smooth import SmoothObjective
 
 __all__ = [
     "Box", "Certificate", "Checks", "Constraint", "DEFAULT_SOLVER_OPTIONS", "Fixed", "Hierarchy",
-    "InaccurateError", "InfeasibleError", "IterationLimitError", "LinearEquality", "Monotone", "NonNegative", "NotApplicable",
+    "InaccurateError", "InfeasibleError", "IterationLimitError", "LinearEquality", "MissingParameterError", "Monotone", "NonNegative", "NotApplicable",
     "Objective", "PartitionTotals", "Problem", "RangeTree", "STRUCTURED", "SeparableObjective", "Simplex", "SmoothObjective",
     "SimplexDroppedWarning", "Solution", "SolverError", "SolverFailedError", "SolverNotInstalledError",
     "SolverWarning", "StructuredResult", "SubsetSum", "SumTo", "UnboundedError", "UnverifiedError", "UserConstraint",

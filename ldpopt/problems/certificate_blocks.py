@@ -88,14 +88,19 @@ def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=
 
 def argmin_rounding(sep, st, f, x, t):
     """Rounding level of |f − x(t)| at the values where the argmin x(t) is inner or within rounding of
-    a kink (8ε times |f|, |x| and h's scale over its curvature), inf where that is not finite: the
+    a kink (8ε times |f|, |x| and h's scale over its curvature, plus the computed argmin's residual
+    2|h'(x) + t|/h''(x), the distance to the root it may have stopped short of), inf where that is not finite: the
     floor under which the linear argmin bound (``certificate.argmin_bound`` and the block-wise one
     above) cannot resolve f*. ``t``: the scalar multiplier or one per value."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         s = sep.d1_scale(x) + np.abs(t)
         free = st.l < st.u
         inner = (x > st.l) & (x < st.u)
-        near = free & ~inner & (np.abs(sep.d1(x) + t) <= 8 * _EPS * s)
+        g = np.abs(sep.d1(x) + t)
+        near = free & ~inner & (g <= 8 * _EPS * s)
         cnt = inner | near
-        e = 8 * _EPS * (np.abs(f[cnt]) + np.abs(x[cnt]) + s[cnt] / sep.d2(x)[cnt])
+        h2 = sep.d2(x)[cnt]
+        # plus the argmin's own residual: an iterative one (a user objective's bracketed Newton) may
+        # stop short of the root; |x − x*| ≤ |h'(x) + t|/min h'' between them, taken as h''(x)/2
+        e = 8 * _EPS * (np.abs(f[cnt]) + np.abs(x[cnt]) + s[cnt] / h2) + np.where(inner[cnt], 2.0 * g[cnt] / h2, 0.0)
     return np.where(np.isfinite(e), e, np.inf)

@@ -14,6 +14,7 @@ __all__ = [
     "InaccurateError",
     "InfeasibleError",
     "IterationLimitError",
+    "MissingParameterError",
     "SolverError",
     "SolverFailedError",
     "SolverNotInstalledError",
@@ -22,6 +23,11 @@ __all__ = [
     "UnverifiedError",
     "error_for_status",
 ]
+
+
+class MissingParameterError(ValueError):
+    """A cvxpy ``Parameter`` in the objective or a constraint has no value when ``solve()`` is called
+    (the message names it); set ``parameter.value`` first."""
 
 
 class SolverWarning(UserWarning):

@@ -29,35 +29,62 @@ def _exact_dot(c, x) -> Fraction:
 
 
 def verify(y, A, b, ineq, lo, up):
-    """(margin, c, y) when the row multipliers y are an exact Farkas certificate whose margin exceeds
-    the rounding of the data (below), else None."""
+    """(margin, c, y, within_rounding) when the row multipliers y are an exact Farkas certificate
+    (margin > 0 in exact arithmetic on the data as given), else None. ``within_rounding``: the margin
+    is no larger than what rounding the data themselves could explain (below), e.g. decimal totals
+    0.1 + 0.1 + 0.8 = 1 + 2⁻⁵⁴ in binary: still a conflict, said so in the message."""
     y = np.where(ineq & (y < 0), 0.0, y)
-    if not np.any(y) or not np.all(np.isfinite(y)):
+    if not np.any(y) or not np.all(np.isfinite(y)) or not np.all(np.isfinite(A.data)):
         return None
-    data = A.data
-    if not np.all(data == np.round(data)) or np.any(np.abs(data) > 2**20):
-        return None  # not the built-ins' integer rows
+    n_values, y_given = A.shape[1], y
+    rows, cols, data, b, y = _integer_rows(A, b, y)
+    if rows is None:
+        return None
     mant, ex = np.frexp(y)
     m = (mant * 2.0**53).astype(np.int64)
     e = ex.astype(np.int64) - 53
     e0 = int(e[y != 0].min())
     Y = np.left_shift(m.astype(object), np.where(y != 0, e - e0, 0).astype(object))  # y·2^-e0, integers
-    At = A.T.tocsr().astype(np.int64)
-    coo = At.tocoo()
-    c = np.zeros(A.shape[1], dtype=object)
-    np.add.at(c, coo.row, coo.data.astype(object) * Y[coo.col])
+    c = np.zeros(n_values, dtype=object)  # c = AᵀY, exactly
+    np.add.at(c, cols, data * Y[rows])
     pos, neg = c > 0, c < 0
     if np.any(pos & ~np.isfinite(lo)) or np.any(neg & ~np.isfinite(up)):
         return None
     bound = np.where(pos, lo, np.where(neg, up, 0.0))
     left = _exact_dot(c, bound)
     right = _exact_dot(Y, b)
-    # more than the data's own rounding (:mod:`.feasibility`): each number x given as x(1 + δ) with
+    if not left > right:
+        return None
+    # the data's own rounding (:mod:`.feasibility`): each number x given as x(1 + δ) with
     # |δ| ≤ γ_d ≈ d·2⁻⁵³ moves the margin by at most γ_d·(Σ|c_v·bound_v| + Σ|Y_k·b_k|)
     size = _exact_dot(np.abs(c), np.abs(bound)) + _exact_dot(np.abs(Y), np.abs(b))
-    if left - right <= size * Fraction(A.shape[1], 2**53):
-        return None
-    return float((left - right) * Fraction(2) ** e0), c, y
+    return float((left - right) * Fraction(2) ** e0), c, y_given, left - right <= size * Fraction(n_values, 2**53)
+
+
+def _integer_rows(A, b, y):
+    """(row, column, entry, b, y) with each row k of A and b_k multiplied by 2^s_k so that the row's
+    entries are integers (float64 entries are m·2^e, so this is exact) and y_k divided by 2^s_k (the
+    same certificate); the entries as exact Python integers (object array). A user's row with any
+    float coefficients is decided as exactly as the built-ins' ±1 rows. All None when a scaled number
+    leaves float64's range."""
+    A = sp.csr_matrix(A)
+    mant, ex = np.frexp(A.data)
+    m = (mant * 2.0**53).astype(np.int64)
+    e = ex.astype(np.int64) - 53
+    tz = np.where(m != 0, np.log2((m & -m).astype(np.float64)), 0).astype(np.int64)  # trailing zero bits
+    m, e = m >> tz, e + tz  # odd m: entry = m·2^e with e as large as it goes
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    low = np.full(A.shape[0], 0, dtype=np.int64)
+    np.minimum.at(low, rows, np.where(m != 0, e, 0))  # ≤ 0: integer rows stay as they are
+    shift = -low
+    with np.errstate(over="ignore", under="ignore"):
+        b2 = np.ldexp(np.asarray(b, float), shift)
+        y2 = np.ldexp(np.asarray(y, float), -shift)
+    if not (np.all(np.isfinite(b2)) and np.all((y2 != 0) == (np.asarray(y) != 0))
+            and np.all(np.ldexp(y2, shift) == y) and np.all(np.ldexp(b2, -shift) == b)):
+        return None, None, None, None, None
+    data = np.left_shift(m.astype(object), (e + shift[rows]).astype(object))
+    return rows, A.indices, data, b2, y2
 
 
 def aggregate(A, lo, up):
@@ -89,7 +116,9 @@ def aggregate(A, lo, up):
 
 def phase_one(Ag, b, ineq, lo_g, up_g):
     """Row duals of min Σ slack s.t. A_g g ± s (=, ≤) b over the box, negated (a candidate y); None
-    when the minimum is 0 (feasible) or HiGHS fails."""
+    when they are all 0 or HiGHS fails. Taken also when HiGHS's minimum is 0: a conflict thinner than
+    its tolerances (1e-7) reads as feasible there, while its duals can still be the certificate,
+    which :func:`verify` decides exactly."""
     from scipy.optimize import linprog
 
     eq, le = np.flatnonzero(~ineq), np.flatnonzero(ineq)
@@ -101,14 +130,14 @@ def phase_one(Ag, b, ineq, lo_g, up_g):
                               np.concatenate([up_g, np.full(2 * me + mi, np.inf)])])
     res = linprog(cost, A_ub=Ai, b_ub=b[le] if mi else None, A_eq=Ae, b_eq=b[eq] if me else None,
                   bounds=bounds, method="highs")
-    if res.status != 0 or not res.fun > 0:
+    if res.status != 0:
         return None
     y = np.zeros(b.shape[0])
     if me:
         y[eq] = -res.eqlin.marginals
     if mi:
         y[le] = -res.ineqlin.marginals
-    return y
+    return y if np.any(y) and np.all(np.isfinite(y)) else None
 
 
 def _box_range(A, lo, up):

@@ -1,4 +1,5 @@
-"""Infeasible built-in linear constraints, decided exactly before any solver runs, and explained.
+"""Infeasible linear constraints (built-in, and a user's affine rows), decided exactly before any solver
+runs, and explained.
 
 The built-in constraints (:mod:`.constraints`, :class:`~.order.Monotone`,
 :class:`~.partition.PartitionTotals`) are linear: per-value bounds l ≤ f ≤ u (NonNegative, the
@@ -31,16 +32,26 @@ Then y is checked exactly: float64 numbers are dyadic rationals m·2^e, so y bec
 Σ c_v·l_v and Yᵀb are summed exactly as Python integers over the non-zero terms (numpy object
 arrays: one pass, no loop over the domain in Python). A y that fails the exact test (a float dual off
 by rounding) is retried rounded to 2⁻²⁰; if that fails too, nothing is claimed and the solvers run as
-before. Choices where the literature is silent: a conflict is claimed only when the exact margin
-exceeds what rounding in the data themselves could explain, γ_d·(Σ|c_v·bound_v| + Σ|y_k·b_k|) with
-γ_d = d·2⁻⁵³ — the bound on the relative error of a float sum of up to d terms (Higham, *Accuracy
-and Stability of Numerical Algorithms*, 2nd ed., §4.2), which covers a total the user typed in
-decimal (stored as x(1 + δ), |δ| ≤ 2⁻⁵³) and one computed as a float sum over the domain. So partition
-totals 0.1, 0.1, 0.8 over the whole domain (1 + 2⁻⁵⁴ in binary) are not called infeasible, nor
-group totals summed from a distribution in float, while a SubsetSum of 1 + 1e-9 with the simplex
-at d = 10⁶ is (the allowance there is about 2e-10; ldpopt's check tolerates violations of
-10⁻⁶/d = 1e-12, so conflicts below the allowance go to the solvers and their check); user callables are left out (infeasibility of the
-built-ins alone already makes the problem infeasible), and so are a Hierarchy or Monotone with more
+before. A conflict thinner than HiGHS's tolerances reads as feasible there, so when the first LP
+gives no certificate, the same LP with every ≤ row and finite bound tightened by 10⁻⁶ of the data's
+scale is solved once more and its duals are checked, exactly, against the data as given. The
+decision is exact on the data as given: any exact margin > 0 is a conflict, whatever its size (a
+SubsetSum of 1 + 1e-13 with the simplex at d = 42,178, Box lower bounds summing to 1 + 1e-12), because
+no point satisfies such constraints and no tolerance of a solver or of ldpopt's check may make one
+look as if it did. A margin within what rounding of the data themselves could explain,
+γ_d·(Σ|c_v·bound_v| + Σ|y_k·b_k|) with γ_d = d·2⁻⁵³ (the bound on the relative error of a float sum of
+up to d terms: Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §4.2), is still a
+conflict; the message then says that totals typed in decimal (0.1, 0.1, 0.8 sum to 1 + 2⁻⁵⁴ in
+binary) are the likely cause, and to leave out a total the others imply or give ones exact in binary
+(a choice: refusing the set is the only status that is true for it). A user's constraint callable
+takes part with its affine rows (``lhs <= rhs``, ``lhs == rhs`` with lhs − rhs affine in f), read from
+the callable on a fresh variable — coefficients as written, any floats: each row is scaled by a power
+of two to integers, exactly, before the test (:func:`.farkas.verify`) — at every solve (one cvxpy
+Jacobian per constraint, ~0.1 s at d = 42,178), so a thin conflict between them and the built-ins
+(Σ f ≤ 1 − 1e-9 with the simplex) is decided here instead of running the solvers to their limits.
+Its other constraints (cones, norms) are left out: infeasibility of the rest alone already makes the
+problem infeasible, and a conflict that needs them is left to the solvers' own certificates
+(:func:`solver_infeasibility`). A Hierarchy, Monotone or user constraint with more
 than :data:`MAX_LP` rows (a full-domain chain, a range tree at large d: left out, the rest is still
 decided); an aggregated LP with more than :data:`MAX_LP` variables is not solved here (only the
 bound conflicts and the interval candidates are decided then), and the solver chain answers.
@@ -74,12 +85,19 @@ class Infeasibility:
     bounds: dict = field(default_factory=dict)
     margin: float = float("nan")
     source: str = "ldpopt"
+    #: the margin is within the rounding of the data as given (e.g. decimal totals that sum to 1 + 2⁻⁵⁴)
+    at_rounding: bool = False
 
     def summary(self) -> str:
         if self.source != "ldpopt":
             return f"the constraints {self.names} have non-zero multipliers in {self.source}'s certificate"
-        return (f"the constraints {self.names} conflict (Farkas certificate verified in exact arithmetic, "
+        text = (f"the constraints {self.names} conflict (Farkas certificate verified in exact arithmetic, "
                 f"margin {self.margin:.3g})")
+        if self.at_rounding:
+            text += (": the margin is within the float64 rounding of the numbers given (totals typed in "
+                     "decimal, e.g. 0.1 + 0.1 + 0.8 = 1 + 2^-54 in binary): no point meets them exactly; leave "
+                     "out a total the others imply, or give totals that are exact in binary")
+        return text
 
     def to_dict(self) -> dict:
         return {"conflicting": list(self.names), "row_multipliers": self.rows, "bound_values": self.bounds,
@@ -89,7 +107,8 @@ class Infeasibility:
 def _system(problem):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names): the built-in
     linear constraints of ``problem`` (owners index ``names``, -1 where no bound); None if none."""
-    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
+    from .constraints import (Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, UserConstraint,
+                              _indices)
     from .order import Monotone
     from .partition import LinearEquality, PartitionTotals
 
@@ -153,12 +172,49 @@ def _system(problem):
                       d - 1 if c.order is None else np.size(c.order) - 1)
             if n_rows <= MAX_LP:
                 row(c.matrix(d), 0.0, True, i0)
+        elif isinstance(c, UserConstraint):  # its affine rows, as written (the others are left out)
+            for j, (M, rhs, le) in _affine_rows(c, problem.estimate):
+                if M.shape[0] <= MAX_LP:
+                    row(M, rhs, le, key[(id(c), j)])
     A = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, d))
     return lo, up, lo_own, up_own, A, np.asarray(b, float), np.asarray(ineq, bool), np.asarray(own, int), names
 
 
+def _affine_rows(c, estimate) -> list:
+    """[(j, A, b, is_inequality)] for the cvxpy constraints a user callable builds that are affine:
+    ``lhs <= rhs`` as A f ≤ b, ``lhs == rhs`` as A f = b, with A and b read from the callable on a fresh
+    length-d variable (cvxpy's Jacobian of lhs − rhs, constant for an affine expression, and its value
+    at 0): the coefficients as the user wrote them, not rescaled by ``Problem``'s unit. A non-affine
+    constraint, or a callable that fails here, is left out (its error surfaces where it did before)."""
+    import cvxpy as cp
+
+    d = estimate.d
+    fv = cp.Variable(d)
+    try:
+        pairs = c.build(fv, estimate)
+    except Exception:  # noqa: BLE001 - the user's code: Problem's own build reports it
+        return []
+    out = []
+    fv.value = np.zeros(d)
+    for j, (_, con) in enumerate(pairs):
+        le = isinstance(con, cp.constraints.Inequality)
+        if not (le or isinstance(con, cp.constraints.Equality)) or not con.expr.is_affine():
+            continue
+        try:
+            jac = con.expr.grad.get(fv)
+            b0 = np.atleast_1d(np.asarray(con.expr.value, float)).ravel(order="F")
+        except Exception:  # noqa: BLE001 - a parameter without a value, ...: this row is left out
+            jac, b0 = None, np.zeros(0)
+        if jac is None or not np.all(np.isfinite(b0)):
+            continue
+        M = sp.csr_matrix(jac).T.tocsr()
+        M.eliminate_zeros()
+        out.append((j, (M, -b0, le)))
+    return out
+
+
 def _named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:
-    margin, c, y = got
+    margin, c, y, thin = got
     rows = {}  # every row of a constraint with a non-zero multiplier, in its row order
     for i in np.unique(own[y != 0]):
         yi = y[own == i].tolist()
@@ -169,7 +225,7 @@ def _named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:
         for k, n in zip(ks, counts):
             bounds[names[int(k)]] = bounds.get(names[int(k)], 0) + int(n)
     used = set(rows) | set(bounds)
-    return Infeasibility([n for n in names if n in used], rows, bounds, margin)
+    return Infeasibility([n for n in names if n in used], rows, bounds, margin, at_rounding=bool(thin))
 
 
 def find_infeasibility(problem) -> Infeasibility | None:
@@ -199,15 +255,30 @@ def find_infeasibility(problem) -> Infeasibility | None:
             return _named_certificate(got, names, own, lo_own, up_own)
     if not small or (A.shape[0] == 1 and A.indptr[1] == A.shape[1] and np.all(A.data == 1.0)):
         return None  # one Σ f = t and bounds: the interval test above is the whole question
-    y = phase_one(Ag, b, ineq, lo_g, up_g)
-    if y is None:
-        return None
-    scale = float(np.max(np.abs(y)))
-    for cand in (y, np.round(y / scale * 2.0**20) / 2.0**20):
-        got = verify(cand, A, b, ineq, lo, up)
-        if got is not None:
-            return _named_certificate(got, names, own, lo_own, up_own)
+    for y in (phase_one(Ag, b, ineq, lo_g, up_g), phase_one(*_tightened(Ag, b, ineq, lo_g, up_g))):
+        if y is None:
+            continue
+        scale = float(np.max(np.abs(y)))
+        for cand in (y, np.round(y / scale * 2.0**20) / 2.0**20):
+            got = verify(cand, A, b, ineq, lo, up)
+            if got is not None:
+                return _named_certificate(got, names, own, lo_own, up_own)
     return None
+
+
+def _tightened(Ag, b, ineq, lo_g, up_g):
+    """The aggregated system with every ≤ row and every finite bound tightened by δ = 1e-6 of the
+    data's scale: a conflict thinner than HiGHS's tolerances (1e-7) is at least δ wide there, so the
+    phase-one LP sees it and its duals are a candidate — then checked exactly on the data as given
+    (:func:`.farkas.verify`); on a feasible set the tightened LP may conflict, but no such y passes."""
+    fin = np.concatenate([b, lo_g[np.isfinite(lo_g)], up_g[np.isfinite(up_g)]])
+    delta = 1e-6 * max(1.0, float(np.max(np.abs(fin), initial=0.0)))
+    with np.errstate(invalid="ignore"):
+        lo_t, up_t = lo_g + delta, up_g - delta
+    cross = lo_t > up_t
+    mid = 0.5 * (lo_g + up_g)
+    lo_t, up_t = np.where(cross, mid, lo_t), np.where(cross, mid, up_t)
+    return Ag, np.where(ineq, b - delta, b), ineq, lo_t, up_t
 
 
 def infeasible_solution(problem):

@@ -2,7 +2,15 @@
 μ-strongly convex J, the stationarity residual r and the gap |Σ y·g(f)| give
 μ/2·e² ≤ ‖r‖₂·e + gap, e = ‖f − f*‖₂, so e ≤ (‖r‖₂ + √(‖r‖₂² + 2μ·gap))/μ; the multipliers of f ≥ 0
 may be re-chosen (any y ≥ 0 gives a valid bound), and a simplex-only problem is also bounded through
-a polished point."""
+a polished point.
+
+That gap, |Σ y·g(f)|, stands for J* − L(f, y), which it bounds only for a feasible f (J* ≤ J(f)). For
+a point off its constraints (an interior-point answer 2e-10 off Σ f = 1, within the check's
+tolerance) the gap is instead, with a feasible f̂ made from f (:func:`feasible_near`),
+J* − L(f) ≤ J(f̂) − L(f) = L(f̂) − L(f) − Σ y·g(f̂) ≤ ∇L(f̂)·(f̂ − f) − Σ y·g(f̂), ∇L(f̂) = r + ∇J(f̂) − ∇J(f)
+for linear constraints (convexity of L; J(f̂) = L(f̂) − Σ y·g(f̂)): second order in f̂ − f, where
+J(f̂) − J(f) alone would be first order. f̂ is made where the constraints are f ≥ 0, Σ f = total and
+disjoint equality subset sums; elsewhere the bound still takes f as feasible."""
 
 from __future__ import annotations
 
@@ -10,7 +18,7 @@ import numpy as np
 
 from .objective_check import is_nonneg
 
-__all__ = ["curvature", "error_bound", "residual_bound"]
+__all__ = ["curvature", "error_bound", "feasible_near", "residual_bound"]
 
 
 def curvature(obj, gfun, f: np.ndarray, est) -> float:
@@ -47,8 +55,13 @@ def error_bound(problem, f, duals, r, lag, mu) -> float:
     An interior-point solver leaves y_v·f_v ≈ its barrier parameter at every value, which sums to
     a gap that overstates the error by orders of magnitude; the re-chosen y removes that.
     """
+    near = _off_gap(problem, f, duals, r)  # None: f taken as feasible (module docstring)
+    if near is not None:
+        gap_at = near
+        lag = gap_at(r, 0.0)
     best = residual_bound(r, lag, mu)
     r2, lag2 = r.copy(), lag
+    shift = 0.0  # Σ (ŷ − y)·f̂ over the re-chosen nonnegativity multipliers
     fpos = np.maximum(f, 0.0)
     changed = False
     for name, (owner, k) in problem._owners.items():
@@ -61,7 +74,11 @@ def error_bound(problem, f, duals, r, lag, mu) -> float:
         yh = cand[np.argmin(cost, axis=0), np.arange(y.shape[0])]
         r2 = r2 + y - yh
         lag2 = lag2 + float(np.sum((y - yh) * f))  # y·g with g = −f
+        if near is not None:
+            shift += float(np.sum((yh - y) * near.fh))
         changed = True
+    if changed and near is not None:
+        lag2 = gap_at(r2, shift)
     best = min(best, residual_bound(r2, lag2, mu)) if changed else best
     polished = _polished_bound(problem, f, duals, mu)
     return best if polished is None else min(best, polished)
@@ -110,3 +127,75 @@ def _polished_bound(problem, f, duals, mu) -> float | None:
     if not np.all(np.isfinite(r)):
         return None
     return float(np.linalg.norm(f - fh)) + 2.0 * float(np.linalg.norm(r)) / mu
+
+
+class _OffGap:
+    """gap(r_c, shift) = max(∇L_c(f̂)·(f̂ − f) − Σ y_c·g(f̂), 0) + its rounding, for multipliers y_c
+    whose nonnegativity part differs from the solver's by ŷ − y (shift = Σ (ŷ − y)·f̂; g = −f there)."""
+
+    def __init__(self, fh, delta, dgrad, yg):
+        self.fh, self.delta, self.dgrad, self.yg = fh, delta, dgrad, yg
+
+    def __call__(self, r, shift):
+        terms = (r + self.dgrad) * self.delta
+        val = float(np.sum(terms)) - (self.yg - shift)
+        size = float(np.sum(np.abs(terms))) + abs(self.yg) + abs(shift)
+        return max(val, 0.0) + 4 * self.delta.shape[0] * np.finfo(float).eps * size
+
+
+def _off_gap(problem, f, duals, r):
+    """The gap of the module docstring for a point off its constraints, as a function of the
+    multipliers (:class:`_OffGap`); None when f is on them to rounding or no f̂ is made."""
+    from .constraint_terms import _gap_terms
+    from .objective_check import gradient_function
+
+    fh = feasible_near(problem, f)
+    if fh is None or fh is f:
+        return None
+    gfun, _ = gradient_function(problem)
+    if gfun is None:
+        return None
+    with np.errstate(all="ignore"):
+        dgrad = np.asarray(gfun(fh), float) - np.asarray(gfun(f), float)
+    if not np.all(np.isfinite(dgrad)):
+        return None
+    yg, _ = _gap_terms(problem, fh, duals)
+    return _OffGap(fh, fh - f, dgrad, yg)
+
+
+def feasible_near(problem, f):
+    """``f`` itself when it is on its constraints to the rounding of evaluating them (Σ f and the
+    rows to 2dε·(‖f‖₁ + |total|), no value below its lower bound); else, where the constraints are
+    f ≥ 0 (no other bounds), Σ f = total and pairwise disjoint equality ±1 subset sums
+    (:func:`.certificate_blocks.block_rows`), f̂ = max(f, 0) rescaled block by block to each block's
+    mass (uniform on a block with no positive value): a feasible point near f; None otherwise (user
+    constraints, other rows or bounds)."""
+    from .certificate_blocks import block_rows
+    from .structured.structure import Structure, compiled_for
+
+    st = compiled_for(problem)
+    if not isinstance(st, Structure) or st.sum_free:
+        return None
+    f = np.asarray(f, float)
+    d = st.d
+    eps = np.finfo(float).eps
+    res_rows = np.abs(st.A @ f - st.b) if st.m else np.zeros(0)
+    off = max(abs(float(np.sum(f)) - st.total), float(np.max(res_rows, initial=0.0)))
+    if off <= 2 * d * eps * (float(np.sum(np.abs(f))) + abs(st.total)) and not np.any(f < st.l):
+        return f
+    blocks = block_rows(st) if st.m else None
+    if st.m and blocks is None:
+        return None
+    gid, value = (blocks[0], blocks[2]) if st.m else (np.zeros(d, np.intp), np.zeros(0))
+    u = st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)
+    if np.any(st.l != 0) or np.any(np.isfinite(u)):
+        return None
+    mass = np.append(value, st.total - float(np.sum(value)))
+    if np.any(mass < 0):
+        return None
+    fp = np.maximum(f, 0.0)
+    have = np.bincount(gid, weights=fp, minlength=st.m + 1)
+    count = np.bincount(gid, minlength=st.m + 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(have[gid] > 0, fp * (mass / np.where(have > 0, have, 1.0))[gid],
+                        (mass / np.maximum(count, 1))[gid])

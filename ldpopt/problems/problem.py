@@ -28,7 +28,7 @@ from .policy import (DEFAULT_SOLVER_OPTIONS, EXP_CONE_CHAIN, SQP_MIN_D, default_
                      sqp_applies, uses_sqp)
 from .solution import Solution, _attempt, best_checked
 from .sqp import solve_sqp
-from .user_forms import route_objective
+from .user_forms import LiveRoute, missing_parameter, route_objective
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
 
@@ -71,7 +71,9 @@ class Problem:
         certifies), else the cvxpy chain, each with an exact
         gradient for ldpopt's check; otherwise the cvxpy chain as written. A
         :class:`~ldpopt.problems.smooth.SmoothObjective` (declared value, gradient and Hessian) takes
-        the Newton route.
+        the Newton route. cvxpy ``Parameter`` objects in a callable are read at every :meth:`solve`
+        (the route is made again when a value changed; one without a value is a
+        :class:`~ldpopt.problems.errors.MissingParameterError`).
     constraints : list or None
         ``None``: the simplex f ≥ 0, Σ f = 1 (duals ``"nonnegative"``, ``"sum"``). A list of
         :mod:`~ldpopt.problems.constraints` objects and/or callables
@@ -98,7 +100,9 @@ class Problem:
         self.objective: Objective = make_objective(objective, mean=mean, variance=variance)
         self.objective.check(estimate)
         # a user's cvxpy callable: recognised as separable / smooth, or left to the cvxpy chain (.user_forms)
+        user = self.objective
         self.objective, self.objective_route = route_objective(self.objective, estimate)
+        self._live = LiveRoute(user, estimate, (self.objective, self.objective_route))  # its cvxpy Parameters
         if constraints is None:
             cons = [NonNegative(), SumTo(1.0)]  # the simplex
         elif isinstance(constraints, (Constraint,)) or callable(constraints):
@@ -194,7 +198,8 @@ class Problem:
               progress: bool = True, **solver_options) -> Solution:
         """Solve; return a :class:`Solution` checked by ldpopt itself (:mod:`.checks`).
 
-        First, before any solver: built-in linear constraints that have no common point give status
+        First, before any solver: linear constraints (built-in, and the affine rows of a user's
+        callable) that have no common point in exact arithmetic, by any margin, give status
         ``"infeasible"`` at once, with the conflicting constraints named and the exact Farkas
         certificate in ``Solution.infeasibility`` (:mod:`.feasibility`).
 
@@ -251,6 +256,7 @@ class Problem:
         start is off), so the answer does not depend on what was solved before.
         """
         from .feasibility import infeasible_solution
+        self._read_parameters()
         if (pre := infeasible_solution(self)) is not None:  # built-ins that conflict: exact, no solver runs
             return self._finish(pre, strict)
         start = time.perf_counter()
@@ -339,6 +345,16 @@ class Problem:
         best.attempts = attempts
         best.wall_time = time.perf_counter() - start
         return self._finish(best, strict)
+
+    def _read_parameters(self) -> None:
+        """Every cvxpy Parameter's value now: the objective's route made for them (recognition,
+        derivatives, certificate and check read it; :class:`.user_forms.LiveRoute`), and a typed
+        error naming one without a value (the cvxpy problem reads the values itself)."""
+        got = self._live.route()
+        if got is not None:
+            self.objective, self.objective_route = got
+        if self._cvx is not None:
+            missing_parameter(self._cvx[2].parameters())
 
     def _not_infeasible_if_known_feasible(self, best: Solution) -> None:
         if best.status in ("infeasible", "infeasible_inaccurate", "infeasible_or_unbounded"):

@@ -162,6 +162,18 @@ class Recognised:
             out = out + t.w * v
         return out
 
+    def d1_scale(self, f):
+        """Σ over terms of |w·(d/df) φ(z(f))| per value (and |linear|): the size of what h_v' is summed
+        from, so its float64 rounding is ~eps times this (terms that cancel, e.g. 2(f − f̃) against
+        λ·p/f, are seen)."""
+        f = np.asarray(f, float)
+        out = np.abs(np.broadcast_to(self.linear, f.shape))
+        for t in self.terms:
+            one = Recognised(self.d, [t], np.zeros(self.d))
+            with np.errstate(all="ignore"):
+                out = out + np.abs(one._sum(f, 1))
+        return out
+
     def value(self, f):
         """Per-value h_v(f_v) of the separable part (linear terms included; constants not)."""
         return self._sum(f, 0)

@@ -22,6 +22,11 @@
 Anything not recognised stays a :class:`~.objectives.UserObjective` on the cvxpy chain (the reason is
 kept in ``Problem.objective_route``). The cvxpy expression is always the user's own: the conic
 solvers referee the same J the structured route minimises.
+
+cvxpy ``Parameter`` objects in the callable are live (:class:`LiveRoute`): recognition reads their values,
+so the route is made again, at ``solve()``, whenever a value changed since (routes kept per tuple of
+values: sweeping a weight and coming back costs nothing); the cvxpy problem reads them itself. A
+Parameter without a value at ``solve()`` is a :class:`~.errors.MissingParameterError` naming it.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from .smooth import form_change, form_domain
 from .sqp import QP_OPTIONS
 from .structured.user_separable import SeparableObjective, UserSep
 
-__all__ = ["RecognisedSeparable", "SmoothUserObjective", "route_objective"]
+__all__ = ["LiveRoute", "RecognisedSeparable", "SmoothUserObjective", "route_objective"]
 
 
 class _RecognisedSep(UserSep):
@@ -51,6 +56,9 @@ class _RecognisedSep(UserSep):
 
     def d2(self, f):
         return self.form.d2(f)
+
+    def d1_scale(self, f):
+        return self.form.d1_scale(f)
 
     def mu(self, l, u):
         return self.form.curvature(l, u)
@@ -157,3 +165,59 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
     kind = ("one sparse QP" if form.quadratic else "the cvxpy chain with exact derivatives for the check"
             if form.separable else "Newton / sequential QP with the exact sparse Hessian (interior point first)")
     return SmoothUserObjective(objective, form), f"{what}: {kind}"
+
+
+class LiveRoute:
+    """The route of an objective whose cvxpy callable holds ``Parameter`` objects, made again for their
+    current values (module docstring). ``route(objective)``: (objective, route in words) for the values
+    now, from a cache keyed on those values (a few routes: a sweep revisits few values; recognition
+    at d = 1,000 is milliseconds)."""
+
+    KEEP = 16
+
+    def __init__(self, objective: Objective, estimate, first: tuple):
+        self.user, self.estimate = objective, estimate
+        self.params = _parameters(objective, estimate)
+        self.cache = {self.key(): first} if self.params and self._all_set() else {}
+
+    def _all_set(self) -> bool:
+        return all(p.value is not None for p in self.params)
+
+    def key(self) -> tuple:
+        return tuple(np.asarray(p.value, float).tobytes() for p in self.params)
+
+    def route(self) -> tuple[Objective, str] | None:
+        """(objective, route) for the parameters' values now; None when there are none."""
+        if not self.params:
+            return None
+        missing_parameter(self.params)
+        k = self.key()
+        if k not in self.cache:
+            if len(self.cache) >= self.KEEP:
+                self.cache.pop(next(iter(self.cache)))
+            self.cache[k] = route_objective(self.user, self.estimate)
+        return self.cache[k]
+
+
+def _parameters(objective: Objective, estimate) -> tuple:
+    """The cvxpy Parameters of a plain user callable's expression (on a fresh variable), in a fixed
+    order; () for anything else or a callable that raises (its build reports that)."""
+    import cvxpy as cp
+
+    if type(objective) is not UserObjective:
+        return ()
+    try:
+        expr = objective.func(cp.Variable(estimate.d), estimate)
+        return tuple(sorted(expr.parameters(), key=lambda p: p.id))
+    except Exception:  # noqa: BLE001 - the user's code; its error surfaces in Problem's build
+        return ()
+
+
+def missing_parameter(params) -> None:
+    """Raise :class:`~.errors.MissingParameterError` naming the first of ``params`` without a value."""
+    from .errors import MissingParameterError
+
+    for p in params:
+        if p.value is None:
+            raise MissingParameterError(f"cvxpy Parameter {p.name()!r} has no value: set {p.name()}.value "
+                                        "before solve() (Parameters are read at each solve)")
