@@ -65,10 +65,9 @@ class Problem:
         (:mod:`.user_forms`, :mod:`.recognise`): recognised as a strictly convex sum of per-value
         terms (KL or entropy to a prior, powers, CLS, …) it is solved by the structured solver and
         certified like the built-ins; recognised as smooth (quadratic forms such as a smoothness
-        penalty, or Huber) it goes to one sparse QP when it is quadratic, to the Newton /
-        sequential-QP route of :mod:`.sqp` with its exact sparse Hessian when it is not separable
-        (an interior-point method, :mod:`.ipm`, then sequential QP, then the cvxpy chain if neither
-        certifies), else the cvxpy chain, each with an exact
+        penalty, or Huber) it goes to the Newton / sequential-QP route of :mod:`.sqp` with its exact
+        sparse Hessian (an interior-point method, :mod:`.ipm`, then sequential QP, then the cvxpy
+        chain if neither certifies), each with an exact
         gradient for ldpopt's check; otherwise the cvxpy chain as written. A
         :class:`~ldpopt.problems.smooth.SmoothObjective` (declared value, gradient and Hessian) takes
         the Newton route.
@@ -236,8 +235,10 @@ class Problem:
         threshold never overrides ldpopt's check (a point the check passes is ``"optimal"``).
 
         ``time_limit`` (seconds of wall clock, default None: none) goes to every route and solver
-        (Clarabel's and SCS's and OSQP's own limits with the time left; ldpopt's routes check their
-        clock; no solver starts after it): on time-out the best point checked is returned with status
+        (Clarabel's and SCS's and OSQP's own limits with the time left, and each cvxpy solve in a child
+        process killed at the limit; ldpopt's routes check their clock; no solver starts after it). PIQP,
+        which has no limit of its own, always runs in a child process (:mod:`.isolate`): a crash there
+        is a ``"solver_error"`` attempt and the chain goes on. On time-out the best point checked is returned with status
         ``"time_limit"``, or ``"optimal"`` only when ldpopt's check of it passed (:mod:`.progress`).
         ``progress`` (default True): a line on stderr (route, iteration, residuals) for each route
         event and every 2 s while a solver runs, once the solve has taken 2 s; silent before that.
@@ -312,8 +313,7 @@ class Problem:
                     sol = cvxpy_attempt(self, name, verbose, solver_options, not explicit and name == "SCS")
             clock.note(sol.solver, sol.iterations, status=sol.status,
                        **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
-            attempts.append({"solver": sol.solver, "status": sol.status, "seconds": sol.wall_time,
-                             "checks": sol.checks.summary() if sol.checks is not None else ""})
+            attempts.append(_attempt(sol))  # without a point, the solver's message (a crash, a limit)
             if sol.success:
                 best = sol
                 break

@@ -12,12 +12,12 @@
   the multipliers' Newton of the structured solver meets jumps in Σ f_v(λ)), becomes a
   :class:`SmoothUserObjective`: the same cvxpy problem, now with
   an exact numpy gradient and Hessian, so ldpopt's check computes stationarity and the duality gap
-  with the route's multipliers. When it is a quadratic (squares and linear terms only) the chain of
-  :mod:`.policy` hands it to the QP solvers as exactly one sparse QP (PIQP first); when it is not
-  separable and not a quadratic (e.g. CLS + λ·KL(f‖prior) + Σ (f_{v+1} − f_v)²), the Newton /
-  sequential-QP route of :mod:`.sqp` with its exact sparse Hessian (its interior-point method,
-  :mod:`.ipm`, first), then the cone chain only if that does not certify; a non-quadratic separable one (``huber``) the cone chain, under
-  ``solve(time_limit=...)``.
+  with the route's multipliers. It goes to the Newton / sequential-QP route of :mod:`.sqp` with its
+  exact sparse Hessian (its interior-point method, :mod:`.ipm`, first), then the QP or cone chain
+  only if that does not certify. Quadratics and Huber included: at AOL (d = 120,978, CLS + 10·a
+  ranking's smoothness penalty, or Huber, with the simplex and a SubsetSum row) the interior point
+  certifies in 1–3 s CPU, where PIQP — first on the QP chain before — ran past 200 s, and
+  segfaulted on the SubsetSum "==" variant (``benchmarks/bench_routes.py``).
 
 Anything not recognised stays a :class:`~.objectives.UserObjective` on the cvxpy chain (the reason is
 kept in ``Problem.objective_route``). The cvxpy expression is always the user's own: the conic
@@ -154,6 +154,5 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
     if form.separable and form.strictly_convex:
         return RecognisedSeparable(objective, form), "separable (recognised): structured solver"
     what = "separable, not strictly convex" if form.separable else "smooth non-separable"
-    kind = ("one sparse QP" if form.quadratic else "the cvxpy chain with exact derivatives for the check"
-            if form.separable else "Newton / sequential QP with the exact sparse Hessian (interior point first)")
+    kind = "Newton / sequential QP with the exact sparse Hessian (interior point first)"
     return SmoothUserObjective(objective, form), f"{what}: {kind}"

@@ -1,0 +1,113 @@
+"""A solver call run where it can be stopped: in a forked child process, so that a solver that
+ignores the time limit is killed at it and a solver that crashes (a segmentation fault inside its
+C/C++ code) ends one attempt, never the user's process.
+
+:func:`isolated` forks the process (``multiprocessing``'s ``"fork"`` start method: the child shares
+the parent's compiled cvxpy problem, nothing is pickled on the way in), runs ``work()`` in the child
+and sends its result (a dict of plain arrays and numbers) back through a pipe; the parent waits with
+the GIL released, so the solve's progress lines (:mod:`.progress`) keep coming while it waits.
+
+Which solver calls run isolated is :func:`runs_isolated`: a solver with no time limit of its own
+(PIQP through cvxpy has none; it also segfaulted at AOL, d = 120,978, on a CLS + ranking-smoothness
+QP with a SubsetSum row, and ran 352 s past a 120 s limit), and every cvxpy solver once
+``solve(time_limit=...)`` is set (then cvxpy's compilation, which no solver option bounds, is inside
+the limit too). Choices: where ``fork`` is not available (Windows) the call runs in-process; the
+child's exit code decides a crash (negative: the signal).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+import warnings
+
+__all__ = ["ChildError", "SolverCrashed", "SolverTimedOut", "isolated", "runs_isolated"]
+
+#: seconds the parent waits between looks at the child (and at the clock)
+_POLL = 0.05
+
+
+class SolverCrashed(RuntimeError):
+    """The child running a solver died without an answer (a signal, or an exit without a result)."""
+
+
+class ChildError(RuntimeError):
+    """``work`` raised in the child: its exception's type and text."""
+
+
+class SolverTimedOut(RuntimeError):
+    """The child running a solver was stopped at the time limit."""
+
+
+def fork_available() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def runs_isolated(name: str, own_limit: bool, limited: bool) -> bool:
+    """Whether the cvxpy solver ``name`` runs in a child process: it has no time limit of its own
+    (``own_limit`` False), or the solve has a time limit (``limited``); only where ``fork`` exists."""
+    return fork_available() and (not own_limit or limited)
+
+
+def isolated(work, seconds: float | None, what: str):
+    """``work()`` run in a forked child; its return value (picklable). ``seconds``: kill the child
+    after that long (None: wait for it). Raises :class:`SolverTimedOut` at the limit,
+    :class:`SolverCrashed` when the child dies without a result, and :class:`ChildError` carrying the
+    child's own exception text when ``work`` raised."""
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+
+    def child():
+        receive.close()
+        try:
+            out = ("ok", work())
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent as text
+            out = ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            send.send(out)
+        finally:
+            send.close()
+
+    proc = ctx.Process(target=child, daemon=True)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        # Python ≥ 3.12 warns that fork with threads may deadlock: the only threads here are the
+        # progress line's (it holds no lock the child takes) and the BLAS pool, idle while we wait
+        warnings.simplefilter("ignore", DeprecationWarning)
+        proc.start()
+    send.close()
+    try:
+        while True:
+            wait = _POLL if seconds is None else max(min(_POLL, seconds - (time.perf_counter() - start)), 0.0)
+            if receive.poll(wait):
+                try:
+                    kind, payload = receive.recv()
+                except (EOFError, OSError):
+                    proc.join()
+                    raise SolverCrashed(_died(what, proc.exitcode)) from None
+                proc.join()
+                if kind == "error":
+                    raise ChildError(payload)
+                return payload
+            if not proc.is_alive() and not receive.poll(0):
+                proc.join()
+                raise SolverCrashed(_died(what, proc.exitcode))
+            if seconds is not None and time.perf_counter() - start >= seconds:
+                raise SolverTimedOut(f"{what} stopped at its time limit of {seconds:.3g} s (killed)")
+    finally:
+        receive.close()
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+
+
+def _died(what: str, code) -> str:
+    if code is not None and code < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"{what} crashed ({name}) in an isolated process; the solve went on"
+    return f"{what} exited (code {code}) without an answer in an isolated process"
