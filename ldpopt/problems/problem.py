@@ -28,7 +28,7 @@ from .policy import (DEFAULT_SOLVER_OPTIONS, EXP_CONE_CHAIN, SQP_MIN_D, default_
                      sqp_applies, uses_sqp)
 from .solution import Solution, _attempt, best_checked
 from .sqp import solve_sqp
-from .user_forms import route_objective
+from .user_forms import domain_constraint, route_objective
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
 
@@ -109,10 +109,12 @@ class Problem:
                 if "not iterable" in str(e):
                     raise TypeError(f"constraints must be None or a list, got {type(constraints).__name__}") from None
                 raise
-        self.constraints = cons
         if constraints is not None:  # one warning, pointing at the caller's line
             from .constraints import warn_if_simplex_dropped
             warn_if_simplex_dropped(cons, stacklevel=3)
+        if (domain := domain_constraint(self.objective, cons)) is not None:
+            cons = cons + [domain]  # the objective's implicit domain, explicit for ldpopt's own routes
+        self.constraints = cons
         if scale is None:
             scale = (default_scale(estimate, floor=self.objective.frequency_floor) if self.objective.scaled
                      else 1.0)

@@ -34,7 +34,7 @@ from .smooth import form_change, form_domain
 from .sqp import QP_OPTIONS
 from .structured.user_separable import SeparableObjective, UserSep
 
-__all__ = ["RecognisedSeparable", "SmoothUserObjective", "route_objective"]
+__all__ = ["RecognisedSeparable", "SmoothUserObjective", "domain_constraint", "route_objective"]
 
 
 class _RecognisedSep(UserSep):
@@ -156,3 +156,24 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
     what = "separable, not strictly convex" if form.separable else "smooth non-separable"
     kind = "Newton / sequential QP with the exact sparse Hessian (interior point first)"
     return SmoothUserObjective(objective, form), f"{what}: {kind}"
+
+
+def domain_constraint(objective: Objective, constraints: list):
+    """The implicit domain of a recognised objective made an explicit :class:`~.constraints.Box`
+    named ``"domain"``, or None. cvxpy adds f_v ≥ c_v for ``power(f − c, p)`` (p not an even integer),
+    ``log(f − c)``, ``entr(f − c)``… itself; ldpopt's structured solver, certificate and check read
+    only the constraints they are given, so without it an optimum on the domain's edge (its multiplier
+    the implicit constraint's) failed stationarity and was labelled ``inaccurate`` — Clarabel's
+    answer included. Only the lower edge, and only where the problem already has f ≥ 0 (then
+    max(edge, 0) is the same set) and some edge is above 0 (else f ≥ 0 says it all): a choice that
+    covers the shifted powers and logs; an upper edge or a domain without f ≥ 0 stays cvxpy's alone."""
+    from .constraints import Box, NonNegative, Simplex
+
+    form = getattr(objective, "form", None)
+    if form is None or not any(isinstance(c, (Simplex, NonNegative)) for c in constraints):
+        return None
+    lo, _ = form_domain(form)
+    lower = np.maximum(np.nan_to_num(lo, nan=0.0, neginf=0.0, posinf=np.inf), 0.0)
+    if not np.all(np.isfinite(lower)) or not np.any(lower > 0):
+        return None
+    return Box(lower=lower, name="domain")
