@@ -67,10 +67,20 @@ def test_recognised_value_and_derivatives_match_cvxpy_and_finite_differences(nam
         assert np.all(form.curvature(f0, f0 + 1e-3) <= np.minimum(form.d2(f0), form.d2(f0 + 1e-3)) + 1e-12)
 
 
-@pytest.mark.parametrize("func, why", [
-    (lambda f, e: cp.norm1(f - e.f_tilde), "norm1"),
+@pytest.mark.parametrize("func, kind", [
+    (lambda f, e: cp.norm1(f - e.f_tilde), "abs"),
     (lambda f, e: cp.max(f), "max"),
     (lambda f, e: cp.sum(cp.abs(f - e.f_tilde)), "abs"),
+])
+def test_polyhedral_terms_alone_are_recognised_but_stay_on_the_cvxpy_chain(func, kind):
+    # no strictly convex separable part: the kink certificate (ldpopt.problems.nonsmooth) has no modulus
+    form = recognise(func, EST)
+    assert [k[0] for k in form.kinks] == [kind] and not form.terms
+    pr = Problem(EST, func)
+    assert type(pr.objective) is UserObjective and pr.objective_route.startswith("cvxpy chain")
+
+
+@pytest.mark.parametrize("func, why", [
     (lambda f, e: cp.sum(cp.exp(f[:-1])), "size"),
     (lambda f, e: cp.sum(cp.kl_div(f[::-1], PRIOR)), "not affine per value"),
     (lambda f, e: cp.sum_squares(f) * cp.sum(f), "product"),

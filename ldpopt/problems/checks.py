@@ -200,6 +200,9 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
     if known is not True and ch.aggregate_violation is not None and not ch.aggregate_violation <= tol_v:
         ch.failed.append(f"aggregate constraint residual {ch.aggregate_violation:.1e} > {tol_v:.1e} (l1 over the "
                          "built-in constraints: negative mass, |sum - total|, ...)")
+    if getattr(problem.objective, "kinks", None) and _check_kinks(ch, problem, f, duals):
+        ch.passed = not ch.failed  # a recognised objective with kinks: its duality-gap certificate
+        return ch
     gfun, no_grad = gradient_function(problem)
     if not duals or any(v is None for v in duals.values()):
         ch.not_run.update(stationarity="the solver returned no duals", gap="the solver returned no duals")
@@ -215,6 +218,30 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
             _check_smooth(ch, problem, f, duals, jty, gfun, certificate)
     ch.passed = not ch.failed
     return ch
+
+
+def _check_kinks(ch: Checks, problem, f, duals) -> bool:
+    """An objective with kinks (:mod:`.nonsmooth`): the duality gap with fitted subgradients, and the
+    ‖f − f*‖∞ bound from it, against ``accuracy_tol``; False when its certificate does not apply."""
+    from .nonsmooth import kink_certificate
+
+    cert = kink_certificate(problem, f, duals)
+    if cert is None:
+        return False
+    d = problem.estimate.d
+    ch.stationarity = cert.stationarity  # the fitted subgradients' residual (reported; the bound decides)
+    ch.gap = cert.gap / max(abs(cert.primal_value), np.finfo(float).tiny)
+    ch.dual_infeasibility = 0.0  # the subgradients are clipped into their sets, the multipliers' signs
+    ch.certificate = cert        # are the certificate's own
+    if np.isfinite(cert.distance_linf):
+        ch.error_bound = cert.distance_linf
+    else:
+        ch.not_run["error_bound"] = cert.note
+    ch.tolerance["error_bound"] = accuracy_tol(d)
+    if not (ch.error_bound is not None and ch.error_bound <= accuracy_tol(d)):
+        ch.failed.append(f"KKT not certified: kink certificate gap {cert.gap:.1e}, error bound "
+                         f"{cert.distance_linf:.1e} > {accuracy_tol(d):.1e}")
+    return True
 
 
 def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None:
@@ -285,6 +312,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
                               + bound_rounding(grad, jty, terms, mu, f, residual_bound))
         else:
             ch.not_run["error_bound"] = "J is not strongly convex at f (zero curvature somewhere)"
+            ch.not_unique = _flat_set(obj, f)
     stationary = ch.stationarity <= STATIONARITY_TOL or (
         ch.stationarity_step is not None and ch.stationarity_step <= NEWTON_TOL * accuracy_tol(d))
     kkt_ok = stationary and ch.gap <= GAP_TOL
@@ -295,6 +323,23 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
         kkt_ok = False
     if not (kkt_ok or bound_ok):
         _fail_kkt(ch, accuracy_tol(d))
+
+
+def _flat_set(obj, f) -> str:
+    """The set of optima in words, for an objective with zero curvature at f: which values are flat
+    where the objective is recognised (a separable J's optima agree on every strictly convex value —
+    J is linear along the segment between two optima — so they differ only on the flat ones)."""
+    form = getattr(obj, "form", None)
+    head = "the optimum need not be unique: the objective value is certified (stationarity and gap), f is one optimum"
+    if form is None:
+        return head + "; J has zero curvature at f in some direction"
+    with np.errstate(all="ignore"):
+        flat = np.flatnonzero(~(form.d2(f) > 0))
+    shown = ", ".join(map(str, flat[:8])) + (", ..." if flat.size > 8 else "")
+    if form.quads:
+        return head + f"; the per-value part is flat in {flat.size} values ({shown}), the quadratic forms may cover them"
+    return head + (f"; J is flat (linear) in {flat.size} values ({shown}): optima may differ on these (and on a "
+                   "value at the edge of a linear piece), they agree with f where J is strictly convex around it")
 
 
 def _fail_kkt(ch: Checks, tol_bound: float) -> None:
@@ -312,6 +357,9 @@ def _check_l1(ch: Checks, problem, f, duals, jty) -> None:
     d = problem.estimate.d
     ch.stationarity, ch.gap, ch.dual_infeasibility = l1_terms(problem, f, duals, jty, violation_tol(d))
     ch.not_run["error_bound"] = "l1 is an LP, not strongly convex: its optimum need not be unique (no distance bound)"
+    off = int(np.count_nonzero(np.abs(f - problem.estimate.f_tilde) > violation_tol(d)))
+    ch.not_unique = (f"the optimum need not be unique: J is linear off its kinks f_v = f̃_v ({off} values off them); "
+                     "the objective value is certified (exact LP gap), f is one optimum")
     if not ch.dual_infeasibility <= STATIONARITY_TOL:
         ch.failed.append(f"dual infeasibility {ch.dual_infeasibility:.1e} > {STATIONARITY_TOL:.0e}")
     if not (ch.stationarity <= STATIONARITY_TOL and ch.gap <= GAP_TOL):

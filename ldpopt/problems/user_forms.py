@@ -151,6 +151,15 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
         return objective, f"cvxpy chain (not recognised: {exc})"
     except Exception as exc:  # noqa: BLE001 - the user's code; its error surfaces in Problem's build
         return objective, f"cvxpy chain (recognition stopped: {type(exc).__name__})"
+    if form.kinks:
+        from .nonsmooth import NonSmoothObjective
+
+        if form.separable and form.strictly_convex:
+            return NonSmoothObjective(objective, form), ("non-smooth (recognised): a strictly convex separable part "
+                                                         "plus polyhedral terms; the cvxpy chain, certified by a "
+                                                         "duality gap with the kinks' subgradients")
+        return objective, ("cvxpy chain (recognised polyhedral terms, but the smooth part is not strictly convex "
+                           "and separable: no certificate)")
     if form.separable and form.strictly_convex:
         return RecognisedSeparable(objective, form), "separable (recognised): structured solver"
     what = "separable, not strictly convex" if form.separable else "smooth non-separable"
