@@ -161,7 +161,8 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
         return objective, ("cvxpy chain (recognised polyhedral terms, but the smooth part is not strictly convex "
                            "and separable: no certificate)")
     if form.separable and form.strictly_convex:
-        return RecognisedSeparable(objective, form), "separable (recognised): structured solver"
+        return RecognisedSeparable(objective, form), ("separable (recognised): structured solver (the Newton "
+                                                      "route over constraints it does not cover)")
     what = "separable, not strictly convex" if form.separable else "smooth non-separable"
     kind = "Newton / sequential QP with the exact sparse Hessian (interior point first)"
     return SmoothUserObjective(objective, form), f"{what}: {kind}"
