@@ -98,26 +98,38 @@ def _choose(obj, st, f, lam, y, h):
         rho = rho + (A[~k].T @ q[~k] if np.any(~k) else 0.0)
     # least squares for all kink entries together: on the interior values ∇S + Aᵀq + … = 0; a value at
     # its lower (upper) bound needs only ≥ 0 (≤ 0: its bound multiplier takes the rest), so it joins
-    # the equations (at 0) only once the fit breaks that sign there — an active set, a few rounds
-    sizes = [int(k.sum()) for k in kinked]
+    # the equations (at 0) only once the fit breaks that sign there; an |·| entry the fit puts outside
+    # [−W, W] is fixed at that end and the rest refitted — an active set on both, a few rounds
     at_lo, at_up = (f <= st.l + h) & ~inner, (f >= st.u - h) & ~inner
     eq = inner.copy()
-    for _ in range(8):
+    free = [k.copy() for k in kinked]
+    for _ in range(30):
+        sizes = [int(k.sum()) for k in free]
         if not sum(sizes):
             break
-        B = sp.vstack([A[k][:, eq] for (_, _, A, _), k in zip(obj.kinks, kinked)]).tocsc()
+        base = rho + sum((A[k & ~fr].T @ q[k & ~fr]) for (_, _, A, _), q, k, fr in zip(obj.kinks, qs, kinked, free))
+        B = sp.vstack([A[fr][:, eq] for (_, _, A, _), fr in zip(obj.kinks, free)]).tocsc()
         N = (B @ B.T).tocsc()
         N = N + sp.identity(N.shape[0], format="csc") * (1e-14 * max(float(abs(N).max()), 1e-300))
-        sol = sla.splu(N).solve(np.asarray(B @ (-rho[eq])).ravel())
-        at = 0
-        for q, k, n in zip(qs, kinked, sizes):
-            q[k] = sol[at:at + n]
+        sol = sla.splu(N).solve(np.asarray(B @ (-base[eq])).ravel())
+        at, changed = 0, False
+        for (kind, W, _, _), q, fr, n in zip(obj.kinks, qs, free, sizes):
+            q[fr] = sol[at:at + n]
             at += n
+            if kind == "abs":
+                out = fr & (np.abs(q) > W)
+                if out.any():
+                    q[out] = W[out] * np.sign(q[out])
+                    fr &= ~out
+                    changed = True
         full = rho + sum((A[k].T @ q[k]) for (_, _, A, _), q, k in zip(obj.kinks, qs, kinked))
         wrong = ((at_lo & (full < 0)) | (at_up & (full > 0))) & ~eq
-        if not wrong.any():
+        if wrong.any():
+            eq |= wrong
+            changed = True
+        if not changed:
             break
-        eq |= wrong
+    sizes = [int(k.sum()) for k in kinked]
     for (kind, W, A, b), q, k in zip(obj.kinks, qs, kinked):
         if kind == "abs":
             np.clip(q, -W, W, out=q)
