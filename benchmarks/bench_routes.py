@@ -9,8 +9,8 @@ The AOL problems (OUE, ε = 1, one draw, seed 1, of the shipped AOL prefixes his
 ``ldpopt.datasets``): CLS + 10·Σ(f_{r(i+1)} − f_{r(i)})² along the public ranking r (values by
 count, descending) and Σ huber(f − f̃, σ) (σ of Wang et al. Eq. 7), each with the simplex and
 SubsetSum(the prefixes starting with "a", their true share, "<=" or "=="). Before: PIQP first on the
-QP chain, which ran past 200 s (killed) on the smooth "<=" problem, 352 s and a segmentation fault
-on "==" (reported), and > 7 min on Huber. Each row: ``Problem(...).solve(time_limit=...)`` in this
+QP chain, which ran past 200 s (killed) on the smooth "<=" problem here; an independent check measured
+352 s and a segmentation fault on "==", and > 7 min on Huber. Each row: ``Problem(...).solve(time_limit=...)`` in this
 process; wall and CPU seconds (this process and its solver child processes), status, solver, attempts.
 
 ``limits``: the smooth AOL "<=" problem with each route named (PIQP — no limit of its own, isolated
@@ -130,9 +130,10 @@ def nonsmooth_rows() -> list[dict]:
         c = np.full(d, 1.0 / d)
         kinds = {
             "total variation": lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.norm1(f[1:] - f[:-1]),
-            "weighted L1": lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.sum(cp.multiply(w, cp.abs(f - c))),
+            "weighted L1": lambda f, e, w=w, c=c: (cp.sum_squares(f - e.f_tilde)
+                                                   + 1e-3 * cp.sum(cp.multiply(w, cp.abs(f - c)))),
             "max": lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-2 * cp.max(f),
-            "huber 1e-9": lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.sum(cp.huber(f - c, 1e-9)),
+            "huber 1e-9": lambda f, e, c=c: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.sum(cp.huber(f - c, 1e-9)),
         }
         for name, func in kinds.items():
             pr = Problem(est, func, [Simplex()])

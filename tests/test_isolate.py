@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _run(code: str, timeout: float = 120) -> dict:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+                          timeout=timeout, cwd=ROOT, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return {**json.loads(proc.stdout.strip().splitlines()[-1]), "stderr": proc.stderr}
 

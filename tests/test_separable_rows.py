@@ -53,7 +53,7 @@ def _referee(ft, cap):
 def test_recognised_separable_with_a_user_row_is_certified_by_the_newton_route():
     est = _estimate()
     cap = 0.5 * float(_referee(est.f_tilde, np.inf)[:2].sum())  # half the unconstrained optimum's: binds
-    func = lambda f, e: cp.sum_squares(f - e.f_tilde) - B * cp.sum(cp.log(f))  # noqa: E731
+    func = lambda f, e: cp.sum_squares(f - e.f_tilde) - B * cp.sum(cp.log(f))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t0 = time.perf_counter()

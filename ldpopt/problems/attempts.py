@@ -78,7 +78,7 @@ def cvxpy_attempt(problem, name: str, verbose: bool, solver_options: dict, tight
     for k, v in solver_options.items():
         if k.upper() == name and isinstance(v, dict):
             opts.update(v)
-    problem.cvxpy_problem  # built here, before a child process would build its own copy
+    problem._built()  # the cvxpy problem built here, before a child process would build its own copy
     error_text = ""
     problem.x.value = None  # nothing from an earlier solve may leak into this one
     clock = getattr(problem, "_clock", None)

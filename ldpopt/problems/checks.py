@@ -110,6 +110,7 @@ class Checks:
     failed: list = field(default_factory=list)
     not_run: dict = field(default_factory=dict)
     certificate: object = None   # the :class:`~ldpopt.problems.certificate.Certificate`, when it applies
+    #                              (a :class:`~ldpopt.problems.nonsmooth.KinkCertificate` for kinks)
     not_unique: str = ""         # set when J is flat in some values: the set of optima (certificate)
 
     @property

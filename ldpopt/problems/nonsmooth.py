@@ -151,11 +151,11 @@ def kink_certificate(problem, f: np.ndarray, duals: dict | None) -> KinkCertific
     at f, with the solver's multipliers ``duals`` (recovered from f when None or incomplete); None when
     a constraint is outside the built-in class the certificate reads."""
     from .certificate import certify
+    from .certificate_multipliers import recover_multipliers
     from .checks import violation_tol
     from .structured.multipliers import multipliers_from_dict
     from .structured.separable import NotApplicable, separable_for
     from .structured.structure import Structure, compiled_for
-    from .certificate_multipliers import recover_multipliers
 
     obj, est = problem.objective, problem.estimate
     st = compiled_for(problem)
