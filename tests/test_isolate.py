@@ -90,3 +90,20 @@ def test_time_limited_solve_of_each_own_limit_solver_still_certifies():
     for name in ("PIQP", "CLARABEL", "OSQP"):
         sol = Problem(est, "cls").solve(solver=name, time_limit=30)
         assert sol.status == "optimal" and np.max(np.abs(sol.f - ref)) <= 1e-8
+
+
+def _solve_in_worker(_):
+    est = Estimate.from_counts([50, 30, 15, 5], n=100, epsilon=2.0, p=0.7, q=0.1)
+    sol = Problem(est, "cls").solve(solver="PIQP", time_limit=30)
+    return sol.status, sol.f.tolist()
+
+
+def test_isolation_works_inside_a_daemonic_pool_worker():
+    # a multiprocessing.Process cannot be started from a pool worker: the isolation forks by itself
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        status, f = pool.map(_solve_in_worker, [0])[0]
+    from ldpopt.methods.normalize import project_simplex
+    est = Estimate.from_counts([50, 30, 15, 5], n=100, epsilon=2.0, p=0.7, q=0.1)
+    assert status == "optimal" and np.max(np.abs(np.array(f) - project_simplex(est.f_tilde))) <= 1e-8
