@@ -94,3 +94,43 @@ def test_a_non_unique_optimum_is_reported_with_its_flat_values():
     flat = int(np.count_nonzero(np.abs(r) > s * (1 + 1e-9)))
     assert "need not be unique" in a.not_unique and f"flat (linear) in {flat} values" in a.not_unique
     assert Problem(EST, "cls").solve().not_unique == ""
+
+
+def test_kink_bound_is_never_below_the_distance_on_random_small_problems():
+    # 30 random problems (d = 6-30, the three kinds, random weights, simplex with or without a subset row)
+    # and, per problem, the solver's point and two points moved towards a random simplex point: the
+    # certificate's bound against the distance to Clarabel at 1e-13 (itself ~1e-10 off: the slack)
+    from ldpopt import Estimate
+    from ldpopt.problems.nonsmooth import kink_certificate
+
+    rng = np.random.default_rng(11)
+    below = checked = 0
+    for case in range(30):
+        d = int(rng.integers(6, 31))
+        est = Estimate.from_counts(rng.integers(0, 200, d), n=int(1000 + d), epsilon=1.0, p=0.6, q=0.3)
+        w, c, lam = rng.uniform(0.1, 3.0, d), rng.dirichlet(np.ones(d)), float(10 ** rng.uniform(-3, -1))
+        kind = ("tv", "wl1", "max")[case % 3]
+        func = {"tv": lambda f, e, lam=lam: cp.sum_squares(f - e.f_tilde) + lam * cp.norm1(f[1:] - f[:-1]),
+                "wl1": lambda f, e, lam=lam, w=w, c=c: (cp.sum_squares(f - e.f_tilde)
+                                                        + lam * cp.sum(cp.multiply(w, cp.abs(f - c)))),
+                "max": lambda f, e, lam=lam: cp.sum_squares(f - e.f_tilde) + lam * cp.max(f)}[kind]
+        cons = [Simplex()] + ([SubsetSum(np.arange(0, d, 2), 0.4, "<=")] if case % 2 else [])
+        pr = Problem(est, func, cons)
+        x = cp.Variable(d)
+        cp.Problem(cp.Minimize(func(x, est)), [con for k in cons for _, con in k.build(x, est)]).solve(
+            solver="CLARABEL", tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sol = pr.solve(solver="CLARABEL")
+        target = rng.dirichlet(np.ones(d))  # a random point of the set (the subset row's values scaled in)
+        if case % 2 and target[::2].sum() > 0.4:
+            target[::2] *= 0.4 / target[::2].sum()
+            target[1::2] *= 0.6 / target[1::2].sum()
+        for t in (0.0, 1e-4, 1e-2):
+            g = (1 - t) * sol.f + t * target
+            cert = kink_certificate(pr, g, None if t else sol.duals)
+            if cert is None or not np.isfinite(cert.distance_linf):
+                continue
+            checked += 1
+            below += cert.distance_linf < np.max(np.abs(g - x.value)) - 1e-9
+    assert checked >= 60 and below == 0, (checked, below)
