@@ -13,7 +13,7 @@ import pytest
 
 from ldpopt.oracles.unary import OUE
 from ldpopt.problems import Problem
-from ldpopt.problems.checks import accuracy_tol, check_solution
+from ldpopt.problems.checks import accuracy_tol, check_solution, violation_tol
 from ldpopt.problems.constraints import Simplex, SubsetSum
 from ldpopt.problems.nonsmooth import NonSmoothObjective
 
@@ -128,7 +128,7 @@ def test_kink_bound_is_never_below_the_distance_on_random_small_problems():
             target[1::2] *= 0.6 / target[1::2].sum()
         for t in (0.0, 1e-4, 1e-2):
             g = (1 - t) * sol.f + t * target
-            cert = kink_certificate(pr, g, None if t else sol.duals)
+            cert = kink_certificate(pr, g, None if t else sol.duals, violation_tol(d))
             if cert is None or not np.isfinite(cert.distance_linf):
                 continue
             checked += 1

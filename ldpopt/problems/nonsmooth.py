@@ -46,21 +46,19 @@ class NonSmoothObjective(UserObjective):
     """A user's cvxpy callable recognised as a strictly convex separable part plus polyhedral terms
     (:mod:`.recognise`): solved on the cvxpy chain as written, certified by :func:`kink_certificate`."""
 
-    def __init__(self, user: UserObjective, form):
+    def __init__(self, user: UserObjective, form, separable):
         super().__init__(user.func, name=user.name, multiplier=user.multiplier)
         self.user, self.form = user, form
         self.kinks = form.kinks
+        self._separable = separable  # form -> its SeparableObjective (.user_forms.RecognisedSeparable)
 
     def value(self, f, estimate):
         return self.form.total(f) + self.form.kink_value(f)
 
     def smooth_part(self, tilt=None):
-        """S(f) (+ tiltᵀf) as a :class:`~.user_forms.RecognisedSeparable` for the structured solver and
-        the certificate."""
-        from .user_forms import RecognisedSeparable
-
-        form = replace(self.form, kinks=[], linear=self.form.linear + (0.0 if tilt is None else tilt))
-        return RecognisedSeparable(self.user, form)
+        """S(f) (+ tiltᵀf) as a SeparableObjective for the structured solver and the certificate."""
+        return self._separable(replace(self.form, kinks=[],
+                                       linear=self.form.linear + (0.0 if tilt is None else tilt)))
 
     def __repr__(self):
         return f"NonSmoothObjective({self.name!r}, kink terms={[k[0] for k in self.kinks]})"
@@ -146,13 +144,13 @@ def _choose(obj, st, f, lam, y, h):
     return qs, int(sum(sizes)), stat
 
 
-def kink_certificate(problem, f: np.ndarray, duals: dict | None) -> KinkCertificate | None:
+def kink_certificate(problem, f: np.ndarray, duals: dict | None, tol: float) -> KinkCertificate | None:
     """The certificate of the module docstring for ``problem`` (objective a :class:`NonSmoothObjective`)
-    at f, with the solver's multipliers ``duals`` (recovered from f when None or incomplete); None when
-    a constraint is outside the built-in class the certificate reads."""
+    at f, with the solver's multipliers ``duals`` (recovered from f when None or incomplete); ``tol``:
+    the primal feasibility tolerance (ldpopt's check's). None when a constraint is outside the built-in
+    class the certificate reads."""
     from .certificate import certify
     from .certificate_multipliers import recover_multipliers
-    from .checks import violation_tol
     from .structured.multipliers import multipliers_from_dict
     from .structured.separable import NotApplicable, separable_for
     from .structured.structure import Structure, compiled_for
@@ -186,7 +184,6 @@ def kink_certificate(problem, f: np.ndarray, duals: dict | None) -> KinkCertific
         sep = separable_for(obj.smooth_part(tilt), est)
     except NotApplicable:
         return None
-    tol = violation_tol(d)
     certs = [certify(sep, st, f, lam, y, None, tol)]
     lam_r, y_r = recover_multipliers(sep, st, f)  # the tilted problem's own multipliers at f
     certs.append(certify(sep, st, f, lam_r, y_r, None, tol))

@@ -231,11 +231,9 @@ def smooth_terms(objective, estimate) -> SmoothTerms | None:
         return None
     if hasattr(objective, "hessian") and not (form.separable and form.strictly_convex):
         return SmoothTerms(objective, estimate)
-    if hasattr(objective, "user"):
+    if hasattr(objective, "smooth_view"):
         # a recognised separable objective (the structured solver's first) over constraints that solver
         # does not cover (a user's cvxpy row): the same Newton route, with the form's exact derivatives.
         # Before, KL/entropy/log + one user row went to SCS alone: 51-98 s at d = 1,000
-        from .user_forms import SmoothUserObjective
-
-        return SmoothTerms(SmoothUserObjective(objective.user, form), estimate)
+        return SmoothTerms(objective.smooth_view(), estimate)
     return None

@@ -81,6 +81,11 @@ class RecognisedSeparable(SeparableObjective):
     def per_value(self, estimate):
         return _RecognisedSep(self.form, self.name)
 
+    def smooth_view(self):
+        """The same J as a :class:`SmoothUserObjective` (gradient, sparse Hessian, domain): what the
+        Newton route of :mod:`.sqp` reads when the structured solver does not cover the constraints."""
+        return SmoothUserObjective(self.user, self.form)
+
     def build(self, f, x, scale, estimate):
         return self.user.build(f, x, scale, estimate)
 
@@ -155,7 +160,7 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
         from .nonsmooth import NonSmoothObjective
 
         if form.separable and form.strictly_convex:
-            return NonSmoothObjective(objective, form), ("non-smooth (recognised): a strictly convex separable part "
+            return NonSmoothObjective(objective, form, lambda part: RecognisedSeparable(objective, part)), ("non-smooth (recognised): a strictly convex separable part "
                                                          "plus polyhedral terms; the cvxpy chain, certified by a "
                                                          "duality gap with the kinks' subgradients")
         return objective, ("cvxpy chain (recognised polyhedral terms, but the smooth part is not strictly convex "
