@@ -13,7 +13,9 @@ import numpy as np
 
 from .checks import check_solution
 from .objective_check import status_after_check, unverified_reason
+from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
 from .policy import DEFAULT_SOLVER_OPTIONS, SCS_TIGHT
+from .progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET, OWN_TIME_LIMIT
 from .solution import _MESSAGES, Solution
 
 __all__ = ["STRUCTURED", "cvxpy_attempt", "structured_attempt"]
@@ -76,37 +78,45 @@ def cvxpy_attempt(problem, name: str, verbose: bool, solver_options: dict, tight
     for k, v in solver_options.items():
         if k.upper() == name and isinstance(v, dict):
             opts.update(v)
-    prob = problem.cvxpy_problem
+    problem._built()  # the cvxpy problem built here, before a child process would build its own copy
     error_text = ""
     problem.x.value = None  # nothing from an earlier solve may leak into this one
+    clock = getattr(problem, "_clock", None)
+    limited = clock is not None and clock.limit is not None
     try:
-        with warnings.catch_warnings():
-            # cvxpy's generic "may be inaccurate" UserWarning; ours (SolverWarning) says more
-            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-            prob.solve(solver=name, verbose=verbose, warm_start=False, **opts)
-        status = prob.status
-    except (cp.error.SolverError, TypeError, ValueError) as e:
-        status, error_text = "solver_error", str(e)
+        if runs_isolated(name, name in OWN_TIME_LIMIT, limited):
+            # no time limit of its own (PIQP), or a time-limited solve: a child process, killed at the
+            # limit; a crash there is this attempt's solver_error (:mod:`.isolate`)
+            left = clock.left() if limited else None
+            out = isolated(lambda: _solve_collect(problem, name, verbose, opts), NO_LIMIT_BUDGET
+                           if left is None else max(left, 1e-3), name)
+        else:
+            out = _solve_collect(problem, name, verbose, opts)
+        status = out["status"]
+    except SolverTimedOut as e:
+        status, error_text, out = "user_limit", str(e), None
+    except (cp.error.SolverError, TypeError, ValueError, ChildError, SolverCrashed) as e:
+        status, error_text, out = "solver_error", str(e), None
     wall_solve = time.perf_counter() - start
-    stats = prob.solver_stats if status != "solver_error" else None
-    solver_name = (stats.solver_name if stats is not None else None) or name
+    stats = out["stats"] if out is not None and status != "solver_error" else None
+    solver_name = (stats["solver_name"] if stats is not None else None) or name
 
-    has_point = status in cp.settings.SOLUTION_PRESENT and problem.x.value is not None
-    f = np.asarray(problem.x.value, dtype=np.float64) * problem.scale if has_point else nan_f
+    has_point = status in cp.settings.SOLUTION_PRESENT and out is not None and out["x"] is not None
+    f = np.asarray(out["x"], dtype=np.float64) * problem.scale if has_point else nan_f
     duals = {}
     if has_point:
-        value = (float(prob.value) - problem._offset) / problem._multiplier
-        for k, con in problem._named.items():
-            dv = con.dual_value
+        value = (float(out["value"]) - problem._offset) / problem._multiplier
+        for k, dv in out["duals"].items():
             if dv is None:
                 duals[k] = None
             else:
                 dv = np.asarray(dv, dtype=np.float64) / problem._multiplier
                 duals[k] = float(dv) if dv.ndim == 0 else dv
     else:
-        value = float(prob.value) if prob.value is not None and status != "solver_error" else np.nan
-    compile_time = prob.compilation_time
-    solve_time = stats.solve_time if stats is not None and stats.solve_time is not None else (
+        value = float(out["value"]) if out is not None and out["value"] is not None and status != "solver_error" \
+            else np.nan
+    compile_time = out["compile_time"] if out is not None else None
+    solve_time = stats["solve_time"] if stats is not None and stats["solve_time"] is not None else (
         wall_solve - (compile_time or 0.0))
     checks = check_solution(problem, f, duals) if has_point else None
     message = _MESSAGES.get(status, status)
@@ -114,21 +124,53 @@ def cvxpy_attempt(problem, name: str, verbose: bool, solver_options: dict, tight
         message = f"{message}: {error_text}"
     # "optimal" only with stationarity and gap checked; "optimal_unverified" when they could not
     # be run; "optimal" contradicted by the check → "inaccurate"; "optimal_inaccurate" stays
+    said = status
     status = status_after_check(status, checks)
-    if status == "optimal" and prob.status == "optimal_inaccurate":
+    if status == "optimal" and said == "optimal_inaccurate":
         message = f"the solver stopped at its reduced tolerances, but ldpopt's check passed ({checks.summary()})"
     elif status == "optimal":
         message = f"{_MESSAGES['optimal']}; ldpopt's check: {checks.summary()}"
     elif status == "optimal_unverified":
         message = f"{solver_name} said optimal; {unverified_reason(checks)}"
-    elif checks is not None and prob.status in ("optimal", "optimal_inaccurate") and not checks.passed:
-        message = f"{solver_name} said {prob.status}; ldpopt's check failed: {'; '.join(checks.failed)}"
+    elif checks is not None and said in ("optimal", "optimal_inaccurate") and not checks.passed:
+        message = f"{solver_name} said {said}; ldpopt's check failed: {'; '.join(checks.failed)}"
     infeasibility = None
     if status == "infeasible":  # the solver's Farkas certificate, where it gives one
         from .feasibility import solver_infeasibility
+        if out is not None and out["named_duals_set"]:
+            _restore_duals(problem, out)
         if (infeasibility := solver_infeasibility(problem._named, solver_name)) is not None:
             message = f"{message}: {infeasibility.summary()}"
     return Solution(f, status, status == "optimal", value, duals, solver=solver_name,
-                    iterations=None if stats is None else stats.num_iters, compile_time=compile_time,
+                    iterations=None if stats is None else stats["num_iters"], compile_time=compile_time,
                     solve_time=solve_time, wall_time=time.perf_counter() - start, message=message,
                     objective=problem.objective.name, checks=checks, infeasibility=infeasibility)
+
+
+def _solve_collect(problem, name: str, verbose: bool, opts: dict) -> dict:
+    """cvxpy's solve of ``problem``'s compiled problem with solver ``name``; what the attempt reads of
+    it as plain data (so that it can come back from a child process, :mod:`.isolate`)."""
+    prob = problem.cvxpy_problem
+    with warnings.catch_warnings():
+        # cvxpy's generic "may be inaccurate" UserWarning; ours (SolverWarning) says more
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+        prob.solve(solver=name, verbose=verbose, warm_start=False, **opts)
+    st = prob.solver_stats
+    x = problem.x.value
+    return {"status": prob.status, "x": None if x is None else np.asarray(x, dtype=np.float64),
+            "value": None if prob.value is None else float(prob.value),
+            "duals": {k: None if con.dual_value is None else np.asarray(con.dual_value, dtype=np.float64)
+                      for k, con in problem._named.items()},
+            "named_duals_set": any(con.dual_value is not None for con in problem._named.values()),
+            "compile_time": prob.compilation_time,
+            "stats": None if st is None else {"solver_name": st.solver_name, "solve_time": st.solve_time,
+                                              "num_iters": st.num_iters}}
+
+
+def _restore_duals(problem, out: dict) -> None:
+    """The duals a child process computed, set on the parent's cvxpy constraints (the infeasibility
+    certificate reads them there)."""
+    for k, con in problem._named.items():
+        dv = out["duals"].get(k)
+        if dv is not None and con.dual_value is None:
+            con.save_dual_value(dv)

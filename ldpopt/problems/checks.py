@@ -110,6 +110,7 @@ class Checks:
     failed: list = field(default_factory=list)
     not_run: dict = field(default_factory=dict)
     certificate: object = None   # the :class:`~ldpopt.problems.certificate.Certificate`, when it applies
+    #                              (a :class:`~ldpopt.problems.nonsmooth.KinkCertificate` for kinks)
     not_unique: str = ""         # set when J is flat in some values: the set of optima (certificate)
 
     @property
@@ -200,6 +201,10 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
     if known is not True and ch.aggregate_violation is not None and not ch.aggregate_violation <= tol_v:
         ch.failed.append(f"aggregate constraint residual {ch.aggregate_violation:.1e} > {tol_v:.1e} (l1 over the "
                          "built-in constraints: negative mass, |sum - total|, ...)")
+    kinks = _check_kinks(ch, problem, f, duals) if getattr(problem.objective, "kinks", None) else None
+    if kinks is True:  # a recognised objective with kinks, certified by its duality gap
+        ch.passed = not ch.failed
+        return ch
     gfun, no_grad = gradient_function(problem)
     if not duals or any(v is None for v in duals.values()):
         ch.not_run.update(stationarity="the solver returned no duals", gap="the solver returned no duals")
@@ -213,8 +218,33 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
             _check_l1(ch, problem, f, duals, jty)
         else:
             _check_smooth(ch, problem, f, duals, jty, gfun, certificate)
+    if kinks:  # the kink certificate ran but did not reach the tolerance: the generic check decided
+        ch.not_run["kink certificate"] = kinks
     ch.passed = not ch.failed
     return ch
+
+
+def _check_kinks(ch: Checks, problem, f, duals):
+    """An objective with kinks (:mod:`.nonsmooth`): the duality gap with fitted subgradients, and the
+    ‖f − f*‖∞ bound from it. True when that bound is within ``accuracy_tol`` (stationarity, gap and
+    bound set on ``ch``); else the reason (a text) or None when the certificate does not apply — then
+    the generic check runs as for any cvxpy callable. The gap bounds J(f) − J* from above only, so it
+    certifies and never refutes: a bound above the tolerance leaves the decision to that check."""
+    from .nonsmooth import kink_certificate
+
+    cert = kink_certificate(problem, f, duals, violation_tol(problem.estimate.d))
+    if cert is None:
+        return None
+    d = problem.estimate.d
+    if not (np.isfinite(cert.distance_linf) and cert.distance_linf <= accuracy_tol(d)):
+        return (f"gap {cert.gap:.1e}, bound {cert.distance_linf:.1e} > {accuracy_tol(d):.1e}"
+                + ("" if np.isfinite(cert.distance_linf) else f" ({cert.note})"))
+    ch.stationarity = cert.stationarity  # the fitted subgradients' residual (reported; the bound decides)
+    ch.gap = cert.gap / max(abs(cert.primal_value), np.finfo(float).tiny)
+    ch.dual_infeasibility = 0.0  # the subgradients are clipped into their sets, the multipliers' signs
+    ch.certificate = cert        # are the certificate's own
+    ch.error_bound = cert.distance_linf
+    return True
 
 
 def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None:
@@ -285,6 +315,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
                               + bound_rounding(grad, jty, terms, mu, f, residual_bound))
         else:
             ch.not_run["error_bound"] = "J is not strongly convex at f (zero curvature somewhere)"
+            ch.not_unique = _flat_set(obj, f)
     stationary = ch.stationarity <= STATIONARITY_TOL or (
         ch.stationarity_step is not None and ch.stationarity_step <= NEWTON_TOL * accuracy_tol(d))
     kkt_ok = stationary and ch.gap <= GAP_TOL
@@ -295,6 +326,23 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
         kkt_ok = False
     if not (kkt_ok or bound_ok):
         _fail_kkt(ch, accuracy_tol(d))
+
+
+def _flat_set(obj, f) -> str:
+    """The set of optima in words, for an objective with zero curvature at f: which values are flat
+    where the objective is recognised (a separable J's optima agree on every strictly convex value —
+    J is linear along the segment between two optima — so they differ only on the flat ones)."""
+    form = getattr(obj, "form", None)
+    head = "the optimum need not be unique: the objective value is certified (stationarity and gap), f is one optimum"
+    if form is None:
+        return head + "; J has zero curvature at f in some direction"
+    with np.errstate(all="ignore"):
+        flat = np.flatnonzero(~(form.d2(f) > 0))
+    shown = ", ".join(map(str, flat[:8])) + (", ..." if flat.size > 8 else "")
+    if form.quads:
+        return head + f"; the per-value part is flat in {flat.size} values ({shown}), the quadratic forms may cover them"
+    return head + (f"; J is flat (linear) in {flat.size} values ({shown}): optima may differ on these (and on a "
+                   "value at the edge of a linear piece), they agree with f where J is strictly convex around it")
 
 
 def _fail_kkt(ch: Checks, tol_bound: float) -> None:
@@ -312,6 +360,9 @@ def _check_l1(ch: Checks, problem, f, duals, jty) -> None:
     d = problem.estimate.d
     ch.stationarity, ch.gap, ch.dual_infeasibility = l1_terms(problem, f, duals, jty, violation_tol(d))
     ch.not_run["error_bound"] = "l1 is an LP, not strongly convex: its optimum need not be unique (no distance bound)"
+    off = int(np.count_nonzero(np.abs(f - problem.estimate.f_tilde) > violation_tol(d)))
+    ch.not_unique = (f"the optimum need not be unique: J is linear off its kinks f_v = f̃_v ({off} values off them); "
+                     "the objective value is certified (exact LP gap), f is one optimum")
     if not ch.dual_infeasibility <= STATIONARITY_TOL:
         ch.failed.append(f"dual infeasibility {ch.dual_infeasibility:.1e} > {STATIONARITY_TOL:.0e}")
     if not (ch.stationarity <= STATIONARITY_TOL and ch.gap <= GAP_TOL):

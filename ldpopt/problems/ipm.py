@@ -206,7 +206,9 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
         mu = float(s @ z) / max(m_i, 1)
         rel_d = float(np.max(np.abs(r_d))) / max(float(np.max(np.abs(g))), 1.0)
         rel_p = max(float(np.max(np.abs(r_e), initial=0.0)), float(np.max(np.abs(r_i), initial=0.0))) / bscale
-        rec = {"iteration": k, "dual": rel_d, "primal": rel_p, "mu": mu}
+        # an attempt record as Solution.attempts documents it (solver, status, checks, seconds), one per iteration
+        rec = {"solver": "LDPOPT-IPM", "status": "iterate", "checks": "", "seconds": time.perf_counter() - start,
+               "iteration": k, "dual": rel_d, "primal": rel_p, "mu": mu}
         records.append(rec)
         progress.append(max(rel_p, mu / mu0))
         if k > STALL and status != "optimal" and not progress[-1] <= 0.1 * progress[-1 - STALL]:
@@ -215,7 +217,7 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
         if rel_p <= 1e-11 and mu <= 1e-10 * mu0:
             duals = _duals(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
             ch = check_solution(problem, x * s_f, duals)
-            rec["checks"] = ch.summary()
+            rec["checks"], rec["status"] = ch.summary(), "checked"
             if best is None or ch.passed or not best[2].passed:  # the latest point, unless it fails and one passed
                 best = (x * s_f, duals, ch)
             if clock is not None:

@@ -28,7 +28,7 @@ from .policy import (DEFAULT_SOLVER_OPTIONS, EXP_CONE_CHAIN, SQP_MIN_D, default_
                      sqp_applies, uses_sqp)
 from .solution import Solution, _attempt, best_checked
 from .sqp import solve_sqp
-from .user_forms import LiveRoute, missing_parameter, route_objective
+from .user_forms import LiveRoute, domain_constraint, missing_parameter, route_objective
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
 
@@ -65,10 +65,9 @@ class Problem:
         (:mod:`.user_forms`, :mod:`.recognise`): recognised as a strictly convex sum of per-value
         terms (KL or entropy to a prior, powers, CLS, …) it is solved by the structured solver and
         certified like the built-ins; recognised as smooth (quadratic forms such as a smoothness
-        penalty, or Huber) it goes to one sparse QP when it is quadratic, to the Newton /
-        sequential-QP route of :mod:`.sqp` with its exact sparse Hessian when it is not separable
-        (an interior-point method, :mod:`.ipm`, then sequential QP, then the cvxpy chain if neither
-        certifies), else the cvxpy chain, each with an exact
+        penalty, or Huber) it goes to the Newton / sequential-QP route of :mod:`.sqp` with its exact
+        sparse Hessian (an interior-point method, :mod:`.ipm`, then sequential QP, then the cvxpy
+        chain if neither certifies), each with an exact
         gradient for ldpopt's check; otherwise the cvxpy chain as written. A
         :class:`~ldpopt.problems.smooth.SmoothObjective` (declared value, gradient and Hessian) takes
         the Newton route. cvxpy ``Parameter`` objects in a callable are read at every :meth:`solve`
@@ -114,10 +113,12 @@ class Problem:
                 if "not iterable" in str(e):
                     raise TypeError(f"constraints must be None or a list, got {type(constraints).__name__}") from None
                 raise
-        self.constraints = cons
         if constraints is not None:  # one warning, pointing at the caller's line
             from .constraints import warn_if_simplex_dropped
             warn_if_simplex_dropped(cons, stacklevel=3)
+        if (domain := domain_constraint(self.objective, cons)) is not None:
+            cons = cons + [domain]  # the objective's implicit domain, explicit for ldpopt's own routes
+        self.constraints = cons
         if scale is None:
             scale = (default_scale(estimate, floor=self.objective.frequency_floor) if self.objective.scaled
                      else 1.0)
@@ -230,7 +231,8 @@ class Problem:
         (constraint residuals from f with numpy; stationarity and duality gap from f and the duals
         for every objective: numpy derivatives, cvxpy's gradient of a user callable, the
         subgradient and exact LP gap of ``l1``); the first that passes with stationarity and gap run
-        is returned with status ``"optimal"``. When none does: ``"optimal_unverified"`` (feasible,
+        is returned with status ``"optimal"``; the first whose check passed without certifying it
+        (``"optimal_unverified"``) ends the chain too. When none does: ``"optimal_unverified"`` (feasible,
         but stationarity or the gap could not be run — ``checks.not_run`` says why), ``"inaccurate"``
         (a solver said optimal, ldpopt's check failed: the message names the check), or the last
         solver's own status. A problem with a
@@ -241,8 +243,10 @@ class Problem:
         threshold never overrides ldpopt's check (a point the check passes is ``"optimal"``).
 
         ``time_limit`` (seconds of wall clock, default None: none) goes to every route and solver
-        (Clarabel's and SCS's and OSQP's own limits with the time left; ldpopt's routes check their
-        clock; no solver starts after it): on time-out the best point checked is returned with status
+        (Clarabel's and SCS's and OSQP's own limits with the time left, and each cvxpy solve in a child
+        process killed at the limit; ldpopt's routes check their clock; no solver starts after it). PIQP,
+        which has no limit of its own, always runs in a child process (:mod:`.isolate`): a crash there
+        is a ``"solver_error"`` attempt and the chain goes on. On time-out the best point checked is returned with status
         ``"time_limit"``, or ``"optimal"`` only when ldpopt's check of it passed (:mod:`.progress`).
         ``progress`` (default True): a line on stderr (route, iteration, residuals) for each route
         event and every 2 s while a solver runs, once the solve has taken 2 s; silent before that.
@@ -318,12 +322,16 @@ class Problem:
                     sol = cvxpy_attempt(self, name, verbose, solver_options, not explicit and name == "SCS")
             clock.note(sol.solver, sol.iterations, status=sol.status,
                        **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
-            attempts.append({"solver": sol.solver, "status": sol.status, "seconds": sol.wall_time,
-                             "checks": sol.checks.summary() if sol.checks is not None else ""})
+            attempts.append(_attempt(sol))  # without a point, the solver's message (a crash, a limit)
             if sol.success:
                 best = sol
                 break
             best = best_checked([best, sol])
+            if sol.status == "optimal_unverified":
+                # the first answer that passes the check ends the chain: a later solver meets the same
+                # unverifiable objective (a kink, no gradient), and ran to its limits here before
+                # (total variation + CLS at d = 1,000: PIQP's point, then 30 s more of Clarabel and OSQP)
+                break
         if best is None or not (best.success or best.status.startswith("infeasible")):
             best = best_checked([best, kept])  # every route failed: the best checked point of all of them
         if best is None and clock.expired():

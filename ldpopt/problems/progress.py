@@ -1,8 +1,10 @@
 """The clock of one ``Problem.solve()``: its time limit, and progress lines on stderr for long solves.
 
 * ``time_limit`` (seconds, wall clock from the start of ``solve``): each cvxpy solver gets the time
-  left in its own setting (Clarabel ``time_limit``, SCS ``time_limit_secs``, OSQP ``time_limit``;
-  PIQP and HiGHS-through-cvxpy have none, so ldpopt checks the clock before and after them), ldpopt's
+  left in its own setting (Clarabel ``time_limit``, SCS ``time_limit_secs``, OSQP ``time_limit``),
+  and every cvxpy solve then runs in a child process killed at the limit (:mod:`.isolate`: cvxpy's
+  compilation is bounded too); a solver with no limit of its own (PIQP) always runs there, at
+  :data:`CONIC_TIME_LIMIT` without ``time_limit``; ldpopt's
   own iterative routes (the sequential-QP loop; the structured solver's Newton loops, through
   :func:`out_of_time`) check it between iterations, and no further route
   or solver starts once it has passed. On time-out ``solve`` returns the best point it *checked* with
@@ -25,7 +27,7 @@ import sys
 import threading
 import time
 
-__all__ = ["CONIC_TIME_LIMIT", "PROGRESS_AFTER", "Clock", "check_time_limit", "out_of_time", "timed_out"]
+__all__ = ["CONIC_TIME_LIMIT", "OWN_TIME_LIMIT", "PROGRESS_AFTER", "Clock", "check_time_limit", "out_of_time", "timed_out"]
 
 #: seconds after which a solve starts printing progress lines
 PROGRESS_AFTER = 2.0
@@ -36,6 +38,9 @@ CONIC_TIME_LIMIT = 600.0
 #: the clock of the route now running (``Clock.running``), read by :func:`out_of_time`
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("ldpopt_clock", default=None)
 _LIMIT_KEYS = {"CLARABEL": "time_limit", "SCS": "time_limit_secs", "OSQP": "time_limit"}
+#: the cvxpy solvers that take a time limit of their own; any other runs in a child process killed at
+#: the limit (:mod:`.isolate`), at :data:`CONIC_TIME_LIMIT` when ``solve`` was given none
+OWN_TIME_LIMIT = frozenset(_LIMIT_KEYS)
 
 
 def check_time_limit(time_limit) -> float | None:

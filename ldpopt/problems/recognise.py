@@ -13,8 +13,12 @@ its expression tree is walked. It is *recognised* when it is a sum of
   a quadratic form w‖A f + b‖² (a smoothness penalty Σ (f_{v+1} − f_v)², …);
 * linear terms c·f and constants.
 
-Anything else (a norm, a max, an index into f inside an elementwise atom, a parameter without a value)
-makes the objective *not recognised*, with the reason — never an approximation.
+* polyhedral terms of *any* affine argument A f + b: Σ W |A f + b| (``abs`` under a sum with
+  non-negative weights, ``norm1``: total variation, a weighted L1 distance) and w·max(A f + b)
+  (``cp.max``), kept apart in ``Recognised.kinks`` (:mod:`.nonsmooth` certifies them).
+
+Anything else (a norm other than these, an index into f inside an elementwise atom, a parameter
+without a value) makes the objective *not recognised*, with the reason — never an approximation.
 
 The per-value part gives h_v(f_v), h_v'(f_v), h_v''(f_v) in closed form (the chain rule through
 z_v = a_v f_v + b_v, and for the two-argument entropies the full 2×2 Hessian of φ(x, y) with both
@@ -118,6 +122,9 @@ class Recognised:
     linear: np.ndarray = None
     const: float = 0.0
     quads: list = field(default_factory=list)   # (w, A sparse (m, d), b (m,))
+    #: polyhedral terms (:mod:`.nonsmooth`): ("abs", W (m,), A, b) for Σ_k W_k |(A f + b)_k|, ("max", w
+    #: (1,), A, b) for w·max_k (A f + b)_k; A sparse (m, d). Empty for a smooth objective
+    kinks: list = field(default_factory=list)
 
     @property
     def separable(self) -> bool:
@@ -222,6 +229,14 @@ class Recognised:
     def _quad_hessian(self):
         return sum(2.0 * w * (A.T @ A) for w, A, _ in self.quads)
 
+    def kink_value(self, f) -> float:
+        """Σ over the polyhedral terms of their value at f (:attr:`kinks`)."""
+        out = 0.0
+        for kind, W, A, b in self.kinks:
+            r = A @ f + b
+            out += float(W @ np.abs(r)) if kind == "abs" else float(W[0] * np.max(r))
+        return out
+
     def restrict(self, idx) -> "Recognised":
         """The separable part on the values ``idx`` (for the structured solver's screening)."""
         cut = lambda a: a[idx] if np.ndim(a) else a  # noqa: E731
@@ -300,14 +315,20 @@ def _scalar(e, w: float, f, out: Recognised) -> None:
         return
     if isinstance(e, AddExpression):
         for x in e.args:
-            (_scalar if x.size == 1 else _vector)(x, w if x.size == 1 else np.full(d, w), f, out)
+            (_scalar if x.size == 1 else _vector)(x, w if x.size == 1 else np.full(x.size, w), f, out)
         return
     if isinstance(e, NegExpression):
         return _scalar(e.args[0], -w, f, out)
     if isinstance(e, reshape):
         return _scalar(e.args[0], w, f, out)
     if isinstance(e, Sum):
-        return _vector(e.args[0], np.full(d, w), f, out)
+        return _vector(e.args[0], np.full(e.args[0].size, w), f, out)
+    if type(e).__name__ == "norm1":
+        return _kink("abs", e.args[0], np.full(e.args[0].size, w), f, out)
+    if type(e).__name__ == "max" and getattr(e, "axis", None) is None:
+        return _kink("max", e.args[0], np.array([w]), f, out)
+    if type(e).__name__ == "abs" and e.size == 1:
+        return _kink("abs", e.args[0], np.array([w]), f, out)
     if isinstance(e, (multiply, MulExpression, DivExpression)):
         left, right = e.args
         if isinstance(e, DivExpression):
@@ -320,7 +341,7 @@ def _scalar(e, w: float, f, out: Recognised) -> None:
             raise NotRecognised(f"a product of two non-constant expressions: {_show(e)}")
         if k.size == 1 and other.size == 1:
             return _scalar(other, w * float(k.reshape(())), f, out)
-        return _vector(other, w * _vec(k, d), f, out)  # w · (k @ v) or Σ multiply(k, v) on a scalar
+        return _vector(other, w * _vec(k, other.size), f, out)  # w · (k @ v) or Σ multiply(k, v) on a scalar
     if type(e).__name__ == "quad_over_lin":
         y = _const(e.args[1])
         if y is None or float(y) <= 0:
@@ -341,46 +362,26 @@ def _square(arg, w, f, out):
             return
     if not arg.is_affine():
         raise NotRecognised(f"a sum of squares of a non-affine argument: {_show(arg)}")
-    saved = f.value
-    f.value = np.zeros(d)
-    try:
-        b = np.asarray(arg.value, float).ravel(order="F")
-        jac = arg.grad.get(f)
-    finally:
-        f.value = saved
-    import scipy.sparse as sp
-
-    A = sp.csr_array((d, 1)).T if jac is None else sp.csr_array(jac).T.tocsr()
+    A, b = _jacobian(arg, f, d)
     out.quads.append((w, A, b))
 
 
 def _vector(e, W, f, out):
     """Add Σ_v W_v e_v (e a length-d expression) to ``out``."""
     d = out.d
+    if type(e).__name__ == "abs":
+        return _kink("abs", e.args[0], np.asarray(W, float), f, out)
     if e.size != d:
+        if isinstance(e, (AddExpression, NegExpression, multiply, DivExpression)) and not e.is_affine():
+            return _vector_parts(e, W, f, out)  # a weighted |·| of another length, checked there
         raise NotRecognised(f"an expression of size {e.size} summed where length-{d} per-value terms are needed: {_show(e)}")
     p = _affine(e, f, d)
     if p is not None:
         out.linear = out.linear + W * p[0]
         out.const += float(W @ p[1])
         return
-    if isinstance(e, AddExpression):
-        for x in e.args:
-            _vector(x, W, f, out)
-        return
-    if isinstance(e, NegExpression):
-        return _vector(e.args[0], -W, f, out)
-    if isinstance(e, (multiply, DivExpression)):
-        left, right = e.args
-        if isinstance(e, DivExpression):
-            k = _const(right)
-            if k is None:
-                raise NotRecognised(f"division by a non-constant in {_show(e)}")
-            return _vector(left, W / _vec(k, d), f, out)
-        k, other = (_const(left), right) if _const(left) is not None else (_const(right), left)
-        if k is None:
-            raise NotRecognised(f"a product of two non-constant expressions: {_show(e)}")
-        return _vector(other, W * _vec(k, d), f, out)
+    if isinstance(e, (AddExpression, NegExpression, multiply, DivExpression)):
+        return _vector_parts(e, W, f, out)
     name = type(e).__name__
     if isinstance(e, Power):
         kind, param = "power", float(np.asarray(e.p.value if hasattr(e.p, "value") else e.p))
@@ -396,3 +397,51 @@ def _vector(e, W, f, out):
     if any(a is None for a in args):
         raise NotRecognised(f"{name} of an argument that is not affine per value: {_show(e)}")
     out.terms.append(_Term(kind, param, np.asarray(W, float), args))
+
+
+def _vector_parts(e, W, f, out):
+    """Σ_k W_k e_k for a sum, negation or constant product / quotient: each part in turn."""
+    size = e.size
+    if isinstance(e, AddExpression):
+        for x in e.args:  # a promoted scalar part adds Σ_k W_k times itself
+            _vector(x, W, f, out) if x.size == size else _scalar(x, float(np.sum(W)), f, out)
+        return
+    if isinstance(e, NegExpression):
+        return _vector(e.args[0], -W, f, out)
+    left, right = e.args
+    if isinstance(e, DivExpression):
+        k = _const(right)
+        if k is None:
+            raise NotRecognised(f"division by a non-constant in {_show(e)}")
+        return _vector(left, W / _vec(k, size), f, out)
+    k, other = (_const(left), right) if _const(left) is not None else (_const(right), left)
+    if k is None:
+        raise NotRecognised(f"a product of two non-constant expressions: {_show(e)}")
+    return _vector(other, W * _vec(k, size), f, out)
+
+
+def _kink(kind: str, arg, W, f, out: Recognised) -> None:
+    """A polyhedral term of an affine argument A f + b (any length): Σ_k W_k |·_k| (``abs``, W ≥ 0) or
+    W·max_k (``max``, W ≥ 0); A from cvxpy's Jacobian, as for the quadratic forms."""
+    if not arg.is_affine():
+        raise NotRecognised(f"{kind} of a non-affine argument: {_show(arg)}")
+    W = np.asarray(W, float).ravel()
+    if np.any(W < 0):
+        raise NotRecognised(f"{kind} with a negative weight (not convex)")
+    A, b = _jacobian(arg, f, out.d)
+    out.kinks.append((kind, W, A, b))
+
+
+def _jacobian(arg, f, d):
+    """(A sparse (m, d), b) with arg = A f + b (arg affine): cvxpy's Jacobian at f = 0."""
+    import scipy.sparse as sp
+
+    saved = f.value
+    f.value = np.zeros(d)
+    try:
+        b = np.asarray(arg.value, float).ravel(order="F")
+        jac = arg.grad.get(f)
+    finally:
+        f.value = saved
+    A = sp.csr_array((arg.size, d)) if jac is None else sp.csr_array(jac).T.tocsr()
+    return A, b

@@ -112,6 +112,13 @@ class Solution:
     attempts: list = field(default_factory=list)
     infeasibility: object | None = None
 
+    @property
+    def not_unique(self) -> str:
+        """Empty when f is the unique optimum (or nothing was certified); else the set of optima in
+        words — ``"optimal"`` then certifies the objective value and that f is *one* optimum (Huber's
+        linear part, ``l1``, a value with no reports in a likelihood): ``checks.not_unique``."""
+        return self.checks.not_unique if self.checks is not None and self.success else ""
+
     @classmethod
     def failed(cls, d: int, status: str, solver: str, objective: str, message: str, value: float = np.nan,
                **kw) -> Solution:

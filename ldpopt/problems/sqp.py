@@ -67,6 +67,8 @@ from .constraints import Box, NonNegative, Simplex, SumTo
 from .likelihood_terms import LikelihoodTerms, terms_for
 from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN
 from .ipm import solve_ipm
+from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
+from .progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT
 from .smooth import smooth_terms
 from .solution import Solution, best_checked
 
@@ -179,8 +181,8 @@ class _QP:
         return self._compiled[key]
 
     def solve(self, name, verbose, opts):
-        """Solve the QP with solver ``name``; its cvxpy status (the variables and the constraints'
-        duals are set by cvxpy as after ``Problem.solve``). ``compile`` seconds are cvxpy's."""
+        """Solve the QP with solver ``name``: (cvxpy's status, x or None, the problem's constraints'
+        duals by name). ``compile`` seconds are cvxpy's."""
         prob, plo, phi = self._compile(name)
         if plo is not None:
             plo.value = self.box[1]
@@ -201,9 +203,25 @@ class _QP:
         q[offset:offset + d] = self.b
         data = {**data, "P": sp.csc_array(P), lin: q}
         self.compile_time = time.perf_counter() - t0
-        raw = chain.solver.solve_via_data(data, False, verbose, opts)
-        prob.unpack_results(raw, chain, inv)
-        return prob.status
+
+        def work():
+            prob.unpack_results(chain.solver.solve_via_data(data, False, verbose, opts), chain, inv)
+            xv = self.problem.x.value
+            return (prob.status, None if xv is None else np.asarray(xv, dtype=np.float64),
+                    {k: con.dual_value for k, con in self.problem._named.items()})
+
+        clock = getattr(self.problem, "_clock", None)
+        limited = clock is not None and clock.limit is not None
+        if not runs_isolated(name, name in OWN_TIME_LIMIT, limited):
+            return work()
+        # PIQP (no time limit of its own) or a time-limited solve: a child process (.isolate)
+        left = clock.left() if limited else None
+        try:
+            return isolated(work, CONIC_TIME_LIMIT if left is None else max(left, 1e-3), name)
+        except SolverTimedOut as e:
+            return f"user_limit: {e}", None, {}
+        except (SolverCrashed, ChildError) as e:
+            return f"solver_error: {e}", None, {}
 
 
 def _solve_qp(qp: _QP, problem, chain, opts_for, verbose):
@@ -215,19 +233,18 @@ def _solve_qp(qp: _QP, problem, chain, opts_for, verbose):
         t0, c0 = time.perf_counter(), time.process_time()
         problem.x.value = None
         qp.compile_time = 0.0
+        xv = None
         try:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-                status = qp.solve(name, verbose, opts_for(name))
+                status, xv, duals = qp.solve(name, verbose, opts_for(name))
         except (cp.error.SolverError, TypeError, ValueError) as e:
             status = f"solver_error: {e}"[:200]
-        rec = {"solver": name, "status": status, "seconds": time.perf_counter() - t0,
+        rec = {"solver": name, "status": status[:200], "seconds": time.perf_counter() - t0,
                "cpu": time.process_time() - c0, "compile": qp.compile_time}
         records.append(rec)
-        if status in ("optimal", "optimal_inaccurate") and problem.x.value is not None:
-            f = np.asarray(problem.x.value, dtype=np.float64) * problem.scale
-            duals = {k: con.dual_value for k, con in problem._named.items()}
-            return f, duals, records
+        if status in ("optimal", "optimal_inaccurate") and xv is not None:
+            return xv * problem.scale, duals, records
     return None, None, records
 
 
@@ -264,6 +281,8 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
     def opts_for(name):
         opts = dict(DEFAULT_SOLVER_OPTIONS.get(name, {}))
         opts.update(getattr(terms, "qp_options", QP_OPTIONS).get(name, {}))
+        clock = getattr(problem, "_clock", None)  # a QP solver's own limit: the time left (.progress)
+        opts.update(clock.solver_options(name) if clock is not None else {})
         opts.update({k: v for k, v in solver_options.items() if k.upper() not in cp.settings.SOLVERS})
         for k, v in solver_options.items():
             if k.upper() == name and isinstance(v, dict):

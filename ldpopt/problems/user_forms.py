@@ -12,12 +12,12 @@
   the multipliers' Newton of the structured solver meets jumps in Σ f_v(λ)), becomes a
   :class:`SmoothUserObjective`: the same cvxpy problem, now with
   an exact numpy gradient and Hessian, so ldpopt's check computes stationarity and the duality gap
-  with the route's multipliers. When it is a quadratic (squares and linear terms only) the chain of
-  :mod:`.policy` hands it to the QP solvers as exactly one sparse QP (PIQP first); when it is not
-  separable and not a quadratic (e.g. CLS + λ·KL(f‖prior) + Σ (f_{v+1} − f_v)²), the Newton /
-  sequential-QP route of :mod:`.sqp` with its exact sparse Hessian (its interior-point method,
-  :mod:`.ipm`, first), then the cone chain only if that does not certify; a non-quadratic separable one (``huber``) the cone chain, under
-  ``solve(time_limit=...)``.
+  with the route's multipliers. It goes to the Newton / sequential-QP route of :mod:`.sqp` with its
+  exact sparse Hessian (its interior-point method, :mod:`.ipm`, first), then the QP or cone chain
+  only if that does not certify. Quadratics and Huber included: at AOL (d = 120,978, CLS + 10·a
+  ranking's smoothness penalty, or Huber, with the simplex and a SubsetSum row) the interior point
+  certifies in 1–3 s CPU, where PIQP — first on the QP chain before — ran past 200 s, and
+  segfaulted on the SubsetSum "==" variant (``benchmarks/bench_routes.py``).
 
 Anything not recognised stays a :class:`~.objectives.UserObjective` on the cvxpy chain (the reason is
 kept in ``Problem.objective_route``). The cvxpy expression is always the user's own: the conic
@@ -39,7 +39,7 @@ from .smooth import form_change, form_domain
 from .sqp import QP_OPTIONS
 from .structured.user_separable import SeparableObjective, UserSep
 
-__all__ = ["LiveRoute", "RecognisedSeparable", "SmoothUserObjective", "route_objective"]
+__all__ = ["LiveRoute", "RecognisedSeparable", "SmoothUserObjective", "domain_constraint", "route_objective"]
 
 
 class _RecognisedSep(UserSep):
@@ -88,6 +88,11 @@ class RecognisedSeparable(SeparableObjective):
 
     def per_value(self, estimate):
         return _RecognisedSep(self.form, self.name)
+
+    def smooth_view(self):
+        """The same J as a :class:`SmoothUserObjective` (gradient, sparse Hessian, domain): what the
+        Newton route of :mod:`.sqp` reads when the structured solver does not cover the constraints."""
+        return SmoothUserObjective(self.user, self.form)
 
     def build(self, f, x, scale, estimate):
         return self.user.build(f, x, scale, estimate)
@@ -159,11 +164,20 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
         return objective, f"cvxpy chain (not recognised: {exc})"
     except Exception as exc:  # noqa: BLE001 - the user's code; its error surfaces in Problem's build
         return objective, f"cvxpy chain (recognition stopped: {type(exc).__name__})"
+    if form.kinks:
+        from .nonsmooth import NonSmoothObjective
+
+        if form.separable and form.strictly_convex:
+            return NonSmoothObjective(objective, form, lambda part: RecognisedSeparable(objective, part)), ("non-smooth (recognised): a strictly convex separable part "
+                                                         "plus polyhedral terms; the cvxpy chain, certified by a "
+                                                         "duality gap with the kinks' subgradients")
+        return objective, ("cvxpy chain (recognised polyhedral terms, but the smooth part is not strictly convex "
+                           "and separable: no certificate)")
     if form.separable and form.strictly_convex:
-        return RecognisedSeparable(objective, form), "separable (recognised): structured solver"
+        return RecognisedSeparable(objective, form), ("separable (recognised): structured solver (the Newton "
+                                                      "route over constraints it does not cover)")
     what = "separable, not strictly convex" if form.separable else "smooth non-separable"
-    kind = ("one sparse QP" if form.quadratic else "the cvxpy chain with exact derivatives for the check"
-            if form.separable else "Newton / sequential QP with the exact sparse Hessian (interior point first)")
+    kind = "Newton / sequential QP with the exact sparse Hessian (interior point first)"
     return SmoothUserObjective(objective, form), f"{what}: {kind}"
 
 
@@ -221,3 +235,24 @@ def missing_parameter(params) -> None:
         if p.value is None:
             raise MissingParameterError(f"cvxpy Parameter {p.name()!r} has no value: set {p.name()}.value "
                                         "before solve() (Parameters are read at each solve)")
+
+
+def domain_constraint(objective: Objective, constraints: list):
+    """The implicit domain of a recognised objective made an explicit :class:`~.constraints.Box`
+    named ``"domain"``, or None. cvxpy adds f_v ≥ c_v for ``power(f − c, p)`` (p not an even integer),
+    ``log(f − c)``, ``entr(f − c)``… itself; ldpopt's structured solver, certificate and check read
+    only the constraints they are given, so without it an optimum on the domain's edge (its multiplier
+    the implicit constraint's) failed stationarity and was labelled ``inaccurate`` — Clarabel's
+    answer included. Only the lower edge, and only where the problem already has f ≥ 0 (then
+    max(edge, 0) is the same set) and some edge is above 0 (else f ≥ 0 says it all): a choice that
+    covers the shifted powers and logs; an upper edge or a domain without f ≥ 0 stays cvxpy's alone."""
+    from .constraints import Box, NonNegative, Simplex
+
+    form = getattr(objective, "form", None)
+    if form is None or not any(isinstance(c, (Simplex, NonNegative)) for c in constraints):
+        return None
+    lo, _ = form_domain(form)
+    lower = np.maximum(np.nan_to_num(lo, nan=0.0, neginf=0.0, posinf=np.inf), 0.0)
+    if not np.all(np.isfinite(lower)) or not np.any(lower > 0):
+        return None
+    return Box(lower=lower, name="domain")
