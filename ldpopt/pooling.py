@@ -81,7 +81,7 @@ def _dense_channel(estimate: Estimate) -> Channel | None:
     from . import oracles
 
     try:
-        ch = oracles.oracle_class(estimate.oracle).from_estimate(estimate).channel()
+        ch = Channel.from_oracle(oracles.oracle_class(estimate.oracle).from_estimate(estimate))
     except ValueError:
         return None
     return ch if ch.J == 1 and ch.k == estimate.d else None
@@ -89,7 +89,7 @@ def _dense_channel(estimate: Estimate) -> Channel | None:
 
 def group_from_estimate(estimate: Estimate, label: str | None = None) -> Group:
     """A group from an ldpopt :class:`Estimate`: the oracle's own channel with its output counts where
-    that channel is one dense block on the d values (``oracle.channel()``: GRR's), else the support
+    that channel is one dense block on the d values (``oracle.channel_blocks()``: GRR's), else the support
     channel (p, q) with [n − c, c] (exact law for OUE/SUE, exact marginals for the others)."""
     if not isinstance(estimate, Estimate):
         raise TypeError(f"estimate must be an Estimate, got {type(estimate).__name__}")

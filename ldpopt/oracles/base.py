@@ -62,6 +62,13 @@ class ReportColumn:
             raise ValueError(f"size must be an integer >= 1 for a {self.kind!r} column, got {self.size!r}")
 
 
+def support_blocks(p: float, q: float, d: int) -> np.ndarray:
+    """The support channel of a pure oracle with (p, q) (arXiv §2.4), (d, 2, d): component u reports 1
+    w.p. p if u = v else q."""
+    one = np.where(np.eye(int(d), dtype=bool), p, q)  # (u, v)
+    return np.stack([1.0 - one, one], axis=1)
+
+
 class FrequencyOracle(abc.ABC):
     """Base class: an ε-LDP frequency oracle on the domain {0, …, d−1}.
 
@@ -237,13 +244,13 @@ class FrequencyOracle(abc.ABC):
         large to enumerate.
         """
 
-    def channel(self):
-        """The oracle as a :class:`~ldpopt.oracles.channel.Channel` (the mechanism-as-matrix view of
-        ``ldpopt.methods``' channel inversions): by default the support channel of its (p, q), d binary
-        components (exact for OUE/SUE; the per-value marginals of the others); GRR's is dense."""
-        from .channel import Channel
-
-        return Channel.support(self.p, self.q, self.d, name=f"{self.name}(eps={self.epsilon:g})")
+    def channel_blocks(self) -> np.ndarray:
+        """The oracle as a channel's blocks P[j, y, v] = Pr[component j reports y | v], (J, k, d) — or
+        one dense (k, d) matrix — which :meth:`ldpopt.oracles.channel.Channel.from_oracle` wraps (the
+        mechanism-as-matrix view of ``ldpopt.methods``' channel inversions): by default the support
+        channel of its (p, q), d binary components (exact for OUE/SUE; the per-value marginals of the
+        others); GRR's is dense."""
+        return support_blocks(self.p, self.q, self.d)
 
     def output_supports(self) -> np.ndarray:
         """The support set of every output y, as a bool (d, |Y|) array S(y)_v, columns in the order of

@@ -43,6 +43,7 @@ import numpy as np
 
 from .. import kernels
 from .._validation import as_generator, check_counts, check_epsilon, check_values
+from .base import support_blocks
 
 __all__ = ["Channel", "compose", "product"]
 
@@ -216,24 +217,19 @@ class Channel:
         """GRR's d × d channel (arXiv Eq. 1): p on the diagonal, q off it."""
         from .grr import GRR
 
-        o = GRR(epsilon, d)
-        P = np.full((o.d, o.d), o.q)
-        np.fill_diagonal(P, o.p)
-        return cls(P, name=f"grr(eps={o.epsilon:g})")
+        return cls.from_oracle(GRR(epsilon, d))
 
     @classmethod
     def support(cls, p: float, q: float, d: int, name: str = "support") -> Channel:
         """The support channel of a pure oracle with (p, q) (arXiv §2.4): d binary components,
         component u reports 1 w.p. p if u = v else q. Exactly OUE/SUE; the marginals of the others."""
-        eye = np.eye(int(d), dtype=bool)
-        one = np.where(eye, p, q)  # (u, v)
-        return cls(np.stack([1.0 - one, one], axis=1), name=name)
+        return cls(support_blocks(p, q, d), name=name)
 
     @classmethod
     def from_oracle(cls, oracle) -> Channel:
-        """The channel of an ldpopt oracle, as it states it (``oracle.channel()``): dense for GRR, the
-        support channel for the others."""
-        return oracle.channel()
+        """The channel of an ldpopt oracle, as it states it (``oracle.channel_blocks()``): dense for GRR,
+        the support channel for the others."""
+        return cls(oracle.channel_blocks(), name=f"{oracle.name}(eps={oracle.epsilon:g})")
 
     def __repr__(self) -> str:
         return f"Channel({self.name!r}, J={self.J}, k={self.k}, d={self.d})"

@@ -30,7 +30,7 @@ The checks (each one a function below, :data:`CHECKS`):
   fixed hash family is what the draws see) against the Monte-Carlo variance of f̃ over the fast
   path's draws, z-scores with the fourth-moment s.e., Bonferroni at ``alpha``;
 * ``estimate``: ``estimate`` of the counts is (c/n − q)/(p − q) and records the oracle's name and
-  parameters; ``channel()`` has the oracle's d;
+  parameters; ``Channel.from_oracle`` (its ``channel_blocks``) has the oracle's d;
 * ``kernel``: ``aggregate(device="cpu")``, for an oracle that declares it (``kernel_devices``) when
   Numba is installed, is bit-identical to ``device="numpy"`` (the specification);
 * ``shards``: the Parquet shard schema round trip (``report_columns``, ``reports_to_columns``,
@@ -54,6 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import FrequencyOracle
+from .channel import Channel
 
 __all__ = ["CHECKS", "OracleReport", "check_oracle"]
 
@@ -288,9 +289,9 @@ def check_estimate(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> Non
 
 
 def check_channel(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:
-    ch = oracle.channel()
+    ch = Channel.from_oracle(oracle)
     if ch.d != oracle.d:
-        raise _fail(oracle, "channel", f"channel() has d = {ch.d}, not {oracle.d}")
+        raise _fail(oracle, "channel", f"channel_blocks() has d = {ch.d}, not {oracle.d}")
 
 
 def check_kernel(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:

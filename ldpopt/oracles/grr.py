@@ -48,11 +48,11 @@ class GRR(FrequencyOracle):
         rest = n - kept.sum(axis=1)
         return kept + rng.multinomial(rest, np.full(d, 1.0 / d))
 
-    def channel(self):
-        """The dense d × d GRR channel (``Channel.grr``)."""
-        from .channel import Channel
-
-        return Channel.grr(self.epsilon, self.d)
+    def channel_blocks(self) -> np.ndarray:
+        """The dense d × d GRR channel (arXiv Eq. 1): p on the diagonal, q off it."""
+        P = np.full((self.d, self.d), self.q)
+        np.fill_diagonal(P, self.p)
+        return P
 
     def support_size_pmf(self) -> np.ndarray:
         """Every report supports exactly one value: a point mass at 1."""

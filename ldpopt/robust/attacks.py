@@ -51,15 +51,15 @@ this formula; tests/test_robust_attacks.py checks it against simulated gains.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from .._validation import _check_int, as_generator, check_values
 from ..estimate import check_estimate
 from ..oracles.base import FrequencyOracle
-from ..oracles.hashing import keyed_hash
 from ..uncertainty.attack import check_beta
+from .crafting import _SEARCH_CELLS, _olh_search, _uniform_subsets, hr_best_outputs, padding_ones, report_device  # noqa: F401  (re-exported)
+from .forms import form_of
 
 __all__ = ["ATTACKS", "check_beta", "check_targets", "craft_reports", "expected_gain", "fake_user_count",
            "fake_values", "mean_target_support", "mixture_offset", "padding_ones"]
@@ -68,8 +68,6 @@ __all__ = ["ATTACKS", "check_beta", "check_targets", "craft_reports", "expected_
 ATTACKS = ("input", "mga", "apa")
 #: hash keys an OLH/BLH fake user searches (module docstring)
 DEFAULT_CANDIDATES = 1000
-# cells (users × keys × targets) hashed per block by the OLH search
-_SEARCH_CELLS = 1 << 22
 
 
 def check_targets(targets, d: int) -> np.ndarray:
@@ -98,9 +96,6 @@ def fake_user_count(n_genuine: int, beta: float) -> int:
     return round(beta * n / (1.0 - beta))
 
 
-def padding_ones(oracle: FrequencyOracle, r: int) -> int:
-    """OUE/SUE MGA padding l = max(0, ⌊p + (d − 1)q − r⌋) (module docstring)."""
-    return max(0, math.floor(oracle.p + (oracle.d - 1) * oracle.q - r))
 
 
 def fake_values(targets: np.ndarray, m: int, rng) -> np.ndarray:
@@ -108,50 +103,10 @@ def fake_values(targets: np.ndarray, m: int, rng) -> np.ndarray:
     return as_generator(rng).choice(targets, size=m)
 
 
-def _uniform_subsets(gen, pool: np.ndarray, m: int, size: int) -> np.ndarray:
-    """(m, size) rows, each a uniform ``size``-subset of ``pool`` (random keys, partial sort)."""
-    if size == 0:
-        return np.zeros((m, 0), dtype=np.int64)
-    keys = gen.random((m, pool.size))
-    idx = np.argpartition(keys, size - 1, axis=1)[:, :size] if size < pool.size else np.argsort(keys, axis=1)
-    return pool[idx]
 
 
-def hr_best_outputs(oracle, targets: np.ndarray) -> tuple[np.ndarray, int]:
-    """HR outputs y ∈ [K] whose set C_y holds the most targets, and that number."""
-    y = np.arange(oracle.K, dtype=np.int64)
-    score = oracle.support_matrix(y)[:, targets].sum(axis=1)
-    best = int(score.max())
-    return np.flatnonzero(score == best), best
 
 
-def _olh_search(oracle, targets: np.ndarray, m: int, candidates: int, gen, device=None) -> np.ndarray:
-    """(m, 2) OLH reports (s, bucket) from the key search of the module docstring, in blocks of
-    users (the same key draws either way). The numpy search below is the reference; ``device``
-    "cpu" (the default "auto" from ``kernels.AUTO_CELLS`` hashed cells on) runs
-    ``kernels.best_bucket_keys`` on each block, the same reports."""
-    from .. import kernels
-    from ._draws import key_blocks
-    from .detect import report_device
-
-    r, g = targets.size, oracle.g
-    dev = report_device(device, m * candidates * r)
-    out = np.empty((m, 2), dtype=np.int64)
-    for u0, keys in key_blocks(gen, m, candidates, r, _SEARCH_CELLS):
-        b = keys.shape[0]
-        if dev == "cpu":
-            out[u0:u0 + b, 0], out[u0:u0 + b, 1] = kernels.best_bucket_keys(keys, targets, g, dev)
-            continue
-        h = keyed_hash(keys[:, :, None], targets[None, None, :], g)            # (b, C, r)
-        size = (h[:, :, :, None] == h[:, :, None, :]).sum(axis=3)              # bucket size per target
-        best = size.max(axis=2)                                                # (b, C)
-        pick = best.argmax(axis=1)                                             # first best key
-        rows = np.arange(b)
-        hb, sb = h[rows, pick], size[rows, pick]                               # (b, r)
-        bucket = np.where(sb == best[rows, pick][:, None], hb, g).min(axis=1)  # smallest best bucket
-        out[u0:u0 + b, 0] = keys[rows, pick]
-        out[u0:u0 + b, 1] = bucket
-    return out
 
 
 def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
@@ -166,8 +121,6 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     t = check_targets(targets, oracle.d)
     m = _check_int(m, "m", 1)
     candidates = _check_int(candidates, "candidates", 1)
-    from .detect import report_device
-
     report_device(device, 0)  # checked whatever the oracle
     gen = as_generator(rng)
     if attack == "input":
@@ -175,8 +128,6 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     if attack == "apa":
         from .apa import apa_reports
         return apa_reports(oracle, t, m, gen)
-    from .forms import form_of
-
     others = np.setdiff1d(np.arange(oracle.d, dtype=np.int64), t)
     return form_of(oracle).mga_reports(oracle, t, others, m, gen, candidates, device)
 
@@ -192,8 +143,6 @@ def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
     if attack == "apa":
         from .apa import apa_mean_support
         return apa_mean_support(oracle, r)
-    from .forms import form_of
-
     return form_of(oracle).mga_mean_support(oracle, t, candidates)
 
 

@@ -32,33 +32,19 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from .. import kernels
 from .._validation import _check_int
 from ..oracles.base import FrequencyOracle
+from .crafting import _BLOCK_CELLS, _blocks, _n_reports, report_device  # noqa: F401  (re-exported)
+from .forms import form_of
 
 __all__ = ["genuine_size_pmf", "roc", "size_test", "support_sizes", "suspect_scores", "suspects"]
 
-# reports whose supports are expanded at once (× d booleans)
-_BLOCK_CELLS = 1 << 23
 
 
-def _blocks(m: int, d: int):
-    step = max(1, _BLOCK_CELLS // d)
-    for start in range(0, m, step):
-        yield slice(start, min(m, start + step))
 
 
-def report_device(device, cells: int) -> str:
-    """The device of a per-report OLH/BLH count or search of ``cells`` hashes: ``kernels.resolve``
-    ("numpy", "cpu", or "auto"/None: "cpu" from ``kernels.AUTO_CELLS`` cells on when Numba is
-    installed); "cuda" or anything else is an error naming the argument (no GPU kernel here)."""
-    if device not in (None, "auto", "numpy", "cpu"):
-        raise ValueError(f"device must be 'numpy', 'cpu', 'auto' or None for the per-report hash kernels, got {device!r}")
-    return kernels.resolve(device, cells)
 
 
-def _n_reports(reports) -> int:
-    return int(np.asarray(reports).shape[0])
 
 
 def support_sizes(oracle: FrequencyOracle, reports, device=None) -> np.ndarray:
@@ -66,8 +52,6 @@ def support_sizes(oracle: FrequencyOracle, reports, device=None) -> np.ndarray:
     of ``oracle.support_matrix`` in blocks of reports (the reference). For OLH/BLH, whose n·d hashes
     are the cost, ``device`` as in ``oracle.aggregate``: "cpu" (the default "auto" from
     ``kernels.AUTO_CELLS`` cells on) counts them with ``kernels.hash_row_counts``, the same numbers."""
-    from .forms import form_of
-
     report_device(device, 0)
     return form_of(oracle).support_sizes(oracle, reports, device)
 
@@ -124,8 +108,6 @@ def suspect_scores(oracle: FrequencyOracle, reports, suspect, device=None) -> np
     c = np.unique(np.asarray(suspect, dtype=np.int64))
     if c.size == 0 or c.min() < 0 or c.max() >= oracle.d:
         raise ValueError(f"suspect must be a non-empty set of values in [0, {oracle.d})")
-    from .forms import form_of
-
     return form_of(oracle).suspect_scores(oracle, reports, c, device)
 
 

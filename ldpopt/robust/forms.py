@@ -24,8 +24,7 @@ from .. import kernels
 from .._validation import _check_int, check_values
 from ..oracles.base import FrequencyOracle
 from ._draws import _subset_sums, best_bucket_pmf
-from .attacks import _olh_search, _uniform_subsets, hr_best_outputs, padding_ones
-from .detect import _blocks, _n_reports, report_device
+from .crafting import _blocks, _n_reports, _olh_search, _uniform_subsets, hr_best_outputs, padding_ones, report_device
 
 __all__ = ["FORMS", "ReportForm", "form_of", "register_form"]
 
@@ -143,11 +142,11 @@ class UnaryReports(ReportForm):
         return float(targets.size)
 
     def apa_reports(self, oracle, targets, m, rng):
-        from .apa import unary_apa_reports
+        from .crafting import unary_apa_reports
         return unary_apa_reports(oracle, targets, m, rng)
 
     def apa_counts(self, oracle, targets, m, rng):
-        from .apa import unary_apa_counts
+        from .crafting import unary_apa_counts
         return unary_apa_counts(oracle, targets, m, rng)
 
     def apa_mean_support(self, oracle, r):
