@@ -171,5 +171,12 @@ def main(argv=None):
     OUT.write_text(json.dumps(result, indent=1, default=float) + "\n")
 
 
+def run(quick: bool = False, **opts) -> dict:
+    """Entry of ``benchmarks/run.py``: every part, or with ``quick`` the non-smooth rows only (the AOL
+    rows and the time limits take minutes); returns what ``results/routes.json`` then holds."""
+    main(["--only", "nonsmooth"] if quick else [])
+    return json.loads(OUT.read_text())
+
+
 if __name__ == "__main__":
     main()

@@ -29,7 +29,7 @@ def _outcome(path, d):
 
 def _reference(path, d):
     """The pandas path alone (the reader as it was before the plain path)."""
-    with mock.patch.object(_io, "_plain_csv", lambda path, d: None):
+    with mock.patch.object(_io, "_plain_csv", lambda path, d, data: None):
         return _outcome(path, d)
 
 
@@ -42,7 +42,7 @@ def test_plain_reader_gives_what_pandas_gives_on_seeded_files(tmp_path):
             data = data.replace(b",", b",  ").rstrip(b"\n") if b'"' not in data else data
         path = tmp_path / f"c{k}.csv"
         path.write_bytes(data)
-        plain = _io._plain_csv(path, d)
+        plain = _io._plain_csv(path, d, path.read_bytes())
         taken += plain is not None
         assert _outcome(path, d) == _reference(path, d), (k, what, data[:200])
     # the comparison is not empty: many files take the plain path, and many do not
@@ -73,10 +73,10 @@ def test_plain_reader_on_edge_files(tmp_path, text, d):
 def test_plain_reader_takes_a_plain_file_and_leaves_a_quoted_one(tmp_path):
     path = tmp_path / "c.csv"
     path.write_text("value,count\na,1\nb,2\n")
-    t = _io._plain_csv(path, None)
+    t = _io._plain_csv(path, None, path.read_bytes())
     assert t.values.tolist() == ["a", "b"] and t.counts.tolist() == [1.0, 2.0] and t.lines.tolist() == [2, 3]
     path.write_text('value,count\n"a",1\nb,2\n')
-    assert _io._plain_csv(path, None) is None
+    assert _io._plain_csv(path, None, path.read_bytes()) is None
 
 
 def test_csv_text_of_columns_is_what_pandas_writes():
