@@ -12,10 +12,11 @@ import cvxpy as cp
 import numpy as np
 
 from .checks import check_solution
-from .objective_check import status_after_check, unverified_reason
 from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
+from .objective_check import status_after_check, unverified_reason
 from .policy import DEFAULT_SOLVER_OPTIONS, SCS_TIGHT
-from .progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET, OWN_TIME_LIMIT
+from .progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET
+from .progress import OWN_TIME_LIMIT
 from .solution import _MESSAGES, Solution
 
 __all__ = ["STRUCTURED", "cvxpy_attempt", "structured_attempt"]

@@ -67,10 +67,10 @@ import numpy as np
 
 from .certificate_blocks import argmin_rounding, block_argmin_bound, blocks_for
 from .certificate_multipliers import recover_multipliers
-from .objectives import Objective, make_objective
-from .structured.separable import Separable, separable_for
 from .certificate_support import support_problem
+from .objectives import Objective, make_objective
 from .structured.multipliers import bound_multipliers, bounds_from_dict, duals_dict, multipliers_from_dict
+from .structured.separable import Separable, separable_for
 from .structured.structure import Structure, compile_constraints
 
 __all__ = ["Certificate", "argmin_bound", "certificate", "certify", "recover_multipliers"]

@@ -23,7 +23,7 @@ imposes it (ldpopt cannot see inside callables); silence it then with
 from __future__ import annotations
 
 import numbers
-from typing import Callable
+from collections.abc import Callable
 
 import cvxpy as cp
 import numpy as np

@@ -107,8 +107,7 @@ class Infeasibility:
 def _system(problem):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names): the built-in
     linear constraints of ``problem`` (owners index ``names``, -1 where no bound); None if none."""
-    from .constraints import (Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, UserConstraint,
-                              _indices)
+    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, UserConstraint, _indices
     from .order import Monotone
     from .partition import LinearEquality, PartitionTotals
 

@@ -7,8 +7,8 @@ curvature-measured multiplier that scales it like the built-ins. The scaling con
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import cvxpy as cp
 import numpy as np

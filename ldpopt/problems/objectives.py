@@ -36,9 +36,9 @@ from ..estimate import Estimate
 from .objective_base import BuiltObjective, Objective, UserObjective
 
 __all__ = [
+    "L1",
     "Binomial",
     "BuiltObjective",
-    "L1",
     "LeastSquares",
     "Multinomial",
     "Objective",

@@ -23,9 +23,17 @@ from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objective_base import default_scale
 from .objectives import Objective, make_objective
+from .policy import (
+    DEFAULT_SOLVER_OPTIONS,
+    EXP_CONE_CHAIN,
+    SQP_MIN_D,
+    default_chain,
+    feasible_point,
+    is_likelihood,
+    sqp_applies,
+    uses_sqp,
+)
 from .progress import Clock, timed_out
-from .policy import (DEFAULT_SOLVER_OPTIONS, EXP_CONE_CHAIN, SQP_MIN_D, default_chain, feasible_point, is_likelihood,
-                     sqp_applies, uses_sqp)
 from .solution import Solution, _attempt, best_checked
 from .sqp import solve_sqp
 from .user_forms import LiveRoute, domain_constraint, missing_parameter, route_objective
@@ -40,7 +48,6 @@ def _lazy(objective: Objective, constraints: list) -> bool:
     objective or a malformed constraint still raises in ``Problem(...)``."""
     from .constraints import Simplex
     from .objectives import Binomial, LeastSquares, Multinomial, Posterior, WeightedMLE
-
     from .user_forms import RecognisedSeparable
 
     return (type(objective) in (LeastSquares, WeightedMLE, Multinomial, Binomial, Posterior, RecognisedSeparable)

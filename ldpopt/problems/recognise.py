@@ -237,9 +237,9 @@ class Recognised:
             out += float(W @ np.abs(r)) if kind == "abs" else float(W[0] * np.max(r))
         return out
 
-    def restrict(self, idx) -> "Recognised":
+    def restrict(self, idx) -> Recognised:
         """The separable part on the values ``idx`` (for the structured solver's screening)."""
-        cut = lambda a: a[idx] if np.ndim(a) else a  # noqa: E731
+        cut = lambda a: a[idx] if np.ndim(a) else a
         terms = [_Term(t.kind, t.param, cut(t.w), [(cut(a), cut(b)) for a, b in t.args]) for t in self.terms]
         return Recognised(len(idx), terms, cut(self.linear), 0.0, [])
 

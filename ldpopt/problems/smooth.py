@@ -34,7 +34,7 @@ objectives. The KKT conditions solved are those of :class:`SmoothObjective`.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import cvxpy as cp
 import numpy as np

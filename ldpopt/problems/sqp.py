@@ -64,10 +64,10 @@ import scipy.sparse as sp
 
 from .checks import check_solution
 from .constraints import Box, NonNegative, Simplex, SumTo
-from .likelihood_terms import LikelihoodTerms, terms_for
-from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN
 from .ipm import solve_ipm
 from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
+from .likelihood_terms import LikelihoodTerms, terms_for
+from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN
 from .progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT
 from .smooth import smooth_terms
 from .solution import Solution, best_checked

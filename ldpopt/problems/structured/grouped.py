@@ -34,7 +34,7 @@ import numpy as np
 from ...methods._distinct import integer_groups
 from .separable import BinomialSep, MultinomialSep
 
-__all__ = ["Groups", "count_groups", "groups_of", "restricted", "evaluate", "evaluator", "per_group", "simplex_grouped", "uniform"]
+__all__ = ["Groups", "count_groups", "evaluate", "evaluator", "groups_of", "per_group", "restricted", "simplex_grouped", "uniform"]
 
 
 @dataclass

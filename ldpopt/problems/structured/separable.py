@@ -88,7 +88,7 @@ class Separable:
                     f[idx] = np.clip(self._interior(t, l, u, idx), l[idx], u[idx])
         return f
 
-    def group_keys(self):
+    def group_keys(self) -> np.ndarray | None:
         """An integer-valued array that every per-value term is a function of (the support counts),
         or None: :mod:`ldpopt.problems.certificate_support` then evaluates once per distinct key."""
         return None

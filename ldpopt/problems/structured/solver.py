@@ -12,9 +12,9 @@ from .blocks import blocks_fast
 from .chain import solve_chain
 from .dual import solve_screened
 from .grouped import evaluator, simplex_grouped
+from .multipliers import duals_dict
 from .separable import separable_for
 from .simplex import simplex_fast
-from .multipliers import duals_dict
 from .structure import compile_constraints
 from .tree import solve_tree
 

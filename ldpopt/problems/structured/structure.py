@@ -21,8 +21,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..constraints import (Constraint, as_constraint, Box, Fixed, Hierarchy, NonNegative, Simplex,
-                           SubsetSum, SumTo, _indices)
+from ..constraints import (
+    Box,
+    Constraint,
+    Fixed,
+    Hierarchy,
+    NonNegative,
+    Simplex,
+    SubsetSum,
+    SumTo,
+    _indices,
+    as_constraint,
+)
 from ..order import Monotone
 from ..partition import LinearEquality, PartitionTotals
 from .separable import NotApplicable
@@ -47,9 +57,9 @@ class Structure:
     # name → how to read its dual: ("row", slice, sign) | ("bound", kind, mask) | ...
     duals: dict = field(default_factory=dict)
     implied_upper: np.ndarray | None = None  # bool: u came from the implied bound only
-    chain: "Chain | None" = None             # a Monotone chain (its rows are in A): .chain
+    chain: Chain | None = None               # a Monotone chain (its rows are in A): .chain
     sum_free: bool = False                   # no Σ f = total row (λ ≡ 0): one tree of sums, .tree
-    tree: "Tree | None" = None               # that tree (total = its leaf total / root value)
+    tree: Tree | None = None                 # that tree (total = its leaf total / root value)
     _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property

@@ -69,8 +69,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .dual import backtrack, damping, inverse_curvature
 from ..progress import out_of_time
+from .dual import backtrack, damping, inverse_curvature
 from .separable import NotApplicable
 
 __all__ = ["Tree", "recover_tree", "solve_tree", "tree_of", "tree_upper"]
