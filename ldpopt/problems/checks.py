@@ -344,6 +344,7 @@ def _flat_set(obj, f) -> str:
 
 
 def _fail_kkt(ch: Checks, tol_bound: float) -> None:
+    assert ch.stationarity is not None and ch.gap is not None  # called once both have run
     step = "" if ch.stationarity_step is None else f" (Newton step {ch.stationarity_step:.1e} in f)"
     why = [f"stationarity {ch.stationarity:.1e}" + (" > " if ch.stationarity > STATIONARITY_TOL else " <= ")
            + f"{STATIONARITY_TOL:.0e}" + step, f"duality gap {ch.gap:.1e}"

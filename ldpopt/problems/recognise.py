@@ -308,7 +308,6 @@ def _affine(e, f, d):
 
 def _scalar(e, w: float, f, out: Recognised) -> None:
     """Add w·e (e scalar) to ``out``."""
-    d = out.d
     c = _const(e)
     if c is not None:
         out.const += w * float(c.reshape(()))

@@ -35,6 +35,7 @@ objectives. The KKT conditions solved are those of :class:`SmoothObjective`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import ClassVar
 
 import cvxpy as cp
 import numpy as np
@@ -139,7 +140,8 @@ class SmoothTerms:
     #: (Retail, simplex and simplex + SubsetSum, measured); starting from the per-value part's own
     #: minimiser instead of f₀ below was tried and stalled (values at 1e-20 with curvature λ/f ≈ 1e16)
     chain = ("CLARABEL", "PIQP", "OSQP")
-    qp_options = {"CLARABEL": {"tol_gap_abs": 1e-13, "tol_gap_rel": 1e-13, "tol_feas": 1e-13}}
+    qp_options: ClassVar[dict[str, dict[str, float]]] = {
+        "CLARABEL": {"tol_gap_abs": 1e-13, "tol_gap_rel": 1e-13, "tol_feas": 1e-13}}
 
     def __init__(self, objective, estimate):
         self.obj, self.est = objective, estimate

@@ -132,7 +132,7 @@ def blocks_fast(sep, st: Structure):
 def _solve_active(sep, st, rowof, value, active, info):
     """Blocks = the active rows' subsets (mass = their value) and the pool (the rest). Returns
     (f, λ per row (NaN for inactive rows), λ of the pool) or None."""
-    m, d = st.m, st.d
+    m = st.m
     rank = np.cumsum(active) - 1                     # active row → block number
     G_act = int(active.sum())
     in_act = (rowof >= 0) & active[np.maximum(rowof, 0)]

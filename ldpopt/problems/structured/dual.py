@@ -286,7 +286,9 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
         big = float(np.max(np.abs(delta)))
         if big > radius:  # beyond the range of h' every value is pinned at a bound: no use going further
             delta *= radius / big
-        def trial(alpha):  # projected on y ≥ 0 for the inequality rows; Armijo up to φ's rounding
+        # projected on y ≥ 0 for the inequality rows; Armijo up to φ's rounding. Called by backtrack in
+        # this iteration only; the defaults bind its values
+        def trial(alpha, y=y, delta=delta, lam=lam, ad1=ad1, s1=s1, phi=phi, grad=grad):
             y_new = y + alpha * delta
             y_new[ineq] = np.maximum(y_new[ineq], 0.0)
             lam_pred = lam - float(ad1 @ (y_new - y)) / s1 if s1 > 0 else lam

@@ -292,7 +292,9 @@ def solve_tree(sep, st, max_iter: int = 100):
         step = float(np.max(np.abs(delta)))
         if step > radius:  # beyond the range of h' every value is pinned at a bound
             delta *= radius / step
-        def trial(alpha):  # Armijo, up to φ's own rounding (its terms' size: at 1e-12 residuals the gain is ~1e-24)
+        # Armijo, up to φ's own rounding (its terms' size: at 1e-12 residuals the gain is ~1e-24). Called
+        # by backtrack in this iteration only; the defaults bind its values
+        def trial(alpha, y=y, delta=delta, phi=phi, g=g, mag=mag):
             y_new = y + alpha * delta
             f_new, t_new, phi_new, mag_new = at(y_new)
             ok = phi_new >= phi + 1e-4 * alpha * float(np.sum(g * delta)) - 8 * _EPS * max(mag, mag_new)
