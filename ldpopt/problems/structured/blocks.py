@@ -93,6 +93,7 @@ def _indicator_rows(st: Structure):
 
 def blocks_fast(sep, st: Structure):
     """(f, λ, y, info) for the block-separable case of the module docstring, or None."""
+    assert st.implied_upper is not None  # compile_constraints sets it
     if not st.total > 0 or not bool(st.implied_upper.all()) or np.any(st.l):
         return None  # bounds other than 0 and the implied upper bound
     got = indicator_rows(st)

@@ -264,7 +264,7 @@ def solve_tree(sep, st, max_iter: int = 100):
             scale = _rowsum(tr, np.abs(f) + np.where(inner, _t(tr, np.abs(y), 1.0) * D_all, 0.0))
             if np.all(np.abs(g) <= 4 * _EPS * scale + 1e-300) or stalled >= 3:
                 break
-            near = top <= 4e4 * _EPS * float(np.max(scale, initial=0.0))
+            near = bool(top <= 4e4 * _EPS * float(np.max(scale, initial=0.0)))
         # near rounding level (within 1e4 of it) and no more progress: stop
         stalled = stalled + 1 if near and top > 0.5 * best else 0
         best = min(best, top)
