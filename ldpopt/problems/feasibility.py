@@ -218,7 +218,7 @@ def _named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:
     for i in np.unique(own[y != 0]):
         yi = y[own == i].tolist()
         rows[names[i]] = yi[0] if len(yi) == 1 else yi
-    bounds = {}
+    bounds: dict[str, int] = {}  # constraint name -> how many of its bounds have a multiplier
     for sel, who in ((c > 0, lo_own), (c < 0, up_own)):
         ks, counts = np.unique(who[sel.astype(bool)], return_counts=True)
         for k, n in zip(ks, counts):

@@ -119,7 +119,7 @@ class Recognised:
 
     d: int
     terms: list = field(default_factory=list)
-    linear: np.ndarray = None
+    linear: np.ndarray | None = None
     const: float = 0.0
     quads: list = field(default_factory=list)   # (w, A sparse (m, d), b (m,))
     #: polyhedral terms (:mod:`.nonsmooth`): ("abs", W (m,), A, b) for Σ_k W_k |(A f + b)_k|, ("max", w
@@ -314,7 +314,10 @@ def _scalar(e, w: float, f, out: Recognised) -> None:
         return
     if isinstance(e, AddExpression):
         for x in e.args:
-            (_scalar if x.size == 1 else _vector)(x, w if x.size == 1 else np.full(x.size, w), f, out)
+            if x.size == 1:
+                _scalar(x, w, f, out)
+            else:
+                _vector(x, np.full(x.size, w), f, out)
         return
     if isinstance(e, NegExpression):
         return _scalar(e.args[0], -w, f, out)

@@ -80,9 +80,9 @@ class SmoothObjective(Objective):
         for label, fn in (("value", value), ("gradient", gradient), ("hessian", hessian)):
             if not callable(fn):
                 raise TypeError(f"{label} must be callable, got {type(fn).__name__}")
-        for label, fn in (("cvxpy_expr", cvxpy_expr), ("curvature_floor", curvature_floor)):
-            if fn is not None and not callable(fn):
-                raise TypeError(f"{label} must be callable or None, got {type(fn).__name__}")
+        for label, optional in (("cvxpy_expr", cvxpy_expr), ("curvature_floor", curvature_floor)):
+            if optional is not None and not callable(optional):
+                raise TypeError(f"{label} must be callable or None, got {type(optional).__name__}")
         self._value, self._gradient, self._hessian = value, gradient, hessian
         self.cvxpy_expr, self._floor, self.name = cvxpy_expr, curvature_floor, name
         self.lower, self.upper = lower, upper
