@@ -17,29 +17,48 @@ default, :class:`Box`, :class:`SubsetSum`, :class:`Hierarchy`, :class:`Fixed`, :
 """
 
 from . import checks, constraints, errors, objectives, order, partition, policy, ranges
+from .certificate import Certificate, certificate
 from .checks import Checks
-from .constraints import (Box, Constraint, Fixed, Hierarchy, NonNegative, Simplex, SimplexDroppedWarning,
-                          SubsetSum, SumTo, UserConstraint)
-from .errors import (InaccurateError, InfeasibleError, IterationLimitError, MissingParameterError, SolverError,
-                     SolverFailedError, SolverNotInstalledError, SolverWarning, UnboundedError,
-                     UnverifiedError)
+from .constraints import (
+    Box,
+    Constraint,
+    Fixed,
+    Hierarchy,
+    NonNegative,
+    Simplex,
+    SimplexDroppedWarning,
+    SubsetSum,
+    SumTo,
+    UserConstraint,
+)
+from .errors import (
+    InaccurateError,
+    InfeasibleError,
+    IterationLimitError,
+    MissingParameterError,
+    SolverError,
+    SolverFailedError,
+    SolverNotInstalledError,
+    SolverWarning,
+    UnboundedError,
+    UnverifiedError,
+)
 from .objectives import Objective, UserObjective
 from .objectives import available as available_objectives
 from .order import Monotone, isotonic, project_monotone_simplex
 from .partition import LinearEquality, PartitionTotals
-from .ranges import RangeTree, range_tree
 from .problem import DEFAULT_SOLVER_OPTIONS, STRUCTURED, Problem, Solution
-from .certificate import Certificate, certificate
-from .structured import NotApplicable, SeparableObjective, StructuredResult, solve_structured
+from .ranges import RangeTree, range_tree
 from .smooth import SmoothObjective
+from .structured import NotApplicable, SeparableObjective, StructuredResult, solve_structured
 
 __all__ = [
-    "Box", "Certificate", "Checks", "Constraint", "DEFAULT_SOLVER_OPTIONS", "Fixed", "Hierarchy",
-    "InaccurateError", "InfeasibleError", "IterationLimitError", "LinearEquality", "MissingParameterError", "Monotone", "NonNegative", "NotApplicable",
-    "Objective", "PartitionTotals", "Problem", "RangeTree", "STRUCTURED", "SeparableObjective", "Simplex", "SmoothObjective",
-    "SimplexDroppedWarning", "Solution", "SolverError", "SolverFailedError", "SolverNotInstalledError",
-    "SolverWarning", "StructuredResult", "SubsetSum", "SumTo", "UnboundedError", "UnverifiedError", "UserConstraint",
-    "UserObjective", "available_objectives", "certificate", "checks", "constraints", "errors", "isotonic",
-    "objectives", "order", "partition", "policy", "project_monotone_simplex", "range_tree", "ranges",
-    "solve_structured",
+    "DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Box", "Certificate", "Checks", "Constraint", "Fixed", "Hierarchy",
+    "InaccurateError", "InfeasibleError", "IterationLimitError", "LinearEquality", "MissingParameterError",
+    "Monotone", "NonNegative", "NotApplicable", "Objective", "PartitionTotals", "Problem", "RangeTree",
+    "SeparableObjective", "Simplex", "SimplexDroppedWarning", "SmoothObjective", "Solution", "SolverError",
+    "SolverFailedError", "SolverNotInstalledError", "SolverWarning", "StructuredResult", "SubsetSum", "SumTo",
+    "UnboundedError", "UnverifiedError", "UserConstraint", "UserObjective", "available_objectives", "certificate",
+    "checks", "constraints", "errors", "isotonic", "objectives", "order", "partition", "policy",
+    "project_monotone_simplex", "range_tree", "ranges", "solve_structured",
 ]

@@ -12,10 +12,11 @@ import cvxpy as cp
 import numpy as np
 
 from .checks import check_solution
-from .objective_check import status_after_check, unverified_reason
 from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
+from .objective_check import status_after_check, unverified_reason
 from .policy import DEFAULT_SOLVER_OPTIONS, SCS_TIGHT
-from .progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET, OWN_TIME_LIMIT
+from .progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET
+from .progress import OWN_TIME_LIMIT
 from .solution import _MESSAGES, Solution
 
 __all__ = ["STRUCTURED", "cvxpy_attempt", "structured_attempt"]
@@ -87,7 +88,7 @@ def cvxpy_attempt(problem, name: str, verbose: bool, solver_options: dict, tight
         if runs_isolated(name, name in OWN_TIME_LIMIT, limited):
             # no time limit of its own (PIQP), or a time-limited solve: a child process, killed at the
             # limit; a crash there is this attempt's solver_error (:mod:`.isolate`)
-            left = clock.left() if limited else None
+            left = clock.left() if clock is not None and clock.limit is not None else None  # (= limited)
             out = isolated(lambda: _solve_collect(problem, name, verbose, opts), NO_LIMIT_BUDGET
                            if left is None else max(left, 1e-3), name)
         else:
@@ -103,7 +104,7 @@ def cvxpy_attempt(problem, name: str, verbose: bool, solver_options: dict, tight
 
     has_point = status in cp.settings.SOLUTION_PRESENT and out is not None and out["x"] is not None
     f = np.asarray(out["x"], dtype=np.float64) * problem.scale if has_point else nan_f
-    duals = {}
+    duals: dict[str, float | np.ndarray | None] = {}
     if has_point:
         value = (float(out["value"]) - problem._offset) / problem._multiplier
         for k, dv in out["duals"].items():
@@ -126,10 +127,12 @@ def cvxpy_attempt(problem, name: str, verbose: bool, solver_options: dict, tight
     # be run; "optimal" contradicted by the check → "inaccurate"; "optimal_inaccurate" stays
     said = status
     status = status_after_check(status, checks)
-    if status == "optimal" and said == "optimal_inaccurate":
-        message = f"the solver stopped at its reduced tolerances, but ldpopt's check passed ({checks.summary()})"
-    elif status == "optimal":
-        message = f"{_MESSAGES['optimal']}; ldpopt's check: {checks.summary()}"
+    if status == "optimal":
+        assert checks is not None  # a solver's optimal comes with its point, which was checked
+        if said == "optimal_inaccurate":
+            message = f"the solver stopped at its reduced tolerances, but ldpopt's check passed ({checks.summary()})"
+        else:
+            message = f"{_MESSAGES['optimal']}; ldpopt's check: {checks.summary()}"
     elif status == "optimal_unverified":
         message = f"{solver_name} said optimal; {unverified_reason(checks)}"
     elif checks is not None and said in ("optimal", "optimal_inaccurate") and not checks.passed:

@@ -67,10 +67,10 @@ import numpy as np
 
 from .certificate_blocks import argmin_rounding, block_argmin_bound, blocks_for
 from .certificate_multipliers import recover_multipliers
-from .objectives import Objective, make_objective
-from .structured.separable import Separable, separable_for
 from .certificate_support import support_problem
+from .objectives import Objective, make_objective
 from .structured.multipliers import bound_multipliers, bounds_from_dict, duals_dict, multipliers_from_dict
+from .structured.separable import Separable, separable_for
 from .structured.structure import Structure, compile_constraints
 
 __all__ = ["Certificate", "argmin_bound", "certificate", "certify", "recover_multipliers"]
@@ -139,7 +139,10 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
     (:mod:`.certificate_support`: the same numbers, to rounding, in a fraction of the time; there,
     ``with_multipliers=False`` leaves ``Certificate.multipliers`` empty instead of building them)."""
     out = certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers)
-    return out if out is not None else _certify_full(sep, st, f, lam, y, duals, feas_tol)
+    if out is None:
+        out = _certify_full(sep, st, f, lam, y, duals, feas_tol)
+        assert out is not None  # None only with values left out (rest)
+    return out
 
 
 def certify_on_support(sep: Separable, st: Structure, f, lam, y, duals: dict | None, feas_tol: float | None,
@@ -165,9 +168,10 @@ def certify_on_support(sep: Separable, st: Structure, f, lam, y, duals: dict | N
 
 
 def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
-                  feas_tol: float | None = None, *, bounds=None, rest=None) -> Certificate:
+                  feas_tol: float | None = None, *, bounds=None, rest=None) -> Certificate | None:
     """:func:`certify` on all of ``st``; ``bounds`` = (y^lo, y^up) given, ``rest`` the summary of
-    the values left out (:class:`.certificate_support.Rest`; None: nothing left out)."""
+    the values left out (:class:`.certificate_support.Rest`; None: nothing left out). None (with
+    ``rest`` only) when the refined λ would move a value left out."""
     f = np.asarray(f, float)
     d = st.d
     d_full, total_full = (d, st.total) if rest is None else (rest.d, rest.total)
@@ -191,7 +195,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     y_dual = y.copy()
     y_dual[st.ineq] = np.maximum(y_dual[st.ineq], 0.0)  # a valid dual point
     # primal feasibility (the implied upper bound is not a constraint of its own)
-    u_real = np.where(st.implied_upper, np.inf, st.u)
+    u_real = st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)
     with np.errstate(invalid="ignore"):
         vb = float(np.max(np.maximum(st.l - f, f - u_real), initial=0.0))
     vs = 0.0 if st.sum_free else abs(float(np.sum(f)) - st.total)  # a tree's total is one of its rows

@@ -16,6 +16,7 @@ computation is the reference (``tests/test_certificate_support.py``).
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,6 +24,9 @@ import scipy.sparse as sp
 from .structured.grouped import groups_of
 from .structured.multipliers import bounds_from_dict, free_values
 from .structured.structure import Structure
+
+if TYPE_CHECKING:
+    from .structured.separable import Separable
 
 __all__ = ["MIN_D", "Rest", "support_problem"]
 
@@ -47,7 +51,7 @@ class Rest:
     l: np.ndarray       # lower bounds
     d1l: np.ndarray     # h_v'(l_v)
     u: np.ndarray       # upper bounds
-    sep: object         # the separable (for h'' at l)
+    sep: Separable      # the separable (for h'' at l)
     d1_scale_l: np.ndarray  # the size of the terms of h_v'(l_v) (Separable.d1_scale)
 
     scale_max: float = np.inf  # max of d1_scale_l (NaN ignored): bounds every threshold below

@@ -65,14 +65,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .constraint_terms import (_gap_terms, _jacobian_t_y, aggregate_violation, constraint_violations,  # noqa: F401
-                               set_feasibility)
-from .objective_check import (absorb_at_zero, bound_rounding, gradient_function, l1_terms,
-                              near_zero_allowance, probe)
+from .constraint_terms import _gap_terms, _jacobian_t_y, aggregate_violation, constraint_violations, set_feasibility
 from .kkt_bound import curvature, error_bound, residual_bound
+from .objective_check import absorb_at_zero, bound_rounding, gradient_function, l1_terms, near_zero_allowance, probe
 from .objectives import L1, UserObjective
 
-__all__ = ["Checks", "check_solution", "STATIONARITY_TOL", "GAP_TOL", "accuracy_tol", "violation_tol"]
+__all__ = ["GAP_TOL", "STATIONARITY_TOL", "Checks", "accuracy_tol", "check_solution", "violation_tol"]
 
 STATIONARITY_TOL = 1e-5
 GAP_TOL = 1e-6
@@ -346,6 +344,7 @@ def _flat_set(obj, f) -> str:
 
 
 def _fail_kkt(ch: Checks, tol_bound: float) -> None:
+    assert ch.stationarity is not None and ch.gap is not None  # called once both have run
     step = "" if ch.stationarity_step is None else f" (Newton step {ch.stationarity_step:.1e} in f)"
     why = [f"stationarity {ch.stationarity:.1e}" + (" > " if ch.stationarity > STATIONARITY_TOL else " <= ")
            + f"{STATIONARITY_TOL:.0e}" + step, f"duality gap {ch.gap:.1e}"

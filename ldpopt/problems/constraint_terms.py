@@ -109,7 +109,7 @@ def set_feasibility(problem) -> tuple[bool | None, str]:
     from .structured.separable import NotApplicable
     from .structured.structure import compile_constraints, compiled_for
 
-    out = (None, "")
+    out: tuple[bool | None, str] = (None, "")
     if not any(isinstance(o, UserConstraint) for o, _ in problem._owners.values()):
         try:
             st = compile_constraints(compiled_for(problem), problem.estimate.d)

@@ -22,8 +22,9 @@ imposes it (ldpopt cannot see inside callables); silence it then with
 
 from __future__ import annotations
 
+import math
 import numbers
-from typing import Callable
+from collections.abc import Callable
 
 import cvxpy as cp
 import numpy as np
@@ -46,7 +47,8 @@ __all__ = [
 
 
 def _real(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+    # math.isfinite takes any Real (a Fraction too, which np.isfinite rejects with a TypeError)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite real number, got {value!r}")
     return float(value)
 
@@ -60,8 +62,6 @@ def _fsum(v: np.ndarray) -> float:
     """Sum with compensated (exact-rounded) accumulation, so a residual of 1e-15 is not rounding.
     Over the nonzero entries only: the same exact sum, and a post-processed f is mostly zeros (the
     list of Python floats ``math.fsum`` needs was most of a check's time at d = 42,178)."""
-    import math
-
     v = np.asarray(v, dtype=np.float64)
     return math.fsum(v[v != 0].tolist())
 
@@ -92,7 +92,12 @@ class Constraint:
     """Base class: ``build(f, estimate)`` returns a list of ``(name, cvxpy constraint)``."""
 
     default_name = "constraint"
-    states_total = False  # whether it fixes a total of f (the simplex-dropped warning looks for one)
+
+    @property
+    def states_total(self) -> bool:
+        """Whether it fixes a total of f (the simplex-dropped warning looks for one); a subclass that
+        always does sets ``states_total = True``."""
+        return False
 
     def __init__(self, name: str | None = None):
         if name is not None and (not isinstance(name, str) or not name):
@@ -272,7 +277,7 @@ class Hierarchy(Constraint):
         items = list(groups.items()) if isinstance(groups, dict) else list(groups)
         if not items:
             raise ValueError("groups must contain at least one (parent, children) pair")
-        self.groups = []
+        self._groups: list[tuple[int, np.ndarray]] = []
         for k, g in enumerate(items):
             try:
                 parent, children = g
@@ -285,7 +290,12 @@ class Hierarchy(Constraint):
                 raise ValueError(f"groups[{k}] parent must be an integer index, got {parent!r}")
             if int(parent) in set(children.tolist()):
                 raise ValueError(f"groups[{k}]: a parent cannot be its own child")
-            self.groups.append((int(parent), children.astype(np.int64)))
+            self._groups.append((int(parent), children.astype(np.int64)))
+
+    @property
+    def groups(self) -> list[tuple[int, np.ndarray]]:
+        """The ``(parent, children)`` pairs, validated, in the order given (children int64)."""
+        return self._groups
 
     def matrix(self, d: int) -> sp.csr_matrix:
         """H (groups × d): +1 at the parent, −1 at each child, so H f = 0 is the constraint."""

@@ -179,7 +179,8 @@ def interval_candidates(A, b, ineq, own, lo, up) -> list:
     mins, maxs = _box_range(AB, lo, up)
     absB = abs(AB)
     tol = 1e-9 * (absB @ (np.abs(lo0) + np.abs(up0)) + np.abs(bB) + abs(sum_lo if n_lo_inf == 0 else 0)) + 1e-300
-    out = []  # (float margin, {pseudo-row or ("full", s): coefficient})
+    # (float margin, {pseudo-row or ("full", s): coefficient})
+    out: list[tuple[float, dict[np.integer | tuple[str, np.integer], float]]] = []
     for k in np.flatnonzero(mins - bB > -tol):
         out.append((mins[k] - bB[k], {k: 1.0}))
     for k in np.flatnonzero(eqB & (bB - maxs > -tol)):
@@ -199,8 +200,8 @@ def interval_candidates(A, b, ineq, own, lo, up) -> list:
         out_up = float(np.sum(up0)) - in_up
         for alpha in (1.0, -1.0):
             beta = -sign * alpha  # y = α e_s + β e_k: c = α off the row's values, 0 on them
-            low = np.where(lo_inf, -np.inf, out_lo) if alpha > 0 else np.where(up_inf, -np.inf, -out_up)
-            margin = low - (alpha * t + beta * bB)
+            low_k = np.where(lo_inf, -np.inf, out_lo) if alpha > 0 else np.where(up_inf, -np.inf, -out_up)
+            margin = low_k - (alpha * t + beta * bB)
             for k in np.flatnonzero(one_sign & (eqB | (beta >= 0)) & (margin > -tol)):
                 out.append((margin[k], {("full", s_): alpha, k: beta[k]}))
     out.sort(key=lambda e: -e[0])
@@ -208,10 +209,10 @@ def interval_candidates(A, b, ineq, own, lo, up) -> list:
     for _, coef in out[:6]:
         yB = np.zeros(B.shape[0])
         y = np.zeros(m)
-        for k, v in coef.items():
-            if isinstance(k, tuple):
-                y[k[1]] += v
+        for key, v in coef.items():
+            if isinstance(key, tuple):
+                y[key[1]] += v
             else:
-                yB[k] += v
+                yB[key] += v
         ys.append(y + np.asarray(B.T @ yB).ravel())
     return ys

@@ -107,8 +107,7 @@ class Infeasibility:
 def _system(problem):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names): the built-in
     linear constraints of ``problem`` (owners index ``names``, -1 where no bound); None if none."""
-    from .constraints import (Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, UserConstraint,
-                              _indices)
+    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, UserConstraint, _indices
     from .order import Monotone
     from .partition import LinearEquality, PartitionTotals
 
@@ -219,7 +218,7 @@ def _named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:
     for i in np.unique(own[y != 0]):
         yi = y[own == i].tolist()
         rows[names[i]] = yi[0] if len(yi) == 1 else yi
-    bounds = {}
+    bounds: dict[str, int] = {}  # constraint name -> how many of its bounds have a multiplier
     for sel, who in ((c > 0, lo_own), (c < 0, up_own)):
         ks, counts = np.unique(who[sel.astype(bool)], return_counts=True)
         for k, n in zip(ks, counts):

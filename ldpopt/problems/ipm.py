@@ -224,6 +224,7 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
                 clock.note("IPM", k, stationarity=ch.stationarity, gap=ch.gap, violation=ch.max_violation)
             moved = float(np.max(np.abs(x - x_prev))) * s_f
             if ch.passed and ch.certified:
+                assert ch.stationarity is not None and ch.gap is not None  # certified: both ran
                 measure = max(ch.stationarity, ch.gap)
                 flat = flat + 1 if status == "optimal" and not measure <= 0.5 * last else 0
                 status, last = "optimal", min(measure, last)
@@ -240,7 +241,8 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
         D = z / s
         newton = _Newton(H, A_S, D[~dense], C, np.concatenate([np.zeros(m_e), s[dense] / z[dense]]))
 
-        def direction(r_c):
+        # the closures are called in this iteration only; their defaults bind its values
+        def direction(r_c, z=z, s=s, r_i=r_i, r_d=r_d, r_e=r_e, D=D, newton=newton):
             # Δz = (−r_c + z∘r_i + z∘A_I Δx)/s; sparse rows eliminated into M, dense rows kept in C
             q = (-r_c + z * r_i) / s
             dx, w = newton.solve(-r_d - A_S.T @ q[~dense], np.concatenate([-r_e, -q[dense] / D[dense]]))
@@ -249,7 +251,7 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
             dz[dense] = w[m_e:]
             return dx, -r_i - A_I @ dx, w[:m_e], dz
 
-        def lengths(dx, ds, dz, tau):
+        def lengths(dx, ds, dz, tau, x=x, s=s, z=z):
             ap = _to_boundary(s, ds, tau)
             for bound, sign in ((lo, 1.0), (hi, -1.0)):
                 fin = np.isfinite(bound)

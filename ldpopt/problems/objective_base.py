@@ -7,8 +7,9 @@ curvature-measured multiplier that scales it like the built-ins. The scaling con
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any
 
 import cvxpy as cp
 import numpy as np
@@ -37,8 +38,9 @@ class Objective(abc.ABC):
     name: str = "objective"
     #: whether :meth:`build` expects the scaled variable (s = σ); False means s = 1 (raw units)
     scaled: bool = True
-    #: per-solver options overriding ``problem.DEFAULT_SOLVER_OPTIONS`` for this objective
-    solver_options: dict = {}
+    #: per-solver options overriding ``problem.DEFAULT_SOLVER_OPTIONS`` for this objective (read, never
+    #: mutated: a subclass or an instance replaces it whole)
+    solver_options: Mapping[str, Mapping[str, Any]] = {}
     #: scale s = max(σ, 1/d) (True) or σ (False); see :func:`default_scale`
     frequency_floor: bool = True
 
@@ -127,7 +129,8 @@ def _auto_multiplier(expr, x, scale: float, d: int) -> float:
     try:
         with np.errstate(all="ignore"):
             jm, j0, jp, j2 = at(-1), at(0), at(1), at(2)
-    except Exception:  # a callable cvxpy cannot evaluate at a point (parameters without values, ...)
+    # whatever a callable cvxpy cannot evaluate at a point raises (parameters without values, ...): K = 1
+    except Exception:  # noqa: BLE001 - any failure to evaluate means no curvature to measure
         return 1.0
     finally:
         x.value = saved

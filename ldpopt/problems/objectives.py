@@ -27,6 +27,9 @@ version's PowerNS (project the Power posterior mean onto the simplex).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import cvxpy as cp
 import numpy as np
 from scipy.special import xlogy
@@ -36,9 +39,9 @@ from ..estimate import Estimate
 from .objective_base import BuiltObjective, Objective, UserObjective
 
 __all__ = [
+    "L1",
     "Binomial",
     "BuiltObjective",
-    "L1",
     "LeastSquares",
     "Multinomial",
     "Objective",
@@ -160,7 +163,8 @@ class WeightedMLENaive(WeightedMLE):
 class _Likelihood(Objective):
     # Clarabel's own 1e-8 defaults: on exponential cones its iterates stall near a 1e-9 gap, so
     # 1e-10 ends "AlmostSolved" (measured); the KKT residuals at 1e-8 are still <= 1e-7 relative.
-    solver_options = {"CLARABEL": {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}}
+    solver_options: Mapping[str, Mapping[str, Any]] = {
+        "CLARABEL": {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}}
 
     @staticmethod
     def _pi(f, estimate):

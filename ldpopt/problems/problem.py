@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from typing import Any
 
 import cvxpy as cp
 import numpy as np
@@ -23,9 +24,17 @@ from .constraints import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objective_base import default_scale
 from .objectives import Objective, make_objective
+from .policy import (
+    DEFAULT_SOLVER_OPTIONS,
+    EXP_CONE_CHAIN,
+    SQP_MIN_D,
+    default_chain,
+    feasible_point,
+    is_likelihood,
+    sqp_applies,
+    uses_sqp,
+)
 from .progress import Clock, timed_out
-from .policy import (DEFAULT_SOLVER_OPTIONS, EXP_CONE_CHAIN, SQP_MIN_D, default_chain, feasible_point, is_likelihood,
-                     sqp_applies, uses_sqp)
 from .solution import Solution, _attempt, best_checked
 from .sqp import solve_sqp
 from .user_forms import LiveRoute, domain_constraint, missing_parameter, route_objective
@@ -40,7 +49,6 @@ def _lazy(objective: Objective, constraints: list) -> bool:
     objective or a malformed constraint still raises in ``Problem(...)``."""
     from .constraints import Simplex
     from .objectives import Binomial, LeastSquares, Multinomial, Posterior, WeightedMLE
-
     from .user_forms import RecognisedSeparable
 
     return (type(objective) in (LeastSquares, WeightedMLE, Multinomial, Binomial, Posterior, RecognisedSeparable)
@@ -125,7 +133,8 @@ class Problem:
         elif not (np.isfinite(scale) and scale > 0):
             raise ValueError(f"scale must be finite and > 0, got {scale!r}")
         self.scale = float(scale)
-        self._cvx = None
+        # (x, f, cvxpy problem, named constraints, multiplier, offset): built on first use
+        self._cvx: tuple[Any, ...] | None = None
         if _lazy(self.objective, cons):
             # the simplex family with a built-in objective: names known without cvxpy, nothing to
             # validate (DCP by construction); cvxpy's problem (~1 ms at d = 42,178, 5x the structured
@@ -162,6 +171,7 @@ class Problem:
     def _built(self) -> tuple:
         if self._cvx is None:
             self._build()
+        assert self._cvx is not None  # _build sets it
         return self._cvx
 
     # the cvxpy side, built on first use (see __init__)
@@ -320,6 +330,7 @@ class Problem:
                     sol.attempts = []
                 else:
                     sol = cvxpy_attempt(self, name, verbose, solver_options, not explicit and name == "SCS")
+            assert sol.solver is not None  # both routes name their solver
             clock.note(sol.solver, sol.iterations, status=sol.status,
                        **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
             attempts.append(_attempt(sol))  # without a point, the solver's message (a crash, a limit)

@@ -141,7 +141,7 @@ class _TreeHierarchy(Hierarchy):
         self.tree = tree
 
     @property
-    def groups(self) -> list:
+    def groups(self) -> list[tuple[int, np.ndarray]]:
         t = self.tree
         child = np.arange(t.size - 1)
         order = np.argsort(t.parent[child], kind="stable")

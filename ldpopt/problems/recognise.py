@@ -119,7 +119,7 @@ class Recognised:
 
     d: int
     terms: list = field(default_factory=list)
-    linear: np.ndarray = None
+    linear: np.ndarray | None = None
     const: float = 0.0
     quads: list = field(default_factory=list)   # (w, A sparse (m, d), b (m,))
     #: polyhedral terms (:mod:`.nonsmooth`): ("abs", W (m,), A, b) for Σ_k W_k |(A f + b)_k|, ("max", w
@@ -237,9 +237,9 @@ class Recognised:
             out += float(W @ np.abs(r)) if kind == "abs" else float(W[0] * np.max(r))
         return out
 
-    def restrict(self, idx) -> "Recognised":
+    def restrict(self, idx) -> Recognised:
         """The separable part on the values ``idx`` (for the structured solver's screening)."""
-        cut = lambda a: a[idx] if np.ndim(a) else a  # noqa: E731
+        cut = lambda a: a[idx] if np.ndim(a) else a
         terms = [_Term(t.kind, t.param, cut(t.w), [(cut(a), cut(b)) for a, b in t.args]) for t in self.terms]
         return Recognised(len(idx), terms, cut(self.linear), 0.0, [])
 
@@ -308,14 +308,16 @@ def _affine(e, f, d):
 
 def _scalar(e, w: float, f, out: Recognised) -> None:
     """Add w·e (e scalar) to ``out``."""
-    d = out.d
     c = _const(e)
     if c is not None:
         out.const += w * float(c.reshape(()))
         return
     if isinstance(e, AddExpression):
         for x in e.args:
-            (_scalar if x.size == 1 else _vector)(x, w if x.size == 1 else np.full(x.size, w), f, out)
+            if x.size == 1:
+                _scalar(x, w, f, out)
+            else:
+                _vector(x, np.full(x.size, w), f, out)
         return
     if isinstance(e, NegExpression):
         return _scalar(e.args[0], -w, f, out)

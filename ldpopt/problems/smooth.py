@@ -34,7 +34,8 @@ objectives. The KKT conditions solved are those of :class:`SmoothObjective`.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
+from typing import ClassVar
 
 import cvxpy as cp
 import numpy as np
@@ -79,9 +80,9 @@ class SmoothObjective(Objective):
         for label, fn in (("value", value), ("gradient", gradient), ("hessian", hessian)):
             if not callable(fn):
                 raise TypeError(f"{label} must be callable, got {type(fn).__name__}")
-        for label, fn in (("cvxpy_expr", cvxpy_expr), ("curvature_floor", curvature_floor)):
-            if fn is not None and not callable(fn):
-                raise TypeError(f"{label} must be callable or None, got {type(fn).__name__}")
+        for label, optional in (("cvxpy_expr", cvxpy_expr), ("curvature_floor", curvature_floor)):
+            if optional is not None and not callable(optional):
+                raise TypeError(f"{label} must be callable or None, got {type(optional).__name__}")
         self._value, self._gradient, self._hessian = value, gradient, hessian
         self.cvxpy_expr, self._floor, self.name = cvxpy_expr, curvature_floor, name
         self.lower, self.upper = lower, upper
@@ -139,7 +140,8 @@ class SmoothTerms:
     #: (Retail, simplex and simplex + SubsetSum, measured); starting from the per-value part's own
     #: minimiser instead of f₀ below was tried and stalled (values at 1e-20 with curvature λ/f ≈ 1e16)
     chain = ("CLARABEL", "PIQP", "OSQP")
-    qp_options = {"CLARABEL": {"tol_gap_abs": 1e-13, "tol_gap_rel": 1e-13, "tol_feas": 1e-13}}
+    qp_options: ClassVar[dict[str, dict[str, float]]] = {
+        "CLARABEL": {"tol_gap_abs": 1e-13, "tol_gap_rel": 1e-13, "tol_feas": 1e-13}}
 
     def __init__(self, objective, estimate):
         self.obj, self.est = objective, estimate

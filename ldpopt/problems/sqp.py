@@ -64,10 +64,10 @@ import scipy.sparse as sp
 
 from .checks import check_solution
 from .constraints import Box, NonNegative, Simplex, SumTo
-from .likelihood_terms import LikelihoodTerms, terms_for
-from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN
 from .ipm import solve_ipm
 from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
+from .likelihood_terms import LikelihoodTerms, terms_for
+from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN
 from .progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT
 from .smooth import smooth_terms
 from .solution import Solution, best_checked
@@ -150,7 +150,9 @@ class _QP:
         self.problem, self.terms, self.domain_box = problem, terms, domain_box
         self.cons = list(problem._named.values())
         self.is_qp = cp.Problem(cp.Minimize(cp.sum_squares(problem.x)), self.cons).is_qp()
-        self._compiled = {}  # (solver, box pattern) -> (cvxpy problem, lower parameter, upper parameter)
+        # (solver, box pattern) -> (cvxpy problem, lower parameter, upper parameter)
+        self._compiled: dict[tuple[str, tuple[bytes, bytes] | None],
+                             tuple[cp.Problem, cp.Parameter | None, cp.Parameter | None]] = {}
         self.box = (None, None, None, None)  # (ilo, lo, ihi, hi) in the solver's x = f/s
         self.a = self.b = None
 
@@ -335,7 +337,7 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
                 message = f"QP {k}: no solver of {list(chain)} returned a point ({rec['qp_attempts']})"
             break
         used.append(rec["solver"])
-        duals = {}
+        duals: dict[str, float | np.ndarray | None] = {}
         for name, dv in dqp.items():
             if dv is None:
                 duals[name] = None

@@ -93,6 +93,7 @@ def _indicator_rows(st: Structure):
 
 def blocks_fast(sep, st: Structure):
     """(f, λ, y, info) for the block-separable case of the module docstring, or None."""
+    assert st.implied_upper is not None  # compile_constraints sets it
     if not st.total > 0 or not bool(st.implied_upper.all()) or np.any(st.l):
         return None  # bounds other than 0 and the implied upper bound
     got = indicator_rows(st)
@@ -132,7 +133,7 @@ def blocks_fast(sep, st: Structure):
 def _solve_active(sep, st, rowof, value, active, info):
     """Blocks = the active rows' subsets (mass = their value) and the pool (the rest). Returns
     (f, λ per row (NaN for inactive rows), λ of the pool) or None."""
-    m, d = st.m, st.d
+    m = st.m
     rank = np.cumsum(active) - 1                     # active row → block number
     G_act = int(active.sum())
     in_act = (rowof >= 0) & active[np.maximum(rowof, 0)]

@@ -45,6 +45,8 @@ form a prefix: mirrored. y is clipped at 0 (rounding).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.optimize import isotonic_regression
 
@@ -161,7 +163,7 @@ def solve_chain(sep, st, max_iter: int = 100):
     """(f, λ, y, info) for a compiled structure with one Monotone chain (``st.chain``)."""
     c, lc, uc = _check(st)
     model = _Model(st, c, lc, uc)
-    info = {"lambda_iterations": 0, "newton_iterations": 0, "line_search_failures": 0}
+    info: dict[str, Any] = {"lambda_iterations": 0, "newton_iterations": 0, "line_search_failures": 0}
     if type(sep) is Quadratic:
         w = np.broadcast_to(np.asarray(sep.w, float), (st.d,))
         if np.ndim(sep.w) == 0 and float(sep.w) > 0 and not np.any(st.l) and st.implied_upper.all() and st.total > 0:

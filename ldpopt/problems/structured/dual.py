@@ -93,10 +93,10 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, 
     sub, lc, uc, tc, glc, guc, wc = sep, l, u, t0, gl, gu, weights
     if not var.all() and sep.restrict(np.flatnonzero(var)) is not None:
         base = wsum(l[~var], None if weights is None else weights[~var])
-        keep = np.flatnonzero(var)
-        cand, sub = keep, sep.restrict(keep)
-        lc, uc, tc, glc, guc = l[keep], u[keep], t0[keep], gl[keep], gu[keep]
-        wc = None if weights is None else weights[keep]
+        kept = np.flatnonzero(var)
+        cand, sub = kept, sep.restrict(kept)
+        lc, uc, tc, glc, guc = l[kept], u[kept], t0[kept], gl[kept], gu[kept]
+        wc = None if weights is None else weights[kept]
 
     def mass(lam):
         f = sub.argmin(tc + lam, lc, uc, -(glc + tc), -(guc + tc))
@@ -286,7 +286,9 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
         big = float(np.max(np.abs(delta)))
         if big > radius:  # beyond the range of h' every value is pinned at a bound: no use going further
             delta *= radius / big
-        def trial(alpha):  # projected on y ≥ 0 for the inequality rows; Armijo up to φ's rounding
+        # projected on y ≥ 0 for the inequality rows; Armijo up to φ's rounding. Called by backtrack in
+        # this iteration only; the defaults bind its values
+        def trial(alpha, y=y, delta=delta, lam=lam, ad1=ad1, s1=s1, phi=phi, grad=grad):
             y_new = y + alpha * delta
             y_new[ineq] = np.maximum(y_new[ineq], 0.0)
             lam_pred = lam - float(ad1 @ (y_new - y)) / s1 if s1 > 0 else lam
@@ -341,7 +343,7 @@ def solve_screened(sep, st, max_rounds: int = 30, max_iter: int = 50):
     inW = np.zeros(d, bool)
     inW[_top(score, k)] = True
     inW[~st.implied_upper & var & np.isfinite(st.u)] = True
-    A = st.A.tocsc() if st.m else None
+    A = st.A.tocsc() if st.m else st.A  # (read only where there are rows)
     for r in range(st.m):
         cols = st.A.indices[st.A.indptr[r]:st.A.indptr[r + 1]]
         inW[cols[_top(score[cols], min(64, cols.size))]] = True

@@ -34,7 +34,7 @@ import numpy as np
 from ...methods._distinct import integer_groups
 from .separable import BinomialSep, MultinomialSep
 
-__all__ = ["Groups", "count_groups", "groups_of", "restricted", "evaluate", "evaluator", "per_group", "simplex_grouped", "uniform"]
+__all__ = ["Groups", "count_groups", "evaluate", "evaluator", "groups_of", "per_group", "restricted", "simplex_grouped", "uniform"]
 
 
 @dataclass
@@ -69,7 +69,7 @@ def groups_of(sep) -> Groups | None:
     keys = sep.group_keys() if hasattr(sep, "group_keys") else None
     c = None if keys is None else np.asarray(keys)
     d = c.shape[0] if c is not None and c.ndim == 1 else 0
-    grp = integer_groups(c, max_span=max(4 * d, 1 << 16)) if d >= 8 else None
+    grp = integer_groups(c, max_span=max(4 * d, 1 << 16)) if c is not None and d >= 8 else None
     if grp is not None and grp[0].size <= d // 4:
         inv = grp[1]
         k = grp[0].size
@@ -261,6 +261,7 @@ def evaluator(sep, *xs, grouped: bool = True):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if not grouped:
                 return getattr(sep, method)(*(xs[i] for i in pos))
+            assert g is not None  # grouped: the tables were made from g
             out = np.broadcast_to(getattr(g.rep, method)(*(tables[i] for i in pos)), (g.k,))
         return out[g.inv]
 

@@ -44,8 +44,9 @@ def duals_dict(st: Structure, f, lam, y, r) -> dict:
     A source that binds everywhere (the only lower bound, e.g. the simplex's f ≥ 0) gets y^lo
     itself, not a masked copy: the same numbers."""
     ylo, yup, up = _bounds(st, f, r)
-    out = {}
-    taken = {"lower": None, "upper": None}  # None: nothing taken yet; True: every value
+    out: dict[str, float | np.ndarray] = {}
+    # None: nothing taken yet; True: every value; else the values taken (a bool mask)
+    taken: dict[str, bool | np.ndarray | None] = {"lower": None, "upper": None}
     for name, spec in st.duals.items():
         kind = spec[0]
         if kind == "sum":
@@ -71,6 +72,7 @@ def duals_dict(st: Structure, f, lam, y, r) -> dict:
                 out[name] = np.where(mine, yb, 0.0)
                 taken[kind] = mine if tk is None else tk | mine
     if up:
+        assert st.implied_upper is not None  # compile_constraints sets it
         imp = st.implied_upper & (yup != 0)
         if imp.any():
             out[st.sum_name + ".implied"] = np.where(st.implied_upper, yup, 0.0)
@@ -99,7 +101,8 @@ def multipliers_from_dict(st: Structure, duals: dict):
 def bounds_from_dict(st: Structure, duals: dict):
     """(y^lo, y^up): the bound multipliers of ``duals`` summed per side. A side with one source is
     that source itself (a read-only view, not 0 + y: the same values, no pass over the domain)."""
-    lo, up = [], []
+    lo: list[np.ndarray] = []
+    up: list[np.ndarray] = []
     for name, spec in st.duals.items():
         if spec[0] in ("lower", "upper") and duals.get(name) is not None:
             (lo if spec[0] == "lower" else up).append(np.broadcast_to(np.asarray(duals[name], float), (st.d,)))

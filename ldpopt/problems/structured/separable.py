@@ -88,7 +88,7 @@ class Separable:
                     f[idx] = np.clip(self._interior(t, l, u, idx), l[idx], u[idx])
         return f
 
-    def group_keys(self):
+    def group_keys(self) -> np.ndarray | None:
         """An integer-valued array that every per-value term is a function of (the support counts),
         or None: :mod:`ldpopt.problems.certificate_support` then evaluates once per distinct key."""
         return None
@@ -276,8 +276,9 @@ def separable_for(objective: Objective, estimate) -> Separable:
 
     Raises :class:`NotApplicable` for objectives that are not smooth and separable (``l1``, user
     cvxpy callables)."""
-    if callable(getattr(objective, "per_value", None)):  # a SeparableObjective (.user_separable)
-        return objective.per_value(estimate)
+    per_value = getattr(objective, "per_value", None)
+    if callable(per_value):  # a SeparableObjective (.user_separable)
+        return per_value(estimate)
     if isinstance(objective, Posterior):
         w = 1.0 if objective.variance is None else 1.0 / objective.variance
         return Quadratic(objective.mean, w, "posterior")

@@ -31,6 +31,7 @@ __all__ = ["closed_form", "has_closed_form", "newton_lambda", "simplex_fast"]
 
 def _plain_simplex(st: Structure) -> bool:
     """Σ f = total > 0, f ≥ 0, no rows, no bound other than 0 and the implied upper bound."""
+    assert st.implied_upper is not None  # compile_constraints sets it
     return (st.m == 0 and st.total > 0 and bool(st.implied_upper.all())
             and not np.any(st.l))
 

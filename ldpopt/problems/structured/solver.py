@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -12,11 +13,14 @@ from .blocks import blocks_fast
 from .chain import solve_chain
 from .dual import solve_screened
 from .grouped import evaluator, simplex_grouped
+from .multipliers import duals_dict
 from .separable import separable_for
 from .simplex import simplex_fast
-from .multipliers import duals_dict
 from .structure import compile_constraints
 from .tree import solve_tree
+
+if TYPE_CHECKING:
+    from ..certificate import Certificate  # (at run time the certificate module imports this package)
 
 __all__ = ["StructuredResult", "solve_structured"]
 
@@ -107,7 +111,7 @@ class _Run:
 
     f: np.ndarray
     duals: dict
-    cert: object
+    cert: Certificate
     kkt: float
     checks: list
 

@@ -17,12 +17,23 @@ dual function finite (the likelihoods' h_v' are bounded on one side).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..constraints import (Constraint, as_constraint, Box, Fixed, Hierarchy, NonNegative, Simplex,
-                           SubsetSum, SumTo, _indices)
+from ..constraints import (
+    Box,
+    Constraint,
+    Fixed,
+    Hierarchy,
+    NonNegative,
+    Simplex,
+    SubsetSum,
+    SumTo,
+    _indices,
+    as_constraint,
+)
 from ..order import Monotone
 from ..partition import LinearEquality, PartitionTotals
 from .separable import NotApplicable
@@ -47,9 +58,9 @@ class Structure:
     # name → how to read its dual: ("row", slice, sign) | ("bound", kind, mask) | ...
     duals: dict = field(default_factory=dict)
     implied_upper: np.ndarray | None = None  # bool: u came from the implied bound only
-    chain: "Chain | None" = None             # a Monotone chain (its rows are in A): .chain
+    chain: Chain | None = None               # a Monotone chain (its rows are in A): .chain
     sum_free: bool = False                   # no Σ f = total row (λ ≡ 0): one tree of sums, .tree
-    tree: "Tree | None" = None               # that tree (total = its leaf total / root value)
+    tree: Tree | None = None                 # that tree (total = its leaf total / root value)
     _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -127,8 +138,10 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
     lo = np.full(d, -np.inf)
     up = np.full(d, np.inf)
     fixed = np.full(d, np.nan)
-    total, sum_name, chain = None, None, None
-    rows, rhs, ineq, duals = [], [], [], {}
+    total, sum_name = None, None
+    chain_rows: tuple[int, np.ndarray, bool] | None = None  # the Monotone chain: (block, order, flipped)
+    rows, rhs, ineq = [], [], []
+    duals: dict[str, tuple[Any, ...]] = {}
 
     def add_rows(M, b, inequality: bool, key: str, scalar: bool = False) -> int:
         """Append the row block M f (≤ if ``inequality`` else ==) b, whose dual ``key`` reads (a float
@@ -139,10 +152,11 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
         duals[key] = ("row", len(rows) - 1, scalar)
         return len(rows) - 1
 
-    lower_src, upper_src = [], []  # (name, bound array) in order
+    lower_src: list[tuple[str, np.ndarray]] = []  # (name, bound array) in order
+    upper_src: list[tuple[str, np.ndarray]] = []
     hier, subsets, fixed_src, others = [], [], [], 0  # for a tree without Σ f = total (.tree)
     for c, keys in zip(constraints, names):
-        if isinstance(c, Simplex) or isinstance(c, NonNegative):
+        if isinstance(c, (Simplex, NonNegative)):
             lower_src.append((keys[0], np.zeros(d)))
             if isinstance(c, Simplex):
                 if total is not None:
@@ -174,13 +188,13 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
             if c.pairs is not None:
                 raise NotApplicable("Monotone(pairs=...) (a partial order) is not covered by the structured "
                                     "solver: use the cvxpy route")
-            if chain is not None:
+            if chain_rows is not None:
                 raise NotApplicable("more than one Monotone constraint")
             k = add_rows(c.matrix(d), 0.0, True, keys[0])
             a, b = c.edges(d)
             order = np.append(a, b[-1])
             flip = c.direction == "nondecreasing"
-            chain = (k, order[::-1] if flip else order, flip)
+            chain_rows = (k, order[::-1] if flip else order, flip)
             others += 1
         elif isinstance(c, PartitionTotals):  # one == row per group, dual a vector (key order)
             add_rows(c.matrix(d), c.totals, False, keys[0])
@@ -189,7 +203,7 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
             add_rows(c.matrix(d), c.rhs, False, keys[0])
             others += 1
         elif isinstance(c, Hierarchy):
-            H = _cached(c, d, "matrix", lambda: c.matrix(d))
+            H = _cached(c, d, "matrix", lambda c=c: c.matrix(d))
             add_rows(H, 0.0, False, keys[0])
             hier.append((keys[0], H, c))
         else:
@@ -207,6 +221,7 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
     if total is None:
         tree, sum_name = _tree(hier, subsets, fixed_src, fixed, others, duals, d)
         total = tree.total
+    assert sum_name is not None  # set with the Σ f = total constraint, or by _tree
     for name, b in lower_src:
         lo = np.maximum(lo, b)
     for name, b in upper_src:
@@ -241,9 +256,10 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
     if tree is None:
         duals[sum_name] = ("sum",)
     A = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, d))
-    if chain is not None:
-        chain = Chain(np.ascontiguousarray(chain[1]), slice(int(starts[chain[0]]), int(starts[chain[0] + 1])),
-                      chain[2])
+    chain = None
+    if chain_rows is not None:
+        k, order, flip = chain_rows
+        chain = Chain(np.ascontiguousarray(order), slice(int(starts[k]), int(starts[k + 1])), flip)
     return Structure(d, lo, up, float(total), A, np.asarray(rhs, float), np.asarray(ineq, bool), sum_name,
                      duals, implied_only & ~isfix, chain, sum_free=tree is not None, tree=tree)
 

@@ -69,8 +69,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .dual import backtrack, damping, inverse_curvature
 from ..progress import out_of_time
+from .dual import backtrack, damping, inverse_curvature
 from .separable import NotApplicable
 
 __all__ = ["Tree", "recover_tree", "solve_tree", "tree_of", "tree_upper"]
@@ -264,7 +264,7 @@ def solve_tree(sep, st, max_iter: int = 100):
             scale = _rowsum(tr, np.abs(f) + np.where(inner, _t(tr, np.abs(y), 1.0) * D_all, 0.0))
             if np.all(np.abs(g) <= 4 * _EPS * scale + 1e-300) or stalled >= 3:
                 break
-            near = top <= 4e4 * _EPS * float(np.max(scale, initial=0.0))
+            near = bool(top <= 4e4 * _EPS * float(np.max(scale, initial=0.0)))
         # near rounding level (within 1e4 of it) and no more progress: stop
         stalled = stalled + 1 if near and top > 0.5 * best else 0
         best = min(best, top)
@@ -292,7 +292,9 @@ def solve_tree(sep, st, max_iter: int = 100):
         step = float(np.max(np.abs(delta)))
         if step > radius:  # beyond the range of h' every value is pinned at a bound
             delta *= radius / step
-        def trial(alpha):  # Armijo, up to φ's own rounding (its terms' size: at 1e-12 residuals the gain is ~1e-24)
+        # Armijo, up to φ's own rounding (its terms' size: at 1e-12 residuals the gain is ~1e-24). Called
+        # by backtrack in this iteration only; the defaults bind its values
+        def trial(alpha, y=y, delta=delta, phi=phi, g=g, mag=mag):
             y_new = y + alpha * delta
             f_new, t_new, phi_new, mag_new = at(y_new)
             ok = phi_new >= phi + 1e-4 * alpha * float(np.sum(g * delta)) - 8 * _EPS * max(mag, mag_new)

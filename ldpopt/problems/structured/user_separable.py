@@ -4,7 +4,7 @@ bracketed Newton (bisection when Newton leaves the bracket), to rounding."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -19,7 +19,7 @@ class UserSep(Separable):
 
     mu_exact = False  # a declared lower bound on h'' (0 when none was declared): never "flat"
 
-    def __init__(self, obj: "SeparableObjective", estimate):
+    def __init__(self, obj: SeparableObjective, estimate):
         self.obj, self.est, self.name = obj, estimate, obj.name
 
     def value(self, f):
