@@ -59,6 +59,10 @@ _SETS = {"closed-form": lambda: _methods.names("closed-form", variants=False),
          "extended": lambda: _methods.names(variants=False)}
 
 
+#: seconds before ``choose(progress=True)`` shows its bar (a quick run prints nothing)
+PROGRESS_DELAY = 2.0
+
+
 def __getattr__(name: str):
     """``CLOSED_FORM`` and ``EXTENDED``, the candidate sets of earlier releases, derived from the registry."""
     if name in ("CLOSED_FORM", "EXTENDED"):
@@ -165,7 +169,7 @@ def _check_repeats(r) -> int:
 
 
 def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric: str | None = None,
-           rng=0, params=None) -> Choice:
+           rng=0, params=None, progress: bool = False) -> Choice:
     """Rank post-processing ``methods`` for ``estimate`` on ``query`` (module docstring).
 
     Parameters
@@ -178,6 +182,8 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
         ``"FILE.py:NAME"``.
     metric : "mse" or "mae" (not for hh, which is scored by F1)
     params : dict method -> keyword arguments
+    progress : a bar on stderr counting the candidates scored, once the run has taken 2 s (the
+        command line's ``choose``; a large ``n_repeats`` takes minutes)
     """
     est = check_estimate(estimate)
     q = parse_query(query, metric)
@@ -199,7 +205,14 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     C = draw_counts(oracle_of(est), pop, R, gen)
     F = (C / est.n - est.q) / (est.p - est.q)
     params = params or {}
-    outs = (apply_batch(est, r, F, counts=C, **params.get(r.name, {})) for r in recs)
+    scored = recs
+    if progress:
+        import sys
+
+        from tqdm import tqdm
+
+        scored = tqdm(recs, desc="choose", unit="method", file=sys.stderr, delay=PROGRESS_DELAY, leave=False)
+    outs = (apply_batch(est, r, F, counts=C, **params.get(r.name, {})) for r in scored)
     L, tie = map(np.array, zip(*((losses(q, o, truth, U), tiebreak(q, o, truth, est.sigma)) for o in outs)))
     import pandas as pd
 

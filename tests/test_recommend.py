@@ -1,6 +1,7 @@
 """ldpopt.choose picks the known-best method on constructed cases (checked against the real truth)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import ldpopt
@@ -157,3 +158,19 @@ def test_p_best_splits_ties_equally_and_sums_to_one():
     want = np.array([1 / 3 + 1 / 2 + 1 / 2 + 1 / 2, 1 / 3 + 1 / 2, 1 / 3 + 1 / 2 + 1 / 2]) / 5
     assert np.allclose(win_shares(L), want, rtol=0, atol=1e-15)
     assert abs(win_shares(L[:, :4]).sum() - 1) < 1e-15
+
+
+def test_progress_bar_counts_the_candidates_and_changes_nothing(monkeypatch, capsys):
+    """``choose(progress=True)`` (what ``ldpopt choose`` asks for) draws a bar on stderr once the run
+    has taken PROGRESS_DELAY seconds; the ranking is the same as without it."""
+    import ldpopt
+    from ldpopt import recommend
+
+    est = ldpopt.oracles.get("oue", epsilon=1.0, d=16).simulate(np.arange(16, 0, -1) * 50, rng=3)
+    quiet = recommend.choose(est, n_repeats=5, rng=1)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(recommend, "PROGRESS_DELAY", 0.0)
+    loud = recommend.choose(est, n_repeats=5, rng=1, progress=True)
+    err = capsys.readouterr().err
+    assert "choose:" in err and f"/{len(quiet.table)} " in err  # the bar counts the candidates
+    pd.testing.assert_frame_equal(quiet.table, loud.table)

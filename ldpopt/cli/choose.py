@@ -34,7 +34,7 @@ def _run(args) -> int:
                                f"--oracle {oracle.name}")
     try:
         c = choose(estimate, args.query, methods=names, n_repeats=args.repeats, metric=args.metric,
-                   rng=args.seed)
+                   rng=args.seed, progress=True)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     if args.json:
