@@ -41,6 +41,7 @@ pass methods (names, callables, ``FILE.py:NAME``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -50,6 +51,9 @@ from .estimate import check_estimate
 from .uncertainty.fit import plausible_truth, population
 from .uncertainty.queryspec import Query, parse_query, random_subsets
 from .uncertainty.resample import apply_batch, draw_counts, oracle_of
+
+if TYPE_CHECKING:  # pandas is imported where the table is built: `import ldpopt` stays light
+    import pandas as pd
 
 __all__ = ["Choice", "candidates", "choose", "losses", "records", "tiebreak", "win_shares"]
 
@@ -76,11 +80,11 @@ class Choice:
     the query, the number of repetitions and ``how``."""
 
     best: str
-    table: object
+    table: pd.DataFrame
     query: Query
     n_repeats: int
     how: str
-    truth: np.ndarray = field(repr=False, default=None)
+    truth: np.ndarray | None = field(repr=False, default=None)
 
     def __str__(self) -> str:
         return (f"query {self.query}; best: {self.best}\n{self.table.to_string(float_format=lambda x: f'{x:.4g}')}"

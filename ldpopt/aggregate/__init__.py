@@ -5,4 +5,4 @@
 from .identity import AlreadyHeldError, DuplicateShardError, ShardIdentity
 from .partial import FORMAT_VERSION, MergeError, Partial
 
-__all__ = ["FORMAT_VERSION", "MergeError", "Partial", "DuplicateShardError", "AlreadyHeldError", "ShardIdentity"]
+__all__ = ["FORMAT_VERSION", "AlreadyHeldError", "DuplicateShardError", "MergeError", "Partial", "ShardIdentity"]

@@ -47,7 +47,7 @@ from contextlib import ExitStack, contextmanager
 from .._extras import require
 from .._malloc import keep_freed_memory
 
-__all__ = ["usable_cores", "kernel_share", "uses_kernels", "warm_worker", "hush_logs", "local_client"]
+__all__ = ["hush_logs", "kernel_share", "local_client", "usable_cores", "uses_kernels", "warm_worker"]
 
 
 def usable_cores() -> int:
@@ -127,7 +127,7 @@ def _hush_shutdown(client, saved: list) -> None:
     """The start of shutdown: hush the workers (a worker already gone is skipped) and this process."""
     try:
         client.run(_hush_worker, on_error="ignore")
-    except Exception:  # the cluster is already failing: its errors have been shown
+    except Exception:  # noqa: BLE001, S110 - the cluster is already failing: its errors have been shown
         pass
     saved.extend(hush_logs())
 

@@ -52,7 +52,7 @@ from .identity import check_not_held
 from .partial import MergeError, Partial
 from .shards import list_shards, read_identities, read_labels, read_oracle, shard_partial
 
-__all__ = ["plan", "task_rows", "aggregate_shards", "LOCAL_SCHEDULERS", "local_workers"]
+__all__ = ["LOCAL_SCHEDULERS", "aggregate_shards", "local_workers", "plan", "task_rows"]
 
 LOCAL_SCHEDULERS = ("synchronous", "threads", "local")
 #: reports per map task, the target of the grouping of a shard's row groups into tasks
@@ -82,7 +82,7 @@ def task_rows(oracle, total: int, slots: int) -> int:
 def _configuration(files) -> tuple:
     """(the first shard, the empty labelled partial of its configuration), after checking that every
     shard declares the same configuration (an error naming the first shard and field that differ)."""
-    first = None
+    first: tuple[object, Partial] | None = None
     for f in files:
         this = Partial.empty(read_oracle(f), read_labels(f))
         if first is None:
@@ -92,6 +92,8 @@ def _configuration(files) -> tuple:
                 first[1].check_compatible(this)
             except MergeError as exc:
                 raise MergeError(f"{f} does not match {first[0]}: {exc}") from None
+    if first is None:
+        raise ValueError("files must name at least one report shard")
     return first
 
 
@@ -104,10 +106,14 @@ def _plan(files, row_groups_per_task: int | None = None, slots: int = 1):
     for f in files:
         meta = pq.ParquetFile(f).metadata
         shards.append((str(f), [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]))
-    target = None
+    target: int | None = None  # reports per task (task_rows: >= 1), or None: per_task row groups
+    per_task = 0
     if row_groups_per_task is None:
         target = task_rows(first[1].build_oracle(), sum(sum(g) for _, g in shards), slots)
-    tasks, rows = [], []
+    else:
+        per_task = row_groups_per_task
+    tasks: list[tuple[str, list[int]]] = []
+    rows: list[int] = []
     for f, sizes in shards:
         if not sizes:  # a shard without row groups: one (empty) task, so that it is still checked
             tasks.append((f, []))
@@ -115,7 +121,7 @@ def _plan(files, row_groups_per_task: int | None = None, slots: int = 1):
         g0 = 0
         while g0 < len(sizes):
             g1, n = g0, 0
-            while g1 < len(sizes) and (n < target if target else g1 - g0 < row_groups_per_task):
+            while g1 < len(sizes) and (n < target if target else g1 - g0 < per_task):
                 n += sizes[g1]
                 g1 += 1
             tasks.append((f, list(range(g0, g1))))
@@ -173,7 +179,7 @@ def _compute_local(files, scheduler: str, workers: int | None, progress: bool, d
     tasks, _, empty = _plan(files, row_groups_per_task, slots)
     # the kernels of concurrent tasks share the cores: each gets cores / (tasks at once)
     obj = _graph(tasks, device, kernel_share(min(len(tasks), slots)))
-    kwargs = {"scheduler": scheduler}
+    kwargs: dict[str, str | int] = {"scheduler": scheduler}
     if scheduler == "threads" and workers:
         kwargs["num_workers"] = workers
     if progress:
@@ -285,5 +291,5 @@ def aggregate_shards(source, scheduler="threads", workers: int | None = None, pr
     else:
         total, empty = _compute_distributed(files, scheduler, workers, progress, device, row_groups_per_task)
     total = Partial(total.oracle, total.epsilon, total.d, dict(total.params), total.n, total.counts,
-                    labels=empty.labels, shards=idents)
+                    labels=empty.labels, shards=tuple(idents))
     return total if into is None else into.merge(total)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import zlib
 
-__all__ = ["visible_gpus", "gpu_for_worker", "worker_index", "one_gpu_per_worker"]
+__all__ = ["gpu_for_worker", "one_gpu_per_worker", "visible_gpus", "worker_index"]
 
 
 def visible_gpus(env: str | None = None, count: int | None = None) -> list[str]:

@@ -45,8 +45,18 @@ import json
 import uuid
 from dataclasses import dataclass, field
 
-__all__ = ["IDENTITY_KEY", "DuplicateShardError", "AlreadyHeldError", "ShardIdentity", "ContentDigest", "new_run_id",
-           "same_reports", "check_distinct", "check_not_held", "merge_rule"]
+__all__ = [
+    "IDENTITY_KEY",
+    "AlreadyHeldError",
+    "ContentDigest",
+    "DuplicateShardError",
+    "ShardIdentity",
+    "check_distinct",
+    "check_not_held",
+    "merge_rule",
+    "new_run_id",
+    "same_reports",
+]
 
 #: the Parquet key-value metadata key of a shard's identity
 IDENTITY_KEY = b"ldpopt.identity"
@@ -100,7 +110,7 @@ class ShardIdentity:
         return doc
 
     @classmethod
-    def from_dict(cls, doc, file: str | None = None) -> "ShardIdentity":
+    def from_dict(cls, doc, file: str | None = None) -> ShardIdentity:
         """From :meth:`to_dict`'s form (``file``: overrides the recorded one)."""
         if not isinstance(doc, dict) or "digest" not in doc or "n" not in doc:
             raise ValueError(f"shard identity must be an object with digest and n, got {doc!r}")
@@ -153,7 +163,7 @@ class ContentDigest:
         self._hashers = [hashlib.sha256() for _ in self._columns]
         self.n = 0
 
-    def update(self, data) -> "ContentDigest":
+    def update(self, data) -> ContentDigest:
         """Add the rows of ``data`` (a pyarrow RecordBatch or Table with the schema's columns)."""
         for (name, _), h in zip(self._columns, self._hashers):
             col = data.column(name)

@@ -59,7 +59,7 @@ from ..estimate import Estimate
 from ..oracles.base import FrequencyOracle
 from .identity import ShardIdentity, check_distinct, merge_rule
 
-__all__ = ["FORMAT_VERSION", "Partial", "MergeError", "check_labels", "count_scale", "report_count"]
+__all__ = ["FORMAT_VERSION", "MergeError", "Partial", "check_labels", "count_scale", "report_count"]
 
 #: version of the serialised form; a partial of another version is refused, never guessed at
 FORMAT_VERSION = 1
@@ -187,12 +187,12 @@ class Partial:
 
     # -- constructors ---------------------------------------------------------------------------
     @classmethod
-    def empty(cls, oracle: FrequencyOracle, labels=None) -> "Partial":
+    def empty(cls, oracle: FrequencyOracle, labels=None) -> Partial:
         """The identity of :meth:`merge` for ``oracle``'s configuration (n = 0, counts 0)."""
         return cls(oracle.name, oracle.epsilon, oracle.d, _structural_params(oracle), labels=labels)
 
     @classmethod
-    def from_counts(cls, oracle: FrequencyOracle, counts, n: int, labels=None) -> "Partial":
+    def from_counts(cls, oracle: FrequencyOracle, counts, n: int, labels=None) -> Partial:
         """A partial from support counts already aggregated over ``n`` reports (``oracle.aggregate``'s
         counts; RAPPOR's multiples of 1/h are stored as h·c, :func:`count_scale`)."""
         c = np.asarray(counts)
@@ -204,19 +204,19 @@ class Partial:
             c = scaled.astype(np.int64)
         return cls(oracle.name, oracle.epsilon, oracle.d, _structural_params(oracle), n, c, labels=labels)
 
-    def with_labels(self, labels) -> "Partial":
+    def with_labels(self, labels) -> Partial:
         """The same counts with value ``labels`` (position order; None: the positions)."""
         return Partial(self.oracle, self.epsilon, self.d, dict(self.params), self.n, self.counts, self.version,
                        labels, self.shards)
 
-    def with_shards(self, shards) -> "Partial":
+    def with_shards(self, shards) -> Partial:
         """The same counts recorded as holding the reports of ``shards`` (:class:`~.identity.ShardIdentity`
         items or their dicts; their n must not sum above this partial's n)."""
         return Partial(self.oracle, self.epsilon, self.d, dict(self.params), self.n, self.counts, self.version,
                        self.labels, tuple(shards))
 
     @classmethod
-    def from_reports(cls, oracle: FrequencyOracle, reports, device=None) -> "Partial":
+    def from_reports(cls, oracle: FrequencyOracle, reports, device=None) -> Partial:
         """Aggregate one shard of ``reports`` (in the format ``oracle.perturb`` returns) with
         ``oracle.aggregate`` on ``device`` (:meth:`FrequencyOracle.aggregate`; None: its default);
         an empty shard gives the empty partial."""
@@ -232,7 +232,7 @@ class Partial:
         return {"version": self.version, "oracle": self.oracle, "epsilon": self.epsilon, "d": self.d,
                 **{f"params.{k}": v for k, v in sorted(self.params.items())}, "labels": self.labels}
 
-    def check_compatible(self, other: "Partial") -> None:
+    def check_compatible(self, other: Partial) -> None:
         """Raise :class:`MergeError` naming the first field on which the two partials differ."""
         if not isinstance(other, Partial):
             raise TypeError(f"can only merge a Partial with a Partial, got {type(other).__name__}")
@@ -246,7 +246,7 @@ class Partial:
                 raise MergeError(f"cannot merge partial aggregates: {name} differs ({a.get(name)!r} vs "
                                  f"{b.get(name)!r})")
 
-    def merge(self, other: "Partial") -> "Partial":
+    def merge(self, other: Partial) -> Partial:
         """The partial of the union of both shards: counts and n added (exact integers), the recorded
         shards joined. Idempotent by identity (:func:`~.identity.merge_rule`): when one partial's
         recorded shards are all held by the other and account for all its reports, the holder is
@@ -261,7 +261,7 @@ class Partial:
     __add__ = merge
 
     @staticmethod
-    def merge_all(partials) -> "Partial":
+    def merge_all(partials) -> Partial:
         """Merge a non-empty iterable of partials (pairwise, as a balanced tree)."""
         items = list(partials)
         if not items:
@@ -334,7 +334,7 @@ class Partial:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_dict(cls, doc: dict) -> "Partial":
+    def from_dict(cls, doc: dict) -> Partial:
         if not isinstance(doc, dict) or doc.get("kind") != _KIND:
             raise ValueError(f"not a serialised ldpopt partial aggregate (kind must be {_KIND!r})")
         missing = [k for k in ("version", "oracle", "epsilon", "d", "params", "n", "counts_int64le_base64")
@@ -355,7 +355,7 @@ class Partial:
                    doc.get("labels"), tuple(ShardIdentity.from_dict(x) for x in shards))
 
     @classmethod
-    def from_json(cls, text: str) -> "Partial":
+    def from_json(cls, text: str) -> Partial:
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -45,8 +45,9 @@ from __future__ import annotations
 
 import json
 import warnings
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Literal, overload
 
 import numpy as np
 import pyarrow as pa
@@ -57,8 +58,21 @@ from ..oracles.base import FrequencyOracle
 from .identity import IDENTITY_KEY, ContentDigest, ShardIdentity, check_distinct, new_run_id
 from .partial import FORMAT_VERSION, MergeError, Partial, _structural_params, check_labels
 
-__all__ = ["META_KEY", "BATCH_ROWS", "schema", "to_table", "from_batch", "write_shard", "write_shard_batches", "read_oracle",
-           "read_labels", "read_identity", "read_identities", "shard_partial", "list_shards"]
+__all__ = [
+    "BATCH_ROWS",
+    "META_KEY",
+    "from_batch",
+    "list_shards",
+    "read_identities",
+    "read_identity",
+    "read_labels",
+    "read_oracle",
+    "schema",
+    "shard_partial",
+    "to_table",
+    "write_shard",
+    "write_shard_batches",
+]
 
 META_KEY = b"ldpopt.shard"
 #: reports per record batch when reading (bounds memory per task)
@@ -219,6 +233,10 @@ def read_labels(path) -> tuple | None:
         raise ValueError(f"{path}: shard metadata: {exc}") from None
 
 
+@overload
+def read_identity(path, compute: Literal[True] = ...) -> ShardIdentity: ...
+@overload
+def read_identity(path, compute: bool) -> ShardIdentity | None: ...
 def read_identity(path, compute: bool = True) -> ShardIdentity | None:
     """The identity a shard records (``ldpopt.identity`` in its footer's key-value metadata), with
     ``file`` = ``path``; for a shard that records none, its content digest computed from the file (a
@@ -247,10 +265,9 @@ def read_identities(files) -> list[ShardIdentity]:
     """The identities of ``files`` (:func:`read_identity`), refused with
     :class:`~.identity.DuplicateShardError` naming both files if two hold the same reports; one
     warning line says how many had no recorded identity and had their digests computed."""
-    idents = [read_identity(f, compute=False) for f in files]
-    missing = [i for i, x in enumerate(idents) if x is None]
-    for i in missing:
-        idents[i] = read_identity(files[i])
+    recorded = [read_identity(f, compute=False) for f in files]
+    missing = [i for i, x in enumerate(recorded) if x is None]
+    idents = [x if x is not None else read_identity(f) for f, x in zip(files, recorded)]  # computed in order
     if missing:
         warnings.warn(f"{len(missing)} of {len(files)} shard(s) record no identity (written by an older ldpopt), "
                       f"first {files[missing[0]]}: their content digests were computed on read", stacklevel=2)
@@ -275,7 +292,7 @@ def _in_lanes(fn, items, lanes: int):
     from collections import deque
 
     with ThreadPoolExecutor(lanes) as pool:
-        running = deque()
+        running: deque[Future] = deque()
         for item in items:
             if len(running) == lanes:
                 yield running.popleft().result()

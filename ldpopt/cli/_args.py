@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import math
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["InputError", "integer", "int_arg", "number", "positive_number"]
+__all__ = ["InputError", "int_arg", "integer", "number", "positive_number"]
 
 _INT_LIMIT = 2**63  # larger "integers" are typos (1e400 users), and Decimal → int would be slow
 
@@ -49,7 +50,7 @@ def number(text) -> float:
         value = float(str(text).strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
     return value
 

@@ -8,8 +8,8 @@ COMMANDS = {
     "postprocess": ("postprocess", "post-process aggregated support counts from a file"),
     "solve": ("solve", "solve a post-processing problem (objective + constraints from a file)"),
     "experiment": ("experiment", "run the papers' experiments (TOML configs, see 'experiment list')"),
-    "verify": ("verify", "check the papers' claims: closed forms vs a KKT certificate (any d) and a solver "
-                         "(small d), Monte-Carlo lemmas"),
+    "verify": ("verify", ("check the papers' claims: closed forms vs a KKT certificate (any d) and a solver "
+                          "(small d), Monte-Carlo lemmas")),
     "choose": ("choose", "rank post-processing methods for a query (simulate from a fitted truth)"),
     "perturb": ("perturb", "randomise a population with an oracle and write Parquet report shards"),
     "aggregate": ("aggregate", "aggregate a folder of Parquet report shards (out of core, Dask)"),

@@ -98,8 +98,8 @@ def _plain_csv(path: Path, d: int | None, data: bytes) -> CountsTable | None:
     rows = _PLAIN_ROWS.findall(body)
     if len(rows) < 2 and d is None:
         return None
-    values, counts = zip(*rows) if rows else ((), ())
-    counts = np.array(counts, dtype=np.str_).astype(np.float64)
+    values, count_texts = zip(*rows) if rows else ((), ())
+    counts = np.array(count_texts, dtype=np.str_).astype(np.float64)
     lines = np.arange(2, 2 + len(rows), dtype=np.int64)
     if d is None:
         if len(set(values)) != len(values):
@@ -123,7 +123,7 @@ def _read_raw(path: Path, arg: str) -> tuple[pd.DataFrame, int, str]:
     if path.suffix.lower() in (".parquet", ".pq"):
         try:
             raw = pd.read_parquet(path)
-        except Exception as exc:  # pyarrow raises several types for a bad file
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
             raise InputError(f"{arg}: cannot read Parquet file {path}: {exc}") from None
         count = [c for c in raw.columns if str(c).strip().lower() == "count"]
         if count and raw[count[0]].dtype.kind not in "iuf":  # counts stored as text are a broken writer
@@ -406,10 +406,10 @@ def write_table(table, out, fmt: str, metadata: dict | None = None) -> list[Path
     return [p for p, _ in writers]
 
 
-def out_files(out, fmt: str, arg: str = "--out") -> list[tuple[str, Path]]:
+def out_files(out, fmt: str, arg: str = "--out") -> list[tuple[str, Path] | tuple[str, Path, str]]:
     """``(arg, path)`` of each file :func:`write_table` writes for ``out`` in ``fmt`` with metadata (the
-    table; for CSV also its sidecar), for the collision rule (:func:`._paths.refuse_collisions`);
-    empty without ``out`` (stdout)."""
+    table; for CSV also its sidecar, as ``(arg, path, what)``), for the collision rule
+    (:func:`._paths.refuse_collisions`); empty without ``out`` (stdout)."""
     if out is None:
         return []
     return [(arg, Path(out))] + ([(arg, sidecar(out), f"the metadata file of {arg} {out}:")] if fmt == "csv" else [])

@@ -16,6 +16,7 @@ parameter that no selected method takes is an error naming it and listing who ta
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass
 
 from ._args import InputError, integer
@@ -63,7 +64,7 @@ def _parse_as(t: str, s: str, length: int):
         return integer(s, "value")
     if t == "float":
         value = float(s)
-        if value != value or abs(value) == float("inf"):
+        if not math.isfinite(value):
             raise ValueError(s)
         return value
     if t == "tuple":

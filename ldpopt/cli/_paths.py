@@ -35,6 +35,7 @@ class _Spot:
     def __init__(self, arg: str, path, pattern: str | None = None, what: str | None = None):
         self.arg, self.given, self.pattern, self.what = arg, str(path), pattern, what
         self.real = os.path.realpath(os.fspath(path))
+        self.inode: tuple[int, int] | None
         try:
             st = os.stat(self.real)
             self.inode = (st.st_dev, st.st_ino)

@@ -121,7 +121,7 @@ class ProblemSpec:
         labels = {str(v): i for i, v in enumerate(table.values)}
         out = []
         for k, e in enumerate(self.entries):
-            def at(key, x, shape="list"):
+            def at(key, x, shape="list", *, e=e, k=k):  # e, k bound (it is called within this iteration only)
                 try:
                     return _named(x, key, shape, labels, table.d, key in {v.position for v in CONSTRAINTS[
                         e["type"]].values})
@@ -130,7 +130,7 @@ class ProblemSpec:
                     raise self.error(k, key, text, sub) from None
             try:
                 out.extend(_constraint(e, table.d, at, self.path.parent,
-                                       lambda key: f"--problem {self.path}: {self._where(k, key)}"))
+                                       lambda key, k=k: f"--problem {self.path}: {self._where(k, key)}"))
             except InputError as exc:
                 if str(exc).startswith("--problem"):
                     raise
@@ -199,7 +199,7 @@ def _named(x, key: str, shape: str, labels: dict, d: int, positions: bool):
 
 
 def _number(x, key: str, allow_list: bool = False):
-    ok = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)  # noqa: E731
+    ok = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
     if ok(x):
         return float(x)
     if allow_list and isinstance(x, list) and x and all(ok(v) for v in x):
@@ -260,8 +260,18 @@ def _matrix_file(name, base: Path):
 
 
 def _constraint(e: dict, d: int, at, base: Path, where) -> list:
-    from ..problems import (Box, Fixed, Hierarchy, Monotone, NonNegative, PartitionTotals, Simplex, SubsetSum,
-                            SumTo, range_tree)
+    from ..problems import (
+        Box,
+        Fixed,
+        Hierarchy,
+        Monotone,
+        NonNegative,
+        PartitionTotals,
+        Simplex,
+        SubsetSum,
+        SumTo,
+        range_tree,
+    )
 
     kind = e["type"]
     named = [_spelled(e, fam, at) for fam in CONSTRAINTS[kind].values]
@@ -331,7 +341,8 @@ def _check_tree(groups) -> None:
     :class:`~ldpopt.problems.Hierarchy` takes any groups (each is one equality f[parent] = Σ
     f[children]); a problem file that repeats a parent, gives a row two parents or closes a cycle
     describes no tree, and solving it would answer a question nobody asked, so it is refused here."""
-    parent_of, parents = {}, set()
+    parent_of: dict[int, int] = {}  # row → its parent
+    parents: set[int] = set()
     for k, (parent, children) in enumerate(groups):
         if parent in parents:
             raise InputError(f"groups[{k}]: row {parent} is already the parent of an earlier group (a tree lists "
@@ -441,8 +452,9 @@ def _check_entry(k: int, e, where: _Where) -> None:
     if e["type"] not in CONSTRAINTS:
         raise where.error(k, "type", f"unknown type {e['type']!r} (one of {sorted(CONSTRAINTS)})")
     kind = CONSTRAINTS[e["type"]]
+    known = kind.keys()  # Kind.keys(): the set of keys this constraint type takes (a Kind is no mapping)
     for key in e:
-        if key in RETIRED and key not in kind.keys():
+        if key in RETIRED and key not in known:
             lab, pos = RETIRED[key]
             raise where.error(k, key, f"{key!r} does not say whether it names labels or rows: write {lab} = [...] "
                                       f"(the counts file's value column as read) or {pos} = [...] (0-based rows)")
@@ -454,6 +466,6 @@ def _check_entry(k: int, e, where: _Where) -> None:
             raise where.error(k, fam.position, f"give {fam.label} or {fam.position}, not both")
         if fam.required and fam.label not in e and fam.position not in e:
             raise where.error(k, None, f"{e['type']} needs key {fam.label!r} or {fam.position!r}")
-    bad = sorted(set(e) - kind.keys())
+    bad = sorted(set(e) - known)
     if bad:
-        raise where.error(k, bad[0], f"unknown key {bad[0]!r} for {e['type']} (known: {sorted(kind.keys())})")
+        raise where.error(k, bad[0], f"unknown key {bad[0]!r} for {e['type']} (known: {sorted(known)})")

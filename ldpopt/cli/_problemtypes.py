@@ -95,8 +95,8 @@ def help_text() -> str:
     w = max(map(len, list(OBJECTIVES) + list(CONSTRAINTS))) + 2
     lines = ["problem file (TOML or JSON):",
              '  objective = "cls"            # required: a built-in name below, or FILE.py:NAME / MODULE:NAME',
-             "  # a user objective with keyword arguments (JSON: \"objective\": {\"function\": ..., "
-             "\"params\": {...}}):",
+             ("  # a user objective with keyword arguments (JSON: \"objective\": {\"function\": ..., "
+              "\"params\": {...}}):"),
              '  #   [objective]',
              '  #   function = "my_variants.py:kl_to_prior"',
              '  #   params = { weight = 1e-4 }',
@@ -110,12 +110,12 @@ def help_text() -> str:
     def item(name, doc):
         return textwrap.wrap(doc, 100, initial_indent=f"  {name.ljust(w)}", subsequent_indent=" " * (w + 2))
 
-    for n, doc in [*OBJECTIVES.items(), ("FILE.py:NAME", "your function(f, estimate, **params) -> convex cvxpy "
-                                                         "expression")]:
+    for n, doc in [*OBJECTIVES.items(), ("FILE.py:NAME", ("your function(f, estimate, **params) -> convex cvxpy "
+                                                          "expression"))]:
         lines += item(n, doc)
     lines += ["", "constraint types (type = ...):"]
     for n, k in CONSTRAINTS.items():
         lines += item(n, k.doc)
-    lines += ["", "values are named by labels = [...] (the counts file's value column as read; integer labels "
-              "too)", "or positions = [...] (0-based rows of the counts file), never by a bare indices = [...]."]
+    lines += ["", ("values are named by labels = [...] (the counts file's value column as read; integer labels "
+                   "too)"), "or positions = [...] (0-based rows of the counts file), never by a bare indices = [...]."]
     return "\n".join(lines)

@@ -36,10 +36,9 @@ def _run(args) -> int:
     import numpy as np
     import pandas as pd
 
+    from .._extras import require
     from ..aggregate import AlreadyHeldError, MergeError
     from ..aggregate.dask import aggregate_shards
-
-    from .._extras import require
 
     try:
         require("dask", None, "ldpopt aggregate")
@@ -82,14 +81,14 @@ def _run(args) -> int:
         raise InputError(f"--merge-into {args.merge_into}: {exc}") from None
     oracle = total.build_oracle()
     out = pd.DataFrame({"value": total.values(), "count": total.support_counts()})
-    skipped = {}
+    skipped: dict[str, str] = {}  # method → why it was skipped
     if not args.method:
         names = []
     else:
         from .postprocess import estimate_of, run_methods
 
         est = estimate_of(oracle, total.support_counts(), total.n)
-        columns = {}
+        columns: dict[str, np.ndarray] = {}
         names, skipped = run_methods(columns, est, names, {}, "--method all" if args.method == "all" else None,
                                      f"oracle {oracle.name}")
         for name, col in columns.items():

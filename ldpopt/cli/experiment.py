@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from ._args import int_arg
 from ._commands import help_of
@@ -61,7 +62,7 @@ def _run(args) -> int:
     from ..experiments.runner import _versions, tasks_of
 
     names = _config_names(args.name)
-    record = []
+    record: list[dict[str, Any]] = []  # one JSON object per config
     t_all = time.perf_counter()
     for name in names:
         cfg = load_config(name, quick=args.quick)
@@ -79,6 +80,8 @@ def _run(args) -> int:
             record.append({"experiment": cfg.name, "tasks": len(tasks_of(cfg)), "tasks_run": 0, "rows": 0,
                            "wall_s": round(time.perf_counter() - t0, 2), "skipped": str(exc)})
             continue
+        if table is None:  # run returns None only when task results are missing after it (none is skipped here)
+            raise RuntimeError(f"{cfg.name}: task results missing from {folder / 'parts'} after the run")
         wall = time.perf_counter() - t0
         ran = len(list((folder / "parts").glob("*.parquet"))) - before
         record.append({"experiment": cfg.name, "tasks": len(tasks_of(cfg)), "tasks_run": ran,
@@ -86,7 +89,7 @@ def _run(args) -> int:
         print(f"{len(table)} rows -> {folder / 'results.parquet'}  ({ran} tasks run, {wall:.1f} s)")
     if args.name == "all":
         doc = {"command": f"ldpopt experiment run all --jobs {args.jobs}" + (" --quick" if args.quick else ""),
-               "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+               "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                "wall_s": round(time.perf_counter() - t_all, 2), "jobs": args.jobs,
                "scheduler": args.scheduler, "cpus": os.cpu_count(), "loadavg_end": os.getloadavg(),
                "tasks": sum(r["tasks"] for r in record), "tasks_run": sum(r["tasks_run"] for r in record),

@@ -26,7 +26,7 @@ import sys
 
 import numpy as np
 
-from ._args import InputError, int_arg, number, positive_number
+from ._args import InputError, int_arg, positive_number
 from ._commands import help_of
 
 __all__ = ["add_parser", "read_tuples"]
@@ -48,7 +48,7 @@ def read_tuples(path, arg: str = "--tuples"):
             pd.read_csv(io.BytesIO(text_bytes(path, arg)), dtype=str, keep_default_na=False, skipinitialspace=True)
     except InputError:
         raise
-    except Exception as exc:  # pandas / pyarrow raise several types for a bad file
+    except Exception as exc:  # noqa: BLE001 - pandas / pyarrow raise several types for a bad file
         raise InputError(f"{arg}: cannot read {path}: {_first_line(exc)}") from None
     raw = raw.astype(str)
     names = [c for c in raw.columns if c.strip().lower() != "count"]
@@ -56,7 +56,7 @@ def read_tuples(path, arg: str = "--tuples"):
         raise InputError(f"{arg}: {path} needs at least 2 attribute columns and one row, got columns "
                          f"{list(raw.columns)} and {raw.shape[0]} rows")
     if len(names) < raw.shape[1]:
-        col = raw[[c for c in raw.columns if c not in names][0]]
+        col = raw[next(c for c in raw.columns if c not in names)]
         counts = pd.to_numeric(col, errors="coerce")
         bad = np.flatnonzero(~np.isfinite(counts.to_numpy(dtype=float)) | (counts.to_numpy(dtype=float) < 0)
                              | (counts.to_numpy(dtype=float) % 1 != 0))
@@ -156,7 +156,7 @@ def _run(args) -> int:
     else:
         f = est.f_tilde
     ms = est.marginals
-    out = {"marginal": [], "cell": [], "source": [], "f_tilde": [], "f": []}
+    out: dict[str, list] = {"marginal": [], "cell": [], "source": [], "f_tilde": [], "f": []}
     _rows(out, data, labels, ms.attrs, ms.split(f), ms.split(est.f_tilde), "collected")
     if wanted:
         try:

@@ -53,7 +53,7 @@ def _population(args, d):
                 pd.read_csv(io.BytesIO(text_bytes(path, "--values")))
         except InputError:
             raise
-        except Exception as exc:  # pandas / pyarrow raise several types for a bad file
+        except Exception as exc:  # noqa: BLE001 - pandas / pyarrow raise several types for a bad file
             raise InputError(f"--values {path}: cannot read it: {_first_line(exc)}") from None
         if "value" not in frame.columns:
             raise InputError(f"--values {path}: needs a column 'value' (one row per user)")
@@ -115,7 +115,9 @@ def _check_append(shards, oracle, labels, out) -> int:
         there.check_compatible(Partial.empty(oracle, tuple(labels) if labels is not None else None))
     except (ValueError, OSError) as exc:
         raise InputError(f"--append: {shards[-1]} does not match these reports: {exc}") from None
-    return int(_SHARD.fullmatch(shards[-1].name).group(1)) + 1
+    last = _SHARD.fullmatch(shards[-1].name)
+    assert last is not None  # the shards were listed by this pattern
+    return int(last.group(1)) + 1
 
 
 def _first_line(exc) -> str:
@@ -123,10 +125,10 @@ def _first_line(exc) -> str:
 
 
 def _run(args) -> int:
-    from ..aggregate.identity import new_run_id
     from tqdm import tqdm
 
     from .._atomic import fill_folder
+    from ..aggregate.identity import new_run_id
     from ..aggregate.shards import write_shard_batches
     from ._paths import refuse_collisions
 

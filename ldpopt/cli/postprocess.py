@@ -13,7 +13,7 @@ import math
 import sys
 
 from .. import __version__
-from ._args import InputError, int_arg, number, positive_number, plain
+from ._args import InputError, int_arg, number, plain, positive_number
 from ._commands import help_of
 from ._io import FORMATS
 from .postprocess_robust import add_robust_options, robust_column

@@ -30,10 +30,10 @@ import numpy as np
 
 from .. import __version__
 from ._args import InputError
-from ._problemtypes import help_text
 from ._commands import help_of
 from ._io import FORMATS, as_json, format_of, out_files, read_counts_table, write_table
 from ._paths import refuse_collisions
+from ._problemtypes import help_text
 from .postprocess import add_counts_options, count_step, estimate_from, recorded_params
 
 __all__ = ["add_parser"]
@@ -58,9 +58,11 @@ def _seconds(text: str) -> float:
     from ..problems.progress import check_time_limit
 
     try:
-        return check_time_limit(float(text))
+        seconds = check_time_limit(float(text))
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}") from None
+    assert seconds is not None  # None only for None: a number in, a number out
+    return seconds
 
 
 def _checks(sol) -> dict | None:
@@ -91,6 +93,7 @@ def _simplex_dropped_text(message: str) -> str:
 
 def _run(args) -> int:
     from ..problems import Problem, SimplexDroppedWarning
+    from ..problems.feasibility import Infeasibility
     from ._problemfile import read_problem
 
     fmt = format_of(args.out, args.format)
@@ -128,7 +131,7 @@ def _run(args) -> int:
         "constraints": problem.constraint_names,
         "solver": sol.solver, "status": sol.status, "success": sol.success, "message": sol.message,
         "optimal_value": sol.optimal_value, "checks": _checks(sol),
-        "infeasibility": sol.infeasibility.to_dict() if sol.infeasibility is not None else None,
+        "infeasibility": sol.infeasibility.to_dict() if isinstance(sol.infeasibility, Infeasibility) else None,
         "attempts": [{k: a[k] for k in ("solver", "status", "checks", "seconds")} for a in sol.attempts],
         "wall_time": sol.wall_time, "scale": problem.scale,
     })

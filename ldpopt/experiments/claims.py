@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 import tomllib
 from functools import cache
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -89,7 +90,11 @@ class Claim:
 
     def __init__(self, tables: Tables, row: dict):
         self.tables, self.row, self.id = tables, row, row["id"]
-        self.config, self.numbers, self.text, self.reps, self.missing_extra = [], {}, [], {}, []
+        self.config: list[str] = []
+        self.numbers: dict[str, Any] = {}  # label → a number, or a list of them
+        self.text: list[str] = []
+        self.reps: dict[str, Any] = {}  # config → its repetitions per method (rep_counts)
+        self.missing_extra: list[str] = []
 
     def use(self, name: str, t: pd.DataFrame, reps=None) -> pd.DataFrame:
         if name not in self.config:
@@ -310,8 +315,8 @@ def summary_markdown(root="results", *, paper: str = "wang", **kw) -> str:
     quick run's table is preceded by a line saying that it decides no claim."""
     lines = ["| # | we measure | verdict | configs |", "| --- | --- | --- | --- |"]
     if kw.get("quick"):
-        lines[:0] = ["Quick run: its tables are too small to decide a claim; each verdict names the repetitions "
-                     "it needs (the full sweep: `ldpopt experiment run all`).", ""]
+        lines[:0] = [("Quick run: its tables are too small to decide a claim; each verdict names the repetitions "
+                      "it needs (the full sweep: `ldpopt experiment run all`)."), ""]
     for c in claims(root, paper=paper, **kw):
         cfgs = reps_text(c["reps"]) if "reps" in c else ", ".join(f"`{n}` (missing)" for n in c["missing"])
         cells = (str(c["id"]), c["text"], c.get("verdict", "not measured"), cfgs)
@@ -326,10 +331,11 @@ def markdown(paper: str, verdicts: dict | None = None) -> str:
     cols = [("#", "id"), ("paper says (figure)", "paper"), ("data", "data"),
             ("we measure (30 reps, Power on all of them)", "measured"), ("verdict", "verdict"), ("figure", "figure")]
     sep = "| " + " | ".join("---" for _ in cols) + " |"
+    verdicts = verdicts or {}
     if paper == "jia":
         cols = [("#", "id"), ("Claim (Jia & Gong)", "paper"), ("Ours (dataset, 30 reps)", "measured"), ("Verdict", "verdict")]
         sep = "|" + "|".join("---" for _ in cols) + "|"
-    body = ["| " + " | ".join(str({**r, **({"verdict": verdicts[r["id"]]} if r["id"] in (verdicts or {}) else {})}[k])
+    body = ["| " + " | ".join(str({**r, **({"verdict": verdicts[r["id"]]} if r["id"] in verdicts else {})}[k])
                               if k in r else "" for _, k in cols) + " |" for r in rows(paper)]
     return "\n".join(["| " + " | ".join(h for h, _ in cols) + " |", sep, *body]) + "\n"
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .plot_wang import LABELS
 
-__all__ = ["by_groups", "fmt", "lab", "num", "rng", "reps_text"]
+__all__ = ["by_groups", "fmt", "lab", "num", "reps_text", "rng"]
 
 
 def fmt(x) -> str:

@@ -6,7 +6,9 @@ and the two reductions every claim starts from (cell means over repetitions, rep
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -65,7 +67,8 @@ class Tables:
     """The tables under one results root, each read once (``need`` raises :class:`Missing`)."""
 
     def __init__(self, root, quick: bool = False, partial: bool = False):
-        self.root, self.quick, self.partial, self._cache = root, quick, partial, {}
+        self.root, self.quick, self.partial = root, quick, partial
+        self._cache: dict[Hashable, Any] = {}  # tables (None: no results) and derived values, by key
 
     def get(self, name: str, columns=None, as_saved: bool = False):
         """Config ``name``'s table (None without results); ``as_saved``: its ``results.parquet``

@@ -28,7 +28,7 @@ import pandas as pd
 from . import plot_style as S
 from .plot_wang import LABELS, LEFT, RIGHT, _title
 
-__all__ = ["plot_choose_method", "choice_regret"]
+__all__ = ["choice_regret", "plot_choose_method"]
 
 _FIT_STYLE = {"norm-sub": ("tab:red", "s"), "power-ns": ("tab:blue", "D")}
 _OTHER_FITS = [("tab:green", "^"), ("tab:purple", "v"), ("tab:brown", "P")]

@@ -19,7 +19,7 @@ import pandas as pd
 from . import plot_style as S
 from .plot_wang import _title, summarise
 
-__all__ = ["plot_range_queries", "LABELS"]
+__all__ = ["LABELS", "plot_range_queries"]
 
 RAW = ("flat", "hh2", "hh4", "hh16", "haar")
 CONS = ("flat", "hh2-c", "hh4-c", "hh16-c", "hh4-nn", "haar")

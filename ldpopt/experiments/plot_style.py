@@ -15,11 +15,29 @@ from __future__ import annotations
 import textwrap
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-__all__ = ["DPI", "MIN_PT", "ROWS_PER_PAGE", "RC", "pyplot", "new_figure", "shared_legend", "save",
-           "title", "suptitle", "data_ticks", "paged", "page_path", "page_suffix", "eps_text", "panel_title", "oracle_label"]
+__all__ = [
+    "DPI",
+    "MIN_PT",
+    "RC",
+    "ROWS_PER_PAGE",
+    "data_ticks",
+    "eps_text",
+    "new_figure",
+    "oracle_label",
+    "page_path",
+    "page_suffix",
+    "paged",
+    "panel_title",
+    "pyplot",
+    "save",
+    "shared_legend",
+    "suptitle",
+    "title",
+]
 
 DPI = 100
 MIN_PT = 8.0
@@ -27,8 +45,9 @@ ROWS_PER_PAGE = 4
 PANEL = (4.6, 2.9)  # default panel size (inches)
 MIN_WIDTH_IN = 8.0  # room for a one-line legend and a suptitle of a typical length
 # smallest font 8 pt; titles a little larger so the hierarchy reads at a glance
-RC = {"font.size": 9, "axes.titlesize": 9.5, "axes.labelsize": 9, "xtick.labelsize": 8, "ytick.labelsize": 8,
-      "legend.fontsize": 8.5, "figure.titlesize": 11, "legend.title_fontsize": 9, "axes.titlelocation": "left"}
+RC: dict[str, Any] = {  # matplotlib rc parameters (sizes in points, and a location name)
+    "font.size": 9, "axes.titlesize": 9.5, "axes.labelsize": 9, "xtick.labelsize": 8, "ytick.labelsize": 8,
+    "legend.fontsize": 8.5, "figure.titlesize": 11, "legend.title_fontsize": 9, "axes.titlelocation": "left"}
 
 
 def oracle_label(name) -> str:

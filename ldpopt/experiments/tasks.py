@@ -131,8 +131,8 @@ def check_methods(entries, kind_name: str, path) -> tuple:
             raise TypeError(f"{where}: a method name or FILE.py:NAME, got {m!r}")
         if _is_method_file(m):
             _methods.resolve(m, base=path.parent, where=where)  # loaded now: any error before the sweep
-            target, _, attr = m.rpartition(":")
-            target = Path(target) if Path(target).is_absolute() else (path.parent / target).resolve()
+            given, _, attr = m.rpartition(":")
+            target = Path(given) if Path(given).is_absolute() else (path.parent / given).resolve()
             out.append(f"{target}:{attr}")
             continue
         if extra is not None and m != "all" and m not in extra and m.lower() not in _methods.names():

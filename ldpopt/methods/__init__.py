@@ -7,13 +7,25 @@
 
 from __future__ import annotations
 
-from .registry import (FAMILIES, MethodInfo, ProblemStatement, available, get, names, parameters, postprocess,
-                       register, resolve, unregister)
+from .registry import (
+    FAMILIES,
+    MethodInfo,
+    ProblemStatement,
+    available,
+    get,
+    names,
+    parameters,
+    postprocess,
+    register,
+    resolve,
+    unregister,
+)
+
 # isort: off
 # registration order is the order of names(): the closed forms, then the iterative and fitted methods
-from . import baseline, normalize, mle  # noqa: E402,F401  (register the closed forms)
-from . import em  # noqa: E402,F401  (registers "em")
-from . import bayes  # noqa: E402,F401  (registers power, power-ns, calibrate)
+from . import baseline, normalize, mle  # noqa: F401  (register the closed forms)
+from . import em  # noqa: F401  (registers "em")
+from . import bayes  # noqa: F401  (registers power, power-ns, calibrate)
 # isort: on
 
 __all__ = ["FAMILIES", "MethodInfo", "ProblemStatement", "available", "get", "names", "parameters", "postprocess",

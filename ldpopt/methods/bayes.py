@@ -84,12 +84,14 @@ from ..estimate import check_estimate as _check_estimate
 from . import _bayes_core as core
 from . import _power_fit as _pf
 from . import _power_prefit
-from ._posterior_memo import MEMO as _PM_MEMO, MEMO_VALUES as _PM_MEMO_VALUES, key as _pm_key  # the posterior-mean memo
-from ._args import (_DEFAULT_S_BOUNDS, _FITS, _PRIORS, _TAU_FLOOR, _check_bounds, _check_choice, _check_s,
-                    _real)
-from ._bayes_reference import calibrate_reference, loglik_reference, power_reference  # noqa: F401
-from ._power_fit import (  # noqa: F401  (re-exported for callers and tests)
-    _power_log_sums, _power_sum, _prior_logk_moments, _prior_mean_power, _score_power)
+from ._args import _DEFAULT_S_BOUNDS, _FITS, _PRIORS, _TAU_FLOOR, _check_bounds, _check_choice, _check_s, _real
+from ._bayes_reference import calibrate_reference, loglik_reference, power_reference
+from ._posterior_memo import MEMO as _PM_MEMO  # the posterior-mean memo
+from ._posterior_memo import MEMO_VALUES as _PM_MEMO_VALUES
+from ._posterior_memo import key as _pm_key
+
+# re-exported for callers and tests
+from ._power_fit import _power_log_sums, _power_sum, _prior_logk_moments, _prior_mean_power, _score_power  # noqa: F401
 from .normalize import project_simplex
 from .registry import ProblemStatement, register
 

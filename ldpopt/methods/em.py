@@ -93,9 +93,16 @@ import numpy as np
 from ..estimate import Estimate
 from ..estimate import check_estimate as _check_estimate
 from ._args import _check_choice, _check_max_iter
-from ._em_exact import ConvergenceError, ConvergenceWarning, _exact_multinomial, _root_pi, _separable_solve
-from ._em_loglik import (_LOGLIK, _check_f, _scale, loglik_binomial, loglik_binomial_grad,  # noqa: F401
-                         loglik_multinomial, loglik_multinomial_grad)
+from ._em_exact import ConvergenceError, ConvergenceWarning, _exact_multinomial, _separable_solve
+from ._em_loglik import (
+    _LOGLIK,
+    _check_f,
+    _scale,
+    loglik_binomial,
+    loglik_binomial_grad,
+    loglik_multinomial,
+    loglik_multinomial_grad,
+)
 from .registry import ProblemStatement, register
 
 __all__ = [

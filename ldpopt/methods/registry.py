@@ -206,9 +206,9 @@ def _wrap(func, name: str | None = None) -> MethodInfo:
     for info in _METHODS.values():
         if info.func is func:
             return info
-    name = name or getattr(func, "__name__", type(func).__name__)
+    shown: str = name if name else getattr(func, "__name__", type(func).__name__)
     doc = (inspect.getdoc(func) or "").split("\n\n")[0].replace("\n", " ")
-    return MethodInfo(name, func, doc or "a function of the user's own", "no", "no", "no", "not declared",
+    return MethodInfo(shown, func, doc or "a function of the user's own", "no", "no", "no", "not declared",
                       "not declared", declared=False)
 
 

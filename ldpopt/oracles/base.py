@@ -80,8 +80,9 @@ class FrequencyOracle(abc.ABC):
     """
 
     name: ClassVar[str]
-    #: the display name in figures and tables (default: the registry name in capitals, set per subclass)
-    label: ClassVar[str]
+    #: the display name in figures and tables (default: the registry name in capitals, set per subclass;
+    #: an instance may carry its own: a wrapped peer client, :class:`ldpopt.interop.audit_peers.PeerClient`)
+    label: str
     #: whether ``sample_counts`` draws exactly from the joint distribution of the real protocol's
     #: counts (True for every oracle in ldpopt; kept for third-party subclasses)
     sample_counts_exact: ClassVar[bool] = True

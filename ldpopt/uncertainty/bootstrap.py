@@ -123,7 +123,7 @@ def ratio_pivot(method, f_tilde, F, T, boot):
     return scale, T * scale[0], boot * scale[1][:, None]
 
 
-def resample_method(estimate: Estimate, method: str, n_resamples: int, rng, params=None,
+def resample_method(estimate: Estimate, method: str | _methods.MethodInfo, n_resamples: int, rng, params=None,
                     truth_counts=None, raw: bool = False, progress=None):
     """(f_world (d,), T* (B, d)): the bootstrap world's truth and the method on B re-drawn estimates
     (``raw``: also the re-drawn raw estimates F* (B, d), as a third item; ``progress``: see
@@ -183,8 +183,8 @@ def _check_resamples(b) -> int:
     return int(b)
 
 
-def bootstrap(estimate: Estimate, method: str, level: float = 0.95, *, queries=None, labels=None,
-              n_resamples: int = 200, interval: str = "basic", rng=0, params=None,
+def bootstrap(estimate: Estimate, method: str | _methods.MethodInfo, level: float = 0.95, *, queries=None,
+              labels=None, n_resamples: int = 200, interval: str = "basic", rng=0, params=None,
               point=None, boundary: str | None = "base", progress=None) -> Uncertainty:
     """Parametric-bootstrap SE, bias and interval of ``method`` on ``estimate`` (module docstring).
 

@@ -64,9 +64,14 @@ Vectorised: one ``argpartition`` + ``take_along_axis`` over the (B, d) batch, no
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .selective import select_top, selective_topk
+
+if TYPE_CHECKING:
+    from ..methods import MethodInfo
 
 __all__ = ["SELECTIONS", "TARGETS", "select_top", "topk_interval", "topk_query"]
 
@@ -112,7 +117,7 @@ def topk_interval(point: np.ndarray, world: np.ndarray, boot: np.ndarray, k: int
     return S, se, bias, lo, hi, sel
 
 
-def topk_query(est, name: str, level: float, k: int, *, n_resamples: int = 200, interval=None, rng=0,
+def topk_query(est, name: str | MethodInfo, level: float, k: int, *, n_resamples: int = 200, interval=None, rng=0,
                params=None, target: str = "selected", selection: str = "auto"):
     """:class:`~.result.Uncertainty` of the top-``k`` values of ``name`` on ``est`` (module
     docstring); ``interval`` None means "basic" for the bootstrap parts and Base/Norm's analytic

@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from ..estimate import Estimate
-from ..methods import em as _em, mle, normalize
+from ..methods import em as _em
+from ..methods import mle, normalize
 from ..methods.bayes import POWER_FIT_MAX_D, POWER_S_FIXED  # noqa: F401  (re-exported)
 from .certificate_referee import certificate_metrics
 from .instances import setting
@@ -53,6 +54,7 @@ from .tolerances import (
     simplex_kkt,
     solver_distance_bound,
 )
+
 
 def equivalences(methods=None) -> dict[str, dict]:
     """The equivalence claims, asked of the method registry: one per method with a problem statement
@@ -71,8 +73,8 @@ def equivalences(methods=None) -> dict[str, dict]:
         if bare:
             raise ValueError(f"methods: {bare[0]!r} states no problem (register it with problem=...), so "
                              "there is no equivalence to check")
-    return {f"{i.name}={i.problem.name}": dict(statement=i.problem.statement, method=i, problem=i.problem,
-                                                closed=i.func) for i in infos}
+    return {f"{i.name}={p.name}": dict(statement=p.statement, method=i, problem=p, closed=i.func)
+            for i in infos if (p := i.problem) is not None}  # (every one has a problem here)
 
 
 #: the built-in equivalence claims when this module was imported (:func:`equivalences` is the live
@@ -336,4 +338,5 @@ def distance_rows(est: Estimate, seed: int, memo: dict | None = None) -> list[Cl
                         seconds=time.perf_counter() - t0)]
 
 
-__all__ = ["EQUIVALENCES", "KKT_TOL", "equivalences", "check_equivalence", "check_mle_formulas", "distance_rows", "equivalence_rows"]
+__all__ = ["EQUIVALENCES", "KKT_TOL", "check_equivalence", "check_mle_formulas", "distance_rows", "equivalence_rows",
+           "equivalences"]
