@@ -51,7 +51,6 @@ this formula; tests/test_robust_attacks.py checks it against simulated gains.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from .._validation import _check_int, as_generator, check_values
