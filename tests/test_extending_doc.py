@@ -4,7 +4,6 @@ passes the conformance checks, and the command line and the example experiment c
 from __future__ import annotations
 
 import io
-import re
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _cli import ldpopt as run_cli
+from test_readme import blocks as readme_blocks
 
 from ldpopt import methods
 from ldpopt.experiments.config import load_config
@@ -19,9 +19,10 @@ from ldpopt.experiments.runner import run as run_experiment
 from ldpopt.testing import check_method
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
-PYTHON = re.findall(r"```python\n(.*?)```", DOC, re.DOTALL)
-SHELL = re.findall(r"```bash\n(ldpopt .*?)```", DOC, re.DOTALL)
+# the guide's blocks as the docs test reads them (tests/test_readme.py): one parser of fences
+BLOCKS = readme_blocks(ROOT / "docs" / "extending.md")
+PYTHON = [b.source for b in BLOCKS if b.lang == "python"]
+SHELL = [b.source for b in BLOCKS if b.lang == "bash" and b.source.startswith("ldpopt ")]
 
 
 @pytest.fixture(autouse=True)
@@ -51,7 +52,7 @@ def test_the_example_file_passes_check_method_as_the_doc_runs_it(capsys):
 
 def test_the_python_walk_runs():
     with pytest.warns(Warning):  # the bootstrap's note on flagged entries
-        exec(compile(PYTHON[2], "docs/extending.md", "exec"), {})  # noqa: S102 (the doc is the test)  # noqa: S102 (the doc is the test)
+        exec(compile(PYTHON[2], "docs/extending.md", "exec"), {})  # noqa: S102 (the doc is the test)
     f = methods.postprocess(_est(), "shrink-uniform", lam=0.0)
     np.testing.assert_allclose(f, methods.postprocess(_est(), "norm-sub"), atol=1e-15)  # lam = 0 is Norm-Sub
 
