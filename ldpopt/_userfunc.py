@@ -22,7 +22,13 @@ import importlib.util
 import sys
 from pathlib import Path
 
-__all__ = ["UserCodeError", "is_reference", "load_attribute", "load_function", "split_reference"]
+__all__ = ["PLUGINS_ENV", "UserCodeError", "is_reference", "load_attribute", "load_function", "load_plugins",
+           "plugins_from_env", "split_reference"]
+
+#: the environment variable naming the plugins (``os.pathsep``-separated absolute ``FILE.py`` paths or
+#: module names) that ``ldpopt --plugin`` loaded, so that worker processes (joblib, a local Dask
+#: cluster) load them too when a registry lookup misses
+PLUGINS_ENV = "LDPOPT_PLUGINS"
 
 
 class UserCodeError(ValueError):
@@ -114,3 +120,36 @@ def load_function(ref, params, base: Path, where: str, error=UserCodeError):
     call.__name__ = call.__qualname__ = name  # the objective's / constraint's name in ldpopt's output
     call.__doc__ = func.__doc__
     return call
+
+
+def load_plugins(refs, base=None, where: str = "--plugin", error=UserCodeError) -> list[str]:
+    """Import each plugin — a ``FILE.py`` (relative to ``base``, None: the current directory) or an
+    importable ``MODULE`` — so that the methods, oracles, objectives and constraints it registers by
+    decorator are known; return their canonical forms (absolute paths, module names), which
+    :data:`PLUGINS_ENV` carries to worker processes. A file is imported once per process."""
+    out = []
+    for ref in refs:
+        if not isinstance(ref, str) or not ref:
+            raise error(f"{where}: a plugin is a FILE.py or a MODULE name, got {ref!r}")
+        if ref.endswith(".py"):
+            path = resolve_path(ref, base)
+            _module_from_file(path, f"{where} {ref}", error)
+            out.append(str(path))
+            continue
+        try:
+            importlib.import_module(ref)
+        except ModuleNotFoundError as exc:
+            raise error(f"{where} {ref}: no module {ref!r} ({exc}); a file is named FILE.py") from None
+        except Exception as exc:  # the user's module: any failure
+            raise error(f"{where} {ref}: importing it raised {type(exc).__name__}: {exc}") from exc
+        out.append(ref)
+    return out
+
+
+def plugins_from_env() -> list[str]:
+    """Load the plugins :data:`PLUGINS_ENV` names (set by ``ldpopt --plugin`` for its worker
+    processes); a registry calls this once when a name is not found. Returns what it loaded."""
+    import os
+
+    refs = [r for r in os.environ.get(PLUGINS_ENV, "").split(os.pathsep) if r]
+    return load_plugins(refs, where=PLUGINS_ENV) if refs else []

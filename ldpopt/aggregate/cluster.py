@@ -69,11 +69,15 @@ def uses_kernels(oracle: str, device) -> bool:
     """Whether map tasks of ``oracle`` (its registry name) on ``device`` count with the CPU kernels:
     ``device`` "cpu", or None/"auto" for an oracle whose reports are not one histogram cell each
     (``one_cell_reports``: in record batches of ``BATCH_ROWS`` < the kernels' ``AUTO_CELLS`` reports,
-    device "auto" counts those with numpy, so no kernel is warmed for them), and Numba installed."""
+    device "auto" counts those with numpy, so no kernel is warmed for them), and Numba installed;
+    never for an oracle whose ``kernel_devices`` has no "cpu" (it counts with numpy)."""
     from .. import oracles
     from ..kernels import numba_available
 
-    auto = device in (None, "auto") and not oracles.oracle_class(oracle).one_cell_reports
+    cls = oracles.oracle_class(oracle)
+    if "cpu" not in cls.kernel_devices:  # an oracle that counts with numpy only (its declaration)
+        return False
+    auto = device in (None, "auto") and not cls.one_cell_reports
     return (device == "cpu" or auto) and numba_available()
 
 

@@ -46,6 +46,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     ap = argparse.ArgumentParser(prog="ldpopt", description="Post-processing of LDP frequency estimates.")
     ap.add_argument("--version", action="version", version=f"ldpopt {__version__}")
+    ap.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
+                    help="import this file or module first, so that the methods, oracles, objectives and "
+                         "constraints it registers are known by name to the command (repeatable; worker "
+                         "processes load it too)")
+    ap.add_argument("--debug", action="store_true",
+                    help="on an error, print the traceback (your own code's included) above the one-line message")
     sub = ap.add_subparsers(dest="command", required=True)
     for name, (module, help_line) in COMMANDS.items():
         if command is None or name == command:
@@ -60,8 +66,13 @@ def _command_of(argv) -> str | None:
     then builds only the top-level parser, which prints the help or the usage error."""
     from ._commands import COMMANDS
 
-    word = next((a for a in argv if not a.startswith("-")), None)
-    return word if word in COMMANDS else ""
+    words = iter(argv)
+    for a in words:
+        if a == "--plugin":  # its value is not the command
+            next(words, None)
+        elif not a.startswith("-"):
+            return a if a in COMMANDS else ""
+    return ""
 
 
 def main(argv=None) -> int:
@@ -80,6 +91,18 @@ def main(argv=None) -> int:
         return _call(args)
 
 
+def _load_plugins(args) -> None:
+    """Import ``--plugin`` files and modules (their registrations by decorator), before any work, and
+    name them in :data:`ldpopt._userfunc.PLUGINS_ENV` for worker processes."""
+    if not args.plugin:
+        return
+    from .._userfunc import PLUGINS_ENV, load_plugins
+
+    loaded = load_plugins(args.plugin, error=InputError)
+    known = [r for r in os.environ.get(PLUGINS_ENV, "").split(os.pathsep) if r]
+    os.environ[PLUGINS_ENV] = os.pathsep.join(dict.fromkeys(known + loaded))
+
+
 def _warning_line(command: str):
     """A ``warnings.showwarning`` that prints ``ldpopt COMMAND: warning: MESSAGE`` as one line on
     stderr: no source path or line (they name ldpopt's or a library's file, not the user's input);
@@ -93,15 +116,18 @@ def _warning_line(command: str):
 
 def _call(args) -> int:
     try:
+        _load_plugins(args)
         return args.func(args)
     except BrokenPipeError:  # `ldpopt experiment list | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0
     except OSError as exc:  # includes DataNotFoundError (a FileNotFoundError): its message says what to do
+        _traceback(args, exc)
         what = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
         print(f"ldpopt {args.command}: error: {_one_line(what)}", file=sys.stderr)
         return 2
     except (ValueError, TypeError) as exc:
+        _traceback(args, exc)
         print(f"ldpopt {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except MemoryError:  # a size no check foresaw: one line, not numpy's traceback
@@ -111,6 +137,14 @@ def _call(args) -> int:
     except KeyboardInterrupt:  # Ctrl-C: every output is written whole or not at all (atomic writes)
         print(f"ldpopt {args.command}: interrupted; outputs not finished were not written", file=sys.stderr)
         return 130
+
+
+def _traceback(args, exc: BaseException) -> None:
+    """Under ``--debug``, the whole traceback (the user's code's, chained as the cause) on stderr."""
+    if getattr(args, "debug", False):
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
 
 
 def _one_line(message) -> str:

@@ -134,9 +134,9 @@ class ProblemSpec:
             except InputError as exc:
                 if str(exc).startswith("--problem"):
                     raise
-                raise self.error(k, None, f"{e['type']}: {exc}") from None
+                raise self.error(k, None, f"{e['type']}: {exc}") from exc
             except (ValueError, TypeError) as exc:
-                raise self.error(k, None, f"{e['type']}: {exc}") from None
+                raise self.error(k, None, f"{e['type']}: {exc}") from exc
         return out
 
 

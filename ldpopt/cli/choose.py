@@ -36,7 +36,7 @@ def _run(args) -> int:
         c = choose(estimate, args.query, methods=names, n_repeats=args.repeats, metric=args.metric,
                    rng=args.seed, progress=True)
     except ValueError as exc:
-        raise InputError(str(exc)) from None
+        raise InputError(str(exc)) from exc
     if args.json:
         t = c.table.reset_index()
         json.dump({"query": str(c.query), "best": c.best, "n_repeats": c.n_repeats, "how": c.how,

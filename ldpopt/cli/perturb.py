@@ -172,7 +172,8 @@ def add_parser(sub) -> None:
     src = pp.add_mutually_exclusive_group(required=True)
     src.add_argument("--histogram", help="CSV or Parquet table with columns value,count (users per value)")
     src.add_argument("--values", help="CSV or Parquet table with an integer column 'value', one row per user")
-    pp.add_argument("--oracle", required=True, help=f"one of {oracles.available(sketches=True)}")
+    pp.add_argument("--oracle", required=True,
+                    help=f"one of {oracles.available(sketches=True)}, or FILE.py:NAME (an oracle of your own)")
     pp.add_argument("--epsilon", required=True, type=positive_number, help="privacy budget ε > 0")
     pp.add_argument("--d", type=int_arg(2), default=None,
                     help="domain size (values 0..d-1); required with --values; without it a histogram's "

@@ -38,7 +38,8 @@ def add_counts_options(parser) -> None:
     """The options :func:`estimate_from` reads (--counts, --oracle, --epsilon, --n, --d, --g, --k),
     declared once for every subcommand that starts from a counts file."""
     parser.add_argument("--counts", required=True, help="CSV or Parquet table with columns value,count")
-    oracle = parser.add_argument("--oracle", required=True, help="a frequency oracle")
+    oracle = parser.add_argument("--oracle", required=True,
+                                 help="a frequency oracle: a registered name or FILE.py:NAME (one of your own)")
 
     def fill(_):
         from .. import oracles
@@ -210,7 +211,7 @@ def run_methods(out: dict, estimate, names: list, params: dict, every: str | Non
                 continue
             hint = f" (with --param {given}" if given else ""
             hint += ("; METHOD.NAME=VALUE gives a parameter to one method)" if len(names) > 1 else ")") if given else ""
-            raise InputError(f"--method {name}: {exc}{hint}") from None
+            raise InputError(f"--method {name}: {exc}{hint}") from exc  # the chain: --debug shows it
     return ran, skipped
 
 

@@ -111,14 +111,14 @@ def _run(args) -> int:
         except InputError:  # a user function failed: its message names the key
             raise
         except ValueError as exc:  # the objective cannot be used with this estimate, or not DCP
-            raise spec.error(None, "objective", f"{spec.objective_name!r} with these constraints: {exc}") from None
+            raise spec.error(None, "objective", f"{spec.objective_name!r} with these constraints: {exc}") from exc
         try:
             sol = problem.solve(solver=solver, time_limit=args.time_limit)
         except InputError:
             raise
         except (ValueError, TypeError) as exc:
             raise InputError(f"{'--solver' if args.solver is not None else f'--problem {spec.path}: solver'}: "
-                             f"{exc}") from None
+                             f"{exc}") from exc
     for w in caught:
         if issubclass(w.category, SimplexDroppedWarning) and not args.allow_no_simplex:
             print(f"ldpopt solve: warning: {_simplex_dropped_text(str(w.message))}", file=sys.stderr)

@@ -60,7 +60,8 @@ def _add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
     parser.description = _description()
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--oracles", nargs="+", default=None, help=f"oracles (default all: {oracles.available()})")
+    parser.add_argument("--oracles", nargs="+", default=None,
+                        help=f"oracles (default all: {oracles.available()}); FILE.py:NAME for one of your own")
     parser.add_argument("--epsilons", nargs="+", type=number, default=None, help="privacy budgets (default 0.5 2 8)")
     parser.add_argument("--n", nargs="+", type=int_arg(1), default=None, help="numbers of users (default 1e4 1e6)")
     parser.add_argument("--d", nargs="+", type=int_arg(1), default=None, help="domain sizes (default 10 1000)")
@@ -107,6 +108,13 @@ def _check(args) -> None:
     if over:
         raise InputError(f"--mc-d {over[0]}: the Monte-Carlo claims run at d <= {MC_MAX_D} (they keep repetitions "
                          f"x d outputs of every method); give a smaller --mc-d or --no-mc")
+    if args.oracles:  # an oracle of one's own, FILE.py:NAME, is registered and checked by its name
+        from .._userfunc import is_reference
+
+        try:
+            args.oracles = [oracles.oracle_class(o).name if is_reference(o) else o for o in args.oracles]
+        except ValueError as exc:
+            raise InputError(f"--oracles: {exc}") from None
     names = args.oracles or oracles.available()
     unknown = [o for o in names if o not in oracles.available()]
     if unknown:

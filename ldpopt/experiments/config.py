@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CONFIG_DIR", "DATA_DIR", "ExperimentConfig", "config_paths", "find_config", "load_config"]
+__all__ = ["CONFIG_DIR", "DATA_DIR", "ExperimentConfig", "check_oracles", "config_paths", "find_config", "load_config"]
 
 # the repository's top-level experiments/, reached through the link ldpopt/experiments/data (a
 # checkout, an editable install) or installed there as package data (`pip install .`)
@@ -50,12 +50,16 @@ class ExperimentConfig:
     params: dict = field(default_factory=dict)
     description: str = ""
     source: str = ""  # path of the TOML file, for the record
+    #: the files of oracles of one's own (``FILE.py:NAME`` entries of ``oracles``, absolute), which
+    #: each task loads before it runs (worker processes do not share this one's registry)
+    plugins: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "datasets": list(self.datasets),
                 "oracles": list(self.oracles), "epsilons": list(self.epsilons),
                 "methods": list(self.methods), "repetitions": self.repetitions, "seed": self.seed,
-                "params": dict(self.params), "description": self.description, "source": self.source}
+                "params": dict(self.params), "description": self.description, "source": self.source,
+                "plugins": list(self.plugins)}
 
 
 def config_paths(pattern: str = "*.toml") -> list[Path]:
@@ -114,9 +118,41 @@ def load_config(name_or_path, quick: bool = False) -> ExperimentConfig:
 
     get_kind(str(raw["kind"]))  # an unknown kind is refused before any work
     methods = check_methods(raw["methods"], str(raw["kind"]), path)
+    oracle_names, plugins = check_oracles(raw["oracles"], path)
     return ExperimentConfig(
         name=str(raw["name"]), kind=str(raw["kind"]),
         datasets=tuple(d if isinstance(d, str) else tuple(sorted(d.items())) for d in raw["datasets"]),
-        oracles=tuple(raw["oracles"]), epsilons=eps, methods=methods,
+        oracles=oracle_names, epsilons=eps, methods=methods,
         repetitions=reps, seed=int(raw.get("seed", 2020)), params=dict(raw.get("params", {})),
-        description=str(raw.get("description", "")), source=str(path))
+        description=str(raw.get("description", "")), source=str(path), plugins=plugins)
+
+
+def check_oracles(entries, path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A config's ``oracles`` before any work: (names, plugin files). A name stays as given (the task
+    kind checks it: some kinds' oracles are protocols of their own, e.g. the numeric ``sw``). A
+    ``FILE.py:NAME`` entry (relative to the config's folder) is loaded and registered now and stands
+    in the table under its registered ``name``; its absolute ``FILE.py:NAME`` is returned among the
+    plugins, which every task loads first. Errors are one line naming ``oracles[i]``."""
+    from .. import oracles
+    from .._userfunc import is_reference
+
+    path = Path(path)
+    if not isinstance(entries, (list, tuple)) or not entries:
+        raise ValueError(f"experiment config {path}: oracles must be a non-empty list, got {entries!r}")
+    names, plugins = [], []
+    for i, entry in enumerate(entries):
+        where = f"experiment config {path}: oracles[{i}]"
+        if not isinstance(entry, str):
+            raise TypeError(f"{where}: an oracle name or FILE.py:NAME, got {entry!r}")
+        if not is_reference(entry):  # a name: the kind's own (numeric protocols, multi's) or registered
+            names.append(entry)
+            continue
+        try:
+            cls = oracles.oracle_class(entry, base=path.parent)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        names.append(cls.name)
+        given, _, attr = entry.rpartition(":")
+        target = Path(given) if Path(given).is_absolute() else (path.parent / given).resolve()
+        plugins.append(f"{target}:{attr}" if given.endswith(".py") else entry)
+    return tuple(names), tuple(dict.fromkeys(plugins))

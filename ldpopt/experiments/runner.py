@@ -46,6 +46,7 @@ class Task:
     seed: int
     methods: tuple
     params: tuple  # sorted (key, value) items, hashable
+    plugins: tuple = ()  # oracles of one's own, FILE.py:NAME (absolute), loaded before the task runs
 
     @property
     def dataset_name(self) -> str:
@@ -77,7 +78,7 @@ def _stable_words(s: str) -> list[int]:
 
 def tasks_of(cfg: ExperimentConfig) -> list[Task]:
     params = tuple(sorted((k, _freeze(v)) for k, v in cfg.params.items()))
-    return [Task(cfg.name, cfg.kind, ds, orc, eps, rep, cfg.seed, cfg.methods, params)
+    return [Task(cfg.name, cfg.kind, ds, orc, eps, rep, cfg.seed, cfg.methods, params, cfg.plugins)
             for ds in cfg.datasets for orc in cfg.oracles for eps in cfg.epsilons
             for rep in range(cfg.repetitions)]
 
@@ -92,8 +93,11 @@ def _freeze(v):
 
 def execute(task: Task) -> pd.DataFrame:
     """Run one task (in whatever process) and return its tidy rows."""
+    from .. import oracles
     from .tasks import get_kind
 
+    for ref in task.plugins:  # registered in this process (a worker's registry is its own)
+        oracles.oracle_class(ref)
     rows = pd.DataFrame(get_kind(task.kind)(task))
     keys = pd.DataFrame({"experiment": task.experiment, "dataset": task.dataset_name,
                          "oracle": task.oracle, "epsilon": task.epsilon, "rep": task.rep},

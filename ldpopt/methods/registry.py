@@ -220,12 +220,14 @@ def resolve(spec, *, base=None, where: str = "method") -> MethodInfo:
     the file, or a plain function, which is then registered under NAME with nothing declared, so that
     every feature keyed by name finds it). ``where`` names the argument in every error (one line). A
     plain callable passed as an object is wrapped, not registered."""
-    from .._userfunc import is_reference, load_attribute
+    from .._userfunc import is_reference, load_attribute, plugins_from_env
 
     if isinstance(spec, MethodInfo):
         return spec
     if isinstance(spec, str):
         if spec.lower() in _METHODS:
+            return _METHODS[spec.lower()]
+        if not is_reference(spec) and plugins_from_env() and spec.lower() in _METHODS:  # ldpopt --plugin
             return _METHODS[spec.lower()]
         if not is_reference(spec):
             raise ValueError(f"{where}: method must be one of {sorted(_METHODS)}, a function, or "

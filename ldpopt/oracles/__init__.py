@@ -54,13 +54,29 @@ def available(sketches: bool = False) -> list[str]:
     return sorted(_REGISTRY) if sketches else pure
 
 
-def oracle_class(name: str) -> type[FrequencyOracle]:
-    """The class registered as ``name`` (case-insensitive); an unknown name is a ValueError."""
+def oracle_class(name: str, base=None) -> type[FrequencyOracle]:
+    """The class registered as ``name`` (case-insensitive), or an oracle of one's own named
+    ``"FILE.py:NAME"`` / ``"MODULE:NAME"`` (a :class:`FrequencyOracle` subclass; the file relative to
+    ``base``, None: the current directory), which is registered under its ``name`` on first use. A
+    name not registered loads the plugins ``ldpopt --plugin`` passed to this process
+    (:data:`ldpopt._userfunc.PLUGINS_ENV`) and looks again; still unknown, it is a ValueError."""
+    from .._userfunc import is_reference, load_attribute, plugins_from_env
+
+    if is_reference(name):
+        obj = load_attribute(name, base, where=f"oracle {name}")
+        if not (isinstance(obj, type) and issubclass(obj, FrequencyOracle)):
+            raise ValueError(f"oracle {name}: a frequency oracle is a FrequencyOracle subclass, got "
+                             f"{type(obj).__name__} {obj!r}")
+        return register(obj)
+    if isinstance(name, str) and name.lower() not in _REGISTRY:
+        plugins_from_env()
     if not isinstance(name, str) or name.lower() not in _REGISTRY:
-        raise ValueError(f"oracle must be one of {available(sketches=True)}, got {name!r}")
+        raise ValueError(f"oracle must be one of {available(sketches=True)} or an oracle of your own, FILE.py:NAME, "
+                         f"got {name!r}")
     return _REGISTRY[name.lower()]
 
 
 def get(name: str, epsilon: float, d: int, **params) -> FrequencyOracle:
-    """Build the oracle registered as ``name`` (case-insensitive), e.g. ``get("oue", 1.0, 1024)``."""
+    """Build the oracle registered as ``name`` (case-insensitive), e.g. ``get("oue", 1.0, 1024)``, or
+    one of one's own, ``get("my_oracle.py:Mine", 1.0, 1024)`` (:func:`oracle_class`)."""
     return oracle_class(name)(epsilon=epsilon, d=d, **params)
