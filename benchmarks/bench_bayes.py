@@ -2,7 +2,7 @@
 
 What the Euler–Maclaurin tail changed, measured here, old and new path side by side in one process:
 
-* **Long windows.** ``_bayes_core.exact_logsums`` sums the part k ≥ 1000 of a window of ≥ 20,000
+* **Long windows.** ``engine.exact_logsums`` sums the part k ≥ 1000 of a window of ≥ 20,000
   points by Euler–Maclaurin when the Gaussian scale √v ≥ 1000 (module doc, "Long windows"). The old
   path is the plain windowed sum, still available (``tail_em=False``; for whole methods, by setting
   ``EM_MIN_TERMS`` above n). Cases: Zipf(1.5), d = 1,024, n = 10⁶ (the Wang et al. configs) for GRR,
@@ -41,7 +41,7 @@ REPEATS = 3
 @contextmanager
 def _old_path():
     """The plain windowed sums everywhere (what ldpopt did before the Euler–Maclaurin tail)."""
-    from ldpopt.methods import _bayes_core as core
+    from ldpopt.methods.bayes import engine as core
 
     saved = core.EM_MIN_TERMS
     core.EM_MIN_TERMS = 1 << 62
@@ -53,7 +53,7 @@ def _old_path():
 
 @contextmanager
 def _old_gauss():
-    from ldpopt.methods import bayes
+    from ldpopt.methods.bayes import posterior as bayes
 
     saved = bayes._prior_gauss_moments
     bayes._prior_gauss_moments = bayes._prior_gauss_moments_direct
@@ -84,8 +84,8 @@ def _rel(a, b) -> float:
 
 def measure_case(oracle: str, d: int, n: int, eps: float, repeats: int) -> dict:
     import ldpopt
-    from ldpopt.methods import _bayes_core as core
-    from ldpopt.methods import bayes
+    from ldpopt.methods.bayes import engine as core
+    from ldpopt.methods.bayes import posterior as bayes
 
     est = ldpopt.oracles.get(oracle, epsilon=eps, d=d).simulate(H.zipf_counts(d, n), 7, exact=False)
     S = bayes.noise_sd_counts(est)
@@ -117,7 +117,7 @@ def measure_case(oracle: str, d: int, n: int, eps: float, repeats: int) -> dict:
 
 def measure_gauss(oracle: str, d: int, n: int, eps: float) -> dict:
     import ldpopt
-    from ldpopt.methods import bayes
+    from ldpopt.methods.bayes import posterior as bayes
 
     est = ldpopt.oracles.get(oracle, epsilon=eps, d=d).simulate(H.zipf_counts(d, n), 7, exact=False)
 

@@ -59,7 +59,10 @@ def build(d, n, eps, oracle, seed=0):
 def worker(spec: dict) -> None:
     import warnings
 
-    from ldpopt.methods import bayes
+    try:  # the methods as one module per idea (bayes/ a package), or an earlier revision's bayes.py
+        from ldpopt.methods.bayes import posterior as bayes
+    except ImportError:
+        from ldpopt.methods import bayes  # type: ignore[no-redef]
 
     warnings.simplefilter("ignore")
     if spec["oracle"] == "olh":  # build samples OUE and GRR only: OLH by its fast path

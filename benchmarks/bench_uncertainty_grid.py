@@ -53,9 +53,10 @@ FIT_METHODS = ["em", "power", "power-ns", "calibrate", "mle-apx-paper"]
 
 def _clear_memos() -> None:
     """Empty the power-law fit and posterior-mean memos, so a timed call finds no earlier fit."""
-    from ldpopt.methods import _power_fit, bayes
+    from ldpopt.methods.bayes import posterior as bayes
+    from ldpopt.methods.bayes import exponent_fit as exponent_fit
 
-    _power_fit._FIT_MEMO.clear()
+    exponent_fit._FIT_MEMO.clear()
     bayes._PM_MEMO.clear()
 
 

@@ -12,8 +12,9 @@ import pytest
 from scipy import optimize
 
 from ldpopt.estimate import Estimate
-from ldpopt.methods import _bayes_core as core
-from ldpopt.methods import bayes, get, postprocess
+from ldpopt.methods.bayes import engine as core
+from ldpopt.methods import get, postprocess
+from ldpopt.methods.bayes import posterior as bayes
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -128,7 +129,7 @@ def _mp_logsums(x, S, prior, moments):
         else:
             lw = [-((k - mpmath.mpf(prior.mu)) ** 2) / (2 * mpmath.mpf(prior.tau) ** 2) for k in ks]
         phi = [-((k - xm) ** 2) / (2 * Sm ** 2) + w for k, w in zip(ks, lw)]
-        # G(x) (module doc of _bayes_core) in multiprecision: c, v, A and the nearest support point
+        # G(x) (module doc of engine) in multiprecision: c, v, A and the nearest support point
         if prior.kind == "power-law":
             c, v, A = xm, Sm ** 2, 0
         else:

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from ldpopt import Estimate
-from ldpopt.methods import _bayes_core as core
-from ldpopt.methods import _power_fit as pf
-from ldpopt.methods import bayes
+from ldpopt.methods.bayes import engine as core
+from ldpopt.methods.bayes import exponent_fit as pf
+from ldpopt.methods.bayes import posterior as bayes
 
 
 @pytest.mark.parametrize("n,S,s", [

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ldpopt import oracles
-from ldpopt.methods import _power_fit as pf
+from ldpopt.methods.bayes import exponent_fit as pf
 from ldpopt.uncertainty import intervals
 from ldpopt.uncertainty.resample import apply_batch
 
@@ -64,7 +64,7 @@ def test_progress_is_called_once_per_resample_of_a_row_by_row_method(est):
 
 
 def test_posterior_mean_is_shared_by_power_and_calibrate_and_bit_identical(est):
-    from ldpopt.methods import bayes
+    from ldpopt.methods.bayes import posterior as bayes
 
     bayes._PM_MEMO.clear()
     p1 = bayes.power(est)

@@ -1,13 +1,13 @@
-"""O(d) distinct values by integer keys (ldpopt.methods._distinct) and its two users, EM's dual
+"""O(d) distinct values by integer keys (ldpopt.methods.distinct) and its two users, EM's dual
 solve and Power's log-sums: each must give exactly what the sort / the full evaluation gives."""
 
 import numpy as np
 import pytest
 
-from ldpopt.methods import _bayes_core as core
-from ldpopt.methods import bayes
-from ldpopt.methods.em import _separable_solve
-from ldpopt.methods._distinct import integer_groups, unique_inverse
+from ldpopt.methods.bayes import engine as core
+from ldpopt.methods.bayes import posterior as bayes
+from ldpopt.methods.em.exact import _separable_solve
+from ldpopt.methods.distinct import integer_groups, unique_inverse
 from ldpopt.verify.instances import instance
 
 

@@ -17,7 +17,7 @@ import pytest
 from scipy import optimize, stats
 
 from ldpopt import Estimate, oracles
-from ldpopt.methods import em as E
+from ldpopt.methods.em import ibu as E
 from ldpopt.methods import get, postprocess
 
 

@@ -1,5 +1,5 @@
-"""The s fit of B resamples in lockstep (``ldpopt.methods._power_batch``) against the per-resample
-fit it replaces in the bootstrap (``_power_fit.fit_mle``, kept as the reference), and the intervals
+"""The s fit of B resamples in lockstep (``ldpopt.methods.bayes.exponent_fit_batch``) against the per-resample
+fit it replaces in the bootstrap (``exponent_fit.fit_mle``, kept as the reference), and the intervals
 of Power, PowerNS and Calibrate through the batched path against the per-resample path."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ import pytest
 
 from ldpopt import oracles
 from ldpopt.estimate import Estimate
-from ldpopt.methods import _power_batch as pbm
-from ldpopt.methods import _power_fit as pf
-from ldpopt.methods import _power_prefit, bayes
+from ldpopt.methods.bayes import exponent_fit_batch as pbm
+from ldpopt.methods.bayes import exponent_fit as pf
+from ldpopt.methods.bayes import posterior as bayes
+from ldpopt.methods.bayes import prefit
 from ldpopt.uncertainty import intervals, resample
 from ldpopt.uncertainty.fit import plausible_truth, population
 
@@ -67,7 +68,7 @@ def test_intervals_match_the_per_resample_path(oracle, eps, d, n, monkeypatch):
     assert filled[:2] == [("fit", 10), ("means", 10)], filled
     pf._FIT_MEMO.clear()
     bayes._PM_MEMO.clear()       # the reference computes every fit and posterior mean afresh
-    monkeypatch.setattr(_power_prefit, "prefit_rows", lambda *a: None)
+    monkeypatch.setattr(prefit, "prefit_rows", lambda *a: None)
     for m in resample.POWER_FITTED:
         ref = fields(intervals(est, m, 0.9, n_resamples=10, rng=3))
         np.testing.assert_allclose(batched[m], ref, rtol=1e-9, atol=1e-12 / est.n)
@@ -86,7 +87,7 @@ def test_prefit_fills_the_memo_under_fit_mles_keys():
 
 
 def test_prefilled_posterior_means_match_the_per_row_engine(monkeypatch):
-    from ldpopt.methods import _bayes_core as core
+    from ldpopt.methods.bayes import engine as core
 
     _, X, S = _resamples("oue", 1.0, 40, 20_000, 6, 8)
     s_rows = np.array([1.1, 1.13, 1.2, np.nan, 1.05, 1.17])

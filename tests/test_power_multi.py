@@ -1,4 +1,4 @@
-"""The power-law likelihood at many s in one pass (issue 16, ``ldpopt/methods/_power_multi.py``)
+"""The power-law likelihood at many s in one pass (issue 16, ``ldpopt/methods/bayes/exponent_grid.py``)
 against the engine's per-s path, and the s fit that uses it against the per-s fit (kept as
 ``fit_mle(..., batched=False)``): same sums to ≤ 1e-13, same s and Power output to ≤ 1e-12."""
 
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from ldpopt import oracles
-from ldpopt.methods import _bayes_core as core
-from ldpopt.methods import _power_fit as pf
-from ldpopt.methods import _power_multi as pm
-from ldpopt.methods import bayes
+from ldpopt.methods.bayes import engine as core
+from ldpopt.methods.bayes import exponent_fit as pf
+from ldpopt.methods.bayes import exponent_grid as pm
+from ldpopt.methods.bayes import posterior as bayes
 
 from test_bayes_fit import random_cases
 

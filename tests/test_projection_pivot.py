@@ -1,4 +1,4 @@
-"""The expected-O(d) pivot search (ldpopt.methods._threshold, issue 16) against the sort-and-scan it
+"""The expected-O(d) pivot search (ldpopt.methods.threshold, issue 16) against the sort-and-scan it
 replaced (tests/_sort_reference.py, verbatim copies of the previous code) and exact rationals.
 
 The pivot loop only runs above ``SMALL`` candidates; to exercise every branch at small d the tests
@@ -13,7 +13,8 @@ import pytest
 import _sort_reference as ref
 from _reference import exact_projection, pq
 from ldpopt import Estimate
-from ldpopt.methods import _threshold, mle
+from ldpopt.methods import mle
+from ldpopt.methods import threshold
 from ldpopt.methods.normalize import norm_sub, project_simplex, simplex_shift
 from ldpopt import methods
 
@@ -23,11 +24,11 @@ EPS64 = np.finfo(float).eps
 @pytest.fixture(params=["default", "tiny-small", "bad-first-pivot"])
 def regime(request, monkeypatch):
     if request.param != "default":
-        monkeypatch.setattr(_threshold, "SMALL", 3)
-        monkeypatch.setattr(_threshold, "FIRST", 5)
-        monkeypatch.setattr(_threshold, "SAMPLE", 3)
+        monkeypatch.setattr(threshold, "SMALL", 3)
+        monkeypatch.setattr(threshold, "FIRST", 5)
+        monkeypatch.setattr(threshold, "SAMPLE", 3)
     if request.param == "bad-first-pivot":
-        monkeypatch.setattr(_threshold, "_first_pivot", lambda y, theta, rng: float(np.max(y)))
+        monkeypatch.setattr(threshold, "_first_pivot", lambda y, theta, rng: float(np.max(y)))
     return request.param
 
 

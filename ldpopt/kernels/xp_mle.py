@@ -6,18 +6,18 @@ Eq. 11 with the exact likelihood). Each equals ``ldpopt.methods.em`` within 1e-1
 
 * :func:`grr_mle` — argmax Σ c_v log(q + a f_v) on the simplex, a = p − q: sort the counts, the
   prefix condition c_(k) > λ_k q/a with λ_k = C_k/(1 + kq/a), f = max(c/λ − q/a, 0). Sort-based as in
-  ``ldpopt.methods._em_exact._exact_multinomial`` (a sort and a scan are what a GPU does well).
+  ``ldpopt.methods.em.exact._exact_multinomial`` (a sort and a scan are what a GPU does well).
 * :func:`binomial_mle` — argmax Σ [c_v log π_v + (n − c_v) log(1 − π_v)], π_v = q + a f_v: per-value
   roots π_v(μ) in closed form and the multiplier μ from Σ_v f_v(μ) = 1. Choices: the per-value terms
   depend on v only through c_v, so they are evaluated once per distinct count (``unique`` — a sort
   on the device — with the inverse to gather f at the end; ``ldpopt.methods`` groups the same way,
-  :mod:`ldpopt.methods._distinct`), and the distinct counts with their multiplicities go to the host,
+  :mod:`ldpopt.methods.distinct`), and the distinct counts with their multiplicities go to the host,
   where Brent's method (scipy's ``brentq``, the reference's root-finder, same tolerances) solves the
   scalar equation; each evaluation is O(#distinct counts) — a few thousand at d = 10⁷ — so the
   root-finding is neither a pass over d nor a device round trip per step. h(μ) = Σ_u m_u f_u(μ) sums
   over the distinct counts u with multiplicities m_u where the reference sums the gathered vector:
   the roots differ in the last bits only. The per-value root is
-  ``ldpopt.methods._em_exact._root_pi`` itself, run on host arrays.
+  ``ldpopt.methods.em.exact._root_pi`` itself, run on host arrays.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def grr_mle(counts, p: float, q: float):
 def _bracket(h, uw: np.ndarray, n: float, alpha: float, beta: float) -> tuple[float, float]:
     """[lo, hi] with h(lo) ≥ 0 ≥ h(hi): μ_hi = max_u G_u(α) makes every f = 0, μ_lo = max_u G_u(α + β)
     puts one f at 1 (G(x) = w/x − (n − w)/(1 − x)); infinite ends expanded by doubling steps, as in
-    ``ldpopt.methods._em_exact._separable_solve``."""
+    ``ldpopt.methods.em.exact._separable_solve``."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         g0 = np.where(uw > 0, uw / alpha if alpha > 0 else np.inf, 0.0) - np.where(uw < n, (n - uw) / (1 - alpha), 0.0)
         top = alpha + beta
@@ -75,7 +75,7 @@ def binomial_mle(counts, n: int, p: float, q: float, max_iter: int = 10_000):
     namespace of ``counts``; ``max_iter`` bounds Brent's evaluations (a ``RuntimeError`` past it)."""
     from scipy.optimize import brentq
 
-    from ..methods._em_exact import _root_pi
+    from ..methods.em.exact import _root_pi
 
     xp = _module_of(counts)
     uw_d, inv, mult_d = xp.unique(counts.astype(xp.float64), return_inverse=True, return_counts=True)

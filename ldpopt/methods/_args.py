@@ -1,6 +1,6 @@
 """Argument checks shared by the methods: a real number, a name from a list, an iteration cap; and
 those of the Bayesian post-processors (:mod:`ldpopt.methods.bayes`) and their slow references
-(:mod:`ldpopt.methods._bayes_reference`): s ≥ 0 (a non-increasing power law), the s search
+(:mod:`ldpopt.methods.bayes.reference`): s ≥ 0 (a non-increasing power law), the s search
 interval, the fit and prior names."""
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ K_(k) > s Σ_{i<k}(a_(i) − a_(k)); this condition is S evaluated at the k-th b
 those values increase with k, so it holds exactly for k ≤ k*. Hence the support can be found like
 Norm-Sub's: test the condition at random pivots and discard the side it decides, with x_S of any
 S ⊇ S* as a lower bound (step 1 of the proof below), then sort and scan the last few thousand
-candidates (:mod:`._threshold`) — expected O(d), exact, no tolerance. The result has the Norm-Sub/Norm-Mul hybrid form of §3.4's analysis,
+candidates (:mod:`.threshold`) — expected O(d), exact, no tolerance. The result has the Norm-Sub/Norm-Mul hybrid form of §3.4's analysis,
 
     f'_v = max(γ f̃_v + δ, 0),   γ = B/(B + C x*) > 0,   δ = −s x*/(B + C x*).
 
@@ -107,10 +107,10 @@ import numpy as np
 
 from ..estimate import Estimate
 from ._args import _check_max_iter
-from ._mle_printed import mle_apx_formula_arxiv, mle_apx_formula_ndss
-from ._threshold import top_support
 from .baseline import _check_estimate
+from .mle_printed import mle_apx_formula_arxiv, mle_apx_formula_ndss
 from .registry import ProblemStatement, register
+from .threshold import top_support
 
 __all__ = ["mle_apx", "mle_apx_formula_arxiv", "mle_apx_formula_ndss", "mle_apx_lambda", "mle_apx_paper",
            "mle_apx_paper_iterate", "mle_gradient", "mle_objective"]
@@ -183,7 +183,7 @@ def _kappa(r, p: float, q: float):
 
 
 def _mle_apx_pivot(est: Estimate) -> np.ndarray:
-    """MLE-Apx by the expected-O(d) pivot search of :mod:`._threshold` (module docstring, 'Exact
+    """MLE-Apx by the expected-O(d) pivot search of :mod:`.threshold` (module docstring, 'Exact
     solution without iteration', with pivots instead of a full sort).
 
     The search runs on the counts themselves (no full-length a = c/n − q is formed): a top set T of
@@ -312,7 +312,7 @@ def mle_apx(estimate: Estimate, method: str = "sort", polish: bool = True) -> np
     Parameters
     ----------
     method : {"sort", "brentq"}
-        ``"sort"`` (default): the breakpoint scan, exact; on pivots (expected O(d), :mod:`._threshold`),
+        ``"sort"`` (default): the breakpoint scan, exact; on pivots (expected O(d), :mod:`.threshold`),
         with the full sort only on the last few thousand candidates.
         ``"brentq"``: 1-D root finding of Σ_v f_v(λ) = 1 in the common multiplier λ with
         :func:`scipy.optimize.brentq` (tight xtol), f_v(λ) in closed form (a quadratic root); a

@@ -5,7 +5,7 @@ the scaled simplex that Norm-Sub and Norm-Hyb share.
 Norm-Sub is CLS (arXiv §3.5, Appendix B): the Euclidean projection of f̃ onto
 {f ≥ 0, Σf = 1}. Its KKT conditions give f'_v = max(f̃_v − τ, 0) with one common shift τ = −δ;
 :func:`project_simplex` finds τ exactly, in expected O(d), by the pivot search of
-:mod:`._threshold` (randomised pivots as in Kiwiel 2008 with Michelot's bound as in Condat 2016;
+:mod:`.threshold` (randomised pivots as in Kiwiel 2008 with Michelot's bound as in Condat 2016;
 the sort + cumulative-sum scan of Held, Wolfe & Crowder 1974 / Duchi et al. 2008 on the last few
 thousand candidates, and the tests' reference), and needs no iteration tolerance.
 """
@@ -19,9 +19,9 @@ import numpy as np
 
 from .._validation import check_float_array
 from ..estimate import Estimate
-from ._threshold import top_support
 from .baseline import _check_estimate, cut_threshold
 from .registry import ProblemStatement, register
+from .threshold import top_support
 
 __all__ = ["norm", "norm_cut", "norm_hyb", "norm_mul", "norm_mul_rows", "norm_sub", "positive_mass", "project_simplex", "simplex_shift"]
 
@@ -40,7 +40,7 @@ def _shift_support(y: np.ndarray, total: float) -> tuple[float, np.ndarray | Non
     """(τ, pool): τ with Σ max(y − τ, 0) = total (total > 0, y finite, non-empty), exact up to
     rounding, and the indices of a subset of y containing the support (None: all of y).
 
-    Expected O(d): the pivot search of :func:`._threshold.top_support` with θ(S, k) = (S − total)/k
+    Expected O(d): the pivot search of :func:`.threshold.top_support` with θ(S, k) = (S − total)/k
     (the sort-and-scan of Held, Wolfe & Crowder is its base case, and the tests' reference)."""
     s, k, pool = top_support(y, lambda css, k: (css - total) / k)
     # k = 0 only when total is below the rounding unit of max(y): the support is {argmax}.
@@ -113,7 +113,7 @@ def project_simplex(x, total: float = 1.0) -> np.ndarray:
 
     The unique minimiser of ‖f − x‖₂ on that set; its KKT conditions (arXiv Appendix B, NDSS
     Appendix A) give f_v = max(x_v − τ, 0) with Σ_v max(x_v − τ, 0) = total. τ is found exactly, in
-    expected O(d), by the pivot search of :mod:`._threshold` (the sort-and-scan of Held, Wolfe &
+    expected O(d), by the pivot search of :mod:`.threshold` (the sort-and-scan of Held, Wolfe &
     Crowder on the last few thousand candidates), then polished once from the found support with
     pairwise summation so that Σf = total to rounding even at d = 10⁷.
 

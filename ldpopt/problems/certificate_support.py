@@ -135,7 +135,7 @@ def _groups(sep, st):
     The likelihoods' and the weighted MLE's h, h', h'', μ and d1 scale at l are elementwise functions
     of (c_v, l_v, u_v) and scalars: evaluated once per distinct count and gathered, they are the
     same operations on the same operands, so the same floats (as EM's dual in
-    :mod:`ldpopt.methods._distinct`; ``tests/test_certificate_support.py`` compares bit for bit).
+    :mod:`ldpopt.methods.distinct`; ``tests/test_certificate_support.py`` compares bit for bit).
     At d = 10⁷ the counts take a few hundred to a few thousand values, and the terms cost ~30 passes
     over the domain each (log, cbrt) against ~8 for the grouping."""
     if st.d < GROUP_MIN_D or st.l.strides != (0,) or st.u.strides != (0,) or not st.l[0] < st.u[0]:

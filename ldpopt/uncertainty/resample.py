@@ -12,7 +12,7 @@ form where the method declares one (:mod:`ldpopt.methods.registry`: Base, Base-P
 Norm-Mul, Norm-Sub, each held to its one-at-a-time form by :func:`ldpopt.testing.check_method`),
 else one call per resample on an :class:`~ldpopt.Estimate` (a loop over B, never over values),
 after the method's ``prepare_batch`` (Power, PowerNS and Calibrate: every resample's s fit and
-posterior mean at once over the union of the resamples' counts, :mod:`ldpopt.methods._power_prefit`).
+posterior mean at once over the union of the resamples' counts, :mod:`ldpopt.methods.bayes.prefit`).
 """
 
 from __future__ import annotations

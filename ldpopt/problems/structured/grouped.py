@@ -7,7 +7,7 @@ every value of a count — the bounds l, u of the plain simplex (all 0 and all `
 per-value argmin at one multiplier t_v = λ, a point f produced by it — h, h', h'', μ and the argmin
 are computed once per distinct count on a representative and gathered: the same IEEE operations on
 the same operands, so the gathered array is bit-identical to the elementwise one (as for EM's dual,
-:mod:`ldpopt.methods._distinct`; ``tests/test_structured_grouped.py`` checks it).
+:mod:`ldpopt.methods.distinct`; ``tests/test_structured_grouped.py`` checks it).
 
 The simplex solve itself (:func:`simplex_grouped`) is then Newton on λ over the K distinct counts
 with their multiplicities as weights, S(λ) = Σ_k m_k f_k(λ) (:func:`.dual.solve_lambda`), instead of
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...methods._distinct import integer_groups
+from ...methods.distinct import integer_groups
 from .separable import BinomialSep, MultinomialSep
 
 __all__ = ["Groups", "count_groups", "evaluate", "evaluator", "groups_of", "per_group", "restricted", "simplex_grouped", "uniform"]

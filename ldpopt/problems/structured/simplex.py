@@ -2,7 +2,7 @@
 
 With no rows besides Σ f = total and every lower bound 0 (no Box upper bound, no Fixed value: the
 upper bounds are only the implied ones, which never bind off a vertex), two objectives have a
-solution whose support is a *top set* of one vector, found by :func:`ldpopt.methods._threshold.top_support`
+solution whose support is a *top set* of one vector, found by :func:`ldpopt.methods.threshold.top_support`
 (Kiwiel's randomised pivoting; expected O(d), no sort of the domain):
 
 * cls, h_v = w (f − m_v)² with one scalar w (Wang et al. §3.5, Appendix B): f = max(m − τ, 0) with
@@ -135,8 +135,8 @@ def _mle_apx(sep: WeightedMLESep, mass: float = 1.0):
     the support equation Σ (a_v − s x)/(B + C x) = mass gives x = (Σa − mass·B)/(mass·p(1 − p) +
     (k − mass)·s); f is then Eq. 14 itself (the cancellation-free :func:`_f_on_support` is written
     for mass 1, which keeps MLE-Apx's own numbers there)."""
-    from ...methods._threshold import top_support
     from ...methods.mle import _denominator, _f_on_support, _polish_x
+    from ...methods.threshold import top_support
 
     a, B, s, C, p, q = sep.a, sep.B, sep.s, sep.C, sep.p, sep.q
 

@@ -1,7 +1,7 @@
 """The memo of Power's posterior means: (digest of x, S, prior) -> E[k | x] (read-only arrays).
 
 Power, PowerNS and Calibrate (power law) compute the same posterior mean of the same resamples in a
-bootstrap of every method; :mod:`.bayes` reads and fills it per call, :mod:`._power_batch` prefills
+bootstrap of every method; :mod:`.bayes` reads and fills it per call, :mod:`.exponent_fit_batch` prefills
 it for a batch of resamples. Bounded by the number of stored values (2^24 float64, 128 MB), then
 cleared.
 """
@@ -12,7 +12,7 @@ import hashlib
 
 import numpy as np
 
-from . import _bayes_core as core
+from . import engine as core
 
 __all__ = ["MEMO", "MEMO_VALUES", "key"]
 

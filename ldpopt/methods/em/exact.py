@@ -1,6 +1,6 @@
 """The exact maximum-likelihood solves of :mod:`.em` (its module docstring has the derivation):
 the separable dual solve of the binomial likelihood on the simplex — per-value roots in closed form,
-the simplex multiplier μ by Brent's method, grouped by distinct count (:mod:`._distinct`) — and the
+the simplex multiplier μ by Brent's method, grouped by distinct count (:mod:`.distinct`) — and the
 closed form of the multinomial one. Split from :mod:`.em` by concern (the solvers, not the
 likelihoods, the IBU/EM references or the registered method)."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._distinct import integer_groups
+from ..distinct import integer_groups
 
 __all__ = ["ConvergenceError", "ConvergenceWarning"]
 
@@ -56,7 +56,7 @@ def _separable_solve(w: np.ndarray, n: float, alpha: float, beta: float, max_ite
     computed on the whole domain at the root. ``shrink=False`` is the plain reference.
 
     ``group``: when every w_v is an integer ≥ 0 (support counts), x_v(μ) is computed once per
-    distinct w (:func:`ldpopt.methods._distinct.integer_groups`) and gathered — the same elementwise
+    distinct w (:func:`ldpopt.methods.distinct.integer_groups`) and gathered — the same elementwise
     operations, so h and f are bit-identical to ``group=False`` (the plain reference)."""
     nev = 0
     lb = -np.inf  # largest μ seen with h(μ) ≥ 0 ...

@@ -6,7 +6,7 @@ and the Gaussian count noise N(0, S²) (Eq. 13–14), the objective is
     ℓ(s) = Σ_v log Σ_{k=1..n} k^{−s} N(x_v − k; 0, S²) − d · log H_n(s),   x_v = f̃_v · n,
 
 computed here up to the s-independent constant Σ_v G(x_v) (the engine's relative log-sums,
-:mod:`ldpopt.methods._bayes_core`), with its exact score ℓ'(s) = Σ_v (E_prior[log k] −
+:mod:`ldpopt.methods.bayes.engine`), with its exact score ℓ'(s) = Σ_v (E_prior[log k] −
 E_post,v[log k]) and ℓ''(s) = Σ_v Var_post,v[log k] − d Var_prior[log k].
 
 ℓ is *not* concave in s: with n < d (most counts are noise around 0–1) it typically has an interior
@@ -30,7 +30,7 @@ A(s) = Σ_v log Σ_k k^{−s}N(·) convex and log H_n convex in s — the chord 
 prune the cells next to the maximum.)
 
 Speed (same result): the GRID_POINTS values of ℓ, ℓ', ℓ'' are computed in one pass over
-the data (:mod:`ldpopt.methods._power_multi`: the windows, Gaussian factors, Chebyshev panels and
+the data (:mod:`ldpopt.methods.bayes.exponent_grid`: the windows, Gaussian factors, Chebyshev panels and
 Euler–Maclaurin nodes do not depend on s; only k^{−s} does), and each cell's refinement starts at
 the root of the cubic Hermite interpolant of ℓ' from ℓ', ℓ'' at the ends of a sub-cell found by
 NARROW_PASSES batched evaluations at NARROW_POINTS interior points each (:func:`_narrow`; a cell
@@ -49,9 +49,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _bayes_core as core
-from . import _euler_maclaurin as emq
-from . import _power_multi as _pm
+from . import engine as core
+from . import euler_maclaurin as emq
+from . import exponent_grid as _pm
 
 GRID_POINTS = 11
 _TOL = 1e-10
@@ -62,7 +62,7 @@ def _prior_logk_moments(prior: core.Prior) -> tuple[float, float, float]:
     return float(np.log(h0)), h1 / h0, h2 / h0
 
 
-_EM_HEAD = core.EM_START  # the same head k < 1000 as the posterior tails of _bayes_core
+_EM_HEAD = core.EM_START  # the same head k < 1000 as the posterior tails of engine
 
 
 def _power_sum(a: float, n: int) -> float:
@@ -165,7 +165,7 @@ def loglik_score(x, S: float, n: int, s: float, weights=None) -> tuple[float, fl
 
 
 def loglik_scores(x, S: float, n: int, s_arr, weights=None) -> list[tuple[float, float, float]]:
-    """:func:`loglik_score` at every s of ``s_arr`` in one pass (:mod:`._power_multi`)."""
+    """:func:`loglik_score` at every s of ``s_arr`` in one pass (:mod:`.exponent_grid`)."""
     L = _pm.logsums(x, S, n, s_arr)                      # (ns, len(x), 3)
     A = np.exp(L[:, :, 1] - L[:, :, 0])
     B = np.exp(L[:, :, 2] - L[:, :, 0])

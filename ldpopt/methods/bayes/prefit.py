@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _power_batch
-from . import _power_fit as _fit_memo
+from . import exponent_fit as _fit_memo
+from . import exponent_fit_batch
 
 __all__ = ["PREFIT_CHUNK", "PREFIT_SPREAD", "prefit_rows"]
 
@@ -48,23 +48,23 @@ def _groups_within(s, width: float):
 
 
 def prefit_rows(X, S, n, lo, hi) -> None:
-    """Fit s of every resample (the rows of counts X (B, d), noise scale S, n users, s in [lo, hi]) in batches (:func:`ldpopt.methods._power_batch.prefit`: the fits in
+    """Fit s of every resample (the rows of counts X (B, d), noise scale S, n users, s in [lo, hi]) in batches (:func:`ldpopt.methods.bayes.exponent_fit_batch.prefit`: the fits in
     lockstep over the union of the batch's counts) ; the
-    per-row calls then find their fit in the memo of :func:`ldpopt.methods._power_fit.fit_mle`.
+    per-row calls then find their fit in the memo of :func:`ldpopt.methods.bayes.exponent_fit.fit_mle`.
     Where the two probe fits differ by more than :data:`PREFIT_SPREAD`, the batches are
     :data:`PREFIT_CHUNK` rows of similar largest count (*choice*: the largest count orders the
     fitted exponent best among the statistics tried, correlation −0.70 to −0.85 where s spreads,
     −0.57 for the variance on BMS-WebView-1, GRR ε = 0.5), so each batch's roots lie close
     together; otherwise one batch of every row. The
     posterior means are prefilled per group of rows whose s lie within the interpolant's width
-    :data:`ldpopt.methods._power_batch.MEAN_MAX_WIDTH` (wider groups would take the per-row path)."""
+    :data:`ldpopt.methods.bayes.exponent_fit_batch.MEAN_MAX_WIDTH` (wider groups would take the per-row path)."""
     top = X.max(axis=1)
     ends = [_fit_memo._fit_mle(*np.unique(X[i], return_counts=True), S, n, lo, hi, _fit_memo.GRID_POINTS, True)[0]
             for i in (int(np.argmin(top)), int(np.argmax(top)))]  # the probe (not memoised: the batch fits every row)
     size = PREFIT_CHUNK if abs(ends[1] - ends[0]) > PREFIT_SPREAD else X.shape[0]
     for rows in _chunks_by(top, size):
-        _power_batch.prefit(X[rows], S, n, lo, hi)
+        exponent_fit_batch.prefit(X[rows], S, n, lo, hi)
     fits = [_fit_memo.fit_mle(x, S, n, lo, hi) for x in X]   # memo hits: no fit, no warning
     s_rows = np.array([np.nan if at_hi else s for s, at_hi in fits])
-    for rows in _groups_within(s_rows, _power_batch.MEAN_MAX_WIDTH):
-        _power_batch.prefill_means(X[rows], S, n, s_rows[rows])
+    for rows in _groups_within(s_rows, exponent_fit_batch.MEAN_MAX_WIDTH):
+        exponent_fit_batch.prefill_means(X[rows], S, n, s_rows[rows])

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_float_array
-from ..estimate import Estimate
-from ..estimate import check_estimate as _check_estimate
+from ..._validation import check_float_array
+from ...estimate import Estimate
+from ...estimate import check_estimate as _check_estimate
 
 __all__ = ["loglik_binomial", "loglik_binomial_grad", "loglik_multinomial", "loglik_multinomial_grad"]
 

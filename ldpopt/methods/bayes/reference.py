@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..estimate import Estimate
-from ..estimate import check_estimate as _check_estimate
-from ._args import _PRIORS, _check_choice, _check_s, _real
+from ...estimate import Estimate
+from ...estimate import check_estimate as _check_estimate
+from .._args import _PRIORS, _check_choice, _check_s, _real
 
 
 def power_reference(estimate: Estimate, s: float, *, dps: int | None = None) -> np.ndarray:
@@ -27,7 +27,7 @@ def power_reference(estimate: Estimate, s: float, *, dps: int | None = None) -> 
     s = _check_s(s)
     n = est.n
     if dps is not None:
-        from .._extras import require
+        from ..._extras import require
 
         mpmath = require("mpmath", "test", "power_reference(dps=...)")
 

@@ -1,16 +1,16 @@
 """The MLE of the power-law exponent s (Jia & Gong INFOCOM 2019 §III-C, Eq. 16) for B resamples at
 once: the fits of a bootstrap's resampled estimates in lockstep, over the union of their counts.
 
-:func:`ldpopt.methods._power_fit.fit_mle` fits one estimate: ~22 evaluations of ℓ(s), ℓ'(s), ℓ''(s),
+:func:`ldpopt.methods.bayes.exponent_fit.fit_mle` fits one estimate: ~22 evaluations of ℓ(s), ℓ'(s), ℓ''(s),
 each a windowed sum of ~18,000 terms per distinct value (OUE, ε = 1, n = 2·10⁵). B resamples drawn
 from one bootstrap world share most of their counts (integers within a few noise sd of n·q), so this
 module evaluates the per-value log-sums once per *distinct* value of the union of the B resamples'
-x = f̃·n (where the values are dense, :func:`._power_multi.logsums` interpolates them in x on
+x = f̃·n (where the values are dense, :func:`.exponent_grid.logsums` interpolates them in x on
 Chebyshev panels, checked a posteriori) and gets every resample's data part by a (B, U) matrix of
 multiplicities. The prior part d·(log H_n(s), E_prior log k, Var_prior log k) is computed exactly at
-every s (O(1) in n, :func:`._power_fit._prior_logk_moments`).
+every s (O(1) in n, :func:`.exponent_fit._prior_logk_moments`).
 
-Steps (the same global maximiser as ``fit_mle``, module doc of ``_power_fit``):
+Steps (the same global maximiser as ``fit_mle``, module doc of ``exponent_fit``):
 
 1. **Grid.** The 11-point grid in log(1 + s) is the same for every resample: one multi-s pass.
 2. **Cells.** Each resample's cells with ℓ' > 0 ≥ ℓ' at the ends (bracketed local maxima).
@@ -29,7 +29,7 @@ Steps (the same global maximiser as ``fit_mle``, module doc of ``_power_fit``):
 
 **Posterior means** (:func:`prefill_means`): with every resample's s known, log E[k | x] is
 interpolated in s on the union of the counts (Chebyshev in s over the resamples' range of s, two
-exact check points) and stored in the posterior-mean memo (:mod:`._posterior_memo`), where
+exact check points) and stored in the posterior-mean memo (:mod:`.posterior_memo`), where
 Power, PowerNS and Calibrate find it.
 
 Any resample whose root is not bracketed by the fine interval, or whose cell fails the check, is
@@ -42,10 +42,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _bayes_core as core
-from . import _posterior_memo as memo
-from . import _power_fit as pf
-from . import _power_multi as pm
+from . import engine as core
+from . import exponent_fit as pf
+from . import exponent_grid as pm
+from . import posterior_memo as memo
 
 COARSE_NODES = 16
 FINE_NODES = 16
@@ -73,7 +73,7 @@ def _data_terms(W, ux, S, n, s_arr) -> np.ndarray:
 
 
 def _values(data, prior, d) -> np.ndarray:
-    """(3, B, ns): ℓ (up to Σ_v G), ℓ', ℓ'' from the data and prior parts (``_power_fit`` doc)."""
+    """(3, B, ns): ℓ (up to Σ_v G), ℓ', ℓ'' from the data and prior parts (``exponent_fit`` doc)."""
     return np.stack([data[0] - d * prior[:, 0], data[1] + d * prior[:, 1], data[2] - d * prior[:, 2]])
 
 
@@ -168,7 +168,7 @@ def fit_mle_batch(X, S: float, n: int, lo: float, hi: float) -> list[tuple[float
 
 
 def prefit(X, S: float, n: int, lo: float, hi: float) -> int:
-    """Fill ``_power_fit``'s memo with the batched fits of the rows of X, under the keys
+    """Fill ``exponent_fit``'s memo with the batched fits of the rows of X, under the keys
     ``fit_mle(x, S, n, lo, hi)`` looks up; returns the number of rows fitted. Rows already in the
     memo are skipped; nothing is done when the batch would not fit in the memo."""
     X = np.asarray(X, dtype=np.float64)
@@ -188,11 +188,11 @@ MEAN_MAX_WIDTH = 0.25  # s range of one interpolant of the posterior means (choi
 
 
 def prefill_means(X, S: float, n: int, s_rows) -> int:
-    """Fill the posterior-mean memo (:mod:`._posterior_memo`) for rows x of X (B, d) under the
+    """Fill the posterior-mean memo (:mod:`.posterior_memo`) for rows x of X (B, d) under the
     power-law prior with exponent ``s_rows[r]`` (NaN: skip the row); returns the rows filled
     (rows already in the memo are skipped; none when the memo's bound would be exceeded).
 
-    log E[k | x] = L_k − L_z (:mod:`._bayes_core`) is analytic in s; it is computed on the union of
+    log E[k | x] = L_k − L_z (:mod:`.engine`) is analytic in s; it is computed on the union of
     the rows' distinct x at ``MEAN_NODES`` Chebyshev points of [min s, max s] (one engine call per
     node: ``core.logsums``, the engine of the per-row path) and interpolated in s per row. Two check
     points in the interval are computed exactly; unless every union value's interpolant is within

@@ -1,5 +1,5 @@
-"""Euler–Maclaurin sums for the long windows of the Bayesian engine (:mod:`ldpopt.methods._bayes_core`),
-also used by the batched-s sums of ``_power_multi`` and the prior sums of ``_power_fit``.
+"""Euler–Maclaurin sums for the long windows of the Bayesian engine (:mod:`ldpopt.methods.bayes.engine`),
+also used by the batched-s sums of ``exponent_grid`` and the prior sums of ``exponent_fit``.
 
 Long windows (Euler–Maclaurin)
     When √v ≥ 1000 (GRR at small ε: σn ≈ 1.4·10⁵ at d = 1024, ε = 0.2, n = 10⁶) the window can hold
@@ -15,7 +15,7 @@ Long windows (Euler–Maclaurin)
     1e-25 relative. Measured against the direct sum: ≤ 1e-15 relative on L_m, 100–250× faster
     (tests/test_bayes.py; ``exact_logsums(..., tail_em=False)`` is the direct reference).
 
-``prior`` below is a :class:`ldpopt.methods._bayes_core.Prior` (only its ``rel_phi``, ``kind`` and
+``prior`` below is a :class:`ldpopt.methods.bayes.engine.Prior` (only its ``rel_phi``, ``kind`` and
 ``s`` are read, so this module does not import the engine that calls it).
 """
 
@@ -96,7 +96,7 @@ def _endpoint_series(t0, c, v, kr, prior, shift) -> np.ndarray:
 def em_nodes(a, b, v: float):
     """(a, b as float, nodes t, weights w) of the Euler–Maclaurin integral over [a, b] per point, shape
     (m, panels·24): 24-point Gauss–Legendre on panels of width ≤ min(t/2, EM_PANEL·√v) (geometric from
-    a, then uniform; padding panels have weight 0). Shared with the batched-s sums of ``_power_multi``."""
+    a, then uniform; padding panels have weight 0). Shared with the batched-s sums of ``exponent_grid``."""
     m = a.shape[0]
     af, bf = a.astype(np.float64), b.astype(np.float64)
     sv = float(np.sqrt(v))

@@ -90,11 +90,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..estimate import Estimate
-from ..estimate import check_estimate as _check_estimate
-from ._args import _check_choice, _check_max_iter
-from ._em_exact import ConvergenceError, ConvergenceWarning, _exact_multinomial, _separable_solve
-from ._em_loglik import (
+from ...estimate import Estimate
+from ...estimate import check_estimate as _check_estimate
+from .._args import _check_choice, _check_max_iter
+from ..registry import ProblemStatement, register
+from .exact import ConvergenceError, ConvergenceWarning, _exact_multinomial, _separable_solve
+from .loglik import (
     _LOGLIK,
     _check_f,
     _scale,
@@ -103,7 +104,6 @@ from ._em_loglik import (
     loglik_multinomial,
     loglik_multinomial_grad,
 )
-from .registry import ProblemStatement, register
 
 __all__ = [
     "ConvergenceError",
@@ -148,7 +148,7 @@ class MLEResult:
     message: str
 
 
-# -- likelihoods and gradients (the functions in _em_loglik) ----------------------------------------
+# -- likelihoods and gradients (the functions in loglik) ----------------------------------------
 def kkt_residual(f, estimate: Estimate, likelihood: str, support_tol: float = 0.0) -> dict:
     """KKT residuals of ``f`` for maximising ``likelihood`` on the simplex, relative to a·N.
 
@@ -188,7 +188,7 @@ def likelihood_for(estimate: Estimate) -> str:
 
 def _oracle_likelihood(name: str) -> str | None:
     """The ``likelihood`` the oracle registered as ``name`` declares; None for a name not registered."""
-    from .. import oracles
+    from ... import oracles
 
     try:
         return oracles.oracle_class(name).likelihood

@@ -45,7 +45,7 @@ Relative log-sums
 
 Long windows (Euler–Maclaurin)
     When √v ≥ 1000 the part k ≥ 1000 of a window with at least ``EM_MIN_TERMS`` points is summed
-    by Euler–Maclaurin with a proven error ≤ 3e-19 relative (:mod:`ldpopt.methods._euler_maclaurin`).
+    by Euler–Maclaurin with a proven error ≤ 3e-19 relative (:mod:`ldpopt.methods.bayes.euler_maclaurin`).
 
 ``logsums``
     The fast path. L_m(x) is a smooth (entire in x, log of a positive Gaussian convolution) function
@@ -68,8 +68,8 @@ import functools
 
 import numpy as np
 
-from ._distinct import unique_inverse
-from ._euler_maclaurin import _em_tail_logsums, _moment_sums
+from ..distinct import unique_inverse
+from .euler_maclaurin import _em_tail_logsums, _moment_sums
 
 __all__ = ["MOMENTS", "Prior", "exact_logsums", "log_reference", "logsums"]
 
@@ -297,7 +297,7 @@ def logsums(x, S: float, prior: Prior, moments=("z", "k"), *, relative: bool = F
     """Fast L_m(x) (L_m − G(x) with ``relative=True``): exact on sparse points, Chebyshev
     interpolation on dense panels (module doc). ``keys``: integer support counts that x is an
     increasing function of; its distinct values are then found in O(d), checked, with the same
-    result as ``np.unique`` (:func:`ldpopt.methods._distinct.unique_inverse`; the sort was ~1.4 s
+    result as ``np.unique`` (:func:`ldpopt.methods.distinct.unique_inverse`; the sort was ~1.4 s
     CPU at d = 10⁷)."""
     x = np.asarray(x, dtype=np.float64)
     ux, inv = np.unique(x, return_inverse=True) if keys is None else unique_inverse(x, keys)

@@ -20,7 +20,7 @@ Power (Wang et al. arXiv §3.2, Eq. 10; NDSS 2020 §IV-E, Eq. 13)
     power-law prior convolved with the Gaussian noise. That likelihood is not concave in s (with
     n < d it typically has an interior maximum and a lower one at the upper bound), so we return its
     global maximum on ``s_bounds`` (grid, bracketed local maxima refined, ends compared:
-    :mod:`ldpopt.methods._power_fit`); Jia & Gong use gradient descent from a random start, which
+    :mod:`ldpopt.methods.bayes.exponent_fit`); Jia & Gong use gradient descent from a random start, which
     finds a local maximum only. ``fit="mean-variance"`` uses their
     Eq. 17 instead (one parameter, so the mean equation alone): E_prior[k](s) = mean_v(f̃_v n).
     Caveat we found: Σ f̃ ≈ 1, so that equation fixes E[k] ≈ n/d whatever the data's shape; it is
@@ -63,7 +63,7 @@ Where Power and Calibrate coincide and where they differ
 OUE-Zero (Jia & Gong §IV-A2, Eq. 22) is Base-Cut with β = 0.05 on the Eq. 14 variance; it lives with
 the other threshold methods (``base-cut``), not here.
 
-Numerics (see :mod:`ldpopt.methods._bayes_core`): log-space windowed sums with a provable
+Numerics (see :mod:`ldpopt.methods.bayes.engine`): log-space windowed sums with a provable
 truncation bound (dropped mass < 3e-20 relative), computed relative to the s-independent reference
 G(x) = −(k_ref − x)²/(2σ²n²) (k_ref the support count nearest to f̃·n), so posterior means and the
 score in s stay exact when f̃·n lies far outside [1, n] relative to σn (OUE at large ε, f̃ up to 2);
@@ -79,21 +79,21 @@ import warnings
 
 import numpy as np
 
-from ..estimate import Estimate
-from ..estimate import check_estimate as _check_estimate
-from . import _bayes_core as core
-from . import _power_fit as _pf
-from . import _power_prefit
-from ._args import _DEFAULT_S_BOUNDS, _FITS, _PRIORS, _TAU_FLOOR, _check_bounds, _check_choice, _check_s, _real
-from ._bayes_reference import calibrate_reference, loglik_reference, power_reference
-from ._posterior_memo import MEMO as _PM_MEMO  # the posterior-mean memo
-from ._posterior_memo import MEMO_VALUES as _PM_MEMO_VALUES
-from ._posterior_memo import key as _pm_key
+from ...estimate import Estimate
+from ...estimate import check_estimate as _check_estimate
+from .._args import _DEFAULT_S_BOUNDS, _FITS, _PRIORS, _TAU_FLOOR, _check_bounds, _check_choice, _check_s, _real
+from ..normalize import project_simplex
+from ..registry import ProblemStatement, register
+from . import engine as core
+from . import exponent_fit as _pf
+from . import prefit
 
 # re-exported for callers and tests
-from ._power_fit import _power_log_sums, _power_sum, _prior_logk_moments, _prior_mean_power, _score_power  # noqa: F401
-from .normalize import project_simplex
-from .registry import ProblemStatement, register
+from .exponent_fit import _power_log_sums, _power_sum, _prior_logk_moments, _prior_mean_power, _score_power  # noqa: F401
+from .posterior_memo import MEMO as _PM_MEMO  # the posterior-mean memo
+from .posterior_memo import MEMO_VALUES as _PM_MEMO_VALUES
+from .posterior_memo import key as _pm_key
+from .reference import calibrate_reference, loglik_reference, power_reference
 
 __all__ = ["calibrate", "calibrate_reference", "fit_gaussian", "fit_power_law", "loglik_reference",
            "noise_check", "noise_sd_counts", "power", "power_ns", "power_reference"]
@@ -127,7 +127,7 @@ def _x(est: Estimate) -> np.ndarray:
 
 
 def _posterior_mean_counts(x, S, prior: core.Prior, keys=None) -> np.ndarray:
-    # relative log-sums: exact ratios even when x is far outside [kmin, n] (see _bayes_core);
+    # relative log-sums: exact ratios even when x is far outside [kmin, n] (see engine);
     # keys: the support counts x is a function of (its distinct values found in O(d), not by a sort)
     x = np.ascontiguousarray(x, dtype=np.float64)
     key = _pm_key(x, S, prior)
@@ -142,13 +142,13 @@ def _posterior_mean_counts(x, S, prior: core.Prior, keys=None) -> np.ndarray:
     return out
 
 
-# -- power-law prior: fitting (numerics in _power_fit) ---------------------------------------------
+# -- power-law prior: fitting (numerics in exponent_fit) ---------------------------------------------
 def fit_power_law(estimate: Estimate, fit: str = "mle", s_bounds=_DEFAULT_S_BOUNDS) -> float:
     """Fit the power-law exponent s (Jia & Gong §III-C) from f̃ on the count scale.
 
     ``fit="mle"``: the *global* maximiser on ``s_bounds`` of Σ_v log Σ_{k=1..n} k^{−s}/H_n(s) ·
     N(f̃_v n − k; 0, σn) (Eq. 16): grid over the interval, every bracketed local maximum refined
-    to 1e-10 in s, both ends compared (:mod:`ldpopt.methods._power_fit`). The likelihood is not
+    to 1e-10 in s, both ends compared (:mod:`ldpopt.methods.bayes.exponent_fit`). The likelihood is not
     concave in s (n < d typically gives an interior maximum and a lower one at the upper bound).
     ``fit="mean-variance"``: s solving E_prior[k](s) = mean_v(f̃_v n) (Eq. 17, Eq. 19), clipped.
     A ``RuntimeWarning`` says when the result is the upper bound because the likelihood's maximum
@@ -280,13 +280,13 @@ def _posterior_instance(est: Estimate) -> dict:
 
 
 def _prepare_power_batch(estimates, params) -> None:
-    """Every resample's exponent fit and posterior mean at once (:mod:`._power_prefit`), when the
+    """Every resample's exponent fit and posterior mean at once (:mod:`.prefit`), when the
     method would fit s by maximum likelihood under the power-law prior (its default options)."""
     if params.get("s") is not None or params.get("fit", "mle") != "mle" \
             or params.get("prior", "power-law") != "power-law" or not estimates:
         return
     lo, hi = _check_bounds(params.get("s_bounds", _DEFAULT_S_BOUNDS))
-    _power_prefit.prefit_rows(np.stack([_x(e) for e in estimates]), _engine_sd(estimates[0]), estimates[0].n,
+    prefit.prefit_rows(np.stack([_x(e) for e in estimates]), _engine_sd(estimates[0]), estimates[0].n,
                               lo, hi)
 
 

@@ -1,14 +1,14 @@
-"""The power-law log-sums of :mod:`ldpopt.methods._bayes_core` at many exponents s in one pass
-(the 11-point grid of the s fit, :func:`ldpopt.methods._power_fit.fit_mle`).
+"""The power-law log-sums of :mod:`ldpopt.methods.bayes.engine` at many exponents s in one pass
+(the 11-point grid of the s fit, :func:`ldpopt.methods.bayes.exponent_fit.fit_mle`).
 
 For the power-law prior w(k) = k^{−s} (Jia & Gong Eq. 15) the relative summand of the engine is
 r_s(k) = q(k) − s·log k with q(k) = −(k − k_ref)(k + k_ref − 2x)/(2S²) ≤ 0 on the support
-(:mod:`._bayes_core`, "Relative log-sums"). Everything except the factor k^{−s} is independent of s:
+(:mod:`.engine`, "Relative log-sums"). Everything except the factor k^{−s} is independent of s:
 the Chebyshev panels and nodes in x, the windows' abscissae, q, log k, the Euler–Maclaurin nodes.
 This module computes L_z, L_log k, L_(log k)² (relative) for all s of a vector at once:
 
 * **Windows.** Each point's window is the union over the s values of the engine's provable windows
-  (:func:`._bayes_core._windows_c`): a superset of every s's window, so every dropped term is
+  (:func:`.engine._windows_c`): a superset of every s's window, so every dropped term is
   still below e^{−T} times the kept sum for each s (the proof bounds each dropped term on its own);
   the extra terms are exact terms of the same sum.
 * **Direct part** (k < 1000 of long windows, whole short windows). When a block's windows share one
@@ -20,7 +20,7 @@ This module computes L_z, L_log k, L_(log k)² (relative) for all s of a vector 
   absolute error ≤ 5e-324 as a subnormal) is < 1e-46 relative per term. Otherwise (and for blocks
   whose windows are spread out) the terms are exp(r_s − max r_s) per s as in the engine.
 * **Euler–Maclaurin tail** (k ≥ 1000 of windows with ≥ 2,000 terms there and √v ≥ 1000): the same
-  nodes, panels and endpoint Taylor series as :func:`._euler_maclaurin._em_tail_logsums`, with an s axis.
+  nodes, panels and endpoint Taylor series as :func:`.euler_maclaurin._em_tail_logsums`, with an s axis.
   Under the same s_max·log n ≤ 600 condition the integrand is e^{q(t)}·t^{−s} unshifted (one exp
   per point and node for e^{q}, one per (s, point, node) for t^{−s}: the nodes are not integers)
   and the three moment integrals are one small matrix product per point; otherwise the engine's
@@ -29,13 +29,13 @@ This module computes L_z, L_log k, L_(log k)² (relative) for all s of a vector 
   rounding of |argument|·2⁻⁵³ ≤ (R + s log n)·1.1e-16 (R ≤ T + s log n the window's depth):
   ≤ 6e-14 relative for s ≤ 10, n ≤ 10⁹ (measured ≤ 1.2e-14 at n = 10⁶), against ~1e-15 for
   the engine (k^{−s} on the integers is ``np.power``, ≤ 1 ulp). The fit uses these values only to choose the grid cells and the
-  refinement's start (:mod:`._power_fit`), so its result does not carry this error.
-* **Chebyshev panels** (:func:`._bayes_core.logsums`): the dense/sparse decision is made per s from
+  refinement's start (:mod:`.exponent_fit`), so its result does not carry this error.
+* **Chebyshev panels** (:func:`.engine.logsums`): the dense/sparse decision is made per s from
   that s's windows exactly as in the engine, the node values are computed for the union of the
   s values' dense panels, the interpolation (linear in the node values) is done once for all s, and
   the a-posteriori check is per s; a point that is exact for some s is computed for all s.
 
-The engine's per-s path (:func:`._bayes_core.logsums` with ``core.Prior("power-law", n, s)``)
+The engine's per-s path (:func:`.engine.logsums` with ``core.Prior("power-law", n, s)``)
 stays the reference: ``tests/test_power_multi.py`` checks these sums against it to ≤ 1e-13
 (relative to max(1, |L|)) from n = 40 to 10⁹ and S = 1e-8 to 1.2e5, and the fit against the per-s
 fit on the 96-case sweep of ``tests/test_bayes_fit.py`` and at extreme n and ε.
@@ -45,8 +45,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _bayes_core as core
-from . import _euler_maclaurin as emq
+from . import engine as core
+from . import euler_maclaurin as emq
 
 MOMENTS = ("z", "l1", "l2")
 _UNSHIFTED_MAX = 600.0   # s_max·log n up to which the direct sums need no shift (module doc)
@@ -74,7 +74,7 @@ def _q(c, v, kr, k):
 def _endpoint_series(t0, c, v, kr, s, shift) -> np.ndarray:
     """Taylor coefficients of exp(r_s(t0 + h) − shift) for every (s, point): shape (ns·m, 8).
 
-    As :func:`._euler_maclaurin._endpoint_series` with s a vector (rows ordered s-major)."""
+    As :func:`.euler_maclaurin._endpoint_series` with s a vector (rows ordered s-major)."""
     ns, m, order = s.shape[0], t0.shape[0], emq._ORDER
     j = np.arange(1, order)
     inv = ((-1.0) ** (j + 1) / j)[None, :] / t0[:, None] ** j[None, :]       # log(t0 + h) series
@@ -96,7 +96,7 @@ def _em_tail(c, v, kr, a, b, s, unshifted: bool) -> np.ndarray:
     """log Σ_{k=a..b} μ_m(k) e^{r_s(k)} by Euler–Maclaurin for every s: shape (ns, m, 3).
 
     Same panels, Gauss–Legendre nodes and endpoint corrections as
-    :func:`._euler_maclaurin._em_tail_logsums` (its docstring has the error bound)."""
+    :func:`.euler_maclaurin._em_tail_logsums` (its docstring has the error bound)."""
     ns, m = s.shape[0], c.shape[0]
     af, bf, t, w = emq.em_nodes(a, b, v)
     logt = np.log(t)
@@ -140,7 +140,7 @@ def _direct_block(c, v, kr, lo, hi, s, n, unshifted: bool, split_k: bool = False
     ``split_k``: the products chunked over k (blocks of rows × a slice of k under the threading
     threshold) instead of over rows only; on a long shared range of k the row chunks are single
     rows (matrix–vector products re-reading T per row, ~10× slower: the batched fits of
-    :mod:`._power_batch`). Another summation order: equal to rounding, not bit-identical."""
+    :mod:`.exponent_fit_batch`). Another summation order: equal to rounding, not bit-identical."""
     ns, p = s.shape[0], c.shape[0]
     kmin, kmax = int(lo.min()), int(hi.max())
     U, W = kmax - kmin + 1, int((hi - lo).max()) + 1
