@@ -1,4 +1,4 @@
-"""Subset Selection's exact fast path (``oracles._subset_counts``) merges each piece of a level's
+"""Subset Selection's exact fast path (``oracles.subset_counts``) merges each piece of a level's
 splits as it is drawn: the counts must not depend on the piece sizes, must stay those stored in
 ``tests/data/ss_counts.npz`` and as digests below, and the peak memory must stay bounded.
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ldpopt.oracles import _subset_counts
+from ldpopt.oracles import subset_counts as _subset_counts
 from ldpopt.oracles.subset import SS
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "ss_counts.npz"

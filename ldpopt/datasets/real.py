@@ -50,6 +50,7 @@ __all__ = [
     "from_transactions",
     "kosarak",
     "retail",
+    "transactions",
     "us_cities",
 ]
 
@@ -107,6 +108,17 @@ def _file_key(path: Path) -> tuple:
 def _cached_transactions(key: tuple) -> Transactions:
     # keyed on (path, mtime, size): a changed file is re-read, an unchanged one parsed once per process
     return parse_transactions(_paths.read_bytes(key[0]), what=f"transaction file {key[0]}")
+
+
+def transactions(name: str) -> tuple[Transactions, str]:
+    """The parsed transactions of the transaction dataset ``name`` ("retail", "bms-webview-1",
+    "bms-webview-2", "kosarak") and its citation, parsed once per process while the file is
+    unchanged; a missing file is a :class:`DataNotFoundError` saying where to get it."""
+    if name not in _TX_FILES:
+        raise ValueError(f"name must be one of {sorted(_TX_FILES)}, got {name!r}")
+    folder, fname, _, cite, where = _TX_FILES[name]
+    path = _paths.find(folder, fname, where_to_get=where)
+    return _cached_transactions(_file_key(path)), cite
 
 
 def _rng_note(rng) -> str:

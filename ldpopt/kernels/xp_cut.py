@@ -4,7 +4,7 @@ stated in :mod:`ldpopt.methods.normalize`) to within 1e-12 (``tests/test_kernels
 
 Both decide by comparing sums of estimates with 1 "in exact-arithmetic terms": a correctly rounded
 sum (``math.fsum`` in ``ldpopt.methods``) against 1 ± the rounding bound of f̃
-(``ldpopt.methods.normalize._rounding_bound``, reused here: its arithmetic is elementwise and a sum,
+(``ldpopt.methods.normalize.rounding_bound``, reused here: its arithmetic is elementwise and a sum,
 so it runs on either namespace). ``math.fsum`` has no device form, so :func:`decisive_sum` takes the
 device's own sum s (pairwise on numpy, a tree on CuPy) with the a-priori bound |s − Σ| ≤ 1.01·m·u·Σ|x|
 for any summation order of m terms (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd
@@ -50,10 +50,10 @@ def decisive_sum(x, limits) -> float:
 
 
 def _bound(values, p: float, q: float) -> float:
-    """``ldpopt.methods.normalize._rounding_bound`` of ``values`` for an oracle with (p, q)."""
-    from ..methods.normalize import _rounding_bound
+    """``ldpopt.methods.normalize.rounding_bound`` of ``values`` for an oracle with (p, q)."""
+    from ..methods.normalize import rounding_bound
 
-    return _rounding_bound(SimpleNamespace(p=p, q=q), values)  # type: ignore[arg-type]  # reads .p, .q only
+    return rounding_bound(SimpleNamespace(p=p, q=q), values)  # type: ignore[arg-type]  # reads .p, .q only
 
 
 def _tie_closed_threshold(desc, limit: float, strict: bool) -> float:

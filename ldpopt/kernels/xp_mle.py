@@ -17,7 +17,7 @@ Eq. 11 with the exact likelihood). Each equals ``ldpopt.methods.em`` within 1e-1
   root-finding is neither a pass over d nor a device round trip per step. h(μ) = Σ_u m_u f_u(μ) sums
   over the distinct counts u with multiplicities m_u where the reference sums the gathered vector:
   the roots differ in the last bits only. The per-value root is
-  ``ldpopt.methods.em.exact._root_pi`` itself, run on host arrays.
+  ``ldpopt.methods.em.exact.root_pi`` itself, run on host arrays.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def binomial_mle(counts, n: int, p: float, q: float, max_iter: int = 10_000):
     namespace of ``counts``; ``max_iter`` bounds Brent's evaluations (a ``RuntimeError`` past it)."""
     from scipy.optimize import brentq
 
-    from ..methods.em.exact import _root_pi
+    from ..methods.em.exact import root_pi
 
     xp = _module_of(counts)
     uw_d, inv, mult_d = xp.unique(counts.astype(xp.float64), return_inverse=True, return_counts=True)
@@ -83,7 +83,7 @@ def binomial_mle(counts, n: int, p: float, q: float, max_iter: int = 10_000):
     nf, a = float(n), p - q
 
     def table(mu: float) -> np.ndarray:
-        return np.maximum(_root_pi(mu, uw, nf) - q, 0.0)
+        return np.maximum(root_pi(mu, uw, nf) - q, 0.0)
 
     def h(mu: float) -> float:
         return float(mult @ table(mu)) / a - 1.0

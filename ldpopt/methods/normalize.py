@@ -23,7 +23,8 @@ from .baseline import _check_estimate, cut_threshold
 from .registry import ProblemStatement, register
 from .threshold import top_support
 
-__all__ = ["norm", "norm_cut", "norm_hyb", "norm_mul", "norm_mul_rows", "norm_sub", "positive_mass", "project_simplex", "simplex_shift"]
+__all__ = ["norm", "norm_cut", "norm_hyb", "norm_mul", "norm_mul_rows", "norm_sub", "positive_mass", "project_simplex", "rounding_bound",
+           "simplex_shift"]
 
 
 # -- the projection ------------------------------------------------------------------------------
@@ -137,7 +138,7 @@ def project_simplex(x, total: float = 1.0) -> np.ndarray:
 _U = 2.0 ** -53  # unit roundoff of float64
 
 
-def _rounding_bound(est: Estimate, values: np.ndarray) -> float:
+def rounding_bound(est: Estimate, values: np.ndarray) -> float:
     """Bound on |Σ values − Σ of their exact-arithmetic counterparts| for entries of f̃, plus the
     rounding of their correctly rounded sum (:func:`math.fsum`).
 
@@ -259,13 +260,13 @@ def norm_cut(estimate: Estimate) -> np.ndarray:
       error, and the exact sum can be exactly 1 (GRR with every estimate positive: Σ f̃ = 1
       identically, while the float sum is often 1 + 2.2e-16). So a sum counts as "> 1" only when
       its correctly rounded value (:func:`math.fsum`) exceeds 1 by more than the rounding bound of
-      :func:`_rounding_bound` (prefix sums of the cut: that bound plus the cumulative sum's own
+      :func:`rounding_bound` (prefix sums of the cut: that bound plus the cumulative sum's own
       m·u). Hence the output sums to ≤ 1 up to that bound (≈ 1e-14 at ε = 1, d = 10).
     """
     est = _check_estimate(estimate)
     f = est.f_tilde
     pos = np.maximum(f, 0.0)
-    tol = _rounding_bound(est, pos)
+    tol = rounding_bound(est, pos)
     if math.fsum(pos) <= 1.0 + tol:
         return pos
     top = np.sort(f[f > 0])[::-1]
@@ -331,7 +332,7 @@ def norm_hyb(estimate: Estimate, alpha: float | None = None, k: int | None = Non
     * If H is the whole domain and Σ_H f̃ ≠ 1 (nothing left to adjust; the paper is silent), Norm-Sub
       is applied to the whole vector.
     * Sums are compared with 1 in exact-arithmetic terms, as in :func:`norm_cut`: a correctly
-      rounded sum (:func:`math.fsum`) within the rounding bound of f̃ (:func:`_rounding_bound`) of 1
+      rounded sum (:func:`math.fsum`) within the rounding bound of f̃ (:func:`rounding_bound`) of 1
       *is* 1. So "Σ_H f̃ > 1" needs an excess beyond rounding, "< 1" a shortfall beyond it, and a
       leftover 1 − Σ_H f̃ within rounding of 0 is 0: nothing to shift, every adjusted value is 0
       (the projection onto the simplex of mass 0). Before this rule a leftover of ~1e-16 reached
@@ -350,7 +351,7 @@ def norm_hyb(estimate: Estimate, alpha: float | None = None, k: int | None = Non
     else:
         t = cut_threshold(est, 2.0 if alpha is None else alpha)
     keep = (f >= t) & (f > 0)
-    tol = _rounding_bound(est, f[keep])
+    tol = rounding_bound(est, f[keep])
     s = math.fsum(f[keep])
     if s > 1.0 + tol:
         top = np.sort(f[keep])[::-1]

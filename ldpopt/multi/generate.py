@@ -36,12 +36,9 @@ _MAX_JOINT = 1 << 22  # cells of the exact joint law chain_network builds
 
 
 def _transactions(name: str):
-    from ..datasets import _paths
-    from ..datasets.real import _TX_FILES, _cached_transactions, _file_key
+    from ..datasets.real import transactions
 
-    folder, fname, _, cite, where = _TX_FILES[name]
-    path = _paths.find(folder, fname, where_to_get=where)
-    return _cached_transactions(_file_key(path)), cite
+    return transactions(name)
 
 
 def item_presence(name: str = "retail", top: int = 10) -> MultiDataset:

@@ -38,8 +38,8 @@ import numpy as np
 
 from .. import kernels
 from .._validation import as_generator, check_values
-from ._subset_counts import sample_subset_counts
 from .base import FrequencyOracle, ReportColumn
+from .subset_counts import sample_subset_counts
 
 __all__ = ["SS"]
 
@@ -98,7 +98,7 @@ class SS(FrequencyOracle):
     ``sample_counts`` is exact in joint law (``sample_counts_exact = True``): it draws the number of
     users of each value taking the "{v} ∪ (k−1)-subset" component, then the column sums of all the
     uniform subsets by recursive halving of the domain with hypergeometric splits of users' need
-    histograms (``_subset_counts``), never per user once n is large. Σ_v c_v = n k exactly, as in
+    histograms (:mod:`.subset_counts`), never per user once n is large. Σ_v c_v = n k exactly, as in
     the real protocol, and the counts have its (negative) covariances.
     """
 
@@ -266,7 +266,7 @@ class SS(FrequencyOracle):
         return r
 
     def sample_counts(self, true_counts, rng) -> np.ndarray:
-        """Fast path, exact in joint law (see the class docstring and ``_subset_counts``). Cost
+        """Fast path, exact in joint law (see the class docstring and :mod:`.subset_counts`). Cost
         O(d·spread) per level of a binary tree over D, independent of n once n is large."""
         tc = self._check_true_counts(true_counts)
         return sample_subset_counts(as_generator(rng), self.d, self.k, self.mixture_weight, tc)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .._validation import _check_int
-from ..oracles._subset_counts import sample_subset_counts
+from ..oracles.subset_counts import sample_subset_counts
 
 __all__ = ["best_bucket_pmf", "key_blocks"]
 

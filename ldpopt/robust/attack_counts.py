@@ -10,7 +10,7 @@ Per report form (``oracle.report_form``, :mod:`.forms`):
   ``oracle.sample_counts`` of a Multinomial(m, uniform on T) histogram (the oracle's own exact path);
 * GRR: a Multinomial(m, uniform on T) on the targets;
 * OUE / SUE: m on every target; on the d − r others the column sums of m uniform l-subsets, drawn
-  exactly by Subset Selection's sampler (``_subset_counts.sample_subset_counts`` with λ = 0);
+  exactly by Subset Selection's sampler (``subset_counts.sample_subset_counts`` with λ = 0);
 * OLH / BLH, under the random-function law that ``OLH.sample_counts`` also assumes: a key's hashes
   of the r targets are r iid uniform buckets, so the best bucket size K* among C keys has
   Pr[K* ≤ k] = Pr[M ≤ k]^C with Pr[M ≤ k] = r!·g^−r·[x^r](Σ_{j≤k} x^j/j!)^g (balls in bins); the

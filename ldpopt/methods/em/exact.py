@@ -10,7 +10,7 @@ import numpy as np
 
 from ..distinct import integer_groups
 
-__all__ = ["ConvergenceError", "ConvergenceWarning"]
+__all__ = ["ConvergenceError", "ConvergenceWarning", "root_pi"]
 
 
 class ConvergenceError(RuntimeError):
@@ -22,7 +22,7 @@ class ConvergenceWarning(RuntimeWarning):
 
 
 # -- the separable dual solve -----------------------------------------------------------------------
-def _root_pi(mu: float, w: np.ndarray, n: float) -> np.ndarray:
+def root_pi(mu: float, w: np.ndarray, n: float) -> np.ndarray:
     """Root x in [0, 1] of G(x) = w/x − (n − w)/(1 − x) = μ, elementwise (see module docstring)."""
     b = mu + n
     if abs(mu) > 1e150:
@@ -72,8 +72,8 @@ def _separable_solve(w: np.ndarray, n: float, alpha: float, beta: float, max_ite
     def fvals(mu: float, idx) -> np.ndarray:
         """max(x_v(μ) − α, 0) at the positions ``idx`` (None: all)."""
         if uw is None:
-            return np.maximum(_root_pi(mu, w if idx is None else w[idx], n) - alpha, 0.0)
-        table = np.maximum(_root_pi(mu, uw, n) - alpha, 0.0)
+            return np.maximum(root_pi(mu, w if idx is None else w[idx], n) - alpha, 0.0)
+        table = np.maximum(root_pi(mu, uw, n) - alpha, 0.0)
         return table[inv if idx is None else keep_inv]
 
     def h(mu: float) -> float:
