@@ -93,9 +93,8 @@ def test_documents_state_no_stale_config_count(doc):
 
 
 def _beyond_sections():
-    text = (ROOT / "REPRODUCTION.md").read_text()
-    beyond = text.split("## Beyond the two papers", 1)[1]
-    return [s for s in beyond.split("\n### ")[1:]]
+    text = (ROOT / "docs" / "results" / "beyond-the-papers.md").read_text()
+    return [s for s in text.split("\n## ")[1:]]
 
 
 def test_every_beyond_the_papers_section_states_repetitions_and_standard_errors():
