@@ -6,7 +6,7 @@ Estimate: OUE, ε = 1, Zipf(1.5) true counts (``_harness.zipf_counts``), fast-pa
 10⁵). Contenders, interleaved per repetition (A B C … A B C …), best and median of the repetitions:
 
 * ``norm-sub`` / ``mle-apx``: the registered functions (``ldpopt.methods.get(name).func``);
-* ``norm-sub[previous]`` / ``mle-apx[previous]``: the previous sort-based code (``tests/_sort_reference.py``,
+* ``norm-sub[previous]`` / ``mle-apx[previous]``: the previous sort-based code (``benchmarks/_previous_projection.py``,
   verbatim copies: validation copy, pre-filter, sort, scan, polish);
 * ``bare sort projection``: the textbook numpy projection of f̃ (sort, cumsum, scan, one
   ``maximum``; no validation, no polish): the "bare numpy projection" reference;
@@ -27,7 +27,6 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
 import _harness as H  # noqa: E402
 
 
@@ -41,7 +40,7 @@ def bare_projection(y: np.ndarray) -> np.ndarray:
 
 def measure(d: int, n: int, repeats: int) -> dict:
     import ldpopt
-    import _sort_reference as prev
+    import _previous_projection as prev
 
     est = ldpopt.oracles.get("oue", epsilon=1.0, d=d).simulate(H.zipf_counts(d, n), 7, exact=False)
     ns, ma = ldpopt.methods.get("norm-sub").func, ldpopt.methods.get("mle-apx").func

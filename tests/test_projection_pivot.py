@@ -1,5 +1,7 @@
-"""The expected-O(d) pivot search (ldpopt.methods.threshold, issue 16) against the sort-and-scan it
-replaced (tests/_sort_reference.py, verbatim copies of the previous code) and exact rationals.
+"""The expected-O(d) pivot search (ldpopt.methods.threshold) against references independent of it:
+the projection against exact rationals (d ≤ 50) and a textbook sort-and-scan written from Held, Wolfe &
+Crowder / Duchi et al. (any d); MLE-Apx against its KKT conditions and against the Brent λ-search
+(``method="brentq"``, another algorithm for the same problem).
 
 The pivot loop only runs above ``SMALL`` candidates; to exercise every branch at small d the tests
 also run with ``SMALL`` and the first sample shrunk, and with a first pivot forced into the support
@@ -10,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import _sort_reference as ref
 from _reference import exact_projection, pq
 from ldpopt import Estimate
 from ldpopt.methods import mle
@@ -53,15 +54,25 @@ def vectors(seed: int):
     return y, total
 
 
+def textbook_shift(y, total):
+    """τ of the projection onto {f ≥ 0, Σf = total} by sort and scan (Duchi et al. 2008, Fig. 1):
+    ρ = max{k : u_k − (Σ_{i≤k} u_i − total)/k > 0} over u sorted decreasing."""
+    u = np.sort(np.asarray(y, float))[::-1]
+    css = np.cumsum(u) - total
+    k = np.arange(1, u.size + 1)
+    rho = int(np.flatnonzero(u - css / k > 0)[-1]) + 1 if np.any(u - css / k > 0) else 1
+    return css[rho - 1] / rho
+
+
 @pytest.mark.parametrize("seed", range(60))
-def test_projection_agrees_with_the_sort_path_and_exact_rationals(seed, regime):
+def test_projection_agrees_with_a_textbook_sort_and_exact_rationals(seed, regime):
     y, total = vectors(seed)
     out = project_simplex(y, total)
-    old = ref.project_simplex_sort(y, total)
     scale = max(1.0, float(np.max(np.abs(y))), total)
     tol = 4 * y.shape[0] * EPS64 * scale
-    np.testing.assert_allclose(out, old, rtol=0, atol=tol)
-    assert abs(simplex_shift(y, total) - ref.simplex_shift_sort(y, total)) <= tol
+    tau = textbook_shift(y, total)
+    np.testing.assert_allclose(out, np.maximum(y - tau, 0.0), rtol=0, atol=tol + 4 * y.shape[0] * EPS64 * scale)
+    assert abs(simplex_shift(y, total) - tau) <= 2 * tol
     assert out.min() >= 0.0 and abs(out.sum() - total) <= tol
     if y.shape[0] <= 50:
         exact = np.array([float(v) for v in exact_projection(y, total)])
@@ -96,21 +107,24 @@ def sample(kind, eps, d, n, rng) -> Estimate:
 @pytest.mark.parametrize("kind", ["grr", "oue", "sue", "blh"])
 @pytest.mark.parametrize("eps", [0.1, 1.0, 4.0, 12.0])
 @pytest.mark.parametrize("d", [2, 30, 3000])
-def test_mle_apx_agrees_with_the_sort_path(kind, eps, d, regime):
+def test_mle_apx_agrees_with_the_brent_lambda_search(kind, eps, d, regime):
     rng = np.random.default_rng(hash((kind, eps, d)) % 2**32)
     for n in (10, 10_000, 10**9):
         est = sample(kind, eps, d, n, rng)
         out = mle.mle_apx(est)
-        old = ref.mle_apx_sort(est)
-        np.testing.assert_allclose(out, old, rtol=0, atol=8 * d * EPS64)
+        other = mle.mle_apx(est, method="brentq", polish=False)  # bisection on λ, no support search
+        np.testing.assert_allclose(out, other, rtol=0, atol=1e-9)
         assert out.min() >= 0.0 and abs(out.sum() - 1.0) <= 8 * d * EPS64
 
 
-def test_norm_sub_and_mle_apx_at_large_d_equal_the_sort_path_bit_for_bit():
-    # LDP-shaped input at d = 2·10⁵ (the real first pivot, pool and loop): same bits as before
+def test_norm_sub_and_mle_apx_at_large_d_take_the_pivot_path_and_agree_with_the_references():
+    # LDP-shaped input at d = 2·10⁵ (the real first pivot, pool and loop)
     rng = np.random.default_rng(11)
     d, n = 200_000, 10**7
     for kind in ("oue", "grr"):
         est = sample(kind, 1.0, d, n, rng)
-        np.testing.assert_array_equal(norm_sub(est), ref.project_simplex_sort(est.f_tilde))
-        np.testing.assert_array_equal(methods.get("mle-apx").func(est), ref.mle_apx_sort(est))
+        f = norm_sub(est)
+        np.testing.assert_allclose(f, np.maximum(est.f_tilde - textbook_shift(est.f_tilde, 1.0), 0.0),
+                                   rtol=0, atol=64 * EPS64)
+        g = methods.get("mle-apx").func(est)
+        np.testing.assert_allclose(g, mle.mle_apx(est, method="brentq", polish=False), rtol=0, atol=1e-9)

@@ -191,7 +191,7 @@ def _mle_apx_pivot(est: Estimate) -> np.ndarray:
     n(q + s x_T); v is in the support iff c_v exceeds it. Then, on the pool of candidates the search
     returns (a superset of the support, usually a few thousand values), a = c/n − q exactly as
     before, x is polished from its support with pairwise sums (:func:`_polish_x`) and f is written
-    by :func:`_f_on_support`: the result is the sort path's to rounding (tests/_sort_reference.py).
+    by :func:`_f_on_support`: the result is the Brent λ-search's to rounding (tests/test_projection_pivot.py).
     """
     p, q, n = est.p, est.q, est.n
     B, s = p - q, q * (1.0 - q)

@@ -1,7 +1,8 @@
-"""The sort-based projections as they were before issue 16 (verbatim copies of ldpopt's previous
-``normalize._shift`` / ``project_simplex`` and ``mle._x_star_sorted`` with its helpers): the
-reference the expected-O(d) pivot search is tested against, and the "previous implementation"
-that benchmarks/bench_projection.py times side by side."""
+"""The sort-based projections as ldpopt had them before the expected-O(d) pivot search (copies of
+its previous ``normalize._shift`` / ``project_simplex`` and ``mle._x_star_sorted`` with their helpers):
+the "previous implementation" that bench_projection.py times side by side. Not a test reference: a
+copy of the code it would check is not independent of it (tests/test_projection_pivot.py checks the
+pivot search against exact rationals and a textbook sort-and-scan written from the papers)."""
 
 from __future__ import annotations
 
