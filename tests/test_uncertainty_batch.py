@@ -16,8 +16,38 @@ METHODS = ["base-pos", "base-cut", "norm-mul", "norm-sub", "norm-cut", "norm-hyb
            "em", "power", "power-ns", "calibrate", "mle-apx-paper"]
 
 
+@pytest.fixture
+def resample_once(monkeypatch):
+    """The per-call reference resamples each (estimate, method, seed) once: ``intervals`` at the second
+    level, for a subset query or raw (``boundary=None``) draws exactly the resamples of the first call
+    (same seed), so they are kept and handed out again instead of drawn again — the quantiles,
+    pivots and Base fallback are still computed per call. Returns the number of draws made."""
+    import importlib
+
+    bmod = importlib.import_module("ldpopt.uncertainty.bootstrap")  # the module (the package's name is the function)
+
+    real, memo, made = bmod.resample_method, {}, []
+
+    def once(estimate, method, n_resamples, rng, params=None, **kw):
+        gen = rng if isinstance(rng, np.random.Generator) else None
+        seed = repr(gen.bit_generator.state) if gen is not None else repr(rng)
+        key = (id(estimate), getattr(method, "name", method), n_resamples, seed,
+               repr(sorted((params or {}).items())), repr(sorted(kw.items())))
+        if key not in memo:
+            made.append(key)
+            got = real(estimate, method, n_resamples, rng, params, **kw)
+            memo[key] = (got, gen.bit_generator.state if gen is not None else None)
+        got, after = memo[key]
+        if gen is not None:  # leave the generator where the real draw leaves it
+            gen.bit_generator.state = after
+        return tuple(np.array(a, copy=True) for a in got)
+
+    monkeypatch.setattr(bmod, "resample_method", once)
+    return made
+
+
 @pytest.mark.parametrize("oracle", ["oue", "grr"])
-def test_bootstrap_many_equals_intervals_per_call(oracle):
+def test_bootstrap_many_equals_intervals_per_call(oracle, resample_once):
     """Per value and per subset sum, every method ``intervals`` bootstraps and every level, two
     estimates: the batched path gives the lo, hi and fallback of ``intervals`` with the same seed
     (within 1e-12), and with ``raw`` the method's own basic interval before the Base fallback
@@ -68,6 +98,7 @@ def test_bootstrap_many_equals_intervals_per_call(oracle):
                     np.testing.assert_allclose(out[("raw", m, lv, k)][0], oq.lo, rtol=0, atol=1e-12)
                     np.testing.assert_allclose(out[("raw", m, lv, k)][1], oq.hi, rtol=0, atol=1e-12)
     assert seen_flag > 0 and seen_free > 0
+    assert len(resample_once) <= 2 * len(ests) * len(METHODS)  # per estimate and method: per value, per query
 
 
 def test_bootstrap_many_without_queries_gives_per_value_intervals_only():
