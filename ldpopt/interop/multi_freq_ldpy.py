@@ -12,7 +12,7 @@ client            report                                             ldpopt orac
 ================  =================================================  ================================
 GRR_Client        int in [0, k)                                      GRR(ε, k)
 UE_Client         float 0/1 vector of length k (optimal=True: OUE)   OUE(ε, k), or SUE if not optimal
-LH_Client         (value, seed): value ∈ [0, g), seed ∈ [0, 2^63)     OLH(ε, k, g), g = round(e^ε)+1 if
+LH_Client         (value, seed): value ∈ [0, g), seed ∈ [0, 2^63)    OLH(ε, k, g), g = round(e^ε)+1 if
                                                                      optimal else 2
 SS_Client         int64 array of sub_k distinct values               SS(ε, k, k=sub_k),
                                                                      sub_k = max(1, rint(k/(e^ε+1)))
