@@ -9,9 +9,7 @@ API reference is generated at build time from ``ldpopt.SUBMODULES`` and each mod
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 import re
 import sys
 from pathlib import Path
@@ -21,6 +19,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))  # document this checkout's ldpopt
 
 import ldpopt  # noqa: E402
+from ldpopt._public import entries as _public  # noqa: E402 (the list tests/test_docstrings.py checks)
 
 project = "ldpopt"
 author = "the ldpopt authors"
@@ -98,17 +97,6 @@ def _kind(obj) -> str:
     if inspect.isclass(obj):
         return "exception" if issubclass(obj, BaseException) else "class"
     return "function" if callable(obj) else "data"
-
-
-def _public(module: str) -> list[tuple[str, object]]:
-    """(name, object) for every public name of ``module``: its ``__all__``, or, for a package of
-    modules without one (``ldpopt.interop``), each public submodule."""
-    mod = importlib.import_module(module)
-    names = getattr(mod, "__all__", None)
-    if names is None:
-        subs = sorted(i.name for i in pkgutil.iter_modules(mod.__path__) if not i.name.startswith("_"))
-        return [(s, importlib.import_module(f"{module}.{s}")) for s in subs]
-    return [(n, getattr(mod, n)) for n in names]
 
 
 def _homes() -> dict[int, str]:
