@@ -144,7 +144,8 @@ def _module_page(module: str, homes: dict[int, str]) -> str:
     title = f"``{module}``"
     out = [title, "=" * len(title), "", f".. automodule:: {module}", "   :no-members:", "",
            f".. currentmodule:: {module}", "", ".. autosummary::", ""]
-    out += [f"   {name}" for name, _ in _public(module)] + [""]
+    # constants are left out of the summary table (autosummary would show their type's docstring)
+    out += [f"   {name}" for name, obj in _public(module) if _kind(obj) != "data"] + [""]
     return "\n".join(out + _entries(module, homes))
 
 
