@@ -61,6 +61,8 @@ html_theme_options = {
     "navigation_with_keys": False,
 }
 html_show_sourcelink = False
+html_static_path = ["_static"]
+html_css_files = ["ldpopt.css"]
 
 #: Root pages included by a page of this folder: a README link to one of them goes to its page.
 ROOT_PAGES = {"REPRODUCTION.md": "reproduction.md", "BENCHMARKS.md": "benchmarks.md",
@@ -101,8 +103,9 @@ def _kind(obj) -> str:
 
 def _homes() -> dict[int, str]:
     """For every documented class or function, the one full name it is described under: among the
-    public names that reach it, the one whose module is the longest prefix of where it is defined
-    (``ldpopt.oracles.CMS`` rather than a reader module's re-export); the other names link there."""
+    public names that reach it, the shortest whose module contains where it is defined
+    (``ldpopt.oracles.CMS``, not a reader module's re-export; ``ldpopt.problems.Simplex``, not
+    ``ldpopt.problems.constraints.Simplex``); the other names link there."""
     seen: dict[int, list[str]] = {}
 
     def walk(module: str) -> None:
@@ -117,9 +120,9 @@ def _homes() -> dict[int, str]:
     for m in ldpopt.SUBMODULES:
         walk(f"ldpopt.{m}")
 
-    def score(obj, full: str) -> tuple[int, int]:
+    def score(obj, full: str) -> tuple[bool, int]:
         where, module = getattr(obj, "__module__", "") + ".", full.rsplit(".", 1)[0] + "."
-        return (len(module) if where.startswith(module) else 0, -len(full))
+        return (where.startswith(module), -len(full))
 
     return {key: max(fulls, key=lambda f: score(objs[key], f)) for key, fulls in seen.items()}
 
