@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint sweep notebooks bench bench-peers bench-quick bench-table clean
+.PHONY: run test lint docs sweep notebooks bench bench-peers bench-quick bench-table clean
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,12 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check ldpopt
 	$(VENV)/bin/mypy
+
+# The documentation site (docs/conf.py; the guide, the notebooks with their committed outputs, the API
+# reference generated from the docstrings) into docs/_build/html, warnings as errors;
+# tests/test_docs_site.py builds the same into a temporary folder and opens it in headless Chromium.
+docs: $(STAMP)
+	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
 
 # Re-execute the notebooks and save them with their outputs (figures inline, numbers from the run),
 # as committed for readers on a code host; `make test` re-runs them and fails when an output drifts.

@@ -48,6 +48,16 @@ class Estimate:
         ``0 <= q < p <= 1``.
     oracle : str
         Registry name of the oracle that produced the reports (``"grr"``, ``"oue"``, ...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import Estimate
+    >>> est = Estimate.from_counts(np.array([46_000, 30_000, 15_000, 9_000]), 100_000, p=0.5, q=0.2, epsilon=1.0)
+    >>> est.f_tilde.round(4)
+    array([ 0.8667,  0.3333, -0.1667, -0.3667])
+    >>> est.d, est.n, est.sigma2 > 0
+    (4, 100000, True)
     """
 
     f_tilde: np.ndarray

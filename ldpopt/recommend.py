@@ -188,6 +188,15 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     params : dict method -> keyword arguments
     progress : a bar on stderr counting the candidates scored, once the run has taken 2 s (the
         command line's ``choose``; a large ``n_repeats`` takes minutes)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("oue", 1.0, 6).simulate(np.array([400, 250, 150, 100, 60, 40]) * 50, rng=0)
+    >>> c = ldpopt.choose(est, "topk:2", n_repeats=5)
+    >>> c.best, list(c.table.index[:3])
+    ('mle-apx', ['mle-apx', 'norm', 'norm-sub'])
     """
     est = check_estimate(estimate)
     q = parse_query(query, metric)

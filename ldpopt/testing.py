@@ -4,6 +4,7 @@ kind must satisfy, run by the test suite over every built-in and by users over t
 :func:`check_method` — a post-processing method (a registered name, a record, a plain callable or
 ``"FILE.py:NAME"``) on small random estimates of several oracles, ε and d:
 
+=================  =================================================================================
 ``output``         shape (d,), float64, finite
 ``deterministic``  the same output twice for the same estimate
 ``non_negative``   f ≥ 0 where the method declares ``non_negative="yes"`` (Table 1)
@@ -19,6 +20,7 @@ kind must satisfy, run by the test suite over every built-in and by users over t
 ``pivot_scale``    where it declares one, a finite positive scale per row of raw estimates
 ``analytic``       where it declares analytic intervals, :func:`ldpopt.uncertainty.analytic.analytic`
                    gives them (finite, lo ≤ point ≤ hi)
+=================  =================================================================================
 
 A failure raises :class:`CheckFailed` (an ``AssertionError``) naming the method, the check and the
 estimate; success returns ``{check: number of estimates checked}`` (0: not declared, not checked).

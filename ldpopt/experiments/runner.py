@@ -77,6 +77,7 @@ def _stable_words(s: str) -> list[int]:
 
 
 def tasks_of(cfg: ExperimentConfig) -> list[Task]:
+    """The tasks of ``cfg``: one per dataset × oracle × ε × repetition, in that order."""
     params = tuple(sorted((k, _freeze(v)) for k, v in cfg.params.items()))
     return [Task(cfg.name, cfg.kind, ds, orc, eps, rep, cfg.seed, cfg.methods, params, cfg.plugins)
             for ds in cfg.datasets for orc in cfg.oracles for eps in cfg.epsilons

@@ -64,11 +64,13 @@ def _load_kind_modules() -> None:
 
 
 def kinds() -> list[str]:
+    """The registered experiment kinds, sorted."""
     _load_kind_modules()
     return sorted(_KINDS)
 
 
 def get_kind(name: str) -> Callable:
+    """The task function of experiment kind ``name``; ValueError naming the kinds when unknown."""
     _load_kind_modules()
     if name not in _KINDS:
         raise ValueError(f"experiment kind must be one of {kinds()}, got {name!r}")

@@ -32,6 +32,8 @@ __all__ = ["CASES", "run_case", "seed_all"]
 
 
 def seed_all(seed: int) -> None:
+    """Seed every generator a peer library draws from: Python's ``random``, numpy's global one and
+    numba's (when numba is installed), so that a peer's run is repeatable."""
     random.seed(seed)
     np.random.seed(seed)
     try:

@@ -12,7 +12,7 @@ client            report                                             ldpopt orac
 ================  =================================================  ================================
 GRR_Client        int in [0, k)                                      GRR(ε, k)
 UE_Client         float 0/1 vector of length k (optimal=True: OUE)   OUE(ε, k), or SUE if not optimal
-LH_Client         (value, seed): value ∈ [0, g), seed ∈ [0, 2^63)     OLH(ε, k, g), g = round(e^ε)+1 if
+LH_Client         (value, seed): value ∈ [0, g), seed ∈ [0, 2^63)    OLH(ε, k, g), g = round(e^ε)+1 if
                                                                      optimal else 2
 SS_Client         int64 array of sub_k distinct values               SS(ε, k, k=sub_k),
                                                                      sub_k = max(1, rint(k/(e^ε+1)))
@@ -38,14 +38,19 @@ __all__ = ["peer_mi", "read_grr", "read_lh", "read_ss", "read_ue", "sub_k"]
 
 
 def read_grr(reports, epsilon: float, k: int) -> Partial:
+    """GRR_Client reports (ints in [0, k)) as a GRR(ε, k) partial; ``finalize()`` gives the library's
+    ``GRR_Aggregator`` estimate."""
     return grr_partial(reports, epsilon, k, "multi-freq-ldpy GRR")
 
 
 def read_ue(reports, epsilon: float, k: int, optimal: bool = True) -> Partial:
+    """UE_Client reports (0/1 vectors of length k) as an OUE(ε, k) partial (``optimal=False``: SUE)."""
     return ue_partial(reports, epsilon, k, "oue" if optimal else "sue", "multi-freq-ldpy UE")
 
 
 def read_lh(reports, epsilon: float, k: int, optimal: bool = True) -> Partial:
+    """LH_Client reports ((value, seed) pairs, value in [0, g)) as an OLH(ε, k, g) partial, g as the
+    library chooses it (``optimal``: round(e^ε) + 1, else 2); hashes as the library's ``xxh32``."""
     g = peer_g(epsilon, 2, optimal)
     orc = oracles.get("olh", epsilon, k, g=g)
     arr = as_int_array(reports, "multi-freq-ldpy LH", 2, 0, np.iinfo(np.int64).max, width=2)
@@ -61,6 +66,7 @@ def sub_k(epsilon: float, k: int) -> int:
 
 
 def read_ss(reports, epsilon: float, k: int) -> Partial:
+    """SS_Client reports (sub_k distinct values each) as an SS(ε, k, k=sub_k) partial."""
     orc = oracles.SS(epsilon, k, k=sub_k(epsilon, k))
     r = as_int_array(reports, "multi-freq-ldpy SS", 2, 0, orc.d, width=orc.k)
     if r.shape[0] == 0:

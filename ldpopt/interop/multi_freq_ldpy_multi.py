@@ -11,7 +11,7 @@ drives the library's own clients and aggregators: equal to 1e-12). Values 0-base
 =====================  ====================================================  =====================================
 client                 one user's report (the library's)                     ldpopt protocol and what it reads
 =====================  ====================================================  =====================================
-SPL_GRR_Client         list of k ints, attribute j's in [0, d_j), GRR(ε/k)    ``multi.spl(doms, ε, "grr")``:
+SPL_GRR_Client         list of k ints, attribute j's in [0, d_j), GRR(ε/k)   ``multi.spl(doms, ε, "grr")``:
                                                                              k int arrays
 SPL_UE_Client          list of k 0/1 vectors of length d_j (optimal: OUE)    ``multi.spl(doms, ε, "oue")``:
                                                                              k packed bit arrays

@@ -16,11 +16,11 @@ pure-ldp client            report                                      ldpopt or
 DEClient (direct enc.)     int index in [0, d)                         GRR(ε, d)
 UEClient(use_oue=False)    0/1 int vector of length d                  SUE(ε, d)
 UEClient(use_oue=True)     0/1 int vector of length d                  OUE(ε, d)
-LHClient(g, use_olh)       (y, seed): y ∈ [0, g), seed ∈ [0, 2^63)      OLH(ε, d, g), g = round(e^ε)+1 if
+LHClient(g, use_olh)       (y, seed): y ∈ [0, g), seed ∈ [0, 2^63)     OLH(ε, d, g), g = round(e^ε)+1 if
                                                                        use_olh
 FastLHClient(k, g, ...)    (y, seed): seed ∈ [0, k), one of k hashes   OLH(ε, d, g) (same counts; see
                                                                        below)
-HadamardResponseClient     int y ∈ [0, K), K = 2^⌈log2(d+1)⌉ (ε ≤ 1)    HR(ε, d)
+HadamardResponseClient     int y ∈ [0, K), K = 2^⌈log2(d+1)⌉ (ε ≤ 1)   HR(ε, d)
 =========================  ==========================================  =================================
 
 Notes from pure-ldp's source:

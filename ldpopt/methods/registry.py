@@ -138,6 +138,20 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
              pivot_scale=None, derived_from: tuple | None = None):
     """Decorator adding a method to the registry under ``name`` (lower-case, e.g. ``"norm-sub"``),
     with its Table-1 metadata and optional capabilities (module docstring). Returns the function
+    unchanged.
+
+    unchanged.Examples
+    unchanged.--------
+    unchanged.>>> import numpy as np
+    unchanged.>>> from ldpopt import methods, oracles, postprocess
+    unchanged.>>> @methods.register("halfway", description="halfway between f~ and Norm-Sub", non_negative="no",
+    unchanged....                   sums_to_one="yes", order_preserving="yes", complexity="O(d)", reference="none")
+    unchanged.... def halfway(est):
+    unchanged....     return 0.5 * est.f_tilde + 0.5 * postprocess(est, "norm-sub")
+    unchanged.>>> est = oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    unchanged.>>> postprocess(est, "halfway").round(4)
+    unchanged.array([ 0.8575,  0.3251, -0.0414, -0.1412])
+    unchanged.>>> methods.unregister("halfway")
     unchanged."""
     _check_record(name, family, non_negative, sums_to_one, order_preserving)
     if problem is not None and not isinstance(problem, ProblemStatement):
@@ -289,6 +303,16 @@ def postprocess(estimate: Estimate, method, /, **params) -> np.ndarray:
     not have is a ``TypeError`` naming it and listing the method's parameters (:func:`parameters`).
     A method that does not apply to the estimate (:meth:`MethodInfo.why_not`) is a ``ValueError``
     with its reason; an output that is not a finite float vector of length d is a ``ValueError``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> est.f_tilde.round(4)
+    array([ 0.9489,  0.4164, -0.0828, -0.2825])
+    >>> ldpopt.postprocess(est, "norm-sub").round(4)
+    array([0.7662, 0.2338, 0.    , 0.    ])
     """
     est = check_estimate(estimate)
     info = resolve(method)

@@ -78,5 +78,17 @@ def oracle_class(name: str, base=None) -> type[FrequencyOracle]:
 
 def get(name: str, epsilon: float, d: int, **params) -> FrequencyOracle:
     """Build the oracle registered as ``name`` (case-insensitive), e.g. ``get("oue", 1.0, 1024)``, or
-    one of one's own, ``get("my_oracle.py:Mine", 1.0, 1024)`` (:func:`oracle_class`)."""
+    one of one's own, ``get("my_oracle.py:Mine", 1.0, 1024)`` (:func:`oracle_class`).
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> oue = oracles.get("OUE", epsilon=1.0, d=8)
+    >>> oue
+    OUE(epsilon=1, d=8)
+    >>> round(oue.p, 4), round(oue.q, 4)
+    (0.5, 0.2689)
+    >>> oue.simulate([500, 300, 100, 50, 30, 10, 5, 5], rng=0).n
+    1000
+    """
     return oracle_class(name)(epsilon=epsilon, d=d, **params)

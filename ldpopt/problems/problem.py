@@ -98,6 +98,16 @@ class Problem:
     objective_route : the route chosen for the objective, in words (a callable: recognised or not, why).
     For a built-in objective with only Simplex / NonNegative / SumTo, the cvxpy side (f, x, cvxpy_problem) is built
     on first access: ``solve()`` by the structured solver never needs it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> prob = ldpopt.Problem(est, objective="cls", constraints=[ldpopt.problems.Simplex()])
+    >>> sol = prob.solve()
+    >>> sol.f.round(4), bool(np.abs(sol.f - ldpopt.postprocess(est, "norm-sub")).max() < 1e-9)
+    (array([0.7662, 0.2338, 0.    , 0.    ]), True)
     """
 
     def __init__(self, estimate, objective="cls", constraints=None, *, mean=None, variance=None,
@@ -268,6 +278,18 @@ class Problem:
         ``"optimal"``; ``strict=False`` returns the Solution and emits a
         :class:`~ldpopt.problems.SolverWarning`. No state is carried between calls (cvxpy's warm
         start is off), so the answer does not depend on what was solved before.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("oue", 1.0, 6).simulate(np.array([400, 250, 150, 100, 60, 40]) * 50, rng=0)
+        >>> sol = ldpopt.Problem(est, objective="weighted-mle").solve()
+        >>> sol.solver, sol.status
+        ('LDPOPT-STRUCTURED', 'optimal')
+        >>> ref = ldpopt.Problem(est, objective="weighted-mle").solve(solver="CLARABEL")   # the same on cvxpy
+        >>> ref.solver, ref.status, bool(np.abs(ref.f - sol.f).max() < 1e-6)
+        ('CLARABEL', 'optimal', True)
         """
         from .feasibility import infeasible_solution
         self._read_parameters()

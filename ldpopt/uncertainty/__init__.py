@@ -106,6 +106,17 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
     progress : None or callable
         Called with 1 after each resample of a method that runs resample by resample (Power, EM,
         MLE-Apx, ...; the batched closed forms do not call it): a progress bar's ``update``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("oue", 1.0, 6).simulate(np.array([400, 250, 150, 100, 60, 40]) * 50, rng=0)
+    >>> r = ldpopt.uncertainty.intervals(est, "norm", level=0.9)
+    >>> r.values.round(3)
+    array([0.413, 0.244, 0.144, 0.097, 0.061, 0.04 ])
+    >>> r.confidence_interval.low.round(3), r.confidence_interval.high.round(3)
+    (array([0.4  , 0.231, 0.131, 0.084, 0.048, 0.027]), array([0.427, 0.258, 0.157, 0.111, 0.074, 0.053]))
     """
     est = check_estimate(estimate)
     info = _methods.resolve(method)
