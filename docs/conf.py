@@ -10,6 +10,7 @@ API reference is generated at build time from ``ldpopt.SUBMODULES`` and each mod
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import sys
 from pathlib import Path
@@ -76,6 +77,25 @@ def _relink(app, relative_path, parent_docname, content):
     folder's pages, so ``docs/`` is dropped and a root page becomes the page that includes it."""
     if (Path(app.srcdir) / relative_path).resolve().parent == ROOT:
         content[0] = _ROOT_LINK.sub(lambda m: "](" + (ROOT_PAGES[m.group(1)] if m.group(1) else ""), content[0])
+
+
+_MD_LINK = re.compile(r"\]\(([^)\s#:]+)(#[^)\s]*)?\)")
+
+
+def _relink_page(app, docname, source):
+    """``source-read``: a page of this folder that links a root page (``../REPRODUCTION.md`` from
+    ``docs/``, ``../../REPRODUCTION.md`` from ``docs/results/``: the links a code host follows) links,
+    in the site, the page that includes it."""
+    here = (Path(app.srcdir) / docname).parent
+
+    def swap(m):
+        target = (here / m.group(1)).resolve()
+        if target.parent == ROOT and target.name in ROOT_PAGES:
+            page = (Path(app.srcdir) / ROOT_PAGES[target.name])
+            return "](" + os.path.relpath(page, here) + (m.group(2) or "") + ")"
+        return m.group(0)
+
+    source[0] = _MD_LINK.sub(swap, source[0])
 
 
 #: ``|x|`` outside backticks: the docstrings' notation for an absolute value or a set's size, never
@@ -182,5 +202,6 @@ def _write_api(app) -> None:
 def setup(app):
     app.connect("builder-inited", _write_api)
     app.connect("include-read", _relink)
+    app.connect("source-read", _relink_page)
     app.connect("autodoc-process-docstring", _escape_bars)
     return {"parallel_read_safe": True}
