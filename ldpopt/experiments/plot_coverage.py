@@ -32,6 +32,7 @@ MARKERS = "osD^vPX*<>h"
 def plot_coverage(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> list[Path]:
     from .tasks_uncertainty import coverage_table
 
+    heading = _title(meta) if meta.get("config") else stem  # the run's name (with "(quick)"), else the file stem
     t = table[table["metric"] == "coverage"]
     panels = sorted({(o, float(e), float(lv)) for o, e, lv in zip(t["oracle"], t["epsilon"], t["level"])})
     methods = list(dict.fromkeys(t["method"]))
@@ -66,7 +67,7 @@ def plot_coverage(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> 
             for ax in axes.ravel()[len(keys):]:
                 ax.set_visible(False)
         S.shared_legend(fig, axes)
-        S.suptitle(fig, f"{_title(meta)}: coverage of ldpopt's confidence intervals{S.page_suffix(page, len(pages))}")
+        S.suptitle(fig, f"{heading}: coverage of ldpopt's confidence intervals{S.page_suffix(page, len(pages))}")
         paths.append(S.save(fig, S.page_path(out_dir, f"{stem}_coverage", page, len(pages))))
     plt.close("all")
     return paths
