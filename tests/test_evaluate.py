@@ -168,6 +168,9 @@ def test_a_changed_method_file_is_not_resumed_and_in_process_methods_need_one_jo
     base = mse[mse["method"] == "base"].reset_index(drop=True)
     assert len(mine) == len(base) > 0
     pd.testing.assert_series_equal(mine["mean"], base["mean"])  # f~ itself is Base
+    # by its registered name it lives in this process only: worker processes could not run it
+    with pytest.raises(ValueError, match=r"METHOD 'mine': registered in this process only.*--jobs 1"):
+        evaluate("mine", grid="quick", out=tmp_path / "p", jobs=2)
     methods.unregister("mine")
     (tmp_path / "v.py").write_text("def mine(estimate):\n    return estimate.f_tilde * 1.0\n")
     with pytest.raises(ValueError, match=r"--resume: .*v\.py changed since"):
