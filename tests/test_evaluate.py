@@ -37,6 +37,10 @@ def mix(estimate):
     return _projection((estimate.f_tilde + 1.0 / estimate.d) / 2.0)
 
 
+def broken(estimate):
+    return estimate.f_tilde * (1 / (estimate.d - estimate.d))  # a bug: Python's ZeroDivisionError
+
+
 def cls_by_sort(estimate):
     """Norm-Sub (the CLS projection), written out by the sort rule: a plain function."""
     return _projection(estimate.f_tilde)
@@ -56,7 +60,7 @@ def run(tmp_path_factory):
                    "--no-progress", cwd=folder)
     assert proc.returncode == 0, proc.stderr
     yield folder, proc.stdout, pd.read_csv(folder / "ev" / "evaluation.csv"), specs
-    for name in ("eval-toy-mix", "cls_by_sort"):  # registered in this process by the resume test
+    for name in ("eval-toy-mix", "cls_by_sort", "broken"):  # registered in this process by the tests below
         if name in methods.names():
             methods.unregister(name)
     for key in [k for k, m in sys.modules.items() if k.startswith("_ldpopt_user_")
@@ -138,6 +142,7 @@ def test_bad_input_is_one_line_naming_the_argument_before_any_work(run, tmp_path
         (["missing.py:f"], "METHOD 'missing.py:f': no such file"),
         ([f"{folder / 'toy.py'}:nothing"], "has no function 'nothing'"),
         (["norm-sob"], "METHOD 'norm-sob': method must be one of"),
+        ([f"{folder / 'toy.py'}:broken"], "broken' raised ZeroDivisionError"),
         (["norm-sub", "--grid", "huge"], "--grid must be one of ['standard', 'quick']"),
         (["norm-sub", "--against", "base,nope"], "--against: 'nope' is not one of"),
         (["norm-sub", "--resume"], "--resume: "),

@@ -197,6 +197,24 @@ def _method_entry(spec, i: int, jobs: int) -> tuple[str, str, str | None]:
     return info.name, info.name, None
 
 
+def _try_once(name: str, where: str, grid: Grid) -> None:
+    """Run method ``name`` once on a small estimate (d = 16, the grid's first oracle and ε), so that a
+    method that raises or returns the wrong shape is refused before any work, not in the middle of
+    the sweep (*choice*: one call; a method failing only on other estimates still stops the sweep,
+    with the same one-line error)."""
+    import numpy as np
+
+    from .. import methods as _methods
+    from .. import oracles as _oracles
+
+    oracle = _oracles.get(grid.oracles[0], epsilon=grid.epsilons[0], d=16)
+    est = oracle.simulate(np.round(1000 * 0.8 ** np.arange(16)).astype(np.int64), rng=0)
+    try:
+        _methods.postprocess(est, name)
+    except Exception as exc:  # the user's code: any failure, on one line
+        raise ValueError(f"{where}: on a small {oracle.name.upper()} estimate (d = 16): {exc}") from exc
+
+
 def _against(against) -> tuple[str, ...]:
     from .. import methods as _methods
     from .tasks_wang import QUERY_METHODS
@@ -294,7 +312,8 @@ def evaluate(methods, *, against=AGAINST, grid: str = "standard", out="evaluatio
     resume : bool
         Continue the evaluation in ``out``: only the missing tasks run.
 
-    Every argument is checked before any work; an error is one line naming it.
+    Every argument is checked before any work (each method loaded and run once on a small
+    estimate); an error is one line naming it.
     """
     from .config import load_config
     from .runner import missing_data, run, tasks_of
@@ -313,6 +332,8 @@ def evaluate(methods, *, against=AGAINST, grid: str = "standard", out="evaluatio
     entries, names, hashes = (tuple(x) for x in zip(*found))
     if len(set(names)) < len(names):
         raise ValueError(f"METHOD: a method is named twice: {list(names)}")
+    for i, (spec, name) in enumerate(zip(methods, names)):
+        _try_once(name, f"METHOD {spec!r}" if isinstance(spec, str) else f"methods[{i}]", g)
     against = tuple(a for a in _against(against) if a not in names)
     manifest = _manifest(entries, names, hashes, against, g)
     out = Path(out)
