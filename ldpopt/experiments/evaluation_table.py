@@ -97,8 +97,11 @@ def coverage_rows(metric, t: pd.DataFrame) -> list[dict]:
 
     t = t[t["metric"] == "coverage"]
     st = coverage_stats(t, by=(*_KEYS, "method")).reset_index()
-    rank = {b: i for i, b in enumerate(BAND_ORDER)}
-    st = st.sort_values(by=["band"], key=lambda s: s.map(lambda b: rank.get(b, len(rank))), kind="stable")
+    # the cells in the sweep's order, the bands in the coverage tables' order within a cell
+    cell = {k: i for i, k in enumerate(dict.fromkeys(zip(t["dataset"], t["oracle"], t["epsilon"])))}
+    band = {b: i for i, b in enumerate(BAND_ORDER)}
+    st = st.assign(_c=[cell[k] for k in zip(st["dataset"], st["oracle"], st["epsilon"])],
+                   _b=[band.get(b, len(band)) for b in st["band"]]).sort_values(["_c", "_b"], kind="stable")
     return [{"dataset": r.dataset, "oracle": r.oracle, "epsilon": r.epsilon, "band": r.band, "level": r.level,
              "method": r.method, "reps": int(r.reps), "mean": float(r.coverage), "se": float(r.mcse),
              "ci95_lo": np.nan, "ci95_hi": np.nan, "skewness": np.nan, "heavy_tailed": False}
