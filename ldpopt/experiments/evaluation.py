@@ -51,6 +51,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._atomic import write_text
 from .evaluation_table import (
     all_values,
     band_text,
@@ -61,7 +62,6 @@ from .evaluation_table import (
     regimes,
     rho_text,
     summary,
-    write_atomic,
     write_table,
 )
 
@@ -350,8 +350,8 @@ def evaluate(methods, *, against=AGAINST, grid: str = "standard", out="evaluatio
                 raise DataNotFoundError(f"--grid {grid}: data not available: " + " | ".join(missing))
     (out / "configs").mkdir(parents=True, exist_ok=True)
     for key, text in texts.items():
-        write_atomic(out / "configs" / f"{key}.toml", text)
-    write_atomic(out / "evaluate.json", json.dumps(manifest, indent=2) + "\n")
+        write_text(out / "configs" / f"{key}.toml", text)
+    write_text(out / "evaluate.json", json.dumps(manifest, indent=2) + "\n")
     cfgs = {m.key: load_config(out / "configs" / f"{m.key}.toml") for m in METRICS}
     tasks = sum(len(tasks_of(c)) for c in cfgs.values())
     before = _parts(out)

@@ -21,17 +21,16 @@ smallest error of the row in bold, the method with the smallest error named in `
 
 from __future__ import annotations
 
-import os
 import zlib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .._atomic import temp_beside
+from .._atomic import write_text
 
 __all__ = ["MIN_BOOT_REPS", "SKEW", "all_values", "band_text", "bootstrap_ci", "coverage_rows", "error_rows", "figures",
-           "k_text", "markdown", "regimes", "rho_text", "summary", "write_atomic", "write_table"]
+           "k_text", "markdown", "regimes", "rho_text", "summary", "write_table"]
 
 #: fewest repetitions for a bootstrap interval of a mean (fewer: NaN)
 MIN_BOOT_REPS = 10
@@ -210,21 +209,11 @@ def markdown(table: pd.DataFrame, title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """``text`` to ``path`` whole or not at all (a temporary sibling renamed over it)."""
-    tmp = temp_beside(path)
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def write_table(table: pd.DataFrame, out: Path, title: str) -> tuple[Path, Path]:
     """``out/evaluation.md`` and ``out/evaluation.csv`` (atomically); returns their paths."""
     md, csv = out / "evaluation.md", out / "evaluation.csv"
-    write_atomic(md, markdown(table, title))
-    write_atomic(csv, table.to_csv(index=False))
+    write_text(md, markdown(table, title))
+    write_text(csv, table.to_csv(index=False))
     return md, csv
 
 
