@@ -14,7 +14,7 @@ import os
 import secrets
 from pathlib import Path
 
-__all__ = ["fill_folder", "temp_beside"]
+__all__ = ["fill_folder", "temp_beside", "write_text"]
 
 
 def temp_beside(path) -> Path:
@@ -33,6 +33,18 @@ def temp_beside(path) -> Path:
     except FileNotFoundError:
         pass
     return tmp
+
+
+def write_text(path, text: str) -> None:
+    """``text`` (UTF-8) to ``path`` whole or not at all: written to :func:`temp_beside`, renamed over
+    ``path``; the temporary removed on failure."""
+    path = Path(path)
+    tmp = temp_beside(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _exchange(a: Path, b: Path) -> bool:

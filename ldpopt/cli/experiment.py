@@ -1,4 +1,5 @@
-"""``ldpopt experiment run|plot|claims|list``: the papers' experiments from their TOML configs.
+"""``ldpopt experiment run|plot|claims|coverage-table|evaluate|list``: the papers' experiments from
+their TOML configs, and ``evaluate``: your methods beside the papers' over their grid.
 
 Every import of the experiment machinery (and through it cvxpy) is inside the subcommand that needs
 it, so ``ldpopt postprocess`` and ``ldpopt --version`` never pay for it.
@@ -15,7 +16,7 @@ from ._args import int_arg
 from ._commands import help_of
 from ._io import write_text
 
-__all__ = ["add_parser", "config_paths", "results_name"]
+__all__ = ["AGAINST_HELP", "add_parser", "config_paths", "results_name"]
 
 
 def config_paths() -> list[Path]:
@@ -177,6 +178,27 @@ def _coverage_table(args) -> int:
     return 0
 
 
+#: the default of ``evaluate --against`` (ldpopt.experiments.evaluation.AGAINST, which a test keeps equal);
+#: written here so that building the parser imports no experiment module
+AGAINST_HELP = "base,base-pos,post-pos,norm,norm-mul,norm-sub,mle-apx,base-cut,norm-cut,norm-hyb"
+
+
+def _evaluate(args) -> int:
+    """Your methods beside the papers' over a grid: one table (markdown + CSV) and one figure per
+    metric; prints where they were written (:func:`ldpopt.experiments.evaluation.evaluate`)."""
+    from ..experiments.evaluation import evaluate
+
+    ev = evaluate(args.methods, against=args.against if args.against is not None else AGAINST_HELP, grid=args.grid,
+                  out=args.out, jobs=args.jobs, resume=args.resume, progress=not args.no_progress)
+    print(f"{', '.join(ev.methods)} beside {', '.join(ev.against)}: {ev.grid} grid, {ev.tasks} tasks "
+          f"({ev.tasks_run} run now, {ev.tasks - ev.tasks_run} saved before)")
+    print(f"table: {ev.markdown}")
+    print(f"table (CSV): {ev.csv}")
+    for path in ev.figures:
+        print(f"figure: {path}")
+    return 0
+
+
 def _list(args) -> int:
     """One row per config: NAME, KIND, DESCRIPTION, in aligned columns under a header."""
     from ..experiments.config import load_config
@@ -228,6 +250,21 @@ def add_parser(sub) -> None:
     et.add_argument("--level", type=float, action="append", default=None,
                     help="nominal level to show (repeatable; default every level in the results)")
     et.set_defaults(func=_coverage_table)
+
+    ev = exsub.add_parser("evaluate", help="your methods beside the papers' methods over the papers' grid: "
+                                           "one table (mean ± SE) and a figure per metric")
+    ev.add_argument("methods", nargs="+", metavar="METHOD",
+                    help="a registered method name or FILE.py:NAME (the file relative to the current directory)")
+    ev.add_argument("--against", default=None, metavar="LIST",
+                    help=f"comma-separated registered methods to compare with (default {AGAINST_HELP}; add power,"
+                         f"power-ns for the fitted ones)")
+    ev.add_argument("--grid", default="standard", help="standard (Wang et al. NDSS §V-A: Zipf and Emoji, GRR/OUE/OLH, "
+                                                       "30 repetitions) or quick (seconds); default standard")
+    ev.add_argument("--out", default="evaluation", help="the evaluation's folder, new or empty (default: evaluation/)")
+    ev.add_argument("--resume", action="store_true", help="continue the evaluation in --out: only missing tasks run")
+    ev.add_argument("--jobs", type=int_arg(1), default=1, help="joblib worker processes (default 1)")
+    ev.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ev.set_defaults(func=_evaluate)
 
     el = exsub.add_parser("list", help="list the experiment configs")
     el.set_defaults(func=_list)

@@ -1,7 +1,9 @@
-"""Experiment sweeps: TOML configs → resumable, parallel, reproducible result tables → figures."""
+"""Experiment sweeps: TOML configs → resumable, parallel, reproducible result tables → figures; and
+:func:`evaluate`: your methods beside the papers' over their grid, one table and the figures."""
 
 from .config import ExperimentConfig, load_config
+from .evaluation import evaluate
 from .runner import run, tasks_of
 from .tasks import get_kind, kinds
 
-__all__ = ["ExperimentConfig", "get_kind", "kinds", "load_config", "run", "tasks_of"]
+__all__ = ["ExperimentConfig", "evaluate", "get_kind", "kinds", "load_config", "run", "tasks_of"]

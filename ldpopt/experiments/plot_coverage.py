@@ -4,7 +4,7 @@ nominal 90 % / 95 % intervals cover the truth, per method and per value band.
 One panel per (oracle, ε, nominal level), one page per oracle (rows ε, columns the levels, so the full
 grid — 3 oracles × 3 ε × 2 levels — reads as three pages of a 3 × 2 grid; a page never mixes
 oracles; more ε than ``ROWS_PER_PAGE`` rows continue on the next page): methods on the x axis as categories (markers only — no line
-joins two methods), one marker per band, the pooled coverage Σ covered / Σ values over every
+joins two methods, in the order the table first lists them, under their labels), one marker per band, the pooled coverage Σ covered / Σ values over every
 dataset and repetition (:func:`tasks_uncertainty.coverage_table`), the nominal level as a dashed line
 with the 3-points-under target band shaded. Bands: the true frequency in units of σ, subset sums
 (head, tail, mixed) and the top-10 set (:mod:`ldpopt.experiments.tasks_uncertainty`).
@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import plot_style as S
+from .plot_wang import LABELS, _title
 
 __all__ = ["plot_coverage"]
 
@@ -31,6 +32,7 @@ MARKERS = "osD^vPX*<>h"
 def plot_coverage(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> list[Path]:
     from .tasks_uncertainty import coverage_table
 
+    heading = _title(meta) if meta.get("config") else stem  # the run's name (with "(quick)"), else the file stem
     t = table[table["metric"] == "coverage"]
     panels = sorted({(o, float(e), float(lv)) for o, e, lv in zip(t["oracle"], t["epsilon"], t["level"])})
     methods = list(dict.fromkeys(t["method"]))
@@ -56,7 +58,7 @@ def plot_coverage(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> 
                         dx = (i - (len(BANDS) - 1) / 2) * 0.08
                         ax.plot(x + dx, cov[col].to_numpy(float), ls="none", marker=MARKERS[i],
                                 ms=5, label=BANDS[band])
-                ax.set_xticks(x, methods, rotation=45, ha="right")
+                ax.set_xticks(x, [LABELS.get(m, m) for m in methods], rotation=45, ha="right")
                 ax.set_ylim(-0.02, 1.02)
                 ax.set_ylabel("empirical coverage")
                 ax.set_xlabel("method")
@@ -65,7 +67,7 @@ def plot_coverage(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> 
             for ax in axes.ravel()[len(keys):]:
                 ax.set_visible(False)
         S.shared_legend(fig, axes)
-        S.suptitle(fig, f"{stem}: coverage of ldpopt's confidence intervals{S.page_suffix(page, len(pages))}")
+        S.suptitle(fig, f"{heading}: coverage of ldpopt's confidence intervals{S.page_suffix(page, len(pages))}")
         paths.append(S.save(fig, S.page_path(out_dir, f"{stem}_coverage", page, len(pages))))
     plt.close("all")
     return paths

@@ -78,13 +78,15 @@ def summarise(table: pd.DataFrame, x: str, by=("dataset", "oracle"), metric="mse
     return s
 
 
-_OTHER_COLOURS = ("crimson", "royalblue", "forestgreen", "darkorange", "darkviolet", "teal", "olive", "deeppink")
-_OTHER_MARKERS = "XPd*hp"
+# colours unlike the papers' methods' (a crimson line beside Norm-Sub's red was hard to tell apart), and
+# filled markers none of the papers' twelve methods draws
+_OTHER_COLOURS = ("magenta", "darkgoldenrod", "deepskyblue", "indigo", "springgreen", "darkslategray")
+_OTHER_MARKERS = "X8>Hp"
 
 
 def style_of(method: str) -> tuple[str, str]:
     """(colour, marker) of a method, the same in every figure; a method of the user's own gets one
-    of a few filled markers unused by the papers' methods, fixed by its name."""
+    of a few colours and filled markers unused by Wang et al.'s twelve methods, fixed by its name."""
     if method in _STYLE:
         return _STYLE[method]
     import zlib

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._atomic import temp_beside
+from .._atomic import temp_beside, write_text
 from .config import ExperimentConfig, load_config
 
 __all__ = ["Task", "collect", "missing_data", "run", "tasks_of"]
@@ -220,10 +220,7 @@ def collect(cfg: ExperimentConfig, folder: Path, all_tasks: list[Task], quick: b
             "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "tasks": len(all_tasks), "rows": len(table)}
     _write_atomic_parquet(table, folder / "results.parquet", meta)
-    tmp = temp_beside(folder / "meta.json")
-    with open(tmp, "w") as fh:
-        json.dump(meta, fh, indent=2, default=str)
-    os.replace(tmp, folder / "meta.json")
+    write_text(folder / "meta.json", json.dumps(meta, indent=2, default=str))
     return table
 
 
