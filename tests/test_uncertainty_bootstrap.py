@@ -158,7 +158,7 @@ def test_basic_interval_may_exclude_its_point_and_says_so():
 def test_interval_and_boundary_hull_on_a_subset_equal_the_full_ones_indexed():
     """The top-k paths compute the fixed-set interval and its boundary fallback on the selected
     values only: per value they must be the same floats as over all d, then indexed."""
-    from ldpopt.uncertainty.bootstrap import _boundary_hull, interval_from, resample_method
+    from ldpopt.uncertainty.bootstrap import boundary_hull, interval_from, resample_method
 
     o = oracles.get("oue", 1.0, 60)
     f = np.r_[[0.5, 0.2, 0.1], np.full(57, 0.2 / 57)]
@@ -169,11 +169,11 @@ def test_interval_and_boundary_hull_on_a_subset_equal_the_full_ones_indexed():
     idx = np.r_[np.flatnonzero(world <= 0)[:4], 0, 1, 2]
     for level in (0.8, 0.9):
         _, _, lo, hi = interval_from(point, world, boot, level, "basic")
-        hlo, hhi, at0 = _boundary_hull(e, level, None, world, lo, hi)
+        hlo, hhi, at0 = boundary_hull(e, level, None, world, lo, hi)
         _, _, slo, shi = interval_from(point[idx], world[idx], boot[:, idx], level, "basic")
         np.testing.assert_array_equal(slo, lo[idx])
         np.testing.assert_array_equal(shi, hi[idx])
-        s_hlo, s_hhi, s_at0 = _boundary_hull(e, level, None, world[idx], slo, shi, index=idx)
+        s_hlo, s_hhi, s_at0 = boundary_hull(e, level, None, world[idx], slo, shi, index=idx)
         np.testing.assert_array_equal(s_hlo, hlo[idx])
         np.testing.assert_array_equal(s_hhi, hhi[idx])
         np.testing.assert_array_equal(s_at0, at0[idx])

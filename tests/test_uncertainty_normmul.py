@@ -8,7 +8,7 @@ import pytest
 
 from ldpopt import oracles
 from ldpopt.uncertainty import intervals
-from ldpopt.uncertainty.bootstrap import _boundary_hull, interval_from, resample_method
+from ldpopt.uncertainty.bootstrap import boundary_hull, interval_from, resample_method
 
 
 def _zipf(d=200, n=300000, s=1.5):
@@ -25,7 +25,7 @@ def test_interval_is_basic_interval_of_positive_part():
     world, boot, F = resample_method(est, "norm-mul", 60, np.random.default_rng(9), raw=True)
     np.testing.assert_array_equal(boot, r.bootstrap_distribution)
     _, _, lo, hi = interval_from(np.maximum(est.f_tilde, 0), world, np.maximum(F, 0), 0.9, "basic")
-    lo, hi, _ = _boundary_hull(est, 0.9, None, world, lo, hi)
+    lo, hi, _ = boundary_hull(est, 0.9, None, world, lo, hi)
     np.testing.assert_allclose(r.lo, lo, atol=1e-15)
     np.testing.assert_allclose(r.hi, hi, atol=1e-15)
     # se and bias stay those of the method's own output
@@ -38,7 +38,7 @@ def test_interval_is_basic_interval_of_positive_part():
     U = np.zeros((2, 80))
     U[0, subs[0]] = U[1, subs[1]] = 1
     _, _, qlo, qhi = interval_from(U @ np.maximum(est.f_tilde, 0), U @ world, np.maximum(F, 0) @ U.T, 0.9, "basic")
-    qlo, qhi, _ = _boundary_hull(est, 0.9, U, U @ world, qlo, qhi)  # Base's interval / the hull with it
+    qlo, qhi, _ = boundary_hull(est, 0.9, U, U @ world, qlo, qhi)  # Base's interval / the hull with it
     np.testing.assert_allclose(q.lo, qlo, atol=1e-15)
     np.testing.assert_allclose(q.hi, qhi, atol=1e-15)
 
@@ -83,7 +83,7 @@ def test_other_methods_keep_the_plain_pivot(method):
     r = intervals(est, method, 0.9, n_resamples=30, rng=5)
     world, boot = resample_method(est, method, 30, np.random.default_rng(5))
     _, _, lo, hi = interval_from(r.values, world, boot, 0.9, "basic")
-    lo, hi, _ = _boundary_hull(est, 0.9, None, world, lo, hi)
+    lo, hi, _ = boundary_hull(est, 0.9, None, world, lo, hi)
     np.testing.assert_array_equal(r.lo, lo)
     np.testing.assert_array_equal(r.hi, hi)
     assert "scale" not in r.extra and "T·S" not in r.how

@@ -60,7 +60,7 @@ def _run(args) -> int:
     from ..datasets import DataNotFoundError
     from ..experiments import run
     from ..experiments.config import load_config
-    from ..experiments.runner import _versions, tasks_of
+    from ..experiments.runner import versions, tasks_of
 
     names = _config_names(args.name)
     record: list[dict[str, Any]] = []  # one JSON object per config
@@ -94,7 +94,7 @@ def _run(args) -> int:
                "wall_s": round(time.perf_counter() - t_all, 2), "jobs": args.jobs,
                "scheduler": args.scheduler, "cpus": os.cpu_count(), "loadavg_end": os.getloadavg(),
                "tasks": sum(r["tasks"] for r in record), "tasks_run": sum(r["tasks_run"] for r in record),
-               "versions": _versions(), "experiments": record}
+               "versions": versions(), "experiments": record}
         # one entry per invocation, appended: a sweep resumed or extended later keeps its history
         path = Path(args.out) / ("sweep_timings" + ("-quick" if args.quick else "") + ".json")
         history = json.loads(path.read_text()) if path.is_file() else []
@@ -109,7 +109,7 @@ def _run(args) -> int:
 def _plot(args) -> int:
     """Draw one config's figures; ``all`` draws every config that has saved results and lists, one
     line each, the configs that have none (e.g. skipped by ``run all`` for missing data)."""
-    from ..experiments.plot import _results_folder, plot
+    from ..experiments.plot import results_folder, plot
 
     names = _config_names(args.name)
     drawn = 0
@@ -117,7 +117,7 @@ def _plot(args) -> int:
         target = results_name(name, args.quick)
         if args.name == "all":
             try:
-                _results_folder(target, args.quick, args.out)
+                results_folder(target, args.quick, args.out)
             except ValueError:
                 print(f"{name}: no saved results under {args.out}/, no figure drawn")
                 continue

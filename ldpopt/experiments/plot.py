@@ -20,7 +20,7 @@ import pandas as pd
 
 from .config import DATA_DIR
 
-__all__ = ["figure", "load_results", "plot", "plot_kinds"]
+__all__ = ["figure", "load_results", "plot", "plot_kinds", "results_folder"]
 
 _ARGS = ("table", "meta", "out_dir", "stem")  # what a drawing function may take, in this order by default
 
@@ -60,7 +60,9 @@ def figure(kind: str) -> Callable:
     return draw
 
 
-def _results_folder(name_or_folder, quick: bool = False, root=Path("results")) -> Path:
+def results_folder(name_or_folder, quick: bool = False, root=Path("results")) -> Path:
+    """The folder holding a finished run's ``results.parquet``: ``name_or_folder`` itself, or the
+    experiment named so under ``root`` (``NAME-quick`` with ``quick``); a missing one is an error."""
     p = Path(name_or_folder)
     if (p / "results.parquet").is_file():
         return p
@@ -73,7 +75,7 @@ def _results_folder(name_or_folder, quick: bool = False, root=Path("results")) -
 
 def load_results(name_or_folder, quick: bool = False, root=Path("results")) -> tuple[pd.DataFrame, dict, Path]:
     """(table, meta, folder) of a saved run."""
-    folder = _results_folder(name_or_folder, quick, root)
+    folder = results_folder(name_or_folder, quick, root)
     meta = json.loads((folder / "meta.json").read_text())
     return pd.read_parquet(folder / "results.parquet"), meta, folder
 

@@ -30,7 +30,7 @@ import pandas as pd
 from .._atomic import temp_beside, write_text
 from .config import ExperimentConfig, load_config
 
-__all__ = ["Task", "collect", "missing_data", "run", "tasks_of"]
+__all__ = ["Task", "collect", "missing_data", "run", "tasks_of", "versions"]
 
 DEFAULT_OUT = Path("results")
 
@@ -129,7 +129,8 @@ def _run_and_save(task: Task, parts: str) -> str:
     return task.key
 
 
-def _versions() -> dict[str, str]:
+def versions() -> dict[str, str]:
+    """The versions a results record names: Python, ldpopt and the libraries whose numbers it rests on."""
     import importlib.metadata as md
 
     out = {"python": platform.python_version()}
@@ -216,7 +217,7 @@ def collect(cfg: ExperimentConfig, folder: Path, all_tasks: list[Task], quick: b
     """Concatenate the parts in task order into results.parquet (+ meta.json), atomically."""
     frames = [pd.read_parquet(folder / "parts" / f"{t.key}.parquet") for t in all_tasks]
     table = pd.concat(frames, ignore_index=True)
-    meta = {"config": cfg.as_dict(), "quick": quick, "versions": _versions(),
+    meta = {"config": cfg.as_dict(), "quick": quick, "versions": versions(),
             "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "tasks": len(all_tasks), "rows": len(table)}
     _write_atomic_parquet(table, folder / "results.parquet", meta)

@@ -38,7 +38,7 @@ import numpy as np
 from ..queries import query_matrix
 from ..uncertainty import FallbackWarning, intervals
 from ..uncertainty.analytic import analytic, supports_analytic
-from ..uncertainty.bootstrap import _boundary_hull, interval_from, resample_method
+from ..uncertainty.bootstrap import boundary_hull, interval_from, resample_method
 from ..uncertainty.calibrate import calibrated_topk
 from ..uncertainty.topk import select_top, topk_interval
 from .tasks import kind
@@ -127,7 +127,7 @@ def _calibrated(level, world, boot, scale, Sb, **fixed):
 
 
 def _hull(est, level, queries, world, lo, hi):
-    lo, hi, _ = _boundary_hull(est, level, queries, world, lo, hi)
+    lo, hi, _ = boundary_hull(est, level, queries, world, lo, hi)
     return lo, hi
 
 
@@ -217,7 +217,7 @@ def bootstrap_rows(est, m, levels, B, seed, f, masks, subs, f_sub, base, base_q,
         cl = _calibrated(lv, world, boot, scale, sb, dev_fixed=True)
         # the calibrated fixed-set part at the top 10 only (per value: the same floats as over all d)
         _, _, clo, chi = interval_from(tp[top], world[top], bp[:, top], cl, "basic")
-        clo, chi, _ = _boundary_hull(est, cl, None, world[top], clo, chi, index=top)
+        clo, chi, _ = boundary_hull(est, cl, None, world[top], clo, chi, index=top)
         rows += _topk_rows(m, lv, r.values, world, boot, f, (lo[top], hi[top]), scale=scale,
                            cal=(cl, (clo, chi)), Sb=sb, ref=reft)
     return rows

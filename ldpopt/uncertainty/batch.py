@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from .. import methods as _methods
 from .._validation import as_generator
 from .analytic import analytic, pair_parameters
-from .bootstrap import FALLBACK_SE, _boundary_hull, _check_level, _check_resamples, ratio_pivot
+from .bootstrap import FALLBACK_SE, boundary_hull, _check_level, _check_resamples, ratio_pivot
 from .fit import plausible_truth, population
 from .resample import apply_batch, draw_counts, oracle_of, resample_estimates
 
@@ -93,7 +93,7 @@ def bootstrap_many(estimates, methods, levels, n_resamples: int = 200, seeds=Non
                 lo, hi = np.full(est.d, np.nan), np.full(est.d, np.nan)
                 lo[keep] = np.clip(Tp[keep] - Q[2 * i], 0.0, 1.0)
                 hi[keep] = np.clip(Tp[keep] - Q[2 * i + 1], 0.0, 1.0)
-                out[(name, lv, None)] = _boundary_hull(est, lv, None, world, lo, hi)
+                out[(name, lv, None)] = boundary_hull(est, lv, None, world, lo, hi)
                 if raw:
                     out[("raw", name, lv, None)] = (lo, hi)
             if Us:  # every query kind's rows in one product (one transposed copy of the resamples)
@@ -104,7 +104,7 @@ def bootstrap_many(estimates, methods, levels, n_resamples: int = 200, seeds=Non
                 base_boot = None if pair_parameters(est) is not None else np.asarray((U @ F.T).T)
                 for i, lv in enumerate(levels):
                     qlo, qhi = np.clip(tq - Qq[2 * i], 0.0, 1.0), np.clip(tq - Qq[2 * i + 1], 0.0, 1.0)
-                    out[(name, lv, k)] = _boundary_hull(est, lv, U, wq, qlo, qhi, base_boot=base_boot)
+                    out[(name, lv, k)] = boundary_hull(est, lv, U, wq, qlo, qhi, base_boot=base_boot)
                     if raw:
                         out[("raw", name, lv, k)] = (qlo, qhi)
         yield r, out

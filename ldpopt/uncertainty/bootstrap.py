@@ -95,7 +95,7 @@ from .fit import plausible_truth, population
 from .resample import apply_batch, draw_counts, oracle_of
 from .result import Uncertainty
 
-__all__ = ["INTERVALS", "bootstrap", "interval_from", "limits", "positive_mass", "ratio_pivot",
+__all__ = ["INTERVALS", "bootstrap", "boundary_hull", "interval_from", "limits", "positive_mass", "ratio_pivot",
            "resample_method"]
 
 INTERVALS = ("basic", "percentile", "normal")
@@ -215,7 +215,7 @@ def bootstrap(estimate: Estimate, method: str | _methods.MethodInfo, level: floa
     at0 = np.zeros(np.shape(T), dtype=bool)
     if boundary == "base" and not info.analytic:  # Base and Norm are linear, unbiased: no clipping at 0
         base_boot = None if queries is None else np.asarray((U @ F.T).T)
-        lo, hi, at0 = _boundary_hull(estimate, level, queries, world, lo, hi, base_boot=base_boot)
+        lo, hi, at0 = boundary_hull(estimate, level, queries, world, lo, hi, base_boot=base_boot)
     how = (f"parametric bootstrap: {B} resamples of the {estimate.oracle} counts (joint-exact fast path) "
            f"from the Norm-Sub fit of the estimate; {interval} interval"
            + (" of the rescaled output T·S (S = Σ max(f̃, 0), so T·S = max(f̃, 0))" if scale else "")
@@ -232,7 +232,7 @@ def bootstrap(estimate: Estimate, method: str | _methods.MethodInfo, level: floa
                                                           **extra_scale})
 
 
-def _boundary_hull(estimate, level, queries, world, lo, hi, index=None, base_boot=None):
+def boundary_hull(estimate, level, queries, world, lo, hi, index=None, base_boot=None):
     """The Base fallback (module docstring, "Where the method's interval is not trusted"): per entry,
     Base's analytic normal interval clipped to [0, 1] where the entry is flagged, else the hull of
     [lo, hi] with it; returns (lo, hi, flag). Flagged: the fit puts the entry within FALLBACK_SE

@@ -126,7 +126,7 @@ def topk_query(est, name: str | MethodInfo, level: float, k: int, *, n_resamples
     from .. import methods as _methods
     from .._validation import as_generator
     from .analytic import analytic, supports_analytic
-    from .bootstrap import _boundary_hull, _check_level, _check_resamples, interval_from, ratio_pivot, resample_method
+    from .bootstrap import boundary_hull, _check_level, _check_resamples, interval_from, ratio_pivot, resample_method
     from .calibrate import calibrated_topk
     from .result import Uncertainty
 
@@ -167,7 +167,7 @@ def topk_query(est, name: str | MethodInfo, level: float, k: int, *, n_resamples
             # per value: the selected columns only (the same floats as over all d, then indexed)
             _, _, flo, fhi = interval_from(Tp[S], world[S], bootp[:, S], used, construction)
             if construction == "basic" and not info.analytic:  # linear, unbiased: no clipping at 0
-                flo, fhi, _ = _boundary_hull(est, used, None, world[S], flo, fhi, index=S)
+                flo, fhi, _ = boundary_hull(est, used, None, world[S], flo, fhi, index=S)
             fixed = f"fixed-set {construction}"
             fse, fbias = boot[:, S].std(axis=0, ddof=1), boot[:, S].mean(axis=0) - world[S]
         if selection == "none":
