@@ -22,7 +22,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-__all__ = ["UserCodeError", "is_reference", "load_attribute", "load_function", "split_reference"]
+__all__ = ["UserCodeError", "is_reference", "load_attribute", "load_function", "load_module", "split_reference"]
 
 
 class UserCodeError(ValueError):
@@ -73,19 +73,24 @@ def resolve_path(target: str, base) -> Path:
     return path.resolve()
 
 
+def load_module(target: str, base=None, where: str = "module", error=UserCodeError):
+    """Import ``target`` (a ``FILE.py`` relative to ``base``, or a module name) once per process, so
+    that what it registers takes effect; the module."""
+    if target.endswith(".py"):
+        return _module_from_file(resolve_path(target, base), where, error)
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        raise error(f"{where}: no module {target!r} ({exc})") from None
+    except Exception as exc:  # the user's module: any failure
+        raise error(f"{where}: importing {target} raised {type(exc).__name__}: {exc}") from exc
+
+
 def load_attribute(ref: str, base=None, where: str = "function", error=UserCodeError):
     """The object ``ref`` ("FILE.py:NAME" or "MODULE:NAME") names; a relative FILE is looked up in
     ``base`` (None: the current directory). ``where`` starts every error message."""
     target, name = split_reference(ref, where, error)
-    if target.endswith(".py"):
-        module = _module_from_file(resolve_path(target, base), where, error)
-    else:
-        try:
-            module = importlib.import_module(target)
-        except ModuleNotFoundError as exc:
-            raise error(f"{where}: no module {target!r} ({exc})") from None
-        except Exception as exc:  # the user's module: any failure
-            raise error(f"{where}: importing {target} raised {type(exc).__name__}: {exc}") from exc
+    module = load_module(target, base, where, error)
     if not hasattr(module, name):
         raise error(f"{where}: {target} has no function {name!r}")
     return getattr(module, name)

@@ -43,16 +43,12 @@ __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "defau
 
 
 def _lazy(objective: Objective, constraints: list) -> bool:
-    """True when :class:`Problem` may defer building its cvxpy problem: a built-in objective the
-    structured solver covers and only Simplex / NonNegative / SumTo (whose ``build`` cannot fail and
-    whose names do not depend on it). Anything else is built at once, so that a non-DCP user
-    objective or a malformed constraint still raises in ``Problem(...)``."""
-    from .constraints import Simplex
-    from .objectives import Binomial, LeastSquares, Multinomial, Posterior, WeightedMLE
-    from .user_forms import RecognisedSeparable
-
-    return (type(objective) in (LeastSquares, WeightedMLE, Multinomial, Binomial, Posterior, RecognisedSeparable)
-            and all(type(c) in (Simplex, NonNegative, SumTo) for c in constraints))
+    """True when :class:`Problem` may defer building its cvxpy problem: an objective and constraints
+    that each declare ``lazy_build`` (a built ``build`` cannot fail and whose names do not depend on it:
+    the structured solver's built-in objectives, Simplex / NonNegative / SumTo). Anything else is
+    built at once, so that a non-DCP user objective or a malformed constraint still raises in
+    ``Problem(...)``."""
+    return objective.lazy_build and all(c.lazy_build for c in constraints)
 
 
 class Problem:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .separable import Quadratic, WeightedMLESep
+from .separable import WeightedMLESep
 from .structure import Structure
 
 __all__ = ["closed_form", "has_closed_form", "newton_lambda", "simplex_fast"]
@@ -39,7 +39,7 @@ def _plain_simplex(st: Structure) -> bool:
 def simplex_fast(sep, st: Structure):
     """(f, λ, y, info) by the expected-O(d) closed forms of the module docstring, or None when they
     do not apply; one closed-form pass (the pivot search for λ): Solution.iterations counts it as 1."""
-    if not _plain_simplex(st) or not (has_closed_form(sep) and (type(sep) is Quadratic or st.total == 1.0)):
+    if not _plain_simplex(st) or not (has_closed_form(sep) and (sep.quadratic or st.total == 1.0)):
         return None
     f, lam = closed_form(sep, st.d, st.total, st)
     return f, lam, np.zeros(0), {"closed_form": sep.name, "closed_form_iterations": 1, "lambda_iterations": 0,
@@ -47,16 +47,16 @@ def simplex_fast(sep, st: Structure):
 
 
 def has_closed_form(sep) -> bool:
-    """cls with one scalar weight, or the weighted MLE (B > 0): :func:`closed_form` applies."""
-    return ((type(sep) is Quadratic and np.ndim(sep.w) == 0 and float(sep.w) > 0)
-            or (type(sep) is WeightedMLESep and sep.B > 0))
+    """cls with one scalar weight, or the weighted MLE (B > 0): :func:`closed_form` applies (what the
+    per-value form says, ``Separable.has_closed_form``)."""
+    return sep.has_closed_form()
 
 
 def closed_form(sep, d: int, mass: float, st):
     """(f, λ) on {f ≥ 0, Σ f = mass} (d values; ``st``: their bounds, for the polish): Norm-Sub
     with that mass for cls, MLE-Apx with that mass for the weighted MLE (module docstring). Also
     the per-block solve of :mod:`.blocks`."""
-    if type(sep) is Quadratic:
+    if sep.quadratic:
         from ...methods.normalize import _shift_support
 
         m = np.broadcast_to(sep.m, (d,))
