@@ -38,9 +38,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from ..problems.constraints import Constraint
 from ..problems.registry import FileEntry
 from ._args import InputError
 from ._problemtypes import RETIRED, USER_FUNCTION, constraint_kinds, objective_docs
@@ -128,8 +130,8 @@ class ProblemSpec:
         labels = {str(v): i for i, v in enumerate(table.values)}
         out = []
         for k, e in enumerate(self.entries):
-            item = self._types[k]
-            if not isinstance(item, type):  # a Constraint object named by FILE.py:NAME
+            item: Any = self._types[k]
+            if isinstance(item, Constraint):  # a Constraint object named by FILE.py:NAME
                 out.append(item)
                 continue
             kind = item.file_kind
@@ -142,8 +144,10 @@ class ProblemSpec:
                     raise self.error(k, key, text, sub) from None
             try:
                 named = [_spelled(e, fam, at) for fam in kind.values]
-                entry = FileEntry(e, table.d, named, self.path.parent,
-                                  lambda key, k=k: f"--problem {self.path}: {self._where(k, key)}", InputError)
+                def where(key: str, k: int = k) -> str:
+                    return f"--problem {self.path}: {self._where(k, key)}"
+
+                entry = FileEntry(e, table.d, named, self.path.parent, where, InputError)
                 out.extend(item.from_file(entry))
             except InputError as exc:
                 if str(exc).startswith("--problem"):
@@ -336,7 +340,6 @@ def read_problem(path) -> ProblemSpec:
 def _entry_type(k: int, e: dict, where: _Where, base: Path):
     """The registered class an entry's ``type`` names, or a Constraint object (``type = "FILE.py:NAME"``)."""
     from .._userfunc import is_reference, load_attribute
-    from ..problems import Constraint
     from ..problems.registry import constraint_type
 
     kinds = constraint_kinds()
@@ -362,8 +365,8 @@ def _check_entry(k: int, e, where: _Where, base: Path):
         raise where.error(k, None, f"must be a table/object with a type, got {e!r}")
     if "type" not in e:
         raise where.error(k, None, f"missing key 'type' (one of {sorted(constraint_kinds())})")
-    item = _entry_type(k, e, where, base)
-    if not isinstance(item, type):
+    item: Any = _entry_type(k, e, where, base)
+    if isinstance(item, Constraint):
         bad = sorted(set(e) - {"type"})
         if bad:
             raise where.error(k, bad[0], f"{e['type']} names a Constraint object: it takes no other keys, got {bad[0]!r}")

@@ -28,7 +28,7 @@ __all__ = ["FileEntry", "Kind", "ValueKey", "available_constraints", "available_
            "unregister"]
 
 _OBJECTIVES: dict[str, Any] = {}    # name → Objective subclass or instance
-_CONSTRAINTS: dict[str, type] = {}  # file type → Constraint subclass with file_kind and from_file
+_CONSTRAINTS: dict[str, Any] = {}  # file type → Constraint subclass with file_kind and from_file
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ def available_constraints() -> list[str]:
     return sorted(_CONSTRAINTS)
 
 
-def constraint_types() -> dict[str, type]:
+def constraint_types() -> dict[str, Any]:
     """file type → class, in registration order (the built-ins first)."""
     return dict(_CONSTRAINTS)
 
