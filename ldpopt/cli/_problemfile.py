@@ -103,6 +103,7 @@ class ProblemSpec:
         self.path, self.objective, self.objective_name, self.solver = path, objective, objective_name, solver
         self.entries, self._where = entries, where
         self._types = types or []  # per entry: its registered class, or a Constraint object named by FILE.py:NAME
+        self.modules: list[str] = []  # the files of ``modules`` (imported when the file was read)
         self._objective_ref = objective_ref  # the objective's "FILE.py:NAME" when it names a function
 
     def error(self, k: int | None, key: str | None, text: str, sub: str = "") -> InputError:
@@ -112,6 +113,7 @@ class ProblemSpec:
         """``(what, path)`` of every file the problem file names (a ``matrix_file``, a ``FILE.py`` of a
         user function), resolved next to it as they are read: inputs an output must not replace."""
         refs = [("objective", self._objective_ref)] if self._objective_ref else []
+        refs += [("modules", m) for m in self.modules]
         for k, e in enumerate(self.entries or []):
             for key in ("matrix_file", "function", "type"):
                 if isinstance(e.get(key), str):
@@ -333,8 +335,10 @@ def read_problem(path) -> ProblemSpec:
     types = [_check_entry(k, e, where, path.parent) for k, e in enumerate(entries or [])]
     obj, name = _objective(doc, where, path.parent)
     ref = doc["objective"].get("function") if isinstance(doc["objective"], dict) else doc["objective"]
-    return ProblemSpec(path, obj, name, solver, entries, where, ref if isinstance(ref, str) and ":" in ref else None,
+    spec = ProblemSpec(path, obj, name, solver, entries, where, ref if isinstance(ref, str) and ":" in ref else None,
                        types)
+    spec.modules = list(doc.get("modules", []))
+    return spec
 
 
 def _entry_type(k: int, e: dict, where: _Where, base: Path):
@@ -354,8 +358,9 @@ def _entry_type(k: int, e: dict, where: _Where, base: Path):
         return item
     if isinstance(item, type) and issubclass(item, Constraint) and item.file_kind is not None:
         return item
-    raise InputError(f"{at}: {t} is a {type(item).__name__}, not a Constraint object or a Constraint class with "
-                     "file_kind and from_file (ldpopt.problems.register_constraint)")
+    what = f"the class {item.__name__}" if isinstance(item, type) else f"a {type(item).__name__}"
+    raise InputError(f"{at}: {t} is {what}, not a Constraint object or a Constraint class with file_kind and "
+                     "from_file (ldpopt.problems.register_constraint)")
 
 
 def _check_entry(k: int, e, where: _Where, base: Path):

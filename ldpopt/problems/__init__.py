@@ -45,7 +45,7 @@ from .errors import (
     UnboundedError,
     UnverifiedError,
 )
-from .objectives import Objective, UserObjective
+from .objectives import BuiltObjective, Objective, UserObjective
 from .order import Monotone, isotonic, project_monotone_simplex
 from .partition import LinearEquality, PartitionTotals
 from .problem import DEFAULT_SOLVER_OPTIONS, STRUCTURED, Problem, Solution
@@ -55,7 +55,8 @@ from .smooth import SmoothObjective
 from .structured import NotApplicable, SeparableObjective, StructuredResult, solve_structured
 
 __all__ = [
-    "DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Box", "Certificate", "Checks", "Constraint", "Fixed", "Hierarchy",
+    "DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Box", "BuiltObjective", "Certificate", "Checks", "Constraint", "Fixed",
+    "Hierarchy",
     "InaccurateError", "InfeasibleError", "IterationLimitError", "LinearEquality", "MissingParameterError",
     "Monotone", "NonNegative", "NotApplicable", "Objective", "PartitionTotals", "Problem", "RangeTree",
     "SeparableObjective", "Simplex", "SimplexDroppedWarning", "SmoothObjective", "Solution", "SolverError",
