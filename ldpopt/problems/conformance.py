@@ -531,6 +531,9 @@ def _con_feasibility(con, est, fail) -> int:
             found = find_infeasibility(Problem(est, "cls", [con, box]))
         if found is not None and feasible:
             fail("feasibility", f"the pre-check calls a feasible instance infeasible ({found})")
+        if found is None and not feasible:
+            fail("feasibility", "the pre-check misses the conflict of a point it violates by >= 0.01 and a box "
+                                "of width 2e-6 around that point (Clarabel: infeasible)")
         n += 1
     return n
 
