@@ -404,8 +404,14 @@ def make_objective(objective, mean=None, variance=None) -> Objective:
             raise ValueError(f"objective must be one of {available()} or a callable, got {objective!r}")
         if isinstance(item, Objective):
             obj = item
+        elif item.uses_mean:
+            obj = item(mean, variance)
         else:
-            obj = item(mean, variance) if item.uses_mean else item()
+            try:
+                obj = item()
+            except TypeError as exc:  # a registered class whose constructor needs arguments
+                raise ValueError(f"objective {objective!r} cannot be made from its name alone ({exc}): pass "
+                                 f"an instance, {item.__name__}(...)") from exc
     elif callable(objective):
         obj = UserObjective(objective)
     else:

@@ -44,8 +44,8 @@ __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "defau
 
 def _lazy(objective: Objective, constraints: list) -> bool:
     """True when :class:`Problem` may defer building its cvxpy problem: an objective and constraints
-    that each declare ``lazy_build`` (a built ``build`` cannot fail and whose names do not depend on it:
-    the structured solver's built-in objectives, Simplex / NonNegative / SumTo). Anything else is
+    that each declare ``lazy_build`` (their ``build`` cannot fail and the dual names do not depend on
+    it: the structured solver's built-in objectives, Simplex / NonNegative / SumTo). Anything else is
     built at once, so that a non-DCP user objective or a malformed constraint still raises in
     ``Problem(...)``."""
     return objective.lazy_build and all(c.lazy_build for c in constraints)
@@ -63,7 +63,8 @@ class Problem:
         likelihood), ``"binomial"`` (per-bit likelihood; both exact likelihoods are solved by
         sequential QP from d = 300 on, not as exponential-cone programs: see :meth:`solve`),
         ``"l1"``, ``"posterior"`` (needs
-        ``mean=``, optional ``variance=``), the cautionary ``"weighted-mle-naive"``, an
+        ``mean=``, optional ``variance=``), the cautionary ``"weighted-mle-naive"``, the name of an
+        objective registered with :func:`~ldpopt.problems.register_objective` (docs/extending.md), an
         :class:`~ldpopt.problems.objectives.Objective`, or a callable
         ``objective(f, estimate) -> cvxpy expression`` to minimise. A callable is routed by what it is
         (:mod:`.user_forms`, :mod:`.recognise`): recognised as a strictly convex sum of per-value
