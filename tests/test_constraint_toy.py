@@ -7,41 +7,30 @@ one line naming the key."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import cvxpy as cp
 import numpy as np
 import pandas as pd
 import pytest
 from _cli import ldpopt as run_cli
 from _cli import one_line_error
+from _user_module import COUNTS, toy_estimate, user_module
 
-from ldpopt import oracles
-from ldpopt._userfunc import load_attribute
 from ldpopt.cli._problemtypes import help_text
 from ldpopt.problems import STRUCTURED, Problem, Simplex, available_constraints, registry
 from ldpopt.testing import check_constraint
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "ldpopt" / "examples" / "my_constraint.py"
-COUNTS = np.array([300, 90, 40, 20, 5, 0, 0, 10, 0, 35, 2, 1])
 
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
     folder = tmp_path_factory.mktemp("mine")
-    (folder / "head.py").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
-    cls = load_attribute(f"{folder / 'head.py'}:HeadShare")
-    yield folder, cls
-    registry.unregister("constraint", "head_share")
-    for key in [k for k, m in sys.modules.items() if k.startswith("_ldpopt_user_")
-                and str(getattr(m, "__file__", "")).startswith(str(folder))]:
-        del sys.modules[key]
+    with user_module(folder, "my_constraint.py", "head.py", "HeadShare",
+                     lambda: registry.unregister("constraint", "head_share")) as cls:
+        yield folder, cls
 
 
 @pytest.fixture(scope="module")
 def est():
-    return oracles.get("oue", 1.0, COUNTS.size).simulate(COUNTS * 20, 7)
+    return toy_estimate()
 
 
 def _reference(est, k, cap):
@@ -73,7 +62,7 @@ def test_check_constraint_runs_every_check(toy):
 
 def _solve(counts_csv, problem, out):
     return run_cli("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n",
-                   int(COUNTS.sum() * 20), "--problem", problem, "--out", out)
+                   int(COUNTS.sum()), "--problem", problem, "--out", out)
 
 
 @pytest.fixture

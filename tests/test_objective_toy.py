@@ -1,48 +1,38 @@
-"""A new separable objective is one file: the extending guide's example (examples/my_objective.py, the
-robust weighted least squares: the pseudo-Huber loss of f̃'s standardised residuals), written to a temporary module outside the package, registered by decorator,
-reaches Problem (the structured route, certified optimal), available_objectives, ``ldpopt solve
+"""A new separable objective is one file: the extending guide's example (examples/my_objective.py, a
+robust weighted least squares: the pseudo-Huber loss of f̃'s standardised residuals), written to a
+temporary module outside the package, registered by decorator, reaches Problem (the structured route, certified optimal), available_objectives, ``ldpopt solve
 --help``'s list, a problem file through ``ldpopt solve --problem`` (a subprocess), verify's certificate
 referee and check_objective; user errors are one line naming the key."""
 
 from __future__ import annotations
 
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from _cli import ldpopt as run_cli
 from _cli import one_line_error
+from _user_module import COUNTS, toy_estimate, user_module
 from scipy.optimize import minimize
 
-from ldpopt import oracles
-from ldpopt._userfunc import load_attribute
 from ldpopt.cli._problemtypes import help_text
 from ldpopt.problems import STRUCTURED, Problem, available_objectives, registry
 from ldpopt.testing import check_objective
 from ldpopt.verify.claims import check_equivalence
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "ldpopt" / "examples" / "my_objective.py"
-COUNTS = np.array([300, 90, 40, 20, 5, 0, 0, 10, 0, 35, 2, 1])
-
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
     folder = tmp_path_factory.mktemp("mine")
-    (folder / "robust_cls.py").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
-    cls = load_attribute(f"{folder / 'robust_cls.py'}:RobustWLS")
-    yield folder, cls
-    registry.unregister("objective", "robust-wls")
-    for key in [k for k, m in sys.modules.items() if k.startswith("_ldpopt_user_")
-                and str(getattr(m, "__file__", "")).startswith(str(folder))]:
-        del sys.modules[key]
+    with user_module(folder, "my_objective.py", "robust_cls.py", "RobustWLS",
+                     lambda: registry.unregister("objective", "robust-wls")) as cls:
+        yield folder, cls
 
 
 @pytest.fixture(scope="module")
 def est():
-    return oracles.get("oue", 1.0, COUNTS.size).simulate(COUNTS * 20, 7)
+    return toy_estimate()
 
 
 def _reference(est, delta):
@@ -88,7 +78,7 @@ def test_check_objective_runs_every_check(toy):
 
 def _solve(counts_csv, problem, out):
     return run_cli("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n",
-                   int(COUNTS.sum() * 20), "--problem", problem, "--out", out)
+                   int(COUNTS.sum()), "--problem", problem, "--out", out)
 
 
 def test_a_problem_file_names_it_and_the_cli_solves_it(toy, est, tmp_path):
@@ -112,7 +102,7 @@ def test_a_problem_file_names_it_and_the_cli_solves_it(toy, est, tmp_path):
 def test_errors_are_one_line_naming_the_key(toy, tmp_path):
     folder, _ = toy
     counts_csv = tmp_path / "counts.csv"
-    pd.DataFrame({"value": [f"v{i}" for i in range(COUNTS.size)], "count": COUNTS * 20}).to_csv(counts_csv, index=False)
+    pd.DataFrame({"value": [f"v{i}" for i in range(COUNTS.size)], "count": COUNTS}).to_csv(counts_csv, index=False)
     cases = {
         'objective = "robust_cls.py:Nope"\n': "objective (line 1): robust_cls.py has no function 'Nope'",
         'objective = "missing.py:RobustWLS"\n': "objective (line 1): no such file",
