@@ -22,8 +22,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
-__all__ = ["PLUGINS_ENV", "UserCodeError", "is_reference", "load_attribute", "load_function", "load_plugins",
-           "plugins_from_env", "split_reference"]
+__all__ = ["PLUGINS_ENV", "UserCodeError", "is_reference", "load_attribute", "load_function", "load_module",
+           "load_plugins", "plugins_from_env", "split_reference"]
 
 #: the environment variable naming the plugins (``os.pathsep``-separated absolute ``FILE.py`` paths or
 #: module names) that ``ldpopt --plugin`` loaded, so that worker processes (joblib, a local Dask
@@ -79,19 +79,24 @@ def resolve_path(target: str, base) -> Path:
     return path.resolve()
 
 
+def load_module(target: str, base=None, where: str = "module", error=UserCodeError):
+    """Import ``target`` (a ``FILE.py`` relative to ``base``, or a module name) once per process, so
+    that what it registers takes effect; the module."""
+    if target.endswith(".py"):
+        return _module_from_file(resolve_path(target, base), where, error)
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        raise error(f"{where}: no module {target!r} ({exc})") from None
+    except Exception as exc:  # the user's module: any failure
+        raise error(f"{where}: importing {target} raised {type(exc).__name__}: {exc}") from exc
+
+
 def load_attribute(ref: str, base=None, where: str = "function", error=UserCodeError):
     """The object ``ref`` ("FILE.py:NAME" or "MODULE:NAME") names; a relative FILE is looked up in
     ``base`` (None: the current directory). ``where`` starts every error message."""
     target, name = split_reference(ref, where, error)
-    if target.endswith(".py"):
-        module = _module_from_file(resolve_path(target, base), where, error)
-    else:
-        try:
-            module = importlib.import_module(target)
-        except ModuleNotFoundError as exc:
-            raise error(f"{where}: no module {target!r} ({exc})") from None
-        except Exception as exc:  # the user's module: any failure
-            raise error(f"{where}: importing {target} raised {type(exc).__name__}: {exc}") from exc
+    module = load_module(target, base, where, error)
     if not hasattr(module, name):
         raise error(f"{where}: {target} has no function {name!r}")
     return getattr(module, name)
@@ -131,18 +136,8 @@ def load_plugins(refs, base=None, where: str = "--plugin", error=UserCodeError) 
     for ref in refs:
         if not isinstance(ref, str) or not ref:
             raise error(f"{where}: a plugin is a FILE.py or a MODULE name, got {ref!r}")
-        if ref.endswith(".py"):
-            path = resolve_path(ref, base)
-            _module_from_file(path, f"{where} {ref}", error)
-            out.append(str(path))
-            continue
-        try:
-            importlib.import_module(ref)
-        except ModuleNotFoundError as exc:
-            raise error(f"{where} {ref}: no module {ref!r} ({exc}); a file is named FILE.py") from None
-        except Exception as exc:  # the user's module: any failure
-            raise error(f"{where} {ref}: importing it raised {type(exc).__name__}: {exc}") from exc
-        out.append(ref)
+        load_module(ref, base, f"{where} {ref}", error)
+        out.append(str(resolve_path(ref, base)) if ref.endswith(".py") else ref)
     return out
 
 

@@ -27,8 +27,16 @@ estimate; success returns ``{check: number of estimates checked}`` (0: not decla
 
 :func:`check_oracle` — a frequency oracle (:mod:`ldpopt.oracles.conformance`): ε against the exact
 output distribution, the fast path against the real path in joint law, the variance against Monte
-Carlo, the kernel against numpy, the shard round trip. The objective and constraint kinds have no
-conformance check here yet.
+Carlo, the kernel against numpy, the shard round trip.
+
+:func:`check_objective` — an objective (:mod:`ldpopt.problems.conformance`): its value against cvxpy's
+value of what it builds, gradient and per-value derivatives against finite differences, the per-value
+argmin against a bracketed reference, its curvature bound, the structured solver against Clarabel, and
+the certificate accepting Clarabel's answer and refusing a planted wrong point.
+
+:func:`check_constraint` — a constraint (:mod:`ldpopt.problems.conformance`): residuals and g(f)
+against cvxpy, its Jacobian against finite differences, its compiled rows through the structured
+solver against Clarabel, the feasibility pre-check against Clarabel, its problem-file example.
 """
 
 from __future__ import annotations
@@ -37,7 +45,8 @@ import numpy as np
 
 from .oracles.conformance import OracleReport, check_oracle
 
-__all__ = ["CheckFailed", "OracleReport", "check_method", "check_oracle", "estimates_for_checks"]
+__all__ = ["CheckFailed", "OracleReport", "check_constraint", "check_method", "check_objective", "check_oracle",
+           "estimates_for_checks"]
 
 #: the setting grid of :func:`estimates_for_checks`: oracle, ε, d (n = 2,000 users)
 GRID = (("grr", 0.5, 6), ("grr", 2.0, 30), ("oue", 1.0, 12), ("olh", 2.0, 8), ("oue", 4.0, 40))
@@ -46,7 +55,28 @@ BATCH_TOL = 1e-12
 
 
 class CheckFailed(AssertionError):
-    """A method failed one of :func:`check_method`'s checks (the message names it)."""
+    """An item failed one of the conformance checks of this module (the message names the item and
+    the check)."""
+
+
+def check_objective(objective, estimates=None, *, checks=None) -> dict[str, int]:
+    """The conformance checks of an objective (a name, an Objective or a callable), on ``estimates``
+    (default: the first three of :func:`estimates_for_checks`, d ≤ 12); ``checks``: a subset of
+    :data:`ldpopt.problems.conformance.OBJECTIVE_CHECKS`. ``{check: cases}``; raises :class:`CheckFailed`."""
+    from .problems.conformance import check_objective as run
+
+    return run(objective, estimates_for_checks()[:3] if estimates is None else estimates, checks=checks,
+               error=CheckFailed)
+
+
+def check_constraint(constraint, estimates=None, *, checks=None) -> dict[str, int]:
+    """The conformance checks of a constraint (a Constraint or a callable), on ``estimates`` (default:
+    the first three of :func:`estimates_for_checks`); ``checks``: a subset of
+    :data:`ldpopt.problems.conformance.CONSTRAINT_CHECKS`. ``{check: cases}``; raises :class:`CheckFailed`."""
+    from .problems.conformance import check_constraint as run
+
+    return run(constraint, estimates_for_checks()[:3] if estimates is None else estimates, checks=checks,
+               error=CheckFailed)
 
 
 def estimates_for_checks(seed: int = 0, n: int = 2_000) -> list:

@@ -27,6 +27,7 @@ LAYERS = {
     "experiments": 7,
     **dict.fromkeys(("cli", "report"), 8),
     "examples": 9,       # the shipped example files (a user's view: they may import anything)
+    "_public": 9,        # the list of public names the API reference and the docstring test read
 }
 
 #: modules placed on another layer than their folder's, with the reason

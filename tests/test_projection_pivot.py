@@ -9,6 +9,8 @@ also run with ``SMALL`` and the first sample shrunk, and with a first pivot forc
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -108,12 +110,14 @@ def sample(kind, eps, d, n, rng) -> Estimate:
 @pytest.mark.parametrize("eps", [0.1, 1.0, 4.0, 12.0])
 @pytest.mark.parametrize("d", [2, 30, 3000])
 def test_mle_apx_agrees_with_the_brent_lambda_search(kind, eps, d, regime):
-    rng = np.random.default_rng(hash((kind, eps, d)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(repr((kind, eps, d)).encode()))  # the same draws in every process
     for n in (10, 10_000, 10**9):
         est = sample(kind, eps, d, n, rng)
         out = mle.mle_apx(est)
-        other = mle.mle_apx(est, method="brentq", polish=False)  # bisection on λ, no support search
-        np.testing.assert_allclose(out, other, rtol=0, atol=1e-9)
+        # the support found by bisection on λ (no pivot search), then x from it: the same support
+        # gives the same numbers to rounding, another support numbers far apart
+        other = mle.mle_apx(est, method="brentq")
+        np.testing.assert_allclose(out, other, rtol=0, atol=8 * d * EPS64)
         assert out.min() >= 0.0 and abs(out.sum() - 1.0) <= 8 * d * EPS64
 
 
@@ -127,4 +131,4 @@ def test_norm_sub_and_mle_apx_at_large_d_take_the_pivot_path_and_agree_with_the_
         np.testing.assert_allclose(f, np.maximum(est.f_tilde - textbook_shift(est.f_tilde, 1.0), 0.0),
                                    rtol=0, atol=64 * EPS64)
         g = methods.get("mle-apx").func(est)
-        np.testing.assert_allclose(g, mle.mle_apx(est, method="brentq", polish=False), rtol=0, atol=1e-9)
+        np.testing.assert_allclose(g, mle.mle_apx(est, method="brentq"), rtol=0, atol=8 * d * EPS64)

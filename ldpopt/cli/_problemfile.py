@@ -22,7 +22,12 @@ integer labels in any row order a bare integer could mean either (:mod:`._proble
 A user objective: ``objective = "my_variants.py:kl_to_prior"``, or with keyword parameters an
 ``[objective]`` table with ``function`` and ``params`` (an inline table or ``[objective.params]``;
 JSON: ``"objective": {"function": ..., "params": {...}}``); a user constraint:
-``type = "function"``, ``function = ...``, ``params = {...}`` (:mod:`ldpopt._userfunc`).
+``type = "function"``, ``function = ...``, ``params = {...}`` (:mod:`ldpopt._userfunc`). The same
+``FILE.py:NAME`` may name a registered :class:`~ldpopt.problems.Objective` class (made with
+``params`` as keyword arguments) or object, and ``type = "FILE.py:NAME"`` a registered
+:class:`~ldpopt.problems.Constraint` class (its own keys, :mod:`ldpopt.problems.registry`) or
+object. ``modules = ["my_items.py"]`` imports files first, so that the names they register
+(``objective = "my-name"``, ``type = "my-type"``) can be used as the built-ins' are.
 
 Every error is one line naming the file and the key: for TOML with the key's line, for JSON with its
 path (``constraints[2].labels``).
@@ -33,15 +38,18 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from ..problems.constraints import Constraint
+from ..problems.registry import FileEntry
 from ._args import InputError
-from ._problemtypes import CONSTRAINTS, OBJECTIVES, RETIRED, USER_FUNCTION
+from ._problemtypes import RETIRED, USER_FUNCTION, constraint_kinds, objective_docs
 
-__all__ = ["ProblemSpec", "read_problem"]
+__all__ = ["ProblemSpec", "read_example", "read_problem"]
 
-_TOP = {"objective", "solver", "constraints"}
+_TOP = {"objective", "solver", "constraints", "modules"}
 
 
 class _Where:
@@ -91,9 +99,11 @@ class ProblemSpec:
     table (None: the default simplex). ``error(k, key, text)``: an InputError naming the key."""
 
     def __init__(self, path: Path, objective, objective_name: str, solver, entries, where: _Where,
-                 objective_ref: str | None = None):
+                 objective_ref: str | None = None, types: list | None = None):
         self.path, self.objective, self.objective_name, self.solver = path, objective, objective_name, solver
         self.entries, self._where = entries, where
+        self._types = types or []  # per entry: its registered class, or a Constraint object named by FILE.py:NAME
+        self.modules: list[str] = []  # the files of ``modules`` (imported when the file was read)
         self._objective_ref = objective_ref  # the objective's "FILE.py:NAME" when it names a function
 
     def error(self, k: int | None, key: str | None, text: str, sub: str = "") -> InputError:
@@ -103,8 +113,9 @@ class ProblemSpec:
         """``(what, path)`` of every file the problem file names (a ``matrix_file``, a ``FILE.py`` of a
         user function), resolved next to it as they are read: inputs an output must not replace."""
         refs = [("objective", self._objective_ref)] if self._objective_ref else []
+        refs += [("modules", m) for m in self.modules]
         for k, e in enumerate(self.entries or []):
-            for key in ("matrix_file", "function"):
+            for key in ("matrix_file", "function", "type"):
                 if isinstance(e.get(key), str):
                     refs.append((self._where(k, key), e[key]))
         out = []
@@ -121,16 +132,25 @@ class ProblemSpec:
         labels = {str(v): i for i, v in enumerate(table.values)}
         out = []
         for k, e in enumerate(self.entries):
-            def at(key, x, shape="list", *, e=e, k=k):  # e, k bound (it is called within this iteration only)
+            item: Any = self._types[k]
+            if isinstance(item, Constraint):  # a Constraint object named by FILE.py:NAME
+                out.append(item)
+                continue
+            kind = item.file_kind
+
+            def at(key, x, shape="list", *, k=k, kind=kind):  # bound (it is called within this iteration only)
                 try:
-                    return _named(x, key, shape, labels, table.d, key in {v.position for v in CONSTRAINTS[
-                        e["type"]].values})
+                    return _named(x, key, shape, labels, table.d, key in {v.position for v in kind.values})
                 except InputError as exc:  # "[j]: ..." → the location constraints[k].key[j]
                     sub, _, text = str(exc).partition(": ") if str(exc).startswith("[") else ("", "", str(exc))
                     raise self.error(k, key, text, sub) from None
             try:
-                out.extend(_constraint(e, table.d, at, self.path.parent,
-                                       lambda key, k=k: f"--problem {self.path}: {self._where(k, key)}"))
+                named = [_spelled(e, fam, at) for fam in kind.values]
+                def where(key: str, k: int = k) -> str:
+                    return f"--problem {self.path}: {self._where(k, key)}"
+
+                entry = FileEntry(e, table.d, named, self.path.parent, where, InputError)
+                out.extend(item.from_file(entry))
             except InputError as exc:
                 if str(exc).startswith("--problem"):
                     raise
@@ -198,15 +218,6 @@ def _named(x, key: str, shape: str, labels: dict, d: int, positions: bool):
     return out
 
 
-def _number(x, key: str, allow_list: bool = False):
-    ok = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-    if ok(x):
-        return float(x)
-    if allow_list and isinstance(x, list) and x and all(ok(v) for v in x):
-        return np.asarray(x, dtype=np.float64)
-    raise InputError(f"{key} must be a number{' or a list of numbers' if allow_list else ''}, got {x!r}")
-
-
 def _spelled(e: dict, family, at):
     """The rows under whichever spelling of a value-key family the entry uses (None: neither)."""
     if family.label in e:
@@ -216,157 +227,10 @@ def _spelled(e: dict, family, at):
     return None
 
 
-def _linear(e: dict, d: int, base: Path):
-    """A ``linear`` entry → :class:`~ldpopt.problems.LinearEquality` (its matrix inline or from a file)."""
-    from ..problems import LinearEquality
-    if ("matrix" in e) == ("matrix_file" in e):
-        raise InputError("linear needs exactly one of matrix (rows inline) and matrix_file (a .npz or .npy file)")
-    if "matrix" in e:
-        rows = e["matrix"]
-        if (not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows)
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for r in rows for v in r)):
-            raise InputError(f"matrix must be a non-empty list of rows of numbers, got {rows!r}")
-        bad = [i for i, r in enumerate(rows) if len(r) != d]
-        if bad:
-            raise InputError(f"matrix row {bad[0]} has {len(rows[bad[0]])} entries; every row needs one per row "
-                             f"of the counts file (d = {d})")
-        A = np.asarray(rows, dtype=np.float64)
-    else:
-        A = _matrix_file(e["matrix_file"], base)
-        if A.shape[1] != d:
-            raise InputError(f"matrix_file {e['matrix_file']!r} has {A.shape[1]} columns; it needs one per row of "
-                             f"the counts file (d = {d})")
-    rhs = _number(e.get("rhs", 0.0), "rhs", True)
-    if isinstance(rhs, np.ndarray) and rhs.shape[0] != A.shape[0]:
-        raise InputError(f"rhs has {rhs.shape[0]} entries for {A.shape[0]} matrix rows: give one number, or one per row")
-    return LinearEquality(A, rhs, name=e.get("name"))
-
-
-def _matrix_file(name, base: Path):
-    import scipy.sparse as sp
-
-    if not isinstance(name, str) or not name.endswith((".npz", ".npy")):
-        raise InputError(f"matrix_file must name a .npz (scipy.sparse.save_npz) or .npy file, got {name!r}")
-    path = base / name
-    if not path.is_file():
-        raise InputError(f"matrix_file {name!r}: no such file next to the problem file ({path})")
-    try:
-        A = sp.load_npz(path) if name.endswith(".npz") else np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"matrix_file {name!r} could not be read ({exc})") from None
-    if np.ndim(A) != 2:
-        raise InputError(f"matrix_file {name!r} must hold a 2-D matrix, got shape {np.shape(A)}")
-    return A
-
-
-def _constraint(e: dict, d: int, at, base: Path, where) -> list:
-    from ..problems import (
-        Box,
-        Fixed,
-        Hierarchy,
-        Monotone,
-        NonNegative,
-        PartitionTotals,
-        Simplex,
-        SubsetSum,
-        SumTo,
-        range_tree,
-    )
-
-    kind = e["type"]
-    named = [_spelled(e, fam, at) for fam in CONSTRAINTS[kind].values]
-    if kind == "simplex":
-        return [Simplex()]
-    if kind == "nonnegative":
-        return [NonNegative()]
-    if kind == "sum":
-        return [SumTo(_number(e.get("total", 1.0), "total"))]
-    if kind == "box":
-        if "lower" not in e and "upper" not in e:
-            raise InputError("box needs lower or upper (or both)")
-        lo, hi = (_number(e[k], k, True) if k in e else None for k in ("lower", "upper"))
-        for k, b in (("lower", lo), ("upper", hi)):
-            if isinstance(b, np.ndarray) and b.shape[0] != d:
-                raise InputError(f"{k} must be a number or have one entry per value (d = {d}), got {b.shape[0]}")
-        return [Box(lo, hi)]
-    if kind == "subset_sum":
-        return [SubsetSum(named[0], _number(e["value"], "value"), e.get("sense", "=="))]
-    if kind == "fixed":
-        freq = _number(e["frequency"], "frequency", True)
-        if isinstance(freq, np.ndarray) and freq.shape[0] != named[0].shape[0]:
-            raise InputError(f"frequency has {freq.shape[0]} entries for {named[0].shape[0]} named values: give "
-                             "one number for all, or one per value")
-        return [Fixed(named[0], freq)]
-    if kind == "monotone":
-        pairs = None if named[1] is None else (np.asarray(named[1], dtype=np.int64).reshape(-1, 2))
-        return [Monotone(e.get("direction", "nonincreasing"), order=named[0], pairs=pairs)]
-    if kind == "hierarchy":
-        if named[0] is not None:
-            if "branching" in e or "leaves" in e:
-                raise InputError("hierarchy takes label_groups/position_groups, or branching and leaves, not both")
-            _check_tree(named[0])
-            return [Hierarchy(named[0])]
-        missing = [k for k in ("branching", "leaves") if k not in e]
-        if missing:
-            raise InputError(f"hierarchy needs label_groups/position_groups, or branching and leaves (missing "
-                             f"{missing[0]!r})")
-        for k in ("branching", "leaves"):
-            if not isinstance(e[k], int) or isinstance(e[k], bool):
-                raise InputError(f"{k} must be an integer, got {e[k]!r}")
-        tree = range_tree(e["leaves"], e["branching"])
-        if tree.size != d:
-            raise InputError(f"a range tree over leaves = {e['leaves']} with branching = {e['branching']} has "
-                             f"{tree.size} nodes, but the counts file has d = {d} values (one count per node, "
-                             f"leaves first)")
-        return tree.constraints()
-    if kind == "partition":
-        totals = e["totals"]
-        if not isinstance(totals, dict):
-            raise InputError(f"totals must be a table/object keyed by group name, got {totals!r}")
-        return [PartitionTotals(named[0], {k: _number(v, f"totals.{k}") for k, v in totals.items()}, d=d)]
-    if kind == "linear":
-        return [_linear(e, d, base)]
-    if kind == "function":
-        from .._userfunc import load_function
-        from ..problems import UserConstraint
-
-        func = load_function(e["function"], e.get("params"), base, where("function"), error=InputError)
-        return [UserConstraint(func, name=e.get("name"))]
-    raise AssertionError(kind)
-
-
-def _check_tree(groups) -> None:
-    """A hierarchy's ``(parent, children)`` groups (0-based rows) must form a tree or a forest: each
-    row the parent of one group at most, the child of one parent at most, and never its own ancestor.
-    :class:`~ldpopt.problems.Hierarchy` takes any groups (each is one equality f[parent] = Σ
-    f[children]); a problem file that repeats a parent, gives a row two parents or closes a cycle
-    describes no tree, and solving it would answer a question nobody asked, so it is refused here."""
-    parent_of: dict[int, int] = {}  # row → its parent
-    parents: set[int] = set()
-    for k, (parent, children) in enumerate(groups):
-        if parent in parents:
-            raise InputError(f"groups[{k}]: row {parent} is already the parent of an earlier group (a tree lists "
-                             f"each parent once, with all its children)")
-        parents.add(parent)
-        for child in children.tolist():
-            if child in parent_of:
-                raise InputError(f"groups[{k}]: row {child} is already a child of row {parent_of[child]} (in a tree "
-                                 f"each row has one parent)")
-            parent_of[child] = parent
-    done: set = set()
-    for start in parent_of:  # each row has one parent: a cycle is a walk up that meets itself
-        walk, v = set(), start
-        while v in parent_of and v not in done:
-            if v in walk:
-                raise InputError(f"groups: row {v} is its own ancestor (the groups close a cycle, not a tree)")
-            walk.add(v)
-            v = parent_of[v]
-        done |= walk
-
-
 def _objective(doc: dict, where: _Where, base: Path):
-    """(objective for Problem, its name) from the file's ``objective`` (required)."""
-    names = list(OBJECTIVES)
+    """(objective for Problem, its name) from the file's ``objective`` (required): a name an objective
+    is registered under, a function, or a registered Objective class (made with ``params``) or object."""
+    names = list(objective_docs())
     if "objective" not in doc:
         raise where.error(None, None, f"missing key 'objective' (one of {names}, or {USER_FUNCTION})")
     obj = doc["objective"]
@@ -382,11 +246,43 @@ def _objective(doc: dict, where: _Where, base: Path):
         return obj.lower(), obj.lower()
     else:
         raise where.error(None, "objective", f"objective must be one of {names}, or {USER_FUNCTION}, got {obj!r}")
-    from .._userfunc import load_function
+    from .._userfunc import load_attribute, load_function
+    from ..problems import Objective
 
-    func = load_function(ref, params, base, f"--problem {where.path}: {where(None, 'objective')}",
-                         error=InputError)
+    at = f"--problem {where.path}: {where(None, 'objective')}"
+    item = load_attribute(ref, base, at, InputError) if isinstance(ref, str) else None
+    if isinstance(item, Objective):
+        if params:
+            raise InputError(f"{at}: {ref} is an Objective object: it takes no params (name its class instead)")
+        return item, item.name
+    if isinstance(item, type) and issubclass(item, Objective):
+        obj = _made(item, params, ref, at)
+        return obj, obj.name
+    func = load_function(ref, params, base, at, error=InputError)
     return func, func.__name__
+
+
+def _made(cls, params, ref: str, at: str):
+    """``cls(**params)``, any failure one line naming the file's key (the user's exception chained)."""
+    if params is not None and not isinstance(params, dict):
+        raise InputError(f"{at}: params must be a table/object of keyword arguments, got {params!r}")
+    try:
+        return cls(**(params or {}))
+    except Exception as exc:  # the user's code
+        raise InputError(f"{at}: {ref}({', '.join(f'{k}={v!r}' for k, v in (params or {}).items())}) raised "
+                         f"{type(exc).__name__}: {exc}") from exc
+
+
+def _modules(doc: dict, where: _Where, base: Path) -> None:
+    """Import the files under ``modules`` (their registrations take effect)."""
+    mods = doc.get("modules", [])
+    if not isinstance(mods, list) or not all(isinstance(m, str) for m in mods):
+        raise where.error(None, "modules", f"modules must be a list of file names (FILE.py) or module names, got "
+                                           f"{mods!r}")
+    from .._userfunc import load_module
+
+    for m in mods:
+        load_module(m, base, f"--problem {where.path}: {where(None, 'modules')}", InputError)
 
 
 def _parse(path: Path):
@@ -432,26 +328,55 @@ def read_problem(path) -> ProblemSpec:
             isinstance(solver, list) and solver and all(isinstance(s, str) for s in solver))):
         raise where.error(None, "solver", f"solver must be a solver name or a list of names, got {solver!r}")
     entries = doc.get("constraints")
-    if entries is not None:
-        if not isinstance(entries, list):
-            raise where.error(None, "constraints", "constraints must be a list of tables ([[constraints]]), got "
-                                                   f"{type(entries).__name__}")
-        for k, e in enumerate(entries):
-            _check_entry(k, e, where)
+    if entries is not None and not isinstance(entries, list):
+        raise where.error(None, "constraints", "constraints must be a list of tables ([[constraints]]), got "
+                                               f"{type(entries).__name__}")
+    _modules(doc, where, path.parent)
+    types = [_check_entry(k, e, where, path.parent) for k, e in enumerate(entries or [])]
     obj, name = _objective(doc, where, path.parent)
     ref = doc["objective"].get("function") if isinstance(doc["objective"], dict) else doc["objective"]
-    return ProblemSpec(path, obj, name, solver, entries, where, ref if isinstance(ref, str) and ":" in ref else None)
+    spec = ProblemSpec(path, obj, name, solver, entries, where, ref if isinstance(ref, str) and ":" in ref else None,
+                       types)
+    spec.modules = list(doc.get("modules", []))
+    return spec
 
 
-def _check_entry(k: int, e, where: _Where) -> None:
-    """The keys of one ``[[constraints]]`` entry against :data:`._problemtypes.CONSTRAINTS`."""
+def _entry_type(k: int, e: dict, where: _Where, base: Path):
+    """The registered class an entry's ``type`` names, or a Constraint object (``type = "FILE.py:NAME"``)."""
+    from .._userfunc import is_reference, load_attribute
+    from ..problems.registry import constraint_type
+
+    kinds = constraint_kinds()
+    t = e["type"]
+    if isinstance(t, str) and t in kinds:
+        return constraint_type(t)
+    if not is_reference(t):
+        raise where.error(k, "type", f"unknown type {t!r} (one of {sorted(kinds)}, or {USER_FUNCTION})")
+    at = f"--problem {where.path}: {where(k, 'type')}"
+    item = load_attribute(t, base, at, InputError)
+    if isinstance(item, Constraint):
+        return item
+    if isinstance(item, type) and issubclass(item, Constraint) and item.file_kind is not None:
+        return item
+    what = f"the class {item.__name__}" if isinstance(item, type) else f"a {type(item).__name__}"
+    raise InputError(f"{at}: {t} is {what}, not a Constraint object or a Constraint class with file_kind and "
+                     "from_file (ldpopt.problems.register_constraint)")
+
+
+def _check_entry(k: int, e, where: _Where, base: Path):
+    """The keys of one ``[[constraints]]`` entry against its type's :class:`~ldpopt.problems.registry.Kind`;
+    the type (:func:`_entry_type`)."""
     if not isinstance(e, dict):
         raise where.error(k, None, f"must be a table/object with a type, got {e!r}")
     if "type" not in e:
-        raise where.error(k, None, f"missing key 'type' (one of {sorted(CONSTRAINTS)})")
-    if e["type"] not in CONSTRAINTS:
-        raise where.error(k, "type", f"unknown type {e['type']!r} (one of {sorted(CONSTRAINTS)})")
-    kind = CONSTRAINTS[e["type"]]
+        raise where.error(k, None, f"missing key 'type' (one of {sorted(constraint_kinds())})")
+    item: Any = _entry_type(k, e, where, base)
+    if isinstance(item, Constraint):
+        bad = sorted(set(e) - {"type"})
+        if bad:
+            raise where.error(k, bad[0], f"{e['type']} names a Constraint object: it takes no other keys, got {bad[0]!r}")
+        return item
+    kind = item.file_kind
     known = kind.keys()  # Kind.keys(): the set of keys this constraint type takes (a Kind is no mapping)
     for key in e:
         if key in RETIRED and key not in known:
@@ -469,3 +394,17 @@ def _check_entry(k: int, e, where: _Where) -> None:
     bad = sorted(set(e) - known)
     if bad:
         raise where.error(k, bad[0], f"unknown key {bad[0]!r} for {e['type']} (known: {sorted(known)})")
+    return item
+
+
+def read_example(kind, d: int = 6) -> list:
+    """The constraints the problem-file example of the registered constraint type ``kind``
+    (its ``file_example``) states, read by this reader over a counts table of ``d`` values labelled
+    v0, v1, …: how a test (or a user) checks that a type's file keys and constructor read back."""
+    import tempfile
+    from types import SimpleNamespace
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "problem.json"
+        path.write_text(json.dumps({"objective": "cls", "constraints": [kind.file_example]}), encoding="utf-8")
+        return read_problem(path).build(SimpleNamespace(d=d, values=[f"v{i}" for i in range(d)])) or []

@@ -60,7 +60,7 @@ def _run(args) -> int:
     from ..datasets import DataNotFoundError
     from ..experiments import run
     from ..experiments.config import load_config
-    from ..experiments.runner import versions, tasks_of
+    from ..experiments.runner import tasks_of, versions
 
     names = _config_names(args.name)
     record: list[dict[str, Any]] = []  # one JSON object per config
@@ -109,7 +109,7 @@ def _run(args) -> int:
 def _plot(args) -> int:
     """Draw one config's figures; ``all`` draws every config that has saved results and lists, one
     line each, the configs that have none (e.g. skipped by ``run all`` for missing data)."""
-    from ..experiments.plot import results_folder, plot
+    from ..experiments.plot import plot, results_folder
 
     names = _config_names(args.name)
     drawn = 0

@@ -99,7 +99,7 @@ def mle_apx(counts, n: int, p: float, q: float):
     """MLE-Apx (arXiv §3.4, Eq. 13–14; ``ldpopt.methods.mle``'s exact KKT solution) by the sort path:
     with a = c/n − q sorted decreasingly, the top-k set gives x_k = (Σ_{j≤k} a_j − B)/(p(1 − p) +
     (k − 1)s) (B = p − q, s = q(1 − q)); the support is the longest prefix with a_k > s·x_k, and f is
-    Eq. 14 on it in ``ldpopt.methods.mle._f_on_support``'s cancellation-free form,
+    Eq. 14 on it in ``ldpopt.methods.mle.f_on_support``'s cancellation-free form,
     f_v = (K_v + (s/B)(k t_v − Σ t))/Σ K, t = r − max r, K = (1 − r)pq + r(1 − p)(1 − q), r = c/n."""
     xp = _module_of(counts)
     d = counts.shape[0]

@@ -168,7 +168,7 @@ def mle_gradient(estimate: Estimate, f) -> np.ndarray:
 
 
 # -- exact solvers -----------------------------------------------------------------------------
-def _denominator(k, p: float, s: float, mass: float = 1.0):
+def denominator(k, p: float, s: float, mass: float = 1.0):
     """C + k·s written as p(1 − p) + (k − 1)·s: a sum of non-negative terms. The direct form
     cancels when p + q > 1 and p → 1 (BLH/HR at large ε: C ≈ −s), losing all digits of 1 − p.
     With Σ f = ``mass`` instead of 1 (the structured solver's blocks): mass·p(1 − p) + (k − mass)·s
@@ -190,25 +190,25 @@ def _mle_apx_pivot(est: Estimate) -> np.ndarray:
     k counts with sum S has x_T = (S/n − k q − B)/(C + k s) and, in count units, the threshold
     n(q + s x_T); v is in the support iff c_v exceeds it. Then, on the pool of candidates the search
     returns (a superset of the support, usually a few thousand values), a = c/n − q exactly as
-    before, x is polished from its support with pairwise sums (:func:`_polish_x`) and f is written
-    by :func:`_f_on_support`: the result is the Brent λ-search's to rounding (tests/test_projection_pivot.py).
+    before, x is polished from its support with pairwise sums (:func:`polish_x`) and f is written
+    by :func:`f_on_support`: the result is the Brent λ-search's to rounding (tests/test_projection_pivot.py).
     """
     p, q, n = est.p, est.q, est.n
     B, s = p - q, q * (1.0 - q)
     c = est.counts
 
     def theta(S, k):
-        return n * (q + s * ((S / n - k * q - B) / _denominator(k, p, s)))
+        return n * (q + s * ((S / n - k * q - B) / denominator(k, p, s)))
 
     S, k, pool = top_support(c, theta)
     a = (c if pool is None else c[pool]) / n - q
     # k = 0 only by rounding: the support always holds the largest a (x_{argmax} is a lower bound)
-    x = (S / n - k * q - B) / _denominator(k, p, s) if k else (float(np.max(a)) - B) / _denominator(1, p, s)
-    x = _polish_x(a, B, s, p, x)
+    x = (S / n - k * q - B) / denominator(k, p, s) if k else (float(np.max(a)) - B) / denominator(1, p, s)
+    x = polish_x(a, B, s, p, x)
     sup = a > s * x
     if not sup.any():  # x rounded past a_max/s: the support always holds the largest a
         sup = a == a.max()
-    f = _f_on_support(a + q, p, q, s, sup)
+    f = f_on_support(a + q, p, q, s, sup)
     if pool is None:
         return f
     out = np.zeros(c.shape[0])  # calloc: no pass over memory
@@ -216,21 +216,21 @@ def _mle_apx_pivot(est: Estimate) -> np.ndarray:
     return out
 
 
-def _polish_x(a, B, s, p, x: float, mass: float = 1.0) -> float:
+def polish_x(a, B, s, p, x: float, mass: float = 1.0) -> float:
     """Recompute x from the support {a > s x} with pairwise summation (exact if the support is);
-    ``mass``: Σ f (as in :func:`_denominator`)."""
+    ``mass``: Σ f (as in :func:`denominator`)."""
     for _ in range(3):
         sup = a > s * x
         if not sup.any():
             break
-        x_new = (float(np.sum(a[sup])) - mass * B) / _denominator(int(np.count_nonzero(sup)), p, s, mass)
+        x_new = (float(np.sum(a[sup])) - mass * B) / denominator(int(np.count_nonzero(sup)), p, s, mass)
         if x_new == x:
             break
         x = x_new
     return x
 
 
-def _f_on_support(r: np.ndarray, p: float, q: float, s: float, sup: np.ndarray) -> np.ndarray:
+def f_on_support(r: np.ndarray, p: float, q: float, s: float, sup: np.ndarray) -> np.ndarray:
     """Eq. 14 on the support S, rewritten without cancellation, 0 off S.
 
     With x = x_S, a_v − s x = (K_v + s Σ_{i∈S}(a_v − a_i))/(C + k s) and B + C x = Σ_S K_i/(C + k s),
@@ -251,7 +251,7 @@ def _f_of_x(a, B, s, C, x: float, p: float, q: float) -> np.ndarray:
     sup = a > s * x
     if not sup.any():  # x rounded past a_max/s: the support always holds the largest a
         sup = a == a.max()
-    return _f_on_support(a + q, p, q, s, sup)
+    return f_on_support(a + q, p, q, s, sup)
 
 
 def mle_apx_lambda(estimate: Estimate, lam) -> np.ndarray:
@@ -279,7 +279,7 @@ def _x_star_brentq(est: Estimate, a, B, s, C, polish: bool) -> float:
                          "q(1 - q) < 1e-6, i.e. large epsilon); use method='sort'")
     g = lambda x: -C * x * x - 2.0 * B * x
     lam_lo = g(float(np.max(a)) / s)                      # = min_v h_v'(0)
-    lam_hi = g((float(np.min(a)) - B) / _denominator(1, est.p, s))  # = max_v h_v'(1)
+    lam_hi = g((float(np.min(a)) - B) / denominator(1, est.p, s))  # = max_v h_v'(1)
 
     def excess(lam):
         r = np.sqrt(max(B * B - C * lam, 0.0))
@@ -291,7 +291,7 @@ def _x_star_brentq(est: Estimate, a, B, s, C, polish: bool) -> float:
 
     lam = brentq(excess, lam_lo, lam_hi, xtol=1e-15 * scale, rtol=4 * np.finfo(float).eps, maxiter=500)
     x = -lam / (B + np.sqrt(max(B * B - C * lam, 0.0)))
-    return _polish_x(a, B, s, est.p, x) if polish else x
+    return polish_x(a, B, s, est.p, x) if polish else x
 
 
 @register(
@@ -356,7 +356,7 @@ def mle_apx_paper_iterate(estimate: Estimate, max_iter: int | None = None):
     s = q * (1 - q)
     mask = np.ones(est.d, dtype=bool)
     for it in range(1, int(max_iter) + 1):
-        # Eq. 14 on D₁, in the algebraically identical cancellation-free form of _f_on_support
+        # Eq. 14 on D₁, in the algebraically identical cancellation-free form of f_on_support
         # (the printed form loses all digits of 1 − p when p + q > 1 and p → 1), unclipped here
         rs = r[mask]
         t = rs - rs.max()

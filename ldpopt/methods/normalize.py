@@ -37,7 +37,7 @@ def _check_total(total) -> float:
     return t
 
 
-def _shift_support(y: np.ndarray, total: float) -> tuple[float, np.ndarray | None]:
+def shift_support(y: np.ndarray, total: float) -> tuple[float, np.ndarray | None]:
     """(τ, pool): τ with Σ max(y − τ, 0) = total (total > 0, y finite, non-empty), exact up to
     rounding, and the indices of a subset of y containing the support (None: all of y).
 
@@ -60,7 +60,7 @@ def _shift_support(y: np.ndarray, total: float) -> tuple[float, np.ndarray | Non
 
 
 def _shift(y: np.ndarray, total: float) -> float:
-    return _shift_support(y, total)[0]
+    return shift_support(y, total)[0]
 
 
 def _as_vector(x) -> np.ndarray:
@@ -93,7 +93,7 @@ def _project(y: np.ndarray, t: float) -> np.ndarray:
     """:func:`project_simplex` on a validated vector (no checks, no copy of ``y``)."""
     if t == 0.0:
         return np.zeros(y.shape[0])
-    tau, pool = _shift_support(y, t)
+    tau, pool = shift_support(y, t)
     # max(y − τ, 0) written only where it is > 0 (y > τ ⇔ y − τ > 0 in IEEE arithmetic): the
     # same bits, without a full-length temporary; the support is inside pool.
     idx = np.flatnonzero(y > tau) if pool is None else pool[y[pool] > tau]

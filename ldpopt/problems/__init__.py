@@ -12,11 +12,13 @@ certificate (:func:`certificate`). Objectives (:mod:`.objectives`): ``"cls"``, `
 (declared derivatives; the Newton / sequential-QP route of :mod:`.sqp`). Constraints (:mod:`.constraints`): the simplex by
 default, :class:`Box`, :class:`SubsetSum`, :class:`Hierarchy`, :class:`Fixed`, :class:`NonNegative`,
 :class:`SumTo`, :class:`LinearEquality` (sparse A f = b rows), :class:`Monotone` (ordinal domains, :mod:`.order`), :class:`PartitionTotals`
-(:mod:`.partition`), range trees (:func:`range_tree`, :mod:`.ranges`), user callables. Failures
+(:mod:`.partition`), range trees (:func:`range_tree`, :mod:`.ranges`), user callables. New objectives and
+constraint types register in one module (:func:`register_objective`, :func:`register_constraint`,
+:mod:`.registry`) and then appear wherever the built-ins do. Failures
 (:mod:`.errors`): typed exceptions with ``strict=True``, :class:`SolverWarning` otherwise.
 """
 
-from . import checks, constraints, errors, objectives, order, partition, policy, ranges
+from . import checks, constraints, errors, objectives, order, partition, policy, ranges, registry
 from .certificate import Certificate, certificate
 from .checks import Checks
 from .constraints import (
@@ -43,22 +45,24 @@ from .errors import (
     UnboundedError,
     UnverifiedError,
 )
-from .objectives import Objective, UserObjective
-from .objectives import available as available_objectives
+from .objectives import BuiltObjective, Objective, UserObjective
 from .order import Monotone, isotonic, project_monotone_simplex
 from .partition import LinearEquality, PartitionTotals
 from .problem import DEFAULT_SOLVER_OPTIONS, STRUCTURED, Problem, Solution
 from .ranges import RangeTree, range_tree
+from .registry import available_constraints, available_objectives, register_constraint, register_objective
 from .smooth import SmoothObjective
 from .structured import NotApplicable, SeparableObjective, StructuredResult, solve_structured
 
 __all__ = [
-    "DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Box", "Certificate", "Checks", "Constraint", "Fixed", "Hierarchy",
+    "DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Box", "BuiltObjective", "Certificate", "Checks", "Constraint", "Fixed",
+    "Hierarchy",
     "InaccurateError", "InfeasibleError", "IterationLimitError", "LinearEquality", "MissingParameterError",
     "Monotone", "NonNegative", "NotApplicable", "Objective", "PartitionTotals", "Problem", "RangeTree",
     "SeparableObjective", "Simplex", "SimplexDroppedWarning", "SmoothObjective", "Solution", "SolverError",
     "SolverFailedError", "SolverNotInstalledError", "SolverWarning", "StructuredResult", "SubsetSum", "SumTo",
-    "UnboundedError", "UnverifiedError", "UserConstraint", "UserObjective", "available_objectives", "certificate",
-    "checks", "constraints", "errors", "isotonic", "objectives", "order", "partition", "policy",
-    "project_monotone_simplex", "range_tree", "ranges", "solve_structured",
+    "UnboundedError", "UnverifiedError", "UserConstraint", "UserObjective", "available_constraints",
+    "available_objectives", "certificate", "checks", "constraints", "errors", "isotonic", "objectives", "order",
+    "partition", "policy", "project_monotone_simplex", "range_tree", "ranges", "register_constraint",
+    "register_objective", "registry", "solve_structured",
 ]

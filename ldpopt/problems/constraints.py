@@ -25,10 +25,13 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable
+from typing import ClassVar
 
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
+
+from .registry import VALUES, FileEntry, Kind, register_constraint
 
 __all__ = [
     "Box",
@@ -42,6 +45,7 @@ __all__ = [
     "SumTo",
     "UserConstraint",
     "as_constraint",
+    "example_function",
     "warn_if_simplex_dropped",
 ]
 
@@ -89,9 +93,50 @@ def _indices(indices, d: int, name: str) -> np.ndarray:
 
 
 class Constraint:
-    """Base class: ``build(f, estimate)`` returns a list of ``(name, cvxpy constraint)``."""
+    """Base class: ``build(f, estimate)`` returns a list of ``(name, cvxpy constraint)``.
+
+    What a constraint knows besides its cvxpy form, each optional (the defaults say "unknown": the
+    caller then uses cvxpy, or the cvxpy route):
+
+    * ``dual_keys()``: the names :meth:`build` gives, without building;
+    * ``residuals(f, estimate)``, ``g(k, f, d)``: its violation and its g(f) in numpy;
+    * ``jacobian_t(k, y, d)`` / ``add_jacobian_t``: ∇g_kᵀ y for ldpopt's stationarity check;
+    * ``compile_into(rows, keys, d)``: its bounds and rows in the structured solver's form
+      (:class:`~.structured.structure.StructureRows`);
+    * ``implies_nonnegative``, ``implies_at_most_one``, ``states_total``: what it implies about f;
+    * ``lazy_build``: :meth:`build` cannot fail, so ``Problem`` may defer it;
+    * ``file_type``, ``file_kind``, ``from_file``, ``file_example``: its problem-file entry
+      (registered types only, :func:`~.registry.register_constraint`).
+    """
 
     default_name = "constraint"
+    #: whether :meth:`build` cannot fail and its names do not depend on the estimate (``Problem``
+    #: then builds cvxpy's problem only when a cvxpy solver needs it)
+    lazy_build = False
+    #: the problem-file ``type`` and the keys an entry gives (registered types)
+    file_type: str | None = None
+    file_kind: Kind | None = None
+    #: an entry of this type for a domain of 6 values (the docs and the conformance checks)
+    file_example: ClassVar[dict | None] = None
+
+    @classmethod
+    def from_file(cls, entry: FileEntry) -> list:
+        """The constraint objects one problem-file entry of this type states (:class:`~.registry.FileEntry`)."""
+        raise NotImplementedError(f"{cls.__name__} has no problem-file form")
+
+    @property
+    def implies_nonnegative(self) -> bool:
+        """Whether it implies f ≥ 0 everywhere."""
+        return False
+
+    def is_nonnegativity(self, k: int) -> bool:
+        """Whether the k-th constraint :meth:`build` gives is f ≥ 0 itself (g = −f)."""
+        return False
+
+    @property
+    def implies_at_most_one(self) -> bool:
+        """Whether, together with f ≥ 0, it implies f_v ≤ 1 for every value."""
+        return False
 
     @property
     def states_total(self) -> bool:
@@ -112,39 +157,49 @@ class Constraint:
         :meth:`build`), in frequency units; None: let cvxpy evaluate the expressions."""
         return None
 
+    def dual_keys(self) -> list[str]:
+        """The names :meth:`build` gives its cvxpy constraints, in order (before ``Problem`` makes
+        duplicates unique)."""
+        return [self.name]
+
+    def g(self, k: int, f: np.ndarray, d: int):
+        """(g(f), is_equality) of the k-th constraint :meth:`build` gives, written as cvxpy writes it
+        (:mod:`.jacobians`), or None: the caller evaluates cvxpy's expression."""
+        return
+
+    def jacobian_t(self, k: int, y: np.ndarray, d: int) -> np.ndarray | None:
+        """∇_f g_k(f)ᵀ y (length d) of the k-th constraint :meth:`build` gives, or None: the caller
+        uses cvxpy's ``grad``."""
+        return None
+
+    def add_jacobian_t(self, k: int, y: np.ndarray, d: int, out: np.ndarray) -> np.ndarray | None:
+        """``out += ∇_f g_k(f)ᵀ y`` (returned), or None when :meth:`jacobian_t` is unknown."""
+        got = self.jacobian_t(k, y, d)
+        if got is None:
+            return None
+        out += got
+        return out
+
+    def compile_into(self, rows, keys: list[str], d: int) -> None:
+        """State its bounds and rows on ``rows`` (:class:`~.structured.structure.StructureRows`;
+        ``keys``: its dual names); the default: not covered by the structured solver."""
+        rows.not_covered(f"constraint {self!r} is not covered by the structured solver (user callables "
+                         "need the cvxpy route)")
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 
 
-class NonNegative(Constraint):
-    """f ≥ 0 (dual: length-d vector y ≥ 0; y_v > 0 only where f_v = 0)."""
-
-    default_name = "nonnegative"
-
-    def build(self, f, estimate):
-        return [(self.name, f >= 0)]
-
-    def residuals(self, f, estimate):
-        return [_neg(f)]
+def _per_value_jacobian_t(sign: float, y, d: int) -> np.ndarray:
+    return sign * np.broadcast_to(np.asarray(y).ravel(), (d,)).astype(np.float64)
 
 
-class SumTo(Constraint):
-    """Σ f = total (default 1; dual: scalar, the μ of Wang et al. Appendix B up to sign/scale)."""
-
-    default_name = "sum"
-    states_total = True
-
-    def __init__(self, total: float = 1.0, name: str | None = None):
-        super().__init__(name)
-        self.total = _real(total, "total")
-
-    def build(self, f, estimate):
-        return [(self.name, cp.sum(f) == self.total)]
-
-    def residuals(self, f, estimate):
-        return [abs(_fsum(f) - self.total)]
+def _matrix_jacobian_t(self, k: int, y, d: int) -> np.ndarray:
+    """Mᵀy for a constraint written M f (≤ or ==) b with ``self.matrix(d)`` = M."""
+    return np.asarray(self.matrix(d).T @ np.asarray(y).ravel(), dtype=np.float64).ravel()
 
 
+@register_constraint
 class Simplex(Constraint):
     """Wang et al.'s consistency constraints: f ≥ 0 and Σ f = 1 (Eq. 13 / §3.5; f ≤ 1 is implied).
 
@@ -152,10 +207,20 @@ class Simplex(Constraint):
     """
 
     states_total = True
+    lazy_build = True
+    implies_nonnegative = True
+    implies_at_most_one = True
+    file_type = "simplex"
+    file_kind = Kind("f >= 0, sum f = 1 (the default when the file has no constraints list)")
+    file_example: ClassVar[dict] = {"type": "simplex"}
 
     def __init__(self, name: str | None = None):
         super().__init__(name)
         self._prefix = "" if name is None else name + "."
+
+    @classmethod
+    def from_file(cls, entry):
+        return [cls()]
 
     def build(self, f, estimate):
         return [(self._prefix + "nonnegative", f >= 0), (self._prefix + "sum", cp.sum(f) == 1.0)]
@@ -163,12 +228,119 @@ class Simplex(Constraint):
     def residuals(self, f, estimate):
         return [_neg(f), abs(_fsum(f) - 1.0)]
 
+    def dual_keys(self):
+        return [self._prefix + "nonnegative", self._prefix + "sum"]
 
+    # k = 0: f >= 0 (g = −f); k = 1: Σ f = 1 (g = Σ f − 1)
+    def is_nonnegativity(self, k):
+        return k == 0
+
+    def g(self, k, f, d):
+        return (-f, False) if k == 0 else (np.array([float(np.sum(f)) - 1.0]), True)
+
+    def jacobian_t(self, k, y, d):
+        return _per_value_jacobian_t(-1.0, y, d) if k == 0 else np.full(d, float(np.asarray(y).reshape(-1)[0]))
+
+    def add_jacobian_t(self, k, y, d, out):
+        if k == 0:
+            return np.subtract(out, np.asarray(y).ravel(), out=out)
+        out += float(np.asarray(y).reshape(-1)[0])
+        return out
+
+    def compile_into(self, rows, keys, d):
+        rows.lower(keys[0], np.zeros(d))
+        rows.set_total(1.0, keys[1])
+
+
+@register_constraint
+class NonNegative(Constraint):
+    """f ≥ 0 (dual: length-d vector y ≥ 0; y_v > 0 only where f_v = 0)."""
+
+    default_name = "nonnegative"
+    lazy_build = True
+    implies_nonnegative = True
+    file_type = "nonnegative"
+    file_kind = Kind("f >= 0")
+    file_example: ClassVar[dict] = {"type": "nonnegative"}
+
+    @classmethod
+    def from_file(cls, entry):
+        return [cls()]
+
+    def build(self, f, estimate):
+        return [(self.name, f >= 0)]
+
+    def residuals(self, f, estimate):
+        return [_neg(f)]
+
+    def is_nonnegativity(self, k):
+        return True
+
+    def g(self, k, f, d):
+        return -f, False
+
+    def jacobian_t(self, k, y, d):
+        return _per_value_jacobian_t(-1.0, y, d)
+
+    def add_jacobian_t(self, k, y, d, out):
+        return np.subtract(out, np.asarray(y).ravel(), out=out)
+
+    def compile_into(self, rows, keys, d):
+        rows.lower(keys[0], np.zeros(d))
+
+
+@register_constraint
+class SumTo(Constraint):
+    """Σ f = total (default 1; dual: scalar, the μ of Wang et al. Appendix B up to sign/scale)."""
+
+    default_name = "sum"
+    states_total = True
+    lazy_build = True
+    file_type = "sum"
+    file_kind = Kind("sum f = total (default 1)", optional=("total",))
+    file_example: ClassVar[dict] = {"type": "sum", "total": 1.0}
+
+    def __init__(self, total: float = 1.0, name: str | None = None):
+        super().__init__(name)
+        self.total = _real(total, "total")
+
+    @classmethod
+    def from_file(cls, entry):
+        return [cls(entry.number("total", 1.0))]
+
+    @property
+    def implies_at_most_one(self) -> bool:
+        return self.total <= 1.0
+
+    def build(self, f, estimate):
+        return [(self.name, cp.sum(f) == self.total)]
+
+    def residuals(self, f, estimate):
+        return [abs(_fsum(f) - self.total)]
+
+    def g(self, k, f, d):
+        return np.array([float(np.sum(f)) - self.total]), True
+
+    def jacobian_t(self, k, y, d):
+        return np.full(d, float(np.asarray(y).reshape(-1)[0]))
+
+    def add_jacobian_t(self, k, y, d, out):
+        out += float(np.asarray(y).reshape(-1)[0])
+        return out
+
+    def compile_into(self, rows, keys, d):
+        rows.set_total(self.total, keys[0])
+
+
+@register_constraint
 class Box(Constraint):
     """lower ≤ f ≤ upper, each a scalar or a length-d array (None: no bound on that side).
     Duals ``"<name>.lower"`` and ``"<name>.upper"``."""
 
     default_name = "box"
+    file_type = "box"
+    file_kind = Kind("lower <= f <= upper (a number, or one per value)", optional=("lower", "upper"))
+    file_example: ClassVar[dict] = {"type": "box", "lower": 0.0, "upper": 0.5}
 
     def __init__(self, lower=None, upper=None, name: str | None = None):
         super().__init__(name)
@@ -181,6 +353,38 @@ class Box(Constraint):
                 raise ValueError(f"{label} must be a finite scalar or 1-D array")
         if self.lower is not None and self.upper is not None and np.any(self.lower > self.upper):
             raise ValueError("Box needs lower <= upper everywhere")
+
+    @classmethod
+    def from_file(cls, entry):
+        if "lower" not in entry and "upper" not in entry:
+            raise entry.error("box needs lower or upper (or both)")
+        lo, hi = (entry.number(k, per_value=True) if k in entry else None for k in ("lower", "upper"))
+        for k, b in (("lower", lo), ("upper", hi)):
+            if isinstance(b, np.ndarray) and b.shape[0] != entry.d:
+                raise entry.error(f"{k} must be a number or have one entry per value (d = {entry.d}), got "
+                                  f"{b.shape[0]}")
+        return [cls(lo, hi)]
+
+    @property
+    def implies_nonnegative(self) -> bool:
+        return self.lower is not None and bool(np.all(self.lower >= 0))
+
+    @property
+    def implies_at_most_one(self) -> bool:
+        return self.upper is not None and bool(np.all(self.upper <= 1.0))
+
+    def dual_keys(self):
+        return [f"{self.name}.{s}" for s in self.sides]
+
+    def g(self, k, f, d):
+        return ((self.lower - f) if self.sides[k] == "lower" else (f - self.upper)), False
+
+    def jacobian_t(self, k, y, d):
+        return _per_value_jacobian_t(-1.0 if self.sides[k] == "lower" else 1.0, y, d)
+
+    def compile_into(self, rows, keys, d):
+        for k, s in enumerate(self.sides):
+            (rows.lower if s == "lower" else rows.upper)(keys[k], rows.per_value(getattr(self, s), s))
 
     @property
     def sides(self) -> list[str]:
@@ -201,12 +405,39 @@ class Box(Constraint):
         return [_neg(f - self.lower) if s == "lower" else _neg(self.upper - f) for s in self.sides]
 
 
+@register_constraint
 class SubsetSum(Constraint):
     """Σ_{v ∈ S} f_v (sense) value, sense ∈ {"==", "<=", ">="}: a known category total, e.g. the
     NDSS 2020 Emoji experiment's category queries. ``indices``: integer indices or a boolean mask."""
 
     default_name = "subset_sum"
     _SENSES = ("==", "<=", ">=")
+    file_type = "subset_sum"
+    file_kind = Kind("sum of the named values (sense: ==, <=, >=) value", ("value",), ("sense",), (VALUES,))
+    file_example: ClassVar[dict] = {"type": "subset_sum", "positions": [0, 1], "value": 0.4, "sense": "<="}
+
+    @classmethod
+    def from_file(cls, entry):
+        return [cls(entry.named[0], entry.number("value"), entry.get("sense", "=="))]
+
+    def g(self, k, f, d):
+        r = float(np.sum(f[_indices(self.indices, d, "indices")])) - self.value
+        return np.array([-r if self.sense == ">=" else r]), self.sense == "=="
+
+    def jacobian_t(self, k, y, d):
+        out = np.zeros(d)
+        np.add.at(out, _indices(self.indices, d, "indices"),
+                  (-1.0 if self.sense == ">=" else 1.0) * float(np.asarray(y).reshape(-1)[0]))
+        return out
+
+    def compile_into(self, rows, keys, d):
+        idx = _indices(self.indices, d, "indices")
+        if idx.size == 0:
+            raise ValueError("indices must select at least one value")
+        sign = -1.0 if self.sense == ">=" else 1.0
+        rows.add_rows(sp.csr_matrix((np.full(idx.size, sign), (np.zeros(idx.size, int), idx)), shape=(1, d)),
+                      sign * self.value, self.sense != "==", keys[0], scalar=True)
+        rows.subsets.append((keys[0], idx, float(self.value), self.sense))
 
     def __init__(self, indices, value: float, sense: str = "==", name: str | None = None):
         super().__init__(name)
@@ -233,10 +464,35 @@ class SubsetSum(Constraint):
         return [{"==": abs(r), "<=": max(r, 0.0), ">=": max(-r, 0.0)}[self.sense]]
 
 
+@register_constraint
 class Fixed(Constraint):
     """f[indices] == values (known frequencies; ``values`` a scalar or one per index)."""
 
     default_name = "fixed"
+    file_type = "fixed"
+    file_kind = Kind("the named values = frequency (a number, or one per named value)", ("frequency",), (),
+                     (VALUES,))
+    file_example: ClassVar[dict] = {"type": "fixed", "positions": [2], "frequency": 0.1}
+
+    @classmethod
+    def from_file(cls, entry):
+        freq = entry.number("frequency", per_value=True)
+        if isinstance(freq, np.ndarray) and freq.shape[0] != entry.named[0].shape[0]:
+            raise entry.error(f"frequency has {freq.shape[0]} entries for {entry.named[0].shape[0]} named values: "
+                              "give one number for all, or one per value")
+        return [cls(entry.named[0], freq)]
+
+    def g(self, k, f, d):
+        idx, vals = self.at(d)
+        return f[idx] - vals, True
+
+    def jacobian_t(self, k, y, d):
+        out = np.zeros(d)
+        np.add.at(out, _indices(self.indices, d, "indices"), np.asarray(y).ravel())
+        return out
+
+    def compile_into(self, rows, keys, d):
+        rows.fix(keys[0], *self.at(d), self.name)
 
     def __init__(self, indices, values, name: str | None = None):
         super().__init__(name)
@@ -271,6 +527,15 @@ class Hierarchy(Constraint):
     """
 
     default_name = "hierarchy"
+    #: whether its compiled matrix and tree may be kept on it (a range tree's: built consistent and
+    #: never mutated; a user's groups list may change)
+    cache_compiled = False
+    jacobian_t = _matrix_jacobian_t
+
+    def compile_into(self, rows, keys, d):
+        H = rows.cached(self, "matrix", lambda: self.matrix(d))
+        rows.add_rows(H, 0.0, False, keys[0])
+        rows.hier.append((keys[0], H, self))
 
     def __init__(self, groups, name: str | None = None):
         super().__init__(name)
@@ -315,10 +580,32 @@ class Hierarchy(Constraint):
         return [float(np.max(np.abs(self.matrix(estimate.d) @ f)))]
 
 
+def example_function(f, estimate, limit: float = 0.5):
+    """A constraint function as a problem file names one (``function = "MODULE:NAME"``): the first
+    two values sum to at most ``limit``. :attr:`UserConstraint.file_example` uses it."""
+    return cp.sum(f[:2]) <= limit
+
+
+@register_constraint
 class UserConstraint(Constraint):
     """A user callable ``(f, estimate) -> cvxpy constraint | list of them | dict name → constraint``.
     Names: the dict's keys, or ``"<name>[i]"`` for a list (``name`` defaults to the function's name,
     ``"user"`` for a lambda)."""
+
+    file_type = "function"
+    file_kind = Kind("a function of your own, FILE.py:NAME (relative to the problem file's folder) or "
+                     "MODULE:NAME: function(f, estimate, **params) -> cvxpy constraint(s)", ("function",),
+                     ("params", "name"))
+    file_example: ClassVar[dict] = {"type": "function", "function": "ldpopt.problems.constraints:example_function",
+                    "params": {"limit": 0.4}}
+
+    @classmethod
+    def from_file(cls, entry):
+        from .._userfunc import load_function
+
+        func = load_function(entry.get("function"), entry.get("params"), entry.base, entry.where("function"),
+                             error=entry.error)
+        return [cls(func, name=entry.get("name"))]
 
     def __init__(self, func: Callable, name: str | None = None):
         if not callable(func):
@@ -361,8 +648,7 @@ class SimplexDroppedWarning(UserWarning):
 def warn_if_simplex_dropped(constraints: list, stacklevel: int = 3) -> None:
     """One :class:`SimplexDroppedWarning` when ``constraints`` (already :func:`as_constraint`-ed) keep
     neither half of the simplex or only one, naming what is missing and how to add it back."""
-    nonneg = any(isinstance(c, (Simplex, NonNegative)) or (
-        isinstance(c, Box) and c.lower is not None and bool(np.all(c.lower >= 0))) for c in constraints)
+    nonneg = any(c.implies_nonnegative for c in constraints)
     total = any(c.states_total for c in constraints)
     if nonneg and total:
         return

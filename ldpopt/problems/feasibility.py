@@ -107,7 +107,7 @@ class Infeasibility:
 def _system(problem):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names): the built-in
     linear constraints of ``problem`` (owners index ``names``, -1 where no bound); None if none."""
-    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, UserConstraint, _indices
+    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
     from .order import Monotone
     from .partition import LinearEquality, PartitionTotals
 
@@ -171,7 +171,7 @@ def _system(problem):
                       d - 1 if c.order is None else np.size(c.order) - 1)
             if n_rows <= MAX_LP:
                 row(c.matrix(d), 0.0, True, i0)
-        elif isinstance(c, UserConstraint):  # its affine rows, as written (the others are left out)
+        else:  # a user callable or a registered type of the user's: its affine rows as cvxpy builds them
             for j, (M, rhs, le) in _affine_rows(c, problem.estimate):
                 if M.shape[0] <= MAX_LP:
                     row(M, rhs, le, key[(id(c), j)])

@@ -87,9 +87,9 @@ def error_bound(problem, f, duals, r, lag, mu) -> float:
 def _simplex_only(problem) -> str | None:
     """Name of the nonnegativity constraint when the constraints are exactly f ≥ 0, Σ f = 1 (the plain
     simplex of :func:`.structured.structure.compile_constraints`)."""
-    from .structured.structure import _names, _plain_simplex
+    from .structured.structure import dual_names, plain_simplex_structure
 
-    st = _plain_simplex(problem.constraints, _names(problem.constraints), problem.estimate.d)
+    st = plain_simplex_structure(problem.constraints, dual_names(problem.constraints), problem.estimate.d)
     return None if st is None or st.total != 1.0 else next(n for n, s in st.duals.items() if s[0] == "lower")
 
 

@@ -90,11 +90,7 @@ class LikelihoodTerms:
 
 
 def terms_for(objective, estimate) -> LikelihoodTerms | None:
-    """The per-value terms of a built-in exact likelihood, None for any other objective."""
-    from .objectives import Binomial, Multinomial
-
-    if isinstance(objective, Binomial):
-        return LikelihoodTerms(estimate, binomial=True)
-    if isinstance(objective, Multinomial):
-        return LikelihoodTerms(estimate, binomial=False)
-    return None
+    """The per-value terms of an exact likelihood (what the objective's ``likelihood_terms`` gives),
+    None for any other objective."""
+    get = getattr(objective, "likelihood_terms", None)
+    return get(estimate) if callable(get) else None

@@ -43,6 +43,33 @@ class Objective(abc.ABC):
     solver_options: Mapping[str, Mapping[str, Any]] = {}
     #: scale s = max(σ, 1/d) (True) or σ (False); see :func:`default_scale`
     frequency_floor: bool = True
+    #: one line naming J for problem files and ``ldpopt solve --help`` (None: a problem file cannot
+    #: name it, e.g. an objective that needs arrays a file does not carry)
+    file_doc: str | None = None
+    #: whether ``Problem(est, name, mean=..., variance=...)`` passes ``mean``/``variance`` to it
+    uses_mean: bool = False
+    #: whether :meth:`build` cannot fail for a valid estimate, so ``Problem`` may defer building the
+    #: cvxpy problem until a cvxpy solver needs it (the structured route never does)
+    lazy_build: bool = False
+    #: J(f) = ‖f − f̃‖₁: ldpopt's check uses its subgradient and the exact LP gap (:mod:`.checks`)
+    absolute_deviations: bool = False
+
+    @classmethod
+    def example(cls, estimate: Estimate) -> Objective:
+        """An instance for ``estimate`` (the conformance checks run a registered class through it): made
+        with no arguments unless the class needs some."""
+        return cls()
+
+    def per_value(self, estimate: Estimate):
+        """The per-value form J(f) = Σ_v h_v(f_v) (a :class:`~.structured.separable.Separable`: h_v,
+        h_v', h_v'', the per-value argmin and curvature) that the structured solver and the
+        certificate evaluate, or None when J is not smooth and separable."""
+        return
+
+    def likelihood_terms(self, estimate: Estimate):
+        """The per-value terms of an exact likelihood for the sequential-QP route
+        (:class:`~.likelihood_terms.LikelihoodTerms`), or None."""
+        return
 
     def check(self, estimate: Estimate) -> None:
         """Raise ``ValueError`` if this objective cannot be used with ``estimate``."""

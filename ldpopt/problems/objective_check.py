@@ -126,9 +126,8 @@ def near_zero_allowance(obj) -> bool:
 
 
 def is_nonneg(owner, k: int) -> bool:
-    from .constraints import NonNegative, Simplex
-
-    return isinstance(owner, NonNegative) or (isinstance(owner, Simplex) and k == 0)
+    """Whether the k-th constraint ``owner`` builds is f ≥ 0 itself (its g is −f)."""
+    return owner.is_nonnegativity(k)
 
 
 def absorb_at_zero(problem, f, duals, r, lag, where):

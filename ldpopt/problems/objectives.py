@@ -37,6 +37,7 @@ from scipy.special import xlogy
 from .._validation import check_float_array
 from ..estimate import Estimate
 from .objective_base import BuiltObjective, Objective, UserObjective
+from .registry import available_objectives, objective_factory, register_objective
 
 __all__ = [
     "L1",
@@ -54,6 +55,7 @@ __all__ = [
 ]
 
 
+@register_objective
 class LeastSquares(Objective):
     """CLS, Wang et al. §3.5: J(f) = ‖f − f̃‖₂² (the squared norm; same minimiser as the paper's
     ‖f − f̃‖₂, and the form Appendix B differentiates). A QP (solver chain: :mod:`.policy`).
@@ -62,9 +64,16 @@ class LeastSquares(Objective):
     """
 
     name = "cls"
+    file_doc = "constrained least squares ||f - f~||^2"
+    lazy_build = True
 
     def build(self, f, x, scale, estimate):
         return BuiltObjective(cp.sum_squares(x - estimate.f_tilde / scale), multiplier=1.0 / scale**2)
+
+    def per_value(self, estimate):
+        from .structured.separable import Quadratic
+
+        return Quadratic(estimate.f_tilde, 1.0, "cls")
 
     def value(self, f, estimate):
         return float(np.sum((np.asarray(f, float) - estimate.f_tilde) ** 2))
@@ -80,6 +89,7 @@ def _wmle_coefficients(estimate: Estimate):
     return p, q, a, e
 
 
+@register_objective
 class WeightedMLE(Objective):
     """Exact weighted MLE, Wang et al. §3.4 Eq. 13, with the value-dependent variance of Eq. 2:
 
@@ -96,7 +106,9 @@ class WeightedMLE(Objective):
     """
 
     name = "weighted-mle"
+    file_doc = "Gaussian-approximation MLE, weights 1/sigma_v^2"
     frequency_floor = False
+    lazy_build = True
 
     def check(self, estimate):
         _, q, a, _ = _wmle_coefficients(estimate)
@@ -127,7 +139,15 @@ class WeightedMLE(Objective):
         s = a + e * f
         return (-2.0 * (p - q) * r * s - e * r**2) / s**2
 
+    def per_value(self, estimate):
+        """Eq. 13 per value (also the naive formulation's: the same J)."""
+        from .structured.separable import WeightedMLESep
 
+        self.check(estimate)
+        return WeightedMLESep(estimate)
+
+
+@register_objective
 class WeightedMLENaive(WeightedMLE):
     """CAUTIONARY EXAMPLE — do not use for results. Same J as :class:`WeightedMLE`, a DCP-valid but
     numerically poor formulation, kept so the test suite can show that it fails.
@@ -141,7 +161,9 @@ class WeightedMLENaive(WeightedMLE):
     """
 
     name = "weighted-mle-naive"
+    file_doc = "the same with the variance evaluated at f (cautionary)"
     scaled = False
+    lazy_build = False  # built at once, like any formulation the structured solver does not own
 
     def check(self, estimate):
         super().check(estimate)
@@ -165,12 +187,21 @@ class _Likelihood(Objective):
     # 1e-10 ends "AlmostSolved" (measured); the KKT residuals at 1e-8 are still <= 1e-7 relative.
     solver_options: Mapping[str, Mapping[str, Any]] = {
         "CLARABEL": {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}}
+    lazy_build = True
+    #: the likelihood's per-value terms: binomial (True) or multinomial (False)
+    _binomial = False
+
+    def likelihood_terms(self, estimate):
+        from .likelihood_terms import LikelihoodTerms
+
+        return LikelihoodTerms(estimate, binomial=self._binomial)
 
     @staticmethod
     def _pi(f, estimate):
         return estimate.q + (estimate.p - estimate.q) * np.asarray(f, float)
 
 
+@register_objective
 class Multinomial(_Likelihood):
     """GRR's exact likelihood (each report is one value, so c ~ Multinomial(n, π)):
 
@@ -190,6 +221,7 @@ class Multinomial(_Likelihood):
     """
 
     name = "multinomial"
+    file_doc = "exact likelihood of GRR counts"
 
     def check(self, estimate):
         total = float(np.sum(estimate.counts))
@@ -213,7 +245,14 @@ class Multinomial(_Likelihood):
     def gradient(self, f, estimate):
         return -(estimate.p - estimate.q) * estimate.counts / (estimate.n * self._pi(f, estimate))
 
+    def per_value(self, estimate):
+        from .structured.separable import MultinomialSep
 
+        self.check(estimate)
+        return MultinomialSep(estimate)
+
+
+@register_objective
 class Binomial(_Likelihood):
     """Per-bit composite likelihood for unary / hash oracles (each value's support count is
     c_v ~ Binomial(n, π_v), the values treated as independent):
@@ -230,6 +269,8 @@ class Binomial(_Likelihood):
     """
 
     name = "binomial"
+    file_doc = "exact per-bit likelihood (unary encodings)"
+    _binomial = True
 
     def build(self, f, x, scale, estimate):
         c = estimate.counts
@@ -255,13 +296,21 @@ class Binomial(_Likelihood):
         c, n = estimate.counts, estimate.n
         return -(estimate.p - estimate.q) * (c / pi - (n - c) / (1.0 - pi)) / n
 
+    def per_value(self, estimate):
+        from .structured.separable import BinomialSep
 
+        return BinomialSep(estimate)
+
+
+@register_objective
 class L1(Objective):
     """Least absolute deviations, J(f) = ‖f − f̃‖₁ (the L1 variant of Lee et al., cited by Wang et al.
     beside CLS). An LP (a QP for the chain). Scaled form Σ|x − f̃/σ| = J/σ. Not smooth: no gradient;
     its KKT conditions use the subgradient sign(f − f̃) ∈ [−1, 1]."""
 
     name = "l1"
+    file_doc = "least absolute deviations ||f - f~||_1"
+    absolute_deviations = True
 
     def build(self, f, x, scale, estimate):
         return BuiltObjective(cp.norm1(x - estimate.f_tilde / scale), multiplier=1.0 / scale)
@@ -270,6 +319,7 @@ class L1(Objective):
         return float(np.sum(np.abs(np.asarray(f, float) - estimate.f_tilde)))
 
 
+@register_objective
 class Posterior(Objective):
     """Project a posterior mean m onto the constraint set (NDSS 2020 PowerNS; Jia & Gong's Calibrate):
 
@@ -282,6 +332,8 @@ class Posterior(Objective):
     """
 
     name = "posterior"
+    uses_mean = True
+    lazy_build = True
 
     def __init__(self, mean, variance=None):
         if mean is None:
@@ -297,6 +349,13 @@ class Posterior(Objective):
                 bad = int(np.flatnonzero(v <= 0)[0])
                 raise ValueError(f"variance must be > 0 everywhere; entry {bad} is {v[bad]!r}")
             self.variance = v
+
+    @classmethod
+    def example(cls, estimate):
+        """The estimate's f̃ clipped at 0 and normalised as the mean, the Eq. 7 variance σ² plus
+        f̃² as the weights (an instance for the conformance checks)."""
+        m = np.maximum(estimate.f_tilde, 0.0) + 1.0 / estimate.d
+        return cls(m / m.sum(), float(estimate.sigma) ** 2 + estimate.f_tilde**2)
 
     def check(self, estimate):
         if self.mean.shape[0] != estimate.d:
@@ -320,24 +379,19 @@ class Posterior(Objective):
         r = 2.0 * (np.asarray(f, float) - self.mean)
         return r if self.variance is None else r / self.variance
 
+    def per_value(self, estimate):
+        from .structured.separable import Quadratic
+
+        return Quadratic(self.mean, 1.0 if self.variance is None else 1.0 / self.variance, "posterior")
+
     def __repr__(self):
         return f"Posterior(mean=<{self.mean.shape[0]}>, weighted={self.variance is not None})"
 
 
-_NAMED = {
-    "cls": LeastSquares,
-    "weighted-mle": WeightedMLE,
-    "weighted-mle-naive": WeightedMLENaive,
-    "multinomial": Multinomial,
-    "binomial": Binomial,
-    "l1": L1,
-    "posterior": Posterior,
-}
-
-
 def available() -> list[str]:
-    """Names accepted by ``Problem(objective=...)``."""
-    return sorted(_NAMED)
+    """Names accepted by ``Problem(objective=...)``: the built-ins and every registered objective
+    (:func:`~.registry.register_objective`)."""
+    return available_objectives()
 
 
 def make_objective(objective, mean=None, variance=None) -> Objective:
@@ -345,14 +399,23 @@ def make_objective(objective, mean=None, variance=None) -> Objective:
     if isinstance(objective, Objective):
         obj = objective
     elif isinstance(objective, str):
-        key = objective.lower()
-        if key not in _NAMED:
+        item = objective_factory(objective.lower())
+        if item is None:
             raise ValueError(f"objective must be one of {available()} or a callable, got {objective!r}")
-        obj = Posterior(mean, variance) if key == "posterior" else _NAMED[key]()
+        if isinstance(item, Objective):
+            obj = item
+        elif item.uses_mean:
+            obj = item(mean, variance)
+        else:
+            try:
+                obj = item()
+            except TypeError as exc:  # a registered class whose constructor needs arguments
+                raise ValueError(f"objective {objective!r} cannot be made from its name alone ({exc}): pass "
+                                 f"an instance, {item.__name__}(...)") from exc
     elif callable(objective):
         obj = UserObjective(objective)
     else:
         raise TypeError(f"objective must be a name, an Objective or a callable, got {type(objective).__name__}")
-    if not isinstance(obj, Posterior) and (mean is not None or variance is not None):
+    if not obj.uses_mean and (mean is not None or variance is not None):
         raise ValueError(f"mean= and variance= are only used by objective='posterior', got objective={obj.name!r}")
     return obj

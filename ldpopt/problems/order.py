@@ -33,11 +33,13 @@ vector Box): those go to the cvxpy chain of :mod:`ldpopt.problems.policy`.
 from __future__ import annotations
 
 import numbers
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
-from .constraints import Constraint, _indices
+from .constraints import Constraint, _indices, _matrix_jacobian_t
+from .registry import Kind, ValueKey, register_constraint
 
 __all__ = ["Monotone", "isotonic", "project_monotone_simplex"]
 
@@ -84,6 +86,7 @@ def project_monotone_simplex(y, direction: str = "nonincreasing", order=None) ->
     return project_simplex(g)
 
 
+@register_constraint
 class Monotone(Constraint):
     """f monotone over an order on the domain (ordinal data), one linear inequality per cover pair.
 
@@ -101,6 +104,29 @@ class Monotone(Constraint):
     """
 
     default_name = "monotone"
+    file_type = "monotone"
+    file_kind = Kind("f ordered along a chain (labels | positions) or pairs a before b (label_pairs | position_pairs); "
+                     "direction nonincreasing (default) or nondecreasing; default chain: the table's order", (),
+                     ("direction",), (ValueKey("labels", "positions", "list", False),
+                                      ValueKey("label_pairs", "position_pairs", "pairs", False)))
+    file_example: ClassVar[dict] = {"type": "monotone", "positions": [0, 1, 2], "direction": "nonincreasing"}
+    jacobian_t = _matrix_jacobian_t
+
+    @classmethod
+    def from_file(cls, entry):
+        chain, pairs = entry.named
+        pairs = None if pairs is None else np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        return [cls(entry.get("direction", "nonincreasing"), order=chain, pairs=pairs)]
+
+    def compile_into(self, rows, keys, d):
+        if self.pairs is not None:
+            rows.not_covered("Monotone(pairs=...) (a partial order) is not covered by the structured solver: use "
+                             "the cvxpy route")
+        a, b = self.edges(d)
+        order = np.append(a, b[-1])
+        flip = self.direction == "nondecreasing"
+        rows.set_chain(rows.add_rows(self.matrix(d), 0.0, True, keys[0]), order[::-1] if flip else order, flip)
+        rows.others += 1
 
     def __init__(self, direction: str = "nonincreasing", order=None, pairs=None, name: str | None = None):
         super().__init__(name)

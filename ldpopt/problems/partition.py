@@ -9,14 +9,18 @@ equality rows A f = rhs given as data, the same kind of row block without the na
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import scipy.sparse as sp
 
-from .constraints import Constraint, _fsum, _real
+from .constraints import Constraint, _fsum, _matrix_jacobian_t, _real
+from .registry import Kind, ValueKey, register_constraint
 
 __all__ = ["LinearEquality", "PartitionTotals"]
 
 
+@register_constraint
 class PartitionTotals(Constraint):
     """Σ_{v ∈ groups[k]} f_v == totals[k] for every key k; the groups must be disjoint (they need not
     cover the domain).
@@ -29,6 +33,28 @@ class PartitionTotals(Constraint):
 
     default_name = "partition"
     states_total = True
+    file_type = "partition"
+    file_kind = Kind("disjoint groups with known totals: label_groups | position_groups = {name = [values]}, "
+                     "totals = {name = total}", ("totals",), (), (ValueKey("label_groups", "position_groups", "table", True),))
+    file_example: ClassVar[dict] = {"type": "partition", "position_groups": {"low": [0, 1], "high": [2, 3]},
+                    "totals": {"low": 0.3, "high": 0.2}}
+    jacobian_t = _matrix_jacobian_t
+
+    @classmethod
+    def from_file(cls, entry):
+        totals = entry.get("totals")
+        if not isinstance(totals, dict):
+            raise entry.error(f"totals must be a table/object keyed by group name, got {totals!r}")
+        numbers = {}
+        for k, v in totals.items():
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                raise entry.error(f"totals.{k} must be a number, got {v!r}")
+            numbers[k] = float(v)
+        return [cls(entry.named[0], numbers, d=entry.d)]
+
+    def compile_into(self, rows, keys, d):
+        rows.add_rows(self.matrix(d), self.totals, False, keys[0])  # one == row per group, dual in key order
+        rows.others += 1
 
     def __init__(self, groups: dict, totals: dict, d: int | None = None, name: str | None = None):
         super().__init__(name)
@@ -98,6 +124,7 @@ class PartitionTotals(Constraint):
         return f"PartitionTotals({len(self.keys)} groups: {self.keys[:3]}{'...' if len(self.keys) > 3 else ''})"
 
 
+@register_constraint
 class LinearEquality(Constraint):
     """A f == rhs for a sparse matrix A (rows × d) given as data: general equality rows that no
     named constraint states, e.g. "two marginals agree on the attributes they share" over a vector
@@ -108,6 +135,44 @@ class LinearEquality(Constraint):
     """
 
     default_name = "linear"
+    file_type = "linear"
+    file_kind = Kind("A f = rhs, general equality rows (e.g. marginals that must agree): matrix = [[...], ...] (one row "
+                     "per equation, one column per row of the counts file) or matrix_file = \"A.npz\" "
+                     "(scipy.sparse.save_npz, or a numpy .npy; relative to the problem file's folder); rhs a number "
+                     "or one per row (default 0)", (), ("matrix", "matrix_file", "rhs", "name"))
+    file_example: ClassVar[dict] = {"type": "linear", "matrix": [[1, -1, 0, 0, 0, 0]], "rhs": 0.0}
+    jacobian_t = _matrix_jacobian_t
+
+    @classmethod
+    def from_file(cls, entry):
+        """An entry's matrix inline (``matrix``) or from a file next to the problem file (``matrix_file``)."""
+        d = entry.d
+        if ("matrix" in entry) == ("matrix_file" in entry):
+            raise entry.error("linear needs exactly one of matrix (rows inline) and matrix_file (a .npz or .npy file)")
+        if "matrix" in entry:
+            rows = entry.get("matrix")
+            if (not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows)
+                    or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for r in rows for v in r)):
+                raise entry.error(f"matrix must be a non-empty list of rows of numbers, got {rows!r}")
+            bad = [i for i, r in enumerate(rows) if len(r) != d]
+            if bad:
+                raise entry.error(f"matrix row {bad[0]} has {len(rows[bad[0]])} entries; every row needs one per row "
+                                  f"of the counts file (d = {d})")
+            A = np.asarray(rows, dtype=np.float64)
+        else:
+            A = _matrix_file(entry.get("matrix_file"), entry)
+            if A.shape[1] != d:
+                raise entry.error(f"matrix_file {entry.get('matrix_file')!r} has {A.shape[1]} columns; it needs one per "
+                                  f"row of the counts file (d = {d})")
+        rhs = entry.number("rhs", 0.0, per_value=True)
+        if isinstance(rhs, np.ndarray) and rhs.shape[0] != A.shape[0]:
+            raise entry.error(f"rhs has {rhs.shape[0]} entries for {A.shape[0]} matrix rows: give one number, or one "
+                              "per row")
+        return [cls(A, rhs, name=entry.get("name"))]
+
+    def compile_into(self, rows, keys, d):
+        rows.add_rows(self.matrix(d), self.rhs, False, keys[0])  # general == rows, dual in row order
+        rows.others += 1
 
     def __init__(self, matrix, rhs=0.0, name: str | None = None):
         super().__init__(name)
@@ -141,3 +206,19 @@ class LinearEquality(Constraint):
 
     def __repr__(self) -> str:
         return f"LinearEquality({self._A.shape[0]} rows, name={self.name!r})"
+
+
+def _matrix_file(name, entry):
+    """A matrix stored next to the problem file: scipy.sparse.save_npz (.npz) or numpy (.npy)."""
+    if not isinstance(name, str) or not name.endswith((".npz", ".npy")):
+        raise entry.error(f"matrix_file must name a .npz (scipy.sparse.save_npz) or .npy file, got {name!r}")
+    path = entry.base / name
+    if not path.is_file():
+        raise entry.error(f"matrix_file {name!r}: no such file next to the problem file ({path})")
+    try:
+        A = sp.load_npz(path) if name.endswith(".npz") else np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise entry.error(f"matrix_file {name!r} could not be read ({exc})") from None
+    if np.ndim(A) != 2:
+        raise entry.error(f"matrix_file {name!r} must hold a 2-D matrix, got shape {np.shape(A)}")
+    return A

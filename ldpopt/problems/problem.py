@@ -43,16 +43,12 @@ __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "defau
 
 
 def _lazy(objective: Objective, constraints: list) -> bool:
-    """True when :class:`Problem` may defer building its cvxpy problem: a built-in objective the
-    structured solver covers and only Simplex / NonNegative / SumTo (whose ``build`` cannot fail and
-    whose names do not depend on it). Anything else is built at once, so that a non-DCP user
-    objective or a malformed constraint still raises in ``Problem(...)``."""
-    from .constraints import Simplex
-    from .objectives import Binomial, LeastSquares, Multinomial, Posterior, WeightedMLE
-    from .user_forms import RecognisedSeparable
-
-    return (type(objective) in (LeastSquares, WeightedMLE, Multinomial, Binomial, Posterior, RecognisedSeparable)
-            and all(type(c) in (Simplex, NonNegative, SumTo) for c in constraints))
+    """True when :class:`Problem` may defer building its cvxpy problem: an objective and constraints
+    that each declare ``lazy_build`` (their ``build`` cannot fail and the dual names do not depend on
+    it: the structured solver's built-in objectives, Simplex / NonNegative / SumTo). Anything else is
+    built at once, so that a non-DCP user objective or a malformed constraint still raises in
+    ``Problem(...)``."""
+    return objective.lazy_build and all(c.lazy_build for c in constraints)
 
 
 class Problem:
@@ -67,7 +63,8 @@ class Problem:
         likelihood), ``"binomial"`` (per-bit likelihood; both exact likelihoods are solved by
         sequential QP from d = 300 on, not as exponential-cone programs: see :meth:`solve`),
         ``"l1"``, ``"posterior"`` (needs
-        ``mean=``, optional ``variance=``), the cautionary ``"weighted-mle-naive"``, an
+        ``mean=``, optional ``variance=``), the cautionary ``"weighted-mle-naive"``, the name of an
+        objective registered with :func:`~ldpopt.problems.register_objective` (docs/extending.md), an
         :class:`~ldpopt.problems.objectives.Objective`, or a callable
         ``objective(f, estimate) -> cvxpy expression`` to minimise. A callable is routed by what it is
         (:mod:`.user_forms`, :mod:`.recognise`): recognised as a strictly convex sum of per-value
@@ -149,9 +146,9 @@ class Problem:
             # the simplex family with a built-in objective: names known without cvxpy, nothing to
             # validate (DCP by construction); cvxpy's problem (~1 ms at d = 42,178, 5x the structured
             # solve) is built on first use, which the structured route never needs
-            from .structured.structure import _names
+            from .structured.structure import dual_names
 
-            self._owners = {name: (c, j) for c, keys in zip(cons, _names(cons)) for j, name in enumerate(keys)}
+            self._owners = {name: (c, j) for c, keys in zip(cons, dual_names(cons)) for j, name in enumerate(keys)}
         else:
             self._build()
 

@@ -19,11 +19,13 @@ that cannot merge into a parent wholly inside the range, at most 2(B − 1) per 
 from __future__ import annotations
 
 import numbers
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from .constraints import Constraint, Hierarchy, NonNegative, SubsetSum
+from .registry import Kind, ValueKey, register_constraint
 
 __all__ = ["RangeTree", "range_tree"]
 
@@ -132,9 +134,43 @@ class RangeTree:
         return f"RangeTree(d={self.d}, branching={self.branching}, size={self.size}, levels={len(self.level_size)})"
 
 
+@register_constraint
 class _TreeHierarchy(Hierarchy):
     """A :class:`Hierarchy` whose matrix is built from the tree's parent array in one vectorised step
-    (no per-group validation loop: the tree is consistent by construction)."""
+    (no per-group validation loop: the tree is consistent by construction).
+
+    It also owns the problem-file type ``hierarchy``, which states a tree either way: explicit groups
+    (a :class:`Hierarchy`, checked to be a tree or a forest, :func:`_check_tree`) or ``branching``
+    and ``leaves`` (a :func:`range_tree`'s constraints)."""
+
+    cache_compiled = True
+    file_type = "hierarchy"
+    file_kind = Kind("the counts are range-tree nodes, leaves first: branching and leaves; or "
+                     "label_groups | position_groups = [[parent, [children]], ...]",
+                     (), ("branching", "leaves"), (ValueKey("label_groups", "position_groups", "parent", False),))
+    file_example: ClassVar[dict] = {"type": "hierarchy", "position_groups": [[4, [0, 1]], [5, [2, 3]]]}
+
+    @classmethod
+    def from_file(cls, entry):
+        groups = entry.named[0]
+        if groups is not None:
+            if "branching" in entry or "leaves" in entry:
+                raise entry.error("hierarchy takes label_groups/position_groups, or branching and leaves, not both")
+            _check_tree(groups, entry.error)
+            return [Hierarchy(groups)]
+        missing = [k for k in ("branching", "leaves") if k not in entry]
+        if missing:
+            raise entry.error(f"hierarchy needs label_groups/position_groups, or branching and leaves (missing "
+                              f"{missing[0]!r})")
+        for k in ("branching", "leaves"):
+            if not isinstance(entry.get(k), int) or isinstance(entry.get(k), bool):
+                raise entry.error(f"{k} must be an integer, got {entry.get(k)!r}")
+        tree = range_tree(entry.get("leaves"), entry.get("branching"))
+        if tree.size != entry.d:
+            raise entry.error(f"a range tree over leaves = {entry.get('leaves')} with branching = "
+                              f"{entry.get('branching')} has {tree.size} nodes, but the counts file has d = {entry.d} "
+                              "values (one count per node, leaves first)")
+        return tree.constraints()
 
     def __init__(self, tree: RangeTree, name: str | None = None):
         Constraint.__init__(self, name)  # Hierarchy's own __init__ would validate group by group
@@ -164,3 +200,33 @@ class _TreeHierarchy(Hierarchy):
 def range_tree(d: int, branching: int = 2) -> RangeTree:
     """The B-ary range tree over d ordered leaves (:class:`RangeTree`)."""
     return RangeTree(d, branching)
+
+
+def _check_tree(groups, error) -> None:
+    """A hierarchy's ``(parent, children)`` groups (0-based rows) must form a tree or a forest: each
+    row the parent of one group at most, the child of one parent at most, and never its own ancestor.
+    :class:`~ldpopt.problems.Hierarchy` takes any groups (each is one equality f[parent] = Σ
+    f[children]); a problem file that repeats a parent, gives a row two parents or closes a cycle
+    describes no tree, and solving it would answer a question nobody asked, so it is refused (raised
+    as ``error``)."""
+    parent_of: dict[int, int] = {}  # row → its parent
+    parents: set[int] = set()
+    for k, (parent, children) in enumerate(groups):
+        if parent in parents:
+            raise error(f"groups[{k}]: row {parent} is already the parent of an earlier group (a tree lists "
+                        f"each parent once, with all its children)")
+        parents.add(parent)
+        for child in children.tolist():
+            if child in parent_of:
+                raise error(f"groups[{k}]: row {child} is already a child of row {parent_of[child]} (in a tree "
+                            f"each row has one parent)")
+            parent_of[child] = parent
+    done: set = set()
+    for start in parent_of:  # each row has one parent: a cycle is a walk up that meets itself
+        walk, v = set(), start
+        while v in parent_of and v not in done:
+            if v in walk:
+                raise error(f"groups: row {v} is its own ancestor (the groups close a cycle, not a tree)")
+            walk.add(v)
+            v = parent_of[v]
+        done |= walk

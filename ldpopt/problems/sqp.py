@@ -63,7 +63,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .checks import check_solution
-from .constraints import Box, NonNegative, Simplex, SumTo
 from .ipm import solve_ipm
 from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
 from .likelihood_terms import LikelihoodTerms, terms_for
@@ -124,12 +123,10 @@ def _domain_implied(problem, terms: LikelihoodTerms) -> bool:
     if not (terms.a > 0 and terms.q > 0 and terms.q + terms.a < 1):
         return False
     owners = [o for o, _ in problem._owners.values()]
-    nonneg = any(isinstance(o, (NonNegative, Simplex)) or (
-        isinstance(o, Box) and o.lower is not None and np.all(o.lower >= 0)) for o in owners)
+    nonneg = any(o.implies_nonnegative for o in owners)
     if not terms.binomial:
         return nonneg
-    total = any(isinstance(o, Simplex) or (isinstance(o, SumTo) and o.total <= 1.0) for o in owners) or any(
-        isinstance(o, Box) and o.upper is not None and np.all(o.upper <= 1.0) for o in owners)
+    total = any(o.implies_at_most_one for o in owners)
     return nonneg and total
 
 

@@ -80,6 +80,7 @@ class RecognisedSeparable(SeparableObjective):
     user's own cvxpy expression (and :class:`~.objectives.UserObjective`'s scaling) for the cvxpy chain."""
 
     scaled = True
+    lazy_build = True  # the user's expression was built and recognised already
 
     def __init__(self, user: UserObjective, form: Recognised):
         super().__init__(lambda f, e: form.value(f), lambda f, e: form.d1(f), lambda f, e: form.d2(f),
@@ -246,10 +247,10 @@ def domain_constraint(objective: Objective, constraints: list):
     answer included. Only the lower edge, and only where the problem already has f ≥ 0 (then
     max(edge, 0) is the same set) and some edge is above 0 (else f ≥ 0 says it all): a choice that
     covers the shifted powers and logs; an upper edge or a domain without f ≥ 0 stays cvxpy's alone."""
-    from .constraints import Box, NonNegative, Simplex
+    from .constraints import Box
 
     form = getattr(objective, "form", None)
-    if form is None or not any(isinstance(c, (Simplex, NonNegative)) for c in constraints):
+    if form is None or not any(c.is_nonnegativity(k) for c in constraints for k in range(len(c.dual_keys()))):
         return None
     lo, _ = form_domain(form)
     lower = np.maximum(np.nan_to_num(lo, nan=0.0, neginf=0.0, posinf=np.inf), 0.0)

@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from .. import methods as _methods
 from .._validation import as_generator
 from .analytic import analytic, pair_parameters
-from .bootstrap import FALLBACK_SE, boundary_hull, _check_level, _check_resamples, ratio_pivot
+from .bootstrap import FALLBACK_SE, _check_level, _check_resamples, boundary_hull, ratio_pivot
 from .fit import plausible_truth, population
 from .resample import apply_batch, draw_counts, oracle_of, resample_estimates
 

@@ -126,7 +126,7 @@ def topk_query(est, name: str | MethodInfo, level: float, k: int, *, n_resamples
     from .. import methods as _methods
     from .._validation import as_generator
     from .analytic import analytic, supports_analytic
-    from .bootstrap import boundary_hull, _check_level, _check_resamples, interval_from, ratio_pivot, resample_method
+    from .bootstrap import _check_level, _check_resamples, boundary_hull, interval_from, ratio_pivot, resample_method
     from .calibrate import calibrated_topk
     from .result import Uncertainty
 

@@ -164,7 +164,7 @@ def solve_chain(sep, st, max_iter: int = 100):
     c, lc, uc = _check(st)
     model = _Model(st, c, lc, uc)
     info: dict[str, Any] = {"lambda_iterations": 0, "newton_iterations": 0, "line_search_failures": 0}
-    if type(sep) is Quadratic:
+    if sep.quadratic:
         w = np.broadcast_to(np.asarray(sep.w, float), (st.d,))
         if np.ndim(sep.w) == 0 and float(sep.w) > 0 and not np.any(st.l) and st.implied_upper.all() and st.total > 0:
             # one scalar weight, lower bounds 0: the simplex projection (Norm-Sub's) of the isotonic regression

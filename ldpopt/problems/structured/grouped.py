@@ -32,7 +32,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...methods.distinct import integer_groups
-from .separable import BinomialSep, MultinomialSep
 
 __all__ = ["Groups", "count_groups", "evaluate", "evaluator", "groups_of", "per_group", "restricted", "simplex_grouped", "uniform"]
 
@@ -52,7 +51,7 @@ class Groups:
 def count_groups(sep) -> Groups | None:
     """The distinct-count groups the solver uses: :func:`groups_of` for the binomial and the
     multinomial (module docstring), None for any other separable."""
-    return groups_of(sep) if type(sep) in (BinomialSep, MultinomialSep) else None
+    return groups_of(sep) if sep.count_grouped else None
 
 
 def groups_of(sep) -> Groups | None:

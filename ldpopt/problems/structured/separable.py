@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..objectives import Binomial, LeastSquares, Multinomial, Objective, Posterior, WeightedMLE
+from ..objective_base import Objective
 
 __all__ = ["NotApplicable", "Separable", "separable_for"]
 
@@ -46,6 +46,15 @@ class Separable:
     #: ``mu`` is the exact minimum of h_v'' (so 0 means J is flat there, e.g. a multinomial value with
     #: no reports); False where it is only a declared lower bound and 0 means "unknown"
     mu_exact = True
+    #: h_v = w_v (f − m_v)² (:class:`Quadratic`): the shift closed form and the chain's pool applies
+    quadratic = False
+    #: every term is a function of the support count (the solver's distinct-count groups, :mod:`.grouped`)
+    count_grouped = False
+
+    def has_closed_form(self) -> bool:
+        """Whether :func:`.simplex.closed_form` solves it on {f ≥ 0, Σ f = mass} (Norm-Sub's shift for
+        one scalar weight, MLE-Apx for the weighted MLE)."""
+        return False
 
     def value(self, f):  # per-value h_v(f_v)
         raise NotImplementedError
@@ -117,8 +126,13 @@ def _take(a, idx):
 class Quadratic(Separable):
     """h_v = w_v (f − m_v)²: cls (w = 1, m = f̃) and posterior (m = mean, w = 1/variance or 1)."""
 
+    quadratic = True
+
     def __init__(self, m, w, name):
         self.m, self.w, self.name = np.asarray(m, float), w, name
+
+    def has_closed_form(self):
+        return type(self) is Quadratic and np.ndim(self.w) == 0 and float(self.w) > 0
 
     def value(self, f):
         return self.w * (f - self.m) ** 2
@@ -144,6 +158,9 @@ class WeightedMLESep(Separable):
     """Wang et al. Eq. 13: h_v = (a_v − B f)²/(s + C f), convex where s + C f > 0."""
 
     name = "weighted-mle"
+
+    def has_closed_form(self):
+        return type(self) is WeightedMLESep and self.B > 0
 
     def __init__(self, estimate):
         p, q = estimate.p, estimate.q
@@ -185,6 +202,8 @@ class WeightedMLESep(Separable):
 
 class _CountSep(Separable):
     """An exact likelihood's per-value form: counts c, n, π = q + B f (B = p − q)."""
+
+    count_grouped = True
 
     def __init__(self, estimate):
         self.c, self.n, self.q, self.B = estimate.counts, float(estimate.n), estimate.q, estimate.p - estimate.q
@@ -272,26 +291,14 @@ class BinomialSep(_CountSep):
 
 
 def separable_for(objective: Objective, estimate) -> Separable:
-    """The per-value form of a built-in (or :class:`SeparableObjective`) objective.
+    """The per-value form the objective declares (:meth:`~ldpopt.problems.Objective.per_value`).
 
     Raises :class:`NotApplicable` for objectives that are not smooth and separable (``l1``, user
     cvxpy callables)."""
     per_value = getattr(objective, "per_value", None)
-    if callable(per_value):  # a SeparableObjective (.user_separable)
-        return per_value(estimate)
-    if isinstance(objective, Posterior):
-        w = 1.0 if objective.variance is None else 1.0 / objective.variance
-        return Quadratic(objective.mean, w, "posterior")
-    if isinstance(objective, LeastSquares):
-        return Quadratic(estimate.f_tilde, 1.0, "cls")
-    if isinstance(objective, WeightedMLE):  # also the naive formulation: the same J
-        objective.check(estimate)
-        return WeightedMLESep(estimate)
-    if isinstance(objective, Multinomial):
-        objective.check(estimate)
-        return MultinomialSep(estimate)
-    if isinstance(objective, Binomial):
-        return BinomialSep(estimate)
-    raise NotApplicable(f"objective {getattr(objective, 'name', objective)!r} is not a smooth separable "
-                        "objective (structured solver covers cls, weighted-mle, multinomial, binomial, "
-                        "posterior and SeparableObjective)")
+    sep = per_value(estimate) if callable(per_value) else None
+    if sep is None:
+        raise NotApplicable(f"objective {getattr(objective, 'name', objective)!r} is not a smooth separable "
+                            "objective (the structured solver covers objectives with a per-value form: cls, "
+                            "weighted-mle, multinomial, binomial, posterior, SeparableObjective and registered ones)")
+    return sep

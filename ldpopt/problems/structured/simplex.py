@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .separable import Quadratic, WeightedMLESep
+from .separable import WeightedMLESep
 from .structure import Structure
 
 __all__ = ["closed_form", "has_closed_form", "newton_lambda", "simplex_fast"]
@@ -39,7 +39,7 @@ def _plain_simplex(st: Structure) -> bool:
 def simplex_fast(sep, st: Structure):
     """(f, λ, y, info) by the expected-O(d) closed forms of the module docstring, or None when they
     do not apply; one closed-form pass (the pivot search for λ): Solution.iterations counts it as 1."""
-    if not _plain_simplex(st) or not (has_closed_form(sep) and (type(sep) is Quadratic or st.total == 1.0)):
+    if not _plain_simplex(st) or not (has_closed_form(sep) and (sep.quadratic or st.total == 1.0)):
         return None
     f, lam = closed_form(sep, st.d, st.total, st)
     return f, lam, np.zeros(0), {"closed_form": sep.name, "closed_form_iterations": 1, "lambda_iterations": 0,
@@ -47,20 +47,20 @@ def simplex_fast(sep, st: Structure):
 
 
 def has_closed_form(sep) -> bool:
-    """cls with one scalar weight, or the weighted MLE (B > 0): :func:`closed_form` applies."""
-    return ((type(sep) is Quadratic and np.ndim(sep.w) == 0 and float(sep.w) > 0)
-            or (type(sep) is WeightedMLESep and sep.B > 0))
+    """cls with one scalar weight, or the weighted MLE (B > 0): :func:`closed_form` applies (what the
+    per-value form says, ``Separable.has_closed_form``)."""
+    return sep.has_closed_form()
 
 
 def closed_form(sep, d: int, mass: float, st):
     """(f, λ) on {f ≥ 0, Σ f = mass} (d values; ``st``: their bounds, for the polish): Norm-Sub
     with that mass for cls, MLE-Apx with that mass for the weighted MLE (module docstring). Also
     the per-block solve of :mod:`.blocks`."""
-    if type(sep) is Quadratic:
-        from ...methods.normalize import _shift_support
+    if sep.quadratic:
+        from ...methods.normalize import shift_support
 
         m = np.broadcast_to(sep.m, (d,))
-        tau, pool = _shift_support(m, mass)
+        tau, pool = shift_support(m, mass)
         if pool is None:
             f = np.maximum(m - tau, 0.0)
         else:
@@ -133,26 +133,26 @@ def _mle_apx(sep: WeightedMLESep, mass: float = 1.0):
     """MLE-Apx on (a, B, s, C) by the pivot search of :func:`ldpopt.methods.mle._mle_apx_pivot`,
     written on a = c/n − q (the separable's own data) instead of on the counts. With Σ f = ``mass``
     the support equation Σ (a_v − s x)/(B + C x) = mass gives x = (Σa − mass·B)/(mass·p(1 − p) +
-    (k − mass)·s); f is then Eq. 14 itself (the cancellation-free :func:`_f_on_support` is written
+    (k − mass)·s); f is then Eq. 14 itself (the cancellation-free :func:`f_on_support` is written
     for mass 1, which keeps MLE-Apx's own numbers there)."""
-    from ...methods.mle import _denominator, _f_on_support, _polish_x
+    from ...methods.mle import denominator, f_on_support, polish_x
     from ...methods.threshold import top_support
 
     a, B, s, C, p, q = sep.a, sep.B, sep.s, sep.C, sep.p, sep.q
 
     def theta(S, k):  # a_v is in the support of the top set T iff a_v > s·x_T
-        return s * ((S - mass * B) / _denominator(k, p, s, mass))
+        return s * ((S - mass * B) / denominator(k, p, s, mass))
 
     S, k, pool = top_support(a, theta)
     av = a if pool is None else a[pool]
-    x = ((S - mass * B) / _denominator(k, p, s, mass) if k
-         else (float(np.max(av)) - mass * B) / _denominator(1, p, s, mass))
-    x = _polish_x(av, B, s, p, x, mass)
+    x = ((S - mass * B) / denominator(k, p, s, mass) if k
+         else (float(np.max(av)) - mass * B) / denominator(1, p, s, mass))
+    x = polish_x(av, B, s, p, x, mass)
     sup = av > s * x
     if not sup.any():
         sup = av == av.max()
     if mass == 1.0:
-        fv = _f_on_support(av + q, p, q, s, sup)
+        fv = f_on_support(av + q, p, q, s, sup)
     else:
         fv = np.where(sup, np.maximum((av - s * x) / (B + C * x), 0.0), 0.0)
     if pool is None:

@@ -22,24 +22,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..constraints import (
-    Box,
-    Constraint,
-    Fixed,
-    Hierarchy,
-    NonNegative,
-    Simplex,
-    SubsetSum,
-    SumTo,
-    _indices,
-    as_constraint,
-)
-from ..order import Monotone
-from ..partition import LinearEquality, PartitionTotals
+from ..constraints import Constraint, NonNegative, Simplex, SumTo, as_constraint
 from .separable import NotApplicable
 from .tree import Tree, tree_of, tree_upper
 
-__all__ = ["Chain", "Structure", "compile_constraints", "compiled_for"]
+__all__ = ["Chain", "Structure", "StructureRows", "compile_constraints", "compiled_for"]
 
 
 @dataclass(frozen=True)
@@ -86,16 +73,9 @@ class Chain:
     flipped: bool
 
 
-def _names(constraints) -> list[list[str]]:
+def dual_names(constraints) -> list[list[str]]:
     """The dual keys each constraint produces in Problem._build, before de-duplication."""
-    out = []
-    for c in constraints:
-        if isinstance(c, Simplex):
-            out.append([c._prefix + "nonnegative", c._prefix + "sum"])
-        elif isinstance(c, Box):
-            out.append([f"{c.name}.{s}" for s in c.sides])
-        else:
-            out.append([c.name])
+    out = [c.dual_keys() for c in constraints]
     named, result = set(), []
     for keys in out:
         got = []
@@ -117,9 +97,79 @@ def _vec(b, d, label):
     return np.broadcast_to(b, (d,))
 
 
+class StructureRows:
+    """What :func:`compile_constraints` gathers while each constraint states itself on it
+    (``Constraint.compile_into(rows, keys, d)``): per-value bounds (:meth:`lower`, :meth:`upper`,
+    :meth:`fix`), the Σ f = total row (:meth:`set_total`), row blocks (:meth:`add_rows`), a Monotone
+    chain (:meth:`set_chain`) and the pieces a tree without a total row is read from (``hier``,
+    ``subsets``, ``others``). :meth:`not_covered` refuses with :class:`NotApplicable`."""
+
+    def __init__(self, d: int):
+        self.d = d
+        self.fixed = np.full(d, np.nan)
+        self.total: float | None = None
+        self.sum_name: str | None = None
+        self.chain_rows: tuple[int, np.ndarray, bool] | None = None  # (block, order, flipped)
+        self.rows: list = []
+        self.rhs: list = []
+        self.ineq: list = []
+        self.duals: dict[str, tuple[Any, ...]] = {}
+        self.lower_src: list[tuple[str, np.ndarray]] = []  # (name, bound array) in order
+        self.upper_src: list[tuple[str, np.ndarray]] = []
+        self.hier: list = []          # (name, H, constraint) of each Hierarchy
+        self.subsets: list = []       # (name, idx, value, sense) of each SubsetSum
+        self.fixed_src: list = []     # (name, idx) of each Fixed
+        self.others = 0               # row blocks a tree without Σ f = total cannot take
+
+    @staticmethod
+    def not_covered(why: str):
+        raise NotApplicable(why)
+
+    def per_value(self, b, label: str) -> np.ndarray:
+        """A scalar or length-d bound as a length-d (read-only) array."""
+        return _vec(b, self.d, label)
+
+    def lower(self, name: str, b: np.ndarray) -> None:
+        self.lower_src.append((name, b))
+
+    def upper(self, name: str, b: np.ndarray) -> None:
+        self.upper_src.append((name, b))
+
+    def set_total(self, total: float, name: str) -> None:
+        if self.total is not None:
+            raise NotApplicable("more than one Σ f = total constraint")
+        self.total, self.sum_name = total, name
+
+    def fix(self, name: str, idx: np.ndarray, vals: np.ndarray, label: str) -> None:
+        fixed = self.fixed
+        if np.any(~np.isnan(fixed[idx]) & (fixed[idx] != vals)):
+            raise ValueError(f"Fixed {label!r}: a value is fixed twice to different numbers (infeasible)")
+        fixed[idx] = vals
+        self.duals[name] = ("fixed", idx)
+        self.fixed_src.append((name, idx))
+
+    def add_rows(self, M, b, inequality: bool, key: str, scalar: bool = False) -> int:
+        """Append the row block M f (≤ if ``inequality`` else ==) b, whose dual ``key`` reads (a float
+        when ``scalar``); its block number."""
+        self.rows.append(M)
+        self.rhs.extend(np.broadcast_to(np.asarray(b, dtype=np.float64), (M.shape[0],)).tolist())
+        self.ineq.extend([inequality] * M.shape[0])
+        self.duals[key] = ("row", len(self.rows) - 1, scalar)
+        return len(self.rows) - 1
+
+    def set_chain(self, block: int, order: np.ndarray, flipped: bool) -> None:
+        if self.chain_rows is not None:
+            raise NotApplicable("more than one Monotone constraint")
+        self.chain_rows = (block, order, flipped)
+
+    def cached(self, c, key: str, make):
+        return _cached(c, self.d, key, make)
+
+
 def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
     """Map ``constraints`` (None: the simplex) to a :class:`Structure` (``fast=False``: the general
-    pass even for the plain simplex, the reference of :func:`_plain_simplex`).
+    pass even for the plain simplex, the reference of :func:`plain_simplex_structure`). Each constraint states
+    its own bounds and rows (``Constraint.compile_into``, :class:`StructureRows`).
 
     Raises :class:`NotApplicable` for user callables, a missing Σ f = total, or a value with no finite
     lower bound (the dual method needs a compact per-value domain for the likelihoods). A Structure
@@ -131,84 +181,18 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
     if isinstance(constraints, Constraint) or callable(constraints):
         constraints = [constraints]
     constraints = [as_constraint(c) for c in constraints]
-    names = _names(constraints)
-    plain = _plain_simplex(constraints, names, d) if fast else None
+    names = dual_names(constraints)
+    plain = plain_simplex_structure(constraints, names, d) if fast else None
     if plain is not None:
         return plain
+    acc = StructureRows(d)
+    for c, keys in zip(constraints, names):
+        c.compile_into(acc, keys, d)
     lo = np.full(d, -np.inf)
     up = np.full(d, np.inf)
-    fixed = np.full(d, np.nan)
-    total, sum_name = None, None
-    chain_rows: tuple[int, np.ndarray, bool] | None = None  # the Monotone chain: (block, order, flipped)
-    rows, rhs, ineq = [], [], []
-    duals: dict[str, tuple[Any, ...]] = {}
-
-    def add_rows(M, b, inequality: bool, key: str, scalar: bool = False) -> int:
-        """Append the row block M f (≤ if ``inequality`` else ==) b, whose dual ``key`` reads (a float
-        when ``scalar``); its block number."""
-        rows.append(M)
-        rhs.extend(np.broadcast_to(np.asarray(b, dtype=np.float64), (M.shape[0],)).tolist())
-        ineq.extend([inequality] * M.shape[0])
-        duals[key] = ("row", len(rows) - 1, scalar)
-        return len(rows) - 1
-
-    lower_src: list[tuple[str, np.ndarray]] = []  # (name, bound array) in order
-    upper_src: list[tuple[str, np.ndarray]] = []
-    hier, subsets, fixed_src, others = [], [], [], 0  # for a tree without Σ f = total (.tree)
-    for c, keys in zip(constraints, names):
-        if isinstance(c, (Simplex, NonNegative)):
-            lower_src.append((keys[0], np.zeros(d)))
-            if isinstance(c, Simplex):
-                if total is not None:
-                    raise NotApplicable("more than one Σ f = total constraint")
-                total, sum_name = 1.0, keys[1]
-        elif isinstance(c, SumTo):
-            if total is not None:
-                raise NotApplicable("more than one Σ f = total constraint")
-            total, sum_name = c.total, keys[0]
-        elif isinstance(c, Box):
-            for k, s in enumerate(c.sides):
-                (lower_src if s == "lower" else upper_src).append((keys[k], _vec(getattr(c, s), d, s)))
-        elif isinstance(c, Fixed):
-            idx, vals = c.at(d)
-            if np.any(~np.isnan(fixed[idx]) & (fixed[idx] != vals)):
-                raise ValueError(f"Fixed {c.name!r}: a value is fixed twice to different numbers (infeasible)")
-            fixed[idx] = vals
-            duals[keys[0]] = ("fixed", idx)
-            fixed_src.append((keys[0], idx))
-        elif isinstance(c, SubsetSum):
-            idx = _indices(c.indices, d, "indices")
-            if idx.size == 0:
-                raise ValueError("indices must select at least one value")
-            sign = -1.0 if c.sense == ">=" else 1.0
-            add_rows(sp.csr_matrix((np.full(idx.size, sign), (np.zeros(idx.size, int), idx)), shape=(1, d)),
-                     sign * c.value, c.sense != "==", keys[0], scalar=True)
-            subsets.append((keys[0], idx, float(c.value), c.sense))
-        elif isinstance(c, Monotone):
-            if c.pairs is not None:
-                raise NotApplicable("Monotone(pairs=...) (a partial order) is not covered by the structured "
-                                    "solver: use the cvxpy route")
-            if chain_rows is not None:
-                raise NotApplicable("more than one Monotone constraint")
-            k = add_rows(c.matrix(d), 0.0, True, keys[0])
-            a, b = c.edges(d)
-            order = np.append(a, b[-1])
-            flip = c.direction == "nondecreasing"
-            chain_rows = (k, order[::-1] if flip else order, flip)
-            others += 1
-        elif isinstance(c, PartitionTotals):  # one == row per group, dual a vector (key order)
-            add_rows(c.matrix(d), c.totals, False, keys[0])
-            others += 1
-        elif isinstance(c, LinearEquality):  # general == rows, dual a vector (row order)
-            add_rows(c.matrix(d), c.rhs, False, keys[0])
-            others += 1
-        elif isinstance(c, Hierarchy):
-            H = _cached(c, d, "matrix", lambda c=c: c.matrix(d))
-            add_rows(H, 0.0, False, keys[0])
-            hier.append((keys[0], H, c))
-        else:
-            raise NotApplicable(f"constraint {c!r} is not covered by the structured solver (user callables "
-                                "need the cvxpy route)")
+    fixed, total, sum_name, chain_rows = acc.fixed, acc.total, acc.sum_name, acc.chain_rows
+    rows, rhs, ineq, duals, hier = acc.rows, acc.rhs, acc.ineq, acc.duals, acc.hier
+    lower_src, upper_src = acc.lower_src, acc.upper_src
     if total is None and not hier:
         raise NotApplicable("the structured solver needs a Σ f = total constraint (Simplex or SumTo), "
                             "or one Hierarchy tree with its leaf total")
@@ -219,7 +203,7 @@ def compile_constraints(constraints, d: int, *, fast: bool = True) -> Structure:
             duals[key] = ("row", slice(int(starts[spec[1]]), int(starts[spec[1] + 1])), spec[2])
     tree = None
     if total is None:
-        tree, sum_name = _tree(hier, subsets, fixed_src, fixed, others, duals, d)
+        tree, sum_name = _tree(hier, acc.subsets, acc.fixed_src, fixed, acc.others, duals, d)
         total = tree.total
     assert sum_name is not None  # set with the Σ f = total constraint, or by _tree
     for name, b in lower_src:
@@ -286,9 +270,7 @@ def _cached(c, d, key, make):
     """make(), kept on a range tree's Hierarchy ``c`` per d (it is built consistent from its RangeTree
     and not mutated): the solver, the certificate and ldpopt's check each compile the same
     constraints. Other Hierarchy objects (a user's groups list may change) are not cached."""
-    from ..ranges import _TreeHierarchy
-
-    if not isinstance(c, _TreeHierarchy):
+    if not c.cache_compiled:
         return make()
     got = c.__dict__.get("_ldpopt_" + key)
     if got is None or got[0] != d:
@@ -324,7 +306,7 @@ def _tree(hier, subsets, fixed_src, fixed, others, duals, d):
                 float(total), total_row, H), name
 
 
-def _plain_simplex(constraints, names, d: int) -> Structure | None:
+def plain_simplex_structure(constraints, names, d: int) -> Structure | None:
     """The Structure of [Simplex()] or [NonNegative(), SumTo(total > 0)] (either order) without the
     general pass, or None. The same numbers as the general pass (l = 0, u = the implied bound
     total − Σ_{w≠v} l_w = total, every upper bound implied; ``tests/test_structured_fast.py``), as

@@ -1,0 +1,92 @@
+"""An objective of your own: a robust weighted least squares, the pseudo-Huber loss of the raw
+estimate's standardised residuals (docs/extending.md).
+
+    J(f) = sum_v delta^2 (sqrt(1 + (z_v / (delta s_v))^2) - 1),   z_v = f_v - f~_v,
+
+with s_v the standard deviation of f~_v (Wang et al. arXiv Eq. 2 at max(f~_v, 0)). For |z_v| << delta s_v
+it is z_v^2 / (2 s_v^2), weighted least squares (the weighted MLE's Gaussian approximation); beyond
+delta standard deviations it grows like delta |z_v| / s_v, so a value far from its raw estimate pulls
+less. It is separable and strictly convex, so ldpopt's structured solver solves it and its
+certificate certifies the answer. Per value, with w = z / (delta s):
+
+    h'(f)  = (z / s^2) / sqrt(1 + w^2)          (bounded by delta / s in absolute value)
+    h''(f) = (1 + w^2) ** -1.5 / s^2            (largest at z = 0: its minimum on [l, u] is at an end)
+    argmin_f h(f) + t f:  h'(f) = -t  <=>  w = r / sqrt(1 - r^2),  r = -t s / delta   (|r| < 1)
+
+Use it as ``Problem(est, "robust-wls")`` once this file is imported, as
+``Problem(est, RobustWLS(delta=1.0))``, or in a problem file (``modules = ["my_objective.py"]`` and
+``objective = "robust-wls"``, or ``objective = "my_objective.py:RobustWLS"`` with
+``params = { delta = 1.0 }``).
+"""
+
+import cvxpy as cp
+import numpy as np
+
+from ldpopt.problems import BuiltObjective, Objective, register_objective
+from ldpopt.problems.structured.separable import Separable
+
+DELTA = 2.0  # in standard deviations
+
+
+def standard_deviations(estimate):
+    """s_v: the standard deviation of f~_v (Wang et al. Eq. 2) at max(f~_v, 0)."""
+    p, q, n = estimate.p, estimate.q, estimate.n
+    var = (q * (1 - q) + np.maximum(estimate.f_tilde, 0.0) * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
+    return np.sqrt(np.maximum(var, 1e-300))
+
+
+class RobustWLSTerms(Separable):
+    """The per-value terms h_v, h_v', h_v'' and the argmin the structured solver evaluates."""
+
+    name = "robust-wls"
+
+    def __init__(self, centre, s, delta):
+        self.m, self.s, self.delta = np.asarray(centre, float), np.asarray(s, float), float(delta)
+
+    def _w(self, f):
+        return (f - self.m) / (self.delta * self.s)
+
+    def value(self, f):
+        return self.delta**2 * (np.sqrt(1.0 + self._w(f) ** 2) - 1.0)
+
+    def d1(self, f):
+        return (f - self.m) / self.s**2 / np.sqrt(1.0 + self._w(f) ** 2)
+
+    def d2(self, f):
+        return (1.0 + self._w(f) ** 2) ** -1.5 / self.s**2
+
+    def _interior(self, t, l, u, idx):
+        # the root of h'(f) = -t (only asked where it lies inside (l, u), so |r| < 1 there)
+        t, m, s = (t, self.m, self.s) if idx is None else (t[idx], self.m[idx], self.s[idx])
+        r = -t * s / self.delta
+        return m + self.delta * s * r / np.sqrt(1.0 - r**2)
+
+
+@register_objective
+class RobustWLS(Objective):
+    """J(f) = sum_v delta^2 (sqrt(1 + ((f_v - f~_v) / (delta s_v))^2) - 1) (the module docstring)."""
+
+    name = "robust-wls"
+    file_doc = "pseudo-Huber loss of the standardised residuals (f - f~)/s, delta standard deviations"
+    scaled = False      # build() receives f itself (scale 1): J is already O(1) per value
+    lazy_build = True   # build() cannot fail: Problem may defer it
+
+    def __init__(self, delta: float = DELTA):
+        if not (isinstance(delta, (int, float)) and np.isfinite(delta) and delta > 0):
+            raise ValueError(f"delta must be a finite number > 0, got {delta!r}")
+        self.delta = float(delta)
+
+    def build(self, f, x, scale, estimate):
+        d, s = self.delta, standard_deviations(estimate)
+        # delta^2 (sqrt(1 + w^2) - 1) = (delta / s) ||(delta s, z)||_2 - delta^2: the same J, DCP for cvxpy
+        norms = cp.norm(cp.vstack([d * s, f - estimate.f_tilde]), 2, axis=0)
+        return BuiltObjective(cp.sum(cp.multiply(d / s, norms)) - estimate.d * d * d)
+
+    def value(self, f, estimate):
+        return float(np.sum(self.per_value(estimate).value(np.asarray(f, float))))
+
+    def gradient(self, f, estimate):
+        return self.per_value(estimate).d1(np.asarray(f, float))
+
+    def per_value(self, estimate):
+        return RobustWLSTerms(estimate.f_tilde, standard_deviations(estimate), self.delta)

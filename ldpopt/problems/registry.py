@@ -1,0 +1,182 @@
+"""The registries of objectives and constraint types: an item defined in one module, registered
+with :func:`register_objective` / :func:`register_constraint`, appears wherever the built-ins of its
+kind do — ``Problem(est, "my-name")``, :func:`available_objectives` / :func:`available_constraints`,
+problem files (``objective = "my-name"``, ``[[constraints]] type = "my-type"`` with the keys its
+:class:`Kind` declares), ``ldpopt solve --problem`` and its generated ``--help``.
+
+An objective is registered under its ``name``; it is offered in problem files when it has a one-line
+``file_doc`` (``Posterior`` has none: a file carries no posterior mean). A constraint type is
+registered under its ``file_type`` with its :class:`Kind` (``file_kind``: the keys a problem file
+entry may give) and its constructor ``from_file(entry)`` (:class:`FileEntry`: the entry's keys, the
+named values already turned into 0-based rows, and one-line errors naming the key).
+
+Registering the same name twice with different items is refused (a user module imported twice,
+e.g. by two problem files naming it, registers the same class again and is accepted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["FileEntry", "Kind", "ValueKey", "available_constraints", "available_objectives", "constraint_type",
+           "constraint_types", "file_objectives", "objective_factory", "register_constraint", "register_objective",
+           "unregister"]
+
+_OBJECTIVES: dict[str, Any] = {}    # name → Objective subclass or instance
+_CONSTRAINTS: dict[str, Any] = {}  # file type → Constraint subclass with file_kind and from_file
+
+
+@dataclass(frozen=True)
+class ValueKey:
+    """A problem-file key naming values, in its two spellings: ``labels`` or ``positions`` (shape
+    ``list``, ``pairs`` ([[a, b], …]), ``parent`` ([[parent, [children…]], …]) or ``table``
+    ({name = [values…]})); ``required``: an entry must give one of the two."""
+
+    label: str
+    position: str
+    shape: str
+    required: bool
+
+
+#: the common value family: the values a constraint is over, a list
+VALUES = ValueKey("labels", "positions", "list", True)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a problem-file entry of one constraint type says: ``doc`` (one line, for ``ldpopt solve
+    --help`` and docs/cli.md), the ``required`` and ``optional`` keys, and the value-key families
+    (:class:`ValueKey`, at most one spelling of each)."""
+
+    doc: str
+    required: tuple = ()
+    optional: tuple = ()
+    values: tuple = ()
+
+    def keys(self) -> set:
+        """Every key an entry of this type may give (``type`` included)."""
+        out = {"type", *self.required, *self.optional}
+        for v in self.values:
+            out |= {v.label, v.position}
+        return out
+
+
+class FileEntry:
+    """One ``[[constraints]]`` entry as its type's ``from_file`` receives it: ``entry`` (the keys as
+    written), ``d`` (rows of the counts file), ``named`` (one per :attr:`Kind.values` family: the
+    0-based rows the entry names, or None when it gives neither spelling), ``base`` (the problem
+    file's folder), ``where(key)`` (the location prefix of a message) and ``error`` (the exception
+    class a one-line message is raised as)."""
+
+    def __init__(self, entry: dict, d: int, named: list, base: Path, where: Callable[[str], str], error: type):
+        self.entry, self.d, self.named, self.base, self.where, self.error = entry, d, named, base, where, error
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.entry
+
+    def get(self, key: str, default=None):
+        return self.entry.get(key, default)
+
+    def number(self, key: str, default=None, *, per_value: bool = False):
+        """The entry's ``key`` as a float (``per_value``: or a list of numbers, as an array); ``default``
+        when absent (None: the key is required)."""
+        x = self.entry.get(key, default)
+        ok = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+        if ok(x):
+            return float(x)
+        if per_value and isinstance(x, list) and x and all(ok(v) for v in x):
+            return np.asarray(x, dtype=np.float64)
+        raise self.error(f"{key} must be a number{' or a list of numbers' if per_value else ''}, got {x!r}")
+
+
+def _key_of(item, attr: str, what: str) -> str:
+    key = getattr(item, attr, None)
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"a registered {what} needs a non-empty string {attr}, got {key!r}")
+    return key
+
+
+def _put(table: dict, key: str, item, what: str) -> None:
+    old = table.get(key)
+    same = old is item or (isinstance(old, type) and isinstance(item, type) and old.__qualname__ == item.__qualname__
+                           and old.__module__ == item.__module__)
+    if old is not None and not same:
+        raise ValueError(f"{what} {key!r} is already registered ({old!r})")
+    table[key] = item
+
+
+def register_objective(item=None, *, name: str | None = None):
+    """Register an objective: an :class:`~ldpopt.problems.Objective` subclass (made with no arguments
+    when named) or an instance, under ``name`` (default: its ``name``). Usable as a decorator
+    (``@register_objective`` or ``@register_objective(name="...")``); returns the item."""
+    def deco(obj):
+        from .objective_base import Objective
+
+        if not ((isinstance(obj, type) and issubclass(obj, Objective)) or isinstance(obj, Objective)):
+            raise TypeError(f"register_objective takes an Objective subclass or instance, got {obj!r}")
+        key = name if name is not None else _key_of(obj, "name", "objective")
+        if not isinstance(key, str) or not key or key != key.lower():
+            raise ValueError(f"name must be a non-empty lower-case string, got {key!r}")
+        _put(_OBJECTIVES, key, obj, "objective")
+        return obj
+    return deco if item is None else deco(item)
+
+
+def register_constraint(cls):
+    """Register a constraint type (decorator on a :class:`~ldpopt.problems.Constraint` subclass) under
+    its ``file_type``, with its ``file_kind`` (:class:`Kind`) and its ``from_file(entry: FileEntry) ->
+    list of constraints`` classmethod. Returns the class."""
+    # a Constraint subclass (read by what it has: constraints.py registers its own classes with this)
+    if not (isinstance(cls, type) and all(callable(getattr(cls, a, None)) for a in ("build", "compile_into"))):
+        raise TypeError(f"register_constraint takes a Constraint subclass, got {cls!r}")
+    key = _key_of(cls, "file_type", "constraint")
+    if not isinstance(getattr(cls, "file_kind", None), Kind):
+        raise TypeError(f"constraint type {key!r} needs file_kind = Kind(...) (the keys a problem file gives)")
+    if not callable(getattr(cls, "from_file", None)):
+        raise TypeError(f"constraint type {key!r} needs a from_file(entry) classmethod")
+    _put(_CONSTRAINTS, key, cls, "constraint type")
+    return cls
+
+
+def unregister(kind: str, name: str) -> None:
+    """Remove the ``kind`` (``"objective"`` or ``"constraint"``) registered under ``name`` (tests)."""
+    table = {"objective": _OBJECTIVES, "constraint": _CONSTRAINTS}.get(kind)
+    if table is None:
+        raise ValueError(f"kind must be 'objective' or 'constraint', got {kind!r}")
+    table.pop(name, None)
+
+
+def available_objectives() -> list[str]:
+    """Names accepted by ``Problem(objective=...)``: the built-ins and every registered objective."""
+    return sorted(_OBJECTIVES)
+
+
+def objective_factory(name: str):
+    """The registered item under ``name`` (a class or an instance), or None."""
+    return _OBJECTIVES.get(name)
+
+
+def file_objectives() -> dict[str, str]:
+    """name → one line, for the objectives a problem file may name (those with a ``file_doc``),
+    built-ins first (in registration order), then the user's."""
+    return {k: o.file_doc for k, o in _OBJECTIVES.items() if getattr(o, "file_doc", None)}
+
+
+def available_constraints() -> list[str]:
+    """The constraint types a problem file may give (``type = ...``), built-in and registered."""
+    return sorted(_CONSTRAINTS)
+
+
+def constraint_types() -> dict[str, Any]:
+    """file type → class, in registration order (the built-ins first)."""
+    return dict(_CONSTRAINTS)
+
+
+def constraint_type(name: str):
+    """The class registered under the file type ``name``, or None."""
+    return _CONSTRAINTS.get(name)
