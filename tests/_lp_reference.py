@@ -6,7 +6,8 @@ every number converted with ``fractions.Fraction`` (exact for floats). Equalitie
 substitute a variable away (Gaussian elimination); the inequalities that remain are combined
 pairwise, one variable at a time (Schrijver, *Theory of Linear and Integer Programming*, §12.2).
 The system is feasible iff no row 0 ≤ b with b < 0 (or 0 = b with b ≠ 0) appears. Duplicate rows,
-after scaling each to a leading coefficient of ±1, are dropped; fine for d ≤ 10 and a few dozen rows.
+after scaling each to a leading coefficient of ±1, are dropped, and the variable that makes the
+fewest new rows goes first; a system that would grow past a row limit is left undecided (None).
 
 :func:`random_system` draws mixed built-in constraints (the same constraint both as ldpopt objects
 and as rows written out here by hand) with margins 10^-k on either side of feasibility.
@@ -27,7 +28,9 @@ def _norm(a, b):
     return tuple(a), b
 
 
-def feasible(rows, d: int) -> bool:
+def feasible(rows, d: int, limit: int = 20_000) -> bool | None:
+    """Whether the rows have a common point; None when an elimination step would exceed ``limit``
+    rows (Fourier–Motzkin may grow doubly exponentially: the caller skips such a system)."""
     eqs = [([Fraction(x) for x in a], Fraction(b)) for a, b, s in rows if s == "=="]
     ins = [([Fraction(x) for x in a], Fraction(b)) for a, b, s in rows if s == "<="]
     while eqs:  # substitute a variable of one equality into every other row
@@ -45,14 +48,23 @@ def feasible(rows, d: int) -> bool:
 
         eqs = [sub(r) for r in eqs]
         ins = [sub(r) for r in ins]
-    for j in range(d):
-        seen, pos, neg, rest = set(), [], [], []
+    left = set(range(d))
+    while left:
+        seen, uniq = set(), []
         for a, b in ins:
             key = _norm(a, b)
-            if key in seen:
-                continue
-            seen.add(key)
-            (pos if a[j] > 0 else neg if a[j] < 0 else rest).append((a, b))
+            if key not in seen:
+                seen.add(key)
+                uniq.append((a, b))
+        ins = uniq
+        # the variable whose elimination makes the fewest new rows first
+        j = min(left, key=lambda j: sum(a[j] > 0 for a, _ in ins) * sum(a[j] < 0 for a, _ in ins))
+        left.discard(j)
+        pos = [(a, b) for a, b in ins if a[j] > 0]
+        neg = [(a, b) for a, b in ins if a[j] < 0]
+        rest = [(a, b) for a, b in ins if a[j] == 0]
+        if len(rest) + len(pos) * len(neg) > limit:
+            return None
         for a, b in pos:
             for c, e in neg:
                 p, q = -c[j], a[j]  # p·(a, b) + q·(c, e) has 0 at j, p, q > 0

@@ -49,6 +49,8 @@ def test_random_mixed_systems_agree_with_fourier_motzkin():
         ests.setdefault(d, _est(d, d))
         cons, rows = random_system(rng, d)
         truth = feasible(rows, d)
+        if truth is None:
+            continue  # the reference's elimination would grow too large
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             got = decide(Problem(ests[d], "cls", cons))

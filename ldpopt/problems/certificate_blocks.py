@@ -26,7 +26,7 @@ import numpy as np
 from .structured.blocks import indicator_rows
 from .structured.simplex import newton_lambda
 
-__all__ = ["argmin_rounding", "block_argmin_bound", "block_rows", "blocks_for"]
+__all__ = ["argmin_rounding", "block_argmin_bound", "block_rows", "blocks_for", "feasible_near_blocks"]
 
 _EPS = np.finfo(float).eps
 
@@ -104,3 +104,34 @@ def argmin_rounding(sep, st, f, x, t):
         # stop short of the root; |x − x*| ≤ |h'(x) + t|/min h'' between them, taken as h''(x)/2
         e = 8 * _EPS * (np.abs(f[cnt]) + np.abs(x[cnt]) + s[cnt] / h2) + np.where(inner[cnt], 2.0 * g[cnt] / h2, 0.0)
     return np.where(np.isfinite(e), e, np.inf)
+
+
+def feasible_near_blocks(st, f):
+    """``f`` itself when it is on the constraints of ``st`` to the rounding of evaluating them (Σ f
+    and the rows to 2dε·(‖f‖₁ + |total|), no value below its lower bound); else, where the
+    constraints are f ≥ 0 (no other bounds), Σ f = total and pairwise disjoint equality ±1 subset
+    sums (:func:`block_rows`), f̂ = max(f, 0) rescaled block by block to each block's mass (uniform
+    on a block with no positive value): a feasible point near f; None otherwise."""
+    f = np.asarray(f, float)
+    d = st.d
+    eps = np.finfo(float).eps
+    res_rows = np.abs(st.A @ f - st.b) if st.m else np.zeros(0)
+    off = max(abs(float(np.sum(f)) - st.total), float(np.max(res_rows, initial=0.0)))
+    if off <= 2 * d * eps * (float(np.sum(np.abs(f))) + abs(st.total)) and not np.any(f < st.l):
+        return f
+    blocks = block_rows(st) if st.m else None
+    if st.m and blocks is None:
+        return None
+    gid, value = (blocks[0], blocks[2]) if st.m else (np.zeros(d, np.intp), np.zeros(0))
+    u = st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)
+    if np.any(st.l != 0) or np.any(np.isfinite(u)):
+        return None
+    mass = np.append(value, st.total - float(np.sum(value)))
+    if np.any(mass < 0):
+        return None
+    fp = np.maximum(f, 0.0)
+    have = np.bincount(gid, weights=fp, minlength=st.m + 1)
+    count = np.bincount(gid, minlength=st.m + 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(have[gid] > 0, fp * (mass / np.where(have > 0, have, 1.0))[gid],
+                        (mass / np.maximum(count, 1))[gid])

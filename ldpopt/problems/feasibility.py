@@ -79,7 +79,7 @@ import scipy.sparse as sp
 from .exact_lp import ExactSystem, exact_group_sums
 from .farkas import aggregate, interval_candidates, phase_one, same_columns, verify
 
-__all__ = ["MAX_EXACT", "MAX_LP", "Decision", "Infeasibility", "decide", "find_infeasibility", "infeasible_solution",
+__all__ = ["MAX_EXACT", "MAX_LP", "Decision", "Infeasibility", "decide", "find_infeasibility", "linear_system",
            "solver_infeasibility"]
 
 #: largest aggregated LP (variables or rows) the pre-check solves; beyond it, bound conflicts only
@@ -208,6 +208,14 @@ def _system(problem):
     A = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, d))
     return (lo, up, lo_own, up_own, A, np.asarray(b, float), np.asarray(ineq, bool), np.asarray(own, int), names,
             complete)
+
+
+def linear_system(problem):
+    """(lo, up, A, b, ineq, complete) of the constraints of ``problem`` that are linear (the built-ins
+    and a user callable's affine rows, as :func:`decide` reads them): bounds lo ≤ f ≤ up, rows A f
+    (≤ where ``ineq``, else =) b; ``complete`` False when some constraint is not among them."""
+    lo, up, _, _, A, b, ineq, _, _, complete = _system(problem)
+    return lo, up, A, b, ineq, complete
 
 
 def _affine_rows(c, estimate) -> list:
@@ -365,27 +373,6 @@ def _tightened(Ag, b, ineq, lo_g, up_g):
     mid = 0.5 * (lo_g + up_g)
     lo_t, up_t = np.where(cross, mid, lo_t), np.where(cross, mid, up_t)
     return Ag, np.where(ineq, b - delta, b), ineq, lo_t, up_t
-
-
-def infeasible_solution(problem):
-    """The ``"infeasible"`` :class:`~ldpopt.problems.Solution` of ``problem`` when
-    :func:`find_infeasibility` proves its constraints conflict; else None (solve as usual)."""
-    import time
-
-    from .solution import Solution
-
-    start = time.perf_counter()
-    try:
-        cert = find_infeasibility(problem)
-    except ValueError:  # malformed data (bad indices, ...): the solver route raises it as before
-        return None
-    if cert is None:
-        return None
-    sol = Solution.failed(problem.estimate.d, "infeasible", "LDPOPT-FEASIBILITY", problem.objective.name,
-                          cert.summary(), np.inf, infeasibility=cert)
-    sol.wall_time = time.perf_counter() - start
-    sol.attempts = [{"solver": sol.solver, "status": sol.status, "checks": "", "seconds": sol.wall_time}]
-    return sol
 
 
 def solver_infeasibility(named: dict, solver: str) -> Infeasibility | None:
