@@ -195,51 +195,23 @@ def feasible_near(problem, f):
 
 
 def affine_projection(problem, f):
-    """``f`` when it meets every constraint to the rounding of evaluating it; else f clipped to its
-    bounds and corrected by least squares, f̂ = f − Mᵀ(M Mᵀ)⁺(M f − c) over the equality rows and
-    the violated or active ≤ rows (M, c: the built-in rows and a user's affine rows,
-    :func:`.feasibility.linear_system`), moving only the values strictly inside their bounds, when
-    f̂ then meets every bound and row to rounding; None otherwise. ‖f − f̂‖₂ ≤ ‖M⁺‖·‖M f − c‖₂ is
-    the Hoffman-type constant of these rows, computed rather than assumed. A constraint that is not
-    linear (a user's cone) is met when its cvxpy violation is ≤ 8ε·max(1, ‖f‖₁) (a choice: its
+    """:func:`.certificate_blocks.project_on_rows` on every linear constraint of ``problem`` (the
+    built-in rows and a user's affine rows, :func:`.feasibility.linear_system`). A constraint that is
+    not linear (a user's cone) is met when its cvxpy violation is ≤ 8ε·max(1, ‖f‖₁) (a choice: its
     evaluation's rounding is not known); when any constraint is not linear, f itself is the only
     candidate (a projection on the linear rows may leave the others): None unless f meets them all."""
+    from .certificate_blocks import project_on_rows
     from .constraint_terms import constraint_violations
     from .feasibility import linear_system
 
     lo, up, A, b, ineq, complete = linear_system(problem)
     f = np.asarray(f, float)
-    eps = np.finfo(float).eps
-    absA = abs(A)
-    nnz = np.diff(A.indptr)
+    if complete:
+        return project_on_rows(f, A, b, ineq, lo, up)
+    from .constraints import UserConstraint
 
-    def meets(x):
-        res = A @ x - b
-        rnd = 2 * eps * (nnz + 1) * (absA @ np.abs(x) + np.abs(b))
-        viol = np.where(ineq, np.maximum(res, 0.0), np.abs(res))
-        return res, rnd, bool(np.all(viol <= rnd) and np.all(x >= lo) and np.all(x <= up))
-
-    res, rnd, ok = meets(f)
-    if not complete:  # f itself or nothing: a projection on the linear rows may leave the others
-        from .constraints import UserConstraint
-
-        viol = constraint_violations(problem, f)
-        tiny = 8 * eps * max(1.0, float(np.sum(np.abs(f))))
-        user_ok = all(viol[n] is not None and viol[n] <= tiny
-                      for n, (c, _) in problem._owners.items() if isinstance(c, UserConstraint))
-        return f if ok and user_ok else None
-    if ok:
-        return f
-    f0 = np.clip(f, lo, up)
-    res, rnd, ok = meets(f0)
-    if ok:
-        return f0
-    rows = np.flatnonzero(~ineq | (res >= -rnd))
-    free = np.flatnonzero((f0 > lo) & (f0 < up))
-    if rows.size == 0 or free.size == 0 or rows.size > 2000:
-        return None
-    M = A[rows][:, free].toarray()
-    step, *_ = np.linalg.lstsq(M @ M.T, res[rows], rcond=None)
-    fh = f0.copy()
-    fh[free] -= M.T @ step
-    return fh if meets(fh)[2] else None
+    viol = constraint_violations(problem, f)
+    tiny = 8 * np.finfo(float).eps * max(1.0, float(np.sum(np.abs(f))))
+    user_ok = all(viol[n] is not None and viol[n] <= tiny
+                  for n, (c, _) in problem._owners.items() if isinstance(c, UserConstraint))
+    return f if user_ok and project_on_rows(f, A, b, ineq, lo, up, move=False) is f else None
