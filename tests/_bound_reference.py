@@ -334,3 +334,66 @@ def run_cases(kind: str, n_cases: int, seed: int) -> dict:
             out["worst"] = (dist / bound, i)
     out["statuses"] = dict(out["statuses"])
     return out
+
+
+def user_constraints(case) -> list:
+    """The same feasible set with the subset row written as a user's cvxpy row (or, without a
+    subset, a user row f_0 ≥ 0 that the simplex already implies): the bound then comes from the
+    route's multipliers and :mod:`ldpopt.problems.kkt_bound`, which must not take f as feasible."""
+    if case["sub"] is None:
+        return [Simplex(), lambda f, e: f[0] >= 0]
+    idx, b = case["sub"]
+    return [Simplex(), lambda f, e: cp.sum(f[idx]) == b]
+
+
+def run_off_cases(kind: str, n_cases: int, seed: int, user_rows: bool = False) -> dict:
+    """Like :func:`run_cases`, and each answer is also moved off its rows on purpose: f + s·δ·w with
+    w ≥ 0 summing to 1 (so Σ f and the subset sum move by up to δ, and values at 0 go below it when
+    s = −1), δ = 10^U(−10, −8), then checked again (``check_solution`` with the solve's multipliers).
+    ``user_rows``: the subset row given as a user's cvxpy row (:func:`user_constraints`). Counts the
+    bounds reported on the moved points (``moved_bounds``), those below the true distance
+    (``below``: solved or moved) and the moved points whose bound was refused (``moved_refused``)."""
+    import collections
+    import warnings
+
+    from ldpopt.problems import Problem, SolverWarning
+    from ldpopt.problems.checks import check_solution
+
+    warnings.simplefilter("ignore", RuntimeWarning)
+    rng = np.random.default_rng(seed)
+    out = {"cases": 0, "bounds": 0, "moved_bounds": 0, "moved_refused": 0, "below": 0,
+           "statuses": collections.Counter(), "worst": (0.0, -1), "failures": []}
+    for i in range(n_cases):
+        case = make_case(kind, rng)
+        delta = 10.0 ** rng.uniform(-10, -8)
+        sign = float(rng.choice([-1.0, 1.0]))
+        w = rng.dirichlet(np.ones(case["d"]))
+        cons = user_constraints(case) if user_rows else constraints(case)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SolverWarning)
+            P = Problem(case["est"], objective(case), cons)
+            sol = P.solve()
+        out["cases"] += 1
+        out["statuses"][sol.status] += 1
+        if not np.all(np.isfinite(sol.f)):
+            continue
+        ref = reference(case, sol.f)
+        moved = sol.f + sign * delta * w
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ch = check_solution(P, moved, sol.duals) if sol.duals else None
+        for f, checks, tag in ((sol.f, sol.checks, "solved"), (moved, ch, "moved")):
+            bound = None if checks is None else checks.error_bound
+            if bound is None:
+                out["moved_refused"] += tag == "moved"
+                continue
+            dist = distance(f, ref)
+            out["bounds"] += tag == "solved"
+            out["moved_bounds"] += tag == "moved"
+            if dist > bound:
+                out["below"] += 1
+                out["failures"].append((i, tag, case["family"], dist, bound))
+            if bound > 0 and dist / bound > out["worst"][0]:
+                out["worst"] = (dist / bound, i)
+    out["statuses"] = dict(out["statuses"])
+    return out

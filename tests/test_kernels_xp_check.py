@@ -24,14 +24,16 @@ def _estimates():
 
 def _points(est, objective):
     """The closed form's point, one with 0.1/d of mass moved between two support values (off the
-    optimum by 10× accuracy_tol) and one shifted off Σ f = 1."""
+    optimum by 10× accuracy_tol), one shifted off Σ f = 1 and one off it by 1e-13, within the
+    certificate's tolerance (its √ bound is then taken at a feasible point made from f)."""
     f = xp.norm_sub(est.f_tilde) if objective == "cls" else xp.mle_apx(est.counts.astype(float), est.n, est.p, est.q)
     sup = np.flatnonzero(f > 0.2 / est.d)
     moved = f.copy()
     if sup.size >= 2:
         moved[sup[0]] += 0.1 / est.d
         moved[sup[1]] -= 0.1 / est.d
-    return {"closed form": (f, True), "moved": (moved, sup.size < 2), "off the simplex": (f + 1e-4 / est.d, False)}
+    return {"closed form": (f, True), "moved": (moved, sup.size < 2), "off the simplex": (f + 1e-4 / est.d, False),
+            "slightly off": (np.where(f > 0, f * (1 + 1e-13), 0.0), True)}
 
 
 def _terms(est, objective):

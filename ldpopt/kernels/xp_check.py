@@ -240,10 +240,21 @@ def _distance(h, f, lam: float, total: float, s_f: float, neg: float) -> tuple[f
     drnd = max(drnd, float(xp.sum(e_pt) + xp.max(e_pt)))
     del e_pt
     if off and not viol > feas_tol:  # as certificate._certify_full: a point off Σ f = total
-        # (within feas_tol): the gap adds |λ(Σf − total)| and the residual's share, the bound the offset
-        r = xp.where((f > 0) & (f < total), xp.abs(h.d1(f) + lam), 0.0)
-        extra = abs(lin) + float(xp.sum(xp.where(xp.isfinite(r), r, 0.0))) * viol
-        dl = float(xp.max(xp.sqrt(2.0 * (gb + extra) / mu))) + viol
+        # (within feas_tol): the gap at the feasible f̂ = max(f, 0)·total/Σ max(f, 0) against the same
+        # dual value, plus ‖f − f̂‖∞ (certificate_blocks.feasible_near_blocks on the plain simplex)
+        fp = xp.maximum(f, 0.0)
+        have = float(xp.sum(fp))
+        fh = fp * (total / have) if have > 0 else xp.full(d, total / d)
+        fz = _argmin(h, lam, total)
+        hh, hz = h.value(fh), h.value(fz)
+        dh = fh != fz
+        eh = xp.where(dh, (hh - hz) + lam * (fh - fz), 0.0)
+        lin_h = lam * (float(xp.sum(fh)) - total)
+        floor_h = 16 * _EPS * (float(xp.sum(xp.where(dh, xp.abs(hh), 0.0)))
+                               + float(xp.sum(xp.where(dh, xp.abs(lam * fh), 0.0))) + abs(lin_h))
+        gap_h = max(float(xp.sum(eh)) - lin_h, floor_h)
+        dl = float(xp.max(xp.sqrt(2.0 * gap_h / mu))) + float(xp.max(xp.abs(f - fh)))
+        del fp, fh, fz, hh, hz, dh, eh
     da, arnd, _ = _argmin_bound(h, f, lam, total)
     drnd = max(drnd, arnd)
 

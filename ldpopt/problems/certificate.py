@@ -64,8 +64,9 @@ import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
-from .certificate_blocks import argmin_rounding, block_argmin_bound, blocks_for
+from .certificate_blocks import argmin_rounding, block_argmin_bound, blocks_for, feasible_near_blocks, project_on_rows
 from .certificate_multipliers import recover_multipliers
 from .certificate_support import support_problem
 from .objectives import Objective, make_objective
@@ -292,17 +293,45 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     drnd = max(drnd, float(np.sum(e_pt) + np.max(e_pt, initial=0.0)))
     if off > 0 and not viol > feas_tol:
         # a point off its constraints (within feas_tol): the gap bounds J(f) − J* only for a feasible
-        # f. With f̂ = f + δ feasible (|δ| ~ viol), J* − J(f) ≤ J(f̂) − J(f) = lin + r·δ + O(δ²): the
-        # linear term of the gap (λ(Σf − total) + y·(A f − b)) and the stationarity residual come back
-        # in (an interior-point answer 2e-10 off Σ f = 1 with a gap at rounding level had a bound 7,700×
-        # below its distance without them), and ‖f − f̂‖ ≤ viol is added
-        extra = abs(lin) + float(np.sum(np.abs(np.where(inner & np.isfinite(r), r, 0.0)))) * viol
-        with np.errstate(divide="ignore", invalid="ignore"):
-            dl = float(np.max(np.sqrt(2.0 * (gb + extra) / np.where(mu > 0, mu, 0.0)), initial=0.0)) + viol
-            mmin = float(np.min(mu))
-            dl2 = float(np.sqrt(2.0 * (gb + extra) / mmin)) + viol if mmin > 0 else np.inf
-        note += (f"; f is off its constraints by {viol:.1e}: the gap adds |λ(Σf − total) + y·(Af − b)| and "
-                 "the residual's share, the bound adds the offset")
+        # point. With a feasible f̂ made from f (rescaled per block: :func:`.certificate_blocks.
+        # feasible_near_blocks`; else projected on the rows: .certificate_blocks.project_on_rows), the
+        # gap at f̂ against the same dual value g(λ, y) bounds J(f̂) − J*,
+        # so ‖f − f*‖ ≤ ‖f − f̂‖ + √(2·gap(f̂)/μ) — no term dropped (an interior-point answer 2e-10
+        # off Σ f = 1 with a gap at rounding level had a bound 7,700× below its distance without f̂).
+        # No f̂ (the projection leaves a bound): no √ bound (the argmin bound below may still apply)
+        fh = feasible_near_blocks(st, f) if not st.sum_free else None
+        if fh is None:  # other rows or bounds: a least-squares projection on the rows (Σ f = total among them)
+            if st.sum_free:
+                rows_all, b_all, ineq_all = st.A, st.b, st.ineq
+            else:
+                rows_all = sp.vstack([sp.csr_matrix(np.ones((1, d))), st.A], format="csr")
+                b_all, ineq_all = np.r_[st.total, st.b], np.r_[False, st.ineq]
+            fh = project_on_rows(f, rows_all, b_all, ineq_all, st.l, u_real)
+        if fh is None:
+            dl = dl2 = np.nan
+            note += (f"; f is off its constraints by {viol:.1e} and no feasible point near it is made (a "
+                     "projection on the rows leaves a bound): no bound from the gap")
+        elif fh is not f:  # (f itself: on its constraints to the rounding that rule allows)
+            with np.errstate(all="ignore"):
+                hh = sep.value(fh)
+                dh = fh != fz
+                eh = np.where(dh, (hh - hz) + tv * (fh - fz), 0.0)
+                res_h = st.A @ fh - st.b if st.m else np.zeros(0)
+                lin_h = ((0.0 if st.sum_free else lam * (float(np.sum(fh)) - st.total))
+                         + (float(y_dual @ res_h) if st.m else 0.0))
+                gap_h = float(np.sum(eh)) - lin_h
+                floor_h = 16 * _EPS * (float(np.sum(np.abs(hh[dh]))) + float(np.sum(np.abs(tv[dh] * fh[dh])))
+                                       + abs(lin_h))
+                gbh = max(gap_h, floor_h)
+                shift_inf = float(np.max(np.abs(f - fh)))
+                shift_2 = float(np.linalg.norm(f - fh))
+                dl = float(np.max(np.sqrt(2.0 * gbh / np.where(mu > 0, mu, 0.0)), initial=0.0)) + shift_inf
+                mmin = float(np.min(mu))
+                dl2 = float(np.sqrt(2.0 * gbh / mmin)) + shift_2 if mmin > 0 else np.inf
+            if not np.isfinite(gap_h):
+                dl = dl2 = np.nan
+            note += (f"; f is off its constraints by {viol:.1e}: the gap is taken at a feasible f̂ made from "
+                     f"f and ‖f − f̂‖∞ = {shift_inf:.1e} is added")
     da, arnd, lam_r = np.nan, np.nan, np.nan
     blk = blocks_for(st, rest) if st.m and np.isfinite(lam) else None
     if (st.m == 0 or blk is not None) and np.isfinite(lam):

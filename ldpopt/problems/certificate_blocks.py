@@ -26,7 +26,7 @@ import numpy as np
 from .structured.blocks import indicator_rows
 from .structured.simplex import newton_lambda
 
-__all__ = ["argmin_rounding", "block_argmin_bound", "block_rows", "blocks_for"]
+__all__ = ["argmin_rounding", "block_argmin_bound", "block_rows", "blocks_for", "feasible_near_blocks", "project_on_rows"]
 
 _EPS = np.finfo(float).eps
 
@@ -104,3 +104,89 @@ def argmin_rounding(sep, st, f, x, t):
         # stop short of the root; |x − x*| ≤ |h'(x) + t|/min h'' between them, taken as h''(x)/2
         e = 8 * _EPS * (np.abs(f[cnt]) + np.abs(x[cnt]) + s[cnt] / h2) + np.where(inner[cnt], 2.0 * g[cnt] / h2, 0.0)
     return np.where(np.isfinite(e), e, np.inf)
+
+
+def feasible_near_blocks(st, f):
+    """``f`` itself when it is on the constraints of ``st`` to the rounding of evaluating them (Σ f
+    and the rows to 2dε·(‖f‖₁ + |total|), no value below its lower bound); else, where the
+    constraints are f ≥ 0 (no other bounds), Σ f = total and pairwise disjoint equality ±1 subset
+    sums (:func:`block_rows`), f̂ = max(f, 0) rescaled block by block to each block's mass (uniform
+    on a block with no positive value): a feasible point near f; None otherwise."""
+    f = np.asarray(f, float)
+    d = st.d
+    eps = np.finfo(float).eps
+    res_rows = np.abs(st.A @ f - st.b) if st.m else np.zeros(0)
+    off = max(abs(float(np.sum(f)) - st.total), float(np.max(res_rows, initial=0.0)))
+    if off <= 2 * d * eps * (float(np.sum(np.abs(f))) + abs(st.total)) and not np.any(f < st.l):
+        return f
+    blocks = block_rows(st) if st.m else None
+    if st.m and blocks is None:
+        return None
+    gid, value = (blocks[0], blocks[2]) if st.m else (np.zeros(d, np.intp), np.zeros(0))
+    u = st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)
+    if np.any(st.l != 0) or np.any(np.isfinite(u)):
+        return None
+    mass = np.append(value, st.total - float(np.sum(value)))
+    if np.any(mass < 0):
+        return None
+    fp = np.maximum(f, 0.0)
+    have = np.bincount(gid, weights=fp, minlength=st.m + 1)
+    count = np.bincount(gid, minlength=st.m + 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(have[gid] > 0, fp * (mass / np.where(have > 0, have, 1.0))[gid],
+                        (mass / np.maximum(count, 1))[gid])
+
+
+def project_on_rows(f, A, b, ineq, lo, up, move: bool = True):
+    """A point near f that meets l ≤ x ≤ u and the rows A x (≤ where ``ineq``, else =) b to the
+    rounding of evaluating them (2ε·(nnz_k + 1)·(|A_k||x| + |b_k|) per row): f itself when it does;
+    else (``move``) f clipped to its bounds and corrected by least squares,
+    f̂ = f − Mᵀ(M Mᵀ)⁺(M f − c) over the equality rows and the violated or active ≤ rows (a ≤ row
+    the correction pushes over joins them; a value it pushes past a bound is put there and stays;
+    up to 8 rounds), moving only the values strictly inside their bounds, when f̂ meets them; None
+    otherwise. ‖f − f̂‖₂ ≤
+    ‖M⁺‖·‖M f − c‖₂ is the Hoffman-type constant of these rows, computed rather than assumed.
+    Sparse products only (M Mᵀ dense, at most 2,000 rows)."""
+    import scipy.sparse as sp
+
+    A = sp.csr_matrix(A)
+    absA = abs(A)
+    nnz = np.diff(A.indptr)
+
+    def meets(x):
+        res = A @ x - b
+        rnd = 2 * _EPS * (nnz + 1) * (absA @ np.abs(x) + np.abs(b))
+        viol = np.where(ineq, np.maximum(res, 0.0), np.abs(res))
+        return res, rnd, bool(np.all(viol <= rnd) and np.all(x >= lo) and np.all(x <= up))
+
+    if meets(f)[2]:
+        return f
+    if not move:
+        return None
+    f0 = np.clip(f, lo, up)
+    res, rnd, ok = meets(f0)
+    if ok:
+        return f0
+    active = ~ineq | (res >= -rnd)
+    free = (f0 > lo) & (f0 < up)
+    for _ in range(8):  # a ≤ row the correction pushes over joins the active rows; a value it pushes
+        rows = np.flatnonzero(active)  # past a bound is put on that bound and leaves the free ones
+        cols = np.flatnonzero(free)
+        if rows.size == 0 or cols.size == 0 or rows.size > 2000:
+            return None
+        M = A[rows][:, cols]
+        step, *_ = np.linalg.lstsq((M @ M.T).toarray(), res[rows], rcond=None)
+        fh = f0.copy()
+        fh[cols] -= M.T @ step
+        res_h, rnd_h, ok = meets(fh)
+        if ok:
+            return fh
+        out = (fh < lo) | (fh > up)
+        grow = active | (ineq & (res_h > rnd_h))
+        if not np.any(out) and np.array_equal(grow, active):
+            return None
+        f0 = np.where(out, np.clip(fh, lo, up), f0)
+        free &= ~out
+        active = grow
+        res = A @ f0 - b
+    return None

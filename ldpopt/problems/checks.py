@@ -309,8 +309,13 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
         if mu > 0:
             jf = float(np.sum(jty * f))
             terms = float(np.sum(np.abs(jty * f))) + abs(lag - jf) + abs(lag)
-            ch.error_bound = (error_bound(problem, f, duals, r, lag, mu)
-                              + bound_rounding(grad, jty, terms, mu, f, residual_bound))
+            eb = error_bound(problem, f, duals, r, lag, mu)
+            if eb is None:
+                ch.not_run["error_bound"] = ("f is off its constraints beyond rounding and no feasible point near "
+                                             "it is known (a non-linear user constraint, or a projection on the "
+                                             "rows that leaves a bound): no distance bound")
+            else:
+                ch.error_bound = eb + bound_rounding(grad, jty, terms, mu, f, residual_bound)
         else:
             ch.not_run["error_bound"] = "J is not strongly convex at f (zero curvature somewhere)"
             ch.not_unique = _flat_set(obj, f)

@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["aggregate", "interval_candidates", "phase_one", "verify"]
+__all__ = ["aggregate", "interval_candidates", "phase_one", "same_columns", "verify"]
 
 
 def _exact_dot(c, x) -> Fraction:
@@ -89,9 +89,16 @@ def _integer_rows(A, b, y):
 
 def aggregate(A, lo, up):
     """Group the values whose columns of A agree (two random projections of the columns; a rare
-    collision only weakens the float search, the decision stays exact): (A_g, lo_g, up_g)."""
+    collision only weakens the float search, the decision stays exact): (A_g, lo_g, up_g, inv),
+    inv the group of each value. :func:`same_columns` says whether every group's columns agree
+    exactly (what the exact step on the aggregated system needs)."""
     d = A.shape[1]
-    part = A[np.flatnonzero(np.diff(A.indptr) < d)]  # rows over every value (Σ f) split no group
+    nnz = np.diff(A.indptr)
+    flat = np.zeros(A.shape[0], bool)  # rows with one number on every value (Σ f)
+    if A.nnz:
+        at = np.minimum(A.indptr[:-1], A.nnz - 1)  # an empty row's entry is not read (nnz ≠ d)
+        flat = (nnz == d) & (np.maximum.reduceat(A.data, at) == np.minimum.reduceat(A.data, at))
+    part = A[np.flatnonzero(~flat)]  # the rows that split values into groups
     inv = np.zeros(d, dtype=np.int64)
     touched = np.bincount(part.indices, minlength=d) > 0
     if np.any(touched) and part.shape[0] <= 12 and np.all(np.abs(part.data) == 1):
@@ -111,12 +118,18 @@ def aggregate(A, lo, up):
     with np.errstate(invalid="ignore"):
         lo_g = np.bincount(inv, weights=lo, minlength=G)
         up_g = np.bincount(inv, weights=up, minlength=G)
-    return A[:, rep], lo_g, up_g
+    return A[:, rep], lo_g, up_g, inv
+
+
+def same_columns(A, Ag, inv) -> bool:
+    """Whether every value's column of A equals its group's column of A_g exactly."""
+    return (sp.csr_matrix(A) != sp.csr_matrix(Ag)[:, inv]).nnz == 0
 
 
 def phase_one(Ag, b, ineq, lo_g, up_g):
-    """Row duals of min Σ slack s.t. A_g g ± s (=, ≤) b over the box, negated (a candidate y); None
-    when they are all 0 or HiGHS fails. Taken also when HiGHS's minimum is 0: a conflict thinner than
+    """(y, x): the row duals of min Σ slack s.t. A_g g ± s (=, ≤) b over the box, negated (a
+    candidate y; None when they are all 0), and HiGHS's point g (a candidate for the exact repair,
+    :meth:`.exact_lp.ExactSystem.repair`); (None, None) when HiGHS fails. Taken also when HiGHS's minimum is 0: a conflict thinner than
     its tolerances (1e-7) reads as feasible there, while its duals can still be the certificate,
     which :func:`verify` decides exactly."""
     from scipy.optimize import linprog
@@ -131,13 +144,13 @@ def phase_one(Ag, b, ineq, lo_g, up_g):
     res = linprog(cost, A_ub=Ai, b_ub=b[le] if mi else None, A_eq=Ae, b_eq=b[eq] if me else None,
                   bounds=bounds, method="highs")
     if res.status != 0:
-        return None
+        return None, None
     y = np.zeros(b.shape[0])
     if me:
         y[eq] = -res.eqlin.marginals
     if mi:
         y[le] = -res.ineqlin.marginals
-    return y if np.any(y) and np.all(np.isfinite(y)) else None
+    return (y if np.any(y) and np.all(np.isfinite(y)) else None), res.x[:G]
 
 
 def _box_range(A, lo, up):

@@ -34,8 +34,19 @@ arrays: one pass, no loop over the domain in Python). A y that fails the exact t
 by rounding) is retried rounded to 2⁻²⁰; if that fails too, nothing is claimed and the solvers run as
 before. A conflict thinner than HiGHS's tolerances reads as feasible there, so when the first LP
 gives no certificate, the same LP with every ≤ row and finite bound tightened by 10⁻⁶ of the data's
-scale is solved once more and its duals are checked, exactly, against the data as given. The
-decision is exact on the data as given: any exact margin > 0 is a conflict, whatever its size (a
+scale is solved once more and its duals are checked, exactly, against the data as given.
+
+Feasibility is proved the same way (:mod:`.exact_lp`): when every group's columns agree exactly
+(:func:`.farkas.same_columns`), the aggregated system with its bounds summed exactly per group
+(integer mantissas) is equivalent to the original one, and HiGHS's point of the phase-one LP,
+repaired on its active set in rational arithmetic, is checked exactly; when neither the duals nor
+the point decide (a float row whose duals are off by rounding, a feasible set thinner than HiGHS's
+tolerance), a rational phase-one simplex with Bland's rule decides the aggregated system — a proof
+either way. So :func:`decide` answers True or False for every system of built-in linear
+constraints (and a user's affine rows) whose aggregated form has at most :data:`MAX_EXACT` variables
+and rows; beyond that (a Monotone chain or a LinearEquality over hundreds of values, a user's dense
+float row at large d) it returns None when the float steps do not decide, and the solvers run as
+before. The decision is exact on the data as given: any exact margin > 0 is a conflict, whatever its size (a
 SubsetSum of 1 + 1e-13 with the simplex at d = 42,178, Box lower bounds summing to 1 + 1e-12), because
 no point satisfies such constraints and no tolerance of a solver or of ldpopt's check may make one
 look as if it did. A margin within what rounding of the data themselves could explain,
@@ -60,16 +71,21 @@ bound conflicts and the interval candidates are decided then), and the solver ch
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 import scipy.sparse as sp
 
-from .farkas import aggregate, interval_candidates, phase_one, verify
+from .exact_lp import ExactSystem, exact_group_sums
+from .farkas import aggregate, interval_candidates, phase_one, same_columns, verify
 
-__all__ = ["MAX_LP", "Infeasibility", "find_infeasibility", "infeasible_solution", "solver_infeasibility"]
+__all__ = ["MAX_EXACT", "MAX_LP", "Decision", "Infeasibility", "decide", "find_infeasibility", "linear_system",
+           "solver_infeasibility"]
 
 #: largest aggregated LP (variables or rows) the pre-check solves; beyond it, bound conflicts only
 MAX_LP = 5000
+#: largest aggregated system (variables or rows) decided in rational arithmetic (:mod:`.exact_lp`)
+MAX_EXACT = 200
 
 
 @dataclass
@@ -105,8 +121,9 @@ class Infeasibility:
 
 
 def _system(problem):
-    """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names): the built-in
-    linear constraints of ``problem`` (owners index ``names``, -1 where no bound); None if none."""
+    """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names, complete): the
+    built-in linear constraints of ``problem`` (owners index ``names``, -1 where no bound);
+    ``complete``: no constraint was left out (too large, or a user's non-affine row)."""
     from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
     from .order import Monotone
     from .partition import LinearEquality, PartitionTotals
@@ -117,6 +134,7 @@ def _system(problem):
     lo, up = np.full(d, -np.inf), np.full(d, np.inf)
     lo_own, up_own = np.full(d, -1), np.full(d, -1)
     rows, b, ineq, own = [], [], [], []
+    complete = True
     ones = sp.csr_matrix((np.ones(d), np.arange(d), np.array([0, d])), shape=(1, d))
 
     def bound(which, vals, idx, i):
@@ -163,20 +181,40 @@ def _system(problem):
         elif isinstance(c, LinearEquality):  # a large one is left out, like a Hierarchy
             if c.rhs.shape[0] <= MAX_LP:
                 row(c.matrix(d), c.rhs, False, i0)
+            else:
+                complete = False
         elif isinstance(c, Hierarchy):  # also a range tree's; a large one is left out (module docstring)
             if (c.tree.size - c.tree.d if hasattr(c, "tree") else len(c.groups)) <= MAX_LP:
                 row(c.matrix(d), 0.0, False, i0)
+            else:
+                complete = False
         elif isinstance(c, Monotone):
             n_rows = (c.pairs.shape[0] if c.pairs is not None else
                       d - 1 if c.order is None else np.size(c.order) - 1)
             if n_rows <= MAX_LP:
                 row(c.matrix(d), 0.0, True, i0)
-        else:  # a user callable or a registered type of the user's: its affine rows as cvxpy builds them
-            for j, (M, rhs, le) in _affine_rows(c, problem.estimate):
+            else:
+                complete = False
+        else:  # a user callable or a registered type of the user's: its affine rows as cvxpy builds
+            # them (a non-affine row is left out, and the system is then not complete)
+            affine = _affine_rows(c, problem.estimate)
+            complete = complete and len(affine) == sum(1 for n in names if problem._owners[n][0] is c)
+            for j, (M, rhs, le) in affine:
                 if M.shape[0] <= MAX_LP:
                     row(M, rhs, le, key[(id(c), j)])
+                else:
+                    complete = False
     A = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, d))
-    return lo, up, lo_own, up_own, A, np.asarray(b, float), np.asarray(ineq, bool), np.asarray(own, int), names
+    return (lo, up, lo_own, up_own, A, np.asarray(b, float), np.asarray(ineq, bool), np.asarray(own, int), names,
+            complete)
+
+
+def linear_system(problem):
+    """(lo, up, A, b, ineq, complete) of the constraints of ``problem`` that are linear (the built-ins
+    and a user callable's affine rows, as :func:`decide` reads them): bounds lo ≤ f ≤ up, rows A f
+    (≤ where ``ineq``, else =) b; ``complete`` False when some constraint is not among them."""
+    lo, up, _, _, A, b, ineq, _, _, complete = _system(problem)
+    return lo, up, A, b, ineq, complete
 
 
 def _affine_rows(c, estimate) -> list:
@@ -227,9 +265,31 @@ def _named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:
     return Infeasibility([n for n in names if n in used], rows, bounds, margin, at_rounding=bool(thin))
 
 
+@dataclass
+class Decision:
+    """The exact pre-check's answer on the built-in linear constraints (with a user's affine rows):
+    ``feasible`` True (a point verified in exact arithmetic, or the closed form of the family), False
+    (``certificate`` verified exactly) or None (not decided: a constraint left out, or a system beyond
+    :data:`MAX_LP` / :data:`MAX_EXACT`); ``how`` names the step that decided (module docstring);
+    ``complete`` whether every constraint of the problem took part (no user non-affine row, nothing
+    left out for size), so that True is the whole problem's feasibility."""
+
+    feasible: bool | None
+    certificate: Infeasibility | None = None
+    how: str = ""
+    complete: bool = False
+
+
 def find_infeasibility(problem) -> Infeasibility | None:
     """A verified certificate that the built-in linear constraints of ``problem`` have no common
     point, or None (feasible, or not decided here: module docstring)."""
+    return decide(problem).certificate
+
+
+def decide(problem) -> Decision:
+    """Decide the built-in linear constraints of ``problem`` (and a user callable's affine rows)
+    exactly: the steps of the module docstring (each call decides afresh: a user's rows may read
+    Parameters)."""
     from .constraints import NonNegative, Simplex, SumTo
 
     kinds = {type(c) for c in problem.constraints}
@@ -237,32 +297,66 @@ def find_infeasibility(problem) -> Infeasibility | None:
         totals = {1.0 if isinstance(c, Simplex) else c.total for c in problem.constraints if not isinstance(
             c, NonNegative)}
         if len(totals) <= 1 and (kinds == {SumTo} or all(t >= 0 for t in totals)):
-            return None
-    lo, up, lo_own, up_own, A, b, ineq, own, names = _system(problem)
+            return Decision(True, how="closed form", complete=True)
+    lo, up, lo_own, up_own, A, b, ineq, own, names, complete = _system(problem)
     clash = np.flatnonzero(lo > up)  # exact: two bounds on one value disagree
     if clash.size:
         i = clash[0]
         who = sorted({int(lo_own[i]), int(up_own[i])})
-        return Infeasibility([names[k] for k in who], {}, {names[k]: 1 for k in who}, float(lo[i] - up[i]))
-    if A.shape[0] == 0 or A.shape[0] > MAX_LP:
-        return None
-    Ag, lo_g, up_g = aggregate(A, lo, up)
+        return Decision(False, Infeasibility([names[k] for k in who], {}, {names[k]: 1 for k in who},
+                                             float(lo[i] - up[i])), "bounds", complete)
+    if A.shape[0] == 0:
+        return Decision(True, how="bounds", complete=complete)
+    if A.shape[0] > MAX_LP:
+        return Decision(None, how="too many rows")
+    Ag, lo_g, up_g, inv = aggregate(A, lo, up)
     small = Ag.shape[1] <= MAX_LP  # screen on the aggregated columns (float sums: a screen only)
     for y in interval_candidates(*((Ag, b, ineq, own, lo_g, up_g) if small else (A, b, ineq, own, lo, up))):
         got = verify(y, A, b, ineq, lo, up)  # the listed families, exactly, on the data as given
         if got is not None:
-            return _named_certificate(got, names, own, lo_own, up_own)
-    if not small or (A.shape[0] == 1 and A.indptr[1] == A.shape[1] and np.all(A.data == 1.0)):
-        return None  # one Σ f = t and bounds: the interval test above is the whole question
-    for y in (phase_one(Ag, b, ineq, lo_g, up_g), phase_one(*_tightened(Ag, b, ineq, lo_g, up_g))):
-        if y is None:
-            continue
-        scale = float(np.max(np.abs(y)))
-        for cand in (y, np.round(y / scale * 2.0**20) / 2.0**20):
-            got = verify(cand, A, b, ineq, lo, up)
-            if got is not None:
-                return _named_certificate(got, names, own, lo_own, up_own)
-    return None
+            return Decision(False, _named_certificate(got, names, own, lo_own, up_own), "interval", complete)
+    if A.shape[0] == 1 and A.indptr[1] == A.shape[1] and np.all(A.data == 1.0):
+        return Decision(True, how="interval", complete=complete)  # Σ f = t and bounds: Σl ≤ t ≤ Σu is the question
+    if not small:
+        return Decision(None, how="too many values after aggregation")
+    exact = None
+    if Ag.shape[1] <= MAX_EXACT and A.shape[0] <= MAX_EXACT and same_columns(A, Ag, inv):
+        exact = ExactSystem(Ag.toarray(), b, ineq, exact_group_sums(lo, inv, Ag.shape[1]),
+                            exact_group_sums(up, inv, Ag.shape[1]))
+    for y, x in (phase_one(Ag, b, ineq, lo_g, up_g), phase_one(*_tightened(Ag, b, ineq, lo_g, up_g))):
+        if y is not None:
+            scale = float(np.max(np.abs(y)))
+            for cand in (y, np.round(y / scale * 2.0**20) / 2.0**20):
+                got = verify(cand, A, b, ineq, lo, up)
+                if got is not None:
+                    return Decision(False, _named_certificate(got, names, own, lo_own, up_own), "phase-one LP",
+                                    complete)
+        if exact is not None and x is not None:
+            for tol in (1e-12, 1e-9, 1e-6):
+                point = exact.repair(x, tol)
+                if point is not None and exact.point_ok(point):
+                    return Decision(True, how="phase-one LP point, repaired exactly", complete=complete)
+    if exact is None:
+        return Decision(None, how="aggregated system too large for the exact step")
+    got = exact.simplex()
+    if got is None:
+        return Decision(None, how="aggregated system too large for the rational simplex")
+    verdict, z = got
+    if verdict == "feasible":
+        assert exact.point_ok(z)  # the simplex's own vertex: a failure here is a bug, not a verdict
+        return Decision(True, how="rational simplex", complete=complete)
+    margin = exact.farkas_margin(z)
+    if margin is None:  # not a certificate after all: claim nothing
+        return Decision(None, how="rational simplex certificate did not verify")
+    c_g = exact.coefficients(z)
+    c = np.sign(np.array([float(v) for v in c_g]))[inv]
+    y = np.array([float(v) if v else 0.0 for v in z])
+    size = sum((abs(cj) * abs(bd) for cj, bd in zip(c_g, (exact.lo[j] if cj > 0 else exact.up[j]
+                                                           for j, cj in enumerate(c_g))) if cj), Fraction(0))
+    size += sum((abs(v) * abs(bk) for v, bk in zip(z, exact.b)), Fraction(0))
+    thin = margin <= size * Fraction(A.shape[1], 2**53)
+    return Decision(False, _named_certificate((float(margin), c, y, thin), names, own, lo_own, up_own),
+                    "rational simplex", complete)
 
 
 def _tightened(Ag, b, ineq, lo_g, up_g):
@@ -278,27 +372,6 @@ def _tightened(Ag, b, ineq, lo_g, up_g):
     mid = 0.5 * (lo_g + up_g)
     lo_t, up_t = np.where(cross, mid, lo_t), np.where(cross, mid, up_t)
     return Ag, np.where(ineq, b - delta, b), ineq, lo_t, up_t
-
-
-def infeasible_solution(problem):
-    """The ``"infeasible"`` :class:`~ldpopt.problems.Solution` of ``problem`` when
-    :func:`find_infeasibility` proves its constraints conflict; else None (solve as usual)."""
-    import time
-
-    from .solution import Solution
-
-    start = time.perf_counter()
-    try:
-        cert = find_infeasibility(problem)
-    except ValueError:  # malformed data (bad indices, ...): the solver route raises it as before
-        return None
-    if cert is None:
-        return None
-    sol = Solution.failed(problem.estimate.d, "infeasible", "LDPOPT-FEASIBILITY", problem.objective.name,
-                          cert.summary(), np.inf, infeasibility=cert)
-    sol.wall_time = time.perf_counter() - start
-    sol.attempts = [{"solver": sol.solver, "status": sol.status, "checks": "", "seconds": sol.wall_time}]
-    return sol
 
 
 def solver_infeasibility(named: dict, solver: str) -> Infeasibility | None:

@@ -10,7 +10,10 @@ tolerance) the gap is instead, with a feasible f̂ made from f (:func:`feasible_
 J* − L(f) ≤ J(f̂) − L(f) = L(f̂) − L(f) − Σ y·g(f̂) ≤ ∇L(f̂)·(f̂ − f) − Σ y·g(f̂), ∇L(f̂) = r + ∇J(f̂) − ∇J(f)
 for linear constraints (convexity of L; J(f̂) = L(f̂) − Σ y·g(f̂)): second order in f̂ − f, where
 J(f̂) − J(f) alone would be first order. f̂ is made where the constraints are f ≥ 0, Σ f = total and
-disjoint equality subset sums; elsewhere the bound still takes f as feasible."""
+disjoint equality subset sums (rescaling), or any linear constraints (a projection on the rows,
+:func:`affine_projection`); where no f̂ is made for a point off its constraints beyond rounding (a
+user's non-affine constraint, a projection that leaves a bound) no bound is reported
+(:func:`error_bound` returns None): f is not taken as feasible."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import numpy as np
 
 from .objective_check import is_nonneg
 
-__all__ = ["curvature", "error_bound", "feasible_near", "residual_bound"]
+__all__ = ["affine_projection", "curvature", "error_bound", "feasible_near", "residual_bound"]
 
 
 def curvature(obj, gfun, f: np.ndarray, est) -> float:
@@ -46,7 +49,7 @@ def residual_bound(r: np.ndarray, lag: float, mu: float) -> float:
     return (rn + np.sqrt(rn * rn + 2.0 * mu * abs(lag))) / mu
 
 
-def error_bound(problem, f, duals, r, lag, mu) -> float:
+def error_bound(problem, f, duals, r, lag, mu) -> float | None:
     """The bound of the module docstring (:mod:`.checks`, "error bound"), with the solver's multipliers and with re-chosen ones.
 
     The bound holds for *any* multipliers with y ≥ 0 on the inequalities, so the nonnegativity
@@ -54,8 +57,13 @@ def error_bound(problem, f, duals, r, lag, mu) -> float:
     (zero residual), 0 (zero gap)}, whichever costs least in r² + 2μ·y·f; the smaller bound is kept.
     An interior-point solver leaves y_v·f_v ≈ its barrier parameter at every value, which sums to
     a gap that overstates the error by orders of magnitude; the re-chosen y removes that.
+
+    None (no bound) when f is off its constraints beyond rounding and no feasible point near it is
+    made (:func:`feasible_near`): the gap bounds J* − L(f) only through such a point.
     """
-    near = _off_gap(problem, f, duals, r)  # None: f taken as feasible (module docstring)
+    near = _off_gap(problem, f, duals, r)
+    if near is False:
+        return None
     if near is not None:
         gap_at = near
         lag = gap_at(r, 0.0)
@@ -145,57 +153,65 @@ class _OffGap:
 
 def _off_gap(problem, f, duals, r):
     """The gap of the module docstring for a point off its constraints, as a function of the
-    multipliers (:class:`_OffGap`); None when f is on them to rounding or no f̂ is made."""
+    multipliers (:class:`_OffGap`); None when f is on them to rounding, False when it is off them and
+    no f̂ is made (or ∇J is not finite there)."""
     from .constraint_terms import _gap_terms
     from .objective_check import gradient_function
 
     fh = feasible_near(problem, f)
-    if fh is None or fh is f:
+    if fh is None:
+        return False
+    if fh is f:
         return None
     gfun, _ = gradient_function(problem)
     if gfun is None:
-        return None
+        return False
     with np.errstate(all="ignore"):
         dgrad = np.asarray(gfun(fh), float) - np.asarray(gfun(f), float)
     if not np.all(np.isfinite(dgrad)):
-        return None
+        return False
     yg, _ = _gap_terms(problem, fh, duals)
     return _OffGap(fh, fh - f, dgrad, yg)
 
 
 def feasible_near(problem, f):
-    """``f`` itself when it is on its constraints to the rounding of evaluating them (Σ f and the
-    rows to 2dε·(‖f‖₁ + |total|), no value below its lower bound); else, where the constraints are
-    f ≥ 0 (no other bounds), Σ f = total and pairwise disjoint equality ±1 subset sums
-    (:func:`.certificate_blocks.block_rows`), f̂ = max(f, 0) rescaled block by block to each block's
-    mass (uniform on a block with no positive value): a feasible point near f; None otherwise (user
-    constraints, other rows or bounds)."""
-    from .certificate_blocks import block_rows
+    """``f`` itself when it is on its constraints to the rounding of evaluating them; else a feasible
+    point near f (to rounding): for the built-in block structures by rescaling
+    (:func:`.certificate_blocks.feasible_near_blocks`), for any other set of linear constraints
+    (built-in rows and a user's affine rows) by the projection of :func:`affine_projection`; None
+    when neither gives one (a user's non-affine constraint, a projection that leaves a bound)."""
+    from .certificate_blocks import feasible_near_blocks
     from .structured.structure import Structure, compiled_for
 
-    st = compiled_for(problem)
-    if not isinstance(st, Structure) or st.sum_free:
-        return None
+    try:
+        st = compiled_for(problem)
+    except Exception:  # noqa: BLE001 - constraints the structured solver does not compile
+        st = None
+    if isinstance(st, Structure) and not st.sum_free:
+        got = feasible_near_blocks(st, f)
+        if got is not None:
+            return got
+    return affine_projection(problem, f)
+
+
+def affine_projection(problem, f):
+    """:func:`.certificate_blocks.project_on_rows` on every linear constraint of ``problem`` (the
+    built-in rows and a user's affine rows, :func:`.feasibility.linear_system`). A constraint that is
+    not linear (a user's cone) is met when its cvxpy violation is ≤ 8ε·max(1, ‖f‖₁) (a choice: its
+    evaluation's rounding is not known); when any constraint is not linear, f itself is the only
+    candidate (a projection on the linear rows may leave the others): None unless f meets them all."""
+    from .certificate_blocks import project_on_rows
+    from .constraint_terms import constraint_violations
+    from .feasibility import linear_system
+
+    lo, up, A, b, ineq, complete = linear_system(problem)
     f = np.asarray(f, float)
-    d = st.d
-    eps = np.finfo(float).eps
-    res_rows = np.abs(st.A @ f - st.b) if st.m else np.zeros(0)
-    off = max(abs(float(np.sum(f)) - st.total), float(np.max(res_rows, initial=0.0)))
-    if off <= 2 * d * eps * (float(np.sum(np.abs(f))) + abs(st.total)) and not np.any(f < st.l):
-        return f
-    blocks = block_rows(st) if st.m else None
-    if st.m and blocks is None:
-        return None
-    gid, value = (blocks[0], blocks[2]) if st.m else (np.zeros(d, np.intp), np.zeros(0))
-    u = st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)
-    if np.any(st.l != 0) or np.any(np.isfinite(u)):
-        return None
-    mass = np.append(value, st.total - float(np.sum(value)))
-    if np.any(mass < 0):
-        return None
-    fp = np.maximum(f, 0.0)
-    have = np.bincount(gid, weights=fp, minlength=st.m + 1)
-    count = np.bincount(gid, minlength=st.m + 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(have[gid] > 0, fp * (mass / np.where(have > 0, have, 1.0))[gid],
-                        (mass / np.maximum(count, 1))[gid])
+    if complete:
+        return project_on_rows(f, A, b, ineq, lo, up)
+    from .constraints import UserConstraint
+
+    viol = constraint_violations(problem, f)
+    tiny = 8 * np.finfo(float).eps * max(1.0, float(np.sum(np.abs(f))))
+    user_ok = all(viol[n] is not None and viol[n] <= tiny
+                  for n, (c, _) in problem._owners.items() if isinstance(c, UserConstraint))
+    return f if user_ok and project_on_rows(f, A, b, ineq, lo, up, move=False) is f else None

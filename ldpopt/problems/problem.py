@@ -288,12 +288,12 @@ class Problem:
         >>> ref.solver, ref.status, bool(np.abs(ref.f - sol.f).max() < 1e-6)
         ('CLARABEL', 'optimal', True)
         """
-        from .feasibility import infeasible_solution
+        from .phase_one import infeasible_solution
         self._read_parameters()
-        if (pre := infeasible_solution(self)) is not None:  # built-ins that conflict: exact, no solver runs
+        self._clock = clock = Clock(time_limit, progress)  # validated first; the pre-check counts against it
+        if (pre := infeasible_solution(self, clock.left())) is not None:  # a proved conflict: no solver runs
             return self._finish(pre, strict)
         start = time.perf_counter()
-        self._clock = clock = Clock(time_limit, progress)
         first: list[dict] = []  # the structured solver's attempt, when it ran and did not pass
         kept = sqp_point = None  # the structured route's / a smooth objective's Newton point, when it ran and did not pass
         named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED

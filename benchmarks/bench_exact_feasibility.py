@@ -1,0 +1,115 @@
+"""The exact feasibility decision of the built-in linear constraints
+(``ldpopt.problems.feasibility.decide``): verdict, the step that decided it and CPU seconds at
+d = 42,178 on conflicts and near-conflicts at margins 10⁻³ … 10⁻¹⁵ on both sides, and a random grid
+of mixed built-in constraints (d = 2–10) against an independent exact reference (Fourier–Motzkin in
+rational arithmetic, ``tests/_lp_reference.py``).
+
+    python benchmarks/bench_exact_feasibility.py              # d = 42,178, 2,000 random systems
+    python benchmarks/bench_exact_feasibility.py --d 1000000 --grid 0
+
+Data: OUE at ε = 1 on a Dirichlet(1) distribution, n = 10⁶. S is every third value, T every fifth.
+CPU seconds are ``time.process_time``, best of 3. Results: ``benchmarks/results/exact_feasibility.json``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness as H
+
+
+def parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--d", type=int, nargs="+", default=[42_178])
+    ap.add_argument("--grid", type=int, default=2000, help="random systems against the exact reference")
+    ap.add_argument("--seed", type=int, default=20261124)
+    return ap
+
+
+def _cases(d: int) -> dict:
+    import cvxpy as cp
+
+    from ldpopt.problems import Box, LinearEquality, Monotone, PartitionTotals, Simplex, SubsetSum
+
+    S, T = np.arange(0, d, 3), np.arange(0, d, 5)
+    out = {}
+    for k in (3, 6, 9, 12, 13, 15):
+        m = 10.0 ** -k
+        out[f"SubsetSum(S) >= 1 + 1e-{k}"] = [Simplex(), SubsetSum(S, 1 + m, ">=")]
+        out[f"SubsetSum(S) >= 1 - 1e-{k} (feasible)"] = [Simplex(), SubsetSum(S, 1 - m, ">=")]
+        # overlapping subset sums: S ∩ T is every 15th value, S ∪ T carries at most 1
+        out[f"S >= 0.5, T >= 0.5 + 1e-{k}, S u T <= 1 - |S n T| share"] = [
+            Simplex(), SubsetSum(S, 0.5, ">="), SubsetSum(T, 0.5 + m, ">="), SubsetSum(np.union1d(S, T), 1.0, "<="),
+            SubsetSum(np.intersect1d(S, T), 0.0, "<=")]
+        # a chain on six values against a subset total: f0 <= f1 <= ... <= f5, f0 + f1 + f2 >= f3 + f4 + f5 + 1e-k
+        out[f"Monotone chain on 6 values vs a float row, margin 1e-{k}"] = [
+            Simplex(), Monotone("nondecreasing", order=[0, 1, 2, 3, 4, 5]),
+            LinearEquality(np.r_[[1.0, 1.0, 1.0, -1.0, -1.0, -1.0], np.zeros(d - 6)][None, :], m)]
+        out[f"Box lower (1 + 1e-{k})/d"] = [Simplex(), Box(lower=np.full(d, (1 + m) / d))]
+        out[f"user rows f_a + f_b >= 1 + 1e-{k}"] = [Simplex(), lambda f, e, m=m: f[0] + f[1] >= 1 + m]
+    out["partition 0.6 + 0.6 (S, S+1)"] = [Simplex(), PartitionTotals({"a": S, "b": S[:-1] + 1}, {"a": 0.6, "b": 0.6})]
+    out["user row sum(f) <= 1 - 1e-9"] = [Simplex(), lambda f, e: cp.sum(f) <= 1 - 1e-9]
+    return out
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """Writes ``results/exact_feasibility.json``; ``--quick``: d = 300, 50 random systems."""
+    args = H.options(parser(), "bench_exact_feasibility.py", quick, opts)
+    from _lp_reference import feasible, random_system
+
+    from ldpopt import oracles
+    from ldpopt.problems import Problem
+    from ldpopt.problems.feasibility import decide
+
+    warnings.simplefilter("ignore")
+    rows = []
+    for d in [300] if args.quick else args.d:
+        rng = np.random.default_rng(1)
+        o = oracles.get("oue", 1.0, d)
+        est = o.estimate(o.sample_counts(rng.multinomial(10**6, rng.dirichlet(np.ones(d))), rng=rng), 10**6)
+        for name, cons in _cases(d).items():
+            P = Problem(est, "cls", cons)
+            cpu, got = H.best_cpu(lambda P=P: decide(P), 3)
+            row = {"d": d, "constraints": name, "feasible": got.feasible, "how": got.how,
+                   "conflicting": got.certificate.names if got.certificate is not None else None,
+                   "margin": got.certificate.margin if got.certificate is not None else None, "cpu_s": cpu}
+            print(row, flush=True)
+            rows.append(row)
+    grid = {"systems": 0, "feasible": 0, "infeasible": 0, "undecided": 0, "disagreements": [], "how": {}}
+    n_grid = 50 if args.quick else args.grid
+    rng = np.random.default_rng(args.seed)
+    ests = {}
+    t0 = time.process_time()
+    for i in range(n_grid):
+        d = int(rng.integers(2, 11))
+        if d not in ests:
+            o = oracles.get("oue", 1.0, d)
+            ests[d] = o.estimate(o.sample_counts(np.full(d, 100), rng=rng), 100 * d)
+        cons, sys_rows = random_system(rng, d)
+        truth = feasible(sys_rows, d)
+        if truth is None:
+            grid["reference_too_large"] = grid.get("reference_too_large", 0) + 1
+            continue  # Fourier–Motzkin grows too fast there
+        got = decide(Problem(ests[d], "cls", cons))
+        grid["systems"] += 1
+        grid["feasible" if truth else "infeasible"] += 1
+        grid["how"][got.how] = grid["how"].get(got.how, 0) + 1
+        if got.feasible is None:
+            grid["undecided"] += 1
+        elif got.feasible != truth:
+            grid["disagreements"].append({"case": i, "d": d, "constraints": repr(cons), "truth": truth})
+    grid["cpu_s"] = round(time.process_time() - t0, 1)
+    print({k: v for k, v in grid.items()}, flush=True)
+    return H.save("exact_feasibility", args, {"rows": rows, "grid": grid})
+
+
+if __name__ == "__main__":
+    H.cli(parser(), run)

@@ -1,0 +1,59 @@
+"""The phase one for a user's non-affine constraints (ldpopt.problems.phase_one): an empty set ends
+'infeasible' before the objective, naming the constraints, with the smallest violation bracketed by
+the phase one's primal and dual values against its closed form (min Σ f² over the simplex is 1/d);
+a thin non-empty set goes on to the objective; affine rows alone are left to the exact pre-check."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from ldpopt import oracles
+from ldpopt.problems import Problem, Simplex, SolverWarning
+
+
+@pytest.fixture(scope="module")
+def est():
+    rng = np.random.default_rng(3)
+    d = 1000
+    o = oracles.get("oue", 1.0, d)
+    return o.estimate(o.sample_counts(rng.multinomial(10**5, rng.dirichlet(np.ones(d))), rng=rng), 10**5)
+
+
+@pytest.mark.parametrize("rel", [1e-2, 1e-4])
+def test_an_empty_set_of_a_norm_row_is_infeasible_before_the_objective(est, rel):
+    d = est.d
+    c = (1 - rel) / d  # Σ f² ≥ 1/d on the simplex: empty by rel/d
+    P = Problem(est, "cls", [Simplex(), lambda f, e: {"energy": cp.sum_squares(f) <= c}])
+    t = time.perf_counter()
+    with pytest.warns(SolverWarning, match="phase one"):
+        sol = P.solve(time_limit=30)
+    assert time.perf_counter() - t < 10
+    assert sol.status == "infeasible" and [a["solver"] for a in sol.attempts] == ["LDPOPT-PHASE-ONE"]
+    assert "energy" in sol.infeasibility.names and "sum" in sol.infeasibility.names
+    truth = 1 / d - c  # the smallest violation s*
+    ph = P._phase_one
+    assert ph.dual <= truth * (1 + 1e-3) and ph.primal >= truth * (1 - 1e-3), (ph, truth)
+    assert sol.infeasibility.margin == ph.dual
+
+
+def test_a_thin_non_empty_set_goes_on_to_the_objective(est):
+    d = est.d
+    P = Problem(est, "cls", [Simplex(), lambda f, e: cp.sum_squares(f) <= (1 + 1e-4) / d])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverWarning)
+        sol = P.solve(time_limit=2)  # (the objective's own route is not what is tested here)
+    assert P._phase_one.verdict == "feasible" and P._phase_one.primal <= 0 and P._phase_one.seconds < 2
+    assert sol.status != "infeasible" and sol.attempts[0]["solver"] != "LDPOPT-PHASE-ONE"
+
+
+def test_affine_user_rows_are_decided_exactly_and_run_no_phase_one(est):
+    P = Problem(est, "cls", [Simplex(), lambda f, e: f[0] + f[1] <= 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverWarning)
+        sol = P.solve()
+    assert sol.status == "optimal" and not hasattr(P, "_phase_one")
