@@ -85,13 +85,17 @@ _MD_LINK = re.compile(r"\]\(([^)\s#:]+)(#[^)\s]*)?\)")
 def _relink_page(app, docname, source):
     """``source-read``: a page of this folder that links a root page (``../REPRODUCTION.md`` from
     ``docs/``, ``../../REPRODUCTION.md`` from ``docs/results/``: the links a code host follows) links,
-    in the site, the page that includes it."""
+    in the site, the page that includes it; a link to a notebook (``../notebooks/X.ipynb``) links its
+    page in the gallery."""
     here = (Path(app.srcdir) / docname).parent
 
     def swap(m):
         target = (here / m.group(1)).resolve()
         if target.parent == ROOT and target.name in ROOT_PAGES:
             page = (Path(app.srcdir) / ROOT_PAGES[target.name])
+            return "](" + os.path.relpath(page, here) + (m.group(2) or "") + ")"
+        if target.parent == ROOT / "notebooks" and target.suffix == ".ipynb":  # the gallery's copy
+            page = Path(app.srcdir) / "notebooks" / target.name
             return "](" + os.path.relpath(page, here) + (m.group(2) or "") + ")"
         return m.group(0)
 
