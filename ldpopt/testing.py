@@ -46,12 +46,49 @@ BATCH_TOL = 1e-12
 
 
 class CheckFailed(AssertionError):
-    """A method failed one of :func:`check_method`'s checks (the message names it)."""
+    """A method failed one of :func:`check_method`'s checks (the message names it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import Estimate, methods
+    >>> from ldpopt.testing import CheckFailed, check_method
+    >>> @methods.register("clip-only", description="max(f~, 0)", non_negative="yes", sums_to_one="yes",
+    ...                   order_preserving="weak", complexity="O(d)", reference="none")
+    ... def clip_only(est):  # claims to sum to one, does not
+    ...     return np.maximum(est.f_tilde, 0.0)
+    >>> est = Estimate.from_frequencies([0.6, 0.3, -0.1], 1000, epsilon=1.0, p=0.6, q=0.2)
+    >>> try:
+    ...     check_method("clip-only", [est])
+    ... except CheckFailed as exc:
+    ...     print(str(exc).split(" [")[0])
+    check_method('clip-only'): sums_to_one
+    >>> methods.unregister("clip-only")
+    """
 
 
 def estimates_for_checks(seed: int = 0, n: int = 2_000) -> list:
     """One random estimate per setting of :data:`GRID`: a Zipf-like histogram with a few zero
-    frequencies (where the closed forms' clipping acts), simulated on the oracle's exact fast path."""
+    frequencies (where the closed forms' clipping acts), simulated on the oracle's exact fast path.
+
+    Parameters
+    ----------
+    seed : int, default 0
+        Seed of the histograms and the draws.
+    n : int, default 2000
+        Users per estimate.
+
+    Returns
+    -------
+    list of Estimate
+        One per setting of :data:`GRID`.
+
+    Examples
+    --------
+    >>> from ldpopt.testing import estimates_for_checks
+    >>> [(e.oracle, e.d, e.n) for e in estimates_for_checks()]
+    [('grr', 6, 2000), ('grr', 30, 2000), ('oue', 12, 2000), ('olh', 8, 2000), ('oue', 40, 2000)]
+    """
     from . import oracles
 
     gen = np.random.default_rng(seed)
@@ -81,7 +118,37 @@ def _fail(info, check: str, est, text: str):
 
 def check_method(method, estimates=None, *, params=None) -> dict[str, int]:
     """Run the conformance checks of a post-processing method (module docstring) on ``estimates``
-    (default :func:`estimates_for_checks`); ``params``: keyword arguments for the method."""
+    (default :func:`estimates_for_checks`); ``params``: keyword arguments for the method.
+
+    Parameters
+    ----------
+    method : str, MethodInfo, callable or "FILE.py:NAME"
+        What :func:`ldpopt.methods.resolve` accepts.
+    estimates : sequence of Estimate, optional
+        Default :func:`estimates_for_checks`.
+    params : dict, optional
+        Keyword arguments for the method.
+
+    Returns
+    -------
+    dict of str to int
+        Per check, the number of estimates it ran on (0: not declared).
+
+    Raises
+    ------
+    CheckFailed
+        If a check fails (the message names the method, the check and the estimate).
+    ValueError
+        If the method is unknown, or a plain function returns something that is not a frequency
+        vector of length d.
+
+    Examples
+    --------
+    >>> from ldpopt import testing
+    >>> done = testing.check_method("norm-sub", testing.estimates_for_checks()[:2])
+    >>> done["sums_to_one"], done["problem"]
+    (2, 2)
+    """
     from . import methods
     from .uncertainty.fit import plausible_truth, population
     from .uncertainty.resample import draw_counts, oracle_of, resample_estimates
