@@ -76,7 +76,7 @@ class Group:
     label : str, default ""
         Name shown in results.
     estimate : Estimate, optional
-        The pure-oracle estimate the group came from (see below).
+        The pure-oracle estimate the group came from; then f̂ = f̃ and its variance is Eq. 2, in O(d).
 
     Examples
     --------

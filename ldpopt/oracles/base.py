@@ -611,6 +611,7 @@ class FrequencyOracle(abc.ABC):
         Returns
         -------
         ndarray of int64, shape (d,)
+            (RAPPOR: float, multiples of 1/h.)
 
         Raises
         ------
