@@ -166,7 +166,7 @@ def audit(oracle: FrequencyOracle, v: int = 0, v_prime: int = 1, *, trials: int 
     --------
     >>> from ldpopt import oracles
     >>> from ldpopt.audit import audit
-    >>> r = audit(oracles.get("oue", 1.0, 8), trials=5_000, rng=0)
+    >>> r = audit(oracles.get("oue", 1.0, 8), trials=2_000, rng=0)
     >>> round(r.epsilon_lb, 3) <= r.claimed, r.hits[r.event][0] > r.hits[r.event][1]
     (True, True)
     """
