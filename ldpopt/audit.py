@@ -36,7 +36,31 @@ EVENTS = ("supports v and not v'", "supports v", "does not support v'")
 
 def clopper_pearson(x: int, N: int, alpha_side: float) -> tuple[float, float]:
     """One-sided exact bounds (lower, upper) on a binomial proportion, each at level ``alpha_side``:
-    lower = Beta⁻¹(α; x, N − x + 1) (0 if x = 0), upper = Beta⁻¹(1 − α; x + 1, N − x) (1 if x = N)."""
+    lower = Beta⁻¹(α; x, N − x + 1) (0 if x = 0), upper = Beta⁻¹(1 − α; x + 1, N − x) (1 if x = N).
+
+    Parameters
+    ----------
+    x : int
+        Successes, 0 <= x <= N.
+    N : int
+        Trials.
+    alpha_side : float
+        Error probability of each one-sided bound, in (0, 1).
+
+    Returns
+    -------
+    tuple of float
+        ``(lower, upper)``.
+
+    Examples
+    --------
+    >>> from ldpopt.audit import clopper_pearson
+    >>> lo, hi = clopper_pearson(30, 100, 0.025)
+    >>> round(lo, 4), round(hi, 4)
+    (0.2124, 0.3998)
+    >>> clopper_pearson(0, 100, 0.025)[0]
+    0.0
+    """
     lo = 0.0 if x == 0 else float(beta.ppf(alpha_side, x, N - x + 1))
     hi = 1.0 if x == N else float(beta.ppf(1.0 - alpha_side, x + 1, N - x))
     return lo, hi
@@ -45,7 +69,36 @@ def clopper_pearson(x: int, N: int, alpha_side: float) -> tuple[float, float]:
 @dataclass(frozen=True)
 class AuditResult:
     """``epsilon_lb``: the lower bound (−inf when no event is seen under v); ``claimed``: the oracle's
-    ε; ``event``: the event that gave it; ``hits``: per event, (x under v, x′ under v′)."""
+    ε; ``event``: the event that gave it; ``hits``: per event, (x under v, x′ under v′). Returned by
+    :func:`audit`.
+
+    Parameters
+    ----------
+    oracle : str
+        Registry name of the audited oracle.
+    claimed : float
+        Its claimed ε.
+    epsilon_lb : float
+        The lower bound.
+    event : str
+        The event of :data:`EVENTS` that gave it.
+    pair : tuple of int
+        (v, v′).
+    trials : int
+        Runs per input.
+    alpha : float
+        1 − confidence.
+    hits : dict
+        Per event, (x, x′).
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> from ldpopt.audit import audit
+    >>> r = audit(oracles.get("grr", 1.0, 4), trials=5_000, rng=0)
+    >>> r.event, round(r.epsilon_lb, 3), r.violated
+    ("supports v and not v'", 0.872, False)
+    """
 
     oracle: str
     claimed: float
@@ -58,7 +111,14 @@ class AuditResult:
 
     @property
     def violated(self) -> bool:
-        """True when the real randomiser is provably (at confidence 1 − α) less private than claimed."""
+        """True when the real randomiser is provably (at confidence 1 − α) less private than claimed.
+
+        Examples
+        --------
+        >>> from ldpopt.audit import AuditResult
+        >>> AuditResult("grr", claimed=1.0, epsilon_lb=1.2, event="supports v", pair=(0, 1), trials=100, alpha=1e-3).violated
+        True
+        """
         return self.epsilon_lb > self.claimed
 
 
@@ -89,6 +149,26 @@ def audit(oracle: FrequencyOracle, v: int = 0, v_prime: int = 1, *, trials: int 
         1 − confidence of the bound (0 < α < 1), split over the events and the two intervals.
     rng : int, Generator or "secure"
         Randomness of the runs (see :func:`ldpopt._validation.as_generator`).
+
+    Returns
+    -------
+    AuditResult
+
+    Raises
+    ------
+    TypeError
+        If ``oracle`` is not a :class:`~ldpopt.oracles.FrequencyOracle`.
+    ValueError
+        If ``v``/``v_prime`` is not in [0, d) or they are equal, ``trials`` < 1, or ``alpha`` is
+        not in (0, 1).
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> from ldpopt.audit import audit
+    >>> r = audit(oracles.get("oue", 1.0, 8), trials=2_000, rng=0)
+    >>> round(r.epsilon_lb, 3) <= r.claimed, r.hits[r.event][0] > r.hits[r.event][1]
+    (True, True)
     """
     if not isinstance(oracle, FrequencyOracle):
         raise TypeError(f"oracle must be an ldpopt FrequencyOracle, got {type(oracle).__name__}")

@@ -29,7 +29,34 @@ class Estimate:
 
     Build one with :meth:`from_counts` (aggregated support counts, what an aggregator holds) or
     :meth:`from_frequencies` (an f̃ computed elsewhere); oracles build them for you in
-    ``oracle.simulate`` and ``oracle.estimate``.
+    ``oracle.simulate`` and ``oracle.estimate``. The constructor checks that ``f_tilde`` and
+    ``counts`` describe the same estimate (c_v = n(q + (p − q) f̃_v), to 1e-9·n) and stores read-only
+    copies.
+
+    Parameters
+    ----------
+    f_tilde : array_like, shape (d,)
+        Unbiased estimate f̃, d >= 2 finite entries.
+    counts : array_like, shape (d,)
+        Support counts c_v, each in [0, n], consistent with ``f_tilde``.
+    n : int
+        Number of users (reports), >= 1.
+    epsilon : float
+        Privacy budget ε, finite and > 0.
+    p, q : float
+        Support probabilities with ``0 <= q < p <= 1``.
+    oracle : str, default "unknown"
+        Registry name of the oracle (non-empty).
+    meta : dict, optional
+        Extra facts an oracle records (e.g. ``"extra_variance"``, see :attr:`sigma2`); copied.
+
+    Raises
+    ------
+    ValueError
+        If ``n``, ``epsilon``, ``p``/``q``, ``f_tilde`` or ``counts`` is out of range, the arrays differ
+        in length or disagree, or ``oracle`` is empty (the message names the argument).
+    TypeError
+        If ``epsilon``, ``p`` or ``q`` is not a real number.
 
     Attributes
     ----------
@@ -99,7 +126,40 @@ class Estimate:
     # -- constructors -------------------------------------------------------------------------
     @classmethod
     def from_counts(cls, counts, n, epsilon, p, q, oracle: str = "unknown", **meta) -> Estimate:
-        """Build an estimate from support counts c (arXiv §2.2: f̃_v = (c_v/n − q)/(p − q))."""
+        """Build an estimate from support counts c (arXiv §2.2: f̃_v = (c_v/n − q)/(p − q)).
+
+        Parameters
+        ----------
+        counts : array_like, shape (d,)
+            Support counts c_v in [0, n] (need not be integers), d >= 2.
+        n : int
+            Number of users (reports), >= 1.
+        epsilon : float
+            Privacy budget ε, > 0.
+        p, q : float
+            Support probabilities of the oracle, ``0 <= q < p <= 1``.
+        oracle : str, default "unknown"
+            Registry name of the oracle.
+        **meta
+            Stored in :attr:`meta`.
+
+        Returns
+        -------
+        Estimate
+
+        Raises
+        ------
+        ValueError
+            If ``n``, ``p``/``q`` or ``epsilon`` is out of range, or a count is negative, above
+            ``n`` or not finite.
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> est = Estimate.from_counts([60, 25, 15], 100, epsilon=1.0, p=0.6, q=0.2, oracle="grr")
+        >>> est.f_tilde.round(3)
+        array([ 1.   ,  0.125, -0.125])
+        """
         n = check_n(n, "n")
         p, q = check_probabilities(p, q)
         c = check_float_array(counts, "counts", min_length=2)
@@ -108,7 +168,41 @@ class Estimate:
 
     @classmethod
     def from_frequencies(cls, f_tilde, n, epsilon, p, q, oracle: str = "unknown", **meta) -> Estimate:
-        """Build an estimate from an unbiased f̃; counts are derived as c_v = n(q + (p − q) f̃_v)."""
+        """Build an estimate from an unbiased f̃; counts are derived as c_v = n(q + (p − q) f̃_v).
+
+        Parameters
+        ----------
+        f_tilde : array_like, shape (d,)
+            Unbiased estimate (may be negative, need not sum to one), d >= 2.
+        n : int
+            Number of users (reports), >= 1.
+        epsilon : float
+            Privacy budget ε, > 0.
+        p, q : float
+            Support probabilities of the oracle, ``0 <= q < p <= 1``.
+        oracle : str, default "unknown"
+            Registry name of the oracle.
+        **meta
+            Stored in :attr:`meta`.
+
+        Returns
+        -------
+        Estimate
+            Counts clipped to [0, n] after the check below (rounding only).
+
+        Raises
+        ------
+        ValueError
+            If an argument is out of range, or the implied counts n(q + (p − q) f̃_v) leave [0, n]
+            (an f̃ this oracle cannot produce).
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> est = Estimate.from_frequencies([0.7, 0.4, -0.1], 1000, epsilon=1.0, p=0.6, q=0.2)
+        >>> est.counts.round(1)
+        array([480., 360., 160.])
+        """
         n = check_n(n, "n")
         p, q = check_probabilities(p, q)
         f = check_float_array(f_tilde, "f_tilde", min_length=2)
@@ -122,14 +216,29 @@ class Estimate:
     # -- derived quantities ------------------------------------------------------------------
     @property
     def d(self) -> int:
-        """Domain size."""
+        """Domain size d (length of :attr:`f_tilde`).
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> Estimate.from_frequencies([0.5, 0.3, 0.2], 100, epsilon=1.0, p=0.6, q=0.2).d
+        3
+        """
         return int(self.f_tilde.shape[0])
 
     @property
     def sigma2(self) -> float:
         """Approximate common variance σ² = q(1 − q) / (n (p − q)²) (arXiv Eq. 7), plus
         ``meta["extra_variance"]`` where the oracle has a term Eq. 7 lacks (the collisions of a
-        fixed sketch hash family: :func:`ldpopt.sketches.sketch_estimate`; 0 otherwise)."""
+        fixed sketch hash family: :func:`ldpopt.sketches.sketch_estimate`; 0 otherwise).
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> est = Estimate.from_frequencies([0.5, 0.3, 0.2], 100, epsilon=1.0, p=0.6, q=0.2)
+        >>> round(est.sigma2, 6)  # 0.2 * 0.8 / (100 * 0.4**2)
+        0.01
+        """
         return self.q * (1.0 - self.q) / (self.n * (self.p - self.q) ** 2) + self._extra_variance
 
     @property
@@ -138,7 +247,15 @@ class Estimate:
 
     @property
     def sigma(self) -> float:
-        """√σ² of Eq. 7: the standard deviation used by Base-Cut, Norm-Hyb and Power."""
+        """√σ² of Eq. 7: the standard deviation used by Base-Cut, Norm-Hyb and Power.
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> est = Estimate.from_frequencies([0.5, 0.3, 0.2], 100, epsilon=1.0, p=0.6, q=0.2)
+        >>> round(est.sigma, 6)
+        0.1
+        """
         return float(np.sqrt(self.sigma2))
 
     def variance(self, f) -> np.ndarray:
@@ -147,7 +264,24 @@ class Estimate:
         σ_v² = (q(1 − q) + f_v (p − q)(1 − p − q)) / (n (p − q)²).
 
         Exact for every pure oracle in ldpopt: c_v is a sum of independent Bernoulli(p or q)
-        indicators over users. Plus ``meta["extra_variance"]`` (see :attr:`sigma2`). ``f`` is a scalar or an array broadcastable to (d,).
+        indicators over users. Plus ``meta["extra_variance"]`` (see :attr:`sigma2`).
+
+        Parameters
+        ----------
+        f : float or array_like
+            True frequencies: a scalar or an array broadcastable to (d,).
+
+        Returns
+        -------
+        ndarray
+            σ_v² with the broadcast shape of ``f``.
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> est = Estimate.from_frequencies([0.5, 0.3, 0.2], 100, epsilon=1.0, p=0.6, q=0.2)
+        >>> est.variance([0.0, 0.5, 1.0]).round(4)
+        array([0.01  , 0.0125, 0.015 ])
         """
         f = np.asarray(f, dtype=np.float64)
         p, q = self.p, self.q
@@ -157,11 +291,43 @@ class Estimate:
     def sigma2_v(self) -> np.ndarray:
         """Plug-in σ_v² of Eq. 2 at f = clip(f̃, 0, 1): the paper's formula needs the unknown true f;
         the plug-in is the usual choice (the papers are silent) and is what the weighted problems use
-        when no f is supplied."""
+        when no f is supplied.
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> est = Estimate.from_frequencies([1.2, 0.3, -0.5], 100, epsilon=1.0, p=0.6, q=0.2)
+        >>> est.sigma2_v.round(4)  # at f = (1, 0.3, 0)
+        array([0.015 , 0.0115, 0.01  ])
+        """
         return self.variance(np.clip(self.f_tilde, 0.0, 1.0))
 
     def with_f_tilde(self, f_tilde) -> Estimate:
-        """A copy with a different f̃ (and the counts it implies), e.g. for sub-domains in tests."""
+        """A copy with a different f̃ (and the counts it implies), e.g. for sub-domains in tests.
+
+        ``n``, ``epsilon``, ``p``, ``q``, ``oracle`` and ``meta`` are kept.
+
+        Parameters
+        ----------
+        f_tilde : array_like, shape (d',)
+            The new unbiased estimate (any length >= 2).
+
+        Returns
+        -------
+        Estimate
+
+        Raises
+        ------
+        ValueError
+            As :meth:`from_frequencies` (an f̃ outside what the oracle can produce).
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> est = Estimate.from_frequencies([0.5, 0.3, 0.2], 100, epsilon=1.0, p=0.6, q=0.2)
+        >>> est.with_f_tilde([0.9, 0.1]).d
+        2
+        """
         return Estimate.from_frequencies(f_tilde, self.n, self.epsilon, self.p, self.q, self.oracle, **self.meta)
 
     def __repr__(self) -> str:
@@ -170,7 +336,33 @@ class Estimate:
 
 
 def check_estimate(estimate, name: str = "estimate") -> Estimate:
-    """Return ``estimate`` after checking it is an :class:`Estimate` (which validated itself)."""
+    """Return ``estimate`` after checking it is an :class:`Estimate` (which validated itself).
+
+    Parameters
+    ----------
+    estimate : object
+        The value to check.
+    name : str, default "estimate"
+        Argument name used in the error message.
+
+    Returns
+    -------
+    Estimate
+        ``estimate`` itself.
+
+    Raises
+    ------
+    TypeError
+        If ``estimate`` is not an :class:`Estimate`.
+
+    Examples
+    --------
+    >>> from ldpopt.estimate import check_estimate
+    >>> check_estimate([0.5, 0.5], "est")
+    Traceback (most recent call last):
+    ...
+    TypeError: est must be an ldpopt.Estimate, got list
+    """
     if not isinstance(estimate, Estimate):
         raise TypeError(f"{name} must be an ldpopt.Estimate, got {type(estimate).__name__}")
     return estimate

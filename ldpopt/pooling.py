@@ -65,7 +65,27 @@ _CHUNK_CELLS = 1 << 22
 
 @dataclass(frozen=True)
 class Group:
-    """One group's channel and its (J, k) output counts."""
+    """One group's channel and its (J, k) output counts.
+
+    Parameters
+    ----------
+    channel : Channel
+        The group's mechanism (:class:`~ldpopt.oracles.channel.Channel`).
+    counts : ndarray, shape (J, k)
+        Output counts of each component.
+    label : str, default ""
+        Name shown in results.
+    estimate : Estimate, optional
+        The pure-oracle estimate the group came from; then f̂ = f̃ and its variance is Eq. 2, in O(d).
+
+    Examples
+    --------
+    >>> from ldpopt import oracles, pooling
+    >>> est = oracles.get("oue", 1.0, 4).simulate([400, 300, 200, 100], rng=0)
+    >>> g = pooling.group_from_estimate(est)
+    >>> g.label, g.counts.shape
+    ('oue(eps=1)', (4, 2))
+    """
 
     channel: Channel
     counts: np.ndarray
@@ -90,7 +110,31 @@ def _dense_channel(estimate: Estimate) -> Channel | None:
 def group_from_estimate(estimate: Estimate, label: str | None = None) -> Group:
     """A group from an ldpopt :class:`Estimate`: the oracle's own channel with its output counts where
     that channel is one dense block on the d values (``oracle.channel_blocks()``: GRR's), else the support
-    channel (p, q) with [n − c, c] (exact law for OUE/SUE, exact marginals for the others)."""
+    channel (p, q) with [n − c, c] (exact law for OUE/SUE, exact marginals for the others).
+
+    Parameters
+    ----------
+    estimate : Estimate
+    label : str, optional
+        Name (default: ``"<oracle>(eps=<ε>)"``).
+
+    Returns
+    -------
+    Group
+
+    Raises
+    ------
+    TypeError
+        If ``estimate`` is not an :class:`~ldpopt.Estimate`.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles, pooling
+    >>> est = oracles.get("grr", 2.0, 4).simulate([400, 300, 200, 100], rng=0)
+    >>> g = pooling.group_from_estimate(est)
+    >>> g.label, g.channel.J, g.counts.shape
+    ('grr(eps=2)', 1, (1, 4))
+    """
     if not isinstance(estimate, Estimate):
         raise TypeError(f"estimate must be an Estimate, got {type(estimate).__name__}")
     lab = label or f"{estimate.oracle}(eps={estimate.epsilon:g})"
@@ -122,7 +166,35 @@ def _groups(groups) -> list[Group]:
 def variance_diag(channel: Channel, A: np.ndarray, f, n: int) -> np.ndarray:
     """Var(f̂_v) of f̂ = Aŷ + b given the histogram n·f: the diagonal of
     Σ_j A_j (diag(B_j f) − B_j diag(f) B_jᵀ) A_jᵀ / n (:mod:`ldpopt.methods.channel_inverse`),
-    in chunks of components so memory stays ~32 MB."""
+    in chunks of components so memory stays ~32 MB.
+
+    Parameters
+    ----------
+    channel : Channel
+        The group's mechanism.
+    A : ndarray, shape (d, J·k)
+        Its inverse map (:func:`ldpopt.methods.channel_inverse.inverse_map`).
+    f : array_like, shape (d,)
+        Frequencies the variance is evaluated at.
+    n : int
+        Number of users.
+
+    Returns
+    -------
+    ndarray, shape (d,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, pooling
+    >>> from ldpopt.oracles.channel import Channel
+    >>> from ldpopt.methods.channel_inverse import inverse_map
+    >>> oue = oracles.get("oue", 1.0, 4)
+    >>> ch = Channel.support(oue.p, oue.q, 4)
+    >>> f = np.array([0.4, 0.3, 0.2, 0.1])
+    >>> bool(np.allclose(pooling.variance_diag(ch, inverse_map(ch)[0], f, 1000), oue.variance(f, 1000)))  # Eq. 2
+    True
+    """
     f = np.asarray(f, dtype=np.float64)
     J, k, d = channel.J, channel.k, channel.d
     A3 = A.reshape(d, J, k)
@@ -141,7 +213,37 @@ def variance_diag(channel: Channel, A: np.ndarray, f, n: int) -> np.ndarray:
 class PooledIVW:
     """f_raw (unbiased pooled), variance V (pooled per-value variance at ``at``), weights (G × d),
     group_variance (the W or V the weights used),
-    f (the weighted simplex projection of f_raw, or None), per-group f̂ and variances."""
+    f (the weighted simplex projection of f_raw, or None), per-group f̂ and variances. Returned by
+    :func:`pool_ivw`.
+
+    Parameters
+    ----------
+    f_raw : ndarray, shape (d,)
+        Unbiased pooled estimate.
+    variance : ndarray, shape (d,)
+        Its per-value variance at ``at``.
+    weights : ndarray, shape (G, d)
+        Per-group, per-value weights (each column sums to one).
+    f : ndarray or None
+        The weighted simplex projection of ``f_raw`` (None without ``simplex``).
+    group_f : ndarray, shape (G, d)
+        Each group's unbiased f̂.
+    group_variance : ndarray, shape (G, d)
+        The variances the weights used.
+    at : ndarray, shape (d,)
+        The frequencies the variances were evaluated at.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, pooling
+    >>> truth = np.array([400, 300, 200, 100])
+    >>> a = oracles.get("oue", 0.5, 4).simulate(truth * 6, rng=0)
+    >>> b = oracles.get("grr", 2.0, 4).simulate(truth * 4, rng=1)
+    >>> r = pooling.pool_ivw([a, b])
+    >>> r.weights.shape, r.weights.sum(axis=0).round(12)
+    ((2, 4), array([1., 1., 1., 1.]))
+    """
 
     f_raw: np.ndarray
     variance: np.ndarray
@@ -161,7 +263,46 @@ def _combine(fs, Vs):
 
 def pool_ivw(groups, at=None, simplex: bool = True, sampling: bool = True) -> PooledIVW:
     """Inverse-variance-weighted pooling (module docstring, (a)); ``sampling`` adds each group's
-    composition variance f_v(1 − f_v)/n_g (groups formed by users' random choices)."""
+    composition variance f_v(1 − f_v)/n_g (groups formed by users' random choices).
+
+    Parameters
+    ----------
+    groups : sequence
+        Each a :class:`Group`, an :class:`~ldpopt.Estimate` or a ``(Channel, counts)`` pair, all on
+        the same domain.
+    at : array_like, shape (d,), optional
+        Fixed non-negative frequencies to weight at (default: the two stages of the module docstring).
+    simplex : bool, default True
+        Also return the weighted simplex projection.
+    sampling : bool, default True
+        Add the composition variance.
+
+    Returns
+    -------
+    PooledIVW
+
+    Raises
+    ------
+    TypeError
+        If a group is not one of the accepted kinds.
+    ValueError
+        If there is no group, the domains differ, ``at`` is malformed, or a group's variance is not
+        positive at the weighting point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, pooling
+    >>> truth = np.array([400, 300, 200, 100])
+    >>> a = oracles.get("oue", 0.5, 4).simulate(truth * 6, rng=0)
+    >>> b = oracles.get("grr", 2.0, 4).simulate(truth * 4, rng=1)
+    >>> r = pooling.pool_ivw([a, b])
+    >>> r.f_raw.round(3), r.f.round(3)
+    (array([0.412, 0.3  , 0.197, 0.097]), array([0.41 , 0.298, 0.195, 0.096]))
+    >>> r2 = pooling.pool_ivw([a, b], sampling=False)  # fixed groups: V = 1 / Σ_g 1/V_g
+    >>> bool(np.all(r2.variance < r2.group_variance.min(axis=0)))
+    True
+    """
     gs = _groups(groups)
     d = gs[0].channel.d
     fits: list[tuple[np.ndarray | None, int, np.ndarray]] = []  # (inverse map A or None, n, f̂)
@@ -205,7 +346,32 @@ def project_weighted_simplex(x, V) -> np.ndarray:
     """argmin Σ_v (f_v − x_v)²/V_v on Δ: f_v = max(0, x_v − μV_v), Σ f = 1 (KKT; module docstring).
 
     The support is a prefix of the values sorted by t_v = x_v/V_v (f_v > 0 iff t_v > μ); on the
-    prefix of size k, μ_k = (Σ x − 1)/Σ V, and k is the largest with t_(k) > μ_k."""
+    prefix of size k, μ_k = (Σ x − 1)/Σ V, and k is the largest with t_(k) > μ_k.
+
+    Parameters
+    ----------
+    x : array_like, shape (d,)
+        The point to project.
+    V : array_like, shape (d,)
+        Positive weights' inverses (variances).
+
+    Returns
+    -------
+    ndarray, shape (d,)
+
+    Raises
+    ------
+    ValueError
+        If ``V`` is not positive or not of the length of ``x``.
+
+    Examples
+    --------
+    >>> from ldpopt.pooling import project_weighted_simplex
+    >>> project_weighted_simplex([0.6, 0.5, -0.1], [1.0, 1.0, 1.0])  # equal V: Norm-Sub
+    array([0.55, 0.45, 0.  ])
+    >>> project_weighted_simplex([0.6, 0.5, -0.1], [1.0, 3.0, 1.0]).round(4)
+    array([0.575, 0.425, 0.   ])
+    """
     x = np.asarray(x, dtype=np.float64)
     V = np.asarray(V, dtype=np.float64)
     if x.shape != V.shape or x.ndim != 1 or np.any(~(V > 0)):
@@ -218,13 +384,64 @@ def project_weighted_simplex(x, V) -> np.ndarray:
 
 
 def pool_mle(groups, tol: float = 1e-12, **kw) -> ChannelMLE:
-    """Maximise Σ_g ℓ_g(f) on Δ (module docstring, (b))."""
+    """Maximise Σ_g ℓ_g(f) on Δ (module docstring, (b)).
+
+    Parameters
+    ----------
+    groups : sequence
+        As :func:`pool_ivw`.
+    tol : float, default 1e-12
+        Relative Frank-Wolfe gap to stop at.
+    **kw
+        Passed to :func:`ldpopt.methods.channel_mle.channel_mle` (``max_iter``, ``accelerate``,
+        ``polish``).
+
+    Returns
+    -------
+    ChannelMLE
+        ``f``, ``loglik``, ``gap``, ``nit``, ``seconds``, ``method``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`pool_ivw` for the groups; ``ValueError`` for a bad ``tol``.
+    ConvergenceError
+        If the gap is not below ``tol`` after ``max_iter`` steps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, pooling
+    >>> truth = np.array([400, 300, 200, 100])
+    >>> a = oracles.get("oue", 0.5, 4).simulate(truth * 6, rng=0)
+    >>> b = oracles.get("grr", 2.0, 4).simulate(truth * 4, rng=1)
+    >>> r = pooling.pool_mle([a, b])
+    >>> r.f.round(3), r.method
+    (array([0.41 , 0.298, 0.196, 0.096]), 'em-squarem+newton')
+    """
     gs = _groups(groups)
     return channel_mle([(g.channel, g.counts) for g in gs], tol=tol, **kw)
 
 
 def group_alone(group) -> np.ndarray:
-    """One group's unbiased f̂ (for comparison with the pooled estimates)."""
+    """One group's unbiased f̂ (for comparison with the pooled estimates).
+
+    Parameters
+    ----------
+    group : Group, Estimate or (Channel, counts)
+        The group.
+
+    Returns
+    -------
+    ndarray, shape (d,)
+
+    Examples
+    --------
+    >>> from ldpopt import oracles, pooling
+    >>> est = oracles.get("grr", 2.0, 4).simulate([400, 300, 200, 100], rng=0)
+    >>> bool(abs(pooling.group_alone(est) - est.f_tilde).max() < 1e-9)  # GRR: the channel inversion is f̃
+    True
+    """
     g = _groups([group])[0]
     return invert(g.channel, g.counts).f
 

@@ -29,6 +29,33 @@ def query_matrix(queries, d: int) -> sp.csr_matrix:
 
     Repeated indices within a query count once (a query is a set). An empty query is allowed
     (answer 0).
+
+    Parameters
+    ----------
+    queries : array_like, sparse matrix or sequence
+        As above.
+    d : int
+        Domain size, >= 2.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix, shape (n_queries, d)
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is out of range, a matrix has the wrong width or entries other than 0/1, a mask has
+        the wrong length, an index is outside [0, d), or there is no query.
+    TypeError
+        If ``queries`` is not one of the accepted kinds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.queries import query_matrix
+    >>> query_matrix([np.array([0, 2]), np.array([True, True, False, False])], d=4).toarray()
+    array([[1., 0., 1., 0.],
+           [1., 1., 0., 0.]])
     """
     d = check_domain_size(d, "d")
     if sp.issparse(queries):
@@ -84,7 +111,31 @@ def _check_01(m: sp.csr_matrix, d: int) -> sp.csr_matrix:
 def answer(f, queries) -> np.ndarray:
     """Answers f(A) = Σ_{v∈A} f_v to each query (see :func:`query_matrix`), float64 (n_queries,).
 
-    ``f`` is a frequency vector of length d (raw, post-processed or true)."""
+    ``f`` is a frequency vector of length d (raw, post-processed or true).
+
+    Parameters
+    ----------
+    f : array_like, shape (d,)
+        Frequencies, finite, d >= 2.
+    queries
+        What :func:`query_matrix` accepts.
+
+    Returns
+    -------
+    ndarray, shape (n_queries,)
+
+    Raises
+    ------
+    ValueError
+        If ``f`` is not a finite vector of length >= 2, or the queries are malformed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.queries import answer
+    >>> answer([0.5, 0.3, 0.15, 0.05], [np.array([0, 1]), np.array([2, 3])]).round(3)
+    array([0.8, 0.2])
+    """
     fv = check_float_array(f, "f", min_length=2)
     return np.asarray(query_matrix(queries, fv.shape[0]) @ fv, dtype=np.float64)
 
@@ -93,7 +144,28 @@ def post_pos(answers) -> np.ndarray:
     """Post-Pos (arXiv §3.1): each negative query answer becomes 0.
 
     On single-value queries this is Base-Pos; it is not a post-processing of f and is not additive
-    over disjoint queries (NDSS §IV-A)."""
+    over disjoint queries (NDSS §IV-A).
+
+    Parameters
+    ----------
+    answers : array_like, shape (m,)
+        Query answers, finite.
+
+    Returns
+    -------
+    ndarray, shape (m,)
+
+    Raises
+    ------
+    ValueError
+        If ``answers`` is not a finite 1-D array.
+
+    Examples
+    --------
+    >>> from ldpopt.queries import post_pos
+    >>> post_pos([0.4, -0.1, 0.0])
+    array([0.4, 0. , 0. ])
+    """
     return np.maximum(check_float_array(answers, "answers"), 0.0)
 
 
@@ -110,12 +182,58 @@ def _pair(estimated, true):
 
 
 def mse(estimated, true, axis=None):
-    """Mean squared error over queries (arXiv §4.1: (1/|Q|) Σ_Q (f'(A) − f(A))²)."""
+    """Mean squared error over queries (arXiv §4.1: (1/|Q|) Σ_Q (f'(A) − f(A))²).
+
+    Parameters
+    ----------
+    estimated, true : array_like
+        Same shape, finite, not empty.
+    axis : int or None, default None
+        Axis to average over (None: all).
+
+    Returns
+    -------
+    float or ndarray
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, either is empty or not finite.
+
+    Examples
+    --------
+    >>> from ldpopt.queries import mse
+    >>> round(float(mse([0.5, 0.3, 0.2], [0.4, 0.4, 0.2])), 6)
+    0.006667
+    """
     e, t = _pair(estimated, true)
     return np.mean((e - t) ** 2, axis=axis)
 
 
 def mae(estimated, true, axis=None):
-    """Mean absolute error over queries: (1/|Q|) Σ_Q |f'(A) − f(A)|."""
+    """Mean absolute error over queries: (1/|Q|) Σ_Q |f'(A) − f(A)|.
+
+    Parameters
+    ----------
+    estimated, true : array_like
+        Same shape, finite, not empty.
+    axis : int or None, default None
+        Axis to average over (None: all).
+
+    Returns
+    -------
+    float or ndarray
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, either is empty or not finite.
+
+    Examples
+    --------
+    >>> from ldpopt.queries import mae
+    >>> round(float(mae([0.5, 0.3, 0.2], [0.4, 0.4, 0.2])), 6)
+    0.066667
+    """
     e, t = _pair(estimated, true)
     return np.mean(np.abs(e - t), axis=axis)

@@ -77,7 +77,32 @@ def __getattr__(name: str):
 @dataclass(frozen=True, eq=False)
 class Choice:
     """The ranking: ``table`` (DataFrame indexed by method: loss, se, p_best, tiebreak, rank), ``best``,
-    the query, the number of repetitions and ``how``."""
+    the query, the number of repetitions and ``how``. Returned by :func:`choose`.
+
+    Parameters
+    ----------
+    best : str
+        Name of the top-ranked method.
+    table : pandas.DataFrame
+        One row per candidate, sorted by rank.
+    query : Query
+        The parsed query.
+    n_repeats : int
+        Repetitions scored.
+    how : str
+        One sentence: fit, draws and score.
+    truth : ndarray, optional
+        The fitted plausible truth f̂.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("oue", 1.0, 6).simulate(np.array([400, 250, 150, 100, 60, 40]) * 50, rng=0)
+    >>> c = ldpopt.choose(est, "full", methods=["base", "norm-sub"], n_repeats=5)
+    >>> c.best, list(c.table.columns)
+    ('norm-sub', ['loss', 'se', 'p_best', 'tiebreak', 'rank'])
+    """
 
     best: str
     table: pd.DataFrame
@@ -94,7 +119,24 @@ class Choice:
 def win_shares(L: np.ndarray) -> np.ndarray:
     """``p_best`` of the methods whose losses over R repetitions are the rows of ``L`` (m, R): the mean
     over repetitions of 1/k for each of the k methods with the repetition's smallest loss, 0 for the
-    others; a repetition in which no loss is a number is won by none (then the shares sum below 1)."""
+    others; a repetition in which no loss is a number is won by none (then the shares sum below 1).
+
+    Parameters
+    ----------
+    L : array_like, shape (m, R)
+        Losses; NaN or inf for a failed run.
+
+    Returns
+    -------
+    ndarray, shape (m,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.recommend import win_shares
+    >>> win_shares(np.array([[1.0, 2.0, 0.5], [1.0, 1.0, 0.7]]))
+    array([0.5, 0.5])
+    """
     L = np.asarray(L, dtype=float)
     finite = np.isfinite(L)
     low = np.where(finite, L, np.inf).min(axis=0, keepdims=True)
@@ -104,7 +146,35 @@ def win_shares(L: np.ndarray) -> np.ndarray:
 
 
 def losses(q: Query, F: np.ndarray, truth: np.ndarray, U=None) -> np.ndarray:
-    """Loss of every row of F (R, d) against ``truth`` (d,) for query ``q`` (lower is better)."""
+    """Loss of every row of F (R, d) against ``truth`` (d,) for query ``q`` (lower is better).
+
+    Parameters
+    ----------
+    q : Query
+        The parsed query (:func:`ldpopt.uncertainty.parse_query`).
+    F : ndarray, shape (R, d)
+        A method's outputs over the repetitions.
+    truth : ndarray, shape (d,)
+        The fitted truth.
+    U : matrix, optional
+        The subset matrix of a subset query.
+
+    Returns
+    -------
+    ndarray, shape (R,)
+        MSE or MAE (``q.metric``); 1 − F1 for ``hh``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.recommend import losses
+    >>> from ldpopt.uncertainty import parse_query
+    >>> F = np.array([[0.5, 0.3, 0.2], [0.6, 0.2, 0.2]])
+    >>> losses(parse_query("full"), F, np.array([0.5, 0.25, 0.25])).round(4)
+    array([0.0017, 0.005 ])
+    >>> losses(parse_query("hh:0.25"), F, np.array([0.5, 0.25, 0.25]))
+    array([0.2, 0.5])
+    """
     if q.kind == "hh":
         pred = F >= q.threshold
         real = truth >= q.threshold
@@ -127,7 +197,32 @@ def tiebreak(q: Query, F: np.ndarray, truth: np.ndarray, sigma: float) -> float:
     docstring): for ``hh`` the smoothed 1 − F1, each output's membership 1[F ≥ φ] replaced by
     Φ((F − φ)/σ) (σ of Eq. 7: the noise scale at which the fitted world itself is uncertain), so a
     method whose classification holds by a wider margin scores lower; for every other query the
-    full-domain MSE against the fitted truth."""
+    full-domain MSE against the fitted truth.
+
+    Parameters
+    ----------
+    q : Query
+        The parsed query.
+    F : ndarray, shape (R, d)
+        A method's outputs over the repetitions.
+    truth : ndarray, shape (d,)
+        The fitted truth.
+    sigma : float
+        σ of Eq. 7.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.recommend import tiebreak
+    >>> from ldpopt.uncertainty import parse_query
+    >>> F = np.array([[0.5, 0.3, 0.2], [0.6, 0.2, 0.2]])
+    >>> round(tiebreak(parse_query("hh:0.25"), F, np.array([0.5, 0.25, 0.25]), sigma=0.05), 4)
+    0.2949
+    """
     if q.kind != "hh":
         return float(np.mean((F - truth) ** 2))
     from scipy.special import ndtr
@@ -140,7 +235,30 @@ def tiebreak(q: Query, F: np.ndarray, truth: np.ndarray, sigma: float) -> float:
 
 
 def candidates(methods=None) -> list[str]:
-    """Names of the candidates (:func:`records`)."""
+    """Names of the candidates (:func:`records`).
+
+    Parameters
+    ----------
+    methods : None, str or sequence, default None
+        As :func:`records`.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        As :func:`records`.
+
+    Examples
+    --------
+    >>> from ldpopt.recommend import candidates
+    >>> candidates()
+    ['base', 'base-pos', 'base-cut', 'norm', 'norm-mul', 'norm-cut', 'norm-sub', 'norm-hyb', 'mle-apx']
+    >>> candidates("extended")[-3:]
+    ['em', 'power', 'power-ns']
+    """
     return [r.name for r in records(methods)]
 
 
@@ -148,7 +266,29 @@ def records(methods=None) -> list:
     """The candidates' method records: None or "closed-form" → the registered closed forms,
     "extended" → every registered method that is not a variant of another, "all" → every registered
     method, else the given methods (names, records, callables or ``FILE.py:NAME``, resolved by
-    :func:`ldpopt.methods.resolve`)."""
+    :func:`ldpopt.methods.resolve`).
+
+    Parameters
+    ----------
+    methods : None, str or sequence, default None
+        As above.
+
+    Returns
+    -------
+    list of MethodInfo
+        Without duplicates, in the order given.
+
+    Raises
+    ------
+    ValueError
+        If a string is not one of the sets nor a method, a method is unknown, or the list is empty.
+
+    Examples
+    --------
+    >>> from ldpopt.recommend import records
+    >>> [r.label for r in records(["norm-sub", "base", "norm-sub"])]
+    ['Norm-Sub', 'Base']
+    """
     if methods is None:
         methods = "closed-form"
     if isinstance(methods, str) and not _methods.registry._is_file_reference(methods):
@@ -185,9 +325,33 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
         Candidates (:func:`records`): names, records, plain callables ``f(estimate)`` or
         ``"FILE.py:NAME"``.
     metric : "mse" or "mae" (not for hh, which is scored by F1)
+        The loss (default "mse").
     params : dict method -> keyword arguments
-    progress : a bar on stderr counting the candidates scored, once the run has taken 2 s (the
-        command line's ``choose``; a large ``n_repeats`` takes minutes)
+        Keyword parameters of each method, by name.
+    progress : bool, default False
+        A bar on stderr counting the candidates scored, once the run has taken 2 s (the
+        command line's ``choose``; a large ``n_repeats`` takes minutes).
+    estimate : Estimate
+        The raw estimate.
+    n_repeats : int, default 20
+        Repetitions R (>= 2).
+    rng : int, Generator or "secure", default 0
+        Seed of the re-simulation.
+
+    Returns
+    -------
+    Choice
+
+    Raises
+    ------
+    ValueError
+        If the query, ``methods``, ``metric`` or ``n_repeats`` is not accepted.
+    TypeError
+        If ``estimate`` is not an :class:`~ldpopt.Estimate`.
+
+    References
+    ----------
+    NDSS 2020 §V-D (Fig. 9), made general (module docstring).
 
     Examples
     --------

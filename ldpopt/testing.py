@@ -56,13 +56,64 @@ BATCH_TOL = 1e-12
 
 class CheckFailed(AssertionError):
     """An item failed one of the conformance checks of this module (the message names the item and
-    the check)."""
+    the check).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import Estimate, methods
+    >>> from ldpopt.testing import CheckFailed, check_method
+    >>> @methods.register("clip-only", description="max(f~, 0)", non_negative="yes", sums_to_one="yes",
+    ...                   order_preserving="weak", complexity="O(d)", reference="none")
+    ... def clip_only(est):  # claims to sum to one, does not
+    ...     return np.maximum(est.f_tilde, 0.0)
+    >>> est = Estimate.from_frequencies([0.6, 0.3, -0.1], 1000, epsilon=1.0, p=0.6, q=0.2)
+    >>> try:
+    ...     check_method("clip-only", [est])
+    ... except CheckFailed as exc:
+    ...     print(str(exc).split(" [")[0])
+    check_method('clip-only'): sums_to_one
+    >>> methods.unregister("clip-only")
+    """
+
 
 
 def check_objective(objective, estimates=None, *, checks=None) -> dict[str, int]:
-    """The conformance checks of an objective (a name, an Objective or a callable), on ``estimates``
-    (default: the first three of :func:`estimates_for_checks`, d ≤ 12); ``checks``: a subset of
-    :data:`ldpopt.problems.conformance.OBJECTIVE_CHECKS`. ``{check: cases}``; raises :class:`CheckFailed`."""
+    """Run the conformance checks every objective must pass (:mod:`ldpopt.problems.conformance`).
+
+    Its value against cvxpy's value of its ``build``, its gradient and per-value derivatives against
+    finite differences, its per-value argmin against bisection, the structured solver's answer
+    against Clarabel's, and the certificate accepting that answer and refusing a planted point.
+
+    Parameters
+    ----------
+    objective : str, Objective or callable
+        A registered name (``"cls"``), an :class:`ldpopt.problems.Objective`, or a cvxpy callable
+        ``(f, estimate) -> expression`` as :class:`ldpopt.problems.Problem` takes it.
+    estimates : list of Estimate, optional
+        Where to check it; default the first three of :func:`estimates_for_checks` (d ≤ 12).
+    checks : sequence of str, optional
+        A subset of :data:`ldpopt.problems.conformance.OBJECTIVE_CHECKS`; default all.
+
+    Returns
+    -------
+    dict of str to int
+        The number of cases each check ran (0: the objective does not declare what it checks).
+
+    Raises
+    ------
+    CheckFailed
+        A check failed (the message names the objective, the check and the estimate).
+    ValueError
+        ``checks`` names an unknown check.
+
+    Examples
+    --------
+    >>> from ldpopt.testing import check_objective
+    >>> done = check_objective("cls", checks=["value", "gradient"])
+    >>> sorted(done), done["value"] > 0
+    (['gradient', 'value'], True)
+    """
     from .problems.conformance import check_objective as run
 
     return run(objective, estimates_for_checks()[:3] if estimates is None else estimates, checks=checks,
@@ -70,9 +121,42 @@ def check_objective(objective, estimates=None, *, checks=None) -> dict[str, int]
 
 
 def check_constraint(constraint, estimates=None, *, checks=None) -> dict[str, int]:
-    """The conformance checks of a constraint (a Constraint or a callable), on ``estimates`` (default:
-    the first three of :func:`estimates_for_checks`); ``checks``: a subset of
-    :data:`ldpopt.problems.conformance.CONSTRAINT_CHECKS`. ``{check: cases}``; raises :class:`CheckFailed`."""
+    """Run the conformance checks every constraint must pass (:mod:`ldpopt.problems.conformance`).
+
+    Its residuals and g(f) against cvxpy's own at points in and out of the set, its Jacobian against
+    finite differences, its compiled rows through the structured solver against Clarabel, and the
+    feasibility pre-check against Clarabel on a feasible and an infeasible instance.
+
+    Parameters
+    ----------
+    constraint : Constraint or callable
+        An :class:`ldpopt.problems.Constraint`, or a callable ``(f, estimate) -> constraint(s)`` as
+        :class:`ldpopt.problems.Problem` takes it.
+    estimates : list of Estimate, optional
+        Where to check it; default the first three of :func:`estimates_for_checks`.
+    checks : sequence of str, optional
+        A subset of :data:`ldpopt.problems.conformance.CONSTRAINT_CHECKS`; default all.
+
+    Returns
+    -------
+    dict of str to int
+        The number of cases each check ran (0: the constraint does not declare what it checks).
+
+    Raises
+    ------
+    CheckFailed
+        A check failed (the message names the constraint, the check and the estimate).
+    ValueError
+        ``checks`` names an unknown check.
+
+    Examples
+    --------
+    >>> from ldpopt.problems import SubsetSum
+    >>> from ldpopt.testing import check_constraint
+    >>> done = check_constraint(SubsetSum([0, 1], 0.3), checks=["rows", "jacobian"])
+    >>> done["rows"] > 0 and done["jacobian"] > 0
+    True
+    """
     from .problems.conformance import check_constraint as run
 
     return run(constraint, estimates_for_checks()[:3] if estimates is None else estimates, checks=checks,
@@ -81,7 +165,26 @@ def check_constraint(constraint, estimates=None, *, checks=None) -> dict[str, in
 
 def estimates_for_checks(seed: int = 0, n: int = 2_000) -> list:
     """One random estimate per setting of :data:`GRID`: a Zipf-like histogram with a few zero
-    frequencies (where the closed forms' clipping acts), simulated on the oracle's exact fast path."""
+    frequencies (where the closed forms' clipping acts), simulated on the oracle's exact fast path.
+
+    Parameters
+    ----------
+    seed : int, default 0
+        Seed of the histograms and the draws.
+    n : int, default 2000
+        Users per estimate.
+
+    Returns
+    -------
+    list of Estimate
+        One per setting of :data:`GRID`.
+
+    Examples
+    --------
+    >>> from ldpopt.testing import estimates_for_checks
+    >>> [(e.oracle, e.d, e.n) for e in estimates_for_checks()]
+    [('grr', 6, 2000), ('grr', 30, 2000), ('oue', 12, 2000), ('olh', 8, 2000), ('oue', 40, 2000)]
+    """
     from . import oracles
 
     gen = np.random.default_rng(seed)
@@ -111,7 +214,37 @@ def _fail(info, check: str, est, text: str):
 
 def check_method(method, estimates=None, *, params=None) -> dict[str, int]:
     """Run the conformance checks of a post-processing method (module docstring) on ``estimates``
-    (default :func:`estimates_for_checks`); ``params``: keyword arguments for the method."""
+    (default :func:`estimates_for_checks`); ``params``: keyword arguments for the method.
+
+    Parameters
+    ----------
+    method : str, MethodInfo, callable or "FILE.py:NAME"
+        What :func:`ldpopt.methods.resolve` accepts.
+    estimates : sequence of Estimate, optional
+        Default :func:`estimates_for_checks`.
+    params : dict, optional
+        Keyword arguments for the method.
+
+    Returns
+    -------
+    dict of str to int
+        Per check, the number of estimates it ran on (0: not declared).
+
+    Raises
+    ------
+    CheckFailed
+        If a check fails (the message names the method, the check and the estimate).
+    ValueError
+        If the method is unknown, or a plain function returns something that is not a frequency
+        vector of length d.
+
+    Examples
+    --------
+    >>> from ldpopt import testing
+    >>> done = testing.check_method("norm-sub", testing.estimates_for_checks()[:2])
+    >>> done["sums_to_one"], done["problem"]
+    (2, 2)
+    """
     from . import methods
     from .uncertainty.fit import plausible_truth, population
     from .uncertainty.resample import draw_counts, oracle_of, resample_estimates

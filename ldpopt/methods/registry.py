@@ -58,6 +58,24 @@ class ProblemStatement:
     has one, e.g. the posterior mean of ``"posterior"``), ``closed`` (the method's answer when it is
     cheaper from ``mean`` than from a second call), ``extra`` (numbers recorded with the claim) and
     ``constraints`` (None: the probability simplex).
+
+    Parameters
+    ----------
+    name : str
+        Short name of the problem (the part after ``=`` in the claim).
+    statement : str
+        One sentence stating the claim, with its source.
+    build : callable
+        ``build(estimate) -> dict`` as above.
+
+    Examples
+    --------
+    >>> from ldpopt import methods
+    >>> claim = methods.get("norm-sub").problem
+    >>> claim.name
+    'cls'
+    >>> claim.statement[:40]
+    'Norm-Sub is the CLS solution, argmin ||f'
     """
 
     name: str
@@ -67,7 +85,32 @@ class ProblemStatement:
     @staticmethod
     def fixed(name: str, statement: str, objective: str, constraints=None) -> ProblemStatement:
         """A statement whose objective does not depend on the estimate (``objective`` on the simplex
-        when ``constraints`` is None)."""
+        when ``constraints`` is None).
+
+        Parameters
+        ----------
+        name : str
+            Short name of the problem.
+        statement : str
+            The claim in one sentence, with its source.
+        objective : str
+            An objective name :class:`ldpopt.problems.Problem` accepts (``"cls"``, ...).
+        constraints : optional
+            The constraints passed to the problem; None (default) is the probability simplex.
+
+        Returns
+        -------
+        ProblemStatement
+            Whose ``build`` returns ``{"objective": objective, "constraints": constraints}`` for any
+            estimate.
+
+        Examples
+        --------
+        >>> from ldpopt.methods import ProblemStatement
+        >>> ps = ProblemStatement.fixed("cls", "the Euclidean projection onto the simplex", "cls")
+        >>> ps.build(None)
+        {'objective': 'cls', 'constraints': None}
+        """
         return ProblemStatement(name, statement, lambda est: {"objective": objective, "constraints": constraints})
 
 
@@ -79,6 +122,46 @@ class MethodInfo:
     ``"almost"`` comes with ``notes`` saying exactly when the property fails).
     ``order_preserving``: ``"yes"``, ``"no"`` or ``"weak"`` (ties may be created: f̃_a < f̃_b only
     gives f'_a <= f'_b), with ``notes`` giving the counterexample where it is not ``"yes"``.
+    Records are made by :func:`register` (or by :func:`resolve` for a plain callable, with
+    ``declared=False``); calling a record runs the method (:func:`postprocess`).
+
+    Parameters
+    ----------
+    name : str
+        Registry name (lower-case).
+    func : callable
+        The method ``func(estimate, **params) -> ndarray``.
+    description, complexity, reference, notes : str
+        Table-1 texts (``notes`` default "").
+    non_negative, sums_to_one, order_preserving : str
+        Table-1 properties, see above.
+    label : str, default ""
+        Display name; the empty default becomes ``name``.
+    family : {"closed-form", "fitted", "iterative"} or None
+        See :data:`FAMILIES`.
+    applies, batched, prepare_batch, pivot_scale : callable or None
+        Optional capabilities (module docstring).
+    problem : ProblemStatement or None
+        The convex problem the method claims to solve.
+    analytic : bool, default False
+        Exact analytic intervals exist.
+    variant_of : str or None
+        Name of the method whose answer this one computes another way.
+    derived_from : tuple or None
+        ``(method, g)``: the output is ``g`` of that method's output.
+    declared : bool, default True
+        False for a record wrapping a plain callable (nothing declared).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import methods, oracles
+    >>> info = methods.get("norm-sub")
+    >>> info.label, info.family, info.sums_to_one
+    ('Norm-Sub', 'closed-form', 'yes')
+    >>> est = oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> info(est).round(4)
+    array([0.7662, 0.2338, 0.    , 0.    ])
     """
 
     name: str
@@ -108,7 +191,29 @@ class MethodInfo:
 
     def why_not(self, estimate: Estimate, **params) -> str | None:
         """``None`` when the method (with ``params``) applies to ``estimate``, else the method's
-        one-line reason."""
+        one-line reason.
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate the method would run on.
+        **params
+            The keyword parameters the method would get.
+
+        Returns
+        -------
+        str or None
+            None for a method without an ``applies`` test.
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate, methods
+        >>> est = Estimate.from_frequencies([0.6, 0.4], 100, epsilon=1.0, p=1.0, q=0.0)
+        >>> methods.get("norm-sub").why_not(est) is None
+        True
+        >>> methods.get("mle-apx").why_not(est)[:30]
+        'MLE-Apx needs 0 < q and p < 1 '
+        """
         return None if self.applies is None else self.applies(estimate, **params)
 
     def __call__(self, estimate: Estimate, /, **params) -> np.ndarray:
@@ -140,19 +245,57 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
     with its Table-1 metadata and optional capabilities (module docstring). Returns the function
     unchanged.
 
-    unchanged.Examples
-    unchanged.--------
-    unchanged.>>> import numpy as np
-    unchanged.>>> from ldpopt import methods, oracles, postprocess
-    unchanged.>>> @methods.register("halfway", description="halfway between f~ and Norm-Sub", non_negative="no",
-    unchanged....                   sums_to_one="yes", order_preserving="yes", complexity="O(d)", reference="none")
-    unchanged.... def halfway(est):
-    unchanged....     return 0.5 * est.f_tilde + 0.5 * postprocess(est, "norm-sub")
-    unchanged.>>> est = oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
-    unchanged.>>> postprocess(est, "halfway").round(4)
-    unchanged.array([ 0.8575,  0.3251, -0.0414, -0.1412])
-    unchanged.>>> methods.unregister("halfway")
-    unchanged."""
+    Parameters
+    ----------
+    name : str
+        Registry name, non-empty without surrounding spaces; stored lower-case.
+    description, complexity, reference : str
+        Table-1 texts (:func:`available`).
+    non_negative, sums_to_one, order_preserving : {"yes", "no", "almost", "weak"}
+        Table-1 properties (:class:`MethodInfo`).
+    notes : str, default ""
+        When a property fails, exactly.
+    label : str, default ""
+        Display name (default: ``name``).
+    family : {"closed-form", "fitted", "iterative"} or None, default None
+    applies, batched, prepare_batch, pivot_scale : callable or None, default None
+        Optional capabilities (module docstring).
+    problem : ProblemStatement or None, default None
+        The convex problem the method claims to solve.
+    analytic : bool, default False
+        Exact analytic intervals exist.
+    variant_of : str or None, default None
+        The registered method whose answer this one computes another way.
+    derived_from : tuple or None, default None
+        ``(method, g)``: the output is ``g`` of that method's output.
+
+    Returns
+    -------
+    callable
+        The decorator; applied to ``func(estimate, **params)`` it registers and returns ``func``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is empty or padded, a property or ``family`` is not an accepted value, or the
+        name is already registered (when the decorator is applied).
+    TypeError
+        If ``problem`` is not a :class:`ProblemStatement`, or the decorated object is not a function
+        of one required positional argument.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import methods, oracles, postprocess
+    >>> @methods.register("halfway", description="halfway between f~ and Norm-Sub", non_negative="no",
+    ...                   sums_to_one="yes", order_preserving="yes", complexity="O(d)", reference="none")
+    ... def halfway(est):
+    ...     return 0.5 * est.f_tilde + 0.5 * postprocess(est, "norm-sub")
+    >>> est = oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> postprocess(est, "halfway").round(4)
+    array([ 0.8575,  0.3251, -0.0414, -0.1412])
+    >>> methods.unregister("halfway")
+    """
     _check_record(name, family, non_negative, sums_to_one, order_preserving)
     if problem is not None and not isinstance(problem, ProblemStatement):
         raise TypeError(f"problem must be a ProblemStatement, got {type(problem).__name__}")
@@ -171,7 +314,29 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
 
 
 def unregister(name: str) -> None:
-    """Remove a registered method (a notebook cell run twice, a test's toy method)."""
+    """Remove a registered method (a notebook cell run twice, a test's toy method).
+
+    Parameters
+    ----------
+    name : str or MethodInfo
+        What :func:`get` accepts.
+
+    Raises
+    ------
+    ValueError
+        If no such method is registered.
+
+    Examples
+    --------
+    >>> from ldpopt import methods
+    >>> ident = methods.register("ident", description="f~ itself", non_negative="no", sums_to_one="no",
+    ...                          order_preserving="yes", complexity="O(d)", reference="none")(lambda est: est.f_tilde)
+    >>> "ident" in methods.names()
+    True
+    >>> methods.unregister("ident")
+    >>> "ident" in methods.names()
+    False
+    """
     _METHODS.pop(get(name).name)
 
 
@@ -193,7 +358,32 @@ def _check_signature(func, where: str) -> None:
 
 def names(family: str | None = None, *, variants: bool = True) -> list[str]:
     """Registered method names in registration order; ``family``: only that family; ``variants=False``
-    leaves out the methods that are another method's answer computed another way (``variant_of``)."""
+    leaves out the methods that are another method's answer computed another way (``variant_of``).
+
+    Parameters
+    ----------
+    family : {"closed-form", "fitted", "iterative"} or None, default None
+        Keep only the methods of this family (None: all).
+    variants : bool, default True
+        Include the methods that declare ``variant_of``.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        If ``family`` is not one of :data:`FAMILIES`.
+
+    Examples
+    --------
+    >>> from ldpopt import methods
+    >>> methods.names()[:4]
+    ['base', 'base-pos', 'base-cut', 'norm']
+    >>> methods.names("iterative")
+    ['mle-apx-paper', 'em']
+    """
     if family is not None and family not in FAMILIES:
         raise ValueError(f"family must be one of {list(FAMILIES)}, got {family!r}")
     return [m.name for m in _METHODS.values()
@@ -201,7 +391,32 @@ def names(family: str | None = None, *, variants: bool = True) -> list[str]:
 
 
 def get(name) -> MethodInfo:
-    """The :class:`MethodInfo` registered as ``name`` (a record or a callable: :func:`resolve`)."""
+    """The :class:`MethodInfo` registered as ``name`` (a record or a callable: :func:`resolve`).
+
+    Parameters
+    ----------
+    name : str, MethodInfo, callable or "FILE.py:NAME"
+        A registered name (any case), or anything :func:`resolve` accepts.
+
+    Returns
+    -------
+    MethodInfo
+
+    Raises
+    ------
+    ValueError
+        If a string is neither a registered name nor a file reference (the message lists the names).
+
+    Examples
+    --------
+    >>> from ldpopt import methods
+    >>> methods.get("Norm-Cut").name
+    'norm-cut'
+    >>> methods.get("norm-cutt")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: method must be one of [...], got 'norm-cutt'
+    """
     if isinstance(name, str) and name.lower() in _METHODS:
         return _METHODS[name.lower()]
     if isinstance(name, str) and not _is_file_reference(name):
@@ -233,7 +448,41 @@ def resolve(spec, *, base=None, where: str = "method") -> MethodInfo:
     default the current directory; NAME a registered record, a function registered by decorator in
     the file, or a plain function, which is then registered under NAME with nothing declared, so that
     every feature keyed by name finds it). ``where`` names the argument in every error (one line). A
-    plain callable passed as an object is wrapped, not registered."""
+    plain callable passed as an object is wrapped, not registered.
+
+    Parameters
+    ----------
+    spec : str, MethodInfo or callable
+        The method, as above.
+    base : path-like or None, default None
+        Directory a relative ``FILE.py`` is read from (None: the current directory).
+    where : str, default "method"
+        Name of the argument, at the head of every error message.
+
+    Returns
+    -------
+    MethodInfo
+        ``declared=False`` for a wrapped plain function.
+
+    Raises
+    ------
+    ValueError
+        If a name is unknown, a function does not take one required positional argument, or a file's
+        NAME clashes with another registered method.
+    TypeError
+        If ``spec`` is none of the accepted kinds, or ``"FILE:NAME"`` names something not callable.
+
+    Examples
+    --------
+    >>> from ldpopt import methods
+    >>> methods.resolve("NORM-SUB").name
+    'norm-sub'
+    >>> def clip(est):
+    ...     return est.f_tilde.clip(0, None)
+    >>> info = methods.resolve(clip)
+    >>> info.name, info.declared
+    ('clip', False)
+    """
     from .._userfunc import is_reference, load_attribute, plugins_from_env
 
     if isinstance(spec, MethodInfo):
@@ -277,7 +526,22 @@ def _check_signature_as(func, where: str) -> None:
 def available():
     """All registered methods with their Table-1 metadata, label and family, as a pandas DataFrame
     indexed by name (a :class:`~ldpopt._table.WholeTable`: ``print`` shows every column and every
-    note whole)."""
+    note whole).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per method, sorted by name; columns ``label``, ``family``, ``description``,
+        ``non_negative``, ``sums_to_one``, ``order_preserving``, ``complexity``, ``reference``,
+        ``notes``.
+
+    Examples
+    --------
+    >>> from ldpopt import methods
+    >>> table = methods.available()
+    >>> table.loc["norm-sub", ["non_negative", "sums_to_one", "order_preserving"]].tolist()
+    ['yes', 'yes', 'weak']
+    """
     from .._table import WholeTable
 
     columns = ["name", "label", "family", "description", "non_negative", "sums_to_one", "order_preserving",
@@ -287,7 +551,31 @@ def available():
 
 
 def parameters(name) -> dict[str, inspect.Parameter]:
-    """The keyword parameters of method ``name`` (everything after the estimate), by name."""
+    """The keyword parameters of method ``name`` (everything after the estimate), by name.
+
+    Parameters
+    ----------
+    name : str, MethodInfo or callable
+        What :func:`get` accepts.
+
+    Returns
+    -------
+    dict of str to inspect.Parameter
+        Positional-or-keyword and keyword-only parameters after the first, in signature order.
+
+    Raises
+    ------
+    ValueError
+        If the method is unknown.
+
+    Examples
+    --------
+    >>> from ldpopt import methods
+    >>> methods.parameters("base-cut")["alpha"].default
+    2.0
+    >>> methods.parameters("norm-sub")
+    {}
+    """
     sig = inspect.signature(get(name).func)
     return {k: v for k, v in list(sig.parameters.items())[1:]
             if v.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
@@ -303,6 +591,31 @@ def postprocess(estimate: Estimate, method, /, **params) -> np.ndarray:
     not have is a ``TypeError`` naming it and listing the method's parameters (:func:`parameters`).
     A method that does not apply to the estimate (:meth:`MethodInfo.why_not`) is a ``ValueError``
     with its reason; an output that is not a finite float vector of length d is a ``ValueError``.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The raw estimate (positional only).
+    method : str, MethodInfo, callable or "FILE.py:NAME"
+        The method (positional only), see :func:`resolve` and :func:`names`.
+    **params
+        The method's keyword parameters (:func:`parameters`).
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        The post-processed frequencies (float64).
+
+    Raises
+    ------
+    TypeError
+        If ``estimate`` is not an :class:`~ldpopt.Estimate` or a keyword is not a parameter of the
+        method.
+    ValueError
+        If the method is unknown or does not apply, or a user function returns something that is not
+        a finite vector of length d.
+    ldpopt._userfunc.UserCodeError
+        If a user's function (``declared=False``) raises; the original is chained.
 
     Examples
     --------

@@ -27,7 +27,35 @@ _REGISTRY: dict[str, type[FrequencyOracle]] = {}
 def register(cls: type[FrequencyOracle]) -> type[FrequencyOracle]:
     """Class decorator: register a :class:`FrequencyOracle` subclass under its ``name`` (lower case),
     so that :func:`get`, the estimates' ``oracle`` field and every feature that takes a registry
-    name find it. A name already registered to another class is an error."""
+    name find it. A name already registered to another class is an error.
+
+    Parameters
+    ----------
+    cls : type
+        A :class:`FrequencyOracle` subclass with a lower-case ``name``.
+
+    Returns
+    -------
+    type
+        ``cls`` unchanged.
+
+    Raises
+    ------
+    TypeError
+        If ``cls`` is not a :class:`FrequencyOracle` subclass.
+    ValueError
+        If its ``name`` is missing, empty or not lower case, or is registered to another class.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> oracles.register(oracles.GRR) is oracles.GRR  # registering the same class again is a no-op
+    True
+    >>> oracles.register(int)
+    Traceback (most recent call last):
+    ...
+    TypeError: register takes a FrequencyOracle subclass, got <class 'int'>
+    """
     if not (isinstance(cls, type) and issubclass(cls, FrequencyOracle)):
         raise TypeError(f"register takes a FrequencyOracle subclass, got {cls!r}")
     name = getattr(cls, "name", None)
@@ -49,7 +77,24 @@ def available(sketches: bool = False) -> list[str]:
     ``sketches=True`` adds the oracles that are not pure (``pure = False``: CMS, HCMS, RAPPOR): one
     fixed public hash family shared by all users, so for that family the estimate is biased by the
     collisions and its variance is the family's (their modules); the registry-wide checks of the
-    pure oracles (EM's likelihoods, shards, the privacy audit, ``ldpopt verify``) do not take them."""
+    pure oracles (EM's likelihoods, shards, the privacy audit, ``ldpopt verify``) do not take them.
+
+    Parameters
+    ----------
+    sketches : bool, default False
+        Also list the sketch oracles.
+
+    Returns
+    -------
+    list of str
+        Sorted registry names.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> oracles.available()
+    ['blh', 'grr', 'hr', 'olh', 'oue', 'ss', 'sue']
+    """
     pure = sorted(name for name, cls in _REGISTRY.items() if cls.pure)
     return sorted(_REGISTRY) if sketches else pure
 
@@ -59,7 +104,35 @@ def oracle_class(name: str, base=None) -> type[FrequencyOracle]:
     ``"FILE.py:NAME"`` / ``"MODULE:NAME"`` (a :class:`FrequencyOracle` subclass; the file relative to
     ``base``, None: the current directory), which is registered under its ``name`` on first use. A
     name not registered loads the plugins ``ldpopt --plugin`` passed to this process
-    (:data:`ldpopt._userfunc.PLUGINS_ENV`) and looks again; still unknown, it is a ValueError."""
+    (:data:`ldpopt._userfunc.PLUGINS_ENV`) and looks again; still unknown, it is a ValueError.
+
+    Parameters
+    ----------
+    name : str
+        A registry name (any case) or ``"FILE.py:NAME"`` / ``"MODULE:NAME"``.
+    base : path-like or None, default None
+        Directory a relative ``FILE.py`` is read from.
+
+    Returns
+    -------
+    type
+        The :class:`FrequencyOracle` subclass.
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown, or the reference does not name a :class:`FrequencyOracle` subclass.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> oracles.oracle_class("OUE")
+    <class 'ldpopt.oracles.unary.OUE'>
+    >>> oracles.oracle_class("ouee")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: oracle must be one of [...] or an oracle of your own, FILE.py:NAME, got 'ouee'
+    """
     from .._userfunc import is_reference, load_attribute, plugins_from_env
 
     if is_reference(name):
@@ -79,6 +152,26 @@ def oracle_class(name: str, base=None) -> type[FrequencyOracle]:
 def get(name: str, epsilon: float, d: int, **params) -> FrequencyOracle:
     """Build the oracle registered as ``name`` (case-insensitive), e.g. ``get("oue", 1.0, 1024)``, or
     one of one's own, ``get("my_oracle.py:Mine", 1.0, 1024)`` (:func:`oracle_class`).
+
+    Parameters
+    ----------
+    name : str
+        What :func:`oracle_class` accepts.
+    epsilon : float
+        Privacy budget ε > 0.
+    d : int
+        Domain size >= 2.
+    **params
+        The oracle's own parameters (OLH: ``g``; SS: ``k``; RAPPOR: ``num_bits``, ...).
+
+    Returns
+    -------
+    FrequencyOracle
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown or a parameter is out of range.
 
     Examples
     --------

@@ -77,6 +77,34 @@ class FrequencyOracle(abc.ABC):
     needs to know about an oracle is asked of it here, never decided from its name; the optional
     capabilities below default to "not supported" (a one-line ``ValueError`` naming the oracle) or
     to the generic path. ``ldpopt.oracles.conformance.check_oracle`` tests an oracle against them.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, finite and > 0.
+    d : int
+        Domain size, >= 2.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` or ``d`` is out of range (the message names it).
+    TypeError
+        If ``epsilon`` is not a real number.
+
+    References
+    ----------
+    Wang et al., *Consistent and Accurate Frequency Oracles under LDP* (arXiv), §2.4 (pure oracles).
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> grr = oracles.get("grr", epsilon=1.0, d=4)
+    >>> isinstance(grr, oracles.FrequencyOracle), grr.pure
+    (True, True)
+    >>> est = grr.simulate([400, 300, 200, 100], rng=0)
+    >>> est.n, est.f_tilde.round(2)
+    (1000, array([0.37, 0.29, 0.26, 0.08]))
     """
 
     name: ClassVar[str]
@@ -119,28 +147,115 @@ class FrequencyOracle(abc.ABC):
     @property
     @abc.abstractmethod
     def p(self) -> float:
-        """Pr[a report supports the user's own value]."""
+        """Pr[a report supports the user's own value].
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> round(float(oracles.get("grr", 1.0, 4).p), 4)  # e / (e + 3)
+        0.4754
+        """
 
     @property
     @abc.abstractmethod
     def q(self) -> float:
-        """Pr[a report supports a given other value]."""
+        """Pr[a report supports a given other value].
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> round(float(oracles.get("grr", 1.0, 4).q), 4)  # 1 / (e + 3)
+        0.1749
+        """
 
     def variance(self, f, n: int) -> np.ndarray:
-        """Var[f̃_v] at true frequency f_v (arXiv Eq. 2/5): (q(1−q) + f_v(p−q)(1−p−q)) / (n(p−q)²)."""
+        """Var[f̃_v] at true frequency f_v (arXiv Eq. 2/5): (q(1−q) + f_v(p−q)(1−p−q)) / (n(p−q)²).
+
+        Parameters
+        ----------
+        f : float or array_like
+            True frequencies (a scalar or an array broadcastable to (d,)).
+        n : int
+            Number of users, >= 1.
+
+        Returns
+        -------
+        ndarray
+            The variance, with the broadcast shape of ``f``.
+
+        Raises
+        ------
+        ValueError
+            If ``n`` is not an integer >= 1.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oue = oracles.get("oue", 1.0, 8)
+        >>> oue.variance([0.0, 0.5], n=1000).round(6)
+        array([0.003683, 0.004183])
+        """
         n = check_n(n, "n")
         f = np.asarray(f, dtype=np.float64)
         p, q = self.p, self.q
         return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
 
     def approx_variance(self, n: int) -> float:
-        """σ² = q(1−q) / (n(p−q)²), arXiv Eq. 7 (the f_v term of Eq. 2 dropped)."""
+        """σ² = q(1−q) / (n(p−q)²), arXiv Eq. 7 (the f_v term of Eq. 2 dropped).
+
+        Parameters
+        ----------
+        n : int
+            Number of users, >= 1.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            If ``n`` is not an integer >= 1.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> round(oracles.get("oue", 1.0, 8).approx_variance(1000), 6)
+        0.003683
+        """
         n = check_n(n, "n")
         return self.q * (1 - self.q) / (n * (self.p - self.q) ** 2)
 
     # -- estimation --------------------------------------------------------------------------
     def estimate(self, counts, n: int, **meta) -> Estimate:
-        """Turn aggregated support counts into an :class:`~ldpopt.Estimate` (f̃ = (c/n − q)/(p − q))."""
+        """Turn aggregated support counts into an :class:`~ldpopt.Estimate` (f̃ = (c/n − q)/(p − q)).
+
+        Parameters
+        ----------
+        counts : array_like, shape (d,)
+            Support counts c_v in [0, n] (non-integers accepted: RAPPOR's multiples of 1/h).
+        n : int
+            Number of users (reports), >= 1.
+        **meta
+            Stored in ``Estimate.meta`` after :meth:`params`.
+
+        Returns
+        -------
+        Estimate
+
+        Raises
+        ------
+        ValueError
+            If ``n`` is not an integer >= 1, ``counts`` has the wrong length, or a count is negative,
+            not finite or above ``n``.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> est = oracles.get("grr", 1.0, 4).estimate([46, 30, 15, 9], 100)
+        >>> est.oracle, est.f_tilde.round(3)
+        ('grr', array([ 0.949,  0.416, -0.083, -0.282]))
+        """
         n = check_n(n, "n")
         c = check_counts(counts, "counts", d=self.d, integral=False)
         if np.any(c > n):
@@ -150,29 +265,87 @@ class FrequencyOracle(abc.ABC):
                                     **{**self.params(), **meta})
 
     def params(self) -> dict[str, Any]:
-        """Oracle parameters beyond ε and d (e.g. ``g`` for OLH); stored in ``Estimate.meta``."""
+        """Oracle parameters beyond ε and d (e.g. ``g`` for OLH); stored in ``Estimate.meta``.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("grr", 1.0, 4).params(), oracles.get("olh", 1.0, 4).params()["g"]
+        ({}, 4)
+        """
         return {}
 
     def structural_params(self) -> dict[str, Any]:
         """The parameters that change what a count means (:attr:`structural`), by name: what a
-        partial or a shard records so that only like counts are added."""
+        partial or a shard records so that only like counts are added.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("ss", 1.0, 8).structural_params()
+        {'k': 2}
+        """
         return {k: getattr(self, k) for k in self.structural}
 
     @classmethod
     def from_estimate(cls, estimate: Estimate) -> FrequencyOracle:
         """The oracle of ``estimate``'s configuration: its ε, d and the :attr:`structural` parameters
-        its meta holds (a missing one takes the constructor's default)."""
+        its meta holds (a missing one takes the constructor's default).
+
+        Parameters
+        ----------
+        estimate : Estimate
+            An estimate this class produced (its meta holds the structural parameters).
+
+        Returns
+        -------
+        FrequencyOracle
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> est = oracles.get("olh", 1.0, 8, g=3).simulate([10] * 8, rng=0)
+        >>> olh = oracles.OLH.from_estimate(est)
+        >>> olh.epsilon, olh.d, olh.g
+        (1.0, 8, 3)
+        """
         extra = {k: estimate.meta[k] for k in cls.structural if k in estimate.meta}
         return cls(epsilon=estimate.epsilon, d=estimate.d, **extra)
 
     @property
     def count_scale(self) -> int:
-        """What the support counts are multiplied by to be integers: 1 (RAPPOR: its h)."""
+        """What the support counts are multiplied by to be integers: 1 (RAPPOR: its h).
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("oue", 1.0, 8).count_scale
+        1
+        """
         return 1
 
     def hashes_per_count(self) -> int:
         """Hashes evaluated per report by ``aggregate`` (OLH, BLH: every value's, d), or 0: counting is
-        not hashing. Sizes the map tasks of :mod:`ldpopt.aggregate.dask`."""
+        not hashing. Sizes the map tasks of :mod:`ldpopt.aggregate.dask`.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("oue", 1.0, 8).hashes_per_count(), oracles.get("olh", 1.0, 8).hashes_per_count()
+        (0, 8)
+        """
         return 0
 
     # -- covariance structure and batched draws ------------------------------------------------
@@ -180,41 +353,190 @@ class FrequencyOracle(abc.ABC):
     def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float] | None:
         """(a, b) with Cov(c_v, c_w)/n = a + b(f_v + f_w) for v ≠ w (``ldpopt.uncertainty.analytic``),
         for an oracle with probabilities ``p``, ``q`` on d values and parameters ``params`` (an
-        estimate's meta); None when the covariance is not of that form or a parameter is missing."""
+        estimate's meta); None when the covariance is not of that form or a parameter is missing.
+
+        Parameters
+        ----------
+        p, q : float
+            The oracle's support probabilities.
+        d : int
+            Domain size.
+        params : dict
+            The oracle's parameters (an estimate's meta).
+
+        Returns
+        -------
+        tuple of float or None
+            ``(a, b)``; the base class returns None.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> grr = oracles.get("grr", 1.0, 4)
+        >>> a, b = grr.pair_covariance(grr.p, grr.q, 4, {})
+        >>> round(float(a), 4), round(float(b), 4)
+        (-0.0306, -0.0525)
+        """
         return None
 
     def sample_counts_batch(self, true_counts, size: int, rng: np.random.Generator) -> np.ndarray:
         """(size, d) int64 support counts, each row an independent draw of :meth:`sample_counts`
         (``true_counts`` already checked). The default draws them one by one; an oracle whose law
-        vectorises over draws overrides it."""
+        vectorises over draws overrides it.
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            The true histogram (not checked again).
+        size : int
+            Number of independent draws.
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        ndarray of int64, shape (size, d)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> C = oracles.get("oue", 1.0, 4).sample_counts_batch([50, 30, 15, 5], 3, np.random.default_rng(0))
+        >>> C.shape, C.dtype
+        ((3, 4), dtype('int64'))
+        """
         tc = np.asarray(true_counts, dtype=np.int64)
         return np.stack([self.sample_counts(tc, rng) for _ in range(size)])
 
     # -- the robust layer's questions ----------------------------------------------------------
     def support_size_pmf(self) -> np.ndarray:
         """Pr[|S(y)| = s], s = 0 … d, of a genuine report's support size (the size test of
-        :mod:`ldpopt.robust.detect`). Optional."""
+        :mod:`ldpopt.robust.detect`). Optional.
+
+        Returns
+        -------
+        ndarray, shape (d + 1,)
+
+        Raises
+        ------
+        ValueError
+            If the oracle has no size law (the base class, HR, RAPPOR).
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("oue", 1.0, 4).support_size_pmf().round(3)
+        array([0.195, 0.411, 0.295, 0.089, 0.01 ])
+        """
         raise ValueError(f"no size law for oracle {self.name!r}")
 
     # -- shards --------------------------------------------------------------------------------
     def report_columns(self) -> tuple[ReportColumn, ...]:
         """The columns of this oracle's Parquet report shard (:mod:`ldpopt.aggregate.shards`), one row
-        per report. Optional: an oracle without them cannot be written to or read from shards."""
+        per report. Optional: an oracle without them cannot be written to or read from shards.
+
+        Returns
+        -------
+        tuple of ReportColumn
+
+        Raises
+        ------
+        ValueError
+            If the oracle has no Parquet report schema.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("oue", 1.0, 4).report_columns()
+        (ReportColumn(name='bits', kind='bytes', size=1),)
+        """
         raise ValueError(f"oracle {self.name!r} has no Parquet report schema")
 
     def reports_to_columns(self, reports) -> list[np.ndarray]:
         """``perturb``'s reports as one array per :meth:`report_columns` entry (int64 (m,), uint8
-        (m, size) or int64 (m, size))."""
+        (m, size) or int64 (m, size)).
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+
+        Returns
+        -------
+        list of ndarray
+
+        Raises
+        ------
+        ValueError
+            If the oracle has no Parquet report schema.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> grr = oracles.get("grr", 1.0, 4)
+        >>> cols = grr.reports_to_columns(grr.perturb([0, 1, 2, 3], rng=0))
+        >>> len(cols), cols[0].dtype
+        (1, dtype('int64'))
+        """
         raise ValueError(f"oracle {self.name!r} has no Parquet report schema")
 
     def reports_from_columns(self, columns: list[np.ndarray]) -> Any:
-        """The inverse of :meth:`reports_to_columns`: the reports, in ``perturb``'s format."""
+        """The inverse of :meth:`reports_to_columns`: the reports, in ``perturb``'s format.
+
+        Parameters
+        ----------
+        columns : list of ndarray
+            One array per :meth:`report_columns` entry.
+
+        Returns
+        -------
+        object
+            The reports, as :meth:`perturb` returns them.
+
+        Raises
+        ------
+        ValueError
+            If the oracle has no Parquet report schema.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> oue = oracles.get("oue", 1.0, 4)
+        >>> reports = oue.perturb([0, 1, 2, 3], rng=0)
+        >>> back = oue.reports_from_columns(oue.reports_to_columns(reports))
+        >>> bool(np.array_equal(oue.aggregate(back), oue.aggregate(reports)))
+        True
+        """
         raise ValueError(f"oracle {self.name!r} has no Parquet report schema")
 
     # -- the real protocol ---------------------------------------------------------------------
     @abc.abstractmethod
     def perturb(self, values, rng) -> Any:
-        """Client side: randomise each user's value (vectorised over users); returns the reports."""
+        """Client side: randomise each user's value (vectorised over users); returns the reports.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (m,)
+            The users' true values in [0, d).
+        rng : int, numpy.random.Generator or "secure"
+            Seed or generator.
+
+        Returns
+        -------
+        object
+            The reports, in the oracle's format (:data:`REPORT_FORMS`).
+
+        Raises
+        ------
+        ValueError
+            If a value is outside [0, d) or ``rng`` is not accepted.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("grr", 4.0, 4).perturb([0, 1, 2, 3, 3], rng=0)
+        array([0, 1, 2, 3, 3])
+        """
 
     @abc.abstractmethod
     def aggregate(self, reports, device=None) -> np.ndarray:
@@ -223,18 +545,85 @@ class FrequencyOracle(abc.ABC):
         ``device``: who counts — ``"numpy"`` (the reference aggregators), ``"cpu"`` (fused kernels on
         every core), ``"cuda"`` (a GPU) or None/``"auto"`` (the CPU kernels for large inputs when
         Numba is installed); the counts are the same bit for bit on every device
-        (:mod:`ldpopt.kernels`)."""
+        (:mod:`ldpopt.kernels`).
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned (for any number of users).
+        device : {None, "auto", "numpy", "cpu", "cuda"}, default None
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+            (RAPPOR: float, multiples of 1/h.)
+
+        Raises
+        ------
+        ValueError
+            If the reports are malformed for this oracle or the device is unknown.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> grr = oracles.get("grr", 4.0, 4)
+        >>> grr.aggregate([0, 1, 1, 3, 3, 3])
+        array([1, 2, 0, 3])
+        """
 
     @abc.abstractmethod
     def support_matrix(self, reports) -> np.ndarray:
         """Per-report support: a bool (m, d) array whose entry (i, v) says whether report i supports
         value v (v ∈ Y_i, arXiv §2.4). ``support_matrix(r).sum(axis=0) == aggregate(r)`` always;
-        O(m·d) memory, meant for audits and tests (the aggregators never build it)."""
+        O(m·d) memory, meant for audits and tests (the aggregators never build it).
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+
+        Returns
+        -------
+        ndarray of bool, shape (m, d)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> oue = oracles.get("oue", 1.0, 4)
+        >>> reports = oue.perturb([0, 1, 2, 3, 3], rng=1)
+        >>> S = oue.support_matrix(reports)
+        >>> S.shape, bool(np.array_equal(S.sum(axis=0), oue.aggregate(reports)))
+        ((5, 4), True)
+        """
 
     # -- the fast path -------------------------------------------------------------------------
     @abc.abstractmethod
     def sample_counts(self, true_counts, rng) -> np.ndarray:
-        """Draw support counts (int64, length d) for users with histogram ``true_counts``."""
+        """Draw support counts (int64, length d) for users with histogram ``true_counts``.
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            True histogram n_v >= 0, at least one user.
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+            (RAPPOR: float, multiples of 1/h.)
+
+        Raises
+        ------
+        ValueError
+            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("oue", 1.0, 4).sample_counts([500, 300, 150, 50], rng=0)
+        array([388, 326, 324, 300])
+        """
 
     # -- exact output distribution (for privacy checks on small domains) -----------------------
     @abc.abstractmethod
@@ -243,6 +632,24 @@ class FrequencyOracle(abc.ABC):
 
         Only meant for small d (and small g); raises ``ValueError`` when the output space is too
         large to enumerate.
+
+        Returns
+        -------
+        ndarray, shape (d, |Y|)
+            Rows sum to one.
+
+        Raises
+        ------
+        ValueError
+            If the output space is too large to enumerate.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("grr", 1.0, 3).output_distribution().round(3)
+        array([[0.576, 0.212, 0.212],
+               [0.212, 0.576, 0.212],
+               [0.212, 0.212, 0.576]])
         """
 
     def channel_blocks(self) -> np.ndarray:
@@ -250,19 +657,59 @@ class FrequencyOracle(abc.ABC):
         one dense (k, d) matrix — which :meth:`ldpopt.oracles.channel.Channel.from_oracle` wraps (the
         mechanism-as-matrix view of ``ldpopt.methods``' channel inversions): by default the support
         channel of its (p, q), d binary components (exact for OUE/SUE; the per-value marginals of the
-        others); GRR's is dense."""
+        others); GRR's is dense.
+
+        Returns
+        -------
+        ndarray, shape (J, k, d) or (k, d)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("oue", 1.0, 3).channel_blocks().shape
+        (3, 2, 3)
+        """
         return support_blocks(self.p, self.q, self.d)
 
     def output_supports(self) -> np.ndarray:
         """The support set of every output y, as a bool (d, |Y|) array S(y)_v, columns in the order of
         :meth:`output_distribution` (the pair gives the counts' exact moments,
         :func:`ldpopt.oracles.jointlaw.count_moments`). Optional: an oracle that does not enumerate its
-        outputs raises ``ValueError``."""
+        outputs raises ``ValueError``.
+
+        Returns
+        -------
+        ndarray of bool, shape (d, |Y|)
+
+        Raises
+        ------
+        ValueError
+            If the oracle does not enumerate its outputs.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("grr", 1.0, 3).output_supports()
+        array([[ True, False, False],
+               [False,  True, False],
+               [False, False,  True]])
+        """
         raise ValueError(f"oracle {self.name!r} has no output enumeration (it defines no output_supports)")
 
     # -- simulation ----------------------------------------------------------------------------
     def chunk_size(self) -> int:
-        """Users per chunk on the real path, so a chunk's reports stay ~16 M cells."""
+        """Users per chunk on the real path, so a chunk's reports stay ~16 M cells.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("oue", 1.0, 1024).chunk_size()
+        16384
+        """
         return max(1, _CHUNK_CELLS // self.d)
 
     def _check_true_counts(self, true_counts) -> np.ndarray:
@@ -278,6 +725,34 @@ class FrequencyOracle(abc.ABC):
         path); ``exact=True`` runs the real client randomiser and aggregator, in chunks of users so
         memory stays bounded. The users are laid out value by value (their order does not change
         the counts' distribution).
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            True histogram n_v >= 0 with at least one user.
+        rng : int, numpy.random.Generator or "secure"
+            Seed or generator.
+        exact : bool, default False
+            Run the real protocol instead of :meth:`sample_counts`.
+
+        Returns
+        -------
+        Estimate
+
+        Raises
+        ------
+        ValueError
+            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum, or
+            ``rng`` is not accepted.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oue = oracles.get("oue", 1.0, 4)
+        >>> oue.simulate([5000, 3000, 1500, 500], rng=0).f_tilde.round(3)
+        array([0.512, 0.305, 0.182, 0.055])
+        >>> oue.simulate([5000, 3000, 1500, 500], rng=0, exact=True).f_tilde.round(3)
+        array([0.526, 0.304, 0.178, 0.041])
         """
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
@@ -297,7 +772,30 @@ class FrequencyOracle(abc.ABC):
         return self.estimate(counts, n)
 
     def simulate_values(self, values, rng) -> Estimate:
-        """Run the real protocol on explicit user values (one per user)."""
+        """Run the real protocol on explicit user values (one per user).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            Each user's value in [0, d).
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        Estimate
+
+        Raises
+        ------
+        ValueError
+            If a value is outside [0, d) or there is none.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> est = oracles.get("grr", 2.0, 3).simulate_values([0, 0, 0, 1, 2] * 200, rng=0)
+        >>> est.n, est.f_tilde.round(3)
+        (1000, array([0.564, 0.212, 0.224]))
+        """
         vals = check_values(values, self.d, "values")
         return self.simulate(np.bincount(vals, minlength=self.d), rng, exact=True)
 

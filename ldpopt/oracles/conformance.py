@@ -61,7 +61,23 @@ __all__ = ["CHECKS", "OracleReport", "check_oracle"]
 
 @dataclass
 class OracleReport:
-    """What :func:`check_oracle` checked: the names of the checks passed, and those skipped with why."""
+    """What :func:`check_oracle` checked: the names of the checks passed, and those skipped with why.
+
+    Parameters
+    ----------
+    oracle : str
+        Registry name of the oracle checked.
+    passed : list of str
+        Names of the checks passed, in :data:`CHECKS` order.
+    skipped : dict of str to str
+        Checks that did not apply, with the reason.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles, testing
+    >>> testing.check_oracle(oracles.get("grr", 1.0, 4), checks=["interface", "epsilon"], reps=200)
+    OracleReport(oracle='grr', passed=['interface', 'epsilon'], skipped={})
+    """
 
     oracle: str
     passed: list[str] = field(default_factory=list)
@@ -352,8 +368,29 @@ def check_oracle(oracle: FrequencyOracle, checks=None, reps: int = 2000, alpha: 
     seed : int
         Seed of the draws (fixed: a given oracle passes or fails deterministically).
 
-    Returns an :class:`OracleReport`; raises ``AssertionError`` naming the oracle and the property
-    that fails.
+    Returns
+    -------
+    OracleReport
+
+    Raises
+    ------
+    AssertionError
+        Naming the oracle and the property that fails.
+    TypeError
+        If ``oracle`` is not a :class:`~ldpopt.oracles.FrequencyOracle`.
+    ValueError
+        If a check name is unknown, ``reps`` < 200 or ``alpha`` is not in (0, 0.5).
+
+    Examples
+    --------
+    >>> from ldpopt import oracles, testing
+    >>> report = testing.check_oracle(oracles.get("oue", 1.0, 4), checks=["epsilon", "estimate", "channel"], reps=200)
+    >>> report.passed
+    ['epsilon', 'estimate', 'channel']
+    >>> testing.check_oracle(oracles.get("oue", 1.0, 4), checks=["speed"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: checks must be among [...], got 'speed'
     """
     if not isinstance(oracle, FrequencyOracle):
         raise TypeError(f"oracle must be a FrequencyOracle, got {type(oracle).__name__}")

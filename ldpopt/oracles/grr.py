@@ -17,6 +17,28 @@ class GRR(FrequencyOracle):
 
     Reports are the reported values (int64, one per user); the support count of v is how many
     users reported v, so the counts sum to n.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, finite and > 0.
+    d : int
+        Domain size, >= 2.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` or ``d`` is out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles
+    >>> grr = oracles.GRR(epsilon=1.0, d=4)
+    >>> bool(np.isclose(grr.p / grr.q, np.e))  # p/q = e^ε
+    True
+    >>> grr.simulate([4000, 3000, 2000, 1000], rng=0).f_tilde.round(3)
+    array([0.402, 0.302, 0.216, 0.079])
     """
 
     name = "grr"
@@ -36,12 +58,57 @@ class GRR(FrequencyOracle):
 
     @classmethod
     def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float]:
-        """One value per report: t₀ = t₁ = 0, so a = −q², b = −q(p − q)."""
+        """One value per report: t₀ = t₁ = 0, so a = −q², b = −q(p − q).
+
+        Parameters
+        ----------
+        p, q : float
+            The oracle's support probabilities.
+        d : int
+            Domain size.
+        params : dict
+            The oracle's parameters (an estimate's meta).
+
+        Returns
+        -------
+        tuple of float or None
+            ``(a, b)``.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> grr = oracles.GRR(1.0, 4)
+        >>> a, b = grr.pair_covariance(grr.p, grr.q, 4, {})
+        >>> round(float(a), 4), round(float(b), 4)  # (-q², -q(p - q))
+        (-0.0306, -0.0525)
+        """
         t0 = t1 = 0.0
         return t0 - q * q, t1 - t0 - q * (p - q)
 
     def sample_counts_batch(self, true_counts, size: int, rng: np.random.Generator) -> np.ndarray:
-        """:meth:`sample_counts`'s law, ``size`` draws at once."""
+        """:meth:`sample_counts`'s law, ``size`` draws at once.
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            The true histogram (already checked).
+        size : int
+            Number of independent draws.
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        ndarray of int64, shape (size, d)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> grr = oracles.GRR(1.0, 4)
+        >>> C = grr.sample_counts_batch([50, 30, 15, 5], 2, np.random.default_rng(0))
+        >>> C.shape, C.sum(axis=1)
+        ((2, 4), array([100, 100]))
+        """
         tc = np.asarray(true_counts, dtype=np.int64)
         d, n = tc.shape[0], int(tc.sum())
         kept = rng.binomial(tc, self.p - self.q, size=(size, d))
@@ -49,19 +116,56 @@ class GRR(FrequencyOracle):
         return kept + rng.multinomial(rest, np.full(d, 1.0 / d))
 
     def channel_blocks(self) -> np.ndarray:
-        """The dense d × d GRR channel (arXiv Eq. 1): p on the diagonal, q off it."""
+        """The dense d × d GRR channel (arXiv Eq. 1): p on the diagonal, q off it.
+
+        Returns
+        -------
+        ndarray
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.GRR(1.0, 3).channel_blocks().round(3)
+        array([[0.576, 0.212, 0.212],
+               [0.212, 0.576, 0.212],
+               [0.212, 0.212, 0.576]])
+        """
         P = np.full((self.d, self.d), self.q)
         np.fill_diagonal(P, self.p)
         return P
 
     def support_size_pmf(self) -> np.ndarray:
-        """Every report supports exactly one value: a point mass at 1."""
+        """Every report supports exactly one value: a point mass at 1.
+
+        Returns
+        -------
+        ndarray, shape (d + 1,)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> grr = oracles.GRR(1.0, 4)
+        >>> grr.support_size_pmf()
+        array([0., 1., 0., 0., 0.])
+        """
         pmf = np.zeros(self.d + 1)
         pmf[1] = 1.0
         return pmf
 
     def report_columns(self) -> tuple[ReportColumn, ...]:
-        """``value: int64``, the reported value in [0, d)."""
+        """``value: int64``, the reported value in [0, d).
+
+        Returns
+        -------
+        tuple of ReportColumn
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> grr = oracles.GRR(1.0, 4)
+        >>> grr.report_columns()
+        (ReportColumn(name='value', kind='int64', size=0),)
+        """
         return (ReportColumn("value", "int64"),)
 
     def reports_to_columns(self, reports) -> list[np.ndarray]:
@@ -80,11 +184,53 @@ class GRR(FrequencyOracle):
         return np.where(keep, v, other)
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """c_v = #{i : y_i = v}, a histogram of the reports (``device``: see the base class)."""
+        """c_v = #{i : y_i = v}, a histogram of the reports (``device``: see the base class).
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+        device : {None, "auto", "numpy", "cpu", "cuda"}, default None
+            Who counts (:meth:`FrequencyOracle.aggregate`).
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If the reports are malformed for this oracle or the device is unknown.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> grr = oracles.GRR(1.0, 4)
+        >>> grr.aggregate([0, 1, 1, 3])
+        array([1, 2, 0, 1])
+        """
         return kernels.checked_histogram(reports, self.d, "reports", device)
 
     def support_matrix(self, reports) -> np.ndarray:
-        """(m, d) bool: report i supports only the value it reports (one-hot rows)."""
+        """(m, d) bool: report i supports only the value it reports (one-hot rows).
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+
+        Returns
+        -------
+        ndarray of bool, shape (m, d)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> grr = oracles.GRR(1.0, 4)
+        >>> grr.support_matrix([2, 0]).astype(int)
+        array([[0, 0, 1, 0],
+               [1, 0, 0, 0]])
+        """
         r = check_values(reports, self.d, "reports")
         return r[:, None] == np.arange(self.d)[None, :]
 
@@ -92,7 +238,31 @@ class GRR(FrequencyOracle):
         """Exact in distribution. GRR(v) equals "report v w.p. p − q, otherwise a uniform value of
         D" (then Pr[v] = p − q + (1 − p + q)/d = p since 1 − p + q = dq). So: per value, a
         Binomial(n_v, p − q) of users who keep v, and one Multinomial(n − kept, uniform on D) for the
-        rest. O(d), no per-user work."""
+        rest. O(d), no per-user work.
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            True histogram n_v >= 0, at least one user.
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> grr = oracles.GRR(1.0, 4)
+        >>> c = grr.sample_counts([500, 300, 150, 50], rng=0)
+        >>> c, int(c.sum())
+        (array([296, 259, 250, 195]), 1000)
+        """
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
         kept = gen.binomial(tc, self.p - self.q)
@@ -107,5 +277,17 @@ class GRR(FrequencyOracle):
         return P
 
     def output_supports(self) -> np.ndarray:
-        """Output y supports the value y alone: the identity."""
+        """Output y supports the value y alone: the identity.
+
+        Returns
+        -------
+        ndarray of bool, shape (d, |Y|)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.GRR(1.0, 2).output_supports()
+        array([[ True, False],
+               [False,  True]])
+        """
         return np.eye(self.d, dtype=bool)

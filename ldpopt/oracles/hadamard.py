@@ -103,6 +103,27 @@ class HR(FrequencyOracle):
     informative outputs of each value are drawn exactly either per user (the C_v sampler above,
     O(m_v)) or as Multinomial(m_v, uniform on [K]) folded onto C_v by the same 2-to-1 map (O(K)),
     whichever is cheaper for that value (m_v > K/4: fold). Cost O(Σ_v min(m_v, K) + K log K + d).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, finite and > 0.
+    d : int
+        Domain size, >= 2.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` or ``d`` is out of range.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> hr = oracles.HR(epsilon=1.0, d=6)
+    >>> hr.K, round(hr.p, 4), hr.q
+    (8, 0.7311, 0.5)
+    >>> hr.simulate([4000, 3000, 1500, 800, 500, 200], rng=0).f_tilde.round(2)
+    array([ 0.41,  0.31,  0.13,  0.06,  0.03, -0.  ])
     """
 
     name = "hr"
@@ -134,11 +155,42 @@ class HR(FrequencyOracle):
         return 1 << 22
 
     def support_size_pmf(self) -> np.ndarray:
-        """Not one law: |C_y ∩ {0..d−1}| differs per output y, so a genuine report has no fixed size law."""
+        """Not one law: |C_y ∩ {0..d−1}| differs per output y, so a genuine report has no fixed size law.
+
+        Returns
+        -------
+        ndarray, shape (d + 1,)
+
+        Raises
+        ------
+        ValueError
+            Always (see above).
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> hr = oracles.HR(1.0, 6)
+        >>> hr.support_size_pmf()
+        Traceback (most recent call last):
+        ...
+        ValueError: HR reports have no single genuine size law (|C_y| depends on y); no size test
+        """
         raise ValueError("HR reports have no single genuine size law (|C_y| depends on y); no size test")
 
     def report_columns(self) -> tuple[ReportColumn, ...]:
-        """``y: int64``: the output y ∈ [0, K), K = 2^⌈log2(d+1)⌉."""
+        """``y: int64``: the output y ∈ [0, K), K = 2^⌈log2(d+1)⌉.
+
+        Returns
+        -------
+        tuple of ReportColumn
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> hr = oracles.HR(1.0, 6)
+        >>> hr.report_columns()
+        (ReportColumn(name='y', kind='int64', size=0),)
+        """
         return (ReportColumn("y", "int64"),)
 
     def reports_to_columns(self, reports) -> list[np.ndarray]:
@@ -169,16 +221,76 @@ class HR(FrequencyOracle):
 
     def aggregate(self, reports, device=None) -> np.ndarray:
         """c_v = (n + (H·N)_{v+1})/2 from the output histogram N (module docstring); ``device``
-        (see the base class) counts N, the FWHT runs on the CPU."""
+        (see the base class) counts N, the FWHT runs on the CPU.
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+        device : {None, "auto", "numpy", "cpu", "cuda"}, default None
+            Who counts (:meth:`FrequencyOracle.aggregate`).
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If the reports are malformed for this oracle or the device is unknown.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> hr = oracles.HR(1.0, 6)
+        >>> hr.aggregate([0, 1, 5, 7])
+        array([1, 3, 2, 2, 3, 3])
+        """
         return self._counts_from_histogram(kernels.checked_histogram(reports, self.K, "reports", device))
 
     def support_matrix(self, reports) -> np.ndarray:
-        """(m, d) bool: output y supports v iff y ∈ C_v, i.e. H[v+1, y] = +1."""
+        """(m, d) bool: output y supports v iff y ∈ C_v, i.e. H[v+1, y] = +1.
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+
+        Returns
+        -------
+        ndarray of bool, shape (m, d)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> hr = oracles.HR(1.0, 6)
+        >>> hr.support_matrix([0, 1]).astype(int)
+        array([[1, 1, 1, 1, 1, 1],
+               [0, 1, 0, 1, 0, 1]])
+        """
         y = check_values(reports, self.K, "reports")
         return _parity(self._rows[None, :] & y[:, None]) == 0
 
     def aggregate_naive(self, reports) -> np.ndarray:
-        """Reference aggregator: c_v = #{i : H[v+1, y_i] = +1} by direct evaluation (O(n·d)); for tests."""
+        """Reference aggregator: c_v = #{i : H[v+1, y_i] = +1} by direct evaluation (O(n·d)); for tests.
+
+        Parameters
+        ----------
+        reports : array_like of int, shape (m,)
+            Outputs y in [0, K).
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> hr = oracles.HR(1.0, 6)
+        >>> reports = hr.perturb([0, 1, 2, 5, 5], rng=0)
+        >>> bool((hr.aggregate_naive(reports) == hr.aggregate(reports)).all())
+        True
+        """
         y = check_values(reports, self.K, "reports")
         return (_parity(self._rows[None, :] & y[:, None]) == 0).sum(axis=0).astype(np.int64)
 
@@ -192,7 +304,30 @@ class HR(FrequencyOracle):
         *Choice*: the mixture is also kept whenever λn < ``MIXTURE_SEED_STABLE`` (2·10⁶), so seeded
         draws at the sizes of every published result (the experiment sweep's n ≤ 10⁶) are the same
         numbers as before the tree existed and REPRODUCTION.md's HR rows reproduce bit for bit; the
-        price is bounded: ≤ 0.07 s CPU at d = 42,178, λn = 2·10⁶ (the tree: 0.02 s)."""
+        price is bounded: ≤ 0.07 s CPU at d = 42,178, λn = 2·10⁶ (the tree: 0.02 s).
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            True histogram n_v >= 0, at least one user.
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> hr = oracles.HR(1.0, 6)
+        >>> hr.sample_counts([500, 300, 150, 50, 0, 0], rng=0)
+        array([605, 551, 528, 532, 507, 503])
+        """
         tc = self._check_true_counts(true_counts)
         lam_n = math.tanh(self.epsilon / 2.0) * float(tc.sum())
         if lam_n < max(self.K * math.log2(self.K) / 4, MIXTURE_SEED_STABLE):
@@ -203,7 +338,30 @@ class HR(FrequencyOracle):
         """Exact in joint law, cost independent of n: m_v ~ Binomial(n_v, λ) users uniform on C_v, the
         rest uniform on [K] (the mixture, class docstring), then the output histogram by
         ``_hadamard_tree.tree_histogram`` (≈ 2(d + 1)·log2 K + 2K binomial draws), then the FWHT
-        aggregation."""
+        aggregation.
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            True histogram n_v >= 0, at least one user.
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> hr = oracles.HR(1.0, 6)
+        >>> hr.sample_counts_tree([500, 300, 150, 50, 0, 0], rng=0)
+        array([634, 558, 542, 482, 504, 502])
+        """
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
         K, d = self.K, self.d
@@ -217,7 +375,30 @@ class HR(FrequencyOracle):
     def sample_counts_mixture(self, true_counts, rng) -> np.ndarray:
         """The pre-tree exact path: the reference of the tree in the tests, and ``sample_counts`` at small
         λn; the mixture and its O(Σ_v min(m_v, K)) cost are in the class docstring (2.8 s at
-        n = 10⁹, d = 42,178)."""
+        n = 10⁹, d = 42,178).
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            True histogram n_v >= 0, at least one user.
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> hr = oracles.HR(1.0, 6)
+        >>> hr.sample_counts_mixture([500, 300, 150, 50, 0, 0], rng=0)
+        array([605, 551, 528, 532, 507, 503])
+        """
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
         K = self.K
@@ -253,11 +434,46 @@ class HR(FrequencyOracle):
 
     # -- exact output distribution -----------------------------------------------------------------
     def output_index(self, reports) -> np.ndarray:
-        """Column of ``output_distribution`` for each report (the output y itself)."""
+        """Column of ``output_distribution`` for each report (the output y itself).
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+
+        Returns
+        -------
+        ndarray of int64, shape (m,)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> hr = oracles.HR(1.0, 6)
+        >>> hr.output_index([3, 0, 7])
+        array([3, 0, 7])
+        """
         return check_values(reports, self.K, "reports")
 
     def output_distribution(self) -> np.ndarray:
-        """Pr[y | v] = 2p/K on C_v, 2(1 − p)/K off it; shape (d, K)."""
+        """Pr[y | v] = 2p/K on C_v, 2(1 − p)/K off it; shape (d, K).
+
+        Returns
+        -------
+        ndarray, shape (d, |Y|)
+
+        Raises
+        ------
+        ValueError
+            If the output space is too large to enumerate.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.HR(1.0, 3).output_distribution().round(3)
+        array([[0.366, 0.134, 0.366, 0.134],
+               [0.366, 0.366, 0.134, 0.134],
+               [0.366, 0.134, 0.134, 0.366]])
+        """
         if self.d * self.K > _ENUM_CELLS:
             raise ValueError(f"output space too large to enumerate: d·K = {self.d * self.K} > {_ENUM_CELLS}")
         ys = np.arange(self.K, dtype=np.int64)
@@ -267,6 +483,19 @@ class HR(FrequencyOracle):
                         2.0 * math.exp(-self.epsilon) / (1.0 + math.exp(-self.epsilon)) / self.K)
 
     def output_supports(self) -> np.ndarray:
-        """Output y supports v iff y ∈ C_v (the row of v has even parity with y), shape (d, K)."""
+        """Output y supports v iff y ∈ C_v (the row of v has even parity with y), shape (d, K).
+
+        Returns
+        -------
+        ndarray of bool, shape (d, |Y|)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.HR(1.0, 3).output_supports().astype(int)
+        array([[1, 0, 1, 0],
+               [1, 1, 0, 0],
+               [1, 0, 0, 1]])
+        """
         rows = np.arange(1, self.d + 1, dtype=np.int64)[:, None]
         return (np.bitwise_count(rows & np.arange(self.K, dtype=np.int64)[None, :]) & 1) == 0

@@ -142,6 +142,20 @@ class OLH(IndependentSupports):
     ``sample_counts`` draws c_v = Binomial(n_v, p) + Binomial(n − n_v, q) independently over v, which
     is the exact joint law of the real protocol's counts under the random-function family (module
     docstring), so ``sample_counts_exact = True``.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon``, ``d`` or ``g`` is out of range.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> olh = oracles.OLH(epsilon=1.0, d=8)
+    >>> olh.g, round(olh.p, 4), olh.q
+    (4, 0.4754, 0.25)
+    >>> olh.simulate([4000, 3000, 1000, 800, 600, 400, 150, 50], rng=0).f_tilde.round(2)
+    array([0.43, 0.32, 0.08, 0.09, 0.04, 0.09, 0.02, 0.02])
     """
 
     name = "olh"
@@ -186,12 +200,36 @@ class OLH(IndependentSupports):
                                             "uniform 64-bit key s per user (random function)"}
 
     def hashes_per_count(self) -> int:
-        """``aggregate`` hashes every value for every report: d."""
+        """``aggregate`` hashes every value for every report: d.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> olh = oracles.OLH(1.0, 4)
+        >>> olh.hashes_per_count()
+        4
+        """
         return self.d
 
     def report_columns(self) -> tuple[ReportColumn, ...]:
         """``seed: int64``, ``hash: int64``: the user's 64-bit hash key s (bit pattern as int64) and
-        r ∈ [0, g)."""
+        r ∈ [0, g).
+
+        Returns
+        -------
+        tuple of ReportColumn
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> olh = oracles.OLH(1.0, 4)
+        >>> [c.name for c in olh.report_columns()]
+        ['seed', 'hash']
+        """
         return (ReportColumn("seed", "int64"), ReportColumn("hash", "int64"))
 
     def reports_to_columns(self, reports) -> list[np.ndarray]:
@@ -202,13 +240,59 @@ class OLH(IndependentSupports):
         return np.stack(columns, axis=1)
 
     def hash(self, keys, v) -> np.ndarray:
-        """H_s(v) for int64 keys s and values v (broadcasting); see :func:`keyed_hash`."""
+        """H_s(v) for int64 keys s and values v (broadcasting); see :func:`keyed_hash`.
+
+        Parameters
+        ----------
+        keys : array_like of int64
+            Hash keys s.
+        v : array_like of int
+            Values, broadcast against ``keys``.
+
+        Returns
+        -------
+        ndarray of int64
+            Hash values in [0, g).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> olh = oracles.OLH(1.0, 4)
+        >>> olh.hash(np.array([7, 7, 8]), np.array([0, 1, 0]))
+        array([3, 0, 2])
+        """
         return keyed_hash(keys, v, self.g)
 
     # -- the real protocol -----------------------------------------------------------------------
     def perturb(self, values, rng) -> np.ndarray:
         """Each user draws a uniform 64-bit key s (their own hash function) and reports
-        (s, GRR_g(H_s(v)))."""
+        (s, GRR_g(H_s(v))).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (m,)
+            The users' true values in [0, d).
+        rng : int, numpy.random.Generator or "secure"
+            Seed or generator.
+
+        Returns
+        -------
+        ndarray of int64, shape (m, 2)
+            Rows (s, r).
+
+        Raises
+        ------
+        ValueError
+            If a value is outside [0, d) or ``rng`` is not accepted.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> olh = oracles.OLH(1.0, 4)
+        >>> olh.perturb([0, 3], rng=0).shape
+        (2, 2)
+        """
         v = check_values(values, self.d, "values")
         gen = as_generator(rng)
         m = v.shape[0]
@@ -235,7 +319,32 @@ class OLH(IndependentSupports):
         """Support counts c_v = #{i : H_{s_i}(v) = r_i}: every user's d hashes (O(n·d); the family
         has no structure to exploit, see the module docstring). ``device`` (see the base class):
         ``"numpy"`` is the reference below, in blocks of users with preallocated buffers, the same
-        arithmetic as :func:`keyed_hash`; the others are :func:`ldpopt.kernels.hash_counts`."""
+        arithmetic as :func:`keyed_hash`; the others are :func:`ldpopt.kernels.hash_counts`.
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+        device : {None, "auto", "numpy", "cpu", "cuda"}, default None
+            Who counts (:meth:`FrequencyOracle.aggregate`).
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If the reports are malformed for this oracle or the device is unknown.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> olh = oracles.OLH(1.0, 4)
+        >>> reports = olh.perturb([0, 0, 1, 3], rng=0)
+        >>> olh.aggregate(reports, device="numpy")
+        array([0, 0, 1, 2])
+        """
         s, r = self._check_reports(reports)
         d, g = self.d, self.g
         dev = kernels.resolve(device, s.shape[0] * d)
@@ -260,7 +369,30 @@ class OLH(IndependentSupports):
     # -- the fast path ---------------------------------------------------------------------------
     def sample_counts(self, true_counts, rng) -> np.ndarray:
         """c_v = Binomial(n_v, p) + Binomial(n − n_v, 1/g), independently over v: the exact joint
-        law under the random-function family (module docstring). O(d)."""
+        law under the random-function family (module docstring). O(d).
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            True histogram n_v >= 0, at least one user.
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> olh = oracles.OLH(1.0, 4)
+        >>> olh.sample_counts([500, 300, 150, 50], rng=0)
+        array([367, 307, 303, 281])
+        """
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
         n = int(tc.sum())
@@ -274,7 +406,30 @@ class OLH(IndependentSupports):
 
     def output_index(self, reports) -> np.ndarray:
         """Column of ``output_distribution`` for each report: its support set Y as the bit mask
-        Σ_{u∈Y} 2^u (only where the output space is enumerable)."""
+        Σ_{u∈Y} 2^u (only where the output space is enumerable).
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+
+        Returns
+        -------
+        ndarray of int64, shape (m,)
+
+        Raises
+        ------
+        ValueError
+            If d·2^d is too large to enumerate.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> olh = oracles.OLH(1.0, 4)
+        >>> reports = olh.perturb([0, 1], rng=0)
+        >>> olh.output_index(reports)
+        array([1, 6])
+        """
         self._check_enumerable()
         return self.support_matrix(reports).astype(np.int64) @ (np.int64(1) << np.arange(self.d, dtype=np.int64))
 
@@ -287,6 +442,22 @@ class OLH(IndependentSupports):
         through 1[v ∈ Y], so reports with the same Y have the same likelihood ratios (privacy) and
         the same contribution to the counts. For each r, the functions with H^−1(r) = Y number
         (g − 1)^(d−|Y|), hence Pr[Y | v] = g·(g − 1)^(d−|Y|)·g^−d·(p' if v ∈ Y else (1 − p')/(g − 1)).
+
+        Returns
+        -------
+        ndarray, shape (d, |Y|)
+
+        Raises
+        ------
+        ValueError
+            If the output space is too large to enumerate.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> P = oracles.OLH(1.0, 3).output_distribution()
+        >>> P.shape, P.sum(axis=1).round(12)
+        ((3, 8), array([1., 1., 1.]))
         """
         self._check_enumerable()
         S = self.support_matrix()
@@ -299,7 +470,30 @@ class OLH(IndependentSupports):
         """Per-report support, bool (m, d): report (s, r) supports v iff H_s(v) = r.
 
         Called without ``reports``: the (d, 2^d) enumeration of the support sets, column j = the set
-        {u : bit u of j is 1}, same column order and size limit as :meth:`output_distribution`."""
+        {u : bit u of j is 1}, same column order and size limit as :meth:`output_distribution`.
+
+        Parameters
+        ----------
+        reports : ndarray of int64, shape (m, 2), optional
+            What :meth:`perturb` returned; None: enumerate every support set.
+
+        Returns
+        -------
+        ndarray of bool, shape (m, d) or (d, 2^d)
+
+        Raises
+        ------
+        ValueError
+            If the reports are malformed, or (without reports) d·2^d is too large to enumerate.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> olh = oracles.OLH(1.0, 4)
+        >>> reports = olh.perturb([0, 1], rng=0)
+        >>> olh.support_matrix(reports).shape, olh.support_matrix().shape
+        ((2, 4), (4, 16))
+        """
         if reports is not None:
             s, r = self._check_reports(reports)
             return self.hash(s[:, None], np.arange(self.d, dtype=np.int64)[None, :]) == r[:, None]
@@ -307,13 +501,45 @@ class OLH(IndependentSupports):
         return ((np.arange(1 << self.d)[None, :] >> np.arange(self.d)[:, None]) & 1).astype(bool)
 
     def output_supports(self) -> np.ndarray:
-        """The support sets, in the column order of :meth:`output_distribution`."""
+        """The support sets, in the column order of :meth:`output_distribution`.
+
+        Returns
+        -------
+        ndarray of bool, shape (d, |Y|)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.OLH(1.0, 2).output_supports()
+        array([[False,  True, False,  True],
+               [False, False,  True,  True]])
+        """
         return self.support_matrix()
 
 
 class BLH(OLH):
     """Binary Local Hashing: OLH with g = 2 (arXiv §2.4 "Random Matrix Projection … local hash with g
-    fixed at 2"; Wang et al. 2017 §4.4). Same exact hash family, p = e^ε/(e^ε + 1)."""
+    fixed at 2"; Wang et al. 2017 §4.4). Same exact hash family, p = e^ε/(e^ε + 1).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, finite and > 0.
+    d : int
+        Domain size, >= 2.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` or ``d`` is out of range.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> blh = oracles.BLH(epsilon=1.0, d=8)
+    >>> blh.g, round(blh.p, 4), blh.q
+    (2, 0.7311, 0.5)
+    """
 
     name = "blh"
     structural = ()  # g = 2 is its definition

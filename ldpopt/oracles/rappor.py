@@ -82,10 +82,36 @@ class RAPPOR(FrequencyOracle):
         The instantaneous response's Pr[S = 1 | B' = 0] and Pr[S = 1 | B' = 1], inst_p < inst_q.
     hash_seed : int
         Seed of the fixed hash family.
+    positions : array_like of int, shape (C, h, d), optional
+        Another implementation's hash family as its table pos[c, i, v] (then ``cohorts`` and
+        ``num_hashes`` default to its shape).
+    permanent : {"symmetric", "one-sided"}, default "symmetric"
+        The paper's permanent response, or pure-ldp 1.2.0's one-sided one (module docstring).
 
     Reports
     -------
     ``perturb`` returns a tuple (cohort, bits): cohort int64 (n,), bits bool (n, T).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, ``inst_p >= inst_q``, ``positions`` is not an integer
+        (C, h, d) table in [0, num_bits) agreeing with ``cohorts``/``num_hashes``, or ``permanent`` is
+        not one of the two kinds.
+
+    References
+    ----------
+    Erlingsson, Pihur & Korolova, "RAPPOR: Randomized Aggregatable Privacy-Preserving Ordinal
+    Response", CCS 2014, §3 (client, privacy) and §4 (decoding).
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> r = oracles.RAPPOR(epsilon=2.0, d=8, num_bits=16, cohorts=4)
+    >>> round(r.f, 4), round(r.p, 4), round(r.q, 4), r.pure
+    (0.7551, 0.6556, 0.6018, False)
+    >>> r.simulate([4000, 3000, 1000, 800, 600, 400, 150, 50], rng=0).f_tilde.round(2)
+    array([ 0.3 ,  0.26,  0.07,  0.22,  0.01,  0.07, -0.08,  0.05])
     """
 
     name = "rappor"
@@ -140,7 +166,35 @@ class RAPPOR(FrequencyOracle):
     @classmethod
     def from_f(cls, f: float, d: int, num_hashes: int | None = None, **params) -> RAPPOR:
         """Build from the permanent-response probability f ∈ (0, 1) (ε_∞ = 2h·ln((1 − ½f)/(½f)); h from
-        ``num_hashes``, else from a ``positions`` table, else 2)."""
+        ``num_hashes``, else from a ``positions`` table, else 2).
+
+        Parameters
+        ----------
+        f : float
+            Permanent-response probability, in (0, 1).
+        d : int
+            Domain size, >= 2.
+        num_hashes : int, optional
+            h (default: from ``positions`` if given, else 2).
+        **params
+            Other constructor parameters.
+
+        Returns
+        -------
+        RAPPOR
+
+        Raises
+        ------
+        ValueError
+            If ``f`` is not in (0, 1) or a parameter is out of range.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR.from_f(0.5, d=4)
+        >>> r.f, round(r.epsilon, 4)  # 2h ln(3), h = 2
+        (0.5, 4.3944)
+        """
         f = float(f)
         if not 0.0 < f < 1.0:
             raise ValueError(f"f must lie in (0, 1), got {f!r}")
@@ -155,12 +209,28 @@ class RAPPOR(FrequencyOracle):
     # -- probabilities ---------------------------------------------------------------------------
     @property
     def p_star(self) -> float:
-        """Pr[S_t = 1 | B_t = 0] = ½f(p + q) + (1 − f)p."""
+        """Pr[S_t = 1 | B_t = 0] = ½f(p + q) + (1 − f)p.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> round(r.p_star, 4)
+        0.5944
+        """
         return float(self.bit_channel.blocks[0, 1, 0])
 
     @property
     def q_star(self) -> float:
-        """Pr[S_t = 1 | B_t = 1] = ½f(p + q) + (1 − f)q."""
+        """Pr[S_t = 1 | B_t = 1] = ½f(p + q) + (1 − f)q.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> round(r.q_star, 4)
+        0.6556
+        """
         return float(self.bit_channel.blocks[0, 1, 1])
 
     @property
@@ -174,12 +244,28 @@ class RAPPOR(FrequencyOracle):
 
     @property
     def epsilon_inf(self) -> float:
-        """The paper's ε_∞ = 2h·ln((1 − ½f)/(½f)) (equals ``epsilon``)."""
+        """The paper's ε_∞ = 2h·ln((1 − ½f)/(½f)) (equals ``epsilon``).
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> round(r.epsilon_inf, 4)
+        2.0
+        """
         return 2 * self.num_hashes * math.log((1 - self.f / 2) / (self.f / 2))
 
     @property
     def epsilon_one(self) -> float:
-        """The paper's one-report ε₁ = h·ln(q*(1 − p*)/(p*(1 − q*))) (∞ when p* = 0 or q* = 1)."""
+        """The paper's one-report ε₁ = h·ln(q*(1 − p*)/(p*(1 − q*))) (∞ when p* = 0 or q* = 1).
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> round(r.epsilon_one, 4)
+        0.5234
+        """
         ps, qs = self.p_star, self.q_star
         if ps <= 0.0 or qs >= 1.0:
             return math.inf
@@ -196,17 +282,49 @@ class RAPPOR(FrequencyOracle):
         return max(1, (1 << 24) // self.num_bits)
 
     def structural_params(self) -> dict[str, Any]:
-        """``params()``; with another implementation's positions table, its SHA-1 in place of ``hash_seed``."""
+        """``params()``; with another implementation's positions table, its SHA-1 in place of ``hash_seed``.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> sorted(r.structural_params())
+        ['cohorts', 'hash_seed', 'inst_p', 'inst_q', 'num_bits', 'num_hashes']
+        """
         return family_params(self.params(), self.positions if self.family_given else None)
 
     @property
     def count_scale(self) -> int:
-        """The support counts are multiples of 1/h: h."""
+        """The support counts are multiples of 1/h: h.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> r.count_scale  # h
+        2
+        """
         return int(self.num_hashes)
 
     def report_columns(self) -> tuple[ReportColumn, ...]:
         """``cohort: int64``, ``bits: fixed_size_binary(⌈T/8⌉)``: the cohort and the T report bits,
-        packed as OUE's (``perturb`` returns them unpacked; the shard packs them)."""
+        packed as OUE's (``perturb`` returns them unpacked; the shard packs them).
+
+        Returns
+        -------
+        tuple of ReportColumn
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> r.report_columns()
+        (ReportColumn(name='cohort', kind='int64', size=0), ReportColumn(name='bits', kind='bytes', size=1))
+        """
         return (ReportColumn("cohort", "int64"), ReportColumn("bits", "bytes", (self.num_bits + 7) // 8))
 
     def reports_to_columns(self, reports) -> list[np.ndarray]:
@@ -219,7 +337,15 @@ class RAPPOR(FrequencyOracle):
     # -- the family ------------------------------------------------------------------------------
     @property
     def positions(self) -> np.ndarray:
-        """Bit positions pos[c, i, v] of value v's i-th hash in cohort c, int64 (C, h, d)."""
+        """Bit positions pos[c, i, v] of value v's i-th hash in cohort c, int64 (C, h, d).
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> r.positions.shape  # (C, h, d)
+        (2, 2, 4)
+        """
         if self._positions is None:
             C, h = self.cohorts, self.num_hashes
             keys = family_keys(self.hash_seed, C * h).reshape(C, h, 1)
@@ -229,14 +355,38 @@ class RAPPOR(FrequencyOracle):
         return self._positions
 
     def bloom(self) -> np.ndarray:
-        """Bloom filters as bool (C, T, d): bit t of value v's filter in cohort c."""
+        """Bloom filters as bool (C, T, d): bit t of value v's filter in cohort c.
+
+        Returns
+        -------
+        ndarray of bool, shape (C, T, d)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> r.bloom().shape  # (C, T, d)
+        (2, 4, 4)
+        """
         C, _h, d = self.positions.shape
         B = np.zeros((C, self.num_bits, d), dtype=bool)
         B[np.arange(C)[:, None, None], self.positions, np.arange(d)[None, None, :]] = True
         return B
 
     def design_matrix(self) -> np.ndarray:
-        """X[(c, t), v] = 1[t ∈ B_{c,v}], float (C·T, d): the paper's regression design (§4)."""
+        """X[(c, t), v] = 1[t ∈ B_{c,v}], float (C·T, d): the paper's regression design (§4).
+
+        Returns
+        -------
+        ndarray, shape (C·T, d)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> r.design_matrix().shape  # (C·T, d)
+        (8, 4)
+        """
         return self.bloom().reshape(self.cohorts * self.num_bits, self.d).astype(np.float64)
 
     def _multiplicity(self) -> np.ndarray:
@@ -248,7 +398,32 @@ class RAPPOR(FrequencyOracle):
 
     # -- the real protocol -----------------------------------------------------------------------
     def memoise(self, values, rng) -> tuple[np.ndarray, np.ndarray]:
-        """Steps 1-2: each user's cohort and permanent response B' (bool (n, T))."""
+        """Steps 1-2: each user's cohort and permanent response B' (bool (n, T)).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            The users' values in [0, d).
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        tuple of ndarray
+            ``(cohort, B')``: int64 (n,) and bool (n, T).
+
+        Raises
+        ------
+        ValueError
+            If a value is outside [0, d).
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> cohort, Bp = r.memoise([0, 3, 3], rng=0)
+        >>> cohort.shape, Bp.shape
+        ((3,), (3, 4))
+        """
         v = check_values(values, self.d, "values")
         gen = as_generator(rng)
         n: int = v.shape[0]  # an int, so the checker types the draws as arrays
@@ -258,7 +433,33 @@ class RAPPOR(FrequencyOracle):
         return c, self.permanent.perturb(B.ravel(), gen).reshape(n, self.num_bits).astype(bool)
 
     def report(self, memo, rng) -> tuple[np.ndarray, np.ndarray]:
-        """Step 3: an instantaneous report from memoised (cohort, B')."""
+        """Step 3: an instantaneous report from memoised (cohort, B').
+
+        Parameters
+        ----------
+        memo : tuple of ndarray
+            ``(cohort, B')`` from :meth:`memoise`.
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        tuple of ndarray
+            ``(cohort, S)``: int64 (n,) and bool (n, T).
+
+        Raises
+        ------
+        ValueError
+            If ``memo`` is malformed.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> memo = r.memoise([0, 3, 3], rng=0)
+        >>> cohort, S = r.report(memo, rng=1)
+        >>> S.shape, S.dtype
+        ((3, 4), dtype('bool'))
+        """
         c, Bp = self._check_reports(memo)
         S = self.instantaneous.perturb(Bp.ravel().astype(np.int64), as_generator(rng))
         return c, S.reshape(Bp.shape).astype(bool)
@@ -272,24 +473,111 @@ class RAPPOR(FrequencyOracle):
 
     def sketch(self, reports, device=None) -> tuple[np.ndarray, np.ndarray]:
         """(Y, N): Y[c, t] = #{reports of cohort c with bit t set} (int64 (C, T)), N[c] the cohort
-        sizes (``device``: who counts the bits, :mod:`ldpopt.kernels`)."""
+        sizes (``device``: who counts the bits, :mod:`ldpopt.kernels`).
+
+        Parameters
+        ----------
+        reports : tuple of ndarray
+            ``(cohort, bits)`` as :meth:`perturb` returns them.
+        device : {None, "auto", "numpy", "cpu", "cuda"}, default None
+
+        Returns
+        -------
+        tuple of ndarray
+            ``(Y, N)``: int64 (C, T) and (C,).
+
+        Raises
+        ------
+        ValueError
+            If the reports are malformed.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> Y, N = r.sketch(r.perturb([0, 1, 2, 3] * 25, rng=0))
+        >>> Y.shape, int(N.sum())
+        ((2, 4), 100)
+        """
         c, bits = self._check_reports(reports)
         return grouped_column_sums(c, bits, self.cohorts, device)
 
     def counts_from_sketch(self, Y, N=None) -> np.ndarray:
-        """Support counts c_v = Σ_c (1/h) Σ_i Y[c, pos_{c,i}(v)] (float, multiples of 1/h)."""
+        """Support counts c_v = Σ_c (1/h) Σ_i Y[c, pos_{c,i}(v)] (float, multiples of 1/h).
+
+        Parameters
+        ----------
+        Y : array_like, shape (C, T)
+            Bit counts per cohort.
+        N : array_like, shape (C,), optional
+            Cohort sizes (not used by the formula; accepted so that ``counts_from_sketch(*sketch)`` works).
+
+        Returns
+        -------
+        ndarray of float, shape (d,)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> Y, N = r.sketch(r.perturb([0, 1, 2, 3] * 25, rng=0))
+        >>> r.counts_from_sketch(Y, N)
+        array([64.5, 60. , 61.5, 68. ])
+        """
         Y = np.asarray(Y, dtype=np.float64)
         C = np.arange(self.cohorts)[:, None, None]
         return Y[C, self.positions].sum(axis=(0, 1)) / self.num_hashes
 
     def aggregate(self, reports, device=None) -> np.ndarray:
         """Support counts (float, multiples of 1/h; module docstring) through the bit counts
-        (``device`` as in :meth:`sketch`)."""
+        (``device`` as in :meth:`sketch`).
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+        device : {None, "auto", "numpy", "cpu", "cuda"}, default None
+            Who counts (:meth:`FrequencyOracle.aggregate`).
+
+        Returns
+        -------
+        ndarray of float, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If the reports are malformed for this oracle or the device is unknown.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> r.aggregate(r.perturb([0, 1, 2, 3] * 25, rng=0))
+        array([64.5, 60. , 61.5, 68. ])
+        """
         return self.counts_from_sketch(*self.sketch(reports, device))
 
     def support_matrix(self, reports=None) -> np.ndarray:
         """Per-report support as a float (m, d) array of fractions of v's h positions set (not bool:
-        RAPPOR's support of a value is fractional, module docstring)."""
+        RAPPOR's support of a value is fractional, module docstring).
+
+        Parameters
+        ----------
+        reports : tuple of ndarray, optional
+            ``(cohort, bits)``; None: :meth:`output_supports`.
+
+        Returns
+        -------
+        ndarray of float, shape (m, d)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> r.support_matrix(r.perturb([0, 3], rng=0))
+        array([[0. , 0.5, 1. , 0. ],
+               [0. , 0.5, 1. , 0. ]])
+        """
         if reports is None:
             return self.output_supports()
         c, bits = self._check_reports(reports)
@@ -298,7 +586,32 @@ class RAPPOR(FrequencyOracle):
 
     # -- the fast path ---------------------------------------------------------------------------
     def sample_sketch(self, true_counts, rng) -> tuple[np.ndarray, np.ndarray]:
-        """(Y, N) drawn from their exact joint law (module docstring)."""
+        """(Y, N) drawn from their exact joint law (module docstring).
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            True histogram n_v >= 0, at least one user.
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        tuple of ndarray
+            ``(Y, N)``: int64 (C, T) and (C,).
+
+        Raises
+        ------
+        ValueError
+            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> Y, N = r.sample_sketch([40, 30, 20, 10], rng=0)
+        >>> Y.shape, int(N.sum())
+        ((2, 4), 100)
+        """
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
         C = self.cohorts
@@ -334,12 +647,58 @@ class RAPPOR(FrequencyOracle):
         return mu @ f, var_in + var_between
 
     def bias_given_hashes(self, f) -> np.ndarray:
-        """E[f̃_v | family] − f_v at true frequencies f, exact for the family held."""
+        """E[f̃_v | family] − f_v at true frequencies f, exact for the family held.
+
+        Parameters
+        ----------
+        f : array_like, shape (d,)
+            True frequencies, finite and >= 0.
+
+        Returns
+        -------
+        ndarray, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If ``f`` is not d finite non-negative numbers.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> r.bias_given_hashes([0.4, 0.3, 0.2, 0.1]).round(4)
+        array([ 0.0667,  0.0333, -0.3111,  0.1889])
+        """
         mean, _ = self._moments(f)
         return (mean - self.q * np.sum(f)) / (self.p - self.q) - np.asarray(f, dtype=np.float64)
 
     def variance_given_hashes(self, f, n: int) -> np.ndarray:
-        """Var[f̃_v | family] at true frequencies f with n users, exact for the family held."""
+        """Var[f̃_v | family] at true frequencies f with n users, exact for the family held.
+
+        Parameters
+        ----------
+        f : array_like, shape (d,)
+            True frequencies, finite and >= 0.
+        n : int
+            Number of users, >= 1.
+
+        Returns
+        -------
+        ndarray, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If ``f`` is not d finite non-negative numbers or ``n`` < 1.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> r.variance_given_hashes([0.4, 0.3, 0.2, 0.1], n=1000).round(4)
+        array([0.1454, 0.0976, 0.0992, 0.1463])
+        """
         n = check_n(n, "n")
         _, var = self._moments(f)
         return var / (n * (self.p - self.q) ** 2)
@@ -354,14 +713,38 @@ class RAPPOR(FrequencyOracle):
 
     def exact_epsilon_inf(self) -> float:
         """max over cohorts and value pairs of |B_v Δ B_v'|·ln((1 − ½f)/(½f)) (family held); ∞ for the
-        one-sided permanent response when two filters differ (a reported 0 rules out a set bit)."""
+        one-sided permanent response when two filters differ (a reported 0 rules out a set bit).
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> round(r.exact_epsilon_inf(), 4), round(r.epsilon, 4)
+        (2.0, 2.0)
+        """
         a, b = self._pair_bits()
         if self.permanent_kind == "one-sided":
             return math.inf if float((a + b).max()) > 0 else 0.0
         return float((a + b).max()) * math.log((1 - self.f / 2) / (self.f / 2))
 
     def exact_epsilon_one(self) -> float:
-        """One report's exact ε for the family held (module docstring)."""
+        """One report's exact ε for the family held (module docstring).
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> round(r.exact_epsilon_one(), 4)
+        0.5234
+        """
         a, b = self._pair_bits()
         ps, qs = self.p_star, self.q_star
         with np.errstate(divide="ignore", invalid="ignore"):  # p* = 0 or q* = 1: a bit rules a value out
@@ -380,13 +763,43 @@ class RAPPOR(FrequencyOracle):
         return np.repeat(np.arange(self.cohorts), 1 << self.num_bits), np.tile(bits, (self.cohorts, 1))
 
     def output_distribution(self) -> np.ndarray:
-        """Exact Pr[(c, S) | v] of one report, shape (d, C·2^T), column c·2^T + mask (tiny T only)."""
+        """Exact Pr[(c, S) | v] of one report, shape (d, C·2^T), column c·2^T + mask (tiny T only).
+
+        Returns
+        -------
+        ndarray, shape (d, C·2^T)
+
+        Raises
+        ------
+        ValueError
+            If the output space is too large to enumerate.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> P = r.output_distribution()
+        >>> P.shape, P.sum(axis=1).round(12)
+        ((4, 32), array([1., 1., 1., 1.]))
+        """
         c, bits = self._outputs()
         inB = self.bloom()[c].transpose(2, 0, 1)  # (d, |Y|, T)
         pr1 = np.where(inB, self.q_star, self.p_star)
         return np.where(bits[None], pr1, 1 - pr1).prod(axis=2) / self.cohorts
 
     def output_supports(self) -> np.ndarray:
-        """S(y) for every output column of :meth:`output_distribution`, float (d, |Y|)."""
+        """S(y) for every output column of :meth:`output_distribution`, float (d, |Y|).
+
+        Returns
+        -------
+        ndarray of float, shape (d, |Y|)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
+        >>> r.output_supports().shape
+        (4, 32)
+        """
         return self.support_matrix(self._outputs()).T
 

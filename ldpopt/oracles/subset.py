@@ -100,6 +100,21 @@ class SS(FrequencyOracle):
     uniform subsets by recursive halving of the domain with hypergeometric splits of users' need
     histograms (:mod:`.subset_counts`), never per user once n is large. Σ_v c_v = n k exactly, as in
     the real protocol, and the counts have its (negative) covariances.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon``, ``d`` or ``k`` is out of range.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> ss = oracles.SS(epsilon=1.0, d=8)
+    >>> ss.k, round(ss.p, 4), round(ss.q, 4)
+    (2, 0.4754, 0.2178)
+    >>> est = ss.simulate([4000, 3000, 1000, 800, 600, 400, 150, 50], rng=0)
+    >>> est.f_tilde.round(2), int(est.counts.sum())  # the counts sum to n k
+    (array([ 0.41,  0.34,  0.08,  0.06,  0.06,  0.02,  0.04, -0.  ]), 20000)
     """
 
     name = "ss"
@@ -128,7 +143,32 @@ class SS(FrequencyOracle):
     @classmethod
     def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float] | None:
         """A uniform k-subset holding the own value w.p. p: t₁ = p(k − 1)/(d − 1), t₀ = [p(k − 1)(k − 2)
-        + (1 − p)k(k − 1)] / ((d − 1)(d − 2)); None without ``k`` in ``params``."""
+        + (1 − p)k(k − 1)] / ((d − 1)(d − 2)); None without ``k`` in ``params``.
+
+        Parameters
+        ----------
+        p, q : float
+            The oracle's support probabilities.
+        d : int
+            Domain size.
+        params : dict
+            The oracle's parameters (an estimate's meta).
+
+        Returns
+        -------
+        tuple of float or None
+            ``(a, b)``.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> ss = oracles.SS(1.0, 8, k=2)
+        >>> a, b = ss.pair_covariance(ss.p, ss.q, 8, ss.params())
+        >>> round(float(a), 4), round(float(b), 4)
+        (-0.0225, -0.0132)
+        >>> ss.pair_covariance(ss.p, ss.q, 8, {}) is None  # k unknown
+        True
+        """
         k = params.get("k")
         if k is None:
             return None
@@ -137,13 +177,37 @@ class SS(FrequencyOracle):
         return t0 - q * q, t1 - t0 - q * (p - q)
 
     def support_size_pmf(self) -> np.ndarray:
-        """Every report supports exactly k values: a point mass at k."""
+        """Every report supports exactly k values: a point mass at k.
+
+        Returns
+        -------
+        ndarray, shape (d + 1,)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> ss = oracles.SS(1.0, 8, k=2)
+        >>> ss.support_size_pmf()
+        array([0., 0., 1., 0., 0., 0., 0., 0., 0.])
+        """
         pmf = np.zeros(self.d + 1)
         pmf[self.k] = 1.0
         return pmf
 
     def report_columns(self) -> tuple[ReportColumn, ...]:
-        """``subset: fixed_size_list<int64>[k]``: the reported k-subset of [0, d)."""
+        """``subset: fixed_size_list<int64>[k]``: the reported k-subset of [0, d).
+
+        Returns
+        -------
+        tuple of ReportColumn
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> ss = oracles.SS(1.0, 8, k=2)
+        >>> ss.report_columns()
+        (ReportColumn(name='subset', kind='int64_list', size=2),)
+        """
         return (ReportColumn("subset", "int64_list", self.k),)
 
     def reports_to_columns(self, reports) -> list[np.ndarray]:
@@ -172,13 +236,33 @@ class SS(FrequencyOracle):
 
     @property
     def mixture_weight(self) -> float:
-        """λ = k(e^ε − 1)/(k e^ε + d − k): weight of the "{v} ∪ (k−1)-subset" component."""
+        """λ = k(e^ε − 1)/(k e^ε + d − k): weight of the "{v} ∪ (k−1)-subset" component.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> ss = oracles.SS(1.0, 8, k=2)
+        >>> round(ss.mixture_weight, 4)
+        0.3005
+        """
         return self.k * -math.expm1(-self.epsilon) / self._denominator
 
     # -- real protocol ---------------------------------------------------------------------------
     def chunk_size(self) -> int:
         """Users per chunk on the real path: reports of 2^21 cells (m × k, 16 MiB), but at least
-        _MIN_BLOCK users so that Floyd's per-step numpy calls stay long enough at large k."""
+        _MIN_BLOCK users so that Floyd's per-step numpy calls stay long enough at large k.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> ss = oracles.SS(1.0, 8, k=2)
+        >>> ss.chunk_size()
+        1048576
+        """
         return max(_MIN_BLOCK, _REPORT_CELLS // self.k)
 
     def _block_users(self) -> int:
@@ -186,7 +270,31 @@ class SS(FrequencyOracle):
         return max(_MIN_BLOCK, _BITMAP_BYTES // self.d)
 
     def perturb(self, values, rng) -> np.ndarray:
-        """Client side: one k-subset per user, shape (m, k), int64 (exact, see module docstring)."""
+        """Client side: one k-subset per user, shape (m, k), int64 (exact, see module docstring).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (m,)
+            The users' true values in [0, d).
+        rng : int, numpy.random.Generator or "secure"
+            Seed or generator.
+
+        Returns
+        -------
+        ndarray of int64, shape (m, k)
+
+        Raises
+        ------
+        ValueError
+            If a value is outside [0, d) or ``rng`` is not accepted.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> ss = oracles.SS(1.0, 8, k=2)
+        >>> ss.perturb([0, 1, 7], rng=0).shape
+        (3, 2)
+        """
         v = check_values(values, self.d)
         gen = as_generator(rng)
         m = v.shape[0]
@@ -225,7 +333,31 @@ class SS(FrequencyOracle):
     def aggregate(self, reports, device=None) -> np.ndarray:
         """Server side: c_v = number of reports (rows) containing v, a histogram of the flattened
         subsets (``device``: see the base class). Checks that every row is a set of k distinct
-        integers in [0, d)."""
+        integers in [0, d).
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+        device : {None, "auto", "numpy", "cpu", "cuda"}, default None
+            Who counts (:meth:`FrequencyOracle.aggregate`).
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If the reports are not (m, k) distinct integers in [0, d) per row or the device is unknown.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> ss = oracles.SS(1.0, 8, k=2)
+        >>> ss.aggregate([[0, 1], [1, 7], [2, 1]])
+        array([1, 3, 1, 0, 0, 0, 0, 1])
+        """
         arr = reports if isinstance(reports, np.ndarray) else np.asarray(reports)
         dev = kernels.resolve(device, arr.size)
         if dev == "cpu" and arr.ndim == 2 and arr.shape[0] and arr.shape[1] == self.k and arr.dtype == np.int64:
@@ -236,7 +368,25 @@ class SS(FrequencyOracle):
         return kernels.histogram(r, self.d, dev)
 
     def support_matrix(self, reports) -> np.ndarray:
-        """(m, d) bool: report i supports v iff v is in its subset."""
+        """(m, d) bool: report i supports v iff v is in its subset.
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+
+        Returns
+        -------
+        ndarray of bool, shape (m, d)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> ss = oracles.SS(1.0, 8, k=2)
+        >>> ss.support_matrix([[0, 1], [7, 2]]).astype(int)
+        array([[1, 1, 0, 0, 0, 0, 0, 0],
+               [0, 0, 1, 0, 0, 0, 0, 1]])
+        """
         r = self._check_reports(reports)
         out = np.zeros((r.shape[0], self.d), dtype=bool)
         out[np.arange(r.shape[0])[:, None], r] = True
@@ -267,14 +417,59 @@ class SS(FrequencyOracle):
 
     def sample_counts(self, true_counts, rng) -> np.ndarray:
         """Fast path, exact in joint law (see the class docstring and :mod:`.subset_counts`). Cost
-        O(d·spread) per level of a binary tree over D, independent of n once n is large."""
+        O(d·spread) per level of a binary tree over D, independent of n once n is large.
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            True histogram n_v >= 0, at least one user.
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> ss = oracles.SS(1.0, 8, k=2)
+        >>> c = ss.sample_counts([500, 300, 150, 50, 0, 0, 0, 0], rng=0)
+        >>> c, int(c.sum())
+        (array([325, 292, 284, 245, 199, 210, 230, 215]), 2000)
+        """
         tc = self._check_true_counts(true_counts)
         return sample_subset_counts(as_generator(rng), self.d, self.k, self.mixture_weight, tc)
 
     # -- exact output distribution -----------------------------------------------------------------
     def subsets(self) -> np.ndarray:
         """All C(d, k) k-subsets in lexicographic order, shape (C(d, k), k): the column order of
-        :meth:`output_distribution`. Only for small d (same limit)."""
+        :meth:`output_distribution`. Only for small d (same limit).
+
+        Returns
+        -------
+        ndarray of int64, shape (C(d, k), k)
+
+        Raises
+        ------
+        ValueError
+            If C(d, k) is too large to enumerate.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.SS(1.0, 4, k=2).subsets()
+        array([[0, 1],
+               [0, 2],
+               [0, 3],
+               [1, 2],
+               [1, 3],
+               [2, 3]])
+        """
         total = math.comb(self.d, self.k)
         if total * self.d > _MAX_ENUM_CELLS:
             raise ValueError(f"C(d, k) = C({self.d}, {self.k}) = {total} subsets are too many to "
@@ -285,7 +480,26 @@ class SS(FrequencyOracle):
 
     def output_distribution(self) -> np.ndarray:
         """Exact Pr[Ψ(v) = Y], shape (d, C(d, k)), columns in the order of :meth:`subsets`:
-        p/C(d−1, k−1) if v ∈ Y, (1 − p)/C(d−1, k) otherwise."""
+        p/C(d−1, k−1) if v ∈ Y, (1 − p)/C(d−1, k) otherwise.
+
+        Returns
+        -------
+        ndarray, shape (d, |Y|)
+
+        Raises
+        ------
+        ValueError
+            If the output space is too large to enumerate.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.SS(1.0, 4, k=2).output_distribution().round(3)
+        array([[0.244, 0.244, 0.244, 0.09 , 0.09 , 0.09 ],
+               [0.244, 0.09 , 0.09 , 0.244, 0.244, 0.09 ],
+               [0.09 , 0.244, 0.09 , 0.244, 0.09 , 0.244],
+               [0.09 , 0.09 , 0.244, 0.09 , 0.244, 0.244]])
+        """
         sets = self.subsets()
         member = np.zeros((self.d, sets.shape[0]), dtype=bool)
         member[sets.T, np.arange(sets.shape[0])] = True
@@ -294,7 +508,21 @@ class SS(FrequencyOracle):
         return np.where(member, inside, outside)
 
     def output_supports(self) -> np.ndarray:
-        """Output Y supports the values in Y, shape (d, C(d, k)), columns in the order of :meth:`subsets`."""
+        """Output Y supports the values in Y, shape (d, C(d, k)), columns in the order of :meth:`subsets`.
+
+        Returns
+        -------
+        ndarray of bool, shape (d, |Y|)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.SS(1.0, 4, k=2).output_supports().astype(int)
+        array([[1, 1, 1, 0, 0, 0],
+               [1, 0, 0, 1, 1, 0],
+               [0, 1, 0, 1, 0, 1],
+               [0, 0, 1, 0, 1, 1]])
+        """
         sets = self.subsets()
         member = np.zeros((self.d, sets.shape[0]), dtype=bool)
         member[sets.T, np.arange(sets.shape[0])] = True

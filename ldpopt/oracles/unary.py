@@ -316,6 +316,27 @@ class OUE(_UnaryEncoding):
     p = 1/2, q = 1/(e^ε + 1); p(1−q)/((1−p)q) = e^ε exactly, Var Eq. 6 = (4e^ε/(e^ε−1)² + f_v)/n.
 
     Reports: packed bit vectors (see module notes). ``sample_counts`` is exact (independent bits).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, finite and > 0.
+    d : int
+        Domain size, >= 2.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` or ``d`` is out of range.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> o = oracles.OUE(epsilon=1.0, d=8)
+    >>> round(o.p, 4), round(o.q, 4)
+    (0.5, 0.2689)
+    >>> o.simulate([4000, 3000, 1000, 800, 600, 400, 150, 50], rng=0).f_tilde.round(2)
+    array([0.43, 0.32, 0.08, 0.09, 0.04, 0.09, 0.02, 0.02])
     """
 
     name = "oue"
@@ -346,6 +367,27 @@ class SUE(_UnaryEncoding):
     privacy ratio is e^ε exactly.
 
     Reports: packed bit vectors (see module notes). ``sample_counts`` is exact (independent bits).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε, finite and > 0.
+    d : int
+        Domain size, >= 2.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` or ``d`` is out of range.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> o = oracles.SUE(epsilon=1.0, d=8)
+    >>> round(o.p, 4), round(o.q, 4)
+    (0.6225, 0.3775)
+    >>> o.simulate([4000, 3000, 1000, 800, 600, 400, 150, 50], rng=0).f_tilde.round(2)
+    array([0.4 , 0.32, 0.08, 0.09, 0.04, 0.08, 0.02, 0.02])
     """
 
     name = "sue"

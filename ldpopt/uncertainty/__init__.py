@@ -65,7 +65,14 @@ def _warn_fallback(res: Uncertainty) -> Uncertainty:
 
 
 class FallbackWarning(UserWarning):
-    """Some intervals are Base's instead of the method's own (:attr:`Uncertainty.fallback`)."""
+    """Some intervals are Base's instead of the method's own (:attr:`Uncertainty.fallback`).
+
+    Examples
+    --------
+    >>> from ldpopt.uncertainty import FallbackWarning
+    >>> issubclass(FallbackWarning, UserWarning)
+    True
+    """
 
 
 def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=None,
@@ -106,6 +113,25 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
     progress : None or callable
         Called with 1 after each resample of a method that runs resample by resample (Power, EM,
         MLE-Apx, ...; the batched closed forms do not call it): a progress bar's ``update``.
+    n_resamples : int, default 200
+        Bootstrap resamples (>= 10).
+    params : dict, optional
+        Keyword parameters of the method.
+
+    Returns
+    -------
+    Uncertainty
+        Per value, per subset, or per selected value (top-k, heavy hitters: ``labels`` says which);
+        :class:`FallbackWarning` when some entries got Base's interval.
+
+    Raises
+    ------
+    ValueError
+        If ``level`` is not in (0, 1), the query is malformed or asks for more values than d,
+        ``interval``/``selection``/``target`` is not an accepted value, ``n_resamples`` < 10, or the
+        method is unknown.
+    TypeError
+        If ``estimate`` is not an :class:`~ldpopt.Estimate`.
 
     Examples
     --------

@@ -192,6 +192,50 @@ def bootstrap(estimate: Estimate, method: str | _methods.MethodInfo, level: floa
     into per-query answers; ``point`` overrides the observed output (else the method is run once);
     ``boundary`` ("base" or None): Base's interval at the flagged entries (module docstring);
     ``progress``: called with 1 per resample of a method that runs row by row (a bar's ``update``).
+
+    Parameters
+    ----------
+    estimate : Estimate
+    method : str or MethodInfo
+        What :func:`ldpopt.methods.resolve` accepts.
+    level : float, default 0.95
+        Nominal coverage in (0, 1).
+    queries : optional
+        Subsets; None: per value.
+    labels : list, optional
+        Names of the entries.
+    n_resamples : int, default 200
+        Resamples, >= 10.
+    interval : {"basic", "percentile", "normal"}, default "basic"
+    rng : int, Generator or "secure", default 0
+    params : dict, optional
+        Keyword parameters of the method.
+    point : array_like, optional
+        The observed output (default: the method run on ``estimate``).
+    boundary : {"base", None}, default "base"
+    progress : callable, optional
+
+    Returns
+    -------
+    Uncertainty
+        With ``bootstrap_distribution`` (B, m).
+
+    Raises
+    ------
+    ValueError
+        If ``level``, ``n_resamples``, ``interval`` or ``boundary`` is out of range, or the method is
+        unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("oue", 1.0, 6).simulate(np.array([400, 250, 150, 100, 60, 40]) * 10, rng=0)
+    >>> r = ldpopt.uncertainty.bootstrap(est, "norm-sub", n_resamples=50, rng=0)
+    >>> r.bootstrap_distribution.shape, r.interval
+    ((50, 6), 'basic')
+    >>> r.lo.round(2), r.hi.round(2)
+    (array([0.39, 0.22, 0.11, 0.06, 0.03, 0.02]), array([0.48, 0.3 , 0.19, 0.13, 0.11, 0.1 ]))
     """
     if boundary not in ("base", None):
         raise ValueError(f"boundary must be 'base' or None, got {boundary!r}")

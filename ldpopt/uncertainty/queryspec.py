@@ -20,6 +20,30 @@ __all__ = ["Query", "parse_query"]
 
 @dataclass(frozen=True)
 class Query:
+    """A parsed query (module docstring): its kind and the numbers the kind needs.
+
+    Parameters
+    ----------
+    kind : {"full", "topk", "hh", "subsets", "given"}
+    k : int, default 0
+        K of ``"topk"``.
+    threshold : float, default 0.0
+        PHI of ``"hh"``.
+    size, count : int, default 0
+        SIZE and COUNT of ``"subsets"``.
+    subsets : object, default None
+        The given subsets of ``"given"`` (anything :func:`ldpopt.queries.query_matrix` accepts).
+    metric : {"mse", "mae", "f1"}, default "mse"
+        The error the query is scored by (``"f1"`` for heavy hitters).
+
+    Examples
+    --------
+    >>> from ldpopt.uncertainty import Query
+    >>> q = Query("topk", k=3)
+    >>> str(q), q.metric
+    ('topk:3', 'mse')
+    """
+
     kind: str                    # "full" | "topk" | "hh" | "subsets" | "given"
     k: int = 0
     threshold: float = 0.0
@@ -44,7 +68,38 @@ def _int(text: str, what: str, spec: str) -> int:
 
 
 def parse_query(query, metric: str | None = None) -> Query:
-    """A :class:`Query` from a string spec (module docstring), a Query, or subsets."""
+    """A :class:`Query` from a string spec (module docstring), a Query, or subsets.
+
+    Parameters
+    ----------
+    query : None, str, Query or subsets
+        None or ``"full"``; ``"topk:K"``; ``"hh:PHI"`` (PHI in (0, 1)); ``"subsets:SIZE[:COUNT]"``
+        (COUNT default 100); a :class:`Query` (returned as is); anything else is taken as given subsets.
+    metric : {"mse", "mae"} or None, default None
+        The error to score by (None: ``"mse"``; heavy hitters are always ``"f1"``).
+
+    Returns
+    -------
+    Query
+
+    Raises
+    ------
+    ValueError
+        If the string is not one of the forms above, a number in it is malformed or out of range, or
+        ``metric`` is not accepted.
+
+    Examples
+    --------
+    >>> from ldpopt.uncertainty import parse_query
+    >>> parse_query("topk:5")
+    Query(kind='topk', k=5, threshold=0.0, size=0, count=0, subsets=None, metric='mse')
+    >>> parse_query("hh:0.05").threshold, parse_query(None).kind
+    (0.05, 'full')
+    >>> parse_query("top5")
+    Traceback (most recent call last):
+    ...
+    ValueError: query must be 'full', 'topk:K', 'hh:PHI', 'subsets:SIZE[:COUNT]' or subsets, got 'top5'
+    """
     if isinstance(query, Query):
         return query
     if metric is not None and metric not in ("mse", "mae"):

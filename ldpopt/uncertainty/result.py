@@ -18,7 +18,21 @@ __all__ = ["ConfidenceInterval", "Uncertainty"]
 
 
 class ConfidenceInterval(NamedTuple):
-    """Lower and upper end points (arrays of the shape of ``values``)."""
+    """Lower and upper end points (arrays of the shape of ``values``).
+
+    Parameters
+    ----------
+    low, high : ndarray
+        End points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.uncertainty import ConfidenceInterval
+    >>> low, high = ConfidenceInterval(np.array([0.1]), np.array([0.3]))
+    >>> round(float(high[0] - low[0]), 6)
+    0.2
+    """
 
     low: np.ndarray
     high: np.ndarray
@@ -27,6 +41,14 @@ class ConfidenceInterval(NamedTuple):
 @dataclass(frozen=True, eq=False)
 class Uncertainty:
     """Point values with standard errors, bias estimates and a confidence interval.
+
+    Returned by :func:`ldpopt.uncertainty.intervals`, :func:`~ldpopt.uncertainty.analytic` and
+    :func:`~ldpopt.uncertainty.bootstrap`; built by them, not by users.
+
+    Parameters
+    ----------
+    values, se, bias, lo, hi, level, method, interval, how, labels, bootstrap_distribution, extra
+        As the attributes below.
 
     Attributes
     ----------
@@ -59,6 +81,17 @@ class Uncertainty:
         lies wholly above or below the value (the basic interval's bias correction, see
         :mod:`ldpopt.uncertainty.bootstrap`); query-specific numbers, e.g. ``membership`` (bootstrap
         probability that each value of a heavy-hitter set is above the threshold).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("oue", 1.0, 6).simulate(np.array([400, 250, 150, 100, 60, 40]) * 10, rng=0)
+    >>> r = ldpopt.uncertainty.intervals(est, "base")
+    >>> r.method, r.interval, r.level
+    ('base', 'normal', 0.95)
+    >>> r.frame().columns.tolist()
+    ['value', 'se', 'bias', 'lo', 'hi', 'fallback']
     """
 
     values: np.ndarray
@@ -76,10 +109,31 @@ class Uncertainty:
 
     @property
     def confidence_interval(self) -> ConfidenceInterval:
+        """The interval ``(lo, hi)`` as a :class:`ConfidenceInterval` (``scipy.stats.bootstrap``'s name).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("oue", 1.0, 6).simulate(np.array([400, 250, 150, 100, 60, 40]) * 10, rng=0)
+        >>> ci = ldpopt.uncertainty.intervals(est, "base").confidence_interval
+        >>> ci.low.round(3), ci.high.round(3)
+        (array([0.403, 0.218, 0.113, 0.056, 0.033, 0.025]), array([0.483, 0.296, 0.19 , 0.132, 0.109, 0.101]))
+        """
         return ConfidenceInterval(self.lo, self.hi)
 
     @property
     def standard_error(self) -> np.ndarray:
+        """``se``, under ``scipy.stats.bootstrap``'s name.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("oue", 1.0, 6).simulate(np.array([400, 250, 150, 100, 60, 40]) * 10, rng=0)
+        >>> ldpopt.uncertainty.intervals(est, "base").standard_error.round(4)
+        array([0.0203, 0.0198, 0.0196, 0.0194, 0.0194, 0.0194])
+        """
         return self.se
 
     @property
@@ -88,12 +142,35 @@ class Uncertainty:
         per subset sum, where the method's point is pinned at 0 or biased there
         (:mod:`ldpopt.uncertainty.bootstrap`); for the conditional top-k interval, where the method
         ranks the value unlike f̃ (:mod:`ldpopt.uncertainty.selective`). All False for Base, Norm
-        and results without the fallback."""
+        and results without the fallback.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("oue", 1.0, 6).simulate(np.array([400, 250, 150, 100, 60, 40]) * 10, rng=0)
+        >>> ldpopt.uncertainty.intervals(est, "norm").fallback
+        array([False, False, False, False, False, False])
+        """
         f = self.extra.get("fallback")
         return np.zeros(np.shape(self.values), dtype=bool) if f is None else np.asarray(f, dtype=bool)
 
     def frame(self):
-        """A pandas DataFrame with columns value, se, bias, lo, hi (index: labels or 0..m−1)."""
+        """A pandas DataFrame with columns value, se, bias, lo, hi (index: labels or 0..m−1).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns value, se, bias, lo, hi and fallback.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("oue", 1.0, 6).simulate(np.array([400, 250, 150, 100, 60, 40]) * 10, rng=0)
+        >>> ldpopt.uncertainty.intervals(est, "norm").frame().shape
+        (6, 6)
+        """
         import pandas as pd
 
         idx = self.labels if self.labels is not None else np.arange(np.size(self.values))
