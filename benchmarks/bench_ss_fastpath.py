@@ -1,9 +1,9 @@
-"""Where Subset Selection's exact fast path (``oracles._subset_counts``) spends
+"""Where Subset Selection's exact fast path (``oracles.subset_counts``) spends
 its time, d ∈ {1,024, 42,178}, n = 10⁶, ε ∈ {0.5, 1, 4}, Zipf(1.5) true counts. CPU seconds
 (``time.process_time``), best of ``--repeat`` calls; one more call with the generator wrapped to
 time its ``multinomial`` (the windowed splits) and ``hypergeometric`` (the per-user splits) calls
 and count the cells of the multinomial tables; the rest is numpy bookkeeping in
-``_subset_counts`` (unique/merge/indexing).
+``subset_counts`` (unique/merge/indexing).
 
     python benchmarks/bench_ss_fastpath.py [--repeat 2]
 
@@ -61,7 +61,7 @@ def run(quick: bool = False, **opts) -> dict:
     """``--quick``: d = 1,024, n = 10⁴, ε = 1."""
     a = H.options(parser(), "bench_ss_fastpath.py", quick, opts)
     from ldpopt import oracles
-    from ldpopt.oracles._subset_counts import sample_subset_counts
+    from ldpopt.oracles.subset_counts import sample_subset_counts
 
     rows = []
     n = 10**4 if a.quick else 10**6

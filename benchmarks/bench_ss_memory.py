@@ -1,4 +1,4 @@
-"""Peak memory and CPU time of Subset Selection's exact fast path (``oracles._subset_counts``) at
+"""Peak memory and CPU time of Subset Selection's exact fast path (``oracles.subset_counts``) at
 d = 42,178, ε = 1, Zipf(1.5) true counts (or, with ``--uniform``, a uniform histogram: every value's
 pinned histogram is then dense, the worst case), n ∈ {10⁶, 10⁷, 10⁸, 10⁹}: the code of commit 15db1ce
 (read with ``git show``, loaded as a module) beside the current code, one fresh process per (code, n)
@@ -30,7 +30,8 @@ sys.path.insert(0, str(HERE))
 import _harness as H  # noqa: E402
 
 OLD_COMMIT = "15db1ce"
-MODULE = "ldpopt/oracles/_subset_counts.py"
+MODULE = "ldpopt/oracles/subset_counts.py"
+OLD_MODULE = "ldpopt/oracles/_subset_counts.py"  # its name at OLD_COMMIT
 D, EPSILON, SEED = 42_178, 1.0, 7
 
 
@@ -80,7 +81,7 @@ def run(quick: bool = False, **opts) -> dict:
     if a.quick:
         a.ns = "1e4"
     with tempfile.TemporaryDirectory() as tmp:
-        old_path = H.extract(OLD_COMMIT, [MODULE], tmp) / MODULE
+        old_path = H.extract(OLD_COMMIT, [OLD_MODULE], tmp) / OLD_MODULE
         rows = [_compare(old_path, int(float(s)), a) for s in a.ns.split(",")]
     return H.save("ss_memory_uniform" if a.uniform else "ss_memory", a, {"rows": rows})
 

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from ldpopt import oracles
-from ldpopt.oracles import _subset_counts
+from ldpopt.oracles import subset_counts as _subset_counts
 from ldpopt.oracles.jointlaw import count_moments
 from ldpopt.oracles.subset import SS
 

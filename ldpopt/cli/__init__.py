@@ -94,7 +94,7 @@ def main(argv=None) -> int:
 def _load_plugins(args) -> None:
     """Import ``--plugin`` files and modules (their registrations by decorator), before any work, and
     name them in :data:`ldpopt._userfunc.PLUGINS_ENV` for worker processes."""
-    if not args.plugin:
+    if not getattr(args, "plugin", None):
         return
     from .._userfunc import PLUGINS_ENV, load_plugins
 
