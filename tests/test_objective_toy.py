@@ -114,3 +114,18 @@ def test_errors_are_one_line_naming_the_key(toy, tmp_path):
         problem = folder / f"bad{k}.toml"
         problem.write_text(text)
         assert expected in one_line_error(_solve(counts_csv, problem, tmp_path / "o.csv")), text
+
+
+def test_plugin_puts_the_objective_in_solve_help(tmp_path):
+    """``ldpopt --plugin FILE.py`` loads the file before the parser: ``solve --help`` lists what it
+    registers; without it, the name is absent; a missing plugin is one line (exit 2)."""
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "my_objective.py"
+    (tmp_path / "mine.py").write_text(example.read_text())
+    bare = run_cli("solve", "--help", cwd=tmp_path)
+    assert bare.returncode == 0 and "robust-wls" not in bare.stdout
+    helped = run_cli("--plugin", "mine.py", "solve", "--help", cwd=tmp_path)
+    assert helped.returncode == 0 and "robust-wls" in helped.stdout, helped.stderr
+    assert "--plugin nowhere.py: no such file" in one_line_error(run_cli("--plugin", "nowhere.py", "solve", "--help",
+                                                                         cwd=tmp_path))

@@ -84,11 +84,35 @@ def main(argv=None) -> int:
     if argv == ["--version"]:  # what the parser would print, without importing every subcommand
         print(f"ldpopt {__version__}")
         return 0
+    early = _plugins_of(argv)
+    if early:  # before the parser: what they register is in the command's --help and choices too
+        from types import SimpleNamespace
+
+        try:
+            _load_plugins(SimpleNamespace(plugin=early))
+        except (ValueError, OSError) as exc:
+            print(f"ldpopt: error: {_one_line(exc)}", file=sys.stderr)
+            return 2
     parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     with warnings.catch_warnings():  # restores Python's printer when the command returns
         warnings.showwarning = _warning_line(args.command)
         return _call(args)
+
+
+def _plugins_of(argv) -> list[str]:
+    """The ``--plugin`` values given before the subcommand (``--plugin X`` or ``--plugin=X``)."""
+    out, words = [], iter(argv)
+    for a in words:
+        if a == "--plugin":
+            value = next(words, None)
+            if value is not None:
+                out.append(value)
+        elif a.startswith("--plugin="):
+            out.append(a.split("=", 1)[1])
+        elif not a.startswith("-"):
+            break
+    return out
 
 
 def _load_plugins(args) -> None:
