@@ -180,6 +180,15 @@ class Constraint:
         out += got
         return out
 
+    def linear_pieces(self, d: int, max_rows: int):
+        """Its linear pieces for the exact feasibility decision (:mod:`.feasibility`), or None when it
+        does not state them (a user callable: its affine rows are then read from cvxpy). Returns
+        ``(pieces, whole)``: each piece is ``("bound", "lower" | "upper", values, index or None, j)``
+        (per-value bounds; index None: every value) or ``("row", M, rhs, is_inequality, j)`` (sparse
+        rows M f ≤ rhs or M f = rhs), ``j`` the index of the cvxpy constraint it belongs to; ``whole``
+        False when a part was left out (more than ``max_rows`` rows)."""
+        return
+
     def compile_into(self, rows, keys: list[str], d: int) -> None:
         """State its bounds and rows on ``rows`` (:class:`~.structured.structure.StructureRows`;
         ``keys``: its dual names); the default: not covered by the structured solver."""
@@ -188,6 +197,11 @@ class Constraint:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
+
+
+def _ones_row(d: int):
+    """The row Σ f as a 1 × d sparse matrix (no index array of length d beyond its own)."""
+    return sp.csr_matrix((np.ones(d), np.arange(d), np.array([0, d])), shape=(1, d))
 
 
 def _per_value_jacobian_t(sign: float, y, d: int) -> np.ndarray:
@@ -247,6 +261,9 @@ class Simplex(Constraint):
         out += float(np.asarray(y).reshape(-1)[0])
         return out
 
+    def linear_pieces(self, d, max_rows):
+        return [("bound", "lower", 0.0, None, 0), ("row", _ones_row(d), 1.0, False, 1)], True
+
     def compile_into(self, rows, keys, d):
         rows.lower(keys[0], np.zeros(d))
         rows.set_total(1.0, keys[1])
@@ -284,6 +301,9 @@ class NonNegative(Constraint):
 
     def add_jacobian_t(self, k, y, d, out):
         return np.subtract(out, np.asarray(y).ravel(), out=out)
+
+    def linear_pieces(self, d, max_rows):
+        return [("bound", "lower", 0.0, None, 0)], True
 
     def compile_into(self, rows, keys, d):
         rows.lower(keys[0], np.zeros(d))
@@ -327,6 +347,9 @@ class SumTo(Constraint):
     def add_jacobian_t(self, k, y, d, out):
         out += float(np.asarray(y).reshape(-1)[0])
         return out
+
+    def linear_pieces(self, d, max_rows):
+        return [("row", _ones_row(d), self.total, False, 0)], True
 
     def compile_into(self, rows, keys, d):
         rows.set_total(self.total, keys[0])
@@ -382,6 +405,9 @@ class Box(Constraint):
     def jacobian_t(self, k, y, d):
         return _per_value_jacobian_t(-1.0 if self.sides[k] == "lower" else 1.0, y, d)
 
+    def linear_pieces(self, d, max_rows):
+        return [("bound", which, getattr(self, which), None, j) for j, which in enumerate(self.sides)], True
+
     def compile_into(self, rows, keys, d):
         for k, s in enumerate(self.sides):
             (rows.lower if s == "lower" else rows.upper)(keys[k], rows.per_value(getattr(self, s), s))
@@ -429,6 +455,12 @@ class SubsetSum(Constraint):
         np.add.at(out, _indices(self.indices, d, "indices"),
                   (-1.0 if self.sense == ">=" else 1.0) * float(np.asarray(y).reshape(-1)[0]))
         return out
+
+    def linear_pieces(self, d, max_rows):
+        idx = _indices(self.indices, d, "indices")
+        sign = -1.0 if self.sense == ">=" else 1.0
+        M = sp.csr_matrix((np.full(idx.size, sign), (np.zeros(idx.size, int), idx)), shape=(1, d))
+        return [("row", M, sign * self.value, self.sense != "==", 0)], True
 
     def compile_into(self, rows, keys, d):
         idx = _indices(self.indices, d, "indices")
@@ -491,6 +523,10 @@ class Fixed(Constraint):
         np.add.at(out, _indices(self.indices, d, "indices"), np.asarray(y).ravel())
         return out
 
+    def linear_pieces(self, d, max_rows):
+        idx, vals = self.at(d)
+        return [("bound", "lower", vals, idx, 0), ("bound", "upper", vals, idx, 0)], True
+
     def compile_into(self, rows, keys, d):
         rows.fix(keys[0], *self.at(d), self.name)
 
@@ -531,6 +567,12 @@ class Hierarchy(Constraint):
     #: never mutated; a user's groups list may change)
     cache_compiled = False
     jacobian_t = _matrix_jacobian_t
+
+    def linear_pieces(self, d, max_rows):
+        n_rows = self.tree.size - self.tree.d if hasattr(self, "tree") else len(self.groups)
+        if n_rows > max_rows:  # a large tree is left out (the feasibility module's docstring)
+            return [], False
+        return [("row", self.matrix(d), 0.0, False, 0)], True
 
     def compile_into(self, rows, keys, d):
         H = rows.cached(self, "matrix", lambda: self.matrix(d))

@@ -120,14 +120,10 @@ class Infeasibility:
                 "margin": self.margin, "source": self.source}
 
 
-def _system(problem):
+def _system(problem, stated=None):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names, complete): the
     built-in linear constraints of ``problem`` (owners index ``names``, -1 where no bound);
     ``complete``: no constraint was left out (too large, or a user's non-affine row)."""
-    from .constraints import Box, Fixed, Hierarchy, NonNegative, Simplex, SubsetSum, SumTo, _indices
-    from .order import Monotone
-    from .partition import LinearEquality, PartitionTotals
-
     d = problem.estimate.d
     names = problem.constraint_names
     key = {(id(c), j): i for i, (c, j) in enumerate(problem._owners[n] for n in names)}
@@ -135,7 +131,6 @@ def _system(problem):
     lo_own, up_own = np.full(d, -1), np.full(d, -1)
     rows, b, ineq, own = [], [], [], []
     complete = True
-    ones = sp.csr_matrix((np.ones(d), np.arange(d), np.array([0, d])), shape=(1, d))
 
     def bound(which, vals, idx, i):
         arr, who = (lo, lo_own) if which == "lower" else (up, up_own)
@@ -154,56 +149,32 @@ def _system(problem):
         ineq.extend([le] * M.shape[0])
         own.extend([i] * M.shape[0])
 
-    for c in problem.constraints:
+    if stated is None:
+        stated = [c.linear_pieces(d, MAX_LP) for c in problem.constraints]
+    for c, given in zip(problem.constraints, stated):
         i0 = key.get((id(c), 0))
         if i0 is None:
             continue
-        if isinstance(c, (Simplex, NonNegative)):
-            bound("lower", 0.0, None, i0)
-            if isinstance(c, Simplex):
-                row(ones, 1.0, False, key[(id(c), 1)])
-        elif isinstance(c, SumTo):
-            row(ones, c.total, False, i0)
-        elif isinstance(c, Box):
-            for j, which in enumerate(c.sides):
-                bound(which, getattr(c, which), None, key[(id(c), j)])
-        elif isinstance(c, Fixed):
-            idx, vals = c.at(d)
-            for which in ("lower", "upper"):
-                bound(which, vals, idx, i0)
-        elif isinstance(c, SubsetSum):
-            idx = _indices(c.indices, d, "indices")
-            sign = -1.0 if c.sense == ">=" else 1.0
-            row(sp.csr_matrix((np.full(idx.size, sign), (np.zeros(idx.size, int), idx)), shape=(1, d)),
-                sign * c.value, c.sense != "==", i0)
-        elif isinstance(c, PartitionTotals):
-            row(c.matrix(d), c.totals, False, i0)
-        elif isinstance(c, LinearEquality):  # a large one is left out, like a Hierarchy
-            if c.rhs.shape[0] <= MAX_LP:
-                row(c.matrix(d), c.rhs, False, i0)
-            else:
-                complete = False
-        elif isinstance(c, Hierarchy):  # also a range tree's; a large one is left out (module docstring)
-            if (c.tree.size - c.tree.d if hasattr(c, "tree") else len(c.groups)) <= MAX_LP:
-                row(c.matrix(d), 0.0, False, i0)
-            else:
-                complete = False
-        elif isinstance(c, Monotone):
-            n_rows = (c.pairs.shape[0] if c.pairs is not None else
-                      d - 1 if c.order is None else np.size(c.order) - 1)
-            if n_rows <= MAX_LP:
-                row(c.matrix(d), 0.0, True, i0)
-            else:
-                complete = False
-        else:  # a user callable or a registered type of the user's: its affine rows as cvxpy builds
-            # them (a non-affine row is left out, and the system is then not complete)
-            affine = _affine_rows(c, problem.estimate)
-            complete = complete and len(affine) == sum(1 for n in names if problem._owners[n][0] is c)
-            for j, (M, rhs, le) in affine:
-                if M.shape[0] <= MAX_LP:
-                    row(M, rhs, le, key[(id(c), j)])
+        if given is not None:  # the item states its bounds and rows (Constraint.linear_pieces)
+            pieces, whole = given
+            complete = complete and whole
+            for piece in pieces:
+                if piece[0] == "bound":
+                    _, which, vals, idx, j = piece
+                    bound(which, vals, idx, key[(id(c), j)])
                 else:
-                    complete = False
+                    _, M, rhs, le, j = piece
+                    row(M, rhs, le, key[(id(c), j)])
+            continue
+        # a user callable or a registered type that states none: its affine rows as cvxpy builds
+        # them (a non-affine row is left out, and the system is then not complete)
+        affine = _affine_rows(c, problem.estimate)
+        complete = complete and len(affine) == sum(1 for n in names if problem._owners[n][0] is c)
+        for j, (M, rhs, le) in affine:
+            if M.shape[0] <= MAX_LP:
+                row(M, rhs, le, key[(id(c), j)])
+            else:
+                complete = False
     A = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, d))
     return (lo, up, lo_own, up_own, A, np.asarray(b, float), np.asarray(ineq, bool), np.asarray(own, int), names,
             complete)
@@ -286,19 +257,32 @@ def find_infeasibility(problem) -> Infeasibility | None:
     return decide(problem).certificate
 
 
+def _one_total_feasible(stated) -> bool:
+    """Whether the stated pieces are only f ≥ 0 and rows Σ f = t with one common t (≥ 0 where f ≥ 0
+    is stated): the default family (simplex, sum, non-negativity), feasible in closed form."""
+    if not stated or any(st is None or not st[1] for st in stated):
+        return False
+    pieces = [p for st in stated for p in st[0]]
+    nonneg, totals = False, set()
+    for p in pieces:
+        if p[0] == "bound" and p[1] == "lower" and p[3] is None and np.ndim(p[2]) == 0 and float(p[2]) == 0.0:
+            nonneg = True
+        elif p[0] == "row" and not p[3] and p[1].shape[0] == 1 and p[1].nnz == p[1].shape[1] and np.all(p[1].data == 1.0):
+            totals.add(float(np.asarray(p[2]).reshape(-1)[0]))
+        else:
+            return False
+    return len(totals) <= 1 and (not nonneg or all(t >= 0 for t in totals))
+
+
 def decide(problem) -> Decision:
     """Decide the built-in linear constraints of ``problem`` (and a user callable's affine rows)
     exactly: the steps of the module docstring (each call decides afresh: a user's rows may read
     Parameters)."""
-    from .constraints import NonNegative, Simplex, SumTo
-
-    kinds = {type(c) for c in problem.constraints}
-    if kinds <= {Simplex, NonNegative, SumTo}:  # the default family: one total t (>= 0 with f >= 0) is feasible
-        totals = {1.0 if isinstance(c, Simplex) else c.total for c in problem.constraints if not isinstance(
-            c, NonNegative)}
-        if len(totals) <= 1 and (kinds == {SumTo} or all(t >= 0 for t in totals)):
-            return Decision(True, how="closed form", complete=True)
-    lo, up, lo_own, up_own, A, b, ineq, own, names, complete = _system(problem)
+    d = problem.estimate.d
+    stated = [c.linear_pieces(d, MAX_LP) for c in problem.constraints]
+    if _one_total_feasible(stated):
+        return Decision(True, how="closed form", complete=True)
+    lo, up, lo_own, up_own, A, b, ineq, own, names, complete = _system(problem, stated)
     clash = np.flatnonzero(lo > up)  # exact: two bounds on one value disagree
     if clash.size:
         i = clash[0]

@@ -118,6 +118,13 @@ class Monotone(Constraint):
         pairs = None if pairs is None else np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         return [cls(entry.get("direction", "nonincreasing"), order=chain, pairs=pairs)]
 
+    def linear_pieces(self, d, max_rows):
+        n_rows = (self.pairs.shape[0] if self.pairs is not None else
+                  d - 1 if self.order is None else np.size(self.order) - 1)
+        if n_rows > max_rows:  # a long chain is left out (the feasibility module's docstring)
+            return [], False
+        return [("row", self.matrix(d), 0.0, True, 0)], True
+
     def compile_into(self, rows, keys, d):
         if self.pairs is not None:
             rows.not_covered("Monotone(pairs=...) (a partial order) is not covered by the structured solver: use "

@@ -52,6 +52,9 @@ class PartitionTotals(Constraint):
             numbers[k] = float(v)
         return [cls(entry.named[0], numbers, d=entry.d)]
 
+    def linear_pieces(self, d, max_rows):
+        return [("row", self.matrix(d), self.totals, False, 0)], True
+
     def compile_into(self, rows, keys, d):
         rows.add_rows(self.matrix(d), self.totals, False, keys[0])  # one == row per group, dual in key order
         rows.others += 1
@@ -169,6 +172,11 @@ class LinearEquality(Constraint):
             raise entry.error(f"rhs has {rhs.shape[0]} entries for {A.shape[0]} matrix rows: give one number, or one "
                               "per row")
         return [cls(A, rhs, name=entry.get("name"))]
+
+    def linear_pieces(self, d, max_rows):
+        if self.rhs.shape[0] > max_rows:  # a large one is left out, like a long Hierarchy
+            return [], False
+        return [("row", self.matrix(d), self.rhs, False, 0)], True
 
     def compile_into(self, rows, keys, d):
         rows.add_rows(self.matrix(d), self.rhs, False, keys[0])  # general == rows, dual in row order
