@@ -5,6 +5,9 @@
   are counted in the report below, not failed: the numpydoc rewrite of every member comes later).
 * Runs every ``Examples`` section with doctest (numpy's print options as the docstrings write them)
   and fails on any example whose output differs.
+* Fails on a public name of a package in ``COMPLETE`` lacking ``Examples``, ``Parameters`` (where
+  it takes parameters other than self) or ``Returns`` (functions and methods not annotated
+  ``-> None``).
 * Reports, without failing, the public names lacking a numpydoc ``Parameters``, ``Returns`` or
   ``Examples`` section: the counts in a warning; ``python tests/test_docstrings.py`` lists the names.
 
@@ -25,6 +28,9 @@ import pytest
 from ldpopt._public import walk  # the API reference reads the same list (docs/conf.py)
 
 SECTIONS = ("Parameters", "Returns", "Examples")
+
+# top-level packages under ldpopt whose every public name has its numpydoc sections (a test fails otherwise)
+COMPLETE = {"datasets"}
 
 
 def _documented():
@@ -101,6 +107,51 @@ def test_docstring_examples_run():
         failed, attempted = _run_examples(items)
     assert failed == 0, f"{failed} of {attempted} docstring examples failed (stderr has the diffs)"
     assert attempted >= 30, attempted  # the Examples of the headline names: postprocess, Problem, ...
+
+
+def _needs(obj) -> set[str]:
+    """The numpydoc sections a public name must have: Examples always; Parameters where it takes
+    parameters other than self/cls; Returns for a function or method not annotated ``-> None``
+    (not for a class or a property)."""
+    need = {"Examples"}
+    if isinstance(obj, property):
+        return need
+    target = obj
+    if inspect.isclass(obj):
+        if issubclass(obj, BaseException) and "__init__" not in vars(obj):
+            return need  # an exception class takes its message, as every exception does
+        target = obj.__init__
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        return need
+    if any(p.name not in ("self", "cls") for p in sig.parameters.values()):
+        need.add("Parameters")
+    if not inspect.isclass(obj) and sig.return_annotation not in (None, "None"):
+        need.add("Returns")
+    return need
+
+
+def test_complete_packages_have_every_section():
+    lacking = []
+    for full, obj, _member in _documented():
+        if full.split(".")[1] not in COMPLETE:
+            continue
+        doc = inspect.getdoc(obj) or ""
+        lacking += [f"{full}: {s}" for s in sorted(_needs(obj)) if not re.search(rf"^{s}\n-+$", doc, re.M)]
+    assert not lacking, "public names of a COMPLETE package lacking a numpydoc section:\n" + "\n".join(lacking)
+
+
+def test_needs_asks_for_the_sections_of_a_signature():
+    def f(x: int) -> int:
+        return x
+
+    def g() -> None:
+        pass
+
+    assert _needs(f) == {"Parameters", "Returns", "Examples"}
+    assert _needs(g) == {"Examples"}
+    assert _needs(property(lambda self: 1)) == {"Examples"}
 
 
 def test_report_missing_numpydoc_sections():
