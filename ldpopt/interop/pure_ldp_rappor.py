@@ -375,7 +375,7 @@ class PeerRAPPOR:
     >>> rappor = peer_oracle(0.5, 8, peer_positions(family, 4))
     >>> reports = [([1, 1, 0, 0, 0, 0, 0, 0], 0), ([0, 1, 0, 0, 1, 0, 0, 0], 0), ([1, 1, 0, 0, 0, 0, 0, 1], 0)]
     >>> from ldpopt.interop.pure_ldp_rappor import read_rappor
-    >>> read_rappor(reports, 0.5, 8, rappor.positions(), device="numpy").N
+    >>> read_rappor(reports, 0.5, 8, peer_positions(family, 4), device="numpy").N
     array([3])
     """
 
