@@ -30,7 +30,7 @@ from ldpopt._public import walk  # the API reference reads the same list (docs/c
 SECTIONS = ("Parameters", "Returns", "Examples")
 
 # top-level packages under ldpopt whose every public name has its numpydoc sections (a test fails otherwise)
-COMPLETE = {"aggregate", "datasets", "experiments", "heavy", "hierarchy", "kernels", "multi", "numeric", "robust", "sketches", "verify"}
+COMPLETE = {"aggregate", "datasets", "experiments", "heavy", "hierarchy", "interop", "kernels", "multi", "numeric", "robust", "sketches", "verify"}
 
 
 def _documented():
