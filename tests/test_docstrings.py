@@ -11,7 +11,8 @@
 * Reports, without failing, the public names lacking a numpydoc ``Parameters``, ``Returns`` or
   ``Examples`` section: the counts in a warning; ``python tests/test_docstrings.py`` lists the names.
 
-Cost: about 5 s of CPU (the imports, and the examples of Problem.solve, intervals and choose).
+Cost: about 5 s of CPU (the imports, and the examples of Problem.solve, intervals and choose; the
+examples of the packages aggregate … verify, 1,220 lines, add about 1.3 s).
 """
 
 from __future__ import annotations

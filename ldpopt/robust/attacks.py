@@ -105,7 +105,7 @@ def fake_user_count(n_genuine: int, beta: float) -> int:
     Raises
     ------
     ValueError
-        ``n_genuine`` negative or β outside [0, 1).
+        ``n_genuine`` below 1 or β outside [0, 1).
 
     Examples
     --------
