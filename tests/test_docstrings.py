@@ -5,10 +5,14 @@
   are counted in the report below, not failed: the numpydoc rewrite of every member comes later).
 * Runs every ``Examples`` section with doctest (numpy's print options as the docstrings write them)
   and fails on any example whose output differs.
+* Fails on a public name of a package in ``COMPLETE`` lacking ``Examples``, ``Parameters`` (where
+  it takes parameters other than self) or ``Returns`` (functions and methods not annotated
+  ``-> None``).
 * Reports, without failing, the public names lacking a numpydoc ``Parameters``, ``Returns`` or
   ``Examples`` section: the counts in a warning; ``python tests/test_docstrings.py`` lists the names.
 
-Cost: about 5 s of CPU (the imports, and the examples of Problem.solve, intervals and choose).
+Cost: about 5 s of CPU (the imports, and the examples of Problem.solve, intervals and choose; the
+examples of the packages aggregate … verify, 1,220 lines, add about 1.3 s).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from ldpopt._public import walk  # the API reference reads the same list (docs/c
 SECTIONS = ("Parameters", "Returns", "Examples")
 
 # top-level packages under ldpopt whose every public name has its numpydoc sections (a test fails otherwise)
-COMPLETE = {"audit", "estimate", "methods", "oracles", "pooling", "queries", "recommend", "testing", "uncertainty"}
+COMPLETE = {"aggregate", "audit", "datasets", "estimate", "experiments", "heavy", "hierarchy", "interop", "kernels", "methods", "multi", "numeric", "oracles", "pooling", "queries", "recommend", "robust", "sketches", "testing", "uncertainty", "verify"}
 
 
 def _documented():

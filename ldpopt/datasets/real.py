@@ -174,17 +174,100 @@ def retail(mode: str = "item-counts", *, rng=None) -> Dataset:
     ``mode="item-counts"``: d = 16,470, n = 908,576 (Calibrate's numbers; ships in the package).
     ``mode="one-per-transaction"``: n = 88,162 transactions, d = 16,470 (from the shipped ``retail.dat.gz``).
     See the module docstring for the modes.
+
+    Parameters
+    ----------
+    mode : {"item-counts", "one-per-transaction"}, default "item-counts"
+        Every item occurrence is a user, or each transaction is a user holding one random item.
+    rng : int or numpy.random.Generator, optional
+        Seed or generator (keyword-only); required for ``"one-per-transaction"``.
+
+    Returns
+    -------
+    Dataset
+        Labels are the item ids in ascending order; ``meta["mode"]`` is the mode.
+
+    Raises
+    ------
+    ValueError
+        ``mode`` is not one of :data:`MODES`, or ``rng`` is missing for ``"one-per-transaction"``.
+    DataNotFoundError
+        The shipped file is missing from this installation.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import retail
+    >>> retail()
+    Dataset(name='retail', n=908576, d=16470, groups=None)
     """
     return _load_tx("retail", mode, rng)
 
 
 def bms_webview_1(mode: str = "item-counts", *, rng=None) -> Dataset:
-    """KDD Cup 2000 BMS-WebView-1 click streams: d = 497; item-counts n = 149,639; one-per-transaction n = 59,602."""
+    """KDD Cup 2000 BMS-WebView-1 click streams: d = 497; item-counts n = 149,639; one-per-transaction n = 59,602.
+
+    The stand-in for the SF Fire data of Wang et al. (see ``STAND_INS["fire"]``); modes as in
+    :func:`retail` and the module docstring.
+
+    Parameters
+    ----------
+    mode : {"item-counts", "one-per-transaction"}, default "item-counts"
+        Every item occurrence is a user, or each transaction is a user holding one random item.
+    rng : int or numpy.random.Generator, optional
+        Seed or generator (keyword-only); required for ``"one-per-transaction"``.
+
+    Returns
+    -------
+    Dataset
+        Labels are the item ids in ascending order; ``meta["mode"]`` is the mode.
+
+    Raises
+    ------
+    ValueError
+        ``mode`` is not one of :data:`MODES`, or ``rng`` is missing for ``"one-per-transaction"``.
+    DataNotFoundError
+        The shipped file is missing from this installation.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import bms_webview_1
+    >>> bms_webview_1()
+    Dataset(name='bms-webview-1', n=149639, d=497, groups=None)
+    """
     return _load_tx("bms-webview-1", mode, rng)
 
 
 def bms_webview_2(mode: str = "item-counts", *, rng=None) -> Dataset:
-    """KDD Cup 2000 BMS-WebView-2 click streams: d = 3,340; item-counts n = 358,278; one-per-transaction n = 77,512."""
+    """KDD Cup 2000 BMS-WebView-2 click streams: d = 3,340; item-counts n = 358,278; one-per-transaction n = 77,512.
+
+    The stand-in for BMS-POS (see ``STAND_INS["pos"]``); modes as in :func:`retail` and the
+    module docstring.
+
+    Parameters
+    ----------
+    mode : {"item-counts", "one-per-transaction"}, default "item-counts"
+        Every item occurrence is a user, or each transaction is a user holding one random item.
+    rng : int or numpy.random.Generator, optional
+        Seed or generator (keyword-only); required for ``"one-per-transaction"``.
+
+    Returns
+    -------
+    Dataset
+        Labels are the item ids in ascending order; ``meta["mode"]`` is the mode.
+
+    Raises
+    ------
+    ValueError
+        ``mode`` is not one of :data:`MODES`, or ``rng`` is missing for ``"one-per-transaction"``.
+    DataNotFoundError
+        The shipped file is missing from this installation.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import bms_webview_2
+    >>> bms_webview_2()
+    Dataset(name='bms-webview-2', n=358278, d=3340, groups=None)
+    """
     return _load_tx("bms-webview-2", mode, rng)
 
 
@@ -196,6 +279,35 @@ def kosarak(path=None, mode: str = "item-counts", *, rng=None) -> Dataset:
     990,002 transactions, 41,270 distinct items, 8,019,015 item occurrences (Jia & Gong §IV-A1).
     Wang et al. (arXiv Table 2) report n = 990,002 and d = 42,178 for one-per-transaction; their d may
     come from different preprocessing. Stand-in when absent: see ``STAND_INS["kosarak"]``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike, optional
+        The file; default: looked up through ``LDPOPT_DATA``.
+    mode : {"item-counts", "one-per-transaction"}, default "item-counts"
+        As in :func:`retail`.
+    rng : int or numpy.random.Generator, optional
+        Seed or generator (keyword-only); required for ``"one-per-transaction"``.
+
+    Returns
+    -------
+    Dataset
+        Named ``"kosarak"``, labels the item ids ascending.
+
+    Raises
+    ------
+    ValueError
+        ``mode`` is not one of :data:`MODES`, or ``rng`` is missing for ``"one-per-transaction"``.
+    DataNotFoundError
+        No file was found, or ``path`` is not a file.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import kosarak
+    >>> kosarak("kosarak.dat")  # doctest: +SKIP
+    Dataset(name='kosarak', n=8019015, d=41270, groups=None)
+
+    (Skipped: needs your own copy of ``kosarak.dat``, 32 MB, which does not ship.)
     """
     mode = _check_mode(mode)
     folder, fname, _, cite, where = _TX_FILES["kosarak"]
@@ -214,6 +326,41 @@ def from_transactions(path_or_lines, mode: str = "item-counts", *, rng=None, nam
     iterable of transactions, each a line (``str``/``bytes``, items separated by spaces, tabs or
     commas) or a sequence of ints. SPMF ``-1``/``-2`` markers are dropped; a transaction listing an
     item twice counts it twice in item-counts mode and weights it twice in the random draw.
+
+    Parameters
+    ----------
+    path_or_lines : str, os.PathLike, bytes or iterable
+        The data, as described above.
+    mode : {"item-counts", "one-per-transaction"}, default "item-counts"
+        As in :func:`retail`.
+    rng : int or numpy.random.Generator, optional
+        Seed or generator (keyword-only); required for ``"one-per-transaction"``.
+    name : str, default "transactions"
+        The dataset's name.
+
+    Returns
+    -------
+    Dataset
+        Labels are the distinct item ids in ascending order.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path_or_lines`` is a path that is not a file.
+    TypeError
+        ``path_or_lines`` is neither a path, bytes nor an iterable.
+    ValueError
+        A transaction is neither a line nor a sequence of ints, the data holds no item, ``mode`` is
+        unknown, or ``rng`` is missing for ``"one-per-transaction"``.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import from_transactions
+    >>> ds = from_transactions(["1 2 3", "2 3", "3"])
+    >>> ds.labels, ds.counts
+    (array([1, 2, 3]), array([1, 2, 3]))
+    >>> from_transactions([[1, 2, 3], [2, 3], [3]], mode="one-per-transaction", rng=0).n
+    3
     """
     mode = _check_mode(mode)
     if isinstance(path_or_lines, (str, os.PathLike)):
@@ -264,6 +411,41 @@ def from_counts_file(path, *, name: str | None = None, value_column=0, count_col
     The domain is the rows in file order. ``value_column``/``count_column`` pick columns by index or,
     when the file has a header, by name. Labels are int64 when every value is an integer, else str.
     Counts must be non-negative integers and values unique (a repeated value raises ``ValueError``).
+    A first row whose count cell is not an integer is read as the header.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The CSV file (``.gz`` is gunzipped).
+    name : str, optional
+        The dataset's name (keyword-only); default: the file's stem.
+    value_column, count_column : int or str, default 0 and 1
+        Column index, or a header name.
+    delimiter : str, default ","
+        The field separator.
+
+    Returns
+    -------
+    Dataset
+        One value per row, in file order.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` is not a file.
+    ValueError
+        The file is empty, a row is too short, a count is not an integer ``>= 0``, a value repeats,
+        or a column name is not in the header.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ldpopt.datasets import from_counts_file
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "colours.csv"
+    >>> _ = path.write_text("colour,count\\nred,5\\nblue,2\\n")
+    >>> ds = from_counts_file(path)
+    >>> ds.name, ds.labels.tolist(), ds.counts.tolist()
+    ('colours', ['red', 'blue'], [5, 2])
     """
     path = Path(path)
     if not path.is_file():
@@ -340,6 +522,28 @@ def emoji(groups: str = "group") -> Dataset:
     Unicode subgroups, closest in granularity to the 68 data.world categories of NDSS Fig. 8) and
     ``"block"`` (the CSV's Unicode block). ``groups`` is the partition named by ``groups``.
     Cite Kralj Novak et al. (2015), PLoS ONE 10(12): e0144296 (CC BY-SA 4.0).
+
+    Parameters
+    ----------
+    groups : {"group", "subgroup", "block"}, default "group"
+        Which partition becomes ``groups``.
+
+    Returns
+    -------
+    Dataset
+        Named ``"emoji"``, labels the emoji characters.
+
+    Raises
+    ------
+    ValueError
+        ``groups`` is not one of the three levels.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import emoji
+    >>> ds = emoji()
+    >>> ds, sorted(ds.partitions)
+    (Dataset(name='emoji', n=156941, d=969, groups=10 groups), ['block', 'group', 'subgroup'])
     """
     if groups not in _EMOJI_LEVELS:
         raise ValueError(f"groups must be one of {tuple(_EMOJI_LEVELS)}, got {groups!r}")
@@ -385,6 +589,23 @@ def aol() -> Dataset:
     lost. Ships with the package as ``ldpopt/datasets/data/aol-query-prefix6/
     query_6bytes_sorted.txt.gz`` (aggregated prefixes only; see that folder's ``SOURCE.md`` for the
     provenance and the licence situation of the 2006 AOL log).
+
+    Returns
+    -------
+    Dataset
+        Named ``"aol"``, labels the 6-byte prefixes as ``str``.
+
+    Raises
+    ------
+    DataNotFoundError
+        The shipped file is missing from this installation.
+
+    Examples
+    --------
+    >>> from ldpopt.datasets import aol
+    >>> ds = aol()
+    >>> ds, ds.labels[1]
+    (Dataset(name='aol', n=657427, d=120978, groups=None), 'google')
     """
     path = _paths.find(
         "aol-query-prefix6",

@@ -39,6 +39,48 @@ CONFIG_DIR = DATA_DIR / "configs"
 
 @dataclass(frozen=True)
 class ExperimentConfig:
+    """A validated experiment config (module docstring): what :func:`load_config` returns.
+
+    Parameters
+    ----------
+    name : str
+        The experiment's name (its results folder).
+    kind : str
+        The task kind (:func:`~ldpopt.experiments.kinds`).
+    datasets : tuple
+        Dataset specs (a name, or a table of loader arguments).
+    oracles : tuple of str
+        Oracle names.
+    epsilons : tuple of float
+        The ε axis.
+    methods : tuple of str
+        Methods applied to every estimate.
+    repetitions : int, default 30
+        Repetitions per cell.
+    seed : int, default 2020
+        Base seed.
+    params : dict, optional
+        Passed to the task.
+    description : str, default ""
+        Free text.
+    source : str, default ""
+        The TOML file's path.
+    plugins : tuple of str, default ()
+        ``FILE.py:NAME`` oracle files each task loads.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ldpopt import experiments
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "tiny.toml").write_text("\\n".join([
+    ...     'name = "tiny"', 'kind = "full-domain"', 'datasets = [{name = "zipf", n = 2000, d = 8, rng = 1}]',
+    ...     'oracles = ["oue"]', 'epsilons = [1.0]', 'methods = ["base", "norm-sub"]', 'repetitions = 2']))
+    >>> cfg = experiments.load_config(folder / "tiny.toml")
+    >>> cfg.kind, cfg.methods, cfg.repetitions
+    ('full-domain', ('base', 'norm-sub'), 2)
+    """
+
     name: str
     kind: str
     datasets: tuple
@@ -55,6 +97,23 @@ class ExperimentConfig:
     plugins: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
+        """The config as plain lists and dicts (recorded beside the results).
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from ldpopt import experiments
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "tiny.toml").write_text("\\n".join([
+        ...     'name = "tiny"', 'kind = "full-domain"', 'datasets = [{name = "zipf", n = 2000, d = 8, rng = 1}]',
+        ...     'oracles = ["oue"]', 'epsilons = [1.0]', 'methods = ["base", "norm-sub"]', 'repetitions = 2']))
+        >>> sorted(experiments.load_config(folder / "tiny.toml").as_dict())[:4]
+        ['datasets', 'description', 'epsilons', 'kind']
+        """
         return {"name": self.name, "kind": self.kind, "datasets": list(self.datasets),
                 "oracles": list(self.oracles), "epsilons": list(self.epsilons),
                 "methods": list(self.methods), "repetitions": self.repetitions, "seed": self.seed,
@@ -92,7 +151,33 @@ def find_config(name_or_path) -> Path:
 
 
 def load_config(name_or_path, quick: bool = False) -> ExperimentConfig:
-    """Read and validate a config; with ``quick`` apply its ``[quick]`` overrides."""
+    """Read and validate a config; with ``quick`` apply its ``[quick]`` overrides.
+
+    Parameters
+    ----------
+    name_or_path : str or os.PathLike
+        A ``.toml`` path, or a NAME looked up as ``experiments/NAME.toml`` in the current directory,
+        then among the shipped configs.
+    quick : bool, default False
+        Apply the ``[quick]`` table.
+
+    Returns
+    -------
+    ExperimentConfig
+
+    Raises
+    ------
+    ValueError
+        Config not found, a key missing or unknown, a bad repetition count or ε, an unknown kind,
+        method or oracle file.
+
+    Examples
+    --------
+    >>> from ldpopt import experiments
+    >>> cfg = experiments.load_config("wang_arxiv_fig1_full_domain", quick=True)
+    >>> cfg.kind, cfg.oracles, cfg.epsilons
+    ('full-domain', ('oue',), (0.4, 1.0, 2.0))
+    """
     path = find_config(name_or_path)
     with open(path, "rb") as fh:
         raw = tomllib.load(fh)

@@ -295,6 +295,9 @@ def evaluate(methods, *, against=AGAINST, grid: str = "standard", out="evaluatio
     """Run ``methods`` beside ``against`` over ``grid`` with the papers' metrics; write the table and
     the figures under ``out`` (module docstring).
 
+    Every argument is checked before any work (each method loaded and run once on a small
+    estimate); an error is one line naming it.
+
     Parameters
     ----------
     methods : str, MethodInfo or callable, or a list of them
@@ -311,9 +314,25 @@ def evaluate(methods, *, against=AGAINST, grid: str = "standard", out="evaluatio
         joblib worker processes (a method registered in this process only needs ``jobs=1``).
     resume : bool
         Continue the evaluation in ``out``: only the missing tasks run.
+    progress : bool
+        Show a progress bar.
 
-    Every argument is checked before any work (each method loaded and run once on a small
-    estimate); an error is one line naming it.
+    Returns
+    -------
+    Evaluation
+        The table and the figures' paths.
+
+    Raises
+    ------
+    ValueError
+        No method, a method named twice or failing its trial run, a bad grid, jobs or ``out``.
+
+    Examples
+    --------
+    >>> from ldpopt import experiments
+    >>> result = experiments.evaluate("norm-sub", grid="quick", out="evaluation-norm-sub")  # doctest: +SKIP
+
+    (Skipped: runs the papers' grid, minutes of CPU, and writes a folder.)
     """
     from .config import load_config
     from .runner import missing_data, run, tasks_of

@@ -77,7 +77,30 @@ def _stable_words(s: str) -> list[int]:
 
 
 def tasks_of(cfg: ExperimentConfig) -> list[Task]:
-    """The tasks of ``cfg``: one per dataset × oracle × ε × repetition, in that order."""
+    """The tasks of ``cfg``: one per dataset × oracle × ε × repetition, in that order.
+
+    Parameters
+    ----------
+    cfg : ExperimentConfig
+        The config.
+
+    Returns
+    -------
+    list of Task
+        Each with its results-file ``key``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ldpopt import experiments
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "tiny.toml").write_text("\\n".join([
+    ...     'name = "tiny"', 'kind = "full-domain"', 'datasets = [{name = "zipf", n = 2000, d = 8, rng = 1}]',
+    ...     'oracles = ["oue"]', 'epsilons = [1.0]', 'methods = ["base", "norm-sub"]', 'repetitions = 2']))
+    >>> tasks = experiments.tasks_of(experiments.load_config(folder / "tiny.toml"))
+    >>> len(tasks), tasks[0].key
+    (2, 'zipf__oue__eps1__rep0000')
+    """
     params = tuple(sorted((k, _freeze(v)) for k, v in cfg.params.items()))
     return [Task(cfg.name, cfg.kind, ds, orc, eps, rep, cfg.seed, cfg.methods, params, cfg.plugins)
             for ds in cfg.datasets for orc in cfg.oracles for eps in cfg.epsilons
@@ -171,6 +194,50 @@ def run(name_or_path, *, quick: bool = False, out=DEFAULT_OUT, jobs: int = 1, sc
     them on a Dask cluster. ``max_tasks`` stops after that many new tasks (to test resuming) and then
     returns None, as an interrupted run would. A config whose data are not available (see
     :func:`missing_data`) raises :class:`ldpopt.datasets.DataNotFoundError` before any task runs.
+
+    Parameters
+    ----------
+    name_or_path : str or os.PathLike
+        As in :func:`load_config`.
+    quick : bool, default False
+        Apply the config's ``[quick]`` table (keyword-only, as all that follow).
+    out : path, default "results"
+        Where the results folder goes.
+    jobs : int, default 1
+        joblib worker processes.
+    scheduler : str, optional
+        A Dask scheduler address.
+    progress : bool, default True
+        Show a progress bar.
+    max_tasks : int, optional
+        Stop after this many new tasks and return None.
+    on_task_done : callable, optional
+        Called with each finished task's key.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        The tidy results (experiment, dataset, oracle, epsilon, rep, method, metric, value), or None
+        when stopped by ``max_tasks``.
+
+    Raises
+    ------
+    ValueError
+        A bad config (see :func:`load_config`).
+    DataNotFoundError
+        The config's data are not available.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ldpopt import experiments
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "tiny.toml").write_text("\\n".join([
+    ...     'name = "tiny"', 'kind = "full-domain"', 'datasets = [{name = "zipf", n = 2000, d = 8, rng = 1}]',
+    ...     'oracles = ["oue"]', 'epsilons = [1.0]', 'methods = ["base", "norm-sub"]', 'repetitions = 2']))
+    >>> table = experiments.run(folder / "tiny.toml", out=folder / "results", progress=False)
+    >>> sorted(table["method"].unique()), table.shape
+    (['base', 'norm-sub'], (8, 8))
     """
     cfg = load_config(name_or_path, quick=quick)
     folder = Path(out) / (cfg.name + ("-quick" if quick else ""))

@@ -64,13 +64,46 @@ def _load_kind_modules() -> None:
 
 
 def kinds() -> list[str]:
-    """The registered experiment kinds, sorted."""
+    """The registered experiment kinds, sorted.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> from ldpopt import experiments
+    >>> "full-domain" in experiments.kinds()
+    True
+    """
     _load_kind_modules()
     return sorted(_KINDS)
 
 
 def get_kind(name: str) -> Callable:
-    """The task function of experiment kind ``name``; ValueError naming the kinds when unknown."""
+    """The task function of experiment kind ``name``; ValueError naming the kinds when unknown.
+
+    Parameters
+    ----------
+    name : str
+        A kind of :func:`kinds`.
+
+    Returns
+    -------
+    callable
+        ``task -> rows``.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not a registered kind.
+
+    Examples
+    --------
+    >>> from ldpopt import experiments
+    >>> experiments.get_kind("full-domain").__name__
+    'full_domain'
+    """
     _load_kind_modules()
     if name not in _KINDS:
         raise ValueError(f"experiment kind must be one of {kinds()}, got {name!r}")

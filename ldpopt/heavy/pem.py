@@ -83,6 +83,31 @@ def pem(codes, counts, *, total_bits: int, epsilon: float, k: int, step_bits: in
     exact : bool
         True: the real protocol (each user's group draw, the oracle's client and aggregator);
         False: the exact-in-law fast path (:mod:`.rounds`).
+
+    Returns
+    -------
+    HeavyHitters
+        The top-k strings of the last round with their estimates, and every round as a Level.
+
+    Raises
+    ------
+    ValueError
+        Codes out of range or repeated, negative counts, ε not positive, ``k``/``step_bits``/
+        ``start_bits`` out of range (γ + η ≤ 24, γ < m), or a group with no users.
+
+    References
+    ----------
+    Wang, Li & Jha, "Locally Differentially Private Heavy Hitter Identification", IEEE TDSC 2019, §IV.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.heavy import encode, pem
+    >>> codes = encode(["hi", "ok", "yo", "no", "ab", "zz"], nbytes=2)
+    >>> counts = np.array([4000, 3000, 1000, 800, 700, 500])
+    >>> found = pem(codes, counts, total_bits=16, epsilon=4.0, k=2, rng=0)
+    >>> found, found.strings()
+    (HeavyHitters(protocol='pem', found=2, total_bits=16, epsilon=4, levels=3), ['hi', 'ok'])
     """
     c, w = check_histogram(codes, counts, total_bits)
     eps = check_epsilon(epsilon, "epsilon")

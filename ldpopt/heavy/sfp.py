@@ -86,7 +86,61 @@ def sfp(codes, counts, *, total_bits: int, epsilon: float, k: int, fragment_bits
         k_fragments: int | None = None, oracle: OracleSpec = DEFAULT_ORACLE, word_oracle: OracleSpec | None = None,
         max_candidates: int = 1 << 20, rng, exact: bool = False) -> HeavyHitters:
     """Find the top-``k`` strings with SFP (module docstring). ``fragment_bits`` r must divide
-    ``total_bits`` and be ≤ 16 (the fragment domain is 256·2^r); ``exact``: real protocol or fast path."""
+    ``total_bits`` and be ≤ 16 (the fragment domain is 256·2^r); ``exact``: real protocol or fast path.
+
+    Parameters
+    ----------
+    codes, counts : array_like of int
+        The population as a histogram: distinct ``total_bits``-bit codes (:func:`~.strings.encode`)
+        and the number of users holding each.
+    total_bits : int
+        m, the strings' length in bits (≤ 56).
+    epsilon : float
+        ε of every user (keyword-only, as every parameter after ``counts``).
+    k : int
+        Number of heavy hitters wanted.
+    fragment_bits : int, default 8
+        r, bits per fragment; divides ``total_bits``, at most 16.
+    k_fragments : int, optional
+        (hash, fragment) pairs kept per position (default ``k``).
+    oracle : str or callable, default "olh"
+        The channel of both reports (a registry name or ``(epsilon, d) -> FrequencyOracle``).
+    word_oracle : str or callable, optional
+        The word reports' oracle (default ``oracle``).
+    max_candidates : int, default 2**20
+        Most words the puzzle may assemble; more raises.
+    rng : int, numpy.random.Generator or "secure"
+        Randomness of the users' group draws and reports.
+    exact : bool, default False
+        True: the real protocol (each user's draw, the oracle's client and aggregator); False: the
+        exact-in-law fast path (:mod:`ldpopt.heavy.rounds`).
+
+    Returns
+    -------
+    HeavyHitters
+        The strings found, largest estimate first, with every level.
+
+    Raises
+    ------
+    ValueError
+        Codes out of range or repeated, negative counts, ε not positive, a parameter out of range
+        (named in the message), or a group/level/position with no users.
+
+    References
+    ----------
+    Apple's Differential Privacy Team, "Learning with Privacy at Scale", Apple Machine Learning
+    Journal 1(8), 2017 (discovering new words).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.heavy import encode, sfp
+    >>> codes = encode(["hi", "ok", "yo", "no", "ab", "zz"], nbytes=2)
+    >>> counts = np.array([4000, 3000, 1000, 800, 700, 500])
+    >>> found = sfp(codes, counts, total_bits=16, epsilon=4.0, k=2, rng=0)
+    >>> found.strings(), found.params["fragment_bits"]
+    (['hi', 'ok'], 8)
+    """
     c, w = check_histogram(codes, counts, total_bits)
     eps = check_epsilon(epsilon, "epsilon")
     k = _check_int(k, "k", 1)

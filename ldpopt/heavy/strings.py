@@ -34,7 +34,33 @@ def _nbytes(nbytes) -> int:
 
 def encode(strings, nbytes: int, pad: bytes = b" ") -> np.ndarray:
     """int64 codes of ``strings`` (an iterable of ``str``/``bytes``) cut or ``pad``-padded to
-    ``nbytes`` bytes, big-endian (module docstring). Vectorised after one join of the bytes."""
+    ``nbytes`` bytes, big-endian (module docstring). Vectorised after one join of the bytes.
+
+    Parameters
+    ----------
+    strings : iterable of str or bytes
+        The strings (``str`` as UTF-8).
+    nbytes : int
+        Length in bytes, 1..7.
+    pad : bytes, default b" "
+        The single pad byte.
+
+    Returns
+    -------
+    ndarray of int64
+        One code per string.
+
+    Raises
+    ------
+    ValueError
+        ``nbytes`` outside 1..7, ``pad`` not one byte, or an item neither str nor bytes.
+
+    Examples
+    --------
+    >>> from ldpopt.heavy import encode
+    >>> encode(["hi", "h", "hiya"], nbytes=2)  # 'h' = 104, 'i' = 105, ' ' = 32
+    array([26729, 26656, 26729])
+    """
     nb = _nbytes(nbytes)
     if not isinstance(pad, bytes) or len(pad) != 1:
         raise ValueError(f"pad must be a single byte, got {pad!r}")
@@ -49,7 +75,30 @@ def encode(strings, nbytes: int, pad: bytes = b" ") -> np.ndarray:
 
 def decode(codes, nbytes: int) -> list[str]:
     """The padded strings of int64 ``codes`` (inverse of :func:`encode` up to the cut): UTF-8 with
-    ``backslashreplace`` (a byte of a cut multi-byte character reads ``\\xNN``)."""
+    ``backslashreplace`` (a byte of a cut multi-byte character reads ``\\xNN``).
+
+    Parameters
+    ----------
+    codes : array_like of int
+        1-D codes in ``[0, 2^(8·nbytes))``.
+    nbytes : int
+        Length in bytes, 1..7.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        ``nbytes`` outside 1..7, or codes out of range or not 1-D.
+
+    Examples
+    --------
+    >>> from ldpopt.heavy import decode
+    >>> decode([26729, 26656], nbytes=2)
+    ['hi', 'h ']
+    """
     nb = _nbytes(nbytes)
     c = np.asarray(codes, dtype=np.int64)
     if c.ndim != 1 or np.any(c < 0) or np.any(c >= (np.int64(1) << (8 * nb))):

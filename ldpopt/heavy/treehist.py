@@ -53,7 +53,60 @@ def treehist(codes, counts, *, total_bits: int, epsilon: float, step_bits: int =
     """Find the heavy hitters with TreeHist (module docstring). ``codes``/``counts``: the population as
     a histogram of ``total_bits``-bit codes; ``step_bits`` η must divide ``total_bits``; ``k``: top-k
     mode (else the threshold rule with ``beta``); ``oracle``/``word_oracle``: the prefix and word
-    channels (the word channel defaults to ``oracle``); ``exact``: real protocol or fast path."""
+    channels (the word channel defaults to ``oracle``); ``exact``: real protocol or fast path.
+
+    Parameters
+    ----------
+    codes, counts : array_like of int
+        The population as a histogram: distinct ``total_bits``-bit codes (:func:`~.strings.encode`)
+        and the number of users holding each.
+    total_bits : int
+        m, the strings' length in bits (≤ 56).
+    epsilon : float
+        ε of every user (keyword-only, as every parameter after ``counts``).
+    step_bits : int, default 1
+        η, bits per tree level; divides ``total_bits``, at most 24.
+    k : int, optional
+        Top-k mode: keep the top-k per level and report the top-k; None: the threshold rule.
+    beta : float, default 0.05
+        Failure probability of the threshold rule τ = σ·√(2 ln(C/β)), in (0, 1).
+    max_keep : int, optional
+        Most prefixes kept per level (default 4·k, or 256 without k).
+    oracle : str or callable, default "olh"
+        The prefix reports' frequency oracle (a registry name or ``(epsilon, d) -> FrequencyOracle``).
+    word_oracle : str or callable, optional
+        The word reports' oracle (default ``oracle``).
+    rng : int, numpy.random.Generator or "secure"
+        Randomness of the users' group draws and reports.
+    exact : bool, default False
+        True: the real protocol (each user's draw, the oracle's client and aggregator); False: the
+        exact-in-law fast path (:mod:`ldpopt.heavy.rounds`).
+
+    Returns
+    -------
+    HeavyHitters
+        The strings found, largest estimate first, with every level.
+
+    Raises
+    ------
+    ValueError
+        Codes out of range or repeated, negative counts, ε not positive, a parameter out of range
+        (named in the message), or a group/level/position with no users.
+
+    References
+    ----------
+    Bassily, Nissim, Stemmer & Thakurta, "Practical Locally Private Heavy Hitters", NeurIPS 2017, §3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.heavy import encode, treehist
+    >>> codes = encode(["hi", "ok", "yo", "no", "ab", "zz"], nbytes=2)
+    >>> counts = np.array([4000, 3000, 1000, 800, 700, 500])
+    >>> found = treehist(codes, counts, total_bits=16, epsilon=4.0, step_bits=4, k=2, rng=0)
+    >>> found.strings(), len(found.levels)
+    (['hi', 'ok'], 4)
+    """
     c, w = check_histogram(codes, counts, total_bits)
     eps = check_epsilon(epsilon, "epsilon")
     eta = check_bits(step_bits, total_bits, "step_bits")

@@ -100,7 +100,40 @@ def _beta(tree, k, lv, vz, T):
 def consistency(tree: RangeTree, y, var) -> np.ndarray:
     """The consistent node totals x (module docstring): the weighted least-squares fit of ``y``
     (one value per node, leaves first as in :class:`RangeTree`; shape (size,) or (size, m)) under
-    the tree equalities, weights 1/var (``var`` per level or per node; 0 fixes, inf frees a node)."""
+    the tree equalities, weights 1/var (``var`` per level or per node; 0 fixes, inf frees a node).
+
+    Hay, Rastogi, Miklau & Suciu, VLDB 2010, §3 (Theorem 3), generalised to per-node variances.
+
+    Parameters
+    ----------
+    tree : RangeTree
+        The B-ary range tree (:class:`~ldpopt.problems.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
+    y : array_like, shape (size,) or (size, m)
+        Raw node values, leaves first; several columns are fitted at once.
+    var : array_like
+        Variances per level (one per level) or per node; 0 fixes a node, inf leaves it unobserved.
+
+    Returns
+    -------
+    ndarray, the shape of ``y``
+        The consistent node totals.
+
+    Raises
+    ------
+    ValueError
+        ``y`` or ``var`` of the wrong shape, a negative or NaN variance, or a node with no
+        finite-variance observation at or below it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import hierarchy
+    >>> counts = np.array([400, 300, 100, 100, 50, 30, 20, 0])
+    >>> est = hierarchy.collect(counts, "oue", epsilon=1.0, rng=0)
+    >>> x = hierarchy.consistency(est.tree, est.y, est.var)
+    >>> x[:4].round(3), bool(np.isclose(x[-1], 1.0))
+    (array([0.316, 0.329, 0.078, 0.247]), True)
+    """
     y = np.asarray(y, dtype=np.float64)
     if y.shape[0] != tree.size or y.ndim > 2:
         raise ValueError(f"y must have one row per tree node ({tree.size}), got shape {y.shape}")
@@ -122,7 +155,38 @@ def consistency(tree: RangeTree, y, var) -> np.ndarray:
 def consistency_adjoint(tree: RangeTree, xbar, var) -> np.ndarray:
     """Lᵀ xbar for the linear map x = L y of :func:`consistency` (same ``var``): row u of a query
     matrix goes to the weights Lᵀu on the raw node estimates, so Var(uᵀx) = (Lᵀu)ᵀ Cov(y) (Lᵀu).
-    ``xbar``: shape (size,) or (size, m). Reverse-mode of the two passes, O(size · m)."""
+    ``xbar``: shape (size,) or (size, m). Reverse-mode of the two passes, O(size · m).
+
+    Parameters
+    ----------
+    tree : RangeTree
+        The B-ary range tree (:class:`~ldpopt.problems.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
+    xbar : array_like, shape (size,) or (size, m)
+        Weights on the consistent node totals (one column per query).
+    var : array_like
+        As in :func:`consistency`.
+
+    Returns
+    -------
+    ndarray, the shape of ``xbar``
+        The weights on the raw node values.
+
+    Raises
+    ------
+    ValueError
+        ``xbar`` or ``var`` of the wrong shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import hierarchy
+    >>> counts = np.array([400, 300, 100, 100, 50, 30, 20, 0])
+    >>> est = hierarchy.collect(counts, "oue", epsilon=1.0, rng=0)
+    >>> u = np.zeros(est.tree.size); u[:3] = 1.0  # the range [0, 2] from the consistent leaves
+    >>> w = hierarchy.consistency_adjoint(est.tree, u, est.var)
+    >>> bool(np.isclose(w @ est.y, u @ hierarchy.consistency(est.tree, est.y, est.var)))
+    True
+    """
     xb = np.array(xbar, dtype=np.float64)
     if xb.shape[0] != tree.size or xb.ndim > 2:
         raise ValueError(f"xbar must have one row per tree node ({tree.size}), got shape {xb.shape}")

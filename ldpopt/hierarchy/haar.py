@@ -56,7 +56,40 @@ def _children(counts_pad: np.ndarray, level: int) -> np.ndarray:
 
 
 def haar_collect(true_counts, epsilon: float, *, rng) -> tuple[list[np.ndarray], int]:
-    """(θ̂ per level, d) from simulated HaarHRR reports of users with histogram ``true_counts``."""
+    """(θ̂ per level, d) from simulated HaarHRR reports of users with histogram ``true_counts``.
+
+    Cormode, Kulkarni & Srivastava, VLDB 2019, §5 (HaarHRR); the domain padded to 2^J and the users
+    split into J equal groups (module docstring).
+
+    Parameters
+    ----------
+    true_counts : array_like of int, shape (d,)
+        Users per value.
+    epsilon : float
+        Each user's ε.
+    rng : int or numpy.random.Generator
+        Seed or generator (keyword-only).
+
+    Returns
+    -------
+    theta : list of ndarray
+        Level ℓ's 2^ℓ estimated coefficients, ℓ = 0 … J − 1.
+    d : int
+        The domain size.
+
+    Raises
+    ------
+    ValueError
+        Bad counts or ε, or fewer users than levels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import hierarchy
+    >>> theta, d = hierarchy.haar_collect(np.array([400, 300, 100, 100, 50, 30, 20, 0]), 1.0, rng=0)
+    >>> [t.shape for t in theta], d
+    ([(1,), (2,), (4,)], 8)
+    """
     tc = check_counts(true_counts, "true_counts", integral=True)
     eps = check_epsilon(epsilon, "epsilon")
     d, J = tc.shape[0], _levels(tc.shape[0])
@@ -85,7 +118,30 @@ def haar_collect(true_counts, epsilon: float, *, rng) -> tuple[list[np.ndarray],
 
 
 def haar_leaves(theta: list[np.ndarray], d: int) -> np.ndarray:
-    """The leaf frequencies reconstructed from the total 1 and the coefficients (first d of 2^J)."""
+    """The leaf frequencies reconstructed from the total 1 and the coefficients (first d of 2^J).
+
+    Level by level, left = (parent + θ)/2 and right = (parent − θ)/2 (Cormode, Kulkarni &
+    Srivastava, VLDB 2019, §5).
+
+    Parameters
+    ----------
+    theta : list of ndarray
+        Coefficients per level, as :func:`haar_collect` returns them.
+    d : int
+        The domain size.
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        Leaf frequencies (summing to 1 over the padded domain; may be negative).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import hierarchy
+    >>> hierarchy.haar_leaves([np.array([0.5]), np.array([0.0, 0.25])], 4)  # the exact f = (.375, .375, .25, 0)
+    array([0.375, 0.375, 0.25 , 0.   ])
+    """
     node = np.ones(1)
     for th in theta:
         node = np.stack([(node + th) / 2, (node - th) / 2], axis=1).ravel()
@@ -103,7 +159,40 @@ def _adjoint(u_pad: np.ndarray, J: int) -> list[np.ndarray]:
 
 
 def haar_range_variance(f, n: int, epsilon: float, a, b) -> np.ndarray:
-    """Exact Var of HaarHRR's answers to the ranges [a_i, b_i] (true leaf frequencies ``f``, n users)."""
+    """Exact Var of HaarHRR's answers to the ranges [a_i, b_i] (true leaf frequencies ``f``, n users).
+
+    The covariance of each level's coefficients given the group plus the sampling of the group
+    (module docstring), pushed through the reconstruction's adjoint.
+
+    Parameters
+    ----------
+    f : array_like, shape (d,)
+        True leaf frequencies.
+    n : int
+        Number of users.
+    epsilon : float
+        Each user's ε.
+    a, b : array_like of int
+        Range ends, inclusive, ``0 <= a <= b < d``.
+
+    Returns
+    -------
+    ndarray
+        One variance per range.
+
+    Raises
+    ------
+    ValueError
+        Bad ε or ranges.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import hierarchy
+    >>> f = np.array([400, 300, 100, 100, 50, 30, 20, 0]) / 1000
+    >>> hierarchy.haar_range_variance(f, 1000, 1.0, [0, 0], [3, 7]).round(6)
+    array([0.002936, 0.      ])
+    """
     f = np.asarray(f, dtype=np.float64)
     eps = check_epsilon(epsilon, "epsilon")
     d, J = f.shape[0], _levels(f.shape[0])

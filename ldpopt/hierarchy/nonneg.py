@@ -38,13 +38,77 @@ def cover_matrix(tree: RangeTree) -> sp.csr_matrix:
 
 
 def nonnegative_heuristic(tree: RangeTree, y, var) -> np.ndarray:
-    """Node totals of Norm-Sub(consistent leaves) (heuristic; module docstring)."""
+    """Node totals of Norm-Sub(consistent leaves) (heuristic; module docstring).
+
+    Norm-Sub is the Euclidean projection onto the simplex (Wang et al. arXiv §3.3); not the
+    weighted optimum of :func:`nonnegative_qp`.
+
+    Parameters
+    ----------
+    tree : RangeTree
+        The B-ary range tree (:class:`~ldpopt.problems.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
+    y : array_like, shape (size,)
+        One raw estimate per tree node, leaves first.
+    var : array_like
+        Variances per level (one per level) or per node; 0 fixes a node, inf leaves it unobserved.
+
+    Returns
+    -------
+    ndarray, shape (size,)
+        Consistent, non-negative node totals.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import hierarchy
+    >>> counts = np.array([400, 300, 100, 100, 50, 30, 20, 0])
+    >>> est = hierarchy.collect(counts, "oue", epsilon=1.0, rng=0)
+    >>> x = hierarchy.nonnegative_heuristic(est.tree, est.y, est.var)
+    >>> bool((x >= 0).all()), bool(np.isclose(x[:8].sum(), 1.0))
+    (True, True)
+    """
     x = consistency(tree, y, var)
     return tree.node_totals(project_simplex(x[: tree.d]))
 
 
 def nonnegative_qp(tree: RangeTree, y, var, **solver_options) -> np.ndarray:
-    """Node totals of the exact non-negative weighted least squares (module docstring)."""
+    """Node totals of the exact non-negative weighted least squares (module docstring).
+
+    Our addition (neither Hay et al. 2010 nor Cormode et al. 2019): minimise
+    Σ_v ((A ℓ)_v − y_v)²/s_v over leaves ℓ ≥ 0, Σ ℓ = 1, with cvxpy (Clarabel).
+
+    Parameters
+    ----------
+    tree : RangeTree
+        The B-ary range tree (:class:`~ldpopt.problems.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
+    y : array_like, shape (size,)
+        One raw estimate per tree node, leaves first.
+    var : array_like
+        Variances per level (one per level) or per node; 0 fixes a node, inf leaves it unobserved.
+    **solver_options
+        Passed to ``cvxpy.Problem.solve`` (default ``solver=CLARABEL``).
+
+    Returns
+    -------
+    ndarray, shape (size,)
+        Consistent, non-negative node totals.
+
+    Raises
+    ------
+    ValueError
+        ``y`` or ``var`` of the wrong shape.
+    RuntimeError
+        The solver's status is not optimal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import hierarchy
+    >>> counts = np.array([400, 300, 100, 100, 50, 30, 20, 0])
+    >>> est = hierarchy.collect(counts, "oue", epsilon=1.0, rng=0)
+    >>> hierarchy.nonnegative_qp(est.tree, est.y, est.var)[:8].round(3)
+    array([0.308, 0.321, 0.07 , 0.239, 0.   , 0.062, 0.   , 0.   ])
+    """
     import cvxpy as cp
 
     y = np.asarray(y, dtype=np.float64)

@@ -29,7 +29,29 @@ __all__ = ["PeerClient", "peer_clients", "support_functions"]
 
 class PeerClient(FrequencyOracle):
     """A peer client seen as an oracle: ``privatise(value)`` (value 0-based) gives one report in the
-    peer's format, ``support(reports)`` the (m, d) bool support matrix of a list of them."""
+    peer's format, ``support(reports)`` the (m, d) bool support matrix of a list of them.
+
+    Parameters
+    ----------
+    label : str
+        The client's name in audit tables.
+    inner : FrequencyOracle
+        The equivalent ldpopt oracle (its p, q and fast path).
+    privatise : callable
+        ``value -> report`` (0-based value), the peer's client.
+    support : callable
+        ``reports -> (m, d) bool`` support matrix (:func:`support_functions`).
+    claimed_epsilon : float, optional
+        The ε the peer claims (default ``inner.epsilon``).
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> from ldpopt.interop.audit_peers import PeerClient, support_functions
+    >>> echo = PeerClient("echo", oracles.get("grr", 1.0, 4), lambda v: v, support_functions(4)["value"])
+    >>> echo  # a client that releases its value: any audit finds ε unbounded
+    PeerClient(epsilon=1, d=4)
+    """
 
     name = "peer"
 
@@ -40,34 +62,182 @@ class PeerClient(FrequencyOracle):
 
     @property
     def p(self) -> float:
+        """The equivalent oracle's p (a report supports its own value w.p. p).
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.interop.audit_peers import PeerClient, support_functions
+        >>> echo = PeerClient("echo", oracles.get("grr", 1.0, 4), lambda v: v, support_functions(4)["value"])
+        >>> round(float(echo.p), 4)
+        0.4754
+        """
         return self.inner.p
 
     @property
     def q(self) -> float:
+        """The equivalent oracle's q (a report supports another value w.p. q).
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.interop.audit_peers import PeerClient, support_functions
+        >>> echo = PeerClient("echo", oracles.get("grr", 1.0, 4), lambda v: v, support_functions(4)["value"])
+        >>> round(float(echo.q), 4)
+        0.1749
+        """
         return self.inner.q
 
     def perturb(self, values, rng=None) -> list:
+        """One peer report per value, by calling the peer's client once per user (audits only).
+
+        Parameters
+        ----------
+        values : array_like of int
+            0-based values.
+        rng : optional
+            Not used: the peers draw from their own global generators.
+
+        Returns
+        -------
+        list
+            The reports in the peer's format.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.interop.audit_peers import PeerClient, support_functions
+        >>> echo = PeerClient("echo", oracles.get("grr", 1.0, 4), lambda v: v, support_functions(4)["value"])
+        >>> echo.perturb([0, 3, 3])
+        [0, 3, 3]
+        """
         return [self._privatise(int(v)) for v in np.asarray(values)]
 
     def support_matrix(self, reports) -> np.ndarray:
+        """The (m, d) bool matrix of which values each report supports, by the peer's support rule.
+
+        Parameters
+        ----------
+        reports : list
+            Peer reports.
+
+        Returns
+        -------
+        ndarray of bool, shape (m, d)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.interop.audit_peers import PeerClient, support_functions
+        >>> echo = PeerClient("echo", oracles.get("grr", 1.0, 4), lambda v: v, support_functions(4)["value"])
+        >>> echo.support_matrix([0, 3]).astype(int).tolist()
+        [[1, 0, 0, 0], [0, 0, 0, 1]]
+        """
         return np.asarray(self._support(reports), dtype=bool)
 
     def aggregate(self, reports, device=None) -> np.ndarray:
         """Support counts through the peer's support rule, counted by numpy (``device``: None, "auto"
-        or "numpy"; the base class's signature)."""
+        or "numpy"; the base class's signature).
+
+        Parameters
+        ----------
+        reports : list
+            Peer reports.
+        device : {None, "auto", "numpy"}, optional
+            Where to count.
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            Another device.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.interop.audit_peers import PeerClient, support_functions
+        >>> echo = PeerClient("echo", oracles.get("grr", 1.0, 4), lambda v: v, support_functions(4)["value"])
+        >>> echo.aggregate([0, 3, 3])
+        array([1, 0, 0, 2])
+        """
         if device not in (None, "auto", "numpy"):
             raise ValueError(f"device: a peer client's reports are counted on 'numpy', got {device!r}")
         return self.support_matrix(reports).sum(axis=0).astype(np.int64)
 
     def sample_counts(self, true_counts, rng) -> np.ndarray:
+        """The equivalent oracle's fast path (``inner.sample_counts``).
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            Users per value.
+        rng : int or numpy.random.Generator
+            The randomness.
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.interop.audit_peers import PeerClient, support_functions
+        >>> echo = PeerClient("echo", oracles.get("grr", 1.0, 4), lambda v: v, support_functions(4)["value"])
+        >>> int(echo.sample_counts([5, 0, 0, 5], rng=0).sum())  # GRR: one supported value per report
+        10
+        """
         return self.inner.sample_counts(true_counts, rng)
 
     def output_distribution(self) -> np.ndarray:
+        """Not available: a peer client's outputs are not enumerated.
+
+        Returns
+        -------
+        ndarray
+            Never; always raises.
+
+        Raises
+        ------
+        ValueError
+            Always (audit the client empirically).
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> from ldpopt.interop.audit_peers import PeerClient, support_functions
+        >>> echo = PeerClient("echo", oracles.get("grr", 1.0, 4), lambda v: v, support_functions(4)["value"])
+        >>> echo.output_distribution()
+        Traceback (most recent call last):
+        ...
+        ValueError: a peer client's output distribution is not enumerated; audit it empirically
+        """
         raise ValueError("a peer client's output distribution is not enumerated; audit it empirically")
 
 
 def support_functions(d: int) -> dict[str, Callable]:
-    """Support rules of the peer report formats (module table of pure_ldp.py / multi_freq_ldpy.py)."""
+    """Support rules of the peer report formats (module table of pure_ldp.py / multi_freq_ldpy.py).
+
+    Parameters
+    ----------
+    d : int
+        Domain size.
+
+    Returns
+    -------
+    dict of str to callable
+        ``"value"``, ``"bits"``, ``"subset"``, ``"hr"``, ``"packed"`` (each ``reports -> (m, d)
+        bool``) and ``"lh"`` (``g -> rule``).
+
+    Examples
+    --------
+    >>> from ldpopt.interop.audit_peers import support_functions
+    >>> rules = support_functions(4)
+    >>> sorted(rules), rules["subset"]([[0, 2]]).astype(int).tolist()
+    (['bits', 'hr', 'lh', 'packed', 'subset', 'value'], [[1, 0, 1, 0]])
+    """
     dom = np.arange(d)
 
     def lh(g):
@@ -91,7 +261,28 @@ def support_functions(d: int) -> dict[str, Callable]:
 
 
 def peer_clients(epsilon: float, d: int) -> list[PeerClient]:
-    """Every installed peer client at (ε, d), wrapped; each with its claimed ε."""
+    """Every installed peer client at (ε, d), wrapped; each with its claimed ε.
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε each client is configured with (pure-ldp's HR: min(ε, 1)).
+    d : int
+        Domain size.
+
+    Returns
+    -------
+    list of PeerClient
+        pure-ldp's, multi-freq-ldpy's and OpenDP's clients, whichever are installed.
+
+    Examples
+    --------
+    >>> from ldpopt.interop.audit_peers import peer_clients
+    >>> [c.label for c in peer_clients(1.0, 4)][:2]  # doctest: +SKIP
+    ['pure-ldp DE', 'pure-ldp UE (SUE)']
+
+    (Skipped: needs the ``peers`` extra; importing the peer libraries takes seconds.)
+    """
     import importlib.util
 
     from ._common import peer_g

@@ -33,7 +33,23 @@ __all__ = ["CASES", "run_case", "seed_all"]
 
 def seed_all(seed: int) -> None:
     """Seed every generator a peer library draws from: Python's ``random``, numpy's global one and
-    numba's (when numba is installed), so that a peer's run is repeatable."""
+    numba's (when numba is installed), so that a peer's run is repeatable.
+
+    Parameters
+    ----------
+    seed : int
+        The seed of all three.
+
+    Examples
+    --------
+    >>> import random
+    >>> from ldpopt.interop.conformance import seed_all
+    >>> seed_all(3); first = random.random()  # doctest: +SKIP
+    >>> seed_all(3); first == random.random()  # doctest: +SKIP
+    True
+
+    (Skipped: each call compiles a small Numba function, 0.4 s.)
+    """
     random.seed(seed)
     np.random.seed(seed)
     try:
@@ -170,7 +186,45 @@ CASES = {
 
 
 def run_case(case, eps: float = 1.0, true=(40, 0, 10, 20, 30, 0, 25, 25), reps: int = 60, seed: int = 0) -> dict:
-    """Run one case (see the module docstring); ``true`` is the histogram of one repetition."""
+    """Run one case (see the module docstring); ``true`` is the histogram of one repetition.
+
+    Parameters
+    ----------
+    case : tuple of str
+        A key of ``CASES``: (library, the peer's oracle), e.g. ``("pure-ldp", "DE (GRR)")``.
+    eps : float, default 1.0
+        ε of the peer's mechanism.
+    true : sequence of int, default (40, 0, 10, 20, 30, 0, 25, 25)
+        The population's histogram.
+    reps : int, default 60
+        Repetitions, >= 1.
+    seed : int, default 0
+        Seed of every generator the peer draws from (:func:`seed_all`).
+
+    Returns
+    -------
+    dict
+        ``library``, ``oracle``, ``ldpopt`` (the oracle read as), ``epsilon``, ``d``, ``n``, ``reps``,
+        ``counts_equal``, ``max_abs_diff`` (None for OpenDP) and ``max_abs_z``.
+
+    Raises
+    ------
+    KeyError
+        ``case`` is not a key of ``CASES``.
+    ValueError
+        ``reps`` below 1.
+    ImportError
+        The peer library is not installed (the ``peers`` extra).
+
+    Examples
+    --------
+    >>> from ldpopt.interop.conformance import run_case
+    >>> result = run_case(("pure-ldp", "DE (GRR)"), reps=5)  # doctest: +SKIP
+    >>> result["counts_equal"], result["max_abs_diff"] < 1e-12  # doctest: +SKIP
+    (True, True)
+
+    (Skipped: needs the ``peers`` extra, and importing a peer library takes seconds.)
+    """
     reps = _check_int(reps, "reps", 1)
     make, kind = CASES[case]
     true = np.asarray(true)

@@ -53,12 +53,64 @@ __all__ = ["flh_pool_bias", "peer_estimates", "read_de", "read_flh", "read_hr", 
 
 
 def read_de(reports, epsilon: float, d: int) -> Partial:
-    """DEClient reports (0-based ints) → GRR partial."""
+    """DEClient reports (0-based ints) → GRR partial.
+
+    Parameters
+    ----------
+    reports : iterable of int
+        One 0-based index in [0, d) per user.
+    epsilon : float
+        ε of the pure-ldp client.
+    d : int
+        Domain size.
+
+    Returns
+    -------
+    Partial
+
+    Raises
+    ------
+    ValueError
+        A report that is not an integer in [0, d).
+
+    Examples
+    --------
+    >>> from ldpopt.interop.pure_ldp import read_de
+    >>> read_de([0, 2, 2, 1], epsilon=1.0, d=3).counts
+    array([1, 1, 2])
+    """
     return grr_partial(reports, epsilon, d, "pure-ldp DE")
 
 
 def read_ue(reports, epsilon: float, d: int, use_oue: bool = False) -> Partial:
-    """UEClient reports (0/1 vectors of length d) → SUE (default, as pure-ldp) or OUE partial."""
+    """UEClient reports (0/1 vectors of length d) → SUE (default, as pure-ldp) or OUE partial.
+
+    Parameters
+    ----------
+    reports : iterable of sequence of 0/1
+        One bit vector of length d per user.
+    epsilon : float
+        ε of the pure-ldp client.
+    d : int
+        Domain size.
+    use_oue : bool, default False
+        The client's ``use_oue``: OUE (True) or SUE.
+
+    Returns
+    -------
+    Partial
+
+    Raises
+    ------
+    ValueError
+        A report that is not a 0/1 vector of length d.
+
+    Examples
+    --------
+    >>> from ldpopt.interop.pure_ldp import read_ue
+    >>> read_ue([[1, 0, 0], [0, 1, 1]], epsilon=1.0, d=3)
+    Partial(oracle='sue', epsilon=1, d=3, n=2)
+    """
     return ue_partial(reports, epsilon, d, "oue" if use_oue else "sue", "pure-ldp UE")
 
 
@@ -73,7 +125,36 @@ def _lh_pairs(reports, g: int, name: str, seed_high: int):
 
 
 def read_lh(reports, epsilon: float, d: int, g: int = 2, use_olh: bool = False) -> Partial:
-    """LHClient reports ``(y, seed)`` → OLH partial with pure-ldp's g (2 unless ``use_olh``)."""
+    """LHClient reports ``(y, seed)`` → OLH partial with pure-ldp's g (2 unless ``use_olh``).
+
+    Parameters
+    ----------
+    reports : iterable of (int, int)
+        One (hashed value y in [0, g), seed) pair per user.
+    epsilon : float
+        ε of the pure-ldp client.
+    d : int
+        Domain size.
+    g : int, default 2
+        The client's g (ignored with ``use_olh``).
+    use_olh : bool, default False
+        The client's ``use_olh``: g = round(e^ε) + 1.
+
+    Returns
+    -------
+    Partial
+
+    Raises
+    ------
+    ValueError
+        Reports not pairs of non-negative integers, or y not below g.
+
+    Examples
+    --------
+    >>> from ldpopt.interop.pure_ldp import read_lh
+    >>> read_lh([(0, 5), (1, 6)], epsilon=1.0, d=4)
+    Partial(oracle='olh', epsilon=1, d=4, g=2, n=2)
+    """
     g = peer_g(epsilon, g, use_olh)
     orc = oracles.get("olh", epsilon, d, g=g)
     y, seeds = _lh_pairs(reports, g, "pure-ldp LH", np.iinfo(np.int64).max)
@@ -81,7 +162,38 @@ def read_lh(reports, epsilon: float, d: int, g: int = 2, use_olh: bool = False) 
 
 
 def read_flh(reports, epsilon: float, d: int, k: int, g: int = 2, use_olh: bool = False) -> Partial:
-    """FastLHClient reports ``(y, seed)``, seed ∈ [0, k) → OLH partial (counts via the k×d matrix)."""
+    """FastLHClient reports ``(y, seed)``, seed ∈ [0, k) → OLH partial (counts via the k×d matrix).
+
+    Parameters
+    ----------
+    reports : iterable of (int, int)
+        One (hashed value y in [0, g), seed in [0, k)) pair per user.
+    epsilon : float
+        ε of the pure-ldp client.
+    d : int
+        Domain size.
+    k : int
+        The size of the client's hash pool, >= 1.
+    g : int, default 2
+        The client's g (ignored with ``use_olh``).
+    use_olh : bool, default False
+        The client's ``use_olh``.
+
+    Returns
+    -------
+    Partial
+
+    Raises
+    ------
+    ValueError
+        ``k`` below 1, or a y or seed out of range.
+
+    Examples
+    --------
+    >>> from ldpopt.interop.pure_ldp import read_flh
+    >>> read_flh([(0, 1), (1, 0), (1, 3)], epsilon=1.0, d=4, k=4).counts
+    array([1, 0, 2, 2])
+    """
     g = peer_g(epsilon, g, use_olh)
     orc = oracles.get("olh", epsilon, d, g=g)
     if isinstance(k, bool) or int(k) != k or k < 1:
@@ -107,7 +219,38 @@ def flh_pool_bias(f, epsilon: float, k: int, g: int = 2, use_olh: bool = False) 
     computed as (1/k)·Σ_i B_i[H_i(v)] − f_v − (1 − f_v)/g for the sum, with B_i[h] the mass f of the
     values that seed i hashes to h. Over random pools ρ_uv is a mean of k Bernoulli(1/g): the squared
     bias averages ((p − p*)/(p − 1/g))²·(1/g)(1 − 1/g)/k·Σ_{u≠v} f_u², against OLH's variance
-    ≈ (1/g)(1 − 1/g)/(n(p − 1/g)²): bias² < variance needs k > n·(p − p*)²·Σ_u f_u²."""
+    ≈ (1/g)(1 − 1/g)/(n(p − 1/g)²): bias² < variance needs k > n·(p − p*)²·Σ_u f_u².
+
+    Parameters
+    ----------
+    f : array_like, shape (d,)
+        A probability vector over d >= 2 values.
+    epsilon : float
+        ε of the client.
+    k : int
+        The hash pool's size, >= 1.
+    g : int, default 2
+        The client's g (ignored with ``use_olh``).
+    use_olh : bool, default False
+        The client's ``use_olh``.
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        The bias of each f̃_v for this pool.
+
+    Raises
+    ------
+    ValueError
+        ``f`` not a probability vector, or ``k`` below 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.interop.pure_ldp import flh_pool_bias
+    >>> flh_pool_bias(np.array([0.5, 0.3, 0.2, 0.0]), 2.0, k=8, use_olh=True).round(4)
+    array([ 0.0857,  0.1429,  0.    , -0.0571])
+    """
     f = np.asarray(f, dtype=np.float64)
     if f.ndim != 1 or f.size < 2 or not np.all(np.isfinite(f)) or np.any(f < 0) or abs(f.sum() - 1) > 1e-9:
         raise ValueError("f must be a probability vector over d >= 2 values")
@@ -124,7 +267,32 @@ def flh_pool_bias(f, epsilon: float, k: int, g: int = 2, use_olh: bool = False) 
 
 
 def read_hr(reports, epsilon: float, d: int) -> Partial:
-    """HadamardResponseClient reports (ints in [0, K)) → HR partial; ε ≤ 1 only (module notes)."""
+    """HadamardResponseClient reports (ints in [0, K)) → HR partial; ε ≤ 1 only (module notes).
+
+    Parameters
+    ----------
+    reports : iterable of int
+        One output in [0, K) per user (K the Hadamard size, ``oracles.HR(epsilon, d).K``).
+    epsilon : float
+        ε of the pure-ldp client.
+    d : int
+        Domain size.
+
+    Returns
+    -------
+    Partial
+
+    Raises
+    ------
+    ValueError
+        ε above 1 (pure-ldp's other mechanism), or a report out of range.
+
+    Examples
+    --------
+    >>> from ldpopt.interop.pure_ldp import read_hr
+    >>> read_hr([0, 3, 5, 1], epsilon=1.0, d=4).counts
+    array([1, 3, 2, 3])
+    """
     if epsilon > 1:
         raise ValueError(f"epsilon: pure-ldp's Hadamard response for ε > 1 (here {epsilon}) is the block-"
                          f"structured Hadamard_Rand_general_original mechanism, not ldpopt's HR; not supported")
@@ -136,5 +304,27 @@ def read_hr(reports, epsilon: float, d: int) -> Partial:
 
 
 def peer_estimates(partial: Partial) -> np.ndarray:
-    """What pure-ldp's server reports for the same reports: count estimates n·f̃."""
+    """What pure-ldp's server reports for the same reports: count estimates n·f̃.
+
+    Parameters
+    ----------
+    partial : Partial
+        A partial from one of the readers.
+
+    Returns
+    -------
+    ndarray
+        pure-ldp's ``estimated_data``.
+
+    Raises
+    ------
+    ValueError
+        The partial is empty.
+
+    Examples
+    --------
+    >>> from ldpopt.interop.pure_ldp import peer_estimates, read_de
+    >>> peer_estimates(read_de([0, 2, 2, 1], epsilon=1.0, d=3)).round(3)
+    array([0.418, 0.418, 3.164])
+    """
     return partial.n * partial.finalize().f_tilde

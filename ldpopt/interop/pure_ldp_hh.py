@@ -42,7 +42,31 @@ __all__ = ["parse_pem_reports", "peer_frequencies", "read_pem"]
 
 def parse_pem_reports(reports, groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(y, seed, group) int64 arrays of ``PEMClient.privatise`` outputs ``((y, seed), group)``
-    (a list as returned, or an (n, 3) integer array)."""
+    (a list as returned, or an (n, 3) integer array).
+
+    Parameters
+    ----------
+    reports : list or ndarray
+        The clients' outputs ``((y, seed), group)``, or an (n, 3) integer array of (y, seed, group).
+    groups : int
+        Number of groups G; every group must lie in [0, G).
+
+    Returns
+    -------
+    y, seed, group : ndarray of int64
+
+    Raises
+    ------
+    ValueError
+        Reports of another form, a group out of range, or a negative y or seed.
+
+    Examples
+    --------
+    >>> from ldpopt.interop.pure_ldp_hh import parse_pem_reports
+    >>> reports = [((0, 11), 0), ((1, 12), 1), ((2, 13), 0), ((1, 14), 1)]  # PEMClient's ((y, seed), group)
+    >>> parse_pem_reports(reports, groups=2)
+    (array([0, 1, 2, 1]), array([11, 12, 13, 14]), array([0, 1, 0, 1]))
+    """
     if isinstance(reports, np.ndarray) and reports.dtype.kind in "iu":
         if reports.ndim != 2 or reports.shape[1] != 3:
             raise ValueError(f"reports as an array must have shape (n, 3) of (y, seed, group), got {reports.shape}")
@@ -74,7 +98,41 @@ def read_pem(reports, *, epsilon: float, start_length: int, max_string_length: i
              k: int) -> HeavyHitters:
     """The top-``k`` search of pure-ldp's ``PEMServer.find_heavy_hitters(k=k)`` on its clients'
     ``reports`` (module docstring), as an ldpopt :class:`~ldpopt.heavy.HeavyHitters` whose items are
-    the strings' bit codes (``int(bits, 2)``) and whose levels hold each round's OLH Estimate."""
+    the strings' bit codes (``int(bits, 2)``) and whose levels hold each round's OLH Estimate.
+
+    PEM: Wang, Li & Jha, IEEE TDSC 2019, §IV (:func:`ldpopt.heavy.pem`).
+
+    Parameters
+    ----------
+    reports : list or ndarray
+        The clients' outputs (:func:`parse_pem_reports`).
+    epsilon : float
+        ε of the clients (keyword-only, as all that follow); g = round(e^ε) + 1.
+    start_length : int
+        pure-ldp's ``start_length``.
+    max_string_length : int
+        m, the strings' length in bits (≤ 56).
+    fragment_length : int
+        Bits added per group.
+    k : int
+        Heavy hitters wanted.
+
+    Returns
+    -------
+    HeavyHitters
+
+    Raises
+    ------
+    ValueError
+        Lengths out of range, a report out of range, or a group with no report.
+
+    Examples
+    --------
+    >>> from ldpopt.interop.pure_ldp_hh import read_pem
+    >>> reports = [((0, 11), 0), ((1, 12), 1), ((2, 13), 0), ((1, 14), 1)]  # PEMClient's ((y, seed), group)
+    >>> read_pem(reports, epsilon=1.0, start_length=2, max_string_length=6, fragment_length=2, k=2)
+    HeavyHitters(protocol='pem', found=2, total_bits=6, epsilon=1, levels=2)
+    """
     m, start, frag = int(max_string_length), int(start_length), int(fragment_length)
     if not (0 <= start < m and 1 <= frag <= m <= 56):
         raise ValueError(f"need 0 <= start_length < max_string_length <= 56 and fragment_length >= 1, "
@@ -104,5 +162,24 @@ def read_pem(reports, *, epsilon: float, start_length: int, max_string_length: i
 
 def peer_frequencies(result: HeavyHitters) -> np.ndarray:
     """What pure-ldp's server reports for the found items: G·n_j·f̃ (count estimates scaled by the
-    number of groups), from the last round of a :func:`read_pem` result."""
+    number of groups), from the last round of a :func:`read_pem` result.
+
+    Parameters
+    ----------
+    result : HeavyHitters
+        What :func:`read_pem` returned.
+
+    Returns
+    -------
+    ndarray
+        One count estimate per found item.
+
+    Examples
+    --------
+    >>> from ldpopt.interop.pure_ldp_hh import peer_frequencies, read_pem
+    >>> reports = [((0, 11), 0), ((1, 12), 1), ((2, 13), 0), ((1, 14), 1)]  # PEMClient's ((y, seed), group)
+    >>> found = read_pem(reports, epsilon=1.0, start_length=2, max_string_length=6, fragment_length=2, k=2)
+    >>> peer_frequencies(found).shape
+    (2,)
+    """
     return result.params["groups"] * result.levels[-1].estimate.n * result.frequencies

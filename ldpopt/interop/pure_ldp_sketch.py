@@ -44,7 +44,35 @@ def peer_server(epsilon: float, k: int, m: int, hadamard: bool = False):
 
     pure-ldp 1.2.0's base server allocates ``np.zeros(d)`` with d = None for the sketch servers,
     which numpy ≥ 2 rejects: the server is built with d = 0 for that array (the sketch servers never
-    read d), nothing else changed."""
+    read d), nothing else changed.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε of the server.
+    k : int
+        Hash functions.
+    m : int
+        Buckets.
+    hadamard : bool, default False
+        The Hadamard variant (HCMS).
+
+    Returns
+    -------
+    pure_ldp.frequency_oracles.apple_cms.CMSServer
+
+    Raises
+    ------
+    ImportError
+        pure-ldp is not installed (the ``peers`` extra).
+
+    Examples
+    --------
+    >>> from ldpopt.interop.pure_ldp_sketch import peer_server
+    >>> server = peer_server(2.0, k=16, m=64)  # doctest: +SKIP
+
+    (Skipped: needs the ``peers`` extra; importing pure-ldp takes a second.)
+    """
     base = require("pure_ldp.core._freq_oracle_server", "peers", "pure-ldp's CMS server")
     cms = require("pure_ldp.frequency_oracles.apple_cms", "peers", "pure-ldp's CMS server")
     init = base.FreqOracleServer.__init__
@@ -60,7 +88,31 @@ def peer_server(epsilon: float, k: int, m: int, hadamard: bool = False):
 
 
 def peer_buckets(hash_funcs, items) -> np.ndarray:
-    """The peer family's table h_l(item) as int64 (k, d): each of the k callables on each item."""
+    """The peer family's table h_l(item) as int64 (k, d): each of the k callables on each item.
+
+    Parameters
+    ----------
+    hash_funcs : iterable of callable
+        The peer's k hash functions (``server.hash_funcs``).
+    items : iterable
+        The d candidate items (at least 2), as the peer's client hashes them.
+
+    Returns
+    -------
+    ndarray of int64, shape (k, d)
+        The ``buckets`` table of :class:`~ldpopt.oracles.cms.CMS`.
+
+    Raises
+    ------
+    ValueError
+        No callable hash function, or fewer than 2 items.
+
+    Examples
+    --------
+    >>> from ldpopt.interop.pure_ldp_sketch import peer_buckets
+    >>> peer_buckets([lambda x: x % 4, lambda x: (x * 3 + 1) % 4], range(1, 6)).tolist()
+    [[1, 2, 3, 0, 1], [0, 3, 2, 1, 0]]
+    """
     funcs = list(hash_funcs)
     items = list(items)
     if not funcs or not all(callable(h) for h in funcs):
@@ -77,7 +129,34 @@ _CHUNK = 1024  # reports per block when the peer's per-user arrays are copied (a
 def cms_arrays(reports, m: int) -> tuple[np.ndarray, np.ndarray]:
     """pure-ldp CMS reports [(ṽ, j), …] → ldpopt's (j, bits = [ṽ = +1]). The peer's ṽ are int64
     arrays of m entries each (8 bytes a coordinate): they are copied block by block (1,024 reports a
-    block, a loop over blocks, not users) and compared with 0 straight into the bool bits."""
+    block, a loop over blocks, not users) and compared with 0 straight into the bool bits.
+
+    Parameters
+    ----------
+    reports : list of (ndarray, int) or tuple of ndarray
+        The clients' (ṽ, j) pairs, or (V (n, m), j) arrays.
+    m : int
+        Buckets.
+
+    Returns
+    -------
+    j : ndarray of int64, shape (n,)
+    bits : ndarray of bool, shape (n, m)
+
+    Raises
+    ------
+    ValueError
+        No report, or a ṽ that is not a ±1 vector of length m.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.interop.pure_ldp_sketch import cms_arrays
+    >>> reports = [(np.array([1, -1, -1, 1]), 0), (np.array([-1, 1, -1, -1]), 1)]  # CMSClient's (v, j)
+    >>> j, bits = cms_arrays(reports, 4)
+    >>> j, bits.astype(int).tolist()
+    (array([0, 1]), [[1, 0, 0, 1], [0, 1, 0, 0]])
+    """
     if isinstance(reports, tuple) and len(reports) == 2 and np.ndim(reports[0]) == 2:
         V, j = np.asarray(reports[0]), np.asarray(reports[1])
         if V.ndim != 2 or V.shape[1] != m or np.any(np.abs(V) != 1):
@@ -102,7 +181,28 @@ def cms_arrays(reports, m: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def hcms_array(reports) -> np.ndarray:
-    """pure-ldp HCMS reports [(y, j, l), …] → ldpopt's (n, 3) rows (j, l, y)."""
+    """pure-ldp HCMS reports [(y, j, l), …] → ldpopt's (n, 3) rows (j, l, y).
+
+    Parameters
+    ----------
+    reports : list of (int, int, int) or array_like
+        The clients' (y, j, l) triples.
+
+    Returns
+    -------
+    ndarray of int64, shape (n, 3)
+
+    Raises
+    ------
+    ValueError
+        No report, or entries that are not integer triples.
+
+    Examples
+    --------
+    >>> from ldpopt.interop.pure_ldp_sketch import hcms_array
+    >>> hcms_array([(1, 0, 3), (-1, 1, 2)]).tolist()
+    [[0, 3, 1], [1, 2, -1]]
+    """
     if isinstance(reports, list) and reports and all(n == 3 for n in map(len, reports)):
         try:  # one pass over the triples' entries in C (np.asarray of the tuples takes twice as long)
             r = np.fromiter(chain.from_iterable(reports), dtype=np.int64, count=3 * len(reports)).reshape(-1, 3)
@@ -129,14 +229,80 @@ def _oracle(cls, epsilon, m, buckets):
 
 def read_cms(reports, epsilon: float, m: int, buckets, device=None) -> tuple[CMS, Estimate]:
     """CMSClient reports → (ldpopt CMS with the peer's family, its Estimate); n·f̃ equals the
-    server's ``estimate`` of each item (``device``: who counts, as in ``CMS.aggregate``)."""
+    server's ``estimate`` of each item (``device``: who counts, as in ``CMS.aggregate``).
+
+    Parameters
+    ----------
+    reports : list of (ndarray, int) or tuple of ndarray
+        The clients' reports (:func:`cms_arrays`).
+    epsilon : float
+        ε of the clients.
+    m : int
+        Buckets.
+    buckets : array_like of int, shape (k, d)
+        The family's table (:func:`peer_buckets`).
+    device : str, optional
+        As in ``CMS.aggregate``.
+
+    Returns
+    -------
+    oracle : CMS
+    estimate : Estimate
+
+    Raises
+    ------
+    ValueError
+        Bad reports or a bad table.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.interop.pure_ldp_sketch import peer_buckets, read_cms
+    >>> buckets = peer_buckets([lambda x: x % 4, lambda x: (x * 3 + 1) % 4], range(1, 6))  # k = 2, m = 4, d = 5
+    >>> reports = [(np.array([1, -1, -1, 1]), 0), (np.array([-1, 1, -1, -1]), 1)]  # CMSClient's (v, j)
+    >>> oracle, estimate = read_cms(reports, 2.0, 4, buckets)
+    >>> oracle, estimate.counts.tolist()
+    (CMS(epsilon=2, d=5, k=2, m=4, hash_seed=0), [0.0, 0.0, 1.0, 2.0, 0.0])
+    """
     orc = _oracle(CMS, epsilon, m, buckets)
     j, bits = cms_arrays(reports, orc.m)
     return orc, orc.estimate(orc.aggregate((j, bits), device), j.shape[0])
 
 
 def read_hcms(reports, epsilon: float, m: int, buckets, device=None) -> tuple[HCMS, Estimate]:
-    """CMSClient(is_hadamard=True) reports → (ldpopt HCMS with the peer's family, its Estimate)."""
+    """CMSClient(is_hadamard=True) reports → (ldpopt HCMS with the peer's family, its Estimate).
+
+    Parameters
+    ----------
+    reports : list of (int, int, int) or array_like
+        The clients' (y, j, l) triples (:func:`hcms_array`).
+    epsilon : float
+        ε of the clients.
+    m : int
+        Buckets (a power of 2).
+    buckets : array_like of int, shape (k, d)
+        The family's table (:func:`peer_buckets`).
+    device : str, optional
+        As in ``HCMS.aggregate``.
+
+    Returns
+    -------
+    oracle : HCMS
+    estimate : Estimate
+
+    Raises
+    ------
+    ValueError
+        Bad reports or a bad table.
+
+    Examples
+    --------
+    >>> from ldpopt.interop.pure_ldp_sketch import peer_buckets, read_hcms
+    >>> buckets = peer_buckets([lambda x: x % 4, lambda x: (x * 3 + 1) % 4], range(1, 6))  # k = 2, m = 4, d = 5
+    >>> oracle, estimate = read_hcms([(1, 0, 3), (-1, 1, 2)], 2.0, 4, buckets)
+    >>> oracle, estimate.counts.tolist()
+    (HCMS(epsilon=2, d=5, k=2, m=4, hash_seed=0), [0.0, 1.0, 2.0, 1.0, 0.0])
+    """
     orc = _oracle(HCMS, epsilon, m, buckets)
     r = hcms_array(reports)
     return orc, orc.estimate(orc.aggregate(r, device), r.shape[0])

@@ -54,13 +54,54 @@ _LOCK = threading.Lock()
 
 
 def numba_available() -> bool:
-    """Whether Numba can be imported (the CPU kernels' only requirement)."""
+    """Whether Numba can be imported (the CPU kernels' only requirement).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from ldpopt import kernels
+    >>> isinstance(kernels.numba_available(), bool)
+    True
+    """
     return importlib.util.find_spec("numba") is not None
 
 
 def resolve(device, cells: int = 0) -> str:
     """The device that runs a count of ``cells`` cells: "numpy", "cpu" or "cuda" (module docstring);
-    an error naming the argument for anything else, and naming what is missing for an unusable one."""
+    an error naming the argument for anything else, and naming what is missing for an unusable one.
+
+    Parameters
+    ----------
+    device : {None, "auto", "numpy", "cpu", "cuda"}
+        The device asked for; None and "auto" choose (module docstring).
+    cells : int, default 0
+        Report entries × values the count touches (``"auto"`` picks "cpu" from ``AUTO_CELLS`` on).
+
+    Returns
+    -------
+    str
+        "numpy", "cpu" or "cuda".
+
+    Raises
+    ------
+    ValueError
+        ``device`` is not one of :data:`DEVICES` or None.
+    ImportError
+        "cpu" or "cuda" without Numba (the ``kernels`` extra).
+    RuntimeError
+        "cuda" without a usable GPU.
+
+    Examples
+    --------
+    >>> from ldpopt import kernels
+    >>> kernels.resolve(None), kernels.resolve("numpy")
+    ('numpy', 'numpy')
+    >>> kernels.resolve("auto", cells=1 << 23) == ("cpu" if kernels.numba_available() else "numpy")
+    True
+    """
     if device is None or device == "auto":
         return "cpu" if cells >= AUTO_CELLS and numba_available() else "numpy"
     if device not in DEVICES:
@@ -95,7 +136,33 @@ def _run(fn, *args):
 
 def histogram(y: np.ndarray, size: int, device: str) -> np.ndarray:
     """c[k] = #{i : y[i] = k} for int64 ``y`` already checked to lie in [0, size), on a resolved
-    ``device``."""
+    ``device``.
+
+    Parameters
+    ----------
+    y : ndarray of int64
+        Values, already checked to lie in [0, size).
+    size : int
+        Number of bins.
+    device : str
+        A resolved device: "numpy", "cpu" or "cuda".
+
+    Returns
+    -------
+    ndarray of int64, shape (size,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import kernels
+    >>> kernels.histogram(np.array([0, 2, 2, 3]), 5, "numpy")
+    array([1, 0, 2, 1, 0])
+    >>> kernels.histogram(np.array([0, 2, 2, 3]), 5, "cpu")  # doctest: +SKIP
+    array([1, 0, 2, 1, 0])
+
+    (Skipped when the docstrings run: the Numba kernels take seconds to load, and tens of seconds
+    to compile in a fresh environment; the output shown is theirs.)
+    """
     if device == "numpy":
         return np.bincount(y, minlength=size).astype(np.int64)
     if device == "cuda":
@@ -111,7 +178,38 @@ def checked_histogram(values, size: int, name: str, device) -> np.ndarray:
     """:func:`histogram` of user-supplied ``values`` with ``check_values``'s checks (integers in
     [0, size), 1-D, non-empty) and errors. On the CPU kernels a 1-D int64 array is range-checked
     inside the counting pass (one pass instead of numpy's four: two comparisons, the copy, the
-    count); only when an entry is out of range does ``check_values`` run, to raise its error."""
+    count); only when an entry is out of range does ``check_values`` run, to raise its error.
+
+    Parameters
+    ----------
+    values : array_like of int
+        User-supplied values.
+    size : int
+        Number of bins.
+    name : str
+        The argument's name in error messages.
+    device : str or None
+        As in :func:`resolve`.
+
+    Returns
+    -------
+    ndarray of int64, shape (size,)
+
+    Raises
+    ------
+    ValueError
+        ``values`` empty, not 1-D, not integers or outside [0, size), naming ``name``.
+
+    Examples
+    --------
+    >>> from ldpopt import kernels
+    >>> kernels.checked_histogram([0, 2, 2, 3], 5, "values", None)
+    array([1, 0, 2, 1, 0])
+    >>> kernels.checked_histogram([0, 7], 5, "values", None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: values must be integers in [0, 5); entry 1 is ...7...
+    """
     from .._validation import check_values
 
     arr = values if isinstance(values, np.ndarray) else np.asarray(values)
@@ -127,7 +225,31 @@ def checked_histogram(values, size: int, name: str, device) -> np.ndarray:
 
 def subset_counts_checked(r: np.ndarray, size: int) -> tuple[np.ndarray, int]:
     """SS's counts of (m, k) int64 subsets with its checks fused, on the CPU kernels: (counts, the
-    number of entries out of range or repeated within their row); see :mod:`.cpu`."""
+    number of entries out of range or repeated within their row); see :mod:`.cpu`.
+
+    Parameters
+    ----------
+    r : ndarray of int64, shape (m, k)
+        Subset Selection reports, one k-subset per row.
+    size : int
+        The domain size d.
+
+    Returns
+    -------
+    counts : ndarray of int64, shape (size,)
+    bad : int
+        Entries out of range or repeated within their row (0 for valid reports).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import kernels
+    >>> kernels.subset_counts_checked(np.array([[0, 1], [1, 2]]), 4)  # doctest: +SKIP
+    (array([1, 2, 1, 0]), 0)
+
+    (Skipped when the docstrings run: the Numba kernels take seconds to load, and tens of seconds
+    to compile in a fresh environment; the output shown is theirs.)
+    """
     from . import cpu
 
     return _run(cpu.subset_counts_checked, r, size)
@@ -136,7 +258,37 @@ def subset_counts_checked(r: np.ndarray, size: int) -> tuple[np.ndarray, int]:
 def column_counts(packed: np.ndarray, d: int, device: str) -> np.ndarray:
     """Set bits per bit column of packed (m, ⌈d/8⌉) uint8 rows, first d columns, on a resolved
     kernel ``device`` ("cpu" or "cuda"; the numpy reference is ``oracles.unary.column_counts``,
-    which the oracle calls itself, so this package never imports the oracles)."""
+    which the oracle calls itself, so this package never imports the oracles).
+
+    Parameters
+    ----------
+    packed : ndarray of uint8, shape (m, ceil(d/8))
+        Bit vectors packed with ``np.packbits(..., axis=1)``.
+    d : int
+        Number of bit columns.
+    device : str
+        A resolved device (:func:`resolve`): "cpu" or "cuda".
+
+    Returns
+    -------
+    ndarray of int64, shape (d,)
+
+    Raises
+    ------
+    ValueError
+        ``device="numpy"`` (the numpy path is the oracle's own).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import kernels
+    >>> packed = np.packbits(np.array([[1, 0, 1], [1, 1, 0]], dtype=bool), axis=1)
+    >>> kernels.column_counts(packed, 3, "cpu")  # doctest: +SKIP
+    array([2, 1, 1])
+
+    (Skipped when the docstrings run: the Numba kernels take seconds to load, and tens of seconds
+    to compile in a fresh environment; the output shown is theirs.)
+    """
     if device == "numpy":
         raise ValueError("device: 'numpy' is the oracle's own path (oracles.unary.column_counts)")
     if device == "cuda":
@@ -150,7 +302,36 @@ def column_counts(packed: np.ndarray, d: int, device: str) -> np.ndarray:
 
 def hash_counts(keys: np.ndarray, r: np.ndarray, d: int, g: int, device: str) -> np.ndarray:
     """OLH's support counts from int64 keys and reports r ∈ [0, g), on ``device`` "cpu" or "cuda"
-    (the numpy reference stays in ``OLH.aggregate``)."""
+    (the numpy reference stays in ``OLH.aggregate``).
+
+    Parameters
+    ----------
+    keys : ndarray of int64, shape (m,)
+        Each report's hash key s.
+    r : ndarray of int64, shape (m,)
+        Each report's bucket, in [0, g).
+    d : int
+        Domain size.
+    g : int
+        Number of buckets.
+    device : str
+        A resolved device (:func:`resolve`): "cpu" or "cuda".
+
+    Returns
+    -------
+    ndarray of int64, shape (d,)
+        c_v = #{i : H_{s_i}(v) = r_i}.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import kernels
+    >>> kernels.hash_counts(np.array([1, 2, 3]), np.array([0, 1, 0]), 5, 2, "cpu")  # doctest: +SKIP
+    array([0, 0, 2, 0, 2])
+
+    (Skipped when the docstrings run: the Numba kernels take seconds to load, and tens of seconds
+    to compile in a fresh environment; the output shown is theirs.)
+    """
     if device == "cuda":
         from . import cuda
 
@@ -168,7 +349,40 @@ def _cpu_only(device: str, what: str) -> None:
 
 def hash_row_counts(keys: np.ndarray, r: np.ndarray, values: np.ndarray, g: int, device: str) -> np.ndarray:
     """Per OLH/BLH report (s_i, r_i), #{v ∈ ``values`` : H_{s_i}(v) = r_i}, on ``device`` "cpu"
-    (:mod:`.cpu_reports`; the numpy references are ``robust.support_sizes`` and ``robust.suspect_scores``)."""
+    (:mod:`.cpu_reports`; the numpy references are ``robust.support_sizes`` and ``robust.suspect_scores``).
+
+    Parameters
+    ----------
+    keys : ndarray of int64, shape (m,)
+        Each report's hash key.
+    r : ndarray of int64, shape (m,)
+        Each report's bucket.
+    values : ndarray of int64
+        The values counted.
+    g : int
+        Number of buckets.
+    device : str
+        Must be "cpu".
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+
+    Raises
+    ------
+    ValueError
+        ``device`` is not "cpu".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import kernels
+    >>> kernels.hash_row_counts(np.array([1, 2, 3]), np.array([0, 1, 0]), np.arange(5), 2, "cpu")  # doctest: +SKIP
+    array([1, 2, 1])
+
+    (Skipped when the docstrings run: the Numba kernels take seconds to load, and tens of seconds
+    to compile in a fresh environment; the output shown is theirs.)
+    """
     _cpu_only(device, "the per-report hash counts")
     from . import cpu_reports
 
@@ -177,7 +391,40 @@ def hash_row_counts(keys: np.ndarray, r: np.ndarray, values: np.ndarray, g: int,
 
 def best_bucket_keys(keys: np.ndarray, targets: np.ndarray, g: int, device: str) -> tuple[np.ndarray, np.ndarray]:
     """The maximal gain attack's key search on OLH/BLH (:mod:`.cpu_reports`) on ``device`` "cpu"; the
-    numpy reference is ``robust.attacks._olh_search``."""
+    numpy reference is ``robust.attacks._olh_search``.
+
+    Parameters
+    ----------
+    keys : ndarray of int64, shape (users, candidates)
+        Candidate hash keys per fake user.
+    targets : ndarray of int64
+        The target values.
+    g : int
+        Number of buckets.
+    device : str
+        Must be "cpu".
+
+    Returns
+    -------
+    keys, buckets : ndarray of int64, shape (users,)
+        Per user, the first key whose largest target bucket is largest, and that bucket (the
+        smallest of that size).
+
+    Raises
+    ------
+    ValueError
+        ``device`` is not "cpu", or ``keys`` not 2-D with at least one candidate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import kernels
+    >>> kernels.best_bucket_keys(np.arange(10).reshape(2, 5), np.array([0, 1, 2]), 4, "cpu")  # doctest: +SKIP
+    (array([3, 8]), array([1, 1]))
+
+    (Skipped when the docstrings run: the Numba kernels take seconds to load, and tens of seconds
+    to compile in a fresh environment; the output shown is theirs.)
+    """
     _cpu_only(device, "the key search of the maximal gain attack")
     from . import cpu_reports
 

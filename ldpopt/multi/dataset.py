@@ -51,6 +51,35 @@ class MultiDataset:
         Attribute names (default ``"a0"``, ``"a1"``, …).
     source : str
         Where the data come from (provenance).
+
+    Parameters
+    ----------
+    tuples : array_like of int, shape (T, k)
+        Distinct tuples, each entry in its attribute's domain.
+    counts : array_like of int, shape (T,)
+        Users per tuple, each >= 1.
+    domains : sequence of int
+        Domain size of each attribute, each >= 2.
+    names : sequence of str, optional
+        k distinct attribute names.
+    source : str, default ""
+        Provenance.
+    meta : dict, optional
+        Extra facts.
+
+    Raises
+    ------
+    ValueError
+        A bad domain size, tuples of the wrong shape or outside their domains, counts below 1, or
+        names not k distinct strings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.multi import MultiDataset
+    >>> data = MultiDataset(np.array([[0, 1], [1, 1]]), np.array([2, 1]), (2, 2))
+    >>> data, data.names
+    (MultiDataset(n=3, k=2, domains=(2, 2), distinct=2), ('a0', 'a1'))
     """
 
     tuples: np.ndarray
@@ -89,7 +118,34 @@ class MultiDataset:
     @classmethod
     def from_values(cls, values, domains=None, **kw) -> MultiDataset:
         """From one row per user (an (n, k) integer array); ``domains`` default max + 1 per column
-        (at least 2)."""
+        (at least 2).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n, k)
+            One row per user.
+        domains : sequence of int, optional
+            Domain sizes (default: max + 1 per column, at least 2).
+        **kw
+            ``names``, ``source``, ``meta`` of the dataset.
+
+        Returns
+        -------
+        MultiDataset
+
+        Raises
+        ------
+        ValueError
+            ``values`` not a non-empty 2-D integer array, or values outside ``domains``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.multi import MultiDataset
+        >>> data = MultiDataset.from_values(np.array([[0, 1], [1, 1], [0, 1]]))
+        >>> data.tuples.tolist(), data.counts.tolist()
+        ([[0, 1], [1, 1]], [2, 1])
+        """
         v = np.asarray(values)
         if v.ndim != 2 or v.shape[0] == 0 or v.dtype.kind not in "iu":
             raise ValueError(f"values must be a non-empty 2-D integer array (users × attributes), got "
@@ -101,7 +157,34 @@ class MultiDataset:
 
     @classmethod
     def from_tuples(cls, tuples, counts, domains, **kw) -> MultiDataset:
-        """From tuples and their user counts (repeated tuples are merged, zero counts dropped)."""
+        """From tuples and their user counts (repeated tuples are merged, zero counts dropped).
+
+        Parameters
+        ----------
+        tuples : array_like of int, shape (T, k)
+            Tuples, repeats allowed.
+        counts : array_like of int, shape (T,)
+            Users per row, >= 0, not all 0.
+        domains : sequence of int
+            Domain sizes.
+        **kw
+            ``names``, ``source``, ``meta`` of the dataset.
+
+        Returns
+        -------
+        MultiDataset
+
+        Raises
+        ------
+        ValueError
+            Negative or all-zero counts, shapes that do not match, or tuples outside ``domains``.
+
+        Examples
+        --------
+        >>> from ldpopt.multi import MultiDataset
+        >>> MultiDataset.from_tuples([[0, 1], [0, 1], [1, 0]], [2, 1, 0], (2, 2)).counts
+        array([3])
+        """
         t = np.asarray(tuples)
         c = np.asarray(counts)
         if c.ndim != 1 or c.dtype.kind not in "iu" or np.any(c < 0):
@@ -117,27 +200,105 @@ class MultiDataset:
     # -- what it holds ------------------------------------------------------------------------
     @property
     def n(self) -> int:
+        """Number of users: the sum of ``counts``.
+
+        Examples
+        --------
+        >>> from ldpopt import multi
+        >>> multi.chain_network(5000, 3, rng=0).n
+        5000
+        """
         return int(self.counts.sum())
 
     @property
     def k(self) -> int:
+        """Number of attributes.
+
+        Examples
+        --------
+        >>> from ldpopt import multi
+        >>> multi.chain_network(5000, 3, rng=0).k
+        3
+        """
         return len(self.domains)
 
     def values(self) -> np.ndarray:
-        """One row per user, (n, k) int64, users grouped by tuple in ``tuples`` order."""
+        """One row per user, (n, k) int64, users grouped by tuple in ``tuples`` order.
+
+        Returns
+        -------
+        ndarray of int64, shape (n, k)
+
+        Examples
+        --------
+        >>> from ldpopt import multi
+        >>> multi.chain_network(5000, 3, rng=0).values().shape
+        (5000, 3)
+        """
         return np.repeat(self.tuples, self.counts, axis=0)
 
     def cells(self, attrs, tuples=None) -> np.ndarray:
         """Cell index of each tuple (default ``self.tuples``) in the marginal on ``attrs``: the
         row-major (C order) index over the attributes in increasing order, as
-        ``numpy.ravel_multi_index``."""
+        ``numpy.ravel_multi_index``.
+
+        Parameters
+        ----------
+        attrs : sequence of int
+            Distinct attribute indices.
+        tuples : ndarray of int, shape (T, k), optional
+            Tuples (default ``self.tuples``).
+
+        Returns
+        -------
+        ndarray of int
+            One cell index per tuple.
+
+        Raises
+        ------
+        ValueError
+            ``attrs`` empty, repeated or out of range.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.multi import MultiDataset
+        >>> data = MultiDataset.from_values(np.array([[0, 1, 1], [1, 0, 1]]))
+        >>> data.cells([0, 2])  # (0, 1) -> 1, (1, 1) -> 3
+        array([1, 3])
+        """
         a = check_attributes(attrs, self.k)
         t = self.tuples if tuples is None else tuples
         return np.ravel_multi_index(tuple(t[:, j] for j in a), tuple(self.domains[j] for j in a))
 
     def marginal(self, attrs, normalize: bool = True) -> np.ndarray:
         """The true marginal on ``attrs`` (cells as :meth:`cells`): frequencies, or user counts when
-        ``normalize=False``."""
+        ``normalize=False``.
+
+        Parameters
+        ----------
+        attrs : sequence of int
+            Distinct attribute indices.
+        normalize : bool, default True
+            Frequencies (True) or user counts (False).
+
+        Returns
+        -------
+        ndarray, shape (product of the attributes' domain sizes,)
+
+        Raises
+        ------
+        ValueError
+            ``attrs`` empty, repeated or out of range.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import multi
+        >>> data = multi.chain_network(5000, 3, rng=0)
+        >>> data.marginal([0, 1], normalize=False)
+        array([1367,  354,  639, 2640])
+        """
         a = check_attributes(attrs, self.k)
         size = int(np.prod([self.domains[j] for j in a]))
         h = np.bincount(self.cells(a), weights=self.counts, minlength=size)

@@ -60,14 +60,57 @@ _INNER = ("grr", "oue")
 
 
 def amplified_epsilon(epsilon: float, k: int) -> float:
-    """ε' = ln(k(e^ε − 1) + 1): the sampled attribute's budget in RS+FD (written with expm1/log1p)."""
+    """ε' = ln(k(e^ε − 1) + 1): the sampled attribute's budget in RS+FD (written with expm1/log1p).
+
+    Arcolezi, Couchot, Al Bouna & Xiao, CIKM 2021, §3 (amplification by sampling).
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget stated for the whole report.
+    k : int
+        Number of attributes.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from ldpopt.multi import amplified_epsilon
+    >>> round(amplified_epsilon(1.0, 3), 4)
+    1.8172
+    """
     return math.log1p(k * math.expm1(epsilon))
 
 
 class RSFD(MultiProtocol):
     """RS+FD over attributes with domain sizes ``domains`` (module docstring); ``inner``: ``"grr"``
     or ``"oue"`` (OUE-z). Reports: GRR — an (n, k) int array, one value per attribute; OUE-z — one
-    bool (n, d_j) array per attribute (the bit vectors)."""
+    bool (n, d_j) array per attribute (the bit vectors).
+
+    Arcolezi, Couchot, Al Bouna & Xiao, CIKM 2021.
+
+    Parameters
+    ----------
+    domains : sequence of int
+        Domain size of each attribute.
+    epsilon : float
+        Each user's budget for the whole report.
+    inner : {"grr", "oue"}, default "grr"
+        The sampled attribute's oracle (OUE-z for ``"oue"``).
+
+    Raises
+    ------
+    ValueError
+        ``inner`` unknown, fewer than 2 attributes, or ε not positive.
+
+    Examples
+    --------
+    >>> from ldpopt.multi import RSFD
+    >>> RSFD((2, 2, 2), 1.0).name
+    'rsfd-grr'
+    """
 
     def __init__(self, domains, epsilon: float, inner: str = "grr"):
         super().__init__(domains, epsilon, [(j,) for j in range(len(domains))])
@@ -93,13 +136,37 @@ class RSFD(MultiProtocol):
 
     @property
     def one_attribute_epsilon(self) -> float:
-        """The exact ε between tuples that differ in one attribute (module docstring)."""
+        """The exact ε between tuples that differ in one attribute (module docstring).
+
+        Examples
+        --------
+        >>> from ldpopt.multi import RSFD
+        >>> round(RSFD((2, 2, 2), 1.0).one_attribute_epsilon, 6), round(RSFD((2, 3), 1.0).one_attribute_epsilon, 3)
+        (1.0, 1.072)
+        """
         lo, hi = self._ratios()
         rest = lo.sum() - lo
         return float(np.max(np.log((hi + rest) / (lo + rest))))
 
     def support_probabilities(self, j: int) -> tuple[float, float]:
-        """(p*, q*) of attribute j (module docstring)."""
+        """(p*, q*) of attribute j (module docstring).
+
+        Parameters
+        ----------
+        j : int
+            The attribute.
+
+        Returns
+        -------
+        tuple of float
+            The probabilities that a report supports its own value and another value.
+
+        Examples
+        --------
+        >>> from ldpopt.multi import RSFD
+        >>> [round(float(x), 4) for x in RSFD((2, 2, 2), 1.0).support_probabilities(0)]
+        [0.6201, 0.3799]
+        """
         k, orc = len(self.domains), self.oracles[j]
         fake = 1.0 / self.domains[j] if self.inner == "grr" else orc.q
         return orc.p / k + (k - 1) * fake / k, orc.q / k + (k - 1) * fake / k
@@ -164,5 +231,33 @@ class RSFD(MultiProtocol):
 
 
 def rsfd(domains, epsilon: float, inner: str = "grr") -> RSFD:
-    """RS+FD[GRR] (``inner="grr"``) or RS+FD[OUE-z] (``inner="oue"``); module docstring."""
+    """RS+FD[GRR] (``inner="grr"``) or RS+FD[OUE-z] (``inner="oue"``); module docstring.
+
+    Parameters
+    ----------
+    domains : sequence of int
+        Domain size of each attribute (at least 2 attributes).
+    epsilon : float
+        The budget stated for the whole report.
+    inner : {"grr", "oue"}, default "grr"
+        The sampled attribute's oracle.
+
+    Returns
+    -------
+    RSFD
+
+    Raises
+    ------
+    ValueError
+        ``inner`` unknown, fewer than 2 attributes, or ε not positive.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import multi
+    >>> data = multi.chain_network(5000, 3, rng=0)
+    >>> est = multi.rsfd(data.domains, 1.0, inner="oue").simulate(data, rng=0)
+    >>> est.protocol, est.f_tilde.shape
+    ('rsfd-oue', (6,))
+    """
     return RSFD(domains, epsilon, inner)

@@ -44,7 +44,31 @@ def _transactions(name: str):
 def item_presence(name: str = "retail", top: int = 10) -> MultiDataset:
     """The ``top`` most frequent items of transaction dataset ``name`` as binary attributes (module
     docstring). Attribute j is the j-th most frequent item; ``names`` are ``"item<id>"``;
-    ``meta["support"]`` the items' transaction counts."""
+    ``meta["support"]`` the items' transaction counts.
+
+    Parameters
+    ----------
+    name : {"retail", "bms-webview-1", "bms-webview-2"}, default "retail"
+        A shipped transaction dataset (:mod:`ldpopt.datasets`).
+    top : int, default 10
+        Number of items, 1..62.
+
+    Returns
+    -------
+    MultiDataset
+        One user per transaction, k = ``top`` binary attributes.
+
+    Raises
+    ------
+    ValueError
+        ``name`` or ``top`` out of range.
+
+    Examples
+    --------
+    >>> from ldpopt.multi import item_presence
+    >>> item_presence("bms-webview-1", top=4)
+    MultiDataset(n=59602, k=4, domains=(2, 2, 2, 2), distinct=16)
+    """
     if name not in _TX:
         raise ValueError(f"name must be one of {_TX}, got {name!r}")
     if isinstance(top, bool) or not isinstance(top, numbers.Integral) or not 1 <= top <= 62:
@@ -77,7 +101,39 @@ def chain_network(n: int, k: int, domains=2, strength: float = 0.6, first=None, 
 
     ``domains``: one size for all or one per attribute; ``strength`` ∈ [0, 1]: the probability that an
     attribute copies its parent (0: independent uniform attributes after the first); ``first``: π, the
-    law of X_0 (default: proportional to 1, 2, …, d_0, so the attributes are not uniform)."""
+    law of X_0 (default: proportional to 1, 2, …, d_0, so the attributes are not uniform).
+
+    Parameters
+    ----------
+    n : int
+        Number of users.
+    k : int
+        Number of attributes, >= 2.
+    domains : int or sequence of int, default 2
+        Domain sizes.
+    strength : float, default 0.6
+        Probability of copying the parent, in [0, 1].
+    first : array_like, optional
+        Weights of X_0's law (d_0 non-negative, not all 0).
+    rng : int or numpy.random.Generator
+        Seed or generator (keyword-only).
+
+    Returns
+    -------
+    MultiDataset
+
+    Raises
+    ------
+    ValueError
+        Any argument out of range, or a joint law of more than 2^22 cells.
+
+    Examples
+    --------
+    >>> from ldpopt import multi
+    >>> data = multi.chain_network(5000, 3, rng=0)
+    >>> data, data.marginal([0]).round(3)
+    (MultiDataset(n=5000, k=3, domains=(2, 2, 2), distinct=8), array([0.344, 0.656]))
+    """
     n = check_n(n, "n")
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2:
         raise ValueError(f"k must be an integer >= 2, got {k!r}")

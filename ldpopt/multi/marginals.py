@@ -29,14 +29,60 @@ __all__ = ["MarginalEstimates", "MarginalSet", "all_k_way"]
 
 def all_k_way(k: int, way: int) -> list[tuple[int, ...]]:
     """Every ``way``-attribute subset of k attributes, in lexicographic order (CALM's full set of
-    way-marginals, Zhang et al. CCS 2018 §4)."""
+    way-marginals, Zhang et al. CCS 2018 §4).
+
+    Parameters
+    ----------
+    k : int
+        Number of attributes.
+    way : int
+        Attributes per subset, in [1, k].
+
+    Returns
+    -------
+    list of tuple of int
+
+    Raises
+    ------
+    ValueError
+        ``way`` not an integer in [1, k].
+
+    Examples
+    --------
+    >>> from ldpopt.multi import all_k_way
+    >>> all_k_way(3, 2)
+    [(0, 1), (0, 2), (1, 2)]
+    """
     if isinstance(way, bool) or not isinstance(way, int) or not 1 <= way <= k:
         raise ValueError(f"way must be an integer in [1, k = {k}], got {way!r}")
     return list(itertools.combinations(range(k), way))
 
 
 class MarginalSet:
-    """Marginals ``attrs`` over attributes with domain sizes ``domains``, laid end to end."""
+    """Marginals ``attrs`` over attributes with domain sizes ``domains``, laid end to end.
+
+    Layout in the module docstring: marginal i's cells row-major over its sorted attributes, the
+    marginals one after another (``offsets``).
+
+    Parameters
+    ----------
+    domains : sequence of int
+        Domain size of each attribute.
+    attrs : sequence of sequence of int
+        The marginals' attribute sets, distinct.
+
+    Raises
+    ------
+    ValueError
+        A bad domain size, an empty or repeated marginal, or an attribute out of range.
+
+    Examples
+    --------
+    >>> from ldpopt.multi import MarginalSet
+    >>> ms = MarginalSet((2, 3, 2), [(0, 1), (1, 2)])
+    >>> ms, ms.sizes
+    (MarginalSet(m=2, size=12, attrs=((0, 1), (1, 2))), array([6, 6]))
+    """
 
     def __init__(self, domains, attrs):
         self.domains = tuple(check_domain_size(d, f"domains[{j}]") for j, d in enumerate(domains))
@@ -52,32 +98,131 @@ class MarginalSet:
 
     @property
     def m(self) -> int:
-        """Number of marginals."""
+        """Number of marginals.
+
+        Examples
+        --------
+        >>> from ldpopt.multi import MarginalSet
+        >>> ms = MarginalSet((2, 3, 2), [(0, 1), (1, 2)])
+        >>> ms.m
+        2
+        """
         return len(self.attrs)
 
     @property
     def size(self) -> int:
-        """Length of the concatenated vector."""
+        """Length of the concatenated vector.
+
+        Examples
+        --------
+        >>> from ldpopt.multi import MarginalSet
+        >>> ms = MarginalSet((2, 3, 2), [(0, 1), (1, 2)])
+        >>> ms.size
+        12
+        """
         return int(self.offsets[-1])
 
     def block(self, i: int) -> slice:
-        """Marginal i's cells in the concatenated vector."""
+        """Marginal i's cells in the concatenated vector.
+
+        Parameters
+        ----------
+        i : int
+            The marginal.
+
+        Returns
+        -------
+        slice
+
+        Examples
+        --------
+        >>> from ldpopt.multi import MarginalSet
+        >>> ms = MarginalSet((2, 3, 2), [(0, 1), (1, 2)])
+        >>> ms.block(1)
+        slice(6, 12, None)
+        """
         return slice(int(self.offsets[i]), int(self.offsets[i + 1]))
 
     def split(self, f) -> list[np.ndarray]:
-        """The concatenated vector cut into one array per marginal."""
+        """The concatenated vector cut into one array per marginal.
+
+        Parameters
+        ----------
+        f : array_like, shape (size,)
+            The concatenated vector.
+
+        Returns
+        -------
+        list of ndarray
+
+        Raises
+        ------
+        ValueError
+            ``f`` of the wrong length.
+
+        Examples
+        --------
+        >>> from ldpopt.multi import MarginalSet
+        >>> ms = MarginalSet((2, 3, 2), [(0, 1), (1, 2)])
+        >>> [x.shape for x in ms.split(range(12))]
+        [(6,), (6,)]
+        """
         f = np.asarray(f, dtype=np.float64)
         if f.shape != (self.size,):
             raise ValueError(f"f must have length {self.size} (every marginal's cells), got shape {f.shape}")
         return [f[self.block(i)] for i in range(self.m)]
 
     def cells(self, i: int, tuples: np.ndarray) -> np.ndarray:
-        """Cell index in marginal i of each row of ``tuples`` (T, k)."""
+        """Cell index in marginal i of each row of ``tuples`` (T, k).
+
+        Parameters
+        ----------
+        i : int
+            The marginal.
+        tuples : ndarray of int, shape (T, k)
+            Full tuples.
+
+        Returns
+        -------
+        ndarray of int
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.multi import MarginalSet
+        >>> ms = MarginalSet((2, 3, 2), [(0, 1), (1, 2)])
+        >>> ms.cells(0, np.array([[1, 2, 0]]))  # (a0, a1) = (1, 2) in a 2 x 3 table
+        array([5])
+        """
         return np.ravel_multi_index(tuple(tuples[:, j] for j in self.attrs[i]), self.shapes[i])
 
     def projection(self, i: int, sub) -> np.ndarray:
         """For each cell of marginal i, its cell in the marginal on ``sub`` ⊆ attrs[i] (int array of
-        length sizes[i]): summing marginal i over it (``np.bincount``) projects it onto ``sub``."""
+        length sizes[i]): summing marginal i over it (``np.bincount``) projects it onto ``sub``.
+
+        Parameters
+        ----------
+        i : int
+            The marginal.
+        sub : sequence of int
+            A subset of its attributes.
+
+        Returns
+        -------
+        ndarray of int, shape (sizes[i],)
+
+        Raises
+        ------
+        ValueError
+            ``sub`` is not a subset of marginal i's attributes.
+
+        Examples
+        --------
+        >>> from ldpopt.multi import MarginalSet
+        >>> ms = MarginalSet((2, 3, 2), [(0, 1), (1, 2)])
+        >>> ms.projection(0, (1,))
+        array([0, 1, 2, 0, 1, 2])
+        """
         sub = tuple(sub)
         a = self.attrs[i]
         if not set(sub) <= set(a):
@@ -90,7 +235,20 @@ class MarginalSet:
         """Each attribute set S that is the intersection of two marginals' attributes, with every
         marginal containing S, S by increasing size (then lexicographic): the order in which CALM's
         consistency step visits them (a subset before its supersets, so that a later step keeps what
-        an earlier one made equal)."""
+        an earlier one made equal).
+
+        Returns
+        -------
+        list of (tuple of int, list of int)
+            Each shared attribute set with the marginals holding it.
+
+        Examples
+        --------
+        >>> from ldpopt.multi import MarginalSet
+        >>> ms = MarginalSet((2, 3, 2), [(0, 1), (1, 2)])
+        >>> ms.shared()
+        [((1,), [0, 1])]
+        """
         inter = {tuple(sorted(set(a) & set(b))) for a, b in itertools.combinations(self.attrs, 2)}
         inter.discard(())
         out = []
@@ -111,7 +269,19 @@ class MarginalSet:
         pairwise disjoint (all 2-way marginals, say): the rows are then independent — on one
         marginal's table the non-total cell sums of disjoint attribute sets are independent
         functionals, and each set's rows pair a different marginal with the first owner. Empty
-        (0 rows) when no two marginals share an attribute."""
+        (0 rows) when no two marginals share an attribute.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix, shape (rows, size)
+
+        Examples
+        --------
+        >>> from ldpopt.multi import MarginalSet
+        >>> ms = MarginalSet((2, 3, 2), [(0, 1), (1, 2)])
+        >>> ms.agreement().shape  # attribute 1 has 3 values: 2 independent rows
+        (2, 12)
+        """
         blocks = []
         shared = self.shared()
         for s, owners in shared:
@@ -135,10 +305,40 @@ class MarginalSet:
         return A[_independent_rows(A)]
 
     def totals_groups(self) -> dict:
-        """Marginal name → its cells in the vector (for :class:`~ldpopt.problems.PartitionTotals`)."""
+        """Marginal name → its cells in the vector (for :class:`~ldpopt.problems.PartitionTotals`).
+
+        Returns
+        -------
+        dict of str to ndarray
+
+        Examples
+        --------
+        >>> from ldpopt.multi import MarginalSet
+        >>> ms = MarginalSet((2, 3, 2), [(0, 1), (1, 2)])
+        >>> {k: v.tolist() for k, v in ms.totals_groups().items()}
+        {'m0_1': [0, 1, 2, 3, 4, 5], 'm1_2': [6, 7, 8, 9, 10, 11]}
+        """
         return {self.name(i): np.arange(self.offsets[i], self.offsets[i + 1]) for i in range(self.m)}
 
     def name(self, i: int) -> str:
+        """Marginal i's name: ``"m"`` and its attributes joined by ``_``.
+
+        Parameters
+        ----------
+        i : int
+            The marginal.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> from ldpopt.multi import MarginalSet
+        >>> ms = MarginalSet((2, 3, 2), [(0, 1), (1, 2)])
+        >>> ms.name(1)
+        'm1_2'
+        """
         return "m" + "_".join(str(j) for j in self.attrs[i])
 
     def __repr__(self) -> str:
@@ -179,6 +379,27 @@ class MarginalEstimates:
         differ in one attribute.
     n : int
         Users.
+
+    Parameters
+    ----------
+    marginals, estimates, protocol, epsilon, exact_epsilon, n
+        As the attributes above.
+    meta : dict, optional
+        Extra facts of the protocol.
+
+    Raises
+    ------
+    ValueError
+        Not one Estimate per marginal, or an estimate whose d is not its marginal's size.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import multi
+    >>> data = multi.chain_network(5000, 3, rng=0)
+    >>> est = multi.calm(data.domains, 1.0).simulate(data, rng=0)
+    >>> est.protocol, len(est.estimates), est.n
+    ('calm', 3, 5000)
     """
 
     marginals: MarginalSet
@@ -200,14 +421,53 @@ class MarginalEstimates:
 
     @property
     def f_tilde(self) -> np.ndarray:
-        """The concatenated unbiased estimates (every marginal's f̃)."""
+        """The concatenated unbiased estimates (every marginal's f̃).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import multi
+        >>> data = multi.chain_network(5000, 3, rng=0)
+        >>> est = multi.calm(data.domains, 1.0).simulate(data, rng=0)
+        >>> est.f_tilde[:4].round(3)
+        array([0.24 , 0.113, 0.175, 0.522])
+        """
         return np.concatenate([e.f_tilde for e in self.estimates])
 
     @property
     def sigma2(self) -> np.ndarray:
-        """Per cell, its marginal's σ² of Wang et al. Eq. 7 (q(1 − q)/(n_i (p − q)²), one per marginal)."""
+        """Per cell, its marginal's σ² of Wang et al. Eq. 7 (q(1 − q)/(n_i (p − q)²), one per marginal).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import multi
+        >>> data = multi.chain_network(5000, 3, rng=0)
+        >>> est = multi.calm(data.domains, 1.0).simulate(data, rng=0)
+        >>> est.sigma2.shape, bool((est.sigma2 > 0).all())
+        ((12,), True)
+        """
         return np.concatenate([np.full(e.d, e.sigma2) for e in self.estimates])
 
     def truth(self, data) -> np.ndarray:
-        """The true marginals of ``data`` (a :class:`~.dataset.MultiDataset`), concatenated."""
+        """The true marginals of ``data`` (a :class:`~.dataset.MultiDataset`), concatenated.
+
+        Parameters
+        ----------
+        data : MultiDataset
+            The users the estimates came from.
+
+        Returns
+        -------
+        ndarray, shape (marginals.size,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import multi
+        >>> data = multi.chain_network(5000, 3, rng=0)
+        >>> est = multi.calm(data.domains, 1.0).simulate(data, rng=0)
+        >>> est.truth(data)[:4].round(3)
+        array([0.273, 0.071, 0.128, 0.528])
+        """
         return np.concatenate([data.marginal(a) for a in self.marginals.attrs])

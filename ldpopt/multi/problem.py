@@ -37,7 +37,25 @@ OBJECTIVES = ("cls", "weighted", "likelihood")
 
 
 def consistency_constraints(marginals) -> list:
-    """The constraint list of the module docstring for a :class:`~.marginals.MarginalSet`."""
+    """The constraint list of the module docstring for a :class:`~.marginals.MarginalSet`.
+
+    Parameters
+    ----------
+    marginals : MarginalSet
+        The layout.
+
+    Returns
+    -------
+    list
+        ``[Simplex()]`` for one marginal; else NonNegative, SumTo(m), PartitionTotals and (when
+        marginals share attributes) the ``"shared"`` LinearEquality.
+
+    Examples
+    --------
+    >>> from ldpopt.multi import MarginalSet, consistency_constraints
+    >>> [type(c).__name__ for c in consistency_constraints(MarginalSet((2, 3, 2), [(0, 1), (1, 2)]))]
+    ['NonNegative', 'SumTo', 'PartitionTotals', 'LinearEquality']
+    """
     if marginals.m == 1:
         return [Simplex()]
     groups = marginals.totals_groups()
@@ -73,7 +91,39 @@ def _scale(est: MarginalEstimates) -> float:
 
 
 def consistency_problem(est: MarginalEstimates, objective: str = "cls") -> Problem:
-    """The consistency problem of ``est`` (module docstring) as an ldpopt :class:`Problem`."""
+    """The consistency problem of ``est`` (module docstring) as an ldpopt :class:`Problem`.
+
+    The consistent-marginals goal of CALM (Zhang et al. CCS 2018) and PriView (Qardaji et al.
+    SIGMOD 2014 §4.3), closest to f̃ in the sense of ``objective``.
+
+    Parameters
+    ----------
+    est : MarginalEstimates
+        The unbiased estimates.
+    objective : {"cls", "weighted", "likelihood"}, default "cls"
+        See the module docstring; ``"likelihood"`` needs GRR reports with one (p, q).
+
+    Returns
+    -------
+    Problem
+
+    Raises
+    ------
+    TypeError
+        ``est`` is not a MarginalEstimates.
+    ValueError
+        ``objective`` unknown, or ``"likelihood"`` without GRR reports of one (p, q).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import multi
+    >>> data = multi.chain_network(5000, 3, rng=0)
+    >>> est = multi.calm(data.domains, 1.0).simulate(data, rng=0)
+    >>> sol = multi.consistency_problem(est).solve()
+    >>> sol.status, sol.f[:4].round(3)
+    ('optimal', array([0.235, 0.091, 0.172, 0.502]))
+    """
     if not isinstance(est, MarginalEstimates):
         raise TypeError(f"est must be an ldpopt.multi.MarginalEstimates, got {type(est).__name__}")
     if objective not in OBJECTIVES:
@@ -97,7 +147,37 @@ def consistency_problem(est: MarginalEstimates, objective: str = "cls") -> Probl
 def certify(est: MarginalEstimates, f, objective: str = "weighted"):
     """ldpopt's solver-free certificate (:func:`ldpopt.problems.certificate`) of a point ``f`` — e.g.
     :func:`~.calm_consistency.calm_consistency`'s — for the consistency problem of ``est``: its
-    feasibility, duality gap and a bound on ‖f − f*‖∞ (multipliers recovered from f)."""
+    feasibility, duality gap and a bound on ‖f − f*‖∞ (multipliers recovered from f).
+
+    Parameters
+    ----------
+    est : MarginalEstimates
+        The unbiased estimates.
+    f : array_like, shape (marginals.size,)
+        The point to certify.
+    objective : {"cls", "weighted", "likelihood"}, default "weighted"
+        As in :func:`consistency_problem`.
+
+    Returns
+    -------
+    Certificate
+        :func:`ldpopt.problems.certificate`'s result.
+
+    Raises
+    ------
+    ValueError
+        ``f`` of the wrong length, or a bad ``objective``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import multi
+    >>> data = multi.chain_network(5000, 3, rng=0)
+    >>> est = multi.calm(data.domains, 1.0).simulate(data, rng=0)
+    >>> cert = multi.certify(est, multi.calm_consistency(est).f)
+    >>> bool(cert.primal_violation < 1e-9), bool(cert.distance_linf < 0.01)
+    (True, True)
+    """
     from ..problems import certificate
 
     pr = consistency_problem(est, objective)

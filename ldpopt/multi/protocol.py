@@ -40,7 +40,32 @@ def choose_groups(n: int, m: int, gen: np.random.Generator) -> np.ndarray:
 
 
 class MultiProtocol(abc.ABC):
-    """Base class: an LDP protocol collecting the marginals ``marginals`` of k attributes."""
+    """Base class: an LDP protocol collecting the marginals ``marginals`` of k attributes.
+
+    Subclasses: :class:`~ldpopt.multi.SPL`, :class:`~ldpopt.multi.MarginalSampling` (SMP, CALM),
+    :class:`~ldpopt.multi.RSFD`; each has a real path (``perturb`` then ``aggregate``) and a fast
+    path exact in law (``sample``).
+
+    Parameters
+    ----------
+    domains : sequence of int
+        Domain size of each attribute.
+    epsilon : float
+        Each user's budget for the whole report.
+    attrs : sequence of sequence of int
+        The marginals collected (a :class:`~ldpopt.multi.MarginalSet`).
+
+    Raises
+    ------
+    ValueError
+        ε not positive, or bad domains or marginals.
+
+    Examples
+    --------
+    >>> from ldpopt import multi
+    >>> isinstance(multi.spl((2, 3), 1.0), multi.MultiProtocol)
+    True
+    """
 
     name: str
 
@@ -53,22 +78,137 @@ class MultiProtocol(abc.ABC):
     @abc.abstractmethod
     def exact_epsilon(self) -> float:
         """The exact ε of one user's whole report over any two tuples (the largest log ratio of its
-        output probabilities)."""
+        output probabilities).
+
+        Examples
+        --------
+        >>> from ldpopt import multi
+        >>> multi.spl((2, 3), 1.0).exact_epsilon, round(multi.rsfd((2, 2, 2), 1.0).exact_epsilon, 4)
+        (1.0, 1.8172)
+        """
 
     @abc.abstractmethod
     def perturb(self, values, rng):
-        """Client side: each user's report from its tuple (``values`` (n, k))."""
+        """Client side: each user's report from its tuple (``values`` (n, k)).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n, k)
+            One row per user, each value in its attribute's domain.
+        rng : int, numpy.random.Generator or "secure"
+            The randomness.
+
+        Returns
+        -------
+        reports
+            The protocol's reports (its class docstring gives the format).
+
+        Raises
+        ------
+        ValueError
+            ``values`` of the wrong shape or outside the domains.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import multi
+        >>> data = multi.chain_network(5000, 3, rng=0)
+        >>> protocol = multi.spl(data.domains, 1.0)
+        >>> reports = protocol.perturb(data.values(), rng=0)
+        >>> protocol.aggregate(reports).n
+        5000
+        """
 
     @abc.abstractmethod
     def aggregate(self, reports) -> MarginalEstimates:
-        """Server side: the estimates from the reports ``perturb`` returned."""
+        """Server side: the estimates from the reports ``perturb`` returned.
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+
+        Returns
+        -------
+        MarginalEstimates
+
+        Raises
+        ------
+        ValueError
+            Reports of the wrong form, or a group that received no report.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import multi
+        >>> data = multi.chain_network(5000, 3, rng=0)
+        >>> protocol = multi.smp(data.domains, 1.0)
+        >>> protocol.aggregate(protocol.perturb(data.values(), rng=0)).protocol
+        'smp'
+        """
 
     @abc.abstractmethod
     def sample(self, data: MultiDataset, rng) -> MarginalEstimates:
-        """The fast path: what ``aggregate(perturb(data.values()))`` returns, drawn from its law."""
+        """The fast path: what ``aggregate(perturb(data.values()))`` returns, drawn from its law.
+
+        Parameters
+        ----------
+        data : MultiDataset
+            The users, with the protocol's domains.
+        rng : int, numpy.random.Generator or "secure"
+            The randomness.
+
+        Returns
+        -------
+        MarginalEstimates
+
+        Raises
+        ------
+        TypeError
+            ``data`` is not a MultiDataset.
+        ValueError
+            ``data``'s domains are not the protocol's, or a group received no report.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import multi
+        >>> data = multi.chain_network(5000, 3, rng=0)
+        >>> multi.rsfd(data.domains, 1.0).sample(data, rng=0).f_tilde.shape
+        (6,)
+        """
 
     def simulate(self, data: MultiDataset, rng, exact: bool = False) -> MarginalEstimates:
-        """Run the protocol on ``data``: the fast path, or the real client and server (``exact=True``)."""
+        """Run the protocol on ``data``: the fast path, or the real client and server (``exact=True``).
+
+        Parameters
+        ----------
+        data : MultiDataset
+            The users, with the protocol's domains.
+        rng : int, numpy.random.Generator or "secure"
+            The randomness.
+        exact : bool, default False
+            True: :meth:`perturb` then :meth:`aggregate`; False: :meth:`sample`.
+
+        Returns
+        -------
+        MarginalEstimates
+
+        Raises
+        ------
+        TypeError
+            ``data`` is not a MultiDataset.
+        ValueError
+            ``data``'s domains are not the protocol's.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import multi
+        >>> data = multi.chain_network(5000, 3, rng=0)
+        >>> multi.spl(data.domains, 1.0).simulate(data, rng=0).f_tilde.round(3)
+        array([0.363, 0.637, 0.408, 0.592, 0.418, 0.582])
+        """
         self._check_data(data)
         gen = as_generator(rng)
         return self.aggregate(self.perturb(data.values(), gen)) if exact else self.sample(data, gen)

@@ -45,7 +45,28 @@ MAX_CELLS = 1 << 22
 
 
 def total_variation(a, b) -> float:
-    """Total-variation distance ½ Σ |a − b| of two marginals (arrays of the same shape)."""
+    """Total-variation distance ½ Σ |a − b| of two marginals (arrays of the same shape).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Two marginals of the same shape.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ.
+
+    Examples
+    --------
+    >>> from ldpopt.multi import total_variation
+    >>> total_variation([0.5, 0.5], [1.0, 0.0])
+    0.5
+    """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         raise ValueError(f"marginals must have the same shape, got {a.shape} and {b.shape}")
@@ -55,7 +76,31 @@ def total_variation(a, b) -> float:
 @dataclass(frozen=True, eq=False)
 class MaxEntTable:
     """The maximum-entropy joint table (``table``, shape ``domains``, summing to 1), the ``sweeps`` of
-    IPF it took, its final ``residual`` max_i ‖T_i − f_i‖∞ and whether it ``converged``."""
+    IPF it took, its final ``residual`` max_i ‖T_i − f_i‖∞ and whether it ``converged``.
+
+    Parameters
+    ----------
+    table : ndarray, shape domains
+        The joint table.
+    domains : tuple of int
+        Domain sizes.
+    sweeps : int
+        IPF sweeps.
+    residual : float
+        Largest marginal mismatch.
+    converged : bool
+        Whether ``residual <= tol``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import multi
+    >>> data = multi.chain_network(5000, 3, rng=0)
+    >>> ms = multi.MarginalSet(data.domains, [(0, 1), (1, 2)])
+    >>> table = multi.maxent(ms, np.concatenate([data.marginal(a) for a in ms.attrs]))
+    >>> table.converged, table.table.shape
+    (True, (2, 2, 2))
+    """
 
     table: np.ndarray
     domains: tuple
@@ -65,20 +110,101 @@ class MaxEntTable:
 
     def marginal(self, attrs) -> np.ndarray:
         """The marginal on ``attrs`` (cells row-major over the attributes in increasing order, as
-        :meth:`~.dataset.MultiDataset.marginal`)."""
+        :meth:`~.dataset.MultiDataset.marginal`).
+
+        Parameters
+        ----------
+        attrs : sequence of int
+            Distinct attribute indices.
+
+        Returns
+        -------
+        ndarray
+
+        Raises
+        ------
+        ValueError
+            ``attrs`` empty, repeated or out of range.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import multi
+        >>> data = multi.chain_network(5000, 3, rng=0)
+        >>> ms = multi.MarginalSet(data.domains, [(0, 1), (1, 2)])
+        >>> table = multi.maxent(ms, np.concatenate([data.marginal(a) for a in ms.attrs]))
+        >>> bool(np.allclose(table.marginal([0, 1]), data.marginal([0, 1])))
+        True
+        """
         a = check_attributes(attrs, len(self.domains))
         other = tuple(j for j in range(len(self.domains)) if j not in a)
         return self.table.sum(axis=other).ravel()
 
     def marginals(self, attrs_list) -> list[np.ndarray]:
-        """:meth:`marginal` of each attribute set in ``attrs_list``."""
+        """:meth:`marginal` of each attribute set in ``attrs_list``.
+
+        Parameters
+        ----------
+        attrs_list : iterable of sequence of int
+            Attribute sets.
+
+        Returns
+        -------
+        list of ndarray
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import multi
+        >>> data = multi.chain_network(5000, 3, rng=0)
+        >>> ms = multi.MarginalSet(data.domains, [(0, 1), (1, 2)])
+        >>> table = multi.maxent(ms, np.concatenate([data.marginal(a) for a in ms.attrs]))
+        >>> [m.shape for m in table.marginals([(0,), (0, 2)])]
+        [(2,), (4,)]
+        """
         return [self.marginal(a) for a in attrs_list]
 
 
 def maxent(marginals: MarginalSet, f, *, max_sweeps: int = 2000, tol: float = 1e-12,
            consistency_tol: float = 1e-6) -> MaxEntTable:
     """The maximum-entropy table matching the consistent marginals ``f`` (the concatenated vector of
-    ``marginals``' cells, e.g. ``consistency_problem(est).solve().f``) by IPF (module docstring)."""
+    ``marginals``' cells, e.g. ``consistency_problem(est).solve().f``) by IPF (module docstring).
+
+    Parameters
+    ----------
+    marginals : MarginalSet
+        The layout.
+    f : array_like, shape (marginals.size,)
+        Consistent, non-negative marginals.
+    max_sweeps : int, default 2000
+        Most IPF sweeps (keyword-only).
+    tol : float, default 1e-12
+        Target largest marginal mismatch.
+    consistency_tol : float, default 1e-6
+        How far from consistent and non-negative ``f`` may be.
+
+    Returns
+    -------
+    MaxEntTable
+
+    Raises
+    ------
+    TypeError
+        ``marginals`` is not a MarginalSet.
+    ValueError
+        A bad option, a table over 2^22 cells, or ``f`` negative or inconsistent beyond
+        ``consistency_tol``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import multi
+    >>> data = multi.chain_network(5000, 3, rng=0)
+    >>> ms = multi.MarginalSet(data.domains, [(0, 1), (1, 2)])
+    >>> table = multi.maxent(ms, np.concatenate([data.marginal(a) for a in ms.attrs]))
+    >>> table.marginal([0, 1]).round(3)
+    array([0.273, 0.071, 0.128, 0.528])
+    """
     if not isinstance(marginals, MarginalSet):
         raise TypeError(f"marginals must be an ldpopt.multi.MarginalSet, got {type(marginals).__name__}")
     if isinstance(max_sweeps, bool) or not isinstance(max_sweeps, numbers.Integral) or max_sweeps < 1:
@@ -125,7 +251,25 @@ def maxent(marginals: MarginalSet, f, *, max_sweeps: int = 2000, tol: float = 1e
 @dataclass(frozen=True, eq=False)
 class FittedTable(MaxEntTable):
     """:func:`fit_table`'s result: a :class:`MaxEntTable` whose ``residual`` is the Frank–Wolfe gap
-    ⟨∇L, T⟩ − min ∇L ≥ L(T) − min L (a certificate of how far L(T) is from its minimum), ``loss`` L(T)."""
+    ⟨∇L, T⟩ − min ∇L ≥ L(T) − min L (a certificate of how far L(T) is from its minimum), ``loss`` L(T).
+
+    Parameters
+    ----------
+    table, domains, sweeps, residual, converged
+        As in :class:`MaxEntTable` (``sweeps``: iterations; ``residual``: the Frank–Wolfe gap).
+    loss : float
+        L(T).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import multi
+    >>> data = multi.chain_network(5000, 3, rng=0)
+    >>> est = multi.calm(data.domains, 1.0).simulate(data, rng=0)
+    >>> fit = multi.fit_table(est.marginals, est.f_tilde)
+    >>> fit.converged, bool(fit.residual <= 1e-9)
+    (True, True)
+    """
 
     loss: float = float("nan")
 
@@ -142,7 +286,42 @@ def fit_table(marginals: MarginalSet, f, weights=None, *, max_iter: int = 5000, 
     limit is :func:`maxent`'s. ``weights``: one per marginal (default 1; 1/σ_i² weighs by precision).
     Step: η = 1/Σ w_i (L is Σ w_i-smooth relative to the entropy on the simplex, each P_i being a
     1→∞ contraction), halved while L does not decrease (a choice: the paper uses a line search too).
-    Stops when the Frank–Wolfe gap is ≤ ``tol`` (``converged``) or after ``max_iter``."""
+    Stops when the Frank–Wolfe gap is ≤ ``tol`` (``converged``) or after ``max_iter``.
+
+    Parameters
+    ----------
+    marginals : MarginalSet
+        The layout.
+    f : array_like, shape (marginals.size,)
+        Marginals, consistent or not (e.g. the raw f̃).
+    weights : array_like, shape (m,), optional
+        One positive weight per marginal (default 1).
+    max_iter : int, default 5000
+        Iteration cap (keyword-only).
+    tol : float, default 1e-9
+        Target Frank–Wolfe gap.
+
+    Returns
+    -------
+    FittedTable
+
+    Raises
+    ------
+    TypeError
+        ``marginals`` is not a MarginalSet.
+    ValueError
+        A bad option or weight, or a table over 2^22 cells.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import multi
+    >>> data = multi.chain_network(5000, 3, rng=0)
+    >>> est = multi.calm(data.domains, 1.0).simulate(data, rng=0)
+    >>> fit = multi.fit_table(est.marginals, est.f_tilde)
+    >>> fit.table.shape, round(float(fit.loss), 4)
+    ((2, 2, 2), 0.0051)
+    """
     if not isinstance(marginals, MarginalSet):
         raise TypeError(f"marginals must be an ldpopt.multi.MarginalSet, got {type(marginals).__name__}")
     if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:

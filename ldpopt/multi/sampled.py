@@ -38,7 +38,34 @@ class MarginalSampling(MultiProtocol):
     through ``oracle`` (a registry name, e.g. ``"grr"``, ``"oue"``, ``"olh"``; ``oracle_params`` go
     to :func:`ldpopt.oracles.get`) with the whole ε. Reports: ``(choice, per-marginal reports)``,
     ``choice[u]`` the marginal of user u and ``reports[i]`` the oracle reports of the users who chose
-    i, in user order."""
+    i, in user order.
+
+    Parameters
+    ----------
+    domains : sequence of int
+        Domain size of each attribute.
+    epsilon : float
+        Each user's budget for the whole report.
+    attrs : sequence of sequence of int
+        The marginals a user may be assigned.
+    oracle : str, default "grr"
+        Registry name of each marginal's oracle.
+    name : str, default "calm"
+        The protocol's name in its estimates.
+    **oracle_params
+        Passed to :func:`ldpopt.oracles.get`.
+
+    Raises
+    ------
+    ValueError
+        ε not positive, or bad domains, marginals or oracle parameters.
+
+    Examples
+    --------
+    >>> from ldpopt.multi import MarginalSampling
+    >>> MarginalSampling((2, 3), 1.0, [(0,), (0, 1)]).oracles
+    (GRR(epsilon=1, d=2), GRR(epsilon=1, d=6))
+    """
 
     def __init__(self, domains, epsilon: float, attrs, oracle: str = "grr", name: str = "calm", **oracle_params):
         super().__init__(domains, epsilon, attrs)
@@ -81,7 +108,37 @@ class MarginalSampling(MultiProtocol):
 
 
 def smp(domains, epsilon: float, oracle: str = "grr", **oracle_params) -> MarginalSampling:
-    """SMP: each user reports one attribute, drawn uniformly, with the whole ε (module docstring)."""
+    """SMP: each user reports one attribute, drawn uniformly, with the whole ε (module docstring).
+
+    Parameters
+    ----------
+    domains : sequence of int
+        Domain size of each attribute.
+    epsilon : float
+        Each user's budget.
+    oracle : str, default "grr"
+        Registry name of each attribute's oracle.
+    **oracle_params
+        Passed to :func:`ldpopt.oracles.get`.
+
+    Returns
+    -------
+    MarginalSampling
+
+    Raises
+    ------
+    ValueError
+        ε not positive, or a bad domain or oracle parameter.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import multi
+    >>> data = multi.chain_network(5000, 3, rng=0)
+    >>> est = multi.smp(data.domains, 1.0).simulate(data, rng=0)
+    >>> est.protocol, sum(e.n for e in est.estimates)
+    ('smp', 5000)
+    """
     return MarginalSampling(domains, epsilon, [(j,) for j in range(len(domains))], oracle, "smp", **oracle_params)
 
 
@@ -89,6 +146,41 @@ def calm(domains, epsilon: float, way: int = 2, attrs=None, oracle: str = "oue",
     """CALM-style collection: each user reports its cell of one marginal, drawn uniformly from
     ``attrs`` (default every ``way``-attribute marginal), with the whole ε (module docstring).
     Default oracle OUE (a choice: CALM uses OLH, whose variance is the same; OUE's fast path is exact
-    at any marginal size)."""
+    at any marginal size).
+
+    Zhang, Wang, Li, He & Chen, CALM, CCS 2018.
+
+    Parameters
+    ----------
+    domains : sequence of int
+        Domain size of each attribute.
+    epsilon : float
+        Each user's budget.
+    way : int, default 2
+        Attributes per marginal when ``attrs`` is None.
+    attrs : sequence of sequence of int, optional
+        The marginals (default :func:`all_k_way`).
+    oracle : str, default "oue"
+        Registry name of each marginal's oracle.
+    **oracle_params
+        Passed to :func:`ldpopt.oracles.get`.
+
+    Returns
+    -------
+    MarginalSampling
+
+    Raises
+    ------
+    ValueError
+        ε not positive, ``way`` out of range, or bad domains, marginals or oracle parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import multi
+    >>> data = multi.chain_network(5000, 3, rng=0)
+    >>> multi.calm(data.domains, 1.0).marginals.attrs
+    ((0, 1), (0, 2), (1, 2))
+    """
     chosen = all_k_way(len(domains), way) if attrs is None else attrs
     return MarginalSampling(domains, epsilon, chosen, oracle, "calm", **oracle_params)

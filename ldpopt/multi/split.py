@@ -26,7 +26,30 @@ __all__ = ["SPL", "spl"]
 
 class SPL(MultiProtocol):
     """Budget splitting: ε/k per attribute through ``oracle`` (registry name; ``oracle_params`` to
-    :func:`ldpopt.oracles.get`). Reports: one oracle report array per attribute."""
+    :func:`ldpopt.oracles.get`). Reports: one oracle report array per attribute.
+
+    Parameters
+    ----------
+    domains : sequence of int
+        Domain size of each attribute.
+    epsilon : float
+        Each user's budget for the whole report.
+    oracle : str, default "grr"
+        Registry name of each attribute's oracle.
+    **oracle_params
+        Passed to :func:`ldpopt.oracles.get`.
+
+    Raises
+    ------
+    ValueError
+        ε not positive, or a bad domain or oracle parameter.
+
+    Examples
+    --------
+    >>> from ldpopt.multi import SPL
+    >>> SPL((2, 3), 1.0).oracles
+    (GRR(epsilon=0.5, d=2), GRR(epsilon=0.5, d=3))
+    """
 
     name = "spl"
 
@@ -61,5 +84,34 @@ class SPL(MultiProtocol):
 
 
 def spl(domains, epsilon: float, oracle: str = "grr", **oracle_params) -> SPL:
-    """SPL with ε/k per attribute (module docstring)."""
+    """SPL with ε/k per attribute (module docstring).
+
+    Parameters
+    ----------
+    domains : sequence of int
+        Domain size of each attribute.
+    epsilon : float
+        Each user's whole budget, split equally over the k attributes.
+    oracle : str, default "grr"
+        Registry name of each attribute's oracle.
+    **oracle_params
+        Passed to :func:`ldpopt.oracles.get`.
+
+    Returns
+    -------
+    SPL
+
+    Raises
+    ------
+    ValueError
+        ε not positive, or a bad domain or oracle parameter.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import multi
+    >>> data = multi.chain_network(5000, 3, rng=0)
+    >>> multi.spl(data.domains, 1.0).simulate(data, rng=0).sigma2.round(5)[:2]
+    array([0.00178, 0.00178])
+    """
     return SPL(domains, epsilon, oracle, **oracle_params)

@@ -309,24 +309,90 @@ class CMS(SketchOracle):
         Another implementation's family as its table h_l(v) (e.g. a peer library's hashes); replaces
         the keyed family (k is then its number of rows).
 
-    Reports
-    -------
-    ``perturb`` returns a tuple (j, bits): j int64 (n,) the hash index, bits bool (n, m) the
-    coordinates of ṽ that are +1.
+    Notes
+    -----
+    Reports: ``perturb`` returns a tuple (j, bits): j int64 (n,) the hash index, bits bool (n, m)
+    the coordinates of ṽ that are +1. Apple's Differential Privacy Team, "Learning with Privacy at
+    Scale", 2017 (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.oracles.cms import CMS
+    >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+    >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+    >>> sketch.aggregate(reports)
+    array([50, 41, 34, 38, 29, 32, 30, 32])
     """
 
     name = "cms"
 
     def report_columns(self) -> tuple[ReportColumn, ...]:
         """``j: int64``, ``bits: fixed_size_binary(⌈m/8⌉)``: the hash index j ∈ [0, k) and the m bits
-        [ṽ = +1], packed as OUE's (``perturb`` returns them unpacked; the shard packs them)."""
+        [ṽ = +1], packed as OUE's (``perturb`` returns them unpacked; the shard packs them).
+
+        Returns
+        -------
+        tuple of ReportColumn
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.cms import CMS
+        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> [column.name for column in sketch.report_columns()]
+        ['j', 'bits']
+        """
         return (ReportColumn("j", "int64"), ReportColumn("bits", "bytes", (self.m + 7) // 8))
 
     def reports_to_columns(self, reports) -> list[np.ndarray]:
+        """The reports as shard columns: j (int64) and the bits packed with ``np.packbits``.
+
+        Parameters
+        ----------
+        reports : tuple of ndarray
+            (j, bits) as :meth:`perturb` returns them.
+
+        Returns
+        -------
+        list of ndarray
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.cms import CMS
+        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> [column.shape for column in sketch.reports_to_columns(reports)]
+        [(100,), (100, 2)]
+        """
         index, bits = reports
         return [np.asarray(index, dtype=np.int64), np.packbits(np.asarray(bits, dtype=bool), axis=1)]
 
     def reports_from_columns(self, columns) -> tuple[np.ndarray, np.ndarray]:
+        """The reports back from shard columns (the inverse of :meth:`reports_to_columns`).
+
+        Parameters
+        ----------
+        columns : list of ndarray
+            j and the packed bits.
+
+        Returns
+        -------
+        tuple of ndarray
+            (j, bits).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.cms import CMS
+        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> j, bits = sketch.reports_from_columns(sketch.reports_to_columns(reports))
+        >>> bool((j == reports[0]).all() and (bits == reports[1]).all())
+        True
+        """
         return columns[0], np.unpackbits(columns[1], axis=1, count=self.m).view(bool)
 
     @property
@@ -335,19 +401,81 @@ class CMS(SketchOracle):
 
     @property
     def p(self) -> float:
+        """Pr[a report supports its own value] = 1/(1 + e^{−ε/2}) (the pure view, module docstring).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.cms import CMS
+        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> round(sketch.p, 4)
+        0.7311
+        """
         return self._keep
 
     @property
     def q(self) -> float:
+        """Pr[a report supports another value] over the family: (1 − p) + (2p − 1)/m.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.cms import CMS
+        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> round(sketch.q, 4)
+        0.2978
+        """
         return (1.0 - self._keep) + (2.0 * self._keep - 1.0) / self.m
 
     @property
     def c_epsilon(self) -> float:
-        """Apple's c_ε = (e^{ε/2} + 1)/(e^{ε/2} − 1)."""
+        """Apple's c_ε = (e^{ε/2} + 1)/(e^{ε/2} − 1).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.cms import CMS
+        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> round(sketch.c_epsilon, 4)
+        2.164
+        """
         return 1.0 / math.tanh(self.epsilon / 4)
 
     # -- the real protocol -----------------------------------------------------------------------
     def perturb(self, values, rng) -> tuple[np.ndarray, np.ndarray]:
+        """Each user's report: a uniform hash index j and the one-hot of h_j(v) as ±1 with every
+        coordinate flipped w.p. 1/(1 + e^{ε/2}).
+
+        Parameters
+        ----------
+        values : array_like of int
+            Users' values in [0, d).
+        rng : int, numpy.random.Generator or "secure"
+            The randomness.
+
+        Returns
+        -------
+        j : ndarray of int64, shape (n,)
+        bits : ndarray of bool, shape (n, m)
+            The coordinates that are +1.
+
+        Raises
+        ------
+        ValueError
+            Values out of range.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.cms import CMS
+        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> reports[0].shape, reports[1].shape
+        ((100,), (100, 16))
+        """
         v = check_values(values, self.d, "values")
         gen = as_generator(rng)
         n: int = v.shape[0]  # an int, so the checker types the draws as arrays
@@ -361,29 +489,146 @@ class CMS(SketchOracle):
 
     def sketch(self, reports, device=None) -> tuple[np.ndarray, np.ndarray]:
         """(S, N): S[l, t] = #{reports with j = l and bit t set}, N[l] = #{reports with j = l}
-        (``device``: who counts the bits, as in ``aggregate``)."""
+        (``device``: who counts the bits, as in ``aggregate``).
+
+        Parameters
+        ----------
+        reports : tuple of ndarray
+            (j, bits).
+        device : str, optional
+            "numpy", "cpu", "cuda" or None/"auto".
+
+        Returns
+        -------
+        S : ndarray of int64, shape (k, m)
+        N : ndarray of int64, shape (k,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.cms import CMS
+        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> S, N = sketch.sketch(reports)
+        >>> S.shape, N
+        ((4, 16), array([19, 25, 33, 23]))
+        """
         j, bits = self._check_reports(reports)
         return grouped_column_sums(j, bits, self.k, device)
 
     def counts_from_sketch(self, S, N=None) -> np.ndarray:
-        """Support counts c_v = Σ_l S[l, h_l(v)] (int64, length d)."""
+        """Support counts c_v = Σ_l S[l, h_l(v)] (int64, length d).
+
+        Parameters
+        ----------
+        S : array_like, shape (k, m)
+            The sketch.
+        N : array_like, optional
+            Not used (the signature of :meth:`HCMS.counts_from_sketch`).
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            ``S`` of the wrong shape.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.cms import CMS
+        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> sketch.counts_from_sketch(*sketch.sketch(reports))
+        array([50, 41, 34, 38, 29, 32, 30, 32])
+        """
         S = np.asarray(S)
         if S.shape != (self.k, self.m):
             raise ValueError(f"S must have shape (k, m) = ({self.k}, {self.m}), got {S.shape}")
         return self._gather(S).astype(np.int64)
 
     def sketch_matrix(self, S, N) -> np.ndarray:
-        """Apple's sketch matrix M[l, t] = Σ_{j_i = l} k(c_ε/2·ṽ_i[t] + ½) from (S, N) (ṽ = 2b − 1)."""
+        """Apple's sketch matrix M[l, t] = Σ_{j_i = l} k(c_ε/2·ṽ_i[t] + ½) from (S, N) (ṽ = 2b − 1).
+
+        Parameters
+        ----------
+        S : array_like, shape (k, m)
+            The sketch.
+        N : array_like, shape (k,)
+            Reports per hash index.
+
+        Returns
+        -------
+        ndarray of float64, shape (k, m)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.cms import CMS
+        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> sketch.sketch_matrix(*sketch.sketch(reports)).shape
+        (4, 16)
+        """
         c = self.c_epsilon
         S, N = np.asarray(S, dtype=np.float64), np.asarray(N, dtype=np.float64)[:, None]
         return self.k * (c * S + (1.0 - c) / 2.0 * N)
 
     def aggregate(self, reports, device=None) -> np.ndarray:
         """Support counts from the reports through the sketch (``device``: who counts the sketch's
-        bits — "numpy", "cpu" or "auto", :mod:`ldpopt.kernels`; the same counts on each)."""
+        bits — "numpy", "cpu" or "auto", :mod:`ldpopt.kernels`; the same counts on each).
+
+        Parameters
+        ----------
+        reports : tuple of ndarray
+            (j, bits).
+        device : str, optional
+            As above.
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            Malformed reports.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.cms import CMS
+        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> sketch.aggregate(reports)
+        array([50, 41, 34, 38, 29, 32, 30, 32])
+        """
         return self.counts_from_sketch(*self.sketch(reports, device))
 
     def support_matrix(self, reports=None) -> np.ndarray:
+        """Which values each report supports: bit h_j(v) of the report is +1 (bool (n, d)); with no
+        reports, :meth:`output_supports`.
+
+        Parameters
+        ----------
+        reports : tuple of ndarray, optional
+            (j, bits).
+
+        Returns
+        -------
+        ndarray of bool
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.cms import CMS
+        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> bool((sketch.support_matrix(reports).sum(axis=0) == sketch.aggregate(reports)).all())
+        True
+        """
         if reports is None:
             return self.output_supports()
         j, bits = self._check_reports(reports)
@@ -391,7 +636,30 @@ class CMS(SketchOracle):
 
     # -- the fast path ---------------------------------------------------------------------------
     def sample_sketch(self, true_counts, rng) -> tuple[np.ndarray, np.ndarray]:
-        """(S, N) drawn from their exact joint law (module docstring)."""
+        """(S, N) drawn from their exact joint law (module docstring).
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            Users per value.
+        rng : int or numpy.random.Generator
+            The randomness.
+
+        Returns
+        -------
+        S : ndarray of int64, shape (k, m)
+        N : ndarray of int64, shape (k,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.cms import CMS
+        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> S, N = sketch.sample_sketch([40, 30, 10, 10, 5, 3, 2, 0], rng=0)
+        >>> S.shape, int(N.sum())
+        ((4, 16), 100)
+        """
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
         A, N = self._row_buckets(tc, gen)
@@ -419,7 +687,24 @@ class CMS(SketchOracle):
         return np.repeat(np.arange(self.k), 1 << self.m), np.tile(bits, (self.k, 1))
 
     def output_distribution(self) -> np.ndarray:
-        """Exact Pr[(j, bits) | v], shape (d, k·2^m), column j·2^m + mask (tiny k, m only)."""
+        """Exact Pr[(j, bits) | v], shape (d, k·2^m), column j·2^m + mask (tiny k, m only).
+
+        Returns
+        -------
+        ndarray, shape (d, k·2^m)
+
+        Raises
+        ------
+        ValueError
+            Too many outputs to enumerate.
+
+        Examples
+        --------
+        >>> from ldpopt.oracles.cms import CMS
+        >>> P = CMS(2.0, 3, k=2, m=2).output_distribution()
+        >>> P.shape, P.sum(axis=1).round(12)
+        ((3, 8), array([1., 1., 1.]))
+        """
         j, bits = self._outputs()
         onehot = np.arange(self.m)[None, None, :] == self.buckets[j].T[:, :, None]  # (d, |Y|, m)
         agree = onehot == bits[None, :, :]
@@ -427,6 +712,17 @@ class CMS(SketchOracle):
         return np.exp(np.log(np.where(agree, keep, 1 - keep)).sum(axis=2)) / self.k
 
     def output_supports(self) -> np.ndarray:
-        """S(y) for every output column of :meth:`output_distribution`, bool (d, |Y|)."""
+        """S(y) for every output column of :meth:`output_distribution`, bool (d, |Y|).
+
+        Returns
+        -------
+        ndarray of bool, shape (d, k·2^m)
+
+        Examples
+        --------
+        >>> from ldpopt.oracles.cms import CMS
+        >>> CMS(2.0, 3, k=2, m=2).output_supports().shape
+        (3, 8)
+        """
         j, bits = self._outputs()
         return bits[np.arange(j.shape[0])[None, :], self.buckets[j].T]

@@ -55,23 +55,105 @@ class HCMS(SketchOracle):
 
     Parameters as :class:`~ldpopt.oracles.cms.CMS` (k default 64, m default 1024, a power of 2).
 
-    Reports
-    -------
-    ``perturb`` returns an (n, 3) int64 array of rows (j, l, y), y ∈ {−1, +1}.
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0.
+    d : int
+        Domain size.
+    k, m : int, optional
+        Hash functions (default 64) and buckets (default 1024, a power of 2).
+    hash_seed : int, default 0
+        Seed of the fixed hash family.
+    buckets : int array (k, d), optional
+        Another implementation's family as its table h_l(v).
+
+    Raises
+    ------
+    ValueError
+        ``m`` not a power of 2, or bad parameters (as :class:`~ldpopt.oracles.cms.CMS`).
+
+    Notes
+    -----
+    Reports: ``perturb`` returns an (n, 3) int64 array of rows (j, l, y), y ∈ {−1, +1}. Apple's
+    Differential Privacy Team, "Learning with Privacy at Scale", 2017 (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.oracles.hcms import HCMS
+    >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+    >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+    >>> sketch.aggregate(reports)
+    array([65, 67, 57, 64, 53, 51, 48, 58])
     """
 
     name = "hcms"
 
     def report_columns(self) -> tuple[ReportColumn, ...]:
         """``j: int64``, ``l: int64``, ``y: int64``: the hash index, the Hadamard row l ∈ [0, m) and
-        the sign y ∈ {−1, +1}."""
+        the sign y ∈ {−1, +1}.
+
+        Returns
+        -------
+        tuple of ReportColumn
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> [column.name for column in sketch.report_columns()]
+        ['j', 'l', 'y']
+        """
         return tuple(ReportColumn(c, "int64") for c in ("j", "l", "y"))
 
     def reports_to_columns(self, reports) -> list[np.ndarray]:
+        """The reports as shard columns j, l, y (int64 each).
+
+        Parameters
+        ----------
+        reports : ndarray, shape (n, 3)
+            As :meth:`perturb` returns them.
+
+        Returns
+        -------
+        list of ndarray
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> [column.shape for column in sketch.reports_to_columns(reports)]
+        [(100,), (100,), (100,)]
+        """
         r = np.asarray(reports, dtype=np.int64)
         return [r[:, i] for i in range(r.shape[1])]
 
     def reports_from_columns(self, columns) -> np.ndarray:
+        """The (n, 3) reports back from shard columns.
+
+        Parameters
+        ----------
+        columns : list of ndarray
+            j, l and y.
+
+        Returns
+        -------
+        ndarray, shape (n, 3)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> bool((sketch.reports_from_columns(sketch.reports_to_columns(reports)) == reports).all())
+        True
+        """
         return np.stack(columns, axis=1)
 
     def __init__(self, epsilon: float, d: int, k: int | None = None, m: int | None = None, hash_seed: int = 0,
@@ -82,22 +164,99 @@ class HCMS(SketchOracle):
 
     @property
     def p(self) -> float:
+        """Pr[a report supports its own value] = 1/(1 + e^{−ε}) (the pure view, module docstring).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> round(sketch.p, 4)
+        0.8808
+        """
         return 1.0 / (1.0 + math.exp(-self.epsilon))
 
     @property
     def q(self) -> float:
+        """Pr[a report supports another value] over the family: p/m + (1 − 1/m)/2.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> round(sketch.q, 4)
+        0.5238
+        """
         return self.p / self.m + (1.0 - 1.0 / self.m) / 2.0
 
     @property
     def c_epsilon(self) -> float:
-        """Apple's c_ε = (e^ε + 1)/(e^ε − 1)."""
+        """Apple's c_ε = (e^ε + 1)/(e^ε − 1).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> round(sketch.c_epsilon, 4)
+        1.313
+        """
         return 1.0 / math.tanh(self.epsilon / 2)
 
     def chunk_size(self) -> int:
+        """Reports per block when HCMS reports are simulated or aggregated in blocks: 2^20 (its
+        reports are three integers each).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> sketch.chunk_size()
+        1048576
+        """
         return 1 << 20
 
     # -- the real protocol -----------------------------------------------------------------------
     def perturb(self, values, rng) -> np.ndarray:
+        """Each user's report: a uniform hash index j, a uniform Hadamard row l and the sign
+        H[l, h_j(v)], kept w.p. p = e^ε/(1 + e^ε) and flipped otherwise.
+
+        Parameters
+        ----------
+        values : array_like of int
+            Users' values in [0, d).
+        rng : int, numpy.random.Generator or "secure"
+            The randomness.
+
+        Returns
+        -------
+        ndarray of int64, shape (n, 3)
+            Rows (j, l, y).
+
+        Raises
+        ------
+        ValueError
+            Values out of range.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> reports.shape, sorted(set(reports[:, 2].tolist()))
+        ((100, 3), [-1, 1])
+        """
         v = check_values(values, self.d, "values")
         gen = as_generator(rng)
         n = v.shape[0]
@@ -124,7 +283,35 @@ class HCMS(SketchOracle):
         """(z, N): z[j, l] = Σ y over reports with (j, l) (int64 (k, m)), N[j] = #{reports with j}.
         ``device``: "numpy" (the reference: one ``bincount``), "cpu" (one fused pass with the checks,
         :func:`ldpopt.kernels.sketch.signed_cell_sums`) or None/"auto" (the kernel for large inputs when
-        Numba is installed); the same sketch either way."""
+        Numba is installed); the same sketch either way.
+
+        Parameters
+        ----------
+        reports : ndarray, shape (n, 3)
+            Rows (j, l, y).
+        device : str, optional
+            As above.
+
+        Returns
+        -------
+        z : ndarray of int64, shape (k, m)
+        N : ndarray of int64, shape (k,)
+
+        Raises
+        ------
+        ValueError
+            Malformed reports, or ``device="cuda"``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> z, N = sketch.sketch(reports)
+        >>> z.shape, N
+        ((4, 16), array([19, 25, 33, 23]))
+        """
         r = self._check_shape(reports)
         dev = kernels.resolve(device, r.size)  # report entries, as the histogram kernel counts them
         if dev == "cuda":
@@ -143,7 +330,35 @@ class HCMS(SketchOracle):
 
     def counts_from_sketch(self, z, N, device: str = "numpy") -> np.ndarray:
         """Support counts c_v = (n + Σ_j (H z_j)[h_j(v)])/2 (exact int64); the transform on numpy or,
-        with ``device="cpu"``, :func:`ldpopt.kernels.sketch.fwht_rows` (the same integers)."""
+        with ``device="cpu"``, :func:`ldpopt.kernels.sketch.fwht_rows` (the same integers).
+
+        Parameters
+        ----------
+        z : array_like, shape (k, m)
+            The sketch.
+        N : array_like, shape (k,)
+            Reports per hash index.
+        device : str, default "numpy"
+            "numpy" or "cpu".
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            ``z`` of the wrong shape.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> sketch.counts_from_sketch(*sketch.sketch(reports))
+        array([65, 67, 57, 64, 53, 51, 48, 58])
+        """
         if device == "cpu":
             from ..kernels.sketch import fwht_rows
 
@@ -156,17 +371,85 @@ class HCMS(SketchOracle):
         return (n + self._gather(T)) // 2
 
     def sketch_matrix(self, z, N=None) -> np.ndarray:
-        """Apple's transformed matrix M Hᵀ with M = k c_ε z."""
+        """Apple's transformed matrix M Hᵀ with M = k c_ε z.
+
+        Parameters
+        ----------
+        z : array_like, shape (k, m)
+            The sketch.
+        N : array_like, optional
+            Not used.
+
+        Returns
+        -------
+        ndarray of float64, shape (k, m)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> sketch.sketch_matrix(sketch.sketch(reports)[0]).shape
+        (4, 16)
+        """
         return self.k * self.c_epsilon * fwht(np.asarray(z, dtype=np.float64))
 
     def aggregate(self, reports, device=None) -> np.ndarray:
         """Support counts from the reports through the sketch (``device`` as in :meth:`sketch`) and
-        one Walsh–Hadamard transform (on the same device)."""
+        one Walsh–Hadamard transform (on the same device).
+
+        Parameters
+        ----------
+        reports : ndarray, shape (n, 3)
+            Rows (j, l, y).
+        device : str, optional
+            As in :meth:`sketch`.
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            Malformed reports.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> sketch.aggregate(reports)
+        array([65, 67, 57, 64, 53, 51, 48, 58])
+        """
         r = self._check_shape(reports)
         dev = kernels.resolve(device, r.size)
         return self.counts_from_sketch(*self.sketch(r, dev), device=dev)
 
     def support_matrix(self, reports=None) -> np.ndarray:
+        """Which values each report supports: y·H[l, h_j(v)] = +1 (bool (n, d)); with no reports,
+        :meth:`output_supports`.
+
+        Parameters
+        ----------
+        reports : ndarray, shape (n, 3), optional
+            Rows (j, l, y).
+
+        Returns
+        -------
+        ndarray of bool
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> bool((sketch.support_matrix(reports).sum(axis=0) == sketch.aggregate(reports)).all())
+        True
+        """
         if reports is None:
             return self.output_supports()
         r = self._check_reports(reports)
@@ -174,7 +457,30 @@ class HCMS(SketchOracle):
 
     # -- the fast path ---------------------------------------------------------------------------
     def sample_sketch(self, true_counts, rng) -> tuple[np.ndarray, np.ndarray]:
-        """(z, N) drawn from their exact joint law (module docstring)."""
+        """(z, N) drawn from their exact joint law (module docstring).
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            Users per value.
+        rng : int or numpy.random.Generator
+            The randomness.
+
+        Returns
+        -------
+        z : ndarray of int64, shape (k, m)
+        N : ndarray of int64, shape (k,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
+        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
+        >>> z, N = sketch.sample_sketch([40, 30, 10, 10, 5, 3, 2, 0], rng=0)
+        >>> z.shape, int(N.sum())
+        ((4, 16), 100)
+        """
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
         A, N = self._row_buckets(tc, gen)
@@ -207,11 +513,39 @@ class HCMS(SketchOracle):
         return np.stack((idx // (2 * self.m), (idx // 2) % self.m, 2 * (idx % 2) - 1), axis=1)
 
     def output_distribution(self) -> np.ndarray:
-        """Exact Pr[(j, l, y) | v], shape (d, 2km) (column order of :meth:`_outputs`)."""
+        """Exact Pr[(j, l, y) | v], shape (d, 2km) (column order of :meth:`_outputs`).
+
+        Returns
+        -------
+        ndarray, shape (d, 2km)
+
+        Raises
+        ------
+        ValueError
+            Too many outputs to enumerate.
+
+        Examples
+        --------
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> P = HCMS(2.0, 3, k=2, m=2).output_distribution()
+        >>> P.shape, P.sum(axis=1).round(12)
+        ((3, 8), array([1., 1., 1.]))
+        """
         out = self._outputs()
         agree = out[:, 2][None, :] == _sign(out[:, 1][None, :], self.buckets[out[:, 0]].T)
         return np.where(agree, self.p, 1.0 - self.p) / (self.k * self.m)
 
     def output_supports(self) -> np.ndarray:
-        """S(y) for every output column of :meth:`output_distribution`, bool (d, |Y|)."""
+        """S(y) for every output column of :meth:`output_distribution`, bool (d, |Y|).
+
+        Returns
+        -------
+        ndarray of bool, shape (d, 2km)
+
+        Examples
+        --------
+        >>> from ldpopt.oracles.hcms import HCMS
+        >>> HCMS(2.0, 3, k=2, m=2).output_supports().shape
+        (3, 8)
+        """
         return self.support_matrix(self._outputs()).T

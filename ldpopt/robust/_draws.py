@@ -22,7 +22,30 @@ _DIRECT_CELLS = 1 << 14
 def best_bucket_pmf(r: int, g: int, candidates: int) -> np.ndarray:
     """Pr[K* = k], k = 0 … r: the largest bucket among ``candidates`` keys, r targets hashed iid
     uniformly into g buckets (module docstring). The power of the truncated series is taken by
-    repeated squaring in the variable x/g, so g up to 2^30 neither overflows nor underflows."""
+    repeated squaring in the variable x/g, so g up to 2^30 neither overflows nor underflows.
+
+    The law of the OLH/BLH maximal gain key search (Cao, Jia & Gong, USENIX Security 2021).
+
+    Parameters
+    ----------
+    r : int
+        Number of targets.
+    g : int
+        Number of hash buckets.
+    candidates : int
+        Keys searched.
+
+    Returns
+    -------
+    ndarray, shape (r + 1,)
+        Pr[K* = k], summing to 1.
+
+    Examples
+    --------
+    >>> from ldpopt import robust
+    >>> robust.best_bucket_pmf(3, 4, 10).round(4).tolist()
+    [0.0, 0.0001, 0.5244, 0.4755]
+    """
     r, g, candidates = _check_int(r, "r", 1), _check_int(g, "g", 2), _check_int(candidates, "candidates", 1)
     cdf = np.zeros(r + 1)
     for k in range(1, r + 1):

@@ -37,7 +37,42 @@ __all__ = ["best_bucket_pmf", "fake_counts", "poisoned_estimate"]
 
 def fake_counts(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
                 candidates: int = DEFAULT_CANDIDATES) -> np.ndarray:
-    """Support counts (int64, length d) of m fake users' reports, exact in law (module docstring)."""
+    """Support counts (int64, length d) of m fake users' reports, exact in law (module docstring).
+
+    The law of ``oracle.aggregate(craft_reports(...))`` without crafting a report per user
+    (attacks of Cao, Jia & Gong, USENIX Security 2021).
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The attacked oracle.
+    attack : {"input", "mga", "apa"}
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+    targets : array_like of int
+        The target set T: distinct values in [0, d), leaving at least one non-target.
+    m : int
+        Number of fake users, >= 0.
+    rng : int, numpy.random.Generator or "secure"
+        The randomness.
+    candidates : int, default 1000
+        Hash keys searched per fake user (OLH/BLH).
+
+    Returns
+    -------
+    ndarray of int64, shape (d,)
+
+    Raises
+    ------
+    ValueError
+        An unknown attack, bad targets or a negative ``m``.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> robust.fake_counts(oue, "mga", [13, 14, 15], 5, rng=0)[13:]  # every MGA report supports all targets
+    array([5, 5, 5])
+    """
     attack = check_attack(attack)
     t = check_targets(targets, oracle.d)
     m = _check_int(m, "m", 0)
@@ -65,6 +100,47 @@ def poisoned_estimate(oracle: FrequencyOracle, true_counts, attack: str, targets
     :func:`~.attacks.craft_reports` then ``oracle.aggregate`` for the fake ones); ``exact=False`` the
     fast paths (``oracle.sample_counts`` and :func:`fake_counts`), the same law. ``Estimate.meta``
     records the attack, β, m and T.
+
+    Cao, Jia & Gong, USENIX Security 2021 (the attacks and β = m/(n + m)).
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The attacked oracle.
+    true_counts : array_like of int, shape (d,)
+        The genuine users' histogram.
+    attack : {"input", "mga", "apa"}
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+    targets : array_like of int
+        The target set T: distinct values in [0, d), leaving at least one non-target.
+    beta : float
+        The fake users' fraction β of all users, in [0, 1).
+    rng : int, numpy.random.Generator or "secure"
+        The randomness.
+    exact : bool, default False
+        Real report paths (True) or the fast paths of the same law.
+    candidates : int, default 1000
+        Hash keys searched per fake user (OLH/BLH).
+
+    Returns
+    -------
+    Estimate
+        Over N = n + m users; ``meta`` holds ``attack``, ``beta``, ``fake_users`` and ``targets``.
+
+    Raises
+    ------
+    ValueError
+        Bad counts, attack, targets or β.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
+    >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
+    >>> est.meta["fake_users"], est.f_tilde[13:].round(3)
+    (178, array([0.365, 0.338, 0.372]))
     """
     gen = as_generator(rng)
     tc = oracle._check_true_counts(true_counts)

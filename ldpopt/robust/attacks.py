@@ -89,7 +89,30 @@ def check_attack(attack: str) -> str:
 
 
 def fake_user_count(n_genuine: int, beta: float) -> int:
-    """m = round(β n/(1 − β)): the fake users that make a fraction β of n + m users (β in [0, 1))."""
+    """m = round(β n/(1 − β)): the fake users that make a fraction β of n + m users (β in [0, 1)).
+
+    Parameters
+    ----------
+    n_genuine : int
+        Number of genuine users n.
+    beta : float
+        The fake users' fraction β of all users, in [0, 1).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        ``n_genuine`` below 1 or β outside [0, 1).
+
+    Examples
+    --------
+    >>> from ldpopt import robust
+    >>> robust.fake_user_count(1000, 0.1)
+    111
+    """
     n = _check_int(n_genuine, "n_genuine", 1)
     beta = check_beta(beta)
     return round(beta * n / (1.0 - beta))
@@ -115,6 +138,43 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     ``attack="input"`` runs ``oracle.perturb`` on fake values uniform on T; ``attack="mga"`` crafts
     the maximal-gain reports of the module docstring, ``attack="apa"`` those of :mod:`.apa` (``candidates`` is the OLH/BLH key search size).
     ``device`` ("numpy", "cpu" or "auto") runs the OLH/BLH maximal gain key search (same reports).
+
+    Cao, Jia & Gong, USENIX Security 2021 (input poisoning and MGA).
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The attacked oracle.
+    attack : {"input", "mga", "apa"}
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+    targets : array_like of int
+        The target set T: distinct values in [0, d), leaving at least one non-target.
+    m : int
+        Number of fake users, >= 1.
+    rng : int, numpy.random.Generator or "secure"
+        The randomness.
+    candidates : int, default 1000
+        Hash keys searched per fake user (OLH/BLH).
+    device : str, optional
+        Where the OLH/BLH key search runs.
+
+    Returns
+    -------
+    reports
+        m reports in the oracle's format.
+
+    Raises
+    ------
+    ValueError
+        An unknown attack or device, bad targets, ``m < 1`` or ``candidates < 1``.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> reports = robust.craft_reports(oue, "mga", [13, 14, 15], 3, rng=0)
+    >>> bool((oue.support_matrix(reports)[:, 13:] == 1).all())
+    True
     """
     attack = check_attack(attack)
     t = check_targets(targets, oracle.d)
@@ -133,7 +193,35 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
 
 def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
                         candidates: int = DEFAULT_CANDIDATES) -> float:
-    """s̄: the expected number of targets one fake report supports (module docstring)."""
+    """s̄: the expected number of targets one fake report supports (module docstring).
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The attacked oracle.
+    attack : {"input", "mga", "apa"}
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+    targets : array_like of int
+        The target set T: distinct values in [0, d), leaving at least one non-target.
+    candidates : int, default 1000
+        Hash keys searched per fake user (OLH/BLH).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        An unknown attack or bad targets.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> robust.mean_target_support(oue, "mga", [13, 14, 15])
+    3.0
+    """
     attack = check_attack(attack)
     t = check_targets(targets, oracle.d)
     r = t.size
@@ -147,7 +235,41 @@ def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
 
 def expected_gain(oracle: FrequencyOracle, attack: str, targets, beta: float, f_targets: float,
                   candidates: int = DEFAULT_CANDIDATES) -> float:
-    """G = β(s̄ − r q)/(p − q) − β f_T: the expected rise of Σ_{t∈T} f̃_t (module docstring)."""
+    """G = β(s̄ − r q)/(p − q) − β f_T: the expected rise of Σ_{t∈T} f̃_t (module docstring).
+
+    The frequency gain of Cao, Jia & Gong, USENIX Security 2021.
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The attacked oracle.
+    attack : {"input", "mga", "apa"}
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+    targets : array_like of int
+        The target set T: distinct values in [0, d), leaving at least one non-target.
+    beta : float
+        The fake users' fraction β of all users, in [0, 1).
+    f_targets : float
+        The targets' genuine total frequency f_T, in [0, 1].
+    candidates : int, default 1000
+        Hash keys searched per fake user (OLH/BLH).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Bad attack, targets, β or ``f_targets``.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> round(robust.expected_gain(oue, "mga", [13, 14, 15], 0.1, 0.05), 4)
+    0.9442
+    """
     t = check_targets(targets, oracle.d)
     beta = check_beta(beta)
     if not 0.0 <= float(f_targets) <= 1.0:
@@ -161,7 +283,37 @@ def mixture_offset(estimate, beta: float, suspects) -> float:
     """y₀ = (s₀ − q)/(p − q): the fake reports' estimate off the ``suspects``, s₀ their support rate
     there, from the support counts: Σ_v c_v/N = (1 − β)(p + (d − 1)q) + β k̄ gives their mean size k̄,
     and s₀ = (k̄ − |S|)/(d − |S|) clipped to [0, 1] if each supports every suspect (the maximal gain
-    assumption; :mod:`.recover`'s mixture, ``offset="auto"``, and :mod:`.lift`)."""
+    assumption; :mod:`.recover`'s mixture, ``offset="auto"``, and :mod:`.lift`).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The poisoned estimate (its p, q, counts and n are read).
+    beta : float
+        The fake users' fraction β of all users, in [0, 1).
+    suspects : array_like of int
+        The suspect set S.
+
+    Returns
+    -------
+    float
+        y₀ (0 when β = 0).
+
+    Raises
+    ------
+    ValueError
+        A bad estimate or β.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
+    >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
+    >>> round(robust.mixture_offset(est, 0.1, [13, 14, 15]), 4)  # q / (p - q) below 0: padding-free MGA
+    -0.8099
+    """
     est = check_estimate(estimate)
     beta = check_beta(beta)
     if beta == 0.0:

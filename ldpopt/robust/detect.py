@@ -51,14 +51,67 @@ def support_sizes(oracle: FrequencyOracle, reports, device=None) -> np.ndarray:
     """|S(y)| per report (int64): a popcount of the packed bits for OUE/SUE, 1 for GRR, otherwise the row sums
     of ``oracle.support_matrix`` in blocks of reports (the reference). For OLH/BLH, whose n·d hashes
     are the cost, ``device`` as in ``oracle.aggregate``: "cpu" (the default "auto" from
-    ``kernels.AUTO_CELLS`` cells on) counts them with ``kernels.hash_row_counts``, the same numbers."""
+    ``kernels.AUTO_CELLS`` cells on) counts them with ``kernels.hash_row_counts``, the same numbers.
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The attacked oracle.
+    reports
+        Reports in the oracle's format.
+    device : str, optional
+        ``"numpy"``, ``"cpu"`` or ``"auto"`` (OLH/BLH).
+
+    Returns
+    -------
+    ndarray of int64
+        One support size per report.
+
+    Raises
+    ------
+    ValueError
+        An unknown device.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> values = np.repeat(np.arange(16), [400, 300, 200, 100] + [50] * 12)
+    >>> reports = np.concatenate([oue.perturb(values, rng=0), robust.craft_reports(oue, "mga", [13, 14, 15], 100, rng=1)])
+    >>> sizes = robust.support_sizes(oue, reports)
+    >>> sizes[-3:]  # MGA: the 3 target bits, padded to about a genuine report's p + (d - 1)q ones
+    array([4, 4, 4])
+    """
     report_device(device, 0)
     return form_of(oracle).support_sizes(oracle, reports, device)
 
 
 def genuine_size_pmf(oracle: FrequencyOracle) -> np.ndarray:
     """Pr[|S(y)| = s], s = 0 … d, of a genuine report (module docstring), as the oracle states it
-    (``oracle.support_size_pmf()``): a point mass for GRR and SS; none for HR."""
+    (``oracle.support_size_pmf()``): a point mass for GRR and SS; none for HR.
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The oracle.
+
+    Returns
+    -------
+    ndarray, shape (d + 1,)
+
+    Raises
+    ------
+    ValueError
+        The oracle states no such law (HR).
+
+    Examples
+    --------
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> robust.genuine_size_pmf(oue)[:4].round(3)
+    array([0.005, 0.03 , 0.09 , 0.168])
+    """
     return oracle.support_size_pmf()
 
 
@@ -78,7 +131,38 @@ def _pool(observed: np.ndarray, expected: np.ndarray, minimum: float = 5.0):
 
 
 def size_test(oracle: FrequencyOracle, sizes) -> tuple[float, float]:
-    """(χ², p-value) of the support-size histogram against the genuine law (module docstring)."""
+    """(χ², p-value) of the support-size histogram against the genuine law (module docstring).
+
+    Pearson's χ² test, bins with expected count below 5 pooled into their neighbours.
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The attacked oracle.
+    sizes : array_like of int
+        Support sizes (:func:`support_sizes`), in [0, d].
+
+    Returns
+    -------
+    tuple of float
+        (χ², p-value).
+
+    Raises
+    ------
+    ValueError
+        ``sizes`` empty or out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> values = np.repeat(np.arange(16), [400, 300, 200, 100] + [50] * 12)
+    >>> reports = np.concatenate([oue.perturb(values, rng=0), robust.craft_reports(oue, "mga", [13, 14, 15], 100, rng=1)])
+    >>> chi2, pvalue = robust.size_test(oue, robust.support_sizes(oue, reports))
+    >>> bool(pvalue < 0.01)
+    True
+    """
     s = np.asarray(sizes, dtype=np.int64)
     if s.ndim != 1 or s.size == 0 or s.min() < 0 or s.max() > oracle.d:
         raise ValueError(f"sizes must be a non-empty 1-D array of integers in [0, {oracle.d}]")
@@ -93,7 +177,30 @@ def size_test(oracle: FrequencyOracle, sizes) -> tuple[float, float]:
 
 
 def suspects(f_tilde, k: int) -> np.ndarray:
-    """The k values with the largest estimate (sorted by value)."""
+    """The k values with the largest estimate (sorted by value).
+
+    Parameters
+    ----------
+    f_tilde : array_like, shape (d,)
+        Estimates.
+    k : int
+        How many, below d.
+
+    Returns
+    -------
+    ndarray of int
+
+    Raises
+    ------
+    ValueError
+        ``k`` not below d.
+
+    Examples
+    --------
+    >>> from ldpopt import robust
+    >>> robust.suspects([0.1, 0.4, 0.05, 0.3], 2)
+    array([1, 3])
+    """
     f = np.asarray(f_tilde, dtype=np.float64)
     k = _check_int(k, "k", 1)
     if k >= f.size:
@@ -103,7 +210,38 @@ def suspects(f_tilde, k: int) -> np.ndarray:
 
 def suspect_scores(oracle: FrequencyOracle, reports, suspect, device=None) -> np.ndarray:
     """Per report, the number of ``suspect`` values its support set contains (int64). For OLH/BLH,
-    ``device`` as in :func:`support_sizes` (one ``keyed_hash`` per suspect is the reference)."""
+    ``device`` as in :func:`support_sizes` (one ``keyed_hash`` per suspect is the reference).
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The attacked oracle.
+    reports
+        Reports in the oracle's format.
+    suspect : array_like of int
+        The suspect values, non-empty, in [0, d).
+    device : str, optional
+        As in :func:`support_sizes`.
+
+    Returns
+    -------
+    ndarray of int64
+
+    Raises
+    ------
+    ValueError
+        An empty or out-of-range ``suspect``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> values = np.repeat(np.arange(16), [400, 300, 200, 100] + [50] * 12)
+    >>> reports = np.concatenate([oue.perturb(values, rng=0), robust.craft_reports(oue, "mga", [13, 14, 15], 100, rng=1)])
+    >>> robust.suspect_scores(oue, reports, [13, 14, 15])[-3:]
+    array([3, 3, 3])
+    """
     report_device(device, 0)
     c = np.unique(np.asarray(suspect, dtype=np.int64))
     if c.size == 0 or c.min() < 0 or c.max() >= oracle.d:
@@ -113,7 +251,32 @@ def suspect_scores(oracle: FrequencyOracle, reports, suspect, device=None) -> np
 
 def roc(scores, is_fake) -> tuple[np.ndarray, np.ndarray, float]:
     """(FPR, TPR, AUC) of flagging reports with score ≥ j, for every distinct score j (descending),
-    plus the (0, 0) and (1, 1) ends; AUC by the trapezoid rule."""
+    plus the (0, 0) and (1, 1) ends; AUC by the trapezoid rule.
+
+    Parameters
+    ----------
+    scores : array_like
+        One score per report.
+    is_fake : array_like of bool
+        Which reports are fake; at least one of each kind.
+
+    Returns
+    -------
+    fpr, tpr : ndarray
+    auc : float
+
+    Raises
+    ------
+    ValueError
+        Lengths that differ, or no fake or no genuine report.
+
+    Examples
+    --------
+    >>> from ldpopt import robust
+    >>> fpr, tpr, auc = robust.roc([3, 2, 1, 0], [True, True, False, False])
+    >>> auc
+    1.0
+    """
     sc = np.asarray(scores, dtype=np.float64)
     y = np.asarray(is_fake, dtype=bool)
     if sc.shape != y.shape or sc.ndim != 1:

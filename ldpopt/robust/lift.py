@@ -71,7 +71,39 @@ def _lift_sd(est, beta: float) -> np.ndarray:
 
 def lift_suspects(estimate, beta: float, z: float = LINK_Z, min_size: int = MIN_SIZE) -> np.ndarray:
     """The values of the longest chain of estimates at one attack level (module docstring), sorted;
-    an empty array when no chain qualifies."""
+    an empty array when no chain qualifies.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The poisoned estimate (its p, q, counts and n are read).
+    beta : float
+        The fake users' fraction β of all users, in [0, 1).
+    z : float, default 3
+        Link neighbours within z standard deviations.
+    min_size : int, default 5
+        Fewest members of a suspect chain.
+
+    Returns
+    -------
+    ndarray of int
+        The suspects, sorted; empty when none.
+
+    Raises
+    ------
+    ValueError
+        A bad estimate or β.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
+    >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
+    >>> robust.lift_suspects(est, 0.1)  # three targets: fewer than min_size
+    array([], dtype=int64)
+    """
     est = check_estimate(estimate)
     beta = check_beta(beta)
     min_size = _check_int(min_size, "min_size", 2)
@@ -99,7 +131,36 @@ def lift_suspects(estimate, beta: float, z: float = LINK_Z, min_size: int = MIN_
 
 def lift_target(estimate, beta: float, suspects=None) -> np.ndarray:
     """t of the module docstring: (f̃ − βy₀)/(1 − β) off the suspects, 1/d on them (``suspects``
-    default: :func:`lift_suspects`)."""
+    default: :func:`lift_suspects`).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The poisoned estimate (its p, q, counts and n are read).
+    beta : float
+        The fake users' fraction β of all users, in [0, 1).
+    suspects : array_like of int, optional
+        The suspect set (default :func:`lift_suspects`).
+
+    Returns
+    -------
+    ndarray, shape (d,)
+
+    Raises
+    ------
+    ValueError
+        A bad estimate, β or suspects.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
+    >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
+    >>> robust.lift_target(est, 0.1, suspects=[13, 14, 15])[13:]  # 1/d on the suspects
+    array([0.0625, 0.0625, 0.0625])
+    """
     est = check_estimate(estimate)
     beta = check_beta(beta)
     s = lift_suspects(est, beta) if suspects is None else np.unique(np.asarray(suspects, dtype=np.int64).ravel())

@@ -73,7 +73,36 @@ def least_squares_to(target: np.ndarray) -> SeparableObjective:
 
 # -- LDPRecover ---------------------------------------------------------------------------------
 def ldprecover_target(estimate, beta: float) -> np.ndarray:
-    """f̃_X = (1 + η) f̃ − η f̃_Y, η = β/(1 − β), f̃_Y even on D₁ with total (1 − dq)/(p − q)."""
+    """f̃_X = (1 + η) f̃ − η f̃_Y, η = β/(1 − β), f̃_Y even on D₁ with total (1 − dq)/(p − q).
+
+    LDPRecover's genuine frequency estimator (Sun et al., arXiv 2403.09351; module docstring).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The poisoned estimate (its p, q, counts and n are read).
+    beta : float
+        The fake users' fraction β of all users, in [0, 1).
+
+    Returns
+    -------
+    ndarray, shape (d,)
+
+    Raises
+    ------
+    ValueError
+        A bad estimate or β.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
+    >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
+    >>> robust.recover_target(est, 0.1)[13:].round(3)
+    array([0.632, 0.602, 0.64 ])
+    """
     est = check_estimate(estimate)
     beta = check_beta(beta)
     eta = beta / (1.0 - beta)
@@ -83,14 +112,71 @@ def ldprecover_target(estimate, beta: float) -> np.ndarray:
 
 
 def ldprecover(estimate, beta: float) -> np.ndarray:
-    """LDPRecover's closed form: the simplex projection of :func:`ldprecover_target`."""
+    """LDPRecover's closed form: the simplex projection of :func:`ldprecover_target`.
+
+    Sun et al., arXiv 2403.09351 (module docstring).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The poisoned estimate (its p, q, counts and n are read).
+    beta : float
+        The fake users' fraction β of all users, in [0, 1).
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        On the simplex.
+
+    Raises
+    ------
+    ValueError
+        A bad estimate or β.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
+    >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
+    >>> robust.ldprecover(est, 0.1)[13:].round(3)
+    array([0.32 , 0.291, 0.328])
+    """
     return project_simplex(ldprecover_target(estimate, beta))
 
 
 # -- RSN ------------------------------------------------------------------------------------------
 def rsn_threshold(estimate) -> float:
     """τ = 2x, x the positive root of n(p − q)²x² − 4(a − b)x − 4b = 0, a = p(1 − p), b = q(1 − q)
-    (module docstring)."""
+    (module docstring).
+
+    RSN's threshold (Li, Li, Wang & Sun, CCS 2025, arXiv 2506.02156).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The poisoned estimate (its p, q, counts and n are read).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        A bad estimate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
+    >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
+    >>> round(robust.rsn_threshold(est), 4)
+    0.1843
+    """
     est = check_estimate(estimate)
     p, q, n = est.p, est.q, est.n
     a, b = p * (1 - p), q * (1 - q)
@@ -108,7 +194,34 @@ def _rsn_parts(estimate):
 
 def rsn(estimate) -> np.ndarray:
     """RSN's closed form: high values kept at t_H, the others projected onto the simplex slice of
-    total 1 − Σ t_H (all zero when that total is ≤ 0)."""
+    total 1 − Σ t_H (all zero when that total is ≤ 0).
+
+    Segmented Norm-Sub (Li, Li, Wang & Sun, CCS 2025, arXiv 2506.02156; module docstring).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The poisoned estimate (its p, q, counts and n are read).
+
+    Returns
+    -------
+    ndarray, shape (d,)
+
+    Raises
+    ------
+    ValueError
+        A bad estimate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
+    >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
+    >>> robust.rsn(est)[13:].round(3)
+    array([0.339, 0.315, 0.346])
+    """
     est, t, high = _rsn_parts(estimate)
     out = t.copy()
     low = np.setdiff1d(np.arange(est.d), high)
@@ -155,7 +268,37 @@ def mixture_problem(estimate, beta: float, suspects, offset="auto") -> Problem:
 
 
 def lift(estimate, beta: float, suspects=None) -> np.ndarray:
-    """The common-lift recovery's closed form: the simplex projection of :func:`.lift.lift_target`."""
+    """The common-lift recovery's closed form: the simplex projection of :func:`.lift.lift_target`.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The poisoned estimate (its p, q, counts and n are read).
+    beta : float
+        The fake users' fraction β of all users, in [0, 1).
+    suspects : array_like of int, optional
+        The suspect set (default :func:`lift_suspects`).
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        On the simplex.
+
+    Raises
+    ------
+    ValueError
+        A bad estimate, β or suspects.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
+    >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
+    >>> robust.lift(est, 0.1, suspects=[13, 14, 15])[13:].round(3)
+    array([0.055, 0.055, 0.055])
+    """
     from .lift import lift_target
 
     return project_simplex(lift_target(estimate, beta, suspects))
@@ -164,7 +307,40 @@ def lift(estimate, beta: float, suspects=None) -> np.ndarray:
 # -- one entry point ----------------------------------------------------------------------------------
 def recovery_problem(estimate, method: str, beta: float | None = None, suspects=None, offset="auto") -> Problem:
     """The :class:`Problem` whose solution is ``method``'s recovery (``beta`` for ldprecover, mixture
-    and lift, ``suspects`` for mixture and, optionally, lift)."""
+    and lift, ``suspects`` for mixture and, optionally, lift).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The poisoned estimate (its p, q, counts and n are read).
+    method : {"ldprecover", "rsn", "mixture", "lift"}
+        The recovery (module docstring).
+    beta : float, optional
+        The fake users' fraction; required by ldprecover, mixture and lift.
+    suspects : array_like of int, optional
+        The suspect set; required by mixture.
+    offset : "auto" or float, default "auto"
+        The mixture's y₀ (:func:`mixture_offset` when ``"auto"``).
+
+    Returns
+    -------
+    Problem
+
+    Raises
+    ------
+    ValueError
+        An unknown method, a missing ``beta``/``suspects``, or bad arguments.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
+    >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
+    >>> robust.recovery_problem(est, "ldprecover", beta=0.1).solve().f[13:].round(3)
+    array([0.32 , 0.291, 0.328])
+    """
     method = _check_method(method)
     if method == "lift":
         from .lift import lift_target
@@ -185,7 +361,35 @@ def recovery_problem(estimate, method: str, beta: float | None = None, suspects=
 
 
 def recover(estimate, method: str, beta: float | None = None, suspects=None, offset="auto", **solve_options):
-    """Solve :func:`recovery_problem` (ldpopt's check on the answer: ``Solution.status``)."""
+    """Solve :func:`recovery_problem` (ldpopt's check on the answer: ``Solution.status``).
+
+    Parameters
+    ----------
+    estimate, method, beta, suspects, offset
+        As in :func:`recovery_problem`.
+    **solve_options
+        Passed to :meth:`Problem.solve <ldpopt.problems.Problem.solve>`.
+
+    Returns
+    -------
+    Solution
+
+    Raises
+    ------
+    ValueError
+        As :func:`recovery_problem`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
+    >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
+    >>> sol = robust.recover(est, "mixture", beta=0.1, suspects=[13, 14, 15])
+    >>> sol.status, sol.f[13:].round(3)
+    ('optimal', array([0.036, 0.006, 0.044]))
+    """
     return recovery_problem(estimate, method, beta, suspects, offset).solve(**solve_options)
 
 

@@ -52,7 +52,48 @@ def _check(oracle, Y, N) -> tuple[np.ndarray, np.ndarray]:
 
 
 def regression(oracle: RAPPOR, Y, N) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(D, t̂, var t̂): the design diag(N_c)·X (C·T, d), the debiased counts and their plug-in variances."""
+    """(D, t̂, var t̂): the design diag(N_c)·X (C·T, d), the debiased counts and their plug-in variances.
+
+    The linear model of RAPPOR's §4 decoder (Erlingsson, Pihur & Korolova, CCS 2014; module
+    docstring): t̂[c, t] = (Y[c, t] − p* N_c)/(q* − p*), E t̂ = D f.
+
+    Parameters
+    ----------
+    oracle : RAPPOR
+        The RAPPOR oracle (its Bloom filters are the candidate dictionary ``0..d−1``).
+    Y : array_like, shape (cohorts, num_bits)
+        Reports of cohort c with bit t set (``oracle.sketch(reports)[0]``), in ``[0, N_c]``.
+    N : array_like, shape (cohorts,)
+        Cohort sizes, non-negative, summing to at least 1.
+
+    Returns
+    -------
+    D : ndarray, shape (cohorts·num_bits, d)
+        The design matrix.
+    t : ndarray, shape (cohorts·num_bits,)
+        The debiased bit counts, cohort-major.
+    var : ndarray, shape (cohorts·num_bits,)
+        Their plug-in variances (floored at 1e-12).
+
+    Raises
+    ------
+    TypeError
+        ``oracle`` is not an ldpopt RAPPOR oracle.
+    ValueError
+        ``Y`` or ``N`` of the wrong shape, or ``Y`` outside ``[0, N_c]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles
+    >>> from ldpopt.sketches import regression
+    >>> rappor = oracles.get("rappor", epsilon=4.0, d=8, num_bits=16, num_hashes=2, cohorts=4, hash_seed=0)
+    >>> values = np.repeat(np.arange(8), [2000, 1500, 500, 500, 250, 250, 0, 0])
+    >>> Y, N = rappor.sketch(rappor.perturb(values, rng=1))
+    >>> D, t, var = regression(rappor, Y, N)
+    >>> D.shape, t.shape, bool((var > 0).all())
+    ((64, 8), (64,), True)
+    """
     Y, N = _check(oracle, Y, N)
     ps, qs = oracle.p_star, oracle.q_star
     t = ((Y - ps * N[:, None]) / (qs - ps)).ravel()
@@ -83,7 +124,35 @@ def _nonneg_lasso(D: np.ndarray, t: np.ndarray, lam: float, iters: int = 3000, t
 @dataclass(frozen=True)
 class DecodeResult:
     """The paper's decoder's answer: ``f`` (zero outside ``selected``), the LASSO's ``lasso_f``,
-    the least-squares standard errors ``se`` and one-sided p-values ``pvalue`` of the selected."""
+    the least-squares standard errors ``se`` and one-sided p-values ``pvalue`` of the selected.
+
+    Returned by :func:`lasso_ls` (RAPPOR §4, Erlingsson, Pihur & Korolova, CCS 2014).
+
+    Parameters
+    ----------
+    f : ndarray, shape (d,)
+        Least-squares frequencies of the kept candidates, 0 elsewhere.
+    selected : ndarray of int
+        Candidates the LASSO selected.
+    se : ndarray
+        Standard errors of the selected candidates' least-squares coefficients.
+    pvalue : ndarray
+        One-sided t-test p-values of the selected.
+    lasso_f : ndarray, shape (d,)
+        The non-negative LASSO fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles
+    >>> from ldpopt.sketches import lasso_ls
+    >>> rappor = oracles.get("rappor", epsilon=4.0, d=8, num_bits=16, num_hashes=2, cohorts=4, hash_seed=0)
+    >>> values = np.repeat(np.arange(8), [2000, 1500, 500, 500, 250, 250, 0, 0])
+    >>> Y, N = rappor.sketch(rappor.perturb(values, rng=1))
+    >>> res = lasso_ls(rappor, Y, N)
+    >>> res.selected.size == res.se.size == res.pvalue.size
+    True
+    """
 
     f: np.ndarray
     selected: np.ndarray
@@ -94,7 +163,47 @@ class DecodeResult:
 
 def lasso_ls(oracle: RAPPOR, Y, N, alpha: float = 0.05, significance: float | None = 0.05) -> DecodeResult:
     """The paper's §4 decoder (module docstring): LASSO selects, least squares estimates, Bonferroni
-    keeps. ``significance=None`` keeps every LASSO-selected candidate."""
+    keeps. ``significance=None`` keeps every LASSO-selected candidate.
+
+    Erlingsson, Pihur & Korolova, CCS 2014, §4. Where the paper is silent: a non-negative LASSO
+    solved by FISTA with λ = ``alpha``·λ_max, columns not standardised.
+
+    Parameters
+    ----------
+    oracle : RAPPOR
+        The RAPPOR oracle (its Bloom filters are the candidate dictionary ``0..d−1``).
+    Y : array_like, shape (cohorts, num_bits)
+        Reports of cohort c with bit t set (``oracle.sketch(reports)[0]``), in ``[0, N_c]``.
+    N : array_like, shape (cohorts,)
+        Cohort sizes, non-negative, summing to at least 1.
+    alpha : float, default 0.05
+        The LASSO weight as a fraction of λ_max = max (Dᵀt̂)_v, in ``(0, 1)``.
+    significance : float or None, default 0.05
+        Family-wise level; a candidate is kept when its p-value is below ``significance / d``.
+
+    Returns
+    -------
+    DecodeResult
+
+    Raises
+    ------
+    TypeError
+        ``oracle`` is not an ldpopt RAPPOR oracle.
+    ValueError
+        ``Y`` or ``N`` of the wrong shape, or ``Y`` outside ``[0, N_c]``.
+        Also when ``alpha`` or ``significance`` is outside ``(0, 1)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles
+    >>> from ldpopt.sketches import lasso_ls
+    >>> rappor = oracles.get("rappor", epsilon=4.0, d=8, num_bits=16, num_hashes=2, cohorts=4, hash_seed=0)
+    >>> values = np.repeat(np.arange(8), [2000, 1500, 500, 500, 250, 250, 0, 0])
+    >>> Y, N = rappor.sketch(rappor.perturb(values, rng=1))
+    >>> lasso_ls(rappor, Y, N).f.round(2)
+    array([0.37, 0.25, 0.13, 0.  , 0.  , 0.  , 0.  , 0.  ])
+    """
     if not 0 < float(alpha) < 1:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     if significance is not None and not 0 < float(significance) < 1:
@@ -119,7 +228,50 @@ def lasso_ls(oracle: RAPPOR, Y, N, alpha: float = 0.05, significance: float | No
 
 
 def constrained(oracle: RAPPOR, Y, N, weighted: bool = True, solver=None, **solve_options):
-    """ldpopt's decoder (module docstring): a checked :class:`~ldpopt.problems.Solution`."""
+    """ldpopt's decoder (module docstring): a checked :class:`~ldpopt.problems.Solution`.
+
+    Weighted least squares of the RAPPOR §4 regression (Erlingsson, Pihur & Korolova, CCS 2014)
+    over f ≥ 0, Σ f ≤ 1, as a :class:`~ldpopt.problems.Problem`.
+
+    Parameters
+    ----------
+    oracle : RAPPOR
+        The RAPPOR oracle (its Bloom filters are the candidate dictionary ``0..d−1``).
+    Y : array_like, shape (cohorts, num_bits)
+        Reports of cohort c with bit t set (``oracle.sketch(reports)[0]``), in ``[0, N_c]``.
+    N : array_like, shape (cohorts,)
+        Cohort sizes, non-negative, summing to at least 1.
+    weighted : bool, default True
+        Weight each bit count by its inverse plug-in variance; False: one weight for all.
+    solver : str, optional
+        Passed to :meth:`Problem.solve <ldpopt.problems.Problem.solve>`.
+    **solve_options
+        Passed to :meth:`Problem.solve <ldpopt.problems.Problem.solve>`.
+
+    Returns
+    -------
+    Solution
+        ``f`` the decoded frequencies, ``status`` ldpopt's check.
+
+    Raises
+    ------
+    TypeError
+        ``oracle`` is not an ldpopt RAPPOR oracle.
+    ValueError
+        ``Y`` or ``N`` of the wrong shape, or ``Y`` outside ``[0, N_c]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles
+    >>> from ldpopt.sketches import constrained
+    >>> rappor = oracles.get("rappor", epsilon=4.0, d=8, num_bits=16, num_hashes=2, cohorts=4, hash_seed=0)
+    >>> values = np.repeat(np.arange(8), [2000, 1500, 500, 500, 250, 250, 0, 0])
+    >>> Y, N = rappor.sketch(rappor.perturb(values, rng=1))
+    >>> sol = constrained(rappor, Y, N)
+    >>> sol.status, sol.f[:3].round(2)
+    ('optimal', array([0.37, 0.25, 0.13]))
+    """
     D, t, var = regression(oracle, Y, N)
     w = 1.0 / np.sqrt(var) if weighted else np.full(t.shape, 1.0 / np.sqrt(var.mean()))
     A, b = w[:, None] * D, w * t

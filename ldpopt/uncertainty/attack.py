@@ -64,7 +64,35 @@ def fake_report_range(estimate) -> tuple[float, float]:
 
 def attack_shift(estimate, beta: float) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) per value: the range of f̃_v − f̃_v^G an attack of fraction β can have produced,
-    given the poisoned estimate (module docstring)."""
+    given the poisoned estimate (module docstring).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The poisoned estimate (its p, q, counts and n are read).
+    beta : float
+        The fake users' fraction β of all users, in [0, 1).
+
+    Returns
+    -------
+    low, high : ndarray, shape (d,)
+
+    Raises
+    ------
+    ValueError
+        A bad estimate or β.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
+    >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
+    >>> low, high = robust.attack_shift(est, 0.1)
+    >>> bool((low <= 0).all() and (high >= 0).all())
+    True
+    """
     est = check_estimate(estimate)
     beta = check_beta(beta)
     lo, hi = fake_report_range(est)
@@ -75,7 +103,38 @@ def attack_shift(estimate, beta: float) -> tuple[np.ndarray, np.ndarray]:
 
 def attack_interval(estimate, beta: float, level: float = 0.95) -> Uncertainty:
     """Per value, an interval for the genuine frequency that holds whatever fake users of fraction β
-    sent: the attack range combined with the sampling score interval (module docstring)."""
+    sent: the attack range combined with the sampling score interval (module docstring).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The poisoned estimate (its p, q, counts and n are read).
+    beta : float
+        The fake users' fraction β of all users, in [0, 1).
+    level : float, default 0.95
+        The sampling interval's level, in (0, 1).
+
+    Returns
+    -------
+    Uncertainty
+        Per value, the interval; ``how`` says how it was built.
+
+    Raises
+    ------
+    ValueError
+        A bad estimate, β or level.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, robust
+    >>> oue = oracles.get("oue", epsilon=1.0, d=16)
+    >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
+    >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
+    >>> ai = robust.attack_interval(est, 0.1)
+    >>> ai.interval, ai.level
+    ('attack', 0.95)
+    """
     est = check_estimate(estimate)
     beta = check_beta(beta)
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < float(level) < 1.0:

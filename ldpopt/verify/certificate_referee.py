@@ -66,7 +66,42 @@ def certificate_metrics(est, f_c, objective, mean=None, constraints=None, closed
     """The certificate's numbers for a verify row: ``max_abs_error_bound`` (≥ ‖f_C − f*‖_∞, frequency
     units; ∞ when f_C is infeasible and no bound applies), ``tolerance`` (its float64 rounding level +
     ``closed_tol``), ``tolerance_basis``, and the certificate's own fields. Raises
-    :class:`~ldpopt.problems.structured.NotApplicable` outside the certificate's class."""
+    :class:`~ldpopt.problems.structured.NotApplicable` outside the certificate's class.
+
+    Parameters
+    ----------
+    est : Estimate
+        The instance.
+    f_c : array_like, shape (d,)
+        The closed form's output.
+    objective
+        The objective (registered name or object).
+    mean : array_like, optional
+        The objective's mean, where it takes one.
+    constraints : list, optional
+        The feasible set (default the simplex).
+    closed_tol : float, default 0.0
+        The closed form's stated accuracy.
+
+    Returns
+    -------
+    dict
+        ``max_abs_error_bound``, ``tolerance``, ``tolerance_basis`` and the certificate's fields.
+
+    Raises
+    ------
+    NotApplicable
+        The objective or constraints are outside the certificate's class.
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> est = verify.instance("grr", 1.0, 1000, 8, seed=0)
+    >>> from ldpopt.methods.normalize import norm_sub
+    >>> m = verify.certificate_metrics(est, norm_sub(est), "cls")
+    >>> bool(m["max_abs_error_bound"] <= m["tolerance"])
+    True
+    """
     cert = _certificate(objective, constraints, est, f_c, mean)
     value = cert.distance_linf if np.isfinite(cert.distance_linf) else np.inf
     argmin = bool(np.isfinite(cert.distance_argmin) and cert.distance_argmin == cert.distance_linf)

@@ -220,7 +220,46 @@ def check_equivalence(estimate: Estimate, closed: Callable | np.ndarray, objecti
     With ``constraints`` the solver row's tolerance is the solver point's own certified distance to
     the optimum (``Solution.checks.error_bound``, from :mod:`ldpopt.problems.certificate` for
     built-in constraints), so the row holds when max|f_C − f_solver| is within it; a solve that is
-    not ``optimal`` or carries no bound (or one above 1/(10 d)) is ``not refereed``."""
+    not ``optimal`` or carries no bound (or one above 1/(10 d)) is ``not refereed``.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The instance.
+    closed : callable or ndarray
+        The closed form (called on the estimate) or its output.
+    objective
+        The objective it should minimise (a registered name such as ``"cls"`` or an objective).
+    referee : str, default "certificate"
+        ``"certificate"`` or a cvxpy solver name (keyword-only, as all that follow).
+    fallback : tuple, default ()
+        Solvers to try when ``referee`` fails.
+    mean : array_like, optional
+        The objective's mean, where it takes one.
+    claim, statement : str
+        The row's id and words.
+    seed : int, optional
+        Recorded in the row.
+    expected : bool or None, default True
+        True for a claim that should hold, None for a finding.
+    closed_tol : float, default 0.0
+        The closed form's stated accuracy.
+    constraints : list, optional
+        The feasible set (default the simplex).
+
+    Returns
+    -------
+    ClaimResult
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> est = verify.instance("grr", 1.0, 1000, 8, seed=0)
+    >>> from ldpopt.methods.normalize import norm_sub
+    >>> row = verify.check_equivalence(est, norm_sub, "cls", claim="norm-sub=cls")
+    >>> row.verdict, bool(row.value <= row.tolerance)
+    ('holds', True)
+    """
     t0 = time.perf_counter()
     est = estimate
     f_c = np.asarray(closed(est) if callable(closed) else closed, dtype=np.float64)
@@ -289,7 +328,31 @@ def check_mle_formulas(estimate: Estimate, seed: int | None = None, memo: dict |
     """Findings: does each printed MLE-Apx formula, evaluated on the optimal support (that of
     :func:`ldpopt.methods.mle.mle_apx`), solve Eq. 13? Decided by the certificate (its bound on
     max |f − f*| against its rounding tolerance); ``metrics`` also carry the sum error and
-    max |f_formula − f_exact|."""
+    max |f_formula − f_exact|.
+
+    Wang et al. arXiv Eq. 14 and NDSS 2020 Eq. 12 / App. B Eq. 14, as printed, against Eq. 13.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The instance.
+    seed : int, optional
+        Recorded in the rows.
+    memo : dict, optional
+        A cache shared between calls on the same estimate.
+
+    Returns
+    -------
+    list of ClaimResult
+        One finding per printed formula.
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> est = verify.instance("grr", 1.0, 1000, 8, seed=0)
+    >>> [(row.claim, row.verdict) for row in verify.check_mle_formulas(est)]
+    [('mle-apx-formula-arxiv', 'holds'), ('mle-apx-formula-ndss', 'fails')]
+    """
     est = estimate
     exact = _memo(memo, mle.mle_apx, lambda: mle.mle_apx(est))
     support = exact > 0

@@ -51,7 +51,33 @@ def _round_counts(w: np.ndarray, n: int) -> np.ndarray:
 def true_histogram(n: int, d: int, kind: str = "zipf") -> np.ndarray:
     """Deterministic true histogram (int64, sums to n): ``"zipf"`` ∝ 1/k^1.1 on all d values, or
     ``"half-zero"`` ∝ 1/k on the first ⌈d/2⌉ values and 0 on the rest. Read-only and cached (the
-    runner asks for the same one for each oracle and ε; ~1 s CPU at d = 10⁷)."""
+    runner asks for the same one for each oracle and ε; ~1 s CPU at d = 10⁷).
+
+    Parameters
+    ----------
+    n : int
+        Number of users.
+    d : int
+        Domain size.
+    kind : {"zipf", "half-zero"}, default "zipf"
+        The shape.
+
+    Returns
+    -------
+    ndarray of int64, shape (d,)
+        Largest-remainder rounding of n times the weights; read-only.
+
+    Raises
+    ------
+    ValueError
+        ``kind`` unknown.
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> verify.true_histogram(100, 4), verify.true_histogram(100, 4, "half-zero")
+    (array([50, 24, 15, 11]), array([67, 33,  0,  0]))
+    """
     if kind not in ("zipf", "half-zero"):
         raise ValueError(f"kind must be 'zipf' or 'half-zero', got {kind!r}")
     return _true_histogram(int(n), int(d), kind)
@@ -80,7 +106,32 @@ def _weights(d: int, kind: str) -> np.ndarray:
 
 
 def instance(oracle: str, epsilon: float, n: int, d: int, seed: int) -> Estimate:
-    """The estimate an equivalence claim runs on: ``oracle.simulate`` of the Zipf(1.1) histogram."""
+    """The estimate an equivalence claim runs on: ``oracle.simulate`` of the Zipf(1.1) histogram.
+
+    Parameters
+    ----------
+    oracle : str
+        Registry name of the oracle.
+    epsilon : float
+        ε.
+    n : int
+        Number of users.
+    d : int
+        Domain size.
+    seed : int
+        The simulation's seed.
+
+    Returns
+    -------
+    Estimate
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> est = verify.instance("grr", 1.0, 1000, 8, seed=0)
+    >>> est
+    Estimate(oracle='grr', d=8, n=1000, epsilon=1, p=0.279708, q=0.102899, sum(f_tilde)=1)
+    """
     o = _oracles.get(oracle, epsilon, d)
     return o.simulate(true_histogram(n, d), as_generator(seed))
 

@@ -34,17 +34,73 @@ def shown_verdicts(df):
 
 
 def failures(df):
-    """Rows of claims expected to hold whose verdict is ``fails``."""
+    """Rows of claims expected to hold whose verdict is ``fails``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The rows :func:`run` returned.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Those rows (empty when every expected claim holds).
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> rows = verify.run(oracles=["grr"], epsilons=[1.0], ns=[1000], ds=[8], seeds=[0], solver="none",
+    ...                   mc=False, quick=True, methods=["norm-sub"])
+    >>> len(verify.failures(rows))
+    0
+    """
     return df[_expected(df) & (df["verdict"] == FAILS)]
 
 
 def not_refereed_rows(df):
-    """Rows whose referee could not decide (with ``why``)."""
+    """Rows whose referee could not decide (with ``why``).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The rows :func:`run` returned.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> rows = verify.run(oracles=["grr"], epsilons=[1.0], ns=[1000], ds=[8], seeds=[0], solver="none",
+    ...                   mc=False, quick=True, methods=["norm-sub"])
+    >>> len(verify.not_refereed_rows(rows))
+    0
+    """
     return df[df["verdict"] == NOT_REFEREED]
 
 
 def findings(df):
-    """Per finding claim (``expected`` None): whether it held in every refereed setting, some, or none."""
+    """Per finding claim (``expected`` None): whether it held in every refereed setting, some, or none.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The rows :func:`run` returned.
+
+    Returns
+    -------
+    dict of str to str
+        Claim to ``"holds"``, ``"does not hold"`` or a count of the settings where it held.
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> rows = verify.run(oracles=["grr"], epsilons=[1.0], ns=[1000], ds=[8], seeds=[0], solver="none",
+    ...                   mc=False, quick=True, methods=["norm-sub"])
+    >>> verify.findings(rows)["mle-apx-formula-ndss"]  # NDSS 2020 Eq. 12 as printed
+    'does not hold'
+    """
     fnd = df[df["expected"].isna() & (df["verdict"] != NOT_REFEREED)]
     res = {}
     for claim, g in fnd.groupby("claim", sort=False):
@@ -54,7 +110,28 @@ def findings(df):
 
 
 def exit_code(df, require_referee: bool = False) -> int:
-    """See the module docstring."""
+    """The exit code of ``ldpopt verify`` for these rows (module docstring).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The rows :func:`run` returned.
+    require_referee : bool, default False
+        Return :data:`EXIT_NOT_REFEREED` when nothing fails but an expected claim was not refereed.
+
+    Returns
+    -------
+    int
+        :data:`EXIT_OK`, :data:`EXIT_FAIL` or :data:`EXIT_NOT_REFEREED`.
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> rows = verify.run(oracles=["grr"], epsilons=[1.0], ns=[1000], ds=[8], seeds=[0], solver="none",
+    ...                   mc=False, quick=True, methods=["norm-sub"])
+    >>> verify.exit_code(rows) == verify.EXIT_OK
+    True
+    """
     if len(failures(df)):
         return EXIT_FAIL
     if require_referee and len(not_refereed_rows(df)[_expected(df)]):
@@ -68,7 +145,27 @@ def _instance(r) -> str:
 
 def summary(df):
     """Per claim and metric: rows, holds / fails / not refereed, the worst value against its
-    tolerance (largest for ≤ checks, smallest for > / ≥), and the failing instances (all of them, "failing_settings")."""
+    tolerance (largest for ≤ checks, smallest for > / ≥), and the failing instances (all of them, "failing_settings").
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The rows :func:`run` returned.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per claim and metric.
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> rows = verify.run(oracles=["grr"], epsilons=[1.0], ns=[1000], ds=[8], seeds=[0], solver="none",
+    ...                   mc=False, quick=True, methods=["norm-sub"])
+    >>> first = verify.summary(rows).iloc[0]
+    >>> first["claim"], int(first["rows"]), int(first["holds"])
+    ('norm-sub=cls', 1, 1)
+    """
     import pandas as pd
 
     out = []
@@ -101,7 +198,27 @@ def _fmt(x) -> str:
 
 
 def render_text(df, require_referee: bool = False) -> str:
-    """The table of every row, the summary, the findings, then failures and rows not refereed."""
+    """The table of every row, the summary, the findings, then failures and rows not refereed.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The rows :func:`run` returned.
+    require_referee : bool, default False
+        As in :func:`exit_code`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> rows = verify.run(oracles=["grr"], epsilons=[1.0], ns=[1000], ds=[8], seeds=[0], solver="none",
+    ...                   mc=False, quick=True, methods=["norm-sub"])
+    >>> verify.render_text(rows).splitlines()[0]
+    'Claims checked:'
+    """
     import pandas as pd
 
     lines = ["Claims checked:"]
@@ -139,7 +256,29 @@ def render_text(df, require_referee: bool = False) -> str:
 
 
 def render_json(df, require_referee: bool = False) -> str:
-    """One JSON document; floats at full precision (shortest round-trip repr), non-finite as strings."""
+    """One JSON document; floats at full precision (shortest round-trip repr), non-finite as strings.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The rows :func:`run` returned.
+    require_referee : bool, default False
+        As in :func:`exit_code`.
+
+    Returns
+    -------
+    str
+        JSON with ``exit_code``, ``findings``, ``failures``, ``not_refereed``, ``summary``, ``rows``.
+
+    Examples
+    --------
+    >>> import json
+    >>> from ldpopt import verify
+    >>> rows = verify.run(oracles=["grr"], epsilons=[1.0], ns=[1000], ds=[8], seeds=[0], solver="none",
+    ...                   mc=False, quick=True, methods=["norm-sub"])
+    >>> sorted(json.loads(verify.render_json(rows)))
+    ['exit_code', 'failures', 'findings', 'not_refereed', 'rows', 'summary']
+    """
     rows = []
     for rec in df.assign(verdict=shown_verdicts(df)).to_dict(orient="records"):
         rec["metrics"] = json.loads(rec["metrics"])

@@ -23,7 +23,33 @@ OPS = {"<=": lambda v, t: v <= t, ">": lambda v, t: v > t, ">=": lambda v, t: v 
 
 
 def decide(value: float, op: str, tolerance: float | None) -> str:
-    """``holds`` iff ``value op tolerance`` (NaN never holds); ``fails`` otherwise."""
+    """``holds`` iff ``value op tolerance`` (NaN never holds); ``fails`` otherwise.
+
+    Parameters
+    ----------
+    value : float
+        The measured number.
+    op : str
+        The comparison, one of ``OPS`` (e.g. ``"<="``).
+    tolerance : float or None
+        The bound; None never holds.
+
+    Returns
+    -------
+    str
+        ``"holds"`` or ``"fails"``.
+
+    Raises
+    ------
+    ValueError
+        ``op`` unknown.
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> verify.decide(1e-9, "<=", 1e-6), verify.decide(float("nan"), "<=", 1.0)
+    ('holds', 'fails')
+    """
     if op not in OPS:
         raise ValueError(f"op must be one of {list(OPS)}, got {op!r}")
     if tolerance is None or value is None or math.isnan(float(value)) or math.isnan(float(tolerance)):
@@ -42,6 +68,48 @@ class ClaimResult:
     deciding comparison, ``tolerance_basis`` how the tolerance was derived; ``verdict`` ∈
     :data:`VERDICTS` (``why`` says why a row was not refereed); ``expected``: True for a claim that
     should hold, None for a finding reported either way; ``metrics``: every other measured number.
+
+    Parameters
+    ----------
+    claim, statement, kind : str
+        The claim's id, words and kind.
+    oracle, epsilon, n, d, seed
+        The instance as run (None where not applicable).
+    metric, unit : str
+        The deciding number's name and unit.
+    value : float
+        Its value (None is stored as NaN).
+    op : str
+        The comparison.
+    tolerance : float or None
+        The bound.
+    expected : bool or None
+        True for a claim that should hold, None for a finding.
+    referee, tolerance_basis, verdict, why : str, optional
+        Who decided, how the tolerance was derived, the verdict (decided from value, op and
+        tolerance when empty) and, for ``"not refereed"``, why.
+    reps : int, optional
+        Monte-Carlo repetitions.
+    metrics : dict, optional
+        Every other measured number.
+    note : str, optional
+        Free text.
+    seconds : float, default 0.0
+        Time taken.
+
+    Raises
+    ------
+    ValueError
+        A ``"not refereed"`` row without ``why``, or an unknown verdict or op.
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> est = verify.instance("grr", 1.0, 1000, 8, seed=0)
+    >>> from ldpopt.methods.normalize import norm_sub
+    >>> row = verify.check_equivalence(est, norm_sub, "cls", claim="norm-sub=cls")
+    >>> row.verdict, row.referee
+    ('holds', 'certificate')
     """
 
     claim: str
@@ -80,10 +148,35 @@ class ClaimResult:
 
     @property
     def holds(self) -> bool:
+        """Whether the verdict is ``"holds"``.
+
+        Examples
+        --------
+        >>> from ldpopt import verify
+        >>> est = verify.instance("grr", 1.0, 1000, 8, seed=0)
+        >>> from ldpopt.methods.normalize import norm_sub
+        >>> verify.check_equivalence(est, norm_sub, "cls").holds
+        True
+        """
         return self.verdict == HOLDS
 
     def as_row(self) -> dict:
-        """A flat dict; ``metrics`` as a JSON string with full-precision floats."""
+        """A flat dict; ``metrics`` as a JSON string with full-precision floats.
+
+        Returns
+        -------
+        dict
+            One entry per field (a row of :func:`run`'s DataFrame).
+
+        Examples
+        --------
+        >>> from ldpopt import verify
+        >>> est = verify.instance("grr", 1.0, 1000, 8, seed=0)
+        >>> from ldpopt.methods.normalize import norm_sub
+        >>> row = verify.check_equivalence(est, norm_sub, "cls").as_row()
+        >>> row["claim"], isinstance(row["metrics"], str)
+        ('custom', True)
+        """
         row = asdict(self)
         row["metrics"] = dumps(self.metrics, sort_keys=True)
         return row

@@ -33,6 +33,45 @@ def run(oracles=None, epsilons=None, ns=None, ds=None, seeds=None, solver=None, 
     (default 10⁴); a requested d above 2000 gives ``not refereed`` rows that say why. ``methods``:
     the equivalence rows of these methods only (names, records, callables, ``FILE.py:NAME``; each
     must state its problem), default every registered method that states one.
+
+    Parameters
+    ----------
+    oracles, epsilons, ns, ds, seeds : sequence, optional
+        The grid (defaults: every registered oracle and the full or ``quick`` grid).
+    solver : str, optional
+        The cvxpy referee (default Clarabel; ``"none"`` for none).
+    quick : bool, default False
+        The small grid.
+    mc : bool, default True
+        Run the Monte-Carlo claims.
+    mc_ds : sequence of int, optional
+        Domain sizes of the Monte-Carlo claims.
+    mc_n : int, optional
+        Users of the Monte-Carlo claims (default 10⁴).
+    solver_max_d : int, optional
+        Largest d the solver referees (default 2000).
+    progress : callable, optional
+        Called with a line of text per step.
+    methods : sequence, optional
+        The methods whose equivalence rows run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per claim × instance × referee (:meth:`ClaimResult.as_row`).
+
+    Raises
+    ------
+    ValueError
+        An empty grid list, a d below 2, an unknown oracle or method.
+
+    Examples
+    --------
+    >>> from ldpopt import verify
+    >>> rows = verify.run(oracles=["grr"], epsilons=[1.0], ns=[1000], ds=[8], seeds=[0], solver="none",
+    ...                   mc=False, quick=True, methods=["norm-sub"])
+    >>> rows[["claim", "verdict", "referee"]].values.tolist()[:2]
+    [['norm-sub=cls', 'holds', 'certificate'], ['mle-apx-formula-arxiv', 'holds', 'certificate']]
     """
     import pandas as pd
 

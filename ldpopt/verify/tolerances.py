@@ -39,7 +39,31 @@ def simplex_kkt(g: np.ndarray, f: np.ndarray, support_tol: float = 0.0, scale: f
     (the multiplier when they hold), stationarity max_{f_v > tol} |g_v − λ| and dual feasibility
     max_{f_v ≤ tol} (λ − g_v)₊, both relative to ``scale`` (default max|g|; pass a gradient size
     that does not vanish at the optimum, e.g. max|∇J| at the uniform distribution, when f̃ may
-    already lie on the simplex and ∇J(f) = 0)."""
+    already lie on the simplex and ∇J(f) = 0).
+
+    Parameters
+    ----------
+    g : ndarray, shape (d,)
+        The gradient ∇J(f).
+    f : ndarray, shape (d,)
+        The point, on the simplex.
+    support_tol : float, default 0.0
+        Entries above it count as the support.
+    scale : float, optional
+        The gradient size the residuals are relative to (default max|g|).
+
+    Returns
+    -------
+    dict
+        ``kkt_stationarity``, ``kkt_dual``, ``multiplier`` and ``kkt`` (their maximum).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import verify
+    >>> verify.simplex_kkt(np.array([1.0, 1.0, 3.0]), np.array([0.5, 0.5, 0.0]))  # J = <g, f>: optimal
+    {'kkt_stationarity': 0.0, 'kkt_dual': 0.0, 'multiplier': 1.0, 'kkt': 0.0}
+    """
     g = np.asarray(g, dtype=np.float64)
     lam = float(np.sum(g * f) / max(float(np.sum(f)), 1e-300))
     on = f > support_tol
