@@ -27,7 +27,7 @@ from ldpopt._public import walk  # the API reference reads the same list (docs/c
 SECTIONS = ("Parameters", "Returns", "Examples")
 
 # top-level packages under ldpopt whose every public name has its numpydoc sections (a test fails otherwise)
-COMPLETE = {"audit", "estimate", "methods", "oracles", "pooling", "queries", "recommend", "testing", "uncertainty"}
+COMPLETE = {"audit", "estimate", "methods", "oracles", "pooling", "problems", "queries", "recommend", "testing", "uncertainty"}
 
 
 def _documented():
