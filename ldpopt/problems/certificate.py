@@ -82,7 +82,38 @@ _EPS = np.finfo(float).eps
 @dataclass
 class Certificate:
     """What :func:`certificate` found. Units: frequency units for violations and distances, the
-    objective's units (J of :mod:`ldpopt.problems.objectives`) for values and the gap."""
+    objective's units (J of :mod:`ldpopt.problems.objectives`) for values and the gap.
+
+    Made by :func:`certificate`; each parameter is an attribute of the same name (the comments in
+    the class body say what each holds).
+
+    Parameters
+    ----------
+    primal_violation, violations, dual_violation, complementarity, stationarity : float, dict
+        The KKT residuals (``violations`` per kind: ``"bounds"``, ``"sum"``, ``"rows"``).
+    primal_value, dual_value, gap, gap_floor, relative_gap : float
+        J(f), the dual's lower bound g on J*, their difference and its rounding level.
+    distance_linf, distance_l2 : float
+        Bounds on ‖f − f*‖∞ and ‖f − f*‖₂ (module docstring).
+    feas_tol : float
+        The primal tolerance used.
+    multipliers : dict, default {}
+        The multipliers certified.
+    note : str, default ""
+        What was assumed or left out.
+    distance_argmin, distance_rounding, multiplier_refined, flat_values, distance_nonflat
+        The refinements of the distance bound (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import certificate
+    >>> cert = certificate("cls", None, est, ldpopt.postprocess(est, "norm-sub"))
+    >>> cert.feasible, cert.passes(1e-6), cert.distance_linf < 1e-9
+    (True, True, True)
+    """
 
     primal_violation: float       # max constraint violation (bounds, Σ, rows)
     violations: dict              # per kind: "bounds", "sum", "rows"
@@ -107,14 +138,61 @@ class Certificate:
 
     @property
     def feasible(self) -> bool:
+        """Whether the primal violation is within ``feas_tol``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems import certificate
+        >>> certificate("cls", None, est, np.array([0.7, 0.3, 0.0, 0.0])).feasible
+        True
+        """
         return bool(self.primal_violation <= self.feas_tol)
 
     def passes(self, distance_tol: float) -> bool:
         """Feasible, dual-feasible (to ``feas_tol`` in the multipliers' scale) and f within
-        ``distance_tol`` of the optimum (in frequency units, max norm)."""
+        ``distance_tol`` of the optimum (in frequency units, max norm).
+
+        Parameters
+        ----------
+        distance_tol : float
+            The largest ‖f − f*‖∞ accepted.
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems import certificate
+        >>> cert = certificate("cls", None, est, np.array([0.7, 0.3, 0.0, 0.0]))   # Norm-Sub gives 0.766, 0.234
+        >>> cert.passes(1e-6), round(cert.distance_linf, 4)
+        (False, 0.0662)
+        """
         return bool(self.feasible and self.distance_linf <= distance_tol)
 
     def as_dict(self) -> dict:
+        """The residuals, values, gap and distances as a plain dict (for reports and JSON).
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems import certificate
+        >>> d = certificate("cls", None, est, ldpopt.postprocess(est, "norm-sub")).as_dict()
+        >>> sorted(d)[:4]
+        ['complementarity', 'distance_argmin', 'distance_l2', 'distance_linf']
+        """
         return {k: getattr(self, k) for k in ("primal_violation", "violations", "dual_violation",
                                               "complementarity", "stationarity", "primal_value",
                                               "dual_value", "gap", "gap_floor", "relative_gap",
@@ -368,7 +446,45 @@ def certificate(objective, constraints, estimate, f, multipliers: dict | None = 
     ``multipliers``: a ``Solution.duals``-style dict (needs the Σ multiplier and the rows'), or None
     to recover them from f by :func:`recover_multipliers`. ``feas_tol``: primal tolerance in
     frequency units (default max(1e-9/d, 1e-14)·total, or the rounding level of the argmins if larger). Raises
-    :class:`~ldpopt.problems.structured.NotApplicable` outside that class."""
+    :class:`~ldpopt.problems.structured.NotApplicable` outside that class.
+
+    Parameters
+    ----------
+    objective : str or Objective
+        A smooth separable objective.
+    constraints : list or None
+        As for :class:`~ldpopt.problems.Problem` (built-in constraint classes only); None: the simplex.
+    estimate : Estimate
+        The raw estimate.
+    f : array_like (d,)
+        The point to certify.
+    multipliers : dict or None, default None
+        ``Solution.duals``-style multipliers; None: recovered from f.
+    mean, variance : array_like or None, default None
+        For ``objective="posterior"``.
+    feas_tol : float or None, default None
+        The primal tolerance (frequency units); None: the default above.
+
+    Returns
+    -------
+    Certificate
+
+    Raises
+    ------
+    NotApplicable
+        An objective that is not smooth and separable, or a constraint the structured solver does
+        not cover (a user callable).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import certificate
+    >>> cert = certificate("cls", None, est, ldpopt.postprocess(est, "norm-sub"))   # Norm-Sub is CLS on the simplex
+    >>> cert.passes(1e-9), cert.gap <= 1e-12
+    (True, True)
+    """
     obj = objective if isinstance(objective, Objective) else make_objective(objective, mean=mean, variance=variance)
     sep = separable_for(obj, estimate)
     st = compile_constraints(constraints, estimate.d)

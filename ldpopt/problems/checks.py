@@ -79,19 +79,88 @@ NEWTON_TOL = 1e-2  # user objectives: a residual whose Newton step is ≤ this �
 
 def accuracy_tol(d: int) -> float:
     """Tolerance on the certified bound of ‖f − f*‖: 1e-2 × the mean frequency 1/d (a point off by
-    1/(10d) has a bound ≥ 1/(10d) and fails)."""
+    1/(10d) has a bound ≥ 1/(10d) and fails).
+
+    Parameters
+    ----------
+    d : int
+        The domain size.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from ldpopt.problems.checks import accuracy_tol
+    >>> accuracy_tol(4)
+    0.0025
+    """
     return 1e-2 / d
 
 
 def violation_tol(d: int) -> float:
-    """Constraint-violation tolerance in frequency units: 1e-6 × the mean frequency 1/d."""
+    """Constraint-violation tolerance in frequency units: 1e-6 × the mean frequency 1/d.
+
+    Parameters
+    ----------
+    d : int
+        The domain size.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from ldpopt.problems.checks import violation_tol
+    >>> violation_tol(4)
+    2.5e-07
+    """
     return 1e-6 / d
 
 
 @dataclass
 class Checks:
     """What ldpopt checked about a returned f (see module docstring). ``failed`` holds one text
-    per failed check, e.g. ``"constraint residual 7.0e-04 > 1.0e-09 (nonnegative)"``."""
+    per failed check, e.g. ``"constraint residual 7.0e-04 > 1.0e-09 (nonnegative)"``.
+
+    Made by :func:`check_solution`; each parameter is an attribute of the same name.
+
+    Parameters
+    ----------
+    max_violation : float
+        The largest constraint residual, frequency units (NaN: no point).
+    violations : dict
+        Constraint name → residual.
+    aggregate_violation : float or None
+        ℓ1 over the built-in constraints (module docstring).
+    stationarity, stationarity_step, dual_infeasibility, gap : float or None
+        The KKT residuals; None when not run (``not_run`` says why).
+    error_bound : float or None
+        The certified bound on ‖f − f*‖∞, where the objective's curvature gives one.
+    tolerance : dict
+        The tolerance each check used.
+    passed : bool
+        Every check run passed.
+    failed : list of str
+        One text per failed check.
+    not_run : dict
+        Check → why it was not run.
+    certificate : Certificate or None
+        The certificate, when it applies.
+    not_unique : str
+        The set of optima in words when J is flat in some values; else empty.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> checks = ldpopt.Problem(est).solve().checks
+    >>> checks.passed, checks.failed, checks.max_violation <= checks.tolerance["violation"]
+    (True, [], True)
+    """
 
     max_violation: float = np.nan
     violations: dict = field(default_factory=dict)
@@ -113,10 +182,34 @@ class Checks:
 
     @property
     def certified(self) -> bool:
-        """Passed with stationarity and gap actually run (a full KKT certificate)."""
+        """Passed with stationarity and gap actually run (a full KKT certificate).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> ldpopt.Problem(est).solve().checks.certified
+        True
+        """
         return self.passed and self.stationarity is not None and self.gap is not None
 
     def summary(self) -> str:
+        """The checks in one line: violation, stationarity, gap, the error bound, passed or what failed.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> text = ldpopt.Problem(est).solve().checks.summary()
+        >>> text.startswith("violation"), text.endswith("(passed)")
+        (True, True)
+        """
         parts = [f"violation {self.max_violation:.1e}"]
         if self.stationarity is not None:
             parts.append(f"stationarity {self.stationarity:.1e}" + (
@@ -178,7 +271,34 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
 def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None) -> Checks:
     """ldpopt's own check of (f, duals) for ``problem`` (a :class:`~ldpopt.problems.Problem`).
     ``certificate``: the structured solver's certificate of this (f, duals), reused where it is the
-    same computation (:func:`_certificate`)."""
+    same computation (:func:`_certificate`).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem f claims to solve.
+    f : ndarray (d,)
+        The point (frequency units).
+    duals : dict or None
+        ``Solution.duals``-style multipliers; None: only the checks that need none run.
+    certificate : Certificate or None, default None
+        The structured solver's certificate of this (f, duals), reused.
+
+    Returns
+    -------
+    Checks
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems.checks import check_solution
+    >>> prob = ldpopt.Problem(est)
+    >>> sol = prob.solve()
+    >>> check_solution(prob, sol.f, sol.duals).passed, check_solution(prob, np.array([0.7, 0.3, 0.0, 0.0]), sol.duals).passed
+    (True, False)
+    """
     d = problem.estimate.d
     tol_v = violation_tol(d)
     ch = Checks(tolerance={"violation": tol_v, "aggregate_violation": tol_v, "stationarity": STATIONARITY_TOL, "gap": GAP_TOL,

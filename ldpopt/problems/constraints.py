@@ -107,6 +107,24 @@ class Constraint:
     * ``lazy_build``: :meth:`build` cannot fail, so ``Problem`` may defer it;
     * ``file_type``, ``file_kind``, ``from_file``, ``file_example``: its problem-file entry
       (registered types only, :func:`~.registry.register_constraint`).
+
+    Parameters
+    ----------
+    name : str or None, default None
+        The name of its cvxpy constraint(s) and dual(s); None: the class's ``default_name``.
+
+    Raises
+    ------
+    ValueError
+        ``name`` given but not a non-empty string.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> from ldpopt.problems import SumTo
+    >>> c = SumTo(0.5, name="half")
+    >>> c.name, c.dual_keys(), [key for key, _ in c.build(cp.Variable(4), None)]
+    ('half', ['half'], ['half'])
     """
 
     default_name = "constraint"
@@ -121,27 +139,91 @@ class Constraint:
 
     @classmethod
     def from_file(cls, entry: FileEntry) -> list:
-        """The constraint objects one problem-file entry of this type states (:class:`~.registry.FileEntry`)."""
+        """The constraint objects one problem-file entry of this type states.
+
+        Parameters
+        ----------
+        entry : FileEntry
+            The ``[[constraints]]`` entry (:class:`~.registry.FileEntry`: its keys, d, the rows it names).
+
+        Returns
+        -------
+        list of Constraint
+
+        Raises
+        ------
+        NotImplementedError
+            The type has no problem-file form (the base class; a user type that is not registered).
+        Exception
+            ``entry.error`` (the problem file's error class) for a bad key, with a one-line message.
+
+        Examples
+        --------
+        >>> from pathlib import Path
+        >>> from ldpopt.problems import SumTo
+        >>> from ldpopt.problems.registry import FileEntry
+        >>> SumTo.from_file(FileEntry({"type": "sum", "total": 0.5}, 4, [], Path("."), lambda key: "", ValueError))
+        [SumTo(name='sum')]
+        """
         raise NotImplementedError(f"{cls.__name__} has no problem-file form")
 
     @property
     def implies_nonnegative(self) -> bool:
-        """Whether it implies f ≥ 0 everywhere."""
+        """Whether it implies f ≥ 0 everywhere.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import Box, SumTo
+        >>> Box(lower=0.0).implies_nonnegative, Box(lower=-1.0).implies_nonnegative, SumTo().implies_nonnegative
+        (True, False, False)
+        """
         return False
 
     def is_nonnegativity(self, k: int) -> bool:
-        """Whether the k-th constraint :meth:`build` gives is f ≥ 0 itself (g = −f)."""
+        """Whether the k-th constraint :meth:`build` gives is f ≥ 0 itself (g = −f).
+
+        Parameters
+        ----------
+        k : int
+            The position in the list :meth:`build` returns.
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> from ldpopt.problems import Simplex
+        >>> Simplex().is_nonnegativity(0), Simplex().is_nonnegativity(1)
+        (True, False)
+        """
         return False
 
     @property
     def implies_at_most_one(self) -> bool:
-        """Whether, together with f ≥ 0, it implies f_v ≤ 1 for every value."""
+        """Whether, together with f ≥ 0, it implies f_v ≤ 1 for every value.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import Box, SumTo
+        >>> SumTo(1.0).implies_at_most_one, SumTo(2.0).implies_at_most_one, Box(upper=0.5).implies_at_most_one
+        (True, False, True)
+        """
         return False
 
     @property
     def states_total(self) -> bool:
         """Whether it fixes a total of f (the simplex-dropped warning looks for one); a subclass that
-        always does sets ``states_total = True``."""
+        always does sets ``states_total = True``.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import NonNegative, Simplex, SubsetSum
+        >>> Simplex().states_total, SubsetSum([0, 1], 0.4).states_total, SubsetSum([0], 0.4, "<=").states_total
+        (True, True, False)
+        >>> NonNegative().states_total
+        False
+        """
         return False
 
     def __init__(self, name: str | None = None):
@@ -150,30 +232,157 @@ class Constraint:
         self.name = name or self.default_name
 
     def build(self, f: cp.Expression, estimate) -> list[tuple[str, cp.Constraint]]:
+        """Its named cvxpy constraints on the frequency vector.
+
+        Parameters
+        ----------
+        f : cvxpy Expression
+            The frequency vector (length d), in frequency units.
+        estimate : Estimate
+            The raw estimate (a user callable may read it; the built-ins read only d).
+
+        Returns
+        -------
+        list of (str, cvxpy Constraint)
+            Name and constraint, in order; the duals' sign convention is the module docstring's.
+
+        Raises
+        ------
+        NotImplementedError
+            The base class (a subclass states its constraints).
+        ValueError
+            Its indices or bounds do not fit the estimate's domain.
+
+        Examples
+        --------
+        >>> import cvxpy as cp
+        >>> from ldpopt.problems import Simplex
+        >>> [(name, type(con).__name__) for name, con in Simplex().build(cp.Variable(4), None)]
+        [('nonnegative', 'Inequality'), ('sum', 'Equality')]
+        """
         raise NotImplementedError
 
     def residuals(self, f: np.ndarray, estimate) -> list[float] | None:
         """Max violation of each built constraint at the numpy point f (same order as
-        :meth:`build`), in frequency units; None: let cvxpy evaluate the expressions."""
+        :meth:`build`), in frequency units; None: let cvxpy evaluate the expressions.
+
+        Parameters
+        ----------
+        f : ndarray (d,)
+            The point.
+        estimate : Estimate
+            The raw estimate (as for :meth:`build`).
+
+        Returns
+        -------
+        list of float or None
+            One violation ≥ 0 per constraint of :meth:`build` (sums are compensated: exact rounding).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.problems import Simplex
+        >>> [round(r, 12) for r in Simplex().residuals(np.array([0.5, 0.6, -0.2, 0.0]), None)]
+        [0.2, 0.1]
+        """
         return None
 
     def dual_keys(self) -> list[str]:
         """The names :meth:`build` gives its cvxpy constraints, in order (before ``Problem`` makes
-        duplicates unique)."""
+        duplicates unique).
+
+        Returns
+        -------
+        list of str
+
+        Examples
+        --------
+        >>> from ldpopt.problems import Box, Simplex
+        >>> Simplex().dual_keys(), Box(0.0, 0.5, name="b").dual_keys()
+        (['nonnegative', 'sum'], ['b.lower', 'b.upper'])
+        """
         return [self.name]
 
     def g(self, k: int, f: np.ndarray, d: int):
         """(g(f), is_equality) of the k-th constraint :meth:`build` gives, written as cvxpy writes it
-        (:mod:`.jacobians`), or None: the caller evaluates cvxpy's expression."""
+        (:mod:`.jacobians`), or None: the caller evaluates cvxpy's expression.
+
+        Parameters
+        ----------
+        k : int
+            The position in the list :meth:`build` returns.
+        f : ndarray (d,)
+            The point.
+        d : int
+            The domain size.
+
+        Returns
+        -------
+        (ndarray, bool) or None
+            g_k(f) (``a <= b`` as a − b, ``a == b`` as a − b) and whether it is an equality.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.problems import Simplex
+        >>> g, equality = Simplex().g(1, np.array([0.5, 0.3, 0.1, 0.0]), 4)
+        >>> g.round(12), equality
+        (array([-0.1]), True)
+        """
         return
 
     def jacobian_t(self, k: int, y: np.ndarray, d: int) -> np.ndarray | None:
         """∇_f g_k(f)ᵀ y (length d) of the k-th constraint :meth:`build` gives, or None: the caller
-        uses cvxpy's ``grad``."""
+        uses cvxpy's ``grad``.
+
+        Parameters
+        ----------
+        k : int
+            The position in the list :meth:`build` returns.
+        y : ndarray
+            The dual of that constraint (its shape).
+        d : int
+            The domain size.
+
+        Returns
+        -------
+        ndarray (d,) or None
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.problems import Simplex
+        >>> Simplex().jacobian_t(1, np.array(2.0), 4), Simplex().jacobian_t(0, np.arange(4.0), 4)
+        (array([2., 2., 2., 2.]), array([-0., -1., -2., -3.]))
+        """
         return None
 
     def add_jacobian_t(self, k: int, y: np.ndarray, d: int, out: np.ndarray) -> np.ndarray | None:
-        """``out += ∇_f g_k(f)ᵀ y`` (returned), or None when :meth:`jacobian_t` is unknown."""
+        """``out += ∇_f g_k(f)ᵀ y`` in place (returned), or None when :meth:`jacobian_t` is unknown.
+
+        Parameters
+        ----------
+        k : int
+            The position in the list :meth:`build` returns.
+        y : ndarray
+            The dual of that constraint.
+        d : int
+            The domain size.
+        out : ndarray (d,)
+            The sum so far, updated in place.
+
+        Returns
+        -------
+        ndarray (d,) or None
+            ``out``; None (``out`` untouched) when the Jacobian is unknown.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.problems import SumTo
+        >>> SumTo().add_jacobian_t(0, np.array(2.0), 4, np.ones(4))
+        array([3., 3., 3., 3.])
+        """
         got = self.jacobian_t(k, y, d)
         if got is None:
             return None
@@ -186,12 +395,61 @@ class Constraint:
         ``(pieces, whole)``: each piece is ``("bound", "lower" | "upper", values, index or None, j)``
         (per-value bounds; index None: every value) or ``("row", M, rhs, is_inequality, j)`` (sparse
         rows M f ≤ rhs or M f = rhs), ``j`` the index of the cvxpy constraint it belongs to; ``whole``
-        False when a part was left out (more than ``max_rows`` rows)."""
+        False when a part was left out (more than ``max_rows`` rows).
+
+        Parameters
+        ----------
+        d : int
+            The domain size.
+        max_rows : int
+            The most rows to state (the decision's budget).
+
+        Returns
+        -------
+        (list, bool) or None
+
+        Examples
+        --------
+        >>> from ldpopt.problems import Simplex
+        >>> pieces, whole = Simplex().linear_pieces(4, 10)
+        >>> pieces[0], pieces[1][0], pieces[1][1].toarray(), whole
+        (('bound', 'lower', 0.0, None, 0), 'row', array([[1., 1., 1., 1.]]), True)
+        """
         return
 
     def compile_into(self, rows, keys: list[str], d: int) -> None:
         """State its bounds and rows on ``rows`` (:class:`~.structured.structure.StructureRows`;
-        ``keys``: its dual names); the default: not covered by the structured solver."""
+        ``keys``: its dual names); the default: not covered by the structured solver.
+
+        Parameters
+        ----------
+        rows : StructureRows
+            What the structured solver gathers (:class:`~.structured.structure.StructureRows`).
+        keys : list of str
+            Its dual names, as ``Problem`` made them unique.
+        d : int
+            The domain size.
+
+        Returns
+        -------
+        None
+            It states itself on ``rows``.
+
+        Raises
+        ------
+        NotApplicable
+            It is not covered by the structured solver (the default; ``Problem.solve`` then takes
+            the cvxpy route).
+
+        Examples
+        --------
+        >>> from ldpopt.problems import SumTo
+        >>> from ldpopt.problems.structured.structure import StructureRows
+        >>> rows = StructureRows(4)
+        >>> SumTo(0.5).compile_into(rows, ["sum"], 4)
+        >>> rows.total
+        0.5
+        """
         rows.not_covered(f"constraint {self!r} is not covered by the structured solver (user callables "
                          "need the cvxpy route)")
 
@@ -209,7 +467,28 @@ def _per_value_jacobian_t(sign: float, y, d: int) -> np.ndarray:
 
 
 def _matrix_jacobian_t(self, k: int, y, d: int) -> np.ndarray:
-    """Mᵀy for a constraint written M f (≤ or ==) b with ``self.matrix(d)`` = M."""
+    """Mᵀy for a constraint written M f (≤ or ==) b with ``self.matrix(d)`` = M.
+
+    Parameters
+    ----------
+    k : int
+        The position in the list :meth:`build` returns (one matrix block: not read).
+    y : ndarray
+        The dual, one entry per row of M.
+    d : int
+        The domain size.
+
+    Returns
+    -------
+    ndarray (d,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.problems import Hierarchy
+    >>> Hierarchy([(0, [1, 2])]).jacobian_t(0, np.array([2.0]), 3)
+    array([ 2., -2., -2.])
+    """
     return np.asarray(self.matrix(d).T @ np.asarray(y).ravel(), dtype=np.float64).ravel()
 
 
@@ -218,6 +497,28 @@ class Simplex(Constraint):
     """Wang et al.'s consistency constraints: f ≥ 0 and Σ f = 1 (Eq. 13 / §3.5; f ≤ 1 is implied).
 
     Duals ``"nonnegative"`` and ``"sum"`` (or ``"<name>.nonnegative"``, ``"<name>.sum"`` when named).
+
+    Parameters
+    ----------
+    name : str or None, default None
+        A prefix for its two dual names; None: ``"nonnegative"`` and ``"sum"``.
+
+    Raises
+    ------
+    ValueError
+        ``name`` given but not a non-empty string.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import Simplex
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, constraints=[Simplex()]).solve()
+    >>> sol.f.round(4), sorted(sol.duals)
+    (array([0.7662, 0.2338, 0.    , 0.    ]), ['nonnegative', 'sum'])
+    >>> Simplex(name="s").dual_keys()
+    ['s.nonnegative', 's.sum']
     """
 
     states_total = True
@@ -271,7 +572,27 @@ class Simplex(Constraint):
 
 @register_constraint
 class NonNegative(Constraint):
-    """f ≥ 0 (dual: length-d vector y ≥ 0; y_v > 0 only where f_v = 0)."""
+    """f ≥ 0 (dual: length-d vector y ≥ 0; y_v > 0 only where f_v = 0).
+
+    Parameters
+    ----------
+    name : str or None, default None
+        The name of its cvxpy constraint and dual; None: ``"nonnegative"``.
+
+    Raises
+    ------
+    ValueError
+        ``name`` given but not a non-empty string.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import NonNegative, SumTo
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> ldpopt.Problem(est, constraints=[NonNegative(), SumTo(1.0)]).solve().f.round(4)
+    array([0.7662, 0.2338, 0.    , 0.    ])
+    """
 
     default_name = "nonnegative"
     lazy_build = True
@@ -311,7 +632,29 @@ class NonNegative(Constraint):
 
 @register_constraint
 class SumTo(Constraint):
-    """Σ f = total (default 1; dual: scalar, the μ of Wang et al. Appendix B up to sign/scale)."""
+    """Σ f = total (default 1; dual: scalar, the μ of Wang et al. Appendix B up to sign/scale).
+
+    Parameters
+    ----------
+    total : float, default 1.0
+        The total (a sub-population's share, for example).
+    name : str or None, default None
+        The name of its cvxpy constraint and dual; None: ``"sum"``.
+
+    Raises
+    ------
+    ValueError
+        ``total`` not a finite real number, or a bad ``name``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import NonNegative, SumTo
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> ldpopt.Problem(est, constraints=[NonNegative(), SumTo(0.5)]).solve().f.round(4)
+    array([0.5, 0. , 0. , 0. ])
+    """
 
     default_name = "sum"
     states_total = True
@@ -358,7 +701,31 @@ class SumTo(Constraint):
 @register_constraint
 class Box(Constraint):
     """lower ≤ f ≤ upper, each a scalar or a length-d array (None: no bound on that side).
-    Duals ``"<name>.lower"`` and ``"<name>.upper"``."""
+    Duals ``"<name>.lower"`` and ``"<name>.upper"``.
+
+    Parameters
+    ----------
+    lower, upper : float, array_like (d,) or None, default None
+        The bounds; at least one must be given.
+    name : str or None, default None
+        The prefix of its dual names; None: ``"box"``.
+
+    Raises
+    ------
+    ValueError
+        Neither bound given, a bound not finite or not 1-D, ``lower > upper`` somewhere, or a
+        per-value bound whose length is not d (at :meth:`build`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import Box, Simplex
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, constraints=[Simplex(), Box(upper=0.5)]).solve()
+    >>> sol.f.round(4).tolist(), sorted(sol.duals)
+    ([0.5, 0.4996, 0.0004, 0.0], ['box.upper', 'nonnegative', 'sum'])
+    """
 
     default_name = "box"
     file_type = "box"
@@ -414,7 +781,14 @@ class Box(Constraint):
 
     @property
     def sides(self) -> list[str]:
-        """The bounds given, in the order :meth:`build` states them: ``"lower"``, ``"upper"`` or both."""
+        """The bounds given, in the order :meth:`build` states them: ``"lower"``, ``"upper"`` or both.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import Box
+        >>> Box(0.0, 0.5).sides, Box(upper=0.5).sides
+        (['lower', 'upper'], ['upper'])
+        """
         return [s for s in ("lower", "upper") if getattr(self, s) is not None]
 
     def build(self, f, estimate):
@@ -434,7 +808,35 @@ class Box(Constraint):
 @register_constraint
 class SubsetSum(Constraint):
     """Σ_{v ∈ S} f_v (sense) value, sense ∈ {"==", "<=", ">="}: a known category total, e.g. the
-    NDSS 2020 Emoji experiment's category queries. ``indices``: integer indices or a boolean mask."""
+    NDSS 2020 Emoji experiment's category queries. ``indices``: integer indices or a boolean mask.
+
+    Parameters
+    ----------
+    indices : array_like of int, or bool mask (d,)
+        The subset S.
+    value : float
+        The total of S.
+    sense : {"==", "<=", ">="}, default "=="
+        The relation.
+    name : str or None, default None
+        The name of its cvxpy constraint and dual; None: ``"subset_sum"``.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``sense``, ``value`` not finite, or (at :meth:`build`) indices outside [0, d),
+        repeated, or a mask whose length is not d.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import Simplex, SubsetSum
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, constraints=[Simplex(), SubsetSum([0, 1], 0.7)]).solve()
+    >>> sol.f.round(4), round(float(sol.f[:2].sum()), 6)
+    (array([0.6162, 0.0838, 0.2498, 0.0502]), 0.7)
+    """
 
     default_name = "subset_sum"
     _SENSES = ("==", "<=", ">=")
@@ -498,7 +900,32 @@ class SubsetSum(Constraint):
 
 @register_constraint
 class Fixed(Constraint):
-    """f[indices] == values (known frequencies; ``values`` a scalar or one per index)."""
+    """f[indices] == values (known frequencies; ``values`` a scalar or one per index).
+
+    Parameters
+    ----------
+    indices : array_like of int, or bool mask (d,)
+        The values whose frequency is known.
+    values : float or array_like
+        Their frequencies: one for all, or one per index.
+    name : str or None, default None
+        The name of its cvxpy constraint and dual; None: ``"fixed"``.
+
+    Raises
+    ------
+    ValueError
+        ``values`` not finite or not 1-D, or (at :meth:`build`) not one per index, or bad indices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import Fixed, Simplex
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, constraints=[Simplex(), Fixed([3], 0.1)]).solve()
+    >>> sol.f.round(4), sorted(sol.duals)
+    (array([0.7162, 0.1838, 0.    , 0.1   ]), ['fixed', 'nonnegative', 'sum'])
+    """
 
     default_name = "fixed"
     file_type = "fixed"
@@ -538,7 +965,28 @@ class Fixed(Constraint):
             raise ValueError("values must be a finite scalar or 1-D array")
 
     def at(self, d: int) -> tuple[np.ndarray, np.ndarray]:
-        """(indices, one value per index) on a domain of d values (a scalar value repeated)."""
+        """(indices, one value per index) on a domain of d values (a scalar value repeated).
+
+        Parameters
+        ----------
+        d : int
+            The domain size.
+
+        Returns
+        -------
+        (ndarray of int64, ndarray of float64)
+
+        Raises
+        ------
+        ValueError
+            Bad indices for d, or ``values`` not one per index.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import Fixed
+        >>> Fixed([1, 3], 0.1).at(4)
+        (array([1, 3]), array([0.1, 0.1]))
+        """
         idx = _indices(self.indices, d, "indices")
         if self.values.shape[0] not in (1, idx.shape[0]):
             raise ValueError(f"values must have one entry per index ({idx.shape[0]}), got {self.values.shape[0]}")
@@ -560,6 +1008,29 @@ class Hierarchy(Constraint):
     entry per group, in the order given. ``groups``: a sequence of ``(parent, children)`` pairs or a
     dict ``{parent: children}``. The default simplex does not fit a tree domain (the levels each sum
     to one): pass e.g. ``[NonNegative(), SubsetSum(leaves, 1), Hierarchy(groups)]``.
+
+    Parameters
+    ----------
+    groups : sequence of (int, sequence of int), or dict
+        The ``(parent, children)`` pairs, or ``{parent: children}``.
+    name : str or None, default None
+        The name of its cvxpy constraint and dual; None: ``"hierarchy"``.
+
+    Raises
+    ------
+    ValueError
+        No group, a group that is not a pair, empty or non-integer children, a non-integer parent,
+        or a parent among its own children; indices outside [0, d) at :meth:`build`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import Fixed, Hierarchy, NonNegative
+    >>> est = ldpopt.oracles.get("grr", 1.0, 3).estimate(np.array([1000, 600, 300]), 1900)
+    >>> cons = [NonNegative(), Fixed([0], 1.0), Hierarchy([(0, [1, 2])])]   # value 0 is the root of 1 and 2
+    >>> ldpopt.Problem(est, constraints=cons).solve().f.round(4)
+    array([1.    , 0.7168, 0.2832])
     """
 
     default_name = "hierarchy"
@@ -601,11 +1072,39 @@ class Hierarchy(Constraint):
 
     @property
     def groups(self) -> list[tuple[int, np.ndarray]]:
-        """The ``(parent, children)`` pairs, validated, in the order given (children int64)."""
+        """The ``(parent, children)`` pairs, validated, in the order given (children int64).
+
+        Examples
+        --------
+        >>> from ldpopt.problems import Hierarchy
+        >>> Hierarchy({0: [1, 2]}).groups
+        [(0, array([1, 2]))]
+        """
         return self._groups
 
     def matrix(self, d: int) -> sp.csr_matrix:
-        """H (groups × d): +1 at the parent, −1 at each child, so H f = 0 is the constraint."""
+        """H (groups × d): +1 at the parent, −1 at each child, so H f = 0 is the constraint.
+
+        Parameters
+        ----------
+        d : int
+            The domain size.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix (groups × d)
+
+        Raises
+        ------
+        ValueError
+            An index outside [0, d).
+
+        Examples
+        --------
+        >>> from ldpopt.problems import Hierarchy
+        >>> Hierarchy([(0, [1, 2])]).matrix(3).toarray()
+        array([[ 1., -1., -1.]])
+        """
         rows, cols, vals = [], [], []
         for k, (parent, children) in enumerate(self.groups):
             idx = _indices(np.concatenate([[parent], children]), d, f"groups[{k}]")
@@ -624,7 +1123,28 @@ class Hierarchy(Constraint):
 
 def example_function(f, estimate, limit: float = 0.5):
     """A constraint function as a problem file names one (``function = "MODULE:NAME"``): the first
-    two values sum to at most ``limit``. :attr:`UserConstraint.file_example` uses it."""
+    two values sum to at most ``limit``. :attr:`UserConstraint.file_example` uses it.
+
+    Parameters
+    ----------
+    f : cvxpy Expression
+        The frequency vector.
+    estimate : Estimate
+        The raw estimate (not read).
+    limit : float, default 0.5
+        The bound on f_0 + f_1.
+
+    Returns
+    -------
+    cvxpy Constraint
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> from ldpopt.problems.constraints import example_function
+    >>> type(example_function(cp.Variable(4), None, limit=0.4)).__name__
+    'Inequality'
+    """
     return cp.sum(f[:2]) <= limit
 
 
@@ -632,7 +1152,30 @@ def example_function(f, estimate, limit: float = 0.5):
 class UserConstraint(Constraint):
     """A user callable ``(f, estimate) -> cvxpy constraint | list of them | dict name → constraint``.
     Names: the dict's keys, or ``"<name>[i]"`` for a list (``name`` defaults to the function's name,
-    ``"user"`` for a lambda)."""
+    ``"user"`` for a lambda).
+
+    Parameters
+    ----------
+    func : callable
+        ``func(f, estimate)`` returning the cvxpy constraint(s) on the cvxpy expression f.
+    name : str or None, default None
+        The name (prefix) of its duals; None: the function's name.
+
+    Raises
+    ------
+    TypeError
+        ``func`` not callable; at :meth:`build`, a result that is not cvxpy constraints.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import Simplex, UserConstraint
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, constraints=[Simplex(), UserConstraint(lambda f, e: f[0] <= 0.5)]).solve()
+    >>> sol.f.round(4).tolist(), sorted(sol.duals)
+    ([0.5, 0.4996, 0.0004, 0.0], ['nonnegative', 'sum', 'user'])
+    """
 
     file_type = "function"
     file_kind = Kind("a function of your own, FILE.py:NAME (relative to the problem file's folder) or "
@@ -675,7 +1218,29 @@ class UserConstraint(Constraint):
 
 
 def as_constraint(c) -> Constraint:
-    """A :class:`Constraint` as is; a callable wrapped in :class:`UserConstraint`."""
+    """A :class:`Constraint` as is; a callable wrapped in :class:`UserConstraint`.
+
+    Parameters
+    ----------
+    c : Constraint or callable
+        What a ``constraints`` list of :class:`~ldpopt.problems.Problem` holds.
+
+    Returns
+    -------
+    Constraint
+
+    Raises
+    ------
+    TypeError
+        ``c`` is neither.
+
+    Examples
+    --------
+    >>> from ldpopt.problems import Simplex
+    >>> from ldpopt.problems.constraints import as_constraint
+    >>> as_constraint(lambda f, estimate: f >= 0), as_constraint(Simplex()).dual_keys()
+    (UserConstraint(name='user'), ['nonnegative', 'sum'])
+    """
     if isinstance(c, Constraint):
         return c
     if callable(c):
@@ -684,12 +1249,46 @@ def as_constraint(c) -> Constraint:
 
 
 class SimplexDroppedWarning(UserWarning):
-    """A constraint list without f ≥ 0 or without a total (module docstring)."""
+    """A constraint list without f ≥ 0 or without a total (module docstring).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import NonNegative, SimplexDroppedWarning
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = ldpopt.Problem(est, constraints=[NonNegative()])
+    >>> [w.category is SimplexDroppedWarning for w in caught]
+    [True]
+    """
 
 
 def warn_if_simplex_dropped(constraints: list, stacklevel: int = 3) -> None:
     """One :class:`SimplexDroppedWarning` when ``constraints`` (already :func:`as_constraint`-ed) keep
-    neither half of the simplex or only one, naming what is missing and how to add it back."""
+    neither half of the simplex or only one, naming what is missing and how to add it back.
+
+    Parameters
+    ----------
+    constraints : list of Constraint
+        The list as ``Problem`` holds it.
+    stacklevel : int, default 3
+        Passed to :func:`warnings.warn` (the caller's line).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from ldpopt.problems import NonNegative, Simplex
+    >>> from ldpopt.problems.constraints import warn_if_simplex_dropped
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_if_simplex_dropped([Simplex()])
+    ...     warn_if_simplex_dropped([NonNegative()])
+    >>> len(caught), "no sum(f) == 1" in str(caught[0].message)
+    (1, True)
+    """
     nonneg = any(c.implies_nonnegative for c in constraints)
     total = any(c.states_total for c in constraints)
     if nonneg and total:

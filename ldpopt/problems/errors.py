@@ -27,15 +27,72 @@ __all__ = [
 
 class MissingParameterError(ValueError):
     """A cvxpy ``Parameter`` in the objective or a constraint has no value when ``solve()`` is called
-    (the message names it); set ``parameter.value`` first."""
+    (the message names it); set ``parameter.value`` first.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import MissingParameterError, Simplex
+    >>> limit = cp.Parameter(name="limit")
+    >>> prob = ldpopt.Problem(est, constraints=[Simplex(), lambda f, e: f[0] <= limit])
+    >>> try:
+    ...     prob.solve()
+    ... except MissingParameterError as exc:
+    ...     print(exc)
+    cvxpy Parameter 'limit' has no value: set limit.value before solve() (Parameters are read at each solve)
+    >>> limit.value = 0.5
+    >>> prob.solve().f.round(4).tolist()
+    [0.5, 0.4996, 0.0004, 0.0]
+    """
 
 
 class SolverWarning(UserWarning):
-    """A solve ended with a status other than ``"optimal"`` (strict=False)."""
+    """A solve ended with a status other than ``"optimal"`` (strict=False).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import Simplex, SubsetSum
+    >>> impossible = [Simplex(), SubsetSum([0, 1], 1.5)]   # two values cannot hold 1.5 of a total of 1
+    >>> from ldpopt.problems import SolverWarning
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     sol = ldpopt.Problem(est, constraints=impossible).solve()
+    >>> sol.status, [w.category is SolverWarning for w in caught]
+    ('infeasible', [True])
+    """
 
 
 class SolverError(RuntimeError):
-    """Base class: a solve did not end ``"optimal"``. ``.solution`` holds what the solver returned."""
+    """Base class: a solve did not end ``"optimal"``. ``.solution`` holds what the solver returned.
+
+    Parameters
+    ----------
+    message : str
+        The one-line message.
+    solution : Solution or None, default None
+        The Solution the solve returned (``.solution``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import Simplex, SubsetSum
+    >>> impossible = [Simplex(), SubsetSum([0, 1], 1.5)]   # two values cannot hold 1.5 of a total of 1
+    >>> from ldpopt.problems import SolverError
+    >>> try:
+    ...     ldpopt.Problem(est, constraints=impossible).solve(strict=True)
+    ... except SolverError as exc:
+    ...     print(type(exc).__name__, exc.solution.status)
+    InfeasibleError infeasible
+    """
 
     def __init__(self, message: str, solution=None):
         super().__init__(message)
@@ -43,35 +100,98 @@ class SolverError(RuntimeError):
 
 
 class InfeasibleError(SolverError):
-    """Status ``infeasible`` or ``infeasible_inaccurate``: the constraints contradict each other."""
+    """Status ``infeasible`` or ``infeasible_inaccurate``: the constraints contradict each other.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import Simplex, SubsetSum
+    >>> impossible = [Simplex(), SubsetSum([0, 1], 1.5)]   # two values cannot hold 1.5 of a total of 1
+    >>> from ldpopt.problems import InfeasibleError
+    >>> try:
+    ...     ldpopt.Problem(est, constraints=impossible).solve(strict=True)
+    ... except InfeasibleError as exc:
+    ...     print(exc.solution.solver, exc.solution.infeasibility is not None)
+    LDPOPT-FEASIBILITY True
+    """
 
 
 class UnboundedError(SolverError):
-    """Status ``unbounded`` or ``unbounded_inaccurate``: the objective decreases without limit."""
+    """Status ``unbounded`` or ``unbounded_inaccurate``: the objective decreases without limit.
+
+    Examples
+    --------
+    >>> from ldpopt.problems import SolverError, UnboundedError
+    >>> from ldpopt.problems.errors import error_for_status
+    >>> error_for_status("unbounded") is UnboundedError, issubclass(UnboundedError, SolverError)
+    (True, True)
+    """
 
 
 class InaccurateError(SolverError):
     """Status ``optimal_inaccurate`` (the solver stopped at its reduced tolerances) or ``inaccurate``
-    (the solver said optimal, ldpopt's own check of the point failed)."""
+    (the solver said optimal, ldpopt's own check of the point failed).
+
+    Examples
+    --------
+    >>> from ldpopt.problems import InaccurateError
+    >>> from ldpopt.problems.errors import error_for_status
+    >>> error_for_status("optimal_inaccurate") is InaccurateError, error_for_status("inaccurate") is InaccurateError
+    (True, True)
+    """
 
 
 class UnverifiedError(SolverError):
     """Status ``optimal_unverified``: the solver said optimal and f passed ldpopt's feasibility check,
     but stationarity or the duality gap could not be checked (``solution.checks.not_run`` says why),
-    so optimality is not certified."""
+    so optimality is not certified.
+
+    Examples
+    --------
+    >>> from ldpopt.problems import UnverifiedError
+    >>> from ldpopt.problems.errors import error_for_status
+    >>> error_for_status("optimal_unverified") is UnverifiedError
+    True
+    """
 
 
 class IterationLimitError(SolverError):
-    """Status ``user_limit``: the solver hit ``max_iter`` / ``max_iters`` / a time limit."""
+    """Status ``user_limit`` (or ``time_limit``): the solver hit ``max_iter`` / ``max_iters`` / a time limit.
+
+    Examples
+    --------
+    >>> from ldpopt.problems import IterationLimitError
+    >>> from ldpopt.problems.errors import error_for_status
+    >>> error_for_status("user_limit") is IterationLimitError, error_for_status("time_limit") is IterationLimitError
+    (True, True)
+    """
 
 
 class SolverNotInstalledError(SolverError):
-    """Status ``solver_not_installed`` (ldpopt's own status: cvxpy was never called)."""
+    """Status ``solver_not_installed`` (ldpopt's own status: cvxpy was never called).
+
+    Examples
+    --------
+    >>> from ldpopt.problems import SolverNotInstalledError
+    >>> from ldpopt.problems.errors import error_for_status
+    >>> error_for_status("solver_not_installed") is SolverNotInstalledError
+    True
+    """
 
 
 class SolverFailedError(SolverError):
     """Status ``solver_error`` (or ``infeasible_or_unbounded``): the solver broke down or could not
-    tell; cvxpy's own exception text is in the message."""
+    tell; cvxpy's own exception text is in the message.
+
+    Examples
+    --------
+    >>> from ldpopt.problems import SolverFailedError
+    >>> from ldpopt.problems.errors import error_for_status
+    >>> error_for_status("solver_error") is SolverFailedError, error_for_status("infeasible_or_unbounded") is SolverFailedError
+    (True, True)
+    """
 
 
 _BY_STATUS = {
@@ -89,5 +209,22 @@ _BY_STATUS = {
 
 
 def error_for_status(status: str) -> type[SolverError]:
-    """The exception class ``strict=True`` raises for a non-optimal ``status``."""
+    """The exception class ``strict=True`` raises for a non-optimal ``status``.
+
+    Parameters
+    ----------
+    status : str
+        A Solution's status.
+
+    Returns
+    -------
+    type
+        A :class:`SolverError` subclass; :class:`SolverFailedError` for a status not listed.
+
+    Examples
+    --------
+    >>> from ldpopt.problems.errors import error_for_status
+    >>> error_for_status("infeasible").__name__, error_for_status("something else").__name__
+    ('InfeasibleError', 'SolverFailedError')
+    """
     return _BY_STATUS.get(status, SolverFailedError)

@@ -22,7 +22,27 @@ __all__ = ["BuiltObjective", "Objective", "UserObjective", "default_scale"]
 @dataclass
 class BuiltObjective:
     """What an objective hands to cvxpy: minimise ``expr = multiplier·J(f) + offset`` subject to the
-    problem's constraints and ``constraints`` (auxiliary epigraph cones, not reported in duals)."""
+    problem's constraints and ``constraints`` (auxiliary epigraph cones, not reported in duals).
+
+    Parameters
+    ----------
+    expr : cvxpy Expression
+        The scalar to minimise, multiplier·J(f) + offset.
+    multiplier : float, default 1.0
+        K, divided out of ``optimal_value`` and the duals (:mod:`.objectives`' scaling convention).
+    offset : float, default 0.0
+        The constant subtracted back from the solver's value.
+    constraints : list of cvxpy Constraint, default []
+        Auxiliary constraints of the objective's own form.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> from ldpopt.problems import BuiltObjective
+    >>> built = BuiltObjective(cp.sum_squares(cp.Variable(3)), multiplier=4.0)
+    >>> built.multiplier, built.offset, built.constraints
+    (4.0, 0.0, [])
+    """
 
     expr: cp.Expression
     multiplier: float = 1.0
@@ -33,7 +53,27 @@ class BuiltObjective:
 class Objective(abc.ABC):
     """Base class. Subclasses set ``name`` and implement :meth:`build`. The solver is not the
     objective's choice: ``Problem.solve()`` walks the chain of :mod:`.policy` for the problem's
-    class (QP or cone program)."""
+    class (QP or cone program).
+
+    Parameters
+    ----------
+    (none)
+        The base class takes no arguments; a subclass's ``__init__`` states its own.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import BuiltObjective, Objective
+    >>> class Squares(Objective):
+    ...     name = "squares"
+    ...     def build(self, f, x, scale, estimate):
+    ...         return BuiltObjective(cp.sum_squares(f - estimate.f_tilde))
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> ldpopt.Problem(est, Squares()).solve(solver="CLARABEL").f.round(4)
+    array([0.7662, 0.2338, 0.    , 0.    ])
+    """
 
     name: str = "objective"
     #: whether :meth:`build` expects the scaled variable (s = σ); False means s = 1 (raw units)
@@ -57,33 +97,197 @@ class Objective(abc.ABC):
     @classmethod
     def example(cls, estimate: Estimate) -> Objective:
         """An instance for ``estimate`` (the conformance checks run a registered class through it): made
-        with no arguments unless the class needs some."""
+        with no arguments unless the class needs some.
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        Objective
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems.objectives import LeastSquares, Posterior
+        >>> LeastSquares.example(est), Posterior.example(est)
+        (LeastSquares(), Posterior(mean=<4>, weighted=True))
+        """
         return cls()
 
     def per_value(self, estimate: Estimate):
         """The per-value form J(f) = Σ_v h_v(f_v) (a :class:`~.structured.separable.Separable`: h_v,
         h_v', h_v'', the per-value argmin and curvature) that the structured solver and the
-        certificate evaluate, or None when J is not smooth and separable."""
+        certificate evaluate, or None when J is not smooth and separable.
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        Separable or None
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems.objectives import L1, LeastSquares
+        >>> type(LeastSquares().per_value(est)).__name__, L1().per_value(est)
+        ('Quadratic', None)
+        """
         return
 
     def likelihood_terms(self, estimate: Estimate):
         """The per-value terms of an exact likelihood for the sequential-QP route
-        (:class:`~.likelihood_terms.LikelihoodTerms`), or None."""
+        (:class:`~.likelihood_terms.LikelihoodTerms`), or None.
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        LikelihoodTerms or None
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems.objectives import LeastSquares, Multinomial
+        >>> type(Multinomial().likelihood_terms(est)).__name__, LeastSquares().likelihood_terms(est)
+        ('LikelihoodTerms', None)
+        """
         return
 
     def check(self, estimate: Estimate) -> None:
-        """Raise ``ValueError`` if this objective cannot be used with ``estimate``."""
+        """Raise ``ValueError`` if this objective cannot be used with ``estimate`` (``Problem`` calls it).
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError
+            The objective does not apply (e.g. ``"multinomial"`` on counts that do not sum to n).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> from ldpopt.problems.objectives import Multinomial
+        >>> oue = ldpopt.oracles.get("oue", 1.0, 4).estimate(np.array([50_000, 40_000, 20_000, 10_000]), 100_000)
+        >>> Multinomial().check(oue)
+        Traceback (most recent call last):
+        ...
+        ValueError: objective='multinomial' is the likelihood of single-value reports (GRR): counts must sum to n = 100000, got 120000; use 'binomial' for set-valued reports (OUE, OLH, ...)
+        """
 
     @abc.abstractmethod
     def build(self, f: cp.Expression, x: cp.Variable, scale: float, estimate: Estimate) -> BuiltObjective:
-        """cvxpy form of the objective; ``f = scale * x`` is the frequency vector."""
+        """cvxpy form of the objective; ``f = scale * x`` is the frequency vector.
+
+        Parameters
+        ----------
+        f : cvxpy Expression
+            The frequency vector, scale·x.
+        x : cvxpy Variable
+            The solver's variable.
+        scale : float
+            s in f = s·x (``Problem.scale``).
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        BuiltObjective
+            K·J(f) + offset as cvxpy sees it.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> import cvxpy as cp
+        >>> from ldpopt.problems.objectives import LeastSquares
+        >>> x = cp.Variable(4)
+        >>> built = LeastSquares().build(x, x, 1.0, est)
+        >>> built.multiplier, built.expr.shape
+        (1.0, ())
+        """
 
     def value(self, f, estimate: Estimate) -> float:
-        """J(f) evaluated with numpy."""
+        """J(f) evaluated with numpy.
+
+        Parameters
+        ----------
+        f : array_like (d,)
+            The point.
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        NotImplementedError
+            The objective has no numpy value (the base class).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems.objectives import L1, LeastSquares
+        >>> round(LeastSquares().value(np.full(4, 0.25), est), 4), round(L1().value(np.full(4, 0.25), est), 4)
+        (0.9104, 1.7305)
+        """
         raise NotImplementedError(f"objective {self.name!r} has no numpy value")
 
     def gradient(self, f, estimate: Estimate) -> np.ndarray:
-        """∇J(f) evaluated with numpy (smooth objectives only)."""
+        """∇J(f) evaluated with numpy (smooth objectives only).
+
+        Parameters
+        ----------
+        f : array_like (d,)
+            The point.
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        ndarray (d,)
+
+        Raises
+        ------
+        NotImplementedError
+            The objective is not smooth (``"l1"``) or states no gradient.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems.objectives import LeastSquares
+        >>> LeastSquares().gradient(np.full(4, 0.25), est).round(4)
+        array([-1.3977, -0.3328,  0.6656,  1.0649])
+        """
         raise NotImplementedError(f"objective {self.name!r} has no gradient")
 
     def __repr__(self) -> str:
@@ -115,6 +319,34 @@ class UserObjective(Objective):
     cvxpy's ``grad`` of the expression at f (:mod:`.objective_check`); no ‖f − f*‖ bound (a
     callable declares no curvature: a :class:`~.structured.SeparableObjective` does, and so does a
     callable recognised as smooth, :class:`~.user_forms.SmoothUserObjective`, from its exact form).
+
+    Parameters
+    ----------
+    func : callable
+        ``func(f, estimate)`` returning a scalar convex cvxpy expression.
+    name : str or None, default None
+        Its name in the Solution; None: the function's name (``"user"`` for a lambda).
+    multiplier : "auto" or float, default "auto"
+        K as above: measured, or a finite number > 0.
+
+    Raises
+    ------
+    TypeError
+        ``func`` not callable; at :meth:`build`, a result that is not a cvxpy Expression.
+    ValueError
+        A bad ``multiplier``; at :meth:`build`, an expression that is not scalar.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import UserObjective
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> obj = UserObjective(lambda f, e: cp.sum(cp.abs(f - e.f_tilde)), name="lad")
+    >>> sol = ldpopt.Problem(est, obj).solve()
+    >>> sol.objective, sol.status, round(sol.optimal_value, 4)
+    ('lad', 'optimal', 0.7305)
     """
 
     def __init__(self, func: Callable, name: str | None = None, multiplier="auto"):

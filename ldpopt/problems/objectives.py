@@ -61,6 +61,20 @@ class LeastSquares(Objective):
     ‖f − f̃‖₂, and the form Appendix B differentiates). A QP (solver chain: :mod:`.policy`).
 
     Scaled form: Σ (x − f̃/σ)² = J/σ².
+
+    Parameters
+    ----------
+    (none)
+        Made with no arguments (``Problem`` makes it from its name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, "cls").solve()
+    >>> sol.status, sol.f.round(4)
+    ('optimal', array([0.7662, 0.2338, 0.    , 0.    ]))
     """
 
     name = "cls"
@@ -102,7 +116,21 @@ class WeightedMLE(Objective):
     ``SOC`` with ``axis=0``). Every quantity the solver sees is O(1). A cone program.
 
     The cone also imposes the domain y_v ≥ 0 (variance ≥ 0), which the simplex implies anyway.
-    Needs q(1 − q) > 0.
+    Needs q(1 − q) > 0 (:meth:`check` raises ``ValueError`` otherwise).
+
+    Parameters
+    ----------
+    (none)
+        Made with no arguments (``Problem`` makes it from its name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, "weighted-mle").solve()
+    >>> sol.status, sol.f.round(4)
+    ('optimal', array([0.7426, 0.2574, 0.    , 0.    ]))
     """
 
     name = "weighted-mle"
@@ -140,7 +168,32 @@ class WeightedMLE(Objective):
         return (-2.0 * (p - q) * r * s - e * r**2) / s**2
 
     def per_value(self, estimate):
-        """Eq. 13 per value (also the naive formulation's: the same J)."""
+        """Eq. 13 per value (also the naive formulation's: the same J).
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate.
+
+        Returns
+        -------
+        WeightedMLESep
+            h_v and its derivatives (:mod:`.structured.separable`).
+
+        Raises
+        ------
+        ValueError
+            q(1 − q) = 0 (:meth:`check`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> from ldpopt.problems.objectives import WeightedMLE
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> type(WeightedMLE().per_value(est)).__name__
+        'WeightedMLESep'
+        """
         from .structured.separable import WeightedMLESep
 
         self.check(estimate)
@@ -158,6 +211,21 @@ class WeightedMLENaive(WeightedMLE):
     rescaling. The two large pieces cancel to leave a tiny J (~0.04 against pieces ~d), so the
     solver's relative tolerances are spent on the cancelling parts: at d = 42,178 (OUE, ε = 1) it
     reports ``optimal`` with f off by ~0.03 per coordinate and ~1.6 in L1.
+
+    Parameters
+    ----------
+    (none)
+        Made with no arguments (``Problem`` makes it from its name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems.objectives import WeightedMLE, WeightedMLENaive
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> f = np.full(4, 0.25)
+    >>> bool(np.isclose(WeightedMLENaive().value(f, est), WeightedMLE().value(f, est)))   # the same J
+    True
     """
 
     name = "weighted-mle-naive"
@@ -218,6 +286,20 @@ class Multinomial(_Likelihood):
     from there on ``Problem.solve()`` uses the sequential-QP route (:mod:`.sqp`: damped Newton over
     diagonal QPs on the same constraints, per-value derivatives in :mod:`.likelihood_terms`),
     because Clarabel fails the cones from d ≈ 1,000 (measured) — the Solution's message says so.
+
+    Parameters
+    ----------
+    (none)
+        Made with no arguments (``Problem`` makes it from its name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, "multinomial").solve()
+    >>> sol.status, sol.f.round(4)
+    ('optimal', array([0.7278, 0.2722, 0.    , 0.    ]))
     """
 
     name = "multinomial"
@@ -266,6 +348,20 @@ class Binomial(_Likelihood):
     from there on ``Problem.solve()`` uses the sequential-QP route (:mod:`.sqp`), because Clarabel
     fails the cones from d ≈ 500 (measured) — the Solution's message says so. On the simplex every
     term is finite at f_v = 0 (π_v = q > 0), so values driven to 0 need no clipping.
+
+    Parameters
+    ----------
+    (none)
+        Made with no arguments (``Problem`` makes it from its name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("oue", 1.0, 4).estimate(np.array([50_000, 40_000, 20_000, 10_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, "binomial").solve()
+    >>> sol.status, sol.f.round(4)
+    ('optimal', array([0.7033, 0.2967, 0.    , 0.    ]))
     """
 
     name = "binomial"
@@ -306,7 +402,25 @@ class Binomial(_Likelihood):
 class L1(Objective):
     """Least absolute deviations, J(f) = ‖f − f̃‖₁ (the L1 variant of Lee et al., cited by Wang et al.
     beside CLS). An LP (a QP for the chain). Scaled form Σ|x − f̃/σ| = J/σ. Not smooth: no gradient;
-    its KKT conditions use the subgradient sign(f − f̃) ∈ [−1, 1]."""
+    its KKT conditions use the subgradient sign(f − f̃) ∈ [−1, 1].
+
+    Parameters
+    ----------
+    (none)
+        Made with no arguments (``Problem`` makes it from its name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, "l1").solve()
+    >>> sol.status, sol.f.round(4) + 0.0
+    ('optimal', array([0.7285, 0.2715, 0.    , 0.    ]))
+   
+    >>> sol.not_unique != ""   # J is linear off its kinks: f is one optimum
+    True
+    """
 
     name = "l1"
     file_doc = "least absolute deviations ||f - f~||_1"
@@ -329,6 +443,27 @@ class Posterior(Objective):
     ``mean``: length-d posterior mean (e.g. Power's Eq. 10 output). ``variance``: length-d (or scalar)
     posterior variance, every entry > 0. A QP. Scaled: Σ w_v (x_v − m_v/s)² with w = v̄/var
     (v̄ the mean variance; K = v̄/s²) or w = 1 (K = 1/s²).
+
+    Parameters
+    ----------
+    mean : array_like (d,)
+        The posterior mean m.
+    variance : float, array_like (d,) or None, default None
+        The posterior variance, every entry > 0; None: unweighted.
+
+    Raises
+    ------
+    ValueError
+        ``mean`` missing, a variance ≤ 0 or not finite; at :meth:`check`, ``mean`` not of length d.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, "posterior", mean=[0.5, 0.3, 0.3, -0.1]).solve()
+    >>> sol.status, sol.f.round(4)
+    ('optimal', array([0.4667, 0.2667, 0.2667, 0.    ]))
     """
 
     name = "posterior"
@@ -353,7 +488,27 @@ class Posterior(Objective):
     @classmethod
     def example(cls, estimate):
         """The estimate's f̃ clipped at 0 and normalised as the mean, the Eq. 7 variance σ² plus
-        f̃² as the weights (an instance for the conformance checks)."""
+        f̃² as the weights (an instance for the conformance checks).
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate.
+
+        Returns
+        -------
+        Posterior
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> from ldpopt.problems.objectives import Posterior
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> obj = Posterior.example(est)
+        >>> obj, round(float(obj.mean.sum()), 6)
+        (Posterior(mean=<4>, weighted=True), 1.0)
+        """
         m = np.maximum(estimate.f_tilde, 0.0) + 1.0 / estimate.d
         return cls(m / m.sum(), float(estimate.sigma) ** 2 + estimate.f_tilde**2)
 
@@ -390,12 +545,52 @@ class Posterior(Objective):
 
 def available() -> list[str]:
     """Names accepted by ``Problem(objective=...)``: the built-ins and every registered objective
-    (:func:`~.registry.register_objective`)."""
+    (:func:`~.registry.register_objective`).
+
+    Returns
+    -------
+    list of str
+        Sorted.
+
+    Examples
+    --------
+    >>> from ldpopt.problems.objectives import available
+    >>> {"cls", "weighted-mle", "l1"} <= set(available())
+    True
+    """
     return available_objectives()
 
 
 def make_objective(objective, mean=None, variance=None) -> Objective:
-    """Turn ``objective`` (a name, an :class:`Objective` or a callable) into an :class:`Objective`."""
+    """Turn ``objective`` (a name, an :class:`Objective` or a callable) into an :class:`Objective`.
+
+    Parameters
+    ----------
+    objective : str, Objective or callable
+        A name of :func:`available`, an instance (returned as is), or ``func(f, estimate)`` (a
+        :class:`UserObjective`).
+    mean, variance : array_like or None, default None
+        For ``"posterior"`` (and registered objectives with ``uses_mean``) only.
+
+    Returns
+    -------
+    Objective
+
+    Raises
+    ------
+    ValueError
+        An unknown name, a registered class that needs arguments, or ``mean``/``variance`` given to
+        an objective that does not use them.
+    TypeError
+        ``objective`` is none of the three.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> from ldpopt.problems.objectives import make_objective
+    >>> make_objective("cls"), make_objective(lambda f, e: cp.sum_squares(f - e.f_tilde))
+    (LeastSquares(), UserObjective('user'))
+    """
     if isinstance(objective, Objective):
         obj = objective
     elif isinstance(objective, str):

@@ -54,7 +54,29 @@ def _direction(direction) -> str:
 
 def isotonic(y, direction: str = "nonincreasing") -> np.ndarray:
     """Least-squares isotonic regression of y along its index (pool-adjacent-violators, scipy's
-    compiled ``scipy.optimize.isotonic_regression``): argmin ‖g − y‖₂ over g monotone."""
+    compiled ``scipy.optimize.isotonic_regression``): argmin ‖g − y‖₂ over g monotone.
+
+    Parameters
+    ----------
+    y : array_like (d,)
+        Finite values.
+    direction : {"nonincreasing", "nondecreasing"}, default "nonincreasing"
+
+    Returns
+    -------
+    ndarray (d,)
+
+    Raises
+    ------
+    ValueError
+        ``y`` not a finite 1-D array, or an unknown ``direction``.
+
+    Examples
+    --------
+    >>> from ldpopt.problems import isotonic
+    >>> isotonic([0.3, 0.1, 0.2, 0.4]).round(4), isotonic([0.3, 0.1, 0.2, 0.4], "nondecreasing")
+    (array([0.3   , 0.2333, 0.2333, 0.2333]), array([0.2, 0.2, 0.2, 0.4]))
+    """
     from scipy.optimize import isotonic_regression
 
     y = np.asarray(y, dtype=np.float64)
@@ -71,6 +93,30 @@ def project_monotone_simplex(y, direction: str = "nonincreasing", order=None) ->
 
     This is CLS (Wang et al. §3.5) with an extra :class:`Monotone` constraint: the simplex projection
     of the isotonic regression (module docstring). O(d log d): PAV is O(d), the projection sorts.
+
+    Parameters
+    ----------
+    y : array_like (d,)
+        The point to project (the raw estimate f̃ for CLS).
+    direction : {"nonincreasing", "nondecreasing"}, default "nonincreasing"
+    order : array_like of int or None, default None
+        The chain; None: the whole domain in index order.
+
+    Returns
+    -------
+    ndarray (d,)
+        On the simplex and monotone along ``order``.
+
+    Raises
+    ------
+    ValueError
+        ``y`` not a finite 1-D array, an unknown ``direction``, or bad indices in ``order``.
+
+    Examples
+    --------
+    >>> from ldpopt.problems import project_monotone_simplex
+    >>> project_monotone_simplex([0.5, 0.1, 0.3, 0.1]).round(4)
+    array([0.5, 0.2, 0.2, 0.1])
     """
     from ..methods.normalize import project_simplex
 
@@ -101,6 +147,32 @@ class Monotone(Constraint):
 
     :meth:`project` is the closed form of CLS on the simplex with this constraint for a chain
     (:func:`project_monotone_simplex`).
+
+    Parameters
+    ----------
+    direction : {"nonincreasing", "nondecreasing"}, default "nonincreasing"
+    order : array_like of int or None, default None
+        A chain of distinct indices; None: 0 < 1 < … < d−1.
+    pairs : array_like (m, 2) of int or None, default None
+        A partial order instead of ``order``: (a, b) means a comes before b.
+    name : str or None, default None
+        The name of its constraint and dual; None: ``"monotone"``.
+
+    Raises
+    ------
+    ValueError
+        Both ``order`` and ``pairs``, an unknown ``direction``, pairs not (m, 2) integers or
+        relating a value to itself, or (at :meth:`build`) indices outside [0, d).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import Monotone, Simplex
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([30_000, 20_000, 35_000, 15_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, constraints=[Simplex(), Monotone()]).solve()
+    >>> sol.f.round(4), bool(np.abs(sol.f - Monotone().project(est.f_tilde)).max() < 1e-8)
+    (array([0.3888, 0.3056, 0.3056, 0.    ]), True)
     """
 
     default_name = "monotone"
@@ -155,7 +227,28 @@ class Monotone(Constraint):
             raise ValueError(f"order must be a list of indices, got {order!r}")
 
     def edges(self, d: int) -> tuple[np.ndarray, np.ndarray]:
-        """(a, b) arrays: a comes before b, one entry per inequality."""
+        """(a, b) arrays: a comes before b, one entry per inequality.
+
+        Parameters
+        ----------
+        d : int
+            The domain size.
+
+        Returns
+        -------
+        (ndarray of int, ndarray of int)
+
+        Raises
+        ------
+        ValueError
+            Pairs outside [0, d), or an order of fewer than 2 values.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import Monotone
+        >>> Monotone().edges(4)
+        (array([0, 1, 2]), array([1, 2, 3]))
+        """
         if self.pairs is not None:
             if np.any((self.pairs < 0) | (self.pairs >= d)):
                 bad = int(self.pairs[(self.pairs < 0) | (self.pairs >= d)][0])
@@ -167,7 +260,24 @@ class Monotone(Constraint):
         return chain[:-1], chain[1:]
 
     def matrix(self, d: int) -> sp.csr_matrix:
-        """D (pairs × d) with D f ≤ 0 the constraint (see the class docstring)."""
+        """D (pairs × d) with D f ≤ 0 the constraint (see the class docstring).
+
+        Parameters
+        ----------
+        d : int
+            The domain size.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix (pairs × d)
+
+        Examples
+        --------
+        >>> from ldpopt.problems import Monotone
+        >>> Monotone().matrix(3).toarray()
+        array([[-1.,  1.,  0.],
+               [ 0., -1.,  1.]])
+        """
         a, b = self.edges(d)
         m = a.shape[0]
         sign = 1.0 if self.direction == "nonincreasing" else -1.0
@@ -185,7 +295,28 @@ class Monotone(Constraint):
 
     def project(self, y) -> np.ndarray:
         """The CLS-on-the-simplex solution with this constraint (a chain only):
-        :func:`project_monotone_simplex`."""
+        :func:`project_monotone_simplex`.
+
+        Parameters
+        ----------
+        y : array_like (d,)
+            The point to project.
+
+        Returns
+        -------
+        ndarray (d,)
+
+        Raises
+        ------
+        ValueError
+            The constraint was given ``pairs=`` (a partial order), or ``y`` is bad.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import Monotone
+        >>> Monotone(order=[1, 2]).project([0.5, 0.1, 0.3, 0.1]).round(4)
+        array([0.5, 0.2, 0.2, 0.1])
+        """
         if self.pairs is not None:
             raise ValueError("Monotone.project needs a total order (order=), not pairs=: solve a partial "
                              "order with Problem(estimate, 'cls', [Simplex(), Monotone(pairs=...)])")

@@ -29,6 +29,34 @@ class PartitionTotals(Constraint):
     with the same keys. ``d`` (optional) checks the indices at once instead of when the problem is
     built. The dual ``"<name>"`` (default ``"partition"``) is a vector in the order of ``keys``;
     :meth:`by_key` turns it into a dict. Residual: max_k |Σ_{v ∈ groups[k]} f_v − totals[k]|.
+
+    Parameters
+    ----------
+    groups : dict
+        Key → integer indices (non-empty, no repeats, disjoint across keys).
+    totals : dict
+        Key → total, the same keys as ``groups``.
+    d : int or None, default None
+        The domain size, to check the indices now (None: at :meth:`build`).
+    name : str or None, default None
+        The name of its constraint and dual; None: ``"partition"``.
+
+    Raises
+    ------
+    ValueError
+        ``groups`` or ``totals`` not a dict, keys that do not match, a group empty, negative,
+        repeating a value or overlapping another, or an index outside [0, d).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import NonNegative, PartitionTotals
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> pt = PartitionTotals({"low": [0, 1], "high": [2, 3]}, {"low": 0.7, "high": 0.3})
+    >>> sol = ldpopt.Problem(est, constraints=[NonNegative(), pt]).solve()
+    >>> sol.f.round(4), {k: round(v, 3) for k, v in pt.by_key(sol.duals["partition"]).items()}
+    (array([0.6162, 0.0838, 0.2498, 0.0502]), {'low': 0.665, 'high': -0.665})
     """
 
     default_name = "partition"
@@ -101,7 +129,29 @@ class PartitionTotals(Constraint):
                 raise ValueError(f"groups[{k!r}]: index {int(g[g >= d][0])} is out of range [0, {d})")
 
     def matrix(self, d: int) -> sp.csr_matrix:
-        """A (groups × d), one row of ones per group, in the order of ``keys``."""
+        """A (groups × d), one row of ones per group, in the order of ``keys``.
+
+        Parameters
+        ----------
+        d : int
+            The domain size.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix (groups × d)
+
+        Raises
+        ------
+        ValueError
+            An index outside [0, d).
+
+        Examples
+        --------
+        >>> from ldpopt.problems import PartitionTotals
+        >>> PartitionTotals({"low": [0, 1], "high": [2, 3]}, {"low": 0.7, "high": 0.3}).matrix(4).toarray()
+        array([[1., 1., 0., 0.],
+               [0., 0., 1., 1.]])
+        """
         self._check_range(d)
         gs = list(self.groups.values())
         rows = np.repeat(np.arange(len(gs)), [g.shape[0] for g in gs])
@@ -117,7 +167,29 @@ class PartitionTotals(Constraint):
         return [max(abs(_fsum(f[g]) - t) for g, t in zip(self.groups.values(), self.totals))]
 
     def by_key(self, values) -> dict:
-        """A vector in the order of ``keys`` (e.g. ``Solution.duals[name]``) as a dict key → value."""
+        """A vector in the order of ``keys`` (e.g. ``Solution.duals[name]``) as a dict key → value.
+
+        Parameters
+        ----------
+        values : array_like (groups,)
+            One value per group.
+
+        Returns
+        -------
+        dict
+            Key → float.
+
+        Raises
+        ------
+        ValueError
+            Not one value per group.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import PartitionTotals
+        >>> PartitionTotals({"low": [0, 1], "high": [2, 3]}, {"low": 0.7, "high": 0.3}).by_key([1.5, -2.0])
+        {'low': 1.5, 'high': -2.0}
+        """
         v = np.atleast_1d(np.asarray(values, dtype=np.float64))
         if v.shape != (len(self.keys),):
             raise ValueError(f"values must have one entry per group ({len(self.keys)}), got shape {v.shape}")
@@ -135,6 +207,30 @@ class LinearEquality(Constraint):
     2-D array with d columns; ``rhs``: a scalar or one number per row (default 0). One dual vector,
     one entry per row, in row order. Residual: max_k |(A f)_k − rhs_k| (the structured solver, the
     certificate and the feasibility test read it as rows, like :class:`Hierarchy`'s H f = 0).
+
+    Parameters
+    ----------
+    matrix : scipy sparse matrix or array_like (rows × d)
+        A, finite, at least one row.
+    rhs : float or array_like (rows,), default 0.0
+        The right-hand side.
+    name : str or None, default None
+        The name of its constraint and dual; None: ``"linear"``.
+
+    Raises
+    ------
+    ValueError
+        A not 2-D, empty or not finite; ``rhs`` not finite or not one per row; at :meth:`build`,
+        A without d columns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import LinearEquality, Simplex
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> ldpopt.Problem(est, constraints=[Simplex(), LinearEquality([[1, -1, 0, 0]])]).solve().f.round(4)   # f_0 = f_1
+    array([0.5, 0.5, 0. , 0. ])
     """
 
     default_name = "linear"
@@ -148,7 +244,33 @@ class LinearEquality(Constraint):
 
     @classmethod
     def from_file(cls, entry):
-        """An entry's matrix inline (``matrix``) or from a file next to the problem file (``matrix_file``)."""
+        """An entry's matrix inline (``matrix``) or from a file next to the problem file (``matrix_file``).
+
+        Parameters
+        ----------
+        entry : FileEntry
+            The ``[[constraints]]`` entry of type ``"linear"``.
+
+        Returns
+        -------
+        list of LinearEquality
+            One constraint.
+
+        Raises
+        ------
+        Exception
+            ``entry.error`` with a one-line message: neither or both of ``matrix`` and
+            ``matrix_file``, rows of the wrong length, a file that cannot be read, or ``rhs`` not one per row.
+
+        Examples
+        --------
+        >>> from pathlib import Path
+        >>> from ldpopt.problems import LinearEquality
+        >>> from ldpopt.problems.registry import FileEntry
+        >>> LinearEquality.from_file(FileEntry({"type": "linear", "matrix": [[1, -1, 0, 0]]}, 4, [], Path("."),
+        ...                                    lambda key: "", ValueError))
+        [LinearEquality(1 rows, name='linear')]
+        """
         d = entry.d
         if ("matrix" in entry) == ("matrix_file" in entry):
             raise entry.error("linear needs exactly one of matrix (rows inline) and matrix_file (a .npz or .npy file)")
@@ -201,7 +323,28 @@ class LinearEquality(Constraint):
         self._A, self.rhs = A, np.array(b)
 
     def matrix(self, d: int) -> sp.csr_matrix:
-        """A, after checking it has d columns."""
+        """A, after checking it has d columns.
+
+        Parameters
+        ----------
+        d : int
+            The domain size.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix (rows × d)
+
+        Raises
+        ------
+        ValueError
+            A does not have d columns.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import LinearEquality
+        >>> LinearEquality([[1, -1, 0, 0]]).matrix(4).toarray()
+        array([[ 1., -1.,  0.,  0.]])
+        """
         if self._A.shape[1] != d:
             raise ValueError(f"matrix must have d = {d} columns, got {self._A.shape[1]}")
         return self._A

@@ -76,7 +76,26 @@ _EXP_ATOMS = ("log", "log1p", "exp", "entr", "rel_entr", "kl_div", "log_sum_exp"
 
 
 def is_likelihood(problem) -> bool:
-    """Whether ``problem``'s objective is a built-in exact likelihood (binomial, multinomial)."""
+    """Whether ``problem``'s objective is a built-in exact likelihood (binomial, multinomial).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its objective, estimate and constraints).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems.policy import is_likelihood
+    >>> is_likelihood(ldpopt.Problem(est, "multinomial")), is_likelihood(ldpopt.Problem(est, "cls"))
+    (True, False)
+    """
     from .likelihood_terms import terms_for
 
     return terms_for(problem.objective, problem.estimate) is not None
@@ -84,7 +103,26 @@ def is_likelihood(problem) -> bool:
 
 def sqp_applies(problem) -> bool:
     """Whether the sequential-QP route can solve ``problem``: a built-in exact likelihood or a smooth
-    objective (:func:`.sqp.newton_terms`)."""
+    objective (:func:`.sqp.newton_terms`).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its objective, estimate and constraints).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems.policy import sqp_applies
+    >>> sqp_applies(ldpopt.Problem(est, "multinomial")), sqp_applies(ldpopt.Problem(est, "l1"))
+    (True, False)
+    """
     from .likelihood_terms import terms_for
     from .smooth import smooth_terms
 
@@ -94,7 +132,26 @@ def sqp_applies(problem) -> bool:
 
 def uses_sqp(problem) -> bool:
     """Whether ``Problem.solve()`` (no solver named) takes the sequential-QP route directly: the exact
-    likelihoods at d ≥ ``SQP_MIN_D``, a smooth non-separable objective at any d."""
+    likelihoods at d ≥ ``SQP_MIN_D``, a smooth non-separable objective at any d.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its objective, estimate and constraints).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems.policy import uses_sqp
+    >>> uses_sqp(ldpopt.Problem(est, "multinomial"))   # d = 4 < SQP_MIN_D: the cone chain first
+    False
+    """
     if is_likelihood(problem):
         return problem.estimate.d >= SQP_MIN_D
     return sqp_applies(problem)
@@ -105,7 +162,30 @@ def _has_exp_cone(problem) -> bool:
 
 
 def default_chain(problem) -> tuple[str, ...]:
-    """The documented chain for ``problem``'s class (QP or cone program)."""
+    """The documented chain for ``problem``'s class (QP or cone program).
+
+    QP: :data:`QP_CHAIN`; an exact likelihood: :data:`LIKELIHOOD_CHAIN`; exponential cones at
+    d ≥ ``SQP_MIN_D``: :data:`EXP_CONE_CHAIN`; any other cone program: :data:`CONE_CHAIN`.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its objective, estimate and constraints).
+
+    Returns
+    -------
+    tuple of str
+        Solver names in order (``Problem.solve`` skips the ones not installed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems.policy import default_chain
+    >>> default_chain(ldpopt.Problem(est, "cls")), default_chain(ldpopt.Problem(est, "weighted-mle"))
+    (('PIQP', 'CLARABEL', 'OSQP'), ('CLARABEL', 'SCS'))
+    """
     if problem.cvxpy_problem.is_qp():
         return QP_CHAIN
     if is_likelihood(problem):
@@ -116,7 +196,31 @@ def default_chain(problem) -> tuple[str, ...]:
 
 
 def feasible_point(problem) -> np.ndarray | None:
-    """A point satisfying every constraint to ldpopt's tolerance, if one of the candidates does."""
+    """A point satisfying every constraint to ldpopt's tolerance, if one of the candidates does.
+
+    The candidates: the uniform 1/d and the simplex projection of f̃ (a problem with such a point is
+    never reported ``"infeasible"``).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its objective, estimate and constraints).
+
+    Returns
+    -------
+    ndarray (d,) or None
+        The first candidate that passes, None when neither does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import Simplex, SubsetSum
+    >>> from ldpopt.problems.policy import feasible_point
+    >>> feasible_point(ldpopt.Problem(est)), feasible_point(ldpopt.Problem(est, constraints=[Simplex(), SubsetSum([0, 1], 0.9)]))
+    (array([0.25, 0.25, 0.25, 0.25]), None)
+    """
     from ..methods.normalize import project_simplex
 
     est = problem.estimate

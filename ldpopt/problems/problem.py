@@ -96,6 +96,14 @@ class Problem:
     For a built-in objective with only Simplex / NonNegative / SumTo, the cvxpy side (f, x, cvxpy_problem) is built
     on first access: ``solve()`` by the structured solver never needs it.
 
+    Raises
+    ------
+    ValueError
+        A bad estimate, an unknown objective name, ``scale`` not finite and > 0, or a problem that
+        is not convex (DCP).
+    TypeError
+        ``constraints`` neither None nor a list of constraints / callables.
+
     Examples
     --------
     >>> import numpy as np
@@ -182,15 +190,66 @@ class Problem:
         return self._cvx
 
     # the cvxpy side, built on first use (see __init__)
-    x = property(lambda self: self._built()[0], doc="the cvxpy Variable (x = f/scale)")
-    f = property(lambda self: self._built()[1], doc="scale·x, the frequency vector as a cvxpy expression")
-    cvxpy_problem = property(lambda self: self._built()[2], doc="the compiled ``cvxpy.Problem``")
+    @property
+    def x(self):
+        """The cvxpy Variable the solvers see, x = f/scale (length d); built on first access.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> ldpopt.Problem(est).x.shape
+        (4,)
+        """
+        return self._built()[0]
+
+    @property
+    def f(self):
+        """scale·x, the frequency vector as a cvxpy expression (length d); built on first access.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> ldpopt.Problem(est).f.shape
+        (4,)
+        """
+        return self._built()[1]
+
+    @property
+    def cvxpy_problem(self):
+        """The compiled ``cvxpy.Problem`` (objective and named constraints); built on first access.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> prob = ldpopt.Problem(est).cvxpy_problem
+        >>> type(prob).__name__, prob.is_dcp()
+        ('Problem', True)
+        """
+        return self._built()[2]
+
     _named = property(lambda self: self._built()[3])
     _multiplier = property(lambda self: self._built()[4])
     _offset = property(lambda self: self._built()[5])
 
     @property
     def constraint_names(self) -> list[str]:
+        """The names of the cvxpy constraints, in order: the keys of ``Solution.duals`` (a name
+        given twice gets ``_1``, ``_2``, ...).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> ldpopt.Problem(est).constraint_names
+        ['nonnegative', 'sum']
+        """
         return list(self._owners)
 
     def _chain(self, solver) -> tuple[str, ...]:
@@ -275,6 +334,37 @@ class Problem:
         ``"optimal"``; ``strict=False`` returns the Solution and emits a
         :class:`~ldpopt.problems.SolverWarning`. No state is carried between calls (cvxpy's warm
         start is off), so the answer does not depend on what was solved before.
+
+        Parameters
+        ----------
+        solver : str, list of str or None, default None
+            None: the default route above (structured solver, then the :mod:`.policy` chain);
+            ``"LDPOPT-STRUCTURED"``, ``"SQP"``, a cvxpy solver name, or a list of names (that chain).
+        strict : bool, default False
+            Raise the matching :class:`~ldpopt.problems.SolverError` subclass unless the status is
+            ``"optimal"`` (False: return the Solution and emit a :class:`~ldpopt.problems.SolverWarning`).
+        verbose : bool, default False
+            Passed to cvxpy's solvers (their own logs).
+        time_limit : float or None, default None
+            Seconds of wall clock for the whole solve, every route and solver; None: no limit.
+        progress : bool, default True
+            A progress line on stderr once the solve has taken 2 s.
+        **solver_options
+            Override :data:`DEFAULT_SOLVER_OPTIONS` for every solver tried; ``NAME={...}`` for one solver.
+
+        Returns
+        -------
+        Solution
+            f, status, duals, ldpopt's ``checks`` and every attempt (:class:`~ldpopt.problems.Solution`).
+
+        Raises
+        ------
+        SolverError
+            With ``strict=True``, a status other than ``"optimal"`` (its subclass names the status).
+        ValueError
+            An unknown solver name, a solver the objective cannot use, a bad ``time_limit`` or option.
+        MissingParameterError
+            A cvxpy Parameter of a callable objective or constraint has no value.
 
         Examples
         --------

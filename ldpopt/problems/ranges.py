@@ -42,6 +42,30 @@ class RangeTree:
     Attributes: ``d`` (leaves), ``branching``, ``size`` (nodes), ``level_start`` / ``level_size``
     (node index of each level's first node, and its node count; level 0 = leaves), ``parent``
     (node → parent, −1 for the root), ``lo`` / ``hi`` (leaf range [lo, hi) of each node).
+    Cormode, Kulkarni & Srivastava, VLDB 2019, §4 (the tree); Hay et al., VLDB 2010, §3 (consistency).
+
+    Parameters
+    ----------
+    d : int
+        The number of ordered leaves (≥ 2).
+    branching : int, default 2
+        B, the children per internal node (≥ 2; the last node of a level may have fewer).
+
+    Raises
+    ------
+    ValueError
+        ``d`` or ``branching`` not an integer ≥ 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import range_tree
+    >>> tree = range_tree(4)
+    >>> est = ldpopt.oracles.get("grr", 2.0, tree.size).estimate(np.array([1_200, 900, 500, 400, 2_000, 900, 3_000]), 8_900)
+    >>> sol = ldpopt.Problem(est, constraints=tree.constraints()).solve()
+    >>> sol.f.round(4), bool(np.allclose(sol.f, tree.node_totals(sol.f[:4])))
+    (array([0.352 , 0.2814, 0.1951, 0.1715, 0.6334, 0.3666, 1.    ]), True)
     """
 
     def __init__(self, d: int, branching: int = 2):
@@ -67,14 +91,51 @@ class RangeTree:
 
     @property
     def leaves(self) -> np.ndarray:
+        """The leaves' node indices, 0, 1, …, d−1 (``f[:d]`` is the histogram).
+
+        Examples
+        --------
+        >>> from ldpopt.problems import range_tree
+        >>> range_tree(4).leaves
+        array([0, 1, 2, 3])
+        """
         return np.arange(self.d)
 
     @property
     def root(self) -> int:
+        """The root's node index, ``size − 1`` (its total is the whole domain's).
+
+        Examples
+        --------
+        >>> from ldpopt.problems import range_tree
+        >>> range_tree(4).root
+        6
+        """
         return self.size - 1
 
     def node_totals(self, leaf_values) -> np.ndarray:
-        """Every node's total Σ_{v ∈ [lo, hi)} leaf_values[v] (prefix sums, vectorised)."""
+        """Every node's total Σ_{v ∈ [lo, hi)} leaf_values[v] (prefix sums, vectorised).
+
+        Parameters
+        ----------
+        leaf_values : array_like (d,)
+            One value per leaf.
+
+        Returns
+        -------
+        ndarray (size,)
+
+        Raises
+        ------
+        ValueError
+            Not one value per leaf.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import range_tree
+        >>> range_tree(4).node_totals([0.1, 0.2, 0.3, 0.4])
+        array([0.1, 0.2, 0.3, 0.4, 0.3, 0.7, 1. ])
+        """
         x = np.asarray(leaf_values, dtype=np.float64)
         if x.shape != (self.d,):
             raise ValueError(f"leaf_values must have length d = {self.d}, got shape {x.shape}")
@@ -82,17 +143,67 @@ class RangeTree:
         return c[self.hi] - c[self.lo]
 
     def hierarchy(self, name: str | None = None) -> Hierarchy:
-        """The :class:`Hierarchy` constraint f[parent] = Σ f[children] of every internal node."""
+        """The :class:`Hierarchy` constraint f[parent] = Σ f[children] of every internal node.
+
+        Parameters
+        ----------
+        name : str or None, default None
+            Its name and dual's; None: ``"hierarchy"``.
+
+        Returns
+        -------
+        Hierarchy
+            Its matrix built from the parent array (a problem's d must be ``size``).
+
+        Examples
+        --------
+        >>> from ldpopt.problems import range_tree
+        >>> range_tree(4).hierarchy().groups
+        [(4, array([0, 1])), (5, array([2, 3])), (6, array([4, 5]))]
+        """
         return _TreeHierarchy(self, name)
 
     def constraints(self) -> list:
         """What a range-tree CLS needs instead of the simplex: f ≥ 0, the leaves sum to 1 (dual
         ``"leaves"``), and the tree (dual ``"hierarchy"``, one entry per internal node, in node
-        order d, d+1, …)."""
+        order d, d+1, …).
+
+        Returns
+        -------
+        list of Constraint
+            ``[NonNegative(), SubsetSum(leaves, 1.0, name="leaves"), hierarchy()]``.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import range_tree
+        >>> [c.name for c in range_tree(4).constraints()]
+        ['nonnegative', 'leaves', 'hierarchy']
+        """
         return [NonNegative(), SubsetSum(self.leaves, 1.0, name="leaves"), self.hierarchy()]
 
     def cover(self, a: int, b: int) -> np.ndarray:
-        """The minimal set of nodes whose leaf ranges partition [a, b] (inclusive), sorted."""
+        """The minimal set of nodes whose leaf ranges partition [a, b] (inclusive), sorted.
+
+        Parameters
+        ----------
+        a, b : int
+            The range's first and last leaf, 0 ≤ a ≤ b < d.
+
+        Returns
+        -------
+        ndarray of int64
+
+        Raises
+        ------
+        ValueError
+            Not 0 ≤ a ≤ b < d.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import range_tree
+        >>> range_tree(4).cover(1, 3)   # leaf 1 and the node over leaves 2, 3
+        array([1, 5])
+        """
         a = _int(a, "a", 0)
         b = _int(b, "b", 0)
         if not a <= b < self.d:
@@ -116,7 +227,29 @@ class RangeTree:
         return np.sort(np.concatenate(out)).astype(np.int64)
 
     def query_matrix(self, ranges) -> sp.csr_matrix:
-        """Q (queries × size) with Q @ f the answers of the ranges [(a, b), …] from their covers."""
+        """Q (queries × size) with Q @ f the answers of the ranges [(a, b), …] from their covers.
+
+        Parameters
+        ----------
+        ranges : sequence of (int, int)
+            Inclusive ranges [a, b].
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix (queries × size)
+
+        Raises
+        ------
+        ValueError
+            A range not 0 ≤ a ≤ b < d.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import range_tree
+        >>> range_tree(4).query_matrix([(0, 1), (1, 3)]).toarray()
+        array([[0., 0., 0., 0., 1., 0., 0.],
+               [0., 1., 0., 0., 0., 1., 0.]])
+        """
         ranges = list(ranges)
         covers = [self.cover(a, b) for a, b in ranges]  # one per query, O(B log d) each
         rows = np.repeat(np.arange(len(covers)), [c.shape[0] for c in covers])
@@ -124,7 +257,31 @@ class RangeTree:
         return sp.csr_matrix((np.ones(cols.shape[0]), (rows, cols)), shape=(len(covers), self.size))
 
     def answer(self, f, a: int, b: int) -> float:
-        """Σ f[cover(a, b)]: the range [a, b] answered from the node totals."""
+        """Σ f[cover(a, b)]: the range [a, b] answered from the node totals.
+
+        Parameters
+        ----------
+        f : array_like (size,)
+            One total per node (a solution of the range-tree problem).
+        a, b : int
+            The range's first and last leaf, inclusive.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            ``f`` not one entry per node, or a bad range.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import range_tree
+        >>> tree = range_tree(4)
+        >>> round(tree.answer(tree.node_totals([0.1, 0.2, 0.3, 0.4]), 1, 3), 6)
+        0.9
+        """
         f = np.asarray(f, dtype=np.float64)
         if f.shape != (self.size,):
             raise ValueError(f"f must have one entry per node ({self.size}), got shape {f.shape}")
@@ -198,7 +355,30 @@ class _TreeHierarchy(Hierarchy):
 
 
 def range_tree(d: int, branching: int = 2) -> RangeTree:
-    """The B-ary range tree over d ordered leaves (:class:`RangeTree`)."""
+    """The B-ary range tree over d ordered leaves (:class:`RangeTree`; Cormode et al., VLDB 2019, §4).
+
+    Parameters
+    ----------
+    d : int
+        The number of ordered leaves (≥ 2).
+    branching : int, default 2
+        B, the children per internal node (≥ 2).
+
+    Returns
+    -------
+    RangeTree
+
+    Raises
+    ------
+    ValueError
+        ``d`` or ``branching`` not an integer ≥ 2.
+
+    Examples
+    --------
+    >>> from ldpopt.problems import range_tree
+    >>> range_tree(4), range_tree(10, branching=4).size
+    (RangeTree(d=4, branching=2, size=7, levels=3), 14)
+    """
     return RangeTree(d, branching)
 
 

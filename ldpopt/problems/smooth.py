@@ -71,6 +71,40 @@ class SmoothObjective(Objective):
     measured relative to ∇J (stationarity), by the Lagrangian duality gap, and with a ‖f − f*‖∞ bound
     from ``curvature_floor`` when given (a lower bound on λ_min(∇²J) over the feasible set; default
     none, so no bound).
+
+    Parameters
+    ----------
+    value : callable
+        ``(f, estimate) -> float``: J(f).
+    gradient : callable
+        ``(f, estimate) -> (d,) array``: ∇J(f).
+    hessian : callable
+        ``(f, estimate)`` -> a (d, d) scipy sparse matrix, or a (d,) array (a diagonal Hessian).
+    cvxpy_expr : callable or None, default None
+        ``(f, estimate) -> cvxpy expression``: the same J, for the conic chain.
+    name : str, default "smooth"
+        Its name in the Solution.
+    lower, upper : float, array_like (d,) or None, default None
+        J's open domain lower < f < upper; None: unbounded on that side.
+    curvature_floor : callable or None, default None
+        ``(f, estimate) -> float``: a lower bound on λ_min(∇²J) over the feasible set.
+
+    Raises
+    ------
+    TypeError
+        ``value``, ``gradient`` or ``hessian`` not callable, or an optional one neither callable nor None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import SmoothObjective
+    >>> squares = SmoothObjective(lambda f, e: float(np.sum((f - e.f_tilde) ** 2)), lambda f, e: 2 * (f - e.f_tilde),
+    ...                           lambda f, e: np.full(e.d, 2.0), name="squares", curvature_floor=lambda f, e: 2.0)
+    >>> sol = ldpopt.Problem(est, squares).solve()   # ‖f − f̃‖²: CLS, so Norm-Sub's answer
+    >>> sol.status, bool(np.abs(sol.f - ldpopt.postprocess(est, "norm-sub")).max() < 1e-7)
+    ('optimal', True)
     """
 
     scaled = False
@@ -105,6 +139,36 @@ class SmoothObjective(Objective):
         return g
 
     def hessian(self, f, estimate):
+        """∇²J(f) from the declared ``hessian``, as a (d, d) scipy sparse array.
+
+        Parameters
+        ----------
+        f : array_like (d,)
+            The point.
+        estimate : Estimate
+            The raw estimate.
+
+        Returns
+        -------
+        scipy.sparse.csr_array (d, d)
+            A (d,) result is taken as the diagonal.
+
+        Raises
+        ------
+        ValueError
+            The declared function returned neither a (d, d) sparse matrix nor a (d,) array.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems import SmoothObjective
+        >>> squares = SmoothObjective(lambda f, e: float(np.sum((f - e.f_tilde) ** 2)), lambda f, e: 2 * (f - e.f_tilde),
+        ...                           lambda f, e: np.full(e.d, 2.0), name="squares", curvature_floor=lambda f, e: 2.0)
+        >>> squares.hessian(np.full(4, 0.25), est).toarray().diagonal()
+        array([2., 2., 2., 2.])
+        """
         H = self._hessian(np.asarray(f, float), estimate)
         if isinstance(H, np.ndarray) and H.shape == (estimate.d,):
             return sp.diags(H).tocsr()
@@ -114,9 +178,55 @@ class SmoothObjective(Objective):
         return sp.csr_array(H)
 
     def curvature_floor(self, f, estimate) -> float:
+        """The declared lower bound on λ_min(∇²J) (clipped at 0), 0.0 when none was declared.
+
+        Parameters
+        ----------
+        f : array_like (d,)
+            The point.
+        estimate : Estimate
+            The raw estimate.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems import SmoothObjective
+        >>> squares = SmoothObjective(lambda f, e: float(np.sum((f - e.f_tilde) ** 2)), lambda f, e: 2 * (f - e.f_tilde),
+        ...                           lambda f, e: np.full(e.d, 2.0), name="squares", curvature_floor=lambda f, e: 2.0)
+        >>> squares.curvature_floor(np.full(4, 0.25), est)
+        2.0
+        """
         return 0.0 if self._floor is None else max(float(self._floor(np.asarray(f, float), estimate)), 0.0)
 
     def domain(self, estimate):
+        """J's domain (lower, upper) per value, ±inf where no bound was declared.
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate (its d).
+
+        Returns
+        -------
+        (ndarray (d,), ndarray (d,))
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems import SmoothObjective
+        >>> entropy = SmoothObjective(lambda f, e: float(np.sum(f * np.log(f))), lambda f, e: np.log(f) + 1,
+        ...                           lambda f, e: 1 / f, lower=0.0)
+        >>> entropy.domain(est)
+        (array([0., 0., 0., 0.]), array([inf, inf, inf, inf]))
+        """
         d = estimate.d
         lo = np.full(d, -np.inf) if self.lower is None else np.broadcast_to(np.asarray(self.lower, float), (d,))
         hi = np.full(d, np.inf) if self.upper is None else np.broadcast_to(np.asarray(self.upper, float), (d,))

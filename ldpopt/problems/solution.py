@@ -42,7 +42,9 @@ _MESSAGES = {
 class Solution:
     """Result of :meth:`Problem.solve`, read like scipy's ``OptimizeResult``.
 
-    Attributes
+    Made by :meth:`Problem.solve` (and :meth:`failed`); each parameter is an attribute of the same name.
+
+    Parameters
     ----------
     f : ndarray (d,), float64
         The solver's frequency vector, as returned (not clipped or renormalised: it satisfies the
@@ -88,12 +90,24 @@ class Solution:
         cvxpy's compilation (canonicalisation) time, the solver's own reported time (wall clock of
         the solver call when it reports none), and the whole ``solve`` call, in seconds.
     message : str
+        What happened, in words (the status's meaning, the check that failed, the route taken).
     objective : str
         The objective's name.
     infeasibility : Infeasibility or None
         For ``"infeasible"``: the Farkas certificate and the conflicting constraints
         (:class:`~ldpopt.problems.feasibility.Infeasibility`), from ldpopt's exact pre-check or from
         the solver's certificate; None otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, constraints=[ldpopt.problems.Simplex(), ldpopt.problems.SubsetSum([0, 1], 0.7)]).solve()
+    >>> sol.status, sol.solver, sol.f.round(4)
+    ('optimal', 'LDPOPT-STRUCTURED', array([0.6162, 0.0838, 0.2498, 0.0502]))
+    >>> sorted(sol.duals), sol.checks.passed
+    (['nonnegative', 'subset_sum', 'sum'], True)
     """
 
     f: np.ndarray
@@ -116,13 +130,54 @@ class Solution:
     def not_unique(self) -> str:
         """Empty when f is the unique optimum (or nothing was certified); else the set of optima in
         words — ``"optimal"`` then certifies the objective value and that f is *one* optimum (Huber's
-        linear part, ``l1``, a value with no reports in a likelihood): ``checks.not_unique``."""
+        linear part, ``l1``, a value with no reports in a likelihood): ``checks.not_unique``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> ldpopt.Problem(est, "cls").solve().not_unique
+        ''
+        >>> ldpopt.Problem(est, "l1").solve().not_unique.startswith("the optimum need not be unique")
+        True
+        """
         return self.checks.not_unique if self.checks is not None and self.success else ""
 
     @classmethod
     def failed(cls, d: int, status: str, solver: str, objective: str, message: str, value: float = np.nan,
                **kw) -> Solution:
-        """No point: f is NaN, ``success`` False, ``optimal_value`` NaN (inf for ``"infeasible"``)."""
+        """A Solution without a point: f is NaN, ``success`` False, ``optimal_value`` ``value``.
+
+        Parameters
+        ----------
+        d : int
+            The domain size (length of the NaN f).
+        status : str
+            The status (``"infeasible"``, ``"solver_error"``, ...).
+        solver : str
+            The solver (or route) that failed.
+        objective : str
+            The objective's name.
+        message : str
+            What happened, in words.
+        value : float, default NaN
+            The ``optimal_value`` (the callers give inf for ``"infeasible"``).
+        **kw
+            Further fields of :class:`Solution` (``attempts``, ``infeasibility``, ...).
+
+        Returns
+        -------
+        Solution
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.problems import Solution
+        >>> sol = Solution.failed(3, "infeasible", "CLARABEL", "cls", "no point", value=np.inf)
+        >>> sol.success, sol.f, sol.optimal_value
+        (False, array([nan, nan, nan]), inf)
+        """
         return cls(np.full(d, np.nan), status, False, value, solver=solver, objective=objective,
                    message=message, **kw)
 

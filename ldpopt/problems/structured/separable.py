@@ -36,7 +36,20 @@ __all__ = ["NotApplicable", "Separable", "separable_for"]
 
 
 class NotApplicable(ValueError):
-    """The structured solver / certificate does not cover this objective or constraint set."""
+    """The structured solver / certificate does not cover this objective or constraint set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import NotApplicable, solve_structured
+    >>> try:
+    ...     solve_structured(est, "l1")
+    ... except NotApplicable as exc:
+    ...     print(str(exc)[:58])
+    objective 'l1' is not a smooth separable objective (the st
+    """
 
 
 class Separable:

@@ -32,7 +32,44 @@ class StructuredResult:
     ``status`` is ``"optimal"`` only when the certificate (computed here, from f and the duals) shows
     f feasible to ``feas_tol`` and the relative KKT residual ≤ ``kkt_tol``; otherwise
     ``"inaccurate"`` with ``message`` saying which check failed. ``kkt_tol`` also bounds the relative
-    duality gap (or the gap is within 4× its rounding floor)."""
+    duality gap (or the gap is within 4× its rounding floor).
+
+    Made by :func:`solve_structured`; each parameter is an attribute of the same name.
+
+    Parameters
+    ----------
+    f : ndarray (d,)
+        The solution.
+    status : str
+        ``"optimal"`` or ``"inaccurate"``.
+    success : bool
+        ``status == "optimal"``.
+    optimal_value : float
+        J(f).
+    duals : dict
+        The multipliers, named and signed as ``Solution.duals``.
+    kkt_residual : float
+        max(primal violation, stationarity correction, dual violation·max 1/h'') / total.
+    certificate : Certificate
+        The certificate of (f, duals).
+    iterations : dict, default {}
+        Iteration counts and the fast path taken.
+    wall_time, cpu_time : float, default 0.0
+        Seconds.
+    solver : str, default "LDPOPT-STRUCTURED"
+    message : str, default ""
+        Which check failed, when one did.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import solve_structured
+    >>> res = solve_structured(est, "cls")
+    >>> res.status, res.f.round(4), sorted(res.duals)
+    ('optimal', array([0.7662, 0.2338, 0.    , 0.    ]), ['nonnegative', 'sum'])
+    """
 
     f: np.ndarray
     status: str
@@ -69,6 +106,44 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     the plain simplex go block by block (:mod:`.blocks`; ``iterations["blocks"]`` says so); any fast
     path whose certificate does not pass hands over to the general dual method. Anything else raises
     :class:`~.separable.NotApplicable`; infeasible bound/sum data raise ``ValueError``.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The raw estimate.
+    objective : str or Objective, default "cls"
+        A covered objective (above).
+    constraints : list or None, default None
+        Covered constraints (above); None: the simplex.
+    mean, variance : array_like or None, default None
+        For ``objective="posterior"``.
+    max_iter : int, default 50
+        Newton iterations of the dual method (at least 100 for a tree).
+    kkt_tol : float, default 1e-12
+        The relative KKT residual and gap below which the answer is ``"optimal"``.
+    feas_tol : float or None, default None
+        The primal tolerance (frequency units); None: the certificate's default.
+
+    Returns
+    -------
+    StructuredResult
+
+    Raises
+    ------
+    NotApplicable
+        An objective or constraint set it does not cover.
+    ValueError
+        Infeasible bound or sum data, or an objective that does not apply to the estimate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import SubsetSum, Simplex, solve_structured
+    >>> res = solve_structured(est, "weighted-mle", [Simplex(), SubsetSum([0, 1], 0.7)])
+    >>> res.status, res.f.round(4)
+    ('optimal', array([0.5732, 0.1268, 0.2777, 0.0223]))
     """
     t0, c0 = time.perf_counter(), time.process_time()
     obj = objective if isinstance(objective, Objective) else make_objective(objective, mean=mean, variance=variance)

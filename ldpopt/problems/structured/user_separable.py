@@ -111,6 +111,37 @@ class SeparableObjective(Objective):
     arrays; each h_v convex, d2h > 0 where the solver may evaluate it). ``curvature(l, u, estimate)``
     (optional): a lower bound on h_v'' over [l_v, u_v], for the certificate's distance bound.
     ``cvxpy_expr(f, estimate)`` (optional): the same J as a cvxpy expression, for the cvxpy route.
+
+    Parameters
+    ----------
+    h, dh, d2h : callable
+        ``(f, estimate) -> (d,) array``: h_v(f_v), h_v'(f_v), h_v''(f_v).
+    name : str, default "separable"
+        Its name in the Solution.
+    curvature : callable or None, default None
+        ``(l, u, estimate) -> (d,) array``: a lower bound on h_v'' over [l_v, u_v].
+    cvxpy_expr : callable or None, default None
+        ``(f, estimate) -> cvxpy expression``: the same J (without it only the structured solver
+        solves it; :meth:`build` raises ``ValueError``).
+
+    Raises
+    ------
+    TypeError
+        ``h``, ``dh`` or ``d2h`` not callable.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import SeparableObjective
+    >>> squares = SeparableObjective(lambda f, e: (f - e.f_tilde) ** 2, lambda f, e: 2 * (f - e.f_tilde),
+    ...                              lambda f, e: np.full(e.d, 2.0), name="squares",
+    ...                              cvxpy_expr=lambda f, e: cp.sum_squares(f - e.f_tilde))
+    >>> sol = ldpopt.Problem(est, squares).solve()   # Σ (f − f̃)²: CLS, so Norm-Sub's answer
+    >>> sol.solver, sol.status, bool(np.abs(sol.f - ldpopt.postprocess(est, "norm-sub")).max() < 1e-9)
+    ('LDPOPT-STRUCTURED', 'optimal', True)
     """
 
     default_solver = "CLARABEL"
@@ -131,7 +162,32 @@ class SeparableObjective(Objective):
         return BuiltObjective(self.cvxpy_expr(f, estimate))
 
     def per_value(self, estimate) -> Separable:
-        """The per-value form the structured solver and the certificate evaluate."""
+        """The per-value form the structured solver and the certificate evaluate.
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate (passed to h, dh, d2h).
+
+        Returns
+        -------
+        Separable
+            h_v and its derivatives (:mod:`.separable`).
+
+        Examples
+        --------
+        >>> import cvxpy as cp
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems import SeparableObjective
+        >>> squares = SeparableObjective(lambda f, e: (f - e.f_tilde) ** 2, lambda f, e: 2 * (f - e.f_tilde),
+        ...                              lambda f, e: np.full(e.d, 2.0), name="squares",
+        ...                              cvxpy_expr=lambda f, e: cp.sum_squares(f - e.f_tilde))
+        >>> sep = squares.per_value(est)
+        >>> type(sep).__name__
+        'UserSep'
+        """
         return UserSep(self, estimate)
 
     def value(self, f, estimate):
