@@ -190,6 +190,25 @@ def oue_empirical(lib: str, eps: float, d: int = 8, m: int = 100_000, seed: int 
             "empirical_ldp_ok": bool(r <= math.exp(eps) * math.exp(5 * se_log))}
 
 
+# -- pure-ldp's LH server loop on given reports -------------------------------------------------
+
+def lh_aggregate(eps: float, d: int, reports_path: str) -> dict:
+    """pure-ldp's ``LHServer(use_olh=True).aggregate`` called once per report ``(y, seed)`` (rows of
+    the (m, 2) array in ``reports_path``), as its README streams reports: the support counts it
+    accumulates (``aggregated_data``) and the CPU / wall seconds of the loop."""
+    import numpy as np
+    from pure_ldp.frequency_oracles import local_hashing as lh
+
+    pairs = np.load(reports_path).tolist()  # Python ints, what a per-report loop consumes
+    server = lh.LHServer(eps, d, use_olh=True, index_mapper=lambda x: x)
+    c0, t0 = time.process_time(), time.perf_counter()
+    for y, seed in pairs:
+        server.aggregate((y, seed))
+    cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+    return {"counts": [int(c) for c in server.aggregated_data], "cpu_seconds": cpu, "seconds": wall,
+            "n": len(pairs), "g": server.g, "maxrss_mb": _maxrss_mb()}
+
+
 # -- driver -------------------------------------------------------------------------------------
 
 def main(argv: list[str]) -> int:
@@ -198,6 +217,9 @@ def main(argv: list[str]) -> int:
     cfg = json.loads(argv[1])
     if cfg.get("task") == "privacy":
         print(json.dumps([oue_privacy_ratio(lib, cfg["epsilon"], cfg["d"]) for lib in SUPPORTED]))
+        return 0
+    if cfg.get("task") == "lh_aggregate":
+        print(json.dumps(lh_aggregate(float(cfg["epsilon"]), int(cfg["d"]), cfg["reports"])))
         return 0
     lib, oracle, eps, d, seed = cfg["lib"], cfg["oracle"], float(cfg["epsilon"]), int(cfg["d"]), cfg["seed"]
     if oracle not in SUPPORTED[lib]:

@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 #: discovery: heavy-hitter discovery over strings against the peer.
 SECTIONS: dict[str, tuple[str, ...]] = {
     "collect": ("oracles", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "identity", "schedulers",
-                "kernels", "kernels_dask", "sketches"),
+                "kernels", "kernels_dask", "sketches", "billion"),
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "uncertainty_grid", "choose_candidates",
                  "ci_all"),
     "solve": ("solvers", "policy", "likelihood", "feasibility", "exact_feasibility", "structured", "structured_blocks",
