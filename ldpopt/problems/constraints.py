@@ -417,6 +417,24 @@ class Constraint:
         """
         return
 
+    def simplex_parts(self):
+        """Its parts when it is made only of f ≥ 0 and Σ f = total, stated without building an array
+        (the structured solver's fast path for the simplex family), or None.
+
+        Returns
+        -------
+        list of tuple or None
+            ``("nonnegative", j)`` and ``("sum", j, total)`` items, ``j`` the index of the cvxpy
+            constraint each is; None for any other constraint.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import Box, Simplex, SumTo
+        >>> Simplex().simplex_parts(), SumTo(0.5).simplex_parts(), Box(upper=0.3).simplex_parts()
+        ([('nonnegative', 0), ('sum', 1, 1.0)], [('sum', 0, 0.5)], None)
+        """
+        return
+
     def compile_into(self, rows, keys: list[str], d: int) -> None:
         """State its bounds and rows on ``rows`` (:class:`~.structured.structure.StructureRows`;
         ``keys``: its dual names); the default: not covered by the structured solver.
@@ -565,6 +583,9 @@ class Simplex(Constraint):
     def linear_pieces(self, d, max_rows):
         return [("bound", "lower", 0.0, None, 0), ("row", _ones_row(d), 1.0, False, 1)], True
 
+    def simplex_parts(self):
+        return [("nonnegative", 0), ("sum", 1, 1.0)]
+
     def compile_into(self, rows, keys, d):
         rows.lower(keys[0], np.zeros(d))
         rows.set_total(1.0, keys[1])
@@ -625,6 +646,9 @@ class NonNegative(Constraint):
 
     def linear_pieces(self, d, max_rows):
         return [("bound", "lower", 0.0, None, 0)], True
+
+    def simplex_parts(self):
+        return [("nonnegative", 0)]
 
     def compile_into(self, rows, keys, d):
         rows.lower(keys[0], np.zeros(d))
@@ -693,6 +717,9 @@ class SumTo(Constraint):
 
     def linear_pieces(self, d, max_rows):
         return [("row", _ones_row(d), self.total, False, 0)], True
+
+    def simplex_parts(self):
+        return [("sum", 0, self.total)]
 
     def compile_into(self, rows, keys, d):
         rows.set_total(self.total, keys[0])

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..constraints import Constraint, NonNegative, Simplex, SumTo, as_constraint
+from ..constraints import Constraint, NonNegative, SumTo, as_constraint
 from .separable import NotApplicable
 from .tree import Tree, tree_of, tree_upper
 
@@ -312,14 +312,14 @@ def plain_simplex_structure(constraints, names, d: int) -> Structure | None:
     total − Σ_{w≠v} l_w = total, every upper bound implied; ``tests/test_structured_fast.py``), as
     read-only broadcast views: no full-length array is written for constant bounds (at d = 42,178
     the general pass was ~10 % of a simplex solve, mostly fresh memory for constant vectors)."""
-    kinds = [type(c) for c in constraints]
-    if kinds == [Simplex]:
-        nn, sum_name, total = names[0][0], names[0][1], 1.0
-    elif sorted(k.__name__ for k in kinds) == ["NonNegative", "SumTo"]:
-        i = kinds.index(NonNegative)
-        nn, sum_name, total = names[i][0], names[1 - i][0], constraints[1 - i].total
-    else:
+    parts = [c.simplex_parts() for c in constraints]  # each item states them (Constraint.simplex_parts)
+    if any(p is None for p in parts):
         return None
+    nonneg = [names[i][p[1]] for i, ps in enumerate(parts) for p in ps if p[0] == "nonnegative"]
+    sums = [(names[i][p[1]], float(p[2])) for i, ps in enumerate(parts) for p in ps if p[0] == "sum"]
+    if len(nonneg) != 1 or len(sums) != 1:
+        return None
+    nn, (sum_name, total) = nonneg[0], sums[0]
     if not total > 0:
         return None  # the general pass decides (a fixed point at 0, or infeasible)
     zero = np.broadcast_to(0.0, (d,))
