@@ -80,6 +80,7 @@ def _relink(app, relative_path, parent_docname, content):
 
 
 _MD_LINK = re.compile(r"\]\(([^)\s#:]+)(#[^)\s]*)?\)")
+_NOTEBOOK_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s#:]*\.ipynb)\)")
 
 
 def _relink_page(app, docname, source):
@@ -94,12 +95,16 @@ def _relink_page(app, docname, source):
         if target.parent == ROOT and target.name in ROOT_PAGES:
             page = (Path(app.srcdir) / ROOT_PAGES[target.name])
             return "](" + os.path.relpath(page, here) + (m.group(2) or "") + ")"
-        if target.parent == ROOT / "notebooks" and target.suffix == ".ipynb":  # the gallery's copy
-            page = Path(app.srcdir) / "notebooks" / target.name
-            return "](" + os.path.relpath(page, here) + (m.group(2) or "") + ")"
         return m.group(0)
 
-    source[0] = _MD_LINK.sub(swap, source[0])
+    def notebook(m):  # the gallery's page of it, named as a document (a path would follow docs/notebooks'
+        # link out of the source folder)
+        target = (here / m.group(2)).resolve()
+        if target.parent == ROOT / "notebooks" and target.suffix == ".ipynb" and "`" not in m.group(1):
+            return "{doc}`" + m.group(1) + " </notebooks/" + target.stem + ">`"
+        return m.group(0)
+
+    source[0] = _MD_LINK.sub(swap, _NOTEBOOK_LINK.sub(notebook, source[0]))
 
 
 #: ``|x|`` outside backticks: the docstrings' notation for an absolute value or a set's size, never
