@@ -130,3 +130,12 @@ def test_variance_line_is_the_exact_variance(name, method):
         np.testing.assert_allclose(a + b * f, query_variance(est, method, f), rtol=1e-10)
         a, b = variance_line(est, method, U)
         np.testing.assert_allclose(a + b * (U @ f), query_variance(est, method, f, U), rtol=1e-9, atol=1e-15)
+
+
+@pytest.mark.parametrize("level", [0.0, 1.0, 2.0, -0.5, float("nan")])
+def test_analytic_refuses_a_level_outside_0_1(level):
+    """A level outside (0, 1) is an error naming it, never NaN bounds (intervals and bootstrap refuse
+    it the same way)."""
+    est = oracles.get("oue", 1.0, 6).simulate(np.array([400, 250, 150, 100, 60, 40]) * 10, rng=0)
+    with pytest.raises(ValueError, match="level must lie strictly between 0 and 1"):
+        analytic(est, "norm", level=level)

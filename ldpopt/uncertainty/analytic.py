@@ -172,7 +172,8 @@ def analytic(estimate: Estimate, method: str, level: float = 0.95, queries=None,
     Raises
     ------
     ValueError
-        If ``method`` is not Base or Norm, or the queries are malformed.
+        If ``method`` is not Base or Norm, ``level`` is not strictly between 0 and 1, or the queries
+        are malformed.
 
     Examples
     --------
@@ -185,6 +186,8 @@ def analytic(estimate: Estimate, method: str, level: float = 0.95, queries=None,
     """
     if method not in ANALYTIC_METHODS:
         raise ValueError(f"method must be one of {ANALYTIC_METHODS} for the analytic intervals, got {method!r}")
+    if not 0.0 < float(level) < 1.0:  # a level outside (0, 1) would give NaN bounds, never an error
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
     f_tilde = np.asarray(estimate.f_tilde, dtype=np.float64)
     point = f_tilde if method == "base" else f_tilde + (1.0 - f_tilde.sum()) / estimate.d
     U = None
