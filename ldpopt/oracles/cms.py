@@ -655,7 +655,6 @@ class CMS(SketchOracle):
         >>> import numpy as np
         >>> from ldpopt.oracles.cms import CMS
         >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
-        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
         >>> S, N = sketch.sample_sketch([40, 30, 10, 10, 5, 3, 2, 0], rng=0)
         >>> S.shape, int(N.sum())
         ((4, 16), 100)

@@ -120,7 +120,7 @@ class Infeasibility:
                 "margin": self.margin, "source": self.source}
 
 
-def _system(problem, stated=None):
+def _system(problem):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names, complete): the
     built-in linear constraints of ``problem`` (owners index ``names``, -1 where no bound);
     ``complete``: no constraint was left out (too large, or a user's non-affine row)."""
@@ -149,13 +149,12 @@ def _system(problem, stated=None):
         ineq.extend([le] * M.shape[0])
         own.extend([i] * M.shape[0])
 
-    if stated is None:
-        stated = [c.linear_pieces(d, MAX_LP) for c in problem.constraints]
-    for c, given in zip(problem.constraints, stated):
+    for c in problem.constraints:
         i0 = key.get((id(c), 0))
         if i0 is None:
             continue
-        if given is not None:  # the item states its bounds and rows (Constraint.linear_pieces)
+        given = c.linear_pieces(d, MAX_LP)  # the item states its bounds and rows
+        if given is not None:
             pieces, whole = given
             complete = complete and whole
             for piece in pieces:
@@ -257,20 +256,16 @@ def find_infeasibility(problem) -> Infeasibility | None:
     return decide(problem).certificate
 
 
-def _one_total_feasible(stated) -> bool:
-    """Whether the stated pieces are only f ≥ 0 and rows Σ f = t with one common t (≥ 0 where f ≥ 0
-    is stated): the default family (simplex, sum, non-negativity), feasible in closed form."""
-    if not stated or any(st is None or not st[1] for st in stated):
+def _one_total_feasible(constraints) -> bool:
+    """Whether ``constraints`` are only f ≥ 0 and Σ f = t with one common t (≥ 0 where f ≥ 0 is
+    stated), as each states it (:meth:`Constraint.simplex_parts`, the structured solver's fast path
+    asks the same): the default family, feasible in closed form without building a row."""
+    parts = [c.simplex_parts() for c in constraints]
+    if not parts or any(p is None for p in parts):
         return False
-    pieces = [p for st in stated for p in st[0]]
-    nonneg, totals = False, set()
-    for p in pieces:
-        if p[0] == "bound" and p[1] == "lower" and p[3] is None and np.ndim(p[2]) == 0 and float(p[2]) == 0.0:
-            nonneg = True
-        elif p[0] == "row" and not p[3] and p[1].shape[0] == 1 and p[1].nnz == p[1].shape[1] and np.all(p[1].data == 1.0):
-            totals.add(float(np.asarray(p[2]).reshape(-1)[0]))
-        else:
-            return False
+    flat = [q for p in parts for q in p]
+    totals = {float(q[2]) for q in flat if q[0] == "sum"}
+    nonneg = any(q[0] == "nonnegative" for q in flat)
     return len(totals) <= 1 and (not nonneg or all(t >= 0 for t in totals))
 
 
@@ -278,11 +273,9 @@ def decide(problem) -> Decision:
     """Decide the built-in linear constraints of ``problem`` (and a user callable's affine rows)
     exactly: the steps of the module docstring (each call decides afresh: a user's rows may read
     Parameters)."""
-    d = problem.estimate.d
-    stated = [c.linear_pieces(d, MAX_LP) for c in problem.constraints]
-    if _one_total_feasible(stated):
+    if _one_total_feasible(problem.constraints):
         return Decision(True, how="closed form", complete=True)
-    lo, up, lo_own, up_own, A, b, ineq, own, names, complete = _system(problem, stated)
+    lo, up, lo_own, up_own, A, b, ineq, own, names, complete = _system(problem)
     clash = np.flatnonzero(lo > up)  # exact: two bounds on one value disagree
     if clash.size:
         i = clash[0]
