@@ -1,5 +1,5 @@
 """The exact feasibility decision of the built-in linear constraints
-(``ldpopt.problems.feasibility.decide``): verdict, the step that decided it and CPU seconds at
+(``ldpopt.problems.constraints.feasibility.decide``): verdict, the step that decided it and CPU seconds at
 d = 42,178 on conflicts and near-conflicts at margins 10⁻³ … 10⁻¹⁵ on both sides, and a random grid
 of mixed built-in constraints (d = 2–10) against an independent exact reference (Fourier–Motzkin in
 rational arithmetic, ``tests/_lp_reference.py``).
@@ -67,7 +67,7 @@ def run(quick: bool = False, **opts) -> dict:
 
     from ldpopt import oracles
     from ldpopt.problems import Problem
-    from ldpopt.problems.feasibility import decide
+    from ldpopt.problems.constraints.feasibility import decide
 
     warnings.simplefilter("ignore")
     rows = []

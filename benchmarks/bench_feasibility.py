@@ -1,4 +1,4 @@
-"""The infeasibility pre-check (``ldpopt.problems.feasibility``): ``Problem.solve`` on conflicting
+"""The infeasibility pre-check (``ldpopt.problems.constraints.feasibility``): ``Problem.solve`` on conflicting
 built-in constraints at d = 42,178 and 10⁶ (status, conflicting constraints, CPU seconds), and what
 the pre-check adds to a feasible solve (the pre-check alone and the whole solve, side by side in
 one process; CPU seconds, ``time.process_time``, best of 3).
@@ -34,7 +34,7 @@ def run(quick: bool = False, **opts) -> dict:
     args = H.options(parser(), "bench_feasibility.py", quick, opts)
     from ldpopt import oracles
     from ldpopt.problems import Box, PartitionTotals, Problem, Simplex, SubsetSum
-    from ldpopt.problems.feasibility import find_infeasibility
+    from ldpopt.problems.constraints.feasibility import find_infeasibility
 
     warnings.simplefilter("ignore")
     rows = []

@@ -119,7 +119,7 @@ def _estimate(name: str, d: int, seed: int):
 
 def _cpu_check(est, objective, f, duals):
     from ldpopt.problems import Problem
-    from ldpopt.problems.checks import check_solution
+    from ldpopt.problems.check.verdict import check_solution
 
     return check_solution(Problem(est, objective), f, {k: np.asarray(v) if np.ndim(v) else float(v)
                                                       for k, v in duals.items()})
@@ -127,7 +127,7 @@ def _cpu_check(est, objective, f, duals):
 
 def closed_forms(d: int) -> list[dict]:
     """ldpopt.kernels.xp / xp_cut / xp_mle / xp_check (array-namespace code, here on numpy) against
-    ldpopt.methods (and ldpopt.problems.checks.check_solution) at dimension d: CPU time of each and
+    ldpopt.methods (and ldpopt.problems.check.verdict.check_solution) at dimension d: CPU time of each and
     the largest absolute difference (for the checks: of the error bound, and whether the verdicts
     agree). Estimates: OLH (ε = 1; the binomial EM) and GRR (ε = 1; the multinomial MLE), n = 10·d
     from a Dirichlet(0.5) distribution. The CuPy rows are not measured (no GPU)."""

@@ -6,7 +6,7 @@ counts, n = max(10⁶, 10·d), fast-path estimate; d ∈ {10³, 10⁴, 42,178, 1
 on Zipf data; SQP only: the point of the route is that it takes any cvxpy constraint).
 
 Routes, each ``Problem(...).solve(solver=…)`` as a user runs it, in a fresh process under a timeout:
-``SQP`` (:mod:`ldpopt.problems.sqp`, the default from d = 300), ``SCS`` at the tightened options
+``SQP`` (:mod:`ldpopt.problems.solvers.sqp`, the default from d = 300), ``SCS`` at the tightened options
 of the policy's fallback (``policy.SCS_TIGHT``; at its defaults SCS fails ldpopt's check at any d),
 ``CLARABEL`` at d = 10³ only (it fails these problems from d ≈ 500–1,000, ``policy.SQP_MIN_D``).
 
@@ -98,8 +98,8 @@ def _instance(cfg):
 
 def measure_inproc(cfg: dict) -> dict:
     from ldpopt.problems import Problem, Simplex
-    from ldpopt.problems.likelihood_terms import terms_for
-    from ldpopt.problems.policy import SCS_TIGHT
+    from ldpopt.problems.objectives.likelihood_terms import terms_for
+    from ldpopt.problems.solvers.policy import SCS_TIGHT
 
     est = _instance(cfg)
     cons = [Simplex(), _monotone10] if cfg["cset"] == "simplex+monotone10" else None

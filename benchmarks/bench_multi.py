@@ -35,8 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import _harness as H  # noqa: E402
 from benchmarks._harness import best_cpu  # noqa: E402
 from ldpopt import multi  # noqa: E402
-from ldpopt.problems.structured import solve_structured  # noqa: E402
-
+from ldpopt.problems.solvers.structured import solve_structured  # noqa: E402
 
 # Clarabel's own tolerances on the exponential cones stop ~1e-4 from the optimum, which ldpopt's check
 # rejects ("inaccurate"); at these it is certified optimal (measured at k = 10: 4.7e-10 from ldpopt's)

@@ -55,9 +55,9 @@ import numpy as np
 from ldpopt import datasets
 from ldpopt.oracles.unary import OUE
 from ldpopt.problems import Problem
-from ldpopt.problems.constraints import Simplex, SubsetSum
-from ldpopt.problems.order import Monotone
-from ldpopt.problems.policy import SCS_TIGHT
+from ldpopt.problems.constraints.base import Simplex, SubsetSum
+from ldpopt.problems.constraints.order import Monotone
+from ldpopt.problems.solvers.policy import SCS_TIGHT
 
 OUT = Path(__file__).resolve().parent / "results" / "own_variant.json"
 TODAY = OUT.with_name("own_variant_today.json")

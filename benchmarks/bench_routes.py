@@ -47,7 +47,7 @@ def aol_problem(kind: str, sense: str = "<=", d: int | None = None):
     from ldpopt import datasets
     from ldpopt.oracles.unary import OUE
     from ldpopt.problems import Problem
-    from ldpopt.problems.constraints import Simplex, SubsetSum
+    from ldpopt.problems.constraints.base import Simplex, SubsetSum
 
     ds = datasets.load("aol")
     d = ds.d if d is None else int(d)
@@ -118,7 +118,7 @@ def nonsmooth_rows() -> list[dict]:
     from ldpopt import datasets
     from ldpopt.oracles.unary import OUE
     from ldpopt.problems import Problem
-    from ldpopt.problems.constraints import Simplex
+    from ldpopt.problems.constraints.base import Simplex
 
     ds = datasets.load("retail")
     rows = []

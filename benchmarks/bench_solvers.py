@@ -81,7 +81,7 @@ def measure_inproc(cfg: dict) -> dict:
     import ldpopt
     from ldpopt import verify
     from ldpopt.problems import Problem
-    from ldpopt.problems.objectives import make_objective
+    from ldpopt.problems.objectives.builtins import make_objective
 
     counts = np.load(cfg["counts"]) if "counts" in cfg else H.zipf_counts(cfg["d"], cfg["n"])
     est = ldpopt.oracles.get("oue", epsilon=EPS, d=cfg["d"]).simulate(counts, cfg["seed"], exact=False)

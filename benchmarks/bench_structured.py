@@ -29,9 +29,8 @@ from benchmarks import _harness as H  # noqa: E402
 from benchmarks._harness import best_cpu, zipf_counts  # noqa: E402
 from ldpopt import Estimate  # noqa: E402
 from ldpopt.problems import Monotone, Problem, Simplex, SubsetSum  # noqa: E402
-from ldpopt.problems.certificate import certificate  # noqa: E402
-from ldpopt.problems.structured import solve_structured  # noqa: E402
-
+from ldpopt.problems.check.certificate import certificate  # noqa: E402
+from ldpopt.problems.solvers.structured import solve_structured  # noqa: E402
 
 
 def oue_estimate(d, n, eps=1.0, seed=1):
@@ -100,7 +99,7 @@ def certificate_timing(d, rows, n):
 
 
 def monotone(rows, quick, save):
-    """Monotone (natural order, nonincreasing) + simplex: the generalised PAV of structured/chain.py
+    """Monotone (natural order, nonincreasing) + simplex: the generalised PAV of solvers/structured/chain.py
     against the fastest cvxpy solver. Both PIQP and Clarabel at d ≤ 42,178 (cls); above, the faster
     one only (and Clarabel for the weighted MLE — PIQP takes QPs only — up to 10⁵: its 10⁶ solve
     would take minutes on this shared machine). The likelihoods at 10⁶: structured only."""

@@ -16,22 +16,18 @@ weighted MLE's cones more: left out to keep the run short). Results: results/str
 
 from __future__ import annotations
 
+import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-import sys
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import _harness as H  # noqa: E402
 from benchmarks._harness import best_cpu  # noqa: E402
 from ldpopt.problems import PartitionTotals, Problem, Simplex, SubsetSum  # noqa: E402
-from ldpopt.problems.structured import solve_structured
-from ldpopt.problems.structured import solver as solver_mod
-
-
-
+from ldpopt.problems.solvers.structured import solve_structured
+from ldpopt.problems.solvers.structured import solver as solver_mod
 
 
 def _general(est, obj, cons):

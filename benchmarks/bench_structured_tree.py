@@ -1,4 +1,4 @@
-"""Range trees: the structured solver's tree pass (structured/tree.py) vs PIQP and Clarabel.
+"""Range trees: the structured solver's tree pass (solvers/structured/tree.py) vs PIQP and Clarabel.
 
     python benchmarks/bench_structured_tree.py          # d = 10³, 10⁴, 42,178, 10⁵; B = 2, 4
     python benchmarks/bench_structured_tree.py --quick  # d = 300, B = 2 (seconds)
@@ -28,8 +28,7 @@ from benchmarks import _harness as H  # noqa: E402
 from benchmarks._harness import best_cpu, zipf_counts  # noqa: E402
 from ldpopt import Estimate  # noqa: E402
 from ldpopt.problems import Problem, range_tree  # noqa: E402
-from ldpopt.problems.structured import solve_structured  # noqa: E402
-
+from ldpopt.problems.solvers.structured import solve_structured  # noqa: E402
 
 
 def tree_estimate(d, B, n=10**6, eps=1.0, seed=1):

@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import _harness as H  # noqa: E402
 from benchmarks.bench_structured import grr_estimate, oue_estimate, subsets  # noqa: E402
 from ldpopt.problems import Problem, Simplex  # noqa: E402
-from ldpopt.problems.certificate import certificate  # noqa: E402
+from ldpopt.problems.check.certificate import certificate  # noqa: E402
 from ldpopt.problems.problem import STRUCTURED  # noqa: E402
-from ldpopt.problems.structured import solve_structured  # noqa: E402
+from ldpopt.problems.solvers.structured import solve_structured  # noqa: E402
 
 SOLVERS = {"cls": ("PIQP", "CLARABEL"), "weighted-mle": ("CLARABEL",), "binomial": ("SQP",),
            "multinomial": ("SQP",)}  # the likelihoods: the route policy.py takes (Clarabel/SCS fail or take 10-30 s)

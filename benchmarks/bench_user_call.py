@@ -79,7 +79,7 @@ def run(quick: bool = False, **opts) -> dict:
         del block
     import ldpopt
     from ldpopt.problems import Problem, Simplex
-    from ldpopt.problems.structured import solve_structured
+    from ldpopt.problems.solvers.structured import solve_structured
 
     d, n = args.d, 10**7 if args.d >= 10**6 else 10**6
     oue, true = oue_estimate(d, n)

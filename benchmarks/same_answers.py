@@ -15,10 +15,20 @@ import warnings
 import numpy as np
 
 from ldpopt.estimate import Estimate
-from ldpopt.problems import (Box, Fixed, Monotone, NonNegative, PartitionTotals, Problem, Simplex, SubsetSum, SumTo,
-                             range_tree)
-from ldpopt.problems.certificate import certificate
-from ldpopt.problems.structured import solve_structured
+from ldpopt.problems import (
+    Box,
+    Fixed,
+    Monotone,
+    NonNegative,
+    PartitionTotals,
+    Problem,
+    Simplex,
+    SubsetSum,
+    SumTo,
+    range_tree,
+)
+from ldpopt.problems.check.certificate import certificate
+from ldpopt.problems.solvers.structured import solve_structured
 
 
 def oue(d, n, seed, eps=1.0, alpha=0.2):

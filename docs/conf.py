@@ -134,7 +134,7 @@ def _homes() -> dict[int, str]:
     """For every documented class or function, the one full name it is described under: among the
     public names that reach it, the shortest whose module contains where it is defined
     (``ldpopt.oracles.CMS``, not a reader module's re-export; ``ldpopt.problems.Simplex``, not
-    ``ldpopt.problems.constraints.Simplex``); the other names link there."""
+    ``ldpopt.problems.constraints.base.Simplex``); the other names link there."""
     seen: dict[int, list[str]] = {}
 
     def walk(module: str) -> None:

@@ -339,7 +339,7 @@ def run_cases(kind: str, n_cases: int, seed: int) -> dict:
 def user_constraints(case) -> list:
     """The same feasible set with the subset row written as a user's cvxpy row (or, without a
     subset, a user row f_0 ≥ 0 that the simplex already implies): the bound then comes from the
-    route's multipliers and :mod:`ldpopt.problems.kkt_bound`, which must not take f as feasible."""
+    route's multipliers and :mod:`ldpopt.problems.check.kkt_bound`, which must not take f as feasible."""
     if case["sub"] is None:
         return [Simplex(), lambda f, e: f[0] >= 0]
     idx, b = case["sub"]
@@ -357,7 +357,7 @@ def run_off_cases(kind: str, n_cases: int, seed: int, user_rows: bool = False) -
     import warnings
 
     from ldpopt.problems import Problem, SolverWarning
-    from ldpopt.problems.checks import check_solution
+    from ldpopt.problems.check.verdict import check_solution
 
     warnings.simplefilter("ignore", RuntimeWarning)
     rng = np.random.default_rng(seed)

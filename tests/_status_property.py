@@ -8,7 +8,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-
 from _exact_reference import block_feasible, solve_blocks
 
 OBJECTIVES = ("cls", "weighted-mle", "multinomial", "binomial", "posterior")
@@ -42,7 +41,7 @@ def _estimate(objective, d, rng, n=None, eps=None):
 def make_case(objective, family, d, rng, infeasible: bool, n=None, eps=None):
     """(estimate, constraints, mean, l, u, block, mass, row): the problem for ldpopt and its block
     form for the reference (``row``: (S, b, sense) of an inequality row, else None)."""
-    from ldpopt.problems.constraints import Box, Fixed, Simplex, SubsetSum
+    from ldpopt.problems.constraints.base import Box, Fixed, Simplex, SubsetSum
 
     est = _estimate(objective, d, rng, n, eps)
     mean = rng.dirichlet(np.ones(d)) if objective == "posterior" else None
@@ -185,7 +184,7 @@ def ldpopt_status(objective, case):
 def judge(objective, case, ref, status, f) -> str:
     """'agree' or why not: optimal ⇔ within accuracy_tol(d) of the exact optimum (feasible),
     never optimal when no point is feasible."""
-    from ldpopt.problems.checks import accuracy_tol
+    from ldpopt.problems.check.verdict import accuracy_tol
 
     ok, x, err = ref
     d = case[0].d

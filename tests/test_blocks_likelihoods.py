@@ -1,5 +1,5 @@
 """The block path for the exact likelihoods (binomial, multinomial): each block by the plain simplex's
-grouped fast path (structured/blocks.py + grouped.py), certified by the block-wise argmin bound
+grouped fast path (solvers/structured/blocks.py + grouped.py), certified by the block-wise argmin bound
 (certificate_blocks.py) that ldpopt's check reuses. Referees: the general dual method (the block
 path switched off), the SQP route (cvxpy), and the true distance of a perturbed point."""
 
@@ -11,13 +11,12 @@ import pytest
 
 from ldpopt import Estimate
 from ldpopt.problems import PartitionTotals, Problem, Simplex, SubsetSum
-from ldpopt.problems.certificate import _certify_full, certify
-from ldpopt.problems.certificate import certify_on_support
-from ldpopt.problems.objectives import make_objective
-from ldpopt.problems.structured import compile_constraints, separable_for, solve_structured
-from ldpopt.problems.structured import solver as solver_mod
+from ldpopt.problems.check.certificate import _certify_full, certify, certify_on_support
+from ldpopt.problems.objectives.builtins import make_objective
+from ldpopt.problems.solvers.structured import compile_constraints, separable_for, solve_structured
+from ldpopt.problems.solvers.structured import solver as solver_mod
 
-cert_mod = importlib.import_module("ldpopt.problems.certificate")  # the package exports a function of that name
+cert_mod = importlib.import_module("ldpopt.problems.check.certificate")  # the package exports a function of that name
 
 
 def _oue(d, n, seed, eps=1.0):

@@ -8,8 +8,8 @@ from ldpopt.methods.bayes import power
 from ldpopt.methods.mle import mle_apx
 from ldpopt.methods.normalize import project_simplex
 from ldpopt.problems import Problem, Simplex, SubsetSum
-from ldpopt.problems.certificate import certificate
-from ldpopt.problems.structured import solve_structured
+from ldpopt.problems.check.certificate import certificate
+from ldpopt.problems.solvers.structured import solve_structured
 
 
 def _oue(d, n, seed, eps=1.0):

@@ -1,18 +1,17 @@
-"""The certificate on the support (ldpopt/problems/certificate_support.py) against the full
+"""The certificate on the support (ldpopt/problems/check/certificate_support.py) against the full
 computation (certificate._certify_full) on the same (f, multipliers): every reported number."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from _count_estimates import grr_counts, oue_counts
 
 from ldpopt.methods.normalize import project_simplex
 from ldpopt.problems import Box, NonNegative, Simplex, SumTo
-from ldpopt.problems.certificate import _certify_full, certify, recover_multipliers
-from ldpopt.problems.certificate import certify_on_support
-from ldpopt.problems.objectives import make_objective
-from ldpopt.problems.structured import compile_constraints, separable_for, solve_structured
-from _count_estimates import grr_counts, oue_counts
+from ldpopt.problems.check.certificate import _certify_full, certify, certify_on_support, recover_multipliers
+from ldpopt.problems.objectives.builtins import make_objective
+from ldpopt.problems.solvers.structured import compile_constraints, separable_for, solve_structured
 
 
 def _oue(d, n, seed, eps=1.0):
@@ -95,7 +94,7 @@ def test_support_certificate_with_rows_equals_the_full_one(objective):
     """Rows (SubsetSum ==/≤, PartitionTotals): the values left out move their A l to the right-hand
     side; every number matches the full certificate, also off the optimum and infeasible."""
     from ldpopt.problems import PartitionTotals, SubsetSum
-    from ldpopt.problems.structured.multipliers import multipliers_from_dict
+    from ldpopt.problems.solvers.structured.multipliers import multipliers_from_dict
 
     est = _oue(30_000, 10**6, 4)
     d = est.d
@@ -129,7 +128,7 @@ class _D2One:
 
 
 def _rest(d1l, scale, left, l, u):
-    from ldpopt.problems.certificate_support import Rest
+    from ldpopt.problems.check.certificate_support import Rest
 
     sc = np.asarray(scale, float)
     smax = float(np.max(sc, initial=-np.inf, where=~np.isnan(sc)))
@@ -222,7 +221,7 @@ def test_grouped_lower_bound_terms_equal_the_elementwise_ones(objective, make):
     terms over every value: bit for bit, and the whole certificate too."""
     import dataclasses
 
-    from ldpopt.problems import certificate_support as cs
+    from ldpopt.problems.check import certificate_support as cs
 
     d = cs.GROUP_MIN_D + 1000
     est = make(d, 10**6, 3)
@@ -250,7 +249,7 @@ def test_grouped_lower_bound_terms_equal_the_elementwise_ones(objective, make):
 
 
 def test_grouping_declines_when_a_term_is_not_a_function_of_the_count():
-    from ldpopt.problems import certificate_support as cs
+    from ldpopt.problems.check import certificate_support as cs
 
     d = cs.GROUP_MIN_D + 10
     est = _oue(d, 10**6, 4)

@@ -1,5 +1,5 @@
-"""One certificate (issue 11 item 4): ``ldpopt.problems.certificate`` behind ldpopt's check of every
-Solution and behind ``ldpopt verify``. The former implementations (checks.py's own error bound, kept
+"""One certificate (issue 11 item 4): ``ldpopt.problems.check.certificate`` behind ldpopt's check of every
+Solution and behind ``ldpopt verify``. The former implementations (check/verdict.py's own error bound, kept
 for user constraints only; verify's argmin bound, merged into the certificate) agree where they
 overlap, and the merged one catches what each caught.
 
@@ -18,8 +18,8 @@ import pytest
 from ldpopt import oracles, verify
 from ldpopt.methods.normalize import project_simplex
 from ldpopt.problems import NonNegative, Problem, SolverWarning
-from ldpopt.problems.certificate import certificate
-from ldpopt.problems.checks import accuracy_tol, check_solution
+from ldpopt.problems.check.certificate import certificate
+from ldpopt.problems.check.verdict import accuracy_tol, check_solution
 
 
 def _est(d=2000, n=10**6, seed=0, oracle="oue", eps=1.0):
@@ -86,7 +86,7 @@ def test_checks_and_verify_use_the_same_certificate():
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_former_implementations_agree_where_they_overlap(seed):
-    """checks.py's own bound (still used with user constraints) and the certificate (built-in
+    """check/verdict.py's own bound (still used with user constraints) and the certificate (built-in
     constraints) judge Clarabel's point the same way, and both bound its distance to Norm-Sub."""
     est = _est(300, n=10**5, seed=seed)
     ref = project_simplex(est.f_tilde)
@@ -115,7 +115,7 @@ def test_merged_certificate_catches_what_each_caught():
     # the structured helper's: a 1e-6 mass error (infeasible, and far from f* in the argmin bound)
     c = certificate("cls", None, est, f * (1 + 1e-6))
     assert not c.feasible and c.distance_linf >= np.max(np.abs(f * 1e-6))
-    # checks.py's: a point below zero that a solver called optimal (SCS's wrong "optimal", min f < 0)
+    # check/verdict.py's: a point below zero that a solver called optimal (SCS's wrong "optimal", min f < 0)
     bad = f.copy()
     bad[np.argmax(f)] += 7e-4
     bad[np.argmin(np.where(f > 0, np.inf, 0.0))] = -7e-4

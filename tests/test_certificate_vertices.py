@@ -11,9 +11,9 @@ from _cli import ldpopt
 from _status_property import FAMILIES, OBJECTIVES, make_case, references
 
 from ldpopt import Estimate
-from ldpopt.problems.certificate import certificate
-from ldpopt.problems.constraints import Fixed, Simplex
-from ldpopt.problems.objectives import make_objective
+from ldpopt.problems.check.certificate import certificate
+from ldpopt.problems.constraints.base import Fixed, Simplex
+from ldpopt.problems.objectives.builtins import make_objective
 
 
 def _cert(objective, case, f):
@@ -114,7 +114,7 @@ def test_multinomial_with_a_zero_count_group_says_its_optimum_is_not_unique():
     from _exact_reference import solve_blocks
 
     from ldpopt.problems import Problem
-    from ldpopt.problems.constraints import SubsetSum
+    from ldpopt.problems.constraints.base import SubsetSum
 
     d, eps = 6, 1.0
     e = np.exp(eps)

@@ -66,9 +66,9 @@ def test_thin_infeasibility_is_never_optimal(k):
     from test_problems import oue_estimate
 
     from ldpopt.problems import Problem
-    from ldpopt.problems.attempts import cvxpy_attempt
-    from ldpopt.problems.checks import violation_tol
-    from ldpopt.problems.constraints import Simplex, SubsetSum
+    from ldpopt.problems.check.verdict import violation_tol
+    from ldpopt.problems.constraints.base import Simplex, SubsetSum
+    from ldpopt.problems.solvers.attempts import cvxpy_attempt
 
     d = 1000
     est, _ = oue_estimate(d, 100_000, 1.0, 0)

@@ -12,7 +12,7 @@ import pytest
 from ldpopt import oracles
 from ldpopt.methods.mle import mle_apx
 from ldpopt.problems import Problem
-from ldpopt.problems.checks import accuracy_tol
+from ldpopt.problems.check.verdict import accuracy_tol
 
 
 @pytest.mark.parametrize("d,eps", [(500, 1.0), (2000, 4.0)])

@@ -9,8 +9,8 @@ import pytest
 from ldpopt.estimate import Estimate
 from ldpopt.hierarchy import consistency, consistency_adjoint, nonnegative_heuristic, nonnegative_qp
 from ldpopt.problems import Problem
-from ldpopt.problems.constraints import NonNegative, SubsetSum
-from ldpopt.problems.ranges import range_tree
+from ldpopt.problems.constraints.base import NonNegative, SubsetSum
+from ldpopt.problems.constraints.ranges import range_tree
 
 
 def _noisy_tree(tree, rng, scale=1e-2):

@@ -9,7 +9,7 @@ import numpy as np
 
 from ldpopt.oracles.unary import OUE
 from ldpopt.problems import Problem
-from ldpopt.problems.constraints import Simplex
+from ldpopt.problems.constraints.base import Simplex
 
 D = 1000
 

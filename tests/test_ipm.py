@@ -1,4 +1,4 @@
-"""The interior-point route of smooth non-separable objectives (ldpopt.problems.ipm): against a tight
+"""The interior-point route of smooth non-separable objectives (ldpopt.problems.solvers.ipm): against a tight
 Clarabel referee with every linear constraint type (equalities, dense and sparse inequalities, active
 Monotone rows, optimum values at 0), against a separable optimum from a 1-D dual bisection, status
 ``optimal`` from ldpopt's full check, the time limit, and the hand-over to the sequential-QP loop."""
@@ -12,14 +12,14 @@ import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 from _count_estimates import oue_counts
 from _referee import clarabel_referee
+
 from ldpopt.problems import Box, Fixed, Monotone, Problem, Simplex, SmoothObjective, SubsetSum
-from ldpopt.problems.ipm import DENSE_ROW, SOLVER, compile_rows, solve_ipm
-from ldpopt.problems.partition import PartitionTotals
-from ldpopt.problems.smooth import smooth_terms
-from ldpopt.problems.sqp import solve_sqp
+from ldpopt.problems.constraints.partition import PartitionTotals
+from ldpopt.problems.objectives.smooth import smooth_terms
+from ldpopt.problems.solvers.ipm import DENSE_ROW, SOLVER, compile_rows, solve_ipm
+from ldpopt.problems.solvers.sqp import solve_sqp
 
 D = 200
 EST = oue_counts(D, 200_000, seed=7)

@@ -17,7 +17,7 @@ import pytest
 
 from ldpopt import Estimate
 from ldpopt.problems import Problem
-from ldpopt.problems.isolate import SolverCrashed, SolverTimedOut, isolated
+from ldpopt.problems.solvers.isolate import SolverCrashed, SolverTimedOut, isolated
 
 ROOT = Path(__file__).resolve().parents[1]
 

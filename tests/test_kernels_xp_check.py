@@ -1,5 +1,5 @@
 """ldpopt's check of a simplex-type closed form on the array namespace (ldpopt.kernels.xp_check)
-gives the numbers of ldpopt.problems.checks.check_solution within 1e-12 and the same verdict, on the
+gives the numbers of ldpopt.problems.check.verdict.check_solution within 1e-12 and the same verdict, on the
 closed forms' own points (certified) and on points moved off the optimum or off the simplex (failed)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from ldpopt import oracles
 from ldpopt.kernels import xp, xp_check
 from ldpopt.problems import Problem
-from ldpopt.problems.checks import check_solution
+from ldpopt.problems.check.verdict import check_solution
 
 
 def _estimates():

@@ -86,3 +86,54 @@ def test_the_check_catches_an_upward_import(monkeypatch):
         assert "ldpopt.oracles.grr (layer 2) imports ldpopt.problems.problem (layer 4)" in str(exc)
     else:
         raise AssertionError("an upward import passed the layering check")
+
+
+#: inside problems/ (DESIGN.md, "problems/"): sub-folder or top-level module → floor, bottom (0) up; an
+#: import inside problems/ goes to a lower floor, or stays in its own sub-folder on its own floor
+PROBLEMS = "ldpopt.problems"
+PROBLEMS_LAYERS = {
+    **dict.fromkeys(("errors", "progress", "_moved"), 0),  # the exceptions, solve's clock, the old paths
+    "registry": 2,        # register_objective / register_constraint (checks an item against objectives.base)
+    "objectives": 3,
+    "constraints": 4,
+    "solvers.structured": 5,  # the structured solver's algorithms (dual, simplex, grouped, blocks, chain, tree)
+    "check": 6,
+    "solvers": 8,
+    "problem": 9,
+    "conformance": 10,
+}
+#: modules on another floor than their folder's, with the reason
+PROBLEMS_PLACED = {
+    "objectives.base": 1,  # the objective protocol, below the registry that checks items against it
+    "solution": 7,  # the answer every solver returns; it holds the check's verdict
+    # the structured solver's entry point certifies its answer with check/'s certificate
+    "solvers.structured.solver": 8, "solvers.structured": 8,
+}
+
+
+def _problems_floor(module: str) -> float:
+    rel = module[len(PROBLEMS) + 1:]
+    if rel in PROBLEMS_PLACED:
+        return PROBLEMS_PLACED[rel]
+    parts = rel.split(".")
+    for k in (".".join(parts[:2]), parts[0]):
+        if k in PROBLEMS_LAYERS:
+            return PROBLEMS_LAYERS[k]
+    raise KeyError(f"place {module} in PROBLEMS_LAYERS (and DESIGN.md)")
+
+
+def problems_graph() -> dict:
+    """The imports between modules of problems/ (the package's own __init__ left out: it re-exports)."""
+    return {a: {b for b in deps if b.startswith(PROBLEMS + ".")} for a, deps in import_graph().items()
+            if a.startswith(PROBLEMS + ".")}
+
+
+def test_problems_imports_go_down():
+    bad = []
+    for a, deps in problems_graph().items():
+        for b in deps:
+            same_folder = a.split(".")[2] == b.split(".")[2]
+            if _problems_floor(b) < _problems_floor(a) or (same_folder and _problems_floor(a) == _problems_floor(b)):
+                continue
+            bad.append(f"{a} (floor {_problems_floor(a)}) imports {b} (floor {_problems_floor(b)})")
+    assert not bad, "imports inside problems/ that go up or sideways:\n" + "\n".join(sorted(bad))

@@ -16,7 +16,7 @@ import pytest
 
 from ldpopt import multi
 from ldpopt.problems import LinearEquality, NonNegative, Problem, SumTo
-from ldpopt.problems.structured import NotApplicable
+from ldpopt.problems.solvers.structured import NotApplicable
 
 DATA = multi.chain_network(600, 4, domains=(2, 3, 2, 2), strength=0.6, rng=4)
 BINARY = multi.chain_network(600, 4, strength=0.6, rng=4)  # equal marginal sizes: one GRR (p, q)

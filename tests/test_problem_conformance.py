@@ -9,11 +9,11 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from ldpopt.problems import Constraint, NotApplicable, SubsetSum, registry
 from ldpopt.cli._problemfile import read_example as example_constraints
-from ldpopt.problems.objectives import LeastSquares
+from ldpopt.problems import Constraint, NotApplicable, SubsetSum, registry
+from ldpopt.problems.objectives.builtins import LeastSquares
+from ldpopt.problems.objectives.separable import Quadratic
 from ldpopt.problems.registry import Kind
-from ldpopt.problems.structured.separable import Quadratic
 from ldpopt.testing import CheckFailed, check_constraint, check_objective, estimates_for_checks
 
 ESTIMATES = estimates_for_checks()[:3]   # d = 6, 30, 12

@@ -17,10 +17,25 @@ import numpy as np
 import pytest
 
 from ldpopt import Estimate, oracles
-from ldpopt.problems import (Box, Fixed, Hierarchy, InaccurateError, InfeasibleError, IterationLimitError,
-                             NonNegative, Problem, Simplex, SolverError, SolverFailedError,
-                             SolverNotInstalledError, SolverWarning, SubsetSum, SumTo, UnboundedError)
-from ldpopt.problems.objectives import make_objective
+from ldpopt.problems import (
+    Box,
+    Fixed,
+    Hierarchy,
+    InaccurateError,
+    InfeasibleError,
+    IterationLimitError,
+    NonNegative,
+    Problem,
+    Simplex,
+    SolverError,
+    SolverFailedError,
+    SolverNotInstalledError,
+    SolverWarning,
+    SubsetSum,
+    SumTo,
+    UnboundedError,
+)
+from ldpopt.problems.objectives.builtins import make_objective
 
 KKT_TOL = 1e-6
 

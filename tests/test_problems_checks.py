@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from ldpopt import oracles, postprocess
-from ldpopt.problems import (NonNegative, Problem, Simplex, SolverFailedError, SolverWarning, SubsetSum)
-from ldpopt.problems.checks import accuracy_tol, check_solution, violation_tol
-from ldpopt.problems.policy import CONE_CHAIN, LIKELIHOOD_CHAIN, QP_CHAIN, default_chain, feasible_point
+from ldpopt.problems import NonNegative, Problem, Simplex, SolverFailedError, SolverWarning, SubsetSum
+from ldpopt.problems.check.verdict import accuracy_tol, check_solution, violation_tol
+from ldpopt.problems.solvers.policy import CONE_CHAIN, LIKELIHOOD_CHAIN, QP_CHAIN, default_chain, feasible_point
 
 
 def _est(oracle="oue", eps=1.0, d=200, n=10**5, seed=0):
@@ -119,7 +119,7 @@ def test_really_infeasible_stays_infeasible():
     assert feasible_point(P) is None
     with pytest.warns(SolverWarning, match="infeasible"):
         sol = P.solve()
-    # decided exactly before any solver (ldpopt.problems.feasibility): the two rows and f >= 0 conflict
+    # decided exactly before any solver (ldpopt.problems.constraints.feasibility): the two rows and f >= 0 conflict
     assert sol.status == "infeasible" and [a["solver"] for a in sol.attempts] == ["LDPOPT-FEASIBILITY"]
     assert sol.infeasibility.names == ["subset_sum", "subset_sum_1"]
     # also when a solver is named: no solver is asked a question whose answer is already proved
@@ -155,11 +155,11 @@ def test_nonnegative_alone_is_not_known_feasible_for_the_sum_but_simplex_is():
 
 
 def test_numpy_jacobians_of_the_builtins_equal_cvxpys_grad():
-    """The stationarity check's numpy Jᵀy (ldpopt/problems/jacobians.py) against cvxpy's own
+    """The stationarity check's numpy Jᵀy (ldpopt/problems/constraints/jacobians.py) against cvxpy's own
     gradient of each constraint expression, with random multipliers, for every built-in."""
     from ldpopt.problems import Box, Fixed, Hierarchy, Monotone, SumTo
-    from ldpopt.problems.jacobians import builtin_jacobian_t
-    from ldpopt.problems.partition import PartitionTotals
+    from ldpopt.problems.constraints.jacobians import builtin_jacobian_t
+    from ldpopt.problems.constraints.partition import PartitionTotals
 
     d = 12
     est = _est(d=d)

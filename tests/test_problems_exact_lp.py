@@ -1,5 +1,5 @@
-"""The exact feasibility decision of built-in linear constraints (ldpopt.problems.feasibility.decide,
-ldpopt.problems.exact_lp): random mixed systems at margins 10^-k (k ≤ 15) on both sides against an
+"""The exact feasibility decision of built-in linear constraints (ldpopt.problems.constraints.feasibility.decide,
+ldpopt.problems.constraints.exact_lp): random mixed systems at margins 10^-k (k ≤ 15) on both sides against an
 independent Fourier–Motzkin reference in rational arithmetic (tests/_lp_reference.py), the exact
 group sums against Fractions, the rational simplex on its own, and conflicts the earlier search
 missed (a Monotone pair spanning the whole domain of d = 2 merged two different values; a chain
@@ -26,8 +26,8 @@ from ldpopt.problems import (
     SubsetSum,
     SumTo,
 )
-from ldpopt.problems.exact_lp import ExactSystem, exact_group_sums
-from ldpopt.problems.feasibility import decide
+from ldpopt.problems.constraints.exact_lp import ExactSystem, exact_group_sums
+from ldpopt.problems.constraints.feasibility import decide
 
 
 def _est(d, seed=0):

@@ -17,10 +17,10 @@ import pytest
 
 from ldpopt import oracles
 from ldpopt.problems import Box, Fixed, NonNegative, Problem, Simplex, SubsetSum, SumTo
-from ldpopt.problems.certificate import certificate
-from ldpopt.problems.checks import check_solution, violation_tol
-from ldpopt.problems.constraints import _fsum
-from ldpopt.problems.structured import solve_structured
+from ldpopt.problems.check.certificate import certificate
+from ldpopt.problems.check.verdict import check_solution, violation_tol
+from ldpopt.problems.constraints.base import _fsum
+from ldpopt.problems.solvers.structured import solve_structured
 
 
 def _est(d=200, n=10**5, eps=1.0, seed=0):
@@ -31,7 +31,7 @@ def _est(d=200, n=10**5, eps=1.0, seed=0):
 
 def test_numpy_constraint_values_equal_cvxpys():
     """builtin_g (the duality-gap term's g(f)) equals cvxpy's expression value and equality flag."""
-    from ldpopt.problems.jacobians import builtin_g
+    from ldpopt.problems.constraints.jacobians import builtin_g
 
     d = 12
     est = _est(d=d)

@@ -1,4 +1,4 @@
-"""Infeasible built-in constraints are decided exactly before any solver runs (ldpopt.problems.feasibility):
+"""Infeasible built-in constraints are decided exactly before any solver runs (ldpopt.problems.constraints.feasibility):
 the cases of the own-variant report at d = 10 and d = 42,178, exact boundaries (a Box whose lower bounds
 sum to exactly 1 is feasible, one float step more is not), a random grid against an independent LP
 and every certificate re-checked with Fractions, and the solver's own certificate for a user constraint."""
@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 
 from ldpopt import oracles
-from ldpopt.problems import (Box, Fixed, NonNegative, PartitionTotals, Problem, Simplex, SolverWarning, SubsetSum,
-                             SumTo)
-from ldpopt.problems.feasibility import find_infeasibility
+from ldpopt.problems import Box, Fixed, NonNegative, PartitionTotals, Problem, Simplex, SolverWarning, SubsetSum, SumTo
+from ldpopt.problems.constraints.feasibility import find_infeasibility
 
 
 def _est(d, seed=0):

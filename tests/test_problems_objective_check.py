@@ -17,9 +17,9 @@ import pytest
 
 from ldpopt import oracles
 from ldpopt.problems import Problem, SeparableObjective, Simplex, SolverWarning, SubsetSum, UnverifiedError
-from ldpopt.problems.checks import accuracy_tol, check_solution
-from ldpopt.problems.objective_check import status_after_check
-from ldpopt.problems.objectives import UserObjective
+from ldpopt.problems.check.objective_check import status_after_check
+from ldpopt.problems.check.verdict import accuracy_tol, check_solution
+from ldpopt.problems.objectives.builtins import UserObjective
 
 D_BIG = 42_178
 KL_WEIGHT = 1e-4
@@ -245,9 +245,8 @@ def test_inequality_subset_sum_bound_is_never_below_the_points_rounding():
 
 
 def test_a_passed_but_unverified_attempt_ranks_above_a_failed_one():
-    from ldpopt.problems.checks import Checks
-    from ldpopt.problems.solution import Solution
-    from ldpopt.problems.solution import best_checked
+    from ldpopt.problems.check.verdict import Checks
+    from ldpopt.problems.solution import Solution, best_checked
 
     f = np.full(3, 1 / 3)
     unverified = Solution(f, "optimal_unverified", False, 0.0, checks=Checks(max_violation=1e-12, passed=True))

@@ -12,7 +12,7 @@ import pytest
 
 from ldpopt import oracles
 from ldpopt.problems import Monotone, Problem, Simplex, isotonic, project_monotone_simplex
-from ldpopt.problems.checks import constraint_violations
+from ldpopt.problems.check.verdict import constraint_violations
 
 
 def _est(d, n=10**5, eps=1.0, seed=0):

@@ -1,4 +1,4 @@
-"""The phase one for a user's non-affine constraints (ldpopt.problems.phase_one): an empty set ends
+"""The phase one for a user's non-affine constraints (ldpopt.problems.solvers.phase_one): an empty set ends
 'infeasible' before the objective, naming the constraints, with the smallest violation bracketed by
 the phase one's primal and dual values against its closed form (min Σ f² over the simplex is 1/d);
 a thin non-empty set goes on to the objective; affine rows alone are left to the exact pre-check."""

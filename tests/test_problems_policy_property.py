@@ -16,7 +16,7 @@ import pytest
 
 from ldpopt import oracles, postprocess
 from ldpopt.problems import Problem
-from ldpopt.problems.checks import accuracy_tol
+from ldpopt.problems.check.verdict import accuracy_tol
 
 ORACLES = ("grr", "oue", "sue", "olh", "blh", "hr", "ss")
 

@@ -10,7 +10,7 @@ import pytest
 
 from ldpopt import Estimate
 from ldpopt.problems import Hierarchy, PartitionTotals, Problem, Simplex, SubsetSum, range_tree
-from ldpopt.problems.checks import constraint_violations
+from ldpopt.problems.check.verdict import constraint_violations
 
 
 def _min_cover_size(tree, a, b):

@@ -9,7 +9,7 @@ import pytest
 from ldpopt import oracles
 from ldpopt.cli._problemtypes import constraint_kinds, objective_docs
 from ldpopt.problems import Problem, SubsetSum, registry
-from ldpopt.problems.objectives import LeastSquares, Posterior
+from ldpopt.problems.objectives.builtins import LeastSquares, Posterior
 
 
 def test_the_builtins_are_registered_items():

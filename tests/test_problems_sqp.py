@@ -20,9 +20,9 @@ from scipy import optimize
 
 from ldpopt import oracles
 from ldpopt.problems import Box, Fixed, Hierarchy, NonNegative, Problem, Simplex, SubsetSum, SumTo
-from ldpopt.problems.checks import accuracy_tol
-from ldpopt.problems.likelihood_terms import terms_for
-from ldpopt.problems.policy import CONE_CHAIN, EXP_CONE_CHAIN, SQP_MIN_D, default_chain, uses_sqp
+from ldpopt.problems.check.verdict import accuracy_tol
+from ldpopt.problems.objectives.likelihood_terms import terms_for
+from ldpopt.problems.solvers.policy import CONE_CHAIN, EXP_CONE_CHAIN, SQP_MIN_D, default_chain, uses_sqp
 
 ORACLE = {"binomial": "oue", "multinomial": "grr"}
 
@@ -259,8 +259,8 @@ def test_sqp_does_not_import_problem():
     import ast
     from pathlib import Path
 
-    import ldpopt.problems.sqp as mod
+    import ldpopt.problems.solvers.sqp as mod
 
     tree = ast.parse(Path(mod.__file__).read_text())
-    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1}
-    assert "problem" not in imported and {"policy", "solution"} <= imported
+    imported = {"." * n.level + (n.module or "") for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level}
+    assert "..problem" not in imported and {".policy", "..solution"} <= imported

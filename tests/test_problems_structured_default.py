@@ -16,9 +16,18 @@ import pytest
 from ldpopt import verify
 from ldpopt.methods.mle import mle_apx
 from ldpopt.methods.normalize import norm_sub
-from ldpopt.problems import (STRUCTURED, Problem, SeparableObjective, Simplex, SolverWarning, StructuredResult,
-                             SubsetSum, certificate, solve_structured)
-from ldpopt.problems.policy import CONE_CHAIN, QP_CHAIN
+from ldpopt.problems import (
+    STRUCTURED,
+    Problem,
+    SeparableObjective,
+    Simplex,
+    SolverWarning,
+    StructuredResult,
+    SubsetSum,
+    certificate,
+    solve_structured,
+)
+from ldpopt.problems.solvers.policy import CONE_CHAIN, QP_CHAIN
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +78,7 @@ def test_structured_by_name_says_why_it_does_not_apply():
 
 def test_a_failing_structured_answer_falls_back_to_the_chain(monkeypatch):
     """A structured result that is not certified is never returned as optimal: the cvxpy chain runs."""
-    import ldpopt.problems.structured as structured
+    import ldpopt.problems.solvers.structured as structured
 
     real = structured.solve_structured
 

@@ -10,9 +10,19 @@ import numpy as np
 import pytest
 
 from ldpopt import oracles, postprocess
-from ldpopt.problems import (Box, Monotone, NonNegative, PartitionTotals, Problem, Simplex,
-                             SimplexDroppedWarning, SubsetSum, SumTo, range_tree)
-from ldpopt.problems.objectives import UserObjective
+from ldpopt.problems import (
+    Box,
+    Monotone,
+    NonNegative,
+    PartitionTotals,
+    Problem,
+    Simplex,
+    SimplexDroppedWarning,
+    SubsetSum,
+    SumTo,
+    range_tree,
+)
+from ldpopt.problems.objectives.builtins import UserObjective
 
 
 def _est(d, n=10**6, eps=1.0, seed=0):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ldpopt.oracles.unary import OUE
 from ldpopt.problems import Problem
-from ldpopt.problems.constraints import Simplex
+from ldpopt.problems.constraints.base import Simplex
 
 D, B = 1000, 1e-4
 

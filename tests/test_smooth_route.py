@@ -11,11 +11,11 @@ import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 from _count_estimates import oue_counts
 from _referee import clarabel_referee
+
 from ldpopt.problems import Monotone, Problem, Simplex, SmoothObjective, SubsetSum
-from ldpopt.problems.ipm import SOLVER as IPM_SOLVER
+from ldpopt.problems.solvers.ipm import SOLVER as IPM_SOLVER
 
 D = 200
 EST = oue_counts(D, 200_000, seed=5)
@@ -170,8 +170,8 @@ def test_time_limit_is_honoured():
 def test_start_keeps_the_first_qp_feasible_when_the_noise_is_large():
     """Σ clip(f̃, 0, 1) ≫ 1 (few users, many values): the start sums to ≤ 1, so the first QP's
     fraction-to-the-boundary box (f ≥ 0.1 f₀) fits under the simplex and its first solver answers."""
-    from ldpopt.problems.smooth import smooth_terms
-    from ldpopt.problems.sqp import solve_sqp
+    from ldpopt.problems.objectives.smooth import smooth_terms
+    from ldpopt.problems.solvers.sqp import solve_sqp
 
     d = 5000
     est = oue_counts(d, 20_000, seed=2)

@@ -10,7 +10,7 @@ from ldpopt import Estimate
 from ldpopt.methods.mle import mle_apx
 from ldpopt.methods.normalize import project_simplex
 from ldpopt.problems import Box, Fixed, Hierarchy, NonNegative, Problem, Simplex, SubsetSum, SumTo
-from ldpopt.problems.structured import NotApplicable, SeparableObjective, solve_structured
+from ldpopt.problems.solvers.structured import NotApplicable, SeparableObjective, solve_structured
 
 
 def _unary(d, n, seed, eps=1.0):
@@ -86,7 +86,7 @@ def test_matches_cvxpy(objective, cset):
 
 def _grid_min(objective, est, cons):
     """Brute force on the simplex (d = 3): a 0.01 grid, then a 2e-4 grid around its best point."""
-    from ldpopt.problems.objectives import make_objective
+    from ldpopt.problems.objectives.builtins import make_objective
     obj = make_objective(objective)
 
     def search(c0, c1, h, k):
@@ -171,11 +171,10 @@ def test_infeasible_rows_are_not_reported_optimal():
 def test_screened_solve_equals_full_solve():
     """Working-set screening (d ≥ 20,000) against the plain dual solve on the whole domain, on a row
     that pulls thousands of values off zero (several screening rounds)."""
-    from ldpopt.problems.structured.dual import solve_multipliers
-    from ldpopt.problems.structured.dual import solve_screened
-    from ldpopt.problems.structured.separable import separable_for
-    from ldpopt.problems.structured.structure import compile_constraints
-    from ldpopt.problems.objectives import make_objective
+    from ldpopt.problems.objectives.builtins import make_objective
+    from ldpopt.problems.objectives.separable import separable_for
+    from ldpopt.problems.solvers.structured.dual import solve_multipliers, solve_screened
+    from ldpopt.problems.solvers.structured.structure import compile_constraints
     rng = np.random.default_rng(11)
     d, n = 50_000, 10**9  # little noise, a flat distribution: a support of ~10⁴ values
     p, q = 0.5, 1 / (1 + np.e)
@@ -209,8 +208,8 @@ def test_vertex_solution_has_no_multiplier_on_the_implied_bound():
 def test_binomial_argmin_is_the_root_in_range(counts, pq):
     """The per-value argmin against the definition: h'(f) + t = 0 inside, the right bound outside,
     over a sweep of t covering both signs of τ (c = 0 and c = n included: one log term)."""
-    from ldpopt.problems.objectives import make_objective
-    from ldpopt.problems.structured.separable import separable_for
+    from ldpopt.problems.objectives.builtins import make_objective
+    from ldpopt.problems.objectives.separable import separable_for
     est = Estimate.from_counts(counts, 10, 1.0, *pq)
     sep = separable_for(make_objective("binomial"), est)
     l, u = np.zeros(2), np.ones(2)

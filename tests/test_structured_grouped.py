@@ -6,13 +6,13 @@ import warnings
 
 import numpy as np
 import pytest
+from _count_estimates import grr_counts, oue_counts
 
 from ldpopt.problems import Problem
-from ldpopt.problems.objectives import make_objective
-from ldpopt.problems.structured import compile_constraints, grouped, separable_for, solve_structured
-from ldpopt.problems.structured.dual import solve_lambda
-from ldpopt.problems.structured.grouped import count_groups, evaluate, per_group, simplex_grouped
-from _count_estimates import grr_counts, oue_counts
+from ldpopt.problems.objectives.builtins import make_objective
+from ldpopt.problems.solvers.structured import compile_constraints, grouped, separable_for, solve_structured
+from ldpopt.problems.solvers.structured.dual import solve_lambda
+from ldpopt.problems.solvers.structured.grouped import count_groups, evaluate, per_group, simplex_grouped
 
 
 def _oue(d, n, seed, eps=1.0):

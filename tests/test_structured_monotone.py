@@ -1,4 +1,4 @@
-"""Monotone chains in the structured solver (:mod:`ldpopt.problems.structured.chain`): refereed by
+"""Monotone chains in the structured solver (:mod:`ldpopt.problems.solvers.structured.chain`): refereed by
 cvxpy (Clarabel), by active-set enumeration at tiny d, by the independent closed form of
 :func:`project_monotone_simplex`, and by KKT conditions recomputed here from f and the duals."""
 
@@ -11,8 +11,8 @@ import pytest
 
 from ldpopt import Estimate
 from ldpopt.problems import Box, Monotone, NonNegative, Problem, Simplex, SubsetSum, SumTo, project_monotone_simplex
-from ldpopt.problems.certificate import certificate
-from ldpopt.problems.structured import NotApplicable, SeparableObjective, solve_structured
+from ldpopt.problems.check.certificate import certificate
+from ldpopt.problems.solvers.structured import NotApplicable, SeparableObjective, solve_structured
 
 
 def _unary(d, n, seed, eps=1.0, shuffle=False):
@@ -209,7 +209,7 @@ def test_certificate_recovers_order_multipliers():
     where the generic normal equations would be (d − 1)² dense)."""
     d = 42_178
     est = _unary(d, 10**6, 8)
-    f = project_monotone_simplex(est.f_tilde)  # the closed form of ldpopt.problems.order
+    f = project_monotone_simplex(est.f_tilde)  # the closed form of ldpopt.problems.constraints.order
     cert = certificate("cls", [Simplex(), Monotone(name="mono")], est, f)
     assert cert.feasible and cert.gap <= 4 * cert.gap_floor and cert.stationarity <= 1e-13
     assert cert.multipliers["mono"].shape == (d - 1,) and np.all(cert.multipliers["mono"] >= 0)

@@ -1,4 +1,4 @@
-"""The structured solver's tree pass (ldpopt.problems.structured.tree) against independent referees:
+"""The structured solver's tree pass (ldpopt.problems.solvers.structured.tree) against independent referees:
 cvxpy (PIQP / Clarabel) with the parent = Σ children equalities written out node by node, Hay et
 al.'s two-pass closed form when nothing clamps, and a dense brute-force KKT check of the returned
 multipliers; and the NotApplicable cases (a forest, two parents, a SubsetSum that is not the total)."""
@@ -12,8 +12,8 @@ import pytest
 from ldpopt import Estimate
 from ldpopt.hierarchy.consistency import consistency
 from ldpopt.problems import Box, Fixed, Hierarchy, NonNegative, Problem, SubsetSum, range_tree
-from ldpopt.problems.structured import NotApplicable, SeparableObjective, solve_structured
-from ldpopt.problems.structured.tree import tree_of
+from ldpopt.problems.solvers.structured import NotApplicable, SeparableObjective, solve_structured
+from ldpopt.problems.solvers.structured.tree import tree_of
 
 P, Q = 0.6, 0.1
 
@@ -47,7 +47,7 @@ def _cvxpy_cls(est, parent, leaves, total, solver):
 def _kkt_dense(est, obj_name, t, sol_f, duals, leaf_name="leaves"):
     """Brute force: dense H from the parent array, stationarity ∇J + Hᵀy + ν·1_leaves − y^lo = 0,
     y^lo ≥ 0, y^lo·f = 0, H f = 0, Σ leaves = 1 (max residual)."""
-    from ldpopt.problems.objectives import make_objective
+    from ldpopt.problems.objectives.builtins import make_objective
 
     size = t.size
     H = np.zeros((size - t.d, size))
@@ -185,7 +185,7 @@ def test_tree_cls_equals_hays_closed_form_when_nothing_clamps(d, B):
     assert np.max(np.abs(r.f - hay)) <= 1e-13
     # nothing at a bound: the multipliers recovered from f alone (tree-structured least squares) are
     # the solver's, and certify the closed form with no solver
-    from ldpopt.problems.certificate import certificate
+    from ldpopt.problems.check.certificate import certificate
     cert = certificate("cls", t.constraints(), est, hay)
     np.testing.assert_allclose(cert.multipliers["hierarchy"], r.duals["hierarchy"], rtol=1e-9, atol=1e-12)
     assert cert.multipliers["leaves"] == pytest.approx(r.duals["leaves"], rel=1e-9, abs=1e-12)
@@ -206,7 +206,7 @@ def test_problem_solve_returns_the_certified_tree_pass():
     assert np.max(np.abs(sol.f - ref)) <= 1e-7
 
 
-@pytest.mark.filterwarnings("ignore::ldpopt.problems.constraints.SimplexDroppedWarning")  # the root is the total
+@pytest.mark.filterwarnings("ignore::ldpopt.problems.constraints.base.SimplexDroppedWarning")  # the root is the total
 def test_fixed_root_box_and_fixed_node_and_a_ragged_hand_built_tree():
     # leaves 0..4 at different depths: 5 = 0+1, 6 = 5+2, 7 = 3+4, 8 = 6+7 (root). Root fixed at 1.
     groups = {5: [0, 1], 6: [5, 2], 7: [3, 4], 8: [6, 7]}
@@ -272,7 +272,7 @@ def test_infeasible_tree_totals_raise_value_error():
 
 def test_range_tree_hierarchy_jacobian_is_taken_by_numpy_and_right():
     """ldpopt's check takes Hᵀy of a range tree's Hierarchy (a subclass) from numpy: against loops."""
-    from ldpopt.problems.jacobians import builtin_jacobian_t
+    from ldpopt.problems.constraints.jacobians import builtin_jacobian_t
 
     t = range_tree(23, 3)
     y = np.random.default_rng(0).normal(size=t.size - t.d)
@@ -309,14 +309,14 @@ def _prefix_tree(seed, first=512, fan=16, kept=16, sigmas=(0.1, 0.01, 0.03, 0.3,
     return np.concatenate(noisy + [[1.0]]), var, groups, size
 
 
-@pytest.mark.filterwarnings("ignore::ldpopt.problems.constraints.SimplexDroppedWarning")  # the root is the total
+@pytest.mark.filterwarnings("ignore::ldpopt.problems.constraints.base.SimplexDroppedWarning")  # the root is the total
 def test_irregular_mixed_depth_prefix_tree_converges_and_matches_clarabel():
     """A root row over 512 candidates whose clipped noise sums far above 1 (top residual ~10), rows of
     16 children, leaves at six depths, weighted least squares with per-level variances 1e-4 … 9e-2.
     Counting every value at a bound within the largest row residual of its kink as free (also the
     values the step pushes further into their bound) made each step the one of the problem without
     f ≥ 0: 100 steps left a row residual of 0.1 here. Against Clarabel with the rows written out."""
-    from ldpopt.problems.structured.tree import _newton
+    from ldpopt.problems.solvers.structured.tree import _newton
 
     mean, var, groups, root = _prefix_tree(0)
     big = 1.0 + float(np.max(np.abs(mean)))
@@ -333,7 +333,7 @@ def test_irregular_mixed_depth_prefix_tree_converges_and_matches_clarabel():
     sol = Problem(est, "posterior", cons, mean=mean, variance=var).solve()
     assert sol.solver == "LDPOPT-STRUCTURED" and sol.status == "optimal", sol.message
     # the step's leaves → root elimination on this mixed-depth tree against a dense solve of H D Hᵀ Δ = g
-    from ldpopt.problems.structured.structure import compile_constraints
+    from ldpopt.problems.solvers.structured.structure import compile_constraints
 
     tr = compile_constraints(cons, mean.size).tree
     rng = np.random.default_rng(1)

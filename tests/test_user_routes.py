@@ -9,16 +9,16 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
-
 from _cli import ldpopt as run_cli
 from _count_estimates import oue_counts
+
 from ldpopt.problems import Problem
 from ldpopt.problems import progress as progress_module
-from ldpopt.problems.constraints import Simplex, SubsetSum
-from ldpopt.problems.objectives import UserObjective
-from ldpopt.problems.order import Monotone
-from ldpopt.problems.recognise import NotRecognised, recognise
-from ldpopt.problems.user_forms import RecognisedSeparable, SmoothUserObjective
+from ldpopt.problems.constraints.base import Simplex, SubsetSum
+from ldpopt.problems.constraints.order import Monotone
+from ldpopt.problems.objectives.builtins import UserObjective
+from ldpopt.problems.objectives.recognise import NotRecognised, recognise
+from ldpopt.problems.solvers.user_forms import RecognisedSeparable, SmoothUserObjective
 
 D = 120
 EST = oue_counts(D, 20_000, seed=3)
@@ -73,7 +73,7 @@ def test_recognised_value_and_derivatives_match_cvxpy_and_finite_differences(nam
     (lambda f, e: cp.sum(cp.abs(f - e.f_tilde)), "abs"),
 ])
 def test_polyhedral_terms_alone_are_recognised_but_stay_on_the_cvxpy_chain(func, kind):
-    # no strictly convex separable part: the kink certificate (ldpopt.problems.nonsmooth) has no modulus
+    # no strictly convex separable part: the kink certificate (ldpopt.problems.check.nonsmooth) has no modulus
     form = recognise(func, EST)
     assert [k[0] for k in form.kinks] == [kind] and not form.terms
     pr = Problem(EST, func)

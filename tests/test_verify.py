@@ -2,7 +2,7 @@
 the row's own numbers, referee failures are never failed claims, tolerances resolve the frequency
 scale 1/d, and the closed forms hold against the certificate (any d) and a solver (small d).
 
-Reference: the certificate (ldpopt.problems.certificate) is written from the KKT conditions alone; the
+Reference: the certificate (ldpopt.problems.check.certificate) is written from the KKT conditions alone; the
 solver rows use cvxpy, an independent implementation.
 """
 

@@ -19,10 +19,10 @@ import pytest
 
 from ldpopt import verify
 from ldpopt.methods import bayes, em, mle, normalize
-from ldpopt.problems.certificate import certificate, certify, recover_multipliers
-from ldpopt.problems.objectives import make_objective
-from ldpopt.problems.structured.separable import separable_for
-from ldpopt.problems.structured.structure import compile_constraints
+from ldpopt.problems.check.certificate import certificate, certify, recover_multipliers
+from ldpopt.problems.objectives.builtins import make_objective
+from ldpopt.problems.objectives.separable import separable_for
+from ldpopt.problems.solvers.structured.structure import compile_constraints
 from ldpopt.verify import claims, instances
 
 

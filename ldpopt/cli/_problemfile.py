@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ..problems.constraints import Constraint
+from ..problems.constraints.base import Constraint
 from ..problems.registry import FileEntry
 from ._args import InputError
 from ._problemtypes import RETIRED, USER_FUNCTION, constraint_kinds, objective_docs

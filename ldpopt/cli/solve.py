@@ -14,7 +14,7 @@ why); 1 when the solve ended otherwise (the file is still written, with the stat
 check in its metadata, and the reason on stderr) — except when there is no point at all (infeasible
 constraints, a solver error without a point): then no file is written (a choice: a column of blanks
 reads like data), the reason and, for infeasible constraints, the conflicting ones go to stderr, and
-``--json`` carries the Farkas certificate (:mod:`ldpopt.problems.feasibility`); 2 for bad input (one
+``--json`` carries the Farkas certificate (:mod:`ldpopt.problems.constraints.feasibility`); 2 for bad input (one
 line on stderr naming the option, key or line).
 """
 
@@ -93,7 +93,7 @@ def _simplex_dropped_text(message: str) -> str:
 
 def _run(args) -> int:
     from ..problems import Problem, SimplexDroppedWarning
-    from ..problems.feasibility import Infeasibility
+    from ..problems.constraints.feasibility import Infeasibility
     from ._problemfile import read_problem
 
     fmt = format_of(args.out, args.format)

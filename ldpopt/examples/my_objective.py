@@ -23,7 +23,7 @@ import cvxpy as cp
 import numpy as np
 
 from ldpopt.problems import BuiltObjective, Objective, register_objective
-from ldpopt.problems.structured.separable import Separable
+from ldpopt.problems.objectives.separable import Separable
 
 DELTA = 2.0  # in standard deviations
 

@@ -1,6 +1,6 @@
 """The prefix levels of PEM or TreeHist made consistent as one tree: a :class:`~ldpopt.problems.Problem`
 with a :class:`~ldpopt.problems.Hierarchy` constraint, solved by the structured solver's tree pass
-(:mod:`ldpopt.problems.structured.tree`) and checked by ldpopt's check like every Solution.
+(:mod:`ldpopt.problems.solvers.structured.tree`) and checked by ldpopt's check like every Solution.
 
 The tree (our construction; neither PEM nor TreeHist post-processes across levels). Nodes: a root
 (the whole population, fixed at 1), every candidate of every level. The root's children are level 1's

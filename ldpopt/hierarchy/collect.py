@@ -2,7 +2,7 @@
 
 Cormode, Kulkarni & Srivastava, *Answering Range Queries Under Local Differential Privacy*, VLDB
 2019, §4 ("hierarchical histograms", HH): the ordered domain {0, …, d−1} is the leaf level of a
-B-ary tree (:class:`~ldpopt.problems.ranges.RangeTree`); each user is assigned one level and
+B-ary tree (:class:`~ldpopt.problems.constraints.ranges.RangeTree`); each user is assigned one level and
 reports the node of that level containing her value through an ordinary ε-LDP frequency oracle
 over that level's nodes (no budget splitting: each user spends all of ε on one level). The root is
 not collected: its frequency is 1.
@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import oracles as _oracles
 from .._validation import as_generator, check_counts
-from ..problems.ranges import RangeTree, range_tree
+from ..problems.constraints.ranges import RangeTree, range_tree
 from .consistency import consistency, level_slices
 
 __all__ = ["HierarchicalEstimate", "collect", "design", "group_sizes", "split_users"]

@@ -17,7 +17,7 @@ Srivastava VLDB 2019):
 
 With s_v equal on a level of a complete tree this is Hay's α_v = (B^i − B^{i−1}) / (B^i − 1) and
 split 1/B (tests/test_hierarchy_consistency.py checks both, and the result against cvxpy's
-weighted least squares with the :class:`~ldpopt.problems.constraints.Hierarchy` equalities and
+weighted least squares with the :class:`~ldpopt.problems.constraints.base.Hierarchy` equalities and
 against dense KKT linear algebra). The two passes solve
 
     minimise Σ_v (x_v − y_v)² / s_v  subject to x_parent = Σ x_children,
@@ -25,7 +25,7 @@ against dense KKT linear algebra). The two passes solve
 exactly (the Gaussian tree's belief propagation is exact). Choices where the papers are silent:
 
 * s_v = 0 fixes a node (x_v = y_v): the root, whose frequency 1 is known, is passed as y = 1,
-  s = 0 — the "leaves sum to 1" equality of :meth:`~ldpopt.problems.ranges.RangeTree.constraints`;
+  s = 0 — the "leaves sum to 1" equality of :meth:`~ldpopt.problems.constraints.ranges.RangeTree.constraints`;
 * s_v = inf leaves a node unobserved (a level that is not collected): it is the sum of its children;
 * where every child has zero variance (T_v = 0) the children are kept as they are.
 
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..problems.ranges import RangeTree
+from ..problems.constraints.ranges import RangeTree
 
 __all__ = ["consistency", "consistency_adjoint", "level_slices", "node_variances"]
 
@@ -107,7 +107,7 @@ def consistency(tree: RangeTree, y, var) -> np.ndarray:
     Parameters
     ----------
     tree : RangeTree
-        The B-ary range tree (:class:`~ldpopt.problems.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
+        The B-ary range tree (:class:`~ldpopt.problems.constraints.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
     y : array_like, shape (size,) or (size, m)
         Raw node values, leaves first; several columns are fitted at once.
     var : array_like
@@ -160,7 +160,7 @@ def consistency_adjoint(tree: RangeTree, xbar, var) -> np.ndarray:
     Parameters
     ----------
     tree : RangeTree
-        The B-ary range tree (:class:`~ldpopt.problems.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
+        The B-ary range tree (:class:`~ldpopt.problems.constraints.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
     xbar : array_like, shape (size,) or (size, m)
         Weights on the consistent node totals (one column per query).
     var : array_like

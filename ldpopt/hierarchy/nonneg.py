@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..methods.normalize import project_simplex
-from ..problems.ranges import RangeTree
+from ..problems.constraints.ranges import RangeTree
 from .consistency import consistency, node_variances
 
 __all__ = ["cover_matrix", "nonnegative_heuristic", "nonnegative_qp"]
@@ -46,7 +46,7 @@ def nonnegative_heuristic(tree: RangeTree, y, var) -> np.ndarray:
     Parameters
     ----------
     tree : RangeTree
-        The B-ary range tree (:class:`~ldpopt.problems.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
+        The B-ary range tree (:class:`~ldpopt.problems.constraints.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
     y : array_like, shape (size,)
         One raw estimate per tree node, leaves first.
     var : array_like
@@ -80,7 +80,7 @@ def nonnegative_qp(tree: RangeTree, y, var, **solver_options) -> np.ndarray:
     Parameters
     ----------
     tree : RangeTree
-        The B-ary range tree (:class:`~ldpopt.problems.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
+        The B-ary range tree (:class:`~ldpopt.problems.constraints.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
     y : array_like, shape (size,)
         One raw estimate per tree node, leaves first.
     var : array_like

@@ -4,7 +4,7 @@ A range [a, b] (inclusive) is answered
 
 * from leaf estimates (flat, consistent tree, Haar reconstruction) as a prefix-sum difference;
 * from a raw (inconsistent) hierarchy as the sum over its greedy cover, the O(B log_B d) nodes of
-  :meth:`~ldpopt.problems.ranges.RangeTree.cover` (Cormode et al. VLDB 2019 §4.1). A consistent
+  :meth:`~ldpopt.problems.constraints.ranges.RangeTree.cover` (Cormode et al. VLDB 2019 §4.1). A consistent
   tree gives the same answer from any decomposition, so the leaves are used.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..problems.ranges import RangeTree
+from ..problems.constraints.ranges import RangeTree
 
 __all__ = ["cover_answers", "leaf_answers", "random_ranges"]
 
@@ -60,13 +60,13 @@ def leaf_answers(leaves, a, b) -> np.ndarray:
 def cover_answers(tree: RangeTree, nodes, a, b) -> np.ndarray:
     """Σ of ``nodes`` (one value per tree node) over each range's greedy cover.
 
-    The cover is the O(B log_B d) nodes of :meth:`~ldpopt.problems.ranges.RangeTree.cover`
+    The cover is the O(B log_B d) nodes of :meth:`~ldpopt.problems.constraints.ranges.RangeTree.cover`
     (Cormode et al. VLDB 2019 §4.1); for a consistent tree it equals :func:`leaf_answers`.
 
     Parameters
     ----------
     tree : RangeTree
-        The B-ary range tree (:class:`~ldpopt.problems.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
+        The B-ary range tree (:class:`~ldpopt.problems.constraints.ranges.RangeTree`; ``HierarchicalEstimate.tree``).
     nodes : array_like, shape (size,)
         One value per tree node.
     a, b : array_like of int

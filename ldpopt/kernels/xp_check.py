@@ -1,14 +1,14 @@
 """ldpopt's check of a simplex-type closed form on an array namespace (numpy or CuPy, the same code):
-the numbers and the verdict of ``ldpopt.problems.checks.check_solution`` for the problem
+the numbers and the verdict of ``ldpopt.problems.check.verdict.check_solution`` for the problem
 {min J(f) : f ≥ 0, Σ f = 1} — J = ‖f − f̃‖² (``"cls"``: Norm-Sub / CLS, arXiv §3.5, Appendix B) or
 the weighted MLE of arXiv Eq. 13 (``"weighted-mle"``: MLE-Apx, §3.4) — at a point f on the device,
 with the multipliers recovered from f (a closed form has no solver to give them). Equal to the CPU
 check within 1e-12, with the same verdict (``tests/test_kernels_xp_check.py``).
 
-What is computed (the CPU check's rules, :mod:`ldpopt.problems.checks` and
-:mod:`ldpopt.problems.certificate`, restricted to this problem, no rows):
+What is computed (the CPU check's rules, :mod:`ldpopt.problems.check.verdict` and
+:mod:`ldpopt.problems.check.certificate`, restricted to this problem, no rows):
 
-* **multipliers** (:mod:`ldpopt.problems.certificate_multipliers`): λ = −mean h'(f_v) over the
+* **multipliers** (:mod:`ldpopt.problems.check.certificate_multipliers`): λ = −mean h'(f_v) over the
   values above 4ε (inner), or the middle of the interval the bound conditions allow when none is;
   the bound multipliers y_v = h'(f_v) + λ where f_v ≤ 0, 0 elsewhere (``duals["nonnegative"]``,
   ``duals["sum"]`` = λ);
@@ -33,17 +33,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..problems.structured.separable import WeightedMLESep
+from ..problems.objectives.separable import WeightedMLESep
 from .xp import _module_of
 
 __all__ = ["Cls", "DeviceChecks", "WeightedMLE", "check_simplex"]
 
 _EPS = 2.0 ** -52
-STATIONARITY_TOL, GAP_TOL = 1e-5, 1e-6  # ldpopt.problems.checks' tolerances (the same constants)
+STATIONARITY_TOL, GAP_TOL = 1e-5, 1e-6  # ldpopt.problems.check.verdict' tolerances (the same constants)
 
 
 class Cls:
-    """h_v(x) = (x − f̃_v)²: the per-value terms of ``"cls"`` (``structured.separable.Quadratic``)."""
+    """h_v(x) = (x − f̃_v)²: the per-value terms of ``"cls"`` (``objectives.separable.Quadratic``)."""
 
     def __init__(self, f_tilde):
         self.m = f_tilde
@@ -72,7 +72,7 @@ class Cls:
 
 class WeightedMLE(WeightedMLESep):
     """h_v(x) = (a_v − Bx)²/(s + Cx), a = c/n − q, B = p − q, s = q(1 − q), C = (p − q)(1 − p − q):
-    arXiv Eq. 13. The per-value terms are ``structured.separable.WeightedMLESep``'s own (elementwise
+    arXiv Eq. 13. The per-value terms are ``objectives.separable.WeightedMLESep``'s own (elementwise
     arithmetic, so they run on either namespace), built from the counts instead of an Estimate; the
     gradient for the stationarity check in ``objectives.WeightedMLE.gradient``'s form."""
 
@@ -143,7 +143,7 @@ def _argmin_bound(h, f, lam: float, total: float, newton: int = 5):
 
 @dataclass
 class DeviceChecks:
-    """The numbers of ``ldpopt.problems.checks.Checks`` for the simplex problem (module docstring),
+    """The numbers of ``ldpopt.problems.check.verdict.Checks`` for the simplex problem (module docstring),
     as host floats, and the multipliers recovered from f (on f's namespace)."""
 
     violations: dict

@@ -85,7 +85,7 @@ def _vector_estimate(est: MarginalEstimates) -> Estimate:
 
 
 def _scale(est: MarginalEstimates) -> float:
-    """The solver's unit, as :func:`ldpopt.problems.objective_base.default_scale` = max(σ, 1/d) with σ the
+    """The solver's unit, as :func:`ldpopt.problems.objectives.base.default_scale` = max(σ, 1/d) with σ the
     root-mean of the marginals' σ_i² (Eq. 7) and d the vector's length."""
     return max(float(np.sqrt(np.mean(est.sigma2))), 1.0 / est.marginals.size)
 

@@ -6,22 +6,24 @@
 ``Problem.solve()`` uses ldpopt's own dual solver (:func:`solve_structured`, solver name
 ``"LDPOPT-STRUCTURED"``) where it applies — separable smooth objectives with built-in linear
 constraints — and otherwise, or when its answer does not pass, a documented cvxpy solver chain
-(:mod:`.policy`). Every Solution is checked by ldpopt (:mod:`.checks`) with the one solver-free
+(:mod:`.solvers.policy`). Every Solution is checked by ldpopt (:mod:`.check.verdict`) with the one solver-free
 certificate (:func:`certificate`). Objectives (:mod:`.objectives`): ``"cls"``, ``"weighted-mle"``, ``"multinomial"``, ``"binomial"``,
 ``"l1"``, ``"posterior"``, user callables, :class:`SeparableObjective` and :class:`SmoothObjective`
-(declared derivatives; the Newton / sequential-QP route of :mod:`.sqp`). Constraints (:mod:`.constraints`): the simplex by
+(declared derivatives; the Newton / sequential-QP route of :mod:`.solvers.sqp`). Constraints (:mod:`.constraints`): the simplex by
 default, :class:`Box`, :class:`SubsetSum`, :class:`Hierarchy`, :class:`Fixed`, :class:`NonNegative`,
-:class:`SumTo`, :class:`LinearEquality` (sparse A f = b rows), :class:`Monotone` (ordinal domains, :mod:`.order`), :class:`PartitionTotals`
-(:mod:`.partition`), range trees (:func:`range_tree`, :mod:`.ranges`), user callables. New objectives and
+:class:`SumTo`, :class:`LinearEquality` (sparse A f = b rows), :class:`Monotone` (ordinal domains, :mod:`.constraints.order`), :class:`PartitionTotals`
+(:mod:`.constraints.partition`), range trees (:func:`range_tree`, :mod:`.constraints.ranges`), user callables. New objectives and
 constraint types register in one module (:func:`register_objective`, :func:`register_constraint`,
 :mod:`.registry`) and then appear wherever the built-ins do. Failures
-(:mod:`.errors`): typed exceptions with ``strict=True``, :class:`SolverWarning` otherwise.
+(:mod:`.errors`): typed exceptions with ``strict=True``, :class:`SolverWarning` otherwise. The folders:
+:mod:`.objectives`, :mod:`.constraints`, :mod:`.check` (the check of a solution, the certificate) and
+:mod:`.solvers` (the structured solver, Newton/SQP, interior point, the cvxpy chain).
 """
 
-from . import checks, constraints, errors, objectives, order, partition, policy, ranges, registry
-from .certificate import Certificate, certificate
-from .checks import Checks
-from .constraints import (
+from . import _moved, check, constraints, errors, objectives, registry, solvers
+from .check.certificate import Certificate, certificate
+from .check.verdict import Checks
+from .constraints.base import (
     Box,
     Constraint,
     Fixed,
@@ -33,6 +35,9 @@ from .constraints import (
     SumTo,
     UserConstraint,
 )
+from .constraints.order import Monotone, isotonic, project_monotone_simplex
+from .constraints.partition import LinearEquality, PartitionTotals
+from .constraints.ranges import RangeTree, range_tree
 from .errors import (
     InaccurateError,
     InfeasibleError,
@@ -45,14 +50,11 @@ from .errors import (
     UnboundedError,
     UnverifiedError,
 )
-from .objectives import BuiltObjective, Objective, UserObjective
-from .order import Monotone, isotonic, project_monotone_simplex
-from .partition import LinearEquality, PartitionTotals
+from .objectives.builtins import BuiltObjective, Objective, UserObjective
+from .objectives.smooth import SmoothObjective
 from .problem import DEFAULT_SOLVER_OPTIONS, STRUCTURED, Problem, Solution
-from .ranges import RangeTree, range_tree
 from .registry import available_constraints, available_objectives, register_constraint, register_objective
-from .smooth import SmoothObjective
-from .structured import NotApplicable, SeparableObjective, StructuredResult, solve_structured
+from .solvers.structured import NotApplicable, SeparableObjective, StructuredResult, solve_structured
 
 __all__ = [
     "DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Box", "BuiltObjective", "Certificate", "Checks", "Constraint", "Fixed",
@@ -62,7 +64,14 @@ __all__ = [
     "SeparableObjective", "Simplex", "SimplexDroppedWarning", "SmoothObjective", "Solution", "SolverError",
     "SolverFailedError", "SolverNotInstalledError", "SolverWarning", "StructuredResult", "SubsetSum", "SumTo",
     "UnboundedError", "UnverifiedError", "UserConstraint", "UserObjective", "available_constraints",
-    "available_objectives", "certificate", "checks", "constraints", "errors", "isotonic", "objectives", "order",
-    "partition", "policy", "project_monotone_simplex", "range_tree", "ranges", "register_constraint",
-    "register_objective", "registry", "solve_structured",
+    "available_objectives", "certificate", "check", "constraints", "errors", "isotonic", "objectives",
+    "project_monotone_simplex", "range_tree", "register_constraint", "register_objective", "registry", "solve_structured",
+    "solvers",
 ]
+
+_moved.install()
+
+
+def __getattr__(name):
+    # the module paths before the folders (ldpopt.problems.checks, .order, ...): one release, with a DeprecationWarning
+    return _moved.old_module(name)

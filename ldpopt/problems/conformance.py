@@ -98,8 +98,8 @@ def check_objective(objective, estimates, *, checks=None, error=AssertionError) 
     callable (as ``Problem`` takes it) or an Objective class (its ``example(estimate)`` per estimate:
     so is a registered name), on ``estimates``; ``checks``: a subset of :data:`OBJECTIVE_CHECKS`; a
     failure is raised as ``error``."""
-    from .objective_base import Objective
-    from .objectives import make_objective
+    from .objectives.base import Objective
+    from .objectives.builtins import make_objective
     from .registry import objective_factory
 
     item = objective_factory(objective.lower()) if isinstance(objective, str) else objective
@@ -131,7 +131,7 @@ def check_objective(objective, estimates, *, checks=None, error=AssertionError) 
 def _built_value(obj, est, points):
     """cvxpy's value of the built expression at each point and J from ``value`` mapped the same
     way (K·J + offset), with the expression's scale; None if ``value`` is not implemented."""
-    from .objective_base import default_scale
+    from .objectives.base import default_scale
 
     scale = default_scale(est, obj.frequency_floor) if obj.scaled else 1.0
     x = cp.Variable(est.d)
@@ -286,7 +286,7 @@ def _obj_curvature(obj, est, fail) -> int:
 def _cases(est):
     """The problems of the ``structured`` and ``certificate`` checks: the simplex, and the simplex with
     the first two values summing to at most 0.3."""
-    from .constraints import Simplex, SubsetSum
+    from .constraints.base import Simplex, SubsetSum
 
     return [None, [Simplex(), SubsetSum([0, 1], 0.3, "<=")]]
 
@@ -307,7 +307,7 @@ def _clarabel_answer(obj, est, cons):
 
 
 def _obj_structured(obj, est, fail) -> int:
-    from .structured import NotApplicable, solve_structured
+    from .solvers.structured import NotApplicable, solve_structured
 
     if _sep(obj, est) is None:
         return 0
@@ -328,8 +328,8 @@ def _obj_structured(obj, est, fail) -> int:
 
 
 def _obj_certificate(obj, est, fail) -> int:
-    from .certificate import certificate
-    from .structured import NotApplicable
+    from .check.certificate import certificate
+    from .solvers.structured import NotApplicable
 
     if _sep(obj, est) is None:
         return 0
@@ -372,7 +372,7 @@ def check_constraint(constraint, estimates, *, checks=None, error=AssertionError
     """Run the conformance checks of a constraint (module docstring): a Constraint or a callable (as
     ``Problem`` takes it), on ``estimates``; ``checks``: a subset of
     :data:`CONSTRAINT_CHECKS`; a failure is raised as ``error``."""
-    from .constraints import as_constraint
+    from .constraints.base import as_constraint
 
     con = as_constraint(constraint)
     run = _selected(checks, CONSTRAINT_CHECKS)
@@ -454,9 +454,9 @@ def _con_jacobian(con, est, fail) -> int:
 def _completed(con, est):
     """[con] with f ≥ 0 and Σ f = 1 added where it does not state them (the CLS problem of the
     ``structured`` check); None when no completion compiles."""
-    from .constraints import NonNegative, SumTo
-    from .structured.separable import NotApplicable
-    from .structured.structure import compile_constraints
+    from .constraints.base import NonNegative, SumTo
+    from .objectives.separable import NotApplicable
+    from .solvers.structured.structure import compile_constraints
 
     for cons in ([con], [NonNegative(), con], [NonNegative(), SumTo(1.0), con], [SumTo(1.0), con]):
         try:
@@ -470,7 +470,7 @@ def _completed(con, est):
 
 
 def _con_structured(con, est, fail) -> int:
-    from .structured import solve_structured
+    from .solvers.structured import solve_structured
 
     cons = _completed(con, est)
     if cons is None:
@@ -486,7 +486,7 @@ def _con_structured(con, est, fail) -> int:
 
 
 def _cls():
-    from .objectives import LeastSquares
+    from .objectives.builtins import LeastSquares
 
     return LeastSquares()
 
@@ -496,8 +496,8 @@ def _violation(c_list) -> float:
 
 
 def _con_feasibility(con, est, fail) -> int:
-    from .constraints import Box
-    from .feasibility import find_infeasibility
+    from .constraints.base import Box
+    from .constraints.feasibility import find_infeasibility
     from .problem import Problem
 
     f, built = _built(con, est)

@@ -18,13 +18,15 @@ import cvxpy as cp
 import numpy as np
 
 from ..estimate import check_estimate
-from .attempts import STRUCTURED, cvxpy_attempt, structured_attempt
-from .checks import violation_tol
-from .constraints import Constraint, NonNegative, SumTo, as_constraint
+from .check.verdict import violation_tol
+from .constraints.base import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
-from .objective_base import default_scale
-from .objectives import Objective, make_objective
-from .policy import (
+from .objectives.base import default_scale
+from .objectives.builtins import Objective, make_objective
+from .progress import Clock, timed_out
+from .solution import Solution, _attempt, best_checked
+from .solvers.attempts import STRUCTURED, cvxpy_attempt, structured_attempt
+from .solvers.policy import (
     DEFAULT_SOLVER_OPTIONS,
     EXP_CONE_CHAIN,
     SQP_MIN_D,
@@ -34,10 +36,8 @@ from .policy import (
     sqp_applies,
     uses_sqp,
 )
-from .progress import Clock, timed_out
-from .solution import Solution, _attempt, best_checked
-from .sqp import solve_sqp
-from .user_forms import LiveRoute, domain_constraint, missing_parameter, route_objective
+from .solvers.sqp import solve_sqp
+from .solvers.user_forms import LiveRoute, domain_constraint, missing_parameter, route_objective
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
 
@@ -65,7 +65,7 @@ class Problem:
         ``"l1"``, ``"posterior"`` (needs
         ``mean=``, optional ``variance=``), the cautionary ``"weighted-mle-naive"``, the name of an
         objective registered with :func:`~ldpopt.problems.register_objective` (docs/extending.md), an
-        :class:`~ldpopt.problems.objectives.Objective`, or a callable
+        :class:`~ldpopt.problems.objectives.builtins.Objective`, or a callable
         ``objective(f, estimate) -> cvxpy expression`` to minimise. A callable is routed by what it is
         (:mod:`.user_forms`, :mod:`.recognise`): recognised as a strictly convex sum of per-value
         terms (KL or entropy to a prior, powers, CLS, …) it is solved by the structured solver and
@@ -74,13 +74,13 @@ class Problem:
         sparse Hessian (an interior-point method, :mod:`.ipm`, then sequential QP, then the cvxpy
         chain if neither certifies), each with an exact
         gradient for ldpopt's check; otherwise the cvxpy chain as written. A
-        :class:`~ldpopt.problems.smooth.SmoothObjective` (declared value, gradient and Hessian) takes
+        :class:`~ldpopt.problems.objectives.smooth.SmoothObjective` (declared value, gradient and Hessian) takes
         the Newton route. cvxpy ``Parameter`` objects in a callable are read at every :meth:`solve`
         (the route is made again when a value changed; one without a value is a
         :class:`~ldpopt.problems.errors.MissingParameterError`).
     constraints : list or None
         ``None``: the simplex f ≥ 0, Σ f = 1 (duals ``"nonnegative"``, ``"sum"``). A list of
-        :mod:`~ldpopt.problems.constraints` objects and/or callables
+        :mod:`~ldpopt.problems.constraints.base` objects and/or callables
         ``(f, estimate) -> cvxpy constraint(s)`` replaces it. Duplicate names get ``_1``, ``_2``...
     mean, variance : array_like, optional
         For ``objective="posterior"`` only.
@@ -137,7 +137,7 @@ class Problem:
                     raise TypeError(f"constraints must be None or a list, got {type(constraints).__name__}") from None
                 raise
         if constraints is not None:  # one warning, pointing at the caller's line
-            from .constraints import warn_if_simplex_dropped
+            from .constraints.base import warn_if_simplex_dropped
             warn_if_simplex_dropped(cons, stacklevel=3)
         if (domain := domain_constraint(self.objective, cons)) is not None:
             cons = cons + [domain]  # the objective's implicit domain, explicit for ldpopt's own routes
@@ -154,7 +154,7 @@ class Problem:
             # the simplex family with a built-in objective: names known without cvxpy, nothing to
             # validate (DCP by construction); cvxpy's problem (~1 ms at d = 42,178, 5x the structured
             # solve) is built on first use, which the structured route never needs
-            from .structured.structure import dual_names
+            from .solvers.structured.structure import dual_names
 
             self._owners = {name: (c, j) for c, keys in zip(cons, dual_names(cons)) for j, name in enumerate(keys)}
         else:
@@ -273,7 +273,7 @@ class Problem:
     # -- solving ---------------------------------------------------------------------------------
     def solve(self, solver=None, strict: bool = False, verbose: bool = False, *, time_limit: float | None = None,
               progress: bool = True, **solver_options) -> Solution:
-        """Solve; return a :class:`Solution` checked by ldpopt itself (:mod:`.checks`).
+        """Solve; return a :class:`Solution` checked by ldpopt itself (:mod:`.verdict`).
 
         First, before any solver: linear constraints (built-in, and the affine rows of a user's
         callable) that have no common point in exact arithmetic, by any margin, give status
@@ -281,9 +281,9 @@ class Problem:
         certificate in ``Solution.infeasibility`` (:mod:`.feasibility`).
 
         ``solver``: None — first ldpopt's own dual solver ``"LDPOPT-STRUCTURED"``
-        (:func:`~ldpopt.problems.structured.solve_structured`) where it applies: a built-in smooth
+        (:func:`~ldpopt.problems.solvers.structured.solve_structured`) where it applies: a built-in smooth
         objective (cls, weighted-mle, multinomial, binomial, posterior) or a
-        :class:`~ldpopt.problems.structured.SeparableObjective`, and only built-in Simplex / NonNegative
+        :class:`~ldpopt.problems.solvers.structured.SeparableObjective`, and only built-in Simplex / NonNegative
         / SumTo / Box / Fixed / SubsetSum / PartitionTotals / Hierarchy constraints with one Σ f = total, or one
         ``Monotone`` chain (``order=``, not ``pairs=``) with Σ f = total and the same bounds on every
         value of the chain but no SubsetSum / Hierarchy rows (:mod:`.structured.chain`), or one
@@ -378,7 +378,7 @@ class Problem:
         >>> ref.solver, ref.status, bool(np.abs(ref.f - sol.f).max() < 1e-6)
         ('CLARABEL', 'optimal', True)
         """
-        from .phase_one import infeasible_solution
+        from .solvers.phase_one import infeasible_solution
         self._read_parameters()
         self._clock = clock = Clock(time_limit, progress)  # validated first; the pre-check counts against it
         if (pre := infeasible_solution(self, clock.left())) is not None:  # a proved conflict: no solver runs
@@ -410,7 +410,7 @@ class Problem:
             if solver is None and is_likelihood(self):
                 sol.message = (f"d = {self.estimate.d} >= {SQP_MIN_D}: the exact likelihood is solved by sequential "
                                "QP instead of as an exponential-cone program (conic solvers fail it at this d; "
-                               "ldpopt.problems.policy) — " + sol.message)
+                               "ldpopt.problems.solvers.policy) — " + sol.message)
             if (sol.success or solver is not None or is_likelihood(self) or clock.expired()
                     or getattr(self.objective, "cvxpy_expr", True) is None):
                 self._not_infeasible_if_known_feasible(sol)
@@ -465,7 +465,7 @@ class Problem:
                              "exact likelihood: solve() without a solver (or solver='SQP') uses sequential QP")
         if not explicit and chain == EXP_CONE_CHAIN:
             best.message = (f"d = {self.estimate.d} >= {SQP_MIN_D} with exponential cones in a user objective: SCS only "
-                            "(Clarabel/ECOS fail such problems at this d; ldpopt.problems.policy) — " + best.message)
+                            "(Clarabel/ECOS fail such problems at this d; ldpopt.problems.solvers.policy) — " + best.message)
         attempts = first + attempts
         timed_out(best, clock)
         if len(attempts) > 1:

@@ -275,7 +275,7 @@ def register_objective(item=None, *, name: str | None = None):
     >>> unregister("objective", "my-squares")
     """
     def deco(obj):
-        from .objective_base import Objective
+        from .objectives.base import Objective
 
         if not ((isinstance(obj, type) and issubclass(obj, Objective)) or isinstance(obj, Objective)):
             raise TypeError(f"register_objective takes an Objective subclass or instance, got {obj!r}")
@@ -330,7 +330,7 @@ def register_constraint(cls):
     True
     >>> unregister("constraint", "first_at_most")
     """
-    # a Constraint subclass (read by what it has: constraints.py registers its own classes with this)
+    # a Constraint subclass (read by what it has: constraints/base.py registers its own classes with this)
     if not (isinstance(cls, type) and all(callable(getattr(cls, a, None)) for a in ("build", "compile_into"))):
         raise TypeError(f"register_constraint takes a Constraint subclass, got {cls!r}")
     key = _key_of(cls, "file_type", "constraint")
@@ -360,7 +360,7 @@ def unregister(kind: str, name: str) -> None:
     Examples
     --------
     >>> from ldpopt.problems import available_objectives, register_objective
-    >>> from ldpopt.problems.objectives import LeastSquares
+    >>> from ldpopt.problems.objectives.builtins import LeastSquares
     >>> from ldpopt.problems.registry import unregister
     >>> _ = register_objective(LeastSquares(), name="cls-again")
     >>> unregister("objective", "cls-again")

@@ -2,7 +2,7 @@
 ``OptimizeResult``), with the status texts and the attempt bookkeeping of the solver chain.
 
 :func:`best_checked`: which of several checked answers to keep when no route of
-:meth:`~ldpopt.problems.Problem.solve` passed ldpopt's check (:mod:`.checks`): the one the check says
+:meth:`~ldpopt.problems.Problem.solve` passed ldpopt's check (:mod:`.verdict`): the one the check says
 least against. Order (a choice; the papers are silent): a point whose check passed; then a point within the
 constraint tolerances (per constraint and aggregate) before one outside them; among those the
 smallest certified error bound ``Checks.error_bound`` (∞ when none was computed); then the smallest
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .checks import Checks
+from .check.verdict import Checks
 
 __all__ = ["Solution", "best_checked"]
 
@@ -68,17 +68,17 @@ class Solution:
     success : bool
         ``status == "optimal"``.
     optimal_value : float
-        The documented objective J at the solution (see :mod:`ldpopt.problems.objectives`),
+        The documented objective J at the solution (see :mod:`ldpopt.problems.objectives.builtins`),
         from the solver's value; NaN without a solution, ±inf for infeasible / unbounded.
     duals : dict
         Constraint name → dual value (ndarray or float) of the Lagrangian J(f) + Σ y·g(f) (sign
-        convention in :mod:`ldpopt.problems.constraints`); empty when the solver returned no point.
+        convention in :mod:`ldpopt.problems.constraints.base`); empty when the solver returned no point.
     solver : str
         The solver that produced ``f`` (always named, also for user objectives);
         ``"LDPOPT-STRUCTURED"`` for ldpopt's dual solver (the default where it applies); ``"SQP(PIQP)"``
         for the sequential-QP route of the exact likelihoods (the QP solvers it used in brackets).
     checks : Checks or None
-        ldpopt's check of f (:class:`~ldpopt.problems.checks.Checks`: max_violation, stationarity,
+        ldpopt's check of f (:class:`~ldpopt.problems.check.verdict.Checks`: max_violation, stationarity,
         gap, tolerance, passed, failed, not_run); None when no point was returned.
     attempts : list of dict
         Every solver tried, in order: ``solver``, ``status``, ``checks`` (summary), ``seconds``.
@@ -95,7 +95,7 @@ class Solution:
         The objective's name.
     infeasibility : Infeasibility or None
         For ``"infeasible"``: the Farkas certificate and the conflicting constraints
-        (:class:`~ldpopt.problems.feasibility.Infeasibility`), from ldpopt's exact pre-check or from
+        (:class:`~ldpopt.problems.constraints.feasibility.Infeasibility`), from ldpopt's exact pre-check or from
         the solver's certificate; None otherwise.
 
     Examples

@@ -52,7 +52,7 @@ import numpy as np
 from ..estimate import check_estimate
 from ..methods.normalize import project_simplex
 from ..problems import Box, Fixed, Problem, Simplex
-from ..problems.structured import SeparableObjective
+from ..problems.solvers.structured import SeparableObjective
 from .attacks import check_beta, mixture_offset
 
 __all__ = ["METHODS", "ldprecover", "ldprecover_target", "lift", "mixture_offset", "mixture_problem", "recover",

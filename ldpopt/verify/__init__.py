@@ -9,7 +9,7 @@ Layout (one concern per module):
 * :mod:`.tolerances` — tolerances from stated accuracies: float64 rounding, solver stopping
   criteria, Monte-Carlo standard errors (floored at rounding); the frequency resolution 1/(10 d).
 * :mod:`.claims` — the equivalence claims declared as data (:data:`EQUIVALENCES`) and their referees:
-  the solver-free certificate of :mod:`ldpopt.problems.certificate` (any d) and cvxpy (small d).
+  the solver-free certificate of :mod:`ldpopt.problems.check.certificate` (any d) and cvxpy (small d).
 * :mod:`.montecarlo` — bias, variance and order claims from seeded repetitions.
 * :mod:`.runner` — the grid (:func:`run`); :mod:`.report` — summary, text/JSON, exit codes.
   The command-line options live in :mod:`ldpopt.cli.verify`.

@@ -1,10 +1,10 @@
 """The certificate referee of ``ldpopt verify``: :func:`certificate_metrics` turns a closed form's
-output into a row's numbers through :mod:`ldpopt.problems.certificate` (no solver, any d).
+output into a row's numbers through :mod:`ldpopt.problems.check.certificate` (no solver, any d).
 
 At d = 10⁷ each certificate is ~10 passes over the domain, and an instance has seven of them (four
 on the weighted MLE), so what does not depend on the point certified is built once: the compiled
 simplex per d and the estimate's separable per objective (with the certificate's terms at the lower
-bounds, :class:`ldpopt.problems.certificate_support._AtLower`); and no full-length multiplier arrays
+bounds, :class:`ldpopt.problems.check.certificate_support._AtLower`); and no full-length multiplier arrays
 are built, as a row reads only the numbers. Same numbers as :func:`~ldpopt.problems.certificate.certificate`
 (``tests/test_verify_large_d.py``).
 """
@@ -22,7 +22,7 @@ __all__ = ["certificate_metrics", "release"]
 def _simplex_structure(d: int):
     """The compiled simplex {f ≥ 0, Σ f = 1} on d values, shared by every certificate at that d
     (compiling it is ~15 passes over the domain: 0.17 s CPU at d = 10⁷, seven times per instance)."""
-    from ..problems.structured.structure import compile_constraints
+    from ..problems.solvers.structured.structure import compile_constraints
 
     return compile_constraints(None, d)
 
@@ -34,8 +34,8 @@ _SEPARABLES: dict = {}
 
 
 def _separable(objective, est, mean):
-    from ..problems.objectives import make_objective
-    from ..problems.structured.separable import separable_for
+    from ..problems.objectives.builtins import make_objective
+    from ..problems.objectives.separable import separable_for
 
     if mean is not None or not isinstance(objective, str):
         return separable_for(make_objective(objective, mean=mean) if isinstance(objective, str) else objective, est)
@@ -51,7 +51,7 @@ def _certificate(objective, constraints, est, f_c, mean):
     """:func:`ldpopt.problems.certificate.certificate` with multipliers recovered from f_C (what it
     does with ``multipliers=None``), the simplex's compiled structure and the estimate's separable
     reused across calls, and no full-length multiplier arrays (the rows read the numbers only)."""
-    from ..problems.certificate import certificate, certify, recover_multipliers
+    from ..problems.check.certificate import certificate, certify, recover_multipliers
 
     if constraints is not None:
         return certificate(objective, constraints, est, f_c, mean=mean)
@@ -66,7 +66,7 @@ def certificate_metrics(est, f_c, objective, mean=None, constraints=None, closed
     """The certificate's numbers for a verify row: ``max_abs_error_bound`` (≥ ‖f_C − f*‖_∞, frequency
     units; ∞ when f_C is infeasible and no bound applies), ``tolerance`` (its float64 rounding level +
     ``closed_tol``), ``tolerance_basis``, and the certificate's own fields. Raises
-    :class:`~ldpopt.problems.structured.NotApplicable` outside the certificate's class.
+    :class:`~ldpopt.problems.solvers.structured.NotApplicable` outside the certificate's class.
 
     Parameters
     ----------

@@ -13,7 +13,7 @@ A claim "closed form C solves problem P" (Wang et al. arXiv §3.3–§3.5, App. 
     (nothing decided); a bound above its tolerance is ``fails`` whatever the rounding level.
 
 ``"SQP"`` (the exact likelihoods at d > ``LIKELIHOOD_MAX_D``, where conic solvers fail)
-    ldpopt's sequential-QP route (:mod:`ldpopt.problems.sqp`); metric max_v |f_C − f_SQP|, tolerance
+    ldpopt's sequential-QP route (:mod:`ldpopt.problems.solvers.sqp`); metric max_v |f_C − f_SQP|, tolerance
     the SQP point's own certified distance bound (``Solution.checks.error_bound``).
 
 a cvxpy solver name (``"CLARABEL"``, ``"OSQP"``, ``"SCS"``; optional, small d)
@@ -119,7 +119,7 @@ def _referee_chain(build, solver, fallback):
 
 
 def _certificate_row(est, f_c, objective, mean, closed_tol, base, constraints=None) -> ClaimResult:
-    from ..problems.structured import NotApplicable
+    from ..problems.solvers.structured import NotApplicable
 
     name = objective if isinstance(objective, str) else getattr(objective, "name", str(objective))
     try:
@@ -139,7 +139,7 @@ def _certificate_row(est, f_c, objective, mean, closed_tol, base, constraints=No
 
 def _solver_row(est, f_c, objective, mean, solver, fallback, base) -> ClaimResult:
     from ..problems import Problem
-    from ..problems.objectives import make_objective
+    from ..problems.objectives.builtins import make_objective
 
     obj = make_objective(objective, mean=mean)
     problem, sol, referee = _referee_chain(lambda: Problem(est, obj), solver, fallback)
@@ -218,7 +218,7 @@ def check_equivalence(estimate: Estimate, closed: Callable | np.ndarray, objecti
     closed form's own stated accuracy, added to the tolerance.
 
     With ``constraints`` the solver row's tolerance is the solver point's own certified distance to
-    the optimum (``Solution.checks.error_bound``, from :mod:`ldpopt.problems.certificate` for
+    the optimum (``Solution.checks.error_bound``, from :mod:`ldpopt.problems.check.certificate` for
     built-in constraints), so the row holds when max|f_C − f_solver| is within it; a solve that is
     not ``optimal`` or carries no bound (or one above 1/(10 d)) is ``not refereed``.
 

@@ -1,0 +1,421 @@
+"""What every objective is: :class:`Objective` (J(f) and its cvxpy form) and :class:`BuiltObjective`
+(the scaled expression handed to cvxpy), the solver's unit :func:`default_scale` (``Problem``'s
+variable is x = f/scale), and :class:`UserObjective`, a user callable as an objective with the
+curvature-measured multiplier that scales it like the built-ins. The scaling convention is
+:mod:`.objectives`'."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from ...estimate import Estimate
+
+__all__ = ["BuiltObjective", "Objective", "UserObjective", "default_scale"]
+
+
+@dataclass
+class BuiltObjective:
+    """What an objective hands to cvxpy: minimise ``expr = multiplier·J(f) + offset`` subject to the
+    problem's constraints and ``constraints`` (auxiliary epigraph cones, not reported in duals).
+
+    Parameters
+    ----------
+    expr : cvxpy Expression
+        The scalar to minimise, multiplier·J(f) + offset.
+    multiplier : float, default 1.0
+        K, divided out of ``optimal_value`` and the duals (:mod:`.objectives`' scaling convention).
+    offset : float, default 0.0
+        The constant subtracted back from the solver's value.
+    constraints : list of cvxpy Constraint, default []
+        Auxiliary constraints of the objective's own form.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> from ldpopt.problems import BuiltObjective
+    >>> built = BuiltObjective(cp.sum_squares(cp.Variable(3)), multiplier=4.0)
+    >>> built.multiplier, built.offset, built.constraints
+    (4.0, 0.0, [])
+    """
+
+    expr: cp.Expression
+    multiplier: float = 1.0
+    offset: float = 0.0
+    constraints: list = field(default_factory=list)
+
+
+class Objective(abc.ABC):
+    """Base class. Subclasses set ``name`` and implement :meth:`build`. The solver is not the
+    objective's choice: ``Problem.solve()`` walks the chain of :mod:`.policy` for the problem's
+    class (QP or cone program).
+
+    Parameters
+    ----------
+    (none)
+        The base class takes no arguments; a subclass's ``__init__`` states its own.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import BuiltObjective, Objective
+    >>> class Squares(Objective):
+    ...     name = "squares"
+    ...     def build(self, f, x, scale, estimate):
+    ...         return BuiltObjective(cp.sum_squares(f - estimate.f_tilde))
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> ldpopt.Problem(est, Squares()).solve(solver="CLARABEL").f.round(4)
+    array([0.7662, 0.2338, 0.    , 0.    ])
+    """
+
+    name: str = "objective"
+    #: whether :meth:`build` expects the scaled variable (s = σ); False means s = 1 (raw units)
+    scaled: bool = True
+    #: per-solver options overriding ``problem.DEFAULT_SOLVER_OPTIONS`` for this objective (read, never
+    #: mutated: a subclass or an instance replaces it whole)
+    solver_options: Mapping[str, Mapping[str, Any]] = {}
+    #: scale s = max(σ, 1/d) (True) or σ (False); see :func:`default_scale`
+    frequency_floor: bool = True
+    #: one line naming J for problem files and ``ldpopt solve --help`` (None: a problem file cannot
+    #: name it, e.g. an objective that needs arrays a file does not carry)
+    file_doc: str | None = None
+    #: whether ``Problem(est, name, mean=..., variance=...)`` passes ``mean``/``variance`` to it
+    uses_mean: bool = False
+    #: whether :meth:`build` cannot fail for a valid estimate, so ``Problem`` may defer building the
+    #: cvxpy problem until a cvxpy solver needs it (the structured route never does)
+    lazy_build: bool = False
+    #: J(f) = ‖f − f̃‖₁: ldpopt's check uses its subgradient and the exact LP gap (:mod:`.verdict`)
+    absolute_deviations: bool = False
+
+    @classmethod
+    def example(cls, estimate: Estimate) -> Objective:
+        """An instance for ``estimate`` (the conformance checks run a registered class through it): made
+        with no arguments unless the class needs some.
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        Objective
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems.objectives.builtins import LeastSquares, Posterior
+        >>> LeastSquares.example(est), Posterior.example(est)
+        (LeastSquares(), Posterior(mean=<4>, weighted=True))
+        """
+        return cls()
+
+    def per_value(self, estimate: Estimate):
+        """The per-value form J(f) = Σ_v h_v(f_v) (a :class:`~.separable.Separable`: h_v,
+        h_v', h_v'', the per-value argmin and curvature) that the structured solver and the
+        certificate evaluate, or None when J is not smooth and separable.
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        Separable or None
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems.objectives.builtins import L1, LeastSquares
+        >>> type(LeastSquares().per_value(est)).__name__, L1().per_value(est)
+        ('Quadratic', None)
+        """
+        return
+
+    def likelihood_terms(self, estimate: Estimate):
+        """The per-value terms of an exact likelihood for the sequential-QP route
+        (:class:`~.likelihood_terms.LikelihoodTerms`), or None.
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        LikelihoodTerms or None
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems.objectives.builtins import LeastSquares, Multinomial
+        >>> type(Multinomial().likelihood_terms(est)).__name__, LeastSquares().likelihood_terms(est)
+        ('LikelihoodTerms', None)
+        """
+        return
+
+    def check(self, estimate: Estimate) -> None:
+        """Raise ``ValueError`` if this objective cannot be used with ``estimate`` (``Problem`` calls it).
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError
+            The objective does not apply (e.g. ``"multinomial"`` on counts that do not sum to n).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> from ldpopt.problems.objectives.builtins import Multinomial
+        >>> oue = ldpopt.oracles.get("oue", 1.0, 4).estimate(np.array([50_000, 40_000, 20_000, 10_000]), 100_000)
+        >>> Multinomial().check(oue)
+        Traceback (most recent call last):
+        ...
+        ValueError: objective='multinomial' is the likelihood of single-value reports (GRR): counts must sum to n = 100000, got 120000; use 'binomial' for set-valued reports (OUE, OLH, ...)
+        """
+
+    @abc.abstractmethod
+    def build(self, f: cp.Expression, x: cp.Variable, scale: float, estimate: Estimate) -> BuiltObjective:
+        """cvxpy form of the objective; ``f = scale * x`` is the frequency vector.
+
+        Parameters
+        ----------
+        f : cvxpy Expression
+            The frequency vector, scale·x.
+        x : cvxpy Variable
+            The solver's variable.
+        scale : float
+            s in f = s·x (``Problem.scale``).
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        BuiltObjective
+            K·J(f) + offset as cvxpy sees it.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> import cvxpy as cp
+        >>> from ldpopt.problems.objectives.builtins import LeastSquares
+        >>> x = cp.Variable(4)
+        >>> built = LeastSquares().build(x, x, 1.0, est)
+        >>> built.multiplier, built.expr.shape
+        (1.0, ())
+        """
+
+    def value(self, f, estimate: Estimate) -> float:
+        """J(f) evaluated with numpy.
+
+        Parameters
+        ----------
+        f : array_like (d,)
+            The point.
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        NotImplementedError
+            The objective has no numpy value (the base class).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems.objectives.builtins import L1, LeastSquares
+        >>> round(LeastSquares().value(np.full(4, 0.25), est), 4), round(L1().value(np.full(4, 0.25), est), 4)
+        (0.9104, 1.7305)
+        """
+        raise NotImplementedError(f"objective {self.name!r} has no numpy value")
+
+    def gradient(self, f, estimate: Estimate) -> np.ndarray:
+        """∇J(f) evaluated with numpy (smooth objectives only).
+
+        Parameters
+        ----------
+        f : array_like (d,)
+            The point.
+        estimate : Estimate
+            The raw estimate (f̃, counts, n, p, q).
+
+        Returns
+        -------
+        ndarray (d,)
+
+        Raises
+        ------
+        NotImplementedError
+            The objective is not smooth (``"l1"``) or states no gradient.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems.objectives.builtins import LeastSquares
+        >>> LeastSquares().gradient(np.full(4, 0.25), est).round(4)
+        array([-1.3977, -0.3328,  0.6656,  1.0649])
+        """
+        raise NotImplementedError(f"objective {self.name!r} has no gradient")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class UserObjective(Objective):
+    """A user callable ``objective(f, estimate) -> scalar cvxpy expression`` to minimise (convex,
+    DCP). ``f`` is a cvxpy affine expression of length d (s·x, s = ``Problem.scale``). Solved along
+    the same chain as the built-ins (QP or cone); ``optimal_value`` and duals are in the callable's
+    own units (the solver's multiplier K is divided out, as for the built-ins).
+
+    Scaling like the built-ins (a choice; the papers are silent). A built-in hands the solver K·J
+    with K chosen so that each coordinate's term has curvature O(1) in x = f/s: CLS has
+    K = 1/s² (J = ‖f − f̃‖², curvature 2 per coordinate → 2 in x). A callable is a black box, so
+    ``multiplier="auto"`` (the default) measures its curvature κ per coordinate along the all-ones
+    direction u at the uniform point f₀ = 1/d, by central second differences of cvxpy's own
+    evaluation: κ = (J(f₀ + hu) + J(f₀ − hu) − 2J(f₀))/(d·h²), h = 1/(4d) (f₀ ± hu stays > 0, so
+    logs are defined; a log's curvature changes by < 2× over [f₀, f₀ + 2h], so it passes the
+    test below), and sets K = 2/(κ s²), which is exactly the built-in K for a user-written
+    CLS. The estimate is used only when it is a curvature at all: κ finite, > 0 and within a factor
+    2 of the same difference taken one step over (J(f₀), J(f₀ + hu), J(f₀ + 2hu)); otherwise
+    (linear objectives, parameters without values, domain errors) K = 1, the callable's own units.
+    For an L1-type objective the "curvature" measured is the density of its kinks near f₀ (the
+    built-in L1 uses K = 1/s instead; measured at d = 200, OUE ε = 1, the auto K was 614 against
+    165, the same order). ``multiplier=`` a positive number fixes K instead.
+
+    Checked like the built-ins (:mod:`.verdict`): stationarity and the duality gap with ∇J from
+    cvxpy's ``grad`` of the expression at f (:mod:`.objective_check`); no ‖f − f*‖ bound (a
+    callable declares no curvature: a :class:`~.structured.SeparableObjective` does, and so does a
+    callable recognised as smooth, :class:`~.user_forms.SmoothUserObjective`, from its exact form).
+
+    Parameters
+    ----------
+    func : callable
+        ``func(f, estimate)`` returning a scalar convex cvxpy expression.
+    name : str or None, default None
+        Its name in the Solution; None: the function's name (``"user"`` for a lambda).
+    multiplier : "auto" or float, default "auto"
+        K as above: measured, or a finite number > 0.
+
+    Raises
+    ------
+    TypeError
+        ``func`` not callable; at :meth:`build`, a result that is not a cvxpy Expression.
+    ValueError
+        A bad ``multiplier``; at :meth:`build`, an expression that is not scalar.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import UserObjective
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> obj = UserObjective(lambda f, e: cp.sum(cp.abs(f - e.f_tilde)), name="lad")
+    >>> sol = ldpopt.Problem(est, obj).solve()
+    >>> sol.objective, sol.status, round(sol.optimal_value, 4)
+    ('lad', 'optimal', 0.7305)
+    """
+
+    def __init__(self, func: Callable, name: str | None = None, multiplier="auto"):
+        if not callable(func):
+            raise TypeError(f"objective must be a name or a callable, got {type(func).__name__}")
+        self.func = func
+        fname = getattr(func, "__name__", "user")
+        self.name = name or ("user" if fname == "<lambda>" else fname)
+        if multiplier != "auto" and not (isinstance(multiplier, (int, float)) and not isinstance(multiplier, bool)
+                                         and np.isfinite(multiplier) and multiplier > 0):
+            raise ValueError(f"multiplier must be 'auto' or a finite number > 0, got {multiplier!r}")
+        self.multiplier = multiplier
+
+    def build(self, f, x, scale, estimate):
+        expr = self.func(f, estimate)
+        if not isinstance(expr, cp.Expression):
+            raise TypeError(f"objective callable must return a cvxpy Expression, got {type(expr).__name__}")
+        if expr.size != 1:
+            raise ValueError(f"objective callable must return a scalar expression, got shape {expr.shape}")
+        expr = cp.reshape(expr, ()) if expr.shape != () else expr
+        k = float(self.multiplier) if self.multiplier != "auto" else _auto_multiplier(expr, x, scale, estimate.d)
+        return BuiltObjective(expr if k == 1.0 else k * expr, multiplier=k)
+
+    def __repr__(self):
+        return f"UserObjective({self.name!r})"
+
+
+def _auto_multiplier(expr, x, scale: float, d: int) -> float:
+    """K = 2/(κ s²) from the curvature κ of ``expr`` along the all-ones direction at 1/d (see
+    :class:`UserObjective`); 1.0 when that is not a curvature."""
+    h = 1.0 / (4 * d)
+    saved = x.value
+
+    def at(t):
+        x.value = np.full(d, (1.0 / d + t * h) / scale)
+        v = expr.value
+        return float(v) if v is not None else np.nan
+
+    try:
+        with np.errstate(all="ignore"):
+            jm, j0, jp, j2 = at(-1), at(0), at(1), at(2)
+    # whatever a callable cvxpy cannot evaluate at a point raises (parameters without values, ...): K = 1
+    except Exception:  # noqa: BLE001 - any failure to evaluate means no curvature to measure
+        return 1.0
+    finally:
+        x.value = saved
+    k1 = (jp + jm - 2 * j0) / (d * h * h)
+    k2 = (j2 + j0 - 2 * jp) / (d * h * h)
+    if not (np.isfinite(k1) and np.isfinite(k2) and k1 > 0 and k2 > 0 and 0.5 <= k2 / k1 <= 2.0):
+        return 1.0
+    return 2.0 / (k1 * scale * scale)
+
+
+def default_scale(estimate, floor: bool = True) -> float:
+    """The solver's unit s (its variable is x = f/s): ``max(σ, 1/d)``, σ of Wang et al. Eq. 7
+    (``floor=False``: σ alone, for the weighted MLE, see below).
+
+    Both sides matter (a choice the papers are silent on). x̃ = f̃/s carries noise σ/s and the
+    constraints carry the total Σ x = 1/s. With s = σ alone the noise is O(1) but the total is 1/σ,
+    ~10⁵–10⁷ once n is large or ε is large (σ ≪ 1/d), and the simplex rows have coefficients
+    σ ≤ 1e-5: OSQP then stops at ``user_limit`` or, because its primal-infeasibility test
+    ‖Aᵀδy‖ ≤ ε_inf‖δy‖ is met by any multiple of the sum row once its coefficients are below
+    ε_inf = 1e-5, certifies the always-feasible simplex "infeasible" (37 of 216
+    cases of a CLS grid). With s = max(σ, 1/d) the noise is ≤ 1 per coordinate, the mean
+    coordinate ≤ 1 and the total ≤ d; when σ ≥ 1/d (small n, small ε) nothing changes.
+
+    The weighted MLE's cone form divides each residual by its own variance (y_v = 1 + βx_v), which
+    is what keeps it well scaled; measured, s = σ passes ldpopt's check where s = 1/d does not
+    (OUE, ε = 10, d = 10, n = 10⁹), so it keeps s = σ (``Objective.frequency_floor = False``).
+    """
+    s = max(float(estimate.sigma), 1.0 / estimate.d) if floor else float(estimate.sigma)
+    return s if np.isfinite(s) and s > 0 else 1.0

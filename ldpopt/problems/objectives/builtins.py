@@ -1,0 +1,616 @@
+"""Objectives of the post-processing problems: what is minimised over the frequency vector f.
+
+Each objective states a function J(f) of the true-frequency vector (the *documented* objective, the
+one whose value ``Solution.optimal_value`` reports and whose Lagrangian ``Solution.duals`` refer to)
+and hands cvxpy a *scaled* version of it, because the raw problems are badly scaled: frequencies are
+~1/d (1e-5 at d = 42,178) and the solvers' absolute tolerances (1e-8) are not small against them.
+
+Scaling used everywhere (a choice the papers are silent on):
+
+* the solver's variable is x = f / s with s = max(σ, 1/d), σ of Wang et al. Eq. 7 (the noise level
+  of one coordinate of f̃), so x̃ = f̃/s is at most O(1) noise and the signal at most O(1) per
+  coordinate (``base.default_scale`` says why s = σ alone fails when σ ≪ 1/d);
+* the solver minimises ``expr = K·J(f) + offset`` with K chosen so that each coordinate's term is
+  O(1) (for the weighted MLE, K·J is a chi-square-like sum ≈ d at the optimum).
+
+``Solution.optimal_value = (expr* − offset)/K`` and duals are divided by K, so both are in the
+units of J. Each built-in objective also has ``value(f, estimate)`` (numpy) and, when smooth,
+``gradient(f, estimate)``, for verification code.
+
+References
+----------
+Wang et al., *Consistent and Accurate Frequency Oracles under LDP* (arXiv): §3.4 Eq. 13 (weighted
+MLE), §3.5 (CLS), Appendix A–B (their KKT conditions); Eq. 2 (variance), Eq. 7 (σ²). The L1 variant is
+Lee et al. (cited in Wang et al. §3.5 / related work). The posterior projection follows the NDSS 2020
+version's PowerNS (project the Power posterior mean onto the simplex).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+from scipy.special import xlogy
+
+from ..._validation import check_float_array
+from ...estimate import Estimate
+from ..registry import available_objectives, objective_factory, register_objective
+from .base import BuiltObjective, Objective, UserObjective
+
+__all__ = [
+    "L1",
+    "Binomial",
+    "BuiltObjective",
+    "LeastSquares",
+    "Multinomial",
+    "Objective",
+    "Posterior",
+    "UserObjective",
+    "WeightedMLE",
+    "WeightedMLENaive",
+    "available",
+    "make_objective",
+]
+
+
+@register_objective
+class LeastSquares(Objective):
+    """CLS, Wang et al. §3.5: J(f) = ‖f − f̃‖₂² (the squared norm; same minimiser as the paper's
+    ‖f − f̃‖₂, and the form Appendix B differentiates). A QP (solver chain: :mod:`.policy`).
+
+    Scaled form: Σ (x − f̃/σ)² = J/σ².
+
+    Parameters
+    ----------
+    (none)
+        Made with no arguments (``Problem`` makes it from its name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, "cls").solve()
+    >>> sol.status, sol.f.round(4)
+    ('optimal', array([0.7662, 0.2338, 0.    , 0.    ]))
+    """
+
+    name = "cls"
+    file_doc = "constrained least squares ||f - f~||^2"
+    lazy_build = True
+
+    def build(self, f, x, scale, estimate):
+        return BuiltObjective(cp.sum_squares(x - estimate.f_tilde / scale), multiplier=1.0 / scale**2)
+
+    def per_value(self, estimate):
+        from .separable import Quadratic
+
+        return Quadratic(estimate.f_tilde, 1.0, "cls")
+
+    def value(self, f, estimate):
+        return float(np.sum((np.asarray(f, float) - estimate.f_tilde) ** 2))
+
+    def gradient(self, f, estimate):
+        return 2.0 * (np.asarray(f, float) - estimate.f_tilde)
+
+
+def _wmle_coefficients(estimate: Estimate):
+    p, q = estimate.p, estimate.q
+    a = q * (1.0 - q)  # variance numerator at f_v = 0 (Eq. 2)
+    e = (p - q) * (1.0 - p - q)  # its slope in f_v
+    return p, q, a, e
+
+
+@register_objective
+class WeightedMLE(Objective):
+    """Exact weighted MLE, Wang et al. §3.4 Eq. 13, with the value-dependent variance of Eq. 2:
+
+        J(f) = Σ_v (c_v/n − q − (p − q) f_v)² / (q(1 − q) + (p − q)(1 − p − q) f_v).
+
+    Formulation (accurate at d = 42,178, see ``tests/test_problems_wmle.py``): with x = f/σ,
+    x̃ = f̃/σ and β = σ(p − q)(1 − p − q)/(q(1 − q)), each term is (x̃_v − x_v)²/(n(1 + β x_v)); so
+    n·J = Σ_v t_v with the per-element rotated second-order cone (x̃_v − x_v)² ≤ t_v·(1 + β x_v),
+    written as ‖(2(x̃_v − x_v), t_v − y_v)‖₂ ≤ t_v + y_v, y_v = 1 + β x_v (one vectorised cvxpy
+    ``SOC`` with ``axis=0``). Every quantity the solver sees is O(1). A cone program.
+
+    The cone also imposes the domain y_v ≥ 0 (variance ≥ 0), which the simplex implies anyway.
+    Needs q(1 − q) > 0 (:meth:`check` raises ``ValueError`` otherwise).
+
+    Parameters
+    ----------
+    (none)
+        Made with no arguments (``Problem`` makes it from its name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, "weighted-mle").solve()
+    >>> sol.status, sol.f.round(4)
+    ('optimal', array([0.7426, 0.2574, 0.    , 0.    ]))
+    """
+
+    name = "weighted-mle"
+    file_doc = "Gaussian-approximation MLE, weights 1/sigma_v^2"
+    frequency_floor = False
+    lazy_build = True
+
+    def check(self, estimate):
+        _, q, a, _ = _wmle_coefficients(estimate)
+        if not a > 0:
+            raise ValueError(f"objective={self.name!r} needs q(1 - q) > 0 (a positive variance at "
+                             f"f_v = 0), got q = {q!r}")
+
+    def build(self, f, x, scale, estimate):
+        p, q, a, e = _wmle_coefficients(estimate)
+        gamma = a / ((p - q) ** 2 * scale**2)  # = n when scale = σ
+        beta = e * scale / a
+        t = cp.Variable(estimate.d, name="t_wmle")
+        r = estimate.f_tilde / scale - x
+        y = 1.0 + beta * x
+        cone = cp.SOC(t + y, cp.vstack([2.0 * r, t - y]), axis=0)
+        return BuiltObjective(cp.sum(t), multiplier=gamma, constraints=[cone])
+
+    def value(self, f, estimate):
+        p, q, a, e = _wmle_coefficients(estimate)
+        f = np.asarray(f, float)
+        r = estimate.counts / estimate.n - q - (p - q) * f
+        return float(np.sum(r**2 / (a + e * f)))
+
+    def gradient(self, f, estimate):
+        p, q, a, e = _wmle_coefficients(estimate)
+        f = np.asarray(f, float)
+        r = estimate.counts / estimate.n - q - (p - q) * f
+        s = a + e * f
+        return (-2.0 * (p - q) * r * s - e * r**2) / s**2
+
+    def per_value(self, estimate):
+        """Eq. 13 per value (also the naive formulation's: the same J).
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate.
+
+        Returns
+        -------
+        WeightedMLESep
+            h_v and its derivatives (:mod:`.separable`).
+
+        Raises
+        ------
+        ValueError
+            q(1 − q) = 0 (:meth:`check`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> from ldpopt.problems.objectives.builtins import WeightedMLE
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> type(WeightedMLE().per_value(est)).__name__
+        'WeightedMLESep'
+        """
+        from .separable import WeightedMLESep
+
+        self.check(estimate)
+        return WeightedMLESep(estimate)
+
+
+@register_objective
+class WeightedMLENaive(WeightedMLE):
+    """CAUTIONARY EXAMPLE — do not use for results. Same J as :class:`WeightedMLE`, a DCP-valid but
+    numerically poor formulation, kept so the test suite can show that it fails.
+
+    With r = A − B f and s = C + E f affine (A = c/n − q, B = p − q, C = q(1 − q),
+    E = (p − q)(1 − p − q)), r²/s = α²/s − 2αβ + β²s with β = B/E, α = A + BC/E. That turns each
+    quadratic-over-linear term into ``inv_pos`` plus a linear term, in raw f units, without
+    rescaling. The two large pieces cancel to leave a tiny J (~0.04 against pieces ~d), so the
+    solver's relative tolerances are spent on the cancelling parts: at d = 42,178 (OUE, ε = 1) it
+    reports ``optimal`` with f off by ~0.03 per coordinate and ~1.6 in L1.
+
+    Parameters
+    ----------
+    (none)
+        Made with no arguments (``Problem`` makes it from its name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems.objectives.builtins import WeightedMLE, WeightedMLENaive
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> f = np.full(4, 0.25)
+    >>> bool(np.isclose(WeightedMLENaive().value(f, est), WeightedMLE().value(f, est)))   # the same J
+    True
+    """
+
+    name = "weighted-mle-naive"
+    file_doc = "the same with the variance evaluated at f (cautionary)"
+    scaled = False
+    lazy_build = False  # built at once, like any formulation the structured solver does not own
+
+    def check(self, estimate):
+        super().check(estimate)
+        _, _, _, e = _wmle_coefficients(estimate)
+        if e == 0:
+            raise ValueError(f"objective={self.name!r} needs (p - q)(1 - p - q) != 0")
+
+    def build(self, f, x, scale, estimate):
+        p, q, c0, e = _wmle_coefficients(estimate)
+        a0 = estimate.counts / estimate.n - q
+        b0 = p - q
+        beta = b0 / e
+        alpha = a0 + b0 * c0 / e
+        s = c0 + e * f
+        expr = cp.sum(cp.multiply(alpha**2, cp.inv_pos(s))) + beta**2 * cp.sum(s) - 2.0 * beta * float(alpha.sum())
+        return BuiltObjective(expr, multiplier=1.0)
+
+
+class _Likelihood(Objective):
+    # Clarabel's own 1e-8 defaults: on exponential cones its iterates stall near a 1e-9 gap, so
+    # 1e-10 ends "AlmostSolved" (measured); the KKT residuals at 1e-8 are still <= 1e-7 relative.
+    solver_options: Mapping[str, Mapping[str, Any]] = {
+        "CLARABEL": {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}}
+    lazy_build = True
+    #: the likelihood's per-value terms: binomial (True) or multinomial (False)
+    _binomial = False
+
+    def likelihood_terms(self, estimate):
+        from .likelihood_terms import LikelihoodTerms
+
+        return LikelihoodTerms(estimate, binomial=self._binomial)
+
+    @staticmethod
+    def _pi(f, estimate):
+        return estimate.q + (estimate.p - estimate.q) * np.asarray(f, float)
+
+
+@register_objective
+class Multinomial(_Likelihood):
+    """GRR's exact likelihood (each report is one value, so c ~ Multinomial(n, π)):
+
+        J(f) = −(1/n) Σ_v c_v log π_v,   π_v = q + (p − q) f_v
+
+    (negative log-likelihood per user; maximising Σ c_v log π_v). Under Σ f = 1, Σ π = 1 exactly for
+    GRR (p + (d − 1)q = 1). Only values with c_v > 0 enter the sum.
+
+    Scaled form: Σ_{c_v>0} rel_entr(c_v, n π_v) = n·J + Σ c log c − (Σ c) log n, an exponential-cone
+    problem whose optimal value is the KL-type deviance, ≈ d/2, not n·log d.
+    Requires Σ c_v = n (the counts of a single-value-report oracle).
+
+    Solving: below d = ``policy.SQP_MIN_D`` (300) as this exponential-cone program (Clarabel → SCS);
+    from there on ``Problem.solve()`` uses the sequential-QP route (:mod:`.sqp`: damped Newton over
+    diagonal QPs on the same constraints, per-value derivatives in :mod:`.likelihood_terms`),
+    because Clarabel fails the cones from d ≈ 1,000 (measured) — the Solution's message says so.
+
+    Parameters
+    ----------
+    (none)
+        Made with no arguments (``Problem`` makes it from its name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, "multinomial").solve()
+    >>> sol.status, sol.f.round(4)
+    ('optimal', array([0.7278, 0.2722, 0.    , 0.    ]))
+    """
+
+    name = "multinomial"
+    file_doc = "exact likelihood of GRR counts"
+
+    def check(self, estimate):
+        total = float(np.sum(estimate.counts))
+        if not np.isclose(total, estimate.n, rtol=1e-9, atol=1e-6):
+            raise ValueError(f"objective='multinomial' is the likelihood of single-value reports (GRR): "
+                             f"counts must sum to n = {estimate.n}, got {total:g}; use 'binomial' for "
+                             "set-valued reports (OUE, OLH, ...)")
+
+    def build(self, f, x, scale, estimate):
+        c = estimate.counts
+        n = estimate.n
+        pos = np.flatnonzero(c > 0)
+        mu = n * estimate.q + n * (estimate.p - estimate.q) * f[pos]
+        expr = cp.sum(cp.rel_entr(c[pos], mu))
+        offset = float(np.sum(xlogy(c, c)) - c.sum() * np.log(n))
+        return BuiltObjective(expr, multiplier=float(n), offset=offset)
+
+    def value(self, f, estimate):
+        return float(-np.sum(xlogy(estimate.counts, self._pi(f, estimate))) / estimate.n)
+
+    def gradient(self, f, estimate):
+        return -(estimate.p - estimate.q) * estimate.counts / (estimate.n * self._pi(f, estimate))
+
+    def per_value(self, estimate):
+        from .separable import MultinomialSep
+
+        self.check(estimate)
+        return MultinomialSep(estimate)
+
+
+@register_objective
+class Binomial(_Likelihood):
+    """Per-bit composite likelihood for unary / hash oracles (each value's support count is
+    c_v ~ Binomial(n, π_v), the values treated as independent):
+
+        J(f) = −(1/n) Σ_v [c_v log π_v + (n − c_v) log(1 − π_v)],   π_v = q + (p − q) f_v.
+
+    Scaled form: Σ_v rel_entr(c_v, nπ_v) + rel_entr(n − c_v, n(1 − π_v)) = n·J + const: the binomial
+    deviance, O(1) per value. Exponential cones.
+
+    Solving: below d = ``policy.SQP_MIN_D`` (300) as this exponential-cone program (Clarabel → SCS);
+    from there on ``Problem.solve()`` uses the sequential-QP route (:mod:`.sqp`), because Clarabel
+    fails the cones from d ≈ 500 (measured) — the Solution's message says so. On the simplex every
+    term is finite at f_v = 0 (π_v = q > 0), so values driven to 0 need no clipping.
+
+    Parameters
+    ----------
+    (none)
+        Made with no arguments (``Problem`` makes it from its name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("oue", 1.0, 4).estimate(np.array([50_000, 40_000, 20_000, 10_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, "binomial").solve()
+    >>> sol.status, sol.f.round(4)
+    ('optimal', array([0.7033, 0.2967, 0.    , 0.    ]))
+    """
+
+    name = "binomial"
+    file_doc = "exact per-bit likelihood (unary encodings)"
+    _binomial = True
+
+    def build(self, f, x, scale, estimate):
+        c = estimate.counts
+        n = estimate.n
+        p, q = estimate.p, estimate.q
+        pos = np.flatnonzero(c > 0)
+        neg = np.flatnonzero(c < n)
+        # rel_entr(k, m) = k·(−log(m/k)): written with the ratio m/k ≈ 1 inside the log so the
+        # exponential cones see O(1) numbers rather than counts ~n
+        ratio_pos = (n * q + n * (p - q) * f[pos]) / c[pos]
+        ratio_neg = (n * (1 - q) - n * (p - q) * f[neg]) / (n - c[neg])
+        expr = -(c[pos] @ cp.log(ratio_pos)) - ((n - c[neg]) @ cp.log(ratio_neg))
+        offset = float(np.sum(xlogy(c, c)) + np.sum(xlogy(n - c, n - c)) - estimate.d * n * np.log(n))
+        return BuiltObjective(expr, multiplier=float(n), offset=offset)
+
+    def value(self, f, estimate):
+        pi = self._pi(f, estimate)
+        c, n = estimate.counts, estimate.n
+        return float(-(np.sum(xlogy(c, pi)) + np.sum(xlogy(n - c, 1.0 - pi))) / n)
+
+    def gradient(self, f, estimate):
+        pi = self._pi(f, estimate)
+        c, n = estimate.counts, estimate.n
+        return -(estimate.p - estimate.q) * (c / pi - (n - c) / (1.0 - pi)) / n
+
+    def per_value(self, estimate):
+        from .separable import BinomialSep
+
+        return BinomialSep(estimate)
+
+
+@register_objective
+class L1(Objective):
+    """Least absolute deviations, J(f) = ‖f − f̃‖₁ (the L1 variant of Lee et al., cited by Wang et al.
+    beside CLS). An LP (a QP for the chain). Scaled form Σ|x − f̃/σ| = J/σ. Not smooth: no gradient;
+    its KKT conditions use the subgradient sign(f − f̃) ∈ [−1, 1].
+
+    Parameters
+    ----------
+    (none)
+        Made with no arguments (``Problem`` makes it from its name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, "l1").solve()
+    >>> sol.status, sol.f.round(4) + 0.0
+    ('optimal', array([0.7285, 0.2715, 0.    , 0.    ]))
+   
+    >>> sol.not_unique != ""   # J is linear off its kinks: f is one optimum
+    True
+    """
+
+    name = "l1"
+    file_doc = "least absolute deviations ||f - f~||_1"
+    absolute_deviations = True
+
+    def build(self, f, x, scale, estimate):
+        return BuiltObjective(cp.norm1(x - estimate.f_tilde / scale), multiplier=1.0 / scale)
+
+    def value(self, f, estimate):
+        return float(np.sum(np.abs(np.asarray(f, float) - estimate.f_tilde)))
+
+
+@register_objective
+class Posterior(Objective):
+    """Project a posterior mean m onto the constraint set (NDSS 2020 PowerNS; Jia & Gong's Calibrate):
+
+        J(f) = Σ_v (f_v − m_v)² / var_v     (``variance`` given), or
+        J(f) = Σ_v (f_v − m_v)²             (``variance=None``; PowerNS's Euclidean projection).
+
+    ``mean``: length-d posterior mean (e.g. Power's Eq. 10 output). ``variance``: length-d (or scalar)
+    posterior variance, every entry > 0. A QP. Scaled: Σ w_v (x_v − m_v/s)² with w = v̄/var
+    (v̄ the mean variance; K = v̄/s²) or w = 1 (K = 1/s²).
+
+    Parameters
+    ----------
+    mean : array_like (d,)
+        The posterior mean m.
+    variance : float, array_like (d,) or None, default None
+        The posterior variance, every entry > 0; None: unweighted.
+
+    Raises
+    ------
+    ValueError
+        ``mean`` missing, a variance ≤ 0 or not finite; at :meth:`check`, ``mean`` not of length d.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, "posterior", mean=[0.5, 0.3, 0.3, -0.1]).solve()
+    >>> sol.status, sol.f.round(4)
+    ('optimal', array([0.4667, 0.2667, 0.2667, 0.    ]))
+    """
+
+    name = "posterior"
+    uses_mean = True
+    lazy_build = True
+
+    def __init__(self, mean, variance=None):
+        if mean is None:
+            raise ValueError("objective='posterior' needs mean= (the posterior mean to project)")
+        self.mean = check_float_array(mean, "mean", min_length=2)
+        if variance is None:
+            self.variance = None
+        else:
+            v = np.asarray(variance, dtype=np.float64) if np.ndim(variance) else np.full(
+                self.mean.shape[0], float(variance))
+            v = check_float_array(v, "variance", length=self.mean.shape[0])
+            if np.any(v <= 0):
+                bad = int(np.flatnonzero(v <= 0)[0])
+                raise ValueError(f"variance must be > 0 everywhere; entry {bad} is {v[bad]!r}")
+            self.variance = v
+
+    @classmethod
+    def example(cls, estimate):
+        """The estimate's f̃ clipped at 0 and normalised as the mean, the Eq. 7 variance σ² plus
+        f̃² as the weights (an instance for the conformance checks).
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate.
+
+        Returns
+        -------
+        Posterior
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> from ldpopt.problems.objectives.builtins import Posterior
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> obj = Posterior.example(est)
+        >>> obj, round(float(obj.mean.sum()), 6)
+        (Posterior(mean=<4>, weighted=True), 1.0)
+        """
+        m = np.maximum(estimate.f_tilde, 0.0) + 1.0 / estimate.d
+        return cls(m / m.sum(), float(estimate.sigma) ** 2 + estimate.f_tilde**2)
+
+    def check(self, estimate):
+        if self.mean.shape[0] != estimate.d:
+            raise ValueError(f"mean must have length d = {estimate.d}, got {self.mean.shape[0]}")
+
+    def build(self, f, x, scale, estimate):
+        r = x - self.mean / scale
+        if self.variance is None:
+            return BuiltObjective(cp.sum_squares(r), multiplier=1.0 / scale**2)
+        # weights relative to the mean variance, so the Hessian is O(1) whatever the units of
+        # ``variance`` (σ² ~ 1e-12 at n = 1e9 made w ~ 1e3 and the QP ill-scaled)
+        vbar = float(np.mean(self.variance))
+        w = np.sqrt(vbar / self.variance)
+        return BuiltObjective(cp.sum_squares(cp.multiply(w, r)), multiplier=vbar / scale**2)
+
+    def value(self, f, estimate):
+        r2 = (np.asarray(f, float) - self.mean) ** 2
+        return float(np.sum(r2 if self.variance is None else r2 / self.variance))
+
+    def gradient(self, f, estimate):
+        r = 2.0 * (np.asarray(f, float) - self.mean)
+        return r if self.variance is None else r / self.variance
+
+    def per_value(self, estimate):
+        from .separable import Quadratic
+
+        return Quadratic(self.mean, 1.0 if self.variance is None else 1.0 / self.variance, "posterior")
+
+    def __repr__(self):
+        return f"Posterior(mean=<{self.mean.shape[0]}>, weighted={self.variance is not None})"
+
+
+def available() -> list[str]:
+    """Names accepted by ``Problem(objective=...)``: the built-ins and every registered objective
+    (:func:`~.registry.register_objective`).
+
+    Returns
+    -------
+    list of str
+        Sorted.
+
+    Examples
+    --------
+    >>> from ldpopt.problems.objectives.builtins import available
+    >>> {"cls", "weighted-mle", "l1"} <= set(available())
+    True
+    """
+    return available_objectives()
+
+
+def make_objective(objective, mean=None, variance=None) -> Objective:
+    """Turn ``objective`` (a name, an :class:`Objective` or a callable) into an :class:`Objective`.
+
+    Parameters
+    ----------
+    objective : str, Objective or callable
+        A name of :func:`available`, an instance (returned as is), or ``func(f, estimate)`` (a
+        :class:`UserObjective`).
+    mean, variance : array_like or None, default None
+        For ``"posterior"`` (and registered objectives with ``uses_mean``) only.
+
+    Returns
+    -------
+    Objective
+
+    Raises
+    ------
+    ValueError
+        An unknown name, a registered class that needs arguments, or ``mean``/``variance`` given to
+        an objective that does not use them.
+    TypeError
+        ``objective`` is none of the three.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> from ldpopt.problems.objectives.builtins import make_objective
+    >>> make_objective("cls"), make_objective(lambda f, e: cp.sum_squares(f - e.f_tilde))
+    (LeastSquares(), UserObjective('user'))
+    """
+    if isinstance(objective, Objective):
+        obj = objective
+    elif isinstance(objective, str):
+        item = objective_factory(objective.lower())
+        if item is None:
+            raise ValueError(f"objective must be one of {available()} or a callable, got {objective!r}")
+        if isinstance(item, Objective):
+            obj = item
+        elif item.uses_mean:
+            obj = item(mean, variance)
+        else:
+            try:
+                obj = item()
+            except TypeError as exc:  # a registered class whose constructor needs arguments
+                raise ValueError(f"objective {objective!r} cannot be made from its name alone ({exc}): pass "
+                                 f"an instance, {item.__name__}(...)") from exc
+    elif callable(objective):
+        obj = UserObjective(objective)
+    else:
+        raise TypeError(f"objective must be a name, an Objective or a callable, got {type(objective).__name__}")
+    if not obj.uses_mean and (mean is not None or variance is not None):
+        raise ValueError(f"mean= and variance= are only used by objective='posterior', got objective={obj.name!r}")
+    return obj

@@ -1,0 +1,179 @@
+"""One solver run made into a checked :class:`~.solution.Solution`: ldpopt's dual solver
+(:func:`structured_attempt`) or one cvxpy solver (:func:`cvxpy_attempt`); either way the status is
+the one ldpopt's check (:func:`.verdict.check_solution`) allows (:func:`.objective_check.status_after_check`).
+:meth:`~.problem.Problem.solve` walks the chain of them."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import cvxpy as cp
+import numpy as np
+
+from ..check.objective_check import status_after_check, unverified_reason
+from ..check.verdict import check_solution
+from ..progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET
+from ..progress import OWN_TIME_LIMIT
+from ..solution import _MESSAGES, Solution
+from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
+from .policy import DEFAULT_SOLVER_OPTIONS, SCS_TIGHT
+
+__all__ = ["STRUCTURED", "cvxpy_attempt", "structured_attempt"]
+
+#: the name of ldpopt's own dual solver (:func:`ldpopt.problems.solvers.structured.solve_structured`) in
+#: ``Solution.solver`` and as ``solve(solver=STRUCTURED)``
+STRUCTURED = "LDPOPT-STRUCTURED"
+
+
+def structured_attempt(problem) -> tuple[Solution | None, str]:
+    """ldpopt's dual solver (:mod:`.structured`) when the objective is separable and smooth and every
+    constraint is a built-in it covers; (None, why) when it does not apply. Its Solution is
+    ``"optimal"`` only when the solver's own certificate passed *and* ldpopt's check
+    (:func:`.verdict.check_solution`, the same as for any solver) passed; else ``"inaccurate"``."""
+    from .structured import NotApplicable, solve_structured
+    from .structured.structure import compiled_for
+
+    start = time.perf_counter()
+    try:
+        r = solve_structured(problem.estimate, problem.objective, compiled_for(problem))
+    except NotApplicable as exc:
+        return None, str(exc)
+    except ValueError as exc:  # infeasible bound/sum data: the cvxpy chain reports it as a status
+        return None, f"{STRUCTURED} rejected the constraints: {exc}"
+    checks = check_solution(problem, r.f, r.duals, certificate=r.certificate)
+    # the solver's own (stricter, relative-KKT) threshold never overrides ldpopt's check
+    status = status_after_check("optimal", checks)
+    ok = status == "optimal"
+    if ok and r.status != "optimal":
+        message = (f"{STRUCTURED}'s own threshold was not met ({r.message}), but ldpopt's check passed: "
+                   f"{checks.summary()}")
+    elif ok:
+        message = f"{r.message}; ldpopt's check: {checks.summary()}"
+    elif r.status != "optimal":
+        message = f"{STRUCTURED}: {r.message}"
+    elif status == "optimal_unverified":
+        message = f"{STRUCTURED} said optimal; {unverified_reason(checks)}"
+    else:
+        message = f"{STRUCTURED} said optimal; ldpopt's check failed: {'; '.join(checks.failed)}"
+    its = r.iterations if isinstance(r.iterations, dict) else {}
+    n_it = int(sum(v for k, v in its.items() if k.endswith("iterations") and isinstance(v, (int, np.integer))))
+    return Solution(r.f, status, ok, float(r.optimal_value), dict(r.duals),
+                    solver=STRUCTURED, iterations=n_it, compile_time=0.0, solve_time=r.wall_time,
+                    wall_time=time.perf_counter() - start, message=message, objective=problem.objective.name,
+                    checks=checks), ""
+
+
+def cvxpy_attempt(problem, name: str, verbose: bool, solver_options: dict, tight_scs: bool = False) -> Solution:
+    """One solver, then ldpopt's check; the status says whether the check passed."""
+    start = time.perf_counter()
+    d = problem.estimate.d
+    nan_f = np.full(d, np.nan)
+    opts = dict(DEFAULT_SOLVER_OPTIONS.get(name, {}))
+    if tight_scs:
+        opts.update(SCS_TIGHT)
+    opts.update(problem.objective.solver_options.get(name, {}))
+    opts.update(problem._clock.solver_options(name) if getattr(problem, "_clock", None) else {})
+    # ``solve(SCS={...})``: options for one solver of the chain; other keywords go to every solver
+    opts.update({k: v for k, v in solver_options.items() if k.upper() not in cp.settings.SOLVERS})
+    for k, v in solver_options.items():
+        if k.upper() == name and isinstance(v, dict):
+            opts.update(v)
+    problem._built()  # the cvxpy problem built here, before a child process would build its own copy
+    error_text = ""
+    problem.x.value = None  # nothing from an earlier solve may leak into this one
+    clock = getattr(problem, "_clock", None)
+    limited = clock is not None and clock.limit is not None
+    try:
+        if runs_isolated(name, name in OWN_TIME_LIMIT, limited):
+            # no time limit of its own (PIQP), or a time-limited solve: a child process, killed at the
+            # limit; a crash there is this attempt's solver_error (:mod:`.isolate`)
+            left = clock.left() if clock is not None and clock.limit is not None else None  # (= limited)
+            out = isolated(lambda: _solve_collect(problem, name, verbose, opts), NO_LIMIT_BUDGET
+                           if left is None else max(left, 1e-3), name)
+        else:
+            out = _solve_collect(problem, name, verbose, opts)
+        status = out["status"]
+    except SolverTimedOut as e:
+        status, error_text, out = "user_limit", str(e), None
+    except (cp.error.SolverError, TypeError, ValueError, ChildError, SolverCrashed) as e:
+        status, error_text, out = "solver_error", str(e), None
+    wall_solve = time.perf_counter() - start
+    stats = out["stats"] if out is not None and status != "solver_error" else None
+    solver_name = (stats["solver_name"] if stats is not None else None) or name
+
+    has_point = status in cp.settings.SOLUTION_PRESENT and out is not None and out["x"] is not None
+    f = np.asarray(out["x"], dtype=np.float64) * problem.scale if has_point else nan_f
+    duals: dict[str, float | np.ndarray | None] = {}
+    if has_point:
+        value = (float(out["value"]) - problem._offset) / problem._multiplier
+        for k, dv in out["duals"].items():
+            if dv is None:
+                duals[k] = None
+            else:
+                dv = np.asarray(dv, dtype=np.float64) / problem._multiplier
+                duals[k] = float(dv) if dv.ndim == 0 else dv
+    else:
+        value = float(out["value"]) if out is not None and out["value"] is not None and status != "solver_error" \
+            else np.nan
+    compile_time = out["compile_time"] if out is not None else None
+    solve_time = stats["solve_time"] if stats is not None and stats["solve_time"] is not None else (
+        wall_solve - (compile_time or 0.0))
+    checks = check_solution(problem, f, duals) if has_point else None
+    message = _MESSAGES.get(status, status)
+    if error_text:
+        message = f"{message}: {error_text}"
+    # "optimal" only with stationarity and gap checked; "optimal_unverified" when they could not
+    # be run; "optimal" contradicted by the check → "inaccurate"; "optimal_inaccurate" stays
+    said = status
+    status = status_after_check(status, checks)
+    if status == "optimal":
+        assert checks is not None  # a solver's optimal comes with its point, which was checked
+        if said == "optimal_inaccurate":
+            message = f"the solver stopped at its reduced tolerances, but ldpopt's check passed ({checks.summary()})"
+        else:
+            message = f"{_MESSAGES['optimal']}; ldpopt's check: {checks.summary()}"
+    elif status == "optimal_unverified":
+        message = f"{solver_name} said optimal; {unverified_reason(checks)}"
+    elif checks is not None and said in ("optimal", "optimal_inaccurate") and not checks.passed:
+        message = f"{solver_name} said {said}; ldpopt's check failed: {'; '.join(checks.failed)}"
+    infeasibility = None
+    if status == "infeasible":  # the solver's Farkas certificate, where it gives one
+        from ..constraints.feasibility import solver_infeasibility
+        if out is not None and out["named_duals_set"]:
+            _restore_duals(problem, out)
+        if (infeasibility := solver_infeasibility(problem._named, solver_name)) is not None:
+            message = f"{message}: {infeasibility.summary()}"
+    return Solution(f, status, status == "optimal", value, duals, solver=solver_name,
+                    iterations=None if stats is None else stats["num_iters"], compile_time=compile_time,
+                    solve_time=solve_time, wall_time=time.perf_counter() - start, message=message,
+                    objective=problem.objective.name, checks=checks, infeasibility=infeasibility)
+
+
+def _solve_collect(problem, name: str, verbose: bool, opts: dict) -> dict:
+    """cvxpy's solve of ``problem``'s compiled problem with solver ``name``; what the attempt reads of
+    it as plain data (so that it can come back from a child process, :mod:`.isolate`)."""
+    prob = problem.cvxpy_problem
+    with warnings.catch_warnings():
+        # cvxpy's generic "may be inaccurate" UserWarning; ours (SolverWarning) says more
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+        prob.solve(solver=name, verbose=verbose, warm_start=False, **opts)
+    st = prob.solver_stats
+    x = problem.x.value
+    return {"status": prob.status, "x": None if x is None else np.asarray(x, dtype=np.float64),
+            "value": None if prob.value is None else float(prob.value),
+            "duals": {k: None if con.dual_value is None else np.asarray(con.dual_value, dtype=np.float64)
+                      for k, con in problem._named.items()},
+            "named_duals_set": any(con.dual_value is not None for con in problem._named.values()),
+            "compile_time": prob.compilation_time,
+            "stats": None if st is None else {"solver_name": st.solver_name, "solve_time": st.solve_time,
+                                              "num_iters": st.num_iters}}
+
+
+def _restore_duals(problem, out: dict) -> None:
+    """The duals a child process computed, set on the parent's cvxpy constraints (the infeasibility
+    certificate reads them there)."""
+    for k, con in problem._named.items():
+        dv = out["duals"].get(k)
+        if dv is not None and con.dual_value is None:
+            con.save_dual_value(dv)

@@ -1,0 +1,140 @@
+"""Phase one for a user's constraints: before the objective, a feasibility solve decides whether the
+constraints that the exact pre-check (:mod:`.feasibility`) could not take have a common point.
+
+When it runs (the rule): the problem has a user constraint and the exact pre-check's decision is
+not complete — a user constraint that is not affine (a norm, a cone), or a linear system too large
+for the exact steps. (Affine user rows alone are decided exactly there, at any margin, and no phase
+one runs.) Any such set may be thin or empty, and nothing cheaper tells: the solvers then run to
+their time limits or end ``inaccurate`` on an empty set, which is what this replaces.
+
+The problem (Boyd & Vandenberghe, *Convex Optimization*, 2004, §11.4.1): minimise s over (f, s)
+subject to every built-in constraint as it is, each user inequality ``g(f) ≤ 0`` as g(f) ≤ s and each
+user equality ``h(f) = 0`` as |h(f)| ≤ s, with s ≥ −1 (the user's units). Its optimum s* is the
+smallest uniform violation of the user's constraints over the built-in set: s* ≤ 0 is a point
+meeting them; s* > 0 means none exists. Clarabel solves it (an interior-point method for conic
+programs: cvxpy's own canonicalisation of the user's expressions), at most :data:`MAX_SECONDS`
+or the time left, and reports both the primal value and the dual objective; the dual objective is
+a lower bound on s* by weak duality for a dual point that is feasible — Clarabel's is to its dual
+residual (``r_dual`` ≈ 1e-8 relative). So ``infeasible`` is claimed when the dual objective is above
+:data:`PHASE_ONE_FLOOR` and the primal value is within 1.5× of it (the two agree that s* > 0; a
+relative rule, since the user's rows have their own units: ‖f‖² ≤ (1 − 1e-3)/d at d = 42,178 has
+s* = 2.4e-8): certified up to the solver's dual feasibility, not in exact arithmetic (that is what
+the pre-check gives for linear rows). The conflicting constraints are those with non-zero
+multipliers in the phase one's dual (:func:`.feasibility.solver_infeasibility`). A dual objective
+that does not meet that rule with a primal value > 0 (an empty set thinner than the solver's tolerance,
+or a thin non-empty one) decides nothing: the objective is solved as before.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..constraints.feasibility import Infeasibility
+
+__all__ = ["MAX_SECONDS", "PHASE_ONE_FLOOR", "PhaseOne", "infeasible_solution", "needs_phase_one", "phase_one"]
+
+#: smallest dual lower bound on the smallest violation for which the constraints are called infeasible
+PHASE_ONE_FLOOR = 1e-12
+#: the longest the phase one runs (seconds of wall clock; less when the solve's time limit leaves less)
+MAX_SECONDS = 10.0
+
+
+@dataclass
+class PhaseOne:
+    """``verdict`` "infeasible" (the dual bound's rule of the module docstring), "feasible" (a point with
+    violation ≤ 0 found) or "undecided" (``why``); ``primal`` and ``dual`` the phase one's values
+    (s* lies in [dual, primal] up to the solver's tolerances), ``infeasibility`` the named
+    conflict when infeasible, ``seconds`` wall clock."""
+
+    verdict: str
+    primal: float = float("nan")
+    dual: float = float("nan")
+    seconds: float = 0.0
+    why: str = ""
+    infeasibility: Infeasibility | None = field(default=None)
+
+
+def needs_phase_one(problem, decision) -> bool:
+    """The rule of the module docstring: a user constraint, and the exact pre-check not complete."""
+    from ..constraints.base import UserConstraint
+
+    user = any(isinstance(c, UserConstraint) for c in problem.constraints)
+    return user and not (decision.complete and decision.feasible is not None)
+
+
+def phase_one(problem, time_limit: float | None = None) -> PhaseOne:
+    """Run the phase one of the module docstring on ``problem`` (its built cvxpy constraints)."""
+    import cvxpy as cp
+
+    from ..constraints.base import UserConstraint
+    from ..constraints.feasibility import solver_infeasibility
+
+    start = time.perf_counter()
+    s = cp.Variable(name="phase_one_violation")
+    cons, named = [s >= -1.0], {}
+    for name, con in problem._named.items():
+        owner = problem._owners[name][0]
+        if not isinstance(owner, UserConstraint):
+            named[name] = con
+        elif isinstance(con, cp.constraints.Inequality):
+            named[name] = con.expr <= s
+        elif isinstance(con, cp.constraints.Equality):
+            named[name] = cp.abs(con.expr) <= s
+        else:
+            return PhaseOne("undecided", why=f"constraint {name!r} is a {type(con).__name__}, not relaxed here")
+    prob = cp.Problem(cp.Minimize(s), cons + list(named.values()))
+    limit = MAX_SECONDS if time_limit is None else max(min(MAX_SECONDS, float(time_limit)), 0.01)
+    try:
+        data, chain, inverse = prob.get_problem_data(cp.CLARABEL)
+        raw = chain.solver.solve_via_data(data, False, False, {"time_limit": limit})
+        inverse[-1].solver_options = {}
+        prob.unpack_results(raw, chain, inverse)
+    except Exception as exc:  # noqa: BLE001 - a solver failure decides nothing: the objective is solved as before
+        return PhaseOne("undecided", seconds=time.perf_counter() - start, why=f"phase one failed: {exc}")
+    out = PhaseOne("undecided", float(raw.obj_val), float(raw.obj_val_dual), time.perf_counter() - start)
+    if str(raw.status) not in ("Solved", "AlmostSolved"):
+        out.why = f"Clarabel status {raw.status}"
+        return out
+    if np.isfinite(out.dual) and out.dual > PHASE_ONE_FLOOR and out.primal - out.dual <= 0.5 * out.dual:
+        out.verdict = "infeasible"
+        out.infeasibility = solver_infeasibility(named, "phase one (CLARABEL)")
+        if out.infeasibility is not None:
+            out.infeasibility.margin = out.dual
+    elif out.primal <= 0:
+        out.verdict = "feasible"
+    else:
+        out.why = f"smallest violation in [{out.dual:.1e}, {out.primal:.1e}]: thinner than the solver's tolerance"
+    return out
+
+
+def infeasible_solution(problem, time_limit: float | None = None):
+    """The ``"infeasible"`` :class:`~ldpopt.problems.Solution` of ``problem`` when the exact pre-check
+    (:func:`.feasibility.decide`) proves its constraints conflict, or, where that decision is not
+    complete for a user's constraints, when the phase one (:func:`phase_one`, at most ``time_limit``
+    seconds) certifies that they do; else None (solve as usual)."""
+    import time
+
+    from ..constraints.feasibility import decide
+    from ..solution import Solution
+
+    start = time.perf_counter()
+    try:
+        got = decide(problem)
+    except ValueError:  # malformed data (bad indices, ...): the solver route raises it as before
+        return None
+    cert, solver = got.certificate, "LDPOPT-FEASIBILITY"
+    if cert is None and needs_phase_one(problem, got):
+        ph = phase_one(problem, time_limit)
+        problem._phase_one = ph
+        if ph.verdict == "infeasible" and ph.infeasibility is not None:
+            cert, solver = ph.infeasibility, "LDPOPT-PHASE-ONE"
+    if cert is None:
+        return None
+    sol = Solution.failed(problem.estimate.d, "infeasible", solver, problem.objective.name,
+                          cert.summary(), np.inf, infeasibility=cert)
+    sol.wall_time = time.perf_counter() - start
+    sol.attempts = [{"solver": sol.solver, "status": sol.status, "checks": "", "seconds": sol.wall_time}]
+    return sol

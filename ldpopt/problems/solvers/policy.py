@@ -1,0 +1,247 @@
+"""Which solvers ``Problem.solve()`` tries, in which order, and when a problem is known feasible.
+
+Before any chain, ``Problem.solve()`` (no solver named) tries ldpopt's own dual solver
+``"LDPOPT-STRUCTURED"`` (:func:`ldpopt.problems.solvers.structured.solve_structured`) when the objective is
+smooth and separable (every built-in but ``"l1"``, or a ``SeparableObjective``) and every constraint
+is a built-in it covers (a Monotone chain with the simplex included, :mod:`.structured.chain`); it is 34–1,600× faster than the fastest cvxpy solver on the simplex
+(BENCHMARKS.md, "Structured solver") and exact where the conic solvers fail the likelihoods. The
+chains below are the route for everything else, and the fallback when its answer does not pass.
+
+The chains are chosen from ``benchmarks/bench_policy.py`` (table and reasoning in BENCHMARKS.md,
+section "Solver policy"); a solver that is not installed is skipped. ``solve()`` walks the chain
+until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording every attempt.
+
+* QP (``cvxpy_problem.is_qp()``: cls, posterior, user quadratics, with linear constraints):
+  PIQP → CLARABEL → OSQP. PIQP was the fastest at every d measured and within ldpopt's check;
+  Clarabel is the robust interior-point second; OSQP (1e-10 + polishing) is exact on the active
+  set at small d but slow past d ≈ 10⁴, so it comes last.
+* Cone programs (weighted MLE's second-order cones, exponential cones of the likelihoods, L1 as
+  an LP, anything not a QP): CLARABEL → SCS.
+* Exact likelihoods (``"binomial"``, ``"multinomial"``) at d ≥ ``SQP_MIN_D``: never the exponential
+  cones. They go to the sequential-QP route (:mod:`.sqp`: diagonal QPs over the same constraints,
+  along the QP chain), because Clarabel fails them from there on (measured, OUE / GRR, ε = 1,
+  n = 10⁶, Zipf 1.1: binomial passes ldpopt's check at d ≤ 300 — stationarity already 2·10⁻⁵ at
+  300 — and ends ``solver_error`` at 500 and 1,000; multinomial passes at d ≤ 500 and fails at
+  1,000; 96+ further formulations and settings that fail the same way, and SCS takes
+  16–50 s at d = 10⁴–10⁵). Below ``SQP_MIN_D`` the chain is ``LIKELIHOOD_CHAIN``: CLARABEL →
+  SQP → SCS (Clarabel referees the SQP route in the tests; it already fails the binomial with
+  extra constraints at d = 60–150 — a tree of sums, a monotone order — where SQP passes, and SCS
+  takes 25–80 s there, so SQP comes before SCS). ``solve(solver="SQP")`` asks for the SQP route at
+  any d; a named conic solver is obeyed at any d.
+* A smooth objective that is not separable (a declared ``SmoothObjective``, or a user callable
+  recognised as per-value atoms plus quadratic forms and not a quadratic, :mod:`.user_forms`) goes
+  to the same sequential-QP route at any d, with its exact sparse Hessian (:mod:`.sqp`; its
+  interior-point method, :mod:`.ipm`, first); when that route does not certify, the chain below for
+  its cvxpy expression (none without one).
+* A user objective with exponential-cone atoms (log, entr, rel_entr, kl_div, exp, ...) at
+  d ≥ ``SQP_MIN_D`` has no numpy derivatives for the SQP route: its chain is SCS alone (tightened,
+  ``SCS_TIGHT``), the only cone solver measured to finish there.
+
+``known_feasible(problem)`` tries a few points that satisfy the usual constraint sets — the
+uniform vector, the projection of f̃ onto the simplex — against ldpopt's numpy residuals; when one
+passes, a solver's "infeasible" is a solver failure, never the answer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..check.verdict import constraint_violations, violation_tol
+
+__all__ = ["CONE_CHAIN", "DEFAULT_SOLVER_OPTIONS", "EXP_CONE_CHAIN", "LIKELIHOOD_CHAIN", "QP_CHAIN", "SCS_TIGHT", "SQP_MIN_D",
+           "default_chain", "feasible_point", "is_likelihood", "sqp_applies", "uses_sqp"]
+
+#: Options ldpopt passes to a solver unless the caller overrides them (``solve(**solver_options)``).
+#: Tighter than cvxpy's defaults, because the papers' comparisons (closed form vs solver) need
+#: 1e-9-level agreement. OSQP 1.x spells polishing ``polishing`` (0.6 used ``polish``).
+DEFAULT_SOLVER_OPTIONS: dict[str, dict] = {
+    "OSQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "polishing": True, "max_iter": 200_000},
+    "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10},
+    "PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10, "eps_duality_gap_rel": 1e-10},
+}
+QP_CHAIN = ("PIQP", "CLARABEL", "OSQP")
+CONE_CHAIN = ("CLARABEL", "SCS")
+
+#: SCS at its defaults (eps 1e-4) fails ldpopt's frequency-unit check at any d; as a fallback it
+#: runs tightened (the tolerance ``ldpopt.verify`` uses for it)
+SCS_TIGHT = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000}
+#: from this d on, exact likelihoods go to the sequential-QP route (see the module docstring)
+SQP_MIN_D = 300
+#: user objectives with exponential cones at d ≥ SQP_MIN_D
+EXP_CONE_CHAIN = ("SCS",)
+#: the exact likelihoods below SQP_MIN_D ("SQP" is ldpopt's route, not a cvxpy solver)
+LIKELIHOOD_CHAIN = ("CLARABEL", "SQP", "SCS")
+_EXP_ATOMS = ("log", "log1p", "exp", "entr", "rel_entr", "kl_div", "log_sum_exp", "logistic", "xexp",
+              "log_det")
+
+
+def is_likelihood(problem) -> bool:
+    """Whether ``problem``'s objective is a built-in exact likelihood (binomial, multinomial).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its objective, estimate and constraints).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems.solvers.policy import is_likelihood
+    >>> is_likelihood(ldpopt.Problem(est, "multinomial")), is_likelihood(ldpopt.Problem(est, "cls"))
+    (True, False)
+    """
+    from ..objectives.likelihood_terms import terms_for
+
+    return terms_for(problem.objective, problem.estimate) is not None
+
+
+def sqp_applies(problem) -> bool:
+    """Whether the sequential-QP route can solve ``problem``: a built-in exact likelihood or a smooth
+    objective (:func:`.sqp.newton_terms`).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its objective, estimate and constraints).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems.solvers.policy import sqp_applies
+    >>> sqp_applies(ldpopt.Problem(est, "multinomial")), sqp_applies(ldpopt.Problem(est, "l1"))
+    (True, False)
+    """
+    from ..objectives.likelihood_terms import terms_for
+    from ..objectives.smooth import smooth_terms
+
+    return (terms_for(problem.objective, problem.estimate) or
+            smooth_terms(problem.objective, problem.estimate)) is not None
+
+
+def uses_sqp(problem) -> bool:
+    """Whether ``Problem.solve()`` (no solver named) takes the sequential-QP route directly: the exact
+    likelihoods at d ≥ ``SQP_MIN_D``, a smooth non-separable objective at any d.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its objective, estimate and constraints).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems.solvers.policy import uses_sqp
+    >>> uses_sqp(ldpopt.Problem(est, "multinomial"))   # d = 4 < SQP_MIN_D: the cone chain first
+    False
+    """
+    if is_likelihood(problem):
+        return problem.estimate.d >= SQP_MIN_D
+    return sqp_applies(problem)
+
+
+def _has_exp_cone(problem) -> bool:
+    return any(getattr(a, "__name__", "") in _EXP_ATOMS for a in problem.cvxpy_problem.atoms())
+
+
+def default_chain(problem) -> tuple[str, ...]:
+    """The documented chain for ``problem``'s class (QP or cone program).
+
+    QP: :data:`QP_CHAIN`; an exact likelihood: :data:`LIKELIHOOD_CHAIN`; exponential cones at
+    d ≥ ``SQP_MIN_D``: :data:`EXP_CONE_CHAIN`; any other cone program: :data:`CONE_CHAIN`.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its objective, estimate and constraints).
+
+    Returns
+    -------
+    tuple of str
+        Solver names in order (``Problem.solve`` skips the ones not installed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems.solvers.policy import default_chain
+    >>> default_chain(ldpopt.Problem(est, "cls")), default_chain(ldpopt.Problem(est, "weighted-mle"))
+    (('PIQP', 'CLARABEL', 'OSQP'), ('CLARABEL', 'SCS'))
+    """
+    if problem.cvxpy_problem.is_qp():
+        return QP_CHAIN
+    if is_likelihood(problem):
+        return LIKELIHOOD_CHAIN
+    if problem.estimate.d >= SQP_MIN_D and _has_exp_cone(problem):
+        return EXP_CONE_CHAIN
+    return CONE_CHAIN
+
+
+def feasible_point(problem) -> np.ndarray | None:
+    """A point satisfying every constraint to ldpopt's tolerance, if one of the candidates does.
+
+    The candidates: the uniform 1/d and the simplex projection of f̃ (a problem with such a point is
+    never reported ``"infeasible"``).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its objective, estimate and constraints).
+
+    Returns
+    -------
+    ndarray (d,) or None
+        The first candidate that passes, None when neither does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import Simplex, SubsetSum
+    >>> from ldpopt.problems.solvers.policy import feasible_point
+    >>> feasible_point(ldpopt.Problem(est)), feasible_point(ldpopt.Problem(est, constraints=[Simplex(), SubsetSum([0, 1], 0.9)]))
+    (array([0.25, 0.25, 0.25, 0.25]), None)
+    """
+    from ...methods.normalize import project_simplex
+
+    est = problem.estimate
+    d = est.d
+    tol = violation_tol(d)
+    candidates = [np.full(d, 1.0 / d)]
+    try:
+        candidates.append(project_simplex(est.f_tilde))
+    except (ValueError, ZeroDivisionError, IndexError):
+        pass
+    for f in candidates:
+        viol = constraint_violations(problem, f)
+        if all(v <= tol for v in viol.values()) and _aux_ok(problem, f):
+            return f
+    return None
+
+
+def _aux_ok(problem, f) -> bool:
+    """The objective's own auxiliary constraints are epigraph cones (always satisfiable by a large
+    enough epigraph variable) except a domain: check the objective is finite at f."""
+    try:
+        return bool(np.isfinite(problem.objective.value(f, problem.estimate)))
+    except NotImplementedError:
+        return True

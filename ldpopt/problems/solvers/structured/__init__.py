@@ -1,0 +1,24 @@
+"""ldpopt's own solver for separable objectives on the simplex plus linear constraints.
+
+:func:`solve_structured` solves ``Problem(estimate, objective, constraints)`` for the built-in smooth
+objectives (cls, weighted-mle, multinomial, binomial, posterior) and :class:`SeparableObjective`, with
+constraints Simplex / NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals and Hierarchy, by
+Newton on the Lagrange multipliers of the linear rows (:mod:`.dual`) with per-value argmins in closed
+form (:mod:`.separable`); on the simplex alone, cls and the weighted MLE by the closed forms'
+expected-O(d) pivot search (:mod:`.simplex`), the binomial and multinomial likelihoods by Newton on
+the simplex multiplier over their distinct counts (:mod:`.grouped`), with disjoint subset sums /
+partition totals block by block (:mod:`.blocks`: each block a simplex of its own mass), and one
+Monotone chain by
+generalised PAV with the simplex multiplier outside (:mod:`.chain`), each certified like any answer.
+It returns f, the multipliers in ``Solution.duals`` form and the
+certificate of :mod:`ldpopt.problems.check.certificate`. Other objectives/constraints raise
+:class:`NotApplicable` (use the cvxpy route).
+"""
+
+from ...objectives.separable import NotApplicable, separable_for
+from ...objectives.user_separable import SeparableObjective
+from .solver import StructuredResult, solve_structured
+from .structure import compile_constraints
+
+__all__ = ["NotApplicable", "SeparableObjective", "StructuredResult", "compile_constraints",
+           "separable_for", "solve_structured"]

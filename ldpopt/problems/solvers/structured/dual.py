@@ -1,0 +1,385 @@
+"""The dual (multiplier) method for separable objectives on the simplex plus linear constraints.
+
+Problem (after :func:`.structure.compile_constraints`):
+
+    minimise Σ_v h_v(f_v)  s.t.  l ≤ f ≤ u,  Σ f = total (λ),  A f = b / A f ≤ b (y, y ≥ 0 on ≤ rows).
+
+Lagrangian over the linear rows only (the box stays in the per-value problems):
+
+    g(λ, y) = Σ_v min_{l_v ≤ f ≤ u_v} [h_v(f) + t_v f] − λ·total − b·y,   t = λ1 + Aᵀy,
+
+a concave function whose maximiser gives f* = f(t*) (strict convexity of each h_v on [l_v, u_v]).
+KKT (derived for this problem; Wang et al. Appendix A–B are the special case A = ∅): f_v = f_v(t)
+(stationarity h_v'(f_v) + t_v − y^lo_v + y^up_v = 0 with the bound multipliers y^lo, y^up ≥ 0 and
+complementary), Σ f = total, A f = b (or ≤ with y ≥ 0, y·(A f − b) = 0).
+
+* λ for fixed y: S(λ) = Σ_v f_v(t) is continuous and non-increasing in λ; a safeguarded Newton
+  (S' = −Σ_{interior} 1/h_v'', bisection when Newton leaves the bracket or S' = 0) solves
+  S(λ) = total. Values that are at a bound for every λ in the current bracket are dropped from the
+  work set as the bracket shrinks (Michelot-style filtering), so late iterations touch only the
+  values near the support boundary.
+* y: φ(y) = max_λ g(λ, y) is concave with ∇φ = A f − b and (semismooth) Hessian
+  −(A D Aᵀ − (A D 1)(A D 1)ᵀ/(1ᵀD1)), D = diag(1/h_v'') on the interior values, 0 at bounds (the
+  Schur complement of λ). Damped Newton with an Armijo line search on φ; ≤-rows by projection onto
+  y ≥ 0 with the rows at y = 0 whose gradient points outward held fixed (projected Newton).
+
+Since f = f(t) exactly, stationarity and the box hold by construction; the iteration stops on the
+primal residual of the rows (|Σf − total|, A f − b) at rounding level.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...objectives.separable import Separable
+from ...progress import out_of_time
+
+__all__ = ["dual_value", "solve_lambda", "solve_multipliers", "solve_screened"]
+
+_EPS = np.finfo(float).eps
+
+
+def _d1(sep, x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return sep.d1(x)
+
+
+def illinois_step(lo: float, hi: float, r_lo: float, r_hi: float, side: int) -> float:
+    """The next iterate in the bracket [lo, hi] of a decreasing residual (r_lo > 0 > r_hi) by
+    Illinois false position: the stale end's weight is halved once per repeated step on the same
+    side beyond the first (``side``: +k after k steps in a row that moved ``hi``, so ``lo`` is
+    stale; −k after k that moved ``lo``); bisection when that degenerates. Used where Newton's step leaves the bracket (a value
+    with a tiny curvature makes the residual steep on a tiny interval; bisection would take ~50
+    halvings)."""
+    wl, wh = r_lo, r_hi
+    if side <= -2:
+        wh *= 0.5 ** (-side - 1)
+    elif side >= 2:
+        wl *= 0.5 ** (side - 1)
+    step = (lo * (-wh) + hi * wl) / (wl - wh) if wl > 0 > wh else np.nan
+    return step if lo < step < hi else 0.5 * (lo + hi)
+
+
+def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, d1l=None, d1u=None,
+                 weights=None, bracket=None):
+    """λ with Σ_v f_v(t0 + λ) = total. Returns (λ, f, iterations). ``d1l``, ``d1u``: h'(l), h'(u).
+    ``weights``: each entry stands for that many values (:mod:`.grouped`: one entry per distinct
+    count), so the mass is Σ_v w_v f_v and the slope Σ_v w_v/h_v''; the flat-term fill is then left
+    to the caller. ``bracket``: (lo, hi, S(lo), S(hi)) with S(lo) ≥ total ≥ S(hi), known to the
+    caller, instead of the whole range of λ."""
+    def wsum(x, w):
+        return float(np.sum(x)) if w is None else float(x @ w)
+
+    d = l.shape[0]
+    t0 = np.zeros(d) if t0 is None else np.broadcast_to(t0, (d,))
+    d1l = _d1(sep, l) if d1l is None else d1l
+    d1u = _d1(sep, u) if d1u is None else d1u
+    with np.errstate(invalid="ignore"):
+        # λ ≤ gu_v ⇒ f_v = u_v ;  λ ≥ gl_v ⇒ f_v = l_v
+        gu = -(d1u + t0)
+        gl = -(d1l + t0)
+    gu = np.where(np.isnan(gu), -np.inf, gu)
+    gl = np.where(np.isnan(gl), np.inf, gl)
+    var = l < u  # fixed values (l = u) do not move with λ
+    fin_u, fin_l = np.isfinite(gu[var]), np.isfinite(gl[var])
+    lo = float(gu[var][fin_u].min()) if fin_u.any() else -1.0
+    hi = float(gl[var][fin_l].max()) if fin_l.any() else 1.0
+    exact_ends = bool(fin_u.all() and fin_l.all() and lo <= hi)
+    if lo > hi:
+        lo, hi = hi, lo
+
+    cand = np.arange(d)
+    base = 0.0                # mass of values dropped from the work set
+    sub, lc, uc, tc, glc, guc, wc = sep, l, u, t0, gl, gu, weights
+    if not var.all() and sep.restrict(np.flatnonzero(var)) is not None:
+        base = wsum(l[~var], None if weights is None else weights[~var])
+        kept = np.flatnonzero(var)
+        cand, sub = kept, sep.restrict(kept)
+        lc, uc, tc, glc, guc = l[kept], u[kept], t0[kept], gl[kept], gu[kept]
+        wc = None if weights is None else weights[kept]
+
+    def mass(lam):
+        f = sub.argmin(tc + lam, lc, uc, -(glc + tc), -(guc + tc))
+        return f, base + wsum(f, wc)
+
+    if bracket is not None:
+        lo, hi, s_lo, s_hi = (float(x) for x in bracket)
+    elif exact_ends:
+        # at λ = lo every value is at u, at λ = hi every value is at l (feasibility: Σl ≤ total ≤ Σu)
+        s_lo, s_hi = base + wsum(uc, wc), base + wsum(lc, wc)
+    else:  # infinite end derivatives: expand until the bracket brackets
+        for _ in range(200):
+            f, s_lo = mass(lo)
+            if s_lo >= total:
+                break
+            lo -= 2.0 * (abs(lo) + 1.0)
+        for _ in range(200):
+            f, s_hi = mass(hi)
+            if s_hi <= total:
+                break
+            hi += 2.0 * (abs(hi) + 1.0)
+    lam = float(np.clip(lam0, lo, hi)) if lam0 is not None and np.isfinite(lam0) else 0.5 * (lo + hi)
+    it, side, widths = 0, 0, []
+    tol = 16 * _EPS * max(abs(total), 1e-300)
+    for it in range(1, max_iter + 1):
+        f, s = mass(lam)
+        r = s - total
+        if r > 0:
+            lo, s_lo = lam, s
+            side = side - 1 if side <= 0 else -1
+        elif r < 0:
+            hi, s_hi = lam, s
+            side = side + 1 if side >= 0 else 1
+        if abs(r) <= tol or hi - lo <= 2 * _EPS * max(abs(lo), abs(hi)):
+            break
+        # drop values at a bound for every λ in [lo, hi] (only where the objective can be restricted)
+        keep = (glc > lo) & (guc < hi)
+        if keep.sum() < 0.7 * keep.size:
+            sub2 = sub.restrict(np.flatnonzero(keep)) if hasattr(sub, "restrict") else None
+            if sub2 is not None:
+                gone = ~keep
+                at_l = glc[gone] <= lo  # (else guc ≥ hi: at u)
+                base += wsum(np.where(at_l, lc[gone], uc[gone]), None if wc is None else wc[gone])
+                cand, sub = cand[keep], sub2
+                lc, uc, tc, glc, guc = lc[keep], uc[keep], tc[keep], glc[keep], guc[keep]
+                wc = None if wc is None else wc[keep]
+                f = f[keep]
+        inner = (f > lc) & (f < uc)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = (-wsum(1.0 / sub.d2(f)[inner], None if wc is None else wc[inner]) if inner.any()
+                     else 0.0)
+        step = lam - r / slope if slope < 0 and np.isfinite(slope) else np.nan
+        widths.append(hi - lo)
+        if len(widths) > 3 and widths[-1] > 0.5 * widths[-4]:
+            # Newton (or false position) crawling — h'' varies by orders of magnitude, e.g. the
+            # binomial at ε = 20: bisect
+            widths.clear()
+            lam = 0.5 * (lo + hi)
+            continue
+        if not lo < step < hi:
+            step = illinois_step(lo, hi, s_lo - total, s_hi - total, side)
+        lam = step
+    # the full vector
+    full = sep.argmin(t0 + lam, l, u)
+    resid = wsum(full, weights) - total
+    if abs(resid) > tol and weights is None:
+        full = _fill_flat(sep, full, l, u, gl, gu, lo, hi, resid)
+    return lam, full, it
+
+
+def _fill_flat(sep, f, l, u, gl, gu, lo, hi, resid):
+    """S(λ) jumps where an h_v is linear on [l_v, u_v] (a multinomial value with no reports: h_v ≡ 0):
+    at the jump any f_v in [l_v, u_v] minimises h_v + t_v f, so the missing mass is spread over those
+    values in proportion to their room (the choice where the paper is silent: the problem then has
+    many minimisers, all with the same J)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        flat = (l < u) & (sep.d2(l) == 0) & (sep.d2(u) == 0) & (gl >= lo) & (gl <= hi)
+    if not flat.any():
+        return f
+    room = np.where(flat, (u - f) if resid < 0 else (f - l), 0.0)
+    cap = float(np.sum(room))
+    if cap <= 0:
+        return f
+    share = min(abs(resid) / cap, 1.0)
+    return f + np.sign(-resid) * share * room
+
+
+def _schur(A, D):
+    """A D Aᵀ − (A D 1)(A D 1)ᵀ/(1ᵀ D 1): the Hessian of −φ(y) (λ eliminated)."""
+    AD = A.multiply(D).tocsr() if A.nnz else A
+    H = (AD @ A.T).toarray()
+    s1 = float(D.sum())
+    if s1 > 0:
+        ad1 = np.asarray(AD.sum(axis=1)).ravel()
+        H = H - np.outer(ad1, ad1) / s1
+    return H
+
+
+def dual_value(sep: Separable, f_t, lam, y, st) -> float:
+    """g(λ, y) at the per-value argmin f_t = f(t): Σ h(f_t) + λ(Σ f_t − total) + y·(A f_t − b),
+    the same number as the definition, summed so that nothing large cancels."""
+    val = float(np.sum(sep.value(f_t))) + lam * (float(np.sum(f_t)) - st.total)
+    if st.m:
+        val += float(y @ (st.A @ f_t - st.b))
+    return val
+
+
+def inverse_curvature(sep: Separable, f):
+    """1/h''(f) per value, where a value with h flat (1/h'' = ∞) gets 1e12 × the largest finite one:
+    it absorbs any mass, and a large finite D keeps the Newton systems' Schur complement right (→ the
+    other values' D) without infinities. The Newton steps here and in :mod:`.tree` use it."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        D = 1.0 / sep.d2(f)
+    fin = np.isfinite(D)
+    big = 1e12 * max(float(np.max(D[fin], initial=0.0)), 1e-300)
+    return np.where(fin, D, big)
+
+
+def backtrack(trial, tries: int):
+    """(α, point): the first α of 1, 1/2, 1/4, … (``tries`` of them) at which ``trial(α)`` returns a
+    point, the caller's sufficient-ascent test having passed; (α, None) when none did. The damped
+    Newton steps on the multipliers here and in :mod:`.tree` (each with its own test)."""
+    alpha = 1.0
+    for _ in range(tries):
+        got = trial(alpha)
+        if got is not None:
+            return alpha, got
+        alpha *= 0.5
+    return alpha, None
+
+
+def damping(mu: float, alpha: float, mu_max: float) -> float:
+    """The Levenberg term after a step: /10 (not below 1e-10) after a full step, ×100 (not above
+    ``mu_max``) after a shortened one."""
+    return max(mu / 10.0, 1e-10) if alpha == 1.0 else min(mu * 100.0, mu_max)
+
+
+def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
+    """(f, λ, y, info) for the compiled structure ``st``."""
+    l, u = st.l, st.u
+    y = np.zeros(st.m)
+    d1l, d1u = _d1(sep, l), _d1(sep, u)
+    lam, f, it_l = solve_lambda(sep, l, u, st.total, lam0=lam0, d1l=d1l, d1u=d1u)
+    info = {"lambda_iterations": it_l, "newton_iterations": 0, "line_search_failures": 0}
+    if st.m == 0:
+        return f, lam, y, info
+    A, AT, b, ineq = st.A, st.A.T.tocsr(), st.b, st.ineq
+    tol = 4 * _EPS * max(st.total, 1.0)
+
+    def at(yv, lam_start):
+        t0 = AT @ yv
+        lam_v, f_v, k = solve_lambda(sep, l, u, st.total, t0=t0, lam0=lam_start, d1l=d1l, d1u=d1u)
+        info["lambda_iterations"] += k
+        return lam_v, f_v, dual_value(sep, f_v, lam_v, yv, st)
+
+    phi = dual_value(sep, f, lam, y, st)
+    mu = 1e-10
+    with np.errstate(divide="ignore", invalid="ignore"):
+        span = np.abs(d1u - d1l)
+    span = span[np.isfinite(span)]
+    radius = 2.0 * float(span.max()) if span.size and span.max() > 0 else np.inf
+    for it in range(1, max_iter + 1):
+        grad = A @ f - b
+        held = ineq & (y <= 0) & (grad < 0)  # at y = 0 and pushed outward: stays 0
+        free = ~held
+        pg = np.where(free, grad, np.maximum(grad, 0.0))
+        if np.max(np.abs(pg)) <= tol or out_of_time():  # solve(time_limit=...): the point so far
+            break
+        info["newton_iterations"] = it
+        inner = (f > l) & (f < u)
+        D_all = np.where(l < u, inverse_curvature(sep, f), 0.0)
+        Dn = np.where(inner, D_all, 0.0)
+        H = _schur(A, Dn)
+        ad1, s1 = A @ Dn, float(Dn.sum())  # λ's first-order response to a y step: −(A D 1)·Δy/(1ᵀD1)
+        # Levenberg term from the curvature the bound values would have if free: keeps the step
+        # finite (and of the right scale) when a row has no interior value, i.e. H is singular.
+        H_all = _schur(A, D_all)
+        Hf = (H + mu * H_all)[np.ix_(free, free)]
+        Hf = Hf + (1e-300 + 1e-15 * max(np.trace(Hf), 0.0)) * np.eye(Hf.shape[0])
+        delta = np.zeros(st.m)
+        try:
+            delta[free] = np.linalg.solve(Hf, grad[free])
+        except np.linalg.LinAlgError:
+            delta[free] = np.linalg.lstsq(Hf, grad[free], rcond=None)[0]
+        if not np.all(np.isfinite(delta)):
+            break
+        big = float(np.max(np.abs(delta)))
+        if big > radius:  # beyond the range of h' every value is pinned at a bound: no use going further
+            delta *= radius / big
+        # projected on y ≥ 0 for the inequality rows; Armijo up to φ's rounding. Called by backtrack in
+        # this iteration only; the defaults bind its values
+        def trial(alpha, y=y, delta=delta, lam=lam, ad1=ad1, s1=s1, phi=phi, grad=grad):
+            y_new = y + alpha * delta
+            y_new[ineq] = np.maximum(y_new[ineq], 0.0)
+            lam_pred = lam - float(ad1 @ (y_new - y)) / s1 if s1 > 0 else lam
+            lam_new, f_new, phi_new = at(y_new, lam_pred)
+            ok = phi_new >= phi + 1e-4 * float(grad @ (y_new - y)) - 4 * _EPS * abs(phi)
+            return (y_new, lam_new, f_new, phi_new) if ok else None
+
+        alpha, got = backtrack(trial, 30)
+        if got is None or np.array_equal(got[0], y):
+            info["line_search_failures"] += int(got is None)
+            break
+        mu = damping(mu, alpha, 1.0)
+        y, lam, f, phi = got
+    return f, lam, y, info
+
+
+_SCREEN_MIN_D = 20_000  # below this the full solve is as fast
+
+
+def _top(score, k):
+    if k >= score.shape[0]:
+        return np.arange(score.shape[0])
+    return np.argpartition(-score, k - 1)[:k]
+
+
+def solve_screened(sep, st, max_rounds: int = 30, max_iter: int = 50):
+    """:func:`solve_multipliers` (same contract: f, λ, y, info) with working-set screening for large
+    domains: solve the dual on the values that can leave their lower bound, check the rest in one pass,
+    grow the set until the check passes.
+
+    Why: at d = 10⁶ the optimal support of a frequency vector is typically a few hundred to a few
+    thousand values (the rest sit at 0), and every Newton step on the multipliers would otherwise touch
+    all d values. With the rows' and the sum's multipliers (λ, y) the KKT conditions of a value v
+    outside the working set W hold with f_v = l_v exactly when h_v'(l_v) + t_v ≥ 0, t = λ1 + Aᵀy
+    (:mod:`.separable`); so after solving the problem restricted to W (the others fixed at l, their mass
+    moved to the right-hand sides) one vectorised pass over the domain either certifies the full
+    solution or names the values to add. It terminates: W grows strictly each round and is bounded by d.
+
+    Initial W: the K values with the largest −h_v'(l_v) (those that leave l first as the multipliers
+    fall) plus, for every row, its 64 such values (so that every row can reach its total), and every
+    value whose upper bound is not the implied one (a Box/upper value may sit at u).
+    """
+    d = st.d
+    probe = sep.restrict(np.arange(2)) if hasattr(sep, "restrict") else None
+    if d < _SCREEN_MIN_D or probe is None:
+        return solve_multipliers(sep, st, max_iter=max_iter)
+    d1l = _d1(sep, st.l)
+    score = np.where(np.isnan(d1l), np.inf, -d1l)
+    var = st.l < st.u
+    score = np.where(var, score, -np.inf)  # fixed values never need to be in W
+    k = min(d, max(4096, 8 * st.m))
+    inW = np.zeros(d, bool)
+    inW[_top(score, k)] = True
+    inW[~st.implied_upper & var & np.isfinite(st.u)] = True
+    A = st.A.tocsc() if st.m else st.A  # (read only where there are rows)
+    for r in range(st.m):
+        cols = st.A.indices[st.A.indptr[r]:st.A.indptr[r + 1]]
+        inW[cols[_top(score[cols], min(64, cols.size))]] = True
+    inW &= var
+    info = {"lambda_iterations": 0, "newton_iterations": 0, "line_search_failures": 0, "rounds": 0,
+            "working_set": 0}
+    lam = None
+    AT = st.A.T.tocsr() if st.m else None
+    for rnd in range(1, max_rounds + 1):
+        W = np.flatnonzero(inW)
+        out = ~inW
+        f_out = st.l[out]
+        # the problem on W, a Structure (made by type: structure imports tree, which imports this module)
+        sub = type(st)(W.size, st.l[W], st.u[W], st.total - float(np.sum(f_out)),
+                        A[:, W].tocsr() if st.m else st.A[:, :0],
+                        st.b - (A[:, out] @ f_out if st.m else 0.0), st.ineq, st.sum_name, {},
+                        st.implied_upper[W])
+        fW, lam, y, inf = solve_multipliers(sep.restrict(W), sub, max_iter=max_iter, lam0=lam)
+        for key in ("lambda_iterations", "newton_iterations", "line_search_failures"):
+            info[key] += inf[key]
+        info["rounds"], info["working_set"] = rnd, int(W.size)
+        t = lam + (AT @ y if st.m else 0.0)
+        with np.errstate(invalid="ignore"):
+            viol = out & var & (d1l + t < 0)  # would leave l at these multipliers
+        if not viol.any() or out_of_time():  # (solve(time_limit=...): the point so far)
+            f = st.l.copy()
+            f[W] = fW
+            return f, lam, y, info
+        idx = np.flatnonzero(viol)
+        # add the violators and as many again of the next candidates (by how far they are inside)
+        inW[idx] = True
+        slack = np.where(out & var & ~viol, d1l + t, np.inf)
+        extra = min(idx.size + 1024, int(np.sum(np.isfinite(slack))))
+        if extra:
+            inW[_top(-slack, extra)] = True
+    # no convergence of the screening: the full solve
+    f, lam, y, inf = solve_multipliers(sep, st, max_iter=max_iter, lam0=lam)
+    info.update({k: info[k] + inf[k] for k in ("lambda_iterations", "newton_iterations", "line_search_failures")})
+    return f, lam, y, info

@@ -1,0 +1,272 @@
+"""Per-value work once per distinct count, for the exact likelihoods on the plain simplex.
+
+The binomial and multinomial terms h_v (:mod:`.separable`) depend on a value only through its count
+c_v, and OUE / GRR counts take far fewer distinct values than d (Zipf(1.5), n = 10⁶, d = 42,178: 2,541
+distinct OUE support counts, 39 distinct GRR counts). Wherever the argument is also the same for
+every value of a count — the bounds l, u of the plain simplex (all 0 and all ``total``), the
+per-value argmin at one multiplier t_v = λ, a point f produced by it — h, h', h'', μ and the argmin
+are computed once per distinct count on a representative and gathered: the same IEEE operations on
+the same operands, so the gathered array is bit-identical to the elementwise one (as for EM's dual,
+:mod:`ldpopt.methods.distinct`; ``tests/test_structured_grouped.py`` checks it).
+
+The simplex solve itself (:func:`simplex_grouped`) is then Newton on λ over the K distinct counts
+with their multiplicities as weights, S(λ) = Σ_k m_k f_k(λ) (:func:`.dual.solve_lambda`), instead of
+the working-set screening over d. Only λ's rounding can differ from the ungrouped solve (the sums
+are over K weighted terms instead of d); f is then f_k(λ) gathered, and the caller certifies it like
+any answer (Σ f is re-checked in full there).
+
+Choices where nothing prescribes one: groups are used only for :class:`.separable.BinomialSep` and
+:class:`.separable.MultinomialSep` with integer counts spanning at most max(4d, 65,536) (an O(d)
+``bincount``; otherwise a sort would cost more than it saves) and K ≤ d/4 distinct counts (with
+more, the gathers would cost about what they save); the solve also covers a common Box on every
+value and any total (l, u the same for all values); a solve that ends with Σ f off by more than its
+tolerance (the certificate's default feasibility floor) — the multinomial's flat terms (c_v = 0)
+leave a gap, which the ungrouped method fills by spreading the mass over them — returns None and the
+caller uses the general method.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ....methods.distinct import integer_groups
+
+__all__ = ["Groups", "count_groups", "evaluate", "evaluator", "groups_of", "per_group", "restricted", "simplex_grouped", "uniform"]
+
+
+@dataclass
+class Groups:
+    rep: object            # the separable on one representative per distinct count
+    inv: np.ndarray        # value → its group (intp, length d)
+    first: np.ndarray      # group → one of its values
+    weights: np.ndarray    # group → number of values (float)
+
+    @property
+    def k(self) -> int:
+        return self.first.shape[0]
+
+
+def count_groups(sep) -> Groups | None:
+    """The distinct-count groups the solver uses: :func:`groups_of` for the binomial and the
+    multinomial (module docstring), None for any other separable."""
+    return groups_of(sep) if sep.count_grouped else None
+
+
+def groups_of(sep) -> Groups | None:
+    """The groups of values with one integer key (``sep.group_keys()``: the support counts of the
+    binomial, the multinomial and the weighted MLE), cached on ``sep``; None where there are no keys,
+    they span more than max(4d, 65,536) (an O(d) ``bincount``), d < 8, more than d/4 distinct keys
+    (the gathers would cost about what they save), or some per-value array of ``sep`` is not the
+    same float at every member of a group (checked, not assumed: then a term is not a function of
+    the key and the elementwise path is the one that is right)."""
+    cached = sep.__dict__.get("_groups", False)
+    if cached is not False:
+        return cached
+    out = None
+    keys = sep.group_keys() if hasattr(sep, "group_keys") else None
+    c = None if keys is None else np.asarray(keys)
+    d = c.shape[0] if c is not None and c.ndim == 1 else 0
+    grp = integer_groups(c, max_span=max(4 * d, 1 << 16)) if c is not None and d >= 8 else None
+    if grp is not None and grp[0].size <= d // 4:
+        inv = grp[1]
+        k = grp[0].size
+        first = np.empty(k, dtype=np.intp)
+        first[inv] = np.arange(d, dtype=np.intp)  # any member: all are checked equal below
+        rep = sep.restrict(first)
+        if all(np.array_equal(getattr(rep, name)[inv], v) for name, v in vars(sep).items()
+               if isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == d and v is not keys):
+            out = Groups(rep, inv, first, np.bincount(inv, minlength=k).astype(float))
+    sep._groups = out
+    return out
+
+
+def restricted(sep, idx):
+    """``sep.restrict(idx)`` with its distinct-count groups taken from ``sep``'s (cached on it; O(|idx| + K),
+    no second ``bincount`` over the counts' span, which for a block can exceed 4·|idx|); None groups
+    when ``sep`` has none or the block has more than |idx|/4 distinct counts (the rule of
+    :func:`count_groups`)."""
+    sub = sep.restrict(idx)
+    g = count_groups(sep)
+    out = None
+    if g is not None and idx.size >= 8:
+        inv = g.inv[idx]
+        present = np.bincount(inv, minlength=g.k)
+        keep = np.flatnonzero(present)
+        if keep.size <= idx.size // 4:
+            rank = np.cumsum(present > 0, dtype=np.intp) - 1
+            inv_sub = rank[inv]
+            first = np.empty(keep.size, dtype=np.intp)
+            first[inv_sub] = np.arange(idx.size, dtype=np.intp)
+            out = Groups(g.rep.restrict(keep), inv_sub, first, present[keep].astype(float))
+    sub._groups = out
+    return sub
+
+
+def uniform(x: np.ndarray):
+    """The common value of ``x`` when every entry is the same float (sign of zero included), else None."""
+    x = np.asarray(x)
+    if x.ndim != 1 or x.size == 0:
+        return None
+    v = x[0]
+    if not (np.all(x == v) and not np.any(np.signbit(x) != np.signbit(v))):
+        return None
+    return float(v)
+
+
+def per_group(g: Groups, x: np.ndarray):
+    """x's value per group when x is constant on every group (checked, sign of zero included), else
+    None: then ``fn(g.rep)(table)[g.inv]`` is bit-identical to ``fn(sep)(x)``."""
+    x = np.asarray(x, float)
+    if x.shape != g.inv.shape:
+        return None
+    table = x[g.first]
+    # bitwise (int64 views): the sign of zero and NaN payloads count as differences
+    if not np.array_equal(table[g.inv].view(np.int64), x.view(np.int64)):
+        return None
+    return table
+
+
+def simplex_grouped(sep, st):
+    """(f, λ, y = [], info) for the plain simplex by Newton on λ over the distinct counts, or None when
+    that does not apply (see the module docstring)."""
+    from .dual import _d1, solve_lambda
+
+    if st.m or st.chain is not None:
+        return None
+    g = count_groups(sep)
+    if g is None:
+        return None
+    l0, u0 = uniform(st.l), uniform(st.u)
+    if l0 is None or u0 is None or not l0 < u0:
+        return None
+    lk, uk = np.full(g.k, l0), np.full(g.k, u0)
+    rep = g.rep
+    d1l, d1u = _d1(rep, lk), _d1(rep, uk)
+    piece, evals = _support_piece(rep, l0, u0, d1l, d1u, g.weights, st.total)
+    lam, table, it = solve_lambda(rep, lk, uk, st.total, d1l=d1l, d1u=d1u, weights=g.weights, bracket=piece,
+                                  lam0=None if piece is None else piece[0])
+    f = table[g.inv]
+    # Σ f over d values rounds differently from the weighted sum over K: accept what the certificate
+    # accepts by default (its feasibility floor); beyond that (e.g. the multinomial's flat terms,
+    # whose mass the general method spreads) hand over
+    if not abs(float(np.sum(f)) - st.total) <= max(1e-9 / st.d, 1e-14) * max(abs(st.total), 1.0):
+        return None
+    info = {"lambda_iterations": it, "newton_iterations": 0, "line_search_failures": 0,
+            "distinct_counts": g.k, "support_search": evals}
+    return f, lam, np.zeros(0), info
+
+
+def _support_piece(rep, l0: float, u0: float, d1l, d1u, w, total):
+    """((lo, hi, S(lo), S(hi)), evaluations): an interval of λ holding the root of
+    S(λ) = Σ_k w_k f_k(λ) = total over which at most 4 groups change from l to above it, or (None, n)
+    when the root is beyond the last breakpoint or S is not monotone as expected.
+
+    Group k leaves its lower bound l0 below the breakpoint λ_k = −h_k'(l0) (:mod:`.separable`);
+    sorted decreasingly, S at the j-th breakpoint involves the first j groups only and grows with j.
+    The first breakpoint j* where S ≥ total is guessed from the tangent model
+    f_k(λ) ≈ l0 + (λ_k − λ)/h_k''(l0) (its S at every breakpoint in one cumulative sum), then
+    bracketed by a doubling search around the guess and bisected, each step one argmin over the
+    first j groups (j*: the groups on the support, a few hundred for Zipf data) — where Newton from
+    the whole range's mid point took ~20 over all K groups (it falls into the long flat tail of S,
+    where only a few values are positive, and crawls back). Inside the piece the support is
+    (nearly) fixed and S is smooth, so Newton converges in a few steps."""
+    with np.errstate(invalid="ignore"):
+        bp = -d1l
+    if not np.all(np.isfinite(bp)):
+        return None, 0
+    order = np.argsort(-bp, kind="stable")
+    srt = rep.restrict(order)
+    bps, ws, d1s, d1us = bp[order], w[order], d1l[order], d1u[order]
+    base = l0 * float(np.sum(w))
+    k = bps.shape[0]
+    evals = 0
+
+    def mass(j):  # S at the j-th breakpoint (0-based): only the first j groups may be above l0
+        nonlocal evals
+        if j == 0:
+            return base
+        evals += 1
+        sub = srt.restrict(slice(0, j))
+        f = sub.argmin(bps[j], np.full(j, l0), np.full(j, u0), d1s[:j], d1us[:j])
+        return base + float((f - l0) @ ws[:j])
+
+    # the tangent model's S at every breakpoint: base + Σ_{i<j} w_i (λ_i − λ_j)/h_i''
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        h2 = np.broadcast_to(srt.d2(np.full(k, l0)), (k,))
+        a = np.concatenate([[0.0], np.cumsum(ws * bps / h2)[:-1]])
+        b = np.concatenate([[0.0], np.cumsum(ws / h2)[:-1]])
+        model = base + a - bps * b
+    ok = np.isfinite(model)
+    guess = int(np.argmax(ok & (model >= total))) if np.any(ok & (model >= total)) else k - 1
+    guess = min(max(guess, 1), k - 1)
+    # one exact S at the guess; the model shifted by its error there gives the second guess (the
+    # model's error comes mostly from the largest values, nearly the same at nearby breakpoints)
+    s = mass(guess)
+    corrected = model + (s - model[guess])
+    hit = ok & (corrected >= total)
+    second = min(max(int(np.argmax(hit)) if hit.any() else k - 1, 1), k - 1)
+    if second != guess:
+        guess, s = second, mass(second)
+    # gallop from the guess to a bracket lo_j < hi_j with S(lo_j) < total ≤ S(hi_j)
+    if s >= total:
+        hi_j, s_hi, step = guess, s, 1
+        while True:
+            j = max(hi_j - step, 0)
+            s = mass(j)
+            if s < total:
+                lo_j, s_lo = j, s
+                break
+            hi_j, s_hi, step = j, s, 2 * step
+            if j == 0:
+                return None, evals  # S(λ_0) = Σ l ≥ total: nothing to solve here
+    else:
+        lo_j, s_lo, step = guess, s, 1
+        while True:
+            if lo_j == k - 1:
+                return None, evals  # the root lies beyond the last breakpoint
+            j = min(lo_j + step, k - 1)
+            s = mass(j)
+            if s >= total:
+                hi_j, s_hi = j, s
+                break
+            lo_j, s_lo, step = j, s, 2 * step
+    while hi_j - lo_j > 4:
+        mid = (lo_j + hi_j) // 2
+        s = mass(mid)
+        if s >= total:
+            hi_j, s_hi = mid, s
+        else:
+            lo_j, s_lo = mid, s
+    # λ at hi_j is the left end (S ≥ total), at lo_j the right end (S < total)
+    lam_lo, lam_hi = float(bps[hi_j]), float(bps[lo_j])
+    if not lam_lo < lam_hi:
+        return None, evals
+    return (lam_lo, lam_hi, s_hi, s_lo), evals
+
+
+def evaluator(sep, *xs, grouped: bool = True):
+    """``ev(method, *positions)`` = ``getattr(sep, method)(*(xs[i] for i in positions))`` (per-value
+    arrays of length d; no positions: all of them), computed once per distinct count and gathered
+    when every x is constant on every group (:func:`per_group`, checked once here), else
+    elementwise (always, with ``grouped=False``). Bit-identical either way."""
+    g = count_groups(sep) if grouped else None
+    tables = [per_group(g, x) for x in xs] if g is not None else [None]
+    grouped = not any(tb is None for tb in tables)
+
+    def ev(method: str, *positions):
+        pos = positions if positions else range(len(xs))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if not grouped:
+                return getattr(sep, method)(*(xs[i] for i in pos))
+            assert g is not None  # grouped: the tables were made from g
+            out = np.broadcast_to(getattr(g.rep, method)(*(tables[i] for i in pos)), (g.k,))
+        return out[g.inv]
+
+    return ev
+
+
+def evaluate(sep, method: str, *xs):
+    """One :func:`evaluator` call."""
+    return evaluator(sep, *xs)(method)

@@ -1,0 +1,259 @@
+"""The route of a user's cvxpy objective, chosen from what it is (:mod:`.recognise`).
+
+``Problem(estimate, callable)`` calls :func:`route_objective` once. A callable recognised as
+
+* **separable** (a sum of per-value terms: KL / entropy to a prior, Huber, powers, CLS, …) becomes a
+  :class:`RecognisedSeparable` — a :class:`~.structured.SeparableObjective` with exact per-value
+  value / derivative / curvature — so ``solve()`` reaches ldpopt's structured dual solver with every
+  constraint it supports and the built-ins' certificate (exact dual function, duality gap,
+  ‖f − f*‖∞ bound) applies to it unchanged;
+* **smooth but not separable** (per-value terms plus quadratic forms w‖Af + b‖², e.g. a smoothness
+  penalty Σ (f_{v+1} − f_v)²), or separable but not strictly convex (``huber``: h'' = 0 past ±M, so
+  the multipliers' Newton of the structured solver meets jumps in Σ f_v(λ)), becomes a
+  :class:`SmoothUserObjective`: the same cvxpy problem, now with
+  an exact numpy gradient and Hessian, so ldpopt's check computes stationarity and the duality gap
+  with the route's multipliers. It goes to the Newton / sequential-QP route of :mod:`.sqp` with its
+  exact sparse Hessian (its interior-point method, :mod:`.ipm`, first), then the QP or cone chain
+  only if that does not certify. Quadratics and Huber included: at AOL (d = 120,978, CLS + 10·a
+  ranking's smoothness penalty, or Huber, with the simplex and a SubsetSum row) the interior point
+  certifies in 1–3 s CPU, where PIQP — first on the QP chain before — ran past 200 s, and
+  segfaulted on the SubsetSum "==" variant (``benchmarks/bench_routes.py``).
+
+Anything not recognised stays a :class:`~.objectives.UserObjective` on the cvxpy chain (the reason is
+kept in ``Problem.objective_route``). The cvxpy expression is always the user's own: the conic
+solvers referee the same J the structured route minimises.
+
+cvxpy ``Parameter`` objects in the callable are live (:class:`LiveRoute`): recognition reads their values,
+so the route is made again, at ``solve()``, whenever a value changed since (routes kept per tuple of
+values: sweeping a weight and coming back costs nothing); the cvxpy problem reads them itself. A
+Parameter without a value at ``solve()`` is a :class:`~.errors.MissingParameterError` naming it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..objectives.builtins import Objective, UserObjective
+from ..objectives.recognise import NotRecognised, Recognised, recognise
+from ..objectives.smooth import form_change, form_domain
+from ..objectives.user_separable import SeparableObjective, UserSep
+from .sqp import QP_OPTIONS
+
+__all__ = ["LiveRoute", "RecognisedSeparable", "SmoothUserObjective", "domain_constraint", "route_objective"]
+
+
+class _RecognisedSep(UserSep):
+    """Per-value form for the structured solver; the interior argmin is UserSep's bracketed Newton."""
+
+    def __init__(self, form: Recognised, name: str):
+        self.form, self.name = form, name
+
+    def value(self, f):
+        return self.form.value(f) + self.form.const / self.form.d  # Σ_v value = J(f)
+
+    def d1(self, f):
+        return self.form.d1(f)
+
+    def d2(self, f):
+        return self.form.d2(f)
+
+    def d1_scale(self, f):
+        return self.form.d1_scale(f)
+
+    def mu(self, l, u):
+        return self.form.curvature(l, u)
+
+    def _derivatives_at(self, idx, base):
+        sub = self.form.restrict(idx)  # per-value terms: only the values evaluated are computed
+
+        def at(k, fk):
+            part = sub if k.size == idx.size else sub.restrict(k)
+            return part.d1(fk), part.d2(fk)
+        return at
+
+    def restrict(self, idx):
+        return _RecognisedSep(self.form.restrict(idx), self.name)
+
+
+class RecognisedSeparable(SeparableObjective):
+    """A user's cvxpy callable recognised as separable: the structured solver's objective, with the
+    user's own cvxpy expression (and :class:`~.objectives.UserObjective`'s scaling) for the cvxpy chain."""
+
+    scaled = True
+    lazy_build = True  # the user's expression was built and recognised already
+
+    def __init__(self, user: UserObjective, form: Recognised):
+        super().__init__(lambda f, e: form.value(f), lambda f, e: form.d1(f), lambda f, e: form.d2(f),
+                         name=user.name, curvature=lambda l, u, e: form.curvature(l, u), cvxpy_expr=user.func)
+        self.user, self.form = user, form
+
+    def per_value(self, estimate):
+        return _RecognisedSep(self.form, self.name)
+
+    def smooth_view(self):
+        """The same J as a :class:`SmoothUserObjective` (gradient, sparse Hessian, domain): what the
+        Newton route of :mod:`.sqp` reads when the structured solver does not cover the constraints."""
+        return SmoothUserObjective(self.user, self.form)
+
+    def build(self, f, x, scale, estimate):
+        return self.user.build(f, x, scale, estimate)
+
+    def value(self, f, estimate):
+        return self.form.total(f)
+
+    def __repr__(self):
+        return f"RecognisedSeparable({self.name!r}, terms={[t.kind for t in self.form.terms]})"
+
+
+class SmoothUserObjective(UserObjective):
+    """A user's cvxpy callable recognised as smooth but not separable: the cvxpy problem as before, with
+    exact ``value``, ``gradient`` and ``hessian`` from the recognised form. For a quadratic J PIQP runs at the sequential-QP
+    route's tolerances (``sqp.QP_OPTIONS``): at its 1e-10 defaults an interior point leaves values whose
+    optimum is 0 at ~√gap (measured: CLS + Σ (f_{v+1} − f_v)² at Retail, d = 16,470, certified
+    ‖f − f*‖∞ ≤ 2e-7 at 1e-10, ≤ 2e-10 at these, same time)."""
+
+    def __init__(self, user: UserObjective, form: Recognised):
+        super().__init__(user.func, name=user.name, multiplier=user.multiplier)
+        self.form = form
+        # quadratics only: Huber at these settings ran PIQP to its iteration limit (Retail, a Monotone
+        # chain: 22 s, then Clarabel), at the 1e-10 defaults 0.4 s and passing the check
+        self.solver_options = {"PIQP": QP_OPTIONS["PIQP"]} if form.quadratic else {}
+
+    def value(self, f, estimate):
+        return self.form.total(f)
+
+    def gradient(self, f, estimate):
+        return self.form.gradient(f)
+
+    def hessian(self, f, estimate):
+        return self.form.hessian(f)
+
+    def change(self, f, delta) -> float:
+        return form_change(self.form, f, delta)
+
+    def domain(self, estimate):
+        return form_domain(self.form)
+
+    def curvature_floor(self, f, estimate) -> float:
+        """A strong-convexity modulus of J on its whole domain (so on the segment from f to any f*):
+        min_v of the per-value part's curvature lower bound over the domain (``Recognised.curvature``
+        on :func:`.smooth.form_domain`; λ·KL adds λ/f_v → 0 as f_v → ∞, so only the squares count);
+        the quadratic forms add positive semidefinite 2wAᵀA, so λ_min(∇²J) is at least this; 0 when
+        there is none (Huber: no bound). Taking the minimum at f instead would not be a bound: λ/f_v is
+        smaller at an optimum with larger values."""
+        lo, hi = form_domain(self.form)
+        with np.errstate(invalid="ignore"):
+            return max(float(np.min(self.form.curvature(lo, hi), initial=np.inf)), 0.0)
+
+    def __repr__(self):
+        return f"SmoothUserObjective({self.name!r}, quadratic forms={len(self.form.quads)})"
+
+
+def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
+    """(the objective ``Problem`` solves, the route in words). Only a plain
+    :class:`~.objectives.UserObjective` is changed; a callable that raises is left to the cvxpy
+    build, which reports its error."""
+    if type(objective) is not UserObjective:
+        if isinstance(objective, SeparableObjective):
+            return objective, "separable (declared)"
+        if isinstance(objective, UserObjective):  # a subclass: taken as written, never re-routed
+            return objective, "cvxpy chain (a UserObjective subclass, taken as written)"
+        return objective, "built-in"
+    try:
+        form = recognise(objective.func, estimate)
+    except NotRecognised as exc:
+        return objective, f"cvxpy chain (not recognised: {exc})"
+    except Exception as exc:  # noqa: BLE001 - the user's code; its error surfaces in Problem's build
+        return objective, f"cvxpy chain (recognition stopped: {type(exc).__name__})"
+    if form.kinks:
+        from ..check.nonsmooth import NonSmoothObjective
+
+        if form.separable and form.strictly_convex:
+            return NonSmoothObjective(objective, form, lambda part: RecognisedSeparable(objective, part)), ("non-smooth (recognised): a strictly convex separable part "
+                                                         "plus polyhedral terms; the cvxpy chain, certified by a "
+                                                         "duality gap with the kinks' subgradients")
+        return objective, ("cvxpy chain (recognised polyhedral terms, but the smooth part is not strictly convex "
+                           "and separable: no certificate)")
+    if form.separable and form.strictly_convex:
+        return RecognisedSeparable(objective, form), ("separable (recognised): structured solver (the Newton "
+                                                      "route over constraints it does not cover)")
+    what = "separable, not strictly convex" if form.separable else "smooth non-separable"
+    kind = "Newton / sequential QP with the exact sparse Hessian (interior point first)"
+    return SmoothUserObjective(objective, form), f"{what}: {kind}"
+
+
+class LiveRoute:
+    """The route of an objective whose cvxpy callable holds ``Parameter`` objects, made again for their
+    current values (module docstring). ``route(objective)``: (objective, route in words) for the values
+    now, from a cache keyed on those values (a few routes: a sweep revisits few values; recognition
+    at d = 1,000 is milliseconds)."""
+
+    KEEP = 16
+
+    def __init__(self, objective: Objective, estimate, first: tuple):
+        self.user, self.estimate = objective, estimate
+        self.params = _parameters(objective, estimate)
+        self.cache = {self.key(): first} if self.params and self._all_set() else {}
+
+    def _all_set(self) -> bool:
+        return all(p.value is not None for p in self.params)
+
+    def key(self) -> tuple:
+        return tuple(np.asarray(p.value, float).tobytes() for p in self.params)
+
+    def route(self) -> tuple[Objective, str] | None:
+        """(objective, route) for the parameters' values now; None when there are none."""
+        if not self.params:
+            return None
+        missing_parameter(self.params)
+        k = self.key()
+        if k not in self.cache:
+            if len(self.cache) >= self.KEEP:
+                self.cache.pop(next(iter(self.cache)))
+            self.cache[k] = route_objective(self.user, self.estimate)
+        return self.cache[k]
+
+
+def _parameters(objective: Objective, estimate) -> tuple:
+    """The cvxpy Parameters of a plain user callable's expression (on a fresh variable), in a fixed
+    order; () for anything else or a callable that raises (its build reports that)."""
+    import cvxpy as cp
+
+    if type(objective) is not UserObjective:
+        return ()
+    try:
+        expr = objective.func(cp.Variable(estimate.d), estimate)
+        return tuple(sorted(expr.parameters(), key=lambda p: p.id))
+    except Exception:  # noqa: BLE001 - the user's code; its error surfaces in Problem's build
+        return ()
+
+
+def missing_parameter(params) -> None:
+    """Raise :class:`~.errors.MissingParameterError` naming the first of ``params`` without a value."""
+    from ..errors import MissingParameterError
+
+    for p in params:
+        if p.value is None:
+            raise MissingParameterError(f"cvxpy Parameter {p.name()!r} has no value: set {p.name()}.value "
+                                        "before solve() (Parameters are read at each solve)")
+
+
+def domain_constraint(objective: Objective, constraints: list):
+    """The implicit domain of a recognised objective made an explicit :class:`~.constraints.Box`
+    named ``"domain"``, or None. cvxpy adds f_v ≥ c_v for ``power(f − c, p)`` (p not an even integer),
+    ``log(f − c)``, ``entr(f − c)``… itself; ldpopt's structured solver, certificate and check read
+    only the constraints they are given, so without it an optimum on the domain's edge (its multiplier
+    the implicit constraint's) failed stationarity and was labelled ``inaccurate`` — Clarabel's
+    answer included. Only the lower edge, and only where the problem already has f ≥ 0 (then
+    max(edge, 0) is the same set) and some edge is above 0 (else f ≥ 0 says it all): a choice that
+    covers the shifted powers and logs; an upper edge or a domain without f ≥ 0 stays cvxpy's alone."""
+    from ..constraints.base import Box
+
+    form = getattr(objective, "form", None)
+    if form is None or not any(c.is_nonnegativity(k) for c in constraints for k in range(len(c.dual_keys()))):
+        return None
+    lo, _ = form_domain(form)
+    lower = np.maximum(np.nan_to_num(lo, nan=0.0, neginf=0.0, posinf=np.inf), 0.0)
+    if not np.all(np.isfinite(lower)) or not np.any(lower > 0):
+        return None
+    return Box(lower=lower, name="domain")
