@@ -1,4 +1,4 @@
-"""The certificate on the support (ldpopt/problems/check/certificate_support.py) against the full
+"""The certificate on the support (ldpopt/problems/check/certificate.py) against the full
 computation (certificate._certify_full) on the same (f, multipliers): every reported number."""
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ class _D2One:
 
 
 def _rest(d1l, scale, left, l, u):
-    from ldpopt.problems.check.certificate_support import Rest
+    from ldpopt.problems.check.certificate import Rest
 
     sc = np.asarray(scale, float)
     smax = float(np.max(sc, initial=-np.inf, where=~np.isnan(sc)))
@@ -221,7 +221,7 @@ def test_grouped_lower_bound_terms_equal_the_elementwise_ones(objective, make):
     terms over every value: bit for bit, and the whole certificate too."""
     import dataclasses
 
-    from ldpopt.problems.check import certificate_support as cs
+    from ldpopt.problems.check import certificate as cs
 
     d = cs.GROUP_MIN_D + 1000
     est = make(d, 10**6, 3)
@@ -249,7 +249,7 @@ def test_grouped_lower_bound_terms_equal_the_elementwise_ones(objective, make):
 
 
 def test_grouping_declines_when_a_term_is_not_a_function_of_the_count():
-    from ldpopt.problems.check import certificate_support as cs
+    from ldpopt.problems.check import certificate as cs
 
     d = cs.GROUP_MIN_D + 10
     est = _oue(d, 10**6, 4)

@@ -13,7 +13,7 @@ from ldpopt import methods
 from ldpopt.estimate import Estimate
 from ldpopt.methods.normalize import norm_mul_rows, positive_mass
 from ldpopt.problems import Problem, Simplex, SubsetSum
-from ldpopt.problems.check.certificate_blocks import block_rows
+from ldpopt.problems.check.certificate import block_rows
 from ldpopt.problems.solvers.structured import compile_constraints
 from ldpopt.problems.solvers.structured.blocks import indicator_rows
 from ldpopt.problems.solvers.structured.dual import backtrack, damping

@@ -8,7 +8,7 @@ check within 1e-12, with the same verdict (``tests/test_kernels_xp_check.py``).
 What is computed (the CPU check's rules, :mod:`ldpopt.problems.check.verdict` and
 :mod:`ldpopt.problems.check.certificate`, restricted to this problem, no rows):
 
-* **multipliers** (:mod:`ldpopt.problems.check.certificate_multipliers`): λ = −mean h'(f_v) over the
+* **multipliers** (:func:`ldpopt.problems.check.certificate.recover_multipliers`): λ = −mean h'(f_v) over the
   values above 4ε (inner), or the middle of the interval the bound conditions allow when none is;
   the bound multipliers y_v = h'(f_v) + λ where f_v ≤ 0, 0 elsewhere (``duals["nonnegative"]``,
   ``duals["sum"]`` = λ);
@@ -24,7 +24,7 @@ What is computed (the CPU check's rules, :mod:`ldpopt.problems.check.verdict` an
 Choices where the CPU path differs: sums are the namespace's (pairwise on numpy, a tree on CuPy)
 where the CPU check uses ``math.fsum`` for |Σf − 1| (a difference of ~d·u, far below 1e-6/d), and the
 certificate is computed on the whole domain where the CPU one may restrict itself to the values off
-0 (``certificate_support``: "the same numbers, to rounding"). Per-value terms are elementwise; the
+0 (``certificate.support_problem``: "the same numbers, to rounding"). Per-value terms are elementwise; the
 Newton loop is over ≤ 5 scalar steps, never over values.
 """
 
@@ -103,7 +103,7 @@ def _argmin(h, t: float, total: float):
 
 
 def _argmin_rounding(h, f, x, t: float, total: float):
-    """``certificate_blocks.argmin_rounding``: 8ε(|f| + |x| + s/h'') where x is inner or within
+    """``certificate.argmin_rounding``: 8ε(|f| + |x| + s/h'') where x is inner or within
     rounding of a kink, plus the argmin's residual 2|h'(x) + t|/h''(x) where inner, 0 elsewhere (inf
     where not finite)."""
     xp = h.xp
@@ -176,7 +176,7 @@ def check_simplex(f, terms, total: float = 1.0) -> DeviceChecks:
         if not v <= tol_v:
             failed.append(f"constraint residual {v:.1e} > {tol_v:.1e} ({name})")
     agg = float(xp.sum(xp.maximum(-f, 0.0))) + abs(s_f - total)
-    # multipliers recovered from f (certificate_multipliers, no rows)
+    # multipliers recovered from f (recover_multipliers, no rows)
     d1 = terms.d1(f)
     inner = (f > 4 * _EPS * max(abs(total), 1.0)) & xp.isfinite(d1)
     k = int(xp.count_nonzero(inner))
@@ -241,7 +241,7 @@ def _distance(h, f, lam: float, total: float, s_f: float, neg: float) -> tuple[f
     del e_pt
     if off and not viol > feas_tol:  # as certificate._certify_full: a point off Σ f = total
         # (within feas_tol): the gap at the feasible f̂ = max(f, 0)·total/Σ max(f, 0) against the same
-        # dual value, plus ‖f − f̂‖∞ (certificate_blocks.feasible_near_blocks on the plain simplex)
+        # dual value, plus ‖f − f̂‖∞ (certificate.feasible_near_blocks on the plain simplex)
         fp = xp.maximum(f, 0.0)
         have = float(xp.sum(fp))
         fh = fp * (total / have) if have > 0 else xp.full(d, total / d)

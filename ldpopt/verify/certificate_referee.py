@@ -4,7 +4,7 @@ output into a row's numbers through :mod:`ldpopt.problems.check.certificate` (no
 At d = 10⁷ each certificate is ~10 passes over the domain, and an instance has seven of them (four
 on the weighted MLE), so what does not depend on the point certified is built once: the compiled
 simplex per d and the estimate's separable per objective (with the certificate's terms at the lower
-bounds, :class:`ldpopt.problems.check.certificate_support._AtLower`); and no full-length multiplier arrays
+bounds, :class:`ldpopt.problems.check.certificate._AtLower`); and no full-length multiplier arrays
 are built, as a row reads only the numbers. Same numbers as :func:`~ldpopt.problems.certificate.certificate`
 (``tests/test_verify_large_d.py``).
 """
@@ -29,7 +29,7 @@ def _simplex_structure(d: int):
 
 #: the separables of the last estimate certified, by objective name (one instance at a time: the
 #: four weighted-MLE closed forms of an instance share one, and with it the certificate's full passes
-#: over the values at their lower bound, certificate_support._AtLower)
+#: over the values at their lower bound, certificate._AtLower)
 _SEPARABLES: dict = {}
 
 

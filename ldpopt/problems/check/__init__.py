@@ -1,8 +1,7 @@
 """ldpopt's check of a solution: the verdict (:mod:`.verdict`), the objective side and the status rule
 (:mod:`.objective_check`), the constraint side (:mod:`.constraint_terms`), the solver-free certificate
-(:mod:`.certificate` with :mod:`.certificate_support`, :mod:`.certificate_blocks`,
-:mod:`.certificate_multipliers`), the KKT-residual bound (:mod:`.kkt_bound`) and the duality gap of
-non-smooth objectives (:mod:`.nonsmooth`)."""
+(:mod:`.certificate`), the KKT-residual bound (:mod:`.kkt_bound`) and the duality gap of non-smooth
+objectives (:mod:`.nonsmooth`)."""
 
 import importlib
 

@@ -1,61 +1,7 @@
-"""Optimality certificates without a solver: (objective, constraints, estimate, f, multipliers) →
-primal feasibility, dual feasibility, duality gap and a bound on ‖f − f*‖.
-
-For a separable objective J(f) = Σ_v h_v(f_v) (every built-in smooth objective, see
-:mod:`ldpopt.problems.objectives.separable`) and the linear constraints of
-:mod:`ldpopt.problems.solvers.structured.structure` (box l ≤ f ≤ u, Σ f = total with multiplier λ, rows
-A f = b / A f ≤ b with y), the Lagrangian dual of the rows is a sum of per-value conjugates,
-
-    g(λ, y) = Σ_v min_{l_v ≤ x ≤ u_v} [h_v(x) + t_v x] − λ·total − b·y,    t = λ1 + Aᵀy,
-
-evaluated *exactly* through the closed-form per-value argmin. For any λ and y ≥ 0 on the ≤-rows,
-g(λ, y) ≤ J* (weak duality), so for a feasible f
-
-    gap = J(f) − g(λ, y) ≥ J(f) − J* ≥ Σ_v (μ_v/2)(f_v − f*_v)²,
-
-μ_v = min_{[l_v, u_v]} h_v'' (first-order optimality of f* on the convex feasible set). Bounds
-reported: ``distance_linf`` = max_v √(2·gap/μ_v) (each term of the sum is at most gap) and
-``distance_l2`` = √(2·gap/min_v μ_v); ∞ when some μ_v = 0 (e.g. a multinomial value with no
-reports), NaN when f is not feasible to ``feas_tol`` (the inequality needs f feasible). The gap used
-in the bounds is max(gap, rounding floor), the floor being 16·eps·(Σ_{v: f_v ≠ fz_v} |h_v(f_v)| + |t_v f_v|)
-plus the rounding of the linear term: the gap is summed per value as
-Σ_v [h_v(f_v) − h_v(fz_v) + t_v(f_v − fz_v)] − λ(Σf − total) − y·(A f − b), fz the per-value argmin at
-(λ, y), so values where f and fz agree add exactly 0 (the likelihoods' large constant parts cancel).
-
-Where J is flat in some values (μ_v = 0: a multinomial value with no reports) the optimum need not
-be unique: ``flat_values`` counts them and ``distance_nonflat`` = max over the others of √(2·gap/μ_v)
-bounds |f_v − f*_v| there for *every* minimiser f* (the inequality above holds at each of them), so a
-feasible f with a gap at rounding level is *an* optimum, all optima agreeing with it on those values.
-
-A second, linear bound when there are no rows (Σ f = total and per-value bounds only — Norm-Sub,
-MLE-Apx, EM, PowerNS): x(λ) = argmin over the box of Σ_v h_v + λ·Σf is the exact optimum of the
-same problem with total mass m(λ) = Σ x(λ), and every x_v(λ) is non-increasing in λ, so moving the
-mass from m(λ) to total moves every coordinate the same way by at most |m(λ) − total| in all:
-
-    ‖f − f*‖_∞ ≤ max_v |f_v − x_v(λ)| + |m(λ) − total|        (any λ; f need not be feasible)
-
-(``distance_argmin``; with disjoint equality subset sums the same bound block by block,
-:mod:`.certificate_blocks`; λ refined from the given/recovered one by ≤ 5 Newton steps on
-m(λ) = total, slope Σ 1/h_v'' over values inside their bounds). It is linear in the error, where √(2·gap/μ) is
-quadratic — the square root of the gap's rounding floor is ~1e-8 at d = 42,178, this one's rounding
-~1e-13 — so it is what resolves errors of 1e-4/d. ``distance_linf`` is the one of the two
-bounds that resolves f* best (smaller max(bound, its rounding level)), and ``distance_rounding``
-is the float64 rounding level of the one taken: for the argmin
-bound Σ_v e_v + max_v e_v, e_v = 8·eps·(|f_v| + |x_v| + (s_v + |λ|)/h_v''(x_v)) over values inside
-their bounds or within rounding of a bound's switch, s_v the size of the terms h_v' is computed from
-(:meth:`~ldpopt.problems.objectives.separable.Separable.d1_scale`); for √(2·gap/μ) the same bound at
-gap = 4× its floor, and never below the argmin rounding level at the given multipliers (the same
-Σ_v e_v + max_v e_v with x = fz: f is that argmin to rounding, so a gap of exactly 0 does not mean
-f = f*). (This was ``ldpopt.verify``'s own certificate, merged here.)
-
-Where the multipliers are not given they are recovered from f
-(:func:`.certificate_multipliers.recover_multipliers`, derived there from the KKT conditions): the
-least-squares fit of stationarity h_v'(f_v) + t_v = 0 on the values inside their explicit bounds (a
-value at the bound f_v ≤ total implied by the simplex is inside: that bound has no multiplier) — for
-Norm-Sub that is λ = 2τ, τ the common shift, for MLE-Apx λ = −h'(f_v) on the support (the x of
-Eq. 14), for PowerNS the projection's shift — and where every value sits at a bound, the interval of
-λ the bound conditions allow, or a small LP on the active set. So any closed form can be certified
-with no solver.
+"""ldpopt's optimality certificate without a solver: (objective, constraints, estimate, f, multipliers) →
+primal feasibility, dual feasibility, duality gap and bounds on ‖f − f*‖; the multipliers recovered
+from f where none are given, the linear argmin bound block by block, and the support sub-problem at
+large d. Derivations: docs/problems.md, "The certificate".
 """
 
 from __future__ import annotations
@@ -68,13 +14,21 @@ import scipy.sparse as sp
 
 from ..objectives.builtins import Objective, make_objective
 from ..objectives.separable import Separable, separable_for
-from ..solvers.structured.multipliers import bound_multipliers, bounds_from_dict, duals_dict, multipliers_from_dict
+from ..solvers.structured.blocks import indicator_rows
+from ..solvers.structured.grouped import groups_of
+from ..solvers.structured.multipliers import (
+    bound_multipliers,
+    bounds_from_dict,
+    duals_dict,
+    free_values,
+    multipliers_from_dict,
+)
+from ..solvers.structured.simplex import newton_lambda
 from ..solvers.structured.structure import Structure, compile_constraints
-from .certificate_blocks import argmin_rounding, block_argmin_bound, blocks_for, feasible_near_blocks, project_on_rows
-from .certificate_multipliers import recover_multipliers
-from .certificate_support import support_problem
 
-__all__ = ["Certificate", "argmin_bound", "certificate", "certify", "recover_multipliers"]
+__all__ = ["MIN_D", "Certificate", "Rest", "argmin_bound", "argmin_rounding", "block_argmin_bound", "block_rows",
+           "blocks_for", "certificate", "certify", "feasible_near_blocks", "project_on_rows", "recover_multipliers",
+           "support_problem"]
 
 _EPS = np.finfo(float).eps
 
@@ -202,8 +156,8 @@ class Certificate:
 
 def argmin_bound(sep: Separable, st: Structure, f, lam: float, newton: int = 5, rest=None):
     """(bound, rounding, λ): the linear ℓ∞ bound of the module docstring (no rows only): the
-    block-wise bound of :mod:`.certificate_blocks` with the pool as the one block. With ``rest``
-    (values left out at their lower bound, :mod:`.certificate_support`): bound NaN when the refined
+    block-wise bound of :func:`.block_argmin_bound` with the pool as the one block. With ``rest``
+    (values left out at their lower bound, :func:`.support_problem`): bound NaN when the refined
     λ would move one of them."""
     pool = (np.zeros(st.d, np.intp), np.zeros(0), np.zeros(0))
     return block_argmin_bound(sep, st, f, lam, np.zeros(0), pool, newton, rest)
@@ -215,7 +169,7 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
 
     At large d the values that sit at their lower bound both in f and in the argmin at
     λ are summarised in a few vectorised passes and the rest is certified as a problem of its own
-    (:mod:`.certificate_support`: the same numbers, to rounding, in a fraction of the time; there,
+    (:func:`.support_problem`: the same numbers, to rounding, in a fraction of the time; there,
     ``with_multipliers=False`` leaves ``Certificate.multipliers`` empty instead of building them)."""
     out = certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers)
     if out is None:
@@ -227,7 +181,7 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
 def certify_on_support(sep: Separable, st: Structure, f, lam, y, duals: dict | None, feas_tol: float | None,
                        with_multipliers: bool = True) -> Certificate | None:
     """The certificate of :func:`certify`, computed on the values off their lower bound
-    (:func:`.certificate_support.support_problem`); None when that does not apply.
+    (:func:`.certificate.support_problem`); None when that does not apply.
     ``with_multipliers=False``: leave ``multipliers`` empty instead of building the full-length
     bound-multiplier arrays (two more passes; ``ldpopt verify`` reads the numbers only)."""
     split = support_problem(sep, st, f, lam, y, duals)
@@ -249,7 +203,7 @@ def certify_on_support(sep: Separable, st: Structure, f, lam, y, duals: dict | N
 def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
                   feas_tol: float | None = None, *, bounds=None, rest=None) -> Certificate | None:
     """:func:`certify` on all of ``st``; ``bounds`` = (y^lo, y^up) given, ``rest`` the summary of
-    the values left out (:class:`.certificate_support.Rest`; None: nothing left out). None (with
+    the values left out (:class:`.certificate.Rest`; None: nothing left out). None (with
     ``rest`` only) when the refined λ would move a value left out."""
     f = np.asarray(f, float)
     d = st.d
@@ -371,8 +325,8 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     drnd = max(drnd, float(np.sum(e_pt) + np.max(e_pt, initial=0.0)))
     if off > 0 and not viol > feas_tol:
         # a point off its constraints (within feas_tol): the gap bounds J(f) − J* only for a feasible
-        # point. With a feasible f̂ made from f (rescaled per block: :func:`.certificate_blocks.
-        # feasible_near_blocks`; else projected on the rows: .certificate_blocks.project_on_rows), the
+        # point. With a feasible f̂ made from f (rescaled per block: :func:`.certificate.
+        # feasible_near_blocks`; else projected on the rows: .certificate.project_on_rows), the
         # gap at f̂ against the same dual value g(λ, y) bounds J(f̂) − J*,
         # so ‖f − f*‖ ≤ ‖f − f̂‖ + √(2·gap(f̂)/μ) — no term dropped (an interior-point answer 2e-10
         # off Σ f = 1 with a gap at rounding level had a bound 7,700× below its distance without f̂).
@@ -494,3 +448,498 @@ def certificate(objective, constraints, estimate, f, multipliers: dict | None = 
         return certify(sep, st, f, lam, y, None, feas_tol)
     lam, y = multipliers_from_dict(st, multipliers)
     return certify(sep, st, f, lam, y, multipliers, feas_tol)
+
+
+# ---- Multipliers (λ, y) recovered from a point f (derivation: docs/problems.md, "The certificate")
+
+_MAX_DENSE_ROWS = 4096    # the normal equations are (k+1)² dense
+_MAX_LP_VALUES = 200_000  # the active-set LP has one inequality (two for inner values) per value
+
+
+def _sides(st, f, active_tol=0.0):
+    """(inner, at lower, at upper) masks of the KKT conditions of the module docstring."""
+    free = st.l < st.u
+    u = st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)  # no implied bound
+    lo = free & (f <= st.l + active_tol)
+    up = free & ~lo & (f >= u - active_tol)
+    return free & ~lo & ~up, lo, up
+
+
+def _interval_middle(g, lo, up) -> float:
+    """λ of the module docstring when no value is inner and there are no rows (g = h'(f))."""
+    a = float(np.max(-g[lo & np.isfinite(g)], initial=-np.inf))
+    b = float(np.min(-g[up & np.isfinite(g)], initial=np.inf))
+    if np.isfinite(a) and np.isfinite(b):
+        return 0.5 * (a + b)
+    if np.isfinite(a):
+        return a + 1e-6 * (1.0 + abs(a))
+    if np.isfinite(b):
+        return b - 1e-6 * (1.0 + abs(b))
+    return 0.0
+
+
+def _active_set_lp(g, M, inner, lo, up, ineq_cols):
+    """z = (λ, y_act) minimising the worst KKT sign violation (module docstring); None on failure.
+    ``M``: (k+1) × d sparse, row 0 all ones (Σ), then the active rows."""
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    keep = (inner | lo | up) & np.isfinite(g)
+    idx = np.flatnonzero(keep)
+    Mt = sp.csr_matrix(M.T)[idx]          # r = g + Mt z on the kept values
+    gi = g[idx]
+    k1 = M.shape[0]
+    blocks, rhs = [], []
+    one = sp.csr_matrix(np.ones((idx.size, 1)))
+    for sign, mask in ((1.0, (inner | up)[idx]), (-1.0, (inner | lo)[idx])):
+        sel = np.flatnonzero(mask)
+        if sel.size:  # sign·(g + Mt z) ≤ s
+            blocks.append(sp.hstack([sign * Mt[sel], -one[sel]]))
+            rhs.append(-sign * gi[sel])
+    if not blocks:
+        return None
+    bounds = [(None, None)] * k1 + [(0.0, None)]
+    for j in ineq_cols:
+        bounds[j] = (0.0, None)
+    c = np.zeros(k1 + 1)
+    c[-1] = 1.0
+    try:
+        res = linprog(c, A_ub=sp.vstack(blocks).tocsc(), b_ub=np.concatenate(rhs), bounds=bounds, method="highs")
+    except ValueError:
+        return None
+    return res.x[:k1] if res.status == 0 else None
+
+
+def recover_multipliers(sep, st, f, active_tol: float = 0.0):
+    """(λ, y) for f by the KKT conditions of the module docstring: least squares over the
+    multipliers of Σ and of the active rows (equalities; ≤-rows with |A f − b| ≤ 1e-12·total) on
+    the inner values, the interval's middle point or the active-set LP where those do not
+    determine them. Inactive ≤-rows get y = 0, and y is clipped to ≥ 0 on ≤-rows."""
+    f = np.asarray(f, float)
+    if st.tree is not None:  # one tree of sums: tree-structured normal equations, λ ≡ 0
+        from ..solvers.structured.tree import recover_tree
+        return 0.0, recover_tree(sep, st, f)
+    # a value within rounding of a bound (≤ 4ε·total, e.g. 2⁻⁵⁴ left by a bisection) counts as at it:
+    # taken as inner it would pin the fit to a stationarity it need not satisfy
+    inner_m, lo, up = _sides(st, f, max(active_tol, 4 * _EPS * max(abs(st.total), 1.0)))
+    # h' only where it is used (the inner values; at d = 10⁷ a few percent), through the separable
+    # restricted to them: the same elementwise numbers as the full h'(f)
+    cand = np.flatnonzero(inner_m)
+    sub = sep.restrict(cand) if hasattr(sep, "restrict") and cand.size else None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gc = np.broadcast_to(sub.d1(f[cand]), cand.shape) if sub is not None else sep.d1(f)[cand]
+    inner = np.zeros(f.shape, dtype=bool)
+    inner[cand[np.isfinite(gc)]] = True
+    gi = gc[np.isfinite(gc)]  # h' on the inner values, in index order
+    y = np.zeros(st.m)
+    if st.m == 0 or (st.chain is not None and st.m == st.chain.rows.stop - st.chain.rows.start):
+        if inner.any():
+            lam = float(-np.mean(gi))
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lam = _interval_middle(sep.d1(f), lo, up)
+        if st.m == 0:
+            return lam, y
+        # a Monotone chain alone: the order multipliers telescope inside each block of equal values,
+        # so λ is the same as without rows and y follows from the blocks (structured.chain; the
+        # normal equations would be (d−1)² dense)
+        from ..solvers.structured.chain import chain_multipliers
+        return lam, chain_multipliers(sep, st, f, lam)
+    res = st.A @ f - st.b
+    act = ~st.ineq | (np.abs(res) <= 1e-12 * max(st.total, 1.0))
+    act_idx = np.flatnonzero(act)
+    k = act_idx.size
+    if k == 0:
+        if inner.any():
+            return float(-np.mean(gi)), y
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _interval_middle(sep.d1(f), lo, up), y
+    if k > _MAX_DENSE_ROWS:  # e.g. a Monotone chain with other rows at large d: (k+1)² dense
+        raise ValueError(f"cannot recover {k} row multipliers from f (over {_MAX_DENSE_ROWS}): pass the "
+                         "solver's multipliers")
+    A_act = st.A[act_idx]
+    rows = A_act[:, np.flatnonzero(inner)]
+    # M_I = [1; A_act,I]; normal equations (M_I M_Iᵀ) z = −M_I g_I
+    G = np.empty((k + 1, k + 1))
+    G[0, 0] = gi.shape[0]
+    rs = np.asarray(rows.sum(axis=1)).ravel()
+    G[0, 1:] = G[1:, 0] = rs
+    G[1:, 1:] = (rows @ rows.T).toarray()
+    rhs = -np.concatenate([[gi.sum()], rows @ gi])
+    z, _, rank, _ = np.linalg.lstsq(G, rhs, rcond=None)
+    ineq_act = st.ineq[act_idx]
+    z[1:][ineq_act] = np.maximum(z[1:][ineq_act], 0.0)
+    singular = rank < k + 1
+    if (singular or inner.sum() < f.size) and f.size <= _MAX_LP_VALUES:
+        import scipy.sparse as sp
+
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = sep.d1(f)
+        M = sp.vstack([sp.csr_matrix(np.ones((1, f.size))), A_act]).tocsr()
+
+        def worst(zz):  # the worst violation of the KKT sign conditions at z = (λ, y_act)
+            with np.errstate(invalid="ignore"):
+                r = g + M.T @ zz
+                v = np.concatenate([np.abs(r[inner]), np.maximum(-r[lo], 0.0), np.maximum(r[up], 0.0)])
+            return float(np.max(v[~np.isnan(v)], initial=0.0))
+
+        v_ls = worst(z)
+        if singular or v_ls > 0.0:
+            z_lp = _active_set_lp(g, M, inner, lo, up, 1 + np.flatnonzero(ineq_act))
+            if z_lp is not None and (singular or worst(z_lp) < v_ls):
+                z = z_lp
+    y[act_idx] = z[1:]
+    y[st.ineq] = np.maximum(y[st.ineq], 0.0)
+    return float(z[0]), y
+
+
+# ---- The linear argmin bound block by block: disjoint equality subset sums (a product of simplices)
+
+def block_rows(st):
+    """(block of each value: its row, or m for the pool; each row's sign; each row's own total
+    b_k·sign_k) when every row is an equality ±1 indicator row on a subset disjoint from the others'
+    (:func:`.structured.blocks.indicator_rows`) and Σ f = total is a constraint; else None. Once per
+    Structure."""
+    if st.m == 0 or st.sum_free or bool(np.any(st.ineq)):
+        return None
+    return st.derived("block_rows", _block_rows)
+
+
+def _block_rows(st):
+    got = indicator_rows(st)
+    if got is None:
+        return None
+    gid = np.where(got[0] < 0, st.m, got[0])
+    gid.setflags(write=False)
+    return gid, got[1], st.b * got[1]
+
+
+def blocks_for(st, rest):
+    """:func:`block_rows` of ``st`` (with ``rest``, the support certificate's summary: the full
+    problem's row signs — a row whose values were all left out has no entry to read its sign from;
+    None when the full problem's rows are not disjoint equality indicators)."""
+    blk = block_rows(st)
+    if blk is None or rest is None:
+        return blk
+    if rest.blocks is None:
+        return None
+    return blk[0], rest.block_sign, st.b * rest.block_sign
+
+
+def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=None):
+    """(bound, rounding, λ of the pool) of the module docstring; ``blocks`` = :func:`block_rows` of
+    ``st``. With ``rest`` (values left out at their lower bound, :func:`.support_problem`; its
+    ``blocks`` the full problem's block of each value): bound NaN when a refined λ_k would move one of them."""
+    gid, sign, value = blocks
+    m = st.m
+    mass = np.append(value, st.total - float(np.sum(value)))
+    lam_g = np.append(lam + sign * np.asarray(y, float), lam)
+    lam_g, x, err = newton_lambda(sep, st.l, st.u, gid, mass, lam_g, newton)
+    bound = float(np.max(np.abs(f - x), initial=0.0)) + float(np.max(np.abs(err)))
+    t = lam_g[gid]
+    e = argmin_rounding(sep, st, f, x, t)
+    if rest is not None:  # no rows: one λ for every value left out
+        lam_rest = lam_g[m] if m == 0 else (None if rest.blocks is None else lam_g[rest.blocks])
+        e_rest = None if lam_rest is None else rest.argmin_rounding(lam_rest)
+        if e_rest is None:
+            return np.nan, np.nan, float(lam_g[m])
+        e = np.concatenate([e, e_rest])
+    rounding = float(np.sum(e) + (np.max(e) if e.size else 0.0))
+    if not np.all(np.isfinite(f)):
+        bound = np.inf
+    return bound, rounding, float(lam_g[m])
+
+
+def argmin_rounding(sep, st, f, x, t):
+    """Rounding level of |f − x(t)| at the values where the argmin x(t) is inner or within rounding of
+    a kink (8ε times |f|, |x| and h's scale over its curvature, plus the computed argmin's residual
+    2|h'(x) + t|/h''(x), the distance to the root it may have stopped short of), inf where that is not finite: the
+    floor under which the linear argmin bound (``certificate.argmin_bound`` and the block-wise one
+    above) cannot resolve f*. ``t``: the scalar multiplier or one per value."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s = sep.d1_scale(x) + np.abs(t)
+        free = st.l < st.u
+        inner = (x > st.l) & (x < st.u)
+        g = np.abs(sep.d1(x) + t)
+        near = free & ~inner & (g <= 8 * _EPS * s)
+        cnt = inner | near
+        h2 = sep.d2(x)[cnt]
+        # plus the argmin's own residual: an iterative one (a user objective's bracketed Newton) may
+        # stop short of the root; |x − x*| ≤ |h'(x) + t|/min h'' between them, taken as h''(x)/2
+        e = 8 * _EPS * (np.abs(f[cnt]) + np.abs(x[cnt]) + s[cnt] / h2) + np.where(inner[cnt], 2.0 * g[cnt] / h2, 0.0)
+    return np.where(np.isfinite(e), e, np.inf)
+
+
+def feasible_near_blocks(st, f):
+    """``f`` itself when it is on the constraints of ``st`` to the rounding of evaluating them (Σ f
+    and the rows to 2dε·(‖f‖₁ + |total|), no value below its lower bound); else, where the
+    constraints are f ≥ 0 (no other bounds), Σ f = total and pairwise disjoint equality ±1 subset
+    sums (:func:`block_rows`), f̂ = max(f, 0) rescaled block by block to each block's mass (uniform
+    on a block with no positive value): a feasible point near f; None otherwise."""
+    f = np.asarray(f, float)
+    d = st.d
+    eps = np.finfo(float).eps
+    res_rows = np.abs(st.A @ f - st.b) if st.m else np.zeros(0)
+    off = max(abs(float(np.sum(f)) - st.total), float(np.max(res_rows, initial=0.0)))
+    if off <= 2 * d * eps * (float(np.sum(np.abs(f))) + abs(st.total)) and not np.any(f < st.l):
+        return f
+    blocks = block_rows(st) if st.m else None
+    if st.m and blocks is None:
+        return None
+    gid, value = (blocks[0], blocks[2]) if st.m else (np.zeros(d, np.intp), np.zeros(0))
+    u = st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)
+    if np.any(st.l != 0) or np.any(np.isfinite(u)):
+        return None
+    mass = np.append(value, st.total - float(np.sum(value)))
+    if np.any(mass < 0):
+        return None
+    fp = np.maximum(f, 0.0)
+    have = np.bincount(gid, weights=fp, minlength=st.m + 1)
+    count = np.bincount(gid, minlength=st.m + 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(have[gid] > 0, fp * (mass / np.where(have > 0, have, 1.0))[gid],
+                        (mass / np.maximum(count, 1))[gid])
+
+
+def project_on_rows(f, A, b, ineq, lo, up, move: bool = True):
+    """A point near f that meets l ≤ x ≤ u and the rows A x (≤ where ``ineq``, else =) b to the
+    rounding of evaluating them (2ε·(nnz_k + 1)·(|A_k||x| + |b_k|) per row): f itself when it does;
+    else (``move``) f clipped to its bounds and corrected by least squares,
+    f̂ = f − Mᵀ(M Mᵀ)⁺(M f − c) over the equality rows and the violated or active ≤ rows (a ≤ row
+    the correction pushes over joins them; a value it pushes past a bound is put there and stays;
+    up to 8 rounds), moving only the values strictly inside their bounds, when f̂ meets them; None
+    otherwise. ‖f − f̂‖₂ ≤
+    ‖M⁺‖·‖M f − c‖₂ is the Hoffman-type constant of these rows, computed rather than assumed.
+    Sparse products only (M Mᵀ dense, at most 2,000 rows)."""
+    import scipy.sparse as sp
+
+    A = sp.csr_matrix(A)
+    absA = abs(A)
+    nnz = np.diff(A.indptr)
+
+    def meets(x):
+        res = A @ x - b
+        rnd = 2 * _EPS * (nnz + 1) * (absA @ np.abs(x) + np.abs(b))
+        viol = np.where(ineq, np.maximum(res, 0.0), np.abs(res))
+        return res, rnd, bool(np.all(viol <= rnd) and np.all(x >= lo) and np.all(x <= up))
+
+    if meets(f)[2]:
+        return f
+    if not move:
+        return None
+    f0 = np.clip(f, lo, up)
+    res, rnd, ok = meets(f0)
+    if ok:
+        return f0
+    active = ~ineq | (res >= -rnd)
+    free = (f0 > lo) & (f0 < up)
+    for _ in range(8):  # a ≤ row the correction pushes over joins the active rows; a value it pushes
+        rows = np.flatnonzero(active)  # past a bound is put on that bound and leaves the free ones
+        cols = np.flatnonzero(free)
+        if rows.size == 0 or cols.size == 0 or rows.size > 2000:
+            return None
+        M = A[rows][:, cols]
+        step, *_ = np.linalg.lstsq((M @ M.T).toarray(), res[rows], rcond=None)
+        fh = f0.copy()
+        fh[cols] -= M.T @ step
+        res_h, rnd_h, ok = meets(fh)
+        if ok:
+            return fh
+        out = (fh < lo) | (fh > up)
+        grow = active | (ineq & (res_h > rnd_h))
+        if not np.any(out) and np.array_equal(grow, active):
+            return None
+        f0 = np.where(out, np.clip(fh, lo, up), f0)
+        free &= ~out
+        active = grow
+        res = A @ f0 - b
+    return None
+
+
+# ---- At large d: certify the support, summarise the values at their lower bound
+
+MIN_D = 4096  # below this the full certificate is as fast
+
+
+@dataclasses.dataclass
+class Rest:
+    """What the values left out contribute (see the module docstring). The arrays are full-length;
+    ``left`` marks the values left out."""
+
+    d: int              # the full domain size
+    total: float        # the full Σ f = total
+    abs_f: float        # Σ |l_v|
+    h_sum: float        # Σ h_v(l_v)
+    abs_h: float        # Σ |h_v(l_v)|
+    dual_viol: float    # max wrong-sign bound multiplier among them
+    comp: float         # max |multiplier × slack| among them
+    mu_min: float       # min μ_v among the free ones (∞ if none)
+    left: np.ndarray    # bool: left out
+    l: np.ndarray       # lower bounds
+    d1l: np.ndarray     # h_v'(l_v)
+    u: np.ndarray       # upper bounds
+    sep: Separable      # the separable (for h'' at l)
+    d1_scale_l: np.ndarray  # the size of the terms of h_v'(l_v) (Separable.d1_scale)
+
+    scale_max: float = np.inf  # max of d1_scale_l (NaN ignored): bounds every threshold below
+    blocks: np.ndarray | None = None      # disjoint equality rows: each value's block in the full
+    block_sign: np.ndarray | None = None  # problem and each row's sign (:func:`.block_argmin_bound`)
+
+    def argmin_rounding(self, lam: float):
+        """Their rounding terms in the argmin bound at λ (:func:`~.certificate.argmin_bound`), or
+        None when some of them would leave l at λ. Decided exactly as the reference that tests every
+        value (``tests/test_certificate.py``): g = h'(l) + λ is formed once, and only the
+        values with g <= 8 eps (max scale + |λ|) — a bound on every value's threshold, float rounding
+        being monotone — are tested in full (3 passes over the domain instead of ~12)."""
+        with np.errstate(invalid="ignore"):
+            g = np.broadcast_to(self.d1l + lam, self.left.shape)
+            neg = np.flatnonzero(g < 0)
+            if neg.size and self.left[neg].any():
+                return None
+            # λ may be per value (disjoint blocks, :func:`.block_argmin_bound`): its largest |λ_v|
+            # bounds every value's threshold
+            lam_abs = np.abs(lam)
+            thr = 8 * _EPS * (self.scale_max + float(np.max(lam_abs, initial=0.0)))
+            cand = np.flatnonzero(g <= thr) if not np.isnan(thr) else np.arange(g.size)
+        if not cand.size:
+            return np.zeros(0)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            gc = g[cand]
+            scale = np.broadcast_to(self.d1_scale_l, g.shape)[cand] + np.broadcast_to(lam_abs, g.shape)[cand]
+            near = self.left[cand] & (self.l[cand] < self.u[cand]) & (np.abs(gc) <= 8 * _EPS * scale)
+        if not near.any():
+            return np.zeros(0)
+        cand, scale = cand[near], scale[near]
+        lv = self.l[cand]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            d2 = np.broadcast_to(self.sep.restrict(cand).d2(lv), lv.shape)
+            return 8 * _EPS * (2.0 * np.abs(lv) + scale / d2)
+
+
+class _AtLower:
+    """The f-independent terms at the lower bounds: h'(l), h(l), Σ h(l), Σ |h(l)|, min μ over the free
+    values, Σ l, Σ |l| and the d1 scale at l. Kept on the separable (``_at_lower``) for the structure
+    it was computed for, so that certifying several points of one problem (``ldpopt verify`` certifies
+    four weighted-MLE closed forms per instance) pays these full passes once."""
+
+    def __init__(self, sep, st, group: bool = True):
+        grp = _groups(sep, st) if group else None
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            self.free = free_values(st)
+            if self.free is True:
+                self.free = np.ones(st.d, bool)
+            if grp is None:
+                self.d1l = sep.d1(st.l)
+                self.hl = np.broadcast_to(sep.value(st.l), (st.d,))
+                mu = np.broadcast_to(sep.mu(st.l, st.u), (st.d,))
+                self.d1_scale_l = sep.d1_scale(st.l)
+            else:  # once per group of equal values, gathered: the same numbers (see _groups)
+                rep, inv, k = grp
+                lr, ur = np.broadcast_to(st.l[0], (k,)), np.broadcast_to(st.u[0], (k,))
+                self.d1l = np.broadcast_to(rep.d1(lr), (k,))[inv]
+                self.hl = np.broadcast_to(rep.value(lr), (k,))[inv]
+                mu = np.broadcast_to(rep.mu(lr, ur), (k,))  # min over the groups = min over the values
+                self.d1_scale_l = np.broadcast_to(rep.d1_scale(lr), (k,))[inv]
+            self.h_sum = float(np.sum(self.hl))
+            self.abs_h = float(np.sum(np.abs(self.hl)))
+            self.mu_min = float(np.min(mu if self.free.all() else np.where(self.free, mu, np.inf), initial=np.inf))
+            sc = np.asarray(self.d1_scale_l, float)
+            self.scale_max = float(np.max(sc, initial=-np.inf, where=~np.isnan(sc)))
+        self.has_l = bool(st.l.any())
+        self.lsum = float(np.sum(st.l)) if self.has_l else 0.0
+        self.abs_l = float(np.sum(np.abs(st.l))) if self.has_l else 0.0
+
+
+GROUP_MIN_D = 1 << 17  # below this the grouping's own passes cost about what it saves
+
+
+def _groups(sep, st):
+    """(the separable on one representative value per group, inverse, number of groups): the
+    distinct-count groups of ``sep`` (:func:`.structured.grouped.groups_of`, which checks that every
+    per-value array is a function of the count) when the bounds are one constant pair (the plain
+    simplex), d ≥ ``GROUP_MIN_D`` and there are at most d/8 groups; else None.
+
+    The likelihoods' and the weighted MLE's h, h', h'', μ and d1 scale at l are elementwise functions
+    of (c_v, l_v, u_v) and scalars: evaluated once per distinct count and gathered, they are the
+    same operations on the same operands, so the same floats (as EM's dual in
+    :mod:`ldpopt.methods.distinct`; ``tests/test_certificate.py`` compares bit for bit).
+    At d = 10⁷ the counts take a few hundred to a few thousand values, and the terms cost ~30 passes
+    over the domain each (log, cbrt) against ~8 for the grouping."""
+    if st.d < GROUP_MIN_D or st.l.strides != (0,) or st.u.strides != (0,) or not st.l[0] < st.u[0]:
+        return None
+    g = groups_of(sep)
+    if g is None or g.k > st.d // 8:
+        return None
+    return g.rep, g.inv, g.k
+
+
+def _at_lower(sep, st) -> _AtLower:
+    cached = getattr(sep, "_at_lower", None)
+    if cached is not None and cached[0] is st:
+        return cached[1]
+    out = _AtLower(sep, st)
+    sep._at_lower = (st, out)
+    return out
+
+
+def support_problem(sep, st, f, lam, y, duals):
+    """The values off their lower bound as a problem of their own: (separable, Structure and f on
+    them, their bound multipliers or None, :class:`Rest`, the per-value multiplier t), or None when
+    that does not apply (small d, most values off l, ...). :func:`.certificate.certify_on_support`
+    certifies it."""
+    d = st.d
+    if d < MIN_D or lam is None or not np.isfinite(lam) or not hasattr(sep, "restrict"):
+        return None
+    f = np.asarray(f, float)
+    if f.shape != (d,):
+        return None
+    # with rows each value's multiplier is t_v = λ + (Aᵀy)_v; a value left out at l adds 0 to the
+    # rows' residuals beyond A_{:,left} l, which moves to the right-hand side of the sub-problem
+    t = lam + st.A.T @ np.asarray(y, float) if st.m else lam
+    low = _at_lower(sep, st)
+    d1l, free = low.d1l, low.free
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # left out: f at l and the argmin at t at l too (NaN counts as l, as in Separable.argmin)
+        left = (f == st.l) & (~(d1l + t < 0) | ~free)
+    idx = np.flatnonzero(~left)
+    if idx.size == 0 or idx.size > d // 4:
+        return None
+    sub = sep.restrict(idx)
+    if sub is None:
+        return None
+    # Aggregates over the values left out, as whole-array reductions minus the few values kept
+    # (masked reductions cost several passes each). Where the sub-certificate takes the max/min over
+    # the kept values anyway, the whole array's max/min gives the same combined number.
+    if duals is not None:
+        ylo, yup = bounds_from_dict(st, duals)
+        bounds = (ylo[idx], yup[idx])
+        with np.errstate(invalid="ignore"):
+            # max(−y, initial 0) as 0 − min(y, initial 0): the same number (NaN too), no negated copy
+            dual_viol = max(0.0 - float(np.min(ylo, initial=0.0)), 0.0 - float(np.min(yup, initial=0.0)))
+            comp = 0.0 if not yup.any() else float(np.max(
+                np.abs(yup * np.where(np.isfinite(st.u), st.u - st.l, 0.0)), where=left, initial=0.0))
+    else:  # bound_multipliers: y^lo = r = h'(l) + λ ≥ 0 at the lower bound of a free value, y^up = 0
+        bounds, comp = None, 0.0
+        with np.errstate(invalid="ignore"):
+            dual_viol = float(np.max(-(d1l + t), where=left & free, initial=0.0))
+    with np.errstate(invalid="ignore", over="ignore"):
+        h_sum = low.h_sum - float(np.sum(low.hl[idx]))
+        abs_h = low.abs_h - float(np.sum(np.abs(low.hl[idx])))
+    if low.has_l:
+        lsum = low.lsum - float(np.sum(st.l[idx]))
+        abs_l = low.abs_l - float(np.sum(np.abs(st.l[idx])))
+    else:
+        lsum = abs_l = 0.0
+    rest = Rest(d, st.total, abs_l, h_sum, abs_h, dual_viol, comp, low.mu_min, left, st.l, d1l, st.u, sep,
+                low.d1_scale_l, low.scale_max)
+    if st.m:
+        full = block_rows(st)  # disjointness is a property of the full rows, not of the kept columns
+        if full is not None:
+            rest.blocks, rest.block_sign = full[0], full[1]
+        A_sub = st.A[:, idx].tocsr()
+        b_sub = st.b - (st.A @ np.where(left, st.l, 0.0) if low.has_l else 0.0)
+    else:
+        A_sub, b_sub = sp.csr_matrix((0, idx.size)), st.b
+    sub_st = Structure(idx.size, st.l[idx], st.u[idx], st.total - lsum, A_sub, b_sub, st.ineq, st.sum_name, {},
+                       st.implied_upper[idx], sum_free=st.sum_free)
+    return sub, sub_st, f[idx], bounds, rest, t

@@ -92,7 +92,7 @@ def set_feasibility(problem) -> tuple[bool | None, str]:
 
     Decided where the compiled structure (:func:`.structured.structure.compile_constraints`) is a
     product of blocks — per-value bounds, Σ f = total and pairwise disjoint equality ±1 subset sums
-    (:func:`.certificate_blocks.block_rows`): the set is non-empty iff every block's mass lies in
+    (:func:`.certificate.block_rows`): the set is non-empty iff every block's mass lies in
     [Σ l, Σ u] over its values (u without the implied f_v ≤ total), the pool's mass being total −
     Σ_k b_k. Sums in float64 with a slack of 8ε·(Σ|l| + Σ|u| + |mass|) per block, and 8ε·(|total| +
     Σ|b_k|) more for the pool (whose mass is a difference): "False" means empty by more than the
@@ -107,7 +107,7 @@ def set_feasibility(problem) -> tuple[bool | None, str]:
     from ..constraints.base import UserConstraint
     from ..objectives.separable import NotApplicable
     from ..solvers.structured.structure import compile_constraints, compiled_for
-    from .certificate_blocks import block_rows
+    from .certificate import block_rows
 
     out: tuple[bool | None, str] = (None, "")
     if not any(isinstance(o, UserConstraint) for o, _ in problem._owners.values()):

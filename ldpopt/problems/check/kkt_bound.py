@@ -177,11 +177,11 @@ def _off_gap(problem, f, duals, r):
 def feasible_near(problem, f):
     """``f`` itself when it is on its constraints to the rounding of evaluating them; else a feasible
     point near f (to rounding): for the built-in block structures by rescaling
-    (:func:`.certificate_blocks.feasible_near_blocks`), for any other set of linear constraints
+    (:func:`.certificate.feasible_near_blocks`), for any other set of linear constraints
     (built-in rows and a user's affine rows) by the projection of :func:`affine_projection`; None
     when neither gives one (a user's non-affine constraint, a projection that leaves a bound)."""
     from ..solvers.structured.structure import Structure, compiled_for
-    from .certificate_blocks import feasible_near_blocks
+    from .certificate import feasible_near_blocks
 
     try:
         st = compiled_for(problem)
@@ -195,13 +195,13 @@ def feasible_near(problem, f):
 
 
 def affine_projection(problem, f):
-    """:func:`.certificate_blocks.project_on_rows` on every linear constraint of ``problem`` (the
+    """:func:`.certificate.project_on_rows` on every linear constraint of ``problem`` (the
     built-in rows and a user's affine rows, :func:`.feasibility.linear_system`). A constraint that is
     not linear (a user's cone) is met when its cvxpy violation is ≤ 8ε·max(1, ‖f‖₁) (a choice: its
     evaluation's rounding is not known); when any constraint is not linear, f itself is the only
     candidate (a projection on the linear rows may leave the others): None unless f meets them all."""
     from ..constraints.feasibility import linear_system
-    from .certificate_blocks import project_on_rows
+    from .certificate import project_on_rows
     from .constraint_terms import constraint_violations
 
     lo, up, A, b, ineq, complete = linear_system(problem)

@@ -152,8 +152,7 @@ def kink_certificate(problem, f: np.ndarray, duals: dict | None, tol: float) -> 
     from ..objectives.separable import NotApplicable, separable_for
     from ..solvers.structured.multipliers import multipliers_from_dict
     from ..solvers.structured.structure import Structure, compiled_for
-    from .certificate import certify
-    from .certificate_multipliers import recover_multipliers
+    from .certificate import certify, recover_multipliers
 
     obj, est = problem.objective, problem.estimate
     st = compiled_for(problem)

@@ -112,7 +112,7 @@ class Separable:
 
     def group_keys(self) -> np.ndarray | None:
         """An integer-valued array that every per-value term is a function of (the support counts),
-        or None: :mod:`ldpopt.problems.check.certificate_support` then evaluates once per distinct key."""
+        or None: :func:`ldpopt.problems.check.certificate.support_problem` then evaluates once per distinct key."""
         return None
 
     def restrict(self, idx):

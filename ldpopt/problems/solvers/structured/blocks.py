@@ -64,7 +64,7 @@ def indicator_rows(st: Structure):
     when every row of A is ±1 with one sign on a set disjoint from the other rows' (one SubsetSum,
     several disjoint ones, PartitionTotals); else None. Computed once per Structure
     (:meth:`~.structure.Structure.derived`, read-only arrays): the block solver here, the block-wise
-    argmin bound (:func:`ldpopt.problems.check.certificate_blocks.block_rows`) and the feasibility test
+    argmin bound (:func:`ldpopt.problems.check.certificate.block_rows`) and the feasibility test
     read it."""
     return st.derived("indicator_rows", _indicator_rows)
 

@@ -92,7 +92,7 @@ def newton_lambda(sep, l, u, gid, mass, lam, newton: int):
     on every block's m_k(λ_k) = Σ_{gid = k} x_v(λ_k) = mass_k at once (slope Σ 1/h_v'' over the
     block's values inside their bounds, finite terms only), each block keeping a step only when it
     reduces its own |m_k − mass_k|, stopping at 4 eps·|mass_k|. The polish of the closed forms here
-    and the argmin bound of :mod:`ldpopt.problems.check.certificate_blocks` (per-block sums by
+    and the argmin bound of :func:`ldpopt.problems.check.certificate.block_argmin_bound` (per-block sums by
     ``np.bincount``)."""
     G = mass.shape[0]
     x = sep.argmin(lam[gid], l, u)
