@@ -10,7 +10,11 @@ placed here (the test names it), so the diagram cannot fall behind the code.
 
 from __future__ import annotations
 
+import functools
+
 from test_import_graph import import_graph
+
+import_graph = functools.lru_cache(maxsize=None)(import_graph)  # read the package once per process
 
 #: folder or top-level module of ldpopt → layer (DESIGN.md, "The layers")
 LAYERS = {
