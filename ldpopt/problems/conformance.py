@@ -2,49 +2,7 @@
 :func:`ldpopt.testing.check_constraint`): what every item of the kind must satisfy, each property
 checked against a reference that does not share the item's code — cvxpy's own evaluation of what
 the item ``build``\\ s, finite differences, a bracketed root search, Clarabel's solve.
-
-:func:`check_objective` (J(f) an :class:`~ldpopt.problems.Objective`), on small random estimates
-(:func:`ldpopt.testing.estimates_for_checks`; those the objective's ``check`` refuses are skipped):
-
-``value``        ``value(f)`` against cvxpy's value of :meth:`~.Objective.build` at random interior
-                 points of the simplex (the built expression's auxiliary variables, e.g. the
-                 weighted MLE's cones, are minimised out by Clarabel with f fixed)
-``gradient``     ``gradient(f)`` against central differences of ``value``
-``per_value``    the per-value form (``per_value(estimate)``): Σ h_v changes as J does between two
-                 points, h' against differences of h, h'' against differences of h', h' = ∇J
-``argmin``       the per-value argmin of h_v(f) + t_v f over [l_v, u_v] against a bisection of
-                 h'(f) + t = 0 bracketed by [l, u] (the minimiser of a convex h is where h' + t
-                 changes sign)
-``curvature``    ``mu(l, u)`` ≤ h'' at points of [l, u] (a lower bound, as the certificate's
-                 distance bound needs)
-``structured``   the structured solver's answer against Clarabel solving the built cvxpy problem,
-                 on the simplex and on the simplex with a subset-sum row (max |Δf| ≤ 1e-4)
-``certificate``  the certificate accepts Clarabel's answer and refuses a point moved 0.05 of mass
-                 away from it
-
-:func:`check_constraint` (a :class:`~ldpopt.problems.Constraint`), on the same estimates:
-
-``rows``         ``residuals`` and ``g(k, f, d)`` against cvxpy's violation and expression of each
-                 constraint it builds, at random points in and out of the set
-``jacobian``     ``jacobian_t(k, y, d)`` (and ``add_jacobian_t``) against central differences of
-                 y·g from cvxpy's expression
-``structured``   its compiled rows (``compile_into``): the structured solver's CLS answer with it
-                 (and f ≥ 0, Σ f = 1 where it lacks them) against Clarabel's (max |Δf| ≤ 1e-4)
-``feasibility``  the pre-check (:func:`~.feasibility.find_infeasibility`) against Clarabel on a
-                 feasible instance (a tiny box around a point of the set) and an infeasible one (a
-                 tiny box around a point that violates it by ≥ 0.01)
-A type's problem-file example (``file_example``) is read back by the command line's reader
-(``ldpopt.cli._problemfile.read_example``, a layer above this one; ``tests/test_problem_conformance.py``
-reads every registered type's and runs these checks on what it gives).
-
-A check an item does not declare (no ``gradient``, no per-value form, no compiled rows) counts 0. ``checks=`` runs only the named checks. A failure raises :class:`CheckFailed`
-naming the item, the check and the estimate (``ldpopt.testing`` passes its ``CheckFailed``); success
-returns ``{check: number of cases checked}``.
-
-Tolerances (a choice): 1e-9 relative for exact evaluations, 1e-6 of the built expression's scale
-for values that pass through Clarabel (its default accuracy is 1e-8), 1e-4 on f between two
-solvers, 1e-3 for the certificate's distance bound at Clarabel's answer (measured ≤ 2e-4), 1e-4
-relative for finite differences (step 1e-6 in f, values ~1/d).
+Notes: docs/problems.md, "ldpopt.problems.conformance".
 """
 
 from __future__ import annotations

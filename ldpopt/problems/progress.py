@@ -1,22 +1,5 @@
 """The clock of one ``Problem.solve()``: its time limit, and progress lines on stderr for long solves.
-
-* ``time_limit`` (seconds, wall clock from the start of ``solve``): each cvxpy solver gets the time
-  left in its own setting (Clarabel ``time_limit``, SCS ``time_limit_secs``, OSQP ``time_limit``),
-  and every cvxpy solve then runs in a child process killed at the limit (:mod:`.isolate`: cvxpy's
-  compilation is bounded too); a solver with no limit of its own (PIQP) always runs there, at
-  :data:`CONIC_TIME_LIMIT` without ``time_limit``; ldpopt's
-  own iterative routes (the sequential-QP loop; the structured solver's Newton loops, through
-  :func:`out_of_time`) check it between iterations, and no further route
-  or solver starts once it has passed. On time-out ``solve`` returns the best point it *checked* with
-  status ``"time_limit"`` — never ``"optimal"`` unless ldpopt's check of that point passed.
-* without ``time_limit``, Clarabel and SCS still get :data:`CONIC_TIME_LIMIT` (600 s) as their own
-  limit: a conic solver is never run without one.
-* ``progress``: once a solve has run :data:`PROGRESS_AFTER` seconds, one line per route event (route,
-  iteration, residuals) and, while a solver blocks, one line every :data:`PROGRESS_AFTER` seconds
-  (route, elapsed) go to stderr; a solve that ends sooner prints nothing. ``progress=False`` silences it.
-
-The 2 s threshold is a choice: longer than every built-in route at the shipped datasets' sizes, short
-enough that a half-hour conic solve is never silent.
+Notes: docs/problems.md, "ldpopt.problems.progress".
 """
 
 from __future__ import annotations

@@ -3,15 +3,7 @@ with :func:`register_objective` / :func:`register_constraint`, appears wherever 
 kind do — ``Problem(est, "my-name")``, :func:`available_objectives` / :func:`available_constraints`,
 problem files (``objective = "my-name"``, ``[[constraints]] type = "my-type"`` with the keys its
 :class:`Kind` declares), ``ldpopt solve --problem`` and its generated ``--help``.
-
-An objective is registered under its ``name``; it is offered in problem files when it has a one-line
-``file_doc`` (``Posterior`` has none: a file carries no posterior mean). A constraint type is
-registered under its ``file_type`` with its :class:`Kind` (``file_kind``: the keys a problem file
-entry may give) and its constructor ``from_file(entry)`` (:class:`FileEntry`: the entry's keys, the
-named values already turned into 0-based rows, and one-line errors naming the key).
-
-Registering the same name twice with different items is refused (a user module imported twice,
-e.g. by two problem files naming it, registers the same class again and is accepted).
+Notes: docs/problems.md, "ldpopt.problems.registry".
 """
 
 from __future__ import annotations

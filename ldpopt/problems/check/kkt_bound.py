@@ -3,17 +3,8 @@
 μ/2·e² ≤ ‖r‖₂·e + gap, e = ‖f − f*‖₂, so e ≤ (‖r‖₂ + √(‖r‖₂² + 2μ·gap))/μ; the multipliers of f ≥ 0
 may be re-chosen (any y ≥ 0 gives a valid bound), and a simplex-only problem is also bounded through
 a polished point.
-
-That gap, |Σ y·g(f)|, stands for J* − L(f, y), which it bounds only for a feasible f (J* ≤ J(f)). For
-a point off its constraints (an interior-point answer 2e-10 off Σ f = 1, within the check's
-tolerance) the gap is instead, with a feasible f̂ made from f (:func:`feasible_near`),
-J* − L(f) ≤ J(f̂) − L(f) = L(f̂) − L(f) − Σ y·g(f̂) ≤ ∇L(f̂)·(f̂ − f) − Σ y·g(f̂), ∇L(f̂) = r + ∇J(f̂) − ∇J(f)
-for linear constraints (convexity of L; J(f̂) = L(f̂) − Σ y·g(f̂)): second order in f̂ − f, where
-J(f̂) − J(f) alone would be first order. f̂ is made where the constraints are f ≥ 0, Σ f = total and
-disjoint equality subset sums (rescaling), or any linear constraints (a projection on the rows,
-:func:`affine_projection`); where no f̂ is made for a point off its constraints beyond rounding (a
-user's non-affine constraint, a projection that leaves a bound) no bound is reported
-(:func:`error_bound` returns None): f is not taken as feasible."""
+Notes: docs/problems.md, "ldpopt.problems.check.kkt_bound".
+"""
 
 from __future__ import annotations
 

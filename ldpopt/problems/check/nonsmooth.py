@@ -1,28 +1,7 @@
 """A certificate for objectives with kinks: a strictly convex separable part plus polyhedral terms —
 total variation Σ W|f_{i+1} − f_i| (along any order), a weighted L1 distance Σ W|f − c|, w·max(A f + b) —
 over ldpopt's built-in linear constraints. Derivation (docs/problems.md, "Objectives with kinks"):
-
-J(f) = S(f) + N(f), S(f) = Σ_v h_v(f_v) with h_v'' ≥ μ_v > 0 on [l_v, u_v] (recognised per-value terms,
-:mod:`.recognise`), N(f) = Σ_terms max_{q ∈ U} qᵀ(A f + b), U = {|q_k| ≤ W_k} for Σ W|A f + b| and
-U = {q ≥ 0, Σ q = w} for w·max(A f + b). For any q ∈ U, N(f) ≥ qᵀ(A f + b) for every f, so
-
-    J* = min_C J ≥ min_C [S(f) + tᵀf] + qᵀb,   t = Aᵀq      (C: the constraint set)
-
-and the right-hand side's minimum is bounded below exactly by the dual function g_t(λ, y) of the
-*tilted* separable problem S + tᵀf — the one certificate of :mod:`.certificate`, for any multipliers.
-Hence for a feasible f
-
-    gap = J(f) − g_t − qᵀb = gap_t + Σ_terms [N_term(f) − qᵀ(A f + b)] ≥ J(f) − J* ≥ Σ_v μ_v (f_v − f*_v)²/2,
-
-gap_t the tilted certificate's gap at f, each kink term summed per entry (W_k|r_k| − q_k r_k ≥ 0,
-exactly 0 where q_k = W_k sign r_k), so ‖f − f*‖∞ ≤ max_v √(2·gap/μ_v) — valid for *any* q ∈ U and
-any (λ, y); the choice only decides how tight it is. Choice (where the theory is silent): q_k = W_k sign r_k
-where |r_k| > h (h = :data:`KINK_TOL`/d), and on the kink entries the least-squares solution of the
-stationarity equations on the values strictly inside their bounds, ∇S(f) + Aᵀq + λ + A_rowsᵀy = 0 with
-the solver's (λ, y) (normal equations, one sparse LU), then clipped into U (a box, or the scaled simplex
-by :func:`~ldpopt.methods.normalize.project_simplex`). The rounding floor is the tilted certificate's
-plus 16·eps·Σ(W|r| + |q r|) of the kink terms; the bound adds its own rounding level as
-:mod:`.certificate` does.
+Notes: docs/problems.md, "ldpopt.problems.check.nonsmooth".
 """
 
 from __future__ import annotations

@@ -1,51 +1,7 @@
 """The objective side of ldpopt's check (:mod:`.verdict`): the gradient of any smooth objective, the
 subgradient check and exact LP duality gap of ``l1``, the rounding floor of the error bound, and the
 status a check earns.
-
-**Gradient.** A built-in smooth objective and a :class:`~.structured.SeparableObjective` have a
-numpy gradient (``Objective.gradient``), and so does a user callable recognised as smooth
-(:class:`~.user_forms.SmoothUserObjective`: the recognised form's exact gradient of the same J, ~100×
-cheaper than cvxpy's ``grad`` at d = 16,470 and the check's main cost there before). Any other user cvxpy callable (:class:`~.objectives.UserObjective`)
-gets cvxpy's own ``grad`` of the expression the solver minimised, K·J (K = ``Problem._multiplier``),
-at the point: ∂J/∂f = ∂(K·J)/∂x / (K·s), x = f/s. Where cvxpy gives no gradient (a point outside the
-expression's domain) the stationarity and gap checks are not run, and say so.
-
-**Kinks and steep terms of a user objective** (a cvxpy callable or a declared
-:class:`~.smooth.SmoothObjective`: :func:`near_zero_allowance`). At a kink cvxpy's ``grad`` is one subgradient of its
-atom (sign(0) = 0 for ``abs``), so a stationarity residual that passes with it is a valid
-certificate (convexity holds for any subgradient), but one that fails may only mean another
-subgradient was needed. Near 0 a log or entropy term is so steep that a point 1e-12 off in f leaves
-a gradient residual above any relative tolerance. So when the residual fails (after the
-nonnegativity multipliers are re-chosen, :func:`absorb_at_zero`), the failing values are
-probed (:func:`probe`, h = :func:`~.verdict.violation_tol`): where the gradient's one-sided
-differences disagree (a kink within h) the checks are not run ("not differentiable at f") and the
-status is ``optimal_unverified``; elsewhere the residual is turned into frequency units by the
-measured curvature, |r_v|/c_v (a Newton step, ``Checks.stationarity_step``), and stationarity holds
-when every such step is ≤ 1e-2 × the accuracy tolerance 1e-2/d. A wrong point of a smooth objective
-(off by ≥ the accuracy tolerance) is still rejected. The Newton reading applies only to an objective the probe finds
-separable (moving every other failing value leaves every other value's gradient where it was); a
-coupled objective (a smoothness penalty, a quadratic form) must pass the relative residual itself.
-(Choices, the papers are silent.)
-
-**``l1``** (J = ‖f − f̃‖₁, nonsmooth). With z = −Σ_k ∇g_k(f)ᵀy_k, f is optimal iff z_v ∈ ∂|f_v − f̃_v|
-for every v: z_v = sign(f_v − f̃_v) where f_v ≠ f̃_v, z_v ∈ [−1, 1] where f_v = f̃_v (a value within
-h of f̃_v counts as equal). ``stationarity`` = max_v dist(z_v, that set) (subgradients have scale 1).
-The dual function of the LP is exact: for affine g and multipliers y⁺ (y clipped to ≥ 0 on the
-inequalities) scaled to y' = y⁺/max(1, ‖Σ ∇g_kᵀ y⁺_k‖∞),
-
-    inf_x ‖x − f̃‖₁ + Σ_k y'_k·g_k(x) = Σ_k y'_k·g_k(f̃)        (‖Σ ∇g_kᵀ y'_k‖∞ ≤ 1),
-
-a lower bound on J*; ``gap`` = (J(f) − Σ_k y'_k g_k(f̃))/‖f‖₁ bounds J(f) − J* relative to what
-moving all of f by the frequency scale costs (‖f‖₁·1/d·d). An LP's optimum need not be unique:
-no distance bound.
-
-**Rounding of the error bound** (:func:`bound_rounding`). The bound of :mod:`.verdict` for user
-constraints, e = (‖r‖₂ + √(‖r‖₂² + 2μ·gap))/μ, is computed from r and gap in float64; each carries
-rounding of ~eps times the terms it is summed from. The bound reported adds that bound taken at r_v
-= 8·eps·(|∇J(f)_v| + |Σ_k ∇g_kᵀ y_k|_v) and gap = 8·eps·Σ_k|y_k·g_k(f)|, plus eps·max_v |f_v| (an ulp
-of the point's largest entry: no float64 vector is closer to an f* it does not equal), so a bound is
-never below the rounding of the point it bounds, and 0 only for a point whose every entry is 0. (As
-the certificate's, the bound is for f feasible to the check's violation tolerance.)
+Notes: docs/problems.md, "ldpopt.problems.check.objective_check".
 """
 
 from __future__ import annotations

@@ -1,23 +1,5 @@
 """Named, linear constraints on the frequency vector f (and user callables).
-
-Each constraint turns into one or more named cvxpy constraints, written on f in frequency units, so
-that its dual in ``Solution.duals[name]`` is the multiplier of the documented Lagrangian
-
-    L(f, y) = J(f) + Σ_k y_k · g_k(f),
-
-with cvxpy's sign convention for ``g_k`` as written: ``a <= b`` ↦ g = a − b (y ≥ 0), ``a >= b`` ↦
-g = b − a (y ≥ 0), ``a == b`` ↦ g = a − b (y free). For the default simplex, stationarity reads
-∇J(f) − y["nonnegative"] + y["sum"]·1 = 0 (the μ, λ_v of Wang et al. Appendix A–B with λ_v = −y).
-
-``Problem(constraints=None)`` uses the simplex of Wang et al. (f ≥ 0, Σ f = 1); passing a list
-replaces it (include :class:`Simplex` to keep it). A list that has no nonnegativity (:class:`Simplex`,
-:class:`NonNegative`, a :class:`Box` with lower ≥ 0) or no total (:class:`Simplex`, :class:`SumTo`, an
-equality :class:`SubsetSum`, :class:`~.partition.PartitionTotals`) emits one
-:class:`SimplexDroppedWarning` saying how to add it back (:func:`warn_if_simplex_dropped`). Dropping it is
-intended for e.g. a Box-only variant (frequencies bounded but not summing to one: counts of a sub-population),
-a tree domain (:func:`~.ranges.range_tree` supplies f ≥ 0 and the leaf total itself) or a user callable that
-imposes it (ldpopt cannot see inside callables); silence it then with
-``warnings.filterwarnings("ignore", category=SimplexDroppedWarning)``.
+Notes: docs/problems.md, "ldpopt.problems.constraints.base".
 """
 
 from __future__ import annotations
@@ -244,7 +226,7 @@ class Constraint:
         Returns
         -------
         list of (str, cvxpy Constraint)
-            Name and constraint, in order; the duals' sign convention is the module docstring's.
+            Name and constraint, in order; the duals' sign convention: docs/problems.md.
 
         Raises
         ------
@@ -1276,7 +1258,7 @@ def as_constraint(c) -> Constraint:
 
 
 class SimplexDroppedWarning(UserWarning):
-    """A constraint list without f ≥ 0 or without a total (module docstring).
+    """A constraint list without f ≥ 0 or without a total (notes: docs/problems.md).
 
     Examples
     --------

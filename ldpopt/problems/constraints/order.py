@@ -1,33 +1,5 @@
 """Ordinal domains: the :class:`Monotone` constraint and its closed form with CLS on the simplex.
-
-A monotone variant states prior knowledge that the frequencies follow a known order (ages, income
-brackets, ranks of a Zipf law), e.g. f_0 ≥ f_1 ≥ … ≥ f_{d−1}. Neither paper treats it (Wang et al.
-§3.5 and Appendix B treat the simplex only); the closed form below is ours, derived from the KKT
-conditions and refereed by cvxpy in ``tests/test_problems_order.py``.
-
-**Closed form (CLS + simplex + a total order).** For a chain C (an ordered list of values, the
-rest of the domain free) the Euclidean projection of y onto {f monotone on C} ∩ simplex is
-
-    f* = Π_simplex(g),   g = y with y[C] replaced by its isotonic regression (PAV) on C.
-
-Proof. Dualise only Σ f = 1 with a scalar λ: f* minimises ‖f − (y − λ*)‖² over the convex cone
-K = {monotone on C} ∩ {f ≥ 0} (linear constraints: strong duality, λ* exists). The projection onto
-K of z is max(iso(z), 0) (bounded isotonic regression is the clipped unbounded one: clipping at 0
-keeps the order and every pooled block's mean condition, so the KKT conditions of the bounded
-problem hold — Barlow et al., *Statistical Inference under Order Restrictions*, 1972, §1.3), and
-iso(y − λ) = iso(y) − λ (PAV is translation-equivariant). So f* = max(g − λ*, 0) with λ* set by
-Σ f* = 1, which is exactly the simplex projection of g (``project_simplex``, the Norm-Sub
-threshold). It is monotone on C because g is and t ↦ max(t − λ, 0) is non-decreasing.
-
-A partial order (``pairs=``) has no such closed form here: solve it with ``Problem``.
-
-**Other objectives.** ``Problem(estimate, objective, [Simplex(), Monotone(...)]).solve()`` takes
-ldpopt's structured solver for a chain with every separable objective (cls, weighted MLE, binomial,
-multinomial, posterior, ``SeparableObjective``), also with a scalar ``Box`` or ``SumTo``: generalised
-PAV with the simplex multiplier outside, order multipliers for the certificate
-(:mod:`ldpopt.problems.solvers.structured.chain`). It does not cover ``pairs=``, two Monotone constraints,
-Monotone together with SubsetSum/Hierarchy rows, or per-value bounds on the chain (Fixed values,
-vector Box): those go to the cvxpy chain of :mod:`ldpopt.problems.solvers.policy`.
+Notes: docs/problems.md, "ldpopt.problems.constraints.order".
 """
 
 from __future__ import annotations

@@ -2,18 +2,7 @@
 (Cormode, Kulkarni & Srivastava, *Answering Range Queries Under Local Differential Privacy*, VLDB
 2019, §4; Hay et al., *Boosting the Accuracy of Differentially Private Histograms Through
 Consistency*, VLDB 2010, §3 for the consistency step), built for :class:`~.constraints.Hierarchy`.
-
-Layout (our choice; the papers draw the tree, they do not number it): the frequency vector has one
-entry per tree node, ``size`` in all. The d leaves come first (node v = value v, so ``f[:d]`` is the
-histogram), then each level bottom-up, the root last. Level k+1 groups B consecutive nodes of
-level k (the last group may be partial: a node with fewer than B children, possibly one), so
-node j of a level covers a contiguous range of leaves [lo_j, hi_j). Consistency is
-f[parent] = Σ f[children] for every internal node; with f ≥ 0 and the leaves summing to 1 every
-level sums to 1 (:meth:`RangeTree.constraints`).
-
-A range query [a, b] (inclusive) is answered from the minimal set of nodes whose leaf ranges
-partition it (:meth:`RangeTree.cover`): at each level the nodes at the ragged ends of the range
-that cannot merge into a parent wholly inside the range, at most 2(B − 1) per level.
+Notes: docs/problems.md, "ldpopt.problems.constraints.ranges".
 """
 
 from __future__ import annotations

@@ -1,28 +1,5 @@
 """Objectives of the post-processing problems: what is minimised over the frequency vector f.
-
-Each objective states a function J(f) of the true-frequency vector (the *documented* objective, the
-one whose value ``Solution.optimal_value`` reports and whose Lagrangian ``Solution.duals`` refer to)
-and hands cvxpy a *scaled* version of it, because the raw problems are badly scaled: frequencies are
-~1/d (1e-5 at d = 42,178) and the solvers' absolute tolerances (1e-8) are not small against them.
-
-Scaling used everywhere (a choice the papers are silent on):
-
-* the solver's variable is x = f / s with s = max(σ, 1/d), σ of Wang et al. Eq. 7 (the noise level
-  of one coordinate of f̃), so x̃ = f̃/s is at most O(1) noise and the signal at most O(1) per
-  coordinate (``base.default_scale`` says why s = σ alone fails when σ ≪ 1/d);
-* the solver minimises ``expr = K·J(f) + offset`` with K chosen so that each coordinate's term is
-  O(1) (for the weighted MLE, K·J is a chi-square-like sum ≈ d at the optimum).
-
-``Solution.optimal_value = (expr* − offset)/K`` and duals are divided by K, so both are in the
-units of J. Each built-in objective also has ``value(f, estimate)`` (numpy) and, when smooth,
-``gradient(f, estimate)``, for verification code.
-
-References
-----------
-Wang et al., *Consistent and Accurate Frequency Oracles under LDP* (arXiv): §3.4 Eq. 13 (weighted
-MLE), §3.5 (CLS), Appendix A–B (their KKT conditions); Eq. 2 (variance), Eq. 7 (σ²). The L1 variant is
-Lee et al. (cited in Wang et al. §3.5 / related work). The posterior projection follows the NDSS 2020
-version's PowerNS (project the Power posterior mean onto the simplex).
+Notes: docs/problems.md, "ldpopt.problems.objectives.builtins".
 """
 
 from __future__ import annotations

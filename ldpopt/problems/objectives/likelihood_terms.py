@@ -1,23 +1,5 @@
 """Per-value terms of the exact likelihoods (binomial, multinomial), for the sequential-QP route.
-
-Both objectives are separable in f, J(f) = (1/n) Σ_v φ_v(π_v) with π_v = q + (p − q) f_v and
-
-* binomial (per-bit composite likelihood):  φ_v(π) = −c_v log π − (n − c_v) log(1 − π);
-* multinomial (GRR):                        φ_v(π) = −c_v log π.
-
-Derivatives in f (a = p − q), derived by hand and tested against finite differences and cvxpy's
-value of the objective (``tests/test_problems_sqp.py``):
-
-    ∂J/∂f_v   = −(a/n) [c_v/π_v − (n − c_v)/(1 − π_v)]        (second term: binomial only)
-    ∂²J/∂f_v² =  (a²/n) [c_v/π_v² + (n − c_v)/(1 − π_v)²]
-
-A term is present only when its count is > 0 (``xlogy``: 0·log 0 = 0), so the domain of f_v is
-π_v > 0 where c_v > 0 and π_v < 1 where c_v < n (binomial). At f_v = 0 both likelihoods are finite
-whenever q > 0 (π_v = q): values driven to 0 stay in the domain, nothing needs clipping. A
-multinomial value with c_v = 0 has no term at all: J is flat in it (zero curvature).
-
-:func:`change` gives J(f + δ) − J(f) without cancellation (``log1p`` of the relative change of π),
-so the line search can compare decreases of 1e-15 relative to J ≈ log d.
+Notes: docs/problems.md, "ldpopt.problems.objectives.likelihood_terms".
 """
 
 from __future__ import annotations

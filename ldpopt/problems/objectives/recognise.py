@@ -1,37 +1,5 @@
 """Recognise a user's cvxpy objective as per-value terms (plus quadratic forms) with exact derivatives.
-
-A callable ``objective(f, estimate) -> cvxpy expression`` is evaluated once on a fresh variable f and
-its expression tree is walked. It is *recognised* when it is a sum of
-
-* elementwise atoms φ of arguments that are affine per value, z_v = a_v f_v + b_v — power p (square,
-  p ≥ 1, p < 0 and concave 0 < p < 1), ``huber``, ``kl_div``, ``rel_entr`` (either argument may be a
-  constant or affine per value), ``entr``, ``log``, ``exp``, ``logistic`` — summed with non-negative
-  weights for convex atoms and non-positive weights for concave ones (``cp.sum``, ``w @ ·``,
-  ``cp.multiply(w, ·)``, scalar factors, negation);
-* ``sum_squares`` / ``quad_over_lin`` with a positive constant denominator (and ``square`` under a
-  sum) of a per-value affine argument — a per-value square — or of *any* affine argument A f + b:
-  a quadratic form w‖A f + b‖² (a smoothness penalty Σ (f_{v+1} − f_v)², …);
-* linear terms c·f and constants.
-
-* polyhedral terms of *any* affine argument A f + b: Σ W |A f + b| (``abs`` under a sum with
-  non-negative weights, ``norm1``: total variation, a weighted L1 distance) and w·max(A f + b)
-  (``cp.max``), kept apart in ``Recognised.kinks`` (:mod:`.nonsmooth` certifies them).
-
-Anything else (a norm other than these, an index into f inside an elementwise atom, a parameter
-without a value) makes the objective *not recognised*, with the reason — never an approximation.
-
-The per-value part gives h_v(f_v), h_v'(f_v), h_v''(f_v) in closed form (the chain rule through
-z_v = a_v f_v + b_v, and for the two-argument entropies the full 2×2 Hessian of φ(x, y) with both
-arguments affine in f_v); each quadratic form gives its exact gradient 2wAᵀ(Af + b) and Hessian 2wAᵀA,
-with A from cvxpy's own Jacobian of the affine argument (``Expression.grad``, constant for an affine
-expression). The papers are silent on user objectives; this is ldpopt's choice of the recognised
-class: the atoms whose derivatives are elementary and exact in floating point.
-
-``curvature(l, u)`` is a lower bound on h_v'' over [l_v, u_v] for the certificate's distance bound:
-Σ over terms of the smaller end-point value of that term's h'' (valid because each listed atom's
-second derivative is monotone or unimodal-concave along z, so its minimum over an interval is at an
-end point; a term whose both arguments depend on f contributes 0, a valid lower bound of a convex
-term's curvature).
+Notes: docs/problems.md, "ldpopt.problems.objectives.recognise".
 """
 
 from __future__ import annotations

@@ -1,29 +1,5 @@
 """Per-value pieces of the separable objectives: J(f) = Σ_v h_v(f_v).
-
-Every built-in smooth objective of :mod:`ldpopt.problems.objectives.builtins` is a sum of one-dimensional
-convex terms (Wang et al. arXiv §3.4 Eq. 13 and §3.5; the exact likelihoods are sums over values by
-construction). For each we give h_v, h_v', h_v'' and the *per-value argmin*
-
-    f_v(t) = argmin_{l_v ≤ f ≤ u_v}  h_v(f) + t_v f,
-
-which is the whole primal step of the dual method (:mod:`.dual`) and the conjugate evaluation of the
-certificate (:mod:`ldpopt.problems.check.certificate`). Because h_v' is increasing, f_v(t) = l_v when
-h_v'(l_v) + t_v ≥ 0, u_v when h_v'(u_v) + t_v ≤ 0, else the root of h_v'(f) = −t_v, in closed form:
-
-* quadratic  h = w (f − m)²  (cls: w = 1, m = f̃; posterior: m = mean, w = 1/variance or 1):
-  f = m − t/(2w);
-* weighted MLE (Eq. 13, ``ldpopt.methods.mle`` notation a_v = c_v/n − q, B = p − q, s = q(1 − q),
-  C = (p − q)(1 − p − q)), with λ = −t: x = −λ/(B + √(B² − Cλ)), f = (a_v − s x)/(B + C x)
-  (the MLE-Apx derivation, Appendix A);
-* multinomial  h = −(c/n) log π, π = q + B f:  h' = −B c/(n π) = −t  ⇒  f = c/(n t) − q/B
-  (c_v = 0: h ≡ 0, the argmin is a bound);
-* binomial  h = −[c log π + (n − c) log(1 − π)]/n:  with τ = n t/B, π is the root in (0, 1) of
-  τ π² − (τ + n) π + c = 0, solved directly for f (see ``BinomialSep._interior``).
-
-A user's own separable objective and its argmin: :mod:`.user_separable`.
-
-``mu(l, u)`` is min_{[l, u]} h_v'' per value: the strong-convexity moduli the certificate's distance
-bound uses (0 where there is none, e.g. a multinomial value with c_v = 0).
+Notes: docs/problems.md, "ldpopt.problems.objectives.separable".
 """
 
 from __future__ import annotations

@@ -1,35 +1,5 @@
 """Smooth objectives that are not separable, for the Newton / sequential-QP route (:mod:`.sqp`).
-
-Two sources of the same thing — J(f) with its exact gradient and sparse Hessian:
-
-* :class:`SmoothObjective`, declared by the user: ``value``, ``gradient``, ``hessian`` (and optionally
-  the same J as a cvxpy expression, for the conic chain as a fallback and referee);
-* a user's cvxpy callable recognised as smooth and not separable (:class:`.user_forms.SmoothUserObjective`:
-  per-value atoms plus quadratic forms w‖Af + b‖², :mod:`.recognise`).
-
-:class:`SmoothTerms` is what the sequential-QP loop reads from either: ∇J, ∇²J (scipy sparse), the
-change J(f + δ) − J(f), a start point and the *domain* — the open interval (lower_v, upper_v) of
-f_v outside which J is undefined or its gradient infinite.
-
-**Steps near the domain's edge.** A log-type atom (log, entropy, KL / relative entropy, a power
-p < 1 or a non-integer power) of z_v = a_v f_v + b_v has h'(z) → ±∞ as z → 0 (entropy, KL:
-h' = log z + …; log: 1/z). So the minimiser of a convex J over any constraints that keep z ≥ 0 has
-z_v > 0 whenever the term's weight is positive and the constraints allow z_v > 0 at all (from a
-point with z_v = 0, a feasible direction that raises z_v has slope −∞ for that term against a finite
-slope of the rest), and the Newton model, whose curvature w/z_v grows as z_v → 0, still may step to or
-past 0. Each QP therefore also bounds every value with such a term so that z moves at most a
-fraction τ = 0.9 of the way from z_k to 0 (``domain_bounds``; ``sqp._FRACTION``, the same rule as
-the likelihoods' π): z_{k+1} ≥ (1 − τ) z_k > 0. Because the optimum is interior in z, this box is
-inactive near it and Newton's local quadratic convergence is kept; far from it a value may shrink by
-10× per iteration, so reaching a z* of size ε from z₀ costs ~log₁₀(z₀/ε) iterations. Atoms finite
-with a finite gradient at the edge (squares, huber, exp, logistic, integer powers) add no bound. A
-declared :class:`SmoothObjective` states its domain by ``lower`` / ``upper`` (default: none). Where
-the constraints force z_v = 0 (a ``Fixed`` value at the edge) no such step exists: the QP is then
-infeasible even with the box at the edge itself, and the route ends ``solver_error`` (the cvxpy chain
-follows when the objective has a cvxpy expression).
-
-These choices (fraction to the boundary, τ = 0.9) are ldpopt's; the papers are silent on user
-objectives. The KKT conditions solved are those of :class:`SmoothObjective`.
+Notes: docs/problems.md, "ldpopt.problems.objectives.smooth".
 """
 
 from __future__ import annotations

@@ -1,63 +1,5 @@
 """A primal–dual interior-point method for smooth convex objectives over linear constraints.
-
-The first route of a smooth objective that is not separable (:mod:`.smooth`: a declared
-``SmoothObjective`` or a recognised cvxpy callable such as CLS + λ·KL(f‖prior) + Σ(f_{v+1} − f_v)²);
-the sequential-QP loop of :mod:`.sqp` follows when it does not certify. Why: each of that loop's
-QPs is a full conic solve (~0.25 s CPU at d = 16,470, ~5 s at d = 120,978), and values whose
-optimum is ~e^-40/d shrink only ~10× per QP under its fraction-to-the-boundary box (10–30 QPs).
-Here the nonnegativity rows carry multipliers from the first iteration, so such a value follows the
-central path f_v ≈ μ/z_v down with the barrier parameter μ instead.
-
-**Problem.** The constraints are compiled by cvxpy exactly as for the sequential-QP route (the
-problem's own cvxpy constraints, :func:`compile_rows`) into A x + s = b, s ∈ {0}^{m_E} × ℝ₊^{m_I}
-in the solver's variable x = f/scale; the method applies when that is all (no second-order or other
-cones, no auxiliary variables), else it declines and the sequential-QP loop runs. With φ(x) =
-J(scale·x)/m (m: the mean diagonal of scale²∇²J, so φ's coefficients are O(1), as in :mod:`.sqp`),
-the KKT conditions solved are (Nocedal & Wright, *Numerical Optimization*, 2nd ed., eq. 19.2 with
-the inequalities written with slacks, Clarabel's sign convention for the multipliers):
-
-    ∇φ(x) + A_Eᵀ y + A_Iᵀ z = 0,  A_E x = b_E,  A_I x + s = b_I,  s ∘ z = σμ e,  s, z > 0.
-
-**Iteration** (N&W Alg. 16.4, Mehrotra's predictor–corrector, on the Newton system of the nonlinear
-KKT conditions with the exact Hessian ∇²φ(x_k) re-evaluated each iteration, as in N&W §19.1–19.2):
-an affine-scaling predictor (σ = 0), σ = (μ_aff/μ)³, then a corrector with the second-order term
-Δs_aff ∘ Δz_aff, both from one factorisation; the centring target σμ is kept ≥ :data:`MU_FLOOR`·μ₀
-(a choice, measured: below it the reduced matrix's solve lost the dual residual). Step lengths:
-separate primal (x, s) and dual (y, z) fractions to the boundary (N&W eq. 19.9) with τ =
-max(0.99, 1 − μ/μ₀), at most 1 − 1e-8; the primal step also keeps every value a fraction τ inside
-J's own domain (a log or KL term: f > lower), which Newton's model does not see. Choices where the
-books are silent: no merit function — J is convex, its Hessian exact, and the stopping rule is
-ldpopt's check, which a wrong point cannot pass; a trial point with a non-finite gradient halves
-the primal step (at most 30 times); the start is terms.start() (:mod:`.smooth`) with slacks b − Ax₀
-where positive, else 1e-2 of the row's mean |term|, and multipliers ‖∇φ(x₀)‖∞/‖A_k‖₂.
-
-**Newton system.** Eliminating Δs and Δz (N&W eq. 16.62) leaves
-M Δx + Cᵀ w = ρ with M = ∇²φ + A_Sᵀ (Z/S) A_S over the *sparse* inequality rows (f ≥ 0, box
-bounds, Monotone chain and ranking rows: at most :data:`DENSE_ROW` entries each) and C the
-equality rows and the dense inequality rows (a SubsetSum ≤/≥), kept out of M so that a row over
-half the domain does not fill it. M is sparse positive definite (a diagonal, the banded
-smoothness term, a few couplings): one sparse LU per iteration (``scipy.sparse.linalg.splu``,
-COLAMD ordering — at d = 120,978 with a Monotone chain on 50 values 0.07 s CPU against 0.11 s for
-minimum degree on Mᵀ + M and 0.26 s for the natural order, measured — no pivoting, M being SPD); the
-few rows of C by the Schur complement C M⁻¹ Cᵀ + diag(0, S/Z) (k × k, dense, Cholesky; k = 1–3
-here); one step of iterative refinement on the reduced system. A 1e-14·max diag M proximal term
-keeps M nonsingular where J is flat in a direction no row binds. Where the CPU time goes (cProfile,
-d = 120,978, CLS + 1e-4·KL + smoothness, simplex + Monotone chain on 50 values, 16 iterations, 3.9 s):
-forming and factoring M 47% (the LU alone 31%), the two directions 12%, ∇²J 9% and ∇J 6%,
-ldpopt's checks 6%, cvxpy's compilation of the rows 4%.
-
-**Multipliers handed to the check.** cvxpy's own inversion of its compilation maps (y, z) to the
-problem's constraints (× m); the bound rows' z are first re-estimated where that is cheaper in the
-KKT measure (:func:`_reestimate`).
-
-**Stopping rule.** Once the primal residual is ≤ 1e-11·max(1, ‖b‖∞) and μ ≤ 1e-10·μ₀, ldpopt's
-check (:func:`.verdict.check_solution`) runs every iteration; the loop stops when it passes with its
-KKT certificate and (a) the point is at the route's target accuracy (the ``converged`` argument:
-the sequential-QP loop's), or (b) the last step moved no value by more than :data:`STEP_TOL`/d, or
-(c) two checks running did not halve max(stationarity, gap); else after :data:`MAX_ITER`
-iterations, on the stall rule (:data:`STALL`), or at the solve's time limit (:mod:`.progress`,
-read each iteration), with the latest point that passed (else the latest checked). All the
-tolerances are ldpopt's choices.
+Notes: docs/problems.md, "ldpopt.problems.solvers.ipm".
 """
 
 from __future__ import annotations
@@ -127,7 +69,7 @@ def _to_boundary(v, dv, tau):
 
 
 class _Newton:
-    """One factorisation of the reduced Newton matrix (module docstring) and its solves."""
+    """One factorisation of the reduced Newton matrix (notes: docs/problems.md) and its solves."""
 
     def __init__(self, H, A_S, D_S, C, E):
         M = (H + A_S.T @ sp.diags(D_S) @ A_S).tocsc()
@@ -157,7 +99,7 @@ class _Newton:
 
 
 def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
-    """The interior-point route (module docstring) for ``problem`` with the smooth objective's
+    """The interior-point route (notes: docs/problems.md) for ``problem`` with the smooth objective's
     :class:`.smooth.SmoothTerms` ``terms``; ``converged(checks)``: the target accuracy. (a checked
     ``Solution``, "") — ``"optimal"`` only when ldpopt's check passed with its KKT certificate,
     ``"time_limit"`` at the solve's time limit, else ``"user_limit"`` with the best point checked —

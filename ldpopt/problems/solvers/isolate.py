@@ -1,19 +1,7 @@
 """A solver call run where it can be stopped: in a forked child process, so that a solver that
 ignores the time limit is killed at it and a solver that crashes (a segmentation fault inside its
 C/C++ code) ends one attempt, never the user's process.
-
-:func:`isolated` forks the process (``os.fork``: the child shares the parent's compiled cvxpy problem,
-nothing is pickled on the way in; not ``multiprocessing.Process``, which refuses to start a child
-from a daemonic pool worker), runs ``work()`` in the child and sends its pickled result (a dict of
-plain arrays and numbers) back through a pipe; the parent waits in ``select`` with the GIL released,
-so the solve's progress lines (:mod:`.progress`) keep coming while it waits.
-
-Which solver calls run isolated is :func:`runs_isolated`: a solver with no time limit of its own
-(PIQP through cvxpy has none; it also segfaulted at AOL, d = 120,978, on a CLS + ranking-smoothness
-QP with a SubsetSum row, and ran 352 s past a 120 s limit), and every cvxpy solver once
-``solve(time_limit=...)`` is set (then cvxpy's compilation, which no solver option bounds, is inside
-the limit too). Choices: where ``fork`` is not available (Windows) the call runs in-process; the
-child's exit code decides a crash (negative: the signal).
+Notes: docs/problems.md, "ldpopt.problems.solvers.isolate".
 """
 
 from __future__ import annotations

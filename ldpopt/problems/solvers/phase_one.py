@@ -1,28 +1,6 @@
 """Phase one for a user's constraints: before the objective, a feasibility solve decides whether the
 constraints that the exact pre-check (:mod:`.feasibility`) could not take have a common point.
-
-When it runs (the rule): the problem has a user constraint and the exact pre-check's decision is
-not complete — a user constraint that is not affine (a norm, a cone), or a linear system too large
-for the exact steps. (Affine user rows alone are decided exactly there, at any margin, and no phase
-one runs.) Any such set may be thin or empty, and nothing cheaper tells: the solvers then run to
-their time limits or end ``inaccurate`` on an empty set, which is what this replaces.
-
-The problem (Boyd & Vandenberghe, *Convex Optimization*, 2004, §11.4.1): minimise s over (f, s)
-subject to every built-in constraint as it is, each user inequality ``g(f) ≤ 0`` as g(f) ≤ s and each
-user equality ``h(f) = 0`` as |h(f)| ≤ s, with s ≥ −1 (the user's units). Its optimum s* is the
-smallest uniform violation of the user's constraints over the built-in set: s* ≤ 0 is a point
-meeting them; s* > 0 means none exists. Clarabel solves it (an interior-point method for conic
-programs: cvxpy's own canonicalisation of the user's expressions), at most :data:`MAX_SECONDS`
-or the time left, and reports both the primal value and the dual objective; the dual objective is
-a lower bound on s* by weak duality for a dual point that is feasible — Clarabel's is to its dual
-residual (``r_dual`` ≈ 1e-8 relative). So ``infeasible`` is claimed when the dual objective is above
-:data:`PHASE_ONE_FLOOR` and the primal value is within 1.5× of it (the two agree that s* > 0; a
-relative rule, since the user's rows have their own units: ‖f‖² ≤ (1 − 1e-3)/d at d = 42,178 has
-s* = 2.4e-8): certified up to the solver's dual feasibility, not in exact arithmetic (that is what
-the pre-check gives for linear rows). The conflicting constraints are those with non-zero
-multipliers in the phase one's dual (:func:`.feasibility.solver_infeasibility`). A dual objective
-that does not meet that rule with a primal value > 0 (an empty set thinner than the solver's tolerance,
-or a thin non-empty one) decides nothing: the objective is solved as before.
+Notes: docs/problems.md, "ldpopt.problems.solvers.phase_one".
 """
 
 from __future__ import annotations
@@ -44,7 +22,7 @@ MAX_SECONDS = 10.0
 
 @dataclass
 class PhaseOne:
-    """``verdict`` "infeasible" (the dual bound's rule of the module docstring), "feasible" (a point with
+    """``verdict`` "infeasible" (the dual bound's rule, notes: docs/problems.md), "feasible" (a point with
     violation ≤ 0 found) or "undecided" (``why``); ``primal`` and ``dual`` the phase one's values
     (s* lies in [dual, primal] up to the solver's tolerances), ``infeasibility`` the named
     conflict when infeasible, ``seconds`` wall clock."""
@@ -58,7 +36,7 @@ class PhaseOne:
 
 
 def needs_phase_one(problem, decision) -> bool:
-    """The rule of the module docstring: a user constraint, and the exact pre-check not complete."""
+    """The rule (notes: docs/problems.md): a user constraint, and the exact pre-check not complete."""
     from ..constraints.base import UserConstraint
 
     user = any(isinstance(c, UserConstraint) for c in problem.constraints)
@@ -66,7 +44,7 @@ def needs_phase_one(problem, decision) -> bool:
 
 
 def phase_one(problem, time_limit: float | None = None) -> PhaseOne:
-    """Run the phase one of the module docstring on ``problem`` (its built cvxpy constraints)."""
+    """Run the phase one (notes: docs/problems.md) on ``problem`` (its built cvxpy constraints)."""
     import cvxpy as cp
 
     from ..constraints.base import UserConstraint

@@ -1,56 +1,5 @@
 """Exact likelihoods and smooth objectives over any cvxpy constraints by sequential QP (damped Newton).
-
-Why: Clarabel and ECOS fail the exact binomial / multinomial likelihoods from d ≈ 500–1,000 in
-every formulation tried (``policy.SQP_MIN_D``), and SCS takes 16–50 s. The likelihoods
-are separable and smooth (:mod:`.likelihood_terms`), so each Newton step is a *diagonal* QP over the
-user's own constraints — a problem class PIQP solves in ~0.5 s at d = 42,178 — and the conic solver
-never sees an exponential cone.
-
-Iteration (a choice: the papers solve these likelihoods by EM on the simplex only):
-
-0. centre f₀ = clip(f̃, 0, 1) (f̃ is the unconstrained MLE; clipping keeps π inside (0, 1));
-1. at f_k, the separable model M(f) = g·(f − f_k) + ½ Σ_v h_v (f_v − f_k,v)², g = ∇J(f_k),
-   h = diag ∇²J(f_k) floored at 1e-6 × its mean (a proximal term where J is flat: a multinomial
-   value with c_v = 0), is minimised over the problem's constraints by the QP chain
-   (``policy.QP_CHAIN``: PIQP → CLARABEL → OSQP; the cone chain without exponential cones when a
-   user constraint is not QP-representable); in the solver's variable x = f/s the QP is
-   ½ Σ a_v x_v² + b·x with a = s²h/m, b = s(g − h f_k)/m, m = mean(s²h) (O(1) coefficients), and
-   the QP's multipliers are m × those of J's Lagrangian;
-2. ldpopt's check (:func:`.verdict.check_solution`) runs on the QP's point f̂ with the QP's
-   multipliers against the *exact* J: when it passes with a KKT certificate, f̂ is returned
-   ``optimal`` (the stopping rule is this KKT measure at the frequency scale, not a step count);
-3. otherwise an Armijo backtracking line search on the exact J along f̂ − f_k (from k ≥ 1; f₀ is
-   not feasible, so f₁ = f̂): the feasible set is convex, so every step in [0, 1] stays feasible.
-   J(f + δ) − J(f) is computed without cancellation (``log1p``).
-
-Domain: on the simplex (or any set with f ≥ 0 and Σ f ≤ 1) π = q + (p − q)f stays in [q, p] ⊂ (0, 1)
-and every term is finite, also at f_v = 0. When the constraints do not imply that, each QP also
-bounds f so that π moves at most 90% of the way to the domain's edge (fraction to the boundary), so
-iterates stay strictly inside the log's domain.
-
-Cost: the QP is compiled by cvxpy once per QP solver and each Newton step only rewrites its P and q
-(``_QP``); 2–4 QPs suffice from f̃ for the likelihoods. A smooth objective with a log-type atom needs
-~10 at Retail (d = 16,470, CLS + 1e-4·KL + Σ(f_{v+1} − f_v)²): values whose optimum is ~e^-40/d shrink
-10× per QP under the fraction-to-the-boundary box, and each QP is one Clarabel solve at 1e-13
-(~0.25 s CPU there; ~5 s at d = 120,978, measured on a shared machine). Tried and dropped: fractions
-0.99 and 0.999 (uncertified after 10 QPs on all three constraint sets of the benchmark at Retail), a
-log-space (secant) curvature for the values moving to the edge (uncertified after 12 QPs, simplex),
-and a 1e-8 QP gap tolerance until the gap is ≤ 1e-5 (the same 10 QPs, no CPU saved).
-
-**Smooth objectives that are not separable** are first solved by the primal–dual interior-point
-method of :mod:`.ipm` (Retail d = 16,470, CLS + 1e-4·KL + Σ(f_{v+1} − f_v)²: 0.6–1.05 s CPU against
-4–5 s here; AOL d = 120,978: 3.6–3.9 s against 30–262 s, measured; ``benchmarks/bench_own_variant.py``);
-where that does not certify, they (:mod:`.smooth`: a declared ``SmoothObjective``, or a user's
-cvxpy callable recognised as per-value atoms plus quadratic forms, e.g. CLS + λ·KL(f‖prior) +
-μ·Σ(f_{v+1} − f_v)²) take the same loop with the full Newton model: h is the exact sparse ∇²J(f_k)
-(diagonal of the per-value atoms + Σ 2w AᵀA), the QP is ½ xᵀ a x + b·x with a = s²∇²J/m (its diagonal
-floored as above), b = s(g − ∇²J f_k)/m, handed to the QP solver as a sparse P (``cp.quad_form`` with
-the PSD-ness known). f₀ is :meth:`.smooth.SmoothTerms.start`; the domain box is the log-type atoms'
-fraction-to-the-boundary rule of :mod:`.smooth` (z_{k+1} ≥ 0.1 z_k), applied whenever J has such an
-atom, because there ∇J is infinite at z = 0 even when the constraints allow it; J(f + δ) − J(f) is a
-sum of per-value differences (:func:`.smooth.form_change`). Convergence: Newton with an Armijo line
-search on a convex J is globally convergent and locally quadratic where ∇²J is positive definite on
-the active face (a strictly convex per-value term, e.g. KL or entropy, makes it so).
+Notes: docs/problems.md, "ldpopt.problems.solvers.sqp".
 """
 
 from __future__ import annotations

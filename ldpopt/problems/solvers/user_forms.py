@@ -1,32 +1,5 @@
 """The route of a user's cvxpy objective, chosen from what it is (:mod:`.recognise`).
-
-``Problem(estimate, callable)`` calls :func:`route_objective` once. A callable recognised as
-
-* **separable** (a sum of per-value terms: KL / entropy to a prior, Huber, powers, CLS, …) becomes a
-  :class:`RecognisedSeparable` — a :class:`~.structured.SeparableObjective` with exact per-value
-  value / derivative / curvature — so ``solve()`` reaches ldpopt's structured dual solver with every
-  constraint it supports and the built-ins' certificate (exact dual function, duality gap,
-  ‖f − f*‖∞ bound) applies to it unchanged;
-* **smooth but not separable** (per-value terms plus quadratic forms w‖Af + b‖², e.g. a smoothness
-  penalty Σ (f_{v+1} − f_v)²), or separable but not strictly convex (``huber``: h'' = 0 past ±M, so
-  the multipliers' Newton of the structured solver meets jumps in Σ f_v(λ)), becomes a
-  :class:`SmoothUserObjective`: the same cvxpy problem, now with
-  an exact numpy gradient and Hessian, so ldpopt's check computes stationarity and the duality gap
-  with the route's multipliers. It goes to the Newton / sequential-QP route of :mod:`.sqp` with its
-  exact sparse Hessian (its interior-point method, :mod:`.ipm`, first), then the QP or cone chain
-  only if that does not certify. Quadratics and Huber included: at AOL (d = 120,978, CLS + 10·a
-  ranking's smoothness penalty, or Huber, with the simplex and a SubsetSum row) the interior point
-  certifies in 1–3 s CPU, where PIQP — first on the QP chain before — ran past 200 s, and
-  segfaulted on the SubsetSum "==" variant (``benchmarks/bench_routes.py``).
-
-Anything not recognised stays a :class:`~.objectives.UserObjective` on the cvxpy chain (the reason is
-kept in ``Problem.objective_route``). The cvxpy expression is always the user's own: the conic
-solvers referee the same J the structured route minimises.
-
-cvxpy ``Parameter`` objects in the callable are live (:class:`LiveRoute`): recognition reads their values,
-so the route is made again, at ``solve()``, whenever a value changed since (routes kept per tuple of
-values: sweeping a weight and coming back costs nothing); the cvxpy problem reads them itself. A
-Parameter without a value at ``solve()`` is a :class:`~.errors.MissingParameterError` naming it.
+Notes: docs/problems.md, "ldpopt.problems.solvers.user_forms".
 """
 
 from __future__ import annotations
@@ -184,7 +157,7 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
 
 class LiveRoute:
     """The route of an objective whose cvxpy callable holds ``Parameter`` objects, made again for their
-    current values (module docstring). ``route(objective)``: (objective, route in words) for the values
+    current values (notes: docs/problems.md). ``route(objective)``: (objective, route in words) for the values
     now, from a cache keyed on those values (a few routes: a sweep revisits few values; recognition
     at d = 1,000 is milliseconds)."""
 
