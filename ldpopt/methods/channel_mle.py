@@ -28,10 +28,11 @@ towards −1 until the extrapolation is ≥ 0 (it keeps Σ = 1 because Σr = Σv
 only if ℓ does not fall below ℓ(f₂) (else f₂), so the ascent stays monotone.
 
 Stopping rule and certificate: ℓ concave on Δ ⇒ ℓ* − ℓ(f) ≤ max_v g_v − ⟨g, f⟩ (the Frank-Wolfe
-gap); we stop when it is ≤ tol·N. Start: uniform (interior, as IBU usually starts). EM's last
-digits converge linearly and slowly where ℓ is flat (small ε, or the composite likelihood of a
-support channel, whose EM step is diluted by the J = d components), so from a gap of 1e-6 an
-active-set Newton step on EM's support finishes (a choice; see :func:`_newton_polish`).
+gap); we stop when it is ≤ tol·N. That gap is the iteration's stopping rule; the reference is the
+same likelihood solved by cvxpy (:func:`channel_mle_cvxpy`, held together in ``tests/test_channel.py``).
+Start: uniform (interior, as IBU usually starts). EM's last digits converge linearly and slowly
+where ℓ is flat (small ε, or the composite likelihood of a support channel, whose EM step is diluted
+by the J = d components), so from a gap of 1e-6 an active-set Newton step on EM's support finishes (a choice; see :func:`_newton_polish`).
 """
 
 from __future__ import annotations

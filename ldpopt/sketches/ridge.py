@@ -20,7 +20,10 @@ bounds the distance to the minimiser: ‖w − w*‖₂ ≤ (1 + L)/β · ‖r(w
 *Finite-Dimensional Variational Inequalities*, 2003, §6.3; the two-line proof: the projection's
 variational inequality at w*, plus strong monotonicity). The same bound applied to another
 solver's answer (pure-ldp's, scikit-learn's coordinate descent stopped after its ``max_iter``) says how
-far that answer is from the minimiser, without trusting either solver.
+far that answer is from the minimiser, without trusting either solver. It is this problem's own
+certificate (a regression's weights, not a frequency vector under the problem layer's constraints,
+so :mod:`ldpopt.problems.check` does not apply); cvxpy on the same problem is its referee
+(``tests/test_sketch_ridge.py``).
 """
 
 from __future__ import annotations

@@ -39,7 +39,9 @@ def simplex_kkt(g: np.ndarray, f: np.ndarray, support_tol: float = 0.0, scale: f
     (the multiplier when they hold), stationarity max_{f_v > tol} |g_v − λ| and dual feasibility
     max_{f_v ≤ tol} (λ − g_v)₊, both relative to ``scale`` (default max|g|; pass a gradient size
     that does not vanish at the optimum, e.g. max|∇J| at the uniform distribution, when f̃ may
-    already lie on the simplex and ∇J(f) = 0).
+    already lie on the simplex and ∇J(f) = 0). A diagnostic reported in the solver referee's
+    rows, not a verdict: whether f is optimal is decided by the problem layer's certificate
+    (:func:`ldpopt.problems.certificate`, the certificate referee).
 
     Parameters
     ----------

@@ -74,6 +74,9 @@ E_v = f_v [p c_v/π_v + (1 − p)(n − c_v)/(1 − π_v)] ∈ [0, n]; M-step: m
 Stopping rule and certificate. For a concave ℓ on Δ the Frank-Wolfe gap
 max_v g_v − ⟨g, f⟩ ≥ ℓ* − ℓ(f) bounds the suboptimality. We report it relative to a·N (N = C for
 the multinomial, n for the binomial: each term of g_v is of size ≈ aN) and stop when it is ≤ ``tol``.
+The gap is the iteration's stopping rule, not a second certificate of the answer: the reference check
+is the problem layer's (:func:`ldpopt.problems.certificate` on the stated likelihood problem), which
+:func:`ldpopt.testing.check_method` applies to EM's output (``tests/test_method_conformance.py``).
 
 Choices where the papers are silent: both iterations start at the uniform distribution (as IBU
 usually does, and interior so no coordinate is stuck at 0); non-convergence raises
