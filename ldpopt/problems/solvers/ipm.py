@@ -13,6 +13,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..check.objective_check import status_after_check
 from ..check.verdict import check_solution
 from ..solution import Solution
 
@@ -165,7 +166,7 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
             if clock is not None:
                 clock.note("IPM", k, stationarity=ch.stationarity, gap=ch.gap, violation=ch.max_violation)
             moved = float(np.max(np.abs(x - x_prev))) * s_f
-            if ch.passed and ch.certified:
+            if status_after_check("optimal", ch) == "optimal":  # the one status rule
                 assert ch.stationarity is not None and ch.gap is not None  # certified: both ran
                 measure = max(ch.stationarity, ch.gap)
                 flat = flat + 1 if status == "optimal" and not measure <= 0.5 * last else 0
@@ -221,7 +222,7 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
         duals = _duals(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
         best = (x * s_f, duals, check_solution(problem, x * s_f, duals))
     f, duals, ch = best
-    if ch.passed and ch.certified:
+    if status_after_check("optimal", ch) == "optimal":
         status = "optimal"
         message = (f"smooth objective (exact gradient and sparse Hessian) solved by a primal-dual interior-point "
                    f"method ({k} iterations over the constraints, no conic solver); ldpopt's check: {ch.summary()}")

@@ -11,6 +11,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from ..check.objective_check import status_after_check
 from ..check.verdict import check_solution
 from ..objectives.likelihood_terms import LikelihoodTerms, terms_for
 from ..objectives.smooth import smooth_terms
@@ -299,7 +300,7 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
         if status != "optimal" and (best is None or (ch.passed, -ch.max_violation) >= (
                 best[2].passed, -best[2].max_violation)):
             best = (fhat, duals, ch)
-        if ch.passed and ch.certified:
+        if status_after_check("optimal", ch) == "optimal":  # the one status rule
             status = "optimal"
             what = "exact likelihood" if likelihood else "smooth objective (exact gradient and sparse Hessian)"
             kind = "diagonal" if likelihood else "Newton"
