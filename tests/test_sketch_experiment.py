@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from ldpopt.experiments import load_config, run
-from ldpopt.experiments.plot import plot
-from ldpopt.experiments.tasks_sketches import sketches
+from ldpopt.experiments.figures.draw import plot
+from ldpopt.experiments.task_kinds.sketches import sketches
 
 
 def test_sketches_quick_table_and_figure(tmp_path):
