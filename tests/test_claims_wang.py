@@ -332,3 +332,15 @@ def test_at_level_selects_on_an_unordered_categorical_level():
     assert v == "zipf" and list(out) == [1.0, 3.0] and list(out.index) == [0.5, 2.0]
     out, v = at_level(s, "epsilon", "max")
     assert v == 2.0 and list(out) == [3.0]
+
+
+def test_method_groups_are_asked_of_the_method_records():
+    """The groups a claim row names come from each method's record (Table 1's sum-to-one column),
+    and equal arXiv §4.3's grouping of the twelve methods of the figures."""
+    from ldpopt import methods
+    from ldpopt.experiments.claims.table import GROUPS, METHODS
+
+    assert set(GROUPS["non-norm"]) == {"base", "base-pos", "post-pos", "base-cut", "power"}
+    assert set(GROUPS["norm-based"]) == {"norm", "norm-mul", "norm-sub", "mle-apx", "norm-cut", "norm-hyb", "power-ns"}
+    assert set(GROUPS["non-norm"]) | set(GROUPS["norm-based"]) == set(METHODS) and len(METHODS) == 12
+    assert all(methods.get(m).sums_to_one == "no" for m in GROUPS["non-norm"] if m != "post-pos")

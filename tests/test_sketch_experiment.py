@@ -40,5 +40,5 @@ def test_sketches_kind_names_a_wrong_oracle():
     class T:
         oracle, epsilon, params, methods, rep = "oue", 1.0, (), ("base",), 0
 
-    with pytest.raises(ValueError, match="must be 'cms' or 'hcms'"):
+    with pytest.raises(ValueError, match=r"must be sketch oracles \['cms', 'hcms'\], got 'oue'"):
         sketches(T)

@@ -12,17 +12,27 @@ from typing import Any
 
 import pandas as pd
 
+from ... import methods as _methods
 from ..figures.wang import LEFT, RIGHT
+from ..toolkit import QUERY_METHODS
 
 __all__ = ["GROUPS", "METHODS", "Missing", "Tables", "at_level", "cell_means", "load_table", "rep_counts"]
 
-#: the 12 methods of the Wang configs; absent ones become NaN columns of :func:`cell_means`
-METHODS = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub", "mle-apx", "base-cut",
-           "norm-cut", "norm-hyb", "power", "power-ns")
-#: method groups a claim row may name ("non-norm": without the sum-to-one constraint, arXiv §4.3;
-#: "left"/"right": the two panels of the figures)
-GROUPS = {"non-norm": ("base", "base-pos", "post-pos", "base-cut", "power"),
-          "norm-based": ("norm", "norm-mul", "norm-sub", "mle-apx", "norm-cut", "norm-hyb", "power-ns"),
+#: the methods of Wang et al.'s figures (the two panels, in their order); absent ones become NaN
+#: columns of :func:`cell_means`
+METHODS = tuple(dict.fromkeys(LEFT + RIGHT))
+
+
+def _sums_to_one(method: str) -> bool:
+    """Whether ``method``'s output sums to one, as its registry record says (Table 1's column; "almost"
+    counts as yes); a query-level method (Post-Pos) clips answers and never renormalises."""
+    return method not in QUERY_METHODS and _methods.get(method).sums_to_one != "no"
+
+
+#: method groups a claim row may name ("non-norm": without the sum-to-one constraint, arXiv §4.3,
+#: asked of each method's record; "left"/"right": the two panels of the figures)
+GROUPS = {"non-norm": tuple(m for m in METHODS if not _sums_to_one(m)),
+          "norm-based": tuple(m for m in METHODS if _sums_to_one(m)),
           "left": LEFT, "right": RIGHT}
 _KEYS = ("dataset", "oracle", "epsilon")
 

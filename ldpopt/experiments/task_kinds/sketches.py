@@ -25,14 +25,15 @@ __all__ = ["sketches"]
 
 @kind("sketches")
 def sketches(task) -> list[dict]:
-    if task.oracle not in ("cms", "hcms"):
-        raise ValueError(f"oracles of a sketches config must be 'cms' or 'hcms', got {task.oracle!r}")
+    if not issubclass(_oracles.oracle_class(task.oracle), SketchOracle):
+        sketch = [n for n in _oracles.available(sketches=True) if issubclass(_oracles.oracle_class(n), SketchOracle)]
+        raise ValueError(f"oracles of a sketches config must be sketch oracles {sketch}, got {task.oracle!r}")
     ds = dataset_of(task)
     rng = task.rng()
     p = params(task)
     seed = int(rng.integers(0, 2**31 - 1))
     o = _oracles.get(task.oracle, epsilon=task.epsilon, d=ds.d, k=p.get("k"), m=p.get("m"), hash_seed=seed)
-    assert isinstance(o, SketchOracle)  # cms and hcms, checked above
+    assert isinstance(o, SketchOracle)  # its class checked above
     n = int(ds.counts.sum())
     est = sketch_estimate(o, o.sample_counts(ds.counts, rng), n)
     names = active_methods(task)
