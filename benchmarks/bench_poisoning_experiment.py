@@ -5,7 +5,7 @@ standard error over its repetitions (the tables of docs/poisoning.md, "The exper
 ext_poisoning --out ROOT``, DIR = ROOT/ext_poisoning); without it the sweep is run here into a
 temporary folder (``--quick``: the config's quick version, seconds; otherwise the full config,
 hours on a shared 2-core machine). The experiment itself: experiments/configs/ext_poisoning.toml and
-``ldpopt.experiments.tasks_poisoning``.
+``ldpopt.experiments.task_kinds.poisoning``.
 
 Per cell (attack, oracle, ε): detection — the AUC of the suspect-support score, the TPR and FPR of
 flagging the reports that support every suspect, the fraction of suspects that are targets, the

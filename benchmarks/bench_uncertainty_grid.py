@@ -17,9 +17,9 @@ resamples, one power-law fit per resample).
 (``results.parquet``, else its ``parts/``) and merges into ``benchmarks/results/uncertainty_grid.parquet``
 (a cell the run holds replaces that cell's rows; the cells of earlier runs are kept):
 per (experiment, dataset, oracle, ε, method, level, band) the coverage, its Monte-Carlo SE, count,
-repetitions and median width relative to Base (:func:`ldpopt.experiments.tasks_uncertainty.coverage_stats`),
+repetitions and median width relative to Base (:func:`ldpopt.experiments.task_kinds.uncertainty.coverage_stats`),
 and for the bootstrapped methods of runs that count them the flag columns of
-:func:`ldpopt.experiments.tasks_uncertainty.flag_stats` (share flagged; coverage of the unflagged
+:func:`ldpopt.experiments.task_kinds.uncertainty.flag_stats` (share flagged; coverage of the unflagged
 entries by what the user gets, ``free_*``, and by the method's own basic interval, ``raw_*``);
 and ``uncertainty_grid_ranks.parquet``: per rank the top-10 coverage. ``uncertainty_grid.json`` keeps
 ``machine``, ``date``, ``command``, ``profile`` (when measured) and the number of rows.
@@ -66,7 +66,7 @@ def profile() -> dict:
 
     from ldpopt import oracles
     from ldpopt.datasets.synthetic import zipf
-    from ldpopt.experiments.tasks_uncertainty import _bands, _subsets, bootstrap_rows
+    from ldpopt.experiments.task_kinds.uncertainty import _bands, _subsets, bootstrap_rows
     from ldpopt.queries import query_matrix
     from ldpopt.uncertainty.analytic import analytic
     from ldpopt.uncertainty.batch import bootstrap_many
@@ -144,7 +144,7 @@ def _table(folder: Path):
 
 
 def summarise(folders) -> tuple[list, list]:
-    from ldpopt.experiments.tasks_uncertainty import coverage_stats, flag_stats
+    from ldpopt.experiments.task_kinds.uncertainty import coverage_stats, flag_stats
 
     rows, ranks = [], []
     by = ("experiment", "dataset", "oracle", "epsilon", "method")

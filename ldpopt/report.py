@@ -63,7 +63,7 @@ def _quick_reproduction(out: Path, configs=None) -> None:
     from .datasets import DataNotFoundError
     from .experiments import run
     from .experiments.config import config_paths
-    from .experiments.plot import plot
+    from .experiments.figures.draw import plot
 
     configs = config_paths() if configs is None else list(configs)
     print(f"\nquick reproduction of {len(configs)} experiments (full sweeps: ldpopt experiment run NAME)")

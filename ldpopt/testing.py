@@ -330,7 +330,7 @@ def check_method(method, estimates=None, *, params=None) -> dict[str, int]:
 
 def _check_problem(info, est, f) -> None:
     """The certificate decides whether ``f`` solves the problem the method states on ``est``."""
-    from .verify.claims import check_equivalence
+    from .verify.equivalences import check_equivalence
 
     inst = info.problem.build(est)
     row = check_equivalence(est, f, inst["objective"], referee="certificate", mean=inst.get("mean"),

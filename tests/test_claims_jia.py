@@ -1,5 +1,5 @@
 """The Jia & Gong claim rows (experiments/claims/jia.toml, the named reduction of
-ldpopt/experiments/claims_jia.py): planted tidy tables are recovered exactly; a missing sweep is
+ldpopt/experiments/claims/jia.py): planted tidy tables are recovered exactly; a missing sweep is
 reported, not raised; real quick runs give finite, sane numbers that match the raw tables."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpopt.experiments import claims as C
-from ldpopt.experiments import claims_jia as cj
+from ldpopt.experiments.claims import verdicts as C
+from ldpopt.experiments.claims import jia as cj
 
 
 def _claims(root, **kw):

@@ -1,4 +1,4 @@
-"""experiments/claims/wang.toml through ldpopt/experiments/claims.py: the numbers behind
+"""experiments/claims/wang.toml through ldpopt/experiments/claims/verdicts.py: the numbers behind
 REPRODUCTION.md's Wang claims, recomputed from saved results tables. Synthetic tables with planted values (written like runner.collect:
 results.parquet + meta.json) must give back the planted ratios, sums and ranks; absent configs give
 ``missing`` entries; and quick runs of three configs give finite numbers."""
@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from ldpopt.experiments import run
-from ldpopt.experiments import claims as C
-from ldpopt.experiments.claims_format import fmt
+from ldpopt.experiments.claims import verdicts as C
+from ldpopt.experiments.claims.format import fmt
 
 
 class cw:  # the configs the claims read, and the engine called for the Wang rows
@@ -323,7 +323,7 @@ def test_at_level_selects_on_an_unordered_categorical_level():
     """A named value on a categorical level (dataset) needs no order; min/max on a numeric one."""
     import pandas as pd
 
-    from ldpopt.experiments.claims_table import at_level
+    from ldpopt.experiments.claims.table import at_level
 
     idx = pd.MultiIndex.from_arrays([pd.Categorical(["zipf", "emoji", "zipf"]), [0.5, 1.0, 2.0]],
                                     names=["dataset", "epsilon"])
@@ -332,3 +332,15 @@ def test_at_level_selects_on_an_unordered_categorical_level():
     assert v == "zipf" and list(out) == [1.0, 3.0] and list(out.index) == [0.5, 2.0]
     out, v = at_level(s, "epsilon", "max")
     assert v == 2.0 and list(out) == [3.0]
+
+
+def test_method_groups_are_asked_of_the_method_records():
+    """The groups a claim row names come from each method's record (Table 1's sum-to-one column),
+    and equal arXiv §4.3's grouping of the twelve methods of the figures."""
+    from ldpopt import methods
+    from ldpopt.experiments.claims.table import GROUPS, METHODS
+
+    assert set(GROUPS["non-norm"]) == {"base", "base-pos", "post-pos", "base-cut", "power"}
+    assert set(GROUPS["norm-based"]) == {"norm", "norm-mul", "norm-sub", "mle-apx", "norm-cut", "norm-hyb", "power-ns"}
+    assert set(GROUPS["non-norm"]) | set(GROUPS["norm-based"]) == set(METHODS) and len(METHODS) == 12
+    assert all(methods.get(m).sums_to_one == "no" for m in GROUPS["non-norm"] if m != "post-pos")

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from ldpopt.experiments import load_config, run
-from ldpopt.experiments.plot import plot
-from ldpopt.experiments.plot_channels import curves
-from ldpopt.experiments.tasks_channels import ESTIMATORS, designs
+from ldpopt.experiments.figures.draw import plot
+from ldpopt.experiments.figures.channels import curves
+from ldpopt.experiments.task_kinds.channels import ESTIMATORS, designs
 
 
 @pytest.fixture(scope="module")

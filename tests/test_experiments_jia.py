@@ -15,8 +15,9 @@ from scipy.stats import norm
 
 from ldpopt import datasets
 from ldpopt.experiments import load_config, run, tasks_of
-from ldpopt.experiments import plots_jia, tasks_jia
-from ldpopt.experiments.tasks import simulate
+from ldpopt.experiments.figures import jia as plots_jia
+from ldpopt.experiments.task_kinds import jia as tasks_jia
+from ldpopt.experiments.toolkit import simulate
 
 CONFIGS = ["jia_fig4_noise", "jia_fig7_error", "jia_fig7_error_oracles", "jia_fig5_6_hh_threshold",
            "jia_fig8_9_hh_epsilon", "jia_fig8_9_hh_epsilon_oracles"]
@@ -102,7 +103,7 @@ def test_estimation_error_against_direct_recompute(results):
     task = next(k for k in tasks_of(load_config("jia_fig7_error", quick=True)) if k.epsilon == 4.0)  # ε = 4, rep 0
     tab = t["jia_fig7_error"]
     tab = tab[(tab.epsilon == task.epsilon) & (tab.rep == task.rep)]
-    est = simulate(task, QUICK, task.rng())  # same seed → same estimate, computed here directly
+    est = simulate(task, QUICK.counts, QUICK.d, task.rng())  # same seed → same estimate, computed here directly
     base_mse = float(np.mean((est.f_tilde * est.n - QUICK.counts) ** 2))
     mse = tab[tab.metric == "mse"].set_index("method").value
     assert mse["base"] == pytest.approx(base_mse, rel=1e-12)
@@ -190,7 +191,7 @@ def test_plots_from_saved_results_only(results, tmp_path, monkeypatch):
     # noise: 2; error: 2; hh: 3 (one per heavy-hitter config)
     assert len(made) == 7
     # through the shared registry (kind looked up in the saved meta.json)
-    from ldpopt.experiments import plot as registry
+    from ldpopt.experiments.figures import draw as registry
 
     made += registry.plot(out / "jia_fig7_error-quick", out=tmp_path / "reg")
     made += registry.plot(out / "jia_fig5_6_hh_threshold-quick", out=tmp_path / "reg")

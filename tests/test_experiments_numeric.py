@@ -28,8 +28,8 @@ def test_numeric_quick_table(tmp_path):
 def test_numeric_plot_draws_the_mean(tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
-    import ldpopt.experiments.plot_style as S
-    from ldpopt.experiments.plot import figure
+    import ldpopt.experiments.figures.style as S
+    from ldpopt.experiments.figures.draw import figure
 
     rows = [dict(dataset="beta", oracle="sw", epsilon=e, rep=r, method=m, metric="w1", value=v * (r + 1))
             for e in (1.0, 2.0) for r in range(2) for m, v in (("sw-ems", 0.01), ("sw-em", 0.02))]

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from ldpopt.experiments import load_config, run
-from ldpopt.experiments.plot import plot
-from ldpopt.experiments.tasks_pooling import METHODS, group_specs
+from ldpopt.experiments.figures.draw import plot
+from ldpopt.experiments.task_kinds.pooling import METHODS, group_specs
 
 
 def test_pooling_quick_table_and_figure(tmp_path):

@@ -4,9 +4,9 @@ its simulated MSE agrees with the exact variances; the figure's lines are the ta
 import numpy as np
 import pytest
 
-from ldpopt.experiments.plot import figure
+from ldpopt.experiments.figures.draw import figure
 from ldpopt.experiments.runner import run
-from ldpopt.experiments.tasks_ranges import parse_method
+from ldpopt.experiments.task_kinds.ranges import parse_method
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_parse_method():
 def test_figures_plot_the_table_means(table, tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
-    import ldpopt.experiments.plot_style as S
+    import ldpopt.experiments.figures.style as S
 
     figs = []
     monkeypatch.setattr(plt, "close", lambda *a, **k: None)

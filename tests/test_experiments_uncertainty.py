@@ -6,7 +6,7 @@ import pytest
 
 from ldpopt import methods
 from ldpopt.experiments import load_config, run
-from ldpopt.experiments.tasks_uncertainty import coverage_table
+from ldpopt.experiments.task_kinds.uncertainty import coverage_table
 
 
 def test_coverage_quick_table(tmp_path):

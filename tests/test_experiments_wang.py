@@ -1,4 +1,4 @@
-"""Wang et al. experiment kinds, configs and figures (ldpopt/experiments/tasks_wang.py, plot.py,
+"""Wang et al. experiment kinds, configs and figures (ldpopt/experiments/task_kinds/wang.py, figures/draw.py,
 experiments/configs/wang_*.toml): every config's --quick run completes with the expected table and sane
 values; the figures are drawn from the saved results only."""
 
@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import ldpopt.experiments.tasks_wang as tw
-import ldpopt.experiments.tasks_wang_runs as twr
-from ldpopt.experiments import load_config, run, tasks_of
+import ldpopt.experiments.task_kinds.wang as tw
+import ldpopt.experiments.task_kinds.wang_runs as twr
+from ldpopt.experiments import load_config, run, tasks_of, toolkit
 from ldpopt.experiments.config import config_paths
 
 CONFIGS = [p.stem for p in config_paths("wang_*.toml")]
@@ -88,7 +88,7 @@ def test_bias_variance_unbiased_base_and_norm_biased_base_pos(quick):
     assert cb[cb.method == "base-pos"].bias.sum() > 0.1
     # Base's empirical variance against Eq. 2 (rel. sd of a 400-run variance ~7%, averaged over 64 values)
     from ldpopt import oracles
-    ds = tw.dataset_of(tasks_of(load_config("wang_ndss_fig1_3_bias_variance", quick=True))[0])
+    ds = toolkit.dataset_of(tasks_of(load_config("wang_ndss_fig1_3_bias_variance", quick=True))[0])
     est = oracles.get("olh", epsilon=1.0, d=ds.d).simulate(ds.counts, 0)
     e = cb[cb.method == "base"].sort_values("v")
     assert 0.9 < np.mean(e.variance.to_numpy() / est.variance(ds.frequencies)) < 1.1
@@ -156,8 +156,8 @@ def test_every_kind_works_for_every_oracle():
 
 
 def test_figures_from_saved_results_only(quick, tmp_path, monkeypatch):
-    from ldpopt.experiments import plot as P
-    from ldpopt.experiments import plot_style as S
+    from ldpopt.experiments.figures import draw as P
+    from ldpopt.experiments.figures import style as S
 
     out, _ = quick
     folder = tmp_path / "copy"
@@ -172,7 +172,7 @@ def test_figures_from_saved_results_only(quick, tmp_path, monkeypatch):
     for p in paths:
         assert p.stat().st_size > 2_000 and p.read_bytes()[:4] == b"\x89PNG"
         with Image.open(p) as im:
-            # two panels of plot_style.PANEL at plot_style.DPI; a blank or failed figure has only a few colours
+            # two panels of figures.style.PANEL at figures.style.DPI; a blank or failed figure has only a few colours
             assert im.size[0] == round(2 * S.PANEL[0] * S.DPI) and im.size[1] > 200
             assert len(im.convert("RGB").getcolors(maxcolors=4096)) >= 8
     assert {"full-domain", "set-value", "fixed-sets", "top-k", "bias-variance", "benefit", "choose-method"} <= set(P.plot_kinds())

@@ -9,7 +9,7 @@ import pytest
 
 def test_ext_heavy_hitters_quick_rows_and_figure(tmp_path):
     from ldpopt.experiments import load_config, run
-    from ldpopt.experiments.plot import plot
+    from ldpopt.experiments.figures.draw import plot
 
     t = run("ext_heavy_hitters", quick=True, out=tmp_path, progress=False)
     cfg = load_config("ext_heavy_hitters", quick=True)
@@ -31,7 +31,7 @@ def test_ext_heavy_hitters_quick_rows_and_figure(tmp_path):
 
 
 def test_heavy_discovery_rejects_unknown_methods(tmp_path):
-    from ldpopt.experiments.tasks_heavy import heavy_discovery
+    from ldpopt.experiments.task_kinds.heavy import heavy_discovery
 
     class Task:
         methods = ("pem", "rappor")

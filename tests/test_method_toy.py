@@ -18,7 +18,7 @@ from ldpopt import methods, oracles
 from ldpopt.experiments.config import load_config
 from ldpopt.experiments.runner import run as run_experiment
 from ldpopt.testing import check_method
-from ldpopt.verify.claims import equivalence_rows
+from ldpopt.verify.equivalences import equivalence_rows
 
 TOY = '''
 import numpy as np
@@ -111,7 +111,7 @@ def test_a_quick_experiment_runs_it_from_a_config_beside_the_papers_methods(toy,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ldpopt.experiments.plot_wang import summarise, two_panel
+    from ldpopt.experiments.figures.wang import summarise, two_panel
 
     fig, axes = plt.subplots(1, 2)
     two_panel(axes, summarise(table, "epsilon"), "epsilon", "eps", "mse")

@@ -5,7 +5,7 @@ could fail (consistency helps, ldpopt's check certifies the optimum, the reconst
 from __future__ import annotations
 
 from ldpopt.experiments import load_config, run
-from ldpopt.experiments.plot import plot
+from ldpopt.experiments.figures.draw import plot
 
 
 def test_ext_multi_quick_numbers_and_figure(tmp_path):

@@ -19,7 +19,7 @@ from scipy.optimize import minimize
 from ldpopt.cli._problemtypes import help_text
 from ldpopt.problems import STRUCTURED, Problem, available_objectives, registry
 from ldpopt.testing import check_objective
-from ldpopt.verify.claims import check_equivalence
+from ldpopt.verify.equivalences import check_equivalence
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ coverage Σ value·count / Σ count of a planted table, the nominal level drawn,
 import numpy as np
 import pandas as pd
 
-from ldpopt.experiments.plot import figure
+from ldpopt.experiments.figures.draw import figure
 
 
 def _table():
@@ -23,7 +23,7 @@ def test_coverage_markers_are_the_pooled_coverage(tmp_path, monkeypatch):
 
     figs = []
     monkeypatch.setattr(plt, "close", lambda *a, **k: None)  # keep the figure to inspect it
-    import ldpopt.experiments.plot_style as S
+    import ldpopt.experiments.figures.style as S
     real_save = S.save
     monkeypatch.setattr(S, "save", lambda fig, path, dpi=S.DPI: (figs.append(fig), real_save(fig, path, dpi))[1])
     paths = figure("coverage")(_table(), {}, tmp_path, "cov")
@@ -44,7 +44,7 @@ def test_full_grid_is_one_page_per_oracle(tmp_path, monkeypatch):
     """2 oracles × 2 ε × 2 levels: two pages, each one oracle, rows ε and columns the levels."""
     import matplotlib.pyplot as plt
 
-    import ldpopt.experiments.plot_style as S
+    import ldpopt.experiments.figures.style as S
 
     figs = []
     monkeypatch.setattr(plt, "close", lambda *a, **k: None)

@@ -7,7 +7,7 @@ figure exactly as written, at the dpi it is written with):
 * no text is cut off by the figure's edge, and no two panel titles overlap;
 * at most one legend per figure, a figure legend, outside every axes' data area;
 * the suptitle lies above every axes (titles included) of the first row;
-* a figure page holds at most ``plot_style.ROWS_PER_PAGE`` rows of panels;
+* a figure page holds at most ``figures.style.ROWS_PER_PAGE`` rows of panels;
 * panel titles name ε as ``ε = …`` wherever ε is a row key, and axis labels say what they measure.
 
 Wang kinds are drawn from small synthetic tables (tests/_plot_tables.py, the layout of the saved
@@ -31,9 +31,9 @@ from matplotlib.text import Text  # noqa: E402
 
 import _plot_tables as T  # noqa: E402
 from ldpopt import oracles  # noqa: E402
-from ldpopt.experiments import plot as P  # noqa: E402
-from ldpopt.experiments import plot_style as S  # noqa: E402
-from ldpopt.experiments import plot_wang as W  # noqa: E402
+from ldpopt.experiments.figures import draw as P  # noqa: E402
+from ldpopt.experiments.figures import style as S  # noqa: E402
+from ldpopt.experiments.figures import wang as W  # noqa: E402
 from ldpopt.experiments import run  # noqa: E402
 
 WANG_KINDS = ["full-domain", "set-value", "top-k", "fixed-sets", "benefit", "choose-method"]
@@ -225,7 +225,7 @@ def test_fig9_marks_the_real_best_and_each_fits_pick(drawn):
 
 def test_choice_regret_against_a_hand_count():
     """Per repetition: the synthetic argmin, the real argmin, and the ratio of their real MSEs."""
-    from ldpopt.experiments.plot_choose import choice_regret
+    from ldpopt.experiments.figures.choose import choice_regret
 
     rows = []
     real = {0: {"a": 1.0, "b": 2.0, "c": 4.0}, 1: {"a": 3.0, "b": 1.5, "c": 6.0}}
@@ -272,7 +272,7 @@ def test_a_long_panel_title_is_wrapped_inside_its_panel(text):
 def test_fig9_choice_panel_plots_the_per_repetition_cost(drawn):
     """The cost panel's points are the mean over repetitions of choice_regret's ratio, and the
     hit-rate panel's the share of repetitions whose pick is the real best, per oracle and ε."""
-    from ldpopt.experiments.plot_choose import choice_regret
+    from ldpopt.experiments.figures.choose import choice_regret
 
     t, saved = drawn["choose-method"]
     fig = saved[-1][0]
@@ -387,6 +387,6 @@ def test_every_task_kind_has_a_figure_spec():
     assert set(P.plot_kinds()) == set(kinds())
     for kind, spec in P._specs().items():
         module, name = spec["draw"].split(":")
-        assert callable(getattr(importlib.import_module(f"ldpopt.experiments.{module}"), name)), kind
+        assert callable(getattr(importlib.import_module(f"ldpopt.experiments.figures.{module}"), name)), kind
     with pytest.raises(ValueError, match="no figure for kind 'nope'"):
         P.figure("nope")

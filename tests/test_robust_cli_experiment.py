@@ -53,7 +53,7 @@ def test_cli_robust_errors_are_one_line(poisoned_csv, args, word):
 
 def test_ext_poisoning_quick_numbers_and_figure(tmp_path):
     from ldpopt.experiments import load_config, run
-    from ldpopt.experiments.plot import plot
+    from ldpopt.experiments.figures.draw import plot
 
     t = run("ext_poisoning", quick=True, out=tmp_path, progress=False)
     cfg = load_config("ext_poisoning", quick=True)

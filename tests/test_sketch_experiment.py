@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from ldpopt.experiments import load_config, run
-from ldpopt.experiments.plot import plot
-from ldpopt.experiments.tasks_sketches import sketches
+from ldpopt.experiments.figures.draw import plot
+from ldpopt.experiments.task_kinds.sketches import sketches
 
 
 def test_sketches_quick_table_and_figure(tmp_path):
@@ -40,5 +40,5 @@ def test_sketches_kind_names_a_wrong_oracle():
     class T:
         oracle, epsilon, params, methods, rep = "oue", 1.0, (), ("base",), 0
 
-    with pytest.raises(ValueError, match="must be 'cms' or 'hcms'"):
+    with pytest.raises(ValueError, match=r"must be sketch oracles \['cms', 'hcms'\], got 'oue'"):
         sketches(T)

@@ -7,7 +7,7 @@ import pytest
 
 from ldpopt import oracles
 from ldpopt.datasets.synthetic import zipf
-from ldpopt.experiments.tasks_uncertainty import _subsets
+from ldpopt.experiments.task_kinds.uncertainty import _subsets
 from ldpopt.uncertainty import FallbackWarning, bootstrap, intervals
 from ldpopt.uncertainty.batch import bootstrap_many
 

@@ -93,7 +93,7 @@ def test_likelihood_claim_is_refereed_above_the_conic_limit_by_sqp():
     """d = 1000 > LIKELIHOOD_MAX_D: the solver row is ldpopt's sequential-QP route (Clarabel fails
     the binomial there), not a silently smaller d; a planted wrong EM output fails it."""
     from ldpopt.methods import em
-    from ldpopt.verify.claims import equivalence_rows
+    from ldpopt.verify.equivalences import equivalence_rows
 
     est = verify.instance("oue", 1.0, 10**6, 1000, 0)
     rows = [r for r in equivalence_rows(est, 0, ["CLARABEL"], 2000, verify.LIKELIHOOD_MAX_D)
@@ -109,7 +109,7 @@ def test_likelihood_claim_is_refereed_above_the_conic_limit_by_sqp():
 
 
 def test_likelihood_claim_runs_at_42178_by_the_certificate():
-    from ldpopt.verify.claims import equivalence_rows
+    from ldpopt.verify.equivalences import equivalence_rows
 
     est = verify.instance("grr", 2.0, 10**6, 42_178, 0)
     rows = [r for r in equivalence_rows(est, 0, [], 2000, verify.LIKELIHOOD_MAX_D) if r.claim == "em=likelihood"]

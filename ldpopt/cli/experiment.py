@@ -109,7 +109,7 @@ def _run(args) -> int:
 def _plot(args) -> int:
     """Draw one config's figures; ``all`` draws every config that has saved results and lists, one
     line each, the configs that have none (e.g. skipped by ``run all`` for missing data)."""
-    from ..experiments.plot import plot, results_folder
+    from ..experiments.figures.draw import plot, results_folder
 
     names = _config_names(args.name)
     drawn = 0
@@ -131,7 +131,7 @@ def _plot(args) -> int:
 
 def _claims(args) -> int:
     """The numbers behind REPRODUCTION.md's claims, from saved results, and each claim's verdict."""
-    from ..experiments.claims import claims, summary_markdown
+    from ..experiments.claims.verdicts import claims, summary_markdown
 
     if args.reproduction:
         return _reproduction(args)
@@ -151,7 +151,7 @@ def _reproduction(args) -> int:
     """``--reproduction FILE``: FILE (REPRODUCTION.md) with its claims tables regenerated from
     experiments/claims/*.toml; with ``--verdicts`` each verdict is the one the rows' checks give on
     the saved results under ``--out``."""
-    from ..experiments.claims import claims, reproduction
+    from ..experiments.claims.verdicts import claims, reproduction
 
     verdicts = None
     if args.verdicts:

@@ -3,7 +3,7 @@
 
 from .config import ExperimentConfig, load_config
 from .evaluation import evaluate
+from .registry import get_kind, kinds
 from .runner import run, tasks_of
-from .tasks import get_kind, kinds
 
 __all__ = ["ExperimentConfig", "evaluate", "get_kind", "kinds", "load_config", "run", "tasks_of"]

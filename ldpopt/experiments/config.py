@@ -1,6 +1,6 @@
 """Experiment configurations: a TOML file describes a sweep.
 
-A config has a ``name``, a ``kind`` (the task function in :mod:`ldpopt.experiments.tasks`), the
+A config has a ``name``, a ``kind`` (the task function in :mod:`ldpopt.experiments.registry`), the
 sweep axes ``datasets``, ``oracles``, ``epsilons``, the ``methods`` to apply (registered names or
 ``FILE.py:NAME``, the file relative to the config's folder: checked when the config is read, before
 any work), ``repetitions`` and a
@@ -46,7 +46,7 @@ class ExperimentConfig:
     name : str
         The experiment's name (its results folder).
     kind : str
-        The task kind (:func:`~ldpopt.experiments.kinds`).
+        The task kind (:func:`~ldpopt.experiments.task_kinds`).
     datasets : tuple
         Dataset specs (a name, or a table of loader arguments).
     oracles : tuple of str
@@ -199,7 +199,7 @@ def load_config(name_or_path, quick: bool = False) -> ExperimentConfig:
     eps = tuple(float(e) for e in raw["epsilons"])
     if not eps or any(not e > 0 for e in eps):
         raise ValueError(f"epsilons must be a non-empty list of numbers > 0 in {path}")
-    from .tasks import check_methods, get_kind
+    from .registry import check_methods, get_kind
 
     get_kind(str(raw["kind"]))  # an unknown kind is refused before any work
     methods = check_methods(raw["methods"], str(raw["kind"]), path)

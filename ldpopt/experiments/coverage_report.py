@@ -2,11 +2,11 @@
 
 ``coverage_markdown(table)`` turns a ``coverage`` results table (``ext_uncertainty_coverage`` and
 ``ext_uncertainty_heldout``, one row per task × method × level × band,
-:mod:`ldpopt.experiments.tasks_uncertainty`) into one markdown table per nominal level: a row per
+:mod:`ldpopt.experiments.task_kinds.uncertainty`) into one markdown table per nominal level: a row per
 method (or per ``by`` group), a column per band of the true frequency in units of σ and per query
 kind — never pooled across bands. Each cell is ``coverage ± mcse (w×)``: the pooled empirical
 coverage Σ value·count / Σ count in percent, its Monte-Carlo standard error over repetitions
-(:func:`~ldpopt.experiments.tasks_uncertainty.coverage_stats`), and the median width relative to
+(:func:`~ldpopt.experiments.task_kinds.uncertainty.coverage_stats`), and the median width relative to
 Base's analytic interval clipped to [0, 1] on the same entries, so an interval no narrower than
 Base's shows as such.
 
@@ -34,7 +34,7 @@ import pandas as pd
 __all__ = ["BAND_ORDER", "band_summary_markdown", "cell_stats", "coverage_markdown", "coverage_report",
            "failures_markdown", "flag_summary_markdown", "group_summary_markdown", "rank_markdown"]
 
-# value-rank bands of the true frequencies, then the query kinds (tasks_uncertainty's band names)
+# value-rank bands of the true frequencies, then the query kinds (task_kinds.uncertainty's band names)
 BAND_ORDER = ("zero", "lt1sigma", "1-2sigma", "2-5sigma", "ge5sigma", "sub-head", "sub-tail", "sub-mixed",
               "topk", "topk-set", "topk-sel", "topk-hull", "topk-cal", "topk-order")
 COVERAGE_KINDS = ("coverage", "coverage-batch")
@@ -57,7 +57,7 @@ def coverage_markdown(table: pd.DataFrame, *, by=("method",), levels=None, targe
     ``by`` groups, columns = :data:`BAND_ORDER` bands present, cells = pooled coverage (%) ± its
     Monte-Carlo SE (width relative to Base) with the ``target`` marks (module docstring). Raises ``ValueError`` naming ``table``/``by``/``levels`` on
     bad input."""
-    from .tasks_uncertainty import coverage_stats
+    from .task_kinds.uncertainty import coverage_stats
 
     need = {"metric", "level", "band", "value", "count"}
     if not isinstance(table, pd.DataFrame) or not need <= set(table.columns):
@@ -97,7 +97,7 @@ def coverage_markdown(table: pd.DataFrame, *, by=("method",), levels=None, targe
 
 def coverage_report(name_or_folder, *, quick: bool = False, root="results", by=("method",), levels=None) -> str:
     """:func:`coverage_markdown` of a saved run, headed by what it pooled (tasks, datasets, oracles, ε)."""
-    from .plot import load_results
+    from .figures.draw import load_results
 
     table, meta, folder = load_results(name_or_folder, quick, Path(root))
     kind = meta.get("config", {}).get("kind")
@@ -164,7 +164,7 @@ def band_summary_markdown(table: pd.DataFrame, *, by=("method",), levels=None) -
     median over cells of the median width relative to Base, and the fewest and most repetitions of a
     cell — one table per level, marked as :func:`coverage_markdown`; "" when the table has no cell
     columns."""
-    from .tasks_uncertainty import coverage_stats
+    from .task_kinds.uncertainty import coverage_stats
 
     t = table[table["metric"] == "coverage"] if "metric" in table.columns else table.iloc[:0]
     cell = [c for c in CELL if c in t.columns]
@@ -214,10 +214,10 @@ FLAG_COLUMNS = tuple(["flagged"] + [f"{pre}_{c}" for pre in ("free", "raw", "bas
 
 
 def cell_stats(table: pd.DataFrame, by=("method",)) -> pd.DataFrame:
-    """Per ``by`` × (dataset, oracle, ε) cell × level × band: :func:`~.tasks_uncertainty.coverage_stats`
-    of the ``coverage`` rows joined with :func:`~.tasks_uncertainty.flag_stats` (the flag columns
+    """Per ``by`` × (dataset, oracle, ε) cell × level × band: :func:`~ldpopt.experiments.task_kinds.uncertainty.coverage_stats`
+    of the ``coverage`` rows joined with :func:`~ldpopt.experiments.task_kinds.uncertainty.flag_stats` (the flag columns
     NaN for the methods that flag nothing, Base and Norm), as a flat DataFrame."""
-    from .tasks_uncertainty import coverage_stats, flag_stats
+    from .task_kinds.uncertainty import coverage_stats, flag_stats
 
     cov = table[table["metric"] == "coverage"]
     keys = (*by, *[c for c in CELL if c in cov.columns])

@@ -17,7 +17,7 @@ The metrics (:data:`METRICS`), each one task kind:
   arXiv §4.4) — the papers' frequent-value metric;
 * coverage of ldpopt's nominal intervals per band of the true frequency in units of σ, per subset
   kind and for the top-10 set (the bands of ``ext_uncertainty_coverage``,
-  :mod:`.tasks_uncertainty_batch`; an extension, not in the papers).
+  :mod:`ldpopt.experiments.task_kinds.uncertainty_batch`; an extension, not in the papers).
 
 The grids (:data:`GRIDS`): ``standard`` is the papers' set-up as NDSS §V-A states it — Zipf(s = 1.5)
 with n = 10⁶, d = 1,024 and the Emoji counts (n = 156,941, d = 969; our stand-in for the paper's
@@ -217,7 +217,7 @@ def _try_once(name: str, where: str, grid: Grid) -> None:
 
 def _against(against) -> tuple[str, ...]:
     from .. import methods as _methods
-    from .tasks_wang import QUERY_METHODS
+    from .toolkit import QUERY_METHODS
 
     if isinstance(against, str):
         against = [a.strip() for a in against.split(",") if a.strip()]
@@ -394,6 +394,6 @@ def _parts(out: Path) -> set[Path]:
 
 def _title(names, grid: Grid) -> str:
     """``Shrink-Uniform vs the papers' methods, standard grid``."""
-    from .plot_wang import LABELS
+    from .figures.wang import LABELS
 
     return f"{', '.join(LABELS.get(n, n) for n in names)} vs the papers' methods, {grid.name} grid"

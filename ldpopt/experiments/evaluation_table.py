@@ -9,7 +9,7 @@ resamples of the repetitions, seeded by the cell, *choice*) where there are at l
 repetitions exceeds :data:`SKEW` in absolute value (*choice*: a few large errors, as top-k MSE at
 small k has, make mean ± SE misleading); the markdown then shows the bootstrap interval beside the
 mean. For coverage, ``mean`` is the pooled coverage Σ covered / Σ values and ``se`` its cluster
-Monte-Carlo SE over repetitions (:func:`.tasks_uncertainty.coverage_stats`, the coverage table's
+Monte-Carlo SE over repetitions (:func:`ldpopt.experiments.task_kinds.uncertainty.coverage_stats`, the coverage table's
 own), and the cell marks of :mod:`.coverage_report` (**bold ↓**: more than 3 points under nominal).
 
 :func:`write_table` writes the rows as ``evaluation.csv`` (every number) and ``evaluation.md`` (one
@@ -61,7 +61,7 @@ def _skewness(x: np.ndarray) -> float:
 def regimes(cfgs: dict) -> dict[str, tuple[int, int]]:
     """(n, d) of every dataset of the configs, by the name the results table gives it."""
     from .runner import tasks_of
-    from .tasks_wang import dataset_of
+    from .toolkit import dataset_of
 
     out = {}
     for cfg in cfgs.values():
@@ -92,7 +92,7 @@ def error_rows(metric, t: pd.DataFrame) -> list[dict]:
 def coverage_rows(metric, t: pd.DataFrame) -> list[dict]:
     """Per regime × band × level × method: pooled coverage and its Monte-Carlo SE."""
     from .coverage_report import BAND_ORDER
-    from .tasks_uncertainty import coverage_stats
+    from .task_kinds.uncertainty import coverage_stats
 
     t = t[t["metric"] == "coverage"]
     st = coverage_stats(t, by=(*_KEYS, "method")).reset_index()
@@ -120,7 +120,7 @@ def k_text(value) -> str:
 
 
 def band_text(value) -> str:
-    from .plot_coverage import BANDS
+    from .figures.coverage import BANDS
 
     return BANDS.get(value, {"topk-set": "top-10 set, fixed-set interval"}.get(value, str(value)))
 
@@ -129,7 +129,7 @@ def summary(results: dict, metrics, sizes: dict, order) -> pd.DataFrame:
     """One row per metric × regime × query × method (module docstring); ``results``: the results
     table of each metric by key; ``sizes``: (n, d) by dataset (:func:`regimes`); ``order``: the
     methods in column order (the user's first)."""
-    from .plot_wang import LABELS
+    from .figures.wang import LABELS
 
     frames = []
     for i, metric in enumerate(metrics):
@@ -178,7 +178,7 @@ def _error_cell(r, scale: float, best: bool) -> str:
 def markdown(table: pd.DataFrame, title: str) -> str:
     """The summary as one markdown table (module docstring), headed by what it shows."""
     from .coverage_report import TARGET, _cell
-    from .plot_style import oracle_label
+    from .figures.style import oracle_label
 
     methods = list(dict.fromkeys(table["method"]))
     labels = dict(zip(table["method"], table["label"]))
@@ -221,7 +221,7 @@ def figures(results: dict, metrics, table: pd.DataFrame, out_dir: Path, title: s
     """One figure per metric (pages where it has many rows) by the kind's figure function, the
     methods in ``table``'s column order, titled with the regime (datasets with n and d, repetitions);
     returns the PNG paths."""
-    from .plot import figure
+    from .figures.draw import figure
 
     out_dir.mkdir(parents=True, exist_ok=True)
     rank = {m: i for i, m in enumerate(dict.fromkeys(table["method"]))}

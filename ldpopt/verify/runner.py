@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import oracles as _oracles
-from .claims import check_mle_formulas, distance_rows, equivalence_rows, equivalences
+from .equivalences import check_mle_formulas, distance_rows, equivalence_rows, equivalences
 from .instances import LIKELIHOOD_MAX_D, MC_MAX_D, SOLVER_MAX_D, instance
 from .montecarlo import claim_ids, is_finding, mc_rows
 from .result import ClaimResult, not_refereed

@@ -18,7 +18,7 @@ count repetitions themselves). A measure names a reduction of :data:`REDUCTIONS`
 * ``best`` the method with the smallest (``largest``: largest) cell mean among ``methods``
   (default all), listed over the ``x`` level;
 * ``rank`` each method's mean rank over ε;
-* a name of :mod:`ldpopt.experiments.claims_named` for a bespoke computation (bias sums, …).
+* a name of :mod:`ldpopt.experiments.claims.named` for a bespoke computation (bias sums, …).
 
 Every measure reads ``metric`` (default ``mse``) per (dataset, oracle, ε, *``by``) and records one
 number per cell under the label ``"config | dataset | oracle | eps=… | … | label"``. ``only``
@@ -49,10 +49,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import claims_named
-from .claims_format import by_groups, fmt, num, reps_text
-from .claims_table import GROUPS, Missing, Tables, at_level, cell_means, rep_counts
-from .config import DATA_DIR, load_config
+from ..config import DATA_DIR, load_config
+from . import named
+from .format import by_groups, fmt, num, reps_text
+from .table import GROUPS, Missing, Tables, at_level, cell_means, rep_counts
 
 __all__ = ["GROUPS", "REDUCTIONS", "claims", "markdown", "quick_verdict", "reproduction", "required_reps", "rows",
            "summary_markdown", "verdict"]
@@ -229,7 +229,7 @@ def _measure(c: Claim, row: dict):
                 if isinstance(s, pd.Series) and label:
                     c.text.append(f"{cfg}: {label}: {by_groups(s)}.")
             else:
-                fn = getattr(claims_named, m["reduce"].replace("-", "_"))
+                fn = getattr(named, m["reduce"].replace("-", "_"))
                 if not fn(c, cfg, t, m):  # True: it said what it measured itself
                     c.text.append(f"{cfg}: {fn.__doc__.split(chr(10))[0]}")
 

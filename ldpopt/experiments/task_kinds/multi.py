@@ -1,0 +1,160 @@
+"""Task kind ``multi``: marginals of many attributes — CALM's comparison and the one-way protocols.
+
+One task = one multi-attribute dataset (:func:`multi_dataset`), the task's oracle (``grr`` or
+``oue``) inside every protocol, its ε and repetition. Methods (``<collection>:<post-processing>``):
+
+* ``2way:*`` — CALM-style collection of every 2-way marginal (Zhang, Wang, Li, He & Chen, CCS 2018
+  §4: each user reports one uniformly chosen marginal with the whole ε); ``3way:*`` — every 3-way
+  marginal collected directly (CALM's "direct" collection of the asked marginals: a choice of how to
+  state its baseline honestly, the paper is not in this repository). Post-processing: ``raw`` (the
+  unbiased f̃), ``norm-sub`` (each marginal projected on its simplex alone, no consistency),
+  ``calm`` (:func:`ldpopt.multi.calm_consistency`, CALM §4's steps) and ``weighted`` (ldpopt's optimum
+  of :func:`ldpopt.multi.consistency_problem`, ``status`` its check). For ``calm`` and ``weighted``
+  the 3-way marginals of a 2-way collection are read off the table fitted to the consistent marginals
+  (:func:`ldpopt.multi.fit_table`: the maximum-entropy table when one matches them — CALM §5's route —
+  and the closest table of that family when none does, which happens with noisy 2-way marginals that
+  agree pairwise; its Frank–Wolfe gap is metric ``fw-gap``), the 2-way marginals of a 3-way
+  collection by projection (consistent marginals agree on every one). ``pgm``: the table fitted to the
+  raw f̃ directly (Private-PGM's estimator, McKenna et al. ICML 2019, on the full table), no
+  consistency step.
+* ``flat`` — the whole joint table as one domain through the oracle, Norm-Sub, marginals summed (the
+  full-domain baseline of marginal release; a choice among CALM's baselines: it is the one that needs
+  no other mechanism).
+* ``spl:*``, ``smp:*``, ``rsfd:*`` — the one-way marginals of :func:`ldpopt.multi.spl`, ``smp``,
+  ``rsfd`` (inner oracle = the task's): ``raw``, ``peer-mi`` (multi-freq-ldpy's ``*_Aggregator_MI``:
+  f̃ clipped at 0 and renormalised, reproduced by :mod:`ldpopt.interop.multi_freq_ldpy_multi` and
+  equal to the library's own on its own reports in ``tests/test_multi_interop.py``), ``norm-sub``.
+
+Metrics: ``tv1``, ``tv2``, ``tv3`` — the total-variation distance ½‖f̂ − f‖₁ to the true marginal,
+averaged over every 1-, 2- or 3-way marginal (a choice of error measure: ½ L1 per marginal). Each
+method reports the ways it can answer (raw and norm-sub only the way collected). Every protocol draws
+from its fast path (exact in law, :mod:`ldpopt.multi.protocol`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ... import multi
+from ...interop.multi_freq_ldpy_multi import peer_mi_marginals
+from ...methods.normalize import project_simplex
+from ..registry import kind
+
+__all__ = ["METHODS", "multi_dataset", "multi_task"]
+
+_POST = ("raw", "norm-sub", "calm", "weighted", "pgm")
+_ONE = ("raw", "peer-mi", "norm-sub")
+METHODS = (tuple(f"{w}way:{p}" for w in (2, 3) for p in _POST) + ("flat",)
+           + tuple(f"{c}:{p}" for c in ("spl", "smp", "rsfd") for p in _ONE))
+
+
+@functools.lru_cache(maxsize=8)
+def multi_dataset(spec) -> multi.MultiDataset:
+    """The dataset a config names: ``{name = "chain", n, k, strength, domains, rng}``
+    (:func:`ldpopt.multi.chain_network`) or ``{name = "retail" | "bms-webview-1" | "bms-webview-2",
+    top}`` (:func:`ldpopt.multi.item_presence`); ``label`` is only a display name."""
+    kw = {"name": spec} if isinstance(spec, str) else dict(spec)
+    kw.pop("label", None)
+    name = kw.pop("name")
+    if name == "chain":
+        return multi.chain_network(**kw)
+    return multi.item_presence(name, **kw)
+
+
+def _truth(data, way):
+    attrs = multi.all_k_way(data.k, way)
+    return attrs, [data.marginal(a) for a in attrs]
+
+
+def _mean_tv(parts, truth) -> float:
+    return float(np.mean([multi.total_variation(p, t) for p, t in zip(parts, truth)]))
+
+
+def _collected(data, oracle, eps, way, posts, rng, truths):
+    est = multi.calm(data.domains, eps, way=way, oracle=oracle).simulate(data, rng)
+    rows = []
+    for post in posts:
+        status = ""
+        if post == "pgm":
+            rows += _reconstructed(est, est.f_tilde, f"{way}way:pgm", truths, status, (2, 3))
+            continue
+        if post in ("raw", "norm-sub"):
+            parts = est.marginals.split(est.f_tilde)
+            if post == "norm-sub":
+                parts = [project_simplex(x) for x in parts]
+            rows.append((f"{way}way:{post}", f"tv{way}", _mean_tv(parts, truths[way][1]), status))
+            continue
+        if post == "calm":
+            f = multi.calm_consistency(est).f
+        else:
+            sol = multi.consistency_problem(est, "weighted").solve()
+            f, status = sol.f, sol.status
+        parts = est.marginals.split(f)
+        rows.append((f"{way}way:{post}", f"tv{way}", _mean_tv(parts, truths[way][1]), status))
+        if way == 3:  # the 2-way marginals: projections of the consistent 3-way ones (any container)
+            proj = [_project(est.marginals, parts, a) for a in truths[2][0]]
+            rows.append((f"{way}way:{post}", "tv2", _mean_tv(proj, truths[2][1]), status))
+        else:
+            rows += _reconstructed(est, f, f"{way}way:{post}", truths, status, (3,))
+    return rows
+
+
+def _reconstructed(est, f, method, truths, status, ways):
+    """Rows for the marginals of ``ways`` read off the table :func:`ldpopt.multi.fit_table` fits to ``f``
+    (weights 1/σ_i²; Frank–Wolfe gap ≤ 1e-7 or 2000 steps, metric ``fw-gap``)."""
+    w = 1.0 / np.array([e.sigma2 for e in est.estimates])
+    table = multi.fit_table(est.marginals, f, w / w.mean(), tol=1e-7, max_iter=2000)
+    rows = [(method, f"tv{x}", _mean_tv(table.marginals(truths[x][0]), truths[x][1]), status) for x in ways]
+    return rows + [(method, "fw-gap", table.residual, status)]
+
+
+def _project(ms, parts, sub) -> np.ndarray:
+    """The marginal on ``sub`` from the first marginal of ``ms`` that contains it."""
+    i = next(i for i, a in enumerate(ms.attrs) if set(sub) <= set(a))
+    return np.bincount(ms.projection(i, sub), weights=parts[i], minlength=int(np.prod([ms.domains[j] for j in sub])))
+
+
+def _flat(data, oracle, eps, rng, truths):
+    est = multi.MarginalSampling(data.domains, eps, [tuple(range(data.k))], oracle, "flat").simulate(data, rng)
+    table = project_simplex(est.f_tilde).reshape(data.domains)
+    rows = []
+    for w in (2, 3):
+        parts = [table.sum(axis=tuple(j for j in range(data.k) if j not in a)).ravel() for a in truths[w][0]]
+        rows.append(("flat", f"tv{w}", _mean_tv(parts, truths[w][1]), ""))
+    return rows
+
+
+def _one_way(data, oracle, eps, proto, posts, rng, truths):
+    build = {"spl": multi.spl, "smp": multi.smp, "rsfd": multi.rsfd}[proto]
+    est = build(data.domains, eps, oracle).simulate(data, rng)
+    raw = [e.f_tilde for e in est.estimates]
+    fns = {"raw": lambda: raw, "peer-mi": lambda: peer_mi_marginals(raw),
+           "norm-sub": lambda: [project_simplex(x) for x in raw]}
+    return [(f"{proto}:{p}", "tv1", _mean_tv(fns[p](), truths[1][1]), "") for p in posts]
+
+
+@kind("multi", own_data=True)
+def multi_task(task) -> list[dict]:
+    want = list(task.methods)
+    if set(want) - set(METHODS):
+        raise ValueError(f"methods of a multi config must be among {list(METHODS)}, got {sorted(set(want) - set(METHODS))}")
+    if task.oracle not in ("grr", "oue"):
+        raise ValueError(f"oracle of a multi config must be 'grr' or 'oue' (RS+FD's inner oracles), got {task.oracle!r}")
+    data = multi_dataset(task.dataset)
+    rng = task.rng()
+    truths = {w: _truth(data, w) for w in (1, 2, 3)}
+    rows = []
+    for way in (2, 3):
+        posts = [m.split(":")[1] for m in want if m.startswith(f"{way}way:")]
+        if posts:
+            rows += _collected(data, task.oracle, task.epsilon, way, posts, rng, truths)
+    if "flat" in want:
+        rows += _flat(data, task.oracle, task.epsilon, rng, truths)
+    for proto in ("spl", "smp", "rsfd"):
+        posts = [m.split(":")[1] for m in want if m.startswith(f"{proto}:")]
+        if posts:
+            rows += _one_way(data, task.oracle, task.epsilon, proto, posts, rng, truths)
+    return [{"method": m, "metric": met, "value": float(v), "status": s, "k": data.k, "n_users": data.n}
+            for m, met, v, s in rows]
