@@ -9,7 +9,8 @@ lift, those that take β with β known, estimated (``robust.estimate_beta``), ×
 read from ``--anchor-src``; skipped without it); GRR, OUE, OLH; ε ∈ ``--epsilons`` (default the anchors'
 ε sweep 0.5, 1, 2, 4); ``--reps`` repetitions (20).
 
-Per cell (dataset, oracle, ε, β, attack, method, mode, metric): mean, standard error, median, the
+Per cell (dataset, oracle, ε, β, attack, method, mode, metric; ``results/poisoning_stress_cells.csv``,
+4 significant digits): mean, standard error, median, the
 Shapiro–Wilk p-value of the repetitions and, where it is below 0.01 (*heavy*: this bench's test),
 the percentile bootstrap 95 % interval of the mean and of the median (2,000 resamples). The rule:
 each recovery's worst case over every cell of the MSE ratio to the best recovery of that cell;
@@ -23,10 +24,12 @@ mean + the 0.05 % and 99.95 % quantiles of the difference of two bootstrap means
 tests/test_poisoning_stress.py re-runs both with another seed.
 
     python benchmarks/bench_poisoning_stress.py [--quick] [--reps R] [--epsilons 0.5,1,2,4] [--anchor-src DIR]
+    python benchmarks/bench_poisoning_stress.py --table benchmarks/results/poisoning_stress.json   # its tables
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -46,6 +49,8 @@ BOOT = 2000
 RERUN = {"setting": {"oracle": "oue", "epsilon": 1.0, "d": 64, "n": 20_000, "beta": 0.1, "seed": 4040},
          "rows": [("mga-r5", "lift", "known"), ("none", "lift", "high")]}
 RERUN_REPS = 300
+#: the per-cell statistics, beside the JSON (module docstring)
+CELLS_FILE = "poisoning_stress_cells.csv"
 
 
 def rerun_values(seed: int, reps: int = RERUN_REPS) -> dict:
@@ -107,6 +112,10 @@ def run(quick: bool = False, **opts) -> dict:
 
     ap = _parser()
     a = H.options(ap, Path(__file__).name, quick, opts)
+    if a.table:  # the tables of a saved run
+        doc = json.loads(Path(a.table).read_text())
+        print(summary(doc, read_cells(Path(a.table).parent / doc["cells_file"])))
+        return doc
     reps = 3 if a.quick else a.reps
     eps_list = (1.0,) if a.quick else tuple(float(e) for e in a.epsilons.split(","))
     betas = (0.05,) if a.quick else BETAS
@@ -132,9 +141,33 @@ def run(quick: bool = False, **opts) -> dict:
     doc = {"setting": {"betas": list(betas), "epsilons": list(eps_list), "oracles": list(ORACLES), "reps": reps,
                        "attacks": list(ATTACKS), "heavy_test": f"Shapiro-Wilk p < {HEAVY_P}", "bootstrap": BOOT},
            "cpu_s": time.process_time() - t0, "rule": rule, "rerun_setting": RERUN["setting"], "rerun": rerun,
-           "cells": cells}
-    print(summary(doc))
+           "cells_file": CELLS_FILE}
+    write_cells(H.results_dir(a) / CELLS_FILE, cells)
+    print(summary(doc, cells))
     return H.save("poisoning_stress", a, doc)
+
+
+def write_cells(path: Path, cells: list[dict]) -> None:
+    """The cells as CSV, numbers to 4 significant digits (intervals as lo;hi)."""
+    import pandas as pd
+
+    df = pd.DataFrame(cells)
+    for col in ("mean_ci", "median_ci"):
+        df[col] = [f"{v[0]:.4g};{v[1]:.4g}" if isinstance(v, list) else "" for v in df.get(col, [None] * len(df))]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(path, index=False, float_format="%.4g")
+
+
+def read_cells(path: Path) -> list[dict]:
+    """:func:`write_cells`' file back as cells (intervals as [lo, hi])."""
+    import pandas as pd
+
+    df = pd.read_csv(path, keep_default_na=False, na_values=[])
+    out = df.to_dict("records")
+    for c in out:
+        for col in ("mean_ci", "median_ci"):
+            c[col] = [float(x) for x in c[col].split(";")] if c[col] else None
+    return out
 
 
 def recommendation(cells: list[dict]) -> dict:
@@ -157,7 +190,7 @@ def recommendation(cells: list[dict]) -> dict:
     return {"per_recovery": out, "recommended_without_beta": pick, "recommended_any": pick_all}
 
 
-def summary(doc: dict) -> str:
+def summary(doc: dict, cells: list[dict]) -> str:
     """Markdown: the rule table, then the worst-case ratio per attack × recovery."""
     import pandas as pd
 
@@ -167,7 +200,7 @@ def summary(doc: dict) -> str:
         w = r[k]["worst_cell"]
         lines.append(f"| {k} | {r[k]['worst_ratio']:.3g} | {r[k]['median_ratio']:.3g} | {w['dataset']} {w['oracle']} "
                      f"ε={w['epsilon']:g} β={w['beta']:g} {w['attack']} |")
-    df = pd.DataFrame([c for c in doc["cells"] if c["metric"] == "mse"])
+    df = pd.DataFrame([c for c in cells if c["metric"] == "mse"])
     df["label"] = df["method"] + np.where(df["mode"] == "", "", ":" + df["mode"])
     key = ["dataset", "oracle", "epsilon", "beta", "attack"]
     df["ratio"] = df["mean"] / df.groupby(key)["mean"].transform("min")
@@ -175,7 +208,7 @@ def summary(doc: dict) -> str:
     lines += ["", "worst MSE / best per attack (over datasets, oracles, ε, β):", "",
               "| recovery | " + " | ".join(tab.columns) + " |", "|---" * (len(tab.columns) + 1) + "|"]
     lines += [f"| {i} | " + " | ".join(f"{v:.3g}" for v in row) + " |" for i, row in tab.iterrows()]
-    g = pd.DataFrame([c for c in doc["cells"] if c["metric"] == "gain"])
+    g = pd.DataFrame([c for c in cells if c["metric"] == "gain"])
     g["label"] = g["method"] + np.where(g["mode"] == "", "", ":" + g["mode"])
     gt = g.pivot_table(index="label", columns="attack", values="mean", aggfunc=lambda v: v.iloc[np.argmax(np.abs(v))])
     lines += ["", "target gain of largest magnitude per attack (over datasets, oracles, ε, β; negative: genuine mass erased):", "",
@@ -190,6 +223,7 @@ def _parser():
     ap = H.parser(__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=20, help="repetitions per setting (default 20)")
     ap.add_argument("--epsilons", default="0.5,1,2,4", help="comma-separated ε values (default 0.5,1,2,4)")
+    ap.add_argument("--table", default=None, help="print the tables of a saved results JSON and stop")
     ap.add_argument("--anchor-src", default=None, help="a checkout of the anchors' repository (its datasets/zipf.npy)")
     return ap
 
