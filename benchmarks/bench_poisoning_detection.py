@@ -56,7 +56,7 @@ for k in range(int(z["reps"])):
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
         res = diffstats(float(z["epsilon"]), support.shape[1], support.shape[0], ones, support, float(z["ratio"]),
-                        "x", 10, 1, None, "OUE")
+                        "x", int(z["r"]) if "r" in z.files else 10, 1, None, "OUE")
     import matplotlib.pyplot as plt
     plt.close("all")
     out.append({"fpr": float(res[2]), "fnr": float(res[3]), "f1": float(res[4]), "returned": len(res)})

@@ -38,7 +38,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "variants": ("own_variant", "kl_user_call"),
     "cli": ("startup", "cli_fuzz"),
     "robust": ("poisoning_anchor", "poisoning_recovery", "poisoning_detection", "poisoning_adaptive", "poisoning_kernels",
-               "poisoning_experiment", "poisoning_anchor_pipeline"),
+               "poisoning_experiment", "poisoning_anchor_pipeline", "poisoning_stress",
+               "poisoning_detection_r"),
     "discovery": ("heavy",),
 }
 

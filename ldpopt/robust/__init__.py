@@ -1,5 +1,6 @@
 """Poisoned reports: attacks on the oracles' report paths (:mod:`.attacks`, :mod:`.attack_counts`),
-detection (:mod:`.detect`), recovery as checked problems (:mod:`.recover`, :mod:`.lift`) and
+detection (:mod:`.detect`), recovery as checked problems (:mod:`.recover`, :mod:`.lift`, :mod:`.guarded`), attacks with a chosen
+support profile and the adaptive attacker against the lift (:mod:`.profile`, :mod:`.evasion`) and
 the range an attack could move each estimate (:mod:`ldpopt.uncertainty.attack`); docs/poisoning.md.
 
 >>> from ldpopt import oracles, robust
@@ -15,7 +16,10 @@ from ..uncertainty.attack import attack_interval, attack_shift
 from .attack_counts import best_bucket_pmf, fake_counts, poisoned_estimate
 from .attacks import ATTACKS, craft_reports, expected_gain, fake_user_count, mean_target_support
 from .detect import genuine_size_pmf, roc, size_test, support_sizes, suspect_scores, suspects
+from .evasion import evasive_shape
+from .guarded import estimate_beta, guarded_lift
 from .lift import lift_suspects, lift_target
+from .profile import profile_counts, profile_rates, split_shape
 from .recover import METHODS, ldprecover, lift, mixture_offset, recover, recovery_problem, rsn, rsn_threshold
 from .recover import ldprecover_target as recover_target
 
@@ -26,10 +30,13 @@ __all__ = [
            "attack_shift",
            "best_bucket_pmf",
            "craft_reports",
+           "estimate_beta",
+           "evasive_shape",
            "expected_gain",
            "fake_counts",
            "fake_user_count",
            "genuine_size_pmf",
+           "guarded_lift",
            "ldprecover",
            "lift",
            "lift_suspects",
@@ -37,6 +44,8 @@ __all__ = [
            "mean_target_support",
            "mixture_offset",
            "poisoned_estimate",
+           "profile_counts",
+           "profile_rates",
            "recover",
            "recover_target",
            "recovery_problem",
@@ -44,6 +53,7 @@ __all__ = [
            "rsn",
            "rsn_threshold",
            "size_test",
+           "split_shape",
            "support_sizes",
            "suspect_scores",
            "suspects",

@@ -46,6 +46,10 @@ class ReportForm:
         """s̄: the expected number of targets one maximal gain report supports."""
         raise ValueError(f"no maximal gain attack for oracle {oracle.name!r}")
 
+    def mga_other_rate(self, oracle: FrequencyOracle, targets) -> float:
+        """The probability that one maximal gain report supports a given non-target (:mod:`.profile`)."""
+        raise ValueError(f"no per-value support rate of the maximal gain attack for oracle {oracle.name!r}")
+
     def apa_reports(self, oracle: FrequencyOracle, targets, m: int, rng):
         """m adaptive pattern reports (:mod:`.apa`)."""
         raise _no_apa(oracle)
@@ -113,6 +117,9 @@ class ValueReports(ReportForm):
     def mga_mean_support(self, oracle, targets, candidates):
         return 1.0
 
+    def mga_other_rate(self, oracle, targets):
+        return 0.0
+
     def support_sizes(self, oracle, reports, device):
         return np.ones(check_values(reports, oracle.d, "reports").size, dtype=np.int64)
 
@@ -137,6 +144,10 @@ class UnaryReports(ReportForm):
         out[targets] = m
         out[others] = _subset_sums(gen, others.size, min(padding_ones(oracle, targets.size), others.size), m)
         return out
+
+    def mga_other_rate(self, oracle, targets):
+        others = oracle.d - targets.size
+        return min(padding_ones(oracle, targets.size), others) / others
 
     def mga_mean_support(self, oracle, targets, candidates):
         return float(targets.size)
@@ -185,6 +196,9 @@ class HashReports(ReportForm):
         r = targets.size
         pmf = best_bucket_pmf(r, oracle.g, _check_int(candidates, "candidates", 1))
         return float(np.arange(r + 1) @ pmf)
+
+    def mga_other_rate(self, oracle, targets):
+        return 1.0 / oracle.g
 
     def apa_reports(self, oracle, targets, m, rng):
         from .apa_hashing import apa_hash_reports
@@ -253,3 +267,6 @@ class SubsetReports(ReportForm):
 
     def mga_mean_support(self, oracle, targets, candidates):
         return float(min(targets.size, oracle.k))
+
+    def mga_other_rate(self, oracle, targets):
+        return max(oracle.k - targets.size, 0) / (oracle.d - targets.size)

@@ -54,22 +54,32 @@ from . import named
 from .format import by_groups, fmt, num, reps_text
 from .table import GROUPS, Missing, Tables, at_level, cell_means, rep_counts
 
-__all__ = ["GROUPS", "REDUCTIONS", "claims", "markdown", "quick_verdict", "reproduction", "required_reps", "rows",
+__all__ = ["GROUPS", "PAPERS", "REDUCTIONS", "claims", "markdown", "paper_title", "quick_verdict", "reproduction", "required_reps", "rows",
            "summary_markdown", "verdict"]
 
 _XNAME = {"epsilon": "eps", "rho": "rho", "k": "k", "n_users": "n", "query_set": "set", "fit": "fit"}
 _TRANSFORM = {"log10": np.log10, "saved": lambda x: 1 - 1 / x, "dev": lambda x: (x - 1).abs()}
-_PAPERS = ("wang", "jia")
+_PAPERS = ("wang", "jia", "poisoning")
+#: the claim files (``experiments/claims/<paper>.toml``)
+PAPERS = _PAPERS
 
 
 @cache
-def rows(paper: str) -> tuple[dict, ...]:
-    """The claim rows of ``experiments/claims/<paper>.toml``, in id order."""
+def _file(paper: str) -> dict:
     if paper not in _PAPERS:
         raise ValueError(f"paper must be one of {_PAPERS}, got {paper!r}")
     with open(DATA_DIR / "claims" / f"{paper}.toml", "rb") as fh:
-        out = tomllib.load(fh)["claim"]
-    return tuple(sorted(out, key=lambda r: r["id"]))
+        return tomllib.load(fh)
+
+
+def rows(paper: str) -> tuple[dict, ...]:
+    """The claim rows of ``experiments/claims/<paper>.toml``, in id order."""
+    return tuple(sorted(_file(paper)["claim"], key=lambda r: r["id"]))
+
+
+def paper_title(paper: str) -> str | None:
+    """The file's ``title`` (the heading of its claims), None when it gives none."""
+    return _file(paper).get("title")
 
 
 # -- recording numbers ----------------------------------------------------------------------------
@@ -188,7 +198,8 @@ def _spread(c, cfg, t, m):
 def _best(c, cfg, t, m):
     w = _wide(t, m).drop(columns=m.get("drop", []), errors="ignore")
     methods = m.get("methods")
-    cols = [x for x in (GROUPS.get(methods, methods) if methods else w.columns) if x in w]
+    named = GROUPS.get(methods, methods) if isinstance(methods, str) else methods  # a group's name or a list
+    cols = [x for x in (named if methods else w.columns) if x in w]
     b = w[cols].dropna(axis=0, how="all")
     b = (b.idxmax(axis=1) if m.get("largest") else b.idxmin(axis=1)).astype(object)
     c.put_list(cfg, b, m["label"], m.get("x", "epsilon"))
@@ -335,6 +346,9 @@ def markdown(paper: str, verdicts: dict | None = None) -> str:
     if paper == "jia":
         cols = [("#", "id"), ("Claim (Jia & Gong)", "paper"), ("Ours (dataset, 30 reps)", "measured"), ("Verdict", "verdict")]
         sep = "|" + "|".join("---" for _ in cols) + "|"
+    if "columns" in _file(paper):  # the file states its table's columns: [header, field] pairs
+        cols = [(h, k) for h, k in _file(paper)["columns"]]
+        sep = "| " + " | ".join("---" for _ in cols) + " |"
     body = ["| " + " | ".join(str({**r, **({"verdict": verdicts[r["id"]]} if r["id"] in verdicts else {})}[k])
                               if k in r else "" for _, k in cols) + " |" for r in rows(paper)]
     return "\n".join(["| " + " | ".join(h for h, _ in cols) + " |", sep, *body]) + "\n"

@@ -1,0 +1,108 @@
+"""Detection by the number of targets r: ldpopt's report flag beside the anchors' Diffstats, r ∈ {1, 2, 3, 5, 10}.
+
+The setting and both detectors of ``bench_poisoning_detection.py`` (OUE, d = 1,024, Zipf(1.5),
+19,000 genuine and 1,000 fake reports, β = 0.05, the maximal gain attack crafted by
+``ldpopt.robust.craft_reports``; Diffstats told the true r, as the anchors' ``Fake_User_Detection.py``
+is), with r random targets, r ∈ {1, 2, 3, 5, 10}, ε ∈ ``--epsilons`` (1, 4), ``--reps`` repetitions (5). ldpopt's
+flag, two suspect sets: ``lift`` = the lift cluster (chains of ≥ 5), else the 10 largest estimates
+(the defender does not know r; what the headline numbers used); ``chain2`` = the cluster with chains
+of ≥ 2 (``lift_suspects(..., min_size=2)``, the guarded lift's), else the 10 largest. Per row: mean ±
+SE of F1, FPR and the AUC of the suspect-support score.
+
+    python benchmarks/bench_poisoning_detection_r.py --anchor-python PY --anchor-src DIR [--quick] [--reps R] [--epsilons 1,4]
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import _harness as H
+import bench_poisoning_detection as B
+
+R_LIST = (1, 2, 3, 5, 10)
+FALLBACK = 10
+
+
+def _ours(eps: float, r: int, reps: int, gen):
+    from ldpopt import oracles, robust
+
+    o = oracles.get("oue", epsilon=eps, d=B.D)
+    values = np.repeat(np.arange(B.D), H.zipf_counts(B.D, B.N_GENUINE))
+    beta = B.M_FAKE / (B.N_GENUINE + B.M_FAKE)
+    fake = np.r_[np.zeros(B.N_GENUINE, bool), np.ones(B.M_FAKE, bool)]
+    rows, mats = [], []
+    for _ in range(reps):
+        t = np.sort(gen.choice(B.D, r, replace=False))
+        reports = np.vstack([o.perturb(gen.permutation(values), gen), robust.craft_reports(o, "mga", t, B.M_FAKE, gen)])
+        est = o.estimate(o.aggregate(reports), reports.shape[0])
+        row = {}
+        for label, size in (("lift", 5), ("chain2", 2)):
+            s = robust.lift_suspects(est, beta, min_size=size)
+            s = s if s.size else robust.suspects(est.f_tilde, FALLBACK)
+            score = robust.suspect_scores(o, reports, s)
+            flag = score >= B._flag_threshold(s.size, o.q)
+            rates = B._rates(flag, fake)
+            row.update({f"{label}_{k}": v for k, v in rates.items()})
+            row[f"{label}_auc"] = robust.roc(score, fake)[2]
+        rows.append(row)
+        mats.append((np.unpackbits(reports, axis=1)[:, :B.D].astype(np.int8), robust.support_sizes(o, reports)))
+    return rows, mats, beta
+
+
+def run(quick: bool = False, **opts) -> dict:
+    ap = _parser()
+    a = H.options(ap, Path(__file__).name, quick, opts)
+    env = H.anchor_env(a)
+    if env is None:
+        print(f"bench_poisoning_detection_r: {H.ANCHOR_NOT_RUN}")
+        return {"not_run": H.ANCHOR_NOT_RUN}
+    py, src = env
+    reps = 1 if a.quick else a.reps
+    gen = np.random.default_rng(31)
+    rows = []
+    for eps in ((1.0,) if a.quick else tuple(float(e) for e in a.epsilons.split(","))):
+        for r in ((3,) if a.quick else R_LIST):
+            t0 = time.process_time()
+            ours, mats, beta = _ours(eps, r, reps, gen)
+            with tempfile.TemporaryDirectory() as tmp:
+                arrays = {"reps": reps, "epsilon": eps, "ratio": beta, "r": r}
+                for k, (sup, ones) in enumerate(mats):
+                    arrays[f"support{k}"], arrays[f"ones{k}"] = sup, ones
+                np.savez(Path(tmp) / "in.npz", **arrays)
+                subprocess.run([py, "-c", B._ANCHOR_SIDE, src, str(Path(tmp) / "in.npz"), str(Path(tmp) / "out.json")],
+                               check=True)
+                theirs = json.loads((Path(tmp) / "out.json").read_text())
+            row = {"epsilon": eps, "r": r, "reps": reps,
+                   "ldpopt": {k: B._mean(ours, k) for k in ours[0]},
+                   "diffstats": {k: B._mean(theirs, k) for k in ("fpr", "fnr", "f1")},
+                   "diffstats_found_nothing": sum(x["returned"] == 5 for x in theirs),
+                   "ldpopt_cpu_s": time.process_time() - t0}
+            rows.append(row)
+            L, T = row["ldpopt"], row["diffstats"]
+            print(f"eps={eps} r={r}: lift F1 {L['lift_f1']['mean']:.3f} AUC {L['lift_auc']['mean']:.4f} "
+                  f"FPR {L['lift_fpr']['mean']:.2e} | chain2 F1 {L['chain2_f1']['mean']:.3f} AUC {L['chain2_auc']['mean']:.4f} "
+                  f"FPR {L['chain2_fpr']['mean']:.2e} | Diffstats F1 {T['f1']['mean']:.3f} FPR {T['fpr']['mean']:.2e}", flush=True)
+    return H.save("poisoning_detection_r", a, {"setting": {"oracle": "oue", "d": B.D, "n_genuine": B.N_GENUINE,
+                                                           "m_fake": B.M_FAKE, "fallback_suspects": FALLBACK}, "rows": rows})
+
+
+def _parser():
+    ap = H.parser(__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=5, help="repetitions per setting (default 5)")
+    ap.add_argument("--epsilons", default="1,4", help="comma-separated ε values (default 1,4)")
+    ap.add_argument("--anchor-python", default=None, help="the anchors' interpreter")
+    ap.add_argument("--anchor-src", default=None, help="a checkout of the anchors' repository")
+    return ap
+
+
+if __name__ == "__main__":
+    H.cli(_parser(), run)
