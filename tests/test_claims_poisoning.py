@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpopt.experiments import claims as C
+from ldpopt.experiments.claims import verdicts as C
 
 
 @pytest.fixture(scope="module")
