@@ -166,8 +166,8 @@ ROWS: tuple[Row | Span, ...] = (
            {"oracle": "rappor", "peer_converged": converged}, field, "peer_s", "pure-ldp 1.2.0 server",
            ("d", "f", "num_bits", "lasso"), "python benchmarks/bench_sketches.py")
       for converged, regression in ((True, "settings where the peer's scikit-learn fits converged"),
-                                    (False, "settings where the peer's ElasticNet ran all 10,000 sweeps "
-                                            "without converging (ldpopt reproduces those sweeps)"))
+                                    (False, ("settings where the peer's ElasticNet ran all 10,000 sweeps "
+                                             "without converging (ldpopt reproduces those sweeps)")))
       for start, field in (("from pure-ldp's report lists", "ldpopt_list_s"), ("on ldpopt's arrays", "ldpopt_arrays_s"))),
     # -- the billion-report case end to end (OLH, Parquet shards, the commands in fresh processes)
     Row("OLH end to end, n = 10⁸, d = 1,000, ε = 1: `ldpopt perturb` writes the Parquet shards", "billion.json",
