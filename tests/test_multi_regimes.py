@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ldpopt import multi
+from ldpopt.experiments import claims as C
 from ldpopt.experiments import run
 from ldpopt.experiments.plot import plot
 
@@ -68,3 +69,26 @@ def test_ext_multi_regimes_quick(tmp_path):
                              "2way:pgm", "2way:likelihood"}
     paths = plot(tmp_path / "ext_multi_regimes-quick", out=tmp_path / "fig")
     assert [p.name for p in paths] == ["ext_multi_regimes_grr.png"] and paths[0].stat().st_size > 10_000
+    # the claim rows read this table: the pairwise-law rows get numbers (a quick run decides nothing)
+    got = {c["id"]: c for c in C.claims(tmp_path, paper="multi", quick=True)}
+    assert set(got) == {1, 2, 3, 4, 5} and not got[1]["decided"]
+    assert any("loglin-3way-0 | grr | eps=0.5 | 2way:weighted/3way:weighted tv3" in k for k in got[1]["numbers"])
+    assert any(k.endswith("binds=0 | 2way:calm/2way:weighted tv2") for k in got[4]["numbers"])
+
+
+def test_claim_rows_encode_their_regime():
+    """Claim 4 (CALM = optimum) is checked only where non-negativity is slack; claim 1 (reconstruction as
+    good as collecting) fails when a pairwise law's ratio at ε = 0.5 is above 1."""
+    row4 = next(r for r in C.rows("multi") if r["id"] == 4)
+    key = "ext_multi_regimes | retail-top6 | grr | eps=0.5 | binds={} | {}"
+    ok = {key.format(0, "2way:calm/2way:weighted tv2"): 1.0, key.format(0, "2way:calm calm-linf"): 1e-12,
+          key.format(1, "2way:calm/2way:weighted tv2"): 0.97, key.format(1, "2way:calm calm-linf"): 0.02}
+    assert C.verdict(row4, ok) == row4["verdict"]
+    bad = {**ok, key.format(0, "2way:calm/2way:weighted tv2"): 0.98}
+    assert C.verdict(row4, bad).startswith("check failed: 2way:calm/2way:weighted tv2 (binds=0)")
+    row1 = next(r for r in C.rows("multi") if r["id"] == 1)
+    nums = {f"ext_multi_regimes | chain-k6 | oue | eps={e} | 2way:weighted/3way:weighted tv3": v
+            for e, v in (("0.5", 0.9), ("1", 1.0), ("2", 1.0), ("4", 1.1))}
+    assert C.verdict(row1, nums) == row1["verdict"]
+    nums["ext_multi_regimes | chain-k6 | oue | eps=0.5 | 2way:weighted/3way:weighted tv3"] = 1.2
+    assert C.verdict(row1, nums).startswith("check failed")

@@ -135,14 +135,16 @@ def _claims(args) -> int:
 
     if args.reproduction:
         return _reproduction(args)
-    papers = ("wang", "jia") if args.paper == "all" else (args.paper,)
+    from ..experiments.claims import PAPERS, TITLES
+
+    papers = PAPERS if args.paper == "all" else (args.paper,)
     kw = {"quick": args.quick, "partial": args.partial}
     if args.json:
         json.dump({p: claims(args.out, paper=p, **kw) for p in papers}, sys.stdout, default=float)
         sys.stdout.write("\n")
         return 0
     for p in papers:
-        print(f"## {'Wang et al.' if p == 'wang' else 'Jia & Gong'}\n")
+        print(f"## {TITLES[p]}\n")
         print(summary_markdown(args.out, paper=p, **kw))
     return 0
 
@@ -151,13 +153,13 @@ def _reproduction(args) -> int:
     """``--reproduction FILE``: FILE (REPRODUCTION.md) with its claims tables regenerated from
     experiments/claims/*.toml; with ``--verdicts`` each verdict is the one the rows' checks give on
     the saved results under ``--out``."""
-    from ..experiments.claims import claims, reproduction
+    from ..experiments.claims import PAPERS, claims, reproduction
 
     verdicts = None
     if args.verdicts:
         # a claim whose results are missing is said to be not measured, never given the row's verdict
         verdicts = {p: {c["id"]: c.get("verdict") or c["text"] for c in claims(args.out, paper=p, quick=args.quick)}
-                    for p in ("wang", "jia")}
+                    for p in PAPERS}
     text = reproduction(Path(args.reproduction).read_text(encoding="utf-8"), verdicts)
     if args.write:
         write_text(Path(args.reproduction), text)
@@ -229,7 +231,7 @@ def add_parser(sub) -> None:
     ep.add_argument("--out-dir", default=None, help="where to write the PNGs (default: the results folder)")
     ep.set_defaults(func=_plot)
     ec = exsub.add_parser("claims", help="the numbers behind REPRODUCTION.md's claims, from saved results")
-    ec.add_argument("--paper", choices=["wang", "jia", "all"], default="all")
+    ec.add_argument("--paper", choices=["wang", "jia", "multi", "all"], default="all")
     ec.add_argument("--out", default="results", help="results root (default: results/)")
     ec.add_argument("--quick", action="store_true", help="read the --quick runs")
     ec.add_argument("--partial", action="store_true", help="also read unfinished sweeps (their parts/)")

@@ -54,12 +54,25 @@ from .claims_format import by_groups, fmt, num, reps_text
 from .claims_table import GROUPS, Missing, Tables, at_level, cell_means, rep_counts
 from .config import DATA_DIR, load_config
 
-__all__ = ["GROUPS", "REDUCTIONS", "claims", "markdown", "quick_verdict", "reproduction", "required_reps", "rows",
+__all__ = ["GROUPS", "PAPERS", "REDUCTIONS", "TITLES", "claims", "markdown", "quick_verdict", "reproduction", "required_reps", "rows",
            "summary_markdown", "verdict"]
 
 _XNAME = {"epsilon": "eps", "rho": "rho", "k": "k", "n_users": "n", "query_set": "set", "fit": "fit"}
 _TRANSFORM = {"log10": np.log10, "saved": lambda x: 1 - 1 / x, "dev": lambda x: (x - 1).abs()}
-_PAPERS = ("wang", "jia")
+_PAPERS = ("wang", "jia", "multi")
+#: each claims file's heading and REPRODUCTION.md table columns ((header, row field), separator style)
+_TITLES = {"wang": "Wang et al.", "jia": "Jia & Gong", "multi": "Many attributes (CALM's comparison, where it holds)"}
+_WANG_COLS = ([("#", "id"), ("paper says (figure)", "paper"), ("data", "data"),
+               ("we measure (30 reps, Power on all of them)", "measured"), ("verdict", "verdict"), ("figure", "figure")], "| ")
+_COLUMNS = {"wang": _WANG_COLS,
+            "jia": ([("#", "id"), ("Claim (Jia & Gong)", "paper"), ("Ours (dataset, 30 reps)", "measured"),
+                     ("Verdict", "verdict")], "|"),
+            "multi": ([("#", "id"), ("Claim (many attributes)", "paper"), ("Data", "data"),
+                       ("Ours (ext_multi_regimes, 6 reps)", "measured"), ("Verdict", "verdict")], "|")}
+
+
+PAPERS = _PAPERS
+TITLES = _TITLES
 
 
 @cache
@@ -328,13 +341,9 @@ def markdown(paper: str, verdicts: dict | None = None) -> str:
     """REPRODUCTION.md's claims table of ``paper`` from the rows' text (the numbers quoted there are
     those of the full sweep; :func:`claims` recomputes them); ``verdicts`` (id → text, e.g. the
     computed ones) replace the rows' wording."""
-    cols = [("#", "id"), ("paper says (figure)", "paper"), ("data", "data"),
-            ("we measure (30 reps, Power on all of them)", "measured"), ("verdict", "verdict"), ("figure", "figure")]
-    sep = "| " + " | ".join("---" for _ in cols) + " |"
+    cols, style = _COLUMNS[paper]
+    sep = (style + (" | " if style == "| " else "|").join("---" for _ in cols) + style[::-1])
     verdicts = verdicts or {}
-    if paper == "jia":
-        cols = [("#", "id"), ("Claim (Jia & Gong)", "paper"), ("Ours (dataset, 30 reps)", "measured"), ("Verdict", "verdict")]
-        sep = "|" + "|".join("---" for _ in cols) + "|"
     body = ["| " + " | ".join(str({**r, **({"verdict": verdicts[r["id"]]} if r["id"] in verdicts else {})}[k])
                               if k in r else "" for _, k in cols) + " |" for r in rows(paper)]
     return "\n".join(["| " + " | ".join(h for h, _ in cols) + " |", sep, *body]) + "\n"

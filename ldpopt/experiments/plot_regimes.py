@@ -49,8 +49,9 @@ def plot_regimes(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> l
                 floor = _mean_ci(_ratio(td, "maxent-of-truth", "3way:weighted", "tv3"), ["epsilon"]).sort_values("epsilon")
                 left.plot(floor.epsilon, floor["mean"], ls=":", color=bars.lines[0].get_color(), lw=1, label="_floor")
             left.axhline(1.0, color="k", lw=0.8)
-            left.set_ylabel("3-way TV ÷ collected (dotted: model error)")
-            S.title(left, "3-way marginals from consistent 2-way ones vs collected", S.PANEL[0])
+            left.set_ylabel("3-way TV ÷ collected")
+            left.set_yscale("log")
+            S.title(left, "3-way from consistent 2-way vs collected (dotted: model error)", S.PANEL[0])
             for m, (colour, label) in _ALT.items():
                 r = _ratio(t, m, "2way:weighted", "tv2")
                 if r.empty:
@@ -61,7 +62,7 @@ def plot_regimes(table: pd.DataFrame, meta: dict, out_dir: Path, stem: str) -> l
                         S.errorbar_mean(right, s, lw=1.2, ls=ls, marker="o", ms=4, color=colour,
                                         label=f"{label}, bound {'binds' if binds else 'slack'}")
             right.axhline(1.0, color="k", lw=0.8)
-            right.set_ylabel("2-way TV ÷ weighted optimum's")
+            right.set_ylabel("2-way TV ÷ optimum")
             S.title(right, "CALM's steps and other estimators vs the certified optimum", S.PANEL[0])
             for ax in (left, right):
                 ax.set_xscale("log")
