@@ -10,6 +10,13 @@ Cases (ε = 1, Zipf(s = 1.5) data made by ``_harness.zipf_counts``):
    for a linear extrapolation) and at n = 10⁵ under a timeout; OUE at n = 10⁴ (scaled ×100).
 3. fast path (``simulate(exact=False)``: counts drawn from their exact distribution), d = 42,178,
    n = 10⁶ and 10⁹, every ldpopt oracle: time per estimate.
+4. real path over more domain sizes, d ∈ {128, 8192} (with case 1's d = 1024 and case 2's 42,178: a
+   grid), n = 10⁶ for ldpopt, OUE against both peers and HR against pure-ldp, the peers at n = 10⁵
+   (d = 128; HR at both sizes) or 10⁴ (OUE at d = 8192), time scaled linearly.
+
+``pairs`` puts ldpopt's and each peer's time of one (oracle, d) side by side (wall: ``seconds``
+scaled to n = 10⁶; CPU where the peer's was recorded), the input both start from being the users'
+values (each library's own client, then its aggregator): the rows ``BENCHMARKS.md`` spans.
 
 ldpopt is timed as ``oracles.get(name, epsilon=1.0, d=d).simulate(true_counts, rng, exact=...)``,
 construction included, median (and best) of up to k repeats in one fresh process; peers once.
@@ -38,6 +45,7 @@ import peers  # noqa: E402  (only its tables: it imports no peer library at modu
 ORACLES = ("grr", "oue", "sue", "olh", "blh", "hr", "ss")   # every oracle ldpopt has
 EPS = 1.0
 D_SMALL, D_LARGE = 1024, 42_178
+D_GRID = (128, 8192)
 PEER_LIBS = tuple(peers.SUPPORTED)
 #: peers whose per-user cost is Θ(d) Python-level hash calls are measured at 10⁵ and scaled
 PEER_N_CASE1 = {"olh": 10**5, "blh": 10**5}
@@ -82,7 +90,33 @@ def plan(quick: bool, peer_timeout: float) -> list[dict]:
     for lib in PEER_LIBS:
         add("2-real-d42178", lib, "olh", "real", D_LARGE, 10**5, 10**6, timeout=peer_timeout, repeats=1,
             note="measured at n=1e5 under a timeout, time scaled x10")
+    for d in D_GRID:
+        for o in ("oue", "hr"):
+            add(f"4-real-d{d}", "ldpopt", o, "real", d, 10**6, repeats=3)
+            for lib in PEER_LIBS:
+                if o in peers.SUPPORTED[lib]:
+                    n = 10**4 if (o == "oue" and d > D_SMALL) else 10**5
+                    add(f"4-real-d{d}", lib, o, "real", d, n, 10**6, timeout=peer_timeout, repeats=1,
+                        note=f"measured at n={n:.0e}, time scaled x{10**6 // n}")
     return m
+
+
+def pairs(rows: list[dict]) -> list[dict]:
+    """ldpopt's real-path row and each peer's of the same (oracle, d), side by side: wall seconds
+    scaled to n_target (and CPU where both have it), for every (oracle, d) measured on both sides."""
+    mine = {(r["oracle"], r["d"]): r for r in rows
+            if r["impl"] == "ldpopt" and r["path"] == "real" and r["status"] == "ok"}
+    out = []
+    for r in rows:
+        m = mine.get((r["oracle"], r["d"]))
+        if r["impl"] == "ldpopt" or m is None or r["status"] != "ok" or r["n_target"] != m["n"]:
+            continue
+        cpu = r.get("scaled_cpu_seconds")
+        out.append({"oracle": r["oracle"], "d": r["d"], "lib": r["impl"], "n": m["n"], "peer_n": r["n"],
+                    "peer_seconds": r["scaled_seconds"], "ldpopt_seconds": m["seconds"],
+                    "peer_cpu_seconds": cpu if cpu and cpu > 0 else None, "ldpopt_cpu_seconds": m["cpu_seconds"],
+                    "note": r["note"]})
+    return out
 
 
 def key(s: dict) -> tuple:
@@ -245,7 +279,8 @@ def run(quick: bool = False, **opts) -> dict:
         r = H.run_process([str(H.PEER_PYTHON), str(Path(__file__).resolve().parent / "peers.py"),
                            json.dumps({"task": "privacy", "epsilon": EPS, "d": D_SMALL})], timeout=300)
         privacy = r.payload if r.status == "ok" else {"error": r.error or r.status}
-    return H.save("oracles", opts, {"epsilon": EPS, "zipf_s": 1.5, "rows": rows, "peer_oue_privacy": privacy})
+    return H.save("oracles", opts, {"epsilon": EPS, "zipf_s": 1.5, "rows": rows, "pairs": pairs(rows),
+                                    "peer_oue_privacy": privacy})
 
 
 if __name__ == "__main__":

@@ -25,6 +25,19 @@ pure-ldp's hash, once per family) is built before the clocks start (``table_s``)
 compared: ``max_abs_diff_over_n`` (CMS/HCMS counts, RAPPOR estimates, over n) and, for PEM, the same
 items and count estimates.
 
+Over a grid of settings (``grid``): CMS and HCMS at d ∈ {100, 1000, 5000} × m ∈ {256, 512} (k = 64,
+ε = 2; pure-ldp's CMS server has no default k or m), RAPPOR at d ∈ {100, 1000, 5000} × (f, T) ∈
+{(0.5, 128), (0.25, 256)} × the server's default regression (ElasticNet, ``lasso=False``) and its
+LASSO selection (``lasso=True``; above d = 1000 the server always selects, so both are one case),
+with the server's defaults otherwise (8 cohorts, 2 hashes, ``reg_const`` = 0.025·f), n = 100,000.
+For each RAPPOR case the peer's scikit-learn fits are recorded (``peer_fits``: estimator,
+iterations run ``n_iter``, ``max_iter``, ``converged`` = no ConvergenceWarning), and
+``peer_converged`` says whether every fit converged. The headline ratio is from the peer's report
+lists (``speedup_list``: what a pure-ldp user holds); ``speedup_arrays`` starts from ldpopt's arrays.
+RAPPOR's reproduction to rounding (``max_rel_diff``) is measured with the scikit-learn version
+recorded in ``versions`` (the peer's coordinate descent is what ldpopt reproduces: another release
+of scikit-learn may stop it elsewhere).
+
     PYTHONPATH=. python benchmarks/bench_sketches.py [--quick]
 """
 
@@ -117,9 +130,47 @@ def sketch_row(hadamard: bool, eps: float, n: int, d: int, k: int, m: int) -> di
                 same_as_arrays=bool(np.array_equal(est.f_tilde, est2.f_tilde)))
 
 
-def rappor_row(f: float, n: int, d: int, T: int, h: int, C: int) -> dict:
+class _Fits:
+    """Records every scikit-learn fit pure-ldp's RAPPOR server makes (its module's ``ElasticNet`` and
+    ``Lasso`` replaced by subclasses that note ``n_iter_``, ``max_iter`` and whether the fit warned
+    that it did not converge)."""
+
+    def __init__(self):
+        from pure_ldp.frequency_oracles.rappor import rappor_server as mod
+
+        self.mod, self.log = mod, []
+        self.saved = {name: getattr(mod, name) for name in ("ElasticNet", "Lasso")}
+
+    def __enter__(self):
+        log = self.log
+
+        def recording(base):
+            class Recorded(base):
+                def fit(self, X, y, *a, **kw):
+                    from sklearn.exceptions import ConvergenceWarning
+
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        out = super().fit(X, y, *a, **kw)
+                    log.append({"estimator": base.__name__, "n_iter": int(np.max(self.n_iter_)),
+                                "max_iter": int(self.max_iter), "features": int(X.shape[1]),
+                                "converged": not any(issubclass(w.category, ConvergenceWarning) for w in caught)})
+                    return out
+            Recorded.__name__ = base.__name__
+            return Recorded
+
+        for name, base in self.saved.items():
+            setattr(self.mod, name, recording(base))
+        return self
+
+    def __exit__(self, *exc):
+        for name, base in self.saved.items():
+            setattr(self.mod, name, base)
+
+
+def rappor_row(f: float, n: int, d: int, T: int, h: int, C: int, lasso: bool = False) -> dict:
     random.seed(0)
-    server = R.peer_server(f, T, h, d, C)
+    server = R.peer_server(f, T, h, d, C, lasso=lasso)
     pos, t_table = _clock(lambda: R.peer_positions(server.get_hash_funcs(), d))
     orc = R.peer_oracle(f, T, pos)
     values = np.repeat(np.arange(d), H.zipf_counts(d, n))
@@ -131,20 +182,22 @@ def rappor_row(f: float, n: int, d: int, T: int, h: int, C: int) -> dict:
             server.aggregate(r)
 
     _, t_agg = _clock(aggregate)
-    with warnings.catch_warnings():  # its scikit-learn fit warns that it did not converge
-        warnings.simplefilter("ignore")
+    with _Fits() as fits:
         theirs, t_est = _clock(lambda: np.array([server.estimate(x, suppress_warnings=True) for x in range(1, d + 1)]))
-    res, t_list, t_conv = _medians(lambda: R.read_rappor(peer_list, f, T, pos, device="cpu"),
+    res, t_list, t_conv = _medians(lambda: R.read_rappor(peer_list, f, T, pos, lasso=lasso, device="cpu"),
                                    lambda: R.rappor_arrays(peer_list, T))
 
     def arrays():
         Y, N = orc.sketch((cohort, bits), "cpu")
-        return R.server_estimates(orc, Y, N, device="cpu"), orc.estimate(orc.counts_from_sketch(Y, N), n)
+        return (R.server_estimates(orc, Y, N, lasso=lasso, device="cpu"),
+                orc.estimate(orc.counts_from_sketch(Y, N), n))
 
     (server2, _), t_arr = _median(arrays)
     (Y, N), t_sketch = _median(lambda: orc.sketch((cohort, bits), "cpu"))
-    return _row("rappor", {"f": f, "n": n, "d": d, "num_bits": T, "num_hashes": h, "cohorts": C}, t_agg, t_est,
-                t_list, t_conv, t_arr, table_s=t_table, ldpopt_sketch_s=t_sketch,
+    return _row("rappor", {"f": f, "n": n, "d": d, "num_bits": T, "num_hashes": h, "cohorts": C,
+                           "lasso": bool(lasso or d > 1000)}, t_agg, t_est,
+                t_list, t_conv, t_arr, table_s=t_table, ldpopt_sketch_s=t_sketch, peer_fits=fits.log,
+                peer_converged=all(x["converged"] for x in fits.log),
                 max_abs_diff_over_n=float(np.max(np.abs(res.server - theirs)) / n),
                 max_rel_diff=float(np.max(np.abs(res.server - theirs)) / np.max(np.abs(theirs))),
                 same_as_arrays=bool(np.array_equal(res.server, server2)))
@@ -190,14 +243,24 @@ def run(quick: bool = False, **opts) -> dict:
     except ImportError:
         print("pure-ldp is not installed in this interpreter (pip install '.[peers]'): nothing to compare")
         return H.save("sketches", args, {"rows": [], "skipped": "pure-ldp not installed"})
+    import sklearn
+
     if args.quick:
-        n, d, k, m, rap, pem = 3000, 64, 16, 64, (0.5, 3000, 64, 32, 2, 4), (2000, 10)
+        n, ds, k, ms, fts, C, pem = 3000, (64, 128, 256), 16, (64,), ((0.5, 32),), 4, (2000, 10)
     else:
-        n, d, k, m, rap, pem = 200_000, 1000, 64, 256, (0.5, 200_000, 1000, 128, 2, 8), (20_000, 12)
-    rows = [sketch_row(h, 2.0, n, d, k, m) for h in (False, True)]
-    rows.append(rappor_row(*rap))
+        n, ds, k, ms, fts, C, pem = 100_000, (100, 1000, 5000), 64, (256, 512), ((0.5, 128), (0.25, 256)), 8, (20_000, 12)
+    rows = [sketch_row(h, 2.0, n, d, k, m) for h in (False, True) for d in ds for m in ms]
+    rows += [rappor_row(f, n, d, T, 2, C, lasso) for d in ds for f, T in fts
+             for lasso in ((False, True) if d <= 1000 else (True,))]
     rows.append(pem_row(*pem))
-    return H.save("sketches", args, {"rows": rows})
+    versions = {"pure-ldp": _version("pure-ldp"), "scikit-learn": sklearn.__version__, "numpy": np.__version__}
+    return H.save("sketches", args, {"versions": versions, "rows": rows})
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import version
+
+    return version(dist)
 
 
 if __name__ == "__main__":

@@ -5,13 +5,16 @@
 page is typed by hand: each cell is read from a results file through a :class:`Pick` (a path of
 keys, list indices and ``{field: value}`` filters); a row whose file or keys are missing says
 "not measured". Where a file holds several runs of one case, a filter takes the **last** matching
-entry (the latest run). Adding a headline row is one :class:`Row` in ``ROWS``.
+entry (the latest run). Adding a headline row is one :class:`Row` in ``ROWS``; a comparison measured
+over a grid of settings is one :class:`Span` (the ratio's minimum, median and maximum, each with its
+setting).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,21 +50,78 @@ class Row:
     command: str
 
 
+@dataclass(frozen=True)
+class Span:
+    """A headline row over a grid of settings: every entry of the list at ``rows`` (a path of keys)
+    whose fields equal ``where`` is one setting; the ratio ``anchor`` / ``ldpopt`` (two fields of
+    the entry) is shown as min – median – max over them, the extremes with their ``setting`` (the
+    entry's fields named there), and the two times as their ranges. ``label`` names the anchor."""
+
+    work: str
+    file: str
+    rows: tuple
+    where: dict
+    ldpopt: str
+    anchor: str
+    label: str
+    setting: tuple
+    command: str
+    what: str = "CPU"
+
+    def entries(self, doc) -> list[dict]:
+        """The settings' entries that have both numbers (finite, ldpopt's > 0)."""
+        found = pick(doc, self.rows) if doc is not None else None
+        out = []
+        for e in found if isinstance(found, list) else []:
+            if isinstance(e, dict) and all(e.get(k) == v for k, v in self.where.items()):
+                a, b = e.get(self.anchor), e.get(self.ldpopt)
+                if all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in (a, b)) \
+                        and b > 0:
+                    out.append(e)
+        return out
+
+    def cells(self, results: Path = RESULTS) -> list[str]:
+        path = results / self.file
+        doc = json.loads(path.read_text()) if path.exists() else None
+        es = self.entries(doc)
+        if not es:
+            return [self.work, "—", "not measured", "—", f"`{self.command}`", "—", "—"]
+        es = sorted(es, key=lambda e: e[self.anchor] / e[self.ldpopt])
+        r = [e[self.anchor] / e[self.ldpopt] for e in es]
+        p = Pick((), self.what)
+
+        def span(key):
+            lo, hi = min(e[key] for e in es), max(e[key] for e in es)
+            return _fmt(lo, p) if lo == hi else f"{_fmt(lo, Pick((), ''))}–{_fmt(hi, p)}"
+
+        def named(e):
+            return ", ".join(f"{k} = {e[k]}" for k in self.setting)
+
+        mid = statistics.median(r)
+        ratio = (f"{_times(r[0])} ({named(es[0])}) – median {_times(mid)} – {_times(r[-1])} ({named(es[-1])}), "
+                 f"{len(es)} settings")
+        return [self.work, f"{self.label}: {span(self.anchor)}", span(self.ldpopt), ratio,
+                f"`{self.command}`", machine_of(doc), date_of(doc)]
+
+
+def _times(x: float) -> str:
+    return f"{x:,.{0 if x >= 10 else 1}f}×"
+
+
 def _oracle(case, impl, oracle):
     return ("rows", {"case": case, "impl": impl, "oracle": oracle})
 
 
-ROWS: tuple[Row, ...] = (
+ROWS: tuple[Row | Span, ...] = (
     # -- oracles vs the peer libraries (each in its own venv, fresh process per measurement)
-    Row("real path OUE (perturb + aggregate + estimate), n = 10⁶, d = 1024", "oracles.json",
-        Pick(_oracle("1-real-d1024", "ldpopt", "oue") + ("seconds",), "wall"),
-        Pick(_oracle("1-real-d1024", "multi-freq-ldpy", "oue") + ("seconds",), "wall",
-             label="multi-freq-ldpy 0.2.5 (fastest peer)"),
-        "python benchmarks/bench_oracles.py"),
-    Row("real path HR, n = 10⁶, d = 1024", "oracles.json",
-        Pick(_oracle("1-real-d1024", "ldpopt", "hr") + ("cpu_seconds",)),
-        Pick(_oracle("1-real-d1024", "pure-ldp", "hr") + ("cpu_seconds",), label="pure-ldp 1.2.0"),
-        "python benchmarks/bench_oracles.py"),
+    *(Span(f"real path {o.upper()} (each library's own client, then its aggregator and estimate, from the users' "
+           f"values), n = 10⁶, d ∈ {ds}", "oracles.json", ("pairs",),
+           {"oracle": o, "lib": lib}, field, anchor, f"{lib} {version}", ("d",), "python benchmarks/bench_oracles.py",
+           what)
+      for o, lib, version, field, anchor, what, ds in (
+          ("oue", "multi-freq-ldpy", "0.2.5", "ldpopt_seconds", "peer_seconds", "wall", "{128, 1024, 8192, 42,178}"),
+          ("oue", "pure-ldp", "1.2.0", "ldpopt_seconds", "peer_seconds", "wall", "{128, 1024, 8192, 42,178}"),
+          ("hr", "pure-ldp", "1.2.0", "ldpopt_cpu_seconds", "peer_cpu_seconds", "CPU", "{128, 1024, 8192}"))),
     Row("fast path OUE (exact=False), n = 10⁹, d = 42,178", "oracles.json",
         Pick(("rows", {"impl": "ldpopt", "path": "fast", "oracle": "oue", "n": 1000000000}, "cpu_seconds")),
         None, "python benchmarks/bench_oracles.py --no-peers"),
@@ -95,18 +155,20 @@ ROWS: tuple[Row, ...] = (
         Pick(("rows", {"oracle": "grr"}, "kernel_1_threads", "ns_per_report_cpu"), unit="ns"),
         Pick(("rows", {"oracle": "grr"}, "numpy", "ns_per_report_cpu"), unit="ns", label="numpy aggregator"),
         "python benchmarks/bench_kernels.py"),
-    Row("Apple's CMS server, n = 200,000, d = 1,000 (aggregate + estimate, ldpopt on its arrays)", "sketches.json",
-        Pick(("rows", {"oracle": "cms"}, "ldpopt_arrays_s")),
-        Pick(("rows", {"oracle": "cms"}, "peer_s"), label="pure-ldp 1.2.0 server"),
-        "python benchmarks/bench_sketches.py"),
-    Row("Apple's HCMS server, n = 200,000, d = 1,000 (aggregate + estimate, ldpopt on its arrays)", "sketches.json",
-        Pick(("rows", {"oracle": "hcms"}, "ldpopt_arrays_s")),
-        Pick(("rows", {"oracle": "hcms"}, "peer_s"), label="pure-ldp 1.2.0 server"),
-        "python benchmarks/bench_sketches.py"),
-    Row("RAPPOR server (pure-ldp's ridge decoder reproduced), n = 200,000, d = 1,000 (aggregate + estimate, ldpopt on its arrays)", "sketches.json",
-        Pick(("rows", {"oracle": "rappor"}, "ldpopt_arrays_s")),
-        Pick(("rows", {"oracle": "rappor"}, "peer_s"), label="pure-ldp 1.2.0 server"),
-        "python benchmarks/bench_sketches.py"),
+    *(Span(f"{name} server, n = 100,000, d ∈ {{100, 1000, 5000}} × m ∈ {{256, 512}}, k = 64, ε = 2: "
+           f"aggregate + estimate {start}", "sketches.json", ("rows",), {"oracle": oracle},
+           field, "peer_s", "pure-ldp 1.2.0 server", ("d", "m"), "python benchmarks/bench_sketches.py")
+      for name, oracle in (("Apple's CMS", "cms"), ("Apple's HCMS", "hcms"))
+      for start, field in (("from pure-ldp's report lists (what its user holds)", "ldpopt_list_s"),
+                           ("on ldpopt's arrays", "ldpopt_arrays_s"))),
+    *(Span(f"RAPPOR server (pure-ldp's decoder reproduced), n = 100,000, d ∈ {{100, 1000, 5000}} × (f, T) ∈ "
+           f"{{(0.5, 128), (0.25, 256)}}, {regression}: aggregate + estimate {start}", "sketches.json", ("rows",),
+           {"oracle": "rappor", "peer_converged": converged}, field, "peer_s", "pure-ldp 1.2.0 server",
+           ("d", "f", "num_bits", "lasso"), "python benchmarks/bench_sketches.py")
+      for converged, regression in ((True, "settings where the peer's scikit-learn fits converged"),
+                                    (False, ("settings where the peer's ElasticNet ran all 10,000 sweeps "
+                                             "without converging (ldpopt reproduces those sweeps)")))
+      for start, field in (("from pure-ldp's report lists", "ldpopt_list_s"), ("on ldpopt's arrays", "ldpopt_arrays_s"))),
     # -- the billion-report case end to end (OLH, Parquet shards, the commands in fresh processes)
     Row("OLH end to end, n = 10⁸, d = 1,000, ε = 1: `ldpopt perturb` writes the Parquet shards", "billion.json",
         Pick(("rows", {"part": "big", "stage": "perturb"}, "reports_per_cpu_s"), "reports/CPU-s", "/s"),
@@ -115,18 +177,14 @@ ROWS: tuple[Row, ...] = (
         "billion.json",
         Pick(("rows", {"part": "big", "stage": "aggregate"}, "reports_per_cpu_s"), "reports/CPU-s", "/s"),
         None, "python benchmarks/bench_billion.py"),
-    Row("OLH aggregation per report from Parquet (`ldpopt aggregate`, whole command), d = 1,000, ε = 1",
-        "billion.json",
-        Pick(("pure_ldp", {"epsilon": 1.0, "d": 1000}, "ldpopt_cpu_s_per_report")),
-        Pick(("pure_ldp", {"epsilon": 1.0, "d": 1000}, "pure_ldp_cpu_s_per_report"),
-             label="pure-ldp 1.2.0 `LHServer.aggregate` loop"),
-        "python benchmarks/bench_billion.py"),
-    Row("OLH aggregation per report from Parquet (`ldpopt aggregate`, whole command), d = 40,000, ε = 1",
-        "billion.json",
-        Pick(("pure_ldp", {"epsilon": 1.0, "d": 40000}, "ldpopt_cpu_s_per_report")),
-        Pick(("pure_ldp", {"epsilon": 1.0, "d": 40000}, "pure_ldp_cpu_s_per_report"),
-             label="pure-ldp 1.2.0 `LHServer.aggregate` loop"),
-        "python benchmarks/bench_billion.py"),
+    Span("OLH aggregation per report, d ∈ {1,000, 10,000, 40,000} × ε ∈ {1, 4}: ldpopt's reader of pure-ldp's "
+         "own (hash, seed) reports (`read_lh`)", "billion.json", ("peers",), {"status": "ok"}, "read_lh_cpu_s",
+         "peer_cpu_s", "pure-ldp 1.2.0 `LHServer.aggregate` loop, same reports", ("d", "epsilon"),
+         "python benchmarks/bench_billion.py"),
+    Span("OLH aggregation per report, d ∈ {1,000, 10,000, 40,000} × ε ∈ {1, 4}: `ldpopt aggregate` (whole command) "
+         "from ldpopt's Parquet shards", "billion.json", ("pure_ldp",), {}, "ldpopt_cpu_s_per_report",
+         "pure_ldp_cpu_s_per_report", "pure-ldp 1.2.0 `LHServer.aggregate` loop", ("d", "epsilon"),
+         "python benchmarks/bench_billion.py"),
     # -- closed forms and solvers
     Row("Norm-Sub (closed form of CLS on the simplex), d = 42,178", "solvers.json",
         Pick(("rows", {"d": 42178, "objective": "cls", "solver": "CLARABEL"}, "closed_cpu")),
@@ -283,7 +341,7 @@ def cells(row: Row, results: Path = RESULTS) -> list[str]:
     theirs = _number(doc, row.anchor) if row.anchor else None
     anchor = ("—" if row.anchor is None else
               f"{row.anchor.label}: " + ("not measured" if theirs is None else _fmt(theirs, row.anchor)))
-    ratio = f"{theirs / mine:,.{0 if theirs / mine >= 10 else 1}f}×" if theirs and mine > 0 else "—"
+    ratio = _times(theirs / mine) if theirs and mine > 0 else "—"
     return [row.work, anchor, _fmt(mine, row.ldpopt), ratio, f"`{row.command}`", machine_of(doc),
             date_of(doc)]
 
@@ -291,7 +349,8 @@ def cells(row: Row, results: Path = RESULTS) -> list[str]:
 def table(rows=ROWS, results: Path = RESULTS) -> str:
     head = ["work", "anchor", "ldpopt", "ratio", "command", "machine", "date"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(cells(r, results)) + " |" for r in rows]
+    lines += ["| " + " | ".join(r.cells(results) if isinstance(r, Span) else cells(r, results)) + " |"
+              for r in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -339,6 +398,18 @@ METHOD = """
 * **Data.** Zipf(s = 1.5) over d values, one multinomial draw with a fixed seed
   (`benchmarks/_harness.py: zipf_counts`), ε = 1 unless a row says otherwise; the real datasets
   (Retail, AOL) where a row names them.
+* **Ranges, not one setting.** A peer row spans a grid of settings (at least three domain sizes and
+  the peer's defaults): its ratio is min – median – max with the setting of each extreme. The
+  sketch and OLH rows start from the input the peer's user holds (pure-ldp's per-report lists, or
+  its (hash, seed) reports) beside ldpopt's own arrays or Parquet shards; the oracle rows start from
+  the users' values on both sides (each library's own client). Where a peer iterates (RAPPOR's
+  scikit-learn ElasticNet / LASSO) the results file records the iterations run and whether each fit
+  converged, and settings where it did not are a row of their own, never the headline.
+* **Versions an equality rests on.** RAPPOR's estimates equal pure-ldp's server to ≤ 4e-16
+  relative with scikit-learn 1.9.1 (recorded in `sketches.json` under `versions`, in both venvs);
+  the server's coordinate descent is what ldpopt reproduces, and another scikit-learn release may
+  stop it elsewhere (a review measured pure-ldp's own server moving by 1.4e-6 relative under 1.3.0;
+  not re-run here).
 * **Per-row detail** is in the results file a row names (every case, every repeat, the load
   average); the experiment sweep's time per config is in `benchmarks/results/sweep.json`.
 * **Guards.** A measurement is killed past 12 GB of its own RSS (or when the machine's available

@@ -32,6 +32,9 @@ def test_every_headline_row_reads_a_committed_number(mods):
     _, headline, _ = mods
     for row in headline.ROWS:
         doc = json.loads((headline.RESULTS / row.file).read_text())
+        if isinstance(row, headline.Span):
+            assert len(row.entries(doc)) >= 2, (row.work, "a span needs at least 2 settings")
+            continue
         for p in (row.ldpopt, row.anchor):
             if p is not None:
                 assert headline._number(doc, p) is not None, (row.work, p.path)
@@ -65,6 +68,22 @@ def test_ratio_and_units(mods, tmp_path):
                                              "2026-01-02"]
     ms = headline.Row("w", "r.json", headline.Pick(("rows", {"k": "a"}, "ms"), "wall", "ms"), None, "c")
     assert headline.cells(ms, tmp_path)[1:4] == ["—", "1.5 s wall", "—"]
+
+
+def test_span_gives_min_median_max_with_their_settings(mods, tmp_path):
+    """A Span row: ratios 2, 5, 40 over three settings -> min with its setting, the median, max with its
+    setting; entries outside ``where`` or without a number are not settings."""
+    _, headline, _ = mods
+    rows = [{"o": "a", "d": 10, "new": 1.0, "old": 2.0}, {"o": "a", "d": 100, "new": 0.5, "old": 20.0},
+            {"o": "a", "d": 1000, "new": 0.1, "old": 0.5}, {"o": "b", "d": 1, "new": 1.0, "old": 1e6},
+            {"o": "a", "d": 5, "new": None, "old": 3.0}]
+    (tmp_path / "r.json").write_text(json.dumps({"date": "2026-01-02T00:00", "machine": "box", "rows": rows}))
+    span = headline.Span("w", "r.json", ("rows",), {"o": "a"}, "new", "old", "peer", ("d",), "cmd")
+    cells = span.cells(tmp_path)
+    assert cells[3] == "2.0× (d = 10) – median 5.0× – 40× (d = 100), 3 settings"
+    assert cells[1] == "peer: 500 ms–20 s CPU" and cells[2] == "100 ms–1 s CPU"
+    assert headline.Span("w", "none.json", ("rows",), {}, "new", "old", "p", ("d",), "c").cells(tmp_path)[2] \
+        == "not measured"
 
 
 def _run_signature(path: Path):

@@ -135,6 +135,8 @@ def _claims(args) -> int:
 
     if args.reproduction:
         return _reproduction(args)
+    if args.paper != "all" and args.paper not in PAPERS:
+        raise ValueError(f"--paper must be one of {', '.join(PAPERS)} or all (a file of experiments/claims/), got {args.paper!r}")
     papers = PAPERS if args.paper == "all" else (args.paper,)
     kw = {"quick": args.quick, "partial": args.partial}
     if args.json:
@@ -142,7 +144,7 @@ def _claims(args) -> int:
         sys.stdout.write("\n")
         return 0
     for p in papers:
-        print(f"## {paper_title(p) or ('Wang et al.' if p == 'wang' else 'Jia & Gong')}\n")
+        print(f"## {paper_title(p)}\n")
         print(summary_markdown(args.out, paper=p, **kw))
     return 0
 
@@ -229,7 +231,8 @@ def add_parser(sub) -> None:
     ep.add_argument("--out-dir", default=None, help="where to write the PNGs (default: the results folder)")
     ep.set_defaults(func=_plot)
     ec = exsub.add_parser("claims", help="the numbers behind REPRODUCTION.md's claims, from saved results")
-    ec.add_argument("--paper", choices=["wang", "jia", "poisoning", "all"], default="all")
+    ec.add_argument("--paper", default="all",
+                    help="a claims file of experiments/claims/ (wang, jia, poisoning, multi, ...) or all (default)")
     ec.add_argument("--out", default="results", help="results root (default: results/)")
     ec.add_argument("--quick", action="store_true", help="read the --quick runs")
     ec.add_argument("--partial", action="store_true", help="also read unfinished sweeps (their parts/)")

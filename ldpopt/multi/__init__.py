@@ -1,7 +1,8 @@
 """Many attributes: multi-attribute collection under LDP and consistent marginals (docs/multi.md).
 
 * data: :class:`MultiDataset` (n users × k attributes), :func:`item_presence` (Retail / BMS items as
-  binary attributes), :func:`chain_network` (synthetic data with known dependence);
+  binary attributes), :func:`chain_network`, :func:`log_linear` (tunable 3-way interactions) and
+  :func:`dirichlet_joint` (synthetic data with known laws, ``SYNTHETIC`` by name);
 * collection (each protocol with a real client path and a fast path exact in law, and the exact ε of
   one user's report): :func:`spl`, :func:`smp`, :func:`rsfd` (RS+FD[GRR], RS+FD[OUE-z]) and
   :func:`calm` (each user one k-way marginal through any ldpopt oracle) → :class:`MarginalEstimates`;
@@ -15,7 +16,7 @@
 from .calm_consistency import ConsistentMarginals, calm_consistency
 from .dataset import MultiDataset
 from .fake_data import RSFD, amplified_epsilon, rsfd
-from .generate import chain_network, item_presence
+from .generate import SYNTHETIC, chain_network, dirichlet_joint, item_presence, log_linear
 from .marginals import MarginalEstimates, MarginalSet, all_k_way
 from .problem import OBJECTIVES, certify, consistency_constraints, consistency_problem
 from .protocol import MultiProtocol
@@ -27,6 +28,7 @@ __all__ = [
            "OBJECTIVES",
            "RSFD",
            "SPL",
+           "SYNTHETIC",
            "ConsistentMarginals",
            "FittedTable",
            "MarginalEstimates",
@@ -43,8 +45,10 @@ __all__ = [
            "chain_network",
            "consistency_constraints",
            "consistency_problem",
+           "dirichlet_joint",
            "fit_table",
            "item_presence",
+           "log_linear",
            "maxent",
            "rsfd",
            "smp",

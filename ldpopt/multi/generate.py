@@ -18,18 +18,31 @@
   ``domains``) is the product of the transitions; the n users' tuples are one Multinomial(n, joint)
   draw (exact, no per-user loop). X_i and X_j are dependent for every i, j when 0 < strength, and
   X_i ⊥ X_{i+2} | X_{i+1} (the chain's Markov property), which the tests check on the law.
+* :func:`log_linear` — synthetic data whose law has 3-way interactions of tunable strength: the
+  log-linear model log P(x) = ``pairwise``·Σ_{i<j} θ_ij[x_i, x_j] + ``threeway``·Σ_{i<j<l}
+  γ_ijl[x_i, x_j, x_l] + const, every θ, γ entry drawn N(0, 1) from ``rng`` and then centred along
+  each of its axes (a pure interaction of its order: a choice, so that ``threeway`` adds 3-way
+  dependence only and leaves the 2-way terms to ``pairwise``). At ``threeway`` = 0
+  the law is pairwise, so the maximum-entropy table of its exact 2-way marginals *is* the law; the
+  larger ``threeway``, the further the 2-way marginals are from determining the 3-way ones.
+* :func:`dirichlet_joint` — a joint law drawn from the symmetric Dirichlet(α) on all cells
+  (interactions of every order; small α: a spiky law).
+
+Each synthetic law is exact (``meta["joint"]``) and its n users one Multinomial(n, joint) draw.
+``SYNTHETIC`` maps the names a configuration uses to these generators.
 """
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 
 import numpy as np
 
 from .._validation import as_generator, check_domain_size, check_n
 from .dataset import MultiDataset
 
-__all__ = ["chain_network", "item_presence"]
+__all__ = ["SYNTHETIC", "chain_network", "dirichlet_joint", "item_presence", "log_linear"]
 
 _TX = ("retail", "bms-webview-1", "bms-webview-2")
 _MAX_JOINT = 1 << 22  # cells of the exact joint law chain_network builds
@@ -135,15 +148,7 @@ def chain_network(n: int, k: int, domains=2, strength: float = 0.6, first=None, 
     (MultiDataset(n=5000, k=3, domains=(2, 2, 2), distinct=8), array([0.344, 0.656]))
     """
     n = check_n(n, "n")
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2:
-        raise ValueError(f"k must be an integer >= 2, got {k!r}")
-    doms = (tuple(domains) if np.ndim(domains) else (domains,) * int(k))
-    if len(doms) != k:
-        raise ValueError(f"domains must be one size or {k} sizes, got {domains!r}")
-    doms = tuple(check_domain_size(d, f"domains[{j}]") for j, d in enumerate(doms))
-    if int(np.prod(doms, dtype=np.float64)) > _MAX_JOINT:
-        raise ValueError(f"the joint law has {int(np.prod(doms, dtype=np.float64))} cells, more than {_MAX_JOINT}: "
-                         "use fewer or smaller attributes")
+    doms = _domains(k, domains)
     if isinstance(strength, bool) or not isinstance(strength, numbers.Real) or not 0 <= strength <= 1:
         raise ValueError(f"strength must be a number in [0, 1], got {strength!r}")
     pi = np.arange(1, doms[0] + 1, dtype=np.float64) if first is None else np.asarray(first, dtype=np.float64)
@@ -155,10 +160,141 @@ def chain_network(n: int, k: int, domains=2, strength: float = 0.6, first=None, 
         trans = np.full((prev, d), (1.0 - strength) / d)
         trans[np.arange(prev), np.arange(prev) % d] += strength
         joint = joint[..., None] * trans.reshape((1,) * (j - 1) + (prev, d))
-    gen = as_generator(rng)
+    return _draw(n, joint, as_generator(rng), f"chain Bayesian network, strength {strength:g}, n = {n}",
+                 strength=float(strength))
+
+
+def _domains(k, domains) -> tuple[int, ...]:
+    """The checked domain sizes of k attributes (one size for all or one per attribute)."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2:
+        raise ValueError(f"k must be an integer >= 2, got {k!r}")
+    doms = (tuple(domains) if np.ndim(domains) else (domains,) * int(k))
+    if len(doms) != k:
+        raise ValueError(f"domains must be one size or {k} sizes, got {domains!r}")
+    doms = tuple(check_domain_size(d, f"domains[{j}]") for j, d in enumerate(doms))
+    if int(np.prod(doms, dtype=np.float64)) > _MAX_JOINT:
+        raise ValueError(f"the joint law has {int(np.prod(doms, dtype=np.float64))} cells, more than {_MAX_JOINT}: "
+                         "use fewer or smaller attributes")
+    return doms
+
+
+def _draw(n: int, joint: np.ndarray, gen, source: str, **meta) -> MultiDataset:
+    """n users of the exact law ``joint`` (one Multinomial draw), the law kept in ``meta["joint"]``."""
     cells = gen.multinomial(n, joint.ravel() / joint.sum())
     hit = np.flatnonzero(cells)
-    tuples = np.stack(np.unravel_index(hit, doms), axis=1)
-    return MultiDataset(tuples, cells[hit].astype(np.int64), doms,
-                        source=f"chain Bayesian network, strength {strength:g}, n = {n}",
-                        meta={"joint": joint, "strength": float(strength)})
+    tuples = np.stack(np.unravel_index(hit, joint.shape), axis=1)
+    return MultiDataset(tuples, cells[hit].astype(np.int64), tuple(joint.shape), source=source,
+                        meta={"joint": joint, **meta})
+
+
+def _nonneg(x, name: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not np.isfinite(float(x)) or x < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {x!r}")
+    return float(x)
+
+
+def log_linear(n: int, k: int, domains=2, pairwise: float = 0.5, threeway: float = 0.0, *, rng) -> MultiDataset:
+    """n users of the log-linear law of the module docstring: pairwise terms of scale ``pairwise``,
+    3-way terms of scale ``threeway`` (0: a pairwise law, which 2-way marginals determine).
+
+    The interaction tables are drawn from ``rng`` first (θ for each pair in lexicographic order, then γ
+    for each triple), the users next; the law is built by broadcasting one table per attribute set
+    (a loop over the C(k, 2) + C(k, 3) sets, not over cells).
+
+    Parameters
+    ----------
+    n : int
+        Number of users.
+    k : int
+        Number of attributes, >= 3.
+    domains : int or sequence of int, default 2
+        Domain sizes.
+    pairwise : float, default 0.5
+        Scale of the 2-way interactions, >= 0.
+    threeway : float, default 0.0
+        Scale of the 3-way interactions, >= 0.
+    rng : int or numpy.random.Generator
+        Seed or generator (keyword-only).
+
+    Returns
+    -------
+    MultiDataset
+        ``meta``: ``joint`` (the exact law), ``pairwise``, ``threeway``.
+
+    Raises
+    ------
+    ValueError
+        Any argument out of range, or a joint law of more than 2^22 cells.
+
+    Examples
+    --------
+    >>> from ldpopt import multi
+    >>> data = multi.log_linear(5000, 4, threeway=1.0, rng=0)
+    >>> data.domains, round(float(data.meta["joint"].sum()), 12)
+    ((2, 2, 2, 2), 1.0)
+    """
+    import itertools
+
+    n = check_n(n, "n")
+    if isinstance(k, numbers.Integral) and not isinstance(k, bool) and k < 3:
+        raise ValueError(f"k must be an integer >= 3 (3-way interactions), got {k!r}")
+    doms = _domains(k, domains)
+    a, b = _nonneg(pairwise, "pairwise"), _nonneg(threeway, "threeway")
+    gen = as_generator(rng)
+    logp = np.zeros(doms)
+    for size, scale in ((2, a), (3, b)):
+        for attrs in itertools.combinations(range(len(doms)), size):
+            shape = [doms[j] if j in attrs else 1 for j in range(len(doms))]
+            term = gen.standard_normal([doms[j] for j in attrs])
+            for ax in range(size):  # a pure interaction: no lower-order part (zero mean along every axis)
+                term = term - term.mean(axis=ax, keepdims=True)
+            logp = logp + scale * term.reshape(shape)
+    joint = np.exp(logp - logp.max())
+    joint /= joint.sum()
+    return _draw(n, joint, gen, f"log-linear law, pairwise {a:g}, 3-way {b:g}, n = {n}", pairwise=a, threeway=b)
+
+
+def dirichlet_joint(n: int, k: int, domains=2, alpha: float = 1.0, *, rng) -> MultiDataset:
+    """n users of a joint law drawn from the symmetric Dirichlet(``alpha``) over all cells (module
+    docstring): interactions of every order.
+
+    Parameters
+    ----------
+    n : int
+        Number of users.
+    k : int
+        Number of attributes, >= 2.
+    domains : int or sequence of int, default 2
+        Domain sizes.
+    alpha : float, default 1.0
+        Concentration, > 0 (small: a spiky law).
+    rng : int or numpy.random.Generator
+        Seed or generator (keyword-only); the law is drawn first, the users next.
+
+    Returns
+    -------
+    MultiDataset
+        ``meta``: ``joint`` (the exact law), ``alpha``.
+
+    Raises
+    ------
+    ValueError
+        Any argument out of range, or a joint law of more than 2^22 cells.
+
+    Examples
+    --------
+    >>> from ldpopt import multi
+    >>> multi.dirichlet_joint(5000, 3, alpha=0.5, rng=0).k
+    3
+    """
+    n = check_n(n, "n")
+    doms = _domains(k, domains)
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not (np.isfinite(float(alpha)) and alpha > 0):
+        raise ValueError(f"alpha must be a finite number > 0, got {alpha!r}")
+    gen = as_generator(rng)
+    joint = gen.dirichlet(np.full(int(np.prod(doms)), float(alpha))).reshape(doms)
+    return _draw(n, joint, gen, f"Dirichlet({alpha:g}) joint law, n = {n}", alpha=float(alpha))
+
+
+SYNTHETIC: dict[str, Callable[..., MultiDataset]] = {"chain": chain_network, "log-linear": log_linear,
+                                                     "dirichlet": dirichlet_joint}

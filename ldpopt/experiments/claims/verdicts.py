@@ -59,8 +59,20 @@ __all__ = ["GROUPS", "PAPERS", "REDUCTIONS", "claims", "markdown", "paper_title"
 
 _XNAME = {"epsilon": "eps", "rho": "rho", "k": "k", "n_users": "n", "query_set": "set", "fit": "fit"}
 _TRANSFORM = {"log10": np.log10, "saved": lambda x: 1 - 1 / x, "dev": lambda x: (x - 1).abs()}
-_PAPERS = ("wang", "jia", "poisoning")
-#: the claim files (``experiments/claims/<paper>.toml``)
+
+
+def _claim_files() -> tuple[str, ...]:
+    """The claim files ``experiments/claims/<paper>.toml``, in their stated ``order``: each file states
+    its own title, table columns and place, so a new file is a new claims table with no code change."""
+    found = []
+    for path in sorted((DATA_DIR / "claims").glob("*.toml")):
+        with open(path, "rb") as fh:
+            found.append((tomllib.load(fh).get("order", 99), path.stem))
+    return tuple(stem for _, stem in sorted(found))
+
+
+_PAPERS = _claim_files()
+#: the claim files (``experiments/claims/<paper>.toml``), in their stated order
 PAPERS = _PAPERS
 
 
@@ -339,16 +351,9 @@ def markdown(paper: str, verdicts: dict | None = None) -> str:
     """REPRODUCTION.md's claims table of ``paper`` from the rows' text (the numbers quoted there are
     those of the full sweep; :func:`claims` recomputes them); ``verdicts`` (id → text, e.g. the
     computed ones) replace the rows' wording."""
-    cols = [("#", "id"), ("paper says (figure)", "paper"), ("data", "data"),
-            ("we measure (30 reps, Power on all of them)", "measured"), ("verdict", "verdict"), ("figure", "figure")]
-    sep = "| " + " | ".join("---" for _ in cols) + " |"
     verdicts = verdicts or {}
-    if paper == "jia":
-        cols = [("#", "id"), ("Claim (Jia & Gong)", "paper"), ("Ours (dataset, 30 reps)", "measured"), ("Verdict", "verdict")]
-        sep = "|" + "|".join("---" for _ in cols) + "|"
-    if "columns" in _file(paper):  # the file states its table's columns: [header, field] pairs
-        cols = [(h, k) for h, k in _file(paper)["columns"]]
-        sep = "| " + " | ".join("---" for _ in cols) + " |"
+    cols = [(h, k) for h, k in _file(paper)["columns"]]  # the file states its columns: [header, field]
+    sep = "| " + " | ".join("---" for _ in cols) + " |"
     body = ["| " + " | ".join(str({**r, **({"verdict": verdicts[r["id"]]} if r["id"] in verdicts else {})}[k])
                               if k in r else "" for _, k in cols) + " |" for r in rows(paper)]
     return "\n".join(["| " + " | ".join(h for h, _ in cols) + " |", sep, *body]) + "\n"

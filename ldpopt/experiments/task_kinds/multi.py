@@ -52,14 +52,15 @@ METHODS = (tuple(f"{w}way:{p}" for w in (2, 3) for p in _POST) + ("flat",)
 
 @functools.lru_cache(maxsize=8)
 def multi_dataset(spec) -> multi.MultiDataset:
-    """The dataset a config names: ``{name = "chain", n, k, strength, domains, rng}``
-    (:func:`ldpopt.multi.chain_network`) or ``{name = "retail" | "bms-webview-1" | "bms-webview-2",
+    """The dataset a config names: a synthetic law by its name in :data:`ldpopt.multi.SYNTHETIC` with
+    its generator's arguments (e.g. ``{name = "chain", n, k, strength, domains, rng}``,
+    ``{name = "log-linear", n, k, threeway, rng}``) or ``{name = "retail" | "bms-webview-1" | "bms-webview-2",
     top}`` (:func:`ldpopt.multi.item_presence`); ``label`` is only a display name."""
     kw = {"name": spec} if isinstance(spec, str) else dict(spec)
     kw.pop("label", None)
     name = kw.pop("name")
-    if name == "chain":
-        return multi.chain_network(**kw)
+    if name in multi.SYNTHETIC:
+        return multi.SYNTHETIC[name](**kw)
     return multi.item_presence(name, **kw)
 
 
