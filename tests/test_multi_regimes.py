@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from ldpopt import multi
-from ldpopt.experiments import claims as C
+from ldpopt.experiments.claims import verdicts as C
 from ldpopt.experiments import run
-from ldpopt.experiments.plot import plot
+from ldpopt.experiments.figures.draw import plot
 
 
 def _maxent_gap(joint: np.ndarray) -> float:
