@@ -67,7 +67,7 @@ from .. import kernels
 from .._validation import _check_int, as_generator, check_values
 from .base import IndependentSupports, ReportColumn
 
-__all__ = ["BLH", "OLH", "keyed_hash"]
+__all__ = ["BLH", "OLH", "keyed_hash", "keyed_words"]
 
 #: largest g (default or given)
 G_MAX = 1 << 30
@@ -107,13 +107,20 @@ def _as_keys(keys) -> np.ndarray:
     return s.view(np.uint64) if s.dtype == np.int64 else s.astype(np.uint64)
 
 
-def keyed_hash(keys, values, g: int) -> np.ndarray:
-    """H_s(v) = mix64(s + (v + 1)·γ) mod g (module docstring), broadcasting ``keys`` (any 64-bit
-    integers; int64 keys are read as their uint64 bit pattern) against ``values``; int64 result."""
+def keyed_words(keys, values) -> np.ndarray:
+    """mix64(s + (v + 1)·γ), the 64-bit word before ``mod g`` (module docstring), broadcasting ``keys``
+    (any 64-bit integers; int64 keys are read as their uint64 bit pattern) against ``values``; uint64."""
     v = np.asarray(values).astype(np.uint64)
     with np.errstate(over="ignore"):  # arithmetic mod 2^64 is the hash (numpy warns on 0-d operands)
         z = np.asarray(_as_keys(keys) + (v + np.uint64(1)) * _GAMMA)
     _mix64_inplace(z, np.empty_like(z))
+    return z
+
+
+def keyed_hash(keys, values, g: int) -> np.ndarray:
+    """H_s(v) = mix64(s + (v + 1)·γ) mod g (module docstring), broadcasting ``keys`` (any 64-bit
+    integers; int64 keys are read as their uint64 bit pattern) against ``values``; int64 result."""
+    z = keyed_words(keys, values)
     _reduce_inplace(z, g)
     return z.astype(np.int64)
 
