@@ -54,7 +54,7 @@ def loads_own_data(name: str) -> bool:
 # modules that register more kinds; imported on first lookup (also inside worker processes)
 _KIND_MODULES = ("tasks_wang", "tasks_wang_runs", "tasks_jia", "tasks_uncertainty", "tasks_uncertainty_batch", "tasks_numeric", "tasks_ranges",
                  "tasks_pooling", "tasks_channels", "tasks_poisoning", "tasks_sketches",
-                 "tasks_heavy", "tasks_multi")
+                 "tasks_heavy", "tasks_multi", "tasks_ldpcube")
 
 
 @functools.lru_cache(maxsize=1)
