@@ -125,6 +125,22 @@ def keyed_hash(keys, values, g: int) -> np.ndarray:
     return z.astype(np.int64)
 
 
+def keyed_reports(reports, bound: int, key: str, value: str) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, values) of reports that are (n, 2) integer rows (64-bit key, value in [0, ``bound``)),
+    checked; ``key`` and ``value`` name the columns in the messages. uint64 keys are read as int64 bit
+    patterns."""
+    arr = np.asarray(reports)
+    if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
+        raise ValueError(f"reports must be a non-empty (n, 2) integer array of ({key}, {value}), got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"reports must be integers, got dtype {arr.dtype}")
+    s = arr[:, 0].astype(np.uint64).view(np.int64) if arr.dtype == np.uint64 else arr[:, 0].astype(np.int64)
+    r = arr[:, 1].astype(np.int64)
+    if np.any(r < 0) or np.any(r >= bound):
+        raise ValueError(f"reports column {value} must lie in [0, {bound})")
+    return s, r
+
+
 class OLH(IndependentSupports):
     """Optimized Local Hashing (arXiv §2.4; Wang et al. 2017 §4.4) with the keyed random-function
     hash family of the module docstring.
@@ -311,16 +327,7 @@ class OLH(IndependentSupports):
         return np.stack((s, np.where(keep, h, other)), axis=1)
 
     def _check_reports(self, reports) -> tuple[np.ndarray, np.ndarray]:
-        arr = np.asarray(reports)
-        if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
-            raise ValueError(f"reports must be a non-empty (n, 2) integer array of (s, r), got shape {arr.shape}")
-        if arr.dtype.kind not in "iu":
-            raise ValueError(f"reports must be integers, got dtype {arr.dtype}")
-        s = arr[:, 0].astype(np.uint64).view(np.int64) if arr.dtype == np.uint64 else arr[:, 0].astype(np.int64)
-        r = arr[:, 1].astype(np.int64)
-        if np.any(r < 0) or np.any(r >= self.g):
-            raise ValueError(f"reports column r must lie in [0, {self.g})")
-        return s, r
+        return keyed_reports(reports, self.g, "s", "r")
 
     def aggregate(self, reports, device=None) -> np.ndarray:
         """Support counts c_v = #{i : H_{s_i}(v) = r_i}: every user's d hashes (O(n·d); the family

@@ -50,7 +50,7 @@ import numpy as np
 from .. import kernels
 from .._validation import as_generator, check_values
 from .base import FrequencyOracle, ReportColumn
-from .hashing import keyed_words
+from .hashing import keyed_reports, keyed_words
 from .reoptimized import mean_mse
 from .subset import SS
 
@@ -302,16 +302,7 @@ class RWS(FrequencyOracle):
         return np.stack((s, y), axis=1)
 
     def _check_reports(self, reports) -> tuple[np.ndarray, np.ndarray]:
-        arr = np.asarray(reports)
-        if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
-            raise ValueError(f"reports must be a non-empty (n, 2) integer array of (seed, spin), got shape {arr.shape}")
-        if arr.dtype.kind not in "iu":
-            raise ValueError(f"reports must be integers, got dtype {arr.dtype}")
-        s = arr[:, 0].astype(np.uint64).view(np.int64) if arr.dtype == np.uint64 else arr[:, 0].astype(np.int64)
-        y = arr[:, 1].astype(np.int64)
-        if np.any(y < 0) or np.any(y >= self.d):
-            raise ValueError(f"reports column spin must lie in [0, {self.d})")
-        return s, y
+        return keyed_reports(reports, self.d, "seed", "spin")
 
     def aggregate(self, reports, device=None) -> np.ndarray:
         """Server side: c_v = #{reports whose support (S_s + y) mod d holds v}; the supports are built
