@@ -29,10 +29,11 @@ sys.path.insert(0, str(HERE))
 #: variants: the user's own objectives; cli: start-up and the command-line fuzz; robust: poisoning recovery against the anchor's code.
 #: discovery: heavy-hitter discovery over strings against the peer.
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "collect": ("oracles", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "identity", "schedulers",
+    "collect": ("oracles", "rws_conformance", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "identity",
+                "schedulers",
                 "kernels", "kernels_dask", "sketches", "billion"),
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "uncertainty_grid", "choose_candidates",
-                 "ci_all"),
+                 "ci_all", "ldpcube_power"),
     "solve": ("solvers", "policy", "likelihood", "feasibility", "exact_feasibility", "structured", "structured_blocks",
               "structured_tree", "user_call", "table", "grouped", "check_property", "bound_property", "routes", "multi"),
     "variants": ("own_variant", "kl_user_call"),

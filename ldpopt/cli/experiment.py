@@ -1,4 +1,4 @@
-"""``ldpopt experiment run|plot|claims|coverage-table|evaluate|list``: the papers' experiments from
+"""``ldpopt experiment run|plot|claims|coverage-table|winrate|evaluate|list``: the papers' experiments from
 their TOML configs, and ``evaluate``: your methods beside the papers' over their grid.
 
 Every import of the experiment machinery (and through it cvxpy) is inside the subcommand that needs
@@ -180,6 +180,15 @@ def _coverage_table(args) -> int:
     return 0
 
 
+def _winrate(args) -> int:
+    """The win-percentage tables of a finished run (per oracle × method × metric, ± SE)."""
+    from ..experiments.winrate_report import winrate_report
+
+    metrics = [m.strip() for m in args.metric.split(",") if m.strip()] if args.metric else None
+    print(winrate_report(results_name(args.name, args.quick), quick=args.quick, root=args.out, metrics=metrics))
+    return 0
+
+
 #: the default of ``evaluate --against`` (ldpopt.experiments.evaluation.AGAINST, which a test keeps equal);
 #: written here so that building the parser imports no experiment module
 AGAINST_HELP = "base,base-pos,post-pos,norm,norm-mul,norm-sub,mle-apx,base-cut,norm-cut,norm-hyb"
@@ -253,6 +262,14 @@ def add_parser(sub) -> None:
     et.add_argument("--level", type=float, action="append", default=None,
                     help="nominal level to show (repeatable; default every level in the results)")
     et.set_defaults(func=_coverage_table)
+
+    ew = exsub.add_parser("winrate", help="win percentages of a finished run: how often each method has the lowest "
+                                          "error, per oracle x method x metric, +- SE over the repetitions")
+    ew.add_argument("name", help="config name or a results folder holding results.parquet")
+    ew.add_argument("--quick", action="store_true", help="the results of the --quick run")
+    ew.add_argument("--out", default="results", help="results root (default: results/)")
+    ew.add_argument("--metric", default=None, help="comma-separated metrics to show (default: every metric)")
+    ew.set_defaults(func=_winrate)
 
     ev = exsub.add_parser("evaluate", help="your methods beside the papers' methods over the papers' grid: "
                                            "one table (mean ± SE) and a figure per metric")

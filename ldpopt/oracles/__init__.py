@@ -1,4 +1,4 @@
-"""Frequency oracles: GRR, OUE, SUE, OLH, BLH, HR, SS (and the sketches CMS, HCMS, RAPPOR) behind one
+"""Frequency oracles: GRR, OUE, SUE, OLH, BLH, HR, SS, RUE, RLH, RWS (and the sketches CMS, HCMS, RAPPOR) behind one
 interface (:class:`FrequencyOracle`), in a registry that :func:`register` extends with an oracle of
 one's own (docs/extending.md).
 
@@ -15,11 +15,13 @@ from .hadamard import HR
 from .hashing import BLH, OLH
 from .hcms import HCMS
 from .rappor import RAPPOR
+from .reoptimized import RLH, RUE
 from .subset import SS
 from .unary import OUE, SUE
+from .wheel import RWS
 
-__all__ = ["BLH", "CMS", "GRR", "HCMS", "HR", "OLH", "OUE", "RAPPOR", "SS", "SUE", "FrequencyOracle", "available", "get",
-           "oracle_class", "register"]
+__all__ = ["BLH", "CMS", "GRR", "HCMS", "HR", "OLH", "OUE", "RAPPOR", "RLH", "RUE", "RWS", "SS", "SUE", "FrequencyOracle",
+           "available", "get", "oracle_class", "register"]
 
 _REGISTRY: dict[str, type[FrequencyOracle]] = {}
 
@@ -67,7 +69,7 @@ def register(cls: type[FrequencyOracle]) -> type[FrequencyOracle]:
     return cls
 
 
-for _cls in (GRR, OLH, BLH, HR, OUE, SUE, SS, CMS, HCMS, RAPPOR):
+for _cls in (GRR, OLH, BLH, HR, OUE, SUE, SS, RUE, RLH, RWS, CMS, HCMS, RAPPOR):
     register(_cls)
 
 
@@ -93,7 +95,7 @@ def available(sketches: bool = False) -> list[str]:
     --------
     >>> from ldpopt import oracles
     >>> oracles.available()
-    ['blh', 'grr', 'hr', 'olh', 'oue', 'ss', 'sue']
+    ['blh', 'grr', 'hr', 'olh', 'oue', 'rlh', 'rue', 'rws', 'ss', 'sue']
     """
     pure = sorted(name for name, cls in _REGISTRY.items() if cls.pure)
     return sorted(_REGISTRY) if sketches else pure

@@ -67,7 +67,7 @@ from .. import kernels
 from .._validation import _check_int, as_generator, check_values
 from .base import IndependentSupports, ReportColumn
 
-__all__ = ["BLH", "OLH", "keyed_hash"]
+__all__ = ["BLH", "OLH", "keyed_hash", "keyed_words"]
 
 #: largest g (default or given)
 G_MAX = 1 << 30
@@ -107,15 +107,38 @@ def _as_keys(keys) -> np.ndarray:
     return s.view(np.uint64) if s.dtype == np.int64 else s.astype(np.uint64)
 
 
-def keyed_hash(keys, values, g: int) -> np.ndarray:
-    """H_s(v) = mix64(s + (v + 1)·γ) mod g (module docstring), broadcasting ``keys`` (any 64-bit
-    integers; int64 keys are read as their uint64 bit pattern) against ``values``; int64 result."""
+def keyed_words(keys, values) -> np.ndarray:
+    """mix64(s + (v + 1)·γ), the 64-bit word before ``mod g`` (module docstring), broadcasting ``keys``
+    (any 64-bit integers; int64 keys are read as their uint64 bit pattern) against ``values``; uint64."""
     v = np.asarray(values).astype(np.uint64)
     with np.errstate(over="ignore"):  # arithmetic mod 2^64 is the hash (numpy warns on 0-d operands)
         z = np.asarray(_as_keys(keys) + (v + np.uint64(1)) * _GAMMA)
     _mix64_inplace(z, np.empty_like(z))
+    return z
+
+
+def keyed_hash(keys, values, g: int) -> np.ndarray:
+    """H_s(v) = mix64(s + (v + 1)·γ) mod g (module docstring), broadcasting ``keys`` (any 64-bit
+    integers; int64 keys are read as their uint64 bit pattern) against ``values``; int64 result."""
+    z = keyed_words(keys, values)
     _reduce_inplace(z, g)
     return z.astype(np.int64)
+
+
+def keyed_reports(reports, bound: int, key: str, value: str) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, values) of reports that are (n, 2) integer rows (64-bit key, value in [0, ``bound``)),
+    checked; ``key`` and ``value`` name the columns in the messages. uint64 keys are read as int64 bit
+    patterns."""
+    arr = np.asarray(reports)
+    if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
+        raise ValueError(f"reports must be a non-empty (n, 2) integer array of ({key}, {value}), got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"reports must be integers, got dtype {arr.dtype}")
+    s = arr[:, 0].astype(np.uint64).view(np.int64) if arr.dtype == np.uint64 else arr[:, 0].astype(np.int64)
+    r = arr[:, 1].astype(np.int64)
+    if np.any(r < 0) or np.any(r >= bound):
+        raise ValueError(f"reports column {value} must lie in [0, {bound})")
+    return s, r
 
 
 class OLH(IndependentSupports):
@@ -304,16 +327,7 @@ class OLH(IndependentSupports):
         return np.stack((s, np.where(keep, h, other)), axis=1)
 
     def _check_reports(self, reports) -> tuple[np.ndarray, np.ndarray]:
-        arr = np.asarray(reports)
-        if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
-            raise ValueError(f"reports must be a non-empty (n, 2) integer array of (s, r), got shape {arr.shape}")
-        if arr.dtype.kind not in "iu":
-            raise ValueError(f"reports must be integers, got dtype {arr.dtype}")
-        s = arr[:, 0].astype(np.uint64).view(np.int64) if arr.dtype == np.uint64 else arr[:, 0].astype(np.int64)
-        r = arr[:, 1].astype(np.int64)
-        if np.any(r < 0) or np.any(r >= self.g):
-            raise ValueError(f"reports column r must lie in [0, {self.g})")
-        return s, r
+        return keyed_reports(reports, self.g, "s", "r")
 
     def aggregate(self, reports, device=None) -> np.ndarray:
         """Support counts c_v = #{i : H_{s_i}(v) = r_i}: every user's d hashes (O(n·d); the family
