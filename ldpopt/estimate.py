@@ -265,6 +265,13 @@ class Estimate:
         ------
         ValueError
             If ``ordered`` is not a bool.
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> est = Estimate.from_frequencies([0.5, 0.3, 0.2], 100, epsilon=1.0, p=0.6, q=0.2).as_ordered()
+        >>> est.ordered, est.as_ordered(False).ordered
+        (True, False)
         """
         if not isinstance(ordered, bool):
             raise ValueError(f"ordered must be True or False, got {ordered!r}")

@@ -58,7 +58,7 @@ def shrinkage(estimate: Estimate, prior=None, F=None) -> tuple[np.ndarray, np.nd
     >>> from ldpopt.methods.shrink import shrinkage
     >>> est = oracles.get("grr", 1.0, 8).simulate(np.array([300, 250, 200, 100, 60, 40, 30, 20]), rng=0)
     >>> B, m, s2 = shrinkage(est)
-    >>> 0.0 <= float(B) <= 1.0, m[0]
+    >>> 0.0 <= float(B) <= 1.0, float(m[0])
     (True, 0.125)
     """
     est = _check_estimate(estimate)
