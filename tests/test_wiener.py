@@ -136,3 +136,13 @@ def test_eb_refuses_bad_input(smooth_est):
     lo, hi = eb_interval(smooth_est, 0.9)
     pt = ldpopt.postprocess(smooth_est, "eb-shrink")
     assert np.all(lo < pt) and np.all(pt < hi)
+
+
+def test_dw_simplex_claim_is_certified_and_refereed_by_cvxpy():
+    """verify's equivalence rows for DW-simplex (on an estimate not declared ordered: the identity is
+    checked on it declared ordered): the certificate and cvxpy's Clarabel both confirm it."""
+    from ldpopt.verify.claims import equivalence_rows
+
+    rows = equivalence_rows(estimates_for_checks()[1], 0, ["CLARABEL"], 200, 50, methods=["dw-simplex"])
+    assert [r.verdict for r in rows] == ["holds", "holds"]
+    assert rows[1].value < rows[1].tolerance
