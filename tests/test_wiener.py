@@ -146,3 +146,20 @@ def test_dw_simplex_claim_is_certified_and_refereed_by_cvxpy():
     rows = equivalence_rows(estimates_for_checks()[1], 0, ["CLARABEL"], 200, 50, methods=["dw-simplex"])
     assert [r.verdict for r in rows] == ["holds", "holds"]
     assert rows[1].value < rows[1].tolerance
+
+
+def test_the_command_line_declares_the_order(tmp_path):
+    import subprocess
+    import sys
+
+    est = oracles.get("grr", 1.0, 16).simulate(np.arange(1, 17) * 100, rng=0)
+    path = tmp_path / "counts.csv"
+    path.write_text("value,count\n" + "".join(f"{i},{int(c)}\n" for i, c in enumerate(est.counts)))
+    cmd = [sys.executable, "-m", "ldpopt.cli", "postprocess", "--counts", str(path), "--oracle", "grr",
+           "--epsilon", "1", "--method", "dw", "--out", str(tmp_path / "out.csv")]
+    refused = subprocess.run(cmd, capture_output=True, text=True)
+    assert refused.returncode != 0 and "--ordered" in refused.stderr
+    done = subprocess.run([*cmd, "--ordered"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    dw = np.loadtxt(tmp_path / "out.csv", delimiter=",", skiprows=1, usecols=3)
+    np.testing.assert_allclose(dw, ldpopt.postprocess(est.as_ordered(), "dw"), rtol=0, atol=1e-12)

@@ -221,8 +221,8 @@ class MethodInfo:
         'MLE-Apx needs 0 < q and p < 1 '
         """
         if self.needs_order and not getattr(estimate, "ordered", False):
-            return (f"{self.label} assumes an ordered domain; declare one with ordered=True "
-                    f"(Estimate.as_ordered) if the values' index order is meaningful")
+            return (f"{self.label} assumes an ordered domain; declare one (ordered=True, Estimate.as_ordered, "
+                    f"or --ordered on the command line) if the values' order is meaningful")
         return None if self.applies is None else self.applies(estimate, **params)
 
     def __call__(self, estimate: Estimate, /, **params) -> np.ndarray:
