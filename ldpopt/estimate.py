@@ -49,6 +49,8 @@ class Estimate:
         Registry name of the oracle (non-empty).
     meta : dict, optional
         Extra facts an oracle records (e.g. ``"extra_variance"``, see :attr:`sigma2`); copied.
+        ``meta["ordered"] = True`` declares that the domain's index order is meaningful (ages, hours,
+        ratings: :attr:`ordered`); it must be a bool.
 
     Raises
     ------
@@ -115,6 +117,8 @@ class Estimate:
             raise ValueError("f_tilde and counts disagree: f_tilde must equal (counts/n - q)/(p - q)")
         if not isinstance(self.oracle, str) or not self.oracle:
             raise ValueError(f"oracle must be a non-empty string, got {self.oracle!r}")
+        if not isinstance(self.meta.get("ordered", False), bool):
+            raise ValueError(f"ordered must be True or False, got {self.meta['ordered']!r}")
         object.__setattr__(self, "n", n)
         object.__setattr__(self, "epsilon", epsilon)
         object.__setattr__(self, "p", p)
@@ -225,6 +229,54 @@ class Estimate:
         3
         """
         return int(self.f_tilde.shape[0])
+
+    @property
+    def ordered(self) -> bool:
+        """Whether the domain is declared ordered (``meta["ordered"]``, default False): value v and
+        v + 1 are neighbours (ages, hours, incomes, ratings), so a method may assume that the
+        frequencies vary smoothly along the index (the Wiener methods, :mod:`ldpopt.methods.wiener`).
+        Declare it when building the estimate (``ordered=True``) or with :meth:`as_ordered`.
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> est = Estimate.from_frequencies([0.5, 0.3, 0.2], 100, epsilon=1.0, p=0.6, q=0.2)
+        >>> est.ordered, est.as_ordered().ordered
+        (False, True)
+        >>> Estimate.from_frequencies([0.5, 0.3, 0.2], 100, epsilon=1.0, p=0.6, q=0.2, ordered=True).ordered
+        True
+        """
+        return bool(self.meta.get("ordered", False))
+
+    def as_ordered(self, ordered: bool = True) -> Estimate:
+        """A copy with the domain declared ordered (or not): :attr:`ordered`.
+
+        Parameters
+        ----------
+        ordered : bool, default True
+            The declaration.
+
+        Returns
+        -------
+        Estimate
+            The same numbers, with ``meta["ordered"] = ordered``.
+
+        Raises
+        ------
+        ValueError
+            If ``ordered`` is not a bool.
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> est = Estimate.from_frequencies([0.5, 0.3, 0.2], 100, epsilon=1.0, p=0.6, q=0.2).as_ordered()
+        >>> est.ordered, est.as_ordered(False).ordered
+        (True, False)
+        """
+        if not isinstance(ordered, bool):
+            raise ValueError(f"ordered must be True or False, got {ordered!r}")
+        return Estimate(self.f_tilde, self.counts, self.n, self.epsilon, self.p, self.q, self.oracle,
+                        {**self.meta, "ordered": ordered})
 
     @property
     def sigma2(self) -> float:

@@ -35,7 +35,9 @@ likelihood's maximiser on the simplex, arXiv §3.4 with the exact likelihood). T
 one call per repetition, ~0.1–0.9 s each for Power/PowerNS (its prior fit; measured in
 BENCHMARKS.md), so ``"extended"`` stays opt-in. Calibrate and MLE-Apx's paper loop are left out: they
 declare ``variant_of`` (Power's, MLE-Apx's answer). ``methods="all"`` is every registered method; or
-pass methods (names, callables, ``FILE.py:NAME``).
+pass methods (names, callables, ``FILE.py:NAME``). A method whose record declares ``needs_order`` (DW, IIW,
+AMRP, DW-simplex: a prior stationary along the index) is a candidate only for an estimate that declares
+an ordered domain (:attr:`ldpopt.Estimate.ordered`); named for an unordered one, it is refused.
 """
 
 from __future__ import annotations
@@ -68,9 +70,10 @@ PROGRESS_DELAY = 2.0
 
 
 def __getattr__(name: str):
-    """``CLOSED_FORM`` and ``EXTENDED``, the candidate sets of earlier releases, derived from the registry."""
+    """``CLOSED_FORM`` and ``EXTENDED``, the candidate sets of earlier releases (for a domain not declared
+    ordered), derived from the registry."""
     if name in ("CLOSED_FORM", "EXTENDED"):
-        return tuple(_SETS["closed-form" if name == "CLOSED_FORM" else "extended"]())
+        return tuple(candidates("closed-form" if name == "CLOSED_FORM" else "extended"))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -234,12 +237,14 @@ def tiebreak(q: Query, F: np.ndarray, truth: np.ndarray, sigma: float) -> float:
     return float(np.mean(1.0 - np.where(denom > 0, 2 * tp / np.where(denom > 0, denom, 1.0), 1.0)))
 
 
-def candidates(methods=None) -> list[str]:
+def candidates(methods=None, *, ordered: bool = False) -> list[str]:
     """Names of the candidates (:func:`records`).
 
     Parameters
     ----------
     methods : None, str or sequence, default None
+        As :func:`records`.
+    ordered : bool, default False
         As :func:`records`.
 
     Returns
@@ -258,20 +263,25 @@ def candidates(methods=None) -> list[str]:
     ['base', 'base-pos', 'base-cut', 'norm', 'norm-mul', 'norm-cut', 'norm-sub', 'norm-hyb', 'mle-apx']
     >>> candidates("extended")[-3:]
     ['em', 'power', 'power-ns']
+    >>> [m for m in candidates(ordered=True) if m not in candidates()]
+    ['dw', 'iiw', 'amrp', 'dw-simplex']
     """
-    return [r.name for r in records(methods)]
+    return [r.name for r in records(methods, ordered=ordered)]
 
 
-def records(methods=None) -> list:
+def records(methods=None, *, ordered: bool = False) -> list:
     """The candidates' method records: None or "closed-form" → the registered closed forms,
     "extended" → every registered method that is not a variant of another, "all" → every registered
     method, else the given methods (names, records, callables or ``FILE.py:NAME``, resolved by
-    :func:`ldpopt.methods.resolve`).
+    :func:`ldpopt.methods.resolve`). A named set holds the methods that assume an ordered domain
+    (the record's ``needs_order``: the Wiener filters) only when ``ordered`` is True.
 
     Parameters
     ----------
     methods : None, str or sequence, default None
         As above.
+    ordered : bool, default False
+        The estimate's domain is declared ordered (:attr:`ldpopt.Estimate.ordered`).
 
     Returns
     -------
@@ -293,9 +303,9 @@ def records(methods=None) -> list:
         methods = "closed-form"
     if isinstance(methods, str) and not _methods.registry._is_file_reference(methods):
         if methods == "all":
-            return [_methods.get(m) for m in _methods.names()]
+            return [r for r in map(_methods.get, _methods.names()) if ordered or not r.needs_order]
         if methods in _SETS:
-            return [_methods.get(m) for m in _SETS[methods]()]
+            return [r for r in map(_methods.get, _SETS[methods]()) if ordered or not r.needs_order]
         raise ValueError(f"methods must be 'closed-form', 'extended', 'all' or a list of methods, "
                          f"got {methods!r}")
     if isinstance(methods, str) or callable(methods) or isinstance(methods, _methods.MethodInfo):
@@ -323,7 +333,8 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
         :func:`ldpopt.uncertainty.parse_query`).
     methods : "closed-form" (default), "extended", "all", or a sequence of methods
         Candidates (:func:`records`): names, records, plain callables ``f(estimate)`` or
-        ``"FILE.py:NAME"``.
+        ``"FILE.py:NAME"``. The named sets hold the ordered-domain methods (the Wiener filters)
+        only when ``estimate.ordered``.
     metric : "mse" or "mae" (not for hh, which is scored by F1)
         The loss (default "mse").
     params : dict method -> keyword arguments
@@ -365,7 +376,11 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     est = check_estimate(estimate)
     q = parse_query(query, metric)
     R = _check_repeats(n_repeats)
-    recs = records(methods)
+    recs = records(methods, ordered=est.ordered)
+    unordered = [r.name for r in recs if r.needs_order and not est.ordered]
+    if unordered:
+        raise ValueError(f"methods: {unordered} assume an ordered domain; declare one with ordered=True "
+                         f"(Estimate.as_ordered) or leave them out")
     names = [r.name for r in recs]
     if q.kind == "topk" and q.k > est.d:
         raise ValueError(f"query topk:{q.k}: K must be <= d = {est.d}")

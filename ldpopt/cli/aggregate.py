@@ -85,10 +85,12 @@ def _run(args) -> int:
     if not args.method:
         names = []
     else:
-        from .postprocess import estimate_of, run_methods
+        from .postprocess import estimate_of, for_domain, run_methods
 
         est = estimate_of(oracle, total.support_counts(), total.n)
         columns: dict[str, np.ndarray] = {}
+        if args.method == "all":
+            names = for_domain(names, est)
         names, skipped = run_methods(columns, est, names, {}, "--method all" if args.method == "all" else None,
                                      f"oracle {oracle.name}")
         for name, col in columns.items():

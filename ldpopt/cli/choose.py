@@ -30,7 +30,8 @@ def _run(args) -> int:
         from ..recommend import candidates
         from .postprocess import run_methods
 
-        names, _ = run_methods({}, estimate, candidates(names), {}, f"--methods {args.methods or 'closed-form'}",
+        names, _ = run_methods({}, estimate, candidates(names, ordered=estimate.ordered), {},
+                               f"--methods {args.methods or 'closed-form'}",
                                f"--oracle {oracle.name}")
     try:
         c = choose(estimate, args.query, methods=names, n_repeats=args.repeats, metric=args.metric,
@@ -56,7 +57,8 @@ def add_parser(sub) -> None:
     cp.add_argument("--metric", choices=("mse", "mae"), default=None, help="loss for full/topk/subsets (default mse)")
     cp.add_argument("--methods", default=None,
                     help="comma-separated candidates (registered names or FILE.py:NAME), or "
-                         "closed-form (default), extended (+ power, power-ns, em) or all")
+                         "closed-form (default), extended (+ power, power-ns, em) or all; the Wiener "
+                         "methods are in the sets with --ordered only")
     cp.add_argument("--repeats", type=int_arg(2), default=20, help="re-simulations (default 20)")
     cp.add_argument("--seed", type=int_arg(0), default=0, help="seed (default 0)")
     cp.add_argument("--json", action="store_true", help="print the ranking as JSON")

@@ -35,7 +35,7 @@ def help_on_demand(parser, fill) -> None:
 
 
 def add_counts_options(parser) -> None:
-    """The options :func:`estimate_from` reads (--counts, --oracle, --epsilon, --n, --d, --g, --k),
+    """The options :func:`estimate_from` reads (--counts, --oracle, --epsilon, --n, --d, --g, --k, --ordered),
     declared once for every subcommand that starts from a counts file."""
     parser.add_argument("--counts", required=True, help="CSV or Parquet table with columns value,count")
     oracle = parser.add_argument("--oracle", required=True,
@@ -53,6 +53,9 @@ def add_counts_options(parser) -> None:
     parser.add_argument("--d", type=int_arg(2), default=None,
                         help="domain size: values are the integers 0..d-1 and a value absent from the file has "
                              "count 0 (for aggregators that omit zero counts)")
+    parser.add_argument("--ordered", action="store_true",
+                        help="the domain is ordered (ages, hours, ratings): the table's row order, or with --d the "
+                             "values 0..d-1, is meaningful; the Wiener methods (dw, iiw, amrp, dw-simplex) need it")
     add_oracle_params(parser)
 
 
@@ -103,13 +106,14 @@ def recorded_params(oracle) -> dict:
 
 def estimate_from(table, args):
     """(oracle, n, Estimate) from a counts table and the common options (--oracle, --epsilon, --g,
-    --k, --oracle-param, --n): the oracle built for the table's d, the counts checked against what it
+    --k, --oracle-param, --n, --ordered: the estimate declares an ordered domain): the oracle built for the table's d, the counts checked against what it
     makes possible (:func:`check_counts`). Shared by ``postprocess``, ``solve`` and ``choose``.
     CMS and HCMS: the estimate of :func:`ldpopt.sketches.consistency.sketch_estimate` (the fixed hash
     family's extra variance in its meta, which every method's variance then includes)."""
     oracle = build_oracle(args, table.d)
     n = check_counts(table, oracle, args.n)
-    return oracle, n, estimate_of(oracle, table.counts, n)
+    est = estimate_of(oracle, table.counts, n)
+    return oracle, n, est.as_ordered() if getattr(args, "ordered", False) else est
 
 
 def estimate_of(oracle, counts, n: int):
@@ -161,8 +165,9 @@ def check_counts(table, oracle, n: int | None) -> int:
 
 
 def method_names(method: str) -> list[str]:
-    """The methods ``--method`` names: every registered one for ``all``, else the one it names (an
-    unknown name is an error naming ``--method``)."""
+    """The methods ``--method`` names: every registered one for ``all`` (the command leaves out those
+    assuming an ordered domain unless ``--ordered``), else the one it names (an unknown name is an
+    error naming ``--method``)."""
     from .. import methods
 
     if method == "all":
@@ -171,6 +176,14 @@ def method_names(method: str) -> list[str]:
         return [methods.resolve(method, where="--method").name]
     except (KeyError, ValueError, TypeError) as exc:
         raise InputError(str(exc)) from None
+
+
+def for_domain(names: list, estimate) -> list:
+    """``--method all``'s methods for this estimate: those assuming an ordered domain (the record's
+    ``needs_order``) only when the estimate declares one (``--ordered``)."""
+    from .. import methods
+
+    return [m for m in names if estimate.ordered or not methods.get(m).needs_order]
 
 
 def run_methods(out: dict, estimate, names: list, params: dict, every: str | None, context: str) -> tuple[list, dict]:
@@ -246,6 +259,8 @@ def _run(args) -> int:
     table = read_counts_table(args.counts, args.d, step=count_step(args))
     fits(table.d, "--counts")
     oracle, n, estimate = estimate_from(table, args)
+    if args.method == "all":
+        names = for_domain(names, estimate)
     params = route_params(args.param, names)
     out = table.columns()  # a dict of columns: a plain CSV in and out never loads pandas
     names, skipped = run_methods(out, estimate, names, params, "--method all" if args.method == "all" else None,

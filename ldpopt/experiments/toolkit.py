@@ -74,11 +74,12 @@ def unfreeze(v):
 
 
 def method_names(task) -> list[str]:
-    """The task's method names: ``"all"`` is every registered method; a ``FILE.py:NAME`` entry (made
+    """The task's method names: ``"all"`` is every registered method (but those assuming an ordered
+    domain); a ``FILE.py:NAME`` entry (made
     absolute when the config was loaded) is loaded in this process (a worker's too) and named NAME."""
     names = list(task.methods)
-    if names == ["all"]:
-        return _methods.names()
+    if names == ["all"]:  # the datasets are categorical: not the methods assuming an ordered domain
+        return [m for m in _methods.names() if not _methods.get(m).needs_order]
     return [_methods.resolve(m, where="methods").name if is_method_file(m) else m for m in names]
 
 

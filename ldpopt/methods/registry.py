@@ -24,7 +24,10 @@ feature asks the record (:class:`MethodInfo`), never the method's name:
 * ``derived_from``: ``(method, g)``: the output is ``g`` of that method's output with the same
   parameters (PowerNS = Norm-Sub of Power), so a caller running both computes the other once;
 * ``variant_of``: the method computes another registered method's answer another way (``choose``
-  ranks the original only).
+  ranks the original only);
+* ``needs_order``: the method assumes an ordered domain (neighbouring values have similar
+  frequencies: the Wiener filters); it applies only to an estimate that declares one
+  (:attr:`ldpopt.Estimate.ordered`), and ``choose`` offers it only for such an estimate.
 
 :func:`resolve` turns anything a user may pass for a method — a name, a record, a plain callable,
 ``"FILE.py:NAME"`` — into a record; every entry point calls it.
@@ -149,6 +152,8 @@ class MethodInfo:
         Name of the method whose answer this one computes another way.
     derived_from : tuple or None
         ``(method, g)``: the output is ``g`` of that method's output.
+    needs_order : bool, default False
+        The method assumes an ordered domain (:attr:`ldpopt.Estimate.ordered`).
     declared : bool, default True
         False for a record wrapping a plain callable (nothing declared).
 
@@ -184,6 +189,7 @@ class MethodInfo:
     pivot_scale: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
     derived_from: tuple | None = field(default=None, repr=False)
     declared: bool = True
+    needs_order: bool = False
 
     def __post_init__(self):
         if not self.label:
@@ -214,6 +220,9 @@ class MethodInfo:
         >>> methods.get("mle-apx").why_not(est)[:30]
         'MLE-Apx needs 0 < q and p < 1 '
         """
+        if self.needs_order and not getattr(estimate, "ordered", False):
+            return (f"{self.label} assumes an ordered domain; declare one (ordered=True, Estimate.as_ordered, "
+                    f"or --ordered on the command line) if the values' order is meaningful")
         return None if self.applies is None else self.applies(estimate, **params)
 
     def __call__(self, estimate: Estimate, /, **params) -> np.ndarray:
@@ -240,7 +249,7 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
              order_preserving: str, complexity: str, reference: str, notes: str = "", label: str = "",
              family: str | None = None, applies=None, batched=None, prepare_batch=None,
              problem: ProblemStatement | None = None, analytic: bool = False, variant_of: str | None = None,
-             pivot_scale=None, derived_from: tuple | None = None):
+             pivot_scale=None, derived_from: tuple | None = None, needs_order: bool = False):
     """Decorator adding a method to the registry under ``name`` (lower-case, e.g. ``"norm-sub"``),
     with its Table-1 metadata and optional capabilities (module docstring). Returns the function
     unchanged.
@@ -268,6 +277,8 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
         The registered method whose answer this one computes another way.
     derived_from : tuple or None, default None
         ``(method, g)``: the output is ``g`` of that method's output.
+    needs_order : bool, default False
+        The method assumes an ordered domain (:class:`MethodInfo`).
 
     Returns
     -------
@@ -307,7 +318,7 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
         _METHODS[name.lower()] = MethodInfo(name.lower(), func, description, non_negative, sums_to_one,
                                             order_preserving, complexity, reference, notes, label, family,
                                             applies, batched, prepare_batch, problem, analytic, variant_of,
-                                            pivot_scale, derived_from)
+                                            pivot_scale, derived_from, needs_order=bool(needs_order))
         return func
 
     return deco
