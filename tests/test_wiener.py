@@ -141,7 +141,7 @@ def test_eb_refuses_bad_input(smooth_est):
 def test_dw_simplex_claim_is_certified_and_refereed_by_cvxpy():
     """verify's equivalence rows for DW-simplex (on an estimate not declared ordered: the identity is
     checked on it declared ordered): the certificate and cvxpy's Clarabel both confirm it."""
-    from ldpopt.verify.claims import equivalence_rows
+    from ldpopt.verify.equivalences import equivalence_rows
 
     rows = equivalence_rows(estimates_for_checks()[1], 0, ["CLARABEL"], 200, 50, methods=["dw-simplex"])
     assert [r.verdict for r in rows] == ["holds", "holds"]
