@@ -1,17 +1,6 @@
 r"""Monte-Carlo claims: bias, variance and order statements (NDSS Lemmas 1–4, arXiv §3.1–§3.6).
 
-Seeded repetitions of ``oracle.simulate`` on a fixed true histogram (``"half-zero"``); every
-method is run on each repetition. Per-value means use Bonferroni-corrected normal intervals at
-family level α = 1e-3 (z = Φ⁻¹(1 − α/(2d))); ratio and total intervals use z = 3.29 (99.9 %).
-Standard errors are floored at the rounding of a mean (:func:`ldpopt.verify.tolerances.se_floor`),
-and, for the unbiasedness tests, at the count lattice 1/(n(p − q)) divided by the repetitions, so a
-nearly deterministic output (ε ≥ 14) cannot produce z = 10¹⁵ from a bias no repetition count could
-resolve. A sign claim (Lemmas 1, 4) holds when its 99.9 % interval lies above 0, fails when it lies
-below, and is ``not refereed`` when it contains 0 or nothing was observable (every output at
-f_v = 0 exactly 0): unresolved is no evidence against the claim.
-
-Power's exponent s is fitted on the first repetition and then fixed, so Power/PowerNS/Calibrate
-are fixed functions of f̃ across repetitions.
+Details: docs/experiments.md, section `ldpopt.verify.montecarlo`.
 """
 
 from __future__ import annotations
