@@ -20,7 +20,7 @@ CONFIG_DIR = DATA_DIR / "configs"
 
 @dataclass(frozen=True)
 class ExperimentConfig:
-    """A validated experiment config (module docstring): what :func:`load_config` returns.
+    """A validated experiment config (docs/experiments.md): what :func:`load_config` returns.
 
     Parameters
     ----------

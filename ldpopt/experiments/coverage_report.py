@@ -34,7 +34,7 @@ def _cell(cov: float, level: float, target: float, mcse: float = np.nan, rel: fl
 def coverage_markdown(table: pd.DataFrame, *, by=("method",), levels=None, target: float = TARGET) -> str:
     """Markdown: one table per nominal level (``levels``: default every level in ``table``), rows =
     ``by`` groups, columns = :data:`BAND_ORDER` bands present, cells = pooled coverage (%) ± its
-    Monte-Carlo SE (width relative to Base) with the ``target`` marks (module docstring). Raises ``ValueError`` naming ``table``/``by``/``levels`` on
+    Monte-Carlo SE (width relative to Base) with the ``target`` marks (docs/experiments.md). Raises ``ValueError`` naming ``table``/``by``/``levels`` on
     bad input."""
     from .task_kinds.uncertainty import coverage_stats
 

@@ -30,7 +30,7 @@ from .evaluation_table import (
 
 __all__ = ["AGAINST", "GRIDS", "METRICS", "Evaluation", "Grid", "Metric", "evaluate"]
 
-#: the papers' post-processing methods an evaluation compares against by default (module docstring)
+#: the papers' post-processing methods an evaluation compares against by default (docs/experiments.md)
 AGAINST = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub", "mle-apx", "base-cut", "norm-cut",
            "norm-hyb")
 
@@ -256,7 +256,7 @@ def config_text(metric: Metric, grid: Grid, entries, title: str) -> str:
 def evaluate(methods, *, against=AGAINST, grid: str = "standard", out="evaluation", jobs: int = 1,
              resume: bool = False, progress: bool = True) -> Evaluation:
     """Run ``methods`` beside ``against`` over ``grid`` with the papers' metrics; write the table and
-    the figures under ``out`` (module docstring).
+    the figures under ``out`` (docs/experiments.md).
 
     Every argument is checked before any work (each method loaded and run once on a small
     estimate); an error is one line naming it.

@@ -110,7 +110,7 @@ def band_text(value) -> str:
 
 
 def summary(results: dict, metrics, sizes: dict, order) -> pd.DataFrame:
-    """One row per metric × regime × query × method (module docstring); ``results``: the results
+    """One row per metric × regime × query × method (docs/experiments.md); ``results``: the results
     table of each metric by key; ``sizes``: (n, d) by dataset (:func:`regimes`); ``order``: the
     methods in column order (the user's first)."""
     from .figures.wang import LABELS
@@ -160,7 +160,7 @@ def _error_cell(r, scale: float, best: bool) -> str:
 
 
 def markdown(table: pd.DataFrame, title: str) -> str:
-    """The summary as one markdown table (module docstring), headed by what it shows."""
+    """The summary as one markdown table (docs/experiments.md), headed by what it shows."""
     from .coverage_report import TARGET, _cell
     from .figures.style import oracle_label
 

@@ -31,7 +31,7 @@ def _mc_fast() -> list[str]:
 
 def _mc_slow() -> list[str]:
     """The fitted methods (Power's prior): run in the first ``slow_reps`` repetitions, their fitted
-    parameter ``s`` fixed after the first (module docstring)."""
+    parameter ``s`` fixed after the first (docs/experiments.md)."""
     return registry.names("fitted")
 
 
@@ -95,7 +95,7 @@ def _simulate_outputs(oracle, epsilon, n, d, reps, slow_reps, seed):
         if r < slow_reps:
             if s_fixed is None:
                 s_fixed = bayes.fit_power_law(est)
-            for m in slow:  # the fitted prior's exponent fixed: a fixed function of f̃ (module docstring)
+            for m in slow:  # the fitted prior's exponent fixed: a fixed function of f̃ (docs/experiments.md)
                 src = registry.get(m).derived_from
                 if src is not None and src[0] in slow[:slow.index(m)]:  # PowerNS from this repetition's Power
                     out[m][r] = src[1](out[src[0]][r])
@@ -129,7 +129,7 @@ def _bias_stats(x: np.ndarray, f: np.ndarray, lattice: float = 0.0) -> dict:
 
 
 def mc_rows(oracle: str, epsilon: float, n: int, d: int, reps: int, slow_reps: int, seed: int) -> list[ClaimResult]:
-    """Every Monte-Carlo claim on one setting (see the module docstring)."""
+    """Every Monte-Carlo claim on one setting (see docs/experiments.md)."""
     t0 = time.perf_counter()
     o, f, out, extra, s_fixed = _simulate_outputs(oracle, epsilon, n, d, reps, slow_reps, seed)
     sim_seconds = time.perf_counter() - t0

@@ -102,7 +102,7 @@ def findings(df):
 
 
 def exit_code(df, require_referee: bool = False) -> int:
-    """The exit code of ``ldpopt verify`` for these rows (module docstring).
+    """The exit code of ``ldpopt verify`` for these rows (docs/experiments.md).
 
     Parameters
     ----------

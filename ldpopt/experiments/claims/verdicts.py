@@ -226,7 +226,7 @@ def _config_reps(name: str, quick: bool) -> int:
 
 
 def required_reps(row: dict) -> int:
-    """The repetitions a verdict of ``row`` needs (module docstring): its ``needs_reps``, else the
+    """The repetitions a verdict of ``row`` needs (docs/experiments.md): its ``needs_reps``, else the
     most ``repetitions`` of the full versions of its ``configs``."""
     if "needs_reps" in row:
         reps = row["needs_reps"]

@@ -20,7 +20,7 @@ TOTAL_BITS = 48
 
 
 def string_codes(spec, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, counts) of the task's dataset as 48-bit strings (module docstring); zero counts dropped."""
+    """(codes, counts) of the task's dataset as 48-bit strings (docs/experiments.md); zero counts dropped."""
     ds = load_dataset(spec)
     if ds.name == "aol":
         codes = heavy.encode(list(ds.labels), TOTAL_BITS // 8)

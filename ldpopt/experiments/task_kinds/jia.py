@@ -56,7 +56,7 @@ def _labels(task, prm: dict, over: dict | None) -> list[str]:
 
 
 def method_spec(label: str, overrides: dict | None = None) -> tuple[str, dict]:
-    """(registered method name, parameters) of a method label (see the module docstring)."""
+    """(registered method name, parameters) of a method label (see docs/experiments.md)."""
     if overrides and label in overrides:
         spec = dict(overrides[label])
         if "method" not in spec:
