@@ -1,25 +1,6 @@
 """Experiment configurations: a TOML file describes a sweep.
 
-A config has a ``name``, a ``kind`` (the task function in :mod:`ldpopt.experiments.registry`), the
-sweep axes ``datasets``, ``oracles``, ``epsilons``, the ``methods`` to apply (registered names or
-``FILE.py:NAME``, the file relative to the config's folder: checked when the config is read, before
-any work), ``repetitions`` and a
-base ``seed``; a ``[params]`` table passed to the task; and an optional ``[quick]`` table whose keys
-override the top level for ``--quick`` runs (tests and ``make run`` use it).
-
-Example::
-
-    name = "full_domain"
-    kind = "full-domain"
-    datasets = ["zipf"]
-    oracles = ["grr", "oue", "olh"]
-    epsilons = [0.5, 1.0, 2.0]
-    methods = ["base", "norm-sub"]
-    repetitions = 30
-    seed = 2020
-    [quick]
-    epsilons = [1.0]
-    repetitions = 2
+Details: docs/experiments.md, section `ldpopt.experiments.config`.
 """
 
 from __future__ import annotations
@@ -39,7 +20,7 @@ CONFIG_DIR = DATA_DIR / "configs"
 
 @dataclass(frozen=True)
 class ExperimentConfig:
-    """A validated experiment config (module docstring): what :func:`load_config` returns.
+    """A validated experiment config (docs/experiments.md): what :func:`load_config` returns.
 
     Parameters
     ----------

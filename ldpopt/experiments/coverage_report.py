@@ -1,27 +1,6 @@
 """The coverage experiment's results as the markdown tables of ``docs/uncertainty.md``.
 
-``coverage_markdown(table)`` turns a ``coverage`` results table (``ext_uncertainty_coverage`` and
-``ext_uncertainty_heldout``, one row per task × method × level × band,
-:mod:`ldpopt.experiments.task_kinds.uncertainty`) into one markdown table per nominal level: a row per
-method (or per ``by`` group), a column per band of the true frequency in units of σ and per query
-kind — never pooled across bands. Each cell is ``coverage ± mcse (w×)``: the pooled empirical
-coverage Σ value·count / Σ count in percent, its Monte-Carlo standard error over repetitions
-(:func:`~ldpopt.experiments.task_kinds.uncertainty.coverage_stats`), and the median width relative to
-Base's analytic interval clipped to [0, 1] on the same entries, so an interval no narrower than
-Base's shows as such.
-
-The target is coverage no more than 3 points under nominal (*choice*, the acceptance bound of the
-per-band tables: ``coverage ≥ level − 0.03``, on the rounded-to-0.1 value shown, so what the
-reader sees decides the mark). A cell under it is bold and marked ↓; a cell more than 3 points
-over nominal is marked ↑ (conservative, not a failure).
-
-``ldpopt experiment coverage-table NAME|FOLDER [--quick] [--out results] [--by oracle,method]``
-prints it for a saved run (a results folder holding ``results.parquet`` and ``meta.json``).
-
-The per-band summaries over the (dataset, oracle, ε) cells (:func:`band_summary_markdown`,
-:func:`flag_summary_markdown`) are drawn from per-cell statistics (:func:`cell_stats`: the columns
-of ``benchmarks/results/uncertainty_grid.parquet``), so the same tables print from a run's rows or
-from the committed summary (``python benchmarks/bench_uncertainty_grid.py tables``).
+Details: docs/experiments.md, section `ldpopt.experiments.coverage_report`.
 """
 
 from __future__ import annotations
@@ -55,7 +34,7 @@ def _cell(cov: float, level: float, target: float, mcse: float = np.nan, rel: fl
 def coverage_markdown(table: pd.DataFrame, *, by=("method",), levels=None, target: float = TARGET) -> str:
     """Markdown: one table per nominal level (``levels``: default every level in ``table``), rows =
     ``by`` groups, columns = :data:`BAND_ORDER` bands present, cells = pooled coverage (%) ± its
-    Monte-Carlo SE (width relative to Base) with the ``target`` marks (module docstring). Raises ``ValueError`` naming ``table``/``by``/``levels`` on
+    Monte-Carlo SE (width relative to Base) with the ``target`` marks (docs/experiments.md). Raises ``ValueError`` naming ``table``/``by``/``levels`` on
     bad input."""
     from .task_kinds.uncertainty import coverage_stats
 

@@ -1,43 +1,6 @@
 """Evaluate a method of your own the way Wang et al. evaluate theirs: one call, one table, the figures.
 
-:func:`evaluate` runs the user's methods beside the papers' methods over a grid (datasets ×
-oracles × ε × repetitions) with the papers' metrics, through the ordinary experiment machinery: it
-writes one TOML config per metric into ``OUT/configs/`` (the user's ``FILE.py:NAME`` entries made
-absolute) and runs each with :func:`ldpopt.experiments.runner.run` — resumable, parallel, the same
-seeds as any config, so a method's numbers are the ones it gets in any experiment on the same task
-keys. Then :mod:`.evaluation_table` writes ONE table (``OUT/evaluation.md`` and ``.csv``) and the
-existing figure functions (``experiments/figures.toml``) draw one figure per metric into
-``OUT/figures/``.
-
-The metrics (:data:`METRICS`), each one task kind:
-
-* full-domain MSE, (1/d) Σ (f'_v − f_v)², against ε (NDSS §V-C Fig. 4; arXiv §4.2 Fig. 1);
-* random set-value query MSE against ρ, the query size in % of d, at ε = 1 (NDSS §V-D Fig. 6; arXiv §4.3);
-* top-k MSE over the k values of highest true frequency against k, at ε = 1 (NDSS §V-E Fig. 10;
-  arXiv §4.4) — the papers' frequent-value metric;
-* coverage of ldpopt's nominal intervals per band of the true frequency in units of σ, per subset
-  kind and for the top-10 set (the bands of ``ext_uncertainty_coverage``,
-  :mod:`ldpopt.experiments.task_kinds.uncertainty_batch`; an extension, not in the papers).
-
-The grids (:data:`GRIDS`): ``standard`` is the papers' set-up as NDSS §V-A states it — Zipf(s = 1.5)
-with n = 10⁶, d = 1,024 and the Emoji counts (n = 156,941, d = 969; our stand-in for the paper's
-emojistats) — with the three oracles of arXiv §4 (GRR, OUE, OLH; NDSS draws OLH), ε ∈ {0.2, 0.5,
-1, 2, 4} for the full-domain MSE (*choice*: five of NDSS Fig. 4's nine values, 0.2 … 4), ρ = 10 …
-90 % (100 random sets each) and k = 2 … 32 (step 2) at ε = 1 as in NDSS Fig. 6 and 10, 30
-repetitions (NDSS §V-A); coverage at ε ∈ {0.5, 1, 4} with 200 repetitions per cell (the
-bootstrapped methods' per-value bands on the first 30 of them, 200 resamples), nominal 90 %.
-``quick`` is one small Zipf (n = 20,000, d = 128), OUE, 3 repetitions: seconds, for tests and
-the docs.
-
-The papers' methods (:data:`AGAINST`, ``--against``): the closed forms of NDSS §IV and arXiv §3 —
-Base, Base-Pos, Post-Pos, Norm, Norm-Mul, Norm-Sub, MLE-Apx, Base-Cut, Norm-Cut, Norm-Hyb.
-*Choice*: Power and PowerNS (fitted, 0.05–1.3 s a call) are left out by default; name them in
-``against`` to add them.
-
-A results folder holds one evaluation: ``OUT/evaluate.json`` records what it evaluates (the
-methods, with the SHA-256 of each method file, the methods against, the grid); a second call on the
-same folder is refused unless ``resume`` is given, and with ``resume`` only for the same
-evaluation, when it runs only the tasks whose results are missing.
+Details: docs/experiments.md, section `ldpopt.experiments.evaluation`.
 """
 
 from __future__ import annotations
@@ -67,7 +30,7 @@ from .evaluation_table import (
 
 __all__ = ["AGAINST", "GRIDS", "METRICS", "Evaluation", "Grid", "Metric", "evaluate"]
 
-#: the papers' post-processing methods an evaluation compares against by default (module docstring)
+#: the papers' post-processing methods an evaluation compares against by default (docs/experiments.md)
 AGAINST = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub", "mle-apx", "base-cut", "norm-cut",
            "norm-hyb")
 
@@ -293,7 +256,7 @@ def config_text(metric: Metric, grid: Grid, entries, title: str) -> str:
 def evaluate(methods, *, against=AGAINST, grid: str = "standard", out="evaluation", jobs: int = 1,
              resume: bool = False, progress: bool = True) -> Evaluation:
     """Run ``methods`` beside ``against`` over ``grid`` with the papers' metrics; write the table and
-    the figures under ``out`` (module docstring).
+    the figures under ``out`` (docs/experiments.md).
 
     Every argument is checked before any work (each method loaded and run once on a small
     estimate); an error is one line naming it.

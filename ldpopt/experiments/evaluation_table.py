@@ -1,22 +1,6 @@
 """The one table and the figures of an evaluation (:mod:`.evaluation`), from its saved results.
 
-:func:`summary` reduces the results of every metric to one row per regime (dataset with its n and
-d, oracle, ε), query (ρ, k or band), method: ``mean`` and ``se`` over the repetitions. For an error
-metric the SE is the sample standard deviation over √reps (the repetitions are independent: each
-has its own seed), and ``ci95_lo``/``ci95_hi`` a percentile bootstrap interval of the mean (2,000
-resamples of the repetitions, seeded by the cell, *choice*) where there are at least
-:data:`MIN_BOOT_REPS` repetitions. A cell is *heavy-tailed* when the sample skewness of its
-repetitions exceeds :data:`SKEW` in absolute value (*choice*: a few large errors, as top-k MSE at
-small k has, make mean ± SE misleading); the markdown then shows the bootstrap interval beside the
-mean. For coverage, ``mean`` is the pooled coverage Σ covered / Σ values and ``se`` its cluster
-Monte-Carlo SE over repetitions (:func:`ldpopt.experiments.task_kinds.uncertainty.coverage_stats`, the coverage table's
-own), and the cell marks of :mod:`.coverage_report` (**bold ↓**: more than 3 points under nominal).
-
-:func:`write_table` writes the rows as ``evaluation.csv`` (every number) and ``evaluation.md`` (one
-markdown table: a row per regime × query, a column per method, ``mean ± SE`` in the row's unit, the
-smallest error of the row in bold, the method with the smallest error named in ``best``).
-:func:`figures` draws one figure per metric with the kind's own figure function
-(``experiments/figures.toml``).
+Details: docs/experiments.md, section `ldpopt.experiments.evaluation_table`.
 """
 
 from __future__ import annotations
@@ -126,7 +110,7 @@ def band_text(value) -> str:
 
 
 def summary(results: dict, metrics, sizes: dict, order) -> pd.DataFrame:
-    """One row per metric × regime × query × method (module docstring); ``results``: the results
+    """One row per metric × regime × query × method (docs/experiments.md); ``results``: the results
     table of each metric by key; ``sizes``: (n, d) by dataset (:func:`regimes`); ``order``: the
     methods in column order (the user's first)."""
     from .figures.wang import LABELS
@@ -176,7 +160,7 @@ def _error_cell(r, scale: float, best: bool) -> str:
 
 
 def markdown(table: pd.DataFrame, title: str) -> str:
-    """The summary as one markdown table (module docstring), headed by what it shows."""
+    """The summary as one markdown table (docs/experiments.md), headed by what it shows."""
     from .coverage_report import TARGET, _cell
     from .figures.style import oracle_label
 

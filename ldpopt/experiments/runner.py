@@ -1,15 +1,6 @@
 """Run an experiment sweep: resumable, parallel, and bit-for-bit reproducible.
 
-A sweep is the product datasets × oracles × ε × repetitions; each cell is one *task*. A task's
-randomness depends only on its key (config seed, dataset, oracle, ε, repetition) through a
-``numpy.random.SeedSequence``, never on the order or the worker that runs it, so serial, joblib and
-Dask runs give identical tables.
-
-Every finished task is written at once to ``<out>/<name>/parts/<task>.parquet`` (to a temporary
-file, then renamed: a killed run never leaves a partial part). A rerun skips tasks whose part
-exists, so an interrupted sweep continues where it stopped and loses nothing. When all tasks are
-done the parts are concatenated, sorted, into ``<out>/<name>/results.parquet`` with the config,
-package versions, seed and timestamp in ``meta.json`` (and in the Parquet schema metadata).
+Details: docs/experiments.md, section `ldpopt.experiments.runner`.
 """
 
 from __future__ import annotations

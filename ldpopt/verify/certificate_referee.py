@@ -1,12 +1,7 @@
 """The certificate referee of ``ldpopt verify``: :func:`certificate_metrics` turns a closed form's
 output into a row's numbers through :mod:`ldpopt.problems.check.certificate` (no solver, any d).
 
-At d = 10⁷ each certificate is ~10 passes over the domain, and an instance has seven of them (four
-on the weighted MLE), so what does not depend on the point certified is built once: the compiled
-simplex per d and the estimate's separable per objective (with the certificate's terms at the lower
-bounds, :class:`ldpopt.problems.check.certificate._AtLower`); and no full-length multiplier arrays
-are built, as a row reads only the numbers. Same numbers as :func:`~ldpopt.problems.certificate.certificate`
-(``tests/test_verify_large_d.py``).
+Details: docs/experiments.md, section `ldpopt.verify.certificate_referee`.
 """
 
 from __future__ import annotations

@@ -1,31 +1,6 @@
 r"""The equivalence claims, declared as data, and the two referees that decide them.
 
-A claim "closed form C solves problem P" (Wang et al. arXiv §3.3–§3.5, App. A/B; NDSS 2020
-§IV-C/D/E) is checked on one :class:`~ldpopt.Estimate` by a *referee*:
-
-``"certificate"`` (default, any d, no solver)
-    :func:`ldpopt.problems.certificate.certificate` (the one certificate of ldpopt, also behind
-    every ``Solution``'s check): a rigorous bound on max_v |f_C − f*| (``distance_linf``: the
-    linear argmin bound when the constraints have no rows, else √(2·gap/μ_v)), compared with the
-    float64 rounding level of that bound (``distance_rounding``) plus the closed form's stated
-    accuracy. Rows say ``not refereed`` when the objective/constraints have no certificate
-    (l1, user callables) or the rounding level exceeds 1/(10 d) while the bound is within it
-    (nothing decided); a bound above its tolerance is ``fails`` whatever the rounding level.
-
-``"SQP"`` (the exact likelihoods at d > ``LIKELIHOOD_MAX_D``, where conic solvers fail)
-    ldpopt's sequential-QP route (:mod:`ldpopt.problems.solvers.sqp`); metric max_v |f_C − f_SQP|, tolerance
-    the SQP point's own certified distance bound (``Solution.checks.error_bound``).
-
-a cvxpy solver name (``"CLARABEL"``, ``"OSQP"``, ``"SCS"``; optional, small d)
-    :class:`ldpopt.problems.Problem` solved with it (then each of ``fallback``). The metric is
-    max_v |f_C − f_solver|; its tolerance is derived from the solver's stopping tolerances: the
-    gap abs + rel·|J_s| in solver units J_s = K·J is δ = (abs + rel·|J_s|)/K in J, tol_J = 10δ
-    plus the solver point's own infeasibility term, and for a μ-strongly convex J (μ = the smallest
-    positive diagonal of ∇²J at C, by a finite difference of the analytic gradient) the distance is
-    ≤ √(2(tol_J + max(J_s − J_C, 0))/μ). A solve that does not end ``optimal`` or raises gives
-    ``not refereed`` with the reason — never a failed claim; so does a tolerance above 1/(10 d)
-    unless max|f_C − f_solver| exceeds it by more than 1/(10 d) (then |f_C − f*| > 1/(10 d) is
-    proven: ``fails``, the tolerance reported being the solver's bound + 1/(10 d)).
+Details: docs/experiments.md, section `ldpopt.verify.equivalences`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """The instances the claims run on: deterministic true histograms, simulated estimates, and the
 size limits of each referee (so that a row can say why it was not run at the requested d).
 
-Choices where the papers are silent:
-
-* True histograms are deterministic (largest-remainder rounding of n·w): equivalence instances use
-  a Zipf(1.1) weight over the whole domain (so at d ≫ n many values have f_v = 0); Monte-Carlo
-  instances put Zipf(1) weights on the first ⌈d/2⌉ values and zero on the rest (Lemma 4 needs
-  values with f_v = 0).
+Details: docs/experiments.md, section `ldpopt.verify.instances`.
 """
 
 from __future__ import annotations

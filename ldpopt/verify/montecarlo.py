@@ -1,17 +1,6 @@
 r"""Monte-Carlo claims: bias, variance and order statements (NDSS Lemmas 1–4, arXiv §3.1–§3.6).
 
-Seeded repetitions of ``oracle.simulate`` on a fixed true histogram (``"half-zero"``); every
-method is run on each repetition. Per-value means use Bonferroni-corrected normal intervals at
-family level α = 1e-3 (z = Φ⁻¹(1 − α/(2d))); ratio and total intervals use z = 3.29 (99.9 %).
-Standard errors are floored at the rounding of a mean (:func:`ldpopt.verify.tolerances.se_floor`),
-and, for the unbiasedness tests, at the count lattice 1/(n(p − q)) divided by the repetitions, so a
-nearly deterministic output (ε ≥ 14) cannot produce z = 10¹⁵ from a bias no repetition count could
-resolve. A sign claim (Lemmas 1, 4) holds when its 99.9 % interval lies above 0, fails when it lies
-below, and is ``not refereed`` when it contains 0 or nothing was observable (every output at
-f_v = 0 exactly 0): unresolved is no evidence against the claim.
-
-Power's exponent s is fitted on the first repetition and then fixed, so Power/PowerNS/Calibrate
-are fixed functions of f̃ across repetitions.
+Details: docs/experiments.md, section `ldpopt.verify.montecarlo`.
 """
 
 from __future__ import annotations
@@ -49,7 +38,7 @@ def _mc_fast() -> list[str]:
 
 def _mc_slow() -> list[str]:
     """The fitted methods (Power's prior): run in the first ``slow_reps`` repetitions, their fitted
-    parameter ``s`` fixed after the first (module docstring)."""
+    parameter ``s`` fixed after the first (docs/experiments.md)."""
     return registry.names("fitted")
 
 
@@ -113,7 +102,7 @@ def _simulate_outputs(oracle, epsilon, n, d, reps, slow_reps, seed):
         if r < slow_reps:
             if s_fixed is None:
                 s_fixed = bayes.fit_power_law(est)
-            for m in slow:  # the fitted prior's exponent fixed: a fixed function of f̃ (module docstring)
+            for m in slow:  # the fitted prior's exponent fixed: a fixed function of f̃ (docs/experiments.md)
                 src = registry.get(m).derived_from
                 if src is not None and src[0] in slow[:slow.index(m)]:  # PowerNS from this repetition's Power
                     out[m][r] = src[1](out[src[0]][r])
@@ -147,7 +136,7 @@ def _bias_stats(x: np.ndarray, f: np.ndarray, lattice: float = 0.0) -> dict:
 
 
 def mc_rows(oracle: str, epsilon: float, n: int, d: int, reps: int, slow_reps: int, seed: int) -> list[ClaimResult]:
-    """Every Monte-Carlo claim on one setting (see the module docstring)."""
+    """Every Monte-Carlo claim on one setting (see docs/experiments.md)."""
     t0 = time.perf_counter()
     o, f, out, extra, s_fixed = _simulate_outputs(oracle, epsilon, n, d, reps, slow_reps, seed)
     sim_seconds = time.perf_counter() - t0

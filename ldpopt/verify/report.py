@@ -1,15 +1,7 @@
 """What ``ldpopt verify`` prints: every row (claim, instance, metric, value, tolerance, verdict),
 a per-claim summary with named metrics, and the exit code.
 
-Exit codes: 0 — every refereed row of a claim expected to hold holds; 1 — some such row fails;
-2 — usage or input error (the CLI); 3 — only with ``require_referee``: nothing fails but some row
-of a claim expected to hold could not be refereed. Rows not refereed are always listed with why,
-and by themselves never give 1.
-
-Printed verdicts (text and JSON rows) agree with the exit code: ``fails`` appears only on rows of a
-claim expected to hold, each of which gives exit 1; a finding (a statement reported either way) whose
-row does not hold is printed ``does not hold`` (:data:`FINDING_FAILS`, the word :func:`findings`
-uses), never ``fails``. The stored verdicts (:data:`ldpopt.verify.result.VERDICTS`) are unchanged.
+Details: docs/experiments.md, section `ldpopt.verify.report`.
 """
 
 from __future__ import annotations
@@ -110,7 +102,7 @@ def findings(df):
 
 
 def exit_code(df, require_referee: bool = False) -> int:
-    """The exit code of ``ldpopt verify`` for these rows (module docstring).
+    """The exit code of ``ldpopt verify`` for these rows (docs/experiments.md).
 
     Parameters
     ----------

@@ -1,10 +1,7 @@
 """One row of ``ldpopt verify``: a claim, the instance actually run, one named metric against one
 tolerance, and a verdict.
 
-The verdict is computed here, in one place, from the row's own numbers (``value op tolerance``), so
-a row can never print a passing value with a failing verdict (the old ``inversions=0 (tolerance
-0.0)`` shown as failing). A row whose referee could not decide carries ``verdict="not refereed"``
-and the reason in ``why``; it is never a failed claim.
+Details: docs/experiments.md, section `ldpopt.verify.result`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Metrics and the tolerances they are compared with, each derived from an accuracy that can be
 stated: float64 rounding (u = 2⁻⁵²), a solver's stopping tolerances, or a Monte-Carlo standard error.
 
-The frequency scale. A frequency vector on d values has mean 1/d; an answer off by a fraction of
-that is wrong. :func:`resolution` = 1/(10·d) is the smallest error every equivalence check must be
-able to see: a referee whose own accuracy bound exceeds it cannot decide the claim, and its row says
-so (``not refereed``) instead of passing with a tolerance that cannot fail.
+Details: docs/experiments.md, section `ldpopt.verify.tolerances`.
 """
 
 from __future__ import annotations

@@ -2,14 +2,7 @@
 Calibrate (INFOCOM 2019) §III-B, §IV-B; claims 8, 9 are the all-oracle extensions of Fig. 7 and
 Fig. 8/9. Numbers from the saved tables only (columns: :mod:`ldpopt.experiments.task_kinds.jia`).
 
-Reductions (as the figures of :mod:`ldpopt.experiments.figures.jia`): a cell is one (dataset, oracle,
-ε, method[, threshold ratio]), its value the NaN-mean over repetitions of a metric (precision/recall
-are NaN when nothing is predicted/truly heavy); error *ratios* and improvements are ratios of cell
-means (Eq. 5 is an expectation), not means of per-repetition ratios; ``…_min``/``…_max`` are ranges
-over the cells named in the label. Labels are ``/``-joined paths (``var_ratio/retail/oue/eps=4``,
-``improvement/retail/oue/eps=1`` = 1 − E_cal/E_zero with ``improvement_se/…`` its paired standard
-error, :func:`ratio_se`; ``f_score/retail/oue/eps=4/calibrate/ratio=0.5``), plus
-``reps_min/<config>/<method>``, ``reps_max/…``.
+Details: docs/experiments.md, section `ldpopt.experiments.claims.jia`.
 """
 
 from __future__ import annotations

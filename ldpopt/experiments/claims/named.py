@@ -2,10 +2,7 @@
 :mod:`ldpopt.experiments.claims` fits. Each is ``fn(claim, config, table, measure)`` and records its
 numbers with ``claim.put``.
 
-Bias and variance (NDSS Fig. 1–3): per value v, bias_v = Σ err / R and the unbiased sample variance
-over the R runs (:func:`ldpopt.experiments.task_kinds.wang_runs.combine_bias_variance`); counts =
-frequencies × n. *Choice*: the standard error of a bias sum Σ_v bias_v is
-√(Σ_v Var_v / R), i.e. the values treated as independent (the per-run sums are not stored).
+Details: docs/experiments.md, section `ldpopt.experiments.claims.named`.
 """
 
 from __future__ import annotations

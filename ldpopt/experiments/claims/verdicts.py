@@ -2,41 +2,7 @@
 claims tables of REPRODUCTION.md, recomputed from saved results tables (``<root>/<config>/
 results.parquet``), never simulated.
 
-A row (``[[claim]]``) carries what REPRODUCTION.md prints (``paper`` = what the paper says and
-where, ``data``, ``measured`` = our summary of the numbers, ``verdict``, ``figure``), the configs it
-reads (``configs``; ``extra`` = configs also measured when their results exist) and its
-``measure`` entries (``read = "as-saved"``: the tables without categoricals, for reductions that
-count repetitions themselves). A measure names a reduction of :data:`REDUCTIONS` and its arguments:
-
-* ``ratio`` num/den of two methods' cell means (``nums`` = several numerators; ``num``/``den`` may
-  be a list of methods or of one group of :data:`GROUPS`, or ``den = "*"``: every other method, the
-  smallest of them per cell); ``order`` reorders the cell keys; ``at`` picks one value of a level (``"max"``, ``"min"`` or a number);
-  ``transform`` ``"log10"``, ``"saved"`` (1 − 1/x) or ``"dev"`` (|x − 1|, with ``aggregate = "max"``);
-* ``cell`` one method's cell means (``methods`` = several);
-* ``ends`` cell(``level`` = lo) / cell(``level`` = hi) per method (``lo``/``hi``: ``"min"``, ``"max"``);
-* ``spread`` max/min of a method's cell means over the ``over`` level;
-* ``best`` the method with the smallest (``largest``: largest) cell mean among ``methods``
-  (default all), listed over the ``x`` level;
-* ``rank`` each method's mean rank over ε;
-* a name of :mod:`ldpopt.experiments.claims.named` for a bespoke computation (bias sums, …).
-
-Every measure reads ``metric`` (default ``mse``) per (dataset, oracle, ε, *``by``) and records one
-number per cell under the label ``"config | dataset | oracle | eps=… | … | label"``. ``only``
-restricts a measure to one config, ``where`` to some datasets/oracles. ``check`` entries
-(``label`` = the end of the numbers' labels, ``match`` = substrings every label must contain,
-``within`` = [lo, hi] or ``is`` = a method, ``count`` = how many may miss, default 0) decide the
-verdict: the row's wording when every check holds, else a line naming the failed check (:func:`verdict`).
-
-Repetitions a verdict needs (:func:`required_reps`): the row's ``needs_reps`` when it gives one,
-else the most ``repetitions`` among the full (not ``[quick]``) versions of the configs it reads —
-the sweep its wording was decided on. A quick run (``quick=True``: the configs' ``[quick]`` tables,
-a few repetitions on a small dataset) cannot decide a claim: its verdict says so and names the
-repetitions needed, followed by what the checks give at that size (:func:`quick_verdict`), never
-"check failed".
-
-Conventions (*choices*; the papers give none for these summaries): a cell is the mean over the
-repetitions a method has rows for; a ratio is the ratio of two cell means; method groups are
-:data:`GROUPS` (``"non-norm"``: the methods without the sum-to-one constraint, arXiv §4.3).
+Details: docs/experiments.md, section `ldpopt.experiments.claims.verdicts`.
 """
 
 from __future__ import annotations
@@ -283,7 +249,7 @@ def _config_reps(name: str, quick: bool) -> int:
 
 
 def required_reps(row: dict) -> int:
-    """The repetitions a verdict of ``row`` needs (module docstring): its ``needs_reps``, else the
+    """The repetitions a verdict of ``row`` needs (docs/experiments.md): its ``needs_reps``, else the
     most ``repetitions`` of the full versions of its ``configs``."""
     if "needs_reps" in row:
         reps = row["needs_reps"]

@@ -2,20 +2,7 @@
 its question: *does the method ranking measured on a synthetic dataset fitted from the estimate pick
 the method that is best on the real data?*
 
-Reads the ``choose-method`` table of :func:`ldpopt.experiments.task_kinds.wang.choose_method`: per
-repetition (one real estimate) the real-data MSE of every method (``fit = "real"``) and, per fit
-(Norm-Sub, PowerNS), the methods' MSE on the synthetic dataset drawn from the fitted estimate.
-Two figures, oracles and methods as categories (no line joins two categories):
-
-* ``<stem>_mse.png`` (+ ``_p2`` … pages): one panel per (oracle, ε); x = method; the real-data MSE
-  (black dots, mean ± 95 % CI over repetitions) and each fit's synthetic MSE (hollow markers); a star
-  on the method best on the real data, a ring in the fit's colour around the method each fit picks
-  (smallest mean synthetic MSE, as :func:`~ldpopt.experiments.task_kinds.wang.chosen_methods`).
-* ``<stem>_choice.png``: the answer in one number per (fit, oracle, ε): the real-data MSE of the
-  method the synthetic data picks in that repetition divided by the smallest real-data MSE of that
-  repetition (1 = the synthetic data picked the real best), mean ± 95 % CI over repetitions, with the
-  fraction of repetitions where it picked the real best. *Choice*: per repetition, because a user
-  has one set of reports; the paper shows one run per ε and does not say.
+Details: docs/experiments.md, section `ldpopt.experiments.figures.choose`.
 """
 
 from __future__ import annotations

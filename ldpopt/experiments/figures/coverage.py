@@ -1,13 +1,7 @@
 """Figure of the ``coverage`` kind (``ext_uncertainty_coverage``): how often ldpopt's
 nominal 90 % / 95 % intervals cover the truth, per method and per value band.
 
-One panel per (oracle, ε, nominal level), one page per oracle (rows ε, columns the levels, so the full
-grid — 3 oracles × 3 ε × 2 levels — reads as three pages of a 3 × 2 grid; a page never mixes
-oracles; more ε than ``ROWS_PER_PAGE`` rows continue on the next page): methods on the x axis as categories (markers only — no line
-joins two methods, in the order the table first lists them, under their labels), one marker per band, the pooled coverage Σ covered / Σ values over every
-dataset and repetition (:func:`ldpopt.experiments.task_kinds.uncertainty.coverage_table`), the nominal level as a dashed line
-with the 3-points-under target band shaded. Bands: the true frequency in units of σ, subset sums
-(head, tail, mixed) and the top-10 set (:mod:`ldpopt.experiments.task_kinds.uncertainty`).
+Details: docs/experiments.md, section `ldpopt.experiments.figures.coverage`.
 """
 
 from __future__ import annotations

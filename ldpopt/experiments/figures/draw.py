@@ -1,10 +1,7 @@
 """Figures from saved experiment results (never recomputed): ``results/<name>[-quick]/results.parquet``
 + ``meta.json`` → PNG files next to them (or in ``out``).
 
-Which function draws a config's figures is data: ``experiments/figures.toml`` maps each task kind
-(the ``kind`` of the saved ``meta.json``) to ``module:function`` of ``figures/`` and the arguments it
-takes, so a new figure is one line there and a function in a figure module; no figure module
-imports this one.
+Details: docs/experiments.md, section `ldpopt.experiments.figures.draw`.
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """Figures of Jia & Gong, *Calibrate* (INFOCOM 2019), from saved results only.
 
-One function per task kind of :mod:`ldpopt.experiments.task_kinds.jia`; each takes the results table
-(``results.parquet`` of a run, see :func:`load_results`) and an output folder, writes PNGs and
-returns their paths:
-
-* ``noise-distribution`` → Fig. 4 (histogram of the standardised noise of one trial vs N(0, 1) of
-  Eq. 13–14) and the fitted/predicted variance ratio vs ε for every oracle;
-* ``estimation-error`` → Fig. 7 (estimation error of Eq. 5 vs ε; one panel per dataset and oracle);
-* ``heavy-hitters`` → Fig. 5/6 (precision, recall, F-score vs threshold) when the table has several
-  threshold ratios, Fig. 8/9 (vs ε at the significance threshold) when it has several ε.
-
-Averages are over repetitions; error bars are ±1 standard error of that mean. Precision (recall) is
-undefined in a repetition where no item is estimated (truly) heavy; such repetitions are left out of
-that point's mean (NaN-mean), as "compute the average performance" (§IV-A2) leaves open.
-Sizes, fonts (≥ 8 pt at 100 %), the one shared legend per figure and paging follow
-:mod:`ldpopt.experiments.figures.style`.
+Details: docs/experiments.md, section `ldpopt.experiments.figures.jia`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
 """Figures of the ``range-queries`` kind (``ext_range_queries``).
 
-* ``<stem>_length.png``: MSE vs range length (log–log) at one ε (``params.plot_epsilon``, default
-  the ε closest to 1), a row per (dataset, oracle); left panel flat + raw hierarchies + Haar, right
-  panel flat + consistent (and non-negative) hierarchies + Haar;
-* ``<stem>_epsilon.png``: MSE averaged over the range lengths vs ε, same rows and panels.
-
-Solid lines with markers: simulated MSE, mean ± 95 % CI over repetitions; dashed lines in the same
-colour: the exact variance of the same queries (``mse-exact``), where the method has one.
+Details: docs/experiments.md, section `ldpopt.experiments.figures.ranges`.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
 """Figures of the ``sketches`` kind (``ext_sketches``): one row per dataset × sketch, two panels.
 
-* Left, "the raw estimate": Base's full-domain MSE (the raw sketch estimate, black hollow circles,
-  dashed) with its predicted value (black crosses, dotted: the mean over the domain of the oracle's
-  exact variance over the hash family at the true frequencies, the ``predicted-mse`` rows) and
-  Norm-Sub's MSE (red), against ε; log y, mean ± 95 % CI over the repetitions.
-* Right, "what consistency buys": each method's MSE divided by Base's MSE in the same repetition
-  (mean ± 95 % CI of that paired ratio), log y, a grey line at 1.
-
-*Choice* (the generic full-domain figure, :func:`ldpopt.experiments.figures.wang.plot_full_domain`,
-hides two pairs here): in ``ext_sketches`` Norm's MSE is within 3 % of Base's in every repetition
-(the sketch estimates already sum to almost 1) and MLE-Apx's within 3 % of Norm-Sub's, so drawn on
-one axis at this scale they lie on top of each other. On the ratio panel the methods at one ε are spread sideways (±6 % of ε, a log axis), so every
-method's point and bar shows beside its twin. The MAE figure has the same two panels (without a
-predicted line).
+Details: docs/experiments.md, section `ldpopt.experiments.figures.sketches`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
 """Readable figures: one size, font and legend policy for every module of ``figures/``.
 
-The rule a figure must meet: shown at 100 % (one image pixel per screen pixel, a 96-dpi screen), its
-smallest text is at least :data:`MIN_PT` points. Figures are saved at :data:`DPI` = 100 with every
-font at least 8 pt, so the smallest text is 8 · 100 / 96 ≈ 8.3 screen points (≈ 11 px tall).
-Panel sizes are fixed in inches; a figure with many rows is split into pages of at most
-:data:`ROWS_PER_PAGE` rows instead of being squeezed. Layout is matplotlib's constrained layout, so the
-suptitle sits above the first row and the one shared legend per figure sits outside every axes
-(``fig.legend(loc="outside ...")``).
+Details: docs/experiments.md, section `ldpopt.experiments.figures.style`.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """The Wang et al. figures and the drawing helpers the other figure modules share.
 
-Layout follows Wang et al. (arXiv §4.1 "Plotting Convention", NDSS §V-A): one row per
-(dataset, oracle[, query set]); the left panel shows Base, Base-Pos, Post-Pos, Norm, Norm-Mul,
-Norm-Sub; the right panel Norm-Sub with MLE-Apx, Base-Cut, Norm-Cut, Norm-Hyb, Power, PowerNS
-(whichever the table has); log-scale y; the mean over repetitions with a 95 % normal confidence
-interval (1.96 · std / √reps) as error bars. The two panels of a row share their y axis, so a curve
-reads the same height on both. *Choice* (the papers draw the references like any other line): each
-panel's reference — Base on the left, Norm-Sub on the right (:data:`REFERENCES`) — is drawn last, on
-top, dashed with larger hollow markers and labelled "(reference, left|right)", so it is never hidden under a
-method that lies on it (Norm-Sub under MLE-Apx, Base under Norm) and the method under it still shows. Sizes, fonts, the shared legend and paging of many-row
-figures follow :mod:`ldpopt.experiments.figures.style` (smallest text ≥ 8 pt at 100 %).
+Details: docs/experiments.md, section `ldpopt.experiments.figures.wang`.
 """
 
 from __future__ import annotations

@@ -2,27 +2,7 @@ r"""Task kind ``channels``: the two-round memoised channels of longitudinal coll
 three ways, against the one-round oracle at the same total ε (
 :mod:`ldpopt.oracles.channel`).
 
-Design (RAPPOR, Erlingsson, Pihur & Korolova, CCS 2014 §3: a *permanent* randomised response
-memoised per value, then an *instantaneous* one per report). The task's ε is the memo's ε, ε∞:
-what any number of reports reveal together (the "total ε" of the figure). Each report re-randomises
-the memo with ε_report = r·ε∞ for each r in ``params.report_ratios`` (the ε split; a choice: the paper
-fixes (p, q, f) rather than ε's, we sweep the ratio). The task's oracle picks the family:
-
-* ``grr`` — memoised GRR: GRR(ε∞) then GRR(ε_report) on the memo (:func:`memoised_grr`);
-* ``sue`` / ``oue`` — unary memo (basic RAPPOR's symmetric SUE, or OUE) then each bit through
-  symmetric binary RR(ε_report) (:func:`memoised_unary`).
-
-``one-round`` is the same oracle used once at ε∞ (the memo alone: no second round), so the gap
-between it and ``memo r=…`` is what memoisation's second round costs one report in accuracy. One
-report's own ε (the composed channel's exact ε, ≤ min(ε∞, ·)) goes in column ``eps_one_report``.
-
-Estimators (method ``<design>:<estimator>``), metric ``mse`` over the full domain (arXiv §4.1):
-``inverse`` — the unbiased inversion (:func:`ldpopt.methods.channel_inverse.invert`); ``inverse-normsub``
-— it projected on the simplex (Norm-Sub, arXiv §3); ``mle`` — the exact channel likelihood on the
-simplex (:func:`ldpopt.methods.channel_mle.channel_mle`; exact for both families: the memoised bits
-stay independent given v). Extra rows: metric ``analytic-mse`` for ``inverse`` — the mean of the
-exact Var(f̂_v) given the histogram (channel_inverse's covariance), which the simulated MSE must match.
-Sampling is each channel's exact joint law (:meth:`Channel.sample_counts`), one draw per design.
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.channels`.
 """
 
 from __future__ import annotations

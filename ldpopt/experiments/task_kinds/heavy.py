@@ -1,19 +1,7 @@
 """Task kind ``heavy-discovery`` (``ext_heavy_hitters``): heavy-hitter discovery over strings with PEM,
 TreeHist and SFP (:mod:`ldpopt.heavy`), and PEM's levels made consistent.
 
-One task = one dataset × ε × repetition; for each k of ``params.ks`` every method runs once on the
-exact-in-law fast path (``params.exact`` = true: the real protocol). Strings:
-
-* ``aol``: the shipped AOL 6-byte prefixes, 48-bit codes of their labels (:func:`~ldpopt.heavy.encode`;
-  the 3 labels holding a ``\\xNN`` escape encode its first bytes, still distinct);
-* any other dataset (e.g. ``zipf``): value v becomes a random 48-bit string, the same per
-  ``params.string_seed`` (default 0) — a Zipf law over a sparse string domain of 2^48.
-
-Methods: ``pem`` (η = ``params.pem_step``, default 6), ``pem-consistent`` (the same run's levels made
-consistent, :mod:`ldpopt.heavy.consistency`; its ``status`` column is ldpopt's check), ``treehist``
-(top-k mode, η = ``params.treehist_step``, default 8), ``sfp`` (fragments of ``params.sfp_fragment``
-bits, default 8; ``k_fragments`` = 2k). Rows: metric ``precision``, ``recall``, ``f1`` (against the
-true top-k) and ``mse`` (the found items' estimated frequencies against their true ones), column ``k``.
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.heavy`.
 """
 
 from __future__ import annotations
@@ -32,7 +20,7 @@ TOTAL_BITS = 48
 
 
 def string_codes(spec, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, counts) of the task's dataset as 48-bit strings (module docstring); zero counts dropped."""
+    """(codes, counts) of the task's dataset as 48-bit strings (docs/experiments.md); zero counts dropped."""
     ds = load_dataset(spec)
     if ds.name == "aol":
         codes = heavy.encode(list(ds.labels), TOTAL_BITS // 8)

@@ -1,23 +1,6 @@
 """Task kinds for Jia & Gong, *Calibrate* (INFOCOM 2019), §III-B and §IV.
 
-Everything here is on the paper's **count scale**: an item's frequency is the number of users holding
-it (§II-A), f̂_i = n·f̃_i is the estimate of Eq. 3, and thresholds, errors and noise are in counts.
-
-Kinds (register with :func:`ldpopt.experiments.registry.kind`):
-
-``noise-distribution`` (§III-B Eq. 13–14, §IV-B "Noise distribution p_s is a Gaussian", Fig. 4)
-    the d realised noises s_i = f̂_i − f_i of one trial against N(0, Var) with Var of Eq. 14.
-``estimation-error`` (§II-C Eq. 5, §IV-B Fig. 7)
-    (1/d) Σ_i (f'_i − f_i)² per method; averaged over repetitions it is Eq. 5 (the MSE expectation
-    is over runs of the oracle).
-``heavy-hitters`` (§II-C Eq. 6–8, §IV-B Fig. 5, 6, 8, 9)
-    precision, recall and F-score of the items estimated above a threshold, for thresholds given as
-    multiples of the significance threshold of Eq. 22.
-
-Methods: a config's ``methods`` are *labels*; :data:`JIA_METHODS` maps the paper's ones to a
-registered method and its parameters ("base" = OUE, "zero" = OUE-Zero, "calibrate" = OUE-Calibrate
-when the oracle is OUE), and ``[params.method_specs.LABEL]`` tables (``method = "...", key = value``)
-add or override labels. Any other label is a registered method name used with its defaults.
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.jia`.
 """
 
 from __future__ import annotations
@@ -73,7 +56,7 @@ def _labels(task, prm: dict, over: dict | None) -> list[str]:
 
 
 def method_spec(label: str, overrides: dict | None = None) -> tuple[str, dict]:
-    """(registered method name, parameters) of a method label (see the module docstring)."""
+    """(registered method name, parameters) of a method label (see docs/experiments.md)."""
     if overrides and label in overrides:
         spec = dict(overrides[label])
         if "method" not in spec:

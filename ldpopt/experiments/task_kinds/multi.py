@@ -1,34 +1,6 @@
 """Task kind ``multi``: marginals of many attributes — CALM's comparison and the one-way protocols.
 
-One task = one multi-attribute dataset (:func:`multi_dataset`), the task's oracle (``grr`` or
-``oue``) inside every protocol, its ε and repetition. Methods (``<collection>:<post-processing>``):
-
-* ``2way:*`` — CALM-style collection of every 2-way marginal (Zhang, Wang, Li, He & Chen, CCS 2018
-  §4: each user reports one uniformly chosen marginal with the whole ε); ``3way:*`` — every 3-way
-  marginal collected directly (CALM's "direct" collection of the asked marginals: a choice of how to
-  state its baseline honestly, the paper is not in this repository). Post-processing: ``raw`` (the
-  unbiased f̃), ``norm-sub`` (each marginal projected on its simplex alone, no consistency),
-  ``calm`` (:func:`ldpopt.multi.calm_consistency`, CALM §4's steps) and ``weighted`` (ldpopt's optimum
-  of :func:`ldpopt.multi.consistency_problem`, ``status`` its check). For ``calm`` and ``weighted``
-  the 3-way marginals of a 2-way collection are read off the table fitted to the consistent marginals
-  (:func:`ldpopt.multi.fit_table`: the maximum-entropy table when one matches them — CALM §5's route —
-  and the closest table of that family when none does, which happens with noisy 2-way marginals that
-  agree pairwise; its Frank–Wolfe gap is metric ``fw-gap``), the 2-way marginals of a 3-way
-  collection by projection (consistent marginals agree on every one). ``pgm``: the table fitted to the
-  raw f̃ directly (Private-PGM's estimator, McKenna et al. ICML 2019, on the full table), no
-  consistency step.
-* ``flat`` — the whole joint table as one domain through the oracle, Norm-Sub, marginals summed (the
-  full-domain baseline of marginal release; a choice among CALM's baselines: it is the one that needs
-  no other mechanism).
-* ``spl:*``, ``smp:*``, ``rsfd:*`` — the one-way marginals of :func:`ldpopt.multi.spl`, ``smp``,
-  ``rsfd`` (inner oracle = the task's): ``raw``, ``peer-mi`` (multi-freq-ldpy's ``*_Aggregator_MI``:
-  f̃ clipped at 0 and renormalised, reproduced by :mod:`ldpopt.interop.multi_freq_ldpy_multi` and
-  equal to the library's own on its own reports in ``tests/test_multi_interop.py``), ``norm-sub``.
-
-Metrics: ``tv1``, ``tv2``, ``tv3`` — the total-variation distance ½‖f̂ − f‖₁ to the true marginal,
-averaged over every 1-, 2- or 3-way marginal (a choice of error measure: ½ L1 per marginal). Each
-method reports the ways it can answer (raw and norm-sub only the way collected). Every protocol draws
-from its fast path (exact in law, :mod:`ldpopt.multi.protocol`).
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.multi`.
 """
 
 from __future__ import annotations

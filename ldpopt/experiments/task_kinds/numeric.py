@@ -1,18 +1,7 @@
 """Task kind ``numeric``: distribution estimation of a numeric column under the Square Wave mechanism
 (Li et al. SIGMOD 2020).
 
-One task = one dataset × ε × repetition (the oracle axis must be ``"sw"``). Every user's value in
-[0, 1] (:func:`ldpopt.numeric.columns.unit_values`, seeded per task) is perturbed by SW; the reports
-are binned into ``d_out`` bins; the truth is the histogram of the users' values on ``d`` bins. Methods:
-
-* ``sw-em``: EM (:func:`ldpopt.numeric.em`), the paper's stopping rule;
-* ``sw-ems``: EMS (:func:`ldpopt.numeric.ems`), Li et al.'s recommended estimator;
-* ``sw-penalized``: ldpopt's penalised exact likelihood, λ by ``folds``-fold held-out likelihood
-  over the grid ``lambdas`` (:func:`ldpopt.numeric.choose_lambda`).
-
-Rows: method, metric ∈ {``w1``, ``range-<α>`` for α in ``alphas``, ``quantile``, ``converged``
-(1.0 when the method's own stopping rule/certificate was met)}, value; ``lam`` (chosen λ) and ``gap``
-(the certified bound on J_λ(f) − J*) for ``sw-penalized``.
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.numeric`.
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """Task kind ``poisoning``: attacks on the oracles, detection, and recovery (:mod:`ldpopt.robust`).
 
-One task = one population (the config's dataset) plus a fraction ``params.beta`` of fake users who
-run each attack of ``params.attacks`` ("mga", "input") on ``params.targets`` values drawn at random
-per task. Rows (``attack`` column):
-
-* ``detect`` in methods: the reports are produced on the real path (``oracle.perturb`` for the
-  genuine users, ``robust.craft_reports`` for the fake ones) so that each report can be scored:
-  metric ``auc`` of the suspect-support score (suspects = the ``targets`` largest f̃),
-  ``tpr``/``fpr`` of flagging reports that support every suspect, ``suspects-hit`` (the fraction of
-  suspects that are targets), ``size-test-p`` (the support-size χ² p-value; absent for HR). Without
-  ``detect`` the estimate comes from the exact fast paths (same law);
-* every recovery method: metric ``mse`` (full domain, arXiv §4.1) and ``gain`` (Σ_{t∈T} f̂_t − f_T)
-  against the genuine users' frequencies: ``raw`` (f̃), ``norm-sub`` (simplex projection),
-  ``ldprecover`` and ``rsn`` (the anchors' closed forms), ``mixture`` (ldpopt's recovery with the
-  attack as unknowns, suspects as above, β known; its ``status`` column is ldpopt's check), ``lift``
-  (ldpopt's recovery whose suspects are the cluster of estimates at one attack level, β known).
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.poisoning`.
 """
 
 from __future__ import annotations

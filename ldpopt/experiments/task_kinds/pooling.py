@@ -1,21 +1,7 @@
 """Task kind ``pooling``: one estimate from groups of users who chose different ε / oracles
 (:mod:`ldpopt.pooling`).
 
-One task = one population (the config's dataset) split at random into groups, user by user with
-probabilities ``share`` (a multinomial per value: the exact law of independent choices), each group
-reporting through its own oracle at its own ε (the exact fast path). ``params.groups`` lists the
-groups as tables ``{oracle, epsilon, share}``; ``"task"`` in ``oracle`` or ``epsilon`` is replaced by
-the task's oracle / ε (the swept group). Methods (rows, metric ``mse`` over the full domain, arXiv
-§4.1):
-
-* ``alone:<i>`` — group i's own estimate, made consistent by Norm-Sub (simplex projection);
-* ``pool-naive`` — the users-weighted average of the groups' f̂ (what ignoring ε would do), Norm-Sub;
-* ``pool-ivw`` — inverse-variance weighting, raw (unbiased); ``pool-ivw-simplex`` its weighted
-  simplex projection; ``pool-mle`` — the joint likelihood on the simplex (EM + SQUAREM + Newton).
-
-Extra rows: metric ``predicted-mse`` for ``pool-ivw`` (mean of the pooled variance 1/Σ_g 1/V_gv at
-the true f: what the weighting theory predicts for ``pool-ivw``'s MSE), and ``seconds`` per pooled
-method (wall time, the machine shared).
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.pooling`.
 """
 
 from __future__ import annotations

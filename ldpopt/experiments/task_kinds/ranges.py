@@ -1,21 +1,7 @@
 """Task kind ``range-queries``: MSE of range answers, flat vs hierarchical vs Haar (
 Cormode, Kulkarni & Srivastava VLDB 2019 §6 experiments, Hay et al. VLDB 2010 consistency).
 
-One task = one simulated collection per estimator at the task's oracle and ε on the dataset's
-histogram (the domain order is the dataset's value order). Methods (the config's ``methods``):
-
-* ``flat`` — one oracle over the d leaves, all users; a range is the sum of its leaf estimates;
-* ``hhB`` — hierarchical histogram, branching B (:func:`ldpopt.hierarchy.collect`), a range from the
-  raw estimates of its greedy cover; ``hhB-c`` — the same collection after Hay et al.'s consistency
-  (per-level weights); ``hhB-nn`` — consistent then non-negative (the labelled Norm-Sub heuristic of
-  :func:`ldpopt.hierarchy.nonnegative_heuristic`);
-* ``haar`` — HaarHRR (:mod:`ldpopt.hierarchy.haar`; uses ε only, not the task's oracle).
-
-Queries: for each length in ``params.lengths`` (lengths > d dropped), ``params.queries`` ranges with
-uniformly random starts, the same for every method of the task. Rows: method, metric, length,
-value — ``mse`` (mean squared error over the queries), and for the unbiased linear estimators
-(not ``-nn``) ``mse-exact`` (mean exact variance of the same queries: :mod:`ldpopt.hierarchy.variance`,
-the check that the simulation and the analysis agree).
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.ranges`.
 """
 
 from __future__ import annotations

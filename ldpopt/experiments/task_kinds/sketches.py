@@ -1,13 +1,7 @@
 """Task kind ``sketches`` (``ext_sketches``): how much the consistency methods help on Apple's sketch
 estimates (CMS, HCMS; :mod:`ldpopt.oracles.cms`, :mod:`ldpopt.oracles.hcms`).
 
-One task = one repetition: a fresh hash family (its seed drawn from the task rng, so the error is
-over the family as deployments see it across collections), the sketch's support counts from the
-exact fast path, the Estimate with the family's extra variance (:func:`ldpopt.sketches.sketch_estimate`,
-which the σ-using methods read), then every method in the config. Rows: full-domain ``mse`` and
-``mae`` per method (as the ``full-domain`` kind), and ``predicted-mse`` for ``base``: the mean over v
-of the oracle's exact variance over the family at the true f (what ``base``'s MSE should be).
-``params.k`` and ``params.m``: the sketch's hash functions and buckets.
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.sketches`.
 """
 
 from __future__ import annotations

@@ -1,32 +1,6 @@
 """Task kind ``coverage``: empirical coverage of ldpopt's confidence intervals.
 
-One task = one simulated dataset (an estimate of the config's truth by the config's oracle at ε).
-For every method: the interval of :func:`ldpopt.uncertainty.intervals` (analytic score interval for Base
-and Norm, parametric-bootstrap basic interval otherwise, widened to Base's interval where the fit is 0 — see
-:mod:`ldpopt.uncertainty.bootstrap`) at each level of ``params.levels``
-(default 0.9 and 0.95; one bootstrap serves every level), and whether it covers the truth, per
-
-* band of the *true* frequency in units of σ (Eq. 7 of Wang et al., the sd of f̃_v at f_v = 0):
-  ``zero`` (f = 0), ``lt1sigma`` (0, σ), ``1-2sigma`` [σ, 2σ), ``2-5sigma`` [2σ, 5σ), ``ge5sigma``
-  (≥ 5σ) — never pooled across bands;
-* query kind: subset sums of ``params.subset_size`` values, ``params.subsets`` per kind, fresh per
-  task: ``sub-head`` (drawn from the HEAD = 1,000 largest true frequencies, a tenth of d if
-  smaller), ``sub-tail`` (from the others) and ``sub-mixed`` (uniform over the domain); and
-  ``topk-set`` (the 10 largest values of the method's output, the
-  set chosen from the data; coverage of their true frequencies by the *fixed-set* interval, as if
-  the set had not been chosen from the data), ``topk-sel`` (the selection-aware interval of
-  :mod:`ldpopt.uncertainty.topk`, same target f_{S_i}), ``topk-order`` (its variant for the i-th
-  largest true frequency), ``topk-hull`` (hull of ``topk-set`` and ``topk-sel``) and ``topk-cal``
-  (the same hull with both parts at the calibrated level of :mod:`ldpopt.uncertainty.calibrate`).
-  For Base and Norm the selection-aware bands use a bootstrap of ``params.resamples`` (the
-  analytic law has no selection). Norm-Mul's intervals use its ratio pivot T·S
-  (:mod:`ldpopt.uncertainty.bootstrap`). The bootstrap methods' per-value and subset intervals are
-  what ``intervals`` returns: Base's interval at the flagged entries, the hull with it elsewhere.
-
-Rows: method, metric = "coverage", level, band, value (fraction covered in this task), count
-(items in the band), width (mean interval width), rel_width (median width relative to Base's
-analytic interval clipped to [0, 1] on the same entries), interval (the construction).
-Aggregate as the count-weighted mean of ``value`` over repetitions.
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.uncertainty`.
 """
 
 from __future__ import annotations

@@ -1,37 +1,6 @@
 """Task kind ``coverage-batch``: the coverage table of ``coverage`` with the repetitions vectorised.
 
-One task = one (dataset, oracle, ε) cell and ``params.reps`` repetitions at once: the counts of
-every repetition are drawn in one exact-in-law batch (:func:`ldpopt.uncertainty.resample.draw_counts`,
-the oracle's joint law), and the intervals that need no bootstrap are computed for all repetitions
-as array expressions — Base's and Norm's score intervals (:mod:`ldpopt.uncertainty.analytic`; the
-variance line depends on n, p, q, d only, not on the repetition) per value and per subset sum, and
-the default top-10 interval of every method, conditional on the rank event
-(:mod:`ldpopt.uncertainty.selective`; each method's own top 10 from its outputs on the batch,
-:func:`~ldpopt.uncertainty.resample.apply_batch`). The methods that ``intervals`` bootstraps get
-their per-value and subset-sum intervals — exactly what ``intervals`` returns with one seed per
-repetition — from :func:`ldpopt.uncertainty.batch.bootstrap_many` (one draw of the resamples per
-repetition serves every method; quantiles only where the entry is not flagged by the fit) on the
-first ``params.bootstrap_reps`` repetitions (default all).
-
-Where ``intervals`` flags an entry (Base's interval instead of the method's own,
-:mod:`ldpopt.uncertainty.bootstrap`), the ``coverage`` rows of a bootstrapped method count the
-flagged entries per band (``flagged``), and two more metrics restrict the band to the entries that
-are *not* flagged: ``coverage_unflagged`` (what the user gets there: the hull of the method's basic
-interval with Base's), ``coverage_unflagged_raw`` (the method's own basic interval alone) and
-``coverage_unflagged_base`` (Base's score interval on the same entries: the flag is decided on the
-same data, so the unflagged entries of a band are a selected subset — in a band under 5σ those
-whose estimate came out high — and Base's own coverage there is the reference).
-
-Bands as in :mod:`.uncertainty` (``zero`` … ``ge5sigma``, ``sub-head``/``sub-tail``/
-``sub-mixed``) plus ``topk`` (the default top-10 interval: conditional for every method) and
-``topk-set`` (Base's fixed-set interval at the selected values, the winner's curse, for
-comparison). The subsets are drawn once per cell (*choice*: shared by its repetitions; 50 of each
-kind). Rows carry ``batch_rep`` (the repetition inside the task), the cluster of the Monte-Carlo
-standard error of :func:`.uncertainty.coverage_stats`; metric ``coverage_rank`` rows give the
-top-10 coverage per rank (band ``rank1`` … ``rank10``).
-
-Cost (one cell, Zipf(1.1) d = 20,000, n = 10⁶, 200 repetitions, Base/Norm and the top-10 of nine
-methods, two levels, shared 2-core machine): see ``benchmarks/results/uncertainty_grid.json``.
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.uncertainty_batch`.
 """
 
 from __future__ import annotations

@@ -2,30 +2,7 @@
 under LDP" §4 + App. C; NDSS 2020 "Locally Differentially Private Frequency Estimation with
 Consistency" §V).
 
-Every kind draws one (or, for ``bias-variance``, a block of) noisy estimate(s) per task from
-``task.rng()``, post-processes it with every configured method and returns tidy rows
-``method, metric, value`` plus query-parameter columns (``rho``, ``k``, ``query_set``, ``n_users``,
-``fit``, ``v``). All kinds work for every oracle: the only oracle facts used are those of
-:class:`ldpopt.Estimate` (p, q, n, Eq. 2 variance).
-
-Conventions shared by the kinds (choices where the papers are silent are marked *choice*):
-
-* ``post-pos`` is a query-level method (arXiv §3.1): the answers of Base to the queries, each
-  negative answer set to 0 (:func:`ldpopt.queries.post_pos`). On single values (full domain, top-k)
-  it equals Base-Pos, which is what we report there.
-* ``power-ns`` is computed as Norm-Sub of the Power output of the same estimate (NDSS §IV-E), so a
-  task that wants both pays for Power once.
-* ``params.method_params`` = ``{method = {kw = value}}`` passes keyword arguments to a method.
-* ``params.slow_methods`` (default: the registry's fitted methods, Power, PowerNS and Calibrate)
-  are computed only in repetitions
-  ``rep < params.slow_reps`` (default: all), and not at all for oracles in
-  ``params.slow_skip_oracles``; rows exist only where they ran. The full configs run them
-  everywhere (Power costs 0.05–1.3 s per call at d ≤ 16,470) except the bias–variance sweep,
-  whose 15,000 runs per oracle would mean 15,000 Power calls: it runs them on the first 10 blocks.
-* Datasets are the config's ``datasets`` entries; a table entry may add ``sample_n`` (and
-  ``sample_seed``, default 0) to redraw the histogram as ``Multinomial(sample_n, f)`` once, with a
-  fixed seed, so the truth is the same in every task (*choice*: our IPUMS stand-in, US city
-  populations, has n = 2.2·10⁸; we draw n = 602,325 users like the paper's 1 % census sample).
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.wang`.
 """
 
 from __future__ import annotations
