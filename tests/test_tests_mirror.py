@@ -22,6 +22,12 @@ TESTS = Path(__file__).resolve().parent
 #: module → the test file importing it, or (test file, text it contains) where it runs indirectly
 COVERED_BY: dict[str, str | tuple[str, str]] = {
     "ldpopt._atomic": "test_cli_files.py",
+    "ldpopt.experiments.figures.ldpcube": ("test_winrate_report.py", "ldpcube_grid"),
+    "ldpopt.experiments.task_kinds.ldpcube": "test_winrate_report.py",
+    "ldpopt.methods.shrink": "test_wiener.py",
+    "ldpopt.robust.evasion": ("test_poisoning_stress.py", "evasive_shape"),
+    "ldpopt.robust.guarded": ("test_poisoning_stress.py", "guarded_lift"),
+    "ldpopt.robust.profile": ("test_poisoning_stress.py", "profile_rates"),
     "ldpopt._deprecated": ("test_deprecated_paths.py", 'DeprecationWarning'),
     "ldpopt._malloc": ("test_verify_large_d.py", 'keep_freed_memory'),
     "ldpopt._public": "test_docstrings.py",
