@@ -10,20 +10,17 @@ key–value estimation as a checked ldpopt Problem (docs/keyvalue.md).
   :func:`consistent_problem` (frequencies and means jointly consistent, certified).
 """
 
-from .consistent import ConsistentKV, consistent_problem, solve_consistent
+from .consistent import consistent_problem, solve_consistent
 from .data import KVData, power_law, ratings_like
-from .exact import epsilon, user_sets
-from .pckv import PCKV, pckv_grr, pckv_ue, sample_cells
+from .exact import epsilon
+from .pckv import PCKV, pckv_grr, pckv_ue
 from .privkv import PrivKV, privkv
-from .protocol import KVEstimate, KVProtocol, PairEstimate
+from .protocol import KVEstimate
 
 __all__ = [
     "PCKV",
-    "ConsistentKV",
     "KVData",
     "KVEstimate",
-    "KVProtocol",
-    "PairEstimate",
     "PrivKV",
     "consistent_problem",
     "epsilon",
@@ -32,7 +29,5 @@ __all__ = [
     "power_law",
     "privkv",
     "ratings_like",
-    "sample_cells",
     "solve_consistent",
-    "user_sets",
 ]

@@ -73,31 +73,94 @@ class KVData:
 
     @property
     def n(self) -> int:
-        """The number of users."""
+        """The number of users.
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> kv.power_law(50, 4, rng=0).n
+        50
+        """
         return self.offsets.size - 1
 
     @property
     def sizes(self) -> np.ndarray:
-        """|S_u| for every user."""
+        """|S_u| for every user.
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> kv.power_law(3, 4, items=2, rng=0).sizes.tolist()
+        [2, 2, 2]
+        """
         return np.diff(self.offsets)
 
     @property
     def users(self) -> np.ndarray:
-        """The user of every stored pair (length nnz)."""
+        """The user of every stored pair (length nnz).
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> kv.power_law(2, 4, items=2, rng=0).users.tolist()
+        [0, 0, 1, 1]
+        """
         return np.repeat(np.arange(self.n), self.sizes)
 
     def frequencies(self) -> np.ndarray:
-        """f_k = (users holding k) / n, length d."""
+        """f_k = (users holding k) / n.
+
+        Returns
+        -------
+        ndarray (d,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.keyvalue import KVData
+        >>> KVData(np.array([0, 2, 3]), np.array([0, 1, 1]), np.array([0.5, -1.0, 1.0]), 3).frequencies().tolist()
+        [0.5, 1.0, 0.0]
+        """
         return np.bincount(self.keys, minlength=self.d) / self.n
 
     def means(self) -> np.ndarray:
-        """m_k = mean value among the users holding k; 0 for a key nobody holds."""
+        """m_k = mean value among the users holding k; 0 for a key nobody holds.
+
+        Returns
+        -------
+        ndarray (d,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.keyvalue import KVData
+        >>> KVData(np.array([0, 2, 3]), np.array([0, 1, 1]), np.array([0.5, -1.0, 1.0]), 3).means().tolist()
+        [0.5, 0.0, 0.0]
+        """
         cnt = np.bincount(self.keys, minlength=self.d)
         tot = np.bincount(self.keys, weights=self.values, minlength=self.d)
         return np.divide(tot, cnt, out=np.zeros(self.d), where=cnt > 0)
 
     def user(self, u: int) -> tuple[np.ndarray, np.ndarray]:
-        """User u's (keys, values)."""
+        """User u's (keys, values).
+
+        Parameters
+        ----------
+        u : int
+            The user, 0..n−1.
+
+        Returns
+        -------
+        (ndarray, ndarray)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.keyvalue import KVData
+        >>> keys, values = KVData(np.array([0, 2, 3]), np.array([0, 1, 1]), np.array([0.5, -1.0, 1.0]), 3).user(0)
+        >>> keys.tolist(), values.tolist()
+        ([0, 1], [0.5, -1.0])
+        """
         a, b = self.offsets[u], self.offsets[u + 1]
         return self.keys[a:b], self.values[a:b]
 
@@ -141,6 +204,13 @@ def power_law(n: int, d: int = 100, *, alpha: float = 1.0, items: int = 1, sigma
     Returns
     -------
     KVData
+
+    Examples
+    --------
+    >>> from ldpopt import keyvalue as kv
+    >>> data = kv.power_law(10_000, 20, alpha=1.0, items=2, rng=0)
+    >>> bool(data.frequencies()[0] > data.frequencies()[-1]), data.n
+    (True, 10000)
     """
     for name, v, lo in (("n", n, 1), ("d", d, 2)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
@@ -176,6 +246,13 @@ def ratings_like(n: int = 20_000, d: int = 200, *, rng=None) -> KVData:
     Returns
     -------
     KVData
+
+    Examples
+    --------
+    >>> from ldpopt import keyvalue as kv
+    >>> data = kv.ratings_like(1000, 50, rng=0)
+    >>> bool(abs(data.values).max() <= 1), sorted(set((2 * data.values + 3).tolist()))
+    (True, [1.0, 2.0, 3.0, 4.0, 5.0])
     """
     for name, v, lo in (("n", n, 1), ("d", d, 2)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:

@@ -35,6 +35,12 @@ def epsilon(protocol) -> float:
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> from ldpopt import keyvalue as kv
+    >>> round(kv.epsilon(kv.pckv_grr(1.0, 3, ell=2)), 9)
+    1.0
     """
     laws = np.array([protocol.report_distribution(k, v) for k, v in user_sets(protocol.d)])
     if np.any(laws <= 0):

@@ -121,6 +121,13 @@ class PCKV(KVProtocol):
         Returns
         -------
         ndarray (K,) of int8 in {−1, 0, 1} for UE; tuple (key, value ±1) for GRR.
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> k, y = kv.pckv_grr(2.0, 5).perturb([1, 3], [0.5, -0.5], rng=0)
+        >>> 0 <= k < 6 and y in (-1, 1)
+        True
         """
         rng = as_generator(rng)
         keys = np.asarray(keys, dtype=np.int64).reshape(-1)
@@ -144,8 +151,24 @@ class PCKV(KVProtocol):
         return y
 
     def aggregate(self, reports) -> np.ndarray:
-        """The counts (2, K) — reports supporting ⟨k, +1⟩ (row 0) and ⟨k, −1⟩ (row 1) — of a list of
-        reports from :meth:`perturb`."""
+        """The counts of a list of reports from :meth:`perturb`.
+
+        Parameters
+        ----------
+        reports : list
+            Reports of :meth:`perturb`.
+
+        Returns
+        -------
+        ndarray (2, K)
+            Reports supporting ⟨k, +1⟩ (row 0) and ⟨k, −1⟩ (row 1), dummy keys last.
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> kv.pckv_grr(1.0, 2).aggregate([(0, 1), (0, -1), (2, 1)]).tolist()
+        [[1, 0, 1], [1, 0, 0]]
+        """
         out = np.zeros((2, self.K), dtype=np.int64)
         if self.kind == "grr":
             r = np.asarray(reports, dtype=np.int64).reshape(-1, 2)
@@ -157,7 +180,24 @@ class PCKV(KVProtocol):
         return out
 
     def collect(self, data: KVData, rng=None) -> np.ndarray:
-        """Every user of ``data`` through :meth:`perturb`, then :meth:`aggregate` (the real path)."""
+        """Every user of ``data`` through :meth:`perturb`, then :meth:`aggregate` (the real path).
+
+        Parameters
+        ----------
+        data : KVData
+        rng : seed, Generator or None
+
+        Returns
+        -------
+        ndarray (2, K)
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> data = kv.power_law(100, 5, rng=0)
+        >>> int(kv.pckv_grr(1.0, 5).collect(data, rng=1).sum())
+        100
+        """
         rng = as_generator(rng)
         return self.aggregate([self.perturb(*data.user(u), rng) for u in range(data.n)])
 
@@ -175,6 +215,13 @@ class PCKV(KVProtocol):
         Returns
         -------
         ndarray (2, K) of int64
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> data = kv.power_law(1000, 5, rng=0)
+        >>> int(kv.pckv_grr(1.0, 5, ell=2).sample_counts(data, rng=1).sum())
+        1000
         """
         if not isinstance(data, KVData) or data.d != self.d:
             raise ValueError(f"data must be a KVData over d={self.d} keys")
@@ -205,7 +252,24 @@ class PCKV(KVProtocol):
 
     # -- the exact law of one report --------------------------------------------------------
     def cell_law(self, keys, values) -> np.ndarray:
-        """The law of one user's sampled cell, shape (2, K) (row 0: x = +1)."""
+        """The law of one user's sampled pair after padding-and-sampling and discretisation.
+
+        Parameters
+        ----------
+        keys, values : array_like
+            The user's keys and values.
+
+        Returns
+        -------
+        ndarray (2, K)
+            P(sampled key k, x = +1) in row 0, x = −1 in row 1.
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> kv.pckv_ue(1.0, 2, ell=2).cell_law([0], [1.0]).tolist()
+        [[0.5, 0.0, 0.125, 0.125], [0.0, 0.0, 0.125, 0.125]]
+        """
         keys = np.asarray(keys, dtype=np.int64).reshape(-1)
         values = np.asarray(values, dtype=np.float64).reshape(-1)
         L = max(keys.size, self.ell)
@@ -216,7 +280,18 @@ class PCKV(KVProtocol):
         return w
 
     def outputs(self) -> list:
-        """Every possible report (GRR: 2K pairs; UE: 3^K vectors — small K only)."""
+        """Every possible report (GRR: 2K pairs; UE: 3^K vectors — K ≤ 10 only).
+
+        Returns
+        -------
+        list
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> len(kv.pckv_grr(1.0, 3).outputs()), len(kv.pckv_ue(1.0, 3).outputs())
+        (8, 81)
+        """
         if self.kind == "grr":
             return [(k, x) for x in (1, -1) for k in range(self.K)]
         if self.K > 10:
@@ -224,7 +299,23 @@ class PCKV(KVProtocol):
         return [np.array(y, dtype=np.int8) for y in itertools.product((-1, 0, 1), repeat=self.K)]
 
     def report_distribution(self, keys, values) -> np.ndarray:
-        """P(report | the user's set) for every report of :meth:`outputs`, in that order."""
+        """P(report | the user's set) for every report of :meth:`outputs`, in that order.
+
+        Parameters
+        ----------
+        keys, values : array_like
+            The user's keys and values.
+
+        Returns
+        -------
+        ndarray
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> round(float(kv.pckv_ue(1.0, 3).report_distribution([0, 2], [0.5, -1.0]).sum()), 12)
+        1.0
+        """
         w = self.cell_law(keys, values)
         if self.kind == "grr":
             T_same = np.array([[self.a * self.p, self.a * (1 - self.p)],
@@ -254,6 +345,15 @@ class PCKV(KVProtocol):
         Returns
         -------
         KVEstimate
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> data = kv.power_law(50_000, 5, rng=0)
+        >>> proto = kv.pckv_ue(3.0, 5)
+        >>> est = proto.estimate(proto.sample_counts(data, rng=1), data.n)
+        >>> bool(abs(est.mean[0] - data.means()[0]) < 0.1)
+        True
         """
         c = self._counts(counts, n)
         n1, n2 = c[0, :self.d], c[1, :self.d]
@@ -273,8 +373,28 @@ class PCKV(KVProtocol):
         return c
 
     def pairs(self, counts, n: int) -> PairEstimate:
-        """Unbiased shares Ĥ⁺/n, Ĥ⁻/n per key and the dummies' share, with plug-in variances
-        (:class:`~.protocol.PairEstimate`); f_k = ℓ(plus + minus), their total plus the dummies' is 1."""
+        """Unbiased shares Ĥ⁺/n, Ĥ⁻/n per key and the dummies' share, with plug-in variances;
+        f_k = ℓ(plus + minus); the total of the shares and the dummies' is 1 in expectation.
+
+        Parameters
+        ----------
+        counts : ndarray (2, K)
+        n : int
+            Users.
+
+        Returns
+        -------
+        PairEstimate
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> data = kv.power_law(20_000, 4, rng=0)
+        >>> proto = kv.pckv_grr(2.0, 4)
+        >>> pe = proto.pairs(proto.sample_counts(data, rng=1), data.n)
+        >>> round(float(pe.plus.sum() + pe.minus.sum() + pe.rest.sum()), 9)
+        1.0
+        """
         c = self._counts(counts, n)
         hp, hm = self._solve(c[0], c[1], float(n))
         vp, vm = self._var(c[0], c[1], float(n))
@@ -288,10 +408,50 @@ class PCKV(KVProtocol):
 
 
 def pckv_ue(epsilon: float, d: int, ell: int = 1) -> PCKV:
-    """PCKV-UE (:class:`PCKV`, ``kind="ue"``)."""
+    """PCKV-UE (:class:`PCKV`, ``kind="ue"``).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε, > 0.
+    d : int
+        Keys, ≥ 2.
+    ell : int, default 1
+        The padding length ℓ.
+
+    Returns
+    -------
+    PCKV
+
+    Examples
+    --------
+    >>> from ldpopt import keyvalue as kv
+    >>> kv.pckv_ue(1.0, 10, ell=2)
+    PCKV-UE(epsilon=1.0, d=10, ell=2)
+    """
     return PCKV(epsilon, d, ell, "ue")
 
 
 def pckv_grr(epsilon: float, d: int, ell: int = 1) -> PCKV:
-    """PCKV-GRR (:class:`PCKV`, ``kind="grr"``)."""
+    """PCKV-GRR (:class:`PCKV`, ``kind="grr"``).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε, > 0.
+    d : int
+        Keys, ≥ 2.
+    ell : int, default 1
+        The padding length ℓ.
+
+    Returns
+    -------
+    PCKV
+
+    Examples
+    --------
+    >>> from ldpopt import keyvalue as kv
+    >>> kv.pckv_grr(1.0, 10, ell=2)
+    PCKV-GRR(epsilon=1.0, d=10, ell=2)
+    """
     return PCKV(epsilon, d, ell, "grr")

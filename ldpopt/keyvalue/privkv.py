@@ -74,6 +74,13 @@ class PrivKV(KVProtocol):
         Returns
         -------
         tuple (j, y)
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> j, y = kv.privkv(2.0, 5).perturb([1, 3], [0.5, -0.5], rng=0)
+        >>> 0 <= j < 5 and y in (-1, 0, 1)
+        True
         """
         rng = as_generator(rng)
         keys = np.asarray(keys, dtype=np.int64).reshape(-1)
@@ -89,7 +96,24 @@ class PrivKV(KVProtocol):
         return j, bit * (x if rng.random() < self.p2 else -x)
 
     def aggregate(self, reports) -> np.ndarray:
-        """Counts (3, d): reports y = +1, y = −1, and all reports, per sampled key."""
+        """The counts of a list of reports from :meth:`perturb`.
+
+        Parameters
+        ----------
+        reports : list
+            Reports ⟨j, y⟩.
+
+        Returns
+        -------
+        ndarray (3, d)
+            Reports y = +1, y = −1, and all reports, per sampled key.
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> kv.privkv(1.0, 2).aggregate([(0, 1), (0, 0), (1, -1)]).tolist()
+        [[1, 0], [0, 1], [2, 1]]
+        """
         r = np.asarray(reports, dtype=np.int64).reshape(-1, 2)
         out = np.zeros((3, self.d), dtype=np.int64)
         out[0] = np.bincount(r[r[:, 1] == 1, 0], minlength=self.d)
@@ -98,13 +122,46 @@ class PrivKV(KVProtocol):
         return out
 
     def collect(self, data: KVData, rng=None) -> np.ndarray:
-        """Every user of ``data`` through :meth:`perturb`, then :meth:`aggregate` (the real path)."""
+        """Every user of ``data`` through :meth:`perturb`, then :meth:`aggregate` (the real path).
+
+        Parameters
+        ----------
+        data : KVData
+        rng : seed, Generator or None
+
+        Returns
+        -------
+        ndarray (3, d)
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> int(kv.privkv(1.0, 5).collect(kv.power_law(100, 5, rng=0), rng=1)[2].sum())
+        100
+        """
         rng = as_generator(rng)
         return self.aggregate([self.perturb(*data.user(u), rng) for u in range(data.n)])
 
     def sample_counts(self, data: KVData, rng=None) -> np.ndarray:
         """The counts of :meth:`collect`, exact in joint law, no loop over users: sampled keys and
-        membership vectorised (sorted pair codes), then binomial draws per cell."""
+        membership vectorised (sorted pair codes), then binomial draws per cell.
+
+        Parameters
+        ----------
+        data : KVData
+            With ``data.d == self.d``.
+        rng : seed, Generator or None
+
+        Returns
+        -------
+        ndarray (3, d)
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> int(kv.privkv(1.0, 5).sample_counts(kv.power_law(1000, 5, rng=0), rng=1)[2].sum())
+        1000
+        """
         if not isinstance(data, KVData) or data.d != self.d:
             raise ValueError(f"data must be a KVData over d={self.d} keys")
         rng = as_generator(rng)
@@ -132,11 +189,38 @@ class PrivKV(KVProtocol):
         return out
 
     def outputs(self) -> list:
-        """Every possible report ⟨j, y⟩."""
+        """Every possible report ⟨j, y⟩.
+
+        Returns
+        -------
+        list
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> kv.privkv(1.0, 2).outputs()
+        [(0, 1), (0, -1), (0, 0), (1, 1), (1, -1), (1, 0)]
+        """
         return [(j, y) for j in range(self.d) for y in (1, -1, 0)]
 
     def report_distribution(self, keys, values) -> np.ndarray:
-        """P(report | the user's set) for every report of :meth:`outputs`, in that order."""
+        """P(report | the user's set) for every report of :meth:`outputs`, in that order.
+
+        Parameters
+        ----------
+        keys, values : array_like
+            The user's keys and values.
+
+        Returns
+        -------
+        ndarray (3d,)
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> round(float(kv.privkv(1.0, 3).report_distribution([1], [0.2]).sum()), 12)
+        1.0
+        """
         keys = np.asarray(keys, dtype=np.int64).reshape(-1)
         values = np.asarray(values, dtype=np.float64).reshape(-1)
         P = np.empty((self.d, 3))
@@ -167,6 +251,15 @@ class PrivKV(KVProtocol):
         Returns
         -------
         KVEstimate
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> data = kv.power_law(50_000, 5, rng=0)
+        >>> proto = kv.privkv(4.0, 5)
+        >>> est = proto.estimate(proto.sample_counts(data, rng=1))
+        >>> bool(abs(est.freq[0] - data.frequencies()[0]) < 0.05)
+        True
         """
         c = self._counts(counts)
         n1, n2, nj = c
@@ -180,7 +273,26 @@ class PrivKV(KVProtocol):
 
     def pairs(self, counts, n: int | None = None) -> PairEstimate:
         """Unbiased shares of holders with x = ±1 among the users who sampled each key (the
-        affine system of :mod:`.protocol`), ``rest`` = 1 − plus − minus, with plug-in variances."""
+        affine system of :mod:`.protocol`), ``rest`` = 1 − plus − minus, with plug-in variances.
+
+        Parameters
+        ----------
+        counts : ndarray (3, d)
+        n : int or None
+            Unused (the populations are in ``counts``).
+
+        Returns
+        -------
+        PairEstimate
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> proto = kv.privkv(2.0, 4)
+        >>> pe = proto.pairs(proto.sample_counts(kv.power_law(5000, 4, rng=0), rng=1))
+        >>> bool(abs(pe.plus + pe.minus + pe.rest - 1).max() < 1e-12)
+        True
+        """
         c = self._counts(counts)
         P = np.maximum(c[2], 1.0)
         hp, hm = self._solve(c[0], c[1], P)
@@ -192,5 +304,23 @@ class PrivKV(KVProtocol):
 
 
 def privkv(epsilon: float, d: int) -> PrivKV:
-    """PrivKV (:class:`PrivKV`)."""
+    """PrivKV (:class:`PrivKV`).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε, > 0.
+    d : int
+        Keys, ≥ 2.
+
+    Returns
+    -------
+    PrivKV
+
+    Examples
+    --------
+    >>> from ldpopt import keyvalue as kv
+    >>> kv.privkv(1.0, 10)
+    PrivKV(epsilon=1.0, d=10)
+    """
     return PrivKV(epsilon, d)

@@ -24,7 +24,24 @@ __all__ = ["KVEstimate", "KVProtocol", "PairEstimate"]
 
 @dataclass(frozen=True)
 class KVEstimate:
-    """Key frequencies and per-key means (length d each) with what produced them."""
+    """Key frequencies and per-key means with what produced them.
+
+    Parameters
+    ----------
+    freq : ndarray (d,)
+        Estimated f_k.
+    mean : ndarray (d,)
+        Estimated m_k.
+    method : str
+        The estimator's name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.keyvalue import KVEstimate
+    >>> KVEstimate(np.array([0.5, 0.2]), np.array([0.1, -0.3]), "PCKV-UE").method
+    'PCKV-UE'
+    """
 
     freq: np.ndarray
     mean: np.ndarray
