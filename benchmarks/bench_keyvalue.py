@@ -19,10 +19,20 @@ Metrics per (data, protocol, ε, estimator): frequency MSE over all keys and per
 the mean over repetitions with its SE. Per (data, protocol, ε), on the first repetition: the
 certificate of the consistent solution (primal violation, relative duality gap, distance bound) and
 max |z − z_Clarabel| against cvxpy (Clarabel). Results: results/keyvalue.json.
+
+PrivECE's code side by side (``--anchor-python PY --anchor-src DIR``, DIR its ``protocols/`` folder,
+run in its own venv; or LDPOPT_ANCHOR_PYTHON / LDPOPT_ANCHOR_SRC): its PCKV decoders
+(``pckv_ue.revise_ue``, ``pckv_grr.revise``, with the clipping of its callers) on the same counts of
+every PCKV repetition, as the row ``privece``. Its own protocol (a piecewise value mechanism decoded
+by EM, one key at a time) perturbs differently, so it cannot share these reports and is not run.
+``revise`` is called with all_length = d + ℓ, the value under which its (p, q) are PCKV-GRR's a·p and
+b/2 (a choice: its own caller passes 2(d + ℓ) with its own perturbation).
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,6 +41,45 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import _harness as H  # noqa: E402
 from ldpopt import keyvalue as kv  # noqa: E402
+
+
+#: the child run in PrivECE's venv: per key, its decoders on our counts (stdin JSON), clipped as its callers clip
+PRIVECE = r"""
+import json, math, sys
+sys.path.insert(0, sys.argv[1])
+import pckv_grr, pckv_ue
+job = json.load(sys.stdin)
+e, n, ell, d, kind = math.exp(job["epsilon"]), job["n"], job["ell"], job["d"], job["kind"]
+out = []
+for c in job["counts"]:
+    fs, ms = [], []
+    for k in range(d):
+        n1, n2 = c[0][k], c[1][k]
+        try:
+            if kind == "ue":
+                f, v = pckv_ue.revise_ue(n, n1, n2, e)
+                f = 0.0 if f < 0.00001 else f
+                f = f * ell
+            else:
+                f, v = pckv_grr.revise([n1, n2], e, d + ell, n, ell)
+                f = f * ell
+                f = 0.9 if f > 1 else f
+        except ZeroDivisionError:
+            f, v = 0.0, 0.0
+        fs.append(f)
+        ms.append(max(-1.0, min(1.0, v)))
+    out.append([fs, ms])
+print(json.dumps(out))
+"""
+
+
+def privece(env, proto, all_counts, n):
+    """PrivECE's decoders (module docstring) on every repetition's counts: a list of KVEstimate."""
+    py, src = env
+    job = {"epsilon": proto.epsilon, "n": n, "ell": proto.ell, "d": proto.d, "kind": proto.kind,
+           "counts": [c.tolist() for c in all_counts]}
+    res = subprocess.run([py, "-c", PRIVECE, src], input=json.dumps(job), capture_output=True, text=True, check=True)
+    return [kv.KVEstimate(np.array(f), np.array(m), "PrivECE-code") for f, m in json.loads(res.stdout)]
 
 
 def datasets(quick: bool):
@@ -55,7 +104,8 @@ def _scores(est, F, M, head, held):
 
 def run(quick: bool = False, **opts) -> dict:
     """``--quick``: one small power-law set, ε ∈ {1, 4}, 3 repetitions."""
-    a = H.options(H.parser(__doc__), "bench_keyvalue.py", quick, opts)
+    a = H.options(parser(), "bench_keyvalue.py", quick, opts)
+    env = H.anchor_env(a)
     eps_grid = (1.0, 4.0) if quick else (0.5, 1.0, 2.0, 4.0)
     reps = 3 if quick else 20
     rows = []
@@ -66,10 +116,12 @@ def run(quick: bool = False, **opts) -> dict:
         for eps in eps_grid:
             for proto in _protocols(eps, data.d, ell):
                 rng = np.random.default_rng(11)
-                per = {"paper": [], "consistent": []}
+                per: dict[str, list] = {"paper": [], "consistent": []}
                 cert_row = {}
+                kept = []
                 for r in range(reps):
                     counts = proto.sample_counts(data, rng)
+                    kept.append(counts)
                     paper = proto.estimate(counts, data.n)
                     cons = kv.solve_consistent(proto, counts, data.n)
                     per["paper"].append(_scores(paper, F, M, head, held))
@@ -82,6 +134,8 @@ def run(quick: bool = False, **opts) -> dict:
                                     "relative_gap": float(c.relative_gap), "distance_linf": float(c.distance_linf),
                                     "clarabel_status": ref.solution.status,
                                     "max_abs_diff_clarabel": float(np.max(np.abs(cons.solution.f - ref.solution.f)))}
+                if env is not None and isinstance(proto, kv.PCKV):
+                    per["privece"] = [_scores(e, F, M, head, held) for e in privece(env, proto, kept, data.n)]
                 for method, scores in per.items():
                     row = {"data": label, "protocol": proto.name, "epsilon": eps, "ell": getattr(proto, "ell", 1),
                            "method": method, "reps": reps, "n": data.n, "d": data.d}
@@ -92,7 +146,7 @@ def run(quick: bool = False, **opts) -> dict:
                     if method == "consistent":
                         row["certificate"] = cert_row
                     rows.append(row)
-                p, c = rows[-2], rows[-1]
+                p, c = rows[-len(per)], rows[-len(per) + 1]
                 print(f"{label:38s} {proto.name:9s} eps={eps:<4} freq MSE paper={p['freq_all']:.2e}±{p['freq_all_se']:.1e} "
                       f"cons={c['freq_all']:.2e}±{c['freq_all_se']:.1e} | mean MSE head paper={p['mean_head']:.3f} "
                       f"cons={c['mean_head']:.3f} all paper={p['mean_all']:.3f} cons={c['mean_all']:.3f} | "
@@ -101,5 +155,12 @@ def run(quick: bool = False, **opts) -> dict:
     return H.save("keyvalue", a, {"rows": rows})
 
 
+def parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--anchor-python", default=None, help="PrivECE's venv python (side-by-side rows)")
+    ap.add_argument("--anchor-src", default=None, help="PrivECE's protocols/ folder")
+    return ap
+
+
 if __name__ == "__main__":
-    H.cli(H.parser(__doc__), run)
+    H.cli(parser(), run)
