@@ -87,3 +87,26 @@ def test_horizon_and_bad_input():
         longitudinal_oracle("l-xyz", 1.0, 4, eps_1=0.5)
     with pytest.raises(ValueError, match="eps_1"):
         LOUE(0.2, 4, eps_1=0.19)  # beyond what the OUE instantaneous response can reach
+
+
+@pytest.mark.parametrize("cls", [LGRR, LOSUE])
+def test_sample_rounds_matches_real_clients_in_joint_law(cls):
+    # mean and the cross-round covariance of the counts: the fast path against the real clients
+    o = cls(2.0, 3, eps_1=0.8)
+    tc = np.array([30, 15, 5])
+    values = np.repeat(np.arange(3), tc)
+    gen = np.random.default_rng(11)
+    reps = 1500
+    fast = np.array([o.sample_rounds(tc, 2, gen) for _ in range(reps)], dtype=float)  # (R, 2, d)
+    real = np.empty_like(fast)
+    for r in range(reps):
+        cl = o.clients(50, gen)
+        real[r] = [o.aggregate(cl.report(values, gen)) for _ in range(2)]
+    for X in (fast, real):
+        assert np.allclose(X.mean(axis=0), tc * o.p + (50 - tc) * o.q, atol=5 * X.std(axis=0).max() / np.sqrt(reps))
+    cov = [np.mean((X[:, 0] - X[:, 0].mean(0)) * (X[:, 1] - X[:, 1].mean(0)), axis=0) for X in (fast, real)]
+    se = np.sqrt(2) * fast[:, 0].std(0) * fast[:, 1].std(0) / np.sqrt(reps)
+    assert np.all(np.abs(cov[0] - cov[1]) < 5 * se)
+    # the shared memo: Cov(c_1u, c_2u) = (p₂ − q₂)² Σ_users π(1 − π), π = p₁ for u's own users, q₁ else
+    exact = (o.p2 - o.q2) ** 2 * (tc * o.p1 * (1 - o.p1) + (50 - tc) * o.q1 * (1 - o.q1))
+    assert np.all(np.abs(cov[0] - exact) < 5 * se / np.sqrt(2)) and np.all(exact > 0)

@@ -182,6 +182,30 @@ class LongitudinalOracle(FrequencyOracle):
         per_value = self.epsilon_rounds(tau - distinct_values + 1)  # the most reports one value can take
         return float(distinct_values * min(per_value, self.epsilon))
 
+    def sample_rounds(self, true_counts, tau: int, rng) -> np.ndarray:
+        """Exact in joint law over rounds: the support counts (τ, d) of τ rounds of the users of
+        ``true_counts`` keeping their value and their memo, without per-user work — the memos'
+        aggregate first (its law is the PRR's), then each round given the memos, independently.
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            The true histogram.
+        tau : int
+            Rounds, >= 1.
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        ndarray of int64, shape (τ, d)
+        """
+        tc = self._check_true_counts(true_counts)
+        tau = _check_tau(tau)
+        return self._sample_rounds(tc, tau, as_generator(rng))
+
+    def _sample_rounds(self, tc: np.ndarray, tau: int, gen: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
     def clients(self, n: int, rng) -> LongitudinalClients:
         """``n`` users with a permanent state each (:class:`LongitudinalClients`)."""
         return LongitudinalClients(self, n, rng)
@@ -271,6 +295,16 @@ class LGRR(LongitudinalOracle, GRR):
         """One round of fresh users: the memo (PRR) then one IRR, vectorised (real two-stage path)."""
         return LongitudinalClients(self, check_values(values, self.d).shape[0], rng).report(values, rng)
 
+    def _sample_rounds(self, tc: np.ndarray, tau: int, gen: np.random.Generator) -> np.ndarray:
+        # memo histogram: GRR(ε∞) of the values (kept w.p. p₁ − q₁, else uniform); then per round GRR(ε₂)
+        # of the memo histogram the same way (GRR.sample_counts's decomposition, arXiv Eq. 1)
+        n = int(tc.sum())
+        kept = gen.binomial(tc, self.p1 - self.q1)
+        memo = kept + gen.multinomial(n - int(kept.sum()), np.full(self.d, 1.0 / self.d))
+        kept2 = gen.binomial(memo, self.p2 - self.q2, size=(tau, self.d))
+        rest = n - kept2.sum(axis=1)
+        return (kept2 + gen.multinomial(rest, np.full(self.d, 1.0 / self.d))).astype(np.int64)
+
     def _memo(self, secret: np.ndarray, v: np.ndarray) -> np.ndarray:
         u = _memo_uniforms(secret, v, 2)
         other = np.floor(u[:, 1] * (self.d - 1)).astype(np.int64)
@@ -343,6 +377,14 @@ class _LongitudinalUnary(LongitudinalOracle, _UnaryEncoding):
     def perturb(self, values, rng) -> np.ndarray:
         """One round of fresh users: the memo (PRR) then one IRR, vectorised (real two-stage path)."""
         return LongitudinalClients(self, check_values(values, self.d).shape[0], rng).report(values, rng)
+
+    def _sample_rounds(self, tc: np.ndarray, tau: int, gen: np.random.Generator) -> np.ndarray:
+        # bit u of the memo is 1 for Binomial(n_u, p₁) + Binomial(n − n_u, q₁) users (bits independent);
+        # each round, bit u reports 1 for Binomial(M_u, p₂) + Binomial(n − M_u, q₂) of them
+        n = int(tc.sum())
+        M = gen.binomial(tc, self.p1) + gen.binomial(n - tc, self.q1)
+        return (gen.binomial(M, self.p2, size=(tau, self.d))
+                + gen.binomial(n - M, self.q2, size=(tau, self.d))).astype(np.int64)
 
     def _memo(self, secret: np.ndarray, v: np.ndarray) -> np.ndarray:
         u = _memo_uniforms(secret, v, self.d)
