@@ -313,8 +313,12 @@ def _check_repeats(r) -> int:
 
 
 def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric: str | None = None,
-           rng=0, params=None, progress: bool = False) -> Choice:
+           rng=0, params=None, progress: bool = False, longitudinal=None) -> Choice:
     """Rank post-processing ``methods`` for ``estimate`` on ``query`` (module docstring).
+
+    With ``longitudinal`` (a longitudinal oracle, :mod:`ldpopt.oracles.longitudinal`), ``estimate`` is
+    the list of τ per-round estimates of the same users, and the candidates are the per-round methods
+    and the across-rounds problems (:func:`ldpopt.multi.rounds.rank_rounds`).
 
     Parameters
     ----------
@@ -331,6 +335,8 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     progress : bool, default False
         A bar on stderr counting the candidates scored, once the run has taken 2 s (the
         command line's ``choose``; a large ``n_repeats`` takes minutes).
+    longitudinal : LongitudinalOracle or None, default None
+        The oracle of τ rounds; ``estimate`` is then the list of the rounds' estimates ("full" query only).
     estimate : Estimate
         The raw estimate.
     n_repeats : int, default 20
@@ -362,6 +368,11 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     >>> c.best, list(c.table.index[:3])
     ('mle-apx', ['mle-apx', 'norm', 'norm-sub'])
     """
+    if longitudinal is not None:
+        from .multi.rounds import rank_rounds
+
+        return rank_rounds(estimate, longitudinal, query=query, methods=methods, n_repeats=_check_repeats(n_repeats),
+                           metric=metric, rng=rng)
     est = check_estimate(estimate)
     q = parse_query(query, metric)
     R = _check_repeats(n_repeats)

@@ -81,3 +81,18 @@ def test_rounds_problem_errors():
         rounds_problem(ests, LOSUE(2.0, 6, eps_1=0.8))
     with pytest.raises(TypeError, match="oracle"):
         rounds_problem(ests, "l-osue")
+
+
+def test_choose_takes_a_longitudinal_setting():
+    import ldpopt
+
+    o = LOSUE(2.0, 5, eps_1=1.0)
+    ests, _ = _rounds(o, 3000, 3, seed=2)
+    c = ldpopt.choose(ests, longitudinal=o, methods=["base", "norm-sub"], n_repeats=4, rng=1)
+    assert set(c.table.index) == {"base", "norm-sub", "rounds-shared", "rounds-independent", "rounds-shared-smooth"}
+    assert np.isclose(c.table["p_best"].sum(), 1.0)
+    # users keep their value: smoothing across rounds removes the instantaneous noise, base keeps it all
+    assert c.table.loc["rounds-shared-smooth", "loss"] < c.table.loc["base", "loss"]
+    assert "memo carries" in c.how and "ε∞ = 2" in c.how
+    with pytest.raises(ValueError, match="query"):
+        ldpopt.choose(ests, "topk:2", longitudinal=o, n_repeats=2)
