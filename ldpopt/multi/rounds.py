@@ -33,7 +33,7 @@ import numpy as np
 from ..estimate import Estimate
 from ..problems import NonNegative, PartitionTotals, Problem, SmoothObjective, SumTo
 
-__all__ = ["ACROSS", "COUPLINGS", "rank_rounds", "rounds_covariance", "rounds_problem"]
+__all__ = ["ACROSS", "COUPLINGS", "rounds_covariance", "rounds_problem"]
 
 COUPLINGS = ("shared", "independent")
 
@@ -182,87 +182,3 @@ def rounds_problem(estimates, oracle, coupling: str = "shared", smooth: float = 
     cons = [NonNegative(), SumTo(float(tau)), PartitionTotals(groups, {k: 1.0 for k in groups})]
     return Problem(vec, objective, cons)
 
-
-def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 20, metric: str | None = None,
-                rng=0):
-    """``ldpopt.choose`` for τ rounds of a longitudinal oracle: NDSS 2020 §V-D's procedure with the rounds'
-    joint law. Fit: Norm-Sub of the rounds' mean f̃ as the truth (*choice*: the users keep their value,
-    the setting the oracle's memo is designed for), an integer population of the same n; R re-simulations
-    of the τ rounds' counts, exact in joint law (``oracle.sample_rounds``: the memo shared by the rounds);
-    every candidate on each: the per-round ``methods`` (default the closed forms) applied round by round,
-    and the across-rounds problems :data:`ACROSS`; loss: the mean over rounds of the full-domain MSE (or
-    MAE) against the truth.
-
-    Parameters
-    ----------
-    estimates : list of Estimate
-        The τ ≥ 2 per-round estimates.
-    oracle : LongitudinalOracle
-        Their oracle.
-    query : "full"
-        Only the full-domain query is scored across rounds.
-    methods : "closed-form", "extended", "all" or a sequence of method names, optional
-        The per-round candidates (as ``ldpopt.choose``).
-    n_repeats : int
-        Re-simulations R (>= 2).
-    metric : "mse" or "mae", optional
-    rng : int, Generator or "secure"
-
-    Returns
-    -------
-    Choice
-        Its ``how`` gives the reasons: the procedure, the memo's share of each round's variance, and the
-        ε of one report, of the τ reports and of the memo.
-
-    Raises
-    ------
-    ValueError
-        A query other than "full", or malformed estimates.
-    """
-    import pandas as pd
-
-    from .. import methods as _methods
-    from .._validation import as_generator
-    from ..recommend import Choice, records, win_shares
-    from ..uncertainty.fit import population
-    from ..uncertainty.queryspec import parse_query
-
-    ests = _check(estimates, oracle)
-    q = parse_query(query, metric)
-    if q.kind != "full":
-        raise ValueError(f"query must be 'full' for a longitudinal choice, got {query!r}")
-    names = [r.name for r in records(methods)]
-    tau, n, d = len(ests), ests[0].n, oracle.d
-    mean_est = Estimate.from_frequencies(np.mean([e.f_tilde for e in ests], axis=0), n, ests[0].epsilon,
-                                         ests[0].p, ests[0].q, oracle=oracle.name)
-    pop = population(_methods.postprocess(mean_est, "norm-sub"), n)
-    truth = pop / n
-    gen = as_generator(rng)
-    all_names = names + list(ACROSS)
-    L = np.empty((len(all_names), n_repeats))
-
-    def loss(F):
-        err = np.asarray(F).reshape(tau, d) - truth[None, :]
-        return float(np.mean(err ** 2 if q.metric == "mse" else np.abs(err)))
-
-    for r in range(n_repeats):  # R re-simulations (each solves the across-rounds problems once)
-        C = oracle.sample_rounds(pop, tau, gen)
-        sim = [oracle.estimate(c, n) for c in C]
-        for i, m in enumerate(names):
-            L[i, r] = loss([_methods.postprocess(e, m) for e in sim])
-        for j, (coupling, lam) in enumerate(ACROSS.values()):
-            L[len(names) + j, r] = loss(rounds_problem(sim, oracle, coupling=coupling, smooth=lam).solve().f)
-    table = pd.DataFrame({"loss": L.mean(axis=1), "se": L.std(axis=1, ddof=1) / np.sqrt(n_repeats),
-                          "p_best": win_shares(L), "tiebreak": np.zeros(len(all_names))},
-                         index=pd.Index(all_names, name="method"))
-    table = table.sort_values(["loss", "p_best"], ascending=[True, False], kind="stable")
-    table["rank"] = np.arange(1, len(table) + 1)
-    a, b = rounds_covariance(ests, oracle)
-    share = float(np.mean(b / (a + b)))
-    how = (f"NDSS §V-D procedure over {tau} rounds of {oracle.label}: Norm-Sub fit of the rounds' mean estimate "
-           f"as truth (users keep their value), {n_repeats} re-simulations of the {tau} rounds exact in joint law "
-           f"(one memo per user shared by the rounds), loss = {q.metric.upper()} averaged over rounds. Reasons: "
-           f"the memo carries {share:.0%} of each round's variance (averaged over values), which no "
-           f"post-processing across rounds can remove; privacy: one report ε₁ = {oracle.epsilon_first():.3g}, "
-           f"{tau} reports of one value ε = {oracle.epsilon_rounds(tau):.3g}, any number ε∞ = {oracle.epsilon:.3g}")
-    return Choice(best=str(table.index[0]), table=table, query=q, n_repeats=n_repeats, how=how, truth=truth)
