@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ldpopt.multi.rounds import rounds_covariance, rounds_problem
-from ldpopt.oracles.longitudinal import LGRR, LOSUE
+from ldpopt.oracles.longitudinal import LGRR, LOLOHA, LOSUE
 
 
 def _rounds(o, n, tau, seed):
@@ -15,7 +15,7 @@ def _rounds(o, n, tau, seed):
     return [o.estimate(o.aggregate(cl.report(values, gen)), n) for _ in range(tau)], values
 
 
-@pytest.mark.parametrize("cls", [LOSUE, LGRR])
+@pytest.mark.parametrize("cls", [LOSUE, LGRR, LOLOHA])
 def test_shared_covariance_matches_monte_carlo(cls):
     o = cls(3.0, 4, eps_1=1.0)
     n, reps = 400, 600

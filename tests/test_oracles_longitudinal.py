@@ -6,9 +6,10 @@ import pytest
 from scipy import stats
 
 from ldpopt.oracles.conformance import check_oracle
-from ldpopt.oracles.longitudinal import LGRR, LOSUE, LOUE, LSOUE, LSUE, LongitudinalClients, longitudinal_oracle
+from ldpopt.oracles.longitudinal import (LGRR, LOLOHA, LOSUE, LOUE, LSOUE, LSUE, LongitudinalClients,
+                                         longitudinal_oracle)
 
-CLASSES = (LGRR, LSUE, LSOUE, LOUE, LOSUE)
+CLASSES = (LGRR, LSUE, LSOUE, LOUE, LOSUE, LOLOHA)
 
 
 def _brute_epsilon(M):
@@ -110,3 +111,15 @@ def test_sample_rounds_matches_real_clients_in_joint_law(cls):
     # the shared memo: Cov(c_1u, c_2u) = (p₂ − q₂)² Σ_users π(1 − π), π = p₁ for u's own users, q₁ else
     exact = (o.p2 - o.q2) ** 2 * (tc * o.p1 * (1 - o.p1) + (50 - tc) * o.q1 * (1 - o.q1))
     assert np.all(np.abs(cov[0] - exact) < 5 * se / np.sqrt(2)) and np.all(exact > 0)
+
+
+def test_loloha_reduces_the_horizon_and_its_enumeration_covers_the_hash():
+    lol, lgrr = LOLOHA(2.0, 3, eps_1=0.6, g=2), LGRR(2.0, 3, eps_1=0.6)
+    # τ reports of one value: LOLOHA's enumerated law runs over all g^d hash functions
+    assert lol.epsilon_rounds(3) == pytest.approx(_brute_epsilon(lol.rounds_channel(3).joint_matrix()), abs=1e-9)
+    # three distinct values: L-GRR has three memos, LOLOHA at most g = 2
+    assert lgrr.epsilon_horizon(300, distinct_values=3) == pytest.approx(3 * 2.0, abs=1e-9)
+    assert lol.epsilon_horizon(300, distinct_values=3) == pytest.approx(2 * 2.0, abs=1e-9)
+    assert lol.q == 0.5 and lol.p == pytest.approx(lol.p1 * lol.p2 + (1 - lol.p1) * lol.q2)
+    with pytest.raises(ValueError, match="fast path"):
+        lol.sample_rounds([5, 5, 5], 2, 0)

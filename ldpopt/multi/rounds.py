@@ -13,8 +13,8 @@ x_v ∈ ℝ^τ value v's trajectory. ``coupling``:
 * ``"shared"`` — Σ_v is the exact covariance of value v's τ estimates when the users keep their value
   and their permanent response (memo) is shared by every round (module docstring of
   :mod:`ldpopt.oracles.longitudinal`): compound symmetry Σ_v = a_v I + b_v 11ᵀ, with
-  b_v = (p₂ − q₂)² [n_v p₁(1 − p₁) + (n − n_v) q₁(1 − q₁)] / (n(p − q))² the memo's share (a report's
-  indicator is p₂ or q₂ given the memo) and a_v + b_v the per-round variance of Eq. 2;
+  b_v = (p₂ − q₂)² [n_v p₁(1 − p₁) + (n − n_v) m(1 − m)] / (n(p − q))² the memo's share (a report's
+  indicator is p₂ or q₂ given the memo; m = q₁, or 1/g for LOLOHA, whose memo is of a random hash) and a_v + b_v the per-round variance of Eq. 2;
 * ``"independent"`` — Σ_v = (a_v + b_v) I: each round weighted by its own variance, as if the rounds
   were independent.
 
@@ -87,7 +87,8 @@ def rounds_covariance(estimates, oracle) -> tuple[np.ndarray, np.ndarray]:
     fbar = np.clip(np.mean([e.f_tilde for e in ests], axis=0), 0.0, 1.0)
     total = oracle.variance(fbar, n)
     nv = n * fbar
-    b = (oracle.p2 - oracle.q2) ** 2 * (nv * oracle.p1 * (1 - oracle.p1) + (n - nv) * oracle.q1 * (1 - oracle.q1))
+    m = oracle.memo_other  # q₁; LOLOHA's 1/g (its memo is of a random hash of the value)
+    b = (oracle.p2 - oracle.q2) ** 2 * (nv * oracle.p1 * (1 - oracle.p1) + (n - nv) * m * (1 - m))
     b = b / (n * (oracle.p - oracle.q)) ** 2
     return total - b, b
 

@@ -46,6 +46,7 @@ is O(n), no per-(user, value) table is stored, and a round is vectorised over us
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
@@ -53,9 +54,10 @@ from .._validation import as_generator, check_domain_size, check_epsilon, check_
 from .base import FrequencyOracle
 from .channel import Channel
 from .grr import GRR
+from .hashing import OLH
 from .unary import _UnaryEncoding
 
-__all__ = ["LGRR", "LOSUE", "LOUE", "LSOUE", "LSUE", "LongitudinalClients", "LongitudinalOracle",
+__all__ = ["LGRR", "LOLOHA", "LOSUE", "LOUE", "LSOUE", "LSUE", "LongitudinalClients", "LongitudinalOracle",
            "longitudinal_oracle"]
 
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -93,7 +95,7 @@ class LongitudinalOracle(FrequencyOracle):
     ``epsilon`` is ε∞, the bound on what any number of reports of one value reveal; ``eps_1`` (< ε∞)
     is one report's exact ε."""
 
-    structural = ("eps_1",)
+    structural: ClassVar[tuple[str, ...]] = ("eps_1",)
     p1: float
     q1: float
     p2: float
@@ -146,6 +148,11 @@ class LongitudinalOracle(FrequencyOracle):
     @property
     def _one_minus_q(self) -> float:
         return 1.0 - self.q
+
+    @property
+    def memo_other(self) -> float:
+        """Pr[a user's memo supports a value u that is not hers]: q₁ (LOLOHA: 1/g, its hash being random)."""
+        return self.q1
 
     # -- accounting ----------------------------------------------------------------------------
     def epsilon_first(self) -> float:
@@ -438,11 +445,162 @@ class LOSUE(_LongitudinalUnary):
     prr, irr = "oue", "sue"
 
 
-_BY_NAME = {c.name: c for c in (LGRR, LSUE, LSOUE, LOUE, LOSUE)}
+def _grr_pq(epsilon: float, k: int) -> tuple[float, float]:
+    """GRR's (keep, each other) on k outputs at ε."""
+    p = 1.0 / (1.0 + (k - 1) * math.exp(-epsilon))
+    return p, (1.0 - p) / (k - 1)
 
 
-def longitudinal_oracle(name: str, epsilon: float, d: int, eps_1: float) -> LongitudinalOracle:
-    """The longitudinal oracle ``name`` ("l-grr", "l-sue", "l-soue", "l-oue", "l-osue").
+def _lgrr_irr(p1: float, q1: float, k: int, eps_1: float) -> tuple[float, float]:
+    """(p₂, q₂) of GRR on k outputs after a GRR(p₁, q₁) memo, so that one report is exactly eps_1-LDP."""
+    def eps_of(e2):
+        p2, q2 = _grr_pq(e2, k)
+        return math.log((p1 * p2 + (1 - p1) * q2) / (q1 * p2 + (1 - q1) * q2))
+
+    return _grr_pq(_solve_increasing(eps_of, eps_1, 1e-12, 60.0), k)
+
+
+def _lgrr_rounds(p1: float, q1: float, p2: float, q2: float, k: int, tau: int) -> float:
+    """ε of τ reports of one value for GRR(p₁, q₁) then GRR(p₂, q₂) on k outputs (module docstring)."""
+    log_rho_tau = tau * math.log(p2 / q2)
+    num = np.logaddexp(math.log(p1) + log_rho_tau, math.log((k - 1) * q1))
+    den = np.logaddexp(math.log(q1) + log_rho_tau, math.log(p1 + (k - 2) * q1))
+    return float(num - den)
+
+
+class LOLOHA(LongitudinalOracle, OLH):
+    """LOLOHA: each user draws her hash H: D → [g] once (a 64-bit key, OLH's keyed hash), memoises
+    GRR_g(ε∞) of H(v) — one memo per *hashed* value — and reports (key, GRR_g(ε₂)(memo)) every round,
+    ε₂ solved so one report is exactly ε₁-LDP (Arcolezi, Pinzón, Palamidessi & Gambs, "Frequency
+    estimation of evolving data under local differential privacy", EDBT 2023, §4; ``hharcolezi/LOLOHA``).
+
+    One report supports {u : H(u) = r}: p = p₁p₂ + (1 − p₁)q₂ (L-GRR on [g]), q = 1/g (OLH's random-function
+    argument). A value's τ reports reveal L-GRR on [g]'s ε(τ) (the key is independent of v); a user
+    who holds k distinct values has at most min(k, g) memos, so the horizon charge is min(k, g)·ε∞
+    (LOLOHA's reduction by up to k/g against L-GRR's k·ε∞).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε∞ of the memo, > 0.
+    d : int
+        Domain size, >= 2.
+    eps_1 : float
+        ε of one report, 0 < eps_1 < epsilon.
+    g : int
+        Hash range, >= 2 (default 2: BiLOLOHA; the paper's optimal g is not derived here).
+
+    Examples
+    --------
+    >>> from ldpopt.oracles.longitudinal import LOLOHA
+    >>> o = LOLOHA(2.0, 16, eps_1=0.5, g=2)
+    >>> round(o.epsilon_first(), 12), o.q
+    (0.5, 0.5)
+    >>> round(o.epsilon_horizon(200, distinct_values=5), 9)  # two memos at most (g = 2): 2·ε∞
+    4.0
+    """
+
+    name = "loloha"
+    label = "LOLOHA"
+    structural = ("g", "eps_1")
+
+    def __init__(self, epsilon: float, d: int, eps_1: float = 0.5, g: int = 2):
+        OLH.__init__(self, epsilon, d, g=g)
+        self._init_longitudinal(epsilon, d, eps_1)
+
+    def params(self) -> dict:
+        return {**OLH.params(self), "eps_1": self.eps_1}
+
+    def _prr(self) -> tuple[float, float]:
+        return _grr_pq(self.epsilon, self.g)
+
+    def _solve_irr(self) -> tuple[float, float]:
+        return _lgrr_irr(self.p1, self.q1, self.g, self.eps_1)
+
+    @property
+    def p(self) -> float:
+        return self.p1 * self.p2 + (1.0 - self.p1) * self.q2
+
+    @property
+    def q(self) -> float:
+        return 1.0 / self.g
+
+    @property
+    def _keep(self) -> float:
+        return self.p
+
+    @property
+    def memo_other(self) -> float:
+        return 1.0 / self.g
+
+    @property
+    def _move_each(self) -> float:
+        return self.q1 * self.p2 + (1.0 - self.q1) * self.q2
+
+    def epsilon_first(self) -> float:
+        return float(math.log(self._keep / self._move_each))
+
+    def epsilon_rounds(self, tau: int) -> float:
+        tau = _check_tau(tau)
+        return float(min(_lgrr_rounds(self.p1, self.q1, self.p2, self.q2, self.g, tau), self.epsilon))
+
+    def epsilon_horizon(self, tau: int, distinct_values: int = 1) -> float:
+        tau = _check_tau(tau)
+        if isinstance(distinct_values, bool) or not isinstance(distinct_values, (int, np.integer)) \
+                or not 1 <= distinct_values <= min(tau, self.d):
+            raise ValueError(f"distinct_values must be an integer in [1, min(tau, d)] = [1, {min(tau, self.d)}], "
+                             f"got {distinct_values!r}")
+        memos = min(int(distinct_values), self.g)
+        if memos == 1:
+            return self.epsilon_rounds(tau)
+        return float(memos * min(self.epsilon_rounds(tau - memos + 1), self.epsilon))
+
+    def rounds_channel(self, tau: int) -> Channel:
+        """The exact law of (H, r₁, …, r_τ) given v, over every function H: [d] → [g] (g^d of them, each
+        w.p. g^−d) — tiny d and g only."""
+        tau = _check_tau(tau)
+        g, d = self.g, self.d
+        if g ** d * g ** tau > 1 << 16:
+            raise ValueError(f"g^d·g^tau = {g ** d * g ** tau} joint outputs, too many to enumerate (max 65536)")
+        funcs = np.stack(np.unravel_index(np.arange(g ** d), (g,) * d), axis=1)  # (g^d, d): H(v)
+        P1 = np.full((g, g), self.q1)
+        np.fill_diagonal(P1, self.p1)
+        P2 = np.full((g, g), self.q2)
+        np.fill_diagonal(P2, self.p2)
+        law = _tau_fold(P2, tau) @ P1  # (g^τ, g): reports given the hashed value
+        M = law[:, funcs].transpose(1, 0, 2).reshape(-1, d) / g ** d  # rows (H, r⃗), columns v
+        return Channel(M, name=f"{self.label}x{tau}")
+
+    def perturb(self, values, rng) -> np.ndarray:
+        """One round of fresh users: key, memo of the hashed value, one IRR (real path), rows (key, r)."""
+        return LongitudinalClients(self, check_values(values, self.d).shape[0], rng).report(values, rng)
+
+    def _sample_rounds(self, tc: np.ndarray, tau: int, gen: np.random.Generator) -> np.ndarray:
+        raise ValueError("LOLOHA's counts over rounds share each user's hash: no fast path over rounds here; "
+                         "use clients(...).report for the rounds")
+
+    def _memo(self, secret: np.ndarray, v: np.ndarray):
+        key = secret.astype(np.int64)
+        h = self.hash(key, v)
+        u = _memo_uniforms(secret, h, 2)  # the memo is keyed by the hashed value
+        other = np.floor(u[:, 1] * (self.g - 1)).astype(np.int64)
+        other += other >= h
+        return key, np.where(u[:, 0] < self.p1, h, other)
+
+    def _irr(self, memo, gen: np.random.Generator) -> np.ndarray:
+        key, m = memo
+        keep = gen.random(m.shape[0]) < self.p2
+        other = gen.integers(0, self.g - 1, size=m.shape[0])
+        other += other >= m
+        return np.stack((key, np.where(keep, m, other)), axis=1)
+
+
+_BY_NAME = {c.name: c for c in (LGRR, LSUE, LSOUE, LOUE, LOSUE, LOLOHA)}
+
+
+def longitudinal_oracle(name: str, epsilon: float, d: int, eps_1: float, **params) -> LongitudinalOracle:
+    """The longitudinal oracle ``name`` ("l-grr", "l-sue", "l-soue", "l-oue", "l-osue", "loloha"; ``params``:
+    LOLOHA's ``g``).
 
     Examples
     --------
@@ -453,7 +611,7 @@ def longitudinal_oracle(name: str, epsilon: float, d: int, eps_1: float) -> Long
     cls = _BY_NAME.get(name)
     if cls is None:
         raise ValueError(f"name must be one of {sorted(_BY_NAME)}, got {name!r}")
-    return cls(epsilon, d, eps_1=eps_1)
+    return cls(epsilon, d, eps_1=eps_1, **params)
 
 
 class LongitudinalClients:
