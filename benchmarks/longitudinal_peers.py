@@ -15,6 +15,8 @@ Per oracle × (ε∞, ε₁, k):
 * ``var0``: the library's ``VAR_Long_Pure`` at f = 0 against ldpopt's ``variance`` (Eq. 2) at f = 0
   (at f > 0 the library's is the variance under users drawn i.i.d. from f, sig(1 − sig) with
   sig = q + f(p − q); ldpopt's is for the fixed histogram; they differ by f²/n exactly);
+* dBitFlipPM (b = k buckets): the library's ``dBitFlipPM_Aggregator_MI`` against ldpopt's
+  ``ding_estimate`` clipped and renormalised, and its clients' counts against ldpopt's exact law;
 * ``client_z``: the library's own clients on n users (its reports, counted by ldpopt's ``aggregate``)
   against ldpopt's exact expected counts n_v p + (n − n_v) q: the largest |z| over values.
 
@@ -33,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ldpopt.interop._common import clip_renormalise
-from ldpopt.oracles.longitudinal import longitudinal_oracle
+from ldpopt.oracles.longitudinal import DBitFlipPM, longitudinal_oracle
 
 _PEER = r"""
 import json, sys
@@ -44,7 +46,17 @@ from multi_freq_ldpy.estimators.Histogram_estimator import MI_long as orig
 mods = {"l-grr": L_GRR, "l-sue": L_SUE, "l-soue": L_SOUE, "l-oue": L_OUE, "l-osue": L_OSUE}
 cases = json.load(open(sys.argv[1]))
 out = []
+from multi_freq_ldpy.long_freq_est import dBitFlipPM as DB
 for c in cases:
+    if c["name"] == "dbitflippm":
+        data = np.load(c["reports"])
+        k, b = c["k"], c["bits"]
+        mi = DB.dBitFlipPM_Aggregator_MI(list(data["reports"].astype(float)), k, b, c["eps_perm"])
+        np.random.seed(c["seed"]); DB.np.random.seed(c["seed"])
+        theirs = np.array([DB.dBitFlipPM_Client(int(v), k, k, b, c["eps_perm"]) for v in data["values"]])
+        out.append({"mi": list(map(float, mi)), "params": [], "var0": 0.0,
+                    "counts": list(map(int, (theirs == 1).sum(axis=0)))})
+        continue
     m = mods[c["name"]]
     tag = c["name"][2:].upper()
     data = np.load(c["reports"])
@@ -73,6 +85,8 @@ json.dump(out, open(sys.argv[2], "w"))
 """
 
 SETTINGS = [(2.0, 0.5, 5), (4.0, 1.0, 5), (4.0, 2.0, 10)]
+#: dBitFlipPM (ε, k, bits), Ding et al.'s estimator against the library's ``dBitFlipPM_Aggregator_MI`` (b = k)
+DBIT_SETTINGS = [(2.0, 5, 1), (2.0, 5, 2), (4.0, 10, 3)]
 NAMES = ["l-grr", "l-sue", "l-soue", "l-oue", "l-osue"]
 
 
@@ -101,12 +115,34 @@ def run(peer_python: str, n: int = 4000, seed: int = 0) -> dict:
                          "ours_var0": float(o.variance(0.0, n)), "counts": counts.tolist(),
                          "expected_counts": (tc * o.p + (n - tc) * o.q).tolist(),
                          "count_sd": np.sqrt(tc * o.p * (1 - o.p) + (n - tc) * o.q * (1 - o.q)).tolist()})
+    for eps, k, bits in DBIT_SETTINGS:
+        o = DBitFlipPM(eps, k, bits=bits)
+        values = np.minimum(gen.geometric(0.35, size=n) - 1, k - 1)
+        reports = o.clients(n, gen).report(values, gen)
+        path = tmp / f"dbit_{eps}_{k}_{bits}.npz"
+        np.savez(path, reports=reports, values=values)
+        cases.append({"name": "dbitflippm", "eps_perm": eps, "k": k, "bits": bits, "reports": str(path),
+                      "seed": int(seed)})
+        tc = np.bincount(values, minlength=k)
+        rows.append({"oracle": f"dBitFlipPM (bits={bits})", "eps_inf": eps, "eps_1": eps, "k": k, "n": n,
+                     "ours_mi": clip_renormalise(o.ding_estimate(reports)).tolist(), "ours_params": [],
+                     "ours_var0": 0.0, "counts": o.aggregate(reports).tolist(),
+                     "expected_counts": (tc * o.p + (n - tc) * o.q).tolist(),
+                     "count_sd": np.sqrt(tc * o.p * (1 - o.p) + (n - tc) * o.q * (1 - o.q)).tolist(), "dbit": True})
     (tmp / "cases.json").write_text(json.dumps(cases))
     (tmp / "peer.py").write_text(_PEER)
     subprocess.run([peer_python, str(tmp / "peer.py"), str(tmp / "cases.json"), str(tmp / "out.json")], check=True)
     peer = json.loads((tmp / "out.json").read_text())
     table = []
     for r, p in zip(rows, peer):
+        if r.get("dbit"):
+            z = (np.array(p["counts"]) - np.array(r["expected_counts"])) / np.array(r["count_sd"])
+            table.append({k: r[k] for k in ("oracle", "eps_inf", "eps_1", "k", "n")} | {
+                "params_max_abs_diff": float("nan"),
+                "mi_max_abs_diff": float(np.max(np.abs(np.array(p["mi"]) - r["ours_mi"]))),
+                "mi_same_params_max_abs_diff": float("nan"), "library_eps_1_exact": float("nan"),
+                "var0_rel_diff": float("nan"), "client_max_abs_z": float(np.max(np.abs(z)))})
+            continue
         p1, q1, p2, q2 = p["params"]
         pp, qq = p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2  # the library's rounds, composed exactly
         same = clip_renormalise((np.array(r["counts"]) / r["n"] - qq) / (pp - qq))

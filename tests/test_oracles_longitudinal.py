@@ -123,3 +123,21 @@ def test_loloha_reduces_the_horizon_and_its_enumeration_covers_the_hash():
     assert lol.q == 0.5 and lol.p == pytest.approx(lol.p1 * lol.p2 + (1 - lol.p1) * lol.q2)
     with pytest.raises(ValueError, match="fast path"):
         lol.sample_rounds([5, 5, 5], 2, 0)
+
+
+@pytest.mark.parametrize("bits", [1, 2, 3])
+def test_dbitflippm_conformance_and_epsilon_by_enumeration(bits):
+    from ldpopt.oracles.longitudinal import DBitFlipPM
+
+    o = DBitFlipPM(2.0, 5, bits=bits)
+    P = o.output_distribution()
+    assert np.allclose(P.sum(axis=1), 1.0)
+    assert o.epsilon_rounds(7) == pytest.approx(_brute_epsilon(P.T), abs=1e-12)  # the same report every round
+    report = check_oracle(o, checks=["interface", "epsilon", "joint_law", "variance", "estimate"], reps=300)
+    assert len(report.passed) == 5
+    cl = o.clients(200, 0)
+    v = np.arange(200) % 5
+    assert np.array_equal(cl.report(v, 1), cl.report(v, 2))  # permanent memoisation
+    assert ((cl.report(v, 1) >= 0).sum(axis=1) == bits).all()
+    with pytest.raises(ValueError, match="bits"):
+        DBitFlipPM(2.0, 5, bits=6)

@@ -57,8 +57,18 @@ from .grr import GRR
 from .hashing import OLH
 from .unary import _UnaryEncoding
 
-__all__ = ["LGRR", "LOLOHA", "LOSUE", "LOUE", "LSOUE", "LSUE", "LongitudinalClients", "LongitudinalOracle",
-           "longitudinal_oracle"]
+__all__ = [
+    "LGRR",
+    "LOLOHA",
+    "LOSUE",
+    "LOUE",
+    "LSOUE",
+    "LSUE",
+    "DBitFlipPM",
+    "LongitudinalClients",
+    "LongitudinalOracle",
+    "longitudinal_oracle",
+]
 
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -595,6 +605,136 @@ class LOLOHA(LongitudinalOracle, OLH):
         return np.stack((key, np.where(keep, m, other)), axis=1)
 
 
+class DBitFlipPM(FrequencyOracle):
+    """dBitFlipPM (Ding, Kulkarni & Yekhanin, "Collecting telemetry data privately", NeurIPS 2017, §3):
+    each user samples ``bits`` distinct indices S of [d] once (permanent), and for her value v reports
+    bit u ∈ S as 1 w.p. e^{ε/2}/(e^{ε/2} + 1) if u = v, else 1/(e^{ε/2} + 1); the bits are memoised per
+    value (permanent memoisation: a user who keeps her value sends the same report every round). Here
+    the buckets are the d values themselves (Ding's b = d).
+
+    A report (an int8 row of d entries: −1 not sampled, else the bit) supports the sampled indices with
+    bit 1, so one round is a pure oracle with p = (bits/d)·e^{ε/2}/(e^{ε/2} + 1), q = (bits/d)/(e^{ε/2} + 1)
+    and f̃ = (c/n − q)/(p − q) (unbiased, Eq. 2 variance). Ding's own estimator divides by the observed
+    number of users who sampled v instead of its mean n·bits/d (:meth:`ding_estimate`; also unbiased).
+    ε of one report, and of any number of reports of one value: ε when bits ≥ 2 (two differing bits of
+    ε/2), ε/2 when bits = 1 (exact by enumeration, ``output_distribution``).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε, > 0.
+    d : int
+        Domain size, 2 ≤ d ≤ 4096.
+    bits : int
+        Indices sampled per user, 1 ≤ bits ≤ d (default 1: Ding's 1BitFlip).
+
+    Examples
+    --------
+    >>> from ldpopt.oracles.longitudinal import DBitFlipPM
+    >>> o = DBitFlipPM(2.0, 4, bits=2)
+    >>> round(o.p, 4), round(o.q, 4)
+    (0.3655, 0.1345)
+    """
+
+    name = "dbitflippm"
+    label = "dBitFlipPM"
+    structural: ClassVar[tuple[str, ...]] = ("bits",)
+
+    def __init__(self, epsilon: float, d: int, bits: int = 1):
+        super().__init__(epsilon, d)
+        if self.d > 4096:
+            raise ValueError(f"d must be <= 4096 for dBitFlipPM's (m, d) reports, got {d}")
+        if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 1 <= bits <= self.d:
+            raise ValueError(f"bits must be an integer in [1, d = {self.d}], got {bits!r}")
+        self.bits = int(bits)
+        self._pe = 1.0 / (1.0 + math.exp(-self.epsilon / 2))
+
+    def params(self) -> dict:
+        return {"bits": self.bits}
+
+    @property
+    def p(self) -> float:
+        return self.bits / self.d * self._pe
+
+    @property
+    def q(self) -> float:
+        return self.bits / self.d * (1.0 - self._pe)
+
+    def epsilon_rounds(self, tau: int) -> float:
+        """ε of τ reports of one value: the report is the same every round, so one report's ε."""
+        _check_tau(tau)
+        return float(self.epsilon if self.bits >= 2 else self.epsilon / 2)
+
+    def clients(self, n: int, rng) -> LongitudinalClients:
+        """``n`` users with a permanent state each (sampled indices and memoised bits)."""
+        return LongitudinalClients(self, n, rng)
+
+    def _memo(self, secret: np.ndarray, v: np.ndarray) -> np.ndarray:
+        m = secret.shape[0]
+        order = np.argsort(_memo_uniforms(secret, np.zeros(m, dtype=np.int64), self.d), axis=1)[:, :self.bits]
+        sampled = np.zeros((m, self.d), dtype=bool)
+        np.put_along_axis(sampled, order, True, axis=1)
+        u = _memo_uniforms(secret, v + 1, self.d)  # the bits, memoised per value
+        own = np.arange(self.d)[None, :] == v[:, None]
+        bit = u < np.where(own, self._pe, 1.0 - self._pe)
+        return np.where(sampled, bit.astype(np.int8), np.int8(-1))
+
+    def _irr(self, memo: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+        return memo  # permanent memoisation: the memo is the report
+
+    def perturb(self, values, rng) -> np.ndarray:
+        return LongitudinalClients(self, check_values(values, self.d).shape[0], rng).report(values, rng)
+
+    def _check_reports(self, reports) -> np.ndarray:
+        r = np.asarray(reports)
+        if r.ndim != 2 or r.shape[1] != self.d or r.shape[0] < 1 or not np.all((r >= -1) & (r <= 1)):
+            raise ValueError(f"reports must be an (m >= 1, d = {self.d}) array of -1/0/1 (as perturb returns)")
+        return r
+
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """c_v = number of reports that sampled v with bit 1."""
+        return (self._check_reports(reports) == 1).sum(axis=0).astype(np.int64)
+
+    def support_matrix(self, reports) -> np.ndarray:
+        return self._check_reports(reports) == 1
+
+    def ding_estimate(self, reports) -> np.ndarray:
+        """Ding et al.'s estimate (§3): (d/(n·bits)) Σ_{i : v ∈ S_i} (b_iv(e^{ε/2} + 1) − 1)/(e^{ε/2} − 1)."""
+        r = self._check_reports(reports)
+        e = math.exp(self.epsilon / 2)
+        c, s = (r == 1).sum(axis=0), (r >= 0).sum(axis=0)
+        return self.d / (r.shape[0] * self.bits) * (c * (e + 1) - s) / (e - 1)
+
+    def sample_counts(self, true_counts, rng) -> np.ndarray:
+        """Exact in law through the real path (vectorised over users, O(n·d)): the sampled indices are
+        without replacement, so the counts of different values are dependent."""
+        tc = self._check_true_counts(true_counts)
+        return self.aggregate(self.perturb(np.repeat(np.arange(self.d), tc), rng))
+
+    def output_distribution(self) -> np.ndarray:
+        """Exact Pr[(S, bits on S) | v], shape (d, C(d, bits)·2^bits), outputs in :meth:`output_supports`'s order."""
+        from itertools import combinations
+
+        if math.comb(self.d, self.bits) * 2 ** self.bits > 1 << 16:
+            raise ValueError("too many outputs to enumerate (max 65536)")
+        subsets = np.array(list(combinations(range(self.d), self.bits)))  # (C, bits)
+        patt = ((np.arange(2 ** self.bits)[:, None] >> np.arange(self.bits)) & 1).astype(bool)  # (2^b, bits)
+        own = subsets[:, None, :, None] == np.arange(self.d)[None, None, None, :]  # (C, 1, bits, d)
+        pu = np.where(own, self._pe, 1.0 - self._pe)
+        prob = np.where(patt[None, :, :, None], pu, 1.0 - pu).prod(axis=2) / len(subsets)  # (C, 2^b, d)
+        return prob.reshape(-1, self.d).T
+
+    def output_supports(self) -> np.ndarray:
+        from itertools import combinations
+
+        subsets = np.array(list(combinations(range(self.d), self.bits)))
+        patt = ((np.arange(2 ** self.bits)[:, None] >> np.arange(self.bits)) & 1).astype(bool)
+        S = np.zeros((len(subsets), 2 ** self.bits, self.d), dtype=bool)
+        for j in range(self.bits):  # bits positions (≤ a few), vectorised over subsets and patterns
+            S[np.arange(len(subsets))[:, None], np.arange(2 ** self.bits)[None, :], subsets[:, j][:, None]] = patt[:, j][None, :]
+        return S.reshape(-1, self.d).T
+
+
 _BY_NAME = {c.name: c for c in (LGRR, LSUE, LSOUE, LOUE, LOSUE, LOLOHA)}
 
 
@@ -628,9 +768,9 @@ class LongitudinalClients:
         Draws the secrets.
     """
 
-    def __init__(self, oracle: LongitudinalOracle, n: int, rng):
-        if not isinstance(oracle, LongitudinalOracle):
-            raise TypeError(f"oracle must be a LongitudinalOracle, got {type(oracle).__name__}")
+    def __init__(self, oracle: LongitudinalOracle | DBitFlipPM, n: int, rng):
+        if not isinstance(oracle, (LongitudinalOracle, DBitFlipPM)):
+            raise TypeError(f"oracle must be a longitudinal oracle, got {type(oracle).__name__}")
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n must be an integer >= 1, got {n!r}")
         self.oracle = oracle
