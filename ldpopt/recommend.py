@@ -49,6 +49,7 @@ import numpy as np
 
 from . import methods as _methods
 from ._validation import as_generator
+from .estimate import Estimate as _Estimate
 from .estimate import check_estimate
 from .uncertainty.fit import plausible_truth, population
 from .uncertainty.queryspec import Query, parse_query, random_subsets
@@ -57,7 +58,7 @@ from .uncertainty.resample import apply_batch, draw_counts, oracle_of
 if TYPE_CHECKING:  # pandas is imported where the table is built: `import ldpopt` stays light
     import pandas as pd
 
-__all__ = ["Choice", "candidates", "choose", "losses", "records", "tiebreak", "win_shares"]
+__all__ = ["Choice", "candidates", "choose", "losses", "rank_rounds", "records", "tiebreak", "win_shares"]
 
 #: the candidate sets by name, asked of the method registry: the closed forms; every method that is not
 #: another's answer computed another way (``variant_of``: the paper's MLE-Apx loop, Calibrate = Power)
@@ -323,8 +324,12 @@ def _check_repeats(r) -> int:
 
 
 def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric: str | None = None,
-           rng=0, params=None, progress: bool = False) -> Choice:
+           rng=0, params=None, progress: bool = False, longitudinal=None) -> Choice:
     """Rank post-processing ``methods`` for ``estimate`` on ``query`` (module docstring).
+
+    With ``longitudinal`` (a longitudinal oracle, :mod:`ldpopt.oracles.longitudinal`), ``estimate`` is
+    the list of τ per-round estimates of the same users, and the candidates are the per-round methods
+    and the across-rounds problems (:func:`rank_rounds`).
 
     Parameters
     ----------
@@ -342,6 +347,8 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     progress : bool, default False
         A bar on stderr counting the candidates scored, once the run has taken 2 s (the
         command line's ``choose``; a large ``n_repeats`` takes minutes).
+    longitudinal : LongitudinalOracle or None, default None
+        The oracle of τ rounds; ``estimate`` is then the list of the rounds' estimates ("full" query only).
     estimate : Estimate
         The raw estimate.
     n_repeats : int, default 20
@@ -373,6 +380,9 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     >>> c.best, list(c.table.index[:3])
     ('mle-apx', ['mle-apx', 'norm', 'norm-sub'])
     """
+    if longitudinal is not None:
+        return rank_rounds(estimate, longitudinal, query=query, methods=methods, n_repeats=_check_repeats(n_repeats),
+                           metric=metric, rng=rng)
     est = check_estimate(estimate)
     q = parse_query(query, metric)
     R = _check_repeats(n_repeats)
@@ -421,3 +431,84 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
            f"of the {est.oracle} counts (common to all methods), loss = {loss_name}; se over repetitions; "
            f"p_best = share of the repetitions a method had the smallest loss, a tie split equally (sums to 1)")
     return Choice(best=str(table.index[0]), table=table, query=q, n_repeats=R, how=how, truth=truth)
+
+
+def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 20, metric: str | None = None,
+                rng=0):
+    """``ldpopt.choose`` for τ rounds of a longitudinal oracle: NDSS 2020 §V-D's procedure with the rounds'
+    joint law. Fit: Norm-Sub of the rounds' mean f̃ as the truth (*choice*: the users keep their value,
+    the setting the oracle's memo is designed for), an integer population of the same n; R re-simulations
+    of the τ rounds' counts, exact in joint law (``oracle.sample_rounds``: the memo shared by the rounds);
+    every candidate on each: the per-round ``methods`` (default the closed forms) applied round by round,
+    and the across-rounds problems (:data:`ldpopt.multi.rounds.ACROSS`); loss: the mean over rounds of the full-domain MSE (or
+    MAE) against the truth.
+
+    Parameters
+    ----------
+    estimates : list of Estimate
+        The τ ≥ 2 per-round estimates.
+    oracle : LongitudinalOracle
+        Their oracle.
+    query : "full"
+        Only the full-domain query is scored across rounds.
+    methods : "closed-form", "extended", "all" or a sequence of method names, optional
+        The per-round candidates (as ``ldpopt.choose``).
+    n_repeats : int
+        Re-simulations R (>= 2).
+    metric : "mse" or "mae", optional
+    rng : int, Generator or "secure"
+
+    Returns
+    -------
+    Choice
+        Its ``how`` gives the reasons: the procedure, the memo's share of each round's variance, and the
+        ε of one report, of the τ reports and of the memo.
+
+    Raises
+    ------
+    ValueError
+        A query other than "full", or malformed estimates.
+    """
+    import pandas as pd
+
+    from .multi.rounds import ACROSS, _check, rounds_covariance, rounds_problem
+
+    ests = _check(estimates, oracle)
+    q = parse_query(query, metric)
+    if q.kind != "full":
+        raise ValueError(f"query must be 'full' for a longitudinal choice, got {query!r}")
+    names = [r.name for r in records(methods)]
+    tau, n, d = len(ests), ests[0].n, oracle.d
+    mean_est = _Estimate.from_frequencies(np.mean([e.f_tilde for e in ests], axis=0), n, ests[0].epsilon,
+                                         ests[0].p, ests[0].q, oracle=oracle.name)
+    pop = population(_methods.postprocess(mean_est, "norm-sub"), n)
+    truth = pop / n
+    gen = as_generator(rng)
+    all_names = names + list(ACROSS)
+    L = np.empty((len(all_names), n_repeats))
+
+    def loss(F):
+        err = np.asarray(F).reshape(tau, d) - truth[None, :]
+        return float(np.mean(err ** 2 if q.metric == "mse" else np.abs(err)))
+
+    for r in range(n_repeats):  # R re-simulations (each solves the across-rounds problems once)
+        C = oracle.sample_rounds(pop, tau, gen)
+        sim = [oracle.estimate(c, n) for c in C]
+        for i, m in enumerate(names):
+            L[i, r] = loss([_methods.postprocess(e, m) for e in sim])
+        for j, (coupling, lam) in enumerate(ACROSS.values()):
+            L[len(names) + j, r] = loss(rounds_problem(sim, oracle, coupling=coupling, smooth=lam).solve().f)
+    table = pd.DataFrame({"loss": L.mean(axis=1), "se": L.std(axis=1, ddof=1) / np.sqrt(n_repeats),
+                          "p_best": win_shares(L), "tiebreak": np.zeros(len(all_names))},
+                         index=pd.Index(all_names, name="method"))
+    table = table.sort_values(["loss", "p_best"], ascending=[True, False], kind="stable")
+    table["rank"] = np.arange(1, len(table) + 1)
+    a, b = rounds_covariance(ests, oracle)
+    share = float(np.mean(b / (a + b)))
+    how = (f"NDSS §V-D procedure over {tau} rounds of {oracle.label}: Norm-Sub fit of the rounds' mean estimate "
+           f"as truth (users keep their value), {n_repeats} re-simulations of the {tau} rounds exact in joint law "
+           f"(one memo per user shared by the rounds), loss = {q.metric.upper()} averaged over rounds. Reasons: "
+           f"the memo carries {share:.0%} of each round's variance (averaged over values), which no "
+           f"post-processing across rounds can remove; privacy: one report ε₁ = {oracle.epsilon_first():.3g}, "
+           f"{tau} reports of one value ε = {oracle.epsilon_rounds(tau):.3g}, any number ε∞ = {oracle.epsilon:.3g}")
+    return Choice(best=str(table.index[0]), table=table, query=q, n_repeats=n_repeats, how=how, truth=truth)

@@ -21,10 +21,12 @@ from .marginals import MarginalEstimates, MarginalSet, all_k_way
 from .problem import OBJECTIVES, certify, consistency_constraints, consistency_problem
 from .protocol import MultiProtocol
 from .reconstruct import FittedTable, MaxEntTable, fit_table, maxent, total_variation
+from .rounds import COUPLINGS, rounds_covariance, rounds_problem
 from .sampled import MarginalSampling, calm, smp
 from .split import SPL, spl
 
 __all__ = [
+           "COUPLINGS",
            "OBJECTIVES",
            "RSFD",
            "SPL",
@@ -50,6 +52,8 @@ __all__ = [
            "item_presence",
            "log_linear",
            "maxent",
+           "rounds_covariance",
+           "rounds_problem",
            "rsfd",
            "smp",
            "spl",

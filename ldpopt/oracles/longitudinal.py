@@ -1,0 +1,799 @@
+r"""Longitudinal (memoised) frequency oracles: the same users report over τ rounds.
+
+Each user randomises her value once into a *permanent* response (PRR, the memo, with ε∞) and every
+round randomises the memo again (the instantaneous response, IRR); the aggregator sees one IRR per user
+per round (Erlingsson, Pihur & Korolova, CCS 2014 §3 — RAPPOR's memoisation; Arcolezi et al.,
+"Improving the utility of locally differentially private protocols for longitudinal and
+multidimensional frequency estimates", arXiv:2111.04636, §3 — L-GRR and the L-UE family).
+
+==========  =====================  =====================  =====================================
+oracle      PRR (ε∞)               IRR (tuned to ε₁)      multi-freq-ldpy ``long_freq_est``
+==========  =====================  =====================  =====================================
+L-GRR       GRR(ε∞)                GRR(ε₂)                ``L_GRR_Client``
+L-SUE       SUE bits (ε∞)          symmetric bits         ``L_SUE_Client`` (basic RAPPOR)
+L-SOUE      SUE bits (ε∞)          OUE bits (p₂ = 1/2)    ``L_SOUE_Client``
+L-OUE       OUE bits (ε∞)          OUE bits (p₂ = 1/2)    ``L_OUE_Client``
+L-OSUE      OUE bits (ε∞)          symmetric bits         ``L_OSUE_Client``
+==========  =====================  =====================  =====================================
+
+One round's report is a pure oracle (arXiv §2.4) with
+
+    p = p₁p₂ + (1 − p₁)q₂,   q = q₁p₂ + (1 − q₁)q₂,   p − q = (p₁ − q₁)(p₂ − q₂),
+
+so each round's f̃ = (c/n − q)/(p − q) is unbiased with the exact variance of Eq. 2 (the library's
+``MI_long`` is this f̃, clipped and renormalised). The IRR's free parameter is solved so that one
+report is exactly ε₁-LDP, ε₁ = log(p/q) for GRR and log(p(1 − q)/(q(1 − p))) for unary encodings
+(a root of a monotone function; the library writes the same roots in closed form).
+
+**ε over τ rounds of a constant value** (:meth:`LongitudinalOracle.epsilon_rounds`, derivation in
+docs/longitudinal.md): with ρ = p₂/q₂,
+
+* L-GRR: ε(τ) = log((p₁ρ^τ + (d − 1)q₁) / (q₁ρ^τ + p₁ + (d − 2)q₁)),
+* L-UE:  ε(τ) = log((p₁A + 1 − p₁)/(q₁A + 1 − q₁)) + log((q₁B + 1 − q₁)/(p₁B + 1 − p₁)),
+  A = ρ^τ, B = ((1 − p₂)/(1 − q₂))^τ;
+
+ε(1) = ε₁ and ε(τ) increases to ε∞ as τ → ∞. :meth:`~LongitudinalOracle.rounds_channel` builds the
+exact law of a user's τ reports as a :class:`~ldpopt.oracles.channel.Channel` (enumeration), which the
+tests hold the formulas against. A user whose value changes gets a fresh memo per distinct value (the
+memo is a function of the user's secret and the value, as RAPPOR's), so k distinct values cost up to
+k·ε∞ — the accountant :meth:`~LongitudinalOracle.epsilon_horizon` charges ε∞ per distinct value.
+
+**Real clients** (:class:`LongitudinalClients`): each user holds a 64-bit secret; her memo for value v
+is a deterministic function of (secret, v) (counter-based uniforms, splitmix64), so the permanent state
+is O(n), no per-(user, value) table is stored, and a round is vectorised over users.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+
+from .._validation import as_generator, check_domain_size, check_epsilon, check_values
+from .base import FrequencyOracle
+from .channel import Channel
+from .grr import GRR
+from .hashing import OLH
+from .unary import _UnaryEncoding
+
+__all__ = [
+    "LGRR",
+    "LOLOHA",
+    "LOSUE",
+    "LOUE",
+    "LSOUE",
+    "LSUE",
+    "DBitFlipPM",
+    "LongitudinalClients",
+    "LongitudinalOracle",
+    "longitudinal_oracle",
+]
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser (Steele, Lea & Flood 2014), elementwise on uint64 (wrapping)."""
+    with np.errstate(over="ignore"):
+        x = (x + np.uint64(0x9E3779B97F4A7C15)) & _M64
+        x = ((x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)) & _M64
+        x = ((x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)) & _M64
+        return x ^ (x >> np.uint64(31))
+
+
+def _memo_uniforms(secret: np.ndarray, values: np.ndarray, cols: int) -> np.ndarray:
+    """(m, cols) uniforms in [0, 1) that are a deterministic function of (secret_i, value_i, column):
+    the randomness of a memo (the same user and value give the same memo every round)."""
+    with np.errstate(over="ignore"):
+        key = _splitmix64(secret ^ _splitmix64(values.astype(np.uint64) + np.uint64(0x5BD1E995)))
+        x = _splitmix64(key[:, None] ^ (np.arange(cols, dtype=np.uint64)[None, :] * np.uint64(0xD6E8FEB86659FD93)))
+    return (x >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+
+def _solve_increasing(fun, target: float, lo: float, hi: float) -> float:
+    """The root of an increasing ``fun`` on (lo, hi) at ``target`` (bisection to machine precision)."""
+    from scipy.optimize import brentq
+
+    return float(brentq(lambda x: fun(x) - target, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500))
+
+
+class LongitudinalOracle(FrequencyOracle):
+    """Mixin of the memoised oracles: PRR (p₁, q₁) with ε∞ = ``epsilon``, IRR (p₂, q₂) with one report
+    ε₁-LDP; one round's report is the pure oracle with the composed (p, q) (module docstring).
+
+    ``epsilon`` is ε∞, the bound on what any number of reports of one value reveal; ``eps_1`` (< ε∞)
+    is one report's exact ε."""
+
+    structural: ClassVar[tuple[str, ...]] = ("eps_1",)
+    p1: float
+    q1: float
+    p2: float
+    q2: float
+    eps_1: float
+
+    def _init_longitudinal(self, epsilon: float, d: int, eps_1: float) -> None:
+        self.epsilon = check_epsilon(epsilon, "epsilon")
+        self.d = check_domain_size(d, "d")
+        self.eps_1 = check_epsilon(eps_1, "eps_1")
+        if not self.eps_1 < self.epsilon:
+            raise ValueError(f"eps_1 must be < epsilon (one report reveals less than the memo), "
+                             f"got eps_1 = {eps_1!r} and epsilon = {epsilon!r}")
+        self.p1, self.q1 = self._prr()
+        self.p2, self.q2 = self._solve_irr()
+
+    def params(self) -> dict:
+        return {"eps_1": self.eps_1}
+
+    # -- what each oracle states: its two rounds ------------------------------------------------
+    def _prr(self) -> tuple[float, float]:
+        """(p₁, q₁) of the memo at ε∞."""
+        raise NotImplementedError
+
+    def _solve_irr(self) -> tuple[float, float]:
+        """(p₂, q₂) of the instantaneous response, so that one report is ε₁-LDP."""
+        raise NotImplementedError
+
+    def _memo(self, secret: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """The memos of users (secret, v), a deterministic function of both (vectorised)."""
+        raise NotImplementedError
+
+    def _irr(self, memo: np.ndarray, gen: np.random.Generator):
+        """One round's reports from the memos (vectorised)."""
+        raise NotImplementedError
+
+    # -- the pure oracle of one round -----------------------------------------------------------
+    @property
+    def p(self) -> float:
+        return self.p1 * self.p2 + (1.0 - self.p1) * self.q2
+
+    @property
+    def q(self) -> float:
+        return self.q1 * self.p2 + (1.0 - self.q1) * self.q2
+
+    @property
+    def _one_minus_p(self) -> float:
+        return 1.0 - self.p
+
+    @property
+    def _one_minus_q(self) -> float:
+        return 1.0 - self.q
+
+    @property
+    def memo_other(self) -> float:
+        """Pr[a user's memo supports a value u that is not hers]: q₁ (LOLOHA: 1/g, its hash being random)."""
+        return self.q1
+
+    # -- accounting ----------------------------------------------------------------------------
+    def epsilon_first(self) -> float:
+        """ε of one report, from the composed (p, q) (equals ``eps_1`` by construction)."""
+        raise NotImplementedError
+
+    def epsilon_rounds(self, tau: int) -> float:
+        """Exact ε of a user's τ reports of one constant value (closed form, module docstring)."""
+        raise NotImplementedError
+
+    def rounds_channel(self, tau: int) -> Channel:
+        """The exact law of a user's τ reports of one value, as a :class:`Channel` (enumeration)."""
+        raise NotImplementedError
+
+    def epsilon_horizon(self, tau: int, distinct_values: int = 1) -> float:
+        """The whole-horizon ε of a user who reports τ rounds and holds ``distinct_values`` distinct values
+        over them: each distinct value has its own memo, independent of the others', so the charges add:
+        ε(τ) for one value, else at most ``distinct_values`` · ε∞ (capped by ε(τ) per value).
+
+        Parameters
+        ----------
+        tau : int
+            Rounds reported, >= 1.
+        distinct_values : int
+            Distinct values the user held, 1 ≤ it ≤ min(τ, d).
+        """
+        tau = _check_tau(tau)
+        if isinstance(distinct_values, bool) or not isinstance(distinct_values, (int, np.integer)) \
+                or not 1 <= distinct_values <= min(tau, self.d):
+            raise ValueError(f"distinct_values must be an integer in [1, min(tau, d)] = [1, {min(tau, self.d)}], "
+                             f"got {distinct_values!r}")
+        if distinct_values == 1:
+            return self.epsilon_rounds(tau)
+        per_value = self.epsilon_rounds(tau - distinct_values + 1)  # the most reports one value can take
+        return float(distinct_values * min(per_value, self.epsilon))
+
+    def sample_rounds(self, true_counts, tau: int, rng) -> np.ndarray:
+        """Exact in joint law over rounds: the support counts (τ, d) of τ rounds of the users of
+        ``true_counts`` keeping their value and their memo, without per-user work — the memos'
+        aggregate first (its law is the PRR's), then each round given the memos, independently.
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            The true histogram.
+        tau : int
+            Rounds, >= 1.
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        ndarray of int64, shape (τ, d)
+        """
+        tc = self._check_true_counts(true_counts)
+        tau = _check_tau(tau)
+        return self._sample_rounds(tc, tau, as_generator(rng))
+
+    def _sample_rounds(self, tc: np.ndarray, tau: int, gen: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+    def clients(self, n: int, rng) -> LongitudinalClients:
+        """``n`` users with a permanent state each (:class:`LongitudinalClients`)."""
+        return LongitudinalClients(self, n, rng)
+
+
+def _check_tau(tau) -> int:
+    if isinstance(tau, bool) or not isinstance(tau, (int, np.integer)) or tau < 1:
+        raise ValueError(f"tau must be an integer >= 1 (rounds), got {tau!r}")
+    return int(tau)
+
+
+def _tau_fold(P2: np.ndarray, tau: int) -> np.ndarray:
+    """Π_t P2[y_t, m] over τ independent reports of the memo m: (k^τ, k), y₁ most significant."""
+    M = P2
+    for _ in range(tau - 1):  # τ rounds (small, enumeration only)
+        M = (M[:, None, :] * P2[None, :, :]).reshape(-1, P2.shape[1])
+    return M
+
+
+class LGRR(LongitudinalOracle, GRR):
+    """L-GRR: GRR(ε∞) memo, then GRR(ε₂) per round, ε₂ solved so one report is ε₁-LDP (Arcolezi et al.
+    arXiv:2111.04636 §3.1; the library's closed form for p₂).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε∞ of the memo, > 0.
+    d : int
+        Domain size, >= 2.
+    eps_1 : float
+        ε of one report, 0 < eps_1 < epsilon.
+
+    Examples
+    --------
+    >>> from ldpopt.oracles.longitudinal import LGRR
+    >>> o = LGRR(4.0, 4, eps_1=1.0)
+    >>> round(o.epsilon_first(), 12), round(o.epsilon_rounds(1), 12)
+    (1.0, 1.0)
+    >>> o.epsilon_rounds(3) < o.epsilon_rounds(30) < 4.0
+    True
+    """
+
+    name = "l-grr"
+    label = "L-GRR"
+
+    def __init__(self, epsilon: float, d: int, eps_1: float = 0.5):
+        self._init_longitudinal(epsilon, d, eps_1)
+
+    def _prr(self) -> tuple[float, float]:
+        p1 = 1.0 / (1.0 + (self.d - 1) * math.exp(-self.epsilon))
+        return p1, (1.0 - p1) / (self.d - 1)
+
+    def _solve_irr(self) -> tuple[float, float]:
+        d, p1, q1 = self.d, self.p1, self.q1
+
+        def eps_of(e2):
+            p2 = 1.0 / (1.0 + (d - 1) * math.exp(-e2))
+            q2 = (1.0 - p2) / (d - 1)
+            return math.log((p1 * p2 + (1 - p1) * q2) / (q1 * p2 + (1 - q1) * q2))
+
+        e2 = _solve_increasing(eps_of, self.eps_1, 1e-12, 60.0)
+        p2 = 1.0 / (1.0 + (d - 1) * math.exp(-e2))
+        return p2, (1.0 - p2) / (d - 1)
+
+    def epsilon_first(self) -> float:
+        return float(math.log(self.p / self.q))
+
+    def epsilon_rounds(self, tau: int) -> float:
+        tau = _check_tau(tau)
+        p1, q1, d = self.p1, self.q1, self.d
+        log_rho_tau = tau * math.log(self.p2 / self.q2)
+        # log((p₁ρ^τ + (d−1)q₁)/(q₁ρ^τ + p₁ + (d−2)q₁)), in logs so large τ does not overflow
+        num = np.logaddexp(math.log(p1) + log_rho_tau, math.log((d - 1) * q1))
+        den = np.logaddexp(math.log(q1) + log_rho_tau, math.log(p1 + (d - 2) * q1))
+        return float(min(num - den, self.epsilon))  # the min only absorbs rounding at large τ
+
+    def rounds_channel(self, tau: int) -> Channel:
+        tau = _check_tau(tau)
+        if self.d ** tau > 1 << 16:
+            raise ValueError(f"d^tau = {self.d}^{tau} joint outputs, too many to enumerate (max 65536)")
+        P1 = Channel.grr(self.epsilon, self.d).blocks[0]
+        P2 = np.full((self.d, self.d), self.q2)
+        np.fill_diagonal(P2, self.p2)
+        return Channel(_tau_fold(P2, tau) @ P1, name=f"{self.label}x{tau}")
+
+    def perturb(self, values, rng) -> np.ndarray:
+        """One round of fresh users: the memo (PRR) then one IRR, vectorised (real two-stage path)."""
+        return LongitudinalClients(self, check_values(values, self.d).shape[0], rng).report(values, rng)
+
+    def _sample_rounds(self, tc: np.ndarray, tau: int, gen: np.random.Generator) -> np.ndarray:
+        # memo histogram: GRR(ε∞) of the values (kept w.p. p₁ − q₁, else uniform); then per round GRR(ε₂)
+        # of the memo histogram the same way (GRR.sample_counts's decomposition, arXiv Eq. 1)
+        n = int(tc.sum())
+        kept = gen.binomial(tc, self.p1 - self.q1)
+        memo = kept + gen.multinomial(n - int(kept.sum()), np.full(self.d, 1.0 / self.d))
+        kept2 = gen.binomial(memo, self.p2 - self.q2, size=(tau, self.d))
+        rest = n - kept2.sum(axis=1)
+        return (kept2 + gen.multinomial(rest, np.full(self.d, 1.0 / self.d))).astype(np.int64)
+
+    def _memo(self, secret: np.ndarray, v: np.ndarray) -> np.ndarray:
+        u = _memo_uniforms(secret, v, 2)
+        other = np.floor(u[:, 1] * (self.d - 1)).astype(np.int64)
+        other += other >= v
+        return np.where(u[:, 0] < self.p1, v, other)
+
+    def _irr(self, memo: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+        keep = gen.random(memo.shape[0]) < self.p2
+        other = gen.integers(0, self.d - 1, size=memo.shape[0])
+        other += other >= memo
+        return np.where(keep, memo, other)
+
+
+_UE_PRR = {"sue": lambda e: (1.0 / (1.0 + math.exp(-e / 2)), 1.0 / (1.0 + math.exp(e / 2))),
+           "oue": lambda e: (0.5, 1.0 / (1.0 + math.exp(e)))}
+
+
+class _LongitudinalUnary(LongitudinalOracle, _UnaryEncoding):
+    """The L-UE family: a unary-encoded memo (bits with p₁, q₁), each bit of it through a binary IRR
+    (p₂, q₂) every round; reports are packed bits as OUE's. ``prr``/``irr`` ∈ {"sue", "oue"} name the
+    rounds' encodings (the IRR's symmetric p₂ = 1 − q₂, or OUE's p₂ = 1/2)."""
+
+    prr: str
+    irr: str
+
+    def __init__(self, epsilon: float, d: int, eps_1: float = 0.5):
+        self._init_longitudinal(epsilon, d, eps_1)
+
+    def _prr(self) -> tuple[float, float]:
+        return _UE_PRR[self.prr](self.epsilon)
+
+    def _irr_pq(self, x: float) -> tuple[float, float]:
+        # x ∈ (0, 1) parametrises the IRR: symmetric p₂ = 1 − q₂ = 1/2 + x/2; OUE p₂ = 1/2, q₂ = (1 − x)/2
+        return (0.5 + 0.5 * x, 0.5 - 0.5 * x) if self.irr == "sue" else (0.5, 0.5 - 0.5 * x)
+
+    def _solve_irr(self) -> tuple[float, float]:
+        p1, q1 = self.p1, self.q1
+
+        def eps_of(x):
+            p2, q2 = self._irr_pq(x)
+            p, q = p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2
+            return math.log(p * (1 - q) / (q * (1 - p)))
+
+        if not self.eps_1 < eps_of(1.0 - 1e-15):
+            raise ValueError(f"eps_1 = {self.eps_1!r} cannot be reached by {self.label}'s instantaneous "
+                             f"response at epsilon = {self.epsilon!r}; choose a smaller eps_1")
+        return self._irr_pq(_solve_increasing(eps_of, self.eps_1, 1e-15, 1.0 - 1e-15))
+
+    def epsilon_first(self) -> float:
+        p, q = self.p, self.q
+        return float(math.log(p * (1 - q) / (q * (1 - p))))
+
+    def epsilon_rounds(self, tau: int) -> float:
+        tau = _check_tau(tau)
+        p1, q1 = self.p1, self.q1
+        la = tau * math.log(self.p2 / self.q2)  # log A
+        lb = tau * math.log((1 - self.p2) / (1 - self.q2))  # log B (≤ 0)
+        up = np.logaddexp(math.log(p1) + la, math.log(1 - p1)) - np.logaddexp(math.log(q1) + la, math.log(1 - q1))
+        down = np.logaddexp(math.log(q1) + lb, math.log(1 - q1)) - np.logaddexp(math.log(p1) + lb, math.log(1 - p1))
+        return float(min(up + down, self.epsilon))  # the min only absorbs rounding at large τ
+
+    def rounds_channel(self, tau: int) -> Channel:
+        tau = _check_tau(tau)
+        R = _tau_fold(np.array([[1 - self.q2, 1 - self.p2], [self.q2, self.p2]]), tau)  # (2^τ, 2), memo bit x
+        perm = Channel.support(self.p1, self.q1, self.d)
+        from .channel import compose
+
+        return compose(Channel(R, name=f"irr^{tau}"), perm)
+
+    def perturb(self, values, rng) -> np.ndarray:
+        """One round of fresh users: the memo (PRR) then one IRR, vectorised (real two-stage path)."""
+        return LongitudinalClients(self, check_values(values, self.d).shape[0], rng).report(values, rng)
+
+    def _sample_rounds(self, tc: np.ndarray, tau: int, gen: np.random.Generator) -> np.ndarray:
+        # bit u of the memo is 1 for Binomial(n_u, p₁) + Binomial(n − n_u, q₁) users (bits independent);
+        # each round, bit u reports 1 for Binomial(M_u, p₂) + Binomial(n − M_u, q₂) of them
+        n = int(tc.sum())
+        M = gen.binomial(tc, self.p1) + gen.binomial(n - tc, self.q1)
+        return (gen.binomial(M, self.p2, size=(tau, self.d))
+                + gen.binomial(n - M, self.q2, size=(tau, self.d))).astype(np.int64)
+
+    def _memo(self, secret: np.ndarray, v: np.ndarray) -> np.ndarray:
+        u = _memo_uniforms(secret, v, self.d)
+        own = np.arange(self.d)[None, :] == v[:, None]
+        return u < np.where(own, self.p1, self.q1)
+
+    def _irr(self, memo: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+        bits = gen.random(memo.shape) < np.where(memo, self.p2, self.q2)
+        return np.packbits(bits, axis=1)
+
+
+class LSUE(_LongitudinalUnary):
+    """L-SUE (basic one-hash RAPPOR's memoised path: symmetric flips in both rounds; Erlingsson et al.
+    CCS 2014 §3; Arcolezi et al. arXiv:2111.04636). See :class:`LGRR` for the parameters.
+
+    Examples
+    --------
+    >>> from ldpopt.oracles.longitudinal import LSUE
+    >>> o = LSUE(4.0, 4, eps_1=1.0)
+    >>> round(o.epsilon_first(), 12), o.epsilon_rounds(50) < 4.0
+    (1.0, True)
+    """
+
+    name = "l-sue"
+    label = "L-SUE"
+    prr, irr = "sue", "sue"
+
+
+class LSOUE(_LongitudinalUnary):
+    """L-SOUE: SUE memo, OUE instantaneous response (Arcolezi et al. arXiv:2111.04636). See :class:`LGRR`."""
+
+    name = "l-soue"
+    label = "L-SOUE"
+    prr, irr = "sue", "oue"
+
+
+class LOUE(_LongitudinalUnary):
+    """L-OUE: OUE memo, OUE instantaneous response (Arcolezi et al. arXiv:2111.04636). See :class:`LGRR`."""
+
+    name = "l-oue"
+    label = "L-OUE"
+    prr, irr = "oue", "oue"
+
+
+class LOSUE(_LongitudinalUnary):
+    """L-OSUE: OUE memo, symmetric instantaneous response (Arcolezi et al. arXiv:2111.04636; their
+    recommended L-UE). See :class:`LGRR`."""
+
+    name = "l-osue"
+    label = "L-OSUE"
+    prr, irr = "oue", "sue"
+
+
+def _grr_pq(epsilon: float, k: int) -> tuple[float, float]:
+    """GRR's (keep, each other) on k outputs at ε."""
+    p = 1.0 / (1.0 + (k - 1) * math.exp(-epsilon))
+    return p, (1.0 - p) / (k - 1)
+
+
+def _lgrr_irr(p1: float, q1: float, k: int, eps_1: float) -> tuple[float, float]:
+    """(p₂, q₂) of GRR on k outputs after a GRR(p₁, q₁) memo, so that one report is exactly eps_1-LDP."""
+    def eps_of(e2):
+        p2, q2 = _grr_pq(e2, k)
+        return math.log((p1 * p2 + (1 - p1) * q2) / (q1 * p2 + (1 - q1) * q2))
+
+    return _grr_pq(_solve_increasing(eps_of, eps_1, 1e-12, 60.0), k)
+
+
+def _lgrr_rounds(p1: float, q1: float, p2: float, q2: float, k: int, tau: int) -> float:
+    """ε of τ reports of one value for GRR(p₁, q₁) then GRR(p₂, q₂) on k outputs (module docstring)."""
+    log_rho_tau = tau * math.log(p2 / q2)
+    num = np.logaddexp(math.log(p1) + log_rho_tau, math.log((k - 1) * q1))
+    den = np.logaddexp(math.log(q1) + log_rho_tau, math.log(p1 + (k - 2) * q1))
+    return float(num - den)
+
+
+class LOLOHA(LongitudinalOracle, OLH):
+    """LOLOHA: each user draws her hash H: D → [g] once (a 64-bit key, OLH's keyed hash), memoises
+    GRR_g(ε∞) of H(v) — one memo per *hashed* value — and reports (key, GRR_g(ε₂)(memo)) every round,
+    ε₂ solved so one report is exactly ε₁-LDP (Arcolezi, Pinzón, Palamidessi & Gambs, "Frequency
+    estimation of evolving data under local differential privacy", EDBT 2023, §4; ``hharcolezi/LOLOHA``).
+
+    One report supports {u : H(u) = r}: p = p₁p₂ + (1 − p₁)q₂ (L-GRR on [g]), q = 1/g (OLH's random-function
+    argument). A value's τ reports reveal L-GRR on [g]'s ε(τ) (the key is independent of v); a user
+    who holds k distinct values has at most min(k, g) memos, so the horizon charge is min(k, g)·ε∞
+    (LOLOHA's reduction by up to k/g against L-GRR's k·ε∞).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε∞ of the memo, > 0.
+    d : int
+        Domain size, >= 2.
+    eps_1 : float
+        ε of one report, 0 < eps_1 < epsilon.
+    g : int
+        Hash range, >= 2 (default 2: BiLOLOHA; the paper's optimal g is not derived here).
+
+    Examples
+    --------
+    >>> from ldpopt.oracles.longitudinal import LOLOHA
+    >>> o = LOLOHA(2.0, 16, eps_1=0.5, g=2)
+    >>> round(o.epsilon_first(), 12), o.q
+    (0.5, 0.5)
+    >>> round(o.epsilon_horizon(200, distinct_values=5), 9)  # two memos at most (g = 2): 2·ε∞
+    4.0
+    """
+
+    name = "loloha"
+    label = "LOLOHA"
+    structural = ("g", "eps_1")
+
+    def __init__(self, epsilon: float, d: int, eps_1: float = 0.5, g: int = 2):
+        OLH.__init__(self, epsilon, d, g=g)
+        self._init_longitudinal(epsilon, d, eps_1)
+
+    def params(self) -> dict:
+        return {**OLH.params(self), "eps_1": self.eps_1}
+
+    def _prr(self) -> tuple[float, float]:
+        return _grr_pq(self.epsilon, self.g)
+
+    def _solve_irr(self) -> tuple[float, float]:
+        return _lgrr_irr(self.p1, self.q1, self.g, self.eps_1)
+
+    @property
+    def p(self) -> float:
+        return self.p1 * self.p2 + (1.0 - self.p1) * self.q2
+
+    @property
+    def q(self) -> float:
+        return 1.0 / self.g
+
+    @property
+    def _keep(self) -> float:
+        return self.p
+
+    @property
+    def memo_other(self) -> float:
+        return 1.0 / self.g
+
+    @property
+    def _move_each(self) -> float:
+        return self.q1 * self.p2 + (1.0 - self.q1) * self.q2
+
+    def epsilon_first(self) -> float:
+        return float(math.log(self._keep / self._move_each))
+
+    def epsilon_rounds(self, tau: int) -> float:
+        tau = _check_tau(tau)
+        return float(min(_lgrr_rounds(self.p1, self.q1, self.p2, self.q2, self.g, tau), self.epsilon))
+
+    def epsilon_horizon(self, tau: int, distinct_values: int = 1) -> float:
+        tau = _check_tau(tau)
+        if isinstance(distinct_values, bool) or not isinstance(distinct_values, (int, np.integer)) \
+                or not 1 <= distinct_values <= min(tau, self.d):
+            raise ValueError(f"distinct_values must be an integer in [1, min(tau, d)] = [1, {min(tau, self.d)}], "
+                             f"got {distinct_values!r}")
+        memos = min(int(distinct_values), self.g)
+        if memos == 1:
+            return self.epsilon_rounds(tau)
+        return float(memos * min(self.epsilon_rounds(tau - memos + 1), self.epsilon))
+
+    def rounds_channel(self, tau: int) -> Channel:
+        """The exact law of (H, r₁, …, r_τ) given v, over every function H: [d] → [g] (g^d of them, each
+        w.p. g^−d) — tiny d and g only."""
+        tau = _check_tau(tau)
+        g, d = self.g, self.d
+        if g ** d * g ** tau > 1 << 16:
+            raise ValueError(f"g^d·g^tau = {g ** d * g ** tau} joint outputs, too many to enumerate (max 65536)")
+        funcs = np.stack(np.unravel_index(np.arange(g ** d), (g,) * d), axis=1)  # (g^d, d): H(v)
+        P1 = np.full((g, g), self.q1)
+        np.fill_diagonal(P1, self.p1)
+        P2 = np.full((g, g), self.q2)
+        np.fill_diagonal(P2, self.p2)
+        law = _tau_fold(P2, tau) @ P1  # (g^τ, g): reports given the hashed value
+        M = law[:, funcs].transpose(1, 0, 2).reshape(-1, d) / g ** d  # rows (H, r⃗), columns v
+        return Channel(M, name=f"{self.label}x{tau}")
+
+    def perturb(self, values, rng) -> np.ndarray:
+        """One round of fresh users: key, memo of the hashed value, one IRR (real path), rows (key, r)."""
+        return LongitudinalClients(self, check_values(values, self.d).shape[0], rng).report(values, rng)
+
+    def _sample_rounds(self, tc: np.ndarray, tau: int, gen: np.random.Generator) -> np.ndarray:
+        raise ValueError("LOLOHA's counts over rounds share each user's hash: no fast path over rounds here; "
+                         "use clients(...).report for the rounds")
+
+    def _memo(self, secret: np.ndarray, v: np.ndarray):
+        key = secret.astype(np.int64)
+        h = self.hash(key, v)
+        u = _memo_uniforms(secret, h, 2)  # the memo is keyed by the hashed value
+        other = np.floor(u[:, 1] * (self.g - 1)).astype(np.int64)
+        other += other >= h
+        return key, np.where(u[:, 0] < self.p1, h, other)
+
+    def _irr(self, memo, gen: np.random.Generator) -> np.ndarray:
+        key, m = memo
+        keep = gen.random(m.shape[0]) < self.p2
+        other = gen.integers(0, self.g - 1, size=m.shape[0])
+        other += other >= m
+        return np.stack((key, np.where(keep, m, other)), axis=1)
+
+
+class DBitFlipPM(FrequencyOracle):
+    """dBitFlipPM (Ding, Kulkarni & Yekhanin, "Collecting telemetry data privately", NeurIPS 2017, §3):
+    each user samples ``bits`` distinct indices S of [d] once (permanent), and for her value v reports
+    bit u ∈ S as 1 w.p. e^{ε/2}/(e^{ε/2} + 1) if u = v, else 1/(e^{ε/2} + 1); the bits are memoised per
+    value (permanent memoisation: a user who keeps her value sends the same report every round). Here
+    the buckets are the d values themselves (Ding's b = d).
+
+    A report (an int8 row of d entries: −1 not sampled, else the bit) supports the sampled indices with
+    bit 1, so one round is a pure oracle with p = (bits/d)·e^{ε/2}/(e^{ε/2} + 1), q = (bits/d)/(e^{ε/2} + 1)
+    and f̃ = (c/n − q)/(p − q) (unbiased, Eq. 2 variance). Ding's own estimator divides by the observed
+    number of users who sampled v instead of its mean n·bits/d (:meth:`ding_estimate`; also unbiased).
+    ε of one report, and of any number of reports of one value: ε when bits ≥ 2 (two differing bits of
+    ε/2), ε/2 when bits = 1 (exact by enumeration, ``output_distribution``).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε, > 0.
+    d : int
+        Domain size, 2 ≤ d ≤ 4096.
+    bits : int
+        Indices sampled per user, 1 ≤ bits ≤ d (default 1: Ding's 1BitFlip).
+
+    Examples
+    --------
+    >>> from ldpopt.oracles.longitudinal import DBitFlipPM
+    >>> o = DBitFlipPM(2.0, 4, bits=2)
+    >>> round(o.p, 4), round(o.q, 4)
+    (0.3655, 0.1345)
+    """
+
+    name = "dbitflippm"
+    label = "dBitFlipPM"
+    structural: ClassVar[tuple[str, ...]] = ("bits",)
+
+    def __init__(self, epsilon: float, d: int, bits: int = 1):
+        super().__init__(epsilon, d)
+        if self.d > 4096:
+            raise ValueError(f"d must be <= 4096 for dBitFlipPM's (m, d) reports, got {d}")
+        if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 1 <= bits <= self.d:
+            raise ValueError(f"bits must be an integer in [1, d = {self.d}], got {bits!r}")
+        self.bits = int(bits)
+        self._pe = 1.0 / (1.0 + math.exp(-self.epsilon / 2))
+
+    def params(self) -> dict:
+        return {"bits": self.bits}
+
+    @property
+    def p(self) -> float:
+        return self.bits / self.d * self._pe
+
+    @property
+    def q(self) -> float:
+        return self.bits / self.d * (1.0 - self._pe)
+
+    def epsilon_rounds(self, tau: int) -> float:
+        """ε of τ reports of one value: the report is the same every round, so one report's ε."""
+        _check_tau(tau)
+        return float(self.epsilon if self.bits >= 2 else self.epsilon / 2)
+
+    def clients(self, n: int, rng) -> LongitudinalClients:
+        """``n`` users with a permanent state each (sampled indices and memoised bits)."""
+        return LongitudinalClients(self, n, rng)
+
+    def _memo(self, secret: np.ndarray, v: np.ndarray) -> np.ndarray:
+        m = secret.shape[0]
+        order = np.argsort(_memo_uniforms(secret, np.zeros(m, dtype=np.int64), self.d), axis=1)[:, :self.bits]
+        sampled = np.zeros((m, self.d), dtype=bool)
+        np.put_along_axis(sampled, order, True, axis=1)
+        u = _memo_uniforms(secret, v + 1, self.d)  # the bits, memoised per value
+        own = np.arange(self.d)[None, :] == v[:, None]
+        bit = u < np.where(own, self._pe, 1.0 - self._pe)
+        return np.where(sampled, bit.astype(np.int8), np.int8(-1))
+
+    def _irr(self, memo: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+        return memo  # permanent memoisation: the memo is the report
+
+    def perturb(self, values, rng) -> np.ndarray:
+        return LongitudinalClients(self, check_values(values, self.d).shape[0], rng).report(values, rng)
+
+    def _check_reports(self, reports) -> np.ndarray:
+        r = np.asarray(reports)
+        if r.ndim != 2 or r.shape[1] != self.d or r.shape[0] < 1 or not np.all((r >= -1) & (r <= 1)):
+            raise ValueError(f"reports must be an (m >= 1, d = {self.d}) array of -1/0/1 (as perturb returns)")
+        return r
+
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """c_v = number of reports that sampled v with bit 1."""
+        return (self._check_reports(reports) == 1).sum(axis=0).astype(np.int64)
+
+    def support_matrix(self, reports) -> np.ndarray:
+        return self._check_reports(reports) == 1
+
+    def ding_estimate(self, reports) -> np.ndarray:
+        """Ding et al.'s estimate (§3): (d/(n·bits)) Σ_{i : v ∈ S_i} (b_iv(e^{ε/2} + 1) − 1)/(e^{ε/2} − 1)."""
+        r = self._check_reports(reports)
+        e = math.exp(self.epsilon / 2)
+        c, s = (r == 1).sum(axis=0), (r >= 0).sum(axis=0)
+        return self.d / (r.shape[0] * self.bits) * (c * (e + 1) - s) / (e - 1)
+
+    def sample_counts(self, true_counts, rng) -> np.ndarray:
+        """Exact in law through the real path (vectorised over users, O(n·d)): the sampled indices are
+        without replacement, so the counts of different values are dependent."""
+        tc = self._check_true_counts(true_counts)
+        return self.aggregate(self.perturb(np.repeat(np.arange(self.d), tc), rng))
+
+    def output_distribution(self) -> np.ndarray:
+        """Exact Pr[(S, bits on S) | v], shape (d, C(d, bits)·2^bits), outputs in :meth:`output_supports`'s order."""
+        from itertools import combinations
+
+        if math.comb(self.d, self.bits) * 2 ** self.bits > 1 << 16:
+            raise ValueError("too many outputs to enumerate (max 65536)")
+        subsets = np.array(list(combinations(range(self.d), self.bits)))  # (C, bits)
+        patt = ((np.arange(2 ** self.bits)[:, None] >> np.arange(self.bits)) & 1).astype(bool)  # (2^b, bits)
+        own = subsets[:, None, :, None] == np.arange(self.d)[None, None, None, :]  # (C, 1, bits, d)
+        pu = np.where(own, self._pe, 1.0 - self._pe)
+        prob = np.where(patt[None, :, :, None], pu, 1.0 - pu).prod(axis=2) / len(subsets)  # (C, 2^b, d)
+        return prob.reshape(-1, self.d).T
+
+    def output_supports(self) -> np.ndarray:
+        from itertools import combinations
+
+        subsets = np.array(list(combinations(range(self.d), self.bits)))
+        patt = ((np.arange(2 ** self.bits)[:, None] >> np.arange(self.bits)) & 1).astype(bool)
+        S = np.zeros((len(subsets), 2 ** self.bits, self.d), dtype=bool)
+        for j in range(self.bits):  # bits positions (≤ a few), vectorised over subsets and patterns
+            S[np.arange(len(subsets))[:, None], np.arange(2 ** self.bits)[None, :], subsets[:, j][:, None]] = patt[:, j][None, :]
+        return S.reshape(-1, self.d).T
+
+
+_BY_NAME = {c.name: c for c in (LGRR, LSUE, LSOUE, LOUE, LOSUE, LOLOHA)}
+
+
+def longitudinal_oracle(name: str, epsilon: float, d: int, eps_1: float, **params) -> LongitudinalOracle:
+    """The longitudinal oracle ``name`` ("l-grr", "l-sue", "l-soue", "l-oue", "l-osue", "loloha"; ``params``:
+    LOLOHA's ``g``).
+
+    Examples
+    --------
+    >>> from ldpopt.oracles.longitudinal import longitudinal_oracle
+    >>> longitudinal_oracle("l-osue", 2.0, 8, eps_1=0.5).label
+    'L-OSUE'
+    """
+    cls = _BY_NAME.get(name)
+    if cls is None:
+        raise ValueError(f"name must be one of {sorted(_BY_NAME)}, got {name!r}")
+    return cls(epsilon, d, eps_1=eps_1, **params)
+
+
+class LongitudinalClients:
+    """``n`` users of a longitudinal oracle, each with a permanent state (a 64-bit secret): her memo of
+    value v is a deterministic function of (secret, v), so a user who reports the same value in many
+    rounds re-randomises the same memo (RAPPOR §3), and one who changes value gets a new memo.
+
+    Parameters
+    ----------
+    oracle : LongitudinalOracle
+    n : int
+        Number of users, >= 1.
+    rng : int, numpy.random.Generator or "secure"
+        Draws the secrets.
+    """
+
+    def __init__(self, oracle: LongitudinalOracle | DBitFlipPM, n: int, rng):
+        if not isinstance(oracle, (LongitudinalOracle, DBitFlipPM)):
+            raise TypeError(f"oracle must be a longitudinal oracle, got {type(oracle).__name__}")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n must be an integer >= 1, got {n!r}")
+        self.oracle = oracle
+        self.n = int(n)
+        self.secret = as_generator(rng).integers(0, np.iinfo(np.int64).max, size=self.n,
+                                                 dtype=np.int64).astype(np.uint64)
+
+    def memo(self, values) -> np.ndarray:
+        """The users' permanent responses for ``values`` (one value per user, length n)."""
+        v = check_values(values, self.oracle.d)
+        if v.shape[0] != self.n:
+            raise ValueError(f"values must hold one value per user (n = {self.n}), got {v.shape[0]}")
+        return self.oracle._memo(self.secret, v)
+
+    def report(self, values, rng):
+        """One round: every user's IRR of her memo of her current value (vectorised over users)."""
+        return self.oracle._irr(self.memo(values), as_generator(rng))
+
+    def rounds(self, values, rng) -> np.ndarray:
+        """τ rounds: ``values`` of shape (τ, n) (a constant value: the same row repeated); returns the
+        per-round support counts, int64 (τ, d)."""
+        V = np.asarray(values)
+        if V.ndim != 2 or V.shape[1] != self.n:
+            raise ValueError(f"values must have shape (tau, n = {self.n}), got {V.shape}")
+        gen = as_generator(rng)
+        return np.stack([self.oracle.aggregate(self.report(row, gen)) for row in V])  # a loop over rounds

@@ -1,0 +1,143 @@
+"""Longitudinal oracles: ε over τ rounds (closed form) against the enumerated law of a user's τ reports,
+the single-round conformance checks, and the real clients' memo (the same memo every round)."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ldpopt.oracles.conformance import check_oracle
+from ldpopt.oracles.longitudinal import (LGRR, LOLOHA, LOSUE, LOUE, LSOUE, LSUE, LongitudinalClients,
+                                         longitudinal_oracle)
+
+CLASSES = (LGRR, LSUE, LSOUE, LOUE, LOSUE, LOLOHA)
+
+
+def _brute_epsilon(M):
+    """ε of a (outputs, d) law by brute force over every joint output: max_y log max_v / min_v."""
+    L = np.log(M)
+    return float(np.max(L.max(axis=1) - L.min(axis=1)))
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+@pytest.mark.parametrize("eps_inf,eps_1", [(3.0, 1.0), (1.0, 0.4)])
+def test_epsilon_rounds_matches_enumeration(cls, eps_inf, eps_1):
+    o = cls(eps_inf, 3, eps_1=eps_1)
+    assert o.epsilon_first() == pytest.approx(eps_1, abs=1e-12)
+    prev = 0.0
+    for tau in (1, 2, 3):
+        ch = o.rounds_channel(tau)
+        M = ch.joint_matrix()
+        assert np.allclose(M.sum(axis=0), 1.0)
+        brute = _brute_epsilon(M)
+        assert o.epsilon_rounds(tau) == pytest.approx(brute, abs=1e-9)
+        assert prev < brute < eps_inf
+        prev = brute
+    assert o.epsilon_rounds(1) == pytest.approx(eps_1, abs=1e-12)
+    assert o.epsilon_rounds(10_000) == pytest.approx(eps_inf, abs=1e-9)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_single_round_conformance(cls):
+    report = check_oracle(cls(2.5, 5, eps_1=1.0),
+                          checks=["interface", "epsilon", "joint_law", "variance", "estimate", "channel"], reps=300)
+    assert len(report.passed) == 6
+
+
+def test_memo_is_permanent_and_two_rounds_follow_the_enumerated_law():
+    o = LGRR(2.0, 3, eps_1=0.8)
+    n = 30_000
+    cl = LongitudinalClients(o, n, rng=1)
+    v = np.zeros(n, dtype=np.int64)
+    assert np.array_equal(cl.memo(v), cl.memo(v))
+    assert not np.array_equal(cl.memo(v), LongitudinalClients(o, n, rng=2).memo(v))
+    gen = np.random.default_rng(3)
+    y1, y2 = cl.report(v, gen), cl.report(v, gen)
+    observed = np.bincount(y1 * 3 + y2, minlength=9)
+    expected = o.rounds_channel(2).joint_matrix()[:, 0] * n
+    assert stats.chisquare(observed, expected).pvalue > 1e-4
+    # independent memos per round (no memo) would give the product law, which this test must refuse
+    indep = np.outer(o.output_distribution()[0], o.output_distribution()[0]).ravel() * n
+    assert stats.chisquare(observed, indep).pvalue < 1e-6
+
+
+def test_unary_memo_two_rounds_law():
+    o = LOSUE(2.0, 3, eps_1=0.8)
+    n = 20_000
+    cl = LongitudinalClients(o, n, rng=4)
+    v = np.full(n, 1, dtype=np.int64)
+    gen = np.random.default_rng(5)
+    b1 = np.unpackbits(cl.report(v, gen), axis=1, count=3)
+    b2 = np.unpackbits(cl.report(v, gen), axis=1, count=3)
+    # bit 1 (the user's own) over two rounds: its enumerated (2^2,) law is the channel's component 1
+    observed = np.bincount(b1[:, 1] * 2 + b2[:, 1], minlength=4)
+    expected = o.rounds_channel(2).blocks[1][:, 1] * n
+    assert stats.chisquare(observed, expected).pvalue > 1e-4
+
+
+def test_horizon_and_bad_input():
+    o = LSUE(2.0, 4, eps_1=0.5)
+    assert o.epsilon_horizon(5) == pytest.approx(o.epsilon_rounds(5))
+    assert o.epsilon_horizon(5, distinct_values=2) == pytest.approx(2 * min(o.epsilon_rounds(4), 2.0))
+    with pytest.raises(ValueError, match="eps_1"):
+        LGRR(1.0, 4, eps_1=1.0)
+    with pytest.raises(ValueError, match="tau"):
+        o.epsilon_rounds(0)
+    with pytest.raises(ValueError, match="distinct_values"):
+        o.epsilon_horizon(3, distinct_values=4)
+    with pytest.raises(ValueError, match="name"):
+        longitudinal_oracle("l-xyz", 1.0, 4, eps_1=0.5)
+    with pytest.raises(ValueError, match="eps_1"):
+        LOUE(0.2, 4, eps_1=0.19)  # beyond what the OUE instantaneous response can reach
+
+
+@pytest.mark.parametrize("cls", [LGRR, LOSUE])
+def test_sample_rounds_matches_real_clients_in_joint_law(cls):
+    # mean and the cross-round covariance of the counts: the fast path against the real clients
+    o = cls(2.0, 3, eps_1=0.8)
+    tc = np.array([30, 15, 5])
+    values = np.repeat(np.arange(3), tc)
+    gen = np.random.default_rng(11)
+    reps = 1500
+    fast = np.array([o.sample_rounds(tc, 2, gen) for _ in range(reps)], dtype=float)  # (R, 2, d)
+    real = np.empty_like(fast)
+    for r in range(reps):
+        cl = o.clients(50, gen)
+        real[r] = [o.aggregate(cl.report(values, gen)) for _ in range(2)]
+    for X in (fast, real):
+        assert np.allclose(X.mean(axis=0), tc * o.p + (50 - tc) * o.q, atol=5 * X.std(axis=0).max() / np.sqrt(reps))
+    cov = [np.mean((X[:, 0] - X[:, 0].mean(0)) * (X[:, 1] - X[:, 1].mean(0)), axis=0) for X in (fast, real)]
+    se = np.sqrt(2) * fast[:, 0].std(0) * fast[:, 1].std(0) / np.sqrt(reps)
+    assert np.all(np.abs(cov[0] - cov[1]) < 5 * se)
+    # the shared memo: Cov(c_1u, c_2u) = (p₂ − q₂)² Σ_users π(1 − π), π = p₁ for u's own users, q₁ else
+    exact = (o.p2 - o.q2) ** 2 * (tc * o.p1 * (1 - o.p1) + (50 - tc) * o.q1 * (1 - o.q1))
+    assert np.all(np.abs(cov[0] - exact) < 5 * se / np.sqrt(2)) and np.all(exact > 0)
+
+
+def test_loloha_reduces_the_horizon_and_its_enumeration_covers_the_hash():
+    lol, lgrr = LOLOHA(2.0, 3, eps_1=0.6, g=2), LGRR(2.0, 3, eps_1=0.6)
+    # τ reports of one value: LOLOHA's enumerated law runs over all g^d hash functions
+    assert lol.epsilon_rounds(3) == pytest.approx(_brute_epsilon(lol.rounds_channel(3).joint_matrix()), abs=1e-9)
+    # three distinct values: L-GRR has three memos, LOLOHA at most g = 2
+    assert lgrr.epsilon_horizon(300, distinct_values=3) == pytest.approx(3 * 2.0, abs=1e-9)
+    assert lol.epsilon_horizon(300, distinct_values=3) == pytest.approx(2 * 2.0, abs=1e-9)
+    assert lol.q == 0.5 and lol.p == pytest.approx(lol.p1 * lol.p2 + (1 - lol.p1) * lol.q2)
+    with pytest.raises(ValueError, match="fast path"):
+        lol.sample_rounds([5, 5, 5], 2, 0)
+
+
+@pytest.mark.parametrize("bits", [1, 2, 3])
+def test_dbitflippm_conformance_and_epsilon_by_enumeration(bits):
+    from ldpopt.oracles.longitudinal import DBitFlipPM
+
+    o = DBitFlipPM(2.0, 5, bits=bits)
+    P = o.output_distribution()
+    assert np.allclose(P.sum(axis=1), 1.0)
+    assert o.epsilon_rounds(7) == pytest.approx(_brute_epsilon(P.T), abs=1e-12)  # the same report every round
+    report = check_oracle(o, checks=["interface", "epsilon", "joint_law", "variance", "estimate"], reps=300)
+    assert len(report.passed) == 5
+    cl = o.clients(200, 0)
+    v = np.arange(200) % 5
+    assert np.array_equal(cl.report(v, 1), cl.report(v, 2))  # permanent memoisation
+    assert ((cl.report(v, 1) >= 0).sum(axis=1) == bits).all()
+    with pytest.raises(ValueError, match="bits"):
+        DBitFlipPM(2.0, 5, bits=6)
