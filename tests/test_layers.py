@@ -26,8 +26,9 @@ LAYERS = {
     **dict.fromkeys(("oracles", "queries", "datasets"), 2),
     **dict.fromkeys(("methods", "aggregate"), 3),
     **dict.fromkeys(("problems", "uncertainty", "pooling", "numeric", "audit"), 4),
-    **dict.fromkeys(("verify", "hierarchy", "multi", "keyvalue", "recommend", "robust", "sketches", "heavy"),
+    **dict.fromkeys(("verify", "hierarchy", "multi", "keyvalue", "robust", "sketches", "heavy"),
                    5),
+    "recommend": 5.5,    # choose ranks per-round and across-round methods of longitudinal data (multi.rounds)
     **dict.fromkeys(("testing", "interop"), 6),
     "experiments": 7,
     **dict.fromkeys(("cli", "report"), 8),
