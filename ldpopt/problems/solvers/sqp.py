@@ -11,8 +11,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
-from ..check.objective_check import status_after_check
-from ..check.verdict import check_solution
+from ..check.verdict import check_solution, status_after_check
 from ..objectives.likelihood_terms import LikelihoodTerms, terms_for
 from ..objectives.smooth import smooth_terms
 from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT
