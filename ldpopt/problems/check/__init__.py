@@ -1,6 +1,6 @@
 """ldpopt's check of a solution: the verdict with its constraint side, objective side, status rule and
-KKT-residual bound (:mod:`.verdict`), the solver-free certificate (:mod:`.certificate`) and the duality
-gap of non-smooth objectives (:mod:`.nonsmooth`)."""
+KKT-residual bound (:mod:`.verdict`), and the solver-free certificate, the duality gap of objectives
+with kinks included (:mod:`.certificate`)."""
 
 import importlib
 

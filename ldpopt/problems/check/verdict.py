@@ -710,7 +710,7 @@ class Checks:
     failed: list = field(default_factory=list)
     not_run: dict = field(default_factory=dict)
     certificate: object = None   # the :class:`~ldpopt.problems.check.certificate.Certificate`, when it applies
-    #                              (a :class:`~ldpopt.problems.check.nonsmooth.KinkCertificate` for kinks)
+    #                              (a :class:`~ldpopt.problems.check.certificate.KinkCertificate` for kinks)
     not_unique: str = ""         # set when J is flat in some values: the set of optima (certificate)
 
     @property
@@ -876,12 +876,12 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
 
 
 def _check_kinks(ch: Checks, problem, f, duals):
-    """An objective with kinks (:mod:`.nonsmooth`): the duality gap with fitted subgradients, and the
+    """An objective with kinks (:func:`~.certificate.kink_certificate`): the duality gap with fitted subgradients, and the
     ‖f − f*‖∞ bound from it. True when that bound is within ``accuracy_tol`` (stationarity, gap and
     bound set on ``ch``); else the reason (a text) or None when the certificate does not apply — then
     the generic check runs as for any cvxpy callable. The gap bounds J(f) − J* from above only, so it
     certifies and never refutes: a bound above the tolerance leaves the decision to that check."""
-    from .nonsmooth import kink_certificate
+    from .certificate import kink_certificate
 
     cert = kink_certificate(problem, f, duals, violation_tol(problem.estimate.d))
     if cert is None:

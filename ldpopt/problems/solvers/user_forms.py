@@ -139,7 +139,7 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
     except Exception as exc:  # noqa: BLE001 - the user's code; its error surfaces in Problem's build
         return objective, f"cvxpy chain (recognition stopped: {type(exc).__name__})"
     if form.kinks:
-        from ..check.nonsmooth import NonSmoothObjective
+        from ..check.certificate import NonSmoothObjective
 
         if form.separable and form.strictly_convex:
             return NonSmoothObjective(objective, form, lambda part: RecognisedSeparable(objective, part)), ("non-smooth (recognised): a strictly convex separable part "
