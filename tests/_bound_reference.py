@@ -339,7 +339,7 @@ def run_cases(kind: str, n_cases: int, seed: int) -> dict:
 def user_constraints(case) -> list:
     """The same feasible set with the subset row written as a user's cvxpy row (or, without a
     subset, a user row f_0 ≥ 0 that the simplex already implies): the bound then comes from the
-    route's multipliers and :mod:`ldpopt.problems.check.kkt_bound`, which must not take f as feasible."""
+    route's multipliers and :mod:`ldpopt.problems.check.verdict`'s error bound, which must not take f as feasible."""
     if case["sub"] is None:
         return [Simplex(), lambda f, e: f[0] >= 0]
     idx, b = case["sub"]

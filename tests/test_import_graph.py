@@ -1,6 +1,8 @@
 """The package's import graph has no circle: every import statement (at module level or inside a
 function), read with ``ast`` without importing anything, is an edge from the importing module to
-the module it names; a strongly connected component of more than one module is a circle."""
+the module it names; a strongly connected component of more than one module is a circle. An import
+inside an ``if TYPE_CHECKING:`` block is no edge: it never runs (it names a type for annotations
+only, which ``from __future__ import annotations`` leaves unevaluated)."""
 
 import ast
 import pathlib
@@ -21,6 +23,25 @@ def _modules(root: pathlib.Path) -> dict:
     return out
 
 
+def _type_checking(node) -> bool:
+    """``if TYPE_CHECKING:`` or ``if typing.TYPE_CHECKING:`` (a block that never runs)."""
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+
+
+def _run_time_nodes(tree):
+    """Every node of ``tree`` except the bodies of ``if TYPE_CHECKING:`` blocks (their ``else`` runs)."""
+    todo = [tree]
+    while todo:
+        n = todo.pop()
+        yield n
+        if isinstance(n, ast.If) and _type_checking(n):
+            todo.extend(n.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+
+
 def import_graph(root: pathlib.Path = ROOT) -> dict:
     """module → the package modules it imports (``from .x import y`` names ``x.y`` when that is a
     module, else ``x``)."""
@@ -29,7 +50,7 @@ def import_graph(root: pathlib.Path = ROOT) -> dict:
     for m, p in mods.items():
         pkg = m.split(".") if p.name == "__init__.py" else m.split(".")[:-1]
         deps = set()
-        for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for n in _run_time_nodes(ast.parse(p.read_text(encoding="utf-8"))):
             if isinstance(n, ast.ImportFrom):
                 head = pkg[:len(pkg) - n.level + 1] if n.level else []
                 base = ".".join(head + ([n.module] if n.module else []))
@@ -76,6 +97,16 @@ def circles(graph: dict) -> list:
                 if len(comp) > 1:
                     out.append(sorted(comp))
     return out
+
+
+def test_type_checking_imports_are_no_edge(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import b\nelse:\n    from . import c\n")
+    (pkg / "b.py").write_text("def f():\n    from . import a\n")
+    (pkg / "c.py").write_text("")
+    assert import_graph(pkg)["pkg.a"] == {"pkg.c"} and import_graph(pkg)["pkg.b"] == {"pkg.a"}
 
 
 def test_circles_finds_a_planted_circle():

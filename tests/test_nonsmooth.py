@@ -1,5 +1,5 @@
 """Objectives with kinks — total variation, weighted L1, a max term — plus CLS are recognised and
-certified by a duality gap with fitted subgradients (:mod:`ldpopt.problems.check.nonsmooth`): the bound holds
+certified by a duality gap with fitted subgradients (:mod:`ldpopt.problems.check.certificate`): the bound holds
 against a tight independent referee, a planted wrong point is rejected, and the chain stops at the
 first certified answer (11–30 s ``optimal_unverified`` at d = 1,000 before)."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from ldpopt.oracles.unary import OUE
 from ldpopt.problems import Problem
-from ldpopt.problems.check.nonsmooth import NonSmoothObjective
+from ldpopt.problems.check.certificate import NonSmoothObjective
 from ldpopt.problems.check.verdict import accuracy_tol, check_solution, violation_tol
 from ldpopt.problems.constraints.base import Simplex, SubsetSum
 
@@ -101,7 +101,7 @@ def test_kink_bound_is_never_below_the_distance_on_random_small_problems():
     # and, per problem, the solver's point and two points moved towards a random simplex point: the
     # certificate's bound against the distance to Clarabel at 1e-13 (itself ~1e-10 off: the slack)
     from ldpopt import Estimate
-    from ldpopt.problems.check.nonsmooth import kink_certificate
+    from ldpopt.problems.check.certificate import kink_certificate
 
     rng = np.random.default_rng(11)
     below = checked = 0

@@ -17,8 +17,7 @@ import pytest
 
 from ldpopt import oracles
 from ldpopt.problems import Problem, SeparableObjective, Simplex, SolverWarning, SubsetSum, UnverifiedError
-from ldpopt.problems.check.objective_check import status_after_check
-from ldpopt.problems.check.verdict import accuracy_tol, check_solution
+from ldpopt.problems.check.verdict import accuracy_tol, check_solution, status_after_check
 from ldpopt.problems.objectives.builtins import UserObjective
 
 D_BIG = 42_178

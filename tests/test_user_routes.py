@@ -73,7 +73,7 @@ def test_recognised_value_and_derivatives_match_cvxpy_and_finite_differences(nam
     (lambda f, e: cp.sum(cp.abs(f - e.f_tilde)), "abs"),
 ])
 def test_polyhedral_terms_alone_are_recognised_but_stay_on_the_cvxpy_chain(func, kind):
-    # no strictly convex separable part: the kink certificate (ldpopt.problems.check.nonsmooth) has no modulus
+    # no strictly convex separable part: the kink certificate (ldpopt.problems.check.certificate) has no modulus
     form = recognise(func, EST)
     assert [k[0] for k in form.kinks] == [kind] and not form.terms
     pr = Problem(EST, func)

@@ -14,10 +14,12 @@ d = 3 keeps the structured answer 5e-11 from the optimum rather than a later sol
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .check.verdict import Checks
+if TYPE_CHECKING:
+    from .check.verdict import Checks  # annotations only: the verdict sits above the answer it fills
 
 __all__ = ["Solution", "best_checked"]
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import style as S
 from ..winrate_report import win_table
+from . import style as S
 
 __all__ = ["plot_ldpcube"]
 

@@ -1,7 +1,6 @@
-"""ldpopt's check of a solution: the verdict (:mod:`.verdict`), the objective side and the status rule
-(:mod:`.objective_check`), the constraint side (:mod:`.constraint_terms`), the solver-free certificate
-(:mod:`.certificate`), the KKT-residual bound (:mod:`.kkt_bound`) and the duality gap of non-smooth
-objectives (:mod:`.nonsmooth`)."""
+"""ldpopt's check of a solution: the verdict with its constraint side, objective side, status rule and
+KKT-residual bound (:mod:`.verdict`), and the solver-free certificate, the duality gap of objectives
+with kinks included (:mod:`.certificate`)."""
 
 import importlib
 

@@ -1,24 +1,614 @@
-"""ldpopt's own check of a returned solution, in frequency units (never the solver's word).
-Notes: docs/problems.md, "ldpopt.problems.check.verdict".
+"""ldpopt's own check of a returned solution, in frequency units (never the solver's word): one idea,
+"is this point optimal?", in four parts, each headed by a comment below.
+
+- **The constraint side**, per named constraint of a :class:`~ldpopt.problems.Problem` at a point f:
+  its max violation, Σ_k ∇g_k(f)ᵀ y_k and Σ_k y_k·g_k(f). Built-in constraints are evaluated in numpy
+  (their ``residuals``, :mod:`~ldpopt.problems.constraints.jacobians`' Jᵀy and g(f)), so a check of
+  those never builds or touches the cvxpy problem (built lazily for the simplex family); user
+  callables go through cvxpy's expression values and ``grad`` at f, with cvxpy's variable set to f
+  for the duration (:func:`_at`).
+- **The objective side**: the gradient of any smooth objective, the subgradient check and exact LP
+  duality gap of ``l1``, the rounding floor of the error bound, and the status a check earns
+  (:func:`status_after_check`, the one status rule).
+- **The error bound where the certificate does not apply** (user constraints): for a μ-strongly
+  convex J, the stationarity residual r and the gap |Σ y·g(f)| give μ/2·e² ≤ ‖r‖₂·e + gap,
+  e = ‖f − f*‖₂, so e ≤ (‖r‖₂ + √(‖r‖₂² + 2μ·gap))/μ; the multipliers of f ≥ 0 may be re-chosen (any
+  y ≥ 0 gives a valid bound), and a simplex-only problem is also bounded through a polished point.
+- **The verdict** (:func:`check_solution`, :class:`Checks`).
+
+Notes: docs/problems.md, "ldpopt.problems.check.verdict" (the verdict, the error bound, the objective side).
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import cvxpy as cp
 import numpy as np
 
-from ..objectives.builtins import UserObjective
-from .constraint_terms import _gap_terms, _jacobian_t_y, aggregate_violation, constraint_violations, set_feasibility
-from .kkt_bound import curvature, error_bound, residual_bound
-from .objective_check import absorb_at_zero, bound_rounding, gradient_function, l1_terms, near_zero_allowance, probe
+from ..objectives.builtins import Objective, UserObjective
 
-__all__ = ["GAP_TOL", "STATIONARITY_TOL", "Checks", "accuracy_tol", "check_solution", "violation_tol"]
+__all__ = [
+    "GAP_TOL",
+    "STATIONARITY_TOL",
+    "Checks",
+    "absorb_at_zero",
+    "accuracy_tol",
+    "affine_projection",
+    "aggregate_violation",
+    "bound_rounding",
+    "check_solution",
+    "constraint_violations",
+    "curvature",
+    "error_bound",
+    "feasible_near",
+    "gradient_function",
+    "l1_terms",
+    "near_zero_allowance",
+    "probe",
+    "residual_bound",
+    "set_feasibility",
+    "status_after_check",
+    "unverified_reason",
+    "violation_tol",
+]
 
 STATIONARITY_TOL = 1e-5
 GAP_TOL = 1e-6
 NEWTON_TOL = 1e-2  # user objectives: a residual whose Newton step is ≤ this × accuracy_tol is stationary
 
+
+# ---- the constraint side
+
+@contextmanager
+def _at(problem, f: np.ndarray):
+    """cvxpy's variable set to the point f for the duration (for constraints without numpy forms)."""
+    x = problem.x
+    saved = x.value
+    x.value = f / problem.scale
+    try:
+        yield
+    finally:
+        x.value = saved
+
+
+def constraint_violations(problem, f: np.ndarray) -> dict:
+    """Constraint name → max violation at f (frequency units for constraints written on f): the
+    constraint's numpy ``residuals`` (computed once per constraint), cvxpy's expression evaluation at
+    f for the others (user callables)."""
+    out, res_of, rest = {}, {}, []
+    for name, (owner, k) in problem._owners.items():
+        if id(owner) not in res_of:
+            res_of[id(owner)] = owner.residuals(f, problem.estimate) if hasattr(owner, "residuals") else None
+        res = res_of[id(owner)]
+        out[name] = None if res is None else float(res[k])
+        if res is None:
+            rest.append(name)
+    if rest:
+        with _at(problem, f):
+            for name in rest:
+                con = problem._named[name]
+                v = np.asarray(con.expr.value, dtype=np.float64)  # its max violation at f
+                eq = isinstance(con, (cp.constraints.Zero, cp.constraints.Equality))
+                out[name] = float(np.max(np.abs(v) if eq else np.maximum(v, 0.0))) if v.size else 0.0
+    return out
+
+
+def aggregate_violation(problem, f: np.ndarray) -> float | None:
+    """The ℓ1 (aggregate) violation of the built-in constraints at f, frequency units: Σ over every
+    built-in constraint of Σ_i |g_i(f)| for its equalities and Σ_i max(g_i(f), 0) for its
+    inequalities — for f ≥ 0 the total negative mass, for a sum |Σ f − total|. None when there is no
+    built-in constraint.
+
+    Why this norm: a violation spread thinly over many values passes any per-value (max-norm) test,
+    but for linear constraints with ±1/0 coefficients the violations of an infeasible set add up. For
+    example Σ f = 1, f ≥ 0, Σ_{v∈S} f = 1 + δ gives, for *every* f,
+    (Σ_S f − 1 − δ) − (Σ f − 1) + Σ_{v∉S} f = −δ, so the aggregate is ≥ δ: a tolerance on it rejects
+    such a set whenever δ exceeds the tolerance (a per-constraint max norm lets δ·3/(2d) through).
+    User constraints are in their own units and keep the per-constraint test only."""
+    from ..constraints.base import UserConstraint
+    from ..constraints.jacobians import builtin_g
+
+    d = f.shape[0]
+    total, seen, rest = 0.0, False, []
+    for name, (owner, k) in problem._owners.items():
+        if isinstance(owner, UserConstraint):
+            continue
+        seen = True
+        got = builtin_g(owner, k, f, d)
+        if got is None:
+            rest.append(name)
+            continue
+        g, equality = got
+        total += _l1(g, equality)
+    if rest:
+        with _at(problem, f):
+            for name in rest:
+                con = problem._named[name]
+                total += _l1(con.expr.value, isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)))
+    return total if seen else None
+
+
+def set_feasibility(problem) -> tuple[bool | None, str]:
+    """Whether the built-in constraints admit a point at all, decided from their data alone:
+    (True, ""), (False, why) or (None, why not decided). Cached on the problem.
+
+    Decided where the compiled structure (:func:`.structured.structure.compile_constraints`) is a
+    product of blocks — per-value bounds, Σ f = total and pairwise disjoint equality ±1 subset sums
+    (:func:`.certificate.block_rows`): the set is non-empty iff every block's mass lies in
+    [Σ l, Σ u] over its values (u without the implied f_v ≤ total), the pool's mass being total −
+    Σ_k b_k. Sums in float64 with a slack of 8ε·(Σ|l| + Σ|u| + |mass|) per block, and 8ε·(|total| +
+    Σ|b_k|) more for the pool (whose mass is a difference): "False" means empty by more than the
+    rounding of the data's own sums (totals of a partition that add to 1 ± 1 ulp are not refused),
+    "True" non-empty or within that rounding.
+    ``compile_constraints`` rejecting the data (a value fixed outside its bounds, Σ f = total
+    outside [Σ l, Σ u]) is False with its message. Anything else (user constraints, inequality or
+    overlapping rows, a Monotone chain, a tree) is not decided here: None."""
+    cached = getattr(problem, "_set_feasibility", None)
+    if cached is not None:
+        return cached
+    from ..constraints.base import UserConstraint
+    from ..objectives.separable import NotApplicable
+    from ..solvers.structured.structure import compile_constraints, compiled_for
+    from .certificate import block_rows
+
+    out: tuple[bool | None, str] = (None, "")
+    if not any(isinstance(o, UserConstraint) for o, _ in problem._owners.values()):
+        try:
+            st = compile_constraints(compiled_for(problem), problem.estimate.d)
+        except NotApplicable as exc:
+            out = (None, str(exc))
+        except ValueError as exc:
+            out = (False, str(exc))
+        else:
+            out = _blocks_feasible(st, block_rows(st) if st.m else None)
+    try:
+        problem._set_feasibility = out
+    except AttributeError:
+        pass
+    return out
+
+
+def _blocks_feasible(st, blocks) -> tuple[bool | None, str]:
+    if st.m and (blocks is None or st.tree is not None or st.chain is not None):
+        return None, "rows other than disjoint equality subset sums"
+    if st.sum_free:
+        return None, "no sum constraint"
+    d = st.d
+    gid, value = (np.zeros(d, np.intp), np.zeros(0)) if not st.m else (blocks[0], blocks[2])
+    G = st.m + 1
+    mass = np.append(value, st.total - float(np.sum(value)))
+    u = st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)
+    lo = np.bincount(gid, weights=st.l, minlength=G)
+    with np.errstate(invalid="ignore"):
+        hi = np.bincount(gid, weights=u, minlength=G)
+        slack = 8 * np.finfo(float).eps * (np.bincount(gid, weights=np.abs(st.l), minlength=G)
+                                           + np.where(np.isfinite(hi), np.abs(hi), 0.0) + np.abs(mass))
+    # the pool's mass total − Σ b_k cancels: a partition whose float totals sum to 1 ± 1 ulp is feasible
+    slack[-1] += 8 * np.finfo(float).eps * (abs(st.total) + float(np.sum(np.abs(value))))
+    bad = np.flatnonzero((mass < lo - slack) | (mass > hi + slack))
+    if bad.size:
+        k = int(bad[0])
+        what = "the values in no subset sum" if k == st.m else f"subset-sum row {k}"
+        return False, (f"{what} must carry mass {mass[k]!r}, outside [sum of lower bounds, sum of upper bounds] = "
+                       f"[{lo[k]!r}, {hi[k]!r}]")
+    return True, ""
+
+
+def _l1(g, equality: bool) -> float:
+    g = np.asarray(g, dtype=np.float64).ravel()
+    return float(np.sum(np.abs(g) if equality else np.maximum(g, 0.0)))
+
+
+def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
+    """Σ_k ∇_f g_k(f)ᵀ y_k for the named constraints, or (None, why): numpy for the built-ins
+    (:mod:`.jacobians`), cvxpy's ``grad`` for the others."""
+    from ..constraints.jacobians import builtin_jacobian_t
+
+    total = np.zeros(f.shape[0])
+    rest = []
+    for name, (owner, k) in problem._owners.items():
+        y = duals.get(name)
+        if y is None:
+            return None, f"no dual for constraint {name!r}"
+        if builtin_jacobian_t(owner, k, y, f.shape[0], out=total) is None:
+            rest.append((name, y))
+    if not rest:
+        return total, ""
+    x = problem.x
+    with _at(problem, f):
+        for name, y in rest:
+            expr = problem._named[name].expr
+            if not expr.is_affine():
+                return None, f"constraint {name!r} is not affine (no Jacobian taken)"
+            g = expr.grad.get(x) if expr.grad is not None else None
+            if g is None:
+                if not expr.variables():
+                    continue
+                return None, f"cvxpy gives no gradient for constraint {name!r}"
+            y = np.atleast_1d(np.asarray(y, dtype=np.float64)).ravel(order="F")
+            # cvxpy's grad is (size of x) × (size of expr); ∂g/∂f = ∂g/∂x / s
+            total += np.asarray(g @ y).ravel() / problem.scale
+    return total, ""
+
+
+def _gap_terms(problem, f: np.ndarray, duals: dict) -> tuple[float, float]:
+    """(Σ_k y_k·g_k(f), worst negative inequality multiplier, as ≥ 0): g in numpy for the built-ins
+    (:func:`.jacobians.builtin_g`), cvxpy's expression values for the others. The products are
+    summed by ``np.sum``, not a BLAS dot (whose idle threads spin and bill the caller CPU time)."""
+    from ..constraints.jacobians import builtin_g
+
+    lag, dual_inf = 0.0, 0.0
+    rest = []
+
+    def add(y, g, equality):
+        nonlocal lag, dual_inf
+        y = np.atleast_1d(np.asarray(y, dtype=np.float64)).ravel(order="F")
+        lag += float(np.sum(y * np.atleast_1d(np.asarray(g, dtype=np.float64)).ravel(order="F")))
+        if not equality and y.size:
+            dual_inf = max(dual_inf, float(-y.min()))
+
+    for name, (owner, k) in problem._owners.items():
+        got = builtin_g(owner, k, f, f.shape[0])
+        if got is None:
+            rest.append(name)
+        else:
+            add(duals[name], *got)
+    if rest:
+        with _at(problem, f):
+            for name in rest:
+                con = problem._named[name]
+                add(duals[name], con.expr.value, isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)))
+    return lag, dual_inf
+
+
+# ---- the objective side and the status rule
+
+_EPS = np.finfo(float).eps
+
+
+def gradient_function(problem):
+    """(g, why): g(f) = ∇J(f) in numpy, or (None, why) when the objective has none (nonsmooth)."""
+    obj = problem.objective
+    if isinstance(obj, UserObjective) and type(obj).gradient is UserObjective.gradient:
+        return (lambda f: _cvxpy_gradient(problem, f)), ""
+    est = problem.estimate
+    if type(obj).gradient is Objective.gradient:  # not overridden: no numpy gradient (l1)
+        return None, f"objective {obj.name!r} has no gradient (nonsmooth)"
+    return (lambda f: obj.gradient(f, est)), ""
+
+
+def _cvxpy_gradient(problem, f: np.ndarray) -> np.ndarray:
+    """∇J(f) of a user callable from cvxpy's ``grad`` (module docstring); NaN where cvxpy gives none."""
+    x = problem.x
+    expr = problem.cvxpy_problem.objective.expr
+    with _at(problem, np.asarray(f, dtype=np.float64)):
+        try:
+            g = expr.grad.get(x) if expr.grad is not None else None
+        except (TypeError, ValueError, ZeroDivisionError, FloatingPointError):
+            g = None  # cvxpy's own grad failed at f (seen for kl_div at a conic solver's point): not run
+    if g is None:
+        return np.full(f.shape[0], np.nan)
+    g = g.toarray() if hasattr(g, "toarray") else np.asarray(g)
+    return np.asarray(g, dtype=np.float64).ravel() / (problem._multiplier * problem.scale)
+
+
+def probe(gradient, f: np.ndarray, r: np.ndarray, where: np.ndarray, h: float):
+    """(kink, newton) at the values ``where`` (module docstring): one-sided differences of the
+    gradient over h_v = min(h, f_v/8) (f_v/8 keeps a log or entropy term inside its domain), d± =
+    ±(∇J(f ± h_v) − ∇J(f))_v. ``kink``: the two sides differ by more than half the larger (a
+    differentiable gradient gives d₊ ≈ d₋; a kink within h_v gives one side its whole jump; NaN
+    counts as a kink). ``newton``: |r_v|/c_v with c_v = (d₊ + d₋)/(2h_v) the measured curvature,
+    the change of f_v that would zero r_v (inf where c_v ≤ 0, and everywhere when the objective is
+    coupled: moving every other probed value moves the gradient of a value not moved, so c_v would
+    carry cross terms)."""
+    hv = np.where(where, np.where(f > 0, np.minimum(h, f / 8.0), h), 0.0)
+    with np.errstate(all="ignore"):
+        g0 = gradient(f)
+        up = (gradient(f + hv) - g0)
+        down = (g0 - gradient(f - hv))
+        kink = where & ~(np.abs(up - down) <= 0.5 * np.maximum(np.abs(up), np.abs(down)))
+        curv = (up + down) / np.where(hv > 0, 2.0 * hv, 1.0)
+        newton = np.where(where & (curv > 0), np.abs(r) / np.where(curv > 0, curv, 1.0), np.inf)
+        # separable? move every other probed value only: no other value's gradient may move
+        half = np.zeros_like(where)
+        half[np.flatnonzero(where)[::2]] = True
+        moved = np.abs(gradient(f + np.where(half, hv, 0.0)) - g0)
+        coupled = np.any(~half & ~(moved <= 4 * _EPS * np.abs(g0)))
+    if coupled:
+        newton = np.full_like(newton, np.inf)
+    return kink, np.where(where, newton, 0.0)
+
+
+def near_zero_allowance(obj) -> bool:
+    """True for the objectives whose failing stationarity residual gets the near-zero allowance
+    (:func:`absorb_at_zero`, then :func:`probe`): a user's cvxpy callable and a declared
+    :class:`~.smooth.SmoothObjective` — both may carry a log or entropy term steep at 0, and neither
+    states where (the built-ins and ``SeparableObjective`` have exact per-value certificates instead)."""
+    from ..objectives.smooth import SmoothObjective
+
+    return isinstance(obj, (UserObjective, SmoothObjective))
+
+
+def is_nonneg(owner, k: int) -> bool:
+    """Whether the k-th constraint ``owner`` builds is f ≥ 0 itself (its g is −f)."""
+    return owner.is_nonnegativity(k)
+
+
+def absorb_at_zero(problem, f, duals, r, lag, where):
+    """(r, Σ y·g) with the nonnegativity multipliers re-chosen at the values ``where`` (those whose
+    residual fails) as y'_v = max(y_v + r_v, 0) (valid: ≥ 0; the Jacobian of g = −f is −I, so r_v
+    drops to 0 wherever y'_v > 0, at a gap cost (y'_v − y_v)·f_v, which the gap check then sees). A
+    user objective with a log or entropy term is steep near 0: an interior-point point f_v ~ 1e-12
+    off an optimum at ~1e-100 leaves a gradient residual of order 1 against the solver's
+    multiplier, which this choice absorbs at a gap cost ~1e-12. The KKT check with these
+    multipliers is as valid as with the solver's (the same choice as :func:`.kkt_bound.error_bound`'s)."""
+    for name, (owner, k) in problem._owners.items():
+        if is_nonneg(owner, k):
+            y = np.broadcast_to(np.asarray(duals[name], dtype=np.float64), r.shape)
+            y_new = np.where(where, np.maximum(y + r, 0.0), y)
+            r = r + y - y_new
+            lag = lag - float(np.sum((y_new - y) * f))
+    return r, lag
+
+
+def _equality(problem, name: str, f: np.ndarray) -> bool:
+    from ..constraints.jacobians import builtin_g
+
+    owner, k = problem._owners[name]
+    got = builtin_g(owner, k, f, f.shape[0])
+    if got is not None:
+        return bool(got[1])
+    return isinstance(problem._named[name], (cp.constraints.Zero, cp.constraints.Equality))
+
+
+def l1_terms(problem, f: np.ndarray, duals: dict, jty: np.ndarray, h: float) -> tuple[float, float, float]:
+    """(stationarity, relative exact gap, dual infeasibility) of ``l1`` at (f, duals) (module
+    docstring); ``jty`` = Σ_k ∇g_k(f)ᵀ y_k."""
+    est = problem.estimate
+    diff = f - est.f_tilde
+    z = -jty
+    at_kink = np.abs(diff) <= h
+    dist = np.where(at_kink, np.maximum(np.abs(z) - 1.0, 0.0), np.abs(z - np.sign(diff)))
+    stationarity = float(np.max(dist, initial=0.0))
+    clipped = {}
+    for name, y in duals.items():
+        y = np.asarray(y, dtype=np.float64)
+        clipped[name] = y if _equality(problem, name, f) else np.maximum(y, 0.0)
+    jty_c, _ = _jacobian_t_y(problem, f, clipped)
+    c = max(1.0, float(np.max(np.abs(jty_c), initial=0.0)))
+    scaled = {name: y / c for name, y in clipped.items()}
+    dual_value, _ = _gap_terms(problem, np.asarray(est.f_tilde, dtype=np.float64), scaled)
+    _, dual_inf = _gap_terms(problem, f, duals)
+    gap = problem.objective.value(f, est) - dual_value
+    return stationarity, max(gap, 0.0) / max(float(np.sum(np.abs(f))), np.finfo(float).tiny), dual_inf
+
+
+def bound_rounding(grad: np.ndarray, jty: np.ndarray, lag_terms: float, mu: float, f: np.ndarray,
+                   bound) -> float:
+    """The float64 rounding level added to the error bound (module docstring). ``lag_terms`` =
+    Σ_k |y_k·g_k(f)|; ``bound(r, gap, mu)`` the bound of :mod:`.verdict`."""
+    r = 8 * _EPS * (np.abs(grad) + np.abs(jty))
+    gap = 8 * _EPS * lag_terms
+    return float(bound(r, gap, mu)) + _EPS * float(np.max(np.abs(f), initial=0.0))
+
+
+def status_after_check(solver_status: str, checks) -> str:
+    """The status a solver's answer earns from ldpopt's check: ``"optimal"`` when the check passed
+    with stationarity and the duality gap run (:attr:`~.verdict.Checks.certified`);
+    ``"optimal_unverified"`` when it passed but one of them could not be run (``checks.not_run``
+    says why: only feasibility was certified); ``"inaccurate"`` when a solver said optimal and the
+    check failed; any other solver status unchanged (``"optimal_inaccurate"`` with a failed or
+    partial check stays so)."""
+    if solver_status not in ("optimal", "optimal_inaccurate") or checks is None:
+        return solver_status
+    if checks.passed and checks.certified:
+        return "optimal"
+    if solver_status == "optimal_inaccurate":
+        return solver_status
+    return "optimal_unverified" if checks.passed else "inaccurate"
+
+
+def unverified_reason(checks) -> str:
+    """One line: what was certified and what was not (for ``optimal_unverified``)."""
+    why = "; ".join(f"{k}: {v}" for k, v in checks.not_run.items() if k in ("stationarity", "gap"))
+    return f"feasible to ldpopt's check ({checks.summary()}), optimality not verified — {why}"
+
+
+# ---- the error bound where the certificate does not apply
+
+def curvature(obj, gfun, f: np.ndarray, est) -> float:
+    """Smallest diagonal of ∇²J at f (built-ins and SeparableObjective are separable): the declared
+    second derivative ``d2h`` where there is one, else a central difference of the analytic
+    gradient; 0 when not strongly convex or not computable. An objective that is not separable
+    states its own modulus (``curvature_floor``, e.g. :class:`.user_forms.SmoothUserObjective`)."""
+    if hasattr(obj, "curvature_floor"):
+        return obj.curvature_floor(f, est)
+    h = 1e-6 / f.shape[0]
+    lo = np.maximum(f - h, 0.0)
+    with np.errstate(all="ignore"):
+        if getattr(obj, "d2h", None) is not None:
+            hess = np.asarray(obj.d2h(f, est), dtype=np.float64)
+        else:
+            hess = (gfun(lo + 2 * h) - gfun(lo)) / (2 * h)
+    if not np.all(np.isfinite(hess)):
+        return 0.0
+    return max(float(np.min(hess)), 0.0)
+
+
+def residual_bound(r: np.ndarray, lag: float, mu: float) -> float:
+    """(‖r‖₂ + √(‖r‖₂² + 2μ·|lag|))/μ: the bound on ‖f − f*‖₂ of the module docstring."""
+    rn = float(np.linalg.norm(r))
+    return (rn + np.sqrt(rn * rn + 2.0 * mu * abs(lag))) / mu
+
+
+def error_bound(problem, f, duals, r, lag, mu) -> float | None:
+    """The bound of the module docstring (:mod:`.verdict`, "error bound"), with the solver's multipliers and with re-chosen ones.
+
+    The bound holds for *any* multipliers with y ≥ 0 on the inequalities, so the nonnegativity
+    multipliers (Jacobian −I) may be re-chosen per value among {the solver's y⁺, max(y + r, 0)
+    (zero residual), 0 (zero gap)}, whichever costs least in r² + 2μ·y·f; the smaller bound is kept.
+    An interior-point solver leaves y_v·f_v ≈ its barrier parameter at every value, which sums to
+    a gap that overstates the error by orders of magnitude; the re-chosen y removes that.
+
+    None (no bound) when f is off its constraints beyond rounding and no feasible point near it is
+    made (:func:`feasible_near`): the gap bounds J* − L(f) only through such a point.
+    """
+    near = _off_gap(problem, f, duals, r)
+    if near is False:
+        return None
+    if near is not None:
+        gap_at = near
+        lag = gap_at(r, 0.0)
+    best = residual_bound(r, lag, mu)
+    r2, lag2 = r.copy(), lag
+    shift = 0.0  # Σ (ŷ − y)·f̂ over the re-chosen nonnegativity multipliers
+    fpos = np.maximum(f, 0.0)
+    changed = False
+    for name, (owner, k) in problem._owners.items():
+        if not is_nonneg(owner, k):
+            continue
+        y = np.asarray(duals[name], dtype=np.float64)
+        cand = np.stack([np.maximum(y, 0.0), np.maximum(y + r2, 0.0), np.zeros_like(y)])
+        res = r2[None, :] + y[None, :] - cand  # the Jacobian of g = −f is −I
+        cost = res**2 + 2.0 * mu * cand * fpos[None, :]
+        yh = cand[np.argmin(cost, axis=0), np.arange(y.shape[0])]
+        r2 = r2 + y - yh
+        lag2 = lag2 + float(np.sum((y - yh) * f))  # y·g with g = −f
+        if near is not None:
+            shift += float(np.sum((yh - y) * near.fh))
+        changed = True
+    if changed and near is not None:
+        lag2 = gap_at(r2, shift)
+    best = min(best, residual_bound(r2, lag2, mu)) if changed else best
+    polished = _polished_bound(problem, f, duals, mu)
+    return best if polished is None else min(best, polished)
+
+
+def _simplex_only(problem) -> str | None:
+    """Name of the nonnegativity constraint when the constraints are exactly f ≥ 0, Σ f = 1 (the plain
+    simplex of :func:`.structured.structure.compile_constraints`)."""
+    from ..solvers.structured.structure import dual_names, plain_simplex_structure
+
+    st = plain_simplex_structure(problem.constraints, dual_names(problem.constraints), problem.estimate.d)
+    return None if st is None or st.total != 1.0 else next(n for n, s in st.duals.items() if s[0] == "lower")
+
+
+def _polished_bound(problem, f, duals, mu) -> float | None:
+    """Simplex-only problems: certify a polished point f̂ instead and add ‖f − f̂‖₂ (triangle
+    inequality). f̂ zeroes the values the solver's multipliers call active (y_v > μ·f_v) and puts
+    their mass back on the support in proportion to 1/curvature (a Newton step of the sum); at the
+    feasible f̂ the multipliers are re-chosen (sum: −mean ∇J on the support; y_v = (∇J_v + y_sum)₊
+    off it), so the gap is 0 and e ≤ 2‖r(f̂)‖₂/μ."""
+    name = _simplex_only(problem)
+    if name is None:
+        return None
+    obj, est = problem.objective, problem.estimate
+    y = np.asarray(duals[name], dtype=np.float64)
+    zero = (y > mu * np.maximum(f, 0.0)) | (f <= 0)
+    supp = ~zero
+    if not supp.any():
+        return None
+    fh = np.where(zero, 0.0, f)
+    with np.errstate(all="ignore"):
+        h = 1e-6 / f.shape[0]
+        curv = (obj.gradient(fh + h, est) - obj.gradient(fh, est)) / h
+    w = np.where(supp & np.isfinite(curv) & (curv > 0), 1.0 / np.where(curv > 0, curv, 1.0), 0.0)
+    if not w.any():
+        return None
+    fh = fh + (1.0 - float(np.sum(fh))) * w / float(np.sum(w))
+    if np.any(fh < 0):
+        return None
+    with np.errstate(all="ignore"):
+        g = obj.gradient(fh, est)
+    if not np.all(np.isfinite(g[supp])):
+        return None
+    ysum = -float(np.mean(g[supp]))
+    r = np.where(supp, g + ysum, np.minimum(g + ysum, 0.0))
+    if not np.all(np.isfinite(r)):
+        return None
+    return float(np.linalg.norm(f - fh)) + 2.0 * float(np.linalg.norm(r)) / mu
+
+
+class _OffGap:
+    """gap(r_c, shift) = max(∇L_c(f̂)·(f̂ − f) − Σ y_c·g(f̂), 0) + its rounding, for multipliers y_c
+    whose nonnegativity part differs from the solver's by ŷ − y (shift = Σ (ŷ − y)·f̂; g = −f there)."""
+
+    def __init__(self, fh, delta, dgrad, yg):
+        self.fh, self.delta, self.dgrad, self.yg = fh, delta, dgrad, yg
+
+    def __call__(self, r, shift):
+        terms = (r + self.dgrad) * self.delta
+        val = float(np.sum(terms)) - (self.yg - shift)
+        size = float(np.sum(np.abs(terms))) + abs(self.yg) + abs(shift)
+        return max(val, 0.0) + 4 * self.delta.shape[0] * np.finfo(float).eps * size
+
+
+def _off_gap(problem, f, duals, r):
+    """The gap of the module docstring for a point off its constraints, as a function of the
+    multipliers (:class:`_OffGap`); None when f is on them to rounding, False when it is off them and
+    no f̂ is made (or ∇J is not finite there)."""
+
+    fh = feasible_near(problem, f)
+    if fh is None:
+        return False
+    if fh is f:
+        return None
+    gfun, _ = gradient_function(problem)
+    if gfun is None:
+        return False
+    with np.errstate(all="ignore"):
+        dgrad = np.asarray(gfun(fh), float) - np.asarray(gfun(f), float)
+    if not np.all(np.isfinite(dgrad)):
+        return False
+    yg, _ = _gap_terms(problem, fh, duals)
+    return _OffGap(fh, fh - f, dgrad, yg)
+
+
+def feasible_near(problem, f):
+    """``f`` itself when it is on its constraints to the rounding of evaluating them; else a feasible
+    point near f (to rounding): for the built-in block structures by rescaling
+    (:func:`.certificate.feasible_near_blocks`), for any other set of linear constraints
+    (built-in rows and a user's affine rows) by the projection of :func:`affine_projection`; None
+    when neither gives one (a user's non-affine constraint, a projection that leaves a bound)."""
+    from ..solvers.structured.structure import Structure, compiled_for
+    from .certificate import feasible_near_blocks
+
+    try:
+        st = compiled_for(problem)
+    except Exception:  # noqa: BLE001 - constraints the structured solver does not compile
+        st = None
+    if isinstance(st, Structure) and not st.sum_free:
+        got = feasible_near_blocks(st, f)
+        if got is not None:
+            return got
+    return affine_projection(problem, f)
+
+
+def affine_projection(problem, f):
+    """:func:`.certificate.project_on_rows` on every linear constraint of ``problem`` (the
+    built-in rows and a user's affine rows, :func:`.feasibility.linear_system`). A constraint that is
+    not linear (a user's cone) is met when its cvxpy violation is ≤ 8ε·max(1, ‖f‖₁) (a choice: its
+    evaluation's rounding is not known); when any constraint is not linear, f itself is the only
+    candidate (a projection on the linear rows may leave the others): None unless f meets them all."""
+    from ..constraints.feasibility import linear_system
+    from .certificate import project_on_rows
+
+    lo, up, A, b, ineq, complete = linear_system(problem)
+    f = np.asarray(f, float)
+    if complete:
+        return project_on_rows(f, A, b, ineq, lo, up)
+    from ..constraints.base import UserConstraint
+
+    viol = constraint_violations(problem, f)
+    tiny = 8 * np.finfo(float).eps * max(1.0, float(np.sum(np.abs(f))))
+    user_ok = all(viol[n] is not None and viol[n] <= tiny
+                  for n, (c, _) in problem._owners.items() if isinstance(c, UserConstraint))
+    return f if user_ok and project_on_rows(f, A, b, ineq, lo, up, move=False) is f else None
+
+
+# ---- the verdict
 
 def accuracy_tol(d: int) -> float:
     """Tolerance on the certified bound of ‖f − f*‖: 1e-2 × the mean frequency 1/d (a point off by
@@ -120,7 +710,7 @@ class Checks:
     failed: list = field(default_factory=list)
     not_run: dict = field(default_factory=dict)
     certificate: object = None   # the :class:`~ldpopt.problems.check.certificate.Certificate`, when it applies
-    #                              (a :class:`~ldpopt.problems.check.nonsmooth.KinkCertificate` for kinks)
+    #                              (a :class:`~ldpopt.problems.check.certificate.KinkCertificate` for kinks)
     not_unique: str = ""         # set when J is flat in some values: the set of optima (certificate)
 
     @property
@@ -286,12 +876,12 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
 
 
 def _check_kinks(ch: Checks, problem, f, duals):
-    """An objective with kinks (:mod:`.nonsmooth`): the duality gap with fitted subgradients, and the
+    """An objective with kinks (:func:`~.certificate.kink_certificate`): the duality gap with fitted subgradients, and the
     ‖f − f*‖∞ bound from it. True when that bound is within ``accuracy_tol`` (stationarity, gap and
     bound set on ``ch``); else the reason (a text) or None when the certificate does not apply — then
     the generic check runs as for any cvxpy callable. The gap bounds J(f) − J* from above only, so it
     certifies and never refutes: a bound above the tolerance leaves the decision to that check."""
-    from .nonsmooth import kink_certificate
+    from .certificate import kink_certificate
 
     cert = kink_certificate(problem, f, duals, violation_tol(problem.estimate.d))
     if cert is None:
@@ -423,7 +1013,7 @@ def _fail_kkt(ch: Checks, tol_bound: float) -> None:
 
 
 def _check_l1(ch: Checks, problem, f, duals, jty) -> None:
-    """``l1``: subgradient stationarity and the exact LP gap (:mod:`.objective_check`)."""
+    """``l1``: subgradient stationarity and the exact LP gap (:mod:`~ldpopt.problems.check.verdict`)."""
     d = problem.estimate.d
     ch.stationarity, ch.gap, ch.dual_infeasibility = l1_terms(problem, f, duals, jty, violation_tol(d))
     ch.not_run["error_bound"] = "l1 is an LP, not strongly convex: its optimum need not be unique (no distance bound)"

@@ -316,7 +316,7 @@ class UserObjective(Objective):
     165, the same order). ``multiplier=`` a positive number fixes K instead.
 
     Checked like the built-ins (:mod:`.verdict`): stationarity and the duality gap with ∇J from
-    cvxpy's ``grad`` of the expression at f (:mod:`.objective_check`); no ‖f − f*‖ bound (a
+    cvxpy's ``grad`` of the expression at f (:mod:`~ldpopt.problems.check.verdict`); no ‖f − f*‖ bound (a
     callable declares no curvature: a :class:`~.structured.SeparableObjective` does, and so does a
     callable recognised as smooth, :class:`~.user_forms.SmoothUserObjective`, from its exact form).
 

@@ -90,7 +90,7 @@ class Recognised:
     linear: np.ndarray | None = None
     const: float = 0.0
     quads: list = field(default_factory=list)   # (w, A sparse (m, d), b (m,))
-    #: polyhedral terms (:mod:`.nonsmooth`): ("abs", W (m,), A, b) for Σ_k W_k |(A f + b)_k|, ("max", w
+    #: polyhedral terms (:mod:`~ldpopt.problems.check.certificate`): ("abs", W (m,), A, b) for Σ_k W_k |(A f + b)_k|, ("max", w
     #: (1,), A, b) for w·max_k (A f + b)_k; A sparse (m, d). Empty for a smooth objective
     kinks: list = field(default_factory=list)
 

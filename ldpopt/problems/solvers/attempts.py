@@ -11,8 +11,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 
-from ..check.objective_check import status_after_check, unverified_reason
-from ..check.verdict import check_solution
+from ..check.verdict import check_solution, status_after_check, unverified_reason
 from ..progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET
 from ..progress import OWN_TIME_LIMIT
 from ..solution import _MESSAGES, Solution

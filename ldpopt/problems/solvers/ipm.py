@@ -13,8 +13,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..check.objective_check import status_after_check
-from ..check.verdict import check_solution
+from ..check.verdict import check_solution, status_after_check
 from ..solution import Solution
 
 __all__ = ["DENSE_ROW", "MAX_ITER", "SOLVER", "compile_rows", "solve_ipm"]

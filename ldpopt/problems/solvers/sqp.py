@@ -11,17 +11,16 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
-from ..check.objective_check import status_after_check
-from ..check.verdict import check_solution
+from ..check.verdict import check_solution, status_after_check
 from ..objectives.likelihood_terms import LikelihoodTerms, terms_for
 from ..objectives.smooth import smooth_terms
 from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT
 from ..solution import Solution, best_checked
 from .ipm import solve_ipm
 from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
-from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN
+from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN, QP_OPTIONS
 
-__all__ = ["MAX_ITER", "QP_OPTIONS", "newton_terms", "solve_sqp"]
+__all__ = ["MAX_ITER", "newton_terms", "solve_sqp"]
 
 MAX_ITER = 40
 _ARMIJO = 1e-4
@@ -29,12 +28,6 @@ _MIN_STEP = 1e-10
 _FRACTION = 0.9
 _CURVATURE_FLOOR = 1e-6
 _TARGET_STATIONARITY = 1e-9
-#: PIQP tighter than ``DEFAULT_SOLVER_OPTIONS`` here: at 1e-10 an interior point leaves values whose
-#: optimum is 0 with a ~0 multiplier at x ~ √gap (36 values at 3e-7 = d⁻¹/75 at d = 42,178, binomial,
-#: measured); at these settings the same solve is as fast and within 4e-12 of the exact MLE
-#: (a smooth objective's Newton QP has its own chain and options: ``smooth.SmoothTerms``)
-QP_OPTIONS = {"PIQP": {"eps_abs": 1e-12, "eps_rel": 1e-12, "eps_duality_gap_abs": 1e-14,
-                       "eps_duality_gap_rel": 1e-14}}
 _TARGET_BOUND = 1e-8
 
 

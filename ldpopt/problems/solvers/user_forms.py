@@ -10,7 +10,7 @@ from ..objectives.builtins import Objective, UserObjective
 from ..objectives.recognise import NotRecognised, Recognised, recognise
 from ..objectives.smooth import form_change, form_domain
 from ..objectives.user_separable import SeparableObjective, UserSep
-from .sqp import QP_OPTIONS
+from .policy import QP_OPTIONS
 
 __all__ = ["LiveRoute", "RecognisedSeparable", "SmoothUserObjective", "domain_constraint", "route_objective"]
 
@@ -81,7 +81,7 @@ class RecognisedSeparable(SeparableObjective):
 class SmoothUserObjective(UserObjective):
     """A user's cvxpy callable recognised as smooth but not separable: the cvxpy problem as before, with
     exact ``value``, ``gradient`` and ``hessian`` from the recognised form. For a quadratic J PIQP runs at the sequential-QP
-    route's tolerances (``sqp.QP_OPTIONS``): at its 1e-10 defaults an interior point leaves values whose
+    route's tolerances (``policy.QP_OPTIONS``): at its 1e-10 defaults an interior point leaves values whose
     optimum is 0 at ~√gap (measured: CLS + Σ (f_{v+1} − f_v)² at Retail, d = 16,470, certified
     ‖f − f*‖∞ ≤ 2e-7 at 1e-10, ≤ 2e-10 at these, same time)."""
 
@@ -139,7 +139,7 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
     except Exception as exc:  # noqa: BLE001 - the user's code; its error surfaces in Problem's build
         return objective, f"cvxpy chain (recognition stopped: {type(exc).__name__})"
     if form.kinks:
-        from ..check.nonsmooth import NonSmoothObjective
+        from ..check.certificate import NonSmoothObjective
 
         if form.separable and form.strictly_convex:
             return NonSmoothObjective(objective, form, lambda part: RecognisedSeparable(objective, part)), ("non-smooth (recognised): a strictly convex separable part "

@@ -45,13 +45,16 @@ bound other than 0) → None and the caller runs the general dual method of :mod
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .dual import _d1
 from .grouped import count_groups, restricted, simplex_grouped
 from .simplex import closed_form, has_closed_form
-from .structure import Structure
+
+if TYPE_CHECKING:
+    from .structure import Structure  # annotations only
 
 __all__ = ["blocks_fast", "indicator_rows"]
 

@@ -29,10 +29,14 @@ primal residual of the rows (|Σf − total|, A f − b) at rounding level.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ...objectives.separable import Separable
 from ...progress import out_of_time
+
+if TYPE_CHECKING:
+    from ...objectives.separable import Separable  # annotations only
 
 __all__ = ["dual_value", "solve_lambda", "solve_multipliers", "solve_screened"]
 

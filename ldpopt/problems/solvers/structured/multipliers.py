@@ -5,9 +5,13 @@ multipliers read from such a dict."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from .structure import Structure
+if TYPE_CHECKING:
+    from .structure import Structure  # annotations only
+
 
 __all__ = ["bound_multipliers", "bounds_from_dict", "duals_dict", "free_values", "multipliers_from_dict"]
 

@@ -21,10 +21,14 @@ certificate does not pass, so this is a fast path, never a second opinion.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ...objectives.separable import WeightedMLESep
-from .structure import Structure
+
+if TYPE_CHECKING:
+    from .structure import Structure  # annotations only
 
 __all__ = ["closed_form", "has_closed_form", "newton_lambda", "simplex_fast"]
 
