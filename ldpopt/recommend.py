@@ -471,9 +471,9 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     """
     import pandas as pd
 
-    from .multi.rounds import ACROSS, _check, rounds_covariance, rounds_problem
+    from .multi.rounds import ACROSS, check_rounds, rounds_covariance, rounds_problem
 
-    ests = _check(estimates, oracle)
+    ests = check_rounds(estimates, oracle)
     q = parse_query(query, metric)
     if q.kind != "full":
         raise ValueError(f"query must be 'full' for a longitudinal choice, got {query!r}")

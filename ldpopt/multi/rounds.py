@@ -33,7 +33,7 @@ import numpy as np
 from ..estimate import Estimate
 from ..problems import NonNegative, PartitionTotals, Problem, SmoothObjective, SumTo
 
-__all__ = ["ACROSS", "COUPLINGS", "rounds_covariance", "rounds_problem"]
+__all__ = ["ACROSS", "COUPLINGS", "check_rounds", "rounds_covariance", "rounds_problem"]
 
 COUPLINGS = ("shared", "independent")
 
@@ -42,7 +42,40 @@ ACROSS = {"rounds-shared": ("shared", 0.0), "rounds-independent": ("independent"
           "rounds-shared-smooth": ("shared", 10.0)}
 
 
-def _check(estimates, oracle):
+def check_rounds(estimates, oracle) -> list:
+    """The per-round estimates of one longitudinal collection, checked before any work.
+
+    Parameters
+    ----------
+    estimates : list of Estimate
+        One estimate per round (at least two), of the same users.
+    oracle : LongitudinalOracle
+        The oracle that collected them.
+
+    Returns
+    -------
+    list of Estimate
+        ``estimates`` as a list.
+
+    Raises
+    ------
+    TypeError
+        ``oracle`` is not a longitudinal oracle.
+    ValueError
+        Fewer than two estimates, a domain size other than the oracle's, or different ``n``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.oracles.longitudinal import LGRR
+    >>> from ldpopt.multi.rounds import check_rounds
+    >>> o = LGRR(epsilon=2.0, d=3, eps_1=1.0)
+    >>> one_round = o.simulate(np.array([30, 30, 30]), np.random.default_rng(0))
+    >>> check_rounds([one_round], o)
+    Traceback (most recent call last):
+    ...
+    ValueError: estimates must be a list of >= 2 Estimate objects (one per round), got 1 item(s)
+    """
     from ..oracles.longitudinal import LongitudinalOracle
 
     if not isinstance(oracle, LongitudinalOracle):
@@ -82,7 +115,7 @@ def rounds_covariance(estimates, oracle) -> tuple[np.ndarray, np.ndarray]:
     >>> bool(np.allclose(a + b, o.variance(tc / 1000, 1000))), bool(np.all(b > 0))
     (True, True)
     """
-    ests = _check(estimates, oracle)
+    ests = check_rounds(estimates, oracle)
     n = ests[0].n
     fbar = np.clip(np.mean([e.f_tilde for e in ests], axis=0), 0.0, 1.0)
     total = oracle.variance(fbar, n)
@@ -132,7 +165,7 @@ def rounds_problem(estimates, oracle, coupling: str = "shared", smooth: float = 
     >>> sol.status, sol.f.reshape(3, 5).sum(axis=1).round(9).tolist()
     ('optimal', [1.0, 1.0, 1.0])
     """
-    ests = _check(estimates, oracle)
+    ests = check_rounds(estimates, oracle)
     if coupling not in COUPLINGS:
         raise ValueError(f"coupling must be one of {COUPLINGS}, got {coupling!r}")
     if isinstance(smooth, bool) or not isinstance(smooth, (int, float, np.floating)) or not np.isfinite(smooth) \
