@@ -72,18 +72,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from math import lcm
 
 import numpy as np
 import scipy.sparse as sp
 
+from .chain_substitution import ChainSubstitution
 from .exact_lp import ExactSystem, exact_group_sums
-from .farkas import aggregate, interval_candidates, phase_one, same_columns, verify
+from .exact_point import exact_point
+from .farkas import aggregate, interval_candidates, phase_one, refined_phase_one, same_columns, verify
 
 __all__ = ["MAX_EXACT", "MAX_LP", "Decision", "Infeasibility", "decide", "find_infeasibility", "linear_system",
            "solver_infeasibility"]
 
 #: largest aggregated LP (variables or rows) the pre-check solves; beyond it, bound conflicts only
-MAX_LP = 5000
+MAX_LP = 10**7
 #: largest aggregated system (variables or rows) decided in rational arithmetic (:mod:`.exact_lp`)
 MAX_EXACT = 200
 
@@ -296,25 +299,94 @@ def decide(problem) -> Decision:
         return Decision(True, how="interval", complete=complete)  # Σ f = t and bounds: Σl ≤ t ≤ Σu is the question
     if not small:
         return Decision(None, how="too many values after aggregation")
-    exact = None
-    if Ag.shape[1] <= MAX_EXACT and A.shape[0] <= MAX_EXACT and same_columns(A, Ag, inv):
-        exact = ExactSystem(Ag.toarray(), b, ineq, exact_group_sums(lo, inv, Ag.shape[1]),
-                            exact_group_sums(up, inv, Ag.shape[1]))
-    for y, x in (phase_one(Ag, b, ineq, lo_g, up_g), phase_one(*_tightened(Ag, b, ineq, lo_g, up_g))):
-        if y is not None:
-            scale = float(np.max(np.abs(y)))
-            for cand in (y, np.round(y / scale * 2.0**20) / 2.0**20):
-                got = verify(cand, A, b, ineq, lo, up)
-                if got is not None:
-                    return Decision(False, _named_certificate(got, names, own, lo_own, up_own), "phase-one LP",
-                                    complete)
-        if exact is not None and x is not None:
+    small_exact = Ag.shape[1] <= MAX_EXACT and A.shape[0] <= MAX_EXACT and same_columns(A, Ag, inv)
+    if small_exact:
+        got = _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete)
+        if got.feasible is not None:
+            return got
+    return _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete)
+
+
+def _certified(y, A, b, ineq, lo, up, names, own, lo_own, up_own, complete, how) -> Decision | None:
+    """The infeasible Decision when y, or y rounded to 2⁻²⁰ of its largest entry, verifies exactly."""
+    if y is None:
+        return None
+    scale = float(np.max(np.abs(y)))
+    for cand in (_snapped(y / scale), np.round(y / scale * 2.0**20) / 2.0**20, y):  # the cleanest first
+        got = None if cand is None else verify(cand, A, b, ineq, lo, up)
+        if got is not None:
+            return Decision(False, _named_certificate(got, names, own, lo_own, up_own), how, complete)
+    return None
+
+
+def _snapped(y):
+    """y (largest entry ±1) as the integers Y = L·y rounded, for the least common denominator L of
+    small-denominator fractions near a spread of its entries (``Fraction.limit_denominator``, at
+    most 10⁶), when every entry of L·y is within 10⁻⁶ of an integer; else None. A vertex of the
+    dual of a phase-one LP is rational; a certificate whose exact multipliers are i/2000 (a chain
+    over d = 2,000 values) is off by float rounding in every entry, which a 1e-16 margin cannot
+    absorb, and exact again after this (a Farkas certificate may be scaled by any L > 0)."""
+    vals = np.unique(y[y != 0])
+    L = 1
+    for v in vals[np.linspace(0, vals.size - 1, min(vals.size, 24)).astype(int)].tolist():
+        L = lcm(L, Fraction(v).limit_denominator(10**6).denominator)
+        if L > 2**40:
+            return None
+    Y = np.round(y * L)
+    return Y if np.max(np.abs(y * L - Y)) <= 1e-6 else None
+
+
+def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> Decision:
+    """The verified-LP steps on the system as given, at any size (module docstring): HiGHS's
+    phase-one LP and its tightened forms for a Farkas candidate, HiGHS's point made exact on its
+    active set (:func:`.exact_point.exact_point`), then one step of iterative refinement
+    (:func:`.farkas.refined_phase_one`) for a conflict or a feasible set thinner than HiGHS's
+    tolerances; every candidate is checked exactly."""
+    sub = ChainSubstitution(A, b, ineq, lo, up)
+    As, bs, ins, los, ups = sub.system()
+    y0, g0 = phase_one(As, bs, ins, los, ups)
+    x0 = sub.point(g0)
+    for y in (y0, phase_one(*_tightened(As, bs, ins, los, ups, True))[0],
+              phase_one(*_tightened(As, bs, ins, los, ups))[0]):
+        got = _certified(sub.duals(y), A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
+        if got is not None:
+            return got
+    if x0 is None:
+        return Decision(None, how="HiGHS failed on the phase-one LP")
+    for tol in (1e-12, 1e-9, 1e-7):
+        if exact_point(A, b, ineq, lo, up, x0, tol) is not None:
+            return Decision(True, how="phase-one LP point, made exact on its active set", complete=complete)
+    x = x0
+    for _ in range(3):  # each step brings the point ~1e7 closer; a conflict shows in the first
+        y1, x1 = refined_phase_one(A, b, ineq, lo, up, x, sub)
+        got = _certified(y1, A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "refined phase-one LP")
+        if got is not None:
+            return got
+        if x1 is None:
+            break
+        for tol in (1e-15, 1e-12, 1e-9):
+            if exact_point(A, b, ineq, lo, up, x1, tol) is not None:
+                return Decision(True, how="refined phase-one LP point, made exact on its active set",
+                                complete=complete)
+        x = x1
+    return Decision(None, how="neither a certificate nor a point verified exactly")
+
+
+def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete) -> Decision:
+    """The steps on the aggregated system (at most :data:`MAX_EXACT` variables and rows, every
+    group's columns equal): HiGHS's duals and repaired point, then the rational simplex."""
+    exact = ExactSystem(Ag.toarray(), b, ineq, exact_group_sums(lo, inv, Ag.shape[1]),
+                        exact_group_sums(up, inv, Ag.shape[1]))
+    for y, x in (phase_one(Ag, b, ineq, lo_g, up_g), phase_one(*_tightened(Ag, b, ineq, lo_g, up_g, True)),
+                 phase_one(*_tightened(Ag, b, ineq, lo_g, up_g))):
+        found = _certified(y, A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
+        if found is not None:
+            return found
+        if x is not None:
             for tol in (1e-12, 1e-9, 1e-6):
                 point = exact.repair(x, tol)
                 if point is not None and exact.point_ok(point):
                     return Decision(True, how="phase-one LP point, repaired exactly", complete=complete)
-    if exact is None:
-        return Decision(None, how="aggregated system too large for the exact step")
     got = exact.simplex()
     if got is None:
         return Decision(None, how="aggregated system too large for the rational simplex")
@@ -336,19 +408,25 @@ def decide(problem) -> Decision:
                     "rational simplex", complete)
 
 
-def _tightened(Ag, b, ineq, lo_g, up_g):
+def _tightened(Ag, b, ineq, lo_g, up_g, relative: bool = False):
     """The aggregated system with every ≤ row and every finite bound tightened by δ = 1e-6 of the
-    data's scale: a conflict thinner than HiGHS's tolerances (1e-7) is at least δ wide there, so the
-    phase-one LP sees it and its duals are a candidate — then checked exactly on the data as given
-    (:func:`.farkas.verify`); on a feasible set the tightened LP may conflict, but no such y passes."""
+    data's scale (``relative``: by 1e-6 of each number's own size, so that a homogeneous row — a
+    Monotone chain's f_a − f_b ≤ 0 — and a zero bound stay as they are: a uniform δ on a chain of
+    d − 1 steps alone asks for a spread of d·δ, which at d = 2,048 conflicts with Σ f = 1 by itself
+    and hides the conflict sought): a conflict thinner than HiGHS's tolerances (1e-7) is at least δ
+    wide there, so the phase-one LP sees it and its duals are a candidate — then checked exactly on
+    the data as given (:func:`.farkas.verify`); on a feasible set the tightened LP may conflict, but
+    no such y passes."""
     fin = np.concatenate([b, lo_g[np.isfinite(lo_g)], up_g[np.isfinite(up_g)]])
     delta = 1e-6 * max(1.0, float(np.max(np.abs(fin), initial=0.0)))
     with np.errstate(invalid="ignore"):
-        lo_t, up_t = lo_g + delta, up_g - delta
+        d_lo, d_up, d_b = ((1e-6 * np.abs(lo_g), 1e-6 * np.abs(up_g), 1e-6 * np.abs(b)) if relative
+                           else (delta, delta, delta))
+        lo_t, up_t = lo_g + d_lo, up_g - d_up
     cross = lo_t > up_t
     mid = 0.5 * (lo_g + up_g)
     lo_t, up_t = np.where(cross, mid, lo_t), np.where(cross, mid, up_t)
-    return Ag, np.where(ineq, b - delta, b), ineq, lo_t, up_t
+    return Ag, np.where(ineq, b - d_b, b), ineq, lo_t, up_t
 
 
 def solver_infeasibility(named: dict, solver: str) -> Infeasibility | None:
