@@ -42,7 +42,7 @@ from .exact_lp import solve_exact
 __all__ = ["MAX_BASIS", "exact_point", "exact_residual", "point_ok"]
 
 #: most tight rows (after contraction) solved in rational arithmetic for one point
-MAX_BASIS = 120
+MAX_BASIS = 60
 
 
 def _dyadic(x):
@@ -172,8 +172,10 @@ def exact_point(A, b, ineq, lo, up, x0, tol: float) -> tuple | None:
         return None
     size = np.bincount(comp, minlength=nb)
     val = np.bincount(comp, weights=x0, minlength=nb) / size
-    on_lo = np.isfinite(blo) & (np.abs(val - blo) <= tol * np.maximum(1.0, np.abs(blo)))
-    on_up = np.isfinite(bup) & (np.abs(val - bup) <= tol * np.maximum(1.0, np.abs(bup)))
+    fin_lo, fin_up = np.isfinite(blo), np.isfinite(bup)
+    lo0, up0 = np.where(fin_lo, blo, 0.0), np.where(fin_up, bup, 0.0)
+    on_lo = fin_lo & (np.abs(val - lo0) <= tol * np.maximum(1.0, np.abs(lo0)))
+    on_up = fin_up & (np.abs(val - up0) <= tol * np.maximum(1.0, np.abs(up0)))
     val = np.where(on_lo, blo, np.where(on_up, bup, np.clip(val, blo, bup)))
     fixed = on_lo | on_up
     rows = np.flatnonzero(tight & ~merged)

@@ -364,7 +364,7 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> D
             return got
         if x1 is None:
             break
-        for tol in (1e-15, 1e-12, 1e-9):
+        for tol in (0.0, 1e-15, 1e-12, 1e-9):
             if exact_point(A, b, ineq, lo, up, x1, tol) is not None:
                 return Decision(True, how="refined phase-one LP point, made exact on its active set",
                                 complete=complete)
