@@ -14,8 +14,8 @@ import pytest
 
 from ldpopt import oracles
 from ldpopt.problems import LinearEquality, Monotone, NonNegative, Problem, Simplex, SolverWarning, SubsetSum, SumTo
-from ldpopt.problems.exact_point import point_ok
-from ldpopt.problems.feasibility import decide
+from ldpopt.problems.constraints.exact_point import point_ok
+from ldpopt.problems.constraints.feasibility import decide
 
 MARGINS = [1e-13, 1e-14, 1e-15, 1e-16]
 
