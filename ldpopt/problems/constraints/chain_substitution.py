@@ -81,7 +81,9 @@ class ChainSubstitution:
         tail = order[last][path]  # v_L
         lo_ok = np.all(lo[order] <= lo[head])
         up_ok = np.all(up[order] >= up[tail])
-        others = np.setdiff1d(np.arange(m), step)
+        keep = np.ones(m, bool)
+        keep[step] = False
+        others = np.flatnonzero(keep)
         if not (lo_ok and up_ok) or others.size * d > MAX_DENSE:
             return
         self.active = True

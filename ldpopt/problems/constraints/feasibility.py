@@ -42,11 +42,23 @@ Feasibility is proved the same way (:mod:`.exact_lp`): when every group's column
 repaired on its active set in rational arithmetic, is checked exactly; when neither the duals nor
 the point decide (a float row whose duals are off by rounding, a feasible set thinner than HiGHS's
 tolerance), a rational phase-one simplex with Bland's rule decides the aggregated system — a proof
-either way. So :func:`decide` answers True or False for every system of built-in linear
-constraints (and a user's affine rows) whose aggregated form has at most :data:`MAX_EXACT` variables
-and rows; beyond that (a Monotone chain or a LinearEquality over hundreds of values, a user's dense
-float row at large d) it returns None when the float steps do not decide, and the solvers run as
-before. The decision is exact on the data as given: any exact margin > 0 is a conflict, whatever its size (a
+either way — when it has at most :data:`MAX_EXACT` variables and rows. Beyond that (a Monotone chain
+over the whole domain, a LinearEquality or a user's float rows over many values), the same verified-LP
+steps run on the system as given, at any size: the chains are substituted out of the LP
+(:mod:`.chain_substitution`: HiGHS then solves a few dense rows, 0.03 s at d = 2,048 where the chain
+rows took 7 s); the duals of the phase-one LP and of its two tightened forms are Farkas candidates,
+also snapped to the small-denominator rationals they approximate (a chain over d = 2,000 values has
+multipliers i/2,000, off by rounding in every float entry) and, where a rounding leaves c_v of the
+wrong sign on a value with an infinite bound, repaired by a one-signed row (:func:`.farkas.verify`);
+HiGHS's point is made exact on its active set (:mod:`.exact_point`: tight chain steps contracted into
+blocks, the other tight rows solved in rationals, every row checked in integers); and when neither
+verifies, the phase-one LP is refined around that point (:func:`.farkas.refined_phase_one`: residuals
+computed exactly and scaled up by 1/violation, so a conflict of 1e-16 is of size 1 for HiGHS). A
+verified certificate or point is a proof; None is returned only when no candidate verifies — the
+measured cases (``benchmarks/bench_exact_feasibility.py``: chains and dense rows at margins 1e-13 …
+1e-16 on both sides, d up to 10⁵) all decide, except a feasible dense LinearEquality of more than
+:data:`.exact_point.MAX_BASIS` rows with every value off its bounds (the basis system is too large
+for Fraction arithmetic: the solvers run as before; its conflicts are still decided). The decision is exact on the data as given: any exact margin > 0 is a conflict, whatever its size (a
 SubsetSum of 1 + 1e-13 with the simplex at d = 42,178, Box lower bounds summing to 1 + 1e-12), because
 no point satisfies such constraints and no tolerance of a solver or of ldpopt's check may make one
 look as if it did. A margin within what rounding of the data themselves could explain,
@@ -62,10 +74,8 @@ Jacobian per constraint, ~0.1 s at d = 42,178), so a thin conflict between them 
 (Σ f ≤ 1 − 1e-9 with the simplex) is decided here instead of running the solvers to their limits.
 Its other constraints (cones, norms) are left out: infeasibility of the rest alone already makes the
 problem infeasible, and a conflict that needs them is left to the solvers' own certificates
-(:func:`solver_infeasibility`). A Hierarchy, Monotone or user constraint with more
-than :data:`MAX_LP` rows (a full-domain chain, a range tree at large d: left out, the rest is still
-decided); an aggregated LP with more than :data:`MAX_LP` variables is not solved here (only the
-bound conflicts and the interval candidates are decided then), and the solver chain answers.
+(:func:`solver_infeasibility`). A Hierarchy, Monotone or user constraint takes part with all its
+rows up to :data:`MAX_LP` (10⁷: what fits in memory, not a budget).
 """
 
 from __future__ import annotations
@@ -85,7 +95,7 @@ from .farkas import aggregate, interval_candidates, phase_one, refined_phase_one
 __all__ = ["MAX_EXACT", "MAX_LP", "Decision", "Infeasibility", "decide", "find_infeasibility", "linear_system",
            "solver_infeasibility"]
 
-#: largest aggregated LP (variables or rows) the pre-check solves; beyond it, bound conflicts only
+#: most rows (and aggregated variables) the pre-check takes: what fits in memory, not a budget
 MAX_LP = 10**7
 #: largest aggregated system (variables or rows) decided in rational arithmetic (:mod:`.exact_lp`)
 MAX_EXACT = 200
@@ -242,8 +252,7 @@ def _named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:
 class Decision:
     """The exact pre-check's answer on the built-in linear constraints (with a user's affine rows):
     ``feasible`` True (a point verified in exact arithmetic, or the closed form of the family), False
-    (``certificate`` verified exactly) or None (not decided: a constraint left out, or a system beyond
-    :data:`MAX_LP` / :data:`MAX_EXACT`); ``how`` names the step that decided (module docstring);
+    (``certificate`` verified exactly) or None (not decided: no candidate verified, module docstring); ``how`` names the step that decided (module docstring);
     ``complete`` whether every constraint of the problem took part (no user non-affine row, nothing
     left out for size), so that True is the whole problem's feasibility."""
 
@@ -337,25 +346,28 @@ def _snapped(y):
 
 
 def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> Decision:
-    """The verified-LP steps on the system as given, at any size (module docstring): HiGHS's
-    phase-one LP and its tightened forms for a Farkas candidate, HiGHS's point made exact on its
-    active set (:func:`.exact_point.exact_point`), then one step of iterative refinement
-    (:func:`.farkas.refined_phase_one`) for a conflict or a feasible set thinner than HiGHS's
-    tolerances; every candidate is checked exactly."""
+    """The verified-LP steps on the system as given, at any size (module docstring), chains
+    substituted out of every LP: the phase-one LP's duals, its point made exact on its active set
+    (:func:`.exact_point.exact_point`), the duals of its two tightened forms, then up to three steps
+    of iterative refinement (:func:`.farkas.refined_phase_one`) for a conflict or a feasible set
+    thinner than HiGHS's tolerances; every candidate is checked exactly, the first that verifies
+    decides."""
     sub = ChainSubstitution(A, b, ineq, lo, up)
     As, bs, ins, los, ups = sub.system()
     y0, g0 = phase_one(As, bs, ins, los, ups)
     x0 = sub.point(g0)
-    for y in (y0, phase_one(*_tightened(As, bs, ins, los, ups, True))[0],
-              phase_one(*_tightened(As, bs, ins, los, ups))[0]):
+    got = _certified(sub.duals(y0), A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
+    if got is not None:
+        return got
+    if x0 is None:
+        return Decision(None, how="HiGHS failed on the phase-one LP")
+    for tol in (0.0, 1e-12, 1e-9, 1e-7):  # HiGHS's point first: a feasible system needs no more LPs
+        if exact_point(A, b, ineq, lo, up, x0, tol) is not None:
+            return Decision(True, how="phase-one LP point, made exact on its active set", complete=complete)
+    for y in (phase_one(*_tightened(As, bs, ins, los, ups, True))[0], phase_one(*_tightened(As, bs, ins, los, ups))[0]):
         got = _certified(sub.duals(y), A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
         if got is not None:
             return got
-    if x0 is None:
-        return Decision(None, how="HiGHS failed on the phase-one LP")
-    for tol in (1e-12, 1e-9, 1e-7):
-        if exact_point(A, b, ineq, lo, up, x0, tol) is not None:
-            return Decision(True, how="phase-one LP point, made exact on its active set", complete=complete)
     x = x0
     for _ in range(3):  # each step brings the point ~1e7 closer; a conflict shows in the first
         y1, x1 = refined_phase_one(A, b, ineq, lo, up, x, sub)
