@@ -72,12 +72,12 @@ def exact_residual(A, b, x) -> np.ndarray:
     """b − A x for float x, computed exactly (integers) and rounded to float once per row."""
     A = sp.csr_matrix(A)
     x = np.asarray(x, dtype=np.float64)
-    E = _min_exp(A.data) + _min_exp(x) - 0
-    E2 = min(E, _min_exp(b))
+    E2 = min(_min_exp(A.data) + _min_exp(x), _min_exp(b))
     ma, ea = _dyadic(A.data)
     mx, ex = _dyadic(x[A.indices])
+    nz = (ma != 0) & (mx != 0)
     prod = ma.astype(object) * mx.astype(object)
-    terms = np.left_shift(prod, (ea + ex - E2).astype(object)) * ((ma != 0) & (mx != 0))
+    terms = np.left_shift(prod, np.where(nz, ea + ex - E2, 0).astype(object)) * nz
     rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
     acc = np.zeros(A.shape[0], dtype=object)
     np.add.at(acc, rows, terms)

@@ -258,7 +258,9 @@ def interval_candidates(A, b, ineq, own, lo, up) -> list:
     sum_up = np.inf if n_up_inf else float(np.sum(up0))
     nnz = np.diff(A.indptr)
     full = [k for k in np.flatnonzero((nnz == d) & ~ineq) if np.all(A.data[A.indptr[k]:A.indptr[k + 1]] == 1.0)]
-    part = np.setdiff1d(np.arange(m), full)
+    keep = np.ones(m, bool)
+    keep[np.asarray(full, dtype=np.int64)] = False
+    part = np.flatnonzero(keep)
     blocks = [r for r in (part[own[part] == k] for k in np.unique(own[part]))
               if r.size > 1 and (np.all(ineq[r]) or not np.any(ineq[r]))]
     B = sp.vstack([sp.csr_matrix((np.ones(part.size), (np.arange(part.size), part)), shape=(part.size, m))]

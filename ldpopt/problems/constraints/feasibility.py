@@ -89,7 +89,7 @@ import scipy.sparse as sp
 
 from .chain_substitution import ChainSubstitution
 from .exact_lp import ExactSystem, exact_group_sums
-from .exact_point import exact_point
+from .exact_point import exact_point, point_ok
 from .farkas import aggregate, interval_candidates, phase_one, refined_phase_one, same_columns, verify
 
 __all__ = ["MAX_EXACT", "MAX_LP", "Decision", "Infeasibility", "decide", "find_infeasibility", "linear_system",
@@ -298,6 +298,8 @@ def decide(problem) -> Decision:
         return Decision(True, how="bounds", complete=complete)
     if A.shape[0] > MAX_LP:
         return Decision(None, how="too many rows")
+    if _uniform_ok(A, b, ineq, lo, up):
+        return Decision(True, how="uniform point, checked exactly", complete=complete)
     Ag, lo_g, up_g, inv = aggregate(A, lo, up)
     small = Ag.shape[1] <= MAX_LP  # screen on the aggregated columns (float sums: a screen only)
     for y in interval_candidates(*((Ag, b, ineq, own, lo_g, up_g) if small else (A, b, ineq, own, lo, up))):
@@ -343,6 +345,27 @@ def _snapped(y):
             return None
     Y = np.round(y * L)
     return Y if np.max(np.abs(y * L - Y)) <= 1e-6 else None
+
+
+def _uniform_ok(A, b, ineq, lo, up) -> bool:
+    """Whether f = t/d meets every row and bound exactly, t the total of the Σ f = t rows (one t):
+    Simplex with a Monotone chain, the problem every solve of it decides first, needs no LP. Screened
+    in float first (a row missed by more than rounding), so a conflicting system pays O(nnz) floats."""
+    d = A.shape[1]
+    nnz = np.diff(A.indptr)
+    full = [k for k in np.flatnonzero(~ineq & (nnz == d)).tolist()
+            if np.all(A.data[A.indptr[k]:A.indptr[k + 1]] == 1.0)]
+    if not full or len({float(b[k]) for k in full}) != 1:
+        return False
+    t = Fraction(float(b[full[0]])) / d
+    c = float(t)
+    Ax = A @ np.full(d, c)
+    slack = 1e-9 * (abs(A) @ np.full(d, abs(c)) + np.abs(b)) + 1e-300
+    if np.any(c < lo - slack.max()) or np.any(c > up + slack.max()):
+        return False
+    if np.any(np.where(ineq, Ax - b > slack, np.abs(Ax - b) > slack)):
+        return False
+    return point_ok(A, b, ineq, lo, up, np.zeros(d), np.zeros(d, dtype=np.int64), {0: t})
 
 
 def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> Decision:
