@@ -489,8 +489,8 @@ class Problem:
             proved = getattr(self, "_feasibility", None)  # the exact pre-check's decision (.feasibility)
             if proved is not None and proved.feasible and proved.complete:
                 best.status, best.success, best.infeasibility = "solver_error", False, None
-                best.message = ("every solver tried said the constraints are infeasible, but ldpopt proved them "
-                                "feasible in exact arithmetic: a solver failure")
+                best.message = ("every solver tried said the constraints are infeasible, but ldpopt has a "
+                                "feasible point checked in exact arithmetic: a solver failure")
             elif feasible_point(self) is not None:
                 best.status, best.success, best.infeasibility = "solver_error", False, None
                 best.message = ("every solver tried said the constraints are infeasible, but ldpopt knows a "
