@@ -58,7 +58,9 @@ verified certificate or point is a proof; None is returned only when no candidat
 measured cases (``benchmarks/bench_exact_feasibility.py``: chains and dense rows at margins 1e-13 …
 1e-16 on both sides, d up to 10⁵) all decide, except a feasible dense LinearEquality of more than
 :data:`.exact_point.MAX_BASIS` rows with every value off its bounds (the basis system is too large
-for Fraction arithmetic: the solvers run as before; its conflicts are still decided). The decision is exact on the data as given: any exact margin > 0 is a conflict, whatever its size (a
+for Fraction arithmetic: the solvers run as before; its conflicts are still decided), and thin
+margins (≲ 1e-13) on a large Hierarchy tree or Monotone partial order, whose rows are not
+substituted (docs/problems.md, "Decided exactly"). The decision is exact on the data as given: any exact margin > 0 is a conflict, whatever its size (a
 SubsetSum of 1 + 1e-13 with the simplex at d = 42,178, Box lower bounds summing to 1 + 1e-12), because
 no point satisfies such constraints and no tolerance of a solver or of ldpopt's check may make one
 look as if it did. A margin within what rounding of the data themselves could explain,
