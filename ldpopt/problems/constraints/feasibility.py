@@ -321,8 +321,17 @@ def decide(problem) -> Decision:
 
 
 def _certified(y, A, b, ineq, lo, up, names, own, lo_own, up_own, complete, how) -> Decision | None:
-    """The infeasible Decision when y, or y rounded to 2⁻²⁰ of its largest entry, verifies exactly."""
-    if y is None:
+    """The infeasible Decision when y (snapped to small-denominator rationals, rounded to 2⁻²⁰ of its
+    largest entry, or as it is) verifies exactly. A y whose float margin is below −10⁻⁶ of its size
+    is no certificate and is not sent to the exact test (O(nnz) Python integers: seconds for 201
+    dense rows at d = 42,178); the screen only rejects, so every claim is still the exact test's."""
+    if y is None or not np.all(np.isfinite(y)) or not np.any(y):
+        return None
+    yc = np.where(ineq & (y < 0), 0.0, y)
+    c = np.asarray(A.T @ yc).ravel()
+    bound = np.where(c > 0, np.where(np.isfinite(lo), lo, 0.0), np.where(c < 0, np.where(np.isfinite(up), up, 0.0), 0.0))
+    size = float(np.abs(c) @ np.abs(bound) + np.abs(yc) @ np.abs(b))
+    if float(c @ bound - yc @ b) < -1e-6 * size:
         return None
     scale = float(np.max(np.abs(y)))
     for cand in (_snapped(y / scale), np.round(y / scale * 2.0**20) / 2.0**20, y):  # the cleanest first
