@@ -382,10 +382,10 @@ def _uniform_ok(A, b, ineq, lo, up) -> bool:
 def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> Decision:
     """The verified-LP steps on the system as given, at any size (module docstring), chains
     substituted out of every LP: the phase-one LP's duals, its point made exact on its active set
-    (:func:`.exact_point.exact_point`), the duals of its two tightened forms, then up to three steps
-    of iterative refinement (:func:`.farkas.refined_phase_one`) for a conflict or a feasible set
-    thinner than HiGHS's tolerances; every candidate is checked exactly, the first that verifies
-    decides."""
+    (:func:`.exact_point.exact_point`), up to three steps of iterative refinement
+    (:func:`.farkas.refined_phase_one`) for a conflict or a feasible set thinner than HiGHS's
+    tolerances, then the duals of its two tightened forms; every candidate is checked exactly, the
+    first that verifies decides (the refinement first: one LP where the tightened forms are two)."""
     sub = ChainSubstitution(A, b, ineq, lo, up)
     As, bs, ins, los, ups = sub.system()
     y0, g0 = phase_one(As, bs, ins, los, ups)
@@ -398,10 +398,6 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> D
     for tol in (0.0, 1e-12, 1e-9, 1e-7):  # HiGHS's point first: a feasible system needs no more LPs
         if exact_point(A, b, ineq, lo, up, x0, tol) is not None:
             return Decision(True, how="phase-one LP point, made exact on its active set", complete=complete)
-    for y in (phase_one(*_tightened(As, bs, ins, los, ups, True))[0], phase_one(*_tightened(As, bs, ins, los, ups))[0]):
-        got = _certified(sub.duals(y), A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
-        if got is not None:
-            return got
     x = x0
     for _ in range(3):  # each step brings the point ~1e7 closer; a conflict shows in the first
         y1, x1 = refined_phase_one(A, b, ineq, lo, up, x, sub)
@@ -415,6 +411,10 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> D
                 return Decision(True, how="refined phase-one LP point, made exact on its active set",
                                 complete=complete)
         x = x1
+    for y in (phase_one(*_tightened(As, bs, ins, los, ups, True))[0], phase_one(*_tightened(As, bs, ins, los, ups))[0]):
+        got = _certified(sub.duals(y), A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
+        if got is not None:
+            return got
     return Decision(None, how="neither a certificate nor a point verified exactly")
 
 
