@@ -7,6 +7,14 @@ rational arithmetic, ``tests/_lp_reference.py``).
     python benchmarks/bench_exact_feasibility.py              # d = 42,178, 2,000 random systems
     python benchmarks/bench_exact_feasibility.py --d 1000000 --grid 0
 
+Beyond the rational simplex (``large`` rows, d = 42,178 and 10⁵): a full-domain Monotone chain with
+Σ f = 1 against a SubsetSum of the first half (≤ 1/2 ∓ m: empty for −m, since a nonincreasing f
+puts at least 1/2 there) and against a LinearEquality "first half − second half = ∓m" (empty for
+−m), and dense dyadic LinearEquality rows M (R rows) with b = M x* at a planted x* = 2⁻¹⁷ plus the
+row M₀ + M₁ with b₀ + b₁ + m (empty for m ≠ 0: multipliers (1, 1, −1); R = 200 up to d = 50,000
+only); ``expected`` is that
+hand-derived answer, ``feasible`` the decision (None: not decided); CPU seconds of one run.
+
 Data: OUE at ε = 1 on a Dirichlet(1) distribution, n = 10⁶. S is every third value, T every fifth.
 CPU seconds are ``time.process_time``, best of 3. Results: ``benchmarks/results/exact_feasibility.json``.
 """
@@ -31,6 +39,7 @@ def parser():
     ap.add_argument("--d", type=int, nargs="+", default=[42_178])
     ap.add_argument("--grid", type=int, default=2000, help="random systems against the exact reference")
     ap.add_argument("--seed", type=int, default=20261124)
+    ap.add_argument("--large-d", type=int, nargs="+", default=[42_178, 100_000])
     return ap
 
 
@@ -60,6 +69,30 @@ def _cases(d: int) -> dict:
     return out
 
 
+def _large_cases(d: int) -> dict:
+    """{name: (constraints, expected)} of the module docstring's large cases (d even)."""
+    from ldpopt.problems import LinearEquality, Monotone, NonNegative, Simplex, SubsetSum, SumTo
+
+    out = {}
+    half = np.r_[np.ones(d // 2), -np.ones(d - d // 2)][None, :]
+    for m in (1e-13, 1e-16):
+        for sign, expected in ((-1, False), (1, True)):
+            out[f"chain + SubsetSum(first half) <= 1/2 {'+-'[sign < 0]} {m:g}"] = (
+                [Simplex(), Monotone("nonincreasing"), SubsetSum(np.arange(d // 2), 0.5 + sign * m, "<=")], expected)
+            out[f"chain + LinearEquality(first - second half) = {sign * m:g}"] = (
+                [Simplex(), Monotone("nonincreasing"), LinearEquality(half, sign * m)], expected)
+    rng = np.random.default_rng(7)
+    for R in (20, 200) if d <= 50_000 else (20,):  # 201 dense rows × 10⁵ values: 2·10⁷ entries
+        M = rng.integers(-8, 9, size=(R, d)) / 8.0
+        x = np.full(d, 2.0**-17)
+        b = M @ x
+        for m, expected in ((1e-13, False), (0.0, True)):
+            out[f"dense LinearEquality {R + 1} rows, conflict {m:g}"] = (
+                [NonNegative(), SumTo(float(x.sum())), LinearEquality(np.vstack([M, M[0] + M[1]]), np.r_[b, b[0] + b[1] + m])],
+                expected)
+    return out
+
+
 def run(quick: bool = False, **opts) -> dict:
     """Writes ``results/exact_feasibility.json``; ``--quick``: d = 300, 50 random systems."""
     args = H.options(parser(), "bench_exact_feasibility.py", quick, opts)
@@ -83,6 +116,18 @@ def run(quick: bool = False, **opts) -> dict:
                    "margin": got.certificate.margin if got.certificate is not None else None, "cpu_s": cpu}
             print(row, flush=True)
             rows.append(row)
+    large = []
+    for d in [2048] if args.quick else args.large_d:
+        rng = np.random.default_rng(2)
+        o = oracles.get("oue", 1.0, d)
+        est = o.estimate(o.sample_counts(rng.multinomial(10**6, rng.dirichlet(np.ones(d))), rng=rng), 10**6)
+        for name, (cons, expected) in _large_cases(d).items():
+            P = Problem(est, "cls", cons)
+            cpu, got = H.best_cpu(lambda P=P: decide(P), 1)  # one run: the dense cases take seconds
+            row = {"d": d, "constraints": name, "expected": expected, "feasible": got.feasible, "how": got.how,
+                   "cpu_s": cpu}
+            print(row, flush=True)
+            large.append(row)
     grid = {"systems": 0, "feasible": 0, "infeasible": 0, "undecided": 0, "disagreements": [], "how": {}}
     n_grid = 50 if args.quick else args.grid
     rng = np.random.default_rng(args.seed)
@@ -108,7 +153,7 @@ def run(quick: bool = False, **opts) -> dict:
             grid["disagreements"].append({"case": i, "d": d, "constraints": repr(cons), "truth": truth})
     grid["cpu_s"] = round(time.process_time() - t0, 1)
     print({k: v for k, v in grid.items()}, flush=True)
-    return H.save("exact_feasibility", args, {"rows": rows, "grid": grid})
+    return H.save("exact_feasibility", args, {"rows": rows, "large": large, "grid": grid})
 
 
 if __name__ == "__main__":

@@ -486,8 +486,12 @@ class Problem:
 
     def _not_infeasible_if_known_feasible(self, best: Solution) -> None:
         if best.status in ("infeasible", "infeasible_inaccurate", "infeasible_or_unbounded"):
-            point = feasible_point(self)
-            if point is not None:
+            proved = getattr(self, "_feasibility", None)  # the exact pre-check's decision (.feasibility)
+            if proved is not None and proved.feasible and proved.complete:
+                best.status, best.success, best.infeasibility = "solver_error", False, None
+                best.message = ("every solver tried said the constraints are infeasible, but ldpopt has a "
+                                "feasible point checked in exact arithmetic: a solver failure")
+            elif feasible_point(self) is not None:
                 best.status, best.success, best.infeasibility = "solver_error", False, None
                 best.message = ("every solver tried said the constraints are infeasible, but ldpopt knows a "
                                 "feasible point (it satisfies every constraint to "

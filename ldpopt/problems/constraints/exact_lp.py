@@ -28,7 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["MAX_SIMPLEX", "ExactSystem", "exact_group_sums"]
+__all__ = ["MAX_SIMPLEX", "ExactSystem", "exact_group_sums", "solve_exact"]
 
 #: largest standard-form tableau side (rows or columns) the rational simplex is run on
 MAX_SIMPLEX = 80
@@ -133,7 +133,7 @@ class ExactSystem:
         fixed = [j for j in range(self.n) if j not in set(free)]
         M = [[self.A[k][j] for j in free] for k in active]
         r = [self.b[k] - sum((self.A[k][j] * x[j] for j in fixed if self.A[k][j]), Fraction(0)) for k in active]
-        sol = _solve(M, r, [x[j] for j in free])
+        sol = solve_exact(M, r, [x[j] for j in free])
         if sol is None:
             return None
         for j, v in zip(free, sol):
@@ -216,7 +216,7 @@ class ExactSystem:
         return "infeasible", y
 
 
-def _solve(M: list, r: list, guess: list) -> list | None:
+def solve_exact(M: list, r: list, guess: list) -> list | None:
     """A solution of M z = r over the rationals (a column without a pivot keeps ``guess``), or None
     when the system is inconsistent."""
     n = len(guess)

@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["aggregate", "interval_candidates", "phase_one", "same_columns", "verify"]
+__all__ = ["aggregate", "interval_candidates", "phase_one", "refined_phase_one", "same_columns", "verify"]
 
 
 def _exact_dot(c, x) -> Fraction:
@@ -49,7 +49,11 @@ def verify(y, A, b, ineq, lo, up):
     np.add.at(c, cols, data * Y[rows])
     pos, neg = c > 0, c < 0
     if np.any(pos & ~np.isfinite(lo)) or np.any(neg & ~np.isfinite(up)):
-        return None
+        c, Y = _repair(c, Y, rows, cols, data, ineq, lo, up)
+        if c is None:
+            return None
+        pos, neg = c > 0, c < 0
+        y_given = np.array([float(v) for v in Y.tolist()]) * 2.0**e0 * np.ldexp(1.0, -_row_shift(A))
     bound = np.where(pos, lo, np.where(neg, up, 0.0))
     left = _exact_dot(c, bound)
     right = _exact_dot(Y, b)
@@ -59,6 +63,52 @@ def verify(y, A, b, ineq, lo, up):
     # |δ| ≤ γ_d ≈ d·2⁻⁵³ moves the margin by at most γ_d·(Σ|c_v·bound_v| + Σ|Y_k·b_k|)
     size = _exact_dot(np.abs(c), np.abs(bound)) + _exact_dot(np.abs(Y), np.abs(b))
     return float((left - right) * Fraction(2) ** e0), c, y_given, left - right <= size * Fraction(n_values, 2**53)
+
+
+def _repair(c, Y, rows, cols, data, ineq, lo, up):
+    """(c, Y) with the entries of c = AᵀY whose sign needs an infinite bound (a float multiplier's
+    rounding leaves c_v = −1e-30 where only f_v ≥ 0 is stated) cancelled by adding an integer
+    multiple of one row whose coefficients have one sign and cover them (Σ f = 1 does: it adds the
+    same amount to every c_v), exactly in integers; (None, None) when no such row exists. The margin
+    is recomputed on the result by the caller, so the repair claims nothing by itself."""
+    bad_up = (c < 0) & ~np.isfinite(up)  # needs c_v raised
+    bad_lo = (c > 0) & ~np.isfinite(lo)  # needs c_v lowered
+    if np.any(bad_up) and np.any(bad_lo):
+        return None, None
+    need = np.flatnonzero(bad_up | bad_lo)
+    up_side = bool(np.any(bad_up))
+    m = Y.shape[0]
+    count = np.bincount(rows, minlength=m)
+    pos_row = np.bincount(rows, weights=(data > 0).astype(float), minlength=m) == count
+    neg_row = np.bincount(rows, weights=(data < 0).astype(float), minlength=m) == count
+    covers = np.bincount(rows[np.isin(cols, need)], minlength=m) == need.size
+    for k in np.flatnonzero(covers & (pos_row | neg_row) & (count > 0)):
+        sel = slice(*np.searchsorted(rows, [k, k + 1]))
+        a = np.zeros(c.shape[0], dtype=object)
+        a[cols[sel]] = data[sel]
+        direction = 1 if (up_side == bool(pos_row[k])) else -1  # the sign of the multiple: c_v + t·a_v
+        if ineq[k] and direction < 0:
+            continue  # a ≤ row's multiplier may only grow
+        t = max(-(-abs(int(cv)) // abs(int(av))) for cv, av in zip(c[need].tolist(), a[need].tolist()))
+        c2 = c + direction * t * a
+        if not (np.any((c2 > 0) & ~np.isfinite(lo)) or np.any((c2 < 0) & ~np.isfinite(up))):
+            Y2 = Y.copy()
+            Y2[k] = Y2[k] + direction * t
+            return c2, Y2
+    return None, None
+
+
+def _row_shift(A):
+    """The power of two s_k that :func:`_integer_rows` multiplies row k by."""
+    A = sp.csr_matrix(A)
+    mant, ex = np.frexp(A.data)
+    m = (mant * 2.0**53).astype(np.int64)
+    e = ex.astype(np.int64) - 53
+    tz = np.where(m != 0, np.log2((m & -m).astype(np.float64)), 0).astype(np.int64)
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    low = np.full(A.shape[0], 0, dtype=np.int64)
+    np.minimum.at(low, rows, np.where(m != 0, e + tz, 0))
+    return low  # y_k in the scaled rows is y_k·2^low_k
 
 
 def _integer_rows(A, b, y):
@@ -153,6 +203,33 @@ def phase_one(Ag, b, ineq, lo_g, up_g):
     return (y if np.any(y) and np.all(np.isfinite(y)) else None), res.x[:G]
 
 
+def refined_phase_one(A, b, ineq, lo, up, x0, sub):
+    """(y, x1): one step of iterative refinement of the phase-one LP (Gleixner, Steffy & Wolter,
+    "Iterative refinement for linear programming", *INFORMS J. Comput.* 28, 2016) around HiGHS's
+    point x0. The exact residual r = b − A x0 (:func:`.exact_point.exact_residual`) and the bound
+    gaps are scaled by S = 2^k ≈ 1 / (the largest violation of x0), and the phase-one LP is solved
+    for the correction δ = S·(x − x0): a conflict of 1e-13 that HiGHS's tolerance (1e-7) hid is of
+    size ~1 there. The rows A are the same, so the correction LP's duals y are a Farkas candidate
+    for the system as given (checked exactly by :func:`verify`); x1 = x0 + δ/S is a point ~S times
+    closer (a candidate for :func:`.exact_point.exact_point`). The LP is solved in the variables of
+    ``sub`` (a :class:`.chain_substitution.ChainSubstitution`, the identity when inactive). (None,
+    None) when x0 meets every row and bound in float already (nothing to refine) or HiGHS fails."""
+    from .exact_point import exact_residual
+
+    r = sub.rows_residual(exact_residual(A, b, x0), x0)
+    As, _, ins, los, ups = sub.system()
+    g0 = sub.to_g(x0)
+    with np.errstate(invalid="ignore"):
+        lo_gap, up_gap = los - g0, ups - g0
+    viol = max(float(np.max(np.abs(r[~ins]), initial=0.0)), float(np.max(-r[ins], initial=0.0)),
+               float(np.max(lo_gap, initial=0.0)), float(np.max(-up_gap, initial=0.0)))
+    if not (np.isfinite(viol) and viol > 0):
+        return None, None
+    S = 2.0 ** -np.floor(np.log2(viol))
+    y, delta = phase_one(As, S * r, ins, S * lo_gap, S * up_gap)
+    return sub.duals(y), (None if delta is None else x0 + sub.point(delta) / S)
+
+
 def _box_range(A, lo, up):
     """(min, max) of each row A_k f over the box l ≤ f ≤ u in float (±inf where a needed bound is)."""
     P, N = A.maximum(0), A.minimum(0)
@@ -181,7 +258,9 @@ def interval_candidates(A, b, ineq, own, lo, up) -> list:
     sum_up = np.inf if n_up_inf else float(np.sum(up0))
     nnz = np.diff(A.indptr)
     full = [k for k in np.flatnonzero((nnz == d) & ~ineq) if np.all(A.data[A.indptr[k]:A.indptr[k + 1]] == 1.0)]
-    part = np.setdiff1d(np.arange(m), full)
+    keep = np.ones(m, bool)
+    keep[np.asarray(full, dtype=np.int64)] = False
+    part = np.flatnonzero(keep)
     blocks = [r for r in (part[own[part] == k] for k in np.unique(own[part]))
               if r.size > 1 and (np.all(ineq[r]) or not np.any(ineq[r]))]
     B = sp.vstack([sp.csr_matrix((np.ones(part.size), (np.arange(part.size), part)), shape=(part.size, m))]

@@ -42,11 +42,25 @@ Feasibility is proved the same way (:mod:`.exact_lp`): when every group's column
 repaired on its active set in rational arithmetic, is checked exactly; when neither the duals nor
 the point decide (a float row whose duals are off by rounding, a feasible set thinner than HiGHS's
 tolerance), a rational phase-one simplex with Bland's rule decides the aggregated system — a proof
-either way. So :func:`decide` answers True or False for every system of built-in linear
-constraints (and a user's affine rows) whose aggregated form has at most :data:`MAX_EXACT` variables
-and rows; beyond that (a Monotone chain or a LinearEquality over hundreds of values, a user's dense
-float row at large d) it returns None when the float steps do not decide, and the solvers run as
-before. The decision is exact on the data as given: any exact margin > 0 is a conflict, whatever its size (a
+either way — when it has at most :data:`MAX_EXACT` variables and rows. Beyond that (a Monotone chain
+over the whole domain, a LinearEquality or a user's float rows over many values), the same verified-LP
+steps run on the system as given, at any size: the chains are substituted out of the LP
+(:mod:`.chain_substitution`: HiGHS then solves a few dense rows, 0.03 s at d = 2,048 where the chain
+rows took 7 s); the duals of the phase-one LP and of its two tightened forms are Farkas candidates,
+also snapped to the small-denominator rationals they approximate (a chain over d = 2,000 values has
+multipliers i/2,000, off by rounding in every float entry) and, where a rounding leaves c_v of the
+wrong sign on a value with an infinite bound, repaired by a one-signed row (:func:`.farkas.verify`);
+HiGHS's point is made exact on its active set (:mod:`.exact_point`: tight chain steps contracted into
+blocks, the other tight rows solved in rationals, every row checked in integers); and when neither
+verifies, the phase-one LP is refined around that point (:func:`.farkas.refined_phase_one`: residuals
+computed exactly and scaled up by 1/violation, so a conflict of 1e-16 is of size 1 for HiGHS). A
+verified certificate or point is a proof; None is returned only when no candidate verifies — the
+measured cases (``benchmarks/bench_exact_feasibility.py``: chains and dense rows at margins 1e-13 …
+1e-16 on both sides, d up to 10⁵) all decide, except a feasible dense LinearEquality of more than
+:data:`.exact_point.MAX_BASIS` rows with every value off its bounds (the basis system is too large
+for Fraction arithmetic: the solvers run as before; its conflicts are still decided), and thin
+margins (≲ 1e-13) on a large Hierarchy tree or Monotone partial order, whose rows are not
+substituted (docs/problems.md, "Decided exactly"). The decision is exact on the data as given: any exact margin > 0 is a conflict, whatever its size (a
 SubsetSum of 1 + 1e-13 with the simplex at d = 42,178, Box lower bounds summing to 1 + 1e-12), because
 no point satisfies such constraints and no tolerance of a solver or of ldpopt's check may make one
 look as if it did. A margin within what rounding of the data themselves could explain,
@@ -62,28 +76,29 @@ Jacobian per constraint, ~0.1 s at d = 42,178), so a thin conflict between them 
 (Σ f ≤ 1 − 1e-9 with the simplex) is decided here instead of running the solvers to their limits.
 Its other constraints (cones, norms) are left out: infeasibility of the rest alone already makes the
 problem infeasible, and a conflict that needs them is left to the solvers' own certificates
-(:func:`solver_infeasibility`). A Hierarchy, Monotone or user constraint with more
-than :data:`MAX_LP` rows (a full-domain chain, a range tree at large d: left out, the rest is still
-decided); an aggregated LP with more than :data:`MAX_LP` variables is not solved here (only the
-bound conflicts and the interval candidates are decided then), and the solver chain answers.
+(:func:`solver_infeasibility`). A Hierarchy, Monotone or user constraint takes part with all its
+rows up to :data:`MAX_LP` (10⁷: what fits in memory, not a budget).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from math import lcm
 
 import numpy as np
 import scipy.sparse as sp
 
+from .chain_substitution import ChainSubstitution
 from .exact_lp import ExactSystem, exact_group_sums
-from .farkas import aggregate, interval_candidates, phase_one, same_columns, verify
+from .exact_point import exact_point, point_ok
+from .farkas import aggregate, interval_candidates, phase_one, refined_phase_one, same_columns, verify
 
 __all__ = ["MAX_EXACT", "MAX_LP", "Decision", "Infeasibility", "decide", "find_infeasibility", "linear_system",
            "solver_infeasibility"]
 
-#: largest aggregated LP (variables or rows) the pre-check solves; beyond it, bound conflicts only
-MAX_LP = 5000
+#: most rows (and aggregated variables) the pre-check takes: what fits in memory, not a budget
+MAX_LP = 10**7
 #: largest aggregated system (variables or rows) decided in rational arithmetic (:mod:`.exact_lp`)
 MAX_EXACT = 200
 
@@ -239,8 +254,7 @@ def _named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:
 class Decision:
     """The exact pre-check's answer on the built-in linear constraints (with a user's affine rows):
     ``feasible`` True (a point verified in exact arithmetic, or the closed form of the family), False
-    (``certificate`` verified exactly) or None (not decided: a constraint left out, or a system beyond
-    :data:`MAX_LP` / :data:`MAX_EXACT`); ``how`` names the step that decided (module docstring);
+    (``certificate`` verified exactly) or None (not decided: no candidate verified, module docstring); ``how`` names the step that decided (module docstring);
     ``complete`` whether every constraint of the problem took part (no user non-affine row, nothing
     left out for size), so that True is the whole problem's feasibility."""
 
@@ -286,6 +300,8 @@ def decide(problem) -> Decision:
         return Decision(True, how="bounds", complete=complete)
     if A.shape[0] > MAX_LP:
         return Decision(None, how="too many rows")
+    if _uniform_ok(A, b, ineq, lo, up):
+        return Decision(True, how="uniform point, checked exactly", complete=complete)
     Ag, lo_g, up_g, inv = aggregate(A, lo, up)
     small = Ag.shape[1] <= MAX_LP  # screen on the aggregated columns (float sums: a screen only)
     for y in interval_candidates(*((Ag, b, ineq, own, lo_g, up_g) if small else (A, b, ineq, own, lo, up))):
@@ -296,25 +312,127 @@ def decide(problem) -> Decision:
         return Decision(True, how="interval", complete=complete)  # Σ f = t and bounds: Σl ≤ t ≤ Σu is the question
     if not small:
         return Decision(None, how="too many values after aggregation")
-    exact = None
-    if Ag.shape[1] <= MAX_EXACT and A.shape[0] <= MAX_EXACT and same_columns(A, Ag, inv):
-        exact = ExactSystem(Ag.toarray(), b, ineq, exact_group_sums(lo, inv, Ag.shape[1]),
-                            exact_group_sums(up, inv, Ag.shape[1]))
-    for y, x in (phase_one(Ag, b, ineq, lo_g, up_g), phase_one(*_tightened(Ag, b, ineq, lo_g, up_g))):
-        if y is not None:
-            scale = float(np.max(np.abs(y)))
-            for cand in (y, np.round(y / scale * 2.0**20) / 2.0**20):
-                got = verify(cand, A, b, ineq, lo, up)
-                if got is not None:
-                    return Decision(False, _named_certificate(got, names, own, lo_own, up_own), "phase-one LP",
-                                    complete)
-        if exact is not None and x is not None:
+    small_exact = Ag.shape[1] <= MAX_EXACT and A.shape[0] <= MAX_EXACT and same_columns(A, Ag, inv)
+    if small_exact:
+        got = _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete)
+        if got.feasible is not None:
+            return got
+    return _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete)
+
+
+def _certified(y, A, b, ineq, lo, up, names, own, lo_own, up_own, complete, how) -> Decision | None:
+    """The infeasible Decision when y (snapped to small-denominator rationals, rounded to 2⁻²⁰ of its
+    largest entry, or as it is) verifies exactly. A y whose float margin is below −10⁻⁶ of its size
+    is no certificate and is not sent to the exact test (O(nnz) Python integers: seconds for 201
+    dense rows at d = 42,178); the screen only rejects, so every claim is still the exact test's."""
+    if y is None or not np.all(np.isfinite(y)) or not np.any(y):
+        return None
+    yc = np.where(ineq & (y < 0), 0.0, y)
+    c = np.asarray(A.T @ yc).ravel()
+    bound = np.where(c > 0, np.where(np.isfinite(lo), lo, 0.0), np.where(c < 0, np.where(np.isfinite(up), up, 0.0), 0.0))
+    size = float(np.abs(c) @ np.abs(bound) + np.abs(yc) @ np.abs(b))
+    if float(c @ bound - yc @ b) < -1e-6 * size:
+        return None
+    scale = float(np.max(np.abs(y)))
+    for cand in (_snapped(y / scale), np.round(y / scale * 2.0**20) / 2.0**20, y):  # the cleanest first
+        got = None if cand is None else verify(cand, A, b, ineq, lo, up)
+        if got is not None:
+            return Decision(False, _named_certificate(got, names, own, lo_own, up_own), how, complete)
+    return None
+
+
+def _snapped(y):
+    """y (largest entry ±1) as the integers Y = L·y rounded, for the least common denominator L of
+    small-denominator fractions near a spread of its entries (``Fraction.limit_denominator``, at
+    most 10⁶), when every entry of L·y is within 10⁻⁶ of an integer; else None. A vertex of the
+    dual of a phase-one LP is rational; a certificate whose exact multipliers are i/2000 (a chain
+    over d = 2,000 values) is off by float rounding in every entry, which a 1e-16 margin cannot
+    absorb, and exact again after this (a Farkas certificate may be scaled by any L > 0)."""
+    vals = np.unique(y[y != 0])
+    L = 1
+    for v in vals[np.linspace(0, vals.size - 1, min(vals.size, 24)).astype(int)].tolist():
+        L = lcm(L, Fraction(v).limit_denominator(10**6).denominator)
+        if L > 2**40:
+            return None
+    Y = np.round(y * L)
+    return Y if np.max(np.abs(y * L - Y)) <= 1e-6 else None
+
+
+def _uniform_ok(A, b, ineq, lo, up) -> bool:
+    """Whether f = t/d meets every row and bound exactly, t the total of the Σ f = t rows (one t):
+    Simplex with a Monotone chain, the problem every solve of it decides first, needs no LP. Screened
+    in float first (a row missed by more than rounding), so a conflicting system pays O(nnz) floats."""
+    d = A.shape[1]
+    nnz = np.diff(A.indptr)
+    full = [k for k in np.flatnonzero(~ineq & (nnz == d)).tolist()
+            if np.all(A.data[A.indptr[k]:A.indptr[k + 1]] == 1.0)]
+    if not full or len({float(b[k]) for k in full}) != 1:
+        return False
+    t = Fraction(float(b[full[0]])) / d
+    c = float(t)
+    Ax = A @ np.full(d, c)
+    slack = 1e-9 * (abs(A) @ np.full(d, abs(c)) + np.abs(b)) + 1e-300
+    if np.any(c < lo - slack.max()) or np.any(c > up + slack.max()):
+        return False
+    if np.any(np.where(ineq, Ax - b > slack, np.abs(Ax - b) > slack)):
+        return False
+    return point_ok(A, b, ineq, lo, up, np.zeros(d), np.zeros(d, dtype=np.int64), {0: t})
+
+
+def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> Decision:
+    """The verified-LP steps on the system as given, at any size (module docstring), chains
+    substituted out of every LP: the phase-one LP's duals, its point made exact on its active set
+    (:func:`.exact_point.exact_point`), up to three steps of iterative refinement
+    (:func:`.farkas.refined_phase_one`) for a conflict or a feasible set thinner than HiGHS's
+    tolerances, then the duals of its two tightened forms; every candidate is checked exactly, the
+    first that verifies decides (the refinement first: one LP where the tightened forms are two)."""
+    sub = ChainSubstitution(A, b, ineq, lo, up)
+    As, bs, ins, los, ups = sub.system()
+    y0, g0 = phase_one(As, bs, ins, los, ups)
+    x0 = sub.point(g0)
+    got = _certified(sub.duals(y0), A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
+    if got is not None:
+        return got
+    if x0 is None:
+        return Decision(None, how="HiGHS failed on the phase-one LP")
+    for tol in (0.0, 1e-12, 1e-9, 1e-7):  # HiGHS's point first: a feasible system needs no more LPs
+        if exact_point(A, b, ineq, lo, up, x0, tol) is not None:
+            return Decision(True, how="phase-one LP point, made exact on its active set", complete=complete)
+    x = x0
+    for _ in range(3):  # each step brings the point ~1e7 closer; a conflict shows in the first
+        y1, x1 = refined_phase_one(A, b, ineq, lo, up, x, sub)
+        got = _certified(y1, A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "refined phase-one LP")
+        if got is not None:
+            return got
+        if x1 is None:
+            break
+        for tol in (0.0, 1e-15, 1e-12, 1e-9):
+            if exact_point(A, b, ineq, lo, up, x1, tol) is not None:
+                return Decision(True, how="refined phase-one LP point, made exact on its active set",
+                                complete=complete)
+        x = x1
+    for y in (phase_one(*_tightened(As, bs, ins, los, ups, True))[0], phase_one(*_tightened(As, bs, ins, los, ups))[0]):
+        got = _certified(sub.duals(y), A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
+        if got is not None:
+            return got
+    return Decision(None, how="neither a certificate nor a point verified exactly")
+
+
+def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete) -> Decision:
+    """The steps on the aggregated system (at most :data:`MAX_EXACT` variables and rows, every
+    group's columns equal): HiGHS's duals and repaired point, then the rational simplex."""
+    exact = ExactSystem(Ag.toarray(), b, ineq, exact_group_sums(lo, inv, Ag.shape[1]),
+                        exact_group_sums(up, inv, Ag.shape[1]))
+    for y, x in (phase_one(Ag, b, ineq, lo_g, up_g), phase_one(*_tightened(Ag, b, ineq, lo_g, up_g, True)),
+                 phase_one(*_tightened(Ag, b, ineq, lo_g, up_g))):
+        found = _certified(y, A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
+        if found is not None:
+            return found
+        if x is not None:
             for tol in (1e-12, 1e-9, 1e-6):
                 point = exact.repair(x, tol)
                 if point is not None and exact.point_ok(point):
                     return Decision(True, how="phase-one LP point, repaired exactly", complete=complete)
-    if exact is None:
-        return Decision(None, how="aggregated system too large for the exact step")
     got = exact.simplex()
     if got is None:
         return Decision(None, how="aggregated system too large for the rational simplex")
@@ -336,19 +454,25 @@ def decide(problem) -> Decision:
                     "rational simplex", complete)
 
 
-def _tightened(Ag, b, ineq, lo_g, up_g):
+def _tightened(Ag, b, ineq, lo_g, up_g, relative: bool = False):
     """The aggregated system with every ≤ row and every finite bound tightened by δ = 1e-6 of the
-    data's scale: a conflict thinner than HiGHS's tolerances (1e-7) is at least δ wide there, so the
-    phase-one LP sees it and its duals are a candidate — then checked exactly on the data as given
-    (:func:`.farkas.verify`); on a feasible set the tightened LP may conflict, but no such y passes."""
+    data's scale (``relative``: by 1e-6 of each number's own size, so that a homogeneous row — a
+    Monotone chain's f_a − f_b ≤ 0 — and a zero bound stay as they are: a uniform δ on a chain of
+    d − 1 steps alone asks for a spread of d·δ, which at d = 2,048 conflicts with Σ f = 1 by itself
+    and hides the conflict sought): a conflict thinner than HiGHS's tolerances (1e-7) is at least δ
+    wide there, so the phase-one LP sees it and its duals are a candidate — then checked exactly on
+    the data as given (:func:`.farkas.verify`); on a feasible set the tightened LP may conflict, but
+    no such y passes."""
     fin = np.concatenate([b, lo_g[np.isfinite(lo_g)], up_g[np.isfinite(up_g)]])
     delta = 1e-6 * max(1.0, float(np.max(np.abs(fin), initial=0.0)))
     with np.errstate(invalid="ignore"):
-        lo_t, up_t = lo_g + delta, up_g - delta
+        d_lo, d_up, d_b = ((1e-6 * np.abs(lo_g), 1e-6 * np.abs(up_g), 1e-6 * np.abs(b)) if relative
+                           else (delta, delta, delta))
+        lo_t, up_t = lo_g + d_lo, up_g - d_up
     cross = lo_t > up_t
     mid = 0.5 * (lo_g + up_g)
     lo_t, up_t = np.where(cross, mid, lo_t), np.where(cross, mid, up_t)
-    return Ag, np.where(ineq, b - delta, b), ineq, lo_t, up_t
+    return Ag, np.where(ineq, b - d_b, b), ineq, lo_t, up_t
 
 
 def solver_infeasibility(named: dict, solver: str) -> Infeasibility | None:

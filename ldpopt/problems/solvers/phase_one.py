@@ -103,6 +103,7 @@ def infeasible_solution(problem, time_limit: float | None = None):
         got = decide(problem)
     except ValueError:  # malformed data (bad indices, ...): the solver route raises it as before
         return None
+    problem._feasibility = got  # a proof of feasibility keeps a solver's "infeasible" from being reported
     cert, solver = got.certificate, "LDPOPT-FEASIBILITY"
     if cert is None and needs_phase_one(problem, got):
         ph = phase_one(problem, time_limit)

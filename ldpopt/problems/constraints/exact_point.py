@@ -1,0 +1,255 @@
+"""An exact feasible point of l ≤ x ≤ u, A x (= or ≤) b at any size, from a float LP point: the
+"verified LP" step of the feasibility decision (:mod:`.feasibility`) for systems too large for the
+rational simplex of :mod:`.exact_lp`.
+
+A float point from HiGHS meets the rows only to its tolerance (1e-7..1e-9); a proof needs one that
+meets them exactly. The point's active set says which rows and bounds define it (at a vertex,
+its basis), and those are solved exactly (Applegate, Cook, Dash & Espinoza, "Exact solutions to
+linear programming problems", *Oper. Res. Lett.* 35, 2007: float LP, then the basis system in
+rational arithmetic), with two reductions that keep the rational system small at any d:
+
+* a value within a tolerance of a finite bound is put on that bound (a float, exact);
+* a tight row of the form a·f_i − a·f_j (= or ≤) 0 (a Monotone chain's step, two-value rows) makes
+  f_i and f_j one *block* with one value (connected components of those rows), so a chain of
+  10⁵ values whose steps are tight becomes a handful of blocks, and its rows hold exactly by
+  construction.
+
+The remaining tight rows (every = row, ≤ rows within the tolerance) are then solved for the blocks
+not on a bound, in ``fractions.Fraction`` arithmetic (Gaussian elimination,
+:func:`.exact_lp.solve_exact`; a block without a pivot keeps its float value), when that system has
+at most :data:`MAX_BASIS` rows (a choice: ~1 s of Fraction arithmetic; a dense LinearEquality of
+more rows, with every value off its bounds, is beyond it). Every other value keeps its float value.
+The result is then checked against every row and bound of the original system exactly
+(:func:`point_ok`: integers scaled by a common denominator, numpy object arrays over the non-zeros,
+no loop over the domain in Python): a True is a proof, whatever the tolerances that chose the
+active set; a False claims nothing.
+
+:func:`exact_residual` gives b − A x exactly for a float x, rounded to float at the end: the
+iterative refinement of the phase-one LP (:func:`.farkas.refined_phase_one`) is built on it.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import lcm
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from .exact_lp import solve_exact
+
+__all__ = ["MAX_BASIS", "exact_point", "exact_residual", "point_ok"]
+
+#: most tight rows (after contraction) solved in rational arithmetic for one point
+MAX_BASIS = 60
+
+
+def _dyadic(x):
+    """(m, e) int64 arrays with x = m·2^e exactly (x finite float64; m = 0 for x = 0)."""
+    mant, ex = np.frexp(np.asarray(x, dtype=np.float64))
+    return (mant * 2.0**53).astype(np.int64), ex.astype(np.int64) - 53
+
+
+def _as_int(x, E: int):
+    """x·2^−E as exact Python integers (object array); every finite x must be a multiple of 2^E."""
+    m, e = _dyadic(np.where(np.isfinite(x), x, 0.0))
+    return np.left_shift(m.astype(object), np.maximum(e - E, 0).astype(object)) * (m != 0)
+
+
+def _min_exp(*arrays) -> int:
+    """The smallest binary exponent of the non-zero finite entries (0 when none), capped at 0."""
+    low = 0
+    for x in arrays:
+        x = np.asarray(x, dtype=np.float64)
+        x = x[np.isfinite(x) & (x != 0)]
+        if x.size:
+            low = min(low, int(_dyadic(x)[1].min()))
+    return low
+
+
+def exact_residual(A, b, x) -> np.ndarray:
+    """b − A x for float x, computed exactly (integers) and rounded to float once per row."""
+    A = sp.csr_matrix(A)
+    x = np.asarray(x, dtype=np.float64)
+    E2 = min(_min_exp(A.data) + _min_exp(x), _min_exp(b))
+    ma, ea = _dyadic(A.data)
+    mx, ex = _dyadic(x[A.indices])
+    nz = (ma != 0) & (mx != 0)
+    prod = ma.astype(object) * mx.astype(object)
+    terms = np.left_shift(prod, np.where(nz, ea + ex - E2, 0).astype(object)) * nz
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    acc = np.zeros(A.shape[0], dtype=object)
+    np.add.at(acc, rows, terms)
+    res = _as_int(b, E2) - acc
+    return np.array([_to_float(int(v), E2) for v in res.tolist()])
+
+
+def _to_float(n: int, E: int) -> float:
+    """n·2^E rounded to float64 (correctly up to a subnormal result)."""
+    if n == 0:
+        return 0.0
+    shift = max(n.bit_length() - 60, 0)
+    return float(np.ldexp(float(n >> shift) if n > 0 else -float((-n) >> shift), E + shift))
+
+
+def point_ok(A, b, ineq, lo, up, x_float, comp=None, fracs: dict | None = None) -> bool:
+    """Whether the point x meets every bound and row exactly: x_v = ``fracs[comp[v]]`` (a Fraction
+    per block) where the value's block has one, else ``x_float[v]``."""
+    x_float = np.asarray(x_float, dtype=np.float64)
+    fracs = fracs or {}
+    comp = np.zeros(x_float.size, dtype=np.int64) if comp is None else comp
+    if not np.all(np.isfinite(x_float)):
+        return False
+    blocks = np.fromiter(fracs, dtype=np.int64, count=len(fracs))
+    plain = ~np.isin(comp, blocks)
+    if np.any(plain & (x_float < lo)) or np.any(plain & (x_float > up)):
+        return False
+    for g, z in fracs.items():  # one comparison per solved block against its members' tightest bounds
+        members = comp == g
+        lo_g, up_g = float(np.max(lo[members])), float(np.min(up[members]))
+        if (np.isfinite(lo_g) and z < Fraction(lo_g)) or (np.isfinite(up_g) and z > Fraction(up_g)):
+            return False
+    A = sp.csr_matrix(A)
+    L = lcm(*(z.denominator for z in fracs.values())) if fracs else 1
+    # A_kv = M_kv·2^Ea; x_v = X_v·2^Ex / L; b_k = B_k·2^(Ea+Ex) / L, every M, X, B an integer
+    Ea = _min_exp(A.data)
+    Ex = min(_min_exp(np.where(plain, x_float, 0.0)), _min_exp(b) - Ea, 0)
+    X = _as_int(np.where(plain, x_float, 0.0), Ex) * L
+    if fracs:
+        Z = np.zeros(int(comp.max()) + 1, dtype=object)
+        for g, z in fracs.items():
+            Z[g] = int(z * L * Fraction(2) ** -Ex)
+        X = np.where(plain, X, Z[comp])
+    Mi = _as_int(A.data, Ea)
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    lhs = np.zeros(A.shape[0], dtype=object)
+    np.add.at(lhs, rows, Mi * X[A.indices])
+    rhs = _as_int(b, Ea + Ex) * L
+    le = np.asarray(ineq, bool)
+    return bool(np.all(lhs[le] <= rhs[le]) and np.all(lhs[~le] == rhs[~le]))
+
+
+def _blocks(A, b, tight, x):
+    """Component of each value under the tight two-value rows a·f_i − a·f_j (= or ≤) 0."""
+    A = sp.csr_matrix(A)
+    d = A.shape[1]
+    nnz = np.diff(A.indptr)
+    two = np.flatnonzero(tight & (nnz == 2) & (np.asarray(b) == 0))
+    if two.size:
+        start = A.indptr[two]
+        a0, a1 = A.data[start], A.data[start + 1]
+        two = two[a0 == -a1]
+    if not two.size:
+        return np.arange(d), np.zeros(A.shape[0], bool)
+    start = A.indptr[two]
+    i, j = A.indices[start], A.indices[start + 1]
+    G = sp.csr_matrix((np.ones(two.size), (i, j)), shape=(d, d))
+    _, comp = connected_components(G, directed=False)
+    merged = np.zeros(A.shape[0], bool)
+    merged[two] = True
+    return comp, merged
+
+
+def exact_point(A, b, ineq, lo, up, x0, tol: float) -> tuple | None:
+    """A point (x_float, fracs) of the system built from the float point ``x0`` (module docstring,
+    ``tol`` the relative tolerance for "on a bound" and "tight"), checked exactly by
+    :func:`point_ok`; None when the construction or the check fails (nothing is claimed)."""
+    A = sp.csr_matrix(A)
+    b = np.asarray(b, dtype=np.float64)
+    ineq = np.asarray(ineq, bool)
+    x0 = np.asarray(x0, dtype=np.float64)
+    Ax = A @ x0
+    scale = np.maximum(1.0, np.maximum(np.abs(b), abs(A) @ np.abs(x0)))
+    tight = ~ineq | (np.abs(Ax - b) <= tol * scale)
+    comp, merged = _blocks(A, b, tight, x0)
+    nb = int(comp.max()) + 1
+    # a block's bounds: the tightest of its members'
+    blo, bup = np.full(nb, -np.inf), np.full(nb, np.inf)
+    np.maximum.at(blo, comp, lo)
+    np.minimum.at(bup, comp, up)
+    if np.any(blo > bup):
+        return None
+    size = np.bincount(comp, minlength=nb)
+    val = np.bincount(comp, weights=x0, minlength=nb) / size
+    fin_lo, fin_up = np.isfinite(blo), np.isfinite(bup)
+    lo0, up0 = np.where(fin_lo, blo, 0.0), np.where(fin_up, bup, 0.0)
+    on_lo = fin_lo & (np.abs(val - lo0) <= tol * np.maximum(1.0, np.abs(lo0)))
+    on_up = fin_up & (np.abs(val - up0) <= tol * np.maximum(1.0, np.abs(up0)))
+    val = np.where(on_lo, blo, np.where(on_up, bup, np.clip(val, blo, bup)))
+    fixed = on_lo | on_up
+    rows = np.flatnonzero(tight & ~merged)
+    # the tight rows as equalities; when they are inconsistent in exact arithmetic (a ≤ row met
+    # with room thinner than the tolerance), the = rows alone, the ≤ rows left to the check
+    for use in (rows, rows[~ineq[rows]]) if np.any(ineq[rows]) else (rows,):
+        got = _solve_blocks(A, b, use, comp, val, blo, bup, fixed)
+        if got is None:
+            continue
+        x_try, fracs = got
+        if point_ok(A, b, ineq, lo, up, x_try, comp, fracs):
+            return x_try, comp, fracs
+    return None
+
+
+def _solve_blocks(A, b, rows, comp, val, blo, bup, fixed):
+    """(x, fracs): the block values ``val`` with the blocks that the rows ``rows`` (as equalities)
+    determine solved exactly; None when those rows are inconsistent or too many."""
+    x = val[comp]
+    if not rows.size:
+        return x, {}
+    if rows.size > MAX_BASIS:
+        return None
+    d, nb = comp.size, val.size
+    P = sp.csr_matrix((np.ones(d), (np.arange(d), comp)), shape=(d, nb))
+    W = (A[rows] @ P).tocsc()  # float sums of a row's entries per block: only to choose the pivots
+    free = np.flatnonzero(~fixed & (np.diff(W.indptr) > 0))
+    room = np.minimum(val[free] - blo[free], bup[free] - val[free])
+    free = free[np.argsort(-room, kind="stable")][: 2 * rows.size + 8]
+    if not free.size:
+        return x, {}
+    Wf = _exact_block_matrix(A[rows], comp, free)
+    keep = ~np.isin(comp, free)  # right-hand side: b_k − Σ over the values not in a solved block, exactly
+    rhs = _exact_rows(A[rows], b[rows], np.where(keep, x, 0.0))
+    z = solve_exact(Wf, rhs, [Fraction(float(v)) for v in val[free]])
+    if z is None:
+        return None
+    return np.where(keep, x, 0.0), {int(g): zg for g, zg in zip(free.tolist(), z)}
+
+
+def _exact_block_matrix(A, comp, free) -> list:
+    """Dense list-of-lists of Fractions: entry (k, j) = Σ_{v in block free[j]} A_kv exactly
+    (integer sums per (row, block) pair, one Fraction per pair)."""
+    A = sp.coo_matrix(A)
+    pos = -np.ones(int(comp.max()) + 1, dtype=np.int64)
+    pos[free] = np.arange(free.size)
+    col = pos[comp[A.col]]
+    keep = col >= 0
+    out = [[Fraction(0)] * free.size for _ in range(A.shape[0])]
+    if not np.any(keep):
+        return out
+    key = A.row[keep].astype(np.int64) * free.size + col[keep]
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    E = _min_exp(A.data)
+    ints = _as_int(A.data[keep][order], E)
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    sums = np.add.reduceat(ints, starts)
+    unit = Fraction(2) ** E
+    for k, sv in zip(key[starts].tolist(), sums.tolist()):
+        out[k // free.size][k % free.size] = Fraction(int(sv)) * unit
+    return out
+
+
+def _exact_rows(A, b, x) -> list:
+    """[b_k − Σ_v A_kv x_v] as Fractions (x float)."""
+    A = sp.csr_matrix(A)
+    E = min(_min_exp(A.data) + _min_exp(x), _min_exp(b), 0)
+    ma, ea = _dyadic(A.data)
+    mx, ex = _dyadic(np.asarray(x, dtype=np.float64)[A.indices])
+    terms = np.left_shift(ma.astype(object) * mx.astype(object), np.maximum(ea + ex - E, 0).astype(object)) \
+        * ((ma != 0) & (mx != 0))
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    acc = np.zeros(A.shape[0], dtype=object)
+    np.add.at(acc, rows, terms)
+    res = _as_int(b, E) - acc
+    return [Fraction(int(v)) * Fraction(2) ** E for v in res.tolist()]
