@@ -6,12 +6,19 @@ from __future__ import annotations
 import importlib
 import warnings
 
-__all__ = ["forward", "moved"]
+__all__ = ["forward", "moved", "warn_moved"]
+
+
+def warn_moved(old: str, new: str, stacklevel: int) -> None:
+    """The one warning of an old path (a module or a name): :class:`DeprecationWarning` naming the new
+    path; ``stacklevel`` points it at the user's import line. Used by the forwarders here and by the
+    finder of ``ldpopt.problems``' old module paths (``problems/_moved.py``)."""
+    warnings.warn(f"{old} is deprecated and will be removed in the next release; use {new} instead",
+                  DeprecationWarning, stacklevel=stacklevel + 1)
 
 
 def _warn(old: str, new: str) -> None:
-    warnings.warn(f"{old} is deprecated and will be removed in the next release; use {new} instead",
-                  DeprecationWarning, stacklevel=4)
+    warn_moved(old, new, stacklevel=4)
 
 
 def forward(old: str, homes: tuple[str, ...], renames: dict[str, str] | None = None):
@@ -36,8 +43,7 @@ def moved(namespace: dict, new: str, *also: str, renames: dict[str, str] | None 
     ``also``): a :class:`DeprecationWarning` naming ``new`` when it is imported, and every name of
     the old module (``renames``: old → new name) looked up there, ``from old import *`` included."""
     old = namespace["__name__"]
-    warnings.warn(f"{old} is deprecated and will be removed in the next release; use {new} instead",
-                  DeprecationWarning, stacklevel=3)
+    warn_moved(old, new, stacklevel=3)
     homes = (new, *also)
     mods = [importlib.import_module(h) for h in homes]
     renames = dict(renames or {})

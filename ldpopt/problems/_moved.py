@@ -12,7 +12,8 @@ import importlib.abc
 import importlib.util
 import sys
 import types
-import warnings
+
+from .._deprecated import warn_moved
 
 _P = "ldpopt.problems"
 
@@ -90,8 +91,7 @@ class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: types.ModuleType) -> None:
         new = MOVED[module.__name__]
-        warnings.warn(f"{module.__name__} moved to {new}; the old path works for one release",
-                      DeprecationWarning, stacklevel=_caller_level())
+        warn_moved(module.__name__, new, stacklevel=_caller_level())
         target = importlib.import_module(new)
         module.__dict__.update({k: v for k, v in vars(target).items() if k not in _OWN})
 
