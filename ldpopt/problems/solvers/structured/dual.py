@@ -119,7 +119,7 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, 
                 break
             hi += 2.0 * (abs(hi) + 1.0)
     lam = float(np.clip(lam0, lo, hi)) if lam0 is not None and np.isfinite(lam0) else 0.5 * (lo + hi)
-    it, side, widths = 0, 0, []
+    it, side, widths, resids = 0, 0, [], []
     tol = 16 * _EPS * max(abs(total), 1e-300)
     for it in range(1, max_iter + 1):
         f, s = mass(lam)
@@ -150,10 +150,13 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, 
                      else 0.0)
         step = lam - r / slope if slope < 0 and np.isfinite(slope) else np.nan
         widths.append(hi - lo)
-        if len(widths) > 3 and widths[-1] > 0.5 * widths[-4]:
+        resids.append(abs(r))
+        if len(widths) > 3 and widths[-1] > 0.5 * widths[-4] and resids[-1] > 0.1 * resids[-4]:
             # Newton (or false position) crawling — h'' varies by orders of magnitude, e.g. the
-            # binomial at ε = 20: bisect
+            # binomial at ε = 20: bisect. (Not when the residual falls fast: Newton on a convex S
+            # approaches from one side, so the far end stays and only |r| shows the progress.)
             widths.clear()
+            resids.clear()
             lam = 0.5 * (lo + hi)
             continue
         if not lo < step < hi:
@@ -336,8 +339,12 @@ def solve_screened(sep, st, max_rounds: int = 30, max_iter: int = 50):
     if d < _SCREEN_MIN_D or probe is None:
         return solve_multipliers(sep, st, max_iter=max_iter)
     d1l = _d1(sep, st.l)
-    score = np.where(np.isnan(d1l), np.inf, -d1l)
     var = st.l < st.u
+    if np.count_nonzero(var & (d1l == -np.inf)) > d // 2:
+        # h'(l) = −∞ (a KL or entropy term): such a value is never at l, so most of the domain is
+        # in W anyway — screening would only add a round
+        return solve_multipliers(sep, st, max_iter=max_iter)
+    score = np.where(np.isnan(d1l), np.inf, -d1l)
     score = np.where(var, score, -np.inf)  # fixed values never need to be in W
     k = min(d, max(4096, 8 * st.m))
     inW = np.zeros(d, bool)
