@@ -34,7 +34,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "uncertainty_grid", "choose_candidates",
                  "ci_all"),
     "solve": ("solvers", "policy", "likelihood", "feasibility", "exact_feasibility", "structured", "structured_blocks",
-              "structured_tree", "user_call", "table", "grouped", "check_property", "bound_property", "routes", "multi"),
+              "structured_tree", "user_call", "table", "grouped", "check_property", "bound_property", "routes", "multi", "route_grid"),
     "variants": ("own_variant", "kl_user_call"),
     "cli": ("startup", "cli_fuzz"),
     "robust": ("poisoning_anchor", "poisoning_recovery", "poisoning_detection", "poisoning_adaptive", "poisoning_kernels",

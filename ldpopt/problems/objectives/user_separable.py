@@ -58,18 +58,22 @@ class UserSep(Separable):
         tm, lo, hi = t[idx], l[idx].copy(), u[idx].copy()
         f = 0.5 * (lo + hi)
         prev = getattr(self, "_previous_root", None)
+        warm = np.zeros(idx.size, bool)
         if prev is not None and prev.shape == l.shape:
             p = prev[idx]
-            f = np.where((p > lo) & (p < hi), p, f)
+            warm = (p > lo) & (p < hi)
+            f = np.where(warm, p, f)
         g1, g2 = derivs(np.arange(idx.size), f)
         g = g1 + tm
-        # h' + t at rounding level: |h' + t| within a few ulps of the terms it is summed from (at the
-        # first point). A value there stops: Newton would keep moving it by rounding noise (measured:
-        # ~40 % of AOL's values took 10–40 more rounds at CLS + KL to a prior).
+        # h' + t at rounding level: |h' + t| within 16 ulps of the terms it is summed from, measured
+        # at a warm start (near the root; at a cold start the terms at the bracket's middle are no
+        # measure: there 32 ulps of |t|). A value there stops: Newton would keep moving it by rounding
+        # noise (measured: ~40 % of AOL's values took 10–40 more rounds at CLS + KL to a prior).
         full = out.copy()
         full[idx] = f
         with np.errstate(all="ignore"):
-            noise = 16 * np.finfo(float).eps * (np.abs(tm) + np.nan_to_num(self.d1_scale(full)[idx], posinf=0.0))
+            terms = np.where(warm, np.nan_to_num(self.d1_scale(full)[idx], posinf=0.0), np.abs(tm))
+        noise = 16 * np.finfo(float).eps * (np.abs(tm) + terms)
         act = np.flatnonzero(~(np.abs(g) <= noise))  # positions (into idx) still moving
         tiny, eps = np.finfo(float).tiny, np.finfo(float).eps
         for _ in range(100):

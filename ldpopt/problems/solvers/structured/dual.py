@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...._blas import one_thread
 from ...objectives.separable import Separable
 from ...progress import out_of_time
 
@@ -280,10 +281,11 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
         Hf = (H + mu * H_all)[np.ix_(free, free)]
         Hf = Hf + (1e-300 + 1e-15 * max(np.trace(Hf), 0.0)) * np.eye(Hf.shape[0])
         delta = np.zeros(st.m)
-        try:
-            delta[free] = np.linalg.solve(Hf, grad[free])
-        except np.linalg.LinAlgError:
-            delta[free] = np.linalg.lstsq(Hf, grad[free], rcond=None)[0]
+        with one_thread(Hf.shape[0]):
+            try:
+                delta[free] = np.linalg.solve(Hf, grad[free])
+            except np.linalg.LinAlgError:
+                delta[free] = np.linalg.lstsq(Hf, grad[free], rcond=None)[0]
         if not np.all(np.isfinite(delta)):
             break
         big = float(np.max(np.abs(delta)))
