@@ -36,9 +36,10 @@ CPU time at this one, ×10 (growth about linear), would pass ``--cvxpy-cap`` (cv
 or ``--ldpopt-cap`` (default 20 s) — so cvxpy stops at 10⁴–10⁵ in the default grid, said per class
 (``cvxpy_max_d``); the 60 s per solve the question allowed would not fit 15 minutes.
 
-Growth: per route (the solver that answered) the least-squares exponent of log time against log d
-over the class's d values (≥ 3 decades where the route ran that far), with its standard error, and
-against the number of constraint rows. Results: ``results/route_grid.json``.
+Growth (:func:`growth`): per route (the solver that answered) the least-squares exponent of log CPU
+time against log d with its standard error — over all the class's d values (4 decades for ldpopt,
+2–3 for cvxpy) and over the top two decades the route ran (the asymptotic growth, fixed costs
+aside) — and against the number of constraint rows where they span a decade. Results: ``results/route_grid.json``.
 """
 
 from __future__ import annotations
@@ -229,7 +230,7 @@ def rows_of(pr) -> int:
     """The number of linear constraint rows other than bounds (Σ f = 1 included): what the Newton
     systems on the multipliers grow with."""
     from ldpopt.problems import NotApplicable
-    from ldpopt.problems.structured.structure import compile_constraints
+    from ldpopt.problems.solvers.structured.structure import compile_constraints
 
     try:
         return int(compile_constraints(pr.constraints, pr.estimate.d).m) + 1
@@ -288,6 +289,28 @@ def fit(x, y):
     return {"exponent": float(coef[0]), "se": se, "points": int(x.size), "decades": float(x.max() - x.min())}
 
 
+def growth(points) -> list[dict]:
+    """Per route (the solver that answered) the exponent of CPU time against d over all the points
+    (``vs_d``: fixed costs — the feasibility decision, the check — flatten it at small d), over the
+    top two decades the route ran (``vs_d_top``: d ≥ its largest d / 100, the asymptotic growth), and
+    against the constraint rows where they span a decade (``vs_rows``)."""
+    by_route: dict = {}
+    for p in points:
+        by_route.setdefault(("ldpopt", p["ldpopt"]["solver"]), []).append((p["d"], p["rows"], p["ldpopt"]["s"]))
+        for s, c in p["cvxpy"].items():
+            if _ok(c):
+                by_route.setdefault(("cvxpy", s), []).append((p["d"], p["rows"], c["s"]))
+    out = []
+    for (side, route), pts in by_route.items():
+        ds, rs, ts = (np.array(v, float) for v in zip(*pts))
+        top = ds >= ds.max() / 100.0
+        g = {"side": side, "route": route, "vs_d": fit(ds, ts), "vs_d_top": fit(ds[top], ts[top])}
+        if np.all(rs > 0) and np.ptp(np.log10(rs)) >= 1.0:
+            g["vs_rows"] = fit(rs, ts)
+        out.append(g)
+    return out
+
+
 def one_class(name, spec, a) -> dict:
     kind, obj, con = spec
     seeds = SEEDS[:a.seeds]
@@ -325,7 +348,7 @@ def one_class(name, spec, a) -> dict:
                 cvxpy_max_d = d
             f = lp.pop("f")
             point["ldpopt"] = lp
-            for s, c in refs.items():
+            for c in refs.values():
                 g = c.pop("f")
                 c["max_abs_diff"] = float(np.max(np.abs(g - f))) if np.all(np.isfinite(g)) else None
             point["cvxpy"] = refs
@@ -344,20 +367,7 @@ def one_class(name, spec, a) -> dict:
            "ratio": ({"min": float(np.min(ratios)), "median": float(np.median(ratios)), "max": float(np.max(ratios)),
                       "n": len(ratios)} if ratios else None),
            "ldpopt_all_optimal": all(_ok(p["ldpopt"]) for p in points)}
-    # growth per route: the answering solver's time against d and against rows
-    by_route: dict = {}
-    for p in points:
-        by_route.setdefault(("ldpopt", p["ldpopt"]["solver"]), []).append((p["d"], p["rows"], p["ldpopt"]["s"]))
-        for s, c in p["cvxpy"].items():
-            if _ok(c):
-                by_route.setdefault(("cvxpy", s), []).append((p["d"], p["rows"], c["s"]))
-    out["growth"] = []
-    for (side, route), pts in by_route.items():
-        ds, rs, ts = (np.array(v, float) for v in zip(*pts))
-        g = {"side": side, "route": route, "vs_d": fit(ds, ts)}
-        if np.all(rs > 0) and np.ptp(np.log10(rs)) >= 1.0:
-            g["vs_rows"] = fit(rs, ts)
-        out["growth"].append(g)
+    out["growth"] = growth(points)
     return out
 
 
@@ -367,6 +377,7 @@ def parser():
     ap.add_argument("--d", type=int, nargs="+", default=list(DS), help="the domain sizes (vector classes)")
     ap.add_argument("--seeds", type=int, default=len(SEEDS), help="how many seeds (1–3)")
     ap.add_argument("--cvxpy-cap", type=float, default=3.0, help="cvxpy's next d only when 10× this d's time fits")
+    ap.add_argument("--regrow", action="store_true", help="only recompute the growth fits of the results file")
     ap.add_argument("--ldpopt-cap", type=float, default=20.0, help="ldpopt's next d only when 10× this d's time fits")
     return ap
 
@@ -381,6 +392,12 @@ def run(quick: bool = False, **opts) -> dict:
     unknown = [c for c in names if c not in CLASSES]
     if unknown:
         raise SystemExit(f"--classes: unknown {unknown}; have {list(CLASSES)}")
+    if a.regrow:  # the growth fits of the results file again (after a change to growth())
+        path = H.results_dir(a) / "route_grid.json"
+        doc = json.loads(path.read_text())
+        for c in doc["classes"]:
+            c["growth"] = growth(c["points"])
+        return H.save("route_grid", a, {k: v for k, v in doc.items() if k not in ("machine", "date", "command")})
     if a.quick:
         a.d, a.seeds = [100], 1
     if not 1 <= a.seeds <= len(SEEDS):

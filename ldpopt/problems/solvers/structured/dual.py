@@ -189,8 +189,14 @@ def _fill_flat(sep, f, l, u, gl, gu, lo, hi, resid):
 
 
 def _schur(A, D):
-    """A D Aᵀ − (A D 1)(A D 1)ᵀ/(1ᵀ D 1): the Hessian of −φ(y) (λ eliminated)."""
-    AD = A.multiply(D).tocsr() if A.nnz else A
+    """A D Aᵀ − (A D 1)(A D 1)ᵀ/(1ᵀ D 1): the Hessian of −φ(y) (λ eliminated). A in CSR: A D is A
+    with each stored entry scaled by D of its column (no sparse product; 1.4 → 0.9 ms for the 3-way
+    marginals' 179 × 367 rows, twice per Newton step)."""
+    if A.nnz and A.format == "csr":
+        AD = A.copy()
+        AD.data = A.data * D[A.indices]
+    else:
+        AD = A.multiply(D).tocsr() if A.nnz else A
     H = (AD @ A.T).toarray()
     s1 = float(D.sum())
     if s1 > 0:
