@@ -261,9 +261,15 @@ def _call(make, **kw):
     return sol, {"s": cpu, "wall_s": wall, "status": sol.status, "error_bound": eb}
 
 
+#: ldpopt's call has a time limit (wall seconds): where the structured route does not certify, the
+#: fallback chain (SCS for an exponential-cone objective) could otherwise run for many minutes
+LDPOPT_TIME_LIMIT = 30.0
+
+
 def ldpopt_call(make) -> dict:
-    """``Problem(...).solve()``: CPU and wall seconds of the whole call, status, route, bound."""
-    sol, row = _call(make)
+    """``Problem(...).solve(time_limit=LDPOPT_TIME_LIMIT)``: CPU and wall seconds of the whole call,
+    status, route, bound."""
+    sol, row = _call(make, time_limit=LDPOPT_TIME_LIMIT)
     return {**row, "solver": sol.solver, "not_unique": sol.not_unique, "f": sol.f}
 
 
