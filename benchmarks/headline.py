@@ -362,9 +362,71 @@ def table(rows=ROWS, results: Path = RESULTS) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _int(v) -> str:
+    return "—" if v is None else f"{v:,}"
+
+
+def _exp(g) -> str:
+    return "—" if not g else f"{g['exponent']:.2f} ± {g['se']:.2f} ({g['decades']:.0f} dec.)"
+
+
+def route_grid(results: Path = RESULTS) -> str:
+    """The route grid section (``results/route_grid.json``, ``benchmarks/bench_route_grid.py``): per
+    class the ratio best cvxpy CPU / ldpopt CPU (min, median, max over d × seeds), where cvxpy ran to,
+    whether every ldpopt answer was certified optimal; then the growth exponents per route."""
+    path = results / "route_grid.json"
+    head = "\n## Route grid: `Problem.solve()` against the best cvxpy route\n\n"
+    if not path.exists():
+        return head + "not measured (`python benchmarks/bench_route_grid.py`)\n"
+    doc = json.loads(path.read_text())
+    out = [head + (f"`python benchmarks/bench_route_grid.py` ({machine_of(doc)}, {date_of(doc)}, "
+                   f"{doc.get('elapsed_s', 0) / 60:.0f} min). ratio = best of cvxpy + Clarabel / + PIQP, CPU "
+                   "of the whole call, ÷ ldpopt's; both answers through ldpopt's check (method in the "
+                   "script's docstring). A ratio between 0.8 and 1.25 is a tie within this machine's noise. "
+                   "cvxpy failed: grid points where cvxpy ran and no answer of it passed ldpopt's check "
+                   "(no ratio there).\n"),
+           "| class | d | ldpopt route | ldpopt certified | cvxpy up to d | cvxpy failed | ratio min | median | max | points |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for c in doc["classes"]:
+        ds = sorted({p["d"] for p in c["points"]})
+        routes = sorted({p["ldpopt"]["solver"] for p in c["points"]})
+        r = c.get("ratio")
+        nums = [f"{r[k]:,.2f}" for k in ("min", "median", "max")] if r else ["—"] * 3
+        out.append(f"| {c['class']} | {ds[0]:,}–{ds[-1]:,} | {', '.join(routes)} | "
+                   f"{'all' if c['ldpopt_all_optimal'] else 'not all'} | {_int(c['cvxpy_max_d'])} | "
+                   f"{sum(1 for p in c['points'] if p['cvxpy'] and 'ratio' not in p)} | "
+                   + " | ".join(nums) + f" | {r['n'] if r else 0} |")
+    out += ["", ("Growth: least-squares exponent of CPU time against d, ± its standard error, over all the d "
+                 "the route ran (fixed costs flatten it at small d) and over its top two decades (the "
+                 "asymptotic growth); and against the constraint rows where they span a decade."), "",
+            "| class | side | route | exponent vs d (all) | vs d (top two decades) | vs rows |", "|---|---|---|---|---|---|"]
+    for c in doc["classes"]:
+        for g in c["growth"]:
+            if g.get("vs_d") or g.get("vs_rows"):
+                out.append(f"| {c['class']} | {g['side']} | {g['route']} | {_exp(g.get('vs_d'))} | "
+                           f"{_exp(g.get('vs_d_top'))} | {_exp(g.get('vs_rows'))} |")
+    by = {c["class"]: c for c in doc["classes"]}
+    base = by.get("weighted-mle / simplex")
+    users = [by[k] for k in ("recognised / simplex", "declared / simplex") if k in by]
+    if base and users:
+        def med(c, d):
+            v = [p["ldpopt"]["s"] for p in c["points"] if p["d"] == d]
+            return float(sorted(v)[len(v) // 2]) if v else None
+        out += ["", ("User separable objectives (CLS + 1e-4·KL to uniform) against the built-in weighted MLE, "
+                     "both on the simplex through `Problem.solve()`: median CPU over the seeds, and the user's ÷ "
+                     "the built-in's."), "", "| d | weighted MLE | " + " | ".join(c["class"] for c in users) + " |",
+                "|---|---|" + "---|" * len(users)]
+        for d in sorted({p["d"] for p in base["points"]}):
+            b = med(base, d)
+            cols = [(med(c, d), b) for c in users]
+            out.append(f"| {d:,} | {b * 1e3:.2f} ms | " + " | ".join(
+                "—" if u is None else f"{u * 1e3:.2f} ms ({u / b:.1f}×)" for u, b in cols) + " |")
+    return "\n".join(out) + "\n"
+
+
 def page(results: Path = RESULTS) -> str:
-    """The whole of ``BENCHMARKS.md``: the headline table, then the method section."""
-    return HEADER + table(results=results) + METHOD
+    """The whole of ``BENCHMARKS.md``: the headline table, the route grid, then the method section."""
+    return HEADER + table(results=results) + route_grid(results) + METHOD
 
 
 HEADER = """\

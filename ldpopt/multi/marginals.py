@@ -350,9 +350,12 @@ def _independent_rows(A: sp.csr_matrix) -> np.ndarray:
     column pivoting of Aᵀ; rows of 0/±1 entries, so the rank gap is wide: tolerance 1e-9·max|R_11|)."""
     from scipy.linalg import qr
 
+    from .._blas import one_thread
+
     if A.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
-    _, R, piv = qr(A.T.toarray(), mode="economic", pivoting=True)
+    with one_thread(max(A.shape)):
+        _, R, piv = qr(A.T.toarray(), mode="economic", pivoting=True)
     diag = np.abs(np.diag(R))
     rank = int(np.count_nonzero(diag > 1e-9 * diag[0])) if diag.size and diag[0] > 0 else 0
     return np.sort(piv[:rank])

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 
+from ..._blas import one_thread
 from ..objectives.builtins import Objective, UserObjective, make_objective
 from ..objectives.separable import Separable, separable_for
 from ..solvers.structured.blocks import indicator_rows
@@ -590,7 +591,8 @@ def recover_multipliers(sep, st, f, active_tol: float = 0.0):
     G[0, 1:] = G[1:, 0] = rs
     G[1:, 1:] = (rows @ rows.T).toarray()
     rhs = -np.concatenate([[gi.sum()], rows @ gi])
-    z, _, rank, _ = np.linalg.lstsq(G, rhs, rcond=None)
+    with one_thread(G.shape[0]):
+        z, _, rank, _ = np.linalg.lstsq(G, rhs, rcond=None)
     ineq_act = st.ineq[act_idx]
     z[1:][ineq_act] = np.maximum(z[1:][ineq_act], 0.0)
     singular = rank < k + 1
@@ -763,7 +765,8 @@ def project_on_rows(f, A, b, ineq, lo, up, move: bool = True):
         if rows.size == 0 or cols.size == 0 or rows.size > 2000:
             return None
         M = A[rows][:, cols]
-        step, *_ = np.linalg.lstsq((M @ M.T).toarray(), res[rows], rcond=None)
+        with one_thread(rows.size):
+            step, *_ = np.linalg.lstsq((M @ M.T).toarray(), res[rows], rcond=None)
         fh = f0.copy()
         fh[cols] -= M.T @ step
         res_h, rnd_h, ok = meets(fh)

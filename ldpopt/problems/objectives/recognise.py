@@ -55,22 +55,40 @@ def _phi(kind, p, z, k):
     raise AssertionError(kind)
 
 
-def _phi2(kind, x, y, k):
+def _phi2(kind, x, y, k, x_varies=True, y_varies=True):
     """kl_div(x, y) = x log(x/y) − x + y and rel_entr(x, y) = x log(x/y): k = 0 the value, 1 (φx, φy),
-    2 (φxx, φxy, φyy)."""
+    2 (φxx, φxy, φyy); a part with respect to an argument that does not vary with f is 0 (not computed)."""
     kl = kind == "kl_div"
     with np.errstate(all="ignore"):
         if k == 0:
             val = xlogy(x, x) - xlogy(x, y)
             return val - x + y if kl else val
         if k == 1:
-            lr = np.log(x / y)
-            return (lr, 1.0 - x / y) if kl else (lr + 1.0, -x / y)
-        return 1.0 / x, -1.0 / y, x / (y * y)
+            lr = np.log(x / y) if x_varies else 0.0
+            ry = (1.0 - x / y if kl else -x / y) if y_varies else 0.0
+            return (lr, ry) if kl else (lr + 1.0, ry)
+        both = x_varies and y_varies
+        return (1.0 / x if x_varies else 0.0, -1.0 / y if both else 0.0,
+                x / (y * y) if y_varies else 0.0)
 
 
 _ONE_ARG = {"huber": "huber", "entr": "entr", "log": "log", "exp": "exp", "logistic": "logistic"}
 _TWO_ARG = ("kl_div", "rel_entr")
+
+
+def _lean(a):
+    """``a`` as one float when all its entries are equal (a per-value coefficient), else ``a``."""
+    if np.ndim(a) == 0:
+        return float(a)
+    a = np.asarray(a, float)
+    return float(a[0]) if a.size and a[0] == a[-1] and np.all(a == a[0]) else a
+
+
+def _nz(a, x):
+    """``x`` where the coefficient ``a`` is nonzero, else 0 (``a`` one float or per value)."""
+    if np.ndim(a) == 0:
+        return x if a != 0 else 0.0
+    return np.where(a != 0, x, 0.0)
 
 
 @dataclass
@@ -113,28 +131,44 @@ class Recognised:
         """True when J is a quadratic (its per-value terms are squares or linear)."""
         return all(t.kind == "power" and t.param == 2.0 for t in self.terms)
 
-    def _sum(self, f, k):
-        """Σ over terms of w·(d/df)^k φ(z(f)) per value (the chain rule through z = a f + b; for the
+    @cached_property
+    def _lean(self):
+        """(terms, linear) with every per-value coefficient that is the same for all values held as one
+        float: the derivatives the structured solver evaluates hundreds of times then skip the
+        full-length products and masks of constant weights and slopes."""
+        terms = [_Term(t.kind, t.param, _lean(t.w), [(_lean(a), _lean(b)) for a, b in t.args]) for t in self.terms]
+        return terms, _lean(self.linear)
+
+    def _parts(self, f, k):
+        """Each term's w·(d/df)^k φ(z(f)) per value (the chain rule through z = a f + b; for the
         two-argument atoms the 2×2 Hessian, skipping an argument that does not depend on f)."""
-        f = np.asarray(f, float)
-        out = (self.linear * f if k == 0 else np.broadcast_to(self.linear, f.shape).copy() if k == 1
-               else np.zeros_like(f))
-        for t in self.terms:
+        terms, _ = self._lean
+        for t in terms:
             if len(t.args) == 1:
                 (a, b), = t.args
-                out = out + t.w * (a**k) * _phi(t.kind, t.param, a * f + b, k)
+                yield t.w * (a**k) * _phi(t.kind, t.param, a * f + b, k)
                 continue
             (a1, b1), (a2, b2) = t.args
-            parts = _phi2(t.kind, a1 * f + b1, a2 * f + b2, k)
+            parts = _phi2(t.kind, a1 * f + b1, a2 * f + b2, k, np.ndim(a1) > 0 or a1 != 0,
+                          np.ndim(a2) > 0 or a2 != 0)
             with np.errstate(invalid="ignore"):  # 0·inf where an argument does not depend on f
                 if k == 0:
                     v = parts
                 elif k == 1:
-                    v = np.where(a1 != 0, a1 * parts[0], 0.0) + np.where(a2 != 0, a2 * parts[1], 0.0)
+                    v = _nz(a1, a1 * parts[0]) + _nz(a2, a2 * parts[1])
                 else:
-                    v = (np.where(a1 != 0, a1 * a1 * parts[0], 0.0) + np.where(a2 != 0, a2 * a2 * parts[2], 0.0)
-                         + np.where((a1 != 0) & (a2 != 0), 2.0 * a1 * a2 * parts[1], 0.0))
-            out = out + t.w * v
+                    v = (_nz(a1, a1 * a1 * parts[0]) + _nz(a2, a2 * a2 * parts[2])
+                         + _nz(a1 * a2, 2.0 * a1 * a2 * parts[1]))
+            yield t.w * v
+
+    def _sum(self, f, k):
+        """Σ over terms of :meth:`_parts` (and the linear term)."""
+        f = np.asarray(f, float)
+        linear = self._lean[1]
+        out = (linear * f if k == 0 else np.broadcast_to(linear, f.shape).copy() if k == 1
+               else np.zeros_like(f))
+        for part in self._parts(f, k):
+            out = out + part
         return out
 
     def d1_scale(self, f):
@@ -142,11 +176,10 @@ class Recognised:
         from, so its float64 rounding is ~eps times this (terms that cancel, e.g. 2(f − f̃) against
         λ·p/f, are seen)."""
         f = np.asarray(f, float)
-        out = np.abs(np.broadcast_to(self.linear, f.shape))
-        for t in self.terms:
-            one = Recognised(self.d, [t], np.zeros(self.d))
-            with np.errstate(all="ignore"):
-                out = out + np.abs(one._sum(f, 1))
+        out = np.abs(np.broadcast_to(self._lean[1], f.shape))
+        with np.errstate(all="ignore"):
+            for part in self._parts(f, 1):
+                out = out + np.abs(part)
         return out
 
     def value(self, f):
@@ -208,8 +241,11 @@ class Recognised:
     def restrict(self, idx) -> Recognised:
         """The separable part on the values ``idx`` (for the structured solver's screening)."""
         cut = lambda a: a[idx] if np.ndim(a) else a
-        terms = [_Term(t.kind, t.param, cut(t.w), [(cut(a), cut(b)) for a, b in t.args]) for t in self.terms]
-        return Recognised(len(idx), terms, cut(self.linear), 0.0, [])
+        lean, linear = self._lean
+        terms = [_Term(t.kind, t.param, cut(t.w), [(cut(a), cut(b)) for a, b in t.args]) for t in lean]
+        out = Recognised(len(idx), terms, cut(linear), 0.0, [])
+        out.__dict__["_lean"] = (terms, out.linear)  # lean already
+        return out
 
 
 def recognise(func, estimate) -> Recognised:

@@ -37,7 +37,8 @@ class _RecognisedSep(UserSep):
         return self.form.curvature(l, u)
 
     def _derivatives_at(self, idx, base):
-        sub = self.form.restrict(idx)  # per-value terms: only the values evaluated are computed
+        # per-value terms: only the values evaluated are computed
+        sub = self.form if idx.size == self.form.d else self.form.restrict(idx)
 
         def at(k, fk):
             part = sub if k.size == idx.size else sub.restrict(k)

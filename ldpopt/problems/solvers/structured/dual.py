@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...._blas import one_thread
 from ...progress import out_of_time
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, 
                 break
             hi += 2.0 * (abs(hi) + 1.0)
     lam = float(np.clip(lam0, lo, hi)) if lam0 is not None and np.isfinite(lam0) else 0.5 * (lo + hi)
-    it, side, widths = 0, 0, []
+    it, side, widths, resids = 0, 0, [], []
     tol = 16 * _EPS * max(abs(total), 1e-300)
     for it in range(1, max_iter + 1):
         f, s = mass(lam)
@@ -154,10 +155,13 @@ def solve_lambda(sep: Separable, l, u, total, t0=None, lam0=None, max_iter=100, 
                      else 0.0)
         step = lam - r / slope if slope < 0 and np.isfinite(slope) else np.nan
         widths.append(hi - lo)
-        if len(widths) > 3 and widths[-1] > 0.5 * widths[-4]:
+        resids.append(abs(r))
+        if len(widths) > 3 and widths[-1] > 0.5 * widths[-4] and resids[-1] > 0.1 * resids[-4]:
             # Newton (or false position) crawling — h'' varies by orders of magnitude, e.g. the
-            # binomial at ε = 20: bisect
+            # binomial at ε = 20: bisect. (Not when the residual falls fast: Newton on a convex S
+            # approaches from one side, so the far end stays and only |r| shows the progress.)
             widths.clear()
+            resids.clear()
             lam = 0.5 * (lo + hi)
             continue
         if not lo < step < hi:
@@ -189,8 +193,14 @@ def _fill_flat(sep, f, l, u, gl, gu, lo, hi, resid):
 
 
 def _schur(A, D):
-    """A D Aᵀ − (A D 1)(A D 1)ᵀ/(1ᵀ D 1): the Hessian of −φ(y) (λ eliminated)."""
-    AD = A.multiply(D).tocsr() if A.nnz else A
+    """A D Aᵀ − (A D 1)(A D 1)ᵀ/(1ᵀ D 1): the Hessian of −φ(y) (λ eliminated). A in CSR: A D is A
+    with each stored entry scaled by D of its column (no sparse product; 1.4 → 0.9 ms for the 3-way
+    marginals' 179 × 367 rows, twice per Newton step)."""
+    if A.nnz and A.format == "csr":
+        AD = A.copy()
+        AD.data = A.data * D[A.indices]
+    else:
+        AD = A.multiply(D).tocsr() if A.nnz else A
     H = (AD @ A.T).toarray()
     s1 = float(D.sum())
     if s1 > 0:
@@ -281,10 +291,11 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
         Hf = (H + mu * H_all)[np.ix_(free, free)]
         Hf = Hf + (1e-300 + 1e-15 * max(np.trace(Hf), 0.0)) * np.eye(Hf.shape[0])
         delta = np.zeros(st.m)
-        try:
-            delta[free] = np.linalg.solve(Hf, grad[free])
-        except np.linalg.LinAlgError:
-            delta[free] = np.linalg.lstsq(Hf, grad[free], rcond=None)[0]
+        with one_thread(Hf.shape[0]):
+            try:
+                delta[free] = np.linalg.solve(Hf, grad[free])
+            except np.linalg.LinAlgError:
+                delta[free] = np.linalg.lstsq(Hf, grad[free], rcond=None)[0]
         if not np.all(np.isfinite(delta)):
             break
         big = float(np.max(np.abs(delta)))
@@ -340,8 +351,12 @@ def solve_screened(sep, st, max_rounds: int = 30, max_iter: int = 50):
     if d < _SCREEN_MIN_D or probe is None:
         return solve_multipliers(sep, st, max_iter=max_iter)
     d1l = _d1(sep, st.l)
-    score = np.where(np.isnan(d1l), np.inf, -d1l)
     var = st.l < st.u
+    if np.count_nonzero(var & (d1l == -np.inf)) > d // 2:
+        # h'(l) = −∞ (a KL or entropy term): such a value is never at l, so most of the domain is
+        # in W anyway — screening would only add a round
+        return solve_multipliers(sep, st, max_iter=max_iter)
+    score = np.where(np.isnan(d1l), np.inf, -d1l)
     score = np.where(var, score, -np.inf)  # fixed values never need to be in W
     k = min(d, max(4096, 8 * st.m))
     inW = np.zeros(d, bool)

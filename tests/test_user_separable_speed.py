@@ -1,0 +1,81 @@
+"""The structured route's per-value Newton for user separable objectives: a warm start (the previous
+root) and the rounding-level stop give the same roots as a cold start and as an independent
+bisection; the dense small systems run on one BLAS thread and the setting is restored."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from _kl_reference import _inner, cls_kl_simplex
+
+import ldpopt
+from ldpopt import _blas
+from ldpopt.problems import Problem, SeparableObjective, Simplex
+
+W = 1e-3
+
+
+def _estimate(d, seed=1):
+    counts = np.random.default_rng(seed).multinomial(50 * d, np.arange(1, d + 1) ** -1.2 / np.sum(np.arange(1, d + 1) ** -1.2))
+    oracle = ldpopt.oracles.get("oue", 1.0, d)
+    return oracle.estimate(oracle.sample_counts(counts, np.random.default_rng(seed)), int(counts.sum()))
+
+
+def _declared(d):
+    p = 1.0 / d
+    return SeparableObjective(lambda f, e: (f - e.f_tilde) ** 2 + W * (f * np.log(f / p) - f + p),
+                              lambda f, e: 2.0 * (f - e.f_tilde) + W * np.log(f / p),
+                              lambda f, e: 2.0 + W / f, name="cls+kl")
+
+
+@pytest.mark.parametrize("form", ["declared", "recognised"])
+def test_warm_and_cold_roots_agree_with_bisection(form):
+    d = 400
+    est = _estimate(d)
+    if form == "declared":
+        sep = _declared(d).per_value(est)
+    else:
+        prior = np.full(d, 1.0 / d)
+        pr = Problem(est, lambda f, e: cp.sum_squares(f - e.f_tilde) + W * cp.sum(cp.kl_div(f, prior)), [Simplex()])
+        sep = pr.objective.per_value(est)
+    l, u = np.zeros(d), np.ones(d)
+    t1, t2 = np.full(d, 0.01), np.full(d, 0.0100001)
+    sep.argmin(t1, l, u)                       # leaves its root behind: the next call starts there
+    warm = sep.argmin(t2, l, u)
+    cold = (_declared(d).per_value(est) if form == "declared" else sep.restrict(np.arange(d))).argmin(t2, l, u)
+    # root of 2(f − f̃) + W log(f/p) + t = 0: 2f + W log f = 2f̃ − t + W log p (bisection in log f)
+    ref = _inner(2.0 * est.f_tilde - t2 + W * np.log(1.0 / d), W)
+    # h' + t is known to its rounding, 64 ulps of the terms it is summed from; the root to that over h''
+    terms = np.abs(t2) + 2.0 * np.abs(ref - est.f_tilde) + W * np.abs(np.log(ref * d))
+    tol = 64 * np.finfo(float).eps * terms / (2.0 + W / ref) + 4 * np.finfo(float).eps * ref
+    assert np.all(np.abs(warm - ref) <= tol)
+    assert np.all(np.abs(cold - ref) <= tol)
+
+
+def test_cls_kl_past_the_screening_size_matches_the_reference():
+    """d = 25,000 (≥ the screening threshold): h'(0) = −∞ everywhere, screening is skipped, and the
+    answer is the exact reference's, certified."""
+    d = 25_000
+    est = _estimate(d, seed=2)
+    prior = np.full(d, 1.0 / d)
+    sol = Problem(est, lambda f, e: cp.sum_squares(f - e.f_tilde) + W * cp.sum(cp.kl_div(f, prior)),
+                  [Simplex()]).solve(progress=False)
+    assert sol.solver == "LDPOPT-STRUCTURED" and sol.status == "optimal"
+    ref = cls_kl_simplex(est.f_tilde, prior, W)
+    assert np.max(np.abs(sol.f - ref)) <= max(sol.checks.error_bound, 1e-14) + 1e-15
+
+
+def test_one_thread_limits_blas_and_restores():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    if not blas:
+        pytest.skip("no BLAS library found by threadpoolctl")
+    before = [i["num_threads"] for i in blas]
+    with _blas.one_thread(100):
+        inside = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    after = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    assert inside == [1] * len(blas) and after == before
+    with _blas.one_thread(_blas.SMALL + 1):     # large systems keep the library's threading
+        big = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    assert big == before
