@@ -52,7 +52,7 @@ def test_old_names_from_the_package():
     with pytest.warns(DeprecationWarning, match="ldpopt.problems.checks is deprecated .*; use ldpopt.problems.check.verdict instead"):
         assert ldpopt.problems.checks.Checks is ldpopt.problems.Checks
     # an old path named as a function of the package does not replace the function
-    with pytest.warns(DeprecationWarning, match="ldpopt.problems.certificate moved"):
+    with pytest.warns(DeprecationWarning, match="ldpopt.problems.certificate is deprecated"):
         from ldpopt.problems.certificate import certificate
     assert certificate is ldpopt.problems.certificate and callable(ldpopt.problems.certificate)
     with pytest.raises(AttributeError, match="no_such_module"):
