@@ -50,7 +50,10 @@ probability that a fake report supports v (GRR: π_j(v); OUE: q + (p − q) π_j
 which subtracts (k − 1)·n·φ_j(v)/k, the prior's term, where RS+FD subtracts the uniform one. The
 estimate's (p*, q*) are those with φ's mean φ̄_j (for RS+FD φ is constant, so nothing changes): its
 ``counts`` are the prior-corrected c_v − n(k − 1)(φ_j(v) − φ̄_j)/k, and its variance is the Eq. 2 form
-at φ̄_j (the per-value variance differs by the φ_j(v) − φ̄_j term; the estimate stays unbiased).
+at φ̄_j (the per-value variance differs by the φ_j(v) − φ̄_j term; the estimate stays unbiased). At a
+tiny n a corrected count can leave [0, n]; the same f̃ is then stored through the affine map
+c' = n(q* + λ(c/n − a_v)), a_v = (q + (k − 1)φ_j(v))/k, λ = 1/(1 + max a − min a), q* = λ max a, whose
+counts lie in [0, n] whatever c (its Eq. 2 variance is then only a rough guide).
 Privacy: ε between any two tuples is ε', as for RS+FD (the likelihood ratio to the fake law is
 r_j = P_inner(y_j | x_j)/fake_j(y_j); over tuples that differ everywhere its best case is still p/q);
 ``one_attribute_epsilon`` depends on the prior through its smallest and largest entries
@@ -239,7 +242,13 @@ class RSFD(MultiProtocol):
             ps, qs = self.support_probabilities(j)
             phi = self.fake_support(j)
             if np.ptp(phi) > 0:  # the prior's term beyond its mean (module docstring)
-                c = c - n * (k - 1) * (phi - phi.mean()) / k
+                raw, c = c, c - n * (k - 1) * (phi - phi.mean()) / k
+                if np.any(c < 0) or np.any(c > n):  # a tiny n: the same f̃ through a map into [0, n]
+                    a, orc = (self.oracles[j].q + (k - 1) * phi) / k, self.oracles[j]
+                    lam = 1.0 / (1.0 + np.ptp(a))
+                    qs = lam * float(a.max())
+                    ps = qs + lam * (orc.p - orc.q) / k
+                    c = n * (qs + lam * (raw / n - a))
             ests.append(Estimate.from_counts(c, n, self.epsilon, ps, qs, oracle=self.name,
                                              inner_epsilon=self.amplified))
         return self._result(ests, n, epsilon_one_attribute=self.one_attribute_epsilon)
