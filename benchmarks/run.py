@@ -35,7 +35,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "uncertainty_grid", "choose_candidates",
                  "ci_all", "ldpcube_power"),
     "solve": ("solvers", "policy", "likelihood", "feasibility", "exact_feasibility", "structured", "structured_blocks",
-              "structured_tree", "user_call", "table", "grouped", "check_property", "bound_property", "routes", "multi",
+              "structured_tree", "user_call", "table", "grouped", "check_property", "bound_property", "routes", "multi", "rsrfd",
               "keyvalue"),
     "variants": ("own_variant", "kl_user_call", "ordered"),
     "cli": ("startup", "cli_fuzz"),
