@@ -214,7 +214,7 @@ class RSFD(MultiProtocol):
         return float(np.max(np.log((hi + rest) / (lo + rest))))
 
     def support_probabilities(self, j: int) -> tuple[float, float]:
-        """(p*, q*) of attribute j (module docstring).
+        """(p*, q*) of attribute j, at the fake support's mean φ̄_j (module docstring).
 
         Parameters
         ----------
