@@ -11,10 +11,10 @@ Per ε and inner oracle (GRR, OUE), each repetition draws the reports through th
 * ``rsfd``: RS+FD (uniform / all-zero fake data);
 * ``rsrfd-true``: RS+RFD whose prior is the true marginals (the best prior);
 * ``rsrfd-previous``: RS+RFD whose prior is a previous release: RS+FD's estimate on an independent draw
-  of n users from the same network, clipped at 10⁻³ and renormalised (where the paper is silent on the
-  prior's source, this is the "previous release" it suggests).
+  of n users from the same network, clipped at 10⁻³ and renormalised (this benchmark's choice of a
+  realistic public prior).
 
-The attack (``sampled_attribute_scores``, Arcolezi et al. PVLDB 2023 §4.3) knows the true marginals and
+The attack (``sampled_attribute_scores``, Arcolezi et al., PVLDB 2023) knows the true marginals and
 guesses each user's sampled attribute as the row's argmax; its accuracy is compared with the 1/k = 0.25
 baseline. The MSE is the mean over cells of (f̃ − f)² of the unbiased estimates (no post-processing).
 Each figure is the mean over repetitions with its standard error. Results: results/rsrfd.json.

@@ -37,11 +37,11 @@ likelihood ratio to the fake law (GRR: p d_j or q d_j; OUE-z: p/q or (1 − p)/(
   GRR's q_i differ from attribute to attribute. Both numbers are in the estimates' ``meta``.
 
 RS+RFD (Arcolezi, Gambs, Couchot & Palamidessi, "On the risks of collecting multidimensional data
-under local differential privacy", PVLDB 16(5) 2023, the countermeasure of their §5; code
+under local differential privacy", PVLDB 16(5) 2023, their countermeasure; code
 ``hharcolezi/risks-ldp``, ``countermeasure_RSpRFD``): the same sampling and inner oracle, but the fake
 value of attribute j is drawn from a public prior π_j (e.g. a previous release's marginals) — GRR: the
-fake value itself; OUE: OUE(ε') of a value drawn from π_j (where the paper is silent for UE we use this
-"OUE-r" form, whose fake vectors have the real vectors' law of ones, unlike OUE-z's). With φ_j(v) the
+fake value itself; OUE: OUE(ε') of a value drawn from π_j (this module's choice for UE, "OUE-r":
+its fake vectors have the real vectors' law of ones, unlike OUE-z's). With φ_j(v) the
 probability that a fake report supports v (GRR: π_j(v); OUE: q + (p − q) π_j(v); RS+FD: 1/d_j or q),
 
     E[c_v]/n = (q + (p − q) f_v)/k + (k − 1) φ_j(v)/k,
@@ -59,11 +59,12 @@ r_j = P_inner(y_j | x_j)/fake_j(y_j); over tuples that differ everywhere its bes
 ``one_attribute_epsilon`` depends on the prior through its smallest and largest entries
 (:meth:`RSFD._ratio_bounds`), so π must be positive everywhere.
 
-Sampled-attribute attack (their §4.3): an attacker who knows the marginals f_j scores each report's
+Sampled-attribute attack (the paper's threat to RS+FD): an attacker who knows the marginals f_j scores each report's
 attributes by log P(y_j | j sampled)/P(y_j | fake) and guesses the highest
-(:meth:`RSFD.sampled_attribute_scores`; the Bayes rule under a uniform draw of j when the inner
-reports are independent of the others). Against RS+FD the fake law is uniform (GRR) or all-zero
-(OUE-z), far from the real reports' law; RS+RFD's prior makes the two close.
+(:meth:`RSFD.sampled_attribute_scores`; the Bayes rule under a uniform draw of j when the attributes
+are independent). Against RS+FD the fake law is uniform (GRR) or all-zero (OUE-z), far from the real
+reports' law; RS+RFD's prior makes the two close — except at small ε with GRR, where the real report
+is nearly uniform and a skewed prior's fakes stand out (the benchmark measures it).
 ``benchmarks/bench_rsrfd.py`` measures the attack's accuracy and the estimators' MSE.
 
 Fast path: the sampled attribute's users per distinct tuple by one Multinomial each
@@ -311,7 +312,7 @@ class RSFD(MultiProtocol):
 
     def sampled_attribute_scores(self, reports, marginals) -> np.ndarray:
         """(n, k) log P(y_j | j sampled)/P(y_j | fake) per report and attribute: the sampled-attribute
-        attack's scores; its guess is each row's argmax (module docstring; PVLDB 2023 §4.3).
+        attack's scores; its guess is each row's argmax (module docstring; Arcolezi et al., PVLDB 2023).
 
         Parameters
         ----------
@@ -408,7 +409,7 @@ class RSRFD(RSFD):
     """RS+RFD: RS+FD whose fake values are drawn from a public ``prior`` (module docstring), with the
     estimator that subtracts the prior's term. Reports as :class:`RSFD`'s.
 
-    Arcolezi, Gambs, Couchot & Palamidessi, PVLDB 16(5) 2023, §5.
+    Arcolezi, Gambs, Couchot & Palamidessi, PVLDB 16(5) 2023 (their countermeasure to RS+FD's risks).
 
     Parameters
     ----------
