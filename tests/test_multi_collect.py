@@ -72,11 +72,18 @@ def _cov_z(a: np.ndarray, b: np.ndarray) -> float:
     return float(z.max())
 
 
+def _prior(doms):
+    """A skewed public prior for RS+RFD: π_j(v) ∝ v + 1."""
+    return [np.arange(1, d + 1) / (d * (d + 1) / 2) for d in doms]
+
+
 PROTOCOLS = {
     "spl": lambda doms: multi.spl(doms, 1.5),
     "smp": lambda doms: multi.smp(doms, 1.0),
     "rsfd-grr": lambda doms: multi.rsfd(doms, 3.0),
     "rsfd-oue": lambda doms: multi.rsfd(doms, 3.0, "oue"),
+    "rsrfd-grr": lambda doms: multi.rsrfd(doms, 3.0, _prior(doms)),
+    "rsrfd-oue": lambda doms: multi.rsrfd(doms, 3.0, _prior(doms), "oue"),
     "calm": lambda doms: multi.calm(doms, 1.0, way=2, oracle="grr"),
 }
 
@@ -218,6 +225,14 @@ def _law(name, eps):
             rows.append(np.concatenate(parts))
         return np.array(rows)
     eps2 = math.log(2 * (math.exp(eps) - 1) + 1)
+    pi0, pi1 = _prior(DOMS)
+    if name == "rsrfd-grr":  # (1/k) Σ_j GRR_j(y_j | x_j) · the prior's fake for the other
+        P0, P1 = _grr_law(eps2, 2), _grr_law(eps2, 3)
+        return np.array([0.5 * (np.outer(P0[a], pi1) + np.outer(pi0, P1[b])).ravel() for a, b in TUPLES])
+    if name == "rsrfd-oue":  # the fake: OUE of a value drawn from the prior, i.e. the mixture π @ OUE's rows
+        P0 = oracles.get("oue", eps2, 2).output_distribution()
+        P1 = oracles.get("oue", eps2, 3).output_distribution()
+        return np.array([0.5 * (np.outer(P0[a], pi1 @ P1) + np.outer(pi0 @ P0, P1[b])).ravel() for a, b in TUPLES])
     if name == "rsfd-grr":  # (1/k) Σ_j GRR_j(y_j | x_j) · uniform fake for the other
         P0, P1 = _grr_law(eps2, 2), _grr_law(eps2, 3)
         return np.array([0.5 * (np.outer(P0[a], np.full(3, 1 / 3)) + np.outer(np.full(2, 1 / 2), P1[b])).ravel()
@@ -232,11 +247,18 @@ def _law(name, eps):
 def test_exact_epsilon_by_enumeration(name):
     eps = 1.0
     proto = {"spl": multi.spl(DOMS, eps), "smp": multi.smp(DOMS, eps), "calm": multi.calm(DOMS, eps, oracle="grr"),
-             "rsfd-grr": multi.rsfd(DOMS, eps), "rsfd-oue": multi.rsfd(DOMS, eps, "oue")}[name]
+             "rsfd-grr": multi.rsfd(DOMS, eps), "rsfd-oue": multi.rsfd(DOMS, eps, "oue"),
+             "rsrfd-grr": multi.rsrfd(DOMS, eps, _prior(DOMS)),
+             "rsrfd-oue": multi.rsrfd(DOMS, eps, _prior(DOMS), "oue")}[name]
     P = _law(name, eps)
     np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
     assert _max_log_ratio(P) == pytest.approx(proto.exact_epsilon, abs=1e-9)
-    if name.startswith("rsfd"):
+    if name.startswith("rsrfd"):  # any two tuples: ε' as RS+FD; one attribute: the prior's bound
+        one = [(i, j) for i, x in enumerate(TUPLES) for j, y in enumerate(TUPLES)
+               if sum(a != b for a, b in zip(x, y)) == 1]
+        assert _max_log_ratio(P, one) == pytest.approx(proto.one_attribute_epsilon, abs=1e-9)
+        assert proto.exact_epsilon == pytest.approx(multi.rsfd(DOMS, eps).exact_epsilon, abs=1e-12)
+    elif name.startswith("rsfd"):
         # the paper's ε: between tuples that differ in one attribute only
         one = [(i, j) for i, x in enumerate(TUPLES) for j, y in enumerate(TUPLES)
                if sum(a != b for a, b in zip(x, y)) == 1]
@@ -251,7 +273,57 @@ def test_exact_epsilon_by_enumeration(name):
         assert proto.exact_epsilon == pytest.approx(eps, abs=1e-12)
 
 
+def test_rsrfd_estimator_subtracts_the_priors_term():
+    """f̃_v = (k c_v/n − q − (k − 1) φ_j(v))/(p − q) on the raw counts of the real path's reports, φ_j the
+    fake support (GRR: π_j; OUE: q + (p − q) π_j), written here from the protocol's definition."""
+    big = multi.chain_network(1500, 3, domains=(2, 4, 3), rng=4)
+    tiny = multi.MultiDataset.from_values(np.array([[0, 3, 2], [1, 0, 0], [1, 1, 0]]), (2, 4, 3))
+    eps2 = math.log(3 * (math.exp(1.1) - 1) + 1)
+    # at n = 3 corrected counts leave [0, n]: the estimate is stored through the squeezed map, same f̃
+    for data, inner in [(big, "grr"), (big, "oue"), (tiny, "grr"), (tiny, "oue")]:
+        k, n, prior = 3, data.n, _prior(data.domains)
+        proto = multi.rsrfd(data.domains, 1.1, prior, inner)
+        reports = proto.perturb(data.values(), 6)
+        est = proto.aggregate(reports)
+        for j, e in enumerate(est.estimates):
+            dj, pi = data.domains[j], prior[j]
+            if inner == "grr":
+                p = math.exp(eps2) / (math.exp(eps2) + dj - 1)
+                q = (1 - p) / (dj - 1)
+                c, phi = np.bincount(reports[:, j], minlength=dj), pi
+            else:
+                p, q = 0.5, 1 / (math.exp(eps2) + 1)
+                c, phi = reports[j].sum(axis=0), q + (p - q) * pi
+            ref = (k * c / n - q - (k - 1) * phi) / (p - q)
+            np.testing.assert_allclose(e.f_tilde, ref, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("inner", ["grr", "oue"])
+def test_rsrfd_lowers_the_sampled_attribute_attack(inner):
+    """Skewed attributes, prior = the true marginals: the attack that picks each report's attribute least
+    like fake data wins far above 1/k against RS+FD's uniform / all-zero fakes, much less against RS+RFD."""
+    gen = np.random.default_rng(3)
+    k, d, n = 3, 6, 4000
+    law = np.array([0.6, 0.2, 0.1, 0.05, 0.03, 0.02])
+    values = gen.choice(d, size=(n, k), p=law)
+    marg = [law] * k
+    acc = {}
+    for proto in (multi.rsfd((d,) * k, 2.0, inner), multi.rsrfd((d,) * k, 2.0, marg, inner)):
+        reports, sampled = proto.perturb_sampled(values, gen)
+        guess = proto.sampled_attribute_scores(reports, marg).argmax(axis=1)
+        acc[proto.name.split("-")[0]] = float(np.mean(guess == sampled))
+    se = math.sqrt(0.25 / n)
+    assert acc["rsfd"] > 1 / k + 10 * se
+    assert acc["rsrfd"] < acc["rsfd"] - 10 * se
+
+
 def test_bad_input_is_named():
+    with pytest.raises(ValueError, match=r"prior\[1\]"):
+        multi.rsrfd((2, 3), 1.0, [[0.5, 0.5], [0.5, 0.5]])
+    with pytest.raises(ValueError, match="positive"):
+        multi.rsrfd((2, 2), 1.0, [[1.0, 0.0], [0.5, 0.5]])
+    with pytest.raises(ValueError, match="marginals"):
+        multi.rsfd((2, 2), 1.0).sampled_attribute_scores(np.zeros((1, 2), dtype=int), [[1.0, 0.0]])
     with pytest.raises(ValueError, match="inner"):
         multi.rsfd((2, 2), 1.0, "olh")
     with pytest.raises(ValueError, match="epsilon"):

@@ -4,7 +4,8 @@
   binary attributes), :func:`chain_network`, :func:`log_linear` (tunable 3-way interactions) and
   :func:`dirichlet_joint` (synthetic data with known laws, ``SYNTHETIC`` by name);
 * collection (each protocol with a real client path and a fast path exact in law, and the exact ε of
-  one user's report): :func:`spl`, :func:`smp`, :func:`rsfd` (RS+FD[GRR], RS+FD[OUE-z]) and
+  one user's report): :func:`spl`, :func:`smp`, :func:`rsfd` (RS+FD[GRR], RS+FD[OUE-z]),
+  :func:`rsrfd` (RS+RFD: fake data from a public prior) and
   :func:`calm` (each user one k-way marginal through any ldpopt oracle) → :class:`MarginalEstimates`;
 * consistency: :func:`consistency_problem` (an ldpopt Problem: CLS, weighted, exact likelihood) and
   :func:`calm_consistency` (CALM's consistency and non-negativity steps, iterated);
@@ -15,7 +16,7 @@
 
 from .calm_consistency import ConsistentMarginals, calm_consistency
 from .dataset import MultiDataset
-from .fake_data import RSFD, amplified_epsilon, rsfd
+from .fake_data import RSFD, RSRFD, amplified_epsilon, rsfd, rsrfd
 from .generate import SYNTHETIC, chain_network, dirichlet_joint, item_presence, log_linear
 from .marginals import MarginalEstimates, MarginalSet, all_k_way
 from .problem import OBJECTIVES, certify, consistency_constraints, consistency_problem
@@ -29,6 +30,7 @@ __all__ = [
            "COUPLINGS",
            "OBJECTIVES",
            "RSFD",
+           "RSRFD",
            "SPL",
            "SYNTHETIC",
            "ConsistentMarginals",
@@ -55,6 +57,7 @@ __all__ = [
            "rounds_covariance",
            "rounds_problem",
            "rsfd",
+           "rsrfd",
            "smp",
            "spl",
            "total_variation",

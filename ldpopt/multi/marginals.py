@@ -368,17 +368,17 @@ class MarginalEstimates:
     Attributes
     ----------
     marginals : MarginalSet
-        Which marginals (one-way for SPL / SMP / RS+FD).
+        Which marginals (one-way for SPL / SMP / RS+FD / RS+RFD).
     estimates : tuple of Estimate
         Marginal i's estimate over its ``sizes[i]`` cells, from the ``estimates[i].n`` reports about it.
     protocol : str
-        ``"spl"``, ``"smp"``, ``"rsfd-grr"``, ``"rsfd-oue"`` or ``"calm"``.
+        ``"spl"``, ``"smp"``, ``"rsfd-grr"``, ``"rsfd-oue"``, ``"rsrfd-grr"``, ``"rsrfd-oue"`` or ``"calm"``.
     epsilon : float
         The budget each user's whole report satisfies, as the protocol states it.
     exact_epsilon : float
         The exact ε of one user's whole report over any two of its possible tuples (the largest log
         ratio of output probabilities; each protocol's module derives it). Equal to ``epsilon`` for
-        SPL, SMP and CALM; larger for RS+FD (:mod:`.fake_data`), whose ε is stated between tuples that
+        SPL, SMP and CALM; larger for RS+FD and RS+RFD (:mod:`.fake_data`), whose ε is stated between tuples that
         differ in one attribute.
     n : int
         Users.
