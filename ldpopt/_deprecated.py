@@ -1,29 +1,115 @@
-"""Old import paths kept for one release: a module that moved leaves a thin module behind that warns
-once, naming the new path, and forwards every name to the new home."""
+"""Old import paths kept for one release, by one mechanism: a finder of old module paths.
+
+A package that moved modules states a table ``old path → new module(s)`` and calls :func:`install`;
+``import old.path`` then finds no file but this finder, which warns once (a
+:class:`DeprecationWarning` naming the new path, pointed at the user's import line) and gives a
+module holding the new module's objects (old private names of the flat layout included, through
+``renames``). No forwarding file is left behind in the package. :func:`forward` answers a former
+module-level name of a package with the same warning.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
+import sys
+import types
 import warnings
+from collections.abc import Mapping
 
-__all__ = ["forward", "moved", "warn_moved"]
+__all__ = ["forward", "install", "warn_moved"]
+
+_OWN = ("__name__", "__spec__", "__loader__", "__package__", "__path__", "__file__", "__cached__")
 
 
 def warn_moved(old: str, new: str, stacklevel: int) -> None:
     """The one warning of an old path (a module or a name): :class:`DeprecationWarning` naming the new
-    path; ``stacklevel`` points it at the user's import line. Used by the forwarders here and by the
-    finder of ``ldpopt.problems``' old module paths (``problems/_moved.py``)."""
+    path; ``stacklevel`` points it at the user's line."""
     warnings.warn(f"{old} is deprecated and will be removed in the next release; use {new} instead",
                   DeprecationWarning, stacklevel=stacklevel + 1)
 
 
-def _warn(old: str, new: str) -> None:
-    warn_moved(old, new, stacklevel=4)
+def _caller_level() -> int:
+    """The stack level (seen from :func:`warn_moved`'s caller) of the first frame outside the import
+    machinery and this module."""
+    frame: types.FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and (frame.f_code.co_filename.startswith("<frozen importlib")
+                                 or frame.f_code.co_filename == __file__):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds an old module path of the installed tables and loads it as its new module's objects."""
+
+    def __init__(self) -> None:
+        self.table: dict[str, tuple[tuple[str, ...], dict[str, str], dict]] = {}
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in self.table:
+            return None
+        return importlib.util.spec_from_loader(
+            fullname, self, is_package=any(k.startswith(fullname + ".") for k in self.table))
+
+    def create_module(self, spec):
+        return None  # the default module; exec_module fills it
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        homes, renames, extra = self.table[module.__name__]
+        warn_moved(module.__name__, homes[0], stacklevel=_caller_level())
+        mods = [importlib.import_module(h) for h in homes]
+        for mod in reversed(mods):  # the first home wins
+            module.__dict__.update({k: v for k, v in vars(mod).items() if k not in _OWN})
+        for old, new in renames.items():
+            for mod in mods:
+                if hasattr(mod, new):
+                    module.__dict__[old] = getattr(mod, new)
+                    break
+        module.__dict__.update(extra)
+        module.__dict__["__all__"] = sorted({n for mod in mods for n in getattr(mod, "__all__", ())})
+
+
+_FINDER = _OldPaths()
+
+
+def install(table: Mapping[str, str | tuple], renames: Mapping[str, str] | None = None,
+            extra: Mapping[str, Mapping] | None = None) -> None:
+    """Make every old module path of ``table`` importable for one release.
+
+    Parameters
+    ----------
+    table : mapping
+        Old module path → its new module, or a tuple of modules looked up in order (the first is the
+        one the warning names).
+    renames : mapping, optional
+        Old name → its name in the new modules, for every old path of ``table`` (the flat layout's
+        private helpers that moved under public names).
+    extra : mapping, optional
+        Old path → names the old module keeps that no new module has (an old signature).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from ldpopt._deprecated import install
+    >>> install({"ldpopt.an_old_path": "ldpopt.estimate"})
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     from ldpopt.an_old_path import Estimate
+    >>> str(w[0].message)
+    'ldpopt.an_old_path is deprecated and will be removed in the next release; use ldpopt.estimate instead'
+    """
+    for old, new in table.items():
+        homes = (new,) if isinstance(new, str) else tuple(new)
+        _FINDER.table[old] = (homes, dict(renames or {}), dict((extra or {}).get(old, {})))
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.append(_FINDER)
 
 
 def forward(old: str, homes: tuple[str, ...], renames: dict[str, str] | None = None):
-    """A module ``__getattr__`` answering a name of ``old`` from the first of ``homes`` (module names)
-    that has it (``renames``: an old name → its name there), with a :class:`DeprecationWarning`."""
+    """A module ``__getattr__`` answering a former name of ``old`` from the first of ``homes`` (module
+    names) that has it (``renames``: an old name → its name there), with a :class:`DeprecationWarning`."""
     renames = dict(renames or {})
 
     def __getattr__(name: str):
@@ -31,29 +117,8 @@ def forward(old: str, homes: tuple[str, ...], renames: dict[str, str] | None = N
         for home in homes:
             mod = importlib.import_module(home)
             if hasattr(mod, target):
-                _warn(f"{old}.{name}", f"{home}.{target}")
+                warn_moved(f"{old}.{name}", f"{home}.{target}", stacklevel=3)
                 return getattr(mod, target)
         raise AttributeError(f"module {old!r} has no attribute {name!r}")
 
     return __getattr__
-
-
-def moved(namespace: dict, new: str, *also: str, renames: dict[str, str] | None = None) -> None:
-    """Make the module whose globals are ``namespace`` a thin forwarder to module ``new`` (and then
-    ``also``): a :class:`DeprecationWarning` naming ``new`` when it is imported, and every name of
-    the old module (``renames``: old → new name) looked up there, ``from old import *`` included."""
-    old = namespace["__name__"]
-    warn_moved(old, new, stacklevel=3)
-    homes = (new, *also)
-    mods = [importlib.import_module(h) for h in homes]
-    renames = dict(renames or {})
-
-    def __getattr__(name: str):
-        target = renames.get(name, name)
-        for mod in mods:
-            if hasattr(mod, target):
-                return getattr(mod, target)
-        raise AttributeError(f"module {old!r} has no attribute {name!r}")
-
-    namespace["__getattr__"] = __getattr__
-    namespace["__all__"] = sorted({n for mod in mods for n in getattr(mod, "__all__", ())})

@@ -2,7 +2,7 @@
 named after it — ``tests/test_<mod>.py``, ``tests/test_<pkg>_<mod>.py`` or ``tests/test_<pkg>.py`` for
 one of its packages — or an entry in :data:`COVERED_BY` naming the test file that exercises it: that
 file must import the module, or contain the given text (a command, a config, a public name through
-which it runs). A module that moved and left a forwarder behind is covered by
+which it runs). A module that moved (its old path answered by ``ldpopt._deprecated``'s finder) is covered by
 ``test_deprecated_paths.py``'s table. A new module with none of these fails here, and so does an entry
 that went stale."""
 
@@ -30,6 +30,7 @@ COVERED_BY: dict[str, str | tuple[str, str]] = {
     "ldpopt.robust.guarded": ("test_poisoning_stress.py", "guarded_lift"),
     "ldpopt.robust.profile": ("test_poisoning_stress.py", "profile_rates"),
     "ldpopt._deprecated": ("test_deprecated_paths.py", 'DeprecationWarning'),
+    "ldpopt.experiments._moved": ("test_deprecated_paths.py", "tasks_wang"),
     "ldpopt._malloc": ("test_verify_large_d.py", 'keep_freed_memory'),
     "ldpopt._public": "test_docstrings.py",
     "ldpopt._secure": ("test_reliability_audit.py", '"secure"'),

@@ -8,12 +8,10 @@ same objects. :data:`MOVED` is the one list; nothing inside ldpopt imports an ol
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.util
 import sys
 import types
 
-from .._deprecated import warn_moved
+from .. import _deprecated
 
 _P = "ldpopt.problems"
 
@@ -64,38 +62,6 @@ MOVED = {f"{_P}.{old}": f"{_P}.{new}" for old, new in {
     "user_forms": "solvers.user_forms",
 }.items()}
 
-_OWN = ("__name__", "__spec__", "__loader__", "__package__", "__path__", "__file__", "__cached__")
-
-
-def _caller_level() -> int:
-    """The stack level of the first frame outside the import machinery and this module."""
-    frame: types.FrameType | None = sys._getframe(1)
-    level = 1
-    while frame is not None and (frame.f_code.co_filename.startswith("<frozen importlib")
-                                 or frame.f_code.co_filename == __file__):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
-class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds an old path of :data:`MOVED` and loads it as the new module's objects."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname not in MOVED:
-            return None
-        return importlib.util.spec_from_loader(fullname, self,
-                                               is_package=any(k.startswith(fullname + ".") for k in MOVED))
-
-    def create_module(self, spec):
-        return None  # the default module; exec_module fills it
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        new = MOVED[module.__name__]
-        warn_moved(module.__name__, new, stacklevel=_caller_level())
-        target = importlib.import_module(new)
-        module.__dict__.update({k: v for k, v in vars(target).items() if k not in _OWN})
-
-
 class _Package(types.ModuleType):
     """``ldpopt.problems`` itself: importing an old path does not replace a package name (the function
     ``certificate``) by the old module of the same name, as the import system would."""
@@ -107,10 +73,10 @@ class _Package(types.ModuleType):
 
 
 def install() -> None:
-    """Put the finder of old paths on ``sys.meta_path`` (once)."""
+    """Make the old paths importable (:func:`ldpopt._deprecated.install`, once) and keep the package's
+    own names from being replaced by old modules of the same name."""
     sys.modules[_P].__class__ = _Package
-    if not any(isinstance(f, _OldPaths) for f in sys.meta_path):
-        sys.meta_path.append(_OldPaths())
+    _deprecated.install(MOVED)
 
 
 def old_module(name: str) -> types.ModuleType:

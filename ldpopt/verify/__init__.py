@@ -4,6 +4,7 @@ they checked.
 Details: docs/experiments.md, section `ldpopt.verify`.
 """
 
+from .. import _deprecated
 from .equivalences import EQUIVALENCES, certificate_metrics, check_equivalence, check_mle_formulas
 from .instances import LIKELIHOOD_MAX_D, MC_MAX_D, SOLVER_MAX_D, instance, true_histogram
 from .report import (
@@ -31,6 +32,8 @@ from .tolerances import _hessian_diag as _hessian_diag
 from .tolerances import _solver_tolerance as _solver_tolerance
 
 _instance = instance  # the old private name (tests, benchmarks)
+
+_deprecated.install({"ldpopt.verify.claims": "ldpopt.verify.equivalences"})  # its name before, one release
 
 __all__ = [
     "EQUIVALENCES",

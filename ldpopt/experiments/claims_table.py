@@ -1,5 +1,0 @@
-"""Deprecated: moved to :mod:`ldpopt.experiments.claims.table`; this path keeps working for one release."""
-
-from .._deprecated import moved
-
-moved(globals(), "ldpopt.experiments.claims.table")
