@@ -468,6 +468,18 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     ------
     ValueError
         A query other than "full", or malformed estimates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.oracles.longitudinal import LOSUE
+    >>> from ldpopt.recommend import rank_rounds
+    >>> o = LOSUE(4.0, 4, eps_1=1.0)
+    >>> tc = np.array([400, 300, 200, 100])
+    >>> ests = [o.estimate(tc * o.p + (1000 - tc) * o.q, 1000)] * 3
+    >>> choice = rank_rounds(ests, o, methods=["norm-sub"], n_repeats=2)
+    >>> "norm-sub" in choice.table.index and choice.best in choice.table.index
+    True
     """
     import pandas as pd
 

@@ -30,28 +30,7 @@ import numpy as np
 from ..objectives.builtins import Objective, UserObjective
 
 __all__ = [
-    "GAP_TOL",
-    "STATIONARITY_TOL",
-    "Checks",
-    "absorb_at_zero",
-    "accuracy_tol",
-    "affine_projection",
-    "aggregate_violation",
-    "bound_rounding",
-    "check_solution",
-    "constraint_violations",
-    "curvature",
-    "error_bound",
-    "feasible_near",
-    "gradient_function",
-    "l1_terms",
-    "near_zero_allowance",
-    "probe",
-    "residual_bound",
-    "set_feasibility",
-    "status_after_check",
-    "unverified_reason",
-    "violation_tol",
+    "GAP_TOL", "STATIONARITY_TOL", "Checks", "accuracy_tol", "check_solution", "violation_tol",
 ]
 
 STATIONARITY_TOL = 1e-5
