@@ -15,8 +15,8 @@ from .wang import style_of, summarise
 __all__ = ["plot_longitudinal"]
 
 _PANELS = (("mse", "MSE, whole domain"), ("mse_high", "high band (f ≥ 1/d)"), ("mse_low", "low band (f < 1/d)"))
-_ACROSS = {"rounds:shared": ("tab:red", "Problem across rounds, shared memo"),
-           "rounds:independent": ("tab:blue", "Problem across rounds, independent rounds"),
+_ACROSS = {"rounds:shared": ("magenta", "Problem across rounds, shared memo"),
+           "rounds:independent": ("darkgoldenrod", "Problem across rounds, independent rounds"),
            "rounds:shared+smooth": ("tab:green", "Problem across rounds, shared memo + change penalty")}
 
 
