@@ -343,7 +343,7 @@ def test_a_panel_title_names_its_reference_only_where_it_is_drawn(drawn, tmp_pat
 
 # kinds whose figures put ε on the x axis (heavy-hitters: when the full sweep has more than one ε)
 VS_EPSILON = {"full-domain", "fixed-sets", "channels", "numeric", "pooling", "range-queries", "noise-distribution",
-              "estimation-error", "heavy-hitters"}
+              "estimation-error", "heavy-hitters", "longitudinal"}
 
 
 def test_every_quick_vs_epsilon_config_sweeps_at_least_three_epsilons():
