@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from .. import toolkit
 from ... import methods as _methods
+from .. import toolkit
 from ..registry import kind
 
 __all__ = ["BANDS", "EXTRA", "LAMBDAS", "bands", "ems_grr", "ordered", "ordered_dataset", "pen_cls", "sure_lambda"]
