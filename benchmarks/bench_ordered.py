@@ -48,9 +48,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import _harness as H  # noqa: E402
 
+# the bands, the SURE-penalised CLS and EMS with GRR's channel: the experiment kind's (one definition)
+from ldpopt.experiments.task_kinds.ordered import BANDS, bands, ems_grr, pen_cls  # noqa: E402
+
 METHODS = ("base", "norm-sub", "dw", "iiw", "amrp", "dw-simplex", "dw-posterior", "eb-shrink", "pen-cls", "ems")
-BANDS = ("head", "mid", "tail")
-LAMBDAS = np.logspace(-3, 7, 41)
 
 
 def datasets_(quick: bool) -> dict:
@@ -68,41 +69,6 @@ def datasets_(quick: bool) -> dict:
     if quick:
         out = {k: out[k] for k in ("beta-5-2", "zipf-shuffled")}
     return {k: (kind, np.asarray(c, dtype=np.int64)) for k, (kind, c) in out.items()}
-
-
-def bands(f: np.ndarray) -> dict:
-    order = np.argsort(-f, kind="stable")
-    d = f.size
-    k1, k2 = max(1, d // 10), max(2, d // 2)
-    return {"head": order[:k1], "mid": order[k1:k2], "tail": order[k2:]}
-
-
-def sure_lambda(est) -> float:
-    """λ of the smoothness-penalised CLS: the minimiser over :data:`LAMBDAS` of Stein's unbiased
-    risk of the unconstrained smoother (I + λD₁ᵀD₁)⁻¹f̃, with σ̄² = Var(f̃_v) at f = 1/d."""
-    from scipy.fft import dct
-
-    d = est.d
-    c = dct(est.f_tilde, norm="ortho")
-    mu = 2.0 - 2.0 * np.cos(np.pi * np.arange(d) / d)
-    s2 = float(est.variance(1.0 / d))
-    shrink = 1.0 / (1.0 + LAMBDAS[:, None] * mu[None, :])
-    risk = np.sum(((1 - shrink) * c) ** 2, axis=1) + 2 * s2 * shrink.sum(axis=1) - d * s2
-    return float(LAMBDAS[int(np.argmin(risk))])
-
-
-def pen_cls(est) -> tuple[np.ndarray, dict]:
-    import cvxpy as cp
-
-    import ldpopt
-    from ldpopt.problems import Simplex
-
-    lam = sure_lambda(est)
-    sol = ldpopt.Problem(est, lambda f, e: cp.sum_squares(f - e.f_tilde) + lam * cp.sum_squares(cp.diff(f)),
-                         [Simplex()]).solve(progress=False)
-    if sol.status != "optimal":
-        raise RuntimeError(f"penalised CLS not certified: {sol.status} {sol.message}")
-    return sol.f, {"lam": lam}
 
 
 def dw_posterior(est) -> np.ndarray:
@@ -130,13 +96,6 @@ def dw_posterior(est) -> np.ndarray:
     if sol.status != "optimal":
         raise RuntimeError(f"Wiener posterior on the simplex not certified: {sol.status} {sol.message}")
     return sol.f
-
-
-def ems_grr(est) -> np.ndarray:
-    from ldpopt.numeric import ems
-
-    K = np.full((est.d, est.d), est.q) + (est.p - est.q) * np.eye(est.d)
-    return ems(est.counts, K).f
 
 
 def run_method(name: str, est) -> np.ndarray:
