@@ -8,6 +8,7 @@ Details: docs/keyvalue.md, section "What it buys" (the same measurement as bench
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -17,13 +18,13 @@ from ..registry import kind
 __all__ = ["DATASETS", "METHODS", "PROTOCOLS", "keyvalue", "keyvalue_dataset"]
 
 #: the config's ``oracles``: protocol name → constructor (ε, d, ℓ)
-PROTOCOLS = {"pckv-ue": lambda eps, d, ell: kv.pckv_ue(eps, d, ell),
+PROTOCOLS: dict[str, Callable[[float, int, int], kv.PCKV | kv.PrivKV]] = {"pckv-ue": lambda eps, d, ell: kv.pckv_ue(eps, d, ell),
              "pckv-grr": lambda eps, d, ell: kv.pckv_grr(eps, d, ell),
              "privkv": lambda eps, d, ell: kv.privkv(eps, d)}
 #: the config's ``methods``: the protocol's paper estimator, ldpopt's consistent one
 METHODS = ("paper", "consistent")
 #: the config's dataset names → generators of :mod:`ldpopt.keyvalue`
-DATASETS = {"power-law": kv.power_law, "ratings-like": kv.ratings_like}
+DATASETS: dict[str, Callable[..., kv.KVData]] = {"power-law": kv.power_law, "ratings-like": kv.ratings_like}
 #: the head band: keys whose true frequency is at least this quantile (the 10 % most frequent)
 HEAD_QUANTILE = 0.9
 
