@@ -1,11 +1,12 @@
 """The ext_keyvalue experiment's quick run (kind "keyvalue"): its numbers against properties that could
 fail (the consistent solution certified, consistency lowers the frequency MSE at ε = 1, the bands
-partition the keys), its figure, and its errors for a protocol or method it does not know."""
+partition the keys), its figure (readable by the rules of tests/test_plots.py), and its errors for a protocol or method it does not know."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_plots import recording
 
 from ldpopt import keyvalue as kv
 from ldpopt.experiments import load_config, run
@@ -39,7 +40,9 @@ def test_ext_keyvalue_quick_numbers(quick):
 
 def test_ext_keyvalue_figure(quick, tmp_path):
     out, _ = quick
-    paths = plot(out / "ext_keyvalue-quick", out=tmp_path / "fig")
+    with recording() as saved:  # the readability rules every figure kind meets (tests/test_plots.py)
+        paths = plot(out / "ext_keyvalue-quick", out=tmp_path / "fig")
+    assert len(saved) == 1 and not saved[0][2], saved
     assert [p.name for p in paths] == ["ext_keyvalue_power-law.png"] and paths[0].stat().st_size > 10_000
 
 
