@@ -2,7 +2,7 @@
 :mod:`ldpopt.keyvalue`), each protocol's own estimator against the consistent Problem on the same
 reports — frequency and mean MSE per key-frequency band.
 
-Details: docs/keyvalue.md, section "What it buys" (the same measurement as benchmarks/bench_keyvalue.py).
+Details and the measured table: docs/results/key-value.md (the measurement of benchmarks/bench_keyvalue.py).
 """
 
 from __future__ import annotations
