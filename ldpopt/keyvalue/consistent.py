@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..estimate import Estimate
-from ..problems import NonNegative, PartitionTotals, Problem, Simplex, SumTo, certificate
+from ..problems import Certificate, NonNegative, PartitionTotals, Problem, Simplex, Solution, SumTo, certificate
 from .pckv import PCKV
 from .privkv import PrivKV
 from .protocol import KVEstimate, PairEstimate
@@ -96,6 +96,9 @@ def consistent_problem(protocol, counts, n: int) -> tuple[Problem, PairEstimate]
 
 class ConsistentKV(KVEstimate):
     """A :class:`~.protocol.KVEstimate` from the consistent problem, with the solution and certificate."""
+
+    solution: Solution
+    certificate: Certificate
 
     def __init__(self, freq, mean, method, solution, certificate):
         super().__init__(freq, mean, method)
