@@ -169,7 +169,7 @@ ROWS: tuple[Row | Span, ...] = (
                                     (False, ("settings where the peer's ElasticNet ran all 10,000 sweeps "
                                              "without converging (ldpopt reproduces those sweeps)")))
       for start, field in (("from pure-ldp's report lists", "ldpopt_list_s"), ("on ldpopt's arrays", "ldpopt_arrays_s"))),
-    *(Span("PEM heavy hitters (pure-ldp's `PEMServer` reproduced), n = 20,000, m ∈ {10, 12, 14} bits (domains "
+    *(Span("PEM heavy hitters (pure-ldp's `PEMServer` search, same reports), n = 20,000, m ∈ {10, 12, 14} bits (domains "
            f"1,024–16,384 strings) × ε ∈ {{1, 4}}, top-k = 8, start = fragment = 2 bits: aggregate + find {start}",
            "sketches.json", ("rows",), {"oracle": "pem"}, field, "peer_s", "pure-ldp 1.2.0 server",
            ("m_bits", "epsilon"), "python benchmarks/bench_sketches.py")
