@@ -243,11 +243,11 @@ def pem_row(n: int, m: int, eps: float = 4.0, start: int = 2, frag: int = 2, k: 
 
 
 def _tie_at_kth(res) -> bool:
-    """Whether a round of a PEM search that extends its top-k had the k-th kept estimate tied (rtol
-    1e-12) with a candidate left out: there pure-ldp (``Counter.most_common``) and ldpopt (smaller
-    prefix first) may keep different prefixes, so the found items may differ without either being
-    wrong (:mod:`ldpopt.interop.pure_ldp_hh`)."""
-    for lv in res.levels[:-1]:
+    """Whether a round of a PEM search (the last included: it keeps the top-k found) had the k-th kept
+    estimate tied (rtol 1e-12) with a candidate left out: there pure-ldp (``Counter.most_common``) and
+    ldpopt (smaller prefix first) may keep different prefixes, so the found items may differ without
+    either being wrong (:mod:`ldpopt.interop.pure_ldp_hh`)."""
+    for lv in res.levels:
         f = lv.f_tilde
         out = np.setdiff1d(np.arange(f.size), lv.kept)
         if out.size and np.isclose(f[lv.kept].min(), f[out].max(), rtol=1e-12, atol=0.0):
