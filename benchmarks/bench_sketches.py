@@ -23,13 +23,18 @@ the first call of a process; the reader and the conversion alone run alternately
 timing is one run. The peer family's table (k·d calls of
 pure-ldp's hash, once per family) is built before the clocks start (``table_s``). The estimates are
 compared: ``max_abs_diff_over_n`` (CMS/HCMS counts, RAPPOR estimates, over n) and, for PEM, the same
-items and count estimates.
+items and count estimates, with ``tie_at_kth``: whether a round's k-th estimate was tied with one left
+out (there the two keep different prefixes by their tie rules, and the found items may differ).
 
 Over a grid of settings (``grid``): CMS and HCMS at d ∈ {100, 1000, 5000} × m ∈ {256, 512} (k = 64,
 ε = 2; pure-ldp's CMS server has no default k or m), RAPPOR at d ∈ {100, 1000, 5000} × (f, T) ∈
 {(0.5, 128), (0.25, 256)} × the server's default regression (ElasticNet, ``lasso=False``) and its
 LASSO selection (``lasso=True``; above d = 1000 the server always selects, so both are one case),
-with the server's defaults otherwise (8 cohorts, 2 hashes, ``reg_const`` = 0.025·f), n = 100,000.
+with the server's defaults otherwise (8 cohorts, 2 hashes, ``reg_const`` = 0.025·f), n = 100,000;
+PEM at string lengths m ∈ {10, 12, 14} bits (domains 2^m, from 1,024 to 16,384 strings) × ε ∈ {1, 4},
+n = 20,000 (``bench_heavy``'s Zipf users), top-k = 8, pure-ldp's start = 2 and fragment = 2 bits
+with the server's defaults otherwise (its OLH frequency oracle, ``estimator_norm`` = 0; PEM itself
+has no default ε, m or fragment). Below m = 10 the 300-string support does not fit in 2^m.
 For each RAPPOR case the peer's scikit-learn fits are recorded (``peer_fits``: estimator,
 iterations run ``n_iter``, ``max_iter``, ``converged`` = no ConvergenceWarning), and
 ``peer_converged`` says whether every fit converged. The headline ratio is from the peer's report
@@ -233,7 +238,21 @@ def pem_row(n: int, m: int, eps: float = 4.0, start: int = 2, frag: int = 2, k: 
         np.allclose(np.sort(peer_frequencies(res)), np.sort(np.array(fr, float))))
     return _row("pem", {"epsilon": eps, "n": n, "m_bits": m, "k": k, "start_bits": start, "step_bits": frag},
                 t_agg, t_find, t_list, t_conv, t_arr,
-                same_items_and_estimates=same, same_as_arrays=bool(np.array_equal(res.items, res2.items)))
+                same_items_and_estimates=same, tie_at_kth=_tie_at_kth(res),
+                same_as_arrays=bool(np.array_equal(res.items, res2.items)))
+
+
+def _tie_at_kth(res) -> bool:
+    """Whether a round of a PEM search (the last included: it keeps the top-k found) had the k-th kept
+    estimate tied (rtol 1e-12) with a candidate left out: there pure-ldp (``Counter.most_common``) and
+    ldpopt (smaller prefix first) may keep different prefixes, so the found items may differ without
+    either being wrong (:mod:`ldpopt.interop.pure_ldp_hh`)."""
+    for lv in res.levels:
+        f = lv.f_tilde
+        out = np.setdiff1d(np.arange(f.size), lv.kept)
+        if out.size and np.isclose(f[lv.kept].min(), f[out].max(), rtol=1e-12, atol=0.0):
+            return True
+    return False
 
 
 def run(quick: bool = False, **opts) -> dict:
@@ -246,13 +265,15 @@ def run(quick: bool = False, **opts) -> dict:
     import sklearn
 
     if args.quick:
-        n, ds, k, ms, fts, C, pem = 3000, (64, 128, 256), 16, (64,), ((0.5, 32),), 4, (2000, 10)
+        n, ds, k, ms, fts, C = 3000, (64, 128, 256), 16, (64,), ((0.5, 32),), 4
+        pem_n, pem_ms = 2000, (10,)
     else:
-        n, ds, k, ms, fts, C, pem = 100_000, (100, 1000, 5000), 64, (256, 512), ((0.5, 128), (0.25, 256)), 8, (20_000, 12)
+        n, ds, k, ms, fts, C = 100_000, (100, 1000, 5000), 64, (256, 512), ((0.5, 128), (0.25, 256)), 8
+        pem_n, pem_ms = 20_000, (10, 12, 14)
     rows = [sketch_row(h, 2.0, n, d, k, m) for h in (False, True) for d in ds for m in ms]
     rows += [rappor_row(f, n, d, T, 2, C, lasso) for d in ds for f, T in fts
              for lasso in ((False, True) if d <= 1000 else (True,))]
-    rows.append(pem_row(*pem))
+    rows += [pem_row(pem_n, m, eps) for m in pem_ms for eps in (1.0, 4.0)]
     versions = {"pure-ldp": _version("pure-ldp"), "scikit-learn": sklearn.__version__, "numpy": np.__version__}
     return H.save("sketches", args, {"versions": versions, "rows": rows})
 

@@ -169,6 +169,12 @@ ROWS: tuple[Row | Span, ...] = (
                                     (False, ("settings where the peer's ElasticNet ran all 10,000 sweeps "
                                              "without converging (ldpopt reproduces those sweeps)")))
       for start, field in (("from pure-ldp's report lists", "ldpopt_list_s"), ("on ldpopt's arrays", "ldpopt_arrays_s"))),
+    *(Span("PEM heavy hitters (pure-ldp's `PEMServer` search, same reports), n = 20,000, m ∈ {10, 12, 14} bits (domains "
+           f"1,024–16,384 strings) × ε ∈ {{1, 4}}, top-k = 8, start = fragment = 2 bits: aggregate + find {start}",
+           "sketches.json", ("rows",), {"oracle": "pem"}, field, "peer_s", "pure-ldp 1.2.0 server",
+           ("m_bits", "epsilon"), "python benchmarks/bench_sketches.py")
+      for start, field in (("from pure-ldp's `PEMClient` report lists (what its user holds)", "ldpopt_list_s"),
+                           ("on ldpopt's arrays", "ldpopt_arrays_s"))),
     # -- the billion-report case end to end (OLH, Parquet shards, the commands in fresh processes)
     Row("OLH end to end, n = 10⁸, d = 1,000, ε = 1: `ldpopt perturb` writes the Parquet shards", "billion.json",
         Pick(("rows", {"part": "big", "stage": "perturb"}, "reports_per_cpu_s"), "reports/CPU-s", "/s"),
