@@ -92,7 +92,8 @@ def measure_inproc(cfg: dict) -> dict:
             return bayes.fit_power_law(est, **kw)
         kw = {k: (s_fit if v == "fitted" else v) for k, v in kw.items()}
         # the registered function itself: postprocess only adds the estimate and parameter-name checks
-        return ldpopt.methods.get(name).func(est, **kw)
+        info_ = ldpopt.methods.get(name)
+        return info_.func(est.as_ordered() if info_.needs_order else est, **kw)
 
     budget, t_start = cfg.get("budget", 120.0), time.perf_counter()
     for r in range(cfg["repeats"]):

@@ -78,7 +78,7 @@ def _rows(estimate, F, prior=None):
 @register(
     "eb-shrink",
     description="Empirical-Bayes (James–Stein) shrinkage toward a declared prior mean, τ² fitted from f̃",
-    non_negative="no", sums_to_one="almost", order_preserving="weak",
+    non_negative="no", sums_to_one="no", order_preserving="weak",
     complexity="O(d)",
     reference="Efron & Morris JASA 1973 (positive-part James–Stein); Kim, Park, Jung arXiv 2606.21107 "
               "(for DP histograms); σ̄² from Wang et al. arXiv Eq. 2",

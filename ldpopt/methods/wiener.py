@@ -119,8 +119,12 @@ def _spectra(est: Estimate, C: np.ndarray):
 def _filter(G: np.ndarray, H: np.ndarray, S: np.ndarray, Pn: float) -> np.ndarray:
     """The Wiener filter's output conj(H) S G / (|H|² S + P_n); 0 where S = 0 (the prior puts no
     power there)."""
-    den = H * H * S + Pn
-    return np.where(S > 0, H * S * G / np.where(den > 0, den, 1.0), 0.0)
+    # written as H G / (|H|² + P_n/S): the same number, with no product S·G to overflow at extreme ε;
+    # where P_n/S overflows (S ≪ P_n) the gain's limit 0 is exact, so that overflow is not a warning
+    with np.errstate(over="ignore", divide="ignore"):
+        ratio = np.divide(Pn, S, out=np.full(np.shape(S), np.inf), where=S > 0)
+        den = H * H + ratio
+        return np.where((S > 0) & np.isfinite(den), H * G / np.where(np.isfinite(den) & (den > 0), den, 1.0), 0.0)
 
 
 def _dw_rows(est: Estimate, C: np.ndarray) -> np.ndarray:
