@@ -179,28 +179,6 @@ class PCKV(KVProtocol):
         out[1] = (Y == -1).sum(axis=0)
         return out
 
-    def collect(self, data: KVData, rng=None) -> np.ndarray:
-        """Every user of ``data`` through :meth:`perturb`, then :meth:`aggregate` (the real path).
-
-        Parameters
-        ----------
-        data : KVData
-        rng : seed, Generator or None
-
-        Returns
-        -------
-        ndarray (2, K)
-
-        Examples
-        --------
-        >>> from ldpopt import keyvalue as kv
-        >>> data = kv.power_law(100, 5, rng=0)
-        >>> int(kv.pckv_grr(1.0, 5).collect(data, rng=1).sum())
-        100
-        """
-        rng = as_generator(rng)
-        return self.aggregate([self.perturb(*data.user(u), rng) for u in range(data.n)])
-
     # -- the fast path --------------------------------------------------------------------
     def sample_counts(self, data: KVData, rng=None) -> np.ndarray:
         """The counts of :meth:`collect`, exact in joint law, with no loop over users: the sampled

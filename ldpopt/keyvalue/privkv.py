@@ -121,27 +121,6 @@ class PrivKV(KVProtocol):
         out[2] = np.bincount(r[:, 0], minlength=self.d)
         return out
 
-    def collect(self, data: KVData, rng=None) -> np.ndarray:
-        """Every user of ``data`` through :meth:`perturb`, then :meth:`aggregate` (the real path).
-
-        Parameters
-        ----------
-        data : KVData
-        rng : seed, Generator or None
-
-        Returns
-        -------
-        ndarray (3, d)
-
-        Examples
-        --------
-        >>> from ldpopt import keyvalue as kv
-        >>> int(kv.privkv(1.0, 5).collect(kv.power_law(100, 5, rng=0), rng=1)[2].sum())
-        100
-        """
-        rng = as_generator(rng)
-        return self.aggregate([self.perturb(*data.user(u), rng) for u in range(data.n)])
-
     def sample_counts(self, data: KVData, rng=None) -> np.ndarray:
         """The counts of :meth:`collect`, exact in joint law, no loop over users: sampled keys and
         membership vectorised (sorted pair codes), then binomial draws per cell.

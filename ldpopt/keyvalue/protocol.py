@@ -16,8 +16,11 @@ estimator.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from .._validation import as_generator
 
 __all__ = ["KVEstimate", "KVProtocol", "PairEstimate"]
 
@@ -81,6 +84,37 @@ class KVProtocol:
     d: int
     epsilon: float
     name = "kv"
+
+    def collect(self, data, rng=None) -> np.ndarray:
+        """Every user of ``data`` (a :class:`~ldpopt.keyvalue.KVData`) through the protocol's
+        ``perturb``, then its ``aggregate``: the real client path, one report per user (the fast path,
+        exact in law and with no loop over users, is ``sample_counts``).
+
+        Parameters
+        ----------
+        data : KVData
+        rng : seed, Generator or None
+
+        Returns
+        -------
+        ndarray
+            The protocol's aggregate ((2, K) for PCKV, (3, d) for PrivKV).
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> data = kv.power_law(100, 5, rng=0)
+        >>> int(kv.pckv_grr(1.0, 5).collect(data, rng=1).sum())
+        100
+        """
+        rng = as_generator(rng)
+        return self.aggregate([self.perturb(*data.user(u), rng) for u in range(data.n)])
+
+    def perturb(self, *args: Any, **kwargs: Any):  # pragma: no cover - each protocol's client
+        raise NotImplementedError
+
+    def aggregate(self, *args: Any, **kwargs: Any) -> np.ndarray:  # pragma: no cover - each protocol's server
+        raise NotImplementedError
 
     def _population(self, counts, n):  # pragma: no cover - abstract
         raise NotImplementedError
