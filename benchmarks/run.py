@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 SECTIONS: dict[str, tuple[str, ...]] = {
     "collect": ("oracles", "rws_conformance", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "identity",
                 "schedulers",
-                "kernels", "kernels_dask", "sketches", "billion"),
+                "kernels", "kernels_dask", "gpu", "sketches", "billion"),
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "uncertainty_grid", "choose_candidates",
                  "ci_all", "ldpcube_power"),
     "solve": ("solvers", "policy", "likelihood", "feasibility", "exact_feasibility", "structured", "structured_blocks",

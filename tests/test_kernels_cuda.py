@@ -22,6 +22,7 @@ pytest.importorskip("numba", reason="the CUDA kernels need numba (the 'gpu' extr
 # (oracle, ε, d, n): small, the simulator runs each GPU thread as a Python thread
 SIM_CASES = [("grr", 1.0, 2, 1), ("grr", 2.0, 9, 300), ("oue", 1.0, 13, 40), ("sue", 0.5, 8, 30),
              ("olh", 1.0, 2, 1), ("olh", 4.0, 37, 300), ("blh", 1.0, 5, 260), ("hr", 1.0, 6, 200),
+             ("oue", 1.0, 13, 600), ("olh", 1.0, 3, 700),
              ("ss", 1.0, 10, 100)]
 
 _SCRIPT = """

@@ -2,13 +2,16 @@
 (:mod:`.scalar`: SplitMix64 and the divisibility test are compiled as device functions), with the
 same counts bit for bit (integer sums).
 
-* :func:`hash_counts` (OLH, BLH) — one thread per value; the users pass through shared memory in
-  tiles of ``TILE`` keys and reports, loaded once per block and read by all its threads (the layout
-  of a tiled matrix product: the n·d hash evaluations are compute-bound, the n reports are read
-  ⌈d/TILE⌉ times from global memory instead of d times);
+* :func:`hash_counts` (OLH, BLH) — one thread per value along x, the users split into chunks along
+  y; a block's users pass through shared memory in tiles of ``TILE`` keys and reports, loaded once
+  and read by all its threads (the layout of a tiled matrix product); each block adds its partial
+  counts atomically;
 * :func:`histogram` (GRR, HR, SS) — a grid-stride loop of 64-bit ``atomic.add`` into the counts;
-* :func:`column_counts` (OUE, SUE) — one thread per bit column, summing its bit over the rows
-  (neighbouring threads read the same or neighbouring bytes of a row: coalesced).
+* :func:`column_counts` (OUE, SUE) — one thread per bit column along x, the rows split into chunks
+  along y, each block's partial sums added atomically.
+
+The y split (:func:`_split`) keeps a narrow output (d in the hundreds) from leaving most of the GPU
+idle; the counts are integer sums, the same in any order.
 
 Copies: every call stages its reports through a page-locked (pinned) host buffer and copies them
 to the device asynchronously on a CUDA stream of its own host thread (:class:`Lane`: one stream and
@@ -91,31 +94,36 @@ def _kernels():
             i += stride
 
     @cuda.jit
-    def cols(packed, counts):
+    def cols(packed, counts, rows_per_block):
         c = cuda.grid(1)
+        r0 = cuda.blockIdx.y * rows_per_block
+        r1 = min(r0 + rows_per_block, packed.shape[0])
         if c < counts.shape[0]:
             j = c // 8
             sh = 7 - c % 8
             s = 0
-            for i in range(packed.shape[0]):
+            for i in range(r0, r1):
                 s += (packed[i, j] >> sh) & 1
-            counts[c] = s
+            if s:
+                cuda.atomic.add(counts, c, s)
 
     @cuda.jit
-    def olh(keys, r, vg, mask, inv, rot, lim, pow2, counts):
+    def olh(keys, r, vg, mask, inv, rot, lim, pow2, counts, users_per_block):
         sk = cuda.shared.array(TILE, types.uint64)
         sr = cuda.shared.array(TILE, types.uint64)
         tx = cuda.threadIdx.x
         v = cuda.grid(1)
         n, d = keys.shape[0], vg.shape[0]
+        u0 = cuda.blockIdx.y * users_per_block
+        u1 = min(u0 + users_per_block, n)
         h = vg[min(v, d - 1)]
         c = 0
-        for t0 in range(0, n, TILE):
-            if t0 + tx < n:
+        for t0 in range(u0, u1, TILE):
+            if t0 + tx < u1:
                 sk[tx] = keys[t0 + tx]
                 sr[tx] = r[t0 + tx]
             cuda.syncthreads()
-            m = min(TILE, n - t0)
+            m = min(TILE, u1 - t0)
             if v < d:
                 for i in range(m):
                     z = mix(sk[i] + h)
@@ -126,14 +134,30 @@ def _kernels():
                     if hit:
                         c += 1
             cuda.syncthreads()
-        if v < d:
-            counts[v] = c
+        if v < d and c:
+            cuda.atomic.add(counts, v, c)
 
     return hist, cols, olh
 
 
 def _blocks(n: int) -> int:
     return max(1, -(-n // TILE))
+
+
+#: threads a launch aims at: enough to fill a large GPU (an H100 holds 132 × 2,048 resident threads)
+#: several times over, so that a narrow output (d values or bit columns) still keeps it busy
+TARGET_THREADS = 1 << 20
+
+
+def _split(items: int, width: int, least: int = TILE) -> tuple[int, int]:
+    """Split ``items`` rows (users, report rows) over the y dimension of a grid whose x dimension
+    covers ``width`` outputs (one thread each): (blocks along y, items per y block), so that x × y
+    threads reach about :data:`TARGET_THREADS`, each y block keeps at least ``least`` items, and y
+    stays within CUDA's 65,535. Each y block adds its partial count with one atomic add per output
+    (integer sums: the same counts in any order)."""
+    ys = max(1, min(-(-TARGET_THREADS // (_blocks(width) * TILE)), -(-items // least), 65535))
+    per = max(1, -(-items // ys))
+    return -(-max(items, 1) // per), per
 
 
 class Lane:
@@ -212,9 +236,10 @@ def column_counts(packed: np.ndarray, d: int) -> np.ndarray:
     packed = np.ascontiguousarray(packed, dtype=np.uint8)
     ln = lane()
     out = ln.zeros(8 * packed.shape[1])
+    ys, per = _split(packed.shape[0], 8 * packed.shape[1])
     with _launching():
         cols = _kernels()[1]
-        cols[_blocks(8 * packed.shape[1]), TILE, ln.stream](ln.stage("packed", packed), out)
+        cols[(_blocks(8 * packed.shape[1]), ys), TILE, ln.stream](ln.stage("packed", packed), out, per)
     return ln.result(out)[:d]
 
 
@@ -227,8 +252,9 @@ def hash_counts(keys: np.ndarray, r: np.ndarray, d: int, g: int) -> np.ndarray:
     inv, rot, lim = divisibility_constants(g)
     ln = lane()
     out = ln.zeros(d)
+    ys, per = _split(k.shape[0], d)
     with np.errstate(over="ignore"), _launching():  # the simulator: uint64 arithmetic on numpy scalars
         olh = _kernels()[2]
-        olh[_blocks(d), TILE, ln.stream](ln.stage("keys", k), ln.stage("r", ru), ln.stage("vg", vg),
-                                         np.uint64(g - 1), inv, rot, lim, bool(g & (g - 1) == 0), out)
+        olh[(_blocks(d), ys), TILE, ln.stream](ln.stage("keys", k), ln.stage("r", ru), ln.stage("vg", vg),
+                                               np.uint64(g - 1), inv, rot, lim, bool(g & (g - 1) == 0), out, per)
     return ln.result(out)
