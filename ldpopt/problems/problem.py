@@ -18,7 +18,7 @@ import cvxpy as cp
 import numpy as np
 
 from ..estimate import check_estimate
-from .check.verdict import violation_tol
+from .check.verdict import feasible_point, violation_tol
 from .constraints.base import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives.base import default_scale
@@ -31,7 +31,6 @@ from .solvers.policy import (
     EXP_CONE_CHAIN,
     SQP_MIN_D,
     default_chain,
-    feasible_point,
     is_likelihood,
     sqp_applies,
     uses_sqp,
@@ -312,7 +311,7 @@ class Problem:
         but stationarity or the gap could not be run — ``checks.not_run`` says why), ``"inaccurate"``
         (a solver said optimal, ldpopt's check failed: the message names the check), or the last
         solver's own status. A problem with a
-        known feasible point (:func:`.policy.feasible_point`) is never reported ``"infeasible"``:
+        known feasible point (:func:`.verdict.feasible_point`) is never reported ``"infeasible"``:
         that is ``"solver_error"``. Every attempt is in ``Solution.attempts``. When no route passes,
         the best *checked* point of all routes is returned (the structured solver's included:
         :func:`.solution.best_checked`), not the last one tried; a route's own acceptance
