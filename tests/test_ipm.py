@@ -152,7 +152,7 @@ def test_a_constraint_that_is_not_linear_hands_over_to_the_qp_loop():
 def test_the_qp_loop_alone_agrees_with_the_interior_point_route():
     pr = Problem(EST, kl_smooth, CONSTRAINTS["monotone chain"]())
     a = pr.solve(progress=False)
-    b = solve_sqp(pr, ipm=False)
+    b = solve_sqp(pr)
     assert a.solver == SOLVER and b.solver.startswith("SQP(") and a.status == b.status == "optimal"
     assert np.max(np.abs(a.f - b.f)) < 1e-8
 

@@ -15,8 +15,8 @@ import pytest
 
 from ldpopt import oracles, postprocess
 from ldpopt.problems import NonNegative, Problem, Simplex, SolverFailedError, SolverWarning, SubsetSum
-from ldpopt.problems.check.verdict import accuracy_tol, check_solution, violation_tol
-from ldpopt.problems.solvers.policy import CONE_CHAIN, LIKELIHOOD_CHAIN, QP_CHAIN, default_chain, feasible_point
+from ldpopt.problems.check.verdict import accuracy_tol, check_solution, feasible_point, violation_tol
+from ldpopt.problems.solvers.policy import CONE_CHAIN, LIKELIHOOD_CHAIN, QP_CHAIN, default_chain
 
 
 def _est(oracle="oue", eps=1.0, d=200, n=10**5, seed=0):

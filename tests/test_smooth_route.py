@@ -180,5 +180,5 @@ def test_start_keeps_the_first_qp_feasible_when_the_noise_is_large():
                                     + cp.sum_squares(f[1:] - f[:-1])), [Simplex()])
     f0 = smooth_terms(pr.objective, est).start()
     assert np.all(f0 > 0) and f0.sum() <= 1.0
-    sol = solve_sqp(pr, max_iter=1, ipm=False)  # the QP loop itself (the interior-point route first otherwise)
+    sol = solve_sqp(pr, max_iter=1)  # the QP loop itself (Problem.solve runs the interior-point route first)
     assert sol.attempts[0]["qp_attempts"] == ["optimal"]

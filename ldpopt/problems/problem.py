@@ -18,25 +18,26 @@ import cvxpy as cp
 import numpy as np
 
 from ..estimate import check_estimate
-from .check.verdict import violation_tol
+from .check.verdict import feasible_point, violation_tol
 from .constraints.base import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives.base import default_scale
 from .objectives.builtins import Objective, make_objective
+from .objectives.likelihood_terms import LikelihoodTerms
 from .progress import Clock, timed_out
 from .solution import Solution, _attempt, best_checked
 from .solvers.attempts import STRUCTURED, cvxpy_attempt, structured_attempt
+from .solvers.ipm import solve_ipm
 from .solvers.policy import (
     DEFAULT_SOLVER_OPTIONS,
     EXP_CONE_CHAIN,
     SQP_MIN_D,
     default_chain,
-    feasible_point,
     is_likelihood,
     sqp_applies,
     uses_sqp,
 )
-from .solvers.sqp import solve_sqp
+from .solvers.sqp import converged, newton_terms, solve_sqp
 from .solvers.user_forms import LiveRoute, domain_constraint, missing_parameter, route_objective
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
@@ -49,6 +50,33 @@ def _lazy(objective: Objective, constraints: list) -> bool:
     built at once, so that a non-DCP user objective or a malformed constraint still raises in
     ``Problem(...)``."""
     return objective.lazy_build and all(c.lazy_build for c in constraints)
+
+
+def _newton_route(problem, verbose: bool, solver_options: dict | None) -> Solution:
+    """The Newton route (:mod:`.solvers.sqp`'s objectives): a smooth objective is first solved by the
+    interior-point method of :mod:`.solvers.ipm` (where its constraints are linear rows over f); its
+    Solution is returned when ldpopt's check certifies it or the time limit has passed, else sequential
+    QP (:func:`.solvers.sqp.solve_sqp`) follows, and its answer is returned unless the interior point
+    passed ldpopt's check (then the better checked of the two, :func:`.solution.best_checked`). An exact
+    likelihood goes to sequential QP directly."""
+    start = time.perf_counter()
+    est = problem.estimate
+    terms = newton_terms(problem.objective, est)
+    first = None  # the interior-point route's Solution, when it ran and did not certify
+    if terms is not None and not isinstance(terms, LikelihoodTerms):
+        first, _ = solve_ipm(problem, terms, lambda ch: converged(ch, est.d))
+        if first is not None and (first.success or first.status == "time_limit"):
+            return first
+    sol = solve_sqp(problem, verbose, solver_options)
+    sol.wall_time = time.perf_counter() - start  # the interior point's time included
+    if first is None:
+        return sol
+    sol.attempts = [{"iteration": 0, "solver": first.solver, "status": first.status, "seconds": first.wall_time,
+                     "checks": first.checks.summary()}] + list(sol.attempts or [])
+    sol.message += f" | {first.solver} first: {first.status} ({first.message})"
+    # the interior point only where ldpopt's check passed it (an infeasible user constraint: the QP
+    # loop's "infeasible" stands, not the interior-point method's stalled point)
+    return best_checked([sol, first]) if first.checks.passed else sol
 
 
 class Problem:
@@ -312,7 +340,7 @@ class Problem:
         but stationarity or the gap could not be run — ``checks.not_run`` says why), ``"inaccurate"``
         (a solver said optimal, ldpopt's check failed: the message names the check), or the last
         solver's own status. A problem with a
-        known feasible point (:func:`.policy.feasible_point`) is never reported ``"infeasible"``:
+        known feasible point (:func:`.verdict.feasible_point`) is never reported ``"infeasible"``:
         that is ``"solver_error"``. Every attempt is in ``Solution.attempts``. When no route passes,
         the best *checked* point of all routes is returned (the structured solver's included:
         :func:`.solution.best_checked`), not the last one tried; a route's own acceptance
@@ -402,7 +430,7 @@ class Problem:
             kept = sol  # its checked point competes with the later routes' (best_checked)
         if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
             with clock.running("SQP"):
-                sq = solve_sqp(self, verbose, solver_options)
+                sq = _newton_route(self, verbose, solver_options)
             sol = best_checked([sq, kept])
             sol.attempts = first + list(sq.attempts or [])
             if first:
@@ -435,7 +463,7 @@ class Problem:
                 continue
             with clock.running(name):
                 if name == "SQP":  # ldpopt's route for the likelihoods (policy.LIKELIHOOD_CHAIN)
-                    sol = solve_sqp(self, verbose, solver_options)
+                    sol = _newton_route(self, verbose, solver_options)
                     sol.attempts = []
                 else:
                     sol = cvxpy_attempt(self, name, verbose, solver_options, not explicit and name == "SCS")

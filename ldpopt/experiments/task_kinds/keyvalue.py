@@ -2,7 +2,8 @@
 :mod:`ldpopt.keyvalue`), each protocol's own estimator against the consistent Problem on the same
 reports — frequency and mean MSE per key-frequency band.
 
-Details and the measured table: docs/results/key-value.md (the measurement of benchmarks/bench_keyvalue.py).
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.keyvalue`; the measured table:
+docs/results/key-value.md (the measurement of benchmarks/bench_keyvalue.py).
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
-"""The distribution-error task of LDP³ (Khodaie, Balioglu & Gursoy, "Post-Processing in Local Differential
-Privacy: An Extensive Evaluation and Benchmark Platform", IFIP SEC 2025; code github.com/alrzakh/LDPcube):
-one estimate per task, every configured method, the four distances of LDP³'s ``metrics/`` between the
-post-processed f' and the true frequencies f.
+"""Task kind ``distribution-error`` (``ldpcube_grid``): the distribution-error task of LDP³ (Khodaie,
+Balioglu & Gursoy, "Post-Processing in Local Differential Privacy: An Extensive Evaluation and Benchmark
+Platform", IFIP SEC 2025; code github.com/alrzakh/LDPcube): every configured method on one estimate,
+the four distances of LDP³'s ``metrics/`` between the post-processed f' and the true frequencies f.
 
-The distances (:data:`DISTANCES`), LDP³'s conventions kept so that numbers compare:
-
-* ``l1``: (1/d) Σ_v |f'_v − f_v| (their ``l1_error`` divides by the length: a mean, not a sum);
-* ``l2``: sqrt(Σ_v (f'_v − f_v)²) (their ``l2_error``: the Euclidean distance, not a mean);
-* ``kl``: Σ_{v: f'_v > 0, f_v > 0} f'_v log(f'_v/f_v) — KL(f' ‖ f) over the values where both are
-  positive (their ``kl_divergence(post, true)``); a value with f'_v > 0 = f_v, which would make the
-  divergence infinite, is left out, as theirs does, so read it beside the other three;
-* ``emd``: Σ_{v<d} |F'_v − F_v| with F the cumulative sums in the domain's order (their ``EMD.py``):
-  the 1-D Wasserstein-1 distance between f' and f on the ordered domain 0 … d−1 with unit spacing.
-  *Convention*: for vectors of different totals (Base, Base-Pos) the last term |Σf' − Σf| counts the
-  missing or extra mass once, as moving it to the end of the domain.
-
-Rows: ``method, metric, value`` for each method and distance. The win-percentage table of a run is
+Details and the distances' conventions (LDP³'s, kept so that numbers compare): docs/experiments.md,
+section `ldpopt.experiments.task_kinds.ldpcube`. The win-percentage table of a run is
 :mod:`.winrate_report` (``ldpopt experiment winrate``).
 """
 
@@ -32,23 +21,23 @@ __all__ = ["DISTANCES", "distance_rows", "emd", "kl", "l1", "l2"]
 
 
 def l1(f_post: np.ndarray, f: np.ndarray) -> float:
-    """(1/d) Σ |f' − f| (module docstring)."""
+    """(1/d) Σ |f' − f| (LDP³'s convention, docs/experiments.md)."""
     return float(np.mean(np.abs(f_post - f)))
 
 
 def l2(f_post: np.ndarray, f: np.ndarray) -> float:
-    """sqrt(Σ (f' − f)²) (module docstring)."""
+    """sqrt(Σ (f' − f)²) (LDP³'s convention, docs/experiments.md)."""
     return float(np.sqrt(np.sum((f_post - f) ** 2)))
 
 
 def kl(f_post: np.ndarray, f: np.ndarray) -> float:
-    """Σ over f'_v > 0 and f_v > 0 of f'_v log(f'_v / f_v) (module docstring)."""
+    """Σ over f'_v > 0 and f_v > 0 of f'_v log(f'_v / f_v) (LDP³'s convention, docs/experiments.md)."""
     both = (f_post > 0) & (f > 0)
     return float(np.sum(f_post[both] * np.log(f_post[both] / f[both])))
 
 
 def emd(f_post: np.ndarray, f: np.ndarray) -> float:
-    """Σ_v |cumsum(f' − f)_v|: the 1-D earth mover's distance on the ordered domain (module docstring).
+    """Σ_v |cumsum(f' − f)_v|: the 1-D earth mover's distance on the ordered domain (LDP³'s convention, docs/experiments.md).
 
     Examples
     --------

@@ -1,28 +1,7 @@
-"""Task kind ``multi-regimes``: where reconstruction from 2-way marginals and CALM's steps stop
-matching their claims (docs/multi.md, *Where the claims hold*).
+"""Task kind ``multi-regimes`` (``ext_multi_regimes``): where reconstruction from 2-way marginals and
+CALM's steps stop matching their claims (docs/multi.md, *Where the claims hold*).
 
-One task = one multi-attribute dataset (:func:`~.multi.multi_dataset`: the synthetic laws of
-:data:`ldpopt.multi.SYNTHETIC` — among them :func:`ldpopt.multi.log_linear` with a tunable 3-way
-interaction and :func:`ldpopt.multi.dirichlet_joint` — or the shipped item-presence data), the task's
-oracle (``oue`` or ``grr``), ε and repetition. Every 2-way marginal and every 3-way marginal is
-collected CALM-style (:func:`ldpopt.multi.calm`, Zhang et al. CCS 2018 §4), and the rows are
-(``method``, ``metric``):
-
-* reconstruction against direct collection — ``2way:weighted`` ``tv3``: the 3-way marginals of the
-  table fitted to ldpopt's weighted-optimal consistent 2-way marginals (as ``ext_multi``); ``3way:weighted``
-  ``tv3``: the 3-way marginals collected directly, made consistent the same way; ``maxent-of-truth``
-  ``tv3``: the 3-way marginals of the maximum-entropy table of the *true* 2-way marginals — the model
-  error, a floor no reconstruction from 2-way marginals goes below however large ε;
-* CALM's steps against the weighted optimum, on the 2-way collection — ``tv2`` of ``2way:calm``
-  (:func:`ldpopt.multi.calm_consistency`), ``2way:weighted`` (the certified optimum), ``2way:cls``
-  (the unweighted optimum), ``2way:pgm`` (the table fitted to the raw f̃, its 2-way marginals) and,
-  with GRR, ``2way:likelihood`` (the constrained maximum-likelihood estimate, exact multinomial
-  likelihood); ``calm-linf`` (``2way:calm``): the largest |CALM − optimum| over cells.
-
-Every row carries ``binds``: whether non-negativity binds at the weighted optimum (some cell of it is
-≤ 1e-10: at an optimum where no bound is active the equality-constrained optimum is the same point,
-so a zero cell is the sign that the bound changed the answer — a choice of threshold). Error: total
-variation ½‖f̂ − f‖₁ to the data's marginal, averaged over every 2- or 3-way marginal.
+Details: docs/experiments.md, section `ldpopt.experiments.task_kinds.multi_regimes`.
 """
 
 from __future__ import annotations

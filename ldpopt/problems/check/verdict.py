@@ -30,7 +30,7 @@ import numpy as np
 from ..objectives.builtins import Objective, UserObjective
 
 __all__ = [
-    "GAP_TOL", "STATIONARITY_TOL", "Checks", "accuracy_tol", "check_solution", "violation_tol",
+    "GAP_TOL", "STATIONARITY_TOL", "Checks", "accuracy_tol", "check_solution", "feasible_point", "violation_tol",
 ]
 
 STATIONARITY_TOL = 1e-5
@@ -630,6 +630,58 @@ def violation_tol(d: int) -> float:
     2.5e-07
     """
     return 1e-6 / d
+
+
+def feasible_point(problem) -> np.ndarray | None:
+    """A point satisfying every constraint to ldpopt's tolerance, if one of the candidates does.
+
+    The candidates: the uniform 1/d and the simplex projection of f̃ (a problem with such a point is
+    never reported ``"infeasible"``).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its objective, estimate and constraints).
+
+    Returns
+    -------
+    ndarray (d,) or None
+        The first candidate that passes, None when neither does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems import Simplex, SubsetSum
+    >>> from ldpopt.problems.check.verdict import feasible_point
+    >>> feasible_point(ldpopt.Problem(est)), feasible_point(ldpopt.Problem(est, constraints=[Simplex(), SubsetSum([0, 1], 0.9)]))
+    (array([0.25, 0.25, 0.25, 0.25]), None)
+    """
+    from ...methods.normalize import project_simplex
+
+    est = problem.estimate
+    d = est.d
+    tol = violation_tol(d)
+    candidates = [np.full(d, 1.0 / d)]
+    try:
+        candidates.append(project_simplex(est.f_tilde))
+    except (ValueError, ZeroDivisionError, IndexError):
+        pass
+    for f in candidates:
+        viol = constraint_violations(problem, f)
+        if all(v <= tol for v in viol.values()) and _aux_ok(problem, f):
+            return f
+    return None
+
+
+def _aux_ok(problem, f) -> bool:
+    """The objective's own auxiliary constraints are epigraph cones (always satisfiable by a large
+    enough epigraph variable) except a domain: check the objective is finite at f."""
+    try:
+        return bool(np.isfinite(problem.objective.value(f, problem.estimate)))
+    except NotImplementedError:
+        return True
 
 
 @dataclass

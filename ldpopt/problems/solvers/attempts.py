@@ -30,7 +30,8 @@ def structured_attempt(problem) -> tuple[Solution | None, str]:
     constraint is a built-in it covers; (None, why) when it does not apply. Its Solution is
     ``"optimal"`` only when the solver's own certificate passed *and* ldpopt's check
     (:func:`.verdict.check_solution`, the same as for any solver) passed; else ``"inaccurate"``."""
-    from .structured import NotApplicable, solve_structured
+    from ..objectives.separable import NotApplicable
+    from .structured.solver import solve_structured
     from .structured.structure import compiled_for
 
     start = time.perf_counter()

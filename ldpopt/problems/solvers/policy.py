@@ -1,4 +1,4 @@
-"""Which solvers ``Problem.solve()`` tries, in which order, and when a problem is known feasible.
+"""Which solvers ``Problem.solve()`` tries, and in which order.
 
 Before any chain, ``Problem.solve()`` (no solver named) tries ldpopt's own dual solver
 ``"LDPOPT-STRUCTURED"`` (:func:`ldpopt.problems.solvers.structured.solve_structured`) when the objective is
@@ -36,20 +36,12 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
 * A user objective with exponential-cone atoms (log, entr, rel_entr, kl_div, exp, ...) at
   d ≥ ``SQP_MIN_D`` has no numpy derivatives for the SQP route: its chain is SCS alone (tightened,
   ``SCS_TIGHT``), the only cone solver measured to finish there.
-
-``known_feasible(problem)`` tries a few points that satisfy the usual constraint sets — the
-uniform vector, the projection of f̃ onto the simplex — against ldpopt's numpy residuals; when one
-passes, a solver's "infeasible" is a solver failure, never the answer.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..check.verdict import constraint_violations, violation_tol
-
 __all__ = ["CONE_CHAIN", "DEFAULT_SOLVER_OPTIONS", "EXP_CONE_CHAIN", "LIKELIHOOD_CHAIN", "QP_CHAIN", "QP_OPTIONS", "SCS_TIGHT", "SQP_MIN_D",
-           "default_chain", "feasible_point", "is_likelihood", "sqp_applies", "uses_sqp"]
+           "default_chain", "is_likelihood", "sqp_applies", "uses_sqp"]
 
 #: Options ldpopt passes to a solver unless the caller overrides them (``solve(**solver_options)``).
 #: Tighter than cvxpy's defaults, because the papers' comparisons (closed form vs solver) need
@@ -199,55 +191,3 @@ def default_chain(problem) -> tuple[str, ...]:
     if problem.estimate.d >= SQP_MIN_D and _has_exp_cone(problem):
         return EXP_CONE_CHAIN
     return CONE_CHAIN
-
-
-def feasible_point(problem) -> np.ndarray | None:
-    """A point satisfying every constraint to ldpopt's tolerance, if one of the candidates does.
-
-    The candidates: the uniform 1/d and the simplex projection of f̃ (a problem with such a point is
-    never reported ``"infeasible"``).
-
-    Parameters
-    ----------
-    problem : Problem
-        The problem (its objective, estimate and constraints).
-
-    Returns
-    -------
-    ndarray (d,) or None
-        The first candidate that passes, None when neither does.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import ldpopt
-    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
-    >>> from ldpopt.problems import Simplex, SubsetSum
-    >>> from ldpopt.problems.solvers.policy import feasible_point
-    >>> feasible_point(ldpopt.Problem(est)), feasible_point(ldpopt.Problem(est, constraints=[Simplex(), SubsetSum([0, 1], 0.9)]))
-    (array([0.25, 0.25, 0.25, 0.25]), None)
-    """
-    from ...methods.normalize import project_simplex
-
-    est = problem.estimate
-    d = est.d
-    tol = violation_tol(d)
-    candidates = [np.full(d, 1.0 / d)]
-    try:
-        candidates.append(project_simplex(est.f_tilde))
-    except (ValueError, ZeroDivisionError, IndexError):
-        pass
-    for f in candidates:
-        viol = constraint_violations(problem, f)
-        if all(v <= tol for v in viol.values()) and _aux_ok(problem, f):
-            return f
-    return None
-
-
-def _aux_ok(problem, f) -> bool:
-    """The objective's own auxiliary constraints are epigraph cones (always satisfiable by a large
-    enough epigraph variable) except a domain: check the objective is finite at f."""
-    try:
-        return bool(np.isfinite(problem.objective.value(f, problem.estimate)))
-    except NotImplementedError:
-        return True

@@ -15,12 +15,11 @@ from ..check.verdict import check_solution, status_after_check
 from ..objectives.likelihood_terms import LikelihoodTerms, terms_for
 from ..objectives.smooth import smooth_terms
 from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT
-from ..solution import Solution, best_checked
-from .ipm import solve_ipm
+from ..solution import Solution
 from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
 from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN, QP_OPTIONS
 
-__all__ = ["MAX_ITER", "newton_terms", "solve_sqp"]
+__all__ = ["MAX_ITER", "converged", "newton_terms", "solve_sqp"]
 
 MAX_ITER = 40
 _ARMIJO = 1e-4
@@ -53,7 +52,7 @@ def _model(h, s: float):
     return (P + sp.diags(np.maximum(_CURVATURE_FLOOR - dg / m, 0.0))).tocsr(), m
 
 
-def _converged(ch, d: int) -> bool:
+def converged(ch, d: int) -> bool:
     """Stop iterating: ldpopt's check passed (the caller knows) and the point is at the QP solver's
     own accuracy, far inside the check's tolerances (Newton converges quadratically, so this costs
     one or two more QPs): relative stationarity and gap ≤ 1e-9, or a certified ‖f − f*‖ ≤ 1e-8/d."""
@@ -191,7 +190,7 @@ def _solve_qp(qp: _QP, problem, chain, opts_for, verbose):
 
 
 def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None, chain=None,
-              max_iter: int = MAX_ITER, ipm: bool = True):
+              max_iter: int = MAX_ITER):
     """Solve ``problem`` (a built-in exact likelihood or a smooth objective, :func:`newton_terms`) by
     sequential QP; a checked ``Solution``.
 
@@ -200,11 +199,8 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
     ``Solution.iterations`` counts QPs; ``Solution.attempts`` lists each QP (solver, status, step
     length, ldpopt's check of its point); ``Solution.solver`` is ``"SQP(<QP solvers used>)"``.
 
-    A smooth objective is first solved by the interior-point method of :mod:`.ipm` (``ipm=True``,
-    where its constraints are linear rows over f); its Solution is returned when ldpopt's check
-    certifies it or the time limit has passed, else the QP loop follows, and its answer is returned
-    unless the interior point passed ldpopt's check (then the better checked of the two,
-    :func:`.solution.best_checked`).
+    ``Problem.solve`` runs the interior-point method of :mod:`.ipm` before it for a smooth objective
+    (:mod:`ldpopt.problems.problem`, the Newton route).
     """
     start = time.perf_counter()
     est, obj = problem.estimate, problem.objective
@@ -214,11 +210,6 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
                          f"smooth objectives (SmoothObjective, recognised smooth callables), not objective={obj.name!r}")
     likelihood = isinstance(terms, LikelihoodTerms)
     solver_options = dict(solver_options or {})
-    first = None  # the interior-point route's Solution, when it ran and did not certify
-    if ipm and not likelihood:
-        first, _ = solve_ipm(problem, terms, lambda ch: _converged(ch, est.d))
-        if first is not None and (first.success or first.status == "time_limit"):
-            return first
 
     def opts_for(name):
         opts = dict(DEFAULT_SOLVER_OPTIONS.get(name, {}))
@@ -300,7 +291,7 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
             message = (f"{what} solved by sequential QP ({k} {kind} QPs over the constraints, "
                        f"no exponential cones); ldpopt's check: {ch.summary()}")
             best = (fhat, duals, ch)
-            if _converged(ch, est.d):
+            if converged(ch, est.d):
                 rec["step"] = 1.0
                 break
         if status != "optimal" and clock is not None and clock.expired():
@@ -344,11 +335,4 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
                    solver=f"SQP({solvers})", iterations=k, compile_time=compile_time, solve_time=solve_time,
                    wall_time=time.perf_counter() - start, message=message, objective=obj.name,
                    checks=chbest, attempts=attempts)
-    if first is None:
-        return sol
-    sol.attempts = [{"iteration": 0, "solver": first.solver, "status": first.status, "seconds": first.wall_time,
-                     "checks": first.checks.summary()}] + attempts
-    sol.message += f" | {first.solver} first: {first.status} ({first.message})"
-    # the interior point only where ldpopt's check passed it (an infeasible user constraint: the QP
-    # loop's "infeasible" stands, not the interior-point method's stalled point)
-    return best_checked([sol, first]) if first.checks.passed else sol
+    return sol
