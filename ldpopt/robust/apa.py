@@ -1,21 +1,7 @@
 """The adaptive pattern attack (APA) on unary encodings: crafted reports whose number of ones follows
 the genuine law.
 
-Li, Li, Wang & Sun (CCS 2025, arXiv 2506.02156) make MGA stealthy against count-of-ones detection
-by drawing each fake report's number of ones K from the law of a genuine report's (their code,
-``Poisoning/APA.py`` ``construct_omega``, uses Binomial(d, (p + (d − 1)q)/d); ldpopt uses the exact
-law Bernoulli(p) + Binomial(d − 1, q) of :func:`.detect.genuine_size_pmf`). The report then sets
-min(K, r) targets (all of T when K ≥ r, else a uniform K-subset of T) and K − min(K, r) uniform
-other bits. Choice: every fake report carries as many targets as K allows (the anchors' optional
-"split" r′ < r, which spreads the targets over reports, is not modelled). Defined for OUE and SUE;
-on OLH and BLH ``"apa"`` is the adaptive hash-key search of :mod:`.apa_hashing`.
-
-Fast path, exact in law: the sizes are a Multinomial(m, size law) over k; for each size k with
-m_k > 0 users, the targets' counts are the column sums of m_k uniform min(k, r)-subsets of T and the
-others' of m_k uniform (k − min(k, r))-subsets of the d − r others (Subset Selection's exact
-sampler). The loop runs over the sizes that occur (the support of the size law, about
-12·√(dq(1 − q)) values), not over users or values.
-"""
+Notes: docs/poisoning.md, "ldpopt.robust.apa"."""
 
 from __future__ import annotations
 

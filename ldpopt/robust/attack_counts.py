@@ -1,26 +1,6 @@
 """The support counts of fake reports without crafting them (exact in law), and poisoned estimates.
 
-:func:`fake_counts` draws the column sums of m fake reports of :mod:`.attacks` directly, at a cost
-independent of m·d for most oracles, with the joint law of ``oracle.aggregate(craft_reports(...))``
-(tests/test_robust_attacks.py compares means and covariances of both paths):
-
-Per report form (``oracle.report_form``, :mod:`.forms`):
-
-* input poisoning: the fake users run the honest client, so their counts are
-  ``oracle.sample_counts`` of a Multinomial(m, uniform on T) histogram (the oracle's own exact path);
-* GRR: a Multinomial(m, uniform on T) on the targets;
-* OUE / SUE: m on every target; on the d − r others the column sums of m uniform l-subsets, drawn
-  exactly by Subset Selection's sampler (``subset_counts.sample_subset_counts`` with λ = 0);
-* OLH / BLH, under the random-function law that ``OLH.sample_counts`` also assumes: a key's hashes
-  of the r targets are r iid uniform buckets, so the best bucket size K* among C keys has
-  Pr[K* ≤ k] = Pr[M ≤ k]^C with Pr[M ≤ k] = r!·g^−r·[x^r](Σ_{j≤k} x^j/j!)^g (balls in bins); the
-  bucket rule does not look at target labels, so given K* = k the supported targets are a uniform
-  k-subset of T; the key's hashes of non-targets are independent of its target hashes, so each
-  non-target is supported with probability 1/g independently: Binomial(m, 1/g) each;
-* HR: a Multinomial(m, uniform on the best outputs) histogram times their supports;
-* SS: uniform subsets, as for OUE, on T (r ≥ k) or on the non-targets (r < k);
-* APA (OUE/SUE): :func:`.apa.apa_counts`.
-"""
+Notes: docs/poisoning.md, "ldpopt.robust.attack_counts"."""
 
 from __future__ import annotations
 
