@@ -290,7 +290,7 @@ def _check_repeats(r) -> int:
 
 def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric: str | None = None,
            rng=0, params=None, progress: bool = False, longitudinal=None) -> Choice:
-    """Rank post-processing ``methods`` for ``estimate`` on ``query`` (module docstring).
+    """Rank post-processing ``methods`` for ``estimate`` on ``query`` (module notes).
 
     With ``longitudinal`` (a longitudinal oracle, :mod:`ldpopt.oracles.longitudinal`), ``estimate`` is
     the list of τ per-round estimates of the same users, and the candidates are the per-round methods
@@ -334,7 +334,7 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
 
     References
     ----------
-    NDSS 2020 §V-D (Fig. 9), made general (module docstring).
+    NDSS 2020 §V-D (Fig. 9), made general (module notes).
 
     Examples
     --------

@@ -26,7 +26,7 @@ class ChannelInverse:
     channel: Channel
 
     def covariance(self, f) -> np.ndarray:
-        """Cov(f̂) (d × d) at true frequencies ``f`` given the histogram n·f (module docstring)."""
+        """Cov(f̂) (d × d) at true frequencies ``f`` given the histogram n·f (module notes)."""
         return covariance(self.channel, self.A, f, self.n)
 
     def variance(self, f) -> np.ndarray:

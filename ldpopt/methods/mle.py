@@ -35,7 +35,7 @@ def _why_not(est: Estimate, **params) -> str | None:
 
 
 def _params(est: Estimate):
-    """(a, B, s, C) of the module docstring, after checking 0 < q and p < 1."""
+    """(a, B, s, C) of the module notes, after checking 0 < q and p < 1."""
     _params_checked(est)
     p, q = est.p, est.q
     a = est.counts / est.n - q
@@ -85,7 +85,7 @@ def _kappa(r, p: float, q: float):
 
 
 def _mle_apx_pivot(est: Estimate) -> np.ndarray:
-    """MLE-Apx by the expected-O(d) pivot search of :mod:`.threshold` (module docstring, 'Exact
+    """MLE-Apx by the expected-O(d) pivot search of :mod:`.threshold` (module notes, 'Exact
     solution without iteration', with pivots instead of a full sort).
 
     The search runs on the counts themselves (no full-length a = c/n − q is formed): a top set T of
@@ -157,7 +157,7 @@ def _f_of_x(a, B, s, C, x: float, p: float, q: float) -> np.ndarray:
 
 
 def mle_apx_lambda(estimate: Estimate, lam) -> np.ndarray:
-    """f(λ) of the module docstring: f_v(λ) = clip(φ_v(x(λ)), 0, 1), x(λ) = −λ/(B + √(B² − Cλ)).
+    """f(λ) of the module notes: f_v(λ) = clip(φ_v(x(λ)), 0, 1), x(λ) = −λ/(B + √(B² − Cλ)).
 
     The per-value minimiser of h_v(f) − λ f on [0, 1]; Σ_v f_v(λ) is non-decreasing in λ.
     Requires B² − Cλ ≥ 0 (λ ≤ B²/C when C > 0)."""
@@ -224,7 +224,7 @@ def mle_apx(estimate: Estimate, method: str = "sort", polish: bool = True) -> np
 
     Returns
     -------
-    ndarray (d,): f'_v = max((a_v − s x*)/(B + C x*), 0), see the module docstring.
+    ndarray (d,): f'_v = max((a_v − s x*)/(B + C x*), 0), see the module notes.
     """
     est = _check_estimate(estimate)
     if not isinstance(polish, (bool, np.bool_)):
@@ -244,7 +244,7 @@ def mle_apx_paper_iterate(estimate: Estimate, max_iter: int | None = None):
 
     D₁ = D; repeat: f' = Eq. 14 on D₁ (:func:`mle_apx_formula_arxiv`); move every v ∈ D₁ with
     f'_v < 0 to D₀; stop when none is negative. Returns ``(f, iterations)``. Values with f'_v = 0
-    exactly stay in D₁ (the paper moves negatives only). Provably exact (module docstring).
+    exactly stay in D₁ (the paper moves negatives only). Provably exact (module notes).
 
     max_iter : int, default d (the proven bound).
     """

@@ -88,7 +88,7 @@ class ProblemStatement:
 
 @dataclass(frozen=True)
 class MethodInfo:
-    """What ldpopt knows about a method (module docstring).
+    """What ldpopt knows about a method (module notes).
 
     ``non_negative`` / ``sums_to_one``: ``"yes"``, ``"no"`` or ``"almost"`` (Table 1's wording;
     ``"almost"`` comes with ``notes`` saying exactly when the property fails).
@@ -112,7 +112,7 @@ class MethodInfo:
     family : {"closed-form", "fitted", "iterative"} or None
         See :data:`FAMILIES`.
     applies, batched, prepare_batch, pivot_scale : callable or None
-        Optional capabilities (module docstring).
+        Optional capabilities (module notes).
     problem : ProblemStatement or None
         The convex problem the method claims to solve.
     analytic : bool, default False
@@ -220,7 +220,7 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
              problem: ProblemStatement | None = None, analytic: bool = False, variant_of: str | None = None,
              pivot_scale=None, derived_from: tuple | None = None, needs_order: bool = False):
     """Decorator adding a method to the registry under ``name`` (lower-case, e.g. ``"norm-sub"``),
-    with its Table-1 metadata and optional capabilities (module docstring). Returns the function
+    with its Table-1 metadata and optional capabilities (module notes). Returns the function
     unchanged.
 
     Parameters
@@ -237,7 +237,7 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
         Display name (default: ``name``).
     family : {"closed-form", "fitted", "iterative"} or None, default None
     applies, batched, prepare_batch, pivot_scale : callable or None, default None
-        Optional capabilities (module docstring).
+        Optional capabilities (module notes).
     problem : ProblemStatement or None, default None
         The convex problem the method claims to solve.
     analytic : bool, default False

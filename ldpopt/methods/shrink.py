@@ -22,7 +22,7 @@ def _prior_mean(est: Estimate, prior) -> np.ndarray:
 
 
 def shrinkage(estimate: Estimate, prior=None, F=None) -> tuple[np.ndarray, np.ndarray, float]:
-    """The fitted shrinkage B̂ (module docstring) of the raw estimate, or of every row of ``F``.
+    """The fitted shrinkage B̂ (module notes) of the raw estimate, or of every row of ``F``.
 
     Parameters
     ----------
@@ -75,7 +75,7 @@ def _rows(estimate, F, prior=None):
     batched=lambda estimate, F, prior=None: _rows(estimate, F, prior),
 )
 def eb_shrink(estimate: Estimate, prior=None) -> np.ndarray:
-    """Positive-part James–Stein shrinkage of f̃ toward ``prior`` (module docstring).
+    """Positive-part James–Stein shrinkage of f̃ toward ``prior`` (module notes).
 
     Parameters
     ----------

@@ -28,7 +28,7 @@ def _first_pivot(y: np.ndarray, theta, rng) -> float:
 
 
 def top_support(y: np.ndarray, theta) -> tuple[float, int, np.ndarray | None]:
-    """(ΣT, |T|, pool) for the support T ⊆ ``y`` (module docstring); ``theta(S, k)`` works on floats
+    """(ΣT, |T|, pool) for the support T ⊆ ``y`` (module notes); ``theta(S, k)`` works on floats
     and on arrays. ``pool`` is the index array of a subset of ``y`` containing T (the values ≥ the
     first pivot, usually a few thousand), or None for "all of y": the callers polish and write
     their output from it without another pass over y. Returns (0.0, 0, pool) if no top set

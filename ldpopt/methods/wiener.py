@@ -154,7 +154,7 @@ def _check_rng(rng):
 def dw(estimate: Estimate) -> np.ndarray:
     """DW (Fang et al. S&P 2023, the direct Wiener filter; the authors' ``direct_wiener`` with
     ``f0=None``): the posterior mean under the stationary Gaussian prior with the raw estimate's
-    periodogram as its spectrum (module docstring). Needs ``estimate.ordered``.
+    periodogram as its spectrum (module notes). Needs ``estimate.ordered``.
     """
     est = _ordered(estimate)
     return _dw_rows(est, np.asarray(est.counts, dtype=np.float64))

@@ -89,7 +89,7 @@ def _plan(ms: MarginalSet, var: np.ndarray):
 
 
 def consistency_step(f: np.ndarray, plan) -> np.ndarray:
-    """Step 1 of the module docstring on the concatenated vector f (a new array)."""
+    """Step 1 of the module notes on the concatenated vector f (a new array)."""
     f = f.copy()
     for ssize, owners in plan:  # one pass per shared set, vectorised over its cells
         proj = [np.bincount(p, weights=f[b], minlength=ssize) for b, p, _, _ in owners]
@@ -107,7 +107,7 @@ def disagreement(f: np.ndarray, ms: MarginalSet) -> float:
 
 
 def calm_consistency(est: MarginalEstimates, max_rounds: int = 1000, tol: float = 1e-12) -> ConsistentMarginals:
-    """CALM's consistency and non-negativity steps on ``est``, iterated (module docstring).
+    """CALM's consistency and non-negativity steps on ``est``, iterated (module notes).
 
     Zhang, Wang, Li, He & Chen, CALM, CCS 2018, §4, with PriView's consistency step (Qardaji, Yang &
     Li, SIGMOD 2014, §4.3). Each marginal's totals are set to one first (a choice).

@@ -44,7 +44,7 @@ def amplified_epsilon(epsilon: float, k: int) -> float:
 
 
 class RSFD(MultiProtocol):
-    """RS+FD over attributes with domain sizes ``domains`` (module docstring); ``inner``: ``"grr"``
+    """RS+FD over attributes with domain sizes ``domains`` (module notes); ``inner``: ``"grr"``
     or ``"oue"`` (OUE-z). Reports: GRR — an (n, k) int array, one value per attribute; OUE-z — one
     bool (n, d_j) array per attribute (the bit vectors).
 
@@ -84,7 +84,7 @@ class RSFD(MultiProtocol):
         self.fake_laws: tuple = tuple(np.full(d, 1.0 / d) if inner == "grr" else None for d in self.domains)
 
     def fake_support(self, j: int) -> np.ndarray:
-        """φ_j(v): the probability that a fake report of attribute j supports v (module docstring).
+        """φ_j(v): the probability that a fake report of attribute j supports v (module notes).
 
         Parameters
         ----------
@@ -129,7 +129,7 @@ class RSFD(MultiProtocol):
 
     @property
     def one_attribute_epsilon(self) -> float:
-        """The exact ε between tuples that differ in one attribute (module docstring).
+        """The exact ε between tuples that differ in one attribute (module notes).
 
         Examples
         --------
@@ -142,7 +142,7 @@ class RSFD(MultiProtocol):
         return float(np.max(np.log((hi + rest) / (lo + rest))))
 
     def support_probabilities(self, j: int) -> tuple[float, float]:
-        """(p*, q*) of attribute j, at the fake support's mean φ̄_j (module docstring).
+        """(p*, q*) of attribute j, at the fake support's mean φ̄_j (module notes).
 
         Parameters
         ----------
@@ -169,7 +169,7 @@ class RSFD(MultiProtocol):
         for j, c in enumerate(counts):
             ps, qs = self.support_probabilities(j)
             phi = self.fake_support(j)
-            if np.ptp(phi) > 0:  # the prior's term beyond its mean (module docstring)
+            if np.ptp(phi) > 0:  # the prior's term beyond its mean (module notes)
                 raw, c = c, c - n * (k - 1) * (phi - phi.mean()) / k
                 if np.any(c < 0) or np.any(c > n):  # a tiny n: the same f̃ through a map into [0, n]
                     a, orc = (self.oracles[j].q + (k - 1) * phi) / k, self.oracles[j]
@@ -239,7 +239,7 @@ class RSFD(MultiProtocol):
 
     def sampled_attribute_scores(self, reports, marginals) -> np.ndarray:
         """(n, k) log P(y_j | j sampled)/P(y_j | fake) per report and attribute: the sampled-attribute
-        attack's scores; its guess is each row's argmax (module docstring; Arcolezi et al., PVLDB 2023).
+        attack's scores; its guess is each row's argmax (module notes; Arcolezi et al., PVLDB 2023).
 
         Parameters
         ----------
@@ -333,7 +333,7 @@ def _check_laws(laws, domains, name: str) -> tuple:
 
 
 class RSRFD(RSFD):
-    """RS+RFD: RS+FD whose fake values are drawn from a public ``prior`` (module docstring), with the
+    """RS+RFD: RS+FD whose fake values are drawn from a public ``prior`` (module notes), with the
     estimator that subtracts the prior's term. Reports as :class:`RSFD`'s.
 
     Arcolezi, Gambs, Couchot & Palamidessi, PVLDB 16(5) 2023 (their countermeasure to RS+FD's risks).
@@ -374,7 +374,7 @@ class RSRFD(RSFD):
 
 def rsrfd(domains, epsilon: float, prior, inner: str = "grr") -> RSRFD:
     """RS+RFD[GRR] (``inner="grr"``) or RS+RFD[OUE-r] (``inner="oue"``) with fake values from
-    ``prior``; module docstring.
+    ``prior``; module notes.
 
     Parameters
     ----------
@@ -409,7 +409,7 @@ def rsrfd(domains, epsilon: float, prior, inner: str = "grr") -> RSRFD:
 
 
 def rsfd(domains, epsilon: float, inner: str = "grr") -> RSFD:
-    """RS+FD[GRR] (``inner="grr"``) or RS+FD[OUE-z] (``inner="oue"``); module docstring.
+    """RS+FD[GRR] (``inner="grr"``) or RS+FD[OUE-z] (``inner="oue"``); module notes.
 
     Parameters
     ----------

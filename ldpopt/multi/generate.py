@@ -80,7 +80,7 @@ def item_presence(name: str = "retail", top: int = 10) -> MultiDataset:
 
 
 def chain_network(n: int, k: int, domains=2, strength: float = 0.6, first=None, *, rng) -> MultiDataset:
-    """n users of the chain Bayesian network of the module docstring over k attributes.
+    """n users of the chain Bayesian network of the module notes over k attributes.
 
     ``domains``: one size for all or one per attribute; ``strength`` ∈ [0, 1]: the probability that an
     attribute copies its parent (0: independent uniform attributes after the first); ``first``: π, the
@@ -164,7 +164,7 @@ def _nonneg(x, name: str) -> float:
 
 
 def log_linear(n: int, k: int, domains=2, pairwise: float = 0.5, threeway: float = 0.0, *, rng) -> MultiDataset:
-    """n users of the log-linear law of the module docstring: pairwise terms of scale ``pairwise``,
+    """n users of the log-linear law of the module notes: pairwise terms of scale ``pairwise``,
     3-way terms of scale ``threeway`` (0: a pairwise law, which 2-way marginals determine).
 
     The interaction tables are drawn from ``rng`` first (θ for each pair in lexicographic order, then γ

@@ -51,7 +51,7 @@ def all_k_way(k: int, way: int) -> list[tuple[int, ...]]:
 class MarginalSet:
     """Marginals ``attrs`` over attributes with domain sizes ``domains``, laid end to end.
 
-    Layout in the module docstring: marginal i's cells row-major over its sorted attributes, the
+    Layout in the module notes: marginal i's cells row-major over its sorted attributes, the
     marginals one after another (``offsets``).
 
     Parameters

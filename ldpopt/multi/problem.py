@@ -16,7 +16,7 @@ OBJECTIVES = ("cls", "weighted", "likelihood")
 
 
 def consistency_constraints(marginals) -> list:
-    """The constraint list of the module docstring for a :class:`~.marginals.MarginalSet`.
+    """The constraint list of the module notes for a :class:`~.marginals.MarginalSet`.
 
     Parameters
     ----------
@@ -70,7 +70,7 @@ def _scale(est: MarginalEstimates) -> float:
 
 
 def consistency_problem(est: MarginalEstimates, objective: str = "cls") -> Problem:
-    """The consistency problem of ``est`` (module docstring) as an ldpopt :class:`Problem`.
+    """The consistency problem of ``est`` (module notes) as an ldpopt :class:`Problem`.
 
     The consistent-marginals goal of CALM (Zhang et al. CCS 2018) and PriView (Qardaji et al.
     SIGMOD 2014 §4.3), closest to f̃ in the sense of ``objective``.
@@ -80,7 +80,7 @@ def consistency_problem(est: MarginalEstimates, objective: str = "cls") -> Probl
     est : MarginalEstimates
         The unbiased estimates.
     objective : {"cls", "weighted", "likelihood"}, default "cls"
-        See the module docstring; ``"likelihood"`` needs GRR reports with one (p, q).
+        See the module notes; ``"likelihood"`` needs GRR reports with one (p, q).
 
     Returns
     -------

@@ -141,7 +141,7 @@ class MaxEntTable:
 def maxent(marginals: MarginalSet, f, *, max_sweeps: int = 2000, tol: float = 1e-12,
            consistency_tol: float = 1e-6) -> MaxEntTable:
     """The maximum-entropy table matching the consistent marginals ``f`` (the concatenated vector of
-    ``marginals``' cells, e.g. ``consistency_problem(est).solve().f``) by IPF (module docstring).
+    ``marginals``' cells, e.g. ``consistency_problem(est).solve().f``) by IPF (module notes).
 
     Parameters
     ----------

@@ -89,7 +89,7 @@ class MarginalSampling(MultiProtocol):
 
 
 def smp(domains, epsilon: float, oracle: str = "grr", **oracle_params) -> MarginalSampling:
-    """SMP: each user reports one attribute, drawn uniformly, with the whole ε (module docstring).
+    """SMP: each user reports one attribute, drawn uniformly, with the whole ε (module notes).
 
     Parameters
     ----------
@@ -125,7 +125,7 @@ def smp(domains, epsilon: float, oracle: str = "grr", **oracle_params) -> Margin
 
 def calm(domains, epsilon: float, way: int = 2, attrs=None, oracle: str = "oue", **oracle_params) -> MarginalSampling:
     """CALM-style collection: each user reports its cell of one marginal, drawn uniformly from
-    ``attrs`` (default every ``way``-attribute marginal), with the whole ε (module docstring).
+    ``attrs`` (default every ``way``-attribute marginal), with the whole ε (module notes).
     Default oracle OUE (a choice: CALM uses OLH, whose variance is the same; OUE's fast path is exact
     at any marginal size).
 

@@ -73,7 +73,7 @@ class SPL(MultiProtocol):
 
 
 def spl(domains, epsilon: float, oracle: str = "grr", **oracle_params) -> SPL:
-    """SPL with ε/k per attribute (module docstring).
+    """SPL with ε/k per attribute (module notes).
 
     Parameters
     ----------

@@ -15,14 +15,14 @@ __all__ = ["apa_counts", "apa_mean_support", "apa_reports"]
 
 
 def apa_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng):
-    """m APA reports (module docstring) in ``oracle``'s report format; ``targets`` already checked.
+    """m APA reports (module notes) in ``oracle``'s report format; ``targets`` already checked.
     Unary reports: :func:`unary_apa_reports`; hashed reports: :func:`.apa_hashing.apa_hash_reports`
     (``oracle.report_form``, :mod:`.forms`)."""
     return form_of(oracle).apa_reports(oracle, targets, m, rng)
 
 
 def apa_counts(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng) -> np.ndarray:
-    """Support counts of m APA reports, exact in law (module docstring; hashed reports: their aggregate)."""
+    """Support counts of m APA reports, exact in law (module notes; hashed reports: their aggregate)."""
     return form_of(oracle).apa_counts(oracle, targets, m, rng)
 
 

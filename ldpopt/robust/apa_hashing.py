@@ -19,7 +19,7 @@ _CELLS = 1 << 22
 
 
 def apa_hash_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng, candidates: int = 1000) -> np.ndarray:
-    """(m, 2) OLH/BLH reports (key, bucket) of the adaptive search (module docstring); ``targets``
+    """(m, 2) OLH/BLH reports (key, bucket) of the adaptive search (module notes); ``targets``
     already checked."""
     if not isinstance(oracle, OLH) or oracle.report_form != "hash":  # BLH is an OLH
         raise ValueError(f"the adaptive hashing attack is defined for OLH's hashed reports (OLH, BLH), "
@@ -46,5 +46,5 @@ def apa_hash_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng, 
 
 
 def apa_hash_counts(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng, candidates: int = 1000) -> np.ndarray:
-    """Support counts of m adaptive reports: their aggregate (no fast path, module docstring)."""
+    """Support counts of m adaptive reports: their aggregate (no fast path, module notes)."""
     return oracle.aggregate(apa_hash_reports(oracle, targets, m, rng, candidates)).astype(np.int64)

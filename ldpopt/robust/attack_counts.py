@@ -17,7 +17,7 @@ __all__ = ["best_bucket_pmf", "fake_counts", "poisoned_estimate"]
 
 def fake_counts(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
                 candidates: int = DEFAULT_CANDIDATES) -> np.ndarray:
-    """Support counts (int64, length d) of m fake users' reports, exact in law (module docstring).
+    """Support counts (int64, length d) of m fake users' reports, exact in law (module notes).
 
     The law of ``oracle.aggregate(craft_reports(...))`` without crafting a report per user
     (attacks of Cao, Jia & Gong, USENIX Security 2021).
@@ -27,7 +27,7 @@ def fake_counts(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     oracle : FrequencyOracle
         The attacked oracle.
     attack : {"input", "mga", "apa"}
-        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module notes).
     targets : array_like of int
         The target set T: distinct values in [0, d), leaving at least one non-target.
     m : int
@@ -90,7 +90,7 @@ def poisoned_estimate(oracle: FrequencyOracle, true_counts, attack: str, targets
     true_counts : array_like of int, shape (d,)
         The genuine users' histogram.
     attack : {"input", "mga", "apa"}
-        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module notes).
     targets : array_like of int
         The target set T: distinct values in [0, d), leaving at least one non-target.
     beta : float

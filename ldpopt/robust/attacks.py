@@ -18,7 +18,7 @@ __all__ = ["ATTACKS", "check_beta", "check_targets", "craft_reports", "expected_
 
 #: the attacks of this module
 ATTACKS = ("input", "mga", "apa")
-#: hash keys an OLH/BLH fake user searches (module docstring)
+#: hash keys an OLH/BLH fake user searches (module notes)
 DEFAULT_CANDIDATES = 1000
 
 
@@ -89,7 +89,7 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     """The m fake users' reports, in ``oracle``'s own report format (what ``oracle.aggregate`` takes).
 
     ``attack="input"`` runs ``oracle.perturb`` on fake values uniform on T; ``attack="mga"`` crafts
-    the maximal-gain reports of the module docstring, ``attack="apa"`` those of :mod:`.apa` (``candidates`` is the OLH/BLH key search size).
+    the maximal-gain reports of the module notes, ``attack="apa"`` those of :mod:`.apa` (``candidates`` is the OLH/BLH key search size).
     ``device`` ("numpy", "cpu" or "auto") runs the OLH/BLH maximal gain key search (same reports).
 
     Cao, Jia & Gong, USENIX Security 2021 (input poisoning and MGA).
@@ -99,7 +99,7 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     oracle : FrequencyOracle
         The attacked oracle.
     attack : {"input", "mga", "apa"}
-        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module notes).
     targets : array_like of int
         The target set T: distinct values in [0, d), leaving at least one non-target.
     m : int
@@ -146,14 +146,14 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
 
 def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
                         candidates: int = DEFAULT_CANDIDATES) -> float:
-    """s̄: the expected number of targets one fake report supports (module docstring).
+    """s̄: the expected number of targets one fake report supports (module notes).
 
     Parameters
     ----------
     oracle : FrequencyOracle
         The attacked oracle.
     attack : {"input", "mga", "apa"}
-        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module notes).
     targets : array_like of int
         The target set T: distinct values in [0, d), leaving at least one non-target.
     candidates : int, default 1000
@@ -188,7 +188,7 @@ def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
 
 def expected_gain(oracle: FrequencyOracle, attack: str, targets, beta: float, f_targets: float,
                   candidates: int = DEFAULT_CANDIDATES) -> float:
-    """G = β(s̄ − r q)/(p − q) − β f_T: the expected rise of Σ_{t∈T} f̃_t (module docstring).
+    """G = β(s̄ − r q)/(p − q) − β f_T: the expected rise of Σ_{t∈T} f̃_t (module notes).
 
     The frequency gain of Cao, Jia & Gong, USENIX Security 2021.
 
@@ -197,7 +197,7 @@ def expected_gain(oracle: FrequencyOracle, attack: str, targets, beta: float, f_
     oracle : FrequencyOracle
         The attacked oracle.
     attack : {"input", "mga", "apa"}
-        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module notes).
     targets : array_like of int
         The target set T: distinct values in [0, d), leaving at least one non-target.
     beta : float

@@ -65,7 +65,7 @@ def support_sizes(oracle: FrequencyOracle, reports, device=None) -> np.ndarray:
 
 
 def genuine_size_pmf(oracle: FrequencyOracle) -> np.ndarray:
-    """Pr[|S(y)| = s], s = 0 … d, of a genuine report (module docstring), as the oracle states it
+    """Pr[|S(y)| = s], s = 0 … d, of a genuine report (module notes), as the oracle states it
     (``oracle.support_size_pmf()``): a point mass for GRR and SS; none for HR.
 
     Parameters
@@ -108,7 +108,7 @@ def _pool(observed: np.ndarray, expected: np.ndarray, minimum: float = 5.0):
 
 
 def size_test(oracle: FrequencyOracle, sizes) -> tuple[float, float]:
-    """(χ², p-value) of the support-size histogram against the genuine law (module docstring).
+    """(χ², p-value) of the support-size histogram against the genuine law (module notes).
 
     Pearson's χ² test, bins with expected count below 5 pooled into their neighbours.
 

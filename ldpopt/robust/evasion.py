@@ -16,7 +16,7 @@ from .profile import rate_matrix
 
 __all__ = ["evasive_shape"]
 
-#: noise standard deviations kept between a group gap and the link width (module docstring)
+#: noise standard deviations kept between a group gap and the link width (module notes)
 MARGIN = 3.0
 
 

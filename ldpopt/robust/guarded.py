@@ -14,12 +14,12 @@ from .lift import lift_suspects
 
 __all__ = ["estimate_beta", "guarded_lift"]
 
-#: the generous bound under which the cluster is looked for (module docstring)
+#: the generous bound under which the cluster is looked for (module notes)
 BETA_MAX = 0.5
 
 
 def estimate_beta(estimate, oracle=None, beta_max: float = BETA_MAX, min_size: int = 2) -> float:
-    """β̂ of the module docstring: the smallest fake-user fraction that explains the suspect cluster.
+    """β̂ of the module notes: the smallest fake-user fraction that explains the suspect cluster.
 
     Parameters
     ----------
@@ -68,7 +68,7 @@ def estimate_beta(estimate, oracle=None, beta_max: float = BETA_MAX, min_size: i
 
 
 def guarded_lift(estimate, beta: float | None = None, oracle=None, min_size: int = 2) -> np.ndarray:
-    """The guarded lift of the module docstring (β given, or :func:`estimate_beta` when None).
+    """The guarded lift of the module notes (β given, or :func:`estimate_beta` when None).
 
     Parameters
     ----------

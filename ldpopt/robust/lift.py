@@ -12,9 +12,9 @@ from .attacks import check_beta, mixture_offset
 
 __all__ = ["lift_suspects", "lift_target"]
 
-#: link width in standard deviations (module docstring)
+#: link width in standard deviations (module notes)
 LINK_Z = 3.0
-#: the smallest suspect set looked for (module docstring)
+#: the smallest suspect set looked for (module notes)
 MIN_SIZE = 5
 
 
@@ -27,7 +27,7 @@ def _lift_sd(est, beta: float) -> np.ndarray:
 
 
 def lift_suspects(estimate, beta: float, z: float = LINK_Z, min_size: int = MIN_SIZE) -> np.ndarray:
-    """The values of the longest chain of estimates at one attack level (module docstring), sorted;
+    """The values of the longest chain of estimates at one attack level (module notes), sorted;
     an empty array when no chain qualifies.
 
     Parameters
@@ -87,7 +87,7 @@ def lift_suspects(estimate, beta: float, z: float = LINK_Z, min_size: int = MIN_
 
 
 def lift_target(estimate, beta: float, suspects=None) -> np.ndarray:
-    """t of the module docstring: (f̃ − βy₀)/(1 − β) off the suspects, 1/d on them (``suspects``
+    """t of the module notes: (f̃ − βy₀)/(1 − β) off the suspects, 1/d on them (``suspects``
     default: :func:`lift_suspects`).
 
     Parameters

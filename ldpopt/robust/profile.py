@@ -44,7 +44,7 @@ def _shape(shape, r: int) -> np.ndarray:
 
 
 def rate_matrix(oracle, targets: np.ndarray, candidates: int) -> np.ndarray:
-    """A of the module docstring for the nested prefixes of ``targets`` (in the given order)."""
+    """A of the module notes for the nested prefixes of ``targets`` (in the given order)."""
     r = targets.size
     j = np.arange(1, r + 1)
     s = np.array([mean_target_support(oracle, "mga", np.sort(targets[:k]), candidates) for k in j])
@@ -65,7 +65,7 @@ def _groups(oracle, t: np.ndarray, w: np.ndarray, candidates: int):
 
 
 def profile_rates(oracle: FrequencyOracle, targets, shape, candidates: int = DEFAULT_CANDIDATES) -> np.ndarray:
-    """π: the rate at which a profile attack's fake report supports each target (module docstring),
+    """π: the rate at which a profile attack's fake report supports each target (module notes),
     in the order of ``targets``.
 
     Parameters
@@ -109,7 +109,7 @@ def profile_rates(oracle: FrequencyOracle, targets, shape, candidates: int = DEF
 def profile_counts(oracle: FrequencyOracle, targets, shape, m: int, rng,
                    candidates: int = DEFAULT_CANDIDATES) -> np.ndarray:
     """Support counts (int64, length d) of m fake users running the profile attack of ``shape``
-    (module docstring), exact in law.
+    (module notes), exact in law.
 
     Parameters
     ----------

@@ -34,7 +34,7 @@ def least_squares_to(target: np.ndarray) -> SeparableObjective:
 def ldprecover_target(estimate, beta: float) -> np.ndarray:
     """f̃_X = (1 + η) f̃ − η f̃_Y, η = β/(1 − β), f̃_Y even on D₁ with total (1 − dq)/(p − q).
 
-    LDPRecover's genuine frequency estimator (Sun et al., arXiv 2403.09351; module docstring).
+    LDPRecover's genuine frequency estimator (Sun et al., arXiv 2403.09351; module notes).
 
     Parameters
     ----------
@@ -73,7 +73,7 @@ def ldprecover_target(estimate, beta: float) -> np.ndarray:
 def ldprecover(estimate, beta: float) -> np.ndarray:
     """LDPRecover's closed form: the simplex projection of :func:`ldprecover_target`.
 
-    Sun et al., arXiv 2403.09351 (module docstring).
+    Sun et al., arXiv 2403.09351 (module notes).
 
     Parameters
     ----------
@@ -108,7 +108,7 @@ def ldprecover(estimate, beta: float) -> np.ndarray:
 # -- RSN ------------------------------------------------------------------------------------------
 def rsn_threshold(estimate) -> float:
     """τ = 2x, x the positive root of n(p − q)²x² − 4(a − b)x − 4b = 0, a = p(1 − p), b = q(1 − q)
-    (module docstring).
+    (module notes).
 
     RSN's threshold (Li, Li, Wang & Sun, CCS 2025, arXiv 2506.02156).
 
@@ -155,7 +155,7 @@ def rsn(estimate) -> np.ndarray:
     """RSN's closed form: high values kept at t_H, the others projected onto the simplex slice of
     total 1 − Σ t_H (all zero when that total is ≤ 0).
 
-    Segmented Norm-Sub (Li, Li, Wang & Sun, CCS 2025, arXiv 2506.02156; module docstring).
+    Segmented Norm-Sub (Li, Li, Wang & Sun, CCS 2025, arXiv 2506.02156; module notes).
 
     Parameters
     ----------
@@ -216,7 +216,7 @@ def _mixture_parts(estimate, beta, suspects, offset):
 
 
 def mixture_problem(estimate, beta: float, suspects, offset="auto") -> Problem:
-    """The mixture recovery (module docstring) as a :class:`Problem`."""
+    """The mixture recovery (module notes) as a :class:`Problem`."""
     import cvxpy as cp
 
     est, target, w, upper, _ = _mixture_parts(estimate, beta, suspects, offset)
@@ -273,7 +273,7 @@ def recovery_problem(estimate, method: str, beta: float | None = None, suspects=
     estimate : Estimate
         The poisoned estimate (its p, q, counts and n are read).
     method : {"ldprecover", "rsn", "mixture", "lift"}
-        The recovery (module docstring).
+        The recovery (module notes).
     beta : float, optional
         The fake users' fraction; required by ldprecover, mixture and lift.
     suspects : array_like of int, optional

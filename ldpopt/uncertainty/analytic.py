@@ -19,7 +19,7 @@ ANALYTIC_METHODS = ("base", "norm")
 
 
 def pair_parameters(estimate: Estimate) -> tuple[float, float] | None:
-    """(a, b) of the module docstring for ``estimate.oracle``, as its oracle states them
+    """(a, b) of the module notes for ``estimate.oracle``, as its oracle states them
     (``pair_covariance``), or None when Cov is not of that form (or the oracle is not registered)."""
     try:
         cls = _oracles.oracle_class(estimate.oracle)
@@ -72,7 +72,7 @@ def query_variance(estimate: Estimate, method: str, f, U=None) -> np.ndarray:
 
 def variance_line(estimate: Estimate, method: str, U=None) -> tuple[np.ndarray, np.ndarray]:
     """(α, β) with Var = α + β·F exactly, F the true answer of each 0-1 query row of ``U`` (None =
-    every single value): the module docstring's line, the same covariance as :func:`query_variance`."""
+    every single value): the module notes' line, the same covariance as :func:`query_variance`."""
     p, q, d = estimate.p, estimate.q, estimate.d
     kap = _kappa(estimate)
     A, B = q * (1 - q), (p - q) * (1 - p - q)
@@ -92,7 +92,7 @@ def variance_line(estimate: Estimate, method: str, U=None) -> tuple[np.ndarray, 
 
 
 def score_interval(point, alpha, beta, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """{F : (point − F)² ≤ z²(α + β F)}: the roots of the quadratic (module docstring; the
+    """{F : (point − F)² ≤ z²(α + β F)}: the roots of the quadratic (module notes; the
     discriminant is floored at 0, where the set is the single point of least rejection)."""
     z = _normal.ppf(0.5 + level / 2)
     c = 0.5 * z * z * beta

@@ -23,7 +23,7 @@ def check_beta(beta) -> float:
 
 def fake_report_range(estimate) -> tuple[float, float]:
     """(L, U) = (−q/(p − q), (1 − q)/(p − q)): the least and greatest estimate of a value from fake
-    reports alone (module docstring), for the estimate's oracle."""
+    reports alone (module notes), for the estimate's oracle."""
     est = check_estimate(estimate)
     p, q = est.p, est.q
     return -q / (p - q), (1.0 - q) / (p - q)
@@ -31,7 +31,7 @@ def fake_report_range(estimate) -> tuple[float, float]:
 
 def attack_shift(estimate, beta: float) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) per value: the range of f̃_v − f̃_v^G an attack of fraction β can have produced,
-    given the poisoned estimate (module docstring).
+    given the poisoned estimate (module notes).
 
     Parameters
     ----------
@@ -70,7 +70,7 @@ def attack_shift(estimate, beta: float) -> tuple[np.ndarray, np.ndarray]:
 
 def attack_interval(estimate, beta: float, level: float = 0.95) -> Uncertainty:
     """Per value, an interval for the genuine frequency that holds whatever fake users of fraction β
-    sent: the attack range combined with the sampling score interval (module docstring).
+    sent: the attack range combined with the sampling score interval (module notes).
 
     Parameters
     ----------

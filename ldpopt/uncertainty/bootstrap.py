@@ -34,7 +34,7 @@ FALLBACK_SE = 5.0
 
 def ratio_pivot(method, f_tilde, F, T, boot):
     """(scale, T·S, T*·S*) for a method whose interval pivots on its rescaled output (Norm-Mul:
-    module docstring; S = :func:`~ldpopt.methods.normalize.positive_mass` of f̃, S* of each
+    module notes; S = :func:`~ldpopt.methods.normalize.positive_mass` of f̃, S* of each
     re-drawn F*), (None, T, T*) for any other."""
     pivot = _methods.resolve(method).pivot_scale
     if pivot is None:
@@ -106,11 +106,11 @@ def _check_resamples(b) -> int:
 def bootstrap(estimate: Estimate, method: str | _methods.MethodInfo, level: float = 0.95, *, queries=None,
               labels=None, n_resamples: int = 200, interval: str = "basic", rng=0, params=None,
               point=None, boundary: str | None = "base", progress=None) -> Uncertainty:
-    """Parametric-bootstrap SE, bias and interval of ``method`` on ``estimate`` (module docstring).
+    """Parametric-bootstrap SE, bias and interval of ``method`` on ``estimate`` (module notes).
 
     ``queries`` (anything :func:`ldpopt.queries.query_matrix` accepts) turns the per-value result
     into per-query answers; ``point`` overrides the observed output (else the method is run once);
-    ``boundary`` ("base" or None): Base's interval at the flagged entries (module docstring);
+    ``boundary`` ("base" or None): Base's interval at the flagged entries (module notes);
     ``progress``: called with 1 per resample of a method that runs row by row (a bar's ``update``).
 
     Parameters
@@ -197,13 +197,13 @@ def bootstrap(estimate: Estimate, method: str | _methods.MethodInfo, level: floa
 
 
 def boundary_hull(estimate, level, queries, world, lo, hi, index=None, base_boot=None):
-    """The Base fallback (module docstring, "Where the method's interval is not trusted"): per entry,
+    """The Base fallback (module notes, "Where the method's interval is not trusted"): per entry,
     Base's analytic normal interval clipped to [0, 1] where the entry is flagged, else the hull of
     [lo, hi] with it; returns (lo, hi, flag). Flagged: the fit puts the entry within FALLBACK_SE
     Base standard errors of 0, or [lo, hi] excludes Base's own point (the method's bias measured in
     the world disagrees with the data). ``index``: world, lo and hi are those values' entries only
     (per value, the same floats as over all d, then indexed). ``base_boot`` (B, m): Base's answers on
-    the resamples, for queries whose Base law is not analytic (HR subset sums; module docstring)."""
+    the resamples, for queries whose Base law is not analytic (HR subset sums; module notes)."""
     from .analytic import analytic, supports_analytic
 
     world = np.asarray(world, dtype=np.float64)

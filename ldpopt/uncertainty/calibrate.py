@@ -11,7 +11,7 @@ __all__ = ["calibrated_level", "calibrated_topk", "hull_world_coverage"]
 
 
 def hull_world_coverage(dev: np.ndarray, Sb: np.ndarray, levels, *, se=None, dev_fixed=None) -> np.ndarray:
-    """World coverage (len(levels),) of the hull at each trial level (module docstring).
+    """World coverage (len(levels),) of the hull at each trial level (module notes).
 
     ``dev`` (B, k): the rank pivots D; ``Sb`` (B, k): each resample's selected values; the fixed
     part is either the analytic normal interval with per-value ``se`` (d,) or the basic interval
@@ -41,7 +41,7 @@ def hull_world_coverage(dev: np.ndarray, Sb: np.ndarray, levels, *, se=None, dev
 
 
 def calibrated_level(dev, Sb, level: float, *, se=None, dev_fixed=None, grid: int = 41) -> tuple[float, float]:
-    """(calibrated level, the world's hull coverage at it) for nominal ``level`` (module docstring)."""
+    """(calibrated level, the world's hull coverage at it) for nominal ``level`` (module notes)."""
     level = float(level)
     if not 0.5 < level < 1:
         raise ValueError(f"level must lie in (0.5, 1) for the calibrated hull, got {level!r}")

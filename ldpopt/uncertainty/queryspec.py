@@ -13,7 +13,7 @@ __all__ = ["Query", "parse_query"]
 
 @dataclass(frozen=True)
 class Query:
-    """A parsed query (module docstring): its kind and the numbers the kind needs.
+    """A parsed query (module notes): its kind and the numbers the kind needs.
 
     Parameters
     ----------
@@ -61,7 +61,7 @@ def _int(text: str, what: str, spec: str) -> int:
 
 
 def parse_query(query, metric: str | None = None) -> Query:
-    """A :class:`Query` from a string spec (module docstring), a Query, or subsets.
+    """A :class:`Query` from a string spec (module notes), a Query, or subsets.
 
     Parameters
     ----------

@@ -21,7 +21,7 @@ POISSON_P = 0.01
 
 
 def count_law(oracle: str, n: int, p: float, q: float):
-    """(n, p, q) where the top-k pivot is the Poisson count law (module docstring, "Few reports per
+    """(n, p, q) where the top-k pivot is the Poisson count law (module notes, "Few reports per
     value": GRR with p ≤ POISSON_P; any oracle of one value per report, ``likelihood == "multinomial"``),
     else None (the normal pivot)."""
     from .. import oracles
@@ -54,7 +54,7 @@ def _log_window(t_below, t_top, up):
 
 
 def rank_conditional_counts(c, a, b, law, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, hi) in frequency units of the discrete conditional interval (module docstring, "Few
+    """(lo, hi) in frequency units of the discrete conditional interval (module notes, "Few
     reports per value") for observed counts ``c`` in the windows [``a``, ``b``] (integer arrays of
     one shape, b may be inf) and ``law`` = (n, p, q): λ(f) = n(q + f(p − q))."""
     n, p, q = law
@@ -103,7 +103,7 @@ def _log_mass(a, b):
 
 
 def rank_conditional(x, L, U, alpha, beta, level: float, step: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, hi) of the conditional interval (module docstring) for observed ``x`` in the window
+    """(lo, hi) of the conditional interval (module notes) for observed ``x`` in the window
     [``L``, ``U``] (arrays of one shape; U may be inf), variance line ``alpha`` + ``beta``·f and count
     step ``step`` (continuity correction h)."""
     x, L, U = (np.asarray(v, dtype=np.float64) for v in (x, L, U))

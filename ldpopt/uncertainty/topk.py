@@ -62,7 +62,7 @@ def topk_query(est, name: str | MethodInfo, level: float, k: int, *, n_resamples
     """:class:`~.result.Uncertainty` of the top-``k`` values of ``name`` on ``est`` (module
     docstring); ``interval`` None means "basic" for the bootstrap parts and Base/Norm's analytic
     interval for their fixed-set part. ``selection="auto"``: "conditional" (:mod:`.selective`)
-    when ``interval`` is None, else "hull" (module docstring)."""
+    when ``interval`` is None, else "hull" (module notes)."""
     from .. import methods as _methods
     from .._validation import as_generator
     from .analytic import analytic, supports_analytic

@@ -239,7 +239,7 @@ def power(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds
     estimate : Estimate
     s : float >= 0, optional
         Power-law exponent; fitted from f̃ by ``fit`` when omitted (the paper is silent on how;
-        see the module docstring).
+        see the module notes).
     fit : {"mle", "mean-variance"}
         Jia & Gong's Eq. 16 (default) or Eq. 17.
     s_bounds : (lo, hi)

@@ -135,7 +135,7 @@ def _check_tol(tol) -> float:
 # -- iterative references ---------------------------------------------------------------------------
 def ibu_step(f, estimate: Estimate) -> np.ndarray:
     """One IBU / EM step for the multinomial likelihood, O(d):
-    f_v ← f_v (a c_v/(C π_v) + q Σ_y c_y/(C π_y)), C = Σ_y c_y (module docstring)."""
+    f_v ← f_v (a c_v/(C π_v) + q Σ_y c_y/(C π_y)), C = Σ_y c_y (module notes)."""
     est = _check_estimate(estimate)
     f = _check_f(f, est)
     return _ibu_step(f, est.counts, est.counts.sum(), est.p - est.q, est.q)
@@ -266,7 +266,7 @@ def em(estimate: Estimate, likelihood: str = "auto", method: str = "exact", *,
     GRR (``estimate.oracle == "grr"``): the multinomial likelihood Σ_v c_v log(q + (p − q) f_v);
     unary and hash oracles (OUE, SUE, OLH, BLH, HR, SS): the per-bit binomial composite likelihood
     Σ_v [c_v log π_v + (n − c_v) log(1 − π_v)], π_v = q + (p − q) f_v. Exact KKT solves by default,
-    the IBU / EM iteration with ``method="iterative"`` (same maximiser). See the module docstring
+    the IBU / EM iteration with ``method="iterative"`` (same maximiser). See the module notes
     of :mod:`ldpopt.methods.em` for the derivations and :func:`solve_mle` for the parameters and for
     the full result (multiplier, gap, iterations). Raises ``ValueError`` for an oracle without a
     known likelihood (unless ``likelihood`` is given) and :class:`ConvergenceError` when the
