@@ -1,14 +1,6 @@
 """Dense linear algebra on small matrices with one BLAS thread.
 
-The structured solver's Newton systems on the multipliers (one row per constraint row: tens to a few
-thousand) and the certificate's small least-squares problems are dense and small. OpenBLAS splits
-even a 200 × 200 solve over its threads; on a loaded machine the waiting threads spin, and on this
-project's shared 2-core machine that made one 200 × 200 ``np.linalg.solve`` cost 94 ms of CPU
-(378 ms wall) against 0.3 ms on one thread — the consistent 3-way marginals (367 cells, 179 rows)
-spent most of ``Problem.solve()`` there. :func:`one_thread` limits the BLAS libraries to one thread
-for the ``with`` block (``threadpoolctl``; its controller, ~30 ms to find the libraries, is made once
-per process on first use). Large systems are not passed through it.
-"""
+Notes: docs/devices.md, "ldpopt._blas"."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
 """Keep freed large blocks in the process (glibc malloc) instead of unmapping them at every ``free``.
 
-numpy allocates each array above glibc's mmap threshold (≤ 32 MB) with its own ``mmap`` and unmaps it
-when it is freed, so every temporary of a d = 10⁷ float64 vector (80 MB) is new memory the kernel
-must fault in and zero. On this project's machines (a Firecracker VM) that costs ~40 ms of system
-CPU per 80 MB temporary: half of ``ldpopt verify --d 10000000``'s CPU time was page faults (measured:
-10 s of 20 s). With mmap off (``M_MMAP_MAX = 0``) large blocks come from the heap, and with a high trim
-threshold the freed ones stay there for the next temporary of the same size. The price: the process
-keeps its peak heap until it exits — right for a one-shot CLI command, wrong for a library import,
-so only the ``verify`` subcommand calls :func:`keep_freed_memory`, and only at large d.
-"""
+Notes: docs/devices.md, "ldpopt._malloc"."""
 
 from __future__ import annotations
 

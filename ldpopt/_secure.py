@@ -5,14 +5,7 @@ transformations (53-bit doubles, Lemire's bounded integers, binomial/multinomial
 applied to words read from ``os.urandom`` (getrandom(2) on Linux), so the client-side randomiser is
 driven by a cryptographically secure stream, not by a PRNG with a secret seed.
 
-How: numpy's ``Generator`` accepts any object with a ``capsule`` (a PyCapsule named
-"BitGenerator" around a C ``bitgen_t``: state pointer + next_uint64/next_uint32/next_double/next_raw
-function pointers) and a ``lock``. The function pointers here are ctypes callbacks into Python that
-serve words from a 32 KiB ``os.urandom`` buffer; ``random_raw`` (used by the unary oracles' packed
-bit sampler) reads ``os.urandom`` directly. Cost: ~1 µs per scalar variate (a Python callback), so
-it is meant for client-side perturbation of one or a few users, not for simulations (use an int
-seed there). Not seedable, not reproducible, not picklable, by design.
-"""
+Notes: docs/python.md, "ldpopt._secure"."""
 
 from __future__ import annotations
 

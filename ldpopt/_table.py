@@ -5,10 +5,7 @@ terminal and cuts every cell at 50 characters, so ``print(ldpopt.methods.availab
 seven columns and half a sentence of each note. :class:`WholeTable` is a plain DataFrame (everything
 else is pandas') whose printed form hides nothing: every row, column and character of every cell.
 
-*Choice*: a table whose lines fit :data:`WIDTH` characters prints as pandas' grid; a wider one prints
-one block per row (the row's label, then ``column: value`` lines, long values wrapped at
-:data:`WIDTH`), which keeps long text columns readable in a terminal instead of running far past it.
-"""
+Notes: docs/python.md, "ldpopt._table"."""
 
 from __future__ import annotations
 

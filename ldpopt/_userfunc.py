@@ -2,17 +2,7 @@
 folder: the problem file's or the experiment config's, or the current directory on the command line)
 or ``"package.module:name"`` (importable from the Python path).
 
-One mechanism for every place that accepts such a reference: problem files (an objective or a
-constraint function), experiment configs, ``ldpopt postprocess --method``, ``choose``, ``verify``
-and :func:`ldpopt.methods.resolve`. Every failure (file or module missing, no such name, the
-import raising) is one line naming the argument (``where``), raised as ``error`` (default
-:class:`UserCodeError`, a ``ValueError``; the command line passes its own ``InputError``). The
-user's exception stays chained (``__cause__``), so a Python caller still sees their traceback.
-
-A file is imported once per process under a private module name derived from its resolved path, so
-two folders' ``my_variants.py`` never collide and a method registered by decorator in the file is
-registered once.
-"""
+Notes: docs/extending.md, "ldpopt._userfunc"."""
 
 from __future__ import annotations
 

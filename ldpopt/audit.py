@@ -1,22 +1,7 @@
 """Empirical privacy audit: a statistically valid lower bound on the ε of a frequency oracle's real
 randomiser.
 
-For two inputs v, v′ and an event E on the output, ε-LDP implies Pr[E | v] ≤ e^ε Pr[E | v′]. The
-audit runs the oracle's real ``perturb`` N times on v and N times on v′, counts how often E happens
-(x and x′), and bounds the two probabilities with exact Clopper–Pearson intervals
-(``scipy.stats.beta``): with confidence 1 − α,
-
-    ε_lb = log( lower(Pr[E | v]) / upper(Pr[E | v′]) ) ≤ true ε.
-
-Events (decided per report with ``oracle.support_matrix``): "supports v and not v′" (the optimal
-event for GRR, OUE and SUE, where it attains e^ε exactly), "supports v", "does not support v′". The
-best of the k = 3 events is reported; each interval uses α/(2k) on its side (Bonferroni), so the
-reported ε_lb holds with confidence ≥ 1 − α overall. The bound is only as tight as the event: for
-OLH/HR/SS these events do not attain e^ε (their ε_lb is well below ε), which is still sound.
-
-A mechanism whose real ε exceeds its claimed ``epsilon`` (e.g. a planted bug) is caught when
-ε_lb > claimed ε: :attr:`AuditResult.violated`.
-"""
+Notes: RELIABILITY.md, "ldpopt.audit"."""
 
 from __future__ import annotations
 
@@ -134,7 +119,7 @@ def _event_hits(oracle: FrequencyOracle, value: int, v: int, v2: int, trials: in
 
 def audit(oracle: FrequencyOracle, v: int = 0, v_prime: int = 1, *, trials: int = 200_000,
           alpha: float = 1e-3, rng=0) -> AuditResult:
-    """Lower-bound the ε of ``oracle.perturb`` from ``trials`` runs on v and on v′ (module docstring).
+    """Lower-bound the ε of ``oracle.perturb`` from ``trials`` runs on v and on v′ (module notes).
 
     Parameters
     ----------

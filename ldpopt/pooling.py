@@ -1,49 +1,6 @@
 r"""One frequency estimate from groups of users under different mechanisms or ε.
 
-Setting: users who choose their own privacy level (personalised LDP, e.g. Chen et al., ICDE 2016,
-"Private spatial data aggregation in the local setting"; Nie et al., IEEE TKDE 2019, on personalised
-histogram estimation — cited from memory, their texts are not in the project's papers folder, so no
-claim here rests on them), or services that run different oracles. Group g holds n_g users
-from the same population f, reporting through channel P_g (:class:`~ldpopt.oracles.channel.Channel`)
-with output counts Y_g. Two estimators (derivations ldpopt's, standard in form):
-
-**(a) Inverse-variance weighting** (:func:`pool_ivw`). Each group's unbiased f̂_g
-(:func:`~ldpopt.methods.channel_inverse.invert`) has per-value variance V_gv(f). Among unbiased
-combinations Σ_g w_gv f̂_gv with Σ_g w_gv = 1 (groups independent), the variance Σ_g w_gv² V_gv is
-minimised (Lagrange) by w_gv ∝ 1/V_gv, giving
-
-    f̂_v = V_v Σ_g f̂_gv / V_gv,        Var f̂_v = V_v = 1 / Σ_g (1/V_gv) ≤ min_g V_gv.
-
-Group composition (a derivation of ldpopt's; it matters, measured in ``ext_pooling``). When the
-groups are formed by users' independent choices (user i joins g with probability s_g, independent
-of her value), each group's histogram f_g is itself random around the population's f. The error of
-Σ_g w_g f̂_g against the population histogram is Σ_g w_g (f̂_g − f_g) + Σ_g w_g (f_g − f); to first
-order in 1/n, f_gv − f_v = Σ_i (z_ig − s_g)(1[x_i = v] − f_v)/(n s_g) (z_ig: user i joins g), a sum of
-independent terms with Cov over (g, h) of (s_g δ_gh − s_g s_h) f_v(1 − f_v)/(n s_g s_h), so the
-variance is
-
-    Σ_g w_g² V_gv + (f_v(1 − f_v)/n)(Σ_g w_g²/s_g − 1) = Σ_g w_g² W_gv − f_v(1 − f_v)/n,
-
-W_gv = V_gv + f_v(1 − f_v)/n_g (n_g ≈ n s_g; W is the variance under i.i.d. sampling of the group's
-users), minimised by w_gv ∝ 1/W_gv, giving Var = 1/Σ_g(1/W_gv) − f_v(1 − f_v)/n.
-``sampling=True`` (the default) uses W; ``sampling=False`` uses V alone, right when the groups'
-histograms are fixed (separate populations of the same f, e.g. two services). Measured at d = 32,
-n = 20,000 (60 / 30 / 10 % at ε = 0.5 OUE / 2 OUE / 5 GRR): the V-only weights' MSE was 2.2× what
-V-only theory predicts, because the small ε = 5 group got weight ≈ 0.9 on every value.
-
-V_gv depends on the unknown f (Eq. 2). Choice (the papers are silent): two stages — weights at the
-uniform f = 1/d (data-free), then at f₀ = clip(stage-1 estimate, 0, 1) renormalised to sum 1, the same f₀ for every group
-(so the weights use all the data); ``at=`` fixes f₀ instead (then f̂ is exactly unbiased with
-variance V_v at f₀ = f). Consistency: ``simplex=True`` also returns the weighted least-squares
-projection onto Δ, argmin Σ_v (f_v − f̂_v)²/V_v — the form of MLE-Apx (Wang et al. arXiv §3.4,
-Eq. 13 with σ_v² replaced by the pooled V_v) — in closed form f_v = max(0, f̂_v − μV_v), μ found by
-sorting t_v = f̂_v/V_v (O(d log d); with equal V_v it is Norm-Sub).
-
-**(b) The joint likelihood** (:func:`pool_mle`). Groups are independent, so the log-likelihood is
-Σ_g ℓ_g(f) with ℓ_g the exact likelihood of :mod:`ldpopt.methods.channel_mle` (per-bit composite for
-support channels); maximised on Δ by the same EM (each group's posterior counts added), SQUAREM and
-Newton polish, with the cvxpy referee :func:`~ldpopt.methods.channel_mle.channel_mle_cvxpy`.
-"""
+Notes: docs/python.md, "ldpopt.pooling"."""
 
 from __future__ import annotations
 
@@ -262,7 +219,7 @@ def _combine(fs, Vs):
 
 
 def pool_ivw(groups, at=None, simplex: bool = True, sampling: bool = True) -> PooledIVW:
-    """Inverse-variance-weighted pooling (module docstring, (a)); ``sampling`` adds each group's
+    """Inverse-variance-weighted pooling (module notes, (a)); ``sampling`` adds each group's
     composition variance f_v(1 − f_v)/n_g (groups formed by users' random choices).
 
     Parameters
@@ -271,7 +228,7 @@ def pool_ivw(groups, at=None, simplex: bool = True, sampling: bool = True) -> Po
         Each a :class:`Group`, an :class:`~ldpopt.Estimate` or a ``(Channel, counts)`` pair, all on
         the same domain.
     at : array_like, shape (d,), optional
-        Fixed non-negative frequencies to weight at (default: the two stages of the module docstring).
+        Fixed non-negative frequencies to weight at (default: the two stages of the module notes).
     simplex : bool, default True
         Also return the weighted simplex projection.
     sampling : bool, default True
@@ -336,14 +293,14 @@ def pool_ivw(groups, at=None, simplex: bool = True, sampling: bool = True) -> Po
     Vs = variances(f0)
     f_raw, V, w = _combine(fs, Vs)
     if sampling:
-        V = V - f0 * (1.0 - f0) / ns.sum()  # against the population's histogram (module docstring)
+        V = V - f0 * (1.0 - f0) / ns.sum()  # against the population's histogram (module notes)
     return PooledIVW(f_raw=f_raw, variance=V, weights=w,
                      f=project_weighted_simplex(f_raw, V) if simplex else None,
                      group_f=fs, group_variance=Vs, at=f0)
 
 
 def project_weighted_simplex(x, V) -> np.ndarray:
-    """argmin Σ_v (f_v − x_v)²/V_v on Δ: f_v = max(0, x_v − μV_v), Σ f = 1 (KKT; module docstring).
+    """argmin Σ_v (f_v − x_v)²/V_v on Δ: f_v = max(0, x_v − μV_v), Σ f = 1 (KKT; module notes).
 
     The support is a prefix of the values sorted by t_v = x_v/V_v (f_v > 0 iff t_v > μ); on the
     prefix of size k, μ_k = (Σ x − 1)/Σ V, and k is the largest with t_(k) > μ_k.
@@ -384,7 +341,7 @@ def project_weighted_simplex(x, V) -> np.ndarray:
 
 
 def pool_mle(groups, tol: float = 1e-12, **kw) -> ChannelMLE:
-    """Maximise Σ_g ℓ_g(f) on Δ (module docstring, (b)).
+    """Maximise Σ_g ℓ_g(f) on Δ (module notes, (b)).
 
     Parameters
     ----------

@@ -3,42 +3,7 @@
 NDSS 2020 §V-D (Fig. 9) made general: fit a plausible truth f̂ from the estimate, re-simulate the
 oracle on it, apply every candidate method, score each on the user's query against f̂, rank.
 
-* **Fit** (*choice*): f̂ = Norm-Sub(f̃) as an integer population of the same n
-  (:func:`ldpopt.uncertainty.fit.plausible_truth`): NDSS §V-D requires a consistent fit and tries
-  Norm-Sub and PowerNS; Norm-Sub needs no prior and is the least-squares consistent distribution.
-* **Re-simulation**: R count vectors from the oracle's joint-exact law in one batched draw
-  (:func:`ldpopt.uncertainty.resample.draw_counts`); the same R draws for every method (common
-  random numbers, so score differences are much less noisy than the scores).
-* **Scores** (loss, lower is better): ``full`` MSE/MAE over the domain; ``topk:K`` MSE over the K
-  most frequent values of f̂ (NDSS §V-B's top-k query); ``hh:PHI`` 1 − F1 of {f' ≥ PHI} against
-  {f̂ ≥ PHI}; ``subsets:SIZE:COUNT`` / given subsets: MSE of the subset sums.
-* **Uncertainty of a score**: its standard error over the R repetitions, and ``p_best``, the
-  share of the repetitions the method won (had the smallest loss), a repetition won by k methods
-  at once counting 1/k for each (*choice*): ``p_best`` is a distribution over the candidates,
-  summing to 1, the probability that the method wins when ties are broken at random.
-* **Ties** (*choice*; the paper is silent): methods with exactly equal mean loss are ordered by
-  ``p_best`` (higher first), then by ``tiebreak`` (:func:`tiebreak`, a continuous secondary score
-  in the same repetitions), then by the order of the candidates. For ``hh`` the secondary score is
-  the smoothed 1 − F1 (membership Φ((f' − φ)/σ)): it prefers the method whose heavy set holds by
-  the widest margin, which matters because the fitted world is itself only known to within σ. The
-  case is common for ``hh``: 1 − F1 is a coarse loss, and on AOL with ε ≥ 2 eight closed forms find
-  the fitted heavy set in every repetition (loss 0); the candidate order alone picked Base, whose
-  set on the real data picks up the third value (f = 0.0093, 0.6σ under φ = 0.01) in most runs,
-  while Norm-Sub and MLE-Apx, which shift every value down by their common τ, find it exactly. For
-  the other queries it is the full-domain MSE against f̂ (the papers' main metric).
-
-Candidates (*choice*): by default the O(d) closed forms (the registry's ``family="closed-form"``), the set validated
-against ground truth on every shipped real dataset (``benchmarks/validate_choose.py``).
-``methods="extended"`` adds Power and PowerNS (NDSS §IV-E: a power-law prior
-fitted to f̃, posterior mean; best for full-domain MSE on skewed data at small ε) and EM (the exact
-likelihood's maximiser on the simplex, arXiv §3.4 with the exact likelihood). They are not batched:
-one call per repetition, ~0.1–0.9 s each for Power/PowerNS (its prior fit; measured in
-BENCHMARKS.md), so ``"extended"`` stays opt-in. Calibrate and MLE-Apx's paper loop are left out: they
-declare ``variant_of`` (Power's, MLE-Apx's answer). ``methods="all"`` is every registered method; or
-pass methods (names, callables, ``FILE.py:NAME``). A method whose record declares ``needs_order`` (DW, IIW,
-AMRP, DW-simplex: a prior stationary along the index) is a candidate only for an estimate that declares
-an ordered domain (:attr:`ldpopt.Estimate.ordered`); named for an unordered one, it is refused.
-"""
+Notes: docs/uncertainty.md, "ldpopt.recommend"."""
 
 from __future__ import annotations
 
@@ -325,7 +290,7 @@ def _check_repeats(r) -> int:
 
 def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric: str | None = None,
            rng=0, params=None, progress: bool = False, longitudinal=None) -> Choice:
-    """Rank post-processing ``methods`` for ``estimate`` on ``query`` (module docstring).
+    """Rank post-processing ``methods`` for ``estimate`` on ``query`` (module notes).
 
     With ``longitudinal`` (a longitudinal oracle, :mod:`ldpopt.oracles.longitudinal`), ``estimate`` is
     the list of τ per-round estimates of the same users, and the candidates are the per-round methods
@@ -369,7 +334,7 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
 
     References
     ----------
-    NDSS 2020 §V-D (Fig. 9), made general (module docstring).
+    NDSS 2020 §V-D (Fig. 9), made general (module notes).
 
     Examples
     --------

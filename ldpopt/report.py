@@ -1,14 +1,7 @@
 """The headline report that ``make run`` prints: an end-to-end demo of ldpopt, then a short
 reproduction of both papers' experiments.
 
-1. Simulates OUE (ε = 1) on Zipf(s = 1.5) data with n = 10⁶ users over d = 1024 values — through the
-   real client randomiser and aggregator and through the exact fast path — and post-processes the raw
-   estimate with Norm-Sub (Wang et al. arXiv §3.3), printing the full-domain MSE before and after.
-2. Runs the ``--quick`` version of every experiment config (``experiments/configs/``; tiny n
-   and d, one or two repetitions; the full sweeps are ``ldpopt experiment run NAME``), draws their
-   figures from the saved results and prints where they are. A config whose data are missing is
-   skipped with one line saying why.
-"""
+Notes: docs/python.md, "ldpopt.report"."""
 
 from __future__ import annotations
 

@@ -1,43 +1,7 @@
 """Conformance checks for items of ldpopt, as scikit-learn's ``check_estimator``: what every item of a
 kind must satisfy, run by the test suite over every built-in and by users over their own.
 
-:func:`check_method` — a post-processing method (a registered name, a record, a plain callable or
-``"FILE.py:NAME"``) on small random estimates of several oracles, ε and d:
-
-=================  =================================================================================
-``output``         shape (d,), float64, finite
-``deterministic``  the same output twice for the same estimate
-``non_negative``   f ≥ 0 where the method declares ``non_negative="yes"`` (Table 1)
-``sums_to_one``    |Σf − 1| ≤ 1e-9 where it declares ``sums_to_one="yes"`` (*choice*: 1e-9 covers
-                   the iterative methods' stopping tolerance; the closed forms sum to 1 within 1e-15)
-``problem``        its closed form solves the problem it states (:class:`ldpopt.methods.ProblemStatement`),
-                   decided by the problem layer's certificate (:func:`ldpopt.verify.check_equivalence`
-                   with the certificate referee: a bound on max|f − f*| within its rounding tolerance)
-``batched``        its batched form equals the one-at-a-time form row by row (|Δ| ≤ 1e-12)
-``applies``        where its ``applies`` says it does not apply, calling it raises ``ValueError``
-``derived``        where it is derived from another method's output (``derived_from``), that
-                   derivation equals the method (|Δ| ≤ 1e-12)
-``pivot_scale``    where it declares one, a finite positive scale per row of raw estimates
-``analytic``       where it declares analytic intervals, :func:`ldpopt.uncertainty.analytic.analytic`
-                   gives them (finite, lo ≤ point ≤ hi)
-=================  =================================================================================
-
-A failure raises :class:`CheckFailed` (an ``AssertionError``) naming the method, the check and the
-estimate; success returns ``{check: number of estimates checked}`` (0: not declared, not checked).
-
-:func:`check_oracle` — a frequency oracle (:mod:`ldpopt.oracles.conformance`): ε against the exact
-output distribution, the fast path against the real path in joint law, the variance against Monte
-Carlo, the kernel against numpy, the shard round trip.
-
-:func:`check_objective` — an objective (:mod:`ldpopt.problems.conformance`): its value against cvxpy's
-value of what it builds, gradient and per-value derivatives against finite differences, the per-value
-argmin against a bracketed reference, its curvature bound, the structured solver against Clarabel, and
-the certificate accepting Clarabel's answer and refusing a planted wrong point.
-
-:func:`check_constraint` — a constraint (:mod:`ldpopt.problems.conformance`): residuals and g(f)
-against cvxpy, its Jacobian against finite differences, its compiled rows through the structured
-solver against Clarabel, the feasibility pre-check against Clarabel, its problem-file example.
-"""
+Notes: docs/extending.md, "ldpopt.testing"."""
 
 from __future__ import annotations
 
@@ -213,7 +177,7 @@ def _fail(info, check: str, est, text: str):
 
 
 def check_method(method, estimates=None, *, params=None) -> dict[str, int]:
-    """Run the conformance checks of a post-processing method (module docstring) on ``estimates``
+    """Run the conformance checks of a post-processing method (module notes) on ``estimates``
     (default :func:`estimates_for_checks`); ``params``: keyword arguments for the method.
 
     Parameters

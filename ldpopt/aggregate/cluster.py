@@ -1,41 +1,7 @@
 """The local cluster of ``aggregate_shards(scheduler="local")``, set up so that one of its worker
 processes counts as fast as one task of the in-process ``threads`` scheduler.
 
-What a fresh ``distributed`` worker process does differently from a thread of this process, and what
-is done about it (measured side by side in ``benchmarks/bench_kernels_dask.py``; docs/devices.md,
-"Dask workers"):
-
-* **Kernel threads.** The ``threads`` scheduler gives each of its concurrent tasks its share of the
-  cores for the Numba kernels (cores // tasks at once). The workers here get the same share,
-  :func:`kernel_share` = cores // workers: one kernel thread each when there is one worker per core
-  (two processes × all cores on the same cores would oversubscribe), every core when there is one
-  worker. ``NUMBA_NUM_THREADS`` is set to the share in the worker's environment (its default for every
-  thread of the process, the one :func:`warm_worker` runs in included) and each task sets it again
-  (``numba.set_num_threads`` is per thread).
-* **Freed memory.** The nannies start the workers with ``MALLOC_TRIM_THRESHOLD_`` set, which also
-  freezes glibc's mmap threshold at 128 KiB, so each numpy temporary of the numpy aggregators is a
-  fresh mmap to fault in; the workers run only this call, so they keep freed blocks
-  (:func:`ldpopt._malloc.keep_freed_memory`).
-* **First call.** A new process imports numba and pyarrow and, at its first kernel call,
-  initialises Numba's code generator and threading layer and loads the kernels from Numba's on-disk
-  cache (or compiles them, once per installation, when the cache is cold): about 0.5 CPU-seconds per
-  process on the reference machine, more than counting 10⁶ OUE reports. :func:`warm_worker` does it
-  in every worker, all at once, when the cluster starts, so that it is not paid inside the first map
-  task of each worker (where it held back that worker's share of the tasks) and the start-up cost is
-  visible as such. It cannot be avoided in a new process; a long-lived cluster (``scheduler=
-  "tcp://…"``) pays it once.
-
-* **Shutdown.** Closing a cluster races its workers' heartbeats: on a loaded machine a worker may
-  log "Failed to communicate with scheduler during heartbeat" at ERROR level with a traceback (its
-  connection pool closing under it, or the scheduler's end of the stream already closed), after
-  every result has arrived. :func:`local_client` raises the level of the ``distributed`` log handlers
-  to CRITICAL in the workers and in this process (:func:`hush_logs`) when it starts to shut down,
-  and sets this process's back when the cluster is gone: a finished run's stderr holds no
-  traceback, while errors during the run still show.
-
-The papers are silent on all of this; the choices follow Dask's own advice (one thread per worker
-for GIL-bound Python between native calls, the native libraries' threads set to the worker's share).
-"""
+Notes: docs/devices.md, "ldpopt.aggregate.cluster"."""
 
 from __future__ import annotations
 
@@ -140,7 +106,7 @@ def _hush_shutdown(client, saved: list) -> None:
 def local_client(workers: int, device, oracle: dict | None = None, warm: bool = True,
                  kernel_threads: int | None = None):
     """A ``distributed.Client`` on a LocalCluster of ``workers`` processes with one thread each,
-    set up as the module docstring says (``oracle``: what :func:`warm_worker` counts; None or
+    set up as the module notes say (``oracle``: what :func:`warm_worker` counts; None or
     ``warm=False``: no warm-up; ``kernel_threads``: the Numba threads of each worker, default
     :func:`kernel_share`); the cluster is shut down on exit. Yields ``(client, share)``, ``share``
     the Numba threads of each worker."""

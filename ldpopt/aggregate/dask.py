@@ -1,43 +1,6 @@
 """Out-of-core aggregation of a directory of Parquet report shards with Dask: map + tree reduction.
 
-One task per (shard, run of consecutive row groups of about 10⁶ reports: :func:`task_rows`)
-computes a :class:`~.partial.Partial` by reading record batches (bounded memory per task,
-:func:`.shards.shard_partial`); the partials are merged pairwise
-in a balanced tree of ``merge`` tasks (fan-in 2; the pattern of ``dask.dataframe`` reductions), and
-one Partial comes out. Counts are int64 sums, so the result is the same bit for bit whatever the
-scheduler, the number of workers, the order tasks finish or the shard layout.
-
-Schedulers (``scheduler=``):
-
-* ``"synchronous"`` — one thread, no Dask machinery beyond the graph (the single-machine path:
-  the same tasks, run in order);
-* ``"threads"`` — Dask's local thread pool in this process (numpy and pyarrow release the GIL in
-  the hot loops); the Python API's default: no processes are started, nothing outlives the call;
-* ``"local"`` — a ``distributed.LocalCluster`` started for the call and shut down afterwards
-  (``ldpopt aggregate``'s default): ``workers`` processes (default: the usable cores, at most one
-  per map task), one thread each — separate processes so that the Python parts of the tasks
-  (Parquet batch iteration, partial merges) do not share one GIL — and cores // workers kernel
-  threads each, warmed up before the first task (:mod:`.cluster`); the workers' logs are silenced
-  below ERROR so that closing the cluster prints nothing; with ``device="cuda"`` each worker is
-  given one of the machine's GPUs by its index (:mod:`.gpus`);
-* ``"tcp://host:port"`` (or any address ``distributed.Client`` accepts, or a Client/cluster
-  object) — an existing cluster; the shard paths must be readable by its workers and ldpopt
-  importable there.
-
-``progress=True`` draws a progress bar on stderr (never stdout, which may carry the CSV):
-``dask.diagnostics.ProgressBar`` for the in-process schedulers; for a cluster a tqdm bar in
-reports, advanced as map tasks finish (``distributed.as_completed``; the reports of each task are
-known from the Parquet footers, so nothing is fetched to draw it).
-
-Which scheduler (measured on this project's 2-core machine, shared with other work;
-``benchmarks/results/schedulers.json``): starting a 2-worker LocalCluster, warming its workers up
-and stopping it cost 6–8 s of wall time, more than the local cluster saved at every size measured
-there (``threads`` counted 10⁸ OUE reports at d = 128 in 4.5 s, the cluster in 6.6 s after its
-start; 8·10⁶ OLH reports in 4.2 s against 3.0 s). So ``threads`` is right for library calls and,
-on a few cores, for inputs up to ~10⁸ reports; ``local`` for larger inputs on more cores, where the
-tasks' Python parts would contend for one GIL; an address for more cores than one machine has, or
-to pay the workers' start once for many calls.
-"""
+Notes: docs/devices.md, "ldpopt.aggregate.dask"."""
 
 from __future__ import annotations
 
@@ -250,7 +213,7 @@ def aggregate_shards(source, scheduler="threads", workers: int | None = None, pr
                      row_groups_per_task: int | None = None, device=None, into: Partial | None = None) -> Partial:
     """The merged partial aggregate of every report in ``source`` (a directory of ``*.parquet``
     shards or a list of shard paths), with the shards' value labels if they declare any.
-    ``scheduler``: see the module docstring (default ``"threads"``: in-process, nothing to start or
+    ``scheduler``: see the module notes (default ``"threads"``: in-process, nothing to start or
     leak, the right choice for a library call; the CLI defaults to ``"local"``); ``workers``:
     threads (``"threads"``) or worker processes (``"local"``); ``row_groups_per_task``: the row
     groups of a map task (default: as many as make :func:`task_rows` reports); ``device``: who counts

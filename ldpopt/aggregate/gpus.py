@@ -1,20 +1,7 @@
 """One GPU per Dask worker: on a machine with several GPUs, ``aggregate_shards(scheduler="local",
 device="cuda")`` gives each worker process of its LocalCluster its own device, by worker index.
 
-Worker i sees exactly one device, ``visible[i mod G]`` (G the machine's visible devices), through
-``CUDA_VISIBLE_DEVICES``, set in the worker process by :class:`one_gpu_per_worker`'s plugin before
-any of its tasks runs — before the process creates a CUDA context, which is when the driver reads
-the variable; the kernels then use "device 0" of the worker, its own GPU. With more workers than
-GPUs the devices are shared round-robin (a worker also reads and decodes Parquet on the CPU, so
-more workers than GPUs can pay); with one GPU every worker uses it. The choices are the usual ones
-of multi-GPU Dask (dask-cuda's ``LocalCUDACluster`` rotates the same variable per worker); the
-papers are silent.
-
-Which devices are visible: the entries of this process's ``CUDA_VISIBLE_DEVICES`` when it is set
-(so a user's restriction carries over to the workers), else ``0 … G−1`` with G =
-``len(numba.cuda.gpus)``. A cluster given by address keeps its own device settings (its workers are
-not this machine's to assign).
-"""
+Notes: docs/devices.md, "ldpopt.aggregate.gpus"."""
 
 from __future__ import annotations
 
@@ -25,7 +12,7 @@ __all__ = ["gpu_for_worker", "one_gpu_per_worker", "visible_gpus", "worker_index
 
 
 def visible_gpus(env: str | None = None, count: int | None = None) -> list[str]:
-    """The device ids the workers share out (module docstring). ``env``: the value of
+    """The device ids the workers share out (module notes). ``env``: the value of
     ``CUDA_VISIBLE_DEVICES`` (default: this process's); ``count``: the number of GPUs when that is
     unset (default: numba's count, which needs the driver)."""
     env = os.environ.get("CUDA_VISIBLE_DEVICES") if env is None else env

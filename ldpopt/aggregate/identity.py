@@ -1,42 +1,6 @@
 """Shard identity: what lets aggregation refuse to count the same reports twice.
 
-Every shard ldpopt writes (:func:`~.shards.write_shard`, :func:`~.shards.write_shard_batches`,
-``ldpopt perturb``) records in its Parquet key-value metadata, key ``ldpopt.identity``, a JSON object
-``{"digest", "run", "part", "n"}``:
-
-* ``digest`` — the content digest of its report columns (:class:`ContentDigest`);
-* ``run`` — the id of the run that wrote it (32 hex digits, :func:`new_run_id`; one per ``ldpopt
-  perturb`` call, so every shard of one call shares it);
-* ``part`` — its position in that run (``perturb``'s shard index; 0 for a lone write);
-* ``n`` — its reports.
-
-A :class:`~.partial.Partial` lists the identities of the shards whose reports it holds (empty: not
-recorded, as for partials from counts or from an older ldpopt), so that
-
-* a folder (or list) of shards in which two hold the same reports is refused before any counting,
-  with one line naming both files (:func:`check_distinct`): a copied or renamed shard;
-* adding shards to a partial that already holds any of them is refused (:func:`check_not_held`);
-* merging two partials is idempotent by identity (:func:`merge_rule`): a partial merged with one
-  whose shards it already holds, all of them, is unchanged; a partial overlap is refused.
-
-**When two shards are the same reports** (:func:`same_reports`): the same run and part (a copy,
-whatever its name), or the same content digest — except two different parts of one run, which are
-different users' reports that happen to coincide (possible only for tiny shards: one GRR report of
-d = 2). A shard written before identities were recorded has no run: its digest is computed when it
-is read (a full pass over the file; :func:`~.shards.read_identity`), and such a shard is the same as
-any other of the same content.
-
-**The content digest** (choices; no paper covers this): SHA-256 (hashlib, which releases the GIL; 1.8 GB of
-reports per CPU-second on this project's machine, whose CPU has SHA instructions:
-``benchmarks/bench_identity.py``). A shard that records its identity costs ``aggregate`` one
-footer read; only a shard without one is read twice. Each column
-is hashed on its own as the concatenation, row after row, of its values' fixed-width little-endian
-bytes (a fixed-size list column: its child values) — Arrow's data buffers, sliced by offset, no
-Python loop over rows — so the digest does not depend on the row groups or batches the shard was
-written or read in; the shard's digest is SHA-256 of a version tag, each column's name, type and
-digest, and the row count. Columns with nulls are refused (a shard row is a report). A run id is
-``uuid4().hex``: unique without coordination between machines.
-"""
+Notes: docs/devices.md, "ldpopt.aggregate.identity"."""
 
 from __future__ import annotations
 
@@ -107,7 +71,7 @@ def new_run_id() -> str:
 
 @dataclass(frozen=True)
 class ShardIdentity:
-    """What makes a shard's reports themselves (module docstring). ``run`` and ``part`` are None for a
+    """What makes a shard's reports themselves (module notes). ``run`` and ``part`` are None for a
     shard that recorded no identity (its digest computed on read); ``file``: where it was read (not
     part of the identity).
 
@@ -274,7 +238,7 @@ def _type_tag(t) -> str:
 
 
 class ContentDigest:
-    """The content digest of a shard's report columns (module docstring), fed a record batch or
+    """The content digest of a shard's report columns (module notes), fed a record batch or
     table at a time in row order: ``update(batch)``; ``hexdigest()``."""
 
     def __init__(self, schema) -> None:
@@ -304,7 +268,7 @@ class ContentDigest:
 
 
 def same_reports(a: ShardIdentity, b: ShardIdentity) -> str | None:
-    """Why ``a`` and ``b`` hold the same reports (module docstring), or None if they do not."""
+    """Why ``a`` and ``b`` hold the same reports (module notes), or None if they do not."""
     if a.run is not None and a.run == b.run:
         return f"same run {a.run} and part {a.part}" if a.part == b.part else None
     if a.digest == b.digest:

@@ -1,49 +1,6 @@
 """Partial aggregates: support counts of a shard of reports, as a small versioned monoid.
 
-An aggregator holding any subset of the reports can compute their support counts c (Wang et al.
-arXiv §2.4: c_v = number of reports whose set contains v) and their number n. Both are sums over
-reports, so two shards' partials merge by adding counts and n: merging is associative and
-commutative, and the empty partial (n = 0, c = 0) is its identity. The estimate
-f̃ = (c/n − q)/(p − q) is taken only once, at :meth:`Partial.finalize`, on the merged total.
-
-Choices the papers are silent on:
-
-* Counts are int64 and merged in integers: the result does not depend on the merge order, the
-  shard boundaries or the number of workers, bit for bit (floats would not be).
-* A partial carries what makes two count vectors addable: the oracle's registry name, ε, d, the
-  oracle's structural parameter (g for OLH, k for SS; BLH has g = 2 by definition) and the serialisation format version.
-  Merging partials that differ in any of them is refused with an error naming the field: adding
-  OUE counts to GRR counts, or counts at ε = 1 to counts at ε = 2, gives numbers with no meaning.
-  ε is compared exactly (it travels as a JSON float, which round-trips exactly).
-* Serialisation is one JSON object; the counts are the little-endian int64 bytes, base64-encoded
-  (exact, and ~11 bytes per value rather than up to 20 in decimal).
-* Value labels. The oracles work on positions 0..d-1; a population keyed by labels (``ldpopt
-  perturb --histogram`` of a ``value,count`` file without ``--d``) maps label i of the file to
-  position i. The optional ``labels`` (d distinct non-empty strings, position order) keep that
-  mapping with the counts; they are part of what two partials must share (the same position means
-  the same value), travel in the JSON as a list (absent when there are none) and do not change the
-  format version: a partial without labels serialises exactly as before. ``labels`` equal to
-  "0".."d-1" are the positions themselves and are stored as none.
-* Sketch oracles (CMS, HCMS, RAPPOR: :mod:`ldpopt.oracles.cms`). Their support counts are linear
-  functions of the sketch (CMS: c_v = Σ_l S[l, h_l(v)]; HCMS: (n + Σ_j (H z_j)[h_j(v)])/2, an integer
-  per shard; RAPPOR: Σ_c (1/h) Σ_i Y[c, pos]), so the counts of two shards add exactly as the
-  sketches do and a partial carries the counts, not the sketch. The parameters that fix the hash
-  family and the client are structural: the oracle's own ``params()`` (k, m, hash_seed; RAPPOR's
-  num_bits, num_hashes, cohorts, inst_p, inst_q, hash_seed, and ``permanent`` when it is not the
-  paper's). A family given as another implementation's table (``buckets=``, ``positions=``) is not
-  drawn from hash_seed: the partial records the table's SHA-1 (``family_sha1``), shards of different
-  tables do not merge, and the oracle cannot be rebuilt from the partial alone —
-  :meth:`Partial.finalize` then takes it (``oracle=``) and checks it against the digest. RAPPOR's
-  counts are multiples of 1/h: the partial stores the integers h·c (``count_scale`` = h; every other
-  oracle 1) so that merging stays exact in integers;
-  :meth:`Partial.support_counts` and :meth:`Partial.finalize` divide by it.
-* Provenance. ``shards`` lists the identities of the shards whose reports the partial holds
-  (:mod:`.identity`; empty: not recorded — a partial from counts, from reports or from an older
-  ldpopt). It travels in the JSON as ``"shards"`` (absent when empty, so the format version is
-  unchanged), is not part of what two partials must share nor of equality, and makes :meth:`merge`
-  idempotent: merging a partial whose recorded shards are all held already (and account for all its
-  reports) returns the holder unchanged; a partial overlap is refused.
-"""
+Notes: docs/devices.md, "ldpopt.aggregate.partial"."""
 
 from __future__ import annotations
 
@@ -136,7 +93,7 @@ def _structural_params(oracle: FrequencyOracle) -> dict:
 
 def count_scale(oracle: FrequencyOracle) -> int:
     """What a partial multiplies the support counts by to store them as integers: RAPPOR's h (its
-    counts are multiples of 1/h, module docstring), 1 for every other oracle (``oracle.count_scale``)."""
+    counts are multiples of 1/h, module notes), 1 for every other oracle (``oracle.count_scale``)."""
     return int(oracle.count_scale)
 
 
@@ -661,7 +618,7 @@ class Partial:
 
     # -- serialisation --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The partial as one JSON-ready dict (counts as base64 little-endian int64, module docstring).
+        """The partial as one JSON-ready dict (counts as base64 little-endian int64, module notes).
 
         Returns
         -------

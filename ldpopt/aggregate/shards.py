@@ -1,45 +1,6 @@
 """Parquet report shards: one documented schema per oracle, read and written in record batches.
 
-A shard is a Parquet file of reports from one oracle configuration. Its schema metadata key
-``ldpopt.shard`` holds a JSON object ``{"format_version", "oracle", "epsilon", "d", "params"}``
-(``params``: ``g`` for OLH, ``k`` for SS, the hash family of CMS, HCMS and RAPPOR), so a reader never has to be told how to interpret
-the columns; when the population was keyed by labels it also holds ``"labels"``: the d value labels
-in position order (report value i means label i; :class:`~.partial.Partial` ``labels``). Absent
-means the values are the positions 0..d-1. Every shard of a folder must declare the same labels. The columns, one row per report, are exactly what ``oracle.perturb`` returns:
-
-========  =================================================  ==========================================
-oracle    columns                                            meaning
-========  =================================================  ==========================================
-grr       ``value: int64``                                   the reported value in [0, d)
-oue, sue  ``bits: fixed_size_binary(⌈d/8⌉)``                  the perturbed one-hot vector, np.packbits
-                                                             order (bit u = bit 7 − u%8 of byte u//8),
-                                                             padding bits 0
-olh, blh  ``seed: int64``, ``hash: int64``                   the user's 64-bit hash key s (bit pattern
-                                                             as int64) and r ∈ [0, g); H_s of
-                                                             ldpopt.oracles.hashing
-hr        ``y: int64``                                       the output y ∈ [0, K), K = 2^⌈log2(d+1)⌉
-ss        ``subset: fixed_size_list<int64>[k]``               the reported k-subset of [0, d)
-cms       ``j: int64``, ``bits: fixed_size_binary(⌈m/8⌉)``    the hash index j ∈ [0, k) and the m bits
-                                                             [ṽ = +1], packed as OUE's
-hcms      ``j: int64``, ``l: int64``, ``y: int64``           the hash index, the Hadamard row l ∈ [0, m)
-                                                             and the sign y ∈ {−1, +1}
-rappor    ``cohort: int64``,                                 the cohort and the T report bits, packed
-          ``bits: fixed_size_binary(⌈T/8⌉)``                 as OUE's (T = num_bits)
-========  =================================================  ==========================================
-
-Each oracle declares its own columns (``oracle.report_columns()``, kinds int64 / bytes / int64_list)
-and converts its reports to and from them; the table lists the built-ins'. CMS and RAPPOR's
-``perturb`` return the bits unpacked (bool (n, m)); a shard stores them packed
-(np.packbits order) and :func:`from_batch` unpacks them, so ``oracle.aggregate`` reads what
-``perturb`` wrote.
-
-No column may hold nulls (a missing report is not a report). Shards are read batch by batch
-(``batch_rows`` reports at a time), so a shard of any size aggregates in bounded memory.
-
-Every shard written here also records its identity (content digest, run id, part, n) under the
-key-value metadata key ``ldpopt.identity`` (:mod:`.identity`); :func:`read_identity` reads it, or
-computes the digest of a shard that has none (written by an older ldpopt).
-"""
+Notes: docs/devices.md, "ldpopt.aggregate.shards"."""
 
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
 """The ``ldpopt`` command (entry point ``ldpopt.cli:main``).
 
-``ldpopt postprocess --counts FILE --oracle oue --epsilon 1 --n N [--method norm-sub|all] --out FILE``
-turns aggregated support counts (a CSV or Parquet table with columns ``value,count``) into
-post-processed frequencies: one column per method, the raw estimate (``base``) always kept alongside,
-the run's metadata recorded with the file. ``ldpopt solve --counts FILE ... --problem P.toml`` solves
-a post-processing problem (a built-in objective, constraints from a TOML/JSON file) on the same
-input. ``ldpopt verify`` checks the papers' claims;
-``ldpopt experiment run|plot|claims|coverage-table|list`` runs the papers' experiments; ``ldpopt
-example`` writes the example files that ship in the package.
-
-One module per concern: :mod:`._args` (the integer parser every option uses, the error type),
-:mod:`._io` (the counts file, atomic writes with the mode a plain write gives, metadata),
-:mod:`._params` (``--param`` typed from the methods' signatures), :mod:`._problemfile` (``solve``'s
-problem file), and one module per subcommand.
-"""
+Notes: docs/cli.md, "ldpopt.cli"."""
 
 from __future__ import annotations
 

@@ -2,16 +2,7 @@
 ``--oracle-param`` (``perturb``, ``postprocess``, ``solve``, ``choose``): the oracle's parameters, typed
 the same way from its constructor's signature.
 
-The parameters are read from each registered method's signature (every keyword after the estimate),
-so a parameter documented on a method is reachable from the command line without a list kept here.
-The type comes from the annotation (``float | None`` → a float or ``none``), or from the default when
-there is none (``s_bounds=(0.0, 10.0)`` → two comma-separated numbers).
-
-Routing (our choice; the registry is silent): ``NAME=VALUE`` goes to every selected method that takes
-``NAME``; ``METHOD.NAME=VALUE`` goes to ``METHOD`` only (needed with ``--method all`` when two methods
-share a name with different meanings, e.g. ``mle-apx.method=brentq`` vs ``em.method=iterative``). A
-parameter that no selected method takes is an error naming it and listing who takes what.
-"""
+Notes: docs/cli.md, "ldpopt.cli._params"."""
 
 from __future__ import annotations
 

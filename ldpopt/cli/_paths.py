@@ -5,19 +5,7 @@ paths it reads, after parsing and before any work, so that ``--out counts.csv`` 
 itself (or ``./counts.csv``, a symbolic link to it, a hard link to it, ``a/../counts.csv``) is one
 line naming both, exit status 2, and the input is never touched.
 
-Two paths are the same file when their resolved paths (:func:`os.path.realpath`: links followed,
-``.``/``..`` removed, relative to the current folder) are equal, or when both exist and are the same
-inode (a hard link). What is refused:
-
-- an output file that is an input file (``--out`` on ``--counts``, ``--problem``, ``--tuples``,
-  ``--strings``, a shard, ``--merge-into``, a file the problem file names);
-- two outputs of one run that are the same file (``aggregate --out X --partial X``, an output whose
-  CSV metadata sidecar ``OUT.meta.json`` is another output);
-- an output file that would land among the files an input folder is read for (``aggregate --out
-  shards/x.parquet``: the next ``aggregate shards/`` would read it as a shard);
-- an output folder that holds an input (``perturb --histogram out/h.csv --out out``: ``--overwrite``
-  would delete it, and a ``.parquet`` input would be read as a shard).
-"""
+Notes: docs/cli.md, "ldpopt.cli._paths"."""
 
 from __future__ import annotations
 

@@ -1,37 +1,6 @@
 """The ``--problem`` file of ``ldpopt solve``: an objective and constraints in TOML or JSON.
 
-::
-
-    objective = "cls"            # required: a built-in name, or "FILE.py:NAME" / "MODULE:NAME"
-    solver = "CLARABEL"          # optional: a cvxpy solver name or a list (default: ldpopt's chain)
-
-    [[constraints]]
-    type = "simplex"             # f >= 0, sum f = 1 (the default when there is no constraints list)
-
-    [[constraints]]
-    type = "subset_sum"
-    labels = ["a", "b"]          # the counts file's value column as read; or positions = [0, 1]
-    value = 0.3
-    sense = "=="                 # optional: "==", "<=", ">="
-
-The types, their keys and the objectives are listed once, in :mod:`._problemtypes` (``ldpopt solve
---help`` prints that list). Values are named by ``labels`` (integers are matched against the labels
-as read, not taken as rows) or by ``positions`` (0-based rows), never by a bare ``indices``: with
-integer labels in any row order a bare integer could mean either (:mod:`._problemtypes`).
-
-A user objective: ``objective = "my_variants.py:kl_to_prior"``, or with keyword parameters an
-``[objective]`` table with ``function`` and ``params`` (an inline table or ``[objective.params]``;
-JSON: ``"objective": {"function": ..., "params": {...}}``); a user constraint:
-``type = "function"``, ``function = ...``, ``params = {...}`` (:mod:`ldpopt._userfunc`). The same
-``FILE.py:NAME`` may name a registered :class:`~ldpopt.problems.Objective` class (made with
-``params`` as keyword arguments) or object, and ``type = "FILE.py:NAME"`` a registered
-:class:`~ldpopt.problems.Constraint` class (its own keys, :mod:`ldpopt.problems.registry`) or
-object. ``modules = ["my_items.py"]`` imports files first, so that the names they register
-(``objective = "my-name"``, ``type = "my-type"``) can be used as the built-ins' are.
-
-Every error is one line naming the file and the key: for TOML with the key's line, for JSON with its
-path (``constraints[2].labels``).
-"""
+Notes: docs/cli.md, "ldpopt.cli._problemfile"."""
 
 from __future__ import annotations
 

@@ -5,12 +5,7 @@ built-ins. ``ldpopt solve --help`` is generated from it (:func:`help_text`), the
 (:mod:`._problemfile`) checks files against it, and ``tests/test_cli_solve_file.py`` checks that the
 command-line page (docs/cli.md) lists the same built-in names, so the three cannot drift apart.
 
-Values are named in a way that cannot be mistaken (a choice: a counts file's labels may themselves be
-integers, in any row order, so a bare integer could mean either): a key that names values comes in
-two spellings, ``labels``/``label_…`` (matched against the counts file's value column as read, integers
-included) and ``positions``/``position_…`` (0-based rows of the counts file). The older one-spelling
-keys (``indices``, ``order``, ``pairs``, ``groups``) are refused, naming the key and the line.
-"""
+Notes: docs/cli.md, "ldpopt.cli._problemtypes"."""
 
 from __future__ import annotations
 

@@ -1,25 +1,7 @@
 """``ldpopt aggregate``: a folder of Parquet report shards in, support counts (and optionally
 post-processed estimates) out, computed out of core with Dask (:mod:`ldpopt.aggregate.dask`).
 
-Output: a ``value,count`` table, readable by ``ldpopt postprocess``: the values are the labels the
-shards declare (``ldpopt perturb`` of a labelled histogram), else 0..d-1 (``postprocess --d``); with the
-metadata ``postprocess`` writes (oracle, ε, n, d, p, q, oracle parameters, ldpopt version) plus the
-shards and scheduler; with ``--method`` the ``base`` estimate and each method's column are added.
-``--partial FILE`` also saves the merged partial aggregate (JSON, :mod:`ldpopt.aggregate.partial`)
-so that further shards can be merged into it later. Sketch oracles (cms, hcms, rappor): the shards
-declare the hash family, the counts are the support counts of the sketch (RAPPOR's are multiples of
-1/h), and ``--method`` uses the sketch's variance (``ldpopt.sketches.consistency.sketch_estimate``).
-
-Schedulers: ``local`` (default) starts a ``distributed.LocalCluster`` for the run (one worker
-process per usable core, at most one per map task; ``--workers`` to change) and shuts it down at the
-end; ``tcp://host:port`` uses a running cluster (its workers must read the shard paths); ``threads``
-and ``synchronous`` run in this process with nothing to start. ``--device`` picks who counts
-(``ldpopt.kernels``: numpy, the fused CPU kernels, or a CUDA GPU); the counts do not depend on it. Starting, warming up and stopping a 2-worker LocalCluster cost 6-8 s of wall
-time on this project's 2-core machine, more than the cluster saved at every size measured there (10^8
-OUE reports at d = 128: threads 4.5 s, the cluster 6.6 s after its start): on a few cores use
-``--scheduler threads`` up to ~10^8 reports; ``local`` pays off on more cores and larger inputs
-(``ldpopt.aggregate.dask``; benchmarks/results/schedulers.json). The progress bar goes to stderr.
-"""
+Notes: docs/cli.md, "ldpopt.cli.aggregate"."""
 
 from __future__ import annotations
 

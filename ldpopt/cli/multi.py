@@ -1,22 +1,7 @@
 """``ldpopt multi``: collect marginals of many attributes under LDP, make them consistent, and
 reconstruct marginals that were not collected (:mod:`ldpopt.multi`, docs/multi.md).
 
-Input (``--tuples``): a CSV or Parquet table with one column per attribute and one row per user, or
-one row per distinct tuple with a ``count`` column (users holding it). Each attribute's values are
-labels (a choice: text as read, sorted numerically when they are all integers, else as text); the
-domain of an attribute is its distinct values (at least 2). The command simulates the collection
-(the protocol's fast path, exact in law, or ``--exact`` for the real clients) with ``--seed``, so
-its input is the users' true tuples, as ``ldpopt perturb``'s is.
-
-Output (``--out`` or stdout): one row per cell of every marginal: ``marginal`` (attribute names
-joined by ``|``), ``cell`` (the cell's labels joined by ``|``), ``source`` (``collected`` or
-``reconstructed``), ``f_tilde`` (the unbiased estimate; empty for reconstructed cells) and ``f``
-(after ``--post``: ``weighted`` — ldpopt's checked optimum of the consistency problem; ``calm`` — CALM's
-consistency steps; ``none`` — f̃). ``--reconstruct A,B,C;...`` answers those marginals from the
-maximum-entropy table given the consistent ones (needs ``--post weighted`` or ``calm``). Exit status
-0 when the post-processing was checked ``optimal`` (or ``--post calm``/``none``), 1 otherwise (the
-file is written with its status), 2 for bad input.
-"""
+Notes: docs/cli.md, "ldpopt.cli.multi"."""
 
 from __future__ import annotations
 

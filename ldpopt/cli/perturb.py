@@ -1,19 +1,7 @@
 """``ldpopt perturb``: run an oracle's client randomiser over a population and write Parquet report
 shards (schema per oracle: :mod:`ldpopt.aggregate.shards`), for tests and simulations.
 
-The population is a histogram (a ``value,count`` CSV/Parquet file, as ``postprocess`` reads) or a
-values file (one user per row, integer column ``value`` in [0, d)). A histogram without ``--d`` is
-keyed by labels: its i-th row is position i for the oracle, and the labels (in file order) are written
-into every shard's metadata, so that ``ldpopt aggregate`` gives counts keyed by the same labels. With
-``--d`` the values are the positions 0..d-1 themselves. Users are laid out in order
-(histogram: value by value) and cut into shards of ``--shard-rows`` users; shard i is randomised with
-its own generator ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(i,)))``, so the output
-depends only on (population, oracle, seed, shard size), never on how it is later aggregated. Each
-shard records its identity (content digest, this call's run id, its index), so that ``aggregate``
-refuses to count a copied shard twice.
-The sketch oracles (cms, hcms, rappor) take their hash family with ``--oracle-param`` (for example
-``--oracle-param m=256 --oracle-param hash_seed=7``); the shards record it.
-"""
+Notes: docs/cli.md, "ldpopt.cli.perturb"."""
 
 from __future__ import annotations
 

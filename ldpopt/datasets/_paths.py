@@ -1,17 +1,6 @@
 """Where dataset files are found.
 
-The real datasets the experiments use ship inside the package, in ``ldpopt/datasets/data/`` (one
-folder per dataset, each with its ``SOURCE.md``; see ``data/README.md``). A file is looked for, in
-order:
-
-1. in the package's data folder, as ``<folder>/<file>`` (e.g. ``retail/retail.dat.gz``);
-2. in each directory listed in the environment variable ``LDPOPT_DATA`` (``os.pathsep``-separated),
-   for datasets that are not shipped (your own ``kosarak.dat``): as ``<folder>/<file>`` and then as
-   ``<file>`` directly.
-
-A ``.gz`` file and its uncompressed twin are both accepted. Nothing outside the installed package
-and ``LDPOPT_DATA`` is ever searched (in particular no folder beside a checkout).
-"""
+Notes: docs/data.md, "ldpopt.datasets._paths"."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
 """Numeric columns derived from the shipped transaction files: transaction lengths.
 
-Each transaction of Retail (a supermarket receipt) and of BMS-WebView-1/2 (a web session) has a
-length: the basket size (number of distinct items bought) or the session length (number of distinct
-pages viewed). One user = one transaction; the Dataset is the histogram of lengths over 1..max
-(``labels`` are the lengths, ``counts`` how many transactions have each; lengths that never occur
-keep count 0). Derived at load time from the transaction file that ships in
-``ldpopt/datasets/data/<folder>/`` (its ``SOURCE.md`` records the derivation and the statistics), so
-nothing new is downloaded or shipped. :mod:`ldpopt.numeric.columns` maps them to [0, 1].
-"""
+Notes: docs/data.md, "ldpopt.datasets.lengths"."""
 
 from __future__ import annotations
 
@@ -27,7 +20,7 @@ LENGTH_COLUMNS = {
 
 
 def transaction_lengths(name: str) -> Dataset:
-    """The histogram of transaction lengths of a shipped transaction file (see the module docstring)."""
+    """The histogram of transaction lengths of a shipped transaction file (see the module notes)."""
     from .real import _TX_FILES, _cached_transactions, _file_key
 
     if name not in LENGTH_COLUMNS:

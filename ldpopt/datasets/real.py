@@ -1,24 +1,7 @@
 """Loaders for the real datasets: files shipped in the package and your own files (the offline PyPI
 data, :mod:`ldpopt.datasets.pypi`, is re-exported here).
 
-Transaction data (Retail, BMS-WebView-1/2, Kosarak, any FIMI/SPMF file) has two modes:
-
-``mode="item-counts"`` (the default)
-    every item occurrence is a user: n = total item occurrences. This is Jia & Gong (INFOCOM 2019
-    §IV-A1): "we assume each user generates one webpage click or buys one product" (Retail:
-    d = 16,470, n = 908,576; Kosarak: d = 41,270, n = 8,019,015).
-``mode="one-per-transaction"``
-    each transaction is a user holding one item chosen uniformly at random from it (Wang et al.
-    arXiv App. C.1: "For each transaction, one item is randomly chosen"), seeded by ``rng``:
-    n = number of transactions. Where the paper is silent: the domain stays every item that occurs
-    in the file (items no draw picked keep count 0), so d does not depend on the seed; blank lines
-    are not transactions.
-
-In both modes the domain is the file's distinct item ids in ascending order (``labels``).
-The transaction files, their item-count histograms, the Emoji counts and the AOL prefixes ship inside
-the package (``ldpopt/datasets/data/<folder>/``, each folder with its ``SOURCE.md``); a dataset that
-does not ship (Kosarak) is found through ``LDPOPT_DATA`` (see :mod:`ldpopt.datasets._paths`).
-"""
+Notes: docs/data.md, "ldpopt.datasets.real"."""
 
 from __future__ import annotations
 
@@ -173,7 +156,7 @@ def retail(mode: str = "item-counts", *, rng=None) -> Dataset:
 
     ``mode="item-counts"``: d = 16,470, n = 908,576 (Calibrate's numbers; ships in the package).
     ``mode="one-per-transaction"``: n = 88,162 transactions, d = 16,470 (from the shipped ``retail.dat.gz``).
-    See the module docstring for the modes.
+    See the module notes for the modes.
 
     Parameters
     ----------
@@ -207,7 +190,7 @@ def bms_webview_1(mode: str = "item-counts", *, rng=None) -> Dataset:
     """KDD Cup 2000 BMS-WebView-1 click streams: d = 497; item-counts n = 149,639; one-per-transaction n = 59,602.
 
     The stand-in for the SF Fire data of Wang et al. (see ``STAND_INS["fire"]``); modes as in
-    :func:`retail` and the module docstring.
+    :func:`retail` and the module notes.
 
     Parameters
     ----------
@@ -241,7 +224,7 @@ def bms_webview_2(mode: str = "item-counts", *, rng=None) -> Dataset:
     """KDD Cup 2000 BMS-WebView-2 click streams: d = 3,340; item-counts n = 358,278; one-per-transaction n = 77,512.
 
     The stand-in for BMS-POS (see ``STAND_INS["pos"]``); modes as in :func:`retail` and the
-    module docstring.
+    module notes.
 
     Parameters
     ----------

@@ -2,21 +2,7 @@
 with a :class:`~ldpopt.problems.Hierarchy` constraint, solved by the structured solver's tree pass
 (:mod:`ldpopt.problems.solvers.structured.tree`) and checked by ldpopt's check like every Solution.
 
-The tree (our construction; neither PEM nor TreeHist post-processes across levels). Nodes: a root
-(the whole population, fixed at 1), every candidate of every level. The root's children are level 1's
-candidates (level 1 estimates the whole prefix space, so they partition the population); a prefix
-kept at level i has as children its extensions, the candidates of level i + 1 it spawned (all of them
-are estimated); a candidate not kept, and every candidate of the last level, is a leaf. The leaves
-partition the strings, so "parent = Σ children" and "root = 1" hold for the true frequencies. The
-rounds' "other" estimates are left out: "other" at level i + 1 is a sum of leaves of several levels,
-which would give a node two parents.
-
-Objective: weighted least squares Σ_v (f_v − f̃_v)²/σ²_v (``objective="posterior"`` with the rounds'
-variances: each level's σ² of arXiv Eq. 7 for its oracle and group size — the generalised least
-squares of independent rounds, the Hay et al. VLDB 2010 consistency with per-level variances that
-:mod:`ldpopt.hierarchy.consistency` solves in closed form without f ≥ 0) with f ≥ 0. The heavy
-hitters are then re-read from the consistent last level: its top-k.
-"""
+Notes: docs/sketches.md, "ldpopt.heavy.consistency"."""
 
 from __future__ import annotations
 
@@ -30,7 +16,7 @@ __all__ = ["consistent", "level_tree"]
 
 
 def level_tree(result: HeavyHitters):
-    """(mean, variance, groups, root, offsets): the tree of the module docstring over the levels of
+    """(mean, variance, groups, root, offsets): the tree of the module notes over the levels of
     ``result`` — node values and variances in level order then the root, the Hierarchy's
     ``(parent, children)`` pairs, the root's index, each level's first node."""
     levels = result.levels
@@ -53,7 +39,7 @@ def level_tree(result: HeavyHitters):
 
 
 def consistent(result: HeavyHitters, k: int | None = None, solver=None):
-    """(consistent result, Solution): the levels of ``result`` made consistent (module docstring); the
+    """(consistent result, Solution): the levels of ``result`` made consistent (module notes); the
     items are the top-``k`` (default: as many as ``result`` found) of the consistent last level."""
     import warnings
 

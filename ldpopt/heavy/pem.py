@@ -1,26 +1,8 @@
 """PEM, the Prefix Extending Method (Wang, Li & Jha, "Locally Differentially Private Heavy Hitter
 Identification", IEEE TDSC 2019, §IV; arXiv 1708.06674). The paper is not in the papers folder: the
-design below is as §IV states it and as pure-ldp 1.2.0's ``PEMClient``/``PEMServer`` implement it.
+design (module notes) is as §IV states it and as pure-ldp 1.2.0's ``PEMClient``/``PEMServer`` implement it.
 
-Users hold m-bit strings (:mod:`.strings`). They are split uniformly at random into
-g = ⌈(m − γ)/η⌉ groups; the users of group i (i = 1 … g) report the prefix of their string of length
-s_i = min(γ + iη, m) through a frequency oracle with the whole budget ε (each user reports once, so
-the protocol is ε-LDP; OLH by default, as in the paper). The server:
-
-1. estimates all 2^(γ+η) prefixes of length s_1 from group 1 and keeps the top-k;
-2. for i = 2 … g extends each kept prefix by every (s_i − s_{i−1})-bit suffix, estimates these
-   k·2^η candidates from group i, and keeps the top-k;
-3. reports the top-k of the last round (full strings) with their estimates.
-
-γ = ⌈log2 k⌉ by default (§IV: then the first round, too, has k·2^η candidates). Choices of ours,
-where the paper leaves a free parameter or is silent: η = 6 by default (PEM's trade-off: a larger η
-means fewer groups, hence more users per round, but 2^η times more candidates per kept prefix); a
-last step shorter than η when η does not divide m − γ (pure-ldp's ``ceil``); each round's estimates
-are frequencies among that group's users, f̃ = (c/n_i − q)/(p − q) with n_i the group's report count
-(pure-ldp multiplies count estimates by g instead; both are unbiased for the population frequency);
-ties in the top-k go to the smaller prefix. Rounds run the generic round of :mod:`.rounds`
-(real path or exact-in-law fast path).
-"""
+Notes: docs/sketches.md, "ldpopt.heavy.pem"."""
 
 from __future__ import annotations
 
@@ -62,7 +44,7 @@ def pem_lengths(total_bits: int, k: int, step_bits: int = 6, start_bits: int | N
 
 def pem(codes, counts, *, total_bits: int, epsilon: float, k: int, step_bits: int = 6,
         start_bits: int | None = None, oracle: OracleSpec = "olh", rng, exact: bool = False) -> HeavyHitters:
-    """Find the top-``k`` strings with PEM (module docstring).
+    """Find the top-``k`` strings with PEM (module notes).
 
     Parameters
     ----------

@@ -5,12 +5,7 @@ frequencies, and every prefix level the server went through (:class:`Level`: the
 candidates, the round's :class:`~ldpopt.Estimate` over them and the ones kept) — the levels are what
 :mod:`.consistency` makes consistent as a tree.
 
-Scoring (:func:`precision_recall_f1`): the found set F against the true top-k set T by set overlap,
-precision |F∩T|/|F|, recall |F∩T|/|T|, F1 their harmonic mean (PEM's own measure, Wang, Li & Jha,
-IEEE TDSC 2019, §VI-A, where |F| = |T| = k and precision = recall = F1). Choices of ours: an empty F
-has precision NaN (undefined), F1 0 when precision + recall = 0; the true top-k breaks ties in count
-by the smaller code (:func:`true_top`).
-"""
+Notes: docs/sketches.md, "ldpopt.heavy.result"."""
 
 from __future__ import annotations
 
@@ -228,7 +223,7 @@ def true_top(codes, counts, k: int) -> np.ndarray:
 
 
 def precision_recall_f1(found, truth) -> tuple[float, float, float]:
-    """(precision, recall, F1) of the set ``found`` against the set ``truth`` (module docstring).
+    """(precision, recall, F1) of the set ``found`` against the set ``truth`` (module notes).
 
     PEM's measure (Wang, Li & Jha, IEEE TDSC 2019, §VI-A); an empty ``found`` has precision NaN
     and F1 0.

@@ -1,30 +1,7 @@
 """One round of a heavy-hitter protocol: users report a prefix (or fragment) through a frequency oracle
 over a published candidate domain; the users' split into groups.
 
-A round's domain is the candidate list C the server publishes (sorted int64 prefixes), plus one value
-"other" that every user whose prefix is not in C reports — unless C is the whole space of 2^s
-prefixes, where no "other" is needed. The domain depends only on C and s, never on the data, so the
-round is ε-LDP exactly when its oracle is. Any ldpopt :class:`~ldpopt.oracles.FrequencyOracle` can
-run a round (``oracle``: a registry name or a callable ``(epsilon, d) -> FrequencyOracle``).
-
-Why a candidate domain rather than the full 2^s prefixes. PEM (Wang, Li & Jha, IEEE TDSC 2019, §IV)
-and pure-ldp 1.2.0 let every user report her full prefix through OLH at once and the server evaluates
-the hash only on its candidates; a unary or direct encoding cannot do that over 2^48 values, so the
-generic round publishes C first (an interactive protocol, one round per group). For OLH the two are
-the same in law: under the random-function hash of :mod:`ldpopt.oracles.hashing` the support count
-of a candidate v is Binomial(n_v, p) + Binomial(n − n_v, 1/g), independently over v, whether the
-users outside C report their own prefix or the value "other" (tests/test_heavy_rounds.py checks
-the round's counts against the enumerated joint law).
-
-Two paths, the same law (``exact``):
-
-* ``exact=True``, the real protocol: each user draws her group with her own randomness
-  (``rng.integers`` per user), maps her prefix to its index in the round's domain and runs the
-  oracle's client (``perturb``) and the server its ``aggregate`` — vectorised over users, in chunks;
-* ``exact=False``, the fast path: the group sizes of each distinct string are one Multinomial draw
-  (the per-user uniform draws summed), and the round's counts are the oracle's ``sample_counts``
-  on the histogram over the round's domain — exact in joint law wherever the oracle's fast path is.
-"""
+Notes: docs/sketches.md, "ldpopt.heavy.rounds"."""
 
 from __future__ import annotations
 

@@ -1,30 +1,9 @@
 """Apple's Sequence Fragment Puzzle (SFP; Apple's Differential Privacy Team, "Learning with Privacy at
 Scale", Apple Machine Learning Journal 1(8), 2017, the section on discovering new words). The article
-is not in the papers folder: the design below is as the article describes it and as pure-ldp 1.2.0's
+is not in the papers folder: the design (module notes) is as the article describes it and as pure-ldp 1.2.0's
 ``SFPClient``/``SFPServer`` implement it; where we choose, we say so.
 
-A user's string w (m bits) is cut into L = m/r fragments of r bits (the article: 2-character
-fragments of words of up to 10 characters). She picks a position l ∈ {0, …, L−1} uniformly at random
-and reports, each through a frequency oracle with budget ε/2 (the article sends two sketches; ε in
-all, by composition):
-
-* the fragment report: the pair (h(w), w_l) — an 8-bit hash of the whole word (256 values, the
-  article's and pure-ldp's hash range) and the l-th fragment — as one value h·2^r + w_l of a domain
-  of 256·2^r, through the oracle of position l;
-* the word report: w itself, through the word oracle over the assembled candidates (:mod:`.rounds`).
-
-The server, per position, estimates every (hash, fragment) pair and keeps the top ``k_fragments``;
-the hash value ties fragments of the same word together: every hash value kept at all L positions
-gives the candidates "all combinations of its fragments in position order" (the puzzle), and the word
-report estimates them; the top-k are reported. The word hash h is the keyed hash of
-:mod:`ldpopt.oracles.hashing` with one fixed public key (``HASH_KEY``; the article uses SHA-256
-truncated; pure-ldp a seeded xxhash) — any fixed hash public to the server serves.
-
-``oracle``: the channel of both reports (Apple's deployment uses its Count Mean Sketch; any registered
-ldpopt oracle name or factory is accepted); ``word_oracle`` overrides the word channel. Choices of
-ours: ``k_fragments`` = k by default (pure-ldp's top-k mode); at most ``max_candidates`` assembled
-words (default 2^20; more raises, naming the parameter).
-"""
+Notes: docs/sketches.md, "ldpopt.heavy.sfp"."""
 
 from __future__ import annotations
 
@@ -52,7 +31,7 @@ def word_hash(codes) -> np.ndarray:
 
 
 def fragment_values(codes, total_bits: int, fragment_bits: int, position) -> np.ndarray:
-    """h(w)·2^r + (fragment ``position`` of w): the fragment report's value (module docstring)."""
+    """h(w)·2^r + (fragment ``position`` of w): the fragment report's value (module notes)."""
     c = np.asarray(codes, dtype=np.int64)
     shift = np.int64(total_bits) - (np.asarray(position, dtype=np.int64) + 1) * fragment_bits
     frag = (c >> shift) & np.int64((1 << fragment_bits) - 1)
@@ -85,7 +64,7 @@ def _assemble(kept_values: list, fragment_bits: int, max_candidates: int) -> np.
 def sfp(codes, counts, *, total_bits: int, epsilon: float, k: int, fragment_bits: int = 8,
         k_fragments: int | None = None, oracle: OracleSpec = DEFAULT_ORACLE, word_oracle: OracleSpec | None = None,
         max_candidates: int = 1 << 20, rng, exact: bool = False) -> HeavyHitters:
-    """Find the top-``k`` strings with SFP (module docstring). ``fragment_bits`` r must divide
+    """Find the top-``k`` strings with SFP (module notes). ``fragment_bits`` r must divide
     ``total_bits`` and be ≤ 16 (the fragment domain is 256·2^r); ``exact``: real protocol or fast path.
 
     Parameters

@@ -1,17 +1,6 @@
 """Strings as fixed-length bit strings, and their prefixes.
 
-Every heavy-hitter protocol here (PEM, TreeHist, SFP) works on m-bit strings. A string (``str`` or
-``bytes``) is encoded as its first ``nbytes`` bytes (UTF-8 for ``str``), right-padded with the pad
-byte (a space by default, as in the AOL benchmark of Wang, Li & Jha, IEEE TDSC 2019, §VI, where every
-query is cut or space-padded to 6 bytes), read as a big-endian unsigned integer of m = 8·nbytes bits.
-So the prefix of the string of length s bits is the integer ``code >> (m − s)``, and lexicographic
-order of the padded bytes is numeric order of the codes. ``nbytes`` ≤ 7 (m ≤ 56), so every code and
-every prefix is an int64 and the keyed hash of :mod:`ldpopt.oracles.hashing` reads it exactly.
-
-Choices of ours: a string longer than ``nbytes`` is cut (its tail is not reported, as in the PEM
-benchmark); a ``str`` is encoded with ``errors="strict"`` UTF-8 and a cut may split a multi-byte
-character (the bytes are what is counted; :func:`decode` writes such a byte as ``\\xNN``).
-"""
+Notes: docs/sketches.md, "ldpopt.heavy.strings"."""
 
 from __future__ import annotations
 
@@ -34,7 +23,7 @@ def _nbytes(nbytes) -> int:
 
 def encode(strings, nbytes: int, pad: bytes = b" ") -> np.ndarray:
     """int64 codes of ``strings`` (an iterable of ``str``/``bytes``) cut or ``pad``-padded to
-    ``nbytes`` bytes, big-endian (module docstring). Vectorised after one join of the bytes.
+    ``nbytes`` bytes, big-endian (module notes). Vectorised after one join of the bytes.
 
     Parameters
     ----------

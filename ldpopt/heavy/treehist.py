@@ -1,29 +1,9 @@
 """TreeHist (Bassily, Nissim, Stemmer & Thakurta, "Practical Locally Private Heavy Hitters", NeurIPS
-2017, §3 and its JMLR 2020 version). The paper is not in the papers folder: the design below is as we
+2017, §3 and its JMLR 2020 version). The paper is not in the papers folder: the design (module notes) is as we
 read §3 and as pure-ldp 1.2.0's ``TreeHistClient``/``TreeHistServer`` implement it; where we choose,
 we say so.
 
-The strings' prefix tree has L = m/η levels (η bits per level; the paper's binary tree is η = 1).
-Every user spends ε/2 on each of two reports (pure-ldp's split of the budget; the paper splits the
-users into a prefix-tree part and a frequency-oracle part instead — the same composition, ε in all):
-
-* the prefix report: the user picks a level ℓ uniformly at random and reports the prefix of length
-  ℓη of her string through a frequency oracle over level ℓ's published candidates (:mod:`.rounds`);
-* the word report: her whole string through a frequency oracle over the final candidates (the
-  paper's Hashtogram; any ldpopt oracle here, OLH by default).
-
-The server walks the tree top-down: level 1's candidates are all 2^η prefixes; at each level it keeps
-the prefixes whose estimate reaches the threshold τ_ℓ, and extends each kept prefix by every η-bit
-suffix; the kept prefixes of level L are the candidate heavy hitters, whose frequencies the word
-report estimates. TreeHist's threshold rule (§3: keep a node when its estimate exceeds a multiple of
-the frequency oracle's worst-case error, so that no heavy prefix is pruned and few light ones
-survive, w.p. 1 − β): τ_ℓ = σ_ℓ·√(2 ln(C_ℓ/β)), with σ_ℓ the level's noise standard deviation
-(arXiv Eq. 7 of its oracle and report count) and C_ℓ its candidate count — the union (sub-Gaussian)
-bound over the level's candidates, our explicit choice of the paper's O(·) constant; β = 0.05 by
-default. ``k`` given: keep the top-k per level instead (pure-ldp's top-k mode) and report the top-k by
-the word estimates. ``max_keep`` bounds the kept prefixes per level (the paper's bound on the number of
-heavy nodes, at most O(1/τ), made explicit); default 4·k, or 256 without k.
-"""
+Notes: docs/sketches.md, "ldpopt.heavy.treehist"."""
 
 from __future__ import annotations
 
@@ -41,7 +21,7 @@ __all__ = ["threshold", "treehist"]
 
 
 def threshold(sigma2: float, candidates: int, beta: float = 0.05) -> float:
-    """τ = σ·√(2 ln(C/β)): the level's keep threshold (module docstring)."""
+    """τ = σ·√(2 ln(C/β)): the level's keep threshold (module notes)."""
     if not 0 < beta < 1:
         raise ValueError(f"beta must lie in (0, 1), got {beta!r}")
     return math.sqrt(2.0 * sigma2 * math.log(max(int(candidates), 1) / beta))
@@ -50,7 +30,7 @@ def threshold(sigma2: float, candidates: int, beta: float = 0.05) -> float:
 def treehist(codes, counts, *, total_bits: int, epsilon: float, step_bits: int = 1, k: int | None = None,
              beta: float = 0.05, max_keep: int | None = None, oracle: OracleSpec = "olh",
              word_oracle: OracleSpec | None = None, rng, exact: bool = False) -> HeavyHitters:
-    """Find the heavy hitters with TreeHist (module docstring). ``codes``/``counts``: the population as
+    """Find the heavy hitters with TreeHist (module notes). ``codes``/``counts``: the population as
     a histogram of ``total_bits``-bit codes; ``step_bits`` η must divide ``total_bits``; ``k``: top-k
     mode (else the threshold rule with ``beta``); ``oracle``/``word_oracle``: the prefix and word
     channels (the word channel defaults to ``oracle``); ``exact``: real protocol or fast path.

@@ -2,14 +2,7 @@
 Kulkarni & Srivastava VLDB 2019 §4) with Hay et al.'s consistency (VLDB 2010 §3) generalised to
 per-level variances, their exact range variances, and the Haar-wavelet alternative (HaarHRR).
 
-Modules: collect (per-level frequency oracles, users split across levels), consistency (the two
-linear passes and their adjoint), nonneg (exact non-negative QP, and a labelled heuristic), haar
-(HaarHRR collection, reconstruction, exact variance), variance (exact Var of flat and hierarchical
-range answers), queries (range answers from leaves or greedy covers).
-
-The Cormode et al. PDF is not in the repository: its section numbers and findings are cited from
-memory (REPRODUCTION.md says which findings ldpopt reproduces).
-"""
+Notes: docs/python.md, "ldpopt.hierarchy"."""
 
 from .collect import HierarchicalEstimate, collect, design
 from .consistency import consistency, consistency_adjoint

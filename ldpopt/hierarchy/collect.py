@@ -1,26 +1,6 @@
 """Hierarchical histograms under LDP: one frequency oracle per level of a B-ary range tree.
 
-Cormode, Kulkarni & Srivastava, *Answering Range Queries Under Local Differential Privacy*, VLDB
-2019, §4 ("hierarchical histograms", HH): the ordered domain {0, …, d−1} is the leaf level of a
-B-ary tree (:class:`~ldpopt.problems.constraints.ranges.RangeTree`); each user is assigned one level and
-reports the node of that level containing her value through an ordinary ε-LDP frequency oracle
-over that level's nodes (no budget splitting: each user spends all of ε on one level). The root is
-not collected: its frequency is 1.
-
-Choices where the paper is silent or that we made differently (all documented, all parameters):
-
-* levels: every level except the root is collected (h = levels − 1 groups of users);
-* split: the paper samples a level per user uniformly at random. We split the n users into h groups
-  of sizes ⌊n/h⌋ or ⌈n/h⌉ by a uniformly random partition (simulated exactly as a sequence of
-  multivariate hypergeometric draws of each group's histogram). The sizes are then fixed, so each
-  level's f̃ = (c/n_k − q)/(p − q) is unbiased for the population frequencies, and the variance is
-  exact in closed form (:mod:`.variance`): the oracle's covariance at n_k users plus the sampling
-  covariance (N − n_k)/((N − 1) n_k) · (diag f − f fᵀ) of a group drawn without replacement;
-* the counts of a level are drawn by the oracle's exact fast path (``sample_counts``, joint law of
-  the real protocol) on that group's level histogram;
-* consistency weights: level k's model variance is the oracle's σ² = q(1−q)/(n_k(p−q)²) (Wang et
-  al. arXiv Eq. 7, the f-free part of the variance, since the true f is unknown), the root's 0.
-"""
+Notes: docs/python.md, "ldpopt.hierarchy.collect"."""
 
 from __future__ import annotations
 
@@ -207,7 +187,7 @@ def design(d: int, n: int, oracle: str, epsilon: float, branching: int = 2, **or
 def collect(true_counts, oracle: str, epsilon: float, branching: int = 2, *, rng,
             **oracle_params) -> HierarchicalEstimate:
     """Simulate Cormode et al.'s hierarchical histogram on users with histogram ``true_counts``
-    over an ordered domain (module docstring for the protocol and our choices).
+    over an ordered domain (module notes for the protocol and our choices).
 
     Cormode, Kulkarni & Srivastava, VLDB 2019, §4: each user reports the node of one level holding
     her value; here the users are split into equal groups by a random partition, and each level's

@@ -1,39 +1,6 @@
 """Constrained inference on a range tree: Hay et al.'s two-pass closed form, per-level variances.
 
-Hay, Rastogi, Miklau & Suciu, *Boosting the Accuracy of Differentially Private Histograms Through
-Consistency*, VLDB 2010, §3 (Theorem 3): for a complete B-ary tree whose node counts y are observed
-with i.i.d. noise, the least-squares estimate subject to "parent = Σ children" is
-
-* bottom-up, z_v = y_v at a leaf and z_v = α_v y_v + (1 − α_v) Σ_{c child of v} z_c above;
-* top-down, x_root = z_root and x_c = z_c + (x_v − Σ_{c' child of v} z_c') / B.
-
-We implement the generalisation to independent noise of any per-node variance s_v (our
-generalisation, derived from the Gaussian tree model: each step is the exact conditional mean; in a
-hierarchical histogram under LDP the levels have different variances, Cormode, Kulkarni &
-Srivastava VLDB 2019):
-
-    T_v = Σ_c var(z_c),   α_v = T_v / (s_v + T_v),   var(z_v) = s_v T_v / (s_v + T_v),
-    x_c = z_c + var(z_c) / T_v · (x_v − Σ_{c'} z_c').
-
-With s_v equal on a level of a complete tree this is Hay's α_v = (B^i − B^{i−1}) / (B^i − 1) and
-split 1/B (tests/test_hierarchy_consistency.py checks both, and the result against cvxpy's
-weighted least squares with the :class:`~ldpopt.problems.constraints.base.Hierarchy` equalities and
-against dense KKT linear algebra). The two passes solve
-
-    minimise Σ_v (x_v − y_v)² / s_v  subject to x_parent = Σ x_children,
-
-exactly (the Gaussian tree's belief propagation is exact). Choices where the papers are silent:
-
-* s_v = 0 fixes a node (x_v = y_v): the root, whose frequency 1 is known, is passed as y = 1,
-  s = 0 — the "leaves sum to 1" equality of :meth:`~ldpopt.problems.constraints.ranges.RangeTree.constraints`;
-* s_v = inf leaves a node unobserved (a level that is not collected): it is the sum of its children;
-* where every child has zero variance (T_v = 0) the children are kept as they are.
-
-Ragged trees (d not a power of B, a last node with fewer children) need no special case: the sums
-run over the children a node has. The passes loop over the log_B d levels and are vectorised within
-a level (``np.add.reduceat`` over the runs of siblings); ``y`` may carry extra columns (shape (size, m)),
-which :func:`consistency_adjoint` uses for exact variances of many queries at once.
-"""
+Notes: docs/python.md, "ldpopt.hierarchy.consistency"."""
 
 from __future__ import annotations
 
@@ -98,7 +65,7 @@ def _beta(tree, k, lv, vz, T):
 
 
 def consistency(tree: RangeTree, y, var) -> np.ndarray:
-    """The consistent node totals x (module docstring): the weighted least-squares fit of ``y``
+    """The consistent node totals x (module notes): the weighted least-squares fit of ``y``
     (one value per node, leaves first as in :class:`RangeTree`; shape (size,) or (size, m)) under
     the tree equalities, weights 1/var (``var`` per level or per node; 0 fixes, inf frees a node).
 

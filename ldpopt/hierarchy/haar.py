@@ -1,28 +1,7 @@
 """Range queries from LDP estimates of Haar wavelet coefficients (Cormode, Kulkarni & Srivastava,
 VLDB 2019, §5, "HaarHRR"; cited from memory of the paper: the PDF is not in the repository).
 
-The domain is padded with empty values to D = 2^J ≥ d (our choice: the paper assumes d = 2^J).
-Coefficient j of level ℓ (ℓ = 0 … J − 1, 2^ℓ coefficients) is θ_{ℓ,j} = f(left half of node j) −
-f(right half of node j), node j covering D/2^ℓ consecutive values; a user contributes the signed
-one-hot ±e_j to level ℓ. With the total known (= 1) the leaves follow level by level,
-left = (parent + θ)/2, right = (parent − θ)/2, and a range answer is a prefix-sum difference of the
-reconstructed leaves (equivalently the O(log d) coefficients on its two boundary paths).
-
-Collection (HRR, the paper's Hadamard randomised response): users are split into J equal groups
-(the same random partition as :mod:`.collect`; the paper samples a level per user); a user of group
-ℓ with signed one-hot s·e_j draws a Hadamard row r uniformly from the m = 2^ℓ rows of the Sylvester
-matrix H, and reports (r, bit) with bit = s·H[r, j] kept w.p. p = e^ε/(e^ε + 1), flipped otherwise
-(ε-LDP: r carries no information, the bit is randomised response). The aggregator's
-φ̂_r = m/(n_ℓ(2p − 1)) Σ_{i: r_i = r} bit_i is unbiased for (Hθ)_r, and θ̂ = H φ̂ / m.
-
-Exact covariance (users independent given the group; H H = m I):
-
-    Cov(θ̂_ℓ | group) = I / (n_ℓ (2p − 1)²) − diag(w) / n_ℓ,   w_j = the group's frequency of node j,
-
-plus the sampling term c (diag w − θθᵀ), c = (N − n_ℓ)/((N − 1) n_ℓ), as in :mod:`.variance`.
-The simulation draws, exactly and without a per-user loop, each (node, sign) class's users' rows
-(multinomial), then the flips (binomial): O(m²) per level.
-"""
+Notes: docs/python.md, "ldpopt.hierarchy.haar"."""
 
 from __future__ import annotations
 
@@ -59,7 +38,7 @@ def haar_collect(true_counts, epsilon: float, *, rng) -> tuple[list[np.ndarray],
     """(θ̂ per level, d) from simulated HaarHRR reports of users with histogram ``true_counts``.
 
     Cormode, Kulkarni & Srivastava, VLDB 2019, §5 (HaarHRR); the domain padded to 2^J and the users
-    split into J equal groups (module docstring).
+    split into J equal groups (module notes).
 
     Parameters
     ----------
@@ -162,7 +141,7 @@ def haar_range_variance(f, n: int, epsilon: float, a, b) -> np.ndarray:
     """Exact Var of HaarHRR's answers to the ranges [a_i, b_i] (true leaf frequencies ``f``, n users).
 
     The covariance of each level's coefficients given the group plus the sampling of the group
-    (module docstring), pushed through the reconstruction's adjoint.
+    (module notes), pushed through the reconstruction's adjoint.
 
     Parameters
     ----------

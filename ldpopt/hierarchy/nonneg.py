@@ -1,21 +1,6 @@
 """Non-negative consistent hierarchies: the exact constrained least squares, and a cheap heuristic.
 
-:func:`.consistency.consistency` may return negative node totals. Two ways to a consistent,
-non-negative tree (neither is in Hay et al. 2010 or Cormode et al. 2019, who stop at consistency;
-our additions, labelled):
-
-* ``nonnegative_qp`` — **exact**: the same weighted least squares as the consistency step, plus
-  f ≥ 0 and Σ leaves = 1, over the d leaf frequencies ℓ (every node total is A ℓ, A the 0-1
-  node-covers-leaf matrix, so the tree equalities hold by construction):
-
-      minimise Σ_{v observed} ((A ℓ)_v − y_v)² / s_v   subject to ℓ ≥ 0, Σ ℓ = 1,
-
-  a QP solved by cvxpy (Clarabel); its status is checked. Not separable, so ldpopt's structured
-  dual solver does not apply; meant for d up to a few thousand.
-* ``nonnegative_heuristic`` — **heuristic**: Norm-Sub (the Euclidean projection onto the simplex,
-  Wang et al. arXiv §3.3) of the consistent leaves, then node totals. O(d); not the weighted
-  optimum above (it projects in the Euclidean metric, not the tree's).
-"""
+Notes: docs/python.md, "ldpopt.hierarchy.nonneg"."""
 
 from __future__ import annotations
 
@@ -38,7 +23,7 @@ def cover_matrix(tree: RangeTree) -> sp.csr_matrix:
 
 
 def nonnegative_heuristic(tree: RangeTree, y, var) -> np.ndarray:
-    """Node totals of Norm-Sub(consistent leaves) (heuristic; module docstring).
+    """Node totals of Norm-Sub(consistent leaves) (heuristic; module notes).
 
     Norm-Sub is the Euclidean projection onto the simplex (Wang et al. arXiv §3.3); not the
     weighted optimum of :func:`nonnegative_qp`.
@@ -72,7 +57,7 @@ def nonnegative_heuristic(tree: RangeTree, y, var) -> np.ndarray:
 
 
 def nonnegative_qp(tree: RangeTree, y, var, **solver_options) -> np.ndarray:
-    """Node totals of the exact non-negative weighted least squares (module docstring).
+    """Node totals of the exact non-negative weighted least squares (module notes).
 
     Our addition (neither Hay et al. 2010 nor Cormode et al. 2019): minimise
     Σ_v ((A ℓ)_v − y_v)²/s_v over leaves ℓ ≥ 0, Σ ℓ = 1, with cvxpy (Clarabel).

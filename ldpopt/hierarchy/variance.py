@@ -1,17 +1,6 @@
 """Exact variance of range answers: flat, hierarchical (raw or consistent), from the true histogram.
 
-A level's estimate f̃ (n_k users, true level frequencies f) has, for every oracle whose pair law is
-symmetric (:mod:`ldpopt.uncertainty.analytic`: GRR, OUE, SUE, OLH, BLH, SS),
-
-    Cov f̃ = κ [diag(g) + a 11ᵀ + b (f1ᵀ + 1fᵀ)] + c (diag f − f fᵀ),   κ = 1/(n_k (p − q)²),
-
-the first term the oracle's (``analytic.pair_parameters``), the second the sampling covariance of a
-group of n_k drawn without replacement from N users, c = (N − n_k)/((N − 1) n_k) (0 for the flat
-oracle, which sees everyone). The oracle's conditional covariance is linear in the group's
-histogram, so its mean over groups is the same expression at the population f. Levels are
-independent (disjoint users), so Var(Σ_k w_kᵀ f̃_k) = Σ_k w_kᵀ Cov_k w_k; a consistent answer uᵀx
-has w = Lᵀu (:func:`.consistency.consistency_adjoint`). HR's pair law is not of this form: it raises.
-"""
+Notes: docs/python.md, "ldpopt.hierarchy.variance"."""
 
 from __future__ import annotations
 
@@ -36,7 +25,7 @@ def range_matrix(d: int, a, b) -> sp.csr_matrix:
 
 
 def fo_quadform(fo, f, n_k: int, N: int, W) -> np.ndarray:
-    """Var(wᵀf̃) for each column w of W (m × Q) when ``fo`` collects n_k of N users (module docstring)."""
+    """Var(wᵀf̃) for each column w of W (m × Q) when ``fo`` collects n_k of N users (module notes)."""
     f = np.asarray(f, dtype=np.float64)
     W = np.asarray(W, dtype=np.float64).reshape(f.shape[0], -1)
     ab = pair_parameters(fo.estimate(np.zeros(fo.d), n_k))
@@ -56,7 +45,7 @@ def fo_quadform(fo, f, n_k: int, N: int, W) -> np.ndarray:
 def flat_range_variance(f, n: int, oracle: str, epsilon: float, a, b, **oracle_params) -> np.ndarray:
     """Var of the flat answer Σ_{v=a}^{b} f̃_v (one oracle over the d leaves, all n users).
 
-    Exact: the oracle's count covariance at n users (module docstring), not only its diagonal.
+    Exact: the oracle's count covariance at n users (module notes), not only its diagonal.
 
     Parameters
     ----------
@@ -106,7 +95,7 @@ def hierarchical_range_variance(f, n: int, oracle: str, epsilon: float, branchin
     range's cover (``consistent=False``) or from the consistent estimate (any decomposition).
 
     Per level, the oracle's exact covariance at n_k users plus the sampling covariance of the
-    group (module docstring), through :func:`consistency_adjoint` when ``consistent``.
+    group (module notes), through :func:`consistency_adjoint` when ``consistent``.
 
     Parameters
     ----------

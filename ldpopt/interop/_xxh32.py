@@ -5,13 +5,7 @@ github.com/vvv214/LDP_Protocols olh.py) hash a value v as ``xxhash.xxh32(str(v),
 aggregators evaluate that for every (report, value) pair in Python; here the same function is
 computed on (users × values) blocks of uint32 arrays.
 
-XXH32 for inputs shorter than 16 bytes (Collet, xxHash specification, "XXH32 algorithm
-description", steps 1b, 4, 5, 6): acc = seed + P5 + len; each 4-byte little-endian lane:
-acc = rotl(acc + lane·P3, 17)·P4; each remaining byte: acc = rotl(acc + byte·P5, 11)·P1; then the
-avalanche acc ^= acc >> 15; acc ·= P2; acc ^= acc >> 13; acc ·= P3; acc ^= acc >> 16; all mod 2^32.
-The seed is 32-bit: python-xxhash keeps the low 32 bits of a larger seed (checked against the
-package in tests), which is what the peers' 63-bit seeds become.
-"""
+Notes: RELIABILITY.md, "ldpopt.interop._xxh32"."""
 
 from __future__ import annotations
 

@@ -1,17 +1,6 @@
 """Privacy audits of third-party clients with :func:`ldpopt.audit.audit`.
 
-:class:`PeerClient` wraps a peer library's client (a function value → report, in the peer's own
-format) as a :class:`~ldpopt.oracles.base.FrequencyOracle`: ``perturb`` calls the peer's client once
-per user (a Python loop: audits only, never a hot path), ``support_matrix`` reads the peer's reports
-with the support rule of the equivalent ldpopt oracle. ``ldpopt.audit.audit`` then lower-bounds the
-real ε of the peer's client; the claimed ε is the one the peer was configured with. p, q and the
-fast path are those of the equivalent ldpopt oracle (``inner``).
-
-:func:`peer_clients` builds the wrapped clients of pure-ldp, multi-freq-ldpy and OpenDP (whichever are
-installed) for a given ε and d; benchmarks/audit_peers.py runs the audit table of RELIABILITY.md.
-Randomness: the peers use their own global generators (seeded by
-:func:`ldpopt.interop.conformance.seed_all`); the ``rng`` the audit passes is not used by them.
-"""
+Notes: RELIABILITY.md, "ldpopt.interop.audit_peers"."""
 
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
 """Conformance of the readers against the real peer libraries (needs the ``peers`` extra).
 
-For each (library, oracle) case, :func:`run_case` drives the peer's own client on a known population
-and its own server/aggregator on the same reports, reads the reports with ldpopt, and returns:
-
-* ``counts_equal`` — ldpopt's support counts equal the peer server's accumulated counts (pure-ldp
-  ``aggregated_data``; for multi-freq-ldpy, whose aggregators return only the MI estimate, the
-  count vector it builds internally — the bincount / ``sum(reports)`` / pair loop of its source);
-* ``max_abs_diff`` — the largest difference between the peer's own estimate and ldpopt's on the same
-  reports (pure-ldp: n·f̃; multi-freq-ldpy: MI, i.e. clip + renormalise; OpenDP has no aggregator);
-* ``z`` — over ``reps`` repetitions, the largest |mean(f̃_v) − f_v| / √(Var_v/reps) over values,
-  Var_v the oracle's exact variance (Eq. 2): unbiasedness of ldpopt's estimate from the peer's reports.
-
-Seeds: the peers draw from Python's ``random``, NumPy's global state and (multi-freq-ldpy's numba
-clients) numba's own state; :func:`seed_all` seeds all three, so a case is reproducible.
-"""
+Notes: RELIABILITY.md, "ldpopt.interop.conformance"."""
 
 from __future__ import annotations
 
@@ -186,7 +173,7 @@ CASES = {
 
 
 def run_case(case, eps: float = 1.0, true=(40, 0, 10, 20, 30, 0, 25, 25), reps: int = 60, seed: int = 0) -> dict:
-    """Run one case (see the module docstring); ``true`` is the histogram of one repetition.
+    """Run one case (see the module notes); ``true`` is the histogram of one repetition.
 
     Parameters
     ----------

@@ -1,28 +1,7 @@
 """Reports of multi-freq-ldpy 0.2.5 clients (github.com/hharcolezi/multi-freq-ldpy,
 ``multi_freq_ldpy.pure_frequency_oracles``) as ldpopt partial aggregates.
 
-Each reader takes the list of reports the library's ``*_Client`` functions return, one per user, and
-returns a :class:`~ldpopt.aggregate.Partial` whose counts are the ``count_report`` / ``sum(reports)``
-the library's ``*_Aggregator_MI`` builds. The library's MI estimate is f̃ clipped at 0 and
-renormalised (``Histogram_estimator.MI``); :func:`peer_mi` reproduces it from a partial. Values are
-0-based (``input_data`` in [0, k)), as in ldpopt.
-
-================  =================================================  ================================
-client            report                                             ldpopt oracle
-================  =================================================  ================================
-GRR_Client        int in [0, k)                                      GRR(ε, k)
-UE_Client         float 0/1 vector of length k (optimal=True: OUE)   OUE(ε, k), or SUE if not optimal
-LH_Client         (value, seed): value ∈ [0, g), seed ∈ [0, 2^63)    OLH(ε, k, g), g = round(e^ε)+1 if
-                                                                     optimal else 2
-SS_Client         int64 array of sub_k distinct values               SS(ε, k, k=sub_k),
-                                                                     sub_k = max(1, rint(k/(e^ε+1)))
-================  =================================================  ================================
-
-Notes from the library's source: LH hashes ``xxhash.xxh32(str(v), seed=rnd_seed) % g`` (the seed's
-low 32 bits are used) and perturbs with its own GRR on [g]; SS's client puts v in the subset w.p.
-sub_k·e^ε/(sub_k·e^ε + k − sub_k) and otherwise draws sub_k values from D∖{v}, which is Subset
-Selection exactly, and its q equals ldpopt's (k − p)/(d − 1).
-"""
+Notes: RELIABILITY.md, "ldpopt.interop.multi_freq_ldpy"."""
 
 from __future__ import annotations
 

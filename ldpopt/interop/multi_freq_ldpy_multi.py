@@ -1,35 +1,7 @@
 """Multi-attribute reports of multi-freq-ldpy 0.2.5 (``multi_freq_ldpy.mdim_freq_est``: SPL, SMP,
 RS+FD) in the report formats of :mod:`ldpopt.multi`'s protocols.
 
-Each reader takes the list of reports the library's ``*_Client`` functions return, one per user, and
-returns the reports the matching ldpopt protocol's ``aggregate`` takes, so that ``aggregate`` gives
-the unbiased per-attribute estimates (:class:`~ldpopt.multi.MarginalEstimates`) and every ldpopt
-post-processing applies. The library's ``*_Aggregator_MI`` returns, per attribute, that unbiased f̃
-clipped at 0 and renormalised; :func:`peer_mi_marginals` reproduces it (``tests/test_multi_interop.py``
-drives the library's own clients and aggregators: equal to 1e-12). Values 0-based, as in both.
-
-=====================  ====================================================  =====================================
-client                 one user's report (the library's)                     ldpopt protocol and what it reads
-=====================  ====================================================  =====================================
-SPL_GRR_Client         list of k ints, attribute j's in [0, d_j), GRR(ε/k)   ``multi.spl(doms, ε, "grr")``:
-                                                                             k int arrays
-SPL_UE_Client          list of k 0/1 vectors of length d_j (optimal: OUE)    ``multi.spl(doms, ε, "oue")``:
-                                                                             k packed bit arrays
-SMP_GRR_Client         (j, int in [0, d_j)), GRR(ε)                          ``multi.smp(doms, ε, "grr")``:
-                                                                             (choice, k int arrays)
-SMP_UE_Client          (j, 0/1 vector of length d_j), OUE(ε)                 ``multi.smp(doms, ε, "oue")``
-RSpFD_GRR_Client       list of k ints (the sampled one GRR(ε'), the others   ``multi.rsfd(doms, ε, "grr")``:
-                       uniform fake values)                                  an (n, k) int array
-RSpFD_UE_zero_Client   list of k 0/1 vectors (OUE(ε') of the value or of     ``multi.rsfd(doms, ε, "oue")``:
-                       the zero vector)                                      k bool (n, d_j) arrays
-=====================  ====================================================  =====================================
-
-Notes from the library's source: the number of attributes is its ``d`` and the domain sizes its
-``lst_k``; ε' = ln(k(e^ε − 1) + 1) (:func:`ldpopt.multi.amplified_epsilon`); only the optimal
-(OUE) unary encoding is read (ldpopt's protocols use OUE; the symmetric ``optimal=False`` variant
-and RS+FD[UE-r], whose fake vectors encode a random value, are not). The library's SMP client
-reports which attribute it sampled, so SMP is ε-LDP; RS+FD's reports hide it.
-"""
+Notes: RELIABILITY.md, "ldpopt.interop.multi_freq_ldpy_multi"."""
 
 from __future__ import annotations
 

@@ -1,18 +1,6 @@
 """Reports of OpenDP 0.16 randomized response measurements as ldpopt partial aggregates.
 
-* ``dp.m.make_randomized_response(categories, prob)`` (categorical): the release is the true category
-  w.p. ``prob`` and each other category w.p. (1 − prob)/(t − 1) (OpenDP's pseudocode and privacy map
-  ε = ln(prob·(t − 1)/(1 − prob))): generalized randomized response on t = len(categories) values,
-  ldpopt's GRR(ε, t) with value i ↔ ``categories[i]``. :func:`read_categorical` takes the released
-  categories (any hashable values) and the same ``categories`` list.
-* ``dp.m.make_randomized_response_bitvec(bitvector_domain(max_weight=1), discrete_distance(), f)``
-  (the packed bit-vector form, for RAPPOR): each bit is XORed with an independent Bernoulli(f/2);
-  with a one-hot input (max_weight = 1) the privacy map is ε = 2·ln((2 − f)/f), and the mechanism is
-  basic RAPPOR = ldpopt's SUE(ε, d) (q = f/2, p = 1 − f/2, e^{ε/2} = (2 − f)/f). Reports are the
-  released ``bytes`` in ``np.packbits`` order, which is ldpopt's packed unary layout, so they are
-  aggregated by SUE's own bit-sliced counter. Inputs of weight > 1 are not a frequency oracle of one
-  value and are out of scope.
-"""
+Notes: RELIABILITY.md, "ldpopt.interop.opendp"."""
 
 from __future__ import annotations
 

@@ -1,44 +1,6 @@
 """Reports of pure-ldp 1.2.0 clients (github.com/Samuel-Maddock/pure-LDP) as ldpopt partial aggregates.
 
-Each reader takes the reports exactly as the pure-ldp client's ``privatise`` returns them (a list, or
-an array of the same shape) and returns a :class:`~ldpopt.aggregate.Partial` whose counts are the
-support counts pure-ldp's server accumulates (``aggregated_data``) and whose ``finalize()`` gives
-f̃ with ``n·f̃`` equal to the server's ``estimated_data`` (pure-ldp estimates *counts*; ldpopt
-frequencies). Partials merge with any other shard of the same configuration.
-
-Value mapping: pure-ldp's default ``index_mapper`` is ``x ↦ x − 1``, i.e. its users hold the values
-1..d; ldpopt's value i is pure-ldp's data item i + 1 (the reports themselves are already 0-based
-indices, and LH hashes the 0-based index: ``xxh32(str(index), seed) % g``).
-
-=========================  ==========================================  =================================
-pure-ldp client            report                                      ldpopt oracle
-=========================  ==========================================  =================================
-DEClient (direct enc.)     int index in [0, d)                         GRR(ε, d)
-UEClient(use_oue=False)    0/1 int vector of length d                  SUE(ε, d)
-UEClient(use_oue=True)     0/1 int vector of length d                  OUE(ε, d)
-LHClient(g, use_olh)       (y, seed): y ∈ [0, g), seed ∈ [0, 2^63)     OLH(ε, d, g), g = round(e^ε)+1 if
-                                                                       use_olh
-FastLHClient(k, g, ...)    (y, seed): seed ∈ [0, k), one of k hashes   OLH(ε, d, g) (same counts; see
-                                                                       below)
-HadamardResponseClient     int y ∈ [0, K), K = 2^⌈log2(d+1)⌉ (ε ≤ 1)   HR(ε, d)
-=========================  ==========================================  =================================
-
-Notes from pure-ldp's source:
-
-* LH: ``_perturb`` keeps the hash w.p. p − q and otherwise draws y uniform on [0, g) (so
-  Pr[y = H(v)] = e^ε/(e^ε + g − 1), GRR_g's keep probability, as in ldpopt). The server estimates
-  (g·c − n)/(p·g − 1) = n(c/n − 1/g)/(p − 1/g): ldpopt's OLH estimator with q = 1/g.
-* FastLH draws the user's hash from a fixed pool of k seeds 0..k−1; the server's count
-  Σ_i hash_counts[i, H_i(v)] is the same support count, computed here from the k×d hash matrix
-  (O(k·d) hashes, not O(n·d)). With a fixed pool the hashes are not a fresh random function per
-  user, so q = 1/g holds only on average over pools: for a given pool the estimate of v is biased by
-  (empirical collision rate of v's bucket − 1/g)/(p − 1/g), of order 1/√k (BENCHMARKS.md);
-  :func:`flh_pool_bias` computes it exactly for pure-ldp's pool.
-* HR: for ε ≤ 1 pure-ldp uses ``Hadamard_Rand_high_priv``: row v + 1 of the K×K Sylvester matrix, y
-  in C_v w.p. e^ε/(1 + e^ε) — exactly ldpopt's HR. For ε > 1 it switches to the block-structured
-  ``Hadamard_Rand_general_original`` (a different mechanism with its own permutation), which this
-  reader refuses rather than misread.
-"""
+Notes: RELIABILITY.md, "ldpopt.interop.pure_ldp"."""
 
 from __future__ import annotations
 

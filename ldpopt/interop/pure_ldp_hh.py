@@ -2,28 +2,7 @@
 .PEMClient``) read by ldpopt, and the server's search run on them (Wang, Li & Jha, IEEE TDSC 2019, §IV;
 :mod:`ldpopt.heavy.pem`).
 
-pure-ldp's PEM (binary alphabet, its default local-hashing client, padding only for strings shorter
-than ``max_string_length``): a user of group j ∈ [0, G), G = ⌈(m − start)/fragment⌉, sends
-``((y, seed), j)``: the prefix of length s_j = start + (j + 1)·fragment, read as an unsigned integer
-(``BitArray(bin=prefix).uint``), hashed by ``xxh32(str(prefix), seed) % g`` and kept w.p. p − 1/g,
-else y uniform on [0, g) — OLH with g = round(e^ε) + 1 (:mod:`.pure_ldp`). Its server counts, for every
-user, the support of *every* prefix of the group's 2^(s_j) (a Python loop over the domain per user),
-then estimates only the candidates.
-
-Here the support counts are computed for the candidates alone (the vectorised XXH32 of
-:mod:`._xxh32`), round by round as the search needs them: the same numbers, O(n·k·2^fragment) hashes
-instead of O(n·2^m). Each round is an OLH :class:`~ldpopt.Estimate` over its candidates with the
-group's n_j; pure-ldp's count estimate of a candidate is G·n_j·f̃ (it scales by the number of groups;
-:func:`peer_frequencies`). Ties in the top-k: ldpopt keeps the smaller prefix, pure-ldp
-(``Counter.most_common``) the candidate it generated first, so with tied estimates at the k-th place
-the two may keep different prefixes; without ties the found items are the same.
-
-Not read: pure-ldp's TreeHist and SFP reports. Its TreeHist client pads every prefix with ``*`` to the
-full length and its index map strips the padding, so the prefixes "01" and "0001" are the same index
-in its one fragment oracle (every level shares it); its SFP fragment index is ``hash·(fragment + 1)``,
-not one-to-one. Reading those formats would copy those collisions; ldpopt's :mod:`ldpopt.heavy`
-implements both protocols on distinct per-level domains instead.
-"""
+Notes: RELIABILITY.md, "ldpopt.interop.pure_ldp_hh"."""
 
 from __future__ import annotations
 
@@ -97,7 +76,7 @@ def parse_pem_reports(reports, groups: int) -> tuple[np.ndarray, np.ndarray, np.
 def read_pem(reports, *, epsilon: float, start_length: int, max_string_length: int, fragment_length: int,
              k: int) -> HeavyHitters:
     """The top-``k`` search of pure-ldp's ``PEMServer.find_heavy_hitters(k=k)`` on its clients'
-    ``reports`` (module docstring), as an ldpopt :class:`~ldpopt.heavy.HeavyHitters` whose items are
+    ``reports`` (module notes), as an ldpopt :class:`~ldpopt.heavy.HeavyHitters` whose items are
     the strings' bit codes (``int(bits, 2)``) and whose levels hold each round's OLH Estimate.
 
     PEM: Wang, Li & Jha, IEEE TDSC 2019, §IV (:func:`ldpopt.heavy.pem`).

@@ -1,55 +1,7 @@
 r"""Reports of pure-ldp 1.2.0's ``RAPPORClient`` read into ldpopt's RAPPOR, decoded to the same
 estimates as pure-ldp's ``RAPPORServer``.
 
-What pure-ldp's RAPPOR does, read from its source (``pure_ldp/frequency_oracles/rappor``), and where
-it differs from the paper (Erlingsson, Pihur & Korolova, CCS 2014, §3-§4):
-
-* **Hash family.** The server draws, for each of C cohorts, h functions
-  ``generate_hash(T, seed)``: x ↦ xxh64(str(x), seed) mod T, seeds from Python's ``random``. The client
-  hashes the *index* of its item (``index_mapper``, item − 1 by default) and the server's design
-  matrix hashes the indexes 0 … d−1. ldpopt takes the family as the table pos[c, i, v] over those
-  indexes (:func:`peer_positions`, C·h·d calls of the peer's hash once per family) and hands it to
-  :class:`~ldpopt.oracles.rappor.RAPPOR` as ``positions``.
-* **Client: not the paper's permanent response.** The paper keeps a filter bit w.p. 1 − f and
-  replaces it by a fair coin w.p. f (B' = 1 w.p. 1 − f/2 if B = 1, w.p. f/2 if B = 0), then draws an
-  instantaneous response. pure-ldp's ``_perturb`` sets bit i to 1 when (B_i = 1 and u < 1 − f/2) or
-  (B_i = 0 and u < f/2) and otherwise leaves it as it was, so a set bit is never cleared: B' = 1 w.p. 1
-  if B = 1 and w.p. f/2 if B = 0. There is no instantaneous step. ldpopt reads it as
-  ``RAPPOR(permanent="one-sided", inst_p=0, inst_q=1)``. This response is not ε-LDP for any finite
-  ε: a reported 0 at a bit rules out every value whose filter has that bit. The server's ε,
-  2h·ln((1 − f/2)/(f/2)), is the paper's formula for the paper's response.
-* **Server: debiases for the paper's response, not its own client's.** It regresses
-  y[c, t] = (Y[c, t] − (f/2)·N_c)/(1 − f), the paper's unbiased estimate of the number of cohort-c
-  filters with bit t under the paper's response. Under its own client, E Y[c, t] = (f/2)N_c +
-  (1 − f/2)·B[c, t], so y over-counts the filter bits by (1 − f/2)/(1 − f) (1.5 at f = 0.5) before
-  any regression. The estimates it returns carry that factor. ldpopt reproduces them as they are
-  (:func:`server_estimates`). The :class:`~ldpopt.Estimate` that :func:`read_rappor` also returns is
-  ldpopt's pure-oracle view of the client as it really is (p* = f/2, q* = 1): unbiased over the
-  family.
-* **The regression.** For d ≤ 1000 and ``lasso=False``, the server fits scikit-learn's
-  ``ElasticNet(positive=True, alpha=reg_const, l1_ratio=0, fit_intercept=False, max_iter=10000)``
-  with reg_const = 0.025·f by default. That is non-negative ridge regression,
-  argmin_{w ≥ 0} ½‖y − Xw‖² + (β/2)‖w‖² with β = reg_const·C·T (scikit-learn divides the squares by
-  the C·T rows). X[(c, t), v] = 1[t ∈ B_{c,v}]. The estimates are C·w. Its solver is scikit-learn's
-  cyclic coordinate descent from w = 0, which tests scikit-learn's ridge duality gap against
-  1e-4·‖y‖² whenever a sweep moved no coefficient by more than 1e-4 of the largest. That gap does not
-  vanish when a coefficient sits at 0, so the server then runs all 10,000 sweeps over the dense
-  (C·T × d) design; otherwise it stops within its tolerance of the minimiser. ldpopt runs the same
-  updates on the sparse columns (:func:`ldpopt.kernels.ridge.coordinate_descent`, ``sklearn_rule``),
-  so its estimates are the server's to rounding (``tests/test_rappor_interop.py``);
-  ``device="numpy"`` (no Numba) gives the exact minimiser instead
-  (:func:`ldpopt.sketches.ridge.nonneg_ridge`, certified). With ``reg_const=0`` the server calls
-  ``LinearRegression(positive=True)``, which is
-  :func:`scipy.optimize.nnls` on (X, y); ldpopt calls the same function on the same arrays. For
-  d > 1000 or ``lasso=True`` the server first selects candidates with scikit-learn's
-  ``Lasso(alpha=0.8, positive=True)``, which centres X and y (an intercept), and fits the ridge on the
-  selected columns alone; the other estimates stay 0. ldpopt runs that LASSO's coordinate descent,
-  screening and stopping test update for update too (:func:`ldpopt.kernels.ridge.lasso_support`,
-  Numba only), then the ridge on the same columns.
-
-The paper's own decoder (LASSO selection, least squares, Bonferroni) is
-:func:`ldpopt.sketches.lasso_ls`, which pure-ldp does not implement.
-"""
+Notes: RELIABILITY.md, "ldpopt.interop.pure_ldp_rappor"."""
 
 from __future__ import annotations
 
@@ -205,7 +157,7 @@ def rappor_arrays(reports, num_bits: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def peer_oracle(f: float, num_bits: int, positions) -> RAPPOR:
-    """ldpopt's RAPPOR for pure-ldp's client with the peer's family (module docstring).
+    """ldpopt's RAPPOR for pure-ldp's client with the peer's family (module notes).
 
     The client as it is: one-sided permanent response, no instantaneous step (Erlingsson, Pihur &
     Korolova, CCS 2014, describe the two-sided one).
@@ -265,7 +217,7 @@ def server_design(oracle: RAPPOR) -> sp.csc_matrix:
 def server_estimates(oracle: RAPPOR, Y, N, reg_const: float | None = None, lasso: bool = False,
                      device=None) -> np.ndarray:
     """pure-ldp's ``RAPPORServer`` estimates (``estimated_data``, one per index) from the bit counts
-    Y (C, T) and cohort sizes N, with the oracle's f (module docstring). ``device``: "cpu" (or
+    Y (C, T) and cohort sizes N, with the oracle's f (module notes). ``device``: "cpu" (or
     None/"auto" with Numba installed) runs the server's coordinate descent update for update
     (:func:`ldpopt.kernels.ridge.coordinate_descent` with ``sklearn_rule``: its 10,000 sweeps, its
     stopping test), so the estimates are the server's to rounding; "numpy" returns the exact

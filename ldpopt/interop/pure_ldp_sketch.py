@@ -1,28 +1,7 @@
 """Reports of pure-ldp 1.2.0's sketch clients (CMSClient with and without ``is_hadamard``) read into
 ldpopt's CMS / HCMS, decoded to the same estimates as pure-ldp's ``CMSServer``.
 
-=========================  ==============================================  ==========================
-pure-ldp client            report                                          ldpopt oracle
-=========================  ==============================================  ==========================
-CMSClient                  (ṽ, j): ṽ ∈ {−1, +1}^m (int array), j ∈ [0, k)   CMS(ε, d, m, buckets)
-CMSClient(is_hadamard)     (y, j, l): y = ±1, j ∈ [0, k), l ∈ [0, m)         HCMS(ε, d, m, buckets)
-=========================  ==============================================  ==========================
-
-Notes from pure-ldp's source:
-
-* The hash family is the server's: ``generate_hash_funcs(k, m)``, h_l(x) = xxh64(str(x), seed=l) % m,
-  applied to the raw data item (no index mapping for the sketches). ldpopt takes it as the table
-  h_l(v) over the d candidate items (:func:`peer_buckets`, O(k·d) hash calls once per family; the
-  aggregation never hashes). pure-ldp's users hold items 1..d by convention; ``items`` says which.
-* CMS flips each coordinate w.p. 1/(1 + e^{ε/2}); the server adds k(c_ε/2·ṽ + ½) to row j and
-  estimates m/(m − 1)(1/k Σ_l M[l, h_l(x)] − n/m): ldpopt's CMS estimator (counts = n·f̃).
-* HCMS flips the Hadamard coefficient H[l, h_j(x)] (scipy's Sylvester ``hadamard(m)``, ldpopt's H)
-  w.p. 1/(1 + e^ε); the server adds k·c_ε·y at (j, l), multiplies by Hᵀ and estimates as CMS.
-* Reports arrive as pure-ldp returns them: a list of per-user tuples. Converting that list to arrays
-  is work per report that the format imposes (CMS: one int64 array of m entries per user, 8 bytes a
-  coordinate; HCMS: three Python numbers per user); :func:`read_cms` and :func:`read_hcms` also take
-  the arrays directly. ``benchmarks/bench_sketches.py`` times the conversion apart.
-"""
+Notes: RELIABILITY.md, "ldpopt.interop.pure_ldp_sketch"."""
 
 from __future__ import annotations
 

@@ -1,29 +1,7 @@
 """Fused aggregation kernels: the support counts of every oracle on every core (:mod:`.cpu`) or on a
 CUDA GPU (:mod:`.cuda`), bit-identical to the numpy aggregators, which stay the reference.
 
-Three kernels cover the seven oracles: a histogram (GRR; HR before its Walsh–Hadamard transform;
-SS over the flattened subsets), the column counts of packed bit vectors (OUE, SUE) and the keyed
-hash counts (OLH, BLH). ``oracle.aggregate(reports, device=...)`` validates the reports as before
-and hands the counting to :func:`histogram`, :func:`column_counts` or :func:`hash_counts` here.
-Per report rather than per value, :mod:`.cpu_reports` counts how many of a set of values each
-OLH/BLH report supports (:func:`hash_row_counts`: support sizes, suspect scores) and runs the
-maximal gain attack's key search (:func:`best_bucket_keys`), for ``ldpopt.robust`` (CPU only).
-
-Devices (``device=``):
-
-* ``"numpy"`` — the numpy aggregators (the reference);
-* ``"cpu"`` — the Numba kernels of :mod:`.cpu`, on ``numba.get_num_threads()`` threads;
-* ``"cuda"`` — the numba.cuda kernels of :mod:`.cuda` on the current GPU;
-* ``None`` or ``"auto"`` (the default) — ``"cpu"`` when Numba is installed and the call counts at
-  least ``AUTO_CELLS`` cells (report entries × values), else ``"numpy"``. *Choice*: below that the
-  numpy path takes under ~20 ms and the kernels' thread start-up and, in a fresh environment, their
-  one-off compilation (cached on disk afterwards, ``cache=True``) are not worth it. Never the GPU
-  implicitly.
-
-Numba is optional (the ``kernels`` extra; the ``gpu`` extra adds CuPy for :mod:`.xp`): without it
-``"auto"`` is ``"numpy"`` and asking for ``"cpu"`` or ``"cuda"`` is an ``ImportError`` naming the
-extra; ``"cuda"`` without a usable GPU is a ``RuntimeError`` saying so.
-"""
+Notes: docs/devices.md, "ldpopt.kernels"."""
 
 from __future__ import annotations
 
@@ -70,13 +48,13 @@ def numba_available() -> bool:
 
 
 def resolve(device, cells: int = 0) -> str:
-    """The device that runs a count of ``cells`` cells: "numpy", "cpu" or "cuda" (module docstring);
+    """The device that runs a count of ``cells`` cells: "numpy", "cpu" or "cuda" (module notes);
     an error naming the argument for anything else, and naming what is missing for an unusable one.
 
     Parameters
     ----------
     device : {None, "auto", "numpy", "cpu", "cuda"}
-        The device asked for; None and "auto" choose (module docstring).
+        The device asked for; None and "auto" choose (module notes).
     cells : int, default 0
         Report entries × values the count touches (``"auto"`` picks "cpu" from ``AUTO_CELLS`` on).
 

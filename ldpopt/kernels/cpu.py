@@ -1,28 +1,7 @@
 """Fused, multi-core aggregation kernels for the CPU (Numba ``parallel=True``): one pass over the
 reports per oracle family, no temporaries the size of the reports.
 
-* :func:`histogram` — c[y] = #{i : y_i = y} (GRR's counts, HR's output histogram before its FWHT,
-  SS's counts over the flattened subsets);
-* :func:`column_counts` — the set bits of each column of packed bit vectors (OUE, SUE);
-* :func:`hash_counts` — c_v = #{i : H_{s_i}(v) = r_i} with ldpopt's keyed SplitMix64 hash (OLH, BLH).
-
-Work split (a choice; the papers are silent): the reports are cut into ``U`` chunks of users and the
-output into ``B`` blocks of values, and the U·B tasks are spread over the threads by ``prange``. A
-task adds into row u of a (U, d) array of partial counts, rows summed in order at the end; counts
-are integer sums, so the result is the same bit for bit whatever the split, the thread count or the
-order the tasks run — and equal to the numpy aggregators' (``tests/test_kernels.py``). ``U`` is
-1 whenever there are enough value blocks to keep every thread busy (no partial arrays then), and
-grows to the thread count only for narrow outputs (small d), where the partials are small.
-
-Within a task of :func:`hash_counts` the users are tiled (``_USER_TILE`` users: their keys and
-reports stay in L1) and, for each value of the block, the innermost loop runs over the users of
-the tile with a scalar accumulator, so it vectorises; ``mod g`` is replaced by the
-multiply-and-rotate divisibility test of :mod:`.scalar` (a 64-bit division costs ~40 cycles).
-When one user chunk suffices (U = 1, wide outputs) the tasks are the value blocks alone and the
-tiles start at 0 (``_hash_counts_wide``): the same loop with the chunk's bounds computed per task ran
-~35 % slower at g = 56 and ~2× slower at g = 4 on the reference machine (AVX2), an effect of code
-generation, not of the arithmetic; measured side by side in ``benchmarks/bench_kernels.py``.
-"""
+Notes: docs/devices.md, "ldpopt.kernels.cpu"."""
 
 from __future__ import annotations
 

@@ -2,27 +2,7 @@
 and the maximal gain attack on local hashing (``ldpopt.robust``) compute for each report, where
 :func:`.cpu.hash_counts` computes per value.
 
-* :func:`hash_row_counts` — for each report (s_i, r_i), #{v ∈ V : H_{s_i}(v) = r_i} over a set of
-  values V: with V = {0 … d − 1} the support size |S(y_i)| (``robust.support_sizes``), with V the
-  suspects the suspect-support score (``robust.suspect_scores``). The numpy references are those
-  functions' own paths (``support_matrix`` row sums; one ``keyed_hash`` per suspect).
-* :func:`best_bucket_keys` — the maximal gain attack's key search on OLH/BLH: for each fake user,
-  among its C candidate keys, the first key whose hash puts the most targets into one bucket, and
-  the smallest such bucket. The numpy reference is ``robust.attacks._olh_search``'s block.
-
-The hash is ldpopt's H_s(v) = mix64(s + (v + 1)·γ) mod g (``ldpopt.oracles.hashing``), with the
-scalar arithmetic of :mod:`.scalar` (so the same bits as the numpy ``keyed_hash``): the row counts
-use the division-free congruence test of :func:`.scalar.congruent` (or a mask for g a power of two);
-the key search needs the bucket itself, so it takes ``mod g`` (a mask for g a power of two).
-
-Work split (a choice): the reports are cut into chunks of ``_USER_TILE`` users spread over the
-threads by ``prange``; within a chunk of :func:`hash_row_counts` the loop runs over the values
-outside and the users inside, a scalar accumulator per user, so the inner loop vectorises. Each
-report's count is an integer sum written by one task, so the result does not depend on the split or
-the thread count. In :func:`best_bucket_keys` one user's C·r hashes stay in registers; a key that
-puts every target into one bucket ends the user's search early — no later key can beat it and ties
-keep the first key, so the answer is the exhaustive search's.
-"""
+Notes: docs/devices.md, "ldpopt.kernels.cpu_reports"."""
 
 from __future__ import annotations
 
@@ -121,7 +101,7 @@ def _search(keys, ukeys, tg, g, mask, pow2):
 def best_bucket_keys(keys: np.ndarray, targets: np.ndarray, g: int) -> tuple[np.ndarray, np.ndarray]:
     """(key, bucket) per fake user (two int64 arrays of b): ``keys`` (b, C) int64 candidate keys per
     user, ``targets`` the r target values; the first key maximising the largest bucket of the targets
-    under H_s(v) = mix64(s + (v + 1)·γ) mod g, and the smallest bucket of that size (module docstring)."""
+    under H_s(v) = mix64(s + (v + 1)·γ) mod g, and the smallest bucket of that size (module notes)."""
     kk = np.ascontiguousarray(np.asarray(keys, dtype=np.int64))
     if kk.ndim != 2 or kk.shape[1] == 0:
         raise ValueError(f"keys must be a (users, candidates) array with candidates >= 1, got shape {kk.shape}")

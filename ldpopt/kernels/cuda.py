@@ -2,30 +2,7 @@
 (:mod:`.scalar`: SplitMix64 and the divisibility test are compiled as device functions), with the
 same counts bit for bit (integer sums).
 
-* :func:`hash_counts` (OLH, BLH) — one thread per value along x, the users split into chunks along
-  y; a block's users pass through shared memory in tiles of ``TILE`` keys and reports, loaded once
-  and read by all its threads (the layout of a tiled matrix product); each block adds its partial
-  counts atomically;
-* :func:`histogram` (GRR, HR, SS) — a grid-stride loop of 64-bit ``atomic.add`` into the counts;
-* :func:`column_counts` (OUE, SUE) — one thread per bit column along x, the rows split into chunks
-  along y, each block's partial sums added atomically.
-
-The y split (:func:`_split`) keeps a narrow output (d in the hundreds) from leaving most of the GPU
-idle; the counts are integer sums, the same in any order.
-
-Copies: every call stages its reports through a page-locked (pinned) host buffer and copies them
-to the device asynchronously on a CUDA stream of its own host thread (:class:`Lane`: one stream and
-one set of pinned buffers per thread, grown as needed and reused), launches the kernel on that
-stream and copies the counts back on it; the call returns when its stream has finished, so a lane's
-pinned buffer is rewritten only after the copy that read it completed. Two host threads therefore
-overlap one batch's host→device copy with the other's kernel: ``ldpopt.aggregate.shards`` counts
-the batches of a shard in two such lanes (and reads the next batch in a third thread) when
-``device="cuda"``. (A copy from pageable memory goes through the driver's own staging buffer and is
-synchronous; from pinned memory it is a DMA the stream orders.)
-
-Tested without a GPU under Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, small cases,
-``tests/test_kernels_cuda.py``); the same tests run on the real device where one is present.
-"""
+Notes: docs/devices.md, "ldpopt.kernels.cuda"."""
 
 from __future__ import annotations
 
@@ -161,7 +138,7 @@ def _split(items: int, width: int, least: int = TILE) -> tuple[int, int]:
 
 
 class Lane:
-    """One host thread's CUDA stream and pinned staging buffers (module docstring). ``api``: the
+    """One host thread's CUDA stream and pinned staging buffers (module notes). ``api``: the
     numba.cuda module (its ``stream``, ``pinned_array`` and ``to_device``; a test passes a recorder).
 
     Order within a call: :meth:`stage` copies each input into its pinned buffer (host memory) and

@@ -1,22 +1,7 @@
-"""Cyclic coordinate descent for non-negative ridge regression on a sparse design (Numba):
+"""Cyclic coordinate descent for non-negative ridge regression on a sparse design (Numba): the problem
+of :mod:`ldpopt.sketches.ridge`.
 
-    minimise ½‖y − X w‖² + (β/2)‖w‖²  over w ≥ 0,
-
-X given by its CSC structure (``indptr``, ``indices``, ``data``). The update of coordinate j is the
-exact minimiser along it, w_j ← max(0, X_jᵀ(R + w_j X_j)/(‖X_j‖² + β)) with R = y − X w kept up to
-date — scikit-learn's ``enet_coordinate_descent`` with no L1 term and ``positive=True``, on the
-sparse columns, so a sweep costs O(nnz(X)) rather than O(rows·d). The sweeps run until no
-coordinate moved by more than ``tol``·max|w| in a sweep (or ``max_sweeps``), or, with
-``sklearn_rule``, until scikit-learn's own stopping test passes (the reproduction of pure-ldp's RAPPOR
-server: :mod:`ldpopt.interop.pure_ldp_rappor`). The arithmetic is scikit-learn's update for update;
-only the order of the additions inside a column's dot product differs (BLAS over the dense column
-there, the column's nonzeros in row order here), so the iterates agree to rounding. The problem is
-β-strongly convex for β > 0, so the minimiser is unique and the sweeps converge to it linearly;
-how close the answer is, is certified afterwards from its KKT residual
-(:func:`ldpopt.sketches.ridge.distance_bound`), not assumed. The readable reference (and the
-``device="numpy"`` path of :func:`ldpopt.sketches.ridge.nonneg_ridge`) is ``scipy.optimize.nnls``
-on the stacked system [X; √β I] w ≈ [y; 0], an exact active-set method.
-"""
+Notes: docs/devices.md, "ldpopt.kernels.ridge"."""
 
 from __future__ import annotations
 
@@ -120,7 +105,7 @@ def _cd(indptr, indices, data, y, beta, w, max_sweeps, tol, sklearn_rule, cycles
 def coordinate_descent(indptr, indices, data, y, beta: float, w0=None, max_sweeps: int = 100_000,
                        tol: float = 1e-15, sklearn_rule: bool = False, cycles: bool = True) -> tuple[np.ndarray, int, int]:
     """(w, sweeps, period): the non-negative ridge solution by cyclic coordinate descent from ``w0`` (zeros by
-    default) on the CSC design (module docstring). ``sklearn_rule=True`` stops as scikit-learn's
+    default) on the CSC design (module notes). ``sklearn_rule=True`` stops as scikit-learn's
     ``enet_coordinate_descent`` does with no L1 term: after a sweep whose largest move is ≤ ``tol``
     times the largest coefficient (or after the last of ``max_sweeps``), when its duality gap
     (:func:`_gap`) is ≤ ``tol``·‖y‖². In floating point the sweeps end in a cycle of states (a
@@ -141,7 +126,7 @@ def coordinate_descent(indptr, indices, data, y, beta: float, w0=None, max_sweep
 def _lasso_gap(indptr, indices, xbar, yc, alpha, w, Rs, s, XtA):
     """scikit-learn's ``gap_enet`` (formulation A, no L2 term, ``positive``) for the centred 0/1
     design; fills XtA = X_cᵀR and returns (gap, max XtA). R = Rs + s (a residual kept as a sparse
-    part and a common shift, module docstring of :func:`lasso_support`)."""
+    part and a common shift, module notes of :func:`lasso_support`)."""
     R = Rs + s
     sumR = R.sum()
     for j in range(indptr.shape[0] - 1):

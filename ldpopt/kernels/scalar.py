@@ -2,15 +2,7 @@
 scalars and compiled twice: for the CPU (``numba.njit``, inlined) by :mod:`.cpu` and as CUDA device
 functions (``numba.cuda.jit(device=True)``) by :mod:`.cuda`. Imports numpy only.
 
-* :func:`mix64` — SplitMix64's output function (Steele, Lea & Flood, OOPSLA 2014; Stafford's
-  "variant 13" constants), the same arithmetic as ``ldpopt.oracles.hashing._mix64_inplace``.
-* :func:`congruent` — whether z ≡ r (mod g) for 0 ≤ r < g, without a 64-bit division (the one
-  instruction that would dominate OLH's kernel): with g = 2^t·g₀, g₀ odd, an integer x ≥ 0 is a
-  multiple of g iff rotr(x·g₀⁻¹ mod 2^64, t) ≤ ⌊(2^64 − 1)/g⌋ (Granlund & Montgomery, PLDI 1994, §9;
-  Warren, *Hacker's Delight*, 2nd ed., §10-17), where g₀⁻¹ is the inverse of g₀ modulo 2^64. Since
-  r < g, z ≡ r (mod g) ⇔ z ≥ r and g | z − r. When g is a power of two (g₀ = 1) the test reduces to
-  the mask z & (g − 1) = r, and :func:`divisibility_constants` lets the kernels use that instead.
-"""
+Notes: docs/devices.md, "ldpopt.kernels.scalar"."""
 
 from __future__ import annotations
 
@@ -34,14 +26,14 @@ def mix64(z):
 
 def congruent(z, r, inv, rot, lim):
     """z ≡ r (mod g) for uint64 z and 0 ≤ r < g, given ``divisibility_constants(g)`` = (inv, rot,
-    lim) (module docstring). The rotation amount is masked so that rot = 0 shifts by 0, not 64."""
+    lim) (module notes). The rotation amount is masked so that rot = 0 shifts by 0, not 64."""
     x = (z - r) * inv
     x = (x >> rot) | (x << ((_S64 - rot) & _S63))
     return (z >= r) & (x <= lim)
 
 
 def divisibility_constants(g: int) -> tuple[np.uint64, np.uint64, np.uint64]:
-    """(g₀⁻¹ mod 2^64, t, ⌊(2^64 − 1)/g⌋) for g = 2^t·g₀ ≥ 1 with g₀ odd (module docstring)."""
+    """(g₀⁻¹ mod 2^64, t, ⌊(2^64 − 1)/g⌋) for g = 2^t·g₀ ≥ 1 with g₀ odd (module notes)."""
     g = int(g)
     if g < 1:
         raise ValueError(f"g must be an integer >= 1, got {g}")

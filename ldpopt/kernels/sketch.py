@@ -1,28 +1,7 @@
 """Fused CPU kernels of the sketch and Bloom-filter oracles (Numba): one pass over the reports, no
 sort, no packing, no temporaries the size of the reports.
 
-* :func:`grouped_bit_sums` — S[g, t] = #{i : groups_i = g, bits[i, t] = 1} and N[g] = #{i : groups_i
-  = g} (CMS's sketch, g the hash index j; RAPPOR's bit counts, g the cohort), with the range check of
-  the groups fused into the pass;
-* :func:`signed_cell_sums` — HCMS's z[j, l] = Σ y over reports (j, l, y) and N[j], with the checks of
-  j, l and y ∈ {−1, +1} fused;
-* :func:`fwht_rows` — the Walsh–Hadamard transform of each row of an int64 table (HCMS's server
-  transform), the butterflies of :func:`ldpopt.oracles.hadamard.fwht` in place: 0.03 ms where the
-  numpy passes take 0.3 ms on HCMS's 64 × 256 table.
-
-The numpy references stay in the oracles (``oracles.cms.grouped_column_sums`` on
-``device="numpy"``: a stable sort by group, packed column counts per group; ``HCMS.sketch`` on
-``device="numpy"``: one ``bincount``), and ``tests/test_kernels_sketch.py`` checks these kernels
-against them bit for bit.
-
-Counting (a choice, measured on the reference machine, n = 200,000 reports of m = 256 bits, 64
-groups, CPU seconds): a report's 0/1 bytes are added into one row of 8-bit counters per group, 32
-lanes an AVX2 instruction, and a group's row is flushed into its int64 row after every 255 of its
-reports, before a counter could wrap: 2.7 ms, where int64 counters took 8.4 ms and 16-bit counters
-4.9 ms. The kernels are serial (one thread): the pass reads the reports once at close to one core's
-memory bandwidth, and the same pass under ``parallel=True`` cost 14-22 ms of CPU on the shared,
-loaded machine (its worker threads spin while they wait), for little gain in wall time.
-"""
+Notes: docs/devices.md, "ldpopt.kernels.sketch"."""
 
 from __future__ import annotations
 

@@ -4,18 +4,7 @@ copy. Each function equals its ``ldpopt.methods`` counterpart on the numpy names
 (``tests/test_kernels_xp.py``): Norm, Norm-Mul, Base-Pos, Base-Cut (Wang et al. arXiv §3.1–§3.3),
 Norm-Sub (the Euclidean projection onto the simplex, arXiv §3.5 / Appendix B) and MLE-Apx (§3.4).
 
-Choices (the papers are silent): Norm-Sub's shift τ is found by the sort-and-scan of Held, Wolfe &
-Crowder (1974) / Duchi et al. (2008) — O(d log d), but a sort and a cumulative sum are what a GPU
-does well, where ``ldpopt.methods.project_simplex`` uses an expected-O(d) pivot search that is
-sequential; both give the exact KKT shift, up to the summation order of the top values (the 1e-12
-of the tests). Base-Cut's threshold T = Φ⁻¹(1 − α/d)·σ (Eq. 9) is a scalar computed on the host by
-``ldpopt.methods.baseline.cut_threshold``'s formula. Every function takes f̃ (and n, p, q where
-needed) as arrays, not an :class:`~ldpopt.Estimate`, which holds numpy arrays.
-
-MLE-Apx likewise sorts where ``ldpopt.methods`` searches pivots. On the same namespace, in modules
-of their own: Norm-Cut and Norm-Hyb (:mod:`.xp_cut`), the exact GRR MLE and the binomial EM
-(:mod:`.xp_mle`), and ldpopt's check of a simplex-type closed form (:mod:`.xp_check`).
-"""
+Notes: docs/devices.md, "ldpopt.kernels.xp"."""
 
 from __future__ import annotations
 

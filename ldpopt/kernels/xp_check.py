@@ -5,28 +5,7 @@ the weighted MLE of arXiv Eq. 13 (``"weighted-mle"``: MLE-Apx, §3.4) — at a p
 with the multipliers recovered from f (a closed form has no solver to give them). Equal to the CPU
 check within 1e-12, with the same verdict (``tests/test_kernels_xp_check.py``).
 
-What is computed (the CPU check's rules, :mod:`ldpopt.problems.check.verdict` and
-:mod:`ldpopt.problems.check.certificate`, restricted to this problem, no rows):
-
-* **multipliers** (:func:`ldpopt.problems.check.certificate.recover_multipliers`): λ = −mean h'(f_v) over the
-  values above 4ε (inner), or the middle of the interval the bound conditions allow when none is;
-  the bound multipliers y_v = h'(f_v) + λ where f_v ≤ 0, 0 elsewhere (``duals["nonnegative"]``,
-  ``duals["sum"]`` = λ);
-* **feasibility**: max_v (−f_v)₊ and |Σ f − 1| against 1e-6/d (``violation_tol``); the aggregate
-  (negative mass + |Σ f − 1|) is reported, not required (the simplex is decided non-empty);
-* **stationarity** max_v |∇J_v − y_v + λ| / max(‖∇J‖∞, ‖∇J(f + 1/d) − ∇J(f)‖∞), **dual
-  infeasibility** (−min y)₊ on that scale, **gap** |Σ y·(−f) + λ(Σf − 1)| / (that move·Σ|f|);
-* **error bound** ‖f − f*‖∞ ≤ distance + its rounding level, the certificate's: the linear argmin
-  bound max_v |f_v − x_v(λ')| + |Σ x(λ') − 1| (λ' from λ by ≤ 5 Newton steps on Σ x(λ) = 1) or
-  √(2·gap_J/μ), whichever resolves f* better; with the argmin bound available it decides alone,
-  against ``accuracy_tol`` = 1e-2/d.
-
-Choices where the CPU path differs: sums are the namespace's (pairwise on numpy, a tree on CuPy)
-where the CPU check uses ``math.fsum`` for |Σf − 1| (a difference of ~d·u, far below 1e-6/d), and the
-certificate is computed on the whole domain where the CPU one may restrict itself to the values off
-0 (``certificate.support_problem``: "the same numbers, to rounding"). Per-value terms are elementwise; the
-Newton loop is over ≤ 5 scalar steps, never over values.
-"""
+Notes: docs/devices.md, "ldpopt.kernels.xp_check"."""
 
 from __future__ import annotations
 
@@ -117,7 +96,7 @@ def _argmin_rounding(h, f, x, t: float, total: float):
 
 
 def _argmin_bound(h, f, lam: float, total: float, newton: int = 5):
-    """(bound, rounding, λ'): ``certificate.argmin_bound`` with no rows (module docstring)."""
+    """(bound, rounding, λ'): ``certificate.argmin_bound`` with no rows (module notes)."""
     xp = h.xp
     x = _argmin(h, lam, total)
     err = float(xp.sum(x)) - total
@@ -143,7 +122,7 @@ def _argmin_bound(h, f, lam: float, total: float, newton: int = 5):
 
 @dataclass
 class DeviceChecks:
-    """The numbers of ``ldpopt.problems.check.verdict.Checks`` for the simplex problem (module docstring),
+    """The numbers of ``ldpopt.problems.check.verdict.Checks`` for the simplex problem (module notes),
     as host floats, and the multipliers recovered from f (on f's namespace)."""
 
     violations: dict
@@ -161,7 +140,7 @@ class DeviceChecks:
 
 def check_simplex(f, terms, total: float = 1.0) -> DeviceChecks:
     """ldpopt's check of ``f`` for {min J : f ≥ 0, Σ f = 1}, J given by its per-value ``terms``
-    (:class:`Cls` or :class:`WeightedMLE` on f's namespace); see the module docstring."""
+    (:class:`Cls` or :class:`WeightedMLE` on f's namespace); see the module notes."""
     xp = _module_of(f)
     d = f.shape[0]
     tol_v, acc = 1e-6 / d, 1e-2 / d

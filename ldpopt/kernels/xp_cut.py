@@ -2,21 +2,7 @@
 or CuPy, the same code), equal to ``ldpopt.methods.norm_cut`` / ``norm_hyb`` (their rules and choices,
 stated in :mod:`ldpopt.methods.normalize`) to within 1e-12 (``tests/test_kernels_xp.py``).
 
-Both decide by comparing sums of estimates with 1 "in exact-arithmetic terms": a correctly rounded
-sum (``math.fsum`` in ``ldpopt.methods``) against 1 ± the rounding bound of f̃
-(``ldpopt.methods.normalize.rounding_bound``, reused here: its arithmetic is elementwise and a sum,
-so it runs on either namespace). ``math.fsum`` has no device form, so :func:`decisive_sum` takes the
-device's own sum s (pairwise on numpy, a tree on CuPy) with the a-priori bound |s − Σ| ≤ 1.01·m·u·Σ|x|
-for any summation order of m terms (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd
-ed., §4.2), and falls back to ``math.fsum`` on a host copy only when a limit lies within that bound
-of s — so every comparison with a limit has the verdict the CPU methods reach, bit for bit, and the
-host copy is made only at a near-tie (in practice never).
-
-The tie-closed cut (keep the largest set of top estimates, tie groups whole, whose sum is ≤ the
-limit) is a sort and a cumulative sum, as in ``ldpopt.methods`` (no Python loop over the domain);
-on CuPy the cumulative sum is a parallel scan, whose rounding differs from numpy's sequential one by
-at most m·u·Σ, far inside the rounding allowance the limits carry (m·u, ``methods.normalize``).
-"""
+Notes: docs/devices.md, "ldpopt.kernels.xp_cut"."""
 
 from __future__ import annotations
 

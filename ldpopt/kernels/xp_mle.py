@@ -1,24 +1,10 @@
 """The exact maximum-likelihood solves of ``ldpopt.methods.em`` on an array namespace (numpy or CuPy,
 the same code): the GRR multinomial closed form and the per-bit binomial dual solve (the "em" method
-with ``method="exact"``; derivations in :mod:`ldpopt.methods.em`'s docstring, Wang et al. arXiv §3.4
+with ``method="exact"``; derivations in docs/python.md, "ldpopt.methods.em.ibu"; Wang et al. arXiv §3.4
 Eq. 11 with the exact likelihood). Each equals ``ldpopt.methods.em`` within 1e-12
 (``tests/test_kernels_xp.py``).
 
-* :func:`grr_mle` — argmax Σ c_v log(q + a f_v) on the simplex, a = p − q: sort the counts, the
-  prefix condition c_(k) > λ_k q/a with λ_k = C_k/(1 + kq/a), f = max(c/λ − q/a, 0). Sort-based as in
-  ``ldpopt.methods.em.exact._exact_multinomial`` (a sort and a scan are what a GPU does well).
-* :func:`binomial_mle` — argmax Σ [c_v log π_v + (n − c_v) log(1 − π_v)], π_v = q + a f_v: per-value
-  roots π_v(μ) in closed form and the multiplier μ from Σ_v f_v(μ) = 1. Choices: the per-value terms
-  depend on v only through c_v, so they are evaluated once per distinct count (``unique`` — a sort
-  on the device — with the inverse to gather f at the end; ``ldpopt.methods`` groups the same way,
-  :mod:`ldpopt.methods.distinct`), and the distinct counts with their multiplicities go to the host,
-  where Brent's method (scipy's ``brentq``, the reference's root-finder, same tolerances) solves the
-  scalar equation; each evaluation is O(#distinct counts) — a few thousand at d = 10⁷ — so the
-  root-finding is neither a pass over d nor a device round trip per step. h(μ) = Σ_u m_u f_u(μ) sums
-  over the distinct counts u with multiplicities m_u where the reference sums the gathered vector:
-  the roots differ in the last bits only. The per-value root is
-  ``ldpopt.methods.em.exact.root_pi`` itself, run on host arrays.
-"""
+Notes: docs/devices.md, "ldpopt.kernels.xp_mle"."""
 
 from __future__ import annotations
 
@@ -31,7 +17,7 @@ __all__ = ["binomial_mle", "grr_mle"]
 
 
 def grr_mle(counts, p: float, q: float):
-    """The exact GRR maximum-likelihood frequencies (module docstring), float64 on the namespace of
+    """The exact GRR maximum-likelihood frequencies (module notes), float64 on the namespace of
     ``counts``. Counts must not all be 0."""
     xp = _module_of(counts)
     c = counts.astype(xp.float64)
@@ -71,7 +57,7 @@ def _bracket(h, uw: np.ndarray, n: float, alpha: float, beta: float) -> tuple[fl
 
 
 def binomial_mle(counts, n: int, p: float, q: float, max_iter: int = 10_000):
-    """The exact per-bit binomial maximum-likelihood frequencies (module docstring), float64 on the
+    """The exact per-bit binomial maximum-likelihood frequencies (module notes), float64 on the
     namespace of ``counts``; ``max_iter`` bounds Brent's evaluations (a ``RuntimeError`` past it)."""
     from scipy.optimize import brentq
 

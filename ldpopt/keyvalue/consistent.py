@@ -1,29 +1,6 @@
 """Consistent key–value estimation as one ldpopt :class:`~ldpopt.problems.Problem` with its certificate.
 
-Variables. Per key k, the share of the population whose sampled pair is ⟨k, +1⟩ and ⟨k, −1⟩:
-h⁺_k = f_k(1 + m_k)/(2ℓ), h⁻_k = f_k(1 − m_k)/(2ℓ) (PCKV; PrivKV: ℓ = 1 and the population of each key
-is the users who sampled it). (f, m) ↦ (h⁺, h⁻) is a bijection where f > 0, and
-
-    f ≥ 0 and m ∈ [−1, 1]   ⇔   h⁺ ≥ 0 and h⁻ ≥ 0,
-
-so the consistent set is linear in (h⁺, h⁻) although m = (h⁺ − h⁻)/(h⁺ + h⁻) is not (the
-derivation: docs/keyvalue.md). The totals follow from the sampling:
-
-* **PCKV** (padding-and-sampling): every user's sampled pair is a real key or a dummy, so
-  Σ_k (h⁺_k + h⁻_k) + r = 1 with r ≥ 0 the dummies' share; hence Σ_k f_k ≤ ℓ, not Σ f = 1. The
-  variable is (h⁺, h⁻, r) on the simplex of dimension 2d + 1 (``Simplex()``). The per-key bound
-  f_k ≤ 1 also holds (a user's pair is k w.p. ≤ 1/ℓ) and is left out: a choice, it binds only for a
-  key held by nearly everyone (the solution's f is reported so a caller can see it).
-* **PrivKV** (a uniform key per user): per key, holders with x = ±1 and non-holders partition the
-  users who sampled it: h⁺_k + h⁻_k + r_k = 1, r ≥ 0 (``NonNegative``, ``SumTo(d)`` and
-  ``PartitionTotals`` for keys 0..d−2).
-
-Objective: the weighted least squares Σ (z − ẑ)²/σ̂² over every coordinate, ẑ the unbiased shares
-of :meth:`~.protocol.KVProtocol.pairs` and σ̂² their plug-in variances (ldpopt's ``"posterior"``
-objective; a choice: the diagonal weights ignore the covariance of ĥ⁺_k and ĥ⁻_k). ldpopt's
-structured solver solves it, :func:`ldpopt.problems.certificate` certifies it, and
-``solve(solver="CLARABEL")`` is the cvxpy referee.
-"""
+Notes: docs/keyvalue.md, "ldpopt.keyvalue.consistent"."""
 
 from __future__ import annotations
 
@@ -48,7 +25,7 @@ def _vector(z: np.ndarray, var: np.ndarray, n: int, epsilon: float, protocol: st
 
 
 def consistent_problem(protocol, counts, n: int) -> tuple[Problem, PairEstimate]:
-    """The consistent problem of the module docstring for ``protocol``'s ``counts``.
+    """The consistent problem of the module notes for ``protocol``'s ``counts``.
 
     Parameters
     ----------

@@ -1,23 +1,7 @@
 """PCKV-UE and PCKV-GRR (Gu, Li, Cheng, Xiong, Cao, USENIX Security 2020): padding-and-sampling,
 discretisation and correlated key–value perturbation, with the paper's calibrated estimators.
 
-Client (§4.2, Algorithm 1): a user with set S pads it to ℓ with dummy keys d..d+ℓ−1 (value 0) and
-samples one pair; equivalently (the authors' code): with probability |S|/max(|S|, ℓ) a uniform pair
-of S, else a uniform dummy key. The value is discretised to x = ±1 with P(x = 1) = (1 + v)/2.
-Over the K = d + ℓ keys:
-
-* **PCKV-UE** (§4.3): y ∈ {−1, 0, 1}^K; at the sampled key, y_k = x w.p. a·p, −x w.p. a(1 − p),
-  0 w.p. 1 − a; elsewhere ±1 w.p. b/2 each, 0 w.p. 1 − b. Budget allocation (§5, Eq. 19, as in the
-  authors' code): a = 1/2, b = 2/(e^ε + 3), p = e^ε/(e^ε + 1).
-* **PCKV-GRR** (§4.4): the pair ⟨k, x⟩ kept w.p. a with its value kept w.p. p (flipped w.p. 1 − p);
-  otherwise a uniform other key with a uniform value. Allocation (Eq. 20): a = (ℓ(e^ε − 1) + 2)/
-  (ℓ(e^ε − 1) + 2K), b = (1 − a)/(K − 1), p = (ℓ(e^ε − 1) + 1)/(ℓ(e^ε − 1) + 2) — calibrated so the
-  sampling with ℓ gives ε-LDP.
-
-Server (§4.5, Eqs. 13–15): f̂_k = ℓ((n1 + n2)/n − b)/(a − b), clipped to [1/n, 1]; (N̂⁺, N̂⁻) from the 2×2
-system of :mod:`.protocol` with β₀ = b/2, each clipped to [1, N̂ = n f̂_k/ℓ]; m̂_k = (N̂⁺ − N̂⁻)/N̂.
-The exact ε of a user's report, by enumeration on small domains, is :func:`.exact.epsilon`.
-"""
+Notes: docs/keyvalue.md, "ldpopt.keyvalue.pckv"."""
 
 from __future__ import annotations
 
@@ -64,7 +48,7 @@ def sample_cells(data: KVData, ell: int, rng) -> np.ndarray:
 
 
 class PCKV(KVProtocol):
-    """PCKV-UE (``kind="ue"``) or PCKV-GRR (``kind="grr"``) of the module docstring.
+    """PCKV-UE (``kind="ue"``) or PCKV-GRR (``kind="grr"``) of the module notes.
 
     Parameters
     ----------
@@ -312,7 +296,7 @@ class PCKV(KVProtocol):
 
     # -- the server ---------------------------------------------------------------------------
     def estimate(self, counts, n: int) -> KVEstimate:
-        """The paper's estimator (§4.5, Eqs. 13–15, with its clipping; the module docstring).
+        """The paper's estimator (§4.5, Eqs. 13–15, with its clipping; the module notes).
 
         Parameters
         ----------

@@ -1,19 +1,7 @@
 """PrivKV (Ye, Hu, Meng, Zheng, IEEE S&P 2019): one sampled key, its presence bit by randomised
 response and its value by the value perturbation primitive, with the paper's estimators.
 
-Client (§IV, Algorithm 1, one round): a user samples a key j uniformly from the d keys. If j is in
-their set, the bit is 1 and the value is discretised (x = 1 w.p. (1 + v)/2); otherwise the bit is 0
-and the value is discretised from the round's mean guess (0 in the first round: x uniform). The bit
-is kept w.p. p₁ = e^{ε/2}/(e^{ε/2} + 1) (ε₁ = ε/2); the value is kept w.p. p₂ = p₁ (ε₂ = ε/2); the
-report is ⟨j, y⟩ with y = bit·x' ∈ {−1, 0, 1}. Budget by sequential composition ε₁ + ε₂ = ε; the
-exact ε of the report is smaller (a missing key can only report a fake value): with
-e = e^{ε/2}, it is ln max(e, 2e²/(e + 1)) (:func:`.exact.epsilon` enumerates it).
-
-Server (§IV-C): with n_j users who sampled j and n1, n2 their reports y = ±1, N = n1 + n2:
-f̂_j = (p₁ − 1 + N/n_j)/(2p₁ − 1); n̂1 = ((p₂ − 1)N + n1)/(2p₂ − 1) clipped to [0, N] (n̂2 alike);
-m̂_j = (n̂1 − n̂2)/N clipped to [−1, 1] — the value calibration counts the fake reports of users
-without the key as if they held it (the bias PrivKVM's further rounds reduce; not repeated here).
-"""
+Notes: docs/keyvalue.md, "ldpopt.keyvalue.privkv"."""
 
 from __future__ import annotations
 
@@ -28,7 +16,7 @@ __all__ = ["PrivKV", "privkv"]
 
 
 class PrivKV(KVProtocol):
-    """PrivKV, one round (module docstring).
+    """PrivKV, one round (module notes).
 
     Parameters
     ----------
@@ -219,7 +207,7 @@ class PrivKV(KVProtocol):
         return c
 
     def estimate(self, counts, n: int | None = None) -> KVEstimate:
-        """The paper's estimators (§IV-C; the module docstring), keys never sampled: f̂ = 0, m̂ = 0.
+        """The paper's estimators (§IV-C; the module notes), keys never sampled: f̂ = 0, m̂ = 0.
 
         Parameters
         ----------

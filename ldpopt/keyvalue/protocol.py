@@ -1,17 +1,6 @@
 """What every key–value protocol shares: the per-key pair estimate and the paper-style result.
 
-Every protocol here (PCKV-UE, PCKV-GRR, PrivKV) reports, per key k, two counts (n1_k, n2_k) — the
-reports supporting ⟨k, +1⟩ and ⟨k, −1⟩ — out of a population P_k (n for PCKV, the users who sampled
-k for PrivKV), whose expectation is affine in the hidden cell counts (H⁺_k, H⁻_k), the users whose
-sampled pair is k with discretised value ±1:
-
-    E[n1] − P·β₀ = α·H⁺ + β·H⁻,     E[n2] − P·β₀ = β·H⁺ + α·H⁻        (β₀ the null report probability)
-
-(PCKV, Gu et al. 2020, Eq. 14's system; PrivKV, Ye et al. 2019, §IV's value calibration, read the
-same way). :meth:`KVProtocol.pairs` inverts it (unbiased Ĥ⁺, Ĥ⁻) with its plug-in variances, the input
-of the consistent problem (:mod:`.consistent`); each protocol's own :meth:`estimate` is its paper's
-estimator.
-"""
+Notes: docs/keyvalue.md, "ldpopt.keyvalue.protocol"."""
 
 from __future__ import annotations
 
@@ -72,7 +61,7 @@ class PairEstimate:
 
 
 class KVProtocol:
-    """Base of the key–value protocols: the affine system of the module docstring.
+    """Base of the key–value protocols: the affine system of the module notes.
 
     Subclasses set ``alpha``, ``beta``, ``null`` (β₀), ``d``, ``epsilon`` and implement ``perturb``,
     ``aggregate``, ``sample_counts``, ``report_distribution``, ``estimate`` and ``_population``.
@@ -120,7 +109,7 @@ class KVProtocol:
         raise NotImplementedError
 
     def _solve(self, n1, n2, P):
-        """(Ĥ⁺, Ĥ⁻) from the counts by the 2×2 inverse of the module docstring."""
+        """(Ĥ⁺, Ĥ⁻) from the counts by the 2×2 inverse of the module notes."""
         det = self.alpha ** 2 - self.beta ** 2
         r1, r2 = n1 - P * self.null, n2 - P * self.null
         return (self.alpha * r1 - self.beta * r2) / det, (self.alpha * r2 - self.beta * r1) / det
@@ -138,7 +127,7 @@ class KVProtocol:
                 (a * a * v2 + b * b * v1 - 2 * a * b * c12) / det2)
 
     def pairs(self, counts, n: int) -> PairEstimate:
-        """The unbiased cell shares of the module docstring (the consistent problem's data).
+        """The unbiased cell shares of the module notes (the consistent problem's data).
 
         Parameters
         ----------

@@ -1,31 +1,6 @@
 r"""Unbiased inversion of any finite channel, with its exact covariance.
 
-Derivation (ldpopt's; the papers only invert GRR and the pure oracles, arXiv §2.2-§2.4). With the
-stacked matrix M (J·k × d) of a :class:`~ldpopt.oracles.channel.Channel` and the observed
-per-component output frequencies ŷ = Y/n, E[ŷ] = M f. Keep the rows R: all k rows when J = 1; rows
-1, …, k−1 of each component when J > 1 (row 0 is redundant: a component's counts sum to n). Remove
-from each kept row its value-independent part w_r = min_v M[r, v] (a "background" rate), which on
-the simplex's affine hull 1ᵀf = 1 leaves the model unchanged:
-
-    E[ŷ_R] − w = (M_R − w1ᵀ) f + w(1ᵀf − 1) = (M_R − w1ᵀ) f,
-
-and solve it by least squares: f̂ = A(ŷ_R − w), A = (M_R − w1ᵀ)⁺ (the inverse when square). f̂ is
-affine in ŷ and E f̂ = f whenever M_R − w1ᵀ has full column rank: unbiased. Special cases:
-J = 1 uses w = 0, f̂ = P⁻¹ŷ (GRR: (ŷ − q)/(p − q), arXiv Eq. 1; with P square, any w gives the same
-f̂ because 1ᵀP = 1ᵀ); a support channel has M_R − w1ᵀ = (p − q)I, so f̂_u = (c_u/n − q)/(p − q),
-the pure-oracle estimator (arXiv §2.4; like it, f̂ need not sum to 1). The background removal is
-the choice that reproduces those estimators; unweighted least squares (not the generalised one,
-which would need the unknown f) is the choice for tall channels.
-
-Covariance, given the histogram (the convention of ldpopt's Eq. 2 variances): users are independent
-and so are one user's components given v, so Cov(ŷ) is block diagonal with blocks
-
-    C_j = (diag(B_j f) − B_j diag(f) B_jᵀ) / n,
-
-and Cov(f̂) = Σ_j A_j C_j A_jᵀ (A_j: the columns of A for component j). For GRR its diagonal is
-Eq. 2; for OUE/SUE it is Eq. 5. If M is not identifiable on the affine hull (the KKT matrix is
-singular or its condition number exceeds 1e12) a ``ValueError`` says so.
-"""
+Notes: docs/python.md, "ldpopt.methods.channel_inverse"."""
 
 from __future__ import annotations
 
@@ -51,7 +26,7 @@ class ChannelInverse:
     channel: Channel
 
     def covariance(self, f) -> np.ndarray:
-        """Cov(f̂) (d × d) at true frequencies ``f`` given the histogram n·f (module docstring)."""
+        """Cov(f̂) (d × d) at true frequencies ``f`` given the histogram n·f (module notes)."""
         return covariance(self.channel, self.A, f, self.n)
 
     def variance(self, f) -> np.ndarray:

@@ -1,39 +1,7 @@
 r"""Exact likelihood of any finite channel's outputs on the simplex: EM/IBU with SQUAREM, and the
 cvxpy referee.
 
-A *term* is a :class:`~ldpopt.oracles.channel.Channel` with its (J, k) per-component output counts;
-several terms (groups of users under different channels or ε, :mod:`ldpopt.pooling`) add their
-log-likelihoods. Stacking every term's rows into one matrix M (rows r, counts y_r),
-
-    ℓ(f) = Σ_r y_r log (M f)_r,      f ∈ Δ = {f ≥ 0, 1ᵀf = 1}.
-
-For J = 1 this is the exact multinomial likelihood of the reports (c ~ Multinomial(n, Mf) when
-values are i.i.d. from f); for a support channel with J = d components it is the per-bit composite
-likelihood ℓ_B of :mod:`ldpopt.methods.em` (exact for OUE/SUE given independence of bits, a composite
-likelihood for the others). ℓ is concave (log of an affine map).
-
-EM / IBU (Agrawal & Aggarwal, PODS 2001; ElSalamouny & Palamidessi, EuroS&P 2020, "Generalized
-iterative Bayesian update"): with g = ∇ℓ = Mᵀ(y / Mf) and N = Σ_r y_r = ⟨g, f⟩,
-
-    f ← F(f) = f ⊙ g(f) / N,
-
-the minorise-maximise step of Jensen's inequality on each mixture term (for several terms: each
-term's posterior counts added; the normaliser is still ⟨g, f⟩ = N), so ℓ never decreases and Σ f
-stays 1. Fixed points with f_v > 0 have g_v = N: the KKT conditions of max ℓ on Δ with multiplier N.
-
-Acceleration: SQUAREM (Varadhan & Roland, Scand. J. Stat. 2008, scheme S3): from f₀, f₁ = F(f₀),
-f₂ = F(f₁), r = f₁ − f₀, v = f₂ − f₁ − r, α = −‖r‖/‖v‖ (capped at −1, which gives f₂), the
-extrapolation f₀ − 2αr + α²v, then one EM step from it. Choices the paper leaves open: α is halved
-towards −1 until the extrapolation is ≥ 0 (it keeps Σ = 1 because Σr = Σv = 0); the step is kept
-only if ℓ does not fall below ℓ(f₂) (else f₂), so the ascent stays monotone.
-
-Stopping rule and certificate: ℓ concave on Δ ⇒ ℓ* − ℓ(f) ≤ max_v g_v − ⟨g, f⟩ (the Frank-Wolfe
-gap); we stop when it is ≤ tol·N. That gap is the iteration's stopping rule; the reference is the
-same likelihood solved by cvxpy (:func:`channel_mle_cvxpy`, held together in ``tests/test_channel.py``).
-Start: uniform (interior, as IBU usually starts). EM's last digits converge linearly and slowly
-where ℓ is flat (small ε, or the composite likelihood of a support channel, whose EM step is diluted
-by the J = d components), so from a gap of 1e-6 an active-set Newton step on EM's support finishes (a choice; see :func:`_newton_polish`).
-"""
+Notes: docs/python.md, "ldpopt.methods.channel_mle"."""
 
 from __future__ import annotations
 

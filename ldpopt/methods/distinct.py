@@ -1,13 +1,6 @@
 """Distinct values of a long array in O(d) when they are functions of small integers (counts).
 
-At d = 10⁷ the support counts of an estimate take a few hundred to a few thousand distinct values
-(they lie within a few noise standard deviations of n·q), and the per-value terms of EM's dual
-(:func:`ldpopt.methods.em.exact._separable_solve`) and of Power's posterior mean
-(:func:`ldpopt.methods.bayes.engine.logsums`) depend on a value only through its count. Evaluating
-them once per distinct count and gathering is bit-identical to evaluating them elementwise (IEEE
-arithmetic is the same operation on the same operands); ``np.unique`` finds the groups by an
-O(d log d) sort (~1 s CPU at d = 10⁷), a ``bincount`` over the integer keys in O(d) passes.
-"""
+Notes: docs/python.md, "ldpopt.methods.distinct"."""
 
 from __future__ import annotations
 

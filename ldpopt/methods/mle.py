@@ -1,105 +1,7 @@
 r"""MLE-Apx: the weighted (Gaussian-approximation) MLE of Wang et al. arXiv §3.4, Eq. 13–14,
 Appendix A (NDSS 2020 §IV-D, Eq. 12, Appendix B), solved exactly from its KKT conditions.
 
-The problem (arXiv Eq. 13)
---------------------------
-With r_v = c_v/n, write
-
-    a_v = r_v − q  (= (p − q) f̃_v),   B = p − q > 0,   s = q(1 − q),
-    C = (p − q)(1 − p − q) = p(1 − p) − q(1 − q),
-
-    minimise  F(f) = Σ_v h_v(f_v),   h_v(f) = (a_v − B f)² / (s + C f)
-    subject to  Σ_v f_v = 1,  0 ≤ f_v ≤ 1.
-
-We require 0 < q and p < 1 (checked): then the weight w(f) = s + C f is linear with w(0) = q(1 − q)
-> 0 and w(1) = s + C = p(1 − p) > 0, so w > 0 on [0, 1] whatever the sign of C. (C < 0, i.e.
-p + q > 1, happens e.g. for binary local hashing, p = e^ε/(e^ε + 1), q = 1/2; C = 0 for GRR with
-d = 2 and for SUE/RAPPOR; GRR with d ≥ 3 and OUE have C > 0.)
-
-Derivatives
------------
-Let x = x_v(f) = (a_v − B f)/w(f) (the paper's "temporary notation" x_v of Appendix A). Then
-
-    h_v'(f)  = −2B x − C x² = −x (2B + C x),
-    h_v''(f) = 2 (B + C x)² / w = 2 K_v² / w³,   K_v := B s + C a_v,
-
-because B + C x = (B w + C(a_v − B f))/w = (B s + C a_v)/w — its numerator does not depend on f.
-K_v = (p − q)[r_v (1 − p − q) + p q] is linear in r_v ∈ [0, 1], equal to (p − q) p q > 0 at r = 0 and
-(p − q)(1 − p)(1 − q) > 0 at r = 1, so K_v > 0: every h_v is strictly convex on [0, 1] and the
-problem has exactly one minimiser.
-
-The upper bound f ≤ 1 is redundant (Σf = 1 and f ≥ 0 imply it), so it never binds except at a
-vertex e_v, where the KKT conditions below hold with the same multiplier anyway.
-
-KKT conditions (linear constraints, so they are necessary and sufficient)
-------------------------------------------------------------------------
-f is optimal iff there is one multiplier λ with
-
-    h_v'(f_v) = λ  for f_v > 0,    h_v'(0) ≥ λ  for f_v = 0,    Σ_v f_v = 1,  f ≥ 0.
-
-Closed form of f_v(λ), and the common x
----------------------------------------
-For f ∈ [0, 1], B + C x = K_v/w > 0. On that branch g(x) = −C x² − 2B x is strictly decreasing
-(g'(x) = −2(B + C x) < 0), so λ = g(x) is solved by the root of C x² + 2B x + λ = 0 with
-B + C x = √(B² − Cλ):
-
-    x(λ) = −λ / (B + √(B² − C λ))        (stable form; valid for C of any sign, C = 0 included).
-
-Every v on the support shares λ, hence shares x — the paper's observation that "x_v does not depend
-on v". Solving x = (a_v − B f)/(s + C f) for f gives the paper's Eq. 14 map
-
-    φ_v(x) = (a_v − s x)/(B + C x),    φ_v'(x) = −K_v/(B + C x)² < 0,
-
-and f_v(λ) = clip(φ_v(x(λ)), 0, 1). The off-support condition is automatically right:
-h_v'(0) = g(a_v/s) ≥ λ = g(x) ⇔ x ≥ a_v/s ⇔ φ_v(x) ≤ 0.
-
-Monotonicity and uniqueness of the root
----------------------------------------
-S(λ) = Σ_v clip(φ_v(x(λ)), 0, 1) is continuous and non-decreasing in λ (x(λ) decreases, φ_v
-decreases in x), strictly increasing wherever 0 < S < d. At λ_lo = min_v h_v'(0) every f_v(λ) = 0,
-at λ_hi = max_v h_v'(1) every f_v = 1 (S = d ≥ 2), so S(λ) = 1 has a solution in [λ_lo, λ_hi]; since
-S is strictly increasing there the solution is unique, and so is x* = x(λ*). ``method="brentq"``
-finds λ* this way (scipy.optimize.brentq on S(λ) − 1, vectorised over the domain).
-
-Exact solution without iteration (``method="sort"``, the default)
-----------------------------------------------------------------
-The support {v : φ_v(x*) > 0} = {v : a_v > s x*} is a top set of a (equivalently of f̃). On a
-support of the k largest a's, Σφ = 1 is linear in x:
-
-    x_k = (Σ_{i≤k} a_(i) − B) / (C + k s)       (C + k s ≥ C + s = p(1 − p) > 0),
-
-which is the arXiv Eq. 14 x_v. The optimal k is the largest k with a_(k) > s x_k, i.e.
-K_(k) > s Σ_{i<k}(a_(i) − a_(k)); this condition is S evaluated at the k-th breakpoint being < 1, and
-those values increase with k, so it holds exactly for k ≤ k*. Hence the support can be found like
-Norm-Sub's: test the condition at random pivots and discard the side it decides, with x_S of any
-S ⊇ S* as a lower bound (step 1 of the proof below), then sort and scan the last few thousand
-candidates (:mod:`.threshold`) — expected O(d), exact, no tolerance. The result has the Norm-Sub/Norm-Mul hybrid form of §3.4's analysis,
-
-    f'_v = max(γ f̃_v + δ, 0),   γ = B/(B + C x*) > 0,   δ = −s x*/(B + C x*).
-
-For C = 0 (p + q = 1), γ = 1 and MLE-Apx *is* Norm-Sub.
-
-The paper's iteration reaches the exact optimum (proof)
--------------------------------------------------------
-arXiv §3.4 / Appendix A: start with D₁ = D, compute Eq. 14 on D₁, move every v with f'_v < 0 to D₀,
-repeat until none is negative. Let S* be the optimal support and x_S the Eq. 14 x for a set S.
-
-1. If S ⊇ S* then x_S ≤ x*: Σ_S φ_v(x*) ≤ Σ_S max(φ_v(x*), 0) = 1 = Σ_S φ_v(x_S), and Σ_S φ_v is
-   strictly decreasing. (Also S ⊆ S* gives x_S ≤ x*: used for the pre-filter bound x_{1}.)
-2. So a removed v has a_v < s x_S ≤ s x*, i.e. v ∉ S*: D₁ ⊇ S* is kept at every step.
-3. Removing negatives increases x (Σ_{S'} φ(x_S) > 1 after dropping negative terms), so every
-   earlier-removed v still has φ_v ≤ 0 at the final x: the off-support KKT condition holds.
-4. At termination f ≥ 0 on D₁, Σ = 1, one common x (one λ): all KKT conditions hold.
-5. B + C x_S = Σ_S K_v / (C + |S| s) > 0 at every step, so Eq. 14 never divides by zero.
-
-Each non-final iteration removes ≥ 1 value, so it stops after ≤ d iterations (O(d²) worst case,
-typically a handful). The arXiv Eq. 14 is therefore correct. The NDSS version (Eq. 12 and its
-Appendix B) uses the opposite sign for x (x_NDSS = −x_arXiv) — consistent in its f formula — but
-prints the denominator of x as (p − q)(1 − p − q) − |D₁| q(1 − q) where the derivation gives
-−[(p − q)(1 − p − q) + |D₁| q(1 − q)]: the printed NDSS variant sums to one only when C = 0 or
-Σ_{D₁} f̃ = 1. :func:`mle_apx_formula_arxiv` and :func:`mle_apx_formula_ndss` implement the two
-printed formulas so the verification suite can show this.
-"""
+Notes: docs/python.md, "ldpopt.methods.mle"."""
 
 from __future__ import annotations
 
@@ -133,7 +35,7 @@ def _why_not(est: Estimate, **params) -> str | None:
 
 
 def _params(est: Estimate):
-    """(a, B, s, C) of the module docstring, after checking 0 < q and p < 1."""
+    """(a, B, s, C) of the module notes, after checking 0 < q and p < 1."""
     _params_checked(est)
     p, q = est.p, est.q
     a = est.counts / est.n - q
@@ -183,7 +85,7 @@ def _kappa(r, p: float, q: float):
 
 
 def _mle_apx_pivot(est: Estimate) -> np.ndarray:
-    """MLE-Apx by the expected-O(d) pivot search of :mod:`.threshold` (module docstring, 'Exact
+    """MLE-Apx by the expected-O(d) pivot search of :mod:`.threshold` (module notes, 'Exact
     solution without iteration', with pivots instead of a full sort).
 
     The search runs on the counts themselves (no full-length a = c/n − q is formed): a top set T of
@@ -255,7 +157,7 @@ def _f_of_x(a, B, s, C, x: float, p: float, q: float) -> np.ndarray:
 
 
 def mle_apx_lambda(estimate: Estimate, lam) -> np.ndarray:
-    """f(λ) of the module docstring: f_v(λ) = clip(φ_v(x(λ)), 0, 1), x(λ) = −λ/(B + √(B² − Cλ)).
+    """f(λ) of the module notes: f_v(λ) = clip(φ_v(x(λ)), 0, 1), x(λ) = −λ/(B + √(B² − Cλ)).
 
     The per-value minimiser of h_v(f) − λ f on [0, 1]; Σ_v f_v(λ) is non-decreasing in λ.
     Requires B² − Cλ ≥ 0 (λ ≤ B²/C when C > 0)."""
@@ -322,7 +224,7 @@ def mle_apx(estimate: Estimate, method: str = "sort", polish: bool = True) -> np
 
     Returns
     -------
-    ndarray (d,): f'_v = max((a_v − s x*)/(B + C x*), 0), see the module docstring.
+    ndarray (d,): f'_v = max((a_v − s x*)/(B + C x*), 0), see the module notes.
     """
     est = _check_estimate(estimate)
     if not isinstance(polish, (bool, np.bool_)):
@@ -342,7 +244,7 @@ def mle_apx_paper_iterate(estimate: Estimate, max_iter: int | None = None):
 
     D₁ = D; repeat: f' = Eq. 14 on D₁ (:func:`mle_apx_formula_arxiv`); move every v ∈ D₁ with
     f'_v < 0 to D₀; stop when none is negative. Returns ``(f, iterations)``. Values with f'_v = 0
-    exactly stay in D₁ (the paper moves negatives only). Provably exact (module docstring).
+    exactly stay in D₁ (the paper moves negatives only). Provably exact (module notes).
 
     max_iter : int, default d (the proven bound).
     """

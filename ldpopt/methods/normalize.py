@@ -2,13 +2,7 @@
 §3.5, Appendix B; NDSS 2020 §IV-B, §IV-C, Appendix A; Table 1), and the Euclidean projection onto
 the scaled simplex that Norm-Sub and Norm-Hyb share.
 
-Norm-Sub is CLS (arXiv §3.5, Appendix B): the Euclidean projection of f̃ onto
-{f ≥ 0, Σf = 1}. Its KKT conditions give f'_v = max(f̃_v − τ, 0) with one common shift τ = −δ;
-:func:`project_simplex` finds τ exactly, in expected O(d), by the pivot search of
-:mod:`.threshold` (randomised pivots as in Kiwiel 2008 with Michelot's bound as in Condat 2016;
-the sort + cumulative-sum scan of Held, Wolfe & Crowder 1974 / Duchi et al. 2008 on the last few
-thousand candidates, and the tests' reference), and needs no iteration tolerance.
-"""
+Notes: docs/python.md, "ldpopt.methods.normalize"."""
 
 from __future__ import annotations
 

@@ -1,37 +1,6 @@
 """The registry of post-processing methods: one record per method carrying what ldpopt knows about it.
 
-A method is a function ``f(estimate: Estimate, **params) -> ndarray`` returning the post-processed
-frequency vector (float64, length d). Register it with :func:`register` in its own module; every
-feature asks the record (:class:`MethodInfo`), never the method's name:
-
-* Table-1 metadata (Wang et al. arXiv Table 1): ``non_negative``, ``sums_to_one``,
-  ``order_preserving``, ``complexity``, ``reference``, ``notes`` (:func:`available`);
-* ``label`` (figures, tables) and ``family``: ``"closed-form"`` (a formula, O(d) or O(d log d)),
-  ``"fitted"`` (fits a model to the estimate first: Power's prior), ``"iterative"`` (iterates to a
-  tolerance: EM, the paper's MLE-Apx loop) — the candidates of ``choose``, the runs the experiments
-  thin out (``slow_methods``), the Monte-Carlo claims' repetitions;
-* ``applies(estimate, **params)``: the method's own test of an estimate, returning ``None`` or the
-  one-line reason it does not apply (:meth:`MethodInfo.why_not`, for a caller that runs many methods
-  and skips those that do not apply; :func:`postprocess` refuses with the reason);
-* ``batched``: ``batched(estimate, F, **params)`` on a (B, d) batch of raw estimates, equal row by
-  row to the method (the bootstrap, ``choose``); ``prepare_batch(estimates, params)``: work shared by
-  the per-row calls of a batch, done once (Power's exponent fits);
-* ``problem``: the :class:`ProblemStatement` the method claims to solve (``verify``'s equivalence
-  rows and :func:`ldpopt.testing.check_method` check it with the problem layer's certificate);
-* ``analytic``: exact analytic intervals exist (:mod:`ldpopt.uncertainty.analytic`);
-* ``pivot_scale(F)``: the bootstrap interval pivots on the output times this per-row scale of the raw
-  estimates (Norm-Mul: its divisor Σ max(f̃, 0), :mod:`ldpopt.uncertainty.bootstrap`);
-* ``derived_from``: ``(method, g)``: the output is ``g`` of that method's output with the same
-  parameters (PowerNS = Norm-Sub of Power), so a caller running both computes the other once;
-* ``variant_of``: the method computes another registered method's answer another way (``choose``
-  ranks the original only);
-* ``needs_order``: the method assumes an ordered domain (neighbouring values have similar
-  frequencies: the Wiener filters); it applies only to an estimate that declares one
-  (:attr:`ldpopt.Estimate.ordered`), and ``choose`` offers it only for such an estimate.
-
-:func:`resolve` turns anything a user may pass for a method — a name, a record, a plain callable,
-``"FILE.py:NAME"`` — into a record; every entry point calls it.
-"""
+Notes: docs/python.md, "ldpopt.methods.registry"."""
 
 from __future__ import annotations
 
@@ -119,7 +88,7 @@ class ProblemStatement:
 
 @dataclass(frozen=True)
 class MethodInfo:
-    """What ldpopt knows about a method (module docstring).
+    """What ldpopt knows about a method (module notes).
 
     ``non_negative`` / ``sums_to_one``: ``"yes"``, ``"no"`` or ``"almost"`` (Table 1's wording;
     ``"almost"`` comes with ``notes`` saying exactly when the property fails).
@@ -143,7 +112,7 @@ class MethodInfo:
     family : {"closed-form", "fitted", "iterative"} or None
         See :data:`FAMILIES`.
     applies, batched, prepare_batch, pivot_scale : callable or None
-        Optional capabilities (module docstring).
+        Optional capabilities (module notes).
     problem : ProblemStatement or None
         The convex problem the method claims to solve.
     analytic : bool, default False
@@ -251,7 +220,7 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
              problem: ProblemStatement | None = None, analytic: bool = False, variant_of: str | None = None,
              pivot_scale=None, derived_from: tuple | None = None, needs_order: bool = False):
     """Decorator adding a method to the registry under ``name`` (lower-case, e.g. ``"norm-sub"``),
-    with its Table-1 metadata and optional capabilities (module docstring). Returns the function
+    with its Table-1 metadata and optional capabilities (module notes). Returns the function
     unchanged.
 
     Parameters
@@ -268,7 +237,7 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
         Display name (default: ``name``).
     family : {"closed-form", "fitted", "iterative"} or None, default None
     applies, batched, prepare_batch, pivot_scale : callable or None, default None
-        Optional capabilities (module docstring).
+        Optional capabilities (module notes).
     problem : ProblemStatement or None, default None
         The convex problem the method claims to solve.
     analytic : bool, default False

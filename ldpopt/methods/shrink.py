@@ -1,20 +1,6 @@
 """Empirical-Bayes shrinkage of the raw estimate toward a declared prior mean (James–Stein).
 
-Model (the normal-means problem with a known noise variance): f̃_v = f_v + e_v, e_v ~ N(0, σ̄²) with
-σ̄² = Var(f̃_v) at f = 1/d — the exact average of the per-value variances σ_v² (Wang et al. Eq. 2) over
-the domain for any distribution, since σ_v² is linear in f_v and Σ f = 1 — and a prior
-f_v ~ N(m_v, τ²) around a declared prior mean m (default uniform, m = 1/d). The posterior mean is
-m + (1 − B)(f̃ − m) with B = σ̄²/(σ̄² + τ²). τ² is estimated from the estimate: since
-E‖f̃ − m‖² = d(σ̄² + τ²) and (d − 2)σ̄²/‖f̃ − m‖² is unbiased for B under the model, the positive-part
-James–Stein choice is B̂ = min(1, (d − 2) σ̄² / ‖f̃ − m‖²) (Efron & Morris, JASA 1973; for DP
-histograms, Kim, Park, Jung, arXiv 2606.21107). One scalar fitted from the estimate, then O(d).
-
-Choices where the sources are silent for LDP: the common σ̄² rather than the plug-in σ_v² (the
-shrinkage is one scalar, the prior is exchangeable); the d − 2 of a fixed prior mean (for GRR, f̃ − m
-sums to 0 and lives in d − 1 dimensions; d − 3 would then be exact, a difference of 1/d in B); for
-d = 2 there is nothing to estimate τ² from and B̂ = 0 (the raw estimate). The posterior interval of
-:func:`eb_interval` adds Morris's (JASA 1983) term for the estimated B̂.
-"""
+Notes: docs/python.md, "ldpopt.methods.shrink"."""
 
 from __future__ import annotations
 
@@ -36,7 +22,7 @@ def _prior_mean(est: Estimate, prior) -> np.ndarray:
 
 
 def shrinkage(estimate: Estimate, prior=None, F=None) -> tuple[np.ndarray, np.ndarray, float]:
-    """The fitted shrinkage B̂ (module docstring) of the raw estimate, or of every row of ``F``.
+    """The fitted shrinkage B̂ (module notes) of the raw estimate, or of every row of ``F``.
 
     Parameters
     ----------
@@ -89,7 +75,7 @@ def _rows(estimate, F, prior=None):
     batched=lambda estimate, F, prior=None: _rows(estimate, F, prior),
 )
 def eb_shrink(estimate: Estimate, prior=None) -> np.ndarray:
-    """Positive-part James–Stein shrinkage of f̃ toward ``prior`` (module docstring).
+    """Positive-part James–Stein shrinkage of f̃ toward ``prior`` (module notes).
 
     Parameters
     ----------

@@ -1,29 +1,6 @@
 """Expected-linear-time search for the support of a simplex-type projection.
 
-Norm-Sub (the Euclidean projection onto the simplex) and MLE-Apx (the weighted projection of
-Wang et al. arXiv Eq. 13) both have a solution of the form max(y − θ*, 0)·(scale) whose support is
-a *top set* of y: {v : y_v > θ*}. For a candidate top set T (sum S, size k) each method gives the
-threshold θ(S, k) its KKT conditions would impose on T (Norm-Sub: (S − total)/k; MLE-Apx:
-s·(S − B)/(C + k s)). The support is the largest top set T with min(T) > θ(ΣT, |T|), and that
-condition holds exactly for the top sets up to the support (a prefix in sorted order; ties are
-in or out together), which is what the sort-and-scan of Held, Wolfe & Crowder (1974) exploits.
-
-Here the same test is applied to pivots instead of to every sorted position (Kiwiel 2008's
-randomised pivoting, with the Michelot (1986) bound of Condat 2016 as a second filter):
-
-* a pivot ρ drawn from the undecided values C: let T = known top ∪ {c ∈ C : c ≥ ρ}. If
-  ρ > θ(T), ρ is in the support and so is everything ≥ ρ: move them to the known top. Otherwise
-  ρ is out, T ⊇ support, so θ(T) ≥ ρ is a lower bound on θ* (Michelot): keep only C > θ(T).
-* after a pivot that moved values to the top, the whole set top ∪ C ⊇ support gives a Michelot
-  lower bound too, applied in the same pass.
-
-Each step is a few vectorised passes over C and removes in expectation a constant fraction of it
-(the pivot is the median of a small random sample of C), so the total is expected O(d). When C is
-small (≤ ``SMALL``) it is finished by the sort-and-scan. The pivots come from a generator with a
-fixed seed, so results are reproducible bit for bit. Rounding: a decision on a pivot within the
-rounding unit of θ* can misplace values within that unit of the boundary (they contribute ~0);
-the callers polish θ from the found support with pairwise sums, as the sort path always did.
-"""
+Notes: docs/python.md, "ldpopt.methods.threshold"."""
 
 from __future__ import annotations
 
@@ -51,7 +28,7 @@ def _first_pivot(y: np.ndarray, theta, rng) -> float:
 
 
 def top_support(y: np.ndarray, theta) -> tuple[float, int, np.ndarray | None]:
-    """(ΣT, |T|, pool) for the support T ⊆ ``y`` (module docstring); ``theta(S, k)`` works on floats
+    """(ΣT, |T|, pool) for the support T ⊆ ``y`` (module notes); ``theta(S, k)`` works on floats
     and on arrays. ``pool`` is the index array of a subset of ``y`` containing T (the values ≥ the
     first pivot, usually a few thousand), or None for "all of y": the callers polish and write
     their output from it without another pass over y. Returns (0.0, 0, pool) if no top set

@@ -1,35 +1,7 @@
 """Wiener deconvolution of an ordered domain: DW, IIW, AMRP and DW on the simplex (Fang, Chen, Liu, Gao,
 "LDP Frequency Estimation Based on Convolution Framework", IEEE S&P 2023).
 
-The convolution framework (the paper's §IV): for a pure oracle with support probabilities p, q the
-support fractions g = c/n are the circular convolution g = h ⊛ f + noise with h = (p, q, …, q), so in
-the Fourier basis G_k = H_k F_k + N_k with H_0 = p + (d − 1)q and H_k = p − q (k ≠ 0). The noise is
-white with power P_n = Σ_v Var(g_v) = (d q(1 − q) + (p − q)(1 − p − q)) / n per coefficient (plus
-the oracle's ``extra_variance``, times d(p − q)²), the authors' ``get_est_noise_psd``.
-
-* **DW** (direct Wiener): F̂_k = (G_k/H_k) · |G_k|² / (|G_k|² + P_n). This is the posterior mean of
-  f under a stationary Gaussian prior whose power spectrum is the plug-in |G_k/H_k|² (the periodogram
-  of the raw estimate), i.e. a generalised ridge in the Fourier basis:
-  argmin_f Σ_k |G_k/H_k − F_k|² / N_k + |F_k|² / S_k with N_k = P_n/|H_k|², S_k = |G_k/H_k|²
-  (docs/problems.md, "Ordered domains", has the derivation).
-* **IIW** (improved iterative Wiener): S ← |F̂|² + S·N/(S + N) (posterior second moment), refilter;
-  ``iterations`` filters in all (the first is DW).
-* **AMRP** (average of multiple random permutations): DW on the declared order, averaged with DW on
-  ``permutations − 1`` random reorderings of the domain (each mapped back).
-* **DW-simplex** (consistent): DW, then the Euclidean projection onto the probability simplex
-  (Norm-Sub of DW's output); the problem it solves is the ``"posterior"`` objective with DW as the
-  mean, certified by the problem layer.
-
-Every method works on the FFT (O(d log d); AMRP O(T d log d)) and assumes an ordered domain
-(``needs_order``): the plug-in prior is stationary along the index, so it helps where neighbouring
-values have similar frequencies and biases where they do not (docs/results/ordered-domains.md).
-
-Choices where the paper is silent: a coefficient with G_k = 0 is 0 (the authors' code divides 0 by
-0); the estimate is built from the support counts as the authors' code is (for GRR the DC term equals
-Σ f̃ = 1, for the other oracles it is Σ g / H_0 rather than Σ f̃); IIW's default is 5 filters and
-AMRP's 10 orderings (the code leaves both to the caller); AMRP's orderings come from ``rng`` (seed 0
-by default, so the method is deterministic; the authors draw an unseeded generator).
-"""
+Notes: docs/python.md, "ldpopt.methods.wiener"."""
 
 from __future__ import annotations
 
@@ -182,7 +154,7 @@ def _check_rng(rng):
 def dw(estimate: Estimate) -> np.ndarray:
     """DW (Fang et al. S&P 2023, the direct Wiener filter; the authors' ``direct_wiener`` with
     ``f0=None``): the posterior mean under the stationary Gaussian prior with the raw estimate's
-    periodogram as its spectrum (module docstring). Needs ``estimate.ordered``.
+    periodogram as its spectrum (module notes). Needs ``estimate.ordered``.
     """
     est = _ordered(estimate)
     return _dw_rows(est, np.asarray(est.counts, dtype=np.float64))

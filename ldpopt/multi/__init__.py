@@ -1,18 +1,6 @@
 """Many attributes: multi-attribute collection under LDP and consistent marginals (docs/multi.md).
 
-* data: :class:`MultiDataset` (n users × k attributes), :func:`item_presence` (Retail / BMS items as
-  binary attributes), :func:`chain_network`, :func:`log_linear` (tunable 3-way interactions) and
-  :func:`dirichlet_joint` (synthetic data with known laws, ``SYNTHETIC`` by name);
-* collection (each protocol with a real client path and a fast path exact in law, and the exact ε of
-  one user's report): :func:`spl`, :func:`smp`, :func:`rsfd` (RS+FD[GRR], RS+FD[OUE-z]),
-  :func:`rsrfd` (RS+RFD: fake data from a public prior) and
-  :func:`calm` (each user one k-way marginal through any ldpopt oracle) → :class:`MarginalEstimates`;
-* consistency: :func:`consistency_problem` (an ldpopt Problem: CLS, weighted, exact likelihood) and
-  :func:`calm_consistency` (CALM's consistency and non-negativity steps, iterated);
-* reconstruction: :func:`maxent` (the maximum-entropy table given consistent marginals, by IPF) and
-  :func:`fit_table` (the best-fitting table of the same family for any marginals, Private-PGM's
-  estimator) answer marginals that were not collected; :func:`total_variation` scores them.
-"""
+Notes: docs/multi.md, "ldpopt.multi"."""
 
 from .calm_consistency import ConsistentMarginals, calm_consistency
 from .dataset import MultiDataset

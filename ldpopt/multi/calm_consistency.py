@@ -1,29 +1,6 @@
 """CALM's post-processing: consistency between marginals, then non-negativity, iterated.
 
-Zhang, Wang, Li, He & Chen, *CALM: Consistent Adaptive Local Marginal for Marginal Release under
-Local Differential Privacy*, CCS 2018, §4 (post-processing), which takes its consistency step from
-PriView (Qardaji, Yang & Li, SIGMOD 2014, §4.3); the paper is not in this repository, so its
-equation numbers are not cited and the steps are written out here:
-
-1. **Consistency.** For each attribute set S shared by two or more marginals (every pairwise
-   intersection; :meth:`~.marginals.MarginalSet.shared`, a subset before its supersets), the
-   projections T_i = P_{i→S} f_i of the marginals i ⊇ S are averaged with weights w_i ∝ 1/Var(T_i),
-   Var(T_i) = σ_i² · r_i (r_i = |cells of i| / |cells of S| cells summed per cell of S, σ_i² the Eq. 7
-   variance of marginal i: a choice — CALM's marginals all have n/m users and equal size, where the
-   weights are equal; the cells' covariances are neglected, as PriView does); then every cell of f_i
-   moves by (T − T_i)[its S-cell] / r_i — the least-squares change of f_i whose projection is T.
-   Visiting S in increasing size keeps the agreement reached on its subsets.
-2. **Non-negativity.** Each marginal is replaced by its Norm-Sub (:func:`ldpopt.methods.project_simplex`,
-   Wang et al. arXiv §3.3: the Euclidean projection onto the simplex).
-3. Repeat 1–2 until, after step 1, no cell is below −``tol`` (every marginal then agrees and sums to
-   one, step 1 keeping the totals), or ``max_rounds``. The last step-1 point is returned as it is (a
-   choice: not clipped), with ``max_negative`` and ``max_disagreement`` reported, so ldpopt's check
-   decides its feasibility.
-
-This is alternating projection (each step a projection onto one convex set); it converges to *a*
-point of both sets, not to the closest one: its answer is feasible for the problem of
-:mod:`.problem` but not its CLS optimum — ``benchmarks/bench_multi.py`` measures how far.
-"""
+Notes: docs/multi.md, "ldpopt.multi.calm_consistency"."""
 
 from __future__ import annotations
 
@@ -112,7 +89,7 @@ def _plan(ms: MarginalSet, var: np.ndarray):
 
 
 def consistency_step(f: np.ndarray, plan) -> np.ndarray:
-    """Step 1 of the module docstring on the concatenated vector f (a new array)."""
+    """Step 1 of the module notes on the concatenated vector f (a new array)."""
     f = f.copy()
     for ssize, owners in plan:  # one pass per shared set, vectorised over its cells
         proj = [np.bincount(p, weights=f[b], minlength=ssize) for b, p, _, _ in owners]
@@ -130,7 +107,7 @@ def disagreement(f: np.ndarray, ms: MarginalSet) -> float:
 
 
 def calm_consistency(est: MarginalEstimates, max_rounds: int = 1000, tol: float = 1e-12) -> ConsistentMarginals:
-    """CALM's consistency and non-negativity steps on ``est``, iterated (module docstring).
+    """CALM's consistency and non-negativity steps on ``est``, iterated (module notes).
 
     Zhang, Wang, Li, He & Chen, CALM, CCS 2018, §4, with PriView's consistency step (Qardaji, Yang &
     Li, SIGMOD 2014, §4.3). Each marginal's totals are set to one first (a choice).

@@ -1,79 +1,6 @@
 """RS+FD: random sampling plus fake data (Arcolezi, Couchot, Al Bouna & Xiao, CIKM 2021).
 
-Each user draws one of its k attributes uniformly, reports it through a frequency oracle with the
-amplified budget ε' = ln(k(e^ε − 1) + 1) (their §3, the amplification-by-sampling bound), and
-reports *fake data* for every other attribute, so the server cannot tell which attribute was
-sampled:
-
-* **RS+FD[GRR]**: fake value uniform on the attribute's domain; the sampled one GRR(ε').
-* **RS+FD[OUE-z]**: fake vector = OUE(ε') applied to the all-zero vector (every bit Bernoulli(q));
-  the sampled one OUE(ε') of the value.
-
-Estimator (their §3, the unbiased estimators of RS+FD[GRR] and RS+FD[OUE-z]; the paper is not in
-this repository, so the formulas are derived here and checked against the analytic expectation in
-``tests/test_multi_collect.py``): a value v of attribute j is supported by a report with probability
-
-    p* = p/k + (k − 1)/(k d_j)   (own value),   q* = q/k + (k − 1)/(k d_j)    [GRR, fake uniform]
-    p* = p/k + (k − 1) q/k,                      q* = q                        [OUE-z]
-
-with p, q the inner oracle's at ε'. Each attribute is therefore a pure frequency oracle with
-(p*, q*), and f̃_v = (c_v/n − q*)/(p* − q*) is Wang et al.'s unbiased estimator with the variance of
-their Eq. 2 — which is RS+FD's estimator: for GRR f̃_v = (c_v k d_j − n(k − 1 + q d_j))/(n d_j (p − q)),
-for OUE-z f̃_v = k(c_v − n q)/(n(p − q)) (the forms multi-freq-ldpy's ``RSpFD_GRR_Aggregator`` and
-``RSpFD_UE_zero_Aggregator`` compute before clipping). Every ldpopt post-processing method then applies
-to each attribute's :class:`~ldpopt.Estimate`.
-
-Privacy (exact, derived here; the tests enumerate the output law at small domains): the output
-probability is (Π_i fake_i(y_i)) · (1/k) Σ_j r_j(y_j, x_j), r_j ∈ [r_j^lo, r_j^hi] the inner oracle's
-likelihood ratio to the fake law (GRR: p d_j or q d_j; OUE-z: p/q or (1 − p)/(1 − q), whatever d_j).
-
-* Two tuples that differ in **every** attribute reach r^hi/r^lo = e^{ε'} (GRR: p/q; OUE-z: the ratio
-  of its two bit ratios), so the exact ε of one user's report over any two tuples is ε' > ε:
-  ``exact_epsilon``.
-* Two tuples that differ in attribute j only: ratio (r_j^hi + R)/(r_j^lo + R) with R ≥ Σ_{i≠j} r_i^lo,
-  so ``one_attribute_epsilon`` = max_j ln((r_j^hi + Σ_{i≠j} r_i^lo)/(r_j^lo + Σ_{i≠j} r_i^lo)). For
-  OUE-z, and for GRR with equal domain sizes, that is ln((e^{ε'} + k − 1)/k) = ε, the paper's ε. For
-  GRR with unequal domains it is larger (domains (2, 3), ε = 1: 1.072), because the fake law 1/d_i and
-  GRR's q_i differ from attribute to attribute. Both numbers are in the estimates' ``meta``.
-
-RS+RFD (Arcolezi, Gambs, Couchot & Palamidessi, "On the risks of collecting multidimensional data
-under local differential privacy", PVLDB 16(5) 2023, their countermeasure; code
-``hharcolezi/risks-ldp``, ``countermeasure_RSpRFD``): the same sampling and inner oracle, but the fake
-value of attribute j is drawn from a public prior π_j (e.g. a previous release's marginals) — GRR: the
-fake value itself; OUE: OUE(ε') of a value drawn from π_j (this module's choice for UE, "OUE-r":
-its fake vectors have the real vectors' law of ones, unlike OUE-z's). With φ_j(v) the
-probability that a fake report supports v (GRR: π_j(v); OUE: q + (p − q) π_j(v); RS+FD: 1/d_j or q),
-
-    E[c_v]/n = (q + (p − q) f_v)/k + (k − 1) φ_j(v)/k,
-    so  f̃_v = (k c_v/n − q − (k − 1) φ_j(v))/(p − q),
-
-which subtracts (k − 1)·n·φ_j(v)/k, the prior's term, where RS+FD subtracts the uniform one. The
-estimate's (p*, q*) are those with φ's mean φ̄_j (for RS+FD φ is constant, so nothing changes): its
-``counts`` are the prior-corrected c_v − n(k − 1)(φ_j(v) − φ̄_j)/k, and its variance is the Eq. 2 form
-at φ̄_j (the per-value variance differs by the φ_j(v) − φ̄_j term; the estimate stays unbiased). At a
-tiny n a corrected count can leave [0, n]; the same f̃ is then stored through the affine map
-c' = n(q* + λ(c/n − a_v)), a_v = (q + (k − 1)φ_j(v))/k, λ = 1/(1 + max a − min a), q* = λ max a, whose
-counts lie in [0, n] whatever c (its Eq. 2 variance is then only a rough guide).
-Privacy: ε between any two tuples is ε', as for RS+FD (the likelihood ratio to the fake law is
-r_j = P_inner(y_j | x_j)/fake_j(y_j); over tuples that differ everywhere its best case is still p/q);
-``one_attribute_epsilon`` depends on the prior through its smallest and largest entries
-(:meth:`RSFD._ratio_bounds`), so π must be positive everywhere.
-
-Sampled-attribute attack (the paper's threat to RS+FD): an attacker who knows the marginals f_j scores each report's
-attributes by log P(y_j | j sampled)/P(y_j | fake) and guesses the highest
-(:meth:`RSFD.sampled_attribute_scores`; the Bayes rule under a uniform draw of j when the attributes
-are independent). Against RS+FD the fake law is uniform (GRR) or all-zero (OUE-z), far from the real
-reports' law; RS+RFD's prior makes the two close — except at small ε with GRR, where the real report
-is nearly uniform and a skewed prior's fakes stand out (the benchmark measures it).
-``benchmarks/bench_rsrfd.py`` measures the attack's accuracy and the estimators' MSE.
-
-Fast path: the sampled attribute's users per distinct tuple by one Multinomial each
-(:func:`~.protocol.assign_groups`); attribute j's counts are then the inner oracle's ``sample_counts``
-on the users who sampled j plus the fake reports of the n − n_j others (GRR: one Multinomial(n − n_j,
-uniform); OUE-z: a Binomial(n − n_j, q) per bit, the bits being independent) — independent across
-attributes given the sampling, as on the real path. RS+RFD's fake reports: GRR one Multinomial(n − n_j,
-π_j); OUE a Multinomial(n − n_j, π_j) of fake values, then the inner oracle's ``sample_counts``.
-"""
+Notes: docs/multi.md, "ldpopt.multi.fake_data"."""
 
 from __future__ import annotations
 
@@ -117,7 +44,7 @@ def amplified_epsilon(epsilon: float, k: int) -> float:
 
 
 class RSFD(MultiProtocol):
-    """RS+FD over attributes with domain sizes ``domains`` (module docstring); ``inner``: ``"grr"``
+    """RS+FD over attributes with domain sizes ``domains`` (module notes); ``inner``: ``"grr"``
     or ``"oue"`` (OUE-z). Reports: GRR — an (n, k) int array, one value per attribute; OUE-z — one
     bool (n, d_j) array per attribute (the bit vectors).
 
@@ -157,7 +84,7 @@ class RSFD(MultiProtocol):
         self.fake_laws: tuple = tuple(np.full(d, 1.0 / d) if inner == "grr" else None for d in self.domains)
 
     def fake_support(self, j: int) -> np.ndarray:
-        """φ_j(v): the probability that a fake report of attribute j supports v (module docstring).
+        """φ_j(v): the probability that a fake report of attribute j supports v (module notes).
 
         Parameters
         ----------
@@ -202,7 +129,7 @@ class RSFD(MultiProtocol):
 
     @property
     def one_attribute_epsilon(self) -> float:
-        """The exact ε between tuples that differ in one attribute (module docstring).
+        """The exact ε between tuples that differ in one attribute (module notes).
 
         Examples
         --------
@@ -215,7 +142,7 @@ class RSFD(MultiProtocol):
         return float(np.max(np.log((hi + rest) / (lo + rest))))
 
     def support_probabilities(self, j: int) -> tuple[float, float]:
-        """(p*, q*) of attribute j, at the fake support's mean φ̄_j (module docstring).
+        """(p*, q*) of attribute j, at the fake support's mean φ̄_j (module notes).
 
         Parameters
         ----------
@@ -242,7 +169,7 @@ class RSFD(MultiProtocol):
         for j, c in enumerate(counts):
             ps, qs = self.support_probabilities(j)
             phi = self.fake_support(j)
-            if np.ptp(phi) > 0:  # the prior's term beyond its mean (module docstring)
+            if np.ptp(phi) > 0:  # the prior's term beyond its mean (module notes)
                 raw, c = c, c - n * (k - 1) * (phi - phi.mean()) / k
                 if np.any(c < 0) or np.any(c > n):  # a tiny n: the same f̃ through a map into [0, n]
                     a, orc = (self.oracles[j].q + (k - 1) * phi) / k, self.oracles[j]
@@ -312,7 +239,7 @@ class RSFD(MultiProtocol):
 
     def sampled_attribute_scores(self, reports, marginals) -> np.ndarray:
         """(n, k) log P(y_j | j sampled)/P(y_j | fake) per report and attribute: the sampled-attribute
-        attack's scores; its guess is each row's argmax (module docstring; Arcolezi et al., PVLDB 2023).
+        attack's scores; its guess is each row's argmax (module notes; Arcolezi et al., PVLDB 2023).
 
         Parameters
         ----------
@@ -406,7 +333,7 @@ def _check_laws(laws, domains, name: str) -> tuple:
 
 
 class RSRFD(RSFD):
-    """RS+RFD: RS+FD whose fake values are drawn from a public ``prior`` (module docstring), with the
+    """RS+RFD: RS+FD whose fake values are drawn from a public ``prior`` (module notes), with the
     estimator that subtracts the prior's term. Reports as :class:`RSFD`'s.
 
     Arcolezi, Gambs, Couchot & Palamidessi, PVLDB 16(5) 2023 (their countermeasure to RS+FD's risks).
@@ -447,7 +374,7 @@ class RSRFD(RSFD):
 
 def rsrfd(domains, epsilon: float, prior, inner: str = "grr") -> RSRFD:
     """RS+RFD[GRR] (``inner="grr"``) or RS+RFD[OUE-r] (``inner="oue"``) with fake values from
-    ``prior``; module docstring.
+    ``prior``; module notes.
 
     Parameters
     ----------
@@ -482,7 +409,7 @@ def rsrfd(domains, epsilon: float, prior, inner: str = "grr") -> RSRFD:
 
 
 def rsfd(domains, epsilon: float, inner: str = "grr") -> RSFD:
-    """RS+FD[GRR] (``inner="grr"``) or RS+FD[OUE-z] (``inner="oue"``); module docstring.
+    """RS+FD[GRR] (``inner="grr"``) or RS+FD[OUE-z] (``inner="oue"``); module notes.
 
     Parameters
     ----------

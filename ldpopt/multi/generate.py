@@ -1,36 +1,6 @@
 """Multi-attribute data: item presence in the shipped transaction files, and a synthetic chain.
 
-* :func:`item_presence` — real data derived from what ships with ldpopt: the ``top`` items of a
-  transaction dataset by the number of transactions that contain them, each a binary attribute
-  ("the transaction contains item i"), one user per transaction. Sources (each folder's SOURCE.md in
-  ``ldpopt/datasets/data/`` has the origin, checksums and licence):
-
-  - ``"retail"``: FIMI ``retail.dat`` (Brijs, Swinnen, Vanhoof & Wets, KDD 1999): 88,162 receipts of a
-    Belgian supermarket, 16,470 items;
-  - ``"bms-webview-1"``, ``"bms-webview-2"``: KDD Cup 2000 click streams (Kohavi et al. 2000; SPMF
-    copies): 59,602 and 77,512 sessions.
-
-  The files are read by :mod:`ldpopt.datasets`' own parser and cache (no second reader). Ties in an
-  item's support are broken by the smaller item id (a choice).
-* :func:`chain_network` — synthetic data with known dependence: a Bayesian network on a chain
-  X_0 → X_1 → … → X_{k−1}; X_0 ~ Categorical(π), and X_{j+1} = X_j mod d_{j+1} with probability
-  ``strength``, else uniform on its domain. The exact joint law (``meta["joint"]``, an array of shape
-  ``domains``) is the product of the transitions; the n users' tuples are one Multinomial(n, joint)
-  draw (exact, no per-user loop). X_i and X_j are dependent for every i, j when 0 < strength, and
-  X_i ⊥ X_{i+2} | X_{i+1} (the chain's Markov property), which the tests check on the law.
-* :func:`log_linear` — synthetic data whose law has 3-way interactions of tunable strength: the
-  log-linear model log P(x) = ``pairwise``·Σ_{i<j} θ_ij[x_i, x_j] + ``threeway``·Σ_{i<j<l}
-  γ_ijl[x_i, x_j, x_l] + const, every θ, γ entry drawn N(0, 1) from ``rng`` and then centred along
-  each of its axes (a pure interaction of its order: a choice, so that ``threeway`` adds 3-way
-  dependence only and leaves the 2-way terms to ``pairwise``). At ``threeway`` = 0
-  the law is pairwise, so the maximum-entropy table of its exact 2-way marginals *is* the law; the
-  larger ``threeway``, the further the 2-way marginals are from determining the 3-way ones.
-* :func:`dirichlet_joint` — a joint law drawn from the symmetric Dirichlet(α) on all cells
-  (interactions of every order; small α: a spiky law).
-
-Each synthetic law is exact (``meta["joint"]``) and its n users one Multinomial(n, joint) draw.
-``SYNTHETIC`` maps the names a configuration uses to these generators.
-"""
+Notes: docs/multi.md, "ldpopt.multi.generate"."""
 
 from __future__ import annotations
 
@@ -110,7 +80,7 @@ def item_presence(name: str = "retail", top: int = 10) -> MultiDataset:
 
 
 def chain_network(n: int, k: int, domains=2, strength: float = 0.6, first=None, *, rng) -> MultiDataset:
-    """n users of the chain Bayesian network of the module docstring over k attributes.
+    """n users of the chain Bayesian network of the module notes over k attributes.
 
     ``domains``: one size for all or one per attribute; ``strength`` ∈ [0, 1]: the probability that an
     attribute copies its parent (0: independent uniform attributes after the first); ``first``: π, the
@@ -194,7 +164,7 @@ def _nonneg(x, name: str) -> float:
 
 
 def log_linear(n: int, k: int, domains=2, pairwise: float = 0.5, threeway: float = 0.0, *, rng) -> MultiDataset:
-    """n users of the log-linear law of the module docstring: pairwise terms of scale ``pairwise``,
+    """n users of the log-linear law of the module notes: pairwise terms of scale ``pairwise``,
     3-way terms of scale ``threeway`` (0: a pairwise law, which 2-way marginals determine).
 
     The interaction tables are drawn from ``rng`` first (θ for each pair in lexicographic order, then γ

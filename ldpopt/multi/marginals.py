@@ -1,16 +1,6 @@
 """A set of marginals over k attributes laid end to end in one vector, and what is collected on them.
 
-Layout (a choice; the papers draw tables, they do not number cells): marginal i is over the sorted
-attribute tuple ``attrs[i]``; its cells are numbered row-major over those attributes
-(``numpy.ravel_multi_index``, the first attribute most significant); the concatenated vector holds
-marginal 0's cells, then marginal 1's, … (``offsets``). SPL, SMP and RS+FD collect the k one-way
-marginals; CALM-style collection any set of them.
-
-Two marginals that share attributes S must agree on the marginal on S (each is a projection of the
-same table): :meth:`MarginalSet.agreement` states that as sparse rows A f = 0 over the vector, for
-the pairwise intersections of the attribute sets (CALM, Zhang et al. CCS 2018, and PriView, Qardaji
-et al. SIGMOD 2014, enforce exactly these shared sub-marginals).
-"""
+Notes: docs/multi.md, "ldpopt.multi.marginals"."""
 
 from __future__ import annotations
 
@@ -61,7 +51,7 @@ def all_k_way(k: int, way: int) -> list[tuple[int, ...]]:
 class MarginalSet:
     """Marginals ``attrs`` over attributes with domain sizes ``domains``, laid end to end.
 
-    Layout in the module docstring: marginal i's cells row-major over its sorted attributes, the
+    Layout in the module notes: marginal i's cells row-major over its sorted attributes, the
     marginals one after another (``offsets``).
 
     Parameters

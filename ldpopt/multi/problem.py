@@ -1,27 +1,6 @@
 """Consistent marginals as one ldpopt :class:`~ldpopt.problems.Problem` over the concatenated vector.
 
-The family (CALM, Zhang et al. CCS 2018, states it as the goal of its post-processing; PriView,
-Qardaji et al. SIGMOD 2014 §4.3, for central DP): find marginals f = (f_1, …, f_m) that
-
-* each lie on their simplex: f_i ≥ 0, Σ f_i = 1;
-* agree on every shared sub-marginal: P_{i→S} f_i = P_{j→S} f_j for marginals i, j containing S,
-
-closest to the unbiased estimates f̃ in one of three senses (``objective``):
-
-* ``"cls"``: Σ_i ‖f_i − f̃_i‖² (Wang et al. arXiv §3.5's CLS over the whole vector);
-* ``"weighted"``: Σ_i ‖f_i − f̃_i‖² / σ_i², σ_i² marginal i's σ² of Wang et al. Eq. 7 (the n_i users
-  who reported marginal i set it; a choice: Eq. 7's common variance, not Eq. 2's value-dependent
-  one, so the weights do not depend on the unknown f — the weighting CALM's consistency step uses);
-* ``"likelihood"``: the exact likelihood of the reports, −(1/N) Σ_i Σ_v c_iv log(q + (p − q) f_iv)
-  with N the users in all — for GRR reports with one (p, q) for every marginal (the same oracle on
-  marginals of equal size), where it is ldpopt's ``"multinomial"`` objective on the concatenated counts.
-
-Constraints, in ldpopt's types: ``NonNegative()``, ``SumTo(m)`` (the structured solver's Σ f = total),
-``PartitionTotals`` (Σ f_i = 1 for marginals 0..m−2; the last one's total follows from SumTo) and
-``LinearEquality`` (the agreement rows of :meth:`~.marginals.MarginalSet.agreement`, name
-``"shared"``). ldpopt's structured dual solver solves it (the rows enter its dual Newton steps) and
-its check certifies the answer; ``Problem.solve(solver="CLARABEL")`` is the cvxpy referee.
-"""
+Notes: docs/multi.md, "ldpopt.multi.problem"."""
 
 from __future__ import annotations
 
@@ -37,7 +16,7 @@ OBJECTIVES = ("cls", "weighted", "likelihood")
 
 
 def consistency_constraints(marginals) -> list:
-    """The constraint list of the module docstring for a :class:`~.marginals.MarginalSet`.
+    """The constraint list of the module notes for a :class:`~.marginals.MarginalSet`.
 
     Parameters
     ----------
@@ -91,7 +70,7 @@ def _scale(est: MarginalEstimates) -> float:
 
 
 def consistency_problem(est: MarginalEstimates, objective: str = "cls") -> Problem:
-    """The consistency problem of ``est`` (module docstring) as an ldpopt :class:`Problem`.
+    """The consistency problem of ``est`` (module notes) as an ldpopt :class:`Problem`.
 
     The consistent-marginals goal of CALM (Zhang et al. CCS 2018) and PriView (Qardaji et al.
     SIGMOD 2014 §4.3), closest to f̃ in the sense of ``objective``.
@@ -101,7 +80,7 @@ def consistency_problem(est: MarginalEstimates, objective: str = "cls") -> Probl
     est : MarginalEstimates
         The unbiased estimates.
     objective : {"cls", "weighted", "likelihood"}, default "cls"
-        See the module docstring; ``"likelihood"`` needs GRR reports with one (p, q).
+        See the module notes; ``"likelihood"`` needs GRR reports with one (p, q).
 
     Returns
     -------

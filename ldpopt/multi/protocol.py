@@ -1,19 +1,6 @@
 """The interface of a multi-attribute collection protocol, and the one random assignment they share.
 
-A protocol has the two paths of a frequency oracle (:mod:`ldpopt.oracles.base`):
-
-* the real one — ``perturb(values, rng)`` (client side: each user's report from its tuple,
-  vectorised over users, looping over attributes or marginals only) then ``aggregate(reports)``;
-* the fast one — ``sample(data, rng)``: the aggregated counts drawn from their joint law without a
-  report per user. Where users are split into groups (SMP: the attribute a user reports; CALM: the
-  marginal), the split is drawn per distinct tuple, a Multinomial(n_t, uniform) for the n_t users
-  holding tuple t — exactly the law of n independent uniform choices — so each group's true
-  histogram, hence every oracle's counts (each oracle's ``sample_counts`` is exact in joint law),
-  and the dependence between the groups (they partition the same users) are the real path's.
-
-``simulate(data, rng, exact=False)`` runs either. Both return a
-:class:`~.marginals.MarginalEstimates`.
-"""
+Notes: docs/multi.md, "ldpopt.multi.protocol"."""
 
 from __future__ import annotations
 

@@ -1,33 +1,6 @@
 """Reconstruction of marginals that were not collected: the maximum-entropy table given the collected ones.
 
-Given consistent marginals f_1, …, f_m on attribute sets A_1, …, A_m (each on its simplex, agreeing on
-shared attributes: :func:`~.problem.consistency_problem` or :func:`~.calm_consistency.calm_consistency`
-makes them so), any marginal on attributes B is answered from the one joint table T over all k
-attributes that matches them and has the largest entropy. CALM (Zhang, Wang, Li, He & Chen, CCS 2018,
-§5; the paper is not in this repository, so its equations are not cited) answers a marginal it did
-not collect this way, from the collected marginals that overlap B; Private-PGM (McKenna, Sheldon &
-Miklau, ICML 2019) finds the same distribution as a graphical model whose cliques are the A_i.
-
-Route (a choice among the two): iterative proportional fitting (IPF; Deming & Stephan 1940, Csiszár
-1975 for its convergence to the I-projection) on the full table, which holds Π domains cells — fine
-for the item-presence and chain data of :mod:`.generate` (2^k cells, k ≤ 22: ``MAX_CELLS``), not for
-wide tables, where the junction-tree or Private-PGM route is needed and does not exist here. Start
-from the uniform table (the maximum-entropy point with no constraint); for each i in turn, scale every
-cell of T by f_i[c]/T_i[c], c its cell of A_i and T_i = Σ_{attributes ∉ A_i} T (a cell with T_i[c] = 0
-stays 0); stop when max_i ‖T_i − f_i‖∞ ≤ ``tol`` (``converged``) or after ``max_sweeps``. Each step is
-the I-projection onto {T: T_i = f_i}; started at the uniform table, the limit is the maximum-entropy
-table when the f_i are consistent and some positive table matches them (Csiszár 1975, Thm 3.2);
-with zeros in the f_i the limit matches them and maximises entropy among the tables that do.
-Inconsistent marginals (raw f̃, say) make the sweeps cycle: :func:`maxent` refuses marginals whose
-disagreement exceeds ``consistency_tol``. Marginals that agree pairwise need not have any joint table
-(all 2-way marginals form cycles; agreement on every shared attribute is a local condition, not a
-global one), and noisy ones often have none: IPF then does not converge (``converged`` False), and
-:func:`fit_table` — the closest table of the same family, Private-PGM's estimator — is the route.
-
-Exactness: a table that is itself in the family — the chain of :func:`~.generate.chain_network`
-given its 2-way marginals, whose joint factorises over the pairs (j, j + 1) — is recovered exactly
-(``tests/test_multi_reconstruct.py``: to 1e-10 from the exact law's marginals).
-"""
+Notes: docs/multi.md, "ldpopt.multi.reconstruct"."""
 
 from __future__ import annotations
 
@@ -168,7 +141,7 @@ class MaxEntTable:
 def maxent(marginals: MarginalSet, f, *, max_sweeps: int = 2000, tol: float = 1e-12,
            consistency_tol: float = 1e-6) -> MaxEntTable:
     """The maximum-entropy table matching the consistent marginals ``f`` (the concatenated vector of
-    ``marginals``' cells, e.g. ``consistency_problem(est).solve().f``) by IPF (module docstring).
+    ``marginals``' cells, e.g. ``consistency_problem(est).solve().f``) by IPF (module notes).
 
     Parameters
     ----------

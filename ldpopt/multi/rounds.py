@@ -2,29 +2,7 @@ r"""Post-processing across rounds: τ per-round estimates of the same users made
 one ldpopt :class:`~ldpopt.problems.Problem` over the stacked vector x = (f_1, …, f_τ) ∈ ℝ^{τd}
 (x[t·d + v] = f_t(v), round-major), stated as :mod:`.problem` states consistent marginals.
 
-Constraints: every round on its simplex (``NonNegative``, ``SumTo(τ)`` and ``PartitionTotals`` for rounds
-0 … τ − 2; the last round's total follows). Objective (a :class:`~ldpopt.problems.SmoothObjective`,
-convex quadratic, certified by ldpopt's check with a ‖x − x*‖∞ bound from its curvature floor):
-
-    J(x) = Σ_v (x_v − f̃_v)ᵀ Σ_v⁻¹ (x_v − f̃_v) + λ Σ_{t<τ} Σ_v (f_{t+1}(v) − f_t(v))² ,
-
-x_v ∈ ℝ^τ value v's trajectory. ``coupling``:
-
-* ``"shared"`` — Σ_v is the exact covariance of value v's τ estimates when the users keep their value
-  and their permanent response (memo) is shared by every round (module docstring of
-  :mod:`ldpopt.oracles.longitudinal`): compound symmetry Σ_v = a_v I + b_v 11ᵀ, with
-  b_v = (p₂ − q₂)² [n_v p₁(1 − p₁) + (n − n_v) m(1 − m)] / (n(p − q))² the memo's share (a report's
-  indicator is p₂ or q₂ given the memo; m = q₁, or 1/g for LOLOHA, whose memo is of a random hash) and a_v + b_v the per-round variance of Eq. 2;
-* ``"independent"`` — Σ_v = (a_v + b_v) I: each round weighted by its own variance, as if the rounds
-  were independent.
-
-``smooth`` = λ ≥ 0 penalises change between rounds (λ = 0: only the shared term couples the rounds).
-*Choices where no paper speaks*: n_v is evaluated at n·clip(mean_t f̃_t(v), 0, 1) (the variances depend
-on the unknown f, as Eq. 2's do); the covariances between different values within a round (GRR's
-−q², zero for the unary encodings) are left out, so for L-GRR the objective is a per-value weighting; the
-objective is divided by the largest diagonal weight (a unit of order 1 for the solver; it changes
-nothing at the optimum).
-"""
+Notes: docs/multi.md, "ldpopt.multi.rounds"."""
 
 from __future__ import annotations
 
@@ -89,7 +67,7 @@ def check_rounds(estimates, oracle) -> list:
 
 
 def rounds_covariance(estimates, oracle) -> tuple[np.ndarray, np.ndarray]:
-    """(a, b), each (d,): value v's τ estimates have covariance a_v I + b_v 11ᵀ (module docstring, the
+    """(a, b), each (d,): value v's τ estimates have covariance a_v I + b_v 11ᵀ (module notes, the
     memo shared by the rounds), at n_v = n·clip(mean_t f̃_t(v), 0, 1).
 
     Parameters
@@ -127,7 +105,7 @@ def rounds_covariance(estimates, oracle) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rounds_problem(estimates, oracle, coupling: str = "shared", smooth: float = 0.0) -> Problem:
-    """The across-rounds consistency problem (module docstring) as one :class:`Problem` on ℝ^{τd}.
+    """The across-rounds consistency problem (module notes) as one :class:`Problem` on ℝ^{τd}.
 
     Parameters
     ----------

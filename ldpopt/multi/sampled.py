@@ -1,25 +1,6 @@
 """Each user reports one marginal, chosen uniformly at random, with the whole budget: SMP and CALM.
 
-* **SMP** (the "random sampling" solution; Wang et al. ICDE 2019 §IV for numerical/categorical
-  attributes, Arcolezi et al. CIKM 2021 §2.3 as their baseline Smp): the marginals are the k
-  attributes; a user reports (j, Ψ_j(x_j)) for one attribute j drawn uniformly, Ψ_j a frequency
-  oracle with the full ε on attribute j's domain.
-* **CALM-style marginal collection** (Zhang, Wang, Li, He & Chen, CCS 2018, §4: users are divided
-  into groups, one per chosen marginal, and each reports its cell of that marginal through a frequency
-  oracle with the whole ε): the marginals are any attribute sets (:func:`~.marginals.all_k_way` for
-  all k-way ones); a marginal's cells form one domain of size Π domains (row-major), reported with any
-  ldpopt oracle (CALM uses OLH; ``oracle=`` picks). CALM chooses the marginal size adaptively
-  (its "adaptive" part, §5); here the caller chooses it.
-
-Privacy: a report (i, y) has Pr = Pr[Ψ_i(cell_i(x)) = y]/m, so the ratio for two tuples is the
-oracle's ratio on marginal i: exactly ε-LDP per user (the oracle's ε; the choice of i carries no
-information about x).
-
-Estimates: marginal i's estimate is the oracle's unbiased f̃ from the n_i users who chose it; given
-n_i ≥ 1 they are a uniform random subset of the users, so E[f̃_i | n_i] is marginal i of the table.
-The real path draws each user's choice (:func:`~.protocol.choose_groups`); the fast path the choices'
-counts per distinct tuple (:func:`~.protocol.assign_groups`), then each oracle's ``sample_counts``.
-"""
+Notes: docs/multi.md, "ldpopt.multi.sampled"."""
 
 from __future__ import annotations
 
@@ -108,7 +89,7 @@ class MarginalSampling(MultiProtocol):
 
 
 def smp(domains, epsilon: float, oracle: str = "grr", **oracle_params) -> MarginalSampling:
-    """SMP: each user reports one attribute, drawn uniformly, with the whole ε (module docstring).
+    """SMP: each user reports one attribute, drawn uniformly, with the whole ε (module notes).
 
     Parameters
     ----------
@@ -144,7 +125,7 @@ def smp(domains, epsilon: float, oracle: str = "grr", **oracle_params) -> Margin
 
 def calm(domains, epsilon: float, way: int = 2, attrs=None, oracle: str = "oue", **oracle_params) -> MarginalSampling:
     """CALM-style collection: each user reports its cell of one marginal, drawn uniformly from
-    ``attrs`` (default every ``way``-attribute marginal), with the whole ε (module docstring).
+    ``attrs`` (default every ``way``-attribute marginal), with the whole ε (module notes).
     Default oracle OUE (a choice: CALM uses OLH, whose variance is the same; OUE's fast path is exact
     at any marginal size).
 

@@ -1,17 +1,6 @@
 """SPL: every user reports every attribute, the budget split evenly across them.
 
-Arcolezi et al. CIKM 2021 §2.3 (their baseline Spl; the standard composition approach, e.g. Wang et
-al. ICDE 2019 §IV-A): a user with tuple x reports Ψ_j(x_j) for each of the k attributes, Ψ_j a
-frequency oracle with ε/k on attribute j's domain. The reports are independent given x, so the
-output probability is the product over attributes and the exact ε of the whole report is the sum of
-the oracles' (ε when each oracle's is exact): two tuples that differ in every attribute attain every
-attribute's worst ratio at once.
-
-Estimates: attribute j's f̃ from all n users' Ψ_j reports (unbiased, Eq. 2 variance at ε/k). The fast
-path draws each attribute's counts with its oracle's ``sample_counts`` from the attribute's true
-histogram: given the table the attributes' counts are independent (independent randomness per
-attribute), so this is the real path's joint law.
-"""
+Notes: docs/multi.md, "ldpopt.multi.split"."""
 
 from __future__ import annotations
 
@@ -84,7 +73,7 @@ class SPL(MultiProtocol):
 
 
 def spl(domains, epsilon: float, oracle: str = "grr", **oracle_params) -> SPL:
-    """SPL with ε/k per attribute (module docstring).
+    """SPL with ε/k per attribute (module notes).
 
     Parameters
     ----------

@@ -1,22 +1,6 @@
 """EM and EMS (EM with smoothing) for a distribution behind a known channel (Li et al. SIGMOD 2020 §5).
 
-Data: counts c (length d̃) of binned reports; channel K (d̃ × d), K[j, i] = P(report bin j | value
-bin i), columns summing to 1. The log-likelihood of a distribution f on the d value bins is
-
-    L(f) = Σ_j c_j log (K f)_j.
-
-EM step (the paper's E and M steps combined): f_i ← f_i Σ_j K[j, i] c_j / (n (K f)_j). It keeps f
-on the simplex and never decreases L (a property the tests check).
-
-EMS adds the smoothing step of Silverman et al. (1990) that Li et al. use after each M step: the
-binomial filter [1, 2, 1]/4, each edge row renormalised to its in-range weights ([2, 1]/3 at the
-ends), then f is renormalised to sum 1. EMS does not maximise L (the smoothing trades likelihood for
-smoothness), so L may go down.
-
-Stopping rule (the paper's, from memory of Li et al. and their code; unverified here): stop when the
-log-likelihood changes by less than ``tol`` between iterations, ``tol = 1e-3`` by default on L as
-written above (counts, not per user), with a cap of ``max_iter`` iterations; the start is uniform.
-"""
+Notes: docs/python.md, "ldpopt.numeric.em"."""
 
 from __future__ import annotations
 
@@ -114,7 +98,7 @@ def _run(counts, channel, smoothing: bool, tol: float, max_iter: int) -> EMResul
 
 
 def em(counts, channel, *, tol: float = 1e-3, max_iter: int = 10_000) -> EMResult:
-    """Maximum-likelihood distribution by EM (Li et al. SIGMOD 2020 §5.1); see the module docstring.
+    """Maximum-likelihood distribution by EM (Li et al. SIGMOD 2020 §5.1); see the module notes.
 
     Starts uniform; every step keeps f on the simplex and never decreases the log-likelihood.
 
@@ -154,7 +138,7 @@ def em(counts, channel, *, tol: float = 1e-3, max_iter: int = 10_000) -> EMResul
 
 
 def ems(counts, channel, *, tol: float = 1e-3, max_iter: int = 10_000) -> EMResult:
-    """EM with the binomial smoothing step (EMS, Li et al. SIGMOD 2020 §5.2); see the module docstring.
+    """EM with the binomial smoothing step (EMS, Li et al. SIGMOD 2020 §5.2); see the module notes.
 
     The [1, 2, 1]/4 filter of Silverman et al. (1990) after each M step; the likelihood may decrease.
 

@@ -1,14 +1,6 @@
 """Error metrics for distributions on d equal bins of [0, 1] (Li et al. SIGMOD 2020 §6.1).
 
-* :func:`wasserstein1`: W1 = ∫₀¹ |F(x) − G(x)| dx for the two piecewise-uniform densities (mass
-  uniform inside each bin), computed exactly: inside a bin F − G is linear, so the integral of its
-  absolute value is the area of a trapezoid or of two triangles when it changes sign.
-* :func:`range_query_error`: mean |P̂([a, a + α)) − P([a, a + α))| over random ranges of width α
-  (round(α·d) whole bins — a choice), start uniform over the admissible bins; α = 0.1 and 0.4 in the
-  experiment (the widths we recall from the paper).
-* :func:`quantile_error`: mean |Q̂(β) − Q(β)| over the deciles β = 0.1, …, 0.9, with Q the exact
-  quantile of the piecewise-uniform density (interpolated inside the bin where the CDF crosses β).
-"""
+Notes: docs/python.md, "ldpopt.numeric.metrics"."""
 
 from __future__ import annotations
 
@@ -34,7 +26,7 @@ def _pair(est, truth):
 def wasserstein1(est, truth) -> float:
     """Exact W1 between two distributions on d equal bins of [0, 1] (mass uniform within a bin).
 
-    Li et al. SIGMOD 2020 §6.1's metric; ∫|F − G| computed exactly, bin by bin (module docstring).
+    Li et al. SIGMOD 2020 §6.1's metric; ∫|F − G| computed exactly, bin by bin (module notes).
 
     Parameters
     ----------

@@ -1,34 +1,7 @@
 """ldpopt's convex alternative to EMS: the exact likelihood of the binned reports with a smoothness
 penalty, on the simplex, and λ chosen by held-out likelihood over report splits.
 
-Problem (convex: a concave log of a linear map, plus a convex quadratic, over the simplex):
-
-    minimise  J_λ(f) = −(1/n) Σ_j c_j log (K f)_j  +  λ · d⁵ ‖D₂ f‖²     s.t.  f ≥ 0, Σ f = 1,
-
-with c the binned report counts, K the channel (:meth:`SquareWave.channel`) and D₂ the second
-difference ((D₂f)_i = f_i − 2f_{i+1} + f_{i+2}). The factor d⁵ makes λ resolution-free: with the
-density h = d·f on bins of width 1/d, d⁵ ‖D₂f‖² is the Riemann sum of ∫₀¹ h''(x)² dx. Li et al.'s EMS
-smooths by a filter inside EM and has no objective; this states the same trade-off as a problem
-whose optimum is certified.
-
-Solver (a choice; ldpopt's :class:`~ldpopt.problems.Problem` and its SQP route assume a diagonal
-frequency-oracle channel π = q + (p − q)f, which K is not): an active-set projected Newton method
-with the dense exact Hessian (d ≤ a few thousand): each step solves the equality-constrained Newton
-system on the free set exactly, cut at the boundary, with Armijo backtracking on J_λ. Measured
-alternatives that failed here: accelerated projected gradient (FISTA: at d = 256, λ = 1e-7 still at a
-gap of 2e-2 after 20,000 iterations — the penalty's curvature spans ~7 orders of magnitude) and
-Newton steps as QPs solved by Clarabel (stalled: the interior point loses the likelihood's curvature
-in the penalty's null space). Stopping rule: the Frank–Wolfe gap
-g·f − min_i g_i (g = ∇J(f)), an upper bound on J(f) − J* for a convex J on the simplex, ≤ ``tol``;
-the result says whether that certificate was reached. cvxpy (exponential cones) is the referee in the
-tests at small d.
-
-λ (:func:`choose_lambda`): K-fold held-out likelihood. The reports are split into folds by
-multinomial thinning of the bin counts (each report independently to a fold with probability 1/K,
-exactly the law of a random split of the users); for each λ on the grid fit on K − 1 folds, score
-Σ_j c_j^test log (K f)_j on the held-out fold, sum over folds; the best λ is refit on all the counts
-(unchanged: a choice, it smooths slightly more than the optimum for n reports would).
-"""
+Notes: docs/python.md, "ldpopt.numeric.penalized"."""
 
 from __future__ import annotations
 
@@ -100,7 +73,7 @@ def _d2_gram(d: int) -> np.ndarray:
 
 
 def penalized_objective(f, counts, channel, lam: float) -> float:
-    """J_λ(f) of the module docstring (numpy; +inf where some (K f)_j ≤ 0 with c_j > 0)."""
+    """J_λ(f) of the module notes (numpy; +inf where some (K f)_j ≤ 0 with c_j > 0)."""
     c, K = _check(counts, channel)
     f = np.asarray(f, dtype=np.float64)
     d = K.shape[1]
@@ -184,12 +157,12 @@ def _newton(c, K, lam, f0, tol, max_iter):
 
 def penalized_mle(counts, channel, lam: float, *, f0=None, tol: float = 1e-8,
                   max_iter: int = 100) -> PenalizedResult:
-    """Minimise J_λ on the simplex (module docstring); ``f0`` a warm start (default uniform).
+    """Minimise J_λ on the simplex (module notes); ``f0`` a warm start (default uniform).
 
     ``tol`` bounds the certified suboptimality J_λ(f) − J* (per-user log-likelihood units).
 
     ldpopt's convex alternative to Li et al.'s EMS (SIGMOD 2020 §5.2): J_λ(f) = −(1/n) Σ_j c_j
-    log (K f)_j + λ d⁵ ‖D₂ f‖², solved by active-set projected Newton (module docstring).
+    log (K f)_j + λ d⁵ ‖D₂ f‖², solved by active-set projected Newton (module notes).
 
     Parameters
     ----------
@@ -245,7 +218,7 @@ def choose_lambda(counts, channel, *, lambdas=DEFAULT_LAMBDAS, folds: int = 2, r
     """λ by ``folds``-fold held-out likelihood over report splits, then the fit on all counts.
 
     Folds by multinomial thinning of the bin counts (the law of a random split of the users); the
-    best λ on the grid is refit on all counts (module docstring).
+    best λ on the grid is refit on all counts (module notes).
 
     Parameters
     ----------

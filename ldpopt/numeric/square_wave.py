@@ -1,28 +1,6 @@
 """The Square Wave (SW) mechanism for a numerical value in [0, 1] and its discretised channel.
 
-Li, Lopuhaä-Zwakenberg, Li, Škorić, Li, *Estimating Numerical Distributions under Local Differential
-Privacy*, SIGMOD 2020, §4 (written from memory of the paper; no copy ships with the repository).
-A user with value v ∈ [0, 1] reports ṽ ∈ [−b, 1 + b] with density
-
-    M_v(ṽ) = p  if |ṽ − v| ≤ b,   q  otherwise,      p = e^ε / (2b e^ε + 1),  q = 1 / (2b e^ε + 1),
-
-so p/q = e^ε (ε-LDP) and 2b·p + 1·q = 1. The half-width is the paper's choice that maximises the
-mutual information between v and ṽ (their Eq. for b):
-
-    b = (ε e^ε − e^ε + 1) / (2 e^ε (e^ε − 1 − ε)).
-
-The aggregator bins the reports into d̃ equal bins of [−b, 1 + b] and estimates the distribution of
-v on d equal bins of [0, 1] through the channel matrix K (d̃ × d) with
-K[j, i] = P(ṽ ∈ output bin j | v ∈ input bin i).
-
-Where the paper is silent (choices, documented):
-
-* the value inside input bin i is taken uniform on the bin, and K[j, i] is the *exact* average over
-  the bin of the report probability (a double integral computed in closed form through the second
-  antiderivative of the window, :func:`_window_k`), not the value at the bin centre;
-* b is a 0/0 as ε → 0 (limit 1/2); numerator and denominator are both O(ε²) and are formed with
-  ``expm1``, so b keeps ~1e-16/ε relative accuracy (ample for the ε ≥ 0.1 the experiments use).
-"""
+Notes: docs/python.md, "ldpopt.numeric.square_wave"."""
 
 from __future__ import annotations
 

@@ -1,24 +1,7 @@
 """The adaptive attack on local hashing (OLH, BLH): crafted reports whose support size follows the
 genuine law while they support as many targets as that allows.
 
-Li, Li, Wang & Sun (CCS 2025, arXiv 2506.02156; their code ``build_support.py``
-``process_attacker_User`` / ``find_hash_function``) make the maximal gain attack on OLH stealthy
-against support-size detection: each fake user draws a desired size K, searches hash keys, and
-keeps the (key s, bucket y) maximising
-
-    score = t(s, y) − |K − n(s, y)|,
-
-t the number of targets and n the number of domain values that s hashes to y (the report's support
-size |S(s, y)|). Choices where their code differs or is silent: K is drawn from the exact genuine
-size law Bernoulli(p) + Binomial(d − 1, 1/g) of :func:`.detect.genuine_size_pmf` (theirs: uniform in
-d/g ± 10·h_ao, or the Binomial(d, (p + (d − 1)q)/d) of ``construct_omega`` in a commented-out line);
-``candidates`` random keys (default 1,000, as :mod:`.attacks`' MGA; theirs: 10⁶ simulated); ties go
-to the first key, then the smallest bucket; all r targets are in play (their ``splits`` r′ < r is
-not modelled). The report is a real OLH/BLH report, aggregated by the oracle as any other.
-
-No fast path: the support counts of these reports are their aggregate (:func:`apa_hash_counts`),
-made on the per-report path. The search costs m · candidates · d hashes, in blocks of users.
-"""
+Notes: docs/poisoning.md, "ldpopt.robust.apa_hashing"."""
 
 from __future__ import annotations
 
@@ -36,7 +19,7 @@ _CELLS = 1 << 22
 
 
 def apa_hash_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng, candidates: int = 1000) -> np.ndarray:
-    """(m, 2) OLH/BLH reports (key, bucket) of the adaptive search (module docstring); ``targets``
+    """(m, 2) OLH/BLH reports (key, bucket) of the adaptive search (module notes); ``targets``
     already checked."""
     if not isinstance(oracle, OLH) or oracle.report_form != "hash":  # BLH is an OLH
         raise ValueError(f"the adaptive hashing attack is defined for OLH's hashed reports (OLH, BLH), "
@@ -63,5 +46,5 @@ def apa_hash_reports(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng, 
 
 
 def apa_hash_counts(oracle: FrequencyOracle, targets: np.ndarray, m: int, rng, candidates: int = 1000) -> np.ndarray:
-    """Support counts of m adaptive reports: their aggregate (no fast path, module docstring)."""
+    """Support counts of m adaptive reports: their aggregate (no fast path, module notes)."""
     return oracle.aggregate(apa_hash_reports(oracle, targets, m, rng, candidates)).astype(np.int64)

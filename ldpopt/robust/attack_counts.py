@@ -1,26 +1,6 @@
 """The support counts of fake reports without crafting them (exact in law), and poisoned estimates.
 
-:func:`fake_counts` draws the column sums of m fake reports of :mod:`.attacks` directly, at a cost
-independent of m·d for most oracles, with the joint law of ``oracle.aggregate(craft_reports(...))``
-(tests/test_robust_attacks.py compares means and covariances of both paths):
-
-Per report form (``oracle.report_form``, :mod:`.forms`):
-
-* input poisoning: the fake users run the honest client, so their counts are
-  ``oracle.sample_counts`` of a Multinomial(m, uniform on T) histogram (the oracle's own exact path);
-* GRR: a Multinomial(m, uniform on T) on the targets;
-* OUE / SUE: m on every target; on the d − r others the column sums of m uniform l-subsets, drawn
-  exactly by Subset Selection's sampler (``subset_counts.sample_subset_counts`` with λ = 0);
-* OLH / BLH, under the random-function law that ``OLH.sample_counts`` also assumes: a key's hashes
-  of the r targets are r iid uniform buckets, so the best bucket size K* among C keys has
-  Pr[K* ≤ k] = Pr[M ≤ k]^C with Pr[M ≤ k] = r!·g^−r·[x^r](Σ_{j≤k} x^j/j!)^g (balls in bins); the
-  bucket rule does not look at target labels, so given K* = k the supported targets are a uniform
-  k-subset of T; the key's hashes of non-targets are independent of its target hashes, so each
-  non-target is supported with probability 1/g independently: Binomial(m, 1/g) each;
-* HR: a Multinomial(m, uniform on the best outputs) histogram times their supports;
-* SS: uniform subsets, as for OUE, on T (r ≥ k) or on the non-targets (r < k);
-* APA (OUE/SUE): :func:`.apa.apa_counts`.
-"""
+Notes: docs/poisoning.md, "ldpopt.robust.attack_counts"."""
 
 from __future__ import annotations
 
@@ -37,7 +17,7 @@ __all__ = ["best_bucket_pmf", "fake_counts", "poisoned_estimate"]
 
 def fake_counts(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
                 candidates: int = DEFAULT_CANDIDATES) -> np.ndarray:
-    """Support counts (int64, length d) of m fake users' reports, exact in law (module docstring).
+    """Support counts (int64, length d) of m fake users' reports, exact in law (module notes).
 
     The law of ``oracle.aggregate(craft_reports(...))`` without crafting a report per user
     (attacks of Cao, Jia & Gong, USENIX Security 2021).
@@ -47,7 +27,7 @@ def fake_counts(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     oracle : FrequencyOracle
         The attacked oracle.
     attack : {"input", "mga", "apa"}
-        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module notes).
     targets : array_like of int
         The target set T: distinct values in [0, d), leaving at least one non-target.
     m : int
@@ -110,7 +90,7 @@ def poisoned_estimate(oracle: FrequencyOracle, true_counts, attack: str, targets
     true_counts : array_like of int, shape (d,)
         The genuine users' histogram.
     attack : {"input", "mga", "apa"}
-        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module notes).
     targets : array_like of int
         The target set T: distinct values in [0, d), leaving at least one non-target.
     beta : float

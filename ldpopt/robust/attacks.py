@@ -1,53 +1,6 @@
 """Poisoning attacks on the frequency oracles' real report paths: fake users and crafted reports.
 
-References
-----------
-Cao, Jia & Gong, *Data Poisoning Attacks to Local Differential Privacy Protocols* (USENIX Security
-2021): an attacker controls m fake users, a fraction β = m/(n + m) of all users, and wants to raise
-the estimated frequencies of a target set T (|T| = r). Two attacks are implemented for every oracle
-of :mod:`ldpopt.oracles` (GRR, OUE, SUE, OLH, BLH, HR, SS):
-
-* ``"input"`` (input poisoning, the paper's baseline): each fake user picks a target uniformly at
-  random and runs the *honest* client on it (``oracle.perturb``), so its reports are genuine-looking
-  and the privacy noise blunts the attack.
-* ``"mga"`` (the maximal gain attack, output poisoning): each fake user sends the report that
-  supports as many targets as the report format allows, bypassing the randomiser. Per oracle (the
-  estimator f̃_t = (c_t/N − q)/(p − q) rises with the support count c_t, so the best report is the one
-  whose support set S(y) contains the most targets):
-
-  - GRR: a uniformly random target (a GRR report supports exactly one value);
-  - OUE / SUE: all r target bits set, plus l = max(0, ⌊p + (d − 1)q − r⌋) non-target bits chosen
-    uniformly, so the report carries about the expected number of ones of a genuine one (Cao et
-    al.'s padding against a count-of-ones check; the floor is this module's choice where the paper
-    only asks for "about" the expected number). Padding never changes the target gain;
-  - OLH / BLH: ``candidates`` uniformly random hash keys s are drawn; the key whose hash puts the
-    most targets into one bucket is kept (the first such key), and the report is (s, that bucket);
-    among buckets of equal size the smallest bucket value is taken, a rule that does not look at
-    target labels (so the supported targets are a uniform subset of T of that size). Default
-    ``candidates = 1000`` (this module's choice; the paper searches "many" hash functions);
-  - HR: an output y ∈ [K] uniformly among those whose set C_y contains the most targets (at most K
-    outputs to scan, exact);
-  - SS: T plus a uniform (k − r)-subset of the other values when r ≤ k, else a uniform k-subset of T.
-* ``"apa"`` (the CCS 2025 adaptive attacks): on OUE/SUE, MGA whose number of ones follows the genuine
-  law (:mod:`.apa`); on OLH/BLH, the key search that also matches a genuine support size
-  (:mod:`.apa_hashing`).
-
-Expected gain
--------------
-With n genuine users of target frequency f_T = Σ_{t∈T} f_t and m = βN fake users whose reports each
-support on average s̄ targets, E[Σ_{t∈T} f̃_t] after the attack is (1 − β)f_T + β(s̄ − r q)/(p − q),
-so the gain is
-
-    G = β (s̄ − r q)/(p − q) − β f_T.
-
-Input poisoning has s̄ = p + (r − 1)q, so G = β(1 − f_T). MGA has s̄ = 1 (GRR: G = β(1 − f_T) +
-β(d − r)q/(p − q)), s̄ = r (OUE, SUE: G = β(r(1 − q)/(p − q) − f_T), which for OUE is
-β(2r e^ε/(e^ε − 1) − f_T)), s̄ = min(r, k) (SS), s̄ = the HR maximum, and for OLH/BLH s̄ = E[K*], the
-expected size of the best bucket of the searched keys (:func:`.attack_counts.best_bucket_pmf`),
-which is r when the search always finds a key hashing every target together — the case Cao et al.'s
-closed form for OLH, β(2r e^ε/(e^ε − 1) − f_T) at g = e^ε + 1, assumes. :func:`expected_gain` is
-this formula; tests/test_robust_attacks.py checks it against simulated gains.
-"""
+Notes: docs/poisoning.md, "ldpopt.robust.attacks"."""
 
 from __future__ import annotations
 
@@ -65,7 +18,7 @@ __all__ = ["ATTACKS", "check_beta", "check_targets", "craft_reports", "expected_
 
 #: the attacks of this module
 ATTACKS = ("input", "mga", "apa")
-#: hash keys an OLH/BLH fake user searches (module docstring)
+#: hash keys an OLH/BLH fake user searches (module notes)
 DEFAULT_CANDIDATES = 1000
 
 
@@ -136,7 +89,7 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     """The m fake users' reports, in ``oracle``'s own report format (what ``oracle.aggregate`` takes).
 
     ``attack="input"`` runs ``oracle.perturb`` on fake values uniform on T; ``attack="mga"`` crafts
-    the maximal-gain reports of the module docstring, ``attack="apa"`` those of :mod:`.apa` (``candidates`` is the OLH/BLH key search size).
+    the maximal-gain reports of the module notes, ``attack="apa"`` those of :mod:`.apa` (``candidates`` is the OLH/BLH key search size).
     ``device`` ("numpy", "cpu" or "auto") runs the OLH/BLH maximal gain key search (same reports).
 
     Cao, Jia & Gong, USENIX Security 2021 (input poisoning and MGA).
@@ -146,7 +99,7 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
     oracle : FrequencyOracle
         The attacked oracle.
     attack : {"input", "mga", "apa"}
-        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module notes).
     targets : array_like of int
         The target set T: distinct values in [0, d), leaving at least one non-target.
     m : int
@@ -193,14 +146,14 @@ def craft_reports(oracle: FrequencyOracle, attack: str, targets, m: int, rng,
 
 def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
                         candidates: int = DEFAULT_CANDIDATES) -> float:
-    """s̄: the expected number of targets one fake report supports (module docstring).
+    """s̄: the expected number of targets one fake report supports (module notes).
 
     Parameters
     ----------
     oracle : FrequencyOracle
         The attacked oracle.
     attack : {"input", "mga", "apa"}
-        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module notes).
     targets : array_like of int
         The target set T: distinct values in [0, d), leaving at least one non-target.
     candidates : int, default 1000
@@ -235,7 +188,7 @@ def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
 
 def expected_gain(oracle: FrequencyOracle, attack: str, targets, beta: float, f_targets: float,
                   candidates: int = DEFAULT_CANDIDATES) -> float:
-    """G = β(s̄ − r q)/(p − q) − β f_T: the expected rise of Σ_{t∈T} f̃_t (module docstring).
+    """G = β(s̄ − r q)/(p − q) − β f_T: the expected rise of Σ_{t∈T} f̃_t (module notes).
 
     The frequency gain of Cao, Jia & Gong, USENIX Security 2021.
 
@@ -244,7 +197,7 @@ def expected_gain(oracle: FrequencyOracle, attack: str, targets, beta: float, f_
     oracle : FrequencyOracle
         The attacked oracle.
     attack : {"input", "mga", "apa"}
-        Input poisoning, the maximal gain attack, or the adaptive attacks (module docstring).
+        Input poisoning, the maximal gain attack, or the adaptive attacks (module notes).
     targets : array_like of int
         The target set T: distinct values in [0, d), leaving at least one non-target.
     beta : float

@@ -2,30 +2,7 @@
 
 Both read only what the aggregator holds (the reports) and the oracle's parameters.
 
-Support sizes (aggregate level)
--------------------------------
-A genuine report's support set S(y) has size |S(y)| = B + K with B ~ Bernoulli(p) (the user's own
-value) and K ~ Binomial(d − 1, q) (the others), independent, for OUE, SUE (independent bits) and
-OLH/BLH (random-function hash: the d − 1 other values fall in the reported bucket independently
-w.p. 1/g) — the exact law :func:`genuine_size_pmf`. GRR and SS reports have a fixed size, so the
-test says nothing there; an HR report's size depends on its output y, and no size law is given. The anchors' Diffstats (Li, Li, Wang & Sun, CCS 2025) compares the
-histogram of the number of ones with Binomial(d, (p + (d − 1)q)/d); the exact law is used here.
-:func:`size_test` is Pearson's χ² of the observed size histogram against N × that law, bins with
-expected count < 5 (the usual rule) pooled: each tail beyond the bins that reach 5 is added to its
-neighbouring bin (the law is unimodal; the choice is this module's), with its p-value: small when
-some reports have sizes genuine ones rarely have
-(an unpadded MGA report on OUE has r ones against an expected p + (d − 1)q ≈ d/(e^ε + 1); a padded
-one has exactly ⌊p + (d − 1)q⌋ ones, a spike the χ² sees once enough reports share it).
-
-Suspect support (report level)
-------------------------------
-An attack raises a few values; a fake report supports all of them while a genuine report supports
-each with probability about q. :func:`suspects` takes the k values with the largest f̃ (k a
-parameter: the number of values the attacker is believed to target, like the anchors' "top 6
-supported items"); :func:`suspect_scores` is, per report, the number of suspects it supports.
-Flagging reports with score ≥ j for j = 0 … k traces the ROC (:func:`roc`), with AUC by the
-trapezoid rule.
-"""
+Notes: docs/poisoning.md, "ldpopt.robust.detect"."""
 
 from __future__ import annotations
 
@@ -88,7 +65,7 @@ def support_sizes(oracle: FrequencyOracle, reports, device=None) -> np.ndarray:
 
 
 def genuine_size_pmf(oracle: FrequencyOracle) -> np.ndarray:
-    """Pr[|S(y)| = s], s = 0 … d, of a genuine report (module docstring), as the oracle states it
+    """Pr[|S(y)| = s], s = 0 … d, of a genuine report (module notes), as the oracle states it
     (``oracle.support_size_pmf()``): a point mass for GRR and SS; none for HR.
 
     Parameters
@@ -131,7 +108,7 @@ def _pool(observed: np.ndarray, expected: np.ndarray, minimum: float = 5.0):
 
 
 def size_test(oracle: FrequencyOracle, sizes) -> tuple[float, float]:
-    """(χ², p-value) of the support-size histogram against the genuine law (module docstring).
+    """(χ², p-value) of the support-size histogram against the genuine law (module notes).
 
     Pearson's χ² test, bins with expected count below 5 pooled into their neighbours.
 

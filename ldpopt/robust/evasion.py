@@ -1,27 +1,6 @@
 """The adaptive attacker against the lift: the most target gain whose estimates form no suspect chain.
 
-The attacker knows the lift (:mod:`.lift`): it links sorted neighbouring estimates whose gap is at
-most z·√(σ_a² + σ_b²) and removes a chain of at least ``min_size`` values. It runs a profile attack
-(:mod:`.profile`): a fraction ω_j of its users runs MGA on the j first targets, so the targets' rates
-are π = Aω and a target at rate π sits at f̃_t ≈ (1 − β)f_t + β(π − q)/(p − q). Consecutive targets
-differ in rate by π_k − π_{k+1} = ω_k (s_k/k − b_k) (A's columns, :func:`.profile.rate_matrix`).
-With L = ``min_size`` − 1 targets allowed per level (a chain needs ``min_size`` members), its
-problem is the linear programme
-
-    maximise   Σ_k π_k = 1ᵀ A ω
-    subject to ω ≥ 0,  Σ_j ω_j ≤ 1,
-               ω_k = 0                          for k not a multiple of L (k < r): equal rates in a group,
-               ω_k (s_k/k − b_k) ≥ δ·β/(p − q)   for k = L, 2L, … < r: a level gap between groups,
-
-δ = (z + κ)·√2·σ̄ the level gap kept between groups: κ = 3 noise standard deviations beyond the
-link width, σ̄² = 1/(4N(p − q)²) the largest variance of one estimate (a Bernoulli count's variance
-is at most 1/4 per report; this module's choice, so the bound holds for any β the defender assumes).
-:func:`evasive_shape` solves it with scipy's HiGHS. When it is infeasible (the gaps cost more than
-all fake users), the lowest groups are dropped (those targets get only the padding's support).
-The attacker of this module evades the lift's chain search only; it does not aim at the
-report-level flag of :mod:`.detect` (its reports support fewer targets each, which the flag's
-threshold counts).
-"""
+Notes: docs/poisoning.md, "ldpopt.robust.evasion"."""
 
 from __future__ import annotations
 
@@ -37,7 +16,7 @@ from .profile import rate_matrix
 
 __all__ = ["evasive_shape"]
 
-#: noise standard deviations kept between a group gap and the link width (module docstring)
+#: noise standard deviations kept between a group gap and the link width (module notes)
 MARGIN = 3.0
 
 

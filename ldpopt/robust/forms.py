@@ -1,20 +1,6 @@
 """The attacks and per-report detectors of this package, written once per report form.
 
-An oracle declares how its reports look (``FrequencyOracle.report_form``, one of
-:data:`ldpopt.oracles.base.REPORT_FORMS`); the maximal gain attack (:mod:`.attacks`: its reports,
-:mod:`.attack_counts`: their counts exact in law, and s̄, the mean number of targets a fake report
-supports), the adaptive pattern attack (:mod:`.apa`, :mod:`.apa_hashing`) and the fast per-report
-support sizes and suspect scores (:mod:`.detect`) depend on the form only, not on which oracle it is:
-a new oracle whose reports are single values, say, gets GRR's attack and detectors by declaring
-``report_form = "value"``. *Why a registry here and not methods on the oracle*: the attacks need the
-draws of :mod:`._draws` and the key search of :mod:`.attacks`, which sit above the oracles; the oracle
-carries the declarative part (its form), this module the code. A form not registered here (or an
-oracle declaring none) gets the generic detectors (``oracle.support_matrix`` in blocks of reports, the
-reference) and no attack: a one-line ``ValueError`` naming the oracle. :func:`register_form` adds one.
-
-Each form's maximal gain attack is the one of :mod:`.attacks`' module docstring (Cao et al.); the
-module docstrings of :mod:`.attack_counts` and :mod:`.apa` give the laws drawn here.
-"""
+Notes: docs/poisoning.md, "ldpopt.robust.forms"."""
 
 from __future__ import annotations
 

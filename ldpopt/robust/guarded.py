@@ -1,31 +1,6 @@
 """The lift without a trusted β: β estimated from the suspect cluster, and a floor that keeps genuine mass.
 
-β from the reports (:func:`estimate_beta`)
-------------------------------------------
-Find the cluster of :func:`.lift.lift_suspects` under a generous bound ``beta_max`` (default 0.5)
-and with ``min_size`` 2. On that set S the mixture f̃ = (1 − β)f + βf_Y gives
-
-    Σ_S f̃ = (1 − β) Σ_S f + β (s̄ − |S| q)/(p − q),
-
-s̄ the number of suspects one fake report supports on average. With the lift's plausible genuine
-level Σ_S f = |S|/d and s̄ the maximal gain attack's (:func:`.attacks.mean_target_support` when the
-oracle is given, else |S|: every suspect in every report) this is linear in β:
-
-    β̂ = (Σ_S f̃ − |S|/d) / ((s̄ − |S| q)/(p − q) − |S|/d),  clipped to [0, ``beta_max``];
-
-0 when no cluster is found. s̄ is the most an attack can give, so β̂ is the *smallest* fraction of
-fake users that explains the cluster's excess: an attack that spreads its reports (unequal splits,
-input poisoning) is under-estimated, and a genuinely popular cluster adds its mass to β̂.
-
-The guarded lift (:func:`guarded_lift`)
----------------------------------------
-The lift of :mod:`.lift` with three changes (this module's choices): suspects from chains of at
-least 2 (not 5), β the given value or β̂, and each suspect kept at no less than the lowest genuine
-frequency its estimate allows under an attack of fraction β, (f̃_v − β(1 − q)/(p − q))/(1 − β)
-(one report lifts a value by at most (1 − q)/(p − q)), instead of 1/d: a value that was popular
-before the attack keeps its genuine mass when β is known or over-stated; with β̂ (which absorbs a
-popular cluster's mass) that floor falls to 1/d. The answer is the simplex projection, as for the lift.
-"""
+Notes: docs/poisoning.md, "ldpopt.robust.guarded"."""
 
 from __future__ import annotations
 
@@ -39,12 +14,12 @@ from .lift import lift_suspects
 
 __all__ = ["estimate_beta", "guarded_lift"]
 
-#: the generous bound under which the cluster is looked for (module docstring)
+#: the generous bound under which the cluster is looked for (module notes)
 BETA_MAX = 0.5
 
 
 def estimate_beta(estimate, oracle=None, beta_max: float = BETA_MAX, min_size: int = 2) -> float:
-    """β̂ of the module docstring: the smallest fake-user fraction that explains the suspect cluster.
+    """β̂ of the module notes: the smallest fake-user fraction that explains the suspect cluster.
 
     Parameters
     ----------
@@ -93,7 +68,7 @@ def estimate_beta(estimate, oracle=None, beta_max: float = BETA_MAX, min_size: i
 
 
 def guarded_lift(estimate, beta: float | None = None, oracle=None, min_size: int = 2) -> np.ndarray:
-    """The guarded lift of the module docstring (β given, or :func:`estimate_beta` when None).
+    """The guarded lift of the module notes (β given, or :func:`estimate_beta` when None).
 
     Parameters
     ----------

@@ -1,49 +1,6 @@
 """The common-lift recovery: suspects found as a cluster of estimates at one attack level, then removed.
 
-Why a cluster
--------------
-Under output poisoning every target gets the same expected support from the fake reports: the
-maximal gain attack of Cao, Jia & Gong (USENIX Security 2021, §4) makes each fake report support all
-r targets (OUE/SUE), a uniform target (GRR) or the best hash bucket, whose targets are a uniform
-subset of T (OLH/BLH, :mod:`.attacks`). With f̃ = (1 − β)f + β f_Y (the mixture of :mod:`.recover`)
-every target then sits at a common level λ = β a + (1 − β) f_t, and since the targets are chosen
-without regard to their popularity, f_t is small next to λ: the targets form a *cluster* of
-estimates within sampling noise of one another, far above most genuine values. Genuine
-frequencies do not cluster that way at high levels: at most 1/x values exceed x, and a smooth
-population's top values are spread out. The top-k suspects of :func:`.detect.suspects` (what the
-mixture recovery uses) take genuine heavy hitters instead whenever they outrank a target; the
-cluster does not.
-
-Detection (:func:`lift_suspects`)
----------------------------------
-Sort the estimates in decreasing order and link neighbours whose gap is at most z·√(σ_a² + σ_b²)
-(z = 3), σ_v the standard deviation of f̃_v were its level partly an attack's:
-
-    σ_v² = [(1 − β)(x p(1 − p) + (1 − x) q(1 − q)) + β π(1 − π)] / (N (p − q)²),
-    x = clip(f̃_v, 0, 1),  π = clip(q + f̃_v (p − q)/β, 0, 1),
-
-the genuine users' count variance at frequency x plus the fake users' when a fraction π of their
-reports supports v (π is what would put f̃_v at its level; GRR's MGA spreads m fake users over r
-targets, a Binomial(m, 1/r) count, which the genuine term alone would miss). The linked runs are
-chains; the chain that reaches the smallest estimate is the bulk of genuine values and is never a
-suspect set. The suspects are the longest other chain with at least ``min_size`` members (default
-5) whose mean level is at most the largest lift an attack of fraction β can give one value,
-β(1 − q)/(p − q) (+ z σ): a fake report supports a value at most once. Choices where the papers are
-silent: z = 3, and ``min_size`` = 5 because near-ties among three or four genuine top values occur
-in real data (retail's top items) while the anchors' attacks target 10 values; an attack on fewer
-values than ``min_size`` is not looked for. None found: no suspects.
-
-Recovery (:func:`lift_target`, ``recover(..., "lift")``)
-------------------------------------------------------
-Off the suspects S the mixture gives t_v = (f̃_v − β y₀)/(1 − β), y₀ the fake reports' offset
-estimated from the support counts (:func:`.attacks.mixture_offset`). On S the lift is not separable
-from the genuine part value by value (the attack's own spread, e.g. GRR's Binomial, exceeds it), so
-every suspect gets the genuine level of a value chosen without regard to popularity, 1/d (this
-module's choice). The recovery is the simplex projection of t (Norm-Sub's fixed point, Wang et al.
-NDSS 2020 §IV), stated as a :class:`~ldpopt.problems.Problem` in :func:`.recover.recovery_problem`.
-With no suspects it is the projection of f̃/(1 − β) shifted, which is LDPRecover's answer: input
-poisoning, whose fake reports *are* genuine reports of the targets, is left as LDPRecover leaves it.
-"""
+Notes: docs/poisoning.md, "ldpopt.robust.lift"."""
 
 from __future__ import annotations
 
@@ -55,9 +12,9 @@ from .attacks import check_beta, mixture_offset
 
 __all__ = ["lift_suspects", "lift_target"]
 
-#: link width in standard deviations (module docstring)
+#: link width in standard deviations (module notes)
 LINK_Z = 3.0
-#: the smallest suspect set looked for (module docstring)
+#: the smallest suspect set looked for (module notes)
 MIN_SIZE = 5
 
 
@@ -70,7 +27,7 @@ def _lift_sd(est, beta: float) -> np.ndarray:
 
 
 def lift_suspects(estimate, beta: float, z: float = LINK_Z, min_size: int = MIN_SIZE) -> np.ndarray:
-    """The values of the longest chain of estimates at one attack level (module docstring), sorted;
+    """The values of the longest chain of estimates at one attack level (module notes), sorted;
     an empty array when no chain qualifies.
 
     Parameters
@@ -130,7 +87,7 @@ def lift_suspects(estimate, beta: float, z: float = LINK_Z, min_size: int = MIN_
 
 
 def lift_target(estimate, beta: float, suspects=None) -> np.ndarray:
-    """t of the module docstring: (f̃ − βy₀)/(1 − β) off the suspects, 1/d on them (``suspects``
+    """t of the module notes: (f̃ − βy₀)/(1 − β) off the suspects, 1/d on them (``suspects``
     default: :func:`lift_suspects`).
 
     Parameters

@@ -1,25 +1,6 @@
 """Attacks with a chosen support profile over the targets: unequal splits and the adaptive attacker's.
 
-The maximal gain attack (:mod:`.attacks`) gives every target the same support rate: each fake report
-supports all r targets (OUE/SUE), a uniform one (GRR) or a uniform subset of the best bucket
-(OLH/BLH). A *profile* attack gives target t a rate π_t that follows a chosen shape w_t ≥ 0
-(e.g. 1 : 2 : … : r, the unequal split), realised with the maximal-gain reports of nested target
-sets: sort the targets by decreasing w, T_j the j first; a fraction ω_j of the fake users runs MGA
-on T_j. An MGA report on T_j supports s_j of its targets on average
-(:func:`.attacks.mean_target_support`), each equally often by symmetry, and any other value with
-probability b_j (the form's ``mga_other_rate``: OUE/SUE padding ⌊p + (d − 1)q − j⌋/(d − j), OLH/BLH
-1/g, GRR 0), so the rates are linear in ω:
-
-    π = A ω,   A_kj = s_j / j  (k ≤ j, target k in T_j),   A_kj = b_j  (k > j).
-
-The profile takes ω = A⁻¹w scaled to Σ_j ω_j = 1 (every fake user used); where A⁻¹w has negative
-entries (a shape more unequal than the padding allows: OUE's padding supports every target at
-rate ≈ b) they are set to 0 before scaling (this module's choice), and :func:`profile_rates` says
-which rates are realised. On GRR (b = 0, s_j = 1) Σ π = 1: an unequal split keeps MGA's total gain
-exactly; on OUE/OLH, where MGA is already the maximum, an unequal split lowers it. The counts are
-drawn per group by :func:`.attack_counts.fake_counts` (exact in law), the group sizes a
-Multinomial(m, ω).
-"""
+Notes: docs/poisoning.md, "ldpopt.robust.profile"."""
 
 from __future__ import annotations
 
@@ -63,7 +44,7 @@ def _shape(shape, r: int) -> np.ndarray:
 
 
 def rate_matrix(oracle, targets: np.ndarray, candidates: int) -> np.ndarray:
-    """A of the module docstring for the nested prefixes of ``targets`` (in the given order)."""
+    """A of the module notes for the nested prefixes of ``targets`` (in the given order)."""
     r = targets.size
     j = np.arange(1, r + 1)
     s = np.array([mean_target_support(oracle, "mga", np.sort(targets[:k]), candidates) for k in j])
@@ -84,7 +65,7 @@ def _groups(oracle, t: np.ndarray, w: np.ndarray, candidates: int):
 
 
 def profile_rates(oracle: FrequencyOracle, targets, shape, candidates: int = DEFAULT_CANDIDATES) -> np.ndarray:
-    """π: the rate at which a profile attack's fake report supports each target (module docstring),
+    """π: the rate at which a profile attack's fake report supports each target (module notes),
     in the order of ``targets``.
 
     Parameters
@@ -128,7 +109,7 @@ def profile_rates(oracle: FrequencyOracle, targets, shape, candidates: int = DEF
 def profile_counts(oracle: FrequencyOracle, targets, shape, m: int, rng,
                    candidates: int = DEFAULT_CANDIDATES) -> np.ndarray:
     """Support counts (int64, length d) of m fake users running the profile attack of ``shape``
-    (module docstring), exact in law.
+    (module notes), exact in law.
 
     Parameters
     ----------

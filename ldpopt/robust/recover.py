@@ -1,47 +1,6 @@
 """Recovery of genuine frequencies from a poisoned estimate, as closed forms and as ldpopt problems.
 
-Each method is a least-squares projection of a *target* vector t onto a convex set C:
-
-    minimise ‖f − t‖²  subject to f ∈ C,
-
-stated as a :class:`~ldpopt.problems.Problem` with the :class:`SeparableObjective` Σ_v (f_v − t_v)²
-(ldpopt's structured solver, cvxpy as referee, ldpopt's check on the answer) and solved in closed form
-by the simplex projection of :func:`ldpopt.methods.normalize.project_simplex` where the set allows.
-
-* **LDPRecover** (Sun et al., arXiv 2403.09351, "genuine frequency estimator" and the constraint
-  inference problem): the poisoned f̃ of N = n + m users is (n f̃_X + m f̃_Y)/N, so the genuine users'
-  estimate is f̃_X = (1 + η) f̃ − η f̃_Y with η = m/n = β/(1 − β). The malicious estimate f̃_Y is not
-  known; LDPRecover learns it as spread evenly over D₁ = {v : f̃_v > 0} with the total any set of
-  one-value reports would give, Σ_v f̃_Y,v = (1 − d q)/(p − q), and zero on D₀ = {v : f̃_v ≤ 0}.
-  Then t = f̃_X and C the simplex: recovery = the simplex projection of f̃_X.
-  Choices: the oracle's own p, q (not OLH's for every protocol) and |D₁| the number of positive
-  entries (an anchor re-implementation divides by d instead — see docs/poisoning.md).
-* **RSN** (Li, Li, Wang & Sun, CCS 2025, arXiv 2506.02156: segmented Norm-Sub): f̃ is first shifted
-  to sum to one, t = f̃ + (1 − Σf̃)/d; the values whose shifted estimate reaches the threshold τ are
-  kept as they are and Norm-Sub runs on the others only. Norm-Sub's fixed point is the Euclidean
-  projection (Wang et al., NDSS 2020 §IV), so RSN solves C = {f ≥ 0, Σ f = 1, f_H = t_H},
-  H = {v : t_v ≥ τ}. τ: the frequency x at which the expected excess support count n(p − q)x equals
-  twice its standard deviation √(n(x p(1 − p) + (1 − x) q(1 − q))) (positive root of the quadratic),
-  and τ = 2x, the count threshold (2√(…) + n(p − q)x)/(p − q) of the anchors' code divided by n.
-* **Mixture** (this module's recovery with the attack as unknowns): f̃ = (1 − β)f + β f_Y, the fake
-  reports' estimate f_Y unknown on a suspect set S and equal to a known offset y₀ elsewhere (y₀ = 0
-  when a fake report supports a non-suspect value as often as a genuine report of another value
-  does: input poisoning, OLH/BLH MGA, padded OUE MGA up to ⌊·⌋; y₀ = −q/(p − q) when it never does:
-  GRR MGA), or — ``offset="auto"``, the default — estimated from the support counts: the mean size
-  of a genuine report's support is p + (d − 1)q for every pure oracle, so Σ_v c_v/N = (1 − β)(p +
-  (d − 1)q) + β k̄ gives the fake reports' mean size k̄; if each supports every suspect (the maximal
-  gain assumption) it supports a non-suspect w.p. s₀ = (k̄ − |S|)/(d − |S|) (clipped to [0, 1]) and
-  y₀ = (s₀ − q)/(p − q). Off S the genuine frequency is then t_v = (f̃_v − βy₀)/(1 − β); on S only an upper bound
-  is known (an attack only raises): f_v ≤ max(t_v, 0), and the attack is modelled as one common boost
-  a ≥ 0 of every suspect (what MGA gives each target), so f_S = max(t_S − a, 0) with a set by
-  Σ f = 1. The problem: minimise Σ_{v∉S}(f_v − t_v)² + ω Σ_{v∈S}(f_v − t_v)² over the simplex with
-  f_S ≤ max(t_S, 0); the small ω = |S|/(1000 d) makes the suspects absorb ≥ 99.9 % of the mass
-  correction (its stationarity conditions give f_S = clip(t_S − μ/(2ω), 0, t_S): the common shift)
-  while the others stay within rounding of t_N. β, S and y₀ are inputs or estimates: the
-  mean model alone cannot tell a genuinely popular target from an attacked one (docs/poisoning.md).
-* **Lift** (:mod:`.lift`): the suspects found as a cluster of estimates at one attack level, set to
-  the level of a typical value, the rest as in the mixture; C the simplex.
-"""
+Notes: docs/poisoning.md, "ldpopt.robust.recover"."""
 
 from __future__ import annotations
 
@@ -75,7 +34,7 @@ def least_squares_to(target: np.ndarray) -> SeparableObjective:
 def ldprecover_target(estimate, beta: float) -> np.ndarray:
     """f̃_X = (1 + η) f̃ − η f̃_Y, η = β/(1 − β), f̃_Y even on D₁ with total (1 − dq)/(p − q).
 
-    LDPRecover's genuine frequency estimator (Sun et al., arXiv 2403.09351; module docstring).
+    LDPRecover's genuine frequency estimator (Sun et al., arXiv 2403.09351; module notes).
 
     Parameters
     ----------
@@ -114,7 +73,7 @@ def ldprecover_target(estimate, beta: float) -> np.ndarray:
 def ldprecover(estimate, beta: float) -> np.ndarray:
     """LDPRecover's closed form: the simplex projection of :func:`ldprecover_target`.
 
-    Sun et al., arXiv 2403.09351 (module docstring).
+    Sun et al., arXiv 2403.09351 (module notes).
 
     Parameters
     ----------
@@ -149,7 +108,7 @@ def ldprecover(estimate, beta: float) -> np.ndarray:
 # -- RSN ------------------------------------------------------------------------------------------
 def rsn_threshold(estimate) -> float:
     """τ = 2x, x the positive root of n(p − q)²x² − 4(a − b)x − 4b = 0, a = p(1 − p), b = q(1 − q)
-    (module docstring).
+    (module notes).
 
     RSN's threshold (Li, Li, Wang & Sun, CCS 2025, arXiv 2506.02156).
 
@@ -196,7 +155,7 @@ def rsn(estimate) -> np.ndarray:
     """RSN's closed form: high values kept at t_H, the others projected onto the simplex slice of
     total 1 − Σ t_H (all zero when that total is ≤ 0).
 
-    Segmented Norm-Sub (Li, Li, Wang & Sun, CCS 2025, arXiv 2506.02156; module docstring).
+    Segmented Norm-Sub (Li, Li, Wang & Sun, CCS 2025, arXiv 2506.02156; module notes).
 
     Parameters
     ----------
@@ -257,7 +216,7 @@ def _mixture_parts(estimate, beta, suspects, offset):
 
 
 def mixture_problem(estimate, beta: float, suspects, offset="auto") -> Problem:
-    """The mixture recovery (module docstring) as a :class:`Problem`."""
+    """The mixture recovery (module notes) as a :class:`Problem`."""
     import cvxpy as cp
 
     est, target, w, upper, _ = _mixture_parts(estimate, beta, suspects, offset)
@@ -314,7 +273,7 @@ def recovery_problem(estimate, method: str, beta: float | None = None, suspects=
     estimate : Estimate
         The poisoned estimate (its p, q, counts and n are read).
     method : {"ldprecover", "rsn", "mixture", "lift"}
-        The recovery (module docstring).
+        The recovery (module notes).
     beta : float, optional
         The fake users' fraction; required by ldprecover, mixture and lift.
     suspects : array_like of int, optional

@@ -1,26 +1,7 @@
 r"""Decoding RAPPOR's bit counts against a candidate dictionary (Erlingsson, Pihur & Korolova, CCS
 2014, §4; equation numbers not checked, the paper is not in the papers folder).
 
-The linear model (§4): with Y[c, t] the reports of cohort c with bit t set and N_c the cohort sizes,
-the debiased counts t̂[c, t] = (Y[c, t] − p* N_c)/(q* − p*) estimate the number of cohort-c users
-whose Bloom filter has bit t. With cohorts assigned uniformly, E t̂[c, t] = N_c Σ_v X[(c, t), v] f_v
-(X the oracle's ``design_matrix``), so f solves the regression t̂ ≈ D f, D = diag(N_c) X.
-
-Two decoders:
-
-* :func:`lasso_ls` — the paper's: a LASSO fit selects candidates, then least squares on the selected
-  columns gives their frequencies, with ordinary least-squares standard errors; a candidate is kept
-  when its one-sided t-test clears ``significance``/(number of candidates) (Bonferroni, as §4
-  describes). Choices where the paper leaves them open: the LASSO is non-negative (as pure-ldp),
-  solved by FISTA (Beck & Teboulle 2009) on (1/2)‖t̂ − D f‖² + λ‖f‖₁ with λ = ``alpha``·λ_max
-  (λ_max = max (Dᵀt̂)_v, the smallest λ that selects nothing), default alpha = 0.05; the columns
-  are used as they are (the paper does not say it standardises them).
-* :func:`constrained` — ldpopt's: the same regression as a :class:`~ldpopt.problems.Problem`,
-  minimise Σ_{c,t} (D f − t̂)²/Var t̂ over f ≥ 0, Σ f ≤ 1 (weighted least squares with the bit counts'
-  plug-in variances Var t̂[c, t] = N_c π̂(1 − π̂)/(q* − p*)², π̂ = Y/N_c clipped to [1/(2N_c), 1 − 1/(2N_c)];
-  ``weighted=False`` drops the weights). Σ f ≤ 1 and not = 1: candidates outside the dictionary may
-  hold the rest. Every answer carries ldpopt's check status (``Solution.status``).
-"""
+Notes: docs/sketches.md, "ldpopt.sketches.rappor_decode"."""
 
 from __future__ import annotations
 
@@ -162,7 +143,7 @@ class DecodeResult:
 
 
 def lasso_ls(oracle: RAPPOR, Y, N, alpha: float = 0.05, significance: float | None = 0.05) -> DecodeResult:
-    """The paper's §4 decoder (module docstring): LASSO selects, least squares estimates, Bonferroni
+    """The paper's §4 decoder (module notes): LASSO selects, least squares estimates, Bonferroni
     keeps. ``significance=None`` keeps every LASSO-selected candidate.
 
     Erlingsson, Pihur & Korolova, CCS 2014, §4. Where the paper is silent: a non-negative LASSO
@@ -228,7 +209,7 @@ def lasso_ls(oracle: RAPPOR, Y, N, alpha: float = 0.05, significance: float | No
 
 
 def constrained(oracle: RAPPOR, Y, N, weighted: bool = True, solver=None, **solve_options):
-    """ldpopt's decoder (module docstring): a checked :class:`~ldpopt.problems.Solution`.
+    """ldpopt's decoder (module notes): a checked :class:`~ldpopt.problems.Solution`.
 
     Weighted least squares of the RAPPOR §4 regression (Erlingsson, Pihur & Korolova, CCS 2014)
     over f ≥ 0, Σ f ≤ 1, as a :class:`~ldpopt.problems.Problem`.
@@ -281,7 +262,7 @@ def constrained(oracle: RAPPOR, Y, N, weighted: bool = True, solver=None, **solv
     def wls(f, estimate):
         return cp.sum_squares(A @ f - b)
 
-    with warnings.catch_warnings():  # Σ f ≤ 1 replaces the simplex on purpose (module docstring)
+    with warnings.catch_warnings():  # Σ f ≤ 1 replaces the simplex on purpose (module notes)
         warnings.filterwarnings("ignore", category=SimplexDroppedWarning)
         problem = Problem(est, wls, [NonNegative(), SubsetSum(np.arange(oracle.d), 1.0, "<=")])
     return problem.solve(solver=solver, **solve_options)

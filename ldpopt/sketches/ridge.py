@@ -1,30 +1,8 @@
 r"""Non-negative ridge regression, the decoder of pure-ldp 1.2.0's RAPPOR server (scikit-learn's
 ``ElasticNet(positive=True, l1_ratio=0, fit_intercept=False)``), solved to its unique minimiser with
-a certificate of how close the answer is:
+a certificate of how close the answer is.
 
-    minimise P(w) = ½‖y − X w‖² + (β/2)‖w‖²  over w ≥ 0     (β > 0).
-
-scikit-learn states the same problem as (1/(2r))‖y − X w‖² + (α/2)‖w‖² over r rows: β = α·r.
-
-Two solvers (``device``):
-
-* ``"numpy"`` — :func:`scipy.optimize.nnls` on the stacked system [X; √β I] w ≈ [y; 0] (an exact
-  active-set method; the readable reference);
-* ``"cpu"`` — cyclic coordinate descent on X's sparse columns (:mod:`ldpopt.kernels.ridge`), until a
-  sweep moves no coordinate by more than 1e-15·max|w|; ``None``/``"auto"`` picks it when Numba is
-  installed.
-
-The certificate (:func:`distance_bound`): P is β-strongly convex with an L-Lipschitz gradient,
-L = β + λ_max(XᵀX) ≤ β + ‖X‖₁‖X‖_∞, so for any w ≥ 0 the natural residual r(w) = w − max(0, w − ∇P(w))
-bounds the distance to the minimiser: ‖w − w*‖₂ ≤ (1 + L)/β · ‖r(w)‖₂ (Facchinei & Pang,
-*Finite-Dimensional Variational Inequalities*, 2003, §6.3; the two-line proof: the projection's
-variational inequality at w*, plus strong monotonicity). The same bound applied to another
-solver's answer (pure-ldp's, scikit-learn's coordinate descent stopped after its ``max_iter``) says how
-far that answer is from the minimiser, without trusting either solver. It is this problem's own
-certificate (a regression's weights, not a frequency vector under the problem layer's constraints,
-so :mod:`ldpopt.problems.check` does not apply); cvxpy on the same problem is its referee
-(``tests/test_sketch_ridge.py``).
-"""
+Notes: docs/sketches.md, "ldpopt.sketches.ridge"."""
 
 from __future__ import annotations
 
@@ -87,7 +65,7 @@ def _check(X, y, beta) -> tuple[sp.csc_matrix, np.ndarray, float]:
 
 
 def distance_bound(X, y, beta: float, w) -> float:
-    """Certified ‖w − w*‖₂ for the minimiser w* of the problem (module docstring), for any w ≥ 0.
+    """Certified ‖w − w*‖₂ for the minimiser w* of the problem (module notes), for any w ≥ 0.
 
     ‖w − w*‖₂ ≤ (1 + L)/β · ‖w − max(0, w − ∇P(w))‖₂ with L = β + ‖X‖₁‖X‖_∞ (Facchinei & Pang
     2003, §6.3); it trusts no solver.
@@ -134,7 +112,7 @@ def distance_bound(X, y, beta: float, w) -> float:
 
 
 def nonneg_ridge(X, y, beta: float, device=None) -> RidgeFit:
-    """argmin_{w ≥ 0} ½‖y − X w‖² + (β/2)‖w‖² with its certified distance bound (module docstring).
+    """argmin_{w ≥ 0} ½‖y − X w‖² + (β/2)‖w‖² with its certified distance bound (module notes).
     ``X``: a dense array or scipy sparse matrix (rows × d); ``device``: "numpy", "cpu" or None/"auto".
 
     The decoder of pure-ldp 1.2.0's RAPPOR server (scikit-learn's ``ElasticNet(positive=True,

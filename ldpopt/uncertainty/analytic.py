@@ -1,55 +1,6 @@
 """Exact covariance of the raw estimate f̃ and the analytic intervals of Base and Norm.
 
-Users are independent; user u with value x contributes a support vector S ∈ {0,1}^d with
-E[S | x] = q·1 + (p − q)e_x (arXiv §2.4). For every oracle below except HR the pair probabilities
-are symmetric: E[S_v S_w | x] = t₁ if x ∈ {v, w}, t₀ otherwise (v ≠ w). Summing over users with true
-frequencies f (Σf = 1) gives, for the counts c,
-
-    Var c_v / n        = s_v = q(1 − q) + f_v (p − q)(1 − p − q)            (arXiv Eq. 2)
-    Cov(c_v, c_w) / n  = a + b (f_v + f_w),   a = t₀ − q²,  b = t₁ − t₀ − q(p − q),
-
-so Cov f̃ = κ [diag(g) + a 11ᵀ + b(f1ᵀ + 1fᵀ)] with g = s − a − 2bf and κ = 1/(n(p − q)²): a
-diagonal plus rank-2, so the variance of any query uᵀf̃ costs O(nnz(u)). Per oracle:
-
-* GRR (one value per report): t₀ = t₁ = 0;
-* OUE, SUE, OLH, BLH (independent bits / a random-function hash, the law ``sample_counts`` draws):
-  t₁ = pq, t₀ = q², hence a = b = 0 (independent counts);
-* SS (a uniform k-subset containing the own value w.p. p): t₁ = p(k − 1)/(d − 1),
-  t₀ = [p(k − 1)(k − 2) + (1 − p)k(k − 1)] / ((d − 1)(d − 2));
-* HR: the pair law depends on the Hadamard rows of v and w (not of this form); only the per-value
-  variance (Eq. 2, exact for every pure oracle) is analytic, queries and Norm use the bootstrap.
-
-tests/test_uncertainty_analytic.py checks every (a, b) against the enumerated joint law of
-:mod:`ldpopt.oracles.jointlaw`.
-
-Norm (arXiv §3.2) is f' = f̃ + (1 − 1ᵀf̃)/d = P f̃ + 1/d with P = I − 11ᵀ/d, so Cov f' = P Σ P; for a
-query u, (Pu)ᵀ1 = 0 kills the rank-2 terms: Var uᵀf' = κ[Σ u_v² g_v − 2m Σ u_v g_v + m² Σ g],
-m = 1ᵀu/d. Both Base and Norm are linear and unbiased, so the interval rests on the normal law
-of their answers (the counts are sums of n independent bounded vectors; the CLT applies whenever
-the bootstrap would).
-
-**The interval: score (Wilson-type) inversion, no plug-in truth** (*decision*, by measurement).
-For a 0-1 query row u (a single value is u = e_v) with true answer F = uᵀf, the variance above is
-an affine function of F alone: with A = q(1 − q), B = (p − q)(1 − p − q) (Eq. 2: s = A + B f),
-g = A₀ + B₀ f with A₀ = A − a, B₀ = B − 2b, and k = |u|,
-
-    Base:  Var = α + β F,  α = κ[k A₀ + a k²],                 β = κ[B₀ + 2 b k]
-    Norm:  Var = α + β F,  α = κ[(1 − 2m) k A₀ + m²(d A₀ + B₀)], β = κ(1 − 2m) B₀   (m = k/d, Σf = 1)
-
-(:func:`variance_line`; k = 1 gives Eq. 2 for Base). The interval is the set of F the normal test
-does not reject at F's own variance, {F : (T − F)² ≤ z²(α + β F)} — the quadratic's roots
-T + z²β/2 ± √(z²(α + β T) + z⁴β²/4), Wilson's score interval (E. B. Wilson, "Probable inference,
-the law of succession, and statistical inference", JASA 22 (1927)) for this mean-variance line. It
-needs no estimate of f. The previous interval, T ± z·√Var at the Norm-Sub plug-in f̂, under-covered
-where the f-term of the variance matters: at GRR ε = 4, d = 20,000, n = 10⁶ (head counts of
-n·q ≈ 50 reports, B f ≫ A for the head) the Norm-Sub fit shifts every kept value down by its
-common δ and zeroes the values just above the noise floor, so the variance was under-stated
-(84–88 % at nominal 90 % in [σ, ∞); the score interval 88–91 %, ``docs/uncertainty.md``). Eq. 7's
-f-independent σ² = κA is the f = 0 case of the same line. ``se`` is √(α + β·clip(T, 0, 1)): the
-exact sd at the nearest consistent answer (*choice*; unbiased for the variance wherever
-0 ≤ T ≤ 1, since Var is affine in F and E T = F). The interval is not clipped to [0, 1] (the
-fallback of :mod:`.bootstrap` clips it).
-"""
+Notes: docs/uncertainty.md, "ldpopt.uncertainty.analytic"."""
 
 from __future__ import annotations
 
@@ -68,7 +19,7 @@ ANALYTIC_METHODS = ("base", "norm")
 
 
 def pair_parameters(estimate: Estimate) -> tuple[float, float] | None:
-    """(a, b) of the module docstring for ``estimate.oracle``, as its oracle states them
+    """(a, b) of the module notes for ``estimate.oracle``, as its oracle states them
     (``pair_covariance``), or None when Cov is not of that form (or the oracle is not registered)."""
     try:
         cls = _oracles.oracle_class(estimate.oracle)
@@ -121,7 +72,7 @@ def query_variance(estimate: Estimate, method: str, f, U=None) -> np.ndarray:
 
 def variance_line(estimate: Estimate, method: str, U=None) -> tuple[np.ndarray, np.ndarray]:
     """(α, β) with Var = α + β·F exactly, F the true answer of each 0-1 query row of ``U`` (None =
-    every single value): the module docstring's line, the same covariance as :func:`query_variance`."""
+    every single value): the module notes' line, the same covariance as :func:`query_variance`."""
     p, q, d = estimate.p, estimate.q, estimate.d
     kap = _kappa(estimate)
     A, B = q * (1 - q), (p - q) * (1 - p - q)
@@ -141,7 +92,7 @@ def variance_line(estimate: Estimate, method: str, U=None) -> tuple[np.ndarray, 
 
 
 def score_interval(point, alpha, beta, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """{F : (point − F)² ≤ z²(α + β F)}: the roots of the quadratic (module docstring; the
+    """{F : (point − F)² ≤ z²(α + β F)}: the roots of the quadratic (module notes; the
     discriminant is floored at 0, where the set is the single point of least rejection)."""
     z = _normal.ppf(0.5 + level / 2)
     c = 0.5 * z * z * beta

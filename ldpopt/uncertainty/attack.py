@@ -1,40 +1,7 @@
 """How far fake users could move each estimate: the attack range for a fake-user fraction β, and the
 interval for the genuine frequencies that combines it with the sampling interval.
 
-The range (closed form per oracle)
-----------------------------------
-N = n + m reports, m = βN of them from fake users who may send *any* report of the oracle's format
-(output poisoning: Cao, Jia & Gong, USENIX Security 2021, §3; input poisoning is a special case).
-With c_v = c_v^G + c_v^F the genuine and fake support counts, the estimate of a pure oracle
-(f̃_v = (c_v/N − q)/(p − q), Wang et al., USENIX Security 2017) splits exactly as
-
-    f̃_v = (1 − β) f̃_v^G + β y_v,   y_v = (c_v^F/m − q)/(p − q),
-
-f̃^G the genuine users' own estimate. Every oracle of ldpopt (GRR, OUE, SUE, OLH, BLH, HR, SS) has,
-for every value v, a report that supports v and one that does not, so c_v^F ranges over all of
-0 … m and y_v over [L, U] = [−q/(p − q), (1 − q)/(p − q)] (:func:`fake_report_range`), each end
-attained: U when every fake report supports v (the maximal gain attack with target set {v}), L when
-none does (GRR's MGA on any other target). The shift of the estimate, f̃_v − f̃_v^G = β(y_v −
-f̃_v^G) = β(y_v − f̃_v)/(1 − β), therefore lies in
-
-    [β(L − f̃_v)/(1 − β),  β(U − f̃_v)/(1 − β)]        (:func:`attack_shift`, from the poisoned f̃)
-
-and the genuine users' estimate in [T_lo, T_hi] = [(f̃_v − βU)/(1 − β), (f̃_v − βL)/(1 − β)].
-p and q differ per oracle, so the width β(U − L)/(1 − β) = β/((1 − β)(p − q)) does too: GRR's
-1/(p − q) = (e^ε + d − 1)/(e^ε − 1) grows with d, the unary and hashing oracles' stay O(e^ε/(e^ε − 1)²).
-The bounds hold per value; an attack cannot reach the upper end on every value at once (a report
-supports a fixed number of values for GRR and SS), so the per-value range is the one stated.
-
-The interval (:func:`attack_interval`)
---------------------------------------
-f̃^G is Base's estimate from n = (1 − β)N genuine users, whose variance is the line α + βF of
-:mod:`.analytic` with κ = 1/(n(p − q)²), i.e. the poisoned estimate's line times 1/(1 − β). For each
-possible T = f̃_v^G the score interval of :mod:`.analytic` covers f_v at ``level``; its end points
-increase with T, so the union over T ∈ [T_lo, T_hi] is [lo(T_lo), hi(T_hi)]: whatever the attack,
-the genuine frequency lies in it with probability ≥ ``level`` (≥ because the attack only picks T
-inside the range). With β = 0 it is the analytic Base interval. ``se`` is the sampling standard
-error at the clipped midpoint; ``bias`` is NaN (an attack's bias is not estimated).
-"""
+Notes: docs/uncertainty.md, "ldpopt.uncertainty.attack"."""
 
 from __future__ import annotations
 
@@ -56,7 +23,7 @@ def check_beta(beta) -> float:
 
 def fake_report_range(estimate) -> tuple[float, float]:
     """(L, U) = (−q/(p − q), (1 − q)/(p − q)): the least and greatest estimate of a value from fake
-    reports alone (module docstring), for the estimate's oracle."""
+    reports alone (module notes), for the estimate's oracle."""
     est = check_estimate(estimate)
     p, q = est.p, est.q
     return -q / (p - q), (1.0 - q) / (p - q)
@@ -64,7 +31,7 @@ def fake_report_range(estimate) -> tuple[float, float]:
 
 def attack_shift(estimate, beta: float) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) per value: the range of f̃_v − f̃_v^G an attack of fraction β can have produced,
-    given the poisoned estimate (module docstring).
+    given the poisoned estimate (module notes).
 
     Parameters
     ----------
@@ -103,7 +70,7 @@ def attack_shift(estimate, beta: float) -> tuple[np.ndarray, np.ndarray]:
 
 def attack_interval(estimate, beta: float, level: float = 0.95) -> Uncertainty:
     """Per value, an interval for the genuine frequency that holds whatever fake users of fraction β
-    sent: the attack range combined with the sampling score interval (module docstring).
+    sent: the attack range combined with the sampling score interval (module notes).
 
     Parameters
     ----------

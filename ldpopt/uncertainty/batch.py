@@ -1,35 +1,6 @@
 """The bootstrap intervals of several methods on many estimates, cheaply (the coverage grid's path).
 
-:func:`bootstrap_many` yields, for each estimate r and every method m and level, exactly what
-``intervals(estimates[r], m, level, n_resamples=B, interval="basic", rng=seeds[r])`` returns as
-``lo``, ``hi`` and ``fallback`` — per value, and per row of each query matrix given (subset sums)
-— equal to 1e-12 (``tests/test_uncertainty_batch.py``; the same floats in practice). It is the
-construction of :mod:`.bootstrap` (basic interval on the joint-exact resamples of the Norm-Sub
-world, Base's interval at the flagged entries, the hull with it elsewhere; Norm-Mul's ratio pivot),
-computed with less work:
-
-1. **one draw serves every method**: the B count vectors of estimate r are drawn once
-   (:func:`.resample.draw_counts`) and every method is applied to the same resamples
-   (:func:`.resample.apply_batch`) — what the per-call path draws for each method when every call
-   gets the same seed (*choice*: common random numbers across methods, so the differences
-   between methods are measured on the same resamples);
-2. **quantiles only where they can matter**: an entry the fit puts within ``FALLBACK_SE`` Base
-   standard errors of 0 gets Base's interval whatever the bootstrap quantiles are (the flag of
-   :mod:`.bootstrap`), so the per-value quantiles are taken only at the other entries — on a
-   heavy tail a few hundred of d = 20,000;
-3. **one quantile pass serves every level**, and one sparse product every subset kind (``np.quantile`` with all the levels' probabilities);
-4. **one power-law fit per resample serves Power, PowerNS and Calibrate**: the batched fit of s
-   (:func:`.resample.apply_batch`'s prefit) runs once per estimate; the other two find it in the
-   memo without the per-row hashing of a second prefit.
-
-Methods that are not batched (EM, Power, PowerNS, Calibrate, MLE-Apx, Norm-Cut, Norm-Hyb,
-MLE-Apx-paper) are called once per resample on :class:`~ldpopt.Estimate` objects built once per
-estimate and shared by every such method.
-
-Measured on one cell (``benchmarks/bench_uncertainty_grid.py profile``: CPU seconds per
-bootstrapped repetition of the seven methods, this path against the per-call one).
-The loop left is over the estimates (repetitions), each step an array pass over B × d.
-"""
+Notes: docs/uncertainty.md, "ldpopt.uncertainty.batch"."""
 
 from __future__ import annotations
 

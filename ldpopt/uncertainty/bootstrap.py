@@ -1,86 +1,6 @@
 """Parametric bootstrap intervals for any registered method (NDSS 2020 §V-D's simulation, reused).
 
-The world: the plausible truth f̂ = Norm-Sub(f̃) (:mod:`.fit`), as an integer population of the
-same n; B count vectors are re-drawn from the oracle's joint-exact law (:func:`.resample.draw_counts`)
-and the method re-applied (:func:`.resample.apply_batch`). With T the method's output on the real
-data and T*_b its outputs in the bootstrap world, whose truth is f̂:
-
-* ``se`` = sd(T*), ``bias`` = mean(T*) − f̂ (the method's bias at f̂);
-* ``"basic"`` (default for every method that is not analytic): the pivot T − f is assumed to have
-  the law of T* − f̂, so [T − Q(1 − α/2), T − Q(α/2)] with Q the quantiles of T* − f̂. It corrects
-  the bias of the clipped methods (Base-Pos/Base-Cut/Norm-Sub/… are biased up near f = 0: NDSS
-  Lemma 1 for Base-Pos, the cut/shift keeps only the estimates that landed high), which the
-  percentile interval would carry along;
-* ``"percentile"``: [Q*(α/2), Q*(1 − α/2)] of T* itself — right when T*'s spread is centred where
-  T is (no bias), offered for comparison;
-* ``"normal"``: T − bias ± z·se (bias-corrected normal).
-
-Not offered, and why: *studentised* intervals need a standard error inside every resample (a
-double bootstrap, B² method calls); *BC/BCa* need z₀ = Φ⁻¹(Pr*[T* < f̂]), undefined where the
-clipped methods put a point mass at 0 (the small values where intervals matter most). Every bootstrap interval
-is intersected with [0, 1] for per-value answers and subset sums (the truth lies there).
-
-**The interval may exclude its own point** (*decision*). The basic interval is T minus the
-quantiles of the bootstrap error, so it lies wholly below T when the bias measured in the world
-exceeds the error's spread: e.g. Norm-Sub's sum over the 500 smallest values of Zipf(1.5), d =
-1,000, OUE ε = 1, n = 10⁵: T ≈ 0.09–0.15 for a truth of 0.010, and the 90 % interval excludes T in
-26 of 30 runs. That is the construction working as designed (T is biased up; the interval is for
-f, not for E[T]), so ldpopt keeps it and flags those entries in ``extra["excludes_point"]``. The
-constructions that cannot exclude T were measured no better there: the hull of the interval with
-T covered the truth in 6 of 30 runs, exactly as the basic interval (T lies on the wrong side of
-both), and the percentile interval is centred near T + bias, further off. What fails there is
-the pivot assumption (the bias at the Norm-Sub world, whose tail holds the estimate's 0.09, is not
-the bias at the truth, 0.010). That is the raw interval (``boundary=None``); by default such an
-entry is flagged when its interval also excludes Base's point, and gets Base's interval (below).
-
-**Where the method's interval is not trusted: Base's interval, flagged** (``boundary="base"``, the
-default; ``boundary=None`` keeps the raw basic interval). The basic interval assumes the pivot
-T − f has the law of T* − f̂. Near the clipping floor it does not: Norm-Sub subtracts a common
-shift δ and truncates at 0, and the world's shift δ* (its tail zeroed by the fit) is not the data's
-δ, so just above the floor the point is biased low by an amount the bootstrap world cannot see.
-Measured on a Zipf(1.1) truth, d = 20,000, n = 10⁶, OUE ε = 1, 90 %: the raw basic interval covered
-65 % of the values with f ∈ [σ, 2σ) and 47 % in [2σ, 5σ) (σ of Eq. 7), and 16–21 % of 10-value
-subset sums; Base's interval covered 88.8–94.1 % in every band. *Test inversion* gives the same
-answer: Norm-Sub, Base-Pos and Base-Cut are monotone maps of f̃_v given data-wide constants (δ, the
-cut), so the set of f_v whose law makes the observed output plausible is Base's interval wherever
-the output is above the floor, and [0, ·] below it — a post-processed point carries no more
-information about one f_v than f̃_v does. Hence (*decision*, chosen by measurement over the raw
-basic interval, the hull with Base everywhere, and this hybrid at flag thresholds 2, 5, 10 se —
-``docs/uncertainty.md``): an entry (value or subset sum) is **flagged** where the fit puts it within
-``FALLBACK_SE`` = 5 Base standard errors of 0 (the method's output there is pinned at 0 or shifted
-by the clipping), or where the basic interval excludes Base's own point (the bias measured in the
-world contradicts the data: head-value sums under Norm-Sub). A flagged entry gets **Base's analytic
-normal interval clipped to [0, 1]** (valid for the same f whatever the method), every other entry
-the hull of the basic interval with it, so no entry covers less than Base's interval does.
-``extra["fallback"]`` marks the flagged entries (:attr:`.Uncertainty.fallback`). HR's subset sums
-have no analytic Base law (:mod:`.analytic`: the pair covariances depend on the Hadamard rows), so
-there Base's interval is the normal one Base's answer ± z·sd of Base's answers over the same
-resamples (the exact covariance at the world's truth, by simulation; *choice*), clipped to [0, 1],
-and the same flag rule applies.
-
-**Norm-Mul: the ratio pivot** (*choice*). Norm-Mul outputs T = max(f̃, 0)/S with S = Σ max(f̃, 0)
-(arXiv §3.3), so on the large values it is f̃ shrunk by 1/S, and S is set by the whole noisy tail
-(≈ 1 + d·σ/√(2π) on a sparse truth). The Norm-Sub world zeroes its own tail differently from the
-truth, so its S* is not the data's S, the bias T* − f̂ is not the bias T − f, and the plain basic
-interval under-covered on the values ≥ 5σ (80.6 % at nominal 90 %, pooled, ``docs/uncertainty.md``).
-The interval is therefore built on the pivot T·S − f instead (S from the data, S*_b from each
-resample's raw estimate): T·S = max(f̃, 0) exactly, whose law at f is the same in the world and
-the truth for every value whose f̃ stays positive (≥ 5σ), so the basic interval of T·S covers at
-nominal there. The interval is one for f, not centred on T: where S > 1 it lies above T on the
-large values (``extra["excludes_point"]`` flags them), because Norm-Mul's output is biased down by
-1/S there. ``se`` and ``bias`` stay those of T itself; ``extra["scale"]`` is S and
-``extra["scale_boot"]`` the S*_b. Not built (not measured): a world whose positive tail mass
-matches S — it needs a second fit of how the world spreads its small values, which the data
-barely identify, while the ratio pivot needs none. Every other method keeps the plain pivot.
-
-Paper-level theory for the clipped methods near zero: for f_v = 0, Base-Pos has E[f'_v] =
-σ_v/√(2π) > 0 (NDSS Lemma 1); Base-Cut keeps only f̃_v ≥ T, so E[f'_v] = σ φ(T/σ) > 0; Norm-Sub
-subtracts a common τ then clips, positive bias at zero and negative bias on the large values (NDSS
-§IV-C). The pivot T − f therefore depends on f (it is a point mass for f = 0 when T = 0), so the
-basic interval is exact only for values well above the clipping region (≥ 5σ, where the method is
-≈ linear); tests/test_uncertainty_bootstrap.py checks the bias sign and the coverage table reports
-the rest honestly.
-"""
+Notes: docs/uncertainty.md, "ldpopt.uncertainty.bootstrap"."""
 
 from __future__ import annotations
 
@@ -114,7 +34,7 @@ FALLBACK_SE = 5.0
 
 def ratio_pivot(method, f_tilde, F, T, boot):
     """(scale, T·S, T*·S*) for a method whose interval pivots on its rescaled output (Norm-Mul:
-    module docstring; S = :func:`~ldpopt.methods.normalize.positive_mass` of f̃, S* of each
+    module notes; S = :func:`~ldpopt.methods.normalize.positive_mass` of f̃, S* of each
     re-drawn F*), (None, T, T*) for any other."""
     pivot = _methods.resolve(method).pivot_scale
     if pivot is None:
@@ -186,11 +106,11 @@ def _check_resamples(b) -> int:
 def bootstrap(estimate: Estimate, method: str | _methods.MethodInfo, level: float = 0.95, *, queries=None,
               labels=None, n_resamples: int = 200, interval: str = "basic", rng=0, params=None,
               point=None, boundary: str | None = "base", progress=None) -> Uncertainty:
-    """Parametric-bootstrap SE, bias and interval of ``method`` on ``estimate`` (module docstring).
+    """Parametric-bootstrap SE, bias and interval of ``method`` on ``estimate`` (module notes).
 
     ``queries`` (anything :func:`ldpopt.queries.query_matrix` accepts) turns the per-value result
     into per-query answers; ``point`` overrides the observed output (else the method is run once);
-    ``boundary`` ("base" or None): Base's interval at the flagged entries (module docstring);
+    ``boundary`` ("base" or None): Base's interval at the flagged entries (module notes);
     ``progress``: called with 1 per resample of a method that runs row by row (a bar's ``update``).
 
     Parameters
@@ -277,13 +197,13 @@ def bootstrap(estimate: Estimate, method: str | _methods.MethodInfo, level: floa
 
 
 def boundary_hull(estimate, level, queries, world, lo, hi, index=None, base_boot=None):
-    """The Base fallback (module docstring, "Where the method's interval is not trusted"): per entry,
+    """The Base fallback (module notes, "Where the method's interval is not trusted"): per entry,
     Base's analytic normal interval clipped to [0, 1] where the entry is flagged, else the hull of
     [lo, hi] with it; returns (lo, hi, flag). Flagged: the fit puts the entry within FALLBACK_SE
     Base standard errors of 0, or [lo, hi] excludes Base's own point (the method's bias measured in
     the world disagrees with the data). ``index``: world, lo and hi are those values' entries only
     (per value, the same floats as over all d, then indexed). ``base_boot`` (B, m): Base's answers on
-    the resamples, for queries whose Base law is not analytic (HR subset sums; module docstring)."""
+    the resamples, for queries whose Base law is not analytic (HR subset sums; module notes)."""
     from .analytic import analytic, supports_analytic
 
     world = np.asarray(world, dtype=np.float64)

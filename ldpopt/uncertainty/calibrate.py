@@ -1,36 +1,6 @@
 """Calibrated level of the top-k hull: one level of prepivoting in the bootstrap world.
 
-The top-k interval of :mod:`.topk` is the hull of two intervals at the same level 1 − α: the
-rank-conditional one (Morrison & Simon 2018) and the fixed-set one. The hull covers whenever either
-part does, so when both parts are right it covers more than 1 − α (measured on the 100-repetition
-grid: Base 92.8 %, Norm 92.9 % at nominal 90 %, ``docs/uncertainty.md``).
-
-**Calibration** (Beran, "Prepivoting to reduce level error of confidence sets", Biometrika 74
-(1987); here one level of it, with the world's known truth instead of a second bootstrap): in the
-bootstrap world the truth f̂ is known, so the hull's coverage at a trial level 1 − α' can be
-measured on the resamples themselves. In resample b the set S*_b is the top k of T*_b and its rank-i
-pivot is D_{b,i} = T*_{b,S*_{b,i}} − f̂_{S*_{b,i}} (the same pivot as the rank-conditional interval).
-Resample b's own hull at rank i covers f̂_{S*_{b,i}} iff
-
-* rank part: Q_i(α'/2) ≤ D_{b,i} ≤ Q_i(1 − α'/2) (Q_i: the quantiles of D_{·,i} over the resamples,
-  the same quantiles the data's interval uses), or
-* fixed part: for the analytic normal interval, |D_{b,i}| ≤ z_{1−α'/2} · se_{S*_{b,i}} (se of the
-  data's analytic law, *choice*: evaluating it at each resample's own plug-in truth would cost a
-  fit per resample and moves it by O(σ/√n)); for the bootstrap basic interval,
-  Qf_v(α'/2) ≤ D_{b,i} ≤ Qf_v(1 − α'/2) at v = S*_{b,i}, with Qf_v the quantiles of T*_{·,v} − f̂_v
-  (the boundary fallback of :mod:`.bootstrap` is left out: it only widens the fixed part where
-  f̂_v = 0).
-
-The world's coverage is the mean over the B·k (resample, rank) pairs (pooled over the ranks,
-*choice*: per rank it would rest on B = 200 draws each). ``calibrated_level`` returns the smallest
-trial level on a grid from 2(1 − α) − 1 … 1 − α whose world coverage reaches 1 − α; the floor keeps
-each part at ≥ 1 − 2α (*choice*: a hull of two parts at 1 − 2α covers ≥ 1 − 2α however they
-relate, so no lower level is needed); if even the nominal level falls short, the nominal level
-(*choice*: the hull is never made wider than the uncalibrated one). When the two parts coincide
-(a stable selection: S*_b = S and the fixed part equals the rank part), the hull is either part,
-the world covers 1 − α' at 1 − α', and the calibrated level is the nominal one. Vectorised over
-(levels, resamples, ranks), no loop.
-"""
+Notes: docs/uncertainty.md, "ldpopt.uncertainty.calibrate"."""
 
 from __future__ import annotations
 
@@ -41,7 +11,7 @@ __all__ = ["calibrated_level", "calibrated_topk", "hull_world_coverage"]
 
 
 def hull_world_coverage(dev: np.ndarray, Sb: np.ndarray, levels, *, se=None, dev_fixed=None) -> np.ndarray:
-    """World coverage (len(levels),) of the hull at each trial level (module docstring).
+    """World coverage (len(levels),) of the hull at each trial level (module notes).
 
     ``dev`` (B, k): the rank pivots D; ``Sb`` (B, k): each resample's selected values; the fixed
     part is either the analytic normal interval with per-value ``se`` (d,) or the basic interval
@@ -71,7 +41,7 @@ def hull_world_coverage(dev: np.ndarray, Sb: np.ndarray, levels, *, se=None, dev
 
 
 def calibrated_level(dev, Sb, level: float, *, se=None, dev_fixed=None, grid: int = 41) -> tuple[float, float]:
-    """(calibrated level, the world's hull coverage at it) for nominal ``level`` (module docstring)."""
+    """(calibrated level, the world's hull coverage at it) for nominal ``level`` (module notes)."""
     level = float(level)
     if not 0.5 < level < 1:
         raise ValueError(f"level must lie in (0.5, 1) for the calibrated hull, got {level!r}")

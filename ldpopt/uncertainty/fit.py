@@ -1,17 +1,6 @@
 """The plausible truth a parametric bootstrap (and :func:`ldpopt.choose`) draws from.
 
-NDSS 2020 §V-D (Fig. 9) fits "a synthetic dataset from the estimation" and notes it must be
-consistent (non-negative, summing to one); the paper tries Norm-Sub and PowerNS. ldpopt uses
-**Norm-Sub** of the estimate (*choice*): it is the Euclidean projection of f̃ on the simplex (the
-least-squares consistent distribution, arXiv §3.2 / Theorem 1, and the approximate MLE), it is
-O(d log d) with no fitted prior, and it keeps the estimate's large values nearly unchanged, so the
-bootstrap world is as close to the data as a distribution can be. Its cost: Norm-Sub zeroes the
-tail, so the bootstrap world has more exact zeros than the truth usually has (its effect on
-coverage is what the coverage table measures).
-
-The synthetic population is the integer histogram closest to n·f̂ (largest-remainder rounding,
-summing to n exactly): deterministic, so repeated calls see the same world.
-"""
+Notes: docs/uncertainty.md, "ldpopt.uncertainty.fit"."""
 
 from __future__ import annotations
 

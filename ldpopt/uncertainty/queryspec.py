@@ -1,13 +1,6 @@
 """The query a user cares about, as a small value parsed from a string or given as subsets.
 
-Kinds (NDSS 2020 §V and arXiv §4's query families):
-
-* ``"full"`` — every single value (full-domain MSE/MAE);
-* ``"topk:K"`` — the K most frequent values (frequencies of a top-k set);
-* ``"hh:PHI"`` — the heavy hitters, values with frequency ≥ PHI (a set, scored by F1);
-* ``"subsets:SIZE[:COUNT]"`` — COUNT (default 100) random subsets of SIZE values (set-value sums);
-* a 0-1 matrix, mask, index array or sequence of them — given subset sums.
-"""
+Notes: docs/uncertainty.md, "ldpopt.uncertainty.queryspec"."""
 
 from __future__ import annotations
 
@@ -20,7 +13,7 @@ __all__ = ["Query", "parse_query"]
 
 @dataclass(frozen=True)
 class Query:
-    """A parsed query (module docstring): its kind and the numbers the kind needs.
+    """A parsed query (module notes): its kind and the numbers the kind needs.
 
     Parameters
     ----------
@@ -68,7 +61,7 @@ def _int(text: str, what: str, spec: str) -> int:
 
 
 def parse_query(query, metric: str | None = None) -> Query:
-    """A :class:`Query` from a string spec (module docstring), a Query, or subsets.
+    """A :class:`Query` from a string spec (module notes), a Query, or subsets.
 
     Parameters
     ----------

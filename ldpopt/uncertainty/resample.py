@@ -1,19 +1,6 @@
 """Resampling on the fast path: B count vectors at once, and methods applied to a batch.
 
-``draw_counts`` draws B independent count vectors from the oracle's joint-exact law (the same
-decompositions as each oracle's ``sample_counts``, see ldpopt/oracles/*) as one (B, d) array with no
-Python loop: GRR as Binomial(n_v, p − q) kept users plus one Multinomial of the rest per row;
-OUE/SUE/OLH/BLH as independent Binomial(n_v, p) + Binomial(n − n_v, q). HR and SS have no batched
-decomposition here; they loop over the B resamples, each draw vectorised over the domain
-(``oracle.sample_counts``).
-
-``apply_batch`` applies a method to every row of a (B, d) batch of raw estimates: its ``batched``
-form where the method declares one (:mod:`ldpopt.methods.registry`: Base, Base-Pos, Base-Cut, Norm,
-Norm-Mul, Norm-Sub, each held to its one-at-a-time form by :func:`ldpopt.testing.check_method`),
-else one call per resample on an :class:`~ldpopt.Estimate` (a loop over B, never over values),
-after the method's ``prepare_batch`` (Power, PowerNS and Calibrate: every resample's s fit and
-posterior mean at once over the union of the resamples' counts, :mod:`ldpopt.methods.bayes.prefit`).
-"""
+Notes: docs/uncertainty.md, "ldpopt.uncertainty.resample"."""
 
 from __future__ import annotations
 

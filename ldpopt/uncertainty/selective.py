@@ -1,56 +1,6 @@
 """Rank-conditional selective intervals for the frequencies of a top-k set (the default of ``topk:K``).
 
-The set is chosen by the same noisy estimate whose values are reported, so a reported pair
-"value S_i has frequency f̃_{S_i} ± …" must cover f_{S_i} *given that S_i was ranked i-th*
-(Morrison & Simon's rank-conditional coverage, JASA 2018). The bootstrap hull of :mod:`.topk`
-estimates that law in the Norm-Sub world, whose selection noise is not the truth's on heavy tails:
-at Zipf(1.1), d = 20,000, OLH ε = 0.5 the values ranked 8–10 are true tail values (f < σ) in
-46–72 % of the runs — maxima of 20,000 noise draws — and the hull covered them 70–73 % at
-nominal 90 % (``docs/uncertainty.md``).
-
-**Construction: conditional inference on the selection event** (the truncated-Gaussian pivot of
-Lee, Sun, Sun & Taylor, "Exact post-selection inference", Ann. Statist. 44 (2016), and Reid,
-Taylor & Tibshirani, "Post-selection point and interval estimation of signal sizes in Gaussian
-samples", Canad. J. Statist. 45 (2017); here for the rank event). Given every other value's
-estimate, "v is ranked i-th by f̃" is the event L ≤ f̃_v ≤ U with L = f̃_(i+1) and U = f̃_(i−1)
-(the neighbours' estimates; U = ∞ for i = 1), and f̃_v is independent of the others (OUE, OLH,
-SUE, BLH: independent counts; GRR, SS: the multinomial's −O(q²) correlations are ignored,
-*choice*). With f̃_v ≈ N(f, α + β f) (the exact variance line of :mod:`.analytic`), the
-conditional law of f̃_v given the event is that normal truncated to [L, U], and the interval is
-every f the conditional test does not reject at α/2 on either side:
-{f ∈ [0, 1] : Pr_f(X ≤ f̃_v | L ≤ X ≤ U) ≥ α/2 and Pr_f(X ≥ f̃_v | L ≤ X ≤ U) ≥ α/2}, each
-tail monotone in f (bisection, 60 steps, vectorised over the k ranks). Its coverage of f_{S_i} is
-1 − α *conditionally on the rank event*, hence per rank, with no bootstrap world.
-
-*Choices where the papers are silent*: the counts are integers, so f̃ moves in steps
-h = 1/(n(p − q)) and neighbours can tie; the window and both tails are taken inclusive with a
-continuity correction of h/2 (conservative: a tie widens the window, and a window of one step
-makes the interval uninformative, [0, 1]; measured 94.6 % at nominal 90 % at GRR ε = 4,
-d = 20,000, where ties among ~50-report counts are common). Intervals are searched in [0, 1].
-
-**Few reports per value: the exact count law** (*decision*, by measurement). The normal law of
-f̃_v fails where a value gets few reports: GRR at d = 100,000, n = 10⁶, ε ≤ 1 gives each value
-n·q ≈ 6–10 reports, the top value is a noise maximum in the right tail of that count, which is
-heavier than the normal's, and rank 1 covered 73–75 % at nominal 90 % (``docs/uncertainty.md``).
-There the pivot is the count itself: GRR's count of v is Bin(n f_v, p) + Bin(n(1 − f_v), q),
-Poisson with mean λ(f) = n(q + f(p − q)) up to a relative variance error of at most p (Le Cam);
-given the rank event it is that Poisson truncated to the neighbours' counts [c_(i+1), c_(i−1)]
-(inclusive, ties widen the window), and the interval is every f whose two conditional tails
-Pr(C ≤ c | window), Pr(C ≥ c | window) are ≥ α/2 — the discrete test inversion of Clopper &
-Pearson (Biometrika 1934) / Garwood (Biometrika 1936) for the truncated count (conservative, as
-every inverted discrete test; both tails monotone in λ, the Poisson family having monotone
-likelihood ratio). *Rule* (:func:`count_law`): the Poisson pivot for GRR wherever p ≤
-``POISSON_P`` = 0.01 (the Poisson variance within 1 % of the count's); the normal pivot otherwise
-(OUE, OLH, SUE, BLH, SS: counts of order n·q ≥ n/(e^ε + 1), and GRR at small d·e^{−ε}).
-
-**Methods other than Base.** The method's own set S (the top k of its output) is used; where the
-method ranks value S_i i-th and f̃ does too (every order-preserving method: Norm, Norm-Sub,
-Base-Pos, Base-Cut, Norm-Mul, MLE-Apx, …), the interval above applies unchanged — a monotone map
-of f̃ carries no more information about f_v than f̃ does. Where the method's rank-i value is not
-f̃'s rank-i value (Norm-Hyb, or a tie at 0), that entry is **flagged** and gets the score interval
-of :mod:`.analytic` at level 1 − α/d (Bonferroni over the domain: it covers every value at once
-with probability ≥ 1 − α, so also any data-chosen one; *choice*: valid for any selection rule).
-"""
+Notes: docs/uncertainty.md, "ldpopt.uncertainty.selective"."""
 
 from __future__ import annotations
 
@@ -71,7 +21,7 @@ POISSON_P = 0.01
 
 
 def count_law(oracle: str, n: int, p: float, q: float):
-    """(n, p, q) where the top-k pivot is the Poisson count law (module docstring, "Few reports per
+    """(n, p, q) where the top-k pivot is the Poisson count law (module notes, "Few reports per
     value": GRR with p ≤ POISSON_P; any oracle of one value per report, ``likelihood == "multinomial"``),
     else None (the normal pivot)."""
     from .. import oracles
@@ -104,7 +54,7 @@ def _log_window(t_below, t_top, up):
 
 
 def rank_conditional_counts(c, a, b, law, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, hi) in frequency units of the discrete conditional interval (module docstring, "Few
+    """(lo, hi) in frequency units of the discrete conditional interval (module notes, "Few
     reports per value") for observed counts ``c`` in the windows [``a``, ``b``] (integer arrays of
     one shape, b may be inf) and ``law`` = (n, p, q): λ(f) = n(q + f(p − q))."""
     n, p, q = law
@@ -153,7 +103,7 @@ def _log_mass(a, b):
 
 
 def rank_conditional(x, L, U, alpha, beta, level: float, step: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, hi) of the conditional interval (module docstring) for observed ``x`` in the window
+    """(lo, hi) of the conditional interval (module notes) for observed ``x`` in the window
     [``L``, ``U``] (arrays of one shape; U may be inf), variance line ``alpha`` + ``beta``·f and count
     step ``step`` (continuity correction h)."""
     x, L, U = (np.asarray(v, dtype=np.float64) for v in (x, L, U))

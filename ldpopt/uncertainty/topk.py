@@ -1,66 +1,6 @@
 """Selection-aware intervals for the frequencies of a top-k set chosen from the data.
 
-The set S = (S_1, …, S_k) (the k largest values of the method's output T, S_i ranked i-th) is
-selected by the same noisy estimate whose values are reported, so T_{S_i} is biased up (winner's
-curse) and the fixed-set interval of :mod:`.bootstrap` under-covers (measured: Base 61.5 % at
-nominal 90 %, ``docs/uncertainty.md``).
-
-**Target** (*choice*). What a researcher reports is "value S_i has frequency T_{S_i} ± …", so the
-covered quantity is the true frequency **f_{S_i} of the value the estimate ranks i-th**
-(``target="selected"``, the default): Morrison & Simon's *rank-conditional coverage*
-(J. Morrison, N. Simon, "Rank conditional coverage and confidence intervals in high-dimensional
-problems", JASA 113 (2018), arXiv:1702.06986), the coverage the fixed-set interval claimed and
-missed. ``target="order"`` (with ``selection="rank"``) covers instead the i-th largest true
-frequency f_(i), whichever value holds it ("how frequent is the i-th most frequent value"): not
-what a reported (value, frequency) pair claims, and measured to under-cover (41–69 % at nominal
-90 %: the Norm-Sub world's order statistics are not the truth's), so offered for comparison only.
-
-**Construction**: Morrison & Simon's parametric bootstrap, with ldpopt's world (:mod:`.fit`:
-the Norm-Sub fit f̂, counts re-drawn from the oracle's joint-exact law, the method re-applied).
-In resample b the set is re-selected from T*_b (S*_{b,i} = the value T*_b ranks i-th) and the
-rank-i pivot is
-
-* ``selected``: D_{b,i} = T*_{b, S*_{b,i}} − f̂_{S*_{b,i}} (the selected value's error against
-  the world's truth of *that* value: selection happens inside the resample, as on the data);
-* ``order``: D_{b,i} = T*_{b,(i)} − f̂_(i) (i-th largest output vs i-th largest world truth).
-
-The basic (pivotal) interval per rank is [T_{S_i} − Q_i(1 − α/2), T_{S_i} − Q_i(α/2)] with Q_i the
-quantiles of D_{·,i}; ``se`` = sd of the selected resampled values, ``bias`` = mean D_{·,i} (the
-winner's-curse bias at f̂); "percentile" and "normal" are the same variants as :mod:`.bootstrap`.
-The pivot is assumed to have the same law at f as at f̂ (Morrison & Simon's assumption too): it
-fails where the selection margin at the truth differs from the fit's (the Norm-Sub fit zeroes the
-tail, so the world has fewer near-ties with the k-th value than a long-tailed truth); the
-coverage table measures it. The interval can lie wholly below T_{S_i}: that is the correction
-(the selected estimate is biased up), not a defect. No boundary hull (:mod:`.bootstrap`): the
-pivot re-selects every resample, so it is not a point mass at 0 where f̂_{S_i} = 0.
-
-**Default: the hull with the fixed-set interval** (``selection="hull"``, *choice*). The fixed-set
-interval (Base/Norm: analytic; others: the basic interval of :mod:`.bootstrap` with its boundary
-fallback, at the selected values) is right when the selection is stable (gaps around the k-th
-value ≫ σ: the set is then effectively fixed) and the rank-conditional one when the world
-reproduces the selection noise; each fails where the other holds (measured with the
-per-repetition ``coverage`` experiment kind, 15 repetitions per cell of Zipf(1.5), emoji and
-bms-webview-1 × GRR/OUE/OLH × ε 0.5, 1, 4, pooled at nominal 90 %: Base fixed-set 61.1 %, rank-conditional 85.9 %
-— 83.6 % at GRR ε = 4, where near-ties of the fit re-rank while the truth's order is stable —,
-hull 92.4 %), so ldpopt reports the hull, which covers whenever either does, at a width cost
-(1.1–1.55× the rank-conditional width at OUE/OLH; at GRR ε ≤ 1 Base's analytic interval dominates).
-**Calibrated hull** (``selection="calibrated"``, offered, not the default). Where both parts are
-right the hull over-covers (Base 92.8 % at nominal 90 % on the 100-repetition grid of Zipf(1.5),
-emoji and bms-webview-1), so both parts can be taken at the level 1 − α' at which the hull covers
-1 − α in the bootstrap world (:mod:`.calibrate`: one level of Beran's prepivoting); there it
-brought Base to 89.7 %. On a heavy-tailed truth the world's selection is not the truth's and the
-calibration moves coverage below nominal: Base 81–82 % per cell at OUE/OLH ε = 0.5, d = 20,000
-(76–77 % at d = 100,000; 40 paired runs: plain hull 88.8 %, calibrated 84.8 %).
-**Default** (``selection="auto"``, *decision*): the rank-conditional selective interval of
-:mod:`.selective` (``"conditional"``: conditional on the rank event, no bootstrap world), because
-the plain hull fails where the selection noise of the truth is not the world's: Zipf(1.1), d =
-20,000, OLH ε = 0.5, ranks 8–10 covered 70–73 % at nominal 90 % (pooled 86 %); the conditional
-interval covered 89.5–92.5 % per rank there, and ≥ 88.6 % pooled over the ranks in every cell of
-the coverage grid (per rank: see the known failures of ``docs/uncertainty.md``). With an explicit ``interval`` ("basic", "percentile",
-"normal") ``"auto"`` is the plain hull of that bootstrap construction.
-``selection="rank"`` gives the rank-conditional interval alone, ``"none"`` the fixed-set one.
-Vectorised: one ``argpartition`` + ``take_along_axis`` over the (B, d) batch, no loop over values.
-"""
+Notes: docs/uncertainty.md, "ldpopt.uncertainty.topk"."""
 
 from __future__ import annotations
 
@@ -122,7 +62,7 @@ def topk_query(est, name: str | MethodInfo, level: float, k: int, *, n_resamples
     """:class:`~.result.Uncertainty` of the top-``k`` values of ``name`` on ``est`` (module
     docstring); ``interval`` None means "basic" for the bootstrap parts and Base/Norm's analytic
     interval for their fixed-set part. ``selection="auto"``: "conditional" (:mod:`.selective`)
-    when ``interval`` is None, else "hull" (module docstring)."""
+    when ``interval`` is None, else "hull" (module notes)."""
     from .. import methods as _methods
     from .._validation import as_generator
     from .analytic import analytic, supports_analytic

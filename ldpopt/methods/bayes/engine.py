@@ -1,66 +1,8 @@
-"""Numerical engine for the Bayesian post-processors (Power, PowerNS, Calibrate): log-space sums
+"""Numerical engine for the Bayesian post-processors (Power, PowerNS, Calibrate): log-space sums over
+the integer counts k of a prior times a Gaussian likelihood, for many observed counts at once, with no
+overflow or NaN at any ε.
 
-    L_m(x) = log Σ_{k=kmin..n} μ_m(k) · exp(φ_x(k)),   φ_x(k) = −(k − x)²/(2S²) + log w(k),
-
-for many observed counts x = f̃_v·n at once, where S is the count-scale noise standard deviation,
-w the (unnormalised) prior on the integer counts k, and μ_m a moment multiplier (1, k, k², log k,
-(log k)²). Everything is in log-space: no overflow or NaN at S → 0 (ε = 20) or S ≫ n (ε = 0.001).
-
-Relative log-sums
-    The sums are computed *relative to a reference* G(x) and returned as L_m^rel = L_m − G, because
-    the absolute L_m can be astronomically negative: with OUE at ε = 50, n = 10⁵, f̃ = 2 gives
-    x = 2n and S ≈ 9e-9, so L_z ≈ L_k ≈ −6.5e25 and the log posterior mean L_k − L_z is lost to
-    float64 rounding in the difference of two absolute sums. Write the summand as one Gaussian in k
-    times what is left of the prior, φ_x(k) = −(k − c)²/(2v) + A(x) + λ(k):
-
-    * power law, w(k) = k^{−s} on 1..n: c = x, v = S², A = 0, λ(k) = −s log k ≤ 0;
-    * Gaussian, w(k) = exp(−(k − μ)²/(2τ²)) on 0..n (product of two Gaussians):
-      c = (μS² + xτ²)/(S² + τ²), v = S²τ²/(S² + τ²), A(x) = −(x − μ)²/(2(S² + τ²)), λ = 0.
-
-    With k_ref = clip(round(c), kmin, n), the support point nearest to c,
-
-        G(x) = −(k_ref − c)²/(2v) + A(x),   φ_x(k) − G(x) = −(k − k_ref)(k + k_ref − 2c)/(2v) + λ(k),
-
-    evaluated in that factored form (k − k_ref is an exact integer, k + k_ref − 2c has a relative
-    rounding error of one ulp), so no large number is ever subtracted from another. Since k_ref is
-    the nearest support point, (k − k_ref)(k + k_ref − 2c) = (k − c)² − (k_ref − c)² ≥ 0 on the
-    support: every relative term is ≤ λ(k) ≤ 0, and the term at k_ref is λ(k_ref) ≥ −s·log n, so
-    L^rel ∈ [−s log n, log(n + 1)] and ratios exp(L_k^rel − L_z^rel) are exact to float64. For the
-    power law G(x) = −(k_ref − x)²/(2S²) does not depend on s, so the marginal likelihood in s can
-    drop Σ_v G(x_v); for the Gaussian it depends on (μ, τ) and is added back
-    (:func:`log_reference`).
-
-``exact_logsums``
-    A windowed direct sum with a *provable* truncation bound. Let r(k) = φ_x(k) − G(x) and k0 a
-    support point (the better of k_ref and a probe near the maximiser of r), R = T − r(k0) ≥ T.
-    Since λ ≤ 0, r(k) ≤ −[(k − c)² − (k_ref − c)²]/(2v); every k with
-    (k − c)² > (k_ref − c)² + 2vR therefore has r(k) < r(k0) − T, and there are at most n + 1 such
-    k, so the dropped mass is below (n + 1)·e^{−T} times the kept sum (which is ≥ e^{r(k0)}).
-    The window |k − c| ≤ W, W = sqrt(D² + 2vR), D = |k_ref − c|, is taken relative to k_ref with
-    the cancellation-free form D − W = −2vR/(D + W): when c lies far outside [kmin, n] the window
-    is the few points within ≈ vR/D of the nearest end, not all of [kmin, n]. T = log(n + 1) + 45
-    makes the dropped mass < e^{−45} ≈ 3e-20 relative, far below float64 rounding (``TAIL_LOG``).
-    The cost per point is O(min(n, S·sqrt(T + s log n))) direct terms, so it does not grow like n;
-    long windows are cut to O(1000 + panels) by the Euler–Maclaurin tail below.
-
-Long windows (Euler–Maclaurin)
-    When √v ≥ 1000 the part k ≥ 1000 of a window with at least ``EM_MIN_TERMS`` points is summed
-    by Euler–Maclaurin with a proven error ≤ 3e-19 relative (:mod:`ldpopt.methods.bayes.euler_maclaurin`).
-
-``logsums``
-    The fast path. L_m(x) is a smooth (entire in x, log of a positive Gaussian convolution) function
-    of x on the scale S, so where many observations fall into one panel of width ≈ S we evaluate it
-    exactly at Chebyshev points of that panel and interpolate (barycentric formula). What is
-    interpolated: the log-ratios L_m − L_z (log posterior moments, G cancels), and for L_z the smooth
-    H(x) = L_z(x) − G_c(x) with G_c(x) = −(clip(c, kmin, n) − c)²/(2v) + A(x) (= L_z^rel when c is
-    outside [kmin, n], = L_z^rel + G − G_c inside, where |G − G_c| ≤ 1/(8v)). G_c is quadratic on
-    each side of kmin and n but kinked there, so panels never straddle c = kmin or c = n.
-    Every panel is checked *a posteriori* against exact values at two of its own data points; a
-    panel whose interpolation error exceeds ``check_tol`` (absolute on the ratios, relative to
-    1 + |H| on H) is evaluated exactly instead. Sparse points (heavy hitters) are always evaluated
-    exactly. This turns d exact evaluations into a few hundred. The interpolation is not covered by
-    a proof, only by the check and by the tests against the slow references.
-"""
+Notes: docs/python.md, "ldpopt.methods.bayes.engine"."""
 
 from __future__ import annotations
 

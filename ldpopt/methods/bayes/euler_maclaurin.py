@@ -1,23 +1,7 @@
 """Euler–Maclaurin sums for the long windows of the Bayesian engine (:mod:`ldpopt.methods.bayes.engine`),
 also used by the batched-s sums of ``exponent_grid`` and the prior sums of ``exponent_fit``.
 
-Long windows (Euler–Maclaurin)
-    When √v ≥ 1000 (GRR at small ε: σn ≈ 1.4·10⁵ at d = 1024, ε = 0.2, n = 10⁶) the window can hold
-    all of [1, n], and a direct sum costs O(n) per point. There the part k ≥ 1000 of a window with at
-    least ``EM_MIN_TERMS`` = 2,000 points (a cost threshold only: the error bound below needs
-    t ≥ 1000 and √v ≥ 1000, not a window length; an earlier 20,000 left the ~15,000-term
-    windows of OUE at n = 10⁶ direct and made them 90 % of the s fit) is summed by Euler–Maclaurin with four correction terms: the integral by
-    24-point Gauss–Legendre on panels of width ≤ min(t/2, √v/2), the odd derivatives f⁽¹⁾…f⁽⁷⁾ at the
-    two ends from Taylor series of r (quadratic plus −s log t) and of μ_m. Remainder: f = μ_m e^{r}
-    is analytic in the disc |z − t| ≤ 500 around every t ≥ 1000, where |f| grows by at most
-    e^{17}·1.5 (|r′| ≤ √(2R/v) ≤ 0.02 for R ≤ 200, |r″| ≤ 1/v + s/t²), so Cauchy's estimate gives
-    |R| ≤ 2ζ(8)/(2π)⁸ · ∫|f⁽⁸⁾| ≤ 3e-19 · ∫f; the Gauss–Legendre error on those panels is below
-    1e-25 relative. Measured against the direct sum: ≤ 1e-15 relative on L_m, 100–250× faster
-    (tests/test_bayes.py; ``exact_logsums(..., tail_em=False)`` is the direct reference).
-
-``prior`` below is a :class:`ldpopt.methods.bayes.engine.Prior` (only its ``rel_phi``, ``kind`` and
-``s`` are read, so this module does not import the engine that calls it).
-"""
+Notes: docs/python.md, "ldpopt.methods.bayes.euler_maclaurin"."""
 
 from __future__ import annotations
 

@@ -1,49 +1,6 @@
 """Fitting the power-law exponent s of Power / PowerNS / Calibrate (Jia & Gong INFOCOM 2019 §III-C).
 
-Maximum likelihood (Eq. 16). With the power-law prior p_f(k) = k^{−s}/H_n(s) on k = 1..n (Eq. 15)
-and the Gaussian count noise N(0, S²) (Eq. 13–14), the objective is
-
-    ℓ(s) = Σ_v log Σ_{k=1..n} k^{−s} N(x_v − k; 0, S²) − d · log H_n(s),   x_v = f̃_v · n,
-
-computed here up to the s-independent constant Σ_v G(x_v) (the engine's relative log-sums,
-:mod:`ldpopt.methods.bayes.engine`), with its exact score ℓ'(s) = Σ_v (E_prior[log k] −
-E_post,v[log k]) and ℓ''(s) = Σ_v Var_post,v[log k] − d Var_prior[log k].
-
-ℓ is *not* concave in s: with n < d (most counts are noise around 0–1) it typically has an interior
-maximum and a second, lower, one at the upper bound (the prior collapses onto k = 1 as s → ∞, so ℓ
-levels off towards a constant). Jia & Gong solve Eq. 16 by gradient descent from a random start,
-which finds *a* local maximum; we return the global maximum on ``s_bounds``: ℓ and ℓ' on a grid of
-``GRID_POINTS`` points uniform in log(1 + s) over the interval (both ends included; denser at small
-s, where ℓ changes fastest: the prior weight ratio (k'/k)^{−s} moves most there, while for large s
-the prior is already concentrated on k = 1 and ℓ levels off), every grid cell where ℓ' changes
-sign from + to − (a bracketed local maximum) refined by Newton safeguarded by bisection inside the
-cell to 1e-10 in s, and the best of these maxima, the two ends and the best grid point kept. A
-local maximum can be missed only if it shares a grid cell with a local minimum of ℓ; on the default
-[0, 10] the cells are 0.27 wide at s = 0, 0.56 at s = 1.1, 1.1 at s = 3.2 and 2.4 at the top.
-``tests/test_bayes_fit.py`` checks the fit against a dense brute-force grid (401 points) of
-:func:`ldpopt.methods.bayes.loglik_reference` on 64 random small cases (HR/GRR/OUE/OLH, n < d and
-n > d, ε 0.1–4); the same sweep passes with grids of 5 to 21 points. Cost: GRID_POINTS + ~5–9
-likelihood evaluations (≈ 17 at d = 42,178, n = 10⁶), against ~5 for the old local Newton from the
-mean–variance start (which missed the interior maximum in 9 of 60 Zipf runs with n < d).
-(Tried and dropped: certifying grid cells by the difference-of-convex bound ℓ = A − d log H_n with
-A(s) = Σ_v log Σ_k k^{−s}N(·) convex and log H_n convex in s — the chord bound of A is too loose to
-prune the cells next to the maximum.)
-
-Speed (same result): the GRID_POINTS values of ℓ, ℓ', ℓ'' are computed in one pass over
-the data (:mod:`ldpopt.methods.bayes.exponent_grid`: the windows, Gaussian factors, Chebyshev panels and
-Euler–Maclaurin nodes do not depend on s; only k^{−s} does), and each cell's refinement starts at
-the root of the cubic Hermite interpolant of ℓ' from ℓ', ℓ'' at the ends of a sub-cell found by
-NARROW_PASSES batched evaluations at NARROW_POINTS interior points each (:func:`_narrow`; a cell
-0.7 wide becomes 0.028 wide; the cubic's root was 1e-6 from ℓ''s at OUE and GRR, d = 42,178,
-n = 10⁶), instead of at an end of the grid cell: 3 per-s evaluations instead of 7–9 (ℓ' falls by
-10³–10⁵ across a cell, where Newton from an end creeps). The refinement itself evaluates the
-per-s engine (:func:`loglik_score`), so the returned s is the same root (the batched values only
-choose the cells, sub-cells and the start). ``fit_mle(..., batched=False)`` is the previous path,
-kept as the reference (``tests/test_power_multi.py``).
-
-Mean–variance (Eq. 17): E_prior[k](s) = mean_v(x_v), solved by Brent's method (E_prior[k] is
-decreasing in s).
-"""
+Notes: docs/python.md, "ldpopt.methods.bayes.exponent_fit"."""
 
 from __future__ import annotations
 

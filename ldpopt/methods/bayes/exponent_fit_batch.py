@@ -1,42 +1,7 @@
 """The MLE of the power-law exponent s (Jia & Gong INFOCOM 2019 §III-C, Eq. 16) for B resamples at
 once: the fits of a bootstrap's resampled estimates in lockstep, over the union of their counts.
 
-:func:`ldpopt.methods.bayes.exponent_fit.fit_mle` fits one estimate: ~22 evaluations of ℓ(s), ℓ'(s), ℓ''(s),
-each a windowed sum of ~18,000 terms per distinct value (OUE, ε = 1, n = 2·10⁵). B resamples drawn
-from one bootstrap world share most of their counts (integers within a few noise sd of n·q), so this
-module evaluates the per-value log-sums once per *distinct* value of the union of the B resamples'
-x = f̃·n (where the values are dense, :func:`.exponent_grid.logsums` interpolates them in x on
-Chebyshev panels, checked a posteriori) and gets every resample's data part by a (B, U) matrix of
-multiplicities. The prior part d·(log H_n(s), E_prior log k, Var_prior log k) is computed exactly at
-every s (O(1) in n, :func:`.exponent_fit._prior_logk_moments`).
-
-Steps (the same global maximiser as ``fit_mle``, module doc of ``exponent_fit``):
-
-1. **Grid.** The 11-point grid in log(1 + s) is the same for every resample: one multi-s pass.
-2. **Cells.** Each resample's cells with ℓ' > 0 ≥ ℓ' at the ends (bracketed local maxima).
-3. **Coarse interpolant in s** (per distinct cell [a, b]): the data part of ℓ, ℓ', ℓ'' at
-   ``COARSE_NODES`` Chebyshev points of the cell, one multi-s pass; every resample's root of the
-   interpolated ℓ' (safeguarded Newton on the interpolant, cheap).
-4. **Fine interpolant** on [min root, max root] widened by ``WIDEN`` of the cell (*choice*), at
-   ``FINE_NODES`` Chebyshev points plus two check points, one pass. The ends are nodes, so the
-   bracket ℓ'(lo) > 0 ≥ ℓ'(hi) of each resample is tested on exact values; the interpolant is
-   checked at the two check points against exact values (|Δℓ'| ≤ ``CHECK_TOL`` times the sum of the
-   magnitudes of the terms of ℓ'). The root of the fine interpolant's ℓ' is found to ~1e-15 in s.
-   ℓ(s) is analytic in s; its nearest complex singularities lie at |Im s| ≈ π / (spread of log k over
-   a posterior), ≥ 0.25 for n ≤ 10⁶, so on a fine interval a few hundredths wide 16 nodes converge
-   far below rounding — but this is the check's claim, not a proof.
-5. Best of the grid's best point and the refined maxima by ℓ, as ``fit_mle``.
-
-**Posterior means** (:func:`prefill_means`): with every resample's s known, log E[k | x] is
-interpolated in s on the union of the counts (Chebyshev in s over the resamples' range of s, two
-exact check points) and stored in the posterior-mean memo (:mod:`.posterior_memo`), where
-Power, PowerNS and Calibrate find it.
-
-Any resample whose root is not bracketed by the fine interval, or whose cell fails the check, is
-fitted by ``fit_mle`` itself (the per-resample reference). Result: s within ~1e-10 relative of
-``fit_mle`` (whose Newton stops at a step of 1e-10·(1 + s)); ``tests/test_power_batch.py`` checks
-it against ``fit_mle`` on several oracles and ε.
-"""
+Notes: docs/python.md, "ldpopt.methods.bayes.exponent_fit_batch"."""
 
 from __future__ import annotations
 

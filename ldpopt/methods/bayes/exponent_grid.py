@@ -1,45 +1,7 @@
 """The power-law log-sums of :mod:`ldpopt.methods.bayes.engine` at many exponents s in one pass
 (the 11-point grid of the s fit, :func:`ldpopt.methods.bayes.exponent_fit.fit_mle`).
 
-For the power-law prior w(k) = k^{−s} (Jia & Gong Eq. 15) the relative summand of the engine is
-r_s(k) = q(k) − s·log k with q(k) = −(k − k_ref)(k + k_ref − 2x)/(2S²) ≤ 0 on the support
-(:mod:`.engine`, "Relative log-sums"). Everything except the factor k^{−s} is independent of s:
-the Chebyshev panels and nodes in x, the windows' abscissae, q, log k, the Euler–Maclaurin nodes.
-This module computes L_z, L_log k, L_(log k)² (relative) for all s of a vector at once:
-
-* **Windows.** Each point's window is the union over the s values of the engine's provable windows
-  (:func:`.engine._windows_c`): a superset of every s's window, so every dropped term is
-  still below e^{−T} times the kept sum for each s (the proof bounds each dropped term on its own);
-  the extra terms are exact terms of the same sum.
-* **Direct part** (k < 1000 of long windows, whole short windows). When a block's windows share one
-  range of k no longer than twice the longest window, Σ_k e^{q(k)} k^{−s} μ_m(k) is one matrix
-  product E·T with E[p, k] = e^{q_p(k)} (one exp per point and k, not per s) and T[k, (s, m)] =
-  k^{−s} μ_m(k) (one exp per k and s). No shift by the row maximum is needed: q ≤ 0 and k^{−s} ≤ 1,
-  so nothing overflows, and the largest term is ≥ e^{r(k_ref)} ≥ n^{−s}; when s_max·log n ≤ 600
-  (``_UNSHIFTED_MAX``) that is ≥ e^{−600} ≈ 3e-261, so a term lost to underflow (< 2.3e-308, or
-  absolute error ≤ 5e-324 as a subnormal) is < 1e-46 relative per term. Otherwise (and for blocks
-  whose windows are spread out) the terms are exp(r_s − max r_s) per s as in the engine.
-* **Euler–Maclaurin tail** (k ≥ 1000 of windows with ≥ 2,000 terms there and √v ≥ 1000): the same
-  nodes, panels and endpoint Taylor series as :func:`.euler_maclaurin._em_tail_logsums`, with an s axis.
-  Under the same s_max·log n ≤ 600 condition the integrand is e^{q(t)}·t^{−s} unshifted (one exp
-  per point and node for e^{q}, one per (s, point, node) for t^{−s}: the nodes are not integers)
-  and the three moment integrals are one small matrix product per point; otherwise the engine's
-  shifted form exp(r_s − max r_s).
-* **Accuracy.** Without the shift a term's exponent is not near 0, so its exp carries a relative
-  rounding of |argument|·2⁻⁵³ ≤ (R + s log n)·1.1e-16 (R ≤ T + s log n the window's depth):
-  ≤ 6e-14 relative for s ≤ 10, n ≤ 10⁹ (measured ≤ 1.2e-14 at n = 10⁶), against ~1e-15 for
-  the engine (k^{−s} on the integers is ``np.power``, ≤ 1 ulp). The fit uses these values only to choose the grid cells and the
-  refinement's start (:mod:`.exponent_fit`), so its result does not carry this error.
-* **Chebyshev panels** (:func:`.engine.logsums`): the dense/sparse decision is made per s from
-  that s's windows exactly as in the engine, the node values are computed for the union of the
-  s values' dense panels, the interpolation (linear in the node values) is done once for all s, and
-  the a-posteriori check is per s; a point that is exact for some s is computed for all s.
-
-The engine's per-s path (:func:`.engine.logsums` with ``core.Prior("power-law", n, s)``)
-stays the reference: ``tests/test_power_multi.py`` checks these sums against it to ≤ 1e-13
-(relative to max(1, |L|)) from n = 40 to 10⁹ and S = 1e-8 to 1.2e5, and the fit against the per-s
-fit on the 96-case sweep of ``tests/test_bayes_fit.py`` and at extreme n and ε.
-"""
+Notes: docs/python.md, "ldpopt.methods.bayes.exponent_grid"."""
 
 from __future__ import annotations
 

@@ -1,77 +1,6 @@
 """Bayesian post-processing: Power and PowerNS (Wang et al.) and Calibrate (Jia & Gong).
 
-Power (Wang et al. arXiv §3.2, Eq. 10; NDSS 2020 §IV-E, Eq. 13)
-    f'_v = Σ_{i=1..n} (i/n) · N(f̃_v n − i; 0, σn) i^{−s} / Σ_{j=1..n} N(f̃_v n − j; 0, σn) j^{−s}.
-
-    *Reading of σ.* Eq. 8 says f̃_v ≈ f_v + N(0, σ) with σ² = q(1 − q)/(n(p − q)²) (Eq. 7), on the
-    frequency scale. Eq. 10 sums over counts i, so the Gaussian must be the noise of the *count*
-    f̃_v·n, whose standard deviation is σ·n = √(n q(1 − q))/(p − q). The printed second line of
-    Eq. 10, exp(−(i − f̃_v n)²/(2σ²)), uses σ where σ·n is meant (with σ itself the posterior would
-    collapse to the nearest integer count). We use S = σ·n. This is exactly Jia & Gong's Eq. 14
-    (Var(s_i) = n q*(1 − q*)/(p* − q*)², on their count scale), so the two papers agree.
-
-    *Prior.* Pr[f_v n = i] ∝ i^{−s} on i = 1..n (Wang's displayed normaliser Σ_{i=1}^n i^{−s}); this
-    is a proper prior for every real s, so no s > 1 condition is needed; we require s ≥ 0 (a
-    non-increasing power law) and fit s in ``s_bounds`` (default [0, 10]).
-
-    *Fitting s.* Wang et al. only say s "is fitted from the estimation f̃". We follow the paper Power
-    cites, Jia & Gong §III-C: by default maximum likelihood (their Eq. 16), i.e. s maximises the
-    marginal likelihood Σ_v log Σ_i Pr[i | s] N(f̃_v n − i; 0, σn) of the observed f̃ under the
-    power-law prior convolved with the Gaussian noise. That likelihood is not concave in s (with
-    n < d it typically has an interior maximum and a lower one at the upper bound), so we return its
-    global maximum on ``s_bounds`` (grid, bracketed local maxima refined, ends compared:
-    :mod:`ldpopt.methods.bayes.exponent_fit`); Jia & Gong use gradient descent from a random start, which
-    finds a local maximum only. ``fit="mean-variance"`` uses their
-    Eq. 17 instead (one parameter, so the mean equation alone): E_prior[k](s) = mean_v(f̃_v n).
-    Caveat we found: Σ f̃ ≈ 1, so that equation fixes E[k] ≈ n/d whatever the data's shape; it is
-    fast but only uses n/d.
-
-    NDSS Eq. 13 writes the same estimator as an integral over x ∈ [0, 1] with a density Pr[x]; with
-    a power-law density x^{−s}, s ≥ 1, that integral diverges at 0. We implement the arXiv discrete
-    form (Eq. 10), which is well defined.
-
-PowerNS (NDSS 2020 §IV-E): Norm-Sub (Euclidean projection onto the simplex,
-    :func:`ldpopt.methods.normalize.project_simplex`) applied to Power's output.
-
-Calibrate (Jia & Gong, INFOCOM 2019, §III, Eq. 10–21)
-    f̃_i = Σ_k k · Pr(f = k | f̂ = f̂_i) (Eq. 12) with Pr(f = k | f̂) ∝ p_s(f̂ − k) p_f(k) (Eq. 11),
-    noise p_s = N(0, n q*(1 − q*)/(p* − q*)²) on the count scale (Eq. 13–14), and a prior p_f fitted
-    from the f̂ by maximum likelihood (Eq. 16) or the mean–variance method (Eq. 17–20). Jia & Gong
-    work with counts; we return frequencies (counts / n), like every ldpopt method.
-    Priors: ``"power-law"`` p_f(k) ∝ k^{−α} on k = 1..n (Eq. 15; the paper leaves the range of k
-    implicit; k ≥ 1 because k^{−α} is undefined at 0), and ``"gaussian"`` p_f(k) ∝
-    exp(−(k − μ)²/(2τ²)) on k = 0..n (their other example family, "height of humans"). For the
-    Gaussian the mean–variance method solves Eq. 17–18 with E(f) = μ, Var(f) = τ² (the moments of the
-    untruncated Gaussian, as the paper implies); if the sample variance does not exceed the noise
-    variance, τ is floored at ``1e-3`` (a near point mass) with a warning.
-
-Where Power and Calibrate coincide and where they differ
-    *Coincide*: Calibrate with ``prior="power-law"`` and Power compute the same posterior mean: same
-    Gaussian noise on the count scale (Wang σ·n = Jia & Gong √Eq. 14), same prior support k = 1..n,
-    same exponent (α = s). With the same fit (``fit="mle"`` for both, or the same given s) the
-    outputs are identical; ``tests/test_bayes.py`` checks this numerically with two independent slow
-    references written from each paper's own formulas (Eq. 10 on f̃·n vs Eq. 3/11/12/14 on the
-    support counts).
-    *Differ*: (1) fitting — Wang et al. do not say how s is fitted, Jia & Gong give MLE (Eq. 16) and
-    mean–variance (Eq. 17); (2) prior family — Power is power-law only, Calibrate also allows a
-    Gaussian prior, whose support includes zero counts; (3) zero counts — neither power-law prior
-    puts mass on k = 0, so every output is ≥ 1/n (Σ_v f'_v ≥ d/n), and values absent from the data
-    are never estimated as 0 (Jia & Gong's datasets have no zero-count items); (4) NDSS Eq. 13 is a
-    continuous integral on [0, 1], not the discrete sum; (5) Calibrate is not followed by Norm-Sub
-    (PowerNS is).
-
-OUE-Zero (Jia & Gong §IV-A2, Eq. 22) is Base-Cut with β = 0.05 on the Eq. 14 variance; it lives with
-the other threshold methods (``base-cut``), not here.
-
-Numerics (see :mod:`ldpopt.methods.bayes.engine`): log-space windowed sums with a provable
-truncation bound (dropped mass < 3e-20 relative), computed relative to the s-independent reference
-G(x) = −(k_ref − x)²/(2σ²n²) (k_ref the support count nearest to f̃·n), so posterior means and the
-score in s stay exact when f̃·n lies far outside [1, n] relative to σn (OUE at large ε, f̃ up to 2);
-plus Chebyshev interpolation in f̃ over dense panels, checked a posteriori. The power-law prior's
-normaliser and log-moments use Euler–Maclaurin (O(1) in n), so nothing costs O(n) for the power law
-(the Gaussian prior's normaliser goes through the same windowed engine, so it is O(window) too).
-No overflow or NaN from σ → 0 (ε = 20, 50) to σ ≫ 1 (ε = 0.001), n = 1.
-"""
+Notes: docs/python.md, "ldpopt.methods.bayes.posterior"."""
 
 from __future__ import annotations
 
@@ -310,7 +239,7 @@ def power(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds
     estimate : Estimate
     s : float >= 0, optional
         Power-law exponent; fitted from f̃ by ``fit`` when omitted (the paper is silent on how;
-        see the module docstring).
+        see the module notes).
     fit : {"mle", "mean-variance"}
         Jia & Gong's Eq. 16 (default) or Eq. 17.
     s_bounds : (lo, hi)

@@ -1,4 +1,4 @@
-"""The exact maximum-likelihood solves of :mod:`.em` (its module docstring has the derivation):
+"""The exact maximum-likelihood solves of :mod:`.em` (derivation: docs/python.md, "ldpopt.methods.em.ibu"):
 the separable dual solve of the binomial likelihood on the simplex — per-value roots in closed form,
 the simplex multiplier μ by Brent's method, grouped by distinct count (:mod:`.distinct`) — and the
 closed form of the multinomial one. Split from :mod:`.em` by concern (the solvers, not the

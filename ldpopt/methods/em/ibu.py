@@ -1,88 +1,6 @@
 r"""Maximum-likelihood post-processing from the *exact* likelihood of the support counts (EM / IBU).
 
-Wang et al. (arXiv §3.4, Eq. 11-13) cast post-processing as maximum-likelihood estimation, then replace
-the likelihood of the counts by a Gaussian approximation (Eq. 12) and its variance by a further
-approximation (Eq. 7) to reach MLE-Apx / Norm-Sub. This module maximises the likelihood of the
-aggregated support counts ``c`` *itself*, over the probability simplex
-Δ = {f : f ≥ 0, Σ_v f_v = 1}. Write a = p − q > 0 and π_v(f) = q + a f_v (the probability that one
-report supports v when users' values are drawn from f).
-
-Two likelihoods, chosen by ``estimate.oracle``:
-
-**multinomial** (GRR, arXiv §2.2). Each report is one value; with values drawn i.i.d. from f a report
-equals v with probability π_v, and Σ_v π_v = dq + a = 1. So c ~ Multinomial(n, π) *exactly* and
-
-    ℓ_M(f) = Σ_v c_v log π_v(f)        (+ the log multinomial coefficient, free of f).
-
-**per-bit binomial, composite** (OUE, SUE, OLH, BLH, HR, SS: every oracle whose c_v is a sum of
-independent per-user indicators "report i supports v", arXiv §2.3-§2.4). Given the histogram, c_v is
-Binomial(n_v, p) + Binomial(n − n_v, q); with values drawn i.i.d. from f, each indicator is
-Bernoulli(π_v), so c_v ~ Binomial(n, π_v) *exactly marginally*. The d counts are not independent in
-general (one user's report touches several counts: exactly independent only for OUE/SUE given the
-histogram), so we maximise the composite (independence) likelihood
-
-    ℓ_B(f) = Σ_v [c_v log π_v(f) + (n − c_v) log(1 − π_v(f))].
-
-Both are concave in f (log of an affine function), separable, with one equality constraint, so the
-KKT conditions on Δ read: g_v(f) = λ where f_v > 0, g_v(f) ≤ λ where f_v = 0, with the gradients
-
-    ∇ℓ_M: g_v = a c_v / π_v,         ∇ℓ_B: g_v = a [c_v/π_v − (n − c_v)/(1 − π_v)].
-
-Exact solves (default, ``method="exact"``)
-------------------------------------------
-*Multinomial.* g_v = λ gives f_v = c_v/λ − q/a, so f_v(λ) = max(0, c_v/λ − q/a). The support is the
-set of the k largest counts and Σ f = 1 gives λ_k = C_k / (1 + k q/a) (C_k: sum of the k largest
-counts); k is the largest k with c_(k) > λ_k q/a (the condition holds on a prefix of the sorted
-counts, as in Euclidean projection onto the simplex). Closed form, O(d log d) for the sort. With
-full support it returns f̃ itself (λ = na, since a + dq = 1). This is the GRR estimator of
-Pinzón et al. (AAAI 2026) / Kairouz et al. (ICML 2016), derived here from the KKT conditions.
-
-*Binomial.* With μ = λ/a, g_v = λ is the quadratic μπ² − (μ + n)π + c_v = 0 in π = π_v, whose root
-in (0, 1) is
-
-    π_v(μ) = 2c_v / (b + √D)     if b = μ + n ≥ 0,       (b − √D)/(2μ)  if b < 0,
-    D = (μ − n)² + 4μ(n − c_v)   if μ ≥ 0,              b² − 4μc_v       if μ < 0,
-
-(both forms free of cancellation), so f_v(μ) = max(0, (π_v(μ) − q)/a). Σ_v f_v(μ) is continuous and
-decreasing in μ: Brent's method finds the root of Σ_v f_v(μ) = 1 to machine precision, O(d) per
-evaluation, O(d log(1/tol)) in all (≈ 10-60 evaluations).
-
-Iterative reference (``method="iterative"``)
---------------------------------------------
-*Multinomial: IBU / EM* (Agrawal & Aggarwal, PODS 2001; ElSalamouny & Palamidessi, EuroS&P 2020).
-With channel P[y|v] = p if y = v else q and the posterior P[v|y] = P[y|v] f_v / π_y,
-
-    f_v ← f_v Σ_y (c_y/C) P[y|v]/π_y = f_v (p c_v/(C π_v) + q Σ_{y≠v} c_y/(C π_y))
-        = f_v (a c_v/(C π_v) + q S),    S = Σ_y c_y/(C π_y),       C = Σ_y c_y,
-
-O(d) per iteration (no d × d matrix), and Σ f stays 1. Equivalently f ← f (1 + (g − λ_f)/C) with
-λ_f = ⟨g, f⟩. Applied to non-GRR counts (C ≠ n) this is exactly what multi-freq-ldpy 0.2.5's
-``UE_Aggregator_IBU`` computes (obs = c/C, A = p on the diagonal, q off it): its fixed point
-maximises ℓ_M with the oracle's p, q, the *wrong* likelihood for unary/hash counts. Measured
-(tests/test_em.py): that wrong maximiser is nonetheless within 0.3 % of ours in MSE — on the simplex
-the extra binomial term Σ_v (n − c_v) log(1 − π_v) is, to first order, −na Σ_v f_v = constant — but
-the IBU iteration on it barely moves: its step (g − λ)/C has C ≈ n(p + (d − 1)q) ≫ na, so after the
-peer's 10 000 iterations from the uniform start it is still near uniform (≈ 10× our MSE at d = 1000,
-ε = 1; ≈ 20-30× at d = 42 178). The exact solve has no such problem.
-
-*Binomial: EM for the per-bit mixture.* Bit v of a report is a mixture of Bernoulli(p) (the user
-holds v, weight f_v) and Bernoulli(q). E-step: the expected number of users holding v,
-E_v = f_v [p c_v/π_v + (1 − p)(n − c_v)/(1 − π_v)] ∈ [0, n]; M-step: maximise
-Σ_v [E_v log f_v + (n − E_v) log(1 − f_v)] on Δ, the same separable problem as above with
-(π, q, a, c) → (f, 0, 1, E), solved by the same 1-D root-finder. Monotone ascent of ℓ_B (EM).
-
-Stopping rule and certificate. For a concave ℓ on Δ the Frank-Wolfe gap
-max_v g_v − ⟨g, f⟩ ≥ ℓ* − ℓ(f) bounds the suboptimality. We report it relative to a·N (N = C for
-the multinomial, n for the binomial: each term of g_v is of size ≈ aN) and stop when it is ≤ ``tol``.
-The gap is the iteration's stopping rule, not a second certificate of the answer: the reference check
-is the problem layer's (:func:`ldpopt.problems.certificate` on the stated likelihood problem), which
-:func:`ldpopt.testing.check_method` applies to EM's output (``tests/test_method_conformance.py``).
-
-Choices where the papers are silent: both iterations start at the uniform distribution (as IBU
-usually does, and interior so no coordinate is stuck at 0); non-convergence raises
-:class:`ConvergenceError` by default (``on_fail="warn"`` returns the last iterate with a
-:class:`ConvergenceWarning` instead), so a caller never gets an unconverged answer silently.
-"""
+Notes: docs/python.md, "ldpopt.methods.em.ibu"."""
 
 from __future__ import annotations
 
@@ -217,7 +135,7 @@ def _check_tol(tol) -> float:
 # -- iterative references ---------------------------------------------------------------------------
 def ibu_step(f, estimate: Estimate) -> np.ndarray:
     """One IBU / EM step for the multinomial likelihood, O(d):
-    f_v ← f_v (a c_v/(C π_v) + q Σ_y c_y/(C π_y)), C = Σ_y c_y (module docstring)."""
+    f_v ← f_v (a c_v/(C π_v) + q Σ_y c_y/(C π_y)), C = Σ_y c_y (module notes)."""
     est = _check_estimate(estimate)
     f = _check_f(f, est)
     return _ibu_step(f, est.counts, est.counts.sum(), est.p - est.q, est.q)
@@ -348,7 +266,7 @@ def em(estimate: Estimate, likelihood: str = "auto", method: str = "exact", *,
     GRR (``estimate.oracle == "grr"``): the multinomial likelihood Σ_v c_v log(q + (p − q) f_v);
     unary and hash oracles (OUE, SUE, OLH, BLH, HR, SS): the per-bit binomial composite likelihood
     Σ_v [c_v log π_v + (n − c_v) log(1 − π_v)], π_v = q + (p − q) f_v. Exact KKT solves by default,
-    the IBU / EM iteration with ``method="iterative"`` (same maximiser). See the module docstring
+    the IBU / EM iteration with ``method="iterative"`` (same maximiser). See the module notes
     of :mod:`ldpopt.methods.em` for the derivations and :func:`solve_mle` for the parameters and for
     the full result (multiplier, gap, iterations). Raises ``ValueError`` for an oracle without a
     known likelihood (unless ``likelihood`` is given) and :class:`ConvergenceError` when the

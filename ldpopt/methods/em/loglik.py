@@ -1,6 +1,6 @@
 """The two likelihoods that :func:`ldpopt.methods.em.solve_mle` maximises on the simplex, with their
 gradients: the multinomial log-likelihood of GRR's counts and the per-bit binomial composite
-log-likelihood of the unary/hash oracles (π_v = q + (p − q) f_v; see :mod:`ldpopt.methods.em`)."""
+log-likelihood of the unary/hash oracles (π_v = q + (p − q) f_v; derivation: docs/python.md, "ldpopt.methods.em.ibu")."""
 
 from __future__ import annotations
 
