@@ -1,4 +1,4 @@
-"""Frequency oracles: GRR, OUE, SUE, OLH, BLH, HR, SS, RUE, RLH, RWS (and the sketches CMS, HCMS, RAPPOR; the
+"""Frequency oracles: GRR, OUE, SUE, OLH, BLH, HR, SS, RUE, RLH, RWS (and the sketches CMS, HCMS, RAPPOR, RWS with a seed pool; the
 longitudinal L-GRR, L-SUE, L-SOUE, L-OUE, L-OSUE, LOLOHA, L-RAPPOR, dBitFlipPM) behind one
 interface (:class:`FrequencyOracle`), in a registry that :func:`register` extends with an oracle of
 one's own (docs/extending.md).
@@ -20,10 +20,10 @@ from .rappor import RAPPOR
 from .reoptimized import RLH, RUE
 from .subset import SS
 from .unary import OUE, SUE
-from .wheel import RWS
+from .wheel import RWS, PooledRWS
 
 __all__ = ["BLH", "CMS", "GRR", "HCMS", "HR", "LGRR", "LOLOHA", "LOSUE", "LOUE", "LRAPPOR", "LSOUE", "LSUE", "OLH", "OUE",
-           "RAPPOR", "RLH", "RUE", "RWS", "SS", "SUE", "DBitFlipPM", "FrequencyOracle",
+           "RAPPOR", "RLH", "RUE", "RWS", "SS", "SUE", "DBitFlipPM", "FrequencyOracle", "PooledRWS",
            "available", "get", "oracle_class", "register"]
 
 _REGISTRY: dict[str, type[FrequencyOracle]] = {}
@@ -72,7 +72,7 @@ def register(cls: type[FrequencyOracle]) -> type[FrequencyOracle]:
     return cls
 
 
-for _cls in (GRR, OLH, BLH, HR, OUE, SUE, SS, RUE, RLH, RWS, CMS, HCMS, RAPPOR,
+for _cls in (GRR, OLH, BLH, HR, OUE, SUE, SS, RUE, RLH, RWS, PooledRWS, CMS, HCMS, RAPPOR,
              LGRR, LSUE, LSOUE, LOUE, LOSUE, LOLOHA, LRAPPOR, DBitFlipPM):
     register(_cls)
 
