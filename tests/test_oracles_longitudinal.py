@@ -209,3 +209,25 @@ def test_longitudinal_oracles_are_registered_with_a_default_eps_1_valid_at_every
                 assert o.epsilon_rounds(1) == pytest.approx(eps / 2, rel=1e-9)
     with pytest.raises(ValueError, match="eps_1"):
         oracles.get("l-rappor", 1.0, 4, eps_1=1.5)
+
+
+def test_lrappor_rounds_decode_with_rappors_candidate_regression():
+    from ldpopt.oracles.longitudinal import LRAPPOR
+    from ldpopt.sketches import lasso_ls
+
+    o = LRAPPOR(6.0, 8, eps_1=3.0, num_bits=32, num_hashes=2, cohorts=4)
+    values = np.repeat(np.arange(8), [16000, 12000, 8000, 4000, 0, 0, 0, 0])
+    cl = o.clients(values.shape[0], 0)
+    gen = np.random.default_rng(1)
+    for _ in range(2):  # two rounds of the same users, each decoded as one-shot RAPPOR's sketch
+        res = lasso_ls(o, *o.sketch(cl.report(values, gen)))
+        assert set(res.selected.tolist()) >= {0, 1, 2, 3}
+        assert np.abs(res.f - [0.4, 0.3, 0.2, 0.1, 0, 0, 0, 0]).max() < 0.05
+
+
+def test_lrappor_from_f_keeps_f_and_the_memo():
+    from ldpopt.oracles.longitudinal import LRAPPOR
+
+    o = LRAPPOR.from_f(0.5, 8, num_hashes=2, eps_1=1.0, num_bits=16)
+    assert isinstance(o, LRAPPOR) and o.f == 0.5 and (o.p1, o.q1) == (0.75, 0.25)
+    assert o.epsilon == pytest.approx(4 * np.log(3)) and o.epsilon_first() == pytest.approx(1.0, abs=1e-12)

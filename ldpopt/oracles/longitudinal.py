@@ -46,7 +46,7 @@ is O(n), no per-(user, value) table is stored, and a round is vectorised over us
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import ClassVar, Self
 
 import numpy as np
 
@@ -838,6 +838,14 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
     def params(self) -> dict:
         return {"num_bits": self.num_bits, "num_hashes": self.num_hashes, "cohorts": self.cohorts,
                 "hash_seed": self.hash_seed, "eps_1": self.eps_1}
+
+    @classmethod
+    def from_f(cls, f: float, d: int, num_hashes: int | None = None, **params) -> Self:
+        """Build from the permanent-response probability f (RAPPOR.from_f; ``eps_1`` in ``params``), the
+        memo's (p₁, q₁) = (1 − f/2, f/2) from f itself."""
+        out = super().from_f(f, d, num_hashes=num_hashes, **params)
+        out.p1, out.q1 = out._prr()
+        return out
 
     def _prr(self) -> tuple[float, float]:
         return 1.0 - self.f / 2, self.f / 2

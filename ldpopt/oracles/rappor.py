@@ -45,7 +45,7 @@ Defaults (a choice): T = 128 bits, h = 2 hashes, C = 8 cohorts, p = 0.5, q = 0.7
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
@@ -164,7 +164,7 @@ class RAPPOR(FrequencyOracle):
         self.bit_channel = compose(self.instantaneous, self.permanent)  # one report's bit given B
 
     @classmethod
-    def from_f(cls, f: float, d: int, num_hashes: int | None = None, **params) -> RAPPOR:
+    def from_f(cls, f: float, d: int, num_hashes: int | None = None, **params) -> Self:
         """Build from the permanent-response probability f ∈ (0, 1) (ε_∞ = 2h·ln((1 − ½f)/(½f)); h from
         ``num_hashes``, else from a ``positions`` table, else 2).
 
