@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE))
 #: variants: the user's own objectives; cli: start-up and the command-line fuzz; robust: poisoning recovery against the anchor's code.
 #: discovery: heavy-hitter discovery over strings against the peer.
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "collect": ("oracles", "rws_conformance", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "identity",
+    "collect": ("oracles", "rws_conformance", "rws_pool", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "identity",
                 "schedulers",
                 "kernels", "kernels_dask", "gpu", "sketches", "billion"),
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "uncertainty_grid", "choose_candidates",

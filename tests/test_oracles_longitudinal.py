@@ -141,3 +141,93 @@ def test_dbitflippm_conformance_and_epsilon_by_enumeration(bits):
     assert ((cl.report(v, 1) >= 0).sum(axis=1) == bits).all()
     with pytest.raises(ValueError, match="bits"):
         DBitFlipPM(2.0, 5, bits=6)
+
+
+# -- RAPPOR's memoised path with a Bloom filter of h > 1 hashes --------------------------------------
+def test_lrappor_epsilon_over_rounds_matches_enumeration():
+    from ldpopt.oracles.longitudinal import LRAPPOR
+
+    # one cohort, h = 2, T = 5: values 0 and 1 have disjoint filters (the paper's bound is attained),
+    # value 2's hashes collide (one bit): the exact ε for this family is the max over the pairs
+    pos = np.array([[[0, 2, 4], [1, 3, 4]]])
+    o = LRAPPOR(3.0, 3, eps_1=1.0, num_bits=5, positions=pos)
+    assert o.num_hashes == 2 and o.epsilon_first() == pytest.approx(1.0, abs=1e-12)
+    assert o.exact_epsilon_inf() == pytest.approx(2 * 2 * np.log((1 - o.f / 2) / (o.f / 2)), abs=1e-12)
+    prev = 0.0
+    for tau in (1, 2, 3):
+        brute = _brute_epsilon(o.rounds_channel(tau).joint_matrix())
+        assert o.exact_epsilon_rounds(tau) == pytest.approx(brute, abs=1e-9)
+        assert o.epsilon_rounds(tau) == pytest.approx(brute, abs=1e-9)  # a disjoint pair: the bound is exact
+        assert prev < brute < 3.0
+        prev = brute
+    assert o.epsilon_rounds(10_000) == pytest.approx(3.0, abs=1e-9)
+    # a family without a disjoint pair: the exact ε is below the paper's bound, and still the enumerated one
+    o2 = LRAPPOR(3.0, 3, eps_1=1.0, num_bits=3, positions=np.array([[[0, 1, 2], [1, 2, 0]]]))
+    brute = _brute_epsilon(o2.rounds_channel(2).joint_matrix())
+    assert o2.exact_epsilon_rounds(2) == pytest.approx(brute, abs=1e-9) and brute < o2.epsilon_rounds(2) - 0.1
+    assert o2.exact_epsilon_rounds(1) == pytest.approx(o2.exact_epsilon_one(), abs=1e-12)
+
+
+def test_lrappor_fast_rounds_match_real_clients_and_the_shared_memo_covariance():
+    from ldpopt.oracles.longitudinal import LRAPPOR
+
+    o = LRAPPOR(2.0, 3, eps_1=0.8, num_bits=8, num_hashes=2, cohorts=2)
+    tc = np.array([30, 15, 5])
+    values = np.repeat(np.arange(3), tc)
+    gen = np.random.default_rng(12)
+    reps = 1500
+    fast = np.array([o.sample_rounds(tc, 2, gen) for _ in range(reps)])  # (R, 2, d)
+    real = np.empty_like(fast)
+    for r in range(reps):
+        cl = o.clients(50, gen)
+        real[r] = cl.rounds(np.stack([values, values]), gen)
+    cl = o.clients(50, 0)
+    assert all(np.array_equal(a, b) for a, b in zip(cl.memo(values), cl.memo(values)))  # permanent
+    se_mean = fast.std(axis=0) / np.sqrt(reps)
+    assert np.all(np.abs(fast.mean(0) - real.mean(0)) < 5 * np.sqrt(2) * se_mean)
+    cov = [np.mean((X[:, 0] - X[:, 0].mean(0)) * (X[:, 1] - X[:, 1].mean(0)), axis=0) for X in (fast, real)]
+    se = np.sqrt(2) * fast[:, 0].std(0) * fast[:, 1].std(0) / np.sqrt(reps)
+    assert np.all(np.abs(cov[0] - cov[1]) < 5 * se)
+    exact = (o.p2 - o.q2) ** 2 * o.memo_support_variance(tc, 50)  # what multi.rounds_covariance uses
+    assert np.all(np.abs(cov[0] - exact) < 5 * se / np.sqrt(2)) and np.all(exact > 0)
+    # one round of the memoised path is one-shot RAPPOR in law: its per-round sketch decodes as RAPPOR's
+    assert np.allclose(real.mean(axis=(0, 1)), (o.bias_given_hashes(tc / 50) * (o.p - o.q) + tc / 50 * (o.p - o.q)
+                                                  + o.q) * 50, atol=5 * real.std(axis=(0, 1)).max() / np.sqrt(reps))
+
+
+def test_longitudinal_oracles_are_registered_with_a_default_eps_1_valid_at_every_epsilon():
+    from ldpopt import oracles
+
+    names = sorted(set(oracles.available(sketches=True, longitudinal=True)) - set(oracles.available(sketches=True)))
+    assert names == ["dbitflippm", "l-grr", "l-osue", "l-oue", "l-rappor", "l-soue", "l-sue", "loloha"]
+    for name in names:
+        assert oracles.oracle_class(name).longitudinal
+        for eps in (1e-3, 0.1, 0.5, 2.0, 20.0):
+            o = oracles.get(name, eps, 4)
+            if name != "dbitflippm":
+                assert o.epsilon_first() == pytest.approx(eps / 2, rel=1e-9)
+                assert o.epsilon_rounds(1) == pytest.approx(eps / 2, rel=1e-9)
+    with pytest.raises(ValueError, match="eps_1"):
+        oracles.get("l-rappor", 1.0, 4, eps_1=1.5)
+
+
+def test_lrappor_rounds_decode_with_rappors_candidate_regression():
+    from ldpopt.oracles.longitudinal import LRAPPOR
+    from ldpopt.sketches import lasso_ls
+
+    o = LRAPPOR(6.0, 8, eps_1=3.0, num_bits=32, num_hashes=2, cohorts=4)
+    values = np.repeat(np.arange(8), [16000, 12000, 8000, 4000, 0, 0, 0, 0])
+    cl = o.clients(values.shape[0], 0)
+    gen = np.random.default_rng(1)
+    for _ in range(2):  # two rounds of the same users, each decoded as one-shot RAPPOR's sketch
+        res = lasso_ls(o, *o.sketch(cl.report(values, gen)))
+        assert set(res.selected.tolist()) >= {0, 1, 2, 3}
+        assert np.abs(res.f - [0.4, 0.3, 0.2, 0.1, 0, 0, 0, 0]).max() < 0.05
+
+
+def test_lrappor_from_f_keeps_f_and_the_memo():
+    from ldpopt.oracles.longitudinal import LRAPPOR
+
+    o = LRAPPOR.from_f(0.5, 8, num_hashes=2, eps_1=1.0, num_bits=16)
+    assert isinstance(o, LRAPPOR) and o.f == 0.5 and (o.p1, o.q1) == (0.75, 0.25)
+    assert o.epsilon == pytest.approx(4 * np.log(3)) and o.epsilon_first() == pytest.approx(1.0, abs=1e-12)

@@ -112,3 +112,38 @@ def test_rws_aggregate_matches_its_support_matrix_on_many_reports():
 def test_bad_input_is_named(call, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
         call()
+
+
+# -- RWS with a bounded seed pool ----------------------------------------------------------------------
+def test_pooled_rws_aggregates_through_its_table_and_shards_merge():
+    o = oracles.get("rws-pool", 1.5, 37, pool=8, pool_seed=3)
+    gen = np.random.default_rng(0)
+    r = o.perturb(gen.integers(0, 37, 5000), gen)
+    assert np.array_equal(o.aggregate(r), o.support_matrix(r).sum(axis=0))  # the supports, report by report
+    a, b = r[:1234], r[1234:]
+    assert np.array_equal(o.pool_table(a) + o.pool_table(b), o.pool_table(r))
+    assert np.array_equal(o.aggregate(a) + o.aggregate(b), o.aggregate(r))
+    assert set(np.unique(r[:, 0])) <= set(o.pool_keys.tolist())
+    with pytest.raises(ValueError, match="pool"):
+        o.aggregate(oracles.get("rws", 1.5, 37).perturb([1, 2], 0))  # per-user seeds are not pool keys
+    for bad in ({"pool": 0}, {"pool": 1 << 20}, {"pool_seed": -1}):
+        with pytest.raises(ValueError, match="pool"):
+            oracles.get("rws-pool", 1.5, 37, **bad)
+
+
+def test_pooled_rws_bias_given_the_pool_is_exact_and_averages_out_over_lags():
+    o = oracles.get("rws-pool", 1.0, 7, k=2, pool=3, pool_seed=1)
+    pi = o.support_probabilities()
+    # Σ_δ |S ∩ (S + δ)| = k² for every S, so the lags δ ≠ 0 average to k(k − 1)/(d − 1): RWS's q
+    assert pi[0] == pytest.approx(o.p, abs=1e-12) and pi[1:].mean() == pytest.approx(o.q, abs=1e-12)
+    # by enumeration of the pool's outputs (j, y)
+    support = o.output_distribution() @ o.output_supports().T.astype(float)  # (x, v)
+    assert np.allclose(support, pi[(np.arange(7)[None, :] - np.arange(7)[:, None]) % 7], atol=1e-12)
+    tc = np.array([900, 500, 300, 150, 100, 50, 0])
+    f, n, reps = tc / tc.sum(), int(tc.sum()), 600
+    gen = np.random.default_rng(5)
+    est = np.array([o.estimate(o.sample_counts(tc, gen), n).f_tilde for _ in range(reps)])
+    bias = o.bias_given_hashes(f)
+    assert np.abs(bias).max() > 0.02  # a pool of 3 is biased, and the test can see it
+    se = np.sqrt(o.variance_given_hashes(f, n) / reps)
+    assert np.all(np.abs(est.mean(axis=0) - f - bias) < 5 * se)

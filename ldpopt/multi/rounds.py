@@ -98,8 +98,7 @@ def rounds_covariance(estimates, oracle) -> tuple[np.ndarray, np.ndarray]:
     fbar = np.clip(np.mean([e.f_tilde for e in ests], axis=0), 0.0, 1.0)
     total = oracle.variance(fbar, n)
     nv = n * fbar
-    m = oracle.memo_other  # q₁; LOLOHA's 1/g (its memo is of a random hash of the value)
-    b = (oracle.p2 - oracle.q2) ** 2 * (nv * oracle.p1 * (1 - oracle.p1) + (n - nv) * m * (1 - m))
+    b = (oracle.p2 - oracle.q2) ** 2 * oracle.memo_support_variance(nv, n)  # the memo the rounds share
     b = b / (n * (oracle.p - oracle.q)) ** 2
     return total - b, b
 

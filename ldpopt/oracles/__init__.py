@@ -1,4 +1,5 @@
-"""Frequency oracles: GRR, OUE, SUE, OLH, BLH, HR, SS, RUE, RLH, RWS (and the sketches CMS, HCMS, RAPPOR) behind one
+"""Frequency oracles: GRR, OUE, SUE, OLH, BLH, HR, SS, RUE, RLH, RWS (and the sketches CMS, HCMS, RAPPOR, RWS with a seed pool; the
+longitudinal L-GRR, L-SUE, L-SOUE, L-OUE, L-OSUE, LOLOHA, L-RAPPOR, dBitFlipPM) behind one
 interface (:class:`FrequencyOracle`), in a registry that :func:`register` extends with an oracle of
 one's own (docs/extending.md).
 
@@ -14,13 +15,15 @@ from .grr import GRR
 from .hadamard import HR
 from .hashing import BLH, OLH
 from .hcms import HCMS
+from .longitudinal import LGRR, LOLOHA, LOSUE, LOUE, LRAPPOR, LSOUE, LSUE, DBitFlipPM
 from .rappor import RAPPOR
 from .reoptimized import RLH, RUE
 from .subset import SS
 from .unary import OUE, SUE
-from .wheel import RWS
+from .wheel import RWS, PooledRWS
 
-__all__ = ["BLH", "CMS", "GRR", "HCMS", "HR", "OLH", "OUE", "RAPPOR", "RLH", "RUE", "RWS", "SS", "SUE", "FrequencyOracle",
+__all__ = ["BLH", "CMS", "GRR", "HCMS", "HR", "LGRR", "LOLOHA", "LOSUE", "LOUE", "LRAPPOR", "LSOUE", "LSUE", "OLH", "OUE",
+           "RAPPOR", "RLH", "RUE", "RWS", "SS", "SUE", "DBitFlipPM", "FrequencyOracle", "PooledRWS",
            "available", "get", "oracle_class", "register"]
 
 _REGISTRY: dict[str, type[FrequencyOracle]] = {}
@@ -69,22 +72,29 @@ def register(cls: type[FrequencyOracle]) -> type[FrequencyOracle]:
     return cls
 
 
-for _cls in (GRR, OLH, BLH, HR, OUE, SUE, SS, RUE, RLH, RWS, CMS, HCMS, RAPPOR):
+for _cls in (GRR, OLH, BLH, HR, OUE, SUE, SS, RUE, RLH, RWS, PooledRWS, CMS, HCMS, RAPPOR,
+             LGRR, LSUE, LSOUE, LOUE, LOSUE, LOLOHA, LRAPPOR, DBitFlipPM):
     register(_cls)
 
 
-def available(sketches: bool = False) -> list[str]:
-    """Registry names of the pure oracles (a report supports a set of values; Eq. 2 variance exact).
+def available(sketches: bool = False, longitudinal: bool = False) -> list[str]:
+    """Registry names of the pure one-shot oracles (a report supports a set of values; Eq. 2 variance exact).
 
     ``sketches=True`` adds the oracles that are not pure (``pure = False``: CMS, HCMS, RAPPOR): one
     fixed public hash family shared by all users, so for that family the estimate is biased by the
     collisions and its variance is the family's (their modules); the registry-wide checks of the
     pure oracles (EM's likelihoods, shards, the privacy audit, ``ldpopt verify``) do not take them.
+    ``longitudinal=True`` adds the memoised oracles (``longitudinal = True``: L-GRR, the L-UE family,
+    LOLOHA, dBitFlipPM, and with ``sketches`` L-RAPPOR): one round of fresh users is a one-shot oracle
+    whose report reveals ε₁ < ε (``epsilon`` is their ε∞), so the checks that a report is tight at ε
+    do not take them.
 
     Parameters
     ----------
     sketches : bool, default False
         Also list the sketch oracles.
+    longitudinal : bool, default False
+        Also list the longitudinal oracles.
 
     Returns
     -------
@@ -97,8 +107,8 @@ def available(sketches: bool = False) -> list[str]:
     >>> oracles.available()
     ['blh', 'grr', 'hr', 'olh', 'oue', 'rlh', 'rue', 'rws', 'ss', 'sue']
     """
-    pure = sorted(name for name, cls in _REGISTRY.items() if cls.pure)
-    return sorted(_REGISTRY) if sketches else pure
+    return sorted(name for name, cls in _REGISTRY.items()
+                  if (cls.pure or sketches) and (not cls.longitudinal or longitudinal))
 
 
 def oracle_class(name: str, base=None) -> type[FrequencyOracle]:
@@ -146,7 +156,7 @@ def oracle_class(name: str, base=None) -> type[FrequencyOracle]:
     if isinstance(name, str) and name.lower() not in _REGISTRY:
         plugins_from_env()
     if not isinstance(name, str) or name.lower() not in _REGISTRY:
-        raise ValueError(f"oracle must be one of {available(sketches=True)} or an oracle of your own, FILE.py:NAME, "
+        raise ValueError(f"oracle must be one of {sorted(_REGISTRY)} or an oracle of your own, FILE.py:NAME, "
                          f"got {name!r}")
     return _REGISTRY[name.lower()]
 

@@ -117,6 +117,10 @@ class FrequencyOracle(abc.ABC):
     #: a pure oracle (arXiv §2.4: Eq. 2 exact); False for the sketch oracles (one fixed public hash
     #: family, their estimate biased by its collisions), which the registry-wide checks skip
     pure: ClassVar[bool] = True
+    #: the same users report over rounds with a permanent state (:mod:`.longitudinal`): ``epsilon`` is
+    #: what any number of reports of one value reveal, one report reveals less (``epsilon_first``), and
+    #: ``clients``/``sample_rounds`` run the rounds; the registry lists them apart (``available``)
+    longitudinal: ClassVar[bool] = False
     #: the constructor parameters that change what a support count means, beyond ε and d (OLH: g,
     #: SS: k); a partial, a shard header and an estimate's meta record them (:meth:`structural_params`)
     structural: ClassVar[tuple[str, ...]] = ()

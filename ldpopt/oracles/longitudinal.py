@@ -46,15 +46,16 @@ is O(n), no per-(user, value) table is stored, and a round is vectorised over us
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import ClassVar, Self
 
 import numpy as np
 
-from .._validation import as_generator, check_domain_size, check_epsilon, check_values
-from .base import FrequencyOracle
+from .._validation import _check_int, as_generator, check_domain_size, check_epsilon, check_values
+from .base import FrequencyOracle, ReportColumn
 from .channel import Channel
 from .grr import GRR
 from .hashing import OLH
+from .rappor import RAPPOR
 from .unary import _UnaryEncoding
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "LOLOHA",
     "LOSUE",
     "LOUE",
+    "LRAPPOR",
     "LSOUE",
     "LSUE",
     "DBitFlipPM",
@@ -106,19 +108,16 @@ class LongitudinalOracle(FrequencyOracle):
     is one report's exact ε."""
 
     structural: ClassVar[tuple[str, ...]] = ("eps_1",)
+    longitudinal: ClassVar[bool] = True
     p1: float
     q1: float
     p2: float
     q2: float
     eps_1: float
 
-    def _init_longitudinal(self, epsilon: float, d: int, eps_1: float) -> None:
-        self.epsilon = check_epsilon(epsilon, "epsilon")
+    def _init_longitudinal(self, epsilon: float, d: int, eps_1: float | None) -> None:
+        self.epsilon, self.eps_1 = _check_eps_pair(epsilon, eps_1)
         self.d = check_domain_size(d, "d")
-        self.eps_1 = check_epsilon(eps_1, "eps_1")
-        if not self.eps_1 < self.epsilon:
-            raise ValueError(f"eps_1 must be < epsilon (one report reveals less than the memo), "
-                             f"got eps_1 = {eps_1!r} and epsilon = {epsilon!r}")
         self.p1, self.q1 = self._prr()
         self.p2, self.q2 = self._solve_irr()
 
@@ -163,6 +162,20 @@ class LongitudinalOracle(FrequencyOracle):
     def memo_other(self) -> float:
         """Pr[a user's memo supports a value u that is not hers]: q₁ (LOLOHA: 1/g, its hash being random)."""
         return self.q1
+
+    def memo_support_variance(self, nv: np.ndarray, n: int) -> np.ndarray:
+        """Σ over the n users (n_v of them holding v) of Var[her memo's support of v], (d,): the term the
+        rounds share (each round's count of v has covariance (p₂ − q₂)² times it with another round's).
+
+        Parameters
+        ----------
+        nv : ndarray, shape (d,)
+            Users per value (may be fractional: a plug-in).
+        n : int
+            Users.
+        """
+        m = self.memo_other
+        return nv * self.p1 * (1 - self.p1) + (n - nv) * m * (1 - m)
 
     # -- accounting ----------------------------------------------------------------------------
     def epsilon_first(self) -> float:
@@ -228,10 +241,38 @@ class LongitudinalOracle(FrequencyOracle):
         return LongitudinalClients(self, n, rng)
 
 
+#: ε₁ / ε∞ when ``eps_1`` is not given: one report spends half the memo's budget. Every longitudinal
+#: oracle reaches it at every ε∞ (the OUE instantaneous responses reach ε₁ up to about 2ε∞/3 as ε∞ → 0,
+#: more above; the symmetric ones up to ε∞), so the registry builds each with ε alone.
+EPS1_RATIO = 0.5
+
+
+def _check_eps_pair(epsilon, eps_1) -> tuple[float, float]:
+    """(ε∞, ε₁) checked: ε₁ defaults to :data:`EPS1_RATIO`·ε∞ and must be < ε∞."""
+    epsilon = check_epsilon(epsilon, "epsilon")
+    eps_1 = EPS1_RATIO * epsilon if eps_1 is None else check_epsilon(eps_1, "eps_1")
+    if not eps_1 < epsilon:
+        raise ValueError(f"eps_1 must be < epsilon (one report reveals less than the memo), "
+                         f"got eps_1 = {eps_1!r} and epsilon = {epsilon!r}")
+    return epsilon, eps_1
+
+
 def _check_tau(tau) -> int:
     if isinstance(tau, bool) or not isinstance(tau, (int, np.integer)) or tau < 1:
         raise ValueError(f"tau must be an integer >= 1 (rounds), got {tau!r}")
     return int(tau)
+
+
+def _bit_up_down(p1: float, q1: float, p2: float, q2: float, tau: int) -> tuple[float, float]:
+    """A memoised bit (memo 1 w.p. p₁ if the bit is the user's, q₁ if not; each round 1 w.p. p₂ if the memo
+    is 1, q₂ if 0) over τ rounds: the largest log-ratio of its τ reports' laws towards "the user's bit"
+    (all ones) and away from it (all zeros), log((p₁A + 1 − p₁)/(q₁A + 1 − q₁)) and
+    log((q₁B + 1 − q₁)/(p₁B + 1 − p₁)), A = (p₂/q₂)^τ, B = ((1 − p₂)/(1 − q₂))^τ (in logs)."""
+    la = tau * math.log(p2 / q2)  # log A
+    lb = tau * math.log((1 - p2) / (1 - q2))  # log B (≤ 0)
+    up = np.logaddexp(math.log(p1) + la, math.log(1 - p1)) - np.logaddexp(math.log(q1) + la, math.log(1 - q1))
+    down = np.logaddexp(math.log(q1) + lb, math.log(1 - q1)) - np.logaddexp(math.log(p1) + lb, math.log(1 - p1))
+    return float(up), float(down)
 
 
 def _tau_fold(P2: np.ndarray, tau: int) -> np.ndarray:
@@ -252,8 +293,8 @@ class LGRR(LongitudinalOracle, GRR):
         ε∞ of the memo, > 0.
     d : int
         Domain size, >= 2.
-    eps_1 : float
-        ε of one report, 0 < eps_1 < epsilon.
+    eps_1 : float, optional
+        ε of one report, 0 < eps_1 < epsilon (default ``EPS1_RATIO``·epsilon = epsilon/2).
 
     Examples
     --------
@@ -268,7 +309,7 @@ class LGRR(LongitudinalOracle, GRR):
     name = "l-grr"
     label = "L-GRR"
 
-    def __init__(self, epsilon: float, d: int, eps_1: float = 0.5):
+    def __init__(self, epsilon: float, d: int, eps_1: float | None = None):
         self._init_longitudinal(epsilon, d, eps_1)
 
     def _prr(self) -> tuple[float, float]:
@@ -347,7 +388,7 @@ class _LongitudinalUnary(LongitudinalOracle, _UnaryEncoding):
     prr: str
     irr: str
 
-    def __init__(self, epsilon: float, d: int, eps_1: float = 0.5):
+    def __init__(self, epsilon: float, d: int, eps_1: float | None = None):
         self._init_longitudinal(epsilon, d, eps_1)
 
     def _prr(self) -> tuple[float, float]:
@@ -375,12 +416,7 @@ class _LongitudinalUnary(LongitudinalOracle, _UnaryEncoding):
         return float(math.log(p * (1 - q) / (q * (1 - p))))
 
     def epsilon_rounds(self, tau: int) -> float:
-        tau = _check_tau(tau)
-        p1, q1 = self.p1, self.q1
-        la = tau * math.log(self.p2 / self.q2)  # log A
-        lb = tau * math.log((1 - self.p2) / (1 - self.q2))  # log B (≤ 0)
-        up = np.logaddexp(math.log(p1) + la, math.log(1 - p1)) - np.logaddexp(math.log(q1) + la, math.log(1 - q1))
-        down = np.logaddexp(math.log(q1) + lb, math.log(1 - q1)) - np.logaddexp(math.log(p1) + lb, math.log(1 - p1))
+        up, down = _bit_up_down(self.p1, self.q1, self.p2, self.q2, _check_tau(tau))
         return float(min(up + down, self.epsilon))  # the min only absorbs rounding at large τ
 
     def rounds_channel(self, tau: int) -> Channel:
@@ -495,8 +531,8 @@ class LOLOHA(LongitudinalOracle, OLH):
         ε∞ of the memo, > 0.
     d : int
         Domain size, >= 2.
-    eps_1 : float
-        ε of one report, 0 < eps_1 < epsilon.
+    eps_1 : float, optional
+        ε of one report, 0 < eps_1 < epsilon (default ``EPS1_RATIO``·epsilon = epsilon/2).
     g : int
         Hash range, >= 2 (default 2: BiLOLOHA; the paper's optimal g is not derived here).
 
@@ -514,7 +550,7 @@ class LOLOHA(LongitudinalOracle, OLH):
     label = "LOLOHA"
     structural = ("g", "eps_1")
 
-    def __init__(self, epsilon: float, d: int, eps_1: float = 0.5, g: int = 2):
+    def __init__(self, epsilon: float, d: int, eps_1: float | None = None, g: int = 2):
         OLH.__init__(self, epsilon, d, g=g)
         self._init_longitudinal(epsilon, d, eps_1)
 
@@ -638,6 +674,7 @@ class DBitFlipPM(FrequencyOracle):
 
     name = "dbitflippm"
     label = "dBitFlipPM"
+    longitudinal = True
     structural: ClassVar[tuple[str, ...]] = ("bits",)
 
     def __init__(self, epsilon: float, d: int, bits: int = 1):
@@ -691,6 +728,16 @@ class DBitFlipPM(FrequencyOracle):
             raise ValueError(f"reports must be an (m >= 1, d = {self.d}) array of -1/0/1 (as perturb returns)")
         return r
 
+    def report_columns(self) -> tuple[ReportColumn, ...]:
+        """``report: fixed_size_binary(d)``: the report row, entry + 1 per byte (0 not sampled, 1 or 2 the bit)."""
+        return (ReportColumn("report", "bytes", self.d),)
+
+    def reports_to_columns(self, reports) -> list[np.ndarray]:
+        return [(self._check_reports(reports) + 1).astype(np.uint8)]
+
+    def reports_from_columns(self, columns) -> np.ndarray:
+        return columns[0].astype(np.int8) - 1
+
     def aggregate(self, reports, device=None) -> np.ndarray:
         """c_v = number of reports that sampled v with bit 1."""
         return (self._check_reports(reports) == 1).sum(axis=0).astype(np.int64)
@@ -735,12 +782,146 @@ class DBitFlipPM(FrequencyOracle):
         return S.reshape(-1, self.d).T
 
 
-_BY_NAME = {c.name: c for c in (LGRR, LSUE, LSOUE, LOUE, LOSUE, LOLOHA)}
+class LRAPPOR(LongitudinalOracle, RAPPOR):
+    """RAPPOR's memoised path with a Bloom filter of h hashes (Erlingsson, Pihur & Korolova, CCS 2014 §3):
+    the user's cohort is fixed at enrolment, her permanent response B' (each bit of her value's filter
+    flipped to a fair coin w.p. f) is memoised per value, and every round she sends an instantaneous
+    response of B' (bit 1 w.p. inst_q if B'_t = 1, inst_p if 0). Each round is one-shot
+    :class:`~ldpopt.oracles.rappor.RAPPOR` in law, so it is aggregated and decoded as RAPPOR is (its
+    support counts, or the §4 regression on its sketch, :mod:`ldpopt.sketches`).
+
+    Each bit is L-SUE's bit at (ε∞/h, ε₁/h): PRR (p₁, q₁) = (1 − f/2, f/2), IRR (p₂, q₂) = (inst_q, inst_p).
+    *Choice* (the paper fixes p, q instead): the IRR is symmetric, inst_p = 1 − inst_q, solved so that the
+    paper's one-report ε₁ = h·ln(q*(1 − p*)/(p*(1 − q*))) equals ``eps_1``; ε∞ = 2h·ln((1 − f/2)/(f/2)) =
+    ``epsilon``. :meth:`epsilon_rounds` is the paper's bound over τ reports, h·(up + down) of one bit
+    (exact when a cohort holds two disjoint filters of h bits each); :meth:`exact_epsilon_rounds` is exact
+    for the family held (checked against :meth:`rounds_channel`'s enumeration).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε∞ of the memo, > 0.
+    d : int
+        Domain size, >= 2.
+    eps_1 : float, optional
+        The paper's ε₁ of one report, 0 < eps_1 < epsilon (default epsilon/2).
+    num_bits, num_hashes, cohorts, hash_seed, positions
+        As :class:`~ldpopt.oracles.rappor.RAPPOR`'s (defaults 128 bits, h = 2, 8 cohorts).
+
+    Examples
+    --------
+    >>> from ldpopt.oracles.longitudinal import LRAPPOR
+    >>> o = LRAPPOR(4.0, 8, eps_1=1.0, num_bits=16, num_hashes=2, cohorts=2)
+    >>> round(o.epsilon_inf, 12), round(o.epsilon_one, 12), round(o.epsilon_rounds(1), 12)
+    (4.0, 1.0, 1.0)
+    >>> o.exact_epsilon_rounds(5) <= o.epsilon_rounds(5) < 4.0
+    True
+    """
+
+    name = "l-rappor"
+    label = "L-RAPPOR"
+    pure = False
+    structural: ClassVar[tuple[str, ...]] = ("num_bits", "num_hashes", "cohorts", "hash_seed", "eps_1")
+
+    def __init__(self, epsilon: float, d: int, eps_1: float | None = None, num_bits: int = 128,
+                 num_hashes: int | None = None, cohorts: int | None = None, hash_seed: int = 0, positions=None):
+        epsilon, eps_1 = _check_eps_pair(epsilon, eps_1)
+        h = np.shape(positions)[1] if num_hashes is None and positions is not None and np.ndim(positions) == 3 \
+            else (2 if num_hashes is None else num_hashes)
+        h = _check_int(h, "num_hashes", 1)
+        bit = LSUE(epsilon / h, 2, eps_1=eps_1 / h)  # one bit of the filter: L-SUE's bit at (ε∞/h, ε₁/h)
+        RAPPOR.__init__(self, epsilon, d, num_bits=num_bits, num_hashes=h, cohorts=cohorts, inst_p=bit.q2,
+                        inst_q=bit.p2, hash_seed=hash_seed, positions=positions)
+        self._bit = bit
+        self._init_longitudinal(epsilon, d, eps_1)
+
+    def params(self) -> dict:
+        return {"num_bits": self.num_bits, "num_hashes": self.num_hashes, "cohorts": self.cohorts,
+                "hash_seed": self.hash_seed, "eps_1": self.eps_1}
+
+    @classmethod
+    def from_f(cls, f: float, d: int, num_hashes: int | None = None, **params) -> Self:
+        """Build from the permanent-response probability f (RAPPOR.from_f; ``eps_1`` in ``params``), the
+        memo's (p₁, q₁) = (1 − f/2, f/2) from f itself."""
+        out = super().from_f(f, d, num_hashes=num_hashes, **params)
+        out.p1, out.q1 = out._prr()
+        return out
+
+    def _prr(self) -> tuple[float, float]:
+        return 1.0 - self.f / 2, self.f / 2
+
+    def _solve_irr(self) -> tuple[float, float]:
+        return self.inst_q, self.inst_p
+
+    # one round is RAPPOR's report: its (p, q), not the composed unary ones
+    p = RAPPOR.p
+    q = RAPPOR.q
+
+    def memo_support_variance(self, nv: np.ndarray, n: int) -> np.ndarray:
+        """Σ over users of Var[her memo's support of v] (the mean of B' over v's h positions, mixed over
+        the cohorts: :meth:`RAPPOR._moments` with the memo's bit probabilities)."""
+        return self._moments(np.asarray(nv, dtype=np.float64), ps=self.q1, qs=self.p1)[1]
+
+    def epsilon_first(self) -> float:
+        return float(self.epsilon_one)
+
+    def epsilon_rounds(self, tau: int) -> float:
+        up, down = _bit_up_down(self.p1, self.q1, self.p2, self.q2, _check_tau(tau))
+        return float(min(self.num_hashes * (up + down), self.epsilon))  # the min absorbs rounding at large τ
+
+    def exact_epsilon_rounds(self, tau: int) -> float:
+        """ε of τ reports of one value for the family held: max over cohorts and value pairs of
+        |B_v \\\\ B_v'|·up(τ) + |B_v' \\\\ B_v|·down(τ) (the bits are independent given cohort and value)."""
+        return self._pair_epsilon(*_bit_up_down(self.p1, self.q1, self.p2, self.q2, _check_tau(tau)))
+
+    def rounds_channel(self, tau: int) -> Channel:
+        """The exact law of (cohort, S₁, …, S_τ) given v, rows cohort-major then bit 0's τ reports most
+        significant (tiny T and τ only)."""
+        tau = _check_tau(tau)
+        if self.cohorts * 2 ** (tau * self.num_bits) > 1 << 20:
+            raise ValueError(f"cohorts·2^(tau·num_bits) = {self.cohorts}·2^{tau * self.num_bits} joint outputs, "
+                             f"too many to enumerate (max 2^20)")
+        R = _tau_fold(self.instantaneous.blocks[0], tau) @ self.permanent.blocks[0]  # (2^τ, 2): given B_t
+        B = self.bloom().astype(np.int64)  # (C, T, d)
+        laws = []
+        for c in range(self.cohorts):  # cohorts and bits: enumeration only
+            M = np.ones((1, self.d))
+            for t in range(self.num_bits):
+                M = (M[:, None, :] * R[:, B[c, t]][None, :, :]).reshape(-1, self.d)
+            laws.append(M / self.cohorts)
+        return Channel(np.concatenate(laws), name=f"{self.label}x{tau}")
+
+    def _sample_rounds(self, tc: np.ndarray, tau: int, gen: np.random.Generator) -> np.ndarray:
+        # users split over cohorts; A[c, t] = users of cohort c whose filter has bit t; the memo's set bits
+        # M[c, t] = Bin(A, p₁) + Bin(N_c − A, q₁) (bits independent given cohort and value); each round
+        # Y[c, t] = Bin(M, p₂) + Bin(N_c − M, q₂) given the memos (RAPPOR.sample_sketch's decomposition, twice)
+        C = self.cohorts
+        nvc = gen.multinomial(tc, np.full(C, 1.0 / C))  # (d, C)
+        A = np.einsum("ctv,vc->ct", self.bloom().astype(np.int64), nvc)
+        N = nvc.sum(axis=0).astype(np.int64)[:, None]
+        M = gen.binomial(A, self.p1) + gen.binomial(N - A, self.q1)
+        Y = gen.binomial(M, self.p2, size=(tau, *M.shape)) + gen.binomial(N - M, self.q2, size=(tau, *M.shape))
+        return Y[:, np.arange(C)[:, None, None], self.positions].sum(axis=(1, 2)) / self.num_hashes
+
+    def _memo(self, secret: np.ndarray, v: np.ndarray):
+        cohort = (_splitmix64(secret ^ np.uint64(0xC0407)) % np.uint64(self.cohorts)).astype(np.int64)  # at enrolment
+        u = _memo_uniforms(secret, v, self.num_bits)
+        return cohort, u < np.where(self.bloom()[cohort, :, v], self.p1, self.q1)
+
+    def _irr(self, memo, gen: np.random.Generator):
+        return RAPPOR.report(self, memo, gen)
+
+    def perturb(self, values, rng):
+        """One round of fresh users: cohort, memo, one instantaneous response (real path), rows (cohort, bits)."""
+        return LongitudinalClients(self, check_values(values, self.d).shape[0], rng).report(values, rng)
 
 
-def longitudinal_oracle(name: str, epsilon: float, d: int, eps_1: float, **params) -> LongitudinalOracle:
-    """The longitudinal oracle ``name`` ("l-grr", "l-sue", "l-soue", "l-oue", "l-osue", "loloha"; ``params``:
-    LOLOHA's ``g``).
+_BY_NAME = {c.name: c for c in (LGRR, LSUE, LSOUE, LOUE, LOSUE, LOLOHA, LRAPPOR)}
+
+
+def longitudinal_oracle(name: str, epsilon: float, d: int, eps_1: float | None = None, **params) -> LongitudinalOracle:
+    """The longitudinal oracle ``name`` ("l-grr", "l-sue", "l-soue", "l-oue", "l-osue", "loloha", "l-rappor";
+    ``params``: LOLOHA's ``g``, L-RAPPOR's filter), ``eps_1`` defaulting to ε∞/2.
 
     Examples
     --------

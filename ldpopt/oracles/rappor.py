@@ -45,7 +45,7 @@ Defaults (a choice): T = 128 bits, h = 2 hashes, C = 8 cohorts, p = 0.5, q = 0.7
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
@@ -117,7 +117,7 @@ class RAPPOR(FrequencyOracle):
     name = "rappor"
     kernel_devices = ("cpu", "cuda")
     pure = False
-    structural = ("num_bits", "num_hashes", "cohorts", "inst_p", "inst_q", "hash_seed", "permanent")
+    structural: ClassVar[tuple[str, ...]] = ("num_bits", "num_hashes", "cohorts", "inst_p", "inst_q", "hash_seed", "permanent")
 
     def __init__(self, epsilon: float, d: int, num_bits: int = 128, num_hashes: int | None = None,
                  cohorts: int | None = None, inst_p: float = 0.5, inst_q: float = 0.75, hash_seed: int = 0,
@@ -164,7 +164,7 @@ class RAPPOR(FrequencyOracle):
         self.bit_channel = compose(self.instantaneous, self.permanent)  # one report's bit given B
 
     @classmethod
-    def from_f(cls, f: float, d: int, num_hashes: int | None = None, **params) -> RAPPOR:
+    def from_f(cls, f: float, d: int, num_hashes: int | None = None, **params) -> Self:
         """Build from the permanent-response probability f ∈ (0, 1) (ε_∞ = 2h·ln((1 − ½f)/(½f)); h from
         ``num_hashes``, else from a ``positions`` table, else 2).
 
@@ -626,12 +626,15 @@ class RAPPOR(FrequencyOracle):
         return self.counts_from_sketch(*self.sample_sketch(tc, rng))
 
     # -- variance and bias for the family held -------------------------------------------------------
-    def _moments(self, f) -> tuple[np.ndarray, np.ndarray]:
-        """Per-user mean and variance of the support statistic U_v, mixed over x ~ f (module doc)."""
+    def _moments(self, f, ps: float | None = None, qs: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per-user mean and variance of the support statistic U_v, mixed over x ~ f (module doc), for
+        bits set w.p. ``ps`` off the filter and ``qs`` on it (default: one report's p*, q*)."""
         f = np.asarray(f, dtype=np.float64)
         if f.shape != (self.d,) or not np.all(np.isfinite(f)) or np.any(f < 0):
             raise ValueError(f"f must be {self.d} finite non-negative frequencies, got shape {f.shape}")
-        ps, qs, h = self.p_star, self.q_star, self.num_hashes
+        ps = self.p_star if ps is None else ps
+        qs = self.q_star if qs is None else qs
+        h = self.num_hashes
         Bl = self.bloom().astype(np.float64)  # (C, T, x)
         M = self._multiplicity()  # (C, T, v)
         C = self.cohorts
@@ -745,11 +748,17 @@ class RAPPOR(FrequencyOracle):
         >>> round(r.exact_epsilon_one(), 4)
         0.5234
         """
-        a, b = self._pair_bits()
         ps, qs = self.p_star, self.q_star
-        with np.errstate(divide="ignore", invalid="ignore"):  # p* = 0 or q* = 1: a bit rules a value out
-            up = math.log(qs / ps) if ps > 0 else math.inf
-            down = math.log((1 - ps) / (1 - qs)) if qs < 1 else math.inf
+        up = math.log(qs / ps) if ps > 0 else math.inf  # p* = 0 or q* = 1: a bit rules a value out
+        down = math.log((1 - ps) / (1 - qs)) if qs < 1 else math.inf
+        return self._pair_epsilon(up, down)
+
+    def _pair_epsilon(self, up: float, down: float) -> float:
+        """max over cohorts and value pairs (v, v') of |B_v \\ B_v'|·up + |B_v' \\ B_v|·down: the exact ε of
+        an output made of independent bits given (cohort, filter), when a bit in B_v only moves the
+        log-ratio by at most ``up`` and one in B_v' only by at most ``down``."""
+        a, b = self._pair_bits()
+        with np.errstate(invalid="ignore"):  # an infinite up or down on a pair without such bits
             eps = np.where(a > 0, a * up, 0.0) + np.where(b > 0, b * down, 0.0)
         return float(eps.max())
 

@@ -36,6 +36,9 @@ code and compares the law, the parameters and the estimates on the supports of t
 Costs: ``perturb`` and ``aggregate`` hash all d values of each user (O(n·d), vectorised in blocks of
 users, as OLH's aggregation); ``sample_counts`` is SS's (no per-user work). Aggregation is a sum of
 per-report support indicators: counts of disjoint report sets add (shards, partials).
+:class:`PooledRWS` bounds the seeds to a public pool of K keys: aggregation O(n + K·d log d), counts
+exact for the pool held but f̃ biased given it (exact bias and variance given the pool; over pools
+the mean squared bias falls as 1/K: benchmarks/bench_rws_pool.py, docs/results/fang-ldpcube.md).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from __future__ import annotations
 import math
 import numbers
 from itertools import combinations
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -54,7 +57,7 @@ from .hashing import keyed_reports, keyed_words
 from .reoptimized import mean_mse
 from .subset import SS
 
-__all__ = ["RWS", "rws_k"]
+__all__ = ["RWS", "PooledRWS", "rws_k"]
 
 # users × values hashed per block (2 MiB of uint64 words plus the argpartition's int64 indices)
 _BLOCK_CELLS = 1 << 18
@@ -132,7 +135,7 @@ class RWS(FrequencyOracle):
 
     name = "rws"
     kernel_devices = ("cpu", "cuda")
-    structural = ("k",)
+    structural: ClassVar[tuple[str, ...]] = ("k",)
     likelihood = "binomial"
 
     def __init__(self, epsilon: float, d: int, k: int | None = None):
@@ -449,3 +452,178 @@ class RWS(FrequencyOracle):
         array([1, 1, 1, 1, 1, 1, 1, 1, 1])
         """
         return self._outputs().T
+
+
+# a pool's (K, d) partition table, int32
+_MAX_POOL_CELLS = 1 << 25
+
+
+class PooledRWS(RWS):
+    """RWS with a bounded seed pool: every user's seed is one of K public 64-bit keys (drawn from
+    ``pool_seed``, :func:`.cms.family_keys`), chosen uniformly; the report is still (seed, spin).
+    Aggregation tabulates N[j, y] (reports of pool key j with spin y; O(n), counts of shards add) and
+    convolves each row with its subset's indicator, c_v = Σ_j Σ_{a ∈ S_j} N[j, (v − a) mod d]
+    (FFT, O(K·d log d)), instead of hashing all d values of every report (O(n·d)).
+
+    Given the pool, a user with value x supports v ≠ x w.p. π(v − x) = (k + (e^ε − 1)ρ(v − x))/Z,
+    Z = k e^ε + d − k, ρ(δ) = (1/K) Σ_j |S_j ∩ (S_j + δ)| (p* when v = x); over a uniform k-subset
+    E|S ∩ (S + δ)| = k(k − 1)/(d − 1), which gives RWS's q*. So f̃ is unbiased over random pools only:
+    :meth:`bias_given_hashes` and :meth:`variance_given_hashes` are exact for the pool held (users are
+    independent, each report's support of v a Bernoulli(π)); the pool's cost in MSE is their mean
+    square bias, a floor that does not shrink with n (benchmarks/bench_rws_pool.py measures it).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0.
+    d : int
+        Domain size >= 2.
+    k : int, optional
+        Subset size (default :func:`rws_k`).
+    pool : int
+        Seeds in the pool, K >= 1, K·d <= 2^25 (default 256).
+    pool_seed : int
+        Seed that draws the pool's keys, >= 0.
+
+    Examples
+    --------
+    >>> from ldpopt import oracles
+    >>> o = oracles.PooledRWS(1.0, 8, pool=16)
+    >>> r = o.perturb([0, 1, 2, 3] * 50, rng=0)
+    >>> bool((o.aggregate(r) == o.support_matrix(r).sum(axis=0)).all())
+    True
+    """
+
+    name = "rws-pool"
+    label = "RWS-pool"
+    pure = False
+    structural: ClassVar[tuple[str, ...]] = ("k", "pool", "pool_seed")
+
+    def __init__(self, epsilon: float, d: int, k: int | None = None, pool: int = 256, pool_seed: int = 0):
+        super().__init__(epsilon, d, k)
+        from .._validation import _check_int
+        from .cms import family_keys
+
+        self.pool = _check_int(pool, "pool", 1)
+        if self.pool * self.d > _MAX_POOL_CELLS:
+            raise ValueError(f"pool · d must be <= {_MAX_POOL_CELLS} (the pool's partition table), "
+                             f"got pool = {self.pool}, d = {self.d}")
+        self.pool_seed = _check_int(pool_seed, "pool_seed", 0)
+        self.pool_keys = family_keys(self.pool_seed, self.pool)
+        self._sorted = np.argsort(self.pool_keys)
+        self._table = np.concatenate([self._order(self.pool_keys[j0:j0 + max(1, _BLOCK_CELLS // self.d)])
+                                      for j0 in range(0, self.pool, max(1, _BLOCK_CELLS // self.d))]).astype(np.int32)
+        ind = np.zeros((self.pool, self.d))
+        np.put_along_axis(ind, self._table[:, : self.k].astype(np.int64), 1.0, axis=1)
+        self._indicator = ind  # (K, d): 1[t ∈ S_j]
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "pool": self.pool, "pool_seed": self.pool_seed}
+
+    @classmethod
+    def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float] | None:
+        """None: given the pool, a pair's covariance depends on the pair's lag, not only on (f_v, f_w)."""
+        return None
+
+    def pool_index(self, seeds) -> np.ndarray:
+        """The pool index of each seed, int64; a seed not in the pool is a ValueError."""
+        s = np.asarray(seeds, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.pool_keys[self._sorted], s), self.pool - 1)
+        j = self._sorted[pos]
+        if not np.array_equal(self.pool_keys[j], s):
+            raise ValueError(f"reports: a seed is not one of the pool's {self.pool} keys (pool_seed = {self.pool_seed})")
+        return j.astype(np.int64)
+
+    def perturb(self, values, rng) -> np.ndarray:
+        """Client side: a pool key s_j (j uniform in [0, K)) and the spin y, as :meth:`RWS.perturb`."""
+        v = check_values(values, self.d, "values")
+        gen = as_generator(rng)
+        m: int = v.shape[0]
+        j = gen.integers(0, self.pool, size=m, dtype=np.int64)
+        inside = gen.random(m) < self.p
+        col = np.where(inside, gen.integers(0, self.k, size=m, dtype=np.int64),
+                       self.k + gen.integers(0, self.d - self.k, size=m, dtype=np.int64))
+        y = (v - self._table[j, col]) % self.d
+        return np.stack((self.pool_keys[j], y), axis=1)
+
+    def pool_table(self, reports, device=None) -> np.ndarray:
+        """N[j, y]: reports of pool key j with spin y, int64 (K, d) (``device`` counts; tables of shards add)."""
+        s, y = self._check_reports(reports)
+        cells = self.pool_index(s) * self.d + y
+        dev = kernels.resolve(device, cells.shape[0])
+        return kernels.histogram(cells, self.pool * self.d, dev).reshape(self.pool, self.d).astype(np.int64)
+
+    def counts_from_table(self, N) -> np.ndarray:
+        """c_v = Σ_j Σ_{a ∈ S_j} N[j, (v − a) mod d], int64 (d,): one FFT convolution per pool row,
+        rounded (the rounding error is checked below 0.25)."""
+        N = np.asarray(N, dtype=np.float64)
+        if N.shape != (self.pool, self.d):
+            raise ValueError(f"N must have shape (pool, d) = ({self.pool}, {self.d}), got {N.shape}")
+        c = np.fft.irfft((np.fft.rfft(N, axis=1) * np.fft.rfft(self._indicator, axis=1)).sum(axis=0), n=self.d)
+        out = np.rint(c)
+        if np.abs(c - out).max() >= 0.25:
+            raise ValueError("the FFT convolution lost integer precision (counts too large for float64)")
+        return out.astype(np.int64)
+
+    def aggregate(self, reports, device=None) -> np.ndarray:
+        """Server side through the pool table (O(n) + O(K·d log d)); the same counts as the supports'."""
+        return self.counts_from_table(self.pool_table(reports, device))
+
+    def sample_counts(self, true_counts, rng) -> np.ndarray:
+        """Exact in law for the pool held, through the real path (O(n) per draw, vectorised in blocks)."""
+        tc = self._check_true_counts(true_counts)
+        gen = as_generator(rng)
+        values = np.repeat(np.arange(self.d), tc)
+        N = np.zeros((self.pool, self.d), dtype=np.int64)
+        for u0 in range(0, values.shape[0], 1 << 20):  # blocks of users
+            N += self.pool_table(self.perturb(values[u0:u0 + (1 << 20)], gen), device="numpy")
+        return self.counts_from_table(N)
+
+    def support_probabilities(self) -> np.ndarray:
+        """π(δ) = Pr[a report supports x + δ | x] for the pool held, (d,) by lag δ (π(0) = p)."""
+        F = np.fft.rfft(self._indicator, axis=1)
+        rho = np.fft.irfft((F * np.conj(F)).real.mean(axis=0), n=self.d)  # ρ(δ) = mean_j |S_j ∩ (S_j + δ)|
+        Z = self.k * math.exp(self.epsilon) + self.d - self.k
+        return (self.k + math.expm1(self.epsilon) * rho) / Z
+
+    def _lag_matrix(self) -> np.ndarray:
+        """Π[x, v] = π((v − x) mod d)."""
+        pi = self.support_probabilities()
+        return pi[(np.arange(self.d)[None, :] - np.arange(self.d)[:, None]) % self.d]
+
+    def bias_given_hashes(self, f) -> np.ndarray:
+        """E[f̃_v | pool] − f_v at true frequencies f (summing to 1), exact for the pool held."""
+        f = self._check_f(f)
+        return (f @ self._lag_matrix() - self.q * f.sum()) / (self.p - self.q) - f
+
+    def variance_given_hashes(self, f, n: int) -> np.ndarray:
+        """Var[f̃_v | pool] at true frequencies f with n users, exact: Σ_x n f_x π(1 − π)/(n(p − q))²."""
+        from .._validation import check_n
+
+        f = self._check_f(f)
+        n = check_n(n, "n")
+        Pi = self._lag_matrix()
+        return (f @ (Pi * (1 - Pi))) / (n * (self.p - self.q) ** 2)
+
+    def _check_f(self, f) -> np.ndarray:
+        f = np.asarray(f, dtype=np.float64)
+        if f.shape != (self.d,) or not np.all(np.isfinite(f)) or np.any(f < 0):
+            raise ValueError(f"f must be {self.d} finite non-negative frequencies, got shape {f.shape}")
+        return f
+
+    def output_distribution(self) -> np.ndarray:
+        """Exact Pr[(j, y) | v], shape (d, K·d), columns pool index major, spin fastest: (1/K)·e^ε/Z if
+        v ∈ (S_j + y) mod d, else (1/K)/Z."""
+        den = self.k + (self.d - self.k) * math.exp(-self.epsilon)
+        return np.where(self.output_supports(), 1.0 / den, math.exp(-self.epsilon) / den) / self.pool
+
+    def output_supports(self) -> np.ndarray:
+        """The support (S_j + y) mod d of each output (j, y), bool (d, K·d), in :meth:`output_distribution`'s order."""
+        if self.pool * self.d * self.d > _MAX_ENUM_CELLS:
+            raise ValueError(f"pool·d² = {self.pool * self.d * self.d} cells are too many to enumerate "
+                             f"(max {_MAX_ENUM_CELLS}); use a smaller pool or d")
+        S = self._table[:, : self.k].astype(np.int64)
+        sup = (S[:, None, :] + np.arange(self.d)[None, :, None]) % self.d  # (K, d, k)
+        out = np.zeros((self.pool, self.d, self.d), dtype=bool)
+        np.put_along_axis(out, sup, True, axis=2)
+        return out.reshape(self.pool * self.d, self.d).T
