@@ -1,6 +1,6 @@
 """Dense linear algebra on small matrices with one BLAS thread.
 
-Notes: docs/devices.md, "ldpopt._blas"."""
+Notes: docs/notes/devices.md, "ldpopt._blas"."""
 
 from __future__ import annotations
 

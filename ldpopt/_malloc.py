@@ -1,6 +1,6 @@
 """Keep freed large blocks in the process (glibc malloc) instead of unmapping them at every ``free``.
 
-Notes: docs/devices.md, "ldpopt._malloc"."""
+Notes: docs/notes/devices.md, "ldpopt._malloc"."""
 
 from __future__ import annotations
 

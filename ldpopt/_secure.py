@@ -5,7 +5,7 @@ transformations (53-bit doubles, Lemire's bounded integers, binomial/multinomial
 applied to words read from ``os.urandom`` (getrandom(2) on Linux), so the client-side randomiser is
 driven by a cryptographically secure stream, not by a PRNG with a secret seed.
 
-Notes: docs/python.md, "ldpopt._secure"."""
+Notes: docs/notes/python.md, "ldpopt._secure"."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ terminal and cuts every cell at 50 characters, so ``print(ldpopt.methods.availab
 seven columns and half a sentence of each note. :class:`WholeTable` is a plain DataFrame (everything
 else is pandas') whose printed form hides nothing: every row, column and character of every cell.
 
-Notes: docs/python.md, "ldpopt._table"."""
+Notes: docs/notes/python.md, "ldpopt._table"."""
 
 from __future__ import annotations
 

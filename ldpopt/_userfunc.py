@@ -2,7 +2,7 @@
 folder: the problem file's or the experiment config's, or the current directory on the command line)
 or ``"package.module:name"`` (importable from the Python path).
 
-Notes: docs/extending.md, "ldpopt._userfunc"."""
+Notes: docs/notes/extending.md, "ldpopt._userfunc"."""
 
 from __future__ import annotations
 

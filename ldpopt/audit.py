@@ -1,7 +1,7 @@
 """Empirical privacy audit: a statistically valid lower bound on the ε of a frequency oracle's real
 randomiser.
 
-Notes: RELIABILITY.md, "ldpopt.audit"."""
+Notes: docs/notes/reliability.md, "ldpopt.audit"."""
 
 from __future__ import annotations
 

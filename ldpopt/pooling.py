@@ -1,6 +1,6 @@
 r"""One frequency estimate from groups of users under different mechanisms or ε.
 
-Notes: docs/python.md, "ldpopt.pooling"."""
+Notes: docs/notes/python.md, "ldpopt.pooling"."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 NDSS 2020 §V-D (Fig. 9) made general: fit a plausible truth f̂ from the estimate, re-simulate the
 oracle on it, apply every candidate method, score each on the user's query against f̂, rank.
 
-Notes: docs/uncertainty.md, "ldpopt.recommend"."""
+Notes: docs/notes/uncertainty.md, "ldpopt.recommend"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The headline report that ``make run`` prints: an end-to-end demo of ldpopt, then a short
 reproduction of both papers' experiments.
 
-Notes: docs/python.md, "ldpopt.report"."""
+Notes: docs/notes/python.md, "ldpopt.report"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Conformance checks for items of ldpopt, as scikit-learn's ``check_estimator``: what every item of a
 kind must satisfy, run by the test suite over every built-in and by users over their own.
 
-Notes: docs/extending.md, "ldpopt.testing"."""
+Notes: docs/notes/extending.md, "ldpopt.testing"."""
 
 from __future__ import annotations
 

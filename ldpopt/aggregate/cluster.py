@@ -1,7 +1,7 @@
 """The local cluster of ``aggregate_shards(scheduler="local")``, set up so that one of its worker
 processes counts as fast as one task of the in-process ``threads`` scheduler.
 
-Notes: docs/devices.md, "ldpopt.aggregate.cluster"."""
+Notes: docs/notes/devices.md, "ldpopt.aggregate.cluster"."""
 
 from __future__ import annotations
 

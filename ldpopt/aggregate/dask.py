@@ -1,6 +1,6 @@
 """Out-of-core aggregation of a directory of Parquet report shards with Dask: map + tree reduction.
 
-Notes: docs/devices.md, "ldpopt.aggregate.dask"."""
+Notes: docs/notes/devices.md, "ldpopt.aggregate.dask"."""
 
 from __future__ import annotations
 

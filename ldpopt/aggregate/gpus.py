@@ -1,7 +1,7 @@
 """One GPU per Dask worker: on a machine with several GPUs, ``aggregate_shards(scheduler="local",
 device="cuda")`` gives each worker process of its LocalCluster its own device, by worker index.
 
-Notes: docs/devices.md, "ldpopt.aggregate.gpus"."""
+Notes: docs/notes/devices.md, "ldpopt.aggregate.gpus"."""
 
 from __future__ import annotations
 

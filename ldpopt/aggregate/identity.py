@@ -1,6 +1,6 @@
 """Shard identity: what lets aggregation refuse to count the same reports twice.
 
-Notes: docs/devices.md, "ldpopt.aggregate.identity"."""
+Notes: docs/notes/devices.md, "ldpopt.aggregate.identity"."""
 
 from __future__ import annotations
 

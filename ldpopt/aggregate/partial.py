@@ -1,6 +1,6 @@
 """Partial aggregates: support counts of a shard of reports, as a small versioned monoid.
 
-Notes: docs/devices.md, "ldpopt.aggregate.partial"."""
+Notes: docs/notes/devices.md, "ldpopt.aggregate.partial"."""
 
 from __future__ import annotations
 

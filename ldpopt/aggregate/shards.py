@@ -1,6 +1,6 @@
 """Parquet report shards: one documented schema per oracle, read and written in record batches.
 
-Notes: docs/devices.md, "ldpopt.aggregate.shards"."""
+Notes: docs/notes/devices.md, "ldpopt.aggregate.shards"."""
 
 from __future__ import annotations
 

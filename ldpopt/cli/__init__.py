@@ -1,6 +1,6 @@
 """The ``ldpopt`` command (entry point ``ldpopt.cli:main``).
 
-Notes: docs/cli.md, "ldpopt.cli"."""
+Notes: docs/notes/cli.md, "ldpopt.cli"."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 ``--oracle-param`` (``perturb``, ``postprocess``, ``solve``, ``choose``): the oracle's parameters, typed
 the same way from its constructor's signature.
 
-Notes: docs/cli.md, "ldpopt.cli._params"."""
+Notes: docs/notes/cli.md, "ldpopt.cli._params"."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ paths it reads, after parsing and before any work, so that ``--out counts.csv`` 
 itself (or ``./counts.csv``, a symbolic link to it, a hard link to it, ``a/../counts.csv``) is one
 line naming both, exit status 2, and the input is never touched.
 
-Notes: docs/cli.md, "ldpopt.cli._paths"."""
+Notes: docs/notes/cli.md, "ldpopt.cli._paths"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The ``--problem`` file of ``ldpopt solve``: an objective and constraints in TOML or JSON.
 
-Notes: docs/cli.md, "ldpopt.cli._problemfile"."""
+Notes: docs/notes/cli.md, "ldpopt.cli._problemfile"."""
 
 from __future__ import annotations
 

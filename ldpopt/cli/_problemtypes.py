@@ -5,7 +5,7 @@ built-ins. ``ldpopt solve --help`` is generated from it (:func:`help_text`), the
 (:mod:`._problemfile`) checks files against it, and ``tests/test_cli_solve_file.py`` checks that the
 command-line page (docs/cli.md) lists the same built-in names, so the three cannot drift apart.
 
-Notes: docs/cli.md, "ldpopt.cli._problemtypes"."""
+Notes: docs/notes/cli.md, "ldpopt.cli._problemtypes"."""
 
 from __future__ import annotations
 

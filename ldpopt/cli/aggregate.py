@@ -1,7 +1,7 @@
 """``ldpopt aggregate``: a folder of Parquet report shards in, support counts (and optionally
 post-processed estimates) out, computed out of core with Dask (:mod:`ldpopt.aggregate.dask`).
 
-Notes: docs/cli.md, "ldpopt.cli.aggregate"."""
+Notes: docs/notes/cli.md, "ldpopt.cli.aggregate"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``ldpopt multi``: collect marginals of many attributes under LDP, make them consistent, and
 reconstruct marginals that were not collected (:mod:`ldpopt.multi`, docs/multi.md).
 
-Notes: docs/cli.md, "ldpopt.cli.multi"."""
+Notes: docs/notes/cli.md, "ldpopt.cli.multi"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``ldpopt perturb``: run an oracle's client randomiser over a population and write Parquet report
 shards (schema per oracle: :mod:`ldpopt.aggregate.shards`), for tests and simulations.
 
-Notes: docs/cli.md, "ldpopt.cli.perturb"."""
+Notes: docs/notes/cli.md, "ldpopt.cli.perturb"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``ldpopt solve``: aggregated support counts in, the solution of a post-processing problem out.
 
-Notes: docs/cli.md, "ldpopt.cli.solve"."""
+Notes: docs/notes/cli.md, "ldpopt.cli.solve"."""
 
 from __future__ import annotations
 

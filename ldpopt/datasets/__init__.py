@@ -4,7 +4,7 @@ Every function returns a :class:`Dataset` (true histogram ``counts`` over 0..dâˆ
 optional ``groups``/``partitions``, ``source``). ``load(name, **kw)`` dispatches by name and
 ``available()`` lists every dataset with its n, d, source and whether its data is present.
 
-Notes: docs/data.md, "ldpopt.datasets"."""
+Notes: docs/notes/data.md, "ldpopt.datasets"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Where dataset files are found.
 
-Notes: docs/data.md, "ldpopt.datasets._paths"."""
+Notes: docs/notes/data.md, "ldpopt.datasets._paths"."""
 
 from __future__ import annotations
 

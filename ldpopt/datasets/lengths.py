@@ -1,6 +1,6 @@
 """Numeric columns derived from the shipped transaction files: transaction lengths.
 
-Notes: docs/data.md, "ldpopt.datasets.lengths"."""
+Notes: docs/notes/data.md, "ldpopt.datasets.lengths"."""
 
 from __future__ import annotations
 

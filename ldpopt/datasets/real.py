@@ -1,7 +1,7 @@
 """Loaders for the real datasets: files shipped in the package and your own files (the offline PyPI
 data, :mod:`ldpopt.datasets.pypi`, is re-exported here).
 
-Notes: docs/data.md, "ldpopt.datasets.real"."""
+Notes: docs/notes/data.md, "ldpopt.datasets.real"."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 with a :class:`~ldpopt.problems.Hierarchy` constraint, solved by the structured solver's tree pass
 (:mod:`ldpopt.problems.solvers.structured.tree`) and checked by ldpopt's check like every Solution.
 
-Notes: docs/sketches.md, "ldpopt.heavy.consistency"."""
+Notes: docs/notes/sketches.md, "ldpopt.heavy.consistency"."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 Identification", IEEE TDSC 2019, §IV; arXiv 1708.06674). The paper is not in the papers folder: the
 design (module notes) is as §IV states it and as pure-ldp 1.2.0's ``PEMClient``/``PEMServer`` implement it.
 
-Notes: docs/sketches.md, "ldpopt.heavy.pem"."""
+Notes: docs/notes/sketches.md, "ldpopt.heavy.pem"."""
 
 from __future__ import annotations
 

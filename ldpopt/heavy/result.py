@@ -5,7 +5,7 @@ frequencies, and every prefix level the server went through (:class:`Level`: the
 candidates, the round's :class:`~ldpopt.Estimate` over them and the ones kept) — the levels are what
 :mod:`.consistency` makes consistent as a tree.
 
-Notes: docs/sketches.md, "ldpopt.heavy.result"."""
+Notes: docs/notes/sketches.md, "ldpopt.heavy.result"."""
 
 from __future__ import annotations
 

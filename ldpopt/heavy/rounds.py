@@ -1,7 +1,7 @@
 """One round of a heavy-hitter protocol: users report a prefix (or fragment) through a frequency oracle
 over a published candidate domain; the users' split into groups.
 
-Notes: docs/sketches.md, "ldpopt.heavy.rounds"."""
+Notes: docs/notes/sketches.md, "ldpopt.heavy.rounds"."""
 
 from __future__ import annotations
 

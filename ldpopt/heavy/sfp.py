@@ -3,7 +3,7 @@ Scale", Apple Machine Learning Journal 1(8), 2017, the section on discovering ne
 is not in the papers folder: the design (module notes) is as the article describes it and as pure-ldp 1.2.0's
 ``SFPClient``/``SFPServer`` implement it; where we choose, we say so.
 
-Notes: docs/sketches.md, "ldpopt.heavy.sfp"."""
+Notes: docs/notes/sketches.md, "ldpopt.heavy.sfp"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Strings as fixed-length bit strings, and their prefixes.
 
-Notes: docs/sketches.md, "ldpopt.heavy.strings"."""
+Notes: docs/notes/sketches.md, "ldpopt.heavy.strings"."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 read §3 and as pure-ldp 1.2.0's ``TreeHistClient``/``TreeHistServer`` implement it; where we choose,
 we say so.
 
-Notes: docs/sketches.md, "ldpopt.heavy.treehist"."""
+Notes: docs/notes/sketches.md, "ldpopt.heavy.treehist"."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 Kulkarni & Srivastava VLDB 2019 §4) with Hay et al.'s consistency (VLDB 2010 §3) generalised to
 per-level variances, their exact range variances, and the Haar-wavelet alternative (HaarHRR).
 
-Notes: docs/python.md, "ldpopt.hierarchy"."""
+Notes: docs/notes/python.md, "ldpopt.hierarchy"."""
 
 from .collect import HierarchicalEstimate, collect, design
 from .consistency import consistency, consistency_adjoint

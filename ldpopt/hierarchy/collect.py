@@ -1,6 +1,6 @@
 """Hierarchical histograms under LDP: one frequency oracle per level of a B-ary range tree.
 
-Notes: docs/python.md, "ldpopt.hierarchy.collect"."""
+Notes: docs/notes/python.md, "ldpopt.hierarchy.collect"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Constrained inference on a range tree: Hay et al.'s two-pass closed form, per-level variances.
 
-Notes: docs/python.md, "ldpopt.hierarchy.consistency"."""
+Notes: docs/notes/python.md, "ldpopt.hierarchy.consistency"."""
 
 from __future__ import annotations
 

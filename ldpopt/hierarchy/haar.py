@@ -1,7 +1,7 @@
 """Range queries from LDP estimates of Haar wavelet coefficients (Cormode, Kulkarni & Srivastava,
 VLDB 2019, §5, "HaarHRR"; cited from memory of the paper: the PDF is not in the repository).
 
-Notes: docs/python.md, "ldpopt.hierarchy.haar"."""
+Notes: docs/notes/python.md, "ldpopt.hierarchy.haar"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Non-negative consistent hierarchies: the exact constrained least squares, and a cheap heuristic.
 
-Notes: docs/python.md, "ldpopt.hierarchy.nonneg"."""
+Notes: docs/notes/python.md, "ldpopt.hierarchy.nonneg"."""
 
 from __future__ import annotations
 

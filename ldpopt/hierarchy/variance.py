@@ -1,6 +1,6 @@
 """Exact variance of range answers: flat, hierarchical (raw or consistent), from the true histogram.
 
-Notes: docs/python.md, "ldpopt.hierarchy.variance"."""
+Notes: docs/notes/python.md, "ldpopt.hierarchy.variance"."""
 
 from __future__ import annotations
 

@@ -1,3 +1,3 @@
 """Reports written by other LDP clients, read into ldpopt partial aggregates.
 
-Notes: RELIABILITY.md, "ldpopt.interop"."""
+Notes: docs/notes/reliability.md, "ldpopt.interop"."""

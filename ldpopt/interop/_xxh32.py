@@ -5,7 +5,7 @@ github.com/vvv214/LDP_Protocols olh.py) hash a value v as ``xxhash.xxh32(str(v),
 aggregators evaluate that for every (report, value) pair in Python; here the same function is
 computed on (users × values) blocks of uint32 arrays.
 
-Notes: RELIABILITY.md, "ldpopt.interop._xxh32"."""
+Notes: docs/notes/reliability.md, "ldpopt.interop._xxh32"."""
 
 from __future__ import annotations
 

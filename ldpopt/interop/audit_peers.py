@@ -1,6 +1,6 @@
 """Privacy audits of third-party clients with :func:`ldpopt.audit.audit`.
 
-Notes: RELIABILITY.md, "ldpopt.interop.audit_peers"."""
+Notes: docs/notes/reliability.md, "ldpopt.interop.audit_peers"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Conformance of the readers against the real peer libraries (needs the ``peers`` extra).
 
-Notes: RELIABILITY.md, "ldpopt.interop.conformance"."""
+Notes: docs/notes/reliability.md, "ldpopt.interop.conformance"."""
 
 from __future__ import annotations
 

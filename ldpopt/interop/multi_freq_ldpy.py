@@ -1,7 +1,7 @@
 """Reports of multi-freq-ldpy 0.2.5 clients (github.com/hharcolezi/multi-freq-ldpy,
 ``multi_freq_ldpy.pure_frequency_oracles``) as ldpopt partial aggregates.
 
-Notes: RELIABILITY.md, "ldpopt.interop.multi_freq_ldpy"."""
+Notes: docs/notes/reliability.md, "ldpopt.interop.multi_freq_ldpy"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Multi-attribute reports of multi-freq-ldpy 0.2.5 (``multi_freq_ldpy.mdim_freq_est``: SPL, SMP,
 RS+FD) in the report formats of :mod:`ldpopt.multi`'s protocols.
 
-Notes: RELIABILITY.md, "ldpopt.interop.multi_freq_ldpy_multi"."""
+Notes: docs/notes/reliability.md, "ldpopt.interop.multi_freq_ldpy_multi"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Reports of OpenDP 0.16 randomized response measurements as ldpopt partial aggregates.
 
-Notes: RELIABILITY.md, "ldpopt.interop.opendp"."""
+Notes: docs/notes/reliability.md, "ldpopt.interop.opendp"."""
 
 from __future__ import annotations
 

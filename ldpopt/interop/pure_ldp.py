@@ -1,6 +1,6 @@
 """Reports of pure-ldp 1.2.0 clients (github.com/Samuel-Maddock/pure-LDP) as ldpopt partial aggregates.
 
-Notes: RELIABILITY.md, "ldpopt.interop.pure_ldp"."""
+Notes: docs/notes/reliability.md, "ldpopt.interop.pure_ldp"."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 .PEMClient``) read by ldpopt, and the server's search run on them (Wang, Li & Jha, IEEE TDSC 2019, §IV;
 :mod:`ldpopt.heavy.pem`).
 
-Notes: RELIABILITY.md, "ldpopt.interop.pure_ldp_hh"."""
+Notes: docs/notes/reliability.md, "ldpopt.interop.pure_ldp_hh"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 r"""Reports of pure-ldp 1.2.0's ``RAPPORClient`` read into ldpopt's RAPPOR, decoded to the same
 estimates as pure-ldp's ``RAPPORServer``.
 
-Notes: RELIABILITY.md, "ldpopt.interop.pure_ldp_rappor"."""
+Notes: docs/notes/reliability.md, "ldpopt.interop.pure_ldp_rappor"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Reports of pure-ldp 1.2.0's sketch clients (CMSClient with and without ``is_hadamard``) read into
 ldpopt's CMS / HCMS, decoded to the same estimates as pure-ldp's ``CMSServer``.
 
-Notes: RELIABILITY.md, "ldpopt.interop.pure_ldp_sketch"."""
+Notes: docs/notes/reliability.md, "ldpopt.interop.pure_ldp_sketch"."""
 
 from __future__ import annotations
 

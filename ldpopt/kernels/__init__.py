@@ -1,7 +1,7 @@
 """Fused aggregation kernels: the support counts of every oracle on every core (:mod:`.cpu`) or on a
 CUDA GPU (:mod:`.cuda`), bit-identical to the numpy aggregators, which stay the reference.
 
-Notes: docs/devices.md, "ldpopt.kernels"."""
+Notes: docs/notes/devices.md, "ldpopt.kernels"."""
 
 from __future__ import annotations
 

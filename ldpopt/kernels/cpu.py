@@ -1,7 +1,7 @@
 """Fused, multi-core aggregation kernels for the CPU (Numba ``parallel=True``): one pass over the
 reports per oracle family, no temporaries the size of the reports.
 
-Notes: docs/devices.md, "ldpopt.kernels.cpu"."""
+Notes: docs/notes/devices.md, "ldpopt.kernels.cpu"."""
 
 from __future__ import annotations
 

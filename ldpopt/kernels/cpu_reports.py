@@ -2,7 +2,7 @@
 and the maximal gain attack on local hashing (``ldpopt.robust``) compute for each report, where
 :func:`.cpu.hash_counts` computes per value.
 
-Notes: docs/devices.md, "ldpopt.kernels.cpu_reports"."""
+Notes: docs/notes/devices.md, "ldpopt.kernels.cpu_reports"."""
 
 from __future__ import annotations
 

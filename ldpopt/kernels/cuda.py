@@ -2,7 +2,7 @@
 (:mod:`.scalar`: SplitMix64 and the divisibility test are compiled as device functions), with the
 same counts bit for bit (integer sums).
 
-Notes: docs/devices.md, "ldpopt.kernels.cuda"."""
+Notes: docs/notes/devices.md, "ldpopt.kernels.cuda"."""
 
 from __future__ import annotations
 

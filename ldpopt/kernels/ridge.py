@@ -1,7 +1,7 @@
 """Cyclic coordinate descent for non-negative ridge regression on a sparse design (Numba): the problem
 of :mod:`ldpopt.sketches.ridge`.
 
-Notes: docs/devices.md, "ldpopt.kernels.ridge"."""
+Notes: docs/notes/devices.md, "ldpopt.kernels.ridge"."""
 
 from __future__ import annotations
 

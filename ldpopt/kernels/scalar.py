@@ -2,7 +2,7 @@
 scalars and compiled twice: for the CPU (``numba.njit``, inlined) by :mod:`.cpu` and as CUDA device
 functions (``numba.cuda.jit(device=True)``) by :mod:`.cuda`. Imports numpy only.
 
-Notes: docs/devices.md, "ldpopt.kernels.scalar"."""
+Notes: docs/notes/devices.md, "ldpopt.kernels.scalar"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Fused CPU kernels of the sketch and Bloom-filter oracles (Numba): one pass over the reports, no
 sort, no packing, no temporaries the size of the reports.
 
-Notes: docs/devices.md, "ldpopt.kernels.sketch"."""
+Notes: docs/notes/devices.md, "ldpopt.kernels.sketch"."""
 
 from __future__ import annotations
 

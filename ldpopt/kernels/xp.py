@@ -4,7 +4,7 @@ copy. Each function equals its ``ldpopt.methods`` counterpart on the numpy names
 (``tests/test_kernels_xp.py``): Norm, Norm-Mul, Base-Pos, Base-Cut (Wang et al. arXiv §3.1–§3.3),
 Norm-Sub (the Euclidean projection onto the simplex, arXiv §3.5 / Appendix B) and MLE-Apx (§3.4).
 
-Notes: docs/devices.md, "ldpopt.kernels.xp"."""
+Notes: docs/notes/devices.md, "ldpopt.kernels.xp"."""
 
 from __future__ import annotations
 

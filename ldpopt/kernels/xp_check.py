@@ -5,7 +5,7 @@ the weighted MLE of arXiv Eq. 13 (``"weighted-mle"``: MLE-Apx, §3.4) — at a p
 with the multipliers recovered from f (a closed form has no solver to give them). Equal to the CPU
 check within 1e-12, with the same verdict (``tests/test_kernels_xp_check.py``).
 
-Notes: docs/devices.md, "ldpopt.kernels.xp_check"."""
+Notes: docs/notes/devices.md, "ldpopt.kernels.xp_check"."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 or CuPy, the same code), equal to ``ldpopt.methods.norm_cut`` / ``norm_hyb`` (their rules and choices,
 stated in :mod:`ldpopt.methods.normalize`) to within 1e-12 (``tests/test_kernels_xp.py``).
 
-Notes: docs/devices.md, "ldpopt.kernels.xp_cut"."""
+Notes: docs/notes/devices.md, "ldpopt.kernels.xp_cut"."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ with ``method="exact"``; derivations in docs/python.md, "ldpopt.methods.em.ibu";
 Eq. 11 with the exact likelihood). Each equals ``ldpopt.methods.em`` within 1e-12
 (``tests/test_kernels_xp.py``).
 
-Notes: docs/devices.md, "ldpopt.kernels.xp_mle"."""
+Notes: docs/notes/devices.md, "ldpopt.kernels.xp_mle"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Key–value data under LDP: PrivKV, PCKV-UE and PCKV-GRR, their papers' estimators, and consistent
 key–value estimation as a checked ldpopt Problem (docs/keyvalue.md).
 
-Notes: docs/keyvalue.md, "ldpopt.keyvalue"."""
+Notes: docs/notes/keyvalue.md, "ldpopt.keyvalue"."""
 
 from .consistent import consistent_problem, solve_consistent
 from .data import KVData, power_law, ratings_like

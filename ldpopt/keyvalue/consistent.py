@@ -1,6 +1,6 @@
 """Consistent key–value estimation as one ldpopt :class:`~ldpopt.problems.Problem` with its certificate.
 
-Notes: docs/keyvalue.md, "ldpopt.keyvalue.consistent"."""
+Notes: docs/notes/keyvalue.md, "ldpopt.keyvalue.consistent"."""
 
 from __future__ import annotations
 

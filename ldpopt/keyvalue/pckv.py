@@ -1,7 +1,7 @@
 """PCKV-UE and PCKV-GRR (Gu, Li, Cheng, Xiong, Cao, USENIX Security 2020): padding-and-sampling,
 discretisation and correlated key–value perturbation, with the paper's calibrated estimators.
 
-Notes: docs/keyvalue.md, "ldpopt.keyvalue.pckv"."""
+Notes: docs/notes/keyvalue.md, "ldpopt.keyvalue.pckv"."""
 
 from __future__ import annotations
 

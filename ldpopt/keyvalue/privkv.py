@@ -1,7 +1,7 @@
 """PrivKV (Ye, Hu, Meng, Zheng, IEEE S&P 2019): one sampled key, its presence bit by randomised
 response and its value by the value perturbation primitive, with the paper's estimators.
 
-Notes: docs/keyvalue.md, "ldpopt.keyvalue.privkv"."""
+Notes: docs/notes/keyvalue.md, "ldpopt.keyvalue.privkv"."""
 
 from __future__ import annotations
 

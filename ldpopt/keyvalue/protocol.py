@@ -1,6 +1,6 @@
 """What every key–value protocol shares: the per-key pair estimate and the paper-style result.
 
-Notes: docs/keyvalue.md, "ldpopt.keyvalue.protocol"."""
+Notes: docs/notes/keyvalue.md, "ldpopt.keyvalue.protocol"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 r"""Unbiased inversion of any finite channel, with its exact covariance.
 
-Notes: docs/python.md, "ldpopt.methods.channel_inverse"."""
+Notes: docs/notes/python.md, "ldpopt.methods.channel_inverse"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 r"""Exact likelihood of any finite channel's outputs on the simplex: EM/IBU with SQUAREM, and the
 cvxpy referee.
 
-Notes: docs/python.md, "ldpopt.methods.channel_mle"."""
+Notes: docs/notes/python.md, "ldpopt.methods.channel_mle"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Distinct values of a long array in O(d) when they are functions of small integers (counts).
 
-Notes: docs/python.md, "ldpopt.methods.distinct"."""
+Notes: docs/notes/python.md, "ldpopt.methods.distinct"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 r"""MLE-Apx: the weighted (Gaussian-approximation) MLE of Wang et al. arXiv §3.4, Eq. 13–14,
 Appendix A (NDSS 2020 §IV-D, Eq. 12, Appendix B), solved exactly from its KKT conditions.
 
-Notes: docs/python.md, "ldpopt.methods.mle"."""
+Notes: docs/notes/python.md, "ldpopt.methods.mle"."""
 
 from __future__ import annotations
 

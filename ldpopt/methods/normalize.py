@@ -2,7 +2,7 @@
 §3.5, Appendix B; NDSS 2020 §IV-B, §IV-C, Appendix A; Table 1), and the Euclidean projection onto
 the scaled simplex that Norm-Sub and Norm-Hyb share.
 
-Notes: docs/python.md, "ldpopt.methods.normalize"."""
+Notes: docs/notes/python.md, "ldpopt.methods.normalize"."""
 
 from __future__ import annotations
 

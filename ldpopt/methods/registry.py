@@ -1,6 +1,6 @@
 """The registry of post-processing methods: one record per method carrying what ldpopt knows about it.
 
-Notes: docs/python.md, "ldpopt.methods.registry"."""
+Notes: docs/notes/python.md, "ldpopt.methods.registry"."""
 
 from __future__ import annotations
 

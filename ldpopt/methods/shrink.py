@@ -1,6 +1,6 @@
 """Empirical-Bayes shrinkage of the raw estimate toward a declared prior mean (James–Stein).
 
-Notes: docs/python.md, "ldpopt.methods.shrink"."""
+Notes: docs/notes/python.md, "ldpopt.methods.shrink"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Expected-linear-time search for the support of a simplex-type projection.
 
-Notes: docs/python.md, "ldpopt.methods.threshold"."""
+Notes: docs/notes/python.md, "ldpopt.methods.threshold"."""
 
 from __future__ import annotations
 

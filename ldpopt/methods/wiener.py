@@ -1,7 +1,7 @@
 """Wiener deconvolution of an ordered domain: DW, IIW, AMRP and DW on the simplex (Fang, Chen, Liu, Gao,
 "LDP Frequency Estimation Based on Convolution Framework", IEEE S&P 2023).
 
-Notes: docs/python.md, "ldpopt.methods.wiener"."""
+Notes: docs/notes/python.md, "ldpopt.methods.wiener"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Many attributes: multi-attribute collection under LDP and consistent marginals (docs/multi.md).
 
-Notes: docs/multi.md, "ldpopt.multi"."""
+Notes: docs/notes/multi.md, "ldpopt.multi"."""
 
 from .calm_consistency import ConsistentMarginals, calm_consistency
 from .dataset import MultiDataset

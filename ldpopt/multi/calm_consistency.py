@@ -1,6 +1,6 @@
 """CALM's post-processing: consistency between marginals, then non-negativity, iterated.
 
-Notes: docs/multi.md, "ldpopt.multi.calm_consistency"."""
+Notes: docs/notes/multi.md, "ldpopt.multi.calm_consistency"."""
 
 from __future__ import annotations
 

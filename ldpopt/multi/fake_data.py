@@ -1,6 +1,6 @@
 """RS+FD: random sampling plus fake data (Arcolezi, Couchot, Al Bouna & Xiao, CIKM 2021).
 
-Notes: docs/multi.md, "ldpopt.multi.fake_data"."""
+Notes: docs/notes/multi.md, "ldpopt.multi.fake_data"."""
 
 from __future__ import annotations
 

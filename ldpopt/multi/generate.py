@@ -1,6 +1,6 @@
 """Multi-attribute data: item presence in the shipped transaction files, and a synthetic chain.
 
-Notes: docs/multi.md, "ldpopt.multi.generate"."""
+Notes: docs/notes/multi.md, "ldpopt.multi.generate"."""
 
 from __future__ import annotations
 

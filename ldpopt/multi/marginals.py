@@ -1,6 +1,6 @@
 """A set of marginals over k attributes laid end to end in one vector, and what is collected on them.
 
-Notes: docs/multi.md, "ldpopt.multi.marginals"."""
+Notes: docs/notes/multi.md, "ldpopt.multi.marginals"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Consistent marginals as one ldpopt :class:`~ldpopt.problems.Problem` over the concatenated vector.
 
-Notes: docs/multi.md, "ldpopt.multi.problem"."""
+Notes: docs/notes/multi.md, "ldpopt.multi.problem"."""
 
 from __future__ import annotations
 

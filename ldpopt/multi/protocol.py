@@ -1,6 +1,6 @@
 """The interface of a multi-attribute collection protocol, and the one random assignment they share.
 
-Notes: docs/multi.md, "ldpopt.multi.protocol"."""
+Notes: docs/notes/multi.md, "ldpopt.multi.protocol"."""
 
 from __future__ import annotations
 

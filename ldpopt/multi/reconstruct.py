@@ -1,6 +1,6 @@
 """Reconstruction of marginals that were not collected: the maximum-entropy table given the collected ones.
 
-Notes: docs/multi.md, "ldpopt.multi.reconstruct"."""
+Notes: docs/notes/multi.md, "ldpopt.multi.reconstruct"."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@ r"""Post-processing across rounds: τ per-round estimates of the same users made
 one ldpopt :class:`~ldpopt.problems.Problem` over the stacked vector x = (f_1, …, f_τ) ∈ ℝ^{τd}
 (x[t·d + v] = f_t(v), round-major), stated as :mod:`.problem` states consistent marginals.
 
-Notes: docs/multi.md, "ldpopt.multi.rounds"."""
+Notes: docs/notes/multi.md, "ldpopt.multi.rounds"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Each user reports one marginal, chosen uniformly at random, with the whole budget: SMP and CALM.
 
-Notes: docs/multi.md, "ldpopt.multi.sampled"."""
+Notes: docs/notes/multi.md, "ldpopt.multi.sampled"."""
 
 from __future__ import annotations
 

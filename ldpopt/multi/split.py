@@ -1,6 +1,6 @@
 """SPL: every user reports every attribute, the budget split evenly across them.
 
-Notes: docs/multi.md, "ldpopt.multi.split"."""
+Notes: docs/notes/multi.md, "ldpopt.multi.split"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Numeric columns on [0, 1] for the Square Wave experiments.
 
-Notes: docs/python.md, "ldpopt.numeric.columns"."""
+Notes: docs/notes/python.md, "ldpopt.numeric.columns"."""
 
 from __future__ import annotations
 

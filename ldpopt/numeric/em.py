@@ -1,6 +1,6 @@
 """EM and EMS (EM with smoothing) for a distribution behind a known channel (Li et al. SIGMOD 2020 §5).
 
-Notes: docs/python.md, "ldpopt.numeric.em"."""
+Notes: docs/notes/python.md, "ldpopt.numeric.em"."""
 
 from __future__ import annotations
 

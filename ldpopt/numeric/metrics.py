@@ -1,6 +1,6 @@
 """Error metrics for distributions on d equal bins of [0, 1] (Li et al. SIGMOD 2020 §6.1).
 
-Notes: docs/python.md, "ldpopt.numeric.metrics"."""
+Notes: docs/notes/python.md, "ldpopt.numeric.metrics"."""
 
 from __future__ import annotations
 

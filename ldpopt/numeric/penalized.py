@@ -1,7 +1,7 @@
 """ldpopt's convex alternative to EMS: the exact likelihood of the binned reports with a smoothness
 penalty, on the simplex, and λ chosen by held-out likelihood over report splits.
 
-Notes: docs/python.md, "ldpopt.numeric.penalized"."""
+Notes: docs/notes/python.md, "ldpopt.numeric.penalized"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The Square Wave (SW) mechanism for a numerical value in [0, 1] and its discretised channel.
 
-Notes: docs/python.md, "ldpopt.numeric.square_wave"."""
+Notes: docs/notes/python.md, "ldpopt.numeric.square_wave"."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 :func:`ldpopt.testing.check_constraint`): what every item of the kind must satisfy, each property
 checked against a reference that does not share the item's code — cvxpy's own evaluation of what
 the item ``build``\\ s, finite differences, a bracketed root search, Clarabel's solve.
-Notes: docs/problems.md, "ldpopt.problems.conformance".
+Notes: docs/notes/problems.md, "ldpopt.problems.conformance".
 """
 
 from __future__ import annotations

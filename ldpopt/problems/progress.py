@@ -1,5 +1,5 @@
 """The clock of one ``Problem.solve()``: its time limit, and progress lines on stderr for long solves.
-Notes: docs/problems.md, "ldpopt.problems.progress".
+Notes: docs/notes/problems.md, "ldpopt.problems.progress".
 """
 
 from __future__ import annotations

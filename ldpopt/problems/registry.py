@@ -3,7 +3,7 @@ with :func:`register_objective` / :func:`register_constraint`, appears wherever 
 kind do — ``Problem(est, "my-name")``, :func:`available_objectives` / :func:`available_constraints`,
 problem files (``objective = "my-name"``, ``[[constraints]] type = "my-type"`` with the keys its
 :class:`Kind` declares), ``ldpopt solve --problem`` and its generated ``--help``.
-Notes: docs/problems.md, "ldpopt.problems.registry".
+Notes: docs/notes/problems.md, "ldpopt.problems.registry".
 """
 
 from __future__ import annotations

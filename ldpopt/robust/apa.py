@@ -1,7 +1,7 @@
 """The adaptive pattern attack (APA) on unary encodings: crafted reports whose number of ones follows
 the genuine law.
 
-Notes: docs/poisoning.md, "ldpopt.robust.apa"."""
+Notes: docs/notes/poisoning.md, "ldpopt.robust.apa"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The adaptive attack on local hashing (OLH, BLH): crafted reports whose support size follows the
 genuine law while they support as many targets as that allows.
 
-Notes: docs/poisoning.md, "ldpopt.robust.apa_hashing"."""
+Notes: docs/notes/poisoning.md, "ldpopt.robust.apa_hashing"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The support counts of fake reports without crafting them (exact in law), and poisoned estimates.
 
-Notes: docs/poisoning.md, "ldpopt.robust.attack_counts"."""
+Notes: docs/notes/poisoning.md, "ldpopt.robust.attack_counts"."""
 
 from __future__ import annotations
 

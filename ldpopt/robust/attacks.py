@@ -1,6 +1,6 @@
 """Poisoning attacks on the frequency oracles' real report paths: fake users and crafted reports.
 
-Notes: docs/poisoning.md, "ldpopt.robust.attacks"."""
+Notes: docs/notes/poisoning.md, "ldpopt.robust.attacks"."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Both read only what the aggregator holds (the reports) and the oracle's parameters.
 
-Notes: docs/poisoning.md, "ldpopt.robust.detect"."""
+Notes: docs/notes/poisoning.md, "ldpopt.robust.detect"."""
 
 from __future__ import annotations
 

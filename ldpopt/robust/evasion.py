@@ -1,6 +1,6 @@
 """The adaptive attacker against the lift: the most target gain whose estimates form no suspect chain.
 
-Notes: docs/poisoning.md, "ldpopt.robust.evasion"."""
+Notes: docs/notes/poisoning.md, "ldpopt.robust.evasion"."""
 
 from __future__ import annotations
 

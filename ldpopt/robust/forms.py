@@ -1,6 +1,6 @@
 """The attacks and per-report detectors of this package, written once per report form.
 
-Notes: docs/poisoning.md, "ldpopt.robust.forms"."""
+Notes: docs/notes/poisoning.md, "ldpopt.robust.forms"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The lift without a trusted β: β estimated from the suspect cluster, and a floor that keeps genuine mass.
 
-Notes: docs/poisoning.md, "ldpopt.robust.guarded"."""
+Notes: docs/notes/poisoning.md, "ldpopt.robust.guarded"."""
 
 from __future__ import annotations
 

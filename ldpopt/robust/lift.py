@@ -1,6 +1,6 @@
 """The common-lift recovery: suspects found as a cluster of estimates at one attack level, then removed.
 
-Notes: docs/poisoning.md, "ldpopt.robust.lift"."""
+Notes: docs/notes/poisoning.md, "ldpopt.robust.lift"."""
 
 from __future__ import annotations
 

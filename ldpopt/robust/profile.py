@@ -1,6 +1,6 @@
 """Attacks with a chosen support profile over the targets: unequal splits and the adaptive attacker's.
 
-Notes: docs/poisoning.md, "ldpopt.robust.profile"."""
+Notes: docs/notes/poisoning.md, "ldpopt.robust.profile"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Recovery of genuine frequencies from a poisoned estimate, as closed forms and as ldpopt problems.
 
-Notes: docs/poisoning.md, "ldpopt.robust.recover"."""
+Notes: docs/notes/poisoning.md, "ldpopt.robust.recover"."""
 
 from __future__ import annotations
 

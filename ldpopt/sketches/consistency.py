@@ -2,7 +2,7 @@ r"""Sketch estimates (Apple's CMS and HCMS) as :class:`~ldpopt.Estimate` objects
 variance, so that every consistency method (Norm-Sub, Base-Cut, MLE-Apx, Power, …) and every
 :class:`~ldpopt.problems.Problem` takes them as they take a pure oracle's.
 
-Notes: docs/sketches.md, "ldpopt.sketches.consistency"."""
+Notes: docs/notes/sketches.md, "ldpopt.sketches.consistency"."""
 
 from __future__ import annotations
 

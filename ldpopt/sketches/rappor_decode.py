@@ -1,7 +1,7 @@
 r"""Decoding RAPPOR's bit counts against a candidate dictionary (Erlingsson, Pihur & Korolova, CCS
 2014, §4; equation numbers not checked, the paper is not in the papers folder).
 
-Notes: docs/sketches.md, "ldpopt.sketches.rappor_decode"."""
+Notes: docs/notes/sketches.md, "ldpopt.sketches.rappor_decode"."""
 
 from __future__ import annotations
 

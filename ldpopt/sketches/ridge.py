@@ -2,7 +2,7 @@ r"""Non-negative ridge regression, the decoder of pure-ldp 1.2.0's RAPPOR server
 ``ElasticNet(positive=True, l1_ratio=0, fit_intercept=False)``), solved to its unique minimiser with
 a certificate of how close the answer is.
 
-Notes: docs/sketches.md, "ldpopt.sketches.ridge"."""
+Notes: docs/notes/sketches.md, "ldpopt.sketches.ridge"."""
 
 from __future__ import annotations
 

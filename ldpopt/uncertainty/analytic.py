@@ -1,6 +1,6 @@
 """Exact covariance of the raw estimate f̃ and the analytic intervals of Base and Norm.
 
-Notes: docs/uncertainty.md, "ldpopt.uncertainty.analytic"."""
+Notes: docs/notes/uncertainty.md, "ldpopt.uncertainty.analytic"."""
 
 from __future__ import annotations
 

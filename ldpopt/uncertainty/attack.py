@@ -1,7 +1,7 @@
 """How far fake users could move each estimate: the attack range for a fake-user fraction β, and the
 interval for the genuine frequencies that combines it with the sampling interval.
 
-Notes: docs/uncertainty.md, "ldpopt.uncertainty.attack"."""
+Notes: docs/notes/uncertainty.md, "ldpopt.uncertainty.attack"."""
 
 from __future__ import annotations
 

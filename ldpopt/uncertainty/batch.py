@@ -1,6 +1,6 @@
 """The bootstrap intervals of several methods on many estimates, cheaply (the coverage grid's path).
 
-Notes: docs/uncertainty.md, "ldpopt.uncertainty.batch"."""
+Notes: docs/notes/uncertainty.md, "ldpopt.uncertainty.batch"."""
 
 from __future__ import annotations
 

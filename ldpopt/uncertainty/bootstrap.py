@@ -1,6 +1,6 @@
 """Parametric bootstrap intervals for any registered method (NDSS 2020 §V-D's simulation, reused).
 
-Notes: docs/uncertainty.md, "ldpopt.uncertainty.bootstrap"."""
+Notes: docs/notes/uncertainty.md, "ldpopt.uncertainty.bootstrap"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Calibrated level of the top-k hull: one level of prepivoting in the bootstrap world.
 
-Notes: docs/uncertainty.md, "ldpopt.uncertainty.calibrate"."""
+Notes: docs/notes/uncertainty.md, "ldpopt.uncertainty.calibrate"."""
 
 from __future__ import annotations
 

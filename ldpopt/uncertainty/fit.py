@@ -1,6 +1,6 @@
 """The plausible truth a parametric bootstrap (and :func:`ldpopt.choose`) draws from.
 
-Notes: docs/uncertainty.md, "ldpopt.uncertainty.fit"."""
+Notes: docs/notes/uncertainty.md, "ldpopt.uncertainty.fit"."""
 
 from __future__ import annotations
 

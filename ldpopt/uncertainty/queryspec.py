@@ -1,6 +1,6 @@
 """The query a user cares about, as a small value parsed from a string or given as subsets.
 
-Notes: docs/uncertainty.md, "ldpopt.uncertainty.queryspec"."""
+Notes: docs/notes/uncertainty.md, "ldpopt.uncertainty.queryspec"."""
 
 from __future__ import annotations
 

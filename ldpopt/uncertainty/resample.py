@@ -1,6 +1,6 @@
 """Resampling on the fast path: B count vectors at once, and methods applied to a batch.
 
-Notes: docs/uncertainty.md, "ldpopt.uncertainty.resample"."""
+Notes: docs/notes/uncertainty.md, "ldpopt.uncertainty.resample"."""
 
 from __future__ import annotations
 

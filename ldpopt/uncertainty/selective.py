@@ -1,6 +1,6 @@
 """Rank-conditional selective intervals for the frequencies of a top-k set (the default of ``topk:K``).
 
-Notes: docs/uncertainty.md, "ldpopt.uncertainty.selective"."""
+Notes: docs/notes/uncertainty.md, "ldpopt.uncertainty.selective"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Selection-aware intervals for the frequencies of a top-k set chosen from the data.
 
-Notes: docs/uncertainty.md, "ldpopt.uncertainty.topk"."""
+Notes: docs/notes/uncertainty.md, "ldpopt.uncertainty.topk"."""
 
 from __future__ import annotations
 

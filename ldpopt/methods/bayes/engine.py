@@ -2,7 +2,7 @@
 the integer counts k of a prior times a Gaussian likelihood, for many observed counts at once, with no
 overflow or NaN at any ε.
 
-Notes: docs/python.md, "ldpopt.methods.bayes.engine"."""
+Notes: docs/notes/python.md, "ldpopt.methods.bayes.engine"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Euler–Maclaurin sums for the long windows of the Bayesian engine (:mod:`ldpopt.methods.bayes.engine`),
 also used by the batched-s sums of ``exponent_grid`` and the prior sums of ``exponent_fit``.
 
-Notes: docs/python.md, "ldpopt.methods.bayes.euler_maclaurin"."""
+Notes: docs/notes/python.md, "ldpopt.methods.bayes.euler_maclaurin"."""
 
 from __future__ import annotations
 

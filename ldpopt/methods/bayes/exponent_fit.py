@@ -1,6 +1,6 @@
 """Fitting the power-law exponent s of Power / PowerNS / Calibrate (Jia & Gong INFOCOM 2019 §III-C).
 
-Notes: docs/python.md, "ldpopt.methods.bayes.exponent_fit"."""
+Notes: docs/notes/python.md, "ldpopt.methods.bayes.exponent_fit"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The MLE of the power-law exponent s (Jia & Gong INFOCOM 2019 §III-C, Eq. 16) for B resamples at
 once: the fits of a bootstrap's resampled estimates in lockstep, over the union of their counts.
 
-Notes: docs/python.md, "ldpopt.methods.bayes.exponent_fit_batch"."""
+Notes: docs/notes/python.md, "ldpopt.methods.bayes.exponent_fit_batch"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The power-law log-sums of :mod:`ldpopt.methods.bayes.engine` at many exponents s in one pass
 (the 11-point grid of the s fit, :func:`ldpopt.methods.bayes.exponent_fit.fit_mle`).
 
-Notes: docs/python.md, "ldpopt.methods.bayes.exponent_grid"."""
+Notes: docs/notes/python.md, "ldpopt.methods.bayes.exponent_grid"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Bayesian post-processing: Power and PowerNS (Wang et al.) and Calibrate (Jia & Gong).
 
-Notes: docs/python.md, "ldpopt.methods.bayes.posterior"."""
+Notes: docs/notes/python.md, "ldpopt.methods.bayes.posterior"."""
 
 from __future__ import annotations
 

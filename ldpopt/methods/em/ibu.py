@@ -1,6 +1,6 @@
 r"""Maximum-likelihood post-processing from the *exact* likelihood of the support counts (EM / IBU).
 
-Notes: docs/python.md, "ldpopt.methods.em.ibu"."""
+Notes: docs/notes/python.md, "ldpopt.methods.em.ibu"."""
 
 from __future__ import annotations
 

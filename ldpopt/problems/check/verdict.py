@@ -16,7 +16,7 @@
   y ≥ 0 gives a valid bound), and a simplex-only problem is also bounded through a polished point.
 - **The verdict** (:func:`check_solution`, :class:`Checks`).
 
-Notes: docs/problems.md, "ldpopt.problems.check.verdict" (the verdict, the error bound, the objective side).
+Notes: docs/notes/problems.md, "ldpopt.problems.check.verdict" (the verdict, the error bound, the objective side).
 """
 
 from __future__ import annotations

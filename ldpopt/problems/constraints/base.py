@@ -1,5 +1,5 @@
 """Named, linear constraints on the frequency vector f (and user callables).
-Notes: docs/problems.md, "ldpopt.problems.constraints.base".
+Notes: docs/notes/problems.md, "ldpopt.problems.constraints.base".
 """
 
 from __future__ import annotations

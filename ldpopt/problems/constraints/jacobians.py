@@ -1,5 +1,5 @@
 """Jᵀy of the built-in constraints in numpy, for ldpopt's stationarity check (:mod:`.verdict`).
-Notes: docs/problems.md, "ldpopt.problems.constraints.jacobians".
+Notes: docs/notes/problems.md, "ldpopt.problems.constraints.jacobians".
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Ordinal domains: the :class:`Monotone` constraint and its closed form with CLS on the simplex.
-Notes: docs/problems.md, "ldpopt.problems.constraints.order".
+Notes: docs/notes/problems.md, "ldpopt.problems.constraints.order".
 """
 
 from __future__ import annotations

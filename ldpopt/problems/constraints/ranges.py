@@ -2,7 +2,7 @@
 (Cormode, Kulkarni & Srivastava, *Answering Range Queries Under Local Differential Privacy*, VLDB
 2019, §4; Hay et al., *Boosting the Accuracy of Differentially Private Histograms Through
 Consistency*, VLDB 2010, §3 for the consistency step), built for :class:`~.constraints.Hierarchy`.
-Notes: docs/problems.md, "ldpopt.problems.constraints.ranges".
+Notes: docs/notes/problems.md, "ldpopt.problems.constraints.ranges".
 """
 
 from __future__ import annotations

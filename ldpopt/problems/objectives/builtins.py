@@ -1,5 +1,5 @@
 """Objectives of the post-processing problems: what is minimised over the frequency vector f.
-Notes: docs/problems.md, "ldpopt.problems.objectives.builtins".
+Notes: docs/notes/problems.md, "ldpopt.problems.objectives.builtins".
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Per-value terms of the exact likelihoods (binomial, multinomial), for the sequential-QP route.
-Notes: docs/problems.md, "ldpopt.problems.objectives.likelihood_terms".
+Notes: docs/notes/problems.md, "ldpopt.problems.objectives.likelihood_terms".
 """
 
 from __future__ import annotations

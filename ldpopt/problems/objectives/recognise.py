@@ -1,5 +1,5 @@
 """Recognise a user's cvxpy objective as per-value terms (plus quadratic forms) with exact derivatives.
-Notes: docs/problems.md, "ldpopt.problems.objectives.recognise".
+Notes: docs/notes/problems.md, "ldpopt.problems.objectives.recognise".
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Per-value pieces of the separable objectives: J(f) = Σ_v h_v(f_v).
-Notes: docs/problems.md, "ldpopt.problems.objectives.separable".
+Notes: docs/notes/problems.md, "ldpopt.problems.objectives.separable".
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Smooth objectives that are not separable, for the Newton / sequential-QP route (:mod:`.sqp`).
-Notes: docs/problems.md, "ldpopt.problems.objectives.smooth".
+Notes: docs/notes/problems.md, "ldpopt.problems.objectives.smooth".
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A primal–dual interior-point method for smooth convex objectives over linear constraints.
-Notes: docs/problems.md, "ldpopt.problems.solvers.ipm".
+Notes: docs/notes/problems.md, "ldpopt.problems.solvers.ipm".
 """
 
 from __future__ import annotations

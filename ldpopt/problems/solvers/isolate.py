@@ -1,7 +1,7 @@
 """A solver call run where it can be stopped: in a forked child process, so that a solver that
 ignores the time limit is killed at it and a solver that crashes (a segmentation fault inside its
 C/C++ code) ends one attempt, never the user's process.
-Notes: docs/problems.md, "ldpopt.problems.solvers.isolate".
+Notes: docs/notes/problems.md, "ldpopt.problems.solvers.isolate".
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Phase one for a user's constraints: before the objective, a feasibility solve decides whether the
 constraints that the exact pre-check (:mod:`.feasibility`) could not take have a common point.
-Notes: docs/problems.md, "ldpopt.problems.solvers.phase_one".
+Notes: docs/notes/problems.md, "ldpopt.problems.solvers.phase_one".
 """
 
 from __future__ import annotations

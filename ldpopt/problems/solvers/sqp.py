@@ -1,5 +1,5 @@
 """Exact likelihoods and smooth objectives over any cvxpy constraints by sequential QP (damped Newton).
-Notes: docs/problems.md, "ldpopt.problems.solvers.sqp".
+Notes: docs/notes/problems.md, "ldpopt.problems.solvers.sqp".
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The route of a user's cvxpy objective, chosen from what it is (:mod:`.recognise`).
-Notes: docs/problems.md, "ldpopt.problems.solvers.user_forms".
+Notes: docs/notes/problems.md, "ldpopt.problems.solvers.user_forms".
 """
 
 from __future__ import annotations
