@@ -1055,14 +1055,15 @@ class DBitFlipPM(FrequencyOracle):
         return columns[0].astype(np.int8) - 1
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """c_v = number of reports that sampled v with bit 1 (counted with numpy whatever ``device``).
+        """c_v = number of reports that sampled v with bit 1, counted with numpy (dBitFlipPM has no
+        kernel: ``kernel_devices`` is empty).
 
         Parameters
         ----------
         reports : array_like, shape (m, d)
             What :meth:`perturb` returned: −1 not sampled, else the bit.
-        device : optional
-            Accepted for the common interface; the count is numpy's.
+        device : {None, "auto", "numpy"}, default None
+            Who counts: numpy, whatever the choice; "cpu" or "cuda" is refused (no kernel).
 
         Returns
         -------
@@ -1071,7 +1072,7 @@ class DBitFlipPM(FrequencyOracle):
         Raises
         ------
         ValueError
-            If the reports are not an (m, d) array of −1/0/1.
+            If the reports are not an (m, d) array of −1/0/1, or ``device`` asks for a kernel.
 
         Examples
         --------
@@ -1079,6 +1080,9 @@ class DBitFlipPM(FrequencyOracle):
         >>> DBitFlipPM(2.0, 4, bits=2).aggregate([[1, 0, -1, -1], [-1, 1, 1, -1]])
         array([1, 1, 1, 0])
         """
+        if device not in (None, "auto", "numpy"):
+            raise ValueError(f"device must be None, 'auto' or 'numpy' for dBitFlipPM (it has no 'cpu' or "
+                             f"'cuda' kernel and counts with numpy), got {device!r}")
         return (self._check_reports(reports) == 1).sum(axis=0).astype(np.int64)
 
     def support_matrix(self, reports) -> np.ndarray:
