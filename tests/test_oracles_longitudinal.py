@@ -231,3 +231,15 @@ def test_lrappor_from_f_keeps_f_and_the_memo():
     o = LRAPPOR.from_f(0.5, 8, num_hashes=2, eps_1=1.0, num_bits=16)
     assert isinstance(o, LRAPPOR) and o.f == 0.5 and (o.p1, o.q1) == (0.75, 0.25)
     assert o.epsilon == pytest.approx(4 * np.log(3)) and o.epsilon_first() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_dbitflippm_refuses_a_kernel_device_it_does_not_have():
+    """dBitFlipPM counts with numpy only: "cpu"/"cuda" are refused naming the argument, never ignored."""
+    from ldpopt.oracles import DBitFlipPM
+
+    orc = DBitFlipPM(2.0, 4, bits=2)
+    rep = [[1, 0, -1, -1], [-1, 1, 1, -1]]
+    assert orc.aggregate(rep, device="numpy").tolist() == orc.aggregate(rep).tolist() == [1, 1, 1, 0]
+    for device in ("cpu", "cuda", "gpu"):
+        with pytest.raises(ValueError, match="device must be"):
+            orc.aggregate(rep, device=device)

@@ -160,7 +160,15 @@ class LongitudinalOracle(FrequencyOracle):
 
     @property
     def memo_other(self) -> float:
-        """Pr[a user's memo supports a value u that is not hers]: q₁ (LOLOHA: 1/g, its hash being random)."""
+        """Pr[a user's memo supports a value u that is not hers]: q₁ (LOLOHA: 1/g, its hash being random).
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LGRR, LOLOHA
+        >>> o = LGRR(2.0, 4)
+        >>> o.memo_other == o.q1, LOLOHA(2.0, 16, g=4).memo_other
+        (True, 0.25)
+        """
         return self.q1
 
     def memo_support_variance(self, nv: np.ndarray, n: int) -> np.ndarray:
@@ -173,21 +181,91 @@ class LongitudinalOracle(FrequencyOracle):
             Users per value (may be fractional: a plug-in).
         n : int
             Users.
+
+        Returns
+        -------
+        ndarray, shape (d,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles import LGRR
+        >>> o = LGRR(2.0, 3)
+        >>> v = o.memo_support_variance(np.array([10.0, 0.0, 0.0]), 10)  # everyone holds value 0
+        >>> bool(np.isclose(v[0], 10 * o.p1 * (1 - o.p1))), bool(np.isclose(v[1], 10 * o.q1 * (1 - o.q1)))
+        (True, True)
         """
         m = self.memo_other
         return nv * self.p1 * (1 - self.p1) + (n - nv) * m * (1 - m)
 
     # -- accounting ----------------------------------------------------------------------------
     def epsilon_first(self) -> float:
-        """ε of one report, from the composed (p, q) (equals ``eps_1`` by construction)."""
+        """ε of one report, from the composed (p, q) (equals ``eps_1`` by construction).
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LGRR, LOLOHA, LOSUE
+        >>> [round(o.epsilon_first(), 12) for o in (LGRR(4.0, 4, eps_1=1.0), LOSUE(4.0, 4, eps_1=1.0),
+        ...                                         LOLOHA(4.0, 16, eps_1=1.0, g=3))]
+        [1.0, 1.0, 1.0]
+        """
         raise NotImplementedError
 
     def epsilon_rounds(self, tau: int) -> float:
-        """Exact ε of a user's τ reports of one constant value (closed form, module docstring)."""
+        """Exact ε of a user's τ reports of one constant value (closed form, module docstring).
+
+        Parameters
+        ----------
+        tau : int
+            Rounds reported, >= 1.
+
+        Returns
+        -------
+        float
+            ε(τ): ``eps_1`` at τ = 1, increasing to ε∞ (``epsilon``) as τ grows.
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LGRR
+        >>> o = LGRR(4.0, 4, eps_1=1.0)
+        >>> round(o.epsilon_rounds(1), 12), round(o.epsilon_rounds(2), 4)
+        (1.0, 1.966)
+        >>> o.epsilon_rounds(2) < o.epsilon_rounds(10) < o.epsilon
+        True
+        """
         raise NotImplementedError
 
     def rounds_channel(self, tau: int) -> Channel:
-        """The exact law of a user's τ reports of one value, as a :class:`Channel` (enumeration)."""
+        """The exact law of a user's τ reports of one value, as a :class:`Channel` (enumeration; small
+        d and τ only): rows the joint outputs (y₁, …, y_τ), y₁ most significant, columns the values.
+
+        Parameters
+        ----------
+        tau : int
+            Rounds, >= 1.
+
+        Returns
+        -------
+        Channel
+            Its ``epsilon`` is :meth:`epsilon_rounds` (τ), the check the tests make.
+
+        Raises
+        ------
+        ValueError
+            If the joint outputs are too many to enumerate.
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LGRR
+        >>> o = LGRR(4.0, 4, eps_1=1.0)
+        >>> ch = o.rounds_channel(2)
+        >>> ch.matrix.shape, abs(ch.epsilon - o.epsilon_rounds(2)) < 1e-9
+        ((16, 4), True)
+        """
         raise NotImplementedError
 
     def epsilon_horizon(self, tau: int, distinct_values: int = 1) -> float:
@@ -201,6 +279,19 @@ class LongitudinalOracle(FrequencyOracle):
             Rounds reported, >= 1.
         distinct_values : int
             Distinct values the user held, 1 ≤ it ≤ min(τ, d).
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LGRR
+        >>> o = LGRR(2.0, 8, eps_1=0.5)
+        >>> o.epsilon_horizon(10) == o.epsilon_rounds(10), o.epsilon_horizon(10, distinct_values=3) < 3 * o.epsilon
+        (True, True)
+        >>> round(o.epsilon_horizon(200, distinct_values=3), 9)  # three memos, each charged ε∞ at most
+        6.0
         """
         tau = _check_tau(tau)
         if isinstance(distinct_values, bool) or not isinstance(distinct_values, (int, np.integer)) \
@@ -228,6 +319,13 @@ class LongitudinalOracle(FrequencyOracle):
         Returns
         -------
         ndarray of int64, shape (τ, d)
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LOSUE
+        >>> C = LOSUE(2.0, 4).sample_rounds([50, 30, 15, 5], 3, rng=0)
+        >>> C.shape, C.dtype
+        ((3, 4), dtype('int64'))
         """
         tc = self._check_true_counts(true_counts)
         tau = _check_tau(tau)
@@ -237,7 +335,26 @@ class LongitudinalOracle(FrequencyOracle):
         raise NotImplementedError
 
     def clients(self, n: int, rng) -> LongitudinalClients:
-        """``n`` users with a permanent state each (:class:`LongitudinalClients`)."""
+        """``n`` users with a permanent state each (:class:`LongitudinalClients`).
+
+        Parameters
+        ----------
+        n : int
+            Number of users, >= 1.
+        rng : int, numpy.random.Generator or "secure"
+            Draws the users' secrets.
+
+        Returns
+        -------
+        LongitudinalClients
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LGRR
+        >>> users = LGRR(2.0, 4).clients(3, rng=0)
+        >>> bool((users.memo([0, 1, 2]) == users.memo([0, 1, 2])).all())  # the memo is permanent
+        True
+        """
         return LongitudinalClients(self, n, rng)
 
 
@@ -350,7 +467,29 @@ class LGRR(LongitudinalOracle, GRR):
         return Channel(_tau_fold(P2, tau) @ P1, name=f"{self.label}x{tau}")
 
     def perturb(self, values, rng) -> np.ndarray:
-        """One round of fresh users: the memo (PRR) then one IRR, vectorised (real two-stage path)."""
+        """One round of fresh users: the memo (PRR) then one IRR, vectorised (real two-stage path;
+        :meth:`clients` keeps the memos over rounds).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (m,)
+            The users' true values in [0, d).
+        rng : int, numpy.random.Generator or "secure"
+            Draws the users' secrets and the round's randomness.
+
+        Returns
+        -------
+        ndarray of int64, shape (m,)
+            The reported values.
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LGRR
+        >>> o = LGRR(2.0, 4)
+        >>> r = o.perturb([0, 1, 2, 3], rng=0)
+        >>> r.shape, int(o.aggregate(r).sum())
+        ((4,), 4)
+        """
         return LongitudinalClients(self, check_values(values, self.d).shape[0], rng).report(values, rng)
 
     def _sample_rounds(self, tc: np.ndarray, tau: int, gen: np.random.Generator) -> np.ndarray:
@@ -451,7 +590,16 @@ class _LongitudinalUnary(LongitudinalOracle, _UnaryEncoding):
 
 class LSUE(_LongitudinalUnary):
     """L-SUE (basic one-hash RAPPOR's memoised path: symmetric flips in both rounds; Erlingsson et al.
-    CCS 2014 §3; Arcolezi et al. arXiv:2111.04636). See :class:`LGRR` for the parameters.
+    CCS 2014 §3; Arcolezi et al. arXiv:2111.04636).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε∞ of the memo, > 0.
+    d : int
+        Domain size, >= 2.
+    eps_1 : float, optional
+        ε of one report, 0 < eps_1 < epsilon (default ``EPS1_RATIO``·epsilon = epsilon/2).
 
     Examples
     --------
@@ -467,7 +615,24 @@ class LSUE(_LongitudinalUnary):
 
 
 class LSOUE(_LongitudinalUnary):
-    """L-SOUE: SUE memo, OUE instantaneous response (Arcolezi et al. arXiv:2111.04636). See :class:`LGRR`."""
+    """L-SOUE: SUE memo, OUE instantaneous response (Arcolezi et al. arXiv:2111.04636).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε∞ of the memo, > 0.
+    d : int
+        Domain size, >= 2.
+    eps_1 : float, optional
+        ε of one report, 0 < eps_1 < epsilon (default ``EPS1_RATIO``·epsilon = epsilon/2).
+
+    Examples
+    --------
+    >>> from ldpopt.oracles.longitudinal import LSOUE
+    >>> o = LSOUE(4.0, 4, eps_1=1.0)
+    >>> o.p2, round(o.epsilon_first(), 12)  # the OUE instantaneous response keeps a 1 w.p. 1/2
+    (0.5, 1.0)
+    """
 
     name = "l-soue"
     label = "L-SOUE"
@@ -475,7 +640,24 @@ class LSOUE(_LongitudinalUnary):
 
 
 class LOUE(_LongitudinalUnary):
-    """L-OUE: OUE memo, OUE instantaneous response (Arcolezi et al. arXiv:2111.04636). See :class:`LGRR`."""
+    """L-OUE: OUE memo, OUE instantaneous response (Arcolezi et al. arXiv:2111.04636).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε∞ of the memo, > 0.
+    d : int
+        Domain size, >= 2.
+    eps_1 : float, optional
+        ε of one report, 0 < eps_1 < epsilon (default ``EPS1_RATIO``·epsilon = epsilon/2).
+
+    Examples
+    --------
+    >>> from ldpopt.oracles.longitudinal import LOUE
+    >>> o = LOUE(4.0, 4, eps_1=1.0)
+    >>> o.p1, o.p2, round(o.epsilon_first(), 12)  # OUE in both rounds: a 1 kept w.p. 1/2
+    (0.5, 0.5, 1.0)
+    """
 
     name = "l-oue"
     label = "L-OUE"
@@ -484,7 +666,24 @@ class LOUE(_LongitudinalUnary):
 
 class LOSUE(_LongitudinalUnary):
     """L-OSUE: OUE memo, symmetric instantaneous response (Arcolezi et al. arXiv:2111.04636; their
-    recommended L-UE). See :class:`LGRR`."""
+    recommended L-UE).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε∞ of the memo, > 0.
+    d : int
+        Domain size, >= 2.
+    eps_1 : float, optional
+        ε of one report, 0 < eps_1 < epsilon (default ``EPS1_RATIO``·epsilon = epsilon/2).
+
+    Examples
+    --------
+    >>> from ldpopt.oracles.longitudinal import LOSUE
+    >>> o = LOSUE(4.0, 4, eps_1=1.0)
+    >>> o.p1, round(o.p2 + o.q2, 12), round(o.epsilon_first(), 12)  # symmetric IRR: p₂ + q₂ = 1
+    (0.5, 1.0, 1.0)
+    """
 
     name = "l-osue"
     label = "L-OSUE"
@@ -591,6 +790,30 @@ class LOLOHA(LongitudinalOracle, OLH):
         return float(min(_lgrr_rounds(self.p1, self.q1, self.p2, self.q2, self.g, tau), self.epsilon))
 
     def epsilon_horizon(self, tau: int, distinct_values: int = 1) -> float:
+        """The whole-horizon ε of a user who reports τ rounds and holds ``distinct_values`` distinct values
+        over them: her values hash to at most min(distinct_values, g) memos, each charged ε(τ − memos + 1)
+        capped at ε∞ (ε(τ) when one memo; EDBT 2023 §4's reduction against L-GRR's one memo per value).
+
+        Parameters
+        ----------
+        tau : int
+            Rounds reported, >= 1.
+        distinct_values : int
+            Distinct values the user held, 1 ≤ it ≤ min(τ, d).
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LOLOHA
+        >>> o = LOLOHA(2.0, 16, eps_1=0.5, g=2)
+        >>> round(o.epsilon_horizon(200, distinct_values=5), 9)  # two memos at most (g = 2): 2·ε∞
+        4.0
+        >>> o.epsilon_horizon(10) == o.epsilon_rounds(10)
+        True
+        """
         tau = _check_tau(tau)
         if isinstance(distinct_values, bool) or not isinstance(distinct_values, (int, np.integer)) \
                 or not 1 <= distinct_values <= min(tau, self.d):
@@ -603,7 +826,31 @@ class LOLOHA(LongitudinalOracle, OLH):
 
     def rounds_channel(self, tau: int) -> Channel:
         """The exact law of (H, r₁, …, r_τ) given v, over every function H: [d] → [g] (g^d of them, each
-        w.p. g^−d) — tiny d and g only."""
+        w.p. g^−d) — tiny d and g only.
+
+        Parameters
+        ----------
+        tau : int
+            Rounds, >= 1.
+
+        Returns
+        -------
+        Channel
+            Rows (H, r₁, …, r_τ), H major, r₁ most significant; columns the values.
+
+        Raises
+        ------
+        ValueError
+            If g^d·g^τ exceeds 65,536.
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LOLOHA
+        >>> o = LOLOHA(1.0, 3, eps_1=0.5, g=2)
+        >>> ch = o.rounds_channel(2)
+        >>> ch.matrix.shape, abs(ch.epsilon - o.epsilon_rounds(2)) < 1e-9
+        ((32, 3), True)
+        """
         tau = _check_tau(tau)
         g, d = self.g, self.d
         if g ** d * g ** tau > 1 << 16:
@@ -618,7 +865,28 @@ class LOLOHA(LongitudinalOracle, OLH):
         return Channel(M, name=f"{self.label}x{tau}")
 
     def perturb(self, values, rng) -> np.ndarray:
-        """One round of fresh users: key, memo of the hashed value, one IRR (real path), rows (key, r)."""
+        """One round of fresh users: key, memo of the hashed value, one IRR (real path), rows (key, r).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (m,)
+            The users' true values in [0, d).
+        rng : int, numpy.random.Generator or "secure"
+            Draws the users' secrets (their hash keys) and the round's randomness.
+
+        Returns
+        -------
+        ndarray of int64, shape (m, 2)
+            Rows (hash key, reported hash value in [0, g)).
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LOLOHA
+        >>> o = LOLOHA(2.0, 16, g=4)
+        >>> r = o.perturb([0, 5, 15], rng=0)
+        >>> r.shape, bool(((r[:, 1] >= 0) & (r[:, 1] < 4)).all())
+        ((3, 2), True)
+        """
         return LongitudinalClients(self, check_values(values, self.d).shape[0], rng).report(values, rng)
 
     def _sample_rounds(self, tc: np.ndarray, tau: int, gen: np.random.Generator) -> np.ndarray:
@@ -698,12 +966,49 @@ class DBitFlipPM(FrequencyOracle):
         return self.bits / self.d * (1.0 - self._pe)
 
     def epsilon_rounds(self, tau: int) -> float:
-        """ε of τ reports of one value: the report is the same every round, so one report's ε."""
+        """ε of τ reports of one value: the report is the same every round, so one report's ε (ε when
+        bits ≥ 2, ε/2 when bits = 1).
+
+        Parameters
+        ----------
+        tau : int
+            Rounds reported, >= 1.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import DBitFlipPM
+        >>> DBitFlipPM(2.0, 4, bits=2).epsilon_rounds(10), DBitFlipPM(2.0, 4, bits=1).epsilon_rounds(10)
+        (2.0, 1.0)
+        """
         _check_tau(tau)
         return float(self.epsilon if self.bits >= 2 else self.epsilon / 2)
 
     def clients(self, n: int, rng) -> LongitudinalClients:
-        """``n`` users with a permanent state each (sampled indices and memoised bits)."""
+        """``n`` users with a permanent state each (sampled indices and memoised bits).
+
+        Parameters
+        ----------
+        n : int
+            Number of users, >= 1.
+        rng : int, numpy.random.Generator or "secure"
+            Draws the users' secrets.
+
+        Returns
+        -------
+        LongitudinalClients
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import DBitFlipPM
+        >>> users = DBitFlipPM(2.0, 4, bits=2).clients(3, rng=0)
+        >>> a, b = users.report([0, 1, 2], rng=1), users.report([0, 1, 2], rng=2)
+        >>> bool((a == b).all())  # permanent memoisation: the same report every round
+        True
+        """
         return LongitudinalClients(self, n, rng)
 
     def _memo(self, secret: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -729,7 +1034,18 @@ class DBitFlipPM(FrequencyOracle):
         return r
 
     def report_columns(self) -> tuple[ReportColumn, ...]:
-        """``report: fixed_size_binary(d)``: the report row, entry + 1 per byte (0 not sampled, 1 or 2 the bit)."""
+        """``report: fixed_size_binary(d)``: the report row, entry + 1 per byte (0 not sampled, 1 or 2 the bit).
+
+        Returns
+        -------
+        tuple of ReportColumn
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import DBitFlipPM
+        >>> DBitFlipPM(2.0, 4).report_columns()
+        (ReportColumn(name='report', kind='bytes', size=4),)
+        """
         return (ReportColumn("report", "bytes", self.d),)
 
     def reports_to_columns(self, reports) -> list[np.ndarray]:
@@ -739,14 +1055,61 @@ class DBitFlipPM(FrequencyOracle):
         return columns[0].astype(np.int8) - 1
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """c_v = number of reports that sampled v with bit 1."""
+        """c_v = number of reports that sampled v with bit 1, counted with numpy (dBitFlipPM has no
+        kernel: ``kernel_devices`` is empty).
+
+        Parameters
+        ----------
+        reports : array_like, shape (m, d)
+            What :meth:`perturb` returned: −1 not sampled, else the bit.
+        device : {None, "auto", "numpy"}, default None
+            Who counts: numpy, whatever the choice; "cpu" or "cuda" is refused (no kernel).
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If the reports are not an (m, d) array of −1/0/1, or ``device`` asks for a kernel.
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import DBitFlipPM
+        >>> DBitFlipPM(2.0, 4, bits=2).aggregate([[1, 0, -1, -1], [-1, 1, 1, -1]])
+        array([1, 1, 1, 0])
+        """
+        if device not in (None, "auto", "numpy"):
+            raise ValueError(f"device must be None, 'auto' or 'numpy' for dBitFlipPM (it has no 'cpu' or "
+                             f"'cuda' kernel and counts with numpy), got {device!r}")
         return (self._check_reports(reports) == 1).sum(axis=0).astype(np.int64)
 
     def support_matrix(self, reports) -> np.ndarray:
         return self._check_reports(reports) == 1
 
     def ding_estimate(self, reports) -> np.ndarray:
-        """Ding et al.'s estimate (§3): (d/(n·bits)) Σ_{i : v ∈ S_i} (b_iv(e^{ε/2} + 1) − 1)/(e^{ε/2} − 1)."""
+        """Ding et al.'s estimate (§3): (d/(n·bits)) Σ_{i : v ∈ S_i} (b_iv(e^{ε/2} + 1) − 1)/(e^{ε/2} − 1).
+
+        Parameters
+        ----------
+        reports : array_like, shape (n, d)
+            What :meth:`perturb` returned.
+
+        Returns
+        -------
+        ndarray of float, shape (d,)
+            The estimated frequencies (unbiased, not projected).
+
+        Examples
+        --------
+        >>> import math
+        >>> from ldpopt.oracles import DBitFlipPM
+        >>> est = DBitFlipPM(2.0, 4, bits=2).ding_estimate([[1, 0, -1, -1], [-1, 1, 1, -1]])
+        >>> e = math.e  # e^{ε/2}; v = 0: one report sampled it, with bit 1
+        >>> bool(abs(est[0] - 4 / (2 * 2) * (e + 1 - 1) / (e - 1)) < 1e-12), float(est[3])
+        (True, 0.0)
+        """
         r = self._check_reports(reports)
         e = math.exp(self.epsilon / 2)
         c, s = (r == 1).sum(axis=0), (r >= 0).sum(axis=0)
@@ -754,12 +1117,47 @@ class DBitFlipPM(FrequencyOracle):
 
     def sample_counts(self, true_counts, rng) -> np.ndarray:
         """Exact in law through the real path (vectorised over users, O(n·d)): the sampled indices are
-        without replacement, so the counts of different values are dependent."""
+        without replacement, so the counts of different values are dependent.
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            True histogram n_v >= 0, at least one user.
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import DBitFlipPM
+        >>> c = DBitFlipPM(2.0, 4, bits=2).sample_counts([50, 30, 15, 5], rng=0)
+        >>> c.shape, bool(c.sum() <= 2 * 100)  # each user reports at most ``bits`` ones
+        ((4,), True)
+        """
         tc = self._check_true_counts(true_counts)
         return self.aggregate(self.perturb(np.repeat(np.arange(self.d), tc), rng))
 
     def output_distribution(self) -> np.ndarray:
-        """Exact Pr[(S, bits on S) | v], shape (d, C(d, bits)·2^bits), outputs in :meth:`output_supports`'s order."""
+        """Exact Pr[(S, bits on S) | v], shape (d, C(d, bits)·2^bits), outputs in :meth:`output_supports`'s order.
+
+        Returns
+        -------
+        ndarray, shape (d, C(d, bits)·2^bits)
+
+        Raises
+        ------
+        ValueError
+            If there are more than 65,536 outputs.
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import DBitFlipPM
+        >>> P = DBitFlipPM(2.0, 4, bits=2).output_distribution()
+        >>> P.shape, P.sum(axis=1).round(12)  # C(4, 2)·2² outputs
+        ((4, 24), array([1., 1., 1., 1.]))
+        """
         from itertools import combinations
 
         if math.comb(self.d, self.bits) * 2 ** self.bits > 1 << 16:
@@ -842,7 +1240,30 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
     @classmethod
     def from_f(cls, f: float, d: int, num_hashes: int | None = None, **params) -> Self:
         """Build from the permanent-response probability f (RAPPOR.from_f; ``eps_1`` in ``params``), the
-        memo's (p₁, q₁) = (1 − f/2, f/2) from f itself."""
+        memo's (p₁, q₁) = (1 − f/2, f/2) from f itself.
+
+        Parameters
+        ----------
+        f : float
+            RAPPOR's permanent-response probability, 0 < f < 1.
+        d : int
+            Domain size, >= 2.
+        num_hashes : int, optional
+            h (default: from ``positions`` if given, else 2).
+        **params
+            ``eps_1`` and the other constructor arguments.
+
+        Returns
+        -------
+        LRAPPOR
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LRAPPOR
+        >>> o = LRAPPOR.from_f(0.5, 8, eps_1=1.0, num_bits=16, num_hashes=2, cohorts=2)
+        >>> o.p1, o.q1
+        (0.75, 0.25)
+        """
         out = super().from_f(f, d, num_hashes=num_hashes, **params)
         out.p1, out.q1 = out._prr()
         return out
@@ -859,24 +1280,104 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
 
     def memo_support_variance(self, nv: np.ndarray, n: int) -> np.ndarray:
         """Σ over users of Var[her memo's support of v] (the mean of B' over v's h positions, mixed over
-        the cohorts: :meth:`RAPPOR._moments` with the memo's bit probabilities)."""
+        the cohorts: :meth:`RAPPOR._moments` with the memo's bit probabilities).
+
+        Parameters
+        ----------
+        nv : ndarray, shape (d,)
+            Users per value (may be fractional: a plug-in).
+        n : int
+            Users; unused here (``nv`` already counts them), kept for the base's signature.
+
+        Returns
+        -------
+        ndarray, shape (d,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles import LRAPPOR
+        >>> o = LRAPPOR(4.0, 8, eps_1=1.0, num_bits=16, num_hashes=2, cohorts=2)
+        >>> v = o.memo_support_variance(np.array([5.0, 3, 2, 0, 0, 0, 0, 0]), 10)
+        >>> v.shape, bool((v > 0).all())
+        ((8,), True)
+        """
         return self._moments(np.asarray(nv, dtype=np.float64), ps=self.q1, qs=self.p1)[1]
 
     def epsilon_first(self) -> float:
         return float(self.epsilon_one)
 
     def epsilon_rounds(self, tau: int) -> float:
+        """The paper's bound on ε of a user's τ reports of one constant value: h·(up + down) of one memoised
+        bit (exact when a cohort holds two disjoint filters; :meth:`exact_epsilon_rounds` for the family held).
+
+        Parameters
+        ----------
+        tau : int
+            Rounds reported, >= 1.
+
+        Returns
+        -------
+        float
+            At most ``epsilon`` (ε∞); ``eps_1`` at τ = 1.
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LRAPPOR
+        >>> o = LRAPPOR(4.0, 8, eps_1=1.0, num_bits=16, num_hashes=2, cohorts=2)
+        >>> round(o.epsilon_rounds(1), 12), o.exact_epsilon_rounds(5) <= o.epsilon_rounds(5) < 4.0
+        (1.0, True)
+        """
         up, down = _bit_up_down(self.p1, self.q1, self.p2, self.q2, _check_tau(tau))
         return float(min(self.num_hashes * (up + down), self.epsilon))  # the min absorbs rounding at large τ
 
     def exact_epsilon_rounds(self, tau: int) -> float:
         """ε of τ reports of one value for the family held: max over cohorts and value pairs of
-        |B_v \\\\ B_v'|·up(τ) + |B_v' \\\\ B_v|·down(τ) (the bits are independent given cohort and value)."""
+        |B_v \\\\ B_v'|·up(τ) + |B_v' \\\\ B_v|·down(τ) (the bits are independent given cohort and value).
+
+        Parameters
+        ----------
+        tau : int
+            Rounds reported, >= 1.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LRAPPOR
+        >>> o = LRAPPOR(4.0, 4, eps_1=1.0, num_bits=4, num_hashes=2, cohorts=2)
+        >>> abs(o.exact_epsilon_rounds(2) - o.rounds_channel(2).epsilon) < 1e-9
+        True
+        """
         return self._pair_epsilon(*_bit_up_down(self.p1, self.q1, self.p2, self.q2, _check_tau(tau)))
 
     def rounds_channel(self, tau: int) -> Channel:
         """The exact law of (cohort, S₁, …, S_τ) given v, rows cohort-major then bit 0's τ reports most
-        significant (tiny T and τ only)."""
+        significant (tiny T and τ only).
+
+        Parameters
+        ----------
+        tau : int
+            Rounds, >= 1.
+
+        Returns
+        -------
+        Channel
+
+        Raises
+        ------
+        ValueError
+            If cohorts·2^(τ·num_bits) exceeds 2^20.
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LRAPPOR
+        >>> o = LRAPPOR(4.0, 4, eps_1=1.0, num_bits=4, num_hashes=2, cohorts=2)
+        >>> o.rounds_channel(2).matrix.shape  # 2 cohorts · 2^(2·4) outputs
+        (512, 4)
+        """
         tau = _check_tau(tau)
         if self.cohorts * 2 ** (tau * self.num_bits) > 1 << 20:
             raise ValueError(f"cohorts·2^(tau·num_bits) = {self.cohorts}·2^{tau * self.num_bits} joint outputs, "
@@ -912,7 +1413,28 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
         return RAPPOR.report(self, memo, gen)
 
     def perturb(self, values, rng):
-        """One round of fresh users: cohort, memo, one instantaneous response (real path), rows (cohort, bits)."""
+        """One round of fresh users: cohort, memo, one instantaneous response (real path), rows (cohort, bits).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (m,)
+            The users' true values in [0, d).
+        rng : int, numpy.random.Generator or "secure"
+            Draws the users' secrets (their cohorts and memos) and the round's randomness.
+
+        Returns
+        -------
+        tuple of ndarray
+            The cohorts, int64 (m,), and the reported bits, bool (m, num_bits).
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LRAPPOR
+        >>> o = LRAPPOR(4.0, 8, num_bits=16, cohorts=2)
+        >>> cohort, bits = o.perturb([0, 1, 7], rng=0)
+        >>> cohort.shape, bits.shape
+        ((3,), (3, 16))
+        """
         return LongitudinalClients(self, check_values(values, self.d).shape[0], rng).report(values, rng)
 
 

@@ -522,11 +522,55 @@ class PooledRWS(RWS):
 
     @classmethod
     def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float] | None:
-        """None: given the pool, a pair's covariance depends on the pair's lag, not only on (f_v, f_w)."""
+        """None: given the pool, a pair's covariance depends on the pair's lag, not only on (f_v, f_w).
+
+        Parameters
+        ----------
+        p, q : float
+            The oracle's support probabilities.
+        d : int
+            Domain size.
+        params : dict
+            The oracle's parameters (an estimate's meta).
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> o = oracles.PooledRWS(1.0, 8, pool=16)
+        >>> o.pair_covariance(o.p, o.q, 8, o.params()) is None
+        True
+        """
         return None
 
     def pool_index(self, seeds) -> np.ndarray:
-        """The pool index of each seed, int64; a seed not in the pool is a ValueError."""
+        """The pool index of each seed, int64; a seed not in the pool is a ValueError.
+
+        Parameters
+        ----------
+        seeds : array_like of int64
+            Seeds of reports (bit patterns of the pool's 64-bit keys).
+
+        Returns
+        -------
+        ndarray of int64
+            j with ``pool_keys[j] == seed``, in [0, pool).
+
+        Raises
+        ------
+        ValueError
+            If a seed is not one of the pool's keys.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> o = oracles.PooledRWS(1.0, 8, pool=16)
+        >>> o.pool_index(o.pool_keys[[3, 0, 15]])
+        array([ 3,  0, 15])
+        """
         s = np.asarray(seeds, dtype=np.int64)
         pos = np.minimum(np.searchsorted(self.pool_keys[self._sorted], s), self.pool - 1)
         j = self._sorted[pos]
@@ -535,7 +579,34 @@ class PooledRWS(RWS):
         return j.astype(np.int64)
 
     def perturb(self, values, rng) -> np.ndarray:
-        """Client side: a pool key s_j (j uniform in [0, K)) and the spin y, as :meth:`RWS.perturb`."""
+        """Client side: a pool key s_j (j uniform in [0, K)) and the spin y, as :meth:`RWS.perturb`.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (m,)
+            The users' true values in [0, d).
+        rng : int, numpy.random.Generator or "secure"
+            Seed or generator.
+
+        Returns
+        -------
+        ndarray of int64, shape (m, 2)
+            Rows (s_j, y).
+
+        Raises
+        ------
+        ValueError
+            If a value is outside [0, d) or ``rng`` is not accepted.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> o = oracles.PooledRWS(1.0, 8, pool=16)
+        >>> r = o.perturb([0, 1, 2, 3], rng=0)
+        >>> r.shape, bool(np.isin(r[:, 0], o.pool_keys).all())
+        ((4, 2), True)
+        """
         v = check_values(values, self.d, "values")
         gen = as_generator(rng)
         m: int = v.shape[0]
@@ -547,7 +618,32 @@ class PooledRWS(RWS):
         return np.stack((self.pool_keys[j], y), axis=1)
 
     def pool_table(self, reports, device=None) -> np.ndarray:
-        """N[j, y]: reports of pool key j with spin y, int64 (K, d) (``device`` counts; tables of shards add)."""
+        """N[j, y]: reports of pool key j with spin y, int64 (K, d) (``device`` counts; tables of shards add).
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+        device : {None, "auto", "numpy", "cpu", "cuda"}, default None
+            Who counts (:meth:`FrequencyOracle.aggregate`).
+
+        Returns
+        -------
+        ndarray of int64, shape (pool, d)
+
+        Raises
+        ------
+        ValueError
+            If the reports are malformed or a seed is not in the pool.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> o = oracles.PooledRWS(1.0, 8, pool=16)
+        >>> N = o.pool_table(o.perturb([0, 1, 2, 3], rng=0))
+        >>> N.shape, int(N.sum())
+        ((16, 8), 4)
+        """
         s, y = self._check_reports(reports)
         cells = self.pool_index(s) * self.d + y
         dev = kernels.resolve(device, cells.shape[0])
@@ -555,7 +651,32 @@ class PooledRWS(RWS):
 
     def counts_from_table(self, N) -> np.ndarray:
         """c_v = Σ_j Σ_{a ∈ S_j} N[j, (v − a) mod d], int64 (d,): one FFT convolution per pool row,
-        rounded (the rounding error is checked below 0.25)."""
+        rounded (the rounding error is checked below 0.25).
+
+        Parameters
+        ----------
+        N : array_like, shape (pool, d)
+            A pool table (:meth:`pool_table`; the sum of shards' tables).
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If ``N`` has the wrong shape or the convolution lost integer precision.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> o = oracles.PooledRWS(1.0, 8, pool=16)
+        >>> r = o.perturb([0, 1, 2, 3] * 10, rng=0)
+        >>> c = o.counts_from_table(o.pool_table(r))
+        >>> bool(np.array_equal(c, o.support_matrix(r).sum(axis=0)))
+        True
+        """
         N = np.asarray(N, dtype=np.float64)
         if N.shape != (self.pool, self.d):
             raise ValueError(f"N must have shape (pool, d) = ({self.pool}, {self.d}), got {N.shape}")
@@ -566,11 +687,58 @@ class PooledRWS(RWS):
         return out.astype(np.int64)
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """Server side through the pool table (O(n) + O(K·d log d)); the same counts as the supports'."""
+        """Server side through the pool table (O(n) + O(K·d log d)); the same counts as the supports'.
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+        device : {None, "auto", "numpy", "cpu", "cuda"}, default None
+            Who counts the pool table.
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If the reports are malformed, a seed is not in the pool or the device is unknown.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> o = oracles.PooledRWS(1.0, 8, pool=16)
+        >>> int(o.aggregate(o.perturb([0, 1, 2, 3] * 10, rng=0)).sum())  # every report supports k = 2 values
+        80
+        """
         return self.counts_from_table(self.pool_table(reports, device))
 
     def sample_counts(self, true_counts, rng) -> np.ndarray:
-        """Exact in law for the pool held, through the real path (O(n) per draw, vectorised in blocks)."""
+        """Exact in law for the pool held, through the real path (O(n) per draw, vectorised in blocks).
+
+        Parameters
+        ----------
+        true_counts : array_like of int, shape (d,)
+            True histogram n_v >= 0, at least one user.
+        rng : int, numpy.random.Generator or "secure"
+
+        Returns
+        -------
+        ndarray of int64, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> c = oracles.PooledRWS(1.0, 8, pool=16).sample_counts([500, 300, 150, 50, 0, 0, 0, 0], rng=0)
+        >>> int(c.sum())  # n·k
+        2000
+        """
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
         values = np.repeat(np.arange(self.d), tc)
@@ -580,7 +748,21 @@ class PooledRWS(RWS):
         return self.counts_from_table(N)
 
     def support_probabilities(self) -> np.ndarray:
-        """π(δ) = Pr[a report supports x + δ | x] for the pool held, (d,) by lag δ (π(0) = p)."""
+        """π(δ) = Pr[a report supports x + δ | x] for the pool held, (d,) by lag δ (π(0) = p).
+
+        Returns
+        -------
+        ndarray, shape (d,)
+            π by lag; it sums to k (every report supports k values).
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> o = oracles.PooledRWS(1.0, 8, pool=16)
+        >>> pi = o.support_probabilities()
+        >>> bool(abs(pi[0] - o.p) < 1e-12), round(float(pi.sum()), 12)
+        (True, 2.0)
+        """
         F = np.fft.rfft(self._indicator, axis=1)
         rho = np.fft.irfft((F * np.conj(F)).real.mean(axis=0), n=self.d)  # ρ(δ) = mean_j |S_j ∩ (S_j + δ)|
         Z = self.k * math.exp(self.epsilon) + self.d - self.k
@@ -592,12 +774,63 @@ class PooledRWS(RWS):
         return pi[(np.arange(self.d)[None, :] - np.arange(self.d)[:, None]) % self.d]
 
     def bias_given_hashes(self, f) -> np.ndarray:
-        """E[f̃_v | pool] − f_v at true frequencies f (summing to 1), exact for the pool held."""
+        """E[f̃_v | pool] − f_v at true frequencies f (summing to 1), exact for the pool held.
+
+        Parameters
+        ----------
+        f : array_like, shape (d,)
+            True frequencies, non-negative, summing to 1.
+
+        Returns
+        -------
+        ndarray, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If ``f`` is not d finite non-negative numbers.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> o = oracles.PooledRWS(1.0, 8, pool=16)
+        >>> bool(np.abs(o.bias_given_hashes(np.full(8, 1 / 8))).max() < 1e-12)  # no bias at the uniform f
+        True
+        >>> bool(np.abs(o.bias_given_hashes([0.5, 0.3, 0.2, 0, 0, 0, 0, 0])).max() > 0.01)  # a skewed f
+        True
+        """
         f = self._check_f(f)
         return (f @ self._lag_matrix() - self.q * f.sum()) / (self.p - self.q) - f
 
     def variance_given_hashes(self, f, n: int) -> np.ndarray:
-        """Var[f̃_v | pool] at true frequencies f with n users, exact: Σ_x n f_x π(1 − π)/(n(p − q))²."""
+        """Var[f̃_v | pool] at true frequencies f with n users, exact: Σ_x n f_x π(1 − π)/(n(p − q))².
+
+        Parameters
+        ----------
+        f : array_like, shape (d,)
+            True frequencies, non-negative, summing to 1.
+        n : int
+            Users, >= 1.
+
+        Returns
+        -------
+        ndarray, shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If ``f`` is not d finite non-negative numbers or ``n`` is not a positive integer.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> o = oracles.PooledRWS(1.0, 8, pool=16)
+        >>> f = [0.5, 0.3, 0.2, 0, 0, 0, 0, 0]
+        >>> bool(np.allclose(o.variance_given_hashes(f, 1000), 2 * o.variance_given_hashes(f, 2000)))
+        True
+        """
         from .._validation import check_n
 
         f = self._check_f(f)
@@ -613,12 +846,46 @@ class PooledRWS(RWS):
 
     def output_distribution(self) -> np.ndarray:
         """Exact Pr[(j, y) | v], shape (d, K·d), columns pool index major, spin fastest: (1/K)·e^ε/Z if
-        v ∈ (S_j + y) mod d, else (1/K)/Z."""
+        v ∈ (S_j + y) mod d, else (1/K)/Z.
+
+        Returns
+        -------
+        ndarray, shape (d, pool·d)
+
+        Raises
+        ------
+        ValueError
+            If pool·d² is too large to enumerate.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> P = oracles.PooledRWS(1.0, 4, k=1, pool=4).output_distribution()
+        >>> P.shape, P.sum(axis=1).round(12)
+        ((4, 16), array([1., 1., 1., 1.]))
+        """
         den = self.k + (self.d - self.k) * math.exp(-self.epsilon)
         return np.where(self.output_supports(), 1.0 / den, math.exp(-self.epsilon) / den) / self.pool
 
     def output_supports(self) -> np.ndarray:
-        """The support (S_j + y) mod d of each output (j, y), bool (d, K·d), in :meth:`output_distribution`'s order."""
+        """The support (S_j + y) mod d of each output (j, y), bool (d, K·d), in :meth:`output_distribution`'s order.
+
+        Returns
+        -------
+        ndarray of bool, shape (d, pool·d)
+
+        Raises
+        ------
+        ValueError
+            If pool·d² is too large to enumerate.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> S = oracles.PooledRWS(1.0, 8, pool=16).output_supports()
+        >>> S.shape, bool((S.sum(axis=0) == 2).all())  # each output supports k = 2 values
+        ((8, 128), True)
+        """
         if self.pool * self.d * self.d > _MAX_ENUM_CELLS:
             raise ValueError(f"pool·d² = {self.pool * self.d * self.d} cells are too many to enumerate "
                              f"(max {_MAX_ENUM_CELLS}); use a smaller pool or d")
