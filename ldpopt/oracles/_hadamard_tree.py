@@ -1,29 +1,7 @@
-"""HR's output histogram drawn by halving the Hadamard cube bit by bit: O(K log K), no n.
+"""HR's output histogram (Acharya, Sun & Zhang, AISTATS 2019) drawn by halving the Hadamard cube
+bit by bit: O(K log K), no n.
 
-Acharya, Sun, Zhang (AISTATS 2019, arXiv:1802.04705): a user of value v outputs y uniform on
-C_r = {y : H[r, y] = +1}, r = v + 1, with probability p, else uniform on its complement C̄_r. Users
-are independent, so the output histogram N is, exactly, the sum over the classes (r, side) of
-independent Multinomial(count, uniform on that side's K/2 outputs). Two classes asking for the same
-uniform law merge (a sum of independent multinomials with one probability vector is one
-multinomial), and the Sylvester recursion read on the lowest bits,
-H_{2m}[2r' + a, 2y' + b] = (−1)^{a·b} H_m[r', y'] (popcount(r & y) = popcount(r' & y') + a·b), lets
-us fix y's bits from the lowest while the rows lose theirs:
-
-Take a class "uniform on {y ∈ [2m) : H_{2m}[r, y] = σ}" of count x, r = 2r' + a (a the low bit).
-The low bit b of y and the rest y' satisfy H_m[r', y'] = σ·(−1)^{a·b}:
-
-* r' ≠ 0, or a = 0: both values of b leave m/2 (resp. m) targets, so b ~ Bernoulli(1/2) per user
-  and x splits as Binomial(x, 1/2) into child classes (prefix + b·2^level, r', σ·(−1)^{a·b});
-* r' = 0 and a = 1 (r = 1): H_m[0, ·] = +1, so b is fixed by σ (0 for +1, 1 for −1), child side +.
-
-Conditionally on the current level, the classes are independent uniform multinomials on their sets
-(induction on the level), so after log2 K levels the count of class (prefix = y, row 0, +) is N_y
-with the exact joint law of the per-user simulation. Lowest bits first, the rows of level ℓ are
-r >> ℓ < (d + 1)/2^ℓ: a level holds 2^ℓ prefixes × 2 sides × ⌈(d + 1)/2^ℓ⌉ rows ≈ 2(d + 1) classes
-(top bits first it would be 2K whatever d is), one Binomial(x, 1/2) each (``binomial_half``; empty
-classes cost a call slot only); the last level splits only row 0's (+) users (K/2 draws). About
-2(d + 1)·log2 K + 2K draws whatever n is.
-"""
+Notes: docs/notes/python.md, "ldpopt.oracles._hadamard_tree"."""
 
 from __future__ import annotations
 
@@ -96,7 +74,7 @@ def binomial_half(x: np.ndarray, gen: np.random.Generator, words_max: int | None
 def tree_histogram(inside: np.ndarray, outside: np.ndarray, gen: np.random.Generator) -> np.ndarray:
     """Output histogram N (int64, length K) of users that are, for each row r ∈ [0, K),
     ``inside[r]`` uniform on C_r and ``outside[r]`` uniform on C̄_r (K = len(inside), a power of 2;
-    ``outside[0]`` must be 0: C̄_0 is empty). Exact in joint law; see the module docstring."""
+    ``outside[0]`` must be 0: C̄_0 is empty). Exact in joint law; see the module notes."""
     inside = np.asarray(inside, dtype=np.int64)
     outside = np.asarray(outside, dtype=np.int64)
     K = inside.shape[0]

@@ -1,20 +1,6 @@
-"""The interface every frequency oracle implements.
+"""The interface every frequency oracle implements (a pure frequency oracle, Wang et al. arXiv §2.4).
 
-A *pure* frequency oracle (Wang et al. arXiv §2.4) has each user report a set Y ⊆ D (encoded one way
-or another) that contains the user's value with probability p and any other value with probability
-q < p. The aggregator's support count c_v is the number of reports whose set contains v, and
-f̃_v = (c_v/n − q)/(p − q) is unbiased with the variance of Eq. 2.
-
-Two ways to get support counts from a true histogram:
-
-* the real protocol, ``perturb`` (client side, vectorised over users) then ``aggregate`` (server
-  side); ``simulate(..., exact=True)`` runs it in chunks of users so memory stays bounded;
-* ``sample_counts``: draws the support counts directly from their distribution without touching
-  individual users. For all seven oracles this is exact in *joint* law, not only per value: the
-  covariances of the counts, hence the variance of any set sum Σ_{v∈S} f̃_v, are the real
-  protocol's (each oracle's docstring says how; tests/test_oracles_joint_law.py checks every
-  oracle against the enumerated law of :mod:`.jointlaw` and against the real path).
-"""
+Notes: docs/notes/python.md, "ldpopt.oracles.base"."""
 
 from __future__ import annotations
 

@@ -1,41 +1,6 @@
 r"""Any finite LDP mechanism, given by its channel P(y | v): the law, its ε, and exact sampling.
 
-A mechanism on the domain {0, …, d−1} with a finite output set Y is its channel matrix
-P[y, v] = Pr[report = y | value = v] (columns sum to 1). ldpopt stores a channel as *blocks*
-B of shape (J, k, d): J independent components, each with k outputs, all reading the same value v,
-
-    Pr[y₁, …, y_J | v] = Π_j B[j, y_j, v].
-
-J = 1 is a dense channel (GRR: B[0] = p on the diagonal, q off it, Wang et al. arXiv Eq. 1). J = d
-with k = 2 is a *support* channel: component u says whether the report supports u, with
-Pr[1 | v] = p if u = v else q (arXiv §2.3-§2.4). For OUE/SUE the d bits are independent given v,
-so this product *is* the mechanism; for OLH, BLH, HR and SS the components are dependent, and the
-blocks are their exact *marginal* laws (what the per-bit composite likelihood of
-:mod:`ldpopt.methods.em` uses; the variance of each f̂_v, Eq. 2, is still exact). What is observed is
-the (J, k) table of per-component output counts Y[j, y] (each row sums to n); for J = 1 those are
-the counts of the full reports.
-
-Composition (:func:`compose`) feeds each component's output through a second channel,
-B'[j] = R B[j]: the *memoised* two-round designs of longitudinal collection, where a user
-randomises her value once (the permanent, memoised response) and each report randomises that memo
-again (RAPPOR, Erlingsson, Pihur & Korolova, CCS 2014 §3, steps 2-3; Ding, Kulkarni & Yekhanin,
-NeurIPS 2017 for memoisation). One report's law is the matrix product; the memo's own ε bounds
-what any number of reports reveal. :func:`product` puts independent channels side by side.
-
-ε of the channel (Definition of ε-LDP; no paper needed): the smallest ε with
-P(y | v) ≤ e^ε P(y | v') for every y, v, v'. For the product law it is
-
-    ε = max_{v, v'} Σ_j max_y log(B[j, y, v] / B[j, y, v'])
-
-(the max over joint outputs factorises over independent components), +inf if some output is
-possible under one value and impossible under another. For J = 1 this is
-max_y (max_v log P[y, v] − min_v log P[y, v]), O(kd).
-
-Sampling (:meth:`Channel.sample_counts`, exact in joint law): given the histogram n_v, component j's
-output counts are Σ_v Multinomial(n_v, B[j, :, v]) and independent across components (users are
-independent, and so are one user's components given v): one vectorised multinomial draw of shape
-(J, d, k), no per-user loop.
-"""
+Notes: docs/notes/python.md, "ldpopt.oracles.channel"."""
 
 from __future__ import annotations
 
@@ -77,7 +42,7 @@ def _check_blocks(P, name: str = "P") -> np.ndarray:
 
 
 class Channel:
-    """A finite mechanism P(y | v) on {0, …, d−1}, stored as blocks (J, k, d) (module docstring).
+    """A finite mechanism P(y | v) on {0, …, d−1}, stored as blocks (J, k, d) (module notes).
 
     Parameters
     ----------
@@ -179,7 +144,7 @@ class Channel:
     # -- sampling --------------------------------------------------------------------------
     def sample_counts(self, true_counts, rng) -> np.ndarray:
         """Per-component output counts (int64, (J, k)) for users with histogram ``true_counts``;
-        exact in joint law (module docstring)."""
+        exact in joint law (module notes)."""
         tc = check_counts(true_counts, "true_counts", d=self.d, integral=True).astype(np.int64)
         if tc.sum() < 1:
             raise ValueError("true_counts must describe at least one user (n = sum(true_counts) >= 1)")
@@ -237,7 +202,7 @@ class Channel:
 
 def compose(outer: Channel, inner: Channel) -> Channel:
     """Feed each output of ``inner``'s components through ``outer`` (one dense block whose input
-    domain is inner's k outputs): B'[j] = R · B[j]. Memoised two-round designs (module docstring)."""
+    domain is inner's k outputs): B'[j] = R · B[j]. Memoised two-round designs (module notes)."""
     if not isinstance(outer, Channel) or not isinstance(inner, Channel):
         raise TypeError("compose takes two Channel objects")
     if outer.J != 1 or outer.d != inner.k:

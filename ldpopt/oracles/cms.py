@@ -2,54 +2,7 @@ r"""Apple's Count Mean Sketch (CMS) as a frequency oracle (Apple's Differential 
 "Learning with Privacy at Scale", 2017: the client and server algorithms of §3 — Algorithms 1-4 as
 we read them; we could not check the paper's equation numbers, the papers folder does not hold it).
 
-The hash family (fixed, public, shared by clients and server)
----------------------------------------------------------------
-k hash functions h_1 … h_k : D → [m]. ldpopt realises h_l with the keyed hash of
-:mod:`.hashing` (one mechanism): h_l(v) = keyed_hash(s_l, v, m) with k 64-bit keys s_l drawn from
-``hash_seed``. Unlike OLH, every user uses the *same* k functions, so collisions are fixed for a
-given family: for a fixed family the estimator is biased (by the collisions) and its variance is
-the conditional one; over the family (a random function per h_l) it is unbiased. Both are exposed:
-``variance`` (expected over the family) and ``variance_given_hashes`` / ``bias_given_hashes``.
-
-Client (CMS): draw j uniform in [k], the one-hot ±1 vector at h_j(v), flip every coordinate
-independently w.p. 1/(1 + e^{ε/2}); report (j, ṽ). We store ṽ as bits b = [ṽ = +1].
-
-Server: the sketch S[l, t] = #{reports with j = l and b_t = 1} and the row sizes N_l. Apple's sketch
-matrix is M[l, ·] = Σ_{j_i = l} k(c_ε/2·ṽ_i + ½), c_ε = (e^{ε/2} + 1)/(e^{ε/2} − 1), and the count
-estimate f̂(v) = m/(m − 1)·(1/k Σ_l M[l, h_l(v)] − n/m).
-
-The pure-oracle view (arXiv §2.4, used by every ldpopt method)
---------------------------------------------------------------
-Say a report (j, b) *supports* v iff b at h_j(v) is 1: the support count is c_v = Σ_l S[l, h_l(v)].
-With p = e^{ε/2}/(1 + e^{ε/2}) (keep) and over the family q = (1 − p) + (2p − 1)/m, the estimate
-(c_v/n − q)/(p − q) equals Apple's f̂(v)/n exactly (algebra: c_ε(p − q) = m/(m − 1)); tests check it
-against Apple's formulas evaluated on the sketch matrix.
-
-Exact ε: a report's likelihood ratio between two values differs only at the two buckets h_j(v),
-h_j(v'), each contributing e^{ε/2}: ε exactly (for any family that separates some pair of values
-under some h_l; :meth:`exact_epsilon` computes it for the family held).
-
-Variance including collisions, in frequency units (derived here; a_{xv} = 1/k Σ_l 1[h_l(x) = h_l(v)]):
-one user with value x contributes X = c_ε b_{h_j(v)} + (1 − c_ε)/2, with E[X | j] = 1[h_j(x) = h_j(v)]
-and Var[X | j] = c_ε² p(1 − p) = (c_ε² − 1)/4, so
-
-    Var[f̃_v | family] = (m/(m−1))² / n² · [n (c_ε² − 1)/4 + Σ_x n_x a_{xv}(1 − a_{xv})],
-    Bias[f̃_v | family] = m/(m−1) · Σ_{x≠v} f_x (a_{xv} − 1/m),
-
-and over independent uniform h_l (E a = 1/m, Var a = (1/m)(1 − 1/m)/k for x ≠ v)
-
-    Var[f̃_v] = (m/(m−1))²/n · [(c_ε² − 1)/4 + (1/m)(1 − 1/m)(1 − 1/k)(1 − f_v)] + Σ_{x≠v} f_x² / (k(m − 1)).
-
-The last term (the collisions' bias, random over the family) does not shrink with n. As k → ∞ the
-first term is the pure oracle's Eq. 2 with (p, q) above.
-
-Fast path (exact in joint law for the fixed family): split each value's n_v users over the k rows
-(one multinomial per value), A[l, t] = users of row l whose bucket is t, then
-S[l, t] = Binomial(A[l, t], p) + Binomial(N_l − A[l, t], 1 − p) independently (every coordinate is
-flipped independently given (j, v)). The support counts are a function of S: O(k·d + k·m).
-
-Default parameters (a choice; the paper's deployments vary them per use case): k = 64, m = 1024.
-"""
+Notes: docs/notes/sketches.md, "ldpopt.oracles.cms"."""
 
 from __future__ import annotations
 
@@ -140,7 +93,7 @@ def family_params(params: dict[str, Any], table) -> dict[str, Any]:
 
 
 class SketchOracle(FrequencyOracle):
-    """Shared part of CMS and HCMS: k fixed hash functions into m buckets (module docstring)."""
+    """Shared part of CMS and HCMS: k fixed hash functions into m buckets (module notes)."""
 
     pure = False
     structural = ("k", "m", "hash_seed")
@@ -212,7 +165,7 @@ class SketchOracle(FrequencyOracle):
         return (B @ B.T).tocsr() / k
 
     def bias_given_hashes(self, f) -> np.ndarray:
-        """E[f̃ | family] − f at true frequencies f (module docstring), exact for the family held."""
+        """E[f̃ | family] − f at true frequencies f (module notes), exact for the family held."""
         f = self._check_f(f)
         A = self.collision_matrix()
         r = self.m / (self.m - 1)
@@ -240,7 +193,7 @@ class SketchOracle(FrequencyOracle):
         raise NotImplementedError
 
     def variance(self, f, n: int) -> np.ndarray:
-        """Var[f̃_v] over the random family (module docstrings), frequency units: the expected
+        """Var[f̃_v] over the random family (module notes), frequency units: the expected
         conditional variance plus the collisions' bias variance."""
         n = check_n(n, "n")
         f = self._check_f(f)
@@ -253,7 +206,7 @@ class SketchOracle(FrequencyOracle):
 
     def collision_variance(self, f) -> np.ndarray:
         """The family's share of Var[f̃_v]: Var over the family of the collision bias,
-        Σ_{x≠v} f_x² / (k(m − 1)) (module docstring); does not shrink with n."""
+        Σ_{x≠v} f_x² / (k(m − 1)) (module notes); does not shrink with n."""
         f = self._check_f(f)
         return ((f * f).sum() - f * f) / (self.k * (self.m - 1))
 
@@ -293,7 +246,7 @@ class SketchOracle(FrequencyOracle):
 
 
 class CMS(SketchOracle):
-    """Apple's Count Mean Sketch (module docstring).
+    """Apple's Count Mean Sketch (module notes).
 
     Parameters
     ----------
@@ -313,7 +266,7 @@ class CMS(SketchOracle):
     -----
     Reports: ``perturb`` returns a tuple (j, bits): j int64 (n,) the hash index, bits bool (n, m)
     the coordinates of ṽ that are +1. Apple's Differential Privacy Team, "Learning with Privacy at
-    Scale", 2017 (module docstring).
+    Scale", 2017 (module notes).
 
     Examples
     --------
@@ -401,7 +354,7 @@ class CMS(SketchOracle):
 
     @property
     def p(self) -> float:
-        """Pr[a report supports its own value] = 1/(1 + e^{−ε/2}) (the pure view, module docstring).
+        """Pr[a report supports its own value] = 1/(1 + e^{−ε/2}) (the pure view, module notes).
 
         Examples
         --------
@@ -636,7 +589,7 @@ class CMS(SketchOracle):
 
     # -- the fast path ---------------------------------------------------------------------------
     def sample_sketch(self, true_counts, rng) -> tuple[np.ndarray, np.ndarray]:
-        """(S, N) drawn from their exact joint law (module docstring).
+        """(S, N) drawn from their exact joint law (module notes).
 
         Parameters
         ----------

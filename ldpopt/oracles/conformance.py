@@ -2,47 +2,9 @@
 
 Run it on a small instance of an oracle (d ≈ 4–8, small parameters: the checks enumerate outputs
 and simulate users) — a built-in or one of your own — and it raises ``AssertionError`` with a
-one-line message naming the oracle and the property that failed, or returns what it checked::
+one-line message naming the oracle and the property that failed, or returns what it checked.
 
-    >>> from ldpopt import oracles
-    >>> from ldpopt.oracles.conformance import check_oracle
-    >>> sorted(check_oracle(oracles.get("grr", 1.0, 5)).passed)[:3]
-    ['channel', 'estimate', 'interface']
-
-The checks (each one a function below, :data:`CHECKS`):
-
-* ``interface``: 0 ≤ q < p ≤ 1, registered under its name (when registered at all), ``support_matrix``
-  row sums are ``aggregate``'s counts, ``from_estimate`` rebuilds the same configuration;
-* ``epsilon``: the exact output distribution (``output_distribution``, when the oracle enumerates its
-  outputs) is a distribution per value, max_{x, x', y} log(P[y|x]/P[y|x']) ≤ ε (1e-9 relative slack),
-  and with ``output_supports`` each value is supported w.p. p by its own users and q by the others'
-  (arXiv §2.4; a pure oracle: for a sketch's one fixed family the collisions make it depend on the
-  pair), the genuine support-size law (``support_size_pmf``) and the pair covariance
-  (``pair_covariance``) are the enumerated ones;
-* ``joint_law``: R draws of the fast path (``sample_counts``) and of the real path (``perturb`` then
-  ``aggregate``), and of ``sample_counts_batch``, against the exact mean and covariance of the counts
-  (:func:`.jointlaw.count_moments`) where the outputs enumerate, else fast against real: every mean
-  and every covariance entry as a z-score (the empirical s.e. of the centred products), plus a χ² of
-  the mean z-scores; a failure is a z beyond the Bonferroni bound or a χ² beyond its quantile at the
-  family-wise false-alarm rate ``alpha`` (default 1e-4 per check; fixed seed, so a given oracle
-  passes or fails deterministically). An entry with zero spread (Σ c = n for GRR) must match exactly;
-* ``variance``: ``variance(f, n)`` (``variance_given_hashes`` for an oracle that is not pure: one
-  fixed hash family is what the draws see) against the Monte-Carlo variance of f̃ over the fast
-  path's draws, z-scores with the fourth-moment s.e., Bonferroni at ``alpha``;
-* ``estimate``: ``estimate`` of the counts is (c/n − q)/(p − q) and records the oracle's name and
-  parameters; ``Channel.from_oracle`` (its ``channel_blocks``) has the oracle's d;
-* ``kernel``: ``aggregate(device="cpu")``, for an oracle that declares it (``kernel_devices``) when
-  Numba is installed, is bit-identical to ``device="numpy"`` (the specification);
-* ``shards``: the Parquet shard schema round trip (``report_columns``, ``reports_to_columns``,
-  ``reports_from_columns``; written to a temporary file, read back and counted by
-  :func:`ldpopt.aggregate.shards.shard_partial`) gives ``aggregate``'s counts.
-
-An optional capability the oracle does not have (no enumeration, no shard schema, no Numba here) is
-skipped, with the reason, in the returned :class:`OracleReport`. *Choices*: the s.e. of a covariance
-entry is the empirical one (no fourth-moment formula is needed per oracle); the real path's users are
-perturbed all at once and aggregated per repetition (a report format must be an array or a tuple of
-arrays with one row per user, which every built-in's is).
-"""
+Notes: docs/notes/extending.md, "ldpopt.oracles.conformance"."""
 
 from __future__ import annotations
 
@@ -353,7 +315,7 @@ CHECKS = {"interface": check_interface, "epsilon": check_epsilon, "joint_law": c
 
 def check_oracle(oracle: FrequencyOracle, checks=None, reps: int = 2000, alpha: float = 1e-4,
                  seed: int = 0) -> OracleReport:
-    """Run the conformance checks (module docstring) on ``oracle``, a small instance.
+    """Run the conformance checks (module notes) on ``oracle``, a small instance.
 
     Parameters
     ----------

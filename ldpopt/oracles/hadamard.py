@@ -1,25 +1,6 @@
 """Hadamard Response (Acharya, Sun, Zhang, AISTATS 2019 / arXiv:1802.04705; Wang et al. arXiv §2.4).
 
-Let K be the smallest power of 2 greater than d and H the K×K Sylvester Hadamard matrix,
-H[r, y] = (−1)^popcount(r & y). Value v uses row v + 1 (row 0 is all ones and carries no
-information) and C_v = {y ∈ [K] : H[v+1, y] = +1}, |C_v| = K/2. A user with value v outputs y
-uniform on C_v w.p. e^ε/(e^ε + 1), else uniform on its complement.
-
-* p = Pr[y ∈ C_v | v] = e^ε/(e^ε + 1).
-* q = Pr[y ∈ C_u | v], u ≠ v: rows v+1 and u+1 are orthogonal and both balanced, so
-  |C_v ∩ C_u| = |C̄_v ∩ C_u| = K/4 and q = p·(K/4)/(K/2) + (1 − p)·(K/4)/(K/2) = 1/2 exactly.
-* Privacy: Pr[y | v] is 2p/K or 2(1 − p)/K; the ratio is at most p/(1 − p) = e^ε (tight).
-
-Sampling uniformly from C_v without materialising it: draw y uniform on [K] and, when y lands on the
-wrong side, replace it by y XOR m with m the lowest set bit of v + 1. Toggling a bit of y that is in
-the support of v + 1 changes popcount((v+1) & y) by ±1, so it flips H[v+1, y]; y ↦ y XOR m is an
-involution, hence a bijection between C_v and its complement, and the result is exactly uniform
-on the requested side (each target has exactly two preimages, each of probability 1/K).
-
-Aggregation: with N the histogram of outputs, the support count of v is
-c_v = #{i : y_i ∈ C_v} = Σ_y N_y (1 + H[v+1, y])/2 = (n + (H·N)_{v+1})/2, computed with a fast
-Walsh–Hadamard transform (O(K log K), exact in int64).
-"""
+Notes: docs/notes/python.md, "ldpopt.oracles.hadamard"."""
 
 from __future__ import annotations
 
@@ -80,7 +61,7 @@ def _parity(x: np.ndarray) -> np.ndarray:
 
 
 class HR(FrequencyOracle):
-    """Hadamard Response (see the module docstring): p = e^ε/(e^ε + 1), q = 1/2.
+    """Hadamard Response (see the module notes): p = e^ε/(e^ε + 1), q = 1/2.
 
     Reports are the outputs y ∈ [0, K) (int64, one per user), K = smallest power of 2 > d.
 
@@ -220,7 +201,7 @@ class HR(FrequencyOracle):
         return (n + F[1:self.d + 1]) // 2  # n + F is even: it is twice a count
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """c_v = (n + (H·N)_{v+1})/2 from the output histogram N (module docstring); ``device``
+        """c_v = (n + (H·N)_{v+1})/2 from the output histogram N (module notes); ``device``
         (see the base class) counts N, the FWHT runs on the CPU.
 
         Parameters

@@ -1,60 +1,7 @@
 """Local hashing: OLH and BLH (Wang et al. arXiv §2.4; NDSS 2020 §III-B; Wang et al., USENIX
 Security 2017, §4.4).
 
-A user with value v draws a hash function H: D → [g] from a family, hashes, and reports
-⟨H, GRR_{ε,g}(H(v))⟩. The report ⟨H, r⟩ supports the set Y = {u ∈ D : H(u) = r}.
-
-The hash family: a random function, realised by a keyed general-purpose hash
--------------------------------------------------------------------------------
-Both papers state the property the analysis needs (arXiv §2.4, NDSS §III-B): "the distribution of
-each input value v's hash value is uniform over {1…g} and independent from the distributions of
-other input values in D", i.e. H is a uniformly random function [d] → [g], drawn afresh by every
-user. Deployed clients and the peer libraries realise it with a keyed general-purpose hash and a
-per-user random key: ``xxhash.xxh32(str(v), seed=user_seed).intdigest() % g`` in the authors' own
-code (github.com/vvv214/LDP_Protocols, olh.py), copied by pure-ldp and used by multi-freq-ldpy; its
-bucket sizes vary like a random function's. ldpopt does the same, vectorised:
-
-    H_s(v) = SplitMix64_s(v) mod g = mix64(s + (v + 1)·γ) mod g,   s a uniform 64-bit key per user,
-
-with γ = 0x9E3779B97F4A7C15 and mix64 the SplitMix64 output function (Steele, Lea & Flood, OOPSLA
-2014; the "variant 13" constants of Stafford), i.e. H_s(v) is output v of the SplitMix64 stream with
-state s. For a fixed v, s ↦ mix64(s + (v+1)γ) is a bijection of 64-bit words, so each H_s(v) is
-uniform on [g] up to the 2^−64 bias of ``mod g``; across v the outputs of SplitMix64 pass BigCrush,
-so the family is, for every statistical purpose here, the random function of the papers (the
-tests check its collision rate, q and the covariance of the counts against the random-function law).
-
-Why not a pairwise-independent family (the affine-mod-prime family ldpopt used before, with
-⌊g·((av + b) mod P)/P⌋): its buckets are almost exactly balanced (for d ≈ P each bucket holds ≈ d/g
-values of *every* user's H), so the support counts of different values are negatively correlated
-and the variance of a set sum Σ_{v∈S} f̃_v is much smaller than under a random function (the full
-sum's by ≈ 3× at d = 1024, ε = 1). That is not what deployed OLH does, so simulations would
-understate the error of set-value queries (NDSS Fig. 6–7, arXiv Fig. 2–4).
-
-Consequences, all exact for the random-function family:
-
-* p = Pr[r = H(v)] = p' = e^ε/(e^ε + g − 1), GRR_g's keep probability.
-* q = 1/g: for u ≠ v, H(u) is uniform and independent of (H(v), r), so Pr[H(u) = r] = 1/g.
-* Joint law: given the user's value x and report, the indicators 1[H(u) = r], u ≠ x, are iid
-  Bernoulli(1/g) and independent of 1[H(x) = r] ~ Bernoulli(p'). So the support counts are
-  c_v = Binomial(n_v, p') + Binomial(n − n_v, 1/g), *independent across v*: that is what
-  ``sample_counts`` draws (O(d), exact in joint law; checked against the enumeration of
-  ``output_distribution`` by tests/test_oracles_joint_law.py).
-* Privacy: given H the report is GRR_g(H(v)) and H is independent of v, so
-  Pr[⟨H, r⟩ | v] / Pr[⟨H, r⟩ | v'] ≤ p'/((1 − p')/(g − 1)) = e^ε exactly (tight).
-
-Cost of the real path: a general hash has no structure to exploit, so ``aggregate`` evaluates all
-d hashes of every user (O(n·d), vectorised in cache-sized blocks, ~5–6 ns per user·value on the
-reference machine), like every deployed aggregator. Use ``sample_counts`` (exact) for large n·d.
-
-The default g = round(e^ε + 1) (Wang et al. 2017, §4.4: the variance, as a continuous function of g,
-is minimised at g = e^ε + 1), at least 2, and capped at 2^30 (it only matters for ε > 20.8, where
-p' and q are already within 1e-9 of 1 and 0; any g ≥ 2 is ε-LDP).
-
-Paper note: arXiv §2.4 prints OLH's p as (e^ε − 1)/(e^ε + g − 1); the probability that the report
-supports the user's own value is GRR_g's keep probability e^ε/(e^ε + g − 1) (as in Wang et al. 2017,
-§4.4; the printed value does not even give p = 1/2 at the paper's own g = e^ε + 1), which is what is
-implemented and what test_olh_exact_distribution_privacy_and_p_q checks by enumeration.
-"""
+Notes: docs/notes/python.md, "ldpopt.oracles.hashing"."""
 
 from __future__ import annotations
 
@@ -108,7 +55,7 @@ def _as_keys(keys) -> np.ndarray:
 
 
 def keyed_words(keys, values) -> np.ndarray:
-    """mix64(s + (v + 1)·γ), the 64-bit word before ``mod g`` (module docstring), broadcasting ``keys``
+    """mix64(s + (v + 1)·γ), the 64-bit word before ``mod g`` (module notes), broadcasting ``keys``
     (any 64-bit integers; int64 keys are read as their uint64 bit pattern) against ``values``; uint64."""
     v = np.asarray(values).astype(np.uint64)
     with np.errstate(over="ignore"):  # arithmetic mod 2^64 is the hash (numpy warns on 0-d operands)
@@ -118,7 +65,7 @@ def keyed_words(keys, values) -> np.ndarray:
 
 
 def keyed_hash(keys, values, g: int) -> np.ndarray:
-    """H_s(v) = mix64(s + (v + 1)·γ) mod g (module docstring), broadcasting ``keys`` (any 64-bit
+    """H_s(v) = mix64(s + (v + 1)·γ) mod g (module notes), broadcasting ``keys`` (any 64-bit
     integers; int64 keys are read as their uint64 bit pattern) against ``values``; int64 result."""
     z = keyed_words(keys, values)
     _reduce_inplace(z, g)
@@ -143,7 +90,7 @@ def keyed_reports(reports, bound: int, key: str, value: str) -> tuple[np.ndarray
 
 class OLH(IndependentSupports):
     """Optimized Local Hashing (arXiv §2.4; Wang et al. 2017 §4.4) with the keyed random-function
-    hash family of the module docstring.
+    hash family of the module notes.
 
     Parameters
     ----------
@@ -164,7 +111,7 @@ class OLH(IndependentSupports):
 
     ``sample_counts`` draws c_v = Binomial(n_v, p) + Binomial(n − n_v, q) independently over v, which
     is the exact joint law of the real protocol's counts under the random-function family (module
-    docstring), so ``sample_counts_exact = True``.
+    notes), so ``sample_counts_exact = True``.
 
     Raises
     ------
@@ -331,7 +278,7 @@ class OLH(IndependentSupports):
 
     def aggregate(self, reports, device=None) -> np.ndarray:
         """Support counts c_v = #{i : H_{s_i}(v) = r_i}: every user's d hashes (O(n·d); the family
-        has no structure to exploit, see the module docstring). ``device`` (see the base class):
+        has no structure to exploit, see the module notes). ``device`` (see the base class):
         ``"numpy"`` is the reference below, in blocks of users with preallocated buffers, the same
         arithmetic as :func:`keyed_hash`; the others are :func:`ldpopt.kernels.hash_counts`.
 
@@ -383,7 +330,7 @@ class OLH(IndependentSupports):
     # -- the fast path ---------------------------------------------------------------------------
     def sample_counts(self, true_counts, rng) -> np.ndarray:
         """c_v = Binomial(n_v, p) + Binomial(n − n_v, 1/g), independently over v: the exact joint
-        law under the random-function family (module docstring). O(d).
+        law under the random-function family (module notes). O(d).
 
         Parameters
         ----------

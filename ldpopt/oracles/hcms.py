@@ -2,33 +2,7 @@ r"""Apple's Hadamard Count Mean Sketch (HCMS) as a frequency oracle (Apple's Dif
 Team, "Learning with Privacy at Scale", 2017, §3: the Hadamard variant of the client and the
 server's inverse transform; equation numbers not checked, the paper is not in the papers folder).
 
-The fixed family of k hash functions into m buckets is CMS's (:mod:`.cms`); m must be a power of 2.
-H is the m×m Sylvester Hadamard matrix, H[l, t] = (−1)^popcount(l & t) (scipy's ``hadamard``).
-
-Client: draw j uniform in [k] and l uniform in [m], take w = H[l, h_j(v)], flip its sign w.p.
-1/(1 + e^ε); report (j, l, y = ±w).
-
-Server: z[j, l] = Σ y over reports (j, l); Apple's matrix is M = k c_ε z with c_ε = (e^ε + 1)/(e^ε − 1),
-transformed back as M Hᵀ, and f̂(v) = m/(m − 1)·(1/k Σ_j (M Hᵀ)[j, h_j(v)] − n/m).
-
-Pure-oracle view: report (j, l, y) *supports* v iff y·H[l, h_j(v)] = +1. Then p = e^ε/(1 + e^ε)
-and, over the family, q = p/m + (1 − 1/m)/2 (two distinct Hadamard columns agree on exactly half
-the rows); c_v = (n + Σ_j (H z_j)[h_j(v)])/2 is an integer and (c_v/n − q)/(p − q) = f̂(v)/n.
-
-Exact ε: the likelihood ratio of one report is at most p/(1 − p) = e^ε, reached when
-H[l, h_j(v)] ≠ H[l, h_j(v')] (some l does for every pair in distinct buckets).
-
-Variance including collisions (derived here; a_{xv} as in :mod:`.cms`): a user with value x
-contributes X = c_ε y H[l, h_j(v)] with E[X] = a_{xv} and X² = c_ε², so
-
-    Var[f̃_v | family] = (m/(m−1))²/n² · Σ_x n_x (c_ε² − a_{xv}²),
-    Var[f̃_v] = (m/(m−1))²/n · [c_ε² − f_v − (1/m² + (1/m)(1 − 1/m)/k)(1 − f_v)] + Σ_{x≠v} f_x²/(k(m − 1)).
-
-Fast path (exact in joint law for the fixed family): A[j, t] users of row j in bucket t (as CMS);
-their signs b = ±1 (b = +1 w.p. p, y = b·H[l, t]) split them into A⁺ and A⁻, each spread uniformly
-over the m coefficients l by a multinomial; z[j, l] = Σ_t H[l, t](A⁺[j, t, l] − A⁻[j, t, l]). The
-cost is O(k·min(d, m)·m) (only occupied buckets), no per-user work.
-"""
+Notes: docs/notes/sketches.md, "ldpopt.oracles.hcms"."""
 
 from __future__ import annotations
 
@@ -51,7 +25,7 @@ def _sign(l, t) -> np.ndarray:
 
 
 class HCMS(SketchOracle):
-    """Apple's Hadamard Count Mean Sketch (module docstring).
+    """Apple's Hadamard Count Mean Sketch (module notes).
 
     Parameters as :class:`~ldpopt.oracles.cms.CMS` (k default 64, m default 1024, a power of 2).
 
@@ -76,7 +50,7 @@ class HCMS(SketchOracle):
     Notes
     -----
     Reports: ``perturb`` returns an (n, 3) int64 array of rows (j, l, y), y ∈ {−1, +1}. Apple's
-    Differential Privacy Team, "Learning with Privacy at Scale", 2017 (module docstring).
+    Differential Privacy Team, "Learning with Privacy at Scale", 2017 (module notes).
 
     Examples
     --------
@@ -164,7 +138,7 @@ class HCMS(SketchOracle):
 
     @property
     def p(self) -> float:
-        """Pr[a report supports its own value] = 1/(1 + e^{−ε}) (the pure view, module docstring).
+        """Pr[a report supports its own value] = 1/(1 + e^{−ε}) (the pure view, module notes).
 
         Examples
         --------
@@ -457,7 +431,7 @@ class HCMS(SketchOracle):
 
     # -- the fast path ---------------------------------------------------------------------------
     def sample_sketch(self, true_counts, rng) -> tuple[np.ndarray, np.ndarray]:
-        """(z, N) drawn from their exact joint law (module docstring).
+        """(z, N) drawn from their exact joint law (module notes).
 
         Parameters
         ----------

@@ -1,15 +1,6 @@
 """The exact joint law of an oracle's support counts on a small domain, by enumeration.
 
-Users are independent, so for a population with histogram n the count vector c = Σ_users S(Y_u)
-(S(Y) ∈ {0,1}^d the support of report Y) has mean Σ_x n_x μ_x and covariance Σ_x n_x Σ_x with
-
-    μ_x = Σ_y Pr[Y = y | x] S(y),     Σ_x = Σ_y Pr[Y = y | x] S(y) S(y)ᵀ − μ_x μ_xᵀ,
-
-summed over every output y of ``output_distribution`` (arXiv §2.4: report y supports the set
-S(y)). This is the reference the fast paths (``sample_counts``) and the real paths
-(``perturb`` + ``aggregate``) are tested against (tests/test_oracles_joint_law.py) and that
-benchmarks/joint_law.py tabulates.
-"""
+Notes: docs/notes/python.md, "ldpopt.oracles.jointlaw"."""
 
 from __future__ import annotations
 

@@ -1,47 +1,7 @@
-r"""Longitudinal (memoised) frequency oracles: the same users report over τ rounds.
+r"""Longitudinal (memoised) frequency oracles: the same users report over τ rounds (Erlingsson,
+Pihur & Korolova, CCS 2014 §3; Arcolezi et al., arXiv:2111.04636, §3).
 
-Each user randomises her value once into a *permanent* response (PRR, the memo, with ε∞) and every
-round randomises the memo again (the instantaneous response, IRR); the aggregator sees one IRR per user
-per round (Erlingsson, Pihur & Korolova, CCS 2014 §3 — RAPPOR's memoisation; Arcolezi et al.,
-"Improving the utility of locally differentially private protocols for longitudinal and
-multidimensional frequency estimates", arXiv:2111.04636, §3 — L-GRR and the L-UE family).
-
-==========  =====================  =====================  =====================================
-oracle      PRR (ε∞)               IRR (tuned to ε₁)      multi-freq-ldpy ``long_freq_est``
-==========  =====================  =====================  =====================================
-L-GRR       GRR(ε∞)                GRR(ε₂)                ``L_GRR_Client``
-L-SUE       SUE bits (ε∞)          symmetric bits         ``L_SUE_Client`` (basic RAPPOR)
-L-SOUE      SUE bits (ε∞)          OUE bits (p₂ = 1/2)    ``L_SOUE_Client``
-L-OUE       OUE bits (ε∞)          OUE bits (p₂ = 1/2)    ``L_OUE_Client``
-L-OSUE      OUE bits (ε∞)          symmetric bits         ``L_OSUE_Client``
-==========  =====================  =====================  =====================================
-
-One round's report is a pure oracle (arXiv §2.4) with
-
-    p = p₁p₂ + (1 − p₁)q₂,   q = q₁p₂ + (1 − q₁)q₂,   p − q = (p₁ − q₁)(p₂ − q₂),
-
-so each round's f̃ = (c/n − q)/(p − q) is unbiased with the exact variance of Eq. 2 (the library's
-``MI_long`` is this f̃, clipped and renormalised). The IRR's free parameter is solved so that one
-report is exactly ε₁-LDP, ε₁ = log(p/q) for GRR and log(p(1 − q)/(q(1 − p))) for unary encodings
-(a root of a monotone function; the library writes the same roots in closed form).
-
-**ε over τ rounds of a constant value** (:meth:`LongitudinalOracle.epsilon_rounds`, derivation in
-docs/longitudinal.md): with ρ = p₂/q₂,
-
-* L-GRR: ε(τ) = log((p₁ρ^τ + (d − 1)q₁) / (q₁ρ^τ + p₁ + (d − 2)q₁)),
-* L-UE:  ε(τ) = log((p₁A + 1 − p₁)/(q₁A + 1 − q₁)) + log((q₁B + 1 − q₁)/(p₁B + 1 − p₁)),
-  A = ρ^τ, B = ((1 − p₂)/(1 − q₂))^τ;
-
-ε(1) = ε₁ and ε(τ) increases to ε∞ as τ → ∞. :meth:`~LongitudinalOracle.rounds_channel` builds the
-exact law of a user's τ reports as a :class:`~ldpopt.oracles.channel.Channel` (enumeration), which the
-tests hold the formulas against. A user whose value changes gets a fresh memo per distinct value (the
-memo is a function of the user's secret and the value, as RAPPOR's), so k distinct values cost up to
-k·ε∞ — the accountant :meth:`~LongitudinalOracle.epsilon_horizon` charges ε∞ per distinct value.
-
-**Real clients** (:class:`LongitudinalClients`): each user holds a 64-bit secret; her memo for value v
-is a deterministic function of (secret, v) (counter-based uniforms, splitmix64), so the permanent state
-is O(n), no per-(user, value) table is stored, and a round is vectorised over users.
-"""
+Notes: docs/notes/longitudinal.md, "ldpopt.oracles.longitudinal"."""
 
 from __future__ import annotations
 

@@ -2,45 +2,7 @@ r"""RAPPOR as a frequency oracle (Erlingsson, Pihur & Korolova, "RAPPOR: Randomi
 Privacy-Preserving Ordinal Response", CCS 2014, §3 the client and its privacy, §4 the decoding; we
 could not check equation numbers, the paper is not in the papers folder).
 
-Client (§3): the user's cohort c (uniform over the C cohorts, fixed at enrolment) selects h hash
-functions into a Bloom filter B of T bits (ldpopt: the keyed hash of :mod:`.hashing`, keys from
-``hash_seed``; or another implementation's family as its table ``positions[c, i, v]``, as
-:mod:`ldpopt.interop.pure_ldp_rappor` builds from pure-ldp's hash functions). Step 2, the *permanent* randomised response: B'_t = 1 w.p. f/2, 0 w.p. f/2, else B_t
-(memoised per value). Step 3, the *instantaneous* response: S_t = 1 w.p. q if B'_t = 1, w.p. p if
-B'_t = 0. ``permanent="one-sided"`` replaces step 2 by the permanent response of pure-ldp 1.2.0's
-``RAPPORClient`` (its ``_perturb`` only ever sets bits: a set bit stays set, an unset bit is set
-w.p. f/2; no instantaneous step, so it is read with p = 0, q = 1). That response is not differentially
-private at any ε: a reported 0 rules out every value whose filter has that bit
-(:meth:`exact_epsilon_inf` and :meth:`exact_epsilon_one` return ∞; ``epsilon`` then only sets f, as
-the paper's formula, which pure-ldp's server also reports as its ε). The two steps are two binary channels composed (:func:`.channel.compose`, the one
-randomiser of two-round designs), so one report's bits are independent given B with
-
-    q* = Pr[S_t = 1 | B_t = 1] = ½f(p + q) + (1 − f)q,   p* = Pr[S_t = 1 | B_t = 0] = ½f(p + q) + (1 − f)p.
-
-Privacy (§3, as the paper defines it): the permanent response is ε_∞-LDP with
-ε_∞ = 2h·ln((1 − ½f)/(½f)) (a value change moves at most 2h bits), and one report is ε₁-LDP with
-ε₁ = h·ln(q*(1 − p*)/(p*(1 − q*))). Both are bounds that assume two values' filters share no bit; for
-the family held :meth:`exact_epsilon_inf` and :meth:`exact_epsilon_one` take the maximum over the
-actual filters (a bit in B_v only contributes ln(q*/p*) to one report's ratio, a bit in B_v' only
-ln((1 − p*)/(1 − q*)); equal filters contribute 0). ``epsilon`` (the constructor's) is ε_∞: it sets
-f = 2/(1 + e^{ε_∞/(2h)}) (or :meth:`from_f`).
-
-Server: per-cohort bit counts Y[c, t] and cohort sizes N_c (the sufficient statistic, ``sketch``).
-The paper's decoder regresses Y on the design matrix X[(c, t), v] = 1[t ∈ B_{c,v}] (ldpopt.sketches).
-
-The pure-oracle view (so every ldpopt method applies): the report's *support* of v is the fraction of
-v's h bit positions (in the report's cohort) that are set, c_v = Σ_c (1/h) Σ_i Y[c, pos_{c,i}(v)] — a
-count in multiples of 1/h. For the user's own value every position is in B, so p = q*; over the
-family, a position of v ≠ x lies in B_x w.p. β = 1 − (1 − 1/T)^h, so q = p* + (q* − p*)β and
-(c_v/n − q)/(p − q) is unbiased over the family. For the family held: :meth:`variance_given_hashes`
-and :meth:`bias_given_hashes` are exact (a user's bits are independent given her cohort and value).
-
-Fast path (exact in joint law for the family held): each value's users split over cohorts by a
-multinomial, A[c, t] = #{users of cohort c whose filter has bit t}, Y[c, t] = Binomial(A, q*) +
-Binomial(N_c − A, p*) independently; the support counts are a function of Y. O(C·h·d + C·T).
-
-Defaults (a choice): T = 128 bits, h = 2 hashes, C = 8 cohorts, p = 0.5, q = 0.75.
-"""
+Notes: docs/notes/sketches.md, "ldpopt.oracles.rappor"."""
 
 from __future__ import annotations
 
@@ -68,7 +30,7 @@ def _probability(x, name: str) -> float:
 
 
 class RAPPOR(FrequencyOracle):
-    """RAPPOR's Bloom-filter oracle (module docstring).
+    """RAPPOR's Bloom-filter oracle (module notes).
 
     Parameters
     ----------
@@ -86,7 +48,7 @@ class RAPPOR(FrequencyOracle):
         Another implementation's hash family as its table pos[c, i, v] (then ``cohorts`` and
         ``num_hashes`` default to its shape).
     permanent : {"symmetric", "one-sided"}, default "symmetric"
-        The paper's permanent response, or pure-ldp 1.2.0's one-sided one (module docstring).
+        The paper's permanent response, or pure-ldp 1.2.0's one-sided one (module notes).
 
     Reports
     -------
@@ -529,7 +491,7 @@ class RAPPOR(FrequencyOracle):
         return Y[C, self.positions].sum(axis=(0, 1)) / self.num_hashes
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """Support counts (float, multiples of 1/h; module docstring) through the bit counts
+        """Support counts (float, multiples of 1/h; module notes) through the bit counts
         (``device`` as in :meth:`sketch`).
 
         Parameters
@@ -559,7 +521,7 @@ class RAPPOR(FrequencyOracle):
 
     def support_matrix(self, reports=None) -> np.ndarray:
         """Per-report support as a float (m, d) array of fractions of v's h positions set (not bool:
-        RAPPOR's support of a value is fractional, module docstring).
+        RAPPOR's support of a value is fractional, module notes).
 
         Parameters
         ----------
@@ -586,7 +548,7 @@ class RAPPOR(FrequencyOracle):
 
     # -- the fast path ---------------------------------------------------------------------------
     def sample_sketch(self, true_counts, rng) -> tuple[np.ndarray, np.ndarray]:
-        """(Y, N) drawn from their exact joint law (module docstring).
+        """(Y, N) drawn from their exact joint law (module notes).
 
         Parameters
         ----------
@@ -735,7 +697,7 @@ class RAPPOR(FrequencyOracle):
         return float((a + b).max()) * math.log((1 - self.f / 2) / (self.f / 2))
 
     def exact_epsilon_one(self) -> float:
-        """One report's exact ε for the family held (module docstring).
+        """One report's exact ε for the family held (module notes).
 
         Returns
         -------

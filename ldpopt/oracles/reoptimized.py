@@ -2,35 +2,7 @@
 & Liu, "Further Study on Frequency Estimation under Local Differential Privacy", USENIX Security
 2025; the authors' code: github.com/SEUNICK/LDP_Frequency_Protocols, fp/RUE.py, fp/RLH.py).
 
-The criterion
--------------
-For a pure oracle (p, q) the estimate's variance is Var f̃_v = (q(1 − q) + f_v(p − q)(1 − p − q)) /
-(n(p − q)²) (arXiv Eq. 2). Summed over v with Σ f_v = 1 and divided by d, n times the mean squared
-error over the domain is
-
-    M(p, q; d) = q(1 − q)/(p − q)² + (1 − p − q)/(d (p − q))                               (1)
-
-(:func:`mean_mse`; the authors' ``get_ana_MSE``). OUE and OLH minimise only the first term (the
-f_v → 0 approximation, arXiv Eq. 7); minimising (1) itself gives other parameters when d is small.
-
-RUE: a unary encoding (bit v kept w.p. p, any other bit set w.p. q, independently) with the privacy
-ratio tight, p(1 − q)/((1 − p)q) = e^ε. Write p = 1/(1 + h), q = 1/(1 + h e^ε) (h > 0 parametrises the
-curve). Then p − q = h(e^ε − 1)/((1 + h)(1 + h e^ε)), q(1 − q) = h e^ε/(1 + h e^ε)², and
-
-    M(h) = e^ε (1 + h)²/(h (e^ε − 1)²) + (1 + h)(1 + h e^ε)(1 − p − q)/(d h (e^ε − 1)),
-
-whose stationary point is h² = (d − 1 + e^−ε)/(d − 1 + e^ε) (the authors' closed form; the tests check
-it against a numerical minimisation of (1) along the curve). h → e^−ε/2 as d → ∞: OUE's p = 1/2 is
-recovered only in the limit; at d = 2, h = e^−ε/2 and RUE is SUE.
-
-RLH: local hashing (:class:`~ldpopt.oracles.hashing.OLH`, the same keyed random-function family and
-clients) with p = e^ε/(e^ε + g − 1), q = 1/g and g the integer minimising (1): of ⌊g₀⌋ and ⌈g₀⌉, g₀ =
-h e^ε + 1 with RUE's h (the continuous optimum), the one with the smaller M, the floor on a tie (as
-the authors' code). OLH's g = e^ε + 1 is the d → ∞ limit.
-
-*Choices where the paper is silent*: g is at least 2 (⌊g₀⌋ can be 1 when ε is small and d = 2; g = 1
-carries no information) and at most 2^30 (OLH's cap).
-"""
+Notes: docs/notes/python.md, "ldpopt.oracles.reoptimized"."""
 
 from __future__ import annotations
 
@@ -45,7 +17,7 @@ __all__ = ["RLH", "RUE", "mean_mse"]
 
 
 def mean_mse(p, q, d: int):
-    """n × the mean over the domain of Var f̃_v, Eq. (1) of the module docstring:
+    """n × the mean over the domain of Var f̃_v, Eq. (1) of the module notes:
     q(1 − q)/(p − q)² + (1 − p − q)/(d(p − q)).
 
     Parameters
@@ -72,14 +44,14 @@ def mean_mse(p, q, d: int):
 
 
 def _h(epsilon: float, d: int) -> float:
-    """RUE's h = sqrt((d − 1 + e^−ε)/(d − 1 + e^ε)) (module docstring), as e^−ε/2·sqrt(((d − 1)e^ε + 1)
+    """RUE's h = sqrt((d − 1 + e^−ε)/(d − 1 + e^ε)) (module notes), as e^−ε/2·sqrt(((d − 1)e^ε + 1)
     /((d − 1)e^−ε + 1)) so that ε = 50 neither overflows nor cancels."""
     e = math.exp(-epsilon)
     return math.exp(-epsilon / 2) * math.sqrt(((d - 1) + e) / ((d - 1) * e + 1.0))
 
 
 class RUE(_UnaryEncoding):
-    """Re-optimised Unary Encoding (Fang et al. 2025; module docstring): a unary encoding with
+    """Re-optimised Unary Encoding (Fang et al. 2025; module notes): a unary encoding with
     p = 1/(1 + h), q = 1/(1 + h e^ε), h = sqrt((d − 1 + e^−ε)/(d − 1 + e^ε)); p(1 − q)/((1 − p)q) = e^ε
     exactly. Reports, fast path and enumeration are OUE's (:mod:`.unary`).
 
@@ -131,7 +103,7 @@ class RUE(_UnaryEncoding):
 
 def rlh_g(epsilon: float, d: int) -> int:
     """RLH's hash range: of ⌊g₀⌋ and ⌈g₀⌉ (g₀ = h e^ε + 1) the one with the smaller mean MSE (1), the
-    floor on a tie; at least 2, at most 2^30 (module docstring).
+    floor on a tie; at least 2, at most 2^30 (module notes).
 
     Parameters
     ----------
@@ -163,7 +135,7 @@ def rlh_g(epsilon: float, d: int) -> int:
 
 
 class RLH(OLH):
-    """Re-optimised Local Hashing (Fang et al. 2025; module docstring): OLH (same keyed hash family,
+    """Re-optimised Local Hashing (Fang et al. 2025; module notes): OLH (same keyed hash family,
     reports, aggregation and exact fast path) with the hash range g of :func:`rlh_g`, which minimises
     the mean MSE over the domain instead of its f → 0 part.
 

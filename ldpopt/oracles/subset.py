@@ -1,33 +1,7 @@
 """Subset Selection (Wang et al. arXiv §2.4; Ye & Barg 2018; Wang et al. 2016, "Mutual information
 optimally local private discrete distribution estimation").
 
-Each user reports a set Y ⊆ D of exactly k elements with Pr[Ψ(v) = Y] ∝ e^ε if v ∈ Y and ∝ 1 otherwise.
-
-Derivation of p and q (the arXiv text gives only the k ≈ d/(e^ε+1) case, p = 1/2)
----------------------------------------------------------------------------------
-There are C(d−1, k−1) k-sets containing v and C(d−1, k) = C(d−1, k−1)(d−k)/k not containing it, so
-
-    p = Pr[v ∈ Y] = C(d−1,k−1)e^ε / (C(d−1,k−1)e^ε + C(d−1,k)) = k e^ε / (k e^ε + d − k).
-
-Given v ∈ Y the other k − 1 elements are a uniform (k−1)-subset of D∖{v}, given v ∉ Y, Y is a
-uniform k-subset of D∖{v}, so for u ≠ v
-
-    q = Pr[u ∈ Y] = p (k−1)/(d−1) + (1−p) k/(d−1) = (k − p)/(d − 1)         (arXiv §2.4)
-
-and p − q = (d p − k)/(d − 1) > 0. With k = d/(e^ε+1) exactly, p = 1/2 as the arXiv text says. The
-privacy ratio is e^ε exactly (tight whenever 1 ≤ k < d). Σ_v c_v = n k, hence Σ_v f̃_v = 1 exactly.
-
-Sampling (client side, exact)
------------------------------
-SS(v) is the mixture: w.p. λ, {v} ∪ (uniform (k−1)-subset of D∖{v}); w.p. 1 − λ, a uniform k-subset
-of D, with λ = (p − k/d)/(1 − k/d) = k(e^ε − 1)/(k e^ε + d − k) ∈ (0, 1). Check: Pr[v ∈ Y] = λ + (1 −
-λ)k/d = p, and both components are uniform given v ∈ Y and given v ∉ Y, so the mixture is exactly SS.
-Uniform subsets are drawn with Floyd's algorithm (Bentley & Floyd 1987), vectorised over users with a
-per-user membership bitmap; the (k−1)-subset of D∖{v} is drawn in {0, …, d−2} and shifted past v.
-Floyd's prefix property lets both components share one loop: after its first t steps starting at
-N − s, Floyd's set is a uniform t-subset of {0, …, N − s + t − 1}. When k > d/2 the complement
-(d − k elements) is drawn instead, so the loop has min(k, d − k) steps.
-"""
+Notes: docs/notes/python.md, "ldpopt.oracles.subset"."""
 
 from __future__ import annotations
 
@@ -90,7 +64,7 @@ class SS(FrequencyOracle):
         (arXiv §2.4: "k should be an integer equal or close to d/(e^ε+1)"); Python's round (ties to
         even) decides the rare exact halves.
 
-    p = k e^ε/(k e^ε + d − k), q = (k − p)/(d − 1) (derivation in the module docstring).
+    p = k e^ε/(k e^ε + d − k), q = (k − p)/(d − 1) (derivation in the module notes).
 
     Reports are (m, k) int64 arrays, one k-subset of {0, …, d−1} per row (distinct entries, no
     particular order); the support count of v is the number of rows containing v.
@@ -270,7 +244,7 @@ class SS(FrequencyOracle):
         return max(_MIN_BLOCK, _BITMAP_BYTES // self.d)
 
     def perturb(self, values, rng) -> np.ndarray:
-        """Client side: one k-subset per user, shape (m, k), int64 (exact, see module docstring).
+        """Client side: one k-subset per user, shape (m, k), int64 (exact, see module notes).
 
         Parameters
         ----------

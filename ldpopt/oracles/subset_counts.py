@@ -1,59 +1,7 @@
 """Exact joint law of Subset Selection's support counts (the SS fast path): per-user work only where
 it is cheaper than a histogram.
 
-SS(x) is the mixture (subset.py's module docstring): w.p. λ, {x} ∪ (a uniform (k−1)-subset of
-D∖{x}); w.p. 1 − λ, a uniform k-subset of D. So, given the histogram n_x:
-
-* m_x ~ Binomial(n_x, λ) users of value x are *pinned*: they support x, plus k − 1 elements drawn
-  uniformly from D∖{x}; the other n − Σm users are *plain*: k elements drawn uniformly from D;
-* the counts are c = m + (column sums of all these random subsets).
-
-Column sums of many uniform subsets, by recursive halving of the domain
--------------------------------------------------------------------------
-A uniform j-subset of a set N = N₁ ⊔ N₂ (|N| = s = s₁ + s₂) puts L ~ Hypergeometric(s, s₁, j)
-elements in N₁, and given L its parts in N₁ and N₂ are independent uniform L- and (j − L)-subsets.
-Users are independent, so we only need, for every node N of a binary tree over D (intervals halved
-down to single values), the *histogram* of how many elements each user must still draw inside N
-(its "need"): users with the same node and need are exchangeable, and the histogram of their L's is
-Multinomial(count, Hypergeometric pmf). At a leaf {v}, c_v gains the number of users needing 1.
-A pinned user of value x draws from N∖{x} at the node N ∋ x: its split is Hypergeometric(s − 1,
-s₁ − 1, j) if x ∈ N₁ (Hypergeometric(s − 1, s₁, j) otherwise); its part in the child holding x stays
-pinned (same x), the other part is plain. Every step is an exact identity in law, so the counts have
-exactly the joint law of the real protocol (Σ_v c_v = n k always; the covariances of
-``jointlaw.count_moments``; tests/test_oracles_joint_law.py).
-
-Cost and the only approximation (floating point)
-------------------------------------------------
-An entry (node, need, count) is split either per user (``Generator.hypergeometric``, exact) when the
-count is small, or by one multinomial over the window of the hypergeometric's support where the
-pmf is not negligible: mean ± δ, δ = √(m·ln(2/τ)/2), m = min(j, s − j, s₁, s₂), τ = 1e−40. By
-Hoeffding's bound for sampling without replacement (Hoeffding 1963, Thm. 4; applied to whichever of
-the four symmetric descriptions has the smallest sample) the mass outside the window is < τ per user
-and split, so over at most n·2d user-splits the total-variation distance to the exact law is below
-1e−25 for n·d ≤ 10¹⁴: far below the ~1e−12 relative rounding of the double-precision probabilities
-(cumulative products of the pmf's ratios, the same bits on every CPU: ``_pmf_rows``), which any
-sampler with float probabilities has.
-The work per tree level is Σ over (node, need) entries of min(users, window) — never more than the
-users, and bounded by the histograms' spread once n is large. Measured on the reference machine
-(one run each, ε = 1, Zipf data): 0.2–0.4 s at d = 1024, n = 10⁶; 2–4 s at d = 42,178, n = 10⁶
-(half of it the λn pinned users' per-user draws); ~180 s at d = 42,178, n = 10⁹, where each value's
-pinned histogram is dense (d × window rows per level). The old independent-binomial draw took 3 ms
-but had the wrong joint law.
-
-Memory
-------
-A level's splits are drawn in pieces (multinomial batches of ``_BATCH_CELLS`` cells, per-user draws
-in pieces of as many users) and each piece is merged into the next level's histograms before the
-next is drawn: plain (node, need) entries into a dense table of ≈ 2d cells, pinned (x, need) entries
-through a buffer folded into the merged state whenever it outgrows it. The peak is therefore a small
-multiple of the largest merged pinned histogram (≈ d × window entries at worst) plus one batch,
-instead of every piece of a level at once. Peak RSS at d = 42,178, ε = 1 (benchmarks/bench_ss_memory.py,
-one run each): Zipf data, n = 10⁹, 0.68 GB where keeping a level's pieces took 3.3 GB; uniform data
-(every value's pinned histogram dense), n = 10⁸, 1.5 GB where it took 4.7 GB. The pieces are drawn in
-exactly the order of one call per level (array draws of a Generator consume its stream element by
-element), and the merged histograms are sorted by key, so the counts are the same for the same seed
-whatever the piece sizes.
-"""
+Notes: docs/notes/python.md, "ldpopt.oracles.subset_counts"."""
 
 from __future__ import annotations
 
@@ -76,7 +24,7 @@ _BATCH_CELLS = 1 << 19
 
 def _window(ngood, nbad, nsample):
     """Support [lo, hi] of Hypergeometric(ngood + nbad, ngood, nsample) cut to mean ± δ (module
-    docstring): returns (wlo, width)."""
+    notes): returns (wlo, width)."""
     N = ngood + nbad
     lo = np.maximum(0, nsample - nbad)
     hi = np.minimum(nsample, ngood)
@@ -122,7 +70,7 @@ def _pmf_rows(ngood, nbad, nsample, wlo, width, W):
 
 def _multinomial_chunks(gen, ngood, nbad, nsample, count):
     """For rows i: the histogram of L ~ Hypergeometric(ngood_i + nbad_i, ngood_i, nsample_i) over
-    count_i users, restricted to the window of the module docstring. Yields (row, L, users) once per
+    count_i users, restricted to the window of the module notes. Yields (row, L, users) once per
     multinomial batch, in draw order, so that the caller can merge each batch before the next."""
     # rows share few distinct (ngood, nbad, nsample): one pmf per distinct triple
     base = int(max(ngood.max(), nbad.max(), nsample.max())) + 1
@@ -211,7 +159,7 @@ class _PinnedMerge:
 
 
 def sample_subset_counts(gen: np.random.Generator, d: int, k: int, lam: float, tc: np.ndarray) -> np.ndarray:
-    """Support counts of SS(ε, d, k) for histogram ``tc``, exact in joint law (module docstring).
+    """Support counts of SS(ε, d, k) for histogram ``tc``, exact in joint law (module notes).
 
     Tree: level ℓ has nodes 0 … 2^ℓ − 1; node i has children 2i (the first ⌊s/2⌋ values) and 2i + 1
     (the rest); nodes of size ≤ 1 are leaves (a size-0 child carries no need). Each piece of a level's

@@ -1,32 +1,6 @@
-"""Unary-encoding frequency oracles: OUE and SUE (basic RAPPOR).
+"""Unary-encoding frequency oracles: OUE and SUE, basic RAPPOR (Wang et al. arXiv §2.3).
 
-References
-----------
-Wang, Lopuhaä-Zwakenberg, Li, Skoric, Li, *Consistent and Accurate Frequency Oracles under Local
-Differential Privacy* (arXiv), §2.3: the value v is one-hot encoded as d bits; the 1 bit is kept as 1
-with probability p, each 0 bit becomes 1 with probability q, independently. Basic RAPPOR (Erlingsson
-et al. 2014, "SUE" in Wang et al. USENIX Security 2017) flips every bit w.p. 1/(e^{ε/2}+1); OUE sets
-p = 1/2, q = 1/(e^ε+1). The perturbed bit vector is the set Y = {u : bit u is 1}; the support count c_v
-is the number of reports with bit v set, and f̃_v = (c_v/n − q)/(p − q) with the variance of Eq. 5.
-
-Implementation notes (choices the papers do not make)
------------------------------------------------------
-* Reports are bit-packed (``np.packbits`` layout: shape (m, ⌈d/8⌉), uint8, bit u of a report is bit
-  ``7 − u % 8`` of byte ``u // 8``; the ⌈d/8⌉·8 − d padding bits are 0), so that n·d bits cost n·d/8
-  bytes.
-* The d − 1 "other" bits are iid Bernoulli(q) and the own bit is an independent Bernoulli(p), so a
-  report is drawn as d iid Bernoulli(q) bits whose own bit is then overwritten by a Bernoulli(p) draw:
-  the same distribution as flipping each bit of the one-hot vector.
-* Bernoulli(q) bits are drawn 16 at a time: a 16-bit symbol s has probability q^|s|(1−q)^{16−|s|}
-  (|s| = popcount), sampled with Walker's alias method on 2^16 columns. A column J (16 random bits) is
-  accepted when a uniform U < threshold[J]; U is compared first through 8 random bits against
-  ⌊256·threshold⌋, and only the 1/256 of ties are refined with a uniform double. The result is exact
-  up to the double-precision rounding of the alias thresholds (≈1e-16) and uses about 1.5 random bits
-  per output bit instead of one 53-bit uniform per bit.
-* ``aggregate`` counts set bits per column without unpacking a row per bit: the rows are summed
-  pairwise with bit-sliced (carry-save) adders on the packed bytes, and only the few remaining
-  rows of planar counters are unpacked. Reports are processed in blocks of rows so memory stays bounded.
-"""
+Notes: docs/notes/python.md, "ldpopt.oracles.unary"."""
 
 from __future__ import annotations
 

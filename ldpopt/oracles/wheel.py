@@ -2,44 +2,7 @@
 Differential Privacy", USENIX Security 2025; the authors' code: github.com/SEUNICK/LDP_Frequency_Protocols,
 fp/RWS.py).
 
-The protocol
-------------
-A user draws a seed s, which names a uniform k-subset S_s of D = {0, …, d−1} (the "wheel"), and spins:
-y ∈ D is drawn with Pr[y] ∝ e^ε if y ∈ (v − S_s) mod d, ∝ 1 otherwise, i.e. Pr[y] = e^ε/(k e^ε + d − k)
-or 1/(k e^ε + d − k). The report is (s, y), two integers, and it supports T = (S_s + y) mod d, the
-k values u with u − y ∈ S_s. Since v ∈ T ⇔ y ∈ v − S_s, every report's likelihood depends on v only
-through 1[v ∈ T], with ratio e^ε: the protocol is ε-LDP, tight.
-
-Its law is Subset Selection's (derivation)
-------------------------------------------
-Pr[T = A | v] = Σ_y Pr[S = A − y]·Pr[y | S = A − y, v] = d·C(d, k)^−1·(e^ε if v ∈ A else 1)/(k e^ε + d − k),
-because S = A − y is one fixed subset for each of the d values of y, and y ∈ v − (A − y) ⇔ v ∈ A. That
-is exactly SS's Pr[Y = A | v] (:mod:`.subset`: e^ε/(C(d−1, k−1)e^ε + C(d−1, k)) inside, with
-C(d−1, k−1) = (k/d)C(d, k) and C(d−1, k) = ((d − k)/d)C(d, k)). Hence p* = k e^ε/(k e^ε + d − k) and
-q* = (k − p*)/(d − 1) (the authors' ``pure_p``, ``pure_q``: p*(k − 1)/(d − 1) + (1 − p*)k/(d − 1)
-is the same number), the counts have SS(k)'s joint law, and so the fast path is SS's
-(``sample_counts``, exact in joint law) and the variance is Eq. 2's, exact: RWS is SS's accuracy
-with SS's report of k integers replaced by two. k minimises the mean MSE over the domain
-(:func:`.reoptimized.mean_mse`) among ⌊d/(e^ε + 1)⌋ and ⌈d/(e^ε + 1)⌉ (the floor on a tie), k = 1
-when d/(e^ε + 1) ≤ 1 (as the authors' code).
-
-The seed → subset map (ldpopt's; the paper leaves it to "a seed")
------------------------------------------------------------------
-s is a uniform 64-bit key per user and S_s the k values with the smallest 64-bit words
-mix64(s + (v + 1)·γ) (:func:`.hashing.keyed_words`, OLH's keyed random-function family before
-``mod g``): the first k of a uniformly random permutation of D, so S_s is a uniform k-subset (up to
-the 2^−64-scale chance of tied words, where numpy's argpartition decides). The authors' code draws
-S with ``numpy.random.default_rng(seed).choice(d, k, replace=False)`` for seeds in [0, n); that map
-is Python-per-seed and is not reproduced here: ``benchmarks/bench_rws_conformance.py`` runs their
-code and compares the law, the parameters and the estimates on the supports of their reports.
-
-Costs: ``perturb`` and ``aggregate`` hash all d values of each user (O(n·d), vectorised in blocks of
-users, as OLH's aggregation); ``sample_counts`` is SS's (no per-user work). Aggregation is a sum of
-per-report support indicators: counts of disjoint report sets add (shards, partials).
-:class:`PooledRWS` bounds the seeds to a public pool of K keys: aggregation O(n + K·d log d), counts
-exact for the pool held but f̃ biased given it (exact bias and variance given the pool; over pools
-the mean squared bias falls as 1/K: benchmarks/bench_rws_pool.py, docs/results/fang-ldpcube.md).
-"""
+Notes: docs/notes/python.md, "ldpopt.oracles.wheel"."""
 
 from __future__ import annotations
 
