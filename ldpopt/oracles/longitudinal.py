@@ -62,7 +62,7 @@ def _solve_increasing(fun, target: float, lo: float, hi: float) -> float:
 
 class LongitudinalOracle(FrequencyOracle):
     """Mixin of the memoised oracles: PRR (p₁, q₁) with ε∞ = ``epsilon``, IRR (p₂, q₂) with one report
-    ε₁-LDP; one round's report is the pure oracle with the composed (p, q) (module docstring).
+    ε₁-LDP; one round's report is the pure oracle with the composed (p, q) (module notes).
 
     ``epsilon`` is ε∞, the bound on what any number of reports of one value reveal; ``eps_1`` (< ε∞)
     is one report's exact ε."""
@@ -176,7 +176,7 @@ class LongitudinalOracle(FrequencyOracle):
         raise NotImplementedError
 
     def epsilon_rounds(self, tau: int) -> float:
-        """Exact ε of a user's τ reports of one constant value (closed form, module docstring).
+        """Exact ε of a user's τ reports of one constant value (closed form, module notes).
 
         Parameters
         ----------
@@ -666,7 +666,7 @@ def _lgrr_irr(p1: float, q1: float, k: int, eps_1: float) -> tuple[float, float]
 
 
 def _lgrr_rounds(p1: float, q1: float, p2: float, q2: float, k: int, tau: int) -> float:
-    """ε of τ reports of one value for GRR(p₁, q₁) then GRR(p₂, q₂) on k outputs (module docstring)."""
+    """ε of τ reports of one value for GRR(p₁, q₁) then GRR(p₂, q₂) on k outputs (module notes)."""
     log_rho_tau = tau * math.log(p2 / q2)
     num = np.logaddexp(math.log(p1) + log_rho_tau, math.log((k - 1) * q1))
     den = np.logaddexp(math.log(q1) + log_rho_tau, math.log(p1 + (k - 2) * q1))

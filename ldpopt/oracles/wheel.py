@@ -29,7 +29,7 @@ _MAX_ENUM_CELLS = 1 << 22
 
 
 def rws_k(epsilon: float, d: int) -> int:
-    """RWS's subset size (module docstring): of ⌊d/(e^ε + 1)⌋ and ⌈d/(e^ε + 1)⌉ the one with the
+    """RWS's subset size (module notes): of ⌊d/(e^ε + 1)⌋ and ⌈d/(e^ε + 1)⌉ the one with the
     smaller mean MSE (:func:`.reoptimized.mean_mse`), the floor on a tie; 1 when d/(e^ε + 1) ≤ 1.
 
     Parameters
@@ -63,7 +63,7 @@ def rws_k(epsilon: float, d: int) -> int:
 
 
 class RWS(FrequencyOracle):
-    """Random Wheel Spinner (Fang et al. 2025; module docstring): report (s, y), supporting
+    """Random Wheel Spinner (Fang et al. 2025; module notes): report (s, y), supporting
     (S_s + y) mod d, with SS(k)'s law of supports.
 
     Parameters
@@ -78,7 +78,7 @@ class RWS(FrequencyOracle):
     p = k e^ε/(k e^ε + d − k), q = (k − p)/(d − 1).
 
     Reports are (m, 2) int64 arrays of rows (s, y): the 64-bit seed (its bit pattern as int64) and
-    the spin y ∈ [0, d). ``sample_counts`` is SS's, exact in joint law (module docstring).
+    the spin y ∈ [0, d). ``sample_counts`` is SS's, exact in joint law (module notes).
 
     Raises
     ------
@@ -124,7 +124,7 @@ class RWS(FrequencyOracle):
 
     @classmethod
     def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float] | None:
-        """SS(k)'s (the same law of supports, module docstring); None without ``k`` in ``params``.
+        """SS(k)'s (the same law of supports, module notes); None without ``k`` in ``params``.
 
         Parameters
         ----------
@@ -195,7 +195,7 @@ class RWS(FrequencyOracle):
         return np.argpartition(z, self.k - 1, axis=1) if self.k > 1 else np.argpartition(z, 0, axis=1)
 
     def subsets(self, seeds) -> np.ndarray:
-        """S_s for each seed, (m, k) int64 (module docstring), in blocks of seeds.
+        """S_s for each seed, (m, k) int64 (module notes), in blocks of seeds.
 
         Parameters
         ----------
@@ -223,7 +223,7 @@ class RWS(FrequencyOracle):
 
     # -- the real protocol -----------------------------------------------------------------------
     def perturb(self, values, rng) -> np.ndarray:
-        """Client side: a uniform 64-bit seed s per user and the spin y (module docstring): w.p.
+        """Client side: a uniform 64-bit seed s per user and the spin y (module notes): w.p.
         p = k e^ε/(k e^ε + d − k), y = v − u for u uniform on S_s; otherwise for u uniform on D ∖ S_s.
 
         Parameters
@@ -335,7 +335,7 @@ class RWS(FrequencyOracle):
         return out
 
     def sample_counts(self, true_counts, rng) -> np.ndarray:
-        """Fast path: SS(k)'s, exact in joint law (module docstring: the same law of supports).
+        """Fast path: SS(k)'s, exact in joint law (module notes: the same law of supports).
 
         Parameters
         ----------
