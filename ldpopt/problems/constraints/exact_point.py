@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .exact_lp import solve_exact
+from .nested_sums import NestedSums
 
 __all__ = ["MAX_BASIS", "exact_point", "exact_residual", "point_ok"]
 
@@ -93,16 +94,19 @@ def _to_float(n: int, E: int) -> float:
     return float(np.ldexp(float(n >> shift) if n > 0 else -float((-n) >> shift), E + shift))
 
 
-def point_ok(A, b, ineq, lo, up, x_float, comp=None, fracs: dict | None = None) -> bool:
+def point_ok(A, b, ineq, lo, up, x_float, comp=None, fracs: dict | None = None, nested=None) -> bool:
     """Whether the point x meets every bound and row exactly: x_v = ``fracs[comp[v]]`` (a Fraction
-    per block) where the value's block has one, else ``x_float[v]``."""
+    per block) where the value's block has one, else ``x_float[v]``; with ``nested`` (an active
+    :class:`.nested_sums.NestedSums`), each value it defines is its exact sum of the others instead."""
     x_float = np.asarray(x_float, dtype=np.float64)
     fracs = fracs or {}
     comp = np.zeros(x_float.size, dtype=np.int64) if comp is None else comp
+    defined = nested.defined if nested is not None and nested.active else np.zeros(x_float.size, bool)
+    x_float = np.where(defined, 0.0, x_float)
     if not np.all(np.isfinite(x_float)):
         return False
     blocks = np.fromiter(fracs, dtype=np.int64, count=len(fracs))
-    plain = ~np.isin(comp, blocks)
+    plain = ~np.isin(comp, blocks) & ~defined
     if np.any(plain & (x_float < lo)) or np.any(plain & (x_float > up)):
         return False
     for g, z in fracs.items():  # one comparison per solved block against its members' tightest bounds
@@ -114,13 +118,19 @@ def point_ok(A, b, ineq, lo, up, x_float, comp=None, fracs: dict | None = None) 
     L = lcm(*(z.denominator for z in fracs.values())) if fracs else 1
     # A_kv = M_kv·2^Ea; x_v = X_v·2^Ex / L; b_k = B_k·2^(Ea+Ex) / L, every M, X, B an integer
     Ea = _min_exp(A.data)
-    Ex = min(_min_exp(np.where(plain, x_float, 0.0)), _min_exp(b) - Ea, 0)
+    bd_lo, bd_up = np.where(defined, lo, 0.0), np.where(defined, up, 0.0)  # the defined values' bounds
+    Ex = min(_min_exp(np.where(plain, x_float, 0.0)), _min_exp(b) - Ea, _min_exp(bd_lo, bd_up), 0)
     X = _as_int(np.where(plain, x_float, 0.0), Ex) * L
     if fracs:
         Z = np.zeros(int(comp.max()) + 1, dtype=object)
         for g, z in fracs.items():
             Z[g] = int(z * L * Fraction(2) ** -Ex)
-        X = np.where(plain, X, Z[comp])
+        X = np.where(plain | defined, X, Z[comp])
+    if np.any(defined):
+        X = nested.propagate(X)
+        fin_lo, fin_up = defined & np.isfinite(lo), defined & np.isfinite(up)
+        if np.any(X[fin_lo] < _as_int(lo[fin_lo], Ex) * L) or np.any(X[fin_up] > _as_int(up[fin_up], Ex) * L):
+            return False
     Mi = _as_int(A.data, Ea)
     rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
     lhs = np.zeros(A.shape[0], dtype=object)
@@ -152,9 +162,23 @@ def _blocks(A, b, tight, x):
 
 
 def exact_point(A, b, ineq, lo, up, x0, tol: float) -> tuple | None:
-    """A point (x_float, fracs) of the system built from the float point ``x0`` (module docstring,
-    ``tol`` the relative tolerance for "on a bound" and "tight"), checked exactly by
-    :func:`point_ok`; None when the construction or the check fails (nothing is claimed)."""
+    """A point (x_float, comp, fracs) of the system built from the float point ``x0`` (module
+    docstring, ``tol`` the relative tolerance for "on a bound" and "tight"), checked exactly by
+    :func:`point_ok`; None when the construction or the check fails (nothing is claimed). Nested
+    sums (a Hierarchy's rows) are substituted out first (:mod:`.nested_sums`): the point is built
+    over the free values and its defined values are their exact sums."""
+    A = sp.csr_matrix(A)
+    nested = NestedSums(A, b, ineq)
+    if nested.active:
+        got = _exact_point(*nested.system(A, b, ineq, lo, up), x0, tol)
+        if got is None or not point_ok(A, b, ineq, lo, up, *got, nested=nested):
+            return None
+        return got
+    return _exact_point(A, b, ineq, lo, up, x0, tol)
+
+
+def _exact_point(A, b, ineq, lo, up, x0, tol: float) -> tuple | None:
+    """:func:`exact_point` on a system without nested sums."""
     A = sp.csr_matrix(A)
     b = np.asarray(b, dtype=np.float64)
     ineq = np.asarray(ineq, bool)
