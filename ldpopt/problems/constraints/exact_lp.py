@@ -216,31 +216,31 @@ class ExactSystem:
         return "infeasible", y
 
 
-def solve_exact(M: list, r: list, guess: list) -> list | None:
+def solve_exact(M: list, r: list, guess: list, skip_inconsistent: bool = False) -> list | None:
     """A solution of M z = r over the rationals (a column without a pivot keeps ``guess``), or None
-    when the system is inconsistent."""
+    when the system is inconsistent. The rows are taken in order (Gauss–Jordan, one row at a time:
+    a row is reduced by the pivots so far, then its first non-zero column becomes a pivot);
+    ``skip_inconsistent``: a row that contradicts the rows before it is left out instead (the
+    earlier rows have priority), so the answer solves a maximal consistent prefix-greedy subset."""
     n = len(guess)
-    rows = [list(row) + [rv] for row, rv in zip(M, r)]
-    pivots = []
-    i = 0
-    for j in range(n):
-        p = next((k for k in range(i, len(rows)) if rows[k][j] != 0), None)
-        if p is None:
+    piv: list[tuple[int, list]] = []  # (pivot column, row with 1 there and 0 in the other pivot columns)
+    for row, rv in zip(M, r):
+        R = [Fraction(v) for v in row] + [Fraction(rv)]
+        for c, P in piv:
+            f = R[c]
+            if f:
+                R = [a - f * p for a, p in zip(R, P)]
+        c = next((j for j in range(n) if R[j] != 0), None)
+        if c is None:
+            if R[n] != 0 and not skip_inconsistent:
+                return None
             continue
-        rows[i], rows[p] = rows[p], rows[i]
-        pv = rows[i][j]
-        rows[i] = [v / pv for v in rows[i]]
-        for k in range(len(rows)):
-            if k != i and rows[k][j] != 0:
-                f = rows[k][j]
-                rows[k] = [a - f * c for a, c in zip(rows[k], rows[i])]
-        pivots.append(j)
-        i += 1
-    if any(all(v == 0 for v in row[:n]) and row[n] != 0 for row in rows[i:]):
-        return None
+        pv = R[c]
+        R = [v / pv for v in R]
+        piv = [(cc, [a - P[c] * b for a, b in zip(P, R)] if P[c] else P) for cc, P in piv]
+        piv.append((c, R))
     z = list(guess)
-    is_piv = set(pivots)
-    for k, j in enumerate(pivots):
-        z[j] = rows[k][n] - sum((rows[k][jj] * guess[jj] for jj in range(n) if jj not in is_piv and rows[k][jj]),
-                                Fraction(0))
+    is_piv = {c for c, _ in piv}
+    for c, P in piv:
+        z[c] = P[n] - sum((P[j] * guess[j] for j in range(n) if j not in is_piv and P[j]), Fraction(0))
     return z

@@ -203,10 +203,12 @@ def _exact_point(A, b, ineq, lo, up, x0, tol: float) -> tuple | None:
     val = np.where(on_lo, blo, np.where(on_up, bup, np.clip(val, blo, bup)))
     fixed = on_lo | on_up
     rows = np.flatnonzero(tight & ~merged)
-    # the tight rows as equalities; when they are inconsistent in exact arithmetic (a ≤ row met
-    # with room thinner than the tolerance), the = rows alone, the ≤ rows left to the check
-    for use in (rows, rows[~ineq[rows]]) if np.any(ineq[rows]) else (rows,):
-        got = _solve_blocks(A, b, use, comp, val, blo, bup, fixed)
+    # the tight rows as equalities, the = rows first, then the ≤ rows from the tightest: a ≤ row
+    # that contradicts those before it in exact arithmetic (met with room thinner than the
+    # tolerance) is left out of the solve and to the check; failing that, the = rows alone
+    order = rows[np.lexsort((np.abs(Ax - b)[rows], ineq[rows]))]
+    for use, skip in ((order, True), (rows[~ineq[rows]], False)) if np.any(ineq[rows]) else ((rows, False),):
+        got = _solve_blocks(A, b, use, comp, val, blo, bup, fixed, skip)
         if got is None:
             continue
         x_try, fracs = got
@@ -215,9 +217,10 @@ def _exact_point(A, b, ineq, lo, up, x0, tol: float) -> tuple | None:
     return None
 
 
-def _solve_blocks(A, b, rows, comp, val, blo, bup, fixed):
-    """(x, fracs): the block values ``val`` with the blocks that the rows ``rows`` (as equalities)
-    determine solved exactly; None when those rows are inconsistent or too many."""
+def _solve_blocks(A, b, rows, comp, val, blo, bup, fixed, skip=False):
+    """(x, fracs): the block values ``val`` with the blocks that the rows ``rows`` (as equalities,
+    in this order; ``skip``: a row contradicting the earlier ones left out) determine solved
+    exactly; None when those rows are inconsistent or too many."""
     x = val[comp]
     if not rows.size:
         return x, {}
@@ -234,7 +237,7 @@ def _solve_blocks(A, b, rows, comp, val, blo, bup, fixed):
     Wf = _exact_block_matrix(A[rows], comp, free)
     keep = ~np.isin(comp, free)  # right-hand side: b_k − Σ over the values not in a solved block, exactly
     rhs = _exact_rows(A[rows], b[rows], np.where(keep, x, 0.0))
-    z = solve_exact(Wf, rhs, [Fraction(float(v)) for v in val[free]])
+    z = solve_exact(Wf, rhs, [Fraction(float(v)) for v in val[free]], skip)
     if z is None:
         return None
     return np.where(keep, x, 0.0), {int(g): zg for g, zg in zip(free.tolist(), z)}
