@@ -25,6 +25,7 @@ min_{l ≤ x ≤ u} (Aᵀy)ᵀx > yᵀb.
 from __future__ import annotations
 
 from fractions import Fraction
+from math import lcm
 
 import numpy as np
 
@@ -221,26 +222,38 @@ def solve_exact(M: list, r: list, guess: list, skip_inconsistent: bool = False) 
     when the system is inconsistent. The rows are taken in order (Gauss–Jordan, one row at a time:
     a row is reduced by the pivots so far, then its first non-zero column becomes a pivot);
     ``skip_inconsistent``: a row that contradicts the rows before it is left out instead (the
-    earlier rows have priority), so the answer solves a maximal consistent prefix-greedy subset."""
+    earlier rows have priority), so the answer solves a maximal consistent prefix-greedy subset.
+    Fraction-free: each row is scaled to integers once (the least common denominator of its
+    entries) and every update is an integer combination divided by the gcd of the row, so no
+    Fraction is formed until the solution."""
     n = len(guess)
-    piv: list[tuple[int, list]] = []  # (pivot column, row with 1 there and 0 in the other pivot columns)
+    piv: list[tuple[int, np.ndarray]] = []  # (pivot column, integer row with 0 in the other pivots' columns)
     for row, rv in zip(M, r):
-        R = [Fraction(v) for v in row] + [Fraction(rv)]
+        fr = [Fraction(v) for v in row] + [Fraction(rv)]
+        den = lcm(*(v.denominator for v in fr))
+        R = np.array([v.numerator * (den // v.denominator) for v in fr], dtype=object)
         for c, P in piv:
-            f = R[c]
-            if f:
-                R = [a - f * p for a, p in zip(R, P)]
-        c = next((j for j in range(n) if R[j] != 0), None)
-        if c is None:
+            if R[c]:
+                R = _reduced(R * P[c] - P * R[c])
+        nz = np.flatnonzero(R[:n] != 0)
+        if not nz.size:
             if R[n] != 0 and not skip_inconsistent:
                 return None
             continue
-        pv = R[c]
-        R = [v / pv for v in R]
-        piv = [(cc, [a - P[c] * b for a, b in zip(P, R)] if P[c] else P) for cc, P in piv]
+        c = int(nz[0])
+        piv = [(cc, _reduced(P * R[c] - R * P[c]) if P[c] else P) for cc, P in piv]
         piv.append((c, R))
     z = list(guess)
-    is_piv = {c for c, _ in piv}
+    is_piv = np.zeros(n, bool)
+    is_piv[[c for c, _ in piv]] = True
+    g = np.array([Fraction(v) for v in guess], dtype=object)
     for c, P in piv:
-        z[c] = P[n] - sum((P[j] * guess[j] for j in range(n) if j not in is_piv and P[j]), Fraction(0))
+        rest = np.flatnonzero(~is_piv & (P[:n] != 0))
+        z[c] = (Fraction(P[n]) - (np.dot(P[rest], g[rest]) if rest.size else 0)) / P[c]
     return z
+
+
+def _reduced(R: np.ndarray) -> np.ndarray:
+    """The integer row R divided by the gcd of its entries."""
+    g = int(np.gcd.reduce(R))
+    return R // g if g > 1 else R

@@ -131,13 +131,49 @@ def point_ok(A, b, ineq, lo, up, x_float, comp=None, fracs: dict | None = None, 
         fin_lo, fin_up = defined & np.isfinite(lo), defined & np.isfinite(up)
         if np.any(X[fin_lo] < _as_int(lo[fin_lo], Ex) * L) or np.any(X[fin_up] > _as_int(up[fin_up], Ex) * L):
             return False
-    Mi = _as_int(A.data, Ea)
-    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
-    lhs = np.zeros(A.shape[0], dtype=object)
-    np.add.at(lhs, rows, Mi * X[A.indices])
+    common = x_float[plain]
+    X0 = 0
+    if common.size:
+        vals, counts = np.unique(common, return_counts=True)
+        X0 = int(_as_int(vals[np.argmax(counts)][None], Ex)[0]) * L
+    lhs = _row_dot(A, Ea, X, X0)
     rhs = _as_int(b, Ea + Ex) * L
     le = np.asarray(ineq, bool)
     return bool(np.all(lhs[le] <= rhs[le]) and np.all(lhs[~le] == rhs[~le]))
+
+
+def _row_dot(A, Ea: int, X, X0: int):
+    """Σ_v M_kv·X_v per row k of the csr matrix A, exactly, with A_kv = M_kv·2^Ea (M integers) and X
+    one integer per value (object array): X0·Σ_v M_kv + Σ_{v: X_v ≠ X0} M_kv·(X_v − X0). A point
+    that is mostly one value (zeros at a vertex, the centre of an interior point) pays the exact row
+    sums of A (:func:`_row_sums`, int64 limbs) and a Python-integer product only where it differs."""
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    out = _row_sums(A, Ea) * X0 if X0 else np.zeros(A.shape[0], dtype=object)
+    dev = np.flatnonzero((X != X0)[A.indices])
+    if dev.size:
+        np.add.at(out, rows[dev], _as_int(A.data[dev], Ea) * (X[A.indices[dev]] - X0))
+    return out
+
+
+def _row_sums(A, E: int):
+    """Σ_v A_kv·2^−E per row, exactly, as Python integers (object array); every entry a multiple of
+    2^E. Each entry m·2^(e−E) (|m| < 2^53) is cut into 24-bit limbs at their positions, the limbs
+    are summed per row and position in float64 (each < 2^24, so any sum of fewer than 2^29 of them
+    is exact), and the few sums per row are joined as integers."""
+    m, e = _dyadic(A.data)
+    s = e - E
+    q, r = s // 24, s % 24
+    sign = np.sign(m)
+    m = np.abs(m)
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    n_pos = int(q.max(initial=0)) + 4
+    acc = np.zeros(A.shape[0] * n_pos)
+    for j in range(3):  # m = Σ_j limb_j·2^(24 j); limb_j·2^r < 2^48 spans two positions
+        part = ((m >> (24 * j)) & 0xFFFFFF) << r
+        for k, piece in enumerate((part & 0xFFFFFF, part >> 24)):
+            acc += np.bincount(rows * n_pos + q + j + k, weights=sign * piece, minlength=acc.size)
+    acc = acc.reshape(A.shape[0], n_pos).astype(np.int64).astype(object)
+    return np.sum(acc * np.array([1 << (24 * p) for p in range(n_pos)], dtype=object), axis=1)
 
 
 def _blocks(A, b, tight, x):
@@ -270,13 +306,11 @@ def _exact_block_matrix(A, comp, free) -> list:
 def _exact_rows(A, b, x) -> list:
     """[b_k − Σ_v A_kv x_v] as Fractions (x float)."""
     A = sp.csr_matrix(A)
-    E = min(_min_exp(A.data) + _min_exp(x), _min_exp(b), 0)
-    ma, ea = _dyadic(A.data)
-    mx, ex = _dyadic(np.asarray(x, dtype=np.float64)[A.indices])
-    terms = np.left_shift(ma.astype(object) * mx.astype(object), np.maximum(ea + ex - E, 0).astype(object)) \
-        * ((ma != 0) & (mx != 0))
-    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
-    acc = np.zeros(A.shape[0], dtype=object)
-    np.add.at(acc, rows, terms)
-    res = _as_int(b, E) - acc
-    return [Fraction(int(v)) * Fraction(2) ** E for v in res.tolist()]
+    x = np.asarray(x, dtype=np.float64)
+    Ea = _min_exp(A.data)
+    Ex = min(_min_exp(x), _min_exp(b) - Ea, 0)
+    X = _as_int(x, Ex)
+    vals, counts = np.unique(x, return_counts=True)
+    X0 = int(_as_int(vals[np.argmax(counts)][None], Ex)[0])
+    res = _as_int(b, Ea + Ex) - _row_dot(A, Ea, X, X0)
+    return [Fraction(int(v)) * Fraction(2) ** (Ea + Ex) for v in res.tolist()]

@@ -379,6 +379,43 @@ def _uniform_ok(A, b, ineq, lo, up) -> bool:
     return point_ok(A, b, ineq, lo, up, np.zeros(d), np.zeros(d, dtype=np.int64), {0: t})
 
 
+#: most = rows of the least-squares candidate of :func:`_interior_candidate` (a dense Gram matrix)
+MAX_INTERIOR_ROWS = 1000
+
+
+def _interior_candidate(A, b, ineq, lo, up):
+    """A float point for the common feasible case that needs no LP: the center c (t/d for the Σ f = t
+    row where there is one, else 0; clipped into the bounds) moved onto the = rows by least squares,
+    x = c + A_eᵀ z with (A_e A_eᵀ) z = b_e − A_e c (at most :data:`MAX_INTERIOR_ROWS` = rows), taken
+    only when it meets every bound and every ≤ row with float room (10⁻⁹ of the data's scale) —
+    a dense LinearEquality with a solution well inside the simplex. A search only: the caller makes
+    it exact on its = rows and checks it exactly (:func:`.exact_point.exact_point`), so a thin
+    conflict among the = rows is never taken as feasible; None when the screen fails."""
+    eq = np.flatnonzero(~ineq)
+    if not eq.size or eq.size > MAX_INTERIOR_ROWS:
+        return None
+    d = A.shape[1]
+    nnz = np.diff(A.indptr)
+    full = [k for k in eq[nnz[eq] == d].tolist() if np.all(A.data[A.indptr[k]:A.indptr[k + 1]] == 1.0)]
+    c = np.clip(np.full(d, float(b[full[0]]) / d if full else 0.0), lo, up)
+    # the correction on a spread of K values only (a fixed one, l = u, never moves): the rest stay
+    # at the centre, one common number, which keeps the exact check to one integer sum per entry
+    K = min(d, max(4096, 64 * eq.size))
+    moves = np.zeros(d)
+    moves[np.linspace(0, d - 1, K).astype(np.int64)] = 1.0
+    moves[lo == up] = 0.0
+    Ae = A[eq] @ sp.diags(moves)
+    z = np.linalg.lstsq((Ae @ Ae.T).toarray(), b[eq] - A[eq] @ c, rcond=None)[0]
+    x = c + Ae.T @ z
+    room = 1e-9 * max(1.0, float(np.max(np.abs(x), initial=0.0)))
+    inside = (x - lo >= room) & (up - x >= room)
+    if not np.all(np.isfinite(x)) or not np.all(inside | (lo == up)):
+        return None
+    if np.any(ineq) and np.any(A[ineq] @ x - b[ineq] > -room):
+        return None
+    return x
+
+
 def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> Decision:
     """The verified-LP steps on the system as given, at any size (module docstring), chains
     substituted out of every LP: the phase-one LP's duals, its point made exact on its active set
@@ -386,6 +423,9 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> D
     (:func:`.farkas.refined_phase_one`) for a conflict or a feasible set thinner than HiGHS's
     tolerances, then the duals of its two tightened forms; every candidate is checked exactly, the
     first that verifies decides (the refinement first: one LP where the tightened forms are two)."""
+    x_in = _interior_candidate(A, b, ineq, lo, up)
+    if x_in is not None and exact_point(A, b, ineq, lo, up, x_in, 0.0) is not None:
+        return Decision(True, how="interior point of the = rows, made exact", complete=complete)
     sub = ChainSubstitution(A, b, ineq, lo, up)
     As, bs, ins, los, ups = sub.system()
     y0, g0 = phase_one(As, bs, ins, los, ups)
