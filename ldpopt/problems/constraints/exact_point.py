@@ -266,8 +266,17 @@ def _solve_blocks(A, b, rows, comp, val, blo, bup, fixed, skip=False):
     P = sp.csr_matrix((np.ones(d), (np.arange(d), comp)), shape=(d, nb))
     W = (A[rows] @ P).tocsc()  # float sums of a row's entries per block: only to choose the pivots
     free = np.flatnonzero(~fixed & (np.diff(W.indptr) > 0))
-    room = np.minimum(val[free] - blo[free], bup[free] - val[free])
-    free = free[np.argsort(-room, kind="stable")][: 2 * rows.size + 8]
+    room = np.full(nb, -np.inf)
+    room[free] = np.minimum(val[free] - blo[free], bup[free] - val[free])
+    # the columns: each row's two with the most room (so a row on a few values of its own keeps a
+    # pivot), then the most room overall, rows + 8 in all (a wider set costs Gauss–Jordan work)
+    Wr = sp.coo_matrix(W[:, free])
+    by_row = np.lexsort((-room[free][Wr.col], Wr.row))
+    rank_in_row = np.arange(by_row.size) - np.searchsorted(Wr.row[by_row], Wr.row[by_row])
+    own = np.unique(free[Wr.col[by_row][rank_in_row < 2]])
+    top = free[np.argsort(-room[free], kind="stable")]
+    free = np.r_[own, top[~np.isin(top, own)][: max(rows.size + 8 - own.size, 0)]]
+    free = free[np.argsort(-room[free], kind="stable")]
     if not free.size:
         return x, {}
     Wf = _exact_block_matrix(A[rows], comp, free)
