@@ -206,8 +206,9 @@ def exact_point(A, b, ineq, lo, up, x0, tol: float) -> tuple | None:
     A = sp.csr_matrix(A)
     nested = NestedSums(A, b, ineq)
     if nested.active:
-        got = _exact_point(*nested.system(A, b, ineq, lo, up), x0, tol)
-        if got is None or not point_ok(A, b, ineq, lo, up, *got, nested=nested):
+        As, bs, ins, los, ups = nested.system(A, b, ineq, lo, up)
+        got = _exact_point(As, bs, ins, los, ups, x0, tol)
+        if got is None or not point_ok(A, b, ineq, lo, up, got[0], got[1], got[2], nested=nested):
             return None
         return got
     return _exact_point(A, b, ineq, lo, up, x0, tol)

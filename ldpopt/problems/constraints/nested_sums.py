@@ -99,13 +99,16 @@ class NestedSums:
         columns are 0 and their bounds infinite there."""
         if not self.active:
             return A, b, ineq, lo, up
-        from .farkas import _box_range  # noqa: PLC0415 - one helper, shared
-
         A = sp.csr_matrix(A)
         R = sp.csr_matrix(A[self.others] @ self.T)
         lo_f, up_f = np.where(self.defined, -np.inf, lo), np.where(self.defined, np.inf, up)
         Tp = self.T[self.pivot]
-        mins, maxs = _box_range(Tp, lo_f, up_f)
+        # the range of T_p g over the free values' box, in float (±inf where a needed bound is)
+        P, N = Tp.maximum(0), Tp.minimum(0)
+        lo0, up0 = np.where(np.isfinite(lo_f), lo_f, 0.0), np.where(np.isfinite(up_f), up_f, 0.0)
+        no_lo, no_up = (~np.isfinite(lo_f)).astype(float), (~np.isfinite(up_f)).astype(float)
+        mins = np.where((P @ no_lo - N @ no_up) > 0, -np.inf, P @ lo0 + N @ up0)
+        maxs = np.where((P @ no_up - N @ no_lo) > 0, np.inf, P @ up0 + N @ lo0)
         need_lo = np.isfinite(lo[self.pivot]) & ~(mins >= lo[self.pivot])
         need_up = np.isfinite(up[self.pivot]) & ~(maxs <= up[self.pivot])
         rows = sp.vstack([R, -Tp[need_lo], Tp[need_up]], format="csr")
