@@ -165,7 +165,43 @@ def run(quick: bool = False, **opts) -> dict:
     grid["cpu_s"] = round(time.process_time() - t0, 1)
     print({k: v for k, v in grid.items()}, flush=True)
     return H.save("exact_feasibility", args, {"rows": rows, "large": large, "grid": grid,
-                                              "nested_grid": _nested_grid(args, oracles, Problem, decide)})
+                                              "nested_grid": _nested_grid(args, oracles, Problem, decide),
+                                              "basis": _basis_cost(args, oracles, Problem, decide)})
+
+
+def _basis_cost(args, oracles, Problem, decide) -> list:
+    """What the bound on the exact basis solve (``exact_point.MAX_BASIS`` tight rows) keeps out: a
+    dense LinearEquality of R rows with Σ f = 1 (R + 1 tight rows) met by a Dirichlet(1) point, float
+    entries uniform(−1, 1) or short ones k/8 (k in −8..8, the point on a 2⁻³⁰ grid), decided with
+    the bound lifted, at d = 10⁴ (``--quick``: 2,048): CPU seconds of one run. The docstring of
+    ``ldpopt.problems.constraints.exact_point`` states the rule from these."""
+    from ldpopt.problems import LinearEquality, NonNegative, Simplex, SumTo
+    from ldpopt.problems.constraints import exact_point
+
+    d = 2048 if args.quick else 10_000
+    rng = np.random.default_rng(5)
+    o = oracles.get("oue", 1.0, d)
+    est = o.estimate(o.sample_counts(np.full(d, 100), rng=rng), 100 * d)
+    out = []
+    kept, exact_point.MAX_BASIS = exact_point.MAX_BASIS, 10**6
+    try:
+        for R, entries in ((20, "float"), (60, "float"), (60, "k/8"), (100, "k/8")):
+            if entries == "float":
+                M = rng.uniform(-1, 1, (R, d))
+                cons = [Simplex(), LinearEquality(M, M @ rng.dirichlet(np.ones(d)))]
+            else:
+                M = rng.integers(-8, 9, size=(R, d)) / 8.0
+                x = np.round(rng.dirichlet(np.ones(d)) * 2**30) / 2**30
+                cons = [NonNegative(), SumTo(float(x.sum())), LinearEquality(M, M @ x)]
+            t0 = time.process_time()
+            got = decide(Problem(est, "cls", cons))
+            row = {"d": d, "tight_rows": R + 1, "entries": entries, "feasible": got.feasible, "how": got.how,
+                   "cpu_s": round(time.process_time() - t0, 2)}
+            print(row, flush=True)
+            out.append(row)
+    finally:
+        exact_point.MAX_BASIS = kept
+    return out
 
 
 def _nested_grid(args, oracles, Problem, decide) -> dict:

@@ -14,12 +14,18 @@ rational arithmetic), with two reductions that keep the rational system small at
   10⁵ values whose steps are tight becomes a handful of blocks, and its rows hold exactly by
   construction.
 
-The remaining tight rows (every = row, ≤ rows within the tolerance) are then solved for the blocks
-not on a bound, in ``fractions.Fraction`` arithmetic (Gaussian elimination,
-:func:`.exact_lp.solve_exact`; a block without a pivot keeps its float value), when that system has
-at most :data:`MAX_BASIS` rows (a choice: ~1 s of Fraction arithmetic; a dense LinearEquality of
-more rows, with every value off its bounds, is beyond it). Every other value keeps its float value.
-The result is then checked against every row and bound of the original system exactly
+Nested sums (a Hierarchy's f_p = Σ f_children, thousands of rows all tight) are substituted out first
+(:mod:`.nested_sums`): the point is built over the free values and the defined ones are their exact
+sums. The remaining tight rows (every = row, then the ≤ rows within the tolerance, tightest first; a
+≤ row that contradicts those before it in exact arithmetic is left to the check) are then solved
+for the blocks not on a bound, in exact rational arithmetic (fraction-free Gauss–Jordan,
+:func:`.exact_lp.solve_exact`, over each row's two blocks with the most room and then the most room
+overall, rows + 8 in all; a block without a pivot keeps its float value), when that system has at
+most :data:`MAX_BASIS` rows. That bound is the rule where the decision stays open: the basis system
+of r dense rows has solutions with denominators of about r times the rows' bit length, so its cost
+grows fast with r and with the rows' bit length (``benchmarks/bench_exact_feasibility.py``,
+"basis", measures it with the bound lifted). Every other value
+keeps its float value. The result is then checked against every row and bound of the original system exactly
 (:func:`point_ok`: integers scaled by a common denominator, numpy object arrays over the non-zeros,
 no loop over the domain in Python): a True is a proof, whatever the tolerances that chose the
 active set; a False claims nothing.
@@ -42,7 +48,7 @@ from .nested_sums import NestedSums
 
 __all__ = ["MAX_BASIS", "exact_point", "exact_residual", "point_ok"]
 
-#: most tight rows (after contraction) solved in rational arithmetic for one point
+#: most tight rows (after contraction and substitution) solved in rational arithmetic for one point
 MAX_BASIS = 60
 
 

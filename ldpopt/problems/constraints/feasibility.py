@@ -43,24 +43,31 @@ repaired on its active set in rational arithmetic, is checked exactly; when neit
 the point decide (a float row whose duals are off by rounding, a feasible set thinner than HiGHS's
 tolerance), a rational phase-one simplex with Bland's rule decides the aggregated system — a proof
 either way — when it has at most :data:`MAX_EXACT` variables and rows. Beyond that (a Monotone chain
-over the whole domain, a LinearEquality or a user's float rows over many values), the same verified-LP
-steps run on the system as given, at any size: the chains are substituted out of the LP
+over the whole domain, a LinearEquality or a user's float rows over many values, a range tree), the
+same verified-LP steps run on the system as given, at any size. First, with no LP: when the = rows
+have a least-squares point from the centre that is inside every bound and ≤ row in float
+(:func:`_interior_candidate`: a dense LinearEquality met well inside the simplex, the common case),
+that point is made exact on its = rows and checked — 20 dense float rows at d = 42,178 in ~0.5 s
+where the LP route takes more; a thin conflict among the = rows fails the exact solve and goes on.
+Then the chains are substituted out of the LP
 (:mod:`.chain_substitution`: HiGHS then solves a few dense rows, 0.03 s at d = 2,048 where the chain
 rows took 7 s); the duals of the phase-one LP and of its two tightened forms are Farkas candidates,
 also snapped to the small-denominator rationals they approximate (a chain over d = 2,000 values has
 multipliers i/2,000, off by rounding in every float entry) and, where a rounding leaves c_v of the
 wrong sign on a value with an infinite bound, repaired by a one-signed row (:func:`.farkas.verify`);
-HiGHS's point is made exact on its active set (:mod:`.exact_point`: tight chain steps contracted into
-blocks, the other tight rows solved in rationals, every row checked in integers); and when neither
+HiGHS's point is made exact on its active set (:mod:`.exact_point`: tight two-value steps — chains,
+Monotone pairs — contracted into blocks, nested sums — a Hierarchy's rows — substituted out
+(:mod:`.nested_sums`), the other tight rows solved in rationals, every row checked in integers); and when neither
 verifies, the phase-one LP is refined around that point (:func:`.farkas.refined_phase_one`: residuals
 computed exactly and scaled up by 1/violation, so a conflict of 1e-16 is of size 1 for HiGHS). A
 verified certificate or point is a proof; None is returned only when no candidate verifies — the
-measured cases (``benchmarks/bench_exact_feasibility.py``: chains and dense rows at margins 1e-13 …
-1e-16 on both sides, d up to 10⁵) all decide, except a feasible dense LinearEquality of more than
-:data:`.exact_point.MAX_BASIS` rows with every value off its bounds (the basis system is too large
-for Fraction arithmetic: the solvers run as before; its conflicts are still decided), and thin
-margins (≲ 1e-13) on a large Hierarchy tree or Monotone partial order, whose rows are not
-substituted (docs/problems.md, "Decided exactly"). The decision is exact on the data as given: any exact margin > 0 is a conflict, whatever its size (a
+measured cases (``benchmarks/bench_exact_feasibility.py``: chains, range trees, partial orders and
+dense rows at margins 1e-13 … 1e-17 on both sides, d up to 10⁵) all decide, except a feasible
+system whose point has more than :data:`.exact_point.MAX_BASIS` tight rows that are neither
+two-value steps nor nested sums, with the values they involve off their bounds (a dense
+LinearEquality of 60 rows or more with Σ f = 1): that basis system is solved exactly, and its
+numbers grow with its size (docs/problems.md, "Decided exactly"); the solvers then run as before,
+and its conflicts are still decided. The decision is exact on the data as given: any exact margin > 0 is a conflict, whatever its size (a
 SubsetSum of 1 + 1e-13 with the simplex at d = 42,178, Box lower bounds summing to 1 + 1e-12), because
 no point satisfies such constraints and no tolerance of a solver or of ldpopt's check may make one
 look as if it did. A margin within what rounding of the data themselves could explain,
