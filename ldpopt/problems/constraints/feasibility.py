@@ -296,7 +296,18 @@ def decide(problem) -> Decision:
     Parameters)."""
     if _one_total_feasible(problem.constraints):
         return Decision(True, how="closed form", complete=True)
-    lo, up, lo_own, up_own, A, b, ineq, own, names, complete = _system(problem)
+    return _decide_system(*_system(problem))
+
+
+def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, relax: bool = True) -> Decision:
+    """:func:`decide` on the system of :func:`_system`; ``relax``: before the large-system steps, the
+    system without its two-value steps (chains, Monotone pairs) is decided on its own when that
+    leaves other rows, and its certificate, if any, is the answer (a conflict among subset totals
+    that the order rows take no part in: the relaxed system aggregates to a few values and is
+    decided exactly, where the phase-one LP over thousands of pair rows may see nothing at 1e-16).
+    Only an infeasible relaxation is taken: its multipliers, 0 on the steps, certify the whole; the
+    relaxation gets the cheap steps only (interval, uniform point, the aggregated exact system),
+    never the large-system ones (``relax=False`` stops there with None)."""
     clash = np.flatnonzero(lo > up)  # exact: two bounds on one value disagree
     if clash.size:
         i = clash[0]
@@ -324,7 +335,25 @@ def decide(problem) -> Decision:
         got = _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete)
         if got.feasible is not None:
             return got
+    steps = _two_value_steps(A, b, ineq)
+    if relax and np.any(steps) and not np.all(steps):
+        keep = ~steps
+        got = _decide_system(lo, up, lo_own, up_own, A[keep], b[keep], ineq[keep], own[keep], names, complete,
+                             relax=False)
+        if got.feasible is False:
+            return got
+    if not relax:  # a relaxation is decided only where it is cheap (aggregated, interval, uniform)
+        return Decision(None, how="relaxation left to the large-system steps")
     return _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete)
+
+
+def _two_value_steps(A, b, ineq) -> np.ndarray:
+    """Which rows are a·f_i − a·f_j ≤ 0 (a Monotone chain's or pair's step)."""
+    nnz = np.diff(A.indptr)
+    out = ineq & (nnz == 2) & (b == 0)
+    k = np.flatnonzero(out)
+    out[k] = A.data[A.indptr[k]] == -A.data[A.indptr[k] + 1]
+    return out
 
 
 def _certified(y, A, b, ineq, lo, up, names, own, lo_own, up_own, complete, how) -> Decision | None:
