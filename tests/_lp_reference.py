@@ -10,7 +10,9 @@ after scaling each to a leading coefficient of ±1, are dropped, and the variabl
 fewest new rows goes first; a system that would grow past a row limit is left undecided (None).
 
 :func:`random_system` draws mixed built-in constraints (the same constraint both as ldpopt objects
-and as rows written out here by hand) with margins 10^-k on either side of feasibility.
+and as rows written out here by hand) with margins 10^-k on either side of feasibility;
+:func:`random_nested_system` small range trees and partial orders the same way (margins 10^-13 …
+10^-17); :func:`planted_nested_system` large ones whose answer is derived by hand (no reference run).
 """
 
 from __future__ import annotations
@@ -170,8 +172,10 @@ def random_nested_system(rng, kind: str):
     with 1–3 subset totals over random node sets —, or "pairs" — the simplex over d = 3–7 values with
     a random partial order (Monotone pairs along a random permutation) and 1–2 subset totals or a
     float row. Each total is met with equality at a planted point (dyadic, so its totals are exact)
-    and then moved by a margin ±10^-k, k in 13..17 (some moves empty the set, some do not: the
-    reference decides). The rows are written out here by hand from the definitions."""
+    and then moved by a margin ±10^-k, k in 13..17; half the systems also get a range's total ≥ its
+    planted total + the margin and the rest's ≥ its own (empty for a positive margin). Some moves
+    empty the set, some do not: the reference decides. The rows are written out here by hand from
+    the definitions."""
     from ldpopt.problems import LinearEquality, Monotone, Simplex, SubsetSum, range_tree
 
     k = int(rng.integers(13, 18))
