@@ -245,6 +245,10 @@ ROWS: tuple[Row | Span, ...] = (
         "exact_feasibility.json",
         Pick(("large", {"d": 42178, "constraints": "dense LinearEquality 201 rows, conflict 1e-13"}, "cpu_s")),
         None, "python benchmarks/bench_exact_feasibility.py"),
+    Row("exact feasibility decision: 20 dense float LinearEquality rows with Σ f = 1, met inside the simplex "
+        "(proved feasible without an LP), d = 42,178", "exact_feasibility.json",
+        Pick(("large", {"d": 42178, "constraints": "dense float LinearEquality 20 rows, interior solution"}, "cpu_s")),
+        None, "python benchmarks/bench_exact_feasibility.py"),
     Row("structured solver, weighted MLE on the simplex, d = 42,178", "structured.json",
         Pick(("rows", {"case": "weighted-mle simplex", "d": 42178}, "ldpopt_cpu_s")),
         Pick(("rows", {"case": "weighted-mle simplex", "d": 42178}, "CLARABEL", "cpu_s"),

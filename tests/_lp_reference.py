@@ -10,7 +10,9 @@ after scaling each to a leading coefficient of ±1, are dropped, and the variabl
 fewest new rows goes first; a system that would grow past a row limit is left undecided (None).
 
 :func:`random_system` draws mixed built-in constraints (the same constraint both as ldpopt objects
-and as rows written out here by hand) with margins 10^-k on either side of feasibility.
+and as rows written out here by hand) with margins 10^-k on either side of feasibility;
+:func:`random_nested_system` small range trees and partial orders the same way (margins 10^-13 …
+10^-17); :func:`planted_nested_system` large ones whose answer is derived by hand (no reference run).
 """
 
 from __future__ import annotations
@@ -162,3 +164,120 @@ def random_system(rng, d: int):
             cons.append(SubsetSum(idx, value, "<="))
             rows.append((ind, value, "<="))
     return cons, rows
+
+
+def random_nested_system(rng, kind: str):
+    """(constraints for ldpopt, rows for :func:`feasible`, d): ``kind`` "tree" — a range tree over
+    3–6 leaves (branching 2 or 3: f ≥ 0, the leaves sum to 1, every node the sum of its children)
+    with 1–3 subset totals over random node sets —, or "pairs" — the simplex over d = 3–7 values with
+    a random partial order (Monotone pairs along a random permutation) and 1–2 subset totals or a
+    float row. Each total is met with equality at a planted point (dyadic, so its totals are exact)
+    and then moved by a margin ±10^-k, k in 13..17; half the systems also get a range's total ≥ its
+    planted total + the margin and the rest's ≥ its own (empty for a positive margin). Some moves
+    empty the set, some do not: the reference decides. The rows are written out here by hand from
+    the definitions."""
+    from ldpopt.problems import LinearEquality, Monotone, Simplex, SubsetSum, range_tree
+
+    k = int(rng.integers(13, 18))
+    rows = []
+    if kind == "tree":
+        L = int(rng.integers(3, 7))
+        tree = range_tree(L, int(rng.integers(2, 4)))
+        d = tree.size
+        leaves = np.round(rng.dirichlet(np.ones(L)) * 2**20) / 2**20
+        leaves[-1] = 1.0 - leaves[:-1].sum()  # exact: multiples of 2^-20
+        point = tree.node_totals(leaves)
+        cons = tree.constraints()
+        rows.append(([1.0 if v < L else 0.0 for v in range(d)], 1.0, "=="))
+        rows += [([-1.0 if i == v else 0.0 for i in range(d)], 0.0, "<=") for v in range(d)]
+        for p in range(L, d):  # node p = Σ of the nodes whose parent is p
+            rows.append(([1.0 if v == p else (-1.0 if tree.parent[v] == p else 0.0) for v in range(d)], 0.0, "=="))
+    else:
+        d = int(rng.integers(3, 8))
+        perm = rng.permutation(d)
+        n = int(rng.integers(1, d + 2))
+        i, j = np.sort(rng.integers(0, d, (n, 2)), axis=1).T
+        pairs = np.unique(np.c_[perm[i], perm[j]][i != j], axis=0)
+        if not pairs.size:
+            pairs = np.array([[perm[0], perm[1]]])
+        point = np.zeros(d)
+        point[perm] = np.sort(np.round(rng.dirichlet(np.ones(d)) * 2**20))[::-1] / 2**20  # nonincreasing along perm
+        point[perm[-1]] += 1.0 - point.sum()
+        point[perm] = np.sort(point[perm])[::-1]
+        cons = [Simplex(), Monotone(pairs=pairs)]
+        rows.append(([1.0] * d, 1.0, "=="))
+        rows += [([-1.0 if i_ == v else 0.0 for i_ in range(d)], 0.0, "<=") for v in range(d)]
+        for a, b in pairs.tolist():  # f_a ≥ f_b: f_b − f_a ≤ 0
+            rows.append(([1.0 if v == b else (-1.0 if v == a else 0.0) for v in range(d)], 0.0, "<="))
+    m = float(rng.choice([-1.0, 1.0])) * 10.0**-k
+    if rng.random() < 0.5:  # a range's total and the rest's, both ≥ their planted totals: empty iff m > 0
+        n_leaves = tree.d if kind == "tree" else d
+        a = int(rng.integers(0, n_leaves - 1))
+        c = int(rng.integers(a, n_leaves - 1))
+        inside = tree.cover(a, c) if kind == "tree" else perm[a:c + 1]
+        values = range(tree.d) if kind == "tree" else perm.tolist()
+        rest = np.array([v for i_, v in enumerate(values) if not a <= i_ <= c])
+        for S, mm in ((np.sort(inside), m), (np.sort(rest), 0.0)):
+            value = float(point[S].sum()) + mm
+            cons.append(SubsetSum(S, value, ">="))
+            rows.append(([-1.0 if v in set(S.tolist()) else 0.0 for v in range(d)], -value, "<="))
+    for _ in range(int(rng.integers(0 if len(cons) > 3 else 1, 4 if kind == "tree" else 3))):
+        m = float(rng.choice([-1.0, 1.0])) * 10.0**-k
+        if kind == "pairs" and rng.random() < 0.4:  # a float row w·f = w·point + m
+            w = np.round(rng.uniform(-1, 1, d), 3)
+            rhs = float(np.sum([Fraction(x) * Fraction(y) for x, y in zip(w, point)])) + m
+            cons.append(LinearEquality(w[None, :], rhs))
+            rows.append((w.tolist(), rhs, "=="))
+            continue
+        S = np.sort(rng.choice(d, int(rng.integers(1, d)), replace=False))
+        sense = ["==", "<=", ">="][int(rng.integers(3))]
+        value = float(point[S].sum()) + (m if sense != "<=" else -m)
+        cons.append(SubsetSum(S, value, sense))
+        ind = [1.0 if v in set(S.tolist()) else 0.0 for v in range(d)]
+        rows.append(([-x for x in ind], -value, "<=") if sense == ">=" else (ind, value, sense))
+    return cons, rows, d
+
+
+def planted_nested_system(rng, kind: str, size: int, margin: float):
+    """(constraints, truth) at any size, the truth derived by hand: ``kind`` "tree" (a range tree over
+    ``size`` leaves, branching 2–4) or "pairs" (the simplex over ``size`` values with a random
+    partial order: pairs a before b along a random permutation, nonincreasing). A planted point
+    (dyadic, a fifth of its values 0, nonincreasing along the permutation for "pairs") meets 2–5
+    random subset totals (==, or ≤ / ≥ loosened by |margin|), and two more pin it: a range's total
+    ≥ its planted total + ``margin`` and the rest's ≥ its planted total. The two sets partition the
+    domain (the leaves, for a tree), so the set is empty iff the two totals as given sum to more
+    than 1 in exact arithmetic (``truth`` False), and else the planted point meets everything."""
+    from ldpopt.problems import Monotone, Simplex, SubsetSum, range_tree
+
+    w = rng.dirichlet(np.ones(size)) * (rng.random(size) > 0.2)
+    w = np.round(w / w.sum() * 2**30) / 2**30
+    if kind == "tree":
+        tree = range_tree(size, int(rng.integers(2, 5)))
+        w[-1] = 1.0 - w[:-1].sum()  # exact: multiples of 2^-30, and ≥ 0 after the rounding above
+        point, cons, order, n = tree.node_totals(w), tree.constraints(), np.arange(size), tree.size
+        first = tree.cover
+    else:
+        order = rng.permutation(size)
+        point = np.zeros(size)
+        point[order] = np.sort(w)[::-1]
+        point[order[0]] += 1.0 - point.sum()
+        i = rng.integers(0, size, 3 * size)
+        j = np.minimum(i + 1 + rng.integers(0, 40, 3 * size), size - 1)
+        keep = i < j
+        cons, n = [Simplex(), Monotone(pairs=np.c_[order[i[keep]], order[j[keep]]])], size
+
+        def first(a, c):
+            return order[a:c + 1]
+    for _ in range(int(rng.integers(2, 6))):
+        S = np.unique(rng.choice(n, int(rng.integers(1, n)), replace=False))
+        sense = ["==", "<=", ">="][int(rng.integers(3))]
+        total = float(np.sum([Fraction(v) for v in point[S]]))
+        cons.append(SubsetSum(S, total + {"==": 0.0, "<=": abs(margin), ">=": -abs(margin)}[sense], sense))
+    a = int(rng.integers(0, size - 1))
+    c = int(rng.integers(a, size - 1))
+    inside = np.sort(first(a, c))
+    rest = np.sort(np.setdiff1d(order, order[a:c + 1]))
+    t1 = float(np.sum([Fraction(v) for v in point[inside]])) + margin
+    t2 = float(np.sum([Fraction(v) for v in point[rest]]))
+    cons += [SubsetSum(inside, t1, ">="), SubsetSum(rest, t2, ">=")]
+    return cons, Fraction(t1) + Fraction(t2) <= 1

@@ -25,6 +25,7 @@ min_{l ≤ x ≤ u} (Aᵀy)ᵀx > yᵀb.
 from __future__ import annotations
 
 from fractions import Fraction
+from math import lcm
 
 import numpy as np
 
@@ -216,31 +217,43 @@ class ExactSystem:
         return "infeasible", y
 
 
-def solve_exact(M: list, r: list, guess: list) -> list | None:
+def solve_exact(M: list, r: list, guess: list, skip_inconsistent: bool = False) -> list | None:
     """A solution of M z = r over the rationals (a column without a pivot keeps ``guess``), or None
-    when the system is inconsistent."""
+    when the system is inconsistent. The rows are taken in order (Gauss–Jordan, one row at a time:
+    a row is reduced by the pivots so far, then its first non-zero column becomes a pivot);
+    ``skip_inconsistent``: a row that contradicts the rows before it is left out instead (the
+    earlier rows have priority), so the answer solves a maximal consistent prefix-greedy subset.
+    Fraction-free: each row is scaled to integers once (the least common denominator of its
+    entries) and every update is an integer combination divided by the gcd of the row, so no
+    Fraction is formed until the solution."""
     n = len(guess)
-    rows = [list(row) + [rv] for row, rv in zip(M, r)]
-    pivots = []
-    i = 0
-    for j in range(n):
-        p = next((k for k in range(i, len(rows)) if rows[k][j] != 0), None)
-        if p is None:
+    piv: list[tuple[int, np.ndarray]] = []  # (pivot column, integer row with 0 in the other pivots' columns)
+    for row, rv in zip(M, r):
+        fr = [Fraction(v) for v in row] + [Fraction(rv)]
+        den = lcm(*(v.denominator for v in fr))
+        R = np.array([v.numerator * (den // v.denominator) for v in fr], dtype=object)
+        for c, P in piv:
+            if R[c]:
+                R = _reduced(R * P[c] - P * R[c])
+        nz = np.flatnonzero(R[:n] != 0)
+        if not nz.size:
+            if R[n] != 0 and not skip_inconsistent:
+                return None
             continue
-        rows[i], rows[p] = rows[p], rows[i]
-        pv = rows[i][j]
-        rows[i] = [v / pv for v in rows[i]]
-        for k in range(len(rows)):
-            if k != i and rows[k][j] != 0:
-                f = rows[k][j]
-                rows[k] = [a - f * c for a, c in zip(rows[k], rows[i])]
-        pivots.append(j)
-        i += 1
-    if any(all(v == 0 for v in row[:n]) and row[n] != 0 for row in rows[i:]):
-        return None
+        c = int(nz[0])
+        piv = [(cc, _reduced(P * R[c] - R * P[c]) if P[c] else P) for cc, P in piv]
+        piv.append((c, R))
     z = list(guess)
-    is_piv = set(pivots)
-    for k, j in enumerate(pivots):
-        z[j] = rows[k][n] - sum((rows[k][jj] * guess[jj] for jj in range(n) if jj not in is_piv and rows[k][jj]),
-                                Fraction(0))
+    is_piv = np.zeros(n, bool)
+    is_piv[[c for c, _ in piv]] = True
+    g = np.array([Fraction(v) for v in guess], dtype=object)
+    for c, P in piv:
+        rest = np.flatnonzero(~is_piv & (P[:n] != 0))
+        z[c] = (Fraction(P[n]) - (np.dot(P[rest], g[rest]) if rest.size else 0)) / P[c]
     return z
+
+
+def _reduced(R: np.ndarray) -> np.ndarray:
+    """The integer row R divided by the gcd of its entries."""
+    g = int(np.gcd.reduce(R))
+    return R // g if g > 1 else R

@@ -14,12 +14,18 @@ rational arithmetic), with two reductions that keep the rational system small at
   10⁵ values whose steps are tight becomes a handful of blocks, and its rows hold exactly by
   construction.
 
-The remaining tight rows (every = row, ≤ rows within the tolerance) are then solved for the blocks
-not on a bound, in ``fractions.Fraction`` arithmetic (Gaussian elimination,
-:func:`.exact_lp.solve_exact`; a block without a pivot keeps its float value), when that system has
-at most :data:`MAX_BASIS` rows (a choice: ~1 s of Fraction arithmetic; a dense LinearEquality of
-more rows, with every value off its bounds, is beyond it). Every other value keeps its float value.
-The result is then checked against every row and bound of the original system exactly
+Nested sums (a Hierarchy's f_p = Σ f_children, thousands of rows all tight) are substituted out first
+(:mod:`.nested_sums`): the point is built over the free values and the defined ones are their exact
+sums. The remaining tight rows (every = row, then the ≤ rows within the tolerance, tightest first; a
+≤ row that contradicts those before it in exact arithmetic is left to the check) are then solved
+for the blocks not on a bound, in exact rational arithmetic (fraction-free Gauss–Jordan,
+:func:`.exact_lp.solve_exact`, over each row's two blocks with the most room and then the most room
+overall, rows + 8 in all; a block without a pivot keeps its float value), when that system has at
+most :data:`MAX_BASIS` rows. That bound is the rule where the decision stays open: the basis system
+of r dense rows has solutions with denominators of about r times the rows' bit length, so its cost
+grows fast with r and with the rows' bit length (``benchmarks/bench_exact_feasibility.py``,
+"basis", measures it with the bound lifted). Every other value
+keeps its float value. The result is then checked against every row and bound of the original system exactly
 (:func:`point_ok`: integers scaled by a common denominator, numpy object arrays over the non-zeros,
 no loop over the domain in Python): a True is a proof, whatever the tolerances that chose the
 active set; a False claims nothing.
@@ -38,10 +44,11 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .exact_lp import solve_exact
+from .nested_sums import NestedSums
 
 __all__ = ["MAX_BASIS", "exact_point", "exact_residual", "point_ok"]
 
-#: most tight rows (after contraction) solved in rational arithmetic for one point
+#: most tight rows (after contraction and substitution) solved in rational arithmetic for one point
 MAX_BASIS = 60
 
 
@@ -93,16 +100,19 @@ def _to_float(n: int, E: int) -> float:
     return float(np.ldexp(float(n >> shift) if n > 0 else -float((-n) >> shift), E + shift))
 
 
-def point_ok(A, b, ineq, lo, up, x_float, comp=None, fracs: dict | None = None) -> bool:
+def point_ok(A, b, ineq, lo, up, x_float, comp=None, fracs: dict | None = None, nested=None) -> bool:
     """Whether the point x meets every bound and row exactly: x_v = ``fracs[comp[v]]`` (a Fraction
-    per block) where the value's block has one, else ``x_float[v]``."""
+    per block) where the value's block has one, else ``x_float[v]``; with ``nested`` (an active
+    :class:`.nested_sums.NestedSums`), each value it defines is its exact sum of the others instead."""
     x_float = np.asarray(x_float, dtype=np.float64)
     fracs = fracs or {}
     comp = np.zeros(x_float.size, dtype=np.int64) if comp is None else comp
+    defined = nested.defined if nested is not None and nested.active else np.zeros(x_float.size, bool)
+    x_float = np.where(defined, 0.0, x_float)
     if not np.all(np.isfinite(x_float)):
         return False
     blocks = np.fromiter(fracs, dtype=np.int64, count=len(fracs))
-    plain = ~np.isin(comp, blocks)
+    plain = ~np.isin(comp, blocks) & ~defined
     if np.any(plain & (x_float < lo)) or np.any(plain & (x_float > up)):
         return False
     for g, z in fracs.items():  # one comparison per solved block against its members' tightest bounds
@@ -114,20 +124,62 @@ def point_ok(A, b, ineq, lo, up, x_float, comp=None, fracs: dict | None = None) 
     L = lcm(*(z.denominator for z in fracs.values())) if fracs else 1
     # A_kv = M_kv·2^Ea; x_v = X_v·2^Ex / L; b_k = B_k·2^(Ea+Ex) / L, every M, X, B an integer
     Ea = _min_exp(A.data)
-    Ex = min(_min_exp(np.where(plain, x_float, 0.0)), _min_exp(b) - Ea, 0)
+    bd_lo, bd_up = np.where(defined, lo, 0.0), np.where(defined, up, 0.0)  # the defined values' bounds
+    Ex = min(_min_exp(np.where(plain, x_float, 0.0)), _min_exp(b) - Ea, _min_exp(bd_lo, bd_up), 0)
     X = _as_int(np.where(plain, x_float, 0.0), Ex) * L
     if fracs:
         Z = np.zeros(int(comp.max()) + 1, dtype=object)
         for g, z in fracs.items():
             Z[g] = int(z * L * Fraction(2) ** -Ex)
-        X = np.where(plain, X, Z[comp])
-    Mi = _as_int(A.data, Ea)
-    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
-    lhs = np.zeros(A.shape[0], dtype=object)
-    np.add.at(lhs, rows, Mi * X[A.indices])
+        X = np.where(plain | defined, X, Z[comp])
+    if np.any(defined):
+        X = nested.propagate(X)
+        fin_lo, fin_up = defined & np.isfinite(lo), defined & np.isfinite(up)
+        if np.any(X[fin_lo] < _as_int(lo[fin_lo], Ex) * L) or np.any(X[fin_up] > _as_int(up[fin_up], Ex) * L):
+            return False
+    common = x_float[plain]
+    X0 = 0
+    if common.size:
+        vals, counts = np.unique(common, return_counts=True)
+        X0 = int(_as_int(vals[np.argmax(counts)][None], Ex)[0]) * L
+    lhs = _row_dot(A, Ea, X, X0)
     rhs = _as_int(b, Ea + Ex) * L
     le = np.asarray(ineq, bool)
     return bool(np.all(lhs[le] <= rhs[le]) and np.all(lhs[~le] == rhs[~le]))
+
+
+def _row_dot(A, Ea: int, X, X0: int):
+    """Σ_v M_kv·X_v per row k of the csr matrix A, exactly, with A_kv = M_kv·2^Ea (M integers) and X
+    one integer per value (object array): X0·Σ_v M_kv + Σ_{v: X_v ≠ X0} M_kv·(X_v − X0). A point
+    that is mostly one value (zeros at a vertex, the centre of an interior point) pays the exact row
+    sums of A (:func:`_row_sums`, int64 limbs) and a Python-integer product only where it differs."""
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    out = _row_sums(A, Ea) * X0 if X0 else np.zeros(A.shape[0], dtype=object)
+    dev = np.flatnonzero((X != X0)[A.indices])
+    if dev.size:
+        np.add.at(out, rows[dev], _as_int(A.data[dev], Ea) * (X[A.indices[dev]] - X0))
+    return out
+
+
+def _row_sums(A, E: int):
+    """Σ_v A_kv·2^−E per row, exactly, as Python integers (object array); every entry a multiple of
+    2^E. Each entry m·2^(e−E) (|m| < 2^53) is cut into 24-bit limbs at their positions, the limbs
+    are summed per row and position in float64 (each < 2^24, so any sum of fewer than 2^29 of them
+    is exact), and the few sums per row are joined as integers."""
+    m, e = _dyadic(A.data)
+    s = e - E
+    q, r = s // 24, s % 24
+    sign = np.sign(m)
+    m = np.abs(m)
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    n_pos = int(q.max(initial=0)) + 4
+    acc = np.zeros(A.shape[0] * n_pos)
+    for j in range(3):  # m = Σ_j limb_j·2^(24 j); limb_j·2^r < 2^48 spans two positions
+        part = ((m >> (24 * j)) & 0xFFFFFF) << r
+        for k, piece in enumerate((part & 0xFFFFFF, part >> 24)):
+            acc += np.bincount(rows * n_pos + q + j + k, weights=sign * piece, minlength=acc.size)
+    acc = acc.reshape(A.shape[0], n_pos).astype(np.int64).astype(object)
+    return np.sum(acc * np.array([1 << (24 * p) for p in range(n_pos)], dtype=object), axis=1)
 
 
 def _blocks(A, b, tight, x):
@@ -152,9 +204,24 @@ def _blocks(A, b, tight, x):
 
 
 def exact_point(A, b, ineq, lo, up, x0, tol: float) -> tuple | None:
-    """A point (x_float, fracs) of the system built from the float point ``x0`` (module docstring,
-    ``tol`` the relative tolerance for "on a bound" and "tight"), checked exactly by
-    :func:`point_ok`; None when the construction or the check fails (nothing is claimed)."""
+    """A point (x_float, comp, fracs) of the system built from the float point ``x0`` (module
+    docstring, ``tol`` the relative tolerance for "on a bound" and "tight"), checked exactly by
+    :func:`point_ok`; None when the construction or the check fails (nothing is claimed). Nested
+    sums (a Hierarchy's rows) are substituted out first (:mod:`.nested_sums`): the point is built
+    over the free values and its defined values are their exact sums."""
+    A = sp.csr_matrix(A)
+    nested = NestedSums(A, b, ineq)
+    if nested.active:
+        As, bs, ins, los, ups = nested.system(A, b, ineq, lo, up)
+        got = _exact_point(As, bs, ins, los, ups, x0, tol)
+        if got is None or not point_ok(A, b, ineq, lo, up, got[0], got[1], got[2], nested=nested):
+            return None
+        return got
+    return _exact_point(A, b, ineq, lo, up, x0, tol)
+
+
+def _exact_point(A, b, ineq, lo, up, x0, tol: float) -> tuple | None:
+    """:func:`exact_point` on a system without nested sums."""
     A = sp.csr_matrix(A)
     b = np.asarray(b, dtype=np.float64)
     ineq = np.asarray(ineq, bool)
@@ -179,10 +246,12 @@ def exact_point(A, b, ineq, lo, up, x0, tol: float) -> tuple | None:
     val = np.where(on_lo, blo, np.where(on_up, bup, np.clip(val, blo, bup)))
     fixed = on_lo | on_up
     rows = np.flatnonzero(tight & ~merged)
-    # the tight rows as equalities; when they are inconsistent in exact arithmetic (a ≤ row met
-    # with room thinner than the tolerance), the = rows alone, the ≤ rows left to the check
-    for use in (rows, rows[~ineq[rows]]) if np.any(ineq[rows]) else (rows,):
-        got = _solve_blocks(A, b, use, comp, val, blo, bup, fixed)
+    # the tight rows as equalities, the = rows first, then the ≤ rows from the tightest: a ≤ row
+    # that contradicts those before it in exact arithmetic (met with room thinner than the
+    # tolerance) is left out of the solve and to the check; failing that, the = rows alone
+    order = rows[np.lexsort((np.abs(Ax - b)[rows], ineq[rows]))]
+    for use, skip in ((order, True), (rows[~ineq[rows]], False)) if np.any(ineq[rows]) else ((rows, False),):
+        got = _solve_blocks(A, b, use, comp, val, blo, bup, fixed, skip)
         if got is None:
             continue
         x_try, fracs = got
@@ -191,9 +260,10 @@ def exact_point(A, b, ineq, lo, up, x0, tol: float) -> tuple | None:
     return None
 
 
-def _solve_blocks(A, b, rows, comp, val, blo, bup, fixed):
-    """(x, fracs): the block values ``val`` with the blocks that the rows ``rows`` (as equalities)
-    determine solved exactly; None when those rows are inconsistent or too many."""
+def _solve_blocks(A, b, rows, comp, val, blo, bup, fixed, skip=False):
+    """(x, fracs): the block values ``val`` with the blocks that the rows ``rows`` (as equalities,
+    in this order; ``skip``: a row contradicting the earlier ones left out) determine solved
+    exactly; None when those rows are inconsistent or too many."""
     x = val[comp]
     if not rows.size:
         return x, {}
@@ -203,14 +273,23 @@ def _solve_blocks(A, b, rows, comp, val, blo, bup, fixed):
     P = sp.csr_matrix((np.ones(d), (np.arange(d), comp)), shape=(d, nb))
     W = (A[rows] @ P).tocsc()  # float sums of a row's entries per block: only to choose the pivots
     free = np.flatnonzero(~fixed & (np.diff(W.indptr) > 0))
-    room = np.minimum(val[free] - blo[free], bup[free] - val[free])
-    free = free[np.argsort(-room, kind="stable")][: 2 * rows.size + 8]
+    room = np.full(nb, -np.inf)
+    room[free] = np.minimum(val[free] - blo[free], bup[free] - val[free])
+    # the columns: each row's two with the most room (so a row on a few values of its own keeps a
+    # pivot), then the most room overall, rows + 8 in all (a wider set costs Gauss–Jordan work)
+    Wr = sp.coo_matrix(W[:, free])
+    by_row = np.lexsort((-room[free][Wr.col], Wr.row))
+    rank_in_row = np.arange(by_row.size) - np.searchsorted(Wr.row[by_row], Wr.row[by_row])
+    own = np.unique(free[Wr.col[by_row][rank_in_row < 2]])
+    top = free[np.argsort(-room[free], kind="stable")]
+    free = np.r_[own, top[~np.isin(top, own)][: max(rows.size + 8 - own.size, 0)]]
+    free = free[np.argsort(-room[free], kind="stable")]
     if not free.size:
         return x, {}
     Wf = _exact_block_matrix(A[rows], comp, free)
     keep = ~np.isin(comp, free)  # right-hand side: b_k − Σ over the values not in a solved block, exactly
     rhs = _exact_rows(A[rows], b[rows], np.where(keep, x, 0.0))
-    z = solve_exact(Wf, rhs, [Fraction(float(v)) for v in val[free]])
+    z = solve_exact(Wf, rhs, [Fraction(float(v)) for v in val[free]], skip)
     if z is None:
         return None
     return np.where(keep, x, 0.0), {int(g): zg for g, zg in zip(free.tolist(), z)}
@@ -243,13 +322,11 @@ def _exact_block_matrix(A, comp, free) -> list:
 def _exact_rows(A, b, x) -> list:
     """[b_k − Σ_v A_kv x_v] as Fractions (x float)."""
     A = sp.csr_matrix(A)
-    E = min(_min_exp(A.data) + _min_exp(x), _min_exp(b), 0)
-    ma, ea = _dyadic(A.data)
-    mx, ex = _dyadic(np.asarray(x, dtype=np.float64)[A.indices])
-    terms = np.left_shift(ma.astype(object) * mx.astype(object), np.maximum(ea + ex - E, 0).astype(object)) \
-        * ((ma != 0) & (mx != 0))
-    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
-    acc = np.zeros(A.shape[0], dtype=object)
-    np.add.at(acc, rows, terms)
-    res = _as_int(b, E) - acc
-    return [Fraction(int(v)) * Fraction(2) ** E for v in res.tolist()]
+    x = np.asarray(x, dtype=np.float64)
+    Ea = _min_exp(A.data)
+    Ex = min(_min_exp(x), _min_exp(b) - Ea, 0)
+    X = _as_int(x, Ex)
+    vals, counts = np.unique(x, return_counts=True)
+    X0 = int(_as_int(vals[np.argmax(counts)][None], Ex)[0])
+    res = _as_int(b, Ea + Ex) - _row_dot(A, Ea, X, X0)
+    return [Fraction(int(v)) * Fraction(2) ** (Ea + Ex) for v in res.tolist()]

@@ -1,0 +1,140 @@
+"""The exact feasibility decision on range trees (Hierarchy: nested sums) and Monotone partial orders
+(pairs) at margins 1e-13 … 1e-17 on both sides, against independent references: small random
+systems through the large-system steps against Fourier–Motzkin in rational arithmetic
+(tests/_lp_reference.py), and planted systems over thousands of values whose answer is derived by
+hand; dense = rows decided without an LP (the interior candidate) and its exact pieces (fraction-free
+Gauss–Jordan with skipped rows, exact row sums by limbs) against Fractions."""
+
+from __future__ import annotations
+
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _lp_reference import feasible, planted_nested_system, random_nested_system
+
+from ldpopt import oracles
+from ldpopt.problems import Fixed, LinearEquality, Problem, Simplex, SolverWarning
+from ldpopt.problems.constraints import feasibility as F
+from ldpopt.problems.constraints.exact_lp import solve_exact
+from ldpopt.problems.constraints.exact_point import _min_exp, _row_sums
+
+
+def _est(d, seed=0):
+    rng = np.random.default_rng(seed)
+    o = oracles.get("oue", 1.0, d)
+    return o.estimate(o.sample_counts(np.full(d, 100), rng=rng), 100 * d)
+
+
+def test_small_trees_and_partial_orders_through_the_large_steps_agree_with_fourier_motzkin():
+    """120 systems (range trees over 3–6 leaves, partial orders over 3–7 values, margins 10^-13 …
+    10^-17): the steps used beyond the rational simplex (phase-one LP, refinement, exact point with
+    nested sums substituted) decide every one, as the reference does; so does the whole decision."""
+    rng = np.random.default_rng(20261124)
+    ests, seen = {}, {True: 0, False: 0}
+    for i in range(120):
+        cons, rows, d = random_nested_system(rng, ["tree", "pairs"][i % 2])
+        truth = feasible(rows, d)
+        if truth is None:
+            continue
+        ests.setdefault(d, _est(d))
+        P = Problem(ests[d], "cls", cons)
+        lo, up, lo_own, up_own, A, b, ineq, own, names, complete = F._system(P)
+        got = F._decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete)
+        assert got.feasible is truth, (i, cons, truth, got)
+        assert F.decide(P).feasible is truth
+        seen[truth] += 1
+    assert seen[True] >= 30 and seen[False] >= 20, seen  # both sides are exercised
+
+
+@pytest.mark.parametrize("kind,size", [("tree", 1024), ("pairs", 2000)])
+def test_planted_large_systems_decide_at_any_margin(kind, size):
+    """Range trees over 1,024 leaves (1,000+ nested-sum rows, beyond the rational basis solve before
+    the substitution) and partial orders over 2,000 values: empty for margin > 0, else the planted
+    point meets everything; both sides decided, an empty one ends ``infeasible``."""
+    rng = np.random.default_rng(size)
+    for k, margin in enumerate([1e-13, -1e-13, 1e-15, -1e-15, 1e-17, -1e-17]):
+        cons, truth = planted_nested_system(rng, kind, size, margin)
+        d = cons[2].tree.size if kind == "tree" else size
+        P = Problem(_est(d, k), "cls", cons)
+        got = F.decide(P)
+        assert got.feasible is truth, (margin, got)
+        if truth is False:
+            assert got.certificate.margin > 0
+            if k == 0:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", SolverWarning)
+                    assert P.solve().status == "infeasible"
+
+
+def _dense(d, R, seed, conflict=None):
+    """R float rows M with b = M f* at an interior planted f* (Σ f* = 1 up to rounding of the data,
+    so the simplex is not assumed met at f*), and optionally the row M₀ + M₁ with b₀ + b₁ + conflict."""
+    rng = np.random.default_rng(seed)
+    M = rng.uniform(-1, 1, (R, d))
+    b = M @ rng.dirichlet(np.ones(d))
+    if conflict is not None:
+        M, b = np.vstack([M, M[0] + M[1]]), np.r_[b, b[0] + b[1] + conflict]
+    return M, b
+
+
+def test_dense_rows_with_an_interior_solution_are_decided_without_an_lp(monkeypatch):
+    """20 dense float rows at d = 3,000 with a solution inside the simplex: proved feasible by the
+    interior candidate (no LP: HiGHS is not called); a row that conflicts by 1e-13 (or 1e-16 ×
+    its size) is not taken as feasible, and the LP route then finds the certificate."""
+    d = 3000
+    est = _est(d)
+    M, b = _dense(d, 20, 1)
+    calls = []
+    real = F.phase_one
+    monkeypatch.setattr(F, "phase_one", lambda *a: calls.append(1) or real(*a))
+    got = F.decide(Problem(est, "cls", [Simplex(), LinearEquality(M, b)]))
+    assert got.feasible is True and got.how.startswith("interior") and not calls
+    fixed = F.decide(Problem(est, "cls", [Simplex(), Fixed([5], 1e-4), LinearEquality(M, b)]))
+    assert fixed.feasible is True and not calls
+    for conflict in (1e-13, 4e-16):
+        Mc, bc = _dense(d, 20, 1, conflict)
+        bad = F.decide(Problem(est, "cls", [Simplex(), LinearEquality(Mc, bc)]))
+        assert bad.feasible is False and bad.certificate.margin > 0, conflict
+
+
+def test_solve_exact_leaves_out_a_contradicting_row_and_matches_fractions():
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        m, n = int(rng.integers(1, 6)), int(rng.integers(1, 8))
+        M = [[Fraction(int(v), 2 ** int(rng.integers(0, 40))) for v in rng.integers(-9, 10, n)] for _ in range(m)]
+        z0 = [Fraction(int(v), 3) for v in rng.integers(-5, 6, n)]
+        r = [sum((a * z for a, z in zip(row, z0)), Fraction(0)) for row in M]
+        z = solve_exact(M, r, [Fraction(0)] * n)
+        assert z is not None and all(sum(a * v for a, v in zip(row, z)) == rk for row, rk in zip(M, r))
+        # the first row again with its right-hand side moved by 2^-80: inconsistent, or left out
+        M2, r2 = M + [M[0]], r + [r[0] + Fraction(1, 2**80)]
+        if any(M[0]):
+            assert solve_exact(M2, r2, [Fraction(0)] * n) is None
+            z2 = solve_exact(M2, r2, [Fraction(0)] * n, skip_inconsistent=True)
+            assert all(sum(a * v for a, v in zip(row, z2)) == rk for row, rk in zip(M, r))
+
+
+def test_exact_row_sums_by_limbs_match_fractions():
+    rng = np.random.default_rng(0)
+    for t in range(10):
+        A = sp.random(4, 200, density=0.5, random_state=t, format="csr")
+        A.data = rng.uniform(-1, 1, A.nnz) * 10.0 ** rng.integers(-40, 40, A.nnz)
+        E = _min_exp(A.data)
+        got = _row_sums(A, E)
+        for k in range(4):
+            ref = sum((Fraction(v) for v in A[k].data), Fraction(0)) / Fraction(2) ** E
+            assert ref.denominator == 1 and got[k] == int(ref)
+
+
+def test_a_conflict_among_totals_beside_a_large_partial_order_is_decided_without_its_rows():
+    """A planted partial order over 1,000 values (~2,900 pairs) whose two pinning totals conflict by
+    1e-16 (this seed: the phase-one LP over the pairs sees nothing, and the system was undecided
+    before): the system without the order's rows is decided exactly, and its certificate names no
+    order row."""
+    cons, truth = planted_nested_system(np.random.default_rng(10), "pairs", 1000, 1e-16)
+    got = F.decide(Problem(_est(1000), "cls", cons))
+    assert truth is False and got.feasible is False and "monotone" not in got.certificate.names, got
+    assert got.certificate.margin > 0
