@@ -3,24 +3,7 @@
 internal node, thousands of equalities that are all tight at every point, far more than the basis
 system of :mod:`.exact_point` solves in rationals (:data:`.exact_point.MAX_BASIS`).
 
-Such a row defines its pivot: an equality row with right-hand side 0, every entry ±1, at least
-three entries, and exactly one entry whose sign differs from the others' (the parent p) gives
-f_p = −a_p·Σ_{j≠p} a_j f_j. A value is the pivot of at most one row (the first; another row with the
-same pivot stays an ordinary row), and the rows are resolved level by level (a row is ready when
-every other value in it is free or already defined), at most :data:`MAX_LEVELS` levels (a range
-tree over d leaves has log_B d; a row left unresolved — a cycle, or a deeper nesting — stays an
-ordinary row). Every defined value is then a sum with integer coefficients of free values,
-f = T g (T integer, the free values' columns only), so:
-
-* :meth:`NestedSums.system` gives the system over the free values: the other rows times T, each
-  defined value's finite bounds as rows T_p g ≥ l_p / ≤ u_p unless the free values' bounds imply
-  them in float (a search: whatever is left out is still checked below), its own bounds dropped;
-* :meth:`NestedSums.propagate` computes the defined values of a point exactly from its free values
-  (integers scaled by a common denominator, level by level: numpy object arrays, no loop over
-  values in Python), so the point's check against the system *as given*
-  (:func:`.exact_point.point_ok`) holds the defining rows exactly by construction and checks the
-  rest, bounds of the defined values included: a True is a proof whatever the float steps did.
-"""
+Notes: docs/notes/problems.md, "ldpopt.problems.constraints.nested_sums"."""
 
 from __future__ import annotations
 
