@@ -79,3 +79,32 @@ def test_one_thread_limits_blas_and_restores():
     with _blas.one_thread(_blas.SMALL + 1):     # large systems keep the library's threading
         big = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
     assert big == before
+
+
+@pytest.mark.parametrize("prior_kind", ["uniform", "per value"])
+def test_recognised_form_works_per_distinct_count_only_when_its_coefficients_allow(prior_kind):
+    """CLS + KL to a uniform prior is a function of the support count: the solver and the certificate
+    evaluate it once per distinct count, with the same floats as elementwise; a prior that differs
+    between values of one count makes the groups refused (checked, not assumed). Both solve to the
+    exact reference."""
+    from ldpopt.problems.solvers.structured.grouped import count_groups
+
+    d = 6000
+    est = _estimate(d, seed=3)
+    rng = np.random.default_rng(4)
+    prior = np.full(d, 1.0 / d) if prior_kind == "uniform" else rng.dirichlet(np.ones(d))
+    pr = Problem(est, lambda f, e: cp.sum_squares(f - e.f_tilde) + W * cp.sum(cp.kl_div(f, prior)), [Simplex()])
+    sep = pr.objective.per_value(est)
+    g = count_groups(sep)
+    if prior_kind == "uniform":
+        assert g is not None and g.k < d // 4
+        f = np.where(est.counts > np.median(est.counts), 2.0, 0.5) / d  # constant on each count
+        for method in ("value", "d1", "d2", "d1_scale"):
+            assert np.array_equal(getattr(sep, method)(f), getattr(sep.form, method)(f)
+                                  + (sep.form.const / d if method == "value" else 0.0))
+    else:
+        assert g is None
+    sol = pr.solve(progress=False)
+    assert sol.solver == "LDPOPT-STRUCTURED" and sol.status == "optimal"
+    ref = cls_kl_simplex(est.f_tilde, prior, W)
+    assert np.max(np.abs(sol.f - ref)) <= max(sol.checks.error_bound, 1e-14) + 1e-15
