@@ -8,6 +8,7 @@ import numpy as np
 
 from ..objectives.builtins import Objective, UserObjective
 from ..objectives.recognise import NotRecognised, Recognised, recognise
+from ..objectives.separable import Separable
 from ..objectives.smooth import form_change, form_domain
 from ..objectives.user_separable import SeparableObjective, UserSep
 from .policy import QP_OPTIONS
@@ -85,7 +86,28 @@ class _RecognisedSep(UserSep):
             out = self._on_groups("argmin", t, l, u)
             if out is not None:
                 return out
+        if self.form.log_linear is not None:  # the root in closed form (_interior)
+            return Separable.argmin(self, t, l, u, d1l, d1u)
         return super().argmin(t, l, u, d1l, d1u)
+
+    def _interior(self, t, l, u, idx):
+        """Root of h'(f) + t = A f + L log f + C + t = 0 (``Recognised.log_linear``):
+        f = (L/A)·ω(−(C + t)/L − log(L/A)) (scipy's ``wrightomega``, ~1e-15 relative in ω; z itself
+        carries |z|·ε, so f a relative |z|·ε ~ 1e-13 at L = 1e-4), then one Newton step in log f on
+        the same three coefficients (to rounding, measured). A root below the smallest normal float
+        is left at it, as the bracketed Newton does (:class:`~.objectives.UserSep`)."""
+        from scipy.special import wrightomega
+
+        A, L, C = (x if np.ndim(x) == 0 or idx is None else x[idx] for x in self.form.log_linear)
+        tt = t if idx is None else t[idx]
+        with np.errstate(all="ignore"):
+            r = L / A
+            f = r * wrightomega(-(C + tt) / L - np.log(r))
+            g = A * f + L * np.log(f) + C + tt
+            f = np.where(f > 0, f * np.exp(-g / (A * f + L)), f)
+        tiny = np.finfo(float).tiny
+        lo = l if idx is None else l[idx]
+        return np.where((f < tiny) & (lo >= 0), tiny, f)
 
     def _derivatives_at(self, idx, base):
         # per-value terms: only the values evaluated are computed
