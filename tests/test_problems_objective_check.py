@@ -140,6 +140,24 @@ def test_cvxpy_user_objective_solves_to_the_reference():
     assert np.max(np.abs(sol.f - f_ref)) <= 1e-7
 
 
+@pytest.mark.parametrize("form", [0, 1], ids=["cvxpy", "declared"])
+def test_user_objective_whose_roots_underflow_is_certified(form):
+    """At n = 10⁴ the noise puts f̃_v near −0.06 and the roots of 2(f − f̃) + 1e-4·log(f d) + λ = 0 at
+    ~e^-1000: below the smallest float. They were returned as 0 or subnormals, where h' is −∞, the
+    check read an infinite KKT residual and the SCS fallback ran (140 s at d = 10⁴)."""
+    est = _est(400, n=10**4, seed=3)
+    f_ref, _ = _kl_reference(est)
+    assert np.count_nonzero(f_ref == 0.0) > 10  # the reproducer: roots that underflow
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the declared form's log at its bracket's ends
+        sol = Problem(est, _kl_objectives(est)[form]).solve(strict=True)
+    assert sol.solver == "LDPOPT-STRUCTURED" and sol.status == "optimal" and sol.checks.certified
+    err = float(np.max(np.abs(sol.f - f_ref)))
+    assert err <= sol.checks.error_bound <= accuracy_tol(est.d)
+    # those values sit at the smallest normal float (to the sum's polish: a relative 1e-16)
+    assert sol.f.min() > 0 and np.all(sol.f[f_ref == 0.0] <= 1.01 * np.finfo(float).tiny)
+
+
 def test_coupled_user_objective_planted_off_its_optimum_is_rejected():
     est = _est(200, n=10**5)
     P = Problem(est, lambda f, e: cp.sum_squares(f - e.f_tilde) + 10 * cp.sum_squares(cp.diff(f)))

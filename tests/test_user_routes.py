@@ -124,8 +124,10 @@ def test_route_and_solved_point_against_a_tight_referee(name, kind, solver, cons
     func = {**SEPARABLE, **SMOOTH}[name]
     pr = Problem(EST, func, CONSTRAINTS[cons]())
     assert type(pr.objective) is kind
-    sol = pr.solve()
-    # NEWTON: ldpopt's Newton route, its interior point or (when that does not certify) sequential QP
+    # NEWTON: ldpopt's Newton route, its interior point or (when that does not certify) sequential QP,
+    # asked for by name: Huber and the smoothness penalty are QPs, which at d = 120 solve() sends to
+    # Clarabel first (policy.QP_SMALL_D; test_small_user_qps_go_to_clarabel_first)
+    sol = pr.solve(solver="SQP") if solver == "NEWTON" else pr.solve()
     assert sol.status == "optimal" and (sol.solver in ("LDPOPT-IPM", "SQP(CLARABEL)") if solver == "NEWTON"
                                         else sol.solver == solver)
     assert sol.checks.certified and sol.checks.stationarity is not None and sol.checks.gap is not None
@@ -161,12 +163,29 @@ def test_time_limit_and_progress_arguments_are_checked():
         pr.solve(progress="yes")
 
 
+def test_small_user_qps_go_to_clarabel_first(monkeypatch):
+    """A user QP up to policy.QP_SMALL_D values: the chain CLARABEL → PIQP → OSQP, before the Newton
+    route; past it, the Newton route; a built-in QP keeps its chain at any d."""
+    from ldpopt.problems.solvers import policy
+
+    pr = Problem(EST, SMOOTH["smoothness"], CONSTRAINTS["subset"]())
+    assert policy.small_user_qp(pr) and not policy.uses_sqp(pr)
+    assert policy.default_chain(pr) == policy.QP_CHAIN_SMALL
+    sol = pr.solve()
+    assert sol.status == "optimal" and sol.solver == "CLARABEL" and sol.checks.certified
+    assert policy.default_chain(Problem(EST, "cls", CONSTRAINTS["subset"]())) == policy.QP_CHAIN
+    monkeypatch.setattr(policy, "QP_SMALL_D", D - 1)
+    assert not policy.small_user_qp(pr) and policy.uses_sqp(pr) and policy.default_chain(pr) == policy.QP_CHAIN
+    kl = Problem(EST, SEPARABLE["kl"])  # not a QP: its routes are unchanged
+    assert not policy.small_user_qp(kl)
+
+
 def test_progress_lines_only_past_the_threshold(monkeypatch, capsys):
     pr = Problem(EST, SMOOTH["smoothness"], CONSTRAINTS["subset"]())
-    pr.solve()
+    pr.solve(solver="SQP")
     assert "ldpopt:" not in capsys.readouterr().err  # a short solve is silent
     monkeypatch.setattr(progress_module, "PROGRESS_AFTER", 0.0)
-    pr.solve()
+    pr.solve(solver="SQP")
     err = capsys.readouterr().err
     assert "ldpopt: IPM" in err and "iteration" in err and "violation" in err
     pr.solve(progress=False)

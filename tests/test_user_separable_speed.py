@@ -79,3 +79,60 @@ def test_one_thread_limits_blas_and_restores():
     with _blas.one_thread(_blas.SMALL + 1):     # large systems keep the library's threading
         big = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
     assert big == before
+
+
+@pytest.mark.parametrize("prior_kind", ["uniform", "per value"])
+def test_recognised_form_works_per_distinct_count_only_when_its_coefficients_allow(prior_kind):
+    """CLS + KL to a uniform prior is a function of the support count: the solver and the certificate
+    evaluate it once per distinct count, with the same floats as elementwise; a prior that differs
+    between values of one count makes the groups refused (checked, not assumed). Both solve to the
+    exact reference."""
+    from ldpopt.problems.solvers.structured.grouped import count_groups
+
+    d = 6000
+    est = _estimate(d, seed=3)
+    rng = np.random.default_rng(4)
+    prior = np.full(d, 1.0 / d) if prior_kind == "uniform" else rng.dirichlet(np.ones(d))
+    pr = Problem(est, lambda f, e: cp.sum_squares(f - e.f_tilde) + W * cp.sum(cp.kl_div(f, prior)), [Simplex()])
+    sep = pr.objective.per_value(est)
+    g = count_groups(sep)
+    if prior_kind == "uniform":
+        assert g is not None and g.k < d // 4
+        f = np.where(est.counts > np.median(est.counts), 2.0, 0.5) / d  # constant on each count
+        for method in ("value", "d1", "d2", "d1_scale"):
+            assert np.array_equal(getattr(sep, method)(f), getattr(sep.form, method)(f)
+                                  + (sep.form.const / d if method == "value" else 0.0))
+    else:
+        assert g is None
+    sol = pr.solve(progress=False)
+    assert sol.solver == "LDPOPT-STRUCTURED" and sol.status == "optimal"
+    ref = cls_kl_simplex(est.f_tilde, prior, W)
+    assert np.max(np.abs(sol.f - ref)) <= max(sol.checks.error_bound, 1e-14) + 1e-15
+
+
+@pytest.mark.parametrize("atom", ["kl_div", "rel_entr", "neg_entr"])
+def test_closed_form_roots_of_log_linear_forms_agree_with_bisection(atom):
+    """h'(f) = 2(f − f̃) + W·(log f + c): the Wright-omega root (Recognised.log_linear) against an
+    independent bisection in log f, to the root's rounding; values whose root underflows sit at the
+    smallest normal float. A term outside the form (a shifted kl_div argument) has no closed form."""
+    from ldpopt.problems.objectives.recognise import recognise
+
+    d = 400
+    est = _estimate(d)
+    p = np.full(d, 1.0 / d)
+    expr = {"kl_div": lambda f, e: cp.sum_squares(f - e.f_tilde) + W * cp.sum(cp.kl_div(f, p)),
+            "rel_entr": lambda f, e: cp.sum_squares(f - e.f_tilde) + W * cp.sum(cp.rel_entr(f, p)),
+            "neg_entr": lambda f, e: cp.sum_squares(f - e.f_tilde) - W * cp.sum(cp.entr(f))}[atom]
+    sep = Problem(est, expr, [Simplex()]).objective.per_value(est)
+    assert sep.form.log_linear is not None
+    t = np.linspace(-0.05, 1.0, d)  # from t ≈ 0.75 on the roots (e^{−t/W}-ish) underflow
+    got = sep.argmin(t, np.zeros(d), np.ones(d))
+    shift = {"kl_div": W * np.log(p), "rel_entr": W * (np.log(p) - 1.0), "neg_entr": -W}[atom]
+    ref = _inner(2.0 * est.f_tilde - t + shift, W)  # 2f + W log f = c
+    terms = np.abs(t) + 2.0 * np.abs(ref - est.f_tilde) + W * np.abs(np.log(np.maximum(ref, 1e-300) * d))
+    tol = 64 * np.finfo(float).eps * terms / (2.0 + W / np.maximum(ref, 1e-300)) + 4 * np.finfo(float).eps * ref
+    ok = ref >= np.finfo(float).tiny
+    assert np.any(~ok) and np.all(np.abs(got[ok] - ref[ok]) <= tol[ok])
+    assert np.all(got[~ok] == np.finfo(float).tiny)
+    shifted = recognise(lambda f, e: cp.sum_squares(f - e.f_tilde) + W * cp.sum(cp.kl_div(f + 1e-3, p)), est)
+    assert shifted.log_linear is None

@@ -139,6 +139,39 @@ class Recognised:
         terms = [_Term(t.kind, t.param, _lean(t.w), [(_lean(a), _lean(b)) for a, b in t.args]) for t in self.terms]
         return terms, _lean(self.linear)
 
+    @cached_property
+    def log_linear(self):
+        """(A, L, C), one float or one per value, with the separable part's h_v'(f) = A f + L log f + C
+        and A, L > 0 everywhere — when every term is a square of an affine function of f, kl_div or
+        rel_entr of (a f, a positive constant) or −entr(a f) (a > 0), plus the linear part (CLS +
+        λ·KL to a prior, + λ·Σ f log f) — else None. The root of h'(f) + t = 0 is then
+        f = (L/A)·ω(−(C + t)/L − log(L/A)), ω the Wright omega function (u + log u = z), where the
+        bracketed Newton took ~10 rounds of derivative evaluations (:mod:`.solvers.user_forms`)."""
+        terms, linear = self._lean
+        A, L, C = 0.0, 0.0, linear
+        with np.errstate(all="ignore"):
+            for t in terms:
+                if t.kind == "power" and t.param == 2.0:
+                    (a, b), = t.args
+                    A, C = A + 2.0 * t.w * a * a, C + 2.0 * t.w * a * b
+                elif t.kind in _TWO_ARG:
+                    (a1, b1), (a2, b2) = t.args
+                    if not (np.all(b1 == 0) and np.all(a2 == 0) and np.all(a1 > 0) and np.all(b2 > 0)):
+                        return None
+                    # w·a1·[log(a1 f / b2) (+ 1 for rel_entr)]
+                    L = L + t.w * a1
+                    C = C + t.w * a1 * (np.log(a1) - np.log(b2) + (1.0 if t.kind == "rel_entr" else 0.0))
+                elif t.kind == "entr":
+                    (a, b), = t.args
+                    if not (np.all(b == 0) and np.all(a > 0)):
+                        return None
+                    L, C = L - t.w * a, C - t.w * a * (np.log(a) + 1.0)  # w·a·(−log(a f) − 1)
+                else:
+                    return None
+        if not (np.all(np.asarray(A) > 0) and np.all(np.asarray(L) > 0) and np.all(np.isfinite(C))):
+            return None
+        return _lean(A), _lean(L), _lean(C)
+
     def _parts(self, f, k):
         """Each term's w·(d/df)^k φ(z(f)) per value (the chain rule through z = a f + b; for the
         two-argument atoms the 2×2 Hessian, skipping an argument that does not depend on f)."""

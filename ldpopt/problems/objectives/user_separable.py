@@ -56,12 +56,26 @@ class UserSep(Separable):
         idx = np.flatnonzero(mid)
         derivs = self._derivatives_at(idx, out)
         tm, lo, hi = t[idx], l[idx].copy(), u[idx].copy()
-        f = 0.5 * (lo + hi)
+        tiny = np.finfo(float).tiny
+        # A bracket starting at 0 (h'(0) = −∞: an entropy or KL term) is started at the smallest normal
+        # float instead. Where h' + t ≥ 0 there already, the root lies below it (e.g. 1e-400 for
+        # 2(f − f̃) + 1e-4·log(f d) at f̃ = −0.02, d = 10⁴: CLS + KL to a uniform prior) and no float
+        # but 0 and the subnormals is nearer: those values are left at ``tiny``, where h' is finite and
+        # stationarity's Newton correction |h' + t|/h'' is below 1e-300 (at 0 or a subnormal h' is
+        # −∞ or rounding noise, the check read an infinite KKT residual and the fallback ran for minutes).
+        edge = np.flatnonzero((lo >= 0) & (lo < tiny) & (hi > tiny))
+        fixed = np.zeros(idx.size, bool)
+        if edge.size:
+            g_edge, _ = derivs(edge, np.full(edge.size, tiny))
+            below = ~(g_edge + tm[edge] < 0)
+            fixed[edge[below]] = True
+            lo[edge] = tiny
+        f = np.where(fixed, tiny, 0.5 * (lo + hi))
         prev = getattr(self, "_previous_root", None)
         warm = np.zeros(idx.size, bool)
         if prev is not None and prev.shape == l.shape:
             p = prev[idx]
-            warm = (p > lo) & (p < hi)
+            warm = (p > lo) & (p < hi) & ~fixed
             f = np.where(warm, p, f)
         g1, g2 = derivs(np.arange(idx.size), f)
         g = g1 + tm
@@ -74,8 +88,8 @@ class UserSep(Separable):
         with np.errstate(all="ignore"):
             terms = np.where(warm, np.nan_to_num(self.d1_scale(full)[idx], posinf=0.0), np.abs(tm))
         noise = 16 * np.finfo(float).eps * (np.abs(tm) + terms)
-        act = np.flatnonzero(~(np.abs(g) <= noise))  # positions (into idx) still moving
-        tiny, eps = np.finfo(float).tiny, np.finfo(float).eps
+        act = np.flatnonzero(~(np.abs(g) <= noise) & ~fixed)  # positions (into idx) still moving
+        eps = np.finfo(float).eps
         for _ in range(100):
             fa, ga, ha = f[act], g[act], g2[act]
             la = np.where(ga < 0, fa, lo[act])

@@ -14,7 +14,14 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
 * QP (``cvxpy_problem.is_qp()``: cls, posterior, user quadratics, with linear constraints):
   PIQP → CLARABEL → OSQP. PIQP was the fastest at every d measured and within ldpopt's check;
   Clarabel is the robust interior-point second; OSQP (1e-10 + polishing) is exact on the active
-  set at small d but slow past d ≈ 10⁴, so it comes last.
+  set at small d but slow past d ≈ 10⁴, so it comes last. Up to ``QP_SMALL_D`` values a QP whose
+  objective is not a built-in (a user quadratic, CLS + total variation) goes CLARABEL → PIQP →
+  OSQP (:data:`QP_CHAIN_SMALL`): PIQP runs in a child process (it has no time limit of its own,
+  :mod:`.isolate`) and the fork costs more than its solve there. Measured
+  (``benchmarks/bench_route_grid.py``, CPU of the whole call, best of 3 seeds): CLS + 1e-3·TV on
+  the simplex, Clarabel / PIQP 0.023 / 0.037 s at d = 100, 0.044 / 0.047 s at 1,000, 0.089 / 0.080 s
+  at 3,000 — and at 10⁴ Clarabel's answer fails ldpopt's check where PIQP's passes. The built-ins
+  keep their measured chain (their answers stay the same).
 * Cone programs (weighted MLE's second-order cones, exponential cones of the likelihoods, L1 as
   an LP, anything not a QP): CLARABEL → SCS.
 * Exact likelihoods (``"binomial"``, ``"multinomial"``) at d ≥ ``SQP_MIN_D``: never the exponential
@@ -32,7 +39,11 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
   recognised as per-value atoms plus quadratic forms and not a quadratic, :mod:`.user_forms`) goes
   to the same sequential-QP route at any d, with its exact sparse Hessian (:mod:`.sqp`; its
   interior-point method, :mod:`.ipm`, first); when that route does not certify, the chain below for
-  its cvxpy expression (none without one).
+  its cvxpy expression (none without one). Except a QP up to ``QP_SMALL_D`` values: that goes to
+  :data:`QP_CHAIN_SMALL` directly, since Clarabel's compiled interior point beats ldpopt's Python
+  one there (CLS + Σ (f_{v+1} − f_v)² on the simplex: 0.031 against 0.043–0.048 s at d = 1,000,
+  CPU of the whole call; at 10⁴ the IPM, 0.15 s, ties PIQP, 0.13 s, and beats Clarabel, 0.23 s; at
+  10⁵ and at AOL's 120,978 it is the route that finishes — PIQP ran past 200 s there).
 * A user objective with exponential-cone atoms (log, entr, rel_entr, kl_div, exp, ...) at
   d ≥ ``SQP_MIN_D`` has no numpy derivatives for the SQP route: its chain is SCS alone (tightened,
   ``SCS_TIGHT``), the only cone solver measured to finish there.
@@ -40,8 +51,9 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
 
 from __future__ import annotations
 
-__all__ = ["CONE_CHAIN", "DEFAULT_SOLVER_OPTIONS", "EXP_CONE_CHAIN", "LIKELIHOOD_CHAIN", "QP_CHAIN", "QP_OPTIONS", "SCS_TIGHT", "SQP_MIN_D",
-           "default_chain", "is_likelihood", "sqp_applies", "uses_sqp"]
+__all__ = ["CONE_CHAIN", "DEFAULT_SOLVER_OPTIONS", "EXP_CONE_CHAIN", "LIKELIHOOD_CHAIN", "QP_CHAIN", "QP_CHAIN_SMALL", "QP_OPTIONS",
+           "QP_SMALL_D", "SCS_TIGHT", "SQP_MIN_D", "default_chain", "is_likelihood", "small_user_qp",
+           "sqp_applies", "uses_sqp"]
 
 #: Options ldpopt passes to a solver unless the caller overrides them (``solve(**solver_options)``).
 #: Tighter than cvxpy's defaults, because the papers' comparisons (closed form vs solver) need
@@ -52,6 +64,11 @@ DEFAULT_SOLVER_OPTIONS: dict[str, dict] = {
     "PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10, "eps_duality_gap_rel": 1e-10},
 }
 QP_CHAIN = ("PIQP", "CLARABEL", "OSQP")
+#: a QP whose objective is not a built-in, up to ``QP_SMALL_D`` values (module docstring)
+QP_CHAIN_SMALL = ("CLARABEL", "PIQP", "OSQP")
+#: up to this d a user QP goes to :data:`QP_CHAIN_SMALL`, past the Newton route (measured crossover
+#: between 10³ and 3·10³: module docstring)
+QP_SMALL_D = 1000
 CONE_CHAIN = ("CLARABEL", "SCS")
 
 #: SCS at its defaults (eps 1e-4) fails ldpopt's frequency-unit check at any d; as a fallback it
@@ -152,7 +169,44 @@ def uses_sqp(problem) -> bool:
     """
     if is_likelihood(problem):
         return problem.estimate.d >= SQP_MIN_D
-    return sqp_applies(problem)
+    return sqp_applies(problem) and not small_user_qp(problem)
+
+
+def small_user_qp(problem) -> bool:
+    """Whether ``problem`` is a QP of at most ``QP_SMALL_D`` values whose objective is not a built-in
+    and has a cvxpy expression: its chain is :data:`QP_CHAIN_SMALL`, before any Newton route
+    (module docstring).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its objective, estimate and constraints).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems.solvers.policy import small_user_qp
+    >>> smooth = lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.sum_squares(f[1:] - f[:-1])
+    >>> small_user_qp(ldpopt.Problem(est, smooth)), small_user_qp(ldpopt.Problem(est, "cls"))
+    (True, False)
+    """
+    from ..objectives.base import UserObjective
+    from ..objectives.smooth import SmoothObjective
+    from ..objectives.user_separable import SeparableObjective
+
+    obj = problem.objective
+    users = (UserObjective, SeparableObjective, SmoothObjective)  # a cvxpy callable or a declared form
+    if (not isinstance(obj, users) or problem.estimate.d > QP_SMALL_D
+            or getattr(obj, "cvxpy_expr", True) is None):
+        return False
+    return bool(problem.cvxpy_problem.is_qp())
 
 
 def _has_exp_cone(problem) -> bool:
@@ -185,7 +239,7 @@ def default_chain(problem) -> tuple[str, ...]:
     (('PIQP', 'CLARABEL', 'OSQP'), ('CLARABEL', 'SCS'))
     """
     if problem.cvxpy_problem.is_qp():
-        return QP_CHAIN
+        return QP_CHAIN_SMALL if small_user_qp(problem) else QP_CHAIN
     if is_likelihood(problem):
         return LIKELIHOOD_CHAIN
     if problem.estimate.d >= SQP_MIN_D and _has_exp_cone(problem):

@@ -75,11 +75,21 @@ def groups_of(sep) -> Groups | None:
         first = np.empty(k, dtype=np.intp)
         first[inv] = np.arange(d, dtype=np.intp)  # any member: all are checked equal below
         rep = sep.restrict(first)
-        if all(np.array_equal(getattr(rep, name)[inv], v) for name, v in vars(sep).items()
-               if isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == d and v is not keys):
+        mine, theirs = _per_value_arrays(sep, keys), _per_value_arrays(rep, keys)
+        if all(name in theirs and np.array_equal(theirs[name][inv], v) for name, v in mine.items() if v.shape[0] == d):
             out = Groups(rep, inv, first, np.bincount(inv, minlength=k).astype(float))
     sep._groups = out
     return out
+
+
+def _per_value_arrays(sep, keys) -> dict:
+    """The per-value arrays that must be constant on a group, by name: ``sep.per_value_arrays()``
+    (numbered) where the separable holds them elsewhere (a recognised form's terms), else its own
+    1-D array attributes."""
+    own = getattr(sep, "per_value_arrays", None)
+    if callable(own):
+        return {i: np.asarray(v) for i, v in enumerate(own())}
+    return {name: v for name, v in vars(sep).items() if isinstance(v, np.ndarray) and v.ndim == 1 and v is not keys}
 
 
 def restricted(sep, idx):
