@@ -276,7 +276,12 @@ class Recognised:
         cut = lambda a: a[idx] if np.ndim(a) else a
         lean, linear = self._lean
         terms = [_Term(t.kind, t.param, cut(t.w), [(cut(a), cut(b)) for a, b in t.args]) for t in lean]
-        out = Recognised(len(idx), terms, cut(linear), 0.0, [])
+        if isinstance(idx, slice):  # the grouped simplex restricts to a leading slice of its sorted groups
+            n = len(range(*idx.indices(self.d)))
+        else:
+            sel = np.asarray(idx)
+            n = int(np.count_nonzero(sel)) if sel.dtype == bool else int(sel.size)
+        out = Recognised(n, terms, cut(linear), 0.0, [])
         out.__dict__["_lean"] = (terms, out.linear)  # lean already
         return out
 
