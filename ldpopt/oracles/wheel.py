@@ -252,12 +252,9 @@ class RWS(FrequencyOracle):
         v = check_values(values, self.d, "values")
         gen = as_generator(rng)
         m: int = v.shape[0]
-        d, k = self.d, self.k
+        d = self.d
         s = gen.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=m, dtype=np.int64, endpoint=True)
-        inside = gen.random(m) < self.p
-        # column of the partition: uniform in [0, k) inside S_s, in [k, d) outside
-        col = np.where(inside, gen.integers(0, k, size=m, dtype=np.int64),
-                       k + gen.integers(0, d - k, size=m, dtype=np.int64))
+        col = self._columns(gen, m)
         y = np.empty(m, dtype=np.int64)
         step = max(1, _BLOCK_CELLS // d)
         for u0 in range(0, m, step):
@@ -266,6 +263,13 @@ class RWS(FrequencyOracle):
             u = order[np.arange(order.shape[0]), col[sl]]
             y[sl] = (v[sl] - u) % d
         return np.stack((s, y), axis=1)
+
+    def _columns(self, gen, m: int) -> np.ndarray:
+        """Each user's column of its seed's partition: w.p. p uniform in [0, k) (inside S_s), else
+        uniform in [k, d) (outside); the spin is then y = v − order_s[column]."""
+        inside = gen.random(m) < self.p
+        return np.where(inside, gen.integers(0, self.k, size=m, dtype=np.int64),
+                        self.k + gen.integers(0, self.d - self.k, size=m, dtype=np.int64))
 
     def _check_reports(self, reports) -> tuple[np.ndarray, np.ndarray]:
         return keyed_reports(reports, self.d, "seed", "spin")
@@ -574,9 +578,7 @@ class PooledRWS(RWS):
         gen = as_generator(rng)
         m: int = v.shape[0]
         j = gen.integers(0, self.pool, size=m, dtype=np.int64)
-        inside = gen.random(m) < self.p
-        col = np.where(inside, gen.integers(0, self.k, size=m, dtype=np.int64),
-                       self.k + gen.integers(0, self.d - self.k, size=m, dtype=np.int64))
+        col = self._columns(gen, m)
         y = (v - self._table[j, col]) % self.d
         return np.stack((self.pool_keys[j], y), axis=1)
 
