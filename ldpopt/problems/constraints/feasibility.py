@@ -499,8 +499,9 @@ def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_o
     group's columns equal): HiGHS's duals and repaired point, then the rational simplex."""
     exact = ExactSystem(Ag.toarray(), b, ineq, exact_group_sums(lo, inv, Ag.shape[1]),
                         exact_group_sums(up, inv, Ag.shape[1]))
-    for y, x in (phase_one(Ag, b, ineq, lo_g, up_g), phase_one(*_tightened(Ag, b, ineq, lo_g, up_g, True)),
-                 phase_one(*_tightened(Ag, b, ineq, lo_g, up_g))):
+    lps = (lambda: phase_one(Ag, b, ineq, lo_g, up_g), lambda: phase_one(*_tightened(Ag, b, ineq, lo_g, up_g, True)),
+           lambda: phase_one(*_tightened(Ag, b, ineq, lo_g, up_g)))
+    for y, x in (lp() for lp in lps):  # one LP at a time: the first decides a feasible system alone
         found = _certified(y, A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
         if found is not None:
             return found
