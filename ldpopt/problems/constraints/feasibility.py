@@ -330,11 +330,15 @@ def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, rel
         return Decision(True, how="interval", complete=complete)  # Σ f = t and bounds: Σl ≤ t ≤ Σu is the question
     if not small:
         return Decision(None, how="too many values after aggregation")
+    parts = _parts(A, b, ineq)
     small_exact = Ag.shape[1] <= MAX_EXACT and A.shape[0] <= MAX_EXACT and same_columns(A, Ag, inv)
     if small_exact:
-        got = _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete)
+        got = _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete,
+                                 parts)
         if got.feasible is not None:
             return got
+    elif parts is not None and A.nnz <= MAX_PARTS_NNZ and _parts_point_ok(A, b, ineq, lo, up, parts):
+        return Decision(True, how="uniform point on each part, checked exactly", complete=complete)
     steps = _two_value_steps(A, b, ineq)
     if relax and np.any(steps) and not np.all(steps):
         keep = ~steps
@@ -405,14 +409,73 @@ def _uniform_ok(A, b, ineq, lo, up) -> bool:
     if not full or len({float(b[k]) for k in full}) != 1:
         return False
     t = Fraction(float(b[full[0]])) / d
-    c = float(t)
-    Ax = A @ np.full(d, c)
-    slack = 1e-9 * (abs(A) @ np.full(d, abs(c)) + np.abs(b)) + 1e-300
-    if np.any(c < lo - slack.max()) or np.any(c > up + slack.max()):
-        return False
-    if np.any(np.where(ineq, Ax - b > slack, np.abs(Ax - b) > slack)):
+    if not _screen(A, b, ineq, lo, up, np.full(d, float(t))):
         return False
     return point_ok(A, b, ineq, lo, up, np.zeros(d), np.zeros(d, dtype=np.int64), {0: t})
+
+
+def _screen(A, b, ineq, lo, up, x) -> bool:
+    """Whether x meets every bound and row in float up to 10⁻⁹ of the data's scale: the screen before
+    an exact check (it only rejects; a pass decides nothing)."""
+    Ax = A @ x
+    slack = 1e-9 * (abs(A) @ np.abs(x) + np.abs(b)) + 1e-300
+    if np.any(x < lo - slack.max()) or np.any(x > up + slack.max()):
+        return False
+    return not np.any(np.where(ineq, Ax - b > slack, np.abs(Ax - b) > slack))
+
+
+#: most parts of the part-wise uniform point (:func:`_parts`; its exact check compares one Fraction
+#: per part with the bounds of the part's values)
+MAX_PARTS = 64
+#: largest system (non-zeros of A) on which that point is checked over the values themselves (exact
+#: integer products per non-zero); a system that aggregates to a few values is checked aggregated
+MAX_PARTS_NNZ = 200_000
+
+
+def _parts(A, b, ineq):
+    """(part of each value, each part's total as a Fraction, each part's size) of the part-wise
+    uniform point, a feasible point of the common case with no LP: the parts are the supports of the
+    = rows whose entries are all 1 and which share no value with another such row (PartitionTotals'
+    groups, the marginals of :mod:`ldpopt.multi`), each at its b_k, and the values outside them, at
+    t − Σ those b_k, t the total of the Σ f = t rows (one t). Each value is then its part's total
+    over its part's size: a consistent set of marginals (every marginal at total 1, the shared
+    sub-marginals' rows between them) holds exactly there. None without one such t or without such
+    a row (the point is then f = t/d, :func:`_uniform_ok`), with more than :data:`MAX_PARTS` parts,
+    or when no value is left outside the rows and their totals do not add to t."""
+    m, d = A.shape
+    nnz = np.diff(A.indptr)
+    row_of = np.repeat(np.arange(m), nnz)
+    ones = ~ineq & (nnz > 0) & (np.bincount(row_of, weights=A.data != 1.0, minlength=m) == 0)
+    full = np.flatnonzero(ones & (nnz == d))
+    if not full.size or np.unique(b[full]).size != 1:
+        return None
+    ind = ones & (nnz < d)
+    sel = ind[row_of]
+    cover = np.bincount(A.indices[sel], minlength=d)
+    shared = np.bincount(row_of[sel], weights=cover[A.indices[sel]] > 1, minlength=m) > 0
+    rows = np.flatnonzero(ind & ~shared)
+    if not rows.size or rows.size + 1 > MAX_PARTS:
+        return None
+    comp = np.full(d, rows.size, dtype=np.int64)
+    chosen = np.isin(row_of, rows)
+    comp[A.indices[chosen]] = np.searchsorted(rows, row_of[chosen])
+    sizes = np.bincount(comp, minlength=rows.size + 1)
+    totals = [Fraction(v) for v in b[rows].tolist()]
+    rest = Fraction(float(b[full[0]])) - sum(totals, Fraction(0))
+    if sizes[-1] == 0 and rest != 0:
+        return None
+    return comp, totals + [rest], sizes
+
+
+def _parts_point_ok(A, b, ineq, lo, up, parts) -> bool:
+    """Whether the part-wise uniform point of :func:`_parts` meets every row and bound exactly
+    (screened in float first)."""
+    comp, totals, sizes = parts
+    fracs = {g: T / int(n) for g, (T, n) in enumerate(zip(totals, sizes.tolist())) if n}
+    x = np.array([float(fracs.get(g, 0)) for g in range(len(totals))])[comp]
+    if not _screen(A, b, ineq, lo, up, x):
+        return False
+    return point_ok(A, b, ineq, lo, up, np.zeros(A.shape[1]), comp, fracs)
 
 
 #: most = rows of the least-squares candidate of :func:`_interior_candidate` (a dense Gram matrix)
@@ -494,11 +557,21 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> D
     return Decision(None, how="neither a certificate nor a point verified exactly")
 
 
-def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete) -> Decision:
+def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete,
+                       parts=None) -> Decision:
     """The steps on the aggregated system (at most :data:`MAX_EXACT` variables and rows, every
-    group's columns equal): HiGHS's duals and repaired point, then the rational simplex."""
+    group's columns equal): the part-wise uniform point (``parts``, :func:`_parts`), HiGHS's duals
+    and repaired point, then the rational simplex."""
     exact = ExactSystem(Ag.toarray(), b, ineq, exact_group_sums(lo, inv, Ag.shape[1]),
                         exact_group_sums(up, inv, Ag.shape[1]))
+    if parts is not None:  # each aggregated value lies in one part (the parts' rows are rows of A)
+        comp, totals, sizes = parts
+        G = Ag.shape[1]
+        rep = np.zeros(G, dtype=np.int64)
+        rep[inv[::-1]] = np.arange(inv.size)[::-1]
+        part, count = comp[rep].tolist(), np.bincount(inv, minlength=G).tolist()
+        if exact.point_ok([totals[p] * n / int(sizes[p]) for p, n in zip(part, count)]):
+            return Decision(True, how="uniform point on each part, checked exactly", complete=complete)
     lps = (lambda: phase_one(Ag, b, ineq, lo_g, up_g), lambda: phase_one(*_tightened(Ag, b, ineq, lo_g, up_g, True)),
            lambda: phase_one(*_tightened(Ag, b, ineq, lo_g, up_g)))
     for y, x in (lp() for lp in lps):  # one LP at a time: the first decides a feasible system alone
