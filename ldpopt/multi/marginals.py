@@ -85,6 +85,7 @@ class MarginalSet:
         self.shapes = tuple(tuple(self.domains[j] for j in a) for a in self.attrs)
         self.sizes = np.array([int(np.prod(s)) for s in self.shapes], dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
+        self._agreement: sp.csr_matrix | None = None
 
     @property
     def m(self) -> int:
@@ -272,23 +273,29 @@ class MarginalSet:
         >>> ms.agreement().shape  # attribute 1 has 3 values: 2 independent rows
         (2, 12)
         """
-        blocks = []
+        if self._agreement is None:  # the layout's alone: built once per MarginalSet
+            self._agreement = self._build_agreement()
+        return self._agreement.copy()
+
+    def _build_agreement(self) -> sp.csr_matrix:
+        rows, cols, vals = [], [], []
+        top = 0  # rows so far
         shared = self.shared()
         for s, owners in shared:
             ssize = int(np.prod([self.domains[j] for j in s]))
             first = owners[0]
             p0 = self.projection(first, s)
+            keep0 = p0 < ssize - 1
             for other in owners[1:]:
                 p1 = self.projection(other, s)
-                keep0, keep1 = p0 < ssize - 1, p1 < ssize - 1
-                rows = np.concatenate([p0[keep0], p1[keep1]])
-                cols = np.concatenate([self.offsets[first] + np.flatnonzero(keep0),
-                                       self.offsets[other] + np.flatnonzero(keep1)])
-                vals = np.concatenate([np.ones(int(keep0.sum())), -np.ones(int(keep1.sum()))])
-                blocks.append(sp.csr_matrix((vals, (rows, cols)), shape=(ssize - 1, self.size)))
-        if not blocks:
+                keep1 = p1 < ssize - 1
+                rows += [top + p0[keep0], top + p1[keep1]]
+                cols += [self.offsets[first] + np.flatnonzero(keep0), self.offsets[other] + np.flatnonzero(keep1)]
+                vals += [np.ones(int(keep0.sum())), -np.ones(int(keep1.sum()))]
+                top += ssize - 1
+        if not top:
             return sp.csr_matrix((0, self.size))
-        A = sp.vstack(blocks, format="csr")
+        A = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(top, self.size))
         held = [[set(s) for s, owners in shared if i in owners] for i in range(self.m)]
         if all(not (a & b) for sets in held for a, b in itertools.combinations(sets, 2)):
             return A
