@@ -74,6 +74,9 @@ class MarginalSet:
     (MarginalSet(m=2, size=12, attrs=((0, 1), (1, 2))), array([6, 6]))
     """
 
+    #: the agreement rows, built on first use (:meth:`agreement`)
+    _agreement: sp.csr_matrix | None
+
     def __init__(self, domains, attrs):
         self.domains = tuple(check_domain_size(d, f"domains[{j}]") for j, d in enumerate(domains))
         got = [check_attributes(a, len(self.domains), f"attrs[{i}]") for i, a in enumerate(attrs)]
@@ -85,7 +88,7 @@ class MarginalSet:
         self.shapes = tuple(tuple(self.domains[j] for j in a) for a in self.attrs)
         self.sizes = np.array([int(np.prod(s)) for s in self.shapes], dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
-        self._agreement: sp.csr_matrix | None = None
+        self._agreement = None
 
     @property
     def m(self) -> int:

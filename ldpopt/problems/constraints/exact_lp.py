@@ -78,7 +78,7 @@ class ExactSystem:
             if (self.lo[j] is not None and v < self.lo[j]) or (self.up[j] is not None and v > self.up[j]):
                 return False
         for row, bk, le in zip(self.A, self.b, self.ineq):
-            s = sum((a * v for a, v in zip(row, x) if a), Fraction(0))
+            s = sum((a * v for a, v in zip(row, x) if a and v), Fraction(0))
             if (s > bk) if le else (s != bk):
                 return False
         return True
@@ -131,7 +131,8 @@ class ExactSystem:
                 active.append(k)
         if not active:
             return x
-        fixed = [j for j in range(self.n) if j not in set(free)]
+        is_free = set(free)
+        fixed = [j for j in range(self.n) if j not in is_free and x[j]]  # the values off 0 (a vertex: few)
         M = [[self.A[k][j] for j in free] for k in active]
         r = [self.b[k] - sum((self.A[k][j] * x[j] for j in fixed if self.A[k][j]), Fraction(0)) for k in active]
         sol = solve_exact(M, r, [x[j] for j in free])

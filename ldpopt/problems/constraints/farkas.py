@@ -11,7 +11,8 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["aggregate", "interval_candidates", "phase_one", "refined_phase_one", "same_columns", "verify"]
+__all__ = ["MAX_DENSE", "aggregate", "dense_phase_one", "interval_candidates", "phase_one", "refined_phase_one",
+           "same_columns", "verify"]
 
 
 def _exact_dot(c, x) -> Fraction:
@@ -201,6 +202,68 @@ def phase_one(Ag, b, ineq, lo_g, up_g):
     if mi:
         y[le] = -res.ineqlin.marginals
     return (y if np.any(y) and np.all(np.isfinite(y)) else None), res.x[:G]
+
+
+#: largest tableau side (rows, columns) :func:`dense_phase_one` takes: a search on a handful of
+#: aggregated values, where HiGHS's set-up through scipy costs more than the pivots
+MAX_DENSE = 400
+
+
+def dense_phase_one(Ag, b, ineq, lo_g, up_g):
+    """A float vertex x of l ≤ x ≤ u, A x (= or ≤) b found by a dense phase-one simplex (Dantzig's
+    rule, the smallest index among ties; Chvátal, *Linear Programming*, 1983, ch. 3 and 8), or None
+    when the system is not small (:data:`MAX_DENSE`), a lower bound is infinite, the minimum total
+    violation is not 0 to 10⁻¹² of the data's scale, or the pivots do not end. A search only, like
+    HiGHS's point in :func:`phase_one`: the caller repairs it and checks it exactly
+    (:meth:`.exact_lp.ExactSystem.repair`), so a vertex off by rounding claims nothing. Standard form:
+    x = l + p, p ≥ 0, a slack on each ≤ row and on p_j ≤ u_j − l_j for a finite u_j, every row's
+    right-hand side made ≥ 0, an artificial per row."""
+    A = np.asarray(Ag.toarray() if sp.issparse(Ag) else Ag, dtype=np.float64)
+    m, n = A.shape
+    lo_g, up_g = np.asarray(lo_g, float), np.asarray(up_g, float)
+    if not np.all(np.isfinite(lo_g)) or not np.all(np.isfinite(A)) or not np.all(np.isfinite(b)):
+        return None
+    ub = np.flatnonzero(np.isfinite(up_g))
+    le = np.flatnonzero(ineq)
+    R = m + ub.size
+    cols = n + le.size + ub.size
+    if R > MAX_DENSE or cols + R > MAX_DENSE:
+        return None
+    T = np.zeros((R, cols + R + 1))
+    T[:m, :n] = A
+    T[le, n + np.arange(le.size)] = 1.0
+    T[m + np.arange(ub.size), ub] = 1.0
+    T[m + np.arange(ub.size), n + le.size + np.arange(ub.size)] = 1.0
+    T[:m, -1] = b - A @ lo_g
+    T[m:, -1] = up_g[ub] - lo_g[ub]
+    T[T[:, -1] < 0] *= -1.0
+    T[:, cols:cols + R] = np.eye(R)
+    basis = cols + np.arange(R)
+    scale = max(1.0, float(np.max(np.abs(T[:, -1]))))
+    tol = 1e-12 * scale
+    reduced = -T.sum(axis=0)  # phase-one reduced costs: Σ artificials, every artificial basic
+    reduced[cols:cols + R] = 0.0
+    for _ in range(50 * (R + cols)):
+        enter = int(np.argmin(reduced[:cols]))
+        if reduced[enter] >= -1e-12:
+            break
+        col = T[:, enter]
+        pos = col > 1e-12
+        if not np.any(pos):
+            return None
+        ratio = np.where(pos, T[:, -1] / np.where(pos, col, 1.0), np.inf)
+        r = int(np.flatnonzero(ratio == ratio.min())[0])
+        T[r] /= T[r, enter]
+        T -= np.outer(T[:, enter], T[r]) * (np.arange(R) != r)[:, None]
+        reduced -= reduced[enter] * T[r]
+        basis[r] = enter
+    else:
+        return None
+    if -reduced[-1] > tol:  # the total violation left
+        return None
+    p = np.zeros(cols + R)
+    p[basis] = T[:, -1]
+    return lo_g + p[:n]
 
 
 def refined_phase_one(A, b, ineq, lo, up, x0, sub):

@@ -99,7 +99,7 @@ import scipy.sparse as sp
 from .chain_substitution import ChainSubstitution
 from .exact_lp import ExactSystem, exact_group_sums
 from .exact_point import exact_point, point_ok
-from .farkas import aggregate, interval_candidates, phase_one, refined_phase_one, same_columns, verify
+from .farkas import aggregate, dense_phase_one, interval_candidates, phase_one, refined_phase_one, same_columns, verify
 
 __all__ = ["MAX_EXACT", "MAX_LP", "Decision", "Infeasibility", "decide", "find_infeasibility", "linear_system",
            "solver_infeasibility"]
@@ -572,6 +572,12 @@ def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_o
         part, count = comp[rep].tolist(), np.bincount(inv, minlength=G).tolist()
         if exact.point_ok([totals[p] * n / int(sizes[p]) for p, n in zip(part, count)]):
             return Decision(True, how="uniform point on each part, checked exactly", complete=complete)
+    x = dense_phase_one(Ag, b, ineq, lo_g, up_g)  # a vertex without HiGHS's set-up; a proof once exact
+    if x is not None:
+        for tol in (1e-12, 1e-9):
+            point = exact.repair(x, tol)
+            if point is not None and exact.point_ok(point):
+                return Decision(True, how="dense simplex vertex, repaired exactly", complete=complete)
     lps = (lambda: phase_one(Ag, b, ineq, lo_g, up_g), lambda: phase_one(*_tightened(Ag, b, ineq, lo_g, up_g, True)),
            lambda: phase_one(*_tightened(Ag, b, ineq, lo_g, up_g)))
     for y, x in (lp() for lp in lps):  # one LP at a time: the first decides a feasible system alone
