@@ -511,25 +511,34 @@ def _active_set_lp(g, M, inner, lo, up, ineq_cols):
 
     keep = (inner | lo | up) & np.isfinite(g)
     idx = np.flatnonzero(keep)
-    Mt = sp.csr_matrix(M.T)[idx]          # r = g + Mt z on the kept values
-    gi = g[idx]
     k1 = M.shape[0]
-    blocks, rhs = [], []
-    one = sp.csr_matrix(np.ones((idx.size, 1)))
-    for sign, mask in ((1.0, (inner | up)[idx]), (-1.0, (inner | lo)[idx])):
-        sel = np.flatnonzero(mask)
-        if sel.size:  # sign·(g + Mt z) ≤ s
-            blocks.append(sp.hstack([sign * Mt[sel], -one[sel]]))
-            rhs.append(-sign * gi[sel])
-    if not blocks:
+    # the rows sign·(g + Mt z) − s ≤ 0, r = g + Mt z on the kept values: sign +1 on the inner and
+    # upper ones, then −1 on the inner and lower ones; one CSR built from Mt's rows (indices, data and
+    # row pointers), the column of s appended to each row
+    plus, minus = np.flatnonzero((inner | up)[idx]), np.flatnonzero((inner | lo)[idx])
+    if not (plus.size or minus.size):
         return None
+    rows = idx[np.concatenate([plus, minus])]
+    sign = np.concatenate([np.ones(plus.size), -np.ones(minus.size)])
+    Mt = sp.csr_matrix(M.T)[rows]
+    n_row = np.diff(Mt.indptr)
+    indptr = Mt.indptr + np.arange(rows.size + 1)
+    last = indptr[1:] - 1  # each row's final entry: the column of s
+    at = np.ones(indptr[-1], bool)
+    at[last] = False
+    indices = np.empty(indptr[-1], dtype=Mt.indices.dtype)
+    data = np.empty(indptr[-1])
+    indices[at], data[at] = Mt.indices, Mt.data * np.repeat(sign, n_row)
+    indices[last], data[last] = k1, -1.0
+    A_ub = sp.csr_matrix((data, indices, indptr), shape=(rows.size, k1 + 1))
+    rhs = [-sign * g[rows]]
     bounds = [(None, None)] * k1 + [(0.0, None)]
     for j in ineq_cols:
         bounds[j] = (0.0, None)
     c = np.zeros(k1 + 1)
     c[-1] = 1.0
     try:
-        res = linprog(c, A_ub=sp.vstack(blocks).tocsc(), b_ub=np.concatenate(rhs), bounds=bounds, method="highs")
+        res = linprog(c, A_ub=A_ub.tocsc(), b_ub=np.concatenate(rhs), bounds=bounds, method="highs")
     except ValueError:
         return None
     return res.x[:k1] if res.status == 0 else None
