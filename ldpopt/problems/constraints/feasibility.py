@@ -38,8 +38,13 @@ scale is solved once more and its duals are checked, exactly, against the data a
 
 Feasibility is proved the same way (:mod:`.exact_lp`): when every group's columns agree exactly
 (:func:`.farkas.same_columns`), the aggregated system with its bounds summed exactly per group
-(integer mantissas) is equivalent to the original one, and HiGHS's point of the phase-one LP,
-repaired on its active set in rational arithmetic, is checked exactly; when neither the duals nor
+(integer mantissas) is equivalent to the original one, and a point of it is checked exactly: first
+the part-wise uniform point (:func:`_parts`: each PartitionTotals group or marginal at its total over
+its size), then the vertex of a dense phase-one simplex (:func:`.farkas.dense_phase_one`: no HiGHS
+set-up on a handful of values), then HiGHS's point of the phase-one LP, each repaired on its active
+set in rational arithmetic (the first two only prove feasibility: a conflict is always certified by
+the steps below, as before); the part-wise uniform point is also checked on a system that does not
+aggregate (the consistent marginals of :mod:`ldpopt.multi`, whose shared rows touch every cell); when neither the duals nor
 the point decide (a float row whose duals are off by rounding, a feasible set thinner than HiGHS's
 tolerance), a rational phase-one simplex with Bland's rule decides the aggregated system — a proof
 either way — when it has at most :data:`MAX_EXACT` variables and rows. Beyond that (a Monotone chain
