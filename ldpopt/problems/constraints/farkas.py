@@ -243,7 +243,7 @@ def dense_phase_one(Ag, b, ineq, lo_g, up_g):
     tol = 1e-12 * scale
     reduced = -T.sum(axis=0)  # phase-one reduced costs: Σ artificials, every artificial basic
     reduced[cols:cols + R] = 0.0
-    for _ in range(50 * (R + cols)):
+    for _ in range(3 * (R + cols)):  # a phase one takes about R pivots; a cycle ends here (None)
         enter = int(np.argmin(reduced[:cols]))
         if reduced[enter] >= -1e-12:
             break
