@@ -139,3 +139,27 @@ def test_dense_simplex_finds_a_point_where_highs_does():
         assert np.all(got >= lo) and np.all(got <= up + 1e-9)
         assert np.all(np.where(ineq, A @ got - b <= 1e-9, np.abs(A @ got - b) <= 1e-9))
     assert found >= 20
+
+
+def test_same_columns_against_a_column_gather():
+    import scipy.sparse as sp
+
+    from ldpopt.problems.constraints.farkas import aggregate, same_columns
+
+    rng = np.random.default_rng(5)
+    seen = {True: 0, False: 0}
+    for case in range(400):
+        m, d = int(rng.integers(1, 5)), int(rng.integers(1, 12))
+        A = sp.random(m, d, density=rng.uniform(0.2, 1.0), random_state=rng,
+                      data_rvs=lambda k: rng.integers(-2, 3, k).astype(float)).tocsr()
+        if case % 2:
+            Ag, _, _, inv = aggregate(A, np.zeros(d), np.ones(d))
+        else:  # another matrix's columns, or A's own with one entry changed
+            inv = rng.integers(0, d, d)
+            Ag = A[:, np.arange(d)].tolil()
+            Ag[int(rng.integers(m)), int(rng.integers(d))] = float(rng.integers(-2, 3))
+            Ag = Ag.tocsr()
+        want = (A != Ag[:, inv]).nnz == 0
+        assert same_columns(A, Ag, inv) is want
+        seen[want] += 1
+    assert min(seen.values()) >= 20

@@ -67,7 +67,8 @@ class ExactSystem:
     def __init__(self, A, b, ineq, lo: list, up: list):
         A = np.asarray(A)
         self.m, self.n = A.shape
-        self.A = [[Fraction(v) for v in row] for row in A.tolist()]
+        zero = Fraction(0)  # one shared 0: an aggregated system is mostly zeros
+        self.A = [[Fraction(v) if v else zero for v in row] for row in A.tolist()]
         self.b = [Fraction(v) for v in np.asarray(b).tolist()]
         self.ineq = [bool(v) for v in np.asarray(ineq).tolist()]
         self.lo, self.up = list(lo), list(up)

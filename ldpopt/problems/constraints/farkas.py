@@ -173,8 +173,18 @@ def aggregate(A, lo, up):
 
 
 def same_columns(A, Ag, inv) -> bool:
-    """Whether every value's column of A equals its group's column of A_g exactly."""
-    return (sp.csr_matrix(A) != sp.csr_matrix(Ag)[:, inv]).nnz == 0
+    """Whether every value's column of A equals its group's column of A_g exactly: the stored
+    (row, entry) pairs of each column compared in CSC order, O(nnz) (no column gather of A_g)."""
+    C, Cg = sp.csc_matrix(A, copy=True), sp.csc_matrix(Ag, copy=True)
+    for M in (C, Cg):
+        M.eliminate_zeros()
+        M.sort_indices()
+    n = np.diff(C.indptr)
+    if not np.array_equal(n, np.diff(Cg.indptr)[inv]):
+        return False
+    within = np.arange(C.nnz) - np.repeat(C.indptr[:-1], n)  # each entry's place in its column
+    at = np.repeat(Cg.indptr[:-1][inv], n) + within
+    return bool(np.array_equal(C.indices, Cg.indices[at]) and np.array_equal(C.data, Cg.data[at]))
 
 
 def phase_one(Ag, b, ineq, lo_g, up_g):
