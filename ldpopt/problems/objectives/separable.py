@@ -39,6 +39,10 @@ class Separable:
     quadratic = False
     #: every term is a function of the support count (the solver's distinct-count groups, :mod:`.grouped`)
     count_grouped = False
+    #: the certificate may run once per distinct-count group with the groups' sizes as weights
+    #: (:func:`~ldpopt.problems.check.certificate.certify_grouped`: its sums then round differently
+    #: from the elementwise ones; the built-ins keep theirs bitwise)
+    group_certificate = False
 
     def has_closed_form(self) -> bool:
         """Whether :func:`.simplex.closed_form` solves it on {f ≥ 0, Σ f = mass} (Norm-Sub's shift for

@@ -28,17 +28,21 @@ caller uses the general method.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ....methods.distinct import integer_groups
+
+if TYPE_CHECKING:
+    from ...objectives.separable import Separable
 
 __all__ = ["Groups", "count_groups", "evaluate", "evaluator", "groups_of", "per_group", "restricted", "simplex_grouped", "uniform"]
 
 
 @dataclass
 class Groups:
-    rep: object            # the separable on one representative per distinct count
+    rep: Separable         # the separable on one representative per distinct count
     inv: np.ndarray        # value → its group (intp, length d)
     first: np.ndarray      # group → one of its values
     weights: np.ndarray    # group → number of values (float)
@@ -131,6 +135,8 @@ def per_group(g: Groups, x: np.ndarray):
     x = np.asarray(x, float)
     if x.shape != g.inv.shape:
         return None
+    if x.strides == (0,):  # one float broadcast to every value (the plain simplex's bounds)
+        return np.broadcast_to(x[:1], (g.k,))
     table = x[g.first]
     # bitwise (int64 views): the sign of zero and NaN payloads count as differences
     if not np.array_equal(table[g.inv].view(np.int64), x.view(np.int64)):
