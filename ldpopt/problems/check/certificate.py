@@ -32,7 +32,7 @@ from ..solvers.structured.multipliers import (
     multipliers_from_dict,
 )
 from ..solvers.structured.simplex import newton_lambda
-from ..solvers.structured.structure import Structure, compile_constraints
+from ..solvers.structured.structure import Structure, compile_constraints, row_sums
 
 __all__ = [
     "KINK_TOL",
@@ -323,7 +323,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     with np.errstate(invalid="ignore"):
         vb = float(np.max(np.maximum(st.l - f, f - u_real), initial=0.0))
     vs = 0.0 if st.sum_free else abs(_wsum(f, w) - st.total)  # a tree's total is one of its rows
-    res = st.A @ f - st.b if st.m else np.zeros(0)
+    res = st.residual(f) if st.m else np.zeros(0)
     vr = float(np.max(np.where(st.ineq, np.maximum(res, 0.0), np.abs(res)), initial=0.0))
     if not np.all(np.isfinite(f)):
         vb = np.inf
@@ -445,7 +445,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
                 hh = sep.value(fh)
                 dh = fh != fz
                 eh = np.where(dh, (hh - hz) + tv * (fh - fz), 0.0)
-                res_h = st.A @ fh - st.b if st.m else np.zeros(0)
+                res_h = st.residual(fh) if st.m else np.zeros(0)
                 lin_h = ((0.0 if st.sum_free else lam * (float(np.sum(fh)) - st.total))
                          + (float(y_dual @ res_h) if st.m else 0.0))
                 gap_h = float(np.sum(eh)) - lin_h
@@ -792,7 +792,7 @@ def feasible_near_blocks(st, f):
     f = np.asarray(f, float)
     d = st.d
     eps = np.finfo(float).eps
-    res_rows = np.abs(st.A @ f - st.b) if st.m else np.zeros(0)
+    res_rows = np.abs(st.residual(f)) if st.m else np.zeros(0)
     off = max(abs(float(np.sum(f)) - st.total), float(np.max(res_rows, initial=0.0)))
     if off <= 2 * d * eps * (float(np.sum(np.abs(f))) + abs(st.total)) and not np.any(f < st.l):
         return f
@@ -831,7 +831,7 @@ def project_on_rows(f, A, b, ineq, lo, up, move: bool = True):
     nnz = np.diff(A.indptr)
 
     def meets(x):
-        res = A @ x - b
+        res = row_sums(A, x) - b
         rnd = 2 * _EPS * (nnz + 1) * (absA @ np.abs(x) + np.abs(b))
         viol = np.where(ineq, np.maximum(res, 0.0), np.abs(res))
         return res, rnd, bool(np.all(viol <= rnd) and np.all(x >= lo) and np.all(x <= up))
@@ -866,7 +866,7 @@ def project_on_rows(f, A, b, ineq, lo, up, move: bool = True):
         f0 = np.where(out, np.clip(fh, lo, up), f0)
         free &= ~out
         active = grow
-        res = A @ f0 - b
+        res = row_sums(A, f0) - b
     return None
 
 
