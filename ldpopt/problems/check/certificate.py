@@ -180,13 +180,14 @@ class Certificate:
                                               "distance_rounding", "multiplier_refined", "note")}
 
 
-def argmin_bound(sep: Separable, st: Structure, f, lam: float, newton: int = 5, rest=None, weights=None):
+def argmin_bound(sep: Separable, st: Structure, f, lam: float, newton: int = 5, rest=None, weights=None, known=None):
     """(bound, rounding, λ): the linear ℓ∞ bound of the module docstring (no rows only): the
     block-wise bound of :func:`.block_argmin_bound` with the pool as the one block. With ``rest``
     (values left out at their lower bound, :func:`.support_problem`): bound NaN when the refined
-    λ would move one of them. ``weights``: each value stands for that many (:func:`certify_grouped`)."""
+    λ would move one of them. ``weights``: each value stands for that many (:func:`certify_grouped`);
+    ``known``: as for :func:`.block_argmin_bound`."""
     pool = (np.zeros(st.d, np.intp), np.zeros(0), np.zeros(0))
-    return block_argmin_bound(sep, st, f, lam, np.zeros(0), pool, newton, rest, weights)
+    return block_argmin_bound(sep, st, f, lam, np.zeros(0), pool, newton, rest, weights, known)
 
 
 def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
@@ -301,6 +302,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     if f.shape != (st.d,):
         raise ValueError(f"f must have shape ({st.d},), got {f.shape}")
     y = np.asarray(y, float).copy()
+    d2f = None
     if feas_tol is None:
         # 1e-9 of the frequency scale total/d, but not below the rounding of Σ f (≈ 1e-14 at d = 1e7)
         # nor below the rounding of the per-value argmins themselves: f_v is formed from terms of
@@ -309,7 +311,8 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
         t_ = np.broadcast_to(lam + (st.A.T @ y if st.m else 0.0), (d,))
         inner_ = (f > st.l) & (f < st.u)
         with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.abs(t_[inner_]) / sep.d2(f)[inner_]
+            d2f = sep.d2(f)  # (again for the stationarity below)
+            terms = np.abs(t_[inner_]) / d2f[inner_]
         fin = np.isfinite(terms)
         terms = terms[fin]
         abs_f = _wsum(np.abs(f), w) + (0.0 if rest is None else rest.abs_f)
@@ -359,7 +362,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     # in frequency units: |r_v|/h_v''(f_v) is the change of f_v that would restore stationarity (a
     # Newton step); relative to the total mass. Scale-free where the gradients themselves are ~0.
     with np.errstate(divide="ignore", invalid="ignore"):
-        h2 = sep.d2(f)[inner]
+        h2 = (sep.d2(f) if d2f is None else d2f)[inner]
         ri = np.abs(r[inner])
         # where h is flat (h'' = 0, e.g. a multinomial value with no reports) stationarity is r = 0
         flat_ok = ri <= 1e-12 * max(float(np.max(np.abs(t), initial=0.0)), 1e-300)
@@ -413,11 +416,11 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     # nor below the rounding of the point itself: f is (to rounding) the per-value argmin at the
     # multipliers, so its entries carry that argmin's rounding, which the gap cannot see where f and
     # fz agree exactly (then gap and floor are ~0 while f* differs from f in the last bits)
+    e_pt, cnt = _argmin_rounding_at(sep, st, f, fz, tv)  # (reused by the argmin bound at the same λ)
     if w is None:
-        e_pt = argmin_rounding(sep, st, f, fz, tv)
         drnd = max(drnd, float(np.sum(e_pt) + np.max(e_pt, initial=0.0)))
     else:
-        drnd = max(drnd, _rounding_level(sep, st, f, fz, tv, w))
+        drnd = max(drnd, _wsum(e_pt, w[cnt]) + float(np.max(e_pt, initial=0.0)))
     if off > 0 and not viol > feas_tol and w is not None:
         return None
     if off > 0 and not viol > feas_tol:
@@ -464,8 +467,9 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     da, arnd, lam_r = np.nan, np.nan, np.nan
     blk = blocks_for(st, rest) if st.m and np.isfinite(lam) else None
     if (st.m == 0 or blk is not None) and np.isfinite(lam):
-        da, arnd, lam_r = (argmin_bound(sep, st, f, float(lam), rest=rest, weights=w) if blk is None
-                           else block_argmin_bound(sep, st, f, float(lam), y, blk, rest=rest))
+        known = (fz, e_pt, cnt)
+        da, arnd, lam_r = (argmin_bound(sep, st, f, float(lam), rest=rest, weights=w, known=known) if blk is None
+                           else block_argmin_bound(sep, st, f, float(lam), y, blk, rest=rest, known=known))
         if not np.isfinite(da) and rest is not None:
             return None  # the refined λ moves a value left out: the caller certifies in full
         # no bound resolves f* below the rounding of the per-value argmins themselves (when f equals
@@ -724,22 +728,26 @@ def blocks_for(st, rest):
     return blk[0], rest.block_sign, st.b * rest.block_sign
 
 
-def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=None, weights=None):
+def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=None, weights=None, known=None):
     """(bound, rounding, λ of the pool) of the module docstring; ``blocks`` = :func:`block_rows` of
     ``st``. With ``rest`` (values left out at their lower bound, :func:`.support_problem`; its
     ``blocks`` the full problem's block of each value): bound NaN when a refined λ_k would move one of them.
-    ``weights``: each value stands for that many (:func:`certify_grouped`; not with ``rest``)."""
+    ``weights``: each value stands for that many (:func:`certify_grouped`; not with ``rest``).
+    ``known``: (x, e, mask) — the per-value argmin at these multipliers and its
+    :func:`argmin_rounding` with the mask of the values it covers, computed by the caller: used as
+    they are while no Newton step moves λ (the same numbers, evaluated once)."""
     gid, sign, value = blocks
     m = st.m
     mass = np.append(value, st.total - float(np.sum(value)))
     lam_g = np.append(lam + sign * np.asarray(y, float), lam)
-    lam_g, x, err = newton_lambda(sep, st.l, st.u, gid, mass, lam_g, newton, weights)
+    x0 = None if known is None else known[0]
+    lam_g, x, err = newton_lambda(sep, st.l, st.u, gid, mass, lam_g, newton, weights, x0)
     bound = float(np.max(np.abs(f - x), initial=0.0)) + float(np.max(np.abs(err)))
     t = lam_g[gid]
+    e, cnt = (known[1], known[2]) if known is not None and x is x0 else _argmin_rounding_at(sep, st, f, x, t)
     if weights is not None:  # the groups of certify_grouped (no values left out)
-        rounding = _rounding_level(sep, st, f, x, t, weights)
+        rounding = _wsum(e, weights[cnt]) + float(np.max(e, initial=0.0))
     else:
-        e = argmin_rounding(sep, st, f, x, t)
         if rest is not None:  # no rows: one λ for every value left out
             lam_rest = lam_g[m] if m == 0 else (None if rest.blocks is None else lam_g[rest.blocks])
             e_rest = None if lam_rest is None else rest.argmin_rounding(lam_rest)
@@ -759,12 +767,6 @@ def argmin_rounding(sep, st, f, x, t):
     floor under which the linear argmin bound (``certificate.argmin_bound`` and the block-wise one
     above) cannot resolve f*. ``t``: the scalar multiplier or one per value."""
     return _argmin_rounding_at(sep, st, f, x, t)[0]
-
-
-def _rounding_level(sep, st, f, x, t, weights) -> float:
-    """Σ e + max e of :func:`argmin_rounding`, each value's e counted ``weights`` times."""
-    e, cnt = _argmin_rounding_at(sep, st, f, x, t)
-    return _wsum(e, weights[cnt]) + float(np.max(e, initial=0.0))
 
 
 def _argmin_rounding_at(sep, st, f, x, t):

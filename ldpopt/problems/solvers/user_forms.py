@@ -256,7 +256,9 @@ class LiveRoute:
 
     def __init__(self, objective: Objective, estimate, first: tuple):
         self.user, self.estimate = objective, estimate
-        self.params = _parameters(objective, estimate)
+        # the Parameters recognition read, else the callable built again to find them
+        known = getattr(getattr(first[0], "form", None), "parameters", None)
+        self.params = known if known is not None else _parameters(objective, estimate)
         self.cache = {self.key(): first} if self.params and self._all_set() else {}
 
     def _all_set(self) -> bool:

@@ -91,16 +91,16 @@ def _polish(sep, st: Structure, f, lam: float, steps: int = 3):
     return out, float(lam_g[0])
 
 
-def newton_lambda(sep, l, u, gid, mass, lam, newton: int, weights=None):
+def newton_lambda(sep, l, u, gid, mass, lam, newton: int, weights=None, x0=None):
     """(λ per block, x = the per-value argmin at it, Σ_block x − mass): up to ``newton`` Newton steps
     on every block's m_k(λ_k) = Σ_{gid = k} x_v(λ_k) = mass_k at once (slope Σ 1/h_v'' over the
     block's values inside their bounds, finite terms only), each block keeping a step only when it
     reduces its own |m_k − mass_k|, stopping at 4 eps·|mass_k|. The polish of the closed forms here
     and the argmin bound of :func:`ldpopt.problems.check.certificate.block_argmin_bound` (per-block sums by
     ``np.bincount``). ``weights``: each entry stands for that many values (the distinct-count groups of
-    :mod:`.grouped`); None: once each."""
+    :mod:`.grouped`); None: once each. ``x0``: the argmin at ``lam`` if the caller has it."""
     G = mass.shape[0]
-    x = sep.argmin(lam[gid], l, u)
+    x = sep.argmin(lam[gid], l, u) if x0 is None else x0
     err = _sums(gid, x, None, G, weights) - mass
     tol = 4 * np.finfo(float).eps * np.maximum(np.abs(mass), 1e-300)
     for _ in range(newton):
