@@ -90,6 +90,11 @@ class Separable:
                     f[idx] = np.clip(self._interior(t, l, u, idx), l[idx], u[idx])
         return f
 
+    def lambda_start(self, total: float) -> float | None:
+        """A first multiplier λ of Σ f = ``total`` (f ≥ 0, no rows) for the dual method's Newton, or
+        None: the dual method starts in the middle of λ's range (:func:`.structured.simplex.simplex_started`)."""
+        return None
+
     def group_keys(self) -> np.ndarray | None:
         """An integer-valued array that every per-value term is a function of (the support counts),
         or None: :func:`ldpopt.problems.check.certificate.support_problem` then evaluates once per distinct key."""

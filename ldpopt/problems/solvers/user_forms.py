@@ -111,6 +111,23 @@ class _RecognisedSep(UserSep):
         lo = l if idx is None else l[idx]
         return np.where((f < tiny) & (lo >= 0), tiny, f)
 
+    def lambda_start(self, total: float) -> float | None:
+        """λ of the quadratic model of a log-linear form (``Recognised.log_linear``, h'(f) = A f +
+        L log f + C with the log dropped): A·τ with τ Norm-Sub's shift of −C/A to ``total``
+        (``normalize.shift_support``, expected O(d)); None for another form or a per-value A. On CLS
+        + 1e-4 KL it is within 4 % of the root (0.01657 against 0.01717 at d = 1,000, measured)."""
+        from ...methods.normalize import shift_support
+
+        ll = self.form.log_linear
+        if ll is None or np.ndim(ll[0]) or not total > 0:
+            return None
+        A, _, C = ll
+        m = np.broadcast_to(-np.asarray(C, float) / A, (self.form.d,))
+        if not np.all(np.isfinite(m)):
+            return None
+        tau, _ = shift_support(m, float(total))
+        return float(A * tau)
+
     def _derivatives_at(self, idx, base):
         # per-value terms: only the values evaluated are computed
         sub = self.form if idx.size == self.form.d else self.form.restrict(idx)
