@@ -146,14 +146,21 @@ def per_group(g: Groups, x: np.ndarray):
 
 def simplex_grouped(sep, st):
     """(f, λ, y = [], info) for the plain simplex by Newton on λ over the distinct counts, or None when
-    that does not apply (see the module docstring)."""
+    that does not apply (see the module docstring). Without groups: Newton on λ over every value from
+    the separable's own start where it has one (:func:`.simplex.simplex_started`; ``distinct_counts``
+    0), else None."""
     from .dual import _d1, solve_lambda
 
     if st.m or st.chain is not None:
         return None
     g = count_groups(sep)
-    if g is None:
-        return None
+    if g is None:  # no groups (a block of .blocks with too many counts): from the separable's own start
+        from .simplex import simplex_started
+
+        got = simplex_started(sep, st)
+        if got is not None:
+            got[3]["distinct_counts"] = 0
+        return got
     l0, u0 = uniform(st.l), uniform(st.u)
     if l0 is None or u0 is None or not l0 < u0:
         return None

@@ -53,10 +53,11 @@ def simplex_fast(sep, st: Structure):
 def simplex_started(sep, st: Structure):
     """(f, λ, y = [], info) with no rows by the dual method's Newton on λ (:func:`.dual.solve_lambda`)
     started at the separable's own first λ (``Separable.lambda_start``: a recognised CLS + KL's
-    quadratic model, Norm-Sub's shift of it), or None where it has none. The dual method alone starts
-    in the middle of the whole range of λ: at d = 1,000, 12 passes of the per-value argmin instead of 7
-    (measured)."""
-    if st.m or st.chain is not None or st.sum_free:
+    quadratic model, Norm-Sub's shift of it), or None where it has none; :func:`.grouped.simplex_grouped`
+    runs it where there are no distinct-count groups (the whole domain, or a block of :mod:`.blocks`).
+    The dual method alone starts in the middle of the whole range of λ: at d = 1,000, 12 passes of the
+    per-value argmin instead of 7 (measured)."""
+    if st.m or st.chain is not None or getattr(st, "sum_free", False):  # (a block of .blocks: no sum_free)
         return None
     lam0 = sep.lambda_start(st.total)
     if lam0 is None or not np.isfinite(lam0):

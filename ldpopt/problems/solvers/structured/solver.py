@@ -15,7 +15,7 @@ from .chain import solve_chain
 from .dual import solve_screened
 from .grouped import evaluator, simplex_grouped
 from .multipliers import duals_dict
-from .simplex import simplex_fast, simplex_started
+from .simplex import simplex_fast
 from .structure import compile_constraints
 from .tree import solve_tree
 
@@ -158,7 +158,7 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     # (label of a rejection, method): the closed forms (the certificate rejects their rounding edge
     # cases at huge noise, ε = 20 with n = 10), the distinct counts, disjoint subset sums (.blocks;
     # not with a Monotone chain)
-    fast = (("", simplex_fast), ("grouped: ", simplex_grouped), ("started: ", simplex_started), ("blocks: ", blocks_fast))
+    fast = (("", simplex_fast), ("grouped: ", simplex_grouped), ("blocks: ", blocks_fast))
     rejected = ""
     for label, method in fast if st.chain is None else fast[:2]:
         got = method(sep, st)
