@@ -30,7 +30,7 @@ from ...objectives.separable import WeightedMLESep
 if TYPE_CHECKING:
     from .structure import Structure  # annotations only
 
-__all__ = ["closed_form", "has_closed_form", "newton_lambda", "simplex_fast", "simplex_started"]
+__all__ = ["closed_form", "has_closed_form", "newton_lambda", "simplex_fast"]
 
 
 def _plain_simplex(st: Structure) -> bool:
@@ -48,25 +48,6 @@ def simplex_fast(sep, st: Structure):
     f, lam = closed_form(sep, st.d, st.total, st)
     return f, lam, np.zeros(0), {"closed_form": sep.name, "closed_form_iterations": 1, "lambda_iterations": 0,
                                  "newton_iterations": 0, "line_search_failures": 0}
-
-
-def simplex_started(sep, st: Structure):
-    """(f, λ, y = [], info) with no rows by the dual method's Newton on λ (:func:`.dual.solve_lambda`)
-    started at the separable's own first λ (``Separable.lambda_start``: a recognised CLS + KL's
-    quadratic model, Norm-Sub's shift of it), or None where it has none; :func:`.grouped.simplex_grouped`
-    runs it where there are no distinct-count groups (the whole domain, or a block of :mod:`.blocks`).
-    The dual method alone starts in the middle of the whole range of λ: at d = 1,000, 12 passes of the
-    per-value argmin instead of 7 (measured)."""
-    if st.m or st.chain is not None or getattr(st, "sum_free", False):  # (a block of .blocks: no sum_free)
-        return None
-    lam0 = sep.lambda_start(st.total)
-    if lam0 is None or not np.isfinite(lam0):
-        return None
-    from .dual import solve_lambda
-
-    lam, f, it = solve_lambda(sep, st.l, st.u, st.total, lam0=lam0)
-    return f, lam, np.zeros(0), {"lambda_iterations": it, "newton_iterations": 0, "line_search_failures": 0,
-                                 "lambda_start": lam0}
 
 
 def has_closed_form(sep) -> bool:
