@@ -32,7 +32,7 @@ from ..solvers.structured.multipliers import (
     multipliers_from_dict,
 )
 from ..solvers.structured.simplex import newton_lambda
-from ..solvers.structured.structure import Structure, compile_constraints
+from ..solvers.structured.structure import Structure, compile_constraints, row_sums
 
 __all__ = [
     "KINK_TOL",
@@ -48,6 +48,7 @@ __all__ = [
     "blocks_for",
     "certificate",
     "certify",
+    "certify_grouped",
     "feasible_near_blocks",
     "kink_certificate",
     "project_on_rows",
@@ -179,13 +180,14 @@ class Certificate:
                                               "distance_rounding", "multiplier_refined", "note")}
 
 
-def argmin_bound(sep: Separable, st: Structure, f, lam: float, newton: int = 5, rest=None):
+def argmin_bound(sep: Separable, st: Structure, f, lam: float, newton: int = 5, rest=None, weights=None, known=None):
     """(bound, rounding, λ): the linear ℓ∞ bound of the module docstring (no rows only): the
     block-wise bound of :func:`.block_argmin_bound` with the pool as the one block. With ``rest``
     (values left out at their lower bound, :func:`.support_problem`): bound NaN when the refined
-    λ would move one of them."""
+    λ would move one of them. ``weights``: each value stands for that many (:func:`certify_grouped`);
+    ``known``: as for :func:`.block_argmin_bound`."""
     pool = (np.zeros(st.d, np.intp), np.zeros(0), np.zeros(0))
-    return block_argmin_bound(sep, st, f, lam, np.zeros(0), pool, newton, rest)
+    return block_argmin_bound(sep, st, f, lam, np.zeros(0), pool, newton, rest, weights, known)
 
 
 def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
@@ -197,6 +199,8 @@ def certify(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
     (:func:`.support_problem`: the same numbers, to rounding, in a fraction of the time; there,
     ``with_multipliers=False`` leaves ``Certificate.multipliers`` empty instead of building them)."""
     out = certify_on_support(sep, st, f, lam, y, duals, feas_tol, with_multipliers)
+    if out is None:
+        out = certify_grouped(sep, st, f, lam, y, duals, feas_tol, with_multipliers)
     if out is None:
         out = _certify_full(sep, st, f, lam, y, duals, feas_tol)
         assert out is not None  # None only with values left out (rest)
@@ -225,17 +229,80 @@ def certify_on_support(sep: Separable, st: Structure, f, lam, y, duals: dict | N
     return cert
 
 
+def certify_grouped(sep: Separable, st: Structure, f, lam, y, duals: dict | None, feas_tol: float | None,
+                    with_multipliers: bool = True) -> Certificate | None:
+    """The certificate of :func:`certify` computed once per distinct-count group (:mod:`.structured.grouped`)
+    with each group weighted by its size, or None when that does not apply: the separable does not
+    ask for it (``group_certificate``), there are rows, or f, the bounds or the given bound
+    multipliers are not the same float on every value of each group (checked bitwise, as
+    :func:`.structured.grouped.per_group` does; a point the grouped solve produced is).
+
+    Every per-value quantity (h, h', h'', μ, the argmin at λ and its rounding) is the same function
+    of the same operands on each member of a group, so the maxima are the elementwise certificate's
+    own; the sums (J, the gap and its floor, Σ f, the scales) are Σ_k n_k x_k instead of Σ_v x_v —
+    the same numbers to rounding, not bitwise (hence opt-in: a recognised user objective, whose
+    per-value terms cost ~10 passes each, takes it; the built-ins keep theirs). A point off its
+    constraints beyond rounding is certified in full (None here)."""
+    from ..solvers.structured.grouped import count_groups, per_group
+
+    if not getattr(sep, "group_certificate", False) or st.m or st.sum_free or st.chain is not None:
+        return None
+    g = count_groups(sep)
+    if g is None:
+        return None
+    f = np.asarray(f, float)
+    if f.shape != (st.d,):
+        return None
+    def table(x):  # x per group, or None; an all-zero x (no pass beyond any()) as zeros
+        return np.zeros(g.k) if not np.any(x) else per_group(g, np.asarray(x, float))
+
+    imp = np.zeros(st.d, bool) if st.implied_upper is None else st.implied_upper
+    cols = [per_group(g, f), per_group(g, st.l), per_group(g, st.u),
+            np.ones(g.k) if imp.all() else table(imp)]
+    if duals is not None:
+        cols += list(bounds_from_dict(st, duals))
+        cols[4:] = [per_group(g, np.asarray(cols[4], float)), table(cols[5])]
+    if any(c is None for c in cols):
+        return None
+    fk, lk, uk, impk = cols[:4]
+    bounds = None if duals is None else (cols[4], cols[5])
+    sub_st = Structure(g.k, lk, uk, st.total, sp.csr_matrix((0, g.k)), st.b, st.ineq, st.sum_name, {},
+                       impk.astype(bool))
+    cert = _certify_full(g.rep, sub_st, fk, lam, y, duals, feas_tol, bounds=bounds, weights=g.weights)
+    if cert is None:
+        return None
+    if duals is None:  # the multipliers of the whole problem, from r = h'(f) + λ per group, gathered
+        if not with_multipliers:
+            return dataclasses.replace(cert, multipliers={})
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.broadcast_to(g.rep.d1(fk), (g.k,))[g.inv] + lam
+        cert = dataclasses.replace(cert, multipliers=duals_dict(st, f, lam, y, r))
+    return cert
+
+
+def _wsum(x, w) -> float:
+    """Σ x, each entry counted ``w`` times (:func:`certify_grouped`); ``np.sum`` itself where ``w`` is
+    None (the same numbers as before the weights existed)."""
+    return float(np.sum(x)) if w is None else float(w @ x)
+
+
 def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None = None,
-                  feas_tol: float | None = None, *, bounds=None, rest=None) -> Certificate | None:
+                  feas_tol: float | None = None, *, bounds=None, rest=None, weights=None) -> Certificate | None:
     """:func:`certify` on all of ``st``; ``bounds`` = (y^lo, y^up) given, ``rest`` the summary of
-    the values left out (:class:`.certificate.Rest`; None: nothing left out). None (with
-    ``rest`` only) when the refined λ would move a value left out."""
+    the values left out (:class:`.certificate.Rest`; None: nothing left out), ``weights`` how many
+    values each entry stands for (:func:`certify_grouped`; None: one each). None when the refined λ
+    would move a value left out (``rest``), or when f is off its constraints beyond rounding
+    (``weights``: the feasible point near f is made on the whole domain, by the caller)."""
     f = np.asarray(f, float)
     d = st.d
+    w = weights
     d_full, total_full = (d, st.total) if rest is None else (rest.d, rest.total)
+    if w is not None:
+        d_full = round(float(np.sum(w)))
     if f.shape != (st.d,):
         raise ValueError(f"f must have shape ({st.d},), got {f.shape}")
     y = np.asarray(y, float).copy()
+    d2f = None
     if feas_tol is None:
         # 1e-9 of the frequency scale total/d, but not below the rounding of Σ f (≈ 1e-14 at d = 1e7)
         # nor below the rounding of the per-value argmins themselves: f_v is formed from terms of
@@ -244,10 +311,12 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
         t_ = np.broadcast_to(lam + (st.A.T @ y if st.m else 0.0), (d,))
         inner_ = (f > st.l) & (f < st.u)
         with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.abs(t_[inner_]) / sep.d2(f)[inner_]
-        terms = terms[np.isfinite(terms)]
-        abs_f = float(np.sum(np.abs(f))) + (0.0 if rest is None else rest.abs_f)
-        rounding = 4 * _EPS * (abs_f + float(np.sum(terms)))
+            d2f = sep.d2(f)  # (again for the stationarity below)
+            terms = np.abs(t_[inner_]) / d2f[inner_]
+        fin = np.isfinite(terms)
+        terms = terms[fin]
+        abs_f = _wsum(np.abs(f), w) + (0.0 if rest is None else rest.abs_f)
+        rounding = 4 * _EPS * (abs_f + _wsum(terms, None if w is None else w[inner_][fin]))
         feas_tol = max(max(1e-9 / d_full, 1e-14) * max(total_full, 1.0), rounding)
     dual_viol = float(np.max(np.maximum(-y[st.ineq], 0.0), initial=0.0))
     y_dual = y.copy()
@@ -256,18 +325,18 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     u_real = st.u if st.implied_upper is None else np.where(st.implied_upper, np.inf, st.u)
     with np.errstate(invalid="ignore"):
         vb = float(np.max(np.maximum(st.l - f, f - u_real), initial=0.0))
-    vs = 0.0 if st.sum_free else abs(float(np.sum(f)) - st.total)  # a tree's total is one of its rows
-    res = st.A @ f - st.b if st.m else np.zeros(0)
+    vs = 0.0 if st.sum_free else abs(_wsum(f, w) - st.total)  # a tree's total is one of its rows
+    res = st.residual(f) if st.m else np.zeros(0)
     vr = float(np.max(np.where(st.ineq, np.maximum(res, 0.0), np.abs(res)), initial=0.0))
     if not np.all(np.isfinite(f)):
         vb = np.inf
     viol = max(vb, vs, vr)
-    abs_f_all = float(np.sum(np.abs(f))) + (0.0 if rest is None else rest.abs_f)
+    abs_f_all = _wsum(np.abs(f), w) + (0.0 if rest is None else rest.abs_f)
     # dual function at (λ, y⁺) through the per-value argmin
     t = lam + (st.A.T @ y_dual if st.m else 0.0)
     fz = sep.argmin(t, st.l, st.u)
     hv = sep.value(f)
-    J = float(np.sum(hv)) + (0.0 if rest is None else rest.h_sum)
+    J = _wsum(hv, w) + (0.0 if rest is None else rest.h_sum)
     # gap = J(f) − g = Σ_v e_v − [λ(Σf − total) + y·(A f − b)],  e_v = h_v(f_v) − h_v(fz_v) + t_v(f_v − fz_v)
     # ≥ 0 (fz_v minimises h_v + t_v·x on [l_v, u_v]). Summed per value, so that values where f and
     # fz agree contribute exactly 0 and the large constant parts of the likelihoods cancel exactly.
@@ -275,14 +344,15 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     tv = np.broadcast_to(t, (d,))
     hz = sep.value(fz)
     e = np.where(diff, (hv - hz) + tv * (f - fz), 0.0)
-    lin = (0.0 if st.sum_free else lam * (float(np.sum(f)) - st.total)) + (float(y_dual @ res) if st.m else 0.0)
-    gap = float(np.sum(e)) - lin
-    scale = float(np.sum(np.abs(hv[diff]))) + float(np.sum(np.abs(tv[diff] * f[diff]))) + abs(lin)
+    lin = (0.0 if st.sum_free else lam * (_wsum(f, w) - st.total)) + (float(y_dual @ res) if st.m else 0.0)
+    gap = _wsum(e, w) - lin
+    wd = None if w is None else w[diff]
+    scale = _wsum(np.abs(hv[diff]), wd) + _wsum(np.abs(tv[diff] * f[diff]), wd) + abs(lin)
     floor = 16 * _EPS * scale
     g_val = J - gap  # = g(λ, y⁺), computed through the per-value sum above
-    rel_scale = float(np.sum(np.abs(hv))) + abs(lam) * total_full
+    rel_scale = _wsum(np.abs(hv), w) + abs(lam) * total_full
     if st.sum_free:  # a tree: no λ·total; the rows' linear terms Σ|t_v f_v| play its part
-        rel_scale += float(np.sum(np.abs(tv * f)))
+        rel_scale += _wsum(np.abs(tv * f), w)
     if rest is not None:
         rel_scale += rest.abs_h
     # stationarity and complementarity at f
@@ -292,7 +362,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     # in frequency units: |r_v|/h_v''(f_v) is the change of f_v that would restore stationarity (a
     # Newton step); relative to the total mass. Scale-free where the gradients themselves are ~0.
     with np.errstate(divide="ignore", invalid="ignore"):
-        h2 = sep.d2(f)[inner]
+        h2 = (sep.d2(f) if d2f is None else d2f)[inner]
         ri = np.abs(r[inner])
         # where h is flat (h'' = 0, e.g. a multinomial value with no reports) stationarity is r = 0
         flat_ok = ri <= 1e-12 * max(float(np.max(np.abs(t), initial=0.0)), 1e-300)
@@ -318,7 +388,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
         mu = np.append(mu, rest.mu_min)
     gb = max(gap, floor)
     flat = (mu == 0) & bool(sep.mu_exact)  # a declared modulus of 0 says "unknown", not "flat"
-    n_flat = int(np.count_nonzero(flat))
+    n_flat = int(np.count_nonzero(flat)) if w is None else round(float(np.sum(w[flat])))
     dnf = np.nan
     if n_flat and not viol > feas_tol:  # J(f) − J* ≥ Σ_{μ_v > 0} μ_v (f_v − f*_v)²/2 for any minimiser f*
         # plus the bound's rounding level on those values (the same bound at gap = 4× its floor)
@@ -346,8 +416,13 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     # nor below the rounding of the point itself: f is (to rounding) the per-value argmin at the
     # multipliers, so its entries carry that argmin's rounding, which the gap cannot see where f and
     # fz agree exactly (then gap and floor are ~0 while f* differs from f in the last bits)
-    e_pt = argmin_rounding(sep, st, f, fz, tv)
-    drnd = max(drnd, float(np.sum(e_pt) + np.max(e_pt, initial=0.0)))
+    e_pt, cnt = _argmin_rounding_at(sep, st, f, fz, tv)  # (reused by the argmin bound at the same λ)
+    if w is None:
+        drnd = max(drnd, float(np.sum(e_pt) + np.max(e_pt, initial=0.0)))
+    else:
+        drnd = max(drnd, _wsum(e_pt, w[cnt]) + float(np.max(e_pt, initial=0.0)))
+    if off > 0 and not viol > feas_tol and w is not None:
+        return None
     if off > 0 and not viol > feas_tol:
         # a point off its constraints (within feas_tol): the gap bounds J(f) − J* only for a feasible
         # point. With a feasible f̂ made from f (rescaled per block: :func:`.certificate.
@@ -373,7 +448,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
                 hh = sep.value(fh)
                 dh = fh != fz
                 eh = np.where(dh, (hh - hz) + tv * (fh - fz), 0.0)
-                res_h = st.A @ fh - st.b if st.m else np.zeros(0)
+                res_h = st.residual(fh) if st.m else np.zeros(0)
                 lin_h = ((0.0 if st.sum_free else lam * (float(np.sum(fh)) - st.total))
                          + (float(y_dual @ res_h) if st.m else 0.0))
                 gap_h = float(np.sum(eh)) - lin_h
@@ -392,8 +467,9 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     da, arnd, lam_r = np.nan, np.nan, np.nan
     blk = blocks_for(st, rest) if st.m and np.isfinite(lam) else None
     if (st.m == 0 or blk is not None) and np.isfinite(lam):
-        da, arnd, lam_r = (argmin_bound(sep, st, f, float(lam), rest=rest) if blk is None
-                           else block_argmin_bound(sep, st, f, float(lam), y, blk, rest=rest))
+        known = (fz, e_pt, cnt)
+        da, arnd, lam_r = (argmin_bound(sep, st, f, float(lam), rest=rest, weights=w, known=known) if blk is None
+                           else block_argmin_bound(sep, st, f, float(lam), y, blk, rest=rest, known=known))
         if not np.isfinite(da) and rest is not None:
             return None  # the refined λ moves a value left out: the caller certifies in full
         # no bound resolves f* below the rounding of the per-value argmins themselves (when f equals
@@ -661,25 +737,33 @@ def blocks_for(st, rest):
     return blk[0], rest.block_sign, st.b * rest.block_sign
 
 
-def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=None):
+def block_argmin_bound(sep, st, f, lam: float, y, blocks, newton: int = 5, rest=None, weights=None, known=None):
     """(bound, rounding, λ of the pool) of the module docstring; ``blocks`` = :func:`block_rows` of
     ``st``. With ``rest`` (values left out at their lower bound, :func:`.support_problem`; its
-    ``blocks`` the full problem's block of each value): bound NaN when a refined λ_k would move one of them."""
+    ``blocks`` the full problem's block of each value): bound NaN when a refined λ_k would move one of them.
+    ``weights``: each value stands for that many (:func:`certify_grouped`; not with ``rest``).
+    ``known``: (x, e, mask) — the per-value argmin at these multipliers and its
+    :func:`argmin_rounding` with the mask of the values it covers, computed by the caller: used as
+    they are while no Newton step moves λ (the same numbers, evaluated once)."""
     gid, sign, value = blocks
     m = st.m
     mass = np.append(value, st.total - float(np.sum(value)))
     lam_g = np.append(lam + sign * np.asarray(y, float), lam)
-    lam_g, x, err = newton_lambda(sep, st.l, st.u, gid, mass, lam_g, newton)
+    x0 = None if known is None else known[0]
+    lam_g, x, err = newton_lambda(sep, st.l, st.u, gid, mass, lam_g, newton, weights, x0)
     bound = float(np.max(np.abs(f - x), initial=0.0)) + float(np.max(np.abs(err)))
     t = lam_g[gid]
-    e = argmin_rounding(sep, st, f, x, t)
-    if rest is not None:  # no rows: one λ for every value left out
-        lam_rest = lam_g[m] if m == 0 else (None if rest.blocks is None else lam_g[rest.blocks])
-        e_rest = None if lam_rest is None else rest.argmin_rounding(lam_rest)
-        if e_rest is None:
-            return np.nan, np.nan, float(lam_g[m])
-        e = np.concatenate([e, e_rest])
-    rounding = float(np.sum(e) + (np.max(e) if e.size else 0.0))
+    e, cnt = (known[1], known[2]) if known is not None and x is x0 else _argmin_rounding_at(sep, st, f, x, t)
+    if weights is not None:  # the groups of certify_grouped (no values left out)
+        rounding = _wsum(e, weights[cnt]) + float(np.max(e, initial=0.0))
+    else:
+        if rest is not None:  # no rows: one λ for every value left out
+            lam_rest = lam_g[m] if m == 0 else (None if rest.blocks is None else lam_g[rest.blocks])
+            e_rest = None if lam_rest is None else rest.argmin_rounding(lam_rest)
+            if e_rest is None:
+                return np.nan, np.nan, float(lam_g[m])
+            e = np.concatenate([e, e_rest])
+        rounding = float(np.sum(e) + (np.max(e) if e.size else 0.0))
     if not np.all(np.isfinite(f)):
         bound = np.inf
     return bound, rounding, float(lam_g[m])
@@ -691,6 +775,11 @@ def argmin_rounding(sep, st, f, x, t):
     2|h'(x) + t|/h''(x), the distance to the root it may have stopped short of), inf where that is not finite: the
     floor under which the linear argmin bound (``certificate.argmin_bound`` and the block-wise one
     above) cannot resolve f*. ``t``: the scalar multiplier or one per value."""
+    return _argmin_rounding_at(sep, st, f, x, t)[0]
+
+
+def _argmin_rounding_at(sep, st, f, x, t):
+    """(:func:`argmin_rounding`, the mask of the values it is given for)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         s = sep.d1_scale(x) + np.abs(t)
         free = st.l < st.u
@@ -702,7 +791,7 @@ def argmin_rounding(sep, st, f, x, t):
         # plus the argmin's own residual: an iterative one (a user objective's bracketed Newton) may
         # stop short of the root; |x − x*| ≤ |h'(x) + t|/min h'' between them, taken as h''(x)/2
         e = 8 * _EPS * (np.abs(f[cnt]) + np.abs(x[cnt]) + s[cnt] / h2) + np.where(inner[cnt], 2.0 * g[cnt] / h2, 0.0)
-    return np.where(np.isfinite(e), e, np.inf)
+    return np.where(np.isfinite(e), e, np.inf), cnt
 
 
 def feasible_near_blocks(st, f):
@@ -714,7 +803,7 @@ def feasible_near_blocks(st, f):
     f = np.asarray(f, float)
     d = st.d
     eps = np.finfo(float).eps
-    res_rows = np.abs(st.A @ f - st.b) if st.m else np.zeros(0)
+    res_rows = np.abs(st.residual(f)) if st.m else np.zeros(0)
     off = max(abs(float(np.sum(f)) - st.total), float(np.max(res_rows, initial=0.0)))
     if off <= 2 * d * eps * (float(np.sum(np.abs(f))) + abs(st.total)) and not np.any(f < st.l):
         return f
@@ -753,7 +842,7 @@ def project_on_rows(f, A, b, ineq, lo, up, move: bool = True):
     nnz = np.diff(A.indptr)
 
     def meets(x):
-        res = A @ x - b
+        res = row_sums(A, x) - b
         rnd = 2 * _EPS * (nnz + 1) * (absA @ np.abs(x) + np.abs(b))
         viol = np.where(ineq, np.maximum(res, 0.0), np.abs(res))
         return res, rnd, bool(np.all(viol <= rnd) and np.all(x >= lo) and np.all(x <= up))
@@ -788,7 +877,7 @@ def project_on_rows(f, A, b, ineq, lo, up, move: bool = True):
         f0 = np.where(out, np.clip(fh, lo, up), f0)
         free &= ~out
         active = grow
-        res = A @ f0 - b
+        res = row_sums(A, f0) - b
     return None
 
 
@@ -928,6 +1017,10 @@ def support_problem(sep, st, f, lam, y, duals):
         return None
     f = np.asarray(f, float)
     if f.shape != (d,):
+        return None
+    # the values left out are among those with f at l: with fewer than d − d/4 of them more than d/4
+    # are kept and the split does not apply (decided before the passes at the lower bounds)
+    if d - int(np.count_nonzero(f == st.l)) > d // 4:
         return None
     # with rows each value's multiplier is t_v = λ + (Aᵀy)_v; a value left out at l adds 0 to the
     # rows' residuals beyond A_{:,left} l, which moves to the right-hand side of the sub-problem

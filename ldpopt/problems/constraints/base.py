@@ -13,6 +13,8 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+# Σ v correctly rounded (math.fsum's value), so a residual of 1e-15 is not rounding; vectorised
+from ..._fsum import fsum as _fsum
 from ..registry import VALUES, FileEntry, Kind, register_constraint
 
 __all__ = [
@@ -42,14 +44,6 @@ def _real(value, name: str) -> float:
 def _neg(v: np.ndarray) -> float:
     """Largest amount by which v goes below 0."""
     return float(max(0.0, -float(np.min(v)))) if np.size(v) else 0.0
-
-
-def _fsum(v: np.ndarray) -> float:
-    """Sum with compensated (exact-rounded) accumulation, so a residual of 1e-15 is not rounding.
-    Over the nonzero entries only: the same exact sum, and a post-processed f is mostly zeros (the
-    list of Python floats ``math.fsum`` needs was most of a check's time at d = 42,178)."""
-    v = np.asarray(v, dtype=np.float64)
-    return math.fsum(v[v != 0].tolist())
 
 
 def _indices(indices, d: int, name: str) -> np.ndarray:

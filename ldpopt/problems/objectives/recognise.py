@@ -111,6 +111,9 @@ class Recognised:
     #: polyhedral terms (:mod:`~ldpopt.problems.check.certificate`): ("abs", W (m,), A, b) for Σ_k W_k |(A f + b)_k|, ("max", w
     #: (1,), A, b) for w·max_k (A f + b)_k; A sparse (m, d). Empty for a smooth objective
     kinks: list = field(default_factory=list)
+    #: the cvxpy Parameters of the expression recognised (sorted by id; their values were read), or
+    #: None where the form was not made by :func:`recognise`
+    parameters: tuple | None = None
 
     @property
     def separable(self) -> bool:
@@ -228,10 +231,11 @@ class Recognised:
     def curvature(self, l, u):
         """Lower bound on the separable part's h_v'' over [l_v, u_v] (module docstring)."""
         out = np.zeros(np.broadcast_shapes(np.shape(l), np.shape(u)))
-        for t in self.terms:
+        for t in self._lean[0]:  # the lean coefficients: no pass over d to lean them again per term
             if len(t.args) == 2 and np.any(t.args[0][0] != 0) and np.any(t.args[1][0] != 0):
                 continue
-            one = Recognised(self.d, [t], np.zeros(self.d))
+            one = Recognised(self.d, [t], 0.0)
+            one.__dict__["_lean"] = ([t], 0.0)
             with np.errstate(invalid="ignore"):
                 lo = np.fmin(one.d2(np.asarray(l, float)), one.d2(np.asarray(u, float)))
             out = out + np.where(np.isfinite(lo), np.maximum(lo, 0.0), 0.0)
@@ -294,7 +298,7 @@ def recognise(func, estimate) -> Recognised:
     expr = func(f, estimate)
     if not isinstance(expr, cp.Expression) or expr.size != 1:
         raise NotRecognised("the callable does not return a scalar cvxpy expression")
-    out = Recognised(d, [], np.zeros(d))
+    out = Recognised(d, [], np.zeros(d), parameters=tuple(sorted(expr.parameters(), key=lambda p: p.id)))
     _scalar(expr, 1.0, f, out)
     return out
 

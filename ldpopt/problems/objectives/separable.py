@@ -39,6 +39,10 @@ class Separable:
     quadratic = False
     #: every term is a function of the support count (the solver's distinct-count groups, :mod:`.grouped`)
     count_grouped = False
+    #: the certificate may run once per distinct-count group with the groups' sizes as weights
+    #: (:func:`~ldpopt.problems.check.certificate.certify_grouped`: its sums then round differently
+    #: from the elementwise ones; the built-ins keep theirs bitwise)
+    group_certificate = False
 
     def has_closed_form(self) -> bool:
         """Whether :func:`.simplex.closed_form` solves it on {f ≥ 0, Σ f = mass} (Norm-Sub's shift for
@@ -85,6 +89,11 @@ class Separable:
                 with np.errstate(divide="ignore", invalid="ignore"):
                     f[idx] = np.clip(self._interior(t, l, u, idx), l[idx], u[idx])
         return f
+
+    def lambda_start(self, total: float) -> float | None:
+        """A first multiplier λ of Σ f = ``total`` (f ≥ 0, no rows) for the dual method's Newton, or
+        None: the dual method starts in the middle of λ's range (:func:`.structured.grouped.simplex_started`)."""
+        return None
 
     def group_keys(self) -> np.ndarray | None:
         """An integer-valued array that every per-value term is a function of (the support counts),

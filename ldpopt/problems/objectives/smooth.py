@@ -278,17 +278,16 @@ class SmoothTerms:
 def form_domain(form):
     """(lower, upper) per value of a recognised form: z = a f + b > 0 for every argument of a steep atom
     (``_STEEP``, a power p < 1 or not an even integer) that depends on f_v (module docstring)."""
-    lo, hi = np.full(form.d, -np.inf), np.full(form.d, np.inf)
-    for t in form.terms:
+    lo, hi = -np.inf, np.inf
+    for t in form._lean[0]:  # coefficients equal on every value held as one float: no pass over d for them
         if not (t.kind in _STEEP or (t.kind == "power" and (t.param < 1 or t.param % 2 != 0))):
             continue
         for a, b in t.args:
-            a, b = np.broadcast_to(a, (form.d,)), np.broadcast_to(b, (form.d,))
             with np.errstate(divide="ignore", invalid="ignore"):
-                edge = -b / a
+                edge = np.divide(np.negative(b), a)  # numpy's division: a float a = 0 gives ±inf/NaN, as per value
             lo = np.where((a > 0) & (t.w != 0), np.fmax(lo, edge), lo)
             hi = np.where((a < 0) & (t.w != 0), np.fmin(hi, edge), hi)
-    return lo, hi
+    return np.broadcast_to(lo, (form.d,)).copy(), np.broadcast_to(hi, (form.d,)).copy()
 
 
 def form_change(form, f, delta) -> float:

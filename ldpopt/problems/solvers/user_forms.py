@@ -27,6 +27,8 @@ class _RecognisedSep(UserSep):
     (:meth:`per_value_arrays`) is constant on each count before it groups, else it does not."""
 
     count_grouped = True
+    #: its per-value terms cost ~10 passes over the domain each: the certificate runs on the groups
+    group_certificate = True
 
     def __init__(self, form: Recognised, name: str, keys=None):
         self.form, self.name, self._keys = form, name, keys
@@ -109,6 +111,23 @@ class _RecognisedSep(UserSep):
         lo = l if idx is None else l[idx]
         return np.where((f < tiny) & (lo >= 0), tiny, f)
 
+    def lambda_start(self, total: float) -> float | None:
+        """λ of the quadratic model of a log-linear form (``Recognised.log_linear``, h'(f) = A f +
+        L log f + C with the log dropped): A·τ with τ Norm-Sub's shift of −C/A to ``total``
+        (``normalize.shift_support``, expected O(d)); None for another form or a per-value A. On CLS
+        + 1e-4 KL it is within 4 % of the root (0.01657 against 0.01717 at d = 1,000, measured)."""
+        from ...methods.normalize import shift_support
+
+        ll = self.form.log_linear
+        if ll is None or np.ndim(ll[0]) or not total > 0:
+            return None
+        A, _, C = ll
+        m = np.broadcast_to(-np.asarray(C, float) / A, (self.form.d,))
+        if not np.all(np.isfinite(m)):
+            return None
+        tau, _ = shift_support(m, float(total))
+        return float(A * tau)
+
     def _derivatives_at(self, idx, base):
         # per-value terms: only the values evaluated are computed
         sub = self.form if idx.size == self.form.d else self.form.restrict(idx)
@@ -136,9 +155,21 @@ class RecognisedSeparable(SeparableObjective):
         self.user, self.form = user, form
 
     def per_value(self, estimate):
+        """The per-value form on ``estimate``'s support counts, kept for the last estimate: the
+        solver, its certificate and the check read one, whose distinct-count groups are found once."""
+        kept = self.__dict__.get("_per_value")
+        if kept is not None and kept[0] is estimate:
+            return kept[1]
         counts = getattr(estimate, "counts", None)
         keys = counts if counts is not None and np.shape(counts) == (self.form.d,) else None
-        return _RecognisedSep(self.form, self.name, keys)
+        sep = _RecognisedSep(self.form, self.name, keys)
+        self._per_value = (estimate, sep)
+        return sep
+
+    def gradient(self, f, estimate):
+        """∇J(f) = h'(f) through :meth:`per_value`: once per distinct count where f is constant on
+        each (the check's gradients at an answer of the grouped solve), else elementwise; the same floats."""
+        return np.asarray(self.per_value(estimate).d1(np.asarray(f, float)), float)
 
     def smooth_view(self):
         """The same J as a :class:`SmoothUserObjective` (gradient, sparse Hessian, domain): what the
@@ -242,7 +273,9 @@ class LiveRoute:
 
     def __init__(self, objective: Objective, estimate, first: tuple):
         self.user, self.estimate = objective, estimate
-        self.params = _parameters(objective, estimate)
+        # the Parameters recognition read, else the callable built again to find them
+        known = getattr(getattr(first[0], "form", None), "parameters", None)
+        self.params = known if known is not None else _parameters(objective, estimate)
         self.cache = {self.key(): first} if self.params and self._all_set() else {}
 
     def _all_set(self) -> bool:

@@ -257,7 +257,7 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
     info = {"lambda_iterations": it_l, "newton_iterations": 0, "line_search_failures": 0}
     if st.m == 0:
         return f, lam, y, info
-    A, AT, b, ineq = st.A, st.A.T.tocsr(), st.b, st.ineq
+    A, AT, ineq = st.A, st.A.T.tocsr(), st.ineq
     tol = 4 * _EPS * max(st.total, 1.0)
 
     def at(yv, lam_start):
@@ -273,7 +273,7 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
     span = span[np.isfinite(span)]
     radius = 2.0 * float(span.max()) if span.size and span.max() > 0 else np.inf
     for it in range(1, max_iter + 1):
-        grad = A @ f - b
+        grad = st.residual(f)  # A f − b, long rows summed pairwise (.structure.row_sums): the check sums exactly
         held = ineq & (y <= 0) & (grad < 0)  # at y = 0 and pushed outward: stays 0
         free = ~held
         pg = np.where(free, grad, np.maximum(grad, 0.0))

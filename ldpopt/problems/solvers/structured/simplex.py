@@ -91,16 +91,17 @@ def _polish(sep, st: Structure, f, lam: float, steps: int = 3):
     return out, float(lam_g[0])
 
 
-def newton_lambda(sep, l, u, gid, mass, lam, newton: int):
+def newton_lambda(sep, l, u, gid, mass, lam, newton: int, weights=None, x0=None):
     """(λ per block, x = the per-value argmin at it, Σ_block x − mass): up to ``newton`` Newton steps
     on every block's m_k(λ_k) = Σ_{gid = k} x_v(λ_k) = mass_k at once (slope Σ 1/h_v'' over the
     block's values inside their bounds, finite terms only), each block keeping a step only when it
     reduces its own |m_k − mass_k|, stopping at 4 eps·|mass_k|. The polish of the closed forms here
     and the argmin bound of :func:`ldpopt.problems.check.certificate.block_argmin_bound` (per-block sums by
-    ``np.bincount``)."""
+    ``np.bincount``). ``weights``: each entry stands for that many values (the distinct-count groups of
+    :mod:`.grouped`); None: once each. ``x0``: the argmin at ``lam`` if the caller has it."""
     G = mass.shape[0]
-    x = sep.argmin(lam[gid], l, u)
-    err = _sums(gid, x, None, G) - mass
+    x = sep.argmin(lam[gid], l, u) if x0 is None else x0
+    err = _sums(gid, x, None, G, weights) - mass
     tol = 4 * np.finfo(float).eps * np.maximum(np.abs(mass), 1e-300)
     for _ in range(newton):
         todo = np.abs(err) > tol
@@ -109,13 +110,13 @@ def newton_lambda(sep, l, u, gid, mass, lam, newton: int):
         inner = (x > l) & (x < u)
         with np.errstate(divide="ignore", invalid="ignore"):
             w = 1.0 / sep.d2(x)
-        slope = _sums(gid, w, inner & np.isfinite(w), G)
+        slope = _sums(gid, w, inner & np.isfinite(w), G, weights)
         step = todo & np.isfinite(slope) & (slope > 0)
         if not step.any():
             break
         lam_new = np.where(step, lam + err / np.where(step, slope, 1.0), lam)
         x_new = sep.argmin(lam_new[gid], l, u)
-        err_new = _sums(gid, x_new, None, G) - mass
+        err_new = _sums(gid, x_new, None, G, weights) - mass
         keep = step & (np.abs(err_new) < np.abs(err))  # m_k(λ) is non-increasing: dm/dλ = −slope
         if not keep.any():
             break
@@ -125,9 +126,15 @@ def newton_lambda(sep, l, u, gid, mass, lam, newton: int):
     return lam, x, err
 
 
-def _sums(gid, w, mask, G: int) -> np.ndarray:
+def _sums(gid, w, mask, G: int, weights=None) -> np.ndarray:
     """Σ of ``w`` (where ``mask``) over each block: ``np.bincount`` for several blocks, ``np.sum``
-    (pairwise: its rounding grows like log d, a running sum's like d) for one."""
+    (pairwise: its rounding grows like log d, a running sum's like d) for one; each entry counted
+    ``weights`` times where given."""
+    if weights is not None:
+        wm = weights if mask is None else np.where(mask, weights, 0.0)
+        with np.errstate(invalid="ignore"):  # 0·inf where masked out: masked again below
+            prod = np.where(wm != 0, wm * w, 0.0)
+        return np.array([np.sum(prod)]) if G == 1 else np.bincount(gid, weights=prod, minlength=G)
     if G == 1:
         return np.array([np.sum(w if mask is None else w[mask])])
     return np.bincount(gid, weights=w if mask is None else np.where(mask, w, 0.0), minlength=G)
