@@ -141,3 +141,25 @@ def test_partition_totals_with_an_exponential_tail_certify():
     ref = _blocks_reference(est.f_tilde, np.full(d, 1.0 / d), gid, np.append(mass, 1.0 - mass.sum()))
     bound = res.certificate.distance_linf
     assert np.isfinite(bound) and np.max(np.abs(res.f - ref)) <= bound + 1e-15
+
+
+def test_long_rows_are_summed_pairwise():
+    """A row of more than 2¹⁶ entries is summed within the pairwise bound (~log n·ε·Σ|terms|, against
+    math.fsum's exact sum), where the sparse product's running sum drifts with n; short rows are the
+    sparse product's, bit for bit."""
+    import math
+
+    import scipy.sparse as sp
+
+    from ldpopt.problems.solvers.structured.dual import _row_sums
+
+    rng = np.random.default_rng(7)
+    d = 600_000
+    A = sp.csr_matrix(np.vstack([rng.random(d) < 0.5, np.arange(d) < 40]).astype(float))
+    f = rng.dirichlet(np.full(d, 0.3))
+    got = _row_sums(A)(f)
+    long_terms = f[A.indices[A.indptr[0]:A.indptr[1]]]
+    exact = math.fsum(long_terms)
+    assert abs(got[0] - exact) <= 2 * np.log2(long_terms.size) * np.finfo(float).eps * float(np.sum(long_terms))
+    assert abs(got[0] - exact) <= abs(float((A @ f)[0]) - exact)
+    assert got[1] == (A @ f)[1]
