@@ -23,6 +23,7 @@ from ..._blas import one_thread
 from ..objectives.builtins import Objective, UserObjective, make_objective
 from ..objectives.separable import Separable, separable_for
 from ..solvers.structured.blocks import indicator_rows
+from ..solvers.structured.dual import row_sums
 from ..solvers.structured.grouped import groups_of
 from ..solvers.structured.multipliers import (
     bound_multipliers,
@@ -257,7 +258,7 @@ def _certify_full(sep: Separable, st: Structure, f, lam, y, duals: dict | None =
     with np.errstate(invalid="ignore"):
         vb = float(np.max(np.maximum(st.l - f, f - u_real), initial=0.0))
     vs = 0.0 if st.sum_free else abs(float(np.sum(f)) - st.total)  # a tree's total is one of its rows
-    res = st.A @ f - st.b if st.m else np.zeros(0)
+    res = row_sums(st.A)(f) - st.b if st.m else np.zeros(0)  # long rows summed pairwise (dual.row_sums)
     vr = float(np.max(np.where(st.ineq, np.maximum(res, 0.0), np.abs(res)), initial=0.0))
     if not np.all(np.isfinite(f)):
         vb = np.inf

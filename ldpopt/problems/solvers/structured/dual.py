@@ -43,7 +43,7 @@ from ...progress import out_of_time
 if TYPE_CHECKING:
     from ...objectives.separable import Separable  # annotations only
 
-__all__ = ["dual_value", "solve_lambda", "solve_multipliers", "solve_screened"]
+__all__ = ["dual_value", "row_sums", "solve_lambda", "solve_multipliers", "solve_screened"]
 
 _EPS = np.finfo(float).eps
 
@@ -252,11 +252,11 @@ def _step_radius(sep: Separable, l, u, d1l, d1u) -> float:
     return 2.0 * float(span.max()) if span.size and span.max() > 0 else np.inf
 
 
-#: rows with more entries than this are summed pairwise (:func:`_row_sums`)
+#: rows with more entries than this are summed pairwise (:func:`row_sums`)
 _LONG_ROW = 1 << 16
 
 
-def _row_sums(A):
+def row_sums(A):
     """f ↦ A f, with the rows of more than ``_LONG_ROW`` entries summed pairwise (``np.sum`` of the
     row's products: rounding ~log n·ε) instead of by the sparse product's running sum (~n·ε): half of
     d = 10⁶ in a row left |A_k f − b_k| = 4.9e-13 where the product read 0, above ldpopt's check's
@@ -356,9 +356,9 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
     nonneg = np.ones(st.m, bool)  # rows with no negative coefficient (their A f is a mass)
     if A.nnz:
         nonneg[np.unique(A.tocoo().row[A.tocoo().data < 0])] = False
-    row_sums = _row_sums(A)
+    sums_of = row_sums(A)
     for it in range(1, max_iter + 1):
-        mass = row_sums(f)
+        mass = sums_of(f)
         grad = mass - b
         held = ineq & (y <= 0) & (grad < 0)  # at y = 0 and pushed outward: stays 0
         free = ~held
