@@ -151,15 +151,39 @@ def test_long_rows_are_summed_pairwise():
 
     import scipy.sparse as sp
 
-    from ldpopt.problems.solvers.structured.dual import _row_sums
+    from ldpopt.problems.solvers.structured.dual import row_sums
 
     rng = np.random.default_rng(7)
     d = 600_000
     A = sp.csr_matrix(np.vstack([rng.random(d) < 0.5, np.arange(d) < 40]).astype(float))
     f = rng.dirichlet(np.full(d, 0.3))
-    got = _row_sums(A)(f)
+    got = row_sums(A)(f)
     long_terms = f[A.indices[A.indptr[0]:A.indptr[1]]]
     exact = math.fsum(long_terms)
     assert abs(got[0] - exact) <= 2 * np.log2(long_terms.size) * np.finfo(float).eps * float(np.sum(long_terms))
     assert abs(got[0] - exact) <= abs(float((A @ f)[0]) - exact)
     assert got[1] == (A @ f)[1]
+
+
+def test_values_off_their_count_group_are_evaluated_on_their_own():
+    """t = λ on every value but 12 (a sparse row's): the other values are evaluated once per distinct
+    count, the 12 on their own — h' bit for bit the whole vector's, the argmin within rounding of the
+    ungrouped bracketed Newton's (both against the exact root's neighbourhood)."""
+    d = 4500
+    est, _ = _estimate(d, seed=3)
+    obj = _cls_kl(1.0 / d)
+    sep = obj.per_value(est)
+    assert sep.count_grouped
+    rng = np.random.default_rng(9)
+    t = np.full(d, 0.02)
+    row = rng.choice(d, 12, replace=False)
+    t[row] += rng.uniform(-0.01, 0.01, row.size)
+    f = np.where(est.counts > np.median(est.counts), 2.0, 0.5) / d
+    f[row] *= 1.5
+    assert np.array_equal(sep.d1(f), obj.dh(f, est))
+    l, u = np.zeros(d), np.ones(d)
+    got, plain = sep.argmin(t, l, u), sep._argmin(t, l, u)
+    ref = _inner(2.0 * est.f_tilde - t + W * np.log(1.0 / d), W)
+    tol = 64 * np.finfo(float).eps * (np.abs(t) + 2.0 * np.abs(ref - est.f_tilde) + W * np.abs(np.log(ref * d)))
+    tol = tol / (2.0 + W / ref) + 4 * np.finfo(float).eps * ref
+    assert np.all(np.abs(got - ref) <= tol) and np.all(np.abs(plain - ref) <= tol)
