@@ -116,6 +116,8 @@ PROBLEMS_PLACED = {
     "solution": 7,  # the answer every solver returns; it holds the check's verdict
     # the structured solver's entry point certifies its answer with check/'s certificate
     "solvers.structured.solver": 8, "solvers.structured": 8,
+    # a user's declared separable objective evaluates once per distinct count (solvers.structured.grouped)
+    "objectives.user_separable": 5.5,
 }
 
 

@@ -1,9 +1,21 @@
 """A user objective declared separable, J(f) = Σ_v h_v(f_v): :class:`SeparableObjective` and its
 per-value form :class:`UserSep` (:mod:`.separable` for the built-ins), whose argmin is a vectorised
-bracketed Newton (bisection when Newton leaves the bracket), to rounding."""
+bracketed Newton (bisection when Newton leaves the bracket), to rounding.
+
+The user's functions take the whole vector and the estimate. Where they are *elementwise* — value v
+of the output a function of f_v and the estimate's per-value data at v (f̃_v, c_v) and its scalars
+only, as every h_v(f_v) written with numpy's elementwise operations is — the solver evaluates them on
+the values that move only, through the estimate restricted to those values
+(:func:`estimate_on`), and on one value per distinct support count (:mod:`..solvers.structured.grouped`).
+Whether they are is not assumed but checked once per (objective, estimate) (:func:`elementwise`);
+where they are not (an output that depends on d, on another value, or on an array the user closed
+over), every evaluation is on the whole vector, as the functions were declared.
+"""
 
 from __future__ import annotations
 
+import copy
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -11,30 +23,168 @@ import numpy as np
 from .base import BuiltObjective, Objective
 from .separable import Separable
 
-__all__ = ["SeparableObjective", "UserSep"]
+__all__ = ["SeparableObjective", "UserSep", "elementwise"]
+
+#: the probe's number of values (at most d − 1: a proper subset, so that a dependence on d shows)
+_PROBE_VALUES = 16
+
+
+def estimate_on(estimate, idx):
+    """The estimate on the values ``idx`` only: f̃ and the counts taken at ``idx`` (an index array, a
+    boolean mask or a slice), n, ε, p, q, the oracle and ``meta`` kept; d is the number taken.
+
+    A slice of a validated estimate, not validated again (O(|idx|); it may hold a single value,
+    which the public constructor refuses): for evaluating a user's elementwise functions on some
+    values (:func:`elementwise`), not for public use."""
+    out = copy.copy(estimate)  # a frozen dataclass: its fields set through object.__setattr__
+    for name in ("f_tilde", "counts"):
+        a = np.asarray(getattr(estimate, name)[idx])
+        a.setflags(write=False)
+        object.__setattr__(out, name, a)
+    object.__setattr__(out, "meta", dict(estimate.meta))
+    return out
+
+
+def elementwise(obj: SeparableObjective, estimate) -> bool:
+    """Whether ``obj``'s h, h', h'' (and its curvature bound, when declared) are elementwise on
+    ``estimate``: evaluated on :func:`estimate_on` of a random proper subset of the values, at a random
+    positive point, they give bit for bit the whole vector's outputs at those positions (and arrays of
+    the right length). A probe, not a proof (the papers are silent; a choice): a function that reads
+    d, another value, a sum over the values or an array of length d it closed over fails it (a
+    different number, a shape error); an exception or a warning-level NaN in one place only counts as
+    a failure. Cached per (objective, estimate); d < 3 answers False (no proper subset of two values
+    or more to compare on)."""
+    cache = getattr(obj, "_elementwise", None)
+    if cache is not None and cache[0]() is estimate:
+        return cache[1]
+    out = _probe(obj, estimate)
+    obj._elementwise = (weakref.ref(estimate), out)
+    return out
+
+
+def _probe(obj, estimate) -> bool:
+    d = estimate.d
+    if d < 3:
+        return False
+    rng = np.random.default_rng(d)  # fixed per d: the same answer on every call
+    pos = rng.choice(d, size=min(_PROBE_VALUES, d - 1), replace=False)  # unsorted: order shows too
+    f = rng.uniform(0.1, 2.0, d) / d
+    sub_est = estimate_on(estimate, pos)
+    fns: list[tuple[Callable, tuple]] = [(fn, (f,)) for fn in (obj.h, obj.dh, obj.d2h)]
+    if obj.curvature is not None:
+        fns.append((obj.curvature, (0.5 * f, f)))
+    for fn, args in fns:
+        try:
+            with np.errstate(all="ignore"):
+                whole = np.asarray(fn(*args, estimate), float)
+                part = np.asarray(fn(*(a[pos] for a in args), sub_est), float)
+        except Exception:  # noqa: BLE001 - a user's function may raise anything on a restricted estimate: not elementwise
+            return False
+        if whole.shape != (d,) or part.shape != (pos.size,):
+            return False
+        if not np.array_equal(whole[pos].view(np.int64), part.view(np.int64)):
+            return False
+    return True
 
 
 class UserSep(Separable):
-    """A :class:`SeparableObjective`'s per-value functions; interior root by bracketed Newton."""
+    """A :class:`SeparableObjective`'s per-value functions; interior root by bracketed Newton.
+
+    Elementwise functions (:func:`elementwise`, checked on the first use that needs it) are evaluated
+    on the moving values only in the argmin, restrict to any set of values (the solver's filtering,
+    screening and distinct-count groups), and from 4,096 values on every evaluation whose arguments
+    are constant on each support count is made once per count (:meth:`_on_groups`); other functions
+    act on the whole vector (:meth:`restrict` is None)."""
 
     mu_exact = False  # a declared lower bound on h'' (0 when none was declared): never "flat"
 
-    def __init__(self, obj: SeparableObjective, estimate):
+    def __init__(self, obj: SeparableObjective, estimate, is_elementwise: bool | None = None):
         self.obj, self.est, self.name = obj, estimate, obj.name
+        self._is_elementwise = is_elementwise
+
+    @property
+    def is_elementwise(self) -> bool:
+        """:func:`elementwise` for this objective and estimate (a restriction inherits it)."""
+        if self._is_elementwise is None:
+            self._is_elementwise = elementwise(self.obj, self.est)
+        return self._is_elementwise
+
+    @property
+    def count_grouped(self):
+        """Elementwise functions see a value through f̃_v and c_v only: the same on a count's values."""
+        return self.is_elementwise
+
+    def group_keys(self):
+        return self.est.counts if self.is_elementwise else None
+
+    def per_value_arrays(self) -> list:
+        """The estimate's per-value arrays the functions may read (f̃, counts): what must be equal
+        on a count's values for the distinct-count groups (:func:`~..solvers.structured.grouped.groups_of`
+        checks it)."""
+        return [np.asarray(self.est.f_tilde), np.asarray(self.est.counts)]
+
+    #: below this many values the checks of :meth:`_on_groups` cost about what they save (a choice)
+    GROUP_MIN_D = 4096
+
+    def _on_groups(self, method: str, *xs):
+        """``getattr(rep, method)(*tables)[inv]`` on the distinct-count groups
+        (:func:`~..solvers.structured.grouped.count_groups`), the values whose arguments differ
+        bitwise from their group's representative's (at most a quarter of them) evaluated on their
+        own (:meth:`restrict`); None when more differ. Elementwise terms on the same operands: the
+        same floats (the iterative argmin: the same root to its stopping rule). The certificate's
+        and the check's passes at a point the grouped solve produced (f constant per count) then
+        cost K evaluations instead of d, and the dual method's argmin with a few rows (t = λ off
+        the rows' values, ~150 of 10⁶ for three sparse rows) K plus those."""
+        from ..solvers.structured.grouped import count_groups  # (floor: DESIGN.md, problems/)
+
+        if max(np.size(x) for x in xs) < self.GROUP_MIN_D:
+            return None
+        g = count_groups(self)
+        if g is None or any(np.ndim(x) and np.shape(x) != g.inv.shape for x in xs):
+            return None
+        full = [np.broadcast_to(np.asarray(x, float), g.inv.shape) for x in xs]
+        tables = [x[g.first] for x in full]
+        odd = np.zeros(g.inv.shape, bool)
+        for x0, x, tb in zip(xs, full, tables):  # bitwise: the sign of zero and NaN payloads count
+            if np.ndim(x0):
+                odd |= tb[g.inv].view(np.int64) != x.view(np.int64)
+        own = np.flatnonzero(odd)
+        if own.size > g.inv.shape[0] // 4:
+            return None
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out = np.broadcast_to(getattr(g.rep, method)(*tables), (g.k,))[g.inv]
+            if own.size:
+                out[own] = getattr(self.restrict(own), method)(*(x[own] for x in full))
+        return out
+
+    def _grouped_or(self, method: str, fn, *xs):
+        out = self._on_groups(method, *xs)
+        return fn(*xs) if out is None else out
 
     def value(self, f):
-        return np.asarray(self.obj.h(f, self.est), float)
+        return self._grouped_or("value", lambda x: np.asarray(self.obj.h(x, self.est), float), f)
 
     def d1(self, f):
-        return np.asarray(self.obj.dh(f, self.est), float)
+        return self._grouped_or("d1", lambda x: np.asarray(self.obj.dh(x, self.est), float), f)
 
     def d2(self, f):
-        return np.asarray(self.obj.d2h(f, self.est), float)
+        return self._grouped_or("d2", lambda x: np.asarray(self.obj.d2h(x, self.est), float), f)
 
     def restrict(self, idx):
-        return None  # user functions act on the whole vector: no restriction
+        """The same functions on the values ``idx`` (index array, mask or slice) through
+        :func:`estimate_on`; None where they are not elementwise (they act on the whole vector)."""
+        if not self.is_elementwise:
+            return None
+        return UserSep(self.obj, estimate_on(self.est, idx), True)
 
     def argmin(self, t, l, u, d1l=None, d1u=None):
+        out = self._on_groups("argmin", t, l, u)
+        if out is not None:
+            return out
+        return self._argmin(t, l, u, d1l, d1u)
+
+    def _argmin(self, t, l, u, d1l=None, d1u=None):
+        """The bracketed Newton of the module docstring on every value (no grouping)."""
         t = np.broadcast_to(np.asarray(t, float), l.shape)
         with np.errstate(divide="ignore", invalid="ignore"):
             at_l = ~((self.d1(l) if d1l is None else d1l) + t < 0)
@@ -83,10 +233,14 @@ class UserSep(Separable):
         # at a warm start (near the root; at a cold start the terms at the bracket's middle are no
         # measure: there 32 ulps of |t|). A value there stops: Newton would keep moving it by rounding
         # noise (measured: ~40 % of AOL's values took 10–40 more rounds at CLS + KL to a prior).
-        full = out.copy()
-        full[idx] = f
         with np.errstate(all="ignore"):
-            terms = np.where(warm, np.nan_to_num(self.d1_scale(full)[idx], posinf=0.0), np.abs(tm))
+            if type(self).d1_scale is Separable.d1_scale:  # |h'|: known at f already
+                scale = np.abs(g1)
+            else:
+                full = out.copy()
+                full[idx] = f
+                scale = self.d1_scale(full)[idx]
+            terms = np.where(warm, np.nan_to_num(scale, posinf=0.0), np.abs(tm))
         noise = 16 * np.finfo(float).eps * (np.abs(tm) + terms)
         act = np.flatnonzero(~(np.abs(g) <= noise) & ~fixed)  # positions (into idx) still moving
         eps = np.finfo(float).eps
@@ -124,8 +278,20 @@ class UserSep(Separable):
         return out
 
     def _derivatives_at(self, idx, base):
-        """(k, f_k) ↦ (h'(f_k), h''(f_k)) on the values ``idx[k]``: the user's functions act on the
-        whole vector, so the others are held at ``base``."""
+        """(k, f_k) ↦ (h'(f_k), h''(f_k)) on the values ``idx[k]``: elementwise functions on those
+        values alone (the restriction made once per distinct ``k``: the argmin asks twice per round
+        with the same one), else on the whole vector with the others held at ``base``."""
+        if self.is_elementwise:
+            made: list = [None, None]
+
+            def on(k, fk):
+                if made[0] is not k:
+                    made[0], made[1] = k, (self.est if k.size == self.est.d and np.array_equal(idx[k], np.arange(k.size))
+                                           else estimate_on(self.est, idx[k]))
+                e = made[1]
+                return np.asarray(self.obj.dh(fk, e), float), np.asarray(self.obj.d2h(fk, e), float)
+            return on
+
         def at(k, fk):
             full = base.copy()
             full[idx[k]] = fk
@@ -134,7 +300,7 @@ class UserSep(Separable):
 
     def mu(self, l, u):
         if self.obj.curvature is not None:
-            return np.asarray(self.obj.curvature(l, u, self.est), float)
+            return self._grouped_or("mu", lambda a, b: np.asarray(self.obj.curvature(a, b, self.est), float), l, u)
         return np.zeros_like(l)  # no modulus declared: no distance bound
 
 
@@ -178,7 +344,6 @@ class SeparableObjective(Objective):
     ('LDPOPT-STRUCTURED', 'optimal', True)
     """
 
-    default_solver = "CLARABEL"
     scaled = False
 
     def __init__(self, h: Callable, dh: Callable, d2h: Callable, *, name: str = "separable",
@@ -188,6 +353,7 @@ class SeparableObjective(Objective):
                 raise TypeError(f"{label} must be callable, got {type(fn).__name__}")
         self.h, self.dh, self.d2h, self.name = h, dh, d2h, name
         self.curvature, self.cvxpy_expr = curvature, cvxpy_expr
+        self._elementwise: tuple | None = None  # (weak reference to an estimate, elementwise on it)
 
     def build(self, f, x, scale, estimate):
         if self.cvxpy_expr is None:

@@ -21,7 +21,11 @@ complementary), Σ f = total, A f = b (or ≤ with y ≥ 0, y·(A f − b) = 0).
 * y: φ(y) = max_λ g(λ, y) is concave with ∇φ = A f − b and (semismooth) Hessian
   −(A D Aᵀ − (A D 1)(A D 1)ᵀ/(1ᵀD1)), D = diag(1/h_v'') on the interior values, 0 at bounds (the
   Schur complement of λ). Damped Newton with an Armijo line search on φ; ≤-rows by projection onto
-  y ≥ 0 with the rows at y = 0 whose gradient points outward held fixed (projected Newton).
+  y ≥ 0 with the rows at y = 0 whose gradient points outward held fixed (projected Newton). A step
+  is bounded by the range of h' (:func:`_step_radius`); once one was cut to that bound the bound
+  becomes a trust region (twice the step taken) and the cut step is shortened by interpolation
+  (:func:`_interpolated`). Rows whose values all sit in an entropy or KL term's exponential tail
+  (their curvature ~0, :func:`_tail_rows`) step by their mass's logarithm (:func:`_tail_steps`).
 
 Since f = f(t) exactly, stationarity and the box hold by construction; the iteration stops on the
 primal residual of the rows (|Σf − total|, A f − b) at rounding level.
@@ -229,6 +233,47 @@ def inverse_curvature(sep: Separable, f):
     return np.where(fin, D, big)
 
 
+def _step_radius(sep: Separable, l, u, d1l, d1u) -> float:
+    """The largest useful multiplier step: twice the largest range of h' over [l_v, u_v] (beyond it
+    every value is pinned at a bound), inf when no range is finite and positive. Where h'(l) = −∞ at
+    l = 0 (an entropy or KL term) the range starts at the smallest normal float, below which the
+    argmin leaves no value (:class:`~ldpopt.problems.objectives.user_separable.UserSep`). Without
+    that the radius was infinite, and rows whose values all sat in the term's exponential tail
+    (h'' ~ 1e296: their curvature gone from the Newton system) got steps of ~1e11 that the line
+    search could not shorten enough (CLS + 1e-4·KL with partition totals, d ≥ 3,000: the route
+    stalled, its answer inaccurate)."""
+    tiny = np.finfo(float).tiny
+    tail = np.isinf(d1l) & (l >= 0) & (l < tiny) & (u > tiny)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if tail.any():
+            d1l = np.where(tail, _d1(sep, np.where(tail, tiny, l)), d1l)
+        span = np.abs(d1u - d1l)
+    span = span[np.isfinite(span)]
+    return 2.0 * float(span.max()) if span.size and span.max() > 0 else np.inf
+
+
+def _tail_rows(H, mass, grad, b, free, nonneg, radius: float):
+    """The rows whose values all sit in an exponential tail (an entropy or KL term's argmin at a
+    multiplier far above its value's: f ~ e^{−t/w}, h'' ~ w/f): free rows of nonnegative
+    coefficients whose mass A_k f is positive and below b_k, and whose own Newton step |∇_k|/H_kk
+    exceeds the radius (:func:`_step_radius`) — their curvature has left the Newton system (H_kk ~
+    1e-21 against ~0.5 elsewhere) and a Newton step there is ~1e11. (At a bound h'' is finite or
+    the value's mass is 0 exactly, and a quadratic or likelihood row never qualifies: its H_kk·radius
+    exceeds any mass residual.)"""
+    with np.errstate(invalid="ignore"):
+        return free & nonneg & (mass > 0) & (mass < b) & (np.abs(grad) > radius * np.diag(H))
+
+
+def _tail_steps(H, mass, b, rows):
+    """The multiplier step of each tail row (:func:`_tail_rows`) from its mass's logarithm, which an
+    exponential tail makes linear in the multiplier: d log m/dy = −Σ D/m, so y moves by
+    m·log(m/b)/H_kk (= w·log(m/b) for f = e^{−(t − c)/w}: the values come back to mass b in one step,
+    where the mass's own tangent, slope −Σ D ≈ 0, points ~1e11 away). A choice where the papers are
+    silent; the line search and the radius still bound the step."""
+    m = mass[rows]
+    return m * np.log(m / b[rows]) / np.diag(H)[rows]
+
+
 def backtrack(trial, tries: int):
     """(α, point): the first α of 1, 1/2, 1/4, … (``tries`` of them) at which ``trial(α)`` returns a
     point, the caller's sufficient-ascent test having passed; (α, None) when none did. The damped
@@ -239,6 +284,23 @@ def backtrack(trial, tries: int):
         if got is not None:
             return alpha, got
         alpha *= 0.5
+    return alpha, None
+
+
+def _interpolated(trial, seen: list, slope: float, tries: int):
+    """:func:`backtrack` with α from the quadratic through φ(0), φ'(0) = ``slope`` and the rejected
+    φ(α) (``seen[0]`` = φ(α) − φ(0), left there by ``trial``), kept in [α/10, α/2] (the usual
+    safeguards; a choice): for a step cut to the radius, which can be 2⁹ times too long where
+    a row's values sit in an exponential tail, ~3 trials instead of ~10 halvings."""
+    alpha = 1.0
+    for _ in range(tries):
+        got = trial(alpha)
+        if got is not None:
+            return alpha, got
+        curv = seen[0] - slope * alpha if seen else np.nan
+        with np.errstate(divide="ignore", invalid="ignore"):
+            quad = -slope * alpha * alpha / (2.0 * curv) if curv < 0 else np.nan
+        alpha = float(np.clip(quad, 0.1 * alpha, 0.5 * alpha)) if np.isfinite(quad) else 0.5 * alpha
     return alpha, None
 
 
@@ -257,7 +319,7 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
     info = {"lambda_iterations": it_l, "newton_iterations": 0, "line_search_failures": 0}
     if st.m == 0:
         return f, lam, y, info
-    A, AT, ineq = st.A, st.A.T.tocsr(), st.ineq
+    A, AT, b, ineq = st.A, st.A.T.tocsr(), st.b, st.ineq
     tol = 4 * _EPS * max(st.total, 1.0)
 
     def at(yv, lam_start):
@@ -268,12 +330,13 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
 
     phi = dual_value(sep, f, lam, y, st)
     mu = 1e-10
-    with np.errstate(divide="ignore", invalid="ignore"):
-        span = np.abs(d1u - d1l)
-    span = span[np.isfinite(span)]
-    radius = 2.0 * float(span.max()) if span.size and span.max() > 0 else np.inf
+    radius = _step_radius(sep, l, u, d1l, d1u)
+    nonneg = np.ones(st.m, bool)  # rows with no negative coefficient (their A f is a mass)
+    if A.nnz:
+        nonneg[np.unique(A.tocoo().row[A.tocoo().data < 0])] = False
     for it in range(1, max_iter + 1):
         grad = st.residual(f)  # A f − b, long rows summed pairwise (.structure.row_sums): the check sums exactly
+        mass = grad + b  # A f, for the exponential-tail rows
         held = ineq & (y <= 0) & (grad < 0)  # at y = 0 and pushed outward: stays 0
         free = ~held
         pg = np.where(free, grad, np.maximum(grad, 0.0))
@@ -288,34 +351,49 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
         # Levenberg term from the curvature the bound values would have if free: keeps the step
         # finite (and of the right scale) when a row has no interior value, i.e. H is singular.
         H_all = _schur(A, D_all)
-        Hf = (H + mu * H_all)[np.ix_(free, free)]
-        Hf = Hf + (1e-300 + 1e-15 * max(np.trace(Hf), 0.0)) * np.eye(Hf.shape[0])
         delta = np.zeros(st.m)
+        tail = _tail_rows(H, mass, grad, b, free, nonneg, radius)
+        newton = free & ~tail
+        rhs = grad[newton]
+        if tail.any():
+            delta[tail] = _tail_steps(H, mass, b, tail)
+            rhs = rhs - (H + mu * H_all)[np.ix_(newton, tail)] @ delta[tail]
+        Hf = (H + mu * H_all)[np.ix_(newton, newton)]
+        Hf = Hf + (1e-300 + 1e-15 * max(np.trace(Hf), 0.0)) * np.eye(Hf.shape[0])
         with one_thread(Hf.shape[0]):
             try:
-                delta[free] = np.linalg.solve(Hf, grad[free])
+                delta[newton] = np.linalg.solve(Hf, rhs)
             except np.linalg.LinAlgError:
-                delta[free] = np.linalg.lstsq(Hf, grad[free], rcond=None)[0]
+                delta[newton] = np.linalg.lstsq(Hf, rhs, rcond=None)[0]
         if not np.all(np.isfinite(delta)):
             break
         big = float(np.max(np.abs(delta)))
-        if big > radius:  # beyond the range of h' every value is pinned at a bound: no use going further
+        capped = big > radius
+        if capped:  # beyond the range of h' every value is pinned at a bound: no use going further
             delta *= radius / big
         # projected on y ≥ 0 for the inequality rows; Armijo up to φ's rounding. Called by backtrack in
-        # this iteration only; the defaults bind its values
-        def trial(alpha, y=y, delta=delta, lam=lam, ad1=ad1, s1=s1, phi=phi, grad=grad):
+        # this iteration only; the defaults bind its values (``seen``: φ(α) − φ of the last trial)
+        seen: list = []
+
+        def trial(alpha, y=y, delta=delta, lam=lam, ad1=ad1, s1=s1, phi=phi, grad=grad, seen=seen):
             y_new = y + alpha * delta
             y_new[ineq] = np.maximum(y_new[ineq], 0.0)
             lam_pred = lam - float(ad1 @ (y_new - y)) / s1 if s1 > 0 else lam
             lam_new, f_new, phi_new = at(y_new, lam_pred)
+            seen[:] = [phi_new - phi]
             ok = phi_new >= phi + 1e-4 * float(grad @ (y_new - y)) - 4 * _EPS * abs(phi)
             return (y_new, lam_new, f_new, phi_new) if ok else None
 
-        alpha, got = backtrack(trial, 30)
+        if capped:  # the step is the radius, not Newton's: shrink it by the model of φ along it
+            alpha, got = _interpolated(trial, seen, float(grad @ delta), 30)
+        else:
+            alpha, got = backtrack(trial, 30)
         if got is None or np.array_equal(got[0], y):
             info["line_search_failures"] += int(got is None)
             break
         mu = damping(mu, alpha, 1.0)
+        if capped:  # a trust region from then on: twice the step the line search took
+            radius = 2.0 * alpha * radius
         y, lam, f, phi = got
     return f, lam, y, info
 
