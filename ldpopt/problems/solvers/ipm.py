@@ -74,46 +74,83 @@ def _to_boundary(v, dv, tau):
     return float(min(1.0, tau * np.min(-v[neg] / dv[neg])))
 
 
-class _Factor:
-    """The sparse LDLᵀ factorisation of the reduced Newton matrix M (QDLDL, approximate-minimum-degree
-    ordering; M is symmetric positive definite, so no pivoting is needed), kept across iterations: M's
-    pattern is the same from one iteration to the next (∇²J's pattern and the rows'), so only the
-    numeric factorisation is redone (qdldl's ``update``). At d = 10⁵ with a tridiagonal ∇²J: 7 ms a
-    factorisation against 38–62 ms for SuperLU with COLAMD (which this replaced), measured."""
+class _Reduced:
+    """The reduced Newton matrix M = ∇²φ + A_Sᵀ diag(D) A_S + reg·I (notes: docs/problems.md) assembled
+    straight into a fixed pattern — its upper triangle, CSC — and factored by QDLDL (sparse LDLᵀ,
+    approximate-minimum-degree ordering, no pivoting: M is symmetric positive definite).
 
-    def __init__(self):
-        self.solver, self.pattern = None, None
+    The pattern (∇²φ's entries, each sparse row's pairs a_ki a_kj, the diagonal) and where each term
+    lands in it are laid out once and again only when ∇²φ's pattern changes; each iteration then
+    writes the values (∇²φ's upper entries, T·D for the rows, reg on the diagonal) and refactors
+    numerically only (qdldl's ``update``, the ordering and symbolic factorisation kept). At d = 10⁵
+    with a tridiagonal ∇²J: 7 ms a factorisation against 38–62 ms for SuperLU with COLAMD, which it
+    replaced, and no sparse sums, conversions or triangle extraction per iteration (measured)."""
 
-    def factor(self, M):
-        """Factorise M (CSC, both triangles); the solve of M u = r is :meth:`solve`."""
-        pattern = (M.indptr.tobytes(), M.indices.tobytes())
-        if self.solver is not None and pattern == self.pattern:
-            self.solver.update(M)
+    def __init__(self, A_S):
+        self.A_S = sp.csr_array(A_S)
+        self.key = self.solver = None
+
+    def _layout(self, H):
+        n, A = H.shape[0], self.A_S
+        nnz = np.diff(A.indptr)
+        row = np.repeat(np.arange(A.shape[0]), nnz)  # the row of each entry of A_S
+        cnt = nnz[row]  # each entry pairs with every entry of its row
+        e1 = np.repeat(np.arange(A.nnz), cnt)
+        e2 = A.indptr[row[e1]] + (np.arange(e1.size) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        i, j = A.indices[e1], A.indices[e2]
+        keep = i <= j
+        e1, e2, i, j = e1[keep], e2[keep], i[keep], j[keep]
+        hr = np.repeat(np.arange(n), np.diff(H.indptr))
+        self.h_upper = hr <= H.indices
+        r = np.concatenate([hr[self.h_upper], i, np.arange(n)])
+        c = np.concatenate([H.indices[self.h_upper], j, np.arange(n)])
+        keys, pos = np.unique(c.astype(np.int64) * n + r, return_inverse=True)  # column-major: CSC order
+        nh, npair = int(self.h_upper.sum()), i.size
+        self.pos_h, self.pos_diag = pos[:nh], pos[nh + npair:]
+        self.T = sp.csr_array((A.data[e1] * A.data[e2], (pos[nh:nh + npair], row[e1])), shape=(keys.size, A.shape[0]))
+        self.indices = (keys % n).astype(np.int32)
+        self.indptr = np.concatenate([[0], np.cumsum(np.bincount(keys // n, minlength=n))]).astype(np.int32)
+        self.key, self.solver = (H.indptr.tobytes(), H.indices.tobytes()), None
+
+    def factor(self, H, D, reg):
+        """Assemble M for ∇²φ = H (canonical CSR), multipliers' ratios D (one per sparse row) and the
+        proximal term reg, and factor it; keeps (H, D, reg) for :meth:`matvec`."""
+        if self.key != (H.indptr.tobytes(), H.indices.tobytes()):
+            self._layout(H)
+        data = self.T @ D
+        data[self.pos_h] += H.data[self.h_upper]
+        data[self.pos_diag] += reg
+        U = sp.csc_array((data, self.indices, self.indptr), shape=H.shape)
+        if self.solver is None:
+            self.solver = qdldl.Solver(U, upper=True)
         else:
-            self.solver, self.pattern = qdldl.Solver(M), pattern
+            self.solver.update(U, upper=True)
+        self.H, self.D, self.reg = H, D, reg
         return self
 
+    def matvec(self, v):
+        """M v, from its terms (no M is formed)."""
+        return self.H @ v + self.A_S.T @ (self.D * (self.A_S @ v)) + self.reg * v
+
     def solve(self, r):
+        """M⁻¹ r for a vector r, or column by column for a (n, k) array (k: a few dense rows)."""
         r = np.asarray(r, dtype=np.float64)
         if r.ndim == 1:
             return self.solver.solve(r)
-        return np.column_stack([self.solver.solve(np.ascontiguousarray(c)) for c in r.T])  # k ≤ a few columns
+        return np.column_stack([self.solver.solve(np.ascontiguousarray(c)) for c in r.T])
 
 
 class _Newton:
     """One factorisation of the reduced Newton matrix (notes: docs/problems.md) and its solves."""
 
-    def __init__(self, H, A_S, D_S, C, E, factor):
-        M = H + A_S.T @ sp.diags(D_S) @ A_S
+    def __init__(self, H, D_S, C, E, reduced):
         # a proximal term relative to ∇²φ's scale (O(1) by φ = J/m), not to M's: M's largest diagonal
         # entry is z/s at an active bound (~1e17 and up as μ → 0), and a term of that size on the free
         # values' diagonal (H_vv ~ 1) bends their Newton step (before: the dual residual rose from
         # 1e-10 to 1e-4 in the last iterations at d = 10⁵, CLS + smoothness on the simplex, measured)
         reg = _REG * max(float(np.max(np.abs(H.diagonal()), initial=0.0)), 1.0)
-        M = (M + sp.diags(np.full(M.shape[0], reg))).tocsc()
-        M.sort_indices()
-        self.lu = factor.factor(M)
-        self.M, self.C, self.E = M, C, E
+        self.lu = reduced.factor(H, D_S, reg)
+        self.C, self.E = C, E
         if C.shape[0]:
             self.MinvCt = self.lu.solve(C.T.toarray())
             S = C @ self.MinvCt + np.diag(E)
@@ -130,7 +167,7 @@ class _Newton:
         """(Δx, w) with M Δx + Cᵀ w = ρ, C Δx − E w = t (E ≥ 0: the dense rows' S/Z), with one step of
         iterative refinement on that system (M's entries span ~30 decades as μ → 0)."""
         dx, w = self._once(rho, t)
-        ex, ew = self._once(rho - self.M @ dx - self.C.T @ w, t - self.C @ dx + self.E * w)
+        ex, ew = self._once(rho - self.lu.matvec(dx) - self.C.T @ w, t - self.C @ dx + self.E * w)
         return dx + ex, w + ew
 
 
@@ -163,13 +200,13 @@ def _solve(problem, terms, converged, max_iter, compiled, start):
     nnz = np.diff(A_I.indptr)
     dense = nnz > DENSE_ROW
     A_S, A_D = A_I[~dense], A_I[dense]
+    reduced = _Reduced(A_S)  # M's pattern and symbolic factorisation, kept across iterations
     C = A_D if m_e == 0 else sp.vstack([A_E, A_D]).tocsr()
     one = np.flatnonzero(nnz == 1)
     cols, first = np.unique(A_I[one].indices, return_index=True)
     bounds = (one[first], cols, A_I[one[first]].data)  # one single-entry row per value: its bound
     lo, hi = terms.lo / s_f, terms.hi / s_f
     x = x_prev = terms.start() / s_f
-    factor = _Factor()  # M's symbolic factorisation, kept across iterations
     dg = sp.csr_array(terms.hessian(x * s_f)).diagonal() * s_f * s_f
     m = float(np.mean(dg[dg > 0])) if np.any(dg > 0) else 1.0  # φ = J/m: O(1) coefficients
 
@@ -233,8 +270,9 @@ def _solve(problem, terms, converged, max_iter, compiled, start):
                 status, message = "time_limit", f"time limit reached after iteration {k}; f is the best point checked"
             break
         H = sp.csr_array(terms.hessian(x * s_f)) * (s_f * s_f / m)
+        H.sum_duplicates()  # canonical: sorted indices, the pattern _Reduced lays out
         D = z / s
-        newton = _Newton(H, A_S, D[~dense], C, np.concatenate([np.zeros(m_e), s[dense] / z[dense]]), factor)
+        newton = _Newton(H, D[~dense], C, np.concatenate([np.zeros(m_e), s[dense] / z[dense]]), reduced)
 
         # the closures are called in this iteration only; their defaults bind its values
         def direction(r_c, z=z, s=s, r_i=r_i, r_d=r_d, r_e=r_e, D=D, newton=newton):
