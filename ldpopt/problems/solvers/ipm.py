@@ -229,6 +229,8 @@ def _solve(problem, terms, converged, max_iter, compiled, start):
     y = np.zeros(m_e)
     bscale = max(float(np.max(np.abs(b_I), initial=0.0)), float(np.max(np.abs(b_E), initial=0.0)), 1.0)
     best, records, progress, status, last, flat = None, [], [], "user_limit", np.inf, 0
+    # a recognised quadratic J (its form says so): ∇²J is the same at every f, evaluated once
+    quadratic, H = bool(getattr(getattr(problem.objective, "form", None), "quadratic", False)), None
     message = f"no KKT certificate after {max_iter} iterations"
     k = 0
     for k in range(1, max_iter + 1):
@@ -269,8 +271,9 @@ def _solve(problem, terms, converged, max_iter, compiled, start):
             if status != "optimal":
                 status, message = "time_limit", f"time limit reached after iteration {k}; f is the best point checked"
             break
-        H = sp.csr_array(terms.hessian(x * s_f)) * (s_f * s_f / m)
-        H.sum_duplicates()  # canonical: sorted indices, the pattern _Reduced lays out
+        if H is None or not quadratic:
+            H = sp.csr_array(terms.hessian(x * s_f)) * (s_f * s_f / m)
+            H.sum_duplicates()  # canonical: sorted indices, the pattern _Reduced lays out
         D = z / s
         newton = _Newton(H, D[~dense], C, np.concatenate([np.zeros(m_e), s[dense] / z[dense]]), reduced)
 
