@@ -27,12 +27,15 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
     QP chain (PIQP first). ldpopt's interior point with each |·| split (t ≥ ±Δf) was measured and is
     not routed: 0.22–0.25 s at 10⁴ against PIQP's 0.21 s, and at 10⁵ it stalled or took 2.6–10 s
     against 4.3 s (the first steps blocked by the rows of the largest values' differences);
-  - one the Newton route takes (a smoothness penalty, a user quadratic: no polyhedral term) up to
-    ``SMOOTH_QP_SMALL_D`` values: the QP chain, PIQP first, before the Newton route — PIQP's whole call is the fastest
-    there even with its fork: CLS + Σ(f_{v+1} − f_v)² on the simplex, PIQP / Clarabel / ldpopt's
-    interior point 0.029 / 0.030 / 0.037 s at d = 100, 0.036 / 0.051 / 0.049 s at 1,000,
-    0.055 / 0.108 / 0.084 s at 3,000; at 10⁴ PIQP and the interior point tie (0.13 s; Clarabel
-    0.25 s); the AOL reproducer (CLS + 10·Σ of the ranking's squared differences, simplex and a
+  - one the Newton route takes (a smoothness penalty, a user quadratic: no polyhedral term): up to
+    ``QP_SMALL_D`` values :data:`QP_CHAIN_SMALL` as well (Clarabel 0.016 s against PIQP's 0.029 s
+    at d = 100, a tie at 1,000: ``bench_route_grid.py``, CPU of the whole call, 3 seeds), and up to
+    ``SMOOTH_QP_SMALL_D`` the QP chain, PIQP first, before the Newton route — PIQP's whole call is
+    the fastest there even with its fork: CLS + Σ(f_{v+1} − f_v)² on the simplex, PIQP / Clarabel /
+    ldpopt's interior point 0.055 / 0.108 / 0.084 s at d = 3,000 (min of 3 seeds × 3 runs; at 100
+    and 1,000 that run had 0.029 / 0.030 / 0.037 and 0.036 / 0.051 / 0.049 s, the grid's above the
+    other way round: a tie within this machine's noise); at 10⁴ PIQP and the interior point tie
+    (0.13 s; Clarabel 0.25 s); the AOL reproducer (CLS + 10·Σ of the ranking's squared differences, simplex and a
     SubsetSum ≤ / ==) on its first d values: PIQP / Clarabel 0.05 / 0.065 s at 1,000, PIQP /
     interior point 0.065 / 0.13 s at 3,000, 0.14 / 0.18–0.22 s at 10⁴, 0.40–0.43 / 0.31–0.34 s at
     3·10⁴.
@@ -194,9 +197,10 @@ def uses_sqp(problem) -> bool:
 
 def small_user_qp(problem) -> bool:
     """Whether ``problem`` is a small QP whose objective is not a built-in and has a cvxpy expression:
-    at most ``SMOOTH_QP_SMALL_D`` values for an objective the Newton route takes (chain
-    :data:`QP_CHAIN`), at most ``QP_SMALL_D`` for any other (polyhedral terms, not recognised; chain
-    :data:`QP_CHAIN_SMALL`) — the cvxpy chain before any Newton route (module docstring).
+    at most ``SMOOTH_QP_SMALL_D`` values for an objective the Newton route takes, at most
+    ``QP_SMALL_D`` for any other (polyhedral terms, not recognised) — the cvxpy chain before any
+    Newton route: :data:`QP_CHAIN_SMALL` up to ``QP_SMALL_D``, :data:`QP_CHAIN` past it (module
+    docstring).
 
     Parameters
     ----------
@@ -232,9 +236,9 @@ def small_user_qp(problem) -> bool:
 
 
 def _smooth(problem) -> bool:
-    """A user objective the Newton route takes (:func:`sqp_applies`; no polyhedral terms): its small
-    QPs go to :data:`QP_CHAIN` up to ``SMOOTH_QP_SMALL_D``; any other user QP to
-    :data:`QP_CHAIN_SMALL` up to ``QP_SMALL_D`` (module docstring)."""
+    """A user objective the Newton route takes (:func:`sqp_applies`; no polyhedral terms): its QPs go
+    to the cvxpy chain first up to ``SMOOTH_QP_SMALL_D``, any other user QP up to ``QP_SMALL_D``
+    (module docstring)."""
     return sqp_applies(problem)
 
 
@@ -268,7 +272,7 @@ def default_chain(problem) -> tuple[str, ...]:
     (('PIQP', 'CLARABEL', 'OSQP'), ('CLARABEL', 'SCS'))
     """
     if problem.cvxpy_problem.is_qp():
-        return QP_CHAIN_SMALL if small_user_qp(problem) and not _smooth(problem) else QP_CHAIN
+        return QP_CHAIN_SMALL if small_user_qp(problem) and problem.estimate.d <= QP_SMALL_D else QP_CHAIN
     if is_likelihood(problem):
         return LIKELIHOOD_CHAIN
     if problem.estimate.d >= SQP_MIN_D and _has_exp_cone(problem):
