@@ -26,8 +26,11 @@ MAX_ITER = 80
 DENSE_ROW = 64
 #: give up (the sequential-QP loop follows) when max(primal residual, μ/μ₀) has not fallen 10× in
 #: this many iterations: a Fixed value at the domain's edge, which the fraction to the boundary
-#: never reaches, or an infeasible user constraint (a choice)
-STALL = 15
+#: never reaches, or an infeasible user constraint (a choice). 30, not 15: past d ~ 10⁵ the first
+#: iterations raise μ 40–60× above μ₀ while the dual residual falls slowly (CLS + smoothness on the
+#: simplex: certified after 30 iterations at d = 3·10⁵ and 32 at 10⁶, where 15 stopped it at
+#: iteration 16 and sequential QP through Clarabel took 40 s at 3·10⁵, measured)
+STALL = 30
 #: the centring target σμ is kept ≥ this × μ₀ (μ₀ the start's): below it the reduced matrix's
 #: entries z/s span > 30 decades and its solve loses the dual residual (kl_smooth + Box at d = 200:
 #: relative residual 2e-7 at μ = 1e-20·μ₀, 9e-7 at 1e-28·μ₀, measured); 4 decades below the check's gate
