@@ -125,8 +125,8 @@ def test_route_and_solved_point_against_a_tight_referee(name, kind, solver, cons
     pr = Problem(EST, func, CONSTRAINTS[cons]())
     assert type(pr.objective) is kind
     # NEWTON: ldpopt's Newton route, its interior point or (when that does not certify) sequential QP,
-    # asked for by name: Huber and the smoothness penalty are QPs, which at d = 120 solve() sends to
-    # Clarabel first (policy.QP_SMALL_D; test_small_user_qps_go_to_clarabel_first)
+    # asked for by name: the smoothness penalty is a QP, which at d = 120 solve() sends to Clarabel
+    # first (policy.QP_SMALL_D; test_small_user_qps_go_to_the_cvxpy_chain_first_by_structure)
     sol = pr.solve(solver="SQP") if solver == "NEWTON" else pr.solve()
     assert sol.status == "optimal" and (sol.solver in ("LDPOPT-IPM", "SQP(CLARABEL)") if solver == "NEWTON"
                                         else sol.solver == solver)
@@ -163,18 +163,26 @@ def test_time_limit_and_progress_arguments_are_checked():
         pr.solve(progress="yes")
 
 
-def test_small_user_qps_go_to_clarabel_first(monkeypatch):
-    """A user QP up to policy.QP_SMALL_D values: the chain CLARABEL → PIQP → OSQP, before the Newton
-    route; past it, the Newton route; a built-in QP keeps its chain at any d."""
+def test_small_user_qps_go_to_the_cvxpy_chain_first_by_structure(monkeypatch):
+    """A user QP up to policy.QP_SMALL_D values: CLARABEL → PIQP → OSQP before the Newton route; a
+    smooth one (the Newton route takes it) then the QP chain, PIQP first, up to
+    policy.SMOOTH_QP_SMALL_D, and past that the Newton route; one with polyhedral terms (total
+    variation) the QP chain past QP_SMALL_D. A built-in QP keeps its chain at any d."""
     from ldpopt.problems.solvers import policy
 
     pr = Problem(EST, SMOOTH["smoothness"], CONSTRAINTS["subset"]())
-    assert policy.small_user_qp(pr) and not policy.uses_sqp(pr)
-    assert policy.default_chain(pr) == policy.QP_CHAIN_SMALL
+    tv = Problem(EST, lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.norm1(f[1:] - f[:-1]))
+    for p in (pr, tv):  # d = 120: both Clarabel first
+        assert policy.small_user_qp(p) and not policy.uses_sqp(p) and policy.default_chain(p) == policy.QP_CHAIN_SMALL
     sol = pr.solve()
     assert sol.status == "optimal" and sol.solver == "CLARABEL" and sol.checks.certified
     assert policy.default_chain(Problem(EST, "cls", CONSTRAINTS["subset"]())) == policy.QP_CHAIN
-    monkeypatch.setattr(policy, "QP_SMALL_D", D - 1)
+    monkeypatch.setattr(policy, "QP_SMALL_D", D - 1)  # past it: the smooth QP to PIQP first, still before Newton
+    assert policy.small_user_qp(pr) and not policy.uses_sqp(pr) and policy.default_chain(pr) == policy.QP_CHAIN
+    sol = pr.solve()
+    assert sol.status == "optimal" and sol.solver == "PIQP" and sol.checks.certified
+    assert not policy.small_user_qp(tv) and policy.default_chain(tv) == policy.QP_CHAIN
+    monkeypatch.setattr(policy, "SMOOTH_QP_SMALL_D", D - 1)  # past that: the Newton route
     assert not policy.small_user_qp(pr) and policy.uses_sqp(pr) and policy.default_chain(pr) == policy.QP_CHAIN
     kl = Problem(EST, SEPARABLE["kl"])  # not a QP: its routes are unchanged
     assert not policy.small_user_qp(kl)

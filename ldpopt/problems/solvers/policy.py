@@ -14,14 +14,35 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
 * QP (``cvxpy_problem.is_qp()``: cls, posterior, user quadratics, with linear constraints):
   PIQP → CLARABEL → OSQP. PIQP was the fastest at every d measured and within ldpopt's check;
   Clarabel is the robust interior-point second; OSQP (1e-10 + polishing) is exact on the active
-  set at small d but slow past d ≈ 10⁴, so it comes last. Up to ``QP_SMALL_D`` values a QP whose
-  objective is not a built-in (a user quadratic, CLS + total variation) goes CLARABEL → PIQP →
-  OSQP (:data:`QP_CHAIN_SMALL`): PIQP runs in a child process (it has no time limit of its own,
-  :mod:`.isolate`) and the fork costs more than its solve there. Measured
-  (``benchmarks/bench_route_grid.py``, CPU of the whole call, best of 3 seeds): CLS + 1e-3·TV on
-  the simplex, Clarabel / PIQP 0.023 / 0.037 s at d = 100, 0.044 / 0.047 s at 1,000, 0.089 / 0.080 s
-  at 3,000 — and at 10⁴ Clarabel's answer fails ldpopt's check where PIQP's passes. The built-ins
-  keep their measured chain (their answers stay the same).
+  set at small d but slow past d ≈ 10⁴, so it comes last. A QP whose objective is not a built-in
+  goes by its structure and size (:func:`small_user_qp`; the built-ins keep their measured chain,
+  their answers stay the same):
+
+  - with polyhedral terms (a recognised ``|·|`` or ``max``: CLS + total variation), or not
+    recognised, up to ``QP_SMALL_D`` values: CLARABEL → PIQP → OSQP (:data:`QP_CHAIN_SMALL`): PIQP runs in a child
+    process (it has no time limit of its own, :mod:`.isolate`) and the fork costs more than its
+    solve there. Measured (CPU of the whole call, min of 3 seeds × 3 runs): CLS + 1e-3·TV on the
+    simplex, Clarabel / PIQP 0.021 / 0.037 s at d = 100, 0.043 / 0.045 s at 1,000, 0.092 / 0.078 s
+    at 3,000 — and at 10⁴ Clarabel's answer fails ldpopt's check where PIQP's passes. Past it, the
+    QP chain (PIQP first). ldpopt's interior point with each |·| split (t ≥ ±Δf) was measured and is
+    not routed: 0.22–0.25 s at 10⁴ against PIQP's 0.21 s, and at 10⁵ it stalled or took 2.6–10 s
+    against 4.3 s (the first steps blocked by the rows of the largest values' differences);
+  - one the Newton route takes (a smoothness penalty, a user quadratic: no polyhedral term): up to
+    ``QP_SMALL_D`` values :data:`QP_CHAIN_SMALL` as well (Clarabel 0.016 s against PIQP's 0.029 s
+    at d = 100, a tie at 1,000: ``bench_route_grid.py``, CPU of the whole call, 3 seeds), and up to
+    ``SMOOTH_QP_SMALL_D`` the QP chain, PIQP first, before the Newton route — PIQP's whole call is
+    the fastest there even with its fork: CLS + Σ(f_{v+1} − f_v)² on the simplex, PIQP / Clarabel /
+    ldpopt's interior point 0.055 / 0.108 / 0.084 s at d = 3,000 (min of 3 seeds × 3 runs; at 100
+    and 1,000 that run had 0.029 / 0.030 / 0.037 and 0.036 / 0.051 / 0.049 s, the grid's above the
+    other way round: a tie within this machine's noise); at 10⁴ PIQP and the interior point tie
+    (0.13 s; Clarabel 0.25 s); the AOL reproducer (CLS + 10·Σ of the ranking's squared differences, simplex and a
+    SubsetSum ≤ / ==) on its first d values: PIQP / Clarabel 0.05 / 0.065 s at 1,000, PIQP /
+    interior point 0.065 / 0.13 s at 3,000, 0.14 / 0.18–0.22 s at 10⁴, 0.40–0.43 / 0.31–0.34 s at
+    3·10⁴.
+    Past it the Newton route (interior point) first: at 10⁵ it is 1.4–1.7× PIQP on the simplex, and
+    on the whole AOL problem (d = 120,978) PIQP ran past 60 s (killed; past 200 s before), where the
+    interior point certifies in 0.9–1.4 s CPU (all measured, ``benchmarks/bench_route_grid.py`` and
+    ``benchmarks/bench_routes.py``).
 * Cone programs (weighted MLE's second-order cones, exponential cones of the likelihoods, L1 as
   an LP, anything not a QP): CLARABEL → SCS.
 * Exact likelihoods (``"binomial"``, ``"multinomial"``) at d ≥ ``SQP_MIN_D``: never the exponential
@@ -39,11 +60,10 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
   recognised as per-value atoms plus quadratic forms and not a quadratic, :mod:`.user_forms`) goes
   to the same sequential-QP route at any d, with its exact sparse Hessian (:mod:`.sqp`; its
   interior-point method, :mod:`.ipm`, first); when that route does not certify, the chain below for
-  its cvxpy expression (none without one). Except a QP up to ``QP_SMALL_D`` values: that goes to
-  :data:`QP_CHAIN_SMALL` directly, since Clarabel's compiled interior point beats ldpopt's Python
-  one there (CLS + Σ (f_{v+1} − f_v)² on the simplex: 0.031 against 0.043–0.048 s at d = 1,000,
-  CPU of the whole call; at 10⁴ the IPM, 0.15 s, ties PIQP, 0.13 s, and beats Clarabel, 0.23 s; at
-  10⁵ and at AOL's 120,978 it is the route that finishes — PIQP ran past 200 s there).
+  its cvxpy expression (none without one). Except a QP up to ``SMOOTH_QP_SMALL_D`` values: that
+  goes to the QP chain directly (the QP bullet above: PIQP's whole call beats ldpopt's interior
+  point there, which is O(d) per iteration but pays ~3 ms of Python per iteration and a cvxpy
+  compilation of the rows).
 * A user objective with exponential-cone atoms (log, entr, rel_entr, kl_div, exp, ...) at
   d ≥ ``SQP_MIN_D`` has no numpy derivatives for the SQP route: its chain is SCS alone (tightened,
   ``SCS_TIGHT``), the only cone solver measured to finish there.
@@ -52,8 +72,8 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
 from __future__ import annotations
 
 __all__ = ["CONE_CHAIN", "DEFAULT_SOLVER_OPTIONS", "EXP_CONE_CHAIN", "LIKELIHOOD_CHAIN", "QP_CHAIN", "QP_CHAIN_SMALL", "QP_OPTIONS",
-           "QP_SMALL_D", "SCS_TIGHT", "SQP_MIN_D", "default_chain", "is_likelihood", "small_user_qp",
-           "sqp_applies", "uses_sqp"]
+           "QP_SMALL_D", "SCS_TIGHT", "SMOOTH_QP_SMALL_D", "SQP_MIN_D", "default_chain", "is_likelihood",
+           "small_user_qp", "sqp_applies", "uses_sqp"]
 
 #: Options ldpopt passes to a solver unless the caller overrides them (``solve(**solver_options)``).
 #: Tighter than cvxpy's defaults, because the papers' comparisons (closed form vs solver) need
@@ -64,11 +84,14 @@ DEFAULT_SOLVER_OPTIONS: dict[str, dict] = {
     "PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10, "eps_duality_gap_rel": 1e-10},
 }
 QP_CHAIN = ("PIQP", "CLARABEL", "OSQP")
-#: a QP whose objective is not a built-in, up to ``QP_SMALL_D`` values (module docstring)
+#: a QP with polyhedral terms whose objective is not a built-in, up to ``QP_SMALL_D`` values (module docstring)
 QP_CHAIN_SMALL = ("CLARABEL", "PIQP", "OSQP")
-#: up to this d a user QP goes to :data:`QP_CHAIN_SMALL`, past the Newton route (measured crossover
-#: between 10³ and 3·10³: module docstring)
+#: up to this d a user QP with polyhedral terms goes to :data:`QP_CHAIN_SMALL` (measured crossover
+#: with PIQP between 10³ and 3·10³: module docstring)
 QP_SMALL_D = 1000
+#: up to this d a smooth user QP goes to :data:`QP_CHAIN` (PIQP first), past it to the Newton route
+#: (measured crossover with ldpopt's interior point between 10⁴ and 3·10⁴: module docstring)
+SMOOTH_QP_SMALL_D = 10_000
 CONE_CHAIN = ("CLARABEL", "SCS")
 
 #: SCS at its defaults (eps 1e-4) fails ldpopt's frequency-unit check at any d; as a fallback it
@@ -173,9 +196,11 @@ def uses_sqp(problem) -> bool:
 
 
 def small_user_qp(problem) -> bool:
-    """Whether ``problem`` is a QP of at most ``QP_SMALL_D`` values whose objective is not a built-in
-    and has a cvxpy expression: its chain is :data:`QP_CHAIN_SMALL`, before any Newton route
-    (module docstring).
+    """Whether ``problem`` is a small QP whose objective is not a built-in and has a cvxpy expression:
+    at most ``SMOOTH_QP_SMALL_D`` values for an objective the Newton route takes, at most
+    ``QP_SMALL_D`` for any other (polyhedral terms, not recognised) — the cvxpy chain before any
+    Newton route: :data:`QP_CHAIN_SMALL` up to ``QP_SMALL_D``, :data:`QP_CHAIN` past it (module
+    docstring).
 
     Parameters
     ----------
@@ -203,10 +228,18 @@ def small_user_qp(problem) -> bool:
 
     obj = problem.objective
     users = (UserObjective, SeparableObjective, SmoothObjective)  # a cvxpy callable or a declared form
-    if (not isinstance(obj, users) or problem.estimate.d > QP_SMALL_D
-            or getattr(obj, "cvxpy_expr", True) is None):
+    if not isinstance(obj, users) or getattr(obj, "cvxpy_expr", True) is None:
+        return False
+    if problem.estimate.d > (SMOOTH_QP_SMALL_D if _smooth(problem) else QP_SMALL_D):
         return False
     return bool(problem.cvxpy_problem.is_qp())
+
+
+def _smooth(problem) -> bool:
+    """A user objective the Newton route takes (:func:`sqp_applies`; no polyhedral terms): its QPs go
+    to the cvxpy chain first up to ``SMOOTH_QP_SMALL_D``, any other user QP up to ``QP_SMALL_D``
+    (module docstring)."""
+    return sqp_applies(problem)
 
 
 def _has_exp_cone(problem) -> bool:
@@ -239,7 +272,7 @@ def default_chain(problem) -> tuple[str, ...]:
     (('PIQP', 'CLARABEL', 'OSQP'), ('CLARABEL', 'SCS'))
     """
     if problem.cvxpy_problem.is_qp():
-        return QP_CHAIN_SMALL if small_user_qp(problem) else QP_CHAIN
+        return QP_CHAIN_SMALL if small_user_qp(problem) and problem.estimate.d <= QP_SMALL_D else QP_CHAIN
     if is_likelihood(problem):
         return LIKELIHOOD_CHAIN
     if problem.estimate.d >= SQP_MIN_D and _has_exp_cone(problem):
