@@ -321,8 +321,10 @@ class SeparableObjective(Objective):
     curvature : callable or None, default None
         ``(l, u, estimate) -> (d,) array``: a lower bound on h_v'' over [l_v, u_v].
     cvxpy_expr : callable or None, default None
-        ``(f, estimate) -> cvxpy expression``: the same J (without it only the structured solver
-        solves it; :meth:`build` raises ``ValueError``).
+        ``(f, estimate) -> cvxpy expression``: the same J. Without it only the structured solver
+        solves it: ``Problem`` builds no cvxpy problem, refuses (``ValueError`` naming ``objective``)
+        constraints that solver does not cover, and ``solve`` refuses a cvxpy solver by name
+        (``ValueError`` naming ``solver``) and returns the structured answer, checked, whatever its status.
 
     Raises
     ------
