@@ -308,6 +308,30 @@ class UserSep(Separable):
             return self.d1(full)[idx[k]], self.d2(full)[idx[k]]
         return at
 
+    def lambda_start(self, total: float) -> float | None:
+        """λ of the quadratic model of h at the uniform point f⁰ = total/d: h'(f) ≈ g + a (f − f⁰) with
+        g = h'(f⁰), a = h''(f⁰), so f_v(λ) = max(f⁰ − g_v/a − λ/a, 0) and λ = a·τ with τ Norm-Sub's
+        shift of f⁰ − g/a to ``total`` (``normalize.shift_support``, expected O(d)); None where h'' at
+        f⁰ is not one positive float on every value (a choice: the papers are silent; a recognised
+        form's :meth:`~..solvers.user_forms._RecognisedSep.lambda_start` is the same model without its
+        log term)."""
+        from ...methods.normalize import shift_support
+        from ..solvers.structured.grouped import uniform  # (floor: DESIGN.md, problems/)
+
+        d = self.est.d
+        if not total > 0:
+            return None
+        f0 = np.full(d, total / d)
+        with np.errstate(all="ignore"):
+            g, a = self.d1(f0), uniform(np.broadcast_to(self.d2(f0), (d,)))
+            if a is None or not (np.isfinite(a) and a > 0):
+                return None
+            m = f0 - g / a
+        if not np.all(np.isfinite(m)):
+            return None
+        tau, _ = shift_support(m, float(total))
+        return float(a * tau)
+
     def mu(self, l, u):
         if self.obj.curvature is not None:
             return self._grouped_or("mu", lambda a, b: np.asarray(self.obj.curvature(a, b, self.est), float), l, u)
