@@ -31,6 +31,7 @@ from .solvers.ipm import solve_ipm
 from .solvers.policy import (
     DEFAULT_SOLVER_OPTIONS,
     EXP_CONE_CHAIN,
+    EXP_CONE_CLARABEL_MAX_D,
     SQP_MIN_D,
     default_chain,
     is_likelihood,
@@ -521,8 +522,9 @@ class Problem:
             best.message += (f" | at d = {self.estimate.d} >= {SQP_MIN_D} conic solvers are known to fail this "
                              "exact likelihood: solve() without a solver (or solver='SQP') uses sequential QP")
         if not explicit and chain == EXP_CONE_CHAIN:
-            best.message = (f"d = {self.estimate.d} >= {SQP_MIN_D} with exponential cones in a user objective: SCS only "
-                            "(Clarabel/ECOS fail such problems at this d; ldpopt.problems.solvers.policy) — " + best.message)
+            best.message = (f"d = {self.estimate.d} > {EXP_CONE_CLARABEL_MAX_D} with exponential cones in a user objective: "
+                            "SCS only (Clarabel was measured failing or slow past it; ldpopt.problems.solvers.policy) — "
+                            + best.message)
         attempts = first + attempts
         timed_out(best, clock)
         if len(attempts) > 1:
