@@ -231,12 +231,16 @@ class UserSep(Separable):
             fixed[edge[below]] = True
             lo[edge] = tiny
         f = np.where(fixed, tiny, 0.5 * (lo + hi))
-        prev = getattr(self, "_previous_root", None)
-        warm = np.zeros(idx.size, bool)
-        if prev is not None and prev.shape == l.shape:
-            p = prev[idx]
-            warm = (p > lo) & (p < hi) & ~fixed
-            f = np.where(warm, p, f)
+        # the previous root first (``warm``), else the first multiplier's model root (:meth:`lambda_start`)
+        warm, started = np.zeros(idx.size, bool), np.zeros(idx.size, bool)
+        for k, prev in enumerate((getattr(self, "_previous_root", None), getattr(self, "_model_root", None))):
+            if prev is not None and prev.shape == l.shape:
+                p = prev[idx]
+                start = (p > lo) & (p < hi) & ~fixed & ~started
+                f = np.where(start, p, f)
+                started |= start
+                if k == 0:
+                    warm = start
         g1, g2 = derivs(np.arange(idx.size), f)
         g = g1 + tm
         # h' + t at rounding level: |h' + t| within 16 ulps of the terms it is summed from, measured
@@ -311,7 +315,8 @@ class UserSep(Separable):
     def lambda_start(self, total: float) -> float | None:
         """λ of the quadratic model of h at the uniform point f⁰ = total/d: h'(f) ≈ g + a (f − f⁰) with
         g = h'(f⁰), a = h''(f⁰), so f_v(λ) = max(f⁰ − g_v/a − λ/a, 0) and λ = a·τ with τ Norm-Sub's
-        shift of f⁰ − g/a to ``total`` (``normalize.shift_support``, expected O(d)); None where h'' at
+        shift of f⁰ − g/a to ``total`` (``normalize.shift_support``, expected O(d)); the model's
+        f(λ), where positive, is the argmin's first point where it has no previous root; None where h'' at
         f⁰ is not one positive float on every value (a choice: the papers are silent; a recognised
         form's :meth:`~..solvers.user_forms._RecognisedSep.lambda_start` is the same model without its
         log term)."""
@@ -330,6 +335,7 @@ class UserSep(Separable):
         if not np.all(np.isfinite(m)):
             return None
         tau, _ = shift_support(m, float(total))
+        self._model_root = m - tau  # the model's root at that λ: the argmin's first point (positive ones)
         return float(a * tau)
 
     def mu(self, l, u):
