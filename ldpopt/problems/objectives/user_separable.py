@@ -185,7 +185,10 @@ class UserSep(Separable):
         :func:`estimate_on`; None where they are not elementwise (they act on the whole vector)."""
         if not self.is_elementwise:
             return None
-        return UserSep(self.obj, estimate_on(self.est, idx), True)
+        out = UserSep(self.obj, estimate_on(self.est, idx), True)
+        if getattr(self, "_model_root", None) is not None:
+            out._model_root = self._model_root[idx]
+        return out
 
     def argmin(self, t, l, u, d1l=None, d1u=None):
         out = self._on_groups("argmin", t, l, u)
@@ -226,7 +229,7 @@ class UserSep(Separable):
         edge = np.flatnonzero((lo >= 0) & (lo < tiny) & (hi > tiny))
         fixed = np.zeros(idx.size, bool)
         if edge.size:
-            g_edge, _ = derivs(edge, np.full(edge.size, tiny))
+            g_edge = self._d1_at_tiny()[idx[edge]] if self.is_elementwise else derivs(edge, np.full(edge.size, tiny))[0]
             below = ~(g_edge + tm[edge] < 0)
             fixed[edge[below]] = True
             lo[edge] = tiny
@@ -258,7 +261,7 @@ class UserSep(Separable):
         noise = 16 * np.finfo(float).eps * (np.abs(tm) + terms)
         act = np.flatnonzero(~(np.abs(g) <= noise) & ~fixed)  # positions (into idx) still moving
         eps = np.finfo(float).eps
-        for _ in range(100):
+        for _ in range(100 if act.size else 0):  # (none moving: a warm start at the same t)
             fa, ga, ha = f[act], g[act], g2[act]
             la = np.where(ga < 0, fa, lo[act])
             ua = np.where(ga > 0, fa, hi[act])
@@ -290,6 +293,16 @@ class UserSep(Separable):
         out[idx] = np.clip(f, l[idx], u[idx])
         self._previous_root = out
         return out
+
+    def _d1_at_tiny(self):
+        """h'(tiny) on every value (elementwise functions only), made once: the argmin's edge test
+        asks it on every call with the same point."""
+        got = self.__dict__.get("_d1_tiny")
+        if got is None:
+            with np.errstate(all="ignore"):
+                got = np.asarray(self.obj.dh(np.full(self.est.d, np.finfo(float).tiny), self.est), float)
+            self._d1_tiny = got
+        return got
 
     def _derivatives_at(self, idx, base):
         """(k, f_k) ↦ (h'(f_k), h''(f_k)) on the values ``idx[k]``: elementwise functions on those
@@ -336,6 +349,9 @@ class UserSep(Separable):
             return None
         tau, _ = shift_support(m, float(total))
         self._model_root = m - tau  # the model's root at that λ: the argmin's first point (positive ones)
+        g = self.__dict__.get("_groups")  # its distinct-count groups, made already: their share of it
+        if g is not None:
+            g.rep._model_root = self._model_root[g.first]
         return float(a * tau)
 
     def mu(self, l, u):
