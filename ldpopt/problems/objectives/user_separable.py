@@ -114,6 +114,13 @@ class UserSep(Separable):
         """Elementwise functions see a value through f̃_v and c_v only: the same on a count's values."""
         return self.is_elementwise
 
+    @property
+    def group_certificate(self):
+        """Elementwise functions: the certificate runs once per distinct count where the point is
+        constant on each (``check.certificate.certify_grouped``: the same numbers to rounding; a
+        user's h costs several passes over the domain, as a recognised form's terms do)."""
+        return self.is_elementwise
+
     def group_keys(self):
         return self.est.counts if self.is_elementwise else None
 
