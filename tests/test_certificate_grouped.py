@@ -34,15 +34,28 @@ def _kl(d):
     return lambda f, e: cp.sum_squares(f - e.f_tilde) + W * cp.sum(cp.kl_div(f, prior))
 
 
-@pytest.fixture(scope="module")
-def case():
+def _declared_kl(d):
+    """The same J declared value by value (numpy h, h', h''; elementwise: the prior a float)."""
+    from ldpopt.problems import SeparableObjective
+
+    p = 1.0 / d
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return SeparableObjective(
+            lambda f, e: (f - e.f_tilde) ** 2 + W * (np.where(f > 0, f * np.log(f / p), 0.0) - f + p),
+            lambda f, e: 2.0 * (f - e.f_tilde) + W * np.log(f / p), lambda f, e: 2.0 + W / f, name="cls+kl",
+            curvature=lambda l, u, e: 2.0 + W / np.maximum(u, 1e-300))
+
+
+@pytest.fixture(scope="module", params=["recognised", "declared"])
+def case(request):
     est = _estimate(D)
-    pr = Problem(est, _kl(D), [Simplex()])
+    obj = _kl(D) if request.param == "recognised" else _declared_kl(D)
+    pr = Problem(est, obj, [Simplex()])
     sep = pr.objective.per_value(est)
     st = compile_constraints(pr.constraints, D)
     f, lam, y, _ = simplex_grouped(sep, st)
     ref = cls_kl_simplex(est.f_tilde, np.full(D, 1.0 / D), W)
-    return SimpleNamespace(est=est, sep=sep, st=st, f=f, lam=lam, y=y, ref=ref)
+    return SimpleNamespace(est=est, obj=obj, sep=sep, st=st, f=f, lam=lam, y=y, ref=ref)
 
 
 MAXIMA = ("dual_violation", "complementarity", "stationarity", "flat_values", "feas_tol")
@@ -78,11 +91,11 @@ def test_grouped_certificate_is_the_elementwise_one_to_rounding(case, point):
         assert got.gap > 100 * got.gap_floor and err > 1e-7
 
 
-def test_certify_takes_the_grouped_path_for_a_recognised_objective_and_the_solution_passes(case):
+def test_certify_takes_the_grouped_path_for_a_user_objective_and_the_solution_passes(case):
     est, sep, st, f, lam, y, ref = case.est, case.sep, case.st, case.f, case.lam, case.y, case.ref
     cert = certify(sep, st, f, lam, y, None, None)
     assert cert.feasible and cert.distance_linf + cert.distance_rounding <= 1e-12
-    sol = Problem(est, _kl(D), [Simplex()]).solve(progress=False)
+    sol = Problem(est, case.obj, [Simplex()]).solve(progress=False)
     assert sol.solver == "LDPOPT-STRUCTURED" and sol.status == "optimal" and sol.checks.passed
     assert np.max(np.abs(sol.f - ref)) <= sol.checks.error_bound + 1e-15
 

@@ -22,7 +22,14 @@ from ldpopt import oracles
 from ldpopt.problems import Box, Fixed, Hierarchy, NonNegative, Problem, Simplex, SubsetSum, SumTo
 from ldpopt.problems.check.verdict import accuracy_tol
 from ldpopt.problems.objectives.likelihood_terms import terms_for
-from ldpopt.problems.solvers.policy import CONE_CHAIN, EXP_CONE_CHAIN, SQP_MIN_D, default_chain, uses_sqp
+from ldpopt.problems.solvers.policy import (
+    CONE_CHAIN,
+    EXP_CONE_CHAIN,
+    EXP_CONE_CLARABEL_MAX_D,
+    SQP_MIN_D,
+    default_chain,
+    uses_sqp,
+)
 
 ORACLE = {"binomial": "oue", "multinomial": "grr"}
 
@@ -61,7 +68,7 @@ def _binomial_simplex_mle(est):
     """Stationarity on the simplex: (p − q)/n·[c/π − (n − c)/(1 − π)] = λ on the support, π ≤ q off
     it; f_v(μ) = max(0, (π_v(μ) − q)/(p − q)) with μ = nλ/(p − q) decreasing in μ; Σ f(μ) = 1 by brentq."""
     c, n, p, q = est.counts.astype(float), float(est.n), est.p, est.q
-    f_of = lambda mu: np.maximum(0.0, (_binomial_pi(mu, c, n) - q) / (p - q))  # noqa: E731
+    f_of = lambda mu: np.maximum(0.0, (_binomial_pi(mu, c, n) - q) / (p - q))
     cm = c.max()
     hi = cm / q - (n - cm) / (1 - q) + 1.0  # every π ≤ q: Σ f = 0
     lo = cm / p - (n - cm) / (1 - p) - 1.0  # the largest count alone has f ≥ 1
@@ -159,8 +166,10 @@ def test_policy_routes_large_likelihoods_to_sqp_and_says_so():
 def test_user_exponential_cone_objective_at_large_d_goes_to_scs_alone():
     def entropy_like(f, est):
         return -cp.sum(cp.entr(f))
-    assert default_chain(Problem(_est("binomial", SQP_MIN_D, n=10**4), entropy_like)) == EXP_CONE_CHAIN
-    assert default_chain(Problem(_est("binomial", 50, n=10**4), entropy_like)) == CONE_CHAIN
+    big = EXP_CONE_CLARABEL_MAX_D + 1
+    assert default_chain(Problem(_est("binomial", big, n=10**4), entropy_like)) == EXP_CONE_CHAIN == ("SCS",)
+    for d in (50, SQP_MIN_D, EXP_CONE_CLARABEL_MAX_D):  # Clarabel first up to the measured limit
+        assert default_chain(Problem(_est("binomial", d, n=10**4), entropy_like)) == CONE_CHAIN
 
 
 @pytest.mark.parametrize("objective", ["binomial", "multinomial"])

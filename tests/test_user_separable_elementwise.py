@@ -187,3 +187,23 @@ def test_values_off_their_count_group_are_evaluated_on_their_own():
     tol = 64 * np.finfo(float).eps * (np.abs(t) + 2.0 * np.abs(ref - est.f_tilde) + W * np.abs(np.log(ref * d)))
     tol = tol / (2.0 + W / ref) + 4 * np.finfo(float).eps * ref
     assert np.all(np.abs(got - ref) <= tol) and np.all(np.abs(plain - ref) <= tol)
+
+
+def test_without_cvxpy_expr_the_structured_route_solves_it():
+    """No cvxpy form: Problem builds nothing for cvxpy, the structured route answers (Σ (f − f̃)² on the
+    simplex and a cap: Clarabel's answer for the built-in CLS), and what only cvxpy could do is refused
+    with the argument named, before any solver runs."""
+    est, _ = _estimate(50)
+    squares = SeparableObjective(lambda f, e: (f - e.f_tilde) ** 2, lambda f, e: 2.0 * (f - e.f_tilde),
+                                 lambda f, e: np.full(e.d, 2.0), name="squares")
+    cons = [Simplex(), ldpopt.problems.Box(upper=0.1)]
+    prob = Problem(est, squares, cons)
+    assert prob._cvx is None
+    sol = prob.solve()
+    ref = Problem(est, "cls", cons).solve(solver="CLARABEL")
+    assert sol.solver == "LDPOPT-STRUCTURED" and sol.status == "optimal"
+    assert np.abs(sol.f - ref.f).max() < 1e-7 and ref.f.max() > 0.1 - 1e-9  # the cap binds
+    with pytest.raises(ValueError, match="^solver: objective 'squares' has no cvxpy_expr"):
+        prob.solve(solver="CLARABEL")
+    with pytest.raises(ValueError, match="^objective: 'squares' has no cvxpy_expr.*does not cover"):
+        Problem(est, squares, [Simplex(), lambda f, e: [f[0] >= 0.1]])

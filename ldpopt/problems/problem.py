@@ -31,6 +31,7 @@ from .solvers.ipm import solve_ipm
 from .solvers.policy import (
     DEFAULT_SOLVER_OPTIONS,
     EXP_CONE_CHAIN,
+    EXP_CONE_CLARABEL_MAX_D,
     SQP_MIN_D,
     default_chain,
     is_likelihood,
@@ -178,7 +179,18 @@ class Problem:
         self.scale = float(scale)
         # (x, f, cvxpy problem, named constraints, multiplier, offset): built on first use
         self._cvx: tuple[Any, ...] | None = None
-        if _lazy(self.objective, cons):
+        if self._structured_only():  # nothing for cvxpy to build: refused here if that route cannot take it
+            from .objectives.separable import NotApplicable
+            from .solvers.structured.structure import compile_constraints
+
+            try:
+                self._compiled = compile_constraints(cons, estimate.d)
+            except NotApplicable as exc:
+                raise ValueError(f"objective: {self.objective.name!r} has no cvxpy_expr, so only {STRUCTURED} can "
+                                 f"solve it, and it does not cover these constraints ({exc})") from None
+            except ValueError:  # infeasible bound/sum data: solve() reports it (the exact pre-check)
+                pass
+        if self._structured_only() or _lazy(self.objective, cons):
             # the simplex family with a built-in objective: names known without cvxpy, nothing to
             # validate (DCP by construction); cvxpy's problem (~1 ms at d = 42,178, 5x the structured
             # solve) is built on first use, which the structured route never needs
@@ -187,6 +199,13 @@ class Problem:
             self._owners = {name: (c, j) for c, keys in zip(cons, dual_names(cons)) for j, name in enumerate(keys)}
         else:
             self._build()
+
+    def _structured_only(self) -> bool:
+        """A declared separable objective without ``cvxpy_expr``: ldpopt's structured solver is its only
+        route (no cvxpy problem is built; a cvxpy solver asked for by name is refused)."""
+        from .objectives.user_separable import SeparableObjective
+
+        return isinstance(self.objective, SeparableObjective) and self.objective.cvxpy_expr is None
 
     # -- building --------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -408,6 +427,9 @@ class Problem:
         """
         from .solvers.phase_one import infeasible_solution
         self._read_parameters()
+        if self._structured_only() and solver is not None and not (isinstance(solver, str) and solver.upper() == STRUCTURED):
+            raise ValueError(f"solver: objective {self.objective.name!r} has no cvxpy_expr, so only solver=None or "
+                             f"{STRUCTURED!r} can solve it, got {solver!r}")
         self._clock = clock = Clock(time_limit, progress)  # validated first; the pre-check counts against it
         if (pre := infeasible_solution(self, clock.left())) is not None:  # a proved conflict: no solver runs
             return self._finish(pre, strict)
@@ -420,6 +442,14 @@ class Problem:
                 sol, why = structured_attempt(self)
             if sol is not None and (sol.success or named_structured):
                 sol.attempts = [_attempt(sol)]
+                sol.wall_time = time.perf_counter() - start
+                return self._finish(sol, strict)
+            if self._structured_only():  # no cvxpy form to fall back on: its checked point, or why not
+                if sol is None:
+                    raise ValueError(f"objective: {self.objective.name!r} has no cvxpy_expr, so only {STRUCTURED} "
+                                     f"can solve it, and it does not apply: {why}")
+                sol.attempts = [_attempt(sol)]
+                sol.message += f" | objective {self.objective.name!r} has no cvxpy_expr: no cvxpy solver to fall back on"
                 sol.wall_time = time.perf_counter() - start
                 return self._finish(sol, strict)
             if named_structured:  # not applicable: say why, no fallback when asked for by name
@@ -492,8 +522,9 @@ class Problem:
             best.message += (f" | at d = {self.estimate.d} >= {SQP_MIN_D} conic solvers are known to fail this "
                              "exact likelihood: solve() without a solver (or solver='SQP') uses sequential QP")
         if not explicit and chain == EXP_CONE_CHAIN:
-            best.message = (f"d = {self.estimate.d} >= {SQP_MIN_D} with exponential cones in a user objective: SCS only "
-                            "(Clarabel/ECOS fail such problems at this d; ldpopt.problems.solvers.policy) — " + best.message)
+            best.message = (f"d = {self.estimate.d} > {EXP_CONE_CLARABEL_MAX_D} with exponential cones in a user objective: "
+                            "SCS only (Clarabel was measured failing or slow past it; ldpopt.problems.solvers.policy) — "
+                            + best.message)
         attempts = first + attempts
         timed_out(best, clock)
         if len(attempts) > 1:

@@ -241,7 +241,8 @@ def certify_grouped(sep: Separable, st: Structure, f, lam, y, duals: dict | None
     of the same operands on each member of a group, so the maxima are the elementwise certificate's
     own; the sums (J, the gap and its floor, Σ f, the scales) are Σ_k n_k x_k instead of Σ_v x_v —
     the same numbers to rounding, not bitwise (hence opt-in: a recognised user objective, whose
-    per-value terms cost ~10 passes each, takes it; the built-ins keep theirs). A point off its
+    per-value terms cost ~10 passes each, and a declared one with elementwise functions take it; the
+    built-ins keep theirs). A point off its
     constraints beyond rounding is certified in full (None here)."""
     from ..solvers.structured.grouped import count_groups, per_group
 

@@ -114,6 +114,13 @@ class UserSep(Separable):
         """Elementwise functions see a value through f̃_v and c_v only: the same on a count's values."""
         return self.is_elementwise
 
+    @property
+    def group_certificate(self):
+        """Elementwise functions: the certificate runs once per distinct count where the point is
+        constant on each (``check.certificate.certify_grouped``: the same numbers to rounding; a
+        user's h costs several passes over the domain, as a recognised form's terms do)."""
+        return self.is_elementwise
+
     def group_keys(self):
         return self.est.counts if self.is_elementwise else None
 
@@ -134,7 +141,8 @@ class UserSep(Separable):
         same floats (the iterative argmin: the same root to its stopping rule). The certificate's
         and the check's passes at a point the grouped solve produced (f constant per count) then
         cost K evaluations instead of d, and the dual method's argmin with a few rows (t = λ off
-        the rows' values, ~150 of 10⁶ for three sparse rows) K plus those."""
+        the rows' values, ~150 of 10⁶ for three sparse rows) K plus those. The one per-count
+        evaluation of every user separable form (a recognised one's too, :mod:`..solvers.user_forms`)."""
         from ..solvers.structured.grouped import count_groups  # (floor: DESIGN.md, problems/)
 
         if max(np.size(x) for x in xs) < self.GROUP_MIN_D:
@@ -144,10 +152,19 @@ class UserSep(Separable):
             return None
         full = [np.broadcast_to(np.asarray(x, float), g.inv.shape) for x in xs]
         tables = [x[g.first] for x in full]
+        # the arguments that vary per value (one float broadcast to all is the same on every group)
+        varying = [(x, tb) for x, tb in zip(full, tables) if x.strides != (0,)]
+        # a strided sample first: a point far from constant per count (with rows, t = λ + Aᵀy varies
+        # inside a count) is refused after ~2 % of the full comparison's passes
+        step = 64
+        if g.inv.shape[0] >= 16 * step:
+            inv_s = g.inv[::step]
+            off = sum(np.count_nonzero(tb[inv_s].view(np.int64) != x[::step].view(np.int64)) for x, tb in varying)
+            if off > inv_s.shape[0] // 4:
+                return None
         odd = np.zeros(g.inv.shape, bool)
-        for x0, x, tb in zip(xs, full, tables):  # bitwise: the sign of zero and NaN payloads count
-            if np.ndim(x0):
-                odd |= tb[g.inv].view(np.int64) != x.view(np.int64)
+        for x, tb in varying:  # bitwise: the sign of zero and NaN payloads count
+            odd |= tb[g.inv].view(np.int64) != x.view(np.int64)
         own = np.flatnonzero(odd)
         if own.size > g.inv.shape[0] // 4:
             return None
@@ -175,7 +192,10 @@ class UserSep(Separable):
         :func:`estimate_on`; None where they are not elementwise (they act on the whole vector)."""
         if not self.is_elementwise:
             return None
-        return UserSep(self.obj, estimate_on(self.est, idx), True)
+        out = UserSep(self.obj, estimate_on(self.est, idx), True)
+        if getattr(self, "_model_root", None) is not None:
+            out._model_root = self._model_root[idx]
+        return out
 
     def argmin(self, t, l, u, d1l=None, d1u=None):
         out = self._on_groups("argmin", t, l, u)
@@ -216,17 +236,21 @@ class UserSep(Separable):
         edge = np.flatnonzero((lo >= 0) & (lo < tiny) & (hi > tiny))
         fixed = np.zeros(idx.size, bool)
         if edge.size:
-            g_edge, _ = derivs(edge, np.full(edge.size, tiny))
+            g_edge = self._d1_at_tiny()[idx[edge]] if self.is_elementwise else derivs(edge, np.full(edge.size, tiny))[0]
             below = ~(g_edge + tm[edge] < 0)
             fixed[edge[below]] = True
             lo[edge] = tiny
         f = np.where(fixed, tiny, 0.5 * (lo + hi))
-        prev = getattr(self, "_previous_root", None)
-        warm = np.zeros(idx.size, bool)
-        if prev is not None and prev.shape == l.shape:
-            p = prev[idx]
-            warm = (p > lo) & (p < hi) & ~fixed
-            f = np.where(warm, p, f)
+        # the previous root first (``warm``), else the first multiplier's model root (:meth:`lambda_start`)
+        warm, started = np.zeros(idx.size, bool), np.zeros(idx.size, bool)
+        for k, prev in enumerate((getattr(self, "_previous_root", None), getattr(self, "_model_root", None))):
+            if prev is not None and prev.shape == l.shape:
+                p = prev[idx]
+                start = (p > lo) & (p < hi) & ~fixed & ~started
+                f = np.where(start, p, f)
+                started |= start
+                if k == 0:
+                    warm = start
         g1, g2 = derivs(np.arange(idx.size), f)
         g = g1 + tm
         # h' + t at rounding level: |h' + t| within 16 ulps of the terms it is summed from, measured
@@ -244,7 +268,7 @@ class UserSep(Separable):
         noise = 16 * np.finfo(float).eps * (np.abs(tm) + terms)
         act = np.flatnonzero(~(np.abs(g) <= noise) & ~fixed)  # positions (into idx) still moving
         eps = np.finfo(float).eps
-        for _ in range(100):
+        for _ in range(100 if act.size else 0):  # (none moving: a warm start at the same t)
             fa, ga, ha = f[act], g[act], g2[act]
             la = np.where(ga < 0, fa, lo[act])
             ua = np.where(ga > 0, fa, hi[act])
@@ -277,6 +301,16 @@ class UserSep(Separable):
         self._previous_root = out
         return out
 
+    def _d1_at_tiny(self):
+        """h'(tiny) on every value (elementwise functions only), made once: the argmin's edge test
+        asks it on every call with the same point."""
+        got = self.__dict__.get("_d1_tiny")
+        if got is None:
+            with np.errstate(all="ignore"):
+                got = np.asarray(self.obj.dh(np.full(self.est.d, np.finfo(float).tiny), self.est), float)
+            self._d1_tiny = got
+        return got
+
     def _derivatives_at(self, idx, base):
         """(k, f_k) ↦ (h'(f_k), h''(f_k)) on the values ``idx[k]``: elementwise functions on those
         values alone (the restriction made once per distinct ``k``: the argmin asks twice per round
@@ -297,6 +331,35 @@ class UserSep(Separable):
             full[idx[k]] = fk
             return self.d1(full)[idx[k]], self.d2(full)[idx[k]]
         return at
+
+    def lambda_start(self, total: float) -> float | None:
+        """λ of the quadratic model of h at the uniform point f⁰ = total/d: h'(f) ≈ g + a (f − f⁰) with
+        g = h'(f⁰), a = h''(f⁰), so f_v(λ) = max(f⁰ − g_v/a − λ/a, 0) and λ = a·τ with τ Norm-Sub's
+        shift of f⁰ − g/a to ``total`` (``normalize.shift_support``, expected O(d)); the model's
+        f(λ), where positive, is the argmin's first point where it has no previous root; None where h'' at
+        f⁰ is not one positive float on every value (a choice: the papers are silent; a recognised
+        form's :meth:`~..solvers.user_forms._RecognisedSep.lambda_start` is the same model without its
+        log term)."""
+        from ...methods.normalize import shift_support
+        from ..solvers.structured.grouped import uniform  # (floor: DESIGN.md, problems/)
+
+        d = self.est.d
+        if not total > 0:
+            return None
+        f0 = np.full(d, total / d)
+        with np.errstate(all="ignore"):
+            g, a = self.d1(f0), uniform(np.broadcast_to(self.d2(f0), (d,)))
+            if a is None or not (np.isfinite(a) and a > 0):
+                return None
+            m = f0 - g / a
+        if not np.all(np.isfinite(m)):
+            return None
+        tau, _ = shift_support(m, float(total))
+        self._model_root = m - tau  # the model's root at that λ: the argmin's first point (positive ones)
+        g = self.__dict__.get("_groups")  # its distinct-count groups, made already: their share of it
+        if g is not None:
+            g.rep._model_root = self._model_root[g.first]
+        return float(a * tau)
 
     def mu(self, l, u):
         if self.obj.curvature is not None:
@@ -321,8 +384,10 @@ class SeparableObjective(Objective):
     curvature : callable or None, default None
         ``(l, u, estimate) -> (d,) array``: a lower bound on h_v'' over [l_v, u_v].
     cvxpy_expr : callable or None, default None
-        ``(f, estimate) -> cvxpy expression``: the same J (without it only the structured solver
-        solves it; :meth:`build` raises ``ValueError``).
+        ``(f, estimate) -> cvxpy expression``: the same J. Without it only the structured solver
+        solves it: ``Problem`` builds no cvxpy problem, refuses (``ValueError`` naming ``objective``)
+        constraints that solver does not cover, and ``solve`` refuses a cvxpy solver by name
+        (``ValueError`` naming ``solver``) and returns the structured answer, checked, whatever its status.
 
     Raises
     ------

@@ -12,7 +12,6 @@ from ..objectives.separable import Separable
 from ..objectives.smooth import form_change, form_domain
 from ..objectives.user_separable import SeparableObjective, UserSep
 from .policy import QP_OPTIONS
-from .structured.grouped import count_groups, per_group
 
 __all__ = ["LiveRoute", "RecognisedSeparable", "SmoothUserObjective", "domain_constraint", "route_objective"]
 
@@ -30,8 +29,10 @@ class _RecognisedSep(UserSep):
     #: its per-value terms cost ~10 passes over the domain each: the certificate runs on the groups
     group_certificate = True
 
-    def __init__(self, form: Recognised, name: str, keys=None):
+    def __init__(self, form: Recognised, name: str, keys=None, const: float | None = None):
         self.form, self.name, self._keys = form, name, keys
+        # J's constant spread over the values, the same share on every restriction (a restricted form has none)
+        self._const = form.const / form.d if const is None else const
 
     def group_keys(self):
         return self._keys
@@ -43,33 +44,8 @@ class _RecognisedSep(UserSep):
         out = [linear] + [x for t in terms for x in (t.w, *(v for ab in t.args for v in ab))]
         return [x for x in out if np.ndim(x) == 1]
 
-    #: below this d the checks of :meth:`_on_groups` cost about what they save (a choice)
-    GROUP_MIN_D = 4096
-
-    def _on_groups(self, method: str, *xs):
-        """``getattr(rep, method)(*tables)[inv]`` on the distinct-count groups when every argument is
-        constant on each group (:func:`~.structured.grouped.per_group`: checked bitwise, three passes
-        over d), else None. Elementwise terms on the same operands: the same floats (the iterative
-        argmin: the same root to its stopping rule). The certificate's and the check's passes at a
-        point the grouped solve produced (f constant per count) then cost K evaluations instead of d."""
-        if self.form.d < self.GROUP_MIN_D or self._keys is None:
-            return None
-        g = count_groups(self)
-        if g is None:
-            return None
-        tables = [per_group(g, np.broadcast_to(np.asarray(x, float), g.inv.shape)) for x in xs]
-        if any(tb is None for tb in tables):
-            return None
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            out = getattr(g.rep, method)(*tables)
-        return np.broadcast_to(out, (g.k,))[g.inv]
-
-    def _grouped_or(self, method: str, fn, *xs):
-        out = self._on_groups(method, *xs)
-        return fn(*xs) if out is None else out
-
     def value(self, f):
-        return self._grouped_or("value", lambda x: self.form.value(x) + self.form.const / self.form.d, f)  # Σ_v = J
+        return self._grouped_or("value", lambda x: self.form.value(x) + self._const, f)  # Σ_v = J
 
     def d1(self, f):
         return self._grouped_or("d1", self.form.d1, f)
@@ -90,7 +66,7 @@ class _RecognisedSep(UserSep):
                 return out
         if self.form.log_linear is not None:  # the root in closed form (_interior)
             return Separable.argmin(self, t, l, u, d1l, d1u)
-        return super().argmin(t, l, u, d1l, d1u)
+        return self._argmin(t, l, u, d1l, d1u)  # (the groups were tried above)
 
     def _interior(self, t, l, u, idx):
         """Root of h'(f) + t = A f + L log f + C + t = 0 (``Recognised.log_linear``):
@@ -139,7 +115,7 @@ class _RecognisedSep(UserSep):
 
     def restrict(self, idx):
         keys = self._keys
-        return _RecognisedSep(self.form.restrict(idx), self.name, None if keys is None else keys[idx])
+        return _RecognisedSep(self.form.restrict(idx), self.name, None if keys is None else keys[idx], self._const)
 
 
 class RecognisedSeparable(SeparableObjective):

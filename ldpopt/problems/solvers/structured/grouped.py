@@ -24,8 +24,9 @@ tolerance (the certificate's default feasibility floor) — the multinomial's fl
 leave a gap, which the ungrouped method fills by spreading the mass over them — returns None and the
 caller uses the general method.
 
-Without groups (too many distinct counts, or a block of :mod:`.blocks` that has them), a separable
-that states a first multiplier (``Separable.lambda_start``: a recognised log-linear form's quadratic
+With groups but no support piece (h'(l) infinite: a KL or entropy term), the Newton on λ over the
+groups starts at the separable's own first multiplier where it states one. Without groups (too many
+distinct counts, or a block of :mod:`.blocks` that has them), a separable that states a first multiplier (``Separable.lambda_start``: a recognised log-linear form's quadratic
 model) is solved by the same Newton on λ over every value, from that start (:func:`simplex_started`).
 """
 
@@ -176,8 +177,10 @@ def simplex_grouped(sep, st):
     rep = g.rep
     d1l, d1u = _d1(rep, lk), _d1(rep, uk)
     piece, evals = _support_piece(rep, l0, u0, d1l, d1u, g.weights, st.total)
+    # no piece (h'(l) infinite: a KL or entropy term): the separable's own first λ where it states one
+    lam0 = piece[0] if piece is not None else sep.lambda_start(st.total)
     lam, table, it = solve_lambda(rep, lk, uk, st.total, d1l=d1l, d1u=d1u, weights=g.weights, bracket=piece,
-                                  lam0=None if piece is None else piece[0])
+                                  lam0=lam0)
     f = table[g.inv]
     # Σ f over d values rounds differently from the weighted sum over K: accept what the certificate
     # accepts by default (its feasibility floor); beyond that (e.g. the multinomial's flat terms,
