@@ -264,8 +264,8 @@ def _call(make, **kw):
 
 
 #: ldpopt's call on the exponential-cone user objectives has a time limit (wall seconds): where the
-#: structured route does not certify (declared CLS + KL with partition totals at d = 10⁴), their
-#: fallback chain is SCS alone, which runs for many minutes
+#: structured route does not certify, their fallback chain above d = 10⁴ is SCS alone, which can run
+#: for many minutes (Clarabel then SCS up to 10⁴: ``policy.EXP_CONE_CLARABEL_MAX_D``)
 LDPOPT_TIME_LIMIT = 30.0
 #: the objectives that get it
 EXP_CONE_OBJECTIVES = ("recognised", "declared")
