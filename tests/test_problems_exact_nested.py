@@ -175,6 +175,11 @@ def test_a_range_tree_is_proved_feasible_by_the_uniform_point_without_an_lp(monk
     groups = [(6, [0, 1, 2]), (7, [3, 4]), (8, [5]), (9, [6, 7, 8])]
     got = F.decide(Problem(_est(10), "cls", [NonNegative(), SubsetSum(range(6), 0.3), Hierarchy(groups)]))
     assert got.feasible is True and got.how == "uniform point, checked exactly"
+    # f_2 = f_7 beside the simplex: a one-child nested sum, met by the plain f = 1/d
+    M = np.zeros((1, 10))
+    M[0, 2], M[0, 7] = 1.0, -1.0
+    got = F.decide(Problem(_est(10), "cls", [Simplex(), LinearEquality(M, [0.0])]))
+    assert got.feasible is True and got.how == "uniform point, checked exactly"
 
 
 @pytest.mark.parametrize("node", ["root", "inner"])
@@ -193,3 +198,33 @@ def test_a_range_tree_with_a_node_pinned_one_ulp_off_is_still_decided_infeasible
     assert "pinned" in got.certificate.names and "leaves" in got.certificate.names
     ok = F.decide(Problem(_est(tree.size), "cls", [*tree.constraints(), Fixed([tree.root], 1.0)]))
     assert ok.feasible is True
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0**70, 2.0**-1000])
+def test_point_ok_matches_fractions_on_both_integer_paths(scale):
+    """point_ok (int64 where a float bound allows — scale 1 —, Python integers where the scaled
+    numbers pass 2⁶¹ — 2⁷⁰, and 2⁻¹⁰⁰⁰ against the integer entries of A) against the rows and bounds
+    evaluated in Fractions: random sparse small-integer rows, dyadic points, right-hand sides exact
+    or one ulp off, = and ≤ rows, a bound one ulp above the point."""
+    rng = np.random.default_rng(7)
+    seen = set()
+    for trial in range(40):
+        m, d = 12, 30
+        A = sp.random(m, d, density=0.3, random_state=rng, data_rvs=lambda k: rng.integers(-3, 4, k).astype(float))
+        A = sp.csr_matrix(A)
+        x = rng.integers(0, 64, d) / 8.0 * scale
+        b = A @ x  # exact: small dyadic sums
+        ineq = rng.random(m) < 0.4
+        if trial % 2:
+            k = int(rng.integers(m))
+            b[k] = np.nextafter(b[k], -np.inf) if rng.random() < 0.5 else np.nextafter(b[k], np.inf)
+        lo, up = np.zeros(d), np.full(d, np.inf)
+        if trial % 5 == 0:
+            lo[3] = np.nextafter(x[3], np.inf)
+        Af = [[Fraction(v) for v in row] for row in A.toarray().tolist()]
+        lhs = [sum((a * Fraction(v) for a, v in zip(row, x.tolist())), Fraction(0)) for row in Af]
+        truth = all((lk <= Fraction(bk)) if le else (lk == Fraction(bk)) for lk, bk, le in zip(lhs, b.tolist(), ineq))
+        truth = truth and bool(np.all(x >= lo))
+        assert point_ok(A, b, ineq, lo, up, x) is truth, (scale, trial)
+        seen.add(truth)
+    assert seen == {True, False}

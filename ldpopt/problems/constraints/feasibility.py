@@ -37,9 +37,9 @@ gives no certificate, the same LP with every ≤ row and finite bound tightened 
 scale is solved once more and its duals are checked, exactly, against the data as given.
 
 Feasibility is proved the same way. Before anything else, the uniform point (:func:`_uniform_ok`):
-t/n on the n values that no nested sum defines (f = t/d without nested sums), t the total of the
-one Σ f = t row over exactly those values, and each value that a nested sum defines — a Hierarchy's
-or range tree's f_p = Σ f_children, a one-child node's f_p = f_c — its exact sum
+f = t/d for a Σ f = t row over every value, else t/n on the n values that no nested sum defines,
+t the total of the one Σ f = t row over exactly those values, and each value that a nested sum
+defines — a Hierarchy's or range tree's f_p = Σ f_children, a one-child node's f_p = f_c — its exact sum
 (:mod:`.nested_sums`), checked exactly against every row and bound (:func:`.exact_point.point_ok`,
 int64 where a float bound shows the integers fit): a range tree of 10⁵ nodes is proved feasible so
 in ~0.07 s, where the phase-one LP and its exact point took 1.0 s (10⁶ nodes: ~0.8 s). Then (:mod:`.exact_lp`): when every group's columns agree exactly
@@ -411,33 +411,35 @@ def _snapped(y):
 
 
 def _uniform_ok(A, b, ineq, lo, up) -> bool:
-    """Whether the uniform point meets every row and bound exactly: f = t/n on the n free values,
-    t the total of the rows Σ_free f = t (one t, every entry 1, every free value and no other), and
-    each value that nested sums define (:class:`.nested_sums.NestedSums`, a Hierarchy's or a range
-    tree's f_p = Σ f_children, a one-child node's f_p = f_c included) its exact sum of the free
-    values — with no nested sums, f = t/d. Simplex with a Monotone chain, the problem every solve of
+    """Whether the uniform point meets every row and bound exactly: f = t/d, t the total of the rows
+    Σ f = t (one t, every entry 1, every value); failing that, f = t/n on the n free values, t the
+    total of the rows Σ_free f = t (every free value and no other), and each value that nested sums
+    define (:class:`.nested_sums.NestedSums`, a Hierarchy's or a range tree's f_p = Σ f_children, a
+    one-child node's f_p = f_c included) its exact sum of the free values. Simplex with a Monotone chain, the problem every solve of
     it decides first, and a range tree (the leaves uniform at 1/n, each node its leaves' count over
     n) need no LP. Screened in float first (a row missed by more than rounding), so a conflicting
     system pays O(nnz) floats; the check is :func:`.exact_point.point_ok` on the system as given, so
     a True is a proof and a False claims nothing."""
     m, d = A.shape
-    nested = NestedSums(A, b, ineq, two_value=True)
-    free = ~nested.defined if nested.active else np.ones(d, bool)
-    n = int(np.count_nonzero(free))
     nnz = np.diff(A.indptr)
     row_of = np.repeat(np.arange(m), nnz)
-    off = np.bincount(row_of, weights=(A.data != 1.0) | ~free[A.indices], minlength=m)
-    full = np.flatnonzero(~ineq & (nnz == n) & (off == 0))
-    if not full.size or np.unique(b[full]).size != 1:
-        return False
-    t = Fraction(float(b[full[0]])) / n
-    comp = (~free).astype(np.int64)  # block 0: the free values, at t; block 1: the defined ones
-    x = np.where(free, float(t), 0.0)
-    if nested.active:
-        x = nested.propagate(x)
-    if not _screen(A, b, ineq, lo, up, x):
-        return False
-    return point_ok(A, b, ineq, lo, up, np.zeros(d), comp, {0: t}, nested=nested if nested.active else None)
+    nested = NestedSums(A, b, ineq, two_value=True)
+    # f = t/d first (a Σ f row over every value: f_a = f_b rows hold there too), then over the free values
+    for sub in (None, nested) if nested.active else (None,):
+        free = np.ones(d, bool) if sub is None else ~sub.defined
+        n = int(np.count_nonzero(free))
+        off = np.bincount(row_of, weights=(A.data != 1.0) | ~free[A.indices], minlength=m)
+        full = np.flatnonzero(~ineq & (nnz == n) & (off == 0))
+        if not full.size or np.unique(b[full]).size != 1:
+            continue
+        t = Fraction(float(b[full[0]])) / n
+        comp = (~free).astype(np.int64)  # block 0: the free values, at t; block 1: the defined ones
+        x = np.where(free, float(t), 0.0)
+        if sub is not None:
+            x = sub.propagate(x)
+        if _screen(A, b, ineq, lo, up, x) and point_ok(A, b, ineq, lo, up, np.zeros(d), comp, {0: t}, nested=sub):
+            return True
+    return False
 
 
 def _screen(A, b, ineq, lo, up, x) -> bool:
