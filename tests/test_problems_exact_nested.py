@@ -16,10 +16,20 @@ import scipy.sparse as sp
 from _lp_reference import feasible, planted_nested_system, random_nested_system
 
 from ldpopt import oracles
-from ldpopt.problems import Fixed, LinearEquality, Problem, Simplex, SolverWarning
+from ldpopt.problems import (
+    Fixed,
+    Hierarchy,
+    LinearEquality,
+    NonNegative,
+    Problem,
+    Simplex,
+    SolverWarning,
+    SubsetSum,
+    range_tree,
+)
 from ldpopt.problems.constraints import feasibility as F
 from ldpopt.problems.constraints.exact_lp import solve_exact
-from ldpopt.problems.constraints.exact_point import _min_exp, _row_sums
+from ldpopt.problems.constraints.exact_point import _min_exp, _row_sums, point_ok
 
 
 def _est(d, seed=0):
@@ -138,3 +148,83 @@ def test_a_conflict_among_totals_beside_a_large_partial_order_is_decided_without
     got = F.decide(Problem(_est(1000), "cls", cons))
     assert truth is False and got.feasible is False and "monotone" not in got.certificate.names, got
     assert got.certificate.margin > 0
+
+
+@pytest.mark.parametrize("leaves", [1024, 1001])
+def test_a_range_tree_is_proved_feasible_by_the_uniform_point_without_an_lp(monkeypatch, leaves):
+    """A range tree's constraints (f ≥ 0, the leaves summing to 1, every node its children's sum;
+    1,001 leaves: one-child nodes f_p = f_c too) are proved feasible by the uniform point over the
+    free values, each node its exact sum: no LP runs (HiGHS, scipy's linprog, is never called), and
+    the proof is the exact check's (the same point with the leaves at 1/n rounded to float fails it
+    unless n is a power of two)."""
+    import scipy.optimize
+
+    def no_lp(*a, **k):
+        raise AssertionError("an LP ran")
+
+    monkeypatch.setattr(scipy.optimize, "linprog", no_lp)
+    monkeypatch.setattr(F, "phase_one", no_lp)
+    tree = range_tree(leaves)
+    P = Problem(_est(tree.size), "cls", tree.constraints())
+    got = F.decide(P)
+    assert got.feasible is True and got.how == "uniform point, checked exactly" and got.complete
+    lo, up, _, _, A, b, ineq, _, _, _ = F._system(P)
+    x = tree.node_totals(np.full(leaves, 1.0 / leaves))  # the float point: exact only for n = 2^k
+    assert point_ok(A, b, ineq, lo, up, x) is (leaves & (leaves - 1) == 0)
+    # a user's Hierarchy (groups as given, two levels over 6 leaves) takes the same path
+    groups = [(6, [0, 1, 2]), (7, [3, 4]), (8, [5]), (9, [6, 7, 8])]
+    got = F.decide(Problem(_est(10), "cls", [NonNegative(), SubsetSum(range(6), 0.3), Hierarchy(groups)]))
+    assert got.feasible is True and got.how == "uniform point, checked exactly"
+    # f_2 = f_7 beside the simplex: a one-child nested sum, met by the plain f = 1/d
+    M = np.zeros((1, 10))
+    M[0, 2], M[0, 7] = 1.0, -1.0
+    got = F.decide(Problem(_est(10), "cls", [Simplex(), LinearEquality(M, [0.0])]))
+    assert got.feasible is True and got.how == "uniform point, checked exactly"
+
+
+@pytest.mark.parametrize("node", ["root", "inner"])
+def test_a_range_tree_with_a_node_pinned_one_ulp_off_is_still_decided_infeasible(node):
+    """The leaves sum to 1 and a node is pinned at 1 + 2⁻⁵² (the root: it must be 1 exactly; an inner
+    node: it holds at most 1): the uniform point is rejected by the exact check (the float screen
+    passes it), and the decision still proves the conflict with a verified certificate."""
+    tree = range_tree(1001)
+    at = tree.root if node == "root" else int(tree.parent[0])
+    pinned = Fixed([at], 1.0 + 2.0**-52, name="pinned")
+    P = Problem(_est(tree.size), "cls", [*tree.constraints(), pinned])
+    lo, up, _, _, A, b, ineq, _, _, _ = F._system(P)
+    assert not F._uniform_ok(A, b, ineq, lo, up)
+    got = F.decide(P)
+    assert got.feasible is False and got.certificate.margin > 0
+    assert "pinned" in got.certificate.names and "leaves" in got.certificate.names
+    ok = F.decide(Problem(_est(tree.size), "cls", [*tree.constraints(), Fixed([tree.root], 1.0)]))
+    assert ok.feasible is True
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0**70, 2.0**-1000])
+def test_point_ok_matches_fractions_on_both_integer_paths(scale):
+    """point_ok (int64 where a float bound allows — scale 1 —, Python integers where the scaled
+    numbers pass 2⁶¹ — 2⁷⁰, and 2⁻¹⁰⁰⁰ against the integer entries of A) against the rows and bounds
+    evaluated in Fractions: random sparse small-integer rows, dyadic points, right-hand sides exact
+    or one ulp off, = and ≤ rows, a bound one ulp above the point."""
+    rng = np.random.default_rng(7)
+    seen = set()
+    for trial in range(40):
+        m, d = 12, 30
+        A = sp.random(m, d, density=0.3, random_state=rng, data_rvs=lambda k: rng.integers(-3, 4, k).astype(float))
+        A = sp.csr_matrix(A)
+        x = rng.integers(0, 64, d) / 8.0 * scale
+        b = A @ x  # exact: small dyadic sums
+        ineq = rng.random(m) < 0.4
+        if trial % 2:
+            k = int(rng.integers(m))
+            b[k] = np.nextafter(b[k], -np.inf) if rng.random() < 0.5 else np.nextafter(b[k], np.inf)
+        lo, up = np.zeros(d), np.full(d, np.inf)
+        if trial % 5 == 0:
+            lo[3] = np.nextafter(x[3], np.inf)
+        Af = [[Fraction(v) for v in row] for row in A.toarray().tolist()]
+        lhs = [sum((a * Fraction(v) for a, v in zip(row, x.tolist())), Fraction(0)) for row in Af]
+        truth = all((lk <= Fraction(bk)) if le else (lk == Fraction(bk)) for lk, bk, le in zip(lhs, b.tolist(), ineq))
+        truth = truth and bool(np.all(x >= lo))
+        assert point_ok(A, b, ineq, lo, up, x) is truth, (scale, trial)
+        seen.add(truth)
+    assert seen == {True, False}

@@ -53,15 +53,31 @@ MAX_BASIS = 60
 
 
 def _dyadic(x):
-    """(m, e) int64 arrays with x = m·2^e exactly (x finite float64; m = 0 for x = 0)."""
+    """(m, e) int64 arrays with x = m·2^e exactly, m odd (x finite float64; m = 0, e = 0 for x = 0):
+    e as large as it goes, so that an integer x has e ≥ 0 and a common scale 2^E of several numbers
+    (:func:`_min_exp`) leaves them as few bits as their values need."""
     mant, ex = np.frexp(np.asarray(x, dtype=np.float64))
-    return (mant * 2.0**53).astype(np.int64), ex.astype(np.int64) - 53
+    m = (mant * 2.0**53).astype(np.int64)
+    tz = np.where(m != 0, np.log2(np.maximum(m & -m, 1).astype(np.float64)), 53.0).astype(np.int64)  # trailing 0s
+    return m >> tz, np.where(m != 0, ex.astype(np.int64) - 53 + tz, 0)
 
 
 def _as_int(x, E: int):
     """x·2^−E as exact Python integers (object array); every finite x must be a multiple of 2^E."""
     m, e = _dyadic(np.where(np.isfinite(x), x, 0.0))
     return np.left_shift(m.astype(object), np.maximum(e - E, 0).astype(object)) * (m != 0)
+
+
+def _scaled(x, E: int, L: int = 1):
+    """x·2^−E·L as exact integers (every finite x a multiple of 2^E, L a positive integer): int64
+    where every value is below 2⁶¹ in magnitude (a float bound with room), else Python ints in an
+    object array (:func:`_as_int`) — the same numbers, the int64 ones without an object per value."""
+    x = np.where(np.isfinite(x), np.asarray(x, dtype=np.float64), 0.0)
+    top = float(np.max(np.abs(x), initial=0.0))
+    if -E < 900 and L < 2**61 and top * 2.0**-E * L < 2.0**61:
+        m, e = _dyadic(x)
+        return np.left_shift(m, np.where(m != 0, e - E, 0)) * np.int64(L)
+    return _as_int(x, E) * L
 
 
 def _min_exp(*arrays) -> int:
@@ -126,16 +142,19 @@ def point_ok(A, b, ineq, lo, up, x_float, comp=None, fracs: dict | None = None, 
     Ea = _min_exp(A.data)
     bd_lo, bd_up = np.where(defined, lo, 0.0), np.where(defined, up, 0.0)  # the defined values' bounds
     Ex = min(_min_exp(np.where(plain, x_float, 0.0)), _min_exp(b) - Ea, _min_exp(bd_lo, bd_up), 0)
-    X = _as_int(np.where(plain, x_float, 0.0), Ex) * L
+    X = _scaled(np.where(plain, x_float, 0.0), Ex, L)
     if fracs:
-        Z = np.zeros(int(comp.max()) + 1, dtype=object)
-        for g, z in fracs.items():
-            Z[g] = int(z * L * Fraction(2) ** -Ex)
+        Zs = {g: int(z * L * Fraction(2) ** -Ex) for g, z in fracs.items()}
+        if X.dtype != object and max(abs(v) for v in Zs.values()) >= 2**61:
+            X = X.astype(object)
+        Z = np.zeros(int(comp.max()) + 1, dtype=X.dtype)
+        for g, zg in Zs.items():
+            Z[g] = zg
         X = np.where(plain | defined, X, Z[comp])
     if np.any(defined):
         X = nested.propagate(X)
         fin_lo, fin_up = defined & np.isfinite(lo), defined & np.isfinite(up)
-        if np.any(X[fin_lo] < _as_int(lo[fin_lo], Ex) * L) or np.any(X[fin_up] > _as_int(up[fin_up], Ex) * L):
+        if np.any(X[fin_lo] < _scaled(lo[fin_lo], Ex, L)) or np.any(X[fin_up] > _scaled(up[fin_up], Ex, L)):
             return False
     common = x_float[plain]
     X0 = 0
@@ -143,16 +162,25 @@ def point_ok(A, b, ineq, lo, up, x_float, comp=None, fracs: dict | None = None, 
         vals, counts = np.unique(common, return_counts=True)
         X0 = int(_as_int(vals[np.argmax(counts)][None], Ex)[0]) * L
     lhs = _row_dot(A, Ea, X, X0)
-    rhs = _as_int(b, Ea + Ex) * L
+    rhs = _scaled(b, Ea + Ex, L)
     le = np.asarray(ineq, bool)
     return bool(np.all(lhs[le] <= rhs[le]) and np.all(lhs[~le] == rhs[~le]))
 
 
 def _row_dot(A, Ea: int, X, X0: int):
     """Σ_v M_kv·X_v per row k of the csr matrix A, exactly, with A_kv = M_kv·2^Ea (M integers) and X
-    one integer per value (object array): X0·Σ_v M_kv + Σ_{v: X_v ≠ X0} M_kv·(X_v − X0). A point
+    one integer per value: in int64 where X is and a float bound keeps every row below 2⁶¹, else with
+    Python integers (object arrays), X0·Σ_v M_kv + Σ_{v: X_v ≠ X0} M_kv·(X_v − X0). A point
     that is mostly one value (zeros at a vertex, the centre of an interior point) pays the exact row
     sums of A (:func:`_row_sums`, int64 limbs) and a Python-integer product only where it differs."""
+    if X.dtype == np.int64:  # int64 throughout where a float bound on every row's terms allows
+        M = _scaled(A.data, Ea)
+        if M.dtype == np.int64:
+            bound = sp.csr_matrix((np.abs(M).astype(np.float64), A.indices, A.indptr), shape=A.shape) @ np.abs(
+                X.astype(np.float64))
+            if np.all(bound < 2.0**61):
+                return sp.csr_matrix((M, A.indices, A.indptr), shape=A.shape) @ X
+        X = X.astype(object)
     rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
     out = _row_sums(A, Ea) * X0 if X0 else np.zeros(A.shape[0], dtype=object)
     dev = np.flatnonzero((X != X0)[A.indices])

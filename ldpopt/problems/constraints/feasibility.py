@@ -36,7 +36,14 @@ before. A conflict thinner than HiGHS's tolerances reads as feasible there, so w
 gives no certificate, the same LP with every ≤ row and finite bound tightened by 10⁻⁶ of the data's
 scale is solved once more and its duals are checked, exactly, against the data as given.
 
-Feasibility is proved the same way (:mod:`.exact_lp`): when every group's columns agree exactly
+Feasibility is proved the same way. Before anything else, the uniform point (:func:`_uniform_ok`):
+f = t/d for a Σ f = t row over every value, else t/n on the n values that no nested sum defines,
+t the total of the one Σ f = t row over exactly those values, and each value that a nested sum
+defines — a Hierarchy's or range tree's f_p = Σ f_children, a one-child node's f_p = f_c — its
+exact sum (:mod:`.nested_sums`), checked exactly against every row and bound
+(:func:`.exact_point.point_ok`, int64 where a float bound shows the integers fit): a range tree of
+10⁵ nodes is proved feasible so in ~0.07 s, where the phase-one LP and its exact point took 1.0 s
+(10⁶ nodes: ~0.8 s). Then (:mod:`.exact_lp`): when every group's columns agree exactly
 (:func:`.farkas.same_columns`), the aggregated system with its bounds summed exactly per group
 (integer mantissas) is equivalent to the original one, and a point of it is checked exactly: first
 the part-wise uniform point (:func:`_parts`: each PartitionTotals group or marginal at its total over
@@ -48,8 +55,8 @@ aggregate (the consistent marginals of :mod:`ldpopt.multi`, whose shared rows to
 the point decide (a float row whose duals are off by rounding, a feasible set thinner than HiGHS's
 tolerance), a rational phase-one simplex with Bland's rule decides the aggregated system — a proof
 either way — when it has at most :data:`MAX_EXACT` variables and rows. Beyond that (a Monotone chain
-over the whole domain, a LinearEquality or a user's float rows over many values, a range tree), the
-same verified-LP steps run on the system as given, at any size. First, with no LP: when the = rows
+over the whole domain, a LinearEquality or a user's float rows over many values, a range tree that
+the uniform point does not prove), the same verified-LP steps run on the system as given, at any size. First, with no LP: when the = rows
 have a least-squares point from the centre that is inside every bound and ≤ row in float
 (:func:`_interior_candidate`: a dense LinearEquality met well inside the simplex, the common case),
 that point is made exact on its = rows and checked — 20 dense float rows at d = 42,178 in ~0.5 s
@@ -105,6 +112,7 @@ from .chain_substitution import ChainSubstitution
 from .exact_lp import ExactSystem, exact_group_sums
 from .exact_point import exact_point, point_ok
 from .farkas import aggregate, dense_phase_one, interval_candidates, phase_one, refined_phase_one, same_columns, verify
+from .nested_sums import NestedSums
 
 __all__ = ["MAX_EXACT", "MAX_LP", "Decision", "Infeasibility", "decide", "find_infeasibility", "linear_system",
            "solver_infeasibility"]
@@ -404,19 +412,36 @@ def _snapped(y):
 
 
 def _uniform_ok(A, b, ineq, lo, up) -> bool:
-    """Whether f = t/d meets every row and bound exactly, t the total of the Σ f = t rows (one t):
-    Simplex with a Monotone chain, the problem every solve of it decides first, needs no LP. Screened
-    in float first (a row missed by more than rounding), so a conflicting system pays O(nnz) floats."""
-    d = A.shape[1]
+    """Whether the uniform point meets every row and bound exactly: f = t/d, t the total of the rows
+    Σ f = t (one t, every entry 1, every value); failing that, f = t/n on the n free values, t the
+    total of the rows Σ_free f = t (every free value and no other), and each value that nested sums
+    define (:class:`.nested_sums.NestedSums`, a Hierarchy's or a range tree's f_p = Σ f_children, a
+    one-child node's f_p = f_c included) its exact sum of the free values. Simplex with a Monotone
+    chain, the problem every solve of it decides first, and a range tree (the leaves at 1/n, each
+    node its leaves' count over n) need no LP. Screened in float first (a row missed by more than
+    rounding), so a conflicting system pays O(nnz) floats; the check is
+    :func:`.exact_point.point_ok` on the system as given, so a True is a proof and a False claims
+    nothing."""
+    m, d = A.shape
     nnz = np.diff(A.indptr)
-    full = [k for k in np.flatnonzero(~ineq & (nnz == d)).tolist()
-            if np.all(A.data[A.indptr[k]:A.indptr[k + 1]] == 1.0)]
-    if not full or len({float(b[k]) for k in full}) != 1:
-        return False
-    t = Fraction(float(b[full[0]])) / d
-    if not _screen(A, b, ineq, lo, up, np.full(d, float(t))):
-        return False
-    return point_ok(A, b, ineq, lo, up, np.zeros(d), np.zeros(d, dtype=np.int64), {0: t})
+    row_of = np.repeat(np.arange(m), nnz)
+    nested = NestedSums(A, b, ineq, two_value=True)
+    # f = t/d first (a Σ f row over every value: f_a = f_b rows hold there too), then over the free values
+    for sub in (None, nested) if nested.active else (None,):
+        free = np.ones(d, bool) if sub is None else ~sub.defined
+        n = int(np.count_nonzero(free))
+        off = np.bincount(row_of, weights=(A.data != 1.0) | ~free[A.indices], minlength=m)
+        full = np.flatnonzero(~ineq & (nnz == n) & (off == 0))
+        if not full.size or np.unique(b[full]).size != 1:
+            continue
+        t = Fraction(float(b[full[0]])) / n
+        comp = (~free).astype(np.int64)  # block 0: the free values, at t; block 1: the defined ones
+        x = np.where(free, float(t), 0.0)
+        if sub is not None:
+            x = sub.propagate(x)
+        if _screen(A, b, ineq, lo, up, x) and point_ok(A, b, ineq, lo, up, np.zeros(d), comp, {0: t}, nested=sub):
+            return True
+    return False
 
 
 def _screen(A, b, ineq, lo, up, x) -> bool:

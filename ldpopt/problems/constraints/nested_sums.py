@@ -7,6 +7,8 @@ Notes: docs/notes/problems.md, "ldpopt.problems.constraints.nested_sums"."""
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -18,9 +20,11 @@ MAX_LEVELS = 64
 
 class NestedSums:
     """The substitution of the module docstring for the rows A f (= or ≤) b; ``active`` False when
-    no row defines a value (then :meth:`system` is the system as given)."""
+    no row defines a value (then :meth:`system` is the system as given). ``two_value``: a row
+    f_p − f_c = 0 defines its + value too (a range tree's node with one child; the candidate point
+    of :mod:`.feasibility` takes them, the exact point contracts them into blocks instead)."""
 
-    def __init__(self, A, b, ineq):
+    def __init__(self, A, b, ineq, two_value: bool = False):
         A = sp.csr_matrix(A)
         m, d = A.shape
         self.d = d
@@ -29,7 +33,7 @@ class NestedSums:
         rows = np.repeat(np.arange(m), nnz)
         unit = np.abs(A.data) == 1.0
         pos = np.bincount(rows, weights=A.data > 0, minlength=m).astype(np.int64)
-        cand = (~np.asarray(ineq, bool) & (np.asarray(b, float) == 0) & (nnz >= 3)
+        cand = (~np.asarray(ineq, bool) & (np.asarray(b, float) == 0) & (nnz >= (2 if two_value else 3))
                 & (np.bincount(rows, weights=~unit, minlength=m) == 0) & ((pos == 1) | (nnz - pos == 1)))
         if not np.any(cand):
             return
@@ -44,16 +48,20 @@ class NestedSums:
         defined = np.zeros(d, bool)
         defined[pivot[cand]] = True
         other = cand[rows] & ~at_piv  # the entries a row sums over
+        wait = other & defined[A.indices]  # those that may block their row: a defined value
+        r_w, c_w = rows[wait], A.indices[wait]
         level = np.full(m, -1)
         resolved = np.zeros(d, bool)
         for lev in range(MAX_LEVELS):
-            blocked = np.bincount(rows[other], weights=defined[A.indices[other]] & ~resolved[A.indices[other]],
-                                  minlength=m) > 0
+            blocked = np.zeros(m, bool)
+            blocked[r_w] = True
             ready = np.flatnonzero(cand & (level < 0) & ~blocked)
             if not ready.size:
                 break
             level[ready] = lev
             resolved[pivot[ready]] = True
+            left = ~resolved[c_w]
+            r_w, c_w = r_w[left], c_w[left]
         use = level >= 0
         if not np.any(use):
             return
@@ -67,15 +75,20 @@ class NestedSums:
         sub.data = np.where(keep, -sub.data * np.repeat(self.sign, np.diff(sub.indptr)), 0.0)
         sub.eliminate_zeros()
         self.sums = sub  # row i: f_pivot[i] = sums[i] · f
-        # T (d × d, integer entries): identity on the free values, each defined value's row its sum
+        self.others = np.flatnonzero(~use)
+
+    @cached_property
+    def T(self):
+        """T (d × d, integer entries): identity on the free values, each defined value's row its sum
+        of free values (built on first use: :meth:`propagate` does not need it)."""
+        d = self.d
         T = sp.diags((~self.defined).astype(float), format="csr")
         for lev in range(int(self.level.max()) + 1):
             at = np.flatnonzero(self.level == lev)
             R = self.sums[at] @ T
             T = T + sp.csr_matrix(sp.csr_matrix((np.ones(at.size), (self.pivot[at], np.arange(at.size))),
                                                 shape=(d, at.size)) @ R)
-        self.T = T.tocsr()
-        self.others = np.setdiff1d(np.arange(m), self.rows)
+        return T.tocsr()
 
     def system(self, A, b, ineq, lo, up):
         """(A', b', ineq', lo', up') over the free values (module docstring); the defined values'
@@ -100,17 +113,28 @@ class NestedSums:
         return rows, rhs, le, lo_f, up_f
 
     def propagate(self, X):
-        """X (object array of exact integers, one per value, a common scale) with every defined value
-        set to its sum of the others, exactly, level by level."""
+        """X (one number per value: exact integers, int64 or Python ints in an object array, on a
+        common scale; or floats, rounded) with every defined value set to its sum of the others,
+        level by level. An int64 X stays int64 only while every sum provably fits (a float bound
+        below 2⁶¹); else the exact integers are Python ints."""
         if not self.active:
             return X
         X = X.copy()
-        S = sp.coo_matrix(self.sums)
-        coef = np.round(S.data).astype(np.int64).astype(object)
         for lev in range(int(self.level.max()) + 1):
-            at = np.isin(S.row, np.flatnonzero(self.level == lev))
-            acc = np.zeros(self.rows.size, dtype=object)
-            np.add.at(acc, S.row[at], coef[at] * X[S.col[at]])
-            rows = np.flatnonzero(self.level == lev)
-            X[self.pivot[rows]] = acc[rows]
+            at = np.flatnonzero(self.level == lev)
+            S = self.sums[at]
+            if X.dtype == np.int64:
+                bound = abs(S) @ np.abs(X.astype(np.float64))
+                if np.all(bound < 2.0**61):
+                    X[self.pivot[at]] = sp.csr_matrix((np.round(S.data).astype(np.int64), S.indices, S.indptr),
+                                                      shape=S.shape) @ X
+                    continue
+                X = X.astype(object)
+            if X.dtype != object:
+                X[self.pivot[at]] = S @ X
+                continue
+            Sc = sp.coo_matrix(S)
+            acc = np.zeros(at.size, dtype=object)
+            np.add.at(acc, Sc.row, np.round(Sc.data).astype(np.int64).astype(object) * X[Sc.col])
+            X[self.pivot[at]] = acc
         return X
