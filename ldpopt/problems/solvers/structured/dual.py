@@ -495,7 +495,7 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
         # Levenberg term from the curvature the bound values would have if free: keeps the step
         # finite (and of the right scale) when a row has no interior value, i.e. H is singular.
         delta = np.zeros(st.m)
-        if sparse_newton:
+        if augmented is not None:
             system = _SparseNewton(augmented, Dn, D_all, mu)
             tail = _tail_rows(system.H_diag, mass, grad, b, free, nonneg, radius)
             newton = free & ~tail
