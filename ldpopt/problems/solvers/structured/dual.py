@@ -27,6 +27,8 @@ complementary), Σ f = total, A f = b (or ≤ with y ≥ 0, y·(A f − b) = 0).
   becomes a trust region (twice the step taken) and the cut step is shortened by interpolation
   (:func:`_interpolated`). Rows whose values all sit in an entropy or KL term's exponential tail
   (their curvature ~0, :func:`_tail_rows`) step by their mass's logarithm (:func:`_tail_steps`).
+  A step whose first-order ascent is below φ's rounding (the last one or two) is taken when it
+  halves the rows' residual: Armijo on φ cannot resolve it there.
 
 Since f = f(t) exactly, stationarity and the box hold by construction; the iteration stops on the
 primal residual of the rows (|Σf − total|, A f − b) at rounding level.
@@ -527,16 +529,25 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
         if capped:  # beyond the range of h' every value is pinned at a bound: no use going further
             delta *= radius / big
         # projected on y ≥ 0 for the inequality rows; Armijo up to φ's rounding. Called by backtrack in
-        # this iteration only; the defaults bind its values (``seen``: φ(α) − φ of the last trial)
+        # this iteration only; the defaults bind its values (``seen``: φ(α) − φ of the last trial;
+        # ``err``: the rows' residual now, for steps whose ascent φ cannot resolve)
         seen: list = []
+        err = float(np.max(np.abs(pg)))
 
-        def trial(alpha, y=y, delta=delta, lam=lam, ad1=ad1, s1=s1, phi=phi, grad=grad, seen=seen):
+        def trial(alpha, y=y, delta=delta, lam=lam, ad1=ad1, s1=s1, phi=phi, grad=grad, seen=seen, err=err):
             y_new = y + alpha * delta
             y_new[ineq] = np.maximum(y_new[ineq], 0.0)
             lam_pred = lam - float(ad1 @ (y_new - y)) / s1 if s1 > 0 else lam
             lam_new, f_new, phi_new = at(y_new, lam_pred)
             seen[:] = [phi_new - phi]
-            ok = phi_new >= phi + 1e-4 * float(grad @ (y_new - y)) - 4 * _EPS * abs(phi)
+            ascent = float(grad @ (y_new - y))
+            ok = phi_new >= phi + 1e-4 * ascent - 4 * _EPS * abs(phi)
+            if not ok and ascent <= 64 * _EPS * abs(phi):
+                # the step's ascent is below φ's rounding (the last steps): φ cannot tell, so the
+                # rows' residual decides (a choice; it halves or the step is shortened as before)
+                r_new = st.residual(f_new if w is None else w * f_new)
+                r_new = np.where(ineq & (y_new <= 0) & (r_new < 0), 0.0, r_new)
+                ok = float(np.max(np.abs(r_new))) <= 0.5 * err
             return (y_new, lam_new, f_new, phi_new) if ok else None
 
         if capped:  # the step is the radius, not Newton's: shrink it by the model of φ along it
