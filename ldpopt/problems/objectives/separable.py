@@ -43,6 +43,10 @@ class Separable:
     #: (:func:`~ldpopt.problems.check.certificate.certify_grouped`: its sums then round differently
     #: from the elementwise ones; the built-ins keep theirs bitwise)
     group_certificate = False
+    #: with constraint rows, the dual method may run once per group of values alike in count, bounds
+    #: and column of A (:func:`~ldpopt.problems.solvers.structured.dual.solve_row_groups`: its sums
+    #: round differently from the elementwise ones; the built-ins keep theirs bitwise)
+    group_rows = False
 
     def has_closed_form(self) -> bool:
         """Whether :func:`.simplex.closed_form` solves it on {f ≥ 0, Σ f = mass} (Norm-Sub's shift for

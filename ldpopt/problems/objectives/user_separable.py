@@ -97,6 +97,7 @@ class UserSep(Separable):
     act on the whole vector (:meth:`restrict` is None)."""
 
     mu_exact = False  # a declared lower bound on h'' (0 when none was declared): never "flat"
+    group_rows = True  # its argmin costs several passes: the dual with rows runs on the groups alike
 
     def __init__(self, obj: SeparableObjective, estimate, is_elementwise: bool | None = None):
         self.obj, self.est, self.name = obj, estimate, obj.name

@@ -27,6 +27,8 @@ complementary), Σ f = total, A f = b (or ≤ with y ≥ 0, y·(A f − b) = 0).
   becomes a trust region (twice the step taken) and the cut step is shortened by interpolation
   (:func:`_interpolated`). Rows whose values all sit in an entropy or KL term's exponential tail
   (their curvature ~0, :func:`_tail_rows`) step by their mass's logarithm (:func:`_tail_steps`).
+  A step whose first-order ascent is below φ's rounding (the last one or two) is taken when it
+  halves the rows' residual: Armijo on φ cannot resolve it there.
 
 Since f = f(t) exactly, stationarity and the box hold by construction; the iteration stops on the
 primal residual of the rows (|Σf − total|, A f − b) at rounding level.
@@ -345,12 +347,18 @@ class _SparseNewton:
         return x
 
 
-def dual_value(sep: Separable, f_t, lam, y, st) -> float:
+def dual_value(sep: Separable, f_t, lam, y, st, weights=None) -> float:
     """g(λ, y) at the per-value argmin f_t = f(t): Σ h(f_t) + λ(Σ f_t − total) + y·(A f_t − b),
-    the same number as the definition, summed so that nothing large cancels."""
-    val = float(np.sum(sep.value(f_t))) + lam * (float(np.sum(f_t)) - st.total)
+    the same number as the definition, summed so that nothing large cancels. ``weights``: each
+    entry stands for that many values (:func:`solve_row_groups`), every sum over values weighted."""
+    if weights is None:
+        val = float(np.sum(sep.value(f_t))) + lam * (float(np.sum(f_t)) - st.total)
+        mass = f_t
+    else:
+        mass = weights * f_t
+        val = float(weights @ sep.value(f_t)) + lam * (float(np.sum(mass)) - st.total)
     if st.m:
-        val += float(y @ (st.A @ f_t - st.b))
+        val += float(y @ (st.A @ mass - st.b))
     return val
 
 
@@ -442,12 +450,14 @@ def damping(mu: float, alpha: float, mu_max: float) -> float:
     return max(mu / 10.0, 1e-10) if alpha == 1.0 else min(mu * 100.0, mu_max)
 
 
-def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
-    """(f, λ, y, info) for the compiled structure ``st``."""
-    l, u = st.l, st.u
+def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
+    """(f, λ, y, info) for the compiled structure ``st``. ``weights``: entry v stands for that many
+    values alike (:func:`solve_row_groups`): the problem is Σ_v w_v h_v(f_v) s.t. Σ w_v f_v = total,
+    A (w∘f) = b, whose dual is the one above with every sum over values weighted (D → w∘D)."""
+    l, u, w = st.l, st.u, weights
     y = np.zeros(st.m)
     d1l, d1u = _d1(sep, l), _d1(sep, u)
-    lam, f, it_l = solve_lambda(sep, l, u, st.total, lam0=lam0, d1l=d1l, d1u=d1u)
+    lam, f, it_l = solve_lambda(sep, l, u, st.total, lam0=lam0, d1l=d1l, d1u=d1u, weights=w)
     info = {"lambda_iterations": it_l, "newton_iterations": 0, "line_search_failures": 0}
     if st.m == 0:
         return f, lam, y, info
@@ -456,11 +466,11 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
 
     def at(yv, lam_start):
         t0 = AT @ yv
-        lam_v, f_v, k = solve_lambda(sep, l, u, st.total, t0=t0, lam0=lam_start, d1l=d1l, d1u=d1u)
+        lam_v, f_v, k = solve_lambda(sep, l, u, st.total, t0=t0, lam0=lam_start, d1l=d1l, d1u=d1u, weights=w)
         info["lambda_iterations"] += k
-        return lam_v, f_v, dual_value(sep, f_v, lam_v, yv, st)
+        return lam_v, f_v, dual_value(sep, f_v, lam_v, yv, st, w)
 
-    phi = dual_value(sep, f, lam, y, st)
+    phi = dual_value(sep, f, lam, y, st, w)
     mu = 1e-10
     radius = _step_radius(sep, l, u, d1l, d1u)
     nonneg = np.ones(st.m, bool)  # rows with no negative coefficient (their A f is a mass)
@@ -470,7 +480,7 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
     sparse_newton = st.m >= _SPARSE_ROWS and (A @ A.T).nnz <= _SPARSE_FILL * st.m * st.m
     augmented = _Augmented(A) if sparse_newton else None
     for it in range(1, max_iter + 1):
-        grad = st.residual(f)  # A f − b, long rows summed pairwise (.structure.row_sums): the check sums exactly
+        grad = st.residual(f if w is None else w * f)  # A f − b, long rows summed pairwise (.structure.row_sums): the check sums exactly
         mass = grad + b  # A f, for the exponential-tail rows
         held = ineq & (y <= 0) & (grad < 0)  # at y = 0 and pushed outward: stays 0
         free = ~held
@@ -480,6 +490,8 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
         info["newton_iterations"] = it
         inner = (f > l) & (f < u)
         D_all = np.where(l < u, inverse_curvature(sep, f), 0.0)
+        if w is not None:
+            D_all = w * D_all
         Dn = np.where(inner, D_all, 0.0)
         ad1, s1 = A @ Dn, float(Dn.sum())  # λ's first-order response to a y step: −(A D 1)·Δy/(1ᵀD1)
         # Levenberg term from the curvature the bound values would have if free: keeps the step
@@ -517,16 +529,25 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None):
         if capped:  # beyond the range of h' every value is pinned at a bound: no use going further
             delta *= radius / big
         # projected on y ≥ 0 for the inequality rows; Armijo up to φ's rounding. Called by backtrack in
-        # this iteration only; the defaults bind its values (``seen``: φ(α) − φ of the last trial)
+        # this iteration only; the defaults bind its values (``seen``: φ(α) − φ of the last trial;
+        # ``err``: the rows' residual now, for steps whose ascent φ cannot resolve)
         seen: list = []
+        err = float(np.max(np.abs(pg)))
 
-        def trial(alpha, y=y, delta=delta, lam=lam, ad1=ad1, s1=s1, phi=phi, grad=grad, seen=seen):
+        def trial(alpha, y=y, delta=delta, lam=lam, ad1=ad1, s1=s1, phi=phi, grad=grad, seen=seen, err=err):
             y_new = y + alpha * delta
             y_new[ineq] = np.maximum(y_new[ineq], 0.0)
             lam_pred = lam - float(ad1 @ (y_new - y)) / s1 if s1 > 0 else lam
             lam_new, f_new, phi_new = at(y_new, lam_pred)
             seen[:] = [phi_new - phi]
-            ok = phi_new >= phi + 1e-4 * float(grad @ (y_new - y)) - 4 * _EPS * abs(phi)
+            ascent = float(grad @ (y_new - y))
+            ok = phi_new >= phi + 1e-4 * ascent - 4 * _EPS * abs(phi)
+            if not ok and ascent <= 64 * _EPS * abs(phi):
+                # the step's ascent is below φ's rounding (the last steps): φ cannot tell, so the
+                # rows' residual decides (a choice; it halves or the step is shortened as before)
+                r_new = st.residual(f_new if w is None else w * f_new)
+                r_new = np.where(ineq & (y_new <= 0) & (r_new < 0), 0.0, r_new)
+                ok = float(np.max(np.abs(r_new))) <= 0.5 * err
             return (y_new, lam_new, f_new, phi_new) if ok else None
 
         if capped:  # the step is the radius, not Newton's: shrink it by the model of φ along it

@@ -15,6 +15,7 @@ from .chain import solve_chain
 from .dual import solve_screened
 from .grouped import evaluator, simplex_grouped
 from .multipliers import duals_dict
+from .row_groups import solve_row_groups
 from .simplex import simplex_fast
 from .structure import compile_constraints
 from .tree import solve_tree
@@ -157,8 +158,9 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     # answer, else the general method decides and ``closed_form_rejected`` says why
     # (label of a rejection, method): the closed forms (the certificate rejects their rounding edge
     # cases at huge noise, ε = 20 with n = 10), the distinct counts, disjoint subset sums (.blocks;
-    # not with a Monotone chain)
-    fast = (("", simplex_fast), ("grouped: ", simplex_grouped), ("blocks: ", blocks_fast))
+    # not with a Monotone chain), a user's objective with rows over the values alike (.row_groups)
+    fast = (("", simplex_fast), ("grouped: ", simplex_grouped), ("blocks: ", blocks_fast),
+            ("row groups: ", solve_row_groups))
     rejected = ""
     for label, method in fast if st.chain is None else fast[:2]:
         got = method(sep, st)
