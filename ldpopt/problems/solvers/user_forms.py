@@ -34,6 +34,10 @@ class _RecognisedSep(UserSep):
         # J's constant spread over the values, the same share on every restriction (a restricted form has none)
         self._const = form.const / form.d if const is None else const
 
+    #: UserSep's probe is for a user's callables; a recognised form's terms are its coefficient arrays,
+    #: restricted by :meth:`restrict`, and its argmin's derivatives come from :meth:`d1`/:meth:`d2`
+    is_elementwise = False
+
     def group_keys(self):
         return self._keys
 
