@@ -21,7 +21,8 @@ consistent marginals of :mod:`ldpopt.multi` (CALM-style OUE collection, ε = 1, 
 over 8 and 12 binary attributes), cls and the weighted objective.
 
 Timing: CPU seconds (``time.process_time`` plus waited-for child processes: PIQP runs in one; wall
-seconds beside) of one call each, **interleaved**: for every (class, d, seed) ldpopt's
+seconds beside) of one call each, after a :data:`QUIESCE_S` wait once the point's data are drawn
+(the simulation's thread pool spins on for a while: its CPU is no route's), **interleaved**: for every (class, d, seed) ldpopt's
 ``Problem(...).solve()`` (no time limit on either side but for the exponential-cone user
 objectives: :func:`ldpopt_call`) then
 ``Problem(...).solve(solver="CLARABEL")`` then ``solve(solver="PIQP")``
@@ -269,6 +270,12 @@ def _call(make, **kw):
 LDPOPT_TIME_LIMIT = 30.0
 #: the objectives that get it
 EXP_CONE_OBJECTIVES = ("recognised", "declared")
+#: seconds waited after drawing a grid point's data, before its timed calls: the simulation's
+#: parallel kernels leave their thread pool spinning for a while after they return (measured: the
+#: first call after a 3-way marginals draw at 1,760 cells read 0.17–0.20 s CPU for 0.08–0.09 s wall,
+#: the next ones CPU = wall; after a 0.5 s wait the first reads CPU = wall too) — CPU that is not the
+#: route's, and that the grid charged to ldpopt, whose call comes first
+QUIESCE_S = 0.5
 
 
 def ldpopt_call(make, time_limit: float | None = None) -> dict:
@@ -349,6 +356,7 @@ def one_class(name, spec, a) -> dict:
         for seed in seeds:
             make, d = (multi_problem(obj, con, size, seed) if kind == "multi" else vector_problem(obj, con, size, seed))
             point = {"d": d, "seed": seed, "rows": rows_of(make())}
+            time.sleep(QUIESCE_S)  # the data's simulation threads stop spinning before any timed call
             if label:
                 point["data"] = label
             lp = ldpopt_call(make, limit)
