@@ -409,7 +409,8 @@ def route_grid(results: Path = RESULTS) -> str:
     if not path.exists():
         return head + "not measured (`python benchmarks/bench_route_grid.py`)\n"
     doc = json.loads(path.read_text())
-    out = [head + (f"`python benchmarks/bench_route_grid.py` ({machine_of(doc)}, {date_of(doc)}, "
+    command = doc.get("command") or "python benchmarks/bench_route_grid.py"
+    out = [head + (f"`{command}` ({machine_of(doc)}, {date_of(doc)}, "
                    f"{doc.get('elapsed_s', 0) / 60:.0f} min). ratio = best of cvxpy + Clarabel / + PIQP, CPU "
                    "of the whole call, ÷ ldpopt's; both answers through ldpopt's check (method in the "
                    "script's docstring). A ratio between 0.8 and 1.25 is a tie within this machine's noise. "
