@@ -174,18 +174,20 @@ def test_small_user_qps_go_to_the_cvxpy_chain_first_by_structure(monkeypatch):
     tv = Problem(EST, lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.norm1(f[1:] - f[:-1]))
     for p in (pr, tv):  # d = 120: both Clarabel first
         assert policy.small_user_qp(p) and not policy.uses_sqp(p) and policy.default_chain(p) == policy.QP_CHAIN_SMALL
-    sol = pr.solve()
-    assert sol.status == "optimal" and sol.solver == "CLARABEL" and sol.checks.certified
+    for p in (pr, tv):  # both recognised quadratics (plus polyhedral terms): Clarabel's own interface first
+        assert policy.direct_qp_applies(p)
+        sol = p.solve()
+        assert sol.status == "optimal" and sol.solver == "CLARABEL-DIRECT" and sol.checks.passed
     assert policy.default_chain(Problem(EST, "cls", CONSTRAINTS["subset"]())) == policy.QP_CHAIN
     monkeypatch.setattr(policy, "QP_SMALL_D", D - 1)  # past it: the smooth QP to PIQP first, still before Newton
     assert policy.small_user_qp(pr) and not policy.uses_sqp(pr) and policy.default_chain(pr) == policy.QP_CHAIN
-    sol = pr.solve()
-    assert sol.status == "optimal" and sol.solver == "PIQP" and sol.checks.certified
+    assert policy.direct_qp_applies(pr) and not policy.direct_qp_applies(tv)
     assert not policy.small_user_qp(tv) and policy.default_chain(tv) == policy.QP_CHAIN
     monkeypatch.setattr(policy, "SMOOTH_QP_SMALL_D", D - 1)  # past that: the Newton route
     assert not policy.small_user_qp(pr) and policy.uses_sqp(pr) and policy.default_chain(pr) == policy.QP_CHAIN
+    assert not policy.direct_qp_applies(pr)
     kl = Problem(EST, SEPARABLE["kl"])  # not a QP: its routes are unchanged
-    assert not policy.small_user_qp(kl)
+    assert not policy.small_user_qp(kl) and not policy.direct_qp_applies(kl)
 
 
 def test_progress_lines_only_past_the_threshold(monkeypatch, capsys):

@@ -26,7 +26,9 @@ from .objectives.builtins import Objective, make_objective
 from .objectives.likelihood_terms import LikelihoodTerms
 from .progress import Clock, timed_out
 from .solution import Solution, _attempt, best_checked
-from .solvers.attempts import STRUCTURED, cvxpy_attempt, structured_attempt
+from .solvers.attempts import STRUCTURED, cvxpy_attempt, options_for, structured_attempt
+from .solvers.direct_qp import SOLVER as DIRECT_QP
+from .solvers.direct_qp import solve_direct_qp
 from .solvers.ipm import solve_ipm
 from .solvers.policy import (
     DEFAULT_SOLVER_OPTIONS,
@@ -34,6 +36,8 @@ from .solvers.policy import (
     EXP_CONE_CLARABEL_MAX_D,
     SQP_MIN_D,
     default_chain,
+    direct_qp_applies,
+    installed_solvers,
     is_likelihood,
     sqp_applies,
     uses_sqp,
@@ -311,7 +315,7 @@ class Problem:
             for n in names:
                 up = n.upper()
                 if up not in cp.settings.SOLVERS and not (up == "SQP" and sqp_applies(self)):
-                    raise ValueError(f"solver must be a cvxpy solver name (installed: {cp.installed_solvers()}), "
+                    raise ValueError(f"solver must be a cvxpy solver name (installed: {installed_solvers()}), "
                                      f"got {n!r}")
                 out.append(up)
             return tuple(out)
@@ -458,6 +462,15 @@ class Problem:
                 return self._finish(sol, strict)
             first = [_attempt(sol)] if sol is not None else []  # not applicable: nothing was tried
             kept = sol  # its checked point competes with the later routes' (best_checked)
+        if solver is None and direct_qp_applies(self):
+            with clock.running(DIRECT_QP):
+                dq, _ = solve_direct_qp(self, options_for(self, "CLARABEL", solver_options))
+            if dq is not None and dq.success:
+                dq.attempts = first + [_attempt(dq)]
+                dq.wall_time = time.perf_counter() - start
+                return self._finish(dq, strict)
+            if dq is not None:  # its checked point competes with the chain's (best_checked)
+                first, kept = first + [_attempt(dq)], best_checked([kept, dq])
         if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
             with clock.running("SQP"):
                 sq = _newton_route(self, verbose, solver_options)
@@ -485,11 +498,11 @@ class Problem:
             if clock.expired():  # no solver starts past the time limit
                 attempts.append({"solver": name, "status": "time_limit", "checks": "not started", "seconds": 0.0})
                 continue
-            if name != "SQP" and name not in cp.installed_solvers():
+            if name != "SQP" and name not in installed_solvers():
                 attempts.append({"solver": name, "status": "solver_not_installed", "checks": "", "seconds": 0.0})
                 if explicit and len(chain) == 1:
                     best = self._failed("solver_not_installed", name,
-                                        f"solver {name!r} is not installed (installed: {cp.installed_solvers()})")
+                                        f"solver {name!r} is not installed (installed: {installed_solvers()})")
                 continue
             with clock.running(name):
                 if name == "SQP":  # ldpopt's route for the likelihoods (policy.LIKELIHOOD_CHAIN)
@@ -516,7 +529,7 @@ class Problem:
             best = self._failed("time_limit", chain[0], "no solver started within the time limit")
         if best is None:  # nothing installed
             best = self._failed("solver_not_installed", chain[0],
-                                f"none of {list(chain)} is installed (installed: {cp.installed_solvers()})")
+                                f"none of {list(chain)} is installed (installed: {installed_solvers()})")
         self._not_infeasible_if_known_feasible(best)
         if explicit and not best.success and uses_sqp(self) and is_likelihood(self):
             best.message += (f" | at d = {self.estimate.d} >= {SQP_MIN_D} conic solvers are known to fail this "

@@ -18,7 +18,7 @@ from ..solution import _MESSAGES, Solution
 from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
 from .policy import DEFAULT_SOLVER_OPTIONS, SCS_TIGHT
 
-__all__ = ["STRUCTURED", "cvxpy_attempt", "structured_attempt"]
+__all__ = ["STRUCTURED", "cvxpy_attempt", "options_for", "structured_attempt"]
 
 #: the name of ldpopt's own dual solver (:func:`ldpopt.problems.solvers.structured.solve_structured`) in
 #: ``Solution.solver`` and as ``solve(solver=STRUCTURED)``
@@ -64,21 +64,29 @@ def structured_attempt(problem) -> tuple[Solution | None, str]:
                     checks=checks), ""
 
 
-def cvxpy_attempt(problem, name: str, verbose: bool, solver_options: dict, tight_scs: bool = False) -> Solution:
-    """One solver, then ldpopt's check; the status says whether the check passed."""
-    start = time.perf_counter()
-    d = problem.estimate.d
-    nan_f = np.full(d, np.nan)
+def options_for(problem, name: str, solver_options: dict, tight_scs: bool = False) -> dict:
+    """The options solver ``name`` runs with, each layer over the one before: ldpopt's defaults
+    (``policy.DEFAULT_SOLVER_OPTIONS``; SCS tightened where asked), the objective's own, the solve's
+    time limit (:meth:`.progress.Clock.solver_options`), then the caller's — ``solve(SCS={...})`` for
+    one solver of the chain, any other keyword for every solver."""
     opts = dict(DEFAULT_SOLVER_OPTIONS.get(name, {}))
     if tight_scs:
         opts.update(SCS_TIGHT)
     opts.update(problem.objective.solver_options.get(name, {}))
     opts.update(problem._clock.solver_options(name) if getattr(problem, "_clock", None) else {})
-    # ``solve(SCS={...})``: options for one solver of the chain; other keywords go to every solver
     opts.update({k: v for k, v in solver_options.items() if k.upper() not in cp.settings.SOLVERS})
     for k, v in solver_options.items():
         if k.upper() == name and isinstance(v, dict):
             opts.update(v)
+    return opts
+
+
+def cvxpy_attempt(problem, name: str, verbose: bool, solver_options: dict, tight_scs: bool = False) -> Solution:
+    """One solver, then ldpopt's check; the status says whether the check passed."""
+    start = time.perf_counter()
+    d = problem.estimate.d
+    nan_f = np.full(d, np.nan)
+    opts = options_for(problem, name, solver_options, tight_scs)
     problem._built()  # the cvxpy problem built here, before a child process would build its own copy
     error_text = ""
     problem.x.value = None  # nothing from an earlier solve may leak into this one

@@ -17,7 +17,7 @@ from ..objectives.smooth import smooth_terms
 from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT
 from ..solution import Solution
 from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
-from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN, QP_OPTIONS
+from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN, QP_OPTIONS, installed_solvers
 
 __all__ = ["MAX_ITER", "converged", "newton_terms", "solve_sqp"]
 
@@ -169,7 +169,7 @@ def _solve_qp(qp: _QP, problem, chain, opts_for, verbose):
     """Walk the QP chain; (f, duals-in-QP-units, record) of the first solver returning a point."""
     records = []
     for name in chain:
-        if name not in cp.installed_solvers():
+        if name not in installed_solvers():
             continue
         t0, c0 = time.perf_counter(), time.process_time()
         problem.x.value = None

@@ -1,0 +1,95 @@
+"""A recognised user quadratic (plus polyhedral terms) handed to Clarabel's own interface: its answer
+and multipliers against cvxpy's own compilation solved tight, under every constraint kind the route
+compiles, with a swept cvxpy Parameter, a time limit, and the chain after it when it does not pass."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from _count_estimates import oue_counts
+
+import ldpopt.problems.problem as problem_module
+from ldpopt.problems import Problem, Solution
+from ldpopt.problems.constraints.base import Box, Simplex, SubsetSum
+from ldpopt.problems.constraints.order import Monotone
+from ldpopt.problems.constraints.partition import LinearEquality
+
+D = 150
+EST = oue_counts(D, 30_000, seed=5)
+
+OBJECTIVES = {
+    "smoothness": lambda f, e: cp.sum_squares(f - e.f_tilde) + 0.5 * cp.sum_squares(f[1:] - f[:-1]),
+    "total variation": lambda f, e: cp.sum_squares(f - e.f_tilde) + 2e-3 * cp.norm1(f[1:] - f[:-1]),
+    "max": lambda f, e: cp.sum_squares(f - e.f_tilde) + 0.05 * cp.max(f[:10] - f[10:20]),
+}
+CONSTRAINTS = {
+    "simplex": lambda: [Simplex()],
+    "subset": lambda: [Simplex(), SubsetSum(np.arange(0, D, 3), 0.3)],
+    "box": lambda: [Simplex(), Box(upper=0.05)],
+    "monotone": lambda: [Simplex(), Monotone(order=np.argsort(-EST.f_tilde)[:20])],
+    "linear": lambda: [Simplex(), LinearEquality(np.eye(D)[[1, 4]] - np.eye(D)[[2, 7]], np.zeros(2))],
+}
+
+
+def _referee(func, cons):
+    """cvxpy's own compilation of the same problem, Clarabel at 1e-12: the point and the named duals."""
+    x = cp.Variable(D)
+    built = [(k, c) for con in cons for k, c in con.build(x, EST)]
+    cp.Problem(cp.Minimize(func(x, EST)), [c for _, c in built]).solve(
+        solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    return x.value, {k: c.dual_value for k, c in built}
+
+
+@pytest.mark.parametrize("cons", sorted(CONSTRAINTS))
+@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+def test_direct_answer_and_duals_match_cvxpys_compilation(name, cons):
+    pr = Problem(EST, OBJECTIVES[name], CONSTRAINTS[cons]())
+    sol = pr.solve()
+    assert sol.solver == "CLARABEL-DIRECT" and sol.status == "optimal" and sol.checks.passed
+    f_ref, duals_ref = _referee(OBJECTIVES[name], CONSTRAINTS[cons]())
+    assert np.max(np.abs(sol.f - f_ref)) <= 1e-6
+    assert abs(sol.optimal_value - float(OBJECTIVES[name](cp.Constant(f_ref), EST).value)) <= 1e-9
+    if name == "smoothness":  # strictly convex with unique multipliers where the rows are independent
+        for key, ref in duals_ref.items():
+            if ref is not None and key in sol.duals and sol.duals[key] is not None and np.ndim(ref) == 0:
+                assert float(sol.duals[key]) == pytest.approx(float(ref), rel=1e-5, abs=1e-7)
+
+
+def test_swept_parameter_is_read_at_each_solve():
+    lam = cp.Parameter(nonneg=True)
+    func = lambda f, e: cp.sum_squares(f - e.f_tilde) + lam * cp.sum_squares(f[1:] - f[:-1])
+    pr = Problem(EST, func, [Simplex()])
+    for value in (0.1, 5.0):
+        lam.value = value
+        sol = pr.solve()
+        assert sol.solver == "CLARABEL-DIRECT" and sol.status == "optimal"
+        f_ref, _ = _referee(func, [Simplex()])
+        assert np.max(np.abs(sol.f - f_ref)) <= 1e-6
+
+
+def test_time_limit_and_options_reach_clarabel():
+    pr = Problem(EST, OBJECTIVES["smoothness"], [Simplex()])
+    sol = pr.solve(time_limit=30)
+    assert sol.solver == "CLARABEL-DIRECT" and sol.status == "optimal"
+    sol = pr.solve(max_iter=1)  # Clarabel stops after one iteration; so does the chain after it
+    assert not sol.success and sol.attempts[0]["solver"] == "CLARABEL-DIRECT"
+    assert sol.attempts[0]["status"] != "optimal"
+
+
+def test_the_chain_follows_when_the_direct_answer_does_not_pass(monkeypatch):
+    def failing(problem, options):
+        return Solution(np.full(D, 1.0 / D), "inaccurate", False, np.nan, {}, solver="CLARABEL-DIRECT",
+                        message="made to fail"), ""
+
+    monkeypatch.setattr(problem_module, "solve_direct_qp", failing)
+    sol = Problem(EST, OBJECTIVES["smoothness"], [Simplex()]).solve()
+    assert sol.status == "optimal" and sol.solver != "CLARABEL-DIRECT"
+    assert sol.attempts[0]["solver"] == "CLARABEL-DIRECT"
+
+
+def test_not_taken_where_it_does_not_apply():
+    kl = Problem(EST, lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.sum(cp.kl_div(f, np.full(D, 1 / D))),
+                 [Simplex(), SubsetSum(np.arange(0, D, 3), 0.3)])
+    assert kl.solve().solver != "CLARABEL-DIRECT"  # not a quadratic
+    assert Problem(EST, "cls", [Simplex()]).solve().solver != "CLARABEL-DIRECT"  # a built-in
