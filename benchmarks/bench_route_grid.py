@@ -18,7 +18,10 @@ LinearEquality (3 random sparse rows at the true values), and the binary range t
 (``range_tree(d/2, 2).constraints()`` on per-node OUE counts: d nodes) for the built-ins; and the
 consistent marginals of :mod:`ldpopt.multi` (CALM-style OUE collection, ε = 1, chain-network data:
 2-way over 6/10/16 binary attributes, 3-way over domains (2, 3, 3, 4, 5) — the 367-cell case — and
-over 8 and 12 binary attributes), cls and the weighted objective.
+over 8 and 12 binary attributes), cls and the weighted objective; and consistent key–value estimation
+(:func:`ldpopt.keyvalue.consistent_problem`: the ``posterior`` objective over z = (h⁺, h⁻, r) on the
+simplex) for PCKV-UE and PrivKV at ε = 1 on ``keyvalue.power_law`` data with 10², 10³, 10⁴ keys
+(:data:`KEYVALUE_KEYS`; n = max(10⁵, 10·keys) users, one draw per seed) — d is the problem's length.
 
 Timing: CPU seconds (``time.process_time`` plus waited-for child processes: PIQP runs in one; wall
 seconds beside) of one call each, after a :data:`QUIESCE_S` wait once the point's data are drawn
@@ -182,6 +185,8 @@ def _classes():
     for way in (2, 3):
         for obj in ("cls", "weighted"):
             out[f"multi {way}-way {obj}"] = ("multi", obj, way)
+    for protocol in ("pckv", "privkv"):
+        out[f"key-value {protocol}"] = ("keyvalue", "posterior", protocol)
     return out
 
 
@@ -191,6 +196,14 @@ CLASSES = _classes()
 MULTI = {2: (("k=6 binary", (2,) * 6), ("k=10 binary", (2,) * 10), ("k=16 binary", (2,) * 16)),
          3: (("k=5 (2,3,3,4,5)", (2, 3, 3, 4, 5)), ("k=8 binary", (2,) * 8), ("k=12 binary", (2,) * 12))}
 
+
+#: the key–value data sets: (label, keys)
+KEYVALUE_KEYS = tuple((f"{k:,} keys", k) for k in (100, 1_000, 10_000))
+#: wall seconds a cvxpy solve of a key–value problem may take from 10⁴ values on (its solver then runs in
+#: a child process, killed at the limit: a point past it counts as failed). Measured before it: PrivKV
+#: at 3,000 keys took 24 s with Clarabel and 20 s with PIQP, both ``inaccurate``; at 10⁴ keys the
+#: grid's 3 seeds × 2 solvers would run for many minutes.
+KEYVALUE_CVXPY_LIMIT = 20.0
 
 # ---------------------------------------------------------------------------------------------------
 # problems
@@ -227,6 +240,32 @@ def multi_problem(obj: str, way: int, domains, seed: int):
     data = multi.chain_network(100_000, len(domains), domains=domains, strength=0.6, rng=1)
     est = multi.calm(data.domains, 1.0, way=way, oracle="oue").simulate(data, seed)
     return (lambda: multi.consistency_problem(est, obj)), est.marginals.size
+
+
+_KV_DATA: dict = {}
+
+
+def keyvalue_problem(protocol: str, keys: int, seed: int):
+    """(problem factory, d): consistent key–value estimation for ``protocol`` (``"pckv"``: PCKV-UE,
+    ``"privkv"``) at ε = 1 over ``keys`` keys; the data drawn once (rng 0), the reports per seed."""
+    from ldpopt import keyvalue as kv
+
+    if keys not in _KV_DATA:  # power_law draws n × keys Gumbel numbers: 17 s at 10⁴ keys, so once per size
+        _KV_DATA[keys] = kv.power_law(max(10**5, 10 * keys), keys, rng=0)
+    data = _KV_DATA[keys]
+    proto = {"pckv": kv.pckv_ue, "privkv": kv.privkv}[protocol](1.0, keys)
+    counts = proto.sample_counts(data, rng=seed)
+    make = lambda: kv.consistent_problem(proto, counts, data.n)[0]
+    return make, make().estimate.d
+
+
+def problem_for(kind: str, obj: str, con, size, seed: int):
+    """(problem factory, d) of one grid point of a class of kind ``kind``."""
+    if kind == "multi":
+        return multi_problem(obj, con, size, seed)
+    if kind == "keyvalue":
+        return keyvalue_problem(con, size, seed)
+    return vector_problem(obj, con, size, seed)
 
 
 def rows_of(pr) -> int:
@@ -289,11 +328,11 @@ def ldpopt_call(make, time_limit: float | None = None) -> dict:
     return {**row, "solver": sol.solver, "not_unique": sol.not_unique, "f": sol.f}
 
 
-def cvxpy_call(make, solver: str) -> dict:
+def cvxpy_call(make, solver: str, time_limit: float | None = None) -> dict:
     """``Problem(...).solve(solver=...)``: the whole call's CPU and wall seconds (``s``: build, cvxpy's
     compile and solve, ldpopt's check — the same check ldpopt's route pays), and ``cvxpy_s``: cvxpy's
-    own compile + solve seconds alone (wall)."""
-    sol, row = _call(make, solver=solver)
+    own compile + solve seconds alone (wall). ``time_limit``: only :data:`KEYVALUE_CVXPY_LIMIT`."""
+    sol, row = _call(make, solver=solver, time_limit=time_limit)
     return {**row, "cvxpy_s": (sol.compile_time or 0.0) + (sol.solve_time or 0.0), "f": sol.f}
 
 
@@ -339,13 +378,13 @@ def one_class(name, spec, a) -> dict:
     points = []
     run_cvxpy, run_ldpopt = True, True
     cvxpy_max_d = None
-    sizes = (MULTI[con] if kind == "multi" else [(None, d) for d in a.d])
+    sizes = {"multi": lambda: MULTI[con], "keyvalue": lambda: KEYVALUE_KEYS}.get(kind, lambda: [(None, d) for d in a.d])()
     if a.quick:
         sizes = sizes[:1]
     # one untimed call of each route at the smallest size first: imports and first-use set-up (cvxpy's
     # and ldpopt's lazy modules, the BLAS controller) are not a route's cost
     _, size0 = sizes[0]
-    make0, _ = (multi_problem(obj, con, size0, 1) if kind == "multi" else vector_problem(obj, con, size0, 1))
+    make0, _ = problem_for(kind, obj, con, size0, 1)
     limit = LDPOPT_TIME_LIMIT if obj in EXP_CONE_OBJECTIVES else None
     ldpopt_call(make0, limit)
     cvxpy_call(make0, "CLARABEL")
@@ -354,7 +393,7 @@ def one_class(name, spec, a) -> dict:
             break
         worst_l, worst_c = 0.0, 0.0
         for seed in seeds:
-            make, d = (multi_problem(obj, con, size, seed) if kind == "multi" else vector_problem(obj, con, size, seed))
+            make, d = problem_for(kind, obj, con, size, seed)
             point = {"d": d, "seed": seed, "rows": rows_of(make())}
             time.sleep(QUIESCE_S)  # the data's simulation threads stop spinning before any timed call
             if label:
@@ -364,9 +403,10 @@ def one_class(name, spec, a) -> dict:
             refs = {}
             if run_cvxpy:
                 for solver in ("CLARABEL", "PIQP"):
-                    if solver == "PIQP" and not ((kind == "vector" and obj in QP) or (kind == "multi" and obj == "cls")):
+                    if solver == "PIQP" and not ((kind == "vector" and obj in QP) or (kind == "multi" and obj == "cls")
+                                                 or kind == "keyvalue"):
                         continue
-                    c = cvxpy_call(make, solver)
+                    c = cvxpy_call(make, solver, KEYVALUE_CVXPY_LIMIT if kind == "keyvalue" and d >= 10**4 else None)
                     worst_c = max(worst_c, c["s"])
                     refs[solver] = c
                 cvxpy_max_d = d

@@ -117,6 +117,24 @@ def test_consistent_problem_certified_and_refereed(proto):
         assert np.all(ours.freq <= 1 + 1e-9)
 
 
+def test_privkv_rest_variance_stays_positive_where_every_sampled_user_reported_holding():
+    """A key all of whose few sampling users reported holding it: the plug-in share of "holds" reports
+    is 1, outside the range [1 − p1, p1] the protocol can produce, and its variance was 0 there — the
+    consistent problem then weighted the key by 1e300 and no solver answered it. The variance is the
+    binomial one at the clipped share, p1(1 − p1)/n_j/(2p1 − 1)², and the problem is certified."""
+    proto = kv.privkv(1.0, 3)
+    counts = np.array([[2.0, 30.0, 40.0], [1.0, 25.0, 20.0], [3.0, 200.0, 300.0]])  # rows n1, n2, n_j
+    pe = proto.pairs(counts)
+    p1 = proto.p1
+    assert pe.var_rest[0] == pytest.approx(p1 * (1 - p1) / 3 / (2 * p1 - 1) ** 2, rel=1e-12)
+    assert np.all(pe.var_rest > 0)
+    pr, _ = kv.consistent_problem(proto, counts, 500)
+    sol = pr.solve()
+    assert sol.status == "optimal" and sol.solver == "LDPOPT-STRUCTURED"
+    ref = pr.solve(solver="CLARABEL")
+    assert ref.status == "optimal" and np.max(np.abs(sol.f - ref.f)) < 1e-6
+
+
 def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="epsilon"):
         kv.pckv_ue(0.0, 5)

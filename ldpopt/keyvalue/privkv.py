@@ -264,8 +264,12 @@ class PrivKV(KVProtocol):
         P = np.maximum(c[2], 1.0)
         hp, hm = self._solve(c[0], c[1], P)
         vp, vm = self._var(c[0], c[1], P)
-        # the non-holders' share: (n_j − Ĥ⁺ − Ĥ⁻)/n_j; its variance from N = n1 + n2 alone
-        pi = np.clip((c[0] + c[1]) / P, 1 - self.p1, 1.0)
+        # the non-holders' share: (n_j − Ĥ⁺ − Ĥ⁻)/n_j; its variance from N = n1 + n2 alone, at the plug-in
+        # π = N/n_j clipped to [1 − p1, p1], the range a "holds" report's probability p1·h + (1 − p1)(1 − h)
+        # takes over h ∈ [0, 1]: a key whose sampled users all reported holding it (N = n_j, common when
+        # few sampled it) had variance 0 there, so the consistent problem weighted its share by 1e300
+        # and no solver could answer it (10⁴ power-law keys, 10⁵ users: every route failed, measured)
+        pi = np.clip((c[0] + c[1]) / P, 1 - self.p1, self.p1)
         vr = pi * (1 - pi) / P / (2 * self.p1 - 1) ** 2
         return PairEstimate(hp / P, hm / P, vp / P ** 2, vm / P ** 2, 1 - (hp + hm) / P, vr, 1)
 
