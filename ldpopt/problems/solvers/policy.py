@@ -266,6 +266,20 @@ def direct_qp_applies(problem) -> bool:
     Returns
     -------
     bool
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems.solvers.policy import direct_qp_applies
+    >>> smooth = lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.sum_squares(f[1:] - f[:-1])
+    >>> kl = lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.sum(cp.kl_div(f, np.full(4, 0.25)))
+    >>> direct_qp_applies(ldpopt.Problem(est, smooth)), direct_qp_applies(ldpopt.Problem(est, kl))
+    (True, False)
+    >>> ldpopt.Problem(est, smooth).solve().solver
+    'CLARABEL-DIRECT'
     """
     form = getattr(problem.objective, "form", None)
     return bool(getattr(form, "quadratic", False)) and small_user_qp(problem)
@@ -279,6 +293,12 @@ def installed_solvers() -> list[str]:
     Returns
     -------
     list of str
+
+    Examples
+    --------
+    >>> from ldpopt.problems.solvers.policy import installed_solvers
+    >>> {"CLARABEL", "PIQP", "OSQP", "SCS"} <= set(installed_solvers())
+    True
     """
     from cvxpy.reductions.solvers.defines import INSTALLED_SOLVERS
 
