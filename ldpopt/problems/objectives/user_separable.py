@@ -152,7 +152,7 @@ class UserSep(Separable):
         evaluation of every user separable form (a recognised one's too, :mod:`..solvers.user_forms`)."""
         from ..solvers.structured.grouped import count_groups  # (floor: DESIGN.md, problems/)
 
-        if max(np.size(x) for x in xs) < self.GROUP_MIN_D:
+        if max(map(np.size, xs)) < self.GROUP_MIN_D:
             return None
         g = count_groups(self)
         if g is None or any(np.ndim(x) and np.shape(x) != g.inv.shape for x in xs):
@@ -256,7 +256,16 @@ class UserSep(Separable):
         edge = np.flatnonzero((lo >= 0) & (lo < tiny) & (hi > tiny))
         fixed = np.zeros(idx.size, bool)
         derivs = self._derivatives_at(idx, out)
-        if edge.size:
+        if edge.size == idx.size:  # every bracket starts at 0 (the simplex's bounds): no gathers
+            g_edge = (self._d1_at_tiny() if whole else self._d1_at_tiny()[idx]) if self.is_elementwise else \
+                derivs(edge, np.full(edge.size, tiny))[0]
+            fixed = ~(g_edge + tm < 0)
+            lo[:] = tiny
+            if fixed.all():  # every root below the smallest normal float: left there
+                out[idx] = tiny
+                self._previous_root = out
+                return out
+        elif edge.size:
             g_edge = self._d1_at_tiny()[idx[edge]] if self.is_elementwise else derivs(edge, np.full(edge.size, tiny))[0]
             below = ~(g_edge + tm[edge] < 0)
             fixed[edge[below]] = True
@@ -272,6 +281,8 @@ class UserSep(Separable):
                 started |= start
                 if k == 0:
                     warm = start
+                if started.all():  # (the model root is needed only where the previous root is not)
+                    break
         g1, g2 = derivs(np.arange(idx.size), f)
         g = g1 + tm
         # h' + t at rounding level: |h' + t| within 16 ulps of the terms it is summed from, measured
@@ -285,10 +296,14 @@ class UserSep(Separable):
                 full = out.copy()
                 full[idx] = f
                 scale = self.d1_scale(full)[idx]
-            terms = np.where(warm, np.nan_to_num(scale, posinf=0.0), np.abs(tm))
+            terms = np.where(warm, np.where(scale < np.inf, scale, 0.0), np.abs(tm))  # (NaN, ∞: 0)
         noise = 16 * np.finfo(float).eps * (np.abs(tm) + terms)
         eps2 = 2 * np.finfo(float).eps
-        act = np.flatnonzero(~(np.abs(g) <= noise) & ~fixed)  # positions (into idx) still moving
+        # A warm value with h' + t ≠ 0 takes one round even within the noise: its Newton step then follows
+        # a change of t below the noise level (the dual method's last multiplier steps, ~1e-16 of λ),
+        # so Σ f does too — stopped there, Σ f stayed put, the Newton on λ never reached its tolerance
+        # and fell back to bisecting its whole bracket (measured: CLS + KL, d = 10⁴, one seed of three)
+        act = np.flatnonzero((~(np.abs(g) <= noise) | (warm & (g != 0))) & ~fixed)  # positions (into idx) still moving
         pair = self._derivatives_pair(idx, derivs)
         # the moving values' state, compact: point, h' + t and h'' there, bracket, t, noise level
         fa, ga, ha, la, ua, ta, na = f[act], g[act], g2[act], lo[act], hi[act], tm[act], noise[act]
@@ -301,8 +316,16 @@ class UserSep(Separable):
                 q = ga / ha
                 s1 = fa - q
                 s2 = fa * np.exp(-q / fa)
-            s1 = np.where((s1 > la) & (s1 < ua), s1, bisect)
-            s2 = np.where((fa > 0) & (s2 > la) & (s2 < ua), s2, bisect)
+            # Newton's correction below half an ulp of f, h'' finite and positive: f is the float the
+            # local model puts nearest the root; it stops there (else, where |h' + t| cannot reach the
+            # noise level of |t| — h' summed from terms much larger than itself, 2f = 0.83 against
+            # t = 0.004 — bisection crept to the bracket's far end for ten rounds, measured)
+            done = (s1 == fa) & (ha > 0) & (ha < np.inf)
+            # (a step onto an end of the bracket other than f itself is kept: that end is then the root
+            # to rounding — the other candidate of an earlier round, whose residual had the sign that put
+            # it there; a step that does not move f, |h'/h''| below its ulp where h'' is huge, bisects)
+            s1 = np.where((s1 >= la) & (s1 <= ua) & (s1 != fa), s1, bisect)
+            s2 = np.where((fa > 0) & (s2 >= la) & (s2 <= ua) & (s2 != fa), s2, bisect)
             d11, d12, d21, d22 = pair(act, s1, s2)
             r1, r2 = d11 + ta, d21 + ta
             first = ~(np.abs(r2) < np.abs(r1))
@@ -311,7 +334,8 @@ class UserSep(Separable):
             other, ro = np.where(first, s2, s1), np.where(first, r2, r1)
             la = np.where((ro < 0) & (other > la), other, la)
             ua = np.where((ro > 0) & (other < ua), other, ua)
-            moved = (np.abs(new - fa) > eps2 * np.maximum(np.abs(fa), np.abs(new))) & ~(np.abs(rn) <= na)
+            new, rn, hn = np.where(done, fa, new), np.where(done, ga, rn), np.where(done, ha, hn)
+            moved = (np.abs(new - fa) > eps2 * np.maximum(np.abs(fa), np.abs(new))) & ~(np.abs(rn) <= na) & ~done
             # (ga = 0 never moves: such a value stopped on its noise test, which 0 passes)
             fa, ga, ha = new, rn, hn
             if moved.all():
@@ -404,11 +428,14 @@ class UserSep(Separable):
         if not np.all(np.isfinite(m)):
             return None
         tau, _ = shift_support(m, float(total))
-        lam, root = _refined(self, float(a * tau), m - tau, f0, float(total))
-        self._model_root = root  # the model's root at that λ: the argmin's first point (positive ones)
-        g = self.__dict__.get("_groups")  # its distinct-count groups, made already: their share of it
-        if g is not None:
-            g.rep._model_root = self._model_root[g.first]
+        g = self.__dict__.get("_groups")  # its distinct-count groups, made already: the refinement on them
+        if g is None:
+            lam, root = _refined(self, float(a * tau), m - tau, f0, float(total))
+        else:  # (m is a function of the count: h'(f⁰) and h''(f⁰) are, as the groups were checked to be)
+            lam, root_k = _refined(g.rep, float(a * tau), (m - tau)[g.first], f0[:g.k], float(total), g.weights)
+            root = root_k[g.inv]
+            g.rep._model_root = root_k
+        self._model_root = root  # the refined root at that λ: the argmin's first point (positive ones)
         return lam
 
     def mu(self, l, u):
@@ -418,10 +445,10 @@ class UserSep(Separable):
 
 
 #: the start's Newton passes on (f, λ) together (:func:`_refined`), and the relative change of λ that ends them
-_REFINE_PASSES, _REFINE_RTOL = 6, 1e-9
+_REFINE_PASSES, _REFINE_RTOL = 10, 1e-9
 
 
-def _refined(sep, lam: float, f, f0, total: float):
+def _refined(sep, lam: float, f, f0, total: float, weights=None):
     """(λ, f > 0): the quadratic model's multiplier and root refined by up to :data:`_REFINE_PASSES`
     Newton steps on the stationarity h_v'(f_v) + λ = 0 and Σ f = total together, one evaluation of
     h' and h'' per pass. Each value steps from its point x_v > 0 (the model's root where positive,
@@ -432,22 +459,35 @@ def _refined(sep, lam: float, f, f0, total: float):
     silent; a choice): the safeguarded Newton on λ and the per-value bracketed Newton decide from
     it, so a pass that gives anything not finite is dropped, and the passes stop once λ moves by less
     than :data:`_REFINE_RTOL` of itself. From the model's λ (~4 % off for CLS + 1e-4 KL at d = 10²–10⁴)
-    the Newton on λ then needs two or three per-value solves instead of four or five."""
+    the Newton on λ then needs two or three per-value solves instead of four or five. ``weights``:
+    each entry stands for that many values (the distinct-count groups: the sums are Σ_k n_k x_k)."""
     x = np.where(f > 0, f, f0)
     d = x.shape[0]
+    tiny = np.finfo(float).tiny
+
+    def wsum(v):
+        return float(np.sum(v)) if weights is None else float(v @ weights)
+
+    def whole(v):
+        v = np.asarray(v, float)
+        return v if v.shape == (d,) else np.broadcast_to(v, (d,))
+
     for _ in range(_REFINE_PASSES):
         with np.errstate(all="ignore"):
-            g = np.broadcast_to(sep.d1(x), (d,))
-            w = 1.0 / np.broadcast_to(sep.d2(x), (d,))
+            g = whole(sep.d1(x))
+            w = 1.0 / whole(sep.d2(x))
             lin = x - (g + lam) * w
             lin_ok = lin > 0
             log = x * np.exp(-(g + lam) * w / x)
             at = np.where(lin_ok, lin, log)                # each value's step at the current λ
             slope = np.where(lin_ok, w, log * w / x)       # −d(step)/dλ
-            sw = float(np.sum(slope))
-            new_lam = lam + (float(np.sum(at)) - total) / sw
+            sw = wsum(slope)
+            if not sw > 0:
+                break
+            new_lam = lam + (wsum(at) - total) / sw
             step = np.where(lin_ok, x - (g + new_lam) * w, x * np.exp(-(g + new_lam) * w / x))
-            step = np.where(step > 0, step, x * np.exp(-(g + new_lam) * w / x))
+            # (a root below the smallest normal float is left there, as the argmin leaves it)
+            step = np.maximum(np.where(step > 0, step, x * np.exp(-(g + new_lam) * w / x)), tiny)
         if not (np.isfinite(new_lam) and sw > 0 and np.all(np.isfinite(step)) and np.all(step > 0)):
             break
         done = abs(new_lam - lam) <= _REFINE_RTOL * abs(new_lam)
