@@ -321,11 +321,8 @@ class UserSep(Separable):
             # noise level of |t| — h' summed from terms much larger than itself, 2f = 0.83 against
             # t = 0.004 — bisection crept to the bracket's far end for ten rounds, measured)
             done = (s1 == fa) & (ha > 0) & (ha < np.inf)
-            # (a step onto an end of the bracket other than f itself is kept: that end is then the root
-            # to rounding — the other candidate of an earlier round, whose residual had the sign that put
-            # it there; a step that does not move f, |h'/h''| below its ulp where h'' is huge, bisects)
-            s1 = np.where((s1 >= la) & (s1 <= ua) & (s1 != fa), s1, bisect)
-            s2 = np.where((fa > 0) & (s2 >= la) & (s2 <= ua) & (s2 != fa), s2, bisect)
+            s1 = np.where((s1 > la) & (s1 < ua), s1, bisect)
+            s2 = np.where((fa > 0) & (s2 > la) & (s2 < ua), s2, bisect)
             d11, d12, d21, d22 = pair(act, s1, s2)
             r1, r2 = d11 + ta, d21 + ta
             first = ~(np.abs(r2) < np.abs(r1))
