@@ -456,7 +456,8 @@ def _refined(sep, lam: float, f, f0, total: float, weights=None):
     silent; a choice): the safeguarded Newton on λ and the per-value bracketed Newton decide from
     it, so a pass that gives anything not finite is dropped, and the passes stop once λ moves by less
     than :data:`_REFINE_RTOL` of itself. From the model's λ (~4 % off for CLS + 1e-4 KL at d = 10²–10⁴)
-    the Newton on λ then needs two or three per-value solves instead of four or five. ``weights``:
+    the passes reach ~1e-11, and the Newton on λ then makes one or two per-value solves instead of
+    four to six (measured, seeds 1–3 of the route grid's data). ``weights``:
     each entry stands for that many values (the distinct-count groups: the sums are Σ_k n_k x_k)."""
     x = np.where(f > 0, f, f0)
     d = x.shape[0]
