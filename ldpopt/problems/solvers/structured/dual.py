@@ -505,14 +505,15 @@ def _dense_solve(H, rhs):
             return np.linalg.lstsq(H, rhs, rcond=None)[0]
 
 
-def _projection_start(sep, st, weights, augmented):
+def _projection_start(sep, st, weights, augmented, schur_of: list):
     """(λ, y): the multipliers of the projection onto the rows with the bounds dropped, for a quadratic
     h_v = w_v (f − m_v)² (``sep.quadratic``): f = m − D t, D = 1/(2w), t = λ1 + Aᵀy, with Σ f = total
     and A f = b — one Newton system of the dual with every value interior (λ eliminated:
     (A D Aᵀ − a aᵀ/s) y = A f₀ − b, a = A D 1, s = 1ᵀD1, f₀ = m − D λ₀ the point of Σ f = total alone).
     Clipping its f to the bounds gives the dual method's first point: the rows' multipliers are then
     near their final values, where from y = 0 (f ignoring every row) the active set moved a few values
-    per Newton step. y ≥ 0 on the ≤ rows (projected). ``weights`` as in :func:`solve_multipliers`."""
+    per Newton step. y ≥ 0 on the ≤ rows (projected). ``weights`` as in :func:`solve_multipliers`;
+    ``schur_of`` gets [D, the dense Schur complement of D] where the dense system was formed."""
     D = np.broadcast_to(1.0 / (2.0 * np.asarray(sep.w, float)), (st.d,))
     m = np.broadcast_to(np.asarray(sep.m, float), (st.d,))
     Dw = np.array(D if weights is None else weights * D, float)
@@ -523,7 +524,9 @@ def _projection_start(sep, st, weights, augmented):
     if augmented is not None:
         y = _SparseNewton(augmented, Dw, Dw, 0.0).solve(np.ones(st.m, bool), grad)
     else:
-        y = _dense_solve(_schur(st.A, Dw), grad)
+        H = _schur(st.A, Dw)
+        schur_of[:] = [Dw, H]
+        y = _dense_solve(H, grad)
     y[st.ineq] = np.maximum(y[st.ineq], 0.0)
     return lam0 - float((st.A @ Dw) @ y) / s, y
 
@@ -558,9 +561,12 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
     # A D Aᵀ's pattern is that of A Aᵀ whatever D: decided once per solve
     sparse_newton = st.m >= _SPARSE_ROWS and (A @ A.T).nnz <= _SPARSE_FILL * st.m * st.m
     augmented = _Augmented.of(A) if sparse_newton else None
+    # [D_all, its dense Schur complement] last formed: the Levenberg term's curvature D_all is the same
+    # at every step of a quadratic h (1/h'' constant), so H_all is formed once per solve there
+    schur_all: list = []
     try:
         if projected:  # the rows' projection, clipped: the first point (module docstring)
-            lam, y = _projection_start(sep, st, w, augmented)
+            lam, y = _projection_start(sep, st, w, augmented, schur_all)
             lam, f, info["lambda_iterations"] = solve_lambda(sep, l, u, st.total, t0=AT @ y, lam0=lam, d1l=d1l,
                                                              d1u=d1u, weights=w)
             info["projection_start"] = True
@@ -594,7 +600,9 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
                 delta[newton] = system.solve(newton, rhs)
             else:
                 H = _schur(A, Dn)
-                H_all = _schur(A, D_all)
+                if not (schur_all and np.array_equal(schur_all[0], D_all)):
+                    schur_all[:] = [D_all, _schur(A, D_all)]
+                H_all = schur_all[1]
                 tail = _tail_rows(np.diag(H), mass, grad, b, free, nonneg, radius)
                 newton = free & ~tail
                 rhs = grad[newton]
