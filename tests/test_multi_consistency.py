@@ -197,9 +197,9 @@ def test_agreement_rows_skip_the_rank_search_only_when_sure():
 def test_agreement_rows_built_once_and_handed_out_as_a_copy():
     ms = multi.MarginalSet((2, 3, 3, 2), multi.all_k_way(4, 3))
     A = ms.agreement()
-    built = ms._agreement
+    built = ms._derived["agreement"]
     A.data[:] = 7.0  # a caller's change stays with the caller
     B = ms.agreement()
-    assert ms._agreement is built and B is not A
+    assert ms._derived["agreement"] is built and B is not A
     fresh = multi.MarginalSet((2, 3, 3, 2), multi.all_k_way(4, 3)).agreement()
     assert (B != fresh).nnz == 0 and np.all(np.abs(B.data) == 1.0)
