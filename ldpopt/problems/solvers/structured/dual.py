@@ -29,6 +29,8 @@ complementary), Σ f = total, A f = b (or ≤ with y ≥ 0, y·(A f − b) = 0).
   (their curvature ~0, :func:`_tail_rows`) step by their mass's logarithm (:func:`_tail_steps`).
   A step whose first-order ascent is below φ's rounding (the last one or two) is taken when it
   halves the rows' residual: Armijo on φ cannot resolve it there.
+* The start: y = 0; for a quadratic h with many rows (:data:`_PROJECTION_ROWS`), the multipliers of
+  the projection onto the rows with the bounds dropped (:func:`_projection_start`, one Newton system).
 
 Since f = f(t) exactly, stationarity and the box hold by construction; the iteration stops on the
 primal residual of the rows (|Σf − total|, A f − b) at rounding level.
@@ -36,9 +38,8 @@ primal residual of the rows (|Σf − total|, A f − b) at rounding level.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import threading
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -237,7 +238,7 @@ class _Augmented:
     step only refactors."""
 
     #: the systems of the last :data:`KEEP` row sets solved, most recent last (:meth:`of`)
-    _recent: list = []
+    _recent: ClassVar[list] = []
     _lock = threading.Lock()
     KEEP = 4
 
