@@ -220,6 +220,15 @@ def _schur(A, D, AT=None):
     return H
 
 
+def _schur_kept(kept: list, A, D, AT):
+    """:func:`_schur` (A, D, AT), or the one in ``kept`` ([D, H], then replaced) when D is the same
+    array of numbers: a quadratic h's Levenberg curvature D_all at every Newton step, and the
+    interior values' D once the active set has stopped changing (the last, polishing step)."""
+    if not (kept and np.array_equal(kept[0], D)):
+        kept[:] = [D, _schur(A, D, AT)]
+    return kept[1]
+
+
 #: the Newton system on the multipliers is kept sparse (:class:`_SparseNewton`) from this many rows
 #: on, when A Aᵀ fills at most ``_SPARSE_FILL`` of it: the consistent 3-way marginals over 12 binary
 #: attributes (1,760 cells, 1,461 rows, A Aᵀ 3 % full) spent 0.6 s of 0.93 s in ten dense solves
@@ -566,8 +575,9 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
     # A D Aᵀ's pattern is that of A Aᵀ whatever D: decided once per solve
     sparse_newton = st.m >= _SPARSE_ROWS and (A @ A.T).nnz <= _SPARSE_FILL * st.m * st.m
     augmented = _Augmented.of(A) if sparse_newton else None
-    # [D_all, its dense Schur complement] last formed: the Levenberg term's curvature D_all is the same
-    # at every step of a quadratic h (1/h'' constant), so H_all is formed once per solve there
+    # [D, its dense Schur complement] last formed for the interior values' D and for D_all (the
+    # Levenberg term's curvature, the same at every step of a quadratic h: 1/h'' constant)
+    schur_n: list = []
     schur_all: list = []
     try:
         if projected:  # the rows' projection, clipped: the first point (module docstring)
@@ -604,10 +614,8 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
                     rhs = rhs - system.block_times(newton, tail, delta[tail])
                 delta[newton] = system.solve(newton, rhs)
             else:
-                H = _schur(A, Dn, AT)
-                if not (schur_all and np.array_equal(schur_all[0], D_all)):
-                    schur_all[:] = [D_all, _schur(A, D_all, AT)]
-                H_all = schur_all[1]
+                H = _schur_kept(schur_n, A, Dn, AT)
+                H_all = _schur_kept(schur_all, A, D_all, AT)
                 tail = _tail_rows(np.diag(H), mass, grad, b, free, nonneg, radius)
                 newton = free & ~tail
                 rhs = grad[newton]
