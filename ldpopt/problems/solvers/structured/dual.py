@@ -38,6 +38,7 @@ primal residual of the rows (|Σf − total|, A f − b) at rounding level.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import TYPE_CHECKING, ClassVar
 
@@ -507,13 +508,13 @@ _PROJECTION_ROWS = 32
 
 def _dense_solve(H, rhs):
     """H⁻¹ rhs for the dense Newton system on the multipliers, H regularised by 1e-15 of its trace
-    (least squares when it is singular all the same)."""
+    (least squares when it is singular all the same); under the caller's ``one_thread`` (entered once
+    per solve by :func:`solve_multipliers`: 0.06 ms an entry, a fifth of a 179-row solve)."""
     H = H + (1e-300 + 1e-15 * max(np.trace(H), 0.0)) * np.eye(H.shape[0])
-    with one_thread(H.shape[0]):
-        try:
-            return np.linalg.solve(H, rhs)
-        except np.linalg.LinAlgError:
-            return np.linalg.lstsq(H, rhs, rcond=None)[0]
+    try:
+        return np.linalg.solve(H, rhs)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(H, rhs, rcond=None)[0]
 
 
 def _projection_start(sep, st, weights, augmented, schur_of: list, AT):
@@ -579,7 +580,10 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
     # Levenberg term's curvature, the same at every step of a quadratic h: 1/h'' constant)
     schur_n: list = []
     schur_all: list = []
-    try:
+    with contextlib.ExitStack() as once:  # the dense systems on one BLAS thread; the sparse one back to its cache
+        once.enter_context(one_thread(st.m))
+        if augmented is not None:
+            once.callback(augmented.release)
         if projected:  # the rows' projection, clipped: the first point (module docstring)
             lam, y = _projection_start(sep, st, w, augmented, schur_all, AT)
             lam, f, info["lambda_iterations"] = solve_lambda(sep, l, u, st.total, t0=AT @ y, lam0=lam, d1l=d1l,
@@ -662,9 +666,6 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
             if capped:  # a trust region from then on: twice the step the line search took
                 radius = 2.0 * alpha * radius
             y, lam, f, phi = got
-    finally:  # the system back into the cache (_Augmented.of)
-        if augmented is not None:
-            augmented.release()
     return f, lam, y, info
 
 
