@@ -553,8 +553,8 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
     d1l, d1u = _d1(sep, l), _d1(sep, u)
     info = {"lambda_iterations": 0, "newton_iterations": 0, "line_search_failures": 0}
     # (w > 0 finite: the projection's D = 1/(2w) is; the built-ins' w always is)
-    projected = (sep.quadratic and st.m >= _PROJECTION_ROWS
-                 and bool(np.all(np.isfinite(sep.w)) and np.all(np.asarray(sep.w) > 0)))
+    wq = np.asarray(getattr(sep, "w", np.nan), float) if sep.quadratic else np.nan
+    projected = st.m >= _PROJECTION_ROWS and bool(np.all(np.isfinite(wq)) and np.all(wq > 0))
     if not projected:
         lam, f, info["lambda_iterations"] = solve_lambda(sep, l, u, st.total, lam0=lam0, d1l=d1l, d1u=d1u, weights=w)
     if st.m == 0:
