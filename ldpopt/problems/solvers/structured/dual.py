@@ -583,9 +583,13 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
     # Levenberg term's curvature, the same at every step of a quadratic h: 1/h'' constant)
     schur_n: list = []
     schur_all: list = []
-    with contextlib.ExitStack() as once:  # the dense systems on one BLAS thread; the sparse one back to its cache
-        once.enter_context(one_thread(st.m))
-        if augmented is not None:
+    with contextlib.ExitStack() as once:
+        if augmented is None:  # the dense systems on one BLAS thread, set once per solve
+            # (not around the sparse path, which has no dense system: limiting and restoring the BLAS
+            # threads there cost 20–50 ms of CPU at 1,760 cells, in this call and the next ones —
+            # the restored thread pool spinning; measured in the route grid)
+            once.enter_context(one_thread(st.m))
+        else:  # the sparse system back into its cache
             once.callback(augmented.release)
         if projected:  # the rows' projection, clipped: the first point (module docstring)
             lam, y = _projection_start(sep, st, w, augmented, schur_all, AT)
