@@ -127,3 +127,15 @@ def test_sparse_system_kept_per_row_set(monkeypatch):
     for aug in (a, b, *(dual._Augmented(A) for _ in range(dual._Augmented.KEEP))):
         aug.release()
     assert len(dual._Augmented._recent) == dual._Augmented.KEEP and a not in dual._Augmented._recent
+
+
+def test_large_sparse_systems_are_not_kept(monkeypatch):
+    monkeypatch.setattr(dual._Augmented, "_recent", [])
+    A = sp.random(30, 80, density=0.1, random_state=5, format="csr")
+    aug = dual._Augmented(A)
+    monkeypatch.setattr(dual._Augmented, "KEEP_NNZ", aug.mat.nnz - 1)
+    aug.release()
+    assert dual._Augmented._recent == []
+    monkeypatch.setattr(dual._Augmented, "KEEP_NNZ", aug.mat.nnz)
+    aug.release()
+    assert dual._Augmented._recent == [aug]

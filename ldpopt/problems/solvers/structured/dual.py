@@ -251,6 +251,9 @@ class _Augmented:
     _recent: ClassVar[list] = []
     _lock = threading.Lock()
     KEEP = 4
+    #: only systems with at most this many stored entries are kept (a choice: their factors then hold
+    #: a few tens of MB at most; the 1,760-cell marginals' has 12,000)
+    KEEP_NNZ = 1_000_000
 
     @classmethod
     def of(cls, A):
@@ -274,7 +277,10 @@ class _Augmented:
                 and np.array_equal(A.indices, B.indices) and np.array_equal(A.data, B.data))
 
     def release(self) -> None:
-        """Back into the cache of :meth:`of` (the oldest beyond :data:`KEEP` dropped)."""
+        """Back into the cache of :meth:`of` (the oldest beyond :data:`KEEP` dropped; not at all
+        above :data:`KEEP_NNZ` stored entries)."""
+        if self.mat.nnz > self.KEEP_NNZ:
+            return
         with self._lock:
             self._recent.append(self)
             del self._recent[:-self.KEEP]
