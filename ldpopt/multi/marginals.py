@@ -74,8 +74,9 @@ class MarginalSet:
     (MarginalSet(m=2, size=12, attrs=((0, 1), (1, 2))), array([6, 6]))
     """
 
-    #: the agreement rows, built on first use (:meth:`agreement`)
-    _agreement: sp.csr_matrix | None
+    #: what depends on the layout alone, built on first use (:meth:`derived`): the agreement rows,
+    #: the consistency constraints
+    _derived: dict
 
     def __init__(self, domains, attrs):
         self.domains = tuple(check_domain_size(d, f"domains[{j}]") for j, d in enumerate(domains))
@@ -88,7 +89,36 @@ class MarginalSet:
         self.shapes = tuple(tuple(self.domains[j] for j in a) for a in self.attrs)
         self.sizes = np.array([int(np.prod(s)) for s in self.shapes], dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
-        self._agreement = None
+        self._derived = {}
+
+    def derived(self, key: str, make):
+        """``make(self)``, computed on the first call for ``key`` and kept: what depends on the layout
+        alone (the agreement rows of :meth:`agreement`, the constraints of
+        :func:`~.problem.consistency_constraints`), so that every estimate over one marginal set
+        shares it (a MarginalSet is not changed after it is made).
+
+        Parameters
+        ----------
+        key : str
+            What ``make`` builds.
+        make : callable
+            ``make(marginal_set)``.
+
+        Returns
+        -------
+        object
+            What ``make`` returned the first time.
+
+        Examples
+        --------
+        >>> from ldpopt.multi import MarginalSet
+        >>> ms = MarginalSet((2, 3, 2), [(0, 1), (1, 2)])
+        >>> ms.derived("cells", lambda s: int(s.sizes.sum())), ms.derived("cells", lambda s: -1)
+        (12, 12)
+        """
+        if key not in self._derived:
+            self._derived[key] = make(self)
+        return self._derived[key]
 
     @property
     def m(self) -> int:
@@ -276,9 +306,7 @@ class MarginalSet:
         >>> ms.agreement().shape  # attribute 1 has 3 values: 2 independent rows
         (2, 12)
         """
-        if self._agreement is None:  # the layout's alone: built once per MarginalSet
-            self._agreement = self._build_agreement()
-        return self._agreement.copy()
+        return self.derived("agreement", MarginalSet._build_agreement).copy()
 
     def _build_agreement(self) -> sp.csr_matrix:
         rows, cols, vals = [], [], []

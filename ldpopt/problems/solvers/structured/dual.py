@@ -29,6 +29,8 @@ complementary), Σ f = total, A f = b (or ≤ with y ≥ 0, y·(A f − b) = 0).
   (their curvature ~0, :func:`_tail_rows`) step by their mass's logarithm (:func:`_tail_steps`).
   A step whose first-order ascent is below φ's rounding (the last one or two) is taken when it
   halves the rows' residual: Armijo on φ cannot resolve it there.
+* The start: y = 0; for a quadratic h with many rows (:data:`_PROJECTION_ROWS`), the multipliers of
+  the projection onto the rows with the bounds dropped (:func:`_projection_start`, one Newton system).
 
 Since f = f(t) exactly, stationarity and the box hold by construction; the iteration stops on the
 primal residual of the rows (|Σf − total|, A f − b) at rounding level.
@@ -36,7 +38,9 @@ primal residual of the rows (|Σf − total|, A f − b) at rounding level.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import contextlib
+import threading
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -199,21 +203,31 @@ def _fill_flat(sep, f, l, u, gl, gu, lo, hi, resid):
     return f + np.sign(-resid) * share * room
 
 
-def _schur(A, D):
+def _schur(A, D, AT=None):
     """A D Aᵀ − (A D 1)(A D 1)ᵀ/(1ᵀ D 1): the Hessian of −φ(y) (λ eliminated), dense. A in CSR: A D is A
     with each stored entry scaled by D of its column (no sparse product; 1.4 → 0.9 ms for the 3-way
-    marginals' 179 × 367 rows, twice per Newton step)."""
+    marginals' 179 × 367 rows, twice per Newton step). ``AT``: Aᵀ in CSR, made once by a caller that
+    forms many (the product converts A.T to it otherwise: 0.22 → 0.17 ms a call there, same bits)."""
     if A.nnz and A.format == "csr":
         AD = A.copy()
         AD.data = A.data * D[A.indices]
     else:
         AD = A.multiply(D).tocsr() if A.nnz else A
-    H = (AD @ A.T).toarray()
+    H = (AD @ (A.T if AT is None else AT)).toarray()
     s1 = float(D.sum())
     if s1 > 0:
         ad1 = np.asarray(AD.sum(axis=1)).ravel()
         H = H - np.outer(ad1, ad1) / s1
     return H
+
+
+def _schur_kept(kept: list, A, D, AT):
+    """:func:`_schur` (A, D, AT), or the one in ``kept`` ([D, H], then replaced) when D is the same
+    array of numbers: a quadratic h's Levenberg curvature D_all at every Newton step, and the
+    interior values' D once the active set has stopped changing (the last, polishing step)."""
+    if not (kept and np.array_equal(kept[0], D)):
+        kept[:] = [D, _schur(A, D, AT)]
+    return kept[1]
 
 
 #: the Newton system on the multipliers is kept sparse (:class:`_SparseNewton`) from this many rows
@@ -230,12 +244,51 @@ class _Augmented:
     triangle QDLDL takes, on a pattern fixed for the whole solve: every value and every row keep their
     places, a row out of the Newton system has its entries set to 0 and its pivot to 1 (then its
     unknown is 0), a value with D' = 0 gets the pivot −1e300 (then its unknown is 0). QDLDL's symbolic
-    factorisation (the minimum-degree ordering) is done once, each Newton step only refactors."""
+    factorisation (the minimum-degree ordering) is done once per row set (:meth:`of`), each Newton
+    step only refactors."""
+
+    #: the systems of the last :data:`KEEP` row sets solved, most recent last (:meth:`of`)
+    _recent: ClassVar[list] = []
+    _lock = threading.Lock()
+    KEEP = 4
+    #: only systems with at most this many stored entries are kept (a choice: their factors then hold
+    #: a few tens of MB at most; the 1,760-cell marginals' has 12,000)
+    KEEP_NNZ = 1_000_000
+
+    @classmethod
+    def of(cls, A):
+        """The system of the rows ``A``: a recent solve's when its rows were the same (pattern and
+        values, compared exactly), so that QDLDL's symbolic factorisation is done once per row set,
+        not once per problem — 10 ms of a 25 ms solve for the 3-way marginals over 12 binary
+        attributes (1,760 cells; measured), whose rows depend on the marginal set only. Taken out of
+        the cache while in use (two threads never share one); :meth:`release` puts it back. QDLDL's
+        refactorisation on the kept ordering gives the same bits as a fresh factorisation."""
+        A = A.tocsr()
+        with cls._lock:
+            for i, aug in enumerate(cls._recent):
+                if aug.same_rows(A):
+                    return cls._recent.pop(i)
+        return cls(A)
+
+    def same_rows(self, A) -> bool:
+        """Whether ``A`` (CSR) has exactly this system's rows."""
+        B = self.A
+        return (A.shape == B.shape and A.nnz == B.nnz and np.array_equal(A.indptr, B.indptr)
+                and np.array_equal(A.indices, B.indices) and np.array_equal(A.data, B.data))
+
+    def release(self) -> None:
+        """Back into the cache of :meth:`of` (the oldest beyond :data:`KEEP` dropped; not at all
+        above :data:`KEEP_NNZ` stored entries)."""
+        if self.mat.nnz > self.KEEP_NNZ:
+            return
+        with self._lock:
+            self._recent.append(self)
+            del self._recent[:-self.KEEP]
 
     def __init__(self, A):
         import scipy.sparse as sp
 
-        A = A.tocsr()
+        A = A.tocsr(copy=True)  # kept for :meth:`same_rows`: a copy nobody else writes
         d, m = A.shape[1], A.shape[0]
         self.d, self.m = d, m
         # column n + k of the upper triangle: row k's entries (at their values' places), then ρ
@@ -248,7 +301,8 @@ class _Augmented:
         indices[pos] = A.indices
         indices[diag] = d + np.arange(m)
         self.A, self.pos, self.diag, self.row_of = A, pos, diag, np.repeat(np.arange(m), counts - 1)
-        self.A2 = A.multiply(A).tocsr()  # the entries squared: diag(A D Aᵀ) = A2 D, once per solve
+        self.A2 = A.multiply(A).tocsr()  # the entries squared: diag(A D Aᵀ) = A2 D
+        self.AT = A.T.tocsr()
         self.mat = sp.csc_matrix((np.zeros(indptr[-1]), indices, indptr), shape=(d + m, d + m))
         self.solver = None
 
@@ -259,12 +313,15 @@ class _Augmented:
             data[:self.d] = np.where(Dp > 0, -1.0 / Dp, -1e300)
         data[self.pos] = np.where(rows[self.row_of], self.A.data, 0.0)
         data[self.diag] = np.where(rows, reg, 1.0)
+        # upper=True: the matrix is its upper triangle already (QDLDL's own triu pass skipped, the
+        # same factors: 11.4 -> 8.6 ms a first factorisation, 1.41 -> 1.16 ms a refactorisation at
+        # 1,760 cells)
         if self.solver is None:
             import qdldl
 
-            self.solver = qdldl.Solver(self.mat)
+            self.solver = qdldl.Solver(self.mat, upper=True)
         else:
-            self.solver.update(self.mat)
+            self.solver.update(self.mat, upper=True)
 
     def solve_rows(self, rows, v):
         """K⁻¹ v on ``rows`` (v of their length) with the last factorisation."""
@@ -307,13 +364,17 @@ class _SparseNewton:
     def solve(self, rows, r):
         """δ on ``rows`` (a mask) with (H + μ H_all)[rows, rows] δ = r."""
         U = self.U[rows]
-        trace = float((self.A2[rows] @ self.Dp).sum() - np.sum(U * U))
+        if rows.all():  # the usual case: no row sliced (a slice of A costs 30 matrix-vector products)
+            Ar, ArT, A2r = self.A, self.aug.AT, self.A2
+        else:
+            Ar, A2r = self.A[rows], self.A2[rows]
+            ArT = Ar.T.tocsr()
+        trace = float((A2r @ self.Dp).sum() - np.sum(U * U))
         reg = 1e-300 + 1e-15 * max(trace, 0.0)
         try:
             self.aug.factor(self.Dp, rows, reg)
         except ValueError:  # a zero pivot: the dense path's least squares
-            Ar = self.A[rows]
-            dense = (Ar.multiply(self.Dp) @ Ar.T).toarray() - U @ U.T + reg * np.eye(U.shape[0])
+            dense = (Ar.multiply(self.Dp) @ ArT).toarray() - U @ U.T + reg * np.eye(U.shape[0])
             return np.linalg.lstsq(dense, r, rcond=None)[0]
 
         def k_inv(v):
@@ -328,8 +389,8 @@ class _SparseNewton:
                 z = z + KiU @ np.linalg.solve(cap, U.T @ z)
             return z
 
-        def operator(x):
-            return self._K_times(rows, rows, x) - U @ (U.T @ x) + reg * x
+        def operator(x):  # (H + μ H_all)[rows, rows] + ρ I, never formed
+            return Ar @ (self.Dp * (ArT @ x)) - U @ (U.T @ x) + reg * x
 
         x = apply(r)
         size = float(np.max(np.abs(r), initial=0.0))
@@ -447,6 +508,51 @@ def damping(mu: float, alpha: float, mu_max: float) -> float:
     return max(mu / 10.0, 1e-10) if alpha == 1.0 else min(mu * 100.0, mu_max)
 
 
+#: from this many rows a quadratic h starts the dual method from the rows' projection
+#: (:func:`_projection_start`) instead of y = 0: the consistent marginals (39–1,461 rows) took 2–11
+#: Newton steps from y = 0 and 0–6 from it (measured, 2- and 3-way, cls and weighted); with 3–10 rows
+#: (subset sums, partition totals, a few equalities over d = 10²–10⁴) the steps were the same
+_PROJECTION_ROWS = 32
+
+
+def _dense_solve(H, rhs):
+    """H⁻¹ rhs for the dense Newton system on the multipliers, H regularised by 1e-15 of its trace
+    (least squares when it is singular all the same); under the caller's ``one_thread`` (entered once
+    per solve by :func:`solve_multipliers`: 0.06 ms an entry, a fifth of a 179-row solve)."""
+    H = H + (1e-300 + 1e-15 * max(np.trace(H), 0.0)) * np.eye(H.shape[0])
+    try:
+        return np.linalg.solve(H, rhs)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(H, rhs, rcond=None)[0]
+
+
+def _projection_start(sep, st, weights, augmented, schur_of: list, AT):
+    """(λ, y): the multipliers of the projection onto the rows with the bounds dropped, for a quadratic
+    h_v = w_v (f − m_v)² (``sep.quadratic``): f = m − D t, D = 1/(2w), t = λ1 + Aᵀy, with Σ f = total
+    and A f = b — one Newton system of the dual with every value interior (λ eliminated:
+    (A D Aᵀ − a aᵀ/s) y = A f₀ − b, a = A D 1, s = 1ᵀD1, f₀ = m − D λ₀ the point of Σ f = total alone).
+    Clipping its f to the bounds gives the dual method's first point: the rows' multipliers are then
+    near their final values, where from y = 0 (f ignoring every row) the active set moved a few values
+    per Newton step. y ≥ 0 on the ≤ rows (projected). ``weights`` as in :func:`solve_multipliers`;
+    ``schur_of`` gets [D, the dense Schur complement of D] where the dense system was formed (``AT``:
+    Aᵀ in CSR)."""
+    D = np.broadcast_to(1.0 / (2.0 * np.asarray(sep.w, float)), (st.d,))
+    m = np.broadcast_to(np.asarray(sep.m, float), (st.d,))
+    Dw = np.array(D if weights is None else weights * D, float)
+    s = float(Dw.sum())
+    lam0 = (float(np.sum(m if weights is None else weights * m)) - st.total) / s
+    f0 = m - D * lam0
+    grad = st.residual(f0 if weights is None else weights * f0)
+    if augmented is not None:
+        y = _SparseNewton(augmented, Dw, Dw, 0.0).solve(np.ones(st.m, bool), grad)
+    else:
+        H = _schur(st.A, Dw, AT)
+        schur_of[:] = [Dw, H]
+        y = _dense_solve(H, grad)
+    y[st.ineq] = np.maximum(y[st.ineq], 0.0)
+    return lam0 - float((st.A @ Dw) @ y) / s, y
+
+
 def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
     """(f, λ, y, info) for the compiled structure ``st``. ``weights``: entry v stands for that many
     values alike (:func:`solve_row_groups`): the problem is Σ_v w_v h_v(f_v) s.t. Σ w_v f_v = total,
@@ -454,8 +560,12 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
     l, u, w = st.l, st.u, weights
     y = np.zeros(st.m)
     d1l, d1u = _d1(sep, l), _d1(sep, u)
-    lam, f, it_l = solve_lambda(sep, l, u, st.total, lam0=lam0, d1l=d1l, d1u=d1u, weights=w)
-    info = {"lambda_iterations": it_l, "newton_iterations": 0, "line_search_failures": 0}
+    info = {"lambda_iterations": 0, "newton_iterations": 0, "line_search_failures": 0}
+    # (w > 0 finite: the projection's D = 1/(2w) is; the built-ins' w always is)
+    wq = np.asarray(getattr(sep, "w", np.nan), float) if sep.quadratic else np.nan
+    projected = st.m >= _PROJECTION_ROWS and bool(np.all(np.isfinite(wq)) and np.all(wq > 0))
+    if not projected:
+        lam, f, info["lambda_iterations"] = solve_lambda(sep, l, u, st.total, lam0=lam0, d1l=d1l, d1u=d1u, weights=w)
     if st.m == 0:
         return f, lam, y, info
     A, AT, b, ineq = st.A, st.A.T.tocsr(), st.b, st.ineq
@@ -467,7 +577,6 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
         info["lambda_iterations"] += k
         return lam_v, f_v, dual_value(sep, f_v, lam_v, yv, st, w)
 
-    phi = dual_value(sep, f, lam, y, st, w)
     mu = 1e-10
     radius = _step_radius(sep, l, u, d1l, d1u)
     nonneg = np.ones(st.m, bool)  # rows with no negative coefficient (their A f is a mass)
@@ -475,89 +584,101 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
         nonneg[np.unique(A.tocoo().row[A.tocoo().data < 0])] = False
     # A D Aᵀ's pattern is that of A Aᵀ whatever D: decided once per solve
     sparse_newton = st.m >= _SPARSE_ROWS and (A @ A.T).nnz <= _SPARSE_FILL * st.m * st.m
-    augmented = _Augmented(A) if sparse_newton else None
-    for it in range(1, max_iter + 1):
-        grad = st.residual(f if w is None else w * f)  # A f − b, long rows summed pairwise (.structure.row_sums): the check sums exactly
-        mass = grad + b  # A f, for the exponential-tail rows
-        held = ineq & (y <= 0) & (grad < 0)  # at y = 0 and pushed outward: stays 0
-        free = ~held
-        pg = np.where(free, grad, np.maximum(grad, 0.0))
-        if np.max(np.abs(pg)) <= tol or out_of_time():  # solve(time_limit=...): the point so far
-            break
-        info["newton_iterations"] = it
-        inner = (f > l) & (f < u)
-        D_all = np.where(l < u, inverse_curvature(sep, f), 0.0)
-        if w is not None:
-            D_all = w * D_all
-        Dn = np.where(inner, D_all, 0.0)
-        ad1, s1 = A @ Dn, float(Dn.sum())  # λ's first-order response to a y step: −(A D 1)·Δy/(1ᵀD1)
-        # Levenberg term from the curvature the bound values would have if free: keeps the step
-        # finite (and of the right scale) when a row has no interior value, i.e. H is singular.
-        delta = np.zeros(st.m)
-        if augmented is not None:
-            system = _SparseNewton(augmented, Dn, D_all, mu)
-            tail = _tail_rows(system.H_diag, mass, grad, b, free, nonneg, radius)
-            newton = free & ~tail
-            rhs = grad[newton]
-            if tail.any():
-                delta[tail] = _tail_steps(system.H_diag, mass, b, tail)
-                rhs = rhs - system.block_times(newton, tail, delta[tail])
-            delta[newton] = system.solve(newton, rhs)
-        else:
-            H = _schur(A, Dn)
-            H_all = _schur(A, D_all)
-            tail = _tail_rows(np.diag(H), mass, grad, b, free, nonneg, radius)
-            newton = free & ~tail
-            rhs = grad[newton]
-            if tail.any():
-                delta[tail] = _tail_steps(np.diag(H), mass, b, tail)
-                rhs = rhs - (H + mu * H_all)[np.ix_(newton, tail)] @ delta[tail]
-            Hf = (H + mu * H_all)[np.ix_(newton, newton)]
-            Hf = Hf + (1e-300 + 1e-15 * max(np.trace(Hf), 0.0)) * np.eye(Hf.shape[0])
-            with one_thread(Hf.shape[0]):
-                try:
-                    delta[newton] = np.linalg.solve(Hf, rhs)
-                except np.linalg.LinAlgError:
-                    delta[newton] = np.linalg.lstsq(Hf, rhs, rcond=None)[0]
-        if not np.all(np.isfinite(delta)):
-            break
-        big = float(np.max(np.abs(delta)))
-        capped = big > radius
-        if capped:  # beyond the range of h' every value is pinned at a bound: no use going further
-            delta *= radius / big
-        # projected on y ≥ 0 for the inequality rows; Armijo up to φ's rounding. Called by backtrack in
-        # this iteration only; the defaults bind its values (``seen``: φ(α) − φ of the last trial;
-        # ``err``: the rows' residual now, for steps whose ascent φ cannot resolve)
-        seen: list = []
-        err = float(np.max(np.abs(pg)))
+    augmented = _Augmented.of(A) if sparse_newton else None
+    # [D, its dense Schur complement] last formed for the interior values' D and for D_all (the
+    # Levenberg term's curvature, the same at every step of a quadratic h: 1/h'' constant)
+    schur_n: list = []
+    schur_all: list = []
+    with contextlib.ExitStack() as once:
+        if augmented is None:  # the dense systems on one BLAS thread, set once per solve
+            # (not around the sparse path, which has no dense system: limiting and restoring the BLAS
+            # threads there cost 20–50 ms of CPU at 1,760 cells, in this call and the next ones —
+            # the restored thread pool spinning; measured in the route grid)
+            once.enter_context(one_thread(st.m))
+        else:  # the sparse system back into its cache
+            once.callback(augmented.release)
+        if projected:  # the rows' projection, clipped: the first point (module docstring)
+            lam, y = _projection_start(sep, st, w, augmented, schur_all, AT)
+            lam, f, info["lambda_iterations"] = solve_lambda(sep, l, u, st.total, t0=AT @ y, lam0=lam, d1l=d1l,
+                                                             d1u=d1u, weights=w)
+            info["projection_start"] = True
+        phi = dual_value(sep, f, lam, y, st, w)
+        for it in range(1, max_iter + 1):
+            grad = st.residual(f if w is None else w * f)  # A f − b, long rows summed pairwise (.structure.row_sums): the check sums exactly
+            mass = grad + b  # A f, for the exponential-tail rows
+            held = ineq & (y <= 0) & (grad < 0)  # at y = 0 and pushed outward: stays 0
+            free = ~held
+            pg = np.where(free, grad, np.maximum(grad, 0.0))
+            if np.max(np.abs(pg)) <= tol or out_of_time():  # solve(time_limit=...): the point so far
+                break
+            info["newton_iterations"] = it
+            inner = (f > l) & (f < u)
+            D_all = np.where(l < u, inverse_curvature(sep, f), 0.0)
+            if w is not None:
+                D_all = w * D_all
+            Dn = np.where(inner, D_all, 0.0)
+            ad1, s1 = A @ Dn, float(Dn.sum())  # λ's first-order response to a y step: −(A D 1)·Δy/(1ᵀD1)
+            # Levenberg term from the curvature the bound values would have if free: keeps the step
+            # finite (and of the right scale) when a row has no interior value, i.e. H is singular.
+            delta = np.zeros(st.m)
+            if augmented is not None:
+                system = _SparseNewton(augmented, Dn, D_all, mu)
+                tail = _tail_rows(system.H_diag, mass, grad, b, free, nonneg, radius)
+                newton = free & ~tail
+                rhs = grad[newton]
+                if tail.any():
+                    delta[tail] = _tail_steps(system.H_diag, mass, b, tail)
+                    rhs = rhs - system.block_times(newton, tail, delta[tail])
+                delta[newton] = system.solve(newton, rhs)
+            else:
+                H = _schur_kept(schur_n, A, Dn, AT)
+                H_all = _schur_kept(schur_all, A, D_all, AT)
+                tail = _tail_rows(np.diag(H), mass, grad, b, free, nonneg, radius)
+                newton = free & ~tail
+                rhs = grad[newton]
+                if tail.any():
+                    delta[tail] = _tail_steps(np.diag(H), mass, b, tail)
+                    rhs = rhs - (H + mu * H_all)[np.ix_(newton, tail)] @ delta[tail]
+                delta[newton] = _dense_solve((H + mu * H_all)[np.ix_(newton, newton)], rhs)
+            if not np.all(np.isfinite(delta)):
+                break
+            big = float(np.max(np.abs(delta)))
+            capped = big > radius
+            if capped:  # beyond the range of h' every value is pinned at a bound: no use going further
+                delta *= radius / big
+            # projected on y ≥ 0 for the inequality rows; Armijo up to φ's rounding. Called by backtrack in
+            # this iteration only; the defaults bind its values (``seen``: φ(α) − φ of the last trial;
+            # ``err``: the rows' residual now, for steps whose ascent φ cannot resolve)
+            seen: list = []
+            err = float(np.max(np.abs(pg)))
 
-        def trial(alpha, y=y, delta=delta, lam=lam, ad1=ad1, s1=s1, phi=phi, grad=grad, seen=seen, err=err):
-            y_new = y + alpha * delta
-            y_new[ineq] = np.maximum(y_new[ineq], 0.0)
-            lam_pred = lam - float(ad1 @ (y_new - y)) / s1 if s1 > 0 else lam
-            lam_new, f_new, phi_new = at(y_new, lam_pred)
-            seen[:] = [phi_new - phi]
-            ascent = float(grad @ (y_new - y))
-            ok = phi_new >= phi + 1e-4 * ascent - 4 * _EPS * abs(phi)
-            if not ok and ascent <= 64 * _EPS * abs(phi):
-                # the step's ascent is below φ's rounding (the last steps): φ cannot tell, so the
-                # rows' residual decides (a choice; it halves or the step is shortened as before)
-                r_new = st.residual(f_new if w is None else w * f_new)
-                r_new = np.where(ineq & (y_new <= 0) & (r_new < 0), 0.0, r_new)
-                ok = float(np.max(np.abs(r_new))) <= 0.5 * err
-            return (y_new, lam_new, f_new, phi_new) if ok else None
+            def trial(alpha, y=y, delta=delta, lam=lam, ad1=ad1, s1=s1, phi=phi, grad=grad, seen=seen, err=err):
+                y_new = y + alpha * delta
+                y_new[ineq] = np.maximum(y_new[ineq], 0.0)
+                lam_pred = lam - float(ad1 @ (y_new - y)) / s1 if s1 > 0 else lam
+                lam_new, f_new, phi_new = at(y_new, lam_pred)
+                seen[:] = [phi_new - phi]
+                ascent = float(grad @ (y_new - y))
+                ok = phi_new >= phi + 1e-4 * ascent - 4 * _EPS * abs(phi)
+                if not ok and ascent <= 64 * _EPS * abs(phi):
+                    # the step's ascent is below φ's rounding (the last steps): φ cannot tell, so the
+                    # rows' residual decides (a choice; it halves or the step is shortened as before)
+                    r_new = st.residual(f_new if w is None else w * f_new)
+                    r_new = np.where(ineq & (y_new <= 0) & (r_new < 0), 0.0, r_new)
+                    ok = float(np.max(np.abs(r_new))) <= 0.5 * err
+                return (y_new, lam_new, f_new, phi_new) if ok else None
 
-        if capped:  # the step is the radius, not Newton's: shrink it by the model of φ along it
-            alpha, got = _interpolated(trial, seen, float(grad @ delta), 30)
-        else:
-            alpha, got = backtrack(trial, 30)
-        if got is None or np.array_equal(got[0], y):
-            info["line_search_failures"] += int(got is None)
-            break
-        mu = damping(mu, alpha, 1.0)
-        if capped:  # a trust region from then on: twice the step the line search took
-            radius = 2.0 * alpha * radius
-        y, lam, f, phi = got
+            if capped:  # the step is the radius, not Newton's: shrink it by the model of φ along it
+                alpha, got = _interpolated(trial, seen, float(grad @ delta), 30)
+            else:
+                alpha, got = backtrack(trial, 30)
+            if got is None or np.array_equal(got[0], y):
+                info["line_search_failures"] += int(got is None)
+                break
+            mu = damping(mu, alpha, 1.0)
+            if capped:  # a trust region from then on: twice the step the line search took
+                radius = 2.0 * alpha * radius
+            y, lam, f, phi = got
     return f, lam, y, info
 
 
