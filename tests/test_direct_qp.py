@@ -1,6 +1,7 @@
-"""A recognised user quadratic (plus polyhedral terms) handed to Clarabel's own interface: its answer
-and multipliers against cvxpy's own compilation solved tight, under every constraint kind the route
-compiles, with a swept cvxpy Parameter, a time limit, and the chain after it when it does not pass."""
+"""A recognised user quadratic (plus polyhedral terms) handed to PIQP's (under a time limit Clarabel's)
+own interface: its answer and multipliers against cvxpy's own compilation solved tight, under every
+constraint kind the route compiles, both row sources, a swept cvxpy Parameter, a time limit, and the
+chain after it when it does not pass."""
 
 from __future__ import annotations
 
@@ -49,11 +50,14 @@ def _referee(func, cons):
 def test_direct_answer_and_duals_match_cvxpys_compilation(name, cons):
     pr = Problem(EST, OBJECTIVES[name], CONSTRAINTS[cons]())
     sol = pr.solve()
+    assert sol.attempts[0]["solver"] == "PIQP-DIRECT" and sol.checks.passed
     # the kinks' certificate does not cover every constraint (a user's, some fixed values): unverified
-    # then, on either route
-    assert sol.solver == "CLARABEL-DIRECT" and sol.status == pr.solve(solver="CLARABEL").status
-    assert sol.checks.passed and sol.status == "optimal" if name == "smoothness" or cons not in ("user", "fixed") \
-        else sol.status in ("optimal", "optimal_unverified")
+    # then on every route, and the chain after the direct one is tried (it might certify)
+    assert sol.status == pr.solve(solver="CLARABEL").status
+    if sol.status == "optimal":
+        assert sol.solver == "PIQP-DIRECT"
+    else:
+        assert name != "smoothness" and cons in ("user", "fixed") and sol.status == "optimal_unverified"
     f_ref, duals_ref = _referee(OBJECTIVES[name], CONSTRAINTS[cons]())
     assert np.max(np.abs(sol.f - f_ref)) <= 1e-6
     assert abs(sol.optimal_value - float(OBJECTIVES[name](cp.Constant(f_ref), EST).value)) <= 1e-9
@@ -70,7 +74,7 @@ def test_the_two_row_sources_agree_on_the_same_rows():
     func = OBJECTIVES["smoothness"]
     a = Problem(EST, func, [Simplex(), SubsetSum(idx, 0.3, name="third")]).solve()
     b = Problem(EST, func, [Simplex(), UserConstraint(lambda f, e: {"third": cp.sum(f[idx]) == 0.3})]).solve()
-    assert a.solver == b.solver == "CLARABEL-DIRECT" and a.success and b.success
+    assert a.solver == b.solver == "PIQP-DIRECT" and a.success and b.success
     assert np.max(np.abs(a.f - b.f)) <= 1e-8
     assert float(a.duals["third"]) == pytest.approx(-float(b.duals["third"]), rel=1e-6) or \
         float(a.duals["third"]) == pytest.approx(float(b.duals["third"]), rel=1e-6)
@@ -83,33 +87,35 @@ def test_swept_parameter_is_read_at_each_solve():
     for value in (0.1, 5.0):
         lam.value = value
         sol = pr.solve()
-        assert sol.solver == "CLARABEL-DIRECT" and sol.status == "optimal"
+        assert sol.solver == "PIQP-DIRECT" and sol.status == "optimal"
         f_ref, _ = _referee(func, [Simplex()])
         assert np.max(np.abs(sol.f - f_ref)) <= 1e-6
 
 
-def test_time_limit_and_options_reach_clarabel():
+def test_time_limit_takes_clarabel_and_options_reach_the_solver():
     pr = Problem(EST, OBJECTIVES["smoothness"], [Simplex()])
-    sol = pr.solve(time_limit=30)
+    sol = pr.solve(time_limit=30)  # PIQP has no time limit of its own: Clarabel's interface, with its limit
     assert sol.solver == "CLARABEL-DIRECT" and sol.status == "optimal"
-    sol = pr.solve(max_iter=1)  # Clarabel stops after one iteration; so does the chain after it
-    assert not sol.success and sol.attempts[0]["solver"] == "CLARABEL-DIRECT"
+    tv = Problem(EST, OBJECTIVES["total variation"], [Simplex()])
+    assert tv.solve(time_limit=30).solver == "CLARABEL-DIRECT"  # d = 150 <= policy.QP_SMALL_D
+    sol = pr.solve(max_iter=1)  # PIQP stops after one iteration; so does the chain after it
+    assert not sol.success and sol.attempts[0]["solver"] == "PIQP-DIRECT"
     assert sol.attempts[0]["status"] != "optimal"
 
 
 def test_the_chain_follows_when_the_direct_answer_does_not_pass(monkeypatch):
-    def failing(problem, options):
-        return Solution(np.full(D, 1.0 / D), "inaccurate", False, np.nan, {}, solver="CLARABEL-DIRECT",
+    def failing(problem, solver, options):
+        return Solution(np.full(D, 1.0 / D), "inaccurate", False, np.nan, {}, solver=solver + "-DIRECT",
                         message="made to fail"), ""
 
     monkeypatch.setattr(problem_module, "solve_direct_qp", failing)
     sol = Problem(EST, OBJECTIVES["smoothness"], [Simplex()]).solve()
-    assert sol.status == "optimal" and sol.solver != "CLARABEL-DIRECT"
-    assert sol.attempts[0]["solver"] == "CLARABEL-DIRECT"
+    assert sol.status == "optimal" and sol.solver != "PIQP-DIRECT"
+    assert sol.attempts[0]["solver"] == "PIQP-DIRECT"
 
 
 def test_not_taken_where_it_does_not_apply():
     kl = Problem(EST, lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.sum(cp.kl_div(f, np.full(D, 1 / D))),
                  [Simplex(), SubsetSum(np.arange(0, D, 3), 0.3)])
-    assert kl.solve().solver != "CLARABEL-DIRECT"  # not a quadratic
-    assert Problem(EST, "cls", [Simplex()]).solve().solver != "CLARABEL-DIRECT"  # a built-in
+    assert not kl.solve().solver.endswith("-DIRECT")  # not a quadratic
+    assert not Problem(EST, "cls", [Simplex()]).solve().solver.endswith("-DIRECT")  # a built-in

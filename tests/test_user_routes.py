@@ -174,20 +174,21 @@ def test_small_user_qps_go_to_the_cvxpy_chain_first_by_structure(monkeypatch):
     tv = Problem(EST, lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.norm1(f[1:] - f[:-1]))
     for p in (pr, tv):  # d = 120: both Clarabel first
         assert policy.small_user_qp(p) and not policy.uses_sqp(p) and policy.default_chain(p) == policy.QP_CHAIN_SMALL
-    for p in (pr, tv):  # both recognised quadratics (plus polyhedral terms): Clarabel's own interface first
-        assert policy.direct_qp_applies(p)
+    for p in (pr, tv):  # both recognised quadratics (plus polyhedral terms): PIQP's own interface first
+        assert policy.direct_qp_solver(p) == "PIQP" and policy.direct_qp_solver(p, time_limited=True) == "CLARABEL"
         sol = p.solve()
-        assert sol.status == "optimal" and sol.solver == "CLARABEL-DIRECT" and sol.checks.passed
+        assert sol.status == "optimal" and sol.solver == "PIQP-DIRECT" and sol.checks.passed
     assert policy.default_chain(Problem(EST, "cls", CONSTRAINTS["subset"]())) == policy.QP_CHAIN
     monkeypatch.setattr(policy, "QP_SMALL_D", D - 1)  # past it: the smooth QP to PIQP first, still before Newton
     assert policy.small_user_qp(pr) and not policy.uses_sqp(pr) and policy.default_chain(pr) == policy.QP_CHAIN
-    assert policy.direct_qp_applies(pr) and not policy.direct_qp_applies(tv)
+    assert policy.direct_qp_solver(pr, time_limited=True) == "CLARABEL"
+    assert policy.direct_qp_solver(tv) == "PIQP" and policy.direct_qp_solver(tv, time_limited=True) is None
     assert not policy.small_user_qp(tv) and policy.default_chain(tv) == policy.QP_CHAIN
     monkeypatch.setattr(policy, "SMOOTH_QP_SMALL_D", D - 1)  # past that: the Newton route
     assert not policy.small_user_qp(pr) and policy.uses_sqp(pr) and policy.default_chain(pr) == policy.QP_CHAIN
-    assert not policy.direct_qp_applies(pr)
+    assert policy.direct_qp_solver(pr) is None
     kl = Problem(EST, SEPARABLE["kl"])  # not a QP: its routes are unchanged
-    assert not policy.small_user_qp(kl) and not policy.direct_qp_applies(kl)
+    assert not policy.small_user_qp(kl) and policy.direct_qp_solver(kl) is None
 
 
 def test_progress_lines_only_past_the_threshold(monkeypatch, capsys):

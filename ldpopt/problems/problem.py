@@ -27,16 +27,17 @@ from .objectives.likelihood_terms import LikelihoodTerms
 from .progress import Clock, timed_out
 from .solution import Solution, _attempt, best_checked
 from .solvers.attempts import STRUCTURED, cvxpy_attempt, options_for, structured_attempt
-from .solvers.direct_qp import SOLVER as DIRECT_QP
+from .solvers.direct_qp import SUFFIX as DIRECT
 from .solvers.direct_qp import solve_direct_qp
 from .solvers.ipm import solve_ipm
 from .solvers.policy import (
     DEFAULT_SOLVER_OPTIONS,
+    DIRECT_QP_OPTIONS,
     EXP_CONE_CHAIN,
     EXP_CONE_CLARABEL_MAX_D,
     SQP_MIN_D,
     default_chain,
-    direct_qp_applies,
+    direct_qp_solver,
     installed_solvers,
     is_likelihood,
     sqp_applies,
@@ -462,11 +463,12 @@ class Problem:
                 return self._finish(sol, strict)
             first = [_attempt(sol)] if sol is not None else []  # not applicable: nothing was tried
             kept = sol  # its checked point competes with the later routes' (best_checked)
-        if solver is None and direct_qp_applies(self):
-            with clock.running(DIRECT_QP):
-                dq, _ = solve_direct_qp(self, options_for(self, "CLARABEL", solver_options))
-            # optimal_unverified ends it as it ends the chain: any solver meets the same unverifiable objective
-            if dq is not None and (dq.success or dq.status == "optimal_unverified"):
+        direct = direct_qp_solver(self, clock.limit is not None) if solver is None else None
+        if direct is not None:
+            with clock.running(direct + DIRECT):
+                dq, _ = solve_direct_qp(self, direct, options_for(self, direct, solver_options,
+                                                                  DIRECT_QP_OPTIONS.get(direct)))
+            if dq is not None and dq.success:
                 dq.attempts = first + [_attempt(dq)]
                 dq.wall_time = time.perf_counter() - start
                 return self._finish(dq, strict)

@@ -64,14 +64,14 @@ def structured_attempt(problem) -> tuple[Solution | None, str]:
                     checks=checks), ""
 
 
-def options_for(problem, name: str, solver_options: dict, tight_scs: bool = False) -> dict:
+def options_for(problem, name: str, solver_options: dict, route: dict | None = None) -> dict:
     """The options solver ``name`` runs with, each layer over the one before: ldpopt's defaults
-    (``policy.DEFAULT_SOLVER_OPTIONS``; SCS tightened where asked), the objective's own, the solve's
-    time limit (:meth:`.progress.Clock.solver_options`), then the caller's — ``solve(SCS={...})`` for
-    one solver of the chain, any other keyword for every solver."""
+    (``policy.DEFAULT_SOLVER_OPTIONS``), the route's own (``route``: SCS tightened as a fallback, the
+    direct QP's PIQP), the objective's, the solve's time limit (:meth:`.progress.Clock.solver_options`),
+    then the caller's — ``solve(SCS={...})`` for one solver of the chain, any other keyword for every
+    solver."""
     opts = dict(DEFAULT_SOLVER_OPTIONS.get(name, {}))
-    if tight_scs:
-        opts.update(SCS_TIGHT)
+    opts.update(route or {})
     opts.update(problem.objective.solver_options.get(name, {}))
     opts.update(problem._clock.solver_options(name) if getattr(problem, "_clock", None) else {})
     opts.update({k: v for k, v in solver_options.items() if k.upper() not in cp.settings.SOLVERS})
@@ -86,7 +86,7 @@ def cvxpy_attempt(problem, name: str, verbose: bool, solver_options: dict, tight
     start = time.perf_counter()
     d = problem.estimate.d
     nan_f = np.full(d, np.nan)
-    opts = options_for(problem, name, solver_options, tight_scs)
+    opts = options_for(problem, name, solver_options, SCS_TIGHT if tight_scs else None)
     problem._built()  # the cvxpy problem built here, before a child process would build its own copy
     error_text = ""
     problem.x.value = None  # nothing from an earlier solve may leak into this one

@@ -1,21 +1,24 @@
-"""A user's quadratic objective over linear rows, handed to Clarabel's own interface.
+"""A user's quadratic objective over linear rows, handed to a QP solver's own interface.
 
-A user objective recognised as a quadratic (:mod:`.user_forms`: per-value squares plus quadratic forms
-‖A f − b‖²) has its QP data without cvxpy: the Hessian is the same at every f and the gradient at 0
-is the linear term. Only the constraints go through cvxpy's compilation (:func:`.ipm.compile_rows`,
-the rows the interior-point route reads, with a ½‖x‖² objective that compiles in a fraction of the
-user's). The QP then goes to ``clarabel.DefaultSolver`` directly, and the multipliers back to the
-problem's named constraints by cvxpy's own inversion of that compilation (:func:`.ipm._duals`), so
-ldpopt's check reads the same (f, duals) as after any solver. What that skips is the cost of a cvxpy
-solve that is not the solver's: the objective's canonicalisation (``quad_form`` coefficient
-extraction), cvxpy's search for installed solvers on every solve, and its unpacking. Measured
-against ``solve(solver="CLARABEL")`` and ``"PIQP"`` in ``benchmarks/bench_route_grid.py`` (the
-``smooth`` classes); the rule that routes here is :func:`.policy.direct_qp_applies`.
+A user objective recognised as a quadratic plus polyhedral terms (:mod:`.user_forms`: per-value
+squares, quadratic forms ‖A f − b‖², W·|A f + b| and w·max(A f + b)) has its QP data without cvxpy:
+the Hessian is the same at every f, the gradient at 0 is the linear term, and each polyhedral term
+gets epigraph variables as cvxpy's canonicalisation would give it. The constraints' rows come from
+the structured compilation where it covers them (:func:`.structured.structure.compiled_for`, kept
+on the problem: the exact feasibility decision has made it already; the multipliers named by its
+:func:`~.structured.multipliers.duals_dict`), else from cvxpy's compilation of the constraints alone
+(:func:`.ipm.compile_rows`; the multipliers named by cvxpy's inversion of it, :func:`.ipm._duals`).
+The QP goes to PIQP (``piqp.SparseSolver``, in this process) or Clarabel (``clarabel.DefaultSolver``)
+directly, and ldpopt's check reads the same (f, named duals) as after any solver. What that skips is
+the part of a cvxpy solve that is not the solver's: the objective's canonicalisation (``quad_form``
+coefficient extraction), the constraints' for built-ins, PIQP's child process, and the unpacking.
+Which solver, and when: :func:`.policy.direct_qp_solver`; measured against ``solve(solver=...)``
+in ``benchmarks/bench_route_grid.py`` (the ``smooth`` and ``nonsmooth`` classes).
 
 Choices where nothing prescribes them: the QP is solved in the interior-point route's variable
 x = f/s (``Problem.scale``) with J divided by m, the mean positive diagonal of s²∇²J (O(1)
-coefficients, as there); Clarabel runs with the options a cvxpy call of it would get
-(:func:`.attempts.options_for`: ldpopt's tolerances, the time limit, the caller's).
+coefficients, as there); the solver runs with the options a cvxpy call of it would get, with the
+route's own under them (:func:`.attempts.options_for`, ``policy.DIRECT_QP_OPTIONS``).
 """
 
 from __future__ import annotations
@@ -31,12 +34,12 @@ from .ipm import _duals, compile_rows
 from .structured.multipliers import duals_dict
 from .structured.structure import Structure, compiled_for
 
-__all__ = ["SOLVER", "solve_direct_qp"]
+__all__ = ["SUFFIX", "solve_direct_qp"]
 
-#: ``Solution.solver`` of this route: Clarabel, called directly
-SOLVER = "CLARABEL-DIRECT"
+#: ``Solution.solver`` of this route: the solver's name with this suffix (``"PIQP-DIRECT"``)
+SUFFIX = "-DIRECT"
 
-#: Clarabel's statuses that carry a point worth checking
+#: the statuses (Clarabel's words; PIQP's mapped to them) that carry a point worth checking
 _ANSWERED = {"Solved": "optimal", "AlmostSolved": "optimal_inaccurate", "MaxIterations": "user_limit",
              "MaxTime": "time_limit", "InsufficientProgress": "user_limit", "AlmostPrimalInfeasible": "user_limit",
              "AlmostDualInfeasible": "user_limit"}
@@ -52,7 +55,8 @@ class _CvxpyRows:
         self.A_E, self.b_E, self.A_I, self.b_I = A_E, b_E, A_I, b_I
 
     def answer(self, x, z, s, m):
-        """(f, named duals) from Clarabel's x, z and s on these rows (kink rows cut off)."""
+        """(f, named duals) from the solver's x, z and s on these rows (its KKT Px + q + Aᵀz = 0; the
+        epigraph rows' cut off)."""
         m_e, m_i = self.A_E.shape[0], self.A_I.shape[0]
         duals = _duals(self.prob, self.chain, self.inv, x, z[:m_e], z[m_e:m_e + m_i], s[m_e:m_e + m_i], m,
                        self.problem)
@@ -89,11 +93,11 @@ class _StructureRows:
         self.b_I = np.concatenate([st.b[self.in_rows], -lo[self.lower], up[self.upper]])
 
     def answer(self, x, z, s, m):
-        """(f, named duals) from Clarabel's x, z and s: λ and y scaled back by m; the bound multipliers
-        are Clarabel's own on every value, as cvxpy's inversion reports them (nonzero but tiny where the
+        """(f, named duals) from the solver's x, z and s: λ and y scaled back by m; the bound multipliers
+        are the solver's own on every value, as cvxpy's inversion reports them (nonzero but tiny where the
         bound is not active): :func:`~.structured.multipliers.duals_dict` names them, given the
         per-value residual r = m (z^lo − z^up) (its r − y^lo + y^up = 0) and each value placed on the
-        side whose multiplier is the larger — for the naming only; f is Clarabel's point."""
+        side whose multiplier is the larger — for the naming only; f is the solver's point."""
         st, d = self.st, self.st.d
         f = x * self.s_f
         k = 0 if st.sum_free else 1
@@ -122,42 +126,10 @@ def _rows(problem):
     return (None, why) if compiled is None else (_CvxpyRows(problem, compiled), "")
 
 
-def solve_direct_qp(problem, options: dict):
-    """Solve ``problem``, whose objective carries its recognised ``form`` (a quadratic smooth part plus
-    polyhedral terms: :func:`.policy.direct_qp_applies`), by Clarabel's own interface on the compiled rows. (a checked ``Solution``, "")
-    — ``"optimal"`` only when ldpopt's check passed — or (None, why) when the constraints are not
-    linear rows over f alone or an option is not one of Clarabel's settings.
-
-    Each polyhedral term gets its epigraph variables, as cvxpy's canonicalisation would: W·|A f + b|
-    a t ≥ ±(A f + b) per row with cost W_k t_k, w·max_k (A f + b)_k one u ≥ (A f + b)_k with cost w.
-
-    Parameters
-    ----------
-    problem : Problem
-        The problem (its scale, estimate, named constraints, and its objective's ``form``, the
-        :class:`~ldpopt.problems.objectives.recognise.Recognised` whose ``quadratic`` holds).
-    options : dict
-        Clarabel's settings (``clarabel.DefaultSettings`` attribute names, as cvxpy passes them):
-        :func:`.attempts.options_for` ``(problem, "CLARABEL", ...)``.
-
-    Returns
-    -------
-    tuple of (Solution or None, str)
-    """
-    import clarabel
-
-    start = time.perf_counter()
+def _assemble(problem, rows):
+    """(P, q, A, b, rows with an equality: m_e, m): the QP of the module docstring in x = f/s (then the
+    epigraph variables), P its full symmetric Hessian, A x (=, ≤) b with the m_e equalities first."""
     form = problem.objective.form
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    for key, value in options.items():
-        if not hasattr(settings, key):
-            return None, f"{key!r} is not a Clarabel setting"
-        setattr(settings, key, value)
-    rows, why = _rows(problem)
-    if rows is None:
-        return None, why
-    A_E, b_E, A_I, b_I = rows.A_E, rows.b_E, rows.A_I, rows.b_I
     s_f, d = problem.scale, problem.estimate.d
     zero = np.zeros(d)
     H = sp.csc_array(form.hessian(zero)) * (s_f * s_f)
@@ -180,34 +152,109 @@ def solve_direct_qp(problem, options: dict):
             q_parts.append(np.asarray(W, float)[:1] / m)
             width += 1
     n = width
-    P = sp.block_diag([sp.triu(H / m), sp.csc_array((n - d, n - d))], format="csc")
+    P = sp.block_diag([H / m, sp.csc_array((n - d, n - d))], format="csc")
     pad = lambda M: sp.hstack([M, sp.csr_array((M.shape[0], n - d))]) if n > d else M
-    blocks = [pad(A_E), pad(A_I)]
+    blocks = [pad(rows.A_E), pad(rows.A_I)]
     for K, T, at in epi:  # the epigraph rows: [K, 0…, T at its own columns, 0…]
         blocks.append(sp.hstack([K, sp.csr_array((K.shape[0], at - d)), T,
                                  sp.csr_array((K.shape[0], n - at - T.shape[1]))]))
     A = sp.vstack(blocks, format="csc")
-    b = np.concatenate([b_E, b_I, *rhs])
-    m_e = A_E.shape[0]
+    return P, np.concatenate(q_parts), A, np.concatenate([rows.b_E, rows.b_I, *rhs]), rows.A_E.shape[0], m
+
+
+def _clarabel(P, q, A, b, m_e, options):
+    """Clarabel on the QP: (status word, x, z, s, iterations) — z and s per row (equalities first), its
+    KKT Px + q + Aᵀz = 0 — or None when an option is not one of its settings."""
+    import clarabel
+
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    for key, value in options.items():
+        if not hasattr(settings, key):
+            return None
+        setattr(settings, key, value)
     cones = [clarabel.ZeroConeT(m_e), clarabel.NonnegativeConeT(A.shape[0] - m_e)]
+    out = clarabel.DefaultSolver(sp.triu(P, format="csc"), q, A, b, cones, settings).solve()
+    return str(out.status), np.asarray(out.x, float), np.asarray(out.z, float), np.asarray(out.s, float), \
+        int(out.iterations)
+
+
+def _piqp(P, q, A, b, m_e, options):
+    """PIQP on the QP (its sparse interface, in this process): as :func:`_clarabel`. Its KKT
+    Px + q + A_Eᵀy + A_Iᵀz_u = 0 is Clarabel's with z = (y, z_u); the slacks are b_I − A_I x."""
+    import piqp
+
+    solver = piqp.SparseSolver()
+    solver.settings.verbose = False
+    for key, value in options.items():
+        if not hasattr(solver.settings, key):
+            return None
+        setattr(solver.settings, key, value)
+    A_E, A_I, b_E, b_I = A[:m_e], A[m_e:], b[:m_e], b[m_e:]
+    solver.setup(P=P, c=q, A=sp.csc_matrix(A_E), b=b_E, G=sp.csc_matrix(A_I), h_u=b_I)
+    status = solver.solve()
+    r = solver.result
+    x = np.asarray(r.x, float)
+    word = {piqp.PIQP_SOLVED: "Solved", piqp.PIQP_MAX_ITER_REACHED: "MaxIterations"}.get(status, str(status))
+    return word, x, np.concatenate([np.asarray(r.y, float), np.asarray(r.z_u, float)]), \
+        np.concatenate([np.zeros(m_e), b_I - A_I @ x]), int(r.info.iter)
+
+
+#: the backends, by the name :func:`.policy.direct_qp_solver` gives
+_BACKENDS = {"CLARABEL": _clarabel, "PIQP": _piqp}
+
+
+def solve_direct_qp(problem, solver: str, options: dict):
+    """Solve ``problem``, whose objective carries its recognised ``form`` (a quadratic smooth part plus
+    polyhedral terms: :func:`.policy.direct_qp_solver`), by ``solver``'s own interface on the compiled
+    rows. (a checked ``Solution``, "") — ``"optimal"`` only when ldpopt's check passed — or (None,
+    why) when the constraints are not linear rows over f alone or an option is not one of the
+    solver's settings.
+
+    Each polyhedral term gets its epigraph variables, as cvxpy's canonicalisation would: W·|A f + b|
+    a t ≥ ±(A f + b) per row with cost W_k t_k, w·max_k (A f + b)_k one u ≥ (A f + b)_k with cost w.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its scale, estimate, named constraints, and its objective's ``form``, the
+        :class:`~ldpopt.problems.objectives.recognise.Recognised` whose ``quadratic`` holds).
+    solver : {"CLARABEL", "PIQP"}
+        The solver; ``Solution.solver`` is its name with ``-DIRECT``.
+    options : dict
+        The solver's settings (attribute names of ``clarabel.DefaultSettings`` / PIQP's settings, as
+        cvxpy passes them): :func:`.attempts.options_for` ``(problem, solver, ...)``.
+
+    Returns
+    -------
+    tuple of (Solution or None, str)
+    """
+    start = time.perf_counter()
+    rows, why = _rows(problem)
+    if rows is None:
+        return None, why
+    d = problem.estimate.d
+    P, q, A, b, m_e, m = _assemble(problem, rows)
     compiled_s = time.perf_counter() - start
-    out = clarabel.DefaultSolver(P, np.concatenate(q_parts), A, b, cones, settings).solve()
+    got = _BACKENDS[solver](P, q, A, b, m_e, options)
+    if got is None:
+        return None, f"an option is not one of {solver}'s settings: {sorted(options)}"
+    raw, x, z, s, iterations = got
     solve_s = time.perf_counter() - start - compiled_s
-    raw = str(out.status)
-    iterations = int(out.iterations)
+    name = f"{solver}-DIRECT"
     if raw not in _ANSWERED:  # infeasible or an error: no point to check, the chain follows
-        return Solution(np.full(d, np.nan), "solver_error", False, np.nan, {}, solver=SOLVER,
+        return Solution(np.full(d, np.nan), "solver_error", False, np.nan, {}, solver=name,
                         iterations=iterations, compile_time=compiled_s, solve_time=solve_s,
-                        wall_time=time.perf_counter() - start, message=f"Clarabel (direct) ended {raw}",
+                        wall_time=time.perf_counter() - start, message=f"{solver} (direct) ended {raw}",
                         objective=problem.objective.name), ""
-    f, duals = rows.answer(np.asarray(out.x, float)[:d], np.asarray(out.z, float), np.asarray(out.s, float), m)
+    f, duals = rows.answer(x[:d], z, s, m)
     ch = check_solution(problem, f, duals)
     status = status_after_check(_ANSWERED[raw], ch)
-    route = (f"quadratic user objective handed to Clarabel's own interface ({iterations} iterations; its QP data "
+    route = (f"quadratic user objective handed to {solver}'s own interface ({iterations} iterations; its QP data "
              f"from the recognised form, no cvxpy compilation of the objective)")
-    message = (f"{route}: Clarabel said {raw}; {unverified_reason(ch)}" if status == "optimal_unverified"
+    message = (f"{route}: {solver} said {raw}; {unverified_reason(ch)}" if status == "optimal_unverified"
                else f"{route}; ldpopt's check: {ch.summary()}")
     return Solution(f, status, status == "optimal", problem.objective.value(f, problem.estimate), duals,
-                    solver=SOLVER, iterations=iterations, compile_time=compiled_s, solve_time=solve_s,
+                    solver=name, iterations=iterations, compile_time=compiled_s, solve_time=solve_s,
                     wall_time=time.perf_counter() - start, message=message, objective=problem.objective.name,
                     checks=ch), ""

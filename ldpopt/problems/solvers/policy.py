@@ -16,11 +16,12 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
   Clarabel is the robust interior-point second; OSQP (1e-10 + polishing) is exact on the active
   set at small d but slow past d ≈ 10⁴, so it comes last. A QP whose objective is not a built-in
   goes by its structure and size (:func:`small_user_qp`; the built-ins keep their measured chain,
-  their answers stay the same). A small one recognised as a quadratic plus polyhedral terms goes
-  first to Clarabel's own interface (:func:`direct_qp_applies`, :mod:`.direct_qp`: its QP data from
-  the recognised form, only the constraints compiled by cvxpy), 1.2–2× faster than the best chain
-  solver's whole call through cvxpy at d = 10²–10⁴ (the route grid's ``smooth`` and ``nonsmooth``
-  classes); the chains below follow where its answer does not pass, and are the route for the rest:
+  their answers stay the same). One of at most 10⁴ values recognised as a quadratic plus polyhedral
+  terms goes first to PIQP's own interface, in this process (:func:`direct_qp_solver`,
+  :mod:`.direct_qp`: its QP data from the recognised form, built-in constraints from the structured
+  compilation, no cvxpy compilation), faster than the best chain solver's whole call through cvxpy
+  at d = 10²–10⁴ (the route grid's ``smooth`` and ``nonsmooth`` classes); the chains below follow
+  where its answer does not pass, and are the route for the rest:
 
   - with polyhedral terms (a recognised ``|·|`` or ``max``: CLS + total variation), or not
     recognised, up to ``QP_SMALL_D`` values: CLARABEL → PIQP → OSQP (:data:`QP_CHAIN_SMALL`): PIQP runs in a child
@@ -83,8 +84,8 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
 
 from __future__ import annotations
 
-__all__ = ["CONE_CHAIN", "DEFAULT_SOLVER_OPTIONS", "EXP_CONE_CHAIN", "EXP_CONE_CLARABEL_MAX_D", "LIKELIHOOD_CHAIN", "QP_CHAIN", "QP_CHAIN_SMALL", "QP_OPTIONS",
-           "QP_SMALL_D", "SCS_TIGHT", "SMOOTH_QP_SMALL_D", "SQP_MIN_D", "default_chain", "direct_qp_applies",
+__all__ = ["CONE_CHAIN", "DEFAULT_SOLVER_OPTIONS", "DIRECT_QP_OPTIONS", "EXP_CONE_CHAIN", "EXP_CONE_CLARABEL_MAX_D", "LIKELIHOOD_CHAIN", "QP_CHAIN", "QP_CHAIN_SMALL", "QP_OPTIONS",
+           "QP_SMALL_D", "SCS_TIGHT", "SMOOTH_QP_SMALL_D", "SQP_MIN_D", "default_chain", "direct_qp_solver",
            "installed_solvers", "is_likelihood", "small_user_qp", "sqp_applies", "uses_sqp"]
 
 #: Options ldpopt passes to a solver unless the caller overrides them (``solve(**solver_options)``).
@@ -122,6 +123,10 @@ EXP_CONE_CHAIN = ("SCS",)
 #: up to this d a user objective with exponential cones goes to :data:`CONE_CHAIN`, Clarabel first
 #: (measured: Clarabel 10–100× faster than SCS at 10³–10⁴, SCS failing from 3·10³; module docstring)
 EXP_CONE_CLARABEL_MAX_D = 10_000
+#: the direct QP route's options per solver (:func:`direct_qp_solver`), over ldpopt's defaults: PIQP at
+#: ``QP_OPTIONS``' tolerances — at the 1e-10 defaults CLS + 1e-3·TV on the simplex at d = 10⁴ ended
+#: ``optimal_unverified`` (the kinks' certificate did not close), at these ``optimal`` in 138 ms (measured)
+DIRECT_QP_OPTIONS = {"PIQP": QP_OPTIONS["PIQP"]}
 #: the exact likelihoods below SQP_MIN_D ("SQP" is ldpopt's route, not a cvxpy solver)
 LIKELIHOOD_CHAIN = ("CLARABEL", "SQP", "SCS")
 _EXP_ATOMS = ("log", "log1p", "exp", "entr", "rel_entr", "kl_div", "log_sum_exp", "logistic", "xexp",
@@ -237,6 +242,13 @@ def small_user_qp(problem) -> bool:
     >>> small_user_qp(ldpopt.Problem(est, smooth)), small_user_qp(ldpopt.Problem(est, "cls"))
     (True, False)
     """
+    if problem.estimate.d > (SMOOTH_QP_SMALL_D if _smooth(problem) else QP_SMALL_D):
+        return False
+    return _user_qp(problem)
+
+
+def _user_qp(problem) -> bool:
+    """A user objective (a cvxpy callable or a declared form) with a cvxpy expression, and a QP."""
     from ..objectives.base import UserObjective
     from ..objectives.smooth import SmoothObjective
     from ..objectives.user_separable import SeparableObjective
@@ -245,27 +257,31 @@ def small_user_qp(problem) -> bool:
     users = (UserObjective, SeparableObjective, SmoothObjective)  # a cvxpy callable or a declared form
     if not isinstance(obj, users) or getattr(obj, "cvxpy_expr", True) is None:
         return False
-    if problem.estimate.d > (SMOOTH_QP_SMALL_D if _smooth(problem) else QP_SMALL_D):
-        return False
     return bool(problem.cvxpy_problem.is_qp())
 
 
-def direct_qp_applies(problem) -> bool:
-    """Whether ``problem`` is a small user QP (:func:`small_user_qp`) whose objective was recognised as
-    a quadratic plus polyhedral terms (its ``form``, :mod:`.user_forms`): then ``Problem.solve()``
-    hands it to Clarabel's own interface first (:mod:`.direct_qp`), the chain after it where that does
-    not pass ldpopt's check. Measured (the route grid's ``smooth`` and ``nonsmooth`` classes, CPU of
-    the whole call): it is the fastest route there, where the chain's cvxpy call was the best
-    (BENCHMARKS.md, "Route grid").
+def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
+    """The solver ``Problem.solve()`` hands ``problem`` to through its own interface first
+    (:mod:`.direct_qp`), or None: a user QP of at most ``SMOOTH_QP_SMALL_D`` values whose objective was
+    recognised as a quadratic plus polyhedral terms (its ``form``, :mod:`.user_forms`). PIQP, in this
+    process, at :data:`DIRECT_QP_OPTIONS`; under a time limit Clarabel (PIQP has none of its own), and
+    with polyhedral terms only up to ``QP_SMALL_D`` values (past it Clarabel's answer fails ldpopt's
+    check, as on the chain: module docstring). The chain follows where the answer does not pass
+    ldpopt's check. Measured (CPU of the call, min of 3–5, the route grid's problems): PIQP 6.3 / 10.2
+    / 35 ms against Clarabel's 6.5 / 14 / 72 ms for CLS + smoothness on the simplex at d = 10² / 10³ /
+    10⁴, and 11 / 19 / 138 ms against 13 / 27 ms / unverified for CLS + total variation, with error
+    bounds 30–100× tighter; the route grid's ``smooth`` and ``nonsmooth`` classes (BENCHMARKS.md).
 
     Parameters
     ----------
     problem : Problem
         The problem (its objective, estimate and constraints).
+    time_limited : bool, default False
+        Whether the solve has a time limit.
 
     Returns
     -------
-    bool
+    str or None
 
     Examples
     --------
@@ -273,16 +289,20 @@ def direct_qp_applies(problem) -> bool:
     >>> import numpy as np
     >>> import ldpopt
     >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
-    >>> from ldpopt.problems.solvers.policy import direct_qp_applies
+    >>> from ldpopt.problems.solvers.policy import direct_qp_solver
     >>> smooth = lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.sum_squares(f[1:] - f[:-1])
     >>> kl = lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.sum(cp.kl_div(f, np.full(4, 0.25)))
-    >>> direct_qp_applies(ldpopt.Problem(est, smooth)), direct_qp_applies(ldpopt.Problem(est, kl))
-    (True, False)
+    >>> direct_qp_solver(ldpopt.Problem(est, smooth)), direct_qp_solver(ldpopt.Problem(est, kl))
+    ('PIQP', None)
     >>> ldpopt.Problem(est, smooth).solve().solver
-    'CLARABEL-DIRECT'
+    'PIQP-DIRECT'
     """
     form = getattr(problem.objective, "form", None)
-    return bool(getattr(form, "quadratic", False)) and small_user_qp(problem)
+    if not getattr(form, "quadratic", False) or problem.estimate.d > SMOOTH_QP_SMALL_D or not _user_qp(problem):
+        return None
+    if not time_limited:
+        return "PIQP"
+    return "CLARABEL" if _smooth(problem) or problem.estimate.d <= QP_SMALL_D else None
 
 
 def installed_solvers() -> list[str]:
