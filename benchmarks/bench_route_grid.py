@@ -112,7 +112,7 @@ def _nonsmooth(est):
 OBJECTIVES = {"cls": lambda est: "cls", "weighted-mle": lambda est: "weighted-mle", "recognised": _recognised,
               "declared": _declared, "smooth": _smooth, "nonsmooth": _nonsmooth}
 #: objectives cvxpy states as a QP (PIQP runs on them)
-QP = {"cls", "smooth"}
+QP = {"cls", "smooth", "nonsmooth"}  # the QPs (total variation: its |·| an LP epigraph, as PIQP takes it)
 
 
 # ---------------------------------------------------------------------------------------------------
