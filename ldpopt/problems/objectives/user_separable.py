@@ -570,6 +570,21 @@ class SeparableObjective(Objective):
         ------
         ValueError
             ``cvxpy_expr`` is not a scalar or not convex by cvxpy's DCP rules.
+
+        Examples
+        --------
+        >>> import cvxpy as cp
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> from ldpopt.problems import SeparableObjective
+        >>> h, dh, d2h = (lambda f, e: f ** 2), (lambda f, e: 2 * f), (lambda f, e: np.full(f.shape, 2.0))
+        >>> SeparableObjective(h, dh, d2h, cvxpy_expr=lambda f, e: cp.sum_squares(f)).check(est)  # convex: silent
+        >>> try:
+        ...     SeparableObjective(h, dh, d2h, cvxpy_expr=lambda f, e: -cp.sum_squares(f)).check(est)
+        ... except ValueError as exc:
+        ...     print(str(exc).split(":")[0], "names the argument")
+        objective names the argument
         """
         if self.cvxpy_expr is None or (self._convex is not None and self._convex() is estimate):
             return

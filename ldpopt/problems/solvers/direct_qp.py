@@ -7,7 +7,8 @@ gets epigraph variables as cvxpy's canonicalisation would give it. The constrain
 the structured compilation where it covers them (:func:`.structured.structure.compiled_for`, kept
 on the problem: the exact feasibility decision has made it already; the multipliers named by its
 :func:`~.structured.multipliers.duals_dict`), else from cvxpy's compilation of the constraints alone
-(:func:`.ipm.compile_rows`; the multipliers named by cvxpy's inversion of it, :func:`.ipm._duals`).
+(:func:`.cvxpy_rows.compile_rows`; the multipliers named by cvxpy's inversion of it,
+:func:`.cvxpy_rows.named_duals`).
 The QP goes to PIQP (``piqp.SparseSolver``, in this process) or Clarabel (``clarabel.DefaultSolver``)
 directly, and ldpopt's check reads the same (f, named duals) as after any solver. What that skips is
 the part of a cvxpy solve that is not the solver's: the objective's canonicalisation (``quad_form``
@@ -30,7 +31,7 @@ import scipy.sparse as sp
 
 from ..check.verdict import check_solution, status_after_check, unverified_reason
 from ..solution import Solution
-from .ipm import _duals, compile_rows
+from .cvxpy_rows import compile_rows, named_duals
 from .structured.multipliers import duals_dict
 from .structured.structure import Structure, compiled_for
 
@@ -46,7 +47,7 @@ _ANSWERED = {"Solved": "optimal", "AlmostSolved": "optimal_inaccurate", "MaxIter
 
 
 class _CvxpyRows:
-    """The constraints' rows by cvxpy's compilation (:func:`.ipm.compile_rows`), its multipliers named by
+    """The constraints' rows by cvxpy's compilation (:func:`.cvxpy_rows.compile_rows`), its multipliers named by
     cvxpy's inversion of it: any linear constraint a user writes."""
 
     def __init__(self, problem, compiled):
@@ -58,7 +59,7 @@ class _CvxpyRows:
         """(f, named duals) from the solver's x, z and s on these rows (its KKT Px + q + Aᵀz = 0; the
         epigraph rows' cut off)."""
         m_e, m_i = self.A_E.shape[0], self.A_I.shape[0]
-        duals = _duals(self.prob, self.chain, self.inv, x, z[:m_e], z[m_e:m_e + m_i], s[m_e:m_e + m_i], m,
+        duals = named_duals(self.prob, self.chain, self.inv, x, z[:m_e], z[m_e:m_e + m_i], s[m_e:m_e + m_i], m,
                        self.problem)
         return x * self.problem.scale, duals
 

@@ -5,9 +5,7 @@ Notes: docs/notes/problems.md, "ldpopt.problems.solvers.ipm".
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 
-import cvxpy as cp
 import numpy as np
 import qdldl
 import scipy.linalg as sla
@@ -16,8 +14,9 @@ import scipy.sparse as sp
 from ..._blas import one_thread
 from ..check.verdict import check_solution, status_after_check
 from ..solution import Solution
+from .cvxpy_rows import compile_rows, named_duals
 
-__all__ = ["DENSE_ROW", "MAX_ITER", "SOLVER", "compile_rows", "solve_ipm"]
+__all__ = ["DENSE_ROW", "MAX_ITER", "SOLVER", "solve_ipm"]
 
 #: ``Solution.solver`` of this route
 SOLVER = "LDPOPT-IPM"
@@ -44,31 +43,6 @@ STEP_TOL = 1e-9
 CONVERGED_MOVE = 1e-7
 _TAU_MIN, _TAU_MAX = 0.99, 1.0 - 1e-8  # τ = 1 − μ/μ₀ rounds to 1 (a slack of exactly 0) once μ/μ₀ < 1e-16
 _REG = 1e-14
-
-
-def compile_rows(problem):
-    """(A_E, b_E, A_I, b_I, cvxpy problem, chain, inverse data) of the problem's constraints in the
-    solver's variable x, or (None, why) when they are not linear rows over x alone. The objective is
-    Σ x, there only to keep every value a variable of the compilation: a linear one compiles in 2.1 ms
-    where ½‖x‖² took 3.4 (d = 100, the simplex; its quadratic coefficients were extracted for nothing)."""
-    x = problem.x
-    prob = cp.Problem(cp.Minimize(cp.sum(x)), list(problem._named.values()))
-    try:
-        data, chain, inv = prob.get_problem_data("CLARABEL", verbose=False, solver_opts={})
-    except (cp.error.SolverError, cp.error.DCPError, ValueError) as exc:
-        return None, f"cvxpy could not compile the constraints: {exc}"
-    dims = data["dims"]
-    other = (dims.exp, len(dims.soc), len(dims.psd), len(dims.p3d), len(getattr(dims, "pnd", []) or []))
-    if any(other):
-        return None, "a constraint is not linear (cones besides equalities and inequalities)"
-    d = x.size
-    offset = next((i.var_offsets[x.id] for i in inv if hasattr(i, "var_offsets") and x.id in i.var_offsets), None)
-    if offset != 0 or data["c"].shape[0] != d:
-        return None, "the compiled constraints have variables besides f"
-    A = sp.csr_array(data["A"])
-    m_e = dims.zero
-    return (A[:m_e], np.asarray(data["b"][:m_e], float), A[m_e:], np.asarray(data["b"][m_e:], float),
-            prob, chain, inv), ""
 
 
 def _to_boundary(v, dv, tau):
@@ -254,7 +228,7 @@ def _solve(problem, terms, converged, max_iter, compiled, start):
             message = f"stalled at iteration {k} (primal residual and mu not 10x smaller in {STALL} iterations)"
             break
         if rel_p <= 1e-11 and mu <= 1e-10 * mu0:
-            duals = _duals(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
+            duals = named_duals(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
             ch = check_solution(problem, x * s_f, duals)
             rec["checks"], rec["status"] = ch.summary(), "checked"
             if best is None or ch.passed or not best[2].passed:  # the latest point, unless it fails and one passed
@@ -322,7 +296,7 @@ def _solve(problem, terms, converged, max_iter, compiled, start):
         rec.update(step_primal=ap, step_dual=ad, sigma=sigma)
     if best is None:  # never reached the checking stage: check where it stopped
         r_d = grad(x) + A_E.T @ y + A_I.T @ z
-        duals = _duals(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
+        duals = named_duals(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
         best = (x * s_f, duals, check_solution(problem, x * s_f, duals))
     f, duals, ch = best
     if status_after_check("optimal", ch) == "optimal":
@@ -358,18 +332,3 @@ def _reestimate(x, s, z, r_d, bounds):
     return z
 
 
-def _duals(prob, chain, inv, x, y, z, s, m, problem):
-    """The multipliers of the problem's own constraints, by cvxpy's inversion of its compilation
-    (the layout Clarabel's answer has: x, then z = (y, z)), times m (φ = J/m)."""
-    raw = SimpleNamespace(x=x, z=np.concatenate([y, z]), s=np.concatenate([np.zeros(y.size), s]),
-                          status="Solved", solve_time=0.0, iterations=0, obj_val=0.0)
-    prob.unpack_results(raw, chain, inv)
-    out = {}
-    for name, con in problem._named.items():
-        dv = con.dual_value
-        if dv is None:
-            out[name] = None
-        else:
-            dv = np.asarray(dv, dtype=np.float64) * m
-            out[name] = float(dv) if dv.ndim == 0 else dv
-    return out
