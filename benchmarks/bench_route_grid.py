@@ -24,7 +24,7 @@ simplex) for PCKV-UE and PrivKV at ε = 1 on ``keyvalue.power_law`` data with 10
 (:data:`KEYVALUE_KEYS`; n = max(10⁵, 10·keys) users, one draw per seed) — d is the problem's length.
 
 Timing: CPU seconds (``time.process_time`` plus waited-for child processes: PIQP runs in one; wall
-seconds beside) of one call each, after a :data:`QUIESCE_S` wait once the point's data are drawn
+seconds beside) of one call each (the fastest of :data:`REPEATS` rounds up to d = 10⁴, :data:`REPEAT_MAX_D`), after a :data:`QUIESCE_S` wait once the point's data are drawn
 (the simulation's thread pool spins on for a while: its CPU is no route's), **interleaved**: for every (class, d, seed) ldpopt's
 ``Problem(...).solve()`` (no time limit on either side but for the exponential-cone user
 objectives: :func:`ldpopt_call`) then
@@ -317,6 +317,24 @@ EXP_CONE_OBJECTIVES = ("recognised", "declared")
 QUIESCE_S = 0.5
 
 
+#: up to this d every route of a grid point runs REPEATS rounds (interleaved: ldpopt, Clarabel, PIQP,
+#: ldpopt, ...) and each keeps its fastest call: a single call there is a few ms, and the shared
+#: machine's load or the simulation's spinning threads put single calls at 2-5x their siblings
+#: (measured: a declared objective with linear equality at d = 100, 16-17 ms alone, read 48 ms once).
+#: Past it one call each (a call there is long against the noise, and the grid's time is there).
+REPEAT_MAX_D = 10_000
+REPEATS = 2
+
+
+def _faster(kept: dict | None, new: dict) -> dict:
+    """The faster of two calls of one route (an answer that passed ldpopt's check before one that did
+    not); the number of calls kept in ``calls``."""
+    if kept is None:
+        return {**new, "calls": 1}
+    best = min((kept, new), key=lambda r: (not _ok(r), r["s"]))
+    return {**best, "calls": kept["calls"] + 1}
+
+
 def ldpopt_call(make, time_limit: float | None = None) -> dict:
     """``Problem(...).solve(time_limit=...)``: CPU and wall seconds of the whole call, status, route,
     bound. ``time_limit`` only for :data:`EXP_CONE_OBJECTIVES`, none elsewhere, as on the cvxpy
@@ -398,17 +416,20 @@ def one_class(name, spec, a) -> dict:
             time.sleep(QUIESCE_S)  # the data's simulation threads stop spinning before any timed call
             if label:
                 point["data"] = label
-            lp = ldpopt_call(make, limit)
-            worst_l = max(worst_l, lp["s"])
-            refs = {}
-            if run_cvxpy:
-                for solver in ("CLARABEL", "PIQP"):
-                    if solver == "PIQP" and not ((kind == "vector" and obj in QP) or (kind == "multi" and obj == "cls")
-                                                 or kind == "keyvalue"):
-                        continue
+            solvers = [sv for sv in ("CLARABEL", "PIQP") if run_cvxpy and (
+                sv == "CLARABEL" or (kind == "vector" and obj in QP) or (kind == "multi" and obj == "cls")
+                or kind == "keyvalue")]
+            lp, refs = None, {}
+            for _ in range(REPEATS if d <= REPEAT_MAX_D else 1):  # rounds of every route, interleaved
+                got = ldpopt_call(make, limit)
+                lp = _faster(lp, got)
+                for solver in solvers:
                     c = cvxpy_call(make, solver, KEYVALUE_CVXPY_LIMIT if kind == "keyvalue" and d >= 10**4 else None)
-                    worst_c = max(worst_c, c["s"])
-                    refs[solver] = c
+                    refs[solver] = _faster(refs.get(solver), c)
+            assert lp is not None
+            worst_l = max(worst_l, lp["s"])
+            worst_c = max([worst_c] + [c["s"] for c in refs.values()])
+            if solvers:
                 cvxpy_max_d = d
             f = lp.pop("f")
             point["ldpopt"] = lp
@@ -443,6 +464,8 @@ def parser():
     ap.add_argument("--cvxpy-cap", type=float, default=3.0, help="cvxpy's next d only when 10× this d's time fits")
     ap.add_argument("--regrow", action="store_true", help="only recompute the growth fits of the results file")
     ap.add_argument("--ldpopt-cap", type=float, default=20.0, help="ldpopt's next d only when 10× this d's time fits")
+    ap.add_argument("--note", default="", help="with --classes: why these classes are measured again (kept in the "
+                                               "results file beside the command and printed with the table)")
     return ap
 
 
@@ -467,15 +490,28 @@ def run(quick: bool = False, **opts) -> dict:
     if not 1 <= a.seeds <= len(SEEDS):
         raise SystemExit(f"--seeds must be 1–{len(SEEDS)}, got {a.seeds}")
     t0 = time.perf_counter()
-    # a run of some classes replaces those in the results file and keeps the others
+    # a run of some classes replaces those in the results file and keeps the others, in CLASSES' order;
+    # the full run's command, date and length stay in the file ("full_run"), and each such run is
+    # listed ("reruns": its classes, command, date and --note)
     path = H.results_dir(a) / "route_grid.json"
-    kept = [c for c in (json.loads(path.read_text()).get("classes", []) if path.exists() and a.classes else [])
-            if c["class"] not in names]
-    results = []
+    prev = json.loads(path.read_text()) if path.exists() and a.classes else None
+    kept = [c for c in (prev.get("classes", []) if prev else []) if c["class"] not in names]
+    extra: dict = {}
+    if prev is not None:
+        full = prev.get("full_run") or {k: prev.get(k) for k in ("command", "date", "elapsed_s")}
+        rerun = {"classes": names, "command": a.command, "date": H.environment()["date"], "note": a.note}
+        extra = {"full_run": full, "reruns": prev.get("reruns", []) + [rerun]}
+    order = list(CLASSES)
+    results: list = []
+
+    def doc():
+        merged = sorted(kept + results, key=lambda c: order.index(c["class"]) if c["class"] in order else len(order))
+        return {"classes": merged, "elapsed_s": time.perf_counter() - t0, **extra}
+
     for name in names:
         results.append(one_class(name, CLASSES[name], a))
-        H.save("route_grid", a, {"classes": kept + results, "elapsed_s": time.perf_counter() - t0})
-    return H.save("route_grid", a, {"classes": kept + results, "elapsed_s": time.perf_counter() - t0})
+        H.save("route_grid", a, doc())
+    return H.save("route_grid", a, doc())
 
 
 if __name__ == "__main__":

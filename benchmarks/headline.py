@@ -409,9 +409,13 @@ def route_grid(results: Path = RESULTS) -> str:
     if not path.exists():
         return head + "not measured (`python benchmarks/bench_route_grid.py`)\n"
     doc = json.loads(path.read_text())
-    command = doc.get("command") or "python benchmarks/bench_route_grid.py"
-    out = [head + (f"`{command}` ({machine_of(doc)}, {date_of(doc)}, "
-                   f"{doc.get('elapsed_s', 0) / 60:.0f} min). ratio = best of cvxpy + Clarabel / + PIQP, CPU "
+    full = doc.get("full_run") or doc
+    command = full.get("command") or "python benchmarks/bench_route_grid.py"
+    again = "".join(f" Measured again afterwards: {', '.join(r['classes'])} (`{r['command']}`, {r['date'][:10]})"
+                    + (f": {r['note']}" if r.get("note") else "") + "; their points replace the first run's."
+                    for r in doc.get("reruns", []))
+    out = [head + (f"`{command}` ({machine_of(doc)}, {str(full.get('date') or '')[:10]}, "
+                   f"{(full.get('elapsed_s') or 0) / 60:.0f} min).{again} ratio = best of cvxpy + Clarabel / + PIQP, CPU "
                    "of the whole call, ÷ ldpopt's; both answers through ldpopt's check (method in the "
                    "script's docstring). A ratio between 0.8 and 1.25 is a tie within this machine's noise. "
                    "cvxpy failed: grid points where cvxpy ran and no answer of it passed ldpopt's check "
