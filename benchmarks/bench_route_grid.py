@@ -230,8 +230,10 @@ def vector_problem(obj: str, con: str, d: int, seed: int):
         oracle = OUE(1.0, d)
         est = oracle.estimate(oracle.sample_counts(counts, np.random.default_rng(seed)), n)
         cons = CONSTRAINTS[con](d, counts / n, rng)
-    objective = OBJECTIVES[obj](est)
-    return (lambda: Problem(est, objective, cons)), est.d
+    objective = OBJECTIVES[obj]
+    # the objective made anew per call too: a declared SeparableObjective keeps state between solves
+    # (its cvxpy_expr's verdict, the last argmin and root), which a second call would read warm
+    return (lambda: Problem(est, objective(est), cons)), est.d
 
 
 def multi_problem(obj: str, way: int, domains, seed: int):

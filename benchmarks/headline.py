@@ -400,6 +400,15 @@ def _exp(g) -> str:
     return "—" if not g else f"{g['exponent']:.2f} ± {g['se']:.2f} ({g['decades']:.0f} dec.)"
 
 
+def _rerun_command(r: dict) -> str:
+    """A re-run's command line as it can be typed again: its ``--classes`` value quoted, its ``--note``
+    left out (printed beside it)."""
+    import shlex
+
+    names = ",".join(r["classes"])
+    return r["command"].split(" --note ")[0].replace(f"--classes {names}", f"--classes {shlex.quote(names)}")
+
+
 def route_grid(results: Path = RESULTS) -> str:
     """The route grid section (``results/route_grid.json``, ``benchmarks/bench_route_grid.py``): per
     class the ratio best cvxpy CPU / ldpopt CPU (min, median, max over d × seeds), where cvxpy ran to,
@@ -411,7 +420,7 @@ def route_grid(results: Path = RESULTS) -> str:
     doc = json.loads(path.read_text())
     full = doc.get("full_run") or doc
     command = full.get("command") or "python benchmarks/bench_route_grid.py"
-    again = "".join(f" Measured again afterwards: {', '.join(r['classes'])} (`{r['command']}`, {r['date'][:10]})"
+    again = "".join(f" Measured again afterwards: {', '.join(r['classes'])} (`{_rerun_command(r)}`, {r['date'][:10]})"
                     + (f": {r['note']}" if r.get("note") else "") + "; their points replace the first run's."
                     for r in doc.get("reruns", []))
     out = [head + (f"`{command}` ({machine_of(doc)}, {str(full.get('date') or '')[:10]}, "
