@@ -231,8 +231,9 @@ def vector_problem(obj: str, con: str, d: int, seed: int):
         est = oracle.estimate(oracle.sample_counts(counts, np.random.default_rng(seed)), n)
         cons = CONSTRAINTS[con](d, counts / n, rng)
     objective = OBJECTIVES[obj]
-    # the objective made anew per call too: a declared SeparableObjective keeps state between solves
-    # (its cvxpy_expr's verdict, the last argmin and root), which a second call would read warm
+    # the objective made anew per call too: a declared SeparableObjective keeps, per estimate, its
+    # cvxpy_expr's DCP verdict and its elementwise probe's, which a second call would read warm
+    # (measured at d = 1,000: 3.2 ms a call with a fresh objective, 2.4 ms with a shared one)
     return (lambda: Problem(est, objective(est), cons)), est.d
 
 

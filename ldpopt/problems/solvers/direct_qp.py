@@ -59,8 +59,8 @@ class _CvxpyRows:
         """(f, named duals) from the solver's x, z and s on these rows (its KKT Px + q + Aᵀz = 0; the
         epigraph rows' cut off)."""
         m_e, m_i = self.A_E.shape[0], self.A_I.shape[0]
-        duals = named_duals(self.prob, self.chain, self.inv, x, z[:m_e], z[m_e:m_e + m_i], s[m_e:m_e + m_i], m,
-                       self.problem)
+        duals = named_duals(self.prob, self.chain, self.inv, x, z[:m_e], z[m_e:m_e + m_i], s[m_e:m_e + m_i],
+                            m, self.problem)
         return x * self.problem.scale, duals
 
 

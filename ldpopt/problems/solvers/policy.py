@@ -267,10 +267,11 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     process, at :data:`DIRECT_QP_OPTIONS`; under a time limit Clarabel (PIQP has none of its own), and
     with polyhedral terms only up to ``QP_SMALL_D`` values (past it Clarabel's answer fails ldpopt's
     check, as on the chain: module docstring). The chain follows where the answer does not pass
-    ldpopt's check. Measured (CPU of the call, min of 3–5, the route grid's problems): PIQP 6.3 / 10.2
-    / 35 ms against Clarabel's 6.5 / 14 / 72 ms for CLS + smoothness on the simplex at d = 10² / 10³ /
-    10⁴, and 11 / 19 / 138 ms against 13 / 27 ms / unverified for CLS + total variation, with error
-    bounds 30–100× tighter; the route grid's ``smooth`` and ``nonsmooth`` classes (BENCHMARKS.md).
+    ldpopt's check. Measured (CPU of Problem construction and the route alone, min of 3–5, the route
+    grid's problems): PIQP 6.3 / 10.2 / 35 ms against Clarabel's 6.5 / 14 / 72 ms for CLS +
+    smoothness on the simplex at d = 10² / 10³ / 10⁴, and 11 / 19 / 138 ms against 13 / 27 ms /
+    unverified for CLS + total variation, with error bounds 30–100× tighter; the whole call against
+    cvxpy's in the route grid's ``smooth`` and ``nonsmooth`` classes (BENCHMARKS.md).
 
     Parameters
     ----------
