@@ -2,7 +2,7 @@
 with the attack-evidence test (``alpha`` 1e-4, the default) and without it (``alpha=None``, the
 former default), beside Norm-Sub and RSN, on clean data of many shapes and under attacks aimed at it.
 
-Clean shapes (d = 1,024 unless real): a near tie at the top (0.200, 0.199, a Zipf(1.5) rest), a
+Clean shapes (d = 1,024 unless real): a near tie at the top (0.200, 0.199, then Zipf(1.5) from rank 3), a
 flat head (10 values at 0.06), two points (0.5005, 0.4995), a heavy tail (Zipf 1.1), Zipf(1.5), and
 the real Zipf, Emoji, BMS-WebView-1 and Retail (``ldpopt.datasets``). Attacks (on the near-tie and
 Zipf shapes): MGA on 10 and on 3 random targets and on the genuine ranks 5–14 (β = 0.05), the
@@ -44,7 +44,8 @@ def shapes(n: int) -> dict:
     def counts(f, nn=n):
         return np.random.default_rng(0).multinomial(nn, f / f.sum())
 
-    tie = np.concatenate([[0.200, 0.199], 0.601 * zipf(1.5, D - 2)])
+    rest = 1.0 / np.arange(3, D + 1) ** 1.5  # Zipf(1.5) from rank 3: its largest (0.092) below the pair
+    tie = np.concatenate([[0.200, 0.199], 0.601 * rest / rest.sum()])
     flat = np.concatenate([np.full(10, 0.06), 0.4 * zipf(1.5, D - 10)])
     two = np.concatenate([[0.5005, 0.4995], np.zeros(D - 2)])
     out = {"near tie": counts(tie), "flat head": counts(flat), "two-point": counts(two),

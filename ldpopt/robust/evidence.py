@@ -3,10 +3,11 @@ honest sampling noise explains?
 
 A cluster of equal estimates (what :mod:`.lift` and :mod:`.guarded` look for) is no evidence by
 itself: two genuinely tied popular values make one. What a genuine histogram g ≥ 0 cannot make is
-(a) a total support Σ_v C_v beyond what genuine reports' support sizes explain, and (b) more negative
-mass than sampling noise explains. Fake users that lift some values either add support (a) or, where
-the total is fixed (GRR, padded reports), push the other values down (b). Two one-sided z-tests,
-Bonferroni-combined into one p-value; :func:`~.guarded.guarded_lift` with β estimated acts only
+(a) a total support Σ_v C_v further from the genuine reports' mean support size than their
+spread explains, and (b) more negative
+mass than sampling noise explains. Fake users that lift some values either change the support (a) or, where
+the total is fixed (GRR), push the other values down (b). Two z-tests, Bonferroni-combined into one
+p-value; :func:`~.guarded.guarded_lift` with β estimated acts only
 when that p-value is below its false-alarm rate.
 
 Choices (no paper states this test):
@@ -19,7 +20,9 @@ Choices (no paper states this test):
   projection of f̃ (Norm-Sub) and σ_v² the oracle's variance at ĝ_v. A value whose genuine frequency
   is positive but projected to 0 has a smaller term than the null says: the test is conservative
   there. The Poisson lower tail of a small count is lighter than the normal one: conservative too.
-* One-sided: only an excess (more support, more negative mass) is evidence.
+* (b) is one-sided (only more negative mass is evidence); (a) two-sided: fewer supports than genuine
+  reports make is as impossible as more (MGA's padded OUE reports support fewer values than the
+  honest mean).
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ def attack_evidence(estimate, oracle=None) -> dict:
     -------
     dict
         ``z_total`` (None where the total is fixed or its law unknown), ``z_negative``, ``p_value``
-        (the smaller one-sided normal p-value times the number of tests, at most 1).
+        (the smaller normal p-value, two-sided for ``z_total``, times the number of tests, at most 1).
 
     Raises
     ------
@@ -111,6 +114,6 @@ def attack_evidence(estimate, oracle=None) -> dict:
         if var > 1e-12:
             total = float(est.f_tilde.sum()) * (p - q) * n + d * q * n  # Σ_v C_v
             z_tot = (total - n * mu) / math.sqrt(n * var)
-    zs = [z_neg] + ([z_tot] if z_tot is not None else [])
-    p_value = min(1.0, len(zs) * float(ndtr(-max(zs))))
+    ps = [float(ndtr(-z_neg))] + ([2.0 * float(ndtr(-abs(z_tot)))] if z_tot is not None else [])
+    p_value = min(1.0, len(ps) * min(ps))
     return {"z_total": z_tot, "z_negative": float(z_neg), "p_value": p_value}
