@@ -113,7 +113,7 @@ def main(argv=None):
                 for att in attacks:
                     seed += 1
                     rows.append({"shape": name, "oracle": oname, "epsilon": e, "attack": att, "n": int(tc.sum()),
-                                 "d": int(tc.size), "reps": a.reps, **{"methods": cell(o, tc, att, a.reps, seed)}})
+                                 "d": int(tc.size), "reps": a.reps, "methods": cell(o, tc, att, a.reps, seed)})
                     print(name, oname, e, att, {m: round(v["ratio_ns"], 3)
                                                 for m, v in rows[-1]["methods"].items()}, file=sys.stderr)
     res = {"command": "python benchmarks/bench_robust_defaults.py " + " ".join(argv or sys.argv[1:]),

@@ -14,7 +14,6 @@ import numpy as np
 
 from . import methods as _methods
 from ._validation import as_generator
-from .estimate import Estimate as _Estimate
 from .estimate import check_estimate
 from .uncertainty.fit import plausible_truth, population
 from .uncertainty.queryspec import Query, parse_query, random_subsets

@@ -19,17 +19,17 @@ from .detect import genuine_size_pmf, roc, size_test, support_sizes, suspect_sco
 from .evasion import evasive_shape
 from .evidence import attack_evidence
 from .guarded import estimate_beta, guarded_lift
-from .ties import tie_estimate, tie_fake_users
 from .lift import lift_suspects, lift_target
 from .profile import profile_counts, profile_rates, split_shape
 from .recover import METHODS, ldprecover, lift, mixture_offset, recover, recovery_problem, rsn, rsn_threshold
 from .recover import ldprecover_target as recover_target
+from .ties import tie_estimate, tie_fake_users
 
 __all__ = [
            "ATTACKS",
            "METHODS",
-           "attack_interval",
            "attack_evidence",
+           "attack_interval",
            "attack_shift",
            "best_bucket_pmf",
            "craft_reports",

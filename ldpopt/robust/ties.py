@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_generator
-from ..estimate import Estimate  # noqa: TC001  (the return annotation)
+from ..estimate import Estimate
 from ..oracles.base import FrequencyOracle
 from .attack_counts import fake_counts
 from .attacks import check_targets, mean_target_support
@@ -72,7 +72,7 @@ def tie_fake_users(oracle: FrequencyOracle, true_counts, targets, level: float |
     m = np.empty(t.size, dtype=np.int64)
     for i, v in enumerate(t):  # a handful of targets: one support rate each
         c = (mean_target_support(oracle, "mga", [int(v)]) - oracle.q) / (oracle.p - oracle.q)
-        m[i] = max(int(round(n * (lev - g[v]) / c)), 0)
+        m[i] = max(round(n * (lev - g[v]) / c), 0)
     return m
 
 
