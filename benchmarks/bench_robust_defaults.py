@@ -12,7 +12,8 @@ tie-maker (rank 2 lifted to rank 1's level) and the β-fooling spread (ranks 2�
 Per cell: R repetitions; each recovery's MSE over the d values against the genuine frequencies;
 ratio to Norm-Sub's MSE per repetition, mean ± SE over repetitions; ratio to the best of the four.
 
-Usage: python benchmarks/bench_robust_defaults.py [--reps R] [--n N] [--out FILE]
+Usage: python benchmarks/bench_robust_defaults.py [--reps R] [--n N] [--out FILE]; --table FILE prints
+the markdown tables of a results file.
 """
 
 from __future__ import annotations
@@ -92,13 +93,46 @@ def cell(o, tc, attack, reps, seed):
     return out
 
 
+def table(path: str) -> str:
+    """Markdown: the clean-data table (ratio to Norm-Sub, mean ± SE) and the attack table."""
+    res = json.load(open(path))
+    old, new = "guarded (former default)", "guarded (default)"
+    out = [f"From `{res['command']}`.", "", "Clean data: MSE ÷ Norm-Sub's (mean ± SE over repetitions)", "",
+           "| shape | oracle | ε | former default | default | RSN |", "| --- | --- | --- | --- | --- | --- |"]
+    for x in res["rows"]:
+        if x["attack"] == "none":
+            m = x["methods"]
+            out.append(f"| {x['shape']} | {x['oracle']} | {x['epsilon']:g} | "
+                       + " | ".join(f"{m[k]['ratio_ns']:.3g} ± {m[k]['ratio_ns_se']:.2g}" for k in (old, new, "rsn"))
+                       + " |")
+    out += ["", "Attacks: per attack the worst cell over shapes, oracles and ε (mean ratio over repetitions)", "",
+            "| attack | recovery | worst ÷ Norm-Sub | where | worst ÷ best of four | where |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    attacks = sorted({x["attack"] for x in res["rows"]} - {"none"})
+    for att in attacks + ["none"]:
+        rows = [x for x in res["rows"] if x["attack"] == att]
+        for k in ("norm-sub", "rsn", old, new):
+            w_ns = max(rows, key=lambda x: x["methods"][k]["ratio_ns"])
+            w_b = max(rows, key=lambda x: x["methods"][k]["ratio_best"])
+
+            def where(x):
+                return f"{x['shape']}, {x['oracle'].upper()}, ε = {x['epsilon']:g}"
+            out.append(f"| {att} | {k} | {w_ns['methods'][k]['ratio_ns']:.3g} ± {w_ns['methods'][k]['ratio_ns_se']:.2g} "
+                       f"| {where(w_ns)} | {w_b['methods'][k]['ratio_best']:.3g} | {where(w_b)} |")
+    return "\n".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--eps", default="1,2,4")
     ap.add_argument("--out", default="benchmarks/results/robust_defaults.json")
+    ap.add_argument("--table", default=None, help="print the markdown tables of a results file and exit")
     a = ap.parse_args(argv)
+    if a.table:
+        print(table(a.table))
+        return
     eps = [float(x) for x in a.eps.split(",")]
     t0 = time.time()
     sh = shapes(a.n)
