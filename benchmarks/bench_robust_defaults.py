@@ -95,7 +95,8 @@ def cell(o, tc, attack, reps, seed):
 
 def table(path: str) -> str:
     """Markdown: the clean-data table (ratio to Norm-Sub, mean ± SE) and the attack table."""
-    res = json.load(open(path))
+    with open(path) as fh:
+        res = json.load(fh)
     old, new = "guarded (former default)", "guarded (default)"
     out = [f"From `{res['command']}`.", "", "Clean data: MSE ÷ Norm-Sub's (mean ± SE over repetitions)", "",
            "| shape | oracle | ε | former default | default | RSN |", "| --- | --- | --- | --- | --- | --- |"]
