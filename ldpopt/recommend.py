@@ -14,7 +14,6 @@ import numpy as np
 
 from . import methods as _methods
 from ._validation import as_generator
-from .estimate import Estimate as _Estimate
 from .estimate import check_estimate
 from .uncertainty.fit import plausible_truth, population
 from .uncertainty.queryspec import Query, parse_query, random_subsets
@@ -61,7 +60,10 @@ class Choice:
     how : str
         One sentence: fit, draws and score.
     truth : ndarray, optional
-        The fitted plausible truth f̂.
+        The fitted plausible truth f̂ (across rounds: the mean of the rounds' truths).
+    drift : dict, optional
+        Across rounds only: the drift statistic (:func:`ldpopt.multi.drift.rounds_drift`: ``excess``,
+        ``se``, ``z``, ``status`` "none" / "unclear" / "drift", ``weight``).
 
     Examples
     --------
@@ -79,6 +81,7 @@ class Choice:
     n_repeats: int
     how: str
     truth: np.ndarray | None = field(repr=False, default=None)
+    drift: dict | None = field(repr=False, default=None)
 
     def __str__(self) -> str:
         return (f"query {self.query}; best: {self.best}\n{self.table.to_string(float_format=lambda x: f'{x:.4g}')}"
@@ -401,9 +404,13 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
 def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 20, metric: str | None = None,
                 rng=0):
     """``ldpopt.choose`` for τ rounds of a longitudinal oracle: NDSS 2020 §V-D's procedure with the rounds'
-    joint law. Fit: Norm-Sub of the rounds' mean f̃ as the truth (*choice*: the users keep their value,
-    the setting the oracle's memo is designed for), an integer population of the same n; R re-simulations
-    of the τ rounds' counts, exact in joint law (``oracle.sample_rounds``: the memo shared by the rounds);
+    joint law. Fit: Norm-Sub of the rounds' mean f̃ as the truth when the rounds show no drift (the users
+    keep their value, the setting the oracle's memo is designed for), an integer population of the same n;
+    R re-simulations of the τ rounds' counts, exact in joint law (``oracle.sample_rounds``: the memo shared
+    by the rounds). With drift (:func:`ldpopt.multi.drift.rounds_drift`: consecutive rounds' change beyond
+    their noise, z ≥ 2), per-round truths shrunk toward the mean, drawn by
+    :func:`ldpopt.multi.drift.sample_drift_rounds` and each round scored against its own truth; a
+    UserWarning when the drift is unclear (2 ≤ z < 3). Then
     every candidate on each: the per-round ``methods`` (default the closed forms) applied round by round,
     and the across-rounds problems (:data:`ldpopt.multi.rounds.ACROSS`); loss: the mean over rounds of the full-domain MSE (or
     MAE) against the truth.
@@ -448,6 +455,7 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     """
     import pandas as pd
 
+    from .multi.drift import Z_DRIFT, Z_UNCLEAR, drift_rounds, rounds_drift, sample_drift_rounds
     from .multi.rounds import ACROSS, check_rounds, rounds_covariance, rounds_problem
 
     ests = check_rounds(estimates, oracle)
@@ -456,20 +464,27 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
         raise ValueError(f"query must be 'full' for a longitudinal choice, got {query!r}")
     names = [r.name for r in records(methods)]
     tau, n, d = len(ests), ests[0].n, oracle.d
-    mean_est = _Estimate.from_frequencies(np.mean([e.f_tilde for e in ests], axis=0), n, ests[0].epsilon,
-                                         ests[0].p, ests[0].q, oracle=oracle.name)
-    pop = population(_methods.postprocess(mean_est, "norm-sub"), n)
-    truth = pop / n
+    drift = rounds_drift(ests, oracle)
+    pops = np.stack([population(g, n) for g in drift_rounds(ests, drift["weight"])])  # τ rounds
+    truths = pops / n
+    truth = truths.mean(axis=0)
     gen = as_generator(rng)
     all_names = names + list(ACROSS)
     L = np.empty((len(all_names), n_repeats))
 
     def loss(F):
-        err = np.asarray(F).reshape(tau, d) - truth[None, :]
+        err = np.asarray(F).reshape(tau, d) - truths
         return float(np.mean(err ** 2 if q.metric == "mse" else np.abs(err)))
 
+    if drift["status"] == "unclear":
+        import warnings
+
+        warnings.warn(f"choose: cannot tell whether the {tau} rounds drift (z = {drift['z']:.2f} between "
+                      f"{Z_UNCLEAR:g} and {Z_DRIFT:g}); the re-simulation uses the shrunken per-round truths "
+                      f"(weight {drift['weight']:.2f}); Choice.drift has the statistic", UserWarning, stacklevel=3)
     for r in range(n_repeats):  # R re-simulations (each solves the across-rounds problems once)
-        C = oracle.sample_rounds(pop, tau, gen)
+        C = (oracle.sample_rounds(pops[0], tau, gen) if drift["weight"] == 0.0
+             else sample_drift_rounds(oracle, pops, gen))
         sim = [oracle.estimate(c, n) for c in C]
         for i, m in enumerate(names):
             L[i, r] = loss([_methods.postprocess(e, m) for e in sim])
@@ -482,10 +497,15 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     table["rank"] = np.arange(1, len(table) + 1)
     a, b = rounds_covariance(ests, oracle)
     share = float(np.mean(b / (a + b)))
-    how = (f"NDSS §V-D procedure over {tau} rounds of {oracle.label}: Norm-Sub fit of the rounds' mean estimate "
-           f"as truth (users keep their value), {n_repeats} re-simulations of the {tau} rounds exact in joint law "
-           f"(one memo per user shared by the rounds), loss = {q.metric.upper()} averaged over rounds. Reasons: "
+    fit = ("Norm-Sub fit of the rounds' mean estimate as truth (users keep their value)" if drift["weight"] == 0.0
+           else f"per-round truths shrunk toward the rounds' mean (weight {drift['weight']:.2f}; users change value "
+                f"the fewest ways that make them, a new memo each)")
+    how = (f"NDSS §V-D procedure over {tau} rounds of {oracle.label}: drift {drift['status']} (z = {drift['z']:.2f}: "
+           f"consecutive rounds' change beyond their noise); {fit}, {n_repeats} re-simulations of the {tau} "
+           f"rounds exact in joint law (one memo per user and value), loss = {q.metric.upper()} averaged over "
+           f"rounds against each round's truth. Reasons: "
            f"the memo carries {share:.0%} of each round's variance (averaged over values), which no "
            f"post-processing across rounds can remove; privacy: one report ε₁ = {oracle.epsilon_first():.3g}, "
            f"{tau} reports of one value ε = {oracle.epsilon_rounds(tau):.3g}, any number ε∞ = {oracle.epsilon:.3g}")
-    return Choice(best=str(table.index[0]), table=table, query=q, n_repeats=n_repeats, how=how, truth=truth)
+    return Choice(best=str(table.index[0]), table=table, query=q, n_repeats=n_repeats, how=how, truth=truth,
+                  drift=drift)

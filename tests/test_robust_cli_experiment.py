@@ -25,7 +25,8 @@ def poisoned_csv(tmp_path_factory):
     return path, est
 
 
-@pytest.mark.parametrize("method,extra", [("mixture", ["--beta", "0.05", "--suspects", "top:3"]), ("rsn", [])])
+@pytest.mark.parametrize("method,extra", [("mixture", ["--beta", "0.05", "--suspects", "top:3"]), ("rsn", []),
+                                          ("guarded", [])])
 def test_cli_robust_column_is_the_api(poisoned_csv, method, extra):
     path, est = poisoned_csv
     proc = ldpopt("postprocess", "--counts", path, "--oracle", "oue", "--epsilon", 1, "--n", est.n,
@@ -34,7 +35,8 @@ def test_cli_robust_column_is_the_api(poisoned_csv, method, extra):
     doc = json.loads(proc.stdout)
     col = np.array(doc["data"][f"robust_{method}"])
     want = {"mixture": lambda: robust.recover(est, "mixture", beta=0.05, suspects=robust.suspects(est.f_tilde, 3)).f,
-            "ldprecover": lambda: robust.ldprecover(est, 0.05), "rsn": lambda: robust.rsn(est)}[method]()
+            "ldprecover": lambda: robust.ldprecover(est, 0.05), "rsn": lambda: robust.rsn(est),
+            "guarded": lambda: robust.guarded_lift(est, oracle=oracles.get("oue", epsilon=1.0, d=est.d))}[method]()
     np.testing.assert_allclose(col, want, atol=1e-12)
     meta = doc["metadata"]["robust"]
     assert meta["method"] == method
@@ -43,7 +45,8 @@ def test_cli_robust_column_is_the_api(poisoned_csv, method, extra):
 
 
 @pytest.mark.parametrize("args,word", [(["--robust", "ldprecover"], "--beta"),
-                                       (["--robust", "mixture", "--beta", "0.1", "--suspects", "999"], "999")])
+                                       (["--robust", "mixture", "--beta", "0.1", "--suspects", "999"], "999"),
+                                       (["--robust", "guarded", "--suspects", "top:3"], "--suspects")])
 def test_cli_robust_errors_are_one_line(poisoned_csv, args, word):
     path, est = poisoned_csv
     line = one_line_error(ldpopt("postprocess", "--counts", path, "--oracle", "oue", "--epsilon", 1, "--n", est.n,

@@ -1,6 +1,7 @@
 """``ldpopt postprocess --robust METHOD``: a recovery from poisoned reports (:mod:`ldpopt.robust`) as
 one more output column, ``robust_<method>``; ``--beta`` the fake-user fraction (LDPRecover, mixture,
-lift), ``--suspects`` the suspect values (mixture; lift finds its own when it is not given): ``top:K``
+lift; optional for the guarded lift, which otherwise estimates it and acts only on evidence of an
+attack), ``--suspects`` the suspect values (mixture; lift finds its own when it is not given): ``top:K``
 (the K largest estimates) or comma-separated values of the counts file. The mixture's answer is
 solved and checked by ldpopt; its status is in the metadata, and a status other than ``optimal`` is
 an error (nothing is written)."""
@@ -11,14 +12,15 @@ from ._args import InputError
 
 __all__ = ["add_robust_options", "robust_column"]
 
-ROBUST = ("ldprecover", "rsn", "mixture", "lift")
+ROBUST = ("ldprecover", "rsn", "mixture", "lift", "guarded")
 
 
 def add_robust_options(parser) -> None:
     parser.add_argument("--robust", choices=ROBUST, default=None,
                         help="add a recovery from poisoned reports as column robust_METHOD")
     parser.add_argument("--beta", type=float, default=None,
-                        help="fraction of fake users in [0, 1) for --robust ldprecover / mixture / lift")
+                        help="fraction of fake users in [0, 1) for --robust ldprecover / mixture / lift "
+                             "(guarded: optional, estimated when absent)")
     parser.add_argument("--suspects", default=None,
                         help="suspect values for --robust mixture (and lift): top:K or comma-separated values")
 
@@ -72,6 +74,10 @@ def robust_column(out: dict, table, estimate, args) -> dict | None:
                  else _suspects(args.suspects, table, estimate))
             f = robust.lift(estimate, args.beta, s)
             meta.update(suspects=[str(table.values[i]) for i in s])
+        elif args.robust == "guarded":  # β estimated (acting only on evidence of an attack) unless given
+            if args.suspects is not None:
+                raise InputError("--robust guarded finds its own suspects: drop --suspects")
+            f = robust.guarded_lift(estimate, args.beta)
         elif args.robust == "ldprecover":
             f = robust.ldprecover(estimate, args.beta)
         else:

@@ -17,15 +17,18 @@ from .attack_counts import best_bucket_pmf, fake_counts, poisoned_estimate
 from .attacks import ATTACKS, craft_reports, expected_gain, fake_user_count, mean_target_support
 from .detect import genuine_size_pmf, roc, size_test, support_sizes, suspect_scores, suspects
 from .evasion import evasive_shape
+from .evidence import attack_evidence
 from .guarded import estimate_beta, guarded_lift
 from .lift import lift_suspects, lift_target
 from .profile import profile_counts, profile_rates, split_shape
 from .recover import METHODS, ldprecover, lift, mixture_offset, recover, recovery_problem, rsn, rsn_threshold
 from .recover import ldprecover_target as recover_target
+from .ties import tie_estimate, tie_fake_users
 
 __all__ = [
            "ATTACKS",
            "METHODS",
+           "attack_evidence",
            "attack_interval",
            "attack_shift",
            "best_bucket_pmf",
@@ -57,4 +60,6 @@ __all__ = [
            "support_sizes",
            "suspect_scores",
            "suspects",
+           "tie_estimate",
+           "tie_fake_users",
 ]

@@ -1,0 +1,200 @@
+"""Drift across rounds: how much the truth changes between consecutive rounds of one longitudinal
+collection, beyond what the rounds' sampling noise explains, and rounds re-simulated with it.
+
+Under no drift, value v's τ estimates have covariance a_v I + b_v 11ᵀ (:func:`.rounds.rounds_covariance`:
+the memo part b_v is shared by the rounds), so a consecutive difference f̃_{t+1}(v) − f̃_t(v) has mean 0
+and variance 2a_v: the memo cancels. The statistic is the mean over the τ − 1 consecutive pairs of
+‖f̃_{t+1} − f̃_t‖², less its no-drift mean 2Σa_v; its no-drift variance, the differences taken as
+normal, is (k·8Σa_v² + 2(k − 1)·2Σa_v²)/k² for k = τ − 1 pairs (adjacent pairs share a round).
+
+The per-round truths for a re-simulation shrink each round toward the rounds' mean (James–Stein):
+ĝ_t = Norm-Sub(f̄ + w(f̃_t − f̄)), w = max(0, 1 − (τ − 1)Σa_v / Σ_t‖f̃_t − f̄‖²), the no-drift mean
+of the denominator being (τ − 1)Σa_v.
+
+Choices (no paper states them): drift is called when z ≥ :data:`Z_DRIFT` (3), not called when
+z < :data:`Z_UNCLEAR` (2; the truths are then the mean, w = 0), and "unclear" between; a user who
+changes value takes a new memo (as :class:`~ldpopt.oracles.longitudinal.LongitudinalClients`); the
+fewest users change that turn one round's histogram into the next (those leaving a value are the
+ones who arrived last)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validation import as_generator
+from .rounds import check_rounds, rounds_covariance
+
+__all__ = ["Z_DRIFT", "Z_UNCLEAR", "drift_rounds", "drifting_collection", "rounds_drift", "sample_drift_rounds"]
+
+#: z at and above which the rounds are said to drift
+Z_DRIFT = 3.0
+#: z below which no drift is assumed; between the two the drift is "unclear"
+Z_UNCLEAR = 2.0
+
+
+def rounds_drift(estimates, oracle) -> dict:
+    """The drift statistic of the module notes.
+
+    Parameters
+    ----------
+    estimates : list of Estimate
+        The τ ≥ 2 per-round estimates of one collection.
+    oracle : LongitudinalOracle
+        Their oracle.
+
+    Returns
+    -------
+    dict
+        ``excess`` (the mean squared change per round beyond noise: an estimate of ‖g_{t+1} − g_t‖²),
+        ``se`` (its no-drift standard error), ``z``, ``status`` ("none", "unclear" or "drift"),
+        ``weight`` (w of the module notes; 0 when the status is "none").
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`.rounds.check_rounds`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.oracles.longitudinal import LOSUE
+    >>> from ldpopt.multi.drift import rounds_drift
+    >>> o = LOSUE(2.0, 8, eps_1=1.0)
+    >>> pop = np.array([4000, 3000, 1000, 800, 600, 300, 200, 100])
+    >>> ests = [o.estimate(c, int(pop.sum())) for c in o.sample_rounds(pop, 4, rng=0)]
+    >>> rounds_drift(ests, o)["status"]
+    'none'
+    """
+    ests = check_rounds(estimates, oracle)
+    F = np.stack([e.f_tilde for e in ests])
+    tau = F.shape[0]
+    a, _ = rounds_covariance(ests, oracle)
+    k = tau - 1
+    obs = float(np.mean(np.sum(np.diff(F, axis=0) ** 2, axis=1)))
+    excess = obs - 2.0 * float(a.sum())
+    a2 = float(np.sum(a ** 2))
+    se = math.sqrt((k * 8.0 * a2 + 2.0 * (k - 1) * 2.0 * a2) / k ** 2)
+    z = excess / se if se > 0 else (math.inf if excess > 0 else 0.0)
+    status = "drift" if z >= Z_DRIFT else ("unclear" if z >= Z_UNCLEAR else "none")
+    dev = float(np.sum((F - F.mean(axis=0)) ** 2))
+    w = 0.0 if status == "none" or dev <= 0 else max(0.0, 1.0 - k * float(a.sum()) / dev)
+    return {"excess": excess, "se": se, "z": z, "status": status, "weight": w}
+
+
+def drift_rounds(estimates, weight: float) -> np.ndarray:
+    """The per-round truths ĝ_t (τ, d) of the module notes for shrinkage ``weight`` (0: the mean's
+    Norm-Sub in every round)."""
+    from ..methods.normalize import project_simplex
+
+    F = np.stack([e.f_tilde for e in estimates])
+    fbar = F.mean(axis=0)
+    return np.stack([project_simplex(fbar + weight * (f - fbar)) for f in F])  # τ rounds
+
+
+def sample_drift_rounds(oracle, populations, rng) -> np.ndarray:
+    """Support counts (τ, d) of τ rounds whose true histograms are the rows of ``populations``
+    (integers, one total), exact in joint law under the module notes' user model: the fewest users
+    change value, a changed user takes a new memo, those leaving a value are its latest arrivals.
+
+    Each cohort (users on one value from round s to round e) is drawn by ``oracle.sample_rounds``
+    over its e − s rounds; cohorts with the same (s, e) are drawn together.
+
+    Parameters
+    ----------
+    oracle : LongitudinalOracle
+    populations : array_like of int, shape (τ, d)
+    rng : int, numpy.random.Generator or "secure"
+
+    Returns
+    -------
+    ndarray of int64, shape (τ, d)
+
+    Raises
+    ------
+    ValueError
+        Negative counts, or rows of different totals.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.oracles.longitudinal import LOSUE
+    >>> from ldpopt.multi.drift import sample_drift_rounds
+    >>> C = sample_drift_rounds(LOSUE(2.0, 3), [[50, 30, 20], [20, 30, 50]], rng=0)
+    >>> C.shape
+    (2, 3)
+    """
+    P = np.asarray(populations)
+    if P.ndim != 2 or P.shape[1] != oracle.d or not np.issubdtype(P.dtype, np.integer) or (P < 0).any():
+        raise ValueError(f"populations must be non-negative integers of shape (tau, {oracle.d})")
+    if (P.sum(axis=1) != P[0].sum()).any():
+        raise ValueError("populations must have the same total in every round (the same users)")
+    gen = as_generator(rng)
+    tau, d = P.shape
+    out = np.zeros((tau, d), dtype=np.int64)
+
+    def close(start: int, end: int, counts: np.ndarray) -> None:
+        if counts.any():
+            out[start:end] += oracle.sample_rounds(counts, end - start, gen)
+
+    cohorts = {0: P[0].astype(np.int64).copy()}  # start round -> users per value still there
+    for t in range(1, tau):  # rounds and cohorts: at most τ each
+        leave = P[t - 1] - np.minimum(P[t - 1], P[t])
+        for s in sorted(cohorts, reverse=True):
+            take = np.minimum(cohorts[s], leave)
+            close(s, t, take)
+            cohorts[s] = cohorts[s] - take
+            leave = leave - take
+        cohorts[t] = (P[t] - np.minimum(P[t - 1], P[t])).astype(np.int64)
+    for s, c in cohorts.items():
+        close(s, tau, c)
+    return out
+
+
+def drifting_collection(oracle, base_counts, tau: int, change: float, rng) -> tuple[list, np.ndarray]:
+    """A generated longitudinal collection with drift, per user (:class:`LongitudinalClients`): the
+    users start on ``base_counts``; in each later round a share ``change`` of them, drawn afresh,
+    take a value from ``base_counts``'s frequencies under a fresh random permutation of the domain.
+
+    Parameters
+    ----------
+    oracle : LongitudinalOracle
+    base_counts : array_like of int, shape (d,)
+        The first round's histogram (n = its total).
+    tau : int
+        Rounds, >= 2.
+    change : float
+        The share of users changing value each round, in [0, 1].
+    rng : int, numpy.random.Generator or "secure"
+
+    Returns
+    -------
+    (list of Estimate, ndarray of shape (τ, d))
+        The rounds' estimates and their true frequencies.
+
+    Examples
+    --------
+    >>> from ldpopt.oracles.longitudinal import LOSUE
+    >>> from ldpopt.multi.drift import drifting_collection
+    >>> ests, truths = drifting_collection(LOSUE(2.0, 4), [400, 300, 200, 100], 3, 0.5, rng=0)
+    >>> len(ests), truths.shape
+    (3, (3, 4))
+    """
+    if isinstance(change, bool) or not isinstance(change, (int, float)) or not 0.0 <= change <= 1.0:
+        raise ValueError(f"change must be a number in [0, 1], got {change!r}")
+    if isinstance(tau, bool) or not isinstance(tau, (int, np.integer)) or tau < 2:
+        raise ValueError(f"tau must be an integer >= 2, got {tau!r}")
+    gen = as_generator(rng)
+    tc = np.asarray(base_counts, dtype=np.int64)
+    n, d = int(tc.sum()), tc.size
+    w = tc / n
+    V = np.empty((tau, n), dtype=np.int64)
+    V[0] = gen.permutation(np.repeat(np.arange(d), tc))
+    for t in range(1, tau):  # rounds
+        V[t] = V[t - 1]
+        moved = gen.random(n) < change
+        V[t, moved] = gen.choice(gen.permutation(d), size=int(moved.sum()), p=w)
+    C = oracle.clients(n, gen).rounds(V, gen)
+    truths = np.stack([np.bincount(v, minlength=d) / n for v in V])
+    return [oracle.estimate(c, n) for c in C], truths
