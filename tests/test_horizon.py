@@ -99,3 +99,31 @@ def test_available_longitudinal_lists_every_longitudinal_class():
     assert len(defined) == 8
     listed = set(oracles.available(longitudinal=True)) - set(oracles.available())
     assert listed == defined
+
+
+@pytest.mark.parametrize("make", [lambda: L.LGRR(2.0, 3, eps_1=1.6), lambda: L.LOSUE(2.0, 3, eps_1=1.0),
+                                  lambda: L.LOLOHA(2.0, 3, eps_1=1.6, g=2)], ids=["l-grr", "l-osue", "loloha"])
+def test_real_clients_follow_the_enumerated_law_of_a_changing_user(make):
+    # users who hold 0, 0, then 1 (a change, then the value kept): the real memoised clients' joint reports
+    # against horizon_law's column for that sequence (summed over the public state)
+    from scipy import stats
+
+    o = make()
+    seqs, law = horizon_law(o, 3)
+    col = law.sum(axis=0)[:, next(i for i, x in enumerate(seqs) if tuple(x) == (0, 0, 1))]
+    n = 20_000
+    users = o.clients(n, rng=3)
+    gen = np.random.default_rng(4)
+    rounds = [users.report(np.full(n, v), gen) for v in (0, 0, 1)]
+    if isinstance(o, L.LOLOHA):
+        idx = [r[:, 1] for r in rounds]
+        Y = o.g
+    elif isinstance(o, L.LGRR):
+        idx, Y = rounds, o.d
+    else:  # packed bits, value 0's bit most significant
+        idx = [np.unpackbits(r, axis=1, count=o.d) @ (1 << np.arange(o.d)[::-1]) for r in rounds]
+        Y = 2 ** o.d
+    obs = np.bincount((idx[0] * Y + idx[1]) * Y + idx[2], minlength=Y ** 3)
+    keep = col * n >= 5
+    o_, e_ = np.append(obs[keep], obs[~keep].sum()), np.append(col[keep], col[~keep].sum()) * n
+    assert stats.chisquare(o_[e_ > 0], e_[e_ > 0]).pvalue > 1e-4
