@@ -77,6 +77,17 @@ def test_the_leak_grows_without_bound_as_eps_1_nears_eps_inf():
     assert worst[-1] > 2 * 2.0  # beyond ε∞ per distinct value
 
 
+def test_horizon_epsilon_keeps_its_relation_through_copies():
+    import copy
+    import pickle
+
+    e = L.LGRR(2.0, 4, eps_1=1.0).epsilon_horizon(5, 2, relation="memo-pattern")
+    for back in (pickle.loads(pickle.dumps(e)), copy.deepcopy(e)):
+        assert back == e and back.relation == "memo-pattern"
+    with pytest.raises(ValueError, match="relation"):
+        HorizonEpsilon(1.0, "public")
+
+
 def test_dbitflippm_reveals_a_change_outright():
     o = L.DBitFlipPM(2.0, 3, bits=2)
     assert math.isinf(worst_pair(o, 2, 2, "any")[0]) and math.isinf(o.epsilon_horizon(2, 2))

@@ -76,6 +76,9 @@ class HorizonEpsilon(float):
     def __repr__(self) -> str:
         return f"HorizonEpsilon({float(self)!r}, relation={self.relation!r})"
 
+    def __reduce__(self):
+        return (HorizonEpsilon, (float(self), self.relation))
+
 
 def check_relation(relation) -> str:
     """``relation`` checked against :data:`RELATIONS` (ValueError naming the argument)."""
