@@ -243,7 +243,7 @@ class LongitudinalOracle(FrequencyOracle):
         ``"memo-pattern"`` (which rounds share a memo is public: when the value changed and to which
         earlier value it returned): the memos are independent, so the charges add — the largest
         Σ ε(n_j) over at most ``distinct_values`` memos serving n₁ + … + n_j = τ rounds, at most
-        ``distinct_values``·ε∞ (exact for L-GRR and the L-UE family by enumeration; L-RAPPOR's sums
+        ``distinct_values``·ε∞ (exact for L-GRR and the L-UE family by enumeration at d, τ ≤ 3; L-RAPPOR's sums
         the paper's bound per memo).
 
         Parameters
