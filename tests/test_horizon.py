@@ -88,6 +88,15 @@ def test_horizon_epsilon_keeps_its_relation_through_copies():
         HorizonEpsilon(1.0, "public")
 
 
+def test_the_leak_grows_with_the_horizon_past_epsilon_inf_per_value():
+    # d = 2, eps_1 = eps_inf / 2: the memo pattern bounds two values by 2·ε∞; any two sequences do not
+    o = L.LGRR(1.0, 2, eps_1=0.5)
+    worst = [worst_pair(o, tau, 2, "any")[0] for tau in (2, 4, 6)]
+    assert worst[0] < worst[1] < worst[2] and worst[2] > 2 * 1.0 + 1.0
+    assert all(w <= o.epsilon_horizon(t, 2) for w, t in zip(worst, (2, 4, 6), strict=True))
+    assert o.epsilon_horizon(6, 2, relation="memo-pattern") < 2.0
+
+
 def test_dbitflippm_reveals_a_change_outright():
     o = L.DBitFlipPM(2.0, 3, bits=2)
     assert math.isinf(worst_pair(o, 2, 2, "any")[0]) and math.isinf(o.epsilon_horizon(2, 2))
