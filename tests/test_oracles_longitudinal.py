@@ -77,7 +77,15 @@ def test_unary_memo_two_rounds_law():
 def test_horizon_and_bad_input():
     o = LSUE(2.0, 4, eps_1=0.5)
     assert o.epsilon_horizon(5) == pytest.approx(o.epsilon_rounds(5))
-    assert o.epsilon_horizon(5, distinct_values=2) == pytest.approx(2 * min(o.epsilon_rounds(4), 2.0))
+    # public memo pattern: the largest sum over at most two memos sharing the 5 rounds
+    e = o.epsilon_rounds
+    assert o.epsilon_horizon(5, distinct_values=2, relation="memo-pattern") == pytest.approx(
+        max(e(5), e(4) + e(1), e(3) + e(2)))
+    assert o.epsilon_horizon(5, distinct_values=2, relation="memo-pattern") <= 2 * min(e(4), 2.0) + 1e-12
+    # any two sequences: first report, then the instantaneous response's ε over any two memos per round
+    assert o.epsilon_horizon(5, distinct_values=2).relation == "any"
+    with pytest.raises(ValueError, match="relation"):
+        o.epsilon_horizon(5, distinct_values=2, relation="public")
     with pytest.raises(ValueError, match="eps_1"):
         LGRR(1.0, 4, eps_1=1.0)
     with pytest.raises(ValueError, match="tau"):
@@ -118,8 +126,9 @@ def test_loloha_reduces_the_horizon_and_its_enumeration_covers_the_hash():
     # τ reports of one value: LOLOHA's enumerated law runs over all g^d hash functions
     assert lol.epsilon_rounds(3) == pytest.approx(_brute_epsilon(lol.rounds_channel(3).joint_matrix()), abs=1e-9)
     # three distinct values: L-GRR has three memos, LOLOHA at most g = 2
-    assert lgrr.epsilon_horizon(300, distinct_values=3) == pytest.approx(3 * 2.0, abs=1e-9)
-    assert lol.epsilon_horizon(300, distinct_values=3) == pytest.approx(2 * 2.0, abs=1e-9)
+    # (with the memo pattern public: between any two sequences the pattern leaks, tests/test_horizon.py)
+    assert lgrr.epsilon_horizon(300, distinct_values=3, relation="memo-pattern") == pytest.approx(3 * 2.0, abs=1e-9)
+    assert lol.epsilon_horizon(300, distinct_values=3, relation="memo-pattern") == pytest.approx(2 * 2.0, abs=1e-9)
     assert lol.q == 0.5 and lol.p == pytest.approx(lol.p1 * lol.p2 + (1 - lol.p1) * lol.q2)
     with pytest.raises(ValueError, match="fast path"):
         lol.sample_rounds([5, 5, 5], 2, 0)

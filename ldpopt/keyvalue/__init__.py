@@ -6,7 +6,7 @@ Notes: docs/notes/keyvalue.md, "ldpopt.keyvalue"."""
 from .consistent import consistent_problem, solve_consistent
 from .data import KVData, power_law, ratings_like
 from .exact import epsilon
-from .pckv import PCKV, pckv_grr, pckv_ue
+from .pckv import PCKV, PaddingWarning, pckv_grr, pckv_ue
 from .privkv import PrivKV, privkv
 from .protocol import KVEstimate
 
@@ -14,6 +14,7 @@ __all__ = [
     "PCKV",
     "KVData",
     "KVEstimate",
+    "PaddingWarning",
     "PrivKV",
     "consistent_problem",
     "epsilon",

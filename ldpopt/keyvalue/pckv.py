@@ -6,6 +6,8 @@ Notes: docs/notes/keyvalue.md, "ldpopt.keyvalue.pckv"."""
 from __future__ import annotations
 
 import itertools
+import math
+import warnings
 
 import numpy as np
 
@@ -13,7 +15,13 @@ from .._validation import as_generator
 from .data import KVData
 from .protocol import KVEstimate, KVProtocol, PairEstimate
 
-__all__ = ["PCKV", "pckv_grr", "pckv_ue", "sample_cells"]
+__all__ = ["PCKV", "PaddingWarning", "pckv_grr", "pckv_ue", "sample_cells"]
+
+
+class PaddingWarning(UserWarning):
+    """Users hold more keys than PCKV's padding length ℓ: each of their keys is sampled with probability
+    1/|S| < 1/ℓ, while both estimators (the paper's and the consistent one) scale the shares by ℓ, so the
+    frequencies come out low by ℓ/|S| for those users."""
 
 
 def _check(epsilon, d, ell):
@@ -60,6 +68,13 @@ class PCKV(KVProtocol):
         The padding length ℓ, ≥ 1.
     kind : {"ue", "grr"}
 
+    Notes
+    -----
+    The frequencies are unbiased only for users holding at most ℓ keys: a user with |S| > ℓ keys has
+    each sampled w.p. 1/|S|, and f_k = ℓ·(share) counts her for ℓ/|S| (4 keys at ℓ = 2: half).
+    :meth:`sample_counts` and :meth:`collect` raise a :class:`PaddingWarning` naming ℓ when the data
+    hold such users; the server alone cannot tell (the reports carry no set size).
+
     Examples
     --------
     >>> from ldpopt import keyvalue as kv
@@ -91,6 +106,81 @@ class PCKV(KVProtocol):
 
     def __repr__(self) -> str:
         return f"{self.name}(epsilon={self.epsilon}, d={self.d}, ell={self.ell})"
+
+    @property
+    def exact_epsilon(self) -> float:
+        """The exact ε of one report (what :func:`~ldpopt.keyvalue.exact.epsilon` enumerates).
+
+        PCKV-GRR: ε at every ℓ (its a and p are calibrated with ℓ). PCKV-UE:
+        ln(1 + (min(d, ℓ)/ℓ)(e^ε − 1)) — ε when ℓ ≤ d, less when ℓ > d. Derivation: a report's law
+        is base(y)·Σ_cells w(k, x)·g(y_k, x) with g = ap/(b/2) for y_k = x and a(1 − p)/(b/2) =
+        (1 − a)/(1 − b) for y_k = −x or 0 (equal at a = 1/2, b = 2/(e^ε + 3)), a ratio e^ε; a dummy
+        cell's g averages to at least the smaller value. The largest ratio puts every key of one set
+        at g's large value and of another at its small one; a user holds at most min(d, ℓ) real cells
+        of mass 1/ℓ each, the rest (ℓ − d)/ℓ on dummies at the small value in both, so the ratio is
+        (m e^ε + ℓ − m)/ℓ with m = min(d, ℓ) (the sampling's amplification, which the paper's ε
+        does not take when ℓ > d).
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> kv.pckv_ue(1.0, 4, ell=2).exact_epsilon, round(kv.pckv_ue(1.0, 2, ell=3).exact_epsilon, 3)
+        (1.0, 0.763)
+        """
+        if self.kind == "grr" or self.ell <= self.d:
+            return self.epsilon
+        return float(math.log1p(self.d / self.ell * math.expm1(self.epsilon)))
+
+    def check_padding(self, data: KVData) -> int:
+        """Warn (:class:`PaddingWarning`, naming ℓ) when users of ``data`` hold more keys than ℓ.
+
+        Parameters
+        ----------
+        data : KVData
+
+        Returns
+        -------
+        int
+            The users holding more than ℓ keys.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> from ldpopt import keyvalue as kv
+        >>> data = kv.power_law(100, 6, items=3, rng=0)
+        >>> with warnings.catch_warnings(record=True) as w:
+        ...     warnings.simplefilter("always")
+        ...     kv.pckv_ue(1.0, 6, ell=2).check_padding(data), "ell = 2" in str(w[0].message)
+        (100, True)
+        """
+        sizes = data.sizes
+        over = int((sizes > self.ell).sum())
+        if over:
+            warnings.warn(f"{over} of {data.n} users hold more keys than ell = {self.ell} (up to {int(sizes.max())}): "
+                          f"each of their keys is sampled w.p. 1/|S| < 1/ell, so {self.name}'s frequencies come out "
+                          f"low by ell/|S| for them; choose ell >= the set sizes", PaddingWarning, stacklevel=3)
+        return over
+
+    def collect(self, data, rng=None) -> np.ndarray:
+        """:meth:`KVProtocol.collect` (the real client path), after :meth:`check_padding`.
+
+        Parameters
+        ----------
+        data : KVData
+        rng : seed, Generator or None
+
+        Returns
+        -------
+        ndarray (2, K)
+        """
+        if not isinstance(data, KVData) or data.d != self.d:
+            raise ValueError(f"data must be a KVData over d={self.d} keys")
+        self.check_padding(data)
+        return super().collect(data, rng)
 
     # -- the real client path -------------------------------------------------------------
     def perturb(self, keys, values, rng=None):
@@ -187,6 +277,7 @@ class PCKV(KVProtocol):
         """
         if not isinstance(data, KVData) or data.d != self.d:
             raise ValueError(f"data must be a KVData over d={self.d} keys")
+        self.check_padding(data)
         rng = as_generator(rng)
         c = sample_cells(data, self.ell, rng)
         n, K = data.n, self.K

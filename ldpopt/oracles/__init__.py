@@ -84,10 +84,10 @@ def available(sketches: bool = False, longitudinal: bool = False) -> list[str]:
     fixed public hash family shared by all users, so for that family the estimate is biased by the
     collisions and its variance is the family's (their modules); the registry-wide checks of the
     pure oracles (EM's likelihoods, shards, the privacy audit, ``ldpopt verify``) do not take them.
-    ``longitudinal=True`` adds the memoised oracles (``longitudinal = True``: L-GRR, the L-UE family,
-    LOLOHA, dBitFlipPM, and with ``sketches`` L-RAPPOR): one round of fresh users is a one-shot oracle
-    whose report reveals ε₁ < ε (``epsilon`` is their ε∞), so the checks that a report is tight at ε
-    do not take them.
+    ``longitudinal=True`` adds every memoised oracle (``longitudinal = True``: L-GRR, the L-UE family,
+    LOLOHA, dBitFlipPM and L-RAPPOR, the last not pure whatever ``sketches`` says): one round of fresh
+    users is a one-shot oracle whose report reveals ε₁ < ε (``epsilon`` is their ε∞), so the checks that
+    a report is tight at ε do not take them.
 
     Parameters
     ----------
@@ -106,9 +106,11 @@ def available(sketches: bool = False, longitudinal: bool = False) -> list[str]:
     >>> from ldpopt import oracles
     >>> oracles.available()
     ['blh', 'grr', 'hr', 'olh', 'oue', 'rlh', 'rue', 'rws', 'ss', 'sue']
+    >>> len(set(oracles.available(longitudinal=True)) - set(oracles.available()))  # all 8 memoised ones
+    8
     """
     return sorted(name for name, cls in _REGISTRY.items()
-                  if (cls.pure or sketches) and (not cls.longitudinal or longitudinal))
+                  if (cls.longitudinal and longitudinal) or (not cls.longitudinal and (cls.pure or sketches)))
 
 
 def oracle_class(name: str, base=None) -> type[FrequencyOracle]:

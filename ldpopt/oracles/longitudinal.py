@@ -15,6 +15,7 @@ from .base import FrequencyOracle, ReportColumn
 from .channel import Channel
 from .grr import GRR
 from .hashing import OLH
+from .horizon import HorizonEpsilon, check_relation, pattern_epsilon
 from .rappor import RAPPOR
 from .unary import _UnaryEncoding
 
@@ -228,40 +229,68 @@ class LongitudinalOracle(FrequencyOracle):
         """
         raise NotImplementedError
 
-    def epsilon_horizon(self, tau: int, distinct_values: int = 1) -> float:
-        """The whole-horizon ε of a user who reports τ rounds and holds ``distinct_values`` distinct values
-        over them: each distinct value has its own memo, independent of the others', so the charges add:
-        ε(τ) for one value, else at most ``distinct_values`` · ε∞ (capped by ε(τ) per value).
+    def epsilon_horizon(self, tau: int, distinct_values: int = 1, relation: str = "any") -> HorizonEpsilon:
+        """The whole-horizon ε of a user who reports τ rounds and holds at most ``distinct_values`` distinct
+        values over them, under the neighbouring relation ``relation`` (:mod:`ldpopt.oracles.horizon`).
+
+        ``"any"`` (default, the usual relation: any two value sequences): ε(τ) (:meth:`epsilon_rounds`)
+        when the user holds one value; else ε₁ + (τ − 1)·ε_IRR, the chain rule over rounds (the first
+        round is one report, every later one the instantaneous response of a memo whose posterior the
+        two sequences may move anywhere; ε_IRR is that response's own ε over any two memos). When the
+        user may change value, her reports reveal *when* — which rounds share a memo — and that leak
+        grows with τ: it is not bounded by ε∞ per distinct value.
+
+        ``"memo-pattern"`` (which rounds share a memo is public: when the value changed and to which
+        earlier value it returned): the memos are independent, so the charges add — the largest
+        Σ ε(n_j) over at most ``distinct_values`` memos serving n₁ + … + n_j = τ rounds, at most
+        ``distinct_values``·ε∞ (exact for L-GRR and the L-UE family by enumeration at d, τ ≤ 3; L-RAPPOR's sums
+        the paper's bound per memo).
 
         Parameters
         ----------
         tau : int
             Rounds reported, >= 1.
         distinct_values : int
-            Distinct values the user held, 1 ≤ it ≤ min(τ, d).
+            The most distinct values the user holds, 1 ≤ it ≤ min(τ, d).
+        relation : {"any", "memo-pattern"}
+            The neighbouring relation (default "any").
 
         Returns
         -------
-        float
+        HorizonEpsilon
+            A float that names its relation (``.relation``).
 
         Examples
         --------
         >>> from ldpopt.oracles import LGRR
         >>> o = LGRR(2.0, 8, eps_1=0.5)
-        >>> o.epsilon_horizon(10) == o.epsilon_rounds(10), o.epsilon_horizon(10, distinct_values=3) < 3 * o.epsilon
-        (True, True)
-        >>> round(o.epsilon_horizon(200, distinct_values=3), 9)  # three memos, each charged ε∞ at most
+        >>> o.epsilon_horizon(10) == o.epsilon_rounds(10)  # one value: both relations agree
+        True
+        >>> round(o.epsilon_horizon(200, distinct_values=3, relation="memo-pattern"), 9)  # ≤ ε∞ per memo
         6.0
+        >>> e = o.epsilon_horizon(200, distinct_values=3)  # any two sequences: the pattern leaks
+        >>> e.relation, e > 6.0
+        ('any', True)
         """
-        tau = _check_tau(tau)
-        if isinstance(distinct_values, bool) or not isinstance(distinct_values, (int, np.integer)) \
-                or not 1 <= distinct_values <= min(tau, self.d):
-            raise ValueError(f"distinct_values must be an integer in [1, min(tau, d)] = [1, {min(tau, self.d)}], "
-                             f"got {distinct_values!r}")
-        if distinct_values == 1:
-            return self.epsilon_rounds(tau)
-        per_value = self.epsilon_rounds(tau - distinct_values + 1)  # the most reports one value can take
-        return float(distinct_values * min(per_value, self.epsilon))
+        return _epsilon_horizon(self, tau, distinct_values, relation)
+
+    # -- what the horizon accounting and its enumeration ask each oracle --------------------------
+    def _memo_law(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(state probabilities (S,), law (S, Y^n, d)): n reports of one memo given the public state and
+        the value, y₁ most significant (:func:`~ldpopt.oracles.horizon.horizon_law`)."""
+        raise NotImplementedError
+
+    def _memo_keys(self) -> np.ndarray:
+        """(S, d): the memo value v uses in public state s (the value itself unless stated otherwise)."""
+        return np.arange(self.d)[None, :]
+
+    def _memos(self, distinct_values: int) -> int:
+        """The most memos a user holding ``distinct_values`` distinct values uses."""
+        return int(distinct_values)
+
+    def _irr_epsilon(self) -> float:
+        """ε of one instantaneous response over any two memos (the chain rule's per-round charge)."""
+        raise NotImplementedError
 
     def sample_rounds(self, true_counts, tau: int, rng) -> np.ndarray:
         """Exact in joint law over rounds: the support counts (τ, d) of τ rounds of the users of
@@ -338,6 +367,47 @@ def _check_tau(tau) -> int:
     if isinstance(tau, bool) or not isinstance(tau, (int, np.integer)) or tau < 1:
         raise ValueError(f"tau must be an integer >= 1 (rounds), got {tau!r}")
     return int(tau)
+
+
+def _epsilon_horizon(oracle, tau, distinct_values, relation) -> HorizonEpsilon:
+    """:meth:`LongitudinalOracle.epsilon_horizon` for any memoised oracle (``_memos``, ``_irr_epsilon``,
+    ``epsilon_rounds``); the derivations are :mod:`ldpopt.oracles.horizon`'s."""
+    tau = _check_tau(tau)
+    if isinstance(distinct_values, bool) or not isinstance(distinct_values, (int, np.integer)) \
+            or not 1 <= distinct_values <= min(tau, oracle.d):
+        raise ValueError(f"distinct_values must be an integer in [1, min(tau, d)] = [1, {min(tau, oracle.d)}], "
+                         f"got {distinct_values!r}")
+    relation = check_relation(relation)
+    k = int(distinct_values)
+    if k == 1:
+        return HorizonEpsilon(oracle.epsilon_rounds(tau), relation)
+    if relation == "any":
+        return HorizonEpsilon(oracle.epsilon_rounds(1) + (tau - 1) * oracle._irr_epsilon(), relation)
+    memos = min(oracle._memos(k), tau)
+    if memos * tau <= _DP_STEPS:
+        return HorizonEpsilon(pattern_epsilon(oracle.epsilon_rounds, tau, memos), relation)
+    # too long for the exact composition: Σ ε(n_j) ≤ j·ε(τ − j + 1), ε increasing
+    return HorizonEpsilon(max(j * oracle.epsilon_rounds(tau - j + 1) for j in range(1, memos + 1)), relation)
+
+
+#: Above memos·τ of this, the memo-pattern bound is j·ε(τ − j + 1) rather than the exact composition.
+_DP_STEPS = 50_000
+
+
+def _bitwise_memo_law(r: np.ndarray, p2: float, q2: float, n: int) -> np.ndarray:
+    """n reports of a memo of independent bits: r (S, T, d) = Pr[memo bit t = 1 | state s, value v], each
+    round bit t reported 1 w.p. p₂ if the memo bit is 1, q₂ if 0. Returns (S, (2^T)^n, d), each round's
+    output the T bits (bit 0 most significant), round 1 most significant (enumeration only)."""
+    R = _tau_fold(np.array([[1 - q2, 1 - p2], [q2, p2]]), n)  # (2^n, 2): a bit's n reports given its memo bit
+    b = R[:, 0][None, None, :, None] * (1 - r[:, :, None, :]) + R[:, 1][None, None, :, None] * r[:, :, None, :]
+    S, T, d = r.shape
+    J = b[:, 0]  # (S, 2^n, d): bit 0's rounds
+    for t in range(1, T):  # bits (enumeration only)
+        J = (J[:, :, None, :] * b[:, t][:, None, :, :]).reshape(S, -1, d)
+    # axes (bit, round) -> (round, bit)
+    J = J.reshape((S,) + (2,) * (T * n) + (d,))
+    order = [1 + t * n + i for i in range(n) for t in range(T)]
+    return J.transpose([0, *order, T * n + 1]).reshape(S, -1, d)
 
 
 def _bit_up_down(p1: float, q1: float, p2: float, q2: float, tau: int) -> tuple[float, float]:
@@ -425,6 +495,12 @@ class LGRR(LongitudinalOracle, GRR):
         P2 = np.full((self.d, self.d), self.q2)
         np.fill_diagonal(P2, self.p2)
         return Channel(_tau_fold(P2, tau) @ P1, name=f"{self.label}x{tau}")
+
+    def _memo_law(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        return np.ones(1), self.rounds_channel(n).matrix[None]
+
+    def _irr_epsilon(self) -> float:
+        return float(math.log(self.p2 / self.q2))
 
     def perturb(self, values, rng) -> np.ndarray:
         """One round of fresh users: the memo (PRR) then one IRR, vectorised (real two-stage path;
@@ -525,6 +601,13 @@ class _LongitudinalUnary(LongitudinalOracle, _UnaryEncoding):
         from .channel import compose
 
         return compose(Channel(R, name=f"irr^{tau}"), perm)
+
+    def _memo_law(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        r = np.where(np.eye(self.d, dtype=bool), self.p1, self.q1)[None]  # bit t of value v's memo
+        return np.ones(1), _bitwise_memo_law(r, self.p2, self.q2, n)
+
+    def _irr_epsilon(self) -> float:
+        return float(self.d * max(math.log(self.p2 / self.q2), math.log((1 - self.q2) / (1 - self.p2))))
 
     def perturb(self, values, rng) -> np.ndarray:
         """One round of fresh users: the memo (PRR) then one IRR, vectorised (real two-stage path)."""
@@ -681,8 +764,10 @@ class LOLOHA(LongitudinalOracle, OLH):
 
     One report supports {u : H(u) = r}: p = p₁p₂ + (1 − p₁)q₂ (L-GRR on [g]), q = 1/g (OLH's random-function
     argument). A value's τ reports reveal L-GRR on [g]'s ε(τ) (the key is independent of v); a user
-    who holds k distinct values has at most min(k, g) memos, so the horizon charge is min(k, g)·ε∞
-    (LOLOHA's reduction by up to k/g against L-GRR's k·ε∞).
+    who holds k distinct values has at most min(k, g) memos, so when the pattern of her hashed values
+    is public (``relation="memo-pattern"``) the horizon charge is at most min(k, g)·ε∞ (LOLOHA's
+    reduction by up to k/g against L-GRR's k·ε∞); between any two sequences the hash's collisions
+    reveal that pattern, and :meth:`epsilon_horizon` charges the chain rule over rounds.
 
     Parameters
     ----------
@@ -701,7 +786,7 @@ class LOLOHA(LongitudinalOracle, OLH):
     >>> o = LOLOHA(2.0, 16, eps_1=0.5, g=2)
     >>> round(o.epsilon_first(), 12), o.q
     (0.5, 0.5)
-    >>> round(o.epsilon_horizon(200, distinct_values=5), 9)  # two memos at most (g = 2): 2·ε∞
+    >>> round(o.epsilon_horizon(200, distinct_values=5, relation="memo-pattern"), 9)  # two memos (g = 2)
     4.0
     """
 
@@ -749,40 +834,8 @@ class LOLOHA(LongitudinalOracle, OLH):
         tau = _check_tau(tau)
         return float(min(_lgrr_rounds(self.p1, self.q1, self.p2, self.q2, self.g, tau), self.epsilon))
 
-    def epsilon_horizon(self, tau: int, distinct_values: int = 1) -> float:
-        """The whole-horizon ε of a user who reports τ rounds and holds ``distinct_values`` distinct values
-        over them: her values hash to at most min(distinct_values, g) memos, each charged ε(τ − memos + 1)
-        capped at ε∞ (ε(τ) when one memo; EDBT 2023 §4's reduction against L-GRR's one memo per value).
-
-        Parameters
-        ----------
-        tau : int
-            Rounds reported, >= 1.
-        distinct_values : int
-            Distinct values the user held, 1 ≤ it ≤ min(τ, d).
-
-        Returns
-        -------
-        float
-
-        Examples
-        --------
-        >>> from ldpopt.oracles import LOLOHA
-        >>> o = LOLOHA(2.0, 16, eps_1=0.5, g=2)
-        >>> round(o.epsilon_horizon(200, distinct_values=5), 9)  # two memos at most (g = 2): 2·ε∞
-        4.0
-        >>> o.epsilon_horizon(10) == o.epsilon_rounds(10)
-        True
-        """
-        tau = _check_tau(tau)
-        if isinstance(distinct_values, bool) or not isinstance(distinct_values, (int, np.integer)) \
-                or not 1 <= distinct_values <= min(tau, self.d):
-            raise ValueError(f"distinct_values must be an integer in [1, min(tau, d)] = [1, {min(tau, self.d)}], "
-                             f"got {distinct_values!r}")
-        memos = min(int(distinct_values), self.g)
-        if memos == 1:
-            return self.epsilon_rounds(tau)
-        return float(memos * min(self.epsilon_rounds(tau - memos + 1), self.epsilon))
+    def _memos(self, distinct_values: int) -> int:
+        return min(int(distinct_values), self.g)  # one memo per hashed value (EDBT 2023 §4)
 
     def rounds_channel(self, tau: int) -> Channel:
         """The exact law of (H, r₁, …, r_τ) given v, over every function H: [d] → [g] (g^d of them, each
@@ -823,6 +876,27 @@ class LOLOHA(LongitudinalOracle, OLH):
         law = _tau_fold(P2, tau) @ P1  # (g^τ, g): reports given the hashed value
         M = law[:, funcs].transpose(1, 0, 2).reshape(-1, d) / g ** d  # rows (H, r⃗), columns v
         return Channel(M, name=f"{self.label}x{tau}")
+
+    def _hash_functions(self) -> np.ndarray:
+        """Every H: [d] → [g], (g^d, d) (enumeration only: the user's hash modelled as a random function)."""
+        if self.g ** self.d > 1 << 12:
+            raise ValueError(f"g^d = {self.g}^{self.d} hash functions, too many to enumerate (max 4096)")
+        return np.stack(np.unravel_index(np.arange(self.g ** self.d), (self.g,) * self.d), axis=1)
+
+    def _memo_law(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        funcs = self._hash_functions()
+        P1 = np.full((self.g, self.g), self.q1)
+        np.fill_diagonal(P1, self.p1)
+        P2 = np.full((self.g, self.g), self.q2)
+        np.fill_diagonal(P2, self.p2)
+        law = _tau_fold(P2, n) @ P1  # (g^n, g): n reports given the hashed value
+        return np.full(len(funcs), 1.0 / len(funcs)), law[:, funcs].transpose(1, 0, 2)
+
+    def _memo_keys(self) -> np.ndarray:
+        return self._hash_functions()  # the memo is keyed by the hashed value
+
+    def _irr_epsilon(self) -> float:
+        return float(math.log(self.p2 / self.q2))
 
     def perturb(self, values, rng) -> np.ndarray:
         """One round of fresh users: key, memo of the hashed value, one IRR (real path), rows (key, r).
@@ -946,6 +1020,58 @@ class DBitFlipPM(FrequencyOracle):
         """
         _check_tau(tau)
         return float(self.epsilon if self.bits >= 2 else self.epsilon / 2)
+
+    def epsilon_horizon(self, tau: int, distinct_values: int = 1, relation: str = "any") -> HorizonEpsilon:
+        """The whole-horizon ε of a user who reports τ rounds and holds at most ``distinct_values`` distinct
+        values, under ``relation`` (:meth:`LongitudinalOracle.epsilon_horizon`, :mod:`ldpopt.oracles.horizon`).
+
+        The bits are memoised per value and reported as they are, so a change of value shows whenever
+        the new bits differ: between any two sequences (``"any"``) with more than one value the ε is
+        infinite (a constant user never sends two different reports). With the pattern public
+        (``"memo-pattern"``) each memo is one report: at most ``distinct_values``·ε (ε/2 for one bit).
+
+        Parameters
+        ----------
+        tau : int
+            Rounds reported, >= 1.
+        distinct_values : int
+            The most distinct values the user holds, 1 ≤ it ≤ min(τ, d).
+        relation : {"any", "memo-pattern"}
+
+        Returns
+        -------
+        HorizonEpsilon
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import DBitFlipPM
+        >>> o = DBitFlipPM(2.0, 4, bits=2)
+        >>> o.epsilon_horizon(5), o.epsilon_horizon(5, 2), o.epsilon_horizon(5, 2, relation="memo-pattern")
+        (HorizonEpsilon(2.0, relation='any'), HorizonEpsilon(inf, relation='any'), HorizonEpsilon(4.0, relation='memo-pattern'))
+        """
+        return _epsilon_horizon(self, tau, distinct_values, relation)
+
+    def _memos(self, distinct_values: int) -> int:
+        return int(distinct_values)
+
+    def _irr_epsilon(self) -> float:
+        return math.inf  # no instantaneous response: the report is the memo
+
+    def _subsets(self) -> np.ndarray:
+        from itertools import combinations
+
+        return np.array(list(combinations(range(self.d), self.bits)))
+
+    def _memo_law(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        C = len(self._subsets())
+        Y = 2 ** self.bits
+        one = self.output_distribution().reshape(self.d, C, Y).transpose(1, 2, 0) * C  # (C, Y, d) given S
+        law = np.zeros((C, Y ** n, self.d))
+        law[:, np.arange(Y) * sum(Y ** i for i in range(n))] = one  # the same report every round
+        return np.full(C, 1.0 / C), law
+
+    def _memo_keys(self) -> np.ndarray:
+        return np.arange(self.d)[None, :]
 
     def clients(self, n: int, rng) -> LongitudinalClients:
         """``n`` users with a permanent state each (sampled indices and memoised bits).
@@ -1351,6 +1477,13 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
                 M = (M[:, None, :] * R[:, B[c, t]][None, :, :]).reshape(-1, self.d)
             laws.append(M / self.cohorts)
         return Channel(np.concatenate(laws), name=f"{self.label}x{tau}")
+
+    def _memo_law(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        r = np.where(self.bloom(), self.p1, self.q1)  # (C, T, d): the memo's bit probabilities per cohort
+        return np.full(self.cohorts, 1.0 / self.cohorts), _bitwise_memo_law(r, self.p2, self.q2, n)
+
+    def _irr_epsilon(self) -> float:
+        return float(self.num_bits * max(math.log(self.p2 / self.q2), math.log((1 - self.q2) / (1 - self.p2))))
 
     def _sample_rounds(self, tc: np.ndarray, tau: int, gen: np.random.Generator) -> np.ndarray:
         # users split over cohorts; A[c, t] = users of cohort c whose filter has bit t; the memo's set bits
