@@ -28,6 +28,7 @@ from .constraints.base import (
     Constraint,
     Fixed,
     Hierarchy,
+    LinearConstraint,
     NonNegative,
     Simplex,
     SimplexDroppedWarning,
@@ -59,7 +60,7 @@ from .solvers.structured import NotApplicable, SeparableObjective, StructuredRes
 __all__ = [
     "DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Box", "BuiltObjective", "Certificate", "Checks", "Constraint", "Fixed",
     "Hierarchy",
-    "InaccurateError", "InfeasibleError", "IterationLimitError", "LinearEquality", "MissingParameterError",
+    "InaccurateError", "InfeasibleError", "IterationLimitError", "LinearConstraint", "LinearEquality", "MissingParameterError",
     "Monotone", "NonNegative", "NotApplicable", "Objective", "PartitionTotals", "Problem", "RangeTree",
     "SeparableObjective", "Simplex", "SimplexDroppedWarning", "SmoothObjective", "Solution", "SolverError",
     "SolverFailedError", "SolverNotInstalledError", "SolverWarning", "StructuredResult", "SubsetSum", "SumTo",
