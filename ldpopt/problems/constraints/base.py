@@ -591,10 +591,10 @@ class LinearConstraint(Constraint):
             expr, b = cp.sum(expr), float(b[0])
         return [(self.name, expr <= b if sense == "<=" else expr >= b if sense == ">=" else expr == b)]
 
-    def _g(self, f, d):
+    def _g(self, f, d, exact=False):
         M, rhs, inequality, _ = self.signed_rows(d)
         f = np.asarray(f, dtype=np.float64)
-        if M.shape[0] <= _EXACT_ROWS:  # each row's sum correctly rounded
+        if exact and M.shape[0] <= _EXACT_ROWS:  # each row's sum correctly rounded
             start, idx, val = M.indptr, M.indices, M.data
             r = np.array([_fsum(val[a:b] * f[idx[a:b]]) for a, b in itertools.pairwise(start)]) - rhs
         else:
@@ -602,7 +602,7 @@ class LinearConstraint(Constraint):
         return r, inequality
 
     def residuals(self, f, estimate):
-        r, inequality = self._g(f, estimate.d)
+        r, inequality = self._g(f, estimate.d, exact=True)
         if not r.size:
             return [0.0]
         return [float(max(np.max(r), 0.0)) if inequality else float(np.max(np.abs(r)))]
@@ -1023,7 +1023,8 @@ class SubsetSum(LinearConstraint):
         idx = _indices(self.indices, d, "indices")
         if idx.size == 0:
             raise ValueError("indices must select at least one value")
-        return sp.csr_matrix((np.ones(idx.size), (np.zeros(idx.size, int), idx)), shape=(1, d)), self.value, self.sense
+        # one CSR row as it is stored (no COO sort): O(|S|)
+        return sp.csr_matrix((np.ones(idx.size), idx, np.array([0, idx.size])), shape=(1, d)), self.value, self.sense
 
     def compile_into(self, rows, keys, d):
         self.add_rows_to(rows, keys[0], d)  # not an "other" block: a tree may take it as its leaf total
@@ -1087,7 +1088,7 @@ class Fixed(LinearConstraint):
 
     def rows(self, d):
         idx, vals = self.at(d)
-        return sp.csr_matrix((np.ones(idx.size), (np.arange(idx.size), idx)), shape=(idx.size, d)), vals, "=="
+        return sp.csr_matrix((np.ones(idx.size), idx, np.arange(idx.size + 1)), shape=(idx.size, d)), vals, "=="
 
     # per-value bounds, not rows, for the exact decision and the structured solver
     def linear_pieces(self, d, max_rows):
