@@ -362,11 +362,9 @@ class Problem:
 
         ``solver_options`` override :data:`DEFAULT_SOLVER_OPTIONS` for every solver tried and go to
         the solver as is (``max_iter``, ``eps_abs``, ``tol_gap_rel``, ...); a keyword named after a
-        solver with a dict value (``SCS={"eps_abs": 1e-9}``) applies to that solver only. ``strict=True`` raises
-        the matching :class:`~ldpopt.problems.SolverError` subclass unless the status is
-        ``"optimal"``; ``strict=False`` returns the Solution and emits a
-        :class:`~ldpopt.problems.SolverWarning`. No state is carried between calls (cvxpy's warm
-        start is off), so the answer does not depend on what was solved before.
+        solver with a dict value (``SCS={"eps_abs": 1e-9}``) applies to that solver only. No state is
+        carried between calls (cvxpy's warm start is off), so the answer does not depend on what was
+        solved before.
 
         Parameters
         ----------

@@ -552,33 +552,8 @@ class LinearConstraint(Constraint):
             raise ValueError(f"{self!r}: rows() A and b must be finite")
         return A, rhs, sense, scalar
 
-    def signed_rows(self, d: int):
-        """:meth:`rows` checked and written as cvxpy's g: ``(M, rhs, inequality, scalar)`` with
-        g = M f − rhs (≤ 0 or == 0), M a CSR matrix (a ``">="`` row negated), rhs one number per row,
-        ``scalar`` whether the dual is a number.
-
-        Parameters
-        ----------
-        d : int
-            The domain size.
-
-        Returns
-        -------
-        (scipy.sparse.csr_matrix, ndarray, bool, bool)
-
-        Raises
-        ------
-        ValueError
-            A not m × d or not finite, b not a number or one per row, an unknown sense, or a number b
-            with more than one row.
-
-        Examples
-        --------
-        >>> from ldpopt.problems import SubsetSum
-        >>> M, rhs, inequality, scalar = SubsetSum([0, 2], 0.4, ">=").signed_rows(4)
-        >>> M.toarray(), rhs, inequality, scalar
-        (array([[-1.,  0., -1.,  0.]]), array([-0.4]), True, True)
-        """
+    def _signed_rows(self, d: int):
+        """(M, rhs, inequality, scalar): g = M f − rhs as cvxpy writes it (a ``">="`` block negated)."""
         A, rhs, sense, scalar = self._checked(d)
         if sense == ">=":
             A, rhs = -A, -rhs
@@ -592,7 +567,7 @@ class LinearConstraint(Constraint):
         return [(self.name, expr <= b if sense == "<=" else expr >= b if sense == ">=" else expr == b)]
 
     def _g(self, f, d, exact=False):
-        M, rhs, inequality, _ = self.signed_rows(d)
+        M, rhs, inequality, _ = self._signed_rows(d)
         f = np.asarray(f, dtype=np.float64)
         if exact and M.shape[0] <= _EXACT_ROWS:  # each row's sum correctly rounded
             start, idx, val = M.indptr, M.indices, M.data
@@ -612,45 +587,22 @@ class LinearConstraint(Constraint):
         return r, not inequality
 
     def jacobian_t(self, k, y, d):
-        M = self.signed_rows(d)[0]
+        M = self._signed_rows(d)[0]
         return np.asarray(M.T @ np.asarray(y, dtype=np.float64).ravel(), dtype=np.float64).ravel()
 
     def linear_pieces(self, d, max_rows):
-        M, rhs, inequality, _ = self.signed_rows(d)
+        M, rhs, inequality, _ = self._signed_rows(d)
         if M.shape[0] > max_rows:  # a large block is left out (the feasibility module's docstring)
             return [], False
         return [("row", M, rhs, inequality, 0)], True
 
-    def add_rows_to(self, rows, key: str, d: int) -> int:
-        """Append its signed rows (:meth:`signed_rows`) to ``rows`` (a
-        :class:`~.structured.structure.StructureRows`) under the dual name ``key``; the block number.
-
-        Parameters
-        ----------
-        rows : StructureRows
-            What the structured solver gathers.
-        key : str
-            Its dual name, as ``Problem`` made it unique.
-        d : int
-            The domain size.
-
-        Returns
-        -------
-        int
-
-        Examples
-        --------
-        >>> from ldpopt.problems import SubsetSum
-        >>> from ldpopt.problems.solvers.structured.structure import StructureRows
-        >>> rows = StructureRows(4)
-        >>> SubsetSum([0, 1], 0.3, "<=").add_rows_to(rows, "subset_sum", 4), rows.rhs, rows.ineq
-        (0, [0.3], [True])
-        """
-        M, rhs, inequality, scalar = self.signed_rows(d)
+    def _add_rows(self, rows, key: str, d: int) -> int:
+        """Append its signed rows to ``rows`` (StructureRows) under the dual name ``key``; the block number."""
+        M, rhs, inequality, scalar = self._signed_rows(d)
         return rows.add_rows(M, rhs, inequality, key, scalar=scalar)
 
     def compile_into(self, rows, keys, d):
-        self.add_rows_to(rows, keys[0], d)
+        self._add_rows(rows, keys[0], d)
         rows.others += 1  # a row block a tree without Σ f = total cannot take
 
 
@@ -1027,7 +979,7 @@ class SubsetSum(LinearConstraint):
         return sp.csr_matrix((np.ones(idx.size), idx, np.array([0, idx.size])), shape=(1, d)), self.value, self.sense
 
     def compile_into(self, rows, keys, d):
-        self.add_rows_to(rows, keys[0], d)  # not an "other" block: a tree may take it as its leaf total
+        self._add_rows(rows, keys[0], d)  # not an "other" block: a tree may take it as its leaf total
         rows.subsets.append((keys[0], _indices(self.indices, d, "indices"), float(self.value), self.sense))
 
     def __init__(self, indices, value: float, sense: str = "==", name: str | None = None):

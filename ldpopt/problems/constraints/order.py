@@ -178,7 +178,7 @@ class Monotone(LinearConstraint):
         a, b = self.edges(d)
         order = np.append(a, b[-1])
         flip = self.direction == "nondecreasing"
-        rows.set_chain(self.add_rows_to(rows, keys[0], d), order[::-1] if flip else order, flip)
+        rows.set_chain(self._add_rows(rows, keys[0], d), order[::-1] if flip else order, flip)
         rows.others += 1
 
     def __init__(self, direction: str = "nonincreasing", order=None, pairs=None, name: str | None = None):
