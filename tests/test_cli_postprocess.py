@@ -81,23 +81,24 @@ def test_param_named_method_reaches_mle_apx(counts_csv):
     np.testing.assert_array_equal(doc["data"]["em"], methods.get("em").func(est, method="iterative"))
 
 
+def _cli_text(v) -> str:
+    """A parameter's value as --param writes it."""
+    if v is None or isinstance(v, bool):
+        return str(v).lower()
+    return ",".join(f"{x:g}" for x in v) if isinstance(v, tuple) else str(v)
+
+
 def test_every_documented_method_parameter_is_reachable(counts_csv):
     """Every keyword of every method's signature, given through --param (METHOD.NAME with --method all,
-    one run), gives what the same keyword gives in Python; Norm-Hyb's alpha (exclusive with k) is
-    covered by the --method all test above."""
+    one run) with the value its record carries, gives what the same keyword gives in Python."""
     from ldpopt.cli._params import method_params
 
-    kw = {"base-cut": {"alpha": 1.0}, "norm-hyb": {"k": 3}, "mle-apx": {"method": "brentq", "polish": False},
-          "mle-apx-paper": {"max_iter": 50},
-          "em": {"likelihood": "auto", "method": "iterative", "max_iter": 100000, "tol": 1e-10, "on_fail": "warn"},
-          "power": {"s": 1.5, "fit": "mean-variance", "s_bounds": (0.0, 3.0)},
-          "power-ns": {"s": None, "fit": "mle", "s_bounds": (0.5, 4.0)},
-          "calibrate": {"prior": "gaussian", "fit": "mle", "s": None, "mu": None, "tau": None, "s_bounds": (0.0, 10.0)},
-          "iiw": {"iterations": 3}, "amrp": {"permutations": 3, "rng": 1}, "eb-shrink": {"prior": None}}
-    text = {100000: "1e5", None: "none", False: "false", (0.0, 3.0): "0,3", (0.5, 4.0): "0.5,4", (0.0, 10.0): "0,10"}
-    for name in methods.available().index:  # all of them, but alpha of norm-hyb
-        assert set(kw.get(name, {})) == set(method_params(name)) - ({"alpha"} if name == "norm-hyb" else set()), name
-    items = [f"--param={m}.{k}={text.get(v, v)}" for m, ps in kw.items() for k, v in ps.items()]
+    # each method's record carries a value per keyword (MethodInfo.param_examples)
+    kw = {name: dict(methods.get(name).param_examples) for name in methods.available().index
+          if methods.get(name).param_examples}
+    for name in methods.available().index:  # every parameter of every method is reached
+        assert set(methods.get(name).param_examples) == set(method_params(name)), name
+    items = [f"--param={m}.{k}={_cli_text(v)}" for m, ps in kw.items() for k, v in ps.items()]
     doc = _json(run("postprocess", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N,
                     "--method", "all", "--ordered", *items, "--json"))
     est = _est()
@@ -105,8 +106,7 @@ def test_every_documented_method_parameter_is_reachable(counts_csv):
         e = est.as_ordered() if methods.get(name).needs_order else est  # --ordered: the Wiener methods run
         np.testing.assert_array_equal(doc["data"][name], methods.get(name).func(e, **ps), err_msg=name)
         meta = doc["metadata"]["method_params"][name]
-        assert meta == {k: (list(v) if isinstance(v, tuple) else v) for k, v in ps.items()} | \
-            ({"alpha": None} if name == "norm-hyb" else {}), name
+        assert meta == {k: (list(v) if isinstance(v, tuple) else v) for k, v in ps.items()}, name
 
 
 @pytest.mark.parametrize("item,needle", [("k=2.5", "k must be int|none"), ("alpha=abc", "alpha must be float"),

@@ -54,6 +54,12 @@ def _shifted(est):
     return Quadratic(est.f_tilde + 0.3 * (np.arange(est.d) == np.argmax(est.f_tilde)), 1.0, "planted")
 
 
+#: CLS's J and ∇J written out, so a planted per-value form is the only piece off the built problem
+#: (value and gradient default to the per-value form's sums otherwise)
+_BUILT_J = {"value": lambda self, f, est: float(np.sum((f - est.f_tilde) ** 2)),
+            "gradient": lambda self, f, est: 2.0 * (f - est.f_tilde)}
+
+
 def _quadratic_with(**overrides):
     return type("PlantedQuadratic", (Quadratic,), overrides)
 
@@ -67,8 +73,8 @@ def _quadratic_with(**overrides):
         _interior=lambda s, t, l, u, idx: Quadratic._interior(s, t, l, u, idx) + 1e-3)(est.f_tilde, 1.0, "planted"))),
     ("curvature", _cls_with(per_value=lambda self, est: _quadratic_with(
         mu=lambda s, l, u: 2.0 * Quadratic.mu(s, l, u))(est.f_tilde, 1.0, "planted"))),
-    ("structured", _cls_with(per_value=lambda self, est: _shifted(est))),
-    ("certificate", _cls_with(per_value=lambda self, est: _shifted(est))),
+    ("structured", _cls_with(per_value=lambda self, est: _shifted(est), **_BUILT_J)),
+    ("certificate", _cls_with(per_value=lambda self, est: _shifted(est), **_BUILT_J)),
 ])
 def test_each_objective_check_catches_a_planted_fault(check, obj):
     assert check_objective(LeastSquares(), SMALL, checks=[check])[check] > 0  # the correct item passes

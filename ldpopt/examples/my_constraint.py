@@ -3,9 +3,9 @@
     sum_{v < k} f_v <= cap
 
 e.g. "the k most popular items (listed first in the counts file) hold at most 60 % of the mass", a
-known upper bound from a public source. One linear row, so ldpopt knows everything about it: its
-residual, g(f) = sum_{v<k} f_v - cap (the form cvxpy writes for "<="), its Jacobian (ones on the first
-k values), its row for the structured solver, and its problem-file entry:
+known upper bound from a public source. A LinearConstraint states its rows once, rows(d) -> (A, b,
+sense); ldpopt derives its cvxpy form, residual, g(f) = sum_{v<k} f_v - cap, Jacobian and its row
+for the structured solver from them. Its problem-file entry:
 
     [[constraints]]
     type = "head_share"
@@ -19,16 +19,14 @@ Use it as ``Problem(est, "cls", [Simplex(), HeadShare(3, 0.6)])``, or in a probl
 import numbers
 from typing import ClassVar
 
-import cvxpy as cp
 import numpy as np
-import scipy.sparse as sp
 
-from ldpopt.problems import Constraint, register_constraint
+from ldpopt.problems import LinearConstraint, register_constraint
 from ldpopt.problems.registry import Kind
 
 
 @register_constraint
-class HeadShare(Constraint):
+class HeadShare(LinearConstraint):
     """sum of the first k values <= cap (the module docstring)."""
 
     default_name = "head_share"
@@ -51,30 +49,11 @@ class HeadShare(Constraint):
             raise entry.error(f"k must be an integer in [1, {entry.d}], got {k!r}")
         return [cls(k, entry.number("cap"))]
 
-    def _rows(self, d):
+    def rows(self, d):
+        """sum_{v < k} f_v <= cap as one row (ldpopt derives everything else from it)."""
         if self.k > d:
             raise ValueError(f"k = {self.k} exceeds the number of values d = {d}")
-        return slice(0, self.k)
-
-    def build(self, f, estimate):
-        return [(self.name, cp.sum(f[self._rows(estimate.d)]) <= self.cap)]
-
-    def residuals(self, f, estimate):
-        return [max(float(np.sum(f[self._rows(estimate.d)])) - self.cap, 0.0)]
-
-    def g(self, k, f, d):
-        return np.array([float(np.sum(f[self._rows(d)])) - self.cap]), False
-
-    def jacobian_t(self, k, y, d):
-        out = np.zeros(d)
-        out[self._rows(d)] = float(np.asarray(y).reshape(-1)[0])
-        return out
-
-    def compile_into(self, rows, keys, d):
-        ones = sp.csr_matrix((np.ones(self.k), (np.zeros(self.k, int), np.arange(self.k))), shape=(1, d))
-        self._rows(d)
-        rows.add_rows(ones, self.cap, True, keys[0], scalar=True)  # one "<=" row, its dual a number
-        rows.others += 1
+        return np.r_[np.ones(self.k), np.zeros(d - self.k)], self.cap, "<="
 
     def __repr__(self):
         return f"HeadShare(k={self.k}, cap={self.cap}, name={self.name!r})"

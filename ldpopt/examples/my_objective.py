@@ -82,11 +82,5 @@ class RobustWLS(Objective):
         norms = cp.norm(cp.vstack([d * s, f - estimate.f_tilde]), 2, axis=0)
         return BuiltObjective(cp.sum(cp.multiply(d / s, norms)) - estimate.d * d * d)
 
-    def value(self, f, estimate):
-        return float(np.sum(self.per_value(estimate).value(np.asarray(f, float))))
-
-    def gradient(self, f, estimate):
-        return self.per_value(estimate).d1(np.asarray(f, float))
-
     def per_value(self, estimate):
         return RobustWLSTerms(estimate.f_tilde, standard_deviations(estimate), self.delta)

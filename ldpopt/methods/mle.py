@@ -198,6 +198,7 @@ def _x_star_brentq(est: Estimate, a, B, s, C, polish: bool) -> float:
 
 @register(
     "mle-apx",
+    param_examples={"method": "brentq", "polish": False},
     description="Exact minimiser of the weighted MLE of Eq. 13 (KKT): max(γ f̃ + δ, 0)",
     non_negative="yes", sums_to_one="yes", order_preserving="weak",
     complexity="expected O(d) (pivot search, sort of the last candidates; no iteration tolerance)",
@@ -274,6 +275,7 @@ def mle_apx_paper_iterate(estimate: Estimate, max_iter: int | None = None):
 
 @register(
     "mle-apx-paper",
+    param_examples={"max_iter": 50},
     description="MLE-Apx by the paper's iterative partition (Eq. 14, drop negatives, repeat)",
     non_negative="yes", sums_to_one="yes", order_preserving="weak",
     complexity="O(d) per iteration, at most d iterations (O(d²) worst case)",

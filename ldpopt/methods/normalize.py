@@ -292,6 +292,7 @@ def norm_sub(estimate: Estimate) -> np.ndarray:
 
 @register(
     "norm-hyb",
+    param_examples={"k": 3, "alpha": None},
     description="Keep estimates above T = Φ⁻¹(1 − α/d)σ (or the k largest), Norm-Sub the rest",
     non_negative="yes", sums_to_one="yes", order_preserving="no",
     complexity="O(d log d)",

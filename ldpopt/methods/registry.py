@@ -5,8 +5,9 @@ Notes: docs/notes/python.md, "ldpopt.methods.registry"."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -125,6 +126,9 @@ class MethodInfo:
         The method assumes an ordered domain (:attr:`ldpopt.Estimate.ordered`).
     declared : bool, default True
         False for a record wrapping a plain callable (nothing declared).
+    param_examples : mapping, default {}
+        One value per keyword parameter, other than its default where it has one: what the tests
+        and the command line's checks pass to reach every parameter.
 
     Examples
     --------
@@ -159,6 +163,7 @@ class MethodInfo:
     derived_from: tuple | None = field(default=None, repr=False)
     declared: bool = True
     needs_order: bool = False
+    param_examples: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         if not self.label:
@@ -218,7 +223,8 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
              order_preserving: str, complexity: str, reference: str, notes: str = "", label: str = "",
              family: str | None = None, applies=None, batched=None, prepare_batch=None,
              problem: ProblemStatement | None = None, analytic: bool = False, variant_of: str | None = None,
-             pivot_scale=None, derived_from: tuple | None = None, needs_order: bool = False):
+             pivot_scale=None, derived_from: tuple | None = None, needs_order: bool = False,
+             param_examples: Mapping[str, Any] | None = None):
     """Decorator adding a method to the registry under ``name`` (lower-case, e.g. ``"norm-sub"``),
     with its Table-1 metadata and optional capabilities (module notes). Returns the function
     unchanged.
@@ -248,6 +254,8 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
         ``(method, g)``: the output is ``g`` of that method's output.
     needs_order : bool, default False
         The method assumes an ordered domain (:class:`MethodInfo`).
+    param_examples : mapping or None, default None
+        A value per keyword parameter (:class:`MethodInfo`).
 
     Returns
     -------
@@ -287,7 +295,8 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
         _METHODS[name.lower()] = MethodInfo(name.lower(), func, description, non_negative, sums_to_one,
                                             order_preserving, complexity, reference, notes, label, family,
                                             applies, batched, prepare_batch, problem, analytic, variant_of,
-                                            pivot_scale, derived_from, needs_order=bool(needs_order))
+                                            pivot_scale, derived_from, needs_order=bool(needs_order),
+                                            param_examples=dict(param_examples or {}))
         return func
 
     return deco

@@ -63,6 +63,7 @@ def _rows(estimate, F, prior=None):
 
 @register(
     "eb-shrink",
+    param_examples={"prior": None},
     description="Empirical-Bayes (James–Stein) shrinkage toward a declared prior mean, τ² fitted from f̃",
     non_negative="no", sums_to_one="no", order_preserving="weak",
     complexity="O(d)",

@@ -162,6 +162,7 @@ def dw(estimate: Estimate) -> np.ndarray:
 
 @register(
     "iiw",
+    param_examples={"iterations": 3},
     description="Improved iterative Wiener filter: re-estimate the prior spectrum from the filtered output",
     non_negative="no", sums_to_one="no", order_preserving="no",
     complexity="O(T d log d), T = iterations",
@@ -185,6 +186,7 @@ def iiw(estimate: Estimate, iterations: int = 5) -> np.ndarray:
 
 @register(
     "amrp",
+    param_examples={"permutations": 3, "rng": 1},
     description="Average of DW over the declared order and random reorderings of the domain",
     non_negative="no", sums_to_one="no", order_preserving="no",
     complexity="O(T d log d), T = permutations",

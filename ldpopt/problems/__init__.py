@@ -7,12 +7,9 @@
 ``"LDPOPT-STRUCTURED"``) where it applies — separable smooth objectives with built-in linear
 constraints — and otherwise, or when its answer does not pass, a documented cvxpy solver chain
 (:mod:`.solvers.policy`). Every Solution is checked by ldpopt (:mod:`.check.verdict`) with the one solver-free
-certificate (:func:`certificate`). Objectives (:mod:`.objectives`): ``"cls"``, ``"weighted-mle"``, ``"multinomial"``, ``"binomial"``,
-``"l1"``, ``"posterior"``, user callables, :class:`SeparableObjective` and :class:`SmoothObjective`
-(declared derivatives; the Newton / sequential-QP route of :mod:`.solvers.sqp`). Constraints (:mod:`.constraints`): the simplex by
-default, :class:`Box`, :class:`SubsetSum`, :class:`Hierarchy`, :class:`Fixed`, :class:`NonNegative`,
-:class:`SumTo`, :class:`LinearEquality` (sparse A f = b rows), :class:`Monotone` (ordinal domains, :mod:`.constraints.order`), :class:`PartitionTotals`
-(:mod:`.constraints.partition`), range trees (:func:`range_tree`, :mod:`.constraints.ranges`), user callables. New objectives and
+certificate (:func:`certificate`). Objectives (:mod:`.objectives`, :func:`available_objectives`; user
+callables too) and constraints (:mod:`.constraints`, :func:`available_constraints`: the simplex by default;
+a linear one is its rows, :class:`LinearConstraint`; user callables too). New objectives and
 constraint types register in one module (:func:`register_objective`, :func:`register_constraint`,
 :mod:`.registry`) and then appear wherever the built-ins do. Failures
 (:mod:`.errors`): typed exceptions with ``strict=True``, :class:`SolverWarning` otherwise. The folders:
@@ -28,6 +25,7 @@ from .constraints.base import (
     Constraint,
     Fixed,
     Hierarchy,
+    LinearConstraint,
     NonNegative,
     Simplex,
     SimplexDroppedWarning,
@@ -59,7 +57,7 @@ from .solvers.structured import NotApplicable, SeparableObjective, StructuredRes
 __all__ = [
     "DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Box", "BuiltObjective", "Certificate", "Checks", "Constraint", "Fixed",
     "Hierarchy",
-    "InaccurateError", "InfeasibleError", "IterationLimitError", "LinearEquality", "MissingParameterError",
+    "InaccurateError", "InfeasibleError", "IterationLimitError", "LinearConstraint", "LinearEquality", "MissingParameterError",
     "Monotone", "NonNegative", "NotApplicable", "Objective", "PartitionTotals", "Problem", "RangeTree",
     "SeparableObjective", "Simplex", "SimplexDroppedWarning", "SmoothObjective", "Solution", "SolverError",
     "SolverFailedError", "SolverNotInstalledError", "SolverWarning", "StructuredResult", "SubsetSum", "SumTo",

@@ -332,43 +332,24 @@ class Problem:
         ``"infeasible"`` at once, with the conflicting constraints named and the exact Farkas
         certificate in ``Solution.infeasibility`` (:mod:`.feasibility`).
 
-        ``solver``: None — first ldpopt's own dual solver ``"LDPOPT-STRUCTURED"``
-        (:func:`~ldpopt.problems.solvers.structured.solve_structured`) where it applies: a built-in smooth
-        objective (cls, weighted-mle, multinomial, binomial, posterior) or a
-        :class:`~ldpopt.problems.solvers.structured.SeparableObjective`, and only built-in Simplex / NonNegative
-        / SumTo / Box / Fixed / SubsetSum / PartitionTotals / Hierarchy constraints with one Σ f = total, or one
-        ``Monotone`` chain (``order=``, not ``pairs=``) with Σ f = total and the same bounds on every
-        value of the chain but no SubsetSum / Hierarchy rows (:mod:`.structured.chain`), or one
-        ``Hierarchy`` whose groups form a single tree over the whole domain with its total given as a
-        SubsetSum over exactly its leaves or Fixed on its root, and bounds only — the range tree's
-        ``range_tree(d, B).constraints()`` (:mod:`.structured.tree`: O(size) per Newton step). It does
-        not apply to ``"l1"``, user callables (objective or constraint), a list without Σ f = total
-        (other than such a tree), a forest, a node with two parents, a tree with other SubsetSum rows,
-        a multinomial with a zero count on a tree, a partial order, two Monotone constraints or
-        Monotone with other rows;
-        there, and when its answer fails its certificate or ldpopt's check, the documented cvxpy route
-        follows (recorded in ``attempts``) — the chain of :mod:`.policy`: PIQP → CLARABEL → OSQP for QPs,
-        CLARABEL → SCS for cone programs, installed ones only; the exact likelihoods ``"binomial"``
-        and ``"multinomial"`` at d ≥ ``policy.SQP_MIN_D`` = 300 go to the sequential-QP route of
-        :mod:`.sqp` instead — diagonal QPs over the same constraints, no exponential cones, the
-        message says so — and below it along CLARABEL → SQP → SCS; a smooth non-separable objective
-        goes to that route at any d, then to the chain for its cvxpy expression when it does not
-        certify), ``"LDPOPT-STRUCTURED"`` (the
-        structured solver only: ``"solver_error"`` saying why when it does not apply), ``"SQP"``
-        (that route at any d), a cvxpy solver name (that solver only), or a list of names (that chain). Each solver's answer is checked in frequency units
-        (constraint residuals from f with numpy; stationarity and duality gap from f and the duals
-        for every objective: numpy derivatives, cvxpy's gradient of a user callable, the
-        subgradient and exact LP gap of ``l1``); the first that passes with stationarity and gap run
-        is returned with status ``"optimal"``; the first whose check passed without certifying it
-        (``"optimal_unverified"``) ends the chain too. When none does: ``"optimal_unverified"`` (feasible,
-        but stationarity or the gap could not be run — ``checks.not_run`` says why), ``"inaccurate"``
-        (a solver said optimal, ldpopt's check failed: the message names the check), or the last
-        solver's own status. A problem with a
-        known feasible point (:func:`.verdict.feasible_point`) is never reported ``"infeasible"``:
-        that is ``"solver_error"``. Every attempt is in ``Solution.attempts``. When no route passes,
-        the best *checked* point of all routes is returned (the structured solver's included:
-        :func:`.solution.best_checked`), not the last one tried; a route's own acceptance
-        threshold never overrides ldpopt's check (a point the check passes is ``"optimal"``).
+        ``solver``: None — ldpopt's own dual solver ``"LDPOPT-STRUCTURED"`` where it applies (the
+        objective has a per-value form and every constraint compiles to its rows: ``Objective.per_value``,
+        ``Constraint.compile_into``; where exactly: docs/problems.md, "Where the structured solver
+        applies"), then, where it does not or its answer fails its certificate or ldpopt's check, the
+        route :mod:`.policy` chooses for the problem's class (a cvxpy chain of installed solvers, or the
+        sequential-QP route of :mod:`.sqp`), each attempt recorded in ``attempts``;
+        ``"LDPOPT-STRUCTURED"`` (that solver only: ``"solver_error"`` saying why when it does not
+        apply), ``"SQP"`` (that route at any d), a cvxpy solver name (that solver only), or a list of
+        names (that chain).
+
+        Each answer is checked in frequency units (constraint residuals with numpy; stationarity and
+        the duality gap from f and the duals). The first that passes with stationarity and gap run is
+        returned ``"optimal"``; the first whose check passed without certifying it
+        (``"optimal_unverified"``) ends the chain too. Otherwise: ``"optimal_unverified"``
+        (``checks.not_run`` says why), ``"inaccurate"`` (a solver said optimal, the check failed), or
+        the last solver's own status, with the best *checked* point of all routes
+        (:func:`.solution.best_checked`). A problem with a known feasible point
+        (:func:`.verdict.feasible_point`) is never ``"infeasible"``: that is ``"solver_error"``.
 
         ``time_limit`` (seconds of wall clock, default None: none) goes to every route and solver
         (Clarabel's and SCS's and OSQP's own limits with the time left, and each cvxpy solve in a child
@@ -381,11 +362,9 @@ class Problem:
 
         ``solver_options`` override :data:`DEFAULT_SOLVER_OPTIONS` for every solver tried and go to
         the solver as is (``max_iter``, ``eps_abs``, ``tol_gap_rel``, ...); a keyword named after a
-        solver with a dict value (``SCS={"eps_abs": 1e-9}``) applies to that solver only. ``strict=True`` raises
-        the matching :class:`~ldpopt.problems.SolverError` subclass unless the status is
-        ``"optimal"``; ``strict=False`` returns the Solution and emits a
-        :class:`~ldpopt.problems.SolverWarning`. No state is carried between calls (cvxpy's warm
-        start is off), so the answer does not depend on what was solved before.
+        solver with a dict value (``SCS={"eps_abs": 1e-9}``) applies to that solver only. No state is
+        carried between calls (cvxpy's warm start is off), so the answer does not depend on what was
+        solved before.
 
         Parameters
         ----------

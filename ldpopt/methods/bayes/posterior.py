@@ -221,6 +221,7 @@ def _prepare_power_batch(estimates, params) -> None:
 
 @register(
     "power",
+    param_examples={"s": 1.5, "fit": "mean-variance", "s_bounds": (0.0, 3.0)},
     description="Fit a power-law prior on counts, output the posterior mean (min expected squared error)",
     non_negative="yes", sums_to_one="no", order_preserving="yes",
     complexity="O(d·√n) as in the paper (window of ±kσn per value); here O(d log d + P·min(n, σn·√(log n))) "
@@ -258,6 +259,7 @@ def power(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds
 
 @register(
     "power-ns",
+    param_examples={"s": None, "fit": "mle", "s_bounds": (0.5, 4.0)},
     description="Power, then Norm-Sub (Euclidean projection onto the probability simplex)",
     non_negative="yes", sums_to_one="yes", order_preserving="weak",
     complexity="Power + expected O(d)",
@@ -275,6 +277,7 @@ def power_ns(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bou
 
 @register(
     "calibrate",
+    param_examples={"prior": "gaussian", "fit": "mle", "s": None, "mu": None, "tau": None, "s_bounds": (0.0, 10.0)},
     description="Posterior mean under a prior (power law or Gaussian) fitted to f̃ (Calibrate)",
     non_negative="yes", sums_to_one="no", order_preserving="yes",
     complexity="as Power (plus an L-BFGS fit of two parameters for the Gaussian prior)",

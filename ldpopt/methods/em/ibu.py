@@ -241,6 +241,7 @@ def solve_mle(estimate: Estimate, likelihood: str = "auto", method: str = "exact
 
 @register(
     "em",
+    param_examples={"likelihood": "auto", "method": "iterative", "max_iter": 100000, "tol": 1e-10, "on_fail": "warn"},
     description="Maximum likelihood on the simplex from the exact likelihood of the support counts "
                 "(multinomial for GRR, per-bit binomial for unary/hash oracles); the EM/IBU fixed point",
     non_negative="yes",

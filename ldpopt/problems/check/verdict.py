@@ -253,7 +253,7 @@ def gradient_function(problem):
     if isinstance(obj, UserObjective) and type(obj).gradient is UserObjective.gradient:
         return (lambda f: _cvxpy_gradient(problem, f)), ""
     est = problem.estimate
-    if type(obj).gradient is Objective.gradient:  # not overridden: no numpy gradient (l1)
+    if type(obj).gradient is Objective.gradient and obj.per_value(est) is None:  # no numpy gradient (l1)
         return None, f"objective {obj.name!r} has no gradient (nonsmooth)"
     return (lambda f: obj.gradient(f, est)), ""
 

@@ -9,6 +9,7 @@ from .base import (
     Constraint,
     Fixed,
     Hierarchy,
+    LinearConstraint,
     NonNegative,
     Simplex,
     SimplexDroppedWarning,
@@ -20,6 +21,6 @@ from .base import (
     warn_if_simplex_dropped,
 )
 
-__all__ = ["Box", "Constraint", "Fixed", "Hierarchy", "NonNegative", "Simplex", "SimplexDroppedWarning", "SubsetSum",
+__all__ = ["Box", "Constraint", "Fixed", "Hierarchy", "LinearConstraint", "NonNegative", "Simplex", "SimplexDroppedWarning", "SubsetSum",
            "SumTo", "UserConstraint", "as_constraint", "example_function", "order", "partition", "ranges",
            "warn_if_simplex_dropped"]

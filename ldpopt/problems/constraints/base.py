@@ -4,6 +4,7 @@ Notes: docs/notes/problems.md, "ldpopt.problems.constraints.base".
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from collections.abc import Callable
@@ -22,6 +23,7 @@ __all__ = [
     "Constraint",
     "Fixed",
     "Hierarchy",
+    "LinearConstraint",
     "NonNegative",
     "Simplex",
     "SimplexDroppedWarning",
@@ -460,30 +462,148 @@ def _per_value_jacobian_t(sign: float, y, d: int) -> np.ndarray:
     return sign * np.broadcast_to(np.asarray(y).ravel(), (d,)).astype(np.float64)
 
 
-def _matrix_jacobian_t(self, k: int, y, d: int) -> np.ndarray:
-    """Mᵀy for a constraint written M f (≤ or ==) b with ``self.matrix(d)`` = M.
+_SENSES = ("<=", "==", ">=")
+#: row counts up to which a residual sums each row exactly (math.fsum's value, as SubsetSum and
+#: PartitionTotals always did); a larger block is one sparse product (rounding ~1e-16 per row)
+_EXACT_ROWS = 64
+
+
+class LinearConstraint(Constraint):
+    """A linear constraint stated once, as its rows: a subclass defines :meth:`rows` and ldpopt derives
+    everything else a constraint answers from them — its cvxpy form (:meth:`build`), its violation
+    (:meth:`residuals`), g(f) and ∇gᵀy (:meth:`g`, :meth:`jacobian_t`), its pieces for the exact
+    feasibility decision (:meth:`linear_pieces`) and its row block for the structured solver
+    (:meth:`compile_into`). One cvxpy constraint, one dual named ``name``: a number when ``b`` is a
+    number (one row), else one entry per row. A subclass overrides a derived form only to say more
+    than rows say (Fixed: per-value bounds; Hierarchy: a tree) or where measured faster.
+
+    Written as cvxpy writes it: ``A f <= b`` and ``A f == b`` have g = A f − b, ``A f >= b`` has
+    g = b − A f (its dual ≥ 0, like ``<=``'s).
 
     Parameters
     ----------
-    k : int
-        The position in the list :meth:`build` returns (one matrix block: not read).
-    y : ndarray
-        The dual, one entry per row of M.
-    d : int
-        The domain size.
-
-    Returns
-    -------
-    ndarray (d,)
+    name : str or None, default None
+        The name of its cvxpy constraint and dual; None: the class's ``default_name``.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from ldpopt.problems import Hierarchy
-    >>> Hierarchy([(0, [1, 2])]).jacobian_t(0, np.array([2.0]), 3)
-    array([ 2., -2., -2.])
+    >>> import ldpopt
+    >>> from ldpopt.problems import LinearConstraint, Simplex
+    >>> class FirstTwo(LinearConstraint):   # f_0 + f_1 <= 0.5
+    ...     default_name = "first_two"
+    ...     def rows(self, d):
+    ...         return np.r_[1.0, 1.0, np.zeros(d - 2)], 0.5, "<="
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> sol = ldpopt.Problem(est, constraints=[Simplex(), FirstTwo()]).solve()
+    >>> sol.f.round(4), sol.solver, round(float(sol.duals["first_two"]), 4)
+    (array([0.5   , 0.    , 0.3498, 0.1502]), 'LDPOPT-STRUCTURED', 1.763)
     """
-    return np.asarray(self.matrix(d).T @ np.asarray(y).ravel(), dtype=np.float64).ravel()
+
+    default_name = "linear"
+
+    def rows(self, d: int):
+        """The constraint as rows: ``(A, b, sense)``, A f (sense) b.
+
+        Parameters
+        ----------
+        d : int
+            The domain size.
+
+        Returns
+        -------
+        (A, b, sense)
+            A: an m × d numpy array or scipy sparse matrix (a 1-D array of length d is one row); b: a
+            number (one row, its dual a number) or m numbers; sense: ``"<="``, ``"=="`` or ``">="``.
+
+        Raises
+        ------
+        NotImplementedError
+            The base class (a subclass states its rows).
+        ValueError
+            The rows do not fit a domain of d values (a subclass's own check).
+
+        Examples
+        --------
+        >>> from ldpopt.problems import SubsetSum
+        >>> A, b, sense = SubsetSum([0, 2], 0.4, ">=").rows(4)
+        >>> A.toarray(), b, sense
+        (array([[1., 0., 1., 0.]]), 0.4, '>=')
+        """
+        raise NotImplementedError(f"{type(self).__name__} states no rows(d)")
+
+    def _checked(self, d: int):
+        """:meth:`rows` checked: (A as CSR, b one number per row, sense, whether the dual is a number)."""
+        A, b, sense = self.rows(d)
+        if sense not in _SENSES:
+            raise ValueError(f"{self!r}: rows() sense must be one of {_SENSES}, got {sense!r}")
+        if not sp.issparse(A):
+            A = np.asarray(A, dtype=np.float64)
+            A = A.reshape(1, -1) if A.ndim == 1 else A
+        A = sp.csr_matrix(A, dtype=np.float64)
+        if A.ndim != 2 or A.shape[1] != d:
+            raise ValueError(f"{self!r}: rows() A must have d = {d} columns, got shape {A.shape}")
+        scalar = np.ndim(b) == 0
+        rhs = np.full(A.shape[0], float(b)) if scalar else np.asarray(b, dtype=np.float64).ravel()
+        if (scalar and A.shape[0] != 1) or rhs.shape != (A.shape[0],):
+            raise ValueError(f"{self!r}: rows() b must be one number per row of A ({A.shape[0]}), or a number "
+                             f"for one row, got shape {np.shape(b)}")
+        if not (np.all(np.isfinite(A.data)) and np.all(np.isfinite(rhs))):
+            raise ValueError(f"{self!r}: rows() A and b must be finite")
+        return A, rhs, sense, scalar
+
+    def _signed_rows(self, d: int):
+        """(M, rhs, inequality, scalar): g = M f − rhs as cvxpy writes it (a ``">="`` block negated)."""
+        A, rhs, sense, scalar = self._checked(d)
+        if sense == ">=":
+            A, rhs = -A, -rhs
+        return A, rhs, sense != "==", scalar
+
+    def build(self, f, estimate):
+        A, b, sense, scalar = self._checked(estimate.d)
+        expr = A @ f
+        if scalar:
+            expr, b = cp.sum(expr), float(b[0])
+        return [(self.name, expr <= b if sense == "<=" else expr >= b if sense == ">=" else expr == b)]
+
+    def _g(self, f, d, exact=False):
+        M, rhs, inequality, _ = self._signed_rows(d)
+        f = np.asarray(f, dtype=np.float64)
+        if exact and M.shape[0] <= _EXACT_ROWS:  # each row's sum correctly rounded
+            start, idx, val = M.indptr, M.indices, M.data
+            r = np.array([_fsum(val[a:b] * f[idx[a:b]]) for a, b in itertools.pairwise(start)]) - rhs
+        else:
+            r = M @ f - rhs
+        return r, inequality
+
+    def residuals(self, f, estimate):
+        r, inequality = self._g(f, estimate.d, exact=True)
+        if not r.size:
+            return [0.0]
+        return [float(max(np.max(r), 0.0)) if inequality else float(np.max(np.abs(r)))]
+
+    def g(self, k, f, d):
+        r, inequality = self._g(f, d)
+        return r, not inequality
+
+    def jacobian_t(self, k, y, d):
+        M = self._signed_rows(d)[0]
+        return np.asarray(M.T @ np.asarray(y, dtype=np.float64).ravel(), dtype=np.float64).ravel()
+
+    def linear_pieces(self, d, max_rows):
+        M, rhs, inequality, _ = self._signed_rows(d)
+        if M.shape[0] > max_rows:  # a large block is left out (the feasibility module's docstring)
+            return [], False
+        return [("row", M, rhs, inequality, 0)], True
+
+    def _add_rows(self, rows, key: str, d: int) -> int:
+        """Append its signed rows to ``rows`` (StructureRows) under the dual name ``key``; the block number."""
+        M, rhs, inequality, scalar = self._signed_rows(d)
+        return rows.add_rows(M, rhs, inequality, key, scalar=scalar)
+
+    def compile_into(self, rows, keys, d):
+        self._add_rows(rows, keys[0], d)
+        rows.others += 1  # a row block a tree without Σ f = total cannot take
 
 
 @register_constraint
@@ -809,7 +929,7 @@ class Box(Constraint):
 
 
 @register_constraint
-class SubsetSum(Constraint):
+class SubsetSum(LinearConstraint):
     """Σ_{v ∈ S} f_v (sense) value, sense ∈ {"==", "<=", ">="}: a known category total, e.g. the
     NDSS 2020 Emoji experiment's category queries. ``indices``: integer indices or a boolean mask.
 
@@ -851,30 +971,16 @@ class SubsetSum(Constraint):
     def from_file(cls, entry):
         return [cls(entry.named[0], entry.number("value"), entry.get("sense", "=="))]
 
-    def g(self, k, f, d):
-        r = float(np.sum(f[_indices(self.indices, d, "indices")])) - self.value
-        return np.array([-r if self.sense == ">=" else r]), self.sense == "=="
-
-    def jacobian_t(self, k, y, d):
-        out = np.zeros(d)
-        np.add.at(out, _indices(self.indices, d, "indices"),
-                  (-1.0 if self.sense == ">=" else 1.0) * float(np.asarray(y).reshape(-1)[0]))
-        return out
-
-    def linear_pieces(self, d, max_rows):
-        idx = _indices(self.indices, d, "indices")
-        sign = -1.0 if self.sense == ">=" else 1.0
-        M = sp.csr_matrix((np.full(idx.size, sign), (np.zeros(idx.size, int), idx)), shape=(1, d))
-        return [("row", M, sign * self.value, self.sense != "==", 0)], True
-
-    def compile_into(self, rows, keys, d):
+    def rows(self, d):
         idx = _indices(self.indices, d, "indices")
         if idx.size == 0:
             raise ValueError("indices must select at least one value")
-        sign = -1.0 if self.sense == ">=" else 1.0
-        rows.add_rows(sp.csr_matrix((np.full(idx.size, sign), (np.zeros(idx.size, int), idx)), shape=(1, d)),
-                      sign * self.value, self.sense != "==", keys[0], scalar=True)
-        rows.subsets.append((keys[0], idx, float(self.value), self.sense))
+        # one CSR row as it is stored (no COO sort): O(|S|)
+        return sp.csr_matrix((np.ones(idx.size), idx, np.array([0, idx.size])), shape=(1, d)), self.value, self.sense
+
+    def compile_into(self, rows, keys, d):
+        self._add_rows(rows, keys[0], d)  # not an "other" block: a tree may take it as its leaf total
+        rows.subsets.append((keys[0], _indices(self.indices, d, "indices"), float(self.value), self.sense))
 
     def __init__(self, indices, value: float, sense: str = "==", name: str | None = None):
         super().__init__(name)
@@ -888,21 +994,9 @@ class SubsetSum(Constraint):
     def states_total(self) -> bool:
         return self.sense == "=="
 
-    def build(self, f, estimate):
-        idx = _indices(self.indices, estimate.d, "indices")
-        if idx.size == 0:
-            raise ValueError("indices must select at least one value")
-        s = cp.sum(f[idx])
-        con = {"==": lambda: s == self.value, "<=": lambda: s <= self.value, ">=": lambda: s >= self.value}
-        return [(self.name, con[self.sense]())]
-
-    def residuals(self, f, estimate):
-        r = _fsum(f[_indices(self.indices, estimate.d, "indices")]) - self.value
-        return [{"==": abs(r), "<=": max(r, 0.0), ">=": max(-r, 0.0)}[self.sense]]
-
 
 @register_constraint
-class Fixed(Constraint):
+class Fixed(LinearConstraint):
     """f[indices] == values (known frequencies; ``values`` a scalar or one per index).
 
     Parameters
@@ -944,15 +1038,11 @@ class Fixed(Constraint):
                               "give one number for all, or one per value")
         return [cls(entry.named[0], freq)]
 
-    def g(self, k, f, d):
+    def rows(self, d):
         idx, vals = self.at(d)
-        return f[idx] - vals, True
+        return sp.csr_matrix((np.ones(idx.size), idx, np.arange(idx.size + 1)), shape=(idx.size, d)), vals, "=="
 
-    def jacobian_t(self, k, y, d):
-        out = np.zeros(d)
-        np.add.at(out, _indices(self.indices, d, "indices"), np.asarray(y).ravel())
-        return out
-
+    # per-value bounds, not rows, for the exact decision and the structured solver
     def linear_pieces(self, d, max_rows):
         idx, vals = self.at(d)
         return [("bound", "lower", vals, idx, 0), ("bound", "upper", vals, idx, 0)], True
@@ -995,16 +1085,8 @@ class Fixed(Constraint):
             raise ValueError(f"values must have one entry per index ({idx.shape[0]}), got {self.values.shape[0]}")
         return idx, np.broadcast_to(self.values, idx.shape)
 
-    def build(self, f, estimate):
-        idx, vals = self.at(estimate.d)
-        return [(self.name, f[idx] == vals)]
 
-    def residuals(self, f, estimate):
-        idx, vals = self.at(estimate.d)
-        return [float(np.max(np.abs(f[idx] - vals))) if idx.size else 0.0]
-
-
-class Hierarchy(Constraint):
+class Hierarchy(LinearConstraint):
     """Tree consistency over a domain that lists internal nodes as values of their own:
     f[parent] == Σ f[children] for each ``(parent, children)`` group (a hierarchical histogram's
     "parent = sum of children"). One sparse equality H f = 0 with a row per group; the dual has one
@@ -1040,13 +1122,16 @@ class Hierarchy(Constraint):
     #: whether its compiled matrix and tree may be kept on it (a range tree's: built consistent and
     #: never mutated; a user's groups list may change)
     cache_compiled = False
-    jacobian_t = _matrix_jacobian_t
 
     def linear_pieces(self, d, max_rows):
         n_rows = self.tree.size - self.tree.d if hasattr(self, "tree") else len(self.groups)
         if n_rows > max_rows:  # a large tree is left out (the feasibility module's docstring)
             return [], False
         return [("row", self.matrix(d), 0.0, False, 0)], True
+
+    def rows(self, d):
+        H = self.matrix(d)
+        return H, np.zeros(H.shape[0]), "=="
 
     def compile_into(self, rows, keys, d):
         H = rows.cached(self, "matrix", lambda: self.matrix(d))
@@ -1116,12 +1201,6 @@ class Hierarchy(Constraint):
             vals.append(np.concatenate([[1.0], -np.ones(children.shape[0])]))
         return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                              shape=(len(self.groups), d))
-
-    def build(self, f, estimate):
-        return [(self.name, self.matrix(estimate.d) @ f == 0)]
-
-    def residuals(self, f, estimate):
-        return [float(np.max(np.abs(self.matrix(estimate.d) @ f)))]
 
 
 def example_function(f, estimate, limit: float = 0.5):

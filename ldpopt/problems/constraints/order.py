@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..registry import Kind, ValueKey, register_constraint
-from .base import Constraint, _indices, _matrix_jacobian_t
+from .base import LinearConstraint, _indices
 
 __all__ = ["Monotone", "isotonic", "project_monotone_simplex"]
 
@@ -105,7 +105,7 @@ def project_monotone_simplex(y, direction: str = "nonincreasing", order=None) ->
 
 
 @register_constraint
-class Monotone(Constraint):
+class Monotone(LinearConstraint):
     """f monotone over an order on the domain (ordinal data), one linear inequality per cover pair.
 
     ``order``: None (the natural order 0 < 1 < … < d−1), or a list of distinct indices [a₀, a₁, …]
@@ -154,8 +154,6 @@ class Monotone(Constraint):
                      ("direction",), (ValueKey("labels", "positions", "list", False),
                                       ValueKey("label_pairs", "position_pairs", "pairs", False)))
     file_example: ClassVar[dict] = {"type": "monotone", "positions": [0, 1, 2], "direction": "nonincreasing"}
-    jacobian_t = _matrix_jacobian_t
-
     @classmethod
     def from_file(cls, entry):
         chain, pairs = entry.named
@@ -169,6 +167,10 @@ class Monotone(Constraint):
             return [], False
         return [("row", self.matrix(d), 0.0, True, 0)], True
 
+    def rows(self, d):
+        D = self.matrix(d)
+        return D, np.zeros(D.shape[0]), "<="
+
     def compile_into(self, rows, keys, d):
         if self.pairs is not None:
             rows.not_covered("Monotone(pairs=...) (a partial order) is not covered by the structured solver: use "
@@ -176,7 +178,7 @@ class Monotone(Constraint):
         a, b = self.edges(d)
         order = np.append(a, b[-1])
         flip = self.direction == "nondecreasing"
-        rows.set_chain(rows.add_rows(self.matrix(d), 0.0, True, keys[0]), order[::-1] if flip else order, flip)
+        rows.set_chain(self._add_rows(rows, keys[0], d), order[::-1] if flip else order, flip)
         rows.others += 1
 
     def __init__(self, direction: str = "nonincreasing", order=None, pairs=None, name: str | None = None):
@@ -257,13 +259,6 @@ class Monotone(Constraint):
         cols = np.concatenate([b, a])
         vals = np.concatenate([np.full(m, sign), np.full(m, -sign)])
         return sp.csr_matrix((vals, (rows, cols)), shape=(m, d))
-
-    def build(self, f, estimate):
-        return [(self.name, self.matrix(estimate.d) @ f <= 0)]
-
-    def residuals(self, f, estimate):
-        v = self.matrix(estimate.d) @ np.asarray(f, dtype=np.float64)
-        return [float(max(np.max(v), 0.0)) if v.size else 0.0]
 
     def project(self, y) -> np.ndarray:
         """The CLS-on-the-simplex solution with this constraint (a chain only):

@@ -15,13 +15,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..registry import Kind, ValueKey, register_constraint
-from .base import Constraint, _fsum, _matrix_jacobian_t, _real
+from .base import LinearConstraint, _real
 
 __all__ = ["LinearEquality", "PartitionTotals"]
 
 
 @register_constraint
-class PartitionTotals(Constraint):
+class PartitionTotals(LinearConstraint):
     """Σ_{v ∈ groups[k]} f_v == totals[k] for every key k; the groups must be disjoint (they need not
     cover the domain).
 
@@ -66,8 +66,6 @@ class PartitionTotals(Constraint):
                      "totals = {name = total}", ("totals",), (), (ValueKey("label_groups", "position_groups", "table", True),))
     file_example: ClassVar[dict] = {"type": "partition", "position_groups": {"low": [0, 1], "high": [2, 3]},
                     "totals": {"low": 0.3, "high": 0.2}}
-    jacobian_t = _matrix_jacobian_t
-
     @classmethod
     def from_file(cls, entry):
         totals = entry.get("totals")
@@ -80,12 +78,8 @@ class PartitionTotals(Constraint):
             numbers[k] = float(v)
         return [cls(entry.named[0], numbers, d=entry.d)]
 
-    def linear_pieces(self, d, max_rows):
-        return [("row", self.matrix(d), self.totals, False, 0)], True
-
-    def compile_into(self, rows, keys, d):
-        rows.add_rows(self.matrix(d), self.totals, False, keys[0])  # one == row per group, dual in key order
-        rows.others += 1
+    def rows(self, d):
+        return self.matrix(d), self.totals, "=="  # one == row per group, dual in key order
 
     def __init__(self, groups: dict, totals: dict, d: int | None = None, name: str | None = None):
         super().__init__(name)
@@ -158,14 +152,6 @@ class PartitionTotals(Constraint):
         cols = np.concatenate(gs)
         return sp.csr_matrix((np.ones(cols.shape[0]), (rows, cols)), shape=(len(gs), d))
 
-    def build(self, f, estimate):
-        return [(self.name, self.matrix(estimate.d) @ f == self.totals)]
-
-    def residuals(self, f, estimate):
-        self._check_range(estimate.d)
-        f = np.asarray(f, dtype=np.float64)
-        return [max(abs(_fsum(f[g]) - t) for g, t in zip(self.groups.values(), self.totals))]
-
     def by_key(self, values) -> dict:
         """A vector in the order of ``keys`` (e.g. ``Solution.duals[name]``) as a dict key → value.
 
@@ -200,7 +186,7 @@ class PartitionTotals(Constraint):
 
 
 @register_constraint
-class LinearEquality(Constraint):
+class LinearEquality(LinearConstraint):
     """A f == rhs for a sparse matrix A (rows × d) given as data: general equality rows that no
     named constraint states, e.g. "two marginals agree on the attributes they share" over a vector
     that concatenates marginals (:mod:`ldpopt.multi`). ``matrix``: a scipy sparse matrix or a dense
@@ -240,8 +226,6 @@ class LinearEquality(Constraint):
                      "(scipy.sparse.save_npz, or a numpy .npy; relative to the problem file's folder); rhs a number "
                      "or one per row (default 0)", (), ("matrix", "matrix_file", "rhs", "name"))
     file_example: ClassVar[dict] = {"type": "linear", "matrix": [[1, -1, 0, 0, 0, 0]], "rhs": 0.0}
-    jacobian_t = _matrix_jacobian_t
-
     @classmethod
     def from_file(cls, entry):
         """An entry's matrix inline (``matrix``) or from a file next to the problem file (``matrix_file``).
@@ -295,14 +279,8 @@ class LinearEquality(Constraint):
                               "per row")
         return [cls(A, rhs, name=entry.get("name"))]
 
-    def linear_pieces(self, d, max_rows):
-        if self.rhs.shape[0] > max_rows:  # a large one is left out, like a long Hierarchy
-            return [], False
-        return [("row", self.matrix(d), self.rhs, False, 0)], True
-
-    def compile_into(self, rows, keys, d):
-        rows.add_rows(self.matrix(d), self.rhs, False, keys[0])  # general == rows, dual in row order
-        rows.others += 1
+    def rows(self, d):
+        return self.matrix(d), self.rhs, "=="  # general == rows, dual in row order
 
     def __init__(self, matrix, rhs=0.0, name: str | None = None):
         super().__init__(name)
@@ -348,12 +326,6 @@ class LinearEquality(Constraint):
         if self._A.shape[1] != d:
             raise ValueError(f"matrix must have d = {d} columns, got {self._A.shape[1]}")
         return self._A
-
-    def build(self, f, estimate):
-        return [(self.name, self.matrix(estimate.d) @ f == self.rhs)]
-
-    def residuals(self, f, estimate):
-        return [float(np.max(np.abs(self.matrix(estimate.d) @ np.asarray(f, float) - self.rhs)))]
 
     def __repr__(self) -> str:
         return f"LinearEquality({self._A.shape[0]} rows, name={self.name!r})"

@@ -231,7 +231,8 @@ class Objective(abc.ABC):
         """
 
     def value(self, f, estimate: Estimate) -> float:
-        """J(f) evaluated with numpy.
+        """J(f) evaluated with numpy: by default the sum of the per-value form (:meth:`per_value`,
+        Σ_v h_v(f_v) plus its ``offset``); an objective without one writes its own.
 
         Parameters
         ----------
@@ -247,7 +248,7 @@ class Objective(abc.ABC):
         Raises
         ------
         NotImplementedError
-            The objective has no numpy value (the base class).
+            The objective has no per-value form and writes no value of its own.
 
         Examples
         --------
@@ -258,10 +259,14 @@ class Objective(abc.ABC):
         >>> round(LeastSquares().value(np.full(4, 0.25), est), 4), round(L1().value(np.full(4, 0.25), est), 4)
         (0.9104, 1.7305)
         """
-        raise NotImplementedError(f"objective {self.name!r} has no numpy value")
+        sep = self.per_value(estimate)
+        if sep is None:
+            raise NotImplementedError(f"objective {self.name!r} has no numpy value")
+        return float(np.sum(sep.value(np.asarray(f, float)))) + sep.offset
 
     def gradient(self, f, estimate: Estimate) -> np.ndarray:
-        """∇J(f) evaluated with numpy (smooth objectives only).
+        """∇J(f) evaluated with numpy (smooth objectives only): by default h_v'(f_v) of the per-value
+        form (:meth:`per_value`).
 
         Parameters
         ----------
@@ -277,7 +282,7 @@ class Objective(abc.ABC):
         Raises
         ------
         NotImplementedError
-            The objective is not smooth (``"l1"``) or states no gradient.
+            The objective is not smooth (``"l1"``), or has no per-value form and writes no gradient.
 
         Examples
         --------
@@ -288,7 +293,10 @@ class Objective(abc.ABC):
         >>> LeastSquares().gradient(np.full(4, 0.25), est).round(4)
         array([-1.3977, -0.3328,  0.6656,  1.0649])
         """
-        raise NotImplementedError(f"objective {self.name!r} has no gradient")
+        sep = self.per_value(estimate)
+        if sep is None:
+            raise NotImplementedError(f"objective {self.name!r} has no gradient")
+        return np.asarray(sep.d1(np.asarray(f, float)), dtype=np.float64)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

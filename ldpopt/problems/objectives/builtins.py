@@ -66,12 +66,6 @@ class LeastSquares(Objective):
 
         return Quadratic(estimate.f_tilde, 1.0, "cls")
 
-    def value(self, f, estimate):
-        return float(np.sum((np.asarray(f, float) - estimate.f_tilde) ** 2))
-
-    def gradient(self, f, estimate):
-        return 2.0 * (np.asarray(f, float) - estimate.f_tilde)
-
 
 def _wmle_coefficients(estimate: Estimate):
     p, q = estimate.p, estimate.q
@@ -130,19 +124,6 @@ class WeightedMLE(Objective):
         y = 1.0 + beta * x
         cone = cp.SOC(t + y, cp.vstack([2.0 * r, t - y]), axis=0)
         return BuiltObjective(cp.sum(t), multiplier=gamma, constraints=[cone])
-
-    def value(self, f, estimate):
-        p, q, a, e = _wmle_coefficients(estimate)
-        f = np.asarray(f, float)
-        r = estimate.counts / estimate.n - q - (p - q) * f
-        return float(np.sum(r**2 / (a + e * f)))
-
-    def gradient(self, f, estimate):
-        p, q, a, e = _wmle_coefficients(estimate)
-        f = np.asarray(f, float)
-        r = estimate.counts / estimate.n - q - (p - q) * f
-        s = a + e * f
-        return (-2.0 * (p - q) * r * s - e * r**2) / s**2
 
     def per_value(self, estimate):
         """Eq. 13 per value (also the naive formulation's: the same J).
@@ -241,10 +222,6 @@ class _Likelihood(Objective):
 
         return LikelihoodTerms(estimate, binomial=self._binomial)
 
-    @staticmethod
-    def _pi(f, estimate):
-        return estimate.q + (estimate.p - estimate.q) * np.asarray(f, float)
-
 
 @register_objective
 class Multinomial(_Likelihood):
@@ -297,12 +274,6 @@ class Multinomial(_Likelihood):
         expr = cp.sum(cp.rel_entr(c[pos], mu))
         offset = float(np.sum(xlogy(c, c)) - c.sum() * np.log(n))
         return BuiltObjective(expr, multiplier=float(n), offset=offset)
-
-    def value(self, f, estimate):
-        return float(-np.sum(xlogy(estimate.counts, self._pi(f, estimate))) / estimate.n)
-
-    def gradient(self, f, estimate):
-        return -(estimate.p - estimate.q) * estimate.counts / (estimate.n * self._pi(f, estimate))
 
     def per_value(self, estimate):
         from .separable import MultinomialSep
@@ -358,16 +329,6 @@ class Binomial(_Likelihood):
         expr = -(c[pos] @ cp.log(ratio_pos)) - ((n - c[neg]) @ cp.log(ratio_neg))
         offset = float(np.sum(xlogy(c, c)) + np.sum(xlogy(n - c, n - c)) - estimate.d * n * np.log(n))
         return BuiltObjective(expr, multiplier=float(n), offset=offset)
-
-    def value(self, f, estimate):
-        pi = self._pi(f, estimate)
-        c, n = estimate.counts, estimate.n
-        return float(-(np.sum(xlogy(c, pi)) + np.sum(xlogy(n - c, 1.0 - pi))) / n)
-
-    def gradient(self, f, estimate):
-        pi = self._pi(f, estimate)
-        c, n = estimate.counts, estimate.n
-        return -(estimate.p - estimate.q) * (c / pi - (n - c) / (1.0 - pi)) / n
 
     def per_value(self, estimate):
         from .separable import BinomialSep
@@ -502,14 +463,6 @@ class Posterior(Objective):
         vbar = float(np.mean(self.variance))
         w = np.sqrt(vbar / self.variance)
         return BuiltObjective(cp.sum_squares(cp.multiply(w, r)), multiplier=vbar / scale**2)
-
-    def value(self, f, estimate):
-        r2 = (np.asarray(f, float) - self.mean) ** 2
-        return float(np.sum(r2 if self.variance is None else r2 / self.variance))
-
-    def gradient(self, f, estimate):
-        r = 2.0 * (np.asarray(f, float) - self.mean)
-        return r if self.variance is None else r / self.variance
 
     def per_value(self, estimate):
         from .separable import Quadratic

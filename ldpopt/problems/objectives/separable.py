@@ -47,6 +47,8 @@ class Separable:
     #: and column of A (:func:`~ldpopt.problems.solvers.structured.dual.solve_row_groups`: its sums
     #: round differently from the elementwise ones; the built-ins keep theirs bitwise)
     group_rows = False
+    #: J(f) = Σ_v h_v(f_v) + offset (``Objective.value``'s default adds it)
+    offset = 0.0
 
     def has_closed_form(self) -> bool:
         """Whether :func:`.simplex.closed_form` solves it on {f ≥ 0, Σ f = mass} (Norm-Sub's shift for
