@@ -126,7 +126,7 @@ def show(value) -> str:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return repr(value)
     text = repr(float(value)) if isinstance(value, float) else str(value)
-    return text[:-2] if text.endswith(".0") else text
+    return text.removesuffix(".0")
 
 
 def sha256_of(path) -> str:

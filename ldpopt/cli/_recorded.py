@@ -113,11 +113,11 @@ def input_digests(args, files: dict | None = None) -> dict:
     ({role: path}: the counts, the problem file, the files a problem names), those that are files."""
     from pathlib import Path
 
-    out = {}
+    out: dict[str, str | dict[str, str]] = {}
     for role, path in (files or {}).items():
         if path is not None and Path(path).is_file():
             out[role] = sha256_of(path)
-    plugins = {}
+    plugins: dict[str, str] = {}
     for ref in getattr(args, "plugin", None) or []:
         if Path(ref).is_file():  # a file (a module's name is not one)
             plugins[str(ref)] = sha256_of(ref)
