@@ -249,7 +249,7 @@ def check_oracle_params(entries, path, kind: str) -> tuple[tuple[tuple[str, obje
     from .registry import takes_oracle_params
 
     path = Path(path)
-    out = []
+    out: list[tuple[tuple[str, object], ...]] = []
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             out.append(())
