@@ -215,7 +215,7 @@ def test_gap_issue_case_and_recorded_d(tmp_path, capsys):
 
 
 def test_a_broken_record_is_named_not_ignored(tmp_path, capsys):
-    path, n, _ = _counts(tmp_path, "grr", record=False)
+    path, _n, _ = _counts(tmp_path, "grr", record=False)
     (tmp_path / "grr.csv.meta.json").write_text("{not json")
     code, _, err = _run(["postprocess", "--counts", str(path), "--oracle", "grr", "--epsilon", "1"], capsys)
     assert code == 2 and "grr.csv.meta.json" in err and "not valid JSON" in err, err
@@ -231,7 +231,7 @@ def _sha(path) -> str:
 
 
 def test_meta_json_records_digests_and_objective_params(tmp_path, capsys):
-    path, n, _ = _counts(tmp_path, "olh", record=True)
+    path, _n, _ = _counts(tmp_path, "olh", record=True)
     plugin = tmp_path / "plug.py"
     plugin.write_text("X = 1\n")
     obj = tmp_path / "obj.py"
@@ -253,7 +253,7 @@ def test_meta_json_records_digests_and_objective_params(tmp_path, capsys):
 
 
 def test_a_class_objectives_parameters_are_recorded(tmp_path, capsys):
-    path, n, _ = _counts(tmp_path, "grr", record=True)
+    path, _n, _ = _counts(tmp_path, "grr", record=True)
     shutil.copy(Path(__file__).resolve().parents[1] / "examples" / "my_objective.py", tmp_path / "my_objective.py")
     text = (tmp_path / "my_objective.py").read_text()
     cls = next(line.split("class ")[1].split("(")[0] for line in text.splitlines() if line.startswith("class ")
