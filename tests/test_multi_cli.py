@@ -4,7 +4,10 @@ argument, exit status 2)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -48,6 +51,7 @@ def test_multi_command_is_the_api(tuples_csv, tmp_path):
     assert rec.cell.iloc[0] == "0|lyon|0" and set(rec.marginal) == {"age|city|smoker"}
     meta = json.loads((tmp_path / "m.csv.meta.json").read_text())
     assert meta["status"] == "optimal" and meta["domains"] == [2, 3, 2, 2] and meta["n"] == data.n
+    assert meta["sha256"] == {"tuples": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
 
 
 def test_multi_command_one_way_protocols(tuples_csv):

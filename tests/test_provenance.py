@@ -315,6 +315,16 @@ def _config(folder: Path, oracles_line: str, kind: str = "full-domain") -> Path:
     return path
 
 
+def test_experiment_meta_records_the_configs_digest(tmp_path):
+    from ldpopt import experiments
+
+    path = _config(tmp_path, '[{name = "olh", g = 8}]')
+    experiments.run(path, out=tmp_path / "results", progress=False)
+    meta = json.loads(next((tmp_path / "results").rglob("meta.json")).read_text())
+    assert meta["sha256"] == {"config": _sha(path)}
+    assert meta["config"]["oracle_params"] == [{"g": 8}]
+
+
 def test_config_oracle_params_reach_the_oracle(tmp_path):
     from ldpopt import experiments
     from ldpopt.experiments.runner import execute

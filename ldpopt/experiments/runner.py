@@ -283,13 +283,28 @@ def run(name_or_path, *, quick: bool = False, out=DEFAULT_OUT, jobs: int = 1, sc
     return collect(cfg, folder, all_tasks, quick)
 
 
+def _input_digests(cfg: ExperimentConfig) -> dict:
+    """SHA-256 digests of what a run read besides ldpopt: the config file and the files of its
+    oracles of one's own (``FILE.py:NAME``), those that are files."""
+    from .._provenance import sha256_of
+
+    out: dict = {}
+    if cfg.source and Path(cfg.source).is_file():
+        out["config"] = sha256_of(cfg.source)
+    files = {ref.rsplit(":", 1)[0] for ref in cfg.plugins}
+    plugins = {f: sha256_of(f) for f in sorted(files) if Path(f).is_file()}
+    if plugins:
+        out["plugins"] = plugins
+    return out
+
+
 def collect(cfg: ExperimentConfig, folder: Path, all_tasks: list[Task], quick: bool) -> pd.DataFrame:
     """Concatenate the parts in task order into results.parquet (+ meta.json), atomically."""
     frames = [pd.read_parquet(folder / "parts" / f"{t.key}.parquet") for t in all_tasks]
     table = pd.concat(frames, ignore_index=True)
     meta = {"config": cfg.as_dict(), "quick": quick, "versions": versions(),
             "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-            "tasks": len(all_tasks), "rows": len(table)}
+            "tasks": len(all_tasks), "rows": len(table), "sha256": _input_digests(cfg)}
     _write_atomic_parquet(table, folder / "results.parquet", meta)
     write_text(folder / "meta.json", json.dumps(meta, indent=2, default=str))
     return table
