@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-
 from _cli import ldpopt
+
+from ldpopt import multi, oracles
 from ldpopt.cli import main
-from ldpopt import Estimate, multi, oracles
 from ldpopt.problems import LinearEquality, Problem, Simplex
 
 NAMES = ["age", "city", "smoker", "sport"]
