@@ -85,6 +85,8 @@ def read_recorded(path) -> Recorded | None:
     Parquet file's schema metadata ``ldpopt``; None when there is none. A record that cannot be read
     is a ValueError naming it (never ignored)."""
     path = Path(path)
+    if not path.is_file():  # a missing file, a folder: the reader of the counts names the error
+        return None
     if path.suffix.lower() in (".parquet", ".pq"):
         try:
             import pyarrow.parquet as pq

@@ -214,6 +214,14 @@ def test_gap_issue_case_and_recorded_d(tmp_path, capsys):
     assert code == 2 and "holds d = 2 values" in err and "records d = 6" in err, err
 
 
+@pytest.mark.parametrize("where", [".", "missing.csv", "folder"])
+def test_no_counts_file_is_the_readers_error(tmp_path, capsys, monkeypatch, where):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    code, _, err = _run(["postprocess", "--counts", where, "--oracle", "grr", "--epsilon", "1"], capsys)
+    assert code == 2 and err.startswith("ldpopt postprocess: error: --counts") and len(err.splitlines()) == 1, err
+
+
 def test_a_broken_record_is_named_not_ignored(tmp_path, capsys):
     path, _n, _ = _counts(tmp_path, "grr", record=False)
     (tmp_path / "grr.csv.meta.json").write_text("{not json")
