@@ -33,7 +33,7 @@ ORACLES = {
 }
 FIELDS = ("oracle", "epsilon", "n", "d", "param")
 D, EPS = 6, 1.0
-SETTINGS = settings(max_examples=25, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=15, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
@@ -238,7 +238,8 @@ def _sha(path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def test_meta_json_records_digests_and_objective_params(tmp_path, capsys):
+def test_meta_json_records_digests_and_objective_params(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("LDPOPT_PLUGINS", raising=False)  # --plugin names its file there: restored afterwards
     path, _n, _ = _counts(tmp_path, "olh", record=True)
     plugin = tmp_path / "plug.py"
     plugin.write_text("X = 1\n")
@@ -260,7 +261,10 @@ def test_meta_json_records_digests_and_objective_params(tmp_path, capsys):
     capsys.readouterr()
 
 
-def test_a_class_objectives_parameters_are_recorded(tmp_path, capsys):
+def test_a_class_objectives_parameters_are_recorded(tmp_path, capsys, monkeypatch):
+    from ldpopt.problems import registry
+
+    monkeypatch.setattr(registry, "_OBJECTIVES", dict(registry._OBJECTIVES))  # the example registers one
     path, _n, _ = _counts(tmp_path, "grr", record=True)
     shutil.copy(Path(__file__).resolve().parents[1] / "examples" / "my_objective.py", tmp_path / "my_objective.py")
     text = (tmp_path / "my_objective.py").read_text()
