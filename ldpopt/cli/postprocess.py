@@ -395,8 +395,13 @@ method parameters (--param NAME=VALUE goes to every selected method that takes N
 --param METHOD.NAME=VALUE to that method only; int accepts 1e6, bool true/false, none where shown):
 {table}
 
-output metadata (oracle, epsilon, n, d, p, q, ldpopt version, method parameters): Parquet schema
-metadata key "ldpopt"; JSON "metadata" object; CSV a sidecar OUT.meta.json.
+output metadata (oracle, epsilon, n, d, p, q, oracle parameters, ldpopt version, method parameters,
+SHA-256 of the counts and --plugin files): Parquet schema metadata key "ldpopt"; JSON "metadata"
+object; CSV a sidecar OUT.meta.json.
+
+the counts' own record (COUNTS.meta.json beside a CSV, the "ldpopt" metadata of a Parquet file, as
+`ldpopt aggregate` writes them) fills --oracle, --epsilon, --n, --d and the oracle's parameters when
+they are left out (one line on stderr says so); one given otherwise is an error naming both values.
 """
 
 
