@@ -17,6 +17,9 @@ from ._validation import check_epsilon, check_float_array, check_n, check_probab
 
 __all__ = ["Estimate", "check_estimate"]
 
+#: the "format" field of a file :meth:`Estimate.save` writes
+_FORMAT = "ldpopt.estimate/1"
+
 
 def _readonly(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
@@ -381,6 +384,113 @@ class Estimate:
         2
         """
         return Estimate.from_frequencies(f_tilde, self.n, self.epsilon, self.p, self.q, self.oracle, **self.meta)
+
+    # -- files --------------------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the estimate to ``path`` as JSON, with what it came from: the oracle's name, ε, n, d, p,
+        q, its meta (the oracle's parameters among it: OLH's g, SS's k, ...), f̃ and the counts.
+
+        Floats are written as Python's shortest round-trip text, so :meth:`load` gives back the same
+        numbers bit for bit. The file is written whole or not at all (a temporary renamed over it).
+        A meta value JSON cannot hold (an array) is written as a list.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (its folder must exist).
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from ldpopt import Estimate, oracles
+        >>> est = oracles.get("olh", 1.0, 4, g=8).estimate([420, 310, 180, 90], 1000)
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "est.json"
+        >>> est.save(path)
+        >>> again = Estimate.load(path)
+        >>> again.meta["g"], bool((again.f_tilde == est.f_tilde).all())
+        (8, True)
+        """
+        import json
+
+        from ._atomic import write_text
+
+        def plain(x):
+            if isinstance(x, np.ndarray):
+                return x.tolist()
+            if isinstance(x, np.generic):
+                return x.item()
+            if isinstance(x, (tuple, set)):
+                return list(x)
+            return str(x)
+
+        doc = {"format": _FORMAT, "oracle": self.oracle, "epsilon": self.epsilon, "n": self.n, "d": self.d,
+               "p": self.p, "q": self.q, "oracle_params": dict(self.meta), "f_tilde": self.f_tilde.tolist(),
+               "counts": self.counts.tolist()}
+        write_text(path, json.dumps(doc, default=plain) + "\n")
+
+    @classmethod
+    def load(cls, path, **expected) -> Estimate:
+        """Read an estimate :meth:`save` wrote, checking what the caller expects of it.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file :meth:`save` wrote.
+        **expected
+            What the estimate must have been collected with: ``oracle``, ``epsilon``, ``n``, ``d`` or
+            any oracle parameter its meta records (``g=8``). A value that contradicts the record is a
+            ValueError naming both; a name the file does not record is a ValueError listing those it
+            does (a misspelt name is not a check passed). Numbers compare equal to 1e-12 relative, the
+            oracle by name without regard to case.
+
+        Returns
+        -------
+        Estimate
+
+        Raises
+        ------
+        ValueError
+            The file is not a saved estimate, or contradicts ``expected``.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from ldpopt import Estimate, oracles
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "est.json"
+        >>> oracles.get("olh", 1.0, 4, g=8).estimate([420, 310, 180, 90], 1000).save(path)
+        >>> Estimate.load(path, oracle="olh", g=4)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: g = 4 given contradicts g = 8 recorded in .../est.json
+        """
+        import json
+        from pathlib import Path
+
+        from ._provenance import same_value, show
+
+        path = Path(path)
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"Estimate.load: cannot read {path}: {exc}") from None
+        if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
+            raise ValueError(f"Estimate.load: {path} is not an estimate saved by Estimate.save "
+                             f"(no \"format\": {_FORMAT!r})")
+        meta = doc.get("oracle_params") or {}
+        recorded = {"oracle": doc.get("oracle"), "epsilon": doc.get("epsilon"), "n": doc.get("n"),
+                    "d": doc.get("d"), **meta}
+        for key, value in expected.items():
+            if key not in recorded:
+                raise ValueError(f"Estimate.load: {path} records no {key!r}; it records {sorted(recorded)}")
+            have = recorded[key]
+            same = (str(value).lower() == str(have).lower()) if key == "oracle" else same_value(value, have)
+            if not same:
+                raise ValueError(f"{key} = {show(value)} given contradicts {key} = {show(have)} recorded in {path}")
+        try:
+            return cls(np.asarray(doc["f_tilde"], dtype=np.float64), np.asarray(doc["counts"], dtype=np.float64),
+                       doc["n"], doc["epsilon"], doc["p"], doc["q"], doc["oracle"], dict(meta))
+        except KeyError as exc:
+            raise ValueError(f"Estimate.load: {path} lacks the field {exc.args[0]!r}") from None
 
     def __repr__(self) -> str:
         return (f"Estimate(oracle={self.oracle!r}, d={self.d}, n={self.n}, epsilon={self.epsilon:g}, "

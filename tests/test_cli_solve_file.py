@@ -68,9 +68,10 @@ def test_integer_labels_mean_labels_in_any_row_order(retail):
 def test_positions_name_rows_of_the_file(tmp_path):
     """positions = [0, 1] are the first two rows as written, whatever their labels."""
     counts = tmp_path / "c.csv"
-    counts.write_text("value,count\n7,300\n3,280\n5,270\n1,260\n")
-    for key, ref in (("positions = [0, 1]", ["7", "3"]), ('labels = [7, "3"]', ["7", "3"]),
-                     ("labels = [1, 5]", ["1", "5"])):
+    # integer labels that run without a gap (integers with gaps are positions, and need --d)
+    counts.write_text("value,count\n4,300\n2,280\n3,270\n1,260\n")
+    for key, ref in (("positions = [0, 1]", ["4", "2"]), ('labels = [4, "2"]', ["4", "2"]),
+                     ("labels = [1, 3]", ["1", "3"])):
         prob = tmp_path / "p.toml"
         prob.write_text(f'objective = "cls"\n[[constraints]]\ntype = "simplex"\n[[constraints]]\n'
                         f'type = "fixed"\n{key}\nfrequency = 0.4\n')

@@ -4,16 +4,18 @@ argument, exit status 2)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-
 from _cli import ldpopt
+
+from ldpopt import multi, oracles
 from ldpopt.cli import main
-from ldpopt import Estimate, multi, oracles
 from ldpopt.problems import LinearEquality, Problem, Simplex
 
 NAMES = ["age", "city", "smoker", "sport"]
@@ -48,6 +50,7 @@ def test_multi_command_is_the_api(tuples_csv, tmp_path):
     assert rec.cell.iloc[0] == "0|lyon|0" and set(rec.marginal) == {"age|city|smoker"}
     meta = json.loads((tmp_path / "m.csv.meta.json").read_text())
     assert meta["status"] == "optimal" and meta["domains"] == [2, 3, 2, 2] and meta["n"] == data.n
+    assert meta["sha256"] == {"tuples": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
 
 
 def test_multi_command_one_way_protocols(tuples_csv):

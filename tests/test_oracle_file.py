@@ -63,7 +63,7 @@ def test_command_line_perturb_aggregate_postprocess(user):
                  "--epsilon", "2", "--seed", "1", "--out", "shards"]) == 0
     # a fresh process knows the shards' oracle only through --plugin
     bare = _cli(["aggregate", "shards", "--out", "counts.csv"], user)
-    assert bare.returncode == 2 and "FILE.py:NAME" in bare.stderr and "half-rr" in bare.stderr
+    assert bare.returncode == 2 and "ldpopt --plugin FILE.py aggregate" in bare.stderr and "half-rr" in bare.stderr
     assert len(bare.stderr.strip().splitlines()) == 1
     ok = _cli(["--plugin", "half_rr.py", "aggregate", "shards", "--out", "counts.csv"], user)
     assert ok.returncode == 0, ok.stderr

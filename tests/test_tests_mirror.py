@@ -48,6 +48,7 @@ COVERED_BY: dict[str, str | tuple[str, str]] = {
     "ldpopt.cli._commands": "test_cli_fuzz.py",
     "ldpopt.cli._io": "test_cli_plain_csv.py",
     "ldpopt.cli._params": "test_cli_postprocess.py",
+    "ldpopt.cli._recorded": ("test_provenance.py", "note: from"),
     "ldpopt.cli._problemfile": "test_problem_conformance.py",
     "ldpopt.cli._problemtypes": "test_cli_solve_file.py",
     "ldpopt.cli.aggregate": ("test_aggregate_dask_cli.py", '"aggregate",'),

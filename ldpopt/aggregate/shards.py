@@ -22,6 +22,7 @@ from .partial import FORMAT_VERSION, MergeError, Partial, _structural_params, ch
 __all__ = [
     "BATCH_ROWS",
     "META_KEY",
+    "UnknownOracleError",
     "from_batch",
     "list_shards",
     "read_identities",
@@ -179,10 +180,26 @@ def _read_header(path) -> dict:
     return head
 
 
+class UnknownOracleError(ValueError):
+    """A shard's oracle is not registered in this process; ``oracle`` is the name its header records."""
+
+    def __init__(self, message: str, oracle: str):
+        super().__init__(message)
+        self.oracle = oracle
+
+
 def read_oracle(path) -> FrequencyOracle:
-    """The oracle a shard's ``ldpopt.shard`` metadata declares."""
+    """The oracle a shard's ``ldpopt.shard`` metadata declares. An oracle name not registered in this
+    process (an oracle of one's own whose file was not loaded) is a ValueError saying to load it:
+    ``ldpopt --plugin FILE.py`` on the command line, ``oracles.oracle_class("FILE.py:NAME")`` in Python."""
     head = _read_header(path)
-    return oracles.get(head["oracle"], epsilon=head["epsilon"], d=head["d"], **head.get("params", {}))
+    try:
+        cls = oracles.oracle_class(head["oracle"])
+    except ValueError:
+        raise UnknownOracleError(f"{path}: the reports are of oracle {head['oracle']!r}, which is not registered here: load "
+                         f"the file that defines it first (ldpopt --plugin FILE.py aggregate ...; in Python, "
+                         f"oracles.oracle_class('FILE.py:NAME'))", head["oracle"]) from None
+    return cls(epsilon=head["epsilon"], d=head["d"], **head.get("params", {}))
 
 
 def read_labels(path) -> tuple | None:

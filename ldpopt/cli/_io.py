@@ -172,7 +172,8 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts", step: i
 
     Counts are numbers of reports: whole numbers >= 0 (``12``, ``12.0``, ``1e3``; not ``12.5``), and
     a Parquet file must store them as numbers, not text. Values must be unique. Without ``d`` the
-    values are labels and the domain is the rows of the file (at least 2). With ``d`` (aggregators
+    values are labels and the domain is the rows of the file (at least 2); integer values with gaps
+    (``0, 5``) are refused there (:func:`_refuse_gaps`: they are positions, and need ``d``). With ``d`` (aggregators
     that omit values never reported) the values are the integers 0..d-1: a value the file does not
     list has count 0, and a value that is not an integer in [0, d) is an error. Every error names
     ``arg`` (the option the file came from) and the line (the header is line 1) or, for Parquet, the
@@ -187,7 +188,7 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts", step: i
     if path.suffix.lower() not in (".parquet", ".pq"):
         plain = _plain_csv(path, d, text_bytes(path, arg))
         if plain is not None:
-            return plain
+            return _refuse_gaps(plain, arg) if d is None else plain
     import numpy as np
     import pandas as pd
 
@@ -230,7 +231,7 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts", step: i
         i = int(np.flatnonzero(dup)[0])
         raise InputError(f"{arg}: {at(i)}: value {values.iloc[i]!r} repeats an earlier row")
     if d is None:
-        return CountsTable(values.to_numpy(dtype=object), counts, lines, unit, path)
+        return _refuse_gaps(CountsTable(values.to_numpy(dtype=object), counts, lines, unit, path), arg)
     index = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(index) | (index != np.floor(index)) | (index < 0) | (index >= d)
     if bad.any():
@@ -247,6 +248,27 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts", step: i
     full_lines = np.full(d, -1, dtype=np.int64)
     full_lines[index] = lines
     return CountsTable(np.arange(d, dtype=np.int64), full, full_lines, unit, path)
+
+
+def _refuse_gaps(table: CountsTable, arg: str) -> CountsTable:
+    """A labelled table whose every value is a non-negative integer (digits only) that does not run
+    without a gap from its least to its greatest value is refused: such values are almost always
+    positions in a domain whose absent values were never reported (an aggregator that omits zero
+    counts), and reading them as labels would shrink the domain silently (``0, 5`` read as a domain of
+    2). The message says how to give d. Values that run without a gap (ratings ``1..5``, years) stay
+    labels: our choice, since they are a whole domain as written. Vectorised (no loop over values)."""
+    import numpy as np
+
+    text = np.asarray(table.values, dtype=str)
+    if not np.char.isdigit(text).all() or np.char.str_len(text).max() > 15:  # labels, or beyond a float64's ints
+        return table
+    ints = text.astype(np.int64)
+    lo, hi = int(ints.min()), int(ints.max())
+    if np.unique(ints).size != ints.size or hi - lo + 1 == ints.size:  # "3" and "03": labels as written
+        return table
+    raise InputError(f"{arg}: the values of {table.path} are integers with gaps ({ints.size} values from {lo} to "
+                     f"{hi}): they are read as positions only with a domain size; give --d D (values 0..D-1, a value "
+                     f"the file omits has count 0), or list every value, with count 0 where none was reported")
 
 
 def read_counts(path, d: int | None = None) -> pd.DataFrame:

@@ -74,6 +74,8 @@ class ProblemSpec:
         self._types = types or []  # per entry: its registered class, or a Constraint object named by FILE.py:NAME
         self.modules: list[str] = []  # the files of ``modules`` (imported when the file was read)
         self._objective_ref = objective_ref  # the objective's "FILE.py:NAME" when it names a function
+        #: the objective's parameters, for the record of a run (the file's params; an object's held values)
+        self.objective_params: dict = {}
 
     def error(self, k: int | None, key: str | None, text: str, sub: str = "") -> InputError:
         return self._where.error(k, key, text, sub)
@@ -212,7 +214,7 @@ def _objective(doc: dict, where: _Where, base: Path):
     elif isinstance(obj, str) and ":" in obj:
         ref, params = obj, None
     elif isinstance(obj, str) and obj.lower() in names:
-        return obj.lower(), obj.lower()
+        return obj.lower(), obj.lower(), {}
     else:
         raise where.error(None, "objective", f"objective must be one of {names}, or {USER_FUNCTION}, got {obj!r}")
     from .._userfunc import load_attribute, load_function
@@ -223,12 +225,21 @@ def _objective(doc: dict, where: _Where, base: Path):
     if isinstance(item, Objective):
         if params:
             raise InputError(f"{at}: {ref} is an Objective object: it takes no params (name its class instead)")
-        return item, item.name
+        return item, item.name, _held(item, None)
     if isinstance(item, type) and issubclass(item, Objective):
         obj = _made(item, params, ref, at)
-        return obj, obj.name
+        return obj, obj.name, _held(obj, params)
     func = load_function(ref, params, base, at, error=InputError)
-    return func, func.__name__
+    return func, func.__name__, dict(params or {})
+
+
+def _held(obj, params) -> dict:
+    """The parameters an objective object holds, for the record of a run: its public attributes that
+    are plain values (numbers, text, booleans, None; what its constructor stored), with the file's
+    ``params`` over them."""
+    held = {k: v for k, v in vars(obj).items()
+            if not k.startswith("_") and (v is None or isinstance(v, (bool, int, float, str)))}
+    return {**held, **(params or {})}
 
 
 def _made(cls, params, ref: str, at: str):
@@ -302,10 +313,11 @@ def read_problem(path) -> ProblemSpec:
                                                f"{type(entries).__name__}")
     _modules(doc, where, path.parent)
     types = [_check_entry(k, e, where, path.parent) for k, e in enumerate(entries or [])]
-    obj, name = _objective(doc, where, path.parent)
+    obj, name, params = _objective(doc, where, path.parent)
     ref = doc["objective"].get("function") if isinstance(doc["objective"], dict) else doc["objective"]
     spec = ProblemSpec(path, obj, name, solver, entries, where, ref if isinstance(ref, str) and ":" in ref else None,
                        types)
+    spec.objective_params = params
     spec.modules = list(doc.get("modules", []))
     return spec
 

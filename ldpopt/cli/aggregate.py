@@ -31,6 +31,7 @@ def _run(args) -> int:
     from ..aggregate.shards import list_shards
     from ._io import format_of, out_files, output_target, write_table, write_text
     from ._paths import refuse_collisions
+    from ._recorded import input_digests
 
     fmt = format_of(args.out, args.format) if args.out else "csv"
     for path, arg in ((args.out, "--out"), (args.partial, "--partial")):  # before the work, and before
@@ -83,6 +84,7 @@ def _run(args) -> int:
         "methods": names, "shards": [str(f) for f in files], "scheduler": args.scheduler, "device": args.device,
         "merged_into": args.merge_into, "partial_format_version": total.version,
         "labelled": total.labels is not None, **({"skipped": skipped} if skipped else {}),
+        "sha256": input_digests(args),
     }
     if args.partial:
         write_text(args.partial, total.to_json() + "\n", "--partial")
@@ -127,11 +129,15 @@ def _merge_base(path):
 def _check_shards(folder, files) -> None:
     """Each shard's header read before the work, so that a file that is not an ldpopt report shard
     (another Parquet file, a truncated one) is named, not reported by pyarrow without its path."""
-    from ..aggregate.shards import read_oracle
+    from ..aggregate.shards import UnknownOracleError, read_oracle
 
     for f in files:
         try:
             read_oracle(f)
+        except UnknownOracleError as exc:  # an oracle of one's own: say which argument loads it
+            raise InputError(f"SHARDS {folder}: {f.name} holds reports of oracle {exc.oracle!r}, which is not "
+                             f"registered: load the file that defines it, ldpopt --plugin FILE.py aggregate "
+                             f"{folder} ...") from None
         except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
             why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"SHARDS {folder}: {f.name} is not a readable ldpopt report shard: {why}") from None

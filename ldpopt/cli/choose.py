@@ -7,17 +7,18 @@ import sys
 
 from ._args import InputError, int_arg
 from ._commands import help_of
-from ._io import read_counts_table
 from ._limits import refuse_oversized
-from .postprocess import add_counts_options, count_step, estimate_from
+from .postprocess import add_counts_options, estimate_from, read_counts_of
 
 __all__ = ["add_parser"]
 
 
 def _run(args) -> int:
     from ..recommend import choose
+    from ._recorded import apply_recorded
 
-    table = read_counts_table(args.counts, args.d, step=count_step(args))
+    args.recorded = apply_recorded(args)  # the counts' record against the options, before any work
+    table = read_counts_of(args)
     # the re-simulated counts, their estimates and one method's outputs at a time, R x d float64 each,
     # with numpy's temporaries: 6 such arrays at the peak (recommend.choose)
     refuse_oversized(6 * 8 * args.repeats * table.d, "--repeats",

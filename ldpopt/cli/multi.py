@@ -150,12 +150,14 @@ def _run(args) -> int:
             raise InputError(f"--reconstruct: {exc}") from None
         _rows(out, data, labels, wanted, table.marginals(wanted), [None] * len(wanted), "reconstructed")
     cols = {k: np.asarray(v, dtype=np.float64 if k.startswith("f") else object) for k, v in out.items()}
+    from ._recorded import input_digests
+
     metadata = {"ldpopt_version": __version__, "protocol": est.protocol, "oracle": args.oracle,
                 "epsilon": est.epsilon, "exact_epsilon": est.exact_epsilon, "n": est.n,
                 "attributes": list(data.names), "domains": list(data.domains),
                 "marginals": [list(a) for a in ms.attrs], "post": args.post, "status": status,
                 "reconstructed": [list(a) for a in wanted], "seed": args.seed, "exact": args.exact,
-                "tuples_file": str(args.tuples)}
+                "tuples_file": str(args.tuples), "sha256": input_digests(args, {"tuples": args.tuples})}
     written = write_table(cols, args.out, fmt, metadata) if args.out else []
     if args.json:
         json.dump({"metadata": metadata, "out": str(args.out) if args.out else None, **as_json(cols)}, sys.stdout,

@@ -18,7 +18,8 @@ from ._commands import help_of
 from ._io import FORMATS
 from .postprocess_robust import add_robust_options, robust_column
 
-__all__ = ["add_parser", "build_oracle", "check_counts", "count_step", "estimate_of", "help_on_demand", "recorded_params"]
+__all__ = ["add_parser", "build_oracle", "check_counts", "count_step", "estimate_of", "help_on_demand", "read_counts_of",
+           "recorded_params", "reports_support"]
 
 
 def help_on_demand(parser, fill) -> None:
@@ -36,23 +37,32 @@ def help_on_demand(parser, fill) -> None:
 
 def add_counts_options(parser) -> None:
     """The options :func:`estimate_from` reads (--counts, --oracle, --epsilon, --n, --d, --g, --k, --ordered),
-    declared once for every subcommand that starts from a counts file."""
-    parser.add_argument("--counts", required=True, help="CSV or Parquet table with columns value,count")
-    oracle = parser.add_argument("--oracle", required=True,
-                                 help="a frequency oracle: a registered name or FILE.py:NAME (one of your own)")
+    declared once for every subcommand that starts from a counts file. What the counts' record states
+    (:mod:`._recorded`: the sidecar ``FILE.meta.json`` or a Parquet file's metadata) fills an option
+    left out; without a record --oracle and --epsilon must be given."""
+    parser.add_argument("--counts", required=True,
+                        help="CSV or Parquet table with columns value,count; its record (FILE.meta.json beside a "
+                             "CSV, the metadata of a Parquet file, as `ldpopt aggregate` writes) fills the options "
+                             "below that are left out, and one that contradicts it is an error")
+    oracle = parser.add_argument("--oracle", default=None,
+                                 help="a frequency oracle: a registered name or FILE.py:NAME (one of your own); "
+                                      "required unless the counts' record states it")
 
     def fill(_):
         from .. import oracles
 
-        oracle.help = f"one of {oracles.available(sketches=True)}"
+        oracle.help = f"one of {oracles.available(sketches=True)}; required unless the counts' record states it"
 
     help_on_demand(parser, fill)
-    parser.add_argument("--epsilon", required=True, type=positive_number, help="privacy budget ε > 0")
+    parser.add_argument("--epsilon", default=None, type=positive_number,
+                        help="privacy budget ε > 0; required unless the counts' record states it")
     parser.add_argument("--n", type=int_arg(1), default=None,
-                        help="number of users, an integer (1e6 accepted); optional for GRR (the sum of counts)")
+                        help="number of users, an integer (1e6 accepted); optional when the counts' record states "
+                             "it, or for an oracle whose every report supports the same number of values (GRR, SS: "
+                             "the counts then sum to a multiple of n)")
     parser.add_argument("--d", type=int_arg(2), default=None,
                         help="domain size: values are the integers 0..d-1 and a value absent from the file has "
-                             "count 0 (for aggregators that omit zero counts)")
+                             "count 0 (for aggregators that omit zero counts); integer values with gaps need it")
     parser.add_argument("--ordered", action="store_true",
                         help="the domain is ordered (ages, hours, ratings): the table's row order, or with --d the "
                              "values 0..d-1, is meaningful; the Wiener methods (dw, iiw, amrp, dw-simplex) need it")
@@ -71,13 +81,14 @@ def add_oracle_params(parser) -> None:
 
 
 def build_oracle(args, d: int):
-    """The oracle of ``--oracle``, ``--epsilon`` and its parameters (:func:`add_oracle_params`) for
-    domain size d; a bad parameter is a one-line error naming it."""
+    """The oracle of ``--oracle``, ``--epsilon`` and its parameters (:func:`add_oracle_params`, and
+    those the counts' record filled: ``args.recorded_params``) for domain size d; a bad parameter is a
+    one-line error naming it."""
     from .. import oracles
     from ._params import oracle_params
 
     given = {k: v for k, v in (("g", args.g), ("k", args.k)) if v is not None}
-    params = oracle_params(args.oracle_param, args.oracle, given)
+    params = {**getattr(args, "recorded_params", {}), **oracle_params(args.oracle_param, args.oracle, given)}
     try:
         return oracles.get(args.oracle, epsilon=args.epsilon, d=d, **params)
     except TypeError as exc:
@@ -87,21 +98,39 @@ def build_oracle(args, d: int):
 
 
 def count_step(args) -> int:
-    """What the counts file's counts are multiples of the inverse of: RAPPOR's h (its support counts
-    are multiples of 1/h, :mod:`ldpopt.oracles.rappor`), else 1 (whole numbers of reports)."""
-    if str(args.oracle).lower() != "rappor":
+    """What the counts file's counts are multiples of the inverse of: the oracle's ``count_scale``
+    (RAPPOR's h: its support counts are multiples of 1/h, :mod:`ldpopt.oracles.rappor`), 1 for an
+    oracle that keeps the base class's (whole numbers of reports), asked of the class without
+    building it."""
+    from .. import oracles
+    from ..oracles.base import FrequencyOracle
+
+    try:
+        cls = oracles.oracle_class(args.oracle)
+    except ValueError as exc:
+        raise InputError(f"--oracle {args.oracle}: {exc}") from None
+    if cls.count_scale is FrequencyOracle.count_scale:
         return 1
-    return build_oracle(args, 2).num_hashes  # h does not depend on d
+    return int(build_oracle(args, args.d or 2).count_scale)  # RAPPOR's h does not depend on d
 
 
 def recorded_params(oracle) -> dict:
-    """The oracle parameters an output's metadata records: g (OLH), k (SS), and the whole hash family
-    of the sketch oracles (``oracle.params()``: k, m, hash_seed; RAPPOR's Bloom parameters)."""
-    from .. import oracles
+    """The oracle parameters an output's metadata records: those that change what a count means
+    (``oracle.structural_params()``: OLH's g, SS's k, the sketches' hash family, RAPPOR's Bloom
+    parameters), which a later command reading the output's counts fills or checks."""
+    return dict(oracle.structural_params())
 
-    if oracle.name in oracles.available(sketches=True) and oracle.name not in oracles.available():
-        return dict(oracle.params())
-    return {k: getattr(oracle, k) for k in ("g", "k") if hasattr(oracle, k)}
+
+def read_counts_of(args):
+    """The counts table of ``args.counts`` after its record was reconciled with ``args``
+    (:func:`._recorded.apply_recorded`, which the command calls first, before any work): read with
+    the d given or recorded, and checked against the d its record states."""
+    from ._io import read_counts_table
+    from ._recorded import check_recorded_d
+
+    table = read_counts_table(args.counts, args.d, step=count_step(args))
+    check_recorded_d(table, getattr(args, "recorded", None))
+    return table
 
 
 def estimate_from(table, args):
@@ -129,38 +158,55 @@ def estimate_of(oracle, counts, n: int):
     return oracle.estimate(counts, n)
 
 
+def reports_support(oracle) -> int | None:
+    """How many values every report of ``oracle`` supports when that number is fixed (its
+    ``support_size_pmf`` is a point mass: GRR 1, SS and RWS k), else None (OUE, OLH, HR, RAPPOR, an
+    oracle without a size law)."""
+    import numpy as np
+
+    try:
+        pmf = np.asarray(oracle.support_size_pmf(), dtype=np.float64)
+    except (ValueError, NotImplementedError):
+        return None
+    at = np.flatnonzero(pmf)
+    return int(at[0]) if at.size == 1 and pmf[at[0]] == 1.0 and at[0] >= 1 else None
+
+
 def check_counts(table, oracle, n: int | None) -> int:
     """Check what a support count file can prove about itself and return n.
 
     Every oracle: a count is at most n (a value is supported by at most one report per user).
-    GRR: every user reports exactly one value, so the counts of all d values sum to n exactly; no
+    An oracle whose every report supports exactly s values (:func:`reports_support`: GRR s = 1, SS
+    and RWS s = k, Wang et al. 2016 / arXiv §2.4): the counts of all d values sum to s·n exactly; no
     tolerance, since counts of reports are integers and their float sum is exact below 2⁵³ (we use
-    :func:`math.fsum`, exact for any float input). Without ``--n`` the sum is n. SS: every report is
-    a k-subset of the domain (Wang et al. 2016 / arXiv §2.4), so the counts sum to k·n exactly.
-    Nothing tighter is provable for OUE/SUE (d independent bits per user), OLH/BLH (a hash bucket
-    may hold 0..d values) or HR (the supported rows depend on the report).
+    :func:`math.fsum`, exact for any float input). Without ``--n`` that sum gives n. Nothing tighter
+    is provable for OUE/SUE (d independent bits per user), OLH/BLH (a hash bucket may hold 0..d
+    values) or HR (the supported rows depend on the report).
     """
     import numpy as np
 
     total = math.fsum(table.counts.tolist())
+    s = reports_support(oracle)
     if n is None:
-        if oracle.name != "grr":
-            raise InputError(f"--n is required for oracle {oracle.name} (only GRR counts sum to n)")
-        if total < 1 or not float(total).is_integer():
-            raise InputError(f"--n: GRR counts sum to {plain(total)}, not a whole number of users >= 1; give --n")
-        n = int(total)
+        if s is None:
+            raise InputError(f"--n is required for oracle {oracle.name} (its reports do not each support the same "
+                             f"number of values, so the counts do not give n)")
+        if total < s or not float(total / s).is_integer():
+            raise InputError(f"--n: {oracle.name} counts sum to {plain(total)}, not {s} × a whole number of "
+                             f"users >= 1; give --n")
+        n = int(total // s)
     over = table.counts > n
     if over.any():
         i = int(np.flatnonzero(over)[0])
         raise InputError(f"--counts: {table.where(i)}: count {plain(table.counts[i])} is more than --n {n} "
                          f"(each user's report supports a value at most once)")
-    if oracle.name == "grr" and total != n:
-        raise InputError(f"--n: GRR counts sum to {plain(total)}, not --n {n}: every GRR user reports exactly "
-                         f"one value, so the counts of all d = {table.d} values sum to n "
+    if s == 1 and total != n:
+        raise InputError(f"--n: {oracle.name} counts sum to {plain(total)}, not --n {n}: every {oracle.name} "
+                         f"report supports exactly one value, so the counts of all d = {table.d} values sum to n "
                          f"({plain(n - total)} reports unaccounted for)")
-    if oracle.name == "ss" and total != oracle.k * n:
-        raise InputError(f"--n: SS counts sum to {plain(total)}, not k·n = {oracle.k} × {n} = {oracle.k * n}: "
-                         f"every SS report is a set of exactly k = {oracle.k} values")
+    if s is not None and s > 1 and total != s * n:
+        raise InputError(f"--n: {oracle.name} counts sum to {plain(total)}, not k·n = {s} × {n} = {s * n}: "
+                         f"every {oracle.name} report is a set of exactly k = {s} values")
     return n
 
 
@@ -241,11 +287,13 @@ def _effective(name: str, given: dict) -> dict:
 
 
 def _run(args) -> int:
-    from ._io import as_json, csv_text, format_of, out_files, read_counts_table, write_table
+    from ._io import as_json, csv_text, format_of, out_files, write_table
     from ._limits import refuse_oversized
     from ._params import route_params
     from ._paths import refuse_collisions
+    from ._recorded import apply_recorded, input_digests
 
+    args.recorded = apply_recorded(args)  # the counts' record against the options, before any work
     fmt = format_of(args.out, args.format)  # refuse a mismatch before any work
     refuse_collisions(out_files(args.out, fmt), [("--counts", args.counts)])
     names = method_names(args.method)
@@ -256,7 +304,7 @@ def _run(args) -> int:
 
     if args.d is not None:
         fits(args.d, "--d")  # before the table of d counts is allocated
-    table = read_counts_table(args.counts, args.d, step=count_step(args))
+    table = read_counts_of(args)
     fits(table.d, "--counts")
     oracle, n, estimate = estimate_from(table, args)
     if args.method == "all":
@@ -274,6 +322,7 @@ def _run(args) -> int:
         "methods": names, "method_params": {m: _effective(m, params[m]) for m in names},
         **({"skipped": skipped} if skipped else {}),
         "counts_file": str(args.counts), "values": "0..d-1 (--d)" if args.d is not None else "labels",
+        "labelled": args.d is None, "sha256": input_digests(args, {"counts": args.counts}),
     }
     if ci is not None:
         metadata["ci"] = ci
@@ -346,8 +395,13 @@ method parameters (--param NAME=VALUE goes to every selected method that takes N
 --param METHOD.NAME=VALUE to that method only; int accepts 1e6, bool true/false, none where shown):
 {table}
 
-output metadata (oracle, epsilon, n, d, p, q, ldpopt version, method parameters): Parquet schema
-metadata key "ldpopt"; JSON "metadata" object; CSV a sidecar OUT.meta.json.
+output metadata (oracle, epsilon, n, d, p, q, oracle parameters, ldpopt version, method parameters,
+SHA-256 of the counts and --plugin files): Parquet schema metadata key "ldpopt"; JSON "metadata"
+object; CSV a sidecar OUT.meta.json.
+
+the counts' own record (COUNTS.meta.json beside a CSV, the "ldpopt" metadata of a Parquet file, as
+`ldpopt aggregate` writes them) fills --oracle, --epsilon, --n, --d and the oracle's parameters when
+they are left out (one line on stderr says so); one given otherwise is an error naming both values.
 """
 
 

@@ -15,10 +15,10 @@ import numpy as np
 from .. import __version__
 from ._args import InputError
 from ._commands import help_of
-from ._io import FORMATS, as_json, format_of, out_files, read_counts_table, write_table
+from ._io import FORMATS, as_json, format_of, out_files, write_table
 from ._paths import refuse_collisions
 from ._problemtypes import help_text
-from .postprocess import add_counts_options, count_step, estimate_from, recorded_params
+from .postprocess import add_counts_options, estimate_from, read_counts_of, recorded_params
 
 __all__ = ["add_parser"]
 
@@ -79,12 +79,14 @@ def _run(args) -> int:
     from ..problems import Problem, SimplexDroppedWarning
     from ..problems.constraints.feasibility import Infeasibility
     from ._problemfile import read_problem
+    from ._recorded import apply_recorded, input_digests
 
+    args.recorded = apply_recorded(args)  # the counts' record against the options, before any work
     fmt = format_of(args.out, args.format)
     refuse_collisions(out_files(args.out, fmt), [("--counts", args.counts), ("--problem", args.problem)])
     spec = read_problem(args.problem)  # a bad problem file is refused before the counts are read
     refuse_collisions(out_files(args.out, fmt), spec.files())  # the files it names (matrix_file, FILE.py)
-    table = read_counts_table(args.counts, args.d, step=count_step(args))
+    table = read_counts_of(args)
     oracle, n, estimate = estimate_from(table, args)
     constraints = spec.build(table)
     solver = args.solver if args.solver is not None else spec.solver
@@ -111,7 +113,11 @@ def _run(args) -> int:
         "d": table.d, "p": oracle.p, "q": oracle.q,
         "oracle_params": recorded_params(oracle),
         "counts_file": str(args.counts), "values": "0..d-1 (--d)" if args.d is not None else "labels",
+        "labelled": args.d is None,
         "problem_file": str(args.problem), "objective": spec.objective_name,
+        "objective_params": spec.objective_params,
+        "sha256": input_digests(args, {"counts": args.counts, "problem": args.problem,
+                                       **{f"{arg} {path}": path for arg, path, *_ in spec.files()}}),
         "constraints": problem.constraint_names,
         "solver": sol.solver, "status": sol.status, "success": sol.success, "message": sol.message,
         "optimal_value": sol.optimal_value, "checks": _checks(sol),

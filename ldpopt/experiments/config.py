@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CONFIG_DIR", "DATA_DIR", "ExperimentConfig", "check_oracles", "config_paths", "find_config", "load_config"]
+__all__ = ["CONFIG_DIR", "DATA_DIR", "ExperimentConfig", "check_oracle_params", "check_oracles", "config_paths",
+           "find_config", "load_config"]
 
 # the repository's top-level experiments/, reached through the link ldpopt/experiments/data (a
 # checkout, an editable install) or installed there as package data (`pip install .`)
@@ -32,6 +33,9 @@ class ExperimentConfig:
         Dataset specs (a name, or a table of loader arguments).
     oracles : tuple of str
         Oracle names.
+    oracle_params : tuple, default ()
+        Per oracle (aligned with ``oracles``), its constructor parameters as sorted ``(name, value)``
+        items: an ``oracles`` entry written as a table, ``{name = "olh", g = 8}``; () when none has any.
     epsilons : tuple of float
         The ε axis.
     methods : tuple of str
@@ -76,6 +80,7 @@ class ExperimentConfig:
     #: the files of oracles of one's own (``FILE.py:NAME`` entries of ``oracles``, absolute), which
     #: each task loads before it runs (worker processes do not share this one's registry)
     plugins: tuple[str, ...] = ()
+    oracle_params: tuple = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The config as plain lists and dicts (recorded beside the results).
@@ -99,7 +104,7 @@ class ExperimentConfig:
                 "oracles": list(self.oracles), "epsilons": list(self.epsilons),
                 "methods": list(self.methods), "repetitions": self.repetitions, "seed": self.seed,
                 "params": dict(self.params), "description": self.description, "source": self.source,
-                "plugins": list(self.plugins)}
+                "plugins": list(self.plugins), "oracle_params": [dict(p) for p in self.oracle_params]}
 
 
 def config_paths(pattern: str = "*.toml") -> list[Path]:
@@ -185,12 +190,14 @@ def load_config(name_or_path, quick: bool = False) -> ExperimentConfig:
     get_kind(str(raw["kind"]))  # an unknown kind is refused before any work
     methods = check_methods(raw["methods"], str(raw["kind"]), path)
     oracle_names, plugins = check_oracles(raw["oracles"], path)
+    oracle_params = check_oracle_params(raw["oracles"], path, str(raw["kind"]))
     return ExperimentConfig(
         name=str(raw["name"]), kind=str(raw["kind"]),
         datasets=tuple(d if isinstance(d, str) else tuple(sorted(d.items())) for d in raw["datasets"]),
         oracles=oracle_names, epsilons=eps, methods=methods,
         repetitions=reps, seed=int(raw.get("seed", 2020)), params=dict(raw.get("params", {})),
-        description=str(raw.get("description", "")), source=str(path), plugins=plugins)
+        description=str(raw.get("description", "")), source=str(path), plugins=plugins,
+        oracle_params=oracle_params if any(oracle_params) else ())
 
 
 def check_oracles(entries, path) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -208,8 +215,11 @@ def check_oracles(entries, path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     names, plugins = [], []
     for i, entry in enumerate(entries):
         where = f"experiment config {path}: oracles[{i}]"
+        if isinstance(entry, dict):  # {name = ..., PARAM = VALUE, ...}: the parameters are check_oracle_params's
+            entry = entry.get("name")
         if not isinstance(entry, str):
-            raise TypeError(f"{where}: an oracle name or FILE.py:NAME, got {entry!r}")
+            raise TypeError(f"{where}: an oracle name, FILE.py:NAME or a table {{name = NAME, PARAM = VALUE, ...}}, "
+                            f"got {entries[i]!r}")
         if not is_reference(entry):  # a name: the kind's own (numeric protocols, multi's) or registered
             names.append(entry)
             continue
@@ -222,3 +232,50 @@ def check_oracles(entries, path) -> tuple[tuple[str, ...], tuple[str, ...]]:
         target = Path(given) if Path(given).is_absolute() else (path.parent / given).resolve()
         plugins.append(f"{target}:{attr}" if given.endswith(".py") else entry)
     return tuple(names), tuple(dict.fromkeys(plugins))
+
+
+def check_oracle_params(entries, path, kind: str) -> tuple[tuple[tuple[str, object], ...], ...]:
+    """The constructor parameters of each ``oracles`` entry (after :func:`check_oracles`), as sorted
+    ``(name, value)`` items: () for a name, the table's keys but ``name`` for a table such as
+    ``{name = "olh", g = 8}``. Refused before any work, one line naming ``oracles[i]``: a key the
+    oracle's constructor does not take (listing those it takes), a value that is not a number, text
+    or boolean, parameters for an oracle that is not registered (a kind's own protocol), or for a
+    kind that does not build its oracle from them (they would be ignored:
+    :func:`ldpopt.experiments.registry.takes_oracle_params`). The values themselves are checked by
+    the oracle when a task builds it (its own ranges, with its own message)."""
+    import inspect
+
+    from .. import oracles
+    from .registry import takes_oracle_params
+
+    path = Path(path)
+    out: list[tuple[tuple[str, object], ...]] = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            out.append(())
+            continue
+        where = f"experiment config {path}: oracles[{i}]"
+        given = {k: v for k, v in entry.items() if k != "name"}
+        if not given:
+            out.append(())
+            continue
+        name = entry["name"]
+        try:
+            cls = oracles.oracle_class(name, base=path.parent)
+        except ValueError:
+            raise ValueError(f"{where}: parameters {sorted(given)} need a registered oracle; {name!r} is not one "
+                             f"(a kind's own protocol takes none)") from None
+        if not takes_oracle_params(kind):
+            raise ValueError(f"{where}: kind {kind!r} does not build its oracle from a config's parameters; give "
+                             f"the oracle as a name")
+        takes = [p for p in inspect.signature(cls.__init__).parameters.values()
+                 if p.name not in ("self", "epsilon", "d") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        known = {p.name for p in takes}
+        for key, value in given.items():
+            if key not in known:
+                listed = ", ".join(sorted(known)) or "none"
+                raise ValueError(f"{where}: oracle {cls.name} takes no parameter {key!r}; its parameters: {listed}")
+            if not isinstance(value, (bool, int, float, str)):
+                raise TypeError(f"{where}: {key} must be a number, text or a boolean, got {value!r}")
+        out.append(tuple(sorted(given.items())))
+    return tuple(out)

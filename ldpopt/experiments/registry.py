@@ -15,15 +15,21 @@ __all__ = ["check_methods", "get_kind", "is_method_file", "kind", "kinds", "load
 _KINDS: dict[str, Callable] = {}
 _OWN_DATA: set[str] = set()  # kinds whose datasets are not ldpopt.datasets names
 _REGISTRY_METHODS: dict[str, tuple] = {}  # kinds whose methods are registered methods (+ these labels)
+_ORACLE_PARAMS: set[str] = set()  # kinds that build their oracle with the config's oracle parameters
 
 
-def kind(name: str, *, own_data: bool = False, registry_methods: tuple | None = None):
+def kind(name: str, *, own_data: bool = False, registry_methods: tuple | None = None, oracle_params: bool = False):
     """Decorator registering a task kind under ``name``; ``own_data``: the kind loads its config's
     datasets itself (not through :func:`ldpopt.experiments.toolkit.load_dataset`), so the runner does not pre-load them;
     ``registry_methods``: the config's ``methods`` are post-processing methods (registered names,
-    ``FILE.py:NAME``, ``"all"``) or one of these extra labels — checked when the config is loaded."""
+    ``FILE.py:NAME``, ``"all"``) or one of these extra labels — checked when the config is loaded;
+    ``oracle_params``: the kind builds its oracle with the parameters a config's ``oracles`` entry gives
+    (``{name = "olh", g = 8}``: :func:`ldpopt.experiments.toolkit.task_oracle`); a config giving them
+    to another kind is refused when it is loaded (they would be ignored)."""
     def deco(fn):
         _KINDS[name] = fn
+        if oracle_params:
+            _ORACLE_PARAMS.add(name)
         if own_data:
             _OWN_DATA.add(name)
         if registry_methods is not None:
@@ -37,6 +43,12 @@ def method_labels(name: str) -> tuple | None:
     are labels of its own (not post-processing methods)."""
     _load_kind_modules()
     return _REGISTRY_METHODS.get(name)
+
+
+def takes_oracle_params(name: str) -> bool:
+    """Whether kind ``name`` builds its oracle with a config's oracle parameters (:func:`kind`)."""
+    _load_kind_modules()
+    return name in _ORACLE_PARAMS
 
 
 def loads_own_data(name: str) -> bool:

@@ -38,6 +38,15 @@ class Task:
     methods: tuple
     params: tuple  # sorted (key, value) items, hashable
     plugins: tuple = ()  # oracles of one's own, FILE.py:NAME (absolute), loaded before the task runs
+    oracle_params: tuple = ()  # sorted (name, value) items: the oracle's constructor parameters from the config
+
+    @property
+    def oracle_label(self) -> str:
+        """The oracle as the results name it: its name, with its config parameters when it has any
+        (``olh(g=8)``), so that two entries of one oracle stay apart."""
+        if not self.oracle_params:
+            return self.oracle
+        return f"{self.oracle}({', '.join(f'{k}={v}' for k, v in self.oracle_params)})"
 
     @property
     def dataset_name(self) -> str:
@@ -50,11 +59,12 @@ class Task:
     @property
     def key(self) -> str:
         """A stable file-name-safe id (same task, same id, in every process)."""
-        return f"{self.dataset_name}__{self.oracle}__eps{self.epsilon:.6g}__rep{self.rep:04d}"
+        oracle = self.oracle + "".join(f"-{k}{v}" for k, v in self.oracle_params)
+        return f"{self.dataset_name}__{oracle}__eps{self.epsilon:.6g}__rep{self.rep:04d}"
 
     def seed_sequence(self) -> np.random.SeedSequence:
         # hashlib, not hash(): Python's str hash is salted per process
-        words = [self.seed, *_stable_words(repr(self.dataset)), *_stable_words(self.oracle),
+        words = [self.seed, *_stable_words(repr(self.dataset)), *_stable_words(self.oracle_label),
                  *_stable_words(f"{self.epsilon:.12g}"), self.rep]
         return np.random.SeedSequence(words)
 
@@ -93,8 +103,9 @@ def tasks_of(cfg: ExperimentConfig) -> list[Task]:
     (2, 'zipf__oue__eps1__rep0000')
     """
     params = tuple(sorted((k, _freeze(v)) for k, v in cfg.params.items()))
-    return [Task(cfg.name, cfg.kind, ds, orc, eps, rep, cfg.seed, cfg.methods, params, cfg.plugins)
-            for ds in cfg.datasets for orc in cfg.oracles for eps in cfg.epsilons
+    oparams = cfg.oracle_params or ((),) * len(cfg.oracles)
+    return [Task(cfg.name, cfg.kind, ds, orc, eps, rep, cfg.seed, cfg.methods, params, cfg.plugins, opar)
+            for ds in cfg.datasets for orc, opar in zip(cfg.oracles, oparams) for eps in cfg.epsilons
             for rep in range(cfg.repetitions)]
 
 
@@ -115,7 +126,7 @@ def execute(task: Task) -> pd.DataFrame:
         oracles.oracle_class(ref)
     rows = pd.DataFrame(get_kind(task.kind)(task))
     keys = pd.DataFrame({"experiment": task.experiment, "dataset": task.dataset_name,
-                         "oracle": task.oracle, "epsilon": task.epsilon, "rep": task.rep},
+                         "oracle": task.oracle_label, "epsilon": task.epsilon, "rep": task.rep},
                         index=rows.index)
     return pd.concat([keys, rows.drop(columns=[c for c in keys if c in rows])], axis=1)
 
@@ -272,13 +283,28 @@ def run(name_or_path, *, quick: bool = False, out=DEFAULT_OUT, jobs: int = 1, sc
     return collect(cfg, folder, all_tasks, quick)
 
 
+def _input_digests(cfg: ExperimentConfig) -> dict:
+    """SHA-256 digests of what a run read besides ldpopt: the config file and the files of its
+    oracles of one's own (``FILE.py:NAME``), those that are files."""
+    from .._provenance import sha256_of
+
+    out: dict = {}
+    if cfg.source and Path(cfg.source).is_file():
+        out["config"] = sha256_of(cfg.source)
+    files = {ref.rsplit(":", 1)[0] for ref in cfg.plugins}
+    plugins = {f: sha256_of(f) for f in sorted(files) if Path(f).is_file()}
+    if plugins:
+        out["plugins"] = plugins
+    return out
+
+
 def collect(cfg: ExperimentConfig, folder: Path, all_tasks: list[Task], quick: bool) -> pd.DataFrame:
     """Concatenate the parts in task order into results.parquet (+ meta.json), atomically."""
     frames = [pd.read_parquet(folder / "parts" / f"{t.key}.parquet") for t in all_tasks]
     table = pd.concat(frames, ignore_index=True)
     meta = {"config": cfg.as_dict(), "quick": quick, "versions": versions(),
             "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-            "tasks": len(all_tasks), "rows": len(table)}
+            "tasks": len(all_tasks), "rows": len(table), "sha256": _input_digests(cfg)}
     _write_atomic_parquet(table, folder / "results.parquet", meta)
     write_text(folder / "meta.json", json.dumps(meta, indent=2, default=str))
     return table

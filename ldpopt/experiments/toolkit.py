@@ -14,8 +14,8 @@ from ..queries import post_pos
 from .registry import is_method_file
 
 __all__ = ["QUERY_METHODS", "active_methods", "answers", "dataset_of", "error_rows", "load_dataset",
-           "method_names", "one_estimate", "outputs", "params", "resample", "simulate", "unfreeze",
-           "with_base"]
+           "method_names", "one_estimate", "outputs", "params", "resample", "simulate", "task_oracle",
+           "unfreeze", "with_base"]
 
 #: pseudo-methods answered at query level, not registered post-processing methods
 QUERY_METHODS = ("post-pos",)
@@ -97,10 +97,17 @@ def active_methods(task) -> list[str]:
     return names
 
 
+def task_oracle(task, d: int, **oracle_params):
+    """The task's oracle for domain size ``d``: its name, ε and the parameters its config entry gives
+    (``oracles = [{name = "olh", g = 8}]``: ``task.oracle_params``), ``oracle_params`` over them."""
+    given = dict(getattr(task, "oracle_params", ()) or ())
+    return _oracles.get(task.oracle, epsilon=task.epsilon, d=d, **{**given, **oracle_params})
+
+
 def simulate(task, counts, d: int, rng, **oracle_params):
-    """The noisy estimate of true ``counts`` under the task's oracle and ε: the oracle's exact fast
-    path unless ``params.exact`` is set (then the real client path)."""
-    oracle = _oracles.get(task.oracle, epsilon=task.epsilon, d=d, **oracle_params)
+    """The noisy estimate of true ``counts`` under the task's oracle (:func:`task_oracle`) and ε: the
+    oracle's exact fast path unless ``params.exact`` is set (then the real client path)."""
+    oracle = task_oracle(task, d, **oracle_params)
     return oracle.simulate(counts, rng, exact=bool(params(task).get("exact", False)))
 
 

@@ -158,7 +158,26 @@ def check_interface(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> No
     est = oracle.estimate(counts, int(tc.sum()))
     again = type(oracle).from_estimate(est)
     if (again.p, again.q, again.structural_params()) != (oracle.p, oracle.q, oracle.structural_params()):
-        raise _fail(oracle, "interface", f"from_estimate rebuilt {again!r}, not the same configuration")
+        raise _fail(oracle, "interface", _rebuilt_differs(oracle, again, est))
+
+
+def _rebuilt_differs(oracle: FrequencyOracle, again: FrequencyOracle, est) -> str:
+    """What differs between an oracle and the one ``from_estimate`` rebuilt from its estimate, and what
+    to do: each structural parameter that differs (this oracle's value, the rebuilt one's, what the
+    estimate's meta recorded), and the fix, since the usual cause is a ``params()`` that does not
+    return them (the estimate then records nothing and the rebuild takes the defaults)."""
+    mine, theirs = oracle.structural_params(), again.structural_params()
+    diff = [f"{k} = {mine.get(k)!r} here, {theirs.get(k)!r} rebuilt (the estimate records "
+            f"{est.meta[k]!r})" if k in est.meta else f"{k} = {mine.get(k)!r} here, {theirs.get(k)!r} rebuilt (the "
+            f"estimate does not record {k})" for k in sorted(set(mine) | set(theirs)) if mine.get(k) != theirs.get(k)]
+    if not diff:
+        diff = [f"p, q = {oracle.p!r}, {oracle.q!r} here, {again.p!r}, {again.q!r} rebuilt"]
+    missing = [k for k in type(oracle).structural if k not in oracle.params()]
+    fix = (f"; return {', '.join(missing)} from params() (the estimate records what params() returns), e.g. def params(self): return {{**super().params(), "
+           + ", ".join(f"{k!r}: self.{k}" for k in missing) + "}" if missing else
+           "; list every constructor parameter that changes p, q or the counts in structural, and return it "
+           "from params()")
+    return "from_estimate rebuilt another configuration: " + "; ".join(diff) + fix
 
 
 def check_epsilon(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:

@@ -145,7 +145,7 @@ def noise_rows(noise: np.ndarray, var_pred: float, extra_var: float | None = Non
     return rows
 
 
-@kind("noise-distribution")
+@kind("noise-distribution", oracle_params=True)
 def noise_distribution(task) -> list[dict]:
     """Jia & Gong §III-B / Fig. 4: the noise s_i = f̂_i − f_i (counts) of one trial vs N(0, Eq. 14).
 
@@ -165,7 +165,7 @@ def noise_distribution(task) -> list[dict]:
 
 
 # -- estimation-error -----------------------------------------------------------------------------
-@kind("estimation-error")
+@kind("estimation-error", oracle_params=True)
 def estimation_error(task) -> list[dict]:
     """Jia & Gong Eq. 5 / Fig. 7: estimation error (1/d) Σ_i (f'_i − f_i)², counts.
 
@@ -214,7 +214,7 @@ def _prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
     return prec, rec, f1
 
 
-@kind("heavy-hitters")
+@kind("heavy-hitters", oracle_params=True)
 def heavy_hitters(task) -> list[dict]:
     """Jia & Gong Eq. 6–8 / Fig. 5, 6 (vs threshold at ε = 4) and Fig. 8, 9 (vs ε at the
     significance threshold).

@@ -75,7 +75,7 @@ def distance_rows(fs: dict, f: np.ndarray) -> list[dict]:
             for m, out in fs.items() for name, fn in DISTANCES.items()]
 
 
-@kind("distribution-error", registry_methods=())
+@kind("distribution-error", registry_methods=(), oracle_params=True)
 def distribution_error(task) -> list[dict]:
     """LDP³'s evaluation cell: one estimate of the task's dataset, oracle and ε (the oracle's exact fast
     path unless ``params.exact``), every configured method (``base`` for no post-processing), the four

@@ -110,7 +110,7 @@ def _method_names(task) -> list[str]:
     return toolkit.method_names(task)
 
 
-@kind("ordered", own_data=True, registry_methods=EXTRA)
+@kind("ordered", own_data=True, registry_methods=EXTRA, oracle_params=True)
 def ordered(task) -> list[dict]:
     """One estimate (the task's oracle and ε on the dataset's counts, declared ordered), every method
     on it, rows ``mse`` (whole domain) and ``mse-head`` / ``mse-mid`` / ``mse-tail`` (mean of (f' − f)²

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import oracles as _oracles
 from ... import robust
 from ...methods.normalize import project_simplex
 from ...queries import mse
 from ..registry import kind
-from ..toolkit import dataset_of, params
+from ..toolkit import dataset_of, params, task_oracle
 
 __all__ = ["METHODS", "poisoning"]
 
@@ -42,7 +41,7 @@ def _detect(o, counts, attack, t, beta, rng, rows):
     return est
 
 
-@kind("poisoning")
+@kind("poisoning", oracle_params=True)
 def poisoning(task) -> list[dict]:
     want = list(task.methods)
     if set(want) - set(METHODS):
@@ -52,7 +51,7 @@ def poisoning(task) -> list[dict]:
     attacks = prm.get("attacks", ["mga", "input"])
     ds = dataset_of(task)
     rng = task.rng()
-    o = _oracles.get(task.oracle, epsilon=task.epsilon, d=ds.d)
+    o = task_oracle(task, ds.d)
     f = ds.frequencies
     out = []
     for attack in attacks:

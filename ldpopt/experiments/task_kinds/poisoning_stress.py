@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import oracles as _oracles
 from ... import robust
 from ...methods.normalize import project_simplex
 from ...queries import mse
 from ..registry import kind
-from ..toolkit import dataset_of, params
+from ..toolkit import dataset_of, params, task_oracle
 
 __all__ = ["ATTACKS", "MODES", "RECOVERIES", "poisoning_stress", "stress_rows"]
 
@@ -127,11 +126,11 @@ def stress_rows(o, counts, attacks, betas, rng, methods=tuple(RECOVERIES), modes
     return out
 
 
-@kind("poisoning-stress")
+@kind("poisoning-stress", oracle_params=True)
 def poisoning_stress(task) -> list[dict]:
     prm = params(task)
     ds = dataset_of(task)
-    o = _oracles.get(task.oracle, epsilon=task.epsilon, d=ds.d)
+    o = task_oracle(task, ds.d)
     rows = stress_rows(o, ds.counts, prm.get("attacks", list(ATTACKS)), prm.get("betas", [0.05]), task.rng(),
                        methods=tuple(task.methods))
     for r in rows:

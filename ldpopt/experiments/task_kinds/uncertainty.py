@@ -105,7 +105,7 @@ def _hull(est, level, queries, world, lo, hi):
     return lo, hi
 
 
-@kind("coverage", registry_methods=QUERY_METHODS)
+@kind("coverage", registry_methods=QUERY_METHODS, oracle_params=True)
 def coverage(task) -> list[dict]:
     ds = dataset_of(task)
     rng = task.rng()

@@ -17,7 +17,7 @@ from ...uncertainty.resample import apply_batch, draw_counts
 from ...uncertainty.selective import conditional_topk, count_law
 from ...uncertainty.topk import select_top
 from ..registry import kind
-from ..toolkit import QUERY_METHODS, active_methods, dataset_of, params
+from ..toolkit import QUERY_METHODS, active_methods, dataset_of, params, task_oracle
 from .uncertainty import _bands, _subsets
 
 __all__ = ["coverage_batch"]
@@ -55,7 +55,7 @@ def _batch_rows(method, how, level, lo, hi, truth, masks, ref, flag=None, metric
     return out
 
 
-@kind("coverage-batch", registry_methods=QUERY_METHODS)
+@kind("coverage-batch", registry_methods=QUERY_METHODS, oracle_params=True)
 def coverage_batch(task) -> list[dict]:
     ds = dataset_of(task)
     rng = task.rng()
@@ -65,9 +65,8 @@ def coverage_batch(task) -> list[dict]:
     B = int(p.get("resamples", 200))
     boot_reps = int(p.get("bootstrap_reps", R))
     f = ds.frequencies
-    from ... import oracles as _oracles
 
-    o = _oracles.get(task.oracle, epsilon=task.epsilon, d=ds.d)
+    o = task_oracle(task, ds.d)
     n = int(ds.counts.sum())
     C = draw_counts(o, ds.counts, R, rng)
     F = (C / n - o.q) / (o.p - o.q)

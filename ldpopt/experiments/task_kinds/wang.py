@@ -28,7 +28,7 @@ __all__ = ["choose_method", "chosen_methods", "fixed_sets", "full_domain", "rand
 
 # -- kinds ----------------------------------------------------------------------------------------
 
-@kind("full-domain", registry_methods=QUERY_METHODS)
+@kind("full-domain", registry_methods=QUERY_METHODS, oracle_params=True)
 def full_domain(task) -> list[dict]:
     """Full-domain MSE = (1/d) Σ_v (f'_v − f_v)² and MAE = (1/d) Σ_v |f'_v − f_v| (arXiv §4.2 Fig. 1,
     App. C.2 Fig. 7; NDSS §V-C Fig. 4). Same rows (and same random numbers) as the runner's original
@@ -53,7 +53,7 @@ def random_subsets(rng, d: int, size: int, count: int) -> np.ndarray:
     return Q
 
 
-@kind("set-value", registry_methods=QUERY_METHODS)
+@kind("set-value", registry_methods=QUERY_METHODS, oracle_params=True)
 def set_value(task) -> list[dict]:
     """Random set-value queries (arXiv §4.3 Fig. 2–3, App. C.3 Fig. 8; NDSS §V-D Fig. 6–7).
 
@@ -82,7 +82,7 @@ def _partition_matrix(part: dict, d: int) -> np.ndarray:
     return Q
 
 
-@kind("fixed-sets", registry_methods=QUERY_METHODS)
+@kind("fixed-sets", registry_methods=QUERY_METHODS, oracle_params=True)
 def fixed_sets(task) -> list[dict]:
     """Fixed category queries: every group of each dataset partition in ``params.partitions`` (arXiv
     §4.3 Fig. 4, IPUMS SEA/State/Region; NDSS §V-D Fig. 8, 68 emoji categories). MSE/MAE over the
@@ -102,7 +102,7 @@ def fixed_sets(task) -> list[dict]:
     return rows
 
 
-@kind("top-k", registry_methods=QUERY_METHODS)
+@kind("top-k", registry_methods=QUERY_METHODS, oracle_params=True)
 def top_k(task) -> list[dict]:
     """Frequent-value queries: MSE/MAE over the k values with the highest true frequency (arXiv §4.4
     Fig. 5, App. C.4 Fig. 9; NDSS §V-E Fig. 10). Neither oracle nor method knows the top set."""
@@ -118,7 +118,7 @@ def top_k(task) -> list[dict]:
     return rows
 
 
-@kind("choose-method", registry_methods=QUERY_METHODS)
+@kind("choose-method", registry_methods=QUERY_METHODS, oracle_params=True)
 def choose_method(task) -> list[dict]:
     """Choosing a method on a synthetic dataset (NDSS §V-D, Fig. 9).
 

@@ -15,7 +15,7 @@ from ..toolkit import QUERY_METHODS, active_methods, dataset_of, outputs, params
 __all__ = ["base_mse", "benefit", "bias_variance", "combine_bias_variance"]
 
 
-@kind("bias-variance", registry_methods=QUERY_METHODS)
+@kind("bias-variance", registry_methods=QUERY_METHODS, oracle_params=True)
 def bias_variance(task) -> list[dict]:
     """Per-value bias and variance over many runs (NDSS §V-B, Fig. 1–3: 5000 runs, Zipf, ε = 1).
 
@@ -85,7 +85,7 @@ def base_mse(est, f) -> float:
     return float(np.mean(est.variance(f)))
 
 
-@kind("benefit", registry_methods=QUERY_METHODS)
+@kind("benefit", registry_methods=QUERY_METHODS, oracle_params=True)
 def benefit(task) -> list[dict]:
     """Benefit of post-processing, n → n′ (NDSS §V-C, Fig. 5; Eq. 5).
 
