@@ -9,6 +9,10 @@ Profiles (``tests/test_reliability_*.py`` use them; RELIABILITY.md documents the
 
 Reliability tests set ``max_examples=examples(N)``: N under ``ci``, 20·N under ``soak``.
 
+Outside a checkout (the unpacked sdist, which ships ``tests/`` whole but not the repository's docs,
+notebooks, benchmarks or experiment folders), a test module that reads one of ``CHECKOUT_ONLY`` is
+skipped, the reason naming what it reads; the rest of the suite runs against the installed package.
+
 The suite runs on pytest-xdist workers (``-n auto`` in ``pyproject.toml``; ``-n 0`` runs it in one
 process): the case counts are summed over the workers before they are printed and written.
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -31,6 +36,35 @@ settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True
 settings.register_profile("soak", deadline=None, derandomize=False, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile("soak" if SOAK else "ci")
+
+
+ROOT = Path(__file__).resolve().parents[1]
+#: what a checkout has and the sdist does not ship (MANIFEST.in): a test module naming one of these
+#: (as a quoted path part, or by importing a benchmarks module) needs the repository
+CHECKOUT_ONLY = ("docs", "notebooks", "benchmarks", "examples", "experiments", ".ci", "Makefile",
+                 "REPRODUCTION.md", "BENCHMARKS.md", "RELIABILITY.md", "DESIGN.md")
+_NEEDS = re.compile(r"""["'/](""" + "|".join(map(re.escape, CHECKOUT_ONLY)) + r""")["'/]|^\s*(?:from|import) (bench\w*)""", re.MULTILINE)
+
+
+def checkout_needs(source: str) -> list[str]:
+    """The repository-only paths (``CHECKOUT_ONLY``) a test module's source names, and the benchmarks
+    modules it imports."""
+    return sorted({a or b for a, b in _NEEDS.findall(source)})
+
+
+def pytest_collection_modifyitems(config, items):
+    """In the unpacked sdist (no ``docs/``, ``notebooks/``, ...), skip the modules that read them."""
+    missing = [name for name in CHECKOUT_ONLY if not (ROOT / name).exists()]
+    if not missing:
+        return
+    needs: dict[Path, list[str]] = {}
+    for item in items:
+        path = Path(item.path)
+        if path not in needs:
+            needs[path] = [n for n in checkout_needs(path.read_text(encoding="utf-8")) if n in missing or n.startswith("bench")]
+        if needs[path]:
+            item.add_marker(pytest.mark.skip(reason=f"needs the repository checkout ({', '.join(needs[path])}), "
+                                                    "not shipped in the sdist"))
 
 
 def examples(n: int) -> int:

@@ -18,7 +18,7 @@ import ldpopt
 
 ROOT = Path(__file__).resolve().parents[1]
 #: a release heading of CHANGELOG.md: "## 0.2.0 (2026-11-25)"
-RELEASE = re.compile(r"^## (\d+\.\d+\.\d+) \((\d{4}-\d{2}-\d{2})\)\s*$", re.M)
+RELEASE = re.compile(r"^## (\d+\.\d+\.\d+) \((\d{4}-\d{2}-\d{2})\)\s*$", re.MULTILINE)
 
 
 def releases(text: str) -> list[tuple[str, str]]:
@@ -59,7 +59,7 @@ def test_the_package_the_citation_the_changelog_and_the_site_name_one_version():
 
 def test_changelog_has_unreleased_on_top_then_dated_releases_newest_first():
     text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
-    headings = re.findall(r"^## .*$", text, re.M)
+    headings = re.findall(r"^## .*$", text, re.MULTILINE)
     assert headings[0] == "## Unreleased", headings[:2]
     found = releases(text)
     assert len(found) == len(headings) - 1, "every heading but Unreleased is '## X.Y.Z (YYYY-MM-DD)'"
@@ -68,7 +68,7 @@ def test_changelog_has_unreleased_on_top_then_dated_releases_newest_first():
     assert dates == sorted(dates, reverse=True)
     # every release but the first is grouped, and only into the three kinds a reader looks for
     latest = text.split(headings[1], 1)[1].split("\n## ", 1)[0]
-    groups = re.findall(r"^### (.*)$", latest, re.M)
+    groups = re.findall(r"^### (.*)$", latest, re.MULTILINE)
     assert groups and set(groups) <= {"Added", "Changed", "Fixed"} and groups == sorted(groups, key=["Added", "Changed", "Fixed"].index)
 
 
