@@ -288,15 +288,23 @@ def _write_api(app) -> None:
 _FIGURE_LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^)\s#:]+\.(?:png|svg|jpg))\)")
 
 
+_FIGURE_NAMED = re.compile(r"(?<!`)`docs/(figures/[^`\s{}]+\.(?:png|svg|jpg))`")
+
+
 def _show_figures(text: str, page: str) -> str:
     """A page's links to figures (``[NDSS Fig. 4](figures/x.png)``: a code host follows them, the
     site would only offer a download) go to the figure itself, drawn under a "Figures" section at the
-    page's end, each figure once, with the names its links gave it."""
+    page's end, each figure once, with the names its links gave it; a figure the page names as a
+    repository path (```docs/figures/x.png```) is drawn there too, the path linking to it."""
+    here = (HERE / page).parent
     found: dict[str, list[str]] = {}
     for label, path in _FIGURE_LINK.findall(text):
         found.setdefault(path, [])
         if label not in found[path]:
             found[path].append(label)
+    named = {m: os.path.relpath(HERE / m, here) for m in _FIGURE_NAMED.findall(text) if (HERE / m).is_file()}
+    for path in named.values():
+        found.setdefault(path, [])
     if not found:
         return text
     slug = re.sub(r"[^a-z0-9]+", "-", page.lower())
@@ -305,11 +313,14 @@ def _show_figures(text: str, page: str) -> str:
         return f"fig-{slug}-{re.sub(r'[^a-z0-9]+', '-', Path(path).stem.lower())}"
 
     text = _FIGURE_LINK.sub(lambda m: "{ref}`" + m.group(1).replace("`", "") + " <" + target(m.group(2)) + ">`", text)
+    text = _FIGURE_NAMED.sub(lambda m: ("{ref}`docs/" + m.group(1) + " <" + target(named[m.group(1)]) + ">`")
+                             if m.group(1) in named else m.group(0), text)
     out = [text.rstrip("\n"), "", "## Figures", "",
            "The figures this page names, in the order it first names them.", ""]
     for path, labels in found.items():
-        out += [f"({target(path)})=", f":::{{figure}} {path}", f":alt: {labels[0]}", ":width: 100%", "",
-                f"{'; '.join(labels)} (`{Path(path).name}`)", ":::", ""]
+        caption = f"{'; '.join(labels)} (`{Path(path).name}`)" if labels else f"`{Path(path).name}`"
+        out += [f"({target(path)})=", f":::{{figure}} {path}", f":alt: {labels[0] if labels else Path(path).stem}",
+                ":width: 100%", "", caption, ":::", ""]
     return "\n".join(out)
 
 

@@ -10,8 +10,8 @@ own ``_static`` and the figures drawn. Screenshots go to ``docs/_build/screensho
 to look at.
 
 Skips with the reason when the ``docs`` extra (Sphinx) is not installed, and the browser checks when
-no Chromium binary exists (``.ci/run`` installs it). Cost: the build, about 18 s of CPU, and about
-1 s per browser page.
+no Chromium binary exists (``.ci/run`` installs it). Cost: the build, about 55 s of CPU (a page per
+public class or function: about 500 pages), and about 1 s per browser page (about 25 here).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def site(tmp_path_factory) -> Path:
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
             proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                                    "-d", str(shared / "doctrees"), "docs", str(shared / "html")],
-                                  cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+                                  cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
             assert proc.returncode == 0, f"make docs failed:\n{proc.stderr[-6000:]}"
             assert "WARNING" not in proc.stderr, proc.stderr[-3000:]
             (shared / "built").touch()
