@@ -4,38 +4,64 @@ The guide is the Markdown pages of this folder (MyST), the root pages (README, R
 BENCHMARKS, RELIABILITY, DESIGN) are included by thin pages here, the notebooks are rendered by
 myst-nb with their committed outputs (never executed here: the test suite re-executes them), and the
 API reference is generated at build time from ``ldpopt.SUBMODULES`` and each module's ``__all__``
-(``_write_api``), so it lists every public name and cannot drift from the code.
+(``_write_api``), so it lists every public name and cannot drift from the code: one page per module
+and one per public class or function.
+
+The site has five sections, the root toctree's entries (the header's links; each page's sidebar is its
+section's tree): the user guide (``user-guide.md``), the examples (``gallery.md``, a thumbnail of each
+notebook's first figure, ``_thumbs``), the API (``api/index``), the results (``results.md``) and
+development (``development.md``). A figure a page links (``[NDSS Fig. 4](figures/x.png)``, as a code
+host follows it) is shown on that page: the link goes to the figure, drawn under "Figures" at the
+page's end (``_show_figures``). The maths (``$...$``, ``$$...$$``, ``:math:``) is typeset by MathJax 3
+from the ``docs`` extra (sphinx-mathjax-offline's one-file SVG build, copied into the site's
+``_static``): no network at build or view time. Any Python warning raised while the site is built is
+an error (numpydoc reports a section it drops with one), as Sphinx's own warnings are under ``-W``.
 """
 
 from __future__ import annotations
 
+import base64
+import importlib.metadata
 import inspect
+import io
+import json
 import os
 import re
+import shutil
 import sys
+import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))  # document this checkout's ldpopt
 
-import ldpopt  # noqa: E402
-from ldpopt._public import entries as _public  # noqa: E402 (the list tests/test_docstrings.py checks)
+import ldpopt
+from ldpopt._public import entries as _public
 
 project = "ldpopt"
 author = "the ldpopt authors"
-copyright = "the ldpopt authors, MIT licence"  # noqa: A001 (Sphinx's name)
+copyright = "the ldpopt authors, MIT licence"
 version = release = ldpopt.__version__
+
+# a Python warning during the build (numpydoc's "Unknown section ...", ldpopt's own deprecations, ...) is
+# an error, so that -W fails on it as on Sphinx's own; the build tools' notices of their own deprecated
+# internals (Sphinx's RemovedInSphinxXXWarning raised inside MyST, ...) are theirs, not the site's
+warnings.simplefilter("error")
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+warnings.filterwarnings("ignore", category=PendingDeprecationWarning)
+warnings.filterwarnings("error", category=DeprecationWarning, module=r"ldpopt(\.|$)")
 
 extensions = [
     "myst_nb",  # MyST Markdown pages and the notebooks
     "sphinx.ext.autodoc",
+    "sphinx.ext.mathjax",
     "sphinx.ext.autosummary",
     "numpydoc",
     "sphinx_copybutton",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
-exclude_patterns = ["_build", "figures/**/*.md", "notebooks/.ipynb_checkpoints"]
+exclude_patterns = ["_build", "_thumbs", "figures/**/*.md", "notebooks/.ipynb_checkpoints"]
 root_doc = "index"
 
 # MyST: ::: fences for directives (``` fences stay code, as tests/test_readme.py reads them),
@@ -54,13 +80,36 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "none"  # numpydoc's Parameters say the types; signatures stay short
 autosummary_generate = False
 
+#: MathJax 3, one file with its fonts (SVG output), from the docs extra's sphinx-mathjax-offline; copied
+#: into _static/mathjax/ when the site is built (``_copy_mathjax``)
+MATHJAX = "tex-svg.js"
+mathjax_path = f"mathjax/{MATHJAX}"
+
+
+def _mathjax_source() -> Path:
+    try:
+        dist = importlib.metadata.distribution("sphinx-mathjax-offline")
+    except importlib.metadata.PackageNotFoundError:
+        raise RuntimeError("the docs need MathJax from the docs extra: pip install 'ldpopt[docs]' "
+                           "(sphinx-mathjax-offline, pinned in requirements.lock)") from None
+    path = Path(str(dist.locate_file(f"sphinx-mathjax-offline/static/mathjax/{MATHJAX}")))
+    if not path.is_file():
+        raise RuntimeError(f"sphinx-mathjax-offline has no {MATHJAX} at {path}")
+    return path
+
+
 html_theme = "pydata_sphinx_theme"
 html_title = f"ldpopt {release}"
 html_theme_options = {
     "navbar_end": ["search-button", "theme-switcher"],
     "show_toc_level": 2,
     "navigation_with_keys": False,
+    # the five sections of the root toctree, all in the header (no "More" menu)
+    "header_links_before_dropdown": 6,
+    "show_nav_level": 1,
 }
+# the home page is the map of the sections: no sidebar there; every other page has its section's
+html_sidebars = {"index": []}
 html_show_sourcelink = False
 html_static_path = ["_static"]
 html_css_files = ["ldpopt.css"]
@@ -156,42 +205,66 @@ def _homes() -> dict[int, str]:
     return {key: max(fulls, key=lambda f: score(objs[key], f)) for key, fulls in seen.items()}
 
 
-def _entries(module: str, homes: dict[int, str]) -> list[str]:
-    out = []
-    for name, obj in _public(module):
-        full, kind = f"{module}.{name}", _kind(obj)
-        if kind == "module":
-            title = f"``{obj.__name__}``"
-            out += [title, "-" * len(title), "", f".. automodule:: {obj.__name__}", "   :no-members:", ""]
-            out += _entries(obj.__name__, homes)
-        elif kind != "data" and homes.get(id(obj), full) != full:
-            out += [f".. py:{'class' if kind in ('class', 'exception') else 'function'}:: {full}", "   :no-index:", "",
-                    f"   The same object as :py:obj:`{homes[id(obj)]}`.", ""]
-        else:
-            out += [f".. auto{kind}:: {full}"] + (["   :members:"] if kind in ("class", "exception") else []) + [""]
-    return out
+def _object_page(full: str, obj) -> str:
+    """The page of one public class or function (its home name, ``_homes``): the object with its
+    members."""
+    module, name = full.rsplit(".", 1)
+    kind = _kind(obj)
+    title = f"``{name}``"
+    out = [title, "=" * len(title), "", f".. currentmodule:: {module}", "", f".. auto{kind}:: {full}"]
+    out += ["   :members:"] if kind in ("class", "exception") else []
+    return "\n".join(out + [""])
 
 
-def _module_page(module: str, homes: dict[int, str]) -> str:
+def _module_pages(module: str, homes: dict[int, str], pages: dict[str, str]) -> None:
+    """Add to ``pages`` the page of ``module`` (its docstring, a summary table of its public names, its
+    constants, and the names it re-exports pointing at their home) and, under it, a page per class or
+    function it is the home of and per public submodule."""
     title = f"``{module}``"
     out = [title, "=" * len(title), "", f".. automodule:: {module}", "   :no-members:", "",
            f".. currentmodule:: {module}", "", ".. autosummary::", ""]
+    entries = list(_public(module))
     # constants are left out of the summary table (autosummary would show their type's docstring)
-    out += [f"   {name}" for name, obj in _public(module) if _kind(obj) != "data"] + [""]
-    return "\n".join(out + _entries(module, homes))
+    out += [f"   {name}" for name, obj in entries if _kind(obj) != "data"] + [""]
+    children, rest = [], []
+    for name, obj in entries:
+        full, kind = f"{module}.{name}", _kind(obj)
+        if kind == "module":
+            if obj.__name__.startswith(module + "."):
+                children.append(obj.__name__)
+                _module_pages(obj.__name__, homes, pages)
+            else:
+                rest += [f"* ``{full}`` is the module :py:mod:`{obj.__name__}`.", ""]
+        elif kind == "data":
+            rest += [f".. autodata:: {full}", ""]
+        elif homes.get(id(obj), full) != full:
+            rest += [f".. py:{'class' if kind in ('class', 'exception') else 'function'}:: {full}", "   :no-index:", "",
+                     f"   The same object as :py:obj:`{homes[id(obj)]}`.", ""]
+        else:
+            children.append(full)
+            pages[full] = _object_page(full, obj)
+    if rest:
+        out += ["Also here", "---------", ""] + rest
+    if children:
+        out += [".. toctree::", "   :hidden:", ""] + [f"   {c}" for c in children] + [""]
+    pages[module] = "\n".join(out)
 
 
 def _write_api(app) -> None:
-    """``builder-inited``: write api/ (one page per public module of ``ldpopt.SUBMODULES``, every name
-    of its ``__all__``, and an index page); a file is rewritten only when its text changed, so an
-    incremental build re-reads only what changed."""
+    """``builder-inited``: write api/ (a page per public module of ``ldpopt.SUBMODULES`` and per public
+    submodule, a page per public class or function, and an index page); a file is rewritten only
+    when its text changed, so an incremental build re-reads only what changed, and a page no longer
+    generated is removed."""
     api = HERE / "api"
     api.mkdir(exist_ok=True)
     homes = _homes()
-    pages = {f"ldpopt.{m}": _module_page(f"ldpopt.{m}", homes) for m in ldpopt.SUBMODULES}
+    pages: dict[str, str] = {}
+    for m in ldpopt.SUBMODULES:
+        _module_pages(f"ldpopt.{m}", homes, pages)
     top = ["API reference", "=============", "",
-           "Every public name of ldpopt, generated from the docstrings: one page per module of",
-           "``ldpopt.SUBMODULES``, listing its ``__all__``. The names ``import ldpopt`` offers directly:", "",
+           "Every public name of ldpopt, generated from the docstrings: a page per module of",
+           "``ldpopt.SUBMODULES`` listing its ``__all__``, and a page per public class or function.",
+           "The names ``import ldpopt`` offers directly:", "",
            ".. currentmodule:: ldpopt", "", ".. list-table::", ""]
     for name in ldpopt.__all__:
         if name == "__version__":
@@ -200,17 +273,127 @@ def _write_api(app) -> None:
         target = f"ldpopt.{module}" + (f".{attr}" if attr else "")
         role = "mod" if attr is None else "obj"
         top.append(f"   * - ``ldpopt.{name}``\n     - :py:{role}:`{target}`")
-    top += ["", ".. toctree::", "   :maxdepth: 1", ""] + [f"   {p}" for p in pages] + [""]
+    top += ["", "The modules:", "", ".. toctree::", "   :maxdepth: 1", ""]
+    top += [f"   ldpopt.{m}" for m in ldpopt.SUBMODULES] + [""]
     pages["index"] = "\n".join(top)
     for stem, text in pages.items():
         path = api / f"{stem}.rst"
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
+    for path in api.glob("*.rst"):
+        if path.stem not in pages:
+            path.unlink()
+
+
+_FIGURE_LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^)\s#:]+\.(?:png|svg|jpg))\)")
+
+
+_FIGURE_NAMED = re.compile(r"(?<!`)`docs/(figures/[^`\s{}]+\.(?:png|svg|jpg))`")
+
+
+def _show_figures(text: str, page: str) -> str:
+    """A page's links to figures (``[NDSS Fig. 4](figures/x.png)``: a code host follows them, the
+    site would only offer a download) go to the figure itself, drawn under a "Figures" section at the
+    page's end, each figure once, with the names its links gave it; a figure the page names as a
+    repository path (```docs/figures/x.png```) is drawn there too, the path linking to it."""
+    here = (HERE / page).parent
+    found: dict[str, list[str]] = {}
+    for label, path in _FIGURE_LINK.findall(text):
+        found.setdefault(path, [])
+        if label not in found[path]:
+            found[path].append(label)
+    named = {m: os.path.relpath(HERE / m, here) for m in _FIGURE_NAMED.findall(text) if (HERE / m).is_file()}
+    for path in named.values():
+        found.setdefault(path, [])
+    if not found:
+        return text
+    slug = re.sub(r"[^a-z0-9]+", "-", page.lower())
+
+    def target(path: str) -> str:
+        return f"fig-{slug}-{re.sub(r'[^a-z0-9]+', '-', Path(path).stem.lower())}"
+
+    text = _FIGURE_LINK.sub(lambda m: "{ref}`" + m.group(1).replace("`", "") + " <" + target(m.group(2)) + ">`", text)
+    text = _FIGURE_NAMED.sub(lambda m: ("{ref}`docs/" + m.group(1) + " <" + target(named[m.group(1)]) + ">`")
+                             if m.group(1) in named else m.group(0), text)
+    out = [text.rstrip("\n"), "", "## Figures", "",
+           "The figures this page names, in the order it first names them.", ""]
+    for path, labels in found.items():
+        caption = f"{'; '.join(labels)} (`{Path(path).name}`)" if labels else f"`{Path(path).name}`"
+        out += [f"({target(path)})=", f":::{{figure}} {path}", f":alt: {labels[0] if labels else Path(path).stem}",
+                ":width: 100%", "", caption, ":::", ""]
+    return "\n".join(out)
+
+
+def _notebook_thumbnail(notebook: Path, out: Path, width: int = 480) -> bool:
+    """The first PNG output of ``notebook`` (as committed), scaled to ``width`` pixels, into ``out``;
+    False when the notebook has none."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    for cell in cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {}).get("image/png")
+            if data:
+                from PIL import Image  # matplotlib's dependency
+
+                image = Image.open(io.BytesIO(base64.b64decode("".join(data))))
+                image.thumbnail((width, width))
+                out.parent.mkdir(parents=True, exist_ok=True)
+                buffer = io.BytesIO()
+                image.save(buffer, format="PNG")
+                if not out.exists() or out.read_bytes() != buffer.getvalue():
+                    out.write_bytes(buffer.getvalue())
+                return True
+    return False
+
+
+def _gallery(app) -> str:
+    """The gallery's cards: each notebook's thumbnail (its first figure), its title linking its
+    rendered page, and a download link to the ``.ipynb``."""
+    thumbs = HERE / "_thumbs"
+    cards = ["::::{container} ldpopt-gallery", ""]
+    for notebook in sorted((HERE / "notebooks").glob("*.ipynb")):
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        title = next((line.lstrip("# ").strip() for c in cells if c["cell_type"] == "markdown"
+                      for line in "".join(c["source"]).splitlines() if line.startswith("# ")), notebook.stem)
+        cards += [":::{container} ldpopt-card", ""]
+        if _notebook_thumbnail(notebook, thumbs / f"{notebook.stem}.png"):
+            cards += [f"```{{image}} _thumbs/{notebook.stem}.png", f":alt: the first figure of {notebook.stem}",
+                      f":target: notebooks/{notebook.stem}.html", "```", ""]
+        title = title.replace("<", "\\<").replace("`", "")
+        cards += [f"{{doc}}`{title} <notebooks/{notebook.stem}>`", "",
+                  f"{{download}}`Download the notebook <notebooks/{notebook.name}>`", "", ":::", ""]
+    return "\n".join(cards + ["::::", ""])
+
+
+def _page_hooks(app, docname, source) -> None:
+    """``source-read``: the root-page links (``_relink_page``), the figures shown (``_show_figures``)
+    and, on the gallery page, its cards."""
+    _relink_page(app, docname, source)
+    source[0] = _show_figures(source[0], docname)
+    if docname == "gallery":
+        source[0] = source[0].replace("<!-- gallery cards -->", _gallery(app))
+
+
+def _include_hooks(app, relative_path, parent_docname, content) -> None:
+    """``include-read``: an included root page's links (``_relink``) and its figures shown."""
+    _relink(app, relative_path, parent_docname, content)
+    content[0] = _show_figures(content[0], parent_docname)
+
+
+def _copy_mathjax(app, exc) -> None:
+    """``build-finished``: MathJax into the site's ``_static`` (``mathjax_path``)."""
+    if exc is None and app.builder.format == "html":
+        target = Path(app.outdir) / "_static" / "mathjax"
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(_MATHJAX, target / MATHJAX)
+
+
+_MATHJAX = _mathjax_source()
 
 
 def setup(app):
     app.connect("builder-inited", _write_api)
-    app.connect("include-read", _relink)
-    app.connect("source-read", _relink_page)
+    app.connect("include-read", _include_hooks)
+    app.connect("source-read", _page_hooks)
+    app.connect("build-finished", _copy_mathjax)
     app.connect("autodoc-process-docstring", _escape_bars)
     return {"parallel_read_safe": True}

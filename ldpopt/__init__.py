@@ -10,7 +10,7 @@ form never imports cvxpy. ``benchmarks/bench_startup.py`` measures the start-up 
 
 import importlib
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: every public subpackage and module, an attribute of ``ldpopt`` loaded on first access (as scipy's
 #: submodules are); ``cli`` and ``report`` are the command line and ``make run``, not a library API

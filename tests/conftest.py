@@ -9,6 +9,11 @@ Profiles (``tests/test_reliability_*.py`` use them; RELIABILITY.md documents the
 
 Reliability tests set ``max_examples=examples(N)``: N under ``ci``, 20·N under ``soak``.
 
+Outside a checkout (the unpacked sdist, which ships ``tests/`` whole but not the repository's docs,
+notebooks, benchmarks or experiment folders), a test module that reads one of ``CHECKOUT_ONLY`` (itself
+or through a test module it imports) is not collected, and the summary names it with what it reads;
+the rest of the suite runs (``python -m pytest`` in the unpacked sdist: the package beside the tests).
+
 The suite runs on pytest-xdist workers (``-n auto`` in ``pyproject.toml``; ``-n 0`` runs it in one
 process): the case counts are summed over the workers before they are printed and written.
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -31,6 +37,52 @@ settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True
 settings.register_profile("soak", deadline=None, derandomize=False, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile("soak" if SOAK else "ci")
+
+
+ROOT = Path(__file__).resolve().parents[1]
+#: what a checkout has and the sdist does not ship (MANIFEST.in): a test module naming one of these
+#: (as a quoted path part, or by importing a benchmarks module) needs the repository
+CHECKOUT_ONLY = ("docs", "notebooks", "benchmarks", "examples", "experiments", ".ci", "Makefile",
+                 "REPRODUCTION.md", "BENCHMARKS.md", "RELIABILITY.md", "DESIGN.md")
+_NEEDS = re.compile(r"""["'/](""" + "|".join(map(re.escape, CHECKOUT_ONLY)) + r""")["'/]|^\s*(?:from|import) (bench\w*)""", re.MULTILINE)
+
+
+_LOCAL_IMPORT = re.compile(r"^\s*(?:from|import) (_?test_\w+|_\w+)\b", re.M)
+
+
+def checkout_needs(source: str) -> list[str]:
+    """The repository-only paths (``CHECKOUT_ONLY``) a test module's source names, and the benchmarks
+    modules it imports."""
+    return sorted({a or b for a, b in _NEEDS.findall(source)})
+
+
+def module_needs(path: Path, _seen: frozenset = frozenset()) -> list[str]:
+    """What a test module needs of the checkout, its own and that of the test modules and helpers of
+    ``tests/`` it imports."""
+    source = path.read_text(encoding="utf-8")
+    found = set(checkout_needs(source))
+    for name in _LOCAL_IMPORT.findall(source):
+        local = path.parent / f"{name}.py"
+        if local.is_file() and local not in _seen:
+            found |= set(module_needs(local, _seen | {path}))
+    return sorted(found)
+
+
+#: the test modules left out of this run because they read what the sdist does not ship
+LEFT_OUT: dict[str, list[str]] = {}
+
+
+def pytest_ignore_collect(collection_path, config):
+    """In the unpacked sdist (no ``docs/``, ``notebooks/``, ...), the modules that read them are not
+    collected (several read them at import); the run's summary names them and why."""
+    path = Path(collection_path)
+    if path.suffix != ".py" or not path.name.startswith("test_") or (ROOT / "docs").exists():
+        return None
+    missing = [n for n in module_needs(path) if n.startswith("bench") or not (ROOT / n).exists()]
+    if missing:
+        LEFT_OUT[path.name] = missing
+        return True
+    return None
 
 
 def examples(n: int) -> int:
@@ -68,6 +120,10 @@ def pytest_testnodedown(node, error):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if LEFT_OUT:
+        terminalreporter.section("left out: they need the repository checkout, not shipped in the sdist")
+        for name, needs in sorted(LEFT_OUT.items()):
+            terminalreporter.write_line(f"{name}: reads {', '.join(needs)}")
     if not CASES:
         return
     terminalreporter.section("reliability cases per entry point")

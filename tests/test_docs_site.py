@@ -1,13 +1,17 @@
 """The documentation site as a reader gets it: ``make docs``'s build (``-W``: a warning fails it) into a
-temporary folder, every internal link, anchor and image of the built HTML resolved (no network), and
-four pages opened in headless Chromium (Debian's ``chromium``): the home page, ``Problem``'s API page,
-a notebook with its figure, and the search results for ``Problem.solve`` (the search runs in
-JavaScript: ``--dump-dom`` after ``--virtual-time-budget`` has its results). Screenshots go to
-``docs/_build/screenshots/`` for a developer to look at.
+temporary folder, every internal link, anchor and image of the built HTML resolved (no network), a
+section sidebar on every page but the home page, and pages opened in headless Chromium (Debian's
+``chromium``): the home page, ``Problem``'s API page, a notebook with its figure, the search results
+for ``Problem.solve`` and for a method's name (the search runs in JavaScript: ``--dump-dom`` after
+``--virtual-time-budget`` has its results), and guide, results and notes pages at desktop (1280, 1920
+px) and phone (390 px) widths, measured in the browser: the header inside the window with no "More"
+menu, the sidebar shown (behind its toggle on a phone), the maths typeset by MathJax from the site's
+own ``_static`` and the figures drawn. Screenshots go to ``docs/_build/screenshots/`` for a developer
+to look at.
 
 Skips with the reason when the ``docs`` extra (Sphinx) is not installed, and the browser checks when
-no Chromium binary exists (``.ci/run`` installs it). Cost: the build, about 18 s of CPU, and about
-1 s per browser page.
+no Chromium binary exists (``.ci/run`` installs it). Cost: the build, about 55 s of CPU (a page per
+public class or function: about 500 pages), and about 1 s per browser page (about 25 here).
 """
 
 from __future__ import annotations
@@ -29,13 +33,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "docs" / "_build" / "screenshots"
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-PROBLEM_PAGE = "api/ldpopt.problems.html"
+PROBLEM_PAGE = "api/ldpopt.problems.Problem.html"
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     """The built site, built once per test run: pytest-xdist's workers share the folder above their
-    own temporary folders, and the first to take the lock builds there."""
+    own temporary folders, and the first to take the lock builds there. ``LDPOPT_DOCS_SITE=DIR``
+    checks a site already built into DIR (``make docs``'s ``docs/_build/html``) instead."""
+    if os.environ.get("LDPOPT_DOCS_SITE"):
+        return Path(os.environ["LDPOPT_DOCS_SITE"])
     if importlib.util.find_spec("sphinx") is None:
         pytest.skip("the docs extra (Sphinx) is not installed: pip install '.[docs]'")
     base = tmp_path_factory.getbasetemp()
@@ -47,7 +54,7 @@ def site(tmp_path_factory) -> Path:
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
             proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                                    "-d", str(shared / "doctrees"), "docs", str(shared / "html")],
-                                  cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+                                  cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
             assert proc.returncode == 0, f"make docs failed:\n{proc.stderr[-6000:]}"
             assert "WARNING" not in proc.stderr, proc.stderr[-3000:]
             (shared / "built").touch()
@@ -205,3 +212,154 @@ def test_search_finds_problem_solve(site):
     dom = _look(site, "search.html?q=Problem.solve", "search.png")
     links = [url for tag, url in _parse_text(dom).refs if tag == "a"]
     assert f"{PROBLEM_PAGE}#ldpopt.problems.Problem.solve" in links, [u for u in links if "api/" in u][:10]
+
+
+def _sidebar_links(path: Path) -> int:
+    """How many links the page's primary sidebar (its section's tree) holds."""
+    text = path.read_text(encoding="utf-8")
+    start = text.find('class="bd-docs-nav')
+    if start < 0:
+        return 0
+    return text[start:text.find("</nav>", start)].count("<a ")
+
+
+def test_every_page_but_the_home_page_has_its_section_sidebar(site):
+    pages = [p for p in _pages(site) if p.name not in ("index.html", "search.html", "genindex.html", "py-modindex.html")
+             or p.parent != site]
+    empty = sorted(str(p.relative_to(site)) for p in pages if _sidebar_links(p) == 0)
+    assert len(pages) > 100 and empty == [], empty[:20]
+    # the header holds the five sections, no more
+    home = (site / "index.html").read_text(encoding="utf-8")
+    header = home[home.index('class="bd-navbar-elements'):]
+    header = header[:header.index("</ul>")]
+    assert header.count('class="nav-item') == 5 and "dropdown" not in header, header[:2000]
+
+
+#: measured in the page by a script appended to a copy of it (a file:// page cannot be read from a
+#: frame): the header's and its links' boxes, the sidebar, typeset maths and drawn figures
+_MEASURE = """<script>
+window.addEventListener("load", () => setTimeout(() => {
+  const w = window.innerWidth, box = e => e.getBoundingClientRect();
+  const shown = e => { const r = box(e); return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== "hidden"; };
+  const header = [...document.querySelectorAll(".bd-header a, .bd-header button")].filter(shown);
+  const side = document.querySelector(".bd-sidebar-primary");
+  const report = {
+    width: w,
+    header_outside: header.filter(e => box(e).right > w + 1 || box(e).left < -1).map(e => e.textContent.trim()),
+    header_links: [...document.querySelectorAll(".bd-header .navbar-nav > li > a")].filter(shown).length,
+    more_menu: [...document.querySelectorAll(".bd-header .navbar-nav .dropdown")].filter(shown).length,
+    sidebar_shown: !!side && shown(side) && side.querySelectorAll("nav.bd-docs-nav a").length > 0,
+    sidebar_links: side ? side.querySelectorAll("nav.bd-docs-nav a").length : 0,
+    sidebar_toggle: [...document.querySelectorAll(".primary-toggle")].filter(shown).length,
+    maths: document.querySelectorAll("mjx-container svg").length,
+    maths_left: document.querySelectorAll(".math:not(:has(mjx-container))").length,
+    mathjax_src: [...document.scripts].map(s => s.src).filter(s => s.includes("mathjax")),
+    figures: [...document.querySelectorAll("figure img, img.align-default")].map(i => i.naturalWidth),
+  };
+  document.body.setAttribute("data-measured", JSON.stringify(report));
+  if (window.parent !== window) window.parent.postMessage(JSON.stringify(report), "*");
+}, 1500));
+</script>"""
+
+
+def _measure(site: Path, page: str, width: int, shot: str) -> dict:
+    """Open ``page`` in a frame ``width`` px wide and 900 px high (headless Chromium's window is at
+    least 500 px wide: a phone's width is a frame's), screenshot it, and return what ``_MEASURE``
+    found (posted to the frame's parent: a file:// frame cannot be read from outside)."""
+    import json
+
+    source = site / page
+    probe = source.with_name(f"_measure_{source.name}")
+    probe.write_text(source.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+    frame = site / "_measure_frame.html"
+    frame.write_text(f"<html><body style='margin:0'><iframe src='{probe.as_uri()}' style='border:0;width:{width}px;"
+                     "height:900px'></iframe><script>addEventListener('message', e => "
+                     "document.body.setAttribute('data-measured', e.data))</script></body></html>", encoding="utf-8")
+    try:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        window = f"--window-size={max(width, 500)},900"
+        _chromium(window, f"--screenshot={SHOTS / shot}", frame.as_uri())
+        dom = _chromium(window, "--dump-dom", frame.as_uri())
+    finally:
+        probe.unlink()
+        frame.unlink()
+    found = re.search(r'<body[^>]*data-measured="([^"]*)"', dom.stdout)
+    assert found, (page, width, dom.stderr[-2000:])
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+#: pages of each section, each shown at each width (guide, examples, API, results, development)
+LAYOUT_PAGES = ("python.html", "gallery.html", PROBLEM_PAGE, "reproduction.html", "notes/python.html")
+
+
+@needs_browser
+@pytest.mark.parametrize("width", [1280, 1920, 390])
+@pytest.mark.parametrize("page", LAYOUT_PAGES)
+def test_page_layout_in_the_browser(site, page, width):
+    got = _measure(site, page, width, f"layout_{page.replace('/', '_').removesuffix('.html')}_{width}.png")
+    assert got["width"] == width
+    assert got["header_outside"] == [], got
+    assert got["more_menu"] == 0, got
+    if width >= 1280:
+        assert got["header_links"] == 5 and got["sidebar_shown"], got
+    else:  # a phone: the sections and the sidebar behind the toggle, which is shown
+        assert got["sidebar_toggle"] >= 1 and got["sidebar_links"] > 0, got
+
+
+@needs_browser
+def test_maths_is_typeset_offline_and_figures_are_drawn(site):
+    notes = _measure(site, "notes/python.html", 1280, "maths_notes_python.png")
+    # MathJax is the site's own copy (no network at view time), and it typeset the derivations
+    assert notes["mathjax_src"] and all(s.startswith("file://") for s in notes["mathjax_src"]), notes
+    assert (site / "_static" / "mathjax" / "tex-svg.js").stat().st_size > 1_000_000
+    assert notes["maths"] >= 5 and notes["maths_left"] == 0, notes
+    reproduction = _measure(site, "reproduction.html", 1280, "figures_reproduction.png")
+    # the figures the page names are drawn on it (a figure that did not load has width 0)
+    assert len(reproduction["figures"]) >= 10 and min(reproduction["figures"]) > 0, reproduction
+    text = (site / "reproduction.html").read_text(encoding="utf-8")
+    assert "download" not in re.findall(r'<a [^>]*href="[^"]*\.png"[^>]*>', text).__str__()
+
+
+@needs_browser
+def test_search_finds_the_method_pages(site):
+    dom = _look(site, "search.html?q=Norm-Sub", "search_method.png")
+    results = dom[dom.index('id="search-results"'):]  # the results list, not the page's navigation
+    links = {url.split("#")[0].split("?")[0] for tag, url in _parse_text(results).refs if tag == "a"}
+    # the guide's page of the methods, their derivations, and the API of postprocess
+    for page in ("python.html", "notes/python.html", "api/ldpopt.methods.postprocess.html"):
+        assert page in links, (page, sorted(links)[:30])
+
+
+
+def test_numpydoc_reads_every_public_docstring_without_a_warning():
+    """numpydoc drops a section it does not know (``Reports``) with a Python warning: every public
+    class and function's docstring (methods and properties included) parses with warnings as errors,
+    as the site's build runs it (docs/conf.py)."""
+    import inspect
+    import warnings
+
+    pytest.importorskip("numpydoc")
+    from numpydoc.docscrape import NumpyDocString
+
+    from ldpopt._public import walk
+
+    seen, failed = set(), []
+    for full, obj in walk():
+        targets = [(full, obj)]
+        if inspect.isclass(obj):
+            targets += [(f"{full}.{k}", v) for k, v in vars(obj).items() if not k.startswith("_")]
+        for name, target in targets:
+            doc = inspect.getdoc(target.fget if isinstance(target, property) else target)
+            if not doc or id(target) in seen:
+                continue
+            seen.add(id(target))
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                try:
+                    NumpyDocString(doc)
+                except Exception as exc:  # noqa: BLE001 (the test reports which and why)
+                    failed.append(f"{name}: {exc}")
+    assert len(seen) > 300 and failed == [], failed[:20]
+    with warnings.catch_warnings(), pytest.raises(UserWarning, match="Unknown section Reports"):
+        warnings.simplefilter("error")
+        NumpyDocString("Summary.\n\nReports\n-------\nx\n")

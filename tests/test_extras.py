@@ -106,12 +106,33 @@ def test_every_third_party_import_is_core_or_guarded_by_its_extra():
     assert not bad, "\n".join(bad)
 
 
-def test_dask_is_core_and_pinned_as_in_the_lock():
+def _lock() -> dict[str, str]:
+    return {name.lower().replace("_", "-"): version for name, version in
+            (line.split("==") for line in (ROOT / "requirements.lock").read_text().splitlines()
+             if "==" in line and not line.startswith("#"))}
+
+
+def test_dask_is_core_and_its_range_admits_the_locked_release():
+    from packaging.requirements import Requirement
+
     assert {"dask", "distributed"} <= CORE
-    lock = dict(line.split("==") for line in (ROOT / "requirements.lock").read_text().splitlines()
-                if "==" in line and not line.startswith("#"))
-    spec = next(s for s in PYPROJECT["dependencies"] if s.startswith("dask"))
-    assert spec == f"dask[distributed]=={lock['dask']}" and lock["dask"] == lock["distributed"], spec
+    lock = _lock()
+    spec = Requirement(next(s for s in PYPROJECT["dependencies"] if s.startswith("dask")))
+    assert spec.extras == {"distributed"} and lock["dask"] == lock["distributed"], spec
+    assert spec.specifier.contains(lock["dask"]) and not any(s.operator == "==" for s in spec.specifier), spec
+
+
+def test_runtime_dependencies_are_ranges_that_admit_the_lock():
+    """An index resolves ``pip install ldpopt`` against these: ranges, never exact pins (those live in
+    requirements.lock, which `make` installs), and each admits the locked version."""
+    from packaging.requirements import Requirement
+
+    lock = _lock()
+    for text in PYPROJECT["dependencies"]:
+        req = Requirement(text)
+        assert not any(s.operator in ("==", "===") for s in req.specifier), f"{text}: an exact pin (requirements.lock pins)"
+        name = req.name.lower().replace("_", "-")
+        assert name in lock and req.specifier.contains(lock[name]), (text, lock.get(name))
 
 
 def test_readme_lists_every_extra_with_what_needs_it():

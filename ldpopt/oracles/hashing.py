@@ -102,21 +102,21 @@ class OLH(IndependentSupports):
         Hash range; default round(e^ε + 1), at least 2, capped at 2^30. Must be an integer in
         [2, 2^30].
 
+    Raises
+    ------
+    ValueError
+        If ``epsilon``, ``d`` or ``g`` is out of range.
+
+    Notes
+    -----
     p = e^ε/(e^ε + g − 1), q = 1/g.
 
-    Reports
-    -------
-    ``perturb`` returns an (n, 2) int64 array whose rows are (s, r): the user's 64-bit hash key s
+    Reports: ``perturb`` returns an (n, 2) int64 array whose rows are (s, r): the user's 64-bit hash key s
     (its bit pattern stored as int64) and the randomised hash value r ∈ [0, g).
 
     ``sample_counts`` draws c_v = Binomial(n_v, p) + Binomial(n − n_v, q) independently over v, which
     is the exact joint law of the real protocol's counts under the random-function family (module
     notes), so ``sample_counts_exact = True``.
-
-    Raises
-    ------
-    ValueError
-        If ``epsilon``, ``d`` or ``g`` is out of range.
 
     Examples
     --------

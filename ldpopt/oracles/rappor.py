@@ -50,16 +50,16 @@ class RAPPOR(FrequencyOracle):
     permanent : {"symmetric", "one-sided"}, default "symmetric"
         The paper's permanent response, or pure-ldp 1.2.0's one-sided one (module notes).
 
-    Reports
-    -------
-    ``perturb`` returns a tuple (cohort, bits): cohort int64 (n,), bits bool (n, T).
-
     Raises
     ------
     ValueError
         If an argument is out of range, ``inst_p >= inst_q``, ``positions`` is not an integer
         (C, h, d) table in [0, num_bits) agreeing with ``cohorts``/``num_hashes``, or ``permanent`` is
         not one of the two kinds.
+
+    Notes
+    -----
+    Reports: ``perturb`` returns a tuple (cohort, bits): cohort int64 (n,), bits bool (n, T).
 
     References
     ----------
