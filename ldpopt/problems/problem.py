@@ -79,11 +79,11 @@ def _newton_route(problem, ctx: SolveContext) -> Solution:
     if first is None:
         return sol
     sol.attempts = [{"iteration": 0, "solver": first.solver, "status": first.status, "seconds": first.wall_time,
-                     "checks": first.checks.summary()}] + list(sol.attempts or [])
+                     "checks": first.checks.summary() if first.checks is not None else first.message}] + list(sol.attempts or [])
     sol.message += f" | {first.solver} first: {first.status} ({first.message})"
     # the interior point only where ldpopt's check passed it (an infeasible user constraint: the QP
     # loop's "infeasible" stands, not the interior-point method's stalled point)
-    return best_checked([sol, first]) if first.checks.passed else sol
+    return best_checked([sol, first]) if first.checks is not None and first.checks.passed else sol
 
 
 class Problem:
