@@ -375,11 +375,17 @@ class Problem:
         :func:`.solution.best_checked`), not the last one tried; a route's own acceptance
         threshold never overrides ldpopt's check (a point the check passes is ``"optimal"``).
 
-        ``time_limit`` (seconds of wall clock, default None: none) goes to every route and solver
-        (Clarabel's and SCS's and OSQP's own limits with the time left, and each cvxpy solve in a child
-        process killed at the limit; ldpopt's routes check their clock; no solver starts after it). PIQP,
-        which has no limit of its own, always runs in a child process (:mod:`.isolate`): a crash there
-        is a ``"solver_error"`` attempt and the chain goes on. On time-out the best point checked is returned with status
+        ``time_limit`` (seconds of wall clock, default None: none) bounds the whole call: it goes to
+        every route and solver in this call's own :class:`~.progress.SolveContext` (Clarabel's and
+        SCS's and OSQP's own limits with the time left, and each foreign solver in a child process
+        killed at the limit; ldpopt's routes check their clock; no solver starts after it), and
+        ldpopt's check stops at it too, keeping what it verified (feasibility) and claiming no
+        optimality (``"optimal_unverified"``). PIQP, which has no limit of its own, always runs in a
+        child process (:mod:`.isolate`): a crash there is a ``"solver_error"`` attempt and the chain
+        goes on; an exception raised inside any solver or route is one failed attempt too, while one
+        raised by the user's own code (a callable objective, a declared derivative) propagates. The
+        ``Problem`` keeps no per-solve state: it may be solved from several threads at once, each
+        call with its own limit. On time-out the best point checked is returned with status
         ``"time_limit"``, or ``"optimal"`` only when ldpopt's check of it passed (:mod:`.progress`).
         ``progress`` (default True): a line on stderr (route, iteration, residuals) for each route
         event and every 2 s while a solver runs, once the solve has taken 2 s; silent before that.
