@@ -64,12 +64,12 @@ def chain_fixed(d=2000):
 
 
 def thin_rows(d=4000, k=1999, seed=2):
-    """CLS on the simplex + ``k`` user equality rows f_i − f_j = b (two values each, random pairs: a
-    forest of differences), b from a point of the simplex, so the set is not empty."""
+    """CLS on the simplex + ``k`` user equality rows f_i − f_{i+1} = b (two values each, ``k`` distinct
+    random i < d − 1: paths, no cycle, so any float b is consistent), b from a point of the simplex."""
     rng = np.random.default_rng(seed)
     est = _est(d, seed)
-    i = rng.choice(d, k, replace=False)
-    j = (i + 1 + rng.integers(0, d - 1, k)) % d
+    i = rng.choice(d - 1, k, replace=False)
+    j = i + 1
     A = sp.csr_matrix((np.r_[np.ones(k), -np.ones(k)], (np.r_[np.arange(k), np.arange(k)], np.r_[i, j])), shape=(k, d))
     base = rng.dirichlet(np.ones(d))
     b = np.asarray(A @ base).ravel()
