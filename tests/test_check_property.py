@@ -78,7 +78,7 @@ def test_thin_infeasibility_is_never_optimal(k):
         warnings.simplefilter("ignore")
         sol = problem.solve(solver="CLARABEL")
         # the solver's own point, judged by ldpopt's check alone (no pre-solve decision in the way)
-        raw = cvxpy_attempt(problem, "CLARABEL", False, {})
+        raw = cvxpy_attempt(problem, "CLARABEL")
     # decided exactly before any solver runs: infeasible, the two constraints named
     assert sol.status == "infeasible" and sol.infeasibility is not None
     assert raw.status != "optimal" and raw.checks is not None

@@ -106,7 +106,7 @@ def test_time_limit_takes_clarabel_and_options_reach_the_solver():
 
 
 def test_the_chain_follows_when_the_direct_answer_does_not_pass(monkeypatch):
-    def failing(problem, solver, options):
+    def failing(problem, solver, options, ctx=None):
         return Solution(np.full(D, 1.0 / D), "inaccurate", False, np.nan, {}, solver=solver + "-DIRECT",
                         message="made to fail"), ""
 

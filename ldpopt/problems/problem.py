@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from typing import Any
@@ -24,7 +25,7 @@ from .errors import SolverWarning, error_for_status
 from .objectives.base import default_scale
 from .objectives.builtins import Objective, make_objective
 from .objectives.likelihood_terms import LikelihoodTerms
-from .progress import Clock, timed_out
+from .progress import SolveContext, timed_out
 from .solution import Solution, _attempt, best_checked
 from .solvers.attempts import STRUCTURED, cvxpy_attempt, options_for, structured_attempt
 from .solvers.direct_qp import SUFFIX as DIRECT
@@ -58,31 +59,31 @@ def _lazy(objective: Objective, constraints: list) -> bool:
     return objective.lazy_build and all(c.lazy_build for c in constraints)
 
 
-def _newton_route(problem, verbose: bool, solver_options: dict | None) -> Solution:
+def _newton_route(problem, ctx: SolveContext) -> Solution:
     """The Newton route (:mod:`.solvers.sqp`'s objectives): a smooth objective is first solved by the
     interior-point method of :mod:`.solvers.ipm` (where its constraints are linear rows over f); its
     Solution is returned when ldpopt's check certifies it or the time limit has passed, else sequential
     QP (:func:`.solvers.sqp.solve_sqp`) follows, and its answer is returned unless the interior point
     passed ldpopt's check (then the better checked of the two, :func:`.solution.best_checked`). An exact
-    likelihood goes to sequential QP directly."""
+    likelihood goes to sequential QP directly. ``ctx``: the solve's context (time limit, options)."""
     start = time.perf_counter()
     est = problem.estimate
     terms = newton_terms(problem.objective, est)
     first = None  # the interior-point route's Solution, when it ran and did not certify
     if terms is not None and not isinstance(terms, LikelihoodTerms):
-        first, _ = solve_ipm(problem, terms, lambda ch: converged(ch, est.d))
+        first, _ = solve_ipm(problem, terms, lambda ch: converged(ch, est.d), ctx=ctx)
         if first is not None and (first.success or first.status == "time_limit"):
             return first
-    sol = solve_sqp(problem, verbose, solver_options)
+    sol = solve_sqp(problem, ctx=ctx)
     sol.wall_time = time.perf_counter() - start  # the interior point's time included
     if first is None:
         return sol
     sol.attempts = [{"iteration": 0, "solver": first.solver, "status": first.status, "seconds": first.wall_time,
-                     "checks": first.checks.summary()}] + list(sol.attempts or [])
+                     "checks": first.checks.summary() if first.checks is not None else first.message}] + list(sol.attempts or [])
     sol.message += f" | {first.solver} first: {first.status} ({first.message})"
     # the interior point only where ldpopt's check passed it (an infeasible user constraint: the QP
     # loop's "infeasible" stands, not the interior-point method's stalled point)
-    return best_checked([sol, first]) if first.checks.passed else sol
+    return best_checked([sol, first]) if first.checks is not None and first.checks.passed else sol
 
 
 class Problem:
@@ -184,6 +185,10 @@ class Problem:
         self.scale = float(scale)
         # (x, f, cvxpy problem, named constraints, multiplier, offset): built on first use
         self._cvx: tuple[Any, ...] | None = None
+        # one in-process cvxpy solve of this problem's objects at a time (their values are shared
+        # state: a Problem solved from several threads; each solve's limit and options travel in
+        # its own SolveContext, never on the Problem)
+        self._solving = threading.RLock()
         if self._structured_only():  # nothing for cvxpy to build: refused here if that route cannot take it
             from .objectives.separable import NotApplicable
             from .solvers.structured.structure import compile_constraints
@@ -351,11 +356,17 @@ class Problem:
         (:func:`.solution.best_checked`). A problem with a known feasible point
         (:func:`.verdict.feasible_point`) is never ``"infeasible"``: that is ``"solver_error"``.
 
-        ``time_limit`` (seconds of wall clock, default None: none) goes to every route and solver
-        (Clarabel's and SCS's and OSQP's own limits with the time left, and each cvxpy solve in a child
-        process killed at the limit; ldpopt's routes check their clock; no solver starts after it). PIQP,
-        which has no limit of its own, always runs in a child process (:mod:`.isolate`): a crash there
-        is a ``"solver_error"`` attempt and the chain goes on. On time-out the best point checked is returned with status
+        ``time_limit`` (seconds of wall clock, default None: none) bounds the whole call: it goes to
+        every route and solver in this call's own :class:`~.progress.SolveContext` (Clarabel's and
+        SCS's and OSQP's own limits with the time left, and each foreign solver in a child process
+        killed at the limit; ldpopt's routes check their clock; no solver starts after it), and
+        ldpopt's check stops at it too, keeping what it verified (feasibility) and claiming no
+        optimality (``"optimal_unverified"``). PIQP, which has no limit of its own, always runs in a
+        child process (:mod:`.isolate`): a crash there is a ``"solver_error"`` attempt and the chain
+        goes on; an exception raised inside any solver or route is one failed attempt too, while one
+        raised by the user's own code (a callable objective, a declared derivative) propagates. The
+        ``Problem`` keeps no per-solve state: it may be solved from several threads at once, each
+        call with its own limit. On time-out the best point checked is returned with status
         ``"time_limit"``, or ``"optimal"`` only when ldpopt's check of it passed (:mod:`.progress`).
         ``progress`` (default True): a line on stderr (route, iteration, residuals) for each route
         event and every 2 s while a solver runs, once the solve has taken 2 s; silent before that.
@@ -414,7 +425,10 @@ class Problem:
         if self._structured_only() and solver is not None and not (isinstance(solver, str) and solver.upper() == STRUCTURED):
             raise ValueError(f"solver: objective {self.objective.name!r} has no cvxpy_expr, so only solver=None or "
                              f"{STRUCTURED!r} can solve it, got {solver!r}")
-        self._clock = clock = Clock(time_limit, progress)  # validated first; the pre-check counts against it
+        # this call's context, handed to every route (the Problem keeps no per-solve state);
+        # time_limit validated first; the pre-check counts against it
+        ctx = SolveContext.make(time_limit, progress, verbose, solver_options)
+        clock = ctx.clock
         if (pre := infeasible_solution(self, clock.left())) is not None:  # a proved conflict: no solver runs
             return self._finish(pre, strict)
         start = time.perf_counter()
@@ -423,7 +437,7 @@ class Problem:
         named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED
         if solver is None or named_structured:
             with clock.running(STRUCTURED):
-                sol, why = structured_attempt(self)
+                sol, why = structured_attempt(self, ctx)
             if sol is not None and (sol.success or named_structured):
                 sol.attempts = [_attempt(sol)]
                 sol.wall_time = time.perf_counter() - start
@@ -445,8 +459,8 @@ class Problem:
         direct = direct_qp_solver(self, clock.limit is not None) if solver is None else None
         if direct is not None:
             with clock.running(direct + DIRECT):
-                dq, _ = solve_direct_qp(self, direct, options_for(self, direct, solver_options,
-                                                                  DIRECT_QP_OPTIONS.get(direct)))
+                dq, _ = solve_direct_qp(self, direct, options_for(self, direct, ctx, DIRECT_QP_OPTIONS.get(direct)),
+                                        ctx)
             if dq is not None and dq.success:
                 dq.attempts = first + [_attempt(dq)]
                 dq.wall_time = time.perf_counter() - start
@@ -455,7 +469,7 @@ class Problem:
                 first, kept = first + [_attempt(dq)], best_checked([kept, dq])
         if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
             with clock.running("SQP"):
-                sq = _newton_route(self, verbose, solver_options)
+                sq = _newton_route(self, ctx)
             sol = best_checked([sq, kept])
             sol.attempts = first + list(sq.attempts or [])
             if first:
@@ -488,10 +502,10 @@ class Problem:
                 continue
             with clock.running(name):
                 if name == "SQP":  # ldpopt's route for the likelihoods (policy.LIKELIHOOD_CHAIN)
-                    sol = _newton_route(self, verbose, solver_options)
+                    sol = _newton_route(self, ctx)
                     sol.attempts = []
                 else:
-                    sol = cvxpy_attempt(self, name, verbose, solver_options, not explicit and name == "SCS")
+                    sol = cvxpy_attempt(self, name, ctx, not explicit and name == "SCS")
             assert sol.solver is not None  # both routes name their solver
             clock.note(sol.solver, sol.iterations, status=sol.status,
                        **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))

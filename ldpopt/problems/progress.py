@@ -1,16 +1,21 @@
-"""The clock of one ``Problem.solve()``: its time limit, and progress lines on stderr for long solves.
+"""The context of one ``Problem.solve()`` (:class:`SolveContext`): its clock (the time limit, and
+progress lines on stderr for long solves), verbosity and solver options, handed to every route as one
+explicit argument — a ``Problem`` holds no per-solve state, so one problem solved from several
+threads at once gives each call its own limit and answer.
 Notes: docs/notes/problems.md, "ldpopt.problems.progress".
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
-__all__ = ["CONIC_TIME_LIMIT", "OWN_TIME_LIMIT", "PROGRESS_AFTER", "Clock", "check_time_limit", "out_of_time", "timed_out"]
+__all__ = ["CONIC_TIME_LIMIT", "OWN_TIME_LIMIT", "PROGRESS_AFTER", "CheckTimedOut", "Clock", "SolveContext",
+           "check_time_limit", "past", "timed_out"]
 
 #: seconds after which a solve starts printing progress lines
 PROGRESS_AFTER = 2.0
@@ -18,8 +23,6 @@ PROGRESS_AFTER = 2.0
 #: user objective nothing else covers went to SCS for 30 min before; 10 min is a choice
 CONIC_TIME_LIMIT = 600.0
 
-#: the clock of the route now running (``Clock.running``), read by :func:`out_of_time`
-_ACTIVE: contextvars.ContextVar = contextvars.ContextVar("ldpopt_clock", default=None)
 _LIMIT_KEYS = {"CLARABEL": "time_limit", "SCS": "time_limit_secs", "OSQP": "time_limit"}
 #: the cvxpy solvers that take a time limit of their own; any other runs in a child process killed at
 #: the limit (:mod:`.isolate`), at :data:`CONIC_TIME_LIMIT` when ``solve`` was given none
@@ -56,6 +59,11 @@ class Clock:
     def expired(self) -> bool:
         return self.limit is not None and self.elapsed() >= self.limit
 
+    @property
+    def deadline(self) -> float | None:
+        """The limit as a ``time.perf_counter()`` reading (None: no limit)."""
+        return None if self.limit is None else self.start + self.limit
+
     def solver_options(self, name: str) -> dict:
         """The solver's own time-limit option set to the time left; without ``time_limit``, the conic
         solvers (Clarabel, SCS: the last resort of the chain) get :data:`CONIC_TIME_LIMIT`."""
@@ -82,17 +90,7 @@ class Clock:
 
     @contextlib.contextmanager
     def running(self, route: str):
-        """While the block runs, a line every :data:`PROGRESS_AFTER` seconds once the solve is past it;
-        and this clock is the one :func:`out_of_time` reads (ldpopt's own solvers' loops)."""
-        token = _ACTIVE.set(self)
-        try:
-            with self._beating(route):
-                yield
-        finally:
-            _ACTIVE.reset(token)
-
-    @contextlib.contextmanager
-    def _beating(self, route: str):
+        """While the block runs, a line every :data:`PROGRESS_AFTER` seconds once the solve is past it."""
         if not self.progress:
             yield
             return
@@ -111,12 +109,77 @@ class Clock:
             thread.join()
 
 
-def out_of_time() -> bool:
-    """True when the clock of the route now running (:meth:`Clock.running`) has passed its time limit:
-    ldpopt's own iterative solvers (:mod:`.structured`) check it once per iteration and stop there
-    with the point they have, which ``Problem.solve`` then checks like any other."""
-    clock = _ACTIVE.get()
-    return clock is not None and clock.expired()
+class CheckTimedOut(Exception):
+    """ldpopt's check of a point ran past the solve's time limit (raised by :func:`past` inside it;
+    the check reports what it verified before, :func:`.verdict.check_solution`)."""
+
+
+def past(deadline: float | None, what: str) -> None:
+    """Raise :class:`CheckTimedOut` naming ``what`` when ``deadline`` (a ``time.perf_counter()``
+    reading; None: none) has passed."""
+    if deadline is not None and time.perf_counter() >= deadline:
+        raise CheckTimedOut(f"the time limit ran out during {what}")
+
+
+def _no_options() -> MappingProxyType:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class SolveContext:
+    """What one ``Problem.solve()`` call hands every route and solver, explicitly: its
+    :class:`Clock` (time limit, progress lines), ``verbose`` (the cvxpy solvers' own logs) and the
+    caller's ``solver_options`` (read-only). Routes read the limit here, never from the problem.
+
+    Parameters
+    ----------
+    clock : Clock
+        The solve's clock.
+    verbose : bool, default False
+        Passed to cvxpy's solvers.
+    solver_options : mapping, default empty
+        ``solve(**solver_options)`` as given (:func:`.attempts.options_for` layers them).
+
+    Examples
+    --------
+    >>> ctx = SolveContext.make(time_limit=5.0, progress=False)
+    >>> ctx.clock.limit, ctx.expired(), ctx.stop()
+    (5.0, False, False)
+    >>> SolveContext.make().deadline is None
+    True
+    """
+
+    clock: Clock = field(default_factory=lambda: Clock(None, progress=False))
+    verbose: bool = False
+    solver_options: MappingProxyType = field(default_factory=_no_options)
+
+    @classmethod
+    def make(cls, time_limit=None, progress: bool = False, verbose: bool = False, solver_options=None):
+        """A context from ``solve``'s arguments (``time_limit`` validated: :func:`check_time_limit`)."""
+        return cls(Clock(time_limit, progress), bool(verbose), MappingProxyType(dict(solver_options or {})))
+
+    @property
+    def limited(self) -> bool:
+        return self.clock.limit is not None
+
+    @property
+    def deadline(self) -> float | None:
+        return self.clock.deadline
+
+    def left(self) -> float | None:
+        return self.clock.left()
+
+    def expired(self) -> bool:
+        return self.clock.expired()
+
+    def stop(self) -> bool:
+        """True once the time limit has passed: ldpopt's own iterative solvers (:mod:`.structured`,
+        the interior point, sequential QP) call it once per iteration and stop with the point they
+        have, which ``Problem.solve`` then checks like any other."""
+        return self.clock.expired()
+
+    def note(self, route: str, iteration=None, **residuals) -> None:
+        self.clock.note(route, iteration, **residuals)
 
 
 def timed_out(best, clock: Clock) -> None:

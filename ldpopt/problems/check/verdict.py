@@ -28,6 +28,7 @@ import cvxpy as cp
 import numpy as np
 
 from ..objectives.builtins import Objective, UserObjective
+from ..progress import CheckTimedOut, past
 
 __all__ = [
     "GAP_TOL", "STATIONARITY_TOL", "Checks", "accuracy_tol", "check_solution", "feasible_point", "violation_tol",
@@ -422,7 +423,7 @@ def residual_bound(r: np.ndarray, lag: float, mu: float) -> float:
     return (rn + np.sqrt(rn * rn + 2.0 * mu * abs(lag))) / mu
 
 
-def error_bound(problem, f, duals, r, lag, mu) -> float | None:
+def error_bound(problem, f, duals, r, lag, mu, deadline=None) -> float | None:
     """The bound of the module docstring (:mod:`.verdict`, "error bound"), with the solver's multipliers and with re-chosen ones.
 
     The bound holds for *any* multipliers with y ≥ 0 on the inequalities, so the nonnegativity
@@ -432,9 +433,10 @@ def error_bound(problem, f, duals, r, lag, mu) -> float | None:
     a gap that overstates the error by orders of magnitude; the re-chosen y removes that.
 
     None (no bound) when f is off its constraints beyond rounding and no feasible point near it is
-    made (:func:`feasible_near`): the gap bounds J* − L(f) only through such a point.
+    made (:func:`feasible_near`): the gap bounds J* − L(f) only through such a point. ``deadline``:
+    as for :func:`check_solution`.
     """
-    near = _off_gap(problem, f, duals, r)
+    near = _off_gap(problem, f, duals, r, deadline)
     if near is False:
         return None
     if near is not None:
@@ -524,12 +526,12 @@ class _OffGap:
         return max(val, 0.0) + 4 * self.delta.shape[0] * np.finfo(float).eps * size
 
 
-def _off_gap(problem, f, duals, r):
+def _off_gap(problem, f, duals, r, deadline=None):
     """The gap of the module docstring for a point off its constraints, as a function of the
     multipliers (:class:`_OffGap`); None when f is on them to rounding, False when it is off them and
     no f̂ is made (or ∇J is not finite there)."""
 
-    fh = feasible_near(problem, f)
+    fh = feasible_near(problem, f, deadline)
     if fh is None:
         return False
     if fh is f:
@@ -545,7 +547,7 @@ def _off_gap(problem, f, duals, r):
     return _OffGap(fh, fh - f, dgrad, yg)
 
 
-def feasible_near(problem, f):
+def feasible_near(problem, f, deadline=None):
     """``f`` itself when it is on its constraints to the rounding of evaluating them; else a feasible
     point near f (to rounding): for the built-in block structures by rescaling
     (:func:`.certificate.feasible_near_blocks`), for any other set of linear constraints
@@ -562,10 +564,10 @@ def feasible_near(problem, f):
         got = feasible_near_blocks(st, f)
         if got is not None:
             return got
-    return affine_projection(problem, f)
+    return affine_projection(problem, f, deadline)
 
 
-def affine_projection(problem, f):
+def affine_projection(problem, f, deadline=None):
     """:func:`.certificate.project_on_rows` on every linear constraint of ``problem`` (the
     built-in rows and a user's affine rows, :func:`.feasibility.linear_system`). A constraint that is
     not linear (a user's cone) is met when its cvxpy violation is ≤ 8ε·max(1, ‖f‖₁) (a choice: its
@@ -577,7 +579,7 @@ def affine_projection(problem, f):
     lo, up, A, b, ineq, complete = linear_system(problem)
     f = np.asarray(f, float)
     if complete:
-        return project_on_rows(f, A, b, ineq, lo, up)
+        return project_on_rows(f, A, b, ineq, lo, up, deadline=deadline)
     from ..constraints.base import UserConstraint
 
     viol = constraint_violations(problem, f)
@@ -795,7 +797,7 @@ def _move_scale(gfun, f: np.ndarray, grad: np.ndarray) -> float:
         return float(np.max(np.abs(moved), where=np.isfinite(moved), initial=0.0))
 
 
-def _certificate(problem, f: np.ndarray, duals: dict, given=None):
+def _certificate(problem, f: np.ndarray, duals: dict, given=None, deadline=None):
     """:func:`ldpopt.problems.certificate.certificate` of f, with the solver's multipliers and with
     multipliers recovered from f (both give valid bounds: the smaller ``distance_linf`` is kept);
     None when the objective or a constraint is outside its class (user objectives/constraints).
@@ -831,9 +833,10 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
     for mult in ((None,) if found else (duals, None)):
         if mult is None and found and passes(found[-1]):
             break
+        past(deadline, "the certificate")
         try:
             found.append(certificate(problem.objective, compiled_for(problem), problem.estimate, f, mult,
-                                     feas_tol=tol))
+                                     feas_tol=tol, deadline=deadline))
         except NotApplicable:
             return None
         except (ValueError, TypeError):  # the solver's duals lack a multiplier the certificate reads
@@ -843,10 +846,13 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
     return min(found, key=lambda c: c.distance_linf if np.isfinite(c.distance_linf) else np.inf)
 
 
-def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None) -> Checks:
+def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None, deadline=None) -> Checks:
     """ldpopt's own check of (f, duals) for ``problem`` (a :class:`~ldpopt.problems.Problem`).
     ``certificate``: the structured solver's certificate of this (f, duals), reused where it is the
-    same computation (:func:`_certificate`).
+    same computation (:func:`_certificate`). ``deadline``: ``Problem.solve``'s time limit as a
+    ``time.perf_counter()`` reading; the check stops there (:class:`~ldpopt.problems.progress.CheckTimedOut`)
+    and reports what it verified: feasibility, with stationarity and the gap in ``not_run`` (so a
+    solver's ``"optimal"`` becomes ``"optimal_unverified"``, :func:`status_after_check`).
 
     Parameters
     ----------
@@ -858,6 +864,8 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
         ``Solution.duals``-style multipliers; None: only the checks that need none run.
     certificate : Certificate or None, default None
         The structured solver's certificate of this (f, duals), reused.
+    deadline : float or None, default None
+        A ``time.perf_counter()`` reading past which the optimality part is not run; None: none.
 
     Returns
     -------
@@ -894,27 +902,44 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
     if known is not True and ch.aggregate_violation is not None and not ch.aggregate_violation <= tol_v:
         ch.failed.append(f"aggregate constraint residual {ch.aggregate_violation:.1e} > {tol_v:.1e} (l1 over the "
                          "built-in constraints: negative mass, |sum - total|, ...)")
-    kinks = _check_kinks(ch, problem, f, duals) if getattr(problem.objective, "kinks", None) else None
-    if kinks is True:  # a recognised objective with kinks, certified by its duality gap
+    kinks = None
+    try:
+        past(deadline, "ldpopt's check")
+        kinks = _check_kinks(ch, problem, f, duals) if getattr(problem.objective, "kinks", None) else None
+        if kinks is True:  # a recognised objective with kinks, certified by its duality gap
+            ch.passed = not ch.failed
+            return ch
+        gfun, no_grad = gradient_function(problem)
+        if not duals or any(v is None for v in duals.values()):
+            ch.not_run.update(stationarity="the solver returned no duals", gap="the solver returned no duals")
+        elif gfun is None and not problem.objective.absolute_deviations:
+            ch.not_run.update(stationarity=no_grad, gap=no_grad)
+        else:
+            jty, why = _jacobian_t_y(problem, f, duals)
+            if jty is None:
+                ch.not_run.update(stationarity=why, gap=why)
+            elif gfun is None:  # l1: the subgradient check and the exact LP gap
+                _check_l1(ch, problem, f, duals, jty)
+            else:
+                _check_smooth(ch, problem, f, duals, jty, gfun, certificate, deadline)
+    except CheckTimedOut as exc:  # what ran stands; optimality is not claimed (status_after_check)
+        _timed_out(ch, str(exc))
         ch.passed = not ch.failed
         return ch
-    gfun, no_grad = gradient_function(problem)
-    if not duals or any(v is None for v in duals.values()):
-        ch.not_run.update(stationarity="the solver returned no duals", gap="the solver returned no duals")
-    elif gfun is None and not problem.objective.absolute_deviations:
-        ch.not_run.update(stationarity=no_grad, gap=no_grad)
-    else:
-        jty, why = _jacobian_t_y(problem, f, duals)
-        if jty is None:
-            ch.not_run.update(stationarity=why, gap=why)
-        elif gfun is None:  # l1: the subgradient check and the exact LP gap
-            _check_l1(ch, problem, f, duals, jty)
-        else:
-            _check_smooth(ch, problem, f, duals, jty, gfun, certificate)
     if kinks:  # the kink certificate ran but did not reach the tolerance: the generic check decided
         ch.not_run["kink certificate"] = kinks
     ch.passed = not ch.failed
     return ch
+
+
+def _timed_out(ch: Checks, why: str) -> None:
+    """The optimality part of ``ch`` cut at the time limit: stationarity, gap and the bound are not
+    reported (a partial computation decides nothing), the reason in ``not_run``."""
+    ch.stationarity = ch.stationarity_step = ch.gap = ch.dual_infeasibility = ch.error_bound = None
+    ch.certificate = None
+    ch.failed = [t for t in ch.failed if t.startswith(("constraint residual", "the constraints admit",
+                                                        "aggregate constraint"))]
+    ch.not_run.update(stationarity=why, gap=why, error_bound=why)
 
 
 def _check_kinks(ch: Checks, problem, f, duals):
@@ -940,7 +965,7 @@ def _check_kinks(ch: Checks, problem, f, duals):
     return True
 
 
-def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None:
+def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, deadline=None) -> None:
     """Stationarity, gap and error bound of a smooth objective (module docstring)."""
     d = problem.estimate.d
     obj = problem.objective
@@ -978,7 +1003,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
         ch.gap = abs(lag) / max(per * float(np.sum(np.abs(f))), np.finfo(float).tiny)
     if not ch.dual_infeasibility <= STATIONARITY_TOL:
         ch.failed.append(f"dual infeasibility {ch.dual_infeasibility:.1e} > {STATIONARITY_TOL:.0e}")
-    cert = _certificate(problem, f, duals, certificate)
+    cert = _certificate(problem, f, duals, certificate, deadline)
     linear = False
     if cert is not None:  # built-in separable objective, built-in constraints: the one certificate
         ch.certificate = cert
@@ -1004,7 +1029,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
         if mu > 0:
             jf = float(np.sum(jty * f))
             terms = float(np.sum(np.abs(jty * f))) + abs(lag - jf) + abs(lag)
-            eb = error_bound(problem, f, duals, r, lag, mu)
+            eb = error_bound(problem, f, duals, r, lag, mu, deadline)
             if eb is None:
                 ch.not_run["error_bound"] = ("f is off its constraints beyond rounding and no feasible point near "
                                              "it is known (a non-linear user constraint, or a projection on the "

@@ -13,9 +13,9 @@ import numpy as np
 
 from ..check.verdict import check_solution, status_after_check, unverified_reason
 from ..progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET
-from ..progress import OWN_TIME_LIMIT
+from ..progress import OWN_TIME_LIMIT, SolveContext
 from ..solution import _MESSAGES, Solution
-from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
+from .isolate import SolverTimedOut, isolated, runs_isolated, user_code_raised
 from .policy import DEFAULT_SOLVER_OPTIONS, SCS_TIGHT
 
 __all__ = ["STRUCTURED", "cvxpy_attempt", "options_for", "structured_attempt"]
@@ -25,23 +25,34 @@ __all__ = ["STRUCTURED", "cvxpy_attempt", "options_for", "structured_attempt"]
 STRUCTURED = "LDPOPT-STRUCTURED"
 
 
-def structured_attempt(problem) -> tuple[Solution | None, str]:
+def structured_attempt(problem, ctx: SolveContext | None = None) -> tuple[Solution | None, str]:
     """ldpopt's dual solver (:mod:`.structured`) when the objective is separable and smooth and every
     constraint is a built-in it covers; (None, why) when it does not apply. Its Solution is
     ``"optimal"`` only when the solver's own certificate passed *and* ldpopt's check
-    (:func:`.verdict.check_solution`, the same as for any solver) passed; else ``"inaccurate"``."""
+    (:func:`.verdict.check_solution`, the same as for any solver) passed; else ``"inaccurate"``.
+    ``ctx``: the solve's context (its Newton loops stop at the time limit, and so does the check);
+    an exception inside the solver that is not the user's own code's (:func:`.isolate.user_code_raised`)
+    is a ``"solver_error"`` attempt."""
+    ctx = ctx or SolveContext()
     from ..objectives.separable import NotApplicable
     from .structured.solver import solve_structured
     from .structured.structure import compiled_for
 
     start = time.perf_counter()
     try:
-        r = solve_structured(problem.estimate, problem.objective, compiled_for(problem))
+        r = solve_structured(problem.estimate, problem.objective, compiled_for(problem), stop=ctx.stop)
     except NotApplicable as exc:
         return None, str(exc)
     except ValueError as exc:  # infeasible bound/sum data: the cvxpy chain reports it as a status
+        if user_code_raised(exc):
+            raise
         return None, f"{STRUCTURED} rejected the constraints: {exc}"
-    checks = check_solution(problem, r.f, r.duals, certificate=r.certificate)
+    except Exception as exc:  # the solver failed: one attempt, the chain goes on
+        if user_code_raised(exc):
+            raise
+        return Solution.failed(problem.estimate.d, "solver_error", STRUCTURED, problem.objective.name,
+                               f"{STRUCTURED} raised {type(exc).__name__}: {exc}"), ""
+    checks = check_solution(problem, r.f, r.duals, certificate=r.certificate, deadline=ctx.deadline)
     # the solver's own (stricter, relative-KKT) threshold never overrides ldpopt's check
     status = status_after_check("optimal", checks)
     ok = status == "optimal"
@@ -64,16 +75,17 @@ def structured_attempt(problem) -> tuple[Solution | None, str]:
                     checks=checks), ""
 
 
-def options_for(problem, name: str, solver_options: dict, route: dict | None = None) -> dict:
+def options_for(problem, name: str, ctx: SolveContext, route: dict | None = None) -> dict:
     """The options solver ``name`` runs with, each layer over the one before: ldpopt's defaults
     (``policy.DEFAULT_SOLVER_OPTIONS``), the route's own (``route``: SCS tightened as a fallback, the
-    direct QP's PIQP), the objective's, the solve's time limit (:meth:`.progress.Clock.solver_options`),
-    then the caller's — ``solve(SCS={...})`` for one solver of the chain, any other keyword for every
-    solver."""
+    direct QP's PIQP), the objective's, the solve's time limit (:meth:`.progress.Clock.solver_options`
+    of ``ctx.clock``), then the caller's (``ctx.solver_options``) — ``solve(SCS={...})`` for one
+    solver of the chain, any other keyword for every solver."""
+    solver_options = ctx.solver_options
     opts = dict(DEFAULT_SOLVER_OPTIONS.get(name, {}))
     opts.update(route or {})
     opts.update(problem.objective.solver_options.get(name, {}))
-    opts.update(problem._clock.solver_options(name) if getattr(problem, "_clock", None) else {})
+    opts.update(ctx.clock.solver_options(name))
     opts.update({k: v for k, v in solver_options.items() if k.upper() not in cp.settings.SOLVERS})
     for k, v in solver_options.items():
         if k.upper() == name and isinstance(v, dict):
@@ -81,31 +93,35 @@ def options_for(problem, name: str, solver_options: dict, route: dict | None = N
     return opts
 
 
-def cvxpy_attempt(problem, name: str, verbose: bool, solver_options: dict, tight_scs: bool = False) -> Solution:
-    """One solver, then ldpopt's check; the status says whether the check passed."""
+def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs: bool = False) -> Solution:
+    """One solver, then ldpopt's check; the status says whether the check passed. ``ctx``: the
+    solve's context (time limit, verbosity, options; none: no limit). A crash, a time-out or an
+    exception of the solver (not the user's own code's: :func:`.isolate.user_code_raised`) is this
+    attempt's ``"solver_error"`` / ``"user_limit"``."""
+    ctx = ctx or SolveContext()
     start = time.perf_counter()
     d = problem.estimate.d
     nan_f = np.full(d, np.nan)
-    opts = options_for(problem, name, solver_options, SCS_TIGHT if tight_scs else None)
+    opts = options_for(problem, name, ctx, SCS_TIGHT if tight_scs else None)
     problem._built()  # the cvxpy problem built here, before a child process would build its own copy
     error_text = ""
-    problem.x.value = None  # nothing from an earlier solve may leak into this one
-    clock = getattr(problem, "_clock", None)
-    limited = clock is not None and clock.limit is not None
     try:
-        if runs_isolated(name, name in OWN_TIME_LIMIT, limited):
+        if runs_isolated(name, name in OWN_TIME_LIMIT, ctx.limited):
             # no time limit of its own (PIQP), or a time-limited solve: a child process, killed at the
             # limit; a crash there is this attempt's solver_error (:mod:`.isolate`)
-            left = clock.left() if clock is not None and clock.limit is not None else None  # (= limited)
-            out = isolated(lambda: _solve_collect(problem, name, verbose, opts), NO_LIMIT_BUDGET
+            left = ctx.left()
+            out = isolated(lambda: _solve_collect(problem, name, ctx.verbose, opts), NO_LIMIT_BUDGET
                            if left is None else max(left, 1e-3), name)
         else:
-            out = _solve_collect(problem, name, verbose, opts)
+            with problem._solving:  # one cvxpy solve of this problem's objects at a time (threads)
+                out = _solve_collect(problem, name, ctx.verbose, opts)
         status = out["status"]
     except SolverTimedOut as e:
         status, error_text, out = "user_limit", str(e), None
-    except (cp.error.SolverError, TypeError, ValueError, ChildError, SolverCrashed) as e:
-        status, error_text, out = "solver_error", str(e), None
+    except Exception as e:  # the solver failed: one attempt, the chain goes on
+        if user_code_raised(e):
+            raise
+        status, error_text, out = "solver_error", f"{type(e).__name__}: {e}", None
     wall_solve = time.perf_counter() - start
     stats = out["stats"] if out is not None and status != "solver_error" else None
     solver_name = (stats["solver_name"] if stats is not None else None) or name
@@ -127,7 +143,7 @@ def cvxpy_attempt(problem, name: str, verbose: bool, solver_options: dict, tight
     compile_time = out["compile_time"] if out is not None else None
     solve_time = stats["solve_time"] if stats is not None and stats["solve_time"] is not None else (
         wall_solve - (compile_time or 0.0))
-    checks = check_solution(problem, f, duals) if has_point else None
+    checks = check_solution(problem, f, duals, deadline=ctx.deadline) if has_point else None
     message = _MESSAGES.get(status, status)
     if error_text:
         message = f"{message}: {error_text}"
@@ -161,6 +177,7 @@ def cvxpy_attempt(problem, name: str, verbose: bool, solver_options: dict, tight
 def _solve_collect(problem, name: str, verbose: bool, opts: dict) -> dict:
     """cvxpy's solve of ``problem``'s compiled problem with solver ``name``; what the attempt reads of
     it as plain data (so that it can come back from a child process, :mod:`.isolate`)."""
+    problem.x.value = None  # nothing from an earlier solve may leak into this one
     prob = problem.cvxpy_problem
     with warnings.catch_warnings():
         # cvxpy's generic "may be inaccurate" UserWarning; ours (SolverWarning) says more

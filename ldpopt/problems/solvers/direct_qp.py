@@ -9,10 +9,12 @@ on the problem: the exact feasibility decision has made it already; the multipli
 :func:`~.structured.multipliers.duals_dict`), else from cvxpy's compilation of the constraints alone
 (:func:`.cvxpy_rows.compile_rows`; the multipliers named by cvxpy's inversion of it,
 :func:`.cvxpy_rows.named_duals`).
-The QP goes to PIQP (``piqp.SparseSolver``, in this process) or Clarabel (``clarabel.DefaultSolver``)
+The QP goes to PIQP (``piqp.SparseSolver``, in a child process: it has no time limit of its own
+and has crashed the process before, :mod:`.isolate`) or Clarabel (``clarabel.DefaultSolver``; in
+this process with its own time limit, in a child under ``solve(time_limit=...)``)
 directly, and ldpopt's check reads the same (f, named duals) as after any solver. What that skips is
 the part of a cvxpy solve that is not the solver's: the objective's canonicalisation (``quad_form``
-coefficient extraction), the constraints' for built-ins, PIQP's child process, and the unpacking.
+coefficient extraction), the constraints' for built-ins, and the unpacking.
 Which solver, and when: :func:`.policy.direct_qp_solver`; measured against ``solve(solver=...)``
 in ``benchmarks/bench_route_grid.py`` (the ``smooth`` and ``nonsmooth`` classes).
 
@@ -24,14 +26,17 @@ route's own under them (:func:`.attempts.options_for`, ``policy.DIRECT_QP_OPTION
 
 from __future__ import annotations
 
+import importlib
 import time
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..check.verdict import check_solution, status_after_check, unverified_reason
+from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT, SolveContext
 from ..solution import Solution
 from .cvxpy_rows import compile_rows, named_duals
+from .isolate import SolverTimedOut, isolated, runs_isolated, user_code_raised
 from .structured.multipliers import duals_dict
 from .structured.structure import Structure, compiled_for
 
@@ -181,7 +186,7 @@ def _clarabel(P, q, A, b, m_e, options):
 
 
 def _piqp(P, q, A, b, m_e, options):
-    """PIQP on the QP (its sparse interface, in this process): as :func:`_clarabel`. Its KKT
+    """PIQP on the QP (its sparse interface): as :func:`_clarabel`. Its KKT
     Px + q + A_Eᵀy + A_Iᵀz_u = 0 is Clarabel's with z = (y, z_u); the slacks are b_I − A_I x."""
     import piqp
 
@@ -205,7 +210,7 @@ def _piqp(P, q, A, b, m_e, options):
 _BACKENDS = {"CLARABEL": _clarabel, "PIQP": _piqp}
 
 
-def solve_direct_qp(problem, solver: str, options: dict):
+def solve_direct_qp(problem, solver: str, options: dict, ctx: SolveContext | None = None):
     """Solve ``problem``, whose objective carries its recognised ``form`` (a quadratic smooth part plus
     polyhedral terms: :func:`.policy.direct_qp_solver`), by ``solver``'s own interface on the compiled
     rows. (a checked ``Solution``, "") — ``"optimal"`` only when ldpopt's check passed — or (None,
@@ -225,6 +230,11 @@ def solve_direct_qp(problem, solver: str, options: dict):
     options : dict
         The solver's settings (attribute names of ``clarabel.DefaultSettings`` / PIQP's settings, as
         cvxpy passes them): :func:`.attempts.options_for` ``(problem, solver, ...)``.
+    ctx : SolveContext or None, default None
+        The solve's context: the solver runs in a child process (:func:`.isolate.runs_isolated`:
+        PIQP always, Clarabel under a time limit) killed at the time limit, and ldpopt's check
+        stops there too. A crash, a time-out or an exception of the solver is a ``"solver_error"``
+        (``"user_limit"`` at the limit) Solution without a point.
 
     Returns
     -------
@@ -235,21 +245,40 @@ def solve_direct_qp(problem, solver: str, options: dict):
     if rows is None:
         return None, why
     d = problem.estimate.d
+    ctx = ctx or SolveContext()
     P, q, A, b, m_e, m = _assemble(problem, rows)
     compiled_s = time.perf_counter() - start
-    got = _BACKENDS[solver](P, q, A, b, m_e, options)
+    name = f"{solver}-DIRECT"
+    backend = _BACKENDS[solver]
+    try:
+        if runs_isolated(solver, solver in OWN_TIME_LIMIT, ctx.limited):
+            # imported here, once, not in every child (an import there is lost with it: ~25 ms of
+            # the 30 ms a child cost at d = 100 before)
+            importlib.import_module(solver.lower())
+            left = ctx.left()
+            got = isolated(lambda: backend(P, q, A, b, m_e, options),
+                           CONIC_TIME_LIMIT if left is None else max(left, 1e-3), name)
+        else:
+            got = backend(P, q, A, b, m_e, options)
+    except Exception as exc:  # a crash, a time-out or an error: one attempt, the chain goes on
+        if user_code_raised(exc):
+            raise
+        status = "user_limit" if isinstance(exc, SolverTimedOut) else "solver_error"
+        return Solution(np.full(d, np.nan), status, False, np.nan, {}, solver=name, iterations=None,
+                        compile_time=compiled_s, solve_time=time.perf_counter() - start - compiled_s,
+                        wall_time=time.perf_counter() - start, message=f"{solver} (direct): {type(exc).__name__}: {exc}",
+                        objective=problem.objective.name), ""
     if got is None:
         return None, f"an option is not one of {solver}'s settings: {sorted(options)}"
     raw, x, z, s, iterations = got
     solve_s = time.perf_counter() - start - compiled_s
-    name = f"{solver}-DIRECT"
     if raw not in _ANSWERED:  # infeasible or an error: no point to check, the chain follows
         return Solution(np.full(d, np.nan), "solver_error", False, np.nan, {}, solver=name,
                         iterations=iterations, compile_time=compiled_s, solve_time=solve_s,
                         wall_time=time.perf_counter() - start, message=f"{solver} (direct) ended {raw}",
                         objective=problem.objective.name), ""
     f, duals = rows.answer(x[:d], z, s, m)
-    ch = check_solution(problem, f, duals)
+    ch = check_solution(problem, f, duals, deadline=ctx.deadline)
     status = status_after_check(_ANSWERED[raw], ch)
     route = (f"quadratic user objective handed to {solver}'s own interface ({iterations} iterations; its QP data "
              f"from the recognised form, no cvxpy compilation of the objective)")

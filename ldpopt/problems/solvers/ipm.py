@@ -13,8 +13,10 @@ import scipy.sparse as sp
 
 from ..._blas import one_thread
 from ..check.verdict import check_solution, status_after_check
+from ..progress import SolveContext
 from ..solution import Solution
 from .cvxpy_rows import compile_rows, named_duals
+from .isolate import user_code_raised
 
 __all__ = ["DENSE_ROW", "MAX_ITER", "SOLVER", "solve_ipm"]
 
@@ -150,31 +152,42 @@ class _Newton:
         return dx + ex, w + ew
 
 
-def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER):
+def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER, ctx=None):
     """The interior-point route (notes: docs/problems.md) for ``problem`` with the smooth objective's
     :class:`.smooth.SmoothTerms` ``terms``; ``converged(checks)``: the target accuracy. (a checked
     ``Solution``, "") — ``"optimal"`` only when ldpopt's check passed with its KKT certificate,
     ``"time_limit"`` at the solve's time limit, else ``"user_limit"`` with the best point checked —
-    or (None, why) when the constraints are not linear rows over f alone.
+    or (None, why) when the constraints are not linear rows over f alone. ``ctx``: the solve's
+    :class:`~ldpopt.problems.progress.SolveContext` (time limit, progress lines; None: neither). An
+    exception inside it that is not the user's own code's (:func:`.isolate.user_code_raised`: a
+    factorisation's) is a ``"solver_error"`` Solution without a point.
 
     Runs on one BLAS thread while its dense systems are small (:func:`ldpopt._blas.one_thread`: the
     Schur complement over the equality and dense rows, k × k): the d × k products gain nothing from
     threads, and idle BLAS threads spinning between calls doubled the CPU time of the call at d = 10⁵
     (1.6 s CPU for 0.9 s wall, measured)."""
     start = time.perf_counter()
+    ctx = ctx or SolveContext()
     compiled, why = compile_rows(problem)
     if compiled is None:
         return None, why
     A_E, _, A_I, _, *_ = compiled
-    with one_thread(A_E.shape[0] + int(np.sum(np.diff(A_I.indptr) > DENSE_ROW))):
-        return _solve(problem, terms, converged, max_iter, compiled, start), ""
+    try:
+        with one_thread(A_E.shape[0] + int(np.sum(np.diff(A_I.indptr) > DENSE_ROW))):
+            return _solve(problem, terms, converged, max_iter, compiled, start, ctx), ""
+    except Exception as exc:  # the method failed: one attempt, the route goes on
+        if user_code_raised(exc):
+            raise
+        return Solution.failed(problem.estimate.d, "solver_error", SOLVER, problem.objective.name,
+                               f"{SOLVER} raised {type(exc).__name__}: {exc}",
+                               wall_time=time.perf_counter() - start), ""
 
 
-def _solve(problem, terms, converged, max_iter, compiled, start):
+def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     """:func:`solve_ipm`'s iterations on the compiled rows; the checked Solution."""
     A_E, b_E, A_I, b_I, prob, chain, inv = compiled
     s_f, d = problem.scale, problem.estimate.d
-    clock = getattr(problem, "_clock", None)  # Problem.solve's time limit and progress (.progress)
+    clock = ctx.clock  # Problem.solve's time limit and progress (.progress)
     m_e, m_i = A_E.shape[0], A_I.shape[0]
     nnz = np.diff(A_I.indptr)
     dense = nnz > DENSE_ROW
@@ -229,12 +242,11 @@ def _solve(problem, terms, converged, max_iter, compiled, start):
             break
         if rel_p <= 1e-11 and mu <= 1e-10 * mu0:
             duals = named_duals(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
-            ch = check_solution(problem, x * s_f, duals)
+            ch = check_solution(problem, x * s_f, duals, deadline=ctx.deadline)
             rec["checks"], rec["status"] = ch.summary(), "checked"
             if best is None or ch.passed or not best[2].passed:  # the latest point, unless it fails and one passed
                 best = (x * s_f, duals, ch)
-            if clock is not None:
-                clock.note("IPM", k, stationarity=ch.stationarity, gap=ch.gap, violation=ch.max_violation)
+            clock.note("IPM", k, stationarity=ch.stationarity, gap=ch.gap, violation=ch.max_violation)
             moved = float(np.max(np.abs(x - x_prev))) * s_f
             if status_after_check("optimal", ch) == "optimal":  # the one status rule
                 assert ch.stationarity is not None and ch.gap is not None  # certified: both ran
@@ -244,9 +256,9 @@ def _solve(problem, terms, converged, max_iter, compiled, start):
                 # at the target, or f no longer moves, or two checks running without halving the measure
                 if (converged(ch) and moved <= CONVERGED_MOVE / d) or moved <= STEP_TOL / d or flat >= 2:
                     break
-        elif clock is not None:
+        else:
             clock.note("IPM", k, dual=rel_d, primal=rel_p, mu=mu)
-        if clock is not None and clock.expired():
+        if clock.expired():
             if status != "optimal":
                 status, message = "time_limit", f"time limit reached after iteration {k}; f is the best point checked"
             break
@@ -297,7 +309,7 @@ def _solve(problem, terms, converged, max_iter, compiled, start):
     if best is None:  # never reached the checking stage: check where it stopped
         r_d = grad(x) + A_E.T @ y + A_I.T @ z
         duals = named_duals(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
-        best = (x * s_f, duals, check_solution(problem, x * s_f, duals))
+        best = (x * s_f, duals, check_solution(problem, x * s_f, duals, deadline=ctx.deadline))
     f, duals, ch = best
     if status_after_check("optimal", ch) == "optimal":
         status = "optimal"

@@ -17,10 +17,13 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
   set at small d but slow past d ≈ 10⁴, so it comes last. A QP whose objective is not a built-in
   goes by its structure and size (:func:`small_user_qp`; the built-ins keep their measured chain,
   their answers stay the same). One of at most 10⁴ values recognised as a quadratic plus polyhedral
-  terms goes first to PIQP's own interface, in this process (:func:`direct_qp_solver`,
+  terms goes first to PIQP's own interface, in a child process (:func:`direct_qp_solver`,
   :mod:`.direct_qp`: its QP data from the recognised form, built-in constraints from the structured
   compilation, no cvxpy compilation), faster than the best chain solver's whole call through cvxpy
-  at d = 10²–10⁴ (the route grid's ``smooth`` and ``nonsmooth`` classes); the chains below follow
+  at d = 10²–10⁴ (the route grid's ``smooth`` and ``nonsmooth`` classes, measured with PIQP in this
+  process; its child process, which keeps a PIQP crash from ending the user's, adds 10–25 ms a call:
+  the whole ``solve()`` of CLS + smoothness on the simplex 3.4 → 26 ms at d = 10², 13 → 26 ms at
+  10³, 61 → 78 ms at 10⁴, min of 7 on a shared 2-core machine); the chains below follow
   where its answer does not pass, and are the route for the rest:
 
   - with polyhedral terms (a recognised ``|·|`` or ``max``: CLS + total variation), or not
@@ -263,8 +266,8 @@ def _user_qp(problem) -> bool:
 def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     """The solver ``Problem.solve()`` hands ``problem`` to through its own interface first
     (:mod:`.direct_qp`), or None: a user QP of at most ``SMOOTH_QP_SMALL_D`` values whose objective was
-    recognised as a quadratic plus polyhedral terms (its ``form``, :mod:`.user_forms`). PIQP, in this
-    process, at :data:`DIRECT_QP_OPTIONS`; under a time limit Clarabel (PIQP has none of its own), and
+    recognised as a quadratic plus polyhedral terms (its ``form``, :mod:`.user_forms`). PIQP, in a
+    child process (:mod:`.isolate`), at :data:`DIRECT_QP_OPTIONS`; under a time limit Clarabel (PIQP has none of its own), and
     with polyhedral terms only up to ``QP_SMALL_D`` values (past it Clarabel's answer fails ldpopt's
     check, as on the chain: module docstring). The chain follows where the answer does not pass
     ldpopt's check. Measured (CPU of Problem construction and the route alone, min of 3–5, the route

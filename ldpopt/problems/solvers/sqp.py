@@ -14,9 +14,9 @@ import scipy.sparse as sp
 from ..check.verdict import check_solution, status_after_check
 from ..objectives.likelihood_terms import LikelihoodTerms, terms_for
 from ..objectives.smooth import smooth_terms
-from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT
+from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT, SolveContext
 from ..solution import Solution
-from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated
+from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated, user_code_raised
 from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN, QP_OPTIONS, installed_solvers
 
 __all__ = ["MAX_ITER", "converged", "newton_terms", "solve_sqp"]
@@ -85,8 +85,8 @@ class _QP:
     (each QP compiled anew) cvxpy took ~0.15 s of every QP at Retail, d = 16,470 (cProfile).
     """
 
-    def __init__(self, problem, terms, domain_box: bool):
-        self.problem, self.terms, self.domain_box = problem, terms, domain_box
+    def __init__(self, problem, terms, domain_box: bool, ctx: SolveContext):
+        self.problem, self.terms, self.domain_box, self.ctx = problem, terms, domain_box, ctx
         self.cons = list(problem._named.values())
         self.is_qp = cp.Problem(cp.Minimize(cp.sum_squares(problem.x)), self.cons).is_qp()
         # (solver, box pattern) -> (cvxpy problem, lower parameter, upper parameter)
@@ -151,12 +151,11 @@ class _QP:
             return (prob.status, None if xv is None else np.asarray(xv, dtype=np.float64),
                     {k: con.dual_value for k, con in self.problem._named.items()})
 
-        clock = getattr(self.problem, "_clock", None)
-        limited = clock is not None and clock.limit is not None
-        if not runs_isolated(name, name in OWN_TIME_LIMIT, limited):
-            return work()
+        if not runs_isolated(name, name in OWN_TIME_LIMIT, self.ctx.limited):
+            with self.problem._solving:  # one cvxpy solve of this problem's objects at a time (threads)
+                return work()
         # PIQP (no time limit of its own) or a time-limited solve: a child process (.isolate)
-        left = clock.left() if limited else None
+        left = self.ctx.left()
         try:
             return isolated(work, CONIC_TIME_LIMIT if left is None else max(left, 1e-3), name)
         except SolverTimedOut as e:
@@ -179,8 +178,10 @@ def _solve_qp(qp: _QP, problem, chain, opts_for, verbose):
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="Solution may be inaccurate")
                 status, xv, duals = qp.solve(name, verbose, opts_for(name))
-        except (cp.error.SolverError, TypeError, ValueError) as e:
-            status = f"solver_error: {e}"[:200]
+        except Exception as e:  # the QP solver failed: the next one of the chain
+            if user_code_raised(e):
+                raise
+            status = f"solver_error: {type(e).__name__}: {e}"[:200]
         rec = {"solver": name, "status": status[:200], "seconds": time.perf_counter() - t0,
                "cpu": time.process_time() - c0, "compile": qp.compile_time}
         records.append(rec)
@@ -190,12 +191,14 @@ def _solve_qp(qp: _QP, problem, chain, opts_for, verbose):
 
 
 def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None, chain=None,
-              max_iter: int = MAX_ITER):
+              max_iter: int = MAX_ITER, ctx: SolveContext | None = None):
     """Solve ``problem`` (a built-in exact likelihood or a smooth objective, :func:`newton_terms`) by
     sequential QP; a checked ``Solution``.
 
     ``chain``: the QP solvers, in order (default ``policy.QP_CHAIN``, or ``policy.CONE_CHAIN`` when a
-    user constraint is not QP-representable). ``solver_options`` as for ``Problem.solve``.
+    user constraint is not QP-representable). ``solver_options`` as for ``Problem.solve``. ``ctx``:
+    the solve's :class:`~ldpopt.problems.progress.SolveContext` (time limit, progress, and then its
+    own verbosity and options in place of ``verbose`` and ``solver_options``).
     ``Solution.iterations`` counts QPs; ``Solution.attempts`` lists each QP (solver, status, step
     length, ldpopt's check of its point); ``Solution.solver`` is ``"SQP(<QP solvers used>)"``.
 
@@ -209,22 +212,23 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
         raise ValueError(f"the sequential-QP route solves the exact likelihoods ('binomial', 'multinomial') and "
                          f"smooth objectives (SmoothObjective, recognised smooth callables), not objective={obj.name!r}")
     likelihood = isinstance(terms, LikelihoodTerms)
-    solver_options = dict(solver_options or {})
+    if ctx is None:
+        ctx = SolveContext.make(verbose=verbose, solver_options=solver_options)
+    verbose, given = ctx.verbose, ctx.solver_options
 
     def opts_for(name):
         opts = dict(DEFAULT_SOLVER_OPTIONS.get(name, {}))
         opts.update(getattr(terms, "qp_options", QP_OPTIONS).get(name, {}))
-        clock = getattr(problem, "_clock", None)  # a QP solver's own limit: the time left (.progress)
-        opts.update(clock.solver_options(name) if clock is not None else {})
-        opts.update({k: v for k, v in solver_options.items() if k.upper() not in cp.settings.SOLVERS})
-        for k, v in solver_options.items():
+        opts.update(ctx.clock.solver_options(name))  # a QP solver's own limit: the time left (.progress)
+        opts.update({k: v for k, v in given.items() if k.upper() not in cp.settings.SOLVERS})
+        for k, v in given.items():
             if k.upper() == name and isinstance(v, dict):
                 opts.update(v)
         return opts
 
     s = problem.scale
     domain_box = not _domain_implied(problem, terms) if likelihood else terms.needs_box(problem)
-    qp = _QP(problem, terms, domain_box)
+    qp = _QP(problem, terms, domain_box, ctx)
     if chain is None:
         chain = getattr(terms, "chain", QP_CHAIN) if qp.is_qp else CONE_CHAIN
     if likelihood:
@@ -275,12 +279,11 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
             else:
                 dv = np.asarray(dv, dtype=np.float64) * m
                 duals[name] = float(dv) if dv.ndim == 0 else dv
-        ch = check_solution(problem, fhat, duals)
+        ch = check_solution(problem, fhat, duals, deadline=ctx.deadline)
         rec["checks"] = ch.summary()
-        clock = getattr(problem, "_clock", None)  # Problem.solve's time limit and progress (.progress)
-        if clock is not None:
-            clock.note(f"SQP({rec['solver']})", k, stationarity=ch.stationarity, gap=ch.gap,
-                       violation=ch.max_violation)
+        clock = ctx.clock  # Problem.solve's time limit and progress (.progress)
+        clock.note(f"SQP({rec['solver']})", k, stationarity=ch.stationarity, gap=ch.gap,
+                   violation=ch.max_violation)
         if status != "optimal" and (best is None or (ch.passed, -ch.max_violation) >= (
                 best[2].passed, -best[2].max_violation)):
             best = (fhat, duals, ch)
@@ -294,7 +297,7 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
             if converged(ch, est.d):
                 rec["step"] = 1.0
                 break
-        if status != "optimal" and clock is not None and clock.expired():
+        if status != "optimal" and clock.expired():
             status, message = "time_limit", f"time limit reached after QP {k}; f is the best point checked"
             break
         delta = fhat - f

@@ -51,7 +51,6 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 
 from ...objectives.separable import NotApplicable, Quadratic
-from ...progress import out_of_time
 from .dual import illinois_step, solve_lambda
 from .simplex import closed_form
 
@@ -159,7 +158,7 @@ def _line_search(sep, f, step, g0):
     return max(a, 1e-12)
 
 
-def solve_chain(sep, st, max_iter: int = 100):
+def solve_chain(sep, st, max_iter: int = 100, stop=None):
     """(f, λ, y, info) for a compiled structure with one Monotone chain (``st.chain``)."""
     c, lc, uc = _check(st)
     model = _Model(st, c, lc, uc)
@@ -180,7 +179,7 @@ def solve_chain(sep, st, max_iter: int = 100):
     info["lambda_iterations"] += it
     first = True
     for k in range(1, max_iter + 1):
-        if k > 1 and out_of_time():  # solve(time_limit=...): the point so far
+        if k > 1 and stop is not None and stop():  # solve(time_limit=...): the point so far
             break
         with np.errstate(divide="ignore", invalid="ignore"):
             g, h2 = sep.d1(f), sep.d2(f)

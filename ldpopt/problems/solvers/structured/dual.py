@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from ...._blas import one_thread
-from ...progress import out_of_time
 
 if TYPE_CHECKING:
     from ...objectives.separable import Separable  # annotations only
@@ -553,7 +552,7 @@ def _projection_start(sep, st, weights, augmented, schur_of: list, AT):
     return lam0 - float((st.A @ Dw) @ y) / s, y
 
 
-def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
+def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None, stop=None):
     """(f, λ, y, info) for the compiled structure ``st``. ``weights``: entry v stands for that many
     values alike (:func:`solve_row_groups`): the problem is Σ_v w_v h_v(f_v) s.t. Σ w_v f_v = total,
     A (w∘f) = b, whose dual is the one above with every sum over values weighted (D → w∘D)."""
@@ -609,7 +608,7 @@ def solve_multipliers(sep: Separable, st, max_iter=50, lam0=None, weights=None):
             held = ineq & (y <= 0) & (grad < 0)  # at y = 0 and pushed outward: stays 0
             free = ~held
             pg = np.where(free, grad, np.maximum(grad, 0.0))
-            if np.max(np.abs(pg)) <= tol or out_of_time():  # solve(time_limit=...): the point so far
+            if np.max(np.abs(pg)) <= tol or (stop is not None and stop()):  # solve(time_limit=...): the point so far
                 break
             info["newton_iterations"] = it
             inner = (f > l) & (f < u)
@@ -691,7 +690,7 @@ def _top(score, k):
     return np.argpartition(-score, k - 1)[:k]
 
 
-def solve_screened(sep, st, max_rounds: int = 30, max_iter: int = 50):
+def solve_screened(sep, st, max_rounds: int = 30, max_iter: int = 50, stop=None):
     """:func:`solve_multipliers` (same contract: f, λ, y, info) with working-set screening for large
     domains: solve the dual on the values that can leave their lower bound, check the rest in one pass,
     grow the set until the check passes.
@@ -711,13 +710,13 @@ def solve_screened(sep, st, max_rounds: int = 30, max_iter: int = 50):
     d = st.d
     probe = sep.restrict(np.arange(2)) if hasattr(sep, "restrict") else None
     if d < _SCREEN_MIN_D or probe is None:
-        return solve_multipliers(sep, st, max_iter=max_iter)
+        return solve_multipliers(sep, st, max_iter=max_iter, stop=stop)
     d1l = _d1(sep, st.l)
     var = st.l < st.u
     if np.count_nonzero(var & (d1l == -np.inf)) > d // 2:
         # h'(l) = −∞ (a KL or entropy term): such a value is never at l, so most of the domain is
         # in W anyway — screening would only add a round
-        return solve_multipliers(sep, st, max_iter=max_iter)
+        return solve_multipliers(sep, st, max_iter=max_iter, stop=stop)
     score = np.where(np.isnan(d1l), np.inf, -d1l)
     score = np.where(var, score, -np.inf)  # fixed values never need to be in W
     k = min(d, max(4096, 8 * st.m))
@@ -742,14 +741,14 @@ def solve_screened(sep, st, max_rounds: int = 30, max_iter: int = 50):
                         A[:, W].tocsr() if st.m else st.A[:, :0],
                         st.b - (A[:, out] @ f_out if st.m else 0.0), st.ineq, st.sum_name, {},
                         st.implied_upper[W])
-        fW, lam, y, inf = solve_multipliers(sep.restrict(W), sub, max_iter=max_iter, lam0=lam)
+        fW, lam, y, inf = solve_multipliers(sep.restrict(W), sub, max_iter=max_iter, lam0=lam, stop=stop)
         for key in ("lambda_iterations", "newton_iterations", "line_search_failures"):
             info[key] += inf[key]
         info["rounds"], info["working_set"] = rnd, int(W.size)
         t = lam + (AT @ y if st.m else 0.0)
         with np.errstate(invalid="ignore"):
             viol = out & var & (d1l + t < 0)  # would leave l at these multipliers
-        if not viol.any() or out_of_time():  # (solve(time_limit=...): the point so far)
+        if not viol.any() or (stop is not None and stop()):  # (solve(time_limit=...): the point so far)
             f = st.l.copy()
             f[W] = fW
             return f, lam, y, info
@@ -761,6 +760,6 @@ def solve_screened(sep, st, max_rounds: int = 30, max_iter: int = 50):
         if extra:
             inW[_top(-slack, extra)] = True
     # no convergence of the screening: the full solve
-    f, lam, y, inf = solve_multipliers(sep, st, max_iter=max_iter, lam0=lam)
+    f, lam, y, inf = solve_multipliers(sep, st, max_iter=max_iter, lam0=lam, stop=stop)
     info.update({k: info[k] + inf[k] for k in ("lambda_iterations", "newton_iterations", "line_search_failures")})
     return f, lam, y, info

@@ -92,7 +92,8 @@ class StructuredResult:
 
 
 def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, variance=None,
-                     max_iter: int = 50, kkt_tol: float = 1e-12, feas_tol: float | None = None) -> StructuredResult:
+                     max_iter: int = 50, kkt_tol: float = 1e-12, feas_tol: float | None = None,
+                     stop=None) -> StructuredResult:
     """Solve ``Problem(estimate, objective, constraints)`` with the dual method of :mod:`.dual`.
 
     Covered: objectives cls, weighted-mle, multinomial, binomial, posterior (names or Objective
@@ -124,6 +125,9 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
         The relative KKT residual and gap below which the answer is ``"optimal"``.
     feas_tol : float or None, default None
         The primal tolerance (frequency units); None: the certificate's default.
+    stop : callable or None, default None
+        ``stop()`` True ends the Newton loops with the point they have (``Problem.solve``'s time
+        limit: :meth:`.progress.SolveContext.stop`); None: never.
 
     Returns
     -------
@@ -152,7 +156,7 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     sep = separable_for(obj, estimate)
     st = compile_constraints(constraints, estimate.d)
     if st.tree is not None:  # one tree of sums and its leaf total, no Σ over all values (.tree)
-        f, lam, y, info = solve_tree(sep, st, max_iter=max(max_iter, 100))
+        f, lam, y, info = solve_tree(sep, st, max_iter=max(max_iter, 100), stop=stop)
         return _result(_certified(sep, st, f, lam, y, feas_tol, kkt_tol), info, t0, c0)
     # the fast paths in order: the first that applies is the only one run; certified, it is the
     # answer, else the general method decides and ``closed_form_rejected`` says why
@@ -173,9 +177,9 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
         rejected = label + "; ".join(run.checks)
         break
     if st.chain is not None:  # generalised PAV with λ outside (.chain)
-        f, lam, y, info = solve_chain(sep, st)
+        f, lam, y, info = solve_chain(sep, st, stop=stop)
     else:
-        f, lam, y, info = solve_screened(sep, st, max_iter=max_iter)
+        f, lam, y, info = solve_screened(sep, st, max_iter=max_iter, stop=stop)
         if rejected:
             info["closed_form_rejected"] = rejected
     return _result(_certified(sep, st, f, lam, y, feas_tol, kkt_tol), info, t0, c0)

@@ -70,7 +70,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...objectives.separable import NotApplicable
-from ...progress import out_of_time
 from .dual import backtrack, damping, inverse_curvature
 
 __all__ = ["Tree", "recover_tree", "solve_tree", "tree_of", "tree_upper"]
@@ -213,7 +212,7 @@ def _newton(tr: Tree, D, g):
     return delta
 
 
-def solve_tree(sep, st, max_iter: int = 100):
+def solve_tree(sep, st, max_iter: int = 100, stop=None):
     """(f, λ = 0, y of the Structure's rows, info) by the module docstring's Newton pass."""
     tr = st.tree
     l, u = st.l.copy(), st.u.copy()
@@ -251,7 +250,7 @@ def solve_tree(sep, st, max_iter: int = 100):
             "tree_steps_solved_twice": 0}
     mu, best, stalled = 1e-10, np.inf, 0
     for it in range(1, max_iter + 1):
-        if it > 1 and out_of_time():  # solve(time_limit=...): the point so far
+        if it > 1 and stop is not None and stop():  # solve(time_limit=...): the point so far
             break
         g = _rowsum(tr, f, -1.0)
         inner = (f > l) & (f < u)

@@ -1,0 +1,331 @@
+"""``solve(time_limit=T)`` bounds the whole call, ldpopt's check included; faults injected per route;
+the check's projection on the rows before (dense) and after (sparse).
+
+Three tables, written to ``benchmarks/results/time_limit.json`` and ``.md``:
+
+1. route × problem: T, the call's wall clock, status and solver; "within" is wall ≤ T + max(1 s, 0.1 T).
+   Includes the two cases where the check ran past T: CLS on the simplex + the full Monotone chain +
+   Fixed(last) = (1 − 1e-15)/d at d = 2,000 (5.8 s for T = 2 s, 51 s for T = 15 s under load), and
+   CLS + 2,000 thin user rows (8.6 s for T = 2 s; here: 1,999 equality rows f_i − f_j = b and Σ f = 1,
+   the dense projection's 2,000-row cap).
+2. route × fault (a solver's exception, a segmentation fault, a hang): the attempt's status, the
+   call's status, whether this process is alive after it (it runs them all in turn), wall clock.
+   The segfault and the hang are injected only where the call runs in a child process.
+3. :func:`ldpopt.problems.check.certificate.project_on_rows` on the points the check met in case 1's
+   two problems: the dense lstsq of M Mᵀ it had before (copied below) against the sparse factor.
+
+One repetition per cell (a time limit is a bound, not a mean; on the shared 2-core machine a call
+can only run longer, not shorter). Run: ``PYTHONPATH=. python benchmarks/bench_time_limit.py``
+(about 1.5 min).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import json
+import os
+import platform
+import sys
+import time
+import types
+import warnings
+from contextlib import ExitStack
+from pathlib import Path
+from unittest import mock
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as sla
+
+import ldpopt
+from ldpopt.problems import Fixed, Monotone, Problem, Simplex, SubsetSum
+from ldpopt.problems.check import certificate as certificate_module
+
+OUT = Path(__file__).resolve().parent / "results"
+
+
+def _est(d, seed=0, n=1_000_000):
+    rng = np.random.default_rng(seed)
+    return ldpopt.oracles.get("grr", 1.0, d).simulate(rng.multinomial(n, rng.dirichlet(np.ones(d))), rng=seed)
+
+
+def smooth(f, e):
+    return cp.sum_squares(f - e.f_tilde) + cp.sum_squares(f[1:] - f[:-1])
+
+
+def newton(f, e):
+    return cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.sum(cp.kl_div(f, np.full(e.d, 1.0 / e.d))) + smooth(f, e)
+
+
+def chain_fixed(d=2000):
+    return Problem(_est(d, 1), "cls", [Simplex(), Monotone(), Fixed([d - 1], (1 - 1e-15) / d)])
+
+
+def thin_rows(d=4000, k=1999, seed=2):
+    """CLS on the simplex + ``k`` user equality rows f_i − f_{i+1} = b (two values each, ``k`` distinct
+    random i < d − 1: paths, no cycle, so any float b is consistent), b from a point of the simplex."""
+    rng = np.random.default_rng(seed)
+    est = _est(d, seed)
+    i = rng.choice(d - 1, k, replace=False)
+    j = i + 1
+    A = sp.csr_matrix((np.r_[np.ones(k), -np.ones(k)], (np.r_[np.arange(k), np.arange(k)], np.r_[i, j])), shape=(k, d))
+    base = rng.dirichlet(np.ones(d))
+    b = np.asarray(A @ base).ravel()
+    return Problem(est, "cls", [Simplex(), lambda f, e: A @ f == b])
+
+
+#: (route, problem label, builder, solve keywords, T)
+CASES = [
+    ("default (issue 1)", "CLS + Monotone chain + Fixed(last), d = 2,000", chain_fixed, {}, 2.0),
+    ("default (issue 1)", "CLS + Monotone chain + Fixed(last), d = 2,000", chain_fixed, {}, 15.0),
+    ("default (issue 2)", "CLS + 1,999 thin user rows (+ Σ f = 1: 2,000 rows), d = 4,000", thin_rows, {}, 2.0),
+    ("structured", "weighted MLE + 512 disjoint subset sums, d = 10^5",
+     lambda: Problem(_est(10**5, 3), "weighted-mle",
+                     [Simplex()] + [SubsetSum(np.arange(k, 10**5, 512), 1 / 512) for k in range(512)]), {}, 0.5),
+    ("structured", "CLS + Monotone chain, d = 10^6",
+     lambda: Problem(_est(10**6, 8), "cls", [Simplex(), Monotone()]), {}, 0.5),
+    ("direct QP (Clarabel under a limit)", "CLS + smoothness, simplex, d = 10^4",
+     lambda: Problem(_est(10**4, 4), smooth, [Simplex()]), {}, 0.05),
+    ("Newton: interior point", "CLS + KL + smoothness, simplex, d = 10^5",
+     lambda: Problem(_est(10**5, 5), newton, [Simplex()]), {}, 1.0),
+    ("Newton: sequential QP", "binomial likelihood, simplex, d = 10^4",
+     lambda: Problem(ldpopt.oracles.get("oue", 1.0, 10**4).simulate(
+         np.random.default_rng(6).multinomial(10**6, np.ones(10**4) / 10**4), rng=6), "binomial"), {}, 1.0),
+    *[("cvxpy chain: " + name, "CLS + smoothness, simplex, d = 10^5",
+       lambda: Problem(_est(10**5, 7), smooth, [Simplex()]), {"solver": name}, 1.0)
+      for name in ("PIQP", "CLARABEL", "OSQP", "SCS")],
+]
+
+
+def limits_table():
+    rows = []
+    for route, label, build, kw, limit in CASES:
+        pr = build()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t0 = time.perf_counter()
+            sol = pr.solve(time_limit=limit, progress=False, **kw)
+            wall = time.perf_counter() - t0
+        rows.append({"route": route, "problem": label, "limit_s": limit, "wall_s": round(wall, 3),
+                     "within": bool(wall <= limit + max(1.0, 0.1 * limit)), "status": sol.status,
+                     "solver": sol.solver})
+        print(f"{route:38s} {label:48s} T={limit:5.2f} wall={wall:6.2f} {sol.status} ({sol.solver})", flush=True)
+    return rows
+
+
+# ---- faults
+
+def _as_library(fn):
+    """``fn`` filed under scipy's source: its frame reads as a solver's, not as the user's code (an
+    exception through the user's code propagates from ``solve()`` by design)."""
+    return types.FunctionType(fn.__code__.replace(co_filename=sla.__file__), fn.__globals__, fn.__name__)
+
+
+@_as_library
+def _exception(*args, **kwargs):
+    return sla.splu(sp.csc_matrix((2, 2)))  # RuntimeError: Factor is exactly singular
+
+
+_segv = functools.partial(ctypes.string_at, 0)
+
+
+def _segfault(*args, **kwargs):
+    _segv()
+
+
+def _hang(*args, **kwargs):
+    time.sleep(1000)
+
+
+def _faults():
+    from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import CLARABEL
+
+    from ldpopt.problems.solvers import direct_qp, ipm
+    from ldpopt.problems.solvers.structured import solver as structured_solver
+
+    def small_cls():
+        return Problem(_est(30, n=20_000), "cls")
+
+    def small_smooth():
+        return Problem(_est(40, n=20_000), smooth, [Simplex()])
+
+    def small_newton():
+        return Problem(_est(40, n=20_000), newton, [Simplex(), SubsetSum(np.arange(0, 40, 3), 0.4)])
+
+    import piqp
+
+    return [
+        # route, fault, problem, patches, solve keywords
+        ("structured", "exception", small_cls, [(structured_solver, "solve_structured", _exception)], {}),
+        ("direct QP (PIQP, child)", "exception", small_smooth, [("dict", direct_qp._BACKENDS, "PIQP", _exception)], {}),
+        ("direct QP (PIQP, child)", "segfault", small_smooth, [("dict", direct_qp._BACKENDS, "PIQP", _segfault)], {}),
+        ("direct QP (Clarabel, child under T)", "hang", small_smooth,
+         [("dict", direct_qp._BACKENDS, "CLARABEL", _hang)], {"time_limit": 3.0}),
+        ("interior point", "exception", small_newton, [(ipm, "_solve", _exception)], {}),
+        ("sequential QP (Clarabel QP, in process)", "exception", small_newton,
+         [(ipm, "_solve", _exception), (CLARABEL, "solve_via_data", _exception)], {}),
+        ("sequential QP (Clarabel QP, child under T)", "segfault", small_newton,
+         [(ipm, "_solve", _exception), (CLARABEL, "solve_via_data", _segfault)], {"time_limit": 60.0}),
+        ("sequential QP (Clarabel QP, child under T)", "hang", small_newton,
+         [(ipm, "_solve", _exception), (CLARABEL, "solve_via_data", _hang)], {"time_limit": 3.0}),
+        ("cvxpy chain (PIQP, child)", "exception", small_cls, [(piqp.SparseSolver, "solve", _exception)],
+         {"solver": ["PIQP", "CLARABEL"]}),
+        ("cvxpy chain (PIQP, child)", "segfault", small_cls, [(piqp.SparseSolver, "solve", _segfault)],
+         {"solver": ["PIQP", "CLARABEL"]}),
+        ("cvxpy chain (PIQP, child)", "hang", small_cls, [(piqp.SparseSolver, "solve", _hang)],
+         {"solver": ["PIQP", "CLARABEL"], "time_limit": 3.0}),
+        ("cvxpy chain (Clarabel, in process)", "exception", small_cls,
+         [(CLARABEL, "solve_via_data", _exception)], {"solver": ["CLARABEL", "OSQP"]}),
+    ]
+
+
+def faults_table():
+    rows = []
+    pid = os.getpid()
+    for route, fault, build, patches, kw in _faults():
+        pr = build()
+        with ExitStack() as stack, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for p in patches:
+                if p[0] == "dict":
+                    stack.enter_context(mock.patch.dict(p[1], {p[2]: p[3]}))
+                else:
+                    stack.enter_context(mock.patch.object(p[0], p[1], p[2]))
+            t0 = time.perf_counter()
+            sol = pr.solve(progress=False, **kw)
+            wall = time.perf_counter() - t0
+        first = [a for a in sol.attempts if a["status"] not in ("optimal",)][:1] or sol.attempts[:1]
+        qp = [a["qp_attempts"][0] for a in sol.attempts if a.get("qp_attempts")]
+        rows.append({"route": route, "fault": fault, "faulted_attempt": f"{first[0]['solver']}: {first[0]['status']}"
+                     + (f" (QP: {qp[0][:60]})" if qp else ""),
+                     "call_status": sol.status, "answer_from": sol.solver, "alive": os.getpid() == pid,
+                     "limit_s": kw.get("time_limit"), "wall_s": round(wall, 3)})
+        print(f"{route:44s} {fault:9s} {rows[-1]['faulted_attempt'][:70]:70s} -> {sol.status} ({sol.solver}) "
+              f"{wall:.2f} s", flush=True)
+    return rows
+
+
+# ---- the projection, before and after
+
+def _dense_project(f, A, b, ineq, lo, up):
+    """``project_on_rows`` as it was (dense lstsq of M Mᵀ, at most 2,000 rows), for the timing only."""
+    from ldpopt._blas import one_thread
+    from ldpopt.problems.solvers.structured.structure import row_sums
+
+    eps = np.finfo(float).eps
+    A = sp.csr_matrix(A)
+    absA = abs(A)
+    nnz = np.diff(A.indptr)
+
+    def meets(x):
+        res = row_sums(A, x) - b
+        rnd = 2 * eps * (nnz + 1) * (absA @ np.abs(x) + np.abs(b))
+        viol = np.where(ineq, np.maximum(res, 0.0), np.abs(res))
+        return res, rnd, bool(np.all(viol <= rnd) and np.all(x >= lo) and np.all(x <= up))
+
+    if meets(f)[2]:
+        return f
+    f0 = np.clip(f, lo, up)
+    res, rnd, ok = meets(f0)
+    if ok:
+        return f0
+    active = ~ineq | (res >= -rnd)
+    free = (f0 > lo) & (f0 < up)
+    for _ in range(8):
+        rows = np.flatnonzero(active)
+        cols = np.flatnonzero(free)
+        if rows.size == 0 or cols.size == 0 or rows.size > 2000:
+            return None
+        M = A[rows][:, cols]
+        with one_thread(rows.size):
+            step, *_ = np.linalg.lstsq((M @ M.T).toarray(), res[rows], rcond=None)
+        fh = f0.copy()
+        fh[cols] -= M.T @ step
+        res_h, rnd_h, ok = meets(fh)
+        if ok:
+            return fh
+        out = (fh < lo) | (fh > up)
+        grow = active | (ineq & (res_h > rnd_h))
+        if not np.any(out) and np.array_equal(grow, active):
+            return None
+        f0 = np.where(out, np.clip(fh, lo, up), f0)
+        free &= ~out
+        active = grow
+        res = row_sums(A, f0) - b
+    return None
+
+
+def projection_table():
+    rows = []
+    for label, build in (("CLS + Monotone chain + Fixed(last), d = 2,000", chain_fixed),
+                         ("CLS + 1,999 thin user rows (+ Σ f = 1: 2,000 rows), d = 4,000", thin_rows)):
+        seen = []
+        real = certificate_module.project_on_rows
+
+        def spy(f, A, b, ineq, lo, up, move=True, deadline=None, real=real, seen=seen):
+            out = real(f, A, b, ineq, lo, up, move=move, deadline=deadline)
+            if move and not seen:
+                seen.append((np.array(f), sp.csr_matrix(A), np.array(b), np.array(ineq), np.array(lo), np.array(up)))
+            return out
+
+        with mock.patch.object(certificate_module, "project_on_rows", spy), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            build().solve(progress=False)
+        if not seen:
+            print(f"{label}: the check made no projection", flush=True)
+            continue
+        args = seen[0]
+        t0 = time.perf_counter()
+        new = real(*args)
+        t_new = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        old = _dense_project(*args)
+        t_old = time.perf_counter() - t0
+        diff = (float(np.max(np.abs(new - old))) if new is not None and old is not None else None)
+        # the sparse projection finds a point wherever the dense one did (it may find one where that did not)
+        assert new is not None or old is None, (label, "the dense projection found a point, the sparse did not")
+        rows.append({"problem": label, "rows": int(args[1].shape[0]), "values": int(args[1].shape[1]),
+                     "dense_s": round(t_old, 4), "sparse_s": round(t_new, 4),
+                     "max_abs_difference": diff, "sparse_found": new is not None, "dense_found": old is not None})
+        print(f"{label}: dense {t_old:.3f} s, sparse {t_new:.4f} s, |difference| {diff}", flush=True)
+    return rows
+
+
+def main():
+    only = sys.argv[1:] or ["limits", "faults", "projection"]
+    out = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared)",
+           "python": platform.python_version(), "command": "PYTHONPATH=. python benchmarks/bench_time_limit.py"}
+    if "limits" in only:
+        out["limits"] = limits_table()
+    if "faults" in only:
+        out["faults"] = faults_table()
+    if "projection" in only:
+        out["projection"] = projection_table()
+    OUT.mkdir(exist_ok=True)
+    (OUT / "time_limit.json").write_text(json.dumps(out, indent=1) + "\n")
+    md = ["# solve(time_limit=...) and faults (benchmarks/bench_time_limit.py)", "",
+          f"{out['machine']}; one call per cell.", ""]
+    if "limits" in out:
+        md += ["| route | problem | T (s) | wall (s) | within T + max(1 s, 10 %) | status | solver |",
+               "|---|---|---|---|---|---|---|"]
+        md += [f"| {r['route']} | {r['problem']} | {r['limit_s']:g} | {r['wall_s']:.2f} | {r['within']} | "
+               f"{r['status']} | {r['solver']} |" for r in out["limits"]]
+        md.append("")
+    if "faults" in out:
+        md += ["| route | fault | faulted attempt | call status | answer from | process alive | T (s) | wall (s) |",
+               "|---|---|---|---|---|---|---|---|"]
+        md += [f"| {r['route']} | {r['fault']} | {r['faulted_attempt']} | {r['call_status']} | {r['answer_from']} | "
+               f"{r['alive']} | {r['limit_s'] if r['limit_s'] is not None else '-'} | {r['wall_s']:.2f} |"
+               for r in out["faults"]]
+        md.append("")
+    if "projection" in out:
+        md += ["| problem | rows × values | dense lstsq (s) | sparse (s) | max abs difference |", "|---|---|---|---|---|"]
+        md += [f"| {r['problem']} | {r['rows']} × {r['values']} | {r['dense_s']:.4f} | {r['sparse_s']:.4f} | "
+               f"{r['max_abs_difference']} |" for r in out["projection"]]
+    (OUT / "time_limit.md").write_text("\n".join(md) + "\n")
+
+
+if __name__ == "__main__":
+    main()
