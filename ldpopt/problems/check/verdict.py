@@ -800,11 +800,14 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
     multipliers recovered from f (both give valid bounds: the smaller ``distance_linf`` is kept);
     None when the objective or a constraint is outside its class (user objectives/constraints).
 
-    ``given``: the certificate the structured solver already computed for this (f, duals) on the
-    same problem (:func:`~.structured.solve_structured`; its feas_tol is its own). It *is* the first
-    of the two — the same function of the same numbers — whenever its primal violation is within
-    both tolerances (then no distance turns NaN at either), so it is taken with ``feas_tol`` set to
-    ``violation_tol``; otherwise it is recomputed. The second (recovered multipliers) is skipped
+    ``given``: a certificate a route says it computed for this (f, duals) on the same problem
+    (:func:`~.structured.solve_structured`; its feas_tol is its own). It is taken only when its
+    ``computed_on`` digest (:func:`.certificate.inputs_digest`, recorded by the certificate code
+    itself) equals the digest of the f and duals checked here — the same bits, so the first of the
+    two is the same function of the same numbers — and its primal violation is within both
+    tolerances (then no distance turns NaN at either); it is then taken with ``feas_tol`` set to
+    ``violation_tol``. Otherwise (no digest, another point or other multipliers: a route's word is
+    not evidence) it is recomputed from f and duals alone. The second (recovered multipliers) is skipped
     when the first already resolves f* to its own rounding level (``distance_linf ≤
     distance_rounding``): a smaller bound cannot change ``error_bound`` by more than that level;
     and when the first's bound with its rounding is within ``accuracy_tol`` already, so the check
@@ -815,7 +818,7 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
 
     from ..objectives.separable import NotApplicable
     from ..solvers.structured.structure import compiled_for
-    from .certificate import certificate
+    from .certificate import certificate, inputs_digest
 
     d = problem.estimate.d
     tol = violation_tol(d)
@@ -824,7 +827,8 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
         return bool(c.distance_linf + np.nan_to_num(c.distance_rounding) <= accuracy_tol(d))
 
     found = []
-    if given is not None and given.multipliers is duals and given.primal_violation <= min(given.feas_tol, tol):
+    if (given is not None and getattr(given, "computed_on", b"") and given.primal_violation <= min(given.feas_tol, tol)
+            and given.computed_on == inputs_digest(f, duals)):
         found.append(dataclasses.replace(given, feas_tol=tol))
         if not (found[0].distance_linf > found[0].distance_rounding) or passes(found[0]):  # resolved
             return found[0]
@@ -845,8 +849,8 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
 
 def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None) -> Checks:
     """ldpopt's own check of (f, duals) for ``problem`` (a :class:`~ldpopt.problems.Problem`).
-    ``certificate``: the structured solver's certificate of this (f, duals), reused where it is the
-    same computation (:func:`_certificate`).
+    ``certificate``: a route's certificate of this (f, duals), reused only where its recorded digest
+    shows it was computed on these very bits (:func:`_certificate`); else recomputed.
 
     Parameters
     ----------
@@ -857,7 +861,8 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
     duals : dict or None
         ``Solution.duals``-style multipliers; None: only the checks that need none run.
     certificate : Certificate or None, default None
-        The structured solver's certificate of this (f, duals), reused.
+        A route's certificate of this (f, duals): reused when its ``computed_on`` digest matches
+        (f, duals) bit for bit, else ignored.
 
     Returns
     -------
