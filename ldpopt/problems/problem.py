@@ -571,6 +571,12 @@ class Problem:
                 best.message = ("every solver tried said the constraints are infeasible, but ldpopt knows a "
                                 "feasible point (it satisfies every constraint to "
                                 f"{violation_tol(self.estimate.d):.0e}): a solver failure")
+            elif best.status == "infeasible" and not getattr(best.infeasibility, "verified", False):
+                # a solver's certificate is its own word: "infeasible" needs ldpopt's check of one
+                # (the exact pre-check, or .check.conflict at the phase one's point), else the weaker status
+                best.status = "infeasible_inaccurate"
+                best.message += (" | not verified by ldpopt's check (the exact pre-check does not decide these "
+                                 "constraints and the phase one's conflict was not proved): infeasible_inaccurate")
 
     def _failed(self, status: str, solver: str, message: str) -> Solution:
         return Solution.failed(self.estimate.d, status, solver, self.objective.name, message)
