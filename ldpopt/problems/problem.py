@@ -18,7 +18,7 @@ import cvxpy as cp
 import numpy as np
 
 from ..estimate import check_estimate
-from .check.verdict import feasible_point, violation_tol
+from .check.verdict import feasible_point, status_after_check, unverified_reason, violation_tol
 from .constraints.base import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives.base import default_scale
@@ -578,10 +578,36 @@ class Problem:
                 best.message += (" | not verified by ldpopt's check (the exact pre-check does not decide these "
                                  "constraints and the phase one's conflict was not proved): infeasible_inaccurate")
 
+    def _referee(self, sol: Solution) -> None:
+        """The returned status decided by ldpopt's check of the returned (f, duals) themselves
+        (:func:`.verdict.refereed`: a route's ``checks`` stand only when their digest is that of these
+        bits, else the check is computed afresh): ``"optimal"`` / ``"optimal_unverified"`` that the
+        check of these bits does not pass become ``"inaccurate"``. An ``"optimal"`` without a distance
+        bound says why in ``checks.not_run["error_bound"]``."""
+        from .check.verdict import refereed
+
+        if sol.checks is None and sol.status not in ("optimal", "optimal_unverified"):
+            return
+        checks = refereed(self, sol.f, sol.duals, sol.checks)
+        if checks is not sol.checks:
+            sol.checks = checks
+            if sol.status in ("optimal", "optimal_unverified") and checks is not None:
+                ok = status_after_check("optimal", checks)
+                if ok != sol.status and ok != "optimal":
+                    sol.message += (f" | ldpopt's check of the returned point and multipliers: {ok} "
+                                    f"({'; '.join(checks.failed) or unverified_reason(checks)})")
+                    sol.status = ok
+        if sol.status in ("optimal", "optimal_unverified") and (sol.checks is None or not sol.checks.passed):
+            sol.status = "inaccurate"  # no point checked, or its check failed
+        sol.success = sol.status == "optimal"
+        if sol.success and sol.checks.error_bound is None and "error_bound" not in sol.checks.not_run:
+            sol.checks.not_run["error_bound"] = "no distance bound was computed for this objective and these constraints"
+
     def _failed(self, status: str, solver: str, message: str) -> Solution:
         return Solution.failed(self.estimate.d, status, solver, self.objective.name, message)
 
     def _finish(self, sol: Solution, strict: bool) -> Solution:
+        self._referee(sol)
         if sol.status == "optimal":
             return sol
         text = f"{sol.solver}: status {sol.status!r} ({sol.message}) for objective {sol.objective!r}"

@@ -30,7 +30,8 @@ import numpy as np
 from ..objectives.builtins import Objective, UserObjective
 
 __all__ = [
-    "GAP_TOL", "STATIONARITY_TOL", "Checks", "accuracy_tol", "check_solution", "feasible_point", "violation_tol",
+    "GAP_TOL", "STATIONARITY_TOL", "Checks", "accuracy_tol", "check_solution", "feasible_point", "refereed",
+    "violation_tol",
 ]
 
 STATIONARITY_TOL = 1e-5
@@ -715,6 +716,9 @@ class Checks:
         The certificate, when it applies.
     not_unique : str
         The set of optima in words when J is flat in some values; else empty.
+    computed_on : bytes
+        The digest of the exact (f, duals) checked (:func:`.certificate.inputs_digest`): a Solution's
+        status is decided from this check only when its f and duals have that digest (:func:`refereed`).
 
     Examples
     --------
@@ -743,6 +747,8 @@ class Checks:
     certificate: object = None   # the :class:`~ldpopt.problems.check.certificate.Certificate`, when it applies
     #                              (a :class:`~ldpopt.problems.check.certificate.KinkCertificate` for kinks)
     not_unique: str = ""         # set when J is flat in some values: the set of optima (certificate)
+    #: :func:`.certificate.inputs_digest` of the (f, duals) this check was computed on (:func:`refereed`)
+    computed_on: bytes = b""
 
     @property
     def certified(self) -> bool:
@@ -795,7 +801,7 @@ def _move_scale(gfun, f: np.ndarray, grad: np.ndarray) -> float:
         return float(np.max(np.abs(moved), where=np.isfinite(moved), initial=0.0))
 
 
-def _certificate(problem, f: np.ndarray, duals: dict, given=None):
+def _certificate(problem, f: np.ndarray, duals: dict, given=None, digest: bytes = b""):
     """:func:`ldpopt.problems.certificate.certificate` of f, with the solver's multipliers and with
     multipliers recovered from f (both give valid bounds: the smaller ``distance_linf`` is kept);
     None when the objective or a constraint is outside its class (user objectives/constraints).
@@ -828,7 +834,7 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None):
 
     found = []
     if (given is not None and getattr(given, "computed_on", b"") and given.primal_violation <= min(given.feas_tol, tol)
-            and given.computed_on == inputs_digest(f, duals)):
+            and given.computed_on == (digest or inputs_digest(f, duals))):
         found.append(dataclasses.replace(given, feas_tol=tol))
         if not (found[0].distance_linf > found[0].distance_rounding) or passes(found[0]):  # resolved
             return found[0]
@@ -879,6 +885,28 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
     >>> check_solution(prob, sol.f, sol.duals).passed, check_solution(prob, np.array([0.7, 0.3, 0.0, 0.0]), sol.duals).passed
     (True, False)
     """
+    from .certificate import inputs_digest
+
+    digest = inputs_digest(f, duals or {}) if f is not None else b""
+    ch = _check_solution(problem, f, duals, certificate, digest)
+    ch.computed_on = digest
+    return ch
+
+
+def refereed(problem, f: np.ndarray, duals: dict | None, checks) -> Checks:
+    """``checks`` when it is ldpopt's check of exactly (f, duals) — its ``computed_on`` digest equals
+    theirs, bit for bit — else :func:`check_solution` of (f, duals) computed afresh: what
+    :meth:`~ldpopt.problems.Problem.solve` decides the returned status from, whatever route produced them."""
+    from .certificate import inputs_digest
+
+    if f is None or not np.all(np.isfinite(f)):
+        return checks
+    if checks is not None and checks.computed_on and checks.computed_on == inputs_digest(f, duals or {}):
+        return checks
+    return check_solution(problem, f, duals)
+
+
+def _check_solution(problem, f, duals, certificate, digest: bytes) -> Checks:
     d = problem.estimate.d
     tol_v = violation_tol(d)
     ch = Checks(tolerance={"violation": tol_v, "aggregate_violation": tol_v, "stationarity": STATIONARITY_TOL, "gap": GAP_TOL,
@@ -915,7 +943,7 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
         elif gfun is None:  # l1: the subgradient check and the exact LP gap
             _check_l1(ch, problem, f, duals, jty)
         else:
-            _check_smooth(ch, problem, f, duals, jty, gfun, certificate)
+            _check_smooth(ch, problem, f, duals, jty, gfun, certificate, digest)
     if kinks:  # the kink certificate ran but did not reach the tolerance: the generic check decided
         ch.not_run["kink certificate"] = kinks
     ch.passed = not ch.failed
@@ -945,7 +973,7 @@ def _check_kinks(ch: Checks, problem, f, duals):
     return True
 
 
-def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None:
+def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest: bytes = b"") -> None:
     """Stationarity, gap and error bound of a smooth objective (module docstring)."""
     d = problem.estimate.d
     obj = problem.objective
@@ -983,7 +1011,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate) -> None
         ch.gap = abs(lag) / max(per * float(np.sum(np.abs(f))), np.finfo(float).tiny)
     if not ch.dual_infeasibility <= STATIONARITY_TOL:
         ch.failed.append(f"dual infeasibility {ch.dual_infeasibility:.1e} > {STATIONARITY_TOL:.0e}")
-    cert = _certificate(problem, f, duals, certificate)
+    cert = _certificate(problem, f, duals, certificate, digest)
     linear = False
     if cert is not None:  # built-in separable objective, built-in constraints: the one certificate
         ch.certificate = cert
