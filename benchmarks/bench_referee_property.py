@@ -28,14 +28,14 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
-import _harness as H  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from problem_strategies import CONES, LINEAR, cases  # noqa: E402
-from test_referee_infeasible import SETS, pre_solve, true_violation  # noqa: E402
-from test_referee_plants import ROUTES, check_verdict, planted_solve, reference  # noqa: E402
+import _harness as H
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from problem_strategies import CONES, LINEAR, cases
+from test_referee_infeasible import SETS, pre_solve, true_violation
+from test_referee_plants import ROUTES, check_verdict, planted_solve, reference
 
-from ldpopt.problems.check.verdict import accuracy_tol  # noqa: E402
+from ldpopt.problems.check.verdict import accuracy_tol
 
 
 def parser():
@@ -50,12 +50,12 @@ def _issue_table() -> list[dict]:
     import dataclasses
 
     import cvxpy as cp
+    from problem_strategies import plant
 
     import ldpopt.problems.solvers.structured.solver as S
     from ldpopt import oracles
     from ldpopt.problems import Problem, Simplex, SubsetSum
     from ldpopt.problems.solvers.attempts import structured_attempt
-    from problem_strategies import plant
 
     rng = np.random.default_rng(0)
     d = 1000
@@ -70,7 +70,8 @@ def _issue_table() -> list[dict]:
         truth = make().solve().f
         for delta in (1e-6, 1e-4):
             prob = make()
-            S.solve_structured = lambda *a, **k: dataclasses.replace(r := orig(*a, **k), f=plant(r.f, delta, prob))
+            S.solve_structured = lambda *a, delta=delta, prob=prob, orig=orig, **k: dataclasses.replace(
+                               r := orig(*a, **k), f=plant(r.f, delta, prob))
             try:
                 first, _ = structured_attempt(prob)
                 whole = prob.solve(progress=False)
@@ -123,7 +124,7 @@ def _plant_run(per_route: int) -> dict:
             level = data.draw(st.sampled_from(levels))
             k = data.draw(st.sampled_from([0.1, 1.0, 10.0, 100.0]))
             ref = reference(case)
-            sol, hits = planted_solve(case, route, level, k * accuracy_tol(case.d))
+            sol, _ = planted_solve(case, route, level, k * accuracy_tol(case.d))
             try:
                 check_verdict(sol, ref, case.d)
                 tally[(route, sol.status)] += 1

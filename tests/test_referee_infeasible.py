@@ -39,7 +39,7 @@ def pre_solve(case):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=cases(objectives=("cls",), constraints=SETS, margins=("thin", "empty"), d_min=10, d_max=400))
 def test_infeasible_only_with_a_verified_certificate(case):
-    prob, sol = pre_solve(case)
+    _, sol = pre_solve(case)
     if case.feasible:  # thin but non-empty (or a feasible margin): never refused
         assert sol is None, (case, sol.message)
         return

@@ -18,12 +18,14 @@ from hypothesis import strategies as st
 from problem_strategies import LINEAR, cases, plant
 
 import ldpopt.problems.problem as problem_module
-import ldpopt.problems.solvers.attempts as attempts
 import ldpopt.problems.solvers.structured.solver as structured_solver
 from ldpopt.problems.check.verdict import accuracy_tol
+from ldpopt.problems.solvers import attempts
 
-#: the reference's own accuracy (Clarabel at 1e-12 gap and feasibility tolerances, d ≤ 40)
-REF_ALLOW = 1e-8
+#: the reference's own accuracy (Clarabel at 1e-12 gap and feasibility tolerances, d ≤ 40): with an
+#: exponential cone (KL) it was measured 1.2e-8 off at a value of 5e-5 (user CLS + KL, Fixed, d = 39),
+#: where the structured and interior-point routes agreed to 2e-14; ≪ every plant here (≥ 2.5e-5)
+REF_ALLOW = 1e-7
 
 ROUTES = {  # route -> (objective families that take it, where its answer is planted)
     "structured": (("cls", "weighted-mle", "user-cls-kl"), ("raw", "solution")),
@@ -144,7 +146,8 @@ def test_the_issue_plants_are_refused_with_the_bound_above_the_truth():
             with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 mp.setattr(structured_solver, "solve_structured",
-                           lambda *a, **k: dataclasses.replace(r := orig(*a, **k), f=plant(r.f, delta, prob)))
+                           lambda *a, delta=delta, prob=prob, orig=orig, **k: dataclasses.replace(
+                               r := orig(*a, **k), f=plant(r.f, delta, prob)))
                 first, _ = attempts.structured_attempt(prob)
             moved = float(np.max(np.abs(first.f - truth)))
             assert moved >= delta * (1 - 1e-6)

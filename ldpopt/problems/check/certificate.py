@@ -244,7 +244,7 @@ def inputs_digest(f, multipliers: dict) -> bytes:
     def add(tag: str, v) -> None:
         arr = np.ascontiguousarray(np.asarray(v, dtype=np.float64))
         h.update(f"{tag}{arr.shape}".encode())
-        h.update(memoryview(arr).cast("B"))
+        h.update(arr.data.cast("B"))
 
     add("f", f)
     for k in sorted(multipliers, key=str):

@@ -833,7 +833,7 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None, digest: bytes 
         return bool(c.distance_linf + np.nan_to_num(c.distance_rounding) <= accuracy_tol(d))
 
     found = []
-    if (given is not None and getattr(given, "computed_on", b"") and given.primal_violation <= min(given.feas_tol, tol)
+    if (given is not None and bool(getattr(given, "computed_on", b"")) and given.primal_violation <= min(given.feas_tol, tol)
             and given.computed_on == (digest or inputs_digest(f, duals))):
         found.append(dataclasses.replace(given, feas_tol=tol))
         if not (found[0].distance_linf > found[0].distance_rounding) or passes(found[0]):  # resolved
