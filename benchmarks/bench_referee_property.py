@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 import _harness as H
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from problem_strategies import CONES, LINEAR, cases
 from test_referee_infeasible import SETS, pre_solve, true_violation
@@ -43,6 +43,7 @@ def parser():
     ap.add_argument("--plants", type=int, default=12, help="generated problems per route")
     ap.add_argument("--sets", type=int, default=150, help="generated thin or empty sets")
     ap.add_argument("--d-max", type=int, default=3000, help="largest d of the false-infeasible run")
+    ap.add_argument("--seed", type=int, default=20261125, help="hypothesis's seed (the run is reproducible)")
     return ap
 
 
@@ -112,10 +113,11 @@ def _route_table(seed: int = 5) -> list[dict]:
     return rows
 
 
-def _plant_run(per_route: int) -> dict:
+def _plant_run(per_route: int, rng_seed: int) -> dict:
     tally = collections.Counter()
     failures = []
     def make(route, objectives, levels):
+        @seed(rng_seed)
         @settings(max_examples=per_route, deadline=None, database=None, suppress_health_check=list(HealthCheck))
         @given(data=st.data())
         def one(data):
@@ -139,9 +141,10 @@ def _plant_run(per_route: int) -> dict:
             "failures": failures}
 
 
-def _infeasible_run(n_sets: int, d_max: int) -> dict:
+def _infeasible_run(n_sets: int, d_max: int, rng_seed: int) -> dict:
     rows = []
 
+    @seed(rng_seed)
     @settings(max_examples=n_sets, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(case=cases(objectives=("cls",), constraints=SETS, margins=("thin", "empty"), d_min=10, d_max=d_max))
     def one(case):
@@ -183,8 +186,8 @@ def run(quick: bool = False, **opts) -> dict:
     warnings.simplefilter("ignore")
     t0 = time.perf_counter()
     out = {"issue_plants": _issue_table(), "route_plants": _route_table()}
-    out["generated_plants"] = _plant_run(a.plants)
-    out["false_infeasible"] = _infeasible_run(a.sets, a.d_max)
+    out["generated_plants"] = _plant_run(a.plants, a.seed)
+    out["false_infeasible"] = _infeasible_run(a.sets, a.d_max, a.seed)
     out["seconds"] = round(time.perf_counter() - t0, 1)
     print(json.dumps({k: v for k, v in out.items() if k not in ("issue_plants", "route_plants")}, default=str)[:3000])
     return H.save("referee_property", a, out)

@@ -120,6 +120,21 @@ def verified_conflict(problem, f_hat, weights: dict):
         ``names``: the linear constraints with a non-zero Farkas multiplier or bound, and the
         non-affine ones with λ_j > 0; ``margin``: a lower bound on min over the linear set of
         Σ λ_j g_j (the user's units).
+
+    Examples
+    --------
+    >>> import numpy as np, cvxpy as cp
+    >>> import ldpopt
+    >>> from ldpopt.problems import Problem, Simplex
+    >>> from ldpopt.problems.check.conflict import verified_conflict
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> prob = Problem(est, "cls", [Simplex(), lambda f, e: {"energy": cp.sum_squares(f) <= 0.2}])
+    >>> got = verified_conflict(prob, np.full(4, 0.25), {"energy": 1.0})   # min of sum f^2 is 1/4 > 0.2
+    >>> got.names, bool(0.05 * (1 - 1e-6) <= got.margin <= 0.05)
+    (['sum', 'energy'], True)
+    >>> verified_conflict(Problem(est, "cls", [Simplex(), lambda f, e: cp.sum_squares(f) <= 0.25]),
+    ...                   np.full(4, 0.25), {"user": 1.0}) is None   # touches the simplex: no claim
+    True
     """
     from ..constraints.farkas import phase_one as lp_phase_one
     from ..constraints.farkas import verify

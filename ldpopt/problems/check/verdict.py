@@ -896,7 +896,38 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None)
 def refereed(problem, f: np.ndarray, duals: dict | None, checks) -> Checks:
     """``checks`` when it is ldpopt's check of exactly (f, duals) — its ``computed_on`` digest equals
     theirs, bit for bit — else :func:`check_solution` of (f, duals) computed afresh: what
-    :meth:`~ldpopt.problems.Problem.solve` decides the returned status from, whatever route produced them."""
+    :meth:`~ldpopt.problems.Problem.solve` decides the returned status from, whatever route produced them.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem f claims to solve.
+    f : ndarray (d,)
+        The returned point (frequency units).
+    duals : dict or None
+        The returned multipliers.
+    checks : Checks or None
+        The route's check, if any.
+
+    Returns
+    -------
+    Checks
+        ``checks`` itself when it describes these bits (or f is not finite: nothing to check), else a new check.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems.check.verdict import refereed
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> prob = ldpopt.Problem(est)
+    >>> sol = prob.solve()
+    >>> refereed(prob, sol.f, sol.duals, sol.checks) is sol.checks
+    True
+    >>> moved = sol.f + np.array([-0.01, 0.01, 0.0, 0.0])   # the same checks handed on with another point
+    >>> refereed(prob, moved, sol.duals, sol.checks).passed
+    False
+    """
     from .certificate import inputs_digest
 
     if f is None or not np.all(np.isfinite(f)):
