@@ -365,7 +365,10 @@ class Problem:
         (a solver said optimal, ldpopt's check failed: the message names the check), or the last
         solver's own status. A problem with a
         known feasible point (:func:`.verdict.feasible_point`) is never reported ``"infeasible"``:
-        that is ``"solver_error"``. Every attempt is in ``Solution.attempts``. When no route passes,
+        that is ``"solver_error"``; ``"infeasible"`` needs a certificate ldpopt verified (the exact
+        pre-check, or :mod:`.check.conflict` for a user's non-affine constraints), a solver's own is
+        ``"infeasible_inaccurate"``. The status returned is decided by ldpopt's check of the returned
+        f and duals themselves (:func:`.verdict.refereed`), whatever route produced them. Every attempt is in ``Solution.attempts``. When no route passes,
         the best *checked* point of all routes is returned (the structured solver's included:
         :func:`.solution.best_checked`), not the last one tried; a route's own acceptance
         threshold never overrides ldpopt's check (a point the check passes is ``"optimal"``).
