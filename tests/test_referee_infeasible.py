@@ -12,6 +12,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from problem_strategies import CONES, cases
 
+from ldpopt.problems.check.conflict import ALLOWANCE, verified_conflict
 from ldpopt.problems.solvers.phase_one import infeasible_solution
 
 SETS = ("subset==", "subset>=", "fixed", "user-affine", "user-ball", "user-energy")
@@ -88,3 +89,30 @@ def test_a_thin_ball_solved_in_full_is_not_infeasible():
             assert not sol.status.startswith("infeasible"), sol.message
         elif sol.status == "infeasible":
             assert sol.infeasibility is not None and sol.infeasibility.verified
+
+
+def test_the_conflict_check_bounds_the_set_and_claims_nothing_thinner_than_it_resolves():
+    """verified_conflict on its own: Σ f² ≤ r over the simplex at d = 50 (min 1/d at the uniform
+    point): empty by 1/d − r ≥ 1e-6 is proved with a margin within [truth − the allowance, truth]
+    (the allowance 2⁻²⁶ of the sizes, ~1e-9 here: ALLOWANCE); touching
+    (r = 1/d) or non-empty sets, a candidate point off the minimiser by more than the gap, a weight
+    of 0 prove nothing."""
+    import cvxpy as cp
+    from problem_strategies import estimate
+
+    from ldpopt.problems import Problem, Simplex
+
+    d = 50
+    est = estimate("plain", d, np.random.default_rng(1))
+    u = np.full(d, 1.0 / d)
+    for gap in (0.5 / d, 1e-4, 1e-6):
+        prob = Problem(est, "cls", [Simplex(), lambda f, e, r=1.0 / d - gap: {"energy": cp.sum_squares(f) <= r}])
+        got = verified_conflict(prob, u, {"energy": 3.0})
+        assert got is not None and got.kind == "non-affine" and got.verified and "energy" in got.names
+        assert gap - 64 * ALLOWANCE / d <= got.margin <= gap * (1 + 1e-12), (got.margin, gap)
+        far = u + np.where(np.arange(d) < d // 2, 1.0, -1.0) * 0.9 / d  # Σ kept, off the minimiser
+        assert verified_conflict(prob, far, {"energy": 1.0}) is None  # its linear bound there is -0.03 - r
+        assert verified_conflict(prob, u, {"energy": 0.0}) is None
+    for r in (1.0 / d, 1.0 / d + 1e-12, 1.0):
+        prob = Problem(est, "cls", [Simplex(), lambda f, e, r=r: {"energy": cp.sum_squares(f) <= r}])
+        assert verified_conflict(prob, u, {"energy": 1.0}) is None
