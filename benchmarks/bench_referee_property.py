@@ -44,6 +44,9 @@ def parser():
     ap.add_argument("--sets", type=int, default=150, help="generated thin or empty sets")
     ap.add_argument("--d-max", type=int, default=3000, help="largest d of the false-infeasible run")
     ap.add_argument("--seed", type=int, default=20261125, help="hypothesis's seed (the run is reproducible)")
+    ap.add_argument("--timing", action="store_true",
+                    help="also time the digests the referee adds per structured solve (three: the certificate's stamp, "
+                         "the check's, the returned Solution's) against the whole solve, d = 1e4, 1e5, 1e6")
     return ap
 
 
@@ -178,6 +181,28 @@ def _infeasible_run(n_sets: int, d_max: int, rng_seed: int) -> dict:
             "max_d": max(r["d"] for r in rows), "not_ok": [r for r in rows if not r["ok"]]}
 
 
+def _timing() -> list[dict]:
+    """Per d: the fastest of repeated structured solves (cls) and of one inputs_digest of its (f, duals),
+    × 3 (what the referee adds to such a solve)."""
+    from ldpopt import oracles
+    from ldpopt.problems import Problem
+    from ldpopt.problems.check.certificate import inputs_digest
+
+    rows = []
+    for d in (10**4, 10**5, 10**6):
+        rng = np.random.default_rng(0)
+        est = oracles.get("oue", 1.0, d).simulate(rng.multinomial(10**6, rng.dirichlet(np.ones(d))), rng=1)
+        prob = Problem(est, "cls")
+        sol = prob.solve(progress=False)
+        reps = 15 if d < 10**6 else 5
+        solve_s, _ = H.best_cpu(lambda prob=prob: prob.solve(progress=False), reps, clock=time.perf_counter)
+        dig_s, _ = H.best_cpu(lambda sol=sol: inputs_digest(sol.f, sol.duals), reps, clock=time.perf_counter)
+        rows.append({"d": d, "solve_ms": 1e3 * solve_s, "digest_ms": 1e3 * dig_s, "three_digests_ms": 3e3 * dig_s,
+                     "share_of_solve": 3 * dig_s / solve_s})
+        print(rows[-1], flush=True)
+    return rows
+
+
 def run(quick: bool = False, **opts) -> dict:
     """Writes ``results/referee_property.json``; ``--quick``: 2 plants per route, 20 sets up to d = 300."""
     a = H.options(parser(), "bench_referee_property.py", quick, opts)
@@ -188,6 +213,8 @@ def run(quick: bool = False, **opts) -> dict:
     out = {"issue_plants": _issue_table(), "route_plants": _route_table()}
     out["generated_plants"] = _plant_run(a.plants, a.seed)
     out["false_infeasible"] = _infeasible_run(a.sets, a.d_max, a.seed)
+    if a.timing:
+        out["timing"] = _timing()
     out["seconds"] = round(time.perf_counter() - t0, 1)
     print(json.dumps({k: v for k, v in out.items() if k not in ("issue_plants", "route_plants")}, default=str)[:3000])
     return H.save("referee_property", a, out)
