@@ -21,7 +21,19 @@ __all__ = ["PCKV", "PaddingWarning", "pckv_grr", "pckv_ue", "sample_cells"]
 class PaddingWarning(UserWarning):
     """Users hold more keys than PCKV's padding length ℓ: each of their keys is sampled with probability
     1/|S| < 1/ℓ, while both estimators (the paper's and the consistent one) scale the shares by ℓ, so the
-    frequencies come out low by ℓ/|S| for those users."""
+    frequencies come out low by ℓ/|S| for those users.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from ldpopt import keyvalue as kv
+    >>> data = kv.power_law(100, 6, items=3, rng=0)           # every user holds 3 keys
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     _ = kv.pckv_grr(1.0, 6, ell=2).check_padding(data)
+    >>> w[0].category is kv.PaddingWarning
+    True
+    """
 
 
 def _check(epsilon, d, ell):
@@ -176,6 +188,14 @@ class PCKV(KVProtocol):
         Returns
         -------
         ndarray (2, K)
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> data = kv.power_law(2_000, 6, rng=0)
+        >>> proto = kv.pckv_grr(2.0, 6)
+        >>> bool(proto.collect(data, rng=1).sum() == data.n)    # one report per user
+        True
         """
         if not isinstance(data, KVData) or data.d != self.d:
             raise ValueError(f"data must be a KVData over d={self.d} keys")

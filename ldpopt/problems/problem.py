@@ -19,7 +19,7 @@ import cvxpy as cp
 import numpy as np
 
 from ..estimate import check_estimate
-from .check.verdict import feasible_point, violation_tol
+from .check.verdict import feasible_point, status_after_check, unverified_reason, violation_tol
 from .constraints.base import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status
 from .objectives.base import default_scale
@@ -354,7 +354,11 @@ class Problem:
         (``checks.not_run`` says why), ``"inaccurate"`` (a solver said optimal, the check failed), or
         the last solver's own status, with the best *checked* point of all routes
         (:func:`.solution.best_checked`). A problem with a known feasible point
-        (:func:`.verdict.feasible_point`) is never ``"infeasible"``: that is ``"solver_error"``.
+        (:func:`.verdict.feasible_point`) is never ``"infeasible"``: that is ``"solver_error"``;
+        ``"infeasible"`` needs a certificate ldpopt verified (the exact pre-check, or
+        :mod:`.check.conflict` for a user's non-affine constraints), a solver's own is
+        ``"infeasible_inaccurate"``. The status returned is decided by ldpopt's check of the returned
+        f and duals themselves (:func:`.verdict.refereed`), whatever route produced them.
 
         ``time_limit`` (seconds of wall clock, default None: none) bounds the whole call: it goes to
         every route and solver in this call's own :class:`~.progress.SolveContext` (Clarabel's and
@@ -430,7 +434,7 @@ class Problem:
         ctx = SolveContext.make(time_limit, progress, verbose, solver_options)
         clock = ctx.clock
         if (pre := infeasible_solution(self, clock.left())) is not None:  # a proved conflict: no solver runs
-            return self._finish(pre, strict)
+            return self._finish(pre, strict, ctx.deadline)
         start = time.perf_counter()
         first: list[dict] = []  # the structured solver's attempt, when it ran and did not pass
         kept = sqp_point = None  # the structured route's / a smooth objective's Newton point, when it ran and did not pass
@@ -441,7 +445,7 @@ class Problem:
             if sol is not None and (sol.success or named_structured):
                 sol.attempts = [_attempt(sol)]
                 sol.wall_time = time.perf_counter() - start
-                return self._finish(sol, strict)
+                return self._finish(sol, strict, ctx.deadline)
             if self._structured_only():  # no cvxpy form to fall back on: its checked point, or why not
                 if sol is None:
                     raise ValueError(f"objective: {self.objective.name!r} has no cvxpy_expr, so only {STRUCTURED} "
@@ -449,11 +453,11 @@ class Problem:
                 sol.attempts = [_attempt(sol)]
                 sol.message += f" | objective {self.objective.name!r} has no cvxpy_expr: no cvxpy solver to fall back on"
                 sol.wall_time = time.perf_counter() - start
-                return self._finish(sol, strict)
+                return self._finish(sol, strict, ctx.deadline)
             if named_structured:  # not applicable: say why, no fallback when asked for by name
                 sol = self._failed("solver_error", STRUCTURED, f"{STRUCTURED} does not apply: {why}")
                 sol.attempts = [_attempt(sol)]
-                return self._finish(sol, strict)
+                return self._finish(sol, strict, ctx.deadline)
             first = [_attempt(sol)] if sol is not None else []  # not applicable: nothing was tried
             kept = sol  # its checked point competes with the later routes' (best_checked)
         direct = direct_qp_solver(self, clock.limit is not None) if solver is None else None
@@ -464,7 +468,7 @@ class Problem:
             if dq is not None and dq.success:
                 dq.attempts = first + [_attempt(dq)]
                 dq.wall_time = time.perf_counter() - start
-                return self._finish(dq, strict)
+                return self._finish(dq, strict, ctx.deadline)
             if dq is not None:  # its checked point competes with the chain's (best_checked)
                 first, kept = first + [_attempt(dq)], best_checked([kept, dq])
         if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
@@ -483,7 +487,7 @@ class Problem:
                 self._not_infeasible_if_known_feasible(sol)
                 timed_out(sol, clock)
                 sol.wall_time = time.perf_counter() - start
-                return self._finish(sol, strict)
+                return self._finish(sol, strict, ctx.deadline)
             # a smooth objective the Newton route did not certify: its cvxpy expression on the chain
             first, sqp_point = first + [_attempt(sol)], sol
         chain = self._chain(solver)
@@ -540,7 +544,7 @@ class Problem:
             best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
         best.attempts = attempts
         best.wall_time = time.perf_counter() - start
-        return self._finish(best, strict)
+        return self._finish(best, strict, ctx.deadline)
 
     def _read_parameters(self) -> None:
         """Every cvxpy Parameter's value now: the objective's route made for them (recognition,
@@ -564,11 +568,43 @@ class Problem:
                 best.message = ("every solver tried said the constraints are infeasible, but ldpopt knows a "
                                 "feasible point (it satisfies every constraint to "
                                 f"{violation_tol(self.estimate.d):.0e}): a solver failure")
+            elif best.status == "infeasible" and not getattr(best.infeasibility, "verified", False):
+                # a solver's certificate is its own word: "infeasible" needs ldpopt's check of one
+                # (the exact pre-check, or .check.conflict at the phase one's point), else the weaker status
+                best.status = "infeasible_inaccurate"
+                best.message += (" | not verified by ldpopt's check (the exact pre-check does not decide these "
+                                 "constraints and the phase one's conflict was not proved): infeasible_inaccurate")
+
+    def _referee(self, sol: Solution, deadline: float | None = None) -> None:
+        """The returned status decided by ldpopt's check of the returned (f, duals) themselves
+        (:func:`.verdict.refereed`: a route's ``checks`` stand only when their digest is that of these
+        bits, else the check is computed afresh): ``"optimal"`` / ``"optimal_unverified"`` that the
+        check of these bits does not pass become ``"inaccurate"``. An ``"optimal"`` without a distance
+        bound says why in ``checks.not_run["error_bound"]``."""
+        from .check.verdict import refereed
+
+        if sol.checks is None and sol.status not in ("optimal", "optimal_unverified"):
+            return
+        checks = refereed(self, sol.f, sol.duals, sol.checks, deadline)
+        if checks is not sol.checks:
+            sol.checks = checks
+            if sol.status in ("optimal", "optimal_unverified") and checks is not None:
+                ok = status_after_check("optimal", checks)
+                if ok != sol.status and ok != "optimal":
+                    sol.message += (f" | ldpopt's check of the returned point and multipliers: {ok} "
+                                    f"({'; '.join(checks.failed) or unverified_reason(checks)})")
+                    sol.status = ok
+        if sol.status in ("optimal", "optimal_unverified") and (sol.checks is None or not sol.checks.passed):
+            sol.status = "inaccurate"  # no point checked, or its check failed
+        sol.success = sol.status == "optimal"
+        if sol.success and sol.checks.error_bound is None and "error_bound" not in sol.checks.not_run:
+            sol.checks.not_run["error_bound"] = "no distance bound was computed for this objective and these constraints"
 
     def _failed(self, status: str, solver: str, message: str) -> Solution:
         return Solution.failed(self.estimate.d, status, solver, self.objective.name, message)
 
-    def _finish(self, sol: Solution, strict: bool) -> Solution:
+    def _finish(self, sol: Solution, strict: bool, deadline: float | None = None) -> Solution:
+        self._referee(sol, deadline)
         if sol.status == "optimal":
             return sol
         text = f"{sol.solver}: status {sol.status!r} ({sol.message}) for objective {sol.objective!r}"

@@ -66,7 +66,11 @@ class Solution:
         ``"solver_error"``, ...) or ``"solver_not_installed"`` when no solve was attempted;
         ``"time_limit"`` when ``solve(time_limit=...)`` ran out before a point passed the check (f is
         the best point checked, NaN when none was returned).
-        ``"infeasible"`` never for a problem with a known feasible point (then ``"solver_error"``).
+        ``"infeasible"`` never for a problem with a known feasible point (then ``"solver_error"``),
+        and only with a certificate ldpopt's own check verified (``infeasibility.verified``: exact for
+        linear constraints, :mod:`~ldpopt.problems.check.conflict` for a user's non-affine ones); a
+        solver's unverified claim is ``"infeasible_inaccurate"``. Every status is decided by ldpopt's
+        check of the returned f and duals themselves (``checks.computed_on`` is their digest).
     success : bool
         ``status == "optimal"``.
     optimal_value : float

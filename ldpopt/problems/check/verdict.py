@@ -21,7 +21,6 @@ Notes: docs/notes/problems.md, "ldpopt.problems.check.verdict" (the verdict, the
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import cvxpy as cp
@@ -29,9 +28,11 @@ import numpy as np
 
 from ..objectives.builtins import Objective, UserObjective
 from ..progress import CheckTimedOut, past
+from .point import at_point as _at
 
 __all__ = [
-    "GAP_TOL", "STATIONARITY_TOL", "Checks", "accuracy_tol", "check_solution", "feasible_point", "violation_tol",
+    "GAP_TOL", "STATIONARITY_TOL", "Checks", "accuracy_tol", "check_solution", "feasible_point", "refereed",
+    "violation_tol",
 ]
 
 STATIONARITY_TOL = 1e-5
@@ -40,18 +41,6 @@ NEWTON_TOL = 1e-2  # user objectives: a residual whose Newton step is ≤ this �
 
 
 # ---- the constraint side
-
-@contextmanager
-def _at(problem, f: np.ndarray):
-    """cvxpy's variable set to the point f for the duration (for constraints without numpy forms)."""
-    x = problem.x
-    saved = x.value
-    x.value = f / problem.scale
-    try:
-        yield
-    finally:
-        x.value = saved
-
 
 def constraint_violations(problem, f: np.ndarray) -> dict:
     """Constraint name → max violation at f (frequency units for constraints written on f): the
@@ -717,6 +706,9 @@ class Checks:
         The certificate, when it applies.
     not_unique : str
         The set of optima in words when J is flat in some values; else empty.
+    computed_on : bytes
+        The digest of the exact (f, duals) checked (:func:`.certificate.inputs_digest`): a Solution's
+        status is decided from this check only when its f and duals have that digest (:func:`refereed`).
 
     Examples
     --------
@@ -745,6 +737,8 @@ class Checks:
     certificate: object = None   # the :class:`~ldpopt.problems.check.certificate.Certificate`, when it applies
     #                              (a :class:`~ldpopt.problems.check.certificate.KinkCertificate` for kinks)
     not_unique: str = ""         # set when J is flat in some values: the set of optima (certificate)
+    #: :func:`.certificate.inputs_digest` of the (f, duals) this check was computed on (:func:`refereed`)
+    computed_on: bytes = b""
 
     @property
     def certified(self) -> bool:
@@ -797,16 +791,19 @@ def _move_scale(gfun, f: np.ndarray, grad: np.ndarray) -> float:
         return float(np.max(np.abs(moved), where=np.isfinite(moved), initial=0.0))
 
 
-def _certificate(problem, f: np.ndarray, duals: dict, given=None, deadline=None):
+def _certificate(problem, f: np.ndarray, duals: dict, given=None, digest: bytes = b"", deadline=None):
     """:func:`ldpopt.problems.certificate.certificate` of f, with the solver's multipliers and with
     multipliers recovered from f (both give valid bounds: the smaller ``distance_linf`` is kept);
     None when the objective or a constraint is outside its class (user objectives/constraints).
 
-    ``given``: the certificate the structured solver already computed for this (f, duals) on the
-    same problem (:func:`~.structured.solve_structured`; its feas_tol is its own). It *is* the first
-    of the two — the same function of the same numbers — whenever its primal violation is within
-    both tolerances (then no distance turns NaN at either), so it is taken with ``feas_tol`` set to
-    ``violation_tol``; otherwise it is recomputed. The second (recovered multipliers) is skipped
+    ``given``: a certificate a route says it computed for this (f, duals) on the same problem
+    (:func:`~.structured.solve_structured`; its feas_tol is its own). It is taken only when its
+    ``computed_on`` digest (:func:`.certificate.inputs_digest`, recorded by the certificate code
+    itself) equals the digest of the f and duals checked here — the same bits, so the first of the
+    two is the same function of the same numbers — and its primal violation is within both
+    tolerances (then no distance turns NaN at either); it is then taken with ``feas_tol`` set to
+    ``violation_tol``. Otherwise (no digest, another point or other multipliers: a route's word is
+    not evidence) it is recomputed from f and duals alone. The second (recovered multipliers) is skipped
     when the first already resolves f* to its own rounding level (``distance_linf ≤
     distance_rounding``): a smaller bound cannot change ``error_bound`` by more than that level;
     and when the first's bound with its rounding is within ``accuracy_tol`` already, so the check
@@ -817,7 +814,7 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None, deadline=None)
 
     from ..objectives.separable import NotApplicable
     from ..solvers.structured.structure import compiled_for
-    from .certificate import certificate
+    from .certificate import certificate, inputs_digest
 
     d = problem.estimate.d
     tol = violation_tol(d)
@@ -826,7 +823,8 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None, deadline=None)
         return bool(c.distance_linf + np.nan_to_num(c.distance_rounding) <= accuracy_tol(d))
 
     found = []
-    if given is not None and given.multipliers is duals and given.primal_violation <= min(given.feas_tol, tol):
+    if (given is not None and bool(getattr(given, "computed_on", b"")) and given.primal_violation <= min(given.feas_tol, tol)
+            and given.computed_on == (digest or inputs_digest(f, duals))):
         found.append(dataclasses.replace(given, feas_tol=tol))
         if not (found[0].distance_linf > found[0].distance_rounding) or passes(found[0]):  # resolved
             return found[0]
@@ -848,8 +846,8 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None, deadline=None)
 
 def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None, deadline=None) -> Checks:
     """ldpopt's own check of (f, duals) for ``problem`` (a :class:`~ldpopt.problems.Problem`).
-    ``certificate``: the structured solver's certificate of this (f, duals), reused where it is the
-    same computation (:func:`_certificate`). ``deadline``: ``Problem.solve``'s time limit as a
+    ``certificate``: a route's certificate of this (f, duals), reused only where its recorded digest
+    shows it was computed on these very bits (:func:`_certificate`); else recomputed. ``deadline``: ``Problem.solve``'s time limit as a
     ``time.perf_counter()`` reading; the check stops there (:class:`~ldpopt.problems.progress.CheckTimedOut`)
     and reports what it verified: feasibility, with stationarity and the gap in ``not_run`` (so a
     solver's ``"optimal"`` becomes ``"optimal_unverified"``, :func:`status_after_check`).
@@ -863,7 +861,8 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None,
     duals : dict or None
         ``Solution.duals``-style multipliers; None: only the checks that need none run.
     certificate : Certificate or None, default None
-        The structured solver's certificate of this (f, duals), reused.
+        A route's certificate of this (f, duals): reused when its ``computed_on`` digest matches
+        (f, duals) bit for bit, else ignored.
     deadline : float or None, default None
         A ``time.perf_counter()`` reading past which the optimality part is not run; None: none.
 
@@ -882,6 +881,61 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None,
     >>> check_solution(prob, sol.f, sol.duals).passed, check_solution(prob, np.array([0.7, 0.3, 0.0, 0.0]), sol.duals).passed
     (True, False)
     """
+    from .certificate import inputs_digest
+
+    digest = inputs_digest(f, duals or {}) if f is not None else b""
+    ch = _check_solution(problem, f, duals, certificate, digest, deadline)
+    ch.computed_on = digest
+    return ch
+
+
+def refereed(problem, f: np.ndarray, duals: dict | None, checks, deadline=None) -> Checks:
+    """``checks`` when it is ldpopt's check of exactly (f, duals) — its ``computed_on`` digest equals
+    theirs, bit for bit — else :func:`check_solution` of (f, duals) computed afresh: what
+    :meth:`~ldpopt.problems.Problem.solve` decides the returned status from, whatever route produced them.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem f claims to solve.
+    f : ndarray (d,)
+        The returned point (frequency units).
+    duals : dict or None
+        The returned multipliers.
+    checks : Checks or None
+        The route's check, if any.
+    deadline : float or None, default None
+        As :func:`check_solution`'s: a fresh check stops there, claiming no optimality.
+
+    Returns
+    -------
+    Checks
+        ``checks`` itself when it describes these bits (or f is not finite: nothing to check), else a new check.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems.check.verdict import refereed
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> prob = ldpopt.Problem(est)
+    >>> sol = prob.solve()
+    >>> refereed(prob, sol.f, sol.duals, sol.checks) is sol.checks
+    True
+    >>> moved = sol.f + np.array([-0.01, 0.01, 0.0, 0.0])   # the same checks handed on with another point
+    >>> refereed(prob, moved, sol.duals, sol.checks).passed
+    False
+    """
+    from .certificate import inputs_digest
+
+    if f is None or not np.all(np.isfinite(f)):
+        return checks
+    if checks is not None and checks.computed_on and checks.computed_on == inputs_digest(f, duals or {}):
+        return checks
+    return check_solution(problem, f, duals, deadline=deadline)
+
+
+def _check_solution(problem, f, duals, certificate, digest: bytes, deadline=None) -> Checks:
     d = problem.estimate.d
     tol_v = violation_tol(d)
     ch = Checks(tolerance={"violation": tol_v, "aggregate_violation": tol_v, "stationarity": STATIONARITY_TOL, "gap": GAP_TOL,
@@ -921,7 +975,7 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None,
             elif gfun is None:  # l1: the subgradient check and the exact LP gap
                 _check_l1(ch, problem, f, duals, jty)
             else:
-                _check_smooth(ch, problem, f, duals, jty, gfun, certificate, deadline)
+                _check_smooth(ch, problem, f, duals, jty, gfun, certificate, digest, deadline)
     except CheckTimedOut as exc:  # what ran stands; optimality is not claimed (status_after_check)
         _timed_out(ch, str(exc))
         ch.passed = not ch.failed
@@ -965,7 +1019,8 @@ def _check_kinks(ch: Checks, problem, f, duals):
     return True
 
 
-def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, deadline=None) -> None:
+def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest: bytes = b"",
+                  deadline=None) -> None:
     """Stationarity, gap and error bound of a smooth objective (module docstring)."""
     d = problem.estimate.d
     obj = problem.objective
@@ -1003,7 +1058,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, deadlin
         ch.gap = abs(lag) / max(per * float(np.sum(np.abs(f))), np.finfo(float).tiny)
     if not ch.dual_infeasibility <= STATIONARITY_TOL:
         ch.failed.append(f"dual infeasibility {ch.dual_infeasibility:.1e} > {STATIONARITY_TOL:.0e}")
-    cert = _certificate(problem, f, duals, certificate, deadline)
+    cert = _certificate(problem, f, duals, certificate, digest, deadline)
     linear = False
     if cert is not None:  # built-in separable objective, built-in constraints: the one certificate
         ch.certificate = cert

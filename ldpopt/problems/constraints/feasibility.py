@@ -138,10 +138,24 @@ class Infeasibility:
     source: str = "ldpopt"
     #: the margin is within the rounding of the data as given (e.g. decimal totals that sum to 1 + 2⁻⁵⁴)
     at_rounding: bool = False
+    #: "linear" (a Farkas certificate of the linear constraints) or "non-affine" (a user's norm or cone
+    #: constraints against the linear set, proved by :func:`ldpopt.problems.check.conflict.verified_conflict`:
+    #: ``margin`` is then a lower bound on their smallest weighted violation, the user's units)
+    kind: str = "linear"
+
+    @property
+    def verified(self) -> bool:
+        """Whether ldpopt's own check proved this conflict (``source == "ldpopt"``); a solver's
+        certificate (another source) is not."""
+        return self.source == "ldpopt"
 
     def summary(self) -> str:
         if self.source != "ldpopt":
             return f"the constraints {self.names} have non-zero multipliers in {self.source}'s certificate"
+        if self.kind == "non-affine":
+            return (f"the constraints {self.names} conflict: over the linear ones, the weighted violation of the "
+                    f"non-affine ones is at least {self.margin:.3g} (a Frank-Wolfe bound at the phase one's point, "
+                    "its linear part verified in exact arithmetic)")
         text = (f"the constraints {self.names} conflict (Farkas certificate verified in exact arithmetic, "
                 f"margin {self.margin:.3g})")
         if self.at_rounding:

@@ -22,10 +22,12 @@ MAX_SECONDS = 10.0
 
 @dataclass
 class PhaseOne:
-    """``verdict`` "infeasible" (the dual bound's rule, notes: docs/problems.md), "feasible" (a point with
-    violation ≤ 0 found) or "undecided" (``why``); ``primal`` and ``dual`` the phase one's values
-    (s* lies in [dual, primal] up to the solver's tolerances), ``infeasibility`` the named
-    conflict when infeasible, ``seconds`` wall clock."""
+    """``verdict`` "infeasible" (ldpopt's check, :func:`.check.conflict.verified_conflict`, proved the
+    conflict at the phase one's point), "feasible" (a point with violation ≤ 0 found) or "undecided"
+    (``why``: the solver's dual bound alone is never a claim); ``primal`` and ``dual`` the phase one's
+    values (s* lies in [dual, primal] up to the solver's tolerances), ``infeasibility`` the verified
+    conflict when infeasible (its ``margin`` the check's lower bound, not the solver's), ``seconds``
+    wall clock."""
 
     verdict: str
     primal: float = float("nan")
@@ -48,7 +50,6 @@ def phase_one(problem, time_limit: float | None = None) -> PhaseOne:
     import cvxpy as cp
 
     from ..constraints.base import UserConstraint
-    from ..constraints.feasibility import solver_infeasibility
 
     start = time.perf_counter()
     s = cp.Variable(name="phase_one_violation")
@@ -76,15 +77,32 @@ def phase_one(problem, time_limit: float | None = None) -> PhaseOne:
     if str(raw.status) not in ("Solved", "AlmostSolved"):
         out.why = f"Clarabel status {raw.status}"
         return out
-    if np.isfinite(out.dual) and out.dual > PHASE_ONE_FLOOR and out.primal - out.dual <= 0.5 * out.dual:
-        out.verdict = "infeasible"
-        out.infeasibility = solver_infeasibility(named, "phase one (CLARABEL)")
-        if out.infeasibility is not None:
-            out.infeasibility.margin = out.dual
+    # Clarabel's dual bound is a candidate, not a proof: ldpopt's check (.check.conflict) decides from
+    # the phase one's point and the user constraints' multipliers, in exact arithmetic on the linear part
+    # (tried whenever either value says the violation may be positive: a primal value <= 0 is a point
+    # within the solver's tolerance, not a proof of feasibility either)
+    said = np.isfinite(out.dual) and out.dual > PHASE_ONE_FLOOR and out.primal - out.dual <= 0.5 * out.dual
+    got = None
+    if problem.x.value is not None and (out.primal > 0 or out.dual > 0):
+        from ..check.conflict import verified_conflict
+
+        weights = {n: con.dual_value for n, con in named.items()
+                   if isinstance(problem._owners[n][0], UserConstraint) and con.dual_value is not None}
+        try:
+            got = verified_conflict(problem, np.asarray(problem.x.value, float) * problem.scale, weights)
+        except (ValueError, TypeError, ArithmeticError) as exc:  # a check that cannot run proves nothing
+            out.why = f"ldpopt's check of the phase one's conflict could not run: {exc}"
+    if got is not None:
+        out.verdict, out.infeasibility = "infeasible", got
     elif out.primal <= 0:
         out.verdict = "feasible"
+    elif said:
+        out.why = (out.why or f"the phase one's dual bound {out.dual:.1e} > 0 was not verified by ldpopt's check "
+                   "(the set may be empty by less than the check resolves, or not empty): no claim")
+        out.infeasibility = None
     else:
         out.why = f"smallest violation in [{out.dual:.1e}, {out.primal:.1e}]: thinner than the solver's tolerance"
+    out.seconds = time.perf_counter() - start
     return out
 
 

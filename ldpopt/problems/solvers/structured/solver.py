@@ -252,7 +252,7 @@ def _certified(sep, st, f, lam, y, feas_tol, kkt_tol):
             r = ev("d1") + t
     f = _sum_polished(st, f)
     duals = duals_dict(st, f, lam, y, r)
-    cert = certify(sep, st, f, lam, y, duals, feas_tol)
+    cert = certify(sep, st, f, lam, y, duals, feas_tol, stamp=True)  # the digest of (f, duals): reused only for these bits
     # all three in units of the total mass: violation, Newton correction of stationarity, and the
     # wrong-sign multipliers turned into frequency by the largest curvature 1/h''
     inv_curv = 0.0

@@ -1,0 +1,177 @@
+"""ldpopt's own check of a claimed conflict that involves a user's non-affine constraints (norms,
+quadratic bounds: cvxpy inequalities g_j(f) ≤ 0 with g_j convex): the phase one's answer
+(:mod:`~ldpopt.problems.solvers.phase_one`) is a *candidate* — a point f̂ and weights λ — and the
+claim ``"infeasible"`` is made only when this check, which takes nothing else from the solver, proves
+it.
+
+The argument (a Frank–Wolfe / Lagrangian lower bound; Boyd & Vandenberghe, *Convex Optimization*,
+2004, §5.2 and §3.1.3). P is the set of the linear constraints (the built-ins and the user's affine
+rows: :func:`.feasibility.linear_system`). For weights λ ≥ 0 with Σ λ = 1, G = Σ_j λ_j g_j is convex,
+so for every f, G(f) ≥ G(f̂) + ∇G(f̂)ᵀ(f − f̂) (any subgradient). Every point meeting all g_j ≤ 0 has
+G(f) ≤ 0. Hence if
+
+    min_{f ∈ P} ∇G(f̂)ᵀ f  >  ∇G(f̂)ᵀ f̂ − G(f̂) + a                              (*)
+
+then G > 0 on P — no point of P meets the user's constraints — and min_P G ≥ the excess of (*),
+which is the ``margin`` reported: a lower bound on the smallest weighted violation of the user's
+non-affine constraints over P (so on their smallest uniform violation, max_j g_j ≥ G), in the user's
+units — the set's, not the method's. (*) is decided as the emptiness of P ∩ {∇G(f̂)ᵀf ≤ β}, with β its
+right-hand side, by a Farkas certificate verified in exact rational arithmetic on the numbers as
+given (:func:`.farkas.verify`, the same test as the exact pre-check of :mod:`.feasibility`); the
+multipliers come from HiGHS's phase-one LP (:func:`.farkas.phase_one`) and claim nothing by
+themselves.
+
+``a``, the allowance: G(f̂) and ∇G(f̂) are cvxpy's float64 evaluations of the user's expressions,
+which carry no error bound of their own. a = 2⁻²⁶·(Σ_j λ_j(|g_j(f̂)| + |g_j(0)|) + ‖∇G(f̂)‖∞·max(1,
+‖f̂‖₁) + |∇G(f̂)|ᵀ|f̂|) — √ε of the sizes involved, about 10⁶ times the rounding of a float sum of
+10⁴ terms (a choice: the papers are silent; it must cover the evaluation error of G and of the
+slope ∇G·(f − f̂), whose second factor is bounded by ‖f̂‖₁ plus that of f on P, 1 on the simplex).
+A conflict thinner than the allowance, or than the phase one's point is accurate (the linear bound
+loses ∇G(f̂)ᵀ(f̂ − f*) at a point f̂ off the minimiser), is not claimed: the objective is solved as
+before, and a solver's own "infeasible" is reported ``"infeasible_inaccurate"``
+(:meth:`~ldpopt.problems.Problem.solve`). A thin *non-empty* set is never claimed: it has a point with
+G ≤ 0, so (*) fails for every f̂ and λ.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["ALLOWANCE", "verified_conflict"]
+
+#: the relative allowance for cvxpy's float64 evaluation of the user's expressions (module docstring)
+ALLOWANCE = 2.0**-26
+
+
+def _non_affine(problem) -> list[str]:
+    """Names of the user constraints that are not affine (those the linear system leaves out)."""
+    from ..constraints.base import UserConstraint
+
+    return [n for n, (c, _) in problem._owners.items()
+            if isinstance(c, UserConstraint) and not problem._named[n].expr.is_affine()]
+
+
+def _weighted(problem, f_hat: np.ndarray, weights: dict):
+    """(G(f̂), ∇G(f̂), Σ_j λ_j(|g_j(f̂)| + |g_j(0)|), {name: λ_j}) of the normalised weights, or None
+    when a constraint is not an inequality cvxpy can differentiate at f̂."""
+    import cvxpy as cp
+
+    from .point import at_point as _at
+
+    x, s = problem.x, problem.scale
+    lam = {}
+    for name in _non_affine(problem):
+        con = problem._named[name]
+        w = weights.get(name)
+        if not isinstance(con, cp.constraints.Inequality) or w is None:
+            return None
+        w = np.maximum(np.atleast_1d(np.asarray(w, dtype=np.float64)).ravel(order="F"), 0.0)
+        if w.shape[0] != con.expr.size or not np.all(np.isfinite(w)):
+            return None
+        lam[name] = w
+    total = float(sum(float(np.sum(w)) for w in lam.values()))
+    if not (np.isfinite(total) and total > 0):
+        return None
+    G, size, grad = 0.0, 0.0, np.zeros(f_hat.shape[0])
+    for at, is_hat in ((np.zeros_like(f_hat), False), (f_hat, True)):
+        with _at(problem, at):
+            for name, w in lam.items():
+                expr = problem._named[name].expr
+                try:
+                    v = np.atleast_1d(np.asarray(expr.value, dtype=np.float64)).ravel(order="F")
+                    g = expr.grad.get(x) if is_hat and expr.grad is not None else None
+                except (TypeError, ValueError, ZeroDivisionError, FloatingPointError):
+                    return None
+                if not np.all(np.isfinite(v)):
+                    if is_hat:
+                        return None
+                    continue  # g_j(0) outside its domain: only a size, left out
+                size += float(np.sum(w * np.abs(v))) / total
+                if is_hat:
+                    if g is None:
+                        return None
+                    g = g.toarray() if sp.issparse(g) else np.asarray(g, dtype=np.float64)
+                    grad += np.asarray(g @ w, dtype=np.float64).ravel() / (s * total)
+                    G += float(np.sum(w * v)) / total
+    if not np.all(np.isfinite(grad)):
+        return None
+    return G, grad, size, {n: w / total for n, w in lam.items()}
+
+
+def verified_conflict(problem, f_hat, weights: dict):
+    """The :class:`~ldpopt.problems.constraints.feasibility.Infeasibility` proved by (*) of the module
+    docstring at the candidate ``f_hat`` (frequency units) with the candidate ``weights`` (user
+    constraint name → its multipliers, e.g. a phase one's duals), or None when it is not proved (the
+    set may be empty by less than the check resolves, or not empty at all).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose constraints conflict.
+    f_hat : ndarray (d,)
+        A point near the minimiser of the weighted violation over the linear constraints.
+    weights : dict
+        Multipliers λ_j ≥ 0 for each non-affine user constraint (normalised here to Σ λ = 1).
+
+    Returns
+    -------
+    Infeasibility or None
+        ``names``: the linear constraints with a non-zero Farkas multiplier or bound, and the
+        non-affine ones with λ_j > 0; ``margin``: a lower bound on min over the linear set of
+        Σ λ_j g_j (the user's units).
+
+    Examples
+    --------
+    >>> import numpy as np, cvxpy as cp
+    >>> import ldpopt
+    >>> from ldpopt.problems import Problem, Simplex
+    >>> from ldpopt.problems.check.conflict import verified_conflict
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> prob = Problem(est, "cls", [Simplex(), lambda f, e: {"energy": cp.sum_squares(f) <= 0.2}])
+    >>> got = verified_conflict(prob, np.full(4, 0.25), {"energy": 1.0})   # min of sum f^2 is 1/4 > 0.2
+    >>> got.names, bool(0.05 * (1 - 1e-6) <= got.margin <= 0.05)
+    (['sum', 'energy'], True)
+    >>> verified_conflict(Problem(est, "cls", [Simplex(), lambda f, e: cp.sum_squares(f) <= 0.25]),
+    ...                   np.full(4, 0.25), {"user": 1.0}) is None   # touches the simplex: no claim
+    True
+    """
+    from ..constraints.farkas import phase_one as lp_phase_one
+    from ..constraints.farkas import verify
+    from ..constraints.feasibility import _named_certificate, _system
+
+    f_hat = np.asarray(f_hat, dtype=np.float64)
+    if f_hat.shape != (problem.estimate.d,) or not np.all(np.isfinite(f_hat)):
+        return None
+    got = _weighted(problem, f_hat, weights)
+    if got is None:
+        return None
+    G, c, size, lam = got
+    lo, up, lo_own, up_own, A, b, ineq, own, names, _ = _system(problem)
+    allow = ALLOWANCE * (size + float(np.max(np.abs(c), initial=0.0)) * max(1.0, float(np.sum(np.abs(f_hat))))
+                         + float(np.sum(np.abs(c) * np.abs(f_hat))))
+    beta = float(np.sum(c * f_hat)) - G + allow
+    if not np.isfinite(beta):
+        return None
+    A2 = sp.vstack([A, sp.csr_matrix(c[None, :])], format="csr")
+    b2 = np.append(b, beta)
+    ineq2 = np.append(ineq, True)
+    y, _ = lp_phase_one(A2, b2, ineq2, lo, up)
+    if y is None:
+        return None
+    proof = verify(y, A2, b2, ineq2, lo, up)
+    if proof is None:
+        return None
+    margin, cc, yy, thin = proof
+    y_new = float(yy[-1])
+    if not y_new > 0:  # the linear rows alone conflict: the exact pre-check's to decide
+        return None
+    first = names.index(next(iter(lam)))
+    cert = _named_certificate((margin / y_new, cc, yy, thin), names, np.append(own, first), lo_own, up_own)
+    used = set(cert.names) | {n for n, w in lam.items() if np.any(w > 0)}
+    cert.names = [n for n in names if n in used]
+    for n, w in lam.items():
+        cert.rows[n] = float(w[0]) if w.shape[0] == 1 else w.tolist()
+    cert.at_rounding = False
+    cert.source, cert.kind = "ldpopt", "non-affine"
+    return cert
