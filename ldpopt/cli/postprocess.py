@@ -185,7 +185,7 @@ def method_names(method: str) -> list[str]:
     from .. import methods
 
     if method == "all":
-        return list(methods.available().index)
+        return sorted(methods.names())  # available()'s order, without building its pandas table
     try:  # a registered name or FILE.py:NAME (a plain function from a file is registered under NAME)
         return [methods.resolve(method, where="--method").name]
     except (KeyError, ValueError, TypeError) as exc:
