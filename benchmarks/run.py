@@ -97,7 +97,7 @@ def verify(only: str = "", quick: bool = True, timeout: float = 300.0, out: str 
                 env = {**os.environ, "PYTHONPATH": os.pathsep.join(
                     p for p in (str(HERE.parent), os.environ.get("PYTHONPATH")) if p)}
                 try:
-                    proc = subprocess.run(argv, cwd=HERE.parent, env=env, capture_output=True, text=True,
+                    proc = subprocess.run(argv, cwd=HERE.parent, env=env, capture_output=True, text=True, check=False,
                                           timeout=timeout)
                     status = "ok" if proc.returncode == 0 else \
                         f"exit {proc.returncode}: {(proc.stderr.strip().splitlines() or [''])[-1][:160]}"

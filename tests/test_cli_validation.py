@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli import ldpopt
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _cli import ldpopt
-from conftest import examples
 from ldpopt.cli._args import InputError, integer
 
 LIMIT = 2**63
@@ -109,7 +109,7 @@ def test_a_fixed_frequency_is_accepted_exactly_in_0_1(freq, as_list, tmp_path_fa
     argv = ["solve", "--counts", folder / "c.csv", "--oracle", "oue", "--epsilon", "1", "--n", "1000", "--problem",
             folder / "f.toml", "--allow-no-simplex"]
     if 0 <= freq <= 1:
-        code, out, err = _main(argv)
+        code, _, err = _main(argv)
         assert code in (0, 1) and "frequency" not in err, err  # solved (or its status said), not refused
     else:
         assert "frequency must be in [0, 1]" in _error_of(argv)
@@ -303,7 +303,7 @@ def test_c_level_prints_of_a_method_land_on_stderr_and_stdout_holds_only_the_csv
 def _main(argv, cwd=None):
     import os
 
-    import ldpopt.cli as cli
+    from ldpopt import cli
 
     out, err = io.StringIO(), io.StringIO()
     old = os.getcwd()

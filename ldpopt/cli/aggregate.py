@@ -24,9 +24,10 @@ def _run(args) -> int:
     from ..aggregate.shards import list_shards
 
     files = list_shards(args.shards)
+    picked = None  # auto's pick, said on stderr once the counts are in (an error stays one line)
     if args.scheduler == "auto":
         args.scheduler, why = pick_scheduler(files)
-        print(f"ldpopt aggregate: scheduler: {args.scheduler} ({why})", file=sys.stderr)
+        picked = f"ldpopt aggregate: scheduler: {args.scheduler} ({why})"
     try:
         require("dask", None, "ldpopt aggregate")
         if args.scheduler not in ("threads", "synchronous"):
@@ -65,6 +66,8 @@ def _run(args) -> int:
     except (AlreadyHeldError, MergeError) as exc:  # the partial's, or two shards that do not merge
         where = f"--merge-into {args.merge_into}" if args.merge_into else f"SHARDS {args.shards}"
         raise InputError(f"{where}: {exc}") from None
+    if picked:
+        print(picked, file=sys.stderr)
     oracle = total.build_oracle()
     out = pd.DataFrame({"value": total.values(), "count": total.support_counts()})
     skipped: dict[str, str] = {}  # method → why it was skipped

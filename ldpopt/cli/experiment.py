@@ -67,7 +67,6 @@ def _run(args) -> int:
     configs = [load_config(name, quick=args.quick) for name in names]
     for cfg in configs:  # every config's size before the first task runs
         _check_size(cfg, args.out)
-    print(f"ldpopt experiment: scheduler: {_scheduler_line(args)}", file=sys.stderr)
     record: list[dict[str, Any]] = []  # one JSON object per config
     t_all = time.perf_counter()
     for name, cfg in zip(names, configs):
@@ -92,6 +91,7 @@ def _run(args) -> int:
         record.append({"experiment": cfg.name, "tasks": len(tasks_of(cfg)), "tasks_run": ran,
                        "rows": len(table), "wall_s": round(wall, 2)})
         print(f"{len(table)} rows -> {folder / 'results.parquet'}  ({ran} tasks run, {wall:.1f} s)")
+    print(f"ldpopt experiment: scheduler: {_scheduler_line(args)}", file=sys.stderr)  # after: an error is one line
     if args.name == "all":
         doc = {"command": f"ldpopt experiment run all --jobs {args.jobs}" + (" --quick" if args.quick else ""),
                "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
