@@ -68,6 +68,7 @@ def parser():
 def run(quick: bool = False, **opts) -> dict:
     """``--quick``: d = 1,000 (with the references). Results are written for this checkout only."""
     args = H.options(parser(), "bench_user_call.py", quick, opts)
+    asked_d = args.d  # the file's name: a quick run writes the row's file (in results/quick or --out)
     if args.quick:
         args.d = 1_000  # the references too: --verify reads the ratio of the quick run
     sys.path.insert(0, args.src)
@@ -116,7 +117,7 @@ def run(quick: bool = False, **opts) -> dict:
                   f"({row['reference']} {row['reference_status']})")
     if args.src != str(ROOT):
         return {"rows": rows}
-    name = ("user_call" + (f"_d{d}" if d != 42_178 else "") + (f"_rows{n_rows}" if n_rows > 1 else "_subset" if n_rows else "")
+    name = ("user_call" + (f"_d{asked_d}" if asked_d != 42_178 else "") + (f"_rows{n_rows}" if n_rows > 1 else "_subset" if n_rows else "")
             + ("_cold" if args.cold else ""))
     return H.save(name, args, {"rows": rows})
 
