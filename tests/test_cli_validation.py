@@ -98,7 +98,7 @@ def test_a_json_key_given_twice_at_any_depth_is_refused(tree, depth, key, tmp_pa
     assert _parse(path)[0]["params"] == tree
 
 
-@settings(max_examples=examples(30))
+@settings(max_examples=examples(15))
 @given(freq=st.one_of(st.floats(-10, 10, allow_nan=False), st.floats(0, 1)), as_list=st.booleans())
 def test_a_fixed_frequency_is_accepted_exactly_in_0_1(freq, as_list, tmp_path_factory):
     folder = tmp_path_factory.mktemp("f")
@@ -297,6 +297,18 @@ def test_c_level_prints_of_a_method_land_on_stderr_and_stdout_holds_only_the_csv
     table = pd.read_csv(io.StringIO(proc.stdout))
     assert list(table.columns) == ["value", "count", "base", "chatty"] and len(table) == 4
     assert math.isclose(table["chatty"].sum(), 1.0, rel_tol=1e-12)
+
+
+def test_python_dash_m_ldpopt_is_the_command():
+    import subprocess
+    import sys
+
+    from _cli import ROOT
+    from ldpopt import __version__
+
+    proc = subprocess.run([sys.executable, "-m", "ldpopt", "--version"], capture_output=True, text=True, check=False,
+                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0 and proc.stdout == f"ldpopt {__version__}\n", proc.stderr
 
 
 # -- helpers ----------------------------------------------------------------------------------------------
