@@ -106,7 +106,8 @@ def _run(args) -> int:
 #: about 10^9 OUE reports at d = 128. Below it the threads scheduler is faster: on 2 cores it took
 #: 0.9-4.5 s where the cluster took 6.2-14.2 s for 2·10^6-10^8 reports (benchmarks/results/
 #: schedulers.json: the cluster's start alone 4.5-5.7 s, its shutdown 1.5-1.9 s); a 1,000-report
-#: folder took 89.5 s through the cluster on a loaded machine. Past it the threads run lasts a
+#: folder took 235 s through the cluster under a load average of 16 (10.7 s with threads), and 10^6
+#: reports 2.86 s against 0.98 s on a quiet moment. Past it the threads run lasts a
 #: minute or more (0.36 GB/s measured), the cluster's ~7 s start and shutdown are a tenth of that,
 #: and worker processes count in parallel without one interpreter's lock.
 AUTO_CLUSTER_BYTES = 16 * 2**30
