@@ -15,7 +15,8 @@ What the Euler–Maclaurin tail changed, measured here, old and new path side by
 
 The old path of a whole Power call with GRR at ε = 0.2 takes about a minute, so repetitions are few
 (``REPEATS``); the quick run uses d = 64, n ≤ 5·10⁴. In-process (no child process, no RSS watch):
-memory is not what changed. ``python benchmarks/bench_bayes.py [--quick]``.
+memory is not what changed. Every timed call starts with Power's memos empty (:func:`caches_off`):
+they are keyed by content, so a repeated call on one estimate would time a lookup. ``python benchmarks/bench_bayes.py [--quick]``.
 """
 
 from __future__ import annotations
@@ -63,12 +64,25 @@ def _old_gauss():
         bayes._prior_gauss_moments = saved
 
 
+def caches_off() -> None:
+    """Empty Power's memos (the posterior means by (x, S, prior) and the exponent fits by x): each is
+    keyed by content, so a second call on the same estimate is answered from them and would time a
+    dictionary lookup, not Power (a repeated call read 0.31× the old path where fresh ones read
+    ~1,600×). Called before every timed call, outside its clock."""
+    from ldpopt.methods.bayes import exponent_fit, posterior_memo
+
+    posterior_memo.MEMO.clear()
+    exponent_fit._FIT_MEMO.clear()
+
+
 def _side_by_side(new, old, repeats):
-    """Interleave new/old; medians of wall and CPU, and both outputs of the first round."""
+    """Interleave new/old, every call after :func:`caches_off`; medians of wall and CPU, and both
+    outputs of the first round."""
     t = {"new": ([], []), "old": ([], [])}
     outs = {}
     for _ in range(repeats):
         for key, fn in (("new", new), ("old", old)):
+            caches_off()
             out, w, c = H.timed(fn)
             t[key][0].append(w)
             t[key][1].append(c)
@@ -134,10 +148,29 @@ def measure_gauss(oracle: str, d: int, n: int, eps: float) -> dict:
     return {"oracle": oracle, "d": d, "n": n, "epsilon": eps, **med, "maxrel": _rel(outs["new"], outs["old"])}
 
 
+def parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--case", default=None, metavar="ORACLE,D,N,EPS",
+                    help="this one case only (no Gaussian part), written to bayes_ORACLE_dD.json: a headline row's "
+                         "own run (e.g. grr,42178,1000000,1)")
+    return ap
+
+
 def run(quick: bool = False, **opts) -> dict:
-    opts = H.options(H.parser(__doc__), "bench_bayes.py", quick, opts)
-    cases = CASES_QUICK if opts.quick else CASES
+    opts = H.options(parser(), "bench_bayes.py", quick, opts)
     reps = 1 if opts.quick else REPEATS
+    if getattr(opts, "case", None):
+        o, d, n, e = opts.case.split(",")
+        case = name_case = (o.strip(), int(float(d)), int(float(n)), float(e))
+        if opts.quick:  # the file keeps the case's name: --verify reads the row's file at quick sizes
+            case = (case[0], 64, 20_000, case[3])
+        r = measure_case(*case, repeats=reps)
+        print(f"  {case}: power {H.fmt_seconds(r['power_new_cpu'])} vs {H.fmt_seconds(r['power_old_cpu'])} CPU "
+              f"({r['power_old_cpu'] / r['power_new_cpu']:.0f}x)", flush=True)
+        return H.save(f"bayes_{name_case[0]}_d{name_case[1]}", opts, {
+            "rows": [r], "caches": "Power's memos emptied before every timed call (caches_off)",
+            "cpu": "this process and its children (_harness.cpu_clock)"})
+    cases = CASES_QUICK if opts.quick else CASES
     rows = []
     for c in cases:
         r = measure_case(*c, repeats=reps)
@@ -146,8 +179,10 @@ def run(quick: bool = False, **opts) -> dict:
               f"power {H.fmt_seconds(r['power_new_wall'])} vs {H.fmt_seconds(r['power_old_wall'])}", flush=True)
     gcase = ("oue", 64, 20_000, 1.0) if opts.quick else ("grr", 42_178, 10**6, 1.0)
     gauss = measure_gauss(*gcase)
-    return H.save("bayes", opts, {"rows": rows, "gauss": gauss})
+    return H.save("bayes", opts, {"rows": rows, "gauss": gauss,
+                                  "caches": "Power's memos emptied before every timed call (caches_off)",
+                                  "cpu": "this process and its children (_harness.cpu_clock)"})
 
 
 if __name__ == "__main__":
-    H.cli(H.parser(__doc__), run)
+    H.cli(parser(), run)

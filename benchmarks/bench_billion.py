@@ -203,9 +203,9 @@ def peer(shards: Path, eps: float, d: int, m: int, tmp: Path) -> dict:
     ours = None
     best = float("inf")
     for _ in range(3):
-        c0 = time.process_time()
+        c0 = H.cpu_clock()
         ours = read_lh(pairs, eps, d, use_olh=True)
-        best = min(best, time.process_time() - c0)
+        best = min(best, H.cpu_clock() - c0)
     assert ours is not None
     equal = bool(np.array_equal(np.asarray(r.payload["counts"]), ours.counts))
     if not equal:

@@ -80,7 +80,11 @@ def run(quick: bool = False, **opts) -> dict:
         table[r["class"]][r["outcome"]] += 1
     good = ("ok", "refused", "interrupted")
     failures = [r for r in rows if r["outcome"] not in good]
-    for cls, counts in table.items():
+    by_command: dict = {}  # the same outcomes by subcommand (the argv's first word)
+    for r in rows:
+        by_command.setdefault(r["argv"][0], {}).setdefault(r["outcome"], 0)
+        by_command[r["argv"][0]][r["outcome"]] += 1
+    for cls, counts in [*table.items(), *((f"[{c}]", v) for c, v in sorted(by_command.items()))]:
         print(f"{cls:16s} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), flush=True)
     print(f"{len(rows)} cases, {len(failures)} not as they must end ({time.perf_counter() - t0:.0f} s)")
     # the tree by its commit (a checkout elsewhere is no path of this repository)
@@ -92,7 +96,8 @@ def run(quick: bool = False, **opts) -> dict:
                                     "tree": "this checkout" if tree == REPO.resolve() else f"a checkout of {commit}",
                                     "tree_commit": commit,
                                     "ldpopt_file": str(Path(doc["ldpopt_file"]).relative_to(tree)), "cases": len(rows),
-                                    "failures": len(failures), "table": table, "not_as_they_must": failures,
+                                    "failures": len(failures), "table": table, "by_command": by_command,
+                                    "not_as_they_must": failures,
                                     "rows": rows})
 
 

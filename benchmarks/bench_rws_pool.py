@@ -39,9 +39,9 @@ def run(quick: bool = False, **opts) -> dict:
         rws = oracles.get("rws", eps, d)
         values = rng.choice(d, size=n, p=f)
         reps = rws.perturb(values, rng)
-        t = time.process_time()
+        t = H.cpu_clock()
         rws.aggregate(reps, device="numpy")
-        t_rws = time.process_time() - t
+        t_rws = H.cpu_clock() - t
         var_rws = float(np.mean(rws.variance(f, n)))
         cell = {"epsilon": eps, "d": d, "k": rws.k, "rws_aggregate_s": t_rws, "rws_variance_at_n": var_rws, "pool": []}
         print(f"RWS per-user seeds: ε={eps:g} d={d} k={rws.k} n={n:,}: aggregate {t_rws:.2f} s; variance at n {var_rws:.3g}")
@@ -52,9 +52,9 @@ def run(quick: bool = False, **opts) -> dict:
             for s in range(seeds):
                 o = oracles.get("rws-pool", eps, d, pool=K, pool_seed=s)
                 r = o.perturb(values, rng)
-                t = time.process_time()
+                t = H.cpu_clock()
                 o.aggregate(r, device="numpy")
-                t_pool.append(time.process_time() - t)
+                t_pool.append(H.cpu_clock() - t)
                 b2.append(float(np.mean(o.bias_given_hashes(f) ** 2)))
                 var.append(float(np.mean(o.variance_given_hashes(f, n))))
             row = {"pool": K, "aggregate_s": float(np.mean(t_pool)), "mean_bias2": float(np.mean(b2)),

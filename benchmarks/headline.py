@@ -270,10 +270,11 @@ ROWS: tuple[Row | Span, ...] = (
     Row("Power (s fitted), d = 42,178", "methods.json",
         Pick(("sizes", {"d": 42178}, "rows", {"method": "power"}, "cpu_seconds")), None,
         "python benchmarks/bench_methods.py"),
-    Row("Power with long posterior windows (GRR, d = 42,178)", "bayes.json",
+    Row("Power with long posterior windows (GRR, d = 42,178, n = 10⁶, ε = 1; memos emptied before every call)",
+        "bayes_grr_d42178.json",
         Pick(("rows", {"oracle": "grr", "d": 42178}, "power_new_cpu")),
         Pick(("rows", {"oracle": "grr", "d": 42178}, "power_old_cpu"), label="plain windowed sums"),
-        "python benchmarks/bench_bayes.py"),
+        "python benchmarks/bench_bayes.py --case grr,42178,1000000,1"),
     Row("Power's exponent fit (OUE, d = 42,178)", "power_fit.json",
         Pick(("results", {"oracle": "oue", "d": 42178}, "fit_power_law|new", "cpu_best")),
         Pick(("results", {"oracle": "oue", "d": 42178}, "fit_power_law|previous", "cpu_best"),
@@ -529,3 +530,43 @@ METHOD = """
 * **Guards.** A measurement is killed past 12 GB of its own RSS (or when the machine's available
   memory falls under 1 GB while it holds over 1 GB) and reported as such, never as a time.
 """
+
+
+# -- re-running the rows: `python benchmarks/run.py --verify` ----------------------------------------------
+#: the filter fields that name a size: a row re-run at quick sizes is found by its other fields
+SIZE_FIELDS = frozenset({"d", "n", "reports", "m_bits", "num_bits"})
+#: a row's stated range, where it states none of its own: the page's ratio within this factor either
+#: way (the regime changes at quick sizes; a ratio that moves further, or to the other side of 1, is
+#: what a row that no longer re-runs by its command looks like: 41× read 2.2× without a child's CPU)
+RANGE_FACTOR = 4.0
+
+
+def _relaxed(path: tuple) -> tuple:
+    return tuple({k: v for k, v in step.items() if k not in SIZE_FIELDS} if isinstance(step, dict) else step
+                 for step in path)
+
+
+def ratio_of(row, doc, quick: bool = False) -> float | None:
+    """anchor / ldpopt of ``row`` in the results ``doc`` (a Span: the median over its settings);
+    ``quick``: the picks' size fields dropped (a quick run measures smaller sizes of the same case)."""
+    if doc is None:
+        return None
+    if isinstance(row, Span):
+        span = Span(**{**row.__dict__, "where": {k: v for k, v in row.where.items() if k not in SIZE_FIELDS}}) \
+            if quick else row
+        es = span.entries(doc)
+        return statistics.median(e[row.anchor] / e[row.ldpopt] for e in es) if es else None
+    if row.anchor is None:
+        return None
+    mine_p, theirs_p = (Pick(_relaxed(p.path), p.what, p.unit, p.label) if quick else p
+                        for p in (row.ldpopt, row.anchor))
+    mine, theirs = _number(doc, mine_p), _number(doc, theirs_p)
+    return theirs / mine if mine and theirs else None
+
+
+def stated_range(row, results: Path = RESULTS) -> tuple[float, float] | None:
+    """The ratio range a row states: the page's ratio (from the committed results) within
+    :data:`RANGE_FACTOR` either way; None for a row without a comparison or without results."""
+    path = results / row.file
+    r = ratio_of(row, json.loads(path.read_text()) if path.exists() else None)
+    return None if r is None else (r / RANGE_FACTOR, r * RANGE_FACTOR)

@@ -3,6 +3,8 @@
     python benchmarks/run.py [--quick] [--only SECTION|BENCH,...] [--out DIR]
     python benchmarks/run.py --table          # rewrite BENCHMARKS.md from benchmarks/results/
     python benchmarks/run.py --list           # the sections and their benches
+    python benchmarks/run.py --verify         # re-run every BENCHMARKS.md row's command (quick sizes), flag
+                                              # a ratio outside the row's stated range
 
 Every bench is ``benchmarks/bench_NAME.py`` with ``run(quick: bool = False, **options) -> dict``
 (it writes ``results/NAME.json``: see ``_harness``; ``--out`` needs the ``out`` option); each also runs alone with its own flags
@@ -64,6 +66,77 @@ def chosen(only: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def verify(only: str = "", quick: bool = True, timeout: float = 300.0, out: str | None = None) -> int:
+    """Re-run each headline row's command (each distinct command once, into a temporary folder; with
+    ``--quick`` unless ``quick`` is False), read the row's ratio from what it wrote by the row's own
+    picks (at quick sizes, with their size fields dropped: :func:`headline.ratio_of`), and print one
+    line per row: the row, its stated range (:func:`headline.stated_range`), the ratio measured, and a
+    flag: ``ok``, ``OUTSIDE`` (the exit status is 1 if any), ``not measured`` (the quick run has no
+    such entry: peers are not run at quick sizes) or ``FAILED`` (the command failed or timed out).
+    ``out``: also write the lines as JSON there (``verify.json``)."""
+    import json
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+
+    import headline
+
+    words = [w for w in only.split(",") if w]
+    rows = [r for r in headline.ROWS if r.anchor is not None
+            and (not words or any(w in r.work or w in r.command for w in words))]
+    runs: dict[str, tuple[Path, str]] = {}
+    lines, outside = [], 0
+    with tempfile.TemporaryDirectory(prefix="ldpopt-verify-") as tmp:
+        for row in rows:
+            if row.command not in runs:
+                folder = Path(tmp) / f"run{len(runs)}"
+                argv = shlex.split(row.command) + (["--quick"] if quick else []) + ["--out", str(folder)]
+                argv[0] = sys.executable
+                t0 = time.perf_counter()
+                env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                    p for p in (str(HERE.parent), os.environ.get("PYTHONPATH")) if p)}
+                try:
+                    proc = subprocess.run(argv, cwd=HERE.parent, env=env, capture_output=True, text=True, check=False,
+                                          timeout=timeout)
+                    if quick and "unrecognized arguments: --out" in proc.stderr:  # a script with its own flags:
+                        folder = HERE / "results" / "quick"  # its quick run writes there
+                        proc = subprocess.run(argv[:-2], cwd=HERE.parent, env=env, capture_output=True, text=True,
+                                              check=False, timeout=timeout)
+                    status = "ok" if proc.returncode == 0 else \
+                        f"exit {proc.returncode}: {(proc.stderr.strip().splitlines() or [''])[-1][:160]}"
+                except subprocess.TimeoutExpired:
+                    status = f"timed out after {timeout:.0f} s"
+                runs[row.command] = (folder, status)
+                print(f"# {row.command}{' --quick' if quick else ''}: {status} ({time.perf_counter() - t0:.0f} s)",
+                      flush=True)
+            folder, status = runs[row.command]
+            stated = headline.stated_range(row)
+            path = folder / row.file
+            doc = json.loads(path.read_text()) if path.exists() else None
+            got = headline.ratio_of(row, doc, quick=quick) if status == "ok" else None
+            if status != "ok":
+                flag = f"FAILED ({status})"
+            elif got is None:
+                flag = "not measured" + (" at quick sizes" if quick else "")
+            elif stated is None or stated[0] <= got <= stated[1]:
+                flag = "ok"
+            else:
+                flag, outside = "OUTSIDE", outside + 1
+            rng = "—" if stated is None else f"{stated[0]:.3g}–{stated[1]:.3g}×"
+            meas = "—" if got is None else f"{got:.3g}×"
+            lines.append({"row": row.work, "command": row.command, "stated_range": stated, "measured": got,
+                          "flag": flag})
+            print(f"{row.work[:90]:90s} | {rng:>16s} | {meas:>9s} | {flag}", flush=True)
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "verify.json").write_text(json.dumps({"quick": quick, "rows": lines}, indent=1) + "\n")
+    print(f"{len(lines)} rows: {sum(x['flag'] == 'ok' for x in lines)} ok, {outside} outside their range, "
+          f"{sum(x['flag'].startswith('not') for x in lines)} not measured, "
+          f"{sum(x['flag'].startswith('FAILED') for x in lines)} failed")
+    return 1 if outside else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="tiny sizes, no peers, < 1 min (the smoke check)")
@@ -71,7 +144,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="results directory (default benchmarks/results[/quick])")
     ap.add_argument("--table", action="store_true", help="rewrite BENCHMARKS.md from the results files")
     ap.add_argument("--list", action="store_true", help="print the sections and their benches")
+    ap.add_argument("--verify", action="store_true",
+                    help="re-run every BENCHMARKS.md row's command (with --quick unless --full) into a temporary "
+                         "folder and flag a ratio outside the row's stated range; --only: rows whose work or "
+                         "command contains one of the comma-separated words")
+    ap.add_argument("--full", action="store_true", help="with --verify: the commands as written, at full size")
+    ap.add_argument("--timeout", type=float, default=300.0, help="with --verify: seconds a command may take")
     a = ap.parse_args(argv)
+    if a.verify:
+        return verify(a.only, quick=not a.full, timeout=a.timeout, out=a.out)
     if a.table:
         import headline
 

@@ -52,6 +52,8 @@ class Case:
     stdout_ok: bool = False  # the result goes to stdout (no file to check on disk)
     heavy: bool = False  # starts processes or runs long: the full set only
     inputs_may_change: tuple = field(default_factory=tuple)  # (none: every input must stay byte-identical)
+    must_say: tuple = ()  # a refusal's line must also contain each of these
+    must_not_say: tuple = ()  # ... and none of these (an option the user did not give)
 
 
 # -- the standard inputs of every case folder -----------------------------------------------------------
@@ -467,6 +469,59 @@ def _method_all(rng):
     ]
 
 
+def _config(extra: str) -> bytes:
+    return ('name = "tiny"\nkind = "full-domain"\ndatasets = [{name = "zipf", n = 2000, d = 8, rng = 1}]\n'
+            'oracles = ["oue"]\nepsilons = [1.0]\nmethods = ["base", "norm-sub"]\n' + extra).encode()
+
+
+def _values(rng):
+    """Sizes, values and types checked before any work: ranges, finite, integral (and "1e30": an
+    integer, too large), unique keys, a budget whose q underflows, frequencies in [0, 1], unique
+    columns, integral seeds, a run that cannot fit the disk or the memory, a scheduler that is none."""
+    big = str(rng.choice(["1e30", "1e19", "99999999999999999999"]))
+    eps = str(rng.choice(["800", "750", "2000"]))
+    freq = str(rng.choice(["2.0", "-0.5", "1.5"]))
+    seed = str(rng.choice(["1.5", "-1", '"x"']))
+    solve = ["solve"] + PP[1:]
+    dup = str(rng.choice(['{"objective": "cls", "objective": "weighted-mle", "constraints": [{"type": "simplex"}]}',
+                          '{"objective": "cls", "constraints": [{"type": "simplex", "type": "nonnegative"}]}']))
+    return [
+        Case("value check", f"postprocess --n {big} (integral, too large)", PP[:-2] + ["--n", big, "--counts",
+             "counts.csv"], "refuse", ("--n",), must_say=("too large",)),
+        Case("value check", f"postprocess --epsilon {eps} (q underflows)", PP[:3] + ["--epsilon", eps, "--n", str(N),
+             "--counts", "counts.csv"], "refuse", ("--epsilon",)),
+        Case("value check", f"choose --epsilon {eps} (q underflows)", ["choose", "--oracle", "oue", "--epsilon", eps,
+             "--n", str(N), "--counts", "counts.csv", "--repeats", "3"], "refuse", ("--epsilon",)),
+        Case("value check", "heavy-hitters -k 100000", ["heavy-hitters", "--strings", "strings.txt", "--epsilon", "4",
+             "--bytes", "5", "-k", str(rng.choice(["100000", "5000", "1e6"]))], "refuse", ("-k",)),
+        Case("value check", "solve, a JSON problem file with a duplicated key", solve + ["--counts", "counts.csv",
+             "--problem", "dup.json"], "refuse", ("--problem",), _write("dup.json", dup.encode())),
+        Case("value check", f"solve, a fixed frequency of {freq}", solve + ["--counts", "counts.csv", "--problem",
+             "fixed.toml"], "refuse", ("--problem", "frequency"),
+             _write("fixed.toml", f'objective = "cls"\n[[constraints]]\ntype = "simplex"\n[[constraints]]\n'
+                                  f'type = "fixed"\npositions = [2]\nfrequency = {freq}\n'.encode())),
+        Case("value check", "multi, a duplicated CSV column", ["multi", "--tuples", "dupcol.csv", "--epsilon", "1"],
+             "refuse", ("--tuples",), _write("dupcol.csv", b"A,B,A\na0,b0,a1\na1,b1,a0\na0,b1,a0\n")),
+        Case("value check", f"experiment run, seed = {seed} in the config", ["experiment", "run", "tiny.toml", "--out",
+             "res", "--no-progress"], "refuse", ("seed",), _write("tiny.toml", _config(f"seed = {seed}\n"))),
+        Case("value check", "experiment run, repetitions = 1e11 in the config", ["experiment", "run", "tiny.toml",
+             "--out", "res", "--no-progress"], "refuse", ("repetitions",),
+             _write("tiny.toml", _config("repetitions = 100000000000\n")), timeout=8.0),
+        Case("value check", "experiment run --scheduler bogus", ["experiment", "run", "tiny.toml", "--out", "res",
+             "--no-progress", "--scheduler", str(rng.choice(["bogus", "tcp://", "http://x:1"]))], "refuse",
+             ("--scheduler",), _write("tiny.toml", _config("repetitions = 2\n")), timeout=8.0),
+        Case("value check", "aggregate of shards of two oracles (no --merge-into)", ["aggregate", "shards",
+             "--scheduler", "threads", "--no-progress"], "refuse", ("SHARDS", "shards"),
+             lambda f: (_shards(f), (f / "s2").mkdir(), _shards(f / "s2", "grr"),
+                        os.replace(f / "s2" / "shards" / "part-00000.parquet", f / "shards" / "part-00009.parquet")),
+             must_not_say=("--merge-into",)),
+        Case("value check", "perturb of 1e12 users (no room on the disk)", ["perturb", "--histogram", "big.csv",
+             "--oracle", str(rng.choice(["grr", "oue", "olh"])), "--epsilon", "1", "--seed", "0", "--out", "o"],
+             "refuse", ("--histogram", "--out"), _write("big.csv", b"value,count\na,500000000000\nb,500000000000\n"),
+             timeout=8.0),
+    ]
+
+
 def _valid(rng):
     suffix = OUT_SUFFIXES[int(rng.integers(3))]
     method = str(rng.choice(["norm-sub", "mle-apx", "norm", "power-ns"]))
@@ -518,11 +573,11 @@ def _valid_slow(rng):
 def _long(rng):
     """Runs that would take long: they print progress and stop cleanly on Ctrl-C (sent after their time)."""
     return [
-        Case("long run", "perturb of 1e12 users, Ctrl-C", ["perturb", "--histogram", "big.csv", "--oracle", "grr",
+        Case("long run", "perturb of 2e9 users, Ctrl-C", ["perturb", "--histogram", "big.csv", "--oracle", "grr",
              "--epsilon", "1", "--seed", "0", "--out", "shards", "--overwrite"], "interrupt", (),
-             _chain(_shards, _write("big.csv", b"value,count\na,500000000000\nb,500000000000\n")), timeout=3.0,
+             _chain(_shards, _write("big.csv", b"value,count\na,1000000000\nb,1000000000\n")), timeout=3.0,
              inputs_may_change=()),
-        Case("long run", "aggregate --workers 1000 (local cluster)", ["aggregate", "shards", "--workers", "1000",
+        Case("long run", "aggregate --workers 1000 (local cluster)", ["aggregate", "shards", "--scheduler", "local", "--workers", "1000",
              "--no-progress"], "ok", (), _shards, both(check_aggregate(None, 600), check_contains("--workers",
              "stderr")), stdout_ok=True, heavy=True, timeout=120),
         Case("long run", "postprocess --d 1e7 --method all, Ctrl-C", PP + ["--counts", "counts_d.csv", "--d", "1e7",
@@ -530,7 +585,7 @@ def _long(rng):
     ]
 
 
-TEMPLATES = [_collisions, _folders, _overflows, _malformed, _ranges, _encodings, _special, _permissions,
+TEMPLATES = [_collisions, _folders, _overflows, _malformed, _ranges, _values, _encodings, _special, _permissions,
              _method_all, _valid, _valid_slow, _long]
 
 
@@ -684,6 +739,8 @@ def _verdict(case, folder, before, code, stdout, stderr) -> tuple[str, str]:
             return "noisy error", f"{len(lines)} lines: {' | '.join(lines)[:300]}"
         if case.names and not any(n in errors[-1] for n in case.names):
             return "noisy error", f"names none of {case.names}: {errors[-1][:300]}"
+        if any(n not in errors[-1] for n in case.must_say) or any(n in errors[-1] for n in case.must_not_say):
+            return "noisy error", f"misleading: must say {case.must_say}, not {case.must_not_say}: {errors[-1][:300]}"
         left = _left(case, folder, before, False)
         return ("left behind", f"{left}: {errors[-1]}") if left else ("refused", errors[-1])
     return "wrong exit", f"exit {code}: {' | '.join(lines)[-300:]}"

@@ -113,15 +113,18 @@ def test_cli_perturb_then_aggregate(tmp_path):
     # the same shards merged into the partial that holds them: refused (they would count twice)
     assert "already holds" in one_line_error(ldpopt("aggregate", shards, "--merge-into", tmp_path / "p.json",
                                                     "--no-progress", "--scheduler", "threads"))
-    # the default path: a LocalCluster, with its progress bar on stderr; stdout stays a clean CSV, and
-    # merging a second run (another seed) into the saved partial adds its counts bit for bit
+    # a LocalCluster (asked for: the default counts in process at this size, and says so), with its
+    # progress bar on stderr; stdout stays a clean CSV, and merging a second run (another seed) into the
+    # saved partial adds its counts bit for bit
     more = tmp_path / "sh2"
     proc = ldpopt("perturb", "--histogram", hist, "--d", D, "--oracle", "ss", "--epsilon", 1, "--seed", 5,
                   "--shard-rows", 500, "--out", more)
     assert proc.returncode == 0, proc.stderr
     ref2, _ = _reference(more, orc)
-    again = ldpopt("aggregate", more, "--merge-into", tmp_path / "p.json")
+    again = ldpopt("aggregate", more, "--merge-into", tmp_path / "p.json", "--scheduler", "local")
     assert again.returncode == 0, again.stderr
+    default = ldpopt("aggregate", more, "--merge-into", tmp_path / "p.json", "--no-progress")
+    assert default.stdout == again.stdout and default.stderr.startswith("ldpopt aggregate: scheduler: threads (auto: ")
     summed = pd.read_csv(__import__("io").StringIO(again.stdout))
     assert list(summed.columns) == ["value", "count"] and len(summed) == D
     assert np.array_equal(summed["count"].to_numpy(), ref + ref2)
@@ -200,7 +203,7 @@ def test_shards_with_different_labels_are_refused_naming_the_shard(tmp_path):
 
 
 def test_local_cluster_default_of_the_cli_is_bit_for_bit_and_leaves_no_process(tmp_path, capsys):
-    # scheduler="local" is what `ldpopt aggregate` runs by default: worker processes started and
+    # scheduler="local" is what `ldpopt aggregate` runs past 16 GiB of shards or with --scheduler local: worker processes started and
     # stopped for the call, the progress bar on stderr only
     pytest.importorskip("distributed")
     psutil = pytest.importorskip("psutil")

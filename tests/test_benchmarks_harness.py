@@ -140,3 +140,59 @@ def test_write_rows_keeps_the_contract_keys(mods, tmp_path):
     doc = json.loads((tmp_path / "sub" / "y.json").read_text())
     assert list(doc)[:4] == ["machine", "date", "command", "quick"] and doc["rows"] == [{"v": 2}]
     assert doc["command"].startswith("python ")
+
+
+def test_the_cpu_clock_counts_a_child_process_the_process_clock_misses(mods):
+    """A child that burns CPU (as the cvxpy chain's PIQP fork does): its seconds are in the harness's
+    clock, reaped or still running, and not in ``time.process_time``."""
+    import subprocess
+    import sys
+    import time
+
+    _, _, H = mods
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    c0, p0 = H.cpu_clock(), time.process_time()
+    subprocess.run([sys.executable, "-c", burn], check=True)  # reaped: RUSAGE_CHILDREN
+    reaped = H.cpu_clock() - c0
+    assert reaped >= 0.3 and time.process_time() - p0 < 0.1, reaped
+    child = subprocess.Popen([sys.executable, "-c", burn + "time.sleep(5)\n"])
+    try:  # running: the process tree (psutil)
+        pytest.importorskip("psutil")
+        c1 = H.cpu_clock()
+        deadline = time.monotonic() + 30
+        while H.cpu_clock() - c1 < 0.25 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert H.cpu_clock() - c1 >= 0.25
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_bench_bayes_times_power_with_its_memos_empty():
+    """Power's memos are keyed by content: a second call on one estimate is a lookup. caches_off
+    empties both before every timed call."""
+    import numpy as np
+
+    import ldpopt
+    from ldpopt.methods.bayes import exponent_fit, posterior_memo
+
+    bayes = bench_module("bench_bayes")
+    est = ldpopt.oracles.get("grr", 1.0, 16).estimate(np.arange(16) * 100 + 50, 13_000)
+    ldpopt.methods.get("power").func(est)
+    assert posterior_memo.MEMO or exponent_fit._FIT_MEMO
+    bayes.caches_off()
+    assert not posterior_memo.MEMO and not exponent_fit._FIT_MEMO
+
+
+def test_verify_reads_a_row_at_quick_sizes_by_its_picks_without_the_size_fields(mods):
+    _, headline, _ = mods
+    row = headline.Row("w", "f.json", headline.Pick(("rows", {"oracle": "grr", "d": 42178}, "new")),
+                       headline.Pick(("rows", {"oracle": "grr", "d": 42178}, "old")), "python x.py")
+    full = {"rows": [{"oracle": "grr", "d": 42178, "new": 2.0, "old": 100.0}]}
+    quick = {"rows": [{"oracle": "oue", "d": 64, "new": 1.0, "old": 1.0},
+                      {"oracle": "grr", "d": 64, "new": 1.0, "old": 30.0}]}
+    assert headline.ratio_of(row, full) == 50.0
+    assert headline.ratio_of(row, quick) is None  # the sizes differ: not the row's entry
+    assert headline.ratio_of(row, quick, quick=True) == 30.0  # the same case, smaller
+    span = headline.Span("w", "f.json", ("rows",), {"oracle": "grr", "d": 42178}, "new", "old", "x", ("d",), "c")
+    assert headline.ratio_of(span, quick, quick=True) == 30.0 and headline.ratio_of(span, full) == 50.0

@@ -224,10 +224,12 @@ def test_command_lines_through_the_real_entry_point(tmp_path):
         assert outcome == ("ok" if case.expect == "ok" else "refused"), (case.what, outcome, detail)
 
 
-def test_ctrl_c_leaves_the_output_folder_as_it_was(tmp_path):
-    """SIGINT to ``perturb --overwrite`` of 10^12 users once its first new shard is written (in the
-    temporary folder beside --out): exit 130 with one line, no traceback, the old shards byte-identical
-    and no temporary left behind."""
+@pytest.mark.parametrize("sig, code, word", [("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "terminated")])
+def test_ctrl_c_leaves_the_output_folder_as_it_was(tmp_path, sig, code, word):
+    """SIGINT (Ctrl-C) or SIGTERM (``kill PID``) to ``perturb --overwrite`` of 2·10^9 users (it fits
+    the disk: 10^12 is refused before any work) once its first new shard is written (in the temporary
+    folder beside --out): exit 130 / 143 with one line, no traceback, the old shards byte-identical
+    and no temporary ``.shards.<hex>.tmp`` left behind."""
     import signal
     import subprocess
     import sys
@@ -237,7 +239,7 @@ def test_ctrl_c_leaves_the_output_folder_as_it_was(tmp_path):
     from _cli import ROOT
 
     C._shards(tmp_path)
-    (tmp_path / "big.csv").write_text("value,count\na,500000000000\nb,500000000000\n")
+    (tmp_path / "big.csv").write_text("value,count\na,1000000000\nb,1000000000\n")
     before = C._snapshot(tmp_path)
     env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "ldpopt.cli", "perturb", "--histogram", "big.csv", "--oracle",
@@ -249,10 +251,10 @@ def test_ctrl_c_leaves_the_output_folder_as_it_was(tmp_path):
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
     assert list(tmp_path.glob(".shards.*.tmp/part-00001.parquet")), "no shard written within 60 s"
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(getattr(signal, sig))
     _, err = proc.communicate(timeout=60)
     lines = [ln for ln in err.strip().splitlines() if ln.strip()]
-    assert proc.returncode == 130, err
-    assert "Traceback" not in err and lines[-1] == "ldpopt perturb: interrupted; outputs not finished were not " \
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and lines[-1] == f"ldpopt perturb: {word}; outputs not finished were not " \
                                                   "written", err
     assert C._snapshot(tmp_path) == before  # the old shards as they were, nothing beside them

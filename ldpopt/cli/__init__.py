@@ -5,6 +5,7 @@ Notes: docs/notes/cli.md, "ldpopt.cli"."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import warnings
@@ -82,9 +83,36 @@ def main(argv=None) -> int:
             return 2
     parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
-    with warnings.catch_warnings():  # restores Python's printer when the command returns
+    with warnings.catch_warnings(), _terminate_as_interrupt():  # both restored when the command returns
         warnings.showwarning = _warning_line(args.command)
         return _call(args)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill PID``, a job scheduler's stop) raised as an interrupt: the temporary outputs
+    (``.NAME.<hex>.tmp``, removed by :mod:`ldpopt._atomic` on any exception) go as on Ctrl-C, where
+    the signal's default action would leave them behind."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """While the command runs, SIGTERM raises :class:`Terminated` (main thread only: a signal
+    handler can be installed nowhere else; a command run from another thread keeps the default)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise Terminated()
+
+    old = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def _plugins_of(argv) -> list[str]:
@@ -125,10 +153,55 @@ def _warning_line(command: str):
     return show
 
 
+@contextlib.contextmanager
+def _results_only_on_stdout():
+    """While the command runs, file descriptor 1 is stderr's, and ``sys.stdout`` writes to the real
+    standard output: what a solver's C code prints (OSQP's ``printf``), or a child process that
+    inherits fd 1, lands on stderr, and standard output holds only what the command writes through
+    ``sys.stdout`` (its CSV or JSON). C's own stdio buffer is flushed before fd 1 is put back, so
+    nothing buffered there reaches standard output at exit. Left as is where ``sys.stdout`` is not
+    the process's fd 1 (a caller capturing it in Python)."""
+    try:
+        real = sys.stdout is sys.__stdout__ and sys.stdout.fileno() == 1
+    except (AttributeError, ValueError, OSError):
+        real = False
+    if not real:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    old = sys.stdout
+    os.dup2(2, 1)
+    sys.stdout = open(saved, "w", encoding=old.encoding, errors=old.errors, closefd=False,  # noqa: SIM115
+                      newline=None, buffering=1 if old.line_buffering else -1)
+    try:
+        yield
+    finally:
+        try:
+            sys.stdout.flush()
+        finally:
+            _flush_c_stdio()
+            sys.stdout = old
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def _flush_c_stdio() -> None:
+    """``fflush(NULL)``: the C library's buffered output written out (where libc can be loaded)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or None).fflush(None)
+    except (OSError, AttributeError, TypeError):
+        pass
+
+
 def _call(args) -> int:
     try:
         _load_plugins(args)
-        return args.func(args)
+        with _results_only_on_stdout():
+            return args.func(args)
     except BrokenPipeError:  # `ldpopt experiment list | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0
@@ -145,6 +218,9 @@ def _call(args) -> int:
         print(f"ldpopt {args.command}: error: not enough memory for this run; ask for less (a smaller --d, "
               f"fewer --repeats or reports)", file=sys.stderr)
         return 2
+    except Terminated:  # SIGTERM: as Ctrl-C, with the status of a process the signal ended (128 + 15)
+        print(f"ldpopt {args.command}: terminated; outputs not finished were not written", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:  # Ctrl-C: every output is written whole or not at all (atomic writes)
         print(f"ldpopt {args.command}: interrupted; outputs not finished were not written", file=sys.stderr)
         return 130

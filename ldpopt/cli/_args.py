@@ -25,8 +25,10 @@ def integer(text, name: str, minimum: int | None = None) -> int:
         dec = Decimal(s)
     except InvalidOperation:
         raise InputError(f"{name} must be an integer (e.g. 1000000 or 1e6), got {text!r}") from None
-    if not dec.is_finite() or abs(dec) >= _INT_LIMIT or dec != dec.to_integral_value():
+    if not dec.is_finite() or dec != dec.to_integral_value():
         raise InputError(f"{name} must be an integer (e.g. 1000000 or 1e6), got {text!r}")
+    if abs(dec) >= _INT_LIMIT:  # "1e30" is an integer: say what is wrong with it
+        raise InputError(f"{name} {text!r} is an integer but too large: at most {_INT_LIMIT - 1} (2^63 - 1)")
     value = int(dec)
     if minimum is not None and value < minimum:
         raise InputError(f"{name} must be an integer >= {minimum}, got {text!r}")

@@ -1,5 +1,8 @@
 """Sizes checked before work: what a run would hold in memory against what the machine has.
 
+The same for the disk: what a command is about to write (:func:`refuse_over_disk`) against the free
+space of the file system it writes to (``shutil.disk_usage`` of the nearest folder that exists).
+
 A request that cannot fit (``--d 1e9`` values, ``choose --repeats 1e9``) is one line naming the
 argument before anything is allocated, instead of numpy's ``MemoryError`` minutes in, or the
 machine swapping. The estimate is the caller's (bytes the run holds at its peak, measured for each
@@ -14,7 +17,7 @@ import os
 
 from ._args import InputError
 
-__all__ = ["available_memory", "refuse_oversized"]
+__all__ = ["available_disk", "available_memory", "refuse_over_disk", "refuse_oversized", "size_text"]
 
 
 def available_memory() -> int | None:
@@ -46,4 +49,32 @@ def refuse_oversized(nbytes: float, arg: str, what: str) -> None:
     have = available_memory()
     if have is not None and nbytes > have:
         raise InputError(f"{arg}: {what} needs about {_size(nbytes)} of memory, and {_size(have)} is available; "
+                         f"ask for less")
+
+
+def size_text(nbytes: float) -> str:
+    """``nbytes`` as a reader writes it (``1.5 GiB``)."""
+    return _size(nbytes)
+
+
+def available_disk(path) -> int | None:
+    """Free bytes on the file system that would hold ``path`` (its nearest existing folder), or None."""
+    import shutil
+    from pathlib import Path
+
+    p = Path(os.path.abspath(os.fspath(path)))
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        return shutil.disk_usage(p if p.is_dir() else p.parent).free
+    except OSError:
+        return None
+
+
+def refuse_over_disk(nbytes: float, arg: str, what: str, path) -> None:
+    """Raise an InputError naming ``arg`` when ``what`` would write about ``nbytes`` under ``path``
+    and the file system there has less free."""
+    have = available_disk(path)
+    if have is not None and nbytes > have:
+        raise InputError(f"{arg}: {what} would write about {_size(nbytes)}, and {_size(have)} is free at {path}; "
                          f"ask for less")

@@ -98,7 +98,7 @@ def _table() -> str:
     from .. import methods
 
     return "; ".join(f"{m}: {', '.join(s.describe() for s in method_params(m).values())}"
-                     for m in methods.available().index if method_params(m))
+                     for m in sorted(methods.names()) if method_params(m))
 
 
 def params_help() -> str:
@@ -106,7 +106,7 @@ def params_help() -> str:
     from .. import methods
 
     return "\n".join(f"  {m:<14} {', '.join(s.describe() for s in method_params(m).values())}"
-                     for m in methods.available().index if method_params(m))
+                     for m in sorted(methods.names()) if method_params(m))
 
 
 def route_params(items, selected: list[str]) -> dict[str, dict]:

@@ -282,8 +282,18 @@ def _parse(path: Path):
             raise InputError(f"--problem {path}: invalid TOML: {exc}") from None
         except RecursionError:
             raise InputError(f"--problem {path}: arrays or tables nested too deeply to be a problem file") from None
+    def unique(pairs):  # TOML refuses a key given twice in a table; JSON's reader keeps the last
+        keys = [k for k, _ in pairs]
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        if twice:
+            raise InputError(f"--problem {path}: the key {twice[0]!r} is given twice in one object; give it once")
+        return dict(pairs)
+
+    def finite(constant):  # NaN, Infinity: Python's reader accepts them, JSON has no such number
+        raise InputError(f"--problem {path}: holds the non-finite number {constant}; give a finite number")
+
     try:
-        doc = json.loads(text) if text.strip() else {}
+        doc = json.loads(text, object_pairs_hook=unique, parse_constant=finite) if text.strip() else {}
     except json.JSONDecodeError as exc:
         raise InputError(f"--problem {path}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
                          f"{exc.msg}") from None

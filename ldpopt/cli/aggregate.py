@@ -21,14 +21,19 @@ def _run(args) -> int:
     from .._extras import require
     from ..aggregate import AlreadyHeldError, MergeError
     from ..aggregate.dask import aggregate_shards
+    from ..aggregate.shards import list_shards
 
+    files = list_shards(args.shards)
+    picked = None  # auto's pick, said on stderr once the counts are in (an error stays one line)
+    if args.scheduler == "auto":
+        args.scheduler, why = pick_scheduler(files)
+        picked = f"ldpopt aggregate: scheduler: {args.scheduler} ({why})"
     try:
         require("dask", None, "ldpopt aggregate")
         if args.scheduler not in ("threads", "synchronous"):
             require("distributed", None, f"--scheduler {args.scheduler}")
     except ImportError as e:
         raise InputError(str(e)) from None
-    from ..aggregate.shards import list_shards
     from ._io import format_of, out_files, output_target, write_table, write_text
     from ._paths import refuse_collisions
     from ._recorded import input_digests
@@ -37,7 +42,6 @@ def _run(args) -> int:
     for path, arg in ((args.out, "--out"), (args.partial, "--partial")):  # before the work, and before
         if path is not None:  # --partial is written: a refused --out must not leave it behind
             output_target(path, arg)
-    files = list_shards(args.shards)
     refuse_collisions(out_files(args.out, fmt) + [("--partial", args.partial)],
                       [("SHARDS", args.shards, "*.parquet"), *(("SHARDS", f) for f in files),
                        ("--merge-into", args.merge_into)])
@@ -60,8 +64,11 @@ def _run(args) -> int:
         # its shards' identities are checked before any counting (ldpopt.aggregate.identity)
         total = aggregate_shards(files, scheduler=args.scheduler, workers=workers, progress=not args.no_progress,
                                  device=args.device, into=base)
-    except (AlreadyHeldError, MergeError) as exc:  # only the partial raises these: name its file
-        raise InputError(f"--merge-into {args.merge_into}: {exc}") from None
+    except (AlreadyHeldError, MergeError) as exc:  # the partial's, or two shards that do not merge
+        where = f"--merge-into {args.merge_into}" if args.merge_into else f"SHARDS {args.shards}"
+        raise InputError(f"{where}: {exc}") from None
+    if picked:
+        print(picked, file=sys.stderr)
     oracle = total.build_oracle()
     out = pd.DataFrame({"value": total.values(), "count": total.support_counts()})
     skipped: dict[str, str] = {}  # method → why it was skipped
@@ -95,6 +102,38 @@ def _run(args) -> int:
     else:
         out.to_csv(sys.stdout, index=False, float_format="%.17g")
     return 0
+
+
+#: bytes of shards on disk past which the default scheduler starts a local Dask cluster: 16 GiB,
+#: about 10^9 OUE reports at d = 128. Below it the threads scheduler is faster: on 2 cores it took
+#: 0.9-4.5 s where the cluster took 6.2-14.2 s for 2·10^6-10^8 reports (benchmarks/results/
+#: schedulers.json: the cluster's start alone 4.5-5.7 s, its shutdown 1.5-1.9 s); a 1,000-report
+#: folder took 235 s through the cluster under a load average of 16 (10.7 s with threads), and 10^6
+#: reports 2.86 s against 0.98 s on a quiet moment. Past it the threads run lasts a
+#: minute or more (0.36 GB/s measured), the cluster's ~7 s start and shutdown are a tenth of that,
+#: and worker processes count in parallel without one interpreter's lock.
+AUTO_CLUSTER_BYTES = 16 * 2**30
+#: ...and only where more than this many cores are usable: on 2 cores the cluster was slower at every size
+AUTO_CLUSTER_CORES = 2
+
+
+def pick_scheduler(files) -> tuple[str, str]:
+    """``--scheduler auto``: (the scheduler, why, for the one line on stderr): ``threads`` for what
+    fits one process, ``local`` (a distributed.LocalCluster) past :data:`AUTO_CLUSTER_BYTES` of
+    shards with more than :data:`AUTO_CLUSTER_CORES` usable cores."""
+    import os
+
+    from ..aggregate.cluster import usable_cores
+    from ._limits import size_text
+
+    size = sum(os.path.getsize(f) for f in files)
+    cores = usable_cores()
+    if size > AUTO_CLUSTER_BYTES and cores > AUTO_CLUSTER_CORES:
+        return "local", (f"auto: {size_text(size)} of shards, over {size_text(AUTO_CLUSTER_BYTES)}, and {cores} "
+                         f"cores: a local Dask cluster; --scheduler threads to count in process")
+    limit = f"over {size_text(AUTO_CLUSTER_BYTES)} with more than {AUTO_CLUSTER_CORES} cores"
+    return "threads", (f"auto: {size_text(size)} of shards on {cores} core(s); a local cluster is started for "
+                       f"{limit} or with --scheduler local")
 
 
 def _merge_base(path):
@@ -166,9 +205,10 @@ def add_parser(sub) -> None:
     ap.add_argument("shards", help="folder of *.parquet report shards (as `ldpopt perturb` writes)")
     ap.add_argument("--out", default=None, help="output file (.csv, .parquet or .json); CSV on stdout if omitted")
     ap.add_argument("--format", choices=FORMATS, default=None, help="output format (default: from --out's suffix)")
-    ap.add_argument("--scheduler", default="local",
-                    help="local (default: a distributed.LocalCluster for this run), a cluster address such as "
-                         "tcp://host:8786, or threads / synchronous (in process, no start-up cost: small inputs)")
+    ap.add_argument("--scheduler", default="auto",
+                    help="auto (default: threads in process, or a local cluster past 16 GiB of shards with more "
+                         "than 2 cores; one line on stderr says which), local (a distributed.LocalCluster for "
+                         "this run), a cluster address such as tcp://host:8786, or threads / synchronous")
     ap.add_argument("--workers", type=int_arg(1), default=None,
                     help="worker processes (local; default: usable cores, at most one per task) or threads "
                          "(threads; default: Dask's)")

@@ -63,10 +63,13 @@ def _run(args) -> int:
     from ..experiments.runner import tasks_of, versions
 
     names = _config_names(args.name)
+    _check_scheduler(args.scheduler)
+    configs = [load_config(name, quick=args.quick) for name in names]
+    for cfg in configs:  # every config's size before the first task runs
+        _check_size(cfg, args.out)
     record: list[dict[str, Any]] = []  # one JSON object per config
     t_all = time.perf_counter()
-    for name in names:
-        cfg = load_config(name, quick=args.quick)
+    for name, cfg in zip(names, configs):
         folder = Path(args.out) / (cfg.name + ("-quick" if args.quick else ""))
         before = len(list((folder / "parts").glob("*.parquet"))) if (folder / "parts").is_dir() else 0
         t0 = time.perf_counter()
@@ -88,6 +91,7 @@ def _run(args) -> int:
         record.append({"experiment": cfg.name, "tasks": len(tasks_of(cfg)), "tasks_run": ran,
                        "rows": len(table), "wall_s": round(wall, 2)})
         print(f"{len(table)} rows -> {folder / 'results.parquet'}  ({ran} tasks run, {wall:.1f} s)")
+    print(f"ldpopt experiment: scheduler: {_scheduler_line(args)}", file=sys.stderr)  # after: an error is one line
     if args.name == "all":
         doc = {"command": f"ldpopt experiment run all --jobs {args.jobs}" + (" --quick" if args.quick else ""),
                "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -104,6 +108,64 @@ def _run(args) -> int:
         print(f"full sweep: {len(names)} configs" + (f" ({skipped} skipped for missing data)" if skipped else "")
               + f", {doc['tasks_run']} tasks run in {doc['wall_s']:.0f} s -> {path}")
     return 0
+
+
+#: bytes of one task's results file (parts/KEY.parquet) at its smallest: 5.0 KB for the two methods of
+#: docs/experiments.md's tiny config, and more with more methods; so a lower bound of what a run writes
+PART_BYTES = 4096
+#: bytes one task holds in memory while the run lists them (tracemalloc over 10^5 tasks: 200)
+TASK_BYTES = 200
+
+
+def _check_size(cfg, out) -> None:
+    """Refuse a config whose task list cannot fit in memory or whose results files cannot fit on the
+    disk of ``out`` (one file per dataset × oracle × ε × repetition), before its tasks are listed:
+    ``repetitions = 100000000000`` is a one-line error naming the key and the numbers, not a run that
+    grows silently past the machine's memory."""
+    from ._limits import refuse_over_disk, refuse_oversized
+
+    tasks = len(cfg.datasets) * len(cfg.oracles) * len(cfg.epsilons) * cfg.repetitions
+    what = (f"experiment {cfg.name}'s {tasks:.4g} tasks ({len(cfg.datasets)} dataset(s) x {len(cfg.oracles)} "
+            f"oracle(s) x {len(cfg.epsilons)} epsilon(s) x {cfg.repetitions} repetitions)")
+    refuse_oversized(tasks * TASK_BYTES, f"repetitions = {cfg.repetitions} in {cfg.source}", what)
+    refuse_over_disk(tasks * PART_BYTES, f"repetitions = {cfg.repetitions} in {cfg.source}", what, out)
+
+
+_SCHEMES = ("tcp", "tls", "ucx", "ws", "wss", "inproc")
+
+
+def _check_scheduler(address) -> None:
+    """``--scheduler`` before any work: a Dask scheduler address SCHEME://HOST:PORT (tcp, tls, ucx,
+    ws, wss, inproc) with ``distributed`` installed; else one line naming the option."""
+    if address is None:
+        return
+    from urllib.parse import urlsplit
+
+    from ._args import InputError
+
+    try:
+        parts = urlsplit(address)
+        port = parts.port
+    except ValueError:
+        port, parts = None, None
+    if parts is None or parts.scheme not in _SCHEMES or not parts.hostname or (port is None and parts.scheme != "inproc"):
+        raise InputError(f"--scheduler {address!r}: not a Dask scheduler address (SCHEME://HOST:PORT, SCHEME one of "
+                         f"{', '.join(_SCHEMES)}; e.g. tcp://127.0.0.1:8786); leave it out to run in this process")
+    from .._extras import require
+
+    try:
+        require("distributed", None, "--scheduler")
+    except ImportError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _scheduler_line(args) -> str:
+    """Which scheduler ``experiment run`` uses, for its one line on stderr."""
+    if args.scheduler:
+        return f"the Dask cluster at {args.scheduler} (--scheduler)"
+    if args.jobs > 1:
+        return f"{args.jobs} joblib worker processes on this machine (--jobs {args.jobs})"
+    return "this process, one task after another (--jobs 1; --jobs N or --scheduler ADDRESS for more)"
 
 
 def _plot(args) -> int:

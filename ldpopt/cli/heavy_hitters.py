@@ -38,6 +38,28 @@ def _population(args):
     return codes, counts
 
 
+def _check_k(args) -> None:
+    """``-k`` against the string length and step, before any work: at most 2^(8·bytes) strings exist;
+    PEM starts from the ⌈log2 k⌉-bit prefixes (Wang et al. 2019, §4), and its first round estimates
+    every prefix of min(γ + step, 8·bytes) bits, so γ < 8·bytes and that length ≤ 24 (a first-round
+    domain of at most 2^24 prefixes: :func:`ldpopt.heavy.pem.pem_lengths`) bound k."""
+    import math
+
+    from ..heavy.pem import MAX_FIRST_BITS
+
+    m = 8 * args.bytes
+    if args.k > 2 ** m:
+        raise InputError(f"-k {args.k}: more than the 2^{m} strings of --bytes {args.bytes} exist")
+    if args.protocol != "pem":
+        return
+    gamma = max(0, math.ceil(math.log2(args.k)))
+    top = m - 1 if m <= MAX_FIRST_BITS else min(m - 1, MAX_FIRST_BITS - args.step)
+    if gamma > top:
+        raise InputError(f"-k {args.k}: {args.protocol} starts from the ceil(log2 k) = {gamma}-bit prefixes and needs "
+                         f"that below the {m} bits of --bytes {args.bytes} and at most {MAX_FIRST_BITS} with --step "
+                         f"{args.step}: k <= {2 ** top} here")
+
+
 def _run(args) -> int:
     from .. import heavy
     from ..heavy.consistency import consistent
@@ -48,10 +70,15 @@ def _run(args) -> int:
         raise InputError(f"--bytes must be an integer in [1, 7], got {args.bytes}")
     if args.consistent and args.protocol == "sfp":
         raise InputError("--consistent needs a prefix tree: --protocol pem or treehist")
+    _check_k(args)
     from ._paths import refuse_collisions
 
     refuse_collisions([("--out", args.out)], [("--strings", args.strings)])
     codes, counts = _population(args)
+    users = int(counts.sum())
+    if args.k > users:  # at most one distinct string a user: the rest of the top-k would be noise
+        raise InputError(f"-k {args.k}: more heavy hitters than the {users} users of "
+                         f"{'--strings ' + str(args.strings) if args.strings else '--dataset ' + str(args.dataset)}")
     kw = dict(total_bits=8 * args.bytes, epsilon=args.epsilon, k=args.k, oracle=args.oracle, rng=args.seed,
               exact=args.exact)
     try:

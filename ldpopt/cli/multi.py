@@ -20,6 +20,19 @@ PROTOCOLS = ("calm", "spl", "smp", "rsfd")
 POSTS = ("weighted", "calm", "none")
 
 
+def _unique_header(data: bytes, path, arg: str) -> None:
+    """Refuse a CSV header that names a column twice (pandas would rename the second ``A.1`` and
+    collect it as an attribute of its own)."""
+    import csv
+
+    first = data.split(b"\n", 1)[0].decode("utf-8", errors="replace").lstrip("\ufeff")
+    names = [c.strip() for c in next(csv.reader([first]), [])]
+    twice = sorted({c for c in names if names.count(c) > 1})
+    if twice:
+        raise InputError(f"{arg}: {path} names the column {twice[0]!r} {names.count(twice[0])} times; give each "
+                         f"attribute one column")
+
+
 def read_tuples(path, arg: str = "--tuples"):
     """The table of ``path`` → (MultiDataset, per-attribute labels)."""
     import pandas as pd
@@ -29,8 +42,12 @@ def read_tuples(path, arg: str = "--tuples"):
 
     path = input_file(path, arg)
     try:
-        raw = pd.read_parquet(path) if path.suffix.lower() in (".parquet", ".pq") else \
-            pd.read_csv(io.BytesIO(text_bytes(path, arg)), dtype=str, keep_default_na=False, skipinitialspace=True)
+        if path.suffix.lower() in (".parquet", ".pq"):
+            raw = pd.read_parquet(path)
+        else:
+            text = text_bytes(path, arg)
+            _unique_header(text, path, arg)
+            raw = pd.read_csv(io.BytesIO(text), dtype=str, keep_default_na=False, skipinitialspace=True)
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - pandas / pyarrow raise several types for a bad file

@@ -53,7 +53,8 @@ def _population(args, d):
         if vals.size == 0 or vals.min() < 0 or vals.max() >= d:
             raise InputError(f"--values {path}: values must be integers in [0, --d {d}) and at least one user")
         vals = vals.astype(np.int64)
-        return (lambda a, b: vals[a:b]), int(vals.size), d, None
+        return (lambda a, b: vals[a:b]), int(vals.size), d, None, (lambda m: vals[np.linspace(0, vals.size - 1, m)
+                                                                             .astype(np.int64)])
     table = read_counts_table(args.histogram, d, "--histogram")
     c = table.counts
     if np.any(c != np.round(c)) or np.any(c < 0) or c.sum() < 1:
@@ -64,7 +65,39 @@ def _population(args, d):
                          f"{_MAX_USERS:.4g} (2^63) a report count can hold")
     ends = np.cumsum(c.astype(np.int64))
     labels = None if d is not None else [str(v) for v in table.values]  # without --d: labels, file order
-    return (lambda a, b: np.searchsorted(ends, np.arange(a, b), side="right")), int(ends[-1]), table.d, labels
+    n = int(ends[-1])
+    return ((lambda a, b: np.searchsorted(ends, np.arange(a, b), side="right")), n, table.d, labels,
+            lambda m: np.searchsorted(ends, np.linspace(0, n - 1, m).astype(np.int64), side="right"))
+
+
+#: populations from this size on have their shards' size estimated, and checked against the disk
+SIZE_CHECK_USERS = 2**20
+#: users of the sample shard that estimates it (spread over the population, so a sorted histogram's
+#: values mix as they do in the run's shards)
+SAMPLE_USERS = 2**15
+
+
+def _check_disk(args, oracle, n, labels, spread, nshards) -> None:
+    """Refuse, naming the population's argument and the numbers, a run whose shards would not fit the
+    free space at ``--out``: the bytes per user of a sample shard of :data:`SAMPLE_USERS` users spread
+    over the population, written as the run writes (Parquet, the oracle's schema), times n. (Perturbing
+    10^12 users would otherwise start a 63-137 h run towards ~10 TB.) Skipped below
+    :data:`SIZE_CHECK_USERS` users."""
+    import tempfile
+
+    from ..aggregate.shards import write_shard_batches
+    from ._limits import refuse_over_disk
+
+    if n < SIZE_CHECK_USERS:
+        return
+    with tempfile.TemporaryDirectory(prefix="ldpopt-size-") as tmp:
+        gen = np.random.default_rng(0)
+        sample = write_shard_batches(Path(tmp) / "sample.parquet", oracle, [oracle.perturb(spread(SAMPLE_USERS), gen)],
+                                     labels=labels)
+        per_user = sample.stat().st_size / SAMPLE_USERS
+    arg = "--values" if args.values is not None else "--histogram"
+    refuse_over_disk(per_user * n, arg, f"{n:.4g} users of {oracle.name} in {nshards} shard(s) "
+                     f"({per_user:.3g} bytes a user)", args.out)
 
 
 def _folder(args) -> tuple[Path, str, list[Path]]:
@@ -124,11 +157,12 @@ def _run(args) -> int:
         raise InputError("give exactly one of --histogram or --values")
     refuse_collisions([], [("--histogram", args.histogram), ("--values", args.values)], [("--out", args.out)])
     out, how, shards = _folder(args)
-    values_of, n, d, labels = _population(args, args.d)
+    values_of, n, d, labels, spread = _population(args, args.d)
     oracle = build_oracle(args, d)
     first = _check_append(shards, oracle, labels, out) if how == "append" else 0
     step = max(1, min(args.shard_rows, oracle.chunk_size()))
     nshards = -(-n // args.shard_rows)
+    _check_disk(args, oracle, n, labels, spread, nshards)
 
     run = new_run_id()  # one per call: every shard records it and its index (ldpopt.aggregate.identity)
 

@@ -90,11 +90,25 @@ def build_oracle(args, d: int):
     given = {k: v for k, v in (("g", args.g), ("k", args.k)) if v is not None}
     params = {**getattr(args, "recorded_params", {}), **oracle_params(args.oracle_param, args.oracle, given)}
     try:
-        return oracles.get(args.oracle, epsilon=args.epsilon, d=d, **params)
+        oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=d, **params)
     except TypeError as exc:
         raise InputError(f"--oracle {args.oracle}: {exc}") from None
     except ValueError as exc:
         raise InputError(f"--oracle-param: {exc}" if params else f"--oracle {args.oracle}: {exc}") from None
+    check_budget(oracle, args.epsilon, d)
+    return oracle
+
+
+def check_budget(oracle, epsilon: float, d: int) -> None:
+    """Refuse an ε so large that the oracle's p rounds to 1 or its q to 0 in float64 (OUE's q =
+    1/(e^ε + 1) is 0 past ε ≈ 745): the estimator's variance (Eq. 7) is then 0 and every method that
+    divides by it fails or answers without noise. The rule ``ldpopt verify`` applies to --epsilons."""
+    p, q = getattr(oracle, "p", None), getattr(oracle, "q", None)
+    if p is None or q is None:
+        return
+    if not (float(q) > 0.0 and float(p) < 1.0):
+        raise InputError(f"--epsilon {epsilon:g}: too large for oracle {oracle.name} at d = {d}: p = {float(p)!r} and "
+                         f"q = {float(q)!r} in float64, and the estimators need 0 < q and p < 1 (a smaller ε)")
 
 
 def count_step(args) -> int:
@@ -217,7 +231,7 @@ def method_names(method: str) -> list[str]:
     from .. import methods
 
     if method == "all":
-        return list(methods.available().index)
+        return sorted(methods.names())  # available()'s order, without building its pandas table
     try:  # a registered name or FILE.py:NAME (a plain function from a file is registered under NAME)
         return [methods.resolve(method, where="--method").name]
     except (KeyError, ValueError, TypeError) as exc:

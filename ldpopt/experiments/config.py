@@ -180,8 +180,12 @@ def load_config(name_or_path, quick: bool = False) -> ExperimentConfig:
     if unknown:
         raise ValueError(f"experiment config {path} has unknown keys {sorted(unknown)}")
     reps = raw.get("repetitions", 30)
-    if not isinstance(reps, int) or reps < 1:
+    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise ValueError(f"repetitions must be an integer >= 1 in {path}, got {reps!r}")
+    seed = raw.get("seed", 2020)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        # a seed of 1.5 would be cut to 1 (and "1" to what?): the runs' streams name it exactly
+        raise ValueError(f"seed must be an integer in [0, 2^63) in {path}, got {seed!r}")
     eps = tuple(float(e) for e in raw["epsilons"])
     if not eps or any(not e > 0 for e in eps):
         raise ValueError(f"epsilons must be a non-empty list of numbers > 0 in {path}")
@@ -195,7 +199,7 @@ def load_config(name_or_path, quick: bool = False) -> ExperimentConfig:
         name=str(raw["name"]), kind=str(raw["kind"]),
         datasets=tuple(d if isinstance(d, str) else tuple(sorted(d.items())) for d in raw["datasets"]),
         oracles=oracle_names, epsilons=eps, methods=methods,
-        repetitions=reps, seed=int(raw.get("seed", 2020)), params=dict(raw.get("params", {})),
+        repetitions=reps, seed=seed, params=dict(raw.get("params", {})),
         description=str(raw.get("description", "")), source=str(path), plugins=plugins,
         oracle_params=oracle_params if any(oracle_params) else ())
 

@@ -1033,6 +1033,9 @@ class Fixed(LinearConstraint):
     @classmethod
     def from_file(cls, entry):
         freq = entry.number("frequency", per_value=True)
+        bad = np.asarray(freq, dtype=np.float64)[~((np.asarray(freq) >= 0) & (np.asarray(freq) <= 1))]
+        if bad.size:  # a frequency is a share of the users: a file's 2.0 is a typo, not a constraint
+            raise entry.error(f"frequency must be in [0, 1] (a share of the users), got {float(bad.ravel()[0])!r}")
         if isinstance(freq, np.ndarray) and freq.shape[0] != entry.named[0].shape[0]:
             raise entry.error(f"frequency has {freq.shape[0]} entries for {entry.named[0].shape[0]} named values: "
                               "give one number for all, or one per value")
