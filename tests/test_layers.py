@@ -33,6 +33,7 @@ LAYERS = {
     **dict.fromkeys(("testing", "interop"), 6),
     "experiments": 7,
     **dict.fromkeys(("cli", "report"), 8),
+    "__main__": 9,  # `python -m ldpopt`: the command, one floor above cli/
     "examples": 9,       # the shipped example files (a user's view: they may import anything)
     "_public": 9,        # the list of public names the API reference and the docstring test read
 }
