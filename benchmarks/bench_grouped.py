@@ -29,7 +29,8 @@ from benchmarks import _harness as H  # noqa: E402
 from benchmarks.bench_structured import grr_estimate, oue_estimate  # noqa: E402
 from ldpopt import Estimate  # noqa: E402
 from ldpopt.problems import Problem  # noqa: E402
-from ldpopt.problems.solvers.structured import grouped, solve_structured  # noqa: E402
+from ldpopt.problems.dual import grouped  # noqa: E402
+from ldpopt.problems.solvers.structured import solve_structured  # noqa: E402
 
 _ORIGINAL = grouped.count_groups
 

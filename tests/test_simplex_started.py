@@ -15,9 +15,9 @@ from ldpopt.problems import Box, Problem, Simplex
 from ldpopt.problems.objectives.builtins import make_objective
 from ldpopt.problems.objectives.separable import separable_for
 from ldpopt.problems.solvers.structured import solve_structured
-from ldpopt.problems.solvers.structured.dual import solve_multipliers
-from ldpopt.problems.solvers.structured.grouped import simplex_started
-from ldpopt.problems.solvers.structured.structure import compile_constraints
+from ldpopt.problems.dual.dual import solve_multipliers
+from ldpopt.problems.dual.grouped import simplex_started
+from ldpopt.problems.dual.structure import compile_constraints
 
 W = 1e-4
 

@@ -20,19 +20,13 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 
 from ..._blas import one_thread
+from ..dual.blocks import indicator_rows
+from ..dual.grouped import groups_of
+from ..dual.multipliers import bound_multipliers, bounds_from_dict, duals_dict, free_values, multipliers_from_dict
+from ..dual.simplex import newton_lambda
+from ..dual.structure import Structure, compile_constraints, row_sums
 from ..objectives.builtins import Objective, UserObjective, make_objective
 from ..objectives.separable import Separable, separable_for
-from ..solvers.structured.blocks import indicator_rows
-from ..solvers.structured.grouped import groups_of
-from ..solvers.structured.multipliers import (
-    bound_multipliers,
-    bounds_from_dict,
-    duals_dict,
-    free_values,
-    multipliers_from_dict,
-)
-from ..solvers.structured.simplex import newton_lambda
-from ..solvers.structured.structure import Structure, compile_constraints, row_sums
 
 __all__ = [
     "KINK_TOL",
@@ -320,7 +314,7 @@ def certify_grouped(sep: Separable, st: Structure, f, lam, y, duals: dict | None
     per-value terms cost ~10 passes each, and a declared one with elementwise functions take it; the
     built-ins keep theirs). A point off its
     constraints beyond rounding is certified in full (None here)."""
-    from ..solvers.structured.grouped import count_groups, per_group
+    from ..dual.grouped import count_groups, per_group
 
     if not getattr(sep, "group_certificate", False) or st.m or st.sum_free or st.chain is not None:
         return None
@@ -708,7 +702,7 @@ def recover_multipliers(sep, st, f, active_tol: float = 0.0):
     determine them. Inactive ≤-rows get y = 0, and y is clipped to ≥ 0 on ≤-rows."""
     f = np.asarray(f, float)
     if st.tree is not None:  # one tree of sums: tree-structured normal equations, λ ≡ 0
-        from ..solvers.structured.tree import recover_tree
+        from ..dual.tree import recover_tree
         return 0.0, recover_tree(sep, st, f)
     # a value within rounding of a bound (≤ 4ε·total, e.g. 2⁻⁵⁴ left by a bisection) counts as at it:
     # taken as inner it would pin the fit to a stationarity it need not satisfy
@@ -734,7 +728,7 @@ def recover_multipliers(sep, st, f, active_tol: float = 0.0):
         # a Monotone chain alone: the order multipliers telescope inside each block of equal values,
         # so λ is the same as without rows and y follows from the blocks (structured.chain; the
         # normal equations would be (d−1)² dense)
-        from ..solvers.structured.chain import chain_multipliers
+        from ..dual.chain import chain_multipliers
         return lam, chain_multipliers(sep, st, f, lam)
     res = st.A @ f - st.b
     act = ~st.ineq | (np.abs(res) <= 1e-12 * max(st.total, 1.0))
@@ -1316,9 +1310,9 @@ def kink_certificate(problem, f: np.ndarray, duals: dict | None, tol: float) -> 
     at f, with the solver's multipliers ``duals`` (recovered from f when None or incomplete); ``tol``:
     the primal feasibility tolerance (ldpopt's check's). None when a constraint is outside the built-in
     class the certificate reads."""
+    from ..dual.multipliers import multipliers_from_dict
+    from ..dual.structure import Structure, compiled_for
     from ..objectives.separable import NotApplicable, separable_for
-    from ..solvers.structured.multipliers import multipliers_from_dict
-    from ..solvers.structured.structure import Structure, compiled_for
 
     obj, est = problem.objective, problem.estimate
     st = compiled_for(problem)

@@ -440,7 +440,7 @@ class Constraint:
         Examples
         --------
         >>> from ldpopt.problems import SumTo
-        >>> from ldpopt.problems.solvers.structured.structure import StructureRows
+        >>> from ldpopt.problems.dual.structure import StructureRows
         >>> rows = StructureRows(4)
         >>> SumTo(0.5).compile_into(rows, ["sum"], 4)
         >>> rows.total

@@ -15,10 +15,10 @@ certificate of :mod:`ldpopt.problems.check.certificate`. Other objectives/constr
 :class:`NotApplicable` (use the cvxpy route).
 """
 
+from ...dual.structure import compile_constraints
 from ...objectives.separable import NotApplicable, separable_for
 from ...objectives.user_separable import SeparableObjective
 from .solver import StructuredResult, solve_structured
-from .structure import compile_constraints
 
 __all__ = ["NotApplicable", "SeparableObjective", "StructuredResult", "compile_constraints",
            "separable_for", "solve_structured"]

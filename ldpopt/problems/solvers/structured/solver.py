@@ -4,24 +4,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...check.certificate import Certificate, certify
+from ...dual.blocks import blocks_fast
+from ...dual.chain import solve_chain
+from ...dual.dual import solve_screened
+from ...dual.grouped import evaluator, simplex_grouped
+from ...dual.multipliers import duals_dict
+from ...dual.row_groups import solve_row_groups
+from ...dual.simplex import simplex_fast
+from ...dual.structure import compile_constraints
+from ...dual.tree import solve_tree
 from ...objectives.builtins import Objective, make_objective
 from ...objectives.separable import separable_for
-from .blocks import blocks_fast
-from .chain import solve_chain
-from .dual import solve_screened
-from .grouped import evaluator, simplex_grouped
-from .multipliers import duals_dict
-from .row_groups import solve_row_groups
-from .simplex import simplex_fast
-from .structure import compile_constraints
-from .tree import solve_tree
-
-if TYPE_CHECKING:
-    from ...check.certificate import Certificate  # (at run time the certificate module imports this package)
 
 __all__ = ["StructuredResult", "solve_structured"]
 
@@ -234,7 +231,6 @@ def _sum_polished(st, f):
 
 def _certified(sep, st, f, lam, y, feas_tol, kkt_tol):
     """The :class:`_Run` of a candidate (f, λ, y)."""
-    from ...check.certificate import certify  # the certificate module imports this package
     t = lam + (st.A.T @ y if st.m else 0.0)
     # h'(f) and h''(f) once per distinct count when f is constant on each (.grouped: bit-identical)
     ev = evaluator(sep, f, grouped=not st.m)  # with rows f is rarely constant per count: skip the check
