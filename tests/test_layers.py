@@ -27,6 +27,9 @@ LAYERS = {
     **dict.fromkeys(("oracles", "queries", "datasets"), 2),
     **dict.fromkeys(("methods", "aggregate"), 3),
     **dict.fromkeys(("problems", "uncertainty", "pooling", "numeric", "audit"), 4),
+    # the closed forms on any array namespace (numpy or CuPy): checked against methods/ and problems/
+    # and reusing their scalar pieces; nothing below them imports them
+    "xp": 4.5,
     **dict.fromkeys(("verify", "hierarchy", "multi", "keyvalue", "robust", "sketches", "heavy"),
                    5),
     "recommend": 5.5,    # choose ranks per-round and across-round methods of longitudinal data (multi.rounds)
@@ -40,9 +43,6 @@ LAYERS = {
 
 #: modules placed on another layer than their folder's, with the reason
 PLACED = {
-    # the closed forms on any array namespace (numpy or CuPy) are checked against methods/ and
-    # problems/ and reuse their scalar pieces; nothing below them imports them
-    "kernels.xp": 4.5, "kernels.xp_check": 4.5, "kernels.xp_cut": 4.5, "kernels.xp_mle": 4.5,
     # the oracle conformance suite round-trips shards (aggregate/): it sits just under testing.py, kept beside the
     # oracles it checks
     "oracles.conformance": 5.5,
