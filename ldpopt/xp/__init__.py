@@ -6,3 +6,7 @@ simplex closed form. Each equals its ``ldpopt.methods`` / ``ldpopt.problems`` co
 (``tests/test_xp.py``, ``tests/test_xp_check.py``), so this folder sits one floor above both.
 
 Notes: docs/notes/devices.md, "ldpopt.xp.forms"."""
+
+#: the four modules are the interface (``from ldpopt.xp import forms``), outside the API listing as
+#: they were under kernels/ (docs/devices.md lists them)
+__all__: list[str] = []
