@@ -1,4 +1,4 @@
-"""The exact likelihoods on the simplex per distinct count (structured.grouped) vs
+"""The exact likelihoods on the simplex per distinct count (dual.grouped) vs
 the same solver with the grouping switched off, and vs the fastest cvxpy route, in one process.
 
     python benchmarks/bench_grouped.py            # d ∈ {42,178, 10⁵, 10⁶}; SQP at 42,178 only (~1 min)

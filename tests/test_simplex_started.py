@@ -1,4 +1,4 @@
-"""The dual method's Newton on λ started at a separable's own first λ (structured.grouped.simplex_started,
+"""The dual method's Newton on λ started at a separable's own first λ (dual.grouped.simplex_started,
 Separable.lambda_start): the same optimum as the exact reference (tests/_kl_reference.py, bisection,
 not the package's code) in fewer passes of the per-value argmin than the default start; no start,
 and so no change, for the built-ins."""

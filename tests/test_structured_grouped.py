@@ -1,4 +1,4 @@
-"""The per-distinct-count evaluations of the exact likelihoods (structured.grouped) against the
+"""The per-distinct-count evaluations of the exact likelihoods (dual.grouped) against the
 elementwise ones, the grouped simplex solve against the ungrouped dual method, and against cvxpy's
 sequential-QP route."""
 

@@ -301,11 +301,11 @@ def certify_on_support(sep: Separable, st: Structure, f, lam, y, duals: dict | N
 
 def certify_grouped(sep: Separable, st: Structure, f, lam, y, duals: dict | None, feas_tol: float | None,
                     with_multipliers: bool = True) -> Certificate | None:
-    """The certificate of :func:`certify` computed once per distinct-count group (:mod:`.structured.grouped`)
+    """The certificate of :func:`certify` computed once per distinct-count group (:mod:`ldpopt.problems.dual.grouped`)
     with each group weighted by its size, or None when that does not apply: the separable does not
     ask for it (``group_certificate``), there are rows, or f, the bounds or the given bound
     multipliers are not the same float on every value of each group (checked bitwise, as
-    :func:`.structured.grouped.per_group` does; a point the grouped solve produced is).
+    :func:`ldpopt.problems.objectives.groups.per_group` does; a point the grouped solve produced is).
 
     Every per-value quantity (h, h', h'', μ, the argmin at λ and its rounding) is the same function
     of the same operands on each member of a group, so the maxima are the elementwise certificate's
@@ -726,7 +726,7 @@ def recover_multipliers(sep, st, f, active_tol: float = 0.0):
         if st.m == 0:
             return lam, y
         # a Monotone chain alone: the order multipliers telescope inside each block of equal values,
-        # so λ is the same as without rows and y follows from the blocks (structured.chain; the
+        # so λ is the same as without rows and y follows from the blocks (dual.chain; the
         # normal equations would be (d−1)² dense)
         from ..dual.chain import chain_multipliers
         return lam, chain_multipliers(sep, st, f, lam)
@@ -784,7 +784,7 @@ def recover_multipliers(sep, st, f, active_tol: float = 0.0):
 def block_rows(st):
     """(block of each value: its row, or m for the pool; each row's sign; each row's own total
     b_k·sign_k) when every row is an equality ±1 indicator row on a subset disjoint from the others'
-    (:func:`.structured.blocks.indicator_rows`) and Σ f = total is a constraint; else None. Once per
+    (:func:`ldpopt.problems.dual.blocks.indicator_rows`) and Σ f = total is a constraint; else None. Once per
     Structure."""
     if st.m == 0 or st.sum_free or bool(np.any(st.ineq)):
         return None
@@ -1103,7 +1103,7 @@ GROUP_MIN_D = 1 << 17  # below this the grouping's own passes cost about what it
 
 def _groups(sep, st):
     """(the separable on one representative value per group, inverse, number of groups): the
-    distinct-count groups of ``sep`` (:func:`.structured.grouped.groups_of`, which checks that every
+    distinct-count groups of ``sep`` (:func:`ldpopt.problems.objectives.groups.groups_of`, which checks that every
     per-value array is a function of the count) when the bounds are one constant pair (the plain
     simplex), d ≥ ``GROUP_MIN_D`` and there are at most d/8 groups; else None.
 

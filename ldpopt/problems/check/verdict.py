@@ -103,7 +103,7 @@ def set_feasibility(problem) -> tuple[bool | None, str]:
     """Whether the built-in constraints admit a point at all, decided from their data alone:
     (True, ""), (False, why) or (None, why not decided). Cached on the problem.
 
-    Decided where the compiled structure (:func:`.structured.structure.compile_constraints`) is a
+    Decided where the compiled structure (:func:`ldpopt.problems.dual.structure.compile_constraints`) is a
     product of blocks — per-value bounds, Σ f = total and pairwise disjoint equality ±1 subset sums
     (:func:`.certificate.block_rows`): the set is non-empty iff every block's mass lies in
     [Σ l, Σ u] over its values (u without the implied f_v ≤ total), the pool's mass being total −
@@ -458,7 +458,7 @@ def error_bound(problem, f, duals, r, lag, mu, deadline=None) -> float | None:
 
 def _simplex_only(problem) -> str | None:
     """Name of the nonnegativity constraint when the constraints are exactly f ≥ 0, Σ f = 1 (the plain
-    simplex of :func:`.structured.structure.compile_constraints`)."""
+    simplex of :func:`ldpopt.problems.dual.structure.compile_constraints`)."""
     from ..dual.structure import dual_names, plain_simplex_structure
 
     st = plain_simplex_structure(problem.constraints, dual_names(problem.constraints), problem.estimate.d)

@@ -98,7 +98,7 @@ class Separable:
 
     def lambda_start(self, total: float) -> float | None:
         """A first multiplier λ of Σ f = ``total`` (f ≥ 0, no rows) for the dual method's Newton, or
-        None: the dual method starts in the middle of λ's range (:func:`.structured.grouped.simplex_started`)."""
+        None: the dual method starts in the middle of λ's range (:func:`ldpopt.problems.dual.grouped.simplex_started`)."""
         return None
 
     def group_keys(self) -> np.ndarray | None:
