@@ -91,18 +91,18 @@ class StructuredResult:
 def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, variance=None,
                      max_iter: int = 50, kkt_tol: float = 1e-12, feas_tol: float | None = None,
                      stop=None) -> StructuredResult:
-    """Solve ``Problem(estimate, objective, constraints)`` with the dual method of :mod:`.dual`.
+    """Solve ``Problem(estimate, objective, constraints)`` with the dual method of :mod:`ldpopt.problems.dual.dual`.
 
     Covered: objectives cls, weighted-mle, multinomial, binomial, posterior (names or Objective
     instances) and :class:`~.user_separable.SeparableObjective`; constraints None (simplex), Simplex,
     NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals, Hierarchy (one
     multiplier per group: meant for a few hundred groups at most with Σ f = total), and one Monotone chain with the
-    simplex and common bounds on the chain but no other rows (:mod:`.chain`), and, without
+    simplex and common bounds on the chain but no other rows (:mod:`ldpopt.problems.dual.chain`), and, without
     Σ f = total, one Hierarchy tree with its leaf total (SubsetSum over its leaves or Fixed on its root)
-    and bounds (:mod:`.tree`; ``iterations["tree_newton_iterations"]``). The binomial and
-    multinomial on the plain simplex are solved over their distinct counts (:mod:`.grouped`;
+    and bounds (:mod:`ldpopt.problems.dual.tree`; ``iterations["tree_newton_iterations"]``). The binomial and
+    multinomial on the plain simplex are solved over their distinct counts (:mod:`ldpopt.problems.dual.grouped`;
     ``iterations["distinct_counts"]`` says so) when the counts take few values. Disjoint subset sums on
-    the plain simplex go block by block (:mod:`.blocks`; ``iterations["blocks"]`` says so); any fast
+    the plain simplex go block by block (:mod:`ldpopt.problems.dual.blocks`; ``iterations["blocks"]`` says so); any fast
     path whose certificate does not pass hands over to the general dual method. Anything else raises
     :class:`~.separable.NotApplicable`; infeasible bound/sum data raise ``ValueError``.
 
