@@ -15,13 +15,13 @@ Sections (``--only`` picks some):
   median of ``--repeats`` runs; numpy and the CPU kernel on one thread and on every core of the
   machine. Then larger inputs for the GPU, checked against the CPU kernel (itself checked against
   numpy in the first rows).
-* ``closed``: ``ldpopt.kernels.xp`` / ``xp_cut`` / ``xp_mle`` / ``xp_check`` on CuPy arrays against
+* ``closed``: ``ldpopt.xp.forms`` / ``xp_cut`` / ``xp_mle`` / ``xp_check`` on CuPy arrays against
   the same code on numpy at d = ``--closed-d``: the largest absolute difference, and the times
   (data already on the device; the device synchronised before the clock stops).
 * ``billion``: OLH reports written as Parquet shards (``write_shard_batches``), then counted by
   ``aggregate_shards(scheduler="threads", device=...)`` with ``cuda`` and ``cpu`` (every core), the
   counts checked equal, then estimated and post-processed (Norm-Sub on the GPU through
-  ``kernels.xp``); reports per wall-second per stage, and the projection to 1,139,469,767 reports
+  ``xp.forms``); reports per wall-second per stage, and the projection to 1,139,469,767 reports
   (stated as a projection: linear in n, measured at n = ``--billion-cells`` / d).
 
     PYTHONPATH=. python benchmarks/bench_gpu.py [--quick] [--only identity,kernels,closed,billion]
@@ -191,7 +191,10 @@ def closed(d: int, repeats: int) -> list[dict]:
     import cupy as cp
 
     from ldpopt import oracles
-    from ldpopt.kernels import xp, xp_check, xp_cut, xp_mle
+    from ldpopt.xp import check as xp_check
+    from ldpopt.xp import cut as xp_cut
+    from ldpopt.xp import forms as xp
+    from ldpopt.xp import mle as xp_mle
 
     gen = np.random.default_rng(2)
     olh = oracles.get("olh", 1.0, d).simulate(gen.multinomial(10 * d, gen.dirichlet(np.full(d, 0.5))), gen)
@@ -264,7 +267,7 @@ def billion(cells: float, ds: list[int], epsilons: list[float], tmp: str | None,
 
     from ldpopt import oracles
     from ldpopt.aggregate.dask import aggregate_shards
-    from ldpopt.kernels import xp
+    from ldpopt.xp import forms as xp
 
     cores = numba.config.NUMBA_NUM_THREADS
     with tempfile.TemporaryDirectory(dir=tmp) as folder:  # warm-up: kernels compiled, CuPy's kernels built

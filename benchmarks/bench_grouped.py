@@ -1,4 +1,4 @@
-"""The exact likelihoods on the simplex per distinct count (structured.grouped) vs
+"""The exact likelihoods on the simplex per distinct count (dual.grouped) vs
 the same solver with the grouping switched off, and vs the fastest cvxpy route, in one process.
 
     python benchmarks/bench_grouped.py            # d ∈ {42,178, 10⁵, 10⁶}; SQP at 42,178 only (~1 min)
@@ -29,7 +29,8 @@ from benchmarks import _harness as H  # noqa: E402
 from benchmarks.bench_structured import grr_estimate, oue_estimate  # noqa: E402
 from ldpopt import Estimate  # noqa: E402
 from ldpopt.problems import Problem  # noqa: E402
-from ldpopt.problems.solvers.structured import grouped, solve_structured  # noqa: E402
+from ldpopt.problems.dual import grouped  # noqa: E402
+from ldpopt.problems.solvers.structured import solve_structured  # noqa: E402
 
 _ORIGINAL = grouped.count_groups
 

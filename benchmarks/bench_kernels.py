@@ -126,7 +126,7 @@ def _cpu_check(est, objective, f, duals):
 
 
 def closed_forms(d: int) -> list[dict]:
-    """ldpopt.kernels.xp / xp_cut / xp_mle / xp_check (array-namespace code, here on numpy) against
+    """ldpopt.xp.forms / xp_cut / xp_mle / xp_check (array-namespace code, here on numpy) against
     ldpopt.methods (and ldpopt.problems.check.verdict.check_solution) at dimension d: CPU time of each and
     the largest absolute difference (for the checks: of the error bound, and whether the verdicts
     agree). Estimates: OLH (ε = 1; the binomial EM) and GRR (ε = 1; the multinomial MLE), n = 10·d
@@ -135,7 +135,10 @@ def closed_forms(d: int) -> list[dict]:
     import scipy.special  # noqa: F401
 
     from ldpopt import methods
-    from ldpopt.kernels import xp, xp_check, xp_cut, xp_mle
+    from ldpopt.xp import check as xp_check
+    from ldpopt.xp import cut as xp_cut
+    from ldpopt.xp import forms as xp
+    from ldpopt.xp import mle as xp_mle
 
     est, grr = _estimate("olh", d, 2), _estimate("grr", d, 3)
     f = est.f_tilde

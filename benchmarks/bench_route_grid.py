@@ -275,7 +275,7 @@ def rows_of(pr) -> int:
     """The number of linear constraint rows other than bounds (Σ f = 1 included): what the Newton
     systems on the multipliers grow with."""
     from ldpopt.problems import NotApplicable
-    from ldpopt.problems.solvers.structured.structure import compile_constraints
+    from ldpopt.problems.dual.structure import compile_constraints
 
     try:
         return int(compile_constraints(pr.constraints, pr.estimate.d).m) + 1

@@ -99,7 +99,7 @@ def certificate_timing(d, rows, n):
 
 
 def monotone(rows, quick, save):
-    """Monotone (natural order, nonincreasing) + simplex: the generalised PAV of solvers/structured/chain.py
+    """Monotone (natural order, nonincreasing) + simplex: the generalised PAV of dual/chain.py
     against the fastest cvxpy solver. Both PIQP and Clarabel at d ≤ 42,178 (cls); above, the faster
     one only (and Clarabel for the weighted MLE — PIQP takes QPs only — up to 10⁵: its 10⁶ solve
     would take minutes on this shared machine). The likelihoods at 10⁶: structured only."""

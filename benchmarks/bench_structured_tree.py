@@ -1,4 +1,4 @@
-"""Range trees: the structured solver's tree pass (solvers/structured/tree.py) vs PIQP and Clarabel.
+"""Range trees: the structured solver's tree pass (dual/tree.py) vs PIQP and Clarabel.
 
     python benchmarks/bench_structured_tree.py          # d = 10³, 10⁴, 42,178, 10⁵; B = 2, 4
     python benchmarks/bench_structured_tree.py --quick  # d = 300, B = 2 (seconds)

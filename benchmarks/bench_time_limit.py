@@ -212,7 +212,7 @@ def faults_table():
 def _dense_project(f, A, b, ineq, lo, up):
     """``project_on_rows`` as it was (dense lstsq of M Mᵀ, at most 2,000 rows), for the timing only."""
     from ldpopt._blas import one_thread
-    from ldpopt.problems.solvers.structured.structure import row_sums
+    from ldpopt.problems.dual.structure import row_sums
 
     eps = np.finfo(float).eps
     A = sp.csr_matrix(A)

@@ -1,5 +1,5 @@
 """The block path for the exact likelihoods (binomial, multinomial): each block by the plain simplex's
-grouped fast path (solvers/structured/blocks.py + grouped.py), certified by the block-wise argmin bound
+grouped fast path (dual/blocks.py + grouped.py), certified by the block-wise argmin bound
 (certificate.py) that ldpopt's check reuses. Referees: the general dual method (the block
 path switched off), the SQP route (cvxpy), and the true distance of a perturbed point."""
 

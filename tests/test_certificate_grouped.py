@@ -16,8 +16,8 @@ from ldpopt.problems import Box, Problem, Simplex, SubsetSum
 from ldpopt.problems.check.certificate import _certify_full, certify, certify_grouped
 from ldpopt.problems.objectives.builtins import make_objective
 from ldpopt.problems.objectives.separable import separable_for
-from ldpopt.problems.solvers.structured.grouped import count_groups, simplex_grouped
-from ldpopt.problems.solvers.structured.structure import compile_constraints
+from ldpopt.problems.dual.grouped import count_groups, simplex_grouped
+from ldpopt.problems.dual.structure import compile_constraints
 
 W = 1e-4
 D = 6000
@@ -125,7 +125,7 @@ def test_grouped_certificate_with_a_box_and_its_multipliers(case):
     st = compile_constraints(pr.constraints, D)
     f, lam, y, _ = simplex_grouped(sep, st)
     assert np.any(f == 0.05)  # the box binds
-    from ldpopt.problems.solvers.structured.multipliers import duals_dict
+    from ldpopt.problems.dual.multipliers import duals_dict
 
     duals = duals_dict(st, f, lam, y, sep.d1(f) + lam)
     got = certify_grouped(sep, st, f, lam, y, duals, None)

@@ -94,7 +94,7 @@ def test_support_certificate_with_rows_equals_the_full_one(objective):
     """Rows (SubsetSum ==/≤, PartitionTotals): the values left out move their A l to the right-hand
     side; every number matches the full certificate, also off the optimum and infeasible."""
     from ldpopt.problems import PartitionTotals, SubsetSum
-    from ldpopt.problems.solvers.structured.multipliers import multipliers_from_dict
+    from ldpopt.problems.dual.multipliers import multipliers_from_dict
 
     est = _oue(30_000, 10**6, 4)
     d = est.d

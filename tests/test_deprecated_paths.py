@@ -28,6 +28,9 @@ MOVED = {
     **{f"{E}.claims_{m}": (f"{E}.claims.{m}", name) for m, name in [
         ("table", "cell_means"), ("format", "fmt"), ("named", "bias_sums"), ("jia", "jia")]},
     "ldpopt.verify.claims": ("ldpopt.verify.equivalences", "check_equivalence"),
+    **{f"ldpopt.kernels.{old}": (f"ldpopt.xp.{new}", name) for old, new, name in [
+        ("xp", "forms", "norm_sub"), ("xp_check", "check", "check_simplex"), ("xp_cut", "cut", "norm_cut"),
+        ("xp_mle", "mle", "grr_mle")]},
 }
 
 

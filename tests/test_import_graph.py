@@ -30,8 +30,9 @@ def _type_checking(node) -> bool:
         isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
 
 
-def _run_time_nodes(tree):
-    """Every node of ``tree`` except the bodies of ``if TYPE_CHECKING:`` blocks (their ``else`` runs)."""
+def _run_time_nodes(tree, at_import: bool = False):
+    """Every node of ``tree`` except the bodies of ``if TYPE_CHECKING:`` blocks (their ``else`` runs);
+    with ``at_import``, also except function bodies (what runs when the module is imported)."""
     todo = [tree]
     while todo:
         n = todo.pop()
@@ -39,18 +40,21 @@ def _run_time_nodes(tree):
         if isinstance(n, ast.If) and _type_checking(n):
             todo.extend(n.orelse)
             continue
+        if at_import and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
         todo.extend(ast.iter_child_nodes(n))
 
 
-def import_graph(root: pathlib.Path = ROOT) -> dict:
+def import_graph(root: pathlib.Path = ROOT, at_import: bool = False) -> dict:
     """module → the package modules it imports (``from .x import y`` names ``x.y`` when that is a
-    module, else ``x``)."""
+    module, else ``x``); with ``at_import``, only the imports that run when the module is imported
+    (none inside a function)."""
     mods = _modules(root)
     graph = {}
     for m, p in mods.items():
         pkg = m.split(".") if p.name == "__init__.py" else m.split(".")[:-1]
         deps = set()
-        for n in _run_time_nodes(ast.parse(p.read_text(encoding="utf-8"))):
+        for n in _run_time_nodes(ast.parse(p.read_text(encoding="utf-8")), at_import):
             if isinstance(n, ast.ImportFrom):
                 head = pkg[:len(pkg) - n.level + 1] if n.level else []
                 base = ".".join(head + ([n.module] if n.module else []))

@@ -27,6 +27,9 @@ LAYERS = {
     **dict.fromkeys(("oracles", "queries", "datasets"), 2),
     **dict.fromkeys(("methods", "aggregate"), 3),
     **dict.fromkeys(("problems", "uncertainty", "pooling", "numeric", "audit"), 4),
+    # the closed forms on any array namespace (numpy or CuPy): checked against methods/ and problems/
+    # and reusing their scalar pieces; nothing below them imports them
+    "xp": 4.5,
     **dict.fromkeys(("verify", "hierarchy", "multi", "keyvalue", "robust", "sketches", "heavy"),
                    5),
     "recommend": 5.5,    # choose ranks per-round and across-round methods of longitudinal data (multi.rounds)
@@ -40,9 +43,6 @@ LAYERS = {
 
 #: modules placed on another layer than their folder's, with the reason
 PLACED = {
-    # the closed forms on any array namespace (numpy or CuPy) are checked against methods/ and
-    # problems/ and reuse their scalar pieces; nothing below them imports them
-    "kernels.xp": 4.5, "kernels.xp_check": 4.5, "kernels.xp_cut": 4.5, "kernels.xp_mle": 4.5,
     # the oracle conformance suite round-trips shards (aggregate/): it sits just under testing.py, kept beside the
     # oracles it checks
     "oracles.conformance": 5.5,
@@ -100,38 +100,28 @@ def test_the_check_catches_an_upward_import(monkeypatch):
 
 
 #: inside problems/ (DESIGN.md, "problems/"): sub-folder or top-level module → floor, bottom (0) up; an
-#: import inside problems/ goes to a lower floor, or stays in its own sub-folder on its own floor
+#: import inside problems/ goes to a lower floor, or stays in its own sub-folder. One floor per folder,
+#: no module placed apart from its folder: items → dual → check → solvers → Problem
 PROBLEMS = "ldpopt.problems"
 PROBLEMS_LAYERS = {
-    **dict.fromkeys(("errors", "progress", "_moved"), 0),  # the exceptions, solve's clock, the old paths
-    "registry": 2,        # register_objective / register_constraint (checks an item against objectives.base)
-    "objectives": 3,
-    "constraints": 4,
-    "solvers.structured": 5,  # the structured solver's algorithms (dual, simplex, grouped, blocks, chain, tree)
-    "check": 6,
-    "solvers": 8,
-    "problem": 9,
-}
-#: modules on another floor than their folder's, with the reason
-PROBLEMS_PLACED = {
-    "objectives.base": 1,  # the objective protocol, below the registry that checks items against it
-    "solution": 7,  # the answer every solver returns; it holds the check's verdict
-    # the structured solver's entry point certifies its answer with check/'s certificate
-    "solvers.structured.solver": 8, "solvers.structured": 8,
-    # a user's declared separable objective evaluates once per distinct count (solvers.structured.grouped)
-    "objectives.user_separable": 5.5,
+    # the leaves: the exceptions, solve's clock and context, the answer every solver returns (it
+    # names the verdict for annotations only), the old paths
+    **dict.fromkeys(("errors", "progress", "solution", "_moved"), 0),
+    "registry": 1,        # register_objective / register_constraint (reads an item by what it has)
+    "objectives": 2,      # the objective protocol, the built-ins, their separable and grouped forms
+    "constraints": 3,
+    "dual": 4,            # the compiled rows (structure) and the dual method's algorithms
+    "check": 5,           # the verdict and the certificate, on dual/'s compiled rows
+    "solvers": 6,         # every route, the structured solver's entry point included
+    "problem": 7,
 }
 
 
 def _problems_floor(module: str) -> float:
-    rel = module[len(PROBLEMS) + 1:]
-    if rel in PROBLEMS_PLACED:
-        return PROBLEMS_PLACED[rel]
-    parts = rel.split(".")
-    for k in (".".join(parts[:2]), parts[0]):
-        if k in PROBLEMS_LAYERS:
-            return PROBLEMS_LAYERS[k]
-    raise KeyError(f"place {module} in PROBLEMS_LAYERS (and DESIGN.md)")
+    folder = module[len(PROBLEMS) + 1:].split(".")[0]
+    if folder not in PROBLEMS_LAYERS:
+        raise KeyError(f"place {module} in PROBLEMS_LAYERS (and DESIGN.md)")
+    return PROBLEMS_LAYERS[folder]
 
 
 def _in_problems(module: str) -> bool:
@@ -148,8 +138,7 @@ def test_problems_imports_go_down():
     bad = []
     for a, deps in problems_graph().items():
         for b in deps:
-            same_folder = a.split(".")[2] == b.split(".")[2]
-            if _problems_floor(b) < _problems_floor(a) or (same_folder and _problems_floor(a) == _problems_floor(b)):
+            if _problems_floor(b) < _problems_floor(a) or a.split(".")[2] == b.split(".")[2]:
                 continue
             bad.append(f"{a} (floor {_problems_floor(a)}) imports {b} (floor {_problems_floor(b)})")
     assert not bad, "imports inside problems/ that go up or sideways:\n" + "\n".join(sorted(bad))
@@ -163,16 +152,16 @@ def test_the_problems_check_catches_an_upward_import(monkeypatch):
     try:
         test_problems_imports_go_down()
     except AssertionError as exc:
-        assert f"{PROBLEMS}.objectives.separable (floor 3) imports {PROBLEMS}.check.verdict (floor 6)" in str(exc)
+        assert f"{PROBLEMS}.objectives.separable (floor 2) imports {PROBLEMS}.check.verdict (floor 5)" in str(exc)
     else:
         raise AssertionError("an upward import inside problems/ passed the check")
 
 
 #: the longest chain of imports between modules of problems/ (function-level imports count, an import
 #: inside ``if TYPE_CHECKING:`` does not: it never runs; the package's own __init__ left out): DESIGN.md's
-#: bound, 8. Today's chains of 8: problem → user_forms → policy → objectives.smooth → builtins →
-#: likelihood_terms → separable → objectives.base, and problem → sqp / ipm / attempts → check.verdict →
-#: certificate → structured.structure → tree → dual → progress (each edge a call at run time)
+#: bound, 8. Today's chain of 8: problem → user_forms → policy → objectives.smooth → builtins →
+#: likelihood_terms → separable → objectives.base; through the check, 7: problem → attempts →
+#: check.verdict → certificate → dual.structure → tree → dual.dual (each edge a call at run time)
 PROBLEMS_DEPTH = 8
 
 
@@ -192,3 +181,54 @@ def test_problems_import_depth():
     assert len(longest_chain({"a": {"b", "c"}, "b": {"c"}, "c": set()})) == 3  # the counter itself
     chain = longest_chain(problems_graph())
     assert len(chain) <= PROBLEMS_DEPTH, f"{len(chain)} floors: " + " → ".join(m[len(PROBLEMS) + 1:] for m in chain)
+
+
+def _with_packages(graph: dict) -> dict:
+    """``graph`` (module → modules it imports at import time) with the packages each import runs
+    first: importing ``a.b.c`` runs ``a`` and ``a.b`` (not the importer's own packages: those are
+    already under way)."""
+    out = {m: set(d) for m, d in graph.items()}
+    for m, deps in graph.items():
+        for x in deps:
+            parts = x.split(".")
+            out[m].update(p for p in (".".join(parts[:i]) for i in range(1, len(parts)))
+                          if p in graph and not m.startswith(p + "."))
+    return out
+
+
+def _reaches(graph: dict, starts, b: str) -> bool:
+    seen, todo = set(), list(starts)
+    while todo:
+        v = todo.pop()
+        if v == b:
+            return True
+        if v not in seen:
+            seen.add(v)
+            todo.extend(graph.get(v, ()))
+    return False
+
+
+def hidden_loops(at_import: dict, every: dict) -> list:
+    """The imports inside problems/ written in a function that would close a loop at import time if
+    written at module level: b imported by a in a function, while importing b (with its packages)
+    already imports a."""
+    out, now = [], _with_packages(at_import)
+    for a in sorted(m for m in every if m.startswith(PROBLEMS + ".")):
+        for b in sorted(every[a] - at_import.get(a, set())):
+            hoisted = _with_packages({**at_import, a: at_import.get(a, set()) | {b}})
+            if b.startswith(PROBLEMS + ".") and _reaches(hoisted, hoisted[a] - now.get(a, set()), a):
+                out.append(f"{a} imports {b} inside a function")
+    return out
+
+
+def test_no_import_in_a_function_avoids_a_loop():
+    """An import of problems/ written inside a function would hold at module level too: the floors,
+    not a late import, keep the graph free of loops at import time."""
+    top = import_graph(at_import=True)
+    bad = hidden_loops(top, import_graph())
+    assert not bad, "imports in a function that dodge a loop:\n" + "\n".join(bad)
+    # the check itself: package x's __init__ imports x.a, which imports y, which imports x.b late
+    x, y = f"{PROBLEMS}.x", f"{PROBLEMS}.y"
+    planted_top = {x: {f"{x}.a"}, f"{x}.a": {y}, y: set(), f"{x}.b": set()}
+    assert hidden_loops(planted_top, {**planted_top, y: {f"{x}.b"}}) == [f"{y} imports {x}.b inside a function"]
+    assert hidden_loops(planted_top, {**planted_top, f"{x}.b": {y}}) == []  # no loop: it could be at the top

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 import ldpopt
 from ldpopt.problems import Problem, Simplex, SubsetSum
 from ldpopt.problems.solvers.structured import solve_structured
-from ldpopt.problems.solvers.structured.structure import PAIRWISE_ROW_MIN, row_sums
+from ldpopt.problems.dual.structure import PAIRWISE_ROW_MIN, row_sums
 
 EPS = np.finfo(float).eps
 

@@ -15,8 +15,8 @@ from ldpopt.methods.normalize import norm_mul_rows, positive_mass
 from ldpopt.problems import Problem, Simplex, SubsetSum
 from ldpopt.problems.check.certificate import block_rows
 from ldpopt.problems.solvers.structured import compile_constraints
-from ldpopt.problems.solvers.structured.blocks import indicator_rows
-from ldpopt.problems.solvers.structured.dual import backtrack, damping
+from ldpopt.problems.dual.blocks import indicator_rows
+from ldpopt.problems.dual.dual import backtrack, damping
 from ldpopt.uncertainty.calibrate import calibrated_level, calibrated_topk
 
 

@@ -1,4 +1,4 @@
-"""The dual method's Newton on λ started at a separable's own first λ (structured.grouped.simplex_started,
+"""The dual method's Newton on λ started at a separable's own first λ (dual.grouped.simplex_started,
 Separable.lambda_start): the same optimum as the exact reference (tests/_kl_reference.py, bisection,
 not the package's code) in fewer passes of the per-value argmin than the default start; no start,
 and so no change, for the built-ins."""
@@ -15,9 +15,9 @@ from ldpopt.problems import Box, Problem, Simplex
 from ldpopt.problems.objectives.builtins import make_objective
 from ldpopt.problems.objectives.separable import separable_for
 from ldpopt.problems.solvers.structured import solve_structured
-from ldpopt.problems.solvers.structured.dual import solve_multipliers
-from ldpopt.problems.solvers.structured.grouped import simplex_started
-from ldpopt.problems.solvers.structured.structure import compile_constraints
+from ldpopt.problems.dual.dual import solve_multipliers
+from ldpopt.problems.dual.grouped import simplex_started
+from ldpopt.problems.dual.structure import compile_constraints
 
 W = 1e-4
 

@@ -173,8 +173,8 @@ def test_screened_solve_equals_full_solve():
     that pulls thousands of values off zero (several screening rounds)."""
     from ldpopt.problems.objectives.builtins import make_objective
     from ldpopt.problems.objectives.separable import separable_for
-    from ldpopt.problems.solvers.structured.dual import solve_multipliers, solve_screened
-    from ldpopt.problems.solvers.structured.structure import compile_constraints
+    from ldpopt.problems.dual.dual import solve_multipliers, solve_screened
+    from ldpopt.problems.dual.structure import compile_constraints
     rng = np.random.default_rng(11)
     d, n = 50_000, 10**9  # little noise, a flat distribution: a support of ~10⁴ values
     p, q = 0.5, 1 / (1 + np.e)

@@ -1,4 +1,4 @@
-"""The block path of the structured solver (solvers/structured/blocks.py): disjoint subset sums and
+"""The block path of the structured solver (dual/blocks.py): disjoint subset sums and
 partition totals, refereed by cvxpy (Clarabel) and by the general dual method."""
 
 import warnings
@@ -9,9 +9,9 @@ import pytest
 from ldpopt import Estimate
 from ldpopt.problems import PartitionTotals, Problem, Simplex, SubsetSum
 from ldpopt.problems.objectives.builtins import make_objective
-from ldpopt.problems.solvers.structured import blocks as blocks_mod
+from ldpopt.problems.dual import blocks as blocks_mod
 from ldpopt.problems.solvers.structured import compile_constraints, separable_for, solve_structured
-from ldpopt.problems.solvers.structured.dual import solve_multipliers
+from ldpopt.problems.dual.dual import solve_multipliers
 
 
 def _unary(d, n, seed, eps=1.0):

@@ -1,5 +1,5 @@
-"""The structured solver's simplex-only fast path (ldpopt/problems/solvers/structured/simplex.py) against its
-general dual method (safeguarded Newton on λ, :mod:`ldpopt.problems.solvers.structured.dual`): the slow,
+"""The structured solver's simplex-only fast path (ldpopt/problems/dual/simplex.py) against its
+general dual method (safeguarded Newton on λ, :mod:`ldpopt.problems.dual.dual`): the slow,
 independent path on the same problem."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from ldpopt import oracles
 from ldpopt.problems import Box, NonNegative, Simplex, SumTo
 from ldpopt.problems.objectives.builtins import make_objective
 from ldpopt.problems.solvers.structured import compile_constraints, separable_for, solve_structured
-from ldpopt.problems.solvers.structured.dual import solve_multipliers
-from ldpopt.problems.solvers.structured.simplex import simplex_fast
+from ldpopt.problems.dual.dual import solve_multipliers
+from ldpopt.problems.dual.simplex import simplex_fast
 
 
 def _general(est, objective, constraints=None):
@@ -72,7 +72,7 @@ def test_fast_path_is_taken_and_only_where_it_applies():
                                   [SumTo(2.0, name="t"), NonNegative(name="n")]])
 def test_plain_simplex_structure_equals_the_general_pass(cons):
     """compile_constraints' broadcast shortcut for the plain simplex against its general pass."""
-    from ldpopt.problems.solvers.structured.structure import compile_constraints
+    from ldpopt.problems.dual.structure import compile_constraints
 
     d = 37
     fast, ref = compile_constraints(cons, d), compile_constraints(cons, d, fast=False)
@@ -118,7 +118,7 @@ def test_duals_dict_equals_the_masked_reference(case):
     """duals_dict (a sole binding source takes y^lo itself) against the masked-copy reference, with
     several lower/upper sources, fixed values, a vertex (implied bound active) and the plain simplex."""
     from ldpopt.problems import Fixed, SubsetSum
-    from ldpopt.problems.solvers.structured.multipliers import duals_dict
+    from ldpopt.problems.dual.multipliers import duals_dict
 
     d = 40
     rng = np.random.default_rng(case)

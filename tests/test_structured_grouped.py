@@ -1,4 +1,4 @@
-"""The per-distinct-count evaluations of the exact likelihoods (structured.grouped) against the
+"""The per-distinct-count evaluations of the exact likelihoods (dual.grouped) against the
 elementwise ones, the grouped simplex solve against the ungrouped dual method, and against cvxpy's
 sequential-QP route."""
 
@@ -9,10 +9,11 @@ import pytest
 from _count_estimates import grr_counts, oue_counts
 
 from ldpopt.problems import Problem
+from ldpopt.problems.dual import grouped
+from ldpopt.problems.dual.dual import solve_lambda
+from ldpopt.problems.dual.grouped import count_groups, evaluate, per_group, simplex_grouped
 from ldpopt.problems.objectives.builtins import make_objective
-from ldpopt.problems.solvers.structured import compile_constraints, grouped, separable_for, solve_structured
-from ldpopt.problems.solvers.structured.dual import solve_lambda
-from ldpopt.problems.solvers.structured.grouped import count_groups, evaluate, per_group, simplex_grouped
+from ldpopt.problems.solvers.structured import compile_constraints, separable_for, solve_structured
 
 
 def _oue(d, n, seed, eps=1.0):

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
-from ldpopt.problems.solvers.structured import dual
+from ldpopt.problems.dual import dual
 from ldpopt.problems.solvers.structured.solver import solve_structured
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))

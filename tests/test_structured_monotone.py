@@ -1,4 +1,4 @@
-"""Monotone chains in the structured solver (:mod:`ldpopt.problems.solvers.structured.chain`): refereed by
+"""Monotone chains in the structured solver (:mod:`ldpopt.problems.dual.chain`): refereed by
 cvxpy (Clarabel), by active-set enumeration at tiny d, by the independent closed form of
 :func:`project_monotone_simplex`, and by KKT conditions recomputed here from f and the duals."""
 

@@ -9,9 +9,9 @@ from ldpopt import oracles
 from ldpopt.problems import Problem, SeparableObjective, Simplex, SubsetSum
 from ldpopt.problems.objectives.builtins import make_objective
 from ldpopt.problems.objectives.separable import separable_for
-from ldpopt.problems.solvers.structured import dual, row_groups
-from ldpopt.problems.solvers.structured.grouped import count_groups
-from ldpopt.problems.solvers.structured.structure import compile_constraints
+from ldpopt.problems.dual import dual, row_groups
+from ldpopt.problems.dual.grouped import count_groups
+from ldpopt.problems.dual.structure import compile_constraints
 
 D = 6000
 W = 0.05  # (at 1e-4 a zero-count value's optimum underflows: e^{-3200}; the check refuses the clamp)

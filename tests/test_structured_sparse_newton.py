@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from ldpopt import multi
-from ldpopt.problems.solvers.structured import dual
+from ldpopt.problems.dual import dual
 
 
 def _consistency(way, domains, obj, seed):
@@ -62,7 +62,7 @@ def test_projection_start_reaches_the_same_answer_in_fewer_newton_steps(monkeypa
     """The rows' projection as the start (a quadratic objective, >= 32 rows): certified, the same f
     as the y = 0 start to 1e-12, and fewer Newton steps (dense path at 179 rows, sparse at 355)."""
     from ldpopt.problems.solvers.structured.solver import solve_structured
-    from ldpopt.problems.solvers.structured.structure import compiled_for
+    from ldpopt.problems.dual.structure import compiled_for
 
     pr = _consistency(3, domains, obj, 2)
     proj = solve_structured(pr.estimate, pr.objective, compiled_for(pr))

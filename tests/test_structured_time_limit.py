@@ -47,7 +47,7 @@ def test_structured_solver_stops_at_the_time_limit_with_a_checked_point():
 
 def test_stop_is_the_argument_not_a_running_clock():
     # the structured solver stops where the stop it is given says so, and only there
-    from ldpopt.problems.solvers.structured.structure import compiled_for
+    from ldpopt.problems.dual.structure import compiled_for
 
     pr = _problem()
     free = solve_structured(EST, pr.objective, compiled_for(pr))

@@ -1,4 +1,4 @@
-"""The structured solver's tree pass (ldpopt.problems.solvers.structured.tree) against independent referees:
+"""The structured solver's tree pass (ldpopt.problems.dual.tree) against independent referees:
 cvxpy (PIQP / Clarabel) with the parent = Σ children equalities written out node by node, Hay et
 al.'s two-pass closed form when nothing clamps, and a dense brute-force KKT check of the returned
 multipliers; and the NotApplicable cases (a forest, two parents, a SubsetSum that is not the total)."""
@@ -13,7 +13,7 @@ from ldpopt import Estimate
 from ldpopt.hierarchy.consistency import consistency
 from ldpopt.problems import Box, Fixed, Hierarchy, NonNegative, Problem, SubsetSum, range_tree
 from ldpopt.problems.solvers.structured import NotApplicable, SeparableObjective, solve_structured
-from ldpopt.problems.solvers.structured.tree import tree_of
+from ldpopt.problems.dual.tree import tree_of
 
 P, Q = 0.6, 0.1
 
@@ -316,7 +316,7 @@ def test_irregular_mixed_depth_prefix_tree_converges_and_matches_clarabel():
     Counting every value at a bound within the largest row residual of its kink as free (also the
     values the step pushes further into their bound) made each step the one of the problem without
     f ≥ 0: 100 steps left a row residual of 0.1 here. Against Clarabel with the rows written out."""
-    from ldpopt.problems.solvers.structured.tree import _newton
+    from ldpopt.problems.dual.tree import _newton
 
     mean, var, groups, root = _prefix_tree(0)
     big = 1.0 + float(np.max(np.abs(mean)))
@@ -333,7 +333,7 @@ def test_irregular_mixed_depth_prefix_tree_converges_and_matches_clarabel():
     sol = Problem(est, "posterior", cons, mean=mean, variance=var).solve()
     assert sol.solver == "LDPOPT-STRUCTURED" and sol.status == "optimal", sol.message
     # the step's leaves → root elimination on this mixed-depth tree against a dense solve of H D Hᵀ Δ = g
-    from ldpopt.problems.solvers.structured.structure import compile_constraints
+    from ldpopt.problems.dual.structure import compile_constraints
 
     tr = compile_constraints(cons, mean.size).tree
     rng = np.random.default_rng(1)

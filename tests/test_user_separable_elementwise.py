@@ -151,7 +151,7 @@ def test_long_rows_are_summed_pairwise():
 
     import scipy.sparse as sp
 
-    from ldpopt.problems.solvers.structured.structure import row_sums
+    from ldpopt.problems.dual.structure import row_sums
 
     rng = np.random.default_rng(7)
     d = 600_000

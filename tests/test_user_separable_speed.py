@@ -87,7 +87,7 @@ def test_recognised_form_works_per_distinct_count_only_when_its_coefficients_all
     evaluate it once per distinct count, with the same floats as elementwise; a prior that differs
     between values of one count makes the groups refused (checked, not assumed). Both solve to the
     exact reference."""
-    from ldpopt.problems.solvers.structured.grouped import count_groups
+    from ldpopt.problems.dual.grouped import count_groups
 
     d = 6000
     est = _estimate(d, seed=3)

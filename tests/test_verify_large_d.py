@@ -22,7 +22,7 @@ from ldpopt.methods import bayes, em, mle, normalize
 from ldpopt.problems.check.certificate import certificate, certify, recover_multipliers
 from ldpopt.problems.objectives.builtins import make_objective
 from ldpopt.problems.objectives.separable import separable_for
-from ldpopt.problems.solvers.structured.structure import compile_constraints
+from ldpopt.problems.dual.structure import compile_constraints
 from ldpopt.verify import equivalences as claims
 from ldpopt.verify import instances
 

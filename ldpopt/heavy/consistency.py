@@ -1,6 +1,6 @@
 """The prefix levels of PEM or TreeHist made consistent as one tree: a :class:`~ldpopt.problems.Problem`
 with a :class:`~ldpopt.problems.Hierarchy` constraint, solved by the structured solver's tree pass
-(:mod:`ldpopt.problems.solvers.structured.tree`) and checked by ldpopt's check like every Solution.
+(:mod:`ldpopt.problems.dual.tree`) and checked by ldpopt's check like every Solution.
 
 Notes: docs/notes/sketches.md, "ldpopt.heavy.consistency"."""
 

@@ -10,6 +10,10 @@ import threading
 
 import numpy as np
 
+from . import _moved
+
+_moved.install()  # the closed forms' old paths (ldpopt.kernels.xp* → ldpopt.xp), one release
+
 __all__ = [
     "AUTO_CELLS",
     "DEVICES",

@@ -413,8 +413,8 @@ def _completed(con, est):
     """[con] with f ≥ 0 and Σ f = 1 added where it does not state them (the CLS problem of the
     ``structured`` check); None when no completion compiles."""
     from .constraints.base import NonNegative, SumTo
+    from .dual.structure import compile_constraints
     from .objectives.separable import NotApplicable
-    from .solvers.structured.structure import compile_constraints
 
     for cons in ([con], [NonNegative(), con], [NonNegative(), SumTo(1.0), con], [SumTo(1.0), con]):
         try:

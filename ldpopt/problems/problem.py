@@ -190,8 +190,8 @@ class Problem:
         # its own SolveContext, never on the Problem)
         self._solving = threading.RLock()
         if self._structured_only():  # nothing for cvxpy to build: refused here if that route cannot take it
+            from .dual.structure import compile_constraints
             from .objectives.separable import NotApplicable
-            from .solvers.structured.structure import compile_constraints
 
             try:
                 self._compiled = compile_constraints(cons, estimate.d)
@@ -204,7 +204,7 @@ class Problem:
             # the simplex family with a built-in objective: names known without cvxpy, nothing to
             # validate (DCP by construction); cvxpy's problem (~1 ms at d = 42,178, 5x the structured
             # solve) is built on first use, which the structured route never needs
-            from .solvers.structured.structure import dual_names
+            from .dual.structure import dual_names
 
             self._owners = {name: (c, j) for c, keys in zip(cons, dual_names(cons)) for j, name in enumerate(keys)}
         else:

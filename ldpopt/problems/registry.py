@@ -21,6 +21,8 @@ __all__ = ["FileEntry", "Kind", "ValueKey", "available_constraints", "available_
 
 _OBJECTIVES: dict[str, Any] = {}    # name → Objective subclass or instance
 _CONSTRAINTS: dict[str, Any] = {}  # file type → Constraint subclass with file_kind and from_file
+#: what an Objective has (objectives/base.py): the methods register_objective looks for
+_OBJECTIVE_METHODS = ("build", "value", "gradient", "check", "per_value", "likelihood_terms")
 
 
 @dataclass(frozen=True)
@@ -267,9 +269,10 @@ def register_objective(item=None, *, name: str | None = None):
     >>> unregister("objective", "my-squares")
     """
     def deco(obj):
-        from .objectives.base import Objective
-
-        if not ((isinstance(obj, type) and issubclass(obj, Objective)) or isinstance(obj, Objective)):
+        # an Objective subclass or instance, read by what it has (as register_constraint reads a
+        # Constraint): objectives/ registers its own classes with this, so this module, one floor
+        # below the items, imports nothing of theirs
+        if not all(callable(getattr(obj, a, None)) for a in _OBJECTIVE_METHODS):
             raise TypeError(f"register_objective takes an Objective subclass or instance, got {obj!r}")
         key = name if name is not None else _key_of(obj, "name", "objective")
         if not isinstance(key, str) or not key or key != key.lower():

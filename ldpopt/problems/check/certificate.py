@@ -20,19 +20,13 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 
 from ..._blas import one_thread
+from ..dual.blocks import indicator_rows
+from ..dual.grouped import groups_of
+from ..dual.multipliers import bound_multipliers, bounds_from_dict, duals_dict, free_values, multipliers_from_dict
+from ..dual.simplex import newton_lambda
+from ..dual.structure import Structure, compile_constraints, row_sums
 from ..objectives.builtins import Objective, UserObjective, make_objective
 from ..objectives.separable import Separable, separable_for
-from ..solvers.structured.blocks import indicator_rows
-from ..solvers.structured.grouped import groups_of
-from ..solvers.structured.multipliers import (
-    bound_multipliers,
-    bounds_from_dict,
-    duals_dict,
-    free_values,
-    multipliers_from_dict,
-)
-from ..solvers.structured.simplex import newton_lambda
-from ..solvers.structured.structure import Structure, compile_constraints, row_sums
 
 __all__ = [
     "KINK_TOL",
@@ -307,11 +301,11 @@ def certify_on_support(sep: Separable, st: Structure, f, lam, y, duals: dict | N
 
 def certify_grouped(sep: Separable, st: Structure, f, lam, y, duals: dict | None, feas_tol: float | None,
                     with_multipliers: bool = True) -> Certificate | None:
-    """The certificate of :func:`certify` computed once per distinct-count group (:mod:`.structured.grouped`)
+    """The certificate of :func:`certify` computed once per distinct-count group (:mod:`ldpopt.problems.dual.grouped`)
     with each group weighted by its size, or None when that does not apply: the separable does not
     ask for it (``group_certificate``), there are rows, or f, the bounds or the given bound
     multipliers are not the same float on every value of each group (checked bitwise, as
-    :func:`.structured.grouped.per_group` does; a point the grouped solve produced is).
+    :func:`ldpopt.problems.objectives.groups.per_group` does; a point the grouped solve produced is).
 
     Every per-value quantity (h, h', h'', μ, the argmin at λ and its rounding) is the same function
     of the same operands on each member of a group, so the maxima are the elementwise certificate's
@@ -320,7 +314,7 @@ def certify_grouped(sep: Separable, st: Structure, f, lam, y, duals: dict | None
     per-value terms cost ~10 passes each, and a declared one with elementwise functions take it; the
     built-ins keep theirs). A point off its
     constraints beyond rounding is certified in full (None here)."""
-    from ..solvers.structured.grouped import count_groups, per_group
+    from ..dual.grouped import count_groups, per_group
 
     if not getattr(sep, "group_certificate", False) or st.m or st.sum_free or st.chain is not None:
         return None
@@ -708,7 +702,7 @@ def recover_multipliers(sep, st, f, active_tol: float = 0.0):
     determine them. Inactive ≤-rows get y = 0, and y is clipped to ≥ 0 on ≤-rows."""
     f = np.asarray(f, float)
     if st.tree is not None:  # one tree of sums: tree-structured normal equations, λ ≡ 0
-        from ..solvers.structured.tree import recover_tree
+        from ..dual.tree import recover_tree
         return 0.0, recover_tree(sep, st, f)
     # a value within rounding of a bound (≤ 4ε·total, e.g. 2⁻⁵⁴ left by a bisection) counts as at it:
     # taken as inner it would pin the fit to a stationarity it need not satisfy
@@ -732,9 +726,9 @@ def recover_multipliers(sep, st, f, active_tol: float = 0.0):
         if st.m == 0:
             return lam, y
         # a Monotone chain alone: the order multipliers telescope inside each block of equal values,
-        # so λ is the same as without rows and y follows from the blocks (structured.chain; the
+        # so λ is the same as without rows and y follows from the blocks (dual.chain; the
         # normal equations would be (d−1)² dense)
-        from ..solvers.structured.chain import chain_multipliers
+        from ..dual.chain import chain_multipliers
         return lam, chain_multipliers(sep, st, f, lam)
     res = st.A @ f - st.b
     act = ~st.ineq | (np.abs(res) <= 1e-12 * max(st.total, 1.0))
@@ -790,7 +784,7 @@ def recover_multipliers(sep, st, f, active_tol: float = 0.0):
 def block_rows(st):
     """(block of each value: its row, or m for the pool; each row's sign; each row's own total
     b_k·sign_k) when every row is an equality ±1 indicator row on a subset disjoint from the others'
-    (:func:`.structured.blocks.indicator_rows`) and Σ f = total is a constraint; else None. Once per
+    (:func:`ldpopt.problems.dual.blocks.indicator_rows`) and Σ f = total is a constraint; else None. Once per
     Structure."""
     if st.m == 0 or st.sum_free or bool(np.any(st.ineq)):
         return None
@@ -1109,7 +1103,7 @@ GROUP_MIN_D = 1 << 17  # below this the grouping's own passes cost about what it
 
 def _groups(sep, st):
     """(the separable on one representative value per group, inverse, number of groups): the
-    distinct-count groups of ``sep`` (:func:`.structured.grouped.groups_of`, which checks that every
+    distinct-count groups of ``sep`` (:func:`ldpopt.problems.objectives.groups.groups_of`, which checks that every
     per-value array is a function of the count) when the bounds are one constant pair (the plain
     simplex), d ≥ ``GROUP_MIN_D`` and there are at most d/8 groups; else None.
 
@@ -1316,9 +1310,9 @@ def kink_certificate(problem, f: np.ndarray, duals: dict | None, tol: float) -> 
     at f, with the solver's multipliers ``duals`` (recovered from f when None or incomplete); ``tol``:
     the primal feasibility tolerance (ldpopt's check's). None when a constraint is outside the built-in
     class the certificate reads."""
+    from ..dual.multipliers import multipliers_from_dict
+    from ..dual.structure import Structure, compiled_for
     from ..objectives.separable import NotApplicable, separable_for
-    from ..solvers.structured.multipliers import multipliers_from_dict
-    from ..solvers.structured.structure import Structure, compiled_for
 
     obj, est = problem.objective, problem.estimate
     st = compiled_for(problem)

@@ -103,7 +103,7 @@ def set_feasibility(problem) -> tuple[bool | None, str]:
     """Whether the built-in constraints admit a point at all, decided from their data alone:
     (True, ""), (False, why) or (None, why not decided). Cached on the problem.
 
-    Decided where the compiled structure (:func:`.structured.structure.compile_constraints`) is a
+    Decided where the compiled structure (:func:`ldpopt.problems.dual.structure.compile_constraints`) is a
     product of blocks — per-value bounds, Σ f = total and pairwise disjoint equality ±1 subset sums
     (:func:`.certificate.block_rows`): the set is non-empty iff every block's mass lies in
     [Σ l, Σ u] over its values (u without the implied f_v ≤ total), the pool's mass being total −
@@ -118,8 +118,8 @@ def set_feasibility(problem) -> tuple[bool | None, str]:
     if cached is not None:
         return cached
     from ..constraints.base import UserConstraint
+    from ..dual.structure import compile_constraints, compiled_for
     from ..objectives.separable import NotApplicable
-    from ..solvers.structured.structure import compile_constraints, compiled_for
     from .certificate import block_rows
 
     out: tuple[bool | None, str] = (None, "")
@@ -458,8 +458,8 @@ def error_bound(problem, f, duals, r, lag, mu, deadline=None) -> float | None:
 
 def _simplex_only(problem) -> str | None:
     """Name of the nonnegativity constraint when the constraints are exactly f ≥ 0, Σ f = 1 (the plain
-    simplex of :func:`.structured.structure.compile_constraints`)."""
-    from ..solvers.structured.structure import dual_names, plain_simplex_structure
+    simplex of :func:`ldpopt.problems.dual.structure.compile_constraints`)."""
+    from ..dual.structure import dual_names, plain_simplex_structure
 
     st = plain_simplex_structure(problem.constraints, dual_names(problem.constraints), problem.estimate.d)
     return None if st is None or st.total != 1.0 else next(n for n, s in st.duals.items() if s[0] == "lower")
@@ -542,7 +542,7 @@ def feasible_near(problem, f, deadline=None):
     (:func:`.certificate.feasible_near_blocks`), for any other set of linear constraints
     (built-in rows and a user's affine rows) by the projection of :func:`affine_projection`; None
     when neither gives one (a user's non-affine constraint, a projection that leaves a bound)."""
-    from ..solvers.structured.structure import Structure, compiled_for
+    from ..dual.structure import Structure, compiled_for
     from .certificate import feasible_near_blocks
 
     try:
@@ -812,8 +812,8 @@ def _certificate(problem, f: np.ndarray, duals: dict, given=None, digest: bytes 
     never the smaller bound, 1.1–15× larger: ``error_bound`` is then the first's)."""
     import dataclasses
 
+    from ..dual.structure import compiled_for
     from ..objectives.separable import NotApplicable
-    from ..solvers.structured.structure import compiled_for
     from .certificate import certificate, inputs_digest
 
     d = problem.estimate.d

@@ -80,7 +80,7 @@ class Constraint:
     * ``residuals(f, estimate)``, ``g(k, f, d)``: its violation and its g(f) in numpy;
     * ``jacobian_t(k, y, d)`` / ``add_jacobian_t``: ∇g_kᵀ y for ldpopt's stationarity check;
     * ``compile_into(rows, keys, d)``: its bounds and rows in the structured solver's form
-      (:class:`~.structured.structure.StructureRows`);
+      (:class:`~ldpopt.problems.dual.structure.StructureRows`);
     * ``implies_nonnegative``, ``implies_at_most_one``, ``states_total``: what it implies about f;
     * ``lazy_build``: :meth:`build` cannot fail, so ``Problem`` may defer it;
     * ``file_type``, ``file_kind``, ``from_file``, ``file_example``: its problem-file entry
@@ -414,13 +414,13 @@ class Constraint:
         return
 
     def compile_into(self, rows, keys: list[str], d: int) -> None:
-        """State its bounds and rows on ``rows`` (:class:`~.structured.structure.StructureRows`;
+        """State its bounds and rows on ``rows`` (:class:`~ldpopt.problems.dual.structure.StructureRows`;
         ``keys``: its dual names); the default: not covered by the structured solver.
 
         Parameters
         ----------
         rows : StructureRows
-            What the structured solver gathers (:class:`~.structured.structure.StructureRows`).
+            What the structured solver gathers (:class:`~ldpopt.problems.dual.structure.StructureRows`).
         keys : list of str
             Its dual names, as ``Problem`` made them unique.
         d : int
@@ -440,7 +440,7 @@ class Constraint:
         Examples
         --------
         >>> from ldpopt.problems import SumTo
-        >>> from ldpopt.problems.solvers.structured.structure import StructureRows
+        >>> from ldpopt.problems.dual.structure import StructureRows
         >>> rows = StructureRows(4)
         >>> SumTo(0.5).compile_into(rows, ["sum"], 4)
         >>> rows.total

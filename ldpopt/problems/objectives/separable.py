@@ -44,7 +44,7 @@ class Separable:
     #: from the elementwise ones; the built-ins keep theirs bitwise)
     group_certificate = False
     #: with constraint rows, the dual method may run once per group of values alike in count, bounds
-    #: and column of A (:func:`~ldpopt.problems.solvers.structured.dual.solve_row_groups`: its sums
+    #: and column of A (:func:`~ldpopt.problems.dual.dual.solve_row_groups`: its sums
     #: round differently from the elementwise ones; the built-ins keep theirs bitwise)
     group_rows = False
     #: J(f) = Σ_v h_v(f_v) + offset (``Objective.value``'s default adds it)
@@ -98,7 +98,7 @@ class Separable:
 
     def lambda_start(self, total: float) -> float | None:
         """A first multiplier λ of Σ f = ``total`` (f ≥ 0, no rows) for the dual method's Newton, or
-        None: the dual method starts in the middle of λ's range (:func:`.structured.grouped.simplex_started`)."""
+        None: the dual method starts in the middle of λ's range (:func:`ldpopt.problems.dual.grouped.simplex_started`)."""
         return None
 
     def group_keys(self) -> np.ndarray | None:

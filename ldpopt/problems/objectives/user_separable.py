@@ -6,7 +6,7 @@ The user's functions take the whole vector and the estimate. Where they are *ele
 of the output a function of f_v and the estimate's per-value data at v (f̃_v, c_v) and its scalars
 only, as every h_v(f_v) written with numpy's elementwise operations is — the solver evaluates them on
 the values that move only, through the estimate restricted to those values
-(:func:`estimate_on`), and on one value per distinct support count (:mod:`..solvers.structured.grouped`).
+(:func:`estimate_on`), and on one value per distinct support count (:mod:`..dual.grouped`).
 Whether they are is not assumed but checked once per (objective, estimate) (:func:`elementwise`);
 where they are not (an output that depends on d, on another value, or on an array the user closed
 over), every evaluation is on the whole vector, as the functions were declared.
@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .base import BuiltObjective, Objective
+from .groups import count_groups, uniform
 from .separable import Separable
 
 __all__ = ["SeparableObjective", "UserSep", "elementwise"]
@@ -133,7 +134,7 @@ class UserSep(Separable):
 
     def per_value_arrays(self) -> list:
         """The estimate's per-value arrays the functions may read (f̃, counts): what must be equal
-        on a count's values for the distinct-count groups (:func:`~..solvers.structured.grouped.groups_of`
+        on a count's values for the distinct-count groups (:func:`~.groups.groups_of`
         checks it)."""
         return [np.asarray(self.est.f_tilde), np.asarray(self.est.counts)]
 
@@ -142,7 +143,7 @@ class UserSep(Separable):
 
     def _on_groups(self, method: str, *xs):
         """``getattr(rep, method)(*tables)[inv]`` on the distinct-count groups
-        (:func:`~..solvers.structured.grouped.count_groups`), the values whose arguments differ
+        (:func:`~.groups.count_groups`), the values whose arguments differ
         bitwise from their group's representative's (at most a quarter of them) evaluated on their
         own (:meth:`restrict`); None when more differ. Elementwise terms on the same operands: the
         same floats (the iterative argmin: the same root to its stopping rule). The certificate's
@@ -150,8 +151,6 @@ class UserSep(Separable):
         cost K evaluations instead of d, and the dual method's argmin with a few rows (t = λ off
         the rows' values, ~150 of 10⁶ for three sparse rows) K plus those. The one per-count
         evaluation of every user separable form (a recognised one's too, :mod:`..solvers.user_forms`)."""
-        from ..solvers.structured.grouped import count_groups  # (floor: DESIGN.md, problems/)
-
         if max(map(np.size, xs)) < self.GROUP_MIN_D:
             return None
         g = count_groups(self)
@@ -411,7 +410,6 @@ class UserSep(Separable):
         form's :meth:`~..solvers.user_forms._RecognisedSep.lambda_start` is the same model without its
         log term)."""
         from ...methods.normalize import shift_support
-        from ..solvers.structured.grouped import uniform  # (floor: DESIGN.md, problems/)
 
         d = self.est.d
         if not total > 0:

@@ -34,9 +34,9 @@ def structured_attempt(problem, ctx: SolveContext | None = None) -> tuple[Soluti
     an exception inside the solver that is not the user's own code's (:func:`.isolate.user_code_raised`)
     is a ``"solver_error"`` attempt."""
     ctx = ctx or SolveContext()
+    from ..dual.structure import compiled_for
     from ..objectives.separable import NotApplicable
     from .structured.solver import solve_structured
-    from .structured.structure import compiled_for
 
     start = time.perf_counter()
     try:

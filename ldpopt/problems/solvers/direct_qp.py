@@ -33,12 +33,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..check.verdict import check_solution, status_after_check, unverified_reason
+from ..dual.multipliers import duals_dict
+from ..dual.structure import Structure, compiled_for
 from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT, SolveContext
 from ..solution import Solution
 from .cvxpy_rows import compile_rows, named_duals
 from .isolate import SolverTimedOut, isolated, runs_isolated, user_code_raised
-from .structured.multipliers import duals_dict
-from .structured.structure import Structure, compiled_for
 
 __all__ = ["SUFFIX", "solve_direct_qp"]
 

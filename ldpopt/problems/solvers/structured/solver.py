@@ -4,24 +4,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...check.certificate import Certificate, certify
+from ...dual.blocks import blocks_fast
+from ...dual.chain import solve_chain
+from ...dual.dual import solve_screened
+from ...dual.grouped import evaluator, simplex_grouped
+from ...dual.multipliers import duals_dict
+from ...dual.row_groups import solve_row_groups
+from ...dual.simplex import simplex_fast
+from ...dual.structure import compile_constraints
+from ...dual.tree import solve_tree
 from ...objectives.builtins import Objective, make_objective
 from ...objectives.separable import separable_for
-from .blocks import blocks_fast
-from .chain import solve_chain
-from .dual import solve_screened
-from .grouped import evaluator, simplex_grouped
-from .multipliers import duals_dict
-from .row_groups import solve_row_groups
-from .simplex import simplex_fast
-from .structure import compile_constraints
-from .tree import solve_tree
-
-if TYPE_CHECKING:
-    from ...check.certificate import Certificate  # (at run time the certificate module imports this package)
 
 __all__ = ["StructuredResult", "solve_structured"]
 
@@ -94,18 +91,18 @@ class StructuredResult:
 def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, variance=None,
                      max_iter: int = 50, kkt_tol: float = 1e-12, feas_tol: float | None = None,
                      stop=None) -> StructuredResult:
-    """Solve ``Problem(estimate, objective, constraints)`` with the dual method of :mod:`.dual`.
+    """Solve ``Problem(estimate, objective, constraints)`` with the dual method of :mod:`ldpopt.problems.dual.dual`.
 
     Covered: objectives cls, weighted-mle, multinomial, binomial, posterior (names or Objective
     instances) and :class:`~.user_separable.SeparableObjective`; constraints None (simplex), Simplex,
     NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals, Hierarchy (one
     multiplier per group: meant for a few hundred groups at most with Σ f = total), and one Monotone chain with the
-    simplex and common bounds on the chain but no other rows (:mod:`.chain`), and, without
+    simplex and common bounds on the chain but no other rows (:mod:`ldpopt.problems.dual.chain`), and, without
     Σ f = total, one Hierarchy tree with its leaf total (SubsetSum over its leaves or Fixed on its root)
-    and bounds (:mod:`.tree`; ``iterations["tree_newton_iterations"]``). The binomial and
-    multinomial on the plain simplex are solved over their distinct counts (:mod:`.grouped`;
+    and bounds (:mod:`ldpopt.problems.dual.tree`; ``iterations["tree_newton_iterations"]``). The binomial and
+    multinomial on the plain simplex are solved over their distinct counts (:mod:`ldpopt.problems.dual.grouped`;
     ``iterations["distinct_counts"]`` says so) when the counts take few values. Disjoint subset sums on
-    the plain simplex go block by block (:mod:`.blocks`; ``iterations["blocks"]`` says so); any fast
+    the plain simplex go block by block (:mod:`ldpopt.problems.dual.blocks`; ``iterations["blocks"]`` says so); any fast
     path whose certificate does not pass hands over to the general dual method. Anything else raises
     :class:`~.separable.NotApplicable`; infeasible bound/sum data raise ``ValueError``.
 
@@ -234,7 +231,6 @@ def _sum_polished(st, f):
 
 def _certified(sep, st, f, lam, y, feas_tol, kkt_tol):
     """The :class:`_Run` of a candidate (f, λ, y)."""
-    from ...check.certificate import certify  # the certificate module imports this package
     t = lam + (st.A.T @ y if st.m else 0.0)
     # h'(f) and h''(f) once per distinct count when f is constant on each (.grouped: bit-identical)
     ev = evaluator(sep, f, grouped=not st.m)  # with rows f is rarely constant per count: skip the check

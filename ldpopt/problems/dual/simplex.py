@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...objectives.separable import WeightedMLESep
+from ..objectives.separable import WeightedMLESep
 
 if TYPE_CHECKING:
     from .structure import Structure  # annotations only
@@ -61,7 +61,7 @@ def closed_form(sep, d: int, mass: float, st):
     with that mass for cls, MLE-Apx with that mass for the weighted MLE (module docstring). Also
     the per-block solve of :mod:`.blocks`."""
     if sep.quadratic:
-        from ....methods.normalize import shift_support
+        from ...methods.normalize import shift_support
 
         m = np.broadcast_to(sep.m, (d,))
         tau, pool = shift_support(m, mass)
@@ -146,8 +146,8 @@ def _mle_apx(sep: WeightedMLESep, mass: float = 1.0):
     the support equation Σ (a_v − s x)/(B + C x) = mass gives x = (Σa − mass·B)/(mass·p(1 − p) +
     (k − mass)·s); f is then Eq. 14 itself (the cancellation-free :func:`f_on_support` is written
     for mass 1, which keeps MLE-Apx's own numbers there)."""
-    from ....methods.mle import denominator, f_on_support, polish_x
-    from ....methods.threshold import top_support
+    from ...methods.mle import denominator, f_on_support, polish_x
+    from ...methods.threshold import top_support
 
     a, B, s, C, p, q = sep.a, sep.B, sep.s, sep.C, sep.p, sep.q
 

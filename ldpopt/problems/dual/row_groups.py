@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...._blas import one_thread
+from ..._blas import one_thread
 from .dual import solve_multipliers
 from .grouped import count_groups
 

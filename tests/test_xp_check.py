@@ -1,4 +1,4 @@
-"""ldpopt's check of a simplex-type closed form on the array namespace (ldpopt.kernels.xp_check)
+"""ldpopt's check of a simplex-type closed form on the array namespace (ldpopt.xp.check)
 gives the numbers of ldpopt.problems.check.verdict.check_solution within 1e-12 and the same verdict, on the
 closed forms' own points (certified) and on points moved off the optimum or off the simplex (failed)."""
 
@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from ldpopt import oracles
-from ldpopt.kernels import xp, xp_check
 from ldpopt.problems import Problem
 from ldpopt.problems.check.verdict import check_solution
+from ldpopt.xp import check as xp_check
+from ldpopt.xp import forms as xp
 
 
 def _estimates():

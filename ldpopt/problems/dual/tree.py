@@ -69,7 +69,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ...objectives.separable import NotApplicable
+from ..objectives.separable import NotApplicable
 from .dual import backtrack, damping, inverse_curvature
 
 __all__ = ["Tree", "recover_tree", "solve_tree", "tree_of", "tree_upper"]

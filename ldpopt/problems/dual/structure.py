@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ...constraints.base import Constraint, NonNegative, SumTo, as_constraint
-from ...objectives.separable import NotApplicable
+from ..constraints.base import Constraint, NonNegative, SumTo, as_constraint
+from ..objectives.separable import NotApplicable
 from .tree import Tree, tree_of, tree_upper
 
 __all__ = ["PAIRWISE_ROW_MIN", "Chain", "Structure", "StructureRows", "compile_constraints", "compiled_for", "row_sums"]

@@ -3,9 +3,9 @@ the numbers and the verdict of ``ldpopt.problems.check.verdict.check_solution`` 
 {min J(f) : f ≥ 0, Σ f = 1} — J = ‖f − f̃‖² (``"cls"``: Norm-Sub / CLS, arXiv §3.5, Appendix B) or
 the weighted MLE of arXiv Eq. 13 (``"weighted-mle"``: MLE-Apx, §3.4) — at a point f on the device,
 with the multipliers recovered from f (a closed form has no solver to give them). Equal to the CPU
-check within 1e-12, with the same verdict (``tests/test_kernels_xp_check.py``).
+check within 1e-12, with the same verdict (``tests/test_xp_check.py``).
 
-Notes: docs/notes/devices.md, "ldpopt.kernels.xp_check"."""
+Notes: docs/notes/devices.md, "ldpopt.xp.check"."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..problems.objectives.separable import WeightedMLESep
-from .xp import _module_of
+from .forms import _module_of
 
 __all__ = ["Cls", "DeviceChecks", "WeightedMLE", "check_simplex"]
 

@@ -1,4 +1,4 @@
-"""The closed forms on an array namespace (ldpopt.kernels.xp) equal ldpopt.methods within 1e-12 on
+"""The closed forms on an array namespace (ldpopt.xp.forms) equal ldpopt.methods within 1e-12 on
 the numpy namespace (the CuPy namespace is the same code; its test is skipped without a GPU)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ldpopt import methods, oracles
-from ldpopt.kernels import xp
+from ldpopt.xp import forms as xp
 
 
 def _estimates():
@@ -66,7 +66,8 @@ def test_closed_forms_on_cupy_equal_numpy():
 @pytest.mark.gpu
 def test_cuts_and_mles_on_cupy_equal_numpy():
     cupy = pytest.importorskip("cupy", reason="needs CuPy and a CUDA GPU (the 'gpu' extra)")
-    from ldpopt.kernels import xp_cut, xp_mle
+    from ldpopt.xp import cut as xp_cut
+    from ldpopt.xp import mle as xp_mle
 
     for est in _grr_and_binomial():
         f, c = est.f_tilde, est.counts
@@ -97,7 +98,7 @@ def _grr_and_binomial():
 
 @pytest.mark.parametrize("est", _estimates() + _grr_and_binomial(), ids=lambda e: f"{e.meta.get('oracle')}-{e.d}")
 def test_norm_cut_and_norm_hyb_on_the_numpy_namespace_equal_the_methods(est):
-    from ldpopt.kernels import xp_cut
+    from ldpopt.xp import cut as xp_cut
 
     f = est.f_tilde
     pairs = [(xp_cut.norm_cut(f, est.p, est.q), methods.get("norm-cut").func(est))]
@@ -115,7 +116,7 @@ def test_norm_cut_and_hyb_cases_at_the_limits():
     with every estimate positive: kept whole), max f̃ > 1 (everything cut), a kept sum above 1 with a
     tie at the cut (kept or cut together), and every value kept with a leftover."""
     from ldpopt import Estimate
-    from ldpopt.kernels import xp_cut
+    from ldpopt.xp import cut as xp_cut
 
     p, q = 0.5, 0.25  # any valid pair: the rounding bound only scales with them
     cases = [np.array([0.5, 0.25, 0.25]), np.array([1.5, -0.2, -0.3]), np.array([0.6, 0.3, 0.3, -0.2]),
@@ -133,7 +134,7 @@ def test_decisive_sum_falls_back_to_fsum_at_a_near_tie():
     the namespace's own sum."""
     import math
 
-    from ldpopt.kernels.xp_cut import decisive_sum
+    from ldpopt.xp.cut import decisive_sum
 
     x = np.full(10, 0.1)
     assert decisive_sum(x, (1.0,)) == math.fsum(x) == 1.0
@@ -142,7 +143,7 @@ def test_decisive_sum_falls_back_to_fsum_at_a_near_tie():
 
 @pytest.mark.parametrize("est", _grr_and_binomial(), ids=lambda e: f"{e.meta.get('oracle')}-{e.d}")
 def test_exact_mles_on_the_numpy_namespace_equal_em(est):
-    from ldpopt.kernels import xp_mle
+    from ldpopt.xp import mle as xp_mle
 
     want = methods.get("em").func(est)
     if est.oracle == "grr":
@@ -154,7 +155,8 @@ def test_exact_mles_on_the_numpy_namespace_equal_em(est):
 
 
 def test_exact_mle_errors_name_the_problem():
-    from ldpopt.kernels import xp_cut, xp_mle
+    from ldpopt.xp import cut as xp_cut
+    from ldpopt.xp import mle as xp_mle
 
     with pytest.raises(ValueError, match="counts must not all be zero"):
         xp_mle.grr_mle(np.zeros(4), 0.5, 0.1)

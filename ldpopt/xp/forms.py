@@ -1,10 +1,10 @@
 """Closed-form post-processing on an array namespace: the same code on numpy arrays (the host) or on
 CuPy arrays (a GPU), so that counts aggregated on the device are post-processed there without a
 copy. Each function equals its ``ldpopt.methods`` counterpart on the numpy namespace to within 1e-12
-(``tests/test_kernels_xp.py``): Norm, Norm-Mul, Base-Pos, Base-Cut (Wang et al. arXiv §3.1–§3.3),
+(``tests/test_xp.py``): Norm, Norm-Mul, Base-Pos, Base-Cut (Wang et al. arXiv §3.1–§3.3),
 Norm-Sub (the Euclidean projection onto the simplex, arXiv §3.5 / Appendix B) and MLE-Apx (§3.4).
 
-Notes: docs/notes/devices.md, "ldpopt.kernels.xp"."""
+Notes: docs/notes/devices.md, "ldpopt.xp.forms"."""
 
 from __future__ import annotations
 

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-from ...objectives.separable import NotApplicable, Quadratic
+from ..objectives.separable import NotApplicable, Quadratic
 from .dual import illinois_step, solve_lambda
 from .simplex import closed_form
 

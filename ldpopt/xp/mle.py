@@ -2,16 +2,16 @@
 the same code): the GRR multinomial closed form and the per-bit binomial dual solve (the "em" method
 with ``method="exact"``; derivations in docs/python.md, "ldpopt.methods.em.ibu"; Wang et al. arXiv §3.4
 Eq. 11 with the exact likelihood). Each equals ``ldpopt.methods.em`` within 1e-12
-(``tests/test_kernels_xp.py``).
+(``tests/test_xp.py``).
 
-Notes: docs/notes/devices.md, "ldpopt.kernels.xp_mle"."""
+Notes: docs/notes/devices.md, "ldpopt.xp.mle"."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .xp import _module_of
-from .xp_cut import _host
+from .cut import _host
+from .forms import _module_of
 
 __all__ = ["binomial_mle", "grr_mle"]
 

@@ -44,10 +44,10 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from ...._blas import one_thread
+from ..._blas import one_thread
 
 if TYPE_CHECKING:
-    from ...objectives.separable import Separable  # annotations only
+    from ..objectives.separable import Separable  # annotations only
 
 __all__ = ["dual_value", "solve_lambda", "solve_multipliers", "solve_screened"]
 

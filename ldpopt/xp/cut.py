@@ -1,8 +1,8 @@
 """Norm-Cut and Norm-Hyb (Wang et al. arXiv §3.3; NDSS 2020 §IV-B, §V-E) on an array namespace (numpy
 or CuPy, the same code), equal to ``ldpopt.methods.norm_cut`` / ``norm_hyb`` (their rules and choices,
-stated in :mod:`ldpopt.methods.normalize`) to within 1e-12 (``tests/test_kernels_xp.py``).
+stated in :mod:`ldpopt.methods.normalize`) to within 1e-12 (``tests/test_xp.py``).
 
-Notes: docs/notes/devices.md, "ldpopt.kernels.xp_cut"."""
+Notes: docs/notes/devices.md, "ldpopt.xp.cut"."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .xp import _module_of, norm_sub
+from .forms import _module_of, norm_sub
 
 __all__ = ["decisive_sum", "norm_cut", "norm_hyb"]
 
@@ -77,7 +77,7 @@ def norm_hyb(f, p: float, q: float, threshold: float | None = None, k: int | Non
     simplex of mass 1 − (their sum); ``ldpopt.methods.norm_hyb``'s rules for a kept sum above 1,
     for ties and for a leftover within rounding of 0.
 
-    ``threshold``: T, e.g. :func:`ldpopt.kernels.xp.cut_threshold` (Eq. 9, a host scalar); or ``k``:
+    ``threshold``: T, e.g. :func:`ldpopt.xp.forms.cut_threshold` (Eq. 9, a host scalar); or ``k``:
     keep the k largest (T = the k-th highest estimate, NDSS §V-E; found by the sort the cut needs
     anyway, where ``ldpopt.methods`` partitions). Give exactly one."""
     xp = _module_of(f)
