@@ -3,13 +3,19 @@
 The setting and both detectors of ``bench_poisoning_detection.py`` (OUE, d = 1,024, Zipf(1.5),
 19,000 genuine and 1,000 fake reports, β = 0.05, the maximal gain attack crafted by
 ``ldpopt.robust.craft_reports``; Diffstats told the true r, as the anchors' ``Fake_User_Detection.py``
-is), with r random targets, r ∈ {1, 2, 3, 5, 10}, ε ∈ ``--epsilons`` (1, 4), ``--reps`` repetitions (5). ldpopt's
+is), with r random targets, r ∈ ``--rs`` (1, 2, 3, 5, 7, 10), ε ∈ ``--epsilons`` (1, 4), ``--reps`` repetitions (5) of
+ldpopt's side, Diffstats on the first ``--anchor-reps`` of them (all by default; Diffstats takes about 50 s per
+repetition on two shared cores, ldpopt's flag well under one). ldpopt's
 flag, two suspect sets: ``lift`` = the lift cluster (chains of ≥ 5), else the 10 largest estimates
 (the defender does not know r; what the headline numbers used); ``chain2`` = the cluster with chains
 of ≥ 2 (``lift_suspects(..., min_size=2)``, the guarded lift's), else the 10 largest. Per row: mean ±
-SE of F1, FPR and the AUC of the suspect-support score.
+SE of F1, FPR and the AUC of the suspect-support score. The results file is written after each ε.
 
-    python benchmarks/bench_poisoning_detection_r.py --anchor-python PY --anchor-src DIR [--quick] [--reps R] [--epsilons 1,4]
+    python benchmarks/bench_poisoning_detection_r.py --anchor-python PY --anchor-src DIR [--quick] [--reps R]
+        [--anchor-reps A] [--epsilons 1,4] [--rs 1,2,3,5,7,10]
+
+The per-ε thresholds of docs/poisoning.md ("Detection by the number of targets"):
+``--reps 20 --anchor-reps 2 --epsilons 1,4,2``.
 """
 
 from __future__ import annotations
@@ -18,7 +24,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +33,7 @@ sys.path.insert(0, str(HERE))
 import _harness as H
 import bench_poisoning_detection as B
 
-R_LIST = (1, 2, 3, 5, 10)
+R_LIST = (1, 2, 3, 5, 7, 10)
 FALLBACK = 10
 
 
@@ -67,21 +72,23 @@ def run(quick: bool = False, **opts) -> dict:
         return {"not_run": H.ANCHOR_NOT_RUN}
     py, src = env
     reps = 1 if a.quick else a.reps
+    anchor_reps = reps if a.quick or a.anchor_reps is None else max(1, min(a.anchor_reps, reps))
+    r_list = (3,) if a.quick else tuple(int(x) for x in a.rs.split(","))
     gen = np.random.default_rng(31)
     rows = []
     for eps in ((1.0,) if a.quick else tuple(float(e) for e in a.epsilons.split(","))):
-        for r in ((3,) if a.quick else R_LIST):
+        for r in r_list:
             t0 = H.cpu_clock()
             ours, mats, beta = _ours(eps, r, reps, gen)
             with tempfile.TemporaryDirectory() as tmp:
-                arrays = {"reps": reps, "epsilon": eps, "ratio": beta, "r": r}
-                for k, (sup, ones) in enumerate(mats):
+                arrays = {"reps": anchor_reps, "epsilon": eps, "ratio": beta, "r": r}
+                for k, (sup, ones) in enumerate(mats[:anchor_reps]):
                     arrays[f"support{k}"], arrays[f"ones{k}"] = sup, ones
                 np.savez(Path(tmp) / "in.npz", **arrays)
                 subprocess.run([py, "-c", B._ANCHOR_SIDE, src, str(Path(tmp) / "in.npz"), str(Path(tmp) / "out.json")],
                                check=True)
                 theirs = json.loads((Path(tmp) / "out.json").read_text())
-            row = {"epsilon": eps, "r": r, "reps": reps,
+            row = {"epsilon": eps, "r": r, "reps": reps, "anchor_reps": anchor_reps,
                    "ldpopt": {k: B._mean(ours, k) for k in ours[0]},
                    "diffstats": {k: B._mean(theirs, k) for k in ("fpr", "fnr", "f1")},
                    "diffstats_found_nothing": sum(x["returned"] == 5 for x in theirs),
@@ -91,6 +98,8 @@ def run(quick: bool = False, **opts) -> dict:
             print(f"eps={eps} r={r}: lift F1 {L['lift_f1']['mean']:.3f} AUC {L['lift_auc']['mean']:.4f} "
                   f"FPR {L['lift_fpr']['mean']:.2e} | chain2 F1 {L['chain2_f1']['mean']:.3f} AUC {L['chain2_auc']['mean']:.4f} "
                   f"FPR {L['chain2_fpr']['mean']:.2e} | Diffstats F1 {T['f1']['mean']:.3f} FPR {T['fpr']['mean']:.2e}", flush=True)
+        H.save("poisoning_detection_r", a, {"setting": {"oracle": "oue", "d": B.D, "n_genuine": B.N_GENUINE,
+                                                        "m_fake": B.M_FAKE, "fallback_suspects": FALLBACK}, "rows": rows})
     return H.save("poisoning_detection_r", a, {"setting": {"oracle": "oue", "d": B.D, "n_genuine": B.N_GENUINE,
                                                            "m_fake": B.M_FAKE, "fallback_suspects": FALLBACK}, "rows": rows})
 
@@ -98,7 +107,10 @@ def run(quick: bool = False, **opts) -> dict:
 def _parser():
     ap = H.parser(__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=5, help="repetitions per setting (default 5)")
+    ap.add_argument("--anchor-reps", type=int, default=None,
+                    help="repetitions Diffstats runs on, the first of --reps (default all)")
     ap.add_argument("--epsilons", default="1,4", help="comma-separated ε values (default 1,4)")
+    ap.add_argument("--rs", default=",".join(map(str, R_LIST)), help="comma-separated numbers of targets")
     ap.add_argument("--anchor-python", default=None, help="the anchors' interpreter")
     ap.add_argument("--anchor-src", default=None, help="a checkout of the anchors' repository")
     return ap
