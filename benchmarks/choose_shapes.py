@@ -6,7 +6,7 @@ Shapes (d = 256, n = 10⁵): a near tie at the top (0.200, 0.199, then Zipf(1.5)
 Zipf(1.5); oracles GRR, OUE, OLH at ε ∈ {1, 4}; ``choose`` with its defaults (closed-form candidates,
 20 re-simulations); R repetitions per cell (fresh counts and reports, seeded by the cell's index).
 
-Usage: python benchmarks/bench_choose_shapes.py [--reps R] [--out FILE]; writes
+Usage: python benchmarks/choose_shapes.py [--reps R] [--out FILE]; writes
 benchmarks/results/choose_shapes.md.
 """
 
@@ -69,7 +69,7 @@ def main(argv=None) -> None:
                 rows.append(f"| {sh} | {on.upper()} | {eps:g} | {', '.join(f'{k} {v}' for k, v in Counter(picks).most_common())} "
                             f"| {r.mean():.3g} ± {r.std(ddof=1) / np.sqrt(r.size):.2g} | {r.max():.3g} |")
                 print(rows[-1], file=sys.stderr, flush=True)
-    text = (f"# choose's pick against Norm-Sub on clean shapes\n\n`python benchmarks/bench_choose_shapes.py "
+    text = (f"# choose's pick against Norm-Sub on clean shapes\n\n`python benchmarks/choose_shapes.py "
             f"{' '.join(argv if argv is not None else sys.argv[1:])}`: d = {D}, n = {N:,}, {a.reps} repetitions per cell, "
             f"choose's defaults (20 re-simulations); {time.time() - t0:.0f} s on two shared cores.\n\n" + "\n".join(rows) + "\n")
     Path(a.out).write_text(text)
