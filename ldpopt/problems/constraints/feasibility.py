@@ -387,6 +387,13 @@ def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, rel
     return _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete, deadline)
 
 
+def _left(deadline: float | None) -> float | None:
+    """Seconds to ``deadline`` (None: none), for HiGHS's own time limit inside a pre-check step."""
+    import time
+
+    return None if deadline is None else deadline - time.perf_counter()
+
+
 def _two_value_steps(A, b, ineq) -> np.ndarray:
     """Which rows are a·f_i − a·f_j ≤ 0 (a Monotone chain's or pair's step)."""
     nnz = np.diff(A.indptr)
@@ -583,7 +590,7 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete,
     sub = ChainSubstitution(A, b, ineq, lo, up)
     As, bs, ins, los, ups = sub.system()
     past(deadline, "the exact pre-check")
-    y0, g0 = phase_one(As, bs, ins, los, ups)
+    y0, g0 = phase_one(As, bs, ins, los, ups, _left(deadline))
     x0 = sub.point(g0)
     got = _certified(sub.duals(y0), A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
     if got is not None:
@@ -596,7 +603,7 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete,
     x = x0
     for _ in range(3):  # each step brings the point ~1e7 closer; a conflict shows in the first
         past(deadline, "the exact pre-check")
-        y1, x1 = refined_phase_one(A, b, ineq, lo, up, x, sub)
+        y1, x1 = refined_phase_one(A, b, ineq, lo, up, x, sub, _left(deadline))
         got = _certified(y1, A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "refined phase-one LP")
         if got is not None:
             return got
@@ -609,7 +616,8 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete,
         x = x1
     for tighter in (True, False):
         past(deadline, "the exact pre-check")
-        y = phase_one(*_tightened(As, bs, ins, los, ups, tighter))[0]
+        At, bt, it, lt, ut = _tightened(As, bs, ins, los, ups, tighter)
+        y = phase_one(At, bt, it, lt, ut, _left(deadline))[0]
         got = _certified(sub.duals(y), A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
         if got is not None:
             return got
