@@ -240,8 +240,13 @@ def run(quick: bool = False, **opts) -> dict:
     prev = json.loads(path.read_text()) if path.exists() and parts != {"issue", "routes", "plants", "sets"} else {}
     out = {k: prev[k] for k in ("issue_plants", "route_plants", "generated_plants", "false_infeasible",
                                 "false_infeasible_large_d", "timing") if k in prev}
-    if prev:  # a partial run: the tables not re-run keep their run's command
-        out["tables_kept_from"] = prev.get("tables_kept_from") or prev.get("command")
+    # each table's command (a partial run keeps the others, with the commands that made them)
+    out["table_commands"] = dict(prev.get("table_commands", {}))
+    names = {"issue": ["issue_plants"], "routes": ["route_plants"], "plants": ["generated_plants"],
+             "sets": ["false_infeasible" if a.d_min == 10 and families == list(SETS) else "false_infeasible_large_d"]}
+    for part in parts:
+        for key in names[part] + (["timing"] if part == "sets" and a.timing else []):
+            out["table_commands"][key] = a.command
     if "issue" in parts:
         out["issue_plants"] = _issue_table()
     if "routes" in parts:
