@@ -31,9 +31,17 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 import _harness as H
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
-from problem_strategies import CONES, LINEAR, cases
+from problem_strategies import CONES, cases
 from test_referee_infeasible import SETS, pre_solve, true_violation
-from test_referee_plants import ROUTES, check_verdict, planted_solve, reference
+from test_referee_plants import (
+    REF_ALLOW,
+    ROUTE_CONSTRAINTS,
+    ROUTES,
+    check_verdict,
+    planted_solve,
+    reference,
+    tight_reference,
+)
 
 from ldpopt.problems.check.verdict import accuracy_tol
 
@@ -43,6 +51,12 @@ def parser():
     ap.add_argument("--plants", type=int, default=12, help="generated problems per route")
     ap.add_argument("--sets", type=int, default=150, help="generated thin or empty sets")
     ap.add_argument("--d-max", type=int, default=3000, help="largest d of the false-infeasible run")
+    ap.add_argument("--d-min", type=int, default=10, help="smallest d of the false-infeasible run")
+    ap.add_argument("--set-families", default=",".join(SETS),
+                    help="comma-separated constraint families of the false-infeasible run (e.g. user-ball,user-energy)")
+    ap.add_argument("--parts", default="issue,routes,plants,sets",
+                    help="which tables to run: issue (the reported plants), routes (the route table), plants "
+                         "(generated plants), sets (false-infeasible); the others are kept from the results file")
     ap.add_argument("--seed", type=int, default=20261125, help="hypothesis's seed (the run is reproducible)")
     ap.add_argument("--timing", action="store_true",
                     help="also time the digests the referee adds per structured solve (three: the certificate's stamp, "
@@ -101,17 +115,19 @@ def _route_table(seed: int = 5) -> list[dict]:
         cons, _ = constraints_for("subset==", "feasible", 30, rng, 0.0)
         case = Case(obj, "subset==", "plain", "feasible", 30, seed, 0.0, est, cons,
                     "SQP" if obj == "multinomial" else None, True)
-        ref = reference(case)
+        tight = tight_reference(case)
+        ref, allow = (reference(case), REF_ALLOW) if tight is None else (tight[0], tight[1] + 1e-15)
         for level in levels:
             for k in (0.1, 10.0, 100.0):
                 delta = k * accuracy_tol(case.d)
                 sol, hits = planted_solve(case, route, level, delta)
-                dist = check_verdict(sol, ref, case.d)
+                dist = check_verdict(sol, ref, case.d, allow)
                 rows.append({"route": route, "level": level, "objective": obj, "d": case.d, "delta": delta,
                              "delta_over_tol": k, "planted": hits, "solver": sol.solver, "status": sol.status,
                              "bound": None if sol.checks is None else sol.checks.error_bound,
                              "bound_why_not": None if sol.checks is None else sol.checks.not_run.get("error_bound"),
-                             "true_distance": dist})
+                             "true_distance": dist,
+                             "reference": "bisection (tests/_exact_reference.py)" if tight else "Clarabel at 1e-12"})
                 print(rows[-1], flush=True)
     return rows
 
@@ -124,14 +140,18 @@ def _plant_run(per_route: int, rng_seed: int) -> dict:
         @settings(max_examples=per_route, deadline=None, database=None, suppress_health_check=list(HealthCheck))
         @given(data=st.data())
         def one(data):
-            case = data.draw(cases(objectives=objectives, constraints=LINEAR, margins=("feasible",), d_min=10,
-                                   d_max=40))
+            case = data.draw(cases(objectives=objectives, constraints=ROUTE_CONSTRAINTS[route], margins=("feasible",),
+                                   d_min=10, d_max=40))
             level = data.draw(st.sampled_from(levels))
             k = data.draw(st.sampled_from([0.1, 1.0, 10.0, 100.0]))
-            ref = reference(case)
-            sol, _ = planted_solve(case, route, level, k * accuracy_tol(case.d))
+            tight = tight_reference(case)
+            ref, allow = (reference(case), REF_ALLOW) if tight is None else (tight[0], tight[1] + 1e-15)
+            tally["tight reference" if tight is not None else "Clarabel reference"] += 1
+            sol, hits = planted_solve(case, route, level, k * accuracy_tol(case.d))
+            if not hits:
+                tally[(route, "NOT PLANTED")] += 1
             try:
-                check_verdict(sol, ref, case.d)
+                check_verdict(sol, ref, case.d, allow)
                 tally[(route, sol.status)] += 1
             except AssertionError as exc:
                 failures.append({"route": route, "case": repr(case), "level": level, "k": k, "error": str(exc)})
@@ -140,16 +160,18 @@ def _plant_run(per_route: int, rng_seed: int) -> dict:
 
     for route, (objectives, levels) in ROUTES.items():
         make(route, objectives, levels)()
-    return {"problems": sum(tally.values()), "by_route_status": {f"{r}: {s}": n for (r, s), n in sorted(tally.items())},
-            "failures": failures}
+    refs = {k: tally.pop(k) for k in ("tight reference", "Clarabel reference") if k in tally}
+    return {"problems": sum(v for k, v in tally.items() if k[1] != "NOT PLANTED"), "references": refs,
+            "by_route_status": {f"{r}: {s}": n for (r, s), n in sorted(tally.items())}, "failures": failures}
 
 
-def _infeasible_run(n_sets: int, d_max: int, rng_seed: int) -> dict:
+def _infeasible_run(n_sets: int, d_max: int, rng_seed: int, d_min: int = 10, families=SETS) -> dict:
     rows = []
 
     @seed(rng_seed)
     @settings(max_examples=n_sets, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(case=cases(objectives=("cls",), constraints=SETS, margins=("thin", "empty"), d_min=10, d_max=d_max))
+    @given(case=cases(objectives=("cls",), constraints=tuple(families), margins=("thin", "empty"), d_min=d_min,
+                      d_max=d_max))
     def one(case):
         t = time.perf_counter()
         _, sol = pre_solve(case)
@@ -169,7 +191,7 @@ def _infeasible_run(n_sets: int, d_max: int, rng_seed: int) -> dict:
     one()
     non_empty = [r for r in rows if r["feasible"]]
     cones_empty = [r for r in rows if r["constraint"] in CONES and r["feasible"] is False]
-    return {"sets": len(rows), "non_empty": len(non_empty),
+    return {"families": list(families), "d_range": [d_min, d_max], "sets": len(rows), "non_empty": len(non_empty),
             "non_empty_refused": sum(r["claimed"] for r in non_empty),
             "thinnest_non_empty_slack": min((r["slack"] for r in non_empty if r["margin"] == "thin"), default=None),
             "thin_non_empty_cones": sum(r["constraint"] in CONES and r["margin"] == "thin" for r in non_empty),
@@ -210,9 +232,30 @@ def run(quick: bool = False, **opts) -> dict:
         a.plants, a.sets, a.d_max = 2, 20, 300
     warnings.simplefilter("ignore")
     t0 = time.perf_counter()
-    out = {"issue_plants": _issue_table(), "route_plants": _route_table()}
-    out["generated_plants"] = _plant_run(a.plants, a.seed)
-    out["false_infeasible"] = _infeasible_run(a.sets, a.d_max, a.seed)
+    parts = set(a.parts.split(","))
+    families = [f for f in a.set_families.split(",") if f]
+    if unknown := sorted(parts - {"issue", "routes", "plants", "sets"}) + sorted(set(families) - set(SETS)):
+        raise SystemExit(f"--parts / --set-families: unknown {unknown}")
+    path = H.results_dir(a) / "referee_property.json"
+    prev = json.loads(path.read_text()) if path.exists() and parts != {"issue", "routes", "plants", "sets"} else {}
+    out = {k: prev[k] for k in ("issue_plants", "route_plants", "generated_plants", "false_infeasible",
+                                "false_infeasible_large_d", "timing") if k in prev}
+    # each table's command (a partial run keeps the others, with the commands that made them)
+    out["table_commands"] = dict(prev.get("table_commands", {}))
+    names = {"issue": ["issue_plants"], "routes": ["route_plants"], "plants": ["generated_plants"],
+             "sets": ["false_infeasible" if a.d_min == 10 and families == list(SETS) else "false_infeasible_large_d"]}
+    for part in parts:
+        for key in names[part] + (["timing"] if part == "sets" and a.timing else []):
+            out["table_commands"][key] = a.command
+    if "issue" in parts:
+        out["issue_plants"] = _issue_table()
+    if "routes" in parts:
+        out["route_plants"] = _route_table()
+    if "plants" in parts:
+        out["generated_plants"] = _plant_run(a.plants, a.seed)
+    if "sets" in parts:
+        key = "false_infeasible" if a.d_min == 10 and families == list(SETS) else "false_infeasible_large_d"
+        out[key] = _infeasible_run(a.sets, a.d_max, a.seed, a.d_min, families)
     if a.timing:
         out["timing"] = _timing()
     out["seconds"] = round(time.perf_counter() - t0, 1)
@@ -222,4 +265,6 @@ def run(quick: bool = False, **opts) -> dict:
 
 if __name__ == "__main__":
     res = run(**vars(parser().parse_args()))
-    raise SystemExit(1 if res["generated_plants"]["failures"] or res["false_infeasible"]["not_ok"] else 0)
+    bad = res.get("generated_plants", {}).get("failures") or any(
+        res.get(k, {}).get("not_ok") for k in ("false_infeasible", "false_infeasible_large_d"))
+    raise SystemExit(1 if bad else 0)

@@ -4,6 +4,16 @@ every objective class × every constraint kind ldpopt routes, d from 10² to 10�
     python benchmarks/bench_route_grid.py            # the grid (~15 min on the shared 2-core box)
     python benchmarks/bench_route_grid.py --quick    # d = 100, one seed, a few classes (seconds)
     python benchmarks/bench_route_grid.py --classes "cls / subset sums,multi 3-way cls"   # some classes
+    python benchmarks/bench_route_grid.py --generated 12 --d 100 1000   # 12 generated classes (below)
+
+Generated classes (``--generated N``, results in ``results/route_grid_generated.json``, the named
+grid's file untouched): N classes drawn, seeded by ``--gen-seed``, from the families of
+``tests/problem_strategies.py`` that the property tests draw from — objective family × constraint
+family × data shape × margin (feasible or thin: a speed class needs a point) — each timed like a
+named class (ldpopt's whole call against cvxpy + Clarabel, + PIQP for QPs, interleaved, at every
+``--d``, ``--seeds`` seeds), and flagged (``found``) where ldpopt's answer is not ``optimal`` while a
+cvxpy call's is, where the two answers differ by more than ldpopt's reported bound plus 1e-6, or where
+ldpopt's call is slower than the best valid cvxpy call (ratio < 1).
 
 Data: a Zipf(1.5) histogram of n = max(10⁵, 10·d) users (``_harness.zipf_counts``), one OUE draw at
 ε = 1 per seed (``OUE.sample_counts``, seeds 1–3). Classes (``CLASSES``): the built-in objectives
@@ -459,8 +469,132 @@ def one_class(name, spec, a) -> dict:
     return out
 
 
+# ---------------------------------------------------------------------------------------------------
+# generated classes (tests/problem_strategies.py's families)
+
+#: objective families whose calls get :data:`LDPOPT_TIME_LIMIT` (exponential cones or a likelihood:
+#: cvxpy's conic fallback can run for minutes)
+GEN_LIMITED = ("weighted-mle", "user-cls-kl", "user-smooth-kl", "multinomial")
+#: the QP families (PIQP is timed beside Clarabel)
+GEN_QP = ("cls", "user-smooth")
+
+
+def _strategies():
+    here = Path(__file__).resolve().parent.parent / "tests"
+    if str(here) not in sys.path:
+        sys.path.insert(0, str(here))
+    import problem_strategies
+
+    return problem_strategies
+
+
+def generated_classes(n: int, seed: int) -> list[dict]:
+    """``n`` classes (objective, constraint, shape, margin, slack) drawn by a seeded numpy generator
+    from :mod:`problem_strategies`' families; feasible or thin margins (a point to time)."""
+    ps = _strategies()
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        obj, con = str(rng.choice(ps.OBJECTIVES)), str(rng.choice(ps.CONSTRAINTS))
+        margin = "feasible" if con in ("simplex", "monotone") else str(rng.choice(["feasible", "thin"]))
+        slack = float(rng.choice(ps.THIN)) if margin == "thin" else 0.0
+        out.append({"objective": obj, "constraint": con, "shape": str(rng.choice(ps.SHAPES)), "margin": margin,
+                    "slack": slack, "name": f"gen {obj} / {con} / {margin}"})
+    return out
+
+
+def generated_problem(spec: dict, d: int, seed: int):
+    """(problem factory, d) of a generated class at d: :func:`problem_strategies.estimate` and its
+    objective and constraint builders, drawn from ``seed``."""
+    ps = _strategies()
+    from ldpopt.problems import Problem
+
+    rng = np.random.default_rng(seed)
+    est = ps.estimate(spec["shape"], d, rng, grr=spec["objective"] == "multinomial")
+    cons, _ = ps.constraints_for(spec["constraint"], spec["margin"], d, rng, spec["slack"])
+    return (lambda: Problem(est, ps.objective_for(spec["objective"], est), cons)), d
+
+
+def one_generated(spec: dict, a) -> dict:
+    """One generated class over ``a.d`` and ``a.seeds`` seeds: ldpopt's call, cvxpy + Clarabel (+ PIQP
+    for QPs), the ratio and what was found (module docstring)."""
+    limit = LDPOPT_TIME_LIMIT if spec["objective"] in GEN_LIMITED else None
+    solvers = ["CLARABEL"] + (["PIQP"] if spec["objective"] in GEN_QP else [])
+    points, run_cvxpy, run_ldpopt = [], True, True
+    make0, _ = generated_problem(spec, a.d[0], 1)
+    ldpopt_call(make0, limit)  # first-use set-up, untimed
+    for d in a.d:
+        if not run_ldpopt:
+            break
+        worst_l = worst_c = 0.0
+        for seed in SEEDS[:a.seeds]:
+            make, _ = generated_problem(spec, d, 100 * seed + d)
+            time.sleep(QUIESCE_S)
+            lp, refs = None, {}
+            for _ in range(REPEATS if d <= REPEAT_MAX_D else 1):
+                lp = _faster(lp, ldpopt_call(make, limit))
+                for sv in solvers if run_cvxpy else []:
+                    refs[sv] = _faster(refs.get(sv), cvxpy_call(make, sv, limit))
+            assert lp is not None
+            worst_l = max(worst_l, lp["s"])
+            worst_c = max([worst_c] + [c["s"] for c in refs.values()])
+            f = lp.pop("f")
+            found = []
+            for sv, c in refs.items():
+                g = c.pop("f")
+                c["max_abs_diff"] = float(np.max(np.abs(g - f))) if np.all(np.isfinite(g)) and np.all(np.isfinite(f)) else None
+                if _ok(c) and not _ok(lp):
+                    found.append(f"ldpopt {lp['status']} where {sv} is optimal")
+                if _ok(c) and _ok(lp) and c["max_abs_diff"] is not None and c["max_abs_diff"] > (
+                        (lp["error_bound"] or 0.0) + (c["error_bound"] or 0.0) + 1e-6):
+                    found.append(f"answers {c['max_abs_diff']:.1e} apart against bounds {lp['error_bound']} + "
+                                 f"{c['error_bound']} ({sv})")
+            point = {"d": d, "seed": seed, "ldpopt": lp, "cvxpy": refs}
+            good = {sv: c["s"] for sv, c in refs.items() if _ok(c)}
+            if good and _ok(lp):
+                best = min(good, key=good.get)
+                point["best_cvxpy"], point["ratio"] = best, good[best] / lp["s"]
+                if point["ratio"] < 1.0:
+                    found.append(f"slower than {best}: ratio {point['ratio']:.2f}")
+            point["found"] = found
+            points.append(point)
+            print(f"{spec['name']:44s} d={d:7d} seed={seed} ldpopt={lp['s']:.4f}s[{lp['status']},{lp['solver']}] "
+                  + " ".join(f"{sv}={c['s']:.4f}s[{c['status']}]" for sv, c in refs.items())
+                  + (f" ratio={point['ratio']:.2f}" if "ratio" in point else "") + (f" FOUND {found}" if found else ""),
+                  flush=True)
+        run_cvxpy = run_cvxpy and 10 * worst_c <= a.cvxpy_cap
+        run_ldpopt = 10 * worst_l <= a.ldpopt_cap
+    ratios = [p["ratio"] for p in points if "ratio" in p]
+    return {**spec, "points": points,
+            "ratio": ({"min": float(np.min(ratios)), "median": float(np.median(ratios)), "max": float(np.max(ratios)),
+                       "n": len(ratios)} if ratios else None),
+            "ldpopt_all_optimal": all(_ok(p["ldpopt"]) for p in points),
+            "found": sorted({x for p in points for x in p["found"]})}
+
+
+def run_generated(a) -> dict:
+    """``--generated N``: results/route_grid_generated.json (written after every class)."""
+    t0 = time.perf_counter()
+    results: list = []
+    specs = generated_classes(a.generated, a.gen_seed)
+
+    def doc():
+        return {"generated": a.generated, "gen_seed": a.gen_seed, "d": list(a.d), "seeds": a.seeds,
+                "classes": results, "problems_solved": sum(len(c["points"]) for c in results),
+                "classes_with_findings": sum(bool(c["found"]) for c in results),
+                "elapsed_s": time.perf_counter() - t0}
+
+    for spec in specs:
+        results.append(one_generated(spec, a))
+        H.save("route_grid_generated", a, doc())
+    return H.save("route_grid_generated", a, doc())
+
+
 def parser():
     ap = H.parser(__doc__)
+    ap.add_argument("--generated", type=int, default=0,
+                    help="time N classes drawn from tests/problem_strategies.py's families instead of the named ones")
+    ap.add_argument("--gen-seed", type=int, default=20261125, help="the generated classes' seed (reproducible)")
     ap.add_argument("--classes", default="", help="comma-separated class names (default: all; see CLASSES)")
     ap.add_argument("--d", type=int, nargs="+", default=list(DS), help="the domain sizes (vector classes)")
     ap.add_argument("--seeds", type=int, default=len(SEEDS), help="how many seeds (1–3)")
@@ -478,6 +612,10 @@ QUICK_CLASSES = ("cls / subset sums", "recognised / simplex", "multi 3-way cls")
 def run(quick: bool = False, **opts) -> dict:
     """``--quick``: d = 100, one seed, three classes."""
     a = H.options(parser(), "bench_route_grid.py", quick, opts)
+    if a.generated:
+        if a.quick:
+            a.d, a.seeds, a.generated = [100], 1, min(a.generated, 4)
+        return run_generated(a)
     names = [c for c in a.classes.split(",") if c] or (list(QUICK_CLASSES) if a.quick else list(CLASSES))
     unknown = [c for c in names if c not in CLASSES]
     if unknown:

@@ -90,9 +90,10 @@ CASES = [
      lambda: Problem(_est(10**4, 4), smooth, [Simplex()]), {}, 0.05),
     ("Newton: interior point", "CLS + KL + smoothness, simplex, d = 10^5",
      lambda: Problem(_est(10**5, 5), newton, [Simplex()]), {}, 1.0),
-    ("Newton: sequential QP", "binomial likelihood, simplex, d = 10^4",
-     lambda: Problem(ldpopt.oracles.get("oue", 1.0, 10**4).simulate(
-         np.random.default_rng(6).multinomial(10**6, np.ones(10**4) / 10**4), rng=6), "binomial"), {}, 1.0),
+    ("Newton: sequential QP (named)", "multinomial likelihood (GRR), simplex, d = 10^4",
+     lambda: Problem(_est(10**4, 6), "multinomial"), {"solver": "SQP"}, 1.0),
+    ("structured (issue 1's chain, larger)", "CLS + Monotone chain + Fixed(last), d = 10^5",
+     lambda: chain_fixed(10**5), {}, 1.0),
     *[("cvxpy chain: " + name, "CLS + smoothness, simplex, d = 10^5",
        lambda: Problem(_est(10**5, 7), smooth, [Simplex()]), {"solver": name}, 1.0)
       for name in ("PIQP", "CLARABEL", "OSQP", "SCS")],
@@ -293,20 +294,40 @@ def projection_table():
     return rows
 
 
-def main():
-    only = sys.argv[1:] or ["limits", "faults", "projection"]
+def run(quick: bool = False, **opts) -> dict:
+    """The bench's contract (``benchmarks/run.py``): the three tables written to ``results/`` (``--quick``:
+    the fault table only, into ``results/quick/``); ``only``: a list of tables to re-run, the others
+    kept from the results file."""
+    return main(opts.get("only") or (["faults"] if quick else None), OUT / "quick" if quick else OUT)
+
+
+def main(tables: list[str] | None = None, out_dir: Path = OUT) -> dict:
+    """The tables named in ``tables`` (default: the command line's, else all three) into ``out_dir``."""
+    args = tables if tables is not None else sys.argv[1:]
+    only = args or ["limits", "faults", "projection"]
     out = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared)",
-           "python": platform.python_version(), "command": "PYTHONPATH=. python benchmarks/bench_time_limit.py"}
+           "python": platform.python_version(), "command": "PYTHONPATH=. python benchmarks/bench_time_limit.py",
+           "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]}
+    path = out_dir / "time_limit.json"
+    if args and path.exists():  # some tables re-run: the others kept as they were (with their run's command)
+        prev = json.loads(path.read_text())
+        for key in ("limits", "faults", "projection"):
+            if key not in only and key in prev:
+                out[key] = prev[key]
+                out.setdefault("kept_from_before", []).append(key)
+        out["command"] += " " + " ".join(only)
     if "limits" in only:
         out["limits"] = limits_table()
     if "faults" in only:
         out["faults"] = faults_table()
     if "projection" in only:
         out["projection"] = projection_table()
-    OUT.mkdir(exist_ok=True)
-    (OUT / "time_limit.json").write_text(json.dumps(out, indent=1) + "\n")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "time_limit.json").write_text(json.dumps(out, indent=1) + "\n")
     md = ["# solve(time_limit=...) and faults (benchmarks/bench_time_limit.py)", "",
-          f"{out['machine']}; one call per cell.", ""]
+          f"{out['machine']}, load average {out['loadavg_at_start']} at the start; one call per cell; "
+          f"`{out['command']}`" + (f" (tables kept from an earlier run: {', '.join(out['kept_from_before'])})"
+                                   if out.get("kept_from_before") else "") + ".", ""]
     if "limits" in out:
         md += ["| route | problem | T (s) | wall (s) | within T + max(1 s, 10 %) | status | solver |",
                "|---|---|---|---|---|---|---|"]
@@ -324,7 +345,8 @@ def main():
         md += ["| problem | rows × values | dense lstsq (s) | sparse (s) | max abs difference |", "|---|---|---|---|---|"]
         md += [f"| {r['problem']} | {r['rows']} × {r['values']} | {r['dense_s']:.4f} | {r['sparse_s']:.4f} | "
                f"{r['max_abs_difference']} |" for r in out["projection"]]
-    (OUT / "time_limit.md").write_text("\n".join(md) + "\n")
+    (out_dir / "time_limit.md").write_text("\n".join(md) + "\n")
+    return out
 
 
 if __name__ == "__main__":

@@ -147,6 +147,32 @@ def test_the_issue_chain_is_certified_within_its_time_limit():
         assert sol.checks.certified
 
 
+def test_the_exact_pre_check_stops_at_the_deadline_and_claims_nothing():
+    # the pre-check (exact decision, then the phase one) took 3.7 s of a 0.5 s limit at d = 10^6
+    # (CLS + Monotone chain): it now stops between its steps and decides nothing
+    from ldpopt.problems.constraints.feasibility import decide
+    from ldpopt.problems.solvers.phase_one import infeasible_solution
+
+    d = 300
+    pr = Problem(_est(d, 3), "cls", [Simplex(), Monotone(), Fixed([d - 1], (1 - 1e-15) / d)])
+    assert decide(pr).feasible is True  # decided without a deadline
+    with pytest.raises(CheckTimedOut, match="pre-check"):
+        decide(pr, deadline=time.perf_counter() - 1.0)
+    assert infeasible_solution(pr, 0.0) is None
+    assert pr._feasibility.feasible is None and "time limit" in pr._feasibility.how
+    # an empty set past the deadline is not claimed either (no decision), and is without one
+    empty = Problem(_est(d, 3), "cls", [Simplex(), SubsetSum(np.arange(5), 1.5)])
+    assert infeasible_solution(empty, 0.0) is None
+    assert infeasible_solution(empty, None).status == "infeasible"
+
+
+def test_the_structured_route_does_not_start_past_the_limit():
+    ctx = SolveContext.make(time_limit=1e-9)
+    time.sleep(0.01)
+    sol, why = attempts.structured_attempt(Problem(_est(50), "cls"), ctx)
+    assert why == "" and sol.status == "time_limit" and not sol.success and np.all(np.isnan(sol.f))
+
+
 @settings(max_examples=10, deadline=None)
 @given(st.sampled_from(["structured", "direct", "newton", "PIQP", "CLARABEL", "SCS"]),
        st.integers(200, 3000), st.floats(0.02, 0.4), st.integers(0, 1000))

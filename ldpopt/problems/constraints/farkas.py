@@ -187,12 +187,13 @@ def same_columns(A, Ag, inv) -> bool:
     return bool(np.array_equal(C.indices, Cg.indices[at]) and np.array_equal(C.data, Cg.data[at]))
 
 
-def phase_one(Ag, b, ineq, lo_g, up_g):
+def phase_one(Ag, b, ineq, lo_g, up_g, time_limit: float | None = None):
     """(y, x): the row duals of min Σ slack s.t. A_g g ± s (=, ≤) b over the box, negated (a
     candidate y; None when they are all 0), and HiGHS's point g (a candidate for the exact repair,
     :meth:`.exact_lp.ExactSystem.repair`); (None, None) when HiGHS fails. Taken also when HiGHS's minimum is 0: a conflict thinner than
     its tolerances (1e-7) reads as feasible there, while its duals can still be the certificate,
-    which :func:`verify` decides exactly."""
+    which :func:`verify` decides exactly. ``time_limit`` (seconds; None: none): HiGHS's own limit —
+    an LP stopped at it is a failure here, (None, None): nothing is claimed from it."""
     from scipy.optimize import linprog
 
     eq, le = np.flatnonzero(~ineq), np.flatnonzero(ineq)
@@ -203,7 +204,8 @@ def phase_one(Ag, b, ineq, lo_g, up_g):
     bounds = np.column_stack([np.concatenate([lo_g, np.zeros(2 * me + mi)]),
                               np.concatenate([up_g, np.full(2 * me + mi, np.inf)])])
     res = linprog(cost, A_ub=Ai, b_ub=b[le] if mi else None, A_eq=Ae, b_eq=b[eq] if me else None,
-                  bounds=bounds, method="highs")
+                  bounds=bounds, method="highs",
+                  options=None if time_limit is None else {"time_limit": max(float(time_limit), 1e-3)})
     if res.status != 0:
         return None, None
     y = np.zeros(b.shape[0])
@@ -276,7 +278,7 @@ def dense_phase_one(Ag, b, ineq, lo_g, up_g):
     return lo_g + p[:n]
 
 
-def refined_phase_one(A, b, ineq, lo, up, x0, sub):
+def refined_phase_one(A, b, ineq, lo, up, x0, sub, time_limit: float | None = None):
     """(y, x1): one step of iterative refinement of the phase-one LP (Gleixner, Steffy & Wolter,
     "Iterative refinement for linear programming", *INFORMS J. Comput.* 28, 2016) around HiGHS's
     point x0. The exact residual r = b − A x0 (:func:`.exact_point.exact_residual`) and the bound
@@ -299,7 +301,7 @@ def refined_phase_one(A, b, ineq, lo, up, x0, sub):
     if not (np.isfinite(viol) and viol > 0):
         return None, None
     S = 2.0 ** -np.floor(np.log2(viol))
-    y, delta = phase_one(As, S * r, ins, S * lo_gap, S * up_gap)
+    y, delta = phase_one(As, S * r, ins, S * lo_gap, S * up_gap, time_limit)
     return sub.duals(y), (None if delta is None else x0 + sub.point(delta) / S)
 
 

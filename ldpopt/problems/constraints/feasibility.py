@@ -108,6 +108,7 @@ from math import lcm
 import numpy as np
 import scipy.sparse as sp
 
+from ..progress import past
 from .chain_substitution import ChainSubstitution
 from .exact_lp import ExactSystem, exact_group_sums
 from .exact_point import exact_point, point_ok
@@ -317,16 +318,22 @@ def _one_total_feasible(constraints) -> bool:
     return len(totals) <= 1 and (not nonneg or all(t >= 0 for t in totals))
 
 
-def decide(problem) -> Decision:
+def decide(problem, deadline: float | None = None) -> Decision:
     """Decide the built-in linear constraints of ``problem`` (and a user callable's affine rows)
     exactly: the steps of the module docstring (each call decides afresh: a user's rows may read
-    Parameters)."""
+    Parameters). ``deadline`` (a ``time.perf_counter()`` reading; None: none): checked between the
+    steps (the system built, the uniform point, each LP), :class:`~ldpopt.problems.progress.CheckTimedOut`
+    once it has passed — the decision is then not made, and nothing is claimed."""
     if _one_total_feasible(problem.constraints):
         return Decision(True, how="closed form", complete=True)
-    return _decide_system(*_system(problem))
+    past(deadline, "the exact pre-check")
+    lo, up, lo_own, up_own, A, b, ineq, own, names, complete = _system(problem)
+    past(deadline, "the exact pre-check")
+    return _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, deadline=deadline)
 
 
-def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, relax: bool = True) -> Decision:
+def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, relax: bool = True,
+                   deadline: float | None = None) -> Decision:
     """:func:`decide` on the system of :func:`_system`; ``relax``: before the large-system steps, the
     system without its two-value steps (chains, Monotone pairs) is decided on its own when that
     leaves other rows, and its certificate, if any, is the answer (a conflict among subset totals
@@ -347,6 +354,7 @@ def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, rel
         return Decision(None, how="too many rows")
     if _uniform_ok(A, b, ineq, lo, up):
         return Decision(True, how="uniform point, checked exactly", complete=complete)
+    past(deadline, "the exact pre-check")
     Ag, lo_g, up_g, inv = aggregate(A, lo, up)
     small = Ag.shape[1] <= MAX_LP  # screen on the aggregated columns (float sums: a screen only)
     for y in interval_candidates(*((Ag, b, ineq, own, lo_g, up_g) if small else (A, b, ineq, own, lo, up))):
@@ -370,12 +378,20 @@ def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, rel
     if relax and np.any(steps) and not np.all(steps):
         keep = ~steps
         got = _decide_system(lo, up, lo_own, up_own, A[keep], b[keep], ineq[keep], own[keep], names, complete,
-                             relax=False)
+                             relax=False, deadline=deadline)
         if got.feasible is False:
             return got
     if not relax:  # a relaxation is decided only where it is cheap (aggregated, interval, uniform)
         return Decision(None, how="relaxation left to the large-system steps")
-    return _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete)
+    past(deadline, "the exact pre-check")
+    return _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete, deadline)
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds to ``deadline`` (None: none), for HiGHS's own time limit inside a pre-check step."""
+    import time
+
+    return None if deadline is None else deadline - time.perf_counter()
 
 
 def _two_value_steps(A, b, ineq) -> np.ndarray:
@@ -559,7 +575,8 @@ def _interior_candidate(A, b, ineq, lo, up):
     return x
 
 
-def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> Decision:
+def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete,
+                  deadline: float | None = None) -> Decision:
     """The verified-LP steps on the system as given, at any size (module docstring), chains
     substituted out of every LP: the phase-one LP's duals, its point made exact on its active set
     (:func:`.exact_point.exact_point`), up to three steps of iterative refinement
@@ -569,9 +586,11 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> D
     x_in = _interior_candidate(A, b, ineq, lo, up)
     if x_in is not None and exact_point(A, b, ineq, lo, up, x_in, 0.0) is not None:
         return Decision(True, how="interior point of the = rows, made exact", complete=complete)
+    past(deadline, "the exact pre-check")
     sub = ChainSubstitution(A, b, ineq, lo, up)
     As, bs, ins, los, ups = sub.system()
-    y0, g0 = phase_one(As, bs, ins, los, ups)
+    past(deadline, "the exact pre-check")
+    y0, g0 = phase_one(As, bs, ins, los, ups, _left(deadline))
     x0 = sub.point(g0)
     got = _certified(sub.duals(y0), A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
     if got is not None:
@@ -583,7 +602,8 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> D
             return Decision(True, how="phase-one LP point, made exact on its active set", complete=complete)
     x = x0
     for _ in range(3):  # each step brings the point ~1e7 closer; a conflict shows in the first
-        y1, x1 = refined_phase_one(A, b, ineq, lo, up, x, sub)
+        past(deadline, "the exact pre-check")
+        y1, x1 = refined_phase_one(A, b, ineq, lo, up, x, sub, _left(deadline))
         got = _certified(y1, A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "refined phase-one LP")
         if got is not None:
             return got
@@ -594,7 +614,10 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete) -> D
                 return Decision(True, how="refined phase-one LP point, made exact on its active set",
                                 complete=complete)
         x = x1
-    for y in (phase_one(*_tightened(As, bs, ins, los, ups, True))[0], phase_one(*_tightened(As, bs, ins, los, ups))[0]):
+    for tighter in (True, False):
+        past(deadline, "the exact pre-check")
+        At, bt, it, lt, ut = _tightened(As, bs, ins, los, ups, tighter)
+        y = phase_one(At, bt, it, lt, ut, _left(deadline))[0]
         got = _certified(sub.duals(y), A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
         if got is not None:
             return got

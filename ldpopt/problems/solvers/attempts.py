@@ -30,7 +30,8 @@ def structured_attempt(problem, ctx: SolveContext | None = None) -> tuple[Soluti
     constraint is a built-in it covers; (None, why) when it does not apply. Its Solution is
     ``"optimal"`` only when the solver's own certificate passed *and* ldpopt's check
     (:func:`.verdict.check_solution`, the same as for any solver) passed; else ``"inaccurate"``.
-    ``ctx``: the solve's context (its Newton loops stop at the time limit, and so does the check);
+    ``ctx``: the solve's context (its Newton loops stop at the time limit, and so does the check; past
+    the limit it does not start: a ``"time_limit"`` Solution without a point);
     an exception inside the solver that is not the user's own code's (:func:`.isolate.user_code_raised`)
     is a ``"solver_error"`` attempt."""
     ctx = ctx or SolveContext()
@@ -38,6 +39,9 @@ def structured_attempt(problem, ctx: SolveContext | None = None) -> tuple[Soluti
     from ..objectives.separable import NotApplicable
     from .structured.solver import solve_structured
 
+    if ctx.expired():  # nothing starts past the time limit (the exact pre-check may have used it up)
+        return Solution.failed(problem.estimate.d, "time_limit", STRUCTURED, problem.objective.name,
+                               f"{STRUCTURED} not started: the time limit ran out before it"), ""
     start = time.perf_counter()
     try:
         r = solve_structured(problem.estimate, problem.objective, compiled_for(problem), stop=ctx.stop)

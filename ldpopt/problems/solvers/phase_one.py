@@ -110,21 +110,31 @@ def infeasible_solution(problem, time_limit: float | None = None):
     """The ``"infeasible"`` :class:`~ldpopt.problems.Solution` of ``problem`` when the exact pre-check
     (:func:`.feasibility.decide`) proves its constraints conflict, or, where that decision is not
     complete for a user's constraints, when the phase one (:func:`phase_one`, at most ``time_limit``
-    seconds) certifies that they do; else None (solve as usual)."""
+    seconds) certifies that they do; else None (solve as usual). The exact pre-check stops at
+    ``time_limit`` too: past it, nothing is decided and nothing claimed (None; the phase one is not
+    run)."""
     import time
 
-    from ..constraints.feasibility import decide
+    from ..constraints.feasibility import Decision, decide
+    from ..progress import CheckTimedOut
     from ..solution import Solution
 
     start = time.perf_counter()
+    deadline = None if time_limit is None else start + time_limit
     try:
-        got = decide(problem)
+        got = decide(problem, deadline)
     except ValueError:  # malformed data (bad indices, ...): the solver route raises it as before
+        return None
+    except CheckTimedOut as exc:  # no decision: no claim either way
+        problem._feasibility = Decision(None, how=str(exc))
         return None
     problem._feasibility = got  # a proof of feasibility keeps a solver's "infeasible" from being reported
     cert, solver = got.certificate, "LDPOPT-FEASIBILITY"
     if cert is None and needs_phase_one(problem, got):
-        ph = phase_one(problem, time_limit)
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            return None
+        ph = phase_one(problem, left)
         problem._phase_one = ph
         if ph.verdict == "infeasible" and ph.infeasibility is not None:
             cert, solver = ph.infeasibility, "LDPOPT-PHASE-ONE"

@@ -170,6 +170,10 @@ def _solve_qp(qp: _QP, problem, chain, opts_for, verbose):
     for name in chain:
         if name not in installed_solvers():
             continue
+        if qp.ctx.expired():  # no QP solver starts past the time limit (each was compiled, forked, killed)
+            records.append({"solver": name, "status": "time_limit: not started", "seconds": 0.0, "cpu": 0.0,
+                            "compile": 0.0})
+            break
         t0, c0 = time.perf_counter(), time.process_time()
         problem.x.value = None
         qp.compile_time = 0.0
