@@ -8,7 +8,8 @@ per user: a changed user takes a new memo). Candidates: the closed forms per rou
 across-rounds problems; ``choose`` with 8 re-simulations. Each candidate's real MSE is against the
 rounds' true histograms; the ratio is the pick's MSE over the smallest.
 
-Usage: python benchmarks/bench_choose_drift.py [--reps R] [--out FILE]
+Usage: python benchmarks/bench_choose_drift.py [--reps R] [--out FILE]; ``--quick`` (``run(quick=True)``,
+as ``benchmarks/run.py --quick`` calls it): one repetition per drift into ``results/quick/``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import json
 import sys
 import time
 import warnings
+from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -30,6 +32,7 @@ from ldpopt.multi.rounds import ACROSS, rounds_problem
 from ldpopt.oracles.longitudinal import LOSUE
 
 D, N, TAU = 32, 20_000, 4
+QUICK = Path(__file__).resolve().parent / "results" / "quick"
 RHOS = (0.0, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0)
 
 
@@ -45,7 +48,16 @@ def real_mse(ests, truths, o, names) -> dict:
     return out
 
 
-def main(argv=None):
+def run(quick: bool = False) -> dict:
+    """The bench's contract (``benchmarks/run.py``): the full table into ``results/choose_drift.json``;
+    ``quick``: one repetition per drift into ``results/quick/choose_drift.json``."""
+    if quick:
+        QUICK.mkdir(parents=True, exist_ok=True)
+        return main(["--reps", "1", "--out", str(QUICK / "choose_drift.json")])
+    return main([])
+
+
+def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default="benchmarks/results/choose_drift.json")
@@ -77,6 +89,7 @@ def main(argv=None):
     with open(a.out, "w") as fh:
         json.dump(res, fh, indent=1)
     print(f"wrote {a.out} ({len(rows)} runs, {res['seconds']} s)")
+    return res
 
 
 if __name__ == "__main__":

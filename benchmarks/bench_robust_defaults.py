@@ -13,7 +13,8 @@ Per cell: R repetitions; each recovery's MSE over the d values against the genui
 ratio to Norm-Sub's MSE per repetition, mean ± SE over repetitions; ratio to the best of the four.
 
 Usage: python benchmarks/bench_robust_defaults.py [--reps R] [--n N] [--out FILE]; --table FILE prints
-the markdown tables of a results file.
+the markdown tables of a results file. ``--quick`` (``run(quick=True)``, as ``benchmarks/run.py --quick``
+calls it): one repetition at n = 10⁵ and ε = 4 into ``results/quick/``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -29,6 +31,7 @@ from ldpopt import datasets, oracles, robust
 from ldpopt.methods.normalize import project_simplex
 
 D = 1024
+QUICK = Path(__file__).resolve().parent / "results" / "quick"
 METHODS = {"norm-sub": lambda e, o: project_simplex(e.f_tilde),
            "rsn": lambda e, o: robust.rsn(e),
            "guarded (former default)": lambda e, o: robust.guarded_lift(e, oracle=o, alpha=None),
@@ -123,7 +126,16 @@ def table(path: str) -> str:
     return "\n".join(out)
 
 
-def main(argv=None):
+def run(quick: bool = False) -> dict:
+    """The bench's contract (``benchmarks/run.py``): the full grid into ``results/robust_defaults.json``;
+    ``quick``: one repetition at n = 10⁵, ε = 4, into ``results/quick/robust_defaults.json``."""
+    if quick:
+        QUICK.mkdir(parents=True, exist_ok=True)
+        return main(["--reps", "1", "--n", "100000", "--eps", "4", "--out", str(QUICK / "robust_defaults.json")])
+    return main([])
+
+
+def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--n", type=int, default=1_000_000)
@@ -133,7 +145,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.table:
         print(table(a.table))
-        return
+        return {}
     eps = [float(x) for x in a.eps.split(",")]
     t0 = time.time()
     sh = shapes(a.n)
@@ -156,6 +168,7 @@ def main(argv=None):
     with open(a.out, "w") as fh:
         json.dump(res, fh, indent=1)
     print(f"wrote {a.out} ({len(rows)} cells, {res['seconds']} s)")
+    return res
 
 
 if __name__ == "__main__":
