@@ -5,7 +5,8 @@ section sidebar on every page but the home page, and pages opened in headless Ch
 for ``Problem.solve`` and for a method's name (the search runs in JavaScript: ``--dump-dom`` after
 ``--virtual-time-budget`` has its results), and guide, results and notes pages at desktop (1280, 1920
 px) and phone (390 px) widths, measured in the browser: the header inside the window with no "More"
-menu, the sidebar shown (behind its toggle on a phone), the maths typeset by MathJax from the site's
+menu, the sidebar shown (behind its toggle on a phone), the page's contents column ("On this page")
+not wider than its box, the maths typeset by MathJax from the site's
 own ``_static`` and the figures drawn. Screenshots go to ``docs/_build/screenshots/`` for a developer
 to look at.
 
@@ -54,7 +55,7 @@ def site(tmp_path_factory) -> Path:
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
             proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                                    "-d", str(shared / "doctrees"), "docs", str(shared / "html")],
-                                  cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
+                                  check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
             assert proc.returncode == 0, f"make docs failed:\n{proc.stderr[-6000:]}"
             assert "WARNING" not in proc.stderr, proc.stderr[-3000:]
             (shared / "built").touch()
@@ -143,7 +144,7 @@ def test_api_reference_lists_every_public_name(site):
 
 def _chromium(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           "--virtual-time-budget=5000", *args], capture_output=True, text=True, timeout=120)
+                           "--virtual-time-budget=5000", *args], check=False, capture_output=True, text=True, timeout=120)
 
 
 needs_browser = pytest.mark.skipif(BROWSER is None, reason="no chromium binary (apt-get install chromium)")
@@ -251,6 +252,7 @@ window.addEventListener("load", () => setTimeout(() => {
     sidebar_shown: !!side && shown(side) && side.querySelectorAll("nav.bd-docs-nav a").length > 0,
     sidebar_links: side ? side.querySelectorAll("nav.bd-docs-nav a").length : 0,
     sidebar_toggle: [...document.querySelectorAll(".primary-toggle")].filter(shown).length,
+    toc_cut: (s => s && shown(s) ? s.scrollWidth - s.clientWidth : 0)(document.querySelector(".bd-sidebar-secondary")),
     maths: document.querySelectorAll("mjx-container svg").length,
     maths_left: document.querySelectorAll(".math:not(:has(mjx-container))").length,
     mathjax_src: [...document.scripts].map(s => s.src).filter(s => s.includes("mathjax")),
@@ -302,6 +304,8 @@ def test_page_layout_in_the_browser(site, page, width):
     assert got["more_menu"] == 0, got
     if width >= 1280:
         assert got["header_links"] == 5 and got["sidebar_shown"], got
+        # "On this page" holds its entries inside its column (a long code name once cut every entry)
+        assert got["toc_cut"] <= 1, got
     else:  # a phone: the sections and the sidebar behind the toggle, which is shown
         assert got["sidebar_toggle"] >= 1 and got["sidebar_links"] > 0, got
 
