@@ -78,9 +78,9 @@ def thin_rows(d=4000, k=1999, seed=2):
 
 #: (route, problem label, builder, solve keywords, T)
 CASES = [
-    ("default (issue 1)", "CLS + Monotone chain + Fixed(last), d = 2,000", chain_fixed, {}, 2.0),
-    ("default (issue 1)", "CLS + Monotone chain + Fixed(last), d = 2,000", chain_fixed, {}, 15.0),
-    ("default (issue 2)", "CLS + 1,999 thin user rows (+ Σ f = 1: 2,000 rows), d = 4,000", thin_rows, {}, 2.0),
+    ("default (the chain case)", "CLS + Monotone chain + Fixed(last), d = 2,000", chain_fixed, {}, 2.0),
+    ("default (the chain case)", "CLS + Monotone chain + Fixed(last), d = 2,000", chain_fixed, {}, 15.0),
+    ("default (the thin rows case)", "CLS + 1,999 thin user rows (+ Σ f = 1: 2,000 rows), d = 4,000", thin_rows, {}, 2.0),
     ("structured", "weighted MLE + 512 disjoint subset sums, d = 10^5",
      lambda: Problem(_est(10**5, 3), "weighted-mle",
                      [Simplex()] + [SubsetSum(np.arange(k, 10**5, 512), 1 / 512) for k in range(512)]), {}, 0.5),
@@ -92,7 +92,7 @@ CASES = [
      lambda: Problem(_est(10**5, 5), newton, [Simplex()]), {}, 1.0),
     ("Newton: sequential QP (named)", "multinomial likelihood (GRR), simplex, d = 10^4",
      lambda: Problem(_est(10**4, 6), "multinomial"), {"solver": "SQP"}, 1.0),
-    ("structured (issue 1's chain, larger)", "CLS + Monotone chain + Fixed(last), d = 10^5",
+    ("structured (the chain case, larger)", "CLS + Monotone chain + Fixed(last), d = 10^5",
      lambda: chain_fixed(10**5), {}, 1.0),
     *[("cvxpy chain: " + name, "CLS + smoothness, simplex, d = 10^5",
        lambda: Problem(_est(10**5, 7), smooth, [Simplex()]), {"solver": name}, 1.0)
