@@ -176,10 +176,12 @@ def test_aggregate_then_postprocess_uses_the_recorded_g(tmp_path, capsys, monkey
 # -- integer labels with gaps ---------------------------------------------------------------------------
 
 @SETTINGS
-@given(values=st.lists(st.integers(0, 40), min_size=2, max_size=8, unique=True))
-def test_integer_labels_with_gaps_need_d(tmp_path, capsys, values):
+@given(values=st.lists(st.integers(0, 40), min_size=2, max_size=8, unique=True),
+       spelling=st.sampled_from(["{}", "{}.0", "{}.00"]))
+def test_integer_labels_with_gaps_need_d(tmp_path, capsys, values, spelling):
+    """Integers with gaps, written as integers or as a float column writes them (``5.0``)."""
     path = Path(tempfile.mkdtemp(dir=tmp_path)) / "c.csv"
-    path.write_text("value,count\n" + "".join(f"{v},{10 + i}\n" for i, v in enumerate(values)))
+    path.write_text("value,count\n" + "".join(f"{spelling.format(v)},{10 + i}\n" for i, v in enumerate(values)))
     n = sum(10 + i for i in range(len(values)))
     code, out, err = _run(["postprocess", "--counts", str(path), "--oracle", "grr", "--epsilon", "1",
                            "--method", "base", "--json"], capsys)
@@ -212,6 +214,22 @@ def test_gap_issue_case_and_recorded_d(tmp_path, capsys):
     path.write_text("value,count\na,600\nb,400\n")
     code, _, err = _run(["postprocess", "--counts", str(path)], capsys)
     assert code == 2 and "holds d = 2 values" in err and "records d = 6" in err, err
+
+
+def test_read_counts_takes_d_from_the_record_and_refuses_another(tmp_path):
+    """The Python reader ``ldpopt.cli.read_counts``: positions with values left out are read in the
+    recorded domain, a contradicting d is refused naming both values, no record reads as before."""
+    from ldpopt.cli import InputError, read_counts
+
+    path = tmp_path / "c.csv"
+    path.write_text("value,count\n0,600\n5,400\n")
+    with pytest.raises(InputError, match="integers with gaps"):
+        read_counts(path)
+    assert read_counts(path, 6)["count"].tolist() == [600, 0, 0, 0, 0, 400]
+    (tmp_path / "c.csv.meta.json").write_text(json.dumps({"oracle": "grr", "epsilon": 1, "d": 6, "labelled": False}))
+    assert read_counts(path)["count"].tolist() == [600, 0, 0, 0, 0, 400]
+    with pytest.raises(InputError, match="d = 7 contradicts d = 6 recorded in .*c.csv.meta.json"):
+        read_counts(path, 7)
 
 
 @pytest.mark.parametrize("where", [".", "missing.csv", "folder"])
