@@ -39,7 +39,10 @@ def apply_recorded(args) -> Recorded | None:
     Returns the record (None: there is none, and ``--oracle`` and ``--epsilon`` must be given)."""
     from .. import oracles
 
-    rec = read_recorded(args.counts)
+    try:
+        rec = read_recorded(args.counts)
+    except ValueError as exc:  # a record that cannot be read is named, never ignored
+        raise InputError(f"--counts: {exc}") from None
     args.recorded_params = {}
     if rec is None:
         for option, value in (("--oracle", args.oracle), ("--epsilon", args.epsilon)):
