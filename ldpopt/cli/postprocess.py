@@ -178,6 +178,10 @@ def reports_support(oracle) -> int | None:
     oracle without a size law)."""
     import numpy as np
 
+    from ..oracles.base import IndependentSupports
+
+    if isinstance(oracle, IndependentSupports) and 0 < oracle.q < 1:  # 1 + Bin(d − 1, q): never one size (and
+        return None  # its law would import scipy.stats, a second of a command's start-up on a busy machine)
     try:
         pmf = np.asarray(oracle.support_size_pmf(), dtype=np.float64)
     except (ValueError, NotImplementedError):
