@@ -277,6 +277,11 @@ def test_meta_json_records_digests_and_objective_params(tmp_path, capsys, monkey
     meta = json.loads((tmp_path / "o.csv.meta.json").read_text())
     assert meta["sha256"] == {"counts": _sha(path)} and meta["oracle_params"] == {"g": 8}
     capsys.readouterr()
+    code, out, err = _run(["choose", "--counts", str(path), "--repeats", "2", "--methods", "norm-sub,norm",
+                           "--seed", "5", "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["sha256"] == {"counts": _sha(path)} and doc["oracle_params"] == {"g": 8}, err
+    assert doc["seed"] == 5
 
 
 def test_a_class_objectives_parameters_are_recorded(tmp_path, capsys, monkeypatch):
