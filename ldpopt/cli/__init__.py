@@ -90,7 +90,7 @@ def main(argv=None) -> int:
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM (``kill PID``, a job scheduler's stop) raised as an interrupt: the temporary outputs
-    (``.NAME.<hex>.tmp``, removed by :mod:`ldpopt._atomic` on any exception) go as on Ctrl-C, where
+    (``.NAME.<host>-<pid>-<hex>.tmp``, removed by :mod:`ldpopt._atomic` on any exception) go as on Ctrl-C, where
     the signal's default action would leave them behind."""
 
 
