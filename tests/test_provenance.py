@@ -216,6 +216,16 @@ def test_gap_issue_case_and_recorded_d(tmp_path, capsys):
     assert code == 2 and "holds d = 2 values" in err and "records d = 6" in err, err
 
 
+@pytest.mark.parametrize("name, option", [("olh", "--k"), ("oue", "--g"), ("grr", "--k"), ("ss", "--g")])
+def test_a_parameter_the_recorded_oracle_does_not_take_is_one_line(tmp_path, capsys, name, option):
+    """With the oracle filled from the record, --g/--k for an oracle without that parameter is one
+    error line naming the option (no note line above it)."""
+    path, _n, _ = _counts(tmp_path, name, record=True)
+    code, out, err = _run(["postprocess", "--counts", str(path), option, "3"], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert f"{option}: oracle {name} takes no {option[2:]}" in err, err
+
+
 def test_read_counts_takes_d_from_the_record_and_refuses_another(tmp_path):
     """The Python reader ``ldpopt.cli.read_counts``: positions with values left out are read in the
     recorded domain, a contradicting d is refused naming both values, no record reads as before."""

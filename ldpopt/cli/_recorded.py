@@ -99,6 +99,15 @@ def apply_recorded(args) -> Recorded | None:
             elif key in takes:  # what the constructor takes (a record may add descriptive fields)
                 args.recorded_params[key] = recorded
                 filled.append(f"{key} {show(recorded)}")
+    shortcuts = [key for key in ("g", "k") if getattr(args, key, None) is not None]
+    if shortcuts:  # before the note: an error stays one line
+        from ._params import oracle_param_specs
+
+        takes = oracle_param_specs(args.oracle)
+        for key in shortcuts:
+            if key not in takes:
+                raise InputError(f"--{key}: oracle {args.oracle} takes no {key} (its parameters: "
+                                 f"{', '.join(takes) or 'none'})")
     if filled:
         print(f"ldpopt {args.command}: note: from {rec.source}: {', '.join(filled)}", file=sys.stderr)
     return rec
