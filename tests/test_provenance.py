@@ -224,6 +224,11 @@ def test_a_parameter_the_recorded_oracle_does_not_take_is_one_line(tmp_path, cap
     code, out, err = _run(["postprocess", "--counts", str(path), option, "3"], capsys)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
     assert f"{option}: oracle {name} takes no {option[2:]}" in err, err
+    plain = tmp_path / "bare.csv"  # no record: the same line
+    plain.write_text(path.read_text())
+    code, out, err = _run(["postprocess", "--counts", str(plain), "--oracle", name, "--epsilon", "1", "--n", str(_n),
+                           option, "3"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and f"{option}: oracle {name} takes no" in err, err
 
 
 def test_read_counts_takes_d_from_the_record_and_refuses_another(tmp_path):

@@ -92,6 +92,13 @@ def build_oracle(args, d: int):
     try:
         oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=d, **params)
     except TypeError as exc:
+        from ._params import oracle_param_specs
+
+        takes = oracle_param_specs(args.oracle)
+        for key in given:  # --g/--k for an oracle without that parameter: the option, not the constructor
+            if key not in takes:
+                raise InputError(f"--{key}: oracle {args.oracle} takes no {key} (its parameters: "
+                                 f"{', '.join(takes) or 'none'})") from None
         raise InputError(f"--oracle {args.oracle}: {exc}") from None
     except ValueError as exc:
         raise InputError(f"--oracle-param: {exc}" if params else f"--oracle {args.oracle}: {exc}") from None
