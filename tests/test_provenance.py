@@ -231,6 +231,19 @@ def test_a_parameter_the_recorded_oracle_does_not_take_is_one_line(tmp_path, cap
     assert code == 2 and len(err.strip().splitlines()) == 1 and f"{option}: oracle {name} takes no" in err, err
 
 
+@pytest.mark.parametrize("command", ["postprocess", "solve", "choose"])
+def test_a_later_error_stays_one_line_and_the_note_follows_a_success(tmp_path, capsys, command):
+    """The record's note is said once the command has run: an error after the record was read (an
+    output that is a folder, a bad method) is the only line; a success ends with the note."""
+    path, _n, _ = _counts(tmp_path, "olh", record=True)
+    cmd = _command(command, tmp_path)
+    bad = ["--out", str(tmp_path), "--format", "csv"] if command != "choose" else ["--methods", "no-such-method"]
+    code, out, err = _run(cmd + ["--counts", str(path)] + bad, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "note" not in err, err
+    code, out, err = _run(cmd + ["--counts", str(path)], capsys)
+    assert code == 0 and err.strip().splitlines()[-1].startswith(f"ldpopt {command}: note: from"), err
+
+
 def test_read_counts_takes_d_from_the_record_and_refuses_another(tmp_path):
     """The Python reader ``ldpopt.cli.read_counts``: positions with values left out are read in the
     recorded domain, a contradicting d is refused naming both values, no record reads as before."""

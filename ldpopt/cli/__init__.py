@@ -201,7 +201,11 @@ def _call(args) -> int:
     try:
         _load_plugins(args)
         with _results_only_on_stdout():
-            return args.func(args)
+            code = args.func(args)
+        note = getattr(args, "recorded_note", None)  # what the counts' record filled: said once the command
+        if note:  # has run, so that an error stays one line
+            print(note, file=sys.stderr)
+        return code
     except BrokenPipeError:  # `ldpopt experiment list | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0

@@ -312,7 +312,7 @@ def _effective(name: str, given: dict) -> dict:
 
 
 def _run(args) -> int:
-    from ._io import as_json, csv_text, format_of, out_files, write_table
+    from ._io import as_json, csv_text, format_of, out_files, output_target, write_table
     from ._limits import refuse_oversized
     from ._params import route_params
     from ._paths import refuse_collisions
@@ -320,6 +320,8 @@ def _run(args) -> int:
 
     args.recorded = apply_recorded(args)  # the counts' record against the options, before any work
     fmt = format_of(args.out, args.format)  # refuse a mismatch before any work
+    if args.out:
+        output_target(args.out, "--out")  # a folder, a missing folder: refused before the work
     refuse_collisions(out_files(args.out, fmt), [("--counts", args.counts)])
     names = method_names(args.method)
 
