@@ -6,23 +6,79 @@ folders whose files appear all at once or not at all (:func:`fill_folder`).
 with ``os.open(..., 0o666)`` instead, which lets the kernel apply the umask exactly as for a plain
 write (no ``os.umask`` round trip, which would race with threads), and copies the mode of a file
 being replaced, as an overwrite with ``open(path, "w")`` keeps it.
+
+A temporary is named ``.NAME.<host>-<pid>-<hex>.tmp``: the host (a short digest of its name) and the
+id of the process writing it. Ctrl-C and SIGTERM remove it; a process killed outright (SIGKILL, the
+out-of-memory killer) cannot, so the next write of the same NAME removes the temporaries of NAME whose
+process is gone (:func:`sweep_stale`, a warning naming each): only this host's, since a process id
+says nothing of another machine sharing the folder.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import secrets
 from pathlib import Path
 
-__all__ = ["fill_folder", "temp_beside", "write_text"]
+__all__ = ["fill_folder", "sweep_stale", "temp_beside", "write_text"]
+
+
+def _host() -> str:
+    import hashlib
+    import socket
+
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]
+
+
+_HOST = _host()
+
+
+def _temp_name(name: str) -> str:
+    return f".{name}.{_HOST}-{os.getpid()}-{secrets.token_hex(6)}.tmp"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # another user's process (or a number no process has: kept, to be safe)
+    return True
+
+
+def sweep_stale(path) -> list[Path]:
+    """Remove the temporaries of ``path`` (files or folders ``.NAME.<host>-<pid>-<hex>.tmp`` beside it)
+    left by a process of this host that no longer runs, with a warning naming each; returns them.
+    A temporary of a live process, of another host, or named otherwise is left alone."""
+    import shutil
+    import warnings
+
+    path = Path(path)
+    removed = []
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.{_HOST}-*-*.tmp"):
+        pid = tmp.name[len(path.name) + 2 + len(_HOST) + 1:].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        if tmp.is_dir() and not tmp.is_symlink():
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp.unlink(missing_ok=True)
+        removed.append(tmp)
+        warnings.warn(f"removed {tmp}, left by a run of {path.name} (process {pid}) that was killed before it "
+                      f"finished", stacklevel=2)
+    return removed
 
 
 def temp_beside(path) -> Path:
-    """Create an empty, uniquely named ``.NAME.<hex>.tmp`` in ``path``'s folder and return its path;
-    rename it over ``path`` when written (the caller removes it on failure)."""
+    """Create an empty, uniquely named ``.NAME.<host>-<pid>-<hex>.tmp`` in ``path``'s folder (after
+    :func:`sweep_stale`) and return its path; rename it over ``path`` when written (the caller removes
+    it on failure)."""
     path = Path(path)
+    sweep_stale(path)
     while True:
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        tmp = path.parent / _temp_name(path.name)
         try:
             os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
             break
@@ -76,8 +132,9 @@ def fill_folder(folder, fill, how: str) -> list[Path]:
     import shutil
 
     folder = Path(os.path.realpath(folder))
+    sweep_stale(folder)
     while True:
-        tmp = folder.parent / f".{folder.name}.{secrets.token_hex(6)}.tmp"
+        tmp = folder.parent / _temp_name(folder.name)
         try:
             tmp.mkdir()
             break

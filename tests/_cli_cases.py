@@ -522,6 +522,67 @@ def _values(rng):
     ]
 
 
+def _record(oracle="olh", labelled=True, **fields):
+    """The counts' record (``counts.csv.meta.json``, or ``counts_d.csv``'s with ``labelled`` False) as
+    ``ldpopt aggregate`` writes it: OLH at g = 8 by default, ε = 1, n = N, d = 5."""
+    params = {"g": 8} if oracle == "olh" else {}
+    doc = {"oracle": oracle, "epsilon": 1.0, "n": N, "d": len(LABELS), "oracle_params": params,
+           "labelled": labelled, **fields}
+    return _write("counts.csv.meta.json" if labelled else "counts_d.csv.meta.json", json.dumps(doc).encode())
+
+
+def check_recorded_g(out):
+    """postprocess with the record's OLH g = 8 (not the default g): Base is that oracle's estimate."""
+    def check(folder, stdout, stderr):
+        from ldpopt import oracles
+
+        t = _table(folder / out)
+        want = oracles.get("olh", 1.0, len(LABELS), g=8).estimate(t["count"].to_numpy(np.float64), N).f_tilde
+        assert np.allclose(t["base"].to_numpy(np.float64), want, rtol=0, atol=1e-12), (t["base"].tolist(), want)
+    return check
+
+
+def _provenance(rng):
+    """The counts' record (a CSV's sidecar FILE.meta.json) against the command line: every option the
+    counts were collected with given, one of them otherwise (the oracle, a parameter, ε, n or d), is
+    refused naming the option; what is left out is filled from the record (OLH's g among it, not its
+    default); integer labels with gaps (also written as floats) are refused without a domain size."""
+    cmd = str(rng.choice(["postprocess", "solve", "choose"]))
+    extra = {"postprocess": [], "solve": ["--problem", "problem.toml"], "choose": ["--repeats", "2"]}[cmd]
+
+    def given(**other):  # every option of the record, ``other`` given otherwise
+        opts = {"--oracle": "olh", "--epsilon": "1", "--n": str(N), "--g": "8", **other}
+        return [cmd, "--counts", "counts.csv", *extra, *(w for kv in opts.items() for w in kv)]
+
+    g = str(rng.choice(["4", "3", "16"]))
+    eps = str(rng.choice(["2", "0.5", "1.1"]))
+    gap = str(rng.choice(["0,600\n5,400\n", "0.0,600\n5.0,400\n", "1,600\n3,300\n4,100\n"]))
+    out = "o" + OUT_SUFFIXES[int(rng.integers(3))]
+    outs = (out, out + ".meta.json") if out.endswith(".csv") else (out,)
+    post = ["postprocess", "--counts", "counts.csv", "--method", "norm-sub", "--out", out]
+    return [
+        Case("provenance", f"{cmd} --g {g}, the counts recorded at g = 8", given(**{"--g": g}), "refuse", ("--g",),
+             _record(), must_say=("contradicts", "8")),
+        Case("provenance", f"{cmd} --epsilon {eps}, the counts recorded at 1", given(**{"--epsilon": eps}), "refuse",
+             ("--epsilon",), _record(), must_say=("contradicts",)),
+        Case("provenance", f"{cmd} --n {N + 1}, the counts recorded for n = {N}", given(**{"--n": str(N + 1)}),
+             "refuse", ("--n",), _record(), must_say=("contradicts",)),
+        Case("provenance", f"{cmd} --oracle oue, the counts recorded from olh", given(**{"--oracle": "oue", "--g": "8"})
+             [:-2], "refuse", ("--oracle",), _record(), must_say=("contradicts", "olh")),
+        Case("provenance", "postprocess --d 9, the counts recorded with d = 5", PP + ["--counts", "counts_d.csv",
+             "--d", "9"], "refuse", ("--d",), _record("oue", labelled=False), must_say=("contradicts",)),
+        Case("provenance", "postprocess, a record that is not JSON", PP + ["--counts", "counts.csv"], "refuse",
+             ("--counts",), _write("counts.csv.meta.json", b"{oracle: olh"), must_say=("counts.csv.meta.json",)),
+        Case("provenance", "postprocess, integer labels with gaps", ["postprocess", "--counts", "gap.csv", "--oracle",
+             "grr", "--epsilon", "1"], "refuse", ("--counts",), _write("gap.csv", ("value,count\n" + gap).encode()),
+             must_say=("--d",)),
+        Case("provenance", "postprocess of OLH counts without --g (the record's g = 8)", post + ["--oracle", "olh",
+             "--epsilon", "1", "--n", str(N)], "ok", (), _record(), both(check_post(out), check_recorded_g(out)), outs),
+        Case("provenance", "postprocess with every option left out (from the record)", post, "ok", (), _record(),
+             both(check_post(out), check_recorded_g(out)), outs),
+    ]
+
+
 def _valid(rng):
     suffix = OUT_SUFFIXES[int(rng.integers(3))]
     method = str(rng.choice(["norm-sub", "mle-apx", "norm", "power-ns"]))
@@ -585,7 +646,7 @@ def _long(rng):
     ]
 
 
-TEMPLATES = [_collisions, _folders, _overflows, _malformed, _ranges, _values, _encodings, _special, _permissions,
+TEMPLATES = [_collisions, _folders, _overflows, _malformed, _ranges, _values, _provenance, _encodings, _special, _permissions,
              _method_all, _valid, _valid_slow, _long]
 
 

@@ -212,3 +212,35 @@ def test_a_folder_filled_atomically_is_as_it_was_after_a_failure(tmp_path, how):
         with pytest.raises(FileExistsError):
             fill_folder(out, lambda tmp: ((tmp / "b.txt").write_text("b"), (tmp / "old.txt").write_text("x")), how)
         assert sorted(p.name for p in out.iterdir()) == ["a.txt", "old.txt"] and (out / "old.txt").read_text() == "old"
+
+
+def test_a_killed_runs_temporary_goes_with_the_next_write_of_that_name(tmp_path):
+    """A process killed outright leaves its ``.NAME.<host>-<pid>-<hex>.tmp``: the next write of NAME
+    removes it (a warning names it); a live process's temporary, another name's and another host's
+    stay."""
+    import subprocess
+    import sys
+    import warnings
+
+    from ldpopt import _atomic
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True)
+    pid = int(dead.stdout)  # a process that has ended
+    stale = tmp_path / f".out.{_atomic._HOST}-{pid}-0123456789ab.tmp"
+    stale.mkdir()
+    (stale / "part-00000.parquet").write_bytes(b"x" * 100)
+    live = tmp_path / f".out.{_atomic._HOST}-{os.getpid()}-0123456789ab.tmp"
+    live.write_text("mine")
+    other_host = tmp_path / f".out.zzzzzz-{pid}-0123456789ab.tmp"
+    other_host.write_text("theirs")
+    other_name = tmp_path / f".out2.{_atomic._HOST}-{pid}-0123456789ab.tmp"
+    other_name.write_text("another output")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _atomic.write_text(tmp_path / "out", "new\n")
+    assert (tmp_path / "out").read_text() == "new\n"
+    assert not stale.exists() and live.exists() and other_host.exists() and other_name.exists()
+    assert len(caught) == 1 and stale.name in str(caught[0].message) and str(pid) in str(caught[0].message)
+    leftovers = sorted(p.name for p in tmp_path.iterdir())
+    assert leftovers == sorted(["out", live.name, other_host.name, other_name.name])

@@ -176,10 +176,12 @@ def test_aggregate_then_postprocess_uses_the_recorded_g(tmp_path, capsys, monkey
 # -- integer labels with gaps ---------------------------------------------------------------------------
 
 @SETTINGS
-@given(values=st.lists(st.integers(0, 40), min_size=2, max_size=8, unique=True))
-def test_integer_labels_with_gaps_need_d(tmp_path, capsys, values):
+@given(values=st.lists(st.integers(0, 40), min_size=2, max_size=8, unique=True),
+       spelling=st.sampled_from(["{}", "{}.0", "{}.00"]))
+def test_integer_labels_with_gaps_need_d(tmp_path, capsys, values, spelling):
+    """Integers with gaps, written as integers or as a float column writes them (``5.0``)."""
     path = Path(tempfile.mkdtemp(dir=tmp_path)) / "c.csv"
-    path.write_text("value,count\n" + "".join(f"{v},{10 + i}\n" for i, v in enumerate(values)))
+    path.write_text("value,count\n" + "".join(f"{spelling.format(v)},{10 + i}\n" for i, v in enumerate(values)))
     n = sum(10 + i for i in range(len(values)))
     code, out, err = _run(["postprocess", "--counts", str(path), "--oracle", "grr", "--epsilon", "1",
                            "--method", "base", "--json"], capsys)
@@ -212,6 +214,50 @@ def test_gap_issue_case_and_recorded_d(tmp_path, capsys):
     path.write_text("value,count\na,600\nb,400\n")
     code, _, err = _run(["postprocess", "--counts", str(path)], capsys)
     assert code == 2 and "holds d = 2 values" in err and "records d = 6" in err, err
+
+
+@pytest.mark.parametrize("name, option", [("olh", "--k"), ("oue", "--g"), ("grr", "--k"), ("ss", "--g")])
+def test_a_parameter_the_recorded_oracle_does_not_take_is_one_line(tmp_path, capsys, name, option):
+    """With the oracle filled from the record, --g/--k for an oracle without that parameter is one
+    error line naming the option (no note line above it)."""
+    path, _n, _ = _counts(tmp_path, name, record=True)
+    code, out, err = _run(["postprocess", "--counts", str(path), option, "3"], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert f"{option}: oracle {name} takes no {option[2:]}" in err, err
+    plain = tmp_path / "bare.csv"  # no record: the same line
+    plain.write_text(path.read_text())
+    code, out, err = _run(["postprocess", "--counts", str(plain), "--oracle", name, "--epsilon", "1", "--n", str(_n),
+                           option, "3"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and f"{option}: oracle {name} takes no" in err, err
+
+
+@pytest.mark.parametrize("command", ["postprocess", "solve", "choose"])
+def test_a_later_error_stays_one_line_and_the_note_follows_a_success(tmp_path, capsys, command):
+    """The record's note is said once the command has run: an error after the record was read (an
+    output that is a folder, a bad method) is the only line; a success ends with the note."""
+    path, _n, _ = _counts(tmp_path, "olh", record=True)
+    cmd = _command(command, tmp_path)
+    bad = ["--out", str(tmp_path), "--format", "csv"] if command != "choose" else ["--methods", "no-such-method"]
+    code, out, err = _run(cmd + ["--counts", str(path)] + bad, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "note" not in err, err
+    code, out, err = _run(cmd + ["--counts", str(path)], capsys)
+    assert code == 0 and err.strip().splitlines()[-1].startswith(f"ldpopt {command}: note: from"), err
+
+
+def test_read_counts_takes_d_from_the_record_and_refuses_another(tmp_path):
+    """The Python reader ``ldpopt.cli.read_counts``: positions with values left out are read in the
+    recorded domain, a contradicting d is refused naming both values, no record reads as before."""
+    from ldpopt.cli import InputError, read_counts
+
+    path = tmp_path / "c.csv"
+    path.write_text("value,count\n0,600\n5,400\n")
+    with pytest.raises(InputError, match="integers with gaps"):
+        read_counts(path)
+    assert read_counts(path, 6)["count"].tolist() == [600, 0, 0, 0, 0, 400]
+    (tmp_path / "c.csv.meta.json").write_text(json.dumps({"oracle": "grr", "epsilon": 1, "d": 6, "labelled": False}))
+    assert read_counts(path)["count"].tolist() == [600, 0, 0, 0, 0, 400]
+    with pytest.raises(InputError, match="d = 7 contradicts d = 6 recorded in .*c.csv.meta.json"):
+        read_counts(path, 7)
 
 
 @pytest.mark.parametrize("where", [".", "missing.csv", "folder"])
@@ -259,6 +305,11 @@ def test_meta_json_records_digests_and_objective_params(tmp_path, capsys, monkey
     meta = json.loads((tmp_path / "o.csv.meta.json").read_text())
     assert meta["sha256"] == {"counts": _sha(path)} and meta["oracle_params"] == {"g": 8}
     capsys.readouterr()
+    code, out, err = _run(["choose", "--counts", str(path), "--repeats", "2", "--methods", "norm-sub,norm",
+                           "--seed", "5", "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["sha256"] == {"counts": _sha(path)} and doc["oracle_params"] == {"g": 8}, err
+    assert doc["seed"] == 5
 
 
 def test_a_class_objectives_parameters_are_recorded(tmp_path, capsys, monkeypatch):

@@ -90,7 +90,7 @@ def main(argv=None) -> int:
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM (``kill PID``, a job scheduler's stop) raised as an interrupt: the temporary outputs
-    (``.NAME.<hex>.tmp``, removed by :mod:`ldpopt._atomic` on any exception) go as on Ctrl-C, where
+    (``.NAME.<host>-<pid>-<hex>.tmp``, removed by :mod:`ldpopt._atomic` on any exception) go as on Ctrl-C, where
     the signal's default action would leave them behind."""
 
 
@@ -201,7 +201,11 @@ def _call(args) -> int:
     try:
         _load_plugins(args)
         with _results_only_on_stdout():
-            return args.func(args)
+            code = args.func(args)
+        note = getattr(args, "recorded_note", None)  # what the counts' record filled: said once the command
+        if note:  # has run, so that an error stays one line
+            print(note, file=sys.stderr)
+        return code
     except BrokenPipeError:  # `ldpopt experiment list | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0

@@ -251,7 +251,8 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts", step: i
 
 
 def _refuse_gaps(table: CountsTable, arg: str) -> CountsTable:
-    """A labelled table whose every value is a non-negative integer (digits only) that does not run
+    """A labelled table whose every value is a non-negative integer (digits, or digits and a zero
+    fraction: ``5.0``, as a float column is written) that does not run
     without a gap from its least to its greatest value is refused: such values are almost always
     positions in a domain whose absent values were never reported (an aggregator that omits zero
     counts), and reading them as labels would shrink the domain silently (``0, 5`` read as a domain of
@@ -260,9 +261,11 @@ def _refuse_gaps(table: CountsTable, arg: str) -> CountsTable:
     import numpy as np
 
     text = np.asarray(table.values, dtype=str)
-    if not np.char.isdigit(text).all() or np.char.str_len(text).max() > 15:  # labels, or beyond a float64's ints
+    head, dot, tail = (np.char.partition(text, ".")[:, i] for i in range(3))  # "5.0": an integer written as a float
+    whole = np.char.isdigit(head) & ((dot == "") | (np.char.strip(tail, "0") == ""))
+    if not whole.all() or np.char.str_len(head).max() > 15:  # labels, or beyond a float64's ints
         return table
-    ints = text.astype(np.int64)
+    ints = head.astype(np.int64)
     lo, hi = int(ints.min()), int(ints.max())
     if np.unique(ints).size != ints.size or hi - lo + 1 == ints.size:  # "3" and "03": labels as written
         return table
@@ -272,7 +275,23 @@ def _refuse_gaps(table: CountsTable, arg: str) -> CountsTable:
 
 
 def read_counts(path, d: int | None = None) -> pd.DataFrame:
-    """:func:`read_counts_table` as a ``value,count`` DataFrame."""
+    """:func:`read_counts_table` as a ``value,count`` DataFrame, with the file's record read first (a
+    CSV's sidecar ``FILE.meta.json`` or a Parquet file's ``ldpopt`` metadata, as ``ldpopt aggregate``
+    writes them): when it states d and that the values are positions, ``d`` left out is taken from
+    it, and a ``d`` given otherwise is an InputError naming both values (the counts would be read in
+    a domain they were not collected in)."""
+    from .._provenance import read_recorded, show
+
+    try:
+        rec = read_recorded(path)
+    except ValueError as exc:
+        raise InputError(f"--counts: {exc}") from None
+    if rec is not None and rec.d is not None:
+        if d is not None and d != rec.d:
+            raise InputError(f"d = {show(d)} contradicts d = {rec.d} recorded in {rec.source} (the counts were "
+                             f"collected with it; leave d out or give the recorded value)")
+        if d is None and rec.labelled is False:
+            d = rec.d
     return read_counts_table(path, d).frame()
 
 

@@ -7,8 +7,6 @@ they always were, with ``--oracle`` and ``--epsilon`` then required."""
 
 from __future__ import annotations
 
-import sys
-
 from .._provenance import Recorded, read_recorded, same_value, sha256_of, show
 from ._args import InputError
 
@@ -34,12 +32,16 @@ def _given_params(args) -> dict:
 def apply_recorded(args) -> Recorded | None:
     """Read the record of ``args.counts`` and reconcile it with ``args``, in place: a field the command
     line lacks is filled (``args.oracle``, ``args.epsilon``, ``args.n``; ``args.d`` when the record
-    says the values are positions; the oracle's parameters in ``args.recorded_params``), one line on
-    stderr naming what and from where; a field given differently is an InputError naming both values.
+    says the values are positions; the oracle's parameters in ``args.recorded_params``), with a line
+    naming what and from where in ``args.recorded_note`` (printed on stderr by ``main`` once the
+    command has run, so that a later error stays one line); a field given differently is an InputError naming both values.
     Returns the record (None: there is none, and ``--oracle`` and ``--epsilon`` must be given)."""
     from .. import oracles
 
-    rec = read_recorded(args.counts)
+    try:
+        rec = read_recorded(args.counts)
+    except ValueError as exc:  # a record that cannot be read is named, never ignored
+        raise InputError(f"--counts: {exc}") from None
     args.recorded_params = {}
     if rec is None:
         for option, value in (("--oracle", args.oracle), ("--epsilon", args.epsilon)):
@@ -96,8 +98,17 @@ def apply_recorded(args) -> Recorded | None:
             elif key in takes:  # what the constructor takes (a record may add descriptive fields)
                 args.recorded_params[key] = recorded
                 filled.append(f"{key} {show(recorded)}")
-    if filled:
-        print(f"ldpopt {args.command}: note: from {rec.source}: {', '.join(filled)}", file=sys.stderr)
+    shortcuts = [key for key in ("g", "k") if getattr(args, key, None) is not None]
+    if shortcuts:  # before the note: an error stays one line
+        from ._params import oracle_param_specs
+
+        takes = oracle_param_specs(args.oracle)
+        for key in shortcuts:
+            if key not in takes:
+                raise InputError(f"--{key}: oracle {args.oracle} takes no {key} (its parameters: "
+                                 f"{', '.join(takes) or 'none'})")
+    if filled:  # said by main once the command has run (an error stays one line)
+        args.recorded_note = f"ldpopt {args.command}: note: from {rec.source}: {', '.join(filled)}"
     return rec
 
 

@@ -14,8 +14,10 @@ __all__ = ["add_parser"]
 
 
 def _run(args) -> int:
+    from .. import __version__
     from ..recommend import choose
-    from ._recorded import apply_recorded
+    from ._recorded import apply_recorded, input_digests
+    from .postprocess import recorded_params
 
     args.recorded = apply_recorded(args)  # the counts' record against the options, before any work
     table = read_counts_of(args)
@@ -43,7 +45,9 @@ def _run(args) -> int:
         t = c.table.reset_index()
         json.dump({"query": str(c.query), "best": c.best, "n_repeats": c.n_repeats, "how": c.how,
                    "ranking": t.to_dict(orient="records"), "oracle": oracle.name,
-                   "epsilon": oracle.epsilon, "n": n, "d": table.d}, sys.stdout)
+                   "epsilon": oracle.epsilon, "n": n, "d": table.d, "oracle_params": recorded_params(oracle),
+                   "seed": args.seed, "ldpopt_version": __version__,
+                   "sha256": input_digests(args, {"counts": args.counts})}, sys.stdout)
         sys.stdout.write("\n")
     else:
         print(c)
@@ -62,5 +66,7 @@ def add_parser(sub) -> None:
                          "methods are in the sets with --ordered only")
     cp.add_argument("--repeats", type=int_arg(2), default=20, help="re-simulations (default 20)")
     cp.add_argument("--seed", type=int_arg(0), default=0, help="seed (default 0)")
-    cp.add_argument("--json", action="store_true", help="print the ranking as JSON")
+    cp.add_argument("--json", action="store_true",
+                    help="print the ranking as JSON, with its inputs: oracle, ε, n, d, the oracle's parameters, "
+                         "seed, ldpopt version, SHA-256 of the counts and --plugin files")
     cp.set_defaults(func=_run)

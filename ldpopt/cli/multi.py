@@ -135,10 +135,12 @@ def _rows(out, data, labels, attrs, parts, raw, source):
 
 def _run(args) -> int:
     from .. import __version__, multi
-    from ._io import as_json, csv_text, format_of, out_files, write_table
+    from ._io import as_json, csv_text, format_of, out_files, output_target, write_table
     from ._paths import refuse_collisions
 
     fmt = format_of(args.out, args.format)
+    if args.out:
+        output_target(args.out, "--out")  # a folder, a missing folder: refused before the work
     refuse_collisions(out_files(args.out, fmt), [("--tuples", args.tuples)])
     data, labels = read_tuples(args.tuples)
     collect = _attrs(args.marginals, list(data.names), "--marginals") if args.marginals is not None else None

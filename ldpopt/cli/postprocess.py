@@ -92,6 +92,13 @@ def build_oracle(args, d: int):
     try:
         oracle = oracles.get(args.oracle, epsilon=args.epsilon, d=d, **params)
     except TypeError as exc:
+        from ._params import oracle_param_specs
+
+        takes = oracle_param_specs(args.oracle)
+        for key in given:  # --g/--k for an oracle without that parameter: the option, not the constructor
+            if key not in takes:
+                raise InputError(f"--{key}: oracle {args.oracle} takes no {key} (its parameters: "
+                                 f"{', '.join(takes) or 'none'})") from None
         raise InputError(f"--oracle {args.oracle}: {exc}") from None
     except ValueError as exc:
         raise InputError(f"--oracle-param: {exc}" if params else f"--oracle {args.oracle}: {exc}") from None
@@ -178,6 +185,10 @@ def reports_support(oracle) -> int | None:
     oracle without a size law)."""
     import numpy as np
 
+    from ..oracles.base import IndependentSupports
+
+    if isinstance(oracle, IndependentSupports) and 0 < oracle.q < 1:  # 1 + Bin(d − 1, q): never one size (and
+        return None  # its law would import scipy.stats, a second of a command's start-up on a busy machine)
     try:
         pmf = np.asarray(oracle.support_size_pmf(), dtype=np.float64)
     except (ValueError, NotImplementedError):
@@ -301,7 +312,7 @@ def _effective(name: str, given: dict) -> dict:
 
 
 def _run(args) -> int:
-    from ._io import as_json, csv_text, format_of, out_files, write_table
+    from ._io import as_json, csv_text, format_of, out_files, output_target, write_table
     from ._limits import refuse_oversized
     from ._params import route_params
     from ._paths import refuse_collisions
@@ -309,6 +320,8 @@ def _run(args) -> int:
 
     args.recorded = apply_recorded(args)  # the counts' record against the options, before any work
     fmt = format_of(args.out, args.format)  # refuse a mismatch before any work
+    if args.out:
+        output_target(args.out, "--out")  # a folder, a missing folder: refused before the work
     refuse_collisions(out_files(args.out, fmt), [("--counts", args.counts)])
     names = method_names(args.method)
 

@@ -15,7 +15,7 @@ import numpy as np
 from .. import __version__
 from ._args import InputError
 from ._commands import help_of
-from ._io import FORMATS, as_json, format_of, out_files, write_table
+from ._io import FORMATS, as_json, format_of, out_files, output_target, write_table
 from ._paths import refuse_collisions
 from ._problemtypes import help_text
 from .postprocess import add_counts_options, estimate_from, read_counts_of, recorded_params
@@ -83,6 +83,8 @@ def _run(args) -> int:
 
     args.recorded = apply_recorded(args)  # the counts' record against the options, before any work
     fmt = format_of(args.out, args.format)
+    if args.out:
+        output_target(args.out, "--out")  # a folder, a missing folder: refused before the work
     refuse_collisions(out_files(args.out, fmt), [("--counts", args.counts), ("--problem", args.problem)])
     spec = read_problem(args.problem)  # a bad problem file is refused before the counts are read
     refuse_collisions(out_files(args.out, fmt), spec.files())  # the files it names (matrix_file, FILE.py)
