@@ -5,6 +5,7 @@ a researcher writes by hand, d = 10², 10³, 10⁴ (10⁵ where a call is predic
     python benchmarks/bench_offgrid.py --quick            # d = 100, one round (seconds)
     python benchmarks/bench_offgrid.py --classes lowrank,tv --d 100,1000
     python benchmarks/bench_offgrid.py --src /tmp/old --name offgrid_before   # another checkout's ldpopt
+    python benchmarks/bench_offgrid.py --compare offgrid_before offgrid offgrid_1e5 offgrid_klrow   # the table
 
 Data: a Zipf(1.5) histogram of n = max(10⁵, 10·d) users (``_harness.zipf_counts``), one OUE draw at
 ε = 1 (seed 1); f̃ the unbiased estimate, ``truth`` the true frequencies, ``p`` the uniform prior.
@@ -45,6 +46,7 @@ larger sizes say ``skipped (predicted X s)``. Results: ``results/NAME.json`` and
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
@@ -298,5 +300,37 @@ def table(rows: list[dict], path: Path) -> None:
     print(f"wrote {path}", file=sys.stderr)
 
 
+def compare(before: str, after: list[str]) -> str:
+    """The before/after table (markdown) from results files under ``results/``: ``before`` one run's
+    NAME, ``after`` the NAMEs of later runs (a later file's row replaces an earlier one's)."""
+    R = H.BENCH_DIR / "results"
+    B = {(r["class"], r["d"]): r for r in json.loads((R / f"{before}.json").read_text())["rows"]}
+    A: dict = {}
+    for name in after:
+        for r in json.loads((R / f"{name}.json").read_text())["rows"]:
+            A[(r["class"], r["d"])] = r
+
+    def cells(r):
+        if r is None:
+            return ["-"] * 5
+        ld, bp = r["contenders"].get("ldpopt", {}), r.get("best_plain", {})
+        head = (f"not run: {ld['skipped']}" if "skipped" in ld
+                else f"{_fmt(ld.get('cpu_s'))} {ld.get('status')} {ld.get('solver')}")
+        return [head, f"{_fmt(bp.get('cpu_s'))} {bp.get('name', 'none valid')}", _fmt(r.get("ratio"), ".2f"),
+                _fmt(ld.get("dist_ref"), ".1e"), _fmt(bp.get("dist_ref"), ".1e")]
+
+    lines = [("| class | d | BEFORE ldpopt CPU s | plain (best valid) | ratio | AFTER ldpopt CPU s | plain (best valid) "
+             "| ratio | dist ldpopt (after) | dist plain |"), "|---|---|---|---|---|---|---|---|---|---|"]
+    for k in list(B) + [k for k in A if k not in B]:
+        b, a = cells(B.get(k)), cells(A.get(k))
+        if k not in A:
+            a = ["(route unchanged: not re-run)", "", "", b[3], b[4]]
+        lines.append(f"| {k[0]} | {k[1]} | {b[0]} | {b[1]} | {b[2]} | {a[0]} | {a[1]} | {a[2]} | {a[3]} | {a[4]} |")
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
-    H.cli(parser(), run)
+    if len(sys.argv) > 2 and sys.argv[1] == "--compare":  # --compare BEFORE AFTER [AFTER ...]: print the table
+        print(compare(sys.argv[2], sys.argv[3:]), end="")
+    else:
+        H.cli(parser(), run)
