@@ -45,6 +45,15 @@ def _referee(func, cons):
     return x.value, {k: c.dual_value for k, c in built}
 
 
+@pytest.fixture(autouse=True)
+def _piqp_backend(monkeypatch):
+    """These tests are about the direct route's PIQP backend (in a child process), which small d
+    otherwise hands to Clarabel (``policy.DIRECT_CLARABEL_MAX_D``)."""
+    from ldpopt.problems.solvers import policy
+
+    monkeypatch.setattr(policy, "DIRECT_CLARABEL_MAX_D", 0)
+
+
 @pytest.mark.parametrize("cons", sorted(CONSTRAINTS))
 @pytest.mark.parametrize("name", sorted(OBJECTIVES))
 def test_direct_answer_and_duals_match_cvxpys_compilation(name, cons):

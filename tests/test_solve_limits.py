@@ -262,7 +262,11 @@ def test_fault_in_the_structured_solver_is_one_attempt(monkeypatch):
 @needs_fork
 @pytest.mark.parametrize("fault", ["exception", "segfault", "hang"])
 def test_fault_in_the_direct_qp_is_one_attempt(monkeypatch, fault):
-    # PIQP without a time limit (always in a child); under one, Clarabel (in a child then too)
+    # PIQP without a time limit (always in a child; past policy.DIRECT_CLARABEL_MAX_D, set to 0 here);
+    # under one, Clarabel (in a child then too)
+    from ldpopt.problems.solvers import policy
+
+    monkeypatch.setattr(policy, "DIRECT_CLARABEL_MAX_D", 0)
     injected = {"exception": _raises_runtime_error, "segfault": lambda *a: _SEGFAULT(), "hang": _hang}[fault]
     name = "CLARABEL" if fault == "hang" else "PIQP"
     monkeypatch.setitem(direct_qp._BACKENDS, name, injected)

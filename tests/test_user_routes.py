@@ -174,7 +174,13 @@ def test_small_user_qps_go_to_the_cvxpy_chain_first_by_structure(monkeypatch):
     tv = Problem(EST, lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.norm1(f[1:] - f[:-1]))
     for p in (pr, tv):  # d = 120: both Clarabel first
         assert policy.small_user_qp(p) and not policy.uses_sqp(p) and policy.default_chain(p) == policy.QP_CHAIN_SMALL
-    for p in (pr, tv):  # both recognised quadratics (plus polyhedral terms): PIQP's own interface first
+    for p in (pr, tv):  # both recognised quadratics (plus polyhedral terms): a solver's own interface first,
+        # Clarabel's in this process at d = 120 <= DIRECT_CLARABEL_MAX_D
+        assert policy.direct_qp_solver(p) == "CLARABEL" and policy.direct_qp_solver(p, time_limited=True) == "CLARABEL"
+        sol = p.solve()
+        assert sol.status == "optimal" and sol.solver == "CLARABEL-DIRECT" and sol.checks.passed
+    monkeypatch.setattr(policy, "DIRECT_CLARABEL_MAX_D", D - 1)  # past it: PIQP's, in a child process
+    for p in (pr, tv):
         assert policy.direct_qp_solver(p) == "PIQP" and policy.direct_qp_solver(p, time_limited=True) == "CLARABEL"
         sol = p.solve()
         assert sol.status == "optimal" and sol.solver == "PIQP-DIRECT" and sol.checks.passed

@@ -234,6 +234,14 @@ class SmoothTerms:
     def hessian(self, f):
         return sp.csr_array(self.obj.hessian(f, self.est))
 
+    def hessian_parts(self, f):
+        """(S, L): ∇²J(f) = S + LᵀL, S sparse CSR and L a (k, d) sparse factor of the objective's
+        low-rank part or None (an objective without ``hessian_parts``: its whole Hessian, L None)."""
+        if hasattr(self.obj, "hessian_parts"):
+            H, L = self.obj.hessian_parts(f, self.est)
+            return sp.csr_array(H), L
+        return self.hessian(f), None
+
     def change(self, f, delta) -> float:
         """J(f + δ) − J(f) (the objective's own ``change`` when it has one, without cancellation); +inf
         outside the domain."""

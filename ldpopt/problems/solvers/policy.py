@@ -17,7 +17,8 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
   set at small d but slow past d ≈ 10⁴, so it comes last. A QP whose objective is not a built-in
   goes by its structure and size (:func:`small_user_qp`; the built-ins keep their measured chain,
   their answers stay the same). One of at most 10⁴ values recognised as a quadratic plus polyhedral
-  terms goes first to PIQP's own interface, in a child process (:func:`direct_qp_solver`,
+  terms goes first to a solver's own interface — Clarabel's in this process up to
+  ``DIRECT_CLARABEL_MAX_D`` values, past it PIQP's in a child process (:func:`direct_qp_solver`,
   :mod:`.direct_qp`: its QP data from the recognised form, built-in constraints from the structured
   compilation, no cvxpy compilation), faster than the best chain solver's whole call through cvxpy
   at d = 10²–10⁴ (the route grid's ``smooth`` and ``nonsmooth`` classes, measured with PIQP in this
@@ -87,7 +88,7 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
 
 from __future__ import annotations
 
-__all__ = ["CONE_CHAIN", "DEFAULT_SOLVER_OPTIONS", "DIRECT_QP_OPTIONS", "EXP_CONE_CHAIN", "EXP_CONE_CLARABEL_MAX_D", "LIKELIHOOD_CHAIN", "QP_CHAIN", "QP_CHAIN_SMALL", "QP_OPTIONS",
+__all__ = ["CONE_CHAIN", "DEFAULT_SOLVER_OPTIONS", "DIRECT_CLARABEL_MAX_D", "DIRECT_QP_OPTIONS", "EXP_CONE_CHAIN", "EXP_CONE_CLARABEL_MAX_D", "LIKELIHOOD_CHAIN", "QP_CHAIN", "QP_CHAIN_SMALL", "QP_OPTIONS",
            "QP_SMALL_D", "SCS_TIGHT", "SMOOTH_QP_SMALL_D", "SQP_MIN_D", "default_chain", "direct_qp_solver",
            "installed_solvers", "is_likelihood", "small_user_qp", "sqp_applies", "uses_sqp"]
 
@@ -105,6 +106,9 @@ QP_CHAIN_SMALL = ("CLARABEL", "PIQP", "OSQP")
 #: up to this d a user QP with polyhedral terms goes to :data:`QP_CHAIN_SMALL` (measured crossover
 #: with PIQP between 10³ and 3·10³: module docstring)
 QP_SMALL_D = 1000
+#: up to this d the direct QP route (:func:`direct_qp_solver`) takes Clarabel in this process, past it
+#: PIQP in a child process: the child's fork costs more than Clarabel's solve there (measured: that function's docstring)
+DIRECT_CLARABEL_MAX_D = 1000
 #: up to this d a smooth user QP goes to :data:`QP_CHAIN` (PIQP first), past it to the Newton route
 #: (measured crossover with ldpopt's interior point between 10⁴ and 3·10⁴: module docstring)
 SMOOTH_QP_SMALL_D = 10_000
@@ -245,9 +249,17 @@ def small_user_qp(problem) -> bool:
     >>> small_user_qp(ldpopt.Problem(est, smooth)), small_user_qp(ldpopt.Problem(est, "cls"))
     (True, False)
     """
-    if problem.estimate.d > (SMOOTH_QP_SMALL_D if _smooth(problem) else QP_SMALL_D):
+    if problem.estimate.d > (SMOOTH_QP_SMALL_D if _smooth(problem) else QP_SMALL_D) or _low_rank(problem):
         return False
     return _user_qp(problem)
+
+
+def _low_rank(problem) -> bool:
+    """A recognised objective with a low-rank quadratic form (``Recognised.low_rank``: AᵀA would be
+    dense): the Newton route's interior point keeps it a factor, O(d·k); the direct QP route's P and
+    the chain's compiled QP would hold AᵀA (measured, CLS + 10‖Uᵀ(f − p)‖², U d × 3, on the simplex:
+    PIQP-DIRECT 180 s wall and 0.97 GB at d = 3,000)."""
+    return bool(getattr(getattr(problem.objective, "form", None), "low_rank", None))
 
 
 def _user_qp(problem) -> bool:
@@ -270,7 +282,13 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     child process (:mod:`.isolate`), at :data:`DIRECT_QP_OPTIONS`; under a time limit Clarabel (PIQP has none of its own), and
     with polyhedral terms only up to ``QP_SMALL_D`` values (past it Clarabel's answer fails ldpopt's
     check, as on the chain: module docstring). The chain follows where the answer does not pass
-    ldpopt's check. Measured (CPU of Problem construction and the route alone, min of 3–5, the route
+    ldpopt's check. Up to ``DIRECT_CLARABEL_MAX_D`` values Clarabel's, in this process (it has its own
+    time limit): PIQP's child process costs more than Clarabel's solve there (``benchmarks/bench_offgrid.py``'s
+    problems, whole call, CPU incl. children, min of 4 interleaved on a shared 2-core machine —
+    PIQP-DIRECT / CLARABEL-DIRECT: CLS + 20 user rows 143 / 111 ms at d = 10², 178 / 168 ms at 10³,
+    881 / 1,152 ms at 10⁴; CLS + 1e-3·TV 50 / 33 ms at 10², 68 / 72 ms at 10³; CLS + smoothness
+    45 / 26 ms at 10², 62 / 48 ms at 10³, 129 / 169 ms at 10⁴). Measured before, with PIQP in this
+    process (CPU of Problem construction and the route alone, min of 3–5, the route
     grid's problems): PIQP 6.3 / 10.2 / 35 ms against Clarabel's 6.5 / 14 / 72 ms for CLS +
     smoothness on the simplex at d = 10² / 10³ / 10⁴, and 11 / 19 / 138 ms against 13 / 27 ms /
     unverified for CLS + total variation, with error bounds 30–100× tighter; the whole call against
@@ -297,13 +315,16 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     >>> smooth = lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.sum_squares(f[1:] - f[:-1])
     >>> kl = lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.sum(cp.kl_div(f, np.full(4, 0.25)))
     >>> direct_qp_solver(ldpopt.Problem(est, smooth)), direct_qp_solver(ldpopt.Problem(est, kl))
-    ('PIQP', None)
-    >>> ldpopt.Problem(est, smooth).solve().solver
-    'PIQP-DIRECT'
+    ('CLARABEL', None)
+    >>> ldpopt.Problem(est, smooth).solve().solver   # d = 4 <= DIRECT_CLARABEL_MAX_D
+    'CLARABEL-DIRECT'
     """
     form = getattr(problem.objective, "form", None)
-    if not getattr(form, "quadratic", False) or problem.estimate.d > SMOOTH_QP_SMALL_D or not _user_qp(problem):
+    if (not getattr(form, "quadratic", False) or problem.estimate.d > SMOOTH_QP_SMALL_D or _low_rank(problem)
+            or not _user_qp(problem)):
         return None
+    if problem.estimate.d <= DIRECT_CLARABEL_MAX_D:
+        return "CLARABEL"
     if not time_limited:
         return "PIQP"
     return "CLARABEL" if _smooth(problem) or problem.estimate.d <= QP_SMALL_D else None
