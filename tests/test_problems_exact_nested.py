@@ -51,7 +51,7 @@ def test_small_trees_and_partial_orders_through_the_large_steps_agree_with_fouri
             continue
         ests.setdefault(d, _est(d))
         P = Problem(ests[d], "cls", cons)
-        lo, up, lo_own, up_own, A, b, ineq, own, names, complete = F._system(P)
+        lo, up, lo_own, up_own, A, b, ineq, own, names, complete = F.owned_system(P)
         got = F._decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete)
         assert got.feasible is truth, (i, cons, truth, got)
         assert F.decide(P).feasible is truth
@@ -168,7 +168,7 @@ def test_a_range_tree_is_proved_feasible_by_the_uniform_point_without_an_lp(monk
     P = Problem(_est(tree.size), "cls", tree.constraints())
     got = F.decide(P)
     assert got.feasible is True and got.how == "uniform point, checked exactly" and got.complete
-    lo, up, _, _, A, b, ineq, _, _, _ = F._system(P)
+    lo, up, _, _, A, b, ineq, _, _, _ = F.owned_system(P)
     x = tree.node_totals(np.full(leaves, 1.0 / leaves))  # the float point: exact only for n = 2^k
     assert point_ok(A, b, ineq, lo, up, x) is (leaves & (leaves - 1) == 0)
     # a user's Hierarchy (groups as given, two levels over 6 leaves) takes the same path
@@ -191,7 +191,7 @@ def test_a_range_tree_with_a_node_pinned_one_ulp_off_is_still_decided_infeasible
     at = tree.root if node == "root" else int(tree.parent[0])
     pinned = Fixed([at], 1.0 + 2.0**-52, name="pinned")
     P = Problem(_est(tree.size), "cls", [*tree.constraints(), pinned])
-    lo, up, _, _, A, b, ineq, _, _, _ = F._system(P)
+    lo, up, _, _, A, b, ineq, _, _, _ = F.owned_system(P)
     assert not F._uniform_ok(A, b, ineq, lo, up)
     got = F.decide(P)
     assert got.feasible is False and got.certificate.margin > 0

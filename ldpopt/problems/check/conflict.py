@@ -138,7 +138,7 @@ def verified_conflict(problem, f_hat, weights: dict):
     """
     from ..constraints.farkas import phase_one as lp_phase_one
     from ..constraints.farkas import verify
-    from ..constraints.feasibility import _named_certificate, _system
+    from ..constraints.feasibility import named_certificate, owned_system
 
     f_hat = np.asarray(f_hat, dtype=np.float64)
     if f_hat.shape != (problem.estimate.d,) or not np.all(np.isfinite(f_hat)):
@@ -147,7 +147,7 @@ def verified_conflict(problem, f_hat, weights: dict):
     if got is None:
         return None
     G, c, size, lam = got
-    lo, up, lo_own, up_own, A, b, ineq, own, names, _ = _system(problem)
+    lo, up, lo_own, up_own, A, b, ineq, own, names, _ = owned_system(problem)
     allow = ALLOWANCE * (size + float(np.max(np.abs(c), initial=0.0)) * max(1.0, float(np.sum(np.abs(f_hat))))
                          + float(np.sum(np.abs(c) * np.abs(f_hat))))
     beta = float(np.sum(c * f_hat)) - G + allow
@@ -167,7 +167,7 @@ def verified_conflict(problem, f_hat, weights: dict):
     if not y_new > 0:  # the linear rows alone conflict: the exact pre-check's to decide
         return None
     first = names.index(next(iter(lam)))
-    cert = _named_certificate((margin / y_new, cc, yy, thin), names, np.append(own, first), lo_own, up_own)
+    cert = named_certificate((margin / y_new, cc, yy, thin), names, np.append(own, first), lo_own, up_own)
     used = set(cert.names) | {n for n, w in lam.items() if np.any(w > 0)}
     cert.names = [n for n in names if n in used]
     for n, w in lam.items():

@@ -170,7 +170,7 @@ class Infeasibility:
                 "margin": self.margin, "source": self.source}
 
 
-def _system(problem):
+def owned_system(problem):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names, complete): the
     built-in linear constraints of ``problem`` (owners index ``names``, -1 where no bound);
     ``complete``: no constraint was left out (too large, or a user's non-affine row)."""
@@ -233,7 +233,7 @@ def linear_system(problem):
     """(lo, up, A, b, ineq, complete) of the constraints of ``problem`` that are linear (the built-ins
     and a user callable's affine rows, as :func:`decide` reads them): bounds lo ≤ f ≤ up, rows A f
     (≤ where ``ineq``, else =) b; ``complete`` False when some constraint is not among them."""
-    lo, up, _, _, A, b, ineq, _, _, complete = _system(problem)
+    lo, up, _, _, A, b, ineq, _, _, complete = owned_system(problem)
     return lo, up, A, b, ineq, complete
 
 
@@ -270,7 +270,9 @@ def _affine_rows(c, estimate) -> list:
     return out
 
 
-def _named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:
+def named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:
+    """The :class:`Infeasibility` of a phase-one answer ``got`` = (margin, c, y, thin) on the system of
+    :func:`owned_system`: each constraint named with its rows' multipliers and its bounds' count."""
     margin, c, y, thin = got
     rows = {}  # every row of a constraint with a non-zero multiplier, in its row order
     for i in np.unique(own[y != 0]):
@@ -327,14 +329,14 @@ def decide(problem, deadline: float | None = None) -> Decision:
     if _one_total_feasible(problem.constraints):
         return Decision(True, how="closed form", complete=True)
     past(deadline, "the exact pre-check")
-    lo, up, lo_own, up_own, A, b, ineq, own, names, complete = _system(problem)
+    lo, up, lo_own, up_own, A, b, ineq, own, names, complete = owned_system(problem)
     past(deadline, "the exact pre-check")
     return _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, deadline=deadline)
 
 
 def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, relax: bool = True,
                    deadline: float | None = None) -> Decision:
-    """:func:`decide` on the system of :func:`_system`; ``relax``: before the large-system steps, the
+    """:func:`decide` on the system of :func:`owned_system`; ``relax``: before the large-system steps, the
     system without its two-value steps (chains, Monotone pairs) is decided on its own when that
     leaves other rows, and its certificate, if any, is the answer (a conflict among subset totals
     that the order rows take no part in: the relaxed system aggregates to a few values and is
@@ -360,7 +362,7 @@ def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, rel
     for y in interval_candidates(*((Ag, b, ineq, own, lo_g, up_g) if small else (A, b, ineq, own, lo, up))):
         got = verify(y, A, b, ineq, lo, up)  # the listed families, exactly, on the data as given
         if got is not None:
-            return Decision(False, _named_certificate(got, names, own, lo_own, up_own), "interval", complete)
+            return Decision(False, named_certificate(got, names, own, lo_own, up_own), "interval", complete)
     if A.shape[0] == 1 and A.indptr[1] == A.shape[1] and np.all(A.data == 1.0):
         return Decision(True, how="interval", complete=complete)  # Σ f = t and bounds: Σl ≤ t ≤ Σu is the question
     if not small:
@@ -420,7 +422,7 @@ def _certified(y, A, b, ineq, lo, up, names, own, lo_own, up_own, complete, how)
     for cand in (_snapped(y / scale), np.round(y / scale * 2.0**20) / 2.0**20, y):  # the cleanest first
         got = None if cand is None else verify(cand, A, b, ineq, lo, up)
         if got is not None:
-            return Decision(False, _named_certificate(got, names, own, lo_own, up_own), how, complete)
+            return Decision(False, named_certificate(got, names, own, lo_own, up_own), how, complete)
     return None
 
 
@@ -673,7 +675,7 @@ def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_o
                                                            for j, cj in enumerate(c_g))) if cj), Fraction(0))
     size += sum((abs(v) * abs(bk) for v, bk in zip(z, exact.b)), Fraction(0))
     thin = margin <= size * Fraction(A.shape[1], 2**53)
-    return Decision(False, _named_certificate((float(margin), c, y, thin), names, own, lo_own, up_own),
+    return Decision(False, named_certificate((float(margin), c, y, thin), names, own, lo_own, up_own),
                     "rational simplex", complete)
 
 

@@ -26,7 +26,11 @@ class NotRecognised(ValueError):
 
 
 def _show(e) -> str:
-    text = str(e)
+    """The first 80 characters of ``e`` for a message. Constant arrays are printed summarised (a few
+    entries each end): the full text of a length-10⁶ constant costs seconds, and a message is formed
+    whenever an objective falls outside the recognised class, on the way to another route."""
+    with np.printoptions(threshold=6, edgeitems=2):
+        text = str(e)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
