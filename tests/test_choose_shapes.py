@@ -14,7 +14,7 @@ from ldpopt import methods, oracles
 from ldpopt.uncertainty.fit import sparse_truth
 
 #: the stated factor (docs/uncertainty.md, "Against Norm-Sub on generated clean shapes")
-FACTOR = 1.5
+FACTOR = 2.0
 N = 100_000
 FRESH = 6  # fresh draws from the true law per example
 
