@@ -487,8 +487,10 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     second = (f"; also {R} from the sparse fit (all the mass on the {int((sparse > 0).sum())} values above "
               f"Base-Cut's threshold, consistent with the estimate): ranked by the worst over the two fits of "
               f"{regret}" if sparse is not None else "")
+    kept = (f"; {REFERENCE} ranked above every candidate that does not beat it by {Z_CLEAR:g} paired SEs in every fit"
+            if q.kind != "hh" and REFERENCE in names and len(names) > 1 else "")
     how = (f"NDSS §V-D procedure: Norm-Sub fit of the estimate as truth, {R} joint-exact re-simulations "
-           f"of the {est.oracle} counts (common to all methods), loss = {loss_name}{second}; loss, se, p_best: "
+           f"of the {est.oracle} counts (common to all methods), loss = {loss_name}{second}{kept}; loss, se, p_best: "
            f"the Norm-Sub fit's; se over repetitions; "
            f"p_best = share of the repetitions a method had the smallest loss, a tie split equally (sums to 1)")
     return Choice(best=str(table.index[0]), table=table, query=q, n_repeats=R, how=how, truth=truth)
