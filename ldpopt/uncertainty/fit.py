@@ -21,7 +21,9 @@ def sparse_truth(estimate: Estimate, alpha: float = 0.05, z: float = 3.0) -> np.
     """The sparse alternative to :func:`plausible_truth`: all the mass on the values that stand above the
     noise, or None where the estimate rules that world out.
 
-    H = {v : f̃_v ≥ max(T, 0)} with Base-Cut's threshold T = Φ⁻¹(1 − α/d)σ (arXiv Eq. 9, σ of Eq. 7);
+    H = {v : f̃_v ≥ max(T, 0)} with Base-Cut's threshold T = Φ⁻¹(1 − α/d)σ (arXiv Eq. 9, σ of Eq. 7),
+    and whose count c_v = n(f̃_v(p − q) + q) has P(Binomial(n, q) ≥ c_v) ≤ α/d (the zeros' exact law:
+    where n·q is small, a handful of zeros pass the Gaussian T);
     the fit is f̃ on H projected on the simplex of the values of H (Norm-Sub restricted to H), 0
     elsewhere. It is offered only when the estimate is consistent with no mass outside H: the kept
     values sum to within z·√(Σ_H σ_v²) of 1, σ_v² the value-dependent variance at f_v = f̃_v
@@ -60,8 +62,15 @@ def sparse_truth(estimate: Estimate, alpha: float = 0.05, z: float = 3.0) -> np.
     """
     from ..methods.baseline import cut_threshold
 
+    from scipy.stats import binom
+
     f = np.asarray(estimate.f_tilde, dtype=np.float64)
     keep = f >= max(cut_threshold(estimate, alpha), 0.0)
+    # the Gaussian T assumes many noise reports per value; with few (GRR over a large domain: n·q ≈ 5 on
+    # AOL) the counts of the zeros are skewed and pass T by the handful. Also require the count itself to
+    # be unlikely from the zeros' Binomial(n, q) (the non-holders' reports), at the same α/d.
+    counts = np.rint((f * (estimate.p - estimate.q) + estimate.q) * estimate.n)
+    keep &= binom.sf(counts - 1, estimate.n, estimate.q) <= alpha / estimate.d
     k = int(keep.sum())
     sd = float(np.sqrt(np.sum(estimate.variance(np.clip(f[keep], 0.0, 1.0)))))
     if k == 0 or abs(1.0 - float(f[keep].sum())) > z * sd:
