@@ -60,9 +60,9 @@ def sparse_truth(estimate: Estimate, alpha: float = 0.05, z: float = 3.0) -> np.
     >>> sparse_truth(o.estimate(o.sample_counts(np.full(64, 1_000), 0), 64_000)) is None
     True
     """
-    from ..methods.baseline import cut_threshold
-
     from scipy.stats import binom
+
+    from ..methods.baseline import cut_threshold
 
     f = np.asarray(estimate.f_tilde, dtype=np.float64)
     keep = f >= max(cut_threshold(estimate, alpha), 0.0)
