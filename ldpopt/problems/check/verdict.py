@@ -241,20 +241,88 @@ def gradient_function(problem):
     """(g, why): g(f) = ∇J(f) in numpy, or (None, why) when the objective has none (nonsmooth)."""
     obj = problem.objective
     if isinstance(obj, UserObjective) and type(obj).gradient is UserObjective.gradient:
-        return (lambda f: _cvxpy_gradient(problem, f)), ""
+        memo: dict = {}  # this check's constant Jacobians of the affine nodes (:func:`cvxpy_grad`)
+        return (lambda f: _cvxpy_gradient(problem, f, memo)), ""
     est = problem.estimate
     if type(obj).gradient is Objective.gradient and obj.per_value(est) is None:  # no numpy gradient (l1)
         return None, f"objective {obj.name!r} has no gradient (nonsmooth)"
     return (lambda f: obj.gradient(f, est)), ""
 
 
-def _cvxpy_gradient(problem, f: np.ndarray) -> np.ndarray:
-    """∇J(f) of a user callable from cvxpy's ``grad`` (module docstring); NaN where cvxpy gives none."""
+def _constant_jacobian(node) -> bool:
+    """Whether cvxpy's ``node._grad`` does not read the arguments' values (only their shapes and the
+    constant arguments' values): the generic affine Jacobian (built through cvxcore), cumsum's, and a
+    product with a constant factor (which takes the generic one)."""
+    from cvxpy.atoms.affine.affine_atom import AffAtom
+    from cvxpy.atoms.affine.binary_operators import MulExpression
+    from cvxpy.atoms.affine.cumsum import cumsum
+
+    if not isinstance(node, AffAtom):
+        return False
+    own = type(node)._grad
+    if own is AffAtom._grad or own is cumsum._grad:
+        return True
+    return isinstance(node, MulExpression) and any(a.is_constant() for a in node.args)
+
+
+def cvxpy_grad(expr, memo: dict):
+    """cvxpy's ``expr.grad`` (a dict variable → Jacobian, None where undefined), computed by the same
+    chain rule as cvxpy's :attr:`Atom.grad` but with each affine node's own Jacobian
+    (:func:`_constant_jacobian`: it does not depend on the point) built once per ``memo`` and reused:
+    cvxpy rebuilds it through cvxcore at every call, and the check evaluates a user objective's
+    gradient at several points (f, the probes f ± h, the move-scale test) — for CLS + pinball at
+    d = 100 that was 56 of 79 ms of the whole call. Same products in the same order, so the same
+    numbers as cvxpy's. A ``memo`` lives for one check (the constants and Parameters it reads do not
+    change within it). Nodes whose ``grad`` is not :attr:`Atom.grad` (leaves, ``index``'s
+    re-expression, transforms) are delegated to cvxpy as they are."""
+    from cvxpy.atoms.atom import Atom
+    from cvxpy.utilities import grad as ugrad
+
+    if not isinstance(expr, Atom) or type(expr).grad is not Atom.grad:
+        return expr.grad
+    if expr.is_constant():
+        return ugrad.constant_grad(expr)
+    values = []
+    for arg in expr.args:
+        if arg.value is None:
+            return ugrad.error_grad(expr)
+        values.append(arg.value)
+    key = id(expr)
+    if key in memo:
+        grad_self = memo[key][1]
+    else:
+        grad_self = expr._grad(values)
+        if _constant_jacobian(expr):
+            memo[key] = (expr, grad_self)  # the node kept alive with it: its id is not reused
+    result: dict = {}
+    for idx, arg in enumerate(expr.args):
+        grad_arg = cvxpy_grad(arg, memo)
+        for var in grad_arg:
+            if grad_arg[var] is None or grad_self[idx] is None:
+                result[var] = None
+            else:
+                if np.isscalar(grad_arg[var]) or np.isscalar(grad_self[idx]):
+                    D = grad_arg[var] * grad_self[idx]
+                else:
+                    D = grad_arg[var] @ grad_self[idx]
+                if not np.isscalar(D) and D.shape == (1, 1):
+                    D = D[0, 0]
+                if var in result:
+                    result[var] += D
+                else:
+                    result[var] = D
+    return result
+
+
+def _cvxpy_gradient(problem, f: np.ndarray, memo: dict | None = None) -> np.ndarray:
+    """∇J(f) of a user callable from cvxpy's ``grad`` (module docstring; :func:`cvxpy_grad` with
+    ``memo``, the affine nodes' Jacobians kept between the calls of one check); NaN where cvxpy gives none."""
     x = problem.x
     expr = problem.cvxpy_problem.objective.expr
     with _at(problem, np.asarray(f, dtype=np.float64)):
         try:
-            g = expr.grad.get(x) if expr.grad is not None else None
+            grads = expr.grad if memo is None else cvxpy_grad(expr, memo)
+            g = grads.get(x) if grads is not None else None
         except (TypeError, ValueError, ZeroDivisionError, FloatingPointError):
             g = None  # cvxpy's own grad failed at f (seen for kl_div at a conic solver's point): not run
     if g is None:
