@@ -26,6 +26,9 @@ def _inner(f, k, c, P, rng):
         lambda: cp.cumsum(f),
         lambda: f[[0, 2, 1]] - P[:3],
         lambda: (f - c) / 4.0,
+        lambda: -f + cp.sum(f),  # a negation; a scalar term broadcast (cvxpy's own Jacobian)
+        lambda: cp.multiply(np.r_[0.0, c[1:]], f),  # a zero factor (cvxpy's own Jacobian)
+        lambda: cp.hstack([f[0] * 2.0, cp.sum(f - c)]),
     ]
     return forms[k % len(forms)]()
 
@@ -44,7 +47,7 @@ def _outer(e, k):
 
 
 @settings(max_examples=25, deadline=None)
-@given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 7), st.integers(0, 6)), min_size=1, max_size=3),
+@given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 10), st.integers(0, 6)), min_size=1, max_size=3),
        seed=st.integers(0, 2**31 - 1))
 def test_the_memoised_gradient_is_cvxpys_bit_for_bit(d, terms, seed):
     rng = np.random.default_rng(seed)
@@ -76,7 +79,9 @@ def test_the_affine_jacobians_are_built_once_per_check(monkeypatch):
     d = 20
     f = cp.Variable(d)
     ft = np.linspace(0, 1, d)
-    expr = cp.sum_squares(f - ft) + 1e-3 * cp.sum(cp.maximum(0.3 * (f - ft), -0.7 * (f - ft)))
+    U = np.random.default_rng(3).standard_normal((d, 3))
+    # a product with a dense constant matrix: cvxpy's own Jacobian (cvxcore), once per memo
+    expr = cp.sum_squares(U.T @ (f - ft)) + cp.norm1(f - ft)
     memo: dict = {}
     f.value = np.full(d, 0.5)
     cvxpy_grad(expr, memo)
@@ -86,5 +91,10 @@ def test_the_affine_jacobians_are_built_once_per_check(monkeypatch):
     cvxpy_grad(expr, memo)
     assert len(calls) == first  # the second point rebuilt no affine Jacobian
     f.value = np.full(d, 0.5)
-    expr.grad  # noqa: B018 - cvxpy's own rebuilds them all
-    assert len(calls) == 2 * first
+    expr.grad  # noqa: B018 - cvxpy's own rebuilds them
+    assert len(calls) > 2 * first - 1
+    # the pinball objective's affine nodes (sums, differences, scalar products) are written directly
+    calls.clear()
+    pinball = cp.sum_squares(f - ft) + 1e-3 * cp.sum(cp.maximum(0.3 * (f - ft), -0.7 * (f - ft)))
+    cvxpy_grad(pinball, {})
+    assert calls == []

@@ -265,6 +265,54 @@ def _constant_jacobian(node) -> bool:
     return isinstance(node, MulExpression) and any(a.is_constant() for a in node.args)
 
 
+def _plain_jacobian(node):
+    """cvxpy's ``node._grad`` for the affine nodes every objective has — a sum or difference of
+    same-shape terms, a negation, ``sum`` over everything, a product with a constant whose entries
+    are all finite and non-zero — written directly (±I, a column of ones, diag(c): the same entries
+    and the same sparsity as the matrix cvxcore builds for them, so the chain rule's products are the
+    same bits); None for anything else (cvxpy's own then). A constant argument gets cvxpy's
+    placeholder (0, or an empty matrix), which the chain rule never reads."""
+    import scipy.sparse as sp
+    from cvxpy.atoms.affine.add_expr import AddExpression
+    from cvxpy.atoms.affine.binary_operators import multiply
+    from cvxpy.atoms.affine.sum import Sum
+    from cvxpy.atoms.affine.unary_operators import NegExpression
+
+    n = node.size
+    kind = type(node)
+
+    def placeholder(arg):
+        return 0 if (arg.size, n) == (1, 1) else sp.coo_matrix((arg.size, n), dtype="float64")
+
+    if kind is AddExpression or kind is NegExpression:
+        sign = -1.0 if kind is NegExpression else 1.0
+        out = []
+        for arg in node.args:
+            if arg.is_constant():
+                out.append(placeholder(arg))
+            elif arg.shape == node.shape:
+                out.append(sp.csc_array(sp.eye_array(n, format="csc") * sign))
+            else:  # broadcasting: cvxpy's
+                return None
+        return out
+    if kind is Sum and node.axis is None and n == 1 and not node.args[0].is_constant():
+        m = node.args[0].size
+        return [sp.csc_array((np.ones(m), np.arange(m), np.array([0, m])), shape=(m, 1))]
+    if kind is multiply and len(node.args) == 2:
+        const = [a.is_constant() for a in node.args]
+        if const.count(True) != 1:
+            return None
+        c_arg, x_arg = (node.args[0], node.args[1]) if const[0] else (node.args[1], node.args[0])
+        if x_arg.shape != node.shape or c_arg.value is None:
+            return None
+        c = np.broadcast_to(np.asarray(c_arg.value, dtype=np.float64), node.shape).ravel(order="F")
+        if not np.all(np.isfinite(c) & (c != 0)):
+            return None
+        J = sp.csc_array((c.copy(), np.arange(n), np.arange(n + 1)), shape=(n, n))
+        return [placeholder(c_arg), J] if const[0] else [J, placeholder(c_arg)]
+    return None
+
+
 def cvxpy_grad(expr, memo: dict):
     """cvxpy's ``expr.grad`` (a dict variable → Jacobian, None where undefined), computed by the same
     chain rule as cvxpy's :attr:`Atom.grad` but with each affine node's own Jacobian
@@ -291,7 +339,9 @@ def cvxpy_grad(expr, memo: dict):
     if key in memo:
         grad_self = memo[key][1]
     else:
-        grad_self = expr._grad(values)
+        grad_self = _plain_jacobian(expr)
+        if grad_self is None:
+            grad_self = expr._grad(values)
         if _constant_jacobian(expr):
             memo[key] = (expr, grad_self)  # the node kept alive with it: its id is not reused
     result: dict = {}
