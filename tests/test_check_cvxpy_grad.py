@@ -1,0 +1,100 @@
+"""The check's gradient of a user's cvxpy objective (:func:`ldpopt.problems.check.verdict.cvxpy_grad`,
+the affine nodes' Jacobians kept between the points of one check) against cvxpy's own ``expr.grad``,
+bit for bit, on generated expressions and points; and the reuse it exists for."""
+
+import cvxpy as cp
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ldpopt.problems.check.verdict import cvxpy_grad
+
+
+def _dense(g):
+    return g.toarray() if hasattr(g, "toarray") else np.atleast_2d(np.asarray(g, dtype=float))
+
+
+def _inner(f, k, c, P, rng):
+    """An affine or convex inner expression of f (index, slices, constant products, Parameters)."""
+    d = f.shape[0]
+    forms = [
+        lambda: f - c,
+        lambda: f[1:] - f[:-1],
+        lambda: f[::2] * 3.0,
+        lambda: cp.multiply(P, f) + 1.0,
+        lambda: rng.standard_normal((3, d)) @ (f - c),
+        lambda: cp.cumsum(f),
+        lambda: f[[0, 2, 1]] - P[:3],
+        lambda: (f - c) / 4.0,
+        lambda: -f + cp.sum(f),  # a negation; a scalar term broadcast (cvxpy's own Jacobian)
+        lambda: cp.multiply(np.r_[0.0, c[1:]], f),  # a zero factor (cvxpy's own Jacobian)
+        lambda: cp.hstack([f[0] * 2.0, cp.sum(f - c)]),
+    ]
+    return forms[k % len(forms)]()
+
+
+def _outer(e, k):
+    forms = [
+        lambda: cp.sum_squares(e),
+        lambda: cp.sum(cp.maximum(0.3 * e, -0.7 * e)),
+        lambda: cp.norm(e, 2),
+        lambda: cp.sum(cp.huber(e, 0.05)),
+        lambda: cp.norm1(e),
+        lambda: cp.sum(cp.abs(e)) + cp.max(e),
+        lambda: cp.sum(cp.square(e)) / 2,
+    ]
+    return forms[k % len(forms)]()
+
+
+@settings(max_examples=25, deadline=None)
+@given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 10), st.integers(0, 6)), min_size=1, max_size=3),
+       seed=st.integers(0, 2**31 - 1))
+def test_the_memoised_gradient_is_cvxpys_bit_for_bit(d, terms, seed):
+    rng = np.random.default_rng(seed)
+    f = cp.Variable(d)
+    c = rng.random(d)
+    P = cp.Parameter(d, value=rng.random(d))
+    expr = sum(_outer(_inner(f, i, c, P, rng), o) for i, o in terms)
+    memo: dict = {}
+    for _ in range(3):  # several points with one memo, as in one check
+        f.value = rng.random(d) * rng.choice([1e-3, 1.0, 10.0])
+        want = expr.grad[f]
+        got = cvxpy_grad(expr, memo)[f]
+        assert (want is None) == (got is None)
+        if want is not None:
+            assert np.array_equal(_dense(want), _dense(got))
+
+
+def test_the_affine_jacobians_are_built_once_per_check(monkeypatch):
+    from cvxpy.atoms.affine.affine_atom import AffAtom
+
+    calls = []
+    original = AffAtom._grad
+
+    def counted(self, values):
+        calls.append(type(self).__name__)
+        return original(self, values)
+
+    monkeypatch.setattr(AffAtom, "_grad", counted)
+    d = 20
+    f = cp.Variable(d)
+    ft = np.linspace(0, 1, d)
+    U = np.random.default_rng(3).standard_normal((d, 3))
+    # a product with a dense constant matrix: cvxpy's own Jacobian (cvxcore), once per memo
+    expr = cp.sum_squares(U.T @ (f - ft)) + cp.norm1(f - ft)
+    memo: dict = {}
+    f.value = np.full(d, 0.5)
+    cvxpy_grad(expr, memo)
+    first = len(calls)
+    assert first > 0
+    f.value = np.full(d, 0.25)
+    cvxpy_grad(expr, memo)
+    assert len(calls) == first  # the second point rebuilt no affine Jacobian
+    f.value = np.full(d, 0.5)
+    expr.grad  # noqa: B018 - cvxpy's own rebuilds them
+    assert len(calls) > 2 * first - 1
+    # the pinball objective's affine nodes (sums, differences, scalar products) are written directly
+    calls.clear()
+    pinball = cp.sum_squares(f - ft) + 1e-3 * cp.sum(cp.maximum(0.3 * (f - ft), -0.7 * (f - ft)))
+    cvxpy_grad(pinball, {})
+    assert calls == []
