@@ -1,0 +1,11 @@
+"""Privacy accounting of the numbers ldpopt post-processes: the central noise mechanisms on counts
+(:mod:`.central`).
+
+Notes: docs/notes/privacy.md.
+"""
+
+from __future__ import annotations
+
+from . import central
+
+__all__ = ["central"]

@@ -1,0 +1,422 @@
+"""Central noise on histogram counts: the four mechanisms deployments add to exact counts (Laplace,
+discrete Laplace, Gaussian, discrete Gaussian), each with its exact per-count variance, its law, a
+sampler, and the central (ε, δ) it gives a histogram under a named neighbouring relation.
+
+One record per mechanism (:class:`Mechanism`), found by name in :data:`MECHANISMS` (:func:`get`);
+every feature (``Estimate.from_central``, the planner, the privacy statement) asks the record, never
+tests the name.
+
+Notes: docs/notes/privacy.md, section ``ldpopt.privacy.central``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, signal, special
+
+from .._validation import as_generator
+
+__all__ = ["MECHANISMS", "RELATIONS", "Mechanism", "get", "sensitivity"]
+
+#: The neighbouring relations of a histogram of one value per user, with the L1 and L2 sensitivity of
+#: the count vector: ``add-remove`` (one user's report added or removed: one count moves by 1) and
+#: ``replace`` (one user's value changed: two counts move by 1 each).
+RELATIONS: dict[str, tuple[float, float]] = {"add-remove": (1.0, 1.0), "replace": (2.0, math.sqrt(2.0))}
+
+
+def sensitivity(relation: str) -> tuple[float, float]:
+    """The (L1, L2) sensitivity of a histogram's count vector under ``relation`` (:data:`RELATIONS`).
+
+    Parameters
+    ----------
+    relation : str
+        ``"add-remove"`` or ``"replace"``.
+
+    Returns
+    -------
+    tuple of float
+        (Δ₁, Δ₂).
+
+    Raises
+    ------
+    ValueError
+        If ``relation`` is not one of :data:`RELATIONS`.
+
+    Examples
+    --------
+    >>> from ldpopt.privacy.central import sensitivity
+    >>> sensitivity("replace")
+    (2.0, 1.4142135623730951)
+    """
+    if relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {sorted(RELATIONS)}, got {relation!r}")
+    return RELATIONS[relation]
+
+
+def check_scale(scale, name: str = "scale") -> float:
+    """``scale`` as a float after checking it is a finite real number > 0 (one-line error naming it)."""
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(scale).__name__}")
+    value = float(scale)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {scale!r}")
+    return value
+
+
+# -- the discrete laws: exact sums over a support wide enough that the rest is below 1e-300 --------
+
+def _dlap_ratio(b: float) -> float:
+    return math.exp(-1.0 / b)
+
+
+def _dgauss_support(sigma: float) -> np.ndarray:
+    # exp(-k²/(2σ²)) < 1e-320 for |k| > 38.6σ; the +2 keeps σ < 1 wide enough
+    half = math.ceil(38.6 * sigma) + 2
+    return np.arange(-half, half + 1, dtype=np.float64)
+
+
+def _dgauss_weights(sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    k = _dgauss_support(sigma)
+    w = np.exp(-(k * k) / (2.0 * sigma * sigma))
+    return k, w / math.fsum(w)
+
+
+def _dgauss_variance(sigma: float) -> float:
+    if sigma > 1e5:   # the support would hold > 8e6 points; Σ k² N(k) equals σ² to far below 1 ulp there
+        return sigma * sigma
+    k, p = _dgauss_weights(sigma)
+    return math.fsum(p * k * k)
+
+
+def _dlap_variance(b: float) -> float:
+    r = _dlap_ratio(b)
+    return 2.0 * r / (1.0 - r) ** 2
+
+
+def _dlap_logpmf(k: np.ndarray, b: float) -> np.ndarray:
+    r = _dlap_ratio(b)
+    return np.log1p(-r) - np.log1p(r) - np.abs(k) / b
+
+
+def _dgauss_logpmf(k: np.ndarray, sigma: float) -> np.ndarray:
+    if sigma > 1e5:
+        log_norm = 0.5 * math.log(2 * math.pi * sigma * sigma)
+    else:
+        k0 = _dgauss_support(sigma)
+        log_norm = float(np.log(math.fsum(np.exp(-(k0 * k0) / (2.0 * sigma * sigma)))))
+    return -(k * k) / (2.0 * sigma * sigma) - log_norm
+
+
+def _sample_dlap(b: float, size: int, rng: np.random.Generator) -> np.ndarray:
+    # the difference of two geometric variables of success probability 1 − e^{−1/b} (Inusah & Kozubowski)
+    p = -math.expm1(-1.0 / b)
+    return (rng.geometric(p, size) - rng.geometric(p, size)).astype(np.float64)
+
+
+def _sample_dgauss(sigma: float, size: int, rng: np.random.Generator) -> np.ndarray:
+    # Canonne, Kamath & Steinke (NeurIPS 2020), Algorithm 3: a discrete Laplace of scale t = ⌊σ⌋ + 1
+    # accepted with probability exp(−(|Y| − σ²/t)² / (2σ²)); expected < 2 rounds, vectorised per round
+    t = math.floor(sigma) + 1.0
+    out = np.empty(size, dtype=np.float64)
+    filled = 0
+    while filled < size:
+        want = max(16, int(1.25 * (size - filled)) + 16)
+        y = _sample_dlap(t, want, rng)
+        accept = rng.random(want) < np.exp(-((np.abs(y) - sigma * sigma / t) ** 2) / (2.0 * sigma * sigma))
+        got = y[accept][: size - filled]
+        out[filled: filled + got.size] = got
+        filled += got.size
+    return out
+
+
+# -- (ε, δ) of each mechanism on a histogram ---------------------------------------------------------
+
+def _gaussian_delta(epsilon: float, sigma: float, l2: float) -> float:
+    # Balle & Wang (ICML 2018), Theorem 8: the exact δ(ε) of the Gaussian mechanism
+    a = l2 / (2.0 * sigma)
+    c = epsilon * sigma / l2
+    return float(special.ndtr(a - c) - math.exp(epsilon) * special.ndtr(-a - c)) if epsilon < 700 else 0.0
+
+
+def _dgauss_delta(epsilon: float, sigma: float, l1: float) -> float:
+    # the exact hockey-stick divergence Σ_t P(t) (1 − e^{ε − L(t)})₊ of the privacy loss L, Z discrete
+    # Gaussian (Canonne, Kamath & Steinke, NeurIPS 2020, Theorem 7 and its proof). add-remove: one count
+    # moves by 1, L(x) = (1 − 2x)/(2σ²) at x ~ Z; replace: one count up, one down, L = (1 − t)/σ² at
+    # t = x₁ − x₂, whose law is Z's pmf convolved with itself (exact sums, FFT past 4096 points).
+    if sigma > 1e4:
+        raise ValueError(f"scale must be <= 1e4 for the discrete Gaussian's exact delta, got {sigma!r}")
+    k, p = _dgauss_weights(sigma)
+    if l1 == 1.0:
+        loss = (1.0 - 2.0 * k) / (2.0 * sigma * sigma)
+    else:
+        p = signal.fftconvolve(p, p) if p.size > 4096 else np.convolve(p, p)
+        p = np.clip(p, 0.0, None)
+        k = np.arange(p.size, dtype=np.float64) - (p.size - 1) / 2
+        loss = (1.0 - k) / (sigma * sigma)
+    live = loss > epsilon
+    if epsilon >= 700 or not live.any():
+        return 0.0
+    return max(0.0, math.fsum(p[live] * -np.expm1(epsilon - loss[live])))
+
+
+def _epsilon_for_delta(delta_of: Callable[[float], float], delta: float) -> float:
+    if delta_of(0.0) <= delta:
+        return 0.0
+    hi = 1.0
+    while delta_of(hi) > delta:
+        hi *= 2.0
+        if hi > 1e4:
+            return math.inf
+    return float(optimize.brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12))
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """One central noise mechanism on integer counts (a record: features ask it, never its name).
+
+    Parameters
+    ----------
+    name : str
+        The name ``Estimate.from_central`` and the CLI's ``--central NAME:SCALE`` take.
+    scale_name : str
+        What ``scale`` is: ``"b"`` (Laplace's and discrete Laplace's scale, in counts) or ``"sigma"``.
+    discrete : bool
+        Whether the noise is integer-valued (its law is a pmf: :meth:`logpmf` is exact).
+    pure : bool
+        Whether it gives pure ε-DP (δ = 0 at every scale).
+    reference : str
+        The paper the mechanism and its privacy profile come from.
+
+    Examples
+    --------
+    >>> from ldpopt.privacy import central
+    >>> m = central.get("discrete-laplace")
+    >>> round(m.variance(2.0), 4), m.epsilon(2.0), m.discrete
+    (7.8354, 0.5, True)
+    """
+
+    name: str
+    scale_name: str
+    discrete: bool
+    pure: bool
+    _variance: Callable[[float], float]
+    _logpdf: Callable[[np.ndarray, float], np.ndarray]
+    _sample: Callable[[float, int, np.random.Generator], np.ndarray]
+    reference: str
+
+    def variance(self, scale) -> float:
+        """The exact variance of one noise draw, in counts² (Laplace 2b²; discrete Laplace
+        2e^{−1/b}/(1 − e^{−1/b})²; Gaussian σ²; discrete Gaussian Σ k² N(k), just below σ²).
+
+        Parameters
+        ----------
+        scale : float
+            b or σ, in counts, > 0.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from ldpopt.privacy import central
+        >>> central.get("laplace").variance(3.0)
+        18.0
+        """
+        return float(self._variance(check_scale(scale)))
+
+    def logpdf(self, k, scale) -> np.ndarray:
+        """Log density (continuous mechanisms) or log pmf (discrete ones: ``k`` integers) of the noise
+        at ``k``: the likelihood of noisy counts given true counts is this at (noisy − true).
+
+        Parameters
+        ----------
+        k : array_like
+            Noise values.
+        scale : float
+            b or σ, > 0.
+
+        Returns
+        -------
+        ndarray
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.privacy import central
+        >>> round(float(np.exp(central.get("discrete-gaussian").logpdf(np.arange(-40, 41), 3.0)).sum()), 12)
+        1.0
+        """
+        return self._logpdf(np.asarray(k, dtype=np.float64), check_scale(scale))
+
+    def sample(self, size: int, scale, rng=None) -> np.ndarray:
+        """``size`` independent noise draws (float64; integers for the discrete mechanisms).
+
+        Parameters
+        ----------
+        size : int
+            How many draws (>= 0).
+        scale : float
+            b or σ, > 0.
+        rng : int, Generator or "secure", optional
+            The random source (``ldpopt._validation.as_generator``).
+
+        Returns
+        -------
+        ndarray, shape (size,)
+
+        Examples
+        --------
+        >>> from ldpopt.privacy import central
+        >>> central.get("discrete-laplace").sample(3, 2.0, rng=0).dtype
+        dtype('float64')
+        """
+        if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 0:
+            raise ValueError(f"size must be an integer >= 0, got {size!r}")
+        return self._sample(check_scale(scale), int(size), as_generator(rng))
+
+    def delta(self, epsilon, scale, relation: str = "add-remove") -> float:
+        """The smallest δ for which adding this noise to every count of a histogram is (ε, δ)-DP
+        under ``relation``, exact for every mechanism: 0 for the Laplace mechanisms at ε ≥ Δ₁/b (their
+        profile below it for one count moved), Balle & Wang's curve for the Gaussian (it depends on Δ₂
+        only), the hockey-stick sum of the discrete Gaussian's privacy loss (σ ≤ 10⁴).
+
+        Parameters
+        ----------
+        epsilon : float
+            ε ≥ 0.
+        scale : float
+            b or σ, > 0.
+        relation : str
+            ``"add-remove"`` or ``"replace"`` (:data:`RELATIONS`).
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from ldpopt.privacy import central
+        >>> f"{central.get('gaussian').delta(1.0, 4.0):.3e}"
+        '2.924e-06'
+        """
+        if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not float(epsilon) >= 0:
+            raise ValueError(f"epsilon must be a real number >= 0, got {epsilon!r}")
+        s = check_scale(scale)
+        l1, l2 = sensitivity(relation)
+        eps = float(epsilon)
+        if self.pure:
+            # the privacy-loss of a Laplace-type mechanism is bounded by Δ₁/b: δ is 0 at ε ≥ Δ₁/b; below
+            # it, the exact δ(ε) of the loss distribution
+            return _laplace_delta(eps, s, l1, self.discrete)
+        if self.discrete:
+            return _dgauss_delta(eps, s, l1)
+        return _gaussian_delta(eps, s, l2)
+
+    def epsilon(self, scale, delta: float = 0.0, relation: str = "add-remove") -> float:
+        """The smallest ε with (ε, δ)-DP for this noise on a histogram under ``relation``: Δ₁/b for the
+        Laplace mechanisms at δ = 0 (δ > 0: the inverse of their exact profile for one count moved,
+        Δ₁/b for two: that profile is not computed), the inverse of
+        :meth:`delta` for the Gaussian ones (``inf`` at δ = 0).
+
+        Parameters
+        ----------
+        scale : float
+            b or σ, > 0.
+        delta : float
+            δ in [0, 1).
+        relation : str
+            ``"add-remove"`` or ``"replace"``.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from ldpopt.privacy import central
+        >>> round(central.get("gaussian").epsilon(4.0, 1e-6), 4)
+        1.0607
+        """
+        if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 <= float(delta) < 1:
+            raise ValueError(f"delta must be a real number in [0, 1), got {delta!r}")
+        s = check_scale(scale)
+        l1, _ = sensitivity(relation)
+        if self.pure and (delta == 0 or l1 != 1.0):
+            return l1 / s   # replace: the profile below 2/b is not computed, Δ₁/b holds at every δ
+        if not self.pure and delta == 0:
+            return math.inf
+        return _epsilon_for_delta(lambda e: self.delta(e, s, relation), float(delta))
+
+
+def _laplace_delta(epsilon: float, b: float, l1: float, discrete: bool) -> float:
+    # the privacy loss of (discrete) Laplace noise is at most Δ₁/b: δ = 0 at ε ≥ Δ₁/b. Below it, the
+    # exact profile for one count moved by 1 (add-remove): 1 − e^{(ε − 1/b)/2} for Laplace (Balle et al.,
+    # "Privacy profiles", NeurIPS 2018, §3) and (1 − e^{ε − 1/b})/(1 + e^{−1/b}) for the discrete Laplace,
+    # whose loss takes only the values ±1/b (P(loss = 1/b) = P(x ≤ 0) = 1/(1 + e^{−1/b})). Two counts
+    # moved (replace) below 2/b is not stated here: a ValueError says so.
+    if epsilon >= l1 / b:
+        return 0.0
+    if l1 != 1.0:
+        raise ValueError(f"epsilon must be >= {l1 / b!r} (= 2/b) for a Laplace delta under replace, got {epsilon!r}")
+    if discrete:
+        return float(-math.expm1(epsilon - 1.0 / b) / (1.0 + math.exp(-1.0 / b)))
+    return float(-math.expm1((epsilon - 1.0 / b) / 2.0))
+
+
+def _laplace_logpdf(k: np.ndarray, b: float) -> np.ndarray:
+    return -np.abs(k) / b - math.log(2.0 * b)
+
+
+def _gauss_logpdf(k: np.ndarray, sigma: float) -> np.ndarray:
+    return -(k * k) / (2.0 * sigma * sigma) - 0.5 * math.log(2.0 * math.pi * sigma * sigma)
+
+
+#: The mechanisms by name.
+MECHANISMS: dict[str, Mechanism] = {
+    m.name: m for m in (
+        Mechanism("laplace", "b", False, True, lambda b: 2.0 * b * b, _laplace_logpdf,
+                  lambda b, size, rng: rng.laplace(0.0, b, size),
+                  "Dwork, McSherry, Nissim & Smith (TCC 2006)"),
+        Mechanism("discrete-laplace", "b", True, True, _dlap_variance, _dlap_logpmf, _sample_dlap,
+                  "Ghosh, Roughgarden & Sundararajan (STOC 2009); Canonne, Kamath & Steinke (NeurIPS 2020)"),
+        Mechanism("gaussian", "sigma", False, False, lambda s: s * s, _gauss_logpdf,
+                  lambda s, size, rng: rng.normal(0.0, s, size),
+                  "Balle & Wang (ICML 2018), Theorem 8"),
+        Mechanism("discrete-gaussian", "sigma", True, False, _dgauss_variance, _dgauss_logpmf, _sample_dgauss,
+                  "Canonne, Kamath & Steinke (NeurIPS 2020)"),
+    )
+}
+
+
+def get(name: str) -> Mechanism:
+    """The central mechanism called ``name`` (:data:`MECHANISMS`).
+
+    Parameters
+    ----------
+    name : str
+        ``"laplace"``, ``"discrete-laplace"``, ``"gaussian"`` or ``"discrete-gaussian"``.
+
+    Returns
+    -------
+    Mechanism
+
+    Raises
+    ------
+    ValueError
+        If no mechanism has that name.
+
+    Examples
+    --------
+    >>> from ldpopt.privacy import central
+    >>> central.get("gaussian").scale_name
+    'sigma'
+    """
+    if not isinstance(name, str) or name not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {sorted(MECHANISMS)}, got {name!r}")
+    return MECHANISMS[name]
