@@ -127,8 +127,8 @@ from .exact_point import exact_point, point_ok
 from .farkas import aggregate, dense_phase_one, interval_candidates, phase_one, refined_phase_one, same_columns, verify
 from .nested_sums import NestedSums
 
-__all__ = ["MAX_EXACT", "MAX_LP", "Decision", "Infeasibility", "decide", "find_infeasibility", "linear_system",
-           "solver_infeasibility"]
+__all__ = ["DEFERRED", "DEFER_MIN_VALUES", "MAX_EXACT", "MAX_LP", "Decision", "Infeasibility", "affine_rows", "decide", "find_infeasibility",
+           "linear_system", "point_feasible", "solver_infeasibility"]
 
 #: most rows (and aggregated variables) the pre-check takes: what fits in memory, not a budget
 MAX_LP = 10**7
@@ -229,7 +229,7 @@ def owned_system(problem):
             continue
         # a user callable or a registered type that states none: its affine rows as cvxpy builds
         # them (a non-affine row is left out, and the system is then not complete)
-        affine = _affine_rows(c, problem.estimate)
+        affine = affine_rows(problem, c)
         complete = complete and len(affine) == sum(1 for n in names if problem._owners[n][0] is c)
         for j, (M, rhs, le) in affine:
             if M.shape[0] <= MAX_LP:
@@ -247,6 +247,28 @@ def linear_system(problem):
     (≤ where ``ineq``, else =) b; ``complete`` False when some constraint is not among them."""
     lo, up, _, _, A, b, ineq, _, _, complete = owned_system(problem)
     return lo, up, A, b, ineq, complete
+
+
+def affine_rows(problem, c) -> list:
+    """:func:`_affine_rows` of the user constraint ``c`` of ``problem``, read once per solve: kept in
+    the solve's cache (``problem._affine_cache``, made afresh by each ``solve()``), keyed on ``c`` and
+    the values of the cvxpy Parameters its built constraints hold, so the exact pre-check, ldpopt's
+    check (the Jacobian and the projection of :mod:`ldpopt.problems.check.verdict`) share one cvxpy
+    Jacobian per constraint. Outside a solve (no cache): read afresh."""
+    cache = getattr(problem, "_affine_cache", None)
+    if cache is None:
+        return _affine_rows(c, problem.estimate)
+    token = []
+    for name, (owner, _) in problem._owners.items():
+        if owner is c:
+            for par in problem._named[name].parameters():
+                val = par.value
+                token.append((par.id, None if val is None else np.asarray(val, dtype=np.float64).tobytes()))
+    key = (id(c), tuple(token))
+    got = cache.get(key)
+    if got is None:
+        got = cache[key] = _affine_rows(c, problem.estimate)
+    return got
 
 
 def _affine_rows(c, estimate) -> list:
@@ -332,22 +354,50 @@ def _one_total_feasible(constraints) -> bool:
     return len(totals) <= 1 and (not nonneg or all(t >= 0 for t in totals))
 
 
-def decide(problem, deadline: float | None = None) -> Decision:
+#: ``Decision.how`` of :func:`decide` with ``defer=True`` when only its costly steps are left
+DEFERRED = "deferred: the cheap steps did not decide"
+#: with ``defer=True``, an aggregated system of at most this many values is still decided in full
+#: (its dense vertex and rational simplex take ~1 ms): only larger ones are deferred
+DEFER_MIN_VALUES = 16
+
+
+def decide(problem, deadline: float | None = None, defer: bool = False, system=None) -> Decision:
     """Decide the built-in linear constraints of ``problem`` (and a user callable's affine rows)
     exactly: the steps of the module docstring (each call decides afresh: a user's rows may read
     Parameters). ``deadline`` (a ``time.perf_counter()`` reading; None: none): checked between the
     steps (the system built, the uniform point, each LP), :class:`~ldpopt.problems.progress.CheckTimedOut`
-    once it has passed — the decision is then not made, and nothing is claimed."""
+    once it has passed — the decision is then not made, and nothing is claimed. ``defer``: stop
+    after the cheap steps (closed form, bounds, the uniform and part-wise uniform points, the
+    interval certificates) with ``Decision(None, how=DEFERRED)`` where they do not decide — the
+    caller then tries a route's point first (:func:`point_feasible`) and calls again without it.
+    ``system``: :func:`owned_system`'s tuple when the caller has it."""
     if _one_total_feasible(problem.constraints):
         return Decision(True, how="closed form", complete=True)
     past(deadline, "the exact pre-check")
-    lo, up, lo_own, up_own, A, b, ineq, own, names, complete = owned_system(problem)
+    lo, up, lo_own, up_own, A, b, ineq, own, names, complete = system if system is not None else owned_system(problem)
     past(deadline, "the exact pre-check")
-    return _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, deadline=deadline)
+    return _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, deadline=deadline, defer=defer)
+
+
+def point_feasible(system, f, deadline: float | None = None) -> bool:
+    """Whether the float point ``f`` (frequency units; a route's answer) proves the linear system of
+    :func:`owned_system` non-empty: made exact on its active set and checked against every row and
+    bound in exact arithmetic (:func:`.exact_point.exact_point`, at tolerances 0 and 1e-9 for
+    "on a bound" and "tight"). True is a proof (no Farkas certificate exists then, so the deferred
+    steps of :func:`decide` could only say feasible); False claims nothing."""
+    lo, up, _, _, A, b, ineq, _, _, _ = system
+    f = np.asarray(f, dtype=np.float64)
+    if f.shape != lo.shape or not np.all(np.isfinite(f)):
+        return False
+    for tol in (0.0, 1e-9):
+        past(deadline, "the exact pre-check")
+        if exact_point(A, b, ineq, lo, up, f, tol) is not None:
+            return True
+    return False
 
 
 def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, relax: bool = True,
-                   deadline: float | None = None) -> Decision:
+                   deadline: float | None = None, defer: bool = False) -> Decision:
     """:func:`decide` on the system of :func:`owned_system`; ``relax``: before the large-system steps, the
     system without its two-value steps (chains, Monotone pairs) is decided on its own when that
     leaves other rows, and its certificate, if any, is the answer (a conflict among subset totals
@@ -383,11 +433,13 @@ def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, rel
     small_exact = Ag.shape[1] <= MAX_EXACT and A.shape[0] <= MAX_EXACT and same_columns(A, Ag, inv)
     if small_exact:
         got = _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete,
-                                 parts)
+                                 parts, defer and Ag.shape[1] > DEFER_MIN_VALUES)
         if got.feasible is not None:
             return got
     elif parts is not None and A.nnz <= MAX_PARTS_NNZ and _parts_point_ok(A, b, ineq, lo, up, parts):
         return Decision(True, how="uniform point on each part, checked exactly", complete=complete)
+    if defer:  # the costly steps (LPs, exact repairs, the relaxation) are left to the caller's second call
+        return Decision(None, how=DEFERRED, complete=complete)
     steps = _two_value_steps(A, b, ineq)
     if relax and np.any(steps) and not np.all(steps):
         keep = ~steps
@@ -639,10 +691,10 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete,
 
 
 def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete,
-                       parts=None) -> Decision:
+                       parts=None, defer: bool = False) -> Decision:
     """The steps on the aggregated system (at most :data:`MAX_EXACT` variables and rows, every
     group's columns equal): the part-wise uniform point (``parts``, :func:`_parts`), HiGHS's duals
-    and repaired point, then the rational simplex."""
+    and repaired point, then the rational simplex (``defer``: the first step only)."""
     exact = ExactSystem(Ag.toarray(), b, ineq, exact_group_sums(lo, inv, Ag.shape[1]),
                         exact_group_sums(up, inv, Ag.shape[1]))
     if parts is not None:  # each aggregated value lies in one part (the parts' rows are rows of A)
@@ -653,6 +705,8 @@ def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_o
         part, count = comp[rep].tolist(), np.bincount(inv, minlength=G).tolist()
         if exact.point_ok([totals[p] * n / int(sizes[p]) for p, n in zip(part, count)]):
             return Decision(True, how="uniform point on each part, checked exactly", complete=complete)
+    if defer:
+        return Decision(None, how=DEFERRED, complete=complete)
     x = dense_phase_one(Ag, b, ineq, lo_g, up_g)  # a vertex without HiGHS's set-up; a proof once exact
     if x is not None:
         for tol in (1e-12, 1e-9):
