@@ -433,7 +433,7 @@ class Problem:
         # time_limit validated first; the pre-check counts against it
         ctx = SolveContext.make(time_limit, progress, verbose, solver_options)
         clock = ctx.clock
-        self._affine_cache = {}  # a user constraint's affine rows, read once in this solve (.feasibility.affine_rows)
+        self._affine_cache: dict = {}  # a user constraint's affine rows, read once in this solve (.feasibility.affine_rows)
         pre, system = pre_check(self, clock.left())  # its cheap steps; the rest after the route (system)
         if pre is not None:  # a proved conflict: no solver runs
             return self._finish(pre, strict, ctx.deadline)
