@@ -382,14 +382,14 @@ def decide(problem, deadline: float | None = None, defer: bool = False, system=N
 def point_feasible(system, f, deadline: float | None = None) -> bool:
     """Whether the float point ``f`` (frequency units; a route's answer) proves the linear system of
     :func:`owned_system` non-empty: made exact on its active set and checked against every row and
-    bound in exact arithmetic (:func:`.exact_point.exact_point`, at tolerances 0 and 1e-9 for
+    bound in exact arithmetic (:func:`.exact_point.exact_point`, at tolerances 1e-9, then 0, for
     "on a bound" and "tight"). True is a proof (no Farkas certificate exists then, so the deferred
     steps of :func:`decide` could only say feasible); False claims nothing."""
     lo, up, _, _, A, b, ineq, _, _, _ = system
     f = np.asarray(f, dtype=np.float64)
     if f.shape != lo.shape or not np.all(np.isfinite(f)):
         return False
-    for tol in (0.0, 1e-9):
+    for tol in (1e-9, 0.0):  # 1e-9 first: 20 dense rows at d = 10⁴, 26 ms where 0 took 290 ms and failed
         past(deadline, "the exact pre-check")
         if exact_point(A, b, ineq, lo, up, f, tol) is not None:
             return True
