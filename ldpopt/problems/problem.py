@@ -371,7 +371,9 @@ class Problem:
         Each answer is checked in frequency units (constraint residuals with numpy; stationarity and
         the duality gap from f and the duals). The first that passes with stationarity and gap run is
         returned ``"optimal"``; the first whose check passed without certifying it
-        (``"optimal_unverified"``) ends the chain too. Otherwise: ``"optimal_unverified"``
+        (``"optimal_unverified"``) ends the chain too, and so does an interior-point solver's
+        feasible point with its duality gap certified when only first-order solvers are left (the
+        default chain only). Otherwise: ``"optimal_unverified"``
         (``checks.not_run`` says why), ``"inaccurate"`` (a solver said optimal, the check failed), or
         the last solver's own status, with the best *checked* point of all routes
         (:func:`.solution.best_checked`). A problem with a known feasible point

@@ -1,5 +1,6 @@
-"""Infeasible linear constraints (built-in, and a user's affine rows), decided exactly before any solver
-runs, and explained.
+"""Infeasible linear constraints (built-in, and a user's affine rows), decided exactly — the cheap steps
+before any solver runs, the costly ones only where a route's answer does not prove the set non-empty
+("When it runs", below) — and explained.
 
 The built-in constraints (:mod:`.constraints`, :class:`~.order.Monotone`,
 :class:`~.partition.PartitionTotals`) are linear: per-value bounds l ≤ f ≤ u (NonNegative, the
@@ -98,17 +99,20 @@ problem infeasible, and a conflict that needs them is left to the solvers' own c
 (:func:`solver_infeasibility`). A Hierarchy, Monotone or user constraint takes part with all its
 rows up to :data:`MAX_LP` (10⁷: what fits in memory, not a budget).
 
-Why before any route, and not only when no route's point passes ldpopt's check: that check allows a
-violation of 10⁻⁶/d (:func:`~ldpopt.problems.check.verdict.violation_tol`), so a set empty by less
-passes it — with this decision skipped, Σ f ≤ 1 − 10⁻¹² (a user row) with the simplex at d = 100 came
-back ``optimal`` from PIQP, its point 5·10⁻¹³ off (``tests/test_problems_feasibility.py``'s thin
-conflicts are decided here, before any solver) — and proving non-emptiness from a route's point needs
-the same exact repair (:meth:`.exact_lp.ExactSystem.repair`, :mod:`.exact_point`) this decision
-makes from its own vertex. Measured cost (CPU, minimum of 7, shared 2-core machine): the simplex with
-20 dense user rows 41 ms at d = 100 (aggregated rational system: dense vertex, repaired exactly) and
-46 ms at d = 1,000 (phase-one LP point made exact on its active set); the simplex with a Monotone
-over 50 values and 5 Fixed values 18–19 ms at d = 100 and 1,000; the simplex family alone: closed
-form, ~0.
+When it runs (``Problem.solve``, :func:`~ldpopt.problems.solvers.phase_one.pre_check`): the cheap
+steps — closed form, bounds, the uniform and part-wise uniform points, the interval certificates, and
+the whole aggregated exact system when it has at most :data:`DEFER_MIN_VALUES` values — before any
+solver; the costly ones (the LPs, the exact repair of a vertex, the relaxation) are deferred. After the
+route, a returned point that passed ldpopt's check is made exact on its active set
+(:func:`point_feasible`): a proof that the set is non-empty, so no certificate exists and nothing is
+left to decide. Otherwise — a route that did not pass, or a point that does not verify — the full
+decision runs before anything else is returned or tried. It cannot be skipped: the check allows a
+violation of 10⁻⁶/d, so a set empty by less passes it (Σ f ≤ 1 − 10⁻¹² of a user with the simplex at
+d = 100 came back ``optimal`` from PIQP, its point 5·10⁻¹³ off, with the decision skipped). Measured
+(CPU, minimum of 5, shared 2-core machine), the simplex with 20 dense user rows: the full decision
+26 ms at d = 100 and 1,000; the returned point made exact 7–15 ms at d = 100, 20 ms at 1,000, 26 ms
+at 10⁴ (where the full decision took 0.22 s); with a Monotone over 50 values and 5 Fixed values,
+11 ms against 1.7 ms. The simplex family alone: closed form, ~0.
 """
 
 from __future__ import annotations
