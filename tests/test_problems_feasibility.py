@@ -299,3 +299,28 @@ def _solve_problem(P):
         t = time.process_time()
         sol = P.solve()
         return sol, time.process_time() - t
+
+
+def test_a_deferred_decision_without_time_left_is_not_claimed_optimal(monkeypatch):
+    """The returned point does not verify and the deferred steps run out of time: the answer that
+    passed the check comes back ``time_limit``, never ``optimal`` on a set not proved non-empty."""
+    import ldpopt.problems.constraints.feasibility as F
+    import ldpopt.problems.solvers.phase_one as P1
+
+    est = _est(40, 3)
+    rng = np.random.default_rng(3)
+    A = rng.random((6, 40))
+    b = A @ rng.dirichlet(np.ones(40))
+    P = Problem(est, "cls", [Simplex(), lambda f, e: A[:3] @ f <= b[:3], lambda f, e: A[3:] @ f == b[3:]])
+
+    def out_of_time(problem, time_limit=None, decision=None):
+        time.sleep(max(time_limit or 0.0, 0.0) + 0.01)
+        problem._feasibility = F.Decision(None, how="the exact pre-check: time limit")
+
+    monkeypatch.setattr(F, "point_feasible", lambda *a, **k: False)
+    monkeypatch.setattr(P1, "infeasible_solution", out_of_time)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverWarning)
+        sol = P.solve(time_limit=3.0)  # room for the route on a loaded machine; the patched step waits out the rest
+    assert sol.status == "time_limit" and not sol.success and "not claimed optimal" in sol.message
+    assert sol.checks is not None and sol.checks.passed  # the route's point itself passed the check
