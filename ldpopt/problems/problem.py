@@ -456,7 +456,7 @@ class Problem:
         # time_limit validated first; the pre-check counts against it
         ctx = SolveContext.make(time_limit, progress, verbose, solver_options)
         clock = ctx.clock
-        self._affine_cache: dict = {}  # a user constraint's affine rows, read once in this solve (.feasibility.affine_rows)
+        self._affine_cache: dict | None = {}  # a user constraint's affine rows, read once in this solve (.feasibility.affine_rows)
         pre, system = pre_check(self, clock.left())  # its cheap steps; the rest after the route (system)
         if pre is not None:  # a proved conflict: no solver runs
             return self._finish(pre, strict, ctx.deadline)
@@ -704,6 +704,7 @@ class Problem:
         self._referee(sol, deadline)
         if settle is not None:
             sol = settle(sol)
+        self._affine_cache = None  # this solve's rows: a later check or decision outside a solve reads afresh
         if sol.status == "optimal":
             return sol
         text = f"{sol.solver}: status {sol.status!r} ({sol.message}) for objective {sol.objective!r}"

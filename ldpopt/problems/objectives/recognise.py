@@ -22,7 +22,12 @@ __all__ = ["NotRecognised", "Recognised", "recognise"]
 
 
 class NotRecognised(ValueError):
-    """The expression is outside the recognised class (the message says which node)."""
+    """The expression is outside the recognised class (the message says which node). ``parameters``:
+    the cvxpy Parameters of the expression walked (sorted by id), None where none was built — so the
+    caller need not build the user's expression again to find them (``geo_mean`` at d = 100 costs
+    cvxpy 1.5 s per build)."""
+
+    parameters: tuple | None = None
 
 
 def _show(e) -> str:
@@ -349,7 +354,11 @@ def recognise(func, estimate) -> Recognised:
     if not isinstance(expr, cp.Expression) or expr.size != 1:
         raise NotRecognised("the callable does not return a scalar cvxpy expression")
     out = Recognised(d, [], np.zeros(d), parameters=tuple(sorted(expr.parameters(), key=lambda p: p.id)))
-    _scalar(expr, 1.0, f, out)
+    try:
+        _scalar(expr, 1.0, f, out)
+    except NotRecognised as exc:
+        exc.parameters = out.parameters
+        raise
     return out
 
 
