@@ -39,3 +39,26 @@ def test_total_variation_stops_at_the_first_passing_answer_near_a_tight_referee(
     cp.Problem(cp.Minimize(tv(f, est)), [f >= 0, cp.sum(f) == 1]).solve(
         solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
     assert np.max(np.abs(sol.f - f.value)) <= 1e-6
+
+
+def test_a_feasible_interior_point_with_its_gap_certified_is_not_chased_by_first_order_solvers():
+    """The chain stops after an interior-point solver's answer whose only failure is stationarity
+    (feasible, duality gap within GAP_TOL) when only SCS / OSQP are left; not otherwise."""
+    from ldpopt.problems.check.verdict import GAP_TOL, Checks
+    from ldpopt.problems.problem import _first_order_cannot_do_better
+    from ldpopt.problems.solution import Solution
+
+    def answer(solver, failed, gap):
+        sol = Solution.failed(10, "inaccurate", solver, "user", "")
+        sol.checks = Checks(failed=list(failed), gap=gap)
+        return sol
+
+    kkt = ["KKT not certified: stationarity 3.7e-02 > 1e-05, duality gap 2.0e-10 <= 1e-06"]
+    assert _first_order_cannot_do_better(answer("CLARABEL", kkt, 2e-10), ("SCS",))
+    assert _first_order_cannot_do_better(answer("PIQP", kkt, GAP_TOL), ("OSQP", "SCS"))
+    assert not _first_order_cannot_do_better(answer("CLARABEL", kkt, 2e-10), ("PIQP", "SCS"))  # an interior point left
+    assert not _first_order_cannot_do_better(answer("CLARABEL", kkt, 10 * GAP_TOL), ("SCS",))  # gap not certified
+    assert not _first_order_cannot_do_better(answer("CLARABEL", kkt + ["constraint residual 2e-6 > 1e-8 (sum)"],
+                                                    2e-10), ("SCS",))  # infeasible too
+    assert not _first_order_cannot_do_better(answer("SCS", kkt, 2e-10), ("OSQP",))  # not an interior point
+    assert not _first_order_cannot_do_better(answer("CLARABEL", kkt, 2e-10), ())  # nothing left

@@ -12,9 +12,12 @@ from fractions import Fraction
 import cvxpy as cp
 import numpy as np
 import pytest
+from conftest import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ldpopt import oracles
-from ldpopt.problems import Box, Fixed, NonNegative, PartitionTotals, Problem, Simplex, SolverWarning, SubsetSum, SumTo
+from ldpopt.problems import Box, Fixed, PartitionTotals, Problem, Simplex, SolverWarning, SubsetSum, SumTo
 from ldpopt.problems.constraints.feasibility import find_infeasibility
 
 
@@ -239,3 +242,85 @@ def test_a_user_row_at_the_exact_boundary_is_not_claimed():
     for row in (lambda f, e: 0.3 * f[0] + 0.7 * f[1] >= 0.7, lambda f, e: cp.sum(f[:5]) <= 0.0,
                 lambda f, e: cp.norm(f, 2) <= 0.999):  # non-affine: left to the solvers
         assert find_infeasibility(Problem(est, "cls", [Simplex(), row])) is None
+
+
+@st.composite
+def _dense_rows(draw):
+    """A simplex with dense user rows over d = 20…60 values (aggregated: more than DEFER_MIN_VALUES,
+    so the exact pre-check's costly steps are deferred) at a planted point, with one row pair split
+    over two callables — A₀f ≤ b₀ and A₀f ≥ b₀ + δ — δ = ±1e-13: a thin slack or a thin conflict."""
+    d = draw(st.integers(20, 60))
+    seed = draw(st.integers(0, 2**31 - 1))
+    delta = draw(st.sampled_from([-1e-13, 1e-13]))
+    rng = np.random.default_rng(seed)
+    A = rng.random((4, d))
+    b = A @ rng.dirichlet(np.ones(d))
+    cons = [Simplex(), lambda f, e: A[0] @ f <= b[0], lambda f, e: A[0] @ f >= b[0] + delta,
+            lambda f, e: A[2:] @ f == b[2:]]
+    return _est(d, seed % 1000), cons
+
+
+@settings(max_examples=examples(6), deadline=None)
+@given(_dense_rows())
+def test_a_deferred_decision_agrees_with_the_one_made_first(case):
+    """The pre-check's costly steps run after the route (a returned point made exact proves the set
+    non-empty; else the full decision): the status is what the full decision made first says —
+    "infeasible" exactly where it finds a verified certificate, never "optimal" there."""
+    from ldpopt.problems.constraints.feasibility import DEFER_MIN_VALUES, decide
+
+    est, cons = case
+    first = decide(Problem(est, "cls", cons))
+    assert first.feasible is not None and est.d > DEFER_MIN_VALUES
+    P = Problem(est, "cls", cons)
+    sol, _ = _solve_problem(P)
+    if first.feasible:
+        assert sol.status != "infeasible" and P._feasibility.feasible is True
+    else:
+        assert sol.status == "infeasible" and sol.infeasibility.verified
+        assert sol.infeasibility.names == first.certificate.names
+        assert [a["solver"] for a in sol.attempts][-1] == "LDPOPT-FEASIBILITY"
+
+
+def test_a_returned_point_made_exact_proves_feasibility():
+    """Dense user rows with room: the route's point, made exact on its active set, decides; no LP runs."""
+    est = _est(40, 3)
+    rng = np.random.default_rng(3)
+    A = rng.random((6, 40))
+    b = A @ rng.dirichlet(np.ones(40))
+    P = Problem(est, "cls", [Simplex(), lambda f, e: A[:3] @ f <= b[:3], lambda f, e: A[3:] @ f == b[3:]])
+    sol, _ = _solve_problem(P)
+    assert sol.status == "optimal" and P._feasibility.feasible is True
+    assert P._feasibility.how == "the returned point, made exact on its active set"
+
+
+def _solve_problem(P):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverWarning)
+        t = time.process_time()
+        sol = P.solve()
+        return sol, time.process_time() - t
+
+
+def test_a_deferred_decision_without_time_left_is_not_claimed_optimal(monkeypatch):
+    """The returned point does not verify and the deferred steps run out of time: the answer that
+    passed the check comes back ``time_limit``, never ``optimal`` on a set not proved non-empty."""
+    import ldpopt.problems.constraints.feasibility as F
+    import ldpopt.problems.solvers.phase_one as P1
+
+    est = _est(40, 3)
+    rng = np.random.default_rng(3)
+    A = rng.random((6, 40))
+    b = A @ rng.dirichlet(np.ones(40))
+    P = Problem(est, "cls", [Simplex(), lambda f, e: A[:3] @ f <= b[:3], lambda f, e: A[3:] @ f == b[3:]])
+
+    def out_of_time(problem, time_limit=None, decision=None):
+        time.sleep(max(time_limit or 0.0, 0.0) + 0.01)
+        problem._feasibility = F.Decision(None, how="the exact pre-check: time limit")
+
+    monkeypatch.setattr(F, "point_feasible", lambda *a, **k: False)
+    monkeypatch.setattr(P1, "infeasible_solution", out_of_time)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverWarning)
+        sol = P.solve(time_limit=3.0)  # room for the route on a loaded machine; the patched step waits out the rest
+    assert sol.status == "time_limit" and not sol.success and "not claimed optimal" in sol.message
+    assert sol.checks is not None and sol.checks.passed  # the route's point itself passed the check

@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 from _cli import ldpopt as run_cli
 from _count_estimates import oue_counts
+from conftest import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ldpopt.problems import Problem
 from ldpopt.problems import progress as progress_module
@@ -146,7 +149,7 @@ def test_structured_route_is_certified_with_a_distance_bound():
 
 
 def test_time_limit_is_honest():
-    func = lambda f, e: cp.norm1(f - e.f_tilde) + cp.sum(cp.exp(f))  # noqa: E731  (not recognised: conic)
+    func = lambda f, e: cp.norm1(f - e.f_tilde) + cp.sum(cp.exp(f))
     with pytest.warns(Warning):
         sol = Problem(EST, func).solve(time_limit=1e-9)
     assert sol.status == "time_limit" and not sol.success and "time limit" in sol.message
@@ -219,3 +222,31 @@ def test_cli_time_limit(tmp_path):
     assert bad.returncode == 2 and "--time-limit" in bad.stderr
     out = run_cli(*args, "--time-limit", "1e-9")
     assert out.returncode == 1 and "time_limit" in out.stdout + out.stderr
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(tau=st.floats(0.05, 0.95), w=st.floats(1e-4, 1.0), seed=st.integers(0, 2**31 - 1))
+def test_an_elementwise_maximum_of_two_affine_arguments_is_an_abs_kink(tau, w, seed):
+    """max(s, t) = (s + t)/2 + |s − t|/2: the pinball loss is recognised (a linear part and an abs
+    kink), its value is cvxpy's at random points, and its problem goes to the direct QP route and
+    agrees with Clarabel on the expression as written."""
+    func = lambda f, e: cp.sum_squares(f - e.f_tilde) + w * cp.sum(
+        cp.maximum(tau * (f - e.f_tilde), (tau - 1) * (f[::-1] - e.f_tilde)))
+    form = recognise(func, EST)
+    assert [k[0] for k in form.kinks] == ["abs"]
+    rng = np.random.default_rng(seed)
+    x = cp.Variable(D)
+    for _ in range(3):
+        x.value = rng.standard_normal(D) / D
+        assert form.total(x.value) + form.kink_value(x.value) == pytest.approx(float(func(x, EST).value), rel=1e-12,
+                                                                              abs=1e-14)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = Problem(EST, func).solve()
+    assert sol.status == "optimal" and sol.solver.endswith("-DIRECT"), (sol.status, sol.solver)
+    assert np.max(np.abs(sol.f - _referee(EST, func, [Simplex()]))) <= 1e-6
+
+
+def test_a_maximum_with_a_negative_weight_is_not_recognised():
+    with pytest.raises(NotRecognised, match="negative weight"):
+        recognise(lambda f, e: -cp.sum(cp.maximum(f, 1 - f)), EST)

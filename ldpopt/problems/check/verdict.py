@@ -185,6 +185,10 @@ def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
             rest.append((name, y))
     if not rest:
         return total, ""
+    if getattr(problem, "_affine_cache", None) is not None:  # in a solve: the pre-check's rows (d/df, no cvxpy grad)
+        rest = _cached_jacobian_t_y(problem, rest, total)
+        if not rest:
+            return total, ""
     x = problem.x
     with _at(problem, f):
         for name, y in rest:
@@ -200,6 +204,27 @@ def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
             # cvxpy's grad is (size of x) × (size of expr); ∂g/∂f = ∂g/∂x / s
             total += np.asarray(g @ y).ravel() / problem.scale
     return total, ""
+
+
+def _cached_jacobian_t_y(problem, rest: list, total: np.ndarray) -> list:
+    """Adds M_kᵀ y_k to ``total`` for the user constraints in ``rest`` whose affine rows the solve
+    has read already (:func:`~ldpopt.problems.constraints.feasibility.affine_rows`: M_k = ∂g_k/∂f,
+    cvxpy's Jacobian of the same expression on a variable standing for f); returns the others."""
+    from ..constraints.base import UserConstraint
+    from ..constraints.feasibility import affine_rows
+
+    left = []
+    for name, y in rest:
+        owner, k = problem._owners[name]
+        M = None
+        if isinstance(owner, UserConstraint):
+            M = next((Mj for j, (Mj, _, _) in affine_rows(problem, owner) if j == k), None)
+        y = np.atleast_1d(np.asarray(y, dtype=np.float64)).ravel(order="F")
+        if M is None or M.shape != (y.size, total.size):
+            left.append((name, y))
+            continue
+        total += np.asarray(M.T @ y).ravel()
+    return left
 
 
 def _gap_terms(problem, f: np.ndarray, duals: dict) -> tuple[float, float]:

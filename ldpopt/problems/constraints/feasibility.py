@@ -1,5 +1,6 @@
-"""Infeasible linear constraints (built-in, and a user's affine rows), decided exactly before any solver
-runs, and explained.
+"""Infeasible linear constraints (built-in, and a user's affine rows), decided exactly — the cheap steps
+before any solver runs, the costly ones only where a route's answer does not prove the set non-empty
+("When it runs", below) — and explained.
 
 The built-in constraints (:mod:`.constraints`, :class:`~.order.Monotone`,
 :class:`~.partition.PartitionTotals`) are linear: per-value bounds l ≤ f ≤ u (NonNegative, the
@@ -98,17 +99,20 @@ problem infeasible, and a conflict that needs them is left to the solvers' own c
 (:func:`solver_infeasibility`). A Hierarchy, Monotone or user constraint takes part with all its
 rows up to :data:`MAX_LP` (10⁷: what fits in memory, not a budget).
 
-Why before any route, and not only when no route's point passes ldpopt's check: that check allows a
-violation of 10⁻⁶/d (:func:`~ldpopt.problems.check.verdict.violation_tol`), so a set empty by less
-passes it — with this decision skipped, Σ f ≤ 1 − 10⁻¹² (a user row) with the simplex at d = 100 came
-back ``optimal`` from PIQP, its point 5·10⁻¹³ off (``tests/test_problems_feasibility.py``'s thin
-conflicts are decided here, before any solver) — and proving non-emptiness from a route's point needs
-the same exact repair (:meth:`.exact_lp.ExactSystem.repair`, :mod:`.exact_point`) this decision
-makes from its own vertex. Measured cost (CPU, minimum of 7, shared 2-core machine): the simplex with
-20 dense user rows 41 ms at d = 100 (aggregated rational system: dense vertex, repaired exactly) and
-46 ms at d = 1,000 (phase-one LP point made exact on its active set); the simplex with a Monotone
-over 50 values and 5 Fixed values 18–19 ms at d = 100 and 1,000; the simplex family alone: closed
-form, ~0.
+When it runs (``Problem.solve``, :func:`~ldpopt.problems.solvers.phase_one.pre_check`): the cheap
+steps — closed form, bounds, the uniform and part-wise uniform points, the interval certificates, and
+the whole aggregated exact system when it has at most :data:`DEFER_MIN_VALUES` values — before any
+solver; the costly ones (the LPs, the exact repair of a vertex, the relaxation) are deferred. After the
+route, a returned point that passed ldpopt's check is made exact on its active set
+(:func:`point_feasible`): a proof that the set is non-empty, so no certificate exists and nothing is
+left to decide. Otherwise — a route that did not pass, or a point that does not verify — the full
+decision runs before anything else is returned or tried. It cannot be skipped: the check allows a
+violation of 10⁻⁶/d, so a set empty by less passes it (Σ f ≤ 1 − 10⁻¹² of a user with the simplex at
+d = 100 came back ``optimal`` from PIQP, its point 5·10⁻¹³ off, with the decision skipped). Measured
+(CPU, minimum of 5, shared 2-core machine), the simplex with 20 dense user rows: the full decision
+26 ms at d = 100 and 1,000; the returned point made exact 7 ms at d = 100, 20 ms at 1,000, 26 ms
+at 10⁴ (where the full decision took 0.22 s); with a Monotone over 50 values and 5 Fixed values,
+11 ms against 1.7 ms. The simplex family alone: closed form, ~0.
 """
 
 from __future__ import annotations
@@ -127,8 +131,8 @@ from .exact_point import exact_point, point_ok
 from .farkas import aggregate, dense_phase_one, interval_candidates, phase_one, refined_phase_one, same_columns, verify
 from .nested_sums import NestedSums
 
-__all__ = ["MAX_EXACT", "MAX_LP", "Decision", "Infeasibility", "decide", "find_infeasibility", "linear_system",
-           "solver_infeasibility"]
+__all__ = ["DEFERRED", "DEFER_MIN_VALUES", "MAX_EXACT", "MAX_LP", "SMALL_POINT_D", "Decision", "Infeasibility",
+           "affine_rows", "decide", "find_infeasibility", "linear_system", "point_feasible", "solver_infeasibility"]
 
 #: most rows (and aggregated variables) the pre-check takes: what fits in memory, not a budget
 MAX_LP = 10**7
@@ -229,7 +233,7 @@ def owned_system(problem):
             continue
         # a user callable or a registered type that states none: its affine rows as cvxpy builds
         # them (a non-affine row is left out, and the system is then not complete)
-        affine = _affine_rows(c, problem.estimate)
+        affine = affine_rows(problem, c)
         complete = complete and len(affine) == sum(1 for n in names if problem._owners[n][0] is c)
         for j, (M, rhs, le) in affine:
             if M.shape[0] <= MAX_LP:
@@ -247,6 +251,28 @@ def linear_system(problem):
     (≤ where ``ineq``, else =) b; ``complete`` False when some constraint is not among them."""
     lo, up, _, _, A, b, ineq, _, _, complete = owned_system(problem)
     return lo, up, A, b, ineq, complete
+
+
+def affine_rows(problem, c) -> list:
+    """:func:`_affine_rows` of the user constraint ``c`` of ``problem``, read once per solve: kept in
+    the solve's cache (``problem._affine_cache``, made afresh by each ``solve()``), keyed on ``c`` and
+    the values of the cvxpy Parameters its built constraints hold, so the exact pre-check, ldpopt's
+    check (the Jacobian and the projection of :mod:`ldpopt.problems.check.verdict`) share one cvxpy
+    Jacobian per constraint. Outside a solve (no cache): read afresh."""
+    cache = getattr(problem, "_affine_cache", None)
+    if cache is None:
+        return _affine_rows(c, problem.estimate)
+    token = []
+    for name, (owner, _) in problem._owners.items():
+        if owner is c:
+            for par in problem._named[name].parameters():
+                val = par.value
+                token.append((par.id, None if val is None else np.asarray(val, dtype=np.float64).tobytes()))
+    key = (id(c), tuple(token))
+    got = cache.get(key)
+    if got is None:
+        got = cache[key] = _affine_rows(c, problem.estimate)
+    return got
 
 
 def _affine_rows(c, estimate) -> list:
@@ -332,22 +358,58 @@ def _one_total_feasible(constraints) -> bool:
     return len(totals) <= 1 and (not nonneg or all(t >= 0 for t in totals))
 
 
-def decide(problem, deadline: float | None = None) -> Decision:
+#: ``Decision.how`` of :func:`decide` with ``defer=True`` when only its costly steps are left
+DEFERRED = "deferred: the cheap steps did not decide"
+#: with ``defer=True``, an aggregated system of at most this many values is still decided in full
+#: (its dense vertex and rational simplex take ~1 ms): only larger ones are deferred
+DEFER_MIN_VALUES = 16
+
+
+def decide(problem, deadline: float | None = None, defer: bool = False, system=None) -> Decision:
     """Decide the built-in linear constraints of ``problem`` (and a user callable's affine rows)
     exactly: the steps of the module docstring (each call decides afresh: a user's rows may read
     Parameters). ``deadline`` (a ``time.perf_counter()`` reading; None: none): checked between the
     steps (the system built, the uniform point, each LP), :class:`~ldpopt.problems.progress.CheckTimedOut`
-    once it has passed — the decision is then not made, and nothing is claimed."""
+    once it has passed — the decision is then not made, and nothing is claimed. ``defer``: stop
+    after the cheap steps (closed form, bounds, the uniform and part-wise uniform points, the
+    interval certificates) with ``Decision(None, how=DEFERRED)`` where they do not decide — the
+    caller then tries a route's point first (:func:`point_feasible`) and calls again without it.
+    ``system``: :func:`owned_system`'s tuple when the caller has it."""
     if _one_total_feasible(problem.constraints):
         return Decision(True, how="closed form", complete=True)
     past(deadline, "the exact pre-check")
-    lo, up, lo_own, up_own, A, b, ineq, own, names, complete = owned_system(problem)
+    lo, up, lo_own, up_own, A, b, ineq, own, names, complete = system if system is not None else owned_system(problem)
     past(deadline, "the exact pre-check")
-    return _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, deadline=deadline)
+    return _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, deadline=deadline, defer=defer)
+
+
+#: up to this d, :func:`point_feasible` tries the returned point at tolerance 0 before 1e-9
+SMALL_POINT_D = 300
+
+
+def point_feasible(system, f, deadline: float | None = None) -> bool:
+    """Whether the float point ``f`` (frequency units; a route's answer) proves the linear system of
+    :func:`owned_system` non-empty: made exact on its active set and checked against every row and
+    bound in exact arithmetic (:func:`.exact_point.exact_point`, at tolerances 0 and 1e-9 for
+    "on a bound" and "tight", 0 first up to d = :data:`SMALL_POINT_D`). True is a proof (no Farkas
+    certificate exists then, so the deferred steps of :func:`decide` could only say feasible); False
+    claims nothing."""
+    lo, up, _, _, A, b, ineq, _, _, _ = system
+    f = np.asarray(f, dtype=np.float64)
+    if f.shape != lo.shape or not np.all(np.isfinite(f)):
+        return False
+    # the order only sets the cost (each try is a proof or nothing), measured on the simplex with 20
+    # dense user rows: 0 first at d = 100 (7 ms, 1e-9 took 15: five more tight rows to solve), 1e-9
+    # first at d = 1,000 (20 ms against 38) and 10⁴ (26 ms, where 0 took 290 ms and failed)
+    for tol in ((0.0, 1e-9) if f.size <= SMALL_POINT_D else (1e-9, 0.0)):
+        past(deadline, "the exact pre-check")
+        if exact_point(A, b, ineq, lo, up, f, tol) is not None:
+            return True
+    return False
 
 
 def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, relax: bool = True,
-                   deadline: float | None = None) -> Decision:
+                   deadline: float | None = None, defer: bool = False) -> Decision:
     """:func:`decide` on the system of :func:`owned_system`; ``relax``: before the large-system steps, the
     system without its two-value steps (chains, Monotone pairs) is decided on its own when that
     leaves other rows, and its certificate, if any, is the answer (a conflict among subset totals
@@ -383,11 +445,13 @@ def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, rel
     small_exact = Ag.shape[1] <= MAX_EXACT and A.shape[0] <= MAX_EXACT and same_columns(A, Ag, inv)
     if small_exact:
         got = _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete,
-                                 parts)
+                                 parts, defer and Ag.shape[1] > DEFER_MIN_VALUES)
         if got.feasible is not None:
             return got
     elif parts is not None and A.nnz <= MAX_PARTS_NNZ and _parts_point_ok(A, b, ineq, lo, up, parts):
         return Decision(True, how="uniform point on each part, checked exactly", complete=complete)
+    if defer:  # the costly steps (LPs, exact repairs, the relaxation) are left to the caller's second call
+        return Decision(None, how=DEFERRED, complete=complete)
     steps = _two_value_steps(A, b, ineq)
     if relax and np.any(steps) and not np.all(steps):
         keep = ~steps
@@ -639,10 +703,12 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete,
 
 
 def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete,
-                       parts=None) -> Decision:
+                       parts=None, defer: bool = False) -> Decision:
     """The steps on the aggregated system (at most :data:`MAX_EXACT` variables and rows, every
     group's columns equal): the part-wise uniform point (``parts``, :func:`_parts`), HiGHS's duals
-    and repaired point, then the rational simplex."""
+    and repaired point, then the rational simplex (``defer``: the first step only)."""
+    if defer and parts is None:  # nothing cheap to try (the exact system's Fractions cost ~9 ms at 20 × 100)
+        return Decision(None, how=DEFERRED, complete=complete)
     exact = ExactSystem(Ag.toarray(), b, ineq, exact_group_sums(lo, inv, Ag.shape[1]),
                         exact_group_sums(up, inv, Ag.shape[1]))
     if parts is not None:  # each aggregated value lies in one part (the parts' rows are rows of A)
@@ -653,6 +719,8 @@ def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_o
         part, count = comp[rep].tolist(), np.bincount(inv, minlength=G).tolist()
         if exact.point_ok([totals[p] * n / int(sizes[p]) for p, n in zip(part, count)]):
             return Decision(True, how="uniform point on each part, checked exactly", complete=complete)
+    if defer:
+        return Decision(None, how=DEFERRED, complete=complete)
     x = dense_phase_one(Ag, b, ineq, lo_g, up_g)  # a vertex without HiGHS's set-up; a proof once exact
     if x is not None:
         for tol in (1e-12, 1e-9):

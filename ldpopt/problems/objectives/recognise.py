@@ -22,7 +22,12 @@ __all__ = ["NotRecognised", "Recognised", "recognise"]
 
 
 class NotRecognised(ValueError):
-    """The expression is outside the recognised class (the message says which node)."""
+    """The expression is outside the recognised class (the message says which node). ``parameters``:
+    the cvxpy Parameters of the expression walked (sorted by id), None where none was built — so the
+    caller need not build the user's expression again to find them (``geo_mean`` at d = 100 costs
+    cvxpy 1.5 s per build)."""
+
+    parameters: tuple | None = None
 
 
 def _show(e) -> str:
@@ -349,7 +354,11 @@ def recognise(func, estimate) -> Recognised:
     if not isinstance(expr, cp.Expression) or expr.size != 1:
         raise NotRecognised("the callable does not return a scalar cvxpy expression")
     out = Recognised(d, [], np.zeros(d), parameters=tuple(sorted(expr.parameters(), key=lambda p: p.id)))
-    _scalar(expr, 1.0, f, out)
+    try:
+        _scalar(expr, 1.0, f, out)
+    except NotRecognised as exc:
+        exc.parameters = out.parameters
+        raise
     return out
 
 
@@ -469,6 +478,8 @@ def _vector(e, W, f, out):
     d = out.d
     if type(e).__name__ == "abs":
         return _kink("abs", e.args[0], np.asarray(W, float), f, out)
+    if type(e).__name__ == "maximum" and len(e.args) == 2:
+        return _maximum(e, np.asarray(W, float), f, out)
     if e.size != d:
         if isinstance(e, (AddExpression, NegExpression, multiply, DivExpression)) and not e.is_affine():
             return _vector_parts(e, W, f, out)  # a weighted |·| of another length, checked there
@@ -516,6 +527,30 @@ def _vector_parts(e, W, f, out):
     if k is None:
         raise NotRecognised(f"a product of two non-constant expressions: {_show(e)}")
     return _vector(other, W * _vec(k, size), f, out)
+
+
+def _maximum(e, W, f, out: Recognised) -> None:
+    """Σ_k W_k max(s_k, t_k) for two affine arguments (W ≥ 0): max(s, t) = (s + t)/2 + |s − t|/2, so
+    a linear part and an ``abs`` kink with weights W/2 — the pinball (quantile) loss
+    max(τu, (τ − 1)u) is (τ − ½)u + |u|/2 — which the direct QP route solves without cvxpy."""
+    s_arg, t_arg = e.args
+    if not (s_arg.is_affine() and t_arg.is_affine()) or s_arg.size != e.size or t_arg.size != e.size:
+        raise NotRecognised(f"maximum of arguments that are not affine of its own size: {_show(e)}")
+    W = np.broadcast_to(np.asarray(W, float).ravel(), (e.size,))
+    if np.any(W < 0):
+        raise NotRecognised("maximum with a negative weight (not convex)")
+    import scipy.sparse as sp
+
+    rows = []
+    for arg in (s_arg, t_arg):  # A f + b: per value without cvxpy's Jacobian where it is (k∘f + c)
+        p = _affine(arg, f, out.d) if arg.size == out.d else None
+        rows.append((sp.diags_array(np.broadcast_to(np.asarray(p[0], float), (out.d,))).tocsr(),
+                     np.broadcast_to(np.asarray(p[1], float), (out.d,))) if p is not None
+                    else _jacobian(arg, f, out.d))
+    (A_s, b_s), (A_t, b_t) = rows
+    out.linear = out.linear + np.asarray((A_s + A_t).T @ (W / 2)).ravel()  # the linear part Σ_k (W_k/2)(s + t)_k
+    out.const += float((W / 2) @ (b_s + b_t))
+    out.kinks.append(("abs", W / 2, sp.csr_array(A_s - A_t), b_s - b_t))
 
 
 def _kink(kind: str, arg, W, f, out: Recognised) -> None:

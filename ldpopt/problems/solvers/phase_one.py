@@ -12,7 +12,8 @@ import numpy as np
 
 from ..constraints.feasibility import Infeasibility
 
-__all__ = ["MAX_SECONDS", "PHASE_ONE_FLOOR", "PhaseOne", "infeasible_solution", "needs_phase_one", "phase_one"]
+__all__ = ["MAX_SECONDS", "PHASE_ONE_FLOOR", "PhaseOne", "infeasible_solution", "needs_phase_one", "phase_one",
+           "pre_check"]
 
 #: smallest dual lower bound on the smallest violation for which the constraints are called infeasible
 PHASE_ONE_FLOOR = 1e-12
@@ -106,13 +107,41 @@ def phase_one(problem, time_limit: float | None = None) -> PhaseOne:
     return out
 
 
-def infeasible_solution(problem, time_limit: float | None = None):
+def pre_check(problem, time_limit: float | None = None):
+    """(Solution or None, system or None): the exact pre-check's cheap steps first
+    (:func:`.feasibility.decide` with ``defer=True``). Decided: as :func:`infeasible_solution`
+    (the ``"infeasible"`` Solution, or None to solve as usual) with system None. Left open by those
+    steps on a system that holds every constraint (``complete``: no user non-affine row, so no phase
+    one is due): (None, :func:`.feasibility.owned_system`'s tuple) — the caller solves, then proves
+    feasibility from the answer (:func:`.feasibility.point_feasible`) or, failing that, calls
+    :func:`infeasible_solution` (the full decision) before returning anything. Anything else: the
+    full :func:`infeasible_solution` at once, as before."""
+    from ..constraints.feasibility import DEFERRED, Decision, _one_total_feasible, decide, owned_system
+    from ..progress import CheckTimedOut
+
+    if _one_total_feasible(problem.constraints):  # the simplex family: closed form, no system built
+        return infeasible_solution(problem, time_limit, Decision(True, how="closed form", complete=True)), None
+    start = time.perf_counter()
+    deadline = None if time_limit is None else start + time_limit
+    try:
+        system = owned_system(problem)
+        got = decide(problem, deadline, defer=True, system=system)
+    except (ValueError, CheckTimedOut):  # malformed data, or no time: the full path says what it says
+        return infeasible_solution(problem, time_limit), None
+    if got.how == DEFERRED and got.complete:
+        problem._feasibility = Decision(None, how=DEFERRED, complete=True)
+        return None, system
+    left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+    return infeasible_solution(problem, left, None if got.how == DEFERRED else got), None
+
+
+def infeasible_solution(problem, time_limit: float | None = None, decision=None):
     """The ``"infeasible"`` :class:`~ldpopt.problems.Solution` of ``problem`` when the exact pre-check
     (:func:`.feasibility.decide`) proves its constraints conflict, or, where that decision is not
     complete for a user's constraints, when the phase one (:func:`phase_one`, at most ``time_limit``
     seconds) certifies that they do; else None (solve as usual). The exact pre-check stops at
     ``time_limit`` too: past it, nothing is decided and nothing claimed (None; the phase one is not
-    run)."""
+    run). ``decision``: the exact pre-check's answer when the caller has it (not decided again)."""
     import time
 
     from ..constraints.feasibility import Decision, decide
@@ -122,7 +151,7 @@ def infeasible_solution(problem, time_limit: float | None = None):
     start = time.perf_counter()
     deadline = None if time_limit is None else start + time_limit
     try:
-        got = decide(problem, deadline)
+        got = decide(problem, deadline) if decision is None else decision
     except ValueError:  # malformed data (bad indices, ...): the solver route raises it as before
         return None
     except CheckTimedOut as exc:  # no decision: no claim either way

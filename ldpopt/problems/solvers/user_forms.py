@@ -228,6 +228,8 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
     try:
         form = recognise(objective.func, estimate)
     except NotRecognised as exc:
+        if exc.parameters is not None:  # read by LiveRoute, which would otherwise build the expression again
+            objective._parameters_seen = exc.parameters
         return objective, f"cvxpy chain (not recognised: {exc})"
     except Exception as exc:  # noqa: BLE001 - the user's code; its error surfaces in Problem's build
         return objective, f"cvxpy chain (recognition stopped: {type(exc).__name__})"
@@ -260,6 +262,8 @@ class LiveRoute:
         self.user, self.estimate = objective, estimate
         # the Parameters recognition read, else the callable built again to find them
         known = getattr(getattr(first[0], "form", None), "parameters", None)
+        if known is None and first[0] is objective:  # not recognised: the Parameters recognition saw
+            known = getattr(objective, "_parameters_seen", None)
         self.params = known if known is not None else _parameters(objective, estimate)
         self.cache = {self.key(): first} if self.params and self._all_set() else {}
 
