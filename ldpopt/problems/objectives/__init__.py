@@ -3,6 +3,7 @@
 :mod:`.smooth`) and the recognition of a user's cvxpy callable (:mod:`.recognise`)."""
 
 from .builtins import (
+    CentralMLE,
     L1,
     Binomial,
     BuiltObjective,
@@ -17,5 +18,5 @@ from .builtins import (
     make_objective,
 )
 
-__all__ = ["L1", "Binomial", "BuiltObjective", "LeastSquares", "Multinomial", "Objective", "Posterior", "UserObjective",
+__all__ = ["L1", "Binomial", "BuiltObjective", "CentralMLE", "LeastSquares", "Multinomial", "Objective", "Posterior", "UserObjective",
            "WeightedMLE", "WeightedMLENaive", "available", "make_objective"]
