@@ -318,7 +318,7 @@ class Estimate:
             bad = int(np.flatnonzero(c != np.round(c))[0])
             raise ValueError(f"noisy_counts must be integers for the {mechanism!r} mechanism; entry {bad} is {c[bad]!r}")
         n_known = n is not None
-        n = check_n(n, "n") if n_known else max(int(round(math.fsum(c))), 1)
+        n = check_n(n, "n") if n_known else max(round(math.fsum(c)), 1)
         epsilon = mech.epsilon(b, delta=delta, relation=relation)
         if not epsilon > 0 or not math.isfinite(epsilon):
             raise ValueError(f"scale = {b!r} gives epsilon = {epsilon!r} at delta = {delta!r}: an estimate needs a "

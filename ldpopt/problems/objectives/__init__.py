@@ -3,10 +3,10 @@
 :mod:`.smooth`) and the recognition of a user's cvxpy callable (:mod:`.recognise`)."""
 
 from .builtins import (
-    CentralMLE,
     L1,
     Binomial,
     BuiltObjective,
+    CentralMLE,
     LeastSquares,
     Multinomial,
     Objective,
