@@ -119,6 +119,8 @@ class WeightedMLE(Objective):
                              f"f_v = 0), got q = {q!r}")
 
     def build(self, f, x, scale, estimate):
+        if central_noise(estimate) is not None and type(self) is WeightedMLE:
+            return LeastSquares().build(f, x, scale, estimate)   # constant σ_v²: CLS (:meth:`resolve`)
         p, q, a, e = _wmle_coefficients(estimate)
         gamma = a / ((p - q) ** 2 * scale**2)  # = n when scale = σ
         beta = e * scale / a
@@ -492,6 +494,9 @@ class CentralMLE(Objective):
 
     def build(self, f, x, scale, estimate):
         return self.resolve(estimate).build(f, x, scale, estimate)
+
+    def per_value(self, estimate):
+        return self.resolve(estimate).per_value(estimate)
 
     def value(self, f, estimate):
         return self.resolve(estimate).value(f, estimate)
