@@ -247,3 +247,32 @@ def test_central_mle_refuses_an_oracle_estimate():
 def test_choose_ranks_only_the_methods_that_apply():
     ranked = ldpopt.choose(CENTRAL[2], rng=0, n_repeats=4, methods="extended").table.index
     assert {"mle-apx", "em"}.isdisjoint(ranked) and {"norm-sub", "power"} <= set(ranked)
+
+
+@settings(max_examples=6, deadline=None)
+@given(d=st.integers(8, 300), branching=st.integers(2, 9), sigma=st.floats(1.0, 50.0), seed=st.integers(0, 2**31))
+def test_hierarchy_consistency_on_central_noise_is_the_certified_problem(d, branching, sigma, seed):
+    """Hay et al.'s two-pass closed form (ldpopt.hierarchy.consistency) with every node's variance
+    Var(noise)/n² equals the tree-constrained least squares solved by Problem on the central estimate
+    (no sign or total constraint: the closed form's problem); with f ≥ 0 and the total added, the
+    certified Problem is feasible and consistent."""
+    import warnings
+
+    from ldpopt.hierarchy.consistency import consistency
+    from ldpopt.problems import range_tree
+
+    tree = range_tree(d, branching)
+    rng = np.random.default_rng(seed)
+    leaves = rng.multinomial(10_000, rng.dirichlet(np.ones(d)))
+    nodes = np.rint(tree.node_totals(leaves.astype(float))).astype(np.int64)
+    noisy = simulate_central(nodes, "gaussian", sigma, rng=rng).counts
+    est = Estimate.from_central(noisy, "gaussian", sigma, n=10_000)
+    hay = consistency(tree, est.f_tilde, np.full(tree.size, est.meta["extra_variance"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = Problem(est, "cls", [tree.hierarchy()]).solve()
+    assert sol.status == "optimal"
+    np.testing.assert_allclose(sol.f, hay, atol=1e-9)
+    full = Problem(est, "cls", tree.constraints()).solve()
+    assert full.status == "optimal" and full.f.min() >= 0
+    np.testing.assert_allclose(full.f, tree.node_totals(full.f[:d]), atol=1e-9)
