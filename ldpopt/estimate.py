@@ -38,8 +38,9 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 class Estimate:
     """Raw, unbiased frequency estimate from a pure frequency oracle (immutable).
 
-    Build one with :meth:`from_counts` (aggregated support counts, what an aggregator holds) or
-    :meth:`from_frequencies` (an f̃ computed elsewhere); oracles build them for you in
+    Build one with :meth:`from_counts` (aggregated support counts, what an aggregator holds),
+    :meth:`from_frequencies` (an f̃ computed elsewhere) or :meth:`from_central` (a histogram released
+    with central noise); oracles build them for you in
     ``oracle.simulate`` and ``oracle.estimate``. The constructor checks that ``f_tilde`` and
     ``counts`` describe the same estimate (c_v = n(q + (p − q) f̃_v), to 1e-9·n) and stores read-only
     copies.
@@ -49,7 +50,8 @@ class Estimate:
     f_tilde : array_like, shape (d,)
         Unbiased estimate f̃, d >= 2 finite entries.
     counts : array_like, shape (d,)
-        Support counts c_v, each in [0, n], consistent with ``f_tilde``.
+        Support counts c_v, each in [0, n], consistent with ``f_tilde`` (any finite value for a
+        central-noise estimate, :meth:`from_central`: ``meta["privacy"]["model"] == "central"``).
     n : int
         Number of users (reports), >= 1.
     epsilon : float
