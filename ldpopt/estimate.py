@@ -9,16 +9,24 @@ the approximate common variance σ² of Eq. 7.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._validation import check_epsilon, check_float_array, check_n, check_probabilities
 
-__all__ = ["Estimate", "check_estimate"]
+__all__ = ["Estimate", "central_noise", "check_estimate", "simulate_central"]
 
 #: the "format" field of a file :meth:`Estimate.save` writes
 _FORMAT = "ldpopt.estimate/1"
+
+
+def _is_central(meta) -> bool:
+    """Whether ``meta`` declares central noise (``meta["privacy"]["model"] == "central"``): the one flag
+    that relaxes the count-range checks (noisy counts may be negative or exceed n)."""
+    privacy = meta.get("privacy") if isinstance(meta, dict) else None
+    return isinstance(privacy, dict) and privacy.get("model") == "central"
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -30,8 +38,9 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 class Estimate:
     """Raw, unbiased frequency estimate from a pure frequency oracle (immutable).
 
-    Build one with :meth:`from_counts` (aggregated support counts, what an aggregator holds) or
-    :meth:`from_frequencies` (an f̃ computed elsewhere); oracles build them for you in
+    Build one with :meth:`from_counts` (aggregated support counts, what an aggregator holds),
+    :meth:`from_frequencies` (an f̃ computed elsewhere) or :meth:`from_central` (a histogram released
+    with central noise); oracles build them for you in
     ``oracle.simulate`` and ``oracle.estimate``. The constructor checks that ``f_tilde`` and
     ``counts`` describe the same estimate (c_v = n(q + (p − q) f̃_v), to 1e-9·n) and stores read-only
     copies.
@@ -41,7 +50,8 @@ class Estimate:
     f_tilde : array_like, shape (d,)
         Unbiased estimate f̃, d >= 2 finite entries.
     counts : array_like, shape (d,)
-        Support counts c_v, each in [0, n], consistent with ``f_tilde``.
+        Support counts c_v, each in [0, n], consistent with ``f_tilde`` (any finite value for a
+        central-noise estimate, :meth:`from_central`: ``meta["privacy"]["model"] == "central"``).
     n : int
         Number of users (reports), >= 1.
     epsilon : float
@@ -107,10 +117,11 @@ class Estimate:
         p, q = check_probabilities(self.p, self.q)
         f_tilde = check_float_array(self.f_tilde, "f_tilde", min_length=2)
         counts = check_float_array(self.counts, "counts", length=f_tilde.shape[0], min_length=2)
-        if np.any(counts < 0):
+        central = _is_central(self.meta)
+        if not central and np.any(counts < 0):
             bad = int(np.flatnonzero(counts < 0)[0])
             raise ValueError(f"counts must be >= 0; entry {bad} is {counts[bad]!r}")
-        if np.any(counts > n * (1 + 1e-12)):
+        if not central and np.any(counts > n * (1 + 1e-12)):
             bad = int(np.flatnonzero(counts > n * (1 + 1e-12))[0])
             raise ValueError(f"counts must be <= n = {n}; entry {bad} is {counts[bad]!r}")
         # Both arrays are stored; they must describe the same estimate (compared on the count scale,
@@ -214,11 +225,110 @@ class Estimate:
         p, q = check_probabilities(p, q)
         f = check_float_array(f_tilde, "f_tilde", min_length=2)
         counts = n * (q + (p - q) * f)
+        if _is_central(meta):   # central noise: counts may leave [0, n]; nothing to clip
+            return cls(f_tilde=f, counts=counts, n=n, epsilon=epsilon, p=p, q=q, oracle=oracle, meta=meta)
         if np.any(counts < -1e-9 * n) or np.any(counts > n * (1 + 1e-9)):
             raise ValueError("f_tilde is impossible for this oracle: implied support counts "
                              "n(q + (p - q) f_tilde) must lie in [0, n]")
         return cls(f_tilde=f, counts=np.clip(counts, 0.0, float(n)), n=n, epsilon=epsilon, p=p, q=q,
                    oracle=oracle, meta=meta)
+
+    @classmethod
+    def from_central(cls, noisy_counts, mechanism: str, scale, n=None, relation: str = "add-remove",
+                     delta=None, **meta) -> Estimate:
+        """Build an estimate from a histogram whose exact counts received central noise (Laplace,
+        discrete Laplace, Gaussian or discrete Gaussian, :mod:`ldpopt.privacy.central`).
+
+        The channel is the identity (p = 1, q = 0), so f̃ = noisy_counts / n is unbiased and Eq. 7's
+        oracle term is 0: the only randomness, for a fixed dataset, is the noise, and
+        ``meta["extra_variance"]`` = Var(noise) / n² makes :attr:`sigma2`, :attr:`sigma2_v` and
+        :meth:`variance` exact for every cell. The counts may be negative or exceed n (the range
+        checks are relaxed for central estimates only). ``meta["privacy"]`` records the statement
+        (model "central", relation, mechanism, scale, ε, δ, n_known).
+
+        Parameters
+        ----------
+        noisy_counts : array_like, shape (d,)
+            The noisy counts c̃_v = c_v + Z_v, d >= 2, finite; integers for the discrete mechanisms
+            (integer counts plus integer noise).
+        mechanism : str
+            ``"laplace"``, ``"discrete-laplace"``, ``"gaussian"`` or ``"discrete-gaussian"``.
+        scale : float
+            The noise scale in counts: b for the Laplace ones, σ for the Gaussian ones; > 0.
+        n : int, optional
+            The number of users when it is known (public, or released exactly). None: estimated as
+            round(max(Σ c̃_v, 1)), an unbiased total whose variance d·Var(noise) is not in the
+            per-cell variance (``meta["privacy"]["n_known"]`` = False says so).
+        relation : str, default "add-remove"
+            The neighbouring relation ε is stated under (:data:`ldpopt.privacy.central.RELATIONS`).
+        delta : float, optional
+            The δ the ε field is stated at. None: 0 for the pure mechanisms (ε = Δ₁/b), 1e-6 for the
+            Gaussian ones (their ε at δ = 0 is infinite).
+        **meta
+            Stored in :attr:`meta` (besides ``extra_variance`` and ``privacy``, which are written here).
+
+        Returns
+        -------
+        Estimate
+            With ``oracle = "central:<mechanism>"``, p = 1, q = 0 and ε = the mechanism's ε at δ.
+
+        Raises
+        ------
+        ValueError
+            An argument out of range (the message names it), a non-integer count for a discrete
+            mechanism, ``extra_variance`` or ``privacy`` in ``meta``, or a scale so large that ε = 0.
+        TypeError
+            ``scale``, ``delta`` or ``n`` not a number.
+
+        References
+        ----------
+        Dwork, McSherry, Nissim & Smith (TCC 2006), the Laplace mechanism; Balle & Wang (ICML 2018),
+        Theorem 8, the Gaussian's exact (ε, δ); Canonne, Kamath & Steinke (NeurIPS 2020), the discrete
+        Gaussian and discrete Laplace. The identity channel p = 1, q = 0 in Wang et al.'s Eq. 2 gives
+        the oracle's variance term 0 (arXiv §2.2). The estimate of n is a choice made here (the
+        deployments publish the total or not; the papers are silent).
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> est = Estimate.from_central([503, -2, 251, 249], "discrete-laplace", 2.0, n=1000)
+        >>> est.f_tilde, round(est.sigma2 * 1000**2, 4), est.epsilon
+        (array([ 0.503, -0.002,  0.251,  0.249]), 7.8354, 0.5)
+        >>> est.meta["privacy"]["n_known"], est.oracle
+        (True, 'central:discrete-laplace')
+        """
+        from ._validation import check_float_array, check_n
+        from .privacy import central as _central
+
+        mech = _central.get(mechanism)
+        b = _central.check_scale(scale, "scale")
+        _central.sensitivity(relation)
+        if delta is None:
+            delta = 0.0 if mech.pure else 1e-6
+        elif isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating, np.integer)):
+            raise TypeError(f"delta must be a real number in [0, 1), got {type(delta).__name__}")
+        elif not 0.0 <= float(delta) < 1.0:
+            raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+        delta = float(delta)
+        if not mech.pure and delta == 0.0:
+            raise ValueError(f"delta must be > 0 for mechanism {mechanism!r} (its epsilon at delta = 0 is infinite)")
+        for key in ("extra_variance", "privacy"):
+            if key in meta:
+                raise ValueError(f"{key} is written by from_central; do not pass it in meta")
+        c = check_float_array(noisy_counts, "noisy_counts", min_length=2)
+        if mech.discrete and not np.array_equal(c, np.round(c)):
+            bad = int(np.flatnonzero(c != np.round(c))[0])
+            raise ValueError(f"noisy_counts must be integers for the {mechanism!r} mechanism; entry {bad} is {c[bad]!r}")
+        n_known = n is not None
+        n = check_n(n, "n") if n_known else max(round(math.fsum(c)), 1)
+        epsilon = mech.epsilon(b, delta=delta, relation=relation)
+        if not epsilon > 0 or not math.isfinite(epsilon):
+            raise ValueError(f"scale = {b!r} gives epsilon = {epsilon!r} at delta = {delta!r}: an estimate needs a "
+                             f"finite epsilon > 0 (pass a smaller scale or a larger delta)")
+        privacy = {"model": "central", "relation": relation, "mechanism": mech.name, "scale": b,
+                   "epsilon": float(epsilon), "delta": delta, "n_known": n_known}
+        return cls(f_tilde=c / n, counts=c, n=n, epsilon=epsilon, p=1.0, q=0.0, oracle=f"central:{mech.name}",
+                   meta={**meta, "extra_variance": mech.variance(b) / float(n) ** 2, "privacy": privacy})
 
     # -- derived quantities ------------------------------------------------------------------
     @property
@@ -528,3 +638,97 @@ def check_estimate(estimate, name: str = "estimate") -> Estimate:
     if not isinstance(estimate, Estimate):
         raise TypeError(f"{name} must be an ldpopt.Estimate, got {type(estimate).__name__}")
     return estimate
+
+
+def central_noise(estimate):
+    """The central noise an estimate carries, as ``(Mechanism, scale)``, or None for an estimate that
+    came through a frequency oracle (features ask this, never the oracle's name).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        Any estimate.
+
+    Returns
+    -------
+    tuple of (ldpopt.privacy.central.Mechanism, float) or None
+        The record of the mechanism named in ``meta["privacy"]`` and its scale, when
+        ``meta["privacy"]["model"]`` is ``"central"``.
+
+    References
+    ----------
+    The representation of a central-noise histogram as an estimate (p = 1, q = 0) is ldpopt's
+    (docs/notes/privacy.md, ``Estimate.from_central``).
+
+    Examples
+    --------
+    >>> from ldpopt import Estimate
+    >>> from ldpopt.estimate import central_noise
+    >>> mech, scale = central_noise(Estimate.from_central([60, 41], "gaussian", 3.0, n=100))
+    >>> mech.name, scale
+    ('gaussian', 3.0)
+    """
+    est = check_estimate(estimate)
+    if not _is_central(est.meta):
+        return None
+    from .privacy import central as _central
+
+    privacy = est.meta["privacy"]
+    return _central.get(privacy["mechanism"]), float(privacy["scale"])
+
+
+def simulate_central(true_counts, mechanism: str, scale, rng=None, n_known: bool = True,
+                     relation: str = "add-remove", delta=None) -> Estimate:
+    """Add the mechanism's noise to exact counts and wrap the result with :meth:`Estimate.from_central`
+    (what a deployment releases, simulated: the tests' and benchmarks' source of central estimates).
+
+    Parameters
+    ----------
+    true_counts : array_like, shape (d,)
+        Exact non-negative integer counts, d >= 2, at least one > 0.
+    mechanism : str
+        A name of :data:`ldpopt.privacy.central.MECHANISMS`.
+    scale : float
+        b or σ in counts, > 0.
+    rng : int, Generator or "secure", optional
+        The random source.
+    n_known : bool, default True
+        Pass n = Σ true_counts (True) or let :meth:`Estimate.from_central` estimate it (False).
+    relation, delta
+        As in :meth:`Estimate.from_central`.
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    ValueError
+        ``true_counts`` not non-negative integers or all zero, or an argument
+        :meth:`Estimate.from_central` refuses.
+
+    References
+    ----------
+    The samplers of :mod:`ldpopt.privacy.central` (Canonne, Kamath & Steinke, NeurIPS 2020,
+    Algorithm 3 for the discrete Gaussian).
+
+    Examples
+    --------
+    >>> from ldpopt.estimate import simulate_central
+    >>> est = simulate_central([500, 300, 200], "discrete-gaussian", 4.0, rng=0)
+    >>> est.n, est.oracle, bool((est.counts == est.counts.round()).all())
+    (1000, 'central:discrete-gaussian', True)
+    """
+    from ._validation import check_counts
+    from .privacy import central as _central
+
+    c = check_counts(true_counts, "true_counts")
+    if c.shape[0] < 2 or not c.sum() > 0:
+        raise ValueError("true_counts must have d >= 2 entries and a positive total")
+    if not isinstance(n_known, bool):
+        raise TypeError(f"n_known must be True or False, got {n_known!r}")
+    mech = _central.get(mechanism)
+    b = _central.check_scale(scale, "scale")
+    noisy = c.astype(np.float64) + mech.sample(c.shape[0], b, rng)
+    return Estimate.from_central(noisy, mech.name, b, n=int(c.sum()) if n_known else None,
+                                 relation=relation, delta=delta)

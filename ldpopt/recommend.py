@@ -429,6 +429,10 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     if unordered:
         raise ValueError(f"methods: {unordered} assume an ordered domain; declare one with ordered=True "
                          f"(Estimate.as_ordered) or leave them out")
+    if methods is None or isinstance(methods, str) and methods in ("closed-form", "extended", "all"):
+        # a named set holds the methods that apply to this estimate (their records' ``applies``: e.g.
+        # MLE-Apx and EM refuse central noise); a method the caller names is run, and refuses itself
+        recs = [r for r in recs if r.why_not(est, **(params or {}).get(r.name, {})) is None]
     names = [r.name for r in recs]
     if q.kind == "topk" and q.k > est.d:
         raise ValueError(f"query topk:{q.k}: K must be <= d = {est.d}")

@@ -167,7 +167,8 @@ def input_file(path, arg: str) -> Path:
     raise InputError(f"{arg}: no such file: {path}")
 
 
-def read_counts_table(path, d: int | None = None, arg: str = "--counts", step: int = 1) -> CountsTable:
+def read_counts_table(path, d: int | None = None, arg: str = "--counts", step: int = 1,
+                      signed: bool = False) -> CountsTable:
     """Read a ``value,count`` table (CSV, or Parquet by suffix ``.parquet``/``.pq``).
 
     Counts are numbers of reports: whole numbers >= 0 (``12``, ``12.0``, ``1e3``; not ``12.5``), and
@@ -178,14 +179,15 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts", step: i
     list has count 0, and a value that is not an integer in [0, d) is an error. Every error names
     ``arg`` (the option the file came from) and the line (the header is line 1) or, for Parquet, the
     1-based row. ``step`` > 1: counts are multiples of 1/step (RAPPOR's support counts, multiples of
-    1/h), accepted within 1e-6 of one (a decimal file's rounding) and snapped to it.
+    1/h), accepted within 1e-6 of one (a decimal file's rounding) and snapped to it. ``signed``:
+    counts are any finite numbers (noisy counts released with central noise, ``--central``).
     """
     path = input_file(path, arg)
     if d is not None:
         from ._limits import refuse_oversized
 
         refuse_oversized(d * 8 * 4, "--d", f"a table of d = {d} counts")  # counts, lines, values, a temporary
-    if path.suffix.lower() not in (".parquet", ".pq"):
+    if path.suffix.lower() not in (".parquet", ".pq") and not signed:
         plain = _plain_csv(path, d, text_bytes(path, arg))
         if plain is not None:
             return _refuse_gaps(plain, arg) if d is None else plain
@@ -212,12 +214,16 @@ def read_counts_table(path, d: int | None = None, arg: str = "--counts", step: i
             snapped = np.rint(counts * step)
         whole = np.abs(counts * step - snapped) <= 1e-6
         counts = np.where(whole, snapped / step, counts)
-    bad = ~np.isfinite(counts) | (counts < 0) | (counts * step != np.floor(counts * step))
+    if signed:
+        bad = ~np.isfinite(counts)
+    else:
+        bad = ~np.isfinite(counts) | (counts < 0) | (counts * step != np.floor(counts * step))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        what = "a whole number >= 0 (a number of reports)" if step == 1 else f"a multiple of 1/{step} >= 0"
+        what = ("a finite number (a noisy count)" if signed else "a whole number >= 0 (a number of reports)"
+                if step == 1 else f"a multiple of 1/{step} >= 0")
         raise InputError(f"{arg}: {at(i)}: count must be {what}, got {raw['count'].iloc[i]!r}")
-    huge = counts >= _MAX_COUNT
+    huge = np.abs(counts) >= _MAX_COUNT
     if huge.any():
         i = int(np.flatnonzero(huge)[0])
         raise InputError(f"{arg}: {at(i)}: count {raw['count'].iloc[i]!r} is 2^53 reports or more: more than "

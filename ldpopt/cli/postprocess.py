@@ -18,7 +18,7 @@ from ._commands import help_of
 from ._io import FORMATS
 from .postprocess_robust import add_robust_options, robust_column
 
-__all__ = ["add_parser", "build_oracle", "check_counts", "count_step", "estimate_of", "help_on_demand", "read_counts_of",
+__all__ = ["add_parser", "build_oracle", "central_spec", "check_counts", "count_step", "estimate_of", "help_on_demand", "read_counts_of",
            "recorded_params", "reports_support"]
 
 
@@ -311,6 +311,93 @@ def _effective(name: str, given: dict) -> dict:
     return out
 
 
+def central_spec(text: str) -> tuple[str, float]:
+    """``MECH:SCALE`` of ``--central`` as (mechanism, scale), checked against the mechanisms'
+    records (:mod:`ldpopt.privacy.central`) before any work; a one-line error naming ``--central``."""
+    from ..privacy import central
+
+    mech, sep, scale = str(text).partition(":")
+    if not sep:
+        raise InputError(f"--central must be MECH:SCALE (e.g. laplace:2.5), got {text!r}")
+    try:
+        central.get(mech.strip())
+        return mech.strip(), central.check_scale(number(scale), "scale")
+    except (ValueError, TypeError, argparse.ArgumentTypeError) as exc:
+        raise InputError(f"--central {text}: {exc}") from None
+
+
+def _central_estimate(args):
+    """(table, Estimate) for ``--central MECH:SCALE``: the noisy counts (any finite numbers) read, the
+    options that describe a frequency oracle refused, n from ``--n`` (known) or estimated
+    (``Estimate.from_central``), and a record of the counts that names an oracle refused."""
+    from .._provenance import read_recorded
+    from ..estimate import Estimate
+    from ._io import read_counts_table
+
+    mech, scale = central_spec(args.central)
+    for option, value in (("--oracle", args.oracle), ("--epsilon", args.epsilon), ("--g", args.g), ("--k", args.k),
+                          ("--oracle-param", args.oracle_param or None), ("--robust", args.robust)):
+        if value is not None:
+            raise InputError(f"{option} contradicts --central: a central-noise histogram came through no frequency "
+                             f"oracle (its epsilon is the mechanism's, from the scale)")
+    try:
+        rec = read_recorded(args.counts)
+    except ValueError as exc:
+        raise InputError(f"--counts: {exc}") from None
+    if rec is not None and rec.oracle is not None:
+        raise InputError(f"--central: {rec.source} records oracle {rec.oracle!r}: these are a frequency oracle's "
+                         f"support counts, not noisy counts")
+    table = read_counts_table(args.counts, args.d, signed=True)
+    try:
+        est = Estimate.from_central(table.counts, mech, scale, n=args.n)
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"--central {args.central}: {exc}") from None
+    return table, est.as_ordered() if args.ordered else est
+
+
+def _run_central(args) -> int:
+    from ._io import as_json, csv_text, format_of, out_files, output_target, write_table
+    from ._params import route_params
+    from ._paths import refuse_collisions
+    from ._recorded import input_digests
+
+    fmt = format_of(args.out, args.format)
+    if args.out:
+        output_target(args.out, "--out")
+    refuse_collisions(out_files(args.out, fmt), [("--counts", args.counts)])
+    names = method_names(args.method)
+    table, estimate = _central_estimate(args)
+    if args.method == "all":
+        names = for_domain(names, estimate)
+    params = route_params(args.param, names)
+    out = table.columns()
+    names, skipped = run_methods(out, estimate, names, params, "--method all" if args.method == "all" else None,
+                                 f"--central {args.central}")
+    ci = _add_intervals(out, estimate, names, params, args) if args.ci is not None else None
+    metadata = {
+        "ldpopt_version": __version__, "oracle": estimate.oracle, "epsilon": estimate.epsilon, "n": estimate.n,
+        "d": table.d, "p": estimate.p, "q": estimate.q, "privacy": dict(estimate.meta["privacy"]),
+        "methods": names, "method_params": {m: _effective(m, params[m]) for m in names},
+        **({"skipped": skipped} if skipped else {}),
+        "counts_file": str(args.counts), "values": "0..d-1 (--d)" if args.d is not None else "labels",
+        "labelled": args.d is None, "sha256": input_digests(args, {"counts": args.counts}),
+    }
+    if ci is not None:
+        metadata["ci"] = ci
+    written = write_table(out, args.out, fmt, metadata) if args.out else []
+    if args.json:
+        doc = {"oracle": estimate.oracle, "epsilon": estimate.epsilon, "d": table.d, "n": estimate.n,
+               "p": estimate.p, "q": estimate.q, "methods": names, "out": str(args.out) if args.out else None,
+               "metadata": metadata, **as_json(out)}
+        json.dump(doc, sys.stdout, default=str)
+        sys.stdout.write("\n")
+    elif not args.out:
+        sys.stdout.write(csv_text(out))
+    else:
+        print(f"wrote {table.d} rows x {len(out)} columns to {', '.join(map(str, written))}", file=sys.stderr)
+    return 0
+
+
 def _run(args) -> int:
     from ._io import as_json, csv_text, format_of, out_files, output_target, write_table
     from ._limits import refuse_oversized
@@ -318,6 +405,8 @@ def _run(args) -> int:
     from ._paths import refuse_collisions
     from ._recorded import apply_recorded, input_digests
 
+    if getattr(args, "central", None) is not None:
+        return _run_central(args)
     args.recorded = apply_recorded(args)  # the counts' record against the options, before any work
     fmt = format_of(args.out, args.format)  # refuse a mismatch before any work
     if args.out:
@@ -443,6 +532,11 @@ def add_parser(sub) -> None:
 
     help_on_demand(pp, fill)
     add_counts_options(pp)
+    pp.add_argument("--central", default=None, metavar="MECH:SCALE",
+                    help="the counts are exact counts plus central noise: MECH one of laplace, discrete-laplace, "
+                         "gaussian, discrete-gaussian, SCALE its b or sigma in counts (e.g. gaussian:12.5); no "
+                         "--oracle/--epsilon then; --n when the total is known, else it is estimated as the "
+                         "rounded sum of the noisy counts")
     pp.add_argument("--method", default="all",
                     help="a registered method name, FILE.py:NAME (a method of your own), or 'all' (default)")
     pp.add_argument("--param", action="append", metavar="[METHOD.]NAME=VALUE",

@@ -380,7 +380,7 @@ def available_objectives() -> list[str]:
     --------
     >>> from ldpopt.problems import available_objectives
     >>> available_objectives()[:3]
-    ['binomial', 'cls', 'l1']
+    ['binomial', 'central-mle', 'cls']
     """
     return sorted(_OBJECTIVES)
 

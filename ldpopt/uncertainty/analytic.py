@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from scipy.stats import norm as _normal
 
 from .. import oracles as _oracles
-from ..estimate import Estimate
+from ..estimate import Estimate, central_noise
 from .result import Uncertainty
 
 __all__ = ["ANALYTIC_METHODS", "analytic", "pair_parameters", "query_variance", "score_interval",
@@ -32,7 +32,7 @@ def supports_analytic(estimate: Estimate, method: str, queries=None) -> bool:
     """Whether :func:`analytic` can answer (method Base or Norm; per-value Base for any oracle)."""
     if method not in ANALYTIC_METHODS:
         return False
-    if method == "base" and queries is None:
+    if (method == "base" and queries is None) or central_noise(estimate) is not None:
         return True
     return pair_parameters(estimate) is not None
 
@@ -45,6 +45,9 @@ def query_variance(estimate: Estimate, method: str, f, U=None) -> np.ndarray:
     """Exact Var of Base's or Norm's answers to the query rows of ``U`` (m × d, 0-1, sparse or dense;
     None = every single value) when the true frequencies are ``f``."""
     p, q, d = estimate.p, estimate.q, estimate.d
+    if central_noise(estimate) is not None:
+        alpha, _ = _central_line(estimate, method, U)
+        return alpha
     s = q * (1 - q) + f * (p - q) * (1 - p - q)
     kap = _kappa(estimate)
     ab = pair_parameters(estimate)
@@ -73,6 +76,8 @@ def query_variance(estimate: Estimate, method: str, f, U=None) -> np.ndarray:
 def variance_line(estimate: Estimate, method: str, U=None) -> tuple[np.ndarray, np.ndarray]:
     """(α, β) with Var = α + β·F exactly, F the true answer of each 0-1 query row of ``U`` (None =
     every single value): the module notes' line, the same covariance as :func:`query_variance`."""
+    if central_noise(estimate) is not None:
+        return _central_line(estimate, method, U)
     p, q, d = estimate.p, estimate.q, estimate.d
     kap = _kappa(estimate)
     A, B = q * (1 - q), (p - q) * (1 - p - q)
@@ -89,6 +94,19 @@ def variance_line(estimate: Estimate, method: str, U=None) -> tuple[np.ndarray, 
         return kap * (k * A0 + a * k**2), kap * (B0 + 2 * b * k)
     m = k / d
     return kap * ((1 - 2 * m) * k * A0 + m**2 * (d * A0 + B0)), kap * (1 - 2 * m) * B0
+
+
+def _central_line(estimate: Estimate, method: str, U=None) -> tuple[np.ndarray, np.ndarray]:
+    # central noise: independent cells of variance s = Var(noise)/n², not depending on the truth (β = 0);
+    # Base's query u has variance s‖u‖², Norm's s(‖u‖² − (Σu)²/d) (Cov of Norm = s(I − 11ᵀ/d))
+    s, d = float(estimate.meta["extra_variance"]), estimate.d
+    if U is None:
+        sq, tot = np.ones(d), np.ones(d)
+    else:
+        U = sp.csr_matrix(U, dtype=np.float64)
+        sq, tot = np.asarray(U.multiply(U).sum(axis=1)).ravel(), np.asarray(U.sum(axis=1)).ravel()
+    alpha = s * sq if method == "base" else s * (sq - tot**2 / d)
+    return alpha, np.zeros_like(alpha)
 
 
 def score_interval(point, alpha, beta, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -150,7 +168,9 @@ def analytic(estimate: Estimate, method: str, level: float = 0.95, queries=None,
     alpha, beta = variance_line(estimate, method, U)
     se = np.sqrt(alpha + beta * np.clip(point, 0.0, 1.0))
     lo, hi = score_interval(point, alpha, beta, level)
-    how = (f"analytic: exact variance of the {estimate.oracle} counts (Eq. 2 + pair terms), affine in the "
+    source = ("the central noise's exact variance, independent cells" if central_noise(estimate) is not None
+              else "Eq. 2 + pair terms")
+    how = (f"analytic: exact variance of the {estimate.oracle} counts ({source}), affine in the "
            f"true answer; {method} is linear and unbiased; score interval (the answers a normal test at their "
            f"own variance does not reject at level {level:g}), no plug-in truth")
     return Uncertainty(values=point, se=se, bias=np.zeros_like(point), lo=lo, hi=hi, level=float(level),

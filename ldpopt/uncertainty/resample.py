@@ -8,14 +8,32 @@ import numpy as np
 
 from .. import methods as _methods
 from .. import oracles as _oracles
-from ..estimate import Estimate
+from ..estimate import Estimate, central_noise
 
-__all__ = ["apply_batch", "draw_counts", "oracle_of", "resample_estimates"]
+__all__ = ["CentralNoise", "apply_batch", "draw_counts", "oracle_of", "resample_estimates"]
+
+
+class CentralNoise:
+    """What resampling asks of an oracle, for a central-noise estimate (``Estimate.from_central``): the
+    parametric bootstrap's draws are the world's exact counts plus fresh noise of the same mechanism
+    and scale (``sample_counts_batch``), never a frequency oracle's reports."""
+
+    def __init__(self, mechanism, scale: float):
+        self.mechanism, self.scale = mechanism, float(scale)
+
+    def sample_counts_batch(self, true_counts, size: int, rng) -> np.ndarray:
+        """(size, d) float64 noisy counts: ``true_counts`` plus independent noise in every cell."""
+        c = np.asarray(true_counts, dtype=np.float64)
+        noise = self.mechanism.sample(int(size) * c.shape[0], self.scale, rng)
+        return c[None, :] + noise.reshape(int(size), c.shape[0])
 
 
 def oracle_of(estimate: Estimate):
     """The oracle object that produced ``estimate`` (its registry name and the structural parameters
-    of its meta, ``FrequencyOracle.from_estimate``)."""
+    of its meta, ``FrequencyOracle.from_estimate``); for a central-noise estimate, a
+    :class:`CentralNoise` drawing the mechanism's noise."""
+    if (found := central_noise(estimate)) is not None:
+        return CentralNoise(*found)
     return _oracles.oracle_class(estimate.oracle).from_estimate(estimate)
 
 

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from ...estimate import Estimate
+from ...estimate import Estimate, central_noise
 from ...estimate import check_estimate as _check_estimate
 from .._args import _DEFAULT_S_BOUNDS, _FITS, _PRIORS, _TAU_FLOOR, _check_bounds, _check_choice, _check_s, _real
 from ..normalize import project_simplex
@@ -31,9 +31,16 @@ __all__ = ["calibrate", "calibrate_reference", "fit_gaussian", "fit_power_law", 
 def noise_sd_counts(estimate: Estimate) -> float:
     """Count-scale noise standard deviation S = σ·n = √(n q(1 − q))/(p − q).
 
-    σ is Wang et al.'s Eq. 7 (frequency scale); S² is Jia & Gong's Eq. 14 (count scale).
+    σ is Wang et al.'s Eq. 7 (frequency scale); S² is Jia & Gong's Eq. 14 (count scale). For a
+    central-noise estimate (``Estimate.from_central``), S² is the mechanism's exact variance: Jia &
+    Gong's Gaussian model of the count noise is then exact for the Gaussian mechanism, within 1e-16
+    relative of the discrete Gaussian's variance from σ ≈ 1 on, and a Gaussian with the Laplace
+    mechanisms' variance (their heavier tails are not modelled).
     """
     est = _check_estimate(estimate)
+    if (found := central_noise(est)) is not None:
+        mech, scale = found
+        return float(np.sqrt(mech.variance(scale)))
     return float(np.sqrt(est.n * est.q * (1.0 - est.q)) / (est.p - est.q))
 
 

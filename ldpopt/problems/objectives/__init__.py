@@ -6,6 +6,7 @@ from .builtins import (
     L1,
     Binomial,
     BuiltObjective,
+    CentralMLE,
     LeastSquares,
     Multinomial,
     Objective,
@@ -17,5 +18,5 @@ from .builtins import (
     make_objective,
 )
 
-__all__ = ["L1", "Binomial", "BuiltObjective", "LeastSquares", "Multinomial", "Objective", "Posterior", "UserObjective",
+__all__ = ["L1", "Binomial", "BuiltObjective", "CentralMLE", "LeastSquares", "Multinomial", "Objective", "Posterior", "UserObjective",
            "WeightedMLE", "WeightedMLENaive", "available", "make_objective"]

@@ -168,6 +168,30 @@ class Objective(abc.ABC):
         """
         return
 
+    def resolve(self, estimate: Estimate) -> Objective:
+        """The objective ``Problem`` solves for ``estimate`` in place of this one (itself by default):
+        an objective whose minimiser, for some estimates, is another objective's (``"central-mle"``:
+        ``"l1"`` or ``"cls"`` by the mechanism's law; ``"weighted-mle"`` on central noise: ``"cls"``).
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate, after :meth:`check` accepted it.
+
+        Returns
+        -------
+        Objective
+
+        Examples
+        --------
+        >>> import ldpopt
+        >>> from ldpopt.problems.objectives.builtins import LeastSquares, WeightedMLE
+        >>> est = ldpopt.Estimate.from_central([60, 41], "gaussian", 3.0, n=100)
+        >>> LeastSquares().resolve(est), WeightedMLE().resolve(est)
+        (LeastSquares(), LeastSquares())
+        """
+        return self
+
     def check(self, estimate: Estimate) -> None:
         """Raise ``ValueError`` if this objective cannot be used with ``estimate`` (``Problem`` calls it).
 

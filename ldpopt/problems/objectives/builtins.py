@@ -12,7 +12,7 @@ import numpy as np
 from scipy.special import xlogy
 
 from ..._validation import check_float_array
-from ...estimate import Estimate
+from ...estimate import Estimate, central_noise
 from ..registry import available_objectives, objective_factory, register_objective
 from .base import BuiltObjective, Objective, UserObjective
 
@@ -20,6 +20,7 @@ __all__ = [
     "L1",
     "Binomial",
     "BuiltObjective",
+    "CentralMLE",
     "LeastSquares",
     "Multinomial",
     "Objective",
@@ -110,12 +111,16 @@ class WeightedMLE(Objective):
     lazy_build = True
 
     def check(self, estimate):
+        if central_noise(estimate) is not None:
+            return  # central noise: σ_v² is the same for every v, and Eq. 13 is CLS (:meth:`resolve`)
         _, q, a, _ = _wmle_coefficients(estimate)
         if not a > 0:
             raise ValueError(f"objective={self.name!r} needs q(1 - q) > 0 (a positive variance at "
                              f"f_v = 0), got q = {q!r}")
 
     def build(self, f, x, scale, estimate):
+        if central_noise(estimate) is not None and type(self) is WeightedMLE:
+            return LeastSquares().build(f, x, scale, estimate)   # constant σ_v²: CLS (:meth:`resolve`)
         p, q, a, e = _wmle_coefficients(estimate)
         gamma = a / ((p - q) ** 2 * scale**2)  # = n when scale = σ
         beta = e * scale / a
@@ -155,7 +160,33 @@ class WeightedMLE(Objective):
         from .separable import WeightedMLESep
 
         self.check(estimate)
+        if central_noise(estimate) is not None:
+            return LeastSquares().per_value(estimate)
         return WeightedMLESep(estimate)
+
+    def resolve(self, estimate):
+        """CLS for a central-noise estimate (Eq. 13 with the constant variance σ_v² = Var(noise)/n²
+        weighs every term alike, so its minimiser is CLS's), else itself.
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The raw estimate.
+
+        Returns
+        -------
+        Objective
+
+        Examples
+        --------
+        >>> import ldpopt
+        >>> from ldpopt.problems.objectives.builtins import WeightedMLE
+        >>> WeightedMLE().resolve(ldpopt.Estimate.from_central([60, 41], "laplace", 3.0, n=100))
+        LeastSquares()
+        """
+        if type(self) is WeightedMLE and central_noise(estimate) is not None:
+            return LeastSquares()
+        return self
 
 
 @register_objective
@@ -192,6 +223,7 @@ class WeightedMLENaive(WeightedMLE):
     lazy_build = False  # built at once, like any formulation the structured solver does not own
 
     def check(self, estimate):
+        _refuse_central(self.name, estimate)
         super().check(estimate)
         _, _, _, e = _wmle_coefficients(estimate)
         if e == 0:
@@ -208,6 +240,15 @@ class WeightedMLENaive(WeightedMLE):
         return BuiltObjective(expr, multiplier=1.0)
 
 
+def _refuse_central(name: str, estimate) -> None:
+    # the likelihoods of support counts (multinomial, binomial) and Eq. 13's variance are a frequency
+    # oracle's; a central-noise histogram has neither: one line saying what applies instead
+    if central_noise(estimate) is not None:
+        raise ValueError(f"objective={name!r} is the likelihood of a frequency oracle's support counts; a "
+                         f"central-noise estimate ({estimate.oracle}) has none: use 'central-mle' (the noise's "
+                         f"exact likelihood), 'cls' or 'weighted-mle'")
+
+
 class _Likelihood(Objective):
     # Clarabel's own 1e-8 defaults: on exponential cones its iterates stall near a 1e-9 gap, so
     # 1e-10 ends "AlmostSolved" (measured); the KKT residuals at 1e-8 are still <= 1e-7 relative.
@@ -216,6 +257,9 @@ class _Likelihood(Objective):
     lazy_build = True
     #: the likelihood's per-value terms: binomial (True) or multinomial (False)
     _binomial = False
+
+    def check(self, estimate):
+        _refuse_central(self.name, estimate)
 
     def likelihood_terms(self, estimate):
         from .likelihood_terms import LikelihoodTerms
@@ -260,6 +304,7 @@ class Multinomial(_Likelihood):
     file_doc = "exact likelihood of GRR counts"
 
     def check(self, estimate):
+        _refuse_central(self.name, estimate)
         total = float(np.sum(estimate.counts))
         if not np.isclose(total, estimate.n, rtol=1e-9, atol=1e-6):
             raise ValueError(f"objective='multinomial' is the likelihood of single-value reports (GRR): "
@@ -369,6 +414,92 @@ class L1(Objective):
 
     def value(self, f, estimate):
         return float(np.sum(np.abs(np.asarray(f, float) - estimate.f_tilde)))
+
+
+def _central_form(estimate) -> str:
+    """``"l1"`` or ``"cls"``: which objective the central noise's log-likelihood is, read off the
+    mechanism's own log density (linear in |k|: Laplace-type; quadratic in k: Gaussian-type)."""
+    found = central_noise(estimate)
+    if found is None:
+        raise ValueError(f"objective='central-mle' needs a central-noise estimate (Estimate.from_central), "
+                         f"got oracle {estimate.oracle!r}")
+    mech, scale = found
+    k = np.array([0.0, 1.0, 2.0, 3.0]) * max(1.0, round(scale))
+    rise = mech.logpdf(k, scale)[0] - mech.logpdf(k, scale)   # −log density relative to k = 0
+    if np.allclose(rise, rise[1] * k / k[1], rtol=1e-9, atol=0):
+        return "l1"
+    if np.allclose(rise, rise[1] * (k / k[1]) ** 2, rtol=1e-9, atol=0):
+        return "cls"
+    raise ValueError(f"objective='central-mle': the {mech.name!r} noise's log density is neither linear nor "
+                     f"quadratic in the count, so no built-in objective is its likelihood")
+
+
+@register_objective
+class CentralMLE(Objective):
+    """The exact likelihood of a central-noise histogram: maximise Σ_v log P(Z = c̃_v − n f_v) over the
+    constraint set, Z the mechanism's noise (continuous relaxation: n f_v is real, so the discrete
+    mechanisms' log pmf is taken at real arguments through its closed form).
+
+    For Laplace and discrete Laplace, −log P(Z = k) = |k|/b + const, so the problem is
+    min Σ_v |c̃_v − n f_v| = n·‖f − f̃‖₁: objective ``"l1"``. For the Gaussian and discrete Gaussian,
+    −log P = k²/(2σ²) + const: objective ``"cls"``. The form is read off the mechanism's log density
+    (:meth:`resolve`), never its name; ``Problem`` then solves and certifies that objective.
+
+    Parameters
+    ----------
+    (none)
+        Made with no arguments (``Problem`` makes it from its name).
+
+    References
+    ----------
+    Ghosh, Roughgarden & Sundararajan (STOC 2009) and Canonne, Kamath & Steinke (NeurIPS 2020) for the
+    laws; the relaxation to real n f_v is ldpopt's (the papers release counts, not a fit).
+
+    Examples
+    --------
+    >>> import ldpopt
+    >>> est = ldpopt.Estimate.from_central([503, -2, 251, 249], "discrete-laplace", 2.0, n=1000)
+    >>> sol = ldpopt.Problem(est, "central-mle").solve()
+    >>> sol.status, float(sol.f.sum().round(9)), bool(sol.f.min() >= 0)
+    ('optimal', 1.0, True)
+    """
+
+    name = "central-mle"
+    file_doc = "exact likelihood of a central-noise histogram (l1 or cls)"
+    lazy_build = True
+
+    def check(self, estimate):
+        _central_form(estimate)
+
+    def resolve(self, estimate):
+        """``L1()`` or ``LeastSquares()``, the objective the noise's likelihood is for ``estimate``.
+
+        Parameters
+        ----------
+        estimate : Estimate
+            A central-noise estimate.
+
+        Returns
+        -------
+        Objective
+
+        Examples
+        --------
+        >>> import ldpopt
+        >>> from ldpopt.problems.objectives.builtins import CentralMLE
+        >>> CentralMLE().resolve(ldpopt.Estimate.from_central([60, 41], "discrete-gaussian", 3.0, n=100))
+        LeastSquares()
+        """
+        return L1() if _central_form(estimate) == "l1" else LeastSquares()
+
+    def build(self, f, x, scale, estimate):
+        return self.resolve(estimate).build(f, x, scale, estimate)
+
+    def per_value(self, estimate):
+        return self.resolve(estimate).per_value(estimate)
+
+    def value(self, f, estimate):
+        return self.resolve(estimate).value(f, estimate)
 
 
 @register_objective

@@ -220,6 +220,8 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
     :class:`~.objectives.UserObjective` is changed; a callable that raises is left to the cvxpy
     build, which reports its error."""
     if type(objective) is not UserObjective:
+        if (resolved := getattr(objective, "resolve", lambda e: objective)(estimate)) is not objective:
+            return resolved, f"built-in ({objective.name!r} is {resolved.name!r} for this estimate)"
         if isinstance(objective, SeparableObjective):
             return objective, "separable (declared)"
         if isinstance(objective, UserObjective):  # a subclass: taken as written, never re-routed
