@@ -33,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._extras import require
 from ..oracles.base import FrequencyOracle, ReportColumn
 from .partial import Partial
 from .shards import BATCH_ROWS
@@ -129,13 +130,16 @@ def plan_of(oracle: FrequencyOracle) -> tuple:
     from ..oracles.subset import SS
 
     cls = type(oracle)
-    for base in (GRR, HR, SS):
-        if isinstance(oracle, base) and cls.aggregate is base.aggregate and cls.report_columns is base.report_columns:
-            if base is GRR:
-                return ("native", "histogram", "value", oracle.d, None)
-            if base is HR:
-                return ("native", "histogram", "y", int(oracle.K), oracle._counts_from_histogram)
-            return ("native", "subset", "subset", int(oracle.k))
+
+    def same(base) -> bool:
+        return cls.aggregate is base.aggregate and cls.report_columns is base.report_columns
+
+    if isinstance(oracle, GRR) and same(GRR):
+        return ("native", "histogram", "value", oracle.d, None)
+    if isinstance(oracle, HR) and same(HR):
+        return ("native", "histogram", "y", int(oracle.K), oracle._counts_from_histogram)
+    if isinstance(oracle, SS) and same(SS):
+        return ("native", "subset", "subset", int(oracle.k))
     return ("batches",)
 
 
@@ -210,8 +214,13 @@ def _count(oracle: FrequencyOracle, batches: Iterable[pa.RecordBatch], device) -
     total = Partial.empty(oracle)
     for batch in batches:
         if batch.num_rows:
-            reports = oracle.reports_from_columns(_arrays(oracle, batch))
-            total = total.merge(Partial.from_reports(oracle, reports, device=device))
+            arrays = _arrays(oracle, batch)
+            try:
+                part = Partial.from_reports(oracle, oracle.reports_from_columns(arrays), device=device)
+            except ValueError as exc:  # the oracle's own check of its reports: say which columns hold them
+                names = ", ".join(repr(c.name) for c in oracle.report_columns())
+                raise ValueError(f"column(s) {names}: {str(exc).splitlines()[0]}") from None
+            total = total.merge(part)
     return total
 
 
@@ -295,7 +304,7 @@ def _kind_arrow(t: pa.DataType) -> str:
 
 
 def _kind_polars(t) -> str:
-    import polars as pl
+    pl = require("polars", "test", "from_dataframe on a Polars frame")
 
     if t.is_integer():
         return "int64"
@@ -388,14 +397,14 @@ class _Polars:
         return {k: _kind_polars(v) for k, v in self.lf.collect_schema().items()}
 
     def _hist(self, expr, size: int):
-        import polars as pl
+        pl = require("polars", "test", "from_dataframe on a Polars frame")
 
         key = (pl.when(expr.is_null()).then(pl.lit(_NULL_KEY)).when((expr >= 0) & (expr < size)).then(expr)
                .otherwise(pl.lit(_OUT_KEY)).cast(pl.Int64).alias("k"))
         return self.lf.select(key).group_by("k").agg(pl.len().cast(pl.Int64).alias("c"))
 
     def native(self, oracle, plan) -> Partial:
-        import polars as pl
+        pl = require("polars", "test", "from_dataframe on a Polars frame")
 
         col = pl.col(plan[2])
         if plan[1] == "histogram":
@@ -413,7 +422,7 @@ class _Polars:
         return _from_subset(oracle, plan, int(s["n"][0]), int(s["bad"][0]), h["m"].to_numpy(), h["c"].to_numpy())
 
     def batches(self, oracle, device, rows: int) -> Partial:
-        import polars as pl
+        pl = require("polars", "test", "from_dataframe on a Polars frame")
 
         names = [c.name for c in oracle.report_columns()]
 
@@ -493,7 +502,7 @@ class _Spark:
         return {f.name: _kind_spark(f.dataType) for f in self.frame.schema.fields}
 
     def _hist(self, frame, col, size: int):
-        from pyspark.sql import functions as F
+        F = require("pyspark.sql.functions", "spark", "from_dataframe on a Spark DataFrame")
 
         key = (F.when(col.isNull(), F.lit(_NULL_KEY)).when((col >= 0) & (col < size), col)
                .otherwise(F.lit(_OUT_KEY)).cast("long").alias("k"))
@@ -501,7 +510,7 @@ class _Spark:
         return [r["k"] for r in rows], [r["count"] for r in rows]
 
     def native(self, oracle, plan) -> Partial:
-        from pyspark.sql import functions as F
+        F = require("pyspark.sql.functions", "spark", "from_dataframe on a Spark DataFrame")
 
         col = F.col(_backtick(plan[2]))
         if plan[1] == "histogram":
@@ -519,7 +528,7 @@ class _Spark:
                             [r["count"] for r in rows])
 
     def batches(self, oracle, device, rows: int) -> Partial:
-        from pyspark.sql import functions as F
+        F = require("pyspark.sql.functions", "spark", "from_dataframe on a Spark DataFrame")
 
         names = [F.col(_backtick(c.name)) for c in oracle.report_columns()]
 
