@@ -11,6 +11,7 @@ duplicated rows, any batch size). Spark runs when pyspark and Java are present (
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import sys
@@ -18,6 +19,7 @@ import sys
 import numpy as np
 import pyarrow as pa
 import pytest
+from _cli import ldpopt, one_line_error
 from conftest import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -225,6 +227,43 @@ def test_bad_arguments_are_named():
         from_dataframe(frame, oracles.get("olh", 1.0, D), plan="native")
     with pytest.raises(ValueError, match=r"^batch_rows must be an integer >= 1"):
         from_dataframe(frame, grr, batch_rows=0)
+
+
+# -- the command: ldpopt aggregate --engine duckdb|polars [--sql] ------------------------------------
+def test_cli_engines_give_the_dask_counts_and_keep_the_shard_rules(tmp_path):
+    """The same CSV from Dask, DuckDB, Polars and a DuckDB query of every row; a filtering query counts
+    exactly the rows it keeps (reference: those rows' reports by oracle.aggregate); the shard rules hold."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    orc, reports = _reports("olh", 900, seed=4)
+    cols = orc.reports_to_columns(reports)
+    for part in range(3):
+        write_shard(shards / f"part-{part}.parquet", orc,
+                    orc.reports_from_columns([c[part * 300:(part + 1) * 300] for c in cols]), run="r", part=part)
+    outs = {}
+    for name, extra in (("dask", ["--scheduler", "threads"]), ("duckdb", ["--engine", "duckdb"]),
+                        ("polars", ["--engine", "polars"]),
+                        ("sql", ["--engine", "duckdb", "--sql", "SELECT * FROM reports"])):
+        proc = ldpopt("aggregate", shards, "--no-progress", *extra, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        outs[name] = proc.stdout
+    assert len(set(outs.values())) == 1, outs
+    assert pd.read_csv(io.StringIO(outs["dask"]))["count"].tolist() == orc.aggregate(reports).tolist()
+    proc = ldpopt("aggregate", shards, "--engine", "duckdb", "--sql", "SELECT * FROM reports WHERE seed % 2 = 0",
+                  cwd=tmp_path)
+    keep = cols[0] % 2 == 0
+    got = pd.read_csv(io.StringIO(proc.stdout))["count"].tolist()
+    assert got == orc.aggregate(reports[keep]).tolist()
+    assert ldpopt("aggregate", shards, "--engine", "polars", "--partial", tmp_path / "p.json", cwd=tmp_path).returncode == 0
+    assert "already holds" in one_line_error(ldpopt("aggregate", shards, "--engine", "duckdb", "--merge-into",
+                                                    tmp_path / "p.json", cwd=tmp_path))
+    refusals = {("--engine", "duckdb", "--sql", "SELECT seed FROM reports"): "--sql: frame: no column 'hash'",
+                ("--sql", "SELECT * FROM reports"): "--sql: a DuckDB query; give it with --engine duckdb",
+                ("--engine", "duckdb", "--sql", "SELEC"): "--sql: Parser Error",
+                ("--engine", "polars", "--scheduler", "local"): "--scheduler/--workers: Dask's options",
+                ("--engine", "duckdb", "--sql", "SELECT * FROM reports", "--merge-into", "p.json"): "--merge-into: not with --sql"}
+    for args, words in refusals.items():
+        assert words in one_line_error(ldpopt("aggregate", shards, *args, cwd=tmp_path)), args
 
 
 # -- Spark: a local session, one per module --------------------------------------------------------
