@@ -15,6 +15,7 @@ import io
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -327,3 +328,50 @@ def test_spark_refusals_are_one_line(spark):
         with pytest.raises(exc) as info:
             from_dataframe(spark.createDataFrame(table), orc)
         assert words in str(info.value) and "\n" not in str(info.value)
+
+
+
+CONNECT_CHECK = """
+import os, sys, warnings
+warnings.simplefilter("ignore")
+from pyspark.sql import SparkSession
+from ldpopt import oracles
+from ldpopt.aggregate import Partial, from_dataframe
+from ldpopt.aggregate.frames import engine_of
+from ldpopt.aggregate.shards import to_table
+import numpy as np
+
+spark = (SparkSession.builder.remote("local[2]").config("spark.ui.enabled", "false")
+         .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+for name in ("grr", "hr", "ss", "olh", "oue"):
+    orc = oracles.get(name, 1.0, 11)
+    reports = orc.perturb(np.random.default_rng(5).integers(0, 11, 200), rng=6)
+    frame = spark.createDataFrame(to_table(orc, reports).replace_schema_metadata(None))
+    assert type(frame).__module__.startswith("pyspark.sql.connect") and engine_of(frame) == "spark"
+    assert from_dataframe(frame, orc, batch_rows=50) == Partial.from_reports(orc, reports), name
+spark.stop()
+print("connect ok")
+"""
+
+
+def test_spark_connect_gives_the_same_partials(tmp_path):
+    """The DataFrame API only: a Spark Connect session on a local server (``remote("local[2]")``, the
+    DataFrame API over gRPC, no SparkContext in the client) counts the same, native plan (GRR, HR, SS)
+    and batch plan (mapInArrow: OLH, OUE). In a child process: its own JVM, whose Python workers import
+    this checkout's ldpopt (as a cluster's executors must have ldpopt installed)."""
+    import importlib.util
+    import subprocess
+
+    why = _spark_missing()
+    if why:
+        pytest.skip(why)
+    if importlib.util.find_spec("grpc") is None:
+        pytest.skip("Spark Connect's client packages are not installed (the 'spark' extra: pyspark[connect])")
+    import ldpopt
+
+    root = str(Path(ldpopt.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p),
+           "PYSPARK_PYTHON": sys.executable}
+    proc = subprocess.run([sys.executable, "-c", CONNECT_CHECK], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=600, check=False)
+    assert proc.returncode == 0 and "connect ok" in proc.stdout, proc.stderr[-3000:]
