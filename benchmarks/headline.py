@@ -132,6 +132,10 @@ ROWS: tuple[Row | Span, ...] = (
     Row("aggregate OUE reports from Parquet shards, n ≈ 10⁸, d = 128", "aggregate.json",
         Pick(("rows", {"oracle": "oue", "n": 100663296}, "reports_per_cpu_s"), "reports/CPU-s", "/s"),
         None, "python benchmarks/bench_aggregate.py --sizes 1e7 1e8 --schedulers synchronous"),
+    Row("count OUE reports from Parquet inside Polars (`from_dataframe`, streaming `map_batches`), n ≈ 10⁷, "
+        "d = 1,000: as the Dask threads, DuckDB and Spark rows of docs/frames.md", "frames.json",
+        Pick(("rows", {"oracle": "oue", "d": 1000, "engine": "polars"}, "reports_per_cpu_s"), "reports/CPU-s", "/s"),
+        None, "python benchmarks/bench_frames.py"),
     Row("aggregate OUE with the threads scheduler, n = 2²¹, d = 128", "schedulers.json",
         Pick(("rows", {"oracle": "oue", "scheduler": "threads"}, "wall_s"), "wall"),
         Pick(("rows", {"oracle": "oue", "scheduler": "local"}, "wall_s"), "wall",

@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE))
 #: discovery: heavy-hitter discovery over strings against the peer.
 SECTIONS: dict[str, tuple[str, ...]] = {
     "collect": ("oracles", "rws_conformance", "rws_pool", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "identity",
-                "schedulers",
+                "schedulers", "frames",
                 "kernels", "kernels_dask", "gpu", "sketches", "billion"),
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "uncertainty_grid", "choose_candidates",
                  "ci_all", "ldpcube_power", "choose_drift", "central"),

@@ -17,7 +17,8 @@ LIMIT = 120
 #: pages held to the limit; the rest of PAGES are reported until they are split or rewritten
 CHECKED = ("README.md", "docs/index.md", "docs/getting-started.md", "docs/gallery.md", "docs/data.md",
            "docs/devices.md", "docs/multi.md", "docs/python.md", "docs/sketches.md", "docs/poisoning.md",
-           "docs/cli.md", "docs/uncertainty.md", "docs/problems.md", "docs/extending.md", "REPRODUCTION.md")
+           "docs/cli.md", "docs/uncertainty.md", "docs/problems.md", "docs/extending.md", "docs/frames.md",
+           "REPRODUCTION.md")
 PAGES = sorted({*CHECKED, "REPRODUCTION.md", "BENCHMARKS.md", "RELIABILITY.md",
                 *(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))})
 _ITEM = re.compile(r"^\s*(?:[*+-]|\d+\.)\s+")

@@ -24,13 +24,26 @@ def _run(args) -> int:
     from ..aggregate.shards import list_shards
 
     files = list_shards(args.shards)
+    if args.sql is not None and args.engine != "duckdb":
+        raise InputError("--sql: a DuckDB query; give it with --engine duckdb")
+    if args.sql is not None and args.merge_into:
+        raise InputError("--merge-into: not with --sql (a query's rows are not whole shards, so the merge could "
+                         "not refuse counting a shard's reports twice)")
+    if args.engine != "dask" and (args.scheduler != "auto" or args.workers is not None):
+        raise InputError(f"--scheduler/--workers: Dask's options; --engine {args.engine} runs in this process")
     picked = None  # auto's pick, said on stderr once the counts are in (an error stays one line)
-    if args.scheduler == "auto":
+    if args.engine != "dask":
+        args.scheduler = args.engine
+    elif args.scheduler == "auto":
         args.scheduler, why = pick_scheduler(files)
         picked = f"ldpopt aggregate: scheduler: {args.scheduler} ({why})"
     try:
+        if args.engine == "duckdb":
+            require("duckdb", "test", "--engine duckdb")
+        elif args.engine == "polars":
+            require("polars", "test", "--engine polars")
         require("dask", None, "ldpopt aggregate")
-        if args.scheduler not in ("threads", "synchronous"):
+        if args.scheduler not in ("threads", "synchronous", "duckdb", "polars"):
             require("distributed", None, f"--scheduler {args.scheduler}")
     except ImportError as e:
         raise InputError(str(e)) from None
@@ -52,7 +65,7 @@ def _run(args) -> int:
 
         names = method_names(args.method)  # an unknown name before the work, not after it
     _check_shards(args.shards, files)
-    if args.device != "auto" and args.scheduler in ("threads", "synchronous", "local"):
+    if args.device != "auto" and args.scheduler in ("threads", "synchronous", "local", "duckdb", "polars"):
         from ..kernels import resolve
 
         try:
@@ -62,8 +75,11 @@ def _run(args) -> int:
     try:
         # the partial of --merge-into (read and checked above) takes the shards: its configuration and
         # its shards' identities are checked before any counting (ldpopt.aggregate.identity)
-        total = aggregate_shards(files, scheduler=args.scheduler, workers=workers, progress=not args.no_progress,
-                                 device=args.device, into=base)
+        if args.engine == "dask":
+            total = aggregate_shards(files, scheduler=args.scheduler, workers=workers, progress=not args.no_progress,
+                                     device=args.device, into=base)
+        else:
+            total = _by_engine(args, files, base)
     except (AlreadyHeldError, MergeError) as exc:  # the partial's, or two shards that do not merge
         where = f"--merge-into {args.merge_into}" if args.merge_into else f"SHARDS {args.shards}"
         raise InputError(f"{where}: {exc}") from None
@@ -89,6 +105,7 @@ def _run(args) -> int:
         "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": total.n,
         "d": total.d, "p": oracle.p, "q": oracle.q, "oracle_params": dict(total.params),
         "methods": names, "shards": [str(f) for f in files], "scheduler": args.scheduler, "device": args.device,
+        "engine": args.engine, **({"sql": args.sql} if args.sql is not None else {}),
         "merged_into": args.merge_into, "partial_format_version": total.version,
         "labelled": total.labels is not None, **({"skipped": skipped} if skipped else {}),
         "sha256": input_digests(args),
@@ -182,6 +199,53 @@ def _check_shards(folder, files) -> None:
             raise InputError(f"SHARDS {folder}: {f.name} is not a readable ldpopt report shard: {why}") from None
 
 
+def _by_engine(args, files, base):
+    """``--engine duckdb|polars``: the shards read as one table by DuckDB (``read_parquet``, or the
+    ``--sql`` query over the view ``reports``) or Polars (``scan_parquet``) and counted inside that engine
+    (:func:`ldpopt.aggregate.from_dataframe`); every shard must declare the same oracle and labels. The
+    whole folder's partial records the shards' identities, as Dask's does; a query's does not."""
+    from .._extras import require
+    from ..aggregate import Partial, from_dataframe
+    from ..aggregate.identity import check_not_held
+    from ..aggregate.shards import read_identities, read_labels, read_oracle
+
+    oracle, labels = read_oracle(files[0]), read_labels(files[0])
+    key = Partial.empty(oracle, labels).key()
+    for f in files[1:]:
+        if Partial.empty(read_oracle(f), read_labels(f)).key() != key:
+            raise InputError(f"SHARDS {args.shards}: {f.name} declares another oracle configuration or labels than "
+                             f"{files[0].name}; --engine {args.engine} reads one table of one oracle's reports")
+    idents = read_identities(files) if args.sql is None else []  # two copies of one shard: refused here
+    if base is not None:  # before any counting, as Dask's plan does
+        base.check_compatible(Partial.empty(oracle, labels))
+        check_not_held(base.shards, idents, "the partial merged into")
+    paths = [str(f) for f in files]
+    device = None if args.device == "auto" else args.device
+    if args.engine == "polars":
+        pl = require("polars", "test", "--engine polars")
+        frame = pl.scan_parquet(paths)
+    else:
+        duckdb = require("duckdb", "test", "--engine duckdb")
+        con = duckdb.connect()
+        frame = con.read_parquet(paths)
+        if args.sql is not None:
+            frame.create_view("reports")
+            try:
+                frame = con.sql(args.sql)
+            except duckdb.Error as exc:
+                raise InputError(f"--sql: {str(exc).splitlines()[0]}") from None
+            if frame is None:
+                raise InputError("--sql: the query returns no rows (a SELECT over the view 'reports' is expected)")
+    try:
+        total = from_dataframe(frame, oracle, labels=labels, device=device)
+    except (ValueError, TypeError) as exc:
+        where = "--sql" if args.sql is not None else f"SHARDS {args.shards}"
+        raise InputError(f"{where}: {exc}") from None
+    if idents:
+        total = total.with_shards(idents)
+    return base.merge(total) if base is not None else total
+
+
 def _workers(args) -> int | None:
     """``--workers``, capped for the local cluster at the cores this process may use, with one line
     on stderr: more worker processes than cores only slow the run (each takes memory and a start)."""
@@ -216,6 +280,13 @@ def add_parser(sub) -> None:
                     help="who counts the reports: auto (default: the fused CPU kernels on large inputs when "
                          "numba is installed, else numpy), numpy, cpu (fused kernels, every core) or cuda "
                          "(a GPU: the 'gpu' extra); the counts are the same on every device")
+    ap.add_argument("--engine", choices=("dask", "duckdb", "polars"), default="dask",
+                    help="who reads and counts the shards: dask (default: ldpopt's map + tree of merges), duckdb "
+                         "or polars (the folder read as one table and counted inside that engine: "
+                         "ldpopt.aggregate.from_dataframe; the 'test' extra installs both)")
+    ap.add_argument("--sql", default=None,
+                    help="with --engine duckdb: a query over the view 'reports' (the shards' rows) whose result "
+                         "holds the report columns, e.g. \"SELECT * FROM reports WHERE seed %% 2 = 0\"")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     ap.add_argument("--method", default=None,
                     help="also post-process: a registered method name or 'all' (default: counts only)")
