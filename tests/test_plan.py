@@ -220,3 +220,15 @@ def test_simulated_rows_flag_a_loose_prediction():
     row = p.table.iloc[0]
     assert row["how"] == "simulated (R = 3)"
     assert row["se"] > 0 or row["expected_mse"] == 0
+
+
+def test_a_plan_from_a_sample_states_the_measured_looseness():
+    sample = ("sample", np.random.default_rng(0).integers(0, 20, 300))
+    p = ldpopt.plan(20, 5000, 1.0, sample, ["full", "hh:0.1"], oracles=["oue"], methods=["base", "norm-sub"],
+                    n_repeats=3)
+    notes = dict(zip(zip(p.table["method"], p.table["query"]), p.table["note"], strict=True))
+    assert "off by up to 3%" in notes[("base", "full")]
+    assert "off by up to 22%" in notes[("norm-sub", "full")]
+    assert "off by up to 0.1 in 1 − F1" in notes[("norm-sub", "hh:0.1")]
+    q = ldpopt.plan(20, 5000, 1.0, "zipf:1.5", ["full"], oracles=["oue"], methods=["base"])
+    assert q.table["note"].iloc[0] == ""
