@@ -24,7 +24,6 @@ _LAZY = {
     "Estimate": ("estimate", "Estimate"),
     "postprocess": ("methods", "postprocess"),
     "choose": ("recommend", "choose"),
-    "plan": ("plan", "plan"),
     "Problem": ("problems", "Problem"),
     "Solution": ("problems", "Solution"),
     "SolverError": ("problems", "SolverError"),

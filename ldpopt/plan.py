@@ -724,8 +724,8 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
 
 
 class _CallableModule(types.ModuleType):
-    """This module, callable as :func:`plan`: ``ldpopt.plan`` is the function or, once the module was
-    imported by its name first (``from ldpopt.plan import simulate``), the module, and either call plans."""
+    """This module, callable as :func:`plan`: ``ldpopt.plan(d, n, epsilon, ...)`` plans, and
+    ``ldpopt.plan.simulate``, ``ldpopt.plan.ROW_FAMILIES`` ... are its other names."""
 
     def __call__(self, *args, **kwargs) -> Plan:
         return plan(*args, **kwargs)

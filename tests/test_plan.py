@@ -210,6 +210,7 @@ def test_module_and_function_both_plan():
     import importlib
 
     mod = importlib.import_module("ldpopt.plan")
+    assert ldpopt.plan is mod and callable(ldpopt.plan) and ldpopt.plan.simulate is simulate
     a = mod(16, 1000, 1.0, oracles=["oue"], methods=["base"]).table
     b = mod.plan(16, 1000, 1.0, oracles=["oue"], methods=["base"]).table
     assert a.equals(b)
