@@ -35,9 +35,10 @@ def test_plan_json_matches_the_library():
 
 @pytest.mark.parametrize(("args", "match"), [
     (["--d", "100", "--n", "0", "--epsilon", "1"], "--n must be an integer >= 1"),
-    (["--d", "100", "--n", "1e6", "--epsilon", "1", "--prior", "zipf:x"], "prior 'zipf:x'"),
-    (["--d", "100", "--n", "1e6", "--epsilon", "1", "--query", "topk:500"], "topk:500 needs K <= d"),
-    (["--d", "100", "--n", "1e6", "--epsilon", "1", "--oracles", "nope"], "oracle must be"),
+    (["--d", "100", "--n", "1e6", "--epsilon", "1", "--prior", "zipf:x"], "--prior: prior 'zipf:x'"),
+    (["--d", "100", "--n", "1e6", "--epsilon", "1", "--query", "topk:500"], "--query: queries: topk:500 needs K <= d"),
+    (["--d", "100", "--n", "1e6", "--epsilon", "1", "--oracles", "nope"], "--oracles: oracle must be"),
+    (["--d", "100", "--n", "1e6", "--epsilon", "1", "--methods", "nope"], "--methods: "),
 ])
 def test_plan_bad_input_is_one_line(args, match):
     assert match in one_line_error(ldpopt("plan", *args))

@@ -16,6 +16,17 @@ def _list(text):
     return None if text is None else [x.strip() for x in text.split(",") if x.strip()]
 
 
+#: the library's argument (how its message starts) → the option that gave it
+_OPTIONS = (("queries", "--query"), ("query", "--query"), ("prior", "--prior"), ("oracle", "--oracles"),
+            ("method", "--methods"), ("n_repeats", "--repeats"), ("target", "--target"), ("epsilon", "--epsilon"),
+            ("n ", "--n"), ("d ", "--d"))
+
+
+def _option_of(message: str) -> str:
+    """The option a library error is about (its message starts with the argument's name)."""
+    return next((opt for arg, opt in _OPTIONS if message.startswith(arg)), "plan")
+
+
 def _run(args) -> int:
     from .. import __version__
     from ..plan import plan
@@ -29,7 +40,7 @@ def _run(args) -> int:
                  oracles=_list(args.oracles), methods=methods, n_repeats=args.repeats, rng=args.seed,
                  ordered=args.ordered)
     except ValueError as exc:
-        raise InputError(f"plan: {exc}") from exc
+        raise InputError(f"{_option_of(str(exc))}: {exc}") from exc
     if args.json:
         t = p.table.astype(object).where(p.table.notna(), None)
         json.dump({"d": p.d, "n": p.n, "epsilon": p.epsilon, "prior": p.prior_how, "target": p.target,
