@@ -15,7 +15,7 @@ __version__ = "0.2.0"
 #: every public subpackage and module, an attribute of ``ldpopt`` loaded on first access (as scipy's
 #: submodules are); ``cli`` and ``report`` are the command line and ``make run``, not a library API
 SUBMODULES = ("aggregate", "audit", "datasets", "estimate", "experiments", "heavy", "hierarchy", "interop",
-              "kernels", "keyvalue", "methods", "multi", "numeric", "oracles", "pooling", "privacy", "problems", "queries",
+              "kernels", "keyvalue", "methods", "multi", "numeric", "oracles", "plan", "pooling", "privacy", "problems", "queries",
               "recommend", "robust", "sketches", "testing", "uncertainty", "verify", "xp")
 
 # name -> (submodule, attribute or None for the submodule itself), imported on first access
@@ -41,6 +41,7 @@ __all__ = [
     "datasets",
     "methods",
     "oracles",
+    "plan",
     "postprocess",
     "problems",
     "uncertainty",

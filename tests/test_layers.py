@@ -33,6 +33,7 @@ LAYERS = {
     **dict.fromkeys(("verify", "hierarchy", "multi", "keyvalue", "robust", "sketches", "heavy"),
                    5),
     "recommend": 5.5,    # choose ranks per-round and across-round methods of longitudinal data (multi.rounds)
+    "plan": 5.75,        # plan: expected error before collection, reusing recommend's losses and candidate sets
     **dict.fromkeys(("testing", "interop"), 6),
     "experiments": 7,
     **dict.fromkeys(("cli", "report"), 8),

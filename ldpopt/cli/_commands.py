@@ -11,6 +11,7 @@ COMMANDS = {
     "verify": ("verify", ("check the papers' claims: closed forms vs a KKT certificate (any d) and a solver "
                           "(small d), Monte-Carlo lemmas")),
     "choose": ("choose", "rank post-processing methods for a query (simulate from a fitted truth)"),
+    "plan": ("plan", "plan a collection: expected error per oracle, method and query from a prior; n for a target"),
     "perturb": ("perturb", "randomise a population with an oracle and write Parquet report shards"),
     "aggregate": ("aggregate", "aggregate a folder of Parquet report shards (out of core, Dask)"),
     "multi": ("multi", "collect marginals of many attributes, make them consistent, reconstruct others"),

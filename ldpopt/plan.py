@@ -1,0 +1,734 @@
+"""``ldpopt.plan``: the expected error of every oracle and method before any data are collected, and the
+number of users a target needs.
+
+Closed forms where they exist (Base's and Norm's variance, exact from the oracle's p, q and covariance
+at the prior's frequencies), a re-simulation from the prior where they do not (the oracle's exact-in-law
+count sampler, the method applied, the loss of :func:`ldpopt.recommend.losses`): the machinery of
+:func:`ldpopt.choose`, run on a prior instead of on a fit of collected data.
+
+Notes: docs/notes/plan.md."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import oracles as _oracles
+from ._validation import as_generator, check_domain_size, check_epsilon
+from .recommend import losses, records
+from .uncertainty.fit import population
+from .uncertainty.queryspec import Query, parse_query, random_subsets
+from .uncertainty.resample import apply_batch, draw_counts
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["ROW_FAMILIES", "SAMPLE_P90", "SEARCH_REPEATS", "SHAPES", "Plan", "closed_form", "plan", "prior_histogram", "simulate"]
+
+#: the named prior shapes :func:`prior_histogram` reads (a real dataset's name is also accepted)
+SHAPES = ("uniform", "zipf:S", "beta:A,B", "tied:K")
+
+#: the smallest and largest n the search for a target's n walks (2^(j/2) for j in this range)
+_J_MIN, _J_MAX = 2, 80            # n from 2 to 2^40 ≈ 1.1e12
+#: draws per grid point of the target's search (the smaller of this and ``n_repeats``): a full-domain loss
+#: averages d values, so a few draws give it to a few per cent; the SE is stated
+SEARCH_REPEATS = 8
+#: measured by benchmarks/bench_plan.py (n = 10⁵, 7 oracles, ε 0.5–4, d 100 and 1000, 8 truths): the 90th
+#: percentile of |predicted/simulated − 1| (for hh: |difference| of 1 − F1) when the prior is an add-one
+#: smoothed public sample of 2,000 values of the truth, per method family and query kind; a plan from a
+#: sample says it in each row's note
+SAMPLE_P90 = {
+    ("unbiased", "full"): 0.031, ("unbiased", "topk"): 0.14, ("unbiased", "subsets"): 0.097, ("unbiased", "hh"): 0.074,
+    ("simplex", "full"): 0.22, ("simplex", "topk"): 0.35, ("simplex", "subsets"): 0.26, ("simplex", "hh"): 0.10,
+    ("clipping", "full"): 0.16, ("clipping", "topk"): 0.38, ("clipping", "subsets"): 0.34, ("clipping", "hh"): 0.073,
+    ("rescaling", "full"): 0.38, ("rescaling", "topk"): 0.60, ("rescaling", "subsets"): 0.38, ("rescaling", "hh"): 0.074,
+}
+_FAMILY = {"base": "unbiased", "norm": "unbiased", "norm-sub": "simplex", "mle-apx": "simplex", "norm-hyb": "simplex",
+           "base-pos": "clipping", "base-cut": "clipping", "norm-mul": "rescaling", "norm-cut": "rescaling"}
+#: a simulated row's note: the Monte-Carlo SE above this share of the estimate
+_LOOSE_SE = 0.05
+#: a target row's note: the local log-log slope of the loss in n farther than this from −1 (1/n scaling)
+_LOOSE_SLOPE = 0.25
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _shape(spec: str, d: int) -> tuple[np.ndarray, str]:
+    from . import datasets
+
+    head, _, rest = spec.strip().lower().partition(":")
+    try:
+        if head in ("uniform", "flat") and not rest:
+            return np.full(d, 1.0 / d), "uniform"
+        if head == "zipf":
+            s = float(rest) if rest else 1.5
+            if not (np.isfinite(s) and s > 0):
+                raise ValueError
+            return datasets.zipf_probabilities(d, s), f"zipf:{s:g}"
+        if head == "beta":
+            a, b = (float(x) for x in rest.split(",")) if rest else (50.0, 2.0)
+            if not (np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0):
+                raise ValueError
+            return datasets.beta_probabilities(d, a, b), f"beta:{a:g},{b:g}"
+        if head == "tied":
+            k = int(rest)
+            if not 1 <= k <= d:
+                raise ValueError
+            f = np.full(d, 0.5 / max(d - k, 1)) if k < d else np.zeros(d)
+            f[:k] = 0.5 / k if k < d else 1.0 / d
+            return f / f.sum(), f"tied:{k}"
+    except ValueError:
+        raise ValueError(f"prior {spec!r}: the shape's parameters are malformed or out of range (zipf:S with "
+                         f"S > 0, beta:A,B with A, B > 0, tied:K with 1 <= K <= d)") from None
+    names = datasets.available()
+    real = set(names["name"][names["present"].astype(bool) & ~names["kind"].isin(["synthetic", "missing"])])
+    key = spec.strip().lower().replace("_", "-")
+    if key in real:
+        counts = np.asarray(datasets.load(key).counts, dtype=np.float64)
+        c = np.sort(counts)[::-1]
+        how = f"dataset {key} (d = {c.size})"
+        if c.size >= d:
+            how += f", its {d} most frequent values renormalised" if c.size > d else ""
+            c = c[:d]
+        else:
+            c = np.r_[c, np.zeros(d - c.size)]
+            how += f", padded with {d - counts.size} values of frequency 0"
+        return c / c.sum(), how
+    raise ValueError(f"prior must be a histogram of length d, ('sample', values), one of {list(SHAPES)} or a "
+                     f"real dataset's name ({sorted(real)}), got {spec!r}")
+
+
+def prior_histogram(prior, d: int) -> tuple[np.ndarray, str]:
+    """The prior's frequencies f (length d, summing to 1) and one phrase saying what they are.
+
+    Parameters
+    ----------
+    prior : None, str, array_like or ("sample", values)
+        None: uniform (the shape on which post-processing gains least: a conservative plan for the
+        methods other than Base, whose full-domain MSE does not depend on the shape); a histogram of
+        length d (counts or frequencies, >= 0, not all 0); ``"uniform"``; ``"zipf:S"`` (S > 0);
+        ``"beta:A,B"`` (Beta(A, B) bucketised into d bins, arXiv App. C.1); ``"tied:K"`` (K values tied
+        at the head holding half the mass, the rest spread evenly); a real dataset's name
+        (:func:`ldpopt.datasets.available`: its d most frequent values renormalised, or padded with
+        zeros where its domain is smaller than d); or ``("sample", values)``: a small public sample of
+        values in [0, d), made a histogram with add-one (Laplace) smoothing, so a value the sample
+        missed keeps a small mass.
+    d : int
+        Domain size, >= 2.
+
+    Returns
+    -------
+    f : ndarray, shape (d,)
+    how : str
+
+    Raises
+    ------
+    ValueError
+        If the prior is none of the above, its length is not d, or it has a negative, non-finite or
+        all-zero entry.
+
+    References
+    ----------
+    Add-one smoothing: Laplace's rule of succession (Manning, Raghavan & Schütze, *Introduction to
+    Information Retrieval*, 2008, §11.3.2, Eq. 11.7).
+
+    Examples
+    --------
+    >>> from ldpopt.plan import prior_histogram
+    >>> f, how = prior_histogram("zipf:1.5", 4)
+    >>> f.round(3), how
+    (array([0.598, 0.212, 0.115, 0.075]), 'zipf:1.5')
+    >>> prior_histogram(("sample", [0, 0, 1]), 3)[0]
+    array([0.5       , 0.33333333, 0.16666667])
+    """
+    d = check_domain_size(d, "d")
+    if prior is None:
+        return np.full(d, 1.0 / d), "uniform (no prior given)"
+    if isinstance(prior, str):
+        return _shape(prior, d)
+    if isinstance(prior, tuple) and len(prior) == 2 and isinstance(prior[0], str):
+        if prior[0] != "sample":
+            raise ValueError(f"prior: a tuple must be ('sample', values), got ({prior[0]!r}, ...)")
+        v = np.asarray(prior[1])
+        if v.ndim != 1 or v.size == 0 or v.dtype.kind not in "iu" or v.min() < 0 or v.max() >= d:
+            raise ValueError(f"prior: a sample must be a non-empty 1-D array of integers in [0, {d})")
+        c = np.bincount(v.astype(np.int64), minlength=d) + 1.0
+        return c / c.sum(), f"a public sample of {v.size} values, add-one smoothed"
+    try:
+        h = np.asarray(prior, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"prior must be a histogram, a shape name or ('sample', values), got "
+                         f"{type(prior).__name__}") from None
+    if h.ndim != 1 or h.shape[0] != d:
+        raise ValueError(f"prior: a histogram must have length d = {d}, got shape {h.shape}")
+    if not np.all(np.isfinite(h)) or np.any(h < 0) or h.sum() <= 0:
+        raise ValueError("prior: a histogram must be finite, >= 0 and not all 0")
+    return h / h.sum(), "the given histogram"
+
+
+def _check_n(n) -> int:
+    if isinstance(n, bool) or not isinstance(n, numbers.Real):
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    x = float(n)
+    if not math.isfinite(x) or x <= 0 or not x.is_integer():
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    return int(x)
+
+
+def _check_oracles(names, epsilon: float, d: int) -> list:
+    if names is None:
+        names = _oracles.available()
+    elif isinstance(names, str):
+        names = [names]
+    out = []
+    for name in names:
+        if not isinstance(name, str):
+            raise ValueError(f"oracles must be registry names, got {name!r}")
+        cls = _oracles.oracle_class(name)
+        if cls.longitudinal:
+            raise ValueError(f"oracles: {name!r} is longitudinal (several rounds of the same users); plan one-shot "
+                             f"oracles")
+        out.append(_oracles.get(name, epsilon, d))
+    if not out:
+        raise ValueError("oracles must name at least one oracle")
+    return out
+
+
+def _check_queries(queries, d: int) -> list[Query]:
+    if queries is None or isinstance(queries, (str, Query)):
+        queries = [queries]
+    qs = []
+    for spec in queries:
+        if not isinstance(spec, (str, Query)) and spec is not None:
+            raise ValueError(f"queries must be strings ('full', 'topk:K', 'hh:PHI', 'subsets:SIZE[:COUNT]'), "
+                             f"got {type(spec).__name__}")
+        q = parse_query(spec)
+        if q.kind == "given":
+            raise ValueError("queries: given subsets are not planned; use 'subsets:SIZE[:COUNT]'")
+        if q.kind == "topk" and q.k > d:
+            raise ValueError(f"queries: topk:{q.k} needs K <= d = {d}")
+        if q.kind == "subsets" and q.size > d:
+            raise ValueError(f"queries: subsets:{q.size} needs SIZE <= d = {d}")
+        qs.append(q)
+    if not qs:
+        raise ValueError("queries must name at least one query")
+    return list({str(q): q for q in qs}.values())
+
+
+def _check_target(target) -> float | None:
+    if target is None:
+        return None
+    if isinstance(target, bool) or not isinstance(target, numbers.Real):
+        raise ValueError(f"target must be a finite number > 0, got {target!r}")
+    t = float(target)
+    if not (math.isfinite(t) and t > 0):
+        raise ValueError(f"target must be a finite number > 0, got {target!r}")
+    return t
+
+
+# -- closed forms ------------------------------------------------------------------------------------
+
+def closed_form(oracle, method: str, query, f, n: int) -> float | None:
+    """The exact expected loss of Base or Norm on ``query`` at true frequencies ``f`` and n users, or None
+    where no closed form is known (another method, a heavy-hitter query, or Norm and subset queries for
+    an oracle whose count covariance is not of the pair form).
+
+    Both methods are unbiased, so the expected MSE is the mean variance of the answers: Base per value
+    Var(f̃_v) = (q(1−q) + f_v(p−q)(1−p−q))/(n(p−q)²) (arXiv Eq. 2); Norm and subset answers from the
+    exact covariance of :mod:`ldpopt.uncertainty.analytic`; for ``subsets:S`` the expectation over
+    uniform S-subsets (docs/notes/plan.md).
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+    method : str
+        ``"base"`` or ``"norm"`` (anything else returns None).
+    query : str or Query
+        "full", "topk:K", "subsets:S[:C]" (the MSE metric; "hh:PHI" returns None).
+    f : array_like, shape (d,)
+        True frequencies.
+    n : int
+        Users.
+
+    Returns
+    -------
+    float or None
+
+    References
+    ----------
+    Wang et al., "Locally Differentially Private Frequency Estimation with Consistency", arXiv 1905.08320,
+    §2 Eq. 2 (variance) and §4.3 (subset queries); NDSS 2020, §IV (Norm).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles
+    >>> from ldpopt.plan import closed_form
+    >>> o = oracles.get("oue", 1.0, 4)
+    >>> f = np.array([0.4, 0.3, 0.2, 0.1])
+    >>> round(closed_form(o, "base", "full", f, 1000), 6) == round(float(o.variance(f, 1000).mean()), 6)
+    True
+    >>> closed_form(o, "norm-sub", "full", f, 1000) is None
+    True
+    """
+    q = parse_query(query)
+    if method not in ("base", "norm") or q.kind in ("hh", "given") or q.metric != "mse":
+        return None
+    f = np.asarray(f, dtype=np.float64)
+    d = f.shape[0]
+    p, qq = oracle.p, oracle.q
+    kap = 1.0 / (n * (p - qq) ** 2)
+    s = qq * (1 - qq) + f * (p - qq) * (1 - p - qq)
+    ab = type(oracle).pair_covariance(p, qq, d, oracle.structural_params())
+    if method == "base" and q.kind in ("full", "topk"):
+        v = kap * s
+    elif ab is None:
+        return None
+    else:
+        a, b = ab
+        g = s - a - 2 * b * f
+        if q.kind == "subsets":
+            k = q.size
+            if method == "base":   # E over uniform k-subsets of kap (Σ_A g + a k² + 2 b k f(A))
+                return float(kap * (k / d * g.sum() + a * k * k + 2 * b * k * k / d))
+            return float(kap * g.sum() * (k / d) * (1 - k / d))
+        v = kap * (g * (1 - 2.0 / d) + g.sum() / d**2)
+    if q.kind == "topk":
+        v = v[np.argsort(-f, kind="stable")[:q.k]]
+    return float(v.mean())
+
+
+# -- the re-simulation -------------------------------------------------------------------------------
+
+def _evaluate(oracle, f, n: int, queries: list[Query], recs: list, R: int, gen) -> dict:
+    """{(method, query string): (mean loss, SE, losses)} over R re-simulations of n users drawn from f;
+    methods that do not apply are left out (their reason under (method, None))."""
+    pop = population(f, n)
+    truth = pop / n
+    C = draw_counts(oracle, pop, R, gen)
+    est = oracle.estimate(C[0], n)
+    F = (C / n - est.q) / (est.p - est.q)
+    Us = {str(q): [random_subsets(gen, f.shape[0], q.size, q.count) for _ in range(R)]
+          for q in queries if q.kind == "subsets"}
+    out: dict = {}
+    for r in recs:
+        why = r.why_not(est)
+        if why is not None:
+            out[(r.name, None)] = why
+            continue
+        o = apply_batch(est, r, F, counts=C)
+        for q in queries:
+            if q.kind == "subsets":
+                L = np.array([losses(q, o[i:i + 1], truth, Us[str(q)][i])[0] for i in range(R)])
+            else:
+                L = losses(q, o, truth)
+            out[(r.name, str(q))] = (float(L.mean()), float(L.std(ddof=1) / math.sqrt(R)), L)
+    return out
+
+
+def simulate(d, n, epsilon, prior=None, queries=("full",), *, oracles=None, methods=None, n_repeats: int = 20,
+             rng=0, ordered: bool = False) -> pd.DataFrame:
+    """The simulated expected loss of every oracle × method × query: R draws of the support counts of n
+    users from the prior (each oracle's exact-in-law sampler), every method applied, the loss averaged,
+    with its standard error. What :func:`plan` calls where no closed form exists, and what a prediction
+    is checked against.
+
+    Parameters
+    ----------
+    d, n, epsilon, prior, queries, oracles, methods, ordered
+        As :func:`plan`.
+    n_repeats : int, default 20
+        Draws R (>= 2).
+    rng : int or Generator, default 0
+        Seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``oracle``, ``method``, ``query``, ``metric``, ``mse`` (the query's loss), ``se``.
+
+    References
+    ----------
+    NDSS 2020 §V-D (re-simulation from a plausible truth), here from a prior.
+
+    Examples
+    --------
+    >>> from ldpopt.plan import simulate
+    >>> t = simulate(16, 5000, 1.0, "zipf:1.5", oracles=["grr"], methods=["base", "norm-sub"], n_repeats=4)
+    >>> list(t.columns), len(t)
+    (['oracle', 'method', 'query', 'metric', 'mse', 'se'], 2)
+    """
+    ctx = _context(d, n, epsilon, prior, queries, oracles, methods, None, n_repeats, rng, ordered)
+    import pandas as pd
+
+    rows = []
+    for o in ctx.oracles:
+        res = _evaluate(o, ctx.f, ctx.n, ctx.queries, ctx.recs, ctx.R, as_generator(ctx.seed_for(o.name, -1)))
+        for (m, qs), v in res.items():
+            if qs is not None:
+                rows.append({"oracle": o.name, "method": m, "query": qs, "metric": _metric(qs), "mse": v[0],
+                             "se": v[1]})
+    return pd.DataFrame(rows, columns=["oracle", "method", "query", "metric", "mse", "se"])
+
+
+def _metric(qs: str) -> str:
+    q = parse_query(qs)
+    return "1-F1" if q.kind == "hh" else q.metric.upper()
+
+
+@dataclass
+class _Context:
+    d: int
+    n: int
+    epsilon: float
+    f: np.ndarray
+    prior_how: str
+    queries: list
+    oracles: list
+    recs: list
+    target: float | None
+    R: int
+    seed: int
+    R_search: int
+    from_sample: bool = False
+    memo: dict = field(default_factory=dict)
+
+    def seed_for(self, oracle: str, j: int) -> np.random.Generator:
+        """A generator per (oracle, grid point): the same draws whichever row asks (memoised search)."""
+        key = [self.seed, j + 1] + [ord(c) for c in oracle]
+        return np.random.default_rng(np.random.SeedSequence(key))
+
+    def at(self, oracle, j: int) -> dict:
+        """The memoised evaluation of ``oracle`` at n = round(2^(j/2))."""
+        key = (oracle.name, j)
+        if key not in self.memo:
+            self.memo[key] = _evaluate(oracle, self.f, _grid_n(j), self.queries, self.recs, self.R_search,
+                                       self.seed_for(oracle.name, j))
+        return self.memo[key]
+
+
+def _grid_n(j: int) -> int:
+    return max(1, round(2 ** (j / 2)))
+
+
+def _context(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered) -> _Context:
+    """Every argument checked, in order, before any work."""
+    d = check_domain_size(d, "d")
+    n = _check_n(n)
+    try:
+        epsilon = check_epsilon(epsilon, "epsilon")
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+    f, how = prior_histogram(prior, d)
+    qs = _check_queries(queries, d)
+    orcs = _check_oracles(oracles, epsilon, d)
+    recs = records(methods, ordered=ordered)
+    unordered = [r.name for r in recs if r.needs_order and not ordered]
+    if unordered:
+        raise ValueError(f"methods: {unordered} assume an ordered domain; pass ordered=True or leave them out")
+    tgt = _check_target(target)
+    if isinstance(n_repeats, bool) or not _is_int(n_repeats) or n_repeats < 2:
+        raise ValueError(f"n_repeats must be an integer >= 2, got {n_repeats!r}")
+    if _is_int(rng):
+        seed = int(rng)
+    else:
+        seed = int(as_generator(rng).integers(2**63))
+    return _Context(d, n, epsilon, f, how, qs, orcs, recs, tgt, int(n_repeats), seed,
+                    min(int(n_repeats), SEARCH_REPEATS), from_sample=how.startswith("a public sample"))
+
+
+# -- the target's n ------------------------------------------------------------------------------------
+
+def _n_for_target(ctx: _Context, oracle, method: str, qs: str, start_n: float) -> tuple[float, float, str]:
+    """(n, its SE, note) meeting ``ctx.target``: on the grid n = 2^(j/2), a bracket from ``start_n`` by
+    doubling steps, a bisection on j, then a log-log interpolation between the two neighbouring grid
+    points that bracket the target (docs/notes/plan.md)."""
+    t = ctx.target
+    assert t is not None
+
+    def loss(j):
+        v = ctx.at(oracle, j).get((method, qs))
+        return (np.inf, 0.0) if v is None else v[:2]
+
+    j = int(min(max(round(2 * math.log2(max(start_n, 2.0))), _J_MIN), _J_MAX))
+    step = 1
+    if loss(j)[0] <= t:  # met at the start: bracket downwards, steps doubling
+        while True:
+            if j == _J_MIN:
+                return float(_grid_n(j)), 0.0, f"met already at n = {_grid_n(j)}"
+            jj = max(j - step, _J_MIN)
+            if loss(jj)[0] > t:
+                lo, hi = jj, j
+                break
+            j, step = jj, 2 * step
+    else:  # not met: bracket upwards
+        while True:
+            if j == _J_MAX:
+                return math.nan, math.nan, f"not met for n <= {_grid_n(_J_MAX):.3g}"
+            jj = min(j + step, _J_MAX)
+            if loss(jj)[0] <= t:
+                lo, hi = j, jj
+                break
+            j, step = jj, 2 * step
+    while hi - lo > 1:  # bisection on log n, on the grid
+        mid = (lo + hi) // 2
+        if loss(mid)[0] > t:
+            lo = mid
+        else:
+            hi = mid
+    (m_lo, _), (m_hi, se_hi) = loss(lo), loss(hi)
+    n_lo, n_hi = _grid_n(lo), _grid_n(hi)
+    if not (m_hi > 0 and np.isfinite(m_lo)):
+        return float(n_hi), 0.0, "the grid point meeting the target (loss 0 there)"
+    slope = (math.log(m_hi) - math.log(m_lo)) / (math.log(n_hi) - math.log(n_lo))
+    ln = math.log(n_lo) + (math.log(t) - math.log(m_lo)) / slope
+    nstar = float(min(max(math.exp(ln), n_lo), n_hi))
+    se = nstar * (se_hi / m_hi) / abs(slope)
+    note = ""
+    if abs(slope + 1) > _LOOSE_SLOPE:
+        note = (f"loss ∝ n^{slope:.2f} near the target, not 1/n: scaling the loss at one n to another would be "
+                f"loose here")
+    return nstar, se, note
+
+
+# -- the rows ----------------------------------------------------------------------------------------
+
+def _local_rows(ctx: _Context) -> list[dict]:
+    """The LDP rows: every oracle × method × query (closed forms first, the re-simulation for the rest)."""
+    rows = []
+    j_n = None  # the given n is evaluated exactly there (not on the grid)
+    for o in ctx.oracles:
+        sim = None
+        for r in ctx.recs:
+            for q in ctx.queries:
+                qs = str(q)
+                exact = closed_form(o, r.name, q, ctx.f, ctx.n)
+                row = {"family": "local", "oracle": o.name, "method": r.name, "query": qs, "metric": _metric(qs)}
+                if exact is not None:
+                    row.update(expected_mse=exact, se=0.0, how="exact", note="")
+                else:
+                    if sim is None:
+                        key = (o.name, j_n)
+                        if key not in ctx.memo:
+                            ctx.memo[key] = _evaluate(o, ctx.f, ctx.n, ctx.queries, ctx.recs, ctx.R,
+                                                      ctx.seed_for(o.name, -1))
+                        sim = ctx.memo[key]
+                    if (r.name, None) in sim:
+                        break  # the method does not apply to this oracle: no rows (Plan.skipped)
+                    mean, se, _ = sim[(r.name, qs)]
+                    note = (f"SE {se / mean:.0%} of the estimate: more n_repeats" if mean > 0 and se > _LOOSE_SE * mean
+                            else "")
+                    row.update(expected_mse=mean, se=se, how=f"simulated (R = {ctx.R})", note=note)
+                sampled = (_FAMILY.get(r.name), q.kind)
+                if ctx.from_sample and sampled in SAMPLE_P90:
+                    v = SAMPLE_P90[sampled]
+                    bound = f"{v:g} in 1 − F1" if q.kind == "hh" else f"{v:.0%}"
+                    said = f"prior from a sample: off by up to {bound} (90th percentile, bench_plan)"
+                    row["note"] = "; ".join(x for x in (row["note"], said) if x)
+                if ctx.target is not None:
+                    if exact is not None:  # unbiased: exactly ∝ 1/n
+                        row.update(n_target=float(math.ceil(ctx.n * exact / ctx.target)), n_target_se=0.0,
+                                   n_target_how="exact (∝ 1/n)")
+                    else:
+                        # start where the loss at the given n, scaled as 1/n, meets the target
+                        start = ctx.n if q.kind == "hh" or mean <= 0 else ctx.n * mean / ctx.target
+                        ns, nse, note = _n_for_target(ctx, o, r.name, qs, start)
+                        row.update(n_target=float(math.ceil(ns)) if np.isfinite(ns) else ns, n_target_se=nse,
+                                   n_target_how=f"estimated (R = {ctx.R_search} per grid n)")
+                        if note:
+                            row["note"] = "; ".join(x for x in (row["note"], note) if x)
+                rows.append(row)
+    return rows
+
+
+#: the row families a plan draws from, by ``mechanism``: None → the local (LDP) oracles. A central-noise
+#: family registers here under its mechanism's name: a function of the checked context returning rows
+#: with the same columns (``family`` naming it)
+ROW_FAMILIES: dict[str | None, Callable[[_Context], list[dict]]] = {None: _local_rows}
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """A collection's plan: ``table`` (one row per oracle × method × query, ranked per query), the prior
+    used, the inputs and one sentence ``how``. Returned by :func:`plan`.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Columns ``family``, ``oracle``, ``method``, ``query``, ``metric``, ``expected_mse`` (the query's
+        expected loss: MSE, or 1 − F1 for ``hh``), ``se`` (0 where exact), ``how``, ``note`` (where the
+        prediction is loose), ``rank`` (within the query); with a target also ``n_target``,
+        ``n_target_se``, ``n_target_how``.
+    prior : ndarray
+        The prior's frequencies.
+    prior_how : str
+        What the prior is.
+    d, n : int
+    epsilon : float
+    target : float or None
+    skipped : list of tuple
+        (oracle, method, reason) of the methods that do not apply to an oracle.
+    how : str
+
+    Examples
+    --------
+    >>> import ldpopt
+    >>> p = ldpopt.plan(64, 10_000, 1.0, "zipf:1.5", oracles=["oue"], methods=["base", "norm-sub"], n_repeats=4)
+    >>> p.best("full")
+    ('oue', 'norm-sub')
+    """
+
+    table: pd.DataFrame
+    prior: np.ndarray = field(repr=False)
+    prior_how: str
+    d: int
+    n: int
+    epsilon: float
+    target: float | None
+    skipped: list
+    how: str
+
+    def best(self, query: str = "full") -> tuple[str, str]:
+        """(oracle, method) of the smallest expected loss on ``query``.
+
+        Parameters
+        ----------
+        query : str
+            One of the planned queries.
+
+        Returns
+        -------
+        tuple of str
+
+        Raises
+        ------
+        ValueError
+            If the query was not planned.
+
+        Examples
+        --------
+        >>> import ldpopt
+        >>> ldpopt.plan(16, 1000, 1.0, oracles=["grr"], methods=["base"]).best()
+        ('grr', 'base')
+        """
+        qs = str(parse_query(query))
+        t = self.table[self.table["query"] == qs]
+        if t.empty:
+            raise ValueError(f"query {query!r} was not planned (planned: {sorted(set(self.table['query']))})")
+        row = t.iloc[0]
+        return str(row["oracle"]), str(row["method"])
+
+    def __str__(self) -> str:
+        cols = [c for c in ("rank", "query", "oracle", "method", "expected_mse", "se", "how", "n_target",
+                            "n_target_se", "note") if c in self.table.columns]
+        fmt = {"expected_mse": "{:.4g}".format, "se": "{:.2g}".format, "n_target": "{:.4g}".format,
+               "n_target_se": "{:.2g}".format}
+        head = (f"plan: d = {self.d}, n = {self.n:,}, ε = {self.epsilon:g}, prior {self.prior_how}"
+                + (f", target {self.target:g}" if self.target is not None else ""))
+        return f"{head}\n{self.table[cols].to_string(index=False, formatters=fmt)}\n({self.how})"
+
+
+def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=None, methods=None,
+         n_repeats: int = 20, rng=0, ordered: bool = False, mechanism=None) -> Plan:
+    """Plan a collection: the expected error of every oracle × post-processing method × query before any
+    data exist, and, with ``target``, the smallest n that meets it.
+
+    Base and Norm (unbiased, linear) get their exact expected MSE from the oracle's variance and
+    covariance at the prior's frequencies (:func:`closed_form`; exactly ∝ 1/n, so the target's n is a
+    ratio). Every other method, and heavy-hitter queries, get a re-simulation: R draws of the support
+    counts of n users drawn from the prior (exact in law), the method applied, the loss of
+    :func:`ldpopt.recommend.losses` averaged, with its standard error; the target's n is searched on
+    the grid n = 2^(j/2), memoised, and interpolated log-log between the bracketing points (stated as
+    estimated, with its SE; the note says where the loss is not ∝ 1/n, so that scaling one n to
+    another would be loose).
+
+    Parameters
+    ----------
+    d : int
+        Domain size, >= 2.
+    n : int
+        Users (an integral float such as 1e6 is accepted), >= 1.
+    epsilon : float
+        ε > 0.
+    prior : see :func:`prior_histogram`
+        The assumed distribution of the values (None: uniform).
+    queries : str or sequence of str, default ("full",)
+        "full", "topk:K", "hh:PHI", "subsets:SIZE[:COUNT]" (:func:`ldpopt.uncertainty.parse_query`).
+    target : float, optional
+        The loss to meet (> 0): adds ``n_target`` per row.
+    oracles : sequence of str, optional
+        Registry names (default :func:`ldpopt.oracles.available`: the pure one-shot oracles).
+    methods : None, "closed-form", "extended", "all" or a sequence of names
+        As :func:`ldpopt.recommend.records` (default the closed forms). A method that does not apply to
+        an oracle gives no row (``Plan.skipped`` says why).
+    n_repeats : int, default 20
+        Draws R per simulated evaluation (>= 2).
+    rng : int or Generator, default 0
+        Seed.
+    ordered : bool, default False
+        The domain is ordered (lets the Wiener filters be candidates).
+    mechanism : None
+        The row family: None, the local oracles (the only one here; :data:`ROW_FAMILIES`).
+
+    Returns
+    -------
+    Plan
+
+    Raises
+    ------
+    ValueError
+        A bad argument, named, before any work: d < 2, n <= 0, ε <= 0, a prior not of length d, an
+        unknown query, oracle or method, target <= 0, n_repeats < 2, an unknown mechanism.
+
+    References
+    ----------
+    Wang et al., arXiv 1905.08320, §2 Eq. 2 (the oracles' variance); NDSS 2020 (Wang, Lopuhaä-Zwakenberg,
+    Li, Skoric, Li), §V-D (choosing a method by re-simulation), here run on a prior before collection.
+
+    Examples
+    --------
+    >>> import ldpopt
+    >>> p = ldpopt.plan(100, 1e5, 1.0, "zipf:1.5", oracles=["grr", "oue"], methods=["base"], target=1e-5)
+    >>> [(r.oracle, f"{r.expected_mse:.3g}", int(r.n_target)) for r in p.table.itertuples()]
+    [('oue', '3.69e-05', 369270), ('grr', '0.000347', 3468331)]
+    """
+    if mechanism not in ROW_FAMILIES:
+        raise ValueError(f"mechanism must be one of {sorted(map(str, ROW_FAMILIES))} (None: the local oracles), "
+                         f"got {mechanism!r}")
+    ctx = _context(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered)
+    import pandas as pd
+
+    rows = ROW_FAMILIES[mechanism](ctx)
+    skipped = sorted({(o, m, why) for (o, j), res in ctx.memo.items() for (m, qs), why in res.items()
+                      if qs is None})
+    table = pd.DataFrame(rows)
+    order = {str(q): i for i, q in enumerate(ctx.queries)}
+    table["_q"] = table["query"].map(order)
+    table = table.sort_values(["_q", "expected_mse", "se"], kind="stable").drop(columns="_q")
+    table["rank"] = table.groupby("query", sort=False).cumcount() + 1
+    table = table.reset_index(drop=True)
+    how = (f"exact rows: Base's and Norm's variance at the prior (unbiased, ∝ 1/n); simulated rows: {ctx.R} draws "
+           f"of n users from the prior, exact in law, ± SE; the prediction holds for a population like the prior "
+           f"(docs/plan.md: how far off it is when the prior is a small sample)")
+    return Plan(table=table, prior=ctx.f, prior_how=ctx.prior_how, d=ctx.d, n=ctx.n, epsilon=ctx.epsilon,
+                target=ctx.target, skipped=skipped, how=how)
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as :func:`plan`: ``ldpopt.plan(d, n, epsilon, ...)`` plans, and
+    ``ldpopt.plan.simulate``, ``ldpopt.plan.ROW_FAMILIES`` ... are its other names."""
+
+    def __call__(self, *args, **kwargs) -> Plan:
+        return plan(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
