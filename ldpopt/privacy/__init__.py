@@ -6,6 +6,6 @@ Notes: docs/notes/privacy.md.
 
 from __future__ import annotations
 
-from . import central
+from . import central, shuffle
 
-__all__ = ["central"]
+__all__ = ["central", "shuffle"]
