@@ -60,7 +60,7 @@ def _exact_delta(eps_g: float, epsilon: float, rounds: int) -> float:
     i = np.arange(rounds + 1, dtype=np.float64)
     loss = epsilon * (rounds - 2.0 * i)
     w = stats.binom.pmf(i, rounds, 1.0 / (1.0 + math.exp(epsilon)))
-    return float(np.dot(w, np.clip(-np.expm1(eps_g - loss), 0.0, None)))
+    return float(np.dot(w, -np.expm1(np.minimum(eps_g - loss, 0.0))))
 
 
 def compose(epsilon, rounds, delta=1e-6, accountant: str = "exact") -> float:
