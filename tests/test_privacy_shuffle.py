@@ -138,3 +138,22 @@ def test_bad_inputs_name_the_argument(args, kwargs, exc, word):
     with pytest.raises(exc, match=word) as info:
         shuffled(*args, **kwargs)
     assert "\n" not in str(info.value)
+
+
+def test_inside_the_authors_brackets_on_their_settings():
+    """Every (n, ε₀) of the recorded run of the authors' code up to n = 10⁵ (benchmarks/bench_shuffle.py's
+    AUTHORS, δ = 1e-6): our exact sum lies in their stepped bracket (up to their bisection's 2⁻²⁰), and
+    our closed form is never above their code's variant."""
+    from _benchmarks import bench_module
+
+    authors = bench_module("bench_shuffle").AUTHORS
+    checked = 0
+    for (n, e0), (lo, hi, their_closed) in authors.items():
+        if n > 10**5:
+            continue
+        slack = min(their_closed, e0) * 2.0 ** -20
+        got = shuffled(e0, n, 1e-6).epsilon
+        assert lo - slack <= got <= hi + slack, (n, e0, lo, got, hi)
+        assert shuffled(e0, n, 1e-6, method="closed-form").epsilon <= their_closed + 1e-12, (n, e0)
+        checked += 1
+    assert checked == 15

@@ -174,3 +174,18 @@ def test_with_privacy_and_shuffled_are_recorded_and_saved(tmp_path):
     with pytest.raises(ValueError, match="privacy\\['model'\\]"):
         _est().with_privacy({"model": "nope", "epsilon": 1.0})
     assert np.array_equal(composed.f_tilde, _est(0.2).f_tilde)
+
+
+@settings(max_examples=10, deadline=None)
+@given(name=st.sampled_from(["l-grr", "l-osue", "l-sue"]), tau=st.integers(min_value=1, max_value=40),
+       k=st.integers(min_value=1, max_value=3), relation=st.sampled_from(["any", "memo-pattern"]))
+def test_memoised_oracle_writes_its_own_horizon_epsilon(name, tau, k, relation):
+    o = oracles.get(name, 2.0, 6)
+    k = min(k, tau)
+    record = o.privacy(tau, k, relation)
+    st_ = _est().with_privacy(record).privacy
+    assert st_.epsilon == float(o.epsilon_horizon(tau, k, relation))  # asked of the oracle, not restated
+    assert record["epsilon"] == pytest.approx(o.eps_1) and record["rounds"] == tau
+    line = str(st_)
+    assert line.startswith(f"local ε₁ = {o.eps_1:.4g} per report (replace), memoised: ε = {st_.epsilon:.4g} over {tau} rounds")
+    assert ("any two value sequences" if relation == "any" else "memo public") in line

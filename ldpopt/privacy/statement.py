@@ -172,6 +172,10 @@ def local(epsilon, rounds=1, delta=1e-6, accountant: str = "exact") -> dict:
             "composition": accountant, "epsilon_total": total, "delta": 0.0 if accountant == "basic" else float(delta)}
 
 
+# the neighbouring relations over a user's value sequence (ldpopt.oracles.horizon), as printed
+_HORIZONS = {"any": "any two value sequences", "memo-pattern": "which rounds share a memo public"}
+
+
 def _num(x) -> str:
     return f"{x:.4g}"
 
@@ -294,7 +298,7 @@ class PrivacyStatement:
                 span = f"{rounds} rounds" if rounds else "any number of rounds"
                 values = r.get("distinct_values", 1)
                 of = "one value" if values == 1 else f"{values} values"
-                horizon = f", {r['horizon']} relation" if r.get("horizon") else ""
+                horizon = f" ({_HORIZONS.get(r['horizon'], r['horizon'])})" if r.get("horizon") else ""
                 return (f"local ε₁ = {_num(per)} per report ({self.relation}), memoised: ε = {_num(self.epsilon)} "
                         f"over {span} of {of}{horizon}")
             if not rounds or rounds == 1:
