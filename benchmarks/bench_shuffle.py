@@ -99,7 +99,7 @@ def shuffle_rows(ns) -> list[dict]:
             theirs = AUTHORS.get((n, e0))
             if theirs is not None:
                 lo, hi, their_closed = theirs
-                start = their_closed if their_closed < e0 else e0  # their bisection starts at [0, start]
+                start = min(e0, their_closed)  # their bisection starts at [0, start]
                 slack = start * 2.0 ** -20
                 row.update(authors_lower=lo, authors_upper=hi, authors_closed=their_closed,
                            in_bracket=bool(lo - slack <= num.epsilon <= hi + slack))

@@ -40,9 +40,10 @@ _XTOL = 1e-7
 
 @dataclass(frozen=True)
 class ShuffleBound:
-    """The central (ε, δ) of n shuffled ε₀-LDP reports, with how it was obtained.
+    """The central (ε, δ) of n shuffled ε₀-LDP reports, with how it was obtained (what
+    :func:`shuffled` returns; its fields are its constructor's parameters).
 
-    Attributes
+    Parameters
     ----------
     epsilon : float
         Central ε (≤ ``epsilon0``).
@@ -63,6 +64,13 @@ class ShuffleBound:
     clamped : bool
         True when the bound gave no amplification (above ε₀, or the closed form's condition
         ε₀ ≤ log(n / (16 log(2/δ))) fails) and ε = ε₀ is returned instead.
+
+    Examples
+    --------
+    >>> from ldpopt.privacy.shuffle import shuffled
+    >>> b = shuffled(2.0, 10**5, 1e-6)
+    >>> round(b.epsilon, 4), b.accountant, b.clamped
+    (0.045, 'fmt-numerical', False)
     """
 
     epsilon: float
@@ -97,7 +105,7 @@ class ShuffleBound:
     def __str__(self) -> str:
         clamp = " (no amplification: ε = ε₀)" if self.clamped else ""
         return (f"shuffled among n = {self.n}: central (ε = {self.epsilon:.4g}, δ = {self.delta:.3g}) "
-                f"from ε₀ = {self.epsilon0:g} [{self.name}]{clamp}")
+                f"from ε₀ = {self.epsilon0:.4g} per report (replace) [{self.name}]{clamp}")
 
 
 def _check_delta(delta) -> float:
@@ -288,7 +296,7 @@ def shuffled(epsilon0, n, delta, method: str = "numerical") -> ShuffleBound:
     >>> round(tight.epsilon, 3), round(closed.epsilon, 3)
     (0.17, 0.535)
     >>> print(shuffled(1.0, 10**6, 1e-6))
-    shuffled among n = 1000000: central (ε = 0.004335, δ = 1e-06) from ε₀ = 1 [FMT 2021 numerical bound (Thm 3.2 reduction, exact hockey-stick sum)]
+    shuffled among n = 1000000: central (ε = 0.004335, δ = 1e-06) from ε₀ = 1 per report (replace) [FMT 2021 numerical bound (Thm 3.2 reduction, exact hockey-stick sum)]
     """
     epsilon0 = check_epsilon(epsilon0, "epsilon0")
     n = check_n(n, "n")

@@ -191,9 +191,10 @@ def _get(d: dict, key: str, kind: str, *, required: bool = True):
 @dataclass(frozen=True)
 class PrivacyStatement:
     """The privacy an estimate's numbers were produced under (immutable), read from the
-    ``meta["privacy"]`` dict (:meth:`from_dict`); ``str`` gives one readable line.
+    ``meta["privacy"]`` dict (:meth:`from_dict`, the constructor to use: it checks the record and
+    fills these fields); ``str`` gives one readable line.
 
-    Attributes
+    Parameters
     ----------
     model : str
         ``"local"``, ``"shuffled"`` or ``"central"``.
@@ -206,6 +207,14 @@ class PrivacyStatement:
         The neighbouring relation (``"replace"``: one user's value changed; ``"add-remove"``).
     record : dict
         The ``meta["privacy"]`` dict it was read from (plain JSON), written back by :meth:`as_dict`.
+
+    Examples
+    --------
+    >>> from ldpopt.privacy.statement import PrivacyStatement
+    >>> s = PrivacyStatement.from_dict({"model": "shuffled", "epsilon0": 1.0, "n": 10**6, "epsilon": 0.004335,
+    ...                                 "delta": 1e-6, "accountant": "fmt-numerical"})
+    >>> s.model, s.epsilon, s.delta, s.relation
+    ('shuffled', 0.004335, 1e-06, 'replace')
     """
 
     model: str
