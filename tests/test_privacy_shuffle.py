@@ -100,6 +100,9 @@ def test_no_amplification_is_clamped_and_said():
     got = shuffled(8.0, 1000, 1e-6)
     assert got.epsilon == 8.0 and got.clamped and "no amplification" in str(got)
     assert shuffled(1.0, 1, 1e-6).epsilon <= 1.0
+    for method in shuffle.METHODS:  # e^{ε₀} beyond a double: no amplification, said, no overflow
+        huge = shuffled(800.0, 10**6, 1e-6, method=method)
+        assert huge.epsilon == 800.0 and huge.clamped
 
 
 def test_authors_published_example():

@@ -56,6 +56,10 @@ def test_exact_never_looser_than_advanced_or_basic(eps, rounds, delta):
     assert compose(eps, 1, delta) <= eps
 
 
+def test_compose_at_huge_epsilon_is_basic_without_overflow():
+    assert [compose(800.0, 10, 1e-6, a) for a in ("exact", "advanced", "basic")] == [8000.0] * 3
+
+
 @settings(max_examples=20, deadline=None)
 @given(eps=eps_round, rounds=rounds_st, delta=deltas)
 def test_exact_grows_with_rounds_and_falls_with_delta(eps, rounds, delta):

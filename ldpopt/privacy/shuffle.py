@@ -34,6 +34,9 @@ METHODS: dict[str, tuple[str, str]] = {
     "closed-form": ("fmt-closed", "FMT 2021 closed form (Thm 3.1)"),
 }
 
+# above this ε₀, e^{ε₀} overflows a double; n·e^{−ε₀} clones is then below 1e-280: ε₀ is returned
+_EPS0_MAX = 700.0
+
 # the search over ε stops at a bracket this narrow relative to ε (absolute below ε = 1e-3)
 _XTOL = 1e-7
 
@@ -304,7 +307,9 @@ def shuffled(epsilon0, n, delta, method: str = "numerical") -> ShuffleBound:
     if method not in METHODS:
         raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
     accountant, name = METHODS[method]
-    if method == "closed-form":
+    if epsilon0 > _EPS0_MAX:  # e^{ε₀} overflows; the expected clones n·e^{−ε₀} < 1e-280: no amplification
+        eps = math.inf
+    elif method == "closed-form":
         eps = _closed_form(epsilon0, n, delta) if closed_form_applies(epsilon0, n, delta) else math.inf
     else:
         eps = _numerical(epsilon0, n, delta)

@@ -59,7 +59,9 @@ def _exact_delta(eps_g: float, epsilon: float, rounds: int) -> float:
 
     i = np.arange(rounds + 1, dtype=np.float64)
     loss = epsilon * (rounds - 2.0 * i)
-    w = stats.binom.pmf(i, rounds, 1.0 / (1.0 + math.exp(epsilon)))
+    from scipy.special import expit
+
+    w = stats.binom.pmf(i, rounds, expit(-epsilon))  # 1/(1 + e^ε), without overflow
     return float(np.dot(w, -np.expm1(np.minimum(eps_g - loss, 0.0))))
 
 
@@ -121,7 +123,8 @@ def compose(epsilon, rounds, delta=1e-6, accountant: str = "exact") -> float:
     if accountant == "advanced":
         if delta == 0.0:
             raise ValueError("delta must be > 0 for the advanced composition theorem, got 0.0")
-        adv = epsilon * math.sqrt(2.0 * rounds * math.log(1.0 / delta)) + rounds * epsilon * math.expm1(epsilon)
+        grow = math.expm1(epsilon) if epsilon < 700.0 else math.inf  # past 700 it overflows: basic is smaller
+        adv = epsilon * math.sqrt(2.0 * rounds * math.log(1.0 / delta)) + rounds * epsilon * grow
         return min(adv, basic)
     from scipy import optimize
 
