@@ -85,12 +85,15 @@ def _delta(text) -> float:
 def with_privacy(estimate, args):
     """``estimate`` with the privacy statement the options give: shuffled among ``--shuffled-among``
     users at ``--delta`` (:meth:`ldpopt.Estimate.shuffled`), or as it is (local, from ε)."""
+    among, delta = _privacy_options(args)
+    return estimate if among is None else estimate.shuffled(1e-6 if delta is None else delta, n=among)
+
+
+def _privacy_options(args) -> tuple:
     among, delta = getattr(args, "shuffled_among", None), getattr(args, "delta", None)
-    if among is None:
-        if delta is not None:
-            raise InputError("--delta needs --shuffled-among N (it is the central δ of the shuffled reports)")
-        return estimate
-    return estimate.shuffled(1e-6 if delta is None else delta, n=among)
+    if among is None and delta is not None:
+        raise InputError("--delta needs --shuffled-among N (it is the central δ of the shuffled reports)")
+    return among, delta
 
 
 def privacy_line(estimate, command: str) -> str:
@@ -178,6 +181,7 @@ def read_counts_of(args):
     from ._io import read_counts_table
     from ._recorded import check_recorded_d
 
+    _privacy_options(args)  # refused before the counts are read
     table = read_counts_table(args.counts, args.d, step=count_step(args))
     check_recorded_d(table, getattr(args, "recorded", None))
     return table
