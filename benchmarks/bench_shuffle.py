@@ -17,7 +17,7 @@ exact (Kairouz, Oh & Viswanath) against advanced and basic, and dp-accounting 0.
 value_discretization_interval=1e-4).self_compose(τ).get_epsilon_for_delta(1e-6)``, run in a separate
 environment: its attrs<24 pin conflicts with ldpopt's lock).
 
-Run: ``python benchmarks/bench_shuffle.py [--quick] [--out benchmarks/results]`` (full: about 4
+Run: ``python benchmarks/bench_shuffle.py [--quick] [--out benchmarks/results]`` (full: 1 to 4
 minutes on a loaded two-core machine, most of it n = 10⁸; ``--quick``: n ≤ 10⁵, seconds). Writes ``<out>/shuffle.json`` and
 ``<out>/shuffle.md``.
 """
