@@ -160,3 +160,27 @@ def test_inside_the_authors_brackets_on_their_settings():
         assert shuffled(e0, n, 1e-6, method="closed-form").epsilon <= their_closed + 1e-12, (n, e0)
         checked += 1
     assert checked == 15
+
+
+def _shuffled_rr_delta(eps: float, eps0: float, n: int) -> float:
+    """The true δ(ε) of n shuffled binary randomised responses at ε₀ (the analyst sees the count of
+    ones), worst case over the other users' bits: user 1's bit 0 or 1, m of the n − 1 others hold 1."""
+    p = math.exp(eps0) / (1 + math.exp(eps0))
+    worst = 0.0
+    for m in range(n):
+        s = np.convolve(stats.binom.pmf(np.arange(m + 1), m, p), stats.binom.pmf(np.arange(n - m), n - 1 - m, 1 - p))
+        P = np.convolve(s, [p, 1 - p])  # user 1 holds 0: reports 1 with probability 1 − p
+        Q = np.convolve(s, [1 - p, p])
+        e = math.exp(eps)
+        worst = max(worst, float(np.clip(P - e * Q, 0, None).sum()), float(np.clip(Q - e * P, 0, None).sum()))
+    return worst
+
+
+@settings(max_examples=15, deadline=None)
+@given(eps0=st.floats(min_value=0.2, max_value=4.0), n=st.integers(min_value=2, max_value=150),
+       delta=st.sampled_from([1e-2, 1e-3, 1e-4]))
+def test_bound_holds_for_shuffled_binary_randomised_response(eps0, n, delta):
+    """A real randomiser under the bound: the exact δ of n shuffled binary randomised responses at the
+    ε the numerical bound returns is at most δ (the bound is for every ε₀-LDP randomiser)."""
+    got = shuffled(eps0, n, delta)
+    assert _shuffled_rr_delta(got.epsilon, eps0, n) <= delta * (1 + 1e-9)
