@@ -495,10 +495,97 @@ class Estimate:
         """
         return Estimate.from_frequencies(f_tilde, self.n, self.epsilon, self.p, self.q, self.oracle, **self.meta)
 
+    # -- privacy ------------------------------------------------------------------------------
+    @property
+    def privacy(self):
+        """What privacy the numbers were produced under (:class:`ldpopt.privacy.statement.PrivacyStatement`):
+        ``meta["privacy"]`` where recorded (by :meth:`with_privacy`, :meth:`shuffled`, a central
+        constructor), else derived from ε (local, ε per report, one round; a memoised longitudinal
+        oracle's ``eps_1``: ε₁ per report, ε∞ over every round of one value). Printed by ``repr``,
+        written by :meth:`save` and beside every file the CLI writes.
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> print(Estimate.from_frequencies([0.5, 0.3, 0.2], 100, epsilon=1.0, p=0.6, q=0.2).privacy)
+        local ε = 1 per report (replace), 1 round
+        """
+        from .privacy.statement import statement_of
+
+        return statement_of(self.meta, self.epsilon)
+
+    def with_privacy(self, privacy) -> Estimate:
+        """A copy whose ``meta["privacy"]`` records ``privacy`` (checked by
+        :meth:`~ldpopt.privacy.statement.PrivacyStatement.from_dict`).
+
+        Parameters
+        ----------
+        privacy : dict or PrivacyStatement
+            E.g. :func:`ldpopt.privacy.statement.local` ``(ε, rounds=τ)`` for τ fresh reports per user.
+
+        Returns
+        -------
+        Estimate
+
+        Raises
+        ------
+        ValueError
+            A record the statement cannot read (the message names the field).
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> from ldpopt.privacy.statement import local
+        >>> est = Estimate.from_frequencies([0.5, 0.3, 0.2], 100, epsilon=0.2, p=0.6, q=0.2)
+        >>> print(est.with_privacy(local(0.2, rounds=50)).privacy)  # doctest: +ELLIPSIS
+        local ε = 0.2 per report (replace), 50 rounds: ε = 6.884, δ = 1e-06 over all rounds [exact ...]
+        """
+        from .privacy.statement import PrivacyStatement
+
+        record = privacy.as_dict() if isinstance(privacy, PrivacyStatement) else PrivacyStatement.from_dict(privacy).as_dict()
+        return Estimate(self.f_tilde, self.counts, self.n, self.epsilon, self.p, self.q, self.oracle,
+                        {**self.meta, "privacy": record})
+
+    def shuffled(self, delta=1e-6, method: str = "numerical", n=None) -> Estimate:
+        """A copy stating the central (ε, δ) its reports have when shuffled among ``n`` users
+        (:func:`ldpopt.privacy.shuffle.shuffled`, from this estimate's ε as ε₀).
+
+        Parameters
+        ----------
+        delta : float, default 1e-6
+            Central δ, in (0, 1).
+        method : {"numerical", "closed-form"}, default "numerical"
+            The accountant (Feldman, McMillan & Talwar 2021's numerical bound or Theorem 3.1).
+        n : int, optional
+            Users shuffled together (default: this estimate's n).
+
+        Returns
+        -------
+        Estimate
+            The same numbers, with ``meta["privacy"]`` the shuffled statement.
+
+        Raises
+        ------
+        ValueError
+            As :func:`ldpopt.privacy.shuffle.shuffled`.
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> est = oracles.get("grr", 1.0, 4).estimate([4600, 3000, 1500, 900], 10_000).shuffled(1e-6)
+        >>> round(est.privacy.epsilon, 4), est.privacy.record["accountant"]
+        (0.053, 'fmt-numerical')
+        """
+        from .privacy.shuffle import shuffled
+
+        bound = shuffled(self.epsilon, self.n if n is None else n, delta, method)
+        return self.with_privacy(bound.as_privacy())
+
     # -- files --------------------------------------------------------------------------------
     def save(self, path) -> None:
         """Write the estimate to ``path`` as JSON, with what it came from: the oracle's name, ε, n, d, p,
-        q, its meta (the oracle's parameters among it: OLH's g, SS's k, ...), f̃ and the counts.
+        q, its meta (the oracle's parameters among it: OLH's g, SS's k, ...), its privacy statement
+        (:attr:`privacy`'s dict, under ``"privacy"``), f̃ and the counts.
 
         Floats are written as Python's shortest round-trip text, so :meth:`load` gives back the same
         numbers bit for bit. The file is written whole or not at all (a temporary renamed over it).
@@ -535,7 +622,7 @@ class Estimate:
 
         doc = {"format": _FORMAT, "oracle": self.oracle, "epsilon": self.epsilon, "n": self.n, "d": self.d,
                "p": self.p, "q": self.q, "oracle_params": dict(self.meta), "f_tilde": self.f_tilde.tolist(),
-               "counts": self.counts.tolist()}
+               "counts": self.counts.tolist(), "privacy": self.privacy.as_dict()}
         write_text(path, json.dumps(doc, default=plain) + "\n")
 
     @classmethod
@@ -604,7 +691,8 @@ class Estimate:
 
     def __repr__(self) -> str:
         return (f"Estimate(oracle={self.oracle!r}, d={self.d}, n={self.n}, epsilon={self.epsilon:g}, "
-                f"p={self.p:.6g}, q={self.q:.6g}, sum(f_tilde)={float(self.f_tilde.sum()):.6g})")
+                f"p={self.p:.6g}, q={self.q:.6g}, sum(f_tilde)={float(self.f_tilde.sum()):.6g}, "
+                f"privacy='{self.privacy}')")
 
 
 def check_estimate(estimate, name: str = "estimate") -> Estimate:

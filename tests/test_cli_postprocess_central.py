@@ -43,6 +43,7 @@ def test_output_equals_the_library_and_the_sidecar_records_privacy(tmp_path, mec
     meta = json.loads((tmp_path / f"out-{seed}.csv.meta.json").read_text())
     assert meta["privacy"] == est.meta["privacy"] and meta["oracle"] == f"central:{mech}"
     assert meta["privacy"]["n_known"] is n_known and meta["n"] == est.n
+    assert f"ldpopt postprocess: privacy: {est.privacy}" in proc.stderr
 
 
 def test_method_all_skips_the_methods_that_refuse_central_noise(tmp_path):
@@ -62,6 +63,7 @@ def test_method_all_skips_the_methods_that_refuse_central_noise(tmp_path):
     (["--central", "laplace:2", "--oracle", "grr"], "--oracle contradicts --central"),
     (["--central", "laplace:2", "--epsilon", "1"], "--epsilon contradicts --central"),
     (["--central", "laplace:2", "--g", "4"], "--g contradicts --central"),
+    (["--central", "laplace:2", "--shuffled-among", "1000"], "--shuffled-among contradicts --central"),
     (["--central", "discrete-laplace:2"], "noisy_counts must be integers"),
     (["--central", "laplace:2", "--method", "em"], "--method em: method 'em' does not apply"),
 ])

@@ -85,6 +85,8 @@ def _run(args) -> int:
         raise InputError(f"{where}: {exc}") from None
     if picked:
         print(picked, file=sys.stderr)
+    from ..privacy.statement import statement_of
+
     oracle = total.build_oracle()
     out = pd.DataFrame({"value": total.values(), "count": total.support_counts()})
     skipped: dict[str, str] = {}  # method → why it was skipped
@@ -109,6 +111,7 @@ def _run(args) -> int:
         "merged_into": args.merge_into, "partial_format_version": total.version,
         "labelled": total.labels is not None, **({"skipped": skipped} if skipped else {}),
         "sha256": input_digests(args),
+        "privacy": statement_of(dict(total.params), oracle.epsilon).as_dict(),  # what an estimate from them says
     }
     if args.partial:
         write_text(args.partial, total.to_json() + "\n", "--partial")

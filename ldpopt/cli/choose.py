@@ -46,7 +46,7 @@ def _run(args) -> int:
         json.dump({"query": str(c.query), "best": c.best, "n_repeats": c.n_repeats, "how": c.how,
                    "ranking": t.to_dict(orient="records"), "oracle": oracle.name,
                    "epsilon": oracle.epsilon, "n": n, "d": table.d, "oracle_params": recorded_params(oracle),
-                   "seed": args.seed, "ldpopt_version": __version__,
+                   "seed": args.seed, "ldpopt_version": __version__, "privacy": estimate.privacy.as_dict(),
                    "sha256": input_digests(args, {"counts": args.counts})}, sys.stdout)
         sys.stdout.write("\n")
     else:

@@ -18,8 +18,8 @@ from ._commands import help_of
 from ._io import FORMATS
 from .postprocess_robust import add_robust_options, robust_column
 
-__all__ = ["add_parser", "build_oracle", "central_spec", "check_counts", "count_step", "estimate_of", "help_on_demand", "read_counts_of",
-           "recorded_params", "reports_support"]
+__all__ = ["add_parser", "build_oracle", "central_spec", "check_counts", "count_step", "estimate_of", "help_on_demand",
+           "privacy_line", "read_counts_of", "recorded_params", "reports_support", "with_privacy"]
 
 
 def help_on_demand(parser, fill) -> None:
@@ -66,7 +66,39 @@ def add_counts_options(parser) -> None:
     parser.add_argument("--ordered", action="store_true",
                         help="the domain is ordered (ages, hours, ratings): the table's row order, or with --d the "
                              "values 0..d-1, is meaningful; the Wiener methods (dw, iiw, amrp, dw-simplex) need it")
+    parser.add_argument("--shuffled-among", type=int_arg(1), default=None, metavar="N",
+                        help="the reports were shuffled among N users (the shuffle model): the privacy statement "
+                             "written with the output is then the central (ε, δ) of Feldman, McMillan & Talwar's "
+                             "numerical bound from ε as each report's ε₀")
+    parser.add_argument("--delta", type=_delta, default=None, metavar="D",
+                        help="central δ of --shuffled-among, in (0, 1) (default 1e-6)")
     add_oracle_params(parser)
+
+
+def _delta(text) -> float:
+    value = number(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in (0, 1), got {text!r}")
+    return value
+
+
+def with_privacy(estimate, args):
+    """``estimate`` with the privacy statement the options give: shuffled among ``--shuffled-among``
+    users at ``--delta`` (:meth:`ldpopt.Estimate.shuffled`), or as it is (local, from ε)."""
+    among, delta = _privacy_options(args)
+    return estimate if among is None else estimate.shuffled(1e-6 if delta is None else delta, n=among)
+
+
+def _privacy_options(args) -> tuple:
+    among, delta = getattr(args, "shuffled_among", None), getattr(args, "delta", None)
+    if among is None and delta is not None:
+        raise InputError("--delta needs --shuffled-among N (it is the central δ of the shuffled reports)")
+    return among, delta
+
+
+def privacy_line(estimate, command: str) -> str:
+    """The line ``ldpopt COMMAND`` prints on stderr: ``ldpopt COMMAND: privacy: STATEMENT``."""
+    return f"ldpopt {command}: privacy: {estimate.privacy}"
 
 
 def add_oracle_params(parser) -> None:
@@ -149,6 +181,7 @@ def read_counts_of(args):
     from ._io import read_counts_table
     from ._recorded import check_recorded_d
 
+    _privacy_options(args)  # refused before the counts are read
     table = read_counts_table(args.counts, args.d, step=count_step(args))
     check_recorded_d(table, getattr(args, "recorded", None))
     return table
@@ -156,13 +189,14 @@ def read_counts_of(args):
 
 def estimate_from(table, args):
     """(oracle, n, Estimate) from a counts table and the common options (--oracle, --epsilon, --g,
-    --k, --oracle-param, --n, --ordered: the estimate declares an ordered domain): the oracle built for the table's d, the counts checked against what it
+    --k, --oracle-param, --n, --ordered: the estimate declares an ordered domain; --shuffled-among, --delta:
+    its privacy statement, :func:`with_privacy`): the oracle built for the table's d, the counts checked against what it
     makes possible (:func:`check_counts`). Shared by ``postprocess``, ``solve`` and ``choose``.
     CMS and HCMS: the estimate of :func:`ldpopt.sketches.consistency.sketch_estimate` (the fixed hash
     family's extra variance in its meta, which every method's variance then includes)."""
     oracle = build_oracle(args, table.d)
     n = check_counts(table, oracle, args.n)
-    est = estimate_of(oracle, table.counts, n)
+    est = with_privacy(estimate_of(oracle, table.counts, n), args)
     return oracle, n, est.as_ordered() if getattr(args, "ordered", False) else est
 
 
@@ -336,7 +370,9 @@ def _central_estimate(args):
 
     mech, scale = central_spec(args.central)
     for option, value in (("--oracle", args.oracle), ("--epsilon", args.epsilon), ("--g", args.g), ("--k", args.k),
-                          ("--oracle-param", args.oracle_param or None), ("--robust", args.robust)):
+                          ("--oracle-param", args.oracle_param or None), ("--robust", args.robust),
+                          ("--shuffled-among", getattr(args, "shuffled_among", None)),
+                          ("--delta", getattr(args, "delta", None))):
         if value is not None:
             raise InputError(f"{option} contradicts --central: a central-noise histogram came through no frequency "
                              f"oracle (its epsilon is the mechanism's, from the scale)")
@@ -376,7 +412,7 @@ def _run_central(args) -> int:
     ci = _add_intervals(out, estimate, names, params, args) if args.ci is not None else None
     metadata = {
         "ldpopt_version": __version__, "oracle": estimate.oracle, "epsilon": estimate.epsilon, "n": estimate.n,
-        "d": table.d, "p": estimate.p, "q": estimate.q, "privacy": dict(estimate.meta["privacy"]),
+        "d": table.d, "p": estimate.p, "q": estimate.q, "privacy": estimate.privacy.as_dict(),
         "methods": names, "method_params": {m: _effective(m, params[m]) for m in names},
         **({"skipped": skipped} if skipped else {}),
         "counts_file": str(args.counts), "values": "0..d-1 (--d)" if args.d is not None else "labels",
@@ -395,6 +431,7 @@ def _run_central(args) -> int:
         sys.stdout.write(csv_text(out))
     else:
         print(f"wrote {table.d} rows x {len(out)} columns to {', '.join(map(str, written))}", file=sys.stderr)
+    print(privacy_line(estimate, "postprocess"), file=sys.stderr)
     return 0
 
 
@@ -439,6 +476,7 @@ def _run(args) -> int:
         **({"skipped": skipped} if skipped else {}),
         "counts_file": str(args.counts), "values": "0..d-1 (--d)" if args.d is not None else "labels",
         "labelled": args.d is None, "sha256": input_digests(args, {"counts": args.counts}),
+        "privacy": estimate.privacy.as_dict(),
     }
     if ci is not None:
         metadata["ci"] = ci
@@ -448,7 +486,7 @@ def _run(args) -> int:
     if args.json:
         doc = {"oracle": oracle.name, "epsilon": oracle.epsilon, "d": table.d, "n": n, "p": oracle.p,
                "q": oracle.q, "methods": names, "out": str(args.out) if args.out else None,
-               "metadata": metadata, **as_json(out)}
+               "privacy": str(estimate.privacy), "metadata": metadata, **as_json(out)}
         json.dump(doc, sys.stdout, default=str)
         sys.stdout.write("\n")
     elif not args.out:
@@ -456,6 +494,7 @@ def _run(args) -> int:
     else:
         print(f"wrote {table.d} rows x {len(out)} columns to {', '.join(map(str, written))}",
               file=sys.stderr)
+    print(privacy_line(estimate, "postprocess"), file=sys.stderr)
     return 0
 
 
@@ -512,7 +551,8 @@ method parameters (--param NAME=VALUE goes to every selected method that takes N
 {table}
 
 output metadata (oracle, epsilon, n, d, p, q, oracle parameters, ldpopt version, method parameters,
-SHA-256 of the counts and --plugin files): Parquet schema metadata key "ldpopt"; JSON "metadata"
+SHA-256 of the counts and --plugin files, the privacy statement: local ε per report, or with
+--shuffled-among N the shuffled central (ε, δ); its line is printed on stderr): Parquet schema metadata key "ldpopt"; JSON "metadata"
 object; CSV a sidecar OUT.meta.json.
 
 the counts' own record (COUNTS.meta.json beside a CSV, the "ldpopt" metadata of a Parquet file, as

@@ -115,7 +115,7 @@ def _run(args) -> int:
         "d": table.d, "p": oracle.p, "q": oracle.q,
         "oracle_params": recorded_params(oracle),
         "counts_file": str(args.counts), "values": "0..d-1 (--d)" if args.d is not None else "labels",
-        "labelled": args.d is None,
+        "labelled": args.d is None, "privacy": estimate.privacy.as_dict(),
         "problem_file": str(args.problem), "objective": spec.objective_name,
         "objective_params": spec.objective_params,
         "sha256": input_digests(args, {"counts": args.counts, "problem": args.problem,

@@ -274,6 +274,41 @@ class LongitudinalOracle(FrequencyOracle):
         """
         return _epsilon_horizon(self, tau, distinct_values, relation)
 
+    def privacy(self, tau: int, distinct_values: int = 1, relation: str = "any") -> dict:
+        """The ``meta["privacy"]`` dict of an estimate from a user's τ memoised rounds: ε₁ per report
+        (``eps_1``) and the whole horizon's ε, :meth:`epsilon_horizon` (τ,
+        ``distinct_values``, ``relation``), for :meth:`ldpopt.Estimate.with_privacy` (printed by
+        :class:`ldpopt.privacy.statement.PrivacyStatement`).
+
+        Parameters
+        ----------
+        tau : int
+            Rounds reported, >= 1.
+        distinct_values : int, default 1
+            The most distinct values the user holds over them.
+        relation : {"any", "memo-pattern"}, default "any"
+            The neighbouring relation over value sequences (:mod:`ldpopt.oracles.horizon`).
+
+        Returns
+        -------
+        dict
+            ``{"model": "local", "relation": "replace", "epsilon": ε₁, "rounds": τ, "composition":
+            "memoised: ...", "epsilon_total": ε over the horizon, "horizon": relation,
+            "distinct_values": k}``.
+
+        Examples
+        --------
+        >>> from ldpopt.oracles import LGRR
+        >>> o = LGRR(2.0, 8, eps_1=0.5)
+        >>> rec = o.privacy(10)
+        >>> rec["epsilon"], rec["epsilon_total"] == o.epsilon_rounds(10)
+        (0.5, True)
+        """
+        eps = self.epsilon_horizon(tau, distinct_values, relation)
+        return {"model": "local", "relation": "replace", "epsilon": float(self.eps_1), "rounds": int(tau),
+                "composition": "memoised: the oracle's whole-horizon ε", "epsilon_total": float(eps),
+                "horizon": eps.relation, "distinct_values": int(distinct_values)}
+
     # -- what the horizon accounting and its enumeration ask each oracle --------------------------
     def _memo_law(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """(state probabilities (S,), law (S, Y^n, d)): n reports of one memo given the public state and

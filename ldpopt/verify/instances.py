@@ -125,7 +125,7 @@ def instance(oracle: str, epsilon: float, n: int, d: int, seed: int) -> Estimate
     >>> from ldpopt import verify
     >>> est = verify.instance("grr", 1.0, 1000, 8, seed=0)
     >>> est
-    Estimate(oracle='grr', d=8, n=1000, epsilon=1, p=0.279708, q=0.102899, sum(f_tilde)=1)
+    Estimate(oracle='grr', d=8, n=1000, epsilon=1, p=0.279708, q=0.102899, sum(f_tilde)=1, privacy='local ε = 1 per report (replace), 1 round')
     """
     o = _oracles.get(oracle, epsilon, d)
     return o.simulate(true_histogram(n, d), as_generator(seed))
