@@ -330,8 +330,9 @@ def _check_delta(mech, delta) -> float:
 
 def calibrate_scale(mechanism: str, epsilon, delta=None, relation: str = "add-remove") -> float:
     """The smallest noise scale (b or σ, in counts) at which the central mechanism gives a histogram
-    (ε, δ)-DP under ``relation``: the root in s of the record's own ``epsilon(s, delta, relation)`` = ε,
-    found on log s (Brent's method, then stepped up until the record's ε is <= the asked ε).
+    (ε, δ)-DP under ``relation``: the root in s of the record's own ``epsilon(s, delta, relation)`` = ε
+    (a bracket by doubling from 1, Brent's method inside it, then stepped up until the record's ε is <=
+    the asked ε).
 
     The record's ε is decreasing in its scale, so the root is the smallest scale that meets ε at δ.
     For the Laplace mechanisms at δ = 0 it is Δ₁/ε; for the Gaussian ones it inverts Balle & Wang's exact
@@ -406,10 +407,12 @@ def calibrate_scale(mechanism: str, epsilon, delta=None, relation: str = "add-re
             lo, hi = lo / 2.0, lo
     cap = 4.0 * eps + 1.0   # ε(s) may be inf at the small end: Brent's method needs finite values
 
-    def g(t: float) -> float:
-        return min(eps_of(math.exp(t)), cap) - eps
+    def g(x: float) -> float:
+        return min(eps_of(x), cap) - eps
 
-    s = math.exp(optimize.brentq(g, math.log(lo), math.log(hi), xtol=1e-14, rtol=1e-14))
+    if g(hi) == 0.0:
+        return float(hi)
+    s = float(optimize.brentq(g, lo, hi, xtol=1e-14 * hi, rtol=1e-14))
     for k in range(60):
         if eps_of(s) <= eps:
             break
