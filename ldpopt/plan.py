@@ -534,7 +534,7 @@ def _evaluate(oracle, f, n: int, queries: list[Query], recs: list, R: int, gen) 
 
 
 def simulate(d, n, epsilon, prior=None, queries=("full",), *, oracles=None, methods=None, n_repeats: int = 20,
-             rng=0, ordered: bool = False) -> pd.DataFrame:
+             rng=0, ordered: bool = False, mechanism=None, delta=None, relation=None) -> pd.DataFrame:
     """The simulated expected loss of every oracle × method × query: R draws of the support counts of n
     users from the prior (each oracle's exact-in-law sampler), every method applied, the loss averaged,
     with its standard error. What :func:`plan` calls where no closed form exists, and what a prediction
@@ -542,8 +542,9 @@ def simulate(d, n, epsilon, prior=None, queries=("full",), *, oracles=None, meth
 
     Parameters
     ----------
-    d, n, epsilon, prior, queries, oracles, methods, ordered
-        As :func:`plan`.
+    d, n, epsilon, prior, queries, oracles, methods, ordered, mechanism, delta, relation
+        As :func:`plan` (a central mechanism's rows: fresh noise of the calibrated scale on the prior's
+        exact counts, every method simulated, Base and Norm included).
     n_repeats : int, default 20
         Draws R (>= 2).
     rng : int or Generator, default 0
@@ -565,11 +566,15 @@ def simulate(d, n, epsilon, prior=None, queries=("full",), *, oracles=None, meth
     >>> list(t.columns), len(t)
     (['oracle', 'method', 'query', 'metric', 'mse', 'se'], 2)
     """
-    ctx = _context(d, n, epsilon, prior, queries, oracles, methods, None, n_repeats, rng, ordered)
+    ctx, families = _checked(d, n, epsilon, prior, queries, oracles, methods, None, n_repeats, rng, ordered,
+                             mechanism, delta, relation)
     import pandas as pd
 
+    sources = (list(ctx.oracles) if None in families else []) + [
+        _CentralSource(ctx.central[k][0], ctx.central[k][1], ctx.central[k][2], ctx.relation)
+        for k in families if k is not None]
     rows = []
-    for o in ctx.oracles:
+    for o in sources:
         res = _evaluate(o, ctx.f, ctx.n, ctx.queries, ctx.recs, ctx.R, as_generator(ctx.seed_for(o.name, -1)))
         for (m, qs), v in res.items():
             if qs is not None:
@@ -884,6 +889,33 @@ class Plan:
         return f"{head}\n{self.table[cols].to_string(index=False, formatters=fmt)}\n({self.how})"
 
 
+def _checked(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered, mechanism, delta,
+             relation) -> tuple[_Context, list]:
+    """The checked context and row families of :func:`plan` and :func:`simulate`: every argument checked and
+    every central scale calibrated (or refused) before any simulation."""
+    families = _check_mechanisms(mechanism)
+    central = [k for k in families if k is not None]
+    if not central:
+        for name, value in (("delta", delta), ("relation", relation)):
+            if value is not None:
+                raise ValueError(f"{name} applies to a central mechanism only; pass mechanism= (e.g. 'gaussian') "
+                                 f"or leave {name} out")
+    if None not in families and oracles is not None:
+        raise ValueError("oracles applies to the local rows only; add 'local' to mechanism or leave oracles out")
+    rel = "add-remove" if relation is None else relation
+    if central:
+        if not isinstance(rel, str) or rel not in _central.RELATIONS:
+            raise ValueError(f"relation must be one of {sorted(_central.RELATIONS)}, got {relation!r}")
+        if delta is not None and (isinstance(delta, bool) or not isinstance(delta, numbers.Real)
+                                  or not 0.0 <= float(delta) < 1.0):
+            raise ValueError(f"delta must be a real number in [0, 1), got {delta!r}")
+    ctx = _context(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered)
+    ctx.relation = rel
+    for name in central:   # every scale calibrated (and refused) before any simulation
+        ctx.central[name] = _central_entry(name, ctx.epsilon, delta, rel)
+    return ctx, families
+
+
 def _check_mechanisms(mechanism) -> list:
     """The row families named by ``mechanism``, in order, without repeats (None for the local oracles)."""
     def bad():
@@ -1000,26 +1032,10 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
     >>> [(r.oracle, f"{r.expected_mse:.3g}", f"{r.scale:.3g}") for r in p.table.itertuples()]
     [('central:gaussian', '1.78e-09', '4.22'), ('oue', '3.69e-05', 'nan')]
     """
-    families = _check_mechanisms(mechanism)
+    ctx, families = _checked(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered,
+                             mechanism, delta, relation)
     central = [k for k in families if k is not None]
-    if not central:
-        for name, value in (("delta", delta), ("relation", relation)):
-            if value is not None:
-                raise ValueError(f"{name} applies to a central mechanism only; pass mechanism= (e.g. 'gaussian') "
-                                 f"or leave {name} out")
-    if None not in families and oracles is not None:
-        raise ValueError("oracles applies to the local rows only; add 'local' to mechanism or leave oracles out")
-    rel = "add-remove" if relation is None else relation
-    if central:
-        if not isinstance(rel, str) or rel not in _central.RELATIONS:
-            raise ValueError(f"relation must be one of {sorted(_central.RELATIONS)}, got {relation!r}")
-        if delta is not None and (isinstance(delta, bool) or not isinstance(delta, numbers.Real)
-                                  or not 0.0 <= float(delta) < 1.0):
-            raise ValueError(f"delta must be a real number in [0, 1), got {delta!r}")
-    ctx = _context(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered)
-    ctx.relation = rel
-    for name in central:   # every scale calibrated (and refused) before any simulation
-        ctx.central[name] = _central_entry(name, ctx.epsilon, delta, rel)
+    rel = ctx.relation
     import pandas as pd
 
     rows = [row for k in families for row in ROW_FAMILIES[k](ctx)]
