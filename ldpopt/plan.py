@@ -377,7 +377,7 @@ def calibrate_scale(mechanism: str, epsilon, delta=None, relation: str = "add-re
     >>> round(calibrate_scale("laplace", 0.5), 9), round(calibrate_scale("laplace", 0.5, relation="replace"), 9)
     (2.0, 4.0)
     >>> round(calibrate_scale("gaussian", 1.0, 1e-6), 4)
-    4.2151
+    4.2247
     """
     from scipy import optimize
 
@@ -461,7 +461,7 @@ def central_closed_form(mechanism: str, scale, method: str, query, d: int, n: in
     Examples
     --------
     >>> from ldpopt.plan import central_closed_form
-    >>> central_closed_form("laplace", 2.0, "base", "full", 10, 1000)   # 2b²/n²
+    >>> round(central_closed_form("laplace", 2.0, "base", "full", 10, 1000), 15)   # 2b²/n²
     8e-06
     >>> round(central_closed_form("laplace", 2.0, "norm", "subsets:5", 10, 1000) / 8e-06, 12)   # k(1 − k/d)
     2.5
