@@ -396,12 +396,23 @@ def calibrate_scale(mechanism: str, epsilon, delta=None, relation: str = "add-re
             raise ValueError(f"epsilon = {eps:g} at delta = {dl:g} needs a {mech.name} scale beyond {s:.4g}, past "
                              f"what its exact delta is computed for: a larger epsilon or delta") from None
 
+    def met(s: float) -> bool:
+        # ε(s) <= ε ⟺ δ(ε; s) <= δ (the record's δ(ε) is decreasing in ε): for the Gaussian ones one δ costs
+        # what one step of their ε's own root-finding costs, so the bracket asks δ
+        if mech.pure:
+            return eps_of(s) <= eps
+        try:
+            return mech.delta(eps, s, relation) <= dl
+        except ValueError:
+            eps_of(s)   # the record's refusal, said as ε's
+            raise
+
     lo = hi = 1.0
-    if eps_of(1.0) > eps:
-        while eps_of(hi) > eps:
+    if not met(1.0):
+        while not met(hi):
             lo, hi = hi, hi * 2.0
     else:
-        while eps_of(lo) <= eps:
+        while met(lo):
             if lo < 1e-12:
                 raise ValueError(f"epsilon = {eps:g} is met by every {mech.name} scale down to 1e-12")
             lo, hi = lo / 2.0, lo
@@ -410,6 +421,8 @@ def calibrate_scale(mechanism: str, epsilon, delta=None, relation: str = "add-re
     def g(x: float) -> float:
         return min(eps_of(x), cap) - eps
 
+    while g(hi) > 0.0:   # δ and ε disagreeing at their root-finding's precision
+        lo, hi = hi, hi * (1.0 + 1e-9)
     if g(hi) == 0.0:
         return float(hi)
     s = float(optimize.brentq(g, lo, hi, xtol=1e-14 * hi, rtol=1e-14))

@@ -178,3 +178,28 @@ def test_mechanism_all_and_the_plan_states_each_scale():
         assert m["relation"] == "replace" and m["delta"] == 1e-7
         assert central.get(name).epsilon(m["scale"], 1e-7, "replace") == pytest.approx(1.0, rel=1e-9)
     assert "calibrated to ε = 1 (replace)" in p.how
+
+
+def test_simulate_draws_central_rows_for_every_method():
+    from ldpopt.plan import simulate
+
+    t = simulate(20, 5000, 1.0, "zipf:1.5", ["full"], mechanism=["local", "laplace"], oracles=["oue"],
+                 methods=["base", "norm-sub"], n_repeats=200, rng=5)
+    assert sorted(set(t["oracle"])) == ["central:laplace", "oue"]
+    base = t[(t["oracle"] == "central:laplace") & (t["method"] == "base")].iloc[0]
+    want = 2 * (1 / 1.0) ** 2 / 5000**2   # 2b²/n², b = 1/ε: simulated here, not read from the closed form
+    assert base["se"] > 0 and abs(base["mse"] - want) <= 4.5 * base["se"]
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    (("nosuch", 1.0), "mechanism must be one of"),
+    (("gaussian", 0.0), "epsilon must be"),
+    (("gaussian", 1.0, 0.0), "delta must be > 0"),
+    (("laplace", 1.0, 1.0), r"delta must be a real number in \[0, 1\)"),
+    (("laplace", 1.0, None, "swap"), "relation must be"),
+    (("discrete-gaussian", 1e-4), "past what its exact delta is computed for"),
+])
+def test_calibrate_scale_refuses_in_one_line(args, match):
+    with pytest.raises(ValueError, match=match) as info:
+        calibrate_scale(*args)
+    assert "\n" not in str(info.value)
