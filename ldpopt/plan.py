@@ -827,7 +827,8 @@ class Plan:
         Columns ``family``, ``oracle``, ``method``, ``query``, ``metric``, ``expected_mse`` (the query's
         expected loss: MSE, or 1 − F1 for ``hh``), ``se`` (0 where exact), ``how``, ``note`` (where the
         prediction is loose), ``rank`` (within the query); with a target also ``n_target``,
-        ``n_target_se``, ``n_target_how``.
+        ``n_target_se``, ``n_target_how``; with a central mechanism also ``scale`` and ``delta`` (NaN on
+        the local rows; ``family`` is ``"local"`` or ``"central"``, the model).
     prior : ndarray
         The prior's frequencies.
     prior_how : str
