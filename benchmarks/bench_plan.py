@@ -9,7 +9,10 @@ histogram of a public sample of 2,000 values of the truth: the error a real plan
 BMS-WebView-1 counts (their d most frequent values), flat, and five tied heads (d = 1000 at ε = 1 and 4
 only); n = 10⁵; queries full, topk:10, subsets:10:20 and hh:0.01; the closed-form methods on GRR, OUE,
 OLH, RLH, HR, SS and RWS. The planner was
-written against Zipf 1.5 only; every other truth is unseen.
+written against Zipf 1.5 only; every other truth is unseen. A third stratum, ``central``: the four
+central-noise mechanisms (``mechanism=``, scale calibrated to ε at δ = 0 for the Laplace ones, 10⁻⁶ for the
+Gaussian ones, add-remove) × ε ∈ {0.5, 1} × d = 100 × truths Zipf 1.5, Beta(5, 2), flat and five tied
+heads, the planner given the truth, simulated with ``simulate(..., mechanism=...)`` (R = 40, other seeds).
 
 Per row: relative error predicted/simulated − 1 with its SE (delta method over both SEs); for hh
 (1 − F1, often 0) the absolute difference. Summary per (stratum, method family, query family): median
@@ -44,8 +47,8 @@ SAMPLE = 2000
 def parser():
     ap = H.parser(__doc__)
     ap.add_argument("--n", type=int, default=10**5, help="users per cell (default 1e5)")
-    ap.add_argument("--part", choices=("all", "accuracy", "timing"), default="all",
-                    help="run one part only (written as plan_accuracy.json or plan_timing.json)")
+    ap.add_argument("--part", choices=("all", "accuracy", "central", "timing"), default="all",
+                    help="run one part only (written as plan_accuracy.json, plan_central.json or plan_timing.json)")
     return ap
 
 
@@ -80,20 +83,49 @@ def accuracy(quick: bool, n: int) -> list[dict]:
         sample = np.random.default_rng(2000 + c).choice(d, size=SAMPLE, p=f)
         for stratum, prior in (("exact", f), ("sample", ("sample", sample))):
             p = ldpopt.plan(d, n, eps, prior, QUERIES, oracles=oracles, n_repeats=20, rng=c)
-            for r in p.table.itertuples():
-                s, s_se = sim[(r.oracle, r.method, r.query)]
-                hh = r.query.startswith("hh")
-                if hh:
-                    err, err_se = r.expected_mse - s, math.hypot(r.se, s_se)
-                else:
-                    err = r.expected_mse / s - 1 if s > 0 else math.nan
-                    err_se = math.hypot(r.se / s, r.expected_mse * s_se / s**2) if s > 0 else math.nan
-                rows.append({"stratum": stratum, "epsilon": eps, "d": d, "truth": truth, "oracle": r.oracle,
-                             "method": r.method, "family": FAMILY.get(r.method, r.method), "query": _qfamily(r.query),
-                             "how": "exact" if r.how == "exact" else "simulated",
-                             "predicted": r.expected_mse, "predicted_se": r.se, "simulated": s, "simulated_se": s_se,
-                             "error": err, "error_se": err_se, "error_kind": "absolute" if hh else "relative"})
+            rows += [_compare(stratum, eps, d, truth, r, sim) for r in p.table.itertuples()]
         print(f"  ε={eps:g} d={d} {truth}: {time.perf_counter() - t0:.1f} s", flush=True)
+    return rows
+
+
+def _compare(stratum: str, eps: float, d: int, truth: str, r, sim: dict) -> dict:
+    """One plan row against the independent simulation ``sim`` {(oracle, method, query): (loss, SE)}."""
+    s, s_se = sim[(r.oracle, r.method, r.query)]
+    hh = r.query.startswith("hh")
+    if hh:
+        err, err_se = r.expected_mse - s, math.hypot(r.se, s_se)
+    else:
+        err = r.expected_mse / s - 1 if s > 0 else math.nan
+        err_se = math.hypot(r.se / s, r.expected_mse * s_se / s**2) if s > 0 else math.nan
+    return {"stratum": stratum, "epsilon": eps, "d": d, "truth": truth, "oracle": r.oracle,
+            "method": r.method, "family": FAMILY.get(r.method, r.method), "query": _qfamily(r.query),
+            "how": "exact" if r.how == "exact" else "simulated",
+            "predicted": r.expected_mse, "predicted_se": r.se, "simulated": s, "simulated_se": s_se,
+            "error": err, "error_se": err_se, "error_kind": "absolute" if hh else "relative"}
+
+
+#: the central stratum's truths (d = 100)
+CENTRAL_TRUTHS = ["zipf:1.5", "beta:5,2", "uniform", "tied:5"]
+
+
+def central(quick: bool, n: int) -> list[dict]:
+    """The central stratum: the planner (given the truth) against ``simulate(..., mechanism=)``."""
+    import ldpopt
+    from ldpopt.plan import prior_histogram, simulate
+    from ldpopt.privacy.central import MECHANISMS
+
+    rows = []
+    cells = [(e, t) for e in ((1.0,) if quick else (0.5, 1.0)) for t in (CENTRAL_TRUTHS[:1] if quick else CENTRAL_TRUTHS)]
+    for c, (eps, truth) in enumerate(cells):
+        t0 = time.perf_counter()
+        f, _ = prior_histogram(truth, 100)
+        for mech in MECHANISMS:
+            sim = simulate(100, n, eps, f, QUERIES, mechanism=mech, n_repeats=40, rng=3000 + c)
+            sim = {(r.oracle, r.method, r.query): (r.mse, r.se) for r in sim.itertuples()}
+            p = ldpopt.plan(100, n, eps, f, QUERIES, mechanism=mech, n_repeats=20, rng=c)
+            rows += [_compare("central", eps, 100, truth, r, sim) | {"scale": p.central[mech]["scale"]}
+                     for r in p.table.itertuples()]
+        print(f"  central ε={eps:g} {truth}: {time.perf_counter() - t0:.1f} s", flush=True)
     return rows
 
 
@@ -144,6 +176,9 @@ def run(quick: bool = False, **opts) -> dict:
     if a.part in ("all", "accuracy"):
         rows = accuracy(a.quick, n)
         doc.update(summary=summary(rows), per_oracle=per_oracle(rows), rows=rows)
+    if a.part in ("all", "central"):
+        crows = central(a.quick, n)
+        doc.update(central_summary=summary(crows), central_rows=crows)
     if a.part in ("all", "timing"):
         doc["timing"] = timing(a.quick)
     return H.save("plan" if a.part == "all" else f"plan_{a.part}", a, doc)

@@ -22,15 +22,19 @@ import numpy as np
 
 from . import oracles as _oracles
 from ._validation import as_generator, check_domain_size, check_epsilon
+from .estimate import Estimate
+from .privacy import central as _central
 from .recommend import losses, records
+from .uncertainty.analytic import query_variance
 from .uncertainty.fit import population
 from .uncertainty.queryspec import Query, parse_query, random_subsets
-from .uncertainty.resample import apply_batch, draw_counts
+from .uncertainty.resample import CentralNoise, apply_batch, draw_counts
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ROW_FAMILIES", "SAMPLE_P90", "SEARCH_REPEATS", "SHAPES", "Plan", "closed_form", "plan", "prior_histogram", "simulate"]
+__all__ = ["DEFAULT_DELTA", "ROW_FAMILIES", "SAMPLE_P90", "SEARCH_REPEATS", "SHAPES", "Plan", "calibrate_scale",
+           "central_closed_form", "closed_form", "plan", "prior_histogram", "simulate"]
 
 #: the named prior shapes :func:`prior_histogram` reads (a real dataset's name is also accepted)
 SHAPES = ("uniform", "zipf:S", "beta:A,B", "tied:K")
@@ -54,8 +58,12 @@ _FAMILY = {"base": "unbiased", "norm": "unbiased", "norm-sub": "simplex", "mle-a
            "base-pos": "clipping", "base-cut": "clipping", "norm-mul": "rescaling", "norm-cut": "rescaling"}
 #: a simulated row's note: the Monte-Carlo SE above this share of the estimate
 _LOOSE_SE = 0.05
-#: a target row's note: the local log-log slope of the loss in n farther than this from −1 (1/n scaling)
+#: a target row's note: the local log-log slope of the loss in n farther than this from −1 (1/n scaling;
+#: −2 for central noise at a fixed scale)
 _LOOSE_SLOPE = 0.25
+#: the δ a Gaussian-type central mechanism is calibrated at when none is given (``Estimate.from_central``'s
+#: default); the pure ones are calibrated at δ = 0 unless a δ is given
+DEFAULT_DELTA = 1e-6
 
 
 def _is_int(x) -> bool:
@@ -307,6 +315,209 @@ def closed_form(oracle, method: str, query, f, n: int) -> float | None:
     return float(v.mean())
 
 
+# -- central noise -----------------------------------------------------------------------------------
+
+def _check_delta(mech, delta) -> float:
+    """δ for ``mech`` (None: 0 for a pure mechanism, :data:`DEFAULT_DELTA` for a Gaussian one)."""
+    if delta is None:
+        return 0.0 if mech.pure else DEFAULT_DELTA
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0.0 <= float(delta) < 1.0:
+        raise ValueError(f"delta must be a real number in [0, 1), got {delta!r}")
+    if not mech.pure and float(delta) == 0.0:
+        raise ValueError(f"delta must be > 0 for mechanism {mech.name!r} (its epsilon at delta = 0 is infinite)")
+    return float(delta)
+
+
+def calibrate_scale(mechanism: str, epsilon, delta=None, relation: str = "add-remove") -> float:
+    """The smallest noise scale (b or σ, in counts) at which the central mechanism gives a histogram
+    (ε, δ)-DP under ``relation``: the root in s of the record's own ``epsilon(s, delta, relation)`` = ε
+    (a bracket by doubling from 1, Brent's method inside it, then stepped up until the record's ε is <=
+    the asked ε).
+
+    The record's ε is decreasing in its scale, so the root is the smallest scale that meets ε at δ.
+    For the Laplace mechanisms at δ = 0 it is Δ₁/ε; for the Gaussian ones it inverts Balle & Wang's exact
+    curve (or the discrete Gaussian's exact hockey-stick sum) through the record; no formula is
+    restated here.
+
+    Parameters
+    ----------
+    mechanism : str
+        A name of :data:`ldpopt.privacy.central.MECHANISMS`.
+    epsilon : float
+        ε > 0.
+    delta : float, optional
+        δ in [0, 1) (> 0 for the Gaussian ones). None: 0 for the pure mechanisms, :data:`DEFAULT_DELTA`
+        for the Gaussian ones (``Estimate.from_central``'s defaults). A δ > 0 for a Laplace mechanism
+        calibrates on its exact profile (add-remove), a scale a hair below Δ₁/ε.
+    relation : str, default "add-remove"
+        :data:`ldpopt.privacy.central.RELATIONS`.
+
+    Returns
+    -------
+    float
+        The scale s with ``get(mechanism).epsilon(s, delta, relation)`` <= ε, within a relative 1e-12
+        of the root.
+
+    Raises
+    ------
+    ValueError
+        An unknown mechanism or relation, ε not finite and > 0, δ out of range, or a scale beyond what
+        the record computes (the discrete Gaussian's δ is exact up to σ = 10⁴).
+
+    References
+    ----------
+    Dwork, McSherry, Nissim & Smith (TCC 2006): b = Δ₁/ε; Balle & Wang (ICML 2018), Theorem 8 and
+    Algorithm 1 (calibrating σ by the exact curve, here by root-finding on the record); Canonne, Kamath &
+    Steinke (NeurIPS 2020), Theorem 7 (the discrete Gaussian). Brent (1973), *Algorithms for
+    Minimization without Derivatives*, ch. 4.
+
+    Examples
+    --------
+    >>> from ldpopt.plan import calibrate_scale
+    >>> round(calibrate_scale("laplace", 0.5), 9), round(calibrate_scale("laplace", 0.5, relation="replace"), 9)
+    (2.0, 4.0)
+    >>> round(calibrate_scale("gaussian", 1.0, 1e-6), 4)
+    4.2247
+    """
+    from scipy import optimize
+
+    mech = _central.get(mechanism)
+    try:
+        eps = check_epsilon(epsilon, "epsilon")
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+    dl = _check_delta(mech, delta)
+    _central.sensitivity(relation)
+
+    def eps_of(s: float) -> float:
+        try:
+            return mech.epsilon(s, dl, relation)
+        except ValueError:
+            raise ValueError(f"epsilon = {eps:g} at delta = {dl:g} needs a {mech.name} scale beyond {s:.4g}, past "
+                             f"what its exact delta is computed for: a larger epsilon or delta") from None
+
+    def met(s: float) -> bool:
+        # ε(s) <= ε ⟺ δ(ε; s) <= δ (the record's δ(ε) is decreasing in ε): for the Gaussian ones one δ costs
+        # what one step of their ε's own root-finding costs, so the bracket asks δ
+        if mech.pure:
+            return eps_of(s) <= eps
+        try:
+            return mech.delta(eps, s, relation) <= dl
+        except ValueError:
+            eps_of(s)   # the record's refusal, said as ε's
+            raise
+
+    lo = hi = 1.0
+    if not met(1.0):
+        while not met(hi):
+            lo, hi = hi, hi * 2.0
+    else:
+        while met(lo):
+            if lo < 1e-12:
+                raise ValueError(f"epsilon = {eps:g} is met by every {mech.name} scale down to 1e-12")
+            lo, hi = lo / 2.0, lo
+    cap = 4.0 * eps + 1.0   # ε(s) may be inf at the small end: Brent's method needs finite values
+
+    def g(x: float) -> float:
+        return min(eps_of(x), cap) - eps
+
+    while g(hi) > 0.0:   # δ and ε disagreeing at their root-finding's precision
+        lo, hi = hi, hi * (1.0 + 1e-9)
+    if g(hi) == 0.0:
+        return float(hi)
+    s = float(optimize.brentq(g, lo, hi, xtol=1e-14 * hi, rtol=1e-14))
+    for k in range(60):
+        if eps_of(s) <= eps:
+            break
+        s *= 1.0 + 2.0**k * 1e-15
+    return float(min(s, hi))
+
+
+def central_closed_form(mechanism: str, scale, method: str, query, d: int, n: int, delta=None,
+                        relation: str = "add-remove") -> float | None:
+    """The exact expected loss of Base or Norm on ``query`` when a histogram of n users over d values
+    receives central noise of ``scale`` in every count (n known), or None for any other method or a
+    heavy-hitter query.
+
+    The noise is the only randomness and does not depend on the truth: Base's f̃ = c̃/n has
+    Cov = (V/n²) I, Norm's Cov = (V/n²)(I − 11ᵀ/d), V the record's per-count variance, both unbiased
+    (:mod:`ldpopt.uncertainty.analytic`'s central line, asked here of an estimate built by
+    ``Estimate.from_central``). A query on a k-subset has Base variance kV/n² and Norm k(1 − k/d)V/n²,
+    the same for every subset, so the expectation over uniform subsets is that value; every row is
+    exactly ∝ 1/n² at a fixed scale (docs/notes/plan.md).
+
+    Parameters
+    ----------
+    mechanism : str
+        A name of :data:`ldpopt.privacy.central.MECHANISMS`.
+    scale : float
+        b or σ in counts, > 0.
+    method : str
+        ``"base"`` or ``"norm"`` (anything else returns None).
+    query : str or Query
+        "full", "topk:K", "subsets:S[:C]" (the MSE metric; "hh:PHI" returns None).
+    d, n : int
+        Domain size (>= 2) and users (>= 1).
+    delta, relation
+        The statement of the estimate the variance is asked of (as :func:`calibrate_scale`); the loss
+        does not depend on them, but ``Estimate.from_central`` refuses a scale whose ε is 0 there.
+
+    Returns
+    -------
+    float or None
+
+    References
+    ----------
+    Wang et al., arXiv 1905.08320, §2 Eq. 2 with p = 1, q = 0 (the oracle term vanishes; the noise's
+    variance is the whole variance); NDSS 2020, §IV (Norm).
+
+    Examples
+    --------
+    >>> from ldpopt.plan import central_closed_form
+    >>> round(central_closed_form("laplace", 2.0, "base", "full", 10, 1000), 15)   # 2b²/n²
+    8e-06
+    >>> round(central_closed_form("laplace", 2.0, "norm", "subsets:5", 10, 1000) / 8e-06, 12)   # k(1 − k/d)
+    2.5
+    """
+    q = parse_query(query)
+    mech = _central.get(mechanism)
+    est = Estimate.from_central(np.zeros(check_domain_size(d, "d")), mech.name, scale, n=_check_n(n),
+                                relation=relation, delta=_check_delta(mech, delta))
+    return _central_exact(est, method, q)
+
+
+def _central_exact(est: Estimate, method: str, q: Query) -> float | None:
+    """Base's or Norm's expected loss on ``q`` for the central estimate ``est`` (its n, d and noise); None
+    for another method or a query without a closed form."""
+    if method not in ("base", "norm") or q.kind in ("hh", "given") or q.metric != "mse":
+        return None
+    d = est.d
+    if q.kind == "subsets":
+        U = np.zeros((1, d))
+        U[0, :q.size] = 1.0
+        return float(query_variance(est, method, None, U)[0])
+    return float(query_variance(est, method, None).mean())   # equal cells: top-K's mean is the full mean
+
+
+class _CentralSource:
+    """What the re-simulation asks of an oracle, for a central mechanism at a fixed scale: ``name``,
+    ``sample_counts_batch`` (exact counts plus fresh noise: :class:`ldpopt.uncertainty.resample.CentralNoise`,
+    the batched draws of :func:`ldpopt.estimate.simulate_central`) and ``estimate`` (``Estimate.from_central``
+    with n known)."""
+
+    def __init__(self, mech, scale: float, delta: float, relation: str):
+        self.mech, self.scale, self.delta, self.relation = mech, float(scale), float(delta), relation
+        self.name = f"central:{mech.name}"
+        self._noise = CentralNoise(mech, scale)
+
+    def sample_counts_batch(self, true_counts, size: int, rng) -> np.ndarray:
+        return self._noise.sample_counts_batch(true_counts, size, rng)
+
+    def estimate(self, counts, n: int) -> Estimate:
+        return Estimate.from_central(counts, self.mech.name, self.scale, n=n, relation=self.relation,
+                                     delta=self.delta)
+
+
 # -- the re-simulation -------------------------------------------------------------------------------
 
 def _evaluate(oracle, f, n: int, queries: list[Query], recs: list, R: int, gen) -> dict:
@@ -336,7 +547,7 @@ def _evaluate(oracle, f, n: int, queries: list[Query], recs: list, R: int, gen) 
 
 
 def simulate(d, n, epsilon, prior=None, queries=("full",), *, oracles=None, methods=None, n_repeats: int = 20,
-             rng=0, ordered: bool = False) -> pd.DataFrame:
+             rng=0, ordered: bool = False, mechanism=None, delta=None, relation=None) -> pd.DataFrame:
     """The simulated expected loss of every oracle × method × query: R draws of the support counts of n
     users from the prior (each oracle's exact-in-law sampler), every method applied, the loss averaged,
     with its standard error. What :func:`plan` calls where no closed form exists, and what a prediction
@@ -344,8 +555,9 @@ def simulate(d, n, epsilon, prior=None, queries=("full",), *, oracles=None, meth
 
     Parameters
     ----------
-    d, n, epsilon, prior, queries, oracles, methods, ordered
-        As :func:`plan`.
+    d, n, epsilon, prior, queries, oracles, methods, ordered, mechanism, delta, relation
+        As :func:`plan` (a central mechanism's rows: fresh noise of the calibrated scale on the prior's
+        exact counts, every method simulated, Base and Norm included).
     n_repeats : int, default 20
         Draws R (>= 2).
     rng : int or Generator, default 0
@@ -367,11 +579,15 @@ def simulate(d, n, epsilon, prior=None, queries=("full",), *, oracles=None, meth
     >>> list(t.columns), len(t)
     (['oracle', 'method', 'query', 'metric', 'mse', 'se'], 2)
     """
-    ctx = _context(d, n, epsilon, prior, queries, oracles, methods, None, n_repeats, rng, ordered)
+    ctx, families = _checked(d, n, epsilon, prior, queries, oracles, methods, None, n_repeats, rng, ordered,
+                             mechanism, delta, relation)
     import pandas as pd
 
+    sources = (list(ctx.oracles) if None in families else []) + [
+        _CentralSource(ctx.central[k][0], ctx.central[k][1], ctx.central[k][2], ctx.relation)
+        for k in families if k is not None]
     rows = []
-    for o in ctx.oracles:
+    for o in sources:
         res = _evaluate(o, ctx.f, ctx.n, ctx.queries, ctx.recs, ctx.R, as_generator(ctx.seed_for(o.name, -1)))
         for (m, qs), v in res.items():
             if qs is not None:
@@ -401,6 +617,11 @@ class _Context:
     R_search: int
     from_sample: bool = False
     memo: dict = field(default_factory=dict)
+    #: the central mechanisms planned: name → (record, scale, δ), calibrated before any work
+    central: dict = field(default_factory=dict)
+    relation: str = "add-remove"
+    #: (oracle, method, reason) of the methods refused without a simulation
+    skipped: set = field(default_factory=set)
 
     def seed_for(self, oracle: str, j: int) -> np.random.Generator:
         """A generator per (oracle, grid point): the same draws whichever row asks (memoised search)."""
@@ -448,10 +669,12 @@ def _context(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats,
 
 # -- the target's n ------------------------------------------------------------------------------------
 
-def _n_for_target(ctx: _Context, oracle, method: str, qs: str, start_n: float) -> tuple[float, float, str]:
+def _n_for_target(ctx: _Context, oracle, method: str, qs: str, start_n: float,
+                  power: int = 1) -> tuple[float, float, str]:
     """(n, its SE, note) meeting ``ctx.target``: on the grid n = 2^(j/2), a bracket from ``start_n`` by
     doubling steps, a bisection on j, then a log-log interpolation between the two neighbouring grid
-    points that bracket the target (docs/notes/plan.md)."""
+    points that bracket the target (docs/notes/plan.md). ``power``: the loss's expected decay, 1/n^power
+    (1 local, 2 central noise at a fixed scale); the note says where the local slope is far from it."""
     t = ctx.target
     assert t is not None
 
@@ -494,25 +717,30 @@ def _n_for_target(ctx: _Context, oracle, method: str, qs: str, start_n: float) -
     nstar = float(min(max(math.exp(ln), n_lo), n_hi))
     se = nstar * (se_hi / m_hi) / abs(slope)
     note = ""
-    if abs(slope + 1) > _LOOSE_SLOPE:
-        note = (f"loss ∝ n^{slope:.2f} near the target, not 1/n: scaling the loss at one n to another would be "
-                f"loose here")
+    if abs(slope + power) > _LOOSE_SLOPE:
+        note = (f"loss ∝ n^{slope:.2f} near the target, not 1/n{'²' if power == 2 else ''}: scaling the loss at "
+                f"one n to another would be loose here")
     return nstar, se, note
 
 
 # -- the rows ----------------------------------------------------------------------------------------
 
-def _local_rows(ctx: _Context) -> list[dict]:
-    """The LDP rows: every oracle × method × query (closed forms first, the re-simulation for the rest)."""
+def _rows(ctx: _Context, sources, exact_of, power: int, extra: dict) -> list[dict]:
+    """Every source × method × query: the closed form ``exact_of(source, method, query)`` where it is
+    not None, the re-simulation for the rest; ``power``: the exact rows' loss ∝ 1/n^power; ``extra``: the
+    columns every row carries (family, scale, delta)."""
     rows = []
     j_n = None  # the given n is evaluated exactly there (not on the grid)
-    for o in ctx.oracles:
+    law = "1/n" if power == 1 else f"1/n^{power}".replace("^2", "²")
+    for o in sources:
         sim = None
         for r in ctx.recs:
+            if any(s[:2] == (o.name, r.name) for s in ctx.skipped):
+                continue
             for q in ctx.queries:
                 qs = str(q)
-                exact = closed_form(o, r.name, q, ctx.f, ctx.n)
-                row = {"family": "local", "oracle": o.name, "method": r.name, "query": qs, "metric": _metric(qs)}
+                exact = exact_of(o, r.name, q)
+                row = {**extra, "oracle": o.name, "method": r.name, "query": qs, "metric": _metric(qs)}
                 if exact is not None:
                     row.update(expected_mse=exact, se=0.0, how="exact", note="")
                 else:
@@ -529,19 +757,20 @@ def _local_rows(ctx: _Context) -> list[dict]:
                             else "")
                     row.update(expected_mse=mean, se=se, how=f"simulated (R = {ctx.R})", note=note)
                 sampled = (_FAMILY.get(r.name), q.kind)
-                if ctx.from_sample and sampled in SAMPLE_P90:
+                if ctx.from_sample and sampled in SAMPLE_P90 and power == 1:
                     v = SAMPLE_P90[sampled]
                     bound = f"{v:g} in 1 − F1" if q.kind == "hh" else f"{v:.0%}"
                     said = f"prior from a sample: off by up to {bound} (90th percentile, bench_plan)"
                     row["note"] = "; ".join(x for x in (row["note"], said) if x)
                 if ctx.target is not None:
-                    if exact is not None:  # unbiased: exactly ∝ 1/n
-                        row.update(n_target=float(math.ceil(ctx.n * exact / ctx.target)), n_target_se=0.0,
-                                   n_target_how="exact (∝ 1/n)")
+                    if exact is not None:  # unbiased: exactly ∝ 1/n^power
+                        row.update(n_target=float(math.ceil(ctx.n * (exact / ctx.target) ** (1.0 / power))),
+                                   n_target_se=0.0, n_target_how=f"exact (∝ {law})")
                     else:
-                        # start where the loss at the given n, scaled as 1/n, meets the target
-                        start = ctx.n if q.kind == "hh" or mean <= 0 else ctx.n * mean / ctx.target
-                        ns, nse, note = _n_for_target(ctx, o, r.name, qs, start)
+                        # start where the loss at the given n, scaled as 1/n^power, meets the target
+                        start = (ctx.n if q.kind == "hh" or mean <= 0
+                                 else ctx.n * (mean / ctx.target) ** (1.0 / power))
+                        ns, nse, note = _n_for_target(ctx, o, r.name, qs, start, power)
                         row.update(n_target=float(math.ceil(ns)) if np.isfinite(ns) else ns, n_target_se=nse,
                                    n_target_how=f"estimated (R = {ctx.R_search} per grid n)")
                         if note:
@@ -550,10 +779,41 @@ def _local_rows(ctx: _Context) -> list[dict]:
     return rows
 
 
-#: the row families a plan draws from, by ``mechanism``: None → the local (LDP) oracles. A central-noise
-#: family registers here under its mechanism's name: a function of the checked context returning rows
-#: with the same columns (``family`` naming it)
-ROW_FAMILIES: dict[str | None, Callable[[_Context], list[dict]]] = {None: _local_rows}
+def _local_rows(ctx: _Context) -> list[dict]:
+    """The LDP rows: every oracle × method × query (closed forms first, the re-simulation for the rest)."""
+    return _rows(ctx, ctx.oracles, lambda o, m, q: closed_form(o, m, q, ctx.f, ctx.n), 1, {"family": "local"})
+
+
+def _central_family(name: str) -> Callable[[_Context], list[dict]]:
+    """The row family of one central mechanism: its scale calibrated from (ε, δ, relation), Base and Norm
+    exact (:func:`central_closed_form`), the other methods re-simulated with fresh noise on the prior's
+    exact counts; a method whose record refuses central noise gives no row (``Plan.skipped``)."""
+
+    def rows(ctx: _Context) -> list[dict]:
+        mech, scale, delta = ctx.central.get(name) or _central_entry(name, ctx.epsilon, None, ctx.relation)
+        src = _CentralSource(mech, scale, delta, ctx.relation)
+        template = src.estimate(population(ctx.f, ctx.n), ctx.n)
+        for r in ctx.recs:
+            why = r.why_not(template)
+            if why is not None:
+                ctx.skipped.add((src.name, r.name, why))
+        return _rows(ctx, [src], lambda o, m, q: _central_exact(template, m, q), 2,
+                     {"family": "central", "scale": scale, "delta": delta})
+
+    rows.__name__ = rows.__qualname__ = f"central_rows_{name.replace('-', '_')}"
+    return rows
+
+
+def _central_entry(name: str, epsilon: float, delta, relation: str) -> tuple:
+    mech = _central.get(name)
+    return mech, calibrate_scale(name, epsilon, delta, relation), _check_delta(mech, delta)
+
+
+#: the row families a plan draws from, by ``mechanism``: None → the local (LDP) oracles; each central
+#: mechanism's name (:data:`ldpopt.privacy.central.MECHANISMS`) → its central-noise rows. A family is a
+#: function of the checked context returning rows with the same columns (``family`` naming the model)
+ROW_FAMILIES: dict[str | None, Callable[[_Context], list[dict]]] = {
+    None: _local_rows, **{name: _central_family(name) for name in _central.MECHANISMS}}
 
 
 @dataclass(frozen=True, eq=False)
@@ -567,7 +827,8 @@ class Plan:
         Columns ``family``, ``oracle``, ``method``, ``query``, ``metric``, ``expected_mse`` (the query's
         expected loss: MSE, or 1 − F1 for ``hh``), ``se`` (0 where exact), ``how``, ``note`` (where the
         prediction is loose), ``rank`` (within the query); with a target also ``n_target``,
-        ``n_target_se``, ``n_target_how``.
+        ``n_target_se``, ``n_target_how``; with a central mechanism also ``scale`` and ``delta`` (NaN on
+        the local rows; ``family`` is ``"local"`` or ``"central"``, the model).
     prior : ndarray
         The prior's frequencies.
     prior_how : str
@@ -578,6 +839,9 @@ class Plan:
     skipped : list of tuple
         (oracle, method, reason) of the methods that do not apply to an oracle.
     how : str
+    central : dict
+        Per central mechanism planned: its calibrated ``scale`` (``scale_name`` b or sigma), ``delta`` and
+        ``relation`` (empty for a local plan).
 
     Examples
     --------
@@ -596,6 +860,7 @@ class Plan:
     target: float | None
     skipped: list
     how: str
+    central: dict = field(default_factory=dict)
 
     def best(self, query: str = "full") -> tuple[str, str]:
         """(oracle, method) of the smallest expected loss on ``query``.
@@ -628,17 +893,73 @@ class Plan:
         return str(row["oracle"]), str(row["method"])
 
     def __str__(self) -> str:
-        cols = [c for c in ("rank", "query", "oracle", "method", "expected_mse", "se", "how", "n_target",
-                            "n_target_se", "note") if c in self.table.columns]
+        cols = [c for c in ("rank", "query", "family", "oracle", "method", "scale", "expected_mse", "se", "how",
+                            "n_target", "n_target_se", "note")
+                if c in self.table.columns and (c not in ("family", "scale") or self.central)]
         fmt = {"expected_mse": "{:.4g}".format, "se": "{:.2g}".format, "n_target": "{:.4g}".format,
-               "n_target_se": "{:.2g}".format}
+               "n_target_se": "{:.2g}".format, "scale": lambda x: "" if math.isnan(x) else f"{x:.4g}"}
         head = (f"plan: d = {self.d}, n = {self.n:,}, ε = {self.epsilon:g}, prior {self.prior_how}"
                 + (f", target {self.target:g}" if self.target is not None else ""))
         return f"{head}\n{self.table[cols].to_string(index=False, formatters=fmt)}\n({self.how})"
 
 
+def _checked(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered, mechanism, delta,
+             relation) -> tuple[_Context, list]:
+    """The checked context and row families of :func:`plan` and :func:`simulate`: every argument checked and
+    every central scale calibrated (or refused) before any simulation."""
+    families = _check_mechanisms(mechanism)
+    central = [k for k in families if k is not None]
+    if not central:
+        for name, value in (("delta", delta), ("relation", relation)):
+            if value is not None:
+                raise ValueError(f"{name} applies to a central mechanism only; pass mechanism= (e.g. 'gaussian') "
+                                 f"or leave {name} out")
+    if None not in families and oracles is not None:
+        raise ValueError("oracles applies to the local rows only; add 'local' to mechanism or leave oracles out")
+    rel = "add-remove" if relation is None else relation
+    if central:
+        if not isinstance(rel, str) or rel not in _central.RELATIONS:
+            raise ValueError(f"relation must be one of {sorted(_central.RELATIONS)}, got {relation!r}")
+        if delta is not None and (isinstance(delta, bool) or not isinstance(delta, numbers.Real)
+                                  or not 0.0 <= float(delta) < 1.0):
+            raise ValueError(f"delta must be a real number in [0, 1), got {delta!r}")
+    ctx = _context(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered)
+    ctx.relation = rel
+    for name in central:   # every scale calibrated (and refused) before any simulation
+        ctx.central[name] = _central_entry(name, ctx.epsilon, delta, rel)
+    return ctx, families
+
+
+def _check_mechanisms(mechanism) -> list:
+    """The row families named by ``mechanism``, in order, without repeats (None for the local oracles)."""
+    def bad():
+        return ValueError(f"mechanism must be None or 'local' (the local oracles), 'all' (every central mechanism), "
+                          f"one of {sorted(k for k in ROW_FAMILIES if k is not None)} or a list of these, "
+                          f"got {mechanism!r}")
+
+    items = [mechanism] if mechanism is None or isinstance(mechanism, str) else mechanism
+    try:
+        items = list(items)
+    except TypeError:
+        raise bad() from None
+    out: list = []
+    for m in items:
+        if m is None or m == "local":
+            keys: list = [None]
+        elif m == "all":
+            keys = list(_central.MECHANISMS)
+        elif isinstance(m, str) and m in ROW_FAMILIES:
+            keys = [m]
+        else:
+            raise bad()
+        out += [k for k in keys if k not in out]
+    if not out:
+        raise bad()
+    return out
+
+
 def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=None, methods=None,
-         n_repeats: int = 20, rng=0, ordered: bool = False, mechanism=None) -> Plan:
+         n_repeats: int = 20, rng=0, ordered: bool = False, mechanism=None, delta=None, relation=None) -> Plan:
     """Plan a collection: the expected error of every oracle × post-processing method × query before any
     data exist, and, with ``target``, the smallest n that meets it.
 
@@ -676,8 +997,25 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
         Seed.
     ordered : bool, default False
         The domain is ordered (lets the Wiener filters be candidates).
-    mechanism : None
-        The row family: None, the local oracles (the only one here; :data:`ROW_FAMILIES`).
+    mechanism : None, str or sequence of str
+        The row families (:data:`ROW_FAMILIES`): None or ``"local"``, the local oracles; a central
+        mechanism's name (``"laplace"``, ``"discrete-laplace"``, ``"gaussian"``,
+        ``"discrete-gaussian"``): a curator adds that noise to the exact counts, its scale calibrated
+        to (ε, δ) by :func:`calibrate_scale`; ``"all"``: the four; a list: those families side by side
+        in one ranked table (e.g. ``("local", "gaussian")``). A central row's ``oracle`` is
+        ``"central:<name>"``, its ``family`` ``"central"``, with its ``scale`` and ``delta``; Base and Norm
+        are exact (:func:`central_closed_form`, ∝ 1/n² at a fixed scale), the other methods that apply to
+        central estimates are re-simulated; MLE-Apx and the others whose records refuse central noise
+        give no row (``Plan.skipped``).
+    delta : float, optional
+        The δ the central mechanisms are calibrated at, in [0, 1), > 0 for the Gaussian ones. None: 0
+        for the Laplace ones (pure ε-DP), :data:`DEFAULT_DELTA` for the Gaussian ones. Only with a
+        central mechanism.
+    relation : str, optional
+        The neighbouring relation of the central guarantee, ``"add-remove"`` (default) or ``"replace"``
+        (:data:`ldpopt.privacy.central.RELATIONS`). Only with a central mechanism. The local rows'
+        guarantee is per report (ε-LDP), so a central row and a local row at the same ε protect
+        differently: the table compares their errors, not their guarantees.
 
     Returns
     -------
@@ -687,12 +1025,16 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
     ------
     ValueError
         A bad argument, named, before any work: d < 2, n <= 0, ε <= 0, a prior not of length d, an
-        unknown query, oracle or method, target <= 0, n_repeats < 2, an unknown mechanism.
+        unknown query, oracle or method, target <= 0, n_repeats < 2, an unknown mechanism, δ out of
+        range or 0 for a Gaussian mechanism, δ, a relation or oracles given without the family that
+        reads them.
 
     References
     ----------
     Wang et al., arXiv 1905.08320, §2 Eq. 2 (the oracles' variance); NDSS 2020 (Wang, Lopuhaä-Zwakenberg,
     Li, Skoric, Li), §V-D (choosing a method by re-simulation), here run on a prior before collection.
+    Central noise: Dwork et al. (TCC 2006), Balle & Wang (ICML 2018), Canonne, Kamath & Steinke (NeurIPS
+    2020) (:mod:`ldpopt.privacy.central`).
 
     Examples
     --------
@@ -700,17 +1042,28 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
     >>> p = ldpopt.plan(100, 1e5, 1.0, "zipf:1.5", oracles=["grr", "oue"], methods=["base"], target=1e-5)
     >>> [(r.oracle, f"{r.expected_mse:.3g}", int(r.n_target)) for r in p.table.itertuples()]
     [('oue', '3.69e-05', 369270), ('grr', '0.000347', 3468331)]
+    >>> p = ldpopt.plan(100, 1e5, 1.0, mechanism=("local", "gaussian"), oracles=["oue"], methods=["base"])
+    >>> [(r.oracle, f"{r.expected_mse:.3g}", f"{r.scale:.3g}") for r in p.table.itertuples()]
+    [('central:gaussian', '1.78e-09', '4.22'), ('oue', '3.69e-05', 'nan')]
     """
-    if mechanism not in ROW_FAMILIES:
-        raise ValueError(f"mechanism must be one of {sorted(map(str, ROW_FAMILIES))} (None: the local oracles), "
-                         f"got {mechanism!r}")
-    ctx = _context(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered)
+    ctx, families = _checked(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered,
+                             mechanism, delta, relation)
+    central = [k for k in families if k is not None]
+    rel = ctx.relation
     import pandas as pd
 
-    rows = ROW_FAMILIES[mechanism](ctx)
+    rows = [row for k in families for row in ROW_FAMILIES[k](ctx)]
     skipped = sorted({(o, m, why) for (o, j), res in ctx.memo.items() for (m, qs), why in res.items()
-                      if qs is None})
+                      if qs is None} | ctx.skipped)
+    if not rows:
+        raise ValueError(f"methods: none of {[r.name for r in ctx.recs]} applies to the planned families "
+                         f"({skipped[0][2] if skipped else 'no rows'})")
     table = pd.DataFrame(rows)
+    if central:
+        for col in ("scale", "delta"):
+            if col not in table.columns:
+                table[col] = np.nan
+            table[col] = table[col].astype(np.float64)
     order = {str(q): i for i, q in enumerate(ctx.queries)}
     table["_q"] = table["query"].map(order)
     table = table.sort_values(["_q", "expected_mse", "se"], kind="stable").drop(columns="_q")
@@ -719,8 +1072,14 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
     how = (f"exact rows: Base's and Norm's variance at the prior (unbiased, ∝ 1/n); simulated rows: {ctx.R} draws "
            f"of n users from the prior, exact in law, ± SE; the prediction holds for a population like the prior "
            f"(docs/plan.md: how far off it is when the prior is a small sample)")
+    if central:
+        said = ", ".join(f"{m.name} {m.scale_name} = {sc:.4g} at δ = {dl:g}" for m, sc, dl in ctx.central.values())
+        how += (f"; central rows: noise on the exact counts, scale calibrated to ε = {ctx.epsilon:g} ({rel}): "
+                f"{said}; exact rows ∝ 1/n² at that scale, n known")
+    mechs = {k: {"scale": sc, "scale_name": m.scale_name, "delta": dl, "relation": rel}
+             for k, (m, sc, dl) in ctx.central.items()}
     return Plan(table=table, prior=ctx.f, prior_how=ctx.prior_how, d=ctx.d, n=ctx.n, epsilon=ctx.epsilon,
-                target=ctx.target, skipped=skipped, how=how)
+                target=ctx.target, skipped=skipped, how=how, central=mechs)
 
 
 class _CallableModule(types.ModuleType):

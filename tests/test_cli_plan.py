@@ -47,3 +47,36 @@ def test_plan_bad_input_is_one_line(args, match):
 def test_plan_refuses_a_bad_option_at_the_option():
     r = ldpopt("plan", "--d", "100", "--n", "1e6", "--epsilon", "1", "--target", "-1")
     assert r.returncode == 2 and "argument --target: must be > 0" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_plan_central_rows_beside_the_local_ones():
+    import ldpopt as lib
+
+    r = ldpopt("plan", "--d", "100", "--n", "1e4", "--epsilon", "0.5", "--mechanism", "local,gaussian,laplace",
+               "--delta", "1e-7", "--oracles", "oue", "--methods", "base,norm", "--target", "1e-6", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert sorted(doc["central"]) == ["gaussian", "laplace"] and doc["central"]["gaussian"]["delta"] == 1e-7
+    want = lib.plan(100, 10**4, 0.5, mechanism=["local", "gaussian", "laplace"], delta=1e-7, oracles=["oue"],
+                    methods=["base", "norm"], target=1e-6).table
+    got = [(row["oracle"], row["method"], row["family"], row["n_target"]) for row in doc["table"]]
+    assert got == list(zip(want["oracle"], want["method"], want["family"], want["n_target"], strict=True))
+    assert {row["family"] for row in doc["table"]} == {"local", "central"}
+    t = ldpopt("plan", "--d", "100", "--n", "1e4", "--epsilon", "0.5", "--mechanism", "all", "--methods", "base")
+    assert t.returncode == 0, t.stderr
+    assert "central:discrete-gaussian" in t.stdout and "scale" in t.stdout.splitlines()[1]
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    (["--mechanism", "nope"], "--mechanism: mechanism must be"),
+    (["--mechanism", "gaussian", "--delta", "0"], "--delta: delta must be > 0"),
+    (["--delta", "1e-6"], "--delta: delta applies to a central mechanism only"),
+    (["--mechanism", "gaussian", "--oracles", "oue"], "--oracles: oracles applies to the local rows only"),
+])
+def test_plan_central_bad_input_is_one_line(args, match):
+    assert match in one_line_error(ldpopt("plan", "--d", "100", "--n", "1e6", "--epsilon", "1", *args))
+
+
+def test_plan_delta_out_of_range_is_refused_at_the_option():
+    r = ldpopt("plan", "--d", "100", "--n", "1e6", "--epsilon", "1", "--mechanism", "gaussian", "--delta", "1.5")
+    assert r.returncode == 2 and "argument --delta: must be a number in [0, 1)" in r.stderr

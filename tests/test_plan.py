@@ -154,7 +154,16 @@ def test_ranking_order_and_best():
     ({"target": 0}, "target must be"),
     ({"target": -1e-3}, "target must be"),
     ({"n_repeats": 1}, "n_repeats must be"),
-    ({"mechanism": "laplace"}, "mechanism must be"),
+    ({"mechanism": "nosuch"}, "mechanism must be"),
+    ({"mechanism": ["gaussian", 3]}, "mechanism must be"),
+    ({"mechanism": []}, "mechanism must be"),
+    ({"mechanism": "gaussian", "delta": 1.5}, "delta must be"),
+    ({"mechanism": "gaussian", "delta": 0}, "delta must be > 0"),
+    ({"mechanism": "laplace", "relation": "swap"}, "relation must be"),
+    ({"delta": 1e-6}, "delta applies to a central mechanism only"),
+    ({"relation": "replace"}, "relation applies to a central mechanism only"),
+    ({"mechanism": "gaussian", "oracles": ["oue"]}, "oracles applies to the local rows only"),
+    ({"mechanism": "discrete-gaussian", "epsilon": 1e-4}, "epsilon = 0.0001 at delta"),
 ])
 def test_bad_inputs_are_one_line_errors_naming_the_argument(kwargs, match, monkeypatch):
     import ldpopt.plan as mod

@@ -19,7 +19,21 @@ def _list(text):
 #: the library's argument (how its message starts) → the option that gave it
 _OPTIONS = (("queries", "--query"), ("query", "--query"), ("prior", "--prior"), ("oracle", "--oracles"),
             ("method", "--methods"), ("n_repeats", "--repeats"), ("target", "--target"), ("epsilon", "--epsilon"),
-            ("n ", "--n"), ("d ", "--d"))
+            ("n ", "--n"), ("d ", "--d"), ("mechanism", "--mechanism"), ("delta", "--delta"),
+            ("relation", "--relation"))
+
+
+def _delta(text: str) -> float:
+    """``--delta``: a number in [0, 1) (the library says more, e.g. > 0 for a Gaussian mechanism)."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1), got {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1), got {text!r}")
+    return value
 
 
 def _option_of(message: str) -> str:
@@ -38,14 +52,15 @@ def _run(args) -> int:
     try:
         p = plan(args.d, n, args.epsilon, args.prior, queries=args.query or ["full"], target=args.target,
                  oracles=_list(args.oracles), methods=methods, n_repeats=args.repeats, rng=args.seed,
-                 ordered=args.ordered)
+                 ordered=args.ordered, mechanism=_list(args.mechanism), delta=args.delta, relation=args.relation)
     except ValueError as exc:
         raise InputError(f"{_option_of(str(exc))}: {exc}") from exc
     if args.json:
         t = p.table.astype(object).where(p.table.notna(), None)
         json.dump({"d": p.d, "n": p.n, "epsilon": p.epsilon, "prior": p.prior_how, "target": p.target,
                    "seed": args.seed, "n_repeats": args.repeats, "how": p.how, "ldpopt_version": __version__,
-                   "skipped": [list(s) for s in p.skipped], "table": t.to_dict(orient="records")}, sys.stdout)
+                   "skipped": [list(s) for s in p.skipped], "central": p.central, "table": t.to_dict(orient="records")},
+                  sys.stdout)
         sys.stdout.write("\n")
     else:
         print(p)
@@ -66,6 +81,15 @@ def add_parser(sub) -> None:
     cp.add_argument("--oracles", default=None, help="comma-separated oracles (default: the pure one-shot oracles)")
     cp.add_argument("--methods", default=None,
                     help="comma-separated methods, or closed-form (default), extended or all")
+    cp.add_argument("--mechanism", default=None,
+                    help="comma-separated row families: local (default), a central mechanism (laplace, "
+                         "discrete-laplace, gaussian, discrete-gaussian: a curator's noise on the exact counts, its "
+                         "scale calibrated to --epsilon and --delta) or all (the four), e.g. local,gaussian")
+    cp.add_argument("--delta", type=_delta, default=None,
+                    help="the delta the central mechanisms are calibrated at, in [0, 1) (default 0 for the Laplace "
+                         "ones, 1e-6 for the Gaussian ones)")
+    cp.add_argument("--relation", default=None, choices=("add-remove", "replace"),
+                    help="the central guarantee's neighbouring relation (default add-remove)")
     cp.add_argument("--ordered", action="store_true", help="the domain is ordered (the Wiener filters join the sets)")
     cp.add_argument("--repeats", type=int_arg(2), default=20, help="draws per simulated evaluation (default 20)")
     cp.add_argument("--seed", type=int_arg(0), default=0, help="seed (default 0)")
