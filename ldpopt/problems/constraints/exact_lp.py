@@ -243,12 +243,12 @@ def solve_exact(M: list, r: list, guess: list, skip_inconsistent: bool = False) 
             if rc:
                 pc = P[c]
                 R = _reduced([a * pc - p * rc for a, p in zip(R, P)])
-        c = next((j for j in range(n) if R[j]), None)
-        if c is None:
+        first = next((j for j in range(n) if R[j]), None)
+        if first is None:
             if R[n] and not skip_inconsistent:
                 return None
             continue
-        piv.append((c, R))
+        piv.append((first, R))
     z = [Fraction(v) for v in guess]
     for c, P in reversed(piv):  # the later pivots' columns are solved already, the earlier ones' are 0 here
         num = Fraction(P[n])
