@@ -16,6 +16,7 @@ from ..check.verdict import check_solution, status_after_check
 from ..progress import SolveContext
 from ..solution import Solution
 from .cvxpy_rows import compile_rows, named_duals
+from .direct_qp import _AffineRows
 from .isolate import user_code_raised
 
 __all__ = ["DENSE_ROW", "MAX_ITER", "SOLVER", "solve_ipm"]
@@ -169,7 +170,9 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER, ctx=None):
     (1.6 s CPU for 0.9 s wall, measured)."""
     start = time.perf_counter()
     ctx = ctx or SolveContext()
-    compiled, why = compile_rows(problem)
+    own = _AffineRows.read(problem)  # the rows without a cvxpy compilation (.direct_qp), else cvxpy's
+    compiled, why = ((own.A_E, own.b_E, own.A_I, own.b_I, own, None, None), "") if own is not None \
+        else compile_rows(problem)
     if compiled is None:
         return None, why
     A_E, _, A_I, _, *_ = compiled
@@ -182,6 +185,14 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER, ctx=None):
         return Solution.failed(problem.estimate.d, "solver_error", SOLVER, problem.objective.name,
                                f"{SOLVER} raised {type(exc).__name__}: {exc}",
                                wall_time=time.perf_counter() - start), ""
+
+
+def _named(prob, chain, inv, x, y, z, s, m, problem) -> dict:
+    """The named multipliers: from the rows' own reading where the rows were read so (``prob`` the
+    :class:`.direct_qp._AffineRows`), else by cvxpy's inversion of its compilation."""
+    if isinstance(prob, _AffineRows):
+        return prob.answer(x, np.concatenate([y, z]), s, m)[1]
+    return named_duals(prob, chain, inv, x, y, z, s, m, problem)
 
 
 def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
@@ -257,7 +268,7 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
             message = f"stalled at iteration {k} (primal residual and mu not 10x smaller in {STALL} iterations)"
             break
         if rel_p <= 1e-11 and mu <= 1e-10 * mu0:
-            duals = named_duals(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
+            duals = _named(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
             ch = check_solution(problem, x * s_f, duals, deadline=ctx.deadline)
             rec["checks"], rec["status"] = ch.summary(), "checked"
             if best is None or ch.passed or not best[2].passed:  # the latest point, unless it fails and one passed
@@ -328,7 +339,7 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
         rec.update(step_primal=ap, step_dual=ad, sigma=sigma)
     if best is None:  # never reached the checking stage: check where it stopped
         r_d = grad(x) + A_ET @ y + A_IT @ z
-        duals = named_duals(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
+        duals = _named(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
         best = (x * s_f, duals, check_solution(problem, x * s_f, duals, deadline=ctx.deadline))
     f, duals, ch = best
     if status_after_check("optimal", ch) == "optimal":
