@@ -138,11 +138,11 @@ def test_not_taken_where_it_does_not_apply():
 @given(seed=st.integers(0, 2**31 - 1), n_le=st.integers(0, 4), n_eq=st.integers(0, 3), flip=st.booleans(),
        matrix=st.booleans())
 def test_own_rows_and_multipliers_are_cvxpys_compilation_and_inversion(seed, n_le, n_eq, flip, matrix):
-    """The direct QP's rows read without cvxpy's compilation (``_AffineRows``), inside a solve (the
+    """The direct QP's rows read without cvxpy's compilation (``AffineRows``), inside a solve (the
     pre-check's cached rows) and outside it: the same rows as cvxpy's compilation, and the same named
     multipliers as cvxpy's inversion for any z (the reference: ``_CvxpyRows``, cvxpy's own)."""
     from ldpopt.problems.solvers import direct_qp as dq
-    from ldpopt.problems.solvers.cvxpy_rows import compile_rows
+    from ldpopt.problems.solvers.cvxpy_rows import AffineRows, compile_rows
 
     rng = np.random.default_rng(seed)
     A, b = rng.random((n_le + n_eq, D)), rng.random(n_le + n_eq)
@@ -160,7 +160,7 @@ def test_own_rows_and_multipliers_are_cvxpys_compilation_and_inversion(seed, n_l
     pr = Problem(EST, lambda f, e: cp.sum_squares(f - e.f_tilde), [Simplex(), rows])
     for cached in (False, True):
         pr._affine_cache = {} if cached else None
-        own = dq._AffineRows.read(pr)
+        own = AffineRows.read(pr)
         ref = dq._CvxpyRows(pr, compile_rows(pr)[0])
         assert own is not None
         for a, r in ((own.A_E, ref.A_E), (own.A_I, ref.A_I)):

@@ -15,8 +15,7 @@ from ..._blas import one_thread
 from ..check.verdict import check_solution, status_after_check
 from ..progress import SolveContext
 from ..solution import Solution
-from .cvxpy_rows import compile_rows, named_duals
-from .direct_qp import _AffineRows
+from .cvxpy_rows import AffineRows, compile_rows, named_duals
 from .isolate import user_code_raised
 
 __all__ = ["DENSE_ROW", "MAX_ITER", "SOLVER", "solve_ipm"]
@@ -170,7 +169,7 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER, ctx=None):
     (1.6 s CPU for 0.9 s wall, measured)."""
     start = time.perf_counter()
     ctx = ctx or SolveContext()
-    own = _AffineRows.read(problem)  # the rows without a cvxpy compilation (.direct_qp), else cvxpy's
+    own = AffineRows.read(problem)  # the rows without a cvxpy compilation (.cvxpy_rows), else cvxpy's
     compiled, why = ((own.A_E, own.b_E, own.A_I, own.b_I, own, None, None), "") if own is not None \
         else compile_rows(problem)
     if compiled is None:
@@ -189,8 +188,8 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER, ctx=None):
 
 def _named(prob, chain, inv, x, y, z, s, m, problem) -> dict:
     """The named multipliers: from the rows' own reading where the rows were read so (``prob`` the
-    :class:`.direct_qp._AffineRows`), else by cvxpy's inversion of its compilation."""
-    if isinstance(prob, _AffineRows):
+    :class:`.cvxpy_rows.AffineRows`), else by cvxpy's inversion of its compilation."""
+    if isinstance(prob, AffineRows):
         return prob.answer(x, np.concatenate([y, z]), s, m)[1]
     return named_duals(prob, chain, inv, x, y, z, s, m, problem)
 
