@@ -9,6 +9,8 @@ import cvxpy as cp
 import numpy as np
 import pytest
 from _count_estimates import oue_counts
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ldpopt.problems.problem as problem_module
 from ldpopt.problems import Problem, Solution
@@ -130,3 +132,45 @@ def test_not_taken_where_it_does_not_apply():
                  [Simplex(), SubsetSum(np.arange(0, D, 3), 0.3)])
     assert not kl.solve().solver.endswith("-DIRECT")  # not a quadratic
     assert not Problem(EST, "cls", [Simplex()]).solve().solver.endswith("-DIRECT")  # a built-in
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_le=st.integers(0, 4), n_eq=st.integers(0, 3), flip=st.booleans(),
+       matrix=st.booleans())
+def test_own_rows_and_multipliers_are_cvxpys_compilation_and_inversion(seed, n_le, n_eq, flip, matrix):
+    """The direct QP's rows read without cvxpy's compilation (``AffineRows``), inside a solve (the
+    pre-check's cached rows) and outside it: the same rows as cvxpy's compilation, and the same named
+    multipliers as cvxpy's inversion for any z (the reference: ``_CvxpyRows``, cvxpy's own)."""
+    from ldpopt.problems.solvers import direct_qp as dq
+    from ldpopt.problems.solvers.cvxpy_rows import AffineRows, compile_rows
+
+    rng = np.random.default_rng(seed)
+    A, b = rng.random((n_le + n_eq, D)), rng.random(n_le + n_eq)
+
+    def rows(f, e):
+        out = []
+        if n_le:
+            out.append(A[:n_le] @ f >= -b[:n_le] if flip else A[:n_le] @ f <= b[:n_le] + 1)
+        if n_eq:
+            out.append(A[n_le:] @ f == b[n_le:] * 0.5)
+        if matrix:
+            out.append(cp.reshape(f[:6], (2, 3), order="F") <= 0.9)
+        return out
+
+    pr = Problem(EST, lambda f, e: cp.sum_squares(f - e.f_tilde), [Simplex(), rows])
+    for cached in (False, True):
+        pr._affine_cache = {} if cached else None
+        own = AffineRows.read(pr)
+        ref = dq._CvxpyRows(pr, compile_rows(pr)[0])
+        assert own is not None
+        for a, r in ((own.A_E, ref.A_E), (own.A_I, ref.A_I)):
+            assert a.shape == r.shape and np.allclose(a.toarray(), r.toarray(), rtol=1e-15, atol=0)
+        assert np.allclose(own.b_E, ref.b_E, rtol=1e-15) and np.allclose(own.b_I, ref.b_I, rtol=1e-15)
+        m_rows = own.A_E.shape[0] + own.A_I.shape[0]
+        z, x = rng.standard_normal(m_rows), rng.random(D)
+        f1, d1 = own.answer(x, z, np.zeros(m_rows), 0.37)
+        f2, d2 = ref.answer(x, z, np.zeros(m_rows), 0.37)
+        assert np.array_equal(f1, f2) and d1.keys() == d2.keys()
+        for name in d1:
+            assert np.shape(d1[name]) == np.shape(d2[name]) and np.allclose(d1[name], d2[name], rtol=1e-14, atol=0)
+    pr._affine_cache = None

@@ -10,6 +10,8 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ldpopt.oracles.unary import OUE
 from ldpopt.problems import Problem
@@ -134,3 +136,30 @@ def test_kink_bound_is_never_below_the_distance_on_random_small_problems():
             checked += 1
             below += cert.distance_linf < np.max(np.abs(g - x.value)) - 1e-9
     assert checked >= 60 and below == 0, (checked, below)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 60), band=st.integers(0, 12), seed=st.integers(0, 2**31 - 1), rank_drop=st.booleans())
+def test_normal_solve_matches_a_dense_solve_banded_or_not(n, band, seed, rank_drop):
+    """The fit's normal equations (regularised B Bᵀ): banded Cholesky where the band is narrow, sparse LU
+    otherwise or where Cholesky fails; either way the dense solve's answer (the reference: numpy)."""
+    import scipy.sparse as sp
+
+    from ldpopt.problems.check.certificate import _normal_solve
+
+    rng = np.random.default_rng(seed)
+    B = np.zeros((n, n + 3))
+    for i in range(n):  # entries within `band` of the diagonal: N = B Bᵀ has band ≤ 2·band
+        lo, hi = max(i - band, 0), min(i + band + 1, n + 3)
+        B[i, lo:hi] = rng.standard_normal(hi - lo)
+    if rank_drop and n > 1:
+        B[-1] = B[0]  # a singular B Bᵀ: only the regularisation keeps it definite
+    N = B @ B.T
+    N = N + np.eye(n) * (1e-8 * max(float(np.abs(N).max()), 1e-300))
+    r = rng.standard_normal(n)
+    got = _normal_solve(sp.csc_matrix(N), r)
+    cond = np.linalg.cond(N)
+    assert np.linalg.norm(N @ got - r) <= (1e-10 * cond + 1e-12) * np.linalg.norm(r)  # backward stable
+    if cond < 1e6:  # well conditioned: the dense solve's answer itself
+        want = np.linalg.solve(N, r)
+        assert np.allclose(got, want, rtol=1e-7, atol=1e-9 * np.abs(want).max())

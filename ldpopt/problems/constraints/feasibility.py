@@ -283,6 +283,8 @@ def _affine_rows(c, estimate) -> list:
     constraint, or a callable that fails here, is left out (its error surfaces where it did before)."""
     import cvxpy as cp
 
+    from ..objectives.recognise import cvxpy_grad
+
     d = estimate.d
     fv = cp.Variable(d)
     try:
@@ -296,7 +298,7 @@ def _affine_rows(c, estimate) -> list:
         if not (le or isinstance(con, cp.constraints.Equality)) or not con.expr.is_affine():
             continue
         try:
-            jac = con.expr.grad.get(fv)
+            jac = cvxpy_grad(con.expr, {}).get(fv)  # cvxpy's grad, the same bits (.recognise.cvxpy_grad)
             b0 = np.atleast_1d(np.asarray(con.expr.value, float)).ravel(order="F")
         except Exception:  # noqa: BLE001 - a parameter without a value, ...: this row is left out
             jac, b0 = None, np.zeros(0)

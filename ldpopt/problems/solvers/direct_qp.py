@@ -6,9 +6,11 @@ the Hessian is the same at every f, the gradient at 0 is the linear term, and ea
 gets epigraph variables as cvxpy's canonicalisation would give it. The constraints' rows come from
 the structured compilation where it covers them (:func:`.structured.structure.compiled_for`, kept
 on the problem: the exact feasibility decision has made it already; the multipliers named by its
-:func:`~.structured.multipliers.duals_dict`), else from cvxpy's compilation of the constraints alone
-(:func:`.cvxpy_rows.compile_rows`; the multipliers named by cvxpy's inversion of it,
-:func:`.cvxpy_rows.named_duals`).
+:func:`~.structured.multipliers.duals_dict`), else read constraint by constraint where each is an
+``==``/``<=`` of an affine expression of the variable alone (:class:`AffineRows`: the same rows and
+named multipliers as cvxpy's compilation and inversion, without them), else from cvxpy's
+compilation of the constraints alone (:func:`.cvxpy_rows.compile_rows`; the multipliers named by
+cvxpy's inversion of it, :func:`.cvxpy_rows.named_duals`).
 The QP goes to PIQP (``piqp.SparseSolver``, in a child process: it has no time limit of its own
 and has crashed the process before, :mod:`.isolate`) or Clarabel (``clarabel.DefaultSolver``; in
 this process with its own time limit, in a child under ``solve(time_limit=...)``)
@@ -37,7 +39,7 @@ from ..dual.multipliers import duals_dict
 from ..dual.structure import Structure, compiled_for
 from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT, SolveContext
 from ..solution import Solution
-from .cvxpy_rows import compile_rows, named_duals
+from .cvxpy_rows import AffineRows, compile_rows, named_duals
 from .isolate import SolverTimedOut, isolated, runs_isolated, user_code_raised
 
 __all__ = ["SUFFIX", "solve_direct_qp"]
@@ -128,6 +130,9 @@ def _rows(problem):
     st = compiled_for(problem)
     if isinstance(st, Structure) and st.tree is None:
         return _StructureRows(st, problem.scale), ""
+    own = AffineRows.read(problem)
+    if own is not None:
+        return own, ""
     compiled, why = compile_rows(problem)
     return (None, why) if compiled is None else (_CvxpyRows(problem, compiled), "")
 

@@ -15,7 +15,7 @@ from ..._blas import one_thread
 from ..check.verdict import check_solution, status_after_check
 from ..progress import SolveContext
 from ..solution import Solution
-from .cvxpy_rows import compile_rows, named_duals
+from .cvxpy_rows import AffineRows, compile_rows, named_duals
 from .isolate import user_code_raised
 
 __all__ = ["DENSE_ROW", "MAX_ITER", "SOLVER", "solve_ipm"]
@@ -69,6 +69,7 @@ class _Reduced:
 
     def __init__(self, A_S):
         self.A_S = sp.csr_array(A_S)
+        self.A_ST = self.A_S.T.tocsr()  # once: a transpose is a new sparse object, ~20 µs at every use
         self.key = self.solver = None
 
     def _layout(self, H):
@@ -111,7 +112,7 @@ class _Reduced:
 
     def matvec(self, v):
         """M v, from its terms (no M is formed)."""
-        return self.H @ v + self.A_S.T @ (self.D * (self.A_S @ v)) + self.reg * v
+        return self.H @ v + self.A_ST @ (self.D * (self.A_S @ v)) + self.reg * v
 
     def solve(self, r):
         """M⁻¹ r for a vector r, or column by column for a (n, k) array (k: a few dense rows)."""
@@ -124,16 +125,16 @@ class _Reduced:
 class _Newton:
     """One factorisation of the reduced Newton matrix (notes: docs/problems.md) and its solves."""
 
-    def __init__(self, H, D_S, C, E, reduced):
+    def __init__(self, H, D_S, C, E, reduced, CT, CT_dense):
         # a proximal term relative to ∇²φ's scale (O(1) by φ = J/m), not to M's: M's largest diagonal
         # entry is z/s at an active bound (~1e17 and up as μ → 0), and a term of that size on the free
         # values' diagonal (H_vv ~ 1) bends their Newton step (before: the dual residual rose from
         # 1e-10 to 1e-4 in the last iterations at d = 10⁵, CLS + smoothness on the simplex, measured)
         reg = _REG * max(float(np.max(np.abs(H.diagonal()), initial=0.0)), 1.0)
         self.lu = reduced.factor(H, D_S, reg)
-        self.C, self.E = C, E
+        self.C, self.E, self.CT = C, E, CT  # CT, CT_dense: Cᵀ (CSR, dense), formed once per solve
         if C.shape[0]:
-            self.MinvCt = self.lu.solve(C.T.toarray())
+            self.MinvCt = self.lu.solve(CT_dense)
             S = C @ self.MinvCt + np.diag(E)
             self.schur = sla.cho_factor(S + np.eye(S.shape[0]) * (1e-15 * max(float(np.max(np.abs(np.diag(S)))), 1e-300)))
 
@@ -148,7 +149,7 @@ class _Newton:
         """(Δx, w) with M Δx + Cᵀ w = ρ, C Δx − E w = t (E ≥ 0: the dense rows' S/Z), with one step of
         iterative refinement on that system (M's entries span ~30 decades as μ → 0)."""
         dx, w = self._once(rho, t)
-        ex, ew = self._once(rho - self.lu.matvec(dx) - self.C.T @ w, t - self.C @ dx + self.E * w)
+        ex, ew = self._once(rho - self.lu.matvec(dx) - self.CT @ w, t - self.C @ dx + self.E * w)
         return dx + ex, w + ew
 
 
@@ -168,7 +169,9 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER, ctx=None):
     (1.6 s CPU for 0.9 s wall, measured)."""
     start = time.perf_counter()
     ctx = ctx or SolveContext()
-    compiled, why = compile_rows(problem)
+    own = AffineRows.read(problem)  # the rows without a cvxpy compilation (.cvxpy_rows), else cvxpy's
+    compiled, why = ((own.A_E, own.b_E, own.A_I, own.b_I, own, None, None), "") if own is not None \
+        else compile_rows(problem)
     if compiled is None:
         return None, why
     A_E, _, A_I, _, *_ = compiled
@@ -181,6 +184,14 @@ def solve_ipm(problem, terms, converged, max_iter: int = MAX_ITER, ctx=None):
         return Solution.failed(problem.estimate.d, "solver_error", SOLVER, problem.objective.name,
                                f"{SOLVER} raised {type(exc).__name__}: {exc}",
                                wall_time=time.perf_counter() - start), ""
+
+
+def _named(prob, chain, inv, x, y, z, s, m, problem) -> dict:
+    """The named multipliers: from the rows' own reading where the rows were read so (``prob`` the
+    :class:`.cvxpy_rows.AffineRows`), else by cvxpy's inversion of its compilation."""
+    if isinstance(prob, AffineRows):
+        return prob.answer(x, np.concatenate([y, z]), s, m)[1]
+    return named_duals(prob, chain, inv, x, y, z, s, m, problem)
 
 
 def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
@@ -232,13 +243,17 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     y = np.zeros(m_e)
     bscale = max(float(np.max(np.abs(b_I), initial=0.0)), float(np.max(np.abs(b_E), initial=0.0)), 1.0)
     best, records, progress, status, last, flat = None, [], [], "user_limit", np.inf, 0
+    # the constant matrices' transposes once (each .T is a new sparse object: 160 a call at d = 100)
+    A_ET, A_IT, A_ST, CT = A_E.T.tocsr(), A_I.T.tocsr(), A_S.T.tocsr(), C.T.tocsr()
+    CT_dense = CT.toarray() if C.shape[0] else None
     # a recognised quadratic J (its form says so): ∇²J is the same at every f, evaluated once
     quadratic, H = bool(getattr(getattr(problem.objective, "form", None), "quadratic", False)), None
     message = f"no KKT certificate after {max_iter} iterations"
     k = 0
+    g_next = None  # ∇φ at the accepted trial point, which is the next x: evaluated once, not twice
     for k in range(1, max_iter + 1):
-        g = grad(x)
-        r_d = g + A_E.T @ y + A_I.T @ z
+        g = grad(x) if g_next is None else g_next
+        r_d = g + A_ET @ y + A_IT @ z
         r_e, r_i = A_E @ x - b_E, A_I @ x + s - b_I
         mu = float(s @ z) / max(m_i, 1)
         rel_d = float(np.max(np.abs(r_d))) / max(float(np.max(np.abs(g))), 1.0)
@@ -252,7 +267,7 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
             message = f"stalled at iteration {k} (primal residual and mu not 10x smaller in {STALL} iterations)"
             break
         if rel_p <= 1e-11 and mu <= 1e-10 * mu0:
-            duals = named_duals(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
+            duals = _named(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
             ch = check_solution(problem, x * s_f, duals, deadline=ctx.deadline)
             rec["checks"], rec["status"] = ch.summary(), "checked"
             if best is None or ch.passed or not best[2].passed:  # the latest point, unless it fails and one passed
@@ -277,13 +292,14 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
             H = (parts(x * s_f)[0] if parts is not None else sp.csr_array(terms.hessian(x * s_f))) * (s_f * s_f / m)
             H.sum_duplicates()  # canonical: sorted indices, the pattern _Reduced lays out
         D = z / s
-        newton = _Newton(H, D[~dense], C, np.concatenate([np.zeros(m_e), s[dense] / z[dense], np.ones(k_low)]), reduced)
+        newton = _Newton(H, D[~dense], C, np.concatenate([np.zeros(m_e), s[dense] / z[dense], np.ones(k_low)]), reduced,
+                         CT, CT_dense)
 
         # the closures are called in this iteration only; their defaults bind its values
         def direction(r_c, z=z, s=s, r_i=r_i, r_d=r_d, r_e=r_e, D=D, newton=newton):
             # Δz = (−r_c + z∘r_i + z∘A_I Δx)/s; sparse rows eliminated into M, dense rows kept in C
             q = (-r_c + z * r_i) / s
-            dx, w = newton.solve(-r_d - A_S.T @ q[~dense], np.concatenate([-r_e, -q[dense] / D[dense], np.zeros(k_low)]))
+            dx, w = newton.solve(-r_d - A_ST @ q[~dense], np.concatenate([-r_e, -q[dense] / D[dense], np.zeros(k_low)]))
             dz = np.empty(m_i)
             dz[~dense] = q[~dense] + D[~dense] * (A_S @ dx)
             dz[dense] = w[m_e:w.size - k_low]
@@ -308,18 +324,21 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
         # dual step longer than the primal one does not shrink it (separate lengths, N&W eq. 19.9:
         # 1–2 more iterations at d = 10⁴–10⁵, CLS + smoothness; with the old start, steps of 0.05)
         ap = ad = min(ap, ad)
+        g_next = None
         for _ in range(30):  # a trial point where ∇J is not finite: a shorter primal step
             with np.errstate(all="ignore"):
-                if np.all(np.isfinite(grad(x + ap * dx))):
-                    break
+                g_try = grad(x + ap * dx)
+            if np.all(np.isfinite(g_try)):
+                g_next = g_try
+                break
             ap *= 0.5
         ad = ap
         x_prev = x
         x, s, y, z = x + ap * dx, s + ap * ds, y + ad * dy, z + ad * dz
         rec.update(step_primal=ap, step_dual=ad, sigma=sigma)
     if best is None:  # never reached the checking stage: check where it stopped
-        r_d = grad(x) + A_E.T @ y + A_I.T @ z
-        duals = named_duals(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
+        r_d = grad(x) + A_ET @ y + A_IT @ z
+        duals = _named(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
         best = (x * s_f, duals, check_solution(problem, x * s_f, duals, deadline=ctx.deadline))
     f, duals, ch = best
     if status_after_check("optimal", ch) == "optimal":
