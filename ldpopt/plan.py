@@ -897,10 +897,10 @@ class Plan:
                             "n_target", "n_target_se", "note")
                 if c in self.table.columns and (c not in ("family", "scale") or self.central)]
         fmt = {"expected_mse": "{:.4g}".format, "se": "{:.2g}".format, "n_target": "{:.4g}".format,
-               "n_target_se": "{:.2g}".format, "scale": lambda x: "" if math.isnan(x) else f"{x:.4g}"}
+               "n_target_se": "{:.2g}".format, "scale": "{:.4g}".format}
         head = (f"plan: d = {self.d}, n = {self.n:,}, ε = {self.epsilon:g}, prior {self.prior_how}"
                 + (f", target {self.target:g}" if self.target is not None else ""))
-        return f"{head}\n{self.table[cols].to_string(index=False, formatters=fmt)}\n({self.how})"
+        return f"{head}\n{self.table[cols].to_string(index=False, formatters=fmt, na_rep='')}\n({self.how})"
 
 
 def _checked(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered, mechanism, delta,
