@@ -16,8 +16,29 @@ def ldpopt(*args, cwd=None, umask=None, env=None, timeout=300) -> subprocess.Com
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     full_env = {**os.environ, "PYTHONPATH": path, **(env or {})}
     preexec = (lambda: os.umask(umask)) if umask is not None else None
-    return subprocess.run([sys.executable, "-m", "ldpopt.cli", *map(str, args)], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=timeout, preexec_fn=preexec)
+    return subprocess.run([sys.executable, "-m", "ldpopt.cli", *map(str, args)], check=False, cwd=cwd,
+                          env=full_env, capture_output=True, text=True, timeout=timeout, preexec_fn=preexec)
+
+
+def main_in_process(*args) -> subprocess.CompletedProcess:
+    """``ldpopt.cli.main(ARGS)`` in this process, its stdout, stderr and exit status as
+    :func:`ldpopt` returns them (a ``CompletedProcess``): for a test that sweeps many argument lists
+    through the same entry point, where one real subprocess already checks the command's entry point
+    and exit status, and a fresh interpreter per list would only repeat the imports."""
+    import contextlib
+    import io
+    import warnings
+
+    from ldpopt import cli
+
+    argv = list(map(str, args))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        try:
+            code = cli.main(argv)
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
+    return subprocess.CompletedProcess(["ldpopt", *argv], code, out.getvalue(), err.getvalue())
 
 
 def one_line_error(proc) -> str:

@@ -1,4 +1,5 @@
-"""`ldpopt solve --problem` through the real entry point (a subprocess): values named by label or by
+"""`ldpopt solve --problem` through the real entry point (a subprocess; a test that repeats the command
+runs its first call so and the repeats through ``main`` in process): values named by label or by
 position cannot be mistaken (the same f per label whatever the row order), functions of the user's
 own reach the solver, and one list of objectives and constraint types serves --help and docs/cli.md."""
 
@@ -12,8 +13,9 @@ import cvxpy as cp
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import ldpopt as run
+from _cli import main_in_process, one_line_error
 
-from _cli import ldpopt as run, one_line_error
 from ldpopt import oracles
 from ldpopt.cli._problemtypes import constraint_kinds, help_text, objective_docs
 from ldpopt.problems import available_objectives
@@ -21,9 +23,11 @@ from ldpopt.problems import available_objectives
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _solve(counts, problem, *extra, n):
-    return run("solve", "--counts", counts, "--oracle", "oue", "--epsilon", "1", "--n", n, "--problem", problem,
-               *extra)
+def _solve(counts, problem, *extra, n, runner=run):
+    """``ldpopt solve`` of ``counts`` with ``problem``: the real command (``runner=run``), or
+    ``main_in_process`` where a test repeats it and its first call already ran the real one."""
+    return runner("solve", "--counts", counts, "--oracle", "oue", "--epsilon", "1", "--n", n, "--problem", problem,
+                  *extra)
 
 
 @pytest.fixture(scope="module")
@@ -53,14 +57,14 @@ def test_integer_labels_mean_labels_in_any_row_order(retail):
     got = {}
     for name in ("sorted", "shuffled"):
         out = folder / f"{name}.out.csv"
-        proc = _solve(folder / f"{name}.csv", prob, "--out", out, n=n)
+        proc = _solve(folder / f"{name}.csv", prob, "--out", out, n=n, runner=run if name == "sorted" else main_in_process)
         assert proc.returncode == 0, proc.stderr
         got[name] = pd.read_csv(out).set_index("value")["f"].sort_index()
     np.testing.assert_allclose(got["shuffled"].to_numpy(), got["sorted"].to_numpy(), rtol=0, atol=1e-12)
     f = got["shuffled"]
     assert f[65] >= f[32] - 1e-12 and abs(f[0] + f[1] + f[2] - 0.05) <= 1e-9
     out = folder / "plain.out.csv"
-    assert _solve(folder / "shuffled.csv", plain, "--out", out, n=n).returncode == 0
+    assert _solve(folder / "shuffled.csv", plain, "--out", out, n=n, runner=main_in_process).returncode == 0
     free = pd.read_csv(out).set_index("value")["f"]
     assert free[65] < f[65] and free[32] > f[32]  # the constraint moved both: it was read as labels 65, 32
 
@@ -70,12 +74,12 @@ def test_positions_name_rows_of_the_file(tmp_path):
     counts = tmp_path / "c.csv"
     # integer labels that run without a gap (integers with gaps are positions, and need --d)
     counts.write_text("value,count\n4,300\n2,280\n3,270\n1,260\n")
-    for key, ref in (("positions = [0, 1]", ["4", "2"]), ('labels = [4, "2"]', ["4", "2"]),
-                     ("labels = [1, 3]", ["1", "3"])):
+    for k, (key, ref) in enumerate((("positions = [0, 1]", ["4", "2"]), ('labels = [4, "2"]', ["4", "2"]),
+                                    ("labels = [1, 3]", ["1", "3"]))):
         prob = tmp_path / "p.toml"
         prob.write_text(f'objective = "cls"\n[[constraints]]\ntype = "simplex"\n[[constraints]]\n'
                         f'type = "fixed"\n{key}\nfrequency = 0.4\n')
-        proc = _solve(counts, prob, "--json", n=1000)
+        proc = _solve(counts, prob, "--json", n=1000, runner=run if k == 0 else main_in_process)
         assert proc.returncode == 0, proc.stderr
         data = json.loads(proc.stdout)["data"]
         f = dict(zip(map(str, data["value"]), data["f"]))

@@ -90,20 +90,42 @@ def _pages(html: Path) -> list[Path]:
     return [p for p in html.rglob("*.html") if p.relative_to(html).parts[0] not in ("_static", "_sources")]
 
 
-def broken_links(html: Path) -> list[str]:
-    """Every internal href/src of the HTML files under ``html`` that does not resolve: a missing file,
-    or an anchor that the target page does not define. External URLs are not followed."""
-    pages = {p: _parse(p) for p in _pages(html)}
+def parsed_pages(html: Path) -> dict[Path, _Page]:
+    """``_parse`` of every page of ``html`` (``_pages``), each parsed once per test run and shared by
+    the tests that read the built site (the site is not written after its build)."""
+    key = html.resolve()
+    if key not in _PARSED:
+        _PARSED[key] = {p: _parse(p) for p in _pages(html)}
+    return _PARSED[key]
+
+
+_PARSED: dict[Path, dict[Path, _Page]] = {}
+
+
+def broken_links(html: Path, pages: dict[Path, _Page] | None = None) -> list[str]:
+    """Every internal href/src of the HTML files under ``html`` (parsed: ``pages``, by default parsed
+    here) that does not resolve: a missing file, or an anchor that the target page does not define.
+    External URLs are not followed. A link is resolved once per folder (a page's sidebar repeats the
+    same links on every page of its folder)."""
+    pages = {p: _parse(p) for p in _pages(html)} if pages is None else pages
     bad = []
+    found: dict[tuple[Path, str], tuple[Path, bool]] = {}  # (folder, path) -> (target, exists)
     for path, page in pages.items():
         for tag, url in page.refs:
             parts = urlsplit(url)
             if parts.scheme or url.startswith("//"):
                 continue  # http(s), mailto, data: not checked here
-            target = path if not parts.path else (path.parent / unquote(parts.path)).resolve()
-            if target.is_dir():
-                target = target / "index.html"
-            if not target.exists():
+            if not parts.path:
+                target, exists = path, True
+            else:
+                key = (path.parent, parts.path)
+                if key not in found:
+                    resolved = (path.parent / unquote(parts.path)).resolve()
+                    if resolved.is_dir():
+                        resolved = resolved / "index.html"
+                    found[key] = (resolved, resolved.exists())
+                target, exists = found[key]
+            if not exists:
                 bad.append(f"{path.relative_to(html)}: {tag} {url} (no such file)")
             elif parts.fragment and target.suffix == ".html":
                 ids = pages[target].ids if target in pages else _parse(target).ids
@@ -120,17 +142,18 @@ def test_link_checker_finds_a_broken_link_and_anchor(tmp_path):
 
 
 def test_built_site_links_anchors_and_images_resolve(site):
-    pages = _pages(site)
+    pages = parsed_pages(site)
     assert len(pages) > 40, len(pages)
-    assert broken_links(site) == []
+    assert broken_links(site, pages) == []
 
 
 def test_api_reference_lists_every_public_name(site):
     from ldpopt._public import walk
 
     ids = set()
+    pages = parsed_pages(site)
     for page in (site / "api").glob("*.html"):
-        ids |= _parse(page).ids
+        ids |= pages[page].ids
     # every name of an __all__ is described on its module's page, or (a re-export) the same object is
     # described under another public name, its home module's
     by_object: dict[int, list[str]] = {}

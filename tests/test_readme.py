@@ -17,8 +17,9 @@ fence; the runs count those blocks and print the counts with the reasons.
 
 How a page runs (``test_code_blocks_run``): in a fresh temporary folder that holds only ``examples/``
 as ``ldpopt example all --out examples`` writes it (the files the docs name as shipped with the
-package), one Python process per page runs its blocks in order (python blocks executed in one
-namespace, shell blocks as subprocesses), with ``PYTHONPATH`` this checkout and ``MPLBACKEND=Agg``.
+package; the command runs once per process, each page gets a copy of its folder), one Python
+process per page runs its blocks in order (python blocks executed in one namespace, shell blocks as
+subprocesses), with ``PYTHONPATH`` this checkout and ``MPLBACKEND=Agg``.
 Whatever else a block reads must be written by an earlier block of its page. The test asserts that
 the process succeeded and that ``git status --porcelain`` of the checkout is the same after the run
 as before (a block writes only in its temporary folder).
@@ -35,6 +36,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -116,6 +118,20 @@ def _git_status() -> str:
                           capture_output=True, text=True).stdout
 
 
+_EXAMPLES: list[tempfile.TemporaryDirectory] = []  # kept until the process ends (its finalizer removes it)
+
+
+def _examples(env: dict) -> Path:
+    """``examples/`` as ``ldpopt example all --out examples`` writes it: the real command, run once per
+    process; each page gets a copy of the folder."""
+    if not _EXAMPLES:
+        _EXAMPLES.append(tempfile.TemporaryDirectory())
+        (Path(_EXAMPLES[0].name) / "examples").mkdir()
+        subprocess.run([sys.executable, "-m", "ldpopt.cli", "example", "all", "--out", "examples"],
+                       cwd=_EXAMPLES[0].name, env=env, check=True, capture_output=True)
+    return Path(_EXAMPLES[0].name) / "examples"
+
+
 def run_page(path: Path) -> tuple[list[Block], list[Block]]:
     """Run the code blocks of ``path`` as the module docstring says; returns (run, not run). Raises
     AssertionError with the output's tail when a block fails."""
@@ -124,9 +140,7 @@ def run_page(path: Path) -> tuple[list[Block], list[Block]]:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
            "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
     with tempfile.TemporaryDirectory() as spec, tempfile.TemporaryDirectory() as work:
-        (Path(work) / "examples").mkdir()
-        subprocess.run([sys.executable, "-m", "ldpopt.cli", "example", "all", "--out", "examples"], cwd=work,
-                       env=env, check=True, capture_output=True)
+        shutil.copytree(_examples(env), Path(work) / "examples")
         (Path(spec) / "blocks.json").write_text(json.dumps([b.__dict__ for b in run]), encoding="utf-8")
         proc = subprocess.run([sys.executable, "-c", _DRIVER, str(Path(spec) / "blocks.json")], cwd=work, env=env,
                               capture_output=True, text=True, timeout=PAGE_TIMEOUT)

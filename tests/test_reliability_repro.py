@@ -62,7 +62,7 @@ CONFIG = """
 name = "kill_test"
 kind = "full-domain"
 description = "killed at random points"
-datasets = [{name = "zipf", n = 20000, d = 64, rng = 1}]
+datasets = [{name = "zipf", n = 2000, d = 64, rng = 1}]
 oracles = ["grr", "oue"]
 epsilons = [0.5, 1.0]
 methods = ["base", "norm-sub"]
