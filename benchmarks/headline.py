@@ -136,6 +136,13 @@ ROWS: tuple[Row | Span, ...] = (
         "d = 1,000: as the Dask threads, DuckDB and Spark rows of docs/frames.md", "frames.json",
         Pick(("rows", {"oracle": "oue", "d": 1000, "engine": "polars"}, "reports_per_cpu_s"), "reports/CPU-s", "/s"),
         None, "python benchmarks/bench_frames.py"),
+    Row("central noise: a Gaussian hierarchy of 131,072 leaves (133,153 nodes) made consistent as a certified "
+        "`Problem`, median of 3 interleaved rounds (docs/privacy.md)", "central.json",
+        Pick(("hierarchy", "routes", {"route": "ldpopt"}, "median_s"), "wall"),
+        Pick(("hierarchy", "routes", {"route": "OSQP"}, "median_s"), "wall", label="best cvxpy route (OSQP)"),
+        "python benchmarks/bench_central.py"),
+    Row("`ldpopt.plan`: every pure oracle × method, full-domain query, d = 10⁵, n = 10⁶ (docs/plan.md)", "plan.json",
+        Pick(("timing", {"d": 100000, "target": None}, "cpu")), None, "python benchmarks/bench_plan.py"),
     Row("aggregate OUE with the threads scheduler, n = 2²¹, d = 128", "schedulers.json",
         Pick(("rows", {"oracle": "oue", "scheduler": "threads"}, "wall_s"), "wall"),
         Pick(("rows", {"oracle": "oue", "scheduler": "local"}, "wall_s"), "wall",
