@@ -24,6 +24,15 @@ ns = st.integers(min_value=100, max_value=200_000)
 
 
 def _closed_form_mp(eps0: float, n: int, delta: float) -> float:
+    # Theorem 3.1 as the authors' code states it (the larger of its two written forms)
+    e0 = mpmath.e ** mpmath.mpf(eps0)
+    a = 8 * mpmath.sqrt(e0 * mpmath.log(4 / mpmath.mpf(delta))) / mpmath.sqrt(n)
+    c = 8 * e0 / n
+    e1 = mpmath.log(1 + a + c)
+    return float(mpmath.log(1 + (1 - 1 / e0) / (1 + mpmath.e ** (-mpmath.mpf(eps0) - e1)) * (a + c)))
+
+
+def _closed_form_arxiv_mp(eps0: float, n: int, delta: float) -> float:
     e0 = mpmath.e ** mpmath.mpf(eps0)
     inner = 8 * mpmath.sqrt(e0 * mpmath.log(4 / mpmath.mpf(delta))) / mpmath.sqrt(n) + 8 * e0 / n
     return float(mpmath.log(1 + (e0 - 1) / (e0 + 1) * inner))
@@ -55,8 +64,11 @@ def test_closed_form_is_theorem_3_1(eps0, n, delta):
     if closed_form_applies(eps0, n, delta):
         assert got.epsilon == pytest.approx(min(_closed_form_mp(eps0, n, delta), eps0), rel=1e-12)
         assert got.clamped == (_closed_form_mp(eps0, n, delta) >= eps0)
+        # the stated form is never below the arXiv text's (the larger holds whichever is proved)
+        assert got.epsilon >= min(_closed_form_arxiv_mp(eps0, n, delta), eps0) * (1 - 1e-12)
+        assert eps0 <= math.log(n / (16 * math.log(2 / delta)))   # the stricter condition implies the other
     else:
-        assert eps0 > math.log(n / (16 * math.log(2 / delta)))
+        assert eps0 > math.log(n / (16 * math.log(4 / delta)))
         assert got.epsilon == eps0 and got.clamped
 
 
@@ -108,12 +120,11 @@ def test_no_amplification_is_clamped_and_said():
 def test_authors_published_example():
     # github.com/apple/ml-shuffling-amplification README: n = 1e5, ε₀ = 4, δ = 1e-6 gives ε between
     # 0.1675385583317841 and 0.172790550755978 (their numerical lower and upper bounds); our exact
-    # sum lies in their bracket. Their closed form there: 0.5378040242374512 (their code's variant,
-    # with (1 - e^-ε₀)/(1 + e^(-ε₀-ε')) where the theorem has tanh(ε₀/2): slightly looser)
+    # sum lies in their bracket. Their closed form there: 0.5378040242374512, which ldpopt's states
     got = shuffled(4.0, 10**5, 1e-6)
     assert 0.1675385583317841 <= got.epsilon <= 0.172790550755978
     closed = shuffled(4.0, 10**5, 1e-6, method="closed-form")
-    assert got.epsilon < closed.epsilon <= 0.5378040242374512
+    assert got.epsilon < closed.epsilon and closed.epsilon == pytest.approx(0.5378040242374512, rel=1e-12)
 
 
 def test_statement_fields():
@@ -146,7 +157,7 @@ def test_bad_inputs_name_the_argument(args, kwargs, exc, word):
 def test_inside_the_authors_brackets_on_their_settings():
     """Every (n, ε₀) of the recorded run of the authors' code up to n = 10⁵ (benchmarks/bench_shuffle.py's
     AUTHORS, δ = 1e-6): our exact sum lies in their stepped bracket (up to their bisection's 2⁻²⁰), and
-    our closed form is never above their code's variant."""
+    our closed form equals their code's."""
     from _benchmarks import bench_module
 
     authors = bench_module("bench_shuffle").AUTHORS
@@ -157,7 +168,7 @@ def test_inside_the_authors_brackets_on_their_settings():
         slack = min(their_closed, e0) * 2.0 ** -20
         got = shuffled(e0, n, 1e-6).epsilon
         assert lo - slack <= got <= hi + slack, (n, e0, lo, got, hi)
-        assert shuffled(e0, n, 1e-6, method="closed-form").epsilon <= their_closed + 1e-12, (n, e0)
+        assert shuffled(e0, n, 1e-6, method="closed-form").epsilon == pytest.approx(their_closed, rel=1e-12), (n, e0)
         checked += 1
     assert checked == 15
 

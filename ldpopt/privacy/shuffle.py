@@ -66,7 +66,7 @@ class ShuffleBound:
         The paper.
     clamped : bool
         True when the bound gave no amplification (above ε₀, or the closed form's condition
-        ε₀ ≤ log(n / (16 log(2/δ))) fails) and ε = ε₀ is returned instead.
+        ε₀ ≤ log(n / (16 log(4/δ))) fails) and ε = ε₀ is returned instead.
 
     Examples
     --------
@@ -121,7 +121,8 @@ def _check_delta(delta) -> float:
 
 
 def closed_form_applies(epsilon0: float, n: int, delta: float) -> bool:
-    """Whether FMT 2021 Theorem 3.1's condition ε₀ ≤ log(n / (16 log(2/δ))) holds.
+    """Whether FMT 2021 Theorem 3.1's condition holds, in its stricter written form
+    ε₀ ≤ log(n / (16 log(4/δ))) (the authors' code's; the arXiv text has log(2/δ)).
 
     Parameters
     ----------
@@ -149,14 +150,19 @@ def closed_form_applies(epsilon0: float, n: int, delta: float) -> bool:
     epsilon0 = check_epsilon(epsilon0, "epsilon0")
     n = check_n(n, "n")
     delta = _check_delta(delta)
-    return epsilon0 <= math.log(n / (16.0 * math.log(2.0 / delta)))
+    return epsilon0 <= math.log(n / (16.0 * math.log(4.0 / delta)))
 
 
 def _closed_form(epsilon0: float, n: int, delta: float) -> float:
-    # Theorem 3.1: ε ≤ log(1 + (e^ε₀ − 1)/(e^ε₀ + 1) · (8 √(e^ε₀ log(4/δ)) / √n + 8 e^ε₀ / n))
+    # Theorem 3.1 in the authors' own published form (github.com/apple/ml-shuffling-amplification,
+    # closedformanalysis): with a = 8 √(e^ε₀ log(4/δ)) / √n, c = 8 e^ε₀ / n and ε′ = log(1 + a + c),
+    # ε ≤ log(1 + (1 − e^{−ε₀}) / (1 + e^{−ε₀−ε′}) · (a + c)). The arXiv text's factor (e^ε₀ − 1)/(e^ε₀ + 1)
+    # is smaller; the larger one holds whichever of the two the theorem proves, so it is the one stated.
     e0 = math.exp(epsilon0)
-    inner = 8.0 * math.sqrt(e0 * math.log(4.0 / delta)) / math.sqrt(n) + 8.0 * e0 / n
-    return math.log1p(math.tanh(epsilon0 / 2.0) * inner)  # (e^x − 1)/(e^x + 1) = tanh(x/2)
+    a = 8.0 * math.sqrt(e0 * math.log(4.0 / delta)) / math.sqrt(n)
+    c = 8.0 * e0 / n
+    eps_prime = math.log1p(a + c)
+    return math.log1p(-math.expm1(-epsilon0) / (1.0 + math.exp(-epsilon0 - eps_prime)) * (a + c))
 
 
 def hockey_stick(epsilon: float, epsilon0: float, n: int, tail: float = 1e-12) -> float:
@@ -266,7 +272,7 @@ def shuffled(epsilon0, n, delta, method: str = "numerical") -> ShuffleBound:
     method : {"numerical", "closed-form"}, default "numerical"
         ``"closed-form"``: FMT 2021 Theorem 3.1,
         ε = log(1 + (e^{ε₀} − 1)/(e^{ε₀} + 1) · (8 √(e^{ε₀} log(4/δ)) / √n + 8 e^{ε₀}/n)),
-        valid for ε₀ ≤ log(n / (16 log(2/δ))); outside that regime ε = ε₀ is returned (clamped).
+        valid for ε₀ ≤ log(n / (16 log(4/δ))); outside that regime ε = ε₀ is returned (clamped).
         ``"numerical"``: the smallest ε whose reduction δ(ε) (:func:`hockey_stick`) is ≤ δ, found
         by Brent's method to 1e-7 relative and rounded up (the ε returned is checked to satisfy it); valid for any ε₀
         and never looser than the closed form.
@@ -297,7 +303,7 @@ def shuffled(epsilon0, n, delta, method: str = "numerical") -> ShuffleBound:
     >>> from ldpopt.privacy.shuffle import shuffled
     >>> tight, closed = shuffled(4.0, 10**5, 1e-6), shuffled(4.0, 10**5, 1e-6, method="closed-form")
     >>> round(tight.epsilon, 3), round(closed.epsilon, 3)
-    (0.17, 0.535)
+    (0.17, 0.538)
     >>> print(shuffled(1.0, 10**6, 1e-6))
     shuffled among n = 1000000: central (ε = 0.004335, δ = 1e-06) from ε₀ = 1 per report (replace) [FMT 2021 numerical bound (Thm 3.2 reduction, exact hockey-stick sum)]
     """
