@@ -7,6 +7,18 @@ Notes: docs/notes/privacy.md.
 
 from __future__ import annotations
 
-from . import central, shuffle, statement
+import importlib
 
 __all__ = ["central", "shuffle", "statement"]
+
+
+def __getattr__(name: str):
+    # the submodules load on first access (scipy's way): `Estimate.privacy` reads the statement
+    # module alone, so printing a local estimate's statement imports neither scipy nor the accountants
+    if name in __all__:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -347,7 +347,7 @@ def find_infeasibility(problem) -> Infeasibility | None:
     return decide(problem).certificate
 
 
-def _one_total_feasible(constraints) -> bool:
+def one_total_feasible(constraints) -> bool:
     """Whether ``constraints`` are only f ≥ 0 and Σ f = t with one common t (≥ 0 where f ≥ 0 is
     stated), as each states it (:meth:`Constraint.simplex_parts`, the structured solver's fast path
     asks the same): the default family, feasible in closed form without building a row."""
@@ -377,7 +377,7 @@ def decide(problem, deadline: float | None = None, defer: bool = False, system=N
     interval certificates) with ``Decision(None, how=DEFERRED)`` where they do not decide — the
     caller then tries a route's point first (:func:`point_feasible`) and calls again without it.
     ``system``: :func:`owned_system`'s tuple when the caller has it."""
-    if _one_total_feasible(problem.constraints):
+    if one_total_feasible(problem.constraints):
         return Decision(True, how="closed form", complete=True)
     past(deadline, "the exact pre-check")
     lo, up, lo_own, up_own, A, b, ineq, own, names, complete = system if system is not None else owned_system(problem)

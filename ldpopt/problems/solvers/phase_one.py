@@ -116,10 +116,10 @@ def pre_check(problem, time_limit: float | None = None):
     feasibility from the answer (:func:`.feasibility.point_feasible`) or, failing that, calls
     :func:`infeasible_solution` (the full decision) before returning anything. Anything else: the
     full :func:`infeasible_solution` at once, as before."""
-    from ..constraints.feasibility import DEFERRED, Decision, _one_total_feasible, decide, owned_system
+    from ..constraints.feasibility import DEFERRED, Decision, decide, one_total_feasible, owned_system
     from ..progress import CheckTimedOut
 
-    if _one_total_feasible(problem.constraints):  # the simplex family: closed form, no system built
+    if one_total_feasible(problem.constraints):  # the simplex family: closed form, no system built
         return infeasible_solution(problem, time_limit, Decision(True, how="closed form", complete=True)), None
     start = time.perf_counter()
     deadline = None if time_limit is None else start + time_limit
