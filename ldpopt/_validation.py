@@ -15,6 +15,7 @@ import numpy as np
 __all__ = [
     "as_generator",
     "check_counts",
+    "check_delta",
     "check_domain_size",
     "check_epsilon",
     "check_float_array",
@@ -32,6 +33,15 @@ def check_epsilon(epsilon, name: str = "epsilon") -> float:
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {epsilon!r}")
     return value
+
+
+def check_delta(delta, name: str = "delta") -> float:
+    """Return ``delta`` as a float after checking it is a real number in [0, 1) (a privacy δ)."""
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+        raise TypeError(f"{name} must be a real number in [0, 1), got {type(delta).__name__}")
+    if not 0.0 <= float(delta) < 1.0:
+        raise ValueError(f"{name} must be a real number in [0, 1), got {delta!r}")
+    return float(delta)
 
 
 def _check_int(value, name: str, minimum: int) -> int:

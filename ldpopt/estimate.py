@@ -297,7 +297,7 @@ class Estimate:
         >>> est.meta["privacy"]["n_known"], est.oracle
         (True, 'central:discrete-laplace')
         """
-        from ._validation import check_float_array, check_n
+        from ._validation import check_delta, check_float_array, check_n
         from .privacy import central as _central
 
         mech = _central.get(mechanism)
@@ -305,11 +305,7 @@ class Estimate:
         _central.sensitivity(relation)
         if delta is None:
             delta = 0.0 if mech.pure else 1e-6
-        elif isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating, np.integer)):
-            raise TypeError(f"delta must be a real number in [0, 1), got {type(delta).__name__}")
-        elif not 0.0 <= float(delta) < 1.0:
-            raise ValueError(f"delta must be in [0, 1), got {delta!r}")
-        delta = float(delta)
+        delta = check_delta(delta)
         if not mech.pure and delta == 0.0:
             raise ValueError(f"delta must be > 0 for mechanism {mechanism!r} (its epsilon at delta = 0 is infinite)")
         for key in ("extra_variance", "privacy"):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import oracles as _oracles
-from ._validation import as_generator, check_domain_size, check_epsilon
+from ._validation import as_generator, check_delta, check_domain_size, check_epsilon
 from .estimate import Estimate
 from .privacy import central as _central
 from .recommend import losses, records
@@ -321,9 +321,8 @@ def _check_delta(mech, delta) -> float:
     """δ for ``mech`` (None: 0 for a pure mechanism, :data:`DEFAULT_DELTA` for a Gaussian one)."""
     if delta is None:
         return 0.0 if mech.pure else DEFAULT_DELTA
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0.0 <= float(delta) < 1.0:
-        raise ValueError(f"delta must be a real number in [0, 1), got {delta!r}")
-    if not mech.pure and float(delta) == 0.0:
+    delta = check_delta(delta)
+    if not mech.pure and delta == 0.0:
         raise ValueError(f"delta must be > 0 for mechanism {mech.name!r} (its epsilon at delta = 0 is infinite)")
     return float(delta)
 
@@ -920,9 +919,8 @@ def _checked(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats,
     if central:
         if not isinstance(rel, str) or rel not in _central.RELATIONS:
             raise ValueError(f"relation must be one of {sorted(_central.RELATIONS)}, got {relation!r}")
-        if delta is not None and (isinstance(delta, bool) or not isinstance(delta, numbers.Real)
-                                  or not 0.0 <= float(delta) < 1.0):
-            raise ValueError(f"delta must be a real number in [0, 1), got {delta!r}")
+        if delta is not None:
+            check_delta(delta)
     ctx = _context(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered)
     ctx.relation = rel
     for name in central:   # every scale calibrated (and refused) before any simulation

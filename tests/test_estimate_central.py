@@ -130,7 +130,7 @@ def test_negative_counts_and_counts_above_n_only_for_central():
     ({"scale": "2"}, TypeError, "scale must be a real number"),
     ({"n": 0}, ValueError, "n"),
     ({"relation": "swap"}, ValueError, "relation must be one of"),
-    ({"delta": 1.5}, ValueError, "delta must be in"),
+    ({"delta": 1.5}, ValueError, "delta must be a real number in"),
     ({"delta": "x"}, TypeError, "delta must be a real number"),
     ({"mechanism": "gaussian", "delta": 0.0}, ValueError, "delta must be > 0"),
     ({"noisy_counts": [1.5, 2.0]}, ValueError, "noisy_counts must be integers"),

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ldpopt import oracles
 from ldpopt._validation import as_generator
@@ -61,7 +63,7 @@ def test_clopper_pearson_against_mpmath_and_edges():
     lo, hi = clopper_pearson(30, 100, 0.025)
     # lower bound L solves Pr[Bin(100, L) >= 30] = 0.025; upper U solves Pr[Bin(100, U) <= 30] = 0.025
     tail_ge = lambda p: mp.fsum(mp.binomial(100, k) * p**k * (1 - p) ** (100 - k) for k in range(30, 101))
-    tail_le = lambda p: mp.fsum(mp.binomial(100, k) * p**k * (1 - p) ** (100 - k) for k in range(0, 31))
+    tail_le = lambda p: mp.fsum(mp.binomial(100, k) * p**k * (1 - p) ** (100 - k) for k in range(31))
     assert abs(float(tail_ge(mp.mpf(lo))) - 0.025) < 1e-9
     assert abs(float(tail_le(mp.mpf(hi))) - 0.025) < 1e-9
     assert clopper_pearson(0, 10, 0.05)[0] == 0.0 and clopper_pearson(10, 10, 0.05)[1] == 1.0
@@ -115,3 +117,18 @@ def test_secure_generator_reads_the_os_csprng(monkeypatch):
     h = np.bincount((x * 10).astype(int), minlength=10)
     assert ((h - 1000.0) ** 2 / 1000.0).sum() < 33.7
     assert g.bit_generator.random_raw(4).dtype == np.uint64
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.booleans(),
+                 st.text(max_size=3), st.none()))
+def test_check_delta_accepts_exactly_the_reals_in_0_1(value):
+    """A privacy δ is a real number in [0, 1): everything else is refused in one line naming it."""
+    from ldpopt._validation import check_delta
+
+    real = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if real and 0.0 <= float(value) < 1.0:
+        assert check_delta(value, "dlt") == float(value)
+    else:
+        with pytest.raises((TypeError, ValueError), match=r"^dlt must be a real number in \[0, 1\)"):
+            check_delta(value, "dlt")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, signal, special
 
-from .._validation import as_generator
+from .._validation import as_generator, check_delta
 
 __all__ = ["MECHANISMS", "RELATIONS", "Mechanism", "get", "sensitivity"]
 
@@ -343,8 +343,7 @@ class Mechanism:
         >>> round(central.get("gaussian").epsilon(4.0, 1e-6), 4)
         1.0607
         """
-        if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 <= float(delta) < 1:
-            raise ValueError(f"delta must be a real number in [0, 1), got {delta!r}")
+        delta = check_delta(delta)
         s = check_scale(scale)
         l1, _ = sensitivity(relation)
         if self.pure and (delta == 0 or l1 != 1.0):

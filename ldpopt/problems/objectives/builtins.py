@@ -109,6 +109,9 @@ class WeightedMLE(Objective):
     file_doc = "Gaussian-approximation MLE, weights 1/sigma_v^2"
     frequency_floor = False
     lazy_build = True
+    #: under central noise σ_v² is one constant, so Eq. 13 is CLS (:meth:`resolve`); a subclass whose
+    #: formulation refuses central noise sets this False
+    central_is_cls = True
 
     def check(self, estimate):
         if central_noise(estimate) is not None:
@@ -119,7 +122,7 @@ class WeightedMLE(Objective):
                              f"f_v = 0), got q = {q!r}")
 
     def build(self, f, x, scale, estimate):
-        if central_noise(estimate) is not None and type(self) is WeightedMLE:
+        if self.central_is_cls and central_noise(estimate) is not None:
             return LeastSquares().build(f, x, scale, estimate)   # constant σ_v²: CLS (:meth:`resolve`)
         p, q, a, e = _wmle_coefficients(estimate)
         gamma = a / ((p - q) ** 2 * scale**2)  # = n when scale = σ
@@ -184,7 +187,7 @@ class WeightedMLE(Objective):
         >>> WeightedMLE().resolve(ldpopt.Estimate.from_central([60, 41], "laplace", 3.0, n=100))
         LeastSquares()
         """
-        if type(self) is WeightedMLE and central_noise(estimate) is not None:
+        if self.central_is_cls and central_noise(estimate) is not None:
             return LeastSquares()
         return self
 
@@ -221,6 +224,7 @@ class WeightedMLENaive(WeightedMLE):
     file_doc = "the same with the variance evaluated at f (cautionary)"
     scaled = False
     lazy_build = False  # built at once, like any formulation the structured solver does not own
+    central_is_cls = False  # refuses central noise (:meth:`check`): no CLS stand-in
 
     def check(self, estimate):
         _refuse_central(self.name, estimate)
