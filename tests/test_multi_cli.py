@@ -51,6 +51,9 @@ def test_multi_command_is_the_api(tuples_csv, tmp_path):
     meta = json.loads((tmp_path / "m.csv.meta.json").read_text())
     assert meta["status"] == "optimal" and meta["domains"] == [2, 3, 2, 2] and meta["n"] == data.n
     assert meta["sha256"] == {"tuples": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
+    # the privacy statement of one whole-tuple report (CALM: one marginal at the full ε per user)
+    assert meta["privacy"]["model"] == "local" and meta["privacy"]["epsilon"] == 2.0
+    assert "ldpopt multi: privacy: local ε = 2 per report (replace)" in proc.stderr
 
 
 def test_multi_command_one_way_protocols(tuples_csv):
@@ -62,6 +65,9 @@ def test_multi_command_one_way_protocols(tuples_csv):
     est = multi.rsfd(data.domains, 1.0, "grr").simulate(data, 2)
     np.testing.assert_allclose(doc["data"]["f"], est.f_tilde, atol=1e-15, rtol=0)
     assert doc["metadata"]["exact_epsilon"] == pytest.approx(multi.amplified_epsilon(1.0, 4))
+    # RSFD's statement is its exact ε over the whole tuple, above the nominal 1
+    got = doc["metadata"]["privacy"]["epsilon"]
+    assert got == pytest.approx(multi.amplified_epsilon(1.0, 4)) and got > 1.0
 
 
 @pytest.mark.parametrize("args,word", [

@@ -169,10 +169,14 @@ def _run(args) -> int:
             raise InputError(f"--reconstruct: {exc}") from None
         _rows(out, data, labels, wanted, table.marginals(wanted), [None] * len(wanted), "reconstructed")
     cols = {k: np.asarray(v, dtype=np.float64 if k.startswith("f") else object) for k, v in out.items()}
+    from ..privacy.statement import PrivacyStatement, local
     from ._recorded import input_digests
 
+    # each user sends one report of the whole tuple: the statement is the protocol's exact ε of that
+    # report (above the nominal ε for RSFD), not the nominal budget
+    privacy = PrivacyStatement.from_dict({**local(est.exact_epsilon), "composition": "one report of the whole tuple"})
     metadata = {"ldpopt_version": __version__, "protocol": est.protocol, "oracle": args.oracle,
-                "epsilon": est.epsilon, "exact_epsilon": est.exact_epsilon, "n": est.n,
+                "epsilon": est.epsilon, "exact_epsilon": est.exact_epsilon, "privacy": privacy.as_dict(), "n": est.n,
                 "attributes": list(data.names), "domains": list(data.domains),
                 "marginals": [list(a) for a in ms.attrs], "post": args.post, "status": status,
                 "reconstructed": [list(a) for a in wanted], "seed": args.seed, "exact": args.exact,
@@ -185,6 +189,7 @@ def _run(args) -> int:
     elif not args.out:
         sys.stdout.write(csv_text(cols))
     else:
+        print(f"ldpopt multi: privacy: {privacy}", file=sys.stderr)
         print(f"wrote {len(out['f'])} cells of {ms.m + len(wanted)} marginals (post {args.post}: {status}) to "
               f"{', '.join(map(str, written))}", file=sys.stderr)
     return 0 if status in ("optimal", "unchecked") else 1
