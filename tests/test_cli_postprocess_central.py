@@ -78,3 +78,45 @@ def test_a_counts_record_naming_an_oracle_contradicts_central(tmp_path):
     (tmp_path / "c.csv.meta.json").write_text(json.dumps({"oracle": "grr", "epsilon": 1.0, "n": 1005}))
     line = one_line_error(run("postprocess", "--counts", path, "--central", "laplace:2"))
     assert "--central" in line and "grr" in line
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mech=st.sampled_from(sorted(central.MECHANISMS)), scale=st.floats(0.5, 20.0), seed=st.integers(0, 2**31))
+def test_solve_and_choose_take_central_counts_as_postprocess_does(tmp_path, mech, scale, seed):
+    """``solve`` and ``choose`` read ``--central`` with the same shared option: their answers equal the
+    library's on ``Estimate.from_central`` and their records carry its privacy statement."""
+    from ldpopt.problems import Problem
+    from ldpopt.recommend import choose
+
+    rng = np.random.default_rng(seed)
+    noisy = rng.multinomial(3_000, [0.5, 0.3, 0.1, 0.06, 0.04]) + central.get(mech).sample(5, scale, rng)
+    counts = [int(c) for c in noisy] if central.get(mech).discrete else [float(c) for c in noisy]
+    path = _csv(tmp_path / f"noisy-{seed}.csv", counts)
+    problem = tmp_path / "p.toml"
+    problem.write_text('objective = "cls"\n')
+    est = Estimate.from_central(counts, mech, scale, n=3_000)
+    proc = run("solve", "--counts", path, "--central", f"{mech}:{scale!r}", "--n", 3_000, "--problem", problem, "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    want = Problem(est, "cls").solve()
+    np.testing.assert_allclose(doc["data"]["f"], want.f, rtol=0, atol=1e-12)
+    assert doc["metadata"]["privacy"] == est.meta["privacy"] and doc["oracle"] == f"central:{mech}"
+    proc = run("choose", "--counts", path, "--central", f"{mech}:{scale!r}", "--n", 3_000, "--repeats", 4, "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["best"] == choose(est, "full", n_repeats=4, rng=0).best
+    assert doc["privacy"] == est.meta["privacy"] and doc["oracle_params"] == {}
+
+
+@pytest.mark.parametrize("command", ["solve", "choose"])
+@pytest.mark.parametrize(("extra", "match"), [
+    (["--central", "poisson:2"], "--central poisson:2: mechanism must be one of"),
+    (["--central", "laplace:2", "--epsilon", "1"], "--epsilon contradicts --central"),
+])
+def test_solve_and_choose_refuse_central_contradictions_in_one_line(tmp_path, command, extra, match):
+    path = _csv(tmp_path / "c.csv", [503.5, -2.25, 251.0, 249.0])
+    problem = tmp_path / "p.toml"
+    problem.write_text('objective = "cls"\n')
+    more = ["--problem", problem] if command == "solve" else []
+    line = one_line_error(run(command, "--counts", path, *more, *extra))
+    assert match in line

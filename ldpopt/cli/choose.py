@@ -8,7 +8,7 @@ import sys
 from ._args import InputError, int_arg
 from ._commands import help_of
 from ._limits import refuse_oversized
-from .postprocess import add_counts_options, estimate_from, read_counts_of
+from .postprocess import add_counts_options, counts_estimate
 
 __all__ = ["add_parser"]
 
@@ -16,16 +16,14 @@ __all__ = ["add_parser"]
 def _run(args) -> int:
     from .. import __version__
     from ..recommend import choose
-    from ._recorded import apply_recorded, input_digests
+    from ._recorded import input_digests
     from .postprocess import recorded_params
 
-    args.recorded = apply_recorded(args)  # the counts' record against the options, before any work
-    table = read_counts_of(args)
+    table, oracle, n, estimate = counts_estimate(args)
     # the re-simulated counts, their estimates and one method's outputs at a time, R x d float64 each,
     # with numpy's temporaries: 6 such arrays at the peak (recommend.choose)
     refuse_oversized(6 * 8 * args.repeats * table.d, "--repeats",
                      f"{args.repeats} re-simulations of d = {table.d} values")
-    oracle, n, estimate = estimate_from(table, args)
     names = args.methods
     if names is not None and names not in ("all", "closed-form", "extended"):
         names = [m.strip() for m in names.split(",") if m.strip()]
@@ -35,7 +33,7 @@ def _run(args) -> int:
 
         names, _ = run_methods({}, estimate, candidates(names, ordered=estimate.ordered), {},
                                f"--methods {args.methods or 'closed-form'}",
-                               f"--oracle {oracle.name}")
+                               f"--oracle {oracle.name}" if oracle is not None else f"--central {args.central}")
     try:
         c = choose(estimate, args.query, methods=names, n_repeats=args.repeats, metric=args.metric,
                    rng=args.seed, progress=True)
@@ -44,8 +42,9 @@ def _run(args) -> int:
     if args.json:
         t = c.table.reset_index()
         json.dump({"query": str(c.query), "best": c.best, "n_repeats": c.n_repeats, "how": c.how,
-                   "ranking": t.to_dict(orient="records"), "oracle": oracle.name,
-                   "epsilon": oracle.epsilon, "n": n, "d": table.d, "oracle_params": recorded_params(oracle),
+                   "ranking": t.to_dict(orient="records"), "oracle": estimate.oracle,
+                   "epsilon": estimate.epsilon, "n": n, "d": table.d,
+                   "oracle_params": {} if oracle is None else recorded_params(oracle),
                    "seed": args.seed, "ldpopt_version": __version__, "privacy": estimate.privacy.as_dict(),
                    "sha256": input_digests(args, {"counts": args.counts})}, sys.stdout)
         sys.stdout.write("\n")

@@ -18,7 +18,7 @@ from ._commands import help_of
 from ._io import FORMATS
 from .postprocess_robust import add_robust_options, robust_column
 
-__all__ = ["add_parser", "build_oracle", "central_spec", "check_counts", "count_step", "estimate_of", "help_on_demand",
+__all__ = ["add_parser", "build_oracle", "central_spec", "check_counts", "count_step", "counts_estimate", "estimate_of", "help_on_demand",
            "privacy_line", "read_counts_of", "recorded_params", "reports_support", "with_privacy"]
 
 
@@ -72,6 +72,11 @@ def add_counts_options(parser) -> None:
                              "numerical bound from ε as each report's ε₀")
     parser.add_argument("--delta", type=_delta, default=None, metavar="D",
                         help="central δ of --shuffled-among, in (0, 1) (default 1e-6)")
+    parser.add_argument("--central", default=None, metavar="MECH:SCALE",
+                        help="the counts are exact counts plus central noise: MECH one of laplace, discrete-laplace, "
+                             "gaussian, discrete-gaussian, SCALE its b or sigma in counts (e.g. gaussian:12.5); no "
+                             "--oracle/--epsilon then; --n when the total is known, else it is estimated as the "
+                             "rounded sum of the noisy counts")
     add_oracle_params(parser)
 
 
@@ -185,6 +190,24 @@ def read_counts_of(args):
     table = read_counts_table(args.counts, args.d, step=count_step(args))
     check_recorded_d(table, getattr(args, "recorded", None))
     return table
+
+
+def counts_estimate(args):
+    """(table, oracle or None, n, Estimate) of the common counts options, for ``solve`` and ``choose``:
+    with ``--central`` the noisy counts as :func:`_central_estimate` reads them (no oracle), else the
+    counts' record reconciled with the options (:func:`._recorded.apply_recorded`, into
+    ``args.recorded``), the table read (:func:`read_counts_of`) and :func:`estimate_from`."""
+    if getattr(args, "central", None) is not None:
+        table, est = _central_estimate(args)
+        args.recorded = None
+        return table, None, est.n, est
+    from ._recorded import apply_recorded
+
+    if not hasattr(args, "recorded"):  # the command may have reconciled it first, before other files
+        args.recorded = apply_recorded(args)  # the counts' record against the options, before any work
+    table = read_counts_of(args)
+    oracle, n, est = estimate_from(table, args)
+    return table, oracle, n, est
 
 
 def estimate_from(table, args):
@@ -370,7 +393,7 @@ def _central_estimate(args):
 
     mech, scale = central_spec(args.central)
     for option, value in (("--oracle", args.oracle), ("--epsilon", args.epsilon), ("--g", args.g), ("--k", args.k),
-                          ("--oracle-param", args.oracle_param or None), ("--robust", args.robust),
+                          ("--oracle-param", args.oracle_param or None), ("--robust", getattr(args, "robust", None)),
                           ("--shuffled-among", getattr(args, "shuffled_among", None)),
                           ("--delta", getattr(args, "delta", None))):
         if value is not None:
@@ -572,11 +595,6 @@ def add_parser(sub) -> None:
 
     help_on_demand(pp, fill)
     add_counts_options(pp)
-    pp.add_argument("--central", default=None, metavar="MECH:SCALE",
-                    help="the counts are exact counts plus central noise: MECH one of laplace, discrete-laplace, "
-                         "gaussian, discrete-gaussian, SCALE its b or sigma in counts (e.g. gaussian:12.5); no "
-                         "--oracle/--epsilon then; --n when the total is known, else it is estimated as the "
-                         "rounded sum of the noisy counts")
     pp.add_argument("--method", default="all",
                     help="a registered method name, FILE.py:NAME (a method of your own), or 'all' (default)")
     pp.add_argument("--param", action="append", metavar="[METHOD.]NAME=VALUE",

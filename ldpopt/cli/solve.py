@@ -18,7 +18,7 @@ from ._commands import help_of
 from ._io import FORMATS, as_json, format_of, out_files, output_target, write_table
 from ._paths import refuse_collisions
 from ._problemtypes import help_text
-from .postprocess import add_counts_options, estimate_from, read_counts_of, recorded_params
+from .postprocess import add_counts_options, central_spec, counts_estimate, recorded_params
 
 __all__ = ["add_parser"]
 
@@ -81,15 +81,17 @@ def _run(args) -> int:
     from ._problemfile import read_problem
     from ._recorded import apply_recorded, input_digests
 
-    args.recorded = apply_recorded(args)  # the counts' record against the options, before any work
+    if getattr(args, "central", None) is None:
+        args.recorded = apply_recorded(args)  # the counts' record against the options, before any work
+    else:
+        central_spec(args.central)  # a bad MECH:SCALE refused before any file is read
     fmt = format_of(args.out, args.format)
     if args.out:
         output_target(args.out, "--out")  # a folder, a missing folder: refused before the work
     refuse_collisions(out_files(args.out, fmt), [("--counts", args.counts), ("--problem", args.problem)])
     spec = read_problem(args.problem)  # a bad problem file is refused before the counts are read
     refuse_collisions(out_files(args.out, fmt), spec.files())  # the files it names (matrix_file, FILE.py)
-    table = read_counts_of(args)
-    oracle, n, estimate = estimate_from(table, args)
+    table, oracle, n, estimate = counts_estimate(args)
     constraints = spec.build(table)
     solver = args.solver if args.solver is not None else spec.solver
     with warnings.catch_warnings(record=True) as caught:
@@ -111,9 +113,9 @@ def _run(args) -> int:
         if issubclass(w.category, SimplexDroppedWarning) and not args.allow_no_simplex:
             print(f"ldpopt solve: warning: {_simplex_dropped_text(str(w.message))}", file=sys.stderr)
     metadata = _finite({
-        "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": n,
-        "d": table.d, "p": oracle.p, "q": oracle.q,
-        "oracle_params": recorded_params(oracle),
+        "ldpopt_version": __version__, "oracle": estimate.oracle, "epsilon": estimate.epsilon, "n": n,
+        "d": table.d, "p": estimate.p, "q": estimate.q,
+        "oracle_params": {} if oracle is None else recorded_params(oracle),
         "counts_file": str(args.counts), "values": "0..d-1 (--d)" if args.d is not None else "labels",
         "labelled": args.d is None, "privacy": estimate.privacy.as_dict(),
         "problem_file": str(args.problem), "objective": spec.objective_name,
@@ -129,7 +131,7 @@ def _run(args) -> int:
     })
     if not np.any(np.isfinite(sol.f)):  # no point (infeasible, solver error): no table of blanks
         if args.json:
-            doc = {"oracle": oracle.name, "epsilon": oracle.epsilon, "d": table.d, "n": n,
+            doc = {"oracle": estimate.oracle, "epsilon": estimate.epsilon, "d": table.d, "n": n,
                    "objective": spec.objective_name, "solver": sol.solver, "status": sol.status, "out": None,
                    "infeasibility": metadata["infeasibility"], "metadata": metadata}
             json.dump(doc, sys.stdout, allow_nan=False)
@@ -142,7 +144,7 @@ def _run(args) -> int:
     out["f"] = sol.f
     written = write_table(out, args.out, fmt, metadata) if args.out else []
     if args.json:
-        doc = {"oracle": oracle.name, "epsilon": oracle.epsilon, "d": table.d, "n": n,
+        doc = {"oracle": estimate.oracle, "epsilon": estimate.epsilon, "d": table.d, "n": n,
                "objective": spec.objective_name, "solver": sol.solver, "status": sol.status,
                "out": str(args.out) if args.out else None, "metadata": metadata, **_finite(as_json(out))}
         json.dump(doc, sys.stdout, allow_nan=False)
