@@ -224,7 +224,8 @@ def hierarchy_accuracy(reps: int, quick: bool) -> dict:
         certified = 0
         for _ in range(reps):
             noisy = simulate_central(nodes, "gaussian", sigma, rng=rng).counts
-            est = ldpopt.Estimate.from_central(noisy, "gaussian", sigma, n=n)
+            # the tree's statement: each user is in one node per level (its ε is the whole release's)
+            est = ldpopt.Estimate.from_central(noisy, "gaussian", sigma, n=n, contributions=len(tree.level_size))
             leaf_est = ldpopt.Estimate.from_central(noisy[:d], "gaussian", sigma, n=n)
             sol = ldpopt.Problem(est, "cls", tree.constraints()).solve(progress=False)
             certified += sol.status == "optimal"

@@ -235,7 +235,7 @@ class Estimate:
 
     @classmethod
     def from_central(cls, noisy_counts, mechanism: str, scale, n=None, relation: str = "add-remove",
-                     delta=None, **meta) -> Estimate:
+                     delta=None, contributions: int = 1, **meta) -> Estimate:
         """Build an estimate from a histogram whose exact counts received central noise (Laplace,
         discrete Laplace, Gaussian or discrete Gaussian, :mod:`ldpopt.privacy.central`).
 
@@ -264,6 +264,11 @@ class Estimate:
         delta : float, optional
             The δ the ε field is stated at. None: 0 for the pure mechanisms (ε = Δ₁/b), 1e-6 for the
             Gaussian ones (their ε at δ = 0 is infinite).
+        contributions : int, default 1
+            Cells one user's record is counted in, each moved by 1: 1 for a histogram of one value per
+            user; a hierarchy's number of noisy levels when the counts are its nodes (each user is in
+            one node per level). ε is the whole release's under that sensitivity
+            (:func:`ldpopt.privacy.central.sensitivity`: c·Δ₁, √c·Δ₂), not one level's.
         **meta
             Stored in :attr:`meta` (besides ``extra_variance`` and ``privacy``, which are written here).
 
@@ -302,7 +307,8 @@ class Estimate:
 
         mech = _central.get(mechanism)
         b = _central.check_scale(scale, "scale")
-        _central.sensitivity(relation)
+        contributions = _central.check_contributions(contributions)
+        _central.sensitivity(relation, contributions)
         if delta is None:
             delta = 0.0 if mech.pure else 1e-6
         delta = check_delta(delta)
@@ -317,12 +323,14 @@ class Estimate:
             raise ValueError(f"noisy_counts must be integers for the {mechanism!r} mechanism; entry {bad} is {c[bad]!r}")
         n_known = n is not None
         n = check_n(n, "n") if n_known else max(round(math.fsum(c)), 1)
-        epsilon = mech.epsilon(b, delta=delta, relation=relation)
+        epsilon = mech.epsilon(b, delta=delta, relation=relation, contributions=contributions)
         if not epsilon > 0 or not math.isfinite(epsilon):
             raise ValueError(f"scale = {b!r} gives epsilon = {epsilon!r} at delta = {delta!r}: an estimate needs a "
                              f"finite epsilon > 0 (pass a smaller scale or a larger delta)")
         privacy = {"model": "central", "relation": relation, "mechanism": mech.name, "scale": b,
                    "epsilon": float(epsilon), "delta": delta, "n_known": n_known}
+        if contributions > 1:
+            privacy["contributions"] = contributions
         return cls(f_tilde=c / n, counts=c, n=n, epsilon=epsilon, p=1.0, q=0.0, oracle=f"central:{mech.name}",
                    meta={**meta, "extra_variance": mech.variance(b) / float(n) ** 2, "privacy": privacy})
 

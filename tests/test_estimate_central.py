@@ -276,3 +276,26 @@ def test_hierarchy_consistency_on_central_noise_is_the_certified_problem(d, bran
     full = Problem(est, "cls", tree.constraints()).solve()
     assert full.status == "optimal" and full.f.min() >= 0
     np.testing.assert_allclose(full.f, tree.node_totals(full.f[:d]), atol=1e-9)
+
+
+@settings(max_examples=10, deadline=None)
+@given(sigma=st.floats(1.0, 50.0), cells=st.integers(1, 8))
+def test_a_hierarchy_states_the_whole_release_not_one_level(sigma, cells):
+    """Counts that hold each record ``cells`` times (a tree's noisy levels): the estimate's ε is the
+    Gaussian's at Δ₂ = √cells, i.e. one level's at σ/√cells (Balle–Wang depends on Δ₂/σ only), never
+    one level's ε; the statement says how many counts a record is in."""
+    from ldpopt.privacy import central
+
+    est = Estimate.from_central([5.0, 3.0, 8.0, 1.0], "gaussian", sigma, n=17, contributions=cells)
+    one = central.get("gaussian").epsilon(sigma / np.sqrt(cells), 1e-6)
+    assert est.epsilon == pytest.approx(one, rel=1e-9)
+    assert est.epsilon >= central.get("gaussian").epsilon(sigma, 1e-6) - 1e-12
+    assert est.meta["privacy"].get("contributions", 1) == cells
+    assert (f"each record in {cells} counts" in str(est.privacy)) is (cells > 1)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "2"])
+def test_contributions_must_be_a_count(bad):
+    with pytest.raises(ValueError, match=r"^contributions must be an integer >= 1") as info:
+        Estimate.from_central([5.0, 3.0], "gaussian", 2.0, n=8, contributions=bad)
+    assert "\n" not in str(info.value)

@@ -113,6 +113,45 @@ def test_discrete_delta_is_the_hockey_stick_sum(name, scale, eps):
         assert m.delta(eps, scale, "replace") == pytest.approx(ref2, abs=1e-10)
 
 
+@settings(max_examples=10, deadline=None)
+@given(scale=st.floats(0.6, 1.6), eps=st.floats(0.0, 3.0), cells=st.integers(2, 3),
+       relation=st.sampled_from(sorted(central.RELATIONS)))
+def test_discrete_gaussian_delta_for_a_record_in_several_cells_is_the_product_hockey_stick(scale, eps, cells, relation):
+    """A record counted in c cells (a hierarchy's levels): the exact δ is the hockey-stick divergence of
+    the product of the moved cells' laws, enumerated here over the whole grid of their noise values
+    (c cells for add-remove, 2c for replace), which shares nothing with the convolution of the code."""
+    m = central.get("discrete-gaussian")
+    moved = cells if relation == "add-remove" else 2 * cells
+    if moved > 4:
+        moved, cells = 4, 2   # a 4-dimensional grid is the largest enumerated here
+    half = int(12 * scale) + 4
+    ks = np.arange(-half, half + 1)
+    p = np.array([float(_mp_pmf("discrete-gaussian", scale, int(k))) for k in ks])
+    shifted = np.array([float(_mp_pmf("discrete-gaussian", scale, int(k) - 1)) for k in ks])
+    joint_p, joint_q = p, shifted
+    for _ in range(moved - 1):   # each moved cell: x vs x − 1 (a cell moved down has the same law)
+        joint_p, joint_q = np.multiply.outer(joint_p, p), np.multiply.outer(joint_q, shifted)
+    ref = np.maximum(0.0, joint_p - math.exp(eps) * joint_q).sum()
+    got = m.delta(eps, scale, relation, contributions=cells if relation == "add-remove" else moved // 2)
+    assert got == pytest.approx(ref, abs=1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(name=st.sampled_from(["laplace", "gaussian", "discrete-laplace"]), scale=st.floats(0.3, 5.0),
+       cells=st.integers(1, 6), relation=st.sampled_from(sorted(central.RELATIONS)))
+def test_a_record_in_several_cells_is_the_sensitivity_scaled(name, scale, cells, relation):
+    """c cells each moved by 1: Laplace's pure ε is c·Δ₁/b, and the Gaussian's curve is Balle–Wang's
+    at Δ₂ = √c·Δ₂ (the continuous hockey-stick integral at that shift, computed by quadrature)."""
+    m = central.get(name)
+    l1, l2 = central.RELATIONS[relation]
+    if m.pure:
+        assert m.epsilon(scale, relation=relation, contributions=cells) == pytest.approx(cells * l1 / scale)
+        return
+    for eps in (0.1, 1.0):
+        ref = _hockey_stick_continuous(m, eps, scale, math.sqrt(cells) * l2)   # quadrature: good to ~1e-9
+        assert m.delta(eps, scale, relation, contributions=cells) == pytest.approx(ref, abs=5e-9)
+
+
 @settings(max_examples=20, deadline=None)
 @given(name=st.sampled_from(NAMES), scale=st.floats(0.3, 20.0), delta=st.sampled_from([1e-9, 1e-6, 1e-3]),
        relation=st.sampled_from(sorted(central.RELATIONS)))
@@ -142,6 +181,8 @@ def test_pure_epsilon_and_gaussian_has_no_pure_epsilon():
     (lambda: central.get("laplace").delta(0.1, 1.0, "swap"), "relation must be one of"),
     (lambda: central.get("laplace").sample(-1, 1.0), "size must be an integer >= 0"),
     (lambda: central.get("laplace").delta(0.5, 1.0, "replace"), "epsilon must be >= 2.0"),
+    (lambda: central.get("gaussian").delta(0.5, 1.0, contributions=0), "contributions must be an integer >= 1"),
+    (lambda: central.get("gaussian").epsilon(1.0, 1e-6, contributions=2.5), "contributions must be an integer >= 1"),
 ])
 def test_bad_input_is_one_line(call, match):
     with pytest.raises(ValueError, match=match) as info:

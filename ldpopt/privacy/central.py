@@ -29,13 +29,17 @@ __all__ = ["MECHANISMS", "RELATIONS", "Mechanism", "get", "sensitivity"]
 RELATIONS: dict[str, tuple[float, float]] = {"add-remove": (1.0, 1.0), "replace": (2.0, math.sqrt(2.0))}
 
 
-def sensitivity(relation: str) -> tuple[float, float]:
-    """The (L1, L2) sensitivity of a histogram's count vector under ``relation`` (:data:`RELATIONS`).
+def sensitivity(relation: str, contributions: int = 1) -> tuple[float, float]:
+    """The (L1, L2) sensitivity of a count vector under ``relation`` (:data:`RELATIONS`) when each
+    user's record is counted in ``contributions`` cells (a hierarchy's noisy levels: once per level),
+    each moved by 1: (c·Δ₁, √c·Δ₂).
 
     Parameters
     ----------
     relation : str
         ``"add-remove"`` or ``"replace"``.
+    contributions : int, default 1
+        Cells one record is counted in (>= 1): 1 for a histogram of one value per user.
 
     Returns
     -------
@@ -55,7 +59,17 @@ def sensitivity(relation: str) -> tuple[float, float]:
     """
     if relation not in RELATIONS:
         raise ValueError(f"relation must be one of {sorted(RELATIONS)}, got {relation!r}")
-    return RELATIONS[relation]
+    c = check_contributions(contributions)
+    l1, l2 = RELATIONS[relation]
+    return (l1, l2) if c == 1 else (c * l1, math.sqrt(c) * l2)
+
+
+def check_contributions(contributions, name: str = "contributions") -> int:
+    """``contributions`` as an int after checking it is an integer >= 1 (one-line error naming it)."""
+    if isinstance(contributions, bool) or not isinstance(contributions, numbers.Integral) or contributions < 1:
+        raise ValueError(f"{name} must be an integer >= 1 (cells one user's record is counted in), "
+                         f"got {contributions!r}")
+    return int(contributions)
 
 
 def check_scale(scale, name: str = "scale") -> float:
@@ -143,21 +157,31 @@ def _gaussian_delta(epsilon: float, sigma: float, l2: float) -> float:
     return float(special.ndtr(a - c) - math.exp(epsilon) * special.ndtr(-a - c)) if epsilon < 700 else 0.0
 
 
+#: the largest support of the m-fold self-convolution the discrete Gaussian's exact δ sums over
+_DGAUSS_MAX_SUPPORT = 20_000_000
+
+
 def _dgauss_delta(epsilon: float, sigma: float, l1: float) -> float:
     # the exact hockey-stick divergence Σ_t P(t) (1 − e^{ε − L(t)})₊ of the privacy loss L, Z discrete
-    # Gaussian (Canonne, Kamath & Steinke, NeurIPS 2020, Theorem 7 and its proof). add-remove: one count
-    # moves by 1, L(x) = (1 − 2x)/(2σ²) at x ~ Z; replace: one count up, one down, L = (1 − t)/σ² at
-    # t = x₁ − x₂, whose law is Z's pmf convolved with itself (exact sums, FFT past 4096 points).
+    # Gaussian (Canonne, Kamath & Steinke, NeurIPS 2020, Theorem 7 and its proof). m = Δ₁ counts each
+    # moved by 1 (add-remove: m = 1; replace: 2; a record counted in c cells: c or 2c): each moved count
+    # adds (1 − 2x_i)/(2σ²) at its own x_i ~ Z (a count moved down: −x_i, the same law), so
+    # L = (m − 2S)/(2σ²) at S = Σ x_i, whose law is Z's pmf convolved m times with itself (exact sums
+    # for m = 1, FFT past 4096 points).
     if sigma > 1e4:
         raise ValueError(f"scale must be <= 1e4 for the discrete Gaussian's exact delta, got {sigma!r}")
+    m = round(l1)
     k, p = _dgauss_weights(sigma)
-    if l1 == 1.0:
-        loss = (1.0 - 2.0 * k) / (2.0 * sigma * sigma)
-    else:
-        p = signal.fftconvolve(p, p) if p.size > 4096 else np.convolve(p, p)
-        p = np.clip(p, 0.0, None)
+    if m * p.size > _DGAUSS_MAX_SUPPORT:
+        raise ValueError(f"scale × contributions too large for the discrete Gaussian's exact delta: a support of "
+                         f"{m * p.size} points (at most {_DGAUSS_MAX_SUPPORT})")
+    if m > 1:
+        base = p
+        for _ in range(m - 1):
+            p = signal.fftconvolve(p, base) if p.size > 4096 else np.convolve(p, base)
+            p = np.clip(p, 0.0, None)
         k = np.arange(p.size, dtype=np.float64) - (p.size - 1) / 2
-        loss = (1.0 - k) / (sigma * sigma)
+    loss = (m - 2.0 * k) / (2.0 * sigma * sigma)
     live = loss > epsilon
     if epsilon >= 700 or not live.any():
         return 0.0
@@ -280,7 +304,7 @@ class Mechanism:
             raise ValueError(f"size must be an integer >= 0, got {size!r}")
         return self._sample(check_scale(scale), int(size), as_generator(rng))
 
-    def delta(self, epsilon, scale, relation: str = "add-remove") -> float:
+    def delta(self, epsilon, scale, relation: str = "add-remove", contributions: int = 1) -> float:
         """The smallest δ for which adding this noise to every count of a histogram is (ε, δ)-DP
         under ``relation``, exact for every mechanism: 0 for the Laplace mechanisms at ε ≥ Δ₁/b (their
         profile below it for one count moved), Balle & Wang's curve for the Gaussian (it depends on Δ₂
@@ -294,6 +318,8 @@ class Mechanism:
             b or σ, > 0.
         relation : str
             ``"add-remove"`` or ``"replace"`` (:data:`RELATIONS`).
+        contributions : int, default 1
+            Cells one user's record is counted in, each moved by 1 (:func:`sensitivity`).
 
         Returns
         -------
@@ -308,7 +334,7 @@ class Mechanism:
         if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not float(epsilon) >= 0:
             raise ValueError(f"epsilon must be a real number >= 0, got {epsilon!r}")
         s = check_scale(scale)
-        l1, l2 = sensitivity(relation)
+        l1, l2 = sensitivity(relation, contributions)
         eps = float(epsilon)
         if self.pure:
             # the privacy-loss of a Laplace-type mechanism is bounded by Δ₁/b: δ is 0 at ε ≥ Δ₁/b; below
@@ -318,7 +344,7 @@ class Mechanism:
             return _dgauss_delta(eps, s, l1)
         return _gaussian_delta(eps, s, l2)
 
-    def epsilon(self, scale, delta: float = 0.0, relation: str = "add-remove") -> float:
+    def epsilon(self, scale, delta: float = 0.0, relation: str = "add-remove", contributions: int = 1) -> float:
         """The smallest ε with (ε, δ)-DP for this noise on a histogram under ``relation``: Δ₁/b for the
         Laplace mechanisms at δ = 0 (δ > 0: the inverse of their exact profile for one count moved,
         Δ₁/b for two: that profile is not computed), the inverse of
@@ -332,6 +358,8 @@ class Mechanism:
             δ in [0, 1).
         relation : str
             ``"add-remove"`` or ``"replace"``.
+        contributions : int, default 1
+            Cells one user's record is counted in, each moved by 1 (:func:`sensitivity`).
 
         Returns
         -------
@@ -345,24 +373,26 @@ class Mechanism:
         """
         delta = check_delta(delta)
         s = check_scale(scale)
-        l1, _ = sensitivity(relation)
+        l1, _ = sensitivity(relation, contributions)
         if self.pure and (delta == 0 or l1 != 1.0):
-            return l1 / s   # replace: the profile below 2/b is not computed, Δ₁/b holds at every δ
+            return l1 / s   # more than one count moved: the profile below Δ₁/b is not computed, Δ₁/b holds at every δ
         if not self.pure and delta == 0:
             return math.inf
-        return _epsilon_for_delta(lambda e: self.delta(e, s, relation), float(delta))
+        return _epsilon_for_delta(lambda e: self.delta(e, s, relation, contributions), float(delta))
 
 
 def _laplace_delta(epsilon: float, b: float, l1: float, discrete: bool) -> float:
     # the privacy loss of (discrete) Laplace noise is at most Δ₁/b: δ = 0 at ε ≥ Δ₁/b. Below it, the
     # exact profile for one count moved by 1 (add-remove): 1 − e^{(ε − 1/b)/2} for Laplace (Balle et al.,
     # "Privacy profiles", NeurIPS 2018, §3) and (1 − e^{ε − 1/b})/(1 + e^{−1/b}) for the discrete Laplace,
-    # whose loss takes only the values ±1/b (P(loss = 1/b) = P(x ≤ 0) = 1/(1 + e^{−1/b})). Two counts
-    # moved (replace) below 2/b is not stated here: a ValueError says so.
+    # whose loss takes only the values ±1/b (P(loss = 1/b) = P(x ≤ 0) = 1/(1 + e^{−1/b})). More than one
+    # count moved (replace, or a record counted in several cells) below Δ₁/b is not stated here: a
+    # ValueError says so.
     if epsilon >= l1 / b:
         return 0.0
     if l1 != 1.0:
-        raise ValueError(f"epsilon must be >= {l1 / b!r} (= 2/b) for a Laplace delta under replace, got {epsilon!r}")
+        raise ValueError(f"epsilon must be >= {l1 / b!r} (= Δ₁/b, Δ₁ = {l1:g} counts moved) for a Laplace delta, "
+                         f"got {epsilon!r}")
     if discrete:
         return float(-math.expm1(epsilon - 1.0 / b) / (1.0 + math.exp(-1.0 / b)))
     return float(-math.expm1((epsilon - 1.0 / b) / 2.0))

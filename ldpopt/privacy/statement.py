@@ -236,7 +236,7 @@ class PrivacyStatement:
             ``model`` and its fields: local ``epsilon`` (per report), ``rounds``, ``composition``,
             optionally ``epsilon_total`` and ``delta``; shuffled ``epsilon0``, ``n``, ``epsilon``,
             ``delta``, ``accountant``; central ``mechanism``, ``scale``, ``epsilon``, ``delta``,
-            ``n_known``. ``relation`` defaults to ``"replace"`` (local, shuffled) or
+            ``n_known``, optionally ``contributions`` (cells one record is counted in, >= 1). ``relation`` defaults to ``"replace"`` (local, shuffled) or
             ``"add-remove"`` (central).
 
         Returns
@@ -282,6 +282,10 @@ class PrivacyStatement:
         else:
             _get(record, "mechanism", model)
             _real(_get(record, "scale", model), "privacy['scale']", low=0.0, low_open=True)
+            if "contributions" in record:
+                from .central import check_contributions
+
+                check_contributions(record["contributions"], "privacy['contributions']")
         return cls(model=model, epsilon=eps, delta=delta, relation=relation, record=record)
 
     def as_dict(self) -> dict:
@@ -335,7 +339,9 @@ class PrivacyStatement:
         guarantee = f"ε = {_num(self.epsilon)}" if not self.delta else f"(ε = {_num(self.epsilon)}, δ = {self.delta:.3g})"
         known = r.get("n_known")
         n_part = "" if known is None else (", n known" if known else ", n estimated from the noisy total")
-        return f"central: {label} {scale_name} = {_num(r['scale'])} → {guarantee} ({self.relation}){n_part}"
+        cells = r.get("contributions", 1)
+        each = "" if cells == 1 else f", each record in {cells} counts"
+        return f"central: {label} {scale_name} = {_num(r['scale'])} → {guarantee} ({self.relation}{each}){n_part}"
 
 
 def statement_of(meta: dict, epsilon: float) -> PrivacyStatement:
