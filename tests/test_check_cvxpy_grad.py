@@ -98,3 +98,45 @@ def test_the_affine_jacobians_are_built_once_per_check(monkeypatch):
     pinball = cp.sum_squares(f - ft) + 1e-3 * cp.sum(cp.maximum(0.3 * (f - ft), -0.7 * (f - ft)))
     cvxpy_grad(pinball, {})
     assert calls == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 10), st.integers(0, 6)), min_size=1, max_size=3),
+       seed=st.integers(0, 2**31 - 1), ties=st.booleans(), scale=st.sampled_from([1e-3, 1.0, 10.0]))
+def test_the_numpy_gradient_is_cvxpys_to_rounding(d, terms, seed, ties, scale):
+    """:func:`numpy_grad` (the check's fast path) against cvxpy's own ``grad`` on generated
+    expressions and points — kinks included (``ties``: values at the constant, so abs/maximum/norm
+    arguments hit 0 and cvxpy's subgradient choice is what must be reproduced) — or None (declined:
+    the caller asks cvxpy) only where the expression holds a node it does not write."""
+    from ldpopt.problems.objectives.recognise import numpy_grad
+
+    rng = np.random.default_rng(seed)
+    f = cp.Variable(d)
+    c = rng.random(d)
+    P = cp.Parameter(d, value=rng.random(d))
+    inner = [i for i, _ in terms]
+    expr = sum(_outer(_inner(f, i, c, P, rng), o) for i, o in terms)
+    x = rng.random(d) * scale
+    if ties:
+        x[: d // 2] = c[: d // 2]
+    f.value = x
+    want = expr.grad[f]
+    got = numpy_grad(expr, f, x)
+    if any(i in (6, 10) for i in inner):  # an integer-array index or hstack: declined
+        assert got is None
+        return
+    assert got is not None
+    w = _dense(want).ravel()
+    assert np.allclose(got, w, rtol=1e-13, atol=1e-13 * max(1.0, float(np.max(np.abs(w)))))
+
+
+def test_the_numpy_gradient_declines_outside_its_class():
+    from ldpopt.problems.objectives.recognise import numpy_grad
+
+    f, g = cp.Variable(4), cp.Variable(4)
+    x = np.array([0.1, 0.2, 0.3, 0.4])
+    assert numpy_grad(cp.sum(cp.entr(f)), f, x) is None                  # an atom it does not write
+    assert numpy_grad(cp.sum_squares(f - g), f, x) is None               # another variable
+    assert numpy_grad(cp.sum(cp.power(f, 1.5)), f, x - 0.15) is None     # outside power's domain: cvxpy's None
+    assert np.allclose(numpy_grad(cp.sum_squares(f) + cp.norm(f, 2), f, x), 2 * x + x / np.linalg.norm(x))
+    assert np.array_equal(numpy_grad(cp.norm(f, 2), f, np.zeros(4)), np.zeros(4))  # cvxpy's 0 at the kink
