@@ -140,3 +140,31 @@ def test_the_numpy_gradient_declines_outside_its_class():
     assert numpy_grad(cp.sum(cp.power(f, 1.5)), f, x - 0.15) is None     # outside power's domain: cvxpy's None
     assert np.allclose(numpy_grad(cp.sum_squares(f) + cp.norm(f, 2), f, x), 2 * x + x / np.linalg.norm(x))
     assert np.array_equal(numpy_grad(cp.norm(f, 2), f, np.zeros(4)), np.zeros(4))  # cvxpy's 0 at the kink
+
+
+@settings(max_examples=40, deadline=None)
+@given(d=st.integers(3, 12), picks=st.lists(st.integers(0, 10), min_size=1, max_size=3), seed=st.integers(0, 2**31 - 1))
+def test_recognitions_affine_rows_are_cvxpys_jacobian(d, picks, seed):
+    """The rows A and offset b recognition reads off an affine argument (``_jacobian``: composed
+    directly where it can, cvxpy's ``grad`` elsewhere) against cvxpy's own Jacobian and value at 0,
+    and A f + b against cvxpy's value at a generated f."""
+    from ldpopt.problems.objectives.recognise import _affine_rows, _jacobian
+
+    rng = np.random.default_rng(seed)
+    f = cp.Variable(d)
+    c = rng.random(d)
+    P = cp.Parameter(d, value=rng.random(d))
+    arg = _inner(f, picks[0], c, P, rng)
+    for k in picks[1:]:
+        other = _inner(f, k, c, P, rng)
+        if other.shape == arg.shape:
+            arg = arg - 2.0 * other
+    A, b = _jacobian(arg, f, d)
+    f.value = np.zeros(d)
+    want = _dense(arg.grad[f]).T
+    assert np.allclose(A.toarray(), want, rtol=1e-15, atol=0.0)
+    x = rng.random(d)
+    f.value = x
+    assert np.allclose(A @ x + b, np.asarray(arg.value).ravel(order="F"), rtol=1e-12, atol=1e-12)
+    if picks[0] in (0, 1, 2, 3, 7, 9):  # slices, sums, constant products: composed, not cvxpy's
+        assert _affine_rows(_inner(f, picks[0], c, P, rng), f, d) is not None

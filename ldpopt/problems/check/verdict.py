@@ -1040,7 +1040,7 @@ def _check_kinks(ch: Checks, problem, f, duals):
     certifies and never refutes: a bound above the tolerance leaves the decision to that check."""
     from .certificate import kink_certificate
 
-    cert = kink_certificate(problem, f, duals, violation_tol(problem.estimate.d))
+    cert = kink_certificate(problem, f, duals, violation_tol(problem.estimate.d), enough=accuracy_tol(problem.estimate.d))
     if cert is None:
         return None
     d = problem.estimate.d
