@@ -29,6 +29,7 @@ def _inner(f, k, c, P, rng):
         lambda: -f + cp.sum(f),  # a negation; a scalar term broadcast (cvxpy's own Jacobian)
         lambda: cp.multiply(np.r_[0.0, c[1:]], f),  # a zero factor (cvxpy's own Jacobian)
         lambda: cp.hstack([f[0] * 2.0, cp.sum(f - c)]),
+        lambda: 0.5 * f[::-1] - f[-2::-2].sum() + f[-1],  # reversed and negative-step slices, an entry
     ]
     return forms[k % len(forms)]()
 
@@ -47,7 +48,7 @@ def _outer(e, k):
 
 
 @settings(max_examples=25, deadline=None)
-@given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 10), st.integers(0, 6)), min_size=1, max_size=3),
+@given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 6)), min_size=1, max_size=3),
        seed=st.integers(0, 2**31 - 1))
 def test_the_memoised_gradient_is_cvxpys_bit_for_bit(d, terms, seed):
     rng = np.random.default_rng(seed)
@@ -101,7 +102,7 @@ def test_the_affine_jacobians_are_built_once_per_check(monkeypatch):
 
 
 @settings(max_examples=60, deadline=None)
-@given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 10), st.integers(0, 6)), min_size=1, max_size=3),
+@given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 6)), min_size=1, max_size=3),
        seed=st.integers(0, 2**31 - 1), ties=st.booleans(), scale=st.sampled_from([1e-3, 1.0, 10.0]))
 def test_the_numpy_gradient_is_cvxpys_to_rounding(d, terms, seed, ties, scale):
     """:func:`numpy_grad` (the check's fast path) against cvxpy's own ``grad`` on generated
@@ -143,7 +144,7 @@ def test_the_numpy_gradient_declines_outside_its_class():
 
 
 @settings(max_examples=40, deadline=None)
-@given(d=st.integers(3, 12), picks=st.lists(st.integers(0, 10), min_size=1, max_size=3), seed=st.integers(0, 2**31 - 1))
+@given(d=st.integers(3, 12), picks=st.lists(st.integers(0, 11), min_size=1, max_size=3), seed=st.integers(0, 2**31 - 1))
 def test_recognitions_affine_rows_are_cvxpys_jacobian(d, picks, seed):
     """The rows A and offset b recognition reads off an affine argument (``_jacobian``: composed
     directly where it can, cvxpy's ``grad`` elsewhere) against cvxpy's own Jacobian and value at 0,
@@ -168,3 +169,19 @@ def test_recognitions_affine_rows_are_cvxpys_jacobian(d, picks, seed):
     assert np.allclose(A @ x + b, np.asarray(arg.value).ravel(order="F"), rtol=1e-12, atol=1e-12)
     if picks[0] in (0, 1, 2, 3, 7, 9):  # slices, sums, constant products: composed, not cvxpy's
         assert _affine_rows(_inner(f, picks[0], c, P, rng), f, d) is not None
+
+
+def test_reversed_slices_are_read_as_cvxpy_reads_them():
+    """A slice with a negative step (cvxpy keeps it with its own bounds, which numpy reads otherwise)
+    gives the rows and the gradient cvxpy gives."""
+    from ldpopt.problems.objectives.recognise import _affine_rows, numpy_grad
+
+    d = 6
+    f = cp.Variable(d)
+    x = np.arange(1.0, d + 1.0)
+    for arg in (f[::-1], f[-2::-2], f[4:0:-1], f[::-1][1:]):
+        f.value = np.zeros(d)
+        assert np.array_equal(_affine_rows(arg, f, d).toarray(), _dense(arg.grad[f]).T)
+        f.value = x
+        expr = cp.sum_squares(arg - 1.0)
+        assert np.allclose(numpy_grad(expr, f, x), _dense(expr.grad[f]).ravel(), rtol=1e-15, atol=0)

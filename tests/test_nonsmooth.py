@@ -208,3 +208,20 @@ def test_the_checks_early_stop_of_the_kink_certificate_keeps_its_verdict(d, lam,
     cp.Problem(cp.Minimize(func(x, est)), [x >= 0, cp.sum(x) == 1]).solve(
         solver="CLARABEL", tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13)
     assert quick.distance_linf >= np.max(np.abs(g - x.value)) - 1e-9
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(0, 9), n=st.integers(1, 9), density=st.floats(0.0, 1.0), seed=st.integers(0, 2**31 - 1))
+def test_the_fits_row_and_column_selections_are_scipys(m, n, density, seed):
+    """The kink fit's A[rows] and C·diag(columns) (gathered through CSR pointers) against scipy's
+    fancy indexing and product with a diagonal, entry for entry, on generated sparse matrices
+    (empty rows, empty selections included)."""
+    import scipy.sparse as sp
+
+    from ldpopt.problems.check.certificate import _csr_columns, _csr_rows
+
+    rng = np.random.default_rng(seed)
+    A = sp.random_array((m, n), density=density, format="csr", rng=rng)
+    rows, cols = rng.random(m) < 0.5, rng.random(n) < 0.5
+    assert np.array_equal(_csr_rows(A, rows).toarray(), A.toarray()[rows])
+    assert np.array_equal(_csr_columns(A, cols).toarray(), (A @ sp.diags(cols.astype(float))).toarray())

@@ -627,7 +627,7 @@ def _affine_rows(e, f, d):
         inner = _affine_rows(e.args[0], f, d)
         if inner is None or e.args[0].ndim != 1:
             return None
-        rows = np.arange(e.args[0].size)[e.key]
+        rows = np.asarray(e.numeric([np.arange(e.args[0].size)]), dtype=np.intp)  # cvxpy's own indexing
         return None if np.ndim(rows) != 1 else inner[rows]
     if kind is AddExpression:
         out = None
@@ -931,11 +931,12 @@ def _backward(node, adj, x, vals, g) -> None:
             _backward(e, adj * np.asarray(c, dtype=np.float64), x, vals, g)
         else:
             raise _Outside
-    elif kind is index:
+    elif kind is index:  # the positions it reads, by cvxpy's own indexing of their numbers (F order)
         a = args[0]
-        out = np.zeros(a.shape)
-        out[node.key] = adj
-        _backward(a, out, x, vals, g)
+        pos = np.asarray(node.numeric([np.arange(a.size).reshape(a.shape, order="F")]), dtype=np.intp)
+        out = np.zeros(a.size)
+        np.add.at(out, pos.ravel(order="F"), np.reshape(adj, pos.shape).ravel(order="F"))
+        _backward(a, out.reshape(a.shape, order="F"), x, vals, g)
     elif kind is quad_over_lin:
         X, y = val(args[0]), float(np.asarray(val(args[1])).reshape(()))
         if y <= 0 or not args[1].is_constant():
