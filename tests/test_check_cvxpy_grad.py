@@ -185,3 +185,21 @@ def test_reversed_slices_are_read_as_cvxpy_reads_them():
         f.value = x
         expr = cp.sum_squares(arg - 1.0)
         assert np.allclose(numpy_grad(expr, f, x), _dense(expr.grad[f]).ravel(), rtol=1e-15, atol=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(d=st.integers(1, 20), seed=st.integers(0, 2**31 - 1))
+def test_a_maximums_diagonal_rows_are_scipys_sums(d, seed):
+    """``maximum`` of two per-value arguments: its linear part and kink rows formed directly
+    (``_diag_csr``) are scipy's diags-and-sums bit for bit, zero slopes (not stored) included."""
+    import scipy.sparse as sp
+
+    from ldpopt.problems.objectives.recognise import _diag_csr
+
+    rng = np.random.default_rng(seed)
+    a_s, a_t = (rng.choice([0.0, 0.3, -0.7, 1.0, rng.random()], d) for _ in range(2))
+    W = rng.random(d)
+    A_s, A_t = sp.diags_array(a_s).tocsr(), sp.diags_array(a_t).tocsr()
+    assert np.asarray((A_s + A_t).T @ (W / 2)).ravel().tobytes() == np.asarray(_diag_csr(a_s + a_t).T @ (W / 2)).tobytes()
+    old, new = sp.csr_array(A_s - A_t), _diag_csr(a_s - a_t)
+    assert old.nnz == new.nnz and np.array_equal(old.toarray(), new.toarray())

@@ -1265,11 +1265,14 @@ def _normal_solve(N, rhs):
 def _kink_transposes(obj) -> list:
     """Each kink term's Aᵀ as CSR, formed once per objective (its terms do not change) and kept on it."""
     kinks = obj.kinks
-    kept = obj.__dict__.get("_kink_transposes")
+    store = getattr(obj, "__dict__", None)
+    if store is None:
+        return [sp.csr_matrix(A.T) for (_, _, A, _) in kinks]
+    kept = store.get("_kink_transposes")
     if kept is not None and len(kept[0]) == len(kinks) and all(a is k[2] for a, k in zip(kept[0], kinks)):
         return kept[1]
     ATs = [sp.csr_matrix(A.T) for (_, _, A, _) in kinks]
-    obj.__dict__["_kink_transposes"] = ([k[2] for k in kinks], ATs)
+    store["_kink_transposes"] = ([k[2] for k in kinks], ATs)
     return ATs
 
 

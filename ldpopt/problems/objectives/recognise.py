@@ -559,16 +559,38 @@ def _maximum(e, W, f, out: Recognised) -> None:
         raise NotRecognised("maximum with a negative weight (not convex)")
     import scipy.sparse as sp
 
+    d = out.d
+    per = [_affine(arg, f, d) if arg.size == d else None for arg in (s_arg, t_arg)]
+    ps, pt = per
+    if ps is not None and pt is not None:  # both k∘f + c: diagonal rows, formed without scipy's sums
+        full = lambda v: np.broadcast_to(np.asarray(v, float), (d,))
+        a_s, b_s, a_t, b_t = full(ps[0]), full(ps[1]), full(pt[0]), full(pt[1])
+        with np.errstate(invalid="ignore"):
+            out.linear = out.linear + _diag_csr(a_s + a_t).T @ (W / 2)  # (the same products as the sparse sum's)
+        out.const += float((W / 2) @ (b_s + b_t))
+        out.kinks.append(("abs", W / 2, _diag_csr(a_s - a_t), b_s - b_t))
+        return
     rows = []
-    for arg in (s_arg, t_arg):  # A f + b: per value without cvxpy's Jacobian where it is (k∘f + c)
-        p = _affine(arg, f, out.d) if arg.size == out.d else None
-        rows.append((sp.diags_array(np.broadcast_to(np.asarray(p[0], float), (out.d,))).tocsr(),
-                     np.broadcast_to(np.asarray(p[1], float), (out.d,))) if p is not None
-                    else _jacobian(arg, f, out.d))
+    for arg, p in zip((s_arg, t_arg), per):  # A f + b: per value without cvxpy's Jacobian where it is (k∘f + c)
+        rows.append((sp.diags_array(np.broadcast_to(np.asarray(p[0], float), (d,))).tocsr(),
+                     np.broadcast_to(np.asarray(p[1], float), (d,))) if p is not None
+                    else _jacobian(arg, f, d))
     (A_s, b_s), (A_t, b_t) = rows
     out.linear = out.linear + np.asarray((A_s + A_t).T @ (W / 2)).ravel()  # the linear part Σ_k (W_k/2)(s + t)_k
     out.const += float((W / 2) @ (b_s + b_t))
     out.kinks.append(("abs", W / 2, sp.csr_array(A_s - A_t), b_s - b_t))
+
+
+def _diag_csr(a):
+    """diag(a) as a CSR array with its zero entries not stored (as scipy's ``diags_array(a).tocsr()``
+    and the sums of such arrays store them)."""
+    import scipy.sparse as sp
+
+    a = np.asarray(a, float)
+    keep = a != 0
+    ptr = np.zeros(a.size + 1, dtype=np.int32)
+    np.cumsum(keep, out=ptr[1:])
+    return sp.csr_array((a[keep], np.flatnonzero(keep).astype(np.int32), ptr), shape=(a.size, a.size))
 
 
 def _kink(kind: str, arg, W, f, out: Recognised) -> None:
