@@ -646,11 +646,16 @@ def _affine_rows(e, f, d):
     if e.is_constant():
         return sp.csr_array((e.size, d))
     if kind is index:
-        inner = _affine_rows(e.args[0], f, d)
-        if inner is None or e.args[0].ndim != 1:
+        if e.args[0].ndim != 1:
             return None
         rows = np.asarray(e.numeric([np.arange(e.args[0].size)]), dtype=np.intp)  # cvxpy's own indexing
-        return None if np.ndim(rows) != 1 else inner[rows]
+        if np.ndim(rows) != 1:
+            return None
+        if e.args[0] is f:  # rows of the identity
+            return sp.csr_array((np.ones(rows.size), rows.astype(np.int32), np.arange(rows.size + 1, dtype=np.int32)),
+                                shape=(rows.size, d))
+        inner = _affine_rows(e.args[0], f, d)
+        return None if inner is None else inner[rows]
     if kind is AddExpression:
         out = None
         for a in e.args:
