@@ -11,11 +11,20 @@ import cvxpy as cp
 import numpy as np
 from cvxpy.atoms.affine.add_expr import AddExpression
 from cvxpy.atoms.affine.binary_operators import DivExpression, MulExpression, multiply
+from cvxpy.atoms.affine.cumsum import cumsum
+from cvxpy.atoms.affine.index import index
 from cvxpy.atoms.affine.promote import Promote
 from cvxpy.atoms.affine.reshape import reshape
 from cvxpy.atoms.affine.sum import Sum
 from cvxpy.atoms.affine.unary_operators import NegExpression
-from cvxpy.atoms.elementwise.power import Power
+from cvxpy.atoms.elementwise.abs import abs as abs_
+from cvxpy.atoms.elementwise.huber import huber
+from cvxpy.atoms.elementwise.maximum import maximum
+from cvxpy.atoms.elementwise.power import Power, is_power2
+from cvxpy.atoms.max import max as max_
+from cvxpy.atoms.norm1 import norm1
+from cvxpy.atoms.pnorm import Pnorm, PnormApprox
+from cvxpy.atoms.quad_over_lin import quad_over_lin
 from scipy.special import expit, xlogy
 
 __all__ = ["NotRecognised", "Recognised", "recognise"]
@@ -636,7 +645,6 @@ def _affine_rows(e, f, d):
     (tests/test_check_cvxpy_grad.py): the chain through cvxcore cost 3.5 ms at d = 1,000 for
     f[1:] − f[:-1], a slice of rows of the identity here."""
     import scipy.sparse as sp
-    from cvxpy.atoms.affine.index import index
 
     kind = type(e)
     if e is f:
@@ -865,16 +873,6 @@ def numpy_grad(expr, x, xval: np.ndarray) -> np.ndarray | None:
 
 
 def _supported(node) -> bool:
-    from cvxpy.atoms.affine.cumsum import cumsum
-    from cvxpy.atoms.affine.index import index
-    from cvxpy.atoms.elementwise.abs import abs as abs_
-    from cvxpy.atoms.elementwise.huber import huber
-    from cvxpy.atoms.elementwise.maximum import maximum
-    from cvxpy.atoms.max import max as max_
-    from cvxpy.atoms.norm1 import norm1
-    from cvxpy.atoms.pnorm import Pnorm, PnormApprox
-    from cvxpy.atoms.quad_over_lin import quad_over_lin
-
     kind = type(node)
     if kind in (AddExpression, NegExpression, Promote, multiply, MulExpression, DivExpression, index, abs_, huber):
         return True
@@ -912,15 +910,6 @@ def _dense(v):
 
 
 def _backward(node, adj, x, vals, g) -> None:
-    from cvxpy.atoms.affine.cumsum import cumsum
-    from cvxpy.atoms.affine.index import index
-    from cvxpy.atoms.elementwise.abs import abs as abs_
-    from cvxpy.atoms.elementwise.huber import huber
-    from cvxpy.atoms.elementwise.maximum import maximum
-    from cvxpy.atoms.max import max as max_
-    from cvxpy.atoms.norm1 import norm1
-    from cvxpy.atoms.quad_over_lin import quad_over_lin
-
     if node is x:
         g += np.reshape(adj, x.shape)
         return
@@ -970,8 +959,6 @@ def _backward(node, adj, x, vals, g) -> None:
             raise _Outside
         _backward(args[0], adj * (2.0 * X / y), x, vals, g)
     elif isinstance(node, Power):
-        from cvxpy.atoms.elementwise.power import is_power2
-
         raw = node.p_used if node.p_used is not None else node.p.value
         p = float(raw)
         v = np.asarray(val(args[0]), dtype=np.float64)
