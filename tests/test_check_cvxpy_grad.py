@@ -141,6 +141,13 @@ def test_the_numpy_gradient_declines_outside_its_class():
     assert numpy_grad(cp.sum(cp.power(f, 1.5)), f, x - 0.15) is None     # outside power's domain: cvxpy's None
     assert np.allclose(numpy_grad(cp.sum_squares(f) + cp.norm(f, 2), f, x), 2 * x + x / np.linalg.norm(x))
     assert np.array_equal(numpy_grad(cp.norm(f, 2), f, np.zeros(4)), np.zeros(4))  # cvxpy's 0 at the kink
+    import scipy.sparse as sp
+
+    S = sp.random_array((3, 4), density=0.6, format="csr", rng=np.random.default_rng(5)) + sp.eye_array(3, 4)
+    U = np.random.default_rng(6).standard_normal((4, 2))
+    for expr in (cp.sum_squares(S @ f - 1.0), cp.sum_squares(f @ U), cp.sum_squares(U.T @ f) + cp.sum(cp.abs(S @ f))):
+        f.value = x
+        assert np.allclose(numpy_grad(expr, f, x), _dense(expr.grad[f]).ravel(), rtol=1e-13, atol=1e-15)
 
 
 @settings(max_examples=40, deadline=None)

@@ -939,11 +939,12 @@ def _backward(node, adj, x, vals, g) -> None:
             raise _Outside
         c_node, e = (left, right) if left.is_constant() else (right, left)
         c = val(c_node)
+        c_dim = c.ndim if hasattr(c, "toarray") else np.ndim(c)  # (a scipy matrix: its own ndim)
         if kind is multiply or np.size(c) == 1 and not hasattr(c, "toarray"):
             _backward(e, _reduce_to(adj * _dense(c), e.shape), x, vals, g)
-        elif e.ndim == 1 and np.ndim(c) == 2:  # C @ e (C on the left) or e @ C
+        elif e.ndim == 1 and c_dim == 2:  # C @ e (C on the left) or e @ C
             _backward(e, np.asarray(c.T @ adj if c_node is left else c @ adj).ravel(), x, vals, g)
-        elif e.ndim == 1 and np.ndim(c) == 1:  # a scalar c·e
+        elif e.ndim == 1 and c_dim == 1:  # a scalar c·e
             _backward(e, adj * np.asarray(c, dtype=np.float64), x, vals, g)
         else:
             raise _Outside
