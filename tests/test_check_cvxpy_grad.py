@@ -29,6 +29,7 @@ def _inner(f, k, c, P, rng):
         lambda: -f + cp.sum(f),  # a negation; a scalar term broadcast (cvxpy's own Jacobian)
         lambda: cp.multiply(np.r_[0.0, c[1:]], f),  # a zero factor (cvxpy's own Jacobian)
         lambda: cp.hstack([f[0] * 2.0, cp.sum(f - c)]),
+        lambda: 0.5 * f[::-1] - f[-2::-2].sum() + f[-1],  # reversed and negative-step slices, an entry
     ]
     return forms[k % len(forms)]()
 
@@ -47,7 +48,7 @@ def _outer(e, k):
 
 
 @settings(max_examples=25, deadline=None)
-@given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 10), st.integers(0, 6)), min_size=1, max_size=3),
+@given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 6)), min_size=1, max_size=3),
        seed=st.integers(0, 2**31 - 1))
 def test_the_memoised_gradient_is_cvxpys_bit_for_bit(d, terms, seed):
     rng = np.random.default_rng(seed)
@@ -98,3 +99,114 @@ def test_the_affine_jacobians_are_built_once_per_check(monkeypatch):
     pinball = cp.sum_squares(f - ft) + 1e-3 * cp.sum(cp.maximum(0.3 * (f - ft), -0.7 * (f - ft)))
     cvxpy_grad(pinball, {})
     assert calls == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 6)), min_size=1, max_size=3),
+       seed=st.integers(0, 2**31 - 1), ties=st.booleans(), scale=st.sampled_from([1e-3, 1.0, 10.0]))
+def test_the_numpy_gradient_is_cvxpys_to_rounding(d, terms, seed, ties, scale):
+    """:func:`numpy_grad` (the check's fast path) against cvxpy's own ``grad`` on generated
+    expressions and points — kinks included (``ties``: values at the constant, so abs/maximum/norm
+    arguments hit 0 and cvxpy's subgradient choice is what must be reproduced) — or None (declined:
+    the caller asks cvxpy) only where the expression holds a node it does not write."""
+    from ldpopt.problems.objectives.recognise import numpy_grad
+
+    rng = np.random.default_rng(seed)
+    f = cp.Variable(d)
+    c = rng.random(d)
+    P = cp.Parameter(d, value=rng.random(d))
+    inner = [i for i, _ in terms]
+    expr = sum(_outer(_inner(f, i, c, P, rng), o) for i, o in terms)
+    x = rng.random(d) * scale
+    if ties:
+        x[: d // 2] = c[: d // 2]
+    f.value = x
+    want = expr.grad[f]
+    got = numpy_grad(expr, f, x)
+    if any(i in (6, 10) for i in inner):  # an integer-array index or hstack: declined
+        assert got is None
+        return
+    assert got is not None
+    w = _dense(want).ravel()
+    assert np.allclose(got, w, rtol=1e-13, atol=1e-13 * max(1.0, float(np.max(np.abs(w)))))
+
+
+def test_the_numpy_gradient_declines_outside_its_class():
+    from ldpopt.problems.objectives.recognise import numpy_grad
+
+    f, g = cp.Variable(4), cp.Variable(4)
+    x = np.array([0.1, 0.2, 0.3, 0.4])
+    assert numpy_grad(cp.sum(cp.entr(f)), f, x) is None                  # an atom it does not write
+    assert numpy_grad(cp.sum_squares(f - g), f, x) is None               # another variable
+    assert numpy_grad(cp.sum(cp.power(f, 1.5)), f, x - 0.15) is None     # outside power's domain: cvxpy's None
+    assert np.allclose(numpy_grad(cp.sum_squares(f) + cp.norm(f, 2), f, x), 2 * x + x / np.linalg.norm(x))
+    assert np.array_equal(numpy_grad(cp.norm(f, 2), f, np.zeros(4)), np.zeros(4))  # cvxpy's 0 at the kink
+    import scipy.sparse as sp
+
+    S = sp.random_array((3, 4), density=0.6, format="csr", rng=np.random.default_rng(5)) + sp.eye_array(3, 4)
+    U = np.random.default_rng(6).standard_normal((4, 2))
+    for expr in (cp.sum_squares(S @ f - 1.0), cp.sum_squares(f @ U), cp.sum_squares(U.T @ f) + cp.sum(cp.abs(S @ f))):
+        f.value = x
+        assert np.allclose(numpy_grad(expr, f, x), _dense(expr.grad[f]).ravel(), rtol=1e-13, atol=1e-15)
+
+
+@settings(max_examples=40, deadline=None)
+@given(d=st.integers(3, 12), picks=st.lists(st.integers(0, 11), min_size=1, max_size=3), seed=st.integers(0, 2**31 - 1))
+def test_recognitions_affine_rows_are_cvxpys_jacobian(d, picks, seed):
+    """The rows A and offset b recognition reads off an affine argument (``_jacobian``: composed
+    directly where it can, cvxpy's ``grad`` elsewhere) against cvxpy's own Jacobian and value at 0,
+    and A f + b against cvxpy's value at a generated f."""
+    from ldpopt.problems.objectives.recognise import _affine_rows, _jacobian
+
+    rng = np.random.default_rng(seed)
+    f = cp.Variable(d)
+    c = rng.random(d)
+    P = cp.Parameter(d, value=rng.random(d))
+    arg = _inner(f, picks[0], c, P, rng)
+    for k in picks[1:]:
+        other = _inner(f, k, c, P, rng)
+        if other.shape == arg.shape:
+            arg = arg - 2.0 * other
+    A, b = _jacobian(arg, f, d)
+    f.value = np.zeros(d)
+    want = _dense(arg.grad[f]).T
+    assert np.allclose(A.toarray(), want, rtol=1e-15, atol=0.0)
+    x = rng.random(d)
+    f.value = x
+    assert np.allclose(A @ x + b, np.asarray(arg.value).ravel(order="F"), rtol=1e-12, atol=1e-12)
+    if picks[0] in (0, 1, 2, 3, 7, 9):  # slices, sums, constant products: composed, not cvxpy's
+        assert _affine_rows(_inner(f, picks[0], c, P, rng), f, d) is not None
+
+
+def test_reversed_slices_are_read_as_cvxpy_reads_them():
+    """A slice with a negative step (cvxpy keeps it with its own bounds, which numpy reads otherwise)
+    gives the rows and the gradient cvxpy gives."""
+    from ldpopt.problems.objectives.recognise import _affine_rows, numpy_grad
+
+    d = 6
+    f = cp.Variable(d)
+    x = np.arange(1.0, d + 1.0)
+    for arg in (f[::-1], f[-2::-2], f[4:0:-1], f[::-1][1:]):
+        f.value = np.zeros(d)
+        assert np.array_equal(_affine_rows(arg, f, d).toarray(), _dense(arg.grad[f]).T)
+        f.value = x
+        expr = cp.sum_squares(arg - 1.0)
+        assert np.allclose(numpy_grad(expr, f, x), _dense(expr.grad[f]).ravel(), rtol=1e-15, atol=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(d=st.integers(1, 20), seed=st.integers(0, 2**31 - 1))
+def test_a_maximums_diagonal_rows_are_scipys_sums(d, seed):
+    """``maximum`` of two per-value arguments: its linear part and kink rows formed directly
+    (``_diag_csr``) are scipy's diags-and-sums bit for bit, zero slopes (not stored) included."""
+    import scipy.sparse as sp
+
+    from ldpopt.problems.objectives.recognise import _diag_csr
+
+    rng = np.random.default_rng(seed)
+    a_s, a_t = (rng.choice([0.0, 0.3, -0.7, 1.0, rng.random()], d) for _ in range(2))
+    W = rng.random(d)
+    A_s, A_t = sp.diags_array(a_s).tocsr(), sp.diags_array(a_t).tocsr()
+    assert np.asarray((A_s + A_t).T @ (W / 2)).ravel().tobytes() == np.asarray(_diag_csr(a_s + a_t).T @ (W / 2)).tobytes()
+    old, new = sp.csr_array(A_s - A_t), _diag_csr(a_s - a_t)
+    assert old.nnz == new.nnz and np.array_equal(old.toarray(), new.toarray())

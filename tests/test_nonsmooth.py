@@ -135,6 +135,11 @@ def test_kink_bound_is_never_below_the_distance_on_random_small_problems():
                 continue
             checked += 1
             below += cert.distance_linf < np.max(np.abs(g - x.value)) - 1e-9
+            # the check's call stops at the first certificate when its bound is within the accuracy:
+            # never below the distance either, passing wherever the full one passes
+            quick = kink_certificate(pr, g, None if t else sol.duals, violation_tol(d), enough=accuracy_tol(d))
+            below += quick.distance_linf < np.max(np.abs(g - x.value)) - 1e-9
+            assert quick.distance_linf <= accuracy_tol(d) or not cert.distance_linf <= accuracy_tol(d)
     assert checked >= 60 and below == 0, (checked, below)
 
 
@@ -163,3 +168,60 @@ def test_normal_solve_matches_a_dense_solve_banded_or_not(n, band, seed, rank_dr
     if cond < 1e6:  # well conditioned: the dense solve's answer itself
         want = np.linalg.solve(N, r)
         assert np.allclose(got, want, rtol=1e-7, atol=1e-9 * np.abs(want).max())
+
+
+@settings(max_examples=20, deadline=None)
+@given(d=st.integers(5, 40), lam=st.floats(1e-3, 1.0), t=st.sampled_from([0.0, 1e-6, 1e-4, 1e-2]),
+       seed=st.integers(0, 2**31 - 1), kind=st.sampled_from(["tv", "pinball"]))
+def test_the_checks_early_stop_of_the_kink_certificate_keeps_its_verdict(d, lam, t, seed, kind):
+    """The check stops the kink certificate at its first (solver-multiplier) certificate when that
+    bound is already within ``accuracy_tol``: on generated problems and points moved off the
+    optimum, it passes wherever the full one passes, differs from it only where it passes, and
+    its bound is never below the distance to the optimum (Clarabel at 1e-13, ~1e-10 off: the slack)."""
+    from ldpopt import Estimate
+    from ldpopt.problems.check.certificate import kink_certificate
+
+    rng = np.random.default_rng(seed)
+    est = Estimate.from_counts(rng.integers(0, 200, d), n=int(1000 + d), epsilon=1.0, p=0.6, q=0.3)
+    func = {"tv": lambda f, e: cp.sum_squares(f - e.f_tilde) + lam * cp.norm1(f[1:] - f[:-1]),
+            "pinball": lambda f, e: cp.sum_squares(f - e.f_tilde) + lam * cp.sum(
+                cp.maximum(0.3 * (f - e.f_tilde), -0.7 * (f - e.f_tilde)))}[kind]
+    pr = Problem(est, func, [Simplex()])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = pr.solve()
+    g = (1 - t) * sol.f + t * rng.dirichlet(np.ones(d))
+    duals = None if t else sol.duals
+    full = kink_certificate(pr, g, duals, violation_tol(d))
+    quick = kink_certificate(pr, g, duals, violation_tol(d), enough=accuracy_tol(d))
+    assert (full is None) == (quick is None)
+    if full is None:
+        return
+    assert np.isnan(full.distance_linf) == np.isnan(quick.distance_linf)
+    if not np.isfinite(full.distance_linf):
+        return
+    if full.distance_linf <= accuracy_tol(d):
+        assert quick.distance_linf <= accuracy_tol(d)
+    if quick.distance_linf != full.distance_linf:
+        assert quick.distance_linf <= accuracy_tol(d)
+    x = cp.Variable(d)
+    cp.Problem(cp.Minimize(func(x, est)), [x >= 0, cp.sum(x) == 1]).solve(
+        solver="CLARABEL", tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13)
+    assert quick.distance_linf >= np.max(np.abs(g - x.value)) - 1e-9
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(0, 9), n=st.integers(1, 9), density=st.floats(0.0, 1.0), seed=st.integers(0, 2**31 - 1))
+def test_the_fits_row_and_column_selections_are_scipys(m, n, density, seed):
+    """The kink fit's A[rows] and C·diag(columns) (gathered through CSR pointers) against scipy's
+    fancy indexing and product with a diagonal, entry for entry, on generated sparse matrices
+    (empty rows, empty selections included)."""
+    import scipy.sparse as sp
+
+    from ldpopt.problems.check.certificate import _csr_columns, _csr_rows
+
+    rng = np.random.default_rng(seed)
+    A = sp.random_array((m, n), density=density, format="csr", rng=rng)
+    rows, cols = rng.random(m) < 0.5, rng.random(n) < 0.5
+    assert np.array_equal(_csr_rows(A, rows).toarray(), A.toarray()[rows])
+    assert np.array_equal(_csr_columns(A, cols).toarray(), (A @ sp.diags(cols.astype(float))).toarray())

@@ -13,8 +13,11 @@ import cvxpy as cp
 import numpy as np
 import pytest
 from _kl_reference import _inner, cls_kl_simplex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ldpopt
+from ldpopt import Estimate
 from ldpopt.problems import PartitionTotals, Problem, SeparableObjective, Simplex
 from ldpopt.problems.objectives.user_separable import elementwise, estimate_on
 
@@ -207,3 +210,31 @@ def test_without_cvxpy_expr_the_structured_route_solves_it():
         prob.solve(solver="CLARABEL")
     with pytest.raises(ValueError, match="^objective: 'squares' has no cvxpy_expr.*does not cover"):
         Problem(est, squares, [Simplex(), lambda f, e: [f[0] >= 0.1]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(d=st.integers(2, 40), seed=st.integers(0, 2**31 - 1), tilt=st.booleans(), spread=st.sampled_from([1e-3, 1.0, 1e3]))
+def test_a_recognised_sum_of_squares_argmin_in_closed_form_is_the_bracketed_newtons(d, seed, tilt, spread):
+    """The argmin of h_v(f) + t_v f on [l_v, u_v] for a recognised sum of squares (``affine_d1``: the
+    root −(C + t)/A) against the bracketed Newton the other forms take (the same form with
+    ``affine_d1`` withheld), on generated weights, offsets, linear tilts, multipliers and brackets
+    (some from 0, some at a bound): the same point to a few ulps of its scale."""
+    from ldpopt.problems.objectives.recognise import recognise
+    from ldpopt.problems.solvers.user_forms import _RecognisedSep
+
+    rng = np.random.default_rng(seed)
+    est = Estimate.from_counts(rng.integers(0, 100, d), n=1000 + d, epsilon=1.0, p=0.6, q=0.3)
+    w, a, c = rng.uniform(0.1, 5.0, d), rng.uniform(0.2, 3.0, d) * rng.choice([-1.0, 1.0], d), rng.normal(0, 1, d)
+    lin = rng.normal(0, 1, d) if tilt else np.zeros(d)
+    form = recognise(lambda f, e: cp.sum(cp.multiply(w, cp.square(cp.multiply(a, f) - c))) + lin @ f, est)
+    assert form.affine_d1 is not None
+    t = rng.normal(0, spread, d)
+    l = np.where(rng.random(d) < 0.5, 0.0, rng.uniform(-1, 0, d))
+    u = np.where(rng.random(d) < 0.2, np.inf, l + rng.uniform(0.1, 3.0, d))
+    fast = _RecognisedSep(form, "sq")._argmin_new(t, l, u, None, None)
+    slow_form = recognise(lambda f, e: cp.sum(cp.multiply(w, cp.square(cp.multiply(a, f) - c))) + lin @ f, est)
+    slow_form.__dict__["affine_d1"] = None  # the bracketed Newton
+    slow = _RecognisedSep(slow_form, "sq")._argmin_new(t, l, u, None, None)
+    scale = np.abs(t) + np.abs(form.affine_d1[1]) + np.abs(form.affine_d1[0]) * np.abs(slow) + 1.0
+    assert np.all((fast >= l) & (fast <= u))
+    assert np.all(np.abs(fast - slow) <= 64 * np.finfo(float).eps * scale / np.asarray(form.affine_d1[0]))

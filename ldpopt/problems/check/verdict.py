@@ -27,7 +27,7 @@ import cvxpy as cp
 import numpy as np
 
 from ..objectives.builtins import Objective, UserObjective
-from ..objectives.recognise import cvxpy_grad  # the chain rule with kept affine Jacobians (re-exported)
+from ..objectives.recognise import cvxpy_grad, numpy_grad  # the chain rule with kept affine Jacobians (re-exported)
 from ..progress import CheckTimedOut, past
 from .point import at_point as _at
 
@@ -277,9 +277,16 @@ def gradient_function(problem):
 
 def _cvxpy_gradient(problem, f: np.ndarray, memo: dict | None = None) -> np.ndarray:
     """∇J(f) of a user callable from cvxpy's ``grad`` (module docstring; :func:`cvxpy_grad` with
-    ``memo``, the affine nodes' Jacobians kept between the calls of one check); NaN where cvxpy gives none."""
+    ``memo``, the affine nodes' Jacobians kept between the calls of one check); NaN where cvxpy gives none.
+    With ``memo``, the expression's common atoms are differentiated in numpy first
+    (:func:`~ldpopt.problems.objectives.recognise.numpy_grad`: the same values, no sparse matrices),
+    cvxpy's chain rule only where that declines."""
     x = problem.x
     expr = problem.cvxpy_problem.objective.expr
+    if memo is not None:
+        g = numpy_grad(expr, x, np.asarray(f, dtype=np.float64) / problem.scale)
+        if g is not None:
+            return g / (problem._multiplier * problem.scale)
     with _at(problem, np.asarray(f, dtype=np.float64)):
         try:
             grads = expr.grad if memo is None else cvxpy_grad(expr, memo)
@@ -1033,7 +1040,7 @@ def _check_kinks(ch: Checks, problem, f, duals):
     certifies and never refutes: a bound above the tolerance leaves the decision to that check."""
     from .certificate import kink_certificate
 
-    cert = kink_certificate(problem, f, duals, violation_tol(problem.estimate.d))
+    cert = kink_certificate(problem, f, duals, violation_tol(problem.estimate.d), enough=accuracy_tol(problem.estimate.d))
     if cert is None:
         return None
     d = problem.estimate.d

@@ -229,6 +229,17 @@ class UserSep(Separable):
         out = np.where(at_l, l, u)
         if not mid.any():
             return out
+        lin = getattr(getattr(self, "form", None), "affine_d1", None)
+        if lin is not None:  # h' = A f + C (a recognised sum of squares): the root in closed form
+            A, C = lin
+            tiny = np.finfo(float).tiny
+            with np.errstate(all="ignore"):
+                root = np.clip(-(C + t) / A, l, u)
+            # as the bracketed Newton below: a bracket from 0 starts at the smallest normal float
+            root = np.where((l >= 0) & (l < tiny) & (u > tiny), np.maximum(root, tiny), root)
+            out = np.where(mid, root, out)
+            self._previous_root = out
+            return out
         # h'(f) + t changes sign on (lo, hi) for the mid values. Each round tries two steps from the
         # best point so far — Newton in f and Newton in log f (f·exp(−g/(f h''))), each replaced by a
         # bisection of the bracket when it leaves it (geometric while 0 <= lo and hi > 4·lo) — keeps
