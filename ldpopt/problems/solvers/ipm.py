@@ -136,13 +136,17 @@ class _Newton:
         if C.shape[0]:
             self.MinvCt = self.lu.solve(CT_dense)
             S = C @ self.MinvCt + np.diag(E)
-            self.schur = sla.cho_factor(S + np.eye(S.shape[0]) * (1e-15 * max(float(np.max(np.abs(np.diag(S)))), 1e-300)))
+            if np.any(E < 0):  # a negative rank-1 Hessian part (E = −1): S indefinite, nonsingular
+                self.schur_lu = sla.lu_factor(S)
+            else:
+                self.schur = sla.cho_factor(S + np.eye(S.shape[0]) * (1e-15 * max(float(np.max(np.abs(np.diag(S)))), 1e-300)))
 
     def _once(self, rho, t):
         u = self.lu.solve(rho)
         if not self.C.shape[0]:
             return u, np.zeros(0)
-        w = sla.cho_solve(self.schur, self.C @ u - t)
+        lu = getattr(self, "schur_lu", None)
+        w = sla.cho_solve(self.schur, self.C @ u - t) if lu is None else sla.lu_solve(lu, self.C @ u - t)
         return u - self.MinvCt @ w, w
 
     def solve(self, rho, t):
@@ -218,6 +222,13 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     dg = sp.csr_array(H0).diagonal() * s_f * s_f
     if L0 is not None:
         dg = dg + np.asarray(sp.csr_array(L0).multiply(L0).sum(axis=0), float).ravel() * s_f * s_f
+    # ∇²J = S + LᵀL − NᵀN: a negative part N (k rows, a geometric mean's rank-1 term, which moves with
+    # f) joins the Schur complement as rows N Δx + w = 0 (E = −1), formed again at each iterate
+    negative = getattr(terms, "hessian_negative", None)
+    N0 = negative(x * s_f) if negative is not None else None
+    k_neg = 0 if N0 is None else N0.shape[0]
+    if k_neg:
+        dg = dg - np.sum(np.asarray(N0) ** 2, axis=0) * s_f * s_f
     m = float(np.mean(dg[dg > 0])) if np.any(dg > 0) else 1.0  # φ = J/m: O(1) coefficients
 
     def grad(x):
@@ -246,6 +257,7 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     # the constant matrices' transposes once (each .T is a new sparse object: 160 a call at d = 100)
     A_ET, A_IT, A_ST, CT = A_E.T.tocsr(), A_I.T.tocsr(), A_S.T.tocsr(), C.T.tocsr()
     CT_dense = CT.toarray() if C.shape[0] else None
+    C_fixed = C
     # a recognised quadratic J (its form says so): ∇²J is the same at every f, evaluated once
     quadratic, H = bool(getattr(getattr(problem.objective, "form", None), "quadratic", False)), None
     message = f"no KKT certificate after {max_iter} iterations"
@@ -292,17 +304,22 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
             H = (parts(x * s_f)[0] if parts is not None else sp.csr_array(terms.hessian(x * s_f))) * (s_f * s_f / m)
             H.sum_duplicates()  # canonical: sorted indices, the pattern _Reduced lays out
         D = z / s
-        newton = _Newton(H, D[~dense], C, np.concatenate([np.zeros(m_e), s[dense] / z[dense], np.ones(k_low)]), reduced,
-                         CT, CT_dense)
+        if k_neg:  # N at this iterate, scaled as L (φ = J/m over x = f/s_f)
+            N = np.asarray(negative(x * s_f), float) * (s_f / np.sqrt(m))
+            C = sp.vstack([C_fixed, sp.csr_array(N)]).tocsr()
+            CT, CT_dense = C.T.tocsr(), C.toarray().T
+        newton = _Newton(H, D[~dense], C, np.concatenate([np.zeros(m_e), s[dense] / z[dense], np.ones(k_low),
+                                                          -np.ones(k_neg)]), reduced, CT, CT_dense)
 
         # the closures are called in this iteration only; their defaults bind its values
         def direction(r_c, z=z, s=s, r_i=r_i, r_d=r_d, r_e=r_e, D=D, newton=newton):
             # Δz = (−r_c + z∘r_i + z∘A_I Δx)/s; sparse rows eliminated into M, dense rows kept in C
             q = (-r_c + z * r_i) / s
-            dx, w = newton.solve(-r_d - A_ST @ q[~dense], np.concatenate([-r_e, -q[dense] / D[dense], np.zeros(k_low)]))
+            dx, w = newton.solve(-r_d - A_ST @ q[~dense], np.concatenate([-r_e, -q[dense] / D[dense],
+                                                                          np.zeros(k_low + k_neg)]))
             dz = np.empty(m_i)
             dz[~dense] = q[~dense] + D[~dense] * (A_S @ dx)
-            dz[dense] = w[m_e:w.size - k_low]
+            dz[dense] = w[m_e:w.size - k_low - k_neg]
             return dx, -r_i - A_I @ dx, w[:m_e], dz
 
         def lengths(dx, ds, dz, tau, x=x, s=s, z=z):

@@ -194,6 +194,11 @@ class SmoothUserObjective(UserObjective):
         (``Recognised.hessian_parts``): what the interior point reads, O(d + nnz)."""
         return self.form.hessian_parts(f)
 
+    def hessian_negative(self, f, estimate):
+        """N with ∇²J(f) = S + LᵀL − NᵀN (``Recognised.hessian_negative``: a geometric mean's rank-1
+        part), or None."""
+        return self.form.hessian_negative(f)
+
     def change(self, f, delta) -> float:
         return form_change(self.form, f, delta)
 

@@ -1,0 +1,204 @@
+"""A weighted geometric mean in a user's cvxpy objective, CLS − c·geo_mean(a f + b, p): recognised as a
+smooth non-separable term (a diagonal Hessian minus one rank-1 part), solved by LDPOPT-IPM with that
+part in its Schur complement, and certified by ldpopt's check. Generated problems (d 5…60, equal,
+random and partly zero weights, ties and zeros in f̃, c from 1e-4 to 1); the references are
+independent of the route: cvxpy's own value and gradient, central differences, Clarabel at 1e-12 on
+the user's cvxpy form (scipy's SLSQP on the simplex where Clarabel does not say optimal)."""
+
+from __future__ import annotations
+
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from problem_strategies import estimate, plant
+
+import ldpopt.problems.problem as problem_module
+from ldpopt.problems import Problem, Simplex
+from ldpopt.problems.check.verdict import accuracy_tol
+from ldpopt.problems.objectives.recognise import NotRecognised, cvxpy_grad, numpy_grad, recognise
+
+#: the reference's own accuracy (Clarabel at 1e-12 through cvxpy's second-order-cone tree of the
+#: geometric mean, or SLSQP at ftol 1e-15): far below every tolerance here (accuracy_tol ≥ 1e-6)
+REF_ALLOW = 1e-7
+SETTINGS = settings(max_examples=12, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@st.composite
+def geo_cases(draw):
+    """(estimate, c, weights or None, shifted): CLS − c·geo_mean(f or 2f + 1e-3, weights)."""
+    d = draw(st.integers(5, 60))
+    seed = draw(st.integers(0, 2**31 - 1))
+    shape = draw(st.sampled_from(("plain", "ties", "zeros", "flat-head")))
+    c = draw(st.sampled_from((1e-4, 1e-3, 1e-2, 1e-1, 1.0)))
+    kind = draw(st.sampled_from(("equal", "random", "some-zero")))
+    shifted = draw(st.booleans())
+    rng = np.random.default_rng(seed)
+    est = estimate(shape, d, rng)
+    if kind == "equal":
+        p = None
+    elif kind == "random":
+        p = rng.integers(1, 5, d)
+    else:
+        p = rng.integers(0, 3, d)
+        p[0] = max(p[0], 1)
+    return est, c, p, shifted
+
+
+def objective(c, p, shifted):
+    def J(f, e):
+        arg = 2.0 * f + 1e-3 if shifted else f
+        return cp.sum_squares(f - e.f_tilde) - c * (cp.geo_mean(arg) if p is None else cp.geo_mean(arg, p))
+    return J
+
+
+def _weights(expr):
+    """The geo_mean atom's own weights (cvxpy's rational approximation), zero where dropped."""
+    node = next(n for n in _walk(expr) if type(n).__name__ == "GeoMeanApprox")
+    w = np.zeros(node.args[0].size)
+    w[np.asarray(node._keep, bool)] = [float(t) for t in node.w]
+    return w
+
+
+def _walk(e):
+    yield e
+    for a in getattr(e, "args", []):
+        yield from _walk(a)
+
+
+def _slsqp(est, c, w, shifted):
+    """min ‖f − f̃‖² − c·Π z_i^{w_i} (z = f or 2f + 1e-3) on the simplex by scipy's SLSQP (numpy's own
+    formulas, not ldpopt's): the reference where Clarabel does not say optimal."""
+    from scipy.optimize import minimize
+
+    ft = np.asarray(est.f_tilde, float)
+    a, b = (2.0, 1e-3) if shifted else (1.0, 0.0)
+    on = w > 0
+
+    def J(f):
+        z = np.maximum(a * f + b, 1e-300)
+        G = np.prod(z[on] ** w[on])
+        return float(np.sum((f - ft) ** 2) - c * G)
+
+    def dJ(f):
+        z = np.maximum(a * f + b, 1e-300)
+        G = np.prod(z[on] ** w[on])
+        g = 2.0 * (f - ft)
+        g[on] -= c * G * w[on] * a / z[on]
+        return g
+
+    d = ft.size
+    f0 = np.full(d, 1.0 / d)
+    lo = np.where(on & (b == 0), 1e-14, 0.0)
+    res = minimize(J, f0, jac=dJ, method="SLSQP", bounds=list(zip(lo, np.ones(d), strict=True)),
+                   constraints=[{"type": "eq", "fun": lambda f: np.sum(f) - 1.0, "jac": lambda f: np.ones(d)}],
+                   options={"ftol": 1e-15, "maxiter": 2000})
+    return res.x
+
+
+def reference(est, c, p, shifted):
+    """Clarabel at 1e-12 on the user's cvxpy form (plain cvxpy) where it says optimal, else SLSQP."""
+    f = cp.Variable(est.d)
+    J = objective(c, p, shifted)(f, est)
+    prob = cp.Problem(cp.Minimize(J), [f >= 0, cp.sum(f) == 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            prob.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+        except cp.SolverError:
+            pass
+    if prob.status == "optimal" and f.value is not None:
+        return np.asarray(f.value, float)
+    return _slsqp(est, c, _weights(J), shifted)
+
+
+@SETTINGS
+@given(geo_cases())
+def test_the_interior_point_answer_is_within_its_bound_of_a_tight_reference(case):
+    est, c, p, shifted = case
+    J = objective(c, p, shifted)
+    form = recognise(J, est)
+    assert len(form.geo) == 1 and not form.separable and not form.quadratic
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = Problem(est, J, [Simplex()]).solve(progress=False)
+    assert sol.status == "optimal", (sol.status, sol.solver, sol.message)
+    assert sol.solver == "LDPOPT-IPM", sol.message
+    ref = reference(est, c, p, shifted)
+    dist = float(np.max(np.abs(sol.f - ref)))
+    ch = sol.checks
+    assert ch.passed and ch.error_bound is not None
+    assert dist <= ch.error_bound + REF_ALLOW, (dist, ch.error_bound)
+    assert dist <= accuracy_tol(est.d) + REF_ALLOW
+
+
+@SETTINGS
+@given(geo_cases(), st.integers(0, 2**31 - 1))
+def test_value_gradient_and_hessian_parts_match_cvxpy_and_differences(case, seed):
+    est, c, p, shifted = case
+    J = objective(c, p, shifted)
+    form = recognise(J, est)
+    rng = np.random.default_rng(seed)
+    f0 = rng.dirichlet(np.ones(est.d)) + 1e-3  # inside every argument's domain
+    x = cp.Variable(est.d)
+    expr = J(x, est)
+    x.value = f0
+    assert abs(form.total(f0) - float(expr.value)) <= 1e-12 * max(1.0, abs(float(expr.value)))
+    g_cvx = np.asarray(cvxpy_grad(expr, {})[x].toarray(), float).ravel()
+    scale = float(np.max(np.abs(g_cvx)))
+    assert np.max(np.abs(form.gradient(f0) - g_cvx)) <= 1e-12 * scale
+    assert np.max(np.abs(numpy_grad(expr, x, f0) - g_cvx)) <= 1e-12 * scale
+    S, L = form.hessian_parts(f0)
+    N = form.hessian_negative(f0)
+    assert L is None and N.shape == (1, est.d)
+    v = rng.standard_normal(est.d)
+    Hv = S @ v - N.T @ (N @ v)
+    h = 1e-6 * float(np.min(f0))
+    fd = (form.gradient(f0 + h * v) - form.gradient(f0 - h * v)) / (2 * h)
+    assert np.max(np.abs(Hv - fd)) <= 1e-5 * max(float(np.max(np.abs(Hv))), 1.0)
+    # w·G with w < 0 is convex: ∇²J = S − NᵀN stays positive semidefinite (here ≥ the squares' 2I)
+    H = S.toarray() - N.T @ N
+    assert np.linalg.eigvalsh(H).min() >= 2.0 - 1e-8 * float(np.abs(H).max())
+
+
+def test_a_concave_or_misshapen_geometric_mean_is_not_recognised():
+    est = estimate("plain", 8, np.random.default_rng(0))
+    for J in (lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.geo_mean(f),   # concave term, +
+              lambda f, e: cp.sum_squares(f - e.f_tilde) - 1e-3 * cp.geo_mean(f[:4]),  # not length d
+              lambda f, e: cp.sum_squares(f - e.f_tilde) - 1e-3 * cp.geo_mean(cp.cumsum(f))):  # not per value
+        with pytest.raises(NotRecognised):
+            recognise(J, est)
+
+
+@SETTINGS
+@given(geo_cases(), st.sampled_from([10.0, 100.0]))
+def test_a_planted_interior_point_answer_is_never_optimal(case, k):
+    """The interior point's Solution moved by k·accuracy_tol(d) (Σ f kept, its checks and status
+    left as the route made them): never returned as ``optimal`` unless the returned point is within
+    the tolerance of the reference."""
+    est, c, p, shifted = case
+    J = objective(c, p, shifted)
+    delta = k * accuracy_tol(est.d)
+    hits = [0]
+    orig = problem_module.solve_ipm
+
+    def planted(*a, **kw):
+        sol, why = orig(*a, **kw)
+        if sol is not None and np.all(np.isfinite(sol.f)):
+            sol.f = plant(sol.f, delta)
+            hits[0] += 1
+        return sol, why
+
+    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mp.setattr(problem_module, "solve_ipm", planted)
+        sol = Problem(est, J, [Simplex()]).solve(progress=False)
+    assert hits[0] >= 1
+    if sol.status == "optimal":  # another route's answer: then the optimum to the tolerance
+        ref = reference(est, c, p, shifted)
+        assert float(np.max(np.abs(sol.f - ref))) <= accuracy_tol(est.d) + REF_ALLOW
+        assert sol.solver != "LDPOPT-IPM"
