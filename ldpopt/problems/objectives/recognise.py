@@ -196,6 +196,10 @@ class Recognised:
     parameters: tuple | None = None
     #: weighted geometric means (:class:`_GeoMean`): w·G(a f + b), w < 0 (convex), G(z) = Π z_i^{p_i}
     geo: list = field(default_factory=list)
+    #: (expression, variable) that :func:`recognise` walked, kept where the form has a geometric mean:
+    #: cvxpy's ``geo_mean`` derives its cone tree at construction (1.5 s at d = 100, growing ~d³),
+    #: so the problem's expression is this one's copy (:meth:`rebuilt`) rather than the callable's again
+    source: tuple | None = field(default=None, repr=False)
 
     @property
     def separable(self) -> bool:
@@ -395,6 +399,15 @@ class Recognised:
         L = sp.vstack([np.sqrt(2.0 * w) * A for w, A, _ in low]).tocsr() if low else None
         return H.tocsr(), L
 
+    def rebuilt(self, f):
+        """The recognised expression with its variable replaced by the cvxpy expression ``f``
+        (cvxpy's own ``tree_copy``: the same atoms, a ``geo_mean`` copied with its weights and cone
+        tree, not derived again), or None where no source was kept."""
+        if self.source is None:
+            return None
+        expr, var = self.source
+        return expr.tree_copy({id(var): f})
+
     def hessian_negative(self, f):
         """N (k, d) dense with ∇²J(f) = S + LᵀL − NᵀN (:meth:`hessian_parts`), one row per geometric
         mean (:class:`_GeoMean`), or None when there is none. S + LᵀL − NᵀN is positive semidefinite
@@ -464,6 +477,8 @@ def recognise(func, estimate) -> Recognised:
     except NotRecognised as exc:
         exc.parameters = out.parameters
         raise
+    if out.geo:
+        out.source = (expr, f)
     return out
 
 
