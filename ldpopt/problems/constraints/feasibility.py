@@ -189,7 +189,41 @@ class Infeasibility:
 def owned_system(problem):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names, complete): the
     built-in linear constraints of ``problem`` (owners index ``names``, -1 where no bound);
-    ``complete``: no constraint was left out (too large, or a user's non-affine row)."""
+    ``complete``: no constraint was left out (too large, or a user's non-affine row). Within a solve,
+    built once and kept in the solve's cache (``problem._affine_cache``, as :func:`affine_rows`),
+    keyed on the values of the cvxpy Parameters of every constraint read from cvxpy (a user's): the pre-check, the deferred
+    proof from the answer and ldpopt's check (:func:`linear_system`) share one system, its numpy
+    arrays read-only. Outside a solve (no cache): built afresh."""
+    cache = getattr(problem, "_affine_cache", None)
+    if cache is None:
+        return _owned_system(problem)
+    from .base import Constraint
+
+    # a constraint that states its pieces holds numbers; one read from cvxpy may hold Parameters
+    key = ("owned_system", tuple(_parameter_token(problem, c) if type(c).linear_pieces is Constraint.linear_pieces
+                                 else (id(c),) for c in problem.constraints))
+    got = cache.get(key)
+    if got is None:
+        got = _owned_system(problem)
+        for arr in got[:4] + got[5:8]:
+            arr.flags.writeable = False
+        cache[key] = got
+    return got
+
+
+def _parameter_token(problem, c) -> tuple:
+    """The values of the cvxpy Parameters in the built constraints of ``c`` (a cache key's part)."""
+    token = []
+    for name, (owner, _) in problem._owners.items():
+        if owner is c:
+            for par in problem._named[name].parameters():
+                val = par.value
+                token.append((par.id, None if val is None else np.asarray(val, dtype=np.float64).tobytes()))
+    return id(c), tuple(token)
+
+
+def _owned_system(problem):
+    """:func:`owned_system`, built."""
     d = problem.estimate.d
     names = problem.constraint_names
     key = {(id(c), j): i for i, (c, j) in enumerate(problem._owners[n] for n in names)}
@@ -262,13 +296,7 @@ def affine_rows(problem, c) -> list:
     cache = getattr(problem, "_affine_cache", None)
     if cache is None:
         return _affine_rows(c, problem.estimate)
-    token = []
-    for name, (owner, _) in problem._owners.items():
-        if owner is c:
-            for par in problem._named[name].parameters():
-                val = par.value
-                token.append((par.id, None if val is None else np.asarray(val, dtype=np.float64).tobytes()))
-    key = (id(c), tuple(token))
+    key = _parameter_token(problem, c)
     got = cache.get(key)
     if got is None:
         got = cache[key] = _affine_rows(c, problem.estimate)
@@ -430,6 +458,11 @@ def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, rel
         return Decision(True, how="bounds", complete=complete)
     if A.shape[0] > MAX_LP:
         return Decision(None, how="too many rows")
+    # the part-wise uniform point first, on the system as given: subset totals that partition some
+    # values (a SubsetSum ==, a user's row over a subset) with the simplex are decided here in O(d)
+    parts = _parts(A, b, ineq)
+    if parts is not None and A.nnz <= MAX_PARTS_NNZ and _parts_point_ok(A, b, ineq, lo, up, parts):
+        return Decision(True, how="uniform point on each part, checked exactly", complete=complete)
     if _uniform_ok(A, b, ineq, lo, up):
         return Decision(True, how="uniform point, checked exactly", complete=complete)
     past(deadline, "the exact pre-check")
@@ -443,15 +476,12 @@ def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, rel
         return Decision(True, how="interval", complete=complete)  # Σ f = t and bounds: Σl ≤ t ≤ Σu is the question
     if not small:
         return Decision(None, how="too many values after aggregation")
-    parts = _parts(A, b, ineq)
     small_exact = Ag.shape[1] <= MAX_EXACT and A.shape[0] <= MAX_EXACT and same_columns(A, Ag, inv)
     if small_exact:
         got = _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete,
                                  parts, defer and Ag.shape[1] > DEFER_MIN_VALUES)
         if got.feasible is not None:
             return got
-    elif parts is not None and A.nnz <= MAX_PARTS_NNZ and _parts_point_ok(A, b, ineq, lo, up, parts):
-        return Decision(True, how="uniform point on each part, checked exactly", complete=complete)
     if defer:  # the costly steps (LPs, exact repairs, the relaxation) are left to the caller's second call
         return Decision(None, how=DEFERRED, complete=complete)
     steps = _two_value_steps(A, b, ineq)
@@ -573,7 +603,8 @@ MAX_PARTS_NNZ = 200_000
 
 
 def _parts(A, b, ineq):
-    """(part of each value, each part's total as a Fraction, each part's size) of the part-wise
+    """(part of each value, each part's total as a Fraction, each part's size, which rows hold there
+    by construction) of the part-wise
     uniform point, a feasible point of the common case with no LP: the parts are the supports of the
     = rows whose entries are all 1 and which share no value with another such row (PartitionTotals'
     groups, the marginals of :mod:`ldpopt.multi`), each at its b_k, and the values outside them, at
@@ -604,18 +635,35 @@ def _parts(A, b, ineq):
     rest = Fraction(float(b[full[0]])) - sum(totals, Fraction(0))
     if sizes[-1] == 0 and rest != 0:
         return None
-    return comp, totals + [rest], sizes
+    # rows that hold at that point by construction: each part's row (distinct values: a repeated one
+    # would be counted twice in ``cover`` and make the row shared) sums n·T/n = T, and a Σ f = t row
+    # over every value once (its indices strictly increasing, nnz = d) sums the parts' totals, t
+    held = np.zeros(m, bool)
+    held[rows] = True
+    for k in full.tolist():
+        held[k] = bool(np.all(np.diff(A.indices[A.indptr[k]:A.indptr[k + 1]]) > 0))
+    return comp, totals + [rest], sizes, held
 
 
 def _parts_point_ok(A, b, ineq, lo, up, parts) -> bool:
-    """Whether the part-wise uniform point of :func:`_parts` meets every row and bound exactly
-    (screened in float first)."""
-    comp, totals, sizes = parts
+    """Whether the part-wise uniform point of :func:`_parts` meets every row and bound exactly: the
+    bounds per part (one Fraction against its values' tightest bounds), the rows that do not hold by
+    construction (:func:`_parts`' ``held``) by :func:`.exact_point.point_ok`, screened in float first
+    (none: a partition of subset totals with the simplex is decided in O(d), no integer row sums)."""
+    comp, totals, sizes, held = parts
     fracs = {g: T / int(n) for g, (T, n) in enumerate(zip(totals, sizes.tolist())) if n}
+    if np.all(held):
+        G = len(totals)
+        lo_g, up_g = np.full(G, -np.inf), np.full(G, np.inf)
+        np.maximum.at(lo_g, comp, lo)
+        np.minimum.at(up_g, comp, up)
+        return all((not np.isfinite(lo_g[g]) or z >= Fraction(float(lo_g[g])))
+                   and (not np.isfinite(up_g[g]) or z <= Fraction(float(up_g[g]))) for g, z in fracs.items())
     x = np.array([float(fracs.get(g, 0)) for g in range(len(totals))])[comp]
     if not _screen(A, b, ineq, lo, up, x):
         return False
-    return point_ok(A, b, ineq, lo, up, np.zeros(A.shape[1]), comp, fracs)
+    rest = ~held
+    return point_ok(A[rest], b[rest], ineq[rest], lo, up, np.zeros(A.shape[1]), comp, fracs)
 
 
 #: most = rows of the least-squares candidate of :func:`_interior_candidate` (a dense Gram matrix)
@@ -714,7 +762,7 @@ def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_o
     exact = ExactSystem(Ag.toarray(), b, ineq, exact_group_sums(lo, inv, Ag.shape[1]),
                         exact_group_sums(up, inv, Ag.shape[1]))
     if parts is not None:  # each aggregated value lies in one part (the parts' rows are rows of A)
-        comp, totals, sizes = parts
+        comp, totals, sizes, _ = parts
         G = Ag.shape[1]
         rep = np.zeros(G, dtype=np.int64)
         rep[inv[::-1]] = np.arange(inv.size)[::-1]
