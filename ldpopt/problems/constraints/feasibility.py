@@ -127,7 +127,7 @@ import scipy.sparse as sp
 from ..progress import past
 from .chain_substitution import ChainSubstitution
 from .exact_lp import ExactSystem, exact_group_sums
-from .exact_point import exact_point, point_ok
+from .exact_point import exact_point, point_ok, verified_point
 from .farkas import aggregate, dense_phase_one, interval_candidates, phase_one, refined_phase_one, same_columns, verify
 from .nested_sums import NestedSums
 
@@ -428,14 +428,27 @@ def point_feasible(system, f, deadline: float | None = None) -> bool:
     f = np.asarray(f, dtype=np.float64)
     if f.shape != lo.shape or not np.all(np.isfinite(f)):
         return False
-    # the order only sets the cost (each try is a proof or nothing), measured on the simplex with 20
-    # dense user rows: 0 first at d = 100 (7 ms, 1e-9 took 15: five more tight rows to solve), 1e-9
-    # first at d = 1,000 (20 ms against 38) and 10⁴ (26 ms, where 0 took 290 ms and failed)
+    # the floating-point proof first (:func:`.exact_point.verified_point`: rigorous error bounds, no
+    # rational arithmetic; 0.4 ms where the rational repair took 6.5 at d = 100, 2 ms where it took 31
+    # at 10⁴), then the rational repair, where that bound is inconclusive. The order only sets the
+    # cost (each try is a proof or nothing), measured on the simplex with 20 dense user rows: 0 first
+    # at d = 100 (7 ms, 1e-9 took 15: five more tight rows to solve), 1e-9 first at d = 1,000 (20 ms
+    # against 38) and 10⁴ (26 ms, where 0 took 290 ms and failed)
+    for tol in (1e-9, 0.0):
+        past(deadline, "the exact pre-check")
+        if verified_point(A, b, ineq, lo, up, f, tol):
+            return True
     for tol in ((0.0, 1e-9) if f.size <= SMALL_POINT_D else (1e-9, 0.0)):
         past(deadline, "the exact pre-check")
         if exact_point(A, b, ineq, lo, up, f, tol) is not None:
             return True
     return False
+
+
+def _proves(A, b, ineq, lo, up, x, tol: float) -> bool:
+    """Whether the float point x proves the system non-empty: :func:`.exact_point.verified_point`
+    (floating point, rigorous bounds), else :func:`.exact_point.exact_point` (rational repair)."""
+    return verified_point(A, b, ineq, lo, up, x, tol) or exact_point(A, b, ineq, lo, up, x, tol) is not None
 
 
 def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, relax: bool = True,
@@ -565,9 +578,13 @@ def _uniform_ok(A, b, ineq, lo, up) -> bool:
     m, d = A.shape
     nnz = np.diff(A.indptr)
     row_of = np.repeat(np.arange(m), nnz)
-    nested = NestedSums(A, b, ineq, two_value=True)
     # f = t/d first (a Σ f row over every value: f_a = f_b rows hold there too), then over the free values
-    for sub in (None, nested) if nested.active else (None,):
+    for over_free in (False, True):
+        sub = None
+        if over_free:  # the nested sums read only when f = t/d did not hold
+            sub = NestedSums(A, b, ineq, two_value=True)
+            if not sub.active:
+                break
         free = np.ones(d, bool) if sub is None else ~sub.defined
         n = int(np.count_nonzero(free))
         off = np.bincount(row_of, weights=(A.data != 1.0) | ~free[A.indices], minlength=m)
@@ -712,7 +729,7 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete,
     tolerances, then the duals of its two tightened forms; every candidate is checked exactly, the
     first that verifies decides (the refinement first: one LP where the tightened forms are two)."""
     x_in = _interior_candidate(A, b, ineq, lo, up)
-    if x_in is not None and exact_point(A, b, ineq, lo, up, x_in, 0.0) is not None:
+    if x_in is not None and _proves(A, b, ineq, lo, up, x_in, 0.0):
         return Decision(True, how="interior point of the = rows, made exact", complete=complete)
     past(deadline, "the exact pre-check")
     sub = ChainSubstitution(A, b, ineq, lo, up)
@@ -726,7 +743,7 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete,
     if x0 is None:
         return Decision(None, how="HiGHS failed on the phase-one LP")
     for tol in (0.0, 1e-12, 1e-9, 1e-7):  # HiGHS's point first: a feasible system needs no more LPs
-        if exact_point(A, b, ineq, lo, up, x0, tol) is not None:
+        if _proves(A, b, ineq, lo, up, x0, tol):
             return Decision(True, how="phase-one LP point, made exact on its active set", complete=complete)
     x = x0
     for _ in range(3):  # each step brings the point ~1e7 closer; a conflict shows in the first
@@ -738,7 +755,7 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete,
         if x1 is None:
             break
         for tol in (0.0, 1e-15, 1e-12, 1e-9):
-            if exact_point(A, b, ineq, lo, up, x1, tol) is not None:
+            if _proves(A, b, ineq, lo, up, x1, tol):
                 return Decision(True, how="refined phase-one LP point, made exact on its active set",
                                 complete=complete)
         x = x1
