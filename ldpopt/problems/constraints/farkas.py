@@ -314,11 +314,12 @@ def _box_range(A, lo, up):
     N = sp.csr_matrix((np.minimum(A.data, 0.0), A.indices, A.indptr), shape=A.shape)
     fin_lo, fin_up = np.isfinite(lo), np.isfinite(up)
     lo0, up0 = np.where(fin_lo, lo, 0.0), np.where(fin_up, up, 0.0)
-    no_lo, no_up = (~fin_lo).astype(float), (~fin_up).astype(float)
-    mins = P @ lo0 + N @ up0
-    maxs = P @ up0 + N @ lo0
-    mins[(P @ no_lo - N @ no_up) > 0] = -np.inf
-    maxs[(P @ no_up - N @ no_lo) > 0] = np.inf
+    X = np.column_stack([lo0, up0, ~fin_lo, ~fin_up]).astype(np.float64)  # one pass over A for the four
+    PX, NX = P @ X, N @ X
+    mins = PX[:, 0] + NX[:, 1]
+    maxs = PX[:, 1] + NX[:, 0]
+    mins[(PX[:, 2] - NX[:, 3]) > 0] = -np.inf
+    maxs[(PX[:, 3] - NX[:, 2]) > 0] = np.inf
     return mins, maxs
 
 
@@ -365,7 +366,8 @@ def interval_candidates(A, b, ineq, own, lo, up) -> list:
     mins, maxs = _box_range(AB, lo, up)
     AB = sp.csr_matrix(AB)  # a product's indices are unsorted: its entries read as they are (no sort)
     absB = sp.csr_matrix((np.abs(AB.data), AB.indices, AB.indptr), shape=AB.shape)
-    tol = 1e-9 * (absB @ (np.abs(lo0) + np.abs(up0)) + np.abs(bB) + abs(sum_lo if n_lo_inf == 0 else 0)) + 1e-300
+    ab = absB @ np.column_stack([np.abs(lo0) + np.abs(up0), lo0, up0, ~fin_lo, ~fin_up]).astype(np.float64)
+    tol = 1e-9 * (ab[:, 0] + np.abs(bB) + abs(sum_lo if n_lo_inf == 0 else 0)) + 1e-300
     # (float margin, {pseudo-row or ("full", s): coefficient})
     out: list[tuple[float, dict[np.integer | tuple[str, np.integer], float]]] = []
     for k in np.flatnonzero(mins - bB > -tol):
@@ -375,9 +377,9 @@ def interval_candidates(A, b, ineq, own, lo, up) -> list:
     pos, neg = _row_extremes(AB)
     sign = np.where(neg >= 0, 1.0, np.where(pos <= 0, -1.0, 0.0))
     one_sign = (sign != 0) & (_row_extremes(absB)[0] == 1)
-    in_lo, in_up = absB @ lo0, absB @ up0
-    lo_inf = n_lo_inf - absB @ (~fin_lo).astype(float) > 0  # an infinite bound outside the row's values
-    up_inf = n_up_inf - absB @ (~fin_up).astype(float) > 0
+    in_lo, in_up = ab[:, 1], ab[:, 2]
+    lo_inf = n_lo_inf - ab[:, 3] > 0  # an infinite bound outside the row's values
+    up_inf = n_up_inf - ab[:, 4] > 0
     for s_ in full:
         t = b[s_]
         for alpha, low, rhs in ((1.0, sum_lo, t), (-1.0, -sum_up, -t)):  # the Σ f row alone
