@@ -4,12 +4,14 @@ a few ulps, 1e-15 or 1e-9 either way, bounds at the point, a float point off the
 True is checked against the exact Fourier–Motzkin reference of tests/_lp_reference.py (rational
 arithmetic, no float step); the conflicts thinner than rounding that a float check cannot see are
 refused; and the point the solvers return for the simplex with dense rows is proved, as the exact
-rational repair (exact_point) proves it."""
+rational repair (exact_point) proves it. Also: a user's rows C @ f read without cvxpy's
+canonicalisation are cvxpy's Jacobian bit for bit."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from _lp_reference import feasible
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -126,3 +128,44 @@ def test_the_simplex_with_dense_rows_is_proved_as_the_rational_repair_proves_it(
     x0 = np.where(f > 0, f + 1e-13 * rng.standard_normal(d), 0.0)
     assert exact_point(A, b, ineq, np.zeros(d), np.full(d, np.inf), x0, 1e-9) is not None
     assert verified_point(A, b, ineq, np.zeros(d), np.full(d, np.inf), x0, 1e-9)
+
+
+@st.composite
+def _constant_rows(draw):
+    """A constant C (dense m × d, a vector, integers, sparse, with zeros) and how the row is written."""
+    d = draw(st.integers(1, 6))
+    m = draw(st.integers(1, 4))
+    kind = draw(st.sampled_from(["dense", "vector", "int", "sparse"]))
+    vals = draw(st.lists(st.sampled_from([0.0, 0.0, 1.0, -2.5, 0.1, 1e-300, 3e300, 1.0 / 3.0]),
+                         min_size=m * d, max_size=m * d))
+    C = np.array(vals).reshape(m, d)
+    if kind == "vector":
+        C = C[0]
+    elif kind == "int":
+        C = np.rint(C).clip(-5, 5).astype(np.int64)
+    elif kind == "sparse":
+        C = sp.csr_matrix(C)
+    return d, C, draw(st.sampled_from(["le", "eq", "ge", "shifted"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_constant_rows())
+def test_constant_rows_are_cvxpy_s_jacobian_bit_for_bit(case):
+    """The rows of ``C @ f <= b`` read without cvxpy's canonicalisation (feasibility._constant_times)
+    equal cvxpy's Jacobian of the constraint (recognise.cvxpy_grad), entry for entry."""
+    import cvxpy as cp
+
+    from ldpopt.problems.constraints.feasibility import _constant_times
+    from ldpopt.problems.objectives.recognise import cvxpy_grad
+
+    d, C, how = case
+    f = cp.Variable(d)
+    f.value = np.zeros(d)  # as feasibility._affine_rows reads them
+    g = C @ f
+    con = {"le": g <= 1.0, "eq": g == 0.5, "ge": 2.0 >= g, "shifted": g - 0.25 <= 0}[how]
+    M = _constant_times(con.expr, f)
+    assert M is not None
+    J = sp.csr_matrix(cvxpy_grad(con.expr, {}).get(f)).T.tocsr()
+    assert M.shape == J.shape and M.dtype == np.float64
+    assert np.array_equal(M.toarray(), J.toarray())
+    assert _constant_times((C @ f + f[0]) - 1.0, f) is None  # two terms in f: cvxpy's Jacobian
