@@ -169,3 +169,29 @@ def test_constant_rows_are_cvxpy_s_jacobian_bit_for_bit(case):
     assert M.shape == J.shape and M.dtype == np.float64
     assert np.array_equal(M.toarray(), J.toarray())
     assert _constant_times((C @ f + f[0]) - 1.0, f) is None  # two terms in f: cvxpy's Jacobian
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 12), st.integers(-14, 14), st.integers(-14, 14), st.sampled_from([None, 1, 2, 3, -1, -2]),
+       st.sampled_from(["sum", "slice"]))
+def test_sums_over_slices_are_cvxpy_s_jacobian_bit_for_bit(d, start, stop, step, kind):
+    """Σ f and Σ f[a:b:c] (a user's row over a subset, as the benchmark's ``klrow`` writes it) read
+    without cvxpy's canonicalisation: cvxpy's Jacobian, entry for entry; a negative step is left to it."""
+    import cvxpy as cp
+
+    from ldpopt.problems.constraints.feasibility import _constant_times
+    from ldpopt.problems.objectives.recognise import cvxpy_grad
+
+    f = cp.Variable(d)
+    f.value = np.zeros(d)
+    sel = slice(start, stop, step)
+    if kind == "slice" and np.arange(d)[sel].size == 0:
+        return
+    con = (cp.sum(f) if kind == "sum" else cp.sum(f[sel])) == 0.25
+    M = _constant_times(con.expr, f)
+    if M is None:  # a negative step is left to cvxpy's Jacobian (its normalised slice is not Python's)
+        assert kind == "slice" and step is not None and step < 0
+        return
+    J = sp.csr_matrix(cvxpy_grad(con.expr, {}).get(f)).T.tocsr()
+    assert M.shape == J.shape == (1, d)
+    assert np.array_equal(M.toarray(), J.toarray())
