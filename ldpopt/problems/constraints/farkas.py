@@ -358,9 +358,10 @@ def interval_candidates(A, b, ineq, own, lo, up) -> list:
     part = np.flatnonzero(keep)
     blocks = [r for r in (part[own[part] == k] for k in np.unique(own[part]))
               if r.size > 1 and (np.all(ineq[r]) or not np.any(ineq[r]))]
-    B = sp.vstack([sp.csr_matrix((np.ones(part.size), (np.arange(part.size), part)), shape=(part.size, m))]
-                  + [sp.csr_matrix((np.ones(r.size), (np.zeros(r.size, int), r)), shape=(1, m)) for r in blocks],
-                  format="csr")
+    # B: one pseudo-row per kept row (e_k), then one per block (the sum of its rows), as csr directly
+    sizes = np.r_[np.ones(part.size, dtype=np.int64), np.array([r.size for r in blocks], dtype=np.int64)]
+    cols = np.concatenate([part] + blocks).astype(np.int64)
+    B = sp.csr_matrix((np.ones(cols.size), cols, np.r_[0, np.cumsum(sizes)]), shape=(sizes.size, m))
     AB, bB = B @ A, B @ b
     eqB = np.concatenate([~ineq[part], [not ineq[r[0]] for r in blocks]]).astype(bool)
     mins, maxs = _box_range(AB, lo, up)

@@ -543,7 +543,11 @@ def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, rel
         return Decision(True, how="interval", complete=complete)  # Σ f = t and bounds: Σl ≤ t ≤ Σu is the question
     if not small:
         return Decision(None, how="too many values after aggregation")
-    small_exact = Ag.shape[1] <= MAX_EXACT and A.shape[0] <= MAX_EXACT and same_columns(A, Ag, inv)
+    # deferred with no part-wise point, the aggregated system has nothing cheap to try (its first step
+    # returns at once): the exact comparison of the columns is not made
+    nothing_cheap = defer and Ag.shape[1] > DEFER_MIN_VALUES and parts is None
+    small_exact = (not nothing_cheap and Ag.shape[1] <= MAX_EXACT and A.shape[0] <= MAX_EXACT
+                   and same_columns(A, Ag, inv))
     if small_exact:
         got = _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete,
                                  parts, defer and Ag.shape[1] > DEFER_MIN_VALUES)
