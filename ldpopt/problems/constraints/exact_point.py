@@ -422,6 +422,9 @@ def verified_point(A, b, ineq, lo, up, x0, tol: float) -> bool:
     absA = abs(A)
     scale = np.maximum(1.0, np.maximum(np.abs(b), absA @ np.abs(x0)))
     tight = ~ineq | (np.abs(Ax - b) <= tol * scale)
+    nnz = np.diff(A.indptr)
+    if np.count_nonzero(tight & ~((nnz == 2) & (b == 0))) > MAX_VERIFIED_ROWS:  # too many to merge away
+        return False
     comp, merged = _blocks(A, b, tight, x0)
     nb = int(comp.max()) + 1 if d else 0
     blo, bup = np.full(nb, -np.inf), np.full(nb, np.inf)
@@ -444,7 +447,7 @@ def verified_point(A, b, ineq, lo, up, x0, tol: float) -> bool:
     if not np.all(np.isfinite(w)):
         return False
     # residuals of every row at x̂, with a bound on their error: |r_k − r̂_k| ≤ e_k
-    n_row = int(np.max(np.diff(A.indptr), initial=0))
+    n_row = int(np.max(nnz, initial=0))
     r_hat = b - A @ x
     e = _gamma(n_row + 2) * (absA @ np.abs(x) + np.abs(b)) + _TINY
     S = np.flatnonzero(tight & ~merged)
