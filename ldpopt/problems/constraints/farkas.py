@@ -11,6 +11,8 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
+from ..._blas import one_thread
+
 __all__ = ["MAX_DENSE", "aggregate", "dense_phase_one", "interval_candidates", "phase_one", "refined_phase_one",
            "same_columns", "verify"]
 
@@ -315,7 +317,16 @@ def _box_range(A, lo, up):
     fin_lo, fin_up = np.isfinite(lo), np.isfinite(up)
     lo0, up0 = np.where(fin_lo, lo, 0.0), np.where(fin_up, up, 0.0)
     X = np.column_stack([lo0, up0, ~fin_lo, ~fin_up]).astype(np.float64)  # one pass over A for the four
-    PX, NX = P @ X, N @ X
+    return _range_from(P @ X, N @ X)
+
+
+#: most entries (rows × values) of the interval screen's rows taken as a dense array when most are non-zero
+MAX_DENSE_SCREEN = 4_000_000
+
+
+def _range_from(PX, NX):
+    """(min, max) per row from the products of the positive (P) and negative (N) parts of the rows with
+    the columns (l, u, l infinite, u infinite) — l and u with 0 where infinite."""
     mins = PX[:, 0] + NX[:, 1]
     maxs = PX[:, 1] + NX[:, 0]
     mins[(PX[:, 2] - NX[:, 3]) > 0] = -np.inf
@@ -364,10 +375,21 @@ def interval_candidates(A, b, ineq, own, lo, up) -> list:
     B = sp.csr_matrix((np.ones(cols.size), cols, np.r_[0, np.cumsum(sizes)]), shape=(sizes.size, m))
     AB, bB = B @ A, B @ b
     eqB = np.concatenate([~ineq[part], [not ineq[r[0]] for r in blocks]]).astype(bool)
-    mins, maxs = _box_range(AB, lo, up)
     AB = sp.csr_matrix(AB)  # a product's indices are unsorted: its entries read as they are (no sort)
-    absB = sp.csr_matrix((np.abs(AB.data), AB.indices, AB.indptr), shape=AB.shape)
-    ab = absB @ np.column_stack([np.abs(lo0) + np.abs(up0), lo0, up0, ~fin_lo, ~fin_up]).astype(np.float64)
+    Y = np.column_stack([np.abs(lo0) + np.abs(up0), lo0, up0, ~fin_lo, ~fin_up]).astype(np.float64)
+    if AB.shape[0] * d <= MAX_DENSE_SCREEN and AB.nnz >= 0.25 * AB.shape[0] * d:  # dense rows: numpy's products
+        D = AB.toarray()
+        absD = np.abs(D)
+        with one_thread(AB.shape[0]):  # a few rows: threads only spin
+            mins, maxs = _range_from(np.maximum(D, 0.0) @ Y[:, 1:], np.minimum(D, 0.0) @ Y[:, 1:])
+            ab = absD @ Y
+        pos, neg, top = D.max(axis=1), D.min(axis=1), absD.max(axis=1)
+    else:
+        mins, maxs = _box_range(AB, lo, up)
+        absB = sp.csr_matrix((np.abs(AB.data), AB.indices, AB.indptr), shape=AB.shape)
+        ab = absB @ Y
+        pos, neg = _row_extremes(AB)
+        top = _row_extremes(absB)[0]
     tol = 1e-9 * (ab[:, 0] + np.abs(bB) + abs(sum_lo if n_lo_inf == 0 else 0)) + 1e-300
     # (float margin, {pseudo-row or ("full", s): coefficient})
     out: list[tuple[float, dict[np.integer | tuple[str, np.integer], float]]] = []
@@ -375,9 +397,8 @@ def interval_candidates(A, b, ineq, own, lo, up) -> list:
         out.append((mins[k] - bB[k], {k: 1.0}))
     for k in np.flatnonzero(eqB & (bB - maxs > -tol)):
         out.append((bB[k] - maxs[k], {k: -1.0}))
-    pos, neg = _row_extremes(AB)
     sign = np.where(neg >= 0, 1.0, np.where(pos <= 0, -1.0, 0.0))
-    one_sign = (sign != 0) & (_row_extremes(absB)[0] == 1)
+    one_sign = (sign != 0) & (top == 1)
     in_lo, in_up = ab[:, 1], ab[:, 2]
     lo_inf = n_lo_inf - ab[:, 3] > 0  # an infinite bound outside the row's values
     up_inf = n_up_inf - ab[:, 4] > 0
