@@ -389,7 +389,11 @@ def _constant_times(expr, fv):
         C = C[None, :]
     if C.ndim != 2 or C.shape != (expr.size, d):
         return None
-    return sp.csr_matrix(C.astype(np.float64))
+    C = C.astype(np.float64)
+    if np.all(C != 0):  # dense rows: the csr arrays directly (no search for the non-zeros)
+        m = C.shape[0]
+        return sp.csr_matrix((C.ravel(), np.tile(np.arange(d), m), np.arange(m + 1) * d), shape=(m, d))
+    return sp.csr_matrix(C)
 
 
 def named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:
