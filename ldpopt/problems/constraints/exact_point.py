@@ -52,7 +52,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from ..._blas import one_thread
 from .exact_lp import solve_exact
 from .nested_sums import NestedSums
 
@@ -389,13 +388,6 @@ def _gamma(k: int) -> float:
 
 
 def verified_point(A, b, ineq, lo, up, x0, tol: float) -> bool:
-    """:func:`_verified_point` with one BLAS thread (its dense products have at most
-    :data:`MAX_VERIFIED_ROWS` rows: two threads spent 14 times the CPU on the 21 × 10⁴ product)."""
-    with one_thread(MAX_VERIFIED_ROWS):
-        return _verified_point(A, b, ineq, lo, up, x0, tol)
-
-
-def _verified_point(A, b, ineq, lo, up, x0, tol: float) -> bool:
     """Whether the float point ``x0`` proves l ≤ x ≤ u, A x (= or ≤) b non-empty, by a floating-point
     argument with rigorous error bounds (no rational arithmetic): a True is a proof, a False claims
     nothing (the caller then tries :func:`exact_point`).
@@ -483,8 +475,10 @@ def _verified_point(A, b, ineq, lo, up, x0, tol: float) -> bool:
     if S.size:
         k = S.size
         wf = w[free]
-        G = (W * wf) @ W.T
-        H = (Wabs * wf) @ Wabs.T  # ≥ |A_S P| D |Ŵ|ᵀ up to rounding
+        # the k × n products by numpy's own loops, not BLAS: OpenBLAS runs a 21 × 10⁴ product on its
+        # threads, which then spin (14 times the CPU of one thread, and more after it returns)
+        G = np.einsum("ik,jk->ij", W * wf, W)
+        H = np.einsum("ik,jk->ij", Wabs * wf, Wabs)  # ≥ |A_S P| D |Ŵ|ᵀ up to rounding
         dG = 4.0 * _gamma(free.size + s_max + 4) * H + _TINY  # ≥ |G_exact − fl(G)| (the derivation above)
         try:
             R = np.linalg.inv(G)

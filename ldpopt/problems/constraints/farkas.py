@@ -11,8 +11,6 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
-from ..._blas import one_thread
-
 __all__ = ["MAX_DENSE", "aggregate", "dense_phase_one", "interval_candidates", "phase_one", "refined_phase_one",
            "same_columns", "verify"]
 
@@ -380,9 +378,10 @@ def interval_candidates(A, b, ineq, own, lo, up) -> list:
     if AB.shape[0] * d <= MAX_DENSE_SCREEN and AB.nnz >= 0.25 * AB.shape[0] * d:  # dense rows: numpy's products
         D = AB.toarray()
         absD = np.abs(D)
-        with one_thread(AB.shape[0]):  # a few rows: threads only spin
-            mins, maxs = _range_from(np.maximum(D, 0.0) @ Y[:, 1:], np.minimum(D, 0.0) @ Y[:, 1:])
-            ab = absD @ Y
+        # numpy's own loops, not BLAS: OpenBLAS would run these few long rows on threads that then spin
+        mins, maxs = _range_from(np.einsum("ik,kj->ij", np.maximum(D, 0.0), Y[:, 1:]),
+                                 np.einsum("ik,kj->ij", np.minimum(D, 0.0), Y[:, 1:]))
+        ab = np.einsum("ik,kj->ij", absD, Y)
         pos, neg, top = D.max(axis=1), D.min(axis=1), absD.max(axis=1)
     else:
         mins, maxs = _box_range(AB, lo, up)
