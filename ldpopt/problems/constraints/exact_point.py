@@ -40,6 +40,8 @@ them) the rational repair decides.
 
 :func:`exact_residual` gives b − A x exactly for a float x, rounded to float at the end: the
 iterative refinement of the phase-one LP (:func:`.farkas.refined_phase_one`) is built on it.
+
+Notes: docs/notes/problems.md, "ldpopt.problems.constraints.exact_point".
 """
 
 from __future__ import annotations
