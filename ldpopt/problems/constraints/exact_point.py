@@ -242,6 +242,34 @@ def _blocks(A, b, tight, x):
     return comp, merged
 
 
+def _tight(A, b, ineq, x0, tol: float, absA):
+    """The rows taken as equalities at ``x0``: every = row, and the ≤ rows within ``tol`` (relative to
+    max(1, |b|, |A| |x0|)) of holding with equality."""
+    scale = np.maximum(1.0, np.maximum(np.abs(b), absA @ np.abs(x0)))
+    return ~ineq | (np.abs(A @ x0 - b) <= tol * scale)
+
+
+def _block_values(comp, lo, up, x0, tol: float):
+    """(blo, bup, val, fixed, size) of the blocks ``comp`` (:func:`_blocks`): each block's bounds, the
+    tightest of its members'; its value, the mean of its members' in ``x0`` put on a finite bound
+    within ``tol`` of it (``fixed``) or clipped into its bounds; its member count. None where a
+    block's bounds cross."""
+    nb = int(comp.max()) + 1 if comp.size else 0
+    blo, bup = np.full(nb, -np.inf), np.full(nb, np.inf)
+    np.maximum.at(blo, comp, lo)
+    np.minimum.at(bup, comp, up)
+    if np.any(blo > bup):
+        return None
+    size = np.bincount(comp, minlength=nb)
+    val = np.bincount(comp, weights=x0, minlength=nb) / size
+    fin_lo, fin_up = np.isfinite(blo), np.isfinite(bup)
+    lo0, up0 = np.where(fin_lo, blo, 0.0), np.where(fin_up, bup, 0.0)
+    on_lo = fin_lo & (np.abs(val - lo0) <= tol * np.maximum(1.0, np.abs(lo0)))
+    on_up = fin_up & (np.abs(val - up0) <= tol * np.maximum(1.0, np.abs(up0)))
+    val = np.where(on_lo, blo, np.where(on_up, bup, np.clip(val, blo, bup)))
+    return blo, bup, val, on_lo | on_up, size
+
+
 def exact_point(A, b, ineq, lo, up, x0, tol: float) -> tuple | None:
     """A point (x_float, comp, fracs) of the system built from the float point ``x0`` (module
     docstring, ``tol`` the relative tolerance for "on a bound" and "tight"), checked exactly by
@@ -265,30 +293,17 @@ def _exact_point(A, b, ineq, lo, up, x0, tol: float) -> tuple | None:
     b = np.asarray(b, dtype=np.float64)
     ineq = np.asarray(ineq, bool)
     x0 = np.asarray(x0, dtype=np.float64)
-    Ax = A @ x0
-    scale = np.maximum(1.0, np.maximum(np.abs(b), abs(A) @ np.abs(x0)))
-    tight = ~ineq | (np.abs(Ax - b) <= tol * scale)
+    tight = _tight(A, b, ineq, x0, tol, abs(A))
     comp, merged = _blocks(A, b, tight, x0)
-    nb = int(comp.max()) + 1
-    # a block's bounds: the tightest of its members'
-    blo, bup = np.full(nb, -np.inf), np.full(nb, np.inf)
-    np.maximum.at(blo, comp, lo)
-    np.minimum.at(bup, comp, up)
-    if np.any(blo > bup):
+    got = _block_values(comp, lo, up, x0, tol)
+    if got is None:
         return None
-    size = np.bincount(comp, minlength=nb)
-    val = np.bincount(comp, weights=x0, minlength=nb) / size
-    fin_lo, fin_up = np.isfinite(blo), np.isfinite(bup)
-    lo0, up0 = np.where(fin_lo, blo, 0.0), np.where(fin_up, bup, 0.0)
-    on_lo = fin_lo & (np.abs(val - lo0) <= tol * np.maximum(1.0, np.abs(lo0)))
-    on_up = fin_up & (np.abs(val - up0) <= tol * np.maximum(1.0, np.abs(up0)))
-    val = np.where(on_lo, blo, np.where(on_up, bup, np.clip(val, blo, bup)))
-    fixed = on_lo | on_up
+    blo, bup, val, fixed, _ = got
     rows = np.flatnonzero(tight & ~merged)
     # the tight rows as equalities, the = rows first, then the ≤ rows from the tightest: a ≤ row
     # that contradicts those before it in exact arithmetic (met with room thinner than the
     # tolerance) is left out of the solve and to the check; failing that, the = rows alone
-    order = rows[np.lexsort((np.abs(Ax - b)[rows], ineq[rows]))]
+    order = rows[np.lexsort((np.abs(A @ x0 - b)[rows], ineq[rows]))]
     for use, skip in ((order, True), (rows[~ineq[rows]], False)) if np.any(ineq[rows]) else ((rows, False),):
         got = _solve_blocks(A, b, use, comp, val, blo, bup, fixed, skip)
         if got is None:
@@ -424,32 +439,22 @@ def verified_point(A, b, ineq, lo, up, x0, tol: float) -> bool:
         return False
     if x0.shape != (d,) or not np.all(np.isfinite(x0)) or not np.all(np.isfinite(b)) or not np.all(np.isfinite(A.data)):
         return False
-    Ax = A @ x0
     absA = abs(A)
-    scale = np.maximum(1.0, np.maximum(np.abs(b), absA @ np.abs(x0)))
-    tight = ~ineq | (np.abs(Ax - b) <= tol * scale)
+    tight = _tight(A, b, ineq, x0, tol, absA)
     nnz = np.diff(A.indptr)
     if np.count_nonzero(tight & ~((nnz == 2) & (b == 0))) > MAX_VERIFIED_ROWS:  # too many to merge away
         return False
     comp, merged = _blocks(A, b, tight, x0)
-    nb = int(comp.max()) + 1 if d else 0
-    blo, bup = np.full(nb, -np.inf), np.full(nb, np.inf)
-    np.maximum.at(blo, comp, lo)
-    np.minimum.at(bup, comp, up)
-    if np.any(blo > bup):
+    got = _block_values(comp, lo, up, x0, tol)
+    if got is None:
         return False
-    size = np.bincount(comp, minlength=nb)
-    val = np.bincount(comp, weights=x0, minlength=nb) / size
-    fin_lo, fin_up = np.isfinite(blo), np.isfinite(bup)
-    lo0, up0 = np.where(fin_lo, blo, 0.0), np.where(fin_up, bup, 0.0)
-    on_lo = fin_lo & (np.abs(val - lo0) <= tol * np.maximum(1.0, np.abs(lo0)))
-    on_up = fin_up & (np.abs(val - up0) <= tol * np.maximum(1.0, np.abs(up0)))
-    val = np.where(on_lo, blo, np.where(on_up, bup, np.clip(val, blo, bup)))  # each within its block's bounds
+    blo, bup, val, fixed, size = got  # each value within its block's bounds
+    nb = val.size
     x = val[comp]  # the float point x̂: exact numbers; the merged steps hold there exactly
     with np.errstate(invalid="ignore", over="ignore"):
         room = np.minimum(val - blo, bup - val)  # fl(room) ≤ (1 + u)·room: w = room/2 keeps |Δ| < room
     cap = max(1.0, float(np.max(np.abs(x), initial=0.0)))
-    w = np.where(on_lo | on_up, 0.0, 0.5 * np.minimum(room, cap))
+    w = np.where(fixed, 0.0, 0.5 * np.minimum(room, cap))
     if not np.all(np.isfinite(w)):
         return False
     # residuals of every row at x̂, with a bound on their error: |r_k − r̂_k| ≤ e_k
