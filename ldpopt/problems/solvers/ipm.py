@@ -47,6 +47,25 @@ _TAU_MIN, _TAU_MAX = 0.99, 1.0 - 1e-8  # τ = 1 − μ/μ₀ rounds to 1 (a slac
 _REG = 1e-14
 
 
+_POTRF, _POTRS = sla.lapack.get_lapack_funcs(("potrf", "potrs"), (np.zeros(1),))
+
+
+def _chol(M):
+    """Cholesky factor (upper) of a dense symmetric M by LAPACK's potrf, or None where M is not
+    numerically positive definite. LAPACK called directly: ``scipy.linalg.cho_factor`` / ``cho_solve``
+    checked and converted their arguments at ~20 µs a call, ~40 calls an iteration (measured)."""
+    c, info = _POTRF(np.array(M, dtype=np.float64, order="F"), lower=0, clean=0, overwrite_a=1)
+    return c if info == 0 else None
+
+
+def _chol_solve(c, r):
+    """M⁻¹ r from :func:`_chol`'s factor, r a vector or an (n, k) array."""
+    x, info = _POTRS(c, r, lower=0)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"potrs: argument {-info} is invalid")
+    return x
+
+
 def _to_boundary(v, dv, tau):
     """Largest α ≤ 1 with v + α dv ≥ (1 − τ) v (v > 0)."""
     neg = dv < 0
@@ -136,13 +155,15 @@ class _Newton:
         if C.shape[0]:
             self.MinvCt = self.lu.solve(CT_dense)
             S = C @ self.MinvCt + np.diag(E)
-            self.schur = sla.cho_factor(S + np.eye(S.shape[0]) * (1e-15 * max(float(np.max(np.abs(np.diag(S)))), 1e-300)))
+            self.schur = _chol(S + np.eye(S.shape[0]) * (1e-15 * max(float(np.max(np.abs(np.diag(S)))), 1e-300)))
+            if self.schur is None:
+                raise np.linalg.LinAlgError("the Schur complement is not positive definite")
 
     def _once(self, rho, t):
         u = self.lu.solve(rho)
         if not self.C.shape[0]:
             return u, np.zeros(0)
-        w = sla.cho_solve(self.schur, self.C @ u - t)
+        w = _chol_solve(self.schur, self.C @ u - t)
         return u - self.MinvCt @ w, w
 
     def solve(self, rho, t):
