@@ -436,7 +436,7 @@ def _auto_multiplier(expr, x, scale: float, d: int, total=None) -> float:
         except Exception:  # noqa: BLE001 - cvxpy's evaluation below decides
             js = None
         if js is not None:
-            return _multiplier_from(*js, d, h, scale)
+            return _multiplier_from(js[0], js[1], js[2], js[3], d, h, scale)
     saved = x.value
 
     def at(p):
