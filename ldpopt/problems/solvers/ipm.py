@@ -121,11 +121,14 @@ class _Reduced:
         data = self.T @ D
         data[self.pos_h] += H.data[self.h_upper]
         data[self.pos_diag] += reg
-        U = sp.csc_array((data, self.indices, self.indptr), shape=H.shape)
         if self.solver is None:
-            self.solver = qdldl.Solver(U, upper=True)
+            # the matrix object is kept and only its values replaced at each update (a new sparse
+            # object's checks cost more than QDLDL's refactorisation at d = 100)
+            self.U = sp.csc_array((data, self.indices, self.indptr), shape=H.shape)
+            self.solver = qdldl.Solver(self.U, upper=True)
         else:
-            self.solver.update(U, upper=True)
+            self.U.data = data
+            self.solver.update(self.U, upper=True)
         self.H, self.D, self.reg = H, D, reg
         return self
 
@@ -165,6 +168,7 @@ class _DiagPlusConst:
         self.base = np.zeros(P.nnz)
         self.base[np.searchsorted(keys, q_keys)] = Qp.data
         self.shape = (d, d)
+        self.H = None
 
     @classmethod
     def make(cls, terms, f0, S0):
@@ -189,10 +193,15 @@ class _DiagPlusConst:
         return out
 
     def __call__(self, f, factor):
-        """S(f) · factor, canonical CSR."""
+        """S(f) · factor, canonical CSR: one matrix object, its values replaced at each call (the
+        previous call's S is no longer read: each Newton step reads its own iteration's)."""
         data = self.base.copy()
         data[self.diag] = np.asarray(self.form.d2(f), float) + data[self.diag]
-        return sp.csr_array((data * factor, self.indices, self.indptr), shape=self.shape)
+        if self.H is None:
+            self.H = sp.csr_array((data * factor, self.indices, self.indptr), shape=self.shape)
+        else:
+            self.H.data = data * factor
+        return self.H
 
 
 class _Newton:
