@@ -293,6 +293,8 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     cols, first = np.unique(A_I[one].indices, return_index=True)
     bounds = (one[first], cols, A_I[one[first]].data)  # one single-entry row per value: its bound
     lo, hi = terms.lo / s_f, terms.hi / s_f
+    # the domain's finite sides, once: (bound's finite values, their positions, sign) per side that has any
+    sides = [(b[fin], fin, sign) for b, sign in ((lo, 1.0), (hi, -1.0)) if np.any(fin := np.isfinite(b))]
     x = x_prev = terms.start() / s_f
     # ∇²J = S + LᵀL: a low-rank part L (k rows, a dense A of a quadratic form) joins the dense rows in
     # the Schur complement (rows L Δx − w = 0, E = 1), so M keeps S's sparsity: O(d·k) a step, where
@@ -395,10 +397,8 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
 
         def lengths(dx, ds, dz, tau, x=x, s=s, z=z):
             ap = _to_boundary(s, ds, tau)
-            for bound, sign in ((lo, 1.0), (hi, -1.0)):
-                fin = np.isfinite(bound)
-                if np.any(fin):
-                    ap = min(ap, _to_boundary(sign * (x[fin] - bound[fin]), sign * dx[fin], tau))
+            for bound, fin, sign in sides:
+                ap = min(ap, _to_boundary(sign * (x[fin] - bound), sign * dx[fin], tau))
             return ap, _to_boundary(z, dz, tau)
 
         dx, ds, dy, dz = direction(s * z)  # predictor
