@@ -178,15 +178,18 @@ def test_small_user_qps_go_to_the_cvxpy_chain_first_by_structure(monkeypatch):
     for p in (pr, tv):  # d = 120: both Clarabel first
         assert policy.small_user_qp(p) and not policy.uses_sqp(p) and policy.default_chain(p) == policy.QP_CHAIN_SMALL
     for p in (pr, tv):  # both recognised quadratics (plus polyhedral terms): a solver's own interface first,
-        # Clarabel's in this process at d = 120 <= DIRECT_CLARABEL_MAX_D
-        assert policy.direct_qp_solver(p) == "CLARABEL" and policy.direct_qp_solver(p, time_limited=True) == "CLARABEL"
-        sol = p.solve()
-        assert sol.status == "optimal" and sol.solver == "CLARABEL-DIRECT" and sol.checks.passed
-    monkeypatch.setattr(policy, "DIRECT_CLARABEL_MAX_D", D - 1)  # past it: PIQP's, in a child process
-    for p in (pr, tv):
+        # PIQP's in the standing child; under a time limit Clarabel's
         assert policy.direct_qp_solver(p) == "PIQP" and policy.direct_qp_solver(p, time_limited=True) == "CLARABEL"
         sol = p.solve()
         assert sol.status == "optimal" and sol.solver == "PIQP-DIRECT" and sol.checks.passed
+    forks = policy.fork_available
+    monkeypatch.setattr(policy, "fork_available", lambda: False)  # no child process: Clarabel in this process
+    for p in (pr, tv):  # d = 120 <= DIRECT_CLARABEL_MAX_D
+        assert policy.direct_qp_solver(p) == "CLARABEL" and policy.direct_qp_solver(p, time_limited=True) == "CLARABEL"
+    monkeypatch.setattr(policy, "DIRECT_CLARABEL_MAX_D", D - 1)  # past it: PIQP's
+    for p in (pr, tv):
+        assert policy.direct_qp_solver(p) == "PIQP" and policy.direct_qp_solver(p, time_limited=True) == "CLARABEL"
+    monkeypatch.setattr(policy, "fork_available", forks)
     assert policy.default_chain(Problem(EST, "cls", CONSTRAINTS["subset"]())) == policy.QP_CHAIN
     monkeypatch.setattr(policy, "QP_SMALL_D", D - 1)  # past it: the smooth QP to PIQP first, still before Newton
     assert policy.small_user_qp(pr) and not policy.uses_sqp(pr) and policy.default_chain(pr) == policy.QP_CHAIN

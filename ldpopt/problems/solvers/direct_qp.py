@@ -40,7 +40,7 @@ from ..dual.structure import Structure, compiled_for
 from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT, SolveContext
 from ..solution import Solution
 from .cvxpy_rows import AffineRows, compile_rows, named_duals
-from .isolate import SolverTimedOut, isolated, runs_isolated, user_code_raised
+from .isolate import SolverTimedOut, runs_isolated, standing, user_code_raised
 
 __all__ = ["SUFFIX", "solve_direct_qp"]
 
@@ -309,8 +309,8 @@ def solve_direct_qp(problem, solver: str, options: dict, ctx: SolveContext | Non
             # the 30 ms a child cost at d = 100 before)
             importlib.import_module(solver.lower())
             left = ctx.left()
-            got = isolated(lambda: backend(P, q, A, b, m_e, options),
-                           CONIC_TIME_LIMIT if left is None else max(left, 1e-3), name)
+            got = standing(backend, (P, q, A, b, m_e, options), CONIC_TIME_LIMIT if left is None else max(left, 1e-3),
+                           name)
         else:
             got = backend(P, q, A, b, m_e, options)
     except Exception as exc:  # a crash, a time-out or an error: one attempt, the chain goes on
