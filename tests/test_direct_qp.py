@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import ldpopt.problems.problem as problem_module
 from ldpopt.problems import Problem, Solution
-from ldpopt.problems.constraints.base import Box, Fixed, Simplex, SubsetSum, UserConstraint
+from ldpopt.problems.constraints.base import Box, Fixed, NonNegative, Simplex, SubsetSum, SumTo, UserConstraint
 from ldpopt.problems.constraints.order import Monotone
 from ldpopt.problems.constraints.partition import LinearEquality
 
@@ -136,11 +136,14 @@ def test_not_taken_where_it_does_not_apply():
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n_le=st.integers(0, 4), n_eq=st.integers(0, 3), flip=st.booleans(),
-       matrix=st.booleans())
-def test_own_rows_and_multipliers_are_cvxpys_compilation_and_inversion(seed, n_le, n_eq, flip, matrix):
+       matrix=st.booleans(), simplex=st.sampled_from(["simplex", "split", "named"]),
+       scale=st.sampled_from([None, 0.01, 3.0]))
+def test_own_rows_and_multipliers_are_cvxpys_compilation_and_inversion(seed, n_le, n_eq, flip, matrix, simplex,
+                                                                       scale):
     """The direct QP's rows read without cvxpy's compilation (``AffineRows``), inside a solve (the
     pre-check's cached rows) and outside it: the same rows as cvxpy's compilation, and the same named
-    multipliers as cvxpy's inversion for any z (the reference: ``_CvxpyRows``, cvxpy's own)."""
+    multipliers as cvxpy's inversion for any z (the reference: ``_CvxpyRows``, cvxpy's own) — the
+    simplex family's rows, written without cvxpy's Jacobian, included, in any unit s."""
     from ldpopt.problems.solvers import direct_qp as dq
     from ldpopt.problems.solvers.cvxpy_rows import AffineRows, compile_rows
 
@@ -157,7 +160,9 @@ def test_own_rows_and_multipliers_are_cvxpys_compilation_and_inversion(seed, n_l
             out.append(cp.reshape(f[:6], (2, 3), order="F") <= 0.9)
         return out
 
-    pr = Problem(EST, lambda f, e: cp.sum_squares(f - e.f_tilde), [Simplex(), rows])
+    family = {"simplex": [Simplex()], "split": [SumTo(0.8), NonNegative(name="nn")],
+              "named": [Simplex(name="s")]}[simplex]
+    pr = Problem(EST, lambda f, e: cp.sum_squares(f - e.f_tilde), [*family, rows], scale=scale)
     for cached in (False, True):
         pr._affine_cache = {} if cached else None
         own = AffineRows.read(pr)

@@ -107,3 +107,83 @@ def test_isolation_works_inside_a_daemonic_pool_worker():
     from ldpopt.methods.normalize import project_simplex
     est = Estimate.from_counts([50, 30, 15, 5], n=100, epsilon=2.0, p=0.7, q=0.1)
     assert status == "optimal" and np.max(np.abs(np.array(f) - project_simplex(est.f_tilde))) <= 1e-8
+
+
+# -- the standing child (isolate.standing): forked once, the same guarantees as a child per call ----
+
+def _segfault(*args):
+    import ctypes
+
+    ctypes.string_at(0)
+
+
+def _sleep(seconds):
+    import time
+
+    time.sleep(seconds)
+
+
+def _raise(*args):
+    raise RuntimeError("raised in the child")
+
+
+def _weighted(a, b, w):
+    return float(np.dot(a, b) * w), np.cumsum(a)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_standing_child_serves_calls_and_survives_each_fault_as_one_error():
+    import time
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ldpopt.problems.solvers import isolate
+    from ldpopt.problems.solvers.isolate import ChildError, standing
+
+    isolate.stop_standing()
+    assert standing(_weighted, (np.arange(3.0), np.ones(3), 2.0), None, "t")[0] == 6.0
+    pid = isolate._STANDING.pid
+    assert pid is not None and pid != os.getpid()
+
+    @settings(max_examples=25, deadline=None)
+    @given(st.lists(st.floats(-1e150, 1e150), min_size=0, max_size=200), st.floats(-1e3, 1e3))
+    def same_answer_as_in_this_process(values, w):
+        a = np.asarray(values, float)
+        got = standing(_weighted, (a, a[::-1].copy(), w), 5.0, "t")
+        want = _weighted(a, a[::-1].copy(), w)
+        assert np.array_equal(got[1], want[1]) and (got[0] == want[0] or (np.isnan(got[0]) and np.isnan(want[0])))
+
+    same_answer_as_in_this_process()
+    assert isolate._STANDING.pid == pid  # one child served every call: no fork per call
+
+    with pytest.raises(ChildError, match="RuntimeError: raised in the child"):
+        standing(_raise, (), None, "t")
+    assert isolate._STANDING.pid not in (None, pid)  # a function it did not know: a new child that has it
+    pid = isolate._STANDING.pid
+    with pytest.raises(ChildError):
+        standing(_raise, (), None, "t")
+    assert isolate._STANDING.pid == pid  # an exception leaves the child serving
+
+    with pytest.raises(SolverCrashed, match="SIGSEGV"):
+        standing(_segfault, (), None, "t")
+    assert isolate._STANDING.pid is None  # the crash ended that child, not this process
+    t0 = time.perf_counter()
+    with pytest.raises(SolverTimedOut):
+        standing(_sleep, (60.0,), 1.0, "t")
+    assert time.perf_counter() - t0 < 1.0 + 1.5 and isolate._STANDING.pid is None
+    assert standing(_weighted, (np.ones(2), np.ones(2), 1.0), None, "t")[0] == 2.0  # serving again
+    isolate.stop_standing()
+    assert isolate._STANDING.pid is None
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_standing_child_called_from_several_threads_answers_each():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ldpopt.problems.solvers.isolate import standing
+
+    args = [(np.arange(k, k + 50.0), np.ones(50), 1.0) for k in range(12)]
+    with ThreadPoolExecutor(4) as pool:  # a call made while the child is busy runs in a child of its own
+        got = list(pool.map(lambda a: standing(_weighted, a, 30.0, "t")[0], args))
+    assert got == [_weighted(*a)[0] for a in args]

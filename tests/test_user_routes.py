@@ -178,15 +178,18 @@ def test_small_user_qps_go_to_the_cvxpy_chain_first_by_structure(monkeypatch):
     for p in (pr, tv):  # d = 120: both Clarabel first
         assert policy.small_user_qp(p) and not policy.uses_sqp(p) and policy.default_chain(p) == policy.QP_CHAIN_SMALL
     for p in (pr, tv):  # both recognised quadratics (plus polyhedral terms): a solver's own interface first,
-        # Clarabel's in this process at d = 120 <= DIRECT_CLARABEL_MAX_D
-        assert policy.direct_qp_solver(p) == "CLARABEL" and policy.direct_qp_solver(p, time_limited=True) == "CLARABEL"
-        sol = p.solve()
-        assert sol.status == "optimal" and sol.solver == "CLARABEL-DIRECT" and sol.checks.passed
-    monkeypatch.setattr(policy, "DIRECT_CLARABEL_MAX_D", D - 1)  # past it: PIQP's, in a child process
-    for p in (pr, tv):
+        # PIQP's in the standing child; under a time limit Clarabel's
         assert policy.direct_qp_solver(p) == "PIQP" and policy.direct_qp_solver(p, time_limited=True) == "CLARABEL"
         sol = p.solve()
         assert sol.status == "optimal" and sol.solver == "PIQP-DIRECT" and sol.checks.passed
+    forks = policy.fork_available
+    monkeypatch.setattr(policy, "fork_available", lambda: False)  # no child process: Clarabel in this process
+    for p in (pr, tv):  # d = 120 <= DIRECT_CLARABEL_MAX_D
+        assert policy.direct_qp_solver(p) == "CLARABEL" and policy.direct_qp_solver(p, time_limited=True) == "CLARABEL"
+    monkeypatch.setattr(policy, "DIRECT_CLARABEL_MAX_D", D - 1)  # past it: PIQP's
+    for p in (pr, tv):
+        assert policy.direct_qp_solver(p) == "PIQP" and policy.direct_qp_solver(p, time_limited=True) == "CLARABEL"
+    monkeypatch.setattr(policy, "fork_available", forks)
     assert policy.default_chain(Problem(EST, "cls", CONSTRAINTS["subset"]())) == policy.QP_CHAIN
     monkeypatch.setattr(policy, "QP_SMALL_D", D - 1)  # past it: the smooth QP to PIQP first, still before Newton
     assert policy.small_user_qp(pr) and not policy.uses_sqp(pr) and policy.default_chain(pr) == policy.QP_CHAIN
@@ -276,3 +279,35 @@ def test_one_progress_thread_beats_for_overlapping_blocks_and_stops(monkeypatch)
     with a.running("ROUTE-C"):  # the thread serves a later block too
         time.sleep(0.1)
     assert "ldpopt: ROUTE-C" in out_a.getvalue()
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), kind=st.sampled_from(["cls-kl", "smooth", "smooth-kl", "pinball", "tv",
+                                                              "huber", "lowrank"]),
+       scale=st.sampled_from([None, 0.01, 2.0]), w=st.floats(1e-4, 10.0))
+def test_auto_multiplier_from_the_form_is_cvxpys(seed, kind, scale, w):
+    """The automatic multiplier K of a recognised callable, read from its form in numpy (J's smooth part
+    plus its polyhedral terms), equals K from cvxpy's evaluation of the user's own expression at the same
+    points (the reference: ``_auto_multiplier`` without the form) to rounding: the problem built is J·K
+    with the same K, whichever objective route the callable took."""
+    from ldpopt.problems.objectives.base import _auto_multiplier
+
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(5, 60))
+    est = oue_counts(d, 20_000, seed=seed % 1000)
+    prior = np.full(d, 1.0 / d)
+    U, c = rng.standard_normal((d, 2)), rng.random() * 1e-3
+    exprs = {"cls-kl": lambda f, e: cp.sum_squares(f - e.f_tilde) + w * 1e-3 * cp.sum(cp.kl_div(f, prior)),
+             "smooth": lambda f, e: cp.sum_squares(f - e.f_tilde) + w * cp.sum_squares(cp.diff(f)),
+             "smooth-kl": lambda f, e: (cp.sum_squares(f - e.f_tilde) + w * cp.sum_squares(cp.diff(f))
+                                        + 1e-3 * cp.sum(cp.kl_div(f, prior))),
+             "pinball": lambda f, e: cp.sum_squares(f - e.f_tilde) + w * cp.sum(cp.maximum(0.3 * (f - e.f_tilde),
+                                                                                           -0.7 * (f - e.f_tilde))),
+             "tv": lambda f, e: cp.sum_squares(f - e.f_tilde) + w * cp.norm1(f[1:] - f[:-1] + c),
+             "huber": lambda f, e: cp.sum(cp.huber(f - e.f_tilde, w / d)),
+             "lowrank": lambda f, e: cp.sum_squares(f - e.f_tilde) + w * cp.sum_squares(U.T @ (f - prior))}
+    func = exprs[kind]
+    pr = Problem(est, func, [Simplex()], scale=scale)
+    assert getattr(pr.objective, "form", None) is not None  # recognised: the form's K was used
+    ref = _auto_multiplier(func(pr.f, est), pr.x, pr.scale, d)
+    assert pr._multiplier == pytest.approx(ref, rel=1e-9)

@@ -164,6 +164,8 @@ def aggregate(A, lo, up):
         inv[touched] = sub.ravel() + 1
         inv = np.unique(inv, return_inverse=True)[1].ravel()  # 0..G-1 also when every value is touched
     G = int(inv.max()) + 1
+    if G == d:  # no two columns agree: the system as it is, one group per value (no copy of A's columns)
+        return A, np.array(lo, dtype=np.float64), np.array(up, dtype=np.float64), np.arange(d)
     rep = np.zeros(G, dtype=np.int64)
     rep[inv[::-1]] = np.arange(A.shape[1])[::-1]
     with np.errstate(invalid="ignore"):
@@ -307,15 +309,42 @@ def refined_phase_one(A, b, ineq, lo, up, x0, sub, time_limit: float | None = No
 
 def _box_range(A, lo, up):
     """(min, max) of each row A_k f over the box l ≤ f ≤ u in float (±inf where a needed bound is)."""
-    P, N = A.maximum(0), A.minimum(0)
+    A = sp.csr_matrix(A)  # the positive and negative parts on A's own pattern (no sort of its indices)
+    P = sp.csr_matrix((np.maximum(A.data, 0.0), A.indices, A.indptr), shape=A.shape)
+    N = sp.csr_matrix((np.minimum(A.data, 0.0), A.indices, A.indptr), shape=A.shape)
     fin_lo, fin_up = np.isfinite(lo), np.isfinite(up)
     lo0, up0 = np.where(fin_lo, lo, 0.0), np.where(fin_up, up, 0.0)
-    no_lo, no_up = (~fin_lo).astype(float), (~fin_up).astype(float)
-    mins = P @ lo0 + N @ up0
-    maxs = P @ up0 + N @ lo0
-    mins[(P @ no_lo - N @ no_up) > 0] = -np.inf
-    maxs[(P @ no_up - N @ no_lo) > 0] = np.inf
+    X = np.column_stack([lo0, up0, ~fin_lo, ~fin_up]).astype(np.float64)  # one pass over A for the four
+    return _range_from(P @ X, N @ X)
+
+
+#: most entries (rows × values) of the interval screen's rows taken as a dense array when most are non-zero
+MAX_DENSE_SCREEN = 4_000_000
+
+
+def _range_from(PX, NX):
+    """(min, max) per row from the products of the positive (P) and negative (N) parts of the rows with
+    the columns (l, u, l infinite, u infinite) — l and u with 0 where infinite."""
+    mins = PX[:, 0] + NX[:, 1]
+    maxs = PX[:, 1] + NX[:, 0]
+    mins[(PX[:, 2] - NX[:, 3]) > 0] = -np.inf
+    maxs[(PX[:, 3] - NX[:, 2]) > 0] = np.inf
     return mins, maxs
+
+
+def _row_extremes(M):
+    """(max, min) of each row of the csr matrix M, its implicit zeros included (as ``M.max(axis=1)``),
+    read from the stored entries in their order (no sort of the indices)."""
+    m, n = M.shape
+    nnz = np.diff(M.indptr)
+    full = nnz > 0
+    mx, mn = np.zeros(m), np.zeros(m)
+    if np.any(full):
+        data = M.data[:M.indptr[-1]]
+        at = M.indptr[:-1][full]
+        mx[full], mn[full] = np.maximum.reduceat(data, at), np.minimum.reduceat(data, at)
+    part = nnz < n
+    return np.where(part, np.maximum(mx, 0.0), mx), np.where(part, np.minimum(mn, 0.0), mn)
 
 
 def interval_candidates(A, b, ineq, own, lo, up) -> list:
@@ -338,26 +367,40 @@ def interval_candidates(A, b, ineq, own, lo, up) -> list:
     part = np.flatnonzero(keep)
     blocks = [r for r in (part[own[part] == k] for k in np.unique(own[part]))
               if r.size > 1 and (np.all(ineq[r]) or not np.any(ineq[r]))]
-    B = sp.vstack([sp.csr_matrix((np.ones(part.size), (np.arange(part.size), part)), shape=(part.size, m))]
-                  + [sp.csr_matrix((np.ones(r.size), (np.zeros(r.size, int), r)), shape=(1, m)) for r in blocks],
-                  format="csr")
+    # B: one pseudo-row per kept row (e_k), then one per block (the sum of its rows), as csr directly
+    sizes = np.r_[np.ones(part.size, dtype=np.int64), np.array([r.size for r in blocks], dtype=np.int64)]
+    cols = np.concatenate([part] + blocks).astype(np.int64)
+    B = sp.csr_matrix((np.ones(cols.size), cols, np.r_[0, np.cumsum(sizes)]), shape=(sizes.size, m))
     AB, bB = B @ A, B @ b
     eqB = np.concatenate([~ineq[part], [not ineq[r[0]] for r in blocks]]).astype(bool)
-    mins, maxs = _box_range(AB, lo, up)
-    absB = abs(AB)
-    tol = 1e-9 * (absB @ (np.abs(lo0) + np.abs(up0)) + np.abs(bB) + abs(sum_lo if n_lo_inf == 0 else 0)) + 1e-300
+    AB = sp.csr_matrix(AB)  # a product's indices are unsorted: its entries read as they are (no sort)
+    Y = np.column_stack([np.abs(lo0) + np.abs(up0), lo0, up0, ~fin_lo, ~fin_up]).astype(np.float64)
+    if AB.shape[0] * d <= MAX_DENSE_SCREEN and AB.nnz >= 0.25 * AB.shape[0] * d:  # dense rows: numpy's products
+        D = AB.toarray()
+        absD = np.abs(D)
+        # numpy's own loops, not BLAS: OpenBLAS would run these few long rows on threads that then spin
+        mins, maxs = _range_from(np.einsum("ik,kj->ij", np.maximum(D, 0.0), Y[:, 1:]),
+                                 np.einsum("ik,kj->ij", np.minimum(D, 0.0), Y[:, 1:]))
+        ab = np.einsum("ik,kj->ij", absD, Y)
+        pos, neg, top = D.max(axis=1), D.min(axis=1), absD.max(axis=1)
+    else:
+        mins, maxs = _box_range(AB, lo, up)
+        absB = sp.csr_matrix((np.abs(AB.data), AB.indices, AB.indptr), shape=AB.shape)
+        ab = absB @ Y
+        pos, neg = _row_extremes(AB)
+        top = _row_extremes(absB)[0]
+    tol = 1e-9 * (ab[:, 0] + np.abs(bB) + abs(sum_lo if n_lo_inf == 0 else 0)) + 1e-300
     # (float margin, {pseudo-row or ("full", s): coefficient})
     out: list[tuple[float, dict[np.integer | tuple[str, np.integer], float]]] = []
     for k in np.flatnonzero(mins - bB > -tol):
         out.append((mins[k] - bB[k], {k: 1.0}))
     for k in np.flatnonzero(eqB & (bB - maxs > -tol)):
         out.append((bB[k] - maxs[k], {k: -1.0}))
-    pos, neg = np.asarray(AB.max(axis=1).todense()).ravel(), np.asarray(AB.min(axis=1).todense()).ravel()
     sign = np.where(neg >= 0, 1.0, np.where(pos <= 0, -1.0, 0.0))
-    one_sign = (sign != 0) & (np.asarray(absB.max(axis=1).todense()).ravel() == 1)
-    in_lo, in_up = absB @ lo0, absB @ up0
-    lo_inf = n_lo_inf - absB @ (~fin_lo).astype(float) > 0  # an infinite bound outside the row's values
-    up_inf = n_up_inf - absB @ (~fin_up).astype(float) > 0
+    one_sign = (sign != 0) & (top == 1)
+    in_lo, in_up = ab[:, 1], ab[:, 2]
+    lo_inf = n_lo_inf - ab[:, 3] > 0  # an infinite bound outside the row's values
+    up_inf = n_up_inf - ab[:, 4] > 0
     for s_ in full:
         t = b[s_]
         for alpha, low, rhs in ((1.0, sum_lo, t), (-1.0, -sum_up, -t)):  # the Σ f row alone

@@ -104,15 +104,19 @@ steps — closed form, bounds, the uniform and part-wise uniform points, the int
 the whole aggregated exact system when it has at most :data:`DEFER_MIN_VALUES` values — before any
 solver; the costly ones (the LPs, the exact repair of a vertex, the relaxation) are deferred. After the
 route, a returned point that passed ldpopt's check is made exact on its active set
-(:func:`point_feasible`): a proof that the set is non-empty, so no certificate exists and nothing is
-left to decide. Otherwise — a route that did not pass, or a point that does not verify — the full
+(:func:`point_feasible`: its exact correction proved by floating-point error bounds,
+:func:`.exact_point.verified_point`, else solved in rationals, :func:`.exact_point.exact_point`):
+a proof that the set is non-empty, so no certificate exists and nothing is left to decide. Otherwise — a route that did not pass, or a point that does not verify — the full
 decision runs before anything else is returned or tried. It cannot be skipped: the check allows a
 violation of 10⁻⁶/d, so a set empty by less passes it (Σ f ≤ 1 − 10⁻¹² of a user with the simplex at
 d = 100 came back ``optimal`` from PIQP, its point 5·10⁻¹³ off, with the decision skipped). Measured
-(CPU, minimum of 5, shared 2-core machine), the simplex with 20 dense user rows: the full decision
-26 ms at d = 100 and 1,000; the returned point made exact 7 ms at d = 100, 20 ms at 1,000, 26 ms
-at 10⁴ (where the full decision took 0.22 s); with a Monotone over 50 values and 5 Fixed values,
-11 ms against 1.7 ms. The simplex family alone: closed form, ~0.
+(CPU, minimum of 3–5, shared 2-core machine), the simplex with 20 dense user rows: the full decision
+17 ms at d = 100, 27 ms at 1,000, 0.14 s at 10⁴; the returned point proved in 0.5, 0.7 and 1.9 ms
+(by the rational repair alone: 7, 20 and 26 ms); with a Monotone over 50 values and 5 Fixed values,
+10 ms against 0.6–1.6 ms. The simplex family alone: closed form, ~0; with one SubsetSum == (or a
+user's row over a subset) besides, the part-wise uniform point, first among the cheap steps: 0.2 ms.
+Within a solve the system (:func:`owned_system`) is built once, and a user's row C @ f with a
+constant C is read as C itself (cvxpy's Jacobian of it, without its canonicalisation).
 """
 
 from __future__ import annotations
@@ -127,7 +131,7 @@ import scipy.sparse as sp
 from ..progress import past
 from .chain_substitution import ChainSubstitution
 from .exact_lp import ExactSystem, exact_group_sums
-from .exact_point import exact_point, point_ok
+from .exact_point import exact_point, point_ok, verified_point
 from .farkas import aggregate, dense_phase_one, interval_candidates, phase_one, refined_phase_one, same_columns, verify
 from .nested_sums import NestedSums
 
@@ -189,7 +193,41 @@ class Infeasibility:
 def owned_system(problem):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names, complete): the
     built-in linear constraints of ``problem`` (owners index ``names``, -1 where no bound);
-    ``complete``: no constraint was left out (too large, or a user's non-affine row)."""
+    ``complete``: no constraint was left out (too large, or a user's non-affine row). Within a solve,
+    built once and kept in the solve's cache (``problem._affine_cache``, as :func:`affine_rows`),
+    keyed on the values of the cvxpy Parameters of every constraint read from cvxpy (a user's): the pre-check, the deferred
+    proof from the answer and ldpopt's check (:func:`linear_system`) share one system, its numpy
+    arrays read-only. Outside a solve (no cache): built afresh."""
+    cache = getattr(problem, "_affine_cache", None)
+    if cache is None:
+        return _owned_system(problem)
+    from .base import Constraint
+
+    # a constraint that states its pieces holds numbers; one read from cvxpy may hold Parameters
+    key = ("owned_system", tuple(_parameter_token(problem, c) if type(c).linear_pieces is Constraint.linear_pieces
+                                 else (id(c),) for c in problem.constraints))
+    got = cache.get(key)
+    if got is None:
+        got = _owned_system(problem)
+        for arr in got[:4] + got[5:8]:
+            arr.flags.writeable = False
+        cache[key] = got
+    return got
+
+
+def _parameter_token(problem, c) -> tuple:
+    """The values of the cvxpy Parameters in the built constraints of ``c`` (a cache key's part)."""
+    token = []
+    for name, (owner, _) in problem._owners.items():
+        if owner is c:
+            for par in problem._named[name].parameters():
+                val = par.value
+                token.append((par.id, None if val is None else np.asarray(val, dtype=np.float64).tobytes()))
+    return id(c), tuple(token)
+
+
+def _owned_system(problem):
+    """:func:`owned_system`, built."""
     d = problem.estimate.d
     names = problem.constraint_names
     key = {(id(c), j): i for i, (c, j) in enumerate(problem._owners[n] for n in names)}
@@ -262,13 +300,7 @@ def affine_rows(problem, c) -> list:
     cache = getattr(problem, "_affine_cache", None)
     if cache is None:
         return _affine_rows(c, problem.estimate)
-    token = []
-    for name, (owner, _) in problem._owners.items():
-        if owner is c:
-            for par in problem._named[name].parameters():
-                val = par.value
-                token.append((par.id, None if val is None else np.asarray(val, dtype=np.float64).tobytes()))
-    key = (id(c), tuple(token))
+    key = _parameter_token(problem, c)
     got = cache.get(key)
     if got is None:
         got = cache[key] = _affine_rows(c, problem.estimate)
@@ -297,17 +329,71 @@ def _affine_rows(c, estimate) -> list:
         le = isinstance(con, cp.constraints.Inequality)
         if not (le or isinstance(con, cp.constraints.Equality)) or not con.expr.is_affine():
             continue
+        M = _constant_times(con.expr, fv)
         try:
-            jac = cvxpy_grad(con.expr, {}).get(fv)  # cvxpy's grad, the same bits (.recognise.cvxpy_grad)
+            if M is None:
+                jac = cvxpy_grad(con.expr, {}).get(fv)  # cvxpy's grad, the same bits (.recognise.cvxpy_grad)
+                M = None if jac is None else sp.csr_matrix(jac).T.tocsr()
             b0 = np.atleast_1d(np.asarray(con.expr.value, float)).ravel(order="F")
         except Exception:  # noqa: BLE001 - a parameter without a value, ...: this row is left out
-            jac, b0 = None, np.zeros(0)
-        if jac is None or not np.all(np.isfinite(b0)):
+            M, b0 = None, np.zeros(0)
+        if M is None or not np.all(np.isfinite(b0)) or M.shape[0] != b0.size:
             continue
-        M = sp.csr_matrix(jac).T.tocsr()
         M.eliminate_zeros()
         out.append((j, (M, -b0, le)))
     return out
+
+
+def _constant_times(expr, fv):
+    """The rows C (csr, float64) when ``expr`` is C @ fv plus terms without a variable, C a constant
+    matrix (m × d) or vector (d,) of real numbers — the rows as a user writes them, ``A @ f <= b`` —,
+    or Σ fv, Σ fv[a:b:c] (a row of ones), else None (cvxpy's Jacobian is then read). cvxpy's Jacobian of C @ fv is C itself, copied: the
+    same numbers without building it (20 dense rows at d = 10⁴: 20 ms of cvxpy's canonicalisation)."""
+    import cvxpy as cp
+    from cvxpy.atoms.affine.add_expr import AddExpression
+    from cvxpy.atoms.affine.binary_operators import MulExpression
+    from cvxpy.atoms.affine.index import index
+    from cvxpy.atoms.affine.sum import Sum
+
+    terms = list(expr.args) if type(expr) is AddExpression else [expr]
+    with_var = [t for t in terms if t.variables()]
+    if len(with_var) != 1:
+        return None
+    t = with_var[0]
+    d = fv.size
+    if type(t) is Sum and t.axis is None:  # Σ f or Σ f[a:b:c]: ones on those values
+        arg = t.args[0]
+        if arg is fv:
+            return sp.csr_matrix(np.ones((1, d)))
+        if (type(arg) is index and arg.args[0] is fv and len(arg.key) == 1 and isinstance(arg.key[0], slice)
+                and fv.ndim == 1):
+            key = arg.key[0]  # as cvxpy normalised it; a negative step's stop -1 is not Python's: left out
+            lo_, hi_, step = key.start, key.stop, 1 if key.step is None else key.step
+            if not (isinstance(lo_, (int, np.integer)) and isinstance(hi_, (int, np.integer)) and step >= 1
+                    and 0 <= lo_ < hi_ <= d):
+                return None
+            at = np.arange(int(lo_), int(hi_), int(step))
+            return sp.csr_matrix((np.ones(at.size), at, [0, at.size]), shape=(1, d))
+        return None
+    if type(t) is not MulExpression or t.args[1] is not fv or type(t.args[0]) is not cp.Constant:
+        return None
+    C = t.args[0].value
+    if sp.issparse(C):
+        C = sp.csr_matrix(C)
+        ok = C.dtype.kind in "fiub" and C.ndim == 2 and C.shape[1] == d and C.shape[0] == expr.size
+        return sp.csr_matrix(C, dtype=np.float64, copy=True) if ok else None
+    C = np.asarray(C)
+    if C.dtype.kind not in "fiub" or expr.ndim > 1:
+        return None
+    if C.ndim == 1 and C.shape == (d,) and expr.size == 1:
+        C = C[None, :]
+    if C.ndim != 2 or C.shape != (expr.size, d):
+        return None
+    C = C.astype(np.float64)
+    if np.all(C != 0):  # dense rows: the csr arrays directly (no search for the non-zeros)
+        m = C.shape[0]
+        return sp.csr_matrix((C.ravel(), np.tile(np.arange(d), m), np.arange(m + 1) * d), shape=(m, d))
+    return sp.csr_matrix(C)
 
 
 def named_certificate(got, names, own, lo_own, up_own) -> Infeasibility:
@@ -400,14 +486,27 @@ def point_feasible(system, f, deadline: float | None = None) -> bool:
     f = np.asarray(f, dtype=np.float64)
     if f.shape != lo.shape or not np.all(np.isfinite(f)):
         return False
-    # the order only sets the cost (each try is a proof or nothing), measured on the simplex with 20
-    # dense user rows: 0 first at d = 100 (7 ms, 1e-9 took 15: five more tight rows to solve), 1e-9
-    # first at d = 1,000 (20 ms against 38) and 10⁴ (26 ms, where 0 took 290 ms and failed)
+    # the floating-point proof first (:func:`.exact_point.verified_point`: rigorous error bounds, no
+    # rational arithmetic; 0.4 ms where the rational repair took 6.5 at d = 100, 2 ms where it took 31
+    # at 10⁴), then the rational repair, where that bound is inconclusive. The order only sets the
+    # cost (each try is a proof or nothing), measured on the simplex with 20 dense user rows: 0 first
+    # at d = 100 (7 ms, 1e-9 took 15: five more tight rows to solve), 1e-9 first at d = 1,000 (20 ms
+    # against 38) and 10⁴ (26 ms, where 0 took 290 ms and failed)
+    for tol in (1e-9, 0.0):
+        past(deadline, "the exact pre-check")
+        if verified_point(A, b, ineq, lo, up, f, tol):
+            return True
     for tol in ((0.0, 1e-9) if f.size <= SMALL_POINT_D else (1e-9, 0.0)):
         past(deadline, "the exact pre-check")
         if exact_point(A, b, ineq, lo, up, f, tol) is not None:
             return True
     return False
+
+
+def _proves(A, b, ineq, lo, up, x, tol: float) -> bool:
+    """Whether the float point x proves the system non-empty: :func:`.exact_point.verified_point`
+    (floating point, rigorous bounds), else :func:`.exact_point.exact_point` (rational repair)."""
+    return verified_point(A, b, ineq, lo, up, x, tol) or exact_point(A, b, ineq, lo, up, x, tol) is not None
 
 
 def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, relax: bool = True,
@@ -430,6 +529,11 @@ def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, rel
         return Decision(True, how="bounds", complete=complete)
     if A.shape[0] > MAX_LP:
         return Decision(None, how="too many rows")
+    # the part-wise uniform point first, on the system as given: subset totals that partition some
+    # values (a SubsetSum ==, a user's row over a subset) with the simplex are decided here in O(d)
+    parts = _parts(A, b, ineq)
+    if parts is not None and A.nnz <= MAX_PARTS_NNZ and _parts_point_ok(A, b, ineq, lo, up, parts):
+        return Decision(True, how="uniform point on each part, checked exactly", complete=complete)
     if _uniform_ok(A, b, ineq, lo, up):
         return Decision(True, how="uniform point, checked exactly", complete=complete)
     past(deadline, "the exact pre-check")
@@ -443,15 +547,16 @@ def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, rel
         return Decision(True, how="interval", complete=complete)  # Σ f = t and bounds: Σl ≤ t ≤ Σu is the question
     if not small:
         return Decision(None, how="too many values after aggregation")
-    parts = _parts(A, b, ineq)
-    small_exact = Ag.shape[1] <= MAX_EXACT and A.shape[0] <= MAX_EXACT and same_columns(A, Ag, inv)
+    # deferred with no part-wise point, the aggregated system has nothing cheap to try (its first step
+    # returns at once): the exact comparison of the columns is not made
+    nothing_cheap = defer and Ag.shape[1] > DEFER_MIN_VALUES and parts is None
+    small_exact = (not nothing_cheap and Ag.shape[1] <= MAX_EXACT and A.shape[0] <= MAX_EXACT
+                   and same_columns(A, Ag, inv))
     if small_exact:
         got = _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete,
                                  parts, defer and Ag.shape[1] > DEFER_MIN_VALUES)
         if got.feasible is not None:
             return got
-    elif parts is not None and A.nnz <= MAX_PARTS_NNZ and _parts_point_ok(A, b, ineq, lo, up, parts):
-        return Decision(True, how="uniform point on each part, checked exactly", complete=complete)
     if defer:  # the costly steps (LPs, exact repairs, the relaxation) are left to the caller's second call
         return Decision(None, how=DEFERRED, complete=complete)
     steps = _two_value_steps(A, b, ineq)
@@ -535,9 +640,15 @@ def _uniform_ok(A, b, ineq, lo, up) -> bool:
     m, d = A.shape
     nnz = np.diff(A.indptr)
     row_of = np.repeat(np.arange(m), nnz)
-    nested = NestedSums(A, b, ineq, two_value=True)
     # f = t/d first (a Σ f row over every value: f_a = f_b rows hold there too), then over the free values
-    for sub in (None, nested) if nested.active else (None,):
+    for over_free in (False, True):
+        sub = None
+        if over_free:  # the nested sums read only when f = t/d did not hold, and when a row may be one
+            if not np.any(~ineq & (b == 0) & (nnz >= 2)):  # (a nested sum is an = row with b = 0)
+                break
+            sub = NestedSums(A, b, ineq, two_value=True)
+            if not sub.active:
+                break
         free = np.ones(d, bool) if sub is None else ~sub.defined
         n = int(np.count_nonzero(free))
         off = np.bincount(row_of, weights=(A.data != 1.0) | ~free[A.indices], minlength=m)
@@ -573,7 +684,8 @@ MAX_PARTS_NNZ = 200_000
 
 
 def _parts(A, b, ineq):
-    """(part of each value, each part's total as a Fraction, each part's size) of the part-wise
+    """(part of each value, each part's total as a Fraction, each part's size, which rows hold there
+    by construction) of the part-wise
     uniform point, a feasible point of the common case with no LP: the parts are the supports of the
     = rows whose entries are all 1 and which share no value with another such row (PartitionTotals'
     groups, the marginals of :mod:`ldpopt.multi`), each at its b_k, and the values outside them, at
@@ -604,18 +716,35 @@ def _parts(A, b, ineq):
     rest = Fraction(float(b[full[0]])) - sum(totals, Fraction(0))
     if sizes[-1] == 0 and rest != 0:
         return None
-    return comp, totals + [rest], sizes
+    # rows that hold at that point by construction: each part's row (distinct values: a repeated one
+    # would be counted twice in ``cover`` and make the row shared) sums n·T/n = T, and a Σ f = t row
+    # over every value once (its indices strictly increasing, nnz = d) sums the parts' totals, t
+    held = np.zeros(m, bool)
+    held[rows] = True
+    for k in full.tolist():
+        held[k] = bool(np.all(np.diff(A.indices[A.indptr[k]:A.indptr[k + 1]]) > 0))
+    return comp, totals + [rest], sizes, held
 
 
 def _parts_point_ok(A, b, ineq, lo, up, parts) -> bool:
-    """Whether the part-wise uniform point of :func:`_parts` meets every row and bound exactly
-    (screened in float first)."""
-    comp, totals, sizes = parts
+    """Whether the part-wise uniform point of :func:`_parts` meets every row and bound exactly: the
+    bounds per part (one Fraction against its values' tightest bounds), the rows that do not hold by
+    construction (:func:`_parts`' ``held``) by :func:`.exact_point.point_ok`, screened in float first
+    (none: a partition of subset totals with the simplex is decided in O(d), no integer row sums)."""
+    comp, totals, sizes, held = parts
     fracs = {g: T / int(n) for g, (T, n) in enumerate(zip(totals, sizes.tolist())) if n}
+    if np.all(held):
+        G = len(totals)
+        lo_g, up_g = np.full(G, -np.inf), np.full(G, np.inf)
+        np.maximum.at(lo_g, comp, lo)
+        np.minimum.at(up_g, comp, up)
+        return all((not np.isfinite(lo_g[g]) or z >= Fraction(float(lo_g[g])))
+                   and (not np.isfinite(up_g[g]) or z <= Fraction(float(up_g[g]))) for g, z in fracs.items())
     x = np.array([float(fracs.get(g, 0)) for g in range(len(totals))])[comp]
     if not _screen(A, b, ineq, lo, up, x):
         return False
-    return point_ok(A, b, ineq, lo, up, np.zeros(A.shape[1]), comp, fracs)
+    rest = ~held
+    return point_ok(A[rest], b[rest], ineq[rest], lo, up, np.zeros(A.shape[1]), comp, fracs)
 
 
 #: most = rows of the least-squares candidate of :func:`_interior_candidate` (a dense Gram matrix)
@@ -664,7 +793,7 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete,
     tolerances, then the duals of its two tightened forms; every candidate is checked exactly, the
     first that verifies decides (the refinement first: one LP where the tightened forms are two)."""
     x_in = _interior_candidate(A, b, ineq, lo, up)
-    if x_in is not None and exact_point(A, b, ineq, lo, up, x_in, 0.0) is not None:
+    if x_in is not None and _proves(A, b, ineq, lo, up, x_in, 0.0):
         return Decision(True, how="interior point of the = rows, made exact", complete=complete)
     past(deadline, "the exact pre-check")
     sub = ChainSubstitution(A, b, ineq, lo, up)
@@ -678,7 +807,7 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete,
     if x0 is None:
         return Decision(None, how="HiGHS failed on the phase-one LP")
     for tol in (0.0, 1e-12, 1e-9, 1e-7):  # HiGHS's point first: a feasible system needs no more LPs
-        if exact_point(A, b, ineq, lo, up, x0, tol) is not None:
+        if _proves(A, b, ineq, lo, up, x0, tol):
             return Decision(True, how="phase-one LP point, made exact on its active set", complete=complete)
     x = x0
     for _ in range(3):  # each step brings the point ~1e7 closer; a conflict shows in the first
@@ -690,7 +819,7 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete,
         if x1 is None:
             break
         for tol in (0.0, 1e-15, 1e-12, 1e-9):
-            if exact_point(A, b, ineq, lo, up, x1, tol) is not None:
+            if _proves(A, b, ineq, lo, up, x1, tol):
                 return Decision(True, how="refined phase-one LP point, made exact on its active set",
                                 complete=complete)
         x = x1
@@ -714,7 +843,7 @@ def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_o
     exact = ExactSystem(Ag.toarray(), b, ineq, exact_group_sums(lo, inv, Ag.shape[1]),
                         exact_group_sums(up, inv, Ag.shape[1]))
     if parts is not None:  # each aggregated value lies in one part (the parts' rows are rows of A)
-        comp, totals, sizes = parts
+        comp, totals, sizes, _ = parts
         G = Ag.shape[1]
         rep = np.zeros(G, dtype=np.int64)
         rep[inv[::-1]] = np.arange(inv.size)[::-1]

@@ -88,6 +88,8 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
 
 from __future__ import annotations
 
+from .isolate import fork_available
+
 __all__ = ["CONE_CHAIN", "DEFAULT_SOLVER_OPTIONS", "DIRECT_CLARABEL_MAX_D", "DIRECT_QP_OPTIONS", "EXP_CONE_CHAIN", "EXP_CONE_CLARABEL_MAX_D", "LIKELIHOOD_CHAIN", "QP_CHAIN", "QP_CHAIN_SMALL", "QP_OPTIONS",
            "QP_SMALL_D", "SCS_TIGHT", "SMOOTH_QP_SMALL_D", "SQP_MIN_D", "default_chain", "direct_qp_solver",
            "installed_solvers", "is_likelihood", "small_user_qp", "sqp_applies", "uses_sqp"]
@@ -106,8 +108,8 @@ QP_CHAIN_SMALL = ("CLARABEL", "PIQP", "OSQP")
 #: up to this d a user QP with polyhedral terms goes to :data:`QP_CHAIN_SMALL` (measured crossover
 #: with PIQP between 10³ and 3·10³: module docstring)
 QP_SMALL_D = 1000
-#: up to this d the direct QP route (:func:`direct_qp_solver`) takes Clarabel in this process, past it
-#: PIQP in a child process: the child's fork costs more than Clarabel's solve there (measured: that function's docstring)
+#: where ``fork`` is missing (no child process to run PIQP in), up to this d the direct QP route
+#: (:func:`direct_qp_solver`) takes Clarabel in this process, past it PIQP in this process
 DIRECT_CLARABEL_MAX_D = 1000
 #: up to this d a smooth user QP goes to :data:`QP_CHAIN` (PIQP first), past it to the Newton route
 #: (measured crossover with ldpopt's interior point between 10⁴ and 3·10⁴: module docstring)
@@ -280,16 +282,19 @@ def _user_qp(problem) -> bool:
 def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     """The solver ``Problem.solve()`` hands ``problem`` to through its own interface first
     (:mod:`.direct_qp`), or None: a user QP of at most ``SMOOTH_QP_SMALL_D`` values whose objective was
-    recognised as a quadratic plus polyhedral terms (its ``form``, :mod:`.user_forms`). PIQP, in a
-    child process (:mod:`.isolate`), at :data:`DIRECT_QP_OPTIONS`; under a time limit Clarabel (PIQP has none of its own), and
-    with polyhedral terms only up to ``QP_SMALL_D`` values (past it Clarabel's answer fails ldpopt's
-    check, as on the chain: module docstring). The chain follows where the answer does not pass
-    ldpopt's check. Up to ``DIRECT_CLARABEL_MAX_D`` values Clarabel's, in this process (it has its own
-    time limit): PIQP's child process costs more than Clarabel's solve there (``benchmarks/bench_offgrid.py``'s
-    problems, whole call, CPU incl. children, min of 4 interleaved on a shared 2-core machine —
-    PIQP-DIRECT / CLARABEL-DIRECT: CLS + 20 user rows 143 / 111 ms at d = 10², 178 / 168 ms at 10³,
-    881 / 1,152 ms at 10⁴; CLS + 1e-3·TV 50 / 33 ms at 10², 68 / 72 ms at 10³; CLS + smoothness
-    45 / 26 ms at 10², 62 / 48 ms at 10³, 129 / 169 ms at 10⁴). Measured before, with PIQP in this
+    recognised as a quadratic plus polyhedral terms (its ``form``, :mod:`.user_forms`). PIQP, in this
+    process's standing child (:func:`.isolate.standing`: forked once, killed at a limit, a crash ending
+    it and not the process), at :data:`DIRECT_QP_OPTIONS`; under a time limit Clarabel (PIQP has none
+    of its own), and with polyhedral terms only up to ``QP_SMALL_D`` values (past it Clarabel's answer
+    fails ldpopt's check, as on the chain: module docstring). The chain follows where the answer does
+    not pass ldpopt's check. Where ``fork`` is missing, Clarabel in this process up to
+    ``DIRECT_CLARABEL_MAX_D`` values. PIQP in the standing child against Clarabel in this process
+    (``benchmarks/bench_offgrid.py``'s problems, whole call, CPU including the child, min of 5
+    interleaved, shared 2-core machine; PIQP-DIRECT / CLARABEL-DIRECT): CLS + 1e-3·TV 6.5 / 7.7 ms at
+    d = 10², 8.5 / 19.9 at 10³; pinball 5.7 / 6.5, 6.2 / 16.7, 64 / 149 at 10⁴; CLS + smoothness
+    5.0 / 5.2, 5.6 / 11.0, 30 / 70; CLS + 20 user rows 6.8 / 8.2, 19.8 / 33.9, 175 / 327. With a child
+    forked per call, PIQP had cost more than Clarabel up to 10³ (CLS + 1e-3·TV 50 / 33 ms at 10²,
+    68 / 72 at 10³, measured before the pre-check's and the check's costs were cut). Measured before, with PIQP in this
     process (CPU of Problem construction and the route alone, min of 3–5, the route
     grid's problems): PIQP 6.3 / 10.2 / 35 ms against Clarabel's 6.5 / 14 / 72 ms for CLS +
     smoothness on the simplex at d = 10² / 10³ / 10⁴, and 11 / 19 / 138 ms against 13 / 27 ms /
@@ -317,14 +322,16 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     >>> smooth = lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.sum_squares(f[1:] - f[:-1])
     >>> kl = lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.sum(cp.kl_div(f, np.full(4, 0.25)))
     >>> direct_qp_solver(ldpopt.Problem(est, smooth)), direct_qp_solver(ldpopt.Problem(est, kl))
-    ('CLARABEL', None)
-    >>> ldpopt.Problem(est, smooth).solve().solver   # d = 4 <= DIRECT_CLARABEL_MAX_D
-    'CLARABEL-DIRECT'
+    ('PIQP', None)
+    >>> ldpopt.Problem(est, smooth).solve().solver   # in this process's standing child
+    'PIQP-DIRECT'
     """
     form = getattr(problem.objective, "form", None)
     if (not getattr(form, "quadratic", False) or problem.estimate.d > SMOOTH_QP_SMALL_D or _low_rank(problem)
             or not _user_qp(problem)):
         return None
+    if not time_limited and fork_available():
+        return "PIQP"
     if problem.estimate.d <= DIRECT_CLARABEL_MAX_D:
         return "CLARABEL"
     if not time_limited:

@@ -159,7 +159,7 @@ class RecognisedSeparable(SeparableObjective):
         return SmoothUserObjective(self.user, self.form)
 
     def build(self, f, x, scale, estimate):
-        return self.user.build(f, x, scale, estimate)
+        return self.smooth_view().build(f, x, scale, estimate)  # the user's build, K read from the form
 
     def value(self, f, estimate):
         return self.form.total(f)
