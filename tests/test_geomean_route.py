@@ -257,3 +257,25 @@ def test_the_problem_expression_is_the_recognised_one_copied_and_the_chain_solve
     w = _weights(own)
     ref = kkt_reference(est, 1e-2, w, False)
     assert float(np.max(np.abs(sol.f - ref))) <= 1e-5
+
+
+@SETTINGS
+@given(geo_cases(), st.integers(0, 2**31 - 1))
+def test_the_interior_points_fixed_pattern_hessian_is_hessian_parts(case, seed):
+    """The interior point's fixed-pattern S(f) (diag(h'') + the geometric mean's diagonal part + Q)
+    has the entries of ``hessian_parts``' S at every point, not only at the start it was checked at."""
+    import scipy.sparse as sp
+
+    from ldpopt.problems.objectives.smooth import smooth_terms
+    from ldpopt.problems.solvers.ipm import _DiagPlusConst
+    from ldpopt.problems.solvers.user_forms import route_objective
+
+    est, c, p, shifted = case
+    obj, _ = route_objective(Problem(est, objective(c, p, shifted), [Simplex()]).objective, est)
+    terms = smooth_terms(obj, est)
+    rng = np.random.default_rng(seed)
+    f0, f1 = (rng.dirichlet(np.ones(est.d)) + 1e-3 for _ in range(2))
+    fixed = _DiagPlusConst.make(terms, f0, terms.hessian_parts(f0)[0])
+    assert fixed is not None
+    S1 = sp.csr_array(terms.hessian_parts(f1)[0])
+    assert (fixed(f1, 1.0) != S1).nnz == 0

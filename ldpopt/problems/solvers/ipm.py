@@ -177,8 +177,7 @@ class _DiagPlusConst:
         obj = getattr(terms, "obj", None)
         form = getattr(obj, "form", None)
         kind = type(obj)  # named, not imported: user_forms sits above this module's floor (tests/test_layers.py)
-        if ((kind.__name__, kind.__module__) != ("SmoothUserObjective", __package__ + ".user_forms") or form is None
-                or getattr(form, "geo", None)):  # a geometric mean's diagonal part is not d2's: hessian_parts
+        if (kind.__name__, kind.__module__) != ("SmoothUserObjective", __package__ + ".user_forms") or form is None:
             return None
         try:
             low = {id(A) for _, A, _ in form.low_rank}
@@ -197,7 +196,10 @@ class _DiagPlusConst:
         """S(f) · factor, canonical CSR: one matrix object, its values replaced at each call (the
         previous call's S is no longer read: each Newton step reads its own iteration's)."""
         data = self.base.copy()
-        data[self.diag] = np.asarray(self.form.d2(f), float) + data[self.diag]
+        dd = np.asarray(self.form.d2(f), float)
+        for t in getattr(self.form, "geo", ()):  # a geometric mean's diagonal part (as hessian_parts adds it)
+            dd = dd + t.diagonal(f)
+        data[self.diag] = dd + data[self.diag]
         if self.H is None:
             self.H = sp.csr_array((data * factor, self.indices, self.indptr), shape=self.shape)
         else:
@@ -325,6 +327,9 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     k_low = 0 if L0 is None else L0.shape[0]
     if k_low:  # φ = J/m over x = f/s_f: L's rows scaled alike, constant (a quadratic form's A)
         C = sp.vstack([C, sp.csr_array(L0) * (s_f / np.sqrt(m))]).tocsr()
+    if k_neg:  # N's rows, dense: their d entries each placed once, the values written at each iterate
+        C = sp.vstack([C, sp.csr_array(np.ones((k_neg, d)))]).tocsr()
+        neg_data = slice(C.nnz - k_neg * d, C.nnz)
 
     # start (a choice): slacks b − A x₀ where positive, else 1e-2 of the row's mean |term|; multipliers
     # on the central path, z = μ₀/s (every s_k z_k = μ₀), with μ₀ = mean |∇φ(x₀)| × the median slack
@@ -345,7 +350,6 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     # the constant matrices' transposes once (each .T is a new sparse object: 160 a call at d = 100)
     A_ET, A_IT, A_ST, CT = A_E.T.tocsr(), A_I.T.tocsr(), A_S.T.tocsr(), C.T.tocsr()
     CT_dense = CT.toarray() if C.shape[0] else None
-    C_fixed = C
     # a recognised quadratic J (its form says so): ∇²J is the same at every f, evaluated once
     quadratic, H = bool(getattr(getattr(problem.objective, "form", None), "quadratic", False)), None
     message = f"no KKT certificate after {max_iter} iterations"
@@ -395,10 +399,11 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
                 H = (parts(x * s_f)[0] if parts is not None else sp.csr_array(terms.hessian(x * s_f))) * (s_f * s_f / m)
                 H.sum_duplicates()  # canonical: sorted indices, the pattern _Reduced lays out
         D = z / s
-        if k_neg:  # N at this iterate, scaled as L (φ = J/m over x = f/s_f)
+        if k_neg:  # N at this iterate, scaled as L (φ = J/m over x = f/s_f), into C and Cᵀ (dense)
             N = np.asarray(negative(x * s_f), float) * (s_f / np.sqrt(m))
-            C = sp.vstack([C_fixed, sp.csr_array(N)]).tocsr()
-            CT, CT_dense = C.T.tocsr(), C.toarray().T
+            C.data[neg_data] = N.ravel()
+            CT_dense[:, C.shape[0] - k_neg:] = N.T
+            CT = CT_dense
         newton = _Newton(H, D[~dense], C, np.concatenate([np.zeros(m_e), s[dense] / z[dense], np.ones(k_low),
                                                           -np.ones(k_neg)]), reduced, CT, CT_dense)
 
