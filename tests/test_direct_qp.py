@@ -25,6 +25,9 @@ OBJECTIVES = {
     "smoothness": lambda f, e: cp.sum_squares(f - e.f_tilde) + 0.5 * cp.sum_squares(f[1:] - f[:-1]),
     "total variation": lambda f, e: cp.sum_squares(f - e.f_tilde) + 2e-3 * cp.norm1(f[1:] - f[:-1]),
     "max": lambda f, e: cp.sum_squares(f - e.f_tilde) + 0.05 * cp.max(f[:10] - f[10:20]),
+    # a Huber loss: each value's s and t in the QP (huber_M(z) = min_s s² + 2M|z − s|)
+    "huber": lambda f, e: (cp.sum_squares(f - e.f_tilde) + 0.5 * cp.sum(cp.huber(f - 1.0 / D, 2.0 / D))
+                           + 2e-3 * cp.norm1(f[1:] - f[:-1])),
 }
 CONSTRAINTS = {
     "simplex": lambda: [Simplex()],
@@ -179,3 +182,24 @@ def test_own_rows_and_multipliers_are_cvxpys_compilation_and_inversion(seed, n_l
         for name in d1:
             assert np.shape(d1[name]) == np.shape(d2[name]) and np.allclose(d1[name], d2[name], rtol=1e-14, atol=0)
     pr._affine_cache = None
+
+
+@settings(max_examples=12, deadline=None)
+@given(d=st.integers(5, 60), m=st.floats(1e-4, 0.5), w=st.floats(0.1, 10.0), shift=st.floats(-0.2, 0.2),
+       subset=st.booleans(), seed=st.integers(0, 2**31))
+def test_a_huber_loss_takes_the_direct_route_at_cvxpys_optimal_value(d, m, w, shift, subset, seed):
+    """Σ w·huber_M(f − f̃ − shift), alone (its minimisers need not be unique: the objective's value is
+    compared) with the simplex and maybe a subset total: the direct route's value equals cvxpy's own
+    compilation solved by Clarabel at 1e-12, and ldpopt's check passes it."""
+    est = oue_counts(d, 5_000, seed=seed % 1000)
+    func = lambda f, e: w * cp.sum(cp.huber(f - e.f_tilde - shift, m))  # noqa: E731
+    cons = [Simplex()] + ([SubsetSum(np.arange(0, d, 2), 0.5)] if subset else [])
+    sol = Problem(est, func, cons).solve()
+    assert sol.attempts[0]["solver"] == "PIQP-DIRECT"
+    assert sol.checks.passed and sol.status in ("optimal", "optimal_unverified")
+    x = cp.Variable(d)
+    built = [c for con in cons for _, c in con.build(x, est)]
+    ref = cp.Problem(cp.Minimize(func(x, est)), built)
+    ref.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    got = float(func(cp.Constant(sol.f), est).value)
+    assert got == pytest.approx(ref.value, rel=1e-7, abs=1e-10)

@@ -33,11 +33,11 @@ from .solvers.direct_qp import solve_direct_qp
 from .solvers.ipm import solve_ipm
 from .solvers.policy import (
     DEFAULT_SOLVER_OPTIONS,
-    DIRECT_QP_OPTIONS,
     EXP_CONE_CHAIN,
     EXP_CONE_CLARABEL_MAX_D,
     SQP_MIN_D,
     default_chain,
+    direct_qp_options,
     direct_qp_solver,
     installed_solvers,
     is_likelihood,
@@ -492,7 +492,7 @@ class Problem:
         direct = direct_qp_solver(self, clock.limit is not None) if solver is None else None
         if direct is not None:
             with clock.running(direct + DIRECT):
-                dq, _ = solve_direct_qp(self, direct, options_for(self, direct, ctx, DIRECT_QP_OPTIONS.get(direct)),
+                dq, _ = solve_direct_qp(self, direct, options_for(self, direct, ctx, direct_qp_options(self, direct)),
                                         ctx)
             if dq is not None and dq.success:
                 dq.attempts = first + [_attempt(dq)]

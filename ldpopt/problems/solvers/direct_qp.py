@@ -1,9 +1,10 @@
 """A user's quadratic objective over linear rows, handed to a QP solver's own interface.
 
 A user objective recognised as a quadratic plus polyhedral terms (:mod:`.user_forms`: per-value
-squares, quadratic forms ‖A f − b‖², W·|A f + b| and w·max(A f + b)) has its QP data without cvxpy:
-the Hessian is the same at every f, the gradient at 0 is the linear term, and each polyhedral term
-gets epigraph variables as cvxpy's canonicalisation would give it. The constraints' rows come from
+squares, quadratic forms ‖A f − b‖², W·|A f + b| and w·max(A f + b)) or per-value Huber losses has
+its QP data without cvxpy: the Hessian is the same at every f, the gradient at 0 is the linear term,
+each polyhedral term gets epigraph variables as cvxpy's canonicalisation would give it, and each
+Huber term w·huber_M(a f + b) two variables per value, w·(s² + 2M·t) with t ≥ |a f + b − s|. The constraints' rows come from
 the structured compilation where it covers them (:func:`.structured.structure.compiled_for`, kept
 on the problem: the exact feasibility decision has made it already; the multipliers named by its
 :func:`~.structured.multipliers.duals_dict`), else read constraint by constraint where each is an
@@ -42,7 +43,7 @@ from ..solution import Solution
 from .cvxpy_rows import AffineRows, compile_rows, named_duals
 from .isolate import SolverTimedOut, runs_isolated, standing, user_code_raised
 
-__all__ = ["SUFFIX", "solve_direct_qp"]
+__all__ = ["SUFFIX", "qp_form", "solve_direct_qp"]
 
 #: ``Solution.solver`` of this route: the solver's name with this suffix (``"PIQP-DIRECT"``)
 SUFFIX = "-DIRECT"
@@ -173,10 +174,40 @@ def _csc(pieces, shape):
     return sp.coo_array((v, (r, c)), shape=shape).tocsc()
 
 
+def qp_form(form) -> bool:
+    """Whether a recognised objective is a QP this route writes: every per-value term a square or a
+    Huber loss (one argument), besides its quadratic forms and polyhedral terms."""
+    terms = getattr(form, "terms", None)
+    return terms is not None and all(
+        (t.kind == "power" and t.param == 2.0) or (t.kind == "huber" and len(t.args) == 1) for t in terms)
+
+
+def _huber_parts(form):
+    """(the form without its Huber terms, [(values, w, a, b, M)] one per Huber term, over the values
+    where it is not 0). Each term w·huber_M(a f + b) enters the QP as w·(s² + 2M·t) with
+    t ≥ |a f + b − s| (s, t two variables per value): huber_M(z) = min_s s² + 2M|z − s| (at
+    s = clip(z, −M, M)), as cvxpy's canonicalisation writes it."""
+    from ..objectives.recognise import Recognised
+
+    d, hub, rest = form.d, [], []
+    for t in form.terms:
+        if t.kind != "huber":
+            rest.append(t)
+            continue
+        w = np.broadcast_to(np.asarray(t.w, float), (d,))
+        a, b = (np.broadcast_to(np.asarray(v, float), (d,)) for v in t.args[0])
+        at = np.flatnonzero((w != 0) & (a != 0))
+        hub.append((at, w[at], a[at], b[at], float(t.param)))
+    if not hub:
+        return form, []
+    return Recognised(d, rest, form.linear, form.const, form.quads, form.kinks), hub
+
+
 def _assemble(problem, rows):
     """(P, q, A, b, rows with an equality: m_e, m): the QP of the module docstring in x = f/s (then the
-    epigraph variables), P its full symmetric Hessian, A x (=, ≤) b with the m_e equalities first."""
-    form = problem.objective.form
+    epigraph variables, then each Huber term's s and t: :func:`_huber_parts`), P its full symmetric
+    Hessian, A x (=, ≤) b with the m_e equalities first."""
+    form, hubers = _huber_parts(problem.objective.form)
     s_f, d = problem.scale, problem.estimate.d
     zero = np.zeros(d)
     H = sp.csr_array(form.hessian(zero))
@@ -199,9 +230,19 @@ def _assemble(problem, rows):
             rhs.append(-b)
             q_parts.append(np.asarray(W, float)[:1] / m)
             width += 1
-    n = width
     hr, hc, hv = _triplets(H)
-    P = _csc([(hr, hc, hv * (s_f * s_f) * (1.0 / m), 0)], (n, n))  # as scipy divides: times 1/m
+    p_pieces = [(hr, hc, hv * (s_f * s_f) * (1.0 / m), 0)]  # as scipy divides: times 1/m
+    for at_v, w, a, b, M in hubers:  # s at width.., t after it: ±(a s_f x + b − s) ≤ t
+        k = at_v.size
+        s_col, t_col, r = np.arange(width, width + k), np.arange(width + k, width + 2 * k), np.arange(k)
+        p_pieces.append((s_col, s_col, 2.0 * w / m, 0))
+        q_parts += [np.zeros(k), 2.0 * M * w / m]
+        rr, cc, vv = np.concatenate([r, r, r]), np.concatenate([at_v, s_col, t_col]), np.concatenate([a * s_f, -np.ones(k), -np.ones(k)])
+        epi += [((rr, cc, vv), (r[:0], r[:0], r[:0]), k), ((rr, cc, np.concatenate([-a * s_f, np.ones(k), -np.ones(k)])), (r[:0], r[:0], r[:0]), k)]
+        rhs += [-b, b]
+        width += 2 * k
+    n = width
+    P = _csc(p_pieces, (n, n))
     pieces, at = [], 0
     for M in (rows.A_E, rows.A_I):
         pieces.append((*_triplets(M), at))
