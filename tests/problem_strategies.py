@@ -6,7 +6,8 @@ route's answer by a chosen distance while keeping Σ f = 1.
   prior (recognised as separable: the structured route), a user CLS + w·Σ (f_{v+1} − f_v)² (a
   quadratic: the direct QP), the same + 1e-3·KL (smooth: the interior point), the exact
   ``multinomial`` likelihood (sequential QP by name) and a user cvxpy CLS + 0.1·‖f − f̃‖₂ (not
-  recognised: the cvxpy chain);
+  recognised: the cvxpy chain); outside :data:`OBJECTIVES` (drawn only where named), ``user-geomean``,
+  CLS − 1e-2·geo_mean(f, weights 1, 2, 3, …) (a rank-1 Hessian part: the interior point);
 * constraints (:data:`CONSTRAINTS`, each with the simplex): none more, SubsetSum ``==`` / ``>=``,
   Monotone (nonincreasing), Fixed, a user affine row Σ_S f ≤ b, a user norm ball
   ‖f − c‖₂ ≤ t + slack (c = u + (t/√d)·1, u uniform: ‖u − c‖₂ = t exactly in reals, so the ball
@@ -106,6 +107,8 @@ def objective_for(name: str, est):
     if name == "user-smooth-kl":
         return lambda f, e: (cp.sum_squares(f - e.f_tilde) + 0.5 * cp.sum_squares(cp.diff(f))
                              + 1e-3 * cp.sum(cp.kl_div(f, prior)))
+    if name == "user-geomean":  # a weighted geometric mean (weights 1, 2, 3, 1, 2, 3, ...): the interior point
+        return lambda f, e: cp.sum_squares(f - e.f_tilde) - 1e-2 * cp.geo_mean(f, 1 + np.arange(d) % 3)
     if name == "user-cvxpy":
         return lambda f, e: cp.sum_squares(f - e.f_tilde) + 0.1 * cp.norm(f - e.f_tilde, 2)
     raise ValueError(f"objective family: unknown {name!r}")

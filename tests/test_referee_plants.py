@@ -31,7 +31,7 @@ REF_ALLOW = 1e-7
 ROUTES = {  # route -> (objective families that take it, where its answer is planted)
     "structured": (("cls", "weighted-mle", "user-cls-kl"), ("raw", "solution")),
     "direct-qp": (("user-smooth",), ("raw", "solution")),
-    "ipm": (("user-smooth-kl",), ("solution",)),
+    "ipm": (("user-smooth-kl", "user-geomean"), ("solution",)),
     "sqp": (("multinomial",), ("solution",)),
     "cvxpy": (("user-cvxpy",), ("raw", "solution")),
 }

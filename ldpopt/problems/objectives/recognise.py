@@ -21,6 +21,7 @@ from cvxpy.atoms.elementwise.abs import abs as abs_
 from cvxpy.atoms.elementwise.huber import huber
 from cvxpy.atoms.elementwise.maximum import maximum
 from cvxpy.atoms.elementwise.power import Power, is_power2
+from cvxpy.atoms.geo_mean import GeoMean
 from cvxpy.atoms.max import max as max_
 from cvxpy.atoms.norm1 import norm1
 from cvxpy.atoms.pnorm import Pnorm, PnormApprox
@@ -130,8 +131,57 @@ class _Term:
 
 
 @dataclass
+class _GeoMean:
+    """w·G(z), z = a f + b per value (a, b length d), G(z) = Π_i z_i^{p_i} = exp(Σ_i p_i log z_i) the
+    weighted geometric mean (p ≥ 0, Σ p = 1: cvxpy's own weights ``w`` of the atom, its rational
+    approximation included, so the value is cvxpy's), w < 0. With q = p/z: ∂G/∂z_i = G q_i and
+    ∂²G/∂z_i∂z_j = G (q_i q_j − δ_ij p_i/z_i²), so ∇²(w·G) = |w|G·diag(p a²/z²) − nnᵀ with
+    n = √(|w|G)·q a: a diagonal minus one rank-1 term (Boyd & Vandenberghe, *Convex Optimization*,
+    §3.1.5, the geometric mean's Hessian). Defined where z_i > 0 for every p_i > 0; at z_i = 0 G is
+    0 and its gradient unbounded (the value is given, the gradient is not finite)."""
+
+    w: float
+    p: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+
+    def _zg(self, f):
+        """(z, G(z), the mask p > 0) at f (G NaN where some z_i < 0 with p_i > 0, 0 where one is 0)."""
+        z = self.a * np.asarray(f, float) + self.b
+        on = self.p > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            G = float(np.exp(self.p[on] @ np.log(z[on]))) if np.all(z[on] >= 0) else np.nan
+        return z, G, on
+
+    def value(self, f) -> float:
+        return self.w * self._zg(f)[1]
+
+    def _q(self, f):
+        z, G, on = self._zg(f)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.where(on, self.p / z, 0.0)
+        return z, G, q
+
+    def gradient(self, f):
+        _, G, q = self._q(f)
+        return self.w * G * q * self.a
+
+    def diagonal(self, f):
+        """|w|·G·p a²/z² (the positive diagonal part of the Hessian)."""
+        z, G, q = self._q(f)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return -self.w * G * np.where(self.p > 0, q / z, 0.0) * self.a * self.a
+
+    def negative_row(self, f):
+        """n = √(|w|G)·q a (the Hessian's rank-1 part is −nnᵀ)."""
+        _, G, q = self._q(f)
+        return np.sqrt(-self.w * G) * q * self.a
+
+
+@dataclass
 class Recognised:
-    """J(f) = Σ_v [Σ_terms w φ(a f_v + b) + c_v f_v] + const + Σ_k w_k ‖A_k f + b_k‖²."""
+    """J(f) = Σ_v [Σ_terms w φ(a f_v + b) + c_v f_v] + const + Σ_k w_k ‖A_k f + b_k‖² + Σ_g w_g G_g(a f + b)
+    (the last: weighted geometric means, :attr:`geo`)."""
 
     d: int
     terms: list = field(default_factory=list)
@@ -144,10 +194,16 @@ class Recognised:
     #: the cvxpy Parameters of the expression recognised (sorted by id; their values were read), or
     #: None where the form was not made by :func:`recognise`
     parameters: tuple | None = None
+    #: weighted geometric means (:class:`_GeoMean`): w·G(a f + b), w < 0 (convex), G(z) = Π z_i^{p_i}
+    geo: list = field(default_factory=list)
+    #: (expression, variable) that :func:`recognise` walked, kept where the form has a geometric mean:
+    #: cvxpy's ``geo_mean`` derives its cone tree at construction (1.5 s at d = 100, growing ~d³),
+    #: so the problem's expression is this one's copy (:meth:`rebuilt`) rather than the callable's again
+    source: tuple | None = field(default=None, repr=False)
 
     @property
     def separable(self) -> bool:
-        return not self.quads
+        return not self.quads and not self.geo
 
     @property
     def strictly_convex(self) -> bool:
@@ -162,7 +218,7 @@ class Recognised:
     @property
     def quadratic(self) -> bool:
         """True when J is a quadratic (its per-value terms are squares or linear)."""
-        return all(t.kind == "power" and t.param == 2.0 for t in self.terms)
+        return not self.geo and all(t.kind == "power" and t.param == 2.0 for t in self.terms)
 
     @cached_property
     def _lean(self):
@@ -180,6 +236,8 @@ class Recognised:
         λ·KL to a prior, + λ·Σ f log f) — else None. The root of h'(f) + t = 0 is then
         f = (L/A)·ω(−(C + t)/L − log(L/A)), ω the Wright omega function (u + log u = z), where the
         bracketed Newton took ~10 rounds of derivative evaluations (:mod:`.solvers.user_forms`)."""
+        if self.geo:
+            return None
         terms, linear = self._lean
         A, L, C = 0.0, 0.0, linear
         with np.errstate(all="ignore"):
@@ -212,6 +270,8 @@ class Recognised:
         tilted by a kink certificate's subgradients) — else None. The root of h'(f) + t = 0 is then
         −(C + t)/A, where the bracketed Newton (:class:`~.user_separable.UserSep`) spent its fixed
         cost of a few rounds (~0.5 ms per call at d = 100–1,000, measured)."""
+        if self.geo:
+            return None
         terms, linear = self._lean
         A, C = 0.0, linear
         for t in terms:
@@ -295,6 +355,8 @@ class Recognised:
         for w, A, b in self.quads:
             r = A @ f + b
             out += w * float(r @ r)
+        for g in self.geo:
+            out += g.value(f)
         return out
 
     def gradient(self, f):
@@ -302,29 +364,58 @@ class Recognised:
         g = self.d1(f)
         for w, A, b in self.quads:
             g = g + 2.0 * w * (A.T @ (A @ f + b))
+        for t in self.geo:
+            g = g + t.gradient(f)
         return g
 
     def hessian(self, f):
         """Sparse ∇²J(f): diag(h'') + Σ 2w AᵀA (the constant second term formed once). A low-rank
-        quadratic form (:attr:`low_rank`) makes this dense: the interior point reads
-        :meth:`hessian_parts` instead."""
+        quadratic form (:attr:`low_rank`) or a geometric mean (:attr:`geo`, a rank-1 term) makes
+        this dense: the interior point reads :meth:`hessian_parts` and :meth:`hessian_negative`
+        instead."""
         import scipy.sparse as sp
 
         H = sp.diags(self.d2(f))
-        return (H + self._quad_hessian).tocsr() if self.quads else H.tocsr()
+        for t in self.geo:
+            H = H + sp.diags(t.diagonal(f))
+        H = (H + self._quad_hessian).tocsr() if self.quads else H.tocsr()
+        N = self.hessian_negative(f)
+        return H if N is None else sp.csr_array(H - N.T @ N)
 
     def hessian_parts(self, f):
-        """(S, L): ∇²J(f) = S + LᵀL with S sparse — diag(h'') and the quadratic forms whose AᵀA stays
-        sparse — and L (k, d) sparse, the stacked √(2w)·A of the low-rank forms (:attr:`low_rank`), or
-        None. O(d + nnz) per call: no d × d product is formed for a dense A with few rows."""
+        """(S, L): ∇²J(f) = S + LᵀL − NᵀN with S sparse — diag(h''), the geometric means' diagonal
+        parts and the quadratic forms whose AᵀA stays sparse — and L (k, d) sparse, the stacked
+        √(2w)·A of the low-rank forms (:attr:`low_rank`), or None; N from :meth:`hessian_negative`.
+        O(d + nnz) per call: no d × d product is formed for a dense A with few rows."""
         import scipy.sparse as sp
 
         low = self.low_rank
-        H = sp.diags(self.d2(f))
+        dg = self.d2(f)
+        for t in self.geo:
+            dg = dg + t.diagonal(f)
+        H = sp.diags(dg)
         if len(low) < len(self.quads):
             H = H + self._sparse_quad_hessian
         L = sp.vstack([np.sqrt(2.0 * w) * A for w, A, _ in low]).tocsr() if low else None
         return H.tocsr(), L
+
+    def rebuilt(self, f):
+        """The recognised expression with its variable replaced by the cvxpy expression ``f``
+        (cvxpy's own ``tree_copy``: the same atoms, a ``geo_mean`` copied with its weights and cone
+        tree, not derived again), or None where no source was kept."""
+        if self.source is None:
+            return None
+        expr, var = self.source
+        return expr.tree_copy({id(var): f})
+
+    def hessian_negative(self, f):
+        """N (k, d) dense with ∇²J(f) = S + LᵀL − NᵀN (:meth:`hessian_parts`), one row per geometric
+        mean (:class:`_GeoMean`), or None when there is none. S + LᵀL − NᵀN is positive semidefinite
+        (each w·G with w < 0 is convex), so the interior point's small Schur complement over these
+        rows, though indefinite, is nonsingular (notes: docs/notes/problems.md)."""
+        if not self.geo:
+            return None
+        return np.vstack([t.negative_row(f) for t in self.geo])
 
     @cached_property
     def low_rank(self) -> list:
@@ -386,6 +477,8 @@ def recognise(func, estimate) -> Recognised:
     except NotRecognised as exc:
         exc.parameters = out.parameters
         raise
+    if out.geo:
+        out.source = (expr, f)
     return out
 
 
@@ -476,12 +569,35 @@ def _scalar(e, w: float, f, out: Recognised) -> None:
         if k.size == 1 and other.size == 1:
             return _scalar(other, w * float(k.reshape(())), f, out)
         return _vector(other, w * _vec(k, other.size), f, out)  # w · (k @ v) or Σ multiply(k, v) on a scalar
+    if isinstance(e, GeoMean):
+        return _geo_mean(e, w, f, out)
     if type(e).__name__ == "quad_over_lin":
         y = _const(e.args[1])
         if y is None or float(y) <= 0:
             raise NotRecognised(f"quad_over_lin with a non-constant or non-positive denominator: {_show(e)}")
         return _square(e.args[0], w / float(y), f, out)
     raise NotRecognised(f"a {type(e).__name__} atom: {_show(e)}")
+
+
+def _geo_mean(e, w: float, f, out: Recognised) -> None:
+    """w·geo_mean(x) (w ≤ 0: convex), x affine per value of length d (:class:`_GeoMean`), with the
+    atom's own weights ``e.w`` (zero weights dropped by cvxpy: ``e._keep``)."""
+    if w > 0:
+        raise NotRecognised("geo_mean with a positive weight (concave: not convex)")
+    x = e.args[0]
+    if getattr(e, "axis", None) is not None or x.ndim > 1 or x.size != out.d:
+        raise NotRecognised(f"geo_mean of an argument that is not a length-{out.d} vector: {_show(e)}")
+    p = _affine(x, f, out.d)
+    if p is None:
+        raise NotRecognised(f"geo_mean of an argument that is not affine per value: {_show(e)}")
+    if w == 0:
+        return
+    weights = np.zeros(out.d)
+    weights[np.asarray(e._keep, bool)] = [float(v) for v in e.w]
+    a, b = (np.broadcast_to(np.asarray(v, float), (out.d,)).copy() for v in p)
+    if np.any((weights > 0) & (a == 0) & ~(b > 0)):
+        raise NotRecognised(f"geo_mean of an entry that is a constant ≤ 0 (G is 0 or undefined everywhere): {_show(e)}")
+    out.geo.append(_GeoMean(float(w), weights, a, b))
 
 
 def _square(arg, w, f, out):
@@ -856,8 +972,8 @@ def numpy_grad(expr, x, xval: np.ndarray) -> np.ndarray | None:
     read or set (``xval`` stands for its value). None where the expression holds a node outside the
     class written here (sums, negations, promotions, ``sum``, slices, products and quotients with
     constants, ``quad_over_lin`` / ``sum_squares``, ``power``, ``huber``, ``abs``, ``maximum`` of two,
-    ``max``, ``cumsum`` of a vector, ``norm1``, p-norms with p > 1), another variable, or a point where cvxpy's gradient is undefined
-    (``power`` or ``quad_over_lin`` outside their domains): the caller then asks :func:`cvxpy_grad`.
+    ``max``, ``cumsum`` of a vector, ``norm1``, p-norms with p > 1, ``geo_mean`` of a vector), another variable, or a point where cvxpy's gradient is undefined
+    (``power`` or ``quad_over_lin`` outside their domains, ``geo_mean`` where an entry is ≤ 0): the caller then asks :func:`cvxpy_grad`.
     The same values as cvxpy's to float64 rounding (the products are summed in another order; tests/
     test_check_cvxpy_grad.py); the check of CLS + 10⁻²‖f − p‖₂ at d = 100 spent ~3 ms per call in the
     sparse chain rule, ~0.1 ms here."""
@@ -880,6 +996,8 @@ def _supported(node) -> bool:
         return getattr(node, "axis", None) is None
     if kind is cumsum:
         return node.args[0].ndim == 1
+    if isinstance(node, GeoMean):
+        return getattr(node, "axis", None) is None and node.args[0].ndim <= 1
     if kind is maximum:
         return len(node.args) == 2 and all(a.shape == node.shape for a in node.args)
     return isinstance(node, Power)
@@ -979,6 +1097,15 @@ def _backward(node, adj, x, vals, g) -> None:
         out = np.zeros(v.size)
         out[np.argmax(v.ravel(order="F"))] = float(adj)
         _backward(args[0], out.reshape(v.shape, order="F"), x, vals, g)
+    elif isinstance(node, GeoMean):  # cvxpy's: G·w_i/x_i on the kept entries, undefined where one is ≤ 0
+        v = np.asarray(val(args[0]), dtype=np.float64).ravel()
+        keep = np.asarray(node._keep, dtype=bool)
+        kept, w = v[keep], np.array([float(t) for t in node.w])
+        if np.any(kept <= 0):
+            raise _Outside
+        out = np.zeros(v.size)
+        out[keep] = float(adj) * (w / kept * np.prod(kept ** w))
+        _backward(args[0], out.reshape(args[0].shape), x, vals, g)
     elif kind is cumsum:  # a 1-D argument: the adjoint of a running sum is the reversed running sum
         _backward(args[0], np.cumsum(np.asarray(adj)[::-1])[::-1], x, vals, g)
     elif kind is maximum:

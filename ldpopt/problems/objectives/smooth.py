@@ -242,6 +242,12 @@ class SmoothTerms:
             return sp.csr_array(H), L
         return self.hessian(f), None
 
+    def hessian_negative(self, f):
+        """N (k, d) with ∇²J(f) = S + LᵀL − NᵀN (:meth:`hessian_parts`), or None (an objective without
+        ``hessian_negative``, or none at f)."""
+        neg = getattr(self.obj, "hessian_negative", None)
+        return None if neg is None else neg(f, self.est)
+
     def change(self, f, delta) -> float:
         """J(f + δ) − J(f) (the objective's own ``change`` when it has one, without cancellation); +inf
         outside the domain."""
@@ -295,6 +301,12 @@ def form_domain(form):
                 edge = np.divide(np.negative(b), a)  # numpy's division: a float a = 0 gives ±inf/NaN, as per value
             lo = np.where((a > 0) & (t.w != 0), np.fmax(lo, edge), lo)
             hi = np.where((a < 0) & (t.w != 0), np.fmin(hi, edge), hi)
+    for g in getattr(form, "geo", ()):  # a geometric mean: z_i > 0 wherever its weight p_i > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            edge = -g.b / g.a
+        on = g.p > 0
+        lo = np.where(on & (g.a > 0), np.fmax(lo, edge), lo)
+        hi = np.where(on & (g.a < 0), np.fmin(hi, edge), hi)
     return np.broadcast_to(lo, (form.d,)).copy(), np.broadcast_to(hi, (form.d,)).copy()
 
 
@@ -305,6 +317,8 @@ def form_change(form, f, delta) -> float:
     for w, A, b in form.quads:
         r, ad = A @ f + b, A @ delta
         out += w * float(2.0 * (r @ ad) + ad @ ad)
+    for g in getattr(form, "geo", ()):
+        out += g.value(f + delta) - g.value(f)
     return out
 
 

@@ -196,7 +196,10 @@ class _DiagPlusConst:
         """S(f) · factor, canonical CSR: one matrix object, its values replaced at each call (the
         previous call's S is no longer read: each Newton step reads its own iteration's)."""
         data = self.base.copy()
-        data[self.diag] = np.asarray(self.form.d2(f), float) + data[self.diag]
+        dd = np.asarray(self.form.d2(f), float)
+        for t in getattr(self.form, "geo", ()):  # a geometric mean's diagonal part (as hessian_parts adds it)
+            dd = dd + t.diagonal(f)
+        data[self.diag] = dd + data[self.diag]
         if self.H is None:
             self.H = sp.csr_array((data * factor, self.indices, self.indptr), shape=self.shape)
         else:
@@ -218,15 +221,19 @@ class _Newton:
         if C.shape[0]:
             self.MinvCt = self.lu.solve(CT_dense)
             S = C @ self.MinvCt + np.diag(E)
-            self.schur = _chol(S + np.eye(S.shape[0]) * (1e-15 * max(float(np.max(np.abs(np.diag(S)))), 1e-300)))
-            if self.schur is None:
-                raise np.linalg.LinAlgError("the Schur complement is not positive definite")
+            if np.any(E < 0):  # a negative rank-1 Hessian part (E = −1): S indefinite, nonsingular
+                self.schur_lu = sla.lu_factor(S)
+            else:
+                self.schur = _chol(S + np.eye(S.shape[0]) * (1e-15 * max(float(np.max(np.abs(np.diag(S)))), 1e-300)))
+                if self.schur is None:
+                    raise np.linalg.LinAlgError("the Schur complement is not positive definite")
 
     def _once(self, rho, t):
         u = self.lu.solve(rho)
         if not self.C.shape[0]:
             return u, np.zeros(0)
-        w = _chol_solve(self.schur, self.C @ u - t)
+        lu = getattr(self, "schur_lu", None)
+        w = _chol_solve(self.schur, self.C @ u - t) if lu is None else sla.lu_solve(lu, self.C @ u - t)
         return u - self.MinvCt @ w, w
 
     def solve(self, rho, t):
@@ -304,6 +311,13 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     dg = sp.csr_array(H0).diagonal() * s_f * s_f
     if L0 is not None:
         dg = dg + np.asarray(sp.csr_array(L0).multiply(L0).sum(axis=0), float).ravel() * s_f * s_f
+    # ∇²J = S + LᵀL − NᵀN: a negative part N (k rows, a geometric mean's rank-1 term, which moves with
+    # f) joins the Schur complement as rows N Δx + w = 0 (E = −1), formed again at each iterate
+    negative = getattr(terms, "hessian_negative", None)
+    N0 = negative(x * s_f) if negative is not None else None
+    k_neg = 0 if N0 is None else N0.shape[0]
+    if k_neg:
+        dg = dg - np.sum(np.asarray(N0) ** 2, axis=0) * s_f * s_f
     m = float(np.mean(dg[dg > 0])) if np.any(dg > 0) else 1.0  # φ = J/m: O(1) coefficients
     diag_plus = _DiagPlusConst.make(terms, x * s_f, H0)  # S(f) in a fixed pattern, where it applies
 
@@ -313,6 +327,9 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     k_low = 0 if L0 is None else L0.shape[0]
     if k_low:  # φ = J/m over x = f/s_f: L's rows scaled alike, constant (a quadratic form's A)
         C = sp.vstack([C, sp.csr_array(L0) * (s_f / np.sqrt(m))]).tocsr()
+    if k_neg:  # N's rows, dense: their d entries each placed once, the values written at each iterate
+        C = sp.vstack([C, sp.csr_array(np.ones((k_neg, d)))]).tocsr()
+        neg_data = slice(C.nnz - k_neg * d, C.nnz)
 
     # start (a choice): slacks b − A x₀ where positive, else 1e-2 of the row's mean |term|; multipliers
     # on the central path, z = μ₀/s (every s_k z_k = μ₀), with μ₀ = mean |∇φ(x₀)| × the median slack
@@ -382,17 +399,23 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
                 H = (parts(x * s_f)[0] if parts is not None else sp.csr_array(terms.hessian(x * s_f))) * (s_f * s_f / m)
                 H.sum_duplicates()  # canonical: sorted indices, the pattern _Reduced lays out
         D = z / s
-        newton = _Newton(H, D[~dense], C, np.concatenate([np.zeros(m_e), s[dense] / z[dense], np.ones(k_low)]), reduced,
-                         CT, CT_dense)
+        if k_neg:  # N at this iterate, scaled as L (φ = J/m over x = f/s_f), into C and Cᵀ (dense)
+            N = np.asarray(negative(x * s_f), float) * (s_f / np.sqrt(m))
+            C.data[neg_data] = N.ravel()
+            CT_dense[:, C.shape[0] - k_neg:] = N.T
+            CT = CT_dense
+        newton = _Newton(H, D[~dense], C, np.concatenate([np.zeros(m_e), s[dense] / z[dense], np.ones(k_low),
+                                                          -np.ones(k_neg)]), reduced, CT, CT_dense)
 
         # the closures are called in this iteration only; their defaults bind its values
         def direction(r_c, z=z, s=s, r_i=r_i, r_d=r_d, r_e=r_e, D=D, newton=newton):
             # Δz = (−r_c + z∘r_i + z∘A_I Δx)/s; sparse rows eliminated into M, dense rows kept in C
             q = (-r_c + z * r_i) / s
-            dx, w = newton.solve(-r_d - A_ST @ q[~dense], np.concatenate([-r_e, -q[dense] / D[dense], np.zeros(k_low)]))
+            dx, w = newton.solve(-r_d - A_ST @ q[~dense], np.concatenate([-r_e, -q[dense] / D[dense],
+                                                                          np.zeros(k_low + k_neg)]))
             dz = np.empty(m_i)
             dz[~dense] = q[~dense] + D[~dense] * (A_S @ dx)
-            dz[dense] = w[m_e:w.size - k_low]
+            dz[dense] = w[m_e:w.size - k_low - k_neg]
             return dx, -r_i - A_I @ dx, w[:m_e], dz
 
         def lengths(dx, ds, dz, tau, x=x, s=s, z=z):

@@ -335,6 +335,8 @@ def _user_qp(problem) -> bool:
     users = (UserObjective, SeparableObjective, SmoothObjective)  # a cvxpy callable or a declared form
     if not isinstance(obj, users) or getattr(obj, "cvxpy_expr", True) is None:
         return False
+    if getattr(getattr(obj, "form", None), "geo", None):  # a geometric mean is no QP (and its cvxpy
+        return False                                      # side costs seconds to build: not built to ask)
     return bool(problem.cvxpy_problem.is_qp())
 
 

@@ -4,6 +4,8 @@ Notes: docs/notes/problems.md, "ldpopt.problems.solvers.user_forms".
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ..objectives.builtins import Objective, UserObjective
@@ -180,6 +182,17 @@ class SmoothUserObjective(UserObjective):
         # chain: 22 s, then Clarabel), at the 1e-10 defaults 0.4 s and passing the check
         self.solver_options = {"PIQP": QP_OPTIONS["PIQP"]} if form.quadratic else {}
 
+    def build(self, f, x, scale, estimate):
+        """The user's expression on ``f``: for a form with a geometric mean, the recognised expression
+        copied onto ``f`` (``Recognised.rebuilt``; the callable is not run again: cvxpy's ``geo_mean``
+        spent 1.5 s at d = 100 deriving its cone tree at each construction), else as any callable."""
+        expr = self.form.rebuilt(f)
+        if expr is None:
+            return super().build(f, x, scale, estimate)
+        same = copy.copy(self)  # UserObjective's build (shape checks, multiplier) on that expression
+        same.func = lambda f, estimate: expr
+        return UserObjective.build(same, f, x, scale, estimate)
+
     def value(self, f, estimate):
         return self.form.total(f)
 
@@ -193,6 +206,11 @@ class SmoothUserObjective(UserObjective):
         """(S, L) with ∇²J(f) = S + LᵀL, S sparse, L the low-rank forms' factor or None
         (``Recognised.hessian_parts``): what the interior point reads, O(d + nnz)."""
         return self.form.hessian_parts(f)
+
+    def hessian_negative(self, f, estimate):
+        """N with ∇²J(f) = S + LᵀL − NᵀN (``Recognised.hessian_negative``: a geometric mean's rank-1
+        part), or None."""
+        return self.form.hessian_negative(f)
 
     def change(self, f, delta) -> float:
         return form_change(self.form, f, delta)
