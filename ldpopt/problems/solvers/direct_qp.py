@@ -176,9 +176,9 @@ def _csc(pieces, shape):
 
 def qp_form(form) -> bool:
     """Whether a recognised objective is a QP this route writes: every per-value term a square or a
-    Huber loss (one argument), besides its quadratic forms and polyhedral terms."""
+    Huber loss (one argument), besides its quadratic forms and polyhedral terms (no geometric mean)."""
     terms = getattr(form, "terms", None)
-    return terms is not None and all(
+    return terms is not None and not getattr(form, "geo", None) and all(
         (t.kind == "power" and t.param == 2.0) or (t.kind == "huber" and len(t.args) == 1) for t in terms)
 
 
