@@ -175,6 +175,10 @@ class SmoothUserObjective(UserObjective):
     optimum is 0 at ~√gap (measured: CLS + Σ (f_{v+1} − f_v)² at Retail, d = 16,470, certified
     ‖f − f*‖∞ ≤ 2e-7 at 1e-10, ≤ 2e-10 at these, same time)."""
 
+    #: its Hessian is its recognised form's, entry for entry (the interior point may then write it
+    #: into one fixed sparse pattern: :mod:`.ipm`)
+    hessian_from_form = True
+
     def __init__(self, user: UserObjective, form: Recognised):
         super().__init__(user.func, name=user.name, multiplier=user.multiplier)
         self.form = form
