@@ -43,7 +43,7 @@ from ..solution import Solution
 from .cvxpy_rows import AffineRows, compile_rows, named_duals
 from .isolate import SolverTimedOut, runs_isolated, standing, user_code_raised
 
-__all__ = ["SUFFIX", "qp_form", "solve_direct_qp"]
+__all__ = ["SUFFIX", "solve_direct_qp"]
 
 #: ``Solution.solver`` of this route: the solver's name with this suffix (``"PIQP-DIRECT"``)
 SUFFIX = "-DIRECT"
@@ -172,14 +172,6 @@ def _csc(pieces, shape):
     c = np.concatenate([p[1] for p in pieces])
     v = np.concatenate([np.asarray(p[2], float) for p in pieces])
     return sp.coo_array((v, (r, c)), shape=shape).tocsc()
-
-
-def qp_form(form) -> bool:
-    """Whether a recognised objective is a QP this route writes: every per-value term a square or a
-    Huber loss (one argument), besides its quadratic forms and polyhedral terms (no geometric mean)."""
-    terms = getattr(form, "terms", None)
-    return terms is not None and not getattr(form, "geo", None) and all(
-        (t.kind == "power" and t.param == 2.0) or (t.kind == "huber" and len(t.args) == 1) for t in terms)
 
 
 def _huber_parts(form):
