@@ -1095,9 +1095,19 @@ def _forward(node, x, xval, vals):
     else:
         if not _supported(node):
             raise _Outside
-        v = node.numeric([_forward(a, x, xval, vals) for a in node.args])
+        args = [_forward(a, x, xval, vals) for a in node.args]
+        if type(node) in (Pnorm, PnormApprox) and float(node.p) == 2.0:  # ‖·‖₂ by np.sum, not BLAS's dot
+            v = _two_norm(args[0])                                       # (whose idle threads bill CPU time)
+        else:
+            v = node.numeric(args)
     vals[key] = (node, v)  # the node kept alive with its value: its id is not reused within the call
     return v
+
+
+def _two_norm(v) -> float:
+    """‖v‖₂ of all entries, summed by ``np.sum``."""
+    v = np.asarray(v, dtype=np.float64)
+    return float(np.sqrt(np.sum(v * v)))
 
 
 def _dense(v):
@@ -1198,7 +1208,7 @@ def _backward(node, adj, x, vals, g) -> None:
         if not p > 1:
             raise _Outside
         v = np.asarray(val(args[0]), dtype=np.float64)
-        den = np.power(np.linalg.norm(v.ravel(order="F"), p), p - 1.0)
+        den = _two_norm(v) if p == 2.0 else np.power(np.linalg.norm(v.ravel(order="F"), p), p - 1.0)
         if den == 0:
             return
         _backward(args[0], adj * (np.sign(v) * np.power(np.abs(v), p - 1.0) / den), x, vals, g)
