@@ -28,7 +28,7 @@ from cvxpy.atoms.pnorm import Pnorm, PnormApprox
 from cvxpy.atoms.quad_over_lin import quad_over_lin
 from scipy.special import expit, xlogy
 
-__all__ = ["NotRecognised", "Recognised", "recognise", "squares_floor"]
+__all__ = ["NotRecognised", "Recognised", "recognise", "recognise_norms", "squares_floor"]
 
 
 class NotRecognised(ValueError):
@@ -38,6 +38,9 @@ class NotRecognised(ValueError):
     cvxpy 1.5 s per build)."""
 
     parameters: tuple | None = None
+    #: (expression, variable) :func:`recognise` walked, so a caller may read it again
+    #: (:func:`recognise_norms`) without building the user's expression a second time
+    source: tuple | None = None
 
 
 def _show(e) -> str:
@@ -476,10 +479,38 @@ def recognise(func, estimate) -> Recognised:
         _scalar(expr, 1.0, f, out)
     except NotRecognised as exc:
         exc.parameters = out.parameters
+        exc.source = (expr, f)
         raise
     if out.geo:
         out.source = (expr, f)
     return out
+
+
+def recognise_norms(expr, f, d: int):
+    """(form, norms) with ``expr`` = J_form(f) + Σ_j w_j·‖A_j f + b_j‖₂: the addends of ``expr``
+    (through scalar sums, negations and constant factors) that are 2-norms of an affine vector argument
+    with a weight w_j ≥ 0, each as (w_j, A_j sparse (m_j, d), b_j), and every other addend in
+    :func:`recognise`'s class (``form``, a :class:`Recognised`); None when some addend is neither,
+    or when there is no 2-norm. Each 2-norm is one second-order cone (t_j, A_j f + b_j) with cost
+    w_j·t_j (:mod:`~ldpopt.problems.solvers.direct_qp`)."""
+    parts: list = []
+    norms = []
+    out = Recognised(d, [], np.zeros(d), parameters=tuple(sorted(expr.parameters(), key=lambda p: p.id)))
+    try:
+        _addends(expr, 1.0, parts)
+        for w, node in parts:
+            if (type(node) in (Pnorm, PnormApprox) and float(node.p) == 2.0 and getattr(node, "axis", None) is None
+                    and node.args[0].ndim <= 1 and node.args[0].is_affine()):
+                if w < 0:
+                    return None  # concave
+                if w > 0:
+                    A, b = _jacobian(node.args[0], f, d)
+                    norms.append((float(w), A, b))
+                continue
+            _scalar(node, w, f, out)
+    except NotRecognised:
+        return None
+    return (out, norms) if norms else None
 
 
 def squares_floor(expr, x, d: int) -> float:

@@ -99,6 +99,7 @@ __all__ = [
     "EXP_CONE_CLARABEL_MAX_D",
     "HUBER_QP_OPTIONS",
     "LIKELIHOOD_CHAIN",
+    "NORM_DIRECT_MAX_D",
     "QP_CHAIN",
     "QP_CHAIN_SMALL",
     "QP_OPTIONS",
@@ -138,6 +139,9 @@ DIRECT_CLARABEL_MAX_D = 1000
 #: (measured crossover with ldpopt's interior point between 10⁴ and 3·10⁴: module docstring)
 SMOOTH_QP_SMALL_D = 10_000
 CONE_CHAIN = ("CLARABEL", "SCS")
+#: up to this d a quadratic plus 2-norms of affine arguments (:class:`.user_forms.NormUserObjective`) goes
+#: to Clarabel's own interface first (:func:`direct_qp_solver`)
+NORM_DIRECT_MAX_D = 100_000
 
 #: SCS at its defaults (eps 1e-4) fails ldpopt's frequency-unit check at any d; as a fallback it
 #: runs tightened (the tolerance ``ldpopt.verify`` uses for it)
@@ -414,6 +418,8 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     >>> ldpopt.Problem(est, smooth).solve().solver   # in this process's standing child
     'PIQP-DIRECT'
     """
+    if getattr(problem.objective, "conic_form", None) is not None:  # 2-norms: Clarabel (cones), measured
+        return "CLARABEL" if problem.estimate.d <= NORM_DIRECT_MAX_D else None
     form = getattr(problem.objective, "form", None)
     if (not qp_form(form) or problem.estimate.d > SMOOTH_QP_SMALL_D or _low_rank(problem)
             or not _user_qp(problem)):
