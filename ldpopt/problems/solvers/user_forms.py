@@ -271,9 +271,10 @@ def _norms_route(objective: UserObjective, exc: NotRecognised, d: int):
     low-rank quadratic form (the direct route's P would hold AᵀA dense: :func:`.policy._low_rank`)."""
     from .policy import qp_form
 
-    if "Pnorm" not in str(exc) or getattr(exc, "source", None) is None:
+    src = exc.source
+    if "Pnorm" not in str(exc) or src is None:
         return None
-    expr, f = exc.source
+    expr, f = src
     got = recognise_norms(expr, f, d)
     if got is None or not qp_form(got[0]) or got[0].low_rank:
         return None
