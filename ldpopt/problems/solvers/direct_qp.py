@@ -4,7 +4,9 @@ A user objective recognised as a quadratic plus polyhedral terms (:mod:`.user_fo
 squares, quadratic forms ‖A f − b‖², W·|A f + b| and w·max(A f + b)) or per-value Huber losses has
 its QP data without cvxpy: the Hessian is the same at every f, the gradient at 0 is the linear term,
 each polyhedral term gets epigraph variables as cvxpy's canonicalisation would give it, and each
-Huber term w·huber_M(a f + b) two variables per value, w·(s² + 2M·t) with t ≥ |a f + b − s|. The constraints' rows come from
+Huber term w·huber_M(a f + b) two variables per value, w·(s² + 2M·t) with t ≥ |a f + b − s|; a
+quadratic plus weighted 2-norms (:class:`.user_forms.NormUserObjective`) one variable t per 2-norm
+w‖K f + c‖₂, cost w·t, (t, K f + c) in a second-order cone (Clarabel only). The constraints' rows come from
 the structured compilation where it covers them (:func:`.structured.structure.compiled_for`, kept
 on the problem: the exact feasibility decision has made it already; the multipliers named by its
 :func:`~.structured.multipliers.duals_dict`), else read constraint by constraint where each is an
