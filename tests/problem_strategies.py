@@ -5,8 +5,8 @@ route's answer by a chosen distance while keeping Σ f = 1.
 * objectives (:data:`OBJECTIVES`): ``cls``, ``weighted-mle``, a user CLS + 1e-3·KL to the uniform
   prior (recognised as separable: the structured route), a user CLS + w·Σ (f_{v+1} − f_v)² (a
   quadratic: the direct QP), the same + 1e-3·KL (smooth: the interior point), the exact
-  ``multinomial`` likelihood (sequential QP by name) and a user cvxpy CLS + 0.1·‖f − f̃‖₂ (not
-  recognised: the cvxpy chain); outside :data:`OBJECTIVES` (drawn only where named), ``user-geomean``,
+  ``multinomial`` likelihood (sequential QP by name) and a user cvxpy CLS + 0.1·‖f − f̃‖₂ (a quadratic
+  plus a 2-norm: Clarabel's own interface with a second-order cone, then the cvxpy chain); outside :data:`OBJECTIVES` (drawn only where named), ``user-geomean``,
   CLS − 1e-2·geo_mean(f, weights 1, 2, 3, …) (a rank-1 Hessian part: the interior point);
 * constraints (:data:`CONSTRAINTS`, each with the simplex): none more, SubsetSum ``==`` / ``>=``,
   Monotone (nonincreasing), Fixed, a user affine row Σ_S f ≤ b, a user norm ball

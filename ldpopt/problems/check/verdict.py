@@ -442,13 +442,20 @@ def curvature(obj, gfun, f: np.ndarray, est) -> float:
     return max(float(np.min(hess)), 0.0)
 
 
+def _norm2(v) -> float:
+    """‖v‖₂ summed by ``np.sum``, not BLAS's dot (``np.linalg.norm``), whose idle threads spin and bill the
+    caller CPU time (as :func:`_gap_terms`)."""
+    v = np.asarray(v, dtype=np.float64)
+    return float(np.sqrt(np.sum(v * v)))
+
+
 def residual_bound(r: np.ndarray, lag: float, mu: float) -> float:
     """(‖r‖₂ + √(‖r‖₂² + 2μ·|lag|))/μ: the bound on ‖f − f*‖₂ of the module docstring."""
-    rn = float(np.linalg.norm(r))
+    rn = _norm2(r)
     return (rn + np.sqrt(rn * rn + 2.0 * mu * abs(lag))) / mu
 
 
-def error_bound(problem, f, duals, r, lag, mu, deadline=None) -> float | None:
+def error_bound(problem, f, duals, r, lag, mu, deadline=None, gfun=None) -> float | None:
     """The bound of the module docstring (:mod:`.verdict`, "error bound"), with the solver's multipliers and with re-chosen ones.
 
     The bound holds for *any* multipliers with y ≥ 0 on the inequalities, so the nonnegativity
@@ -459,7 +466,7 @@ def error_bound(problem, f, duals, r, lag, mu, deadline=None) -> float | None:
 
     None (no bound) when f is off its constraints beyond rounding and no feasible point near it is
     made (:func:`feasible_near`): the gap bounds J* − L(f) only through such a point. ``deadline``:
-    as for :func:`check_solution`.
+    as for :func:`check_solution`; ``gfun``: ∇J for the polished point (:func:`_polished_bound`).
     """
     near = _off_gap(problem, f, duals, r, deadline)
     if near is False:
@@ -488,7 +495,7 @@ def error_bound(problem, f, duals, r, lag, mu, deadline=None) -> float | None:
     if changed and near is not None:
         lag2 = gap_at(r2, shift)
     best = min(best, residual_bound(r2, lag2, mu)) if changed else best
-    polished = _polished_bound(problem, f, duals, mu)
+    polished = _polished_bound(problem, f, duals, mu, gfun)
     return best if polished is None else min(best, polished)
 
 
@@ -501,16 +508,18 @@ def _simplex_only(problem) -> str | None:
     return None if st is None or st.total != 1.0 else next(n for n, s in st.duals.items() if s[0] == "lower")
 
 
-def _polished_bound(problem, f, duals, mu) -> float | None:
+def _polished_bound(problem, f, duals, mu, gfun=None) -> float | None:
     """Simplex-only problems: certify a polished point f̂ instead and add ‖f − f̂‖₂ (triangle
     inequality). f̂ zeroes the values the solver's multipliers call active (y_v > μ·f_v) and puts
     their mass back on the support in proportion to 1/curvature (a Newton step of the sum); at the
     feasible f̂ the multipliers are re-chosen (sum: −mean ∇J on the support; y_v = (∇J_v + y_sum)₊
-    off it), so the gap is 0 and e ≤ 2‖r(f̂)‖₂/μ."""
+    off it), so the gap is 0 and e ≤ 2‖r(f̂)‖₂/μ — for any μ-strongly convex J, separable or not
+    (``gfun``: its gradient, :func:`gradient_function`'s; default the objective's numpy ``gradient``)."""
     name = _simplex_only(problem)
     if name is None:
         return None
     obj, est = problem.objective, problem.estimate
+    grad_at = gfun if gfun is not None else (lambda x: obj.gradient(x, est))
     y = np.asarray(duals[name], dtype=np.float64)
     zero = (y > mu * np.maximum(f, 0.0)) | (f <= 0)
     supp = ~zero
@@ -519,7 +528,7 @@ def _polished_bound(problem, f, duals, mu) -> float | None:
     fh = np.where(zero, 0.0, f)
     with np.errstate(all="ignore"):
         h = 1e-6 / f.shape[0]
-        curv = (obj.gradient(fh + h, est) - obj.gradient(fh, est)) / h
+        curv = (grad_at(fh + h) - grad_at(fh)) / h
     w = np.where(supp & np.isfinite(curv) & (curv > 0), 1.0 / np.where(curv > 0, curv, 1.0), 0.0)
     if not w.any():
         return None
@@ -527,14 +536,14 @@ def _polished_bound(problem, f, duals, mu) -> float | None:
     if np.any(fh < 0):
         return None
     with np.errstate(all="ignore"):
-        g = obj.gradient(fh, est)
+        g = np.asarray(grad_at(fh), dtype=np.float64)
     if not np.all(np.isfinite(g[supp])):
         return None
     ysum = -float(np.mean(g[supp]))
     r = np.where(supp, g + ysum, np.minimum(g + ysum, 0.0))
     if not np.all(np.isfinite(r)):
         return None
-    return float(np.linalg.norm(f - fh)) + 2.0 * float(np.linalg.norm(r)) / mu
+    return _norm2(f - fh) + 2.0 * _norm2(r) / mu
 
 
 class _OffGap:
@@ -1113,26 +1122,25 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest:
             ch.not_run.pop("error_bound", None)
             linear = False
     elif isinstance(obj, UserObjective) and not hasattr(obj, "curvature_floor"):
-        ch.not_run["error_bound"] = ("a cvxpy objective declares no curvature: no distance bound (a "
-                                     "SeparableObjective with its second derivative gives one)")
+        ch.not_run["error_bound"] = _NO_CURVATURE  # unless the KKT test fails: then its expression's squares (below)
     else:  # user constraints: the bound from the solver's multipliers (below)
         mu = curvature(obj, gfun, f, problem.estimate)
         if mu > 0:
-            jf = float(np.sum(jty * f))
-            terms = float(np.sum(np.abs(jty * f))) + abs(lag - jf) + abs(lag)
-            eb = error_bound(problem, f, duals, r, lag, mu, deadline)
-            if eb is None:
-                ch.not_run["error_bound"] = ("f is off its constraints beyond rounding and no feasible point near "
-                                             "it is known (a non-linear user constraint, or a projection on the "
-                                             "rows that leaves a bound): no distance bound")
-            else:
-                ch.error_bound = eb + bound_rounding(grad, jty, terms, mu, f, residual_bound)
+            _residual_error_bound(ch, problem, f, duals, r, lag, mu, grad, jty, gfun, deadline)
         else:
             ch.not_run["error_bound"] = "J is not strongly convex at f (zero curvature somewhere)"
             ch.not_unique = _flat_set(obj, f)
     stationary = ch.stationarity <= STATIONARITY_TOL or (
         ch.stationarity_step is not None and ch.stationarity_step <= NEWTON_TOL * accuracy_tol(d))
     kkt_ok = stationary and ch.gap <= GAP_TOL
+    if not kkt_ok and ch.not_run.get("error_bound") is _NO_CURVATURE:
+        # a cvxpy objective whose KKT test failed: a distance bound where its expression has a
+        # strong-convexity modulus (squares plus convex addends: a 2-norm, ...). Computed only here,
+        # so a call that passes on the KKT test costs what it did before
+        mu = expression_curvature(problem)
+        if mu > 0:
+            del ch.not_run["error_bound"]
+            _residual_error_bound(ch, problem, f, duals, r, lag, mu, grad, jty, gfun, deadline)
     bound_ok = ch.error_bound is not None and ch.error_bound <= accuracy_tol(d)
     if linear:
         # the certificate's argmin bound is linear in the error (tight): it decides alone. Small
@@ -1140,6 +1148,35 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest:
         kkt_ok = False
     if not (kkt_ok or bound_ok):
         _fail_kkt(ch, accuracy_tol(d))
+
+
+_NO_CURVATURE = ("a cvxpy objective declares no curvature: no distance bound (a SeparableObjective with its "
+                 "second derivative gives one)")
+
+
+def expression_curvature(problem) -> float:
+    """A strong-convexity modulus of a user's cvxpy objective in frequency units, from the problem's
+    own expression (:func:`~ldpopt.problems.objectives.recognise.squares_floor`: its squares of
+    per-value affine arguments, every other addend convex); 0 when none is known. The solver's
+    expression is K·J(s·x): ∇²_f J = ∇²_x / (K s²)."""
+    from ..objectives.recognise import squares_floor
+
+    mu = squares_floor(problem.cvxpy_problem.objective.expr, problem.x, problem.estimate.d)
+    return mu / (problem._multiplier * problem.scale ** 2) if mu > 0 else 0.0
+
+
+def _residual_error_bound(ch, problem, f, duals, r, lag, mu, grad, jty, gfun, deadline=None) -> None:
+    """``ch.error_bound`` from :func:`error_bound` at modulus ``mu`` plus its float64 rounding, or why
+    not in ``ch.not_run``."""
+    jf = float(np.sum(jty * f))
+    terms = float(np.sum(np.abs(jty * f))) + abs(lag - jf) + abs(lag)
+    eb = error_bound(problem, f, duals, r, lag, mu, deadline, gfun)
+    if eb is None:
+        ch.not_run["error_bound"] = ("f is off its constraints beyond rounding and no feasible point near "
+                                     "it is known (a non-linear user constraint, or a projection on the "
+                                     "rows that leaves a bound): no distance bound")
+    else:
+        ch.error_bound = eb + bound_rounding(grad, jty, terms, mu, f, residual_bound)
 
 
 def _flat_set(obj, f) -> str:

@@ -28,7 +28,7 @@ from cvxpy.atoms.pnorm import Pnorm, PnormApprox
 from cvxpy.atoms.quad_over_lin import quad_over_lin
 from scipy.special import expit, xlogy
 
-__all__ = ["NotRecognised", "Recognised", "recognise"]
+__all__ = ["NotRecognised", "Recognised", "recognise", "recognise_norms", "squares_floor"]
 
 
 class NotRecognised(ValueError):
@@ -38,6 +38,9 @@ class NotRecognised(ValueError):
     cvxpy 1.5 s per build)."""
 
     parameters: tuple | None = None
+    #: (expression, variable) :func:`recognise` walked, so a caller may read it again
+    #: (:func:`recognise_norms`) without building the user's expression a second time
+    source: tuple | None = None
 
 
 def _show(e) -> str:
@@ -476,10 +479,115 @@ def recognise(func, estimate) -> Recognised:
         _scalar(expr, 1.0, f, out)
     except NotRecognised as exc:
         exc.parameters = out.parameters
+        exc.source = (expr, f)
         raise
     if out.geo:
         out.source = (expr, f)
     return out
+
+
+def recognise_norms(expr, f, d: int):
+    """(form, norms) with ``expr`` = J_form(f) + Σ_j w_j·‖A_j f + b_j‖₂: the addends of ``expr``
+    (through scalar sums, negations and constant factors) that are 2-norms of an affine vector argument
+    with a weight w_j ≥ 0, each as (w_j, A_j sparse (m_j, d), b_j), and every other addend in
+    :func:`recognise`'s class (``form``, a :class:`Recognised`); None when some addend is neither,
+    or when there is no 2-norm. Each 2-norm is one second-order cone (t_j, A_j f + b_j) with cost
+    w_j·t_j (:mod:`~ldpopt.problems.solvers.direct_qp`)."""
+    parts: list = []
+    norms = []
+    out = Recognised(d, [], np.zeros(d), parameters=tuple(sorted(expr.parameters(), key=lambda p: p.id)))
+    try:
+        _addends(expr, 1.0, parts)
+        for w, node in parts:
+            if (type(node) in (Pnorm, PnormApprox) and float(node.p) == 2.0 and getattr(node, "axis", None) is None
+                    and node.args[0].ndim <= 1 and node.args[0].is_affine()):
+                if w < 0:
+                    return None  # concave
+                if w > 0:
+                    A, b = _jacobian(node.args[0], f, d)
+                    norms.append((float(w), A, b))
+                continue
+            _scalar(node, w, f, out)
+    except NotRecognised:
+        return None
+    return (out, norms) if norms else None
+
+
+def squares_floor(expr, x, d: int) -> float:
+    """A strong-convexity modulus μ ≥ 0 of a convex scalar ``expr`` in its length-d variable ``x``
+    (expr − μ/2·‖x‖² convex), read from its addends: each addend recognised as per-value terms
+    (:func:`recognise`'s class, e.g. ``sum_squares`` of a per-value affine argument) gives 2w·a²
+    per value for its squares w·(a x_v + b)² and nothing for its other terms (convex: their Hessian
+    is ≥ 0); an addend outside that class (a 2-norm, any cvxpy atom) must be convex by cvxpy's
+    DCP rules and gives nothing. μ is the smallest per-value total; 0 when an addend is neither,
+    or when some value has no square.
+
+    Why this is a bound: Σ_v c_v·(a_v x_v + b_v)² − μ/2·‖x‖² is convex when 2c_v a_v² ≥ μ for
+    every v, and adding convex functions keeps convexity (Boyd & Vandenberghe, *Convex
+    Optimization*, §3.2.1, §9.1.2) — whether or not the other addends are differentiable.
+
+    Parameters
+    ----------
+    expr : cvxpy Expression
+        A scalar convex expression (a problem's objective).
+    x : cvxpy Variable
+        The variable, length d.
+    d : int
+        Its length.
+
+    Returns
+    -------
+    float
+        μ in x's units (0: no modulus known).
+    """
+    parts: list = []
+    try:
+        _addends(expr, 1.0, parts)
+        c = np.zeros(d)
+        for w, node in parts:
+            if node.is_constant() or w == 0:
+                continue
+            one = Recognised(d, [], np.zeros(d))
+            try:
+                _scalar(node, w, x, one)
+            except NotRecognised:
+                if not ((w > 0 and node.is_convex()) or (w < 0 and node.is_concave())):
+                    return 0.0
+                continue
+            for t in one.terms:
+                if t.kind == "power" and t.param == 2.0 and len(t.args) == 1:
+                    if np.any(t.w < 0):  # not convex: recognition refuses this; never a bound
+                        return 0.0
+                    a = t.args[0][0]
+                    c = c + 2.0 * t.w * a * a
+    except NotRecognised:  # a parameter without a value
+        return 0.0
+    mu = float(np.min(c, initial=np.inf))
+    return mu if np.isfinite(mu) and mu > 0 else 0.0
+
+
+def _addends(e, w: float, out: list) -> None:
+    """(w_k, e_k) with w·e = Σ_k w_k·e_k, through scalar sums, negations, reshapes and products /
+    quotients by a constant scalar; any other node is one addend."""
+    if e.size == 1 and isinstance(e, AddExpression) and all(a.size == 1 for a in e.args):
+        for a in e.args:
+            _addends(a, w, out)
+        return
+    if isinstance(e, NegExpression):
+        return _addends(e.args[0], -w, out)
+    if isinstance(e, reshape) and e.args[0].size == 1:
+        return _addends(e.args[0], w, out)
+    if isinstance(e, (multiply, MulExpression, DivExpression)) and e.size == 1:
+        left, right = e.args
+        if isinstance(e, DivExpression):
+            k = _const(right)
+            if k is not None and k.size == 1 and float(k.reshape(())) != 0 and left.size == 1:
+                return _addends(left, w / float(k.reshape(())), out)
+        else:
+            k, other = (_const(left), right) if _const(left) is not None else (_const(right), left)
+            if k is not None and k.size == 1 and other.size == 1:
+                return _addends(other, w * float(k.reshape(())), out)
+    out.append((w, e))
 
 
 def _const(e):
@@ -1018,9 +1126,19 @@ def _forward(node, x, xval, vals):
     else:
         if not _supported(node):
             raise _Outside
-        v = node.numeric([_forward(a, x, xval, vals) for a in node.args])
+        args = [_forward(a, x, xval, vals) for a in node.args]
+        if type(node) in (Pnorm, PnormApprox) and float(node.p) == 2.0:  # ‖·‖₂ by np.sum, not BLAS's dot
+            v = _two_norm(args[0])                                       # (whose idle threads bill CPU time)
+        else:
+            v = node.numeric(args)
     vals[key] = (node, v)  # the node kept alive with its value: its id is not reused within the call
     return v
+
+
+def _two_norm(v) -> float:
+    """‖v‖₂ of all entries, summed by ``np.sum``."""
+    v = np.asarray(v, dtype=np.float64)
+    return float(np.sqrt(np.sum(v * v)))
 
 
 def _dense(v):
@@ -1121,7 +1239,7 @@ def _backward(node, adj, x, vals, g) -> None:
         if not p > 1:
             raise _Outside
         v = np.asarray(val(args[0]), dtype=np.float64)
-        den = np.power(np.linalg.norm(v.ravel(order="F"), p), p - 1.0)
+        den = _two_norm(v) if p == 2.0 else np.power(np.linalg.norm(v.ravel(order="F"), p), p - 1.0)
         if den == 0:
             return
         _backward(args[0], adj * (np.sign(v) * np.power(np.abs(v), p - 1.0) / den), x, vals, g)

@@ -4,7 +4,9 @@ A user objective recognised as a quadratic plus polyhedral terms (:mod:`.user_fo
 squares, quadratic forms ‖A f − b‖², W·|A f + b| and w·max(A f + b)) or per-value Huber losses has
 its QP data without cvxpy: the Hessian is the same at every f, the gradient at 0 is the linear term,
 each polyhedral term gets epigraph variables as cvxpy's canonicalisation would give it, and each
-Huber term w·huber_M(a f + b) two variables per value, w·(s² + 2M·t) with t ≥ |a f + b − s|. The constraints' rows come from
+Huber term w·huber_M(a f + b) two variables per value, w·(s² + 2M·t) with t ≥ |a f + b − s|; a
+quadratic plus weighted 2-norms (:class:`.user_forms.NormUserObjective`) one variable t per 2-norm
+w‖K f + c‖₂, cost w·t, (t, K f + c) in a second-order cone (Clarabel only). The constraints' rows come from
 the structured compilation where it covers them (:func:`.structured.structure.compiled_for`, kept
 on the problem: the exact feasibility decision has made it already; the multipliers named by its
 :func:`~.structured.multipliers.duals_dict`), else read constraint by constraint where each is an
@@ -196,10 +198,14 @@ def _huber_parts(form):
 
 
 def _assemble(problem, rows):
-    """(P, q, A, b, rows with an equality: m_e, m): the QP of the module docstring in x = f/s (then the
-    epigraph variables, then each Huber term's s and t: :func:`_huber_parts`), P its full symmetric
-    Hessian, A x (=, ≤) b with the m_e equalities first."""
-    form, hubers = _huber_parts(problem.objective.form)
+    """(P, q, A, b, rows with an equality: m_e, m, soc): the QP of the module docstring in x = f/s (then the
+    epigraph variables, then each Huber term's s and t: :func:`_huber_parts`, then one t per 2-norm),
+    P its full symmetric Hessian, A x (=, ≤, ∈ second-order cones) b with the m_e equalities first and
+    the cones' rows last, ``soc`` their sizes (each 2-norm w‖K f + c‖₂ of a
+    :class:`~.user_forms.NormUserObjective`: cost w·t, b − A x = (t, K s x + c) in the cone)."""
+    conic = getattr(problem.objective, "conic_form", None)
+    form, norms = conic if conic is not None else (problem.objective.form, [])
+    form, hubers = _huber_parts(form)
     s_f, d = problem.scale, problem.estimate.d
     zero = np.zeros(d)
     H = sp.csr_array(form.hessian(zero))
@@ -233,6 +239,15 @@ def _assemble(problem, rows):
         epi += [((rr, cc, vv), (r[:0], r[:0], r[:0]), k), ((rr, cc, np.concatenate([-a * s_f, np.ones(k), -np.ones(k)])), (r[:0], r[:0], r[:0]), k)]
         rhs += [-b, b]
         width += 2 * k
+    soc = []
+    for w, K, c in norms:  # (t, K s_f x + c) ∈ SOC: rows −t and −K s_f x, right-hand sides 0 and c
+        kr, kc, kv = _triplets(K)
+        k = K.shape[0]
+        epi.append(((kr + 1, kc, -kv * s_f), (np.zeros(1, int), np.full(1, width), -np.ones(1)), k + 1))
+        rhs.append(np.concatenate([[0.0], np.asarray(c, float)]))
+        q_parts.append(np.array([w / m]))
+        soc.append(k + 1)
+        width += 1
     n = width
     P = _csc(p_pieces, (n, n))
     pieces, at = [], 0
@@ -243,7 +258,7 @@ def _assemble(problem, rows):
         pieces += [(*Kt, at), (*Tt, at)]
         at += k
     A = _csc(pieces, (at, n))
-    return P, np.concatenate(q_parts), A, np.concatenate([rows.b_E, rows.b_I, *rhs]), rows.A_E.shape[0], m
+    return P, np.concatenate(q_parts), A, np.concatenate([rows.b_E, rows.b_I, *rhs]), rows.A_E.shape[0], m, soc
 
 
 def _triu(P):
@@ -254,9 +269,10 @@ def _triu(P):
     return sp.csc_array((P.data[keep], P.indices[keep], indptr), shape=P.shape)
 
 
-def _clarabel(P, q, A, b, m_e, options):
+def _clarabel(P, q, A, b, m_e, options, soc=()):
     """Clarabel on the QP: (status word, x, z, s, iterations) — z and s per row (equalities first), its
-    KKT Px + q + Aᵀz = 0 — or None when an option is not one of its settings."""
+    KKT Px + q + Aᵀz = 0 — or None when an option is not one of its settings. ``soc``: the sizes of
+    the second-order cones of the last rows."""
     import clarabel
 
     settings = clarabel.DefaultSettings()
@@ -265,16 +281,22 @@ def _clarabel(P, q, A, b, m_e, options):
         if not hasattr(settings, key):
             return None
         setattr(settings, key, value)
-    cones = [clarabel.ZeroConeT(m_e), clarabel.NonnegativeConeT(A.shape[0] - m_e)]
+    n_soc = int(sum(soc))
+    cones = [clarabel.ZeroConeT(m_e), clarabel.NonnegativeConeT(A.shape[0] - m_e - n_soc),
+             *(clarabel.SecondOrderConeT(int(k)) for k in soc)]
     out = clarabel.DefaultSolver(_triu(P), q, A, b, cones, settings).solve()
     return str(out.status), np.asarray(out.x, float), np.asarray(out.z, float), np.asarray(out.s, float), \
         int(out.iterations)
 
 
-def _piqp(P, q, A, b, m_e, options):
+def _piqp(P, q, A, b, m_e, options, soc=()):
     """PIQP on the QP (its sparse interface): as :func:`_clarabel`. Its KKT
-    Px + q + A_Eᵀy + A_Iᵀz_u = 0 is Clarabel's with z = (y, z_u); the slacks are b_I − A_I x."""
+    Px + q + A_Eᵀy + A_Iᵀz_u = 0 is Clarabel's with z = (y, z_u); the slacks are b_I − A_I x. No
+    second-order cones (:func:`.policy.direct_qp_solver` never hands it one)."""
     import piqp
+
+    if soc:
+        raise ValueError("PIQP has no second-order cones")
 
     solver = piqp.SparseSolver()
     solver.settings.verbose = False
@@ -332,7 +354,7 @@ def solve_direct_qp(problem, solver: str, options: dict, ctx: SolveContext | Non
         return None, why
     d = problem.estimate.d
     ctx = ctx or SolveContext()
-    P, q, A, b, m_e, m = _assemble(problem, rows)
+    P, q, A, b, m_e, m, soc = _assemble(problem, rows)
     compiled_s = time.perf_counter() - start
     name = f"{solver}-DIRECT"
     backend = _BACKENDS[solver]
@@ -342,10 +364,10 @@ def solve_direct_qp(problem, solver: str, options: dict, ctx: SolveContext | Non
             # the 30 ms a child cost at d = 100 before)
             importlib.import_module(solver.lower())
             left = ctx.left()
-            got = standing(backend, (P, q, A, b, m_e, options), CONIC_TIME_LIMIT if left is None else max(left, 1e-3),
-                           name)
+            got = standing(backend, (P, q, A, b, m_e, options, soc),
+                           CONIC_TIME_LIMIT if left is None else max(left, 1e-3), name)
         else:
-            got = backend(P, q, A, b, m_e, options)
+            got = backend(P, q, A, b, m_e, options, soc)
     except Exception as exc:  # a crash, a time-out or an error: one attempt, the chain goes on
         if user_code_raised(exc):
             raise
@@ -366,7 +388,8 @@ def solve_direct_qp(problem, solver: str, options: dict, ctx: SolveContext | Non
     f, duals = rows.answer(x[:d], z, s, m)
     ch = check_solution(problem, f, duals, deadline=ctx.deadline)
     status = status_after_check(_ANSWERED[raw], ch)
-    route = (f"quadratic user objective handed to {solver}'s own interface ({iterations} iterations; its QP data "
+    what = f"quadratic + {len(soc)} 2-norm(s)" if soc else "quadratic"
+    route = (f"{what} user objective handed to {solver}'s own interface ({iterations} iterations; its data "
              f"from the recognised form, no cvxpy compilation of the objective)")
     message = (f"{route}: {solver} said {raw}; {unverified_reason(ch)}" if status == "optimal_unverified"
                else f"{route}; ldpopt's check: {ch.summary()}")

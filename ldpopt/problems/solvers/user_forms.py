@@ -9,13 +9,14 @@ import copy
 import numpy as np
 
 from ..objectives.builtins import Objective, UserObjective
-from ..objectives.recognise import NotRecognised, Recognised, recognise
+from ..objectives.recognise import NotRecognised, Recognised, recognise, recognise_norms
 from ..objectives.separable import Separable
 from ..objectives.smooth import form_change, form_domain
 from ..objectives.user_separable import SeparableObjective, UserSep
 from .policy import QP_OPTIONS
 
-__all__ = ["LiveRoute", "RecognisedSeparable", "SmoothUserObjective", "domain_constraint", "route_objective"]
+__all__ = ["LiveRoute", "NormUserObjective", "RecognisedSeparable", "SmoothUserObjective", "domain_constraint",
+           "route_objective"]
 
 
 class _RecognisedSep(UserSep):
@@ -237,6 +238,49 @@ class SmoothUserObjective(UserObjective):
         return f"SmoothUserObjective({self.name!r}, quadratic forms={len(self.form.quads)})"
 
 
+class NormUserObjective(UserObjective):
+    """A user's cvxpy callable recognised as a quadratic (plus polyhedral and Huber terms) plus weighted
+    2-norms of affine arguments, Σ_j w_j‖A_j f + b_j‖₂ (:func:`~.objectives.recognise.recognise_norms`):
+    ``conic_form`` = (form, norms) is what :mod:`.direct_qp` writes into Clarabel's own interface, each
+    2-norm one second-order cone. Solved and checked as the callable it wraps: its cvxpy expression is
+    the callable's, ldpopt's check reads cvxpy's gradient of it (:mod:`~ldpopt.problems.check.verdict`),
+    never the form — so a wrong form can cost a failed route, not a wrong status."""
+
+    def __init__(self, user: UserObjective, form: Recognised, norms: list):
+        super().__init__(user.func, name=user.name, multiplier=user.multiplier)
+        self.conic_form = (form, norms)
+        self._parameters_seen = form.parameters  # read by LiveRoute (the expression is not built again)
+
+    def value(self, f, estimate):
+        """J(f) in numpy: the form's value plus its 2-norms."""
+        form, norms = self.conic_form
+        f = np.asarray(f, float)
+        out = form.total(f) + (form.kink_value(f) if form.kinks else 0.0)
+        for w, A, b in norms:
+            r = A @ f + b
+            out += w * float(np.sqrt(np.sum(r * r)))
+        return out
+
+    def __repr__(self):
+        return f"NormUserObjective({self.name!r}, 2-norms={len(self.conic_form[1])})"
+
+
+def _norms_route(objective: UserObjective, exc: NotRecognised, d: int):
+    """The :class:`NormUserObjective` for a callable whose recognition stopped at a 2-norm, or None:
+    its addends other than 2-norms a QP the direct route writes (:func:`.policy.qp_form`), no
+    low-rank quadratic form (the direct route's P would hold AᵀA dense: :func:`.policy._low_rank`)."""
+    from .policy import qp_form
+
+    src = exc.source
+    if "Pnorm" not in str(exc) or src is None:
+        return None
+    expr, f = src
+    got = recognise_norms(expr, f, d)
+    if got is None or not qp_form(got[0]) or got[0].low_rank:
+        return None
+    return NormUserObjective(objective, *got)
+
+
 def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
     """(the objective ``Problem`` solves, the route in words). Only a plain
     :class:`~.objectives.UserObjective` is changed; a callable that raises is left to the cvxpy
@@ -254,6 +298,10 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
     except NotRecognised as exc:
         if exc.parameters is not None:  # read by LiveRoute, which would otherwise build the expression again
             objective._parameters_seen = exc.parameters
+        norms = _norms_route(objective, exc, estimate.d)
+        if norms is not None:
+            return norms, ("2-norms of affine arguments plus a quadratic (recognised): Clarabel's own interface, "
+                           "a second-order cone per 2-norm (the cvxpy chain where its answer does not pass)")
         return objective, f"cvxpy chain (not recognised: {exc})"
     except Exception as exc:  # noqa: BLE001 - the user's code; its error surfaces in Problem's build
         return objective, f"cvxpy chain (recognition stopped: {type(exc).__name__})"
@@ -288,6 +336,8 @@ class LiveRoute:
         known = getattr(getattr(first[0], "form", None), "parameters", None)
         if known is None and first[0] is objective:  # not recognised: the Parameters recognition saw
             known = getattr(objective, "_parameters_seen", None)
+        if known is None and isinstance(first[0], NormUserObjective):
+            known = first[0]._parameters_seen
         self.params = known if known is not None else _parameters(objective, estimate)
         self.cache = {self.key(): first} if self.params and self._all_set() else {}
 
