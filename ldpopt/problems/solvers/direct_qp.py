@@ -35,6 +35,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from ..check.certificate import KINK_DUALS
 from ..check.verdict import check_solution, status_after_check, unverified_reason
 from ..dual.multipliers import duals_dict
 from ..dual.structure import Structure, compiled_for
@@ -292,6 +293,26 @@ def _piqp(P, q, A, b, m_e, options):
         np.concatenate([np.zeros(m_e), b_I - A_I @ x]), int(r.info.iter)
 
 
+def _kink_multipliers(form, rows, z, m):
+    """The polyhedral terms' multipliers in f's units from the solver's z on their epigraph rows (after
+    the constraints' rows, in :func:`_assemble`'s order), one array (``certificate.KINK_DUALS``): an
+    ``abs`` entry's q = m·(z₊ − z₋) — its rows ±(K x + b) ≤ t, so ∇S + Kᵀq + … = 0 in f, the QP's
+    J/m undone — a ``max`` row's m·z. None without polyhedral terms."""
+    if not form.kinks:
+        return None
+    at = rows.A_E.shape[0] + rows.A_I.shape[0]
+    out = []
+    for kind, _, K, _ in form.kinks:
+        k = K.shape[0]
+        if kind == "abs":
+            out.append(m * (z[at:at + k] - z[at + k:at + 2 * k]))
+            at += 2 * k
+        else:
+            out.append(m * z[at:at + k])
+            at += k
+    return np.concatenate(out)
+
+
 #: the backends, by the name :func:`.policy.direct_qp_solver` gives
 _BACKENDS = {"CLARABEL": _clarabel, "PIQP": _piqp}
 
@@ -364,6 +385,9 @@ def solve_direct_qp(problem, solver: str, options: dict, ctx: SolveContext | Non
                         wall_time=time.perf_counter() - start, message=f"{solver} (direct) ended {raw}",
                         objective=problem.objective.name), ""
     f, duals = rows.answer(x[:d], z, s, m)
+    kinks = _kink_multipliers(problem.objective.form, rows, z, m)
+    if kinks is not None:
+        duals[KINK_DUALS] = kinks
     ch = check_solution(problem, f, duals, deadline=ctx.deadline)
     status = status_after_check(_ANSWERED[raw], ch)
     route = (f"quadratic user objective handed to {solver}'s own interface ({iterations} iterations; its QP data "
