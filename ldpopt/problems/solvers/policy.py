@@ -98,6 +98,7 @@ __all__ = [
     "EXP_CONE_CHAIN",
     "EXP_CONE_CLARABEL_MAX_D",
     "HUBER_QP_OPTIONS",
+    "KINK_QP_OPTIONS",
     "LIKELIHOOD_CHAIN",
     "QP_CHAIN",
     "QP_CHAIN_SMALL",
@@ -166,6 +167,17 @@ DIRECT_QP_OPTIONS = {"PIQP": QP_OPTIONS["PIQP"]}
 #: Clarabel's at 1e-10 (at a 1e-10 gap it was 3e-12 off; measured)
 HUBER_QP_OPTIONS = {"PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-13,
                              "eps_duality_gap_rel": 1e-13}}
+#: the direct QP route's PIQP options for an objective with polyhedral terms (|·|, max) up to
+#: ``QP_SMALL_D`` values: at 1e-10 residuals and gap ldpopt's kink certificate closes with the solver's
+#: own kink multipliers (at f moved onto its kinks where they dominate the gap: :func:`~ldpopt.problems.
+#: check.certificate.kink_certificate`), bounds 6.5e-8 / 6.0e-7 / 7.1e-7 / 5.7e-7 against the
+#: tolerance 1e-5 on CLS + 1e-1 / 1e-3 / 1e-2·TV and CLS + 1e-3·pinball at d = 10³, where
+#: ``QP_OPTIONS``' tighter gap cost PIQP 50 iterations instead of 26 on CLS + 1e-1·TV (whole call
+#: 27.5 → 19.3 ms, min of 7; ``bench_offgrid.py``'s problems, measured). Past it ``QP_OPTIONS``': at
+#: d = 10⁴ these left CLS + 1e-3·pinball ``optimal`` with no distance bound (the kink certificate
+#: 's bound above 1e-6; the generic check passed it), at 10⁵ the same at a 1e-10 gap
+KINK_QP_OPTIONS = {"PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10,
+                            "eps_duality_gap_rel": 1e-10}}
 
 
 def qp_form(form) -> bool:
@@ -195,8 +207,8 @@ def qp_form(form) -> bool:
 
 def direct_qp_options(problem, solver: str) -> dict | None:
     """The direct QP route's options for ``solver`` on ``problem`` (over ldpopt's defaults):
-    :data:`HUBER_QP_OPTIONS` where the recognised objective has a Huber term, else
-    :data:`DIRECT_QP_OPTIONS`.
+    :data:`HUBER_QP_OPTIONS` where the recognised objective has a Huber term, :data:`KINK_QP_OPTIONS`
+    where it has polyhedral terms and at most ``QP_SMALL_D`` values, else :data:`DIRECT_QP_OPTIONS`.
 
     Parameters
     ----------
@@ -222,8 +234,11 @@ def direct_qp_options(problem, solver: str) -> dict | None:
     (1e-10, None)
     """
     form = getattr(problem.objective, "form", None)
-    huber = any(t.kind == "huber" for t in getattr(form, "terms", ()))
-    return (HUBER_QP_OPTIONS if huber else DIRECT_QP_OPTIONS).get(solver)
+    if any(t.kind == "huber" for t in getattr(form, "terms", ())):
+        return HUBER_QP_OPTIONS.get(solver)
+    if getattr(form, "kinks", None) and problem.estimate.d <= QP_SMALL_D:
+        return KINK_QP_OPTIONS.get(solver)
+    return DIRECT_QP_OPTIONS.get(solver)
 #: the exact likelihoods below SQP_MIN_D ("SQP" is ldpopt's route, not a cvxpy solver)
 LIKELIHOOD_CHAIN = ("CLARABEL", "SQP", "SCS")
 _EXP_ATOMS = ("log", "log1p", "exp", "entr", "rel_entr", "kl_div", "log_sum_exp", "logistic", "xexp",
@@ -369,10 +384,11 @@ def _user_qp(problem) -> bool:
 
 def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     """The solver ``Problem.solve()`` hands ``problem`` to through its own interface first
-    (:mod:`.direct_qp`), or None: a user QP of at most ``SMOOTH_QP_SMALL_D`` values whose objective was
+    (:mod:`.direct_qp`), or None: a user QP of at most ``SMOOTH_QP_SMALL_D`` values (any number with
+    polyhedral terms and no Huber term: :func:`_polyhedral`) whose objective was
     recognised as a quadratic plus polyhedral terms (its ``form``, :mod:`.user_forms`). PIQP, in this
     process's standing child (:func:`.isolate.standing`: forked once, killed at a limit, a crash ending
-    it and not the process), at :data:`DIRECT_QP_OPTIONS`; under a time limit Clarabel (PIQP has none
+    it and not the process), at :func:`direct_qp_options`; under a time limit Clarabel (PIQP has none
     of its own), and with polyhedral terms only up to ``QP_SMALL_D`` values (past it Clarabel's answer
     fails ldpopt's check, as on the chain: module docstring). The chain follows where the answer does
     not pass ldpopt's check. Where ``fork`` is missing, Clarabel in this process up to
@@ -415,8 +431,8 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     'PIQP-DIRECT'
     """
     form = getattr(problem.objective, "form", None)
-    if (not qp_form(form) or problem.estimate.d > SMOOTH_QP_SMALL_D or _low_rank(problem)
-            or not _user_qp(problem)):
+    large = problem.estimate.d > SMOOTH_QP_SMALL_D and not _polyhedral(form)
+    if not qp_form(form) or large or _low_rank(problem) or not _user_qp(problem):
         return None
     if not time_limited and fork_available():
         return "PIQP"
@@ -425,6 +441,17 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     if not time_limited:
         return "PIQP"
     return "CLARABEL" if _smooth(problem) or problem.estimate.d <= QP_SMALL_D else None
+
+
+def _polyhedral(form) -> bool:
+    """A recognised objective with polyhedral terms (|·|, max) and no Huber term: the direct QP route
+    takes it at any d (:func:`direct_qp_solver`). Measured (``bench_offgrid.py``'s problems at
+    d = 10⁵, CPU of the whole call including the child, min of 2 interleaved, shared 2-core machine):
+    CLS + 1e-3·TV on the simplex 2.78–2.84 s on the direct route against plain cvxpy + PIQP at 1e-10's
+    2.53 s — the cvxpy chain's PIQP had taken 3.1 s and ended ``optimal_unverified`` (its answer's kink
+    certificate needs the solver's kink multipliers); CLS + 1e-3·pinball 1.49 s against the chain's
+    2.35 s and plain PIQP's 1.72 s."""
+    return bool(getattr(form, "kinks", None)) and not any(t.kind == "huber" for t in getattr(form, "terms", ()))
 
 
 def installed_solvers() -> list[str]:
