@@ -447,10 +447,11 @@ def _polyhedral(form) -> bool:
     """A recognised objective with polyhedral terms (|·|, max) and no Huber term: the direct QP route
     takes it at any d (:func:`direct_qp_solver`). Measured (``bench_offgrid.py``'s problems at
     d = 10⁵, CPU of the whole call including the child, min of 2 interleaved, shared 2-core machine):
-    CLS + 1e-3·TV on the simplex 2.78–2.84 s on the direct route against plain cvxpy + PIQP at 1e-10's
-    2.53 s — the cvxpy chain's PIQP had taken 3.1 s and ended ``optimal_unverified`` (its answer's kink
-    certificate needs the solver's kink multipliers); CLS + 1e-3·pinball 1.49 s against the chain's
-    2.35 s and plain PIQP's 1.72 s."""
+    CLS + 1e-3·TV on the simplex 2.72 s on the direct route (``QP_OPTIONS``, 33 iterations; 2.78 s at
+    1e-10 residuals and gap) against plain cvxpy + PIQP at 1e-10's 2.44 s — the cvxpy chain's PIQP had
+    taken 3.1 s and ended ``optimal_unverified`` (its answer's kink certificate needs the solver's kink
+    multipliers); CLS + 1e-3·pinball 1.56 s against the chain's 2.35 s and plain PIQP's 1.71 s; at
+    d = 10⁴ 0.131 / 0.102 s against plain PIQP's 0.157 / 0.139 s (min of 3)."""
     return bool(getattr(form, "kinks", None)) and not any(t.kind == "huber" for t in getattr(form, "terms", ()))
 
 
