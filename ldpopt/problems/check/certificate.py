@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -1543,18 +1544,32 @@ def kink_certificate(problem, f: np.ndarray, duals: dict | None, tol: float,
         return min(found, key=lambda c: c.distance_linf if np.isfinite(c.distance_linf) else np.inf)
 
     given = _given_kinks(obj, duals)
-    moved = None
+    moved: Any = False  # False: not computed yet (else _onto_kinks's answer)
     if given is not None and lam is not None:  # the solver's own kink multipliers: no fit
-        got = at_point(f, given, lam, y, False, note="the solver's kink multipliers")
-        if got is None:
-            return None
-        found += got
-        if _within(found[-1]):
-            return found[-1]
-        moved = _onto_kinks(obj, f, h)
-        if moved is not None:
-            found += at_point(moved[0], given, lam, y, False, moved[1],
-                              note=f"at f moved onto its kinks (the solver's kink multipliers), ‖f − f′‖∞ = {moved[1]:.1e} added") or []
+        # f itself first, unless its kink terms' gap alone puts its bound past ``enough`` (√(2·gap/μ) ≥
+        # √(2·gap/max μ)): then f moved onto its kinks first, f after it only where that fails too
+        # (all candidates then computed, as without ``enough``)
+        order = ["f", "moved"]
+        if enough is not None:
+            kg = sum(float(np.sum(W * np.abs(A @ f + b) - q * (A @ f + b))) for (kind, W, A, b), q in zip(obj.kinks, given)
+                     if kind == "abs")
+            mu_max = float(np.max(np.where(st.l < st.u, obj.form.curvature(st.l, st.u), 0.0), initial=0.0))
+            if mu_max > 0 and np.sqrt(2.0 * max(kg, 0.0) / mu_max) > enough:
+                order = ["moved", "f"]
+        for which in order:
+            if which == "f":
+                got = at_point(f, given, lam, y, False, note="the solver's kink multipliers")
+                if got is None:
+                    return best()
+            else:
+                moved = _onto_kinks(obj, f, h)
+                if moved is None:
+                    continue
+                got = at_point(moved[0], given, lam, y, False, moved[1],
+                               note=f"at f moved onto its kinks (the solver's kink multipliers), ‖f − f′‖∞ = {moved[1]:.1e} added")
+                if got is None:
+                    continue
+            found += got
             if _within(found[-1]):
                 return found[-1]
     if lam is None:  # recover (λ, y) for the smooth part alone, a start for the fit
@@ -1569,9 +1584,11 @@ def kink_certificate(problem, f: np.ndarray, duals: dict | None, tol: float,
     found += got
     if any(_within(c) for c in got):
         return best()
-    moved = moved if given is not None else _onto_kinks(obj, f, h)
-    if moved is not None:  # the fit at f moved onto its kinks
-        qs, n_kinks, stat = _choose(obj, st, moved[0], lam, y, h)
-        found += at_point(moved[0], qs, lam, y, True, moved[1], stat, n_kinks,
-                          f"kink subgradients fitted at f moved onto its kinks, ‖f − f′‖∞ = {moved[1]:.1e} added") or []
+    if moved is False:
+        moved = _onto_kinks(obj, f, h)
+    if isinstance(moved, tuple):  # the fit at f moved onto its kinks
+        fp, shift = moved
+        qs, n_kinks, stat = _choose(obj, st, fp, lam, y, h)
+        found += at_point(fp, qs, lam, y, True, shift, stat, n_kinks,
+                          f"kink subgradients fitted at f moved onto its kinks, ‖f − f′‖∞ = {shift:.1e} added") or []
     return best()
