@@ -43,6 +43,7 @@ from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT, SolveContext
 from ..solution import Solution
 from .cvxpy_rows import AffineRows, compile_rows, named_duals
 from .isolate import SolverTimedOut, runs_isolated, standing, user_code_raised
+from .policy import direct_qp_scale
 
 __all__ = ["SUFFIX", "solve_direct_qp"]
 
@@ -143,12 +144,13 @@ class _StructureRows:
         return f, duals_dict(st, side, lam, y, r)
 
 
-def _rows(problem):
+def _rows(problem, s_f: float | None = None):
     """(the rows, "") from the structured compilation where it covers the constraints (no tree of
-    sums), else from cvxpy's; (None, why) when they are not linear rows over f alone."""
+    sums), in x = f/s_f (``problem.scale`` when None), else from cvxpy's; (None, why) when they are
+    not linear rows over f alone."""
     st = compiled_for(problem)
     if isinstance(st, Structure) and st.tree is None:
-        return _StructureRows(st, problem.scale), ""
+        return _StructureRows(st, problem.scale if s_f is None else s_f), ""
     own = AffineRows.read(problem)
     if own is not None:
         return own, ""
@@ -201,7 +203,7 @@ def _assemble(problem, rows):
     epigraph variables, then each Huber term's s and t: :func:`_huber_parts`), P its full symmetric
     Hessian, A x (=, ≤) b with the m_e equalities first."""
     form, hubers = _huber_parts(problem.objective.form)
-    s_f, d = problem.scale, problem.estimate.d
+    s_f, d = getattr(rows, "s_f", problem.scale), problem.estimate.d
     zero = np.zeros(d)
     H = sp.csr_array(form.hessian(zero))
     dg = H.diagonal() * (s_f * s_f)
@@ -348,7 +350,7 @@ def solve_direct_qp(problem, solver: str, options: dict, ctx: SolveContext | Non
     tuple of (Solution or None, str)
     """
     start = time.perf_counter()
-    rows, why = _rows(problem)
+    rows, why = _rows(problem, direct_qp_scale(problem, solver))
     if rows is None:
         return None, why
     d = problem.estimate.d
