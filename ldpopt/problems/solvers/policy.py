@@ -497,7 +497,7 @@ def direct_qp_scale(problem, solver: str) -> float | None:
     form = getattr(problem.objective, "form", None)
     if solver != "PIQP" or not _polyhedral(form):
         return None
-    for _, _, A, _ in form.kinks:
+    for _, _, A, _ in getattr(form, "kinks", ()):
         counts = np.diff(sp.csr_array(A).indptr)
         if counts.size == 0 or int(counts.min()) < 2:
             return None
