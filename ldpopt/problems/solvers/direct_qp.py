@@ -22,8 +22,9 @@ Which solver, and when: :func:`.policy.direct_qp_solver`; measured against ``sol
 in ``benchmarks/bench_route_grid.py`` (the ``smooth`` and ``nonsmooth`` classes).
 
 Choices where nothing prescribes them: the QP is solved in the interior-point route's variable
-x = f/s (``Problem.scale``) with J divided by m, the mean positive diagonal of s²∇²J (O(1)
-coefficients, as there); the solver runs with the options a cvxpy call of it would get, with the
+x = f/s (``Problem.scale``; PIQP on f itself, s = 1, where every polyhedral term couples values:
+:func:`.policy.direct_qp_scale`, measured) with J divided by m, the mean positive diagonal of
+s²∇²J (O(1) coefficients, as there); the solver runs with the options a cvxpy call of it would get, with the
 route's own under them (:func:`.attempts.options_for`, ``policy.DIRECT_QP_OPTIONS``).
 """
 
