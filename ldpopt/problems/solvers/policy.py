@@ -177,7 +177,8 @@ HUBER_QP_OPTIONS = {"PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_ga
 #: check.certificate.kink_certificate`), bounds 6.5e-8 / 6.0e-7 / 7.1e-7 / 5.7e-7 against the
 #: tolerance 1e-5 on CLS + 1e-1 / 1e-3 / 1e-2·TV and CLS + 1e-3·pinball at d = 10³, where
 #: ``QP_OPTIONS``' tighter gap cost PIQP 50 iterations instead of 26 on CLS + 1e-1·TV (whole call
-#: 27.5 → 19.3 ms, min of 7; ``bench_offgrid.py``'s problems, measured). Past it ``QP_OPTIONS``': at
+#: 27.5 → 19.3 ms, min of 7; ``bench_offgrid.py``'s problems, measured in x = f/``Problem.scale``;
+#: on f itself, :func:`direct_qp_scale`, 21 against 19). Past it ``QP_OPTIONS``': at
 #: d = 10⁴ these left CLS + 1e-3·pinball ``optimal`` with no distance bound (the kink certificate
 #: 's bound above 1e-6; the generic check passed it), at 10⁵ the same at a 1e-10 gap
 KINK_QP_OPTIONS = {"PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10,
@@ -451,8 +452,9 @@ def _polyhedral(form) -> bool:
     """A recognised objective with polyhedral terms (|·|, max) and no Huber term: the direct QP route
     takes it at any d (:func:`direct_qp_solver`). Measured (``bench_offgrid.py``'s problems at
     d = 10⁵, CPU of the whole call including the child, min of 2 interleaved, shared 2-core machine):
-    CLS + 1e-3·TV on the simplex 2.72 s on the direct route (``QP_OPTIONS``, 33 iterations; 2.78 s at
-    1e-10 residuals and gap) against plain cvxpy + PIQP at 1e-10's 2.44 s — the cvxpy chain's PIQP had
+    CLS + 1e-3·TV on the simplex 2.72 s on the direct route in x = f/``Problem.scale`` (``QP_OPTIONS``,
+    33 iterations), 1.88 s on f itself (:func:`direct_qp_scale`, 31 iterations), against plain cvxpy
+    + PIQP's 2.26 s at its defaults and 2.35–2.44 s at 1e-10 — the cvxpy chain's PIQP had
     taken 3.1 s and ended ``optimal_unverified`` (its answer's kink certificate needs the solver's kink
     multipliers); CLS + 1e-3·pinball 1.56 s against the chain's 2.35 s and plain PIQP's 1.71 s; at
     d = 10⁴ 0.131 / 0.102 s against plain PIQP's 0.157 / 0.139 s (min of 3)."""
