@@ -66,8 +66,11 @@ def test_direct_answer_and_duals_match_cvxpys_compilation(name, cons):
     sol = pr.solve()
     assert sol.attempts[0]["solver"] == "PIQP-DIRECT" and sol.checks.passed
     # the kinks' certificate does not cover every constraint (a user's, some fixed values): unverified
-    # then on every route, and the chain after the direct one is tried (it might certify)
-    assert sol.status == pr.solve(solver="CLARABEL").status
+    # then on every route, and the chain after the direct one is tried (it might certify); the direct
+    # route hands the check its kink terms' own multipliers as well, which may certify where the
+    # fitted ones do not (never the other way round)
+    ref = pr.solve(solver="CLARABEL").status
+    assert sol.status == ref or (sol.status, ref) == ("optimal", "optimal_unverified")
     if sol.status == "optimal":
         assert sol.solver == "PIQP-DIRECT"
     else:

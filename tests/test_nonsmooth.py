@@ -225,3 +225,109 @@ def test_the_fits_row_and_column_selections_are_scipys(m, n, density, seed):
     rows, cols = rng.random(m) < 0.5, rng.random(n) < 0.5
     assert np.array_equal(_csr_rows(A, rows).toarray(), A.toarray()[rows])
     assert np.array_equal(_csr_columns(A, cols).toarray(), (A @ sp.diags(cols.astype(float))).toarray())
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 12), terms=st.integers(1, 3), scale=st.sampled_from([1e-6, 1e-3, 1.0, 1e3]),
+       gap=st.sampled_from([0.0, 1e-15, 1e-9, 1e-3, 1.0]), seed=st.integers(0, 2**31 - 1))
+def test_a_quadratics_value_change_is_within_its_rounding_bound_of_the_exact_one(n, terms, scale, gap, seed):
+    """``value_change(f, z)`` of a recognised quadratic (the certificate's gap summed from it, its floor
+    from its bound): h(f) − h(z) against exact rational arithmetic on the same floats, for generated
+    squares w(a x + b)², a linear part, and points near each other (where the difference of the two
+    values would carry eps·|h|) and far apart."""
+    from fractions import Fraction
+
+    from ldpopt.problems.objectives.recognise import Recognised, _Term
+    from ldpopt.problems.solvers.user_forms import _RecognisedSep
+
+    rng = np.random.default_rng(seed)
+    ts = [_Term("power", 2.0, rng.uniform(0.1, 3.0, n) * scale, [(rng.uniform(-2, 2, n), rng.uniform(-1, 1, n) * scale)])
+          for _ in range(terms)]
+    form = Recognised(n, ts, rng.uniform(-1, 1, n) * scale, 0.0)
+    sep = _RecognisedSep(form, "q")
+    f = rng.uniform(0, 1, n) * scale
+    z = f * (1 + gap * rng.uniform(-1, 1, n)) + gap * rng.uniform(-1, 1, n) * scale
+    dh, err = sep.value_change(f, z)
+
+    def h(x):
+        out = Fraction(float(form.linear[i])) * Fraction(float(x))
+        for t in ts:
+            out += Fraction(float(t.w[i])) * (Fraction(float(t.args[0][0][i])) * Fraction(float(x))
+                                              + Fraction(float(t.args[0][1][i]))) ** 2
+        return out
+
+    for i in range(n):
+        exact = h(f[i]) - h(z[i])
+        assert abs(Fraction(float(dh[i])) - exact) <= Fraction(float(err[i])), (i, float(dh[i]), float(exact), err[i])
+    assert _RecognisedSep(Recognised(n, [_Term("entr", 1.0, np.ones(n), [(np.ones(n), np.zeros(n))])], np.zeros(n)),
+                          "e").value_change(f, z) is None  # not a quadratic: the certificate's own difference
+
+
+def _tv_problem(rng, d, lam, runs):
+    """CLS + lam·TV on the simplex with an estimate made of ``runs`` flat runs (ties) and a zero tail."""
+    from ldpopt import Estimate
+
+    cuts = np.sort(rng.choice(np.arange(1, d), size=min(runs, d - 1), replace=False))
+    levels = rng.integers(0, 300, size=cuts.size + 1)
+    counts = np.repeat(levels, np.diff(np.r_[0, cuts, d]))
+    counts[-max(1, d // 5):] = 0
+    est = Estimate.from_counts(counts + rng.integers(0, 2, d) * (rng.random() < 0.5), n=int(1000 + d),
+                               epsilon=1.0, p=0.6, q=0.3)
+    func = lambda f, e: cp.sum_squares(f - e.f_tilde) + lam * cp.norm1(f[1:] - f[:-1])
+    return est, func
+
+
+@settings(max_examples=25, deadline=None)
+@given(d=st.integers(5, 60), lam=st.sampled_from([1e-3, 1e-2, 1e-1, 1.0]), runs=st.integers(1, 8),
+       t=st.sampled_from([0.0, 1e-9, 1e-6, 1e-3]), noise=st.sampled_from([0.0, 0.1, 1.0, 3.0]),
+       seed=st.integers(0, 2**31 - 1))
+def test_the_kink_certificate_with_given_multipliers_and_moved_onto_kinks_never_undercuts(d, lam, runs, t, noise, seed):
+    """The kink terms' own multipliers handed in ``duals[KINK_DUALS]`` (the direct QP route's), the
+    solver's or any others (perturbed, out of their box: the certificate clips them), and f moved onto
+    its kinks (:func:`_onto_kinks`) on generated TV problems with ties and flat runs (a piecewise
+    constant estimate, a zero tail): the bound is never below the distance to the optimum
+    (Clarabel at 1e-13, ~1e-10 off: the slack), with the check's early stop or without it."""
+    from ldpopt.problems.check.certificate import KINK_DUALS, _onto_kinks, kink_certificate
+
+    rng = np.random.default_rng(seed)
+    est, func = _tv_problem(rng, d, lam, runs)
+    pr = Problem(est, func, [Simplex()])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = pr.solve()
+    x = cp.Variable(d)
+    cp.Problem(cp.Minimize(func(x, est)), [x >= 0, cp.sum(x) == 1]).solve(
+        solver="CLARABEL", tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13)
+    duals = dict(sol.duals)
+    q = duals.get(KINK_DUALS)
+    if q is None:  # a route that hands none: the solver's sign pattern, as a start
+        q = lam * np.sign(np.diff(sol.f))
+    duals[KINK_DUALS] = np.asarray(q, float) * (1 + noise * rng.standard_normal(d - 1)) + noise * lam * rng.standard_normal(d - 1)
+    g = (1 - t) * sol.f + t * rng.dirichlet(np.ones(d))
+    dist = np.max(np.abs(g - x.value))
+    for enough in (None, accuracy_tol(d)):
+        cert = kink_certificate(pr, g, duals, violation_tol(d), enough=enough)
+        assert cert is not None
+        if np.isfinite(cert.distance_linf):
+            assert cert.distance_linf >= dist - 1e-9, (cert.distance_linf, dist, cert.note)
+    moved = _onto_kinks(pr.objective, g, 1e-3 / d)
+    if moved is not None:  # on its kinks: those differences 0 to rounding, the mass kept, the shift measured
+        fp, shift = moved
+        r = np.diff(g)
+        k = np.abs(r) <= 1e-3 / d
+        assert np.max(np.abs(np.diff(fp)[k]), initial=0.0) <= 1e-13 * max(1.0, np.max(np.abs(g)))
+        assert abs(fp.sum() - g.sum()) <= 1e-13 and shift >= np.max(np.abs(fp - g))
+
+
+def test_the_direct_route_hands_the_check_its_kink_multipliers_and_they_certify_a_heavy_tv():
+    """CLS + 1e-1·TV at d = 1,000 (975 of 999 differences at a kink): the direct route's answer carries
+    its kink multipliers, inside their box, and the check certifies it within the tolerance."""
+    from ldpopt.problems.check.certificate import KINK_DUALS
+
+    est = _estimate()
+    pr = Problem(est, lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-1 * cp.norm1(f[1:] - f[:-1]), [Simplex()])
+    sol = pr.solve()
+    assert sol.solver == "PIQP-DIRECT" and sol.status == "optimal"
+    q = np.asarray(sol.duals[KINK_DUALS])
+    assert q.shape == (D - 1,) and np.all(np.abs(q) <= 1e-1 * (1 + 1e-6))
+    assert sol.checks.error_bound <= accuracy_tol(D)

@@ -79,6 +79,8 @@ class Solution:
     duals : dict
         Constraint name → dual value (ndarray or float) of the Lagrangian J(f) + Σ y·g(f) (sign
         convention in :mod:`ldpopt.problems.constraints.base`); empty when the solver returned no point.
+        On the direct QP route with a recognised objective's polyhedral terms, also
+        ``"objective.kinks"``: those terms' multipliers (ldpopt's check certifies with them).
     solver : str
         The solver that produced ``f`` (always named, also for user objectives);
         ``"LDPOPT-STRUCTURED"`` for ldpopt's dual solver (the default where it applies); ``"SQP(PIQP)"``

@@ -24,8 +24,9 @@ Which solver, and when: :func:`.policy.direct_qp_solver`; measured against ``sol
 in ``benchmarks/bench_route_grid.py`` (the ``smooth`` and ``nonsmooth`` classes).
 
 Choices where nothing prescribes them: the QP is solved in the interior-point route's variable
-x = f/s (``Problem.scale``) with J divided by m, the mean positive diagonal of s²∇²J (O(1)
-coefficients, as there); the solver runs with the options a cvxpy call of it would get, with the
+x = f/s (``Problem.scale``; PIQP on f itself, s = 1, where every polyhedral term couples values:
+:func:`.policy.direct_qp_scale`, measured) with J divided by m, the mean positive diagonal of
+s²∇²J (O(1) coefficients, as there); the solver runs with the options a cvxpy call of it would get, with the
 route's own under them (:func:`.attempts.options_for`, ``policy.DIRECT_QP_OPTIONS``).
 """
 
@@ -37,6 +38,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from ..check.certificate import KINK_DUALS
 from ..check.verdict import check_solution, status_after_check, unverified_reason
 from ..dual.multipliers import duals_dict
 from ..dual.structure import Structure, compiled_for
@@ -44,6 +46,7 @@ from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT, SolveContext
 from ..solution import Solution
 from .cvxpy_rows import AffineRows, compile_rows, named_duals
 from .isolate import SolverTimedOut, runs_isolated, standing, user_code_raised
+from .policy import direct_qp_scale
 
 __all__ = ["SUFFIX", "solve_direct_qp"]
 
@@ -144,12 +147,13 @@ class _StructureRows:
         return f, duals_dict(st, side, lam, y, r)
 
 
-def _rows(problem):
+def _rows(problem, s_f: float | None = None):
     """(the rows, "") from the structured compilation where it covers the constraints (no tree of
-    sums), else from cvxpy's; (None, why) when they are not linear rows over f alone."""
+    sums), in x = f/s_f (``problem.scale`` when None), else from cvxpy's; (None, why) when they are
+    not linear rows over f alone."""
     st = compiled_for(problem)
     if isinstance(st, Structure) and st.tree is None:
-        return _StructureRows(st, problem.scale), ""
+        return _StructureRows(st, problem.scale if s_f is None else s_f), ""
     own = AffineRows.read(problem)
     if own is not None:
         return own, ""
@@ -198,7 +202,8 @@ def _huber_parts(form):
 
 
 def _assemble(problem, rows):
-    """(P, q, A, b, rows with an equality: m_e, m, soc): the QP of the module docstring in x = f/s (then the
+    """(P, q, A, b, rows with an equality: m_e, m, soc): the QP of the module docstring in x = f/s (s the
+    rows' own, :func:`_rows`; then the
     epigraph variables, then each Huber term's s and t: :func:`_huber_parts`, then one t per 2-norm),
     P its full symmetric Hessian, A x (=, ≤, ∈ second-order cones) b with the m_e equalities first and
     the cones' rows last, ``soc`` their sizes (each 2-norm w‖K f + c‖₂ of a
@@ -206,7 +211,7 @@ def _assemble(problem, rows):
     conic = getattr(problem.objective, "conic_form", None)
     form, norms = conic if conic is not None else (problem.objective.form, [])
     form, hubers = _huber_parts(form)
-    s_f, d = problem.scale, problem.estimate.d
+    s_f, d = getattr(rows, "s_f", problem.scale), problem.estimate.d
     zero = np.zeros(d)
     H = sp.csr_array(form.hessian(zero))
     dg = H.diagonal() * (s_f * s_f)
@@ -314,6 +319,26 @@ def _piqp(P, q, A, b, m_e, options, soc=()):
         np.concatenate([np.zeros(m_e), b_I - A_I @ x]), int(r.info.iter)
 
 
+def _kink_multipliers(form, rows, z, m):
+    """The polyhedral terms' multipliers in f's units from the solver's z on their epigraph rows (after
+    the constraints' rows, in :func:`_assemble`'s order), one array (``certificate.KINK_DUALS``): an
+    ``abs`` entry's q = m·(z₊ − z₋) — its rows ±(K x + b) ≤ t, so ∇S + Kᵀq + … = 0 in f, the QP's
+    J/m undone — a ``max`` row's m·z. None without polyhedral terms."""
+    if not form.kinks:
+        return None
+    at = rows.A_E.shape[0] + rows.A_I.shape[0]
+    out = []
+    for kind, _, K, _ in form.kinks:
+        k = K.shape[0]
+        if kind == "abs":
+            out.append(m * (z[at:at + k] - z[at + k:at + 2 * k]))
+            at += 2 * k
+        else:
+            out.append(m * z[at:at + k])
+            at += k
+    return np.concatenate(out)
+
+
 #: the backends, by the name :func:`.policy.direct_qp_solver` gives
 _BACKENDS = {"CLARABEL": _clarabel, "PIQP": _piqp}
 
@@ -349,7 +374,7 @@ def solve_direct_qp(problem, solver: str, options: dict, ctx: SolveContext | Non
     tuple of (Solution or None, str)
     """
     start = time.perf_counter()
-    rows, why = _rows(problem)
+    rows, why = _rows(problem, direct_qp_scale(problem, solver))
     if rows is None:
         return None, why
     d = problem.estimate.d
@@ -386,6 +411,10 @@ def solve_direct_qp(problem, solver: str, options: dict, ctx: SolveContext | Non
                         wall_time=time.perf_counter() - start, message=f"{solver} (direct) ended {raw}",
                         objective=problem.objective.name), ""
     f, duals = rows.answer(x[:d], z, s, m)
+    conic = getattr(problem.objective, "conic_form", None)  # the form _assemble wrote (its kinks first)
+    kinks = _kink_multipliers(problem.objective.form if conic is None else conic[0], rows, z, m)
+    if kinks is not None:
+        duals[KINK_DUALS] = kinks
     ch = check_solution(problem, f, duals, deadline=ctx.deadline)
     status = status_after_check(_ANSWERED[raw], ch)
     what = f"quadratic + {len(soc)} 2-norm(s)" if soc else "quadratic"

@@ -93,6 +93,9 @@ until a solver's answer passes ldpopt's own check (:mod:`.verdict`), recording e
 
 from __future__ import annotations
 
+import numpy as np
+import scipy.sparse as sp
+
 from .isolate import fork_available
 
 __all__ = [
@@ -103,6 +106,7 @@ __all__ = [
     "EXP_CONE_CHAIN",
     "EXP_CONE_CLARABEL_MAX_D",
     "HUBER_QP_OPTIONS",
+    "KINK_QP_OPTIONS",
     "LIKELIHOOD_CHAIN",
     "NORM_DIRECT_MAX_D",
     "QP_CHAIN",
@@ -114,6 +118,7 @@ __all__ = [
     "SQP_MIN_D",
     "default_chain",
     "direct_qp_options",
+    "direct_qp_scale",
     "direct_qp_solver",
     "installed_solvers",
     "is_likelihood",
@@ -176,6 +181,18 @@ DIRECT_QP_OPTIONS = {"PIQP": QP_OPTIONS["PIQP"]}
 #: Clarabel's at 1e-10 (at a 1e-10 gap it was 3e-12 off; measured)
 HUBER_QP_OPTIONS = {"PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-13,
                              "eps_duality_gap_rel": 1e-13}}
+#: the direct QP route's PIQP options for an objective with polyhedral terms (|·|, max) up to
+#: ``QP_SMALL_D`` values: at 1e-10 residuals and gap ldpopt's kink certificate closes with the solver's
+#: own kink multipliers (at f moved onto its kinks where they dominate the gap: :func:`~ldpopt.problems.
+#: check.certificate.kink_certificate`), bounds 6.5e-8 / 6.0e-7 / 7.1e-7 / 5.7e-7 against the
+#: tolerance 1e-5 on CLS + 1e-1 / 1e-3 / 1e-2·TV and CLS + 1e-3·pinball at d = 10³, where
+#: ``QP_OPTIONS``' tighter gap cost PIQP 50 iterations instead of 26 on CLS + 1e-1·TV (whole call
+#: 27.5 → 19.3 ms, min of 7; ``bench_offgrid.py``'s problems, measured in x = f/``Problem.scale``;
+#: on f itself, :func:`direct_qp_scale`, 21 against 19). Past it ``QP_OPTIONS``': at
+#: d = 10⁴ these left CLS + 1e-3·pinball ``optimal`` with no distance bound (the kink certificate
+#: 's bound above 1e-6; the generic check passed it), at 10⁵ the same at a 1e-10 gap
+KINK_QP_OPTIONS = {"PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10,
+                            "eps_duality_gap_rel": 1e-10}}
 
 
 def qp_form(form) -> bool:
@@ -205,8 +222,8 @@ def qp_form(form) -> bool:
 
 def direct_qp_options(problem, solver: str) -> dict | None:
     """The direct QP route's options for ``solver`` on ``problem`` (over ldpopt's defaults):
-    :data:`HUBER_QP_OPTIONS` where the recognised objective has a Huber term, else
-    :data:`DIRECT_QP_OPTIONS`.
+    :data:`HUBER_QP_OPTIONS` where the recognised objective has a Huber term, :data:`KINK_QP_OPTIONS`
+    where it has polyhedral terms and at most ``QP_SMALL_D`` values, else :data:`DIRECT_QP_OPTIONS`.
 
     Parameters
     ----------
@@ -232,8 +249,11 @@ def direct_qp_options(problem, solver: str) -> dict | None:
     (1e-10, None)
     """
     form = getattr(problem.objective, "form", None)
-    huber = any(t.kind == "huber" for t in getattr(form, "terms", ()))
-    return (HUBER_QP_OPTIONS if huber else DIRECT_QP_OPTIONS).get(solver)
+    if any(t.kind == "huber" for t in getattr(form, "terms", ())):
+        return HUBER_QP_OPTIONS.get(solver)
+    if getattr(form, "kinks", None) and problem.estimate.d <= QP_SMALL_D:
+        return KINK_QP_OPTIONS.get(solver)
+    return DIRECT_QP_OPTIONS.get(solver)
 #: the exact likelihoods below SQP_MIN_D ("SQP" is ldpopt's route, not a cvxpy solver)
 LIKELIHOOD_CHAIN = ("CLARABEL", "SQP", "SCS")
 _EXP_ATOMS = ("log", "log1p", "exp", "entr", "rel_entr", "kl_div", "log_sum_exp", "logistic", "xexp",
@@ -379,12 +399,13 @@ def _user_qp(problem) -> bool:
 
 def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     """The solver ``Problem.solve()`` hands ``problem`` to through its own interface first
-    (:mod:`.direct_qp`), or None: a user QP of at most ``SMOOTH_QP_SMALL_D`` values whose objective was
-    recognised as a quadratic plus polyhedral terms (its ``form``, :mod:`.user_forms`); one recognised as
-    a quadratic plus 2-norms (its ``conic_form``): Clarabel in this process (a second-order cone,
-    which PIQP has not) up to ``NORM_DIRECT_MAX_D`` values, in a child under a time limit. PIQP, in this
+    (:mod:`.direct_qp`), or None: a user QP of at most ``SMOOTH_QP_SMALL_D`` values (any number with
+    polyhedral terms and no Huber term: :func:`_polyhedral`) whose objective was recognised as a
+    quadratic plus polyhedral terms (its ``form``, :mod:`.user_forms`); one recognised as a quadratic
+    plus 2-norms (its ``conic_form``): Clarabel in this process (a second-order cone, which PIQP has
+    not) up to ``NORM_DIRECT_MAX_D`` values, in a child under a time limit. PIQP, in this
     process's standing child (:func:`.isolate.standing`: forked once, killed at a limit, a crash ending
-    it and not the process), at :data:`DIRECT_QP_OPTIONS`; under a time limit Clarabel (PIQP has none
+    it and not the process), at :func:`direct_qp_options`; under a time limit Clarabel (PIQP has none
     of its own), and with polyhedral terms only up to ``QP_SMALL_D`` values (past it Clarabel's answer
     fails ldpopt's check, as on the chain: module docstring). The chain follows where the answer does
     not pass ldpopt's check. Where ``fork`` is missing, Clarabel in this process up to
@@ -432,8 +453,8 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     if getattr(problem.objective, "conic_form", None) is not None:  # 2-norms: Clarabel (cones), measured
         return "CLARABEL" if problem.estimate.d <= NORM_DIRECT_MAX_D else None
     form = getattr(problem.objective, "form", None)
-    if (not qp_form(form) or problem.estimate.d > SMOOTH_QP_SMALL_D or _low_rank(problem)
-            or not _user_qp(problem)):
+    large = problem.estimate.d > SMOOTH_QP_SMALL_D and not _polyhedral(form)
+    if not qp_form(form) or large or _low_rank(problem) or not _user_qp(problem):
         return None
     if not time_limited and fork_available():
         return "PIQP"
@@ -442,6 +463,64 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     if not time_limited:
         return "PIQP"
     return "CLARABEL" if _smooth(problem) or problem.estimate.d <= QP_SMALL_D else None
+
+
+def _polyhedral(form) -> bool:
+    """A recognised objective with polyhedral terms (|·|, max) and no Huber term: the direct QP route
+    takes it at any d (:func:`direct_qp_solver`). Measured (``bench_offgrid.py``'s problems at
+    d = 10⁵, CPU of the whole call including the child, min of 2 interleaved, shared 2-core machine):
+    CLS + 1e-3·TV on the simplex 2.72 s on the direct route in x = f/``Problem.scale`` (``QP_OPTIONS``,
+    33 iterations), 1.88 s on f itself (:func:`direct_qp_scale`, 31 iterations), against plain cvxpy
+    + PIQP's 2.26 s at its defaults and 2.35–2.44 s at 1e-10 — the cvxpy chain's PIQP had
+    taken 3.1 s and ended ``optimal_unverified`` (its answer's kink certificate needs the solver's kink
+    multipliers); CLS + 1e-3·pinball 1.56 s against the chain's 2.35 s and plain PIQP's 1.71 s; at
+    d = 10⁴ 0.131 / 0.102 s against plain PIQP's 0.157 / 0.139 s (min of 3)."""
+    return bool(getattr(form, "kinks", None)) and not any(t.kind == "huber" for t in getattr(form, "terms", ()))
+
+
+def direct_qp_scale(problem, solver: str) -> float | None:
+    """The variable the direct QP route hands PIQP, x = f/s: s = 1 (f itself, J over its mean
+    curvature) where every polyhedral term of the recognised objective couples values (each row of
+    its A has two or more entries: total variation, a max of differences) and there is no Huber
+    term; else None (``Problem.scale``, the interior-point route's, as for every other QP). Measured
+    (PIQP in this process, ``bench_offgrid.py``'s problems, iterations and CPU, scale / 1): CLS +
+    1e-3·TV 33 / 31 iterations, 2.68 / 1.75 s at d = 10⁵, 18 / 22 and 109 / 94 ms at 10⁴, 12 / 14 and
+    6.3 / 5.8 ms at 10³; CLS + 1e-1·TV 26 / 19, 14.1 / 7.6 ms; CLS + 1e-2·TV 17 / 17, 9.4 / 6.9 ms
+    at 10³ — every answer certified, bounds within 3× of each other. Not for per-value terms: CLS +
+    1e-3·pinball (A diagonal) ran PIQP to its 250-iteration limit at 10⁵ with s = 1 (24 iterations,
+    1.4 s scaled), and CLS + 20 dense user rows failed ldpopt's check at 10³.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its objective's ``form``).
+    solver : str
+        The direct route's solver (only ``"PIQP"`` gets s = 1).
+
+    Returns
+    -------
+    float or None
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems.solvers.policy import direct_qp_scale
+    >>> tv = lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.norm1(f[1:] - f[:-1])
+    >>> l1 = lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-3 * cp.norm1(f - e.f_tilde)
+    >>> direct_qp_scale(ldpopt.Problem(est, tv), "PIQP"), direct_qp_scale(ldpopt.Problem(est, l1), "PIQP")
+    (1.0, None)
+    """
+    form = getattr(problem.objective, "form", None)
+    if solver != "PIQP" or not _polyhedral(form):
+        return None
+    for _, _, A, _ in getattr(form, "kinks", ()):
+        counts = np.diff(sp.csr_array(A).indptr)
+        if counts.size == 0 or int(counts.min()) < 2:
+            return None
+    return 1.0
 
 
 def installed_solvers() -> list[str]:
