@@ -156,8 +156,10 @@ class _DiagPlusConst:
     def __init__(self, form, Q):
         d = form.d
         self.form = form
-        P = (sp.csr_array((np.ones(d), np.arange(d), np.arange(d + 1)), shape=(d, d)) + Q).tocsr()
-        P.sum_duplicates()
+        P = sp.csr_array((np.ones(d), np.arange(d), np.arange(d + 1)), shape=(d, d))  # the diagonal
+        if Q.nnz:  # (no sparse sum for a form whose quadratic forms are all low-rank: Q = 0)
+            P = (P + Q).tocsr()
+            P.sum_duplicates()
         self.indptr, self.indices = P.indptr, P.indices
         rows = np.repeat(np.arange(d), np.diff(P.indptr))
         self.diag = np.flatnonzero(rows == P.indices)  # one position per value: the pattern holds the diagonal
@@ -187,7 +189,13 @@ class _DiagPlusConst:
             Q = sp.csr_array(Q) if sp.issparse(Q) else sp.csr_array((d, d))
             out = cls(form, Q)
             got, ref = out(f0, 1.0), sp.csr_array(S0)
-            if got.shape != ref.shape or (got != ref).nnz:
+            if got.shape != ref.shape:
+                return None
+            # the same stored arrays are the same matrix (no sparse comparison formed); else the
+            # entries compared as before (a pattern may differ by explicit zeros)
+            same = (np.array_equal(got.indptr, ref.indptr) and np.array_equal(got.indices, ref.indices)
+                    and np.array_equal(got.data, ref.data))
+            if not same and (got != ref).nnz:
                 return None
         except Exception:  # noqa: BLE001 - hessian_parts each iteration, as before
             return None
@@ -294,12 +302,15 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     m_e, m_i = A_E.shape[0], A_I.shape[0]
     nnz = np.diff(A_I.indptr)
     dense = nnz > DENSE_ROW
-    A_S, A_D = A_I[~dense], A_I[dense]
+    # no dense row (the usual case): A_I itself, not a row selection's copy (a sparse indexing is ~0.1 ms
+    # at d = 100)
+    A_S, A_D = (A_I[~dense], A_I[dense]) if dense.any() else (A_I, sp.csr_array((0, d)))
     reduced = _Reduced(A_S)  # M's pattern and symbolic factorisation, kept across iterations
     C = A_D if m_e == 0 else sp.vstack([A_E, A_D]).tocsr()
     one = np.flatnonzero(nnz == 1)
-    cols, first = np.unique(A_I[one].indices, return_index=True)
-    bounds = (one[first], cols, A_I[one[first]].data)  # one single-entry row per value: its bound
+    # a single-entry row's column and coefficient read at its one position (no sparse row selection)
+    cols, first = np.unique(A_I.indices[A_I.indptr[one]], return_index=True)
+    bounds = (one[first], cols, A_I.data[A_I.indptr[one[first]]])  # one single-entry row per value: its bound
     lo, hi = terms.lo / s_f, terms.hi / s_f
     # the domain's finite sides, once: (bound's finite values, their positions, sign) per side that has any
     sides = [(b[fin], fin, sign) for b, sign in ((lo, 1.0), (hi, -1.0)) if np.any(fin := np.isfinite(b))]
@@ -310,8 +321,9 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     parts = getattr(terms, "hessian_parts", None)
     H0, L0 = parts(x * s_f) if parts is not None else (sp.csr_array(terms.hessian(x * s_f)), None)
     dg = sp.csr_array(H0).diagonal() * s_f * s_f
-    if L0 is not None:
-        dg = dg + np.asarray(sp.csr_array(L0).multiply(L0).sum(axis=0), float).ravel() * s_f * s_f
+    if L0 is not None:  # LᵀL's diagonal: each column's sum of squares (no sparse product formed)
+        L0c = sp.csr_array(L0)
+        dg = dg + np.bincount(L0c.indices, weights=L0c.data * L0c.data, minlength=d) * s_f * s_f
     # ∇²J = S + LᵀL − NᵀN: a negative part N (k rows, a geometric mean's rank-1 term, which moves with
     # f) joins the Schur complement as rows N Δx + w = 0 (E = −1), formed again at each iterate
     negative = getattr(terms, "hessian_negative", None)
@@ -342,14 +354,16 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     slack = b_I - A_I @ x
     floor = np.maximum(1e-2 * np.asarray(abs(A_I) @ np.abs(x), float) / np.maximum(nnz, 1), 1e-12)
     s = np.where(slack > floor, slack, floor)
-    row_norm = np.sqrt(np.asarray(A_I.multiply(A_I).sum(axis=1), float).ravel())
+    row_norm = np.sqrt(np.bincount(np.repeat(np.arange(m_i), nnz), weights=A_I.data * A_I.data, minlength=m_i))
     mu0 = max(float(np.mean(np.abs(g))), 1e-8) * (float(np.median(s / np.maximum(row_norm, 1e-300))) if m_i else 1.0)
     z = mu0 / s
     y = np.zeros(m_e)
     bscale = max(float(np.max(np.abs(b_I), initial=0.0)), float(np.max(np.abs(b_E), initial=0.0)), 1.0)
     best, records, progress, status, last, flat = None, [], [], "user_limit", np.inf, 0
     # the constant matrices' transposes once (each .T is a new sparse object: 160 a call at d = 100)
-    A_ET, A_IT, A_ST, CT = A_E.T.tocsr(), A_I.T.tocsr(), A_S.T.tocsr(), C.T.tocsr()
+    # (A_S's is _Reduced's, and A_I's the same where no row is dense)
+    A_ST = reduced.A_ST
+    A_ET, A_IT, CT = A_E.T.tocsr(), A_ST if A_S is A_I else A_I.T.tocsr(), C.T.tocsr()
     CT_dense = CT.toarray() if C.shape[0] else None
     # a recognised quadratic J (its form says so): ∇²J is the same at every f, evaluated once
     quadratic, H = bool(getattr(getattr(problem.objective, "form", None), "quadratic", False)), None
