@@ -43,6 +43,17 @@ STEP_TOL = 1e-9
 #: central path reaches f* as √μ while the relative gap is already ~1e-10 (quartic + Box at d = 200:
 #: stopped 1.6e-7 from Clarabel's tight optimum with stationarity 9e-13, gap 8e-11, measured)
 CONVERGED_MOVE = 1e-7
+#: past the checking gate, ldpopt's check runs at an iterate only once the last step moved no value
+#: by more than this / d, or after ``CHECK_WAIT`` gated iterations without a check: a check at a point
+#: still moving cannot end the loop by (a) or (b) of the stopping rule and the loop stopped, in every
+#: case measured, at the first iterate that moved less than ~1e-8/d (CLS + 1e-3·KL + a rank-3 form,
+#: CLS + 1e-4·KL + a subset row, d = 10²–10⁴, CLS − 1e-3·geo_mean at d = 100: steps of 2e-6 … 5e-6,
+#: then 1e-7 … 3e-7, then 7e-11 … 9e-9 (× 1/d), three checks a solve, each 0.9 ms at d = 100, where
+#: the first two only counted towards the rule's (c) or were never returned, measured)
+CHECK_MOVE = 1e-8
+#: gated iterations without a check, at most, before one runs regardless (a degenerate optimum, where
+#: f moves as √μ, is still checked every third iteration)
+CHECK_WAIT = 2
 _TAU_MIN, _TAU_MAX = 0.99, 1.0 - 1e-8  # τ = 1 − μ/μ₀ rounds to 1 (a slack of exactly 0) once μ/μ₀ < 1e-16
 _REG = 1e-14
 
@@ -368,7 +379,7 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     # a recognised quadratic J (its form says so): ∇²J is the same at every f, evaluated once
     quadratic, H = bool(getattr(getattr(problem.objective, "form", None), "quadratic", False)), None
     message = f"no KKT certificate after {max_iter} iterations"
-    k = 0
+    k, waited = 0, 0  # waited: gated iterations since the last check (CHECK_WAIT)
     g_next = None  # ∇φ at the accepted trial point, which is the next x: evaluated once, not twice
     for k in range(1, max_iter + 1):
         g = grad(x) if g_next is None else g_next
@@ -385,14 +396,19 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
         if k > STALL and status != "optimal" and not progress[-1] <= 0.1 * progress[-1 - STALL]:
             message = f"stalled at iteration {k} (primal residual and mu not 10x smaller in {STALL} iterations)"
             break
-        if rel_p <= 1e-11 and mu <= 1e-10 * mu0:
+        moved = float(np.max(np.abs(x - x_prev))) * s_f
+        gated = rel_p <= 1e-11 and mu <= 1e-10 * mu0
+        if gated and moved > CHECK_MOVE / d and waited < CHECK_WAIT:  # (CHECK_MOVE) not yet
+            waited += 1
+            clock.note("IPM", k, dual=rel_d, primal=rel_p, mu=mu)
+        elif gated:
+            waited = 0
             duals = _named(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
             ch = check_solution(problem, x * s_f, duals, deadline=ctx.deadline)
             rec["checks"], rec["status"] = ch.summary(), "checked"
             if best is None or ch.passed or not best[2].passed:  # the latest point, unless it fails and one passed
                 best = (x * s_f, duals, ch)
             clock.note("IPM", k, stationarity=ch.stationarity, gap=ch.gap, violation=ch.max_violation)
-            moved = float(np.max(np.abs(x - x_prev))) * s_f
             if status_after_check("optimal", ch) == "optimal":  # the one status rule
                 assert ch.stationarity is not None and ch.gap is not None  # certified: both ran
                 measure = max(ch.stationarity, ch.gap)
