@@ -43,16 +43,18 @@ STEP_TOL = 1e-9
 #: central path reaches f* as √μ while the relative gap is already ~1e-10 (quartic + Box at d = 200:
 #: stopped 1.6e-7 from Clarabel's tight optimum with stationarity 9e-13, gap 8e-11, measured)
 CONVERGED_MOVE = 1e-7
-#: past the checking gate, ldpopt's check runs at an iterate only once the last step moved no value
-#: by more than this / d, or after ``CHECK_WAIT`` gated iterations without a check: a check at a point
-#: still moving cannot end the loop by (a) or (b) of the stopping rule and the loop stopped, in every
-#: case measured, at the first iterate that moved less than ~1e-8/d (CLS + 1e-3·KL + a rank-3 form,
-#: CLS + 1e-4·KL + a subset row, d = 10²–10⁴, CLS − 1e-3·geo_mean at d = 100: steps of 2e-6 … 5e-6,
-#: then 1e-7 … 3e-7, then 7e-11 … 9e-9 (× 1/d), three checks a solve, each 0.9 ms at d = 100, where
-#: the first two only counted towards the rule's (c) or were never returned, measured)
+#: past the checking gate and until a check has passed, ldpopt's check runs at an iterate only once
+#: the last step moved no value by more than this / d, or after ``CHECK_WAIT`` gated iterations
+#: without a check: a check at a point still moving cannot end the loop by (a) or (b) of the stopping
+#: rule, and the loop stopped, in every case measured, at or just after the first iterate that moved
+#: less than ~1e-8/d (CLS + 1e-3·KL + a rank-3 form, CLS + 1e-4·KL + a subset row, d = 10²–10⁴,
+#: CLS − 1e-3·geo_mean at d = 100: steps of 2e-6 … 5e-6, then 1e-7 … 3e-7, then 7e-11 … 9e-9 (× 1/d),
+#: three checks a solve, each 0.9 ms at d = 100, the first of them never returned, measured). Once a
+#: check has passed, every gated iterate is checked (the rule's (c) counts checks running: Huber at
+#: d = 10⁵, whose checks alternate pass and fail, took 6 more iterations when every third was checked)
 CHECK_MOVE = 1e-8
 #: gated iterations without a check, at most, before one runs regardless (a degenerate optimum, where
-#: f moves as √μ, is still checked every third iteration)
+#: f moves as √μ, is first checked at the third gated iterate)
 CHECK_WAIT = 2
 _TAU_MIN, _TAU_MAX = 0.99, 1.0 - 1e-8  # τ = 1 − μ/μ₀ rounds to 1 (a slack of exactly 0) once μ/μ₀ < 1e-16
 _REG = 1e-14
@@ -379,7 +381,7 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     # a recognised quadratic J (its form says so): ∇²J is the same at every f, evaluated once
     quadratic, H = bool(getattr(getattr(problem.objective, "form", None), "quadratic", False)), None
     message = f"no KKT certificate after {max_iter} iterations"
-    k, waited = 0, 0  # waited: gated iterations since the last check (CHECK_WAIT)
+    k, waited, stuck_tried = 0, 0, False  # waited: gated iterations since the last check (CHECK_WAIT)
     g_next = None  # ∇φ at the accepted trial point, which is the next x: evaluated once, not twice
     for k in range(1, max_iter + 1):
         g = grad(x) if g_next is None else g_next
@@ -397,8 +399,17 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
             message = f"stalled at iteration {k} (primal residual and mu not 10x smaller in {STALL} iterations)"
             break
         moved = float(np.max(np.abs(x - x_prev))) * s_f
-        gated = rel_p <= 1e-11 and mu <= 1e-10 * mu0
-        if gated and moved > CHECK_MOVE / d and waited < CHECK_WAIT:  # (CHECK_MOVE) not yet
+        # f no longer moves (STEP_TOL), μ short of the gate: checked now, once per such run, where the
+        # loop would stop by (b) if it passes. Seen at d = 10⁵, CLS + 20 dense rows (10 of them ≤, tight):
+        # such a row's slack at 3e-18, below its row's rounding, cut every step to ~1e-8 of the last one
+        # while μ sat at 2.2e-13 = 1.1e-10·μ₀: 30 iterations (2.2 s) to the stall rule, then the same
+        # point checked and certified (measured)
+        stuck = k > 1 and rel_p <= 1e-11 and moved <= STEP_TOL / d
+        if not stuck:
+            stuck_tried = False
+        gated = rel_p <= 1e-11 and (mu <= 1e-10 * mu0 or (stuck and not stuck_tried))
+        stuck_tried = stuck_tried or (gated and stuck)
+        if gated and status != "optimal" and moved > CHECK_MOVE / d and waited < CHECK_WAIT:  # (CHECK_MOVE)
             waited += 1
             clock.note("IPM", k, dual=rel_d, primal=rel_p, mu=mu)
         elif gated:
