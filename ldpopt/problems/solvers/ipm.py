@@ -240,6 +240,10 @@ class _Newton:
         reg = _REG * max(float(np.max(np.abs(H.diagonal()), initial=0.0)), 1.0)
         self.lu = reduced.factor(H, D_S, reg)
         self.C, self.E, self.CT = C, E, CT  # CT, CT_dense: Cᵀ (CSR, dense), formed once per solve
+        # the products with a vector through the dense Cᵀ already held (k × d: no more than the
+        # MinvCt @ w each solve makes; a sparse product's fixed cost, ~4 µs, was most of these at d = 100)
+        self.Cd = None if CT_dense is None else CT_dense.T
+        self.CTd = CT_dense
         if C.shape[0]:
             self.MinvCt = self.lu.solve(CT_dense)
             S = C @ self.MinvCt + np.diag(E)
@@ -255,14 +259,18 @@ class _Newton:
         if not self.C.shape[0]:
             return u, np.zeros(0)
         lu = getattr(self, "schur_lu", None)
-        w = _chol_solve(self.schur, self.C @ u - t) if lu is None else sla.lu_solve(lu, self.C @ u - t)
+        Cu = self.Cd @ u
+        w = _chol_solve(self.schur, Cu - t) if lu is None else sla.lu_solve(lu, Cu - t)
         return u - self.MinvCt @ w, w
 
     def solve(self, rho, t):
         """(Δx, w) with M Δx + Cᵀ w = ρ, C Δx − E w = t (E ≥ 0: the dense rows' S/Z), with one step of
         iterative refinement on that system (M's entries span ~30 decades as μ → 0)."""
         dx, w = self._once(rho, t)
-        ex, ew = self._once(rho - self.lu.matvec(dx) - self.CT @ w, t - self.C @ dx + self.E * w)
+        if not self.C.shape[0]:
+            ex, ew = self._once(rho - self.lu.matvec(dx), t)
+        else:
+            ex, ew = self._once(rho - self.lu.matvec(dx) - self.CTd @ w, t - self.Cd @ dx + self.E * w)
         return dx + ex, w + ew
 
 
