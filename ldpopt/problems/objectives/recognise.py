@@ -749,7 +749,7 @@ def _jacobian(arg, f, d):
     import scipy.sparse as sp
 
     saved = f.value
-    f.value = np.zeros(d)
+    set_value(f, np.zeros(d))
     try:
         b = np.asarray(arg.value, float).ravel(order="F")
         A = _affine_rows(arg, f, d) if arg.ndim <= 1 else None
@@ -761,7 +761,7 @@ def _jacobian(arg, f, d):
             jac = cvxpy_grad(arg, {}).get(f)  # cvxpy's grad, the common affine nodes without cvxcore
             A = sp.csr_array((arg.size, d)) if jac is None else sp.csr_array(jac).T.tocsr()
     finally:
-        f.value = saved
+        set_value(f, saved)
     return A, b
 
 
@@ -905,6 +905,21 @@ def _plain_jacobian(node):
         J = sp.csc_array((c.copy(), np.arange(n), np.arange(n + 1)), shape=(n, n))
         return [placeholder(c_arg), J] if const[0] else [J, placeholder(c_arg)]
     return None
+
+
+def set_value(leaf, val) -> None:
+    """``leaf.value = val``, without cvxpy's validation where it cannot change anything: a Variable
+    with no attribute (nonneg, bounds, sparsity, …: nothing to project onto) given a finite float64
+    ndarray of its shape, or None — stored as cvxpy's setter stores it after converting (a no-op for such an
+    array) and checking shape and projection (~45 µs a call, ~10 calls a solve at d = 100 through the
+    pre-check's and the routes' row reading and ldpopt's check, measured). Anything else: the setter."""
+    plain = (isinstance(leaf, cp.Variable) and leaf.sparse_idx is None
+             and not any(leaf.attributes.values()))
+    if plain and (val is None or (type(val) is np.ndarray and val.dtype == np.float64 and val.shape == leaf.shape
+                                  and bool(np.all(np.isfinite(val))))):  # (the setter refuses NaN: so does this)
+        leaf.save_value(val)
+    else:
+        leaf.value = val
 
 
 def cvxpy_grad(expr, memo: dict):
