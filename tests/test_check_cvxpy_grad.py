@@ -210,3 +210,35 @@ def test_a_maximums_diagonal_rows_are_scipys_sums(d, seed):
     assert np.asarray((A_s + A_t).T @ (W / 2)).ravel().tobytes() == np.asarray(_diag_csr(a_s + a_t).T @ (W / 2)).tobytes()
     old, new = sp.csr_array(A_s - A_t), _diag_csr(a_s - a_t)
     assert old.nnz == new.nnz and np.array_equal(old.toarray(), new.toarray())
+
+
+_ATTRS = [{}, {"nonneg": True}, {"bounds": [0.0, 1.0]}, {"integer": True}]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.sampled_from(range(len(_ATTRS))), st.sampled_from(["float", "int", "shape", "none", "nan", "inf"]),
+       st.integers(0, 2**31 - 1))
+def test_set_value_stores_what_the_setter_stores(d, attr, kind, seed):
+    """``recognise.set_value`` (the setter's validation skipped for a plain Variable and a float64
+    array of its shape) leaves the leaf's value exactly as ``leaf.value = val`` does, and raises
+    where the setter raises, on generated variables (with and without attributes) and values."""
+    from ldpopt.problems.objectives.recognise import set_value
+
+    rng = np.random.default_rng(seed)
+    val = {"float": rng.standard_normal(d), "int": rng.integers(-3, 3, d), "shape": rng.standard_normal(d + 1),
+           "none": None, "nan": np.full(d, np.nan), "inf": np.r_[np.inf, np.zeros(d - 1)]}[kind]
+    got, want = cp.Variable(d, **_ATTRS[attr]), cp.Variable(d, **_ATTRS[attr])
+    errors = []
+    for leaf, setter in ((got, set_value), (want, lambda lf, v: setattr(lf, "value", v))):
+        try:
+            setter(leaf, None if val is None else val.copy())
+            errors.append(None)
+        except ValueError as exc:
+            errors.append(type(exc))
+    assert errors[0] == errors[1]
+    if errors[0] is None:
+        a, b = got.value, want.value
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert type(a) is type(b) and a.shape == b.shape and a.dtype == b.dtype
+            assert np.array_equal(a, b, equal_nan=True)

@@ -267,3 +267,35 @@ def test_fixed_pattern_hessian_is_hessian_parts(seed, kind, w):
         got, ref = fast(f, factor), sp.csr_array(terms.hessian_parts(f)[0]) * factor
         assert got.shape == ref.shape and (got != ref).nnz == 0
         assert np.array_equal(got.toarray(), ref.toarray())
+
+
+def _checked(sol) -> list:
+    return [r for r in sol.attempts if r.get("status") == "checked"]
+
+
+@pytest.mark.parametrize("cname", ["simplex", "subset ==", "box", "fixed"])
+def test_the_check_waits_for_an_iterate_that_stops_moving(cname):
+    """Before the first passing check, an iterate still moving (more than CHECK_MOVE/d) is checked
+    only at the third gated iterate: the point returned is the last iterate, checked, and no check
+    before the last is wasted on a point still moving (three checks a solve before, at most two now)."""
+    sol = Problem(EST, kl_smooth, CONSTRAINTS[cname]()).solve(progress=False)
+    assert sol.solver == SOLVER and sol.status == "optimal" and sol.checks.certified
+    checked = _checked(sol)
+    assert checked and checked[-1]["iteration"] == sol.iterations == sol.attempts[-1]["iteration"]
+    assert len(checked) <= 2
+    ref = _referee(kl_smooth, CONSTRAINTS[cname]())
+    assert np.max(np.abs(sol.f - ref)) < 1e-6
+
+
+def test_an_iterate_that_no_longer_moves_is_checked_whatever_mu(monkeypatch):
+    """μ held above the gate (the centring floor raised to 1e-8·μ₀, so μ ≤ 1e-10·μ₀ is never met):
+    once a step moves nothing the point is checked and, certified, returned — before the stall rule,
+    which alone ended such a run before."""
+    from ldpopt.problems.solvers import ipm
+
+    monkeypatch.setattr(ipm, "MU_FLOOR", 1e-8)
+    sol = Problem(EST, kl_smooth, CONSTRAINTS["subset <="]()).solve(progress=False)
+    checked = _checked(sol)
+    assert sol.solver == SOLVER and checked, sol.message
+    assert checked[0]["mu"] > 1e-10 * sol.attempts[0]["mu"]  # checked above the μ gate
+    assert sol.iterations < ipm.STALL

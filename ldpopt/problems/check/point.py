@@ -37,10 +37,12 @@ def at_point(problem, f: np.ndarray) -> Iterator[None]:
     >>> prob.x.value is None
     True
     """
+    from ..objectives.recognise import set_value
+
     x = problem.x
     saved = x.value
-    x.value = f / problem.scale
+    set_value(x, np.asarray(f, dtype=np.float64) / problem.scale)
     try:
         yield
     finally:
-        x.value = saved
+        set_value(x, saved)

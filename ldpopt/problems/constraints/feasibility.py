@@ -315,7 +315,7 @@ def _affine_rows(c, estimate) -> list:
     constraint, or a callable that fails here, is left out (its error surfaces where it did before)."""
     import cvxpy as cp
 
-    from ..objectives.recognise import cvxpy_grad
+    from ..objectives.recognise import cvxpy_grad, set_value
 
     d = estimate.d
     fv = cp.Variable(d)
@@ -324,7 +324,7 @@ def _affine_rows(c, estimate) -> list:
     except Exception:  # noqa: BLE001 - the user's code: Problem's own build reports it
         return []
     out = []
-    fv.value = np.zeros(d)
+    set_value(fv, np.zeros(d))
     for j, (_, con) in enumerate(pairs):
         le = isinstance(con, cp.constraints.Inequality)
         if not (le or isinstance(con, cp.constraints.Equality)) or not con.expr.is_affine():

@@ -332,12 +332,10 @@ def _tree(hier, subsets, fixed_src, fixed, others, duals, d):
                 float(total), total_row, H), name
 
 
-def plain_simplex_structure(constraints, names, d: int) -> Structure | None:
-    """The Structure of [Simplex()] or [NonNegative(), SumTo(total > 0)] (either order) without the
-    general pass, or None. The same numbers as the general pass (l = 0, u = the implied bound
-    total − Σ_{w≠v} l_w = total, every upper bound implied; ``tests/test_structured_fast.py``), as
-    read-only broadcast views: no full-length array is written for constant bounds (at d = 42,178
-    the general pass was ~10 % of a simplex solve, mostly fresh memory for constant vectors)."""
+def plain_simplex_names(constraints, names) -> tuple[str, str, float] | None:
+    """(nonnegativity dual's name, sum dual's name, total > 0) when the constraints are [Simplex()] or
+    [NonNegative(), SumTo(total > 0)] (either order), else None: what :func:`plain_simplex_structure`
+    reads before it builds its Structure (a caller that needs only the names builds none)."""
     parts = [c.simplex_parts() for c in constraints]  # each item states them (Constraint.simplex_parts)
     if any(p is None for p in parts):
         return None
@@ -348,6 +346,19 @@ def plain_simplex_structure(constraints, names, d: int) -> Structure | None:
     nn, (sum_name, total) = nonneg[0], sums[0]
     if not total > 0:
         return None  # the general pass decides (a fixed point at 0, or infeasible)
+    return nn, sum_name, total
+
+
+def plain_simplex_structure(constraints, names, d: int) -> Structure | None:
+    """The Structure of [Simplex()] or [NonNegative(), SumTo(total > 0)] (either order) without the
+    general pass, or None. The same numbers as the general pass (l = 0, u = the implied bound
+    total − Σ_{w≠v} l_w = total, every upper bound implied; ``tests/test_structured_fast.py``), as
+    read-only broadcast views: no full-length array is written for constant bounds (at d = 42,178
+    the general pass was ~10 % of a simplex solve, mostly fresh memory for constant vectors)."""
+    got = plain_simplex_names(constraints, names)
+    if got is None:
+        return None
+    nn, sum_name, total = got
     zero = np.broadcast_to(0.0, (d,))
     return Structure(d, zero, np.broadcast_to(float(total), (d,)), float(total), sp.csr_matrix((0, d)),
                      np.zeros(0), np.zeros(0, bool), sum_name, {nn: ("lower", zero), sum_name: ("sum",)},

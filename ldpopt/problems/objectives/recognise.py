@@ -362,11 +362,23 @@ class Recognised:
             out += g.value(f)
         return out
 
+    def _quads_t(self):
+        """(w, A, Aᵀ as CSR, b) per quadratic form: each ``A.T`` is a new sparse object (~20 µs, 30–40
+        gradients a solve at d = 100, measured), so the transposes are formed once — again whenever
+        :attr:`quads` holds other forms than those cached (the list is appended to while
+        :func:`recognise` walks; the cache holds its w, A and b, so their ids are not reused)."""
+        key = tuple((id(w), id(A), id(b)) for w, A, b in self.quads)
+        cache = self.__dict__.get("_quads_t_cache")
+        if cache is None or cache[0] != key:
+            cache = (key, [(w, A, _csr(A.T), b) for w, A, b in self.quads])
+            self.__dict__["_quads_t_cache"] = cache
+        return cache[1]
+
     def gradient(self, f):
         f = np.asarray(f, float)
         g = self.d1(f)
-        for w, A, b in self.quads:
-            g = g + 2.0 * w * (A.T @ (A @ f + b))
+        for w, A, AT, b in self._quads_t():
+            g = g + 2.0 * w * (AT @ (A @ f + b))
         for t in self.geo:
             g = g + t.gradient(f)
         return g
@@ -845,7 +857,7 @@ def _jacobian(arg, f, d):
     import scipy.sparse as sp
 
     saved = f.value
-    f.value = np.zeros(d)
+    set_value(f, np.zeros(d))
     try:
         b = np.asarray(arg.value, float).ravel(order="F")
         A = _affine_rows(arg, f, d) if arg.ndim <= 1 else None
@@ -857,7 +869,7 @@ def _jacobian(arg, f, d):
             jac = cvxpy_grad(arg, {}).get(f)  # cvxpy's grad, the common affine nodes without cvxcore
             A = sp.csr_array((arg.size, d)) if jac is None else sp.csr_array(jac).T.tocsr()
     finally:
-        f.value = saved
+        set_value(f, saved)
     return A, b
 
 
@@ -1001,6 +1013,21 @@ def _plain_jacobian(node):
         J = sp.csc_array((c.copy(), np.arange(n), np.arange(n + 1)), shape=(n, n))
         return [placeholder(c_arg), J] if const[0] else [J, placeholder(c_arg)]
     return None
+
+
+def set_value(leaf, val) -> None:
+    """``leaf.value = val``, without cvxpy's validation where it cannot change anything: a Variable
+    with no attribute (nonneg, bounds, sparsity, …: nothing to project onto) given a finite float64
+    ndarray of its shape, or None — stored as cvxpy's setter stores it after converting (a no-op for such an
+    array) and checking shape and projection (~45 µs a call, ~10 calls a solve at d = 100 through the
+    pre-check's and the routes' row reading and ldpopt's check, measured). Anything else: the setter."""
+    plain = (isinstance(leaf, cp.Variable) and leaf.sparse_idx is None
+             and not any(leaf.attributes.values()))
+    if plain and (val is None or (type(val) is np.ndarray and val.dtype == np.float64 and val.shape == leaf.shape
+                                  and bool(np.all(np.isfinite(val))))):  # (the setter refuses NaN: so does this)
+        leaf.save_value(val)
+    else:
+        leaf.value = val
 
 
 def cvxpy_grad(expr, memo: dict):

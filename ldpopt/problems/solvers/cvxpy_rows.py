@@ -107,13 +107,13 @@ class AffineRows:
 
         from ..constraints.base import UserConstraint
         from ..constraints.feasibility import affine_rows
-        from ..objectives.recognise import cvxpy_grad
+        from ..objectives.recognise import cvxpy_grad, set_value
 
         x, d = problem.x, problem.estimate.d
         parts = []
         saved = x.value
         try:
-            x.value = np.zeros(d)
+            set_value(x, np.zeros(d))
             for name, con in problem._named.items():
                 if type(con) not in (cp.constraints.Inequality, cp.constraints.Equality):
                     return None
@@ -142,7 +142,7 @@ class AffineRows:
         except Exception:  # noqa: BLE001 - anything cvxpy cannot differentiate here: its compilation instead
             return None
         finally:
-            x.value = saved
+            set_value(x, saved)
         return cls(problem, parts)
 
     def answer(self, x, z, s, m):

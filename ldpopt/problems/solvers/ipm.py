@@ -43,6 +43,19 @@ STEP_TOL = 1e-9
 #: central path reaches f* as √μ while the relative gap is already ~1e-10 (quartic + Box at d = 200:
 #: stopped 1.6e-7 from Clarabel's tight optimum with stationarity 9e-13, gap 8e-11, measured)
 CONVERGED_MOVE = 1e-7
+#: past the checking gate and until a check has passed, ldpopt's check runs at an iterate only once
+#: the last step moved no value by more than this / d, or after ``CHECK_WAIT`` gated iterations
+#: without a check: a check at a point still moving cannot end the loop by (a) or (b) of the stopping
+#: rule, and the loop stopped, in every case measured, at or just after the first iterate that moved
+#: less than ~1e-8/d (CLS + 1e-3·KL + a rank-3 form, CLS + 1e-4·KL + a subset row, d = 10²–10⁴,
+#: CLS − 1e-3·geo_mean at d = 100: steps of 2e-6 … 5e-6, then 1e-7 … 3e-7, then 7e-11 … 9e-9 (× 1/d),
+#: three checks a solve, each 0.9 ms at d = 100, the first of them never returned, measured). Once a
+#: check has passed, every gated iterate is checked (the rule's (c) counts checks running: Huber at
+#: d = 10⁵, whose checks alternate pass and fail, took 6 more iterations when every third was checked)
+CHECK_MOVE = 1e-8
+#: gated iterations without a check, at most, before one runs regardless (a degenerate optimum, where
+#: f moves as √μ, is first checked at the third gated iterate)
+CHECK_WAIT = 2
 _TAU_MIN, _TAU_MAX = 0.99, 1.0 - 1e-8  # τ = 1 − μ/μ₀ rounds to 1 (a slack of exactly 0) once μ/μ₀ < 1e-16
 _REG = 1e-14
 
@@ -156,8 +169,10 @@ class _DiagPlusConst:
     def __init__(self, form, Q):
         d = form.d
         self.form = form
-        P = (sp.csr_array((np.ones(d), np.arange(d), np.arange(d + 1)), shape=(d, d)) + Q).tocsr()
-        P.sum_duplicates()
+        P = sp.csr_array((np.ones(d), np.arange(d), np.arange(d + 1)), shape=(d, d))  # the diagonal
+        if Q.nnz:  # (no sparse sum for a form whose quadratic forms are all low-rank: Q = 0)
+            P = (P + Q).tocsr()
+            P.sum_duplicates()
         self.indptr, self.indices = P.indptr, P.indices
         rows = np.repeat(np.arange(d), np.diff(P.indptr))
         self.diag = np.flatnonzero(rows == P.indices)  # one position per value: the pattern holds the diagonal
@@ -187,7 +202,13 @@ class _DiagPlusConst:
             Q = sp.csr_array(Q) if sp.issparse(Q) else sp.csr_array((d, d))
             out = cls(form, Q)
             got, ref = out(f0, 1.0), sp.csr_array(S0)
-            if got.shape != ref.shape or (got != ref).nnz:
+            if got.shape != ref.shape:
+                return None
+            # the same stored arrays are the same matrix (no sparse comparison formed); else the
+            # entries compared as before (a pattern may differ by explicit zeros)
+            same = (np.array_equal(got.indptr, ref.indptr) and np.array_equal(got.indices, ref.indices)
+                    and np.array_equal(got.data, ref.data))
+            if not same and (got != ref).nnz:
                 return None
         except Exception:  # noqa: BLE001 - hessian_parts each iteration, as before
             return None
@@ -219,6 +240,10 @@ class _Newton:
         reg = _REG * max(float(np.max(np.abs(H.diagonal()), initial=0.0)), 1.0)
         self.lu = reduced.factor(H, D_S, reg)
         self.C, self.E, self.CT = C, E, CT  # CT, CT_dense: Cᵀ (CSR, dense), formed once per solve
+        # the products with a vector through the dense Cᵀ already held (k × d: no more than the
+        # MinvCt @ w each solve makes; a sparse product's fixed cost, ~4 µs, was most of these at d = 100)
+        self.Cd = None if CT_dense is None else CT_dense.T
+        self.CTd = CT_dense
         if C.shape[0]:
             self.MinvCt = self.lu.solve(CT_dense)
             S = C @ self.MinvCt + np.diag(E)
@@ -234,14 +259,18 @@ class _Newton:
         if not self.C.shape[0]:
             return u, np.zeros(0)
         lu = getattr(self, "schur_lu", None)
-        w = _chol_solve(self.schur, self.C @ u - t) if lu is None else sla.lu_solve(lu, self.C @ u - t)
+        Cu = self.Cd @ u
+        w = _chol_solve(self.schur, Cu - t) if lu is None else sla.lu_solve(lu, Cu - t)
         return u - self.MinvCt @ w, w
 
     def solve(self, rho, t):
         """(Δx, w) with M Δx + Cᵀ w = ρ, C Δx − E w = t (E ≥ 0: the dense rows' S/Z), with one step of
         iterative refinement on that system (M's entries span ~30 decades as μ → 0)."""
         dx, w = self._once(rho, t)
-        ex, ew = self._once(rho - self.lu.matvec(dx) - self.CT @ w, t - self.C @ dx + self.E * w)
+        if not self.C.shape[0]:
+            ex, ew = self._once(rho - self.lu.matvec(dx), t)
+        else:
+            ex, ew = self._once(rho - self.lu.matvec(dx) - self.CTd @ w, t - self.Cd @ dx + self.E * w)
         return dx + ex, w + ew
 
 
@@ -294,12 +323,15 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     m_e, m_i = A_E.shape[0], A_I.shape[0]
     nnz = np.diff(A_I.indptr)
     dense = nnz > DENSE_ROW
-    A_S, A_D = A_I[~dense], A_I[dense]
+    # no dense row (the usual case): A_I itself, not a row selection's copy (a sparse indexing is ~0.1 ms
+    # at d = 100)
+    A_S, A_D = (A_I[~dense], A_I[dense]) if dense.any() else (A_I, sp.csr_array((0, d)))
     reduced = _Reduced(A_S)  # M's pattern and symbolic factorisation, kept across iterations
     C = A_D if m_e == 0 else sp.vstack([A_E, A_D]).tocsr()
     one = np.flatnonzero(nnz == 1)
-    cols, first = np.unique(A_I[one].indices, return_index=True)
-    bounds = (one[first], cols, A_I[one[first]].data)  # one single-entry row per value: its bound
+    # a single-entry row's column and coefficient read at its one position (no sparse row selection)
+    cols, first = np.unique(A_I.indices[A_I.indptr[one]], return_index=True)
+    bounds = (one[first], cols, A_I.data[A_I.indptr[one[first]]])  # one single-entry row per value: its bound
     lo, hi = terms.lo / s_f, terms.hi / s_f
     # the domain's finite sides, once: (bound's finite values, their positions, sign) per side that has any
     sides = [(b[fin], fin, sign) for b, sign in ((lo, 1.0), (hi, -1.0)) if np.any(fin := np.isfinite(b))]
@@ -310,8 +342,9 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     parts = getattr(terms, "hessian_parts", None)
     H0, L0 = parts(x * s_f) if parts is not None else (sp.csr_array(terms.hessian(x * s_f)), None)
     dg = sp.csr_array(H0).diagonal() * s_f * s_f
-    if L0 is not None:
-        dg = dg + np.asarray(sp.csr_array(L0).multiply(L0).sum(axis=0), float).ravel() * s_f * s_f
+    if L0 is not None:  # LᵀL's diagonal: each column's sum of squares (no sparse product formed)
+        L0c = sp.csr_array(L0)
+        dg = dg + np.bincount(L0c.indices, weights=L0c.data * L0c.data, minlength=d) * s_f * s_f
     # ∇²J = S + LᵀL − NᵀN: a negative part N (k rows, a geometric mean's rank-1 term, which moves with
     # f) joins the Schur complement as rows N Δx + w = 0 (E = −1), formed again at each iterate
     negative = getattr(terms, "hessian_negative", None)
@@ -342,19 +375,21 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     slack = b_I - A_I @ x
     floor = np.maximum(1e-2 * np.asarray(abs(A_I) @ np.abs(x), float) / np.maximum(nnz, 1), 1e-12)
     s = np.where(slack > floor, slack, floor)
-    row_norm = np.sqrt(np.asarray(A_I.multiply(A_I).sum(axis=1), float).ravel())
+    row_norm = np.sqrt(np.bincount(np.repeat(np.arange(m_i), nnz), weights=A_I.data * A_I.data, minlength=m_i))
     mu0 = max(float(np.mean(np.abs(g))), 1e-8) * (float(np.median(s / np.maximum(row_norm, 1e-300))) if m_i else 1.0)
     z = mu0 / s
     y = np.zeros(m_e)
     bscale = max(float(np.max(np.abs(b_I), initial=0.0)), float(np.max(np.abs(b_E), initial=0.0)), 1.0)
     best, records, progress, status, last, flat = None, [], [], "user_limit", np.inf, 0
     # the constant matrices' transposes once (each .T is a new sparse object: 160 a call at d = 100)
-    A_ET, A_IT, A_ST, CT = A_E.T.tocsr(), A_I.T.tocsr(), A_S.T.tocsr(), C.T.tocsr()
+    # (A_S's is _Reduced's, and A_I's the same where no row is dense)
+    A_ST = reduced.A_ST
+    A_ET, A_IT, CT = A_E.T.tocsr(), A_ST if A_S is A_I else A_I.T.tocsr(), C.T.tocsr()
     CT_dense = CT.toarray() if C.shape[0] else None
     # a recognised quadratic J (its form says so): ∇²J is the same at every f, evaluated once
     quadratic, H = bool(getattr(getattr(problem.objective, "form", None), "quadratic", False)), None
     message = f"no KKT certificate after {max_iter} iterations"
-    k = 0
+    k, waited, stuck_tried = 0, 0, False  # waited: gated iterations since the last check (CHECK_WAIT)
     g_next = None  # ∇φ at the accepted trial point, which is the next x: evaluated once, not twice
     for k in range(1, max_iter + 1):
         g = grad(x) if g_next is None else g_next
@@ -371,14 +406,28 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
         if k > STALL and status != "optimal" and not progress[-1] <= 0.1 * progress[-1 - STALL]:
             message = f"stalled at iteration {k} (primal residual and mu not 10x smaller in {STALL} iterations)"
             break
-        if rel_p <= 1e-11 and mu <= 1e-10 * mu0:
+        moved = float(np.max(np.abs(x - x_prev))) * s_f
+        # f no longer moves (STEP_TOL), μ short of the gate: checked now, once per such run, where the
+        # loop would stop by (b) if it passes. Seen at d = 10⁵, CLS + 20 dense rows (10 of them ≤, tight):
+        # such a row's slack at 3e-18, below its row's rounding, cut every step to ~1e-8 of the last one
+        # while μ sat at 2.2e-13 = 1.1e-10·μ₀: 30 iterations (2.2 s) to the stall rule, then the same
+        # point checked and certified (measured)
+        stuck = k > 1 and rel_p <= 1e-11 and moved <= STEP_TOL / d
+        if not stuck:
+            stuck_tried = False
+        gated = rel_p <= 1e-11 and (mu <= 1e-10 * mu0 or (stuck and not stuck_tried))
+        stuck_tried = stuck_tried or (gated and stuck)
+        if gated and status != "optimal" and moved > CHECK_MOVE / d and waited < CHECK_WAIT:  # (CHECK_MOVE)
+            waited += 1
+            clock.note("IPM", k, dual=rel_d, primal=rel_p, mu=mu)
+        elif gated:
+            waited = 0
             duals = _named(prob, chain, inv, x, y, _reestimate(x, s, z, r_d, bounds), s, m, problem)
             ch = check_solution(problem, x * s_f, duals, deadline=ctx.deadline)
             rec["checks"], rec["status"] = ch.summary(), "checked"
             if best is None or ch.passed or not best[2].passed:  # the latest point, unless it fails and one passed
                 best = (x * s_f, duals, ch)
             clock.note("IPM", k, stationarity=ch.stationarity, gap=ch.gap, violation=ch.max_violation)
-            moved = float(np.max(np.abs(x - x_prev))) * s_f
             if status_after_check("optimal", ch) == "optimal":  # the one status rule
                 assert ch.stationarity is not None and ch.gap is not None  # certified: both ran
                 measure = max(ch.stationarity, ch.gap)

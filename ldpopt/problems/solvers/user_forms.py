@@ -251,10 +251,16 @@ class SmoothUserObjective(UserObjective):
         on :func:`.smooth.form_domain`; λ·KL adds λ/f_v → 0 as f_v → ∞, so only the squares count);
         the quadratic forms add positive semidefinite 2wAᵀA, so λ_min(∇²J) is at least this; 0 when
         there is none (Huber: no bound). Taking the minimum at f instead would not be a bound: λ/f_v is
-        smaller at an optimum with larger values."""
+        smaller at an optimum with larger values. It does not depend on f: computed once per form (the
+        check reads it at every point it checks, ~0.3 ms each at d = 100, measured)."""
+        cached = self.__dict__.get("_curvature_floor")
+        if cached is not None and cached[0] is self.form:
+            return cached[1]
         lo, hi = form_domain(self.form)
         with np.errstate(invalid="ignore"):
-            return max(float(np.min(self.form.curvature(lo, hi), initial=np.inf)), 0.0)
+            out = max(float(np.min(self.form.curvature(lo, hi), initial=np.inf)), 0.0)
+        self.__dict__["_curvature_floor"] = (self.form, out)
+        return out
 
     def __repr__(self):
         return f"SmoothUserObjective({self.name!r}, quadratic forms={len(self.form.quads)})"
