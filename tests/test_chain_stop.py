@@ -8,6 +8,8 @@ import warnings
 
 import cvxpy as cp
 import numpy as np
+from hypothesis import HealthCheck, given, settings
+from problem_strategies import CONES, cases
 
 from ldpopt.oracles.unary import OUE
 from ldpopt.problems import Problem
@@ -54,11 +56,99 @@ def test_a_feasible_interior_point_with_its_gap_certified_is_not_chased_by_first
         return sol
 
     kkt = ["KKT not certified: stationarity 3.7e-02 > 1e-05, duality gap 2.0e-10 <= 1e-06"]
-    assert _first_order_cannot_do_better(answer("CLARABEL", kkt, 2e-10), ("SCS",))
-    assert _first_order_cannot_do_better(answer("PIQP", kkt, GAP_TOL), ("OSQP", "SCS"))
-    assert not _first_order_cannot_do_better(answer("CLARABEL", kkt, 2e-10), ("PIQP", "SCS"))  # an interior point left
-    assert not _first_order_cannot_do_better(answer("CLARABEL", kkt, 10 * GAP_TOL), ("SCS",))  # gap not certified
+    assert _first_order_cannot_do_better(answer("CLARABEL", kkt, 2e-10), ("SCS",), None)
+    assert _first_order_cannot_do_better(answer("PIQP", kkt, GAP_TOL), ("OSQP", "SCS"), None)
+    assert not _first_order_cannot_do_better(answer("CLARABEL", kkt, 2e-10), ("PIQP", "SCS"), None)  # an interior point left
+    assert not _first_order_cannot_do_better(answer("CLARABEL", kkt, 10 * GAP_TOL), ("SCS",), None)  # gap not certified
     assert not _first_order_cannot_do_better(answer("CLARABEL", kkt + ["constraint residual 2e-6 > 1e-8 (sum)"],
-                                                    2e-10), ("SCS",))  # infeasible too
-    assert not _first_order_cannot_do_better(answer("SCS", kkt, 2e-10), ("OSQP",))  # not an interior point
-    assert not _first_order_cannot_do_better(answer("CLARABEL", kkt, 2e-10), ())  # nothing left
+                                                    2e-10), ("SCS",), None)  # infeasible too
+    assert not _first_order_cannot_do_better(answer("SCS", kkt, 2e-10), ("OSQP",), None)  # not an interior point
+    assert not _first_order_cannot_do_better(answer("CLARABEL", kkt, 2e-10), (), None)  # nothing left
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases(objectives=("cls", "user-cvxpy"), constraints=CONES, margins=("feasible", "thin"), d_min=10, d_max=60))
+def test_a_feasible_interior_point_under_a_cone_constraint_is_not_chased_by_first_order_solvers(case):
+    """On generated problems with a non-affine user constraint (a ball or an energy bound, feasible or
+    thin), where the chain stops after an interior-point solver's feasible point because no KKT test
+    runs there: SCS, asked by name at the chain's fallback options, gets no certified answer either
+    (the stop loses nothing the check could have certified), and the returned point is that feasible
+    one, its attempt the chain's last."""
+    import cvxpy as cp
+
+    from ldpopt.problems.solvers.policy import SCS_TIGHT
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = case.problem().solve()
+    last = sol.attempts[-1]
+    if "no KKT test runs on this problem" not in sol.message:
+        return  # the rule did not fire (the point failed feasibility, or no interior point ran)
+    assert last["solver"] in ("CLARABEL", "PIQP") and "(passed)" in last["checks"]
+    assert np.all(np.isfinite(sol.f)) and sol.checks is not None and not sol.checks.failed
+    assert sol.status != "optimal" and sol.checks.stationarity is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scs = case.problem().solve(solver="SCS", SCS=dict(SCS_TIGHT, max_iters=20_000))
+    assert scs.status != "optimal", (case, scs.status)
+    assert cp  # cvxpy imported for the families' callables
+
+
+def test_a_ball_touching_the_simplex_ends_at_clarabels_feasible_point():
+    """CLS with a ball that only touches the simplex (the route grid's generated class, ties, d = 100):
+    Clarabel's point is feasible but ``optimal_inaccurate``, no KKT test runs (the ball is not affine),
+    and the chain ends there; before, SCS ran to its 200,000-iteration limit (2.2 s) and ended farther
+    from the set."""
+    from problem_strategies import constraints_for, estimate
+
+    from ldpopt.problems import Problem
+
+    rng = np.random.default_rng(200)
+    est = estimate("ties", 100, rng)
+    cons, _ = constraints_for("user-ball", "thin", 100, rng, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = Problem(est, "cls", cons).solve()
+    assert [a["solver"] for a in sol.attempts] == ["CLARABEL"], sol.attempts
+    assert "no KKT test runs on this problem (constraint 'ball' is not affine)" in sol.message
+    assert sol.status == "optimal_inaccurate" and not sol.checks.failed and sol.checks.max_violation <= 1e-8
+
+
+def test_a_first_order_fallback_after_an_interior_point_runs_under_its_budget(monkeypatch):
+    """Once an interior-point solver has returned a point, a first-order fallback gets
+    ``policy.fallback_budget`` seconds as its own time limit (where the solve has none): SCS asked for
+    an accuracy it cannot reach stops at the budget, not at CONIC_TIME_LIMIT, and the chain's answer
+    says so."""
+    import cvxpy as cp
+
+    import ldpopt
+    from ldpopt.problems import Problem, Simplex
+    from ldpopt.problems.solvers import policy
+
+    monkeypatch.setattr(policy, "FALLBACK_MIN_S", 0.2)
+    monkeypatch.setattr(policy, "FALLBACK_FACTOR", 0.0)
+    rng = np.random.default_rng(1)
+    d = 300
+    o = ldpopt.oracles.get("oue", 1.0, d)
+    est = o.estimate(o.sample_counts(rng.multinomial(100_000, rng.dirichlet(np.ones(d))), rng), 100_000)
+    prob = Problem(est, "cls", [Simplex(), lambda f, e: {"energy": cp.sum_squares(f) <= 1.5 / d}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = prob.solve(CLARABEL={"max_iter": 3}, SCS={"eps_abs": 1e-15, "eps_rel": 1e-15, "max_iters": 10**8})
+    scs = [a for a in sol.attempts if a["solver"] == "SCS"]
+    assert [a["solver"] for a in sol.attempts] == ["CLARABEL", "SCS"] and scs[0]["seconds"] < 2.0, sol.attempts
+    assert "ran as the chain's fallback under a budget of 0.2 s" in sol.message
+
+
+def test_the_fallback_budget_only_stands_in_for_a_missing_time_limit():
+    """``Clock.solver_options``: the cap is the solver's own limit without ``time_limit``; with one, the
+    time left governs; a solver without a limit option gets none."""
+    from ldpopt.problems.progress import CONIC_TIME_LIMIT, Clock
+    from ldpopt.problems.solvers.policy import FALLBACK_MIN_S, fallback_budget
+
+    assert Clock(None, progress=False).solver_options("SCS", 2.0) == {"time_limit_secs": 2.0}
+    assert Clock(None, progress=False).solver_options("OSQP", 3.0) == {"time_limit": 3.0}
+    assert Clock(None, progress=False).solver_options("SCS", 1e9) == {"time_limit_secs": CONIC_TIME_LIMIT}
+    assert Clock(None, progress=False).solver_options("PIQP", 2.0) == {}
+    assert 4.0 < Clock(5.0, progress=False).solver_options("SCS", 0.5)["time_limit_secs"] <= 5.0
+    assert fallback_budget(0.0) == FALLBACK_MIN_S and fallback_budget(100.0) > fallback_budget(1.0)

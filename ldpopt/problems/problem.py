@@ -39,6 +39,7 @@ from .solvers.policy import (
     default_chain,
     direct_qp_options,
     direct_qp_solver,
+    fallback_budget,
     installed_solvers,
     is_likelihood,
     sqp_applies,
@@ -90,21 +91,36 @@ def _newton_route(problem, ctx: SolveContext) -> Solution:
 _INTERIOR, _FIRST_ORDER = frozenset({"CLARABEL", "PIQP"}), frozenset({"SCS", "OSQP"})
 
 
-def _first_order_cannot_do_better(sol: Solution, rest) -> bool:
-    """Whether the chain may stop after ``sol`` though it did not pass: an interior-point solver's
-    point that ldpopt's check found feasible (its only failure the KKT test) with the duality gap
-    within :data:`~.check.verdict.GAP_TOL` — stationarity is what failed — and only first-order
-    solvers (SCS, OSQP: less accurate points, the same check) are left in ``rest``. Measured:
-    CLS − 10⁻³·geo_mean(f) at d = 100, Clarabel's point (gap 2e-10, stationarity 3.7e-2) then 9 s of
-    SCS to a point that failed the same test and the feasibility one (the whole call 22 s where
-    plain Clarabel took 5 s); the answer returned is the same (:func:`.solution.best_checked`)."""
+def _first_order_cannot_do_better(sol: Solution, rest, problem) -> str:
+    """Why the chain may stop after ``sol`` though it did not pass ("" where it may not): only
+    first-order solvers (SCS, OSQP: less accurate points, the same check) are left in ``rest``, ``sol``
+    is an interior-point solver's point, and either
+
+    - ldpopt's check found it feasible, its only failure the KKT test, with the duality gap within
+      :data:`~.check.verdict.GAP_TOL` — stationarity is what failed. Measured: CLS − 10⁻³·geo_mean(f)
+      at d = 100, Clarabel's point (gap 2e-10, stationarity 3.7e-2) then 9 s of SCS to a point that
+      failed the same test and the feasibility one (the whole call 22 s where plain Clarabel took 5 s);
+    - or the check found it feasible and no KKT test can run on this problem at all (a user
+      constraint that is not affine: :func:`.check.conflict.non_affine`), so no later point can be
+      certified either. Measured on the route grid's generated classes: CLS on the simplex with a
+      ball that only touches it (d = 100), Clarabel ``optimal_inaccurate`` in 8 ms, then SCS to its
+      200,000-iteration limit (2.2 s) and a point that failed feasibility; with a quadratic energy
+      constraint at d = 10⁴, SCS was still running after 29 minutes.
+
+    The answer returned is the same (:func:`.solution.best_checked`)."""
+    from .check.conflict import non_affine
     from .check.verdict import GAP_TOL
 
     ch = sol.checks
     if sol.solver not in _INTERIOR or not rest or not set(rest) <= _FIRST_ORDER or ch is None:
-        return False
-    return (len(ch.failed) == 1 and ch.failed[0].startswith("KKT not certified") and ch.gap is not None
-            and ch.gap <= GAP_TOL)
+        return ""
+    if (len(ch.failed) == 1 and ch.failed[0].startswith("KKT not certified") and ch.gap is not None
+            and ch.gap <= GAP_TOL):
+        return "this interior point is feasible with its duality gap certified (its stationarity is what failed)"
+    if not ch.failed and np.isfinite(ch.max_violation) and ch.stationarity is None and (names := non_affine(problem)):
+        return (f"this interior point is feasible, and no KKT test runs on this problem (constraint {names[0]!r} "
+                f"is not affine): a later point could not be certified either")
+    return ""
 
 
 class Problem:
@@ -525,6 +541,7 @@ class Problem:
         explicit = solver is not None
         attempts: list[dict] = []
         best = sqp_point  # a smooth objective's Newton point, when that route ran and did not certify
+        interior_point = False  # an interior-point solver of the chain has returned a point
         for name in chain:
             if (first or attempts) and (pre := self._deferred(lazy, ctx, first + attempts)) is not None:
                 return self._finish(pre, strict, ctx.deadline)
@@ -542,11 +559,18 @@ class Problem:
                     sol = _newton_route(self, ctx)
                     sol.attempts = []
                 else:
-                    sol = cvxpy_attempt(self, name, ctx, not explicit and name == "SCS")
+                    # a first-order fallback after an interior point's unchecked-through point gets a
+                    # budget of its own (the answer it could improve is already in hand)
+                    cap = fallback_budget(clock.elapsed()) if not explicit and name in _FIRST_ORDER and interior_point else None
+                    sol = cvxpy_attempt(self, name, ctx, not explicit and name == "SCS", cap)
+                    if cap is not None:
+                        sol.message += (f" | {name} ran as the chain's fallback under a budget of {cap:.3g} s "
+                                        f"(policy.fallback_budget)")
             assert sol.solver is not None  # both routes name their solver
             clock.note(sol.solver, sol.iterations, status=sol.status,
                        **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
             attempts.append(_attempt(sol))  # without a point, the solver's message (a crash, a limit)
+            interior_point = interior_point or (sol.solver in _INTERIOR and bool(np.all(np.isfinite(sol.f))))
             if sol.success:
                 best = sol
                 break
@@ -556,9 +580,8 @@ class Problem:
                 # unverifiable objective (a kink, no gradient), and ran to its limits here before
                 # (total variation + CLS at d = 1,000: PIQP's point, then 30 s more of Clarabel and OSQP)
                 break
-            if not explicit and _first_order_cannot_do_better(sol, chain[chain.index(name) + 1:]):
-                sol.message += (" | the chain stops here: only first-order solvers are left, and this interior point "
-                                "is feasible with its duality gap certified (its stationarity is what failed)")
+            if not explicit and (why := _first_order_cannot_do_better(sol, chain[chain.index(name) + 1:], self)):
+                sol.message += f" | the chain stops here: only first-order solvers are left, and {why}"
                 break
         if best is None or not (best.success or best.status.startswith("infeasible")):
             best = best_checked([best, kept])  # every route failed: the best checked point of all of them

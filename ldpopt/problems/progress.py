@@ -65,14 +65,17 @@ class Clock:
         """The limit as a ``time.perf_counter()`` reading (None: no limit)."""
         return None if self.limit is None else self.start + self.limit
 
-    def solver_options(self, name: str) -> dict:
-        """The solver's own time-limit option set to the time left; without ``time_limit``, the conic
+    def solver_options(self, name: str, cap: float | None = None) -> dict:
+        """The solver's own time-limit option set to the time left; without ``time_limit``, ``cap``
+        seconds where given (a fallback's budget: :func:`.policy.fallback_budget`), else the conic
         solvers (Clarabel, SCS: the last resort of the chain) get :data:`CONIC_TIME_LIMIT`."""
         left = self.left()
         key = _LIMIT_KEYS.get(name)
         if key is None:
             return {}
         if left is None:
+            if cap is not None:
+                return {key: min(cap, CONIC_TIME_LIMIT)}
             return {key: CONIC_TIME_LIMIT} if name in ("CLARABEL", "SCS") else {}
         return {key: max(left, 1e-3)}
 

@@ -38,14 +38,25 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["ALLOWANCE", "verified_conflict"]
+__all__ = ["ALLOWANCE", "non_affine", "verified_conflict"]
 
 #: the relative allowance for cvxpy's float64 evaluation of the user's expressions (module docstring)
 ALLOWANCE = 2.0**-26
 
 
-def _non_affine(problem) -> list[str]:
-    """Names of the user constraints that are not affine (those the linear system leaves out)."""
+def non_affine(problem) -> list[str]:
+    """Names of the user constraints that are not affine: those the linear system leaves out, and
+    those ldpopt's check takes no Jacobian of (its KKT test does not run where one is named).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its named constraints).
+
+    Returns
+    -------
+    list of str
+    """
     from ..constraints.base import UserConstraint
 
     return [n for n, (c, _) in problem._owners.items()
@@ -61,7 +72,7 @@ def _weighted(problem, f_hat: np.ndarray, weights: dict):
 
     x, s = problem.x, problem.scale
     lam = {}
-    for name in _non_affine(problem):
+    for name in non_affine(problem):
         con = problem._named[name]
         w = weights.get(name)
         if not isinstance(con, cp.constraints.Inequality) or w is None:

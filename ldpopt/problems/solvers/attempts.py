@@ -79,17 +79,18 @@ def structured_attempt(problem, ctx: SolveContext | None = None) -> tuple[Soluti
                     checks=checks), ""
 
 
-def options_for(problem, name: str, ctx: SolveContext, route: dict | None = None) -> dict:
+def options_for(problem, name: str, ctx: SolveContext, route: dict | None = None, cap: float | None = None) -> dict:
     """The options solver ``name`` runs with, each layer over the one before: ldpopt's defaults
     (``policy.DEFAULT_SOLVER_OPTIONS``), the route's own (``route``: SCS tightened as a fallback, the
     direct QP's PIQP), the objective's, the solve's time limit (:meth:`.progress.Clock.solver_options`
-    of ``ctx.clock``), then the caller's (``ctx.solver_options``) — ``solve(SCS={...})`` for one
-    solver of the chain, any other keyword for every solver."""
+    of ``ctx.clock``; ``cap``: a fallback's own budget where the solve has none), then the caller's
+    (``ctx.solver_options``) — ``solve(SCS={...})`` for one solver of the chain, any other keyword for
+    every solver."""
     solver_options = ctx.solver_options
     opts = dict(DEFAULT_SOLVER_OPTIONS.get(name, {}))
     opts.update(route or {})
     opts.update(problem.objective.solver_options.get(name, {}))
-    opts.update(ctx.clock.solver_options(name))
+    opts.update(ctx.clock.solver_options(name, cap))
     opts.update({k: v for k, v in solver_options.items() if k.upper() not in cp.settings.SOLVERS})
     for k, v in solver_options.items():
         if k.upper() == name and isinstance(v, dict):
@@ -97,16 +98,18 @@ def options_for(problem, name: str, ctx: SolveContext, route: dict | None = None
     return opts
 
 
-def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs: bool = False) -> Solution:
+def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs: bool = False,
+                  cap: float | None = None) -> Solution:
     """One solver, then ldpopt's check; the status says whether the check passed. ``ctx``: the
     solve's context (time limit, verbosity, options; none: no limit). A crash, a time-out or an
     exception of the solver (not the user's own code's: :func:`.isolate.user_code_raised`) is this
-    attempt's ``"solver_error"`` / ``"user_limit"``."""
+    attempt's ``"solver_error"`` / ``"user_limit"``. ``cap``: the solver's own time limit where the
+    solve has none (a fallback's budget, :func:`.policy.fallback_budget`)."""
     ctx = ctx or SolveContext()
     start = time.perf_counter()
     d = problem.estimate.d
     nan_f = np.full(d, np.nan)
-    opts = options_for(problem, name, ctx, SCS_TIGHT if tight_scs else None)
+    opts = options_for(problem, name, ctx, SCS_TIGHT if tight_scs else None, cap)
     problem._built()  # the cvxpy problem built here, before a child process would build its own copy
     error_text = ""
     try:
