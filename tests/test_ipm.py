@@ -139,16 +139,21 @@ def test_time_limit_stops_after_one_iteration_with_a_checked_point():
 
 
 def test_a_constraint_that_is_not_linear_hands_over_to_the_qp_loop():
-    """A second-order-cone constraint: the method declines (says why), records no attempt, and the
-    sequential-QP loop over the cone chain takes the problem."""
+    """A second-order-cone constraint: the method declines (says why) and records no attempt; asked by
+    name, the sequential-QP loop over the cone chain takes the problem, and by default the cvxpy chain
+    does (no KKT test runs with a non-affine constraint, so no Newton point could be certified:
+    ``policy.uses_sqp``)."""
     cons = [Simplex(), lambda f, e: [cp.norm(f[:10], 2) <= 0.01]]
     pr = Problem(EST, kl_smooth, cons)
     got, why = solve_ipm(pr, smooth_terms(pr.objective, EST), lambda ch: False)
     assert got is None and "not linear" in why
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        named = pr.solve(solver="SQP", progress=False)
         sol = pr.solve(progress=False)
-    assert sol.solver.startswith("SQP(") and not any(a.get("solver") == SOLVER for a in sol.attempts)
+    assert named.solver.startswith("SQP(") and not any(a.get("solver") == SOLVER for a in named.attempts)
+    assert sol.solver == "CLARABEL" and not any(str(a.get("solver")).startswith(("SQP", SOLVER)) for a in sol.attempts)
+    assert np.max(np.abs(sol.f - named.f)) < 1e-5 and np.all(np.isfinite(sol.f))
 
 
 def test_the_qp_loop_alone_agrees_with_the_interior_point_route():

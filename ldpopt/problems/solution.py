@@ -5,8 +5,10 @@
 :meth:`~ldpopt.problems.Problem.solve` passed ldpopt's check (:mod:`.verdict`): the one the check says
 least against. Order (a choice; the papers are silent): a point whose check passed; then a point within the
 constraint tolerances (per constraint and aggregate) before one outside them; among those the
-smallest certified error bound ``Checks.error_bound`` (∞ when none was computed); then the smallest
-constraint violation. A Solution without a check (no point) comes last. So a route that stops on
+smallest certified error bound ``Checks.error_bound`` (∞ when none was computed); among passed
+points at an equal bound, one its solver called optimal before one it stalled at (CLS + 10⁻³·KL in a
+ball touching the simplex: the sequential QP's stalled point, 2e-16 off the set, had displaced
+Clarabel's optimal one, 2e-10 off, neither certifiable); then the smallest constraint violation. A Solution without a check (no point) comes last. So a route that stops on
 its own stricter threshold cannot displace a better point found earlier: weighted MLE + Box at
 d = 3 keeps the structured answer 5e-11 from the optimum rather than a later solver's 1e-2.
 """
@@ -208,8 +210,9 @@ def _key(sol) -> tuple:
     ch = sol.checks
     if ch is None:
         return (3, np.inf, np.inf)
-    if ch.passed:
-        return (0, ch.error_bound if ch.error_bound is not None else np.inf, ch.max_violation)
+    if ch.passed:  # at an equal bound, a point its solver called optimal before one it stalled at
+        return (0, ch.error_bound if ch.error_bound is not None else np.inf,
+                0 if sol.status in ("optimal", "optimal_unverified") else 1, ch.max_violation)
     tol = ch.tolerance.get("violation", 0.0)
     agg = ch.aggregate_violation
     within = bool(ch.max_violation <= tol) and (agg is None or agg <= tol or not any(

@@ -421,6 +421,15 @@ def unverified_reason(checks) -> str:
     return f"feasible to ldpopt's check ({checks.summary()}), optimality not verified — {why}"
 
 
+def check_outcome(checks) -> str:
+    """One line for a route that did not certify its point: what ldpopt's check found failing, or,
+    where nothing failed (the KKT test could not run), what it certified and what it did not
+    (:func:`unverified_reason`)."""
+    if checks.failed:
+        return f"ldpopt's check failed: {'; '.join(checks.failed)}"
+    return unverified_reason(checks)
+
+
 # ---- the error bound where the certificate does not apply
 
 def curvature(obj, gfun, f: np.ndarray, est) -> float:

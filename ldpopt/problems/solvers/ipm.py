@@ -12,7 +12,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ..._blas import one_thread
-from ..check.verdict import check_solution, status_after_check
+from ..check.verdict import check_outcome, check_solution, status_after_check
 from ..progress import SolveContext
 from ..solution import Solution
 from .cvxpy_rows import AffineRows, compile_rows, named_duals
@@ -507,7 +507,7 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
         message = (f"smooth objective (exact gradient and sparse Hessian) solved by a primal-dual interior-point "
                    f"method ({k} iterations over the constraints, no conic solver); ldpopt's check: {ch.summary()}")
     elif status != "time_limit":
-        message += f"; ldpopt's check failed: {'; '.join(ch.failed)}"
+        message += f"; {check_outcome(ch)}"
     wall = time.perf_counter() - start
     return Solution(f, status, status == "optimal", problem.objective.value(f, problem.estimate), duals,
                     solver=SOLVER, iterations=k, compile_time=0.0, solve_time=wall, wall_time=wall,

@@ -258,7 +258,7 @@ def direct_qp_options(problem, solver: str) -> dict | None:
 #: a first-order fallback's own time limit after an interior-point solver returned a point (where the
 #: solve has no limit): this many times the solve's time so far, and at least FALLBACK_MIN_S seconds
 #: (:func:`fallback_budget`)
-FALLBACK_FACTOR = 10.0
+FALLBACK_FACTOR = 3.0
 FALLBACK_MIN_S = 1.0
 
 
@@ -271,8 +271,10 @@ def fallback_budget(elapsed: float) -> float:
     and it cost 2.2 s after Clarabel's 8 ms (CLS on the simplex with a ball touching it, d = 100),
     250 s after Clarabel's 0.4 s (an energy bound Σ f² ≤ (1 + 10⁻¹¹)/d, d = 10⁴: SCS's point 2e-7 off
     the simplex where Clarabel's was 8e-10 off the bound), 4.8 s after 3.3 s (CLS + 1e-2·‖f − p‖₂ at
-    d = 10⁵, before that class had its own route) and 9 s after 5 s (CLS − 1e-3·geo_mean(f), d = 100).
-    With ``time_limit`` the solve's own limit governs instead.
+    d = 10⁵, before that class had its own route) and 9 s after 5 s (CLS − 1e-3·geo_mean(f), d = 100);
+    where it did pass, it took 0.06 s (Clarabel stopped at 3 iterations, an energy bound, d = 400)
+    and under 1 s (a ball touching the simplex, d = 10³, Clarabel ``inaccurate`` in 0.05 s). With
+    ``time_limit`` the solve's own limit governs instead.
 
     Parameters
     ----------
@@ -286,8 +288,8 @@ def fallback_budget(elapsed: float) -> float:
     Examples
     --------
     >>> from ldpopt.problems.solvers.policy import fallback_budget
-    >>> fallback_budget(0.008), fallback_budget(0.4)
-    (1.0, 4.0)
+    >>> fallback_budget(0.008), fallback_budget(0.5)
+    (1.0, 1.5)
     """
     return max(FALLBACK_MIN_S, FALLBACK_FACTOR * float(elapsed))
 
@@ -355,7 +357,13 @@ def sqp_applies(problem) -> bool:
 
 def uses_sqp(problem) -> bool:
     """Whether ``Problem.solve()`` (no solver named) takes the sequential-QP route directly: the exact
-    likelihoods at d ≥ ``SQP_MIN_D``, a smooth non-separable objective at any d.
+    likelihoods at d ≥ ``SQP_MIN_D``, a smooth non-separable objective at any d — unless a user
+    constraint is not affine (:func:`.check.conflict.non_affine`: no KKT test runs there, so the
+    Newton route's point could not be certified, and its QPs carry the cone to Clarabel one by one):
+    then the chain, whose Clarabel takes the cone natively. Measured on the route grid's generated
+    class CLS + 10⁻³·KL in a ball touching the simplex: the sequential QP stalled (``inaccurate``)
+    after 0.15 / 0.38 s at d = 10² / 10³ and ran to the 30 s limit at 10⁴, where plain Clarabel ended
+    in 0.04 / 0.11 / 0.9 s.
 
     Parameters
     ----------
@@ -375,9 +383,11 @@ def uses_sqp(problem) -> bool:
     >>> uses_sqp(ldpopt.Problem(est, "multinomial"))   # d = 4 < SQP_MIN_D: the cone chain first
     False
     """
+    from ..check.conflict import non_affine
+
     if is_likelihood(problem):
         return problem.estimate.d >= SQP_MIN_D
-    return sqp_applies(problem) and not small_user_qp(problem)
+    return sqp_applies(problem) and not small_user_qp(problem) and not non_affine(problem)
 
 
 def small_user_qp(problem) -> bool:

@@ -11,7 +11,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
-from ..check.verdict import check_solution, status_after_check
+from ..check.verdict import check_outcome, check_solution, status_after_check
 from ..objectives.likelihood_terms import LikelihoodTerms, terms_for
 from ..objectives.smooth import smooth_terms
 from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT, SolveContext
@@ -320,7 +320,7 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
                 if status == "optimal":
                     break
                 status, message = "inaccurate", (f"sequential QP stalled at QP {k} (no descent direction); "
-                                                  f"ldpopt's check failed: {'; '.join(ch.failed)}")
+                                                  f"{check_outcome(ch)}")
                 break
             step = 1.0
             while step >= _MIN_STEP and not terms.change(f, step * delta) <= _ARMIJO * step * slope:
@@ -328,14 +328,13 @@ def solve_sqp(problem, verbose: bool = False, solver_options: dict | None = None
             if step < _MIN_STEP:
                 if status == "optimal":
                     break
-                status, message = "inaccurate", (f"sequential QP line search failed at QP {k}; ldpopt's "
-                                                  f"check failed: {'; '.join(ch.failed)}")
+                status, message = "inaccurate", f"sequential QP line search failed at QP {k}; {check_outcome(ch)}"
                 break
             f = f + step * delta
         rec["step"] = step
     fbest, dbest, chbest = best if best is not None else (np.full(est.d, np.nan), {}, None)
     if status != "optimal" and chbest is not None and status == "user_limit":
-        message += f"; ldpopt's check failed: {'; '.join(chbest.failed)}"
+        message += f"; {check_outcome(chbest)}"
     value = obj.value(fbest, est) if chbest is not None else np.nan
     solvers = "+".join(dict.fromkeys(u for u in used if u)) or "none"
     sol = Solution(fbest, status, status == "optimal", value, dbest if chbest is not None else {},
