@@ -140,9 +140,9 @@ def test_a_first_order_fallback_after_an_interior_point_runs_under_its_budget(mo
     assert "ran as the chain's fallback under a budget of 0.2 s" in sol.message
 
 
-def test_the_fallback_budget_only_stands_in_for_a_missing_time_limit():
-    """``Clock.solver_options``: the cap is the solver's own limit without ``time_limit``; with one, the
-    time left governs; a solver without a limit option gets none."""
+def test_the_fallback_budget_is_the_solvers_limit_within_the_solves():
+    """``Clock.solver_options``: the cap is the solver's own limit, never past the time ``time_limit``
+    leaves; a solver without a limit option gets none."""
     from ldpopt.problems.progress import CONIC_TIME_LIMIT, Clock
     from ldpopt.problems.solvers.policy import FALLBACK_MIN_S, fallback_budget
 
@@ -150,5 +150,7 @@ def test_the_fallback_budget_only_stands_in_for_a_missing_time_limit():
     assert Clock(None, progress=False).solver_options("OSQP", 3.0) == {"time_limit": 3.0}
     assert Clock(None, progress=False).solver_options("SCS", 1e9) == {"time_limit_secs": CONIC_TIME_LIMIT}
     assert Clock(None, progress=False).solver_options("PIQP", 2.0) == {}
-    assert 4.0 < Clock(5.0, progress=False).solver_options("SCS", 0.5)["time_limit_secs"] <= 5.0
+    assert Clock(5.0, progress=False).solver_options("SCS", 0.5) == {"time_limit_secs": 0.5}
+    assert 4.0 < Clock(5.0, progress=False).solver_options("SCS", 50.0)["time_limit_secs"] <= 5.0
+    assert 4.0 < Clock(5.0, progress=False).solver_options("SCS")["time_limit_secs"] <= 5.0
     assert fallback_budget(0.0) == FALLBACK_MIN_S and fallback_budget(100.0) > fallback_budget(1.0)

@@ -559,13 +559,14 @@ class Problem:
                     sol = _newton_route(self, ctx)
                     sol.attempts = []
                 else:
-                    # a first-order fallback after an interior point's unchecked-through point gets a
-                    # budget of its own (the answer it could improve is already in hand)
+                    # a first-order fallback after an interior point's answer gets a budget of its own
+                    # (an answer it rarely improves is already in hand), within the solve's limit
                     cap = fallback_budget(clock.elapsed()) if not explicit and name in _FIRST_ORDER and interior_point else None
                     sol = cvxpy_attempt(self, name, ctx, not explicit and name == "SCS", cap)
                     if cap is not None:
-                        sol.message += (f" | {name} ran as the chain's fallback under a budget of {cap:.3g} s "
-                                        f"(policy.fallback_budget)")
+                        left = clock.left()
+                        sol.message += (f" | {name} ran as the chain's fallback under a budget of "
+                                        f"{cap if left is None else min(cap, max(left, 0.0)):.3g} s (policy.fallback_budget)")
             assert sol.solver is not None  # both routes name their solver
             clock.note(sol.solver, sol.iterations, status=sol.status,
                        **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))

@@ -66,9 +66,10 @@ class Clock:
         return None if self.limit is None else self.start + self.limit
 
     def solver_options(self, name: str, cap: float | None = None) -> dict:
-        """The solver's own time-limit option set to the time left; without ``time_limit``, ``cap``
-        seconds where given (a fallback's budget: :func:`.policy.fallback_budget`), else the conic
-        solvers (Clarabel, SCS: the last resort of the chain) get :data:`CONIC_TIME_LIMIT`."""
+        """The solver's own time-limit option set to the time left, and to at most ``cap`` seconds
+        where given (a fallback's budget: :func:`.policy.fallback_budget`); without ``time_limit`` and
+        ``cap``, the conic solvers (Clarabel, SCS: the last resort of the chain) get
+        :data:`CONIC_TIME_LIMIT`."""
         left = self.left()
         key = _LIMIT_KEYS.get(name)
         if key is None:
@@ -77,7 +78,7 @@ class Clock:
             if cap is not None:
                 return {key: min(cap, CONIC_TIME_LIMIT)}
             return {key: CONIC_TIME_LIMIT} if name in ("CLARABEL", "SCS") else {}
-        return {key: max(left, 1e-3)}
+        return {key: max(min(left, cap) if cap is not None else left, 1e-3)}
 
     def note(self, route: str, iteration=None, **residuals) -> None:
         """One progress line (after :data:`PROGRESS_AFTER` seconds, when ``progress`` is on)."""
