@@ -285,6 +285,33 @@ def test_fault_in_the_direct_qp_is_one_attempt(monkeypatch, fault):
         assert sol.status == "optimal"  # the chain after it
 
 
+@needs_fork
+@pytest.mark.parametrize("fault", ["exception", "segfault", "hang"])
+def test_fault_in_the_cone_route_is_one_attempt(monkeypatch, fault):
+    """A quadratic plus a 2-norm goes to Clarabel's own interface (``CLARABEL-DIRECT``): in this
+    process without a time limit, where an exception is one attempt and the chain answers; under a
+    limit in a child process, where a segfault is one attempt and a hang is killed at the limit."""
+    import cvxpy as cp
+
+    injected = {"exception": _raises_runtime_error, "segfault": lambda *a: _SEGFAULT(), "hang": _hang}[fault]
+    monkeypatch.setitem(direct_qp._BACKENDS, "CLARABEL", injected)
+    d = 40
+    pr = Problem(_est(d), lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-2 * cp.norm(f - 1.0 / d, 2), [Simplex()])
+    limit = None if fault == "exception" else 3.0
+    t0 = time.perf_counter()
+    sol = _quiet(pr.solve, time_limit=limit, progress=False)
+    wall = time.perf_counter() - t0
+    first = sol.attempts[0]
+    assert first["solver"] == "CLARABEL-DIRECT"
+    assert first["status"] == ("user_limit" if fault == "hang" else "solver_error")
+    if fault == "segfault":
+        assert "SIGSEGV" in first["checks"]
+    if fault == "hang":
+        assert wall <= 3.0 + 1.0 + SLACK and sol.status in ("time_limit", "optimal")
+    else:
+        assert sol.status in ("optimal", "optimal_unverified") and np.all(np.isfinite(sol.f))  # the chain after it
+
+
 def test_fault_in_the_interior_point_is_one_attempt_then_sequential_qp(monkeypatch):
     monkeypatch.setattr(ipm, "_solve", _raises_runtime_error)
     pr = Problem(_est(40), NEWTON, [Simplex(), SubsetSum(np.arange(0, 40, 3), 0.4)])
