@@ -480,9 +480,38 @@ def route_grid(results: Path = RESULTS) -> str:
     return "\n".join(out) + "\n"
 
 
+def offgrid(results: Path = RESULTS) -> str:
+    """The off-grid section (``results/offgrid.json``, ``benchmarks/bench_offgrid.py``): per class and
+    d, the ratio best valid plain cvxpy CPU / ldpopt's whole-call CPU, ldpopt's status and route, and
+    the plain call that was fastest (none valid: ldpopt's time and why)."""
+    path = results / "offgrid.json"
+    head = "\n## Off the route grid: the whole call against the best valid plain cvxpy call\n\n"
+    if not path.exists():
+        return head + "not measured (`python benchmarks/bench_offgrid.py`)\n"
+    doc = json.loads(path.read_text())
+    runs = doc.get("merged_from") or [{"command": doc.get("command"), "date": doc.get("date")}]
+    cmds = "; ".join(f"`{r['command']}` ({str(r.get('date') or '')[:10]})" for r in runs)
+    out = [head + (f"{cmds} ({machine_of(doc)}). ratio = the fastest plain cvxpy call (Clarabel, PIQP, OSQP, SCS, "
+                   "each at defaults and tuned) whose answer is `optimal`, feasible to 1e-6 and within 1e-6 of "
+                   "the tight reference, CPU ÷ ldpopt's `Problem(...).solve()`, CPU of the process and its "
+                   "children, interleaved, minimum over the rounds (method in the script's docstring). "
+                   + (doc.get("note", "").capitalize() + "." if doc.get("note") else "") + "\n"),
+           "| class | d | ldpopt CPU s | ldpopt status (route) | best valid plain | plain CPU s | ratio |",
+           "|---|---|---|---|---|---|---|"]
+    for r in doc["rows"]:
+        ld, bp = r["contenders"].get("ldpopt", {}), r.get("best_plain") or {}
+        ratio = r.get("ratio")
+        out.append(f"| {r['class']} | {r['d']:,} | {ld.get('cpu_s', float('nan')):.3f} | {ld.get('status')} "
+                   f"({ld.get('solver')}) | {bp.get('name', 'none valid')} | "
+                   + (f"{bp['cpu_s']:.3f}" if 'cpu_s' in bp else "—") + " | "
+                   + (f"{ratio:.2f}" if isinstance(ratio, (int, float)) and ratio == ratio else "—") + " |")
+    return "\n".join(out) + "\n"
+
+
 def page(results: Path = RESULTS) -> str:
-    """The whole of ``BENCHMARKS.md``: the headline table, the route grid, then the method section."""
-    return HEADER + table(results=results) + route_grid(results) + METHOD
+    """The whole of ``BENCHMARKS.md``: the headline table, the route grid, the off-grid classes, then
+    the method section."""
+    return HEADER + table(results=results) + route_grid(results) + offgrid(results) + METHOD
 
 
 HEADER = """\
