@@ -504,7 +504,7 @@ def offgrid(results: Path = RESULTS) -> str:
         out.append(f"| {r['class']} | {r['d']:,} | {ld.get('cpu_s', float('nan')):.3f} | {ld.get('status')} "
                    f"({ld.get('solver')}) | {bp.get('name', 'none valid')} | "
                    + (f"{bp['cpu_s']:.3f}" if 'cpu_s' in bp else "—") + " | "
-                   + (f"{ratio:.2f}" if isinstance(ratio, (int, float)) and ratio == ratio else "—") + " |")
+                   + (f"{ratio:.2f}" if isinstance(ratio, (int, float)) and math.isfinite(ratio) else "—") + " |")
     return "\n".join(out) + "\n"
 
 
