@@ -258,8 +258,8 @@ def direct_qp_options(problem, solver: str) -> dict | None:
 #: a first-order fallback's own time limit after an interior-point solver returned a point (within the
 #: solve's limit where it has one): this many times the solve's time so far, and at least
 #: FALLBACK_MIN_S seconds (:func:`fallback_budget`)
-FALLBACK_FACTOR = 3.0
-FALLBACK_MIN_S = 1.0
+FALLBACK_FACTOR = 1.0
+FALLBACK_MIN_S = 0.25
 
 
 def fallback_budget(elapsed: float) -> float:
@@ -273,8 +273,11 @@ def fallback_budget(elapsed: float) -> float:
     250 s after Clarabel's 0.4 s (an energy bound Σ f² ≤ (1 + 10⁻¹¹)/d, d = 10⁴: SCS's point 2e-7 off
     the simplex where Clarabel's was 8e-10 off the bound), 4.8 s after 3.3 s (CLS + 1e-2·‖f − p‖₂ at
     d = 10⁵, before that class had its own route) and 9 s after 5 s (CLS − 1e-3·geo_mean(f), d = 100);
-    where it did pass, it took 0.06 s (Clarabel stopped at 3 iterations, an energy bound, d = 400)
-    and under 1 s (a ball touching the simplex, d = 10³, Clarabel ``inaccurate`` in 0.05 s). Under a
+    where it did pass, it took 0.06 s (Clarabel stopped at 3 iterations, an energy bound, d = 400).
+    So the fallback costs at most about the time already spent (the call at most ~2× plain cvxpy's
+    failed one): on the route grid's generated cone classes at d = 10⁴, with three times the time so
+    far and 1 s at least, ldpopt took 1.6–4.4 s where plain Clarabel's equally failed call took
+    0.35–1.0 s. Under a
     time limit too: a user's limit bounds the call, it is not a wish to spend it (CLS + 10⁻³·KL in a
     ball at d = 10⁴ with ``time_limit=30``: SCS ran the 29 s left after Clarabel's 0.84 s, to no
     better point).
@@ -292,7 +295,7 @@ def fallback_budget(elapsed: float) -> float:
     --------
     >>> from ldpopt.problems.solvers.policy import fallback_budget
     >>> fallback_budget(0.008), fallback_budget(0.5)
-    (1.0, 1.5)
+    (0.25, 0.5)
     """
     return max(FALLBACK_MIN_S, FALLBACK_FACTOR * float(elapsed))
 
