@@ -76,7 +76,7 @@ def test_a_callable_not_recognised_is_built_once_for_recognition_and_once_for_cv
 
     def func(f, e):
         calls.append(1)
-        return cp.sum_squares(f - e.f_tilde) + lam * cp.norm(f - 1.0 / e.d, 2)  # a norm: not recognised
+        return cp.sum_squares(f - e.f_tilde) + lam * cp.norm(f - 1.0 / e.d, 3)  # a 3-norm: not recognised
 
     P = Problem(est, func, [Simplex()])
     assert P.objective_route.startswith("cvxpy chain (not recognised") and len(calls) == 2
