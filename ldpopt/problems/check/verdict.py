@@ -1116,6 +1116,8 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest:
         ch.failed.append(f"dual infeasibility {ch.dual_infeasibility:.1e} > {STATIONARITY_TOL:.0e}")
     cert = _certificate(problem, f, duals, certificate, digest, deadline)
     linear = False
+    # a cvxpy objective that declares no curvature: a bound from its expression only if the KKT test fails
+    undeclared = cert is None and isinstance(obj, UserObjective) and not hasattr(obj, "curvature_floor")
     if cert is not None:  # built-in separable objective, built-in constraints: the one certificate
         ch.certificate = cert
         linear = bool(np.isfinite(cert.distance_argmin))
@@ -1132,7 +1134,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest:
                              f"to {ch.error_bound:.1e} on the other values")
             ch.not_run.pop("error_bound", None)
             linear = False
-    elif isinstance(obj, UserObjective) and not hasattr(obj, "curvature_floor"):
+    elif undeclared:
         ch.not_run["error_bound"] = _NO_CURVATURE  # unless the KKT test fails: then its expression's squares (below)
     else:  # user constraints: the bound from the solver's multipliers (below)
         mu = curvature(obj, gfun, f, problem.estimate)
@@ -1144,7 +1146,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest:
     stationary = ch.stationarity <= STATIONARITY_TOL or (
         ch.stationarity_step is not None and ch.stationarity_step <= NEWTON_TOL * accuracy_tol(d))
     kkt_ok = stationary and ch.gap <= GAP_TOL
-    if not kkt_ok and ch.not_run.get("error_bound") is _NO_CURVATURE:
+    if not kkt_ok and undeclared:
         # a cvxpy objective whose KKT test failed: a distance bound where its expression has a
         # strong-convexity modulus (squares plus convex addends: a 2-norm, ...). Computed only here,
         # so a call that passes on the KKT test costs what it did before
