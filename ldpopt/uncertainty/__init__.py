@@ -21,6 +21,7 @@ import numpy as np
 from .. import methods as _methods
 from .._validation import as_generator
 from ..estimate import check_estimate
+from . import cells
 from .analytic import analytic, supports_analytic
 from .bootstrap import INTERVALS, bootstrap
 from .queryspec import Query, parse_query, random_subsets
@@ -35,6 +36,7 @@ __all__ = [
     "Uncertainty",
     "analytic",
     "bootstrap",
+    "cells",
     "intervals",
     "parse_query",
 ]
