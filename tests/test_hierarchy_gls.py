@@ -185,3 +185,26 @@ def test_tree_layout_and_errors():
     assert np.isfinite(fit.x).all()
     with pytest.raises(ValueError, match="one row per tree node"):
         fit.weights(np.zeros(3))
+
+
+def test_residual_z_has_unit_variance_and_finds_a_corrupted_leaf():
+    rng = np.random.default_rng(12)
+    par = _random_parent(150, rng, 4)
+    t = Tree(par)
+    truth = t.node_totals(rng.uniform(0, 100, 150))
+    s = rng.uniform(0.5, 30.0, 150)
+    reps = 150
+    Z = np.column_stack([gls(t, truth + rng.normal(size=150) * np.sqrt(s), s).cells()["residual_z"].to_numpy()
+                         for _ in range(reps)])
+    v = np.nanmean(Z**2, axis=1)
+    lo, hi = stats.chi2.ppf([1e-4, 1 - 1e-4], reps) / reps
+    assert lo < v.min() and v.max() < hi
+    # a leaf measured off by δ moves its own z by δ(1 − L_vv)/√(s − P) = δ√(s − P)/s (L_vv = P/s, the
+    # hat matrix's diagonal): at δ = 40 s/√(s − P) its |z| is the tree's largest (ties: the nodes of
+    # a single check share it), about 40
+    y = truth + rng.normal(size=150) * np.sqrt(s)
+    leaf = int(t.leaves[3])
+    fit = gls(t, y, s)
+    y[leaf] += 40 * s[leaf] / np.sqrt(s[leaf] - fit.variance[leaf])
+    z = np.abs(gls(t, y, s).cells()["residual_z"].to_numpy())
+    assert z[leaf] >= np.nanmax(z) - 1e-9 and 35 < z[leaf] < 45

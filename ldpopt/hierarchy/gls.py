@@ -202,8 +202,12 @@ class GLSFit:
 
     def cells(self, level: float = 0.95, *, labels=None, sigmas: float = FLAG_SIGMAS, floor: float = FLAG_FLOOR):
         """One row per node: estimate, se, ci_low, ci_high (the exact normal interval x̂ ± z·se; exact
-        coverage for Gaussian noise), correction_sigma ((x̂ − y)/√var) and flagged (the rule of
-        :func:`ldpopt.uncertainty.cells.flag_corrections`).
+        coverage for Gaussian noise), correction_sigma ((x̂ − y)/√var), flagged (the rule of
+        :func:`ldpopt.uncertainty.cells.flag_corrections`) and residual_z: the correction over its own
+        standard deviation under the model, (x̂ − y)/√(var − variance) (GLS is a projection, so
+        Var(y − x̂) = var − Var(x̂ − x)); NaN where that is 0 (a node the constraints cannot check).
+        A correction can be small in units of σ yet many of its own SDs (a leaf among k siblings is
+        checked only through their parent: its correction shrinks about k + 1 times, its SD √(k + 1)).
 
         Parameters
         ----------
@@ -227,15 +231,21 @@ class GLSFit:
         --------
         >>> from ldpopt.hierarchy import Tree, gls
         >>> gls(Tree([-1, 0, 0]), [10.0, 4.0, 5.0], 1.0).cells().round(2)
-           estimate    se  ci_low  ci_high  correction_sigma  flagged
-        0      9.67  0.82    8.07    11.27             -0.33    False
-        1      4.33  0.82    2.73     5.93              0.33    False
-        2      5.33  0.82    3.73     6.93              0.33    False
+           estimate    se  ci_low  ci_high  correction_sigma  flagged  residual_z
+        0      9.67  0.82    8.07    11.27             -0.33    False       -0.58
+        1      4.33  0.82    2.73     5.93              0.33    False        0.58
+        2      5.33  0.82    3.73     6.93              0.33    False        0.58
         """
         if self.x.ndim != 1:
             raise ValueError("cells needs a fit of one column (fit each measurement vector by itself)")
-        return cell_frame(self.x, self.se, self.y, np.sqrt(self.var), level=level, labels=labels,
-                          sigmas=sigmas, floor=floor)
+        tab = cell_frame(self.x, self.se, self.y, np.sqrt(self.var), level=level, labels=labels,
+                         sigmas=sigmas, floor=floor)
+        s = np.where(np.isinf(self.var), 0.0, self.var)
+        rv = s - self.variance
+        ok = rv > 1e-12 * s
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tab["residual_z"] = np.where(ok, (self.x - self.y) / np.sqrt(np.where(ok, rv, 1.0)), np.nan)
+        return tab
 
     def query_variance(self, w, covariance=None) -> float | np.ndarray:
         """Var(wᵀx̂) for each column w: Σ_v var_v (Lᵀw)_v² for independent measurements, or

@@ -97,13 +97,17 @@ def central_sampler(mechanism: str, scale, size: int):
 
 
 def tree_cells(tree: Tree, y, var, post="gls", level: float = 0.95, *, n_resamples: int = 200, rng=0,
-               sampler=None, labels=None, sigmas: float = FLAG_SIGMAS, floor: float = FLAG_FLOOR):
+               sampler=None, labels=None, sigmas: float = FLAG_SIGMAS, floor: float = FLAG_FLOOR,
+               hull: bool = True):
     """One row per node of a released tree: estimate, se, ci_low, ci_high, correction_sigma, flagged.
 
     ``post="gls"``: the exact SE and normal interval of :meth:`GLSFit.cells` (linear). Otherwise the
     parametric bootstrap of :func:`ldpopt.uncertainty.cells.bootstrap_cells` through ``sampler`` (the
     noise source's; default Gaussian at ``var``): ``"gls-clip-round"`` (:func:`clip_round` of the
-    GLS fit) or a callable ``post(Y)`` on (N, B) measurement columns.
+    GLS fit) or a callable ``post(Y)`` on (N, B) measurement columns. For ``"gls-clip-round"`` the
+    bootstrap's interval is joined with the GLS's exact one (``hull``; the clipping biases small cells
+    and their totals, and the bootstrap around the clipped release alone under-covers there:
+    docs/hierarchies.md, "Every cell with its error bar").
 
     Parameters
     ----------
@@ -124,6 +128,8 @@ def tree_cells(tree: Tree, y, var, post="gls", level: float = 0.95, *, n_resampl
         Node names.
     sigmas, floor : float
         The flag rule (:func:`ldpopt.uncertainty.cells.flag_corrections`).
+    hull : bool, default True
+        ``"gls-clip-round"`` only: join each cell's bootstrap interval with the GLS's exact interval.
 
     Returns
     -------
@@ -144,13 +150,18 @@ def tree_cells(tree: Tree, y, var, post="gls", level: float = 0.95, *, n_resampl
     """
     if post == "gls":
         return gls(tree, y, var).cells(level, labels=labels, sigmas=sigmas, floor=floor)
+    join = None
     if post == "gls-clip-round":
         def fn(Y):
             return clip_round(tree, gls(tree, Y, var).x)
+
+        if hull:
+            ex = gls(tree, y, var).cells(level)
+            join = (ex["ci_low"].to_numpy(), ex["ci_high"].to_numpy())
     elif callable(post):
         fn = post
     else:
         raise ValueError(f"post must be one of {POSTS} or a callable, got {post!r}")
     s = _node_var(tree, var)
     return bootstrap_cells(fn, y, np.sqrt(s), sampler=sampler, level=level, n_resamples=n_resamples, rng=rng,
-                           labels=labels, sigmas=sigmas, floor=floor)
+                           labels=labels, sigmas=sigmas, floor=floor, hull=join)

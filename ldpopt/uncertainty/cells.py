@@ -164,7 +164,7 @@ def cell_frame(estimate, se, raw, sigma, *, level: float = 0.95, ci_low=None, ci
 
 def bootstrap_cells(post, raw, sigma, *, sampler=None, level: float = 0.95, n_resamples: int = 200,
                     interval: str = "basic", rng=0, labels=None, sigmas: float = FLAG_SIGMAS,
-                    floor: float = FLAG_FLOOR, bounds=None):
+                    floor: float = FLAG_FLOOR, bounds=None, hull=None):
     """The cell table of a non-linear post-processing by the parametric bootstrap through the noise
     source's sampler: the world is the released point T = post(raw); B measurements T + noise are
     drawn, post-processed, and the intervals built from the re-drawn releases (:func:`.bootstrap.interval_from`,
@@ -192,6 +192,10 @@ def bootstrap_cells(post, raw, sigma, *, sampler=None, level: float = 0.95, n_re
         As in :func:`cell_frame`.
     bounds : (float, float) or None
         Clip the intervals to these (e.g. (0, inf) for counts); None: not clipped.
+    hull : (array_like, array_like) or None
+        Intervals (low, high) to join with the bootstrap's, cell by cell (the hull, as
+        :func:`ldpopt.uncertainty.intervals` joins Base's interval where a method clips): e.g. the
+        exact interval of the linear fit a clipped release starts from. None: the bootstrap's alone.
 
     Returns
     -------
@@ -226,6 +230,11 @@ def bootstrap_cells(post, raw, sigma, *, sampler=None, level: float = 0.95, n_re
         raise ValueError(f"sampler must return noise of shape ({y.size}, {B}), got {noise.shape}")
     boot = np.asarray(post(point[:, None] + noise), dtype=np.float64).T
     se, _bias, lo, hi = interval_from(point, point, boot, lv, interval, bounds=bounds)
+    if hull is not None:
+        hl, hh = (np.asarray(h, dtype=np.float64) for h in hull)
+        if hl.shape != lo.shape or hh.shape != hi.shape:
+            raise ValueError(f"hull must be two arrays of shape {lo.shape}, got {hl.shape} and {hh.shape}")
+        lo, hi = np.minimum(lo, hl), np.maximum(hi, hh)
     return cell_frame(point, se, yy, s, level=lv, ci_low=lo, ci_high=hi, labels=labels, sigmas=sigmas, floor=floor)
 
 
