@@ -114,3 +114,22 @@ def test_histogram_cells_match_intervals():
     cen = ldpopt.Estimate.from_central(np.array([900, 50, 30, 20, -5, 3]), "gaussian", 4.0, n=1000)
     tab = histogram_cells(cen, "base")
     np.testing.assert_allclose(tab["correction_sigma"], 0.0)
+
+
+def test_postprocess_ci_writes_corrections_and_prints_the_flag_count(tmp_path, capsys):
+    import pandas as pd
+
+    from ldpopt.cli import main
+
+    est = ldpopt.oracles.get("oue", 1.0, 8).simulate(np.array([500, 300, 150, 50, 0, 0, 0, 0]) * 20, rng=0)
+    counts = tmp_path / "counts.csv"
+    pd.DataFrame({"value": np.arange(8), "count": est.counts}).to_csv(counts, index=False)
+    out = tmp_path / "out.csv"
+    rc = main(["postprocess", "--counts", str(counts), "--oracle", "oue", "--epsilon", "1", "--n", str(est.n),
+               "--method", "norm-sub", "--ci", "0.9", "--resamples", "20", "--out", str(out)])
+    assert rc == 0
+    t = pd.read_csv(out)
+    sig = np.sqrt(est.sigma2_v)
+    np.testing.assert_allclose(t["norm-sub_correction_sigma"], (t["norm-sub"] - est.f_tilde) / sig, rtol=1e-9)
+    k = int(t["norm-sub_flagged"].sum())
+    assert f"norm-sub: {k} of 8" in capsys.readouterr().err

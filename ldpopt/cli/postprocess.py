@@ -525,7 +525,9 @@ def _add_intervals(out, estimate, names, params, args) -> dict:
     """``--ci LEVEL``: <method>_se, <method>_lo, <method>_hi columns beside each method's column
     (:func:`ldpopt.uncertainty.intervals`: analytic for Base/Norm, parametric bootstrap otherwise),
     and <method>_fallback (1 where the interval is Base's analytic one because the method's estimate
-    is pinned at 0 or biased there) for the bootstrap methods; one note on stderr naming the counts."""
+    is pinned at 0 or biased there) for the bootstrap methods; one note on stderr naming the counts.
+    Also <method>_correction_sigma and <method>_flagged (:mod:`ldpopt.uncertainty.cells`: the move from
+    the raw estimate in units of σ_v, flagged beyond max(7σ_v, one count)) and a line counting the flags."""
     import warnings
 
     import numpy as np
@@ -533,9 +535,11 @@ def _add_intervals(out, estimate, names, params, args) -> dict:
 
     from ..uncertainty import FallbackWarning, intervals
     from ..uncertainty.analytic import supports_analytic
+    from ..uncertainty.cells import correction_sigma, flag_corrections
     from ..uncertainty.resample import BATCHED
 
-    how, flagged = {}, {}
+    how, flagged, moved = {}, {}, {}
+    sigma = np.sqrt(np.broadcast_to(estimate.sigma2_v, (estimate.d,)))
     order = ["base", *[m for m in names if m != "base"]]
     # a bar over the resamples of the methods that run resample by resample, on stderr, shown only
     # once the run has taken 2 s (tqdm's delay): quick runs print nothing
@@ -554,6 +558,12 @@ def _add_intervals(out, estimate, names, params, args) -> dict:
                 if r.fallback.any():
                     flagged[name] = int(r.fallback.sum())
             how[name] = r.how
+            out[f"{name}_correction_sigma"] = correction_sigma(r.values, estimate.f_tilde, sigma)
+            fl = flag_corrections(r.values, estimate.f_tilde, sigma, floor=1.0 / estimate.n)
+            out[f"{name}_flagged"] = fl.astype(np.int64)
+            moved[name] = int(fl.sum())
+    print("corrections flagged (|method - raw| > max(7 sigma_v, one count); METHOD_flagged = 1): "
+          + ", ".join(f"{m}: {k} of {estimate.d}" for m, k in moved.items()), file=sys.stderr)
     if flagged:
         print("note: " + ", ".join(f"{m}: {k} of {estimate.d}" for m, k in flagged.items())
               + " values get Base's analytic interval, where the method's estimate is pinned at 0 or "
