@@ -28,13 +28,23 @@ Flags (``--parts flags``). world-cities under central Gaussian noise (σ = 20): 
 GLS and of its clip-and-round release, as measured and after ten city measurements are corrupted by
 +50σ each (a data error): how many flagged, how many of the corrupted ten.
 
-Run: ``python benchmarks/bench_hierarchy_gls.py [--quick] [--parts timing,coverage,flags] [--rounds K]
-[--reps R] [--max-leaves L]``. Writes ``hierarchy_gls.json`` and ``hierarchy_gls.md``.
+Attacks (``--parts attacks``). ldpopt's hierarchical histogram (``hierarchy.collect``: 1,024 values, fan-out 4,
+OUE at ε = 1, n = 10⁶ Zipf(1.1) users split over the five collected levels), a random target range of 64
+values, m = β·n fake users (``hierarchy.attacks.poison``: ``optimal``, every fake report at the level and
+with the bits that raise the consistent answer most; ``consistent``, spread over the levels, the bits of
+the range's nodes set). Gain per fake user: the range answer's change × (n + m)/m (a genuine user in the
+range: about 1), for the consistent answer (GLS) and Norm-Sub of the consistent leaves; detection: the GLS
+goodness-of-fit χ² test at p < 0.01 (false alarms: the same test on the clean draw); recovery:
+``refit_without_worst_level`` (and Norm-Sub of its clipped leaves).
+
+Run: ``python benchmarks/bench_hierarchy_gls.py [--quick] [--parts timing,coverage,flags,attacks] [--rounds K]
+[--reps R] [--max-leaves L] [--attack-reps R]``. Writes ``hierarchy_gls_PART.json`` per part run and ``hierarchy_gls.md`` from every part's file present.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import math
 import sys
 import time
@@ -102,7 +112,7 @@ def timing(rounds: int, quick: bool, max_leaves: int) -> list[dict]:
         s = rng.uniform(1.0, 100.0, tree.size)
         y = truth + rng.standard_normal(tree.size) * np.sqrt(s)
         del truth
-        times: dict[str, list] = {"gls": [], "two-pass": [], "Problem fixed-root": [], "Problem free": [],
+        times: dict[str, list] = {"gls": [], "gls with layout": [], "two-pass": [], "Problem fixed-root": [], "Problem free": [],
                                   **{f"cvxpy {v}": [] for v in solvers}}
         diff: dict[str, float] = {}
         status: dict[str, str] = {}
@@ -110,8 +120,11 @@ def timing(rounds: int, quick: bool, max_leaves: int) -> list[dict]:
         big = n_leaves > 2 * 10**5
         for _ in range(rounds):
             t0 = time.perf_counter()
-            fit = gls(Tree(par), y, s)
+            fit = gls(tree, y, s)                       # the layout built once, as the range tree is
             times["gls"].append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            gls(Tree(par), y, s)
+            times["gls with layout"].append(time.perf_counter() - t0)
             x = fit.x
             if rt is not None:
                 t0 = time.perf_counter()
@@ -347,6 +360,55 @@ def flags(quick: bool) -> dict:
     return out
 
 
+# --- attacks on the hierarchical histogram -------------------------------------------------------
+
+def attacks(reps: int, quick: bool) -> list[dict]:
+    from ldpopt import hierarchy
+    from ldpopt.datasets import zipf_probabilities
+    from ldpopt.hierarchy.attacks import gof_test, poison, refit_without_worst_level
+
+    d, B, n = (256, 4, 10**5) if quick else (1_024, 4, 10**6)
+    rng = np.random.default_rng(303)
+    counts = rng.multinomial(n, zipf_probabilities(d, 1.1))
+    rows = []
+    for beta in (0.001, 0.01, 0.05):
+        m = max(int(beta * n), 1)
+        for strategy in ("optimal", "consistent"):
+            rec: dict[str, list] = {k: [] for k in ("gls", "norm-sub", "recovered", "recovered norm-sub",
+                                                    "detected", "false_alarm", "level_found")}
+            for r in range(reps):
+                est = hierarchy.collect(counts, "oue", 1.0, branching=B, rng=rng)
+                a = int(rng.integers(0, d - d // 16))
+                b = a + d // 16 - 1
+                atk = poison(est, a, b, m, strategy)
+                pe = atk.estimate
+                scale = (n + m) / m
+                x0 = hierarchy.consistency(est.tree, est.y, est.var)
+                x1 = hierarchy.consistency(pe.tree, pe.y, pe.var)
+                ns0 = hierarchy.nonnegative_heuristic(est.tree, est.y, est.var)
+                ns1 = hierarchy.nonnegative_heuristic(pe.tree, pe.y, pe.var)
+                rec["gls"].append((x1[a:b + 1].sum() - x0[a:b + 1].sum()) * scale)
+                rec["norm-sub"].append((ns1[a:b + 1].sum() - ns0[a:b + 1].sum()) * scale)
+                xr, k = refit_without_worst_level(pe)
+                rec["recovered"].append((xr[a:b + 1].sum() - x0[a:b + 1].sum()) * scale)
+                leaves = np.clip(xr[:d], 0, None)
+                rec["recovered norm-sub"].append((leaves[a:b + 1].sum() / max(leaves.sum(), 1e-300)
+                                                  - ns0[a:b + 1].sum()) * scale)
+                rec["level_found"].append(atk.level is not None and k == atk.level)
+                rec["detected"].append(gof_test(pe)[2] < 0.01)
+                rec["false_alarm"].append(gof_test(est)[2] < 0.01)
+            row = {"d": d, "branching": B, "n": n, "epsilon": 1.0, "oracle": "oue", "beta": beta, "fake": m,
+                   "strategy": strategy, "reps": reps, "range_length": d // 16}
+            for k, v in rec.items():
+                arr = np.asarray(v, dtype=np.float64)
+                row[k] = float(arr.mean())
+                row[k + "_se"] = float(arr.std(ddof=1) / math.sqrt(arr.size)) if arr.size > 1 else math.nan
+            rows.append(row)
+            print(f"  attack beta={beta} {strategy}: gain gls {row['gls']:.2f}, norm-sub {row['norm-sub']:.2f}, "
+                  f"detected {row['detected']:.2f}, recovered {row['recovered']:.2f}", flush=True)
+    return rows
+
+
 # --- report -------------------------------------------------------------------------------------
 
 def markdown(doc: dict) -> str:
@@ -354,9 +416,9 @@ def markdown(doc: dict) -> str:
              f"Machine: {doc['machine'].get('cpu', '')}; command: `{doc['command']}`.", ""]
     if doc.get("timing"):
         lines += ["## Timing (wall seconds, median; max |x − x_gls| in counts)", "",
-                  ("| leaves | fan-out | nodes | GLS (layout + fit + variances) | two-pass | Problem fixed-root | "
-                   "Problem free | best cvxpy | max diff (two-pass / Problem / cvxpy) |"),
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  ("| leaves | fan-out | nodes | GLS (fit + variances) | GLS with its layout | two-pass (fit) | "
+                   "Problem fixed-root | Problem free | best cvxpy | max diff (two-pass / Problem / cvxpy) |"),
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for r in doc["timing"]:
             R = r["routes"]
 
@@ -367,7 +429,8 @@ def markdown(doc: dict) -> str:
             bc = f"{R[best]['median_s']:.3g} ({best.split()[1]})" if best else "not run"
             dif = " / ".join(f"{R[k]['max_abs_diff']:.1e}" if k in R else "–"
                              for k in ("two-pass", "Problem fixed-root", best or ""))
-            lines.append(f"| {r['leaves']:,} | {r['fanout']} | {r['nodes']:,} | {cell('gls')} | {cell('two-pass')} | "
+            lines.append(f"| {r['leaves']:,} | {r['fanout']} | {r['nodes']:,} | {cell('gls')} | "
+                         f"{cell('gls with layout')} | {cell('two-pass')} | "
                          f"{cell('Problem fixed-root')} | {cell('Problem free')} | {bc} | {dif} |")
         lines.append("")
     if doc.get("coverage"):
@@ -382,6 +445,17 @@ def markdown(doc: dict) -> str:
                      for b in ("small", "medium", "large")]
             wd = next(iter(bands.values()))["mean_width_over_gls"]
             lines.append(f"| {s} | {n} | {p} | " + " | ".join(cells) + f" | {wd:.2f} |")
+        lines.append("")
+    if doc.get("attacks"):
+        lines += ["## Attacks on the hierarchical histogram (gain per fake user, in units of one user's 1/n)", "",
+                  ("| β | attack | GLS answer | Norm-Sub answer | detected (χ² p < 0.01) | false alarms | "
+                   "after refit without the worst level | its Norm-Sub | level found |"),
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for r in doc["attacks"]:
+            lines.append(f"| {r['beta']:g} | {r['strategy']} | {r['gls']:.2f} ± {r['gls_se']:.2f} | "
+                         f"{r['norm-sub']:.2f} ± {r['norm-sub_se']:.2f} | {r['detected']:.2f} | {r['false_alarm']:.2f} | "
+                         f"{r['recovered']:.2f} ± {r['recovered_se']:.2f} | {r['recovered norm-sub']:.2f} ± "
+                         f"{r['recovered norm-sub_se']:.2f} | {r['level_found']:.2f} |")
         lines.append("")
     if doc.get("flags"):
         lines += ["## Correction flags on world-cities (|x̂ − y| > max(7σ, 1))", "",
@@ -402,7 +476,9 @@ def markdown(doc: dict) -> str:
 
 def parser():
     ap = H.parser(__doc__)
-    ap.add_argument("--parts", default="timing,coverage,flags", help="comma-separated: timing, coverage, flags")
+    ap.add_argument("--parts", default="timing,coverage,flags,attacks",
+                    help="comma-separated: timing, coverage, flags, attacks")
+    ap.add_argument("--attack-reps", type=int, default=30, help="draws per attack setting (default 30)")
     ap.add_argument("--rounds", type=int, default=3, help="timing rounds (default 3)")
     ap.add_argument("--reps", type=int, default=200, help="draws for the exact GLS coverage (default 200)")
     ap.add_argument("--boot-reps", type=int, default=40, help="draws for the bootstrap coverage (default 40)")
@@ -414,17 +490,26 @@ def parser():
 def run(quick: bool = False, **opts) -> dict:
     opts = H.options(parser(), "bench_hierarchy_gls.py", quick, opts)
     parts = set(opts.parts.split(","))
-    doc: dict = {}
-    if "timing" in parts:
-        doc["timing"] = timing(1 if opts.quick else opts.rounds, opts.quick, opts.max_leaves)
-    if "coverage" in parts:
-        doc["coverage"] = coverage(10 if opts.quick else opts.reps, 3 if opts.quick else opts.boot_reps,
-                                   20 if opts.quick else opts.resamples, opts.quick)
-    if "flags" in parts:
-        doc["flags"] = flags(opts.quick)
-    saved = H.save("hierarchy_gls", opts, doc)
-    (H.results_dir(opts) / "hierarchy_gls.md").write_text(markdown(saved))
-    return saved
+    work = {"timing": lambda: timing(1 if opts.quick else opts.rounds, opts.quick, opts.max_leaves),
+            "coverage": lambda: coverage(10 if opts.quick else opts.reps, 3 if opts.quick else opts.boot_reps,
+                                         20 if opts.quick else opts.resamples, opts.quick),
+            "flags": lambda: flags(opts.quick),
+            "attacks": lambda: attacks(5 if opts.quick else opts.attack_reps, opts.quick)}
+    out = H.results_dir(opts)
+    for part in ("timing", "coverage", "flags", "attacks"):   # one file per part: each can be rerun alone
+        if part in parts:
+            H.save(f"hierarchy_gls_{part}", opts, {part: work[part]()})
+    doc: dict = {"command": opts.command, "machine": {}}
+    for part in ("timing", "coverage", "flags", "attacks"):
+        f = out / f"hierarchy_gls_{part}.json"
+        if f.exists():
+            got = json.loads(f.read_text())
+            doc[part] = got[part]
+            doc["machine"] = got["machine"]
+            doc.setdefault("commands", []).append(got["command"])
+    doc["command"] = "; ".join(doc.get("commands", [opts.command]))
+    (out / "hierarchy_gls.md").write_text(markdown(doc))
+    return doc
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ correction in σ.
 
 Notes: docs/notes/python.md, "ldpopt.hierarchy"."""
 
+from . import attacks
 from .collect import HierarchicalEstimate, collect, design
 from .consistency import consistency, consistency_adjoint
 from .gls import GLSFit, gls
@@ -20,6 +21,7 @@ __all__ = [
            "GLSFit",
            "HierarchicalEstimate",
            "Tree",
+           "attacks",
            "central_sampler",
            "clip_round",
            "collect",
