@@ -413,7 +413,9 @@ def attacks(reps: int, quick: bool) -> list[dict]:
 
 def markdown(doc: dict) -> str:
     lines = ["# Released hierarchies: linear-time GLS, error bars on every cell, correction flags", "",
-             f"Machine: {doc['machine'].get('cpu', '')}; command: `{doc['command']}`.", ""]
+             (f"Machine: {doc['machine'].get('cpu', '')}, {doc['machine'].get('cores', '')} cores, load average "
+             f"{', '.join(f'{v:.1f}' for v in doc['machine'].get('loadavg', []))} as the timing finished "
+             f"(a shared box: timings are noisy); commands: `{doc['command']}`."), ""]
     if doc.get("timing"):
         lines += ["## Timing (wall seconds, median; max |x − x_gls| in counts)", "",
                   ("| leaves | fan-out | nodes | GLS (fit + variances) | GLS with its layout | two-pass (fit) | "
@@ -441,7 +443,7 @@ def markdown(doc: dict) -> str:
         for r in doc["coverage"]:
             keyed.setdefault((r["structure"], r["noise"], r["release"]), {})[r["band"]] = r
         for (s, n, p), bands in keyed.items():
-            cells = [f"{bands[b]['measured']:.3f} ± {bands[b]['se']:.3f}" if b in bands else "–"
+            cells = [f"{bands[b]['measured']:.3f} ± {bands[b]['se']:.4f}" if b in bands else "–"
                      for b in ("small", "medium", "large")]
             wd = next(iter(bands.values()))["mean_width_over_gls"]
             lines.append(f"| {s} | {n} | {p} | " + " | ".join(cells) + f" | {wd:.2f} |")
@@ -505,9 +507,10 @@ def run(quick: bool = False, **opts) -> dict:
         if f.exists():
             got = json.loads(f.read_text())
             doc[part] = got[part]
-            doc["machine"] = got["machine"]
+            if part == "timing" or not doc["machine"]:
+                doc["machine"] = got["machine"]          # the timing part's machine and load, where run
             doc.setdefault("commands", []).append(got["command"])
-    doc["command"] = "; ".join(doc.get("commands", [opts.command]))
+    doc["command"] = "; ".join(dict.fromkeys(doc.get("commands", [opts.command])))
     (out / "hierarchy_gls.md").write_text(markdown(doc))
     return doc
 
