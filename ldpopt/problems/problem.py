@@ -21,7 +21,7 @@ import numpy as np
 from ..estimate import check_estimate
 from .check.verdict import feasible_point, status_after_check, unverified_reason, violation_tol
 from .constraints.base import Constraint, NonNegative, SumTo, as_constraint
-from .errors import SolverWarning, error_for_status
+from .errors import SolverWarning, error_for_status, user_code_raised
 from .objectives.base import default_scale
 from .objectives.builtins import Objective, make_objective
 from .objectives.likelihood_terms import LikelihoodTerms
@@ -31,6 +31,7 @@ from .solvers.attempts import STRUCTURED, cvxpy_attempt, options_for, structured
 from .solvers.direct_qp import SUFFIX as DIRECT
 from .solvers.direct_qp import solve_direct_qp
 from .solvers.ipm import solve_ipm
+from .solvers.isolate import fork_available
 from .solvers.policy import (
     DEFAULT_SOLVER_OPTIONS,
     EXP_CONE_CHAIN,
@@ -47,8 +48,38 @@ from .solvers.policy import (
 )
 from .solvers.sqp import converged, newton_terms, solve_sqp
 from .solvers.user_forms import LiveRoute, domain_constraint, missing_parameter, route_objective
+from .worker import clean as worker_clean
+from .worker import start_in_background
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
+
+
+def _worker_if_needed() -> None:
+    """The isolated worker (:mod:`.worker`) started in the background once this process holds a
+    foreign thread pool (an in-process solver's: :func:`.worker.clean` False), so that the next
+    isolated call finds it running; while the process is clean, isolated calls fork it directly."""
+    if fork_available() and not worker_clean():
+        start_in_background()
+
+
+def _library_failure(exc: BaseException) -> bool:
+    """Whether ``exc``, escaping a solve, is a library's failure that :meth:`Problem.solve` makes one
+    failed attempt: not raised through the user's own code (:func:`.errors.user_code_raised`), not a
+    typed solver error (``strict=True``'s), and not a ``ValueError`` / ``TypeError`` that ldpopt
+    raised itself (a bad argument named in its message). Anything a library outside ldpopt raised
+    (cvxpy's ``NotImplementedError``, a solver's, scipy's) is one."""
+    import os
+
+    from .errors import SolverError
+
+    if not isinstance(exc, Exception) or isinstance(exc, SolverError) or user_code_raised(exc):
+        return False
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # ldpopt/
+    own = tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(here + os.sep)
+    return not (own and isinstance(exc, (ValueError, TypeError)))
 
 
 def _lazy(objective: Objective, constraints: list) -> bool:
@@ -463,6 +494,18 @@ class Problem:
         >>> ref.solver, ref.status, bool(np.abs(ref.f - sol.f).max() < 1e-6)
         ('CLARABEL', 'optimal', True)
         """
+        try:
+            return self._solve(solver, strict, verbose, time_limit, progress, solver_options)
+        except Exception as exc:
+            if not _library_failure(exc):
+                raise
+            sol = self._failed("solver_error", "LDPOPT", f"the solve stopped: a library raised "
+                               f"{type(exc).__name__}: {exc} (not the user's code: one failed attempt)")
+            sol.attempts = [_attempt(sol)]
+            return self._finish(sol, strict)
+
+    def _solve(self, solver, strict: bool, verbose: bool, time_limit, progress: bool, solver_options: dict) -> Solution:
+        """:meth:`solve`'s body (its every library exception one failed Solution there)."""
         from .solvers.phase_one import pre_check
         self._read_parameters()
         if self._structured_only() and solver is not None and not (isinstance(solver, str) and solver.upper() == STRUCTURED):
@@ -473,7 +516,15 @@ class Problem:
         ctx = SolveContext.make(time_limit, progress, verbose, solver_options)
         clock = ctx.clock
         self._affine_cache: dict | None = {}  # a user constraint's affine rows, read once in this solve (.feasibility.affine_rows)
-        pre, system = pre_check(self, clock.left())  # its cheap steps; the rest after the route (system)
+        _worker_if_needed()
+        try:
+            pre, system = pre_check(self, clock.left())  # its cheap steps; the rest after the route (system)
+        except Exception as exc:  # a library's failure in the pre-check decides nothing: solved as usual
+            if user_code_raised(exc):
+                raise
+            from .constraints.feasibility import Decision
+            self._feasibility = Decision(None, how=f"the pre-check raised {type(exc).__name__}: {exc}")
+            pre = system = None
         if pre is not None:  # a proved conflict: no solver runs
             return self._finish(pre, strict, ctx.deadline)
         lazy = {"system": system, "timed_out": False}  # the pre-check's deferred steps, until they run
@@ -679,7 +730,15 @@ class Problem:
         if left is not None and left <= 0:
             lazy["timed_out"] = True
             return None
-        pre = infeasible_solution(self, left, None)
+        try:
+            pre = infeasible_solution(self, left, None)
+        except Exception as exc:  # a library's failure in the decision: nothing decided
+            if user_code_raised(exc):
+                raise
+            from .constraints.feasibility import Decision
+            self._feasibility = Decision(None, how=f"the feasibility decision raised {type(exc).__name__}: {exc}")
+            lazy["raised"] = f"{type(exc).__name__}: {exc}"
+            pre = None
         decision = getattr(self, "_feasibility", None)
         lazy["timed_out"] = (pre is None and decision is not None and decision.feasible is None
                              and ctx.clock.expired())
@@ -714,9 +773,16 @@ class Problem:
                     return sol
             except CheckTimedOut:
                 pass
+            except Exception as exc:  # a library's failure: the full decision below says what it says
+                if user_code_raised(exc):
+                    raise
         pre = self._deferred(lazy, ctx, list(sol.attempts or [_attempt(sol)]))
         if pre is not None:
             return pre
+        if sol.status == "optimal" and lazy.get("raised"):
+            sol.status, sol.success = "optimal_unverified", False
+            sol.message += (f" | the exact feasibility decision raised ({lazy['raised']}): the set's being "
+                            "non-empty beyond the check's tolerance is not proved, so optimality is not claimed")
         if sol.status == "optimal" and lazy["timed_out"]:
             sol.status, sol.success = "time_limit", False
             sol.message += (" | the exact feasibility decision did not finish within the time limit: not "
@@ -728,6 +794,7 @@ class Problem:
         self._referee(sol, deadline)
         if settle is not None:
             sol = settle(sol)
+        _worker_if_needed()
         self._affine_cache = None  # this solve's rows: a later check or decision outside a solve reads afresh
         if sol.status == "optimal":
             return sol

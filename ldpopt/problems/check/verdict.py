@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import cvxpy as cp
 import numpy as np
 
+from ..errors import user_code_raised
 from ..objectives.builtins import Objective, UserObjective
 from ..objectives.recognise import cvxpy_grad, numpy_grad  # the chain rule with kept affine Jacobians (re-exported)
 from ..progress import CheckTimedOut, past
@@ -291,8 +292,11 @@ def _cvxpy_gradient(problem, f: np.ndarray, memo: dict | None = None) -> np.ndar
         try:
             grads = expr.grad if memo is None else cvxpy_grad(expr, memo)
             g = grads.get(x) if grads is not None else None
-        except (TypeError, ValueError, ZeroDivisionError, FloatingPointError):
-            g = None  # cvxpy's own grad failed at f (seen for kl_div at a conic solver's point): not run
+        except Exception as exc:
+            # (seen: kl_div at a conic solver's point; NotImplementedError from the inf-norm's grad)
+            if user_code_raised(exc):
+                raise
+            g = None
     if g is None:
         return np.full(f.shape[0], np.nan)
     g = g.toarray() if hasattr(g, "toarray") else np.asarray(g)
@@ -940,7 +944,13 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None,
     from .certificate import inputs_digest
 
     digest = inputs_digest(f, duals or {}) if f is not None else b""
-    ch = _check_solution(problem, f, duals, certificate, digest, deadline)
+    try:
+        ch = _check_solution(problem, f, duals, certificate, digest, deadline)
+    except Exception as exc:
+        if user_code_raised(exc):
+            raise
+        why = f"ldpopt's check could not run: {type(exc).__name__}: {exc}"
+        ch = Checks(failed=[why], not_run={"stationarity": why, "gap": why})
     ch.computed_on = digest
     return ch
 
@@ -1034,6 +1044,14 @@ def _check_solution(problem, f, duals, certificate, digest: bytes, deadline=None
                 _check_smooth(ch, problem, f, duals, jty, gfun, certificate, digest, deadline)
     except CheckTimedOut as exc:  # what ran stands; optimality is not claimed (status_after_check)
         _timed_out(ch, str(exc))
+        ch.passed = not ch.failed
+        return ch
+    except Exception as exc:
+        if user_code_raised(exc):
+            raise
+        why = f"the optimality check raised {type(exc).__name__}: {exc}"
+        ch.stationarity = ch.gap = ch.error_bound = None
+        ch.not_run.update(stationarity=why, gap=why)
         ch.passed = not ch.failed
         return ch
     if kinks:  # the kink certificate ran but did not reach the tolerance: the generic check decided
