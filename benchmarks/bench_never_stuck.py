@@ -114,8 +114,9 @@ def run_case(name: str, tree: str, timeout: float, cumsum_d: int) -> dict:
     code = textwrap.dedent(COMMON) + textwrap.dedent(CASES[name])
     t0 = time.perf_counter()
     try:
+        # run from the tree itself: ``python -c`` puts the working directory first on sys.path
         proc = subprocess.run([sys.executable, "-c", code, str(cumsum_d)], env=env, capture_output=True, text=True,
-                              timeout=timeout, check=False)
+                              timeout=timeout, check=False, cwd=Path(tree).resolve())
     except subprocess.TimeoutExpired:
         return {"killed_after": timeout}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]

@@ -488,3 +488,37 @@ def test_solve_context_is_frozen_and_validated():
         ctx.solver_options["max_iter"] = 6  # type: ignore[index]
     with pytest.raises(ValueError, match="time_limit"):
         SolveContext.make(-1.0)
+
+
+# ---- the whole call bounded: a stage that never looks at the clock is abandoned at the backstop
+
+def _slow_stage(*args, **kwargs):
+    """A pure-Python stage that runs for 60 s without reading the clock (as cvxpy's compilation of
+    a cumsum row at d = 10⁵ did inside the phase one)."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 60.0:
+        sum(range(1000))
+
+
+@pytest.mark.parametrize("limit", [0.5, 1.5])
+def test_a_stage_that_ignores_the_clock_is_abandoned_within_the_promise(monkeypatch, limit):
+    from ldpopt.problems.solvers import phase_one
+
+    monkeypatch.setattr(phase_one, "pre_check", _slow_stage)
+    pr = Problem(_est(20), "cls", [Simplex(), lambda f, e: f[0] <= 0.5])
+    t0 = time.perf_counter()
+    sol = _quiet(pr.solve, time_limit=limit, progress=False)
+    wall = time.perf_counter() - t0
+    assert sol.status == "time_limit" and "stopped" in sol.message
+    assert wall <= limit + max(1.0, 0.1 * limit) + SLACK
+    monkeypatch.undo()
+    # the abandoned stage stopped (its thread raised at its next instruction): the problem solves again
+    again = _quiet(pr.solve, time_limit=30.0, progress=False)
+    assert again.status == "optimal" and again.f[0] <= 0.5 + 1e-9
+    alive = [t for t in threading.enumerate() if t.name == "ldpopt-solve"]
+    assert not alive, alive
+
+
+def test_the_limit_is_validated_before_any_work():
+    with pytest.raises(ValueError, match="time_limit"):
+        Problem(_est(10), "cls").solve(time_limit=-1.0)

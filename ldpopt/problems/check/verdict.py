@@ -1105,7 +1105,9 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest:
         ch.not_run.update(stationarity=why, gap=why)
         return
     move = _move_scale(gfun, f, grad)
-    scale = max(float(np.max(np.abs(grad))), move, np.finfo(float).tiny)
+    # a constant objective (∇J = 0 here and along the move): its residuals in absolute units
+    constant = move == 0 and not np.any(grad)
+    scale = 1.0 if constant else max(float(np.max(np.abs(grad))), move, np.finfo(float).tiny)
     r = grad + jty
     ch.stationarity = float(np.max(np.abs(r))) / scale
     lag, dual_inf = _gap_terms(problem, f, duals)
@@ -1127,7 +1129,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest:
     # J changes by ~ move·‖f‖₁ when all of f moves by 1/d: the gap in those units (|J| itself
     # carries the noise energy, ~dσ², and would let a 1e-3 error pass when σ is large)
     # (a linear objective has move = 0: there, what moving f by 1/d costs is the mean |∇J|·‖f‖₁)
-    per = move if move > 0 else float(np.mean(np.abs(grad)))
+    per = 1.0 if constant else move if move > 0 else float(np.mean(np.abs(grad)))
     with np.errstate(over="ignore"):
         ch.gap = abs(lag) / max(per * float(np.sum(np.abs(f))), np.finfo(float).tiny)
     if not ch.dual_infeasibility <= STATIONARITY_TOL:
