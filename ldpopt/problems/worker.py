@@ -377,7 +377,7 @@ def _forked(fn, args: tuple, kwargs: dict, seconds: float | None, what: str):
             code = 1
         finally:
             os._exit(code)
-    chunks, timed_out = [], False
+    chunks, timed_out, done = [], False, False
     try:
         while True:
             left = None if seconds is None else seconds - (time.perf_counter() - start)
@@ -390,9 +390,10 @@ def _forked(fn, args: tuple, kwargs: dict, seconds: float | None, what: str):
             elif left is not None and left <= 0:
                 timed_out = True
                 break
+        done = True
     finally:
         os.close(read)
-        if timed_out:
+        if timed_out or not done:  # at the limit, or this wait interrupted (Ctrl-C, an abandoned solve)
             os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
     if timed_out:
