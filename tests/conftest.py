@@ -135,3 +135,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         out.write_text(json.dumps({"soak": SOAK, "cases": dict(sorted(CASES.items()))}, indent=1))
     except OSError:
         pass
+
+
+@pytest.fixture(params=["cold", "warm"])
+def isolation_path(request, monkeypatch):
+    """Both ways a solver call is isolated (:mod:`ldpopt.problems.worker`): "cold", a direct fork of
+    this process (while it holds no solver thread pool); "warm", a child of the clean worker process
+    (once it does). A fault injected for "warm" must travel by reference: a module-level function."""
+    from ldpopt.problems import worker
+
+    monkeypatch.setattr(worker, "clean", lambda: request.param == "cold")
+    return request.param

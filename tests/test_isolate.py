@@ -73,14 +73,36 @@ def test_piqp_past_every_limit_at_aol_is_stopped_at_the_time_limit():
     assert "ldpopt: PIQP" in out["stderr"] and "status running" in out["stderr"]
 
 
-def test_isolated_reports_results_errors_and_the_limit():
-    assert isolated(lambda: {"pid": os.getpid()}, 10.0, "x")["pid"] != os.getpid()
-    with pytest.raises(SolverTimedOut, match="time limit"):
-        isolated(lambda: __import__("time").sleep(30), 0.2, "sleeper")
+def _pid():
+    return {"pid": os.getpid()}
+
+
+def _exit3():
+    os._exit(3)
+
+
+def _divide():
+    return 1 / 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_isolated_reports_results_errors_and_the_limit(isolation_path):
+    import time
+
+    assert isolated(_pid, (), 10.0, "x")["pid"] != os.getpid()
+    t0 = time.perf_counter()
+    isolated(_pid, (), 30.0, "x")  # the worker already running: the call itself
+    assert time.perf_counter() - t0 < 1.0
+    t0 = time.perf_counter()
+    with pytest.raises(SolverTimedOut):
+        isolated(_sleep, (30,), 0.5, "sleeper")
+    assert time.perf_counter() - t0 < 0.5 + 1.0
     with pytest.raises(SolverCrashed, match="exited"):
-        isolated(lambda: os._exit(3), 10.0, "quitter")
+        isolated(_exit3, (), 10.0, "quitter")
+    with pytest.raises(SolverCrashed, match="SIGSEGV"):
+        isolated(_segfault, (), 10.0, "crasher")
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
-        isolated(lambda: 1 / 0, 10.0, "divider")
+        isolated(_divide, (), 10.0, "divider")
 
 
 def test_time_limited_solve_of_each_own_limit_solver_still_certifies():
@@ -109,7 +131,7 @@ def test_isolation_works_inside_a_daemonic_pool_worker():
     assert status == "optimal" and np.max(np.abs(np.array(f) - project_simplex(est.f_tilde))) <= 1e-8
 
 
-# -- the standing child (isolate.standing): forked once, the same guarantees as a child per call ----
+# -- the worker (.worker): a clean interpreter started once, forking one child per call ----------------
 
 def _segfault(*args):
     import ctypes
@@ -132,18 +154,18 @@ def _weighted(a, b, w):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
-def test_standing_child_serves_calls_and_survives_each_fault_as_one_error():
+def test_the_worker_serves_calls_and_survives_each_fault_as_one_error(monkeypatch):
     import time
 
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from ldpopt.problems.solvers import isolate
+    from ldpopt.problems import worker
     from ldpopt.problems.solvers.isolate import ChildError, standing
 
-    isolate.stop_standing()
+    monkeypatch.setattr(worker, "clean", lambda: False)  # every call through the worker
     assert standing(_weighted, (np.arange(3.0), np.ones(3), 2.0), None, "t")[0] == 6.0
-    pid = isolate._STANDING.pid
+    pid = worker.server_pid()
     assert pid is not None and pid != os.getpid()
 
     @settings(max_examples=25, deadline=None)
@@ -155,26 +177,77 @@ def test_standing_child_serves_calls_and_survives_each_fault_as_one_error():
         assert np.array_equal(got[1], want[1]) and (got[0] == want[0] or (np.isnan(got[0]) and np.isnan(want[0])))
 
     same_answer_as_in_this_process()
-    assert isolate._STANDING.pid == pid  # one child served every call: no fork per call
-
     with pytest.raises(ChildError, match="RuntimeError: raised in the child"):
         standing(_raise, (), None, "t")
-    assert isolate._STANDING.pid not in (None, pid)  # a function it did not know: a new child that has it
-    pid = isolate._STANDING.pid
-    with pytest.raises(ChildError):
-        standing(_raise, (), None, "t")
-    assert isolate._STANDING.pid == pid  # an exception leaves the child serving
-
     with pytest.raises(SolverCrashed, match="SIGSEGV"):
         standing(_segfault, (), None, "t")
-    assert isolate._STANDING.pid is None  # the crash ended that child, not this process
     t0 = time.perf_counter()
     with pytest.raises(SolverTimedOut):
         standing(_sleep, (60.0,), 1.0, "t")
-    assert time.perf_counter() - t0 < 1.0 + 1.5 and isolate._STANDING.pid is None
+    assert time.perf_counter() - t0 < 1.0 + 1.5
     assert standing(_weighted, (np.ones(2), np.ones(2), 1.0), None, "t")[0] == 2.0  # serving again
-    isolate.stop_standing()
-    assert isolate._STANDING.pid is None
+    assert worker.server_pid() == pid  # one worker served every call: each fault ended only its child
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_the_worker_does_not_outlive_a_killed_parent():
+    # a parent that started the worker and a child hanging in it, then killed with SIGKILL: both go
+    import signal
+    import time
+
+    code = textwrap.dedent("""
+        import sys, time, threading
+        from ldpopt.problems import worker
+        worker.clean = lambda: False
+        worker.call(time.sleep, (0,), 60.0)
+        print(worker.server_pid(), flush=True)
+        worker.call(time.sleep, (600,), 600.0)
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    server = int(proc.stdout.readline())
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 10.0:
+        try:
+            os.kill(server, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    with pytest.raises(ProcessLookupError):
+        os.kill(server, 0)
+    assert time.perf_counter() - t0 < 5.0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_limited_solve_after_an_in_process_clarabel_solve_returns_its_answer():
+    # Clarabel's thread pool, started in this process by a solve without a limit, is never forked:
+    # the limited solve's Clarabel runs in the worker's child (here: a subprocess, a fresh process)
+    out = _run("""
+        import json, time, warnings
+        import cvxpy as cp, numpy as np
+        from ldpopt import Estimate
+        from ldpopt.problems import Problem
+        warnings.simplefilter("ignore")
+        rng = np.random.default_rng(3)
+        d = 200
+        est = Estimate.from_counts(rng.multinomial(5000, rng.dirichlet(np.ones(d))), n=5000, epsilon=2.0,
+                                   p=0.7, q=0.3 / (d - 1))
+        M = rng.standard_normal((d, d)); Q = M @ M.T / d + 1e-2 * np.eye(d); Q = (Q + Q.T) / 2
+        obj = lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.quad_form(f, Q)
+        Problem(est, obj).solve(solver="CLARABEL")                 # in this process: its pool starts
+        x = cp.Variable(d); cp.Problem(cp.Minimize(cp.sum_squares(x - est.f_tilde) + cp.quad_form(x, Q)),
+                                       [x >= 0, cp.sum(x) == 1]).solve(solver="CLARABEL")
+        ref = x.value
+        t0 = time.perf_counter()
+        sol = Problem(est, obj).solve(time_limit=12.0, progress=False)
+        print(json.dumps({"status": sol.status, "seconds": time.perf_counter() - t0,
+                          "err": float(np.max(np.abs(sol.f - ref)))}))
+    """)
+    assert out["status"] == "optimal" and out["err"] <= 1e-4
+    assert out["seconds"] < 8.0  # hung before, returning time_limit after 12 s (3.4 s now, the worker's start included)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")

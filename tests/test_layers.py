@@ -110,7 +110,7 @@ PROBLEMS = "ldpopt.problems"
 PROBLEMS_LAYERS = {
     # the leaves: the exceptions, solve's clock and context, the answer every solver returns (it
     # names the verdict for annotations only), the old paths
-    **dict.fromkeys(("errors", "progress", "solution", "_moved"), 0),
+    **dict.fromkeys(("errors", "progress", "solution", "_moved", "worker"), 0),
     "registry": 1,        # register_objective / register_constraint (reads an item by what it has)
     "objectives": 2,      # the objective protocol, the built-ins, their separable and grouped forms
     "constraints": 3,

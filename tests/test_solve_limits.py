@@ -247,6 +247,14 @@ def _hang(*args, **kwargs):
     time.sleep(1000)
 
 
+def _segfaults(*args, **kwargs):
+    _SEGFAULT()
+
+
+#: each fault as a module-level function: it reaches the worker's child by reference ("warm")
+FAULTS = {"exception": _raises_runtime_error, "segfault": _segfaults, "hang": _hang}
+
+
 
 
 def test_fault_in_the_structured_solver_is_one_attempt(monkeypatch):
@@ -275,13 +283,13 @@ def _one_attempt(sol, wall, route, fault, answered):
 
 @needs_fork
 @pytest.mark.parametrize("fault", ["exception", "segfault", "hang"])
-def test_fault_in_the_direct_qp_is_one_attempt(monkeypatch, fault):
+def test_fault_in_the_direct_qp_is_one_attempt(monkeypatch, fault, isolation_path):
     # PIQP without a time limit (always in a child; past policy.DIRECT_CLARABEL_MAX_D, set to 0 here);
     # under one, Clarabel (in a child then too)
     from ldpopt.problems.solvers import policy
 
     monkeypatch.setattr(policy, "DIRECT_CLARABEL_MAX_D", 0)
-    injected = {"exception": _raises_runtime_error, "segfault": lambda *a: _SEGFAULT(), "hang": _hang}[fault]
+    injected = FAULTS[fault]
     name = "CLARABEL" if fault == "hang" else "PIQP"
     monkeypatch.setitem(direct_qp._BACKENDS, name, injected)
     pr = Problem(_est(40), SMOOTH, [Simplex()])
@@ -293,13 +301,13 @@ def test_fault_in_the_direct_qp_is_one_attempt(monkeypatch, fault):
 
 @needs_fork
 @pytest.mark.parametrize("fault", ["exception", "segfault", "hang"])
-def test_fault_in_the_cone_route_is_one_attempt(monkeypatch, fault):
+def test_fault_in_the_cone_route_is_one_attempt(monkeypatch, fault, isolation_path):
     """A quadratic plus a 2-norm goes to Clarabel's own interface (``CLARABEL-DIRECT``): in this
     process without a time limit, where an exception is one attempt and the chain answers; under a
     limit in a child process, where a segfault is one attempt and a hang is killed at the limit."""
     import cvxpy as cp
 
-    injected = {"exception": _raises_runtime_error, "segfault": lambda *a: _SEGFAULT(), "hang": _hang}[fault]
+    injected = FAULTS[fault]
     monkeypatch.setitem(direct_qp._BACKENDS, "CLARABEL", injected)
     d = 40
     pr = Problem(_est(d), lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-2 * cp.norm(f - 1.0 / d, 2), [Simplex()])
@@ -320,15 +328,19 @@ def test_fault_in_the_interior_point_is_one_attempt_then_sequential_qp(monkeypat
 
 @needs_fork
 @pytest.mark.parametrize("fault", ["exception", "segfault", "hang"])
-def test_fault_in_a_sequential_qp_solver_is_one_qp_attempt(monkeypatch, fault):
+def test_fault_in_a_sequential_qp_solver_is_one_qp_attempt(monkeypatch, fault, isolation_path):
     # the interior point made to fail; SQP's first QP solver (Clarabel: in this process without a
     # time limit, in a child under one — the segfault and the hang are injected there) faulted:
     # its QPs go to the next solver of the QP chain
     from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import CLARABEL
 
-    injected = {"exception": _raises_runtime_error, "segfault": lambda *a, **k: _SEGFAULT(), "hang": _hang}[fault]
+    from ldpopt.problems.solvers import isolate
+
+    injected = FAULTS[fault]
     monkeypatch.setattr(ipm, "_solve", _raises_runtime_error)
-    monkeypatch.setattr(CLARABEL, "solve_via_data", injected)
+    monkeypatch.setattr(CLARABEL, "solve_via_data", injected)  # in this process, or a direct fork
+    if isolation_path == "warm":  # what the worker's child runs; Clarabel's QPs only (the chain's next goes on)
+        monkeypatch.setattr(isolate, "run_solver", _faulty_for("CLARABEL", fault))
     pr = Problem(_est(40), NEWTON, [Simplex(), SubsetSum(np.arange(0, 40, 3), 0.4)])
     limit = {"exception": None, "segfault": 60.0, "hang": 4.0}[fault]
     t0 = time.perf_counter()
@@ -348,12 +360,15 @@ def test_fault_in_a_sequential_qp_solver_is_one_qp_attempt(monkeypatch, fault):
 
 @needs_fork
 @pytest.mark.parametrize("fault", ["exception", "segfault", "hang"])
-def test_fault_in_the_cvxpy_chain_is_one_attempt(monkeypatch, fault):
+def test_fault_in_the_cvxpy_chain_is_one_attempt(monkeypatch, fault, isolation_path):
     # PIQP named first (always in a child process), then Clarabel
     import piqp
 
-    injected = {"exception": _raises_runtime_error, "segfault": lambda self: _SEGFAULT(), "hang": _hang}[fault]
-    monkeypatch.setattr(piqp.SparseSolver, "solve", injected)
+    from ldpopt.problems.solvers import isolate
+
+    monkeypatch.setattr(piqp.SparseSolver, "solve", FAULTS[fault])
+    if isolation_path == "warm":  # what the worker's child runs, PIQP's calls only
+        monkeypatch.setattr(isolate, "run_solver", _faulty_for("PIQP", fault))
     limit = 3.0 if fault == "hang" else None
     t0 = time.perf_counter()
     sol = _quiet(Problem(_est(30), "cls").solve, solver=["PIQP", "CLARABEL"], time_limit=limit, progress=False)
@@ -364,6 +379,51 @@ def test_fault_in_the_cvxpy_chain_is_one_attempt(monkeypatch, fault):
         assert wall <= limit + 1.0 + SLACK
     else:
         assert sol.status == "optimal" and sol.solver == "CLARABEL"
+
+
+def _conflicting_rows(d=30, seed=0):
+    """The simplex and six rows A f <= b that no point of it meets (b below each row's smallest
+    entry): the exact pre-check calls HiGHS (:func:`.farkas._highs`) for the certificate."""
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(0.5, 1.5, (6, d))
+    b = 0.9 * A.min(axis=1)
+    return [Simplex(), lambda f, e: A @ f <= b]
+
+
+@needs_fork
+@pytest.mark.parametrize("fault", ["exception", "segfault", "hang"])
+def test_fault_in_highs_is_one_failed_lp(monkeypatch, fault, isolation_path):
+    # HiGHS (scipy's linprog) of the exact feasibility decision, in a child process: a fault there
+    # decides nothing, the solvers then say what they say, and the call ends within its limit
+    from ldpopt.problems.constraints import farkas
+
+    d = 30
+    ref = _quiet(Problem(_est(d), "cls", _conflicting_rows(d)).solve, progress=False)
+    assert ref.status == "infeasible" and ref.solver == "LDPOPT-FEASIBILITY"  # HiGHS's certificate, checked
+    monkeypatch.setattr(farkas, "_linprog", FAULTS[fault])
+    limit = 3.0 if fault == "hang" else None
+    t0 = time.perf_counter()
+    sol = _quiet(Problem(_est(d), "cls", _conflicting_rows(d)).solve, time_limit=limit, progress=False)
+    wall = time.perf_counter() - t0
+    # never a claim of a point; "infeasible" only with a certificate checked exactly (found without HiGHS)
+    assert sol.status in ("infeasible", "infeasible_inaccurate", "time_limit", "solver_error", "inaccurate")
+    if sol.status == "infeasible":
+        assert sol.infeasibility is not None and sol.infeasibility.verified
+    if fault == "hang":
+        assert wall <= limit + 1.0 + SLACK
+
+
+def _faulty_for(name, fault):
+    return functools.partial(_fault_if_named, name, fault)
+
+
+def _fault_if_named(name, fault, solver, *args):
+    """:func:`.isolate.run_solver` with ``fault`` injected when ``solver`` is ``name``'s."""
+    from ldpopt.problems.solvers.isolate import run_solver
+
+    if solver.name() == name:
+        FAULTS[fault]()
+    return run_solver(solver, *args)
 
 
 def test_an_in_process_solver_exception_is_one_attempt(monkeypatch):
@@ -428,3 +488,37 @@ def test_solve_context_is_frozen_and_validated():
         ctx.solver_options["max_iter"] = 6  # type: ignore[index]
     with pytest.raises(ValueError, match="time_limit"):
         SolveContext.make(-1.0)
+
+
+# ---- the whole call bounded: a stage that never looks at the clock is abandoned at the backstop
+
+def _slow_stage(*args, **kwargs):
+    """A pure-Python stage that runs for 60 s without reading the clock (as cvxpy's compilation of
+    a cumsum row at d = 10⁵ did inside the phase one)."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 60.0:
+        sum(range(1000))
+
+
+@pytest.mark.parametrize("limit", [0.5, 1.5])
+def test_a_stage_that_ignores_the_clock_is_abandoned_within_the_promise(monkeypatch, limit):
+    from ldpopt.problems.solvers import phase_one
+
+    monkeypatch.setattr(phase_one, "pre_check", _slow_stage)
+    pr = Problem(_est(20), "cls", [Simplex(), lambda f, e: f[0] <= 0.5])
+    t0 = time.perf_counter()
+    sol = _quiet(pr.solve, time_limit=limit, progress=False)
+    wall = time.perf_counter() - t0
+    assert sol.status == "time_limit" and "stopped" in sol.message
+    assert wall <= limit + max(1.0, 0.1 * limit) + SLACK
+    monkeypatch.undo()
+    # the abandoned stage stopped (its thread raised at its next instruction): the problem solves again
+    again = _quiet(pr.solve, time_limit=30.0, progress=False)
+    assert again.status == "optimal" and again.f[0] <= 0.5 + 1e-9
+    alive = [t for t in threading.enumerate() if t.name == "ldpopt-solve"]
+    assert not alive, alive
+
+
+def test_the_limit_is_validated_before_any_work():
+    with pytest.raises(ValueError, match="time_limit"):
+        Problem(_est(10), "cls").solve(time_limit=-1.0)

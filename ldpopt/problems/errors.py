@@ -10,6 +10,11 @@ returned one, NaN otherwise).
 
 from __future__ import annotations
 
+import os
+import sys
+import sysconfig
+from functools import lru_cache
+
 __all__ = [
     "InaccurateError",
     "InfeasibleError",
@@ -228,3 +233,38 @@ def error_for_status(status: str) -> type[SolverError]:
     ('InfeasibleError', 'SolverFailedError')
     """
     return _BY_STATUS.get(status, SolverFailedError)
+
+
+@lru_cache(maxsize=1)
+def _library_dirs() -> tuple[str, ...]:
+    """The folders whose code is not the user's: ldpopt's package and the interpreter's and its
+    installed packages' (stdlib, site-packages)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # ldpopt/
+    dirs = {here}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            dirs.add(os.path.abspath(path))
+    dirs.update(os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
+    return tuple(sorted(dirs))
+
+
+def user_code_raised(exc: BaseException) -> bool:
+    """True when ``exc`` passed through the user's own code on its way up: a frame whose file is
+    outside ldpopt and outside the interpreter's and installed packages' folders (a callable
+    objective's or constraint's function, wherever ldpopt or a solver called it). ``solve()`` lets
+    such an exception propagate unchanged, as documented; any other exception raised inside a
+    solver (Clarabel's ``RuntimeError``, a factorisation's) becomes that solver's failed attempt.
+    A choice: a file named ``<...>`` (``python -c``, a doctest, ``exec``) counts as the user's,
+    except the interpreter's own ``<frozen ...>`` modules."""
+    tb = exc.__traceback__
+    lib = _library_dirs()
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name.startswith("<"):
+            if not name.startswith("<frozen"):
+                return True
+        elif not os.path.abspath(name).startswith(lib):
+            return True
+        tb = tb.tb_next
+    return False

@@ -21,16 +21,17 @@ import numpy as np
 from ..estimate import check_estimate
 from .check.verdict import feasible_point, status_after_check, unverified_reason, violation_tol
 from .constraints.base import Constraint, NonNegative, SumTo, as_constraint
-from .errors import SolverWarning, error_for_status
+from .errors import SolverWarning, error_for_status, user_code_raised
 from .objectives.base import default_scale
 from .objectives.builtins import Objective, make_objective
 from .objectives.likelihood_terms import LikelihoodTerms
-from .progress import SolveContext, timed_out
+from .progress import SolveContext, backstop, bounded, check_time_limit, timed_out
 from .solution import Solution, _attempt, best_checked
 from .solvers.attempts import STRUCTURED, cvxpy_attempt, options_for, structured_attempt
 from .solvers.direct_qp import SUFFIX as DIRECT
 from .solvers.direct_qp import solve_direct_qp
 from .solvers.ipm import solve_ipm
+from .solvers.isolate import fork_available
 from .solvers.policy import (
     DEFAULT_SOLVER_OPTIONS,
     EXP_CONE_CHAIN,
@@ -47,8 +48,63 @@ from .solvers.policy import (
 )
 from .solvers.sqp import converged, newton_terms, solve_sqp
 from .solvers.user_forms import LiveRoute, domain_constraint, missing_parameter, route_objective
+from .worker import clean as worker_clean
+from .worker import start_in_background
 
 __all__ = ["DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Problem", "Solution", "default_scale"]
+
+
+def _worker_if_needed() -> None:
+    """The isolated worker (:mod:`.worker`) started in the background once this process holds a
+    foreign thread pool (an in-process solver's: :func:`.worker.clean` False), so that the next
+    isolated call finds it running; while the process is clean, isolated calls fork it directly."""
+    if fork_available() and not worker_clean():
+        start_in_background()
+
+
+def _not_finite(value) -> bool:
+    """Whether a cvxpy constant's ``value`` (array, scalar or sparse) holds NaN or ±inf."""
+    data = value.data if hasattr(value, "tocoo") else np.asarray(value)
+    return data.dtype.kind in "fc" and not bool(np.all(np.isfinite(data)))
+
+
+def _refuse_foreign_data(x, built, named: dict) -> None:
+    """Refused when the problem is built (``Problem(...)``), one line naming the part: a cvxpy
+    Variable other than f in the objective or a constraint (ldpopt solves over f alone; the
+    objective's own epigraph variables, declared with its constraints, are its own), or a NaN or an
+    inf in the objective's or a constraint's data (as :class:`~.constraints.base.Box` refuses an
+    infinite bound: a side without a bound is left out)."""
+    own = {x.id} | {v.id for c in built.constraints for v in c.variables()}
+    parts = [("objective", built.expr)] + [(f"constraint {name!r}", con) for name, con in named.items()]
+    for where, item in parts:
+        for v in item.variables():
+            if v.id not in own:
+                raise ValueError(f"{where}: holds the cvxpy Variable {v.name()!r} (shape {v.shape}) besides f; "
+                                 "ldpopt solves over f alone: write it in f")
+        for c in item.constants():
+            if c.value is not None and _not_finite(c.value):
+                raise ValueError(f"{where}: its data hold NaN or inf (a constant of shape {c.shape}); "
+                                 "every number must be finite")
+
+
+def _library_failure(exc: BaseException) -> bool:
+    """Whether ``exc``, escaping a solve, is a library's failure that :meth:`Problem.solve` makes one
+    failed attempt: not raised through the user's own code (:func:`.errors.user_code_raised`), not a
+    typed solver error (``strict=True``'s), and not a ``ValueError`` / ``TypeError`` that ldpopt
+    raised itself (a bad argument named in its message). Anything a library outside ldpopt raised
+    (cvxpy's ``NotImplementedError``, a solver's, scipy's) is one."""
+    import os
+
+    from .errors import SolverError
+
+    if not isinstance(exc, Exception) or isinstance(exc, SolverError) or user_code_raised(exc):
+        return False
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # ldpopt/
+    own = tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(here + os.sep)
+    return not (own and isinstance(exc, (ValueError, TypeError)))
 
 
 def _lazy(objective: Objective, constraints: list) -> bool:
@@ -246,6 +302,11 @@ class Problem:
             self._owners = {name: (c, j) for c, keys in zip(cons, dual_names(cons)) for j, name in enumerate(keys)}
         else:
             self._build()
+        if self._cvx is None and not user.lazy_build:
+            # a user's cvxpy expression routed to a form that builds no cvxpy problem here: its data
+            # and variables checked all the same (:func:`_refuse_foreign_data`)
+            probe = cp.Variable(estimate.d, name="x")
+            _refuse_foreign_data(probe, user.build(probe, probe, 1.0, estimate), {})
 
     def _structured_only(self) -> bool:
         """A declared separable objective without ``cvxpy_expr``: ldpopt's structured solver is its only
@@ -270,6 +331,7 @@ class Problem:
                     name = f"{key}_{k}"
                 named[name] = con
                 owners[name] = (c, j)  # whose numpy ``residuals()[j]`` checks it
+        _refuse_foreign_data(x, built, named)
         prob = cp.Problem(cp.Minimize(built.expr), list(built.constraints) + list(named.values()))
         if not prob.is_dcp():
             raise ValueError(f"objective {self.objective.name!r} with these constraints is not a convex (DCP) "
@@ -463,6 +525,45 @@ class Problem:
         >>> ref.solver, ref.status, bool(np.abs(ref.f - sol.f).max() < 1e-6)
         ('CLARABEL', 'optimal', True)
         """
+        limit = check_time_limit(time_limit)
+        if limit is None:
+            sol = self._guarded(solver, verbose, time_limit, progress, solver_options)
+        else:  # the whole call bounded: a stage that overruns the limit is abandoned (.progress.bounded)
+            t0 = time.perf_counter()
+            done, sol = bounded(lambda: self._guarded(solver, verbose, time_limit, progress, solver_options),
+                                backstop(limit))
+            if not done:
+                sol = self._failed("time_limit", "LDPOPT",
+                                   f"time limit of {limit:g} s: the solve was stopped after "
+                                   f"{time.perf_counter() - t0:.1f} s inside a stage that does not check the clock "
+                                   "(a cvxpy compilation or row reading); no point was checked")
+                sol.attempts = [_attempt(sol)]
+        return self._deliver(sol, strict)
+
+    def _guarded(self, solver, verbose: bool, time_limit, progress: bool, solver_options: dict) -> Solution:
+        """:meth:`_solve`, any library exception escaping it one ``"solver_error"`` Solution."""
+        try:
+            return self._solve(solver, verbose, time_limit, progress, solver_options)
+        except Exception as exc:
+            if not _library_failure(exc):
+                raise
+            sol = self._failed("solver_error", "LDPOPT", f"the solve stopped: a library raised "
+                               f"{type(exc).__name__}: {exc} (not the user's code: one failed attempt)")
+            sol.attempts = [_attempt(sol)]
+            return self._finish(sol)
+
+    def _deliver(self, sol: Solution, strict: bool) -> Solution:
+        """The Solution returned, or its typed error raised (``strict``), else a SolverWarning unless optimal."""
+        if sol.status == "optimal":
+            return sol
+        text = f"{sol.solver}: status {sol.status!r} ({sol.message}) for objective {sol.objective!r}"
+        if strict:
+            raise error_for_status(sol.status)(text, sol)
+        warnings.warn(text, SolverWarning, stacklevel=3)
+        return sol
+
+    def _solve(self, solver, verbose: bool, time_limit, progress: bool, solver_options: dict) -> Solution:
+        """:meth:`solve`'s body (its every library exception one failed Solution there)."""
         from .solvers.phase_one import pre_check
         self._read_parameters()
         if self._structured_only() and solver is not None and not (isinstance(solver, str) and solver.upper() == STRUCTURED):
@@ -473,9 +574,17 @@ class Problem:
         ctx = SolveContext.make(time_limit, progress, verbose, solver_options)
         clock = ctx.clock
         self._affine_cache: dict | None = {}  # a user constraint's affine rows, read once in this solve (.feasibility.affine_rows)
-        pre, system = pre_check(self, clock.left())  # its cheap steps; the rest after the route (system)
+        _worker_if_needed()
+        try:
+            pre, system = pre_check(self, clock.left())  # its cheap steps; the rest after the route (system)
+        except Exception as exc:  # a library's failure in the pre-check decides nothing: solved as usual
+            if user_code_raised(exc):
+                raise
+            from .constraints.feasibility import Decision
+            self._feasibility = Decision(None, how=f"the pre-check raised {type(exc).__name__}: {exc}")
+            pre = system = None
         if pre is not None:  # a proved conflict: no solver runs
-            return self._finish(pre, strict, ctx.deadline)
+            return self._finish(pre, ctx.deadline)
         lazy = {"system": system, "timed_out": False}  # the pre-check's deferred steps, until they run
         settle = None if system is None else (lambda s: self._settle(s, lazy, ctx))
         start = time.perf_counter()
@@ -488,7 +597,7 @@ class Problem:
             if sol is not None and (sol.success or named_structured):
                 sol.attempts = [_attempt(sol)]
                 sol.wall_time = time.perf_counter() - start
-                return self._finish(sol, strict, ctx.deadline, settle)
+                return self._finish(sol, ctx.deadline, settle)
             if self._structured_only():  # no cvxpy form to fall back on: its checked point, or why not
                 if sol is None:
                     raise ValueError(f"objective: {self.objective.name!r} has no cvxpy_expr, so only {STRUCTURED} "
@@ -496,15 +605,15 @@ class Problem:
                 sol.attempts = [_attempt(sol)]
                 sol.message += f" | objective {self.objective.name!r} has no cvxpy_expr: no cvxpy solver to fall back on"
                 sol.wall_time = time.perf_counter() - start
-                return self._finish(sol, strict, ctx.deadline, settle)
+                return self._finish(sol, ctx.deadline, settle)
             if named_structured:  # not applicable: say why, no fallback when asked for by name
                 sol = self._failed("solver_error", STRUCTURED, f"{STRUCTURED} does not apply: {why}")
                 sol.attempts = [_attempt(sol)]
-                return self._finish(sol, strict, ctx.deadline, settle)
+                return self._finish(sol, ctx.deadline, settle)
             first = [_attempt(sol)] if sol is not None else []  # not applicable: nothing was tried
             kept = sol  # its checked point competes with the later routes' (best_checked)
         if first and (pre := self._deferred(lazy, ctx, first)) is not None:  # a route failed: decide now
-            return self._finish(pre, strict, ctx.deadline)
+            return self._finish(pre, ctx.deadline)
         direct = direct_qp_solver(self, clock.limit is not None) if solver is None else None
         if direct is not None:
             with clock.running(direct + DIRECT):
@@ -513,11 +622,11 @@ class Problem:
             if dq is not None and dq.success:
                 dq.attempts = first + [_attempt(dq)]
                 dq.wall_time = time.perf_counter() - start
-                return self._finish(dq, strict, ctx.deadline, settle)
+                return self._finish(dq, ctx.deadline, settle)
             if dq is not None:  # its checked point competes with the chain's (best_checked)
                 first, kept = first + [_attempt(dq)], best_checked([kept, dq])
         if first and (pre := self._deferred(lazy, ctx, first)) is not None:
-            return self._finish(pre, strict, ctx.deadline)
+            return self._finish(pre, ctx.deadline)
         if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
             with clock.running("SQP"):
                 sq = _newton_route(self, ctx)
@@ -534,7 +643,7 @@ class Problem:
                 self._not_infeasible_if_known_feasible(sol)
                 timed_out(sol, clock)
                 sol.wall_time = time.perf_counter() - start
-                return self._finish(sol, strict, ctx.deadline, settle)
+                return self._finish(sol, ctx.deadline, settle)
             # a smooth objective the Newton route did not certify: its cvxpy expression on the chain
             first, sqp_point = first + [_attempt(sol)], sol
         chain = self._chain(solver)
@@ -544,7 +653,7 @@ class Problem:
         interior_point = False  # an interior-point solver of the chain has returned a point
         for name in chain:
             if (first or attempts) and (pre := self._deferred(lazy, ctx, first + attempts)) is not None:
-                return self._finish(pre, strict, ctx.deadline)
+                return self._finish(pre, ctx.deadline)
             if clock.expired():  # no solver starts past the time limit
                 attempts.append({"solver": name, "status": "time_limit", "checks": "not started", "seconds": 0.0})
                 continue
@@ -605,7 +714,7 @@ class Problem:
             best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
         best.attempts = attempts
         best.wall_time = time.perf_counter() - start
-        return self._finish(best, strict, ctx.deadline, settle)
+        return self._finish(best, ctx.deadline, settle)
 
     def _read_parameters(self) -> None:
         """Every cvxpy Parameter's value now: the objective's route made for them (recognition,
@@ -679,7 +788,15 @@ class Problem:
         if left is not None and left <= 0:
             lazy["timed_out"] = True
             return None
-        pre = infeasible_solution(self, left, None)
+        try:
+            pre = infeasible_solution(self, left, None)
+        except Exception as exc:  # a library's failure in the decision: nothing decided
+            if user_code_raised(exc):
+                raise
+            from .constraints.feasibility import Decision
+            self._feasibility = Decision(None, how=f"the feasibility decision raised {type(exc).__name__}: {exc}")
+            lazy["raised"] = f"{type(exc).__name__}: {exc}"
+            pre = None
         decision = getattr(self, "_feasibility", None)
         lazy["timed_out"] = (pre is None and decision is not None and decision.feasible is None
                              and ctx.clock.expired())
@@ -714,9 +831,16 @@ class Problem:
                     return sol
             except CheckTimedOut:
                 pass
+            except Exception as exc:  # a library's failure: the full decision below says what it says
+                if user_code_raised(exc):
+                    raise
         pre = self._deferred(lazy, ctx, list(sol.attempts or [_attempt(sol)]))
         if pre is not None:
             return pre
+        if sol.status == "optimal" and lazy.get("raised"):
+            sol.status, sol.success = "optimal_unverified", False
+            sol.message += (f" | the exact feasibility decision raised ({lazy['raised']}): the set's being "
+                            "non-empty beyond the check's tolerance is not proved, so optimality is not claimed")
         if sol.status == "optimal" and lazy["timed_out"]:
             sol.status, sol.success = "time_limit", False
             sol.message += (" | the exact feasibility decision did not finish within the time limit: not "
@@ -724,17 +848,12 @@ class Problem:
         self._not_infeasible_if_known_feasible(sol)
         return sol
 
-    def _finish(self, sol: Solution, strict: bool, deadline: float | None = None, settle=None) -> Solution:
+    def _finish(self, sol: Solution, deadline: float | None = None, settle=None) -> Solution:
         self._referee(sol, deadline)
         if settle is not None:
             sol = settle(sol)
+        _worker_if_needed()
         self._affine_cache = None  # this solve's rows: a later check or decision outside a solve reads afresh
-        if sol.status == "optimal":
-            return sol
-        text = f"{sol.solver}: status {sol.status!r} ({sol.message}) for objective {sol.objective!r}"
-        if strict:
-            raise error_for_status(sol.status)(text, sol)
-        warnings.warn(text, SolverWarning, stacklevel=3)
         return sol
 
     def __repr__(self) -> str:

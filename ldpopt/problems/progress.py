@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["CONIC_TIME_LIMIT", "OWN_TIME_LIMIT", "PROGRESS_AFTER", "CheckTimedOut", "Clock", "SolveContext",
-           "check_time_limit", "past", "timed_out"]
+__all__ = ["CONIC_TIME_LIMIT", "OWN_TIME_LIMIT", "PROGRESS_AFTER", "CheckTimedOut", "Clock", "SolveAbandoned",
+           "SolveContext", "backstop", "bounded", "check_time_limit", "past", "timed_out"]
 
 #: seconds after which a solve starts printing progress lines
 PROGRESS_AFTER = 2.0
@@ -246,3 +246,57 @@ def timed_out(best, clock: Clock) -> None:
     best.message = (f"time limit of {clock.limit:g} s reached after {clock.elapsed():.1f} s; f is the best point "
                     f"checked ({best.solver}: {best.status}) — " + best.message)
     best.status = "time_limit"
+
+
+class SolveAbandoned(BaseException):
+    """Raised inside a solve's thread that ran past its backstop (:func:`bounded`). A
+    ``BaseException``, so that no route's ``except Exception`` (one failed attempt) swallows it."""
+
+
+def backstop(limit: float) -> float:
+    """Seconds after which :func:`bounded` abandons a solve with time limit ``limit``: within the
+    promise of limit + max(1 s, 10 %), with 60 % of that margin left for returning (a C call holding
+    the GIL in the abandoned thread delays the caller until it returns: 0.8 s measured at d = 10⁵)."""
+    return limit + 0.4 * max(1.0, 0.1 * limit)
+
+
+def _raise_in(thread: threading.Thread, exc: type) -> None:
+    """``exc`` raised in ``thread`` at its next Python instruction (CPython's
+    ``PyThreadState_SetAsyncExc``; code inside a C call runs on until it returns)."""
+    import ctypes
+
+    if thread.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(exc))
+
+
+def bounded(fn, seconds: float, name: str = "ldpopt-solve"):
+    """``(True, fn())``, run in a thread of its own, or ``(False, None)`` when it has not returned
+    after ``seconds``: then :class:`SolveAbandoned` is raised inside it (so pure-Python work there —
+    cvxpy's compilation, a row reading — stops at its next instruction, its ``with`` blocks
+    released) and the caller goes on without waiting for it. ``fn``'s own exception is raised here.
+    Ctrl-C in the caller stops ``fn`` the same way and propagates."""
+    box: dict = {}
+
+    def target():
+        try:
+            box["value"] = fn()
+        except SolveAbandoned:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    thread.start()
+    try:
+        thread.join(seconds)
+    except BaseException:
+        _raise_in(thread, SolveAbandoned)
+        raise
+    if thread.is_alive():
+        _raise_in(thread, SolveAbandoned)
+        thread.join(0.05)
+    if "error" in box:
+        raise box["error"]
+    if "value" in box:
+        return True, box["value"]
+    return False, None

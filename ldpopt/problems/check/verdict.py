@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import cvxpy as cp
 import numpy as np
 
+from ..errors import user_code_raised
 from ..objectives.builtins import Objective, UserObjective
 from ..objectives.recognise import cvxpy_grad, numpy_grad  # the chain rule with kept affine Jacobians (re-exported)
 from ..progress import CheckTimedOut, past
@@ -291,8 +292,11 @@ def _cvxpy_gradient(problem, f: np.ndarray, memo: dict | None = None) -> np.ndar
         try:
             grads = expr.grad if memo is None else cvxpy_grad(expr, memo)
             g = grads.get(x) if grads is not None else None
-        except (TypeError, ValueError, ZeroDivisionError, FloatingPointError):
-            g = None  # cvxpy's own grad failed at f (seen for kl_div at a conic solver's point): not run
+        except Exception as exc:
+            # (seen: kl_div at a conic solver's point; NotImplementedError from the inf-norm's grad)
+            if user_code_raised(exc):
+                raise
+            g = None
     if g is None:
         return np.full(f.shape[0], np.nan)
     g = g.toarray() if hasattr(g, "toarray") else np.asarray(g)
@@ -940,7 +944,13 @@ def check_solution(problem, f: np.ndarray, duals: dict | None, certificate=None,
     from .certificate import inputs_digest
 
     digest = inputs_digest(f, duals or {}) if f is not None else b""
-    ch = _check_solution(problem, f, duals, certificate, digest, deadline)
+    try:
+        ch = _check_solution(problem, f, duals, certificate, digest, deadline)
+    except Exception as exc:
+        if user_code_raised(exc):
+            raise
+        why = f"ldpopt's check could not run: {type(exc).__name__}: {exc}"
+        ch = Checks(failed=[why], not_run={"stationarity": why, "gap": why})
     ch.computed_on = digest
     return ch
 
@@ -1036,6 +1046,14 @@ def _check_solution(problem, f, duals, certificate, digest: bytes, deadline=None
         _timed_out(ch, str(exc))
         ch.passed = not ch.failed
         return ch
+    except Exception as exc:
+        if user_code_raised(exc):
+            raise
+        why = f"the optimality check raised {type(exc).__name__}: {exc}"
+        ch.stationarity = ch.gap = ch.error_bound = None
+        ch.not_run.update(stationarity=why, gap=why)
+        ch.passed = not ch.failed
+        return ch
     if kinks:  # the kink certificate ran but did not reach the tolerance: the generic check decided
         ch.not_run["kink certificate"] = kinks
     ch.passed = not ch.failed
@@ -1087,7 +1105,9 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest:
         ch.not_run.update(stationarity=why, gap=why)
         return
     move = _move_scale(gfun, f, grad)
-    scale = max(float(np.max(np.abs(grad))), move, np.finfo(float).tiny)
+    # a constant objective (∇J = 0 here and along the move): its residuals in absolute units
+    constant = move == 0 and not np.any(grad)
+    scale = 1.0 if constant else max(float(np.max(np.abs(grad))), move, np.finfo(float).tiny)
     r = grad + jty
     ch.stationarity = float(np.max(np.abs(r))) / scale
     lag, dual_inf = _gap_terms(problem, f, duals)
@@ -1109,7 +1129,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest:
     # J changes by ~ move·‖f‖₁ when all of f moves by 1/d: the gap in those units (|J| itself
     # carries the noise energy, ~dσ², and would let a 1e-3 error pass when σ is large)
     # (a linear objective has move = 0: there, what moving f by 1/d costs is the mean |∇J|·‖f‖₁)
-    per = move if move > 0 else float(np.mean(np.abs(grad)))
+    per = 1.0 if constant else move if move > 0 else float(np.mean(np.abs(grad)))
     with np.errstate(over="ignore"):
         ch.gap = abs(lag) / max(per * float(np.sum(np.abs(f))), np.finfo(float).tiny)
     if not ch.dual_infeasibility <= STATIONARITY_TOL:

@@ -196,8 +196,6 @@ def phase_one(Ag, b, ineq, lo_g, up_g, time_limit: float | None = None):
     its tolerances (1e-7) reads as feasible there, while its duals can still be the certificate,
     which :func:`verify` decides exactly. ``time_limit`` (seconds; None: none): HiGHS's own limit —
     an LP stopped at it is a failure here, (None, None): nothing is claimed from it."""
-    from scipy.optimize import linprog
-
     eq, le = np.flatnonzero(~ineq), np.flatnonzero(ineq)
     G, me, mi = Ag.shape[1], eq.size, le.size
     cost = np.concatenate([np.zeros(G), np.ones(2 * me + mi)])
@@ -205,10 +203,9 @@ def phase_one(Ag, b, ineq, lo_g, up_g, time_limit: float | None = None):
     Ai = sp.hstack([Ag[le], sp.csr_matrix((mi, 2 * me)), -sp.eye(mi)], format="csr") if mi else None
     bounds = np.column_stack([np.concatenate([lo_g, np.zeros(2 * me + mi)]),
                               np.concatenate([up_g, np.full(2 * me + mi, np.inf)])])
-    res = linprog(cost, A_ub=Ai, b_ub=b[le] if mi else None, A_eq=Ae, b_eq=b[eq] if me else None,
-                  bounds=bounds, method="highs",
-                  options=None if time_limit is None else {"time_limit": max(float(time_limit), 1e-3)})
-    if res.status != 0:
+    res = _highs(cost, dict(A_ub=Ai, b_ub=b[le] if mi else None, A_eq=Ae, b_eq=b[eq] if me else None,
+                            bounds=bounds), time_limit)
+    if res is None or res.status != 0:
         return None, None
     y = np.zeros(b.shape[0])
     if me:
@@ -216,6 +213,41 @@ def phase_one(Ag, b, ineq, lo_g, up_g, time_limit: float | None = None):
     if mi:
         y[le] = -res.ineqlin.marginals
     return (y if np.any(y) and np.all(np.isfinite(y)) else None), res.x[:G]
+
+
+#: seconds past HiGHS's own time limit after which its child process is killed
+HIGHS_GRACE = 0.5
+#: seconds after which an LP of a solve without a time limit is killed (HiGHS hung: a failed LP)
+HIGHS_NO_LIMIT = 600.0
+
+
+def _linprog(cost, **kwargs):
+    """scipy's ``linprog`` (HiGHS): what :func:`_highs` runs in the worker's child."""
+    from scipy.optimize import linprog
+
+    return linprog(cost, **kwargs)
+
+
+def _highs(cost, kwargs: dict, time_limit: float | None):
+    """scipy's ``linprog(cost, method="highs", **kwargs)`` in a child of the clean worker process
+    (:mod:`ldpopt.problems.worker`), so that HiGHS's exception, crash or hang is one failed LP (None),
+    never this process's: killed at ``time_limit`` (HiGHS's own limit too) + :data:`HIGHS_GRACE`
+    (:data:`HIGHS_NO_LIMIT` without one).
+    In this process where the worker cannot run (no ``fork``). A call costs 10-15 ms more than in
+    this process (``benchmarks/bench_worker.py``)."""
+    import os
+
+    from .. import worker
+
+    opts = dict(kwargs, method="highs",
+                options=None if time_limit is None else {"time_limit": max(float(time_limit), 1e-3)})
+    if not hasattr(os, "fork"):
+        return _linprog(cost, **opts)
+    try:
+        return worker.call(_linprog, (cost,), HIGHS_NO_LIMIT if time_limit is None else float(time_limit) + HIGHS_GRACE,
+                           "HiGHS", kwargs=opts)
+    except (worker.Crashed, worker.Raised, worker.TimedOut):
+        return None
 
 
 #: largest tableau side (rows, columns) :func:`dense_phase_one` takes: a search on a handful of

@@ -554,7 +554,7 @@ def _decide_system(lo, up, lo_own, up_own, A, b, ineq, own, names, complete, rel
                    and same_columns(A, Ag, inv))
     if small_exact:
         got = _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete,
-                                 parts, defer and Ag.shape[1] > DEFER_MIN_VALUES)
+                                 parts, defer and Ag.shape[1] > DEFER_MIN_VALUES, deadline)
         if got.feasible is not None:
             return got
     if defer:  # the costly steps (LPs, exact repairs, the relaxation) are left to the caller's second call
@@ -834,10 +834,11 @@ def _decide_large(A, b, ineq, lo, up, names, own, lo_own, up_own, complete,
 
 
 def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_own, up_own, complete,
-                       parts=None, defer: bool = False) -> Decision:
+                       parts=None, defer: bool = False, deadline: float | None = None) -> Decision:
     """The steps on the aggregated system (at most :data:`MAX_EXACT` variables and rows, every
     group's columns equal): the part-wise uniform point (``parts``, :func:`_parts`), HiGHS's duals
-    and repaired point, then the rational simplex (``defer``: the first step only)."""
+    and repaired point, then the rational simplex (``defer``: the first step only). ``deadline``:
+    HiGHS's time limit, and no LP starts past it (:class:`~..progress.CheckTimedOut`)."""
     if defer and parts is None:  # nothing cheap to try (the exact system's Fractions cost ~9 ms at 20 × 100)
         return Decision(None, how=DEFERRED, complete=complete)
     exact = ExactSystem(Ag.toarray(), b, ineq, exact_group_sums(lo, inv, Ag.shape[1]),
@@ -858,9 +859,13 @@ def _decide_aggregated(Ag, inv, A, b, ineq, lo, up, lo_g, up_g, names, own, lo_o
             point = exact.repair(x, tol)
             if point is not None and exact.point_ok(point):
                 return Decision(True, how="dense simplex vertex, repaired exactly", complete=complete)
-    lps = (lambda: phase_one(Ag, b, ineq, lo_g, up_g), lambda: phase_one(*_tightened(Ag, b, ineq, lo_g, up_g, True)),
-           lambda: phase_one(*_tightened(Ag, b, ineq, lo_g, up_g)))
-    for y, x in (lp() for lp in lps):  # one LP at a time: the first decides a feasible system alone
+    def lp(args):
+        past(deadline, "the exact feasibility decision")
+        return phase_one(*args, _left(deadline))
+
+    lps = (lambda: lp((Ag, b, ineq, lo_g, up_g)), lambda: lp(_tightened(Ag, b, ineq, lo_g, up_g, True)),
+           lambda: lp(_tightened(Ag, b, ineq, lo_g, up_g)))
+    for y, x in (run() for run in lps):  # one LP at a time: the first decides a feasible system alone
         found = _certified(y, A, b, ineq, lo, up, names, own, lo_own, up_own, complete, "phase-one LP")
         if found is not None:
             return found

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from typing import Any
 
 import cvxpy as cp
 import numpy as np
@@ -15,7 +16,7 @@ from ..check.verdict import check_solution, status_after_check, unverified_reaso
 from ..progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET
 from ..progress import OWN_TIME_LIMIT, SolveContext
 from ..solution import _MESSAGES, Solution
-from .isolate import SolverTimedOut, isolated, runs_isolated, user_code_raised
+from .isolate import SolverTimedOut, runs_isolated, solved_in_worker, user_code_raised
 from .policy import DEFAULT_SOLVER_OPTIONS, SCS_TIGHT
 
 __all__ = ["STRUCTURED", "cvxpy_attempt", "options_for", "structured_attempt"]
@@ -112,13 +113,13 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
     opts = options_for(problem, name, ctx, SCS_TIGHT if tight_scs else None, cap)
     problem._built()  # the cvxpy problem built here, before a child process would build its own copy
     error_text = ""
+    out: Any = None  # the solve's plain data (_solve_collect), None after a failure
     try:
         if runs_isolated(name, name in OWN_TIME_LIMIT, ctx.limited):
             # no time limit of its own (PIQP), or a time-limited solve: a child process, killed at the
             # limit; a crash there is this attempt's solver_error (:mod:`.isolate`)
             left = ctx.left()
-            out = isolated(lambda: _solve_collect(problem, name, ctx.verbose, opts), NO_LIMIT_BUDGET
-                           if left is None else max(left, 1e-3), name)
+            out = _solve_collect(problem, name, ctx.verbose, opts, NO_LIMIT_BUDGET if left is None else max(left, 1e-3))
         else:
             with problem._solving:  # one cvxpy solve of this problem's objects at a time (threads)
                 out = _solve_collect(problem, name, ctx.verbose, opts)
@@ -181,15 +182,25 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
                     objective=problem.objective.name, checks=checks, infeasibility=infeasibility)
 
 
-def _solve_collect(problem, name: str, verbose: bool, opts: dict) -> dict:
+def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float | None = None) -> dict:
     """cvxpy's solve of ``problem``'s compiled problem with solver ``name``; what the attempt reads of
-    it as plain data (so that it can come back from a child process, :mod:`.isolate`)."""
+    it as plain data. ``seconds``: the solver runs in the worker (:func:`.isolate.solved_in_worker`:
+    compiled here, solved in a child killed after ``seconds``, its answer unpacked here); None: here."""
     problem.x.value = None  # nothing from an earlier solve may leak into this one
     prob = problem.cvxpy_problem
+    compile_time = None
     with warnings.catch_warnings():
         # cvxpy's generic "may be inaccurate" UserWarning; ours (SolverWarning) says more
         warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-        prob.solve(solver=name, verbose=verbose, warm_start=False, **opts)
+        if seconds is None:
+            prob.solve(solver=name, verbose=verbose, warm_start=False, **opts)
+            compile_time = prob.compilation_time
+        else:
+            t0 = time.perf_counter()
+            data, chain, inverse = prob.get_problem_data(name, verbose=verbose, solver_opts=opts)
+            compile_time = time.perf_counter() - t0
+            solved_in_worker(prob, data, chain, inverse, verbose, opts,
+                             max(seconds - compile_time, 1e-3), name)
     st = prob.solver_stats
     x = problem.x.value
     return {"status": prob.status, "x": None if x is None else np.asarray(x, dtype=np.float64),
@@ -197,7 +208,7 @@ def _solve_collect(problem, name: str, verbose: bool, opts: dict) -> dict:
             "duals": {k: None if con.dual_value is None else np.asarray(con.dual_value, dtype=np.float64)
                       for k, con in problem._named.items()},
             "named_duals_set": any(con.dual_value is not None for con in problem._named.values()),
-            "compile_time": prob.compilation_time,
+            "compile_time": compile_time,
             "stats": None if st is None else {"solver_name": st.solver_name, "solve_time": st.solve_time,
                                               "num_iters": st.num_iters}}
 

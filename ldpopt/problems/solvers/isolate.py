@@ -1,330 +1,108 @@
-"""A solver call run where it can be stopped: in a forked child process, so that a solver that
-ignores the time limit is killed at it and a solver that crashes (a segmentation fault inside its
-C/C++ code) ends one attempt, never the user's process.
-Notes: docs/notes/problems.md, "ldpopt.problems.solvers.isolate".
+"""A solver call run where it can be stopped: in a child forked from a clean worker process
+(:mod:`..worker`: a fresh interpreter started once, never a fork of this process), so a solver that
+ignores the time limit is killed at it, a solver that crashes (a segmentation fault inside its
+C/C++ code) ends one attempt, never the user's process, and a solver's thread pool in this process
+(Clarabel's, after an in-process solve) is never inherited by a child. The worker's start costs
+1.0-2.5 s once per process (begun in the background at the first ``solve()``), each call 10-15 ms
+(``benchmarks/bench_worker.py``). Notes: docs/notes/problems.md, "ldpopt.problems.solvers.isolate".
 """
 
 from __future__ import annotations
 
-import atexit
+import copy
 import os
-import pickle
-import select
-import signal
-import struct
-import sys
-import sysconfig
-import threading
-import time
-import warnings
-from functools import lru_cache
 
-__all__ = ["ChildError", "SolverCrashed", "SolverTimedOut", "fork_available", "isolated", "runs_isolated",
-           "standing", "stop_standing", "user_code_raised"]
+from .. import worker
+from ..errors import user_code_raised
 
-#: seconds the parent waits between looks at the clock
-_POLL = 0.05
-#: held from a child's pipe to the parent's close of the child's end, in this module's every fork: a
-#: child forked in between (from another thread) would hold that end open, and the parent waiting for
-#: it to close would wait for that other child too (for ever, were it the standing child)
-_FORK_LOCK = threading.Lock()
+__all__ = ["ChildError", "SolverCrashed", "SolverTimedOut", "fork_available", "isolated", "run_solver",
+           "runs_isolated", "solved_in_worker", "standing", "stop_standing", "user_code_raised"]
 
 
-class SolverCrashed(RuntimeError):
+class SolverCrashed(worker.Crashed):
     """The child running a solver died without an answer (a signal, or an exit without a result)."""
 
 
-class ChildError(RuntimeError):
-    """``work`` raised in the child: its exception's type and text."""
+class ChildError(worker.Raised):
+    """``fn`` raised in the child: its exception's type and text."""
 
 
-class SolverTimedOut(RuntimeError):
+class SolverTimedOut(worker.TimedOut):
     """The child running a solver was stopped at the time limit."""
 
 
 def fork_available() -> bool:
+    """Whether solver calls can run isolated here (a POSIX system: the worker forks its children)."""
     return hasattr(os, "fork")
 
 
 def runs_isolated(name: str, own_limit: bool, limited: bool) -> bool:
     """Whether the solver ``name`` runs in a child process: it has no time limit of its own
     (``own_limit`` False: PIQP, through cvxpy or its own interface), or the solve has a time limit
-    (``limited``); only where ``fork`` exists. In this process otherwise (Clarabel, OSQP, SCS
+    (``limited``); only where ``fork`` exists (:func:`fork_available`). In this process otherwise (Clarabel, OSQP, SCS
     without ``time_limit``), behind two guards: the solver's own time limit (``CONIC_TIME_LIMIT``
     when none was given, :mod:`.progress`) and every exception it raises made a ``"solver_error"``
     attempt (:func:`user_code_raised` tells the user's own apart); a segmentation fault there is
-    not contained. The child costs 5–8 ms to fork and 15–90 ms more per solve (cvxpy + Clarabel,
-    CLS + smoothness at d = 10²–10⁴: 2.9 / 25 / 351 ms in this process, 21 / 45 / 442 ms in a
-    child; ``benchmarks/bench_time_limit.py``)."""
+    not contained. A call costs 10-15 ms more than in this process (the worker's fork and the
+    data's pickling; ``benchmarks/bench_worker.py``)."""
     return fork_available() and (not own_limit or limited)
 
 
-@lru_cache(maxsize=1)
-def _library_dirs() -> tuple[str, ...]:
-    """The folders whose code is not the user's: ldpopt's package and the interpreter's and its
-    installed packages' (stdlib, site-packages)."""
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # ldpopt/
-    dirs = {here}
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        path = sysconfig.get_paths().get(key)
-        if path:
-            dirs.add(os.path.abspath(path))
-    dirs.update(os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
-    return tuple(sorted(dirs))
 
-
-def user_code_raised(exc: BaseException) -> bool:
-    """True when ``exc`` passed through the user's own code on its way up: a frame whose file is
-    outside ldpopt and outside the interpreter's and installed packages' folders (a callable
-    objective's or constraint's function, wherever ldpopt or a solver called it). ``solve()`` lets
-    such an exception propagate unchanged, as documented; any other exception raised inside a
-    solver (Clarabel's ``RuntimeError``, a factorisation's) becomes that solver's failed attempt.
-    A choice: a file named ``<...>`` (``python -c``, a doctest, ``exec``) counts as the user's,
-    except the interpreter's own ``<frozen ...>`` modules."""
-    tb = exc.__traceback__
-    lib = _library_dirs()
-    while tb is not None:
-        name = tb.tb_frame.f_code.co_filename
-        if name.startswith("<"):
-            if not name.startswith("<frozen"):
-                return True
-        elif not os.path.abspath(name).startswith(lib):
-            return True
-        tb = tb.tb_next
-    return False
-
-
-def isolated(work, seconds: float | None, what: str):
-    """``work()`` run in a forked child; its return value (picklable). ``seconds``: kill the child
-    after that long (None: wait for it). Raises :class:`SolverTimedOut` at the limit,
+def isolated(fn, args: tuple, seconds: float | None, what: str):
+    """``fn(*args)`` in a child of the worker (:func:`..worker.call`); its (picklable) return value.
+    ``fn`` is a module-level function (it travels by reference). ``seconds``: kill the child after
+    that long (None: wait for it). Raises :class:`SolverTimedOut` at the limit,
     :class:`SolverCrashed` when the child dies without a result, and :class:`ChildError` carrying the
-    child's own exception text when ``work`` raised."""
-    start = time.perf_counter()
-    with _FORK_LOCK:  # until this parent has closed the child's end
-        read, write = os.pipe()
-        with warnings.catch_warnings():
-            # Python ≥ 3.12 warns that fork with threads may deadlock: the only threads here are the
-            # progress line's (it holds no lock the child takes) and the BLAS pool, idle while we wait
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
-        if pid != 0:
-            os.close(write)
-    if pid == 0:  # the child: never returns into the caller's code
-        code = 0
-        try:
-            os.close(read)
-            try:
-                out = ("ok", work())
-            except BaseException as exc:  # noqa: BLE001 - reported to the parent as text
-                out = ("error", f"{type(exc).__name__}: {exc}")
-            data = memoryview(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
-            while data:
-                data = data[os.write(write, data):]
-        except BaseException:  # noqa: BLE001 - the parent sees no complete result
-            code = 1
-        finally:
-            os._exit(code)
-    chunks, timed_out = [], False
+    child's own exception text when ``fn`` raised."""
     try:
-        while True:
-            wait = _POLL if seconds is None else max(min(_POLL, seconds - (time.perf_counter() - start)), 0.0)
-            ready, _, _ = select.select([read], [], [], wait)
-            if ready:
-                chunk = os.read(read, 1 << 20)
-                if not chunk:  # the child closed its end: done, or dead
-                    break
-                chunks.append(chunk)
-            elif seconds is not None and time.perf_counter() - start >= seconds:
-                timed_out = True
-                break
-    finally:
-        os.close(read)
-        if timed_out:
-            os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
-    if timed_out:
-        raise SolverTimedOut(f"{what} stopped at its time limit of {seconds:.3g} s (killed)")
-    try:
-        kind, payload = pickle.loads(b"".join(chunks))
-    except Exception:  # noqa: BLE001 - a partial or empty result: the child died while sending
-        raise SolverCrashed(_died(what, status)) from None
-    if kind == "error":
-        raise ChildError(payload)
-    return payload
+        return worker.call(fn, args, seconds, what)
+    except worker.TimedOut as exc:
+        raise SolverTimedOut(str(exc)) from None
+    except worker.Raised as exc:
+        raise ChildError(str(exc)) from None
+    except worker.Crashed as exc:
+        raise SolverCrashed(str(exc)) from None
 
 
-def _died(what: str, status: int) -> str:
-    if os.WIFSIGNALED(status):
-        try:
-            name = signal.Signals(os.WTERMSIG(status)).name
-        except ValueError:
-            name = f"signal {os.WTERMSIG(status)}"
-        return f"{what} crashed ({name}) in an isolated process; the solve went on"
-    return f"{what} exited (code {os.waitstatus_to_exitcode(status)}) without an answer in an isolated process"
-
-
-# -- the standing child: one per process, forked once, serving solver calls ------------------------
-
-class _Standing:
-    """This process's standing child: its pid, the request and answer pipes, and the functions it was
-    forked knowing (``known``: id → function; a call names one by its id, never sends code)."""
-
-    def __init__(self):
-        self.pid: int | None = None
-        self.owner = 0
-        self.req = self.ans = -1
-        self.known: dict[int, object] = {}
-        self.lock = threading.Lock()
-
-    def alive(self) -> bool:
-        return self.pid is not None and self.owner == os.getpid()
-
-    def stop(self) -> None:
-        if self.pid is not None and self.owner == os.getpid():
-            for fd in (self.req, self.ans):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
-        self.pid = None
-
-    def start(self, fn) -> None:
-        self.stop()
-        self.known[id(fn)] = fn
-        with _FORK_LOCK:
-            req_r, req_w = os.pipe()
-            ans_r, ans_w = os.pipe()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)   # as in isolated(): fork with threads
-                pid = os.fork()
-            if pid == 0:
-                os.close(req_w)
-                os.close(ans_r)
-                _serve(req_r, ans_w, self.known)   # never returns
-            os.close(req_r)
-            os.close(ans_w)
-        self.pid, self.owner, self.req, self.ans = pid, os.getpid(), req_w, ans_r
-
-
-def _read_exactly(fd: int, n: int) -> bytes | None:
-    out = bytearray()
-    while len(out) < n:
-        chunk = os.read(fd, n - len(out))
-        if not chunk:
-            return None
-        out += chunk
-    return bytes(out)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _serve(req: int, ans: int, known: dict) -> None:
-    """The standing child's loop: a request (the function's id and its arguments, pickled behind an
-    8-byte length) in, its answer (``("ok", value)`` or ``("error", text)``) out, until the parent
-    closes its end. Ctrl-C is the parent's to handle: ignored here."""
-    code = 0
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        while True:
-            head = _read_exactly(req, 8)
-            if head is None:
-                break
-            body = _read_exactly(req, struct.unpack("<Q", head)[0])
-            if body is None:
-                break
-            token, args = pickle.loads(body)
-            try:
-                out = ("ok", known[token](*args))
-            except BaseException as exc:  # noqa: BLE001 - reported to the parent as text
-                out = ("error", f"{type(exc).__name__}: {exc}")
-            data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
-            _write_all(ans, struct.pack("<Q", len(data)) + data)
-    except BaseException:  # noqa: BLE001 - the parent sees the answer pipe close
-        code = 1
-    finally:
-        os._exit(code)
-
-
-_STANDING = _Standing()
+#: the former standing child's entry point: the worker serves every call the same way
+standing = isolated
 
 
 def stop_standing() -> None:
-    """Stop this process's standing child, if it runs (:func:`standing` starts another when next
-    called). Also run at exit."""
-    with _STANDING.lock:
-        _STANDING.stop()
+    """Stop the worker process, if it runs (the next isolated call starts another)."""
+    worker.shutdown()
 
 
-def standing(fn, args: tuple, seconds: float | None, what: str):
-    """``fn(*args)`` in this process's standing child: a child forked once (at the first call, or
-    again after it died, was stopped at a limit, or does not know ``fn``) that serves one call after
-    another, so a call costs the arguments' pickling instead of a fork (5–8 ms each at the off-grid
-    benchmark's sizes). The same guarantees as :func:`isolated`, whose exceptions it raises: killed
-    at ``seconds`` (:class:`SolverTimedOut`), a crash ends that child, never this process
-    (:class:`SolverCrashed`; the next call forks a new one), ``fn``'s exception comes back as
-    :class:`ChildError`. ``fn`` is named to the child by identity, so a function the child was not
-    forked with (replaced since, as a test does) forks a new child that has it. A call made while
-    another thread's call holds the child runs in a child of its own (:func:`isolated`). A choice:
-    the child is a fork of this process at its first use, holding the memory it had then (copy on
-    write)."""
-    w = _STANDING
-    if not w.lock.acquire(blocking=False):
-        return isolated(lambda: fn(*args), seconds, what)
-    try:
-        if not w.alive() or w.known.get(id(fn)) is not fn:
-            w.start(fn)
-        assert w.pid is not None
-        data = pickle.dumps((id(fn), args), protocol=pickle.HIGHEST_PROTOCOL)
-        start = time.perf_counter()
-        try:
-            _write_all(w.req, struct.pack("<Q", len(data)) + data)
-        except OSError:   # the child died before reading: as a crash
-            pass
-        answer, timed_out = _await(w.ans, seconds, start)
-        if timed_out:
-            w.stop()
-            raise SolverTimedOut(f"{what} stopped at its time limit of {seconds:.3g} s (killed)")
-        if answer is None:
-            pid = w.pid
-            w.pid = None
-            _, status = os.waitpid(pid, 0)
-            for fd in (w.req, w.ans):
-                os.close(fd)
-            raise SolverCrashed(_died(what, status))
-    finally:
-        w.lock.release()
-    kind, payload = pickle.loads(answer)
-    if kind == "error":
-        raise ChildError(payload)
-    return payload
+def run_solver(solver, data: dict, verbose: bool, opts: dict, inverse):
+    """cvxpy's ``solver.solve_via_data`` on the compiled ``data``, then the solver's own inversion
+    (``solver.invert(raw, inverse)``): a cvxpy ``Solution`` of plain data (the solver's extra
+    statistics, which may hold its own objects, dropped). What an isolated cvxpy attempt runs in the
+    worker's child; :func:`solved_in_worker` finishes it in this process."""
+    from cvxpy import settings as s
+
+    raw = solver.solve_via_data(data, False, verbose, opts)
+    sol = solver.invert(raw, inverse)
+    sol.attr = {k: v for k, v in sol.attr.items() if k != s.EXTRA_STATS}
+    return sol
 
 
-def _await(fd: int, seconds: float | None, start: float) -> tuple[bytes | None, bool]:
-    """(the answer, False), (None, False) when the child closed its end without one, or (None, True)
-    at ``seconds`` after ``start``."""
-    buf, need = bytearray(), None
-    while need is None or len(buf) < need:
-        wait = _POLL if seconds is None else max(min(_POLL, seconds - (time.perf_counter() - start)), 0.0)
-        ready, _, _ = select.select([fd], [], [], wait)
-        if ready:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return None, False
-            buf += chunk
-            if need is None and len(buf) >= 8:
-                need = 8 + struct.unpack("<Q", bytes(buf[:8]))[0]
-        elif seconds is not None and time.perf_counter() - start >= seconds:
-            return None, True
-    return bytes(buf[8:need]), False
+def solved_in_worker(prob, data: dict, chain, inverse, verbose: bool, opts: dict, seconds: float | None,
+                     what: str) -> None:
+    """``prob`` (a cvxpy Problem compiled to ``data, chain, inverse`` by ``get_problem_data``)
+    solved by :func:`run_solver` in the worker, and its answer unpacked into ``prob`` here (status,
+    values, duals, solver statistics) as ``prob.unpack_results`` would. Raises as :func:`isolated`."""
+    from cvxpy.reductions.solvers.conic_solvers.conic_solver import ConicSolver  # noqa: F401 - cvxpy loaded
+
+    sent = {k: v for k, v in data.items() if k != "param_prob"}
+    sol = isolated(run_solver, (chain.solver, sent, verbose, opts, inverse[-1]), seconds, what)
+    rest = copy.copy(chain)
+    rest.reductions = list(chain.reductions[:-1]) + [_Done()]
+    prob.unpack_results(sol, rest, inverse)
 
 
-atexit.register(stop_standing)
+class _Done:
+    """The solver's step of a chain, already inverted in the worker (:func:`run_solver`)."""
+
+    def invert(self, solution, inverse_data):
+        return solution

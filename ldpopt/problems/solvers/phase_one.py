@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..constraints.feasibility import Infeasibility
+from ..errors import user_code_raised
 
 __all__ = ["MAX_SECONDS", "PHASE_ONE_FLOOR", "PhaseOne", "infeasible_solution", "needs_phase_one", "phase_one",
            "pre_check"]
@@ -91,7 +92,10 @@ def phase_one(problem, time_limit: float | None = None) -> PhaseOne:
                    if isinstance(problem._owners[n][0], UserConstraint) and con.dual_value is not None}
         try:
             got = verified_conflict(problem, np.asarray(problem.x.value, float) * problem.scale, weights)
-        except (ValueError, TypeError, ArithmeticError) as exc:  # a check that cannot run proves nothing
+        except Exception as exc:
+            # (cvxpy's NotImplementedError from the inf-norm's gradient among them)
+            if user_code_raised(exc):
+                raise
             out.why = f"ldpopt's check of the phase one's conflict could not run: {exc}"
     if got is not None:
         out.verdict, out.infeasibility = "infeasible", got

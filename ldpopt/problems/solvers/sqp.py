@@ -16,7 +16,7 @@ from ..objectives.likelihood_terms import LikelihoodTerms, terms_for
 from ..objectives.smooth import smooth_terms
 from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT, SolveContext
 from ..solution import Solution
-from .isolate import ChildError, SolverCrashed, SolverTimedOut, isolated, runs_isolated, user_code_raised
+from .isolate import ChildError, SolverCrashed, SolverTimedOut, runs_isolated, solved_in_worker, user_code_raised
 from .policy import CONE_CHAIN, DEFAULT_SOLVER_OPTIONS, QP_CHAIN, QP_OPTIONS, installed_solvers
 
 __all__ = ["MAX_ITER", "converged", "newton_terms", "solve_sqp"]
@@ -145,19 +145,22 @@ class _QP:
         data = {**data, "P": sp.csc_array(P), lin: q}
         self.compile_time = time.perf_counter() - t0
 
-        def work():
-            prob.unpack_results(chain.solver.solve_via_data(data, False, verbose, opts), chain, inv)
+        def read():
             xv = self.problem.x.value
             return (prob.status, None if xv is None else np.asarray(xv, dtype=np.float64),
                     {k: con.dual_value for k, con in self.problem._named.items()})
 
         if not runs_isolated(name, name in OWN_TIME_LIMIT, self.ctx.limited):
             with self.problem._solving:  # one cvxpy solve of this problem's objects at a time (threads)
-                return work()
-        # PIQP (no time limit of its own) or a time-limited solve: a child process (.isolate)
+                prob.unpack_results(chain.solver.solve_via_data(data, False, verbose, opts), chain, inv)
+                return read()
+        # PIQP (no time limit of its own) or a time-limited solve: the worker's child (.isolate)
         left = self.ctx.left()
         try:
-            return isolated(work, CONIC_TIME_LIMIT if left is None else max(left, 1e-3), name)
+            with self.problem._solving:
+                solved_in_worker(prob, data, chain, inv, verbose, opts,
+                                 CONIC_TIME_LIMIT if left is None else max(left, 1e-3), name)
+                return read()
         except SolverTimedOut as e:
             return f"user_limit: {e}", None, {}
         except (SolverCrashed, ChildError) as e:

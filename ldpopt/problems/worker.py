@@ -1,0 +1,407 @@
+"""A clean process that forks one child per foreign call: started once (a fresh interpreter, never a
+fork of this process), so a child never inherits a solver's thread pool, a lock held by another
+thread, or a crash's aftermath. Notes: docs/notes/problems.md, "ldpopt.problems.worker".
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import pickle
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+__all__ = ["Crashed", "Raised", "TimedOut", "call", "clean", "server_pid", "shutdown", "start_in_background"]
+
+#: modules the server imports before its first fork, so that each child has them (a child's own
+#: imports are lost with it); a module that is not installed is skipped
+PRELOAD = ("numpy", "scipy.sparse", "scipy.optimize", "cvxpy", "clarabel", "piqp", "osqp", "scs", "highspy")
+#: seconds a call waits between looks at the clock
+_POLL = 0.05
+#: seconds a call waits for the server to start before giving up (its start measured 1.0-2.5 s on a
+#: loaded 2-core machine: importing numpy, scipy and cvxpy in a fresh interpreter)
+START_WAIT = 30.0
+
+
+class Crashed(RuntimeError):
+    """The child died without an answer (a signal, or an exit without a result)."""
+
+
+class Raised(RuntimeError):
+    """The function raised in the child: its exception's type and text."""
+
+
+class TimedOut(RuntimeError):
+    """The child was killed at the time limit."""
+
+
+def _frame(data: bytes) -> bytes:
+    return struct.pack("<Q", len(data)) + data
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
+    out = bytearray()
+    while len(out) < n:
+        chunk = sock.recv(n - len(out))
+        if not chunk:
+            return None
+        out += chunk
+    return bytes(out)
+
+
+def _recv_frame(sock: socket.socket) -> bytes | None:
+    head = _recv_exactly(sock, 8)
+    return None if head is None else _recv_exactly(sock, struct.unpack("<Q", head)[0])
+
+
+# -- the server side (runs in the spawned interpreter) ------------------------------------------------
+
+def _die_with_parent() -> None:
+    """Linux: this process gets SIGKILL when its parent dies (prctl PR_SET_PDEATHSIG)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+
+
+def _child(conn: socket.socket) -> None:
+    """The forked child: read (function, arguments), run, send ("ok", value) or ("error", text)."""
+    code = 0
+    try:
+        _die_with_parent()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        body = _recv_frame(conn)
+        if body is None:
+            raise EOFError
+        try:
+            fn, args, kwargs = pickle.loads(body)
+            out = ("ok", fn(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - reported to the caller as text
+            out = ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001 - an answer that cannot travel
+            data = pickle.dumps(("error", f"the answer could not be sent: {type(exc).__name__}: {exc}"))
+        conn.sendall(_frame(data))
+    except BaseException:  # noqa: BLE001 - the caller sees the socket close without an answer
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def serve(fd: int) -> None:
+    """The server's loop on the control socket ``fd``: ``b"r"`` with a socket passed along (a call's
+    own connection) forks a child serving it and answers its pid; ``b"w"`` + pid reaps that child and
+    answers its wait status. Exits when the caller's end closes (the caller died or shut it down),
+    killing its children first."""
+    ctl = socket.socket(fileno=fd)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in PRELOAD:
+        with contextlib.suppress(Exception):
+            __import__(name)
+    children: set[int] = set()
+    ctl.sendall(b"ready\n")
+    try:
+        while True:
+            msg, fds, _, _ = socket.recv_fds(ctl, 64, 1)
+            if not msg:
+                break
+            if msg[:1] == b"r" and fds:
+                pid = os.fork()
+                if pid == 0:
+                    ctl.close()
+                    _child(socket.socket(fileno=fds[0]))
+                os.close(fds[0])
+                children.add(pid)
+                ctl.sendall(struct.pack("<q", pid))
+            elif msg[:1] == b"w":
+                pid = struct.unpack("<q", msg[1:9])[0]
+                status = -1
+                if pid in children:
+                    children.discard(pid)
+                    with contextlib.suppress(ChildProcessError):
+                        status = os.waitpid(pid, 0)[1]
+                ctl.sendall(struct.pack("<q", status))
+            else:
+                for f in fds:
+                    os.close(f)
+    finally:
+        for pid in children:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        os._exit(0)
+
+
+# -- the caller side ----------------------------------------------------------------------------------
+
+class _Server:
+    def __init__(self):
+        self.proc: subprocess.Popen | None = None
+        self.ctl: socket.socket | None = None
+        self.owner = 0
+        self.lock = threading.Lock()       # one control exchange at a time
+        self.starting = threading.Lock()   # one start at a time
+        self.ready = threading.Event()
+        self.start_seconds: float | None = None
+
+    def alive(self) -> bool:
+        return (self.proc is not None and self.owner == os.getpid() and self.ready.is_set()
+                and self.proc.poll() is None)
+
+    def start(self) -> None:
+        """Start the server (a fresh interpreter; blocks until it has imported :data:`PRELOAD`)."""
+        with self.starting:
+            if self.alive():
+                return
+            self.stop()
+            t0 = time.perf_counter()
+            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            code = (f"import sys; sys.path[:0] = {list(sys.path)!r}; "
+                    f"from ldpopt.problems.worker import serve; serve({theirs.fileno()})")
+            proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=(theirs.fileno(),),
+                                    stdin=subprocess.DEVNULL, close_fds=True, start_new_session=True)
+            theirs.close()
+            line = b""
+            while not line.endswith(b"\n"):
+                chunk = mine.recv(16)
+                if not chunk:
+                    proc.kill()
+                    proc.wait()
+                    mine.close()
+                    raise Crashed("the solver worker process did not start")
+                line += chunk
+            self.proc, self.ctl, self.owner = proc, mine, os.getpid()
+            self.start_seconds = time.perf_counter() - t0
+            self.ready.set()
+
+    def stop(self) -> None:
+        self.ready.clear()
+        if self.proc is not None and self.owner == os.getpid():
+            with contextlib.suppress(OSError):
+                assert self.ctl is not None
+                self.ctl.close()
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+            with contextlib.suppress(Exception):
+                self.proc.wait(timeout=5)
+        self.proc = self.ctl = None
+
+    def fork_child(self) -> tuple[int, socket.socket]:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            with self.lock:
+                assert self.ctl is not None
+                socket.send_fds(self.ctl, [b"r"], [theirs.fileno()])
+                got = _recv_exactly(self.ctl, 8)
+        finally:
+            theirs.close()
+        if got is None:
+            mine.close()
+            raise Crashed("the solver worker process died")
+        return struct.unpack("<q", got)[0], mine
+
+    def reap(self, pid: int) -> int:
+        with self.lock:
+            assert self.ctl is not None
+            self.ctl.sendall(b"w" + struct.pack("<q", pid))
+            got = _recv_exactly(self.ctl, 8)
+        return -1 if got is None else struct.unpack("<q", got)[0]
+
+
+_SERVER = _Server()
+
+
+def start_in_background() -> None:
+    """Start the server in a thread of its own, if it is not running (returns at once)."""
+    if not _SERVER.alive() and not _SERVER.starting.locked():
+        threading.Thread(target=_quiet_start, name="ldpopt-worker-start", daemon=True).start()
+
+
+def _quiet_start() -> None:
+    with contextlib.suppress(Exception):
+        _SERVER.start()
+
+
+def server_pid() -> int | None:
+    """The running server's pid (None: not running)."""
+    return _SERVER.proc.pid if _SERVER.alive() and _SERVER.proc is not None else None
+
+
+def shutdown() -> None:
+    """Stop the server (the next :func:`call` starts another). Also run at exit."""
+    _SERVER.stop()
+
+
+def _died(what: str, status: int) -> str:
+    if status != -1 and os.WIFSIGNALED(status):
+        try:
+            name = signal.Signals(os.WTERMSIG(status)).name
+        except ValueError:
+            name = f"signal {os.WTERMSIG(status)}"
+        return f"{what} crashed ({name}) in an isolated process; the solve went on"
+    code = os.waitstatus_to_exitcode(status) if status != -1 else "unknown"
+    return f"{what} exited (code {code}) without an answer in an isolated process"
+
+
+def _threads() -> int | None:
+    """This process's OS threads (Linux's /proc; None elsewhere)."""
+    try:
+        return len(os.listdir(f"/proc/{os.getpid()}/task"))
+    except OSError:
+        return None
+
+
+#: threads this process ran that Python did not start, when this module was imported (numpy's BLAS
+#: pool: it survives a fork, its library re-creating it in the child)
+_FOREIGN_AT_IMPORT = (_threads() or 0) - threading.active_count()
+
+
+def clean() -> bool:
+    """Whether this process may be forked directly: it runs no thread beyond Python's own and those
+    it had when this module was imported. A solver's thread pool (Clarabel's, started by its first
+    solve in this process) makes it False: a fork would copy the pool's state without its threads,
+    and the child's solver waits for them for ever."""
+    n = _threads()
+    return n is not None and n - threading.active_count() <= _FOREIGN_AT_IMPORT
+
+
+def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solver", kwargs: dict | None = None):
+    """``fn(*args, **kwargs)`` in a child process; its (picklable) return value.
+
+    While this process is :func:`clean` (no foreign thread pool yet), the child is a fork of this
+    process (5-8 ms; ``fn`` may be any callable). Otherwise it is a fork of the server, a fresh
+    interpreter started once (at the first such call, and again after it died; its start counts
+    against ``seconds``): ``fn`` travels by reference (a module-level function), the arguments
+    pickled. Raises :class:`TimedOut` at ``seconds`` (the child killed), :class:`Crashed` when the
+    child died without an answer (its signal named), :class:`Raised` with the child's exception text."""
+    if clean():
+        return _forked(fn, args, dict(kwargs or {}), seconds, what)
+    start = time.perf_counter()
+    if not _SERVER.alive():
+        t = threading.Thread(target=_quiet_start, daemon=True)
+        t.start()
+        t.join(START_WAIT if seconds is None else max(seconds, 0.0))
+        if not _SERVER.alive():
+            if t.is_alive():
+                raise TimedOut(f"{what} stopped at its time limit of {seconds:.3g} s (the solver worker was "
+                               "still starting)")
+            raise Crashed(f"{what}: the solver worker process could not be started")
+    payload = pickle.dumps((fn, tuple(args), dict(kwargs or {})), protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        pid, conn = _SERVER.fork_child()
+    except (OSError, Crashed):
+        _SERVER.stop()
+        raise Crashed(f"{what}: the solver worker process died; the next call starts another") from None
+    answer, timed_out = None, False
+    try:
+        with contextlib.suppress(OSError):  # a child dead before reading: as a crash
+            conn.sendall(_frame(payload))
+        buf, need = bytearray(), None
+        while need is None or len(buf) < need:
+            left = None if seconds is None else seconds - (time.perf_counter() - start)
+            if left is not None and left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([conn], [], [], _POLL if left is None else min(_POLL, left))
+            if not ready:
+                continue
+            chunk = conn.recv(1 << 20)
+            if not chunk:
+                break
+            buf += chunk
+            if need is None and len(buf) >= 8:
+                need = 8 + struct.unpack("<Q", bytes(buf[:8]))[0]
+        if need is not None and len(buf) >= need:
+            answer = bytes(buf[8:need])
+    finally:
+        conn.close()
+        if timed_out or answer is None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            status = _SERVER.reap(pid)
+        except OSError:
+            status = -1
+            _SERVER.stop()
+    if timed_out:
+        raise TimedOut(f"{what} stopped at its time limit of {seconds:.3g} s (killed)")
+    if answer is None:
+        raise Crashed(_died(what, status))
+    kind, value = pickle.loads(answer)
+    if kind == "error":
+        raise Raised(value)
+    return value
+
+
+atexit.register(shutdown)
+
+
+#: held from a directly forked child's pipe to the parent's close of the child's end: a child forked
+#: in between (from another thread) would hold that end open, and the parent would wait for it too
+_FORK_LOCK = threading.Lock()
+
+
+def _forked(fn, args: tuple, kwargs: dict, seconds: float | None, what: str):
+    """``fn(*args, **kwargs)`` in a direct fork of this process (:func:`call` while :func:`clean`)."""
+    import warnings
+
+    start = time.perf_counter()
+    with _FORK_LOCK:
+        read, write = os.pipe()
+        with warnings.catch_warnings():
+            # Python >= 3.12 warns that fork with threads may deadlock: clean() allows only Python's
+            # own threads (the progress line's holds no lock the child takes) and the BLAS pool
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid != 0:
+            os.close(write)
+    if pid == 0:  # the child: never returns into the caller's code
+        code = 0
+        try:
+            os.close(read)
+            try:
+                out = ("ok", fn(*args, **kwargs))
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent as text
+                out = ("error", f"{type(exc).__name__}: {exc}")
+            data = memoryview(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
+            while data:
+                data = data[os.write(write, data):]
+        except BaseException:  # noqa: BLE001 - the parent sees no complete result
+            code = 1
+        finally:
+            os._exit(code)
+    chunks, timed_out, done = [], False, False
+    try:
+        while True:
+            left = None if seconds is None else seconds - (time.perf_counter() - start)
+            ready, _, _ = select.select([read], [], [], _POLL if left is None else max(min(_POLL, left), 0.0))
+            if ready:
+                chunk = os.read(read, 1 << 20)
+                if not chunk:  # the child closed its end: done, or dead
+                    break
+                chunks.append(chunk)
+            elif left is not None and left <= 0:
+                timed_out = True
+                break
+        done = True
+    finally:
+        os.close(read)
+        if timed_out or not done:  # at the limit, or this wait interrupted (Ctrl-C, an abandoned solve)
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    if timed_out:
+        raise TimedOut(f"{what} stopped at its time limit of {seconds:.3g} s (killed)")
+    try:
+        kind, value = pickle.loads(b"".join(chunks))
+    except Exception:  # noqa: BLE001 - a partial or empty result: the child died while sending
+        raise Crashed(_died(what, status)) from None
+    if kind == "error":
+        raise Raised(value)
+    return value
