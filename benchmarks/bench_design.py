@@ -150,3 +150,35 @@ def _design_gram(design, G, eps, d, args, iters):
 
 if __name__ == "__main__":
     H.cli(parser(), run)
+
+
+def table(paths) -> str:
+    """The results page's tables (Markdown) from saved ``design*.json`` files."""
+    import json
+
+    rows, repro = [], []
+    for p in paths:
+        doc = json.loads(open(p).read())
+        rows += doc["rows"]
+        repro += doc.get("reproduction", [])
+    out = ["| workload | d | ε | m | design s | peak MiB | designed: analytic | designed: Base (MC ± s.e.) | designed: Norm-Sub | "
+           "best built-in (its best method) | best built-in MSE ± s.e. | ratio | ε proved |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["workload"], r["d"], r["epsilon"])):
+        db, dn = r["designed_mc"]["base"], r["designed_mc"]["norm_sub"]
+        best_name, best_method, best = None, None, (float("inf"), 0.0)
+        for name, b in r["builtins"].items():
+            for m in ("base", "norm_sub"):
+                if b["mc"][m][0] < best[0]:
+                    best_name, best_method, best = name, m, tuple(b["mc"][m])
+        mine = min(db[0], dn[0])
+        out.append(f"| {r['workload']} | {r['d']} | {r['epsilon']:g} | {r['m']} | {r['design_s']:.1f} | "
+                   f"{r['design_peak_mb']:.0f} | {r['designed_analytic']:.3g} | {db[0]:.3g} ± {db[1]:.2g} | "
+                   f"{dn[0]:.3g} ± {dn[1]:.2g} | {best_name} ({best_method.replace('_', '-')}) | "
+                   f"{best[0]:.3g} ± {best[1]:.2g} | {mine / best[0]:.2f} | {'yes' if r['ldp_verified'] else 'NO'} |")
+    if repro:
+        out += ["", "| setting | published (hierarchical) | published (optimised) | ldpopt | design s | ε proved |",
+                "|---|---|---|---|---|---|"]
+        out += [f"| {x['setting']} | {x['published_hierarchical']:.2f} | {x['published_optimised']:.2f} | "
+                f"{x['ldpopt']:.2f} | {x['seconds']:.0f} | {'yes' if x['ldp_verified'] else 'NO'} |" for x in repro]
+    return "\n".join(out)
