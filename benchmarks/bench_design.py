@@ -158,11 +158,12 @@ def table(paths) -> str:
 
     rows, repro = [], []
     for p in paths:
-        doc = json.loads(open(p).read())
+        with open(p) as fh:
+            doc = json.load(fh)
         rows += doc["rows"]
         repro += doc.get("reproduction", [])
-    out = ["| workload | d | ε | m | design s | peak MiB | designed: analytic | designed: Base (MC ± s.e.) | designed: Norm-Sub | "
-           "best built-in (its best method) | best built-in MSE ± s.e. | ratio | ε proved |",
+    out = [("| workload | d | ε | m | design s | peak MiB | designed: analytic | designed: Base (MC ± s.e.) | "
+            "designed: Norm-Sub | best built-in (its best method) | best built-in MSE ± s.e. | ratio | ε proved |"),
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["workload"], r["d"], r["epsilon"])):
         db, dn = r["designed_mc"]["base"], r["designed_mc"]["norm_sub"]
