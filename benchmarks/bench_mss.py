@@ -26,6 +26,8 @@ def parser():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--decode-d", type=int, default=22_000)
     ap.add_argument("--decode-n", type=int, default=10_000)
+    ap.add_argument("--decode-eps", type=float, nargs="+", default=[1.0, 4.0])
+    ap.add_argument("--maxiter", type=int, default=2000, help="LSMR's iteration cap at the decoding setting")
     return ap
 
 
@@ -76,7 +78,7 @@ def run(quick: bool = False, **opts) -> dict:
     tc = H.zipf_counts(dd, nn)
     values = np.repeat(np.arange(dd), tc)
     decode = []
-    for eps in args.eps:
+    for eps in args.decode_eps:
         gen = np.random.default_rng(7)
         ms = default_moduli(dd)
         j = gen.integers(0, len(ms), values.size)
@@ -87,10 +89,10 @@ def run(quick: bool = False, **opts) -> dict:
             C.append(ss.aggregate(rep, device="numpy").astype(float))
             nb.append(int((j == b).sum()))
         t0 = time.perf_counter()
-        fh, solve_s = mss_decode(C, nb, ms, eps, dd)
+        fh, solve_s = mss_decode(C, nb, ms, eps, dd, maxiter=args.maxiter)
         mss_s = time.perf_counter() - t0
         decode.append({"d": dd, "n": int(values.size), "epsilon": eps, "oracle": "mss", "moduli": list(ms),
-                       "server_s": mss_s, "lsmr_s": solve_s, "mse": float(np.mean((fh - tc / values.size) ** 2))})
+                       "server_s": mss_s, "lsmr_s": solve_s, "lsmr_maxiter": args.maxiter, "mse": float(np.mean((fh - tc / values.size) ** 2))})
         for name in ("ss", "olh", "oue"):
             o = oracles.get(name, eps, dd)
             rep = o.perturb(values, gen)

@@ -86,7 +86,8 @@ def _design(moduli: tuple[int, ...], d: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(sum(moduli), d))
 
 
-def mss_decode(block_counts, block_n, moduli, epsilon: float, d: int, atol: float = 1e-12):
+def mss_decode(block_counts, block_n, moduli, epsilon: float, d: int, atol: float = 1e-12,
+               maxiter: int | None = None):
     """The server's decoder as the paper states it: per block j, Subset Selection's unbiased residue
     frequencies g_j = (C_j/n_j − q_j)/(p_j − q_j) from its n_j reports, then
     min_f Σ_j ‖A_j f − g_j‖²/σ_j² by LSMR (Fong and Saunders 2011) on the sparse design matrix,
@@ -106,6 +107,8 @@ def mss_decode(block_counts, block_n, moduli, epsilon: float, d: int, atol: floa
         Domain size.
     atol : float
         LSMR's tolerances (atol = btol).
+    maxiter : int, optional
+        LSMR's iteration cap (default 10·d).
 
     Returns
     -------
@@ -139,7 +142,7 @@ def mss_decode(block_counts, block_n, moduli, epsilon: float, d: int, atol: floa
     sw = np.concatenate(w)
     t0 = time.perf_counter()
     M = sp.diags(sw) @ A[rows]
-    f = lsmr(M, sw * np.concatenate(g), atol=atol, btol=atol, maxiter=10 * d)[0]
+    f = lsmr(M, sw * np.concatenate(g), atol=atol, btol=atol, maxiter=10 * d if maxiter is None else int(maxiter))[0]
     return f, time.perf_counter() - t0
 
 
