@@ -275,3 +275,28 @@ def test_designed_oracle_refuses_bad_strategies():
         o.aggregate(np.array([0, 2]))
     with pytest.raises(ValueError, match="values must be"):
         o.perturb([0, 2], rng=0)
+
+
+def test_compare_ranks_against_independent_covariances():
+    """compare's built-in numbers against the exact covariance assembled here from each oracle's
+    variance and pair covariance; the design first on its own workload."""
+    d, eps, n = 8, 1.0, 500
+    gen = np.random.default_rng(5)
+    f = gen.dirichlet(np.ones(d))
+    Wm = W.all_ranges(d)
+    r = D.design("ranges", eps, d=d, iterations=60, init="random", rng=0)
+    assert D.compare(Wm, np.full(d, 1.0 / d), n, eps, designs=[r])[0]["mechanism"] == "designed"
+    rows = D.compare(Wm, f, n, eps, designs=[r])
+    assert [x["mse"] for x in rows if x["mse"] is not None] == sorted(x["mse"] for x in rows if x["mse"] is not None)
+    got = {x["mechanism"]: x["mse"] for x in rows}
+    for name in oracles.available():
+        b = oracles.get(name, eps, d)
+        ab = type(b).pair_covariance(b.p, b.q, d, {**b.params(), **b.structural_params()})
+        if ab is None:
+            assert got[name] is None
+            continue
+        C = (ab[0] + ab[1] * (f[:, None] + f[None, :])) / (n * (b.p - b.q) ** 2)
+        np.fill_diagonal(C, b.variance(f, n))
+        assert got[name] == pytest.approx(float(np.sum((Wm @ C) * Wm)) / len(Wm), rel=1e-9)
+    with pytest.raises(ValueError, match="f must be"):
+        D.compare(Wm, np.ones(d), n, eps)

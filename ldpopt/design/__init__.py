@@ -6,10 +6,11 @@ Notes: docs/notes/design.md, "ldpopt.design"."""
 from __future__ import annotations
 
 from . import workloads
+from .compare import compare
 from .exact import LDPCheck, exp_lower, verify_ldp
 from .linalg import reconstruction
 from .optimize import Design, design, objective, per_value_error, project_columns
 from .oracle import DesignedOracle
 
-__all__ = ["Design", "DesignedOracle", "LDPCheck", "design", "exp_lower", "objective", "per_value_error",
+__all__ = ["Design", "DesignedOracle", "LDPCheck", "compare", "design", "exp_lower", "objective", "per_value_error",
            "project_columns", "reconstruction", "verify_ldp", "workloads"]
