@@ -30,7 +30,7 @@ LAYERS = {
     # the closed forms on any array namespace (numpy or CuPy): checked against methods/ and problems/
     # and reusing their scalar pieces; nothing below them imports them
     "xp": 4.5,
-    **dict.fromkeys(("verify", "hierarchy", "multi", "keyvalue", "robust", "sketches", "heavy"),
+    **dict.fromkeys(("verify", "hierarchy", "multi", "keyvalue", "robust", "sketches", "heavy", "design"),
                    5),
     "recommend": 5.5,    # choose ranks per-round and across-round methods of longitudinal data (multi.rounds)
     "plan": 5.75,        # plan: expected error before collection, reusing recommend's losses and candidate sets

@@ -1,0 +1,482 @@
+"""The LDP matrix mechanism's strategy, designed by projected gradient descent (McKenna, Maity,
+Mazumdar and Miklau, PVLDB 13(11), 2020): an m × d channel Q minimising the workload's expected
+squared error after the unbiased least-squares reconstruction.
+
+Notes: docs/notes/design.md, "ldpopt.design.optimize"."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .._blas import one_thread
+from .._validation import as_generator, check_domain_size, check_epsilon
+from . import workloads as _w
+from .linalg import _inverse_information, reconstruction
+from .oracle import DesignedOracle
+
+__all__ = ["Design", "design", "objective", "per_value_error", "project_columns"]
+
+#: the design targets ε·(1 − MARGIN): the float rounding of the projection and of the column sums
+#: (≈ m·2⁻⁵³ relative) then stays far inside e^ε, which the exact check proves
+MARGIN = 1e-9
+#: rows whose lower bound z falls below this are dropped (as the authors' code does)
+_DROP = 1e-10
+
+
+@dataclass(frozen=True)
+class Design:
+    """A designed strategy and the evidence about it (what :func:`design` returns).
+
+    Parameters
+    ----------
+    strategy : ndarray (m, d)
+        Q[y, v] = Pr[output y | value v]; every column a distribution, every row within e^ε.
+    epsilon : float
+        The privacy budget the strategy satisfies (proved by :func:`ldpopt.design.verify_ldp`).
+    gram : ndarray (d, d)
+        WᵀW of the workload.
+    workload : str
+        The workload's name (or "matrix").
+    objective : float
+        McKenna et al.'s average-case objective, per user: tr[(QᵀD⁻¹Q)⁻¹WᵀW]/d − tr(WᵀW)/d with
+        D = diag(Q1) — the mean over values u of :attr:`per_value` (the workload's total squared
+        error for n users of frequencies f is fᵀ·per_value / n).
+    per_value : ndarray (d,)
+        z_u, the workload's total variance contributed by one user of value u.
+    start : str
+        The starting point the strategy descends from: "random", a built-in's name or "matrix".
+    stationarity : float
+        ‖Q − Π(Q − t∇)‖_F / (t‖∇‖_F) at the last step t (0 at a stationary point of the
+        projected step for the final row bounds; 1 when the whole step is feasible).
+    iterations : int
+        Accepted gradient steps.
+    seconds : float
+        Wall time of the design.
+    history : list of float
+        The objective after each accepted step.
+
+    Examples
+    --------
+    >>> from ldpopt import design
+    >>> D = design.design("ranges", 1.0, d=6, iterations=20, init="random", rng=0)
+    >>> D.workload, D.strategy.shape[1], D.objective <= D.history[0]
+    ('ranges', 6, True)
+    """
+
+    strategy: np.ndarray
+    epsilon: float
+    gram: np.ndarray
+    workload: str
+    objective: float
+    per_value: np.ndarray
+    stationarity: float
+    start: str
+    iterations: int
+    seconds: float
+    history: list = field(default_factory=list, repr=False)
+
+    @property
+    def worst(self) -> float:
+        """Worst-case variance over values, max_u z_u (McKenna et al.'s data-independent worst case).
+
+        Examples
+        --------
+        >>> from ldpopt import design
+        >>> D = design.design("prefixes", 1.0, d=4, iterations=5, init="grr")
+        >>> bool(D.worst >= D.objective)
+        True
+        """
+        return float(self.per_value.max())
+
+    @property
+    def rows(self) -> int:
+        """m, the number of outputs (a report costs ⌈log₂ m⌉ bits).
+
+        Examples
+        --------
+        >>> from ldpopt import design
+        >>> design.design("prefixes", 1.0, d=4, iterations=5, init="grr").rows
+        4
+        """
+        return int(self.strategy.shape[0])
+
+    def oracle(self):
+        """The :class:`~ldpopt.design.DesignedOracle` of this strategy (its ε proved exactly first).
+
+        Returns
+        -------
+        DesignedOracle
+
+        Examples
+        --------
+        >>> from ldpopt import design
+        >>> o = design.design("ranges", 2.0, d=4, iterations=5, init="grr").oracle()
+        >>> o.ldp_check.verified, o.d
+        (True, 4)
+        """
+        return DesignedOracle(self.strategy, self.epsilon)
+
+    def __repr__(self) -> str:
+        return (f"Design(workload={self.workload!r}, d={self.strategy.shape[1]}, m={self.rows}, "
+                f"epsilon={self.epsilon:g}, objective={self.objective:.6g}, iterations={self.iterations})")
+
+
+# -- the objective ------------------------------------------------------------------------------------
+def _value(X: np.ndarray, G: np.ndarray) -> float:
+    d = G.shape[0]
+    return float((np.sum(X * G) - np.trace(G)) / d)
+
+
+def _gradient(Q: np.ndarray, X: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """∂/∂Q of tr(X G)/d, X = (QᵀD⁻¹Q)⁻¹, D = diag(Q1): with R = D⁻¹Q and B = XGX,
+    −(2RB − diag(RBRᵀ)1ᵀ)/d (docs/notes/design.md)."""
+    d = G.shape[0]
+    R = Q / Q.sum(axis=1)[:, None]
+    RB = R @ (X @ G @ X)
+    return -(2.0 * RB - np.sum(RB * R, axis=1)[:, None]) / d
+
+
+def per_value_error(Q, gram) -> np.ndarray:
+    """z_u = Σ_y Q[y, u]·V[:, y]ᵀ G V[:, y] − G[u, u]: the workload's total variance from one user
+    of value u (McKenna et al. §4; the authors' code's "magic vector"), V :func:`reconstruction`.
+
+    Parameters
+    ----------
+    Q : array_like (m, d)
+        The strategy.
+    gram : array_like (d, d)
+        WᵀW.
+
+    Returns
+    -------
+    ndarray (d,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.design import per_value_error
+    >>> Q = np.array([[0.75, 0.25], [0.25, 0.75]])  # binary randomised response, ε = log 3
+    >>> per_value_error(Q, np.eye(2)).round(4)  # 2 × e^ε/(e^ε − 1)²
+    array([1.5, 1.5])
+    """
+    Q = np.asarray(Q, dtype=np.float64)
+    G = np.asarray(gram, dtype=np.float64)
+    V = reconstruction(Q)
+    h = np.einsum("vy,vw,wy->y", V, G, V)
+    return Q.T @ h - np.diag(G)
+
+
+def objective(Q, gram) -> float:
+    """McKenna et al.'s average-case objective: tr[(QᵀD⁻¹Q)⁻¹ G]/d − tr(G)/d, the mean of
+    :func:`per_value_error` over the values.
+
+    Parameters
+    ----------
+    Q : array_like (m, d)
+        The strategy.
+    gram : array_like (d, d)
+        WᵀW.
+
+    Returns
+    -------
+    float
+        +inf when QᵀD⁻¹Q is singular.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.design import objective
+    >>> round(objective(np.array([[0.75, 0.25], [0.25, 0.75]]), np.eye(2)), 4)
+    1.5
+    """
+    Q = np.asarray(Q, dtype=np.float64)
+    X = _inverse_information(Q)
+    return float("inf") if X is None else _value(X, np.asarray(gram, dtype=np.float64))
+
+
+# -- the feasible set -----------------------------------------------------------------------------------
+def project_columns(R, lo, hi) -> np.ndarray:
+    """Euclidean projection of every column of R onto {q : lo ≤ q ≤ hi, Σq = 1} (the bounded simplex;
+    McKenna et al. §5), vectorised over columns: bisection on the shift λ of clip(r + λ, lo, hi),
+    then the exact λ on the final free set.
+
+    Parameters
+    ----------
+    R : array_like (m, d)
+        Columns to project.
+    lo, hi : array_like (m,)
+        Bounds per row, with Σlo ≤ 1 ≤ Σhi and lo ≤ hi.
+
+    Returns
+    -------
+    ndarray (m, d)
+
+    Raises
+    ------
+    ValueError
+        If the bounds admit no distribution.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.design import project_columns
+    >>> P = project_columns(np.array([[2.0], [0.0]]), np.array([0.2, 0.2]), np.array([0.6, 0.6]))
+    >>> P.ravel().round(12).tolist()
+    [0.6, 0.4]
+    """
+    R = np.asarray(R, dtype=np.float64)
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    if lo.sum() > 1 + 1e-12 or hi.sum() < 1 - 1e-12 or np.any(lo > hi):
+        raise ValueError(f"bounds admit no distribution: Σlo = {lo.sum()!r}, Σhi = {hi.sum()!r}")
+    a = np.min(lo[:, None] - R, axis=0)  # every entry at lo: Σ = Σlo ≤ 1
+    b = np.max(hi[:, None] - R, axis=0)  # every entry at hi: Σ = Σhi ≥ 1
+    for _ in range(60):  # a fixed number of halvings of the bracket, vectorised over columns
+        mid = (a + b) / 2
+        s = np.clip(R + mid, lo[:, None], hi[:, None]).sum(axis=0)
+        below = s < 1.0
+        a = np.where(below, mid, a)
+        b = np.where(below, b, mid)
+    lam = (a + b) / 2
+    # exact shift on the free set of the final bracket: Σ_free (r + λ) = 1 − Σ_clamped bound
+    Y = R + lam
+    low, high = Y <= lo[:, None], Y >= hi[:, None]
+    free = ~(low | high)
+    nfree = free.sum(axis=0)
+    rest = 1.0 - (np.where(low, lo[:, None], 0.0) + np.where(high, hi[:, None], 0.0)).sum(axis=0)
+    exact = (rest - np.where(free, R, 0.0).sum(axis=0)) / np.maximum(nfree, 1)
+    lam = np.where(nfree > 0, exact, lam)
+    return np.clip(R + lam, lo[:, None], hi[:, None])
+
+
+def _feasible_z(z: np.ndarray, growth: float) -> np.ndarray:
+    """Scale the row bounds into Σz ≤ 1 ≤ e^ε·Σz (the paper is silent on a step leaving it: the
+    authors' code shrinks the step until it stays; a scale is cheaper and keeps the direction)."""
+    t = z.sum()
+    if t > 1.0:
+        return z / t
+    if growth * t < 1.0:
+        return z / (growth * t) * (1 + 1e-12)
+    return z
+
+
+def _initial(m: int, d: int, growth: float, gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The authors' random start: uniform entries projected with every row's bound halfway between
+    1/(m e^ε) and 1/m."""
+    z = np.full(m, (1.0 / (m * growth) + 1.0 / m) / 2)
+    return project_columns(gen.random((m, d)), z, growth * z), z
+
+
+def _resolve(workload, d) -> tuple[np.ndarray, str, int]:
+    """(WᵀW, name, d) of a named workload or a matrix."""
+    if isinstance(workload, str):
+        if d is None:
+            raise ValueError(f"d is required with a named workload ({workload!r})")
+        d = check_domain_size(d, "d")
+        grams = {"identity": lambda: np.eye(d), "prefixes": lambda: _w.prefixes(d).T @ _w.prefixes(d),
+                 "ranges": lambda: _w.range_gram(d)}
+        if workload not in grams:
+            raise ValueError(f"workload must be one of {sorted(grams)} or a query matrix, got {workload!r}")
+        return grams[workload](), workload, d
+    W = _w.as_workload(workload, d)
+    return W.T @ W, "matrix", W.shape[1]
+
+
+def design(workload, epsilon: float, d: int | None = None, *, rows: int | None = None,
+           max_bits: float | None = None, iterations: int = 300, tol: float = 1e-7, init=None,
+           rng=0) -> Design:
+    """Design an ε-LDP strategy for a workload (McKenna et al., PVLDB 13(11) 2020, Alg. 1).
+
+    Minimises the average-case objective (:func:`objective`) over strategies Q (m × d) with
+    z_r ≤ Q[r, v] ≤ e^ε z_r and every column a distribution, by their alternating projected gradient:
+    a step on Q projected column by column onto the bounded simplex (:func:`project_columns`), and a
+    step on the row bounds z by the gradient through the entries at a bound; rows whose bound
+    vanishes are dropped. Choices where the paper is silent: the step is accepted only if the
+    objective decreases (halved otherwise, grown by 1.25 after an accepted step) instead of the
+    authors' fixed halving every 50 steps; z is rescaled into Σz ≤ 1 ≤ e^ε Σz; the design targets
+    ε(1 − 10⁻⁹) so that float rounding cannot cross e^ε (:func:`ldpopt.design.verify_ldp` proves it).
+    The problem is not convex (no certified bound): the evidence is the final
+    :attr:`Design.stationarity` and the objective's history.
+
+    Parameters
+    ----------
+    workload : str or array_like
+        "identity", "prefixes", "ranges" (with ``d``), or a query matrix (queries × d), e.g.
+        :func:`ldpopt.design.workloads.marginals`.
+    epsilon : float
+        Privacy budget ε > 0.
+    d : int, optional
+        Domain size (required with a named workload).
+    rows : int, optional
+        m, the number of outputs (default 4d, the paper's recommendation).
+    max_bits : float, optional
+        A bits-per-report budget: m ≤ 2^max_bits.
+    iterations : int
+        Most gradient steps (>= 1).
+    tol : float
+        Stop when the objective improves by less than this fraction over 20 steps.
+    init : str, array_like (m, d) or list of them, optional
+        Starting points: "random" (the authors' start: uniform entries projected), "grr" (GRR's
+        channel), "builtins" (GRR and every built-in pure oracle whose outputs enumerate in at most
+        max(8d, 256) columns), a strategy matrix; each is descended and the best kept. Default:
+        "random" and "builtins", so the design is never worse than those channels at ε(1 − 10⁻⁹).
+    rng : int or Generator
+        Seed of the random start.
+
+    Returns
+    -------
+    Design
+
+    Raises
+    ------
+    ValueError
+        On an unknown workload, d < 2, a bad ε, rows < 2, max_bits allowing fewer than 2 outputs,
+        iterations < 1, tol not in [0, 1), or an ``init`` that is not a strategy.
+
+    Examples
+    --------
+    >>> from ldpopt import design
+    >>> D = design.design("prefixes", 1.0, d=8, iterations=50, init="random", rng=0)
+    >>> D.rows, D.objective < D.history[0], D.oracle().ldp_check.verified
+    (32, True, True)
+    """
+    epsilon = check_epsilon(epsilon, "epsilon")
+    G, name, d = _resolve(workload, d)
+    if rows is None:
+        rows = 4 * d
+    if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 2:
+        raise ValueError(f"rows must be an integer >= 2, got {rows!r}")
+    if max_bits is not None:
+        if isinstance(max_bits, bool) or not isinstance(max_bits, (int, float, np.number)) or not max_bits >= 1:
+            raise ValueError(f"max_bits must be a number >= 1 (at least two outputs), got {max_bits!r}")
+        rows = min(int(rows), int(2 ** float(max_bits)))
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+        raise ValueError(f"iterations must be an integer >= 1, got {iterations!r}")
+    if not 0.0 <= float(tol) < 1.0:
+        raise ValueError(f"tol must lie in [0, 1), got {tol!r}")
+    growth = float(np.exp(epsilon * (1 - MARGIN)))
+    starts = _starts(init, d, growth)
+    gen = as_generator(rng)
+    start = time.perf_counter()
+    with one_thread(d):
+        runs = [_run(G, name, d, epsilon, int(rows), int(iterations), float(tol), Q0, label, gen)
+                for label, Q0 in starts]  # a few starting points, not a loop over data
+    best = min(runs, key=lambda r: r.objective)
+    return replace(best, seconds=time.perf_counter() - start)
+
+
+def _grr(d: int, growth: float) -> np.ndarray:
+    return (np.eye(d) * (growth - 1.0) + 1.0) / (growth + d - 1.0)
+
+
+#: a built-in oracle's channel is a starting point when it has at most this many outputs (or 8d)
+_MAX_START_OUTPUTS = 256
+
+
+def _builtin_starts(d: int, growth: float) -> list[tuple[str, np.ndarray | None]]:
+    """The channels of the built-in pure oracles whose outputs enumerate in at most max(8d, 256)
+    columns (GRR always; SS, RWS, OUE, HR at small d), at ε(1 − MARGIN)."""
+    from .. import oracles
+
+    eps = float(np.log(growth))
+    out: list[tuple[str, np.ndarray | None]] = [("grr", _grr(d, growth))]
+    for name in oracles.available():  # ~10 registered oracles
+        if name == "grr":
+            continue
+        try:
+            P = np.asarray(oracles.get(name, eps, d).output_distribution(), dtype=np.float64)
+        except (ValueError, NotImplementedError, MemoryError):
+            continue
+        if P.shape[1] > max(8 * d, _MAX_START_OUTPUTS):
+            continue
+        Q0 = P.T[P.T.max(axis=1) > 0]
+        if _inverse_information(Q0) is not None:
+            out.append((name, Q0))
+    return out
+
+
+def _starts(init, d: int, growth: float) -> list[tuple[str, np.ndarray | None]]:
+    """The starting points: None → the authors' random start and the built-ins' channels (so a design is
+    never worse than those: every step decreases the objective); "random", "grr", "builtins", a
+    matrix, or a list of them."""
+    items = ["random", "builtins"] if init is None else (list(init) if isinstance(init, (list, tuple)) else [init])
+    out: list[tuple[str, np.ndarray | None]] = []
+    for it in items:
+        if isinstance(it, str):
+            if it not in ("random", "grr", "builtins"):
+                raise ValueError(f"init must be 'random', 'grr', 'builtins', a strategy matrix or a list of them, got {it!r}")
+            if it == "builtins":
+                out += _builtin_starts(d, growth)
+            else:
+                out.append((it, None if it == "random" else _grr(d, growth)))
+            continue
+        Q0 = np.array(it, dtype=np.float64)
+        if Q0.ndim != 2 or Q0.shape[1] != d or Q0.shape[0] < 2 or not np.all(np.isfinite(Q0)) or np.any(Q0 < 0):
+            raise ValueError(f"init must be a non-negative finite (m, {d}) strategy with m >= 2, got shape {Q0.shape}")
+        Q0 = Q0[Q0.max(axis=1) > 0]
+        if _inverse_information(Q0) is None:
+            raise ValueError("init: the starting strategy cannot estimate every value (QᵀD⁻¹Q is singular)")
+        out.append(("matrix", Q0))
+    if not out:
+        raise ValueError("init must name at least one starting point")
+    return out
+
+
+def _run(G, name, d, epsilon, rows, iterations, tol, Q0, label, gen) -> Design:
+    eps_d = epsilon * (1 - MARGIN)
+    growth = float(np.exp(eps_d))
+    if Q0 is None:
+        Q, z = _initial(int(rows), d, growth, gen)
+    else:
+        z = _feasible_z(np.maximum(Q0.max(axis=1) / growth, Q0.min(axis=1)), growth)
+        Q = project_columns(Q0, z, growth * z)
+    X = _inverse_information(Q)
+    if X is None:
+        raise ValueError("init: the projected starting strategy cannot estimate every value")
+    f = _value(X, G)
+    history = [f]
+    g = _gradient(Q, X, G)
+    gamma = 0.1 * np.linalg.norm(Q) / max(float(np.linalg.norm(g)), 1e-300)
+    c = 1.0 / (d * growth)
+    accepted = 0
+    for _ in range(int(iterations)):
+        hi = growth * z
+        # the gradient in the columns' tangent space (Σ_y ΔQ[y, v] = 0): the part the projection keeps
+        g = g - g.mean(axis=0)[None, :]
+        dz = (g * (Q <= z[:, None] * (1 + 1e-12))).sum(axis=1) + growth * (g * (Q >= hi[:, None] * (1 - 1e-12))).sum(axis=1)
+        moved = False
+        while gamma > 1e-9 * np.linalg.norm(Q) / max(float(np.linalg.norm(g)), 1e-300):
+            # the joint step on (Q, z), else the step on Q alone with the bounds held
+            for zn in (_feasible_z(np.clip(z - c * gamma * dz, 0.0, 1.0), growth), z):
+                keep = zn > _DROP
+                zk = _feasible_z(zn[keep], growth)
+                Qn = project_columns((Q - gamma * g)[keep], zk, growth * zk)
+                Xn = _inverse_information(Qn)
+                fn = float("inf") if Xn is None else _value(Xn, G)
+                if fn < f:
+                    Q, z, X, f = Qn, zk, Xn, fn
+                    moved = True
+                    break
+            if moved:
+                gamma *= 1.25
+                break
+            gamma /= 2
+        if not moved:
+            break
+        accepted += 1
+        history.append(f)
+        assert X is not None  # an accepted step has a finite objective
+        g = _gradient(Q, X, G)
+        if len(history) > 20 and history[-21] - f <= tol * abs(history[-21]):
+            break
+    t = gamma / 1.25 if accepted else gamma
+    step = Q - project_columns(Q - t * g, z, growth * z)
+    stationarity = float(np.linalg.norm(step)) / max(float(t * np.linalg.norm(g)), 1e-300)
+    Q.setflags(write=False)
+    return Design(strategy=Q, epsilon=epsilon, gram=G, workload=name, objective=f,
+                  per_value=per_value_error(Q, G), start=label,
+                  stationarity=stationarity, iterations=accepted, seconds=0.0,
+                  history=history)
