@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize
 
+from conftest import examples
 import ldpopt
 from ldpopt import Estimate
 from ldpopt.estimate import simulate_central
@@ -33,7 +34,7 @@ def central_estimates(draw):
     return simulate_central(counts, mech, scale, rng=draw(st.integers(0, 2**31)), n_known=draw(st.booleans()))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(est=central_estimates())
 def test_clip_round_is_max_zero_round(est):
     out = baselines.clip_round(est) * est.n
@@ -41,7 +42,7 @@ def test_clip_round_is_max_zero_round(est):
     np.testing.assert_allclose(out, want, atol=1e-9 * est.n)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(est=central_estimates())
 def test_nnls_against_scipy(est):
     """Without the total, scipy's NNLS of the identity system; with it, scipy's NNLS of the system
@@ -60,7 +61,7 @@ def test_nnls_against_scipy(est):
     assert abs(tot.sum() - est.n) <= 1e-8 * est.n
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(est=central_estimates())
 def test_nnls_is_the_least_squares_problem_as_the_deployment_states_it(est):
     """The deployment's problem stated through Problem (certified) against the registered methods
@@ -78,7 +79,7 @@ def test_nnls_is_the_least_squares_problem_as_the_deployment_states_it(est):
     np.testing.assert_allclose(default, baselines.nnls(est, total=est.meta["privacy"]["n_known"]), atol=0)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(c=st.lists(st.floats(0, 6, allow_nan=False), min_size=1, max_size=5), data=st.data())
 def test_round_to_total_is_the_nearest_integer_vector_with_that_sum(c, data):
     c = np.array(c)
@@ -93,7 +94,7 @@ def test_round_to_total_is_the_nearest_integer_vector_with_that_sum(c, data):
     assert np.abs(got - c).sum() <= best1 + 1e-9 and ((got - c) ** 2).sum() <= best2 + 1e-9
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(est=central_estimates())
 def test_nnls_round_releases_integers_with_the_total(est):
     out = baselines.nnls_round(est) * est.n
