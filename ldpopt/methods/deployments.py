@@ -157,11 +157,12 @@ def round_to_total(counts, total: int) -> np.ndarray:
     "nnls-round",
     description="The non-negative least squares fit (Norm-Sub with the total, Base-Pos without), rounded "
                 "to integer counts keeping its total (Census TopDown, one level)",
-    non_negative="yes", sums_to_one="almost", order_preserving="weak",
+    non_negative="yes", sums_to_one="no", order_preserving="no",
     complexity="O(d log d)",
     reference="Abowd et al., Harvard Data Science Review (2022), §5",
-    notes="Sums to one when n is known (the total kept is n); without it the total is the rounded sum of "
-          "Base-Pos. Weak order: counts rounding to the same integer tie.",
+    notes="Sums to one when n is known (every oracle's estimate; a central one given n): the total kept is "
+          "n; without it the total is the rounded sum of Base-Pos, which may exceed n. Not order "
+          "preserving: equal fits may round apart (f̃ = (0.5, 0.5), n = 1 -> (1, 0); ties to the lower index).",
     label="NNLS-Round",  # no family, as Clip-Round
 )
 def nnls_round(estimate: Estimate) -> np.ndarray:
