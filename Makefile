@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint docs sweep notebooks bench bench-peers bench-quick bench-table clean
+.PHONY: run test test-slow lint docs sweep notebooks bench bench-peers bench-quick bench-table clean
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,11 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# The nightly run: the same properties on five times the generated inputs (tests/conftest.py, profile
+# ``slow``: every ``examples(N)`` becomes 5·N).
+test-slow: $(STAMP)
+	LDPOPT_SLOW=1 $(PY) -m pytest
 
 # The linter and the type checker, as configured in pyproject.toml ([tool.ruff], [tool.mypy]);
 # .ci/run and the pre-commit hook run the same.

@@ -78,7 +78,7 @@ def datasets(quick: bool) -> list[tuple[str, np.ndarray]]:
 
 def _apply(method: str, est):
     import ldpopt
-    from ldpopt.privacy import baselines
+    from ldpopt.methods import deployments as baselines
 
     if method == "base":
         return est.f_tilde
@@ -205,7 +205,7 @@ def hierarchy_accuracy(reps: int, quick: bool) -> dict:
     import ldpopt
     from ldpopt.estimate import simulate_central
     from ldpopt.hierarchy.consistency import consistency
-    from ldpopt.privacy import baselines
+    from ldpopt.methods import deployments as baselines
     from ldpopt.problems import range_tree
 
     d, branching, n = (4_096, 16, 10**5) if quick else (2**17, 64, 10**7)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validation import check_epsilon, check_float_array, check_n, check_probabilities
+from .privacy.statement import DEFAULT_DELTA
 
 __all__ = ["Estimate", "central_noise", "check_estimate", "simulate_central"]
 
@@ -310,7 +311,7 @@ class Estimate:
         contributions = _central.check_contributions(contributions)
         _central.sensitivity(relation, contributions)
         if delta is None:
-            delta = 0.0 if mech.pure else 1e-6
+            delta = 0.0 if mech.pure else DEFAULT_DELTA
         delta = check_delta(delta)
         if not mech.pure and delta == 0.0:
             raise ValueError(f"delta must be > 0 for mechanism {mechanism!r} (its epsilon at delta = 0 is infinite)")
@@ -550,7 +551,7 @@ class Estimate:
         return Estimate(self.f_tilde, self.counts, self.n, self.epsilon, self.p, self.q, self.oracle,
                         {**self.meta, "privacy": record})
 
-    def shuffled(self, delta=1e-6, method: str = "numerical", n=None) -> Estimate:
+    def shuffled(self, delta=DEFAULT_DELTA, method: str = "numerical", n=None) -> Estimate:
         """A copy stating the central (ε, δ) its reports have when shuffled among ``n`` users
         (:func:`ldpopt.privacy.shuffle.shuffled`, from this estimate's ε as ε₀).
 

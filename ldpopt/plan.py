@@ -24,8 +24,9 @@ from . import oracles as _oracles
 from ._validation import as_generator, check_delta, check_domain_size, check_epsilon
 from .estimate import Estimate
 from .privacy import central as _central
+from .privacy.statement import DEFAULT_DELTA  # re-exported: the δ a Gaussian-type mechanism is calibrated at by default
 from .recommend import losses, records
-from .uncertainty.analytic import query_variance
+from .uncertainty.analytic import query_variance, variance_line
 from .uncertainty.fit import population
 from .uncertainty.queryspec import Query, parse_query, random_subsets
 from .uncertainty.resample import CentralNoise, apply_batch, draw_counts
@@ -61,9 +62,6 @@ _LOOSE_SE = 0.05
 #: a target row's note: the local log-log slope of the loss in n farther than this from −1 (1/n scaling;
 #: −2 for central noise at a fixed scale)
 _LOOSE_SLOPE = 0.25
-#: the δ a Gaussian-type central mechanism is calibrated at when none is given (``Estimate.from_central``'s
-#: default); the pure ones are calibrated at δ = 0 unless a δ is given
-DEFAULT_DELTA = 1e-6
 
 
 def _is_int(x) -> bool:
@@ -293,23 +291,18 @@ def closed_form(oracle, method: str, query, f, n: int) -> float | None:
         return None
     f = np.asarray(f, dtype=np.float64)
     d = f.shape[0]
-    p, qq = oracle.p, oracle.q
-    kap = 1.0 / (n * (p - qq) ** 2)
-    s = qq * (1 - qq) + f * (p - qq) * (1 - p - qq)
-    ab = type(oracle).pair_covariance(p, qq, d, oracle.structural_params())
-    if method == "base" and q.kind in ("full", "topk"):
-        v = kap * s
-    elif ab is None:
+    # the variances are uncertainty.analytic's (one place), asked of the estimate this oracle would give
+    est = Estimate.from_frequencies(f, n, oracle.epsilon, oracle.p, oracle.q, oracle=oracle.name,
+                                    **oracle.structural_params())
+    try:
+        if q.kind == "subsets":   # Var = α(k) + β(k)·F_A for any k-subset A; E F_A = (k/d) Σf
+            U = np.zeros((1, d))
+            U[0, :q.size] = 1.0
+            alpha, beta = variance_line(est, method, U)
+            return float(alpha[0] + beta[0] * q.size / d * f.sum())
+        v = query_variance(est, method, f)
+    except ValueError:   # the count covariance is not of the pair form: no closed form for this query
         return None
-    else:
-        a, b = ab
-        g = s - a - 2 * b * f
-        if q.kind == "subsets":
-            k = q.size
-            if method == "base":   # E over uniform k-subsets of kap (Σ_A g + a k² + 2 b k f(A))
-                return float(kap * (k / d * g.sum() + a * k * k + 2 * b * k * k / d))
-            return float(kap * g.sum() * (k / d) * (1 - k / d))
-        v = kap * (g * (1 - 2.0 / d) + g.sum() / d**2)
     if q.kind == "topk":
         v = v[np.argsort(-f, kind="stable")[:q.k]]
     return float(v.mean())

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .oracles.conformance import OracleReport, check_oracle
+from .conformance.oracles import OracleReport, check_oracle
 
 __all__ = ["CheckFailed", "OracleReport", "check_constraint", "check_method", "check_objective", "check_oracle",
            "estimates_for_checks"]
@@ -43,7 +43,7 @@ class CheckFailed(AssertionError):
 
 
 def check_objective(objective, estimates=None, *, checks=None) -> dict[str, int]:
-    """Run the conformance checks every objective must pass (:mod:`ldpopt.problems.conformance`).
+    """Run the conformance checks every objective must pass (:mod:`ldpopt.conformance.problems`).
 
     Its value against cvxpy's value of its ``build``, its gradient and per-value derivatives against
     finite differences, its per-value argmin against bisection, the structured solver's answer
@@ -57,7 +57,7 @@ def check_objective(objective, estimates=None, *, checks=None) -> dict[str, int]
     estimates : list of Estimate, optional
         Where to check it; default the first three of :func:`estimates_for_checks` (d ≤ 12).
     checks : sequence of str, optional
-        A subset of :data:`ldpopt.problems.conformance.OBJECTIVE_CHECKS`; default all.
+        A subset of :data:`ldpopt.conformance.problems.OBJECTIVE_CHECKS`; default all.
 
     Returns
     -------
@@ -78,14 +78,14 @@ def check_objective(objective, estimates=None, *, checks=None) -> dict[str, int]
     >>> sorted(done), done["value"] > 0
     (['gradient', 'value'], True)
     """
-    from .problems.conformance import check_objective as run
+    from .conformance.problems import check_objective as run
 
     return run(objective, estimates_for_checks()[:3] if estimates is None else estimates, checks=checks,
                error=CheckFailed)
 
 
 def check_constraint(constraint, estimates=None, *, checks=None) -> dict[str, int]:
-    """Run the conformance checks every constraint must pass (:mod:`ldpopt.problems.conformance`).
+    """Run the conformance checks every constraint must pass (:mod:`ldpopt.conformance.problems`).
 
     Its residuals and g(f) against cvxpy's own at points in and out of the set, its Jacobian against
     finite differences, its compiled rows through the structured solver against Clarabel, and the
@@ -99,7 +99,7 @@ def check_constraint(constraint, estimates=None, *, checks=None) -> dict[str, in
     estimates : list of Estimate, optional
         Where to check it; default the first three of :func:`estimates_for_checks`.
     checks : sequence of str, optional
-        A subset of :data:`ldpopt.problems.conformance.CONSTRAINT_CHECKS`; default all.
+        A subset of :data:`ldpopt.conformance.problems.CONSTRAINT_CHECKS`; default all.
 
     Returns
     -------
@@ -121,7 +121,7 @@ def check_constraint(constraint, estimates=None, *, checks=None) -> dict[str, in
     >>> done["rows"] > 0 and done["jacobian"] > 0
     True
     """
-    from .problems.conformance import check_constraint as run
+    from .conformance.problems import check_constraint as run
 
     return run(constraint, estimates_for_checks()[:3] if estimates is None else estimates, checks=checks,
                error=CheckFailed)

@@ -1,13 +1,13 @@
 """Shared pytest configuration: hypothesis profiles and a per-entry-point case counter.
 
-Profiles (``tests/test_reliability_*.py`` use them; RELIABILITY.md documents the numbers):
+Profiles: every property sets its example count (or its generated sample size) through
+:func:`examples`, so one switch scales them all:
 
-* ``ci`` (default): bounded example counts, so the reliability suite stays well under its 5-minute
-  budget inside ``make test``;
-* ``soak``: ``LDPOPT_SOAK=1 .venv/bin/pytest tests/test_reliability_*.py`` multiplies every
-  reliability test's example count by 20 and drops the deadline (a long, still-bounded run).
-
-Reliability tests set ``max_examples=examples(N)``: N under ``ci``, 20·N under ``soak``.
+* ``ci`` (default, ``make test``): bounded counts, so the whole suite fits its budget;
+* ``slow`` (``make test-slow``, ``LDPOPT_SLOW=1``): every count × 5 (:data:`SLOW_FACTOR`), the
+  nightly run: the same properties on more generated inputs;
+* ``soak`` (``LDPOPT_SOAK=1 .venv/bin/pytest tests/test_reliability_*.py``): × 20, random seeds, no
+  deadline (a long, still-bounded run; RELIABILITY.md documents the numbers).
 
 Outside a checkout (the unpacked sdist, which ships ``tests/`` whole but not the repository's docs,
 notebooks, benchmarks or experiment folders), a test module that reads one of ``CHECKOUT_ONLY`` (itself
@@ -31,12 +31,16 @@ from hypothesis import HealthCheck, settings
 
 SOAK = os.environ.get("LDPOPT_SOAK", "") not in ("", "0")
 SOAK_FACTOR = 20
+SLOW = os.environ.get("LDPOPT_SLOW", "") not in ("", "0")
+SLOW_FACTOR = 5
 
-settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True,
+settings.register_profile("ci", max_examples=100, deadline=None, derandomize=True, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("soak", deadline=None, derandomize=False, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.load_profile("soak" if SOAK else "ci")
+settings.register_profile("slow", max_examples=100 * SLOW_FACTOR, deadline=None, derandomize=True, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile("soak" if SOAK else "slow" if SLOW else "ci")
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,8 +90,9 @@ def pytest_ignore_collect(collection_path, config):
 
 
 def examples(n: int) -> int:
-    """Example budget for one hypothesis test: n (ci profile) or SOAK_FACTOR·n (soak profile)."""
-    return n * SOAK_FACTOR if SOAK else n
+    """Example budget for one property (a hypothesis ``max_examples`` or the number of seeded
+    generated cases): n (ci profile), SLOW_FACTOR·n (slow) or SOAK_FACTOR·n (soak)."""
+    return n * SOAK_FACTOR if SOAK else n * SLOW_FACTOR if SLOW else n
 
 
 #: entry point -> number of generated cases actually executed in this session

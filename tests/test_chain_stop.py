@@ -11,6 +11,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from problem_strategies import CONES, cases
 
+from conftest import examples
 from ldpopt.oracles.unary import OUE
 from ldpopt.problems import Problem
 from ldpopt.problems.constraints.base import Simplex
@@ -66,7 +67,7 @@ def test_a_feasible_interior_point_with_its_gap_certified_is_not_chased_by_first
     assert not _first_order_cannot_do_better(answer("CLARABEL", kkt, 2e-10), (), None)  # nothing left
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases(objectives=("cls", "user-cvxpy"), constraints=CONES, margins=("feasible", "thin"), d_min=10, d_max=60))
 def test_a_feasible_interior_point_under_a_cone_constraint_is_not_chased_by_first_order_solvers(case):
     """On generated problems with a non-affine user constraint (a ball or an energy bound, feasible or

@@ -7,6 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from ldpopt.problems.check.verdict import cvxpy_grad
 
 
@@ -47,7 +48,7 @@ def _outer(e, k):
     return forms[k % len(forms)]()
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 6)), min_size=1, max_size=3),
        seed=st.integers(0, 2**31 - 1))
 def test_the_memoised_gradient_is_cvxpys_bit_for_bit(d, terms, seed):
@@ -101,7 +102,7 @@ def test_the_affine_jacobians_are_built_once_per_check(monkeypatch):
     assert calls == []
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 6)), min_size=1, max_size=3),
        seed=st.integers(0, 2**31 - 1), ties=st.booleans(), scale=st.sampled_from([1e-3, 1.0, 10.0]))
 def test_the_numpy_gradient_is_cvxpys_to_rounding(d, terms, seed, ties, scale):
@@ -150,7 +151,7 @@ def test_the_numpy_gradient_declines_outside_its_class():
         assert np.allclose(numpy_grad(expr, f, x), _dense(expr.grad[f]).ravel(), rtol=1e-13, atol=1e-15)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(d=st.integers(3, 12), picks=st.lists(st.integers(0, 11), min_size=1, max_size=3), seed=st.integers(0, 2**31 - 1))
 def test_recognitions_affine_rows_are_cvxpys_jacobian(d, picks, seed):
     """The rows A and offset b recognition reads off an affine argument (``_jacobian``: composed
@@ -194,7 +195,7 @@ def test_reversed_slices_are_read_as_cvxpy_reads_them():
         assert np.allclose(numpy_grad(expr, f, x), _dense(expr.grad[f]).ravel(), rtol=1e-15, atol=0)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(d=st.integers(1, 20), seed=st.integers(0, 2**31 - 1))
 def test_a_maximums_diagonal_rows_are_scipys_sums(d, seed):
     """``maximum`` of two per-value arguments: its linear part and kink rows formed directly
@@ -215,7 +216,7 @@ def test_a_maximums_diagonal_rows_are_scipys_sums(d, seed):
 _ATTRS = [{}, {"nonneg": True}, {"bounds": [0.0, 1.0]}, {"integer": True}]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.integers(1, 6), st.sampled_from(range(len(_ATTRS))), st.sampled_from(["float", "int", "shape", "none", "nan", "inf"]),
        st.integers(0, 2**31 - 1))
 def test_set_value_stores_what_the_setter_stores(d, attr, kind, seed):

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from ldpopt.problems.check.verdict import GAP_TOL, accuracy_tol, check_solution, expression_curvature
 from ldpopt.problems.objectives.recognise import squares_floor
 
@@ -71,7 +72,7 @@ def _value(expr, x, v):
     return float(expr.value)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(square_objectives())
 def test_squares_floor_is_the_squares_modulus_and_a_strong_convexity_bound(case):
     expr, x, expected, d, seed = case
@@ -118,7 +119,7 @@ def _reference(problem):
     return ref
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(20, 60), st.integers(0, 10_000), st.sampled_from((1e-3, 1e-2, 1e-1)),
        st.floats(-9.0, -4.0), st.floats(0.0, 3.0))
 def test_a_failed_gap_is_bounded_by_the_expression_modulus_and_the_bound_holds(d, seed, weight, log_eps, shift):

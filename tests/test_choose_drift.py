@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 import ldpopt
 from ldpopt import methods
 from ldpopt.estimate import Estimate
@@ -85,7 +86,7 @@ def test_no_drift_still_picks_the_best():
     assert mse[c.best] <= 1.05 * min(mse.values())
 
 
-@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(8), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(change=st.floats(0.0, 1.0), eps=st.sampled_from([2.0, 4.0]), d=st.sampled_from([16, 32]),
        seed=st.integers(0, 2 ** 16))
 def test_pick_within_factor_of_best_over_generated_drifts(change, eps, d, seed):

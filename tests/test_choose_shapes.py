@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 import ldpopt
 from ldpopt import methods, oracles
 from ldpopt.uncertainty.fit import sparse_truth
@@ -48,7 +49,7 @@ def clean_shapes(draw):
     return (f / f.sum())[perm]
 
 
-@settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(f=clean_shapes(), name=st.sampled_from(["grr", "oue", "olh"]), eps=st.sampled_from([1.0, 4.0]),
        seed=st.integers(0, 2 ** 16))
 def test_pick_is_within_the_stated_factor_of_norm_sub(f, name, eps, seed):

@@ -15,6 +15,7 @@ from _cli import one_line_error
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from ldpopt import Estimate, methods
 from ldpopt.privacy import central
 
@@ -24,7 +25,7 @@ def _csv(path, counts):
     return path
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(4), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mech=st.sampled_from(sorted(central.MECHANISMS)), scale=st.floats(0.5, 20.0), n_known=st.booleans(),
        seed=st.integers(0, 2**31))
 def test_output_equals_the_library_and_the_sidecar_records_privacy(tmp_path, mech, scale, n_known, seed):
@@ -80,7 +81,7 @@ def test_a_counts_record_naming_an_oracle_contradicts_central(tmp_path):
     assert "--central" in line and "grr" in line
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(3), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mech=st.sampled_from(sorted(central.MECHANISMS)), scale=st.floats(0.5, 20.0), seed=st.integers(0, 2**31))
 def test_solve_and_choose_take_central_counts_as_postprocess_does(tmp_path, mech, scale, seed):
     """``solve`` and ``choose`` read ``--central`` with the same shared option: their answers equal the

@@ -12,6 +12,7 @@ from _count_estimates import oue_counts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 import ldpopt.problems.problem as problem_module
 from ldpopt.problems import Problem, Solution
 from ldpopt.problems.constraints.base import Box, Fixed, NonNegative, Simplex, SubsetSum, SumTo, UserConstraint
@@ -140,7 +141,7 @@ def test_not_taken_where_it_does_not_apply():
     assert not Problem(EST, "cls", [Simplex()]).solve().solver.endswith("-DIRECT")  # a built-in
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n_le=st.integers(0, 4), n_eq=st.integers(0, 3), flip=st.booleans(),
        matrix=st.booleans(), simplex=st.sampled_from(["simplex", "split", "named"]),
        scale=st.sampled_from([None, 0.01, 3.0]))
@@ -187,7 +188,7 @@ def test_own_rows_and_multipliers_are_cvxpys_compilation_and_inversion(seed, n_l
     pr._affine_cache = None
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(d=st.integers(5, 60), m=st.floats(1e-4, 0.5), w=st.floats(0.1, 10.0), shift=st.floats(-0.2, 0.2),
        subset=st.booleans(), seed=st.integers(0, 2**31))
 def test_a_huber_loss_takes_the_direct_route_at_cvxpys_optimal_value(d, m, w, shift, subset, seed):

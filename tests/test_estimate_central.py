@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 import ldpopt
 from ldpopt import Estimate, Problem, methods, testing
 from ldpopt.estimate import central_noise, simulate_central
@@ -48,7 +49,7 @@ def _draws(true_counts, mech: str, scale: float, reps: int, rng) -> np.ndarray:
     return np.stack([simulate_central(true_counts, mech, scale, rng=rng).counts for _ in range(reps)])
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(mech=st.sampled_from(NAMES), scale=st.floats(0.3, 40.0), counts=histograms(), n_known=st.booleans(),
        seed=st.integers(0, 2**31))
 def test_stated_variance_matches_the_empirical_variance(mech, scale, counts, n_known, seed):
@@ -89,7 +90,7 @@ def test_the_variance_of_f_tilde_over_draws_at_known_n(mech):
     np.testing.assert_allclose(F.mean(axis=0), counts / counts.sum(), atol=6 * math.sqrt(stated / 3000))
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(mech=st.sampled_from(NAMES), scale=st.floats(0.3, 50.0), counts=histograms(), n_known=st.booleans(),
        seed=st.integers(0, 2**31))
 def test_save_load_round_trip(tmp_path_factory, mech, scale, counts, n_known, seed):
@@ -249,7 +250,7 @@ def test_choose_ranks_only_the_methods_that_apply():
     assert {"mle-apx", "em"}.isdisjoint(ranked) and {"norm-sub", "power"} <= set(ranked)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=examples(6), deadline=None)
 @given(d=st.integers(8, 300), branching=st.integers(2, 9), sigma=st.floats(1.0, 50.0), seed=st.integers(0, 2**31))
 def test_hierarchy_consistency_on_central_noise_is_the_certified_problem(d, branching, sigma, seed):
     """Hay et al.'s two-pass closed form (ldpopt.hierarchy.consistency) with every node's variance
@@ -278,7 +279,7 @@ def test_hierarchy_consistency_on_central_noise_is_the_certified_problem(d, bran
     np.testing.assert_allclose(full.f, tree.node_totals(full.f[:d]), atol=1e-9)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(sigma=st.floats(1.0, 50.0), cells=st.integers(1, 8))
 def test_a_hierarchy_states_the_whole_release_not_one_level(sigma, cells):
     """Counts that hold each record ``cells`` times (a tree's noisy levels): the estimate's ε is the

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from problem_strategies import estimate, plant
 
+from conftest import examples
 import ldpopt.problems.problem as problem_module
 from ldpopt.problems import Problem, Simplex
 from ldpopt.problems.check.verdict import accuracy_tol
@@ -25,7 +26,7 @@ from ldpopt.problems.objectives.recognise import NotRecognised, cvxpy_grad, nump
 #: the references' own agreement (Clarabel at 1e-12 through cvxpy's second-order-cone tree of the
 #: geometric mean against the KKT bisection): far below every tolerance here (accuracy_tol ≥ 1e-6)
 REF_ALLOW = 1e-7
-SETTINGS = settings(max_examples=30, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=examples(30), deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from ldpopt import oracles
 from ldpopt.oracles import longitudinal as L
 from ldpopt.oracles.horizon import HorizonEpsilon, horizon_law, worst_pair
@@ -32,7 +33,7 @@ def _build(kind, eps_inf, ratio, d, draw_extra):
 KINDS = ["l-grr", "l-sue", "l-soue", "l-oue", "l-osue", "loloha", "l-rappor", "dbitflippm"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(kind=st.sampled_from(KINDS), eps_inf=st.floats(0.2, 3.0),
        ratio=st.one_of(st.floats(0.05, 0.95), st.floats(0.95, 0.999)),
        d=st.integers(2, 3), tau=st.integers(1, 3), extra=st.integers(0, 5), data=st.data())

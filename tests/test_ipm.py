@@ -17,6 +17,7 @@ from _referee import clarabel_referee
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from ldpopt.problems import Box, Fixed, Monotone, Problem, Simplex, SmoothObjective, SubsetSum
 from ldpopt.problems.constraints.partition import PartitionTotals
 from ldpopt.problems.objectives.smooth import smooth_terms
@@ -235,7 +236,7 @@ def test_smoothness_penalty_at_larger_d_certified_by_the_interior_point_alone():
     assert J(sol.f) <= J(np.maximum(ref, 0.0)) + 1e-13
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), kind=st.sampled_from(["kl", "smooth", "smooth-kl", "lowrank", "huber", "mixed"]),
        w=st.floats(1e-4, 10.0))
 def test_fixed_pattern_hessian_is_hessian_parts(seed, kind, w):

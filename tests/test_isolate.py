@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import examples
 from ldpopt import Estimate
 from ldpopt.problems import Problem
 from ldpopt.problems.solvers.isolate import SolverCrashed, SolverTimedOut, isolated
@@ -168,7 +169,7 @@ def test_the_worker_serves_calls_and_survives_each_fault_as_one_error(monkeypatc
     pid = worker.server_pid()
     assert pid is not None and pid != os.getpid()
 
-    @settings(max_examples=25, deadline=None)
+    @settings(max_examples=examples(25), deadline=None)
     @given(st.lists(st.floats(-1e150, 1e150), min_size=0, max_size=200), st.floats(-1e3, 1e3))
     def same_answer_as_in_this_process(values, w):
         a = np.asarray(values, float)

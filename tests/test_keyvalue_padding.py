@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from ldpopt import keyvalue as kv
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(eps=st.floats(0.2, 5.0), d=st.integers(2, 4), ell=st.integers(1, 3), kind=st.sampled_from(["ue", "grr"]))
 def test_exact_epsilon_is_the_enumerated_epsilon(eps, d, ell, kind):
     proto = kv.PCKV(eps, d, ell, kind)
@@ -34,7 +35,7 @@ def _sets(sizes, d, rng):
     return kv.KVData(off, flat, rng.uniform(-1, 1, flat.size), d)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(sizes=st.lists(st.integers(1, 5), min_size=1, max_size=30), ell=st.integers(1, 5),
        kind=st.sampled_from(["ue", "grr"]), seed=st.integers(0, 2 ** 16))
 def test_padding_warning_names_ell_exactly_when_a_set_exceeds_it(sizes, ell, kind, seed):

@@ -3,8 +3,8 @@ with ``ast`` by :func:`test_import_graph.import_graph`) goes from a layer to a l
 it, never up and never sideways between two folders of one layer; within one folder any import that
 closes no circle is allowed (``test_import_graph.py``).
 
-:data:`LAYERS` is DESIGN.md's diagram as data, bottom (0) to top; :data:`PLACED` puts a few modules
-on another layer than their folder, each with its reason. A new folder or top-level module must be
+:data:`LAYERS` is DESIGN.md's diagram as data, bottom (0) to top; every module sits on its folder's
+layer (no exception). A new folder or top-level module must be
 placed here (the test names it), so the diagram cannot fall behind the code.
 """
 
@@ -34,25 +34,13 @@ LAYERS = {
                    5),
     "recommend": 5.5,    # choose ranks per-round and across-round methods of longitudinal data (multi.rounds)
     "plan": 5.75,        # plan: expected error before collection, reusing recommend's losses and candidate sets
+    "conformance": 5.9,  # the conformance suites behind testing.py (oracles round-trip shards, objectives use Problem)
     **dict.fromkeys(("testing", "interop"), 6),
     "experiments": 7,
     **dict.fromkeys(("cli", "report"), 8),
     "__main__": 9,  # `python -m ldpopt`: the command, one floor above cli/
     "examples": 9,       # the shipped example files (a user's view: they may import anything)
     "_public": 9,        # the list of public names the API reference and the docstring test read
-}
-
-#: modules placed on another layer than their folder's, with the reason
-PLACED = {
-    # the oracle conformance suite round-trips shards (aggregate/): it sits just under testing.py, kept beside the
-    # oracles it checks
-    "oracles.conformance": 5.5,
-    # the same for the objective and constraint conformance suite: it checks items through Problem
-    # (problems/'s public API), a client of problems/ kept beside the items it checks
-    "problems.conformance": 5.5,
-    # the deployments' post-processing of central noise (clip-and-round, the Census-style NNLS): it states
-    # its least squares through Problem, kept beside the mechanisms it post-processes
-    "privacy.baselines": 4.5,
 }
 
 FOUNDATION = 0
@@ -64,9 +52,6 @@ def _item(module: str) -> str:
 
 
 def _layer(module: str) -> float:
-    rel = module.split(".", 1)[1] if "." in module else ""
-    if rel in PLACED:
-        return PLACED[rel]
     return LAYERS[_item(module)]
 
 
@@ -129,8 +114,8 @@ def _problems_floor(module: str) -> float:
 
 
 def _in_problems(module: str) -> bool:
-    """A module of problems/ on problems/'s layer (one PLACED above it, the conformance suite, is a client)."""
-    return module.startswith(PROBLEMS + ".") and _layer(module) == LAYERS["problems"]
+    """A module of problems/."""
+    return module.startswith(PROBLEMS + ".")
 
 
 def problems_graph() -> dict:

@@ -14,6 +14,7 @@ from _user_module import toy_estimate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from ldpopt.problems import STRUCTURED, Constraint, LinearConstraint, Problem, Simplex
 from ldpopt.testing import check_constraint
 
@@ -120,7 +121,7 @@ class Rows(LinearConstraint):
         return self.A, self.b, self.sense
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(_rows())
 def test_derived_forms_agree_with_direct_numpy_and_cvxpy(case):
     from ldpopt import oracles

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm as normal
 
+from conftest import examples
 from ldpopt import Estimate
 from ldpopt.methods import get, postprocess
 from ldpopt.methods.baseline import cut_threshold
@@ -67,7 +68,7 @@ def sum_tol(est: Estimate) -> float:
 
 
 # -- registry claims on hypothesis estimates ---------------------------------------------------
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(75), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(est=estimates())
 @pytest.mark.parametrize("name", METHODS)
 def test_registry_claims_hold(name, est):
@@ -172,7 +173,7 @@ def test_norm_mul_values_and_all_negative_choice():
 
 
 # -- Norm-Cut: when exactly it falls short of 1 ------------------------------------------------
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(est=estimates())
 def test_norm_cut_shortfall_condition(est):
     f = est.f_tilde
@@ -227,14 +228,14 @@ def brute_projection(y: np.ndarray, total: float) -> np.ndarray:
     return best
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(y=st.lists(st.floats(-3, 3), min_size=1, max_size=8), total=st.sampled_from([1.0, 0.3, 2.5]))
 def test_project_simplex_equals_brute_force(y, total):
     y = np.array(y)
     np.testing.assert_allclose(project_simplex(y, total), brute_projection(y, total), atol=1e-12)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(est=estimates(max_d=8))
 def test_norm_sub_is_projection_of_f_tilde(est):
     out = postprocess(est, "norm-sub")

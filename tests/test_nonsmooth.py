@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from ldpopt.oracles.unary import OUE
 from ldpopt.problems import Problem
 from ldpopt.problems.check.certificate import NonSmoothObjective
@@ -143,7 +144,7 @@ def test_kink_bound_is_never_below_the_distance_on_random_small_problems():
     assert checked >= 60 and below == 0, (checked, below)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(n=st.integers(1, 60), band=st.integers(0, 12), seed=st.integers(0, 2**31 - 1), rank_drop=st.booleans())
 def test_normal_solve_matches_a_dense_solve_banded_or_not(n, band, seed, rank_drop):
     """The fit's normal equations (regularised B Bᵀ): banded Cholesky where the band is narrow, sparse LU
@@ -170,7 +171,7 @@ def test_normal_solve_matches_a_dense_solve_banded_or_not(n, band, seed, rank_dr
         assert np.allclose(got, want, rtol=1e-7, atol=1e-9 * np.abs(want).max())
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(d=st.integers(5, 40), lam=st.floats(1e-3, 1.0), t=st.sampled_from([0.0, 1e-6, 1e-4, 1e-2]),
        seed=st.integers(0, 2**31 - 1), kind=st.sampled_from(["tv", "pinball"]))
 def test_the_checks_early_stop_of_the_kink_certificate_keeps_its_verdict(d, lam, t, seed, kind):
@@ -210,7 +211,7 @@ def test_the_checks_early_stop_of_the_kink_certificate_keeps_its_verdict(d, lam,
     assert quick.distance_linf >= np.max(np.abs(g - x.value)) - 1e-9
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(m=st.integers(0, 9), n=st.integers(1, 9), density=st.floats(0.0, 1.0), seed=st.integers(0, 2**31 - 1))
 def test_the_fits_row_and_column_selections_are_scipys(m, n, density, seed):
     """The kink fit's A[rows] and C·diag(columns) (gathered through CSR pointers) against scipy's
@@ -227,7 +228,7 @@ def test_the_fits_row_and_column_selections_are_scipys(m, n, density, seed):
     assert np.array_equal(_csr_columns(A, cols).toarray(), (A @ sp.diags(cols.astype(float))).toarray())
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(n=st.integers(1, 12), terms=st.integers(1, 3), scale=st.sampled_from([1e-6, 1e-3, 1.0, 1e3]),
        gap=st.sampled_from([0.0, 1e-15, 1e-9, 1e-3, 1.0]), seed=st.integers(0, 2**31 - 1))
 def test_a_quadratics_value_change_is_within_its_rounding_bound_of_the_exact_one(n, terms, scale, gap, seed):
@@ -277,7 +278,7 @@ def _tv_problem(rng, d, lam, runs):
     return est, func
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(d=st.integers(5, 60), lam=st.sampled_from([1e-3, 1e-2, 1e-1, 1.0]), runs=st.integers(1, 8),
        t=st.sampled_from([0.0, 1e-9, 1e-6, 1e-3]), noise=st.sampled_from([0.0, 0.1, 1.0, 3.0]),
        seed=st.integers(0, 2**31 - 1))

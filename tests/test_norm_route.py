@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 import ldpopt
 from ldpopt.problems import Problem, Simplex, SubsetSum
 from ldpopt.problems.check.verdict import accuracy_tol
@@ -76,7 +77,7 @@ def _reference(est, objective, subset):
     raise AssertionError(f"the reference ended {prob.status}")
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(norm_objectives())
 def test_the_cone_route_agrees_with_cvxpy_and_its_check(case):
     d, seed, objective, cons_kind = case

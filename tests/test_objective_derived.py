@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import xlogy
 
+from conftest import examples
 import ldpopt
 from ldpopt.problems import Objective
 from ldpopt.problems.registry import available_objectives, objective_factory
@@ -58,7 +59,7 @@ def test_every_reference_names_a_registered_objective():
     assert set(REFERENCE) <= set(available_objectives())
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.sampled_from(["grr", "oue", "olh"]), st.integers(3, 300), st.floats(0.3, 4.0), st.integers(0, 2**16))
 def test_value_and_gradient_are_the_per_value_sums(oracle, d, eps, seed):
     rng = np.random.default_rng(seed)

@@ -1,4 +1,4 @@
-"""The oracle conformance suite (``ldpopt.oracles.conformance.check_oracle``) over every registered
+"""The oracle conformance suite (``ldpopt.conformance.oracles.check_oracle``) over every registered
 oracle, and each of its checks shown to catch a planted fault.
 
 Every oracle is checked at d = 5 (ε = 1), the sketch oracles with a small family (k = 4 hashes into
@@ -13,7 +13,7 @@ import pytest
 
 from ldpopt import kernels, oracles
 from ldpopt.oracles import GRR, OUE, SS
-from ldpopt.oracles.conformance import CHECKS, check_oracle
+from ldpopt.conformance.oracles import CHECKS, check_oracle
 
 # constructor parameters small enough to enumerate a sketch's outputs (every other oracle: its defaults)
 _SMALL = {"k": 4, "m": 8, "num_bits": 8, "cohorts": 2}

@@ -75,7 +75,7 @@ def test_registered_and_built_by_get(toy):
 
 
 def test_conformance_suite_passes(toy):
-    from ldpopt.oracles.conformance import check_oracle
+    from ldpopt.conformance.oracles import check_oracle
 
     report = check_oracle(toy(1.0, 5))
     assert {"epsilon", "joint_law", "variance", "shards", "interface"} <= set(report.passed)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpopt.oracles.conformance import check_oracle
+from ldpopt.conformance.oracles import check_oracle
 from ldpopt.oracles.longitudinal import (LGRR, LOLOHA, LOSUE, LOUE, LSOUE, LSUE, LongitudinalClients,
                                          longitudinal_oracle)
 

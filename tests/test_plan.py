@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 import ldpopt
 from ldpopt import oracles
 from ldpopt.plan import ROW_FAMILIES, closed_form, prior_histogram, simulate
@@ -39,7 +40,7 @@ def settings_(draw):
             draw(st.sampled_from(FAST)))
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(settings_())
 def test_closed_forms_match_simulation(case):
     d, n, eps, prior, name = case

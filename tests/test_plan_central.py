@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm as normal
 
+from conftest import examples
 import ldpopt
 from ldpopt.estimate import simulate_central
 from ldpopt.plan import calibrate_scale, central_closed_form, prior_histogram
@@ -29,7 +30,7 @@ def calibrations(draw):
     return mech, eps, delta, draw(st.sampled_from(sorted(central.RELATIONS)))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calibrations())
 def test_calibrated_scale_gives_epsilon_at_delta_and_is_the_smallest(case):
     name, eps, delta, relation = case
@@ -69,7 +70,7 @@ def central_cases(draw):
             draw(st.sampled_from(MECHS)), draw(st.integers(1, d)))
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(central_cases())
 def test_closed_forms_match_an_independent_simulation(case):
     d, n, eps, prior, name, k = case

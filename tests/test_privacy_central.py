@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
+from conftest import examples
 from ldpopt.privacy import central
 
 NAMES = sorted(central.MECHANISMS)
@@ -34,7 +35,7 @@ def _mp_pmf(name: str, sigma_or_b: float, k: int):
     return mpmath.exp(-k * k / (2 * s * s)) / _mp_norm(sigma_or_b)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(name=st.sampled_from(["discrete-laplace", "discrete-gaussian"]), scale=scales)
 def test_discrete_variance_and_pmf_against_mpmath(name, scale):
     m = central.get(name)
@@ -85,7 +86,7 @@ def _hockey_stick_continuous(m, eps, scale, shift):
     return integrate.quad(f, lo, hi, points=[0.0, shift, shift / 2], limit=400, epsabs=1e-13)[0]
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(name=st.sampled_from(["laplace", "gaussian"]), scale=st.floats(0.3, 5.0), eps=st.floats(0.0, 3.0))
 def test_continuous_delta_is_the_hockey_stick_divergence(name, scale, eps):
     m = central.get(name)
@@ -95,7 +96,7 @@ def test_continuous_delta_is_the_hockey_stick_divergence(name, scale, eps):
         assert m.delta(eps, scale, "replace") == pytest.approx(_hockey_stick_continuous(m, eps, scale, math.sqrt(2)), abs=1e-9)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(name=st.sampled_from(["discrete-laplace", "discrete-gaussian"]), scale=st.floats(0.3, 4.0), eps=st.floats(0.0, 3.0))
 def test_discrete_delta_is_the_hockey_stick_sum(name, scale, eps):
     m = central.get(name)
@@ -113,7 +114,7 @@ def test_discrete_delta_is_the_hockey_stick_sum(name, scale, eps):
         assert m.delta(eps, scale, "replace") == pytest.approx(ref2, abs=1e-10)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(scale=st.floats(0.6, 1.6), eps=st.floats(0.0, 3.0), cells=st.integers(2, 3),
        relation=st.sampled_from(sorted(central.RELATIONS)))
 def test_discrete_gaussian_delta_for_a_record_in_several_cells_is_the_product_hockey_stick(scale, eps, cells, relation):
@@ -136,7 +137,7 @@ def test_discrete_gaussian_delta_for_a_record_in_several_cells_is_the_product_ho
     assert got == pytest.approx(ref, abs=1e-9)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(name=st.sampled_from(["laplace", "gaussian", "discrete-laplace"]), scale=st.floats(0.3, 5.0),
        cells=st.integers(1, 6), relation=st.sampled_from(sorted(central.RELATIONS)))
 def test_a_record_in_several_cells_is_the_sensitivity_scaled(name, scale, cells, relation):
@@ -152,7 +153,7 @@ def test_a_record_in_several_cells_is_the_sensitivity_scaled(name, scale, cells,
         assert m.delta(eps, scale, relation, contributions=cells) == pytest.approx(ref, abs=5e-9)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(name=st.sampled_from(NAMES), scale=st.floats(0.3, 20.0), delta=st.sampled_from([1e-9, 1e-6, 1e-3]),
        relation=st.sampled_from(sorted(central.RELATIONS)))
 def test_epsilon_inverts_delta(name, scale, delta, relation):

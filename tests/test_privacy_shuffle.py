@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from conftest import examples
 from ldpopt.privacy import shuffle
 from ldpopt.privacy.shuffle import closed_form_applies, hockey_stick, shuffled
 
@@ -57,7 +58,7 @@ def _brute_delta(eps: float, eps0: float, n: int) -> float:
     return max(float(np.clip(P - e * Q, 0, None).sum()), float(np.clip(Q - e * P, 0, None).sum()))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(eps0=eps0s, n=ns, delta=deltas)
 def test_closed_form_is_theorem_3_1(eps0, n, delta):
     got = shuffled(eps0, n, delta, method="closed-form")
@@ -72,7 +73,7 @@ def test_closed_form_is_theorem_3_1(eps0, n, delta):
         assert got.epsilon == eps0 and got.clamped
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(eps0=st.floats(min_value=0.2, max_value=3.0), n=st.integers(min_value=1, max_value=60),
        frac=st.floats(min_value=0.0, max_value=0.99))
 def test_hockey_stick_against_brute_force_sum(eps0, n, frac):
@@ -80,7 +81,7 @@ def test_hockey_stick_against_brute_force_sum(eps0, n, frac):
     assert hockey_stick(eps, eps0, n, tail=1e-300) == pytest.approx(_brute_delta(eps, eps0, n), rel=1e-9, abs=1e-15)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(eps0=eps0s, n=ns, delta=deltas)
 def test_numerical_never_looser_than_closed_form_nor_above_eps0(eps0, n, delta):
     num = shuffled(eps0, n, delta)
@@ -93,7 +94,7 @@ def test_numerical_never_looser_than_closed_form_nor_above_eps0(eps0, n, delta):
         assert hockey_stick(num.epsilon * (1 - 1e-4), eps0, n, tail=1e-300) > delta
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(eps0=eps0s, n=st.integers(min_value=100, max_value=50_000), factor=st.integers(min_value=2, max_value=10),
        delta=deltas)
 def test_numerical_falls_with_n(eps0, n, factor, delta):
@@ -101,7 +102,7 @@ def test_numerical_falls_with_n(eps0, n, factor, delta):
     assert large.epsilon <= small.epsilon * (1 + 1e-6) + 1e-12
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(eps0=eps0s, step=st.floats(min_value=0.05, max_value=2.0), n=ns, delta=deltas)
 def test_numerical_grows_with_eps0(eps0, step, n, delta):
     low, high = shuffled(eps0, n, delta), shuffled(eps0 + step, n, delta)
@@ -187,7 +188,7 @@ def _shuffled_rr_delta(eps: float, eps0: float, n: int) -> float:
     return worst
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(eps0=st.floats(min_value=0.2, max_value=4.0), n=st.integers(min_value=2, max_value=150),
        delta=st.sampled_from([1e-2, 1e-3, 1e-4]))
 def test_bound_holds_for_shuffled_binary_randomised_response(eps0, n, delta):

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from ldpopt import Estimate, oracles
 from ldpopt.privacy import shuffle
 from ldpopt.privacy.statement import PrivacyStatement, compose, local, statement_of
@@ -36,7 +37,7 @@ def _rr_delta_enumerated(eps_g: float, eps: float, rounds: int) -> float:
     return total
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(eps=st.floats(min_value=0.05, max_value=1.5), rounds=st.integers(min_value=1, max_value=9),
        delta=st.sampled_from([1e-2, 1e-3, 1e-4]))
 def test_exact_composition_against_enumeration(eps, rounds, delta):
@@ -46,7 +47,7 @@ def test_exact_composition_against_enumeration(eps, rounds, delta):
         assert _rr_delta_enumerated(got - 1e-6 * max(got, 1.0), eps, rounds) > delta
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(eps=eps_round, rounds=rounds_st, delta=deltas)
 def test_exact_never_looser_than_advanced_or_basic(eps, rounds, delta):
     exact = compose(eps, rounds, delta)
@@ -60,7 +61,7 @@ def test_compose_at_huge_epsilon_is_basic_without_overflow():
     assert [compose(800.0, 10, 1e-6, a) for a in ("exact", "advanced", "basic")] == [8000.0] * 3
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(eps=eps_round, rounds=rounds_st, delta=deltas)
 def test_exact_grows_with_rounds_and_falls_with_delta(eps, rounds, delta):
     assert compose(eps, rounds, delta) <= compose(eps, rounds + 1, delta) * (1 + 1e-9) + 1e-12
@@ -106,7 +107,7 @@ def test_shuffled_and_central_lines():
                       "n estimated from the noisy total")
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(eps=eps_round, rounds=st.integers(min_value=1, max_value=50))
 def test_record_round_trips_through_json(eps, rounds):
     record = local(eps, rounds=rounds)
@@ -180,7 +181,7 @@ def test_with_privacy_and_shuffled_are_recorded_and_saved(tmp_path):
     assert np.array_equal(composed.f_tilde, _est(0.2).f_tilde)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(name=st.sampled_from(["l-grr", "l-osue", "l-sue"]), tau=st.integers(min_value=1, max_value=40),
        k=st.integers(min_value=1, max_value=3), relation=st.sampled_from(["any", "memo-pattern"]))
 def test_memoised_oracle_writes_its_own_horizon_epsilon(name, tau, k, relation):

@@ -16,6 +16,7 @@ from _lp_reference import feasible
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from ldpopt.problems.constraints.exact_point import exact_point, verified_point
 
 ENTRIES = [0.0, 0.0, 1.0, -1.0, 0.5, -0.25, 0.1, -0.3, 3.0, 1.0 / 3.0, 2.0 / 3.0, -7.0, 1e-3]
@@ -65,7 +66,7 @@ def _reference(A, b, ineq, lo, up) -> bool | None:
     return feasible(rows, n)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(systems())
 def test_a_proof_is_never_given_for_an_empty_set(case):
     """Every True of verified_point is a non-empty set by the rational reference."""
@@ -148,7 +149,7 @@ def _constant_rows(draw):
     return d, C, draw(st.sampled_from(["le", "eq", "ge", "shifted"]))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(75), deadline=None)
 @given(_constant_rows())
 def test_constant_rows_are_cvxpy_s_jacobian_bit_for_bit(case):
     """The rows of ``C @ f <= b`` read without cvxpy's canonicalisation (feasibility._constant_times)
@@ -171,7 +172,7 @@ def test_constant_rows_are_cvxpy_s_jacobian_bit_for_bit(case):
     assert _constant_times((C @ f + f[0]) - 1.0, f) is None  # two terms in f: cvxpy's Jacobian
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.integers(1, 12), st.integers(-14, 14), st.integers(-14, 14), st.sampled_from([None, 1, 2, 3, -1, -2]),
        st.sampled_from(["sum", "slice"]))
 def test_sums_over_slices_are_cvxpy_s_jacobian_bit_for_bit(d, start, stop, step, kind):

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from ldpopt import Estimate, oracles
 from ldpopt.cli import main
 
@@ -33,7 +34,7 @@ ORACLES = {
 }
 FIELDS = ("oracle", "epsilon", "n", "d", "param")
 D, EPS = 6, 1.0
-SETTINGS = settings(max_examples=15, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=examples(15), deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
@@ -341,7 +342,7 @@ def _objective_of(folder, cls):
 
 # -- Estimate.save / load --------------------------------------------------------------------------------
 
-@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(20), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(sorted(ORACLES)), seed=st.integers(0, 10**6), ordered=st.booleans())
 def test_estimate_save_load_round_trips(tmp_path, name, seed, ordered):
     params = {k: v for k, (_, v) in ORACLES[name].items()}

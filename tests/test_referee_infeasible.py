@@ -12,6 +12,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from problem_strategies import CONES, cases
 
+from conftest import examples
 from ldpopt.problems.check.conflict import ALLOWANCE, verified_conflict
 from ldpopt.problems.solvers.phase_one import infeasible_solution
 
@@ -36,7 +37,7 @@ def pre_solve(case):
         return prob, infeasible_solution(prob)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
+@settings(max_examples=examples(20), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=cases(objectives=("cls",), constraints=SETS, margins=("thin", "empty"), d_min=10, d_max=400))
 def test_infeasible_only_with_a_verified_certificate(case):
@@ -56,7 +57,7 @@ def test_infeasible_only_with_a_verified_certificate(case):
             assert 0 < sol.infeasibility.margin <= truth * (1 + 1e-9) + 1e-15, (sol.infeasibility.margin, truth)
 
 
-@settings(max_examples=4, deadline=None, derandomize=True,
+@settings(max_examples=examples(4), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=cases(objectives=("cls",), constraints=CONES, margins=("thin",), d_min=500, d_max=5000))
 def test_thin_cone_sets_at_large_d_are_never_refused(case):

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from problem_strategies import LINEAR, cases, plant
 
+from conftest import examples
 import ldpopt.problems.problem as problem_module
 import ldpopt.problems.solvers.structured.solver as structured_solver
 from ldpopt.problems.check.verdict import accuracy_tol
@@ -146,7 +147,7 @@ def check_verdict(sol, ref, d: int, allow: float = REF_ALLOW) -> float:
 
 
 @pytest.mark.parametrize("route", sorted(ROUTES))
-@settings(max_examples=6, deadline=None, derandomize=True,
+@settings(max_examples=examples(6), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_a_planted_answer_is_never_optimal_and_every_bound_holds(route, data):

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from ldpopt import oracles
 from ldpopt._validation import as_generator
 from ldpopt.audit import audit, clopper_pearson
@@ -119,7 +120,7 @@ def test_secure_generator_reads_the_os_csprng(monkeypatch):
     assert g.bit_generator.random_raw(4).dtype == np.uint64
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.booleans(),
                  st.text(max_size=3), st.none()))
 def test_check_delta_accepts_exactly_the_reals_in_0_1(value):

@@ -28,6 +28,7 @@ import scipy.sparse.linalg as sla
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 import ldpopt
 from ldpopt.problems import Fixed, Monotone, Problem, Simplex, SubsetSum
 from ldpopt.problems.check.certificate import min_norm_step, project_on_rows
@@ -88,7 +89,7 @@ def _rows(draw):
     return M, r
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(_rows())
 def test_min_norm_step_matches_the_dense_pseudo_inverse(rows):
     M, r = rows
@@ -102,7 +103,7 @@ def test_min_norm_step_matches_the_dense_pseudo_inverse(rows):
     assert np.max(np.abs(M @ got - r)) <= 1e3 * EPS * cond * scale + 1e-300
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.integers(4, 300), st.integers(0, 10_000), st.integers(-13, -6))
 def test_projection_on_a_monotone_chain_meets_the_rows(d, seed, power):
     # a point off Σ f = 1, a chain f_i ≥ f_{i+1} and a fixed last value, by 10^power: projected back
@@ -173,7 +174,7 @@ def test_the_structured_route_does_not_start_past_the_limit():
     assert why == "" and sol.status == "time_limit" and not sol.success and np.all(np.isnan(sol.f))
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(st.sampled_from(["structured", "direct", "newton", "PIQP", "CLARABEL", "SCS"]),
        st.integers(200, 3000), st.floats(0.02, 0.4), st.integers(0, 1000))
 def test_the_call_ends_within_its_limit_on_every_route(route, d, limit, seed):
@@ -194,7 +195,7 @@ def test_the_call_ends_within_its_limit_on_every_route(route, d, limit, seed):
 
 # ---- a check cut by its deadline
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(st.integers(5, 200), st.integers(0, 1000), st.sampled_from(["cls", "weighted-mle"]))
 def test_a_check_past_its_deadline_never_says_optimal(d, seed, objective):
     est = _est(d, seed)

@@ -281,7 +281,7 @@ def test_one_progress_thread_beats_for_overlapping_blocks_and_stops(monkeypatch)
     assert "ldpopt: ROUTE-C" in out_a.getvalue()
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), kind=st.sampled_from(["cls-kl", "smooth", "smooth-kl", "pinball", "tv",
                                                               "huber", "lowrank"]),
        scale=st.sampled_from([None, 0.01, 2.0]), w=st.floats(1e-4, 10.0))

@@ -16,6 +16,7 @@ from _kl_reference import _inner, cls_kl_simplex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 import ldpopt
 from ldpopt import Estimate
 from ldpopt.problems import PartitionTotals, Problem, SeparableObjective, Simplex
@@ -212,7 +213,7 @@ def test_without_cvxpy_expr_the_structured_route_solves_it():
         Problem(est, squares, [Simplex(), lambda f, e: [f[0] >= 0.1]])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(d=st.integers(2, 40), seed=st.integers(0, 2**31 - 1), tilt=st.booleans(), spread=st.sampled_from([1e-3, 1.0, 1e3]))
 def test_a_recognised_sum_of_squares_argmin_in_closed_form_is_the_bracketed_newtons(d, seed, tilt, spread):
     """The argmin of h_v(f) + t_v f on [l_v, u_v] for a recognised sum of squares (``affine_d1``: the

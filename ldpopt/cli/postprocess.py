@@ -13,6 +13,7 @@ import math
 import sys
 
 from .. import __version__
+from ..privacy.statement import DEFAULT_DELTA
 from ._args import InputError, int_arg, number, plain, positive_number
 from ._commands import help_of
 from ._io import FORMATS
@@ -91,7 +92,7 @@ def with_privacy(estimate, args):
     """``estimate`` with the privacy statement the options give: shuffled among ``--shuffled-among``
     users at ``--delta`` (:meth:`ldpopt.Estimate.shuffled`), or as it is (local, from ε)."""
     among, delta = _privacy_options(args)
-    return estimate if among is None else estimate.shuffled(1e-6 if delta is None else delta, n=among)
+    return estimate if among is None else estimate.shuffled(DEFAULT_DELTA if delta is None else delta, n=among)
 
 
 def _privacy_options(args) -> tuple:

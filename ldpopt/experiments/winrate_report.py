@@ -1,19 +1,7 @@
-"""Win percentages: how often each method has the lowest error, per protocol × method × metric, over the
-repetitions of a run (LDP³'s table, Khodaie, Balioglu & Gursoy, IFIP SEC 2025; their
-``utils/calculate_win_counts.py``).
+"""Win percentages: how often each method has the lowest error, per protocol × method × metric, over
+the repetitions of a run (LDP³'s table), with standard errors; ties split the contest.
 
-For every cell (the task columns other than the repetition: dataset, oracle, ε, and the metric), each
-repetition is one contest among the methods present in it; the method with the lowest value wins it.
-win % = 100 · wins / contests, with its standard error 100 · sqrt(w(1 − w)/R) over the R contests
-(the contests of a cell are independent repetitions). *Choice where LDP³ is silent*: a tie (equal
-values, e.g. Norm-Sub and PowerNS on an estimate that needs no change) splits the contest equally
-among the tied methods (LDP³'s ``min`` gives it to whichever comes first in its list). The mean value
-± its standard error over the repetitions is shown beside, so a win that is a hair's breadth shows
-as such.
-
-``ldpopt experiment winrate NAME|FOLDER [--quick] [--out results] [--metric M]`` prints the markdown
-for a saved run of any kind whose rows carry ``method``, ``metric``, ``value`` and ``rep`` (the
-``distribution-error`` kind of :mod:`.task_kinds.ldpcube`, ``full-domain``, ...).
+Notes: docs/notes/python.md, section ``ldpopt.experiments.winrate_report``.
 """
 
 from __future__ import annotations

@@ -103,16 +103,8 @@ class PeerClient(FrequencyOracle):
         return [self._privatise(int(v)) for v in np.asarray(values)]
 
     def support_matrix(self, reports) -> np.ndarray:
-        """The (m, d) bool matrix of which values each report supports, by the peer's support rule.
-
-        Parameters
-        ----------
-        reports : list
-            Peer reports.
-
-        Returns
-        -------
-        ndarray of bool, shape (m, d)
+        """The support matrix by the peer's support rule (``support_functions``). See
+        ``FrequencyOracle.support_matrix``.
 
         Examples
         --------

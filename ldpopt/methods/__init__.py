@@ -24,6 +24,7 @@ from .registry import (
 # isort: off
 # registration order is the order of names(): the closed forms, then the iterative and fitted methods
 from . import baseline, normalize, mle  # noqa: F401  (register the closed forms)
+from . import deployments  # noqa: F401  (registers clip-round, nnls-round: what deployments release)
 from . import wiener, shrink  # noqa: F401  (the ordered-domain Wiener filters; empirical-Bayes shrinkage)
 from . import em  # noqa: F401  (registers "em")
 from . import bayes  # noqa: F401  (registers power, power-ns, calibrate)

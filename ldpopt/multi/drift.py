@@ -1,21 +1,8 @@
 """Drift across rounds: how much the truth changes between consecutive rounds of one longitudinal
-collection, beyond what the rounds' sampling noise explains, and rounds re-simulated with it.
+collection beyond the rounds' sampling noise (a z statistic), and rounds re-simulated with it.
 
-Under no drift, value v's τ estimates have covariance a_v I + b_v 11ᵀ (:func:`.rounds.rounds_covariance`:
-the memo part b_v is shared by the rounds), so a consecutive difference f̃_{t+1}(v) − f̃_t(v) has mean 0
-and variance 2a_v: the memo cancels. The statistic is the mean over the τ − 1 consecutive pairs of
-‖f̃_{t+1} − f̃_t‖², less its no-drift mean 2Σa_v; its no-drift variance, the differences taken as
-normal, is (k·8Σa_v² + 2(k − 1)·2Σa_v²)/k² for k = τ − 1 pairs (adjacent pairs share a round).
-
-The per-round truths for a re-simulation shrink each round toward the rounds' mean (James–Stein):
-ĝ_t = Norm-Sub(f̄ + w(f̃_t − f̄)), w = max(0, 1 − (τ − 1)Σa_v / Σ_t‖f̃_t − f̄‖²), the no-drift mean
-of the denominator being (τ − 1)Σa_v.
-
-Choices (no paper states them): drift is called when z ≥ :data:`Z_DRIFT` (3), not called when
-z < :data:`Z_UNCLEAR` (2; the truths are then the mean, w = 0), and "unclear" between; a user who
-changes value takes a new memo (as :class:`~ldpopt.oracles.longitudinal.LongitudinalClients`); the
-fewest users change that turn one round's histogram into the next (those leaving a value are the
-ones who arrived last)."""
+Notes: docs/notes/multi.md, section ``ldpopt.multi.drift``.
+"""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ one's own (docs/extending.md).
 
 from __future__ import annotations
 
+from .. import _deprecated
 from .base import FrequencyOracle
 from .cms import CMS
 from .grr import GRR
@@ -27,6 +28,9 @@ __all__ = ["BLH", "CMS", "GRR", "HCMS", "HR", "LGRR", "LOLOHA", "LOSUE", "LOUE",
            "available", "get", "oracle_class", "register"]
 
 _REGISTRY: dict[str, type[FrequencyOracle]] = {}
+
+# the conformance suite moved one floor up, beside the others (ldpopt.conformance.oracles), one release
+_deprecated.install({f"{__name__}.conformance": "ldpopt.conformance.oracles"})
 
 
 def register(cls: type[FrequencyOracle]) -> type[FrequencyOracle]:

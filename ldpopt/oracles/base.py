@@ -62,7 +62,7 @@ class FrequencyOracle(abc.ABC):
     ``support_matrix``, ``sample_counts`` and ``output_distribution``. Everything else a feature
     needs to know about an oracle is asked of it here, never decided from its name; the optional
     capabilities below default to "not supported" (a one-line ``ValueError`` naming the oracle) or
-    to the generic path. ``ldpopt.oracles.conformance.check_oracle`` tests an oracle against them.
+    to the generic path. ``ldpopt.conformance.oracles.check_oracle`` tests an oracle against them.
 
     Parameters
     ----------

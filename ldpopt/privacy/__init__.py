@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import importlib
 
+from .. import _deprecated
+
 __all__ = ["central", "shuffle", "statement"]
+
+# the deployments' baselines moved to the methods they are (ldpopt.methods.deployments), one release
+_deprecated.install({f"{__name__}.baselines": "ldpopt.methods.deployments"})
 
 
 def __getattr__(name: str):

@@ -19,7 +19,11 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
-__all__ = ["ACCOUNTANTS", "MODELS", "PrivacyStatement", "compose", "local", "statement_of"]
+__all__ = ["ACCOUNTANTS", "DEFAULT_DELTA", "MODELS", "PrivacyStatement", "compose", "local", "statement_of"]
+
+#: the δ an (ε, δ) statement is given at when none is given: composition over rounds, the shuffle
+#: model, a Gaussian-type central mechanism's calibration (every default in ldpopt reads this one)
+DEFAULT_DELTA = 1e-6
 
 #: the privacy models a statement names
 MODELS = ("local", "shuffled", "central")
@@ -65,7 +69,7 @@ def _exact_delta(eps_g: float, epsilon: float, rounds: int) -> float:
     return float(np.dot(w, -np.expm1(np.minimum(eps_g - loss, 0.0))))
 
 
-def compose(epsilon, rounds, delta=1e-6, accountant: str = "exact") -> float:
+def compose(epsilon, rounds, delta=DEFAULT_DELTA, accountant: str = "exact") -> float:
     """ε over ``rounds`` reports of one user, each ε-LDP with fresh randomness, at δ.
 
     Parameters
@@ -140,7 +144,7 @@ def compose(epsilon, rounds, delta=1e-6, accountant: str = "exact") -> float:
     return eps
 
 
-def local(epsilon, rounds=1, delta=1e-6, accountant: str = "exact") -> dict:
+def local(epsilon, rounds=1, delta=DEFAULT_DELTA, accountant: str = "exact") -> dict:
     """The ``meta["privacy"]`` dict of local reports: ε per report, composed over ``rounds``.
 
     Parameters

@@ -86,6 +86,8 @@ def install() -> None:
     own names from being replaced by old modules of the same name."""
     sys.modules[_P].__class__ = _Package
     _deprecated.install(MOVED)
+    # the conformance suite moved one floor up, beside the oracles' (ldpopt.conformance.problems)
+    _deprecated.install({f"{_P}.conformance": "ldpopt.conformance.problems"})
 
 
 def old_module(name: str) -> types.ModuleType:

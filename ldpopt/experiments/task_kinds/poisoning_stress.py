@@ -1,24 +1,7 @@
-"""Task kind ``poisoning-stress``: every recovery against attacks outside the lift's threat model.
+"""Task kind ``poisoning-stress``: every recovery against attacks outside the lift's threat model
+(:data:`ATTACKS`), each β mode (:data:`MODES`), one row per method, mode, attack, β and metric.
 
-One task = one population, one oracle, one ε, one repetition. For each β of ``params.betas`` and each
-attack of ``params.attacks`` (names of :data:`ATTACKS`) the genuine counts (``oracle.sample_counts``)
-and the fake users' counts (exact in law, :mod:`ldpopt.robust`) give a poisoned estimate; every
-recovery of :data:`RECOVERIES` runs on it, those that take β once per mode of :data:`MODES`. Rows:
-``method``, ``mode`` ("" for β-free methods), ``attack``, ``beta`` (the true fraction; for
-``"none"`` the fraction the analyst is told), ``metric`` ``mse`` (full domain) or ``gain``
-(Σ_{t∈T} f̂_t − f_T, T the attack's targets; for ``"none"`` 10 values drawn at random).
-
-Attacks (r targets drawn uniformly per task unless said):
-
-* ``mga-rK``: the maximal gain attack on K targets (Cao, Jia & Gong, USENIX Security 2021);
-* ``split-rK``: the same fake users split 1 : 2 : … : K over the targets (:mod:`ldpopt.robust.profile`);
-* ``popular``: MGA on the values of genuine ranks 5–14 (already popular);
-* ``adaptive``: the attacker that solves :func:`ldpopt.robust.evasive_shape` against the lift on 10
-  targets; ``adaptive-m2`` the same against chains of 2 (what the guarded lift looks for);
-* ``none``: no fake users at all (the recoveries are told β all the same).
-
-β modes: ``known`` (the true β; for ``"none"``, the β the analyst was told), ``estimated``
-(:func:`ldpopt.robust.estimate_beta` from the reports), ``low`` (×0.25) and ``high`` (×4).
+Notes: docs/notes/poisoning.md, section ``ldpopt.experiments.task_kinds.poisoning_stress``.
 """
 
 from __future__ import annotations

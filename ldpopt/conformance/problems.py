@@ -2,7 +2,7 @@
 :func:`ldpopt.testing.check_constraint`): what every item of the kind must satisfy, each property
 checked against a reference that does not share the item's code — cvxpy's own evaluation of what
 the item ``build``\\ s, finite differences, a bracketed root search, Clarabel's solve.
-Notes: docs/notes/problems.md, "ldpopt.problems.conformance".
+Notes: docs/notes/problems.md, "ldpopt.conformance.problems".
 """
 
 from __future__ import annotations
@@ -56,9 +56,9 @@ def check_objective(objective, estimates, *, checks=None, error=AssertionError) 
     callable (as ``Problem`` takes it) or an Objective class (its ``example(estimate)`` per estimate:
     so is a registered name), on ``estimates``; ``checks``: a subset of :data:`OBJECTIVE_CHECKS`; a
     failure is raised as ``error``."""
-    from .objectives.base import Objective
-    from .objectives.builtins import make_objective
-    from .registry import objective_factory
+    from ..problems.objectives.base import Objective
+    from ..problems.objectives.builtins import make_objective
+    from ..problems.registry import objective_factory
 
     item = objective_factory(objective.lower()) if isinstance(objective, str) else objective
     per_estimate = isinstance(item, type) and issubclass(item, Objective)  # a class: its example per estimate
@@ -89,7 +89,7 @@ def check_objective(objective, estimates, *, checks=None, error=AssertionError) 
 def _built_value(obj, est, points):
     """cvxpy's value of the built expression at each point and J from ``value`` mapped the same
     way (K·J + offset), with the expression's scale; None if ``value`` is not implemented."""
-    from .objectives.base import default_scale
+    from ..problems.objectives.base import default_scale
 
     scale = default_scale(est, obj.frequency_floor) if obj.scaled else 1.0
     x = cp.Variable(est.d)
@@ -244,14 +244,14 @@ def _obj_curvature(obj, est, fail) -> int:
 def _cases(est):
     """The problems of the ``structured`` and ``certificate`` checks: the simplex, and the simplex with
     the first two values summing to at most 0.3."""
-    from .constraints.base import Simplex, SubsetSum
+    from ..problems.constraints.base import Simplex, SubsetSum
 
     return [None, [Simplex(), SubsetSum([0, 1], 0.3, "<=")]]
 
 
 def _clarabel_solution(obj, est, cons):
     """Clarabel's Solution of the built cvxpy problem, None unless ``optimal``."""
-    from .problem import Problem
+    from ..problems.problem import Problem
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -265,7 +265,7 @@ def _clarabel_answer(obj, est, cons):
 
 
 def _obj_structured(obj, est, fail) -> int:
-    from .solvers.structured import NotApplicable, solve_structured
+    from ..problems.solvers.structured import NotApplicable, solve_structured
 
     if _sep(obj, est) is None:
         return 0
@@ -286,8 +286,8 @@ def _obj_structured(obj, est, fail) -> int:
 
 
 def _obj_certificate(obj, est, fail) -> int:
-    from .check.certificate import certificate
-    from .solvers.structured import NotApplicable
+    from ..problems.check.certificate import certificate
+    from ..problems.solvers.structured import NotApplicable
 
     if _sep(obj, est) is None:
         return 0
@@ -330,7 +330,7 @@ def check_constraint(constraint, estimates, *, checks=None, error=AssertionError
     """Run the conformance checks of a constraint (module docstring): a Constraint or a callable (as
     ``Problem`` takes it), on ``estimates``; ``checks``: a subset of
     :data:`CONSTRAINT_CHECKS`; a failure is raised as ``error``."""
-    from .constraints.base import as_constraint
+    from ..problems.constraints.base import as_constraint
 
     con = as_constraint(constraint)
     run = _selected(checks, CONSTRAINT_CHECKS)
@@ -412,9 +412,9 @@ def _con_jacobian(con, est, fail) -> int:
 def _completed(con, est):
     """[con] with f ≥ 0 and Σ f = 1 added where it does not state them (the CLS problem of the
     ``structured`` check); None when no completion compiles."""
-    from .constraints.base import NonNegative, SumTo
-    from .dual.structure import compile_constraints
-    from .objectives.separable import NotApplicable
+    from ..problems.constraints.base import NonNegative, SumTo
+    from ..problems.dual.structure import compile_constraints
+    from ..problems.objectives.separable import NotApplicable
 
     for cons in ([con], [NonNegative(), con], [NonNegative(), SumTo(1.0), con], [SumTo(1.0), con]):
         try:
@@ -428,7 +428,7 @@ def _completed(con, est):
 
 
 def _con_structured(con, est, fail) -> int:
-    from .solvers.structured import solve_structured
+    from ..problems.solvers.structured import solve_structured
 
     cons = _completed(con, est)
     if cons is None:
@@ -444,7 +444,7 @@ def _con_structured(con, est, fail) -> int:
 
 
 def _cls():
-    from .objectives.builtins import LeastSquares
+    from ..problems.objectives.builtins import LeastSquares
 
     return LeastSquares()
 
@@ -454,9 +454,9 @@ def _violation(c_list) -> float:
 
 
 def _con_feasibility(con, est, fail) -> int:
-    from .constraints.base import Box
-    from .constraints.feasibility import find_infeasibility
-    from .problem import Problem
+    from ..problems.constraints.base import Box
+    from ..problems.constraints.feasibility import find_infeasibility
+    from ..problems.problem import Problem
 
     f, built = _built(con, est)
     # a point of the set: Clarabel's projection of a random point onto it

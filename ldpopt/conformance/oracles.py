@@ -4,7 +4,7 @@ Run it on a small instance of an oracle (d ≈ 4–8, small parameters: the chec
 and simulate users) — a built-in or one of your own — and it raises ``AssertionError`` with a
 one-line message naming the oracle and the property that failed, or returns what it checked.
 
-Notes: docs/notes/extending.md, "ldpopt.oracles.conformance"."""
+Notes: docs/notes/extending.md, "ldpopt.conformance.oracles"."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import FrequencyOracle
-from .channel import Channel
+from ..oracles.base import FrequencyOracle
+from ..oracles.channel import Channel
 
 __all__ = ["CHECKS", "OracleReport", "check_oracle"]
 
@@ -139,7 +139,7 @@ def _enumerated(oracle: FrequencyOracle):
 
 # -- the checks ----------------------------------------------------------------------------------------
 def check_interface(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:
-    from . import _REGISTRY
+    from ..oracles import _REGISTRY
 
     p, q = float(oracle.p), float(oracle.q)
     if not (0.0 <= q < p <= 1.0):
@@ -205,7 +205,7 @@ def check_epsilon(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None
         pmf = None
     if pmf is not None and not np.allclose(law, pmf[None, :], rtol=1e-9, atol=1e-12):
         raise _fail(oracle, "epsilon", "support_size_pmf differs from the enumerated support-size law")
-    from .jointlaw import count_moments
+    from ..oracles.jointlaw import count_moments
 
     tc = _histogram(d)
     _, cov = count_moments(oracle, tc)
@@ -225,7 +225,7 @@ def check_joint_law(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> No
     real = _real_counts(oracle, tc, reps, gen)
     if batch.shape != fast.shape:
         raise _fail(oracle, "joint_law", f"sample_counts_batch returned shape {batch.shape}, not {fast.shape}")
-    from .jointlaw import count_moments
+    from ..oracles.jointlaw import count_moments
 
     try:
         _enumerated(oracle)  # raises _Skip when the outputs do not enumerate
