@@ -259,6 +259,16 @@ def _grammar_estimate(shape: str, d: int, rng):
     return Estimate.from_frequencies(ft, est.n, eps, 0.5, 1.0 / (np.exp(eps) + 1.0), oracle="oue")
 
 
+def _then(build, op):
+    """build(f, ft) followed by op (an atom applied to its expression)."""
+    return lambda f, ft: op(build(f, ft))
+
+
+def _both(left, right, op):
+    """op(left(f, ft), right(f, ft))."""
+    return lambda f, ft: op(left(f, ft), right(f, ft))
+
+
 def _draw_affine(rng, d: int, depth: int, small: bool = False):
     """(build(f, ft) -> affine vector expression, text, size): a leaf (f − f̃, f − p, f) under up to
     ``depth`` affine atoms; ``small``: end with few entries (dense rows or a coarse step)."""
@@ -270,33 +280,33 @@ def _draw_affine(rng, d: int, depth: int, small: bool = False):
     for _ in range(int(rng.integers(0, depth + 1))):
         op = int(rng.integers(7))
         if op == 0:
-            build, text = (lambda b: lambda f, ft: cp.cumsum(b(f, ft)))(build), f"cumsum({text})"
+            build, text = _then(build, cp.cumsum), f"cumsum({text})"
         elif op == 1 and n >= 4:
             a, s = int(rng.integers(0, 3)), int(rng.integers(2, 4))
             n = len(range(a, n, s))
-            build, text = (lambda b, a, s: lambda f, ft: b(f, ft)[a::s])(build, a, s), f"{text}[{a}::{s}]"
+            build, text = _then(build, lambda e, a=a, s=s: e[a::s]), f"{text}[{a}::{s}]"
         elif op == 2 and n >= 3:
             n -= 1
-            build, text = (lambda b: lambda f, ft: b(f, ft)[1:] - b(f, ft)[:-1])(build), f"diff({text})"
+            build, text = _then(build, lambda e: e[1:] - e[:-1]), f"diff({text})"
         elif op == 3 and n >= 4 and n % 2 == 0:
             n //= 2
-            build = (lambda b, m: lambda f, ft: cp.sum(cp.reshape(b(f, ft), (m, 2), order="F"), axis=1))(build, n)
+            build = _then(build, lambda e, m=n: cp.sum(cp.reshape(e, (m, 2), order="F"), axis=1))
             text = f"sum(reshape({text}, ({n}, 2)), axis=1)"
         elif op == 4 and n >= 2:
             h = n // 2
-            build = (lambda b, h: lambda f, ft: cp.hstack([b(f, ft)[:h], 2.0 * b(f, ft)[h:]]))(build, h)
+            build = _then(build, lambda e, h=h: cp.hstack([e[:h], 2.0 * e[h:]]))
             text = f"hstack([{text}[:{h}], 2*{text}[{h}:]])"
         elif op == 5:
             w = rng.uniform(0.5, 2.0, n)
-            build, text = (lambda b, w: lambda f, ft: cp.multiply(w, b(f, ft)))(build, w), f"w*{text}"
+            build, text = _then(build, lambda e, w=w: cp.multiply(w, e)), f"w*{text}"
         elif op == 6:
             m = int(rng.integers(1, 6))
             A = rng.standard_normal((m, n))
             n = m
-            build, text = (lambda b, A: lambda f, ft: A @ b(f, ft))(build, A), f"A[{m}x{A.shape[1]}] @ {text}"
+            build, text = _then(build, lambda e, A=A: A @ e), f"A[{m}x{A.shape[1]}] @ {text}"
     if small and n > 50:
         A = rng.random((5, n))
-        build, text, n = (lambda b, A: lambda f, ft: A @ b(f, ft))(build, A), f"A[5x{n}] @ {text}", 5
+        build, text, n = _then(build, lambda e, A=A: A @ e), f"A[5x{n}] @ {text}", 5
     return build, text, n
 
 
@@ -330,10 +340,10 @@ def _draw_atom(rng, d: int):
     outer = int(rng.integers(4))
     if outer == 1 and name != "log_sum_exp" and name != "max":  # nonnegative: pos(· − c), huber(·)
         c = float(rng.uniform(0.0, 0.05))
-        build, text = (lambda b: lambda f, ft: cp.pos(b(f, ft) - c))(build), f"pos({text} - {c:.3g})"
+        build, text = _then(build, lambda e: cp.pos(e - c)), f"pos({text} - {c:.3g})"
     elif outer == 2:
         other, otext = _draw_atom_plain(rng, d)
-        build, text = (lambda b: lambda f, ft: cp.maximum(b(f, ft), other(f, ft)))(build), f"maximum({text}, {otext})"
+        build, text = _both(build, other, cp.maximum), f"maximum({text}, {otext})"
     return build, text
 
 
@@ -417,10 +427,10 @@ def draw_family(rng, d: int, max_terms: int = 2, max_constraints: int = 2) -> Fa
              "maxent": (lambda f, ft: -cp.sum(cp.entr(f)), "-sum(entr(f))"),
              "kl": (lambda f, ft: cp.sum(cp.kl_div(f, p)), "sum(kl_div(f, p))")}
     terms = [bases[base]]
-    for _ in range(int(rng.integers(0 if base != "maxent" else 0, max_terms + 1))):
+    for _ in range(int(rng.integers(0, max_terms + 1))):
         w = float(rng.choice([1e-3, 1e-2, 1e-1, 1.0]))
         b, t = _draw_atom(rng, d)
-        terms.append(((lambda b, w: lambda f, ft: w * b(f, ft))(b, w), f"{w:g}*{t}"))
+        terms.append((_then(b, lambda e, w=w: w * e), f"{w:g}*{t}"))
     cons = [_draw_constraint(rng, d, f0) for _ in range(int(rng.integers(0, max_constraints + 1)))]
     if base == "maxent" and not cons:  # max-entropy with moment rows
         m = int(rng.integers(1, 4))
