@@ -228,12 +228,13 @@ class Family:
     objective: object
     constraints: object
     f0: np.ndarray
+    has_constraints: bool = True
 
     def ldpopt_problem(self):
         from ldpopt.problems import Problem, Simplex
 
         obj, cons = self.objective, self.constraints
-        user = [lambda f, e: {f"c{i}": c for i, c in enumerate(cons(f))}] if cons(cp.Variable(self.d)) else []
+        user = [lambda f, e: {f"c{i}": c for i, c in enumerate(cons(f))}] if self.has_constraints else []
         return Problem(self.est, lambda f, e: obj(f, e.f_tilde), [Simplex(), *user])
 
     def cvxpy_problem(self):
@@ -445,7 +446,7 @@ def draw_family(rng, d: int, max_terms: int = 2, max_constraints: int = 2) -> Fa
         return [c for b, _ in cons for c in b(f)]
 
     text = " + ".join(t for _, t in terms) + "".join(f"; {t}" for _, t in cons) + f"  [data {shape}]"
-    return Family(text, d, est, objective, constraints, f0)
+    return Family(text, d, est, objective, constraints, f0, bool(cons))
 
 
 def families(d_min: int = 9, d_max: int = 40):

@@ -699,6 +699,7 @@ class Problem:
         replaces the answer (status ``"infeasible"``). Where that decision could not finish within
         the time limit, an ``"optimal"`` answer becomes ``"time_limit"``: a set empty by less than
         the check's tolerance is never returned as optimal."""
+        from .check.point import user_rows_met
         from .constraints.feasibility import Decision, point_feasible
         from .progress import CheckTimedOut
 
@@ -707,7 +708,7 @@ class Problem:
                   and sol.f is not None)
         if system is not None and passed:
             try:
-                if point_feasible(system, sol.f, ctx.deadline):
+                if point_feasible(system, sol.f, ctx.deadline) and user_rows_met(self, sol.f, system[-1]):
                     lazy["system"] = None
                     self._feasibility = Decision(True, how="the returned point, made exact on its active set",
                                                  complete=True)
