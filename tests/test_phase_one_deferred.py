@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from problem_strategies import cases
 
-from ldpopt.problems.check.point import MET_WITHIN, user_rows_met
+from ldpopt.problems.check.point import MET_WITHIN, SYSTEM_ROWS, user_rows_met
 from ldpopt.problems.solvers import phase_one as P1
 
 
@@ -46,8 +46,10 @@ def test_an_empty_set_is_still_proved_infeasible(case):
     assert sol.infeasibility is not None
 
 
-def test_the_margin_is_the_phase_ones_floor():
-    assert MET_WITHIN == P1.PHASE_ONE_FLOOR
+def test_the_margin_is_the_phase_ones_floor_and_the_rows_the_exact_systems():
+    from ldpopt.problems.constraints.feasibility import MAX_LP
+
+    assert MET_WITHIN == P1.PHASE_ONE_FLOOR and SYSTEM_ROWS == MAX_LP
 
 
 @settings(max_examples=examples(10), deadline=None)

@@ -9,13 +9,16 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["MET_WITHIN", "at_point", "user_rows_met"]
+__all__ = ["MET_WITHIN", "SYSTEM_ROWS", "at_point", "user_rows_met"]
 
 #: the most a user's left-out constraint g(f) ≤ 0 may read above 0 at the point and still count as
 #: met (:func:`user_rows_met`): the phase one's own floor (``solvers.phase_one.PHASE_ONE_FLOOR``; it
 #: claims a conflict only with a verified smallest violation above it, which such a point refutes up
 #: to rounding). An active constraint reads 1e-13–1e-12 above 0 at an interior point's answer
 MET_WITHIN = 1e-12
+#: the most rows of one constraint the exact linear system holds (``constraints.feasibility.MAX_LP``,
+#: not imported here: this module sits below the pre-check's chain of imports)
+SYSTEM_ROWS = 10**7
 
 
 @contextmanager
@@ -116,9 +119,6 @@ def user_rows_met(problem, f: np.ndarray, complete: bool) -> bool:
                     return False
     except Exception:  # noqa: BLE001 - cvxpy cannot evaluate it here: not decided, the phase one runs
         return False
-    # the affine rows are in the system unless one constraint had more than the exact LP's limit
-    # (then the system's own ``complete`` is False for that reason too): count what it holds
-    from ..constraints.feasibility import MAX_LP
-
-    return all(con.size <= MAX_LP for name, con in problem._named.items()
+    # an affine equality is in the system unless it has more rows than the exact LP takes
+    return all(con.size <= SYSTEM_ROWS for name, con in problem._named.items()
                if isinstance(problem._owners[name][0], UserConstraint) and con.expr.is_affine())
