@@ -27,8 +27,8 @@ def _greedy(c, cap):
     return float(c @ f)
 
 
-@settings(max_examples=examples(6), deadline=None)
-@given(d=st.integers(5, 300), seed=st.integers(0, 2**31 - 1), ties=st.booleans(), k=st.sampled_from([1.5, 2.0, 4.0]))
+@settings(max_examples=examples(4), deadline=None)
+@given(d=st.integers(5, 120), seed=st.integers(0, 2**31 - 1), ties=st.booleans(), k=st.sampled_from([1.5, 2.0, 4.0]))
 def test_an_lp_is_optimal_at_the_greedy_value(d, seed, ties, k):
     rng = np.random.default_rng(seed)
     c = rng.choice([0.0, 1.0, 2.0], d) if ties else rng.standard_normal(d)
