@@ -88,6 +88,7 @@ def user_rows_met(problem, f: np.ndarray, complete: bool) -> bool:
     >>> import numpy as np
     >>> import ldpopt
     >>> from ldpopt.problems import Problem, Simplex
+    >>> from ldpopt.problems.check.point import user_rows_met
     >>> est = ldpopt.oracles.get("grr", 1.0, 3).estimate(np.array([500, 300, 200]), 1000)
     >>> prob = Problem(est, "cls", [Simplex(), lambda f, e: cp.norm(f - 1 / 3, 2) <= 0.1])
     >>> user_rows_met(prob, np.array([0.4, 0.3, 0.3]), False), user_rows_met(prob, np.array([1.0, 0.0, 0.0]), False)

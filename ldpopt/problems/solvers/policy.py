@@ -477,6 +477,7 @@ def builtin_quadratic(problem):
     >>> import numpy as np
     >>> import ldpopt
     >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> from ldpopt.problems.solvers.policy import builtin_quadratic
     >>> builtin_quadratic(ldpopt.Problem(est, "cls")) is not None, builtin_quadratic(ldpopt.Problem(est, "weighted-mle"))
     (True, None)
     """
