@@ -206,7 +206,7 @@ def test_random_grid_agrees_with_an_independent_lp_and_certificates_hold_in_frac
 def test_a_solver_certificate_names_a_user_constraint():
     """A user's affine row is in the exact pre-check (named with the simplex it conflicts with); a
     non-affine one is outside it, and the phase one's point and multipliers, checked by ldpopt, name it
-    (before the objective)."""
+    (after at most one route)."""
     est = _est(5, 5)
     cons = [Simplex(), lambda f, e: {"mine": cp.sum(f[:2]) >= 1.5}, Box(upper=0.9)]
     with warnings.catch_warnings():
@@ -218,7 +218,8 @@ def test_a_solver_certificate_names_a_user_constraint():
     # min Σ f² = 1/5 > 0.1: the phase one's conflict, proved by ldpopt's check (.check.conflict)
     assert conic.status == "infeasible" and conic.infeasibility.verified and conic.infeasibility.kind == "non-affine"
     assert 0.1 * (1 - 1e-6) <= conic.infeasibility.margin <= 0.1  # a lower bound on s* = 1/5 - 0.1
-    assert [a["solver"] for a in conic.attempts] == ["LDPOPT-PHASE-ONE"]
+    solvers = [a["solver"] for a in conic.attempts]  # after at most one route (.phase_one.pre_check)
+    assert solvers[-1] == "LDPOPT-PHASE-ONE" and len(solvers) <= 2, solvers
     assert "mine" in conic.infeasibility.names
 
 

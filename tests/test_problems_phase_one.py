@@ -1,7 +1,8 @@
 """The phase one for a user's non-affine constraints (ldpopt.problems.solvers.phase_one): an empty set ends
-'infeasible' before the objective, naming the constraints, with the smallest violation bracketed by
+'infeasible' after at most one route (the phase one runs where the route's answer does not show the
+set met), naming the constraints, with the smallest violation bracketed by
 the phase one's primal and dual values against its closed form (min Σ f² over the simplex is 1/d);
-a thin non-empty set goes on to the objective; affine rows alone are left to the exact pre-check."""
+a thin non-empty set is solved (the phase one, if it runs, finds it feasible); affine rows alone are left to the exact pre-check."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def est():
 
 
 @pytest.mark.parametrize("rel", [1e-2, 1e-4])
-def test_an_empty_set_of_a_norm_row_is_infeasible_before_the_objective(est, rel):
+def test_an_empty_set_of_a_norm_row_is_infeasible_after_at_most_one_route(est, rel):
     d = est.d
     c = (1 - rel) / d  # Σ f² ≥ 1/d on the simplex: empty by rel/d
     P = Problem(est, "cls", [Simplex(), lambda f, e: {"energy": cp.sum_squares(f) <= c}])
@@ -33,7 +34,8 @@ def test_an_empty_set_of_a_norm_row_is_infeasible_before_the_objective(est, rel)
     with pytest.warns(SolverWarning, match="phase one"):
         sol = P.solve(time_limit=30)
     assert time.perf_counter() - t < 10
-    assert sol.status == "infeasible" and [a["solver"] for a in sol.attempts] == ["LDPOPT-PHASE-ONE"]
+    solvers = [a["solver"] for a in sol.attempts]
+    assert sol.status == "infeasible" and solvers[-1] == "LDPOPT-PHASE-ONE" and len(solvers) <= 2, solvers
     assert "energy" in sol.infeasibility.names and "sum" in sol.infeasibility.names
     truth = 1 / d - c  # the smallest violation s*
     ph = P._phase_one
@@ -44,13 +46,14 @@ def test_an_empty_set_of_a_norm_row_is_infeasible_before_the_objective(est, rel)
     assert truth * (1 - 1e-3) <= m <= truth, (m, truth)
 
 
-def test_a_thin_non_empty_set_goes_on_to_the_objective(est):
+def test_a_thin_non_empty_set_is_solved(est):
     d = est.d
     P = Problem(est, "cls", [Simplex(), lambda f, e: cp.sum_squares(f) <= (1 + 1e-4) / d])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SolverWarning)
         sol = P.solve(time_limit=2)  # (the objective's own route is not what is tested here)
-    assert P._phase_one.verdict == "feasible" and P._phase_one.primal <= 0 and P._phase_one.seconds < 2
+    ph = getattr(P, "_phase_one", None)  # none where the route's answer showed the set met
+    assert ph is None or (ph.verdict == "feasible" and ph.primal <= 0 and ph.seconds < 2)
     assert sol.status != "infeasible" and sol.attempts[0]["solver"] != "LDPOPT-PHASE-ONE"
 
 

@@ -61,7 +61,8 @@ def test_falls_back_on_an_l1_objective_and_on_a_user_constraint():
         return f[0:4] >= f[1:5]
 
     user = Problem(est, "cls", [Simplex(), monotone_first5]).solve(strict=True)
-    assert user.solver in QP_CHAIN and all(a["solver"] != STRUCTURED for a in user.attempts)
+    # (the direct QP route, PIQP through its own interface, or the chain)
+    assert user.solver in (*QP_CHAIN, "PIQP-DIRECT") and all(a["solver"] != STRUCTURED for a in user.attempts)
     assert np.all(np.diff(user.f[:5]) <= 1e-9)
     # the same problem with built-in constraints only goes to the structured solver
     built = Problem(est, "cls", [Simplex(), SubsetSum([0, 1], 0.3)]).solve(strict=True)
@@ -77,7 +78,8 @@ def test_structured_by_name_says_why_it_does_not_apply():
 
 
 def test_a_failing_structured_answer_falls_back_to_the_chain(monkeypatch):
-    """A structured result that is not certified is never returned as optimal: the cvxpy chain runs."""
+    """A structured result that is not certified is never returned as optimal: another route runs (the
+    direct QP route, PIQP through its own interface, or the cvxpy chain)."""
     import ldpopt.problems.solvers.structured.solver as structured  # where the attempt looks it up
 
     real = structured.solve_structured
@@ -91,7 +93,7 @@ def test_a_failing_structured_answer_falls_back_to_the_chain(monkeypatch):
     monkeypatch.setattr(structured, "solve_structured", broken)
     est = verify.instance("oue", 1.0, 10**4, 40, 4)
     sol = Problem(est, "cls").solve(strict=True)
-    assert sol.solver in QP_CHAIN and sol.attempts[0]["solver"] == STRUCTURED
+    assert sol.solver in (*QP_CHAIN, "PIQP-DIRECT") and sol.attempts[0]["solver"] == STRUCTURED
     assert sol.attempts[0]["status"] == "inaccurate" and np.max(np.abs(sol.f - norm_sub(est))) <= 1e-6
 
 

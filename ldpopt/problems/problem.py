@@ -680,7 +680,8 @@ class Problem:
             clock.note(sol.solver, sol.iterations, status=sol.status,
                        **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
             attempts.append(_attempt(sol))  # without a point, the solver's message (a crash, a limit)
-            interior_point = interior_point or (sol.solver in _INTERIOR and bool(np.all(np.isfinite(sol.f))))
+            # (answered or failed: SCS after Clarabel's solver_error ran 600 s uncapped at d = 10³)
+            interior_point = interior_point or sol.solver in _INTERIOR
             if sol.success:
                 best = sol
                 break
@@ -816,6 +817,7 @@ class Problem:
         replaces the answer (status ``"infeasible"``). Where that decision could not finish within
         the time limit, an ``"optimal"`` answer becomes ``"time_limit"``: a set empty by less than
         the check's tolerance is never returned as optimal."""
+        from .check.point import user_rows_met
         from .constraints.feasibility import Decision, point_feasible
         from .progress import CheckTimedOut
 
@@ -824,7 +826,7 @@ class Problem:
                   and sol.f is not None)
         if system is not None and passed:
             try:
-                if point_feasible(system, sol.f, ctx.deadline):
+                if point_feasible(system, sol.f, ctx.deadline) and user_rows_met(self, sol.f, system[-1]):
                     lazy["system"] = None
                     self._feasibility = Decision(True, how="the returned point, made exact on its active set",
                                                  complete=True)

@@ -46,7 +46,7 @@ from ..progress import CONIC_TIME_LIMIT, OWN_TIME_LIMIT, SolveContext
 from ..solution import Solution
 from .cvxpy_rows import AffineRows, compile_rows, named_duals
 from .isolate import SolverTimedOut, runs_isolated, standing, user_code_raised
-from .policy import direct_qp_scale
+from .policy import builtin_quadratic, direct_qp_scale
 
 __all__ = ["SUFFIX", "solve_direct_qp"]
 
@@ -201,6 +201,12 @@ def _huber_parts(form):
     return Recognised(d, rest, form.linear, form.const, form.quads, form.kinks), hub
 
 
+def _form(problem):
+    """The objective's recognised form, or a built-in quadratic's (:func:`builtin_quadratic`)."""
+    form = getattr(problem.objective, "form", None)
+    return form if form is not None else builtin_quadratic(problem)
+
+
 def _assemble(problem, rows):
     """(P, q, A, b, rows with an equality: m_e, m, soc): the QP of the module docstring in x = f/s (s the
     rows' own, :func:`_rows`; then the
@@ -209,7 +215,7 @@ def _assemble(problem, rows):
     the cones' rows last, ``soc`` their sizes (each 2-norm w‖K f + c‖₂ of a
     :class:`~.user_forms.NormUserObjective`: cost w·t, b − A x = (t, K s x + c) in the cone)."""
     conic = getattr(problem.objective, "conic_form", None)
-    form, norms = conic if conic is not None else (problem.objective.form, [])
+    form, norms = conic if conic is not None else (_form(problem), [])
     form, hubers = _huber_parts(form)
     s_f, d = getattr(rows, "s_f", problem.scale), problem.estimate.d
     zero = np.zeros(d)
@@ -412,7 +418,7 @@ def solve_direct_qp(problem, solver: str, options: dict, ctx: SolveContext | Non
                         objective=problem.objective.name), ""
     f, duals = rows.answer(x[:d], z, s, m)
     conic = getattr(problem.objective, "conic_form", None)  # the form _assemble wrote (its kinks first)
-    kinks = _kink_multipliers(problem.objective.form if conic is None else conic[0], rows, z, m)
+    kinks = _kink_multipliers(_form(problem) if conic is None else conic[0], rows, z, m)
     if kinks is not None:
         duals[KINK_DUALS] = kinks
     ch = check_solution(problem, f, duals, deadline=ctx.deadline)

@@ -135,6 +135,12 @@ def pre_check(problem, time_limit: float | None = None):
     if got.how == DEFERRED and got.complete:
         problem._feasibility = Decision(None, how=DEFERRED, complete=True)
         return None, system
+    if got.certificate is None and not got.complete and needs_phase_one(problem, got):
+        # a user's non-affine constraint: the phase one (a second conic solve of the whole problem,
+        # as costly as the route) deferred too, run only where the route's answer does not show the
+        # constraints met (:func:`~ldpopt.problems.check.point.user_rows_met`, in ``Problem._settle``)
+        problem._feasibility = Decision(None, how=DEFERRED, complete=False)
+        return None, system
     left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
     return infeasible_solution(problem, left, None if got.how == DEFERRED else got), None
 

@@ -1,0 +1,216 @@
+"""Random families from cvxpy's grammar: ldpopt's whole call beside the best *valid* plain cvxpy call,
+at least 100 fresh families per run and size, the worst ratio first.
+
+    python benchmarks/bench_random_families.py                       # 100 families at d = 10², 10³, 10⁴
+    python benchmarks/bench_random_families.py --n 100 --d 100,1000  # the sizes and the count
+    python benchmarks/bench_random_families.py --seed 7              # the same families again
+    python benchmarks/bench_random_families.py --src /tmp/old --name random_families_before --seed 7
+
+Families: ``tests/problem_strategies.py``'s :func:`draw_family` (objective = CLS, a linear objective,
+maximum entropy or KL to the prior, plus up to two convex atoms of an affine argument of f composed up
+to three deep; up to two constraints of any cone, built around a point of the simplex; data plain,
+with ties, zeros or huge negative estimates), each drawn from seed ``--seed + i`` (``--seed`` is the
+clock's when not given: fresh families every run; the results file records it).
+
+Contenders, one call each per family and round (``--rounds``; the minimum CPU kept; three untimed warm-up families first) (:mod:`bench_offgrid`'s: ``PLAIN``, ``LIMIT``, ``timed``): ldpopt's
+whole call ``Problem(...)`` + ``.solve()`` and the plain cvxpy call at defaults for Clarabel, PIQP
+and OSQP (QPs only), SCS; cvxpy + Clarabel at 1e-10 is the reference. Time: CPU seconds of the
+process and its children. **Valid** plain call: status ``optimal``, constraint violation ≤ 1e-6,
+and within 1e-6 of the reference (‖f − f_ref‖∞, or the objective within 1e-8 relative where the
+optimum is not unique, e.g. an LP). **ratio** = best valid plain CPU / ldpopt CPU (< 1: ldpopt
+slower); a family with no valid plain call has none. ldpopt's answer is counted ``wrong`` where it
+says ``optimal`` and lies farther from the reference than 1e-5 (objective and point) — the
+reference being valid. Results: ``results/NAME.json`` and ``NAME.md``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks import _harness as H
+from benchmarks.bench_offgrid import FEAS_TOL, LIMIT, PLAIN, timed
+
+DIST_TOL = 1e-6
+OBJ_TOL = 1e-8
+CONTENDERS = ("CLARABEL", "PIQP", "OSQP", "SCS")
+
+
+def _strategies():
+    here = ROOT / "tests"
+    if str(here) not in sys.path:
+        sys.path.insert(0, str(here))
+    import problem_strategies
+
+    return problem_strategies
+
+
+def plain_call(fam, solver: str, opts: dict) -> dict:
+    """The plain cvxpy call of family ``fam`` (built afresh: the whole call)."""
+    prob, f, cons = fam.cvxpy_problem()
+    try:
+        prob.solve(solver=solver, **opts)
+    except Exception as exc:  # noqa: BLE001 - a solver that refuses the class or fails: not valid
+        return {"status": f"error: {type(exc).__name__}", "f": None, "violation": None, "value": None}
+    if f.value is None:
+        return {"status": prob.status, "f": None, "violation": None, "value": None}
+    viol = max((float(np.max(c.violation())) for c in cons), default=0.0)
+    return {"status": prob.status, "f": np.array(f.value), "violation": viol, "value": prob.value}
+
+
+def objective_at(fam, f) -> float | None:
+    import cvxpy as cp
+
+    try:
+        return float(fam.objective(cp.Constant(f), np.asarray(fam.est.f_tilde, float)).value)
+    except Exception:  # noqa: BLE001 - outside the objective's domain
+        return None
+
+
+def measure(fam, call_limit: float, rounds: int = 1) -> dict:
+    """One family: every contender once per round, interleaved (the minimum CPU kept); the reference;
+    validity; the ratio."""
+    is_qp = fam.cvxpy_problem()[0].is_qp()
+    row: dict = {"text": fam.text, "qp": bool(is_qp), "rounds": rounds, "contenders": {}}
+
+    def ld_call():
+        try:
+            return fam.ldpopt_problem().solve()
+        except Exception as exc:  # noqa: BLE001 - a library exception escaping solve(): recorded, no ratio
+            return exc
+
+    res: dict = {}
+    for _ in range(rounds):
+        c, w, sol = timed(ld_call)
+        if isinstance(sol, Exception):
+            ld = {"cpu_s": c, "wall_s": w, "status": f"raised {type(sol).__name__}", "solver": None, "f": None}
+        else:
+            ld = {"cpu_s": c, "wall_s": w, "status": sol.status, "solver": sol.solver,
+                  "f": None if sol.f is None else np.asarray(sol.f, float)}
+        if "ldpopt" not in res or c < res["ldpopt"]["cpu_s"]:
+            res["ldpopt"] = ld
+        for name in ("CLARABEL-tight", *CONTENDERS):
+            solver, o = PLAIN[name]
+            if solver in ("PIQP", "OSQP") and not is_qp:
+                continue
+            o = {**o, **LIMIT.get(solver, lambda t: {})(call_limit)}
+            c, w, r = timed(lambda solver=solver, o=o: plain_call(fam, solver, o))
+            if name not in res or c < res[name]["cpu_s"]:
+                res[name] = {**r, "cpu_s": c, "wall_s": w}
+    ld = res["ldpopt"]
+    ref = res["CLARABEL-tight"]
+    ok_ref = ref["status"] == "optimal" and ref["violation"] is not None and ref["violation"] <= FEAS_TOL
+    ref_f = ref["f"] if ok_ref else None
+    ref_v = objective_at(fam, ref_f) if ok_ref else None
+    row["reference"] = "CLARABEL-tight" if ok_ref else None
+    for name, r in res.items():
+        out = {k: v for k, v in r.items() if k != "f"}
+        dist = None if ref_f is None or r["f"] is None else float(np.max(np.abs(r["f"] - ref_f)))
+        val = None if r["f"] is None else objective_at(fam, r["f"])
+        gap = None if val is None or ref_v is None else abs(val - ref_v) / max(1.0, abs(ref_v))
+        out.update(dist_ref=dist, obj_gap=gap)
+        if name != "ldpopt":
+            feas = r["violation"] is not None and r["violation"] <= FEAS_TOL
+            close = dist is not None and (dist <= DIST_TOL or (gap is not None and gap <= OBJ_TOL))
+            out["valid"] = name in CONTENDERS and r["status"] == "optimal" and feas and close
+        row["contenders"][name] = out
+    valid = {k: v for k, v in row["contenders"].items() if v.get("valid")}
+    ldr = row["contenders"]["ldpopt"]
+    if valid and ld["f"] is not None:
+        best = min(valid, key=lambda k: valid[k]["cpu_s"])
+        row["best_plain"] = {"name": best, "cpu_s": valid[best]["cpu_s"]}
+        row["ratio"] = valid[best]["cpu_s"] / ldr["cpu_s"]
+    if ok_ref and ld["status"] == "optimal":
+        d, g = ldr["dist_ref"], ldr["obj_gap"]
+        row["ldpopt_wrong"] = bool(d is not None and d > 1e-5 and (g is None or g > 1e-5))
+    return row
+
+
+def parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--n", type=int, default=100, help="families per size")
+    ap.add_argument("--d", default="100,1000,10000", help="comma-separated sizes")
+    ap.add_argument("--seed", type=int, default=None, help="the first family's seed (default: the clock's)")
+    ap.add_argument("--rounds", default="2,2,1", help="rounds per size (minimum CPU kept), in --d's order")
+    ap.add_argument("--call-limit", type=float, default=30.0, help="each plain solver's own time limit, seconds")
+    ap.add_argument("--src", default=str(ROOT), help="the checkout to import ldpopt from")
+    ap.add_argument("--name", default="random_families", help="results file name (NAME.json, NAME.md)")
+    return ap
+
+
+def summary(rows: list[dict]) -> dict:
+    """Per d: families, with a ratio, worst, median, share below 0.8, ldpopt not optimal, wrong."""
+    out = {}
+    for d in sorted({r["d"] for r in rows}):
+        rs = [r for r in rows if r["d"] == d]
+        ratios = np.array([r["ratio"] for r in rs if "ratio" in r])
+        out[d] = {"families": len(rs), "with_ratio": int(ratios.size),
+                  "worst": float(ratios.min()) if ratios.size else None,
+                  "median": float(np.median(ratios)) if ratios.size else None,
+                  "below_0.8": float(np.mean(ratios < 0.8)) if ratios.size else None,
+                  "ldpopt_not_optimal": sum(r["contenders"]["ldpopt"]["status"] != "optimal" for r in rs),
+                  "ldpopt_raised": sum(r["contenders"]["ldpopt"]["status"].startswith("raised") for r in rs),
+                  "ldpopt_wrong": sum(bool(r.get("ldpopt_wrong")) for r in rs),
+                  "worst5": [(r["seed"], r["ratio"], r["contenders"]["ldpopt"]["status"],
+                              r["contenders"]["ldpopt"]["solver"], r["best_plain"]["name"], r["text"])
+                             for r in sorted((r for r in rs if "ratio" in r), key=lambda r: r["ratio"])[:5]]}
+    return out
+
+
+def run(quick: bool = False, **opts) -> dict:
+    args = H.options(parser(), "bench_random_families.py", quick, opts)
+    sys.path.insert(0, args.src)
+    import ldpopt
+
+    ps = _strategies()
+    seed = int(time.time()) % 2**31 if args.seed is None else args.seed
+    ds = [100] if args.quick else [int(x) for x in args.d.split(",")]
+    n = 3 if args.quick else args.n
+    rounds = [1] if args.quick else [int(x) for x in args.rounds.split(",")]
+    print(f"ldpopt from {ldpopt.__file__}; seeds {seed} .. {seed + n - 1}", flush=True)
+    warnings.simplefilter("ignore")
+    for k in range(3):  # warm-up, untimed: the first calls' imports (ldpopt's routes, cvxpy's solvers)
+        measure(ps.draw_family(10**6 + k, 50), args.call_limit)
+    rows: list[dict] = []
+    for j, d in enumerate(ds):
+        for i in range(n):
+            fam = ps.draw_family(seed + i, d)
+            row = {"d": d, "seed": seed + i, **measure(fam, args.call_limit, rounds[min(j, len(rounds) - 1)])}
+            rows.append(row)
+            ld = row["contenders"]["ldpopt"]
+            print(f"d={d:>6d} seed={seed + i} ldpopt {ld['cpu_s']:7.3f} s {ld['status']:>18s} {ld['solver']!s:>14s} | "
+                  f"best plain {row.get('best_plain', {}).get('name', '-'):>8s} "
+                  f"{row.get('best_plain', {}).get('cpu_s', float('nan')):7.3f} s | ratio {row.get('ratio', float('nan')):6.2f}"
+                  f"{' WRONG' if row.get('ldpopt_wrong') else ''} | {fam.text[:90]}", flush=True)
+            H.save(args.name, args, {"rows": rows, "seed": seed, "summary": summary(rows)})
+    summ = summary(rows)
+    H.save(args.name, args, {"rows": rows, "seed": seed, "summary": summ})
+    table(summ, H.results_dir(args) / f"{args.name}.md", seed)
+    return {"rows": rows, "summary": summ}
+
+
+def table(summ: dict, path: Path, seed: int) -> None:
+    lines = [f"Seeds {seed} + i. ratio = best valid plain cvxpy CPU / ldpopt CPU (whole call).", "",
+             "| d | families | with a valid plain call | worst | median | share < 0.8 | ldpopt not optimal | of which raised | ldpopt wrong |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    f = lambda x, s=".2f": "-" if x is None else format(x, s)
+    for d, s in summ.items():
+        lines.append(f"| {d} | {s['families']} | {s['with_ratio']} | {f(s['worst'])} | {f(s['median'])} | "
+                     f"{f(s['below_0.8'])} | {s['ldpopt_not_optimal']} | {s['ldpopt_raised']} | {s['ldpopt_wrong']} |")
+    for d, s in summ.items():
+        lines += ["", f"Five worst at d = {d}:", "", "| seed | ratio | ldpopt status | route | best plain | family |",
+                  "|---|---|---|---|---|---|"]
+        for sd, r, st, so, bp, text in s["worst5"]:
+            lines.append(f"| {sd} | {r:.3f} | {st} | {so} | {bp} | `{text}` |")
+    path.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    H.cli(parser(), run)

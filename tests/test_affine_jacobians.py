@@ -1,0 +1,87 @@
+"""The rows of an affine cvxpy expression by reverse accumulation
+(:func:`ldpopt.problems.objectives.recognise.affine_jacobians`) against cvxpy's own ``expr.grad`` on
+generated compositions of its affine atoms, and that a ``cumsum`` never has its d × d Jacobian built."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ldpopt.problems.objectives.recognise import affine_jacobians, cvxpy_grad, set_value
+
+
+def _dense(g):
+    return g.toarray() if sp.issparse(g) else np.atleast_2d(np.asarray(g, dtype=float))
+
+
+def _affine(f, k, rng, P):
+    d = f.shape[0]
+    forms = [
+        lambda e: cp.cumsum(e),
+        lambda e: e[1:] - e[:-1],
+        lambda e: e[::2] * 3.0 - 1.0,
+        lambda e: e[::-1],
+        lambda e: cp.multiply(P[: e.size], e) if e.size <= d else e,
+        lambda e: rng.standard_normal((3, e.size)) @ e,
+        lambda e: cp.hstack([cp.sum(e), e[0], e]),
+        lambda e: cp.reshape(e, (e.size, 1), order="F")[:, 0],
+        lambda e: e[[0, e.size - 1, 0]] - P[:3],
+        lambda e: (e - 2.0) / 4.0,
+        lambda e: -e + cp.sum(e),
+        lambda e: cp.cumsum(e, axis=None)[-1:],
+        lambda e: cp.diff(e) if e.size > 2 else e,
+    ]
+    return forms[k % len(forms)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(d=st.integers(3, 12), chain=st.lists(st.integers(0, 12), min_size=1, max_size=3), seed=st.integers(0, 2**31 - 1))
+def test_reverse_rows_equal_cvxpys_jacobian(d, chain, seed):
+    rng = np.random.default_rng(seed)
+    f = cp.Variable(d)
+    P = cp.Parameter(d + 2, value=rng.random(d + 2))
+    e = f
+    for k in chain:
+        e = _affine(f, k, rng, P)(e)
+    set_value(f, rng.random(d))
+    mine = affine_jacobians(e)
+    ref = e.grad[f]
+    assert mine is not None
+    np.testing.assert_allclose(_dense(mine[f]), _dense(ref).reshape(d, -1), rtol=1e-12, atol=1e-12)
+
+
+def test_cumsum_rows_never_build_the_d_by_d_jacobian(monkeypatch):
+    from cvxpy.atoms.affine.cumsum import cumsum
+
+    def refuse(self, values):  # cvxpy's d × d lower-triangular ones
+        raise AssertionError("cumsum's dense Jacobian was built")
+
+    monkeypatch.setattr(cumsum, "_grad", refuse)
+    d = 200_000
+    f = cp.Variable(d)
+    set_value(f, np.zeros(d))
+    at = np.array([10, 1000, 99_999, 150_000])
+    g = cvxpy_grad(cp.cumsum(f)[at] - 0.5, {})[f]
+    assert g.shape == (d, at.size)
+    for j, a in enumerate(at):  # row j: ones on 0..a
+        col = _dense(g[:, [j]]).ravel()
+        assert col[: a + 1].min() == 1.0 and col[: a + 1].max() == 1.0 and not col[a + 1:].any()
+
+
+def test_a_matrix_cumsum_is_left_to_cvxpy():
+    X = cp.Variable((3, 2))
+    set_value(X, np.ones((3, 2)))
+    assert affine_jacobians(cp.cumsum(X, axis=0)) is None
+    got = cvxpy_grad(cp.cumsum(X, axis=0), {})[X]
+    np.testing.assert_allclose(_dense(got), _dense(cp.cumsum(X, axis=0).grad[X]))
+
+
+@pytest.mark.parametrize("expr", [lambda f: cp.sum_squares(cp.cumsum(f)), lambda f: cp.norm(f, 2)])
+def test_non_affine_expressions_take_the_chain_rule(expr):
+    f = cp.Variable(4)
+    set_value(f, np.arange(1.0, 5.0))
+    e = expr(f)
+    assert not e.is_affine()
+    np.testing.assert_array_equal(_dense(cvxpy_grad(e, {})[f]), _dense(e.grad[f]))
