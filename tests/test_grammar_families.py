@@ -8,7 +8,6 @@ import warnings
 
 import cvxpy as cp
 import numpy as np
-import pytest
 from conftest import examples
 from hypothesis import given, settings
 from problem_strategies import families
@@ -16,14 +15,6 @@ from problem_strategies import families
 STATUSES = {"optimal", "optimal_unverified", "inaccurate", "optimal_inaccurate", "infeasible",
             "infeasible_inaccurate", "unbounded", "user_limit", "solver_error", "time_limit"}
 TIGHT = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
-
-
-def _known_escape(fam, exc) -> str | None:
-    """The reason when ``exc`` is an escape being fixed on the robustness side (cvxpy's ∞-norm has no
-    gradient: ldpopt's check asks for one), else None."""
-    if isinstance(exc, NotImplementedError) and ("inf" in fam.text):
-        return "cvxpy's NotImplementedError from the ∞-norm's gradient escapes solve()"
-    return None
 
 
 def _reference(fam):
@@ -54,13 +45,7 @@ def _value(fam, x) -> float:
 def test_a_grammar_family_is_solved_or_honestly_refused(fam):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            sol = fam.ldpopt_problem().solve()
-        except Exception as exc:  # noqa: BLE001 - the property: nothing escapes
-            reason = _known_escape(fam, exc)
-            if reason is not None:
-                pytest.xfail(reason)
-            raise
+        sol = fam.ldpopt_problem().solve()  # the property: nothing escapes
         ref_status, ref_f, ref_value = _reference(fam)
     assert sol.status in STATUSES, sol.status
     if sol.status == "optimal":
