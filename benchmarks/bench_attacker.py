@@ -9,7 +9,8 @@ few reports; GRR's tie-maker; copies of one large-bucket OLH report) are the sea
 candidates.
 
 Usage: python benchmarks/bench_attacker.py [--budget B] [--reps R] [--final F] [--betas 0.001,0.01]
-[--out FILE]; --table FILE prints the markdown table of a results file.
+[--eps 1,2,4] [--oracles grr,oue,olh] [--shapes "near tie,zipf 1.5,two-point"] [--out FILE]; --table FILE
+prints the markdown table of a results file.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def main(argv=None) -> int:
     ap.add_argument("--betas", default="0.001,0.01")
     ap.add_argument("--eps", default="1,2,4")
     ap.add_argument("--oracles", default="grr,oue,olh")
+    ap.add_argument("--shapes", default="near tie,zipf 1.5,two-point")
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--table")
     a = ap.parse_args(argv)
@@ -68,6 +70,8 @@ def main(argv=None) -> int:
         return 0
     rows, t0 = [], time.time()
     for shape, tc in shapes().items():
+        if shape not in a.shapes.split(","):
+            continue
         for name in a.oracles.split(","):
             for eps in (float(e) for e in a.eps.split(",")):
                 o = oracles.get(name, epsilon=eps, d=D)
