@@ -65,7 +65,7 @@ def test_clean_data_costs_nothing(f, setting, seed):
     assert np.mean((out - truth) ** 2) <= 1.0 * np.mean((ns - truth) ** 2) + 1e-15
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=12)
 @given(setting=st.tuples(st.sampled_from(["grr", "oue", "olh"]), st.sampled_from([1.0, 2.0, 4.0])),
        r=st.sampled_from([3, 5, 10]), beta=st.sampled_from([0.05, 0.1, 0.2]), seed=st.integers(0, 2 ** 16))
 def test_mga_still_removed(setting, r, beta, seed):

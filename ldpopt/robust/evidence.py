@@ -19,8 +19,8 @@ Choices (no paper states this test; derivation in docs/notes/poisoning.md, "ldpo
 * (b): S = Σ_v max(−f̃_v/σ₀, 0)², σ₀ the standard deviation of an estimate at f = 0. Under the
   null each term is that of f̃_v ~ N(ĝ_v, σ_v²), ĝ the simplex projection of f̃ (Norm-Sub) and σ_v²
   the oracle's variance at ĝ_v; the tail of S is bounded by the Chernoff bound of the sum of those
-  terms, whose moment generating function is closed-form. One or two terms are not normal and the
-  bound does not pretend they are. The binomial lower tail of a count is lighter than the normal
+  terms (closed-form moment generating function), refined below 0.05 by the sum's law on a grid
+  with each term rounded up. One or two terms are not normal and neither bound pretends they are. The binomial lower tail of a count is lighter than the normal
   one, and the multinomial counts of GRR are negatively associated (their product moments are at
   most the independent ones): both keep the bound conservative.
 * (b) is one-sided (only more negative mass is evidence); (a) two-sided (fewer supports than genuine
@@ -86,7 +86,54 @@ def negative_mass_pvalue(S: float, m: np.ndarray, r: np.ndarray, lower: bool = F
     if lower:  # θ < 0; as θ → −∞ the bound tends to Pr[S = 0], so a wide bracket suffices
         lo = -theta_max * 1e4
         return float(min(1.0, math.exp(min(0.0, _min_convex(bound, lo, 0.0)))))
-    return float(min(1.0, math.exp(min(0.0, _min_convex(bound, 0.0, theta_max * (1.0 - 1e-9))))))
+    chernoff = float(min(1.0, math.exp(min(0.0, _min_convex(bound, 0.0, theta_max * (1.0 - 1e-9))))))
+    if chernoff < GRID_BELOW:
+        return min(chernoff, _grid_pvalue(S, m, r))
+    return chernoff
+
+
+#: the Chernoff bound is refined by the grid law below this (it decides nothing above)
+GRID_BELOW = 0.05
+#: grid points of the negative-mass law on [0, S)
+GRID = 2048
+
+
+def _grid_pvalue(S: float, m: np.ndarray, r: np.ndarray) -> float:
+    """Pr[S_up ≥ S] ≥ Pr[Σ_v max(−X_v, 0)² ≥ S]: each term rounded up to the grid h = S/GRID, m_v
+    rounded down to a multiple of 0.25 and r_v up to one of 0.01 (each a stochastically larger term),
+    the terms' laws on [0, S) convolved (truncated: terms are ≥ 0, so mass at S or above never comes
+    back), identical terms by repeated squaring; 1 minus the mass left below S."""
+    from scipy.special import ndtr
+
+    h = S / GRID
+    keep = ndtr(-m / r) > 1e-15                       # the others are 0 but for ≤ d·1e-15
+    slack = float(np.sum(ndtr(-m[~keep] / r[~keep])))
+    mq = np.floor(m[keep] / 0.25) * 0.25
+    rq = np.ceil(r[keep] / 0.01 - 1e-9) * 0.01
+    groups, counts = np.unique(np.stack([mq, rq], axis=1), axis=0, return_counts=True)
+    edges = np.sqrt(h * np.arange(GRID))              # √(h j), j = 0 … GRID − 1
+    L = 2 * GRID
+
+    def mul(a, b):
+        return np.fft.irfft(np.fft.rfft(a, L) * np.fft.rfft(b, L), L)[:GRID]
+
+    total = np.zeros(GRID)
+    total[0] = 1.0
+    for (mm, rr), c in zip(groups, counts):  # groups of identical terms, not a loop over values
+        cdf_neg = ndtr((-edges - mm) / rr)            # Pr[T ≥ h j] for j ≥ 1 (Pr[X ≤ −√(hj)])
+        pmf = np.empty(GRID)
+        pmf[0] = ndtr(mm / rr)                        # T = 0
+        pmf[1:] = cdf_neg[:-1] - cdf_neg[1:]          # h(j − 1) < T ≤ h j
+        acc, base, k = None, pmf, int(c)
+        while k:
+            if k & 1:
+                acc = base if acc is None else np.maximum(mul(acc, base), 0.0)
+            k >>= 1
+            if k:
+                base = np.maximum(mul(base, base), 0.0)
+        total = np.maximum(mul(total, acc), 0.0)
+    below = float(total.sum())                        # Pr[S_up < S]
+    return float(min(1.0, max(0.0, 1.0 - below) + slack + 1e-12))
 
 
 def _chernoff_total(total: float, n: float, pmf: np.ndarray) -> float:
