@@ -53,6 +53,17 @@ def starts(beta: float) -> list:
             [lm(1400), 0.0, 0.1, 1.0, 1.0, 1.0]]                  # copies of one large-bucket report
 
 
+def run(quick: bool = False) -> dict:
+    """The bench's contract (``benchmarks/run.py``): the full search into ``results/attacker.json``;
+    ``quick``: two candidates on OUE, ε = 4, the near tie, into ``results/quick/attacker.json``."""
+    out = OUT.parent / "quick" / "attacker.json" if quick else OUT
+    out.parent.mkdir(parents=True, exist_ok=True)
+    args = (["--budget", "2", "--reps", "1", "--final", "2", "--eps", "4", "--oracles", "oue", "--shapes", "near tie",
+             "--betas", "0.001"] if quick else ["--budget", "24", "--reps", "2", "--final", "6", "--betas", "0.001"])
+    main(args + ["--out", str(out)])
+    return json.loads(out.read_text())
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget", type=int, default=40)

@@ -96,6 +96,15 @@ def patterns():
                 yield sh, direction, rho
 
 
+def run(quick: bool = False) -> dict:
+    """The bench's contract (``benchmarks/run.py``): 2 repetitions per pattern into
+    ``results/choose_patterns.json``; ``quick``: L-GRR, one repetition, into ``results/quick/``."""
+    out = OUT.parent / "quick" / "choose_patterns.json" if quick else OUT
+    out.parent.mkdir(parents=True, exist_ok=True)
+    main(["--reps", "1" if quick else "2", "--oracles", "lgrr" if quick else "lgrr,losue", "--out", str(out)])
+    return json.loads(out.read_text())
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=4)
