@@ -33,9 +33,6 @@ _SETS = {"closed-form": lambda: _methods.names("closed-form", variants=False),
 
 #: seconds before ``choose(progress=True)`` shows its bar (a quick run prints nothing)
 PROGRESS_DELAY = 2.0
-#: across rounds, the most a pick may cost over the best under any fit of the drift (no drift, the
-#: shrunken per-round truths, each round its own) before ``choose`` says it cannot tell
-ROUNDS_TOLERANCE = 1.2
 
 
 def __getattr__(name: str):
@@ -511,21 +508,6 @@ def choose(estimate, query="full", *, methods=None, n_repeats: int = 20, metric:
     return Choice(best=str(table.index[0]), table=table, query=q, n_repeats=R, how=how, truth=truth)
 
 
-def _flat_tails(G: np.ndarray, F: np.ndarray, sigma: float) -> np.ndarray:
-    """Each row of the per-round truths ``G`` with its values below 2σ sharing evenly the mass the
-    round's estimate ``F`` puts on them (clipped to [0, 1]), the others scaled to the rest: the
-    plausible truth whose small values are all positive (the Norm-Sub fit's zeros favour the methods
-    that clip; this one does not)."""
-    G = np.array(G, dtype=np.float64)
-    for g, f in zip(G, F):  # τ rounds
-        low = g < 2.0 * sigma
-        if 1 < low.sum() < g.size and g[~low].sum() > 0:
-            mass = min(max(float(f[low].sum()), 0.0), 1.0)
-            g[low] = mass / low.sum()
-            g[~low] *= (1.0 - mass) / g[~low].sum()
-    return G
-
-
 def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 20, metric: str | None = None,
                 rng=0):
     """``ldpopt.choose`` for τ rounds of a longitudinal oracle: NDSS 2020 §V-D's procedure with the rounds'
@@ -538,15 +520,7 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     UserWarning when the drift is unclear (2 ≤ z < 3). Then
     every candidate on each: the per-round ``methods`` (default the closed forms) applied round by round,
     and the across-rounds problems (:data:`ldpopt.multi.rounds.ACROSS`); loss: the mean over rounds of the full-domain MSE (or
-    MAE) against the truth. The candidates are scored too (R/2 re-simulations each) under the other
-    fits — each round its own Norm-Sub truth, no drift (the mean in every round) unless the drift is
-    clear, and the fitted truths with their values below 2σ sharing evenly the mass the round's
-    estimate puts on them — and ``table["worst_ratio"]`` is each one's largest loss over the best's among
-    the fits. Per-round Norm-Sub (the reference) stays first unless a candidate beats it by
-    ``Z_CLEAR`` paired standard errors in the fitted re-simulations with no larger worst ratio. When
-    the pick's worst ratio exceeds ``ROUNDS_TOLERANCE`` (1.2) the procedure cannot tell: a
-    UserWarning, the candidate with the smallest worst ratio first (the safe choice),
-    ``drift["cannot_tell"]`` True.
+    MAE) against the truth.
 
     Parameters
     ----------
@@ -599,9 +573,15 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     tau, n, d = len(ests), ests[0].n, oracle.d
     drift = rounds_drift(ests, oracle)
     pops = np.stack([population(g, n) for g in drift_rounds(ests, drift["weight"])])  # τ rounds
-    truth = (pops / n).mean(axis=0)
+    truths = pops / n
+    truth = truths.mean(axis=0)
     gen = as_generator(rng)
     all_names = names + list(ACROSS)
+    L = np.empty((len(all_names), n_repeats))
+
+    def loss(F):
+        err = np.asarray(F).reshape(tau, d) - truths
+        return float(np.mean(err ** 2 if q.metric == "mse" else np.abs(err)))
 
     if drift["status"] == "unclear":
         import warnings
@@ -609,61 +589,18 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
         warnings.warn(f"choose: cannot tell whether the {tau} rounds drift (z = {drift['z']:.2f} between "
                       f"{Z_UNCLEAR:g} and {Z_DRIFT:g}); the re-simulation uses the shrunken per-round truths "
                       f"(weight {drift['weight']:.2f}); Choice.drift has the statistic", UserWarning, stacklevel=3)
-    def simulate(weight: float, pops: np.ndarray, R: int) -> np.ndarray:
-        truths = pops / n
-        out = np.empty((len(all_names), R))
-
-        def loss(F):
-            err = np.asarray(F).reshape(tau, d) - truths
-            return float(np.mean(err ** 2 if q.metric == "mse" else np.abs(err)))
-
-        for r in range(R):  # R re-simulations (each solves the across-rounds problems once)
-            C = oracle.sample_rounds(pops[0], tau, gen) if weight == 0.0 else sample_drift_rounds(oracle, pops, gen)
-            sim = [oracle.estimate(c, n) for c in C]
-            for i, m in enumerate(names):
-                out[i, r] = loss([_methods.postprocess(e, m) for e in sim])
-            for j, (coupling, lam) in enumerate(ACROSS.values()):
-                out[len(names) + j, r] = loss(rounds_problem(sim, oracle, coupling=coupling, smooth=lam).solve().f)
-        return out
-
-    L = simulate(drift["weight"], pops, n_repeats)
-    # the same candidates under the other fits the drift statistic chose between: each round its own
-    # truth (no shrinkage), and no drift (the rounds' mean in every round) unless drift is clear
-    mean = L.mean(axis=1)
-    worst = mean / mean.min()
-    fits = [(w, drift_rounds(ests, w)) for w in (1.0, 0.0)
-            if w != drift["weight"] and not (w == 0.0 and drift["status"] == "drift")]
-    F = np.stack([e.f_tilde for e in ests])
-    fits.append((max(drift["weight"], 1e-9), _flat_tails(pops / n, F, ests[0].sigma)))
-    for w, G in fits:
-        P = np.stack([population(g, n) for g in G])
-        Lw = simulate(w, P, max(n_repeats // 2, 2)).mean(axis=1)
-        worst = np.maximum(worst, Lw / Lw.min())
-    # the reference (per-round Norm-Sub) stays first unless a candidate beats it clearly in the fitted
-    # re-simulations (paired, Z_CLEAR standard errors) with no larger worst ratio over the fits
-    tier = np.ones(len(all_names), dtype=int)
-    if REFERENCE in all_names:
-        i = all_names.index(REFERENCE)
-        D = L - L[i]
-        upper = D.mean(axis=1) + Z_CLEAR * D.std(axis=1, ddof=1) / np.sqrt(n_repeats)
-        tier[:] = 2
-        tier[(upper < 0) & (worst <= worst[i])] = 0
-        tier[i] = 1
-    table = pd.DataFrame({"loss": mean, "se": L.std(axis=1, ddof=1) / np.sqrt(n_repeats),
-                          "p_best": win_shares(L), "tiebreak": np.zeros(len(all_names)),
-                          "worst_ratio": worst, "_tier": tier}, index=pd.Index(all_names, name="method"))
-    table = table.sort_values(["_tier", "loss", "p_best"], ascending=[True, True, False], kind="stable")
-    cannot_tell = bool(table["worst_ratio"].iloc[0] > ROUNDS_TOLERANCE)
-    if cannot_tell:  # the safe choice first: the smallest worst ratio over the fits
-        first = str(table["worst_ratio"].idxmin())
-        table = pd.concat([table.loc[[first]], table.drop(index=first)])
-        import warnings
-
-        warnings.warn(f"choose: cannot tell which method is best over the {tau} rounds (the fitted pick costs "
-                      f"more than {ROUNDS_TOLERANCE:g}x the best under another fit of the drift); returning the "
-                      f"safe choice {first!r} (Choice.drift['cannot_tell'])", UserWarning, stacklevel=3)
-    table = table.drop(columns="_tier")
-    drift = dict(drift, cannot_tell=cannot_tell)
+    for r in range(n_repeats):  # R re-simulations (each solves the across-rounds problems once)
+        C = (oracle.sample_rounds(pops[0], tau, gen) if drift["weight"] == 0.0
+             else sample_drift_rounds(oracle, pops, gen))
+        sim = [oracle.estimate(c, n) for c in C]
+        for i, m in enumerate(names):
+            L[i, r] = loss([_methods.postprocess(e, m) for e in sim])
+        for j, (coupling, lam) in enumerate(ACROSS.values()):
+            L[len(names) + j, r] = loss(rounds_problem(sim, oracle, coupling=coupling, smooth=lam).solve().f)
+    table = pd.DataFrame({"loss": L.mean(axis=1), "se": L.std(axis=1, ddof=1) / np.sqrt(n_repeats),
+                          "p_best": win_shares(L), "tiebreak": np.zeros(len(all_names))},
+                         index=pd.Index(all_names, name="method"))
+    table = table.sort_values(["loss", "p_best"], ascending=[True, False], kind="stable")
     table["rank"] = np.arange(1, len(table) + 1)
     a, b = rounds_covariance(ests, oracle)
     share = float(np.mean(b / (a + b)))

@@ -119,30 +119,3 @@ def test_unclear_drift_warns():
     with pytest.warns(UserWarning, match="cannot tell"):
         c = ldpopt.choose(ests, longitudinal=o, methods=["norm-sub"], n_repeats=2, rng=0)
     assert c.drift["status"] == "unclear" and 0.0 <= c.drift["weight"] <= 1.0
-
-
-def test_rounds_pick_within_tolerance_or_says_it_cannot_tell():
-    """Near-two-point data, L-GRR (ε∞ = 4, ε₁ = 2), 10 % of the users moving to one rising value each
-    round (the pattern where the pick was 3.28 ± 1.03× the best): the pick is within 1.2× of the
-    best candidate's real MSE, or ``choose`` says it cannot tell. Either way the table's first row
-    is the one ``worst_ratio`` rule says: within ``ROUNDS_TOLERANCE`` over the fits, or flagged and
-    the smallest worst ratio. The larger run: benchmarks/bench_choose_patterns.py."""
-    from _benchmarks import bench_module
-
-    from ldpopt.recommend import ROUNDS_TOLERANCE
-
-    B = bench_module("bench_choose_patterns")
-    o = LGRR(4.0, B.D, eps_1=2.0)
-    ests, truths = B.collection(o, B.shape("near-two-point"), "rising", 0.1, 1000)
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        ch = ldpopt.choose(ests, longitudinal=o, n_repeats=6, rng=0)
-    mse = B.real_mse(ests, truths, o, list(ch.table.index))
-    ratio = mse[ch.best] / min(mse.values())
-    assert ratio <= 1.2 or ch.drift["cannot_tell"]
-    first = ch.table.iloc[0]
-    if ch.drift["cannot_tell"]:
-        assert first["worst_ratio"] == ch.table["worst_ratio"].min()
-        assert any("cannot tell" in str(x.message) for x in w)
-    else:
-        assert first["worst_ratio"] <= ROUNDS_TOLERANCE
