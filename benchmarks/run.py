@@ -36,7 +36,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
                 "schedulers", "frames",
                 "kernels", "kernels_dask", "gpu", "sketches", "billion", "design", "mss"),
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "uncertainty_grid", "choose_candidates",
-                 "ci_all", "ldpcube_power", "choose_drift", "central", "plan"),
+                 "ci_all", "ldpcube_power", "choose_drift", "choose_patterns", "central", "plan"),
     "solve": ("solvers", "policy", "likelihood", "feasibility", "exact_feasibility", "structured", "structured_blocks",
               "structured_tree", "user_call", "table", "grouped", "check_property", "bound_property", "routes", "multi",
               "keyvalue", "route_grid", "rsrfd", "referee_property", "time_limit", "offgrid", "random_families"),
@@ -44,7 +44,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "cli": ("startup", "cli_fuzz"),
     "robust": ("poisoning_anchor", "poisoning_recovery", "poisoning_detection", "poisoning_adaptive", "poisoning_kernels",
                "poisoning_experiment", "poisoning_anchor_pipeline", "poisoning_stress",
-               "poisoning_detection_r", "robust_defaults"),
+               "poisoning_detection_r", "robust_defaults", "attacker", "evidence_alarms"),
     "discovery": ("heavy",),
     "privacy": ("shuffle",),
 }

@@ -64,3 +64,32 @@ def test_the_warned_bias_is_ell_over_the_set_size(held, ell):
     cons = kv.solve_consistent(proto, counts, data.n).freq[0]
     expect = min(1.0, ell / held)
     assert abs(paper - expect) < 0.03 and abs(cons - expect) < 0.03
+
+
+@pytest.mark.parametrize("make, ell", [(kv.pckv_grr, 1), (kv.pckv_ue, 1), (kv.pckv_grr, 2), (kv.pckv_ue, 2)])
+def test_means_beyond_ell_cannot_be_corrected(make, ell):
+    """No unbiased mean exists once users hold more than ℓ keys: two populations over d = 3 keys whose
+    key 0 has plain mean below 0 in one and above 0 in the other, but the same 1/max(|S|, ℓ)-weighted
+    sums, have the same report law (the mixture of the users' laws), so every estimator has one
+    expectation for both. ℓ = 1: one user {0: ±1} and two {0: ∓1, 1: +1}; ℓ = 2: two users {0: ±1}
+    (weight ½) and three {0: ∓1, 1: +1, 2: +1} (weight ⅓). The warning says the means are weighted."""
+    proto = make(1.0, 3, ell)
+    lone, many = (1, 2) if ell == 1 else (2, 3)
+    other = [1.0] * (1 if ell == 1 else 2)
+
+    def pop(sign):
+        return ([([0], [sign])] * lone
+                + [(list(range(1 + len(other))), [-sign, *other])] * many)
+
+    a, b = pop(1.0), pop(-1.0)
+    law = [sum(proto.report_distribution(k, v) for k, v in p) / len(p) for p in (a, b)]
+    mean0 = [np.mean([v[0] for _, v in p]) for p in (a, b)]
+    assert np.allclose(law[0], law[1], atol=1e-15)
+    assert mean0[0] < 0 < mean0[1]  # the plain means differ; the reports cannot tell them apart
+    offsets = np.concatenate([[0], np.cumsum([len(k) for k, _ in a])])
+    data = kv.KVData(offsets, np.concatenate([k for k, _ in a]), np.concatenate([v for _, v in a]), 3)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        proto.check_padding(data)
+    assert any(issubclass(x.category, kv.PaddingWarning) and "means are weighted by 1/max(|S|, ell)"
+               in str(x.message) for x in w)

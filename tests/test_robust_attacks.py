@@ -159,3 +159,22 @@ def test_adaptive_hashing_counts_are_the_aggregate_and_its_roc_separates():
     fake = np.r_[np.zeros(6000, bool), np.ones(300, bool)]
     _, _, auc = robust.roc(robust.suspect_scores(o, reports, t), fake)
     assert auc > 0.95
+
+
+def test_best_bucket_law_at_hundreds_of_targets():
+    """r! and g^r leave floating point beyond r ≈ 170 (an OLH suspect cluster of hundreds of values
+    made estimate_beta raise OverflowError): the scaled series gives a law that sums to 1, puts no
+    mass below r/g, and matches the unscaled one where both are finite."""
+    big = robust.best_bucket_pmf(300, 4, 1000)
+    assert np.isfinite(big).all() and abs(big.sum() - 1) < 1e-9 and big[: 300 // 4].sum() < 1e-9
+    small = robust.best_bucket_pmf(20, 3, 50)
+    ref = []
+    for k in range(1, 21):  # Pr[every bucket ≤ k] by the unscaled formula, finite at r = 20
+        base = [1.0 / (math.factorial(j) * 3.0 ** j) if j <= k else 0.0 for j in range(21)]
+        acc = np.array([1.0] + [0.0] * 20)
+        for _ in range(3):
+            acc = np.convolve(acc, base)[:21]
+        ref.append(min(1.0, acc[20] * math.factorial(20)))
+    ref[-1] = 1.0
+    cdf = np.concatenate([[0.0, 0.0], np.array(ref) ** 50])  # Pr[max ≤ k], k = −1, 0, 1, …, 20
+    assert np.allclose(small, np.diff(cdf), atol=1e-12)

@@ -1,6 +1,6 @@
 """The default poisoning recovery (the guarded lift, β estimated) against doing nothing special, on
-generated clean histograms of many shapes and under attacks aimed at it; the attack-evidence test's
-false-alarm rate. The larger run: benchmarks/bench_robust_defaults.py."""
+generated clean histograms of many shapes and under attacks aimed at it (the evidence test's false
+alarms: tests/test_robust_adversary.py). The larger run: benchmarks/bench_robust_defaults.py."""
 
 import numpy as np
 import pytest
@@ -66,25 +66,14 @@ def test_clean_data_costs_nothing(f, setting, seed):
     assert np.mean((out - truth) ** 2) <= 1.0 * np.mean((ns - truth) ** 2) + 1e-15
 
 
-@pytest.mark.parametrize("name", ["grr", "oue", "olh"])
-def test_false_alarm_rate_at_most_stated(name):
-    """The least favourable clean histogram (all mass on one value, every other at 0): the share of
-    p-values below α is at most α plus 3 binomial SE, over 400 draws at α = 0.05."""
-    d, n, alpha, R = 128, 50_000, 0.05, 400
-    o = oracles.get(name, epsilon=1.0, d=d)
-    tc = np.zeros(d, dtype=np.int64)
-    tc[0] = n
-    gen = np.random.default_rng(7)
-    p = np.array([robust.attack_evidence(o.estimate(o.sample_counts(tc, gen), n), o)["p_value"] for _ in range(R)])
-    assert (p < alpha).mean() <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / R)
-
-
-@SETTINGS
+@settings(SETTINGS, max_examples=12)
 @given(setting=st.tuples(st.sampled_from(["grr", "oue", "olh"]), st.sampled_from([1.0, 2.0, 4.0])),
        r=st.sampled_from([3, 5, 10]), beta=st.sampled_from([0.05, 0.1, 0.2]), seed=st.integers(0, 2 ** 16))
 def test_mga_still_removed(setting, r, beta, seed):
-    """MGA on random tail targets of a Zipf histogram (n = 10⁶, d = 1,024): evidence found, so the
-    default is the lift of the cluster (the answer without the test)."""
+    """MGA on random tail targets of a Zipf histogram (n = 10⁶, d = 1,024): evidence found; the
+    default never costs more than Norm-Sub, and on 5 or 10 targets it is the lift of the cluster
+    (the answer without the test). On 3 targets a few empty or full reports explain the evidence as
+    well as the attack does, and the default may keep Norm-Sub's answer."""
     name, eps = setting
     d = 1024
     o = oracles.get(name, epsilon=eps, d=d)
@@ -93,7 +82,11 @@ def test_mga_still_removed(setting, r, beta, seed):
     targets = np.sort(gen.choice(np.arange(20, d), r, replace=False))
     est = robust.poisoned_estimate(o, tc, "mga", targets=targets, beta=beta, rng=gen)
     assert robust.attack_evidence(est, o)["p_value"] < 1e-4
-    assert np.array_equal(robust.guarded_lift(est, oracle=o), robust.guarded_lift(est, oracle=o, alpha=None))
+    out = robust.guarded_lift(est, oracle=o)
+    truth = tc / tc.sum()
+    assert np.mean((out - truth) ** 2) <= np.mean((project_simplex(est.f_tilde) - truth) ** 2) * (1 + 1e-9)
+    if r >= 5:
+        assert np.array_equal(out, robust.guarded_lift(est, oracle=o, alpha=None))
 
 
 @SETTINGS

@@ -21,7 +21,10 @@ __all__ = ["PCKV", "PaddingWarning", "pckv_grr", "pckv_ue", "sample_cells"]
 class PaddingWarning(UserWarning):
     """Users hold more keys than PCKV's padding length ℓ: each of their keys is sampled with probability
     1/|S| < 1/ℓ, while both estimators (the paper's and the consistent one) scale the shares by ℓ, so the
-    frequencies come out low by ℓ/|S| for those users.
+    frequencies come out low by ℓ/|S| for those users, and each key's mean is its holders' values
+    weighted by 1/max(|S|, ℓ) (users with more keys count less), not their plain mean. Neither can be
+    corrected: the reports carry no set size, and populations with the same weighted sums but
+    different plain means give the same report law (docs/keyvalue.md, "The padding length ℓ").
 
     Examples
     --------
@@ -174,7 +177,9 @@ class PCKV(KVProtocol):
         if over:
             warnings.warn(f"{over} of {data.n} users hold more keys than ell = {self.ell} (up to {int(sizes.max())}): "
                           f"each of their keys is sampled w.p. 1/|S| < 1/ell, so {self.name}'s frequencies come out "
-                          f"low by ell/|S| for them; choose ell >= the set sizes", PaddingWarning, stacklevel=3)
+                          f"low by ell/|S| for them and its means are weighted by 1/max(|S|, ell) (users with more "
+                          f"keys count less; no estimator can undo either: the reports carry no set size); choose "
+                          f"ell >= the set sizes", PaddingWarning, stacklevel=3)
         return over
 
     def collect(self, data, rng=None) -> np.ndarray:

@@ -1,6 +1,7 @@
 """Poisoned reports: attacks on the oracles' report paths (:mod:`.attacks`, :mod:`.attack_counts`),
 detection (:mod:`.detect`), recovery as checked problems (:mod:`.recover`, :mod:`.lift`, :mod:`.guarded`), attacks with a chosen
-support profile and the adaptive attacker against the lift (:mod:`.profile`, :mod:`.evasion`) and
+support profile and the adaptive attacker against the lift (:mod:`.profile`, :mod:`.evasion`), the
+search for the attack that hurts the default most (:mod:`.adversary`) and
 the range an attack could move each estimate (:mod:`ldpopt.uncertainty.attack`); docs/poisoning.md.
 
 >>> from ldpopt import oracles, robust
@@ -13,12 +14,13 @@ the range an attack could move each estimate (:mod:`ldpopt.uncertainty.attack`);
 """
 
 from ..uncertainty.attack import attack_interval, attack_shift
+from .adversary import describe_attack, search_attack, search_counts
 from .attack_counts import best_bucket_pmf, fake_counts, poisoned_estimate
 from .attacks import ATTACKS, craft_reports, expected_gain, fake_user_count, mean_target_support
 from .detect import genuine_size_pmf, roc, size_test, support_sizes, suspect_scores, suspects
 from .evasion import evasive_shape
 from .evidence import attack_evidence
-from .guarded import estimate_beta, guarded_lift
+from .guarded import estimate_beta, explained_beta, guarded_lift
 from .lift import lift_suspects, lift_target
 from .profile import profile_counts, profile_rates, split_shape
 from .recover import METHODS, ldprecover, lift, mixture_offset, recover, recovery_problem, rsn, rsn_threshold
@@ -33,9 +35,11 @@ __all__ = [
            "attack_shift",
            "best_bucket_pmf",
            "craft_reports",
+           "describe_attack",
            "estimate_beta",
            "evasive_shape",
            "expected_gain",
+           "explained_beta",
            "fake_counts",
            "fake_user_count",
            "genuine_size_pmf",
@@ -55,6 +59,8 @@ __all__ = [
            "roc",
            "rsn",
            "rsn_threshold",
+           "search_attack",
+           "search_counts",
            "size_test",
            "split_shape",
            "support_sizes",

@@ -48,8 +48,13 @@ def best_bucket_pmf(r: int, g: int, candidates: int) -> np.ndarray:
     """
     r, g, candidates = _check_int(r, "r", 1), _check_int(g, "g", 2), _check_int(candidates, "candidates", 1)
     cdf = np.zeros(r + 1)
+    # the series in the variable x·y with x = (r!)^(1/r)/g, so that its r-th coefficient after the
+    # g-th power stays near 1 (no overflow of r! nor underflow of g^−r at hundreds of targets)
+    log_x = math.lgamma(r + 1) / r - math.log(g)
+    j = np.arange(r + 1)
+    terms = np.exp(j * log_x - np.array([math.lgamma(i + 1) for i in j]))   # x^j / j!
     for k in range(1, r + 1):
-        base = np.array([1.0 / (math.factorial(j) * float(g) ** j) if j <= k else 0.0 for j in range(r + 1)])
+        base = np.where(j <= k, terms, 0.0)
         acc, e = np.zeros(r + 1), g
         acc[0] = 1.0
         while e:
@@ -57,7 +62,8 @@ def best_bucket_pmf(r: int, g: int, candidates: int) -> np.ndarray:
                 acc = np.convolve(acc, base)[:r + 1]
             base = np.convolve(base, base)[:r + 1]
             e >>= 1
-        cdf[k] = min(1.0, acc[r] * math.factorial(r))
+        # Pr[every bucket ≤ k] = r!/g^r [y^r](Σ_{j≤k} y^j/j!)^g = acc[r]·r!/(x g)^r = acc[r]
+        cdf[k] = min(1.0, float(acc[r]))
     cdf[r] = 1.0
     cdf = cdf ** candidates
     return np.diff(np.concatenate([[0.0], cdf]))
