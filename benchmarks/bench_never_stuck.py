@@ -20,7 +20,6 @@ seconds (default 120; recorded as such).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -30,8 +29,9 @@ import textwrap
 import time
 from pathlib import Path
 
+import _harness as H
+
 HERE = Path(__file__).resolve().parent
-OUT = HERE / "results" / "never_stuck.json"
 
 COMMON = """
 import json, time, warnings
@@ -125,23 +125,32 @@ def run_case(name: str, tree: str, timeout: float, cumsum_d: int) -> dict:
     return json.loads(lines[-1][len("RESULT "):])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tree", default=str(HERE.parent))
-    ap.add_argument("--label", default="after")
-    ap.add_argument("--cases", nargs="*", default=list(CASES))
-    ap.add_argument("--case-timeout", type=float, default=120.0)
-    ap.add_argument("--cumsum-d", type=int, default=2000)
-    args = ap.parse_args()
-    got = {name: run_case(name, args.tree, args.case_timeout, args.cumsum_d) for name in args.cases}
+def parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--tree", default=str(HERE.parent), help="the ldpopt checkout to run (default: this one)")
+    ap.add_argument("--label", default="after", help="the column the results are merged under")
+    ap.add_argument("--cases", nargs="*", default=list(CASES), help="which cases (default: all)")
+    ap.add_argument("--case-timeout", type=float, default=120.0, help="seconds before a case is killed")
+    ap.add_argument("--cumsum-d", type=int, default=2000, help="d of the cumsum-limit case")
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    args = H.options(parser(), "bench_never_stuck.py", quick, opts)
+    cumsum_d = 200 if args.quick else args.cumsum_d
+    got = {name: run_case(name, args.tree, args.case_timeout, cumsum_d) for name in args.cases}
     for name, r in got.items():
         print(f"{args.label:8s} {name:20s} {r}")
-    old = json.loads(OUT.read_text()) if OUT.exists() else {}
+    out = H.results_dir(args) / "never_stuck.json"
+    old = json.loads(out.read_text()) if out.exists() else {}
     old.setdefault(args.label, {}).update(got)
     old.setdefault("machine", {})[args.label] = {"python": platform.python_version(), "cpus": os.cpu_count(),
-                                                 "load": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d %H:%M")}
-    OUT.write_text(json.dumps(old, indent=1, sort_keys=True) + "\n")
+                                                 "load": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d %H:%M"),
+                                                 "command": args.command}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(old, indent=1, sort_keys=True) + "\n")
+    return old
 
 
 if __name__ == "__main__":
-    main()
+    H.cli(parser(), run)

@@ -26,6 +26,8 @@ COVERED_BY: dict[str, str | tuple[str, str]] = {
     "ldpopt.experiments.figures.ldpcube": ("test_winrate_report.py", "ldpcube_grid"),
     "ldpopt.experiments.task_kinds.ldpcube": "test_winrate_report.py",
     "ldpopt.methods.shrink": "test_wiener.py",
+    "ldpopt.methods.deployments": ("test_method_deployments.py", "from ldpopt.methods import deployments"),
+    "ldpopt.hierarchy.tree": ("test_hierarchy_gls.py", "Tree"),
     "ldpopt.robust.evasion": ("test_poisoning_stress.py", "evasive_shape"),
     "ldpopt.robust.guarded": ("test_poisoning_stress.py", "guarded_lift"),
     "ldpopt.robust.evidence": ("test_robust_defaults.py", "attack_evidence"),
