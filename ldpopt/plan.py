@@ -189,6 +189,8 @@ def _check_n(n) -> int:
     x = float(n)
     if not math.isfinite(x) or x <= 0 or not x.is_integer():
         raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    if x > 2.0 ** 53:  # past it, user counts are not exact in float64 and n·f leaves int64's range
+        raise ValueError(f"n must be at most 2^53 = {2 ** 53:,} (counts exact in float64), got {n!r}")
     return int(x)
 
 
@@ -205,7 +207,11 @@ def _check_oracles(names, epsilon: float, d: int) -> list:
         if cls.longitudinal:
             raise ValueError(f"oracles: {name!r} is longitudinal (several rounds of the same users); plan one-shot "
                              f"oracles")
-        out.append(_oracles.get(name, epsilon, d))
+        orc = _oracles.get(name, epsilon, d)
+        if not orc.p - orc.q > 0:  # ε so small that p and q are one float: no estimator exists
+            raise ValueError(f"epsilon = {epsilon:g} is too small for oracle {name!r} at d = {d}: p and q are equal "
+                             f"in float64, so nothing can be estimated (a larger epsilon)")
+        out.append(orc)
     if not out:
         raise ValueError("oracles must name at least one oracle")
     return out
