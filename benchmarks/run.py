@@ -36,7 +36,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
                 "schedulers", "frames",
                 "kernels", "kernels_dask", "gpu", "sketches", "billion"),
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "uncertainty_grid", "choose_candidates",
-                 "ci_all", "ldpcube_power", "choose_drift", "central", "plan"),
+                 "ci_all", "ldpcube_power", "choose_drift", "central", "plan", "plan_target"),
     "solve": ("solvers", "policy", "likelihood", "feasibility", "exact_feasibility", "structured", "structured_blocks",
               "structured_tree", "user_call", "table", "grouped", "check_property", "bound_property", "routes", "multi",
               "keyvalue", "route_grid", "rsrfd", "referee_property", "time_limit", "offgrid"),
