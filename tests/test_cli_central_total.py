@@ -61,3 +61,15 @@ def test_a_total_that_contradicts_n_is_refused_and_the_true_n_accepted(tmp_path,
     (tmp_path / "big.csv").write_text("value,count\na,500\nb,501\n", encoding="utf-8")
     line = one_line_error(main_in_process("postprocess", "--counts", "big.csv", "--central", "laplace:2", "--n", "10"))
     assert "--n 10" in line and "1001" in line
+
+
+def test_postprocess_and_choose_refuse_em_on_central_noise_with_the_same_advice(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "noisy.csv").write_text("value,count\na,503\nb,-2\nc,251\nd,249\n", encoding="utf-8")
+    common = ["--counts", "noisy.csv", "--central", "laplace:2", "--n", "1000"]
+    said = [one_line_error(main_in_process("postprocess", *common, "--method", "em")),
+            one_line_error(main_in_process("choose", *common, "--methods", "em,norm-sub", "--repeats", "3"))]
+    tails = {line.split("does not apply to this estimate: ", 1)[1] for line in said}
+    assert len(tails) == 1 and "central-mle" in tails.pop(), said
+    assert said[0].startswith("ldpopt postprocess: error: --method em: ")
+    assert said[1].startswith("ldpopt choose: error: --methods em: ")

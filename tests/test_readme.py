@@ -37,7 +37,6 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -152,9 +151,9 @@ def _examples(env: dict) -> Path:
     return Path(_EXAMPLES[0].name) / "examples"
 
 
-def run_page(path: Path) -> tuple[list[Block], list[Block]]:
-    """Run the code blocks of ``path`` as the module docstring says; returns (run, not run). Raises
-    AssertionError with the output's tail when a block fails."""
+def run_page(path: Path) -> tuple[list[Block], list[Block], str]:
+    """Run the code blocks of ``path`` as the module docstring says; returns (run, not run, output).
+    Raises AssertionError with the output's tail when a block fails."""
     code = [b for b in blocks(path) if b.code]
     run = [b for b in code if b.not_run is None]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -162,10 +161,20 @@ def run_page(path: Path) -> tuple[list[Block], list[Block]]:
     with tempfile.TemporaryDirectory() as spec, tempfile.TemporaryDirectory() as work:
         (Path(spec) / "blocks.json").write_text(json.dumps([b.__dict__ for b in run]), encoding="utf-8")
         proc = subprocess.run([sys.executable, "-c", _DRIVER, str(Path(spec) / "blocks.json"), str(_examples(env))],
-                              cwd=work, env=env, capture_output=True, text=True, timeout=PAGE_TIMEOUT)
+                              check=False, cwd=work, env=env, capture_output=True, text=True, timeout=PAGE_TIMEOUT)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{path.name}: a block failed (exit {proc.returncode}):\n{out[-4000:]}"
-    return run, [b for b in code if b.not_run is not None]
+    return run, [b for b in code if b.not_run is not None], out
+
+
+#: a Python warning as the interpreter prints it: "FILE:LINE: CategoryWarning: message"
+_WARNING = re.compile(r":\d+: (\w*Warning): ")
+
+
+def unexplained_warnings(page_text: str, output: str) -> list[str]:
+    """The warning classes ``output`` shows that ``page_text`` never names: a reader who runs the
+    page sees them with no word of why."""
+    return sorted({w for w in _WARNING.findall(output) if w not in page_text})
 
 
 def test_every_fence_says_what_it_is():
@@ -199,8 +208,9 @@ def test_code_blocks_run(page):
     if rel in LONG_PAGES and not RUN_ALL:
         pytest.skip(f"{rel}: its Dask cluster and experiment commands take about 30 s of CPU; LDPOPT_DOCS_ALL=1 runs them")
     before = _git_status()
-    run, skipped = run_page(page)
+    run, skipped, out = run_page(page)
     assert _git_status() == before, "running the docs' blocks changed the checkout"
+    assert unexplained_warnings(page.read_text(encoding="utf-8"), out) == [], "a block prints a warning its page does not explain"
     reasons = "; ".join(f"line {b.line}: {b.not_run}" for b in skipped)
     print(f"{rel}: {len(run)} blocks run and passed, {len(skipped)} not run{' (' + reasons + ')' if skipped else ''}")
 
@@ -220,6 +230,12 @@ def test_a_failing_block_fails_the_page(tmp_path):
     page.write_text("```python\nimport ldpopt\nldpopt.set_here = 1\n```\n"  # what a registration does: state in ldpopt
                     "```python\nimport ldpopt\nassert not hasattr(ldpopt, 'set_here')\n```\n", encoding="utf-8")
     run_page(page)
+
+
+def test_a_warning_the_page_does_not_name_is_found():
+    out = "x.md:3: FallbackWarning: norm-sub: 3 of 8 entries\n/p/a.py:9: SolverWarning: inaccurate\nldpopt x: warning: y\n"
+    assert unexplained_warnings("prints a `FallbackWarning` because ...", out) == ["SolverWarning"]
+    assert unexplained_warnings("FallbackWarning and SolverWarning", out) == []
 
 
 def test_five_line_example_prints_what_the_readme_says():
