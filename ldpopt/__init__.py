@@ -10,7 +10,9 @@ form never imports cvxpy. ``benchmarks/bench_startup.py`` measures the start-up 
 
 import importlib
 
-__version__ = "0.2.0"
+#: PEP 440: "X.Y.Z" on the commit that releases it (CHANGELOG.md's top dated section), "X.Y.Z.devN"
+#: between releases, X.Y.Z the next one; ``ldpopt --version`` adds the git commit where it can read it
+__version__ = "0.3.0.dev0"
 
 #: every public subpackage and module, an attribute of ``ldpopt`` loaded on first access (as scipy's
 #: submodules are); ``cli`` and ``report`` are the command line and ``make run``, not a library API

@@ -34,7 +34,7 @@ from .uncertainty.resample import CentralNoise, apply_batch, draw_counts
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DEFAULT_DELTA", "ROW_FAMILIES", "SAMPLE_P90", "SEARCH_REPEATS", "SHAPES", "Plan", "calibrate_scale",
+__all__ = ["DEFAULT_DELTA", "REFINE_STEPS", "ROW_FAMILIES", "SAMPLE_P90", "SHAPES", "Plan", "calibrate_scale",
            "central_closed_form", "closed_form", "plan", "prior_histogram", "simulate"]
 
 #: the named prior shapes :func:`prior_histogram` reads (a real dataset's name is also accepted)
@@ -42,9 +42,9 @@ SHAPES = ("uniform", "zipf:S", "beta:A,B", "tied:K")
 
 #: the smallest and largest n the search for a target's n walks (2^(j/2) for j in this range)
 _J_MIN, _J_MAX = 2, 80            # n from 2 to 2^40 ≈ 1.1e12
-#: draws per grid point of the target's search (the smaller of this and ``n_repeats``): a full-domain loss
-#: averages d values, so a few draws give it to a few per cent; the SE is stated
-SEARCH_REPEATS = 8
+#: refinements of the target's n past the grid's interpolation: each simulates the candidate n itself
+#: with ``n_repeats`` draws and moves the bracket, until the loss there is within 1 SE of the target
+REFINE_STEPS = 6
 #: measured by benchmarks/bench_plan.py (n = 10⁵, 7 oracles, ε 0.5–4, d 100 and 1000, 8 truths): the 90th
 #: percentile of |predicted/simulated − 1| (for hh: |difference| of 1 − F1) when the prior is an add-one
 #: smoothed public sample of 2,000 values of the truth, per method family and query kind; a plan from a
@@ -187,6 +187,8 @@ def _check_n(n) -> int:
     x = float(n)
     if not math.isfinite(x) or x <= 0 or not x.is_integer():
         raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    if x > 2.0 ** 53:  # past it, user counts are not exact in float64 and n·f leaves int64's range
+        raise ValueError(f"n must be at most 2^53 = {2 ** 53:,} (counts exact in float64), got {n!r}")
     return int(x)
 
 
@@ -203,7 +205,11 @@ def _check_oracles(names, epsilon: float, d: int) -> list:
         if cls.longitudinal:
             raise ValueError(f"oracles: {name!r} is longitudinal (several rounds of the same users); plan one-shot "
                              f"oracles")
-        out.append(_oracles.get(name, epsilon, d))
+        orc = _oracles.get(name, epsilon, d)
+        if not orc.p - orc.q > 0:  # ε so small that p and q are one float: no estimator exists
+            raise ValueError(f"epsilon = {epsilon:g} is too small for oracle {name!r} at d = {d}: p and q are equal "
+                             f"in float64, so nothing can be estimated (a larger epsilon)")
+        out.append(orc)
     if not out:
         raise ValueError("oracles must name at least one oracle")
     return out
@@ -628,6 +634,14 @@ class _Context:
                                        self.seed_for(oracle.name, j))
         return self.memo[key]
 
+    def at_n(self, oracle, n: int) -> dict:
+        """The memoised evaluation of ``oracle`` at any n (the search's refinements), its own seed."""
+        key = (oracle.name, f"n={n}")
+        if key not in self.memo:
+            gen = np.random.default_rng(np.random.SeedSequence([self.seed, 0, n] + [ord(c) for c in oracle.name]))
+            self.memo[key] = _evaluate(oracle, self.f, n, self.queries, self.recs, self.R_search, gen)
+        return self.memo[key]
+
 
 def _grid_n(j: int) -> int:
     return max(1, round(2 ** (j / 2)))
@@ -656,7 +670,7 @@ def _context(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats,
     else:
         seed = int(as_generator(rng).integers(2**63))
     return _Context(d, n, epsilon, f, how, qs, orcs, recs, tgt, int(n_repeats), seed,
-                    min(int(n_repeats), SEARCH_REPEATS), from_sample=how.startswith("a public sample"))
+                    int(n_repeats), from_sample=how.startswith("a public sample"))
 
 
 # -- the target's n ------------------------------------------------------------------------------------
@@ -705,9 +719,32 @@ def _n_for_target(ctx: _Context, oracle, method: str, qs: str, start_n: float,
     if not (m_hi > 0 and np.isfinite(m_lo)):
         return float(n_hi), 0.0, "the grid point meeting the target (loss 0 there)"
     slope = (math.log(m_hi) - math.log(m_lo)) / (math.log(n_hi) - math.log(n_lo))
-    ln = math.log(n_lo) + (math.log(t) - math.log(m_lo)) / slope
-    nstar = float(min(max(math.exp(ln), n_lo), n_hi))
-    se = nstar * (se_hi / m_hi) / abs(slope)
+    # the SE of n: the loss's relative SE at the n returned over the grid's slope (two points √2 apart; a
+    # refined bracket's slope is mostly noise)
+    grid_slope = slope if slope < 0 else -float(power)
+    nstar, se = float(n_hi), n_hi * (se_hi / m_hi) / abs(grid_slope)
+    # refine: simulate the interpolated n itself (n_repeats draws), keep the bracket [n_lo, n_hi] around
+    # the target with what it measured, until the loss there is within 1 SE of the target
+    for _ in range(REFINE_STEPS):
+        if not slope < 0:  # a flat or rising stretch (noise): the grid point that met the target
+            break
+        ln = math.log(n_lo) + (math.log(t) - math.log(m_lo)) / slope
+        cand = math.ceil(min(max(math.exp(ln), n_lo), n_hi))
+        if cand in (n_lo, n_hi):
+            break
+        v = ctx.at_n(oracle, cand).get((method, qs))
+        if v is None or not v[0] > 0:
+            break
+        m_c, se_c = v[:2]
+        if abs(m_c - t) <= se_c:  # met within its SE: this n, with the SE of n it implies
+            nstar, se = float(cand), cand * (se_c / m_c) / abs(grid_slope)
+            break
+        if m_c > t:
+            n_lo, m_lo = cand, m_c
+        else:
+            n_hi, m_hi = cand, m_c
+            nstar, se = float(cand), cand * (se_c / m_c) / abs(grid_slope)
+        slope = (math.log(m_hi) - math.log(m_lo)) / (math.log(n_hi) - math.log(n_lo))
     note = ""
     if abs(slope + power) > _LOOSE_SLOPE:
         note = (f"loss ∝ n^{slope:.2f} near the target, not 1/n{'²' if power == 2 else ''}: scaling the loss at "
@@ -764,7 +801,7 @@ def _rows(ctx: _Context, sources, exact_of, power: int, extra: dict) -> list[dic
                                  else ctx.n * (mean / ctx.target) ** (1.0 / power))
                         ns, nse, note = _n_for_target(ctx, o, r.name, qs, start, power)
                         row.update(n_target=float(math.ceil(ns)) if np.isfinite(ns) else ns, n_target_se=nse,
-                                   n_target_how=f"estimated (R = {ctx.R_search} per grid n)")
+                                   n_target_how=f"estimated (R = {ctx.R_search} per n simulated)")
                         if note:
                             row["note"] = "; ".join(x for x in (row["note"], note) if x)
                 rows.append(row)

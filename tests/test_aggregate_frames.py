@@ -230,6 +230,38 @@ def test_bad_arguments_are_named():
         from_dataframe(frame, grr, batch_rows=0)
 
 
+def test_a_report_column_the_engine_cannot_tell_apart_is_refused_on_every_engine():
+    """Generated frames whose report columns are each held twice (the same name, or on DuckDB, which
+    ignores case, another case) among other columns: one line naming the column, never the first copy
+    counted; the same frame without the copy counts as the reports do. Polars refuses duplicate names
+    itself; Spark's case is in test_spark_refusals_are_one_line."""
+    import random
+
+    rng = random.Random(20_261_126)
+    for name in ("grr", "olh", "oue", "hr", "ss"):
+        orc, reports = _reports(name, 40, seed=rng.randrange(100))
+        table = _table(orc, reports)
+        for col in table.column_names:
+            other = "".join(ch.upper() if rng.random() < 0.5 else ch for ch in col)
+            other = other if other != col else col.upper()
+            extra = [f"x{i}" for i in range(rng.randrange(3))]
+            names = table.column_names + extra
+            arrays = table.columns + [pa.array(range(table.num_rows))] * len(extra)
+            at = rng.randrange(len(names) + 1)
+            same = pa.Table.from_arrays(arrays[:at] + [table[col]] + arrays[at:], names=names[:at] + [col] + names[at:])
+            with pytest.raises(ValueError, match=rf"^frame: column names must be distinct; repeated: '{col}'$"):
+                from_dataframe(same.to_pandas(), orc)
+            con = duckdb.connect()
+            base = con.from_arrow(pa.Table.from_arrays(arrays, names=names))
+            for dup in (col, other):  # a query's projection keeps both names (from_arrow would rename one)
+                rel = base.project(f'*, "{rng.choice(extra or [col])}" AS "{dup}"')
+                with pytest.raises(ValueError, match=rf"^frame: column '{col}' is ambiguous: 2 columns"):
+                    from_dataframe(rel, orc)
+            with pytest.raises(Exception, match="(?i)duplicate|more than once"):  # Polars refuses the frame itself
+                pl.from_arrow(same)
+            assert from_dataframe(base, orc) == Partial.from_reports(orc, reports)
+
+
 # -- the command: ldpopt aggregate --engine duckdb|polars [--sql] ------------------------------------
 def test_cli_engines_give_the_dask_counts_and_keep_the_shard_rules(tmp_path):
     """The same CSV from Dask, DuckDB, Polars and a DuckDB query of every row; a filtering query counts
@@ -328,6 +360,10 @@ def test_spark_refusals_are_one_line(spark):
         with pytest.raises(exc) as info:
             from_dataframe(spark.createDataFrame(table), orc)
         assert words in str(info.value) and "\n" not in str(info.value)
+    for names in (["value", "value"], ["value", "VALUE"], ["seed", "value", "Value"]):
+        frame = spark.createDataFrame([tuple(range(len(names)))], names)
+        with pytest.raises(ValueError, match=r"^frame: column 'value' is ambiguous: .* rename or drop all but one$"):
+            from_dataframe(frame, grr)
 
 
 

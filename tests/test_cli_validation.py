@@ -304,11 +304,11 @@ def test_python_dash_m_ldpopt_is_the_command():
     import sys
 
     from _cli import ROOT
-    from ldpopt import __version__
+    from ldpopt.cli._version import version_line
 
     proc = subprocess.run([sys.executable, "-m", "ldpopt", "--version"], capture_output=True, text=True, check=False,
                           env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
-    assert proc.returncode == 0 and proc.stdout == f"ldpopt {__version__}\n", proc.stderr
+    assert proc.returncode == 0 and proc.stdout == f"{version_line(ROOT)}\n", proc.stderr  # the commit of a checkout
 
 
 # -- helpers ----------------------------------------------------------------------------------------------

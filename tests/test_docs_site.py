@@ -201,6 +201,12 @@ def test_home_page_renders(site):
     dom = _look(site, "index.html", "home.png")
     assert "post-processes frequency estimates" in dom and 'href="getting-started.html"' in dom
     assert 'href="api/index.html"' in dom and 'href="gallery.html"' in dom
+    # the entry points, one card each: install, five lines, the guides, the API, the results
+    entries = dom[dom.index("ldpopt-entries"):]
+    entries = entries[:entries.index("</ul>")]
+    for href in ('href="getting-started.html"', 'href="#five-lines"', 'href="user-guide.html"',
+                 'href="api/index.html"', 'href="results.html"'):
+        assert href in entries, href
 
 
 @needs_browser
@@ -276,6 +282,8 @@ window.addEventListener("load", () => setTimeout(() => {
     sidebar_links: side ? side.querySelectorAll("nav.bd-docs-nav a").length : 0,
     sidebar_toggle: [...document.querySelectorAll(".primary-toggle")].filter(shown).length,
     toc_cut: (s => s && shown(s) ? s.scrollWidth - s.clientWidth : 0)(document.querySelector(".bd-sidebar-secondary")),
+    code_scroll: [...document.querySelectorAll("div.highlight pre")].filter(p => p.scrollWidth > p.clientWidth + 1).length,
+    page_overflow: document.documentElement.scrollWidth - w,
     maths: document.querySelectorAll("mjx-container svg").length,
     maths_left: document.querySelectorAll(".math:not(:has(mjx-container))").length,
     mathjax_src: [...document.scripts].map(s => s.src).filter(s => s.includes("mathjax")),
@@ -324,6 +332,9 @@ def test_page_layout_in_the_browser(site, page, width):
     got = _measure(site, page, width, f"layout_{page.replace('/', '_').removesuffix('.html')}_{width}.png")
     assert got["width"] == width
     assert got["header_outside"] == [], got
+    # nothing widens the page past the window (a wide table scrolls inside itself), and no code block
+    # needs sideways scrolling (a long line wraps)
+    assert got["page_overflow"] <= 0 and got["code_scroll"] == 0, got
     assert got["more_menu"] == 0, got
     if width >= 1280:
         assert got["header_links"] == 5 and got["sidebar_shown"], got
@@ -331,6 +342,16 @@ def test_page_layout_in_the_browser(site, page, width):
         assert got["toc_cut"] <= 1, got
     else:  # a phone: the sections and the sidebar behind the toggle, which is shown
         assert got["sidebar_toggle"] >= 1 and got["sidebar_links"] > 0, got
+
+
+@needs_browser
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("page", ["index.html", "cli.html", "extending.html"])
+def test_code_fits_and_nothing_widens_the_page(site, page, width):
+    """The home page and the two pages with the most code: every code block fits its column (a long
+    line wraps) and nothing makes the page wider than the window, at a desktop's and a phone's width."""
+    got = _measure(site, page, width, f"fit_{page.removesuffix('.html')}_{width}.png")
+    assert got["page_overflow"] <= 0 and got["code_scroll"] == 0, got
 
 
 @needs_browser

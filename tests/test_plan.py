@@ -109,6 +109,23 @@ def test_n_for_target_is_monotone_and_met_when_resimulated(method):
     assert ns[0] < ns[1] < ns[2]
 
 
+def test_target_search_draws_n_repeats_and_meets_a_top_k_target_on_generated_priors():
+    """The search simulates with the stated n_repeats (it was capped at 8), and at the n it returns on a
+    top-k query over generated Dirichlet priors an independent simulation (another seed, 80 draws)
+    meets the target within the SEs: |loss/target − 1| <= 3·SE(loss)/target + 2·SE(n)/n."""
+    d, eps = 40, 1.0
+    for seed, alpha in ((5, 0.3), (6, 1.0)):
+        f = np.random.default_rng(seed).dirichlet(np.full(d, alpha))
+        t = float(ldpopt.plan(d, 50_000, eps, f, ["topk:5"], oracles=["oue"], methods=["base"]).table["expected_mse"].iloc[0])
+        for R in (10, 24):
+            row = ldpopt.plan(d, 10_000, eps, f, ["topk:5"], oracles=["oue"], methods=["base-pos"], target=t,
+                              n_repeats=R, rng=seed).table.iloc[0]
+            assert row["n_target_how"] == f"estimated (R = {R} per n simulated)"
+        n = int(row["n_target"])
+        s = simulate(d, n, eps, f, ["topk:5"], oracles=["oue"], methods=["base-pos"], n_repeats=80, rng=seed + 50).iloc[0]
+        assert abs(s["mse"] / t - 1) <= 3 * s["se"] / t + 2 * row["n_target_se"] / n, (seed, n, s["mse"] / t, s["se"] / t)
+
+
 def test_exact_rows_target_is_the_ratio():
     p = ldpopt.plan(100, 10**5, 2.0, "beta:5,2", ["full", "topk:5"], oracles=["olh"], methods=["base", "norm"],
                     target=1e-6)

@@ -4,8 +4,9 @@ they link to exists, and the README's time table states measured times.
 
 Which fenced blocks are code (``blocks``), by their language tag:
 
-* ``python``: run with this interpreter; all python blocks of a page share one namespace, in page
-  order, so a block may use the names an earlier block of the same page defined;
+* ``python``: run with this interpreter, each block alone: a fresh namespace in a process of its own
+  (forked from one that imported ldpopt, numpy and pandas, so nothing another block defined or
+  registered is there);
 * ``bash`` / ``sh``: run by ``bash -e -o pipefail`` with this interpreter's ``bin/`` (the venv's
   ``ldpopt``) first on ``PATH``;
 * any other tag (``text``, ``toml``, ``json``, ...) is not code and is not run. An untagged fence
@@ -15,12 +16,12 @@ A block that is deliberately not run (a run of minutes to hours, a command that 
 or another project's repository) carries ``<!-- not-run: REASON -->`` on the line right before its
 fence; the runs count those blocks and print the counts with the reasons.
 
-How a page runs (``test_code_blocks_run``): in a fresh temporary folder that holds only ``examples/``
-as ``ldpopt example all --out examples`` writes it (the files the docs name as shipped with the
-package; the command runs once per process, each page gets a copy of its folder), one Python
-process per page runs its blocks in order (python blocks executed in one namespace, shell blocks as
-subprocesses), with ``PYTHONPATH`` this checkout and ``MPLBACKEND=Agg``.
-Whatever else a block reads must be written by an earlier block of its page. The test asserts that
+How a page runs (``test_code_blocks_run``): every block alone, as a reader who copies one block
+into an empty folder would run it: in a fresh temporary folder of its own that holds only
+``examples/`` as ``ldpopt example all --out examples`` writes it (the files the docs name as shipped
+with the package; the command runs once per process, each block gets a copy of its folder), python
+blocks each in a process of its own, shell blocks as subprocesses, with ``PYTHONPATH`` this checkout
+and ``MPLBACKEND=Agg``. Whatever else a block reads it must write itself. The test asserts that
 the process succeeded and that ``git status --porcelain`` of the checkout is the same after the run
 as before (a block writes only in its temporary folder).
 
@@ -36,7 +37,6 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -97,19 +97,38 @@ def blocks(path: Path) -> list[Block]:
     return out
 
 
-# Runs a page's blocks in order in the current folder; argv[1]: a JSON list of blocks.
+# Runs a page's blocks in order, each alone as its own script: a forked child per block (the parent
+# imported ldpopt, numpy and pandas once, and runs no block, so no block sees what another defined,
+# registered or wrote), in a fresh folder holding a copy of examples/ only; argv[1]: a JSON list of
+# blocks, argv[2]: examples/.
 _DRIVER = r'''
-import json, subprocess, sys
-namespace = {"__name__": "__main__"}
-for b in json.load(open(sys.argv[1], encoding="utf-8")):
+import json, os, shutil, subprocess, sys, traceback
+import numpy, pandas, ldpopt, ldpopt.methods, ldpopt.oracles
+top = os.getcwd()
+for i, b in enumerate(json.load(open(sys.argv[1], encoding="utf-8"))):
     print(f"=== {b['page']}:{b['line']} ({b['lang']})", flush=True)
-    if b["lang"] == "python":
-        exec(compile("\n" * b["line"] + b["source"], b["page"], "exec"), namespace)
-        sys.stdout.flush()
-    else:
-        rc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", b["source"]]).returncode
+    here = os.path.join(top, f"block-{i}")
+    shutil.copytree(sys.argv[2], os.path.join(here, "examples"))
+    if b["lang"] != "python":
+        rc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", b["source"]], cwd=here).returncode
         if rc:
             sys.exit(f"{b['page']}:{b['line']}: exit status {rc}")
+        continue
+    sys.stdout.flush(); sys.stderr.flush()
+    child = os.fork()
+    if child == 0:
+        code = 0
+        try:
+            os.chdir(here)
+            exec(compile("\n" * b["line"] + b["source"], b["page"], "exec"), {"__name__": "__main__"})
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush(); sys.stderr.flush()
+        os._exit(code)
+    _, status = os.waitpid(child, 0)
+    if os.waitstatus_to_exitcode(status):
+        sys.exit(f"{b['page']}:{b['line']}: the block failed")
 '''
 
 
@@ -132,21 +151,30 @@ def _examples(env: dict) -> Path:
     return Path(_EXAMPLES[0].name) / "examples"
 
 
-def run_page(path: Path) -> tuple[list[Block], list[Block]]:
-    """Run the code blocks of ``path`` as the module docstring says; returns (run, not run). Raises
-    AssertionError with the output's tail when a block fails."""
+def run_page(path: Path) -> tuple[list[Block], list[Block], str]:
+    """Run the code blocks of ``path`` as the module docstring says; returns (run, not run, output).
+    Raises AssertionError with the output's tail when a block fails."""
     code = [b for b in blocks(path) if b.code]
     run = [b for b in code if b.not_run is None]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
            "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
     with tempfile.TemporaryDirectory() as spec, tempfile.TemporaryDirectory() as work:
-        shutil.copytree(_examples(env), Path(work) / "examples")
         (Path(spec) / "blocks.json").write_text(json.dumps([b.__dict__ for b in run]), encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-c", _DRIVER, str(Path(spec) / "blocks.json")], cwd=work, env=env,
-                              capture_output=True, text=True, timeout=PAGE_TIMEOUT)
+        proc = subprocess.run([sys.executable, "-c", _DRIVER, str(Path(spec) / "blocks.json"), str(_examples(env))],
+                              check=False, cwd=work, env=env, capture_output=True, text=True, timeout=PAGE_TIMEOUT)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{path.name}: a block failed (exit {proc.returncode}):\n{out[-4000:]}"
-    return run, [b for b in code if b.not_run is not None]
+    return run, [b for b in code if b.not_run is not None], out
+
+
+#: a Python warning as the interpreter prints it: "FILE:LINE: CategoryWarning: message"
+_WARNING = re.compile(r":\d+: (\w*Warning): ")
+
+
+def unexplained_warnings(page_text: str, output: str) -> list[str]:
+    """The warning classes ``output`` shows that ``page_text`` never names: a reader who runs the
+    page sees them with no word of why."""
+    return sorted({w for w in _WARNING.findall(output) if w not in page_text})
 
 
 def test_every_fence_says_what_it_is():
@@ -180,19 +208,34 @@ def test_code_blocks_run(page):
     if rel in LONG_PAGES and not RUN_ALL:
         pytest.skip(f"{rel}: its Dask cluster and experiment commands take about 30 s of CPU; LDPOPT_DOCS_ALL=1 runs them")
     before = _git_status()
-    run, skipped = run_page(page)
+    run, skipped, out = run_page(page)
     assert _git_status() == before, "running the docs' blocks changed the checkout"
+    assert unexplained_warnings(page.read_text(encoding="utf-8"), out) == [], "a block prints a warning its page does not explain"
     reasons = "; ".join(f"line {b.line}: {b.not_run}" for b in skipped)
     print(f"{rel}: {len(run)} blocks run and passed, {len(skipped)} not run{' (' + reasons + ')' if skipped else ''}")
 
 
 def test_a_failing_block_fails_the_page(tmp_path):
-    """The runner reports a failing block with its page and line (so a passing page means something)."""
+    """The runner reports a failing block with its page and line (so a passing page means something),
+    and a block that leans on an earlier one (a name it defined, a method it registered, a file it
+    wrote) fails: each runs alone."""
     page = tmp_path / "page.md"
-    page.write_text("```python\nx = 41\n```\n```bash\ntest -f examples/solve_problem.toml\n```\n"
+    page.write_text("```python\nx = 42\nopen('f.txt', 'w').write('1')\n```\n```bash\ntest -f examples/solve_problem.toml\n```\n"
                     "```python\nassert x == 42, 'x'\n```\n", encoding="utf-8")
-    with pytest.raises(AssertionError, match=r"(?s)page\.md:7 \(python\).*AssertionError: x"):
+    with pytest.raises(AssertionError, match=r"(?s)page\.md:8 \(python\).*NameError: name 'x' is not defined"):
         run_page(page)
+    page.write_text("```python\nopen('f.txt', 'w').write('1')\n```\n```bash\ntest -f f.txt\n```\n", encoding="utf-8")
+    with pytest.raises(AssertionError, match=r"page\.md:4: exit status 1"):
+        run_page(page)
+    page.write_text("```python\nimport ldpopt\nldpopt.set_here = 1\n```\n"  # what a registration does: state in ldpopt
+                    "```python\nimport ldpopt\nassert not hasattr(ldpopt, 'set_here')\n```\n", encoding="utf-8")
+    run_page(page)
+
+
+def test_a_warning_the_page_does_not_name_is_found():
+    out = "x.md:3: FallbackWarning: norm-sub: 3 of 8 entries\n/p/a.py:9: SolverWarning: inaccurate\nldpopt x: warning: y\n"
+    assert unexplained_warnings("prints a `FallbackWarning` because ...", out) == ["SolverWarning"]
+    assert unexplained_warnings("FallbackWarning and SolverWarning", out) == []
 
 
 def test_five_line_example_prints_what_the_readme_says():

@@ -360,6 +360,24 @@ def _check_schema(oracle: FrequencyOracle, kinds: dict[str, str], empty_ok: bool
             raise TypeError(f"frame: column {c.name!r} must hold {_WANT[c.kind]} for oracle {oracle.name!r}, got {got}")
 
 
+#: engines whose column references ignore case (DuckDB always; Spark unless spark.sql.caseSensitive)
+_CASELESS = ("duckdb", "spark")
+
+
+def _check_names(oracle: FrequencyOracle, names: list[str], caseless: bool) -> None:
+    """No report column the engine could not tell from another: a name held by two columns (a DuckDB
+    relation or a Spark join may carry both), or, where the engine ignores case, two names that differ
+    only in case; the first would be counted silently."""
+    key = (lambda x: x.casefold()) if caseless else (lambda x: x)
+    for c in oracle.report_columns():
+        same = [x for x in names if key(x) == key(c.name)]
+        if len(same) > 1:
+            spelled = ", ".join(repr(x) for x in same)
+            raise ValueError(f"frame: column {c.name!r} is ambiguous: {len(same)} columns are named {spelled}"
+                             f"{' (the engine ignores case)' if caseless and len(set(same)) > 1 else ''}; "
+                             f"rename or drop all but one")
+
+
 class _Arrow:
     """An in-process Arrow table (a pandas frame converted once; a Polars DataFrame)."""
 
@@ -368,6 +386,9 @@ class _Arrow:
 
     def kinds(self) -> dict[str, str]:
         return {f.name: _kind_arrow(f.type) for f in self.table.schema}
+
+    def names(self) -> list[str]:
+        return list(self.table.column_names)
 
     def batches(self, oracle, device, rows: int) -> Partial:
         names = [c.name for c in oracle.report_columns()]
@@ -383,7 +404,8 @@ class _Arrow:
 def _pandas(frame) -> _Arrow:
     names = [str(c) for c in frame.columns]
     if len(set(names)) != len(names):
-        raise ValueError("frame: column names must be distinct")
+        twice = sorted({x for x in names if names.count(x) > 1})
+        raise ValueError(f"frame: column names must be distinct; repeated: {', '.join(map(repr, twice))}")
     return _Arrow(pa.Table.from_pandas(frame, preserve_index=False))
 
 
@@ -395,6 +417,9 @@ class _Polars:
 
     def kinds(self) -> dict[str, str]:
         return {k: _kind_polars(v) for k, v in self.lf.collect_schema().items()}
+
+    def names(self) -> list[str]:
+        return list(self.lf.collect_schema().names())
 
     def _hist(self, expr, size: int):
         pl = require("polars", "test", "from_dataframe on a Polars frame")
@@ -449,6 +474,9 @@ class _DuckDB:
     def kinds(self) -> dict[str, str]:
         return {c: _kind_duckdb(t) for c, t in zip(self.rel.columns, self.rel.types, strict=True)}
 
+    def names(self) -> list[str]:
+        return list(self.rel.columns)
+
     def _hist(self, rel, expr: str, size: int):
         key = (f"CASE WHEN {expr} IS NULL THEN {_NULL_KEY} WHEN {expr} >= 0 AND {expr} < {size} "
                f"THEN CAST({expr} AS BIGINT) ELSE {_OUT_KEY} END")
@@ -500,6 +528,9 @@ class _Spark:
 
     def kinds(self) -> dict[str, str]:
         return {f.name: _kind_spark(f.dataType) for f in self.frame.schema.fields}
+
+    def names(self) -> list[str]:
+        return [f.name for f in self.frame.schema.fields]
 
     def _hist(self, frame, col, size: int):
         F = require("pyspark.sql.functions", "spark", "from_dataframe on a Spark DataFrame")
@@ -634,6 +665,7 @@ def from_dataframe(frame, oracle: FrequencyOracle, *, labels=None, plan: str = "
     if plan == "native" and chosen[0] != "native":
         raise ValueError(f"plan: 'native' is for GRR, L-GRR, HR and SS; oracle {oracle.name!r} is counted by batches")
     adapter = _adapter(frame, engine)
+    _check_names(oracle, adapter.names(), engine in _CASELESS)
     _check_schema(oracle, adapter.kinds(), engine == "pandas")
     if plan != "batches" and chosen[0] == "native" and adapter.native is not None:
         part = adapter.native(oracle, chosen)

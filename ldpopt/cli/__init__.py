@@ -10,8 +10,8 @@ import os
 import sys
 import warnings
 
-from .. import __version__
 from ._args import InputError
+from ._version import version_line
 
 __all__ = ["InputError", "build_parser", "main", "read_counts", "write_table"]
 
@@ -33,7 +33,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     from ._commands import COMMANDS
 
     ap = argparse.ArgumentParser(prog="ldpopt", description="Post-processing of LDP frequency estimates.")
-    ap.add_argument("--version", action="version", version=f"ldpopt {__version__}")
+    ap.add_argument("--version", action=_Version, nargs=0, help="print the version (and the git commit of a checkout) and exit")
     ap.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
                     help="import this file or module first, so that the methods, oracles, objectives and "
                          "constraints it registers are known by name to the command (repeatable; worker "
@@ -47,6 +47,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         else:
             sub.add_parser(name, help=help_line)
     return ap
+
+
+class _Version(argparse.Action):
+    """``--version``: the line of :func:`._version.version_line`, asked of git only when given."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_line())
+        parser.exit()
 
 
 def _command_of(argv) -> str | None:
@@ -70,7 +78,7 @@ def main(argv=None) -> int:
     is one line, ``ldpopt COMMAND: warning: MESSAGE``, without source paths."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv == ["--version"]:  # what the parser would print, without importing every subcommand
-        print(f"ldpopt {__version__}")
+        print(version_line())
         return 0
     early = _plugins_of(argv)
     if early:  # before the parser: what they register is in the command's --help and choices too

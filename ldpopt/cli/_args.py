@@ -66,6 +66,14 @@ def positive_number(text) -> float:
     return value
 
 
+def level(text) -> float:
+    """An argparse ``type=`` for a probability strictly between 0 and 1 (a confidence level)."""
+    value = number(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text!r}")
+    return value
+
+
 def plain(x) -> str:
     """A number as a reader writes it: ``5000`` not ``np.float64(5000.0)``, ``2.5`` not ``2.5000``."""
     x = float(x)

@@ -6,6 +6,7 @@ Notes: docs/notes/cli.md, "ldpopt.cli.aggregate"."""
 from __future__ import annotations
 
 import sys
+import tempfile
 
 from .. import __version__
 from ._args import InputError, int_arg
@@ -29,6 +30,11 @@ def _run(args) -> int:
     if args.sql is not None and args.merge_into:
         raise InputError("--merge-into: not with --sql (a query's rows are not whole shards, so the merge could "
                          "not refuse counting a shard's reports twice)")
+    if args.sql is not None:  # parsed, not run: a statement that is not one SELECT never reaches the engine
+        try:
+            check_select(args.sql)
+        except ImportError as e:
+            raise InputError(str(e)) from None
     if args.engine != "dask" and (args.scheduler != "auto" or args.workers is not None):
         raise InputError(f"--scheduler/--workers: Dask's options; --engine {args.engine} runs in this process")
     picked = None  # auto's pick, said on stderr once the counts are in (an error stays one line)
@@ -222,31 +228,78 @@ def _by_engine(args, files, base):
     if base is not None:  # before any counting, as Dask's plan does
         base.check_compatible(Partial.empty(oracle, labels))
         check_not_held(base.shards, idents, "the partial merged into")
-    paths = [str(f) for f in files]
+    paths = [str(f.resolve()) for f in files]
     device = None if args.device == "auto" else args.device
-    if args.engine == "polars":
-        pl = require("polars", "test", "--engine polars")
-        frame = pl.scan_parquet(paths)
-    else:
-        duckdb = require("duckdb", "test", "--engine duckdb")
-        con = duckdb.connect()
-        frame = con.read_parquet(paths)
-        if args.sql is not None:
-            frame.create_view("reports")
-            try:
-                frame = con.sql(args.sql)
-            except duckdb.Error as exc:
-                raise InputError(f"--sql: {str(exc).splitlines()[0]}") from None
-            if frame is None:
-                raise InputError("--sql: the query returns no rows (a SELECT over the view 'reports' is expected)")
-    try:
-        total = from_dataframe(frame, oracle, labels=labels, device=device)
-    except (ValueError, TypeError) as exc:
-        where = "--sql" if args.sql is not None else f"SHARDS {args.shards}"
-        raise InputError(f"{where}: {exc}") from None
+    with tempfile.TemporaryDirectory(prefix="ldpopt-duckdb-") as scratch:
+        if args.engine == "polars":
+            pl = require("polars", "test", "--engine polars")
+            frame = pl.scan_parquet(paths)
+        else:
+            duckdb = require("duckdb", "test", "--engine duckdb")
+            con = sealed_connection(paths, scratch)
+            frame = con.read_parquet(paths)
+            if args.sql is not None:
+                frame.create_view("reports")
+                try:
+                    frame = con.sql(args.sql)
+                except duckdb.Error as exc:
+                    raise InputError(f"--sql: {str(exc).splitlines()[0]}") from None
+                if frame is None:
+                    raise InputError("--sql: the query returns no rows (a SELECT over the view 'reports' is expected)")
+        try:
+            total = from_dataframe(frame, oracle, labels=labels, device=device)
+        except (ValueError, TypeError) as exc:
+            where = "--sql" if args.sql is not None else f"SHARDS {args.shards}"
+            raise InputError(f"{where}: {exc}") from None
+        except Exception as exc:  # the engine's own error while it runs the query (a file it may not read)
+            if args.engine != "duckdb" or not isinstance(exc, duckdb.Error):
+                raise
+            where = "--sql" if args.sql is not None else f"SHARDS {args.shards}"
+            raise InputError(f"{where}: {str(exc).splitlines()[0]}") from None
     if idents:
         total = total.with_shards(idents)
     return base.merge(total) if base is not None else total
+
+
+def check_select(sql: str) -> None:
+    """Refuse an ``--sql`` that is not exactly one read-only query, before anything runs: DuckDB parses
+    it (``extract_statements`` runs nothing) and it must be one statement of type SELECT (``SELECT``,
+    ``WITH ... SELECT``, ``FROM ...``, ``VALUES``, ``DESCRIBE``/``SUMMARIZE``); ``COPY``, ``ATTACH``,
+    ``INSTALL``/``LOAD``, ``CREATE``, ``PRAGMA``, ``SET``, ``CALL``, ``EXPORT``, a second statement
+    after ``;`` and an empty query are refused with a one-line :class:`InputError` naming ``--sql``.
+    What a SELECT could still reach (``read_csv`` of any file) is closed by :func:`sealed_connection`."""
+    from .._extras import require
+
+    duckdb = require("duckdb", "test", "--engine duckdb")
+    try:
+        statements = duckdb.connect().extract_statements(sql)
+    except duckdb.Error as exc:
+        raise InputError(f"--sql: {str(exc).splitlines()[0]}") from None
+    if len(statements) != 1:
+        raise InputError(f"--sql: one query is expected, {len(statements)} statements given"
+                         + (" (a second one after ';')" if len(statements) > 1 else ""))
+    kind = statements[0].type
+    if kind != duckdb.StatementType.SELECT:
+        raise InputError(f"--sql: only one read-only SELECT over the view 'reports' runs; this is a "
+                         f"{kind.name} statement")
+
+
+def sealed_connection(paths: list[str], scratch: str):
+    """A DuckDB connection that reads only the shards ``paths`` and writes nothing the user sees:
+    file access off except for those files (``enable_external_access=false``, ``allowed_paths``), no
+    extension installed or loaded on demand, spilling (if any) in ``scratch`` (a temporary folder
+    removed afterwards, not ``.tmp`` in the working folder), and the configuration locked so that a
+    query cannot change it back."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    con.execute("SET temp_directory = ?", [scratch])
+    con.execute("SET allowed_paths = ?", [paths])
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+    return con
 
 
 def _workers(args) -> int | None:
@@ -288,8 +341,10 @@ def add_parser(sub) -> None:
                          "or polars (the folder read as one table and counted inside that engine: "
                          "ldpopt.aggregate.from_dataframe; the 'test' extra installs both)")
     ap.add_argument("--sql", default=None,
-                    help="with --engine duckdb: a query over the view 'reports' (the shards' rows) whose result "
-                         "holds the report columns, e.g. \"SELECT * FROM reports WHERE seed %% 2 = 0\"")
+                    help="with --engine duckdb: one read-only SELECT over the view 'reports' (the shards' rows) "
+                         "whose result holds the report columns, e.g. \"SELECT * FROM reports WHERE seed %% 2 = 0\"; "
+                         "any other statement, or a second one, is refused before it runs, and the query "
+                         "reads no file but the shards")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     ap.add_argument("--method", default=None,
                     help="also post-process: a registered method name or 'all' (default: counts only)")

@@ -27,6 +27,16 @@ def _run(args) -> int:
     names = args.methods
     if names is not None and names not in ("all", "closed-form", "extended"):
         names = [m.strip() for m in names.split(",") if m.strip()]
+        from ..methods import resolve
+
+        for name in names:  # a named method that does not apply: the refusal postprocess gives, before any work
+            try:
+                info = resolve(name)
+            except (ValueError, TypeError, KeyError):
+                continue  # an unknown name: choose's own message
+            why = info.why_not(estimate)
+            if why is not None:
+                raise InputError(f"--methods {name}: method {info.name!r} does not apply to this estimate: {why}")
     else:  # a set of methods: the ones that apply to this estimate (each refusal one note line)
         from ..recommend import candidates
         from .postprocess import run_methods

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._args import int_arg
+from ._args import int_arg, level
 from ._commands import help_of
 from ._io import write_text
 
@@ -321,7 +321,7 @@ def add_parser(sub) -> None:
     et.add_argument("--out", default="results", help="results root (default: results/)")
     et.add_argument("--by", default="method", help="row grouping, comma-separated columns (default method; "
                                                    "e.g. oracle,method or epsilon,method)")
-    et.add_argument("--level", type=float, action="append", default=None,
+    et.add_argument("--level", type=level, action="append", default=None,
                     help="nominal level to show (repeatable; default every level in the results)")
     et.set_defaults(func=_coverage_table)
 

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .. import __version__
-from ._args import InputError
+from ._args import InputError, number
 from ._commands import help_of
 from ._io import FORMATS, as_json, format_of, out_files, output_target, write_table
 from ._paths import refuse_collisions
@@ -42,9 +42,9 @@ def _seconds(text: str) -> float:
     from ..problems.progress import check_time_limit
 
     try:
-        seconds = check_time_limit(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}") from None
+        seconds = check_time_limit(number(text))
+    except (ValueError, argparse.ArgumentTypeError):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}") from None
     assert seconds is not None  # None only for None: a number in, a number out
     return seconds
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._args import int_arg, number
+from ._args import int_arg, positive_number
 from ._commands import help_of
 
 __all__ = ["add_parser"]
@@ -62,7 +62,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--oracles", nargs="+", default=None,
                         help=f"oracles (default all: {oracles.available()}); FILE.py:NAME for one of your own")
-    parser.add_argument("--epsilons", nargs="+", type=number, default=None, help="privacy budgets (default 0.5 2 8)")
+    parser.add_argument("--epsilons", nargs="+", type=positive_number, default=None, help="privacy budgets (default 0.5 2 8)")
     parser.add_argument("--n", nargs="+", type=int_arg(1), default=None, help="numbers of users (default 1e4 1e6)")
     parser.add_argument("--d", nargs="+", type=int_arg(1), default=None, help="domain sizes (default 10 1000)")
     parser.add_argument("--seeds", nargs="+", type=int_arg(0), default=None, help="seeds (default 0)")

@@ -190,7 +190,7 @@ class Problem:
         ``"cls"`` (Wang et al. §3.5), ``"weighted-mle"`` (Eq. 13), ``"multinomial"`` (GRR's exact
         likelihood), ``"binomial"`` (per-bit likelihood; both exact likelihoods are solved by
         sequential QP from d = 300 on, not as exponential-cone programs: see :meth:`solve`),
-        ``"l1"``, ``"posterior"`` (needs
+        ``"l1"``, ``"central-mle"`` (central noise's exact likelihood), ``"posterior"`` (needs
         ``mean=``, optional ``variance=``), the cautionary ``"weighted-mle-naive"``, the name of an
         objective registered with :func:`~ldpopt.problems.register_objective` (docs/extending.md), an
         :class:`~ldpopt.problems.objectives.builtins.Objective`, or a callable
