@@ -9,7 +9,7 @@ import numpy as np
 
 from .bounds import epsilon_bound
 
-__all__ = ["NaiveBayes", "best_threshold", "report_matrix", "tokens"]
+__all__ = ["NaiveBayes", "best_threshold", "report_matrix", "tokens", "ungroup"]
 
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: hashed feature space of the learned attack: 2^18 bins
@@ -47,7 +47,7 @@ def _as_columns(a: np.ndarray, m: int) -> list[np.ndarray]:
 
 def report_matrix(reports, m: int) -> np.ndarray:
     """Every field of one round's reports as one int64 matrix, a row per user: arrays as columns,
-    tuples and lists of arrays field after field, packed bits unpacked, floats as a coarse value,
+    tuples and lists of arrays (nested too) field after field, packed bits unpacked, floats as a coarse value,
     their low bits and their bit pattern.
 
     Parameters
@@ -74,9 +74,55 @@ def report_matrix(reports, m: int) -> np.ndarray:
     array([[3, 1, 0],
            [1, 0, 0]])
     """
-    fields = list(reports) if isinstance(reports, (tuple, list)) else [reports]
+    fields: list = []
+    stack = [reports]
+    while stack:  # nested tuples and lists of arrays, flattened in order
+        f = stack.pop()
+        if isinstance(f, (tuple, list)):
+            stack.extend(reversed(f))
+        else:
+            fields.append(f)
     cols = [c for f in fields for c in _as_columns(f, m)]
     return np.concatenate(cols, axis=1) if cols else np.zeros((m, 0), dtype=np.int64)
+
+
+def ungroup(groups, per_group) -> np.ndarray:
+    """Grouped reports (each user in one group; per group, the reports of its users in order, as
+    sampling protocols send them) as one row per user: the group, then her group's report fields
+    (:func:`report_matrix`), zero-padded to the widest group.
+
+    Parameters
+    ----------
+    groups : array_like of int, shape (m,)
+        Each user's group in [0, G).
+    per_group : sequence
+        G reports, the g-th with one row per user of group g.
+
+    Returns
+    -------
+    ndarray of int64, shape (m, 1 + K)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.audit import ungroup
+    >>> ungroup(np.array([1, 0, 1]), (np.array([7]), np.array([[1, 2], [3, 4]])))
+    array([[1, 1, 2],
+           [0, 7, 0],
+           [1, 3, 4]])
+    """
+    g = np.asarray(groups, dtype=np.int64)
+    m = g.shape[0]
+    parts = []
+    for k, rep in enumerate(per_group):  # a loop over groups, vectorised over their users
+        rows = np.flatnonzero(g == k)
+        parts.append((rows, report_matrix(rep, rows.size)))
+    width = max((X.shape[1] for _, X in parts), default=0)
+    out = np.zeros((m, 1 + width), dtype=np.int64)
+    out[:, 0] = g
+    for rows, X in parts:
+        out[rows, 1:1 + X.shape[1]] = X
+    return out
 
 
 def tokens(rounds: list[np.ndarray], bits: int = BITS) -> np.ndarray:
@@ -107,7 +153,7 @@ def tokens(rounds: list[np.ndarray], bits: int = BITS) -> np.ndarray:
     out = []
     shift = np.uint64(64 - bits)
     for X in rounds:
-        m, K = X.shape
+        K = X.shape[1]
         U = X.view(np.uint64) if X.dtype == np.int64 else X.astype(np.int64).view(np.uint64)
         with np.errstate(over="ignore"):
             col = (np.arange(K, dtype=np.uint64) + np.uint64(1)) * np.uint64(0xD6E8FEB86659FD93)
@@ -154,6 +200,13 @@ class NaiveBayes:
         -------
         NaiveBayes
             ``self``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.audit import NaiveBayes
+        >>> round(float(NaiveBayes(bits=1).fit(np.array([[0]]), np.array([[1]])).weights[0]), 4)
+        1.0986
         """
         B = 1 << self.bits
         c1 = np.bincount(tokens_x.ravel(), minlength=B) + 0.5
@@ -172,6 +225,14 @@ class NaiveBayes:
         Returns
         -------
         ndarray of float, shape (m,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.audit import NaiveBayes
+        >>> nb = NaiveBayes(bits=1).fit(np.array([[0]]), np.array([[1]]))
+        >>> nb.score(np.array([[0, 0], [1, 1]])).round(4).tolist()
+        [2.1972, -2.1972]
         """
         return self.weights[toks].sum(axis=1)
 

@@ -72,7 +72,7 @@ def epsilon_bound(x1, n1: int, x0, n0: int, alpha: float, delta: float = 0.0) ->
     --------
     >>> from ldpopt.audit import epsilon_bound
     >>> round(float(epsilon_bound(7300, 10_000, 2700, 10_000, 1e-3)), 3)  # GRR(d = 2, ε = 1)'s event "y = x"
-    0.938
+    0.921
     """
     x1 = np.asarray(x1, dtype=np.float64)
     x0 = np.asarray(x0, dtype=np.float64)

@@ -305,15 +305,15 @@ def audit_client(client: FrequencyOracle | Callable, *, stated: float | None = N
         raise ValueError(f"attacks must be a non-empty subset of {ATTACKS}, got {attacks!r}")
     if isinstance(extra_pairs, bool) or not isinstance(extra_pairs, (int, np.integer)) or extra_pairs < 0:
         raise ValueError(f"extra_pairs must be an integer >= 0, got {extra_pairs!r}")
-    is_oracle = isinstance(client, FrequencyOracle)
-    if not is_oracle and not callable(client):
+    oracle: Any = client if isinstance(client, FrequencyOracle) else None
+    if oracle is None and not callable(client):
         raise TypeError(f"client must be a FrequencyOracle or a callable, got {type(client).__name__}")
-    if is_oracle:
-        d = client.d
-        if tau > 1 and not callable(getattr(client, "clients", None)):
-            raise ValueError(f"tau must be 1 for {client.name!r}: it keeps no state over rounds (no clients)")
+    if oracle is not None:
+        d = oracle.d
+        if tau > 1 and not callable(getattr(oracle, "clients", None)):
+            raise ValueError(f"tau must be 1 for {oracle.name!r}: it keeps no state over rounds (no clients)")
         if stated is None:
-            stated = client.epsilon_rounds(tau) if callable(getattr(client, "epsilon_rounds", None)) else client.epsilon
+            stated = oracle.epsilon_rounds(tau) if callable(getattr(oracle, "epsilon_rounds", None)) else oracle.epsilon
     if stated is None:
         raise ValueError("stated must be given for a callable client (the ε it claims over tau rounds)")
     stated = float(stated)
@@ -329,7 +329,7 @@ def audit_client(client: FrequencyOracle | Callable, *, stated: float | None = N
     pairs = [tuple(p) for p in pairs]
     if not pairs or any(len(p) != 2 for p in pairs):
         raise ValueError(f"pairs must be a non-empty list of (x, x') pairs, got {pairs!r}")
-    label = name or (client.name if is_oracle else getattr(client, "__name__", type(client).__name__))
+    label = str(name or (oracle.name if oracle is not None else getattr(client, "__name__", type(client).__name__)))
     runner = _Runner(client, tau)
     half = samples // 2
     quarter = half // 2

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from .._validation import as_generator, check_n
 from ..oracles.base import FrequencyOracle
 from .bounds import clopper_pearson

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._validation import as_generator, check_values
 from ..oracles.base import FrequencyOracle
-from ..oracles.longitudinal import LGRR, LOLOHA, _memo_uniforms
+from ..oracles.longitudinal import LGRR, LOLOHA
 
 __all__ = ["PublicKeyedMemo", "ReportsABit", "SeedAsKeyLOLOHA"]
 
