@@ -150,11 +150,20 @@ def _sample_dgauss(sigma: float, size: int, rng: np.random.Generator) -> np.ndar
 
 # -- (ε, δ) of each mechanism on a histogram ---------------------------------------------------------
 
-def _gaussian_delta(epsilon: float, sigma: float, l2: float) -> float:
-    # Balle & Wang (ICML 2018), Theorem 8: the exact δ(ε) of the Gaussian mechanism
+def _gaussian_log_delta(epsilon: float, sigma: float, l2: float) -> float:
+    # Balle & Wang (ICML 2018), Theorem 8: δ(ε) = Φ(a − c) − e^ε Φ(−a − c), a = Δ₂/(2σ), c = εσ/Δ₂, in
+    # log space (log Φ is exact deep in the tails), so no ε and no σ overflows or is capped
     a = l2 / (2.0 * sigma)
     c = epsilon * sigma / l2
-    return float(special.ndtr(a - c) - math.exp(epsilon) * special.ndtr(-a - c)) if epsilon < 700 else 0.0
+    la = float(special.log_ndtr(a - c))
+    lb = epsilon + float(special.log_ndtr(-a - c))
+    if not lb < la:
+        return -math.inf
+    return la + math.log(-math.expm1(lb - la))
+
+
+def _gaussian_delta(epsilon: float, sigma: float, l2: float) -> float:
+    return math.exp(_gaussian_log_delta(epsilon, sigma, l2))
 
 
 #: the largest support of the m-fold self-convolution the discrete Gaussian's exact δ sums over
@@ -183,20 +192,37 @@ def _dgauss_delta(epsilon: float, sigma: float, l1: float) -> float:
         k = np.arange(p.size, dtype=np.float64) - (p.size - 1) / 2
     loss = (m - 2.0 * k) / (2.0 * sigma * sigma)
     live = loss > epsilon
-    if epsilon >= 700 or not live.any():
+    if not live.any():
         return 0.0
     return max(0.0, math.fsum(p[live] * -np.expm1(epsilon - loss[live])))
 
 
-def _epsilon_for_delta(delta_of: Callable[[float], float], delta: float) -> float:
-    if delta_of(0.0) <= delta:
+#: the search for ε stops doubling here (a double's range): past it, ε = inf is stated
+_EPS_SEARCH_MAX = 1e300
+
+
+def _epsilon_for_delta(delta_of: Callable[[float], float], delta: float,
+                       log_delta_of: Callable[[float], float] | None = None) -> float:
+    # the smallest ε with δ(ε) <= δ (δ(ε) decreasing): a doubling bracket with no cap below a double's
+    # range, Brent's method on log δ where the mechanism gives it (no underflow at large ε), and the
+    # answer moved up until it satisfies δ(ε) <= δ, so it is never below the true ε
+    f = log_delta_of if log_delta_of is not None else delta_of
+    target = math.log(delta) if log_delta_of is not None else delta
+    if f(0.0) <= target:
         return 0.0
     hi = 1.0
-    while delta_of(hi) > delta:
+    while f(hi) > target:
         hi *= 2.0
-        if hi > 1e4:
+        if hi > _EPS_SEARCH_MAX:
             return math.inf
-    return float(optimize.brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12))
+    lo = hi / 2.0 if hi > 1.0 else 0.0
+    root = float(optimize.brentq(lambda e: f(e) - target, lo, hi, xtol=1e-12, rtol=1e-12))
+    step = 4e-12 * max(root, 1.0)
+    eps = min(root + step, hi)
+    while f(eps) > target and eps < hi:
+        step *= 2.0
+        eps = min(root + step, hi)
+    return eps
 
 
 @dataclass(frozen=True)
@@ -378,6 +404,10 @@ class Mechanism:
             return l1 / s   # more than one count moved: the profile below Δ₁/b is not computed, Δ₁/b holds at every δ
         if not self.pure and delta == 0:
             return math.inf
+        if not self.pure and not self.discrete:  # the Gaussian: Balle & Wang's curve in log space
+            _, l2 = sensitivity(relation, contributions)
+            return _epsilon_for_delta(lambda e: self.delta(e, s, relation, contributions), float(delta),
+                                      lambda e: _gaussian_log_delta(e, s, l2))
         return _epsilon_for_delta(lambda e: self.delta(e, s, relation, contributions), float(delta))
 
 
