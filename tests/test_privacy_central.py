@@ -219,3 +219,20 @@ def test_small_scales_are_stated_above_any_cap():
     assert dg.epsilon(0.03, 1e-9) == pytest.approx(1 / (2 * 0.03**2), rel=1e-9)
     assert dg.epsilon(0.01, 1e-9) == pytest.approx(1 / (2 * 0.01**2), rel=1e-9)
     assert lap.epsilon(1e-3) == pytest.approx(1000.0)
+
+
+def test_release_only_with_integer_noise():
+    rng = np.random.default_rng(11)
+    for name in central.MECHANISMS:
+        m = central.get(name)
+        counts = rng.integers(0, 1000, size=(3, 4))
+        if m.discrete:
+            out = m.release(counts, 2.0, rng=1)
+            assert out.dtype == np.int64 and out.shape == counts.shape and m.release_safe
+            assert not np.array_equal(out, counts)
+        else:
+            assert not m.release_safe
+            with pytest.raises(ValueError, match="simulation only: floating-point noise"):
+                m.release(counts, 2.0)
+    with pytest.raises(ValueError, match="counts must be integers"):
+        central.get("discrete-laplace").release([1.5], 2.0)

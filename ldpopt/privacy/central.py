@@ -241,6 +241,9 @@ class Mechanism:
         Whether it gives pure ε-DP (δ = 0 at every scale).
     reference : str
         The paper the mechanism and its privacy profile come from.
+    simulation_only : str
+        Empty for a sampler fit to release data (:meth:`release`); else the one-line reason it is for
+        simulation only (the continuous ones: floating-point noise, Mironov 2012).
 
     Examples
     --------
@@ -258,6 +261,55 @@ class Mechanism:
     _logpdf: Callable[[np.ndarray, float], np.ndarray]
     _sample: Callable[[float, int, np.random.Generator], np.ndarray]
     reference: str
+    simulation_only: str = ""
+
+    @property
+    def release_safe(self) -> bool:
+        """Whether :meth:`release` may add this noise to counts that are published (integer noise).
+
+        Examples
+        --------
+        >>> from ldpopt.privacy import central
+        >>> central.get("discrete-gaussian").release_safe, central.get("gaussian").release_safe
+        (True, False)
+        """
+        return not self.simulation_only
+
+    def release(self, counts, scale, rng="secure") -> np.ndarray:
+        """Noisy counts fit to publish: integer counts plus this mechanism's integer noise, drawn from a
+        cryptographically secure stream by default. Refused for a simulation-only mechanism.
+
+        Parameters
+        ----------
+        counts : array_like of int
+            Exact counts (integers).
+        scale : float
+            b or σ, > 0.
+        rng : int, Generator or "secure", default "secure"
+            The random source (a seed only for tests: a release wants "secure").
+
+        Returns
+        -------
+        ndarray of int64, the shape of ``counts``
+
+        Raises
+        ------
+        ValueError
+            If the mechanism is simulation-only (its reason), or ``counts`` are not integers.
+
+        Examples
+        --------
+        >>> from ldpopt.privacy import central
+        >>> central.get("discrete-laplace").release([10, 20], 2.0, rng=0).dtype
+        dtype('int64')
+        """
+        if self.simulation_only:
+            raise ValueError(f"mechanism {self.name!r} is for simulation only: {self.simulation_only}")
+        c = np.asarray(counts)
+        if c.dtype.kind not in "iu" and not (c.dtype.kind == "f" and np.all(np.isfinite(c)) and np.all(c == np.round(c))):
+            raise ValueError("counts must be integers")
+        noise = self.sample(int(c.size), scale, rng)
+        return c.astype(np.int64) + noise.astype(np.int64).reshape(c.shape)
 
     def variance(self, scale) -> float:
         """The exact variance of one noise draw, in counts² (Laplace 2b²; discrete Laplace
@@ -436,17 +488,20 @@ def _gauss_logpdf(k: np.ndarray, sigma: float) -> np.ndarray:
     return -(k * k) / (2.0 * sigma * sigma) - 0.5 * math.log(2.0 * math.pi * sigma * sigma)
 
 
+_FLOAT_NOISE = ("floating-point noise (numpy's {0}): its low bits can reveal the count (Mironov, CCS 2012); "
+                "release with {1}")
+
 #: The mechanisms by name.
 MECHANISMS: dict[str, Mechanism] = {
     m.name: m for m in (
         Mechanism("laplace", "b", False, True, lambda b: 2.0 * b * b, _laplace_logpdf,
                   lambda b, size, rng: rng.laplace(0.0, b, size),
-                  "Dwork, McSherry, Nissim & Smith (TCC 2006)"),
+                  "Dwork, McSherry, Nissim & Smith (TCC 2006)", _FLOAT_NOISE.format("laplace", "discrete-laplace")),
         Mechanism("discrete-laplace", "b", True, True, _dlap_variance, _dlap_logpmf, _sample_dlap,
                   "Ghosh, Roughgarden & Sundararajan (STOC 2009); Canonne, Kamath & Steinke (NeurIPS 2020)"),
         Mechanism("gaussian", "sigma", False, False, lambda s: s * s, _gauss_logpdf,
                   lambda s, size, rng: rng.normal(0.0, s, size),
-                  "Balle & Wang (ICML 2018), Theorem 8"),
+                  "Balle & Wang (ICML 2018), Theorem 8", _FLOAT_NOISE.format("normal", "discrete-gaussian")),
         Mechanism("discrete-gaussian", "sigma", True, False, _dgauss_variance, _dgauss_logpmf, _sample_dgauss,
                   "Canonne, Kamath & Steinke (NeurIPS 2020)"),
     )
