@@ -160,7 +160,10 @@ class _Scores:
             return None
         s = 0.0
         for r in reps:
-            S = o.support_matrix(r)
+            try:
+                S = o.support_matrix(r)
+            except (ValueError, TypeError, NotImplementedError, IndexError):
+                return None  # the oracle cannot say what a report supports: the attack does not apply
             s = s + S[:, int(x)].astype(np.float64) - S[:, int(x2)]
         return np.asarray(s, dtype=np.float64)
 
