@@ -14,7 +14,7 @@ from scipy import optimize, stats
 
 from ldpopt import keyvalue, multi, oracles
 from ldpopt.audit import audit_client, epsilon_bound, report_matrix, ungroup
-from ldpopt.audit.planted import PublicKeyedMemo, ReportsABit, SeedAsKeyLOLOHA
+from ldpopt.audit.planted import KeyedCoinOLH, PublicKeyedMemo, ReportsABit, SeedAsKeyLOLOHA
 from ldpopt.oracles.longitudinal import LOLOHA, DBitFlipPM, longitudinal_oracle
 
 N = 4_000  # runs per input in the suite: every bound holds at 99.9 % whatever N; power needs more
@@ -112,6 +112,14 @@ def test_a_client_reporting_one_bit_is_found(name):
     assert r.violated and r.epsilon_lb >= 0.5 * leaky.true_epsilon, r.row()
 
 
+def test_a_one_round_coin_seeded_by_the_reported_key_is_found_by_replay():
+    o = KeyedCoinOLH(1.0, 8)
+    r = audit_client(o, replay=o.replay, samples=8_000, extra_pairs=0, rng=3)
+    assert r.violated and r.attack == "seed" and r.epsilon_lb > 4.0, r.row()
+    # without the derivation the generic attacks see OLH's law: nothing proven
+    assert not audit_client(o, samples=8_000, extra_pairs=0, rng=3).violated
+
+
 def test_nothing_private_is_derived_from_a_reported_field():
     # generated seeds: the memo's randomness moves with the secret and not with the public draw
     rng = np.random.default_rng(7)
@@ -154,7 +162,8 @@ def test_report_fields_and_bad_input():
     assert X.tolist() == [[1, 3, 1], [2, 4, 0]]
     o = oracles.get("grr", 1.0, 4)
     for kw, word in [({"samples": 10}, "samples"), ({"alpha": 2.0}, "alpha"), ({"delta": 1.0}, "delta"),
-                     ({"attacks": ("x",)}, "attacks"), ({"tau": 3}, "tau"), ({"extra_pairs": -1}, "extra_pairs")]:
+                     ({"attacks": ("x",)}, "attacks"), ({"tau": 3}, "tau"), ({"extra_pairs": -1}, "extra_pairs"),
+                     ({"replay": 3}, "replay")]:
         with pytest.raises(ValueError, match=word):
             audit_client(o, **kw)
     with pytest.raises(ValueError, match="stated"):

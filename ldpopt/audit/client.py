@@ -143,11 +143,11 @@ class _Runner:
 class _Scores:
     """The attacks' scores of one block of users (model and seed need no training)."""
 
-    def __init__(self, runner: _Runner, pair, attacks, model_score):
+    def __init__(self, runner: _Runner, pair, attacks, model_score, replay=None):
         self.runner, self.pair, self.attacks = runner, pair, attacks
         self.model_score = model_score
         o = runner.oracle
-        self.memo = getattr(o, "_memo", None) if "seed" in attacks else None
+        self.memo = (replay or getattr(o, "_memo", None)) if "seed" in attacks else None
 
     def model(self, reps: list) -> np.ndarray | None:
         if "model" not in self.attacks:
@@ -227,7 +227,7 @@ def _half(runner, scorer, pair, samples, seeds, nb: NaiveBayes | None, fit: bool
 def audit_client(client: FrequencyOracle | Callable, *, stated: float | None = None, tau: int = 1,
                  pairs=None, d: int | None = None, extra_pairs: int = 2, samples: int = 20_000,
                  alpha: float = 1e-3, delta: float = 0.0, attacks=ATTACKS, model_score=None,
-                 name: str | None = None, rng=0) -> ClientAudit:
+                 replay=None, name: str | None = None, rng=0) -> ClientAudit:
     """Lower-bound the ε of a client from the exact reports it sends (module notes).
 
     Each pair (x, x′) — the model's worst pair (0, 1) first for an oracle or a domain ``d``, then
@@ -271,6 +271,11 @@ def audit_client(client: FrequencyOracle | Callable, *, stated: float | None = N
     model_score : callable, optional
         ``model_score(rounds, x, x2)`` → per-user score (large: x), replacing the oracle's support
         likelihood ratio (the central samplers: the noisy value).
+    replay : callable, optional
+        ``replay(secret, values, public)`` → what a user whose private seed were ``secret`` (uint64,
+        one per user) would report for ``values`` without fresh noise (the seed attack's hypothesis:
+        a reported 64-bit field seeds the private randomness). Default: an oracle's grey-box
+        ``_memo`` (the longitudinal clients'); a client with neither gets no seed attack.
     name : str, optional
         The client's name in the result.
     rng : int, Generator or "secure"
@@ -306,6 +311,8 @@ def audit_client(client: FrequencyOracle | Callable, *, stated: float | None = N
     attacks = tuple(attacks)
     if not attacks or any(x not in ATTACKS for x in attacks):
         raise ValueError(f"attacks must be a non-empty subset of {ATTACKS}, got {attacks!r}")
+    if replay is not None and not callable(replay):
+        raise ValueError(f"replay must be a callable (secret, values, public) or None, got {type(replay).__name__}")
     if isinstance(extra_pairs, bool) or not isinstance(extra_pairs, (int, np.integer)) or extra_pairs < 0:
         raise ValueError(f"extra_pairs must be an integer >= 0, got {extra_pairs!r}")
     oracle: Any = client if isinstance(client, FrequencyOracle) else None
@@ -345,7 +352,7 @@ def audit_client(client: FrequencyOracle | Callable, *, stated: float | None = N
         seeds_fit = _block_seeds(gen, 2 * nq).reshape(2, nq)
         seeds_sel = _block_seeds(gen, 2 * nq).reshape(2, nq)
         plans.append(_block_seeds(gen, 2 * nh).reshape(2, nh))
-        scorer = _Scores(runner, pair, attacks, model_score)
+        scorer = _Scores(runner, pair, attacks, model_score, replay)
         nb = NaiveBayes() if "learned" in attacks else None
         if nb is not None:  # fitted on its own quarter, so the selection quarter scores unseen runs
             counts = _half(runner, _Scores(runner, pair, (), None), pair, quarter, seeds_fit, nb, fit=True)[1]
@@ -364,7 +371,7 @@ def audit_client(client: FrequencyOracle | Callable, *, stated: float | None = N
         raise ValueError(f"no attack of {attacks} applies to {label!r} (give model_score, or add 'learned')")
     _, i, att, t, sign, nb = best
     pair = pairs[i]
-    scorer = _Scores(runner, pair, (att,), model_score)
+    scorer = _Scores(runner, pair, (att,), model_score, replay)
     sc, _ = _half(runner, scorer, pair, half, plans[i], nb if att == "learned" else None, fit=False)
     s1, s0 = np.concatenate(sc[att][0]), np.concatenate(sc[att][1])
     if sign > 0:

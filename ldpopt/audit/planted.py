@@ -10,9 +10,10 @@ import numpy as np
 
 from .._validation import as_generator, check_values
 from ..oracles.base import FrequencyOracle
-from ..oracles.longitudinal import LGRR, LOLOHA
+from ..oracles.hashing import OLH
+from ..oracles.longitudinal import LGRR, LOLOHA, _memo_uniforms
 
-__all__ = ["PublicKeyedMemo", "ReportsABit", "SeedAsKeyLOLOHA"]
+__all__ = ["KeyedCoinOLH", "PublicKeyedMemo", "ReportsABit", "SeedAsKeyLOLOHA"]
 
 
 class SeedAsKeyLOLOHA(LOLOHA):
@@ -128,3 +129,49 @@ class ReportsABit:
         y = self.oracle.perturb(v, gen)
         flip = gen.random(v.shape[0]) < 1.0 / (1.0 + math.exp(self.eps_bit))
         return y, (v & 1) ^ flip
+
+
+class KeyedCoinOLH(OLH):
+    """OLH whose randomised-response coins are drawn from its reported key (a one-round leak of the
+    class "a public field seeds the private randomness"): the report is a function of (key, v), so
+    whoever knows the derivation reads v. True ε: unbounded. :meth:`replay` is that derivation, for
+    :func:`~ldpopt.audit.audit_client`'s ``replay``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.audit.planted import KeyedCoinOLH
+    >>> o = KeyedCoinOLH(1.0, 8)
+    >>> r = o.perturb([3, 3], rng=0)
+    >>> bool((o.replay(r[:, 0].view("uint64"), np.array([3, 3]), None) == r).all())
+    True
+    """
+
+    def perturb(self, values, rng) -> np.ndarray:
+        v = check_values(values, self.d)
+        s: np.ndarray = as_generator(rng).integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max,
+                                                   size=int(v.shape[0]), dtype=np.int64, endpoint=True)
+        return self.replay(s.view(np.uint64), v, None)
+
+    def replay(self, secret: np.ndarray, v: np.ndarray, public) -> np.ndarray:
+        """The report of a user whose key is ``secret`` and value ``v`` (deterministic).
+
+        Parameters
+        ----------
+        secret : ndarray of uint64
+            The keys.
+        v : ndarray of int
+            The values.
+        public : object
+            Unused (the replay hook's signature).
+
+        Returns
+        -------
+        ndarray of int64, shape (m, 2)
+        """
+        s = np.asarray(secret, dtype=np.uint64).view(np.int64)
+        h = self.hash(s, v)
+        u = _memo_uniforms(s.view(np.uint64), h, 2)
+        other = np.floor(u[:, 1] * (self.g - 1)).astype(np.int64)
+        other += other >= h
+        return np.stack((s, np.where(u[:, 0] < self._keep, h, other)), axis=1)
