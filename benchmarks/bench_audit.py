@@ -11,15 +11,14 @@ count, δ = 1e-6 for the Gaussians). Planted (``ldpopt.audit.planted``): LOLOHA 
 seeded by its reported key), an L-GRR whose memo is keyed by a reported cohort, and oracles that
 send one bit of the value beside their report; each with its true ε.
 
-Run: ``python benchmarks/bench_audit.py [--samples 1000000] [--only NAME] [--tag TAG] [--out benchmarks/results]``.
+Run: ``python benchmarks/bench_audit.py [--quick] [--samples 1000000] [--only NAME] [--tag TAG] [--out DIR]``.
 Writes ``<out>/audit<TAG>.json`` (rows as they finish) and ``<out>/audit<TAG>.md`` (the tables).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import platform
+import sys
 import time
 from pathlib import Path
 
@@ -30,6 +29,9 @@ from ldpopt.audit import audit_client, ungroup
 from ldpopt.audit.planted import PublicKeyedMemo, ReportsABit, SeedAsKeyLOLOHA
 from ldpopt.oracles.longitudinal import DBitFlipPM, longitudinal_oracle
 from ldpopt.privacy import central
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness as H
 
 ALPHA = 1e-3
 TAUS = (1, 5, 20)
@@ -86,29 +88,34 @@ def cases():
             leaky.true_epsilon
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--samples", type=int, default=1_000_000)
+def _parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--samples", type=int, default=1_000_000, help="runs per input (--quick: 4000)")
     ap.add_argument("--only", default=None, help="run the rows whose group or label contains this text")
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     ap.add_argument("--tag", default="", help="written to audit<tag>.json and audit<tag>.md")
-    a = ap.parse_args(argv)
-    a.out.mkdir(parents=True, exist_ok=True)
-    path = a.out / f"audit{a.tag}.json"
-    doc = {"command": f"python benchmarks/bench_audit.py --samples {a.samples}"
-                      + (f" --only '{a.only}'" if a.only else "") + (f" --tag {a.tag}" if a.tag else ""),
-           "machine": platform.platform(), "alpha": ALPHA, "rows": []}
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """Audit the clients (``--only`` selects), writing each row as it finishes."""
+    a = H.options(_parser(), Path(__file__).name, quick, opts)
+    samples = min(a.samples, 4_000) if a.quick else a.samples
+    out = H.results_dir(a)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"audit{a.tag}.json"
+    doc = {"command": a.command, "machine": H.environment(), "alpha": ALPHA, "rows": []}
     for group, label, tau, kw, true in cases():
         if a.only and a.only not in group and a.only not in label:
             continue
         t0 = time.process_time()
-        r = audit_client(samples=a.samples, alpha=ALPHA, extra_pairs=1, name=label, rng=20261126, **kw)
+        r = audit_client(samples=samples, alpha=ALPHA, extra_pairs=1, name=label, rng=20261126, **kw)
         row = {"group": group, **r.row(), "cpu_seconds": round(time.process_time() - t0, 2), "true_epsilon": true}
         doc["rows"].append(row)
         print(f"{group:12s} {label:28s} tau={tau:2d} stated={r.stated:.4g} audited={r.epsilon_lb:.4g} "
               f"({r.attack}) true={true} {row['seconds']:.1f}s", flush=True)
-        path.write_text(json.dumps(doc, indent=1))
-    (a.out / f"audit{a.tag}.md").write_text(table(doc))
+        path.write_text(json.dumps(doc, indent=1, default=str))
+    (out / f"audit{a.tag}.md").write_text(table(doc))
+    return doc
 
 
 def table(doc: dict) -> str:
@@ -132,4 +139,4 @@ def table(doc: dict) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    H.cli(_parser(), run)

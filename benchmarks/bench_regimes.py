@@ -8,15 +8,13 @@ the "before" column), and its reference is computed here in mpmath (60 digits): 
 an upper bound the numerical bound must not exceed) or ε₀ where no clone is expected (n·e^{−ε₀} <
 δ·1e-4). The CLI case runs ``ldpopt postprocess --n 1000 --shuffled-among 10``.
 
-Run: ``python benchmarks/bench_regimes.py [--code PATH] [--label after] [--limit 120]``; writes
-``benchmarks/results/regimes_<label>.json``.
+Run: ``python benchmarks/bench_regimes.py [--quick] [--code PATH] [--label after] [--limit 120]``;
+writes ``benchmarks/results/regimes_<label>.json``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import math
 import os
 import subprocess
 import sys
@@ -25,6 +23,9 @@ import time
 from pathlib import Path
 
 import mpmath
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness as H
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,20 +96,26 @@ def _child(code: str, setup: str, snippet: str, limit: float) -> dict:
         return {"error": f"still running after {limit:g} s (stopped)"}
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--code", default=str(ROOT))
-    ap.add_argument("--label", default="after")
-    ap.add_argument("--limit", type=float, default=120.0)
-    a = ap.parse_args(argv)
+def _parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--code", default=str(ROOT), help="the checkout whose ldpopt is measured")
+    ap.add_argument("--label", default="after", help="written to regimes_<label>.json")
+    ap.add_argument("--limit", type=float, default=120.0, help="seconds per case")
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    """Every case under ``--code``, with its reference; ``--quick``: two central cases, one shuffle."""
+    a = H.options(_parser(), Path(__file__).name, quick, opts)
+    central_cases, shuffle_cases = (CENTRAL[:2], SHUFFLE[:1]) if a.quick else (CENTRAL, SHUFFLE)
     rows = []
-    for name, s in CENTRAL:
+    for name, s in central_cases:
         got = _child(a.code, "from ldpopt.privacy import central", f"v = central.get({name!r}).epsilon({s!r}, "
                              f"{0.0 if name == 'laplace' else DELTA_C!r})", a.limit)
         ref = 1 / s if name == "laplace" else (_mp_gauss_eps(s) if name == "gaussian" else _mp_dgauss_eps(s))
         rows.append({"case": f"{name} scale {s:g}, δ = {0 if name == 'laplace' else DELTA_C:g}: ε", **got,
                      "reference": ref})
-    for e0, n in SHUFFLE:
+    for e0, n in shuffle_cases:
         got = _child(a.code, "from ldpopt.privacy.shuffle import shuffled", f"v = shuffled({e0!r}, {n!r}, {DELTA_S!r}).epsilon",
                      a.limit)
         rows.append({"case": f"shuffled ε₀ = {e0:g}, n = {n:.0e}, δ = 1e-6: ε", **got,
@@ -124,12 +131,14 @@ def main(argv=None) -> None:
         rows.append({"case": "postprocess --n 1000 --shuffled-among 10: exit status", "value": p.returncode,
                      "stderr": p.stderr.strip()[-200:], "seconds": round(time.time() - t0, 2),
                      "reference": "refused (exit 2)"})
-    doc = {"command": f"python benchmarks/bench_regimes.py --code {a.code} --label {a.label}", "rows": rows}
-    out = ROOT / "benchmarks" / "results" / f"regimes_{a.label}.json"
-    out.write_text(json.dumps(doc, indent=1, default=lambda x: None if isinstance(x, float) and math.isnan(x) else x))
+    doc = {"command": a.command, "machine": H.environment(), "rows": rows}
+    out = H.results_dir(a)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"regimes_{a.label}.json").write_text(json.dumps(doc, indent=1, default=str))
     for r in rows:
         print(r)
+    return doc
 
 
 if __name__ == "__main__":
-    main()
+    H.cli(_parser(), run)
