@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 #: methods; solve: the constrained problems (closed forms vs solvers, the structured solver, checks);
 #: variants: the user's own objectives; cli: start-up and the command-line fuzz; robust: poisoning recovery against the anchor's code.
 #: discovery: heavy-hitter discovery over strings against the peer. privacy: the shuffle model's accountants
-#: against the authors' numbers, composition over rounds.
+#: against the authors' numbers, composition over rounds, the client auditor, the numbers at the extremes.
 SECTIONS: dict[str, tuple[str, ...]] = {
     "collect": ("oracles", "rws_conformance", "rws_pool", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "identity",
                 "schedulers", "frames",
@@ -48,7 +48,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
                "poisoning_experiment", "poisoning_anchor_pipeline", "poisoning_stress",
                "poisoning_detection_r", "robust_defaults", "attacker", "evidence_alarms"),
     "discovery": ("heavy",),
-    "privacy": ("shuffle",),
+    "privacy": ("shuffle", "audit", "regimes"),
 }
 
 

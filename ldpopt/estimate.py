@@ -562,7 +562,7 @@ class Estimate:
         method : {"numerical", "closed-form"}, default "numerical"
             The accountant (Feldman, McMillan & Talwar 2021's numerical bound or Theorem 3.1).
         n : int, optional
-            Users shuffled together (default: this estimate's n).
+            Users shuffled together, >= this estimate's n (default: its n).
 
         Returns
         -------
@@ -572,7 +572,8 @@ class Estimate:
         Raises
         ------
         ValueError
-            As :func:`ldpopt.privacy.shuffle.shuffled`.
+            As :func:`ldpopt.privacy.shuffle.shuffled`, or ``n`` below this estimate's n (its reports
+            are shuffled among at least the users who sent them).
 
         Examples
         --------
@@ -583,6 +584,9 @@ class Estimate:
         """
         from .privacy.shuffle import shuffled
 
+        if n is not None and not isinstance(n, bool) and isinstance(n, (int, np.integer)) and n < self.n:
+            raise ValueError(f"n must be >= the estimate's n = {self.n} (its reports are shuffled among at least "
+                             f"the users who sent them), got {n}")
         bound = shuffled(self.epsilon, self.n if n is None else n, delta, method)
         return self.with_privacy(bound.as_privacy())
 

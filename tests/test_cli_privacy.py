@@ -87,3 +87,9 @@ def test_delta_without_shuffled_among_and_bad_values_are_one_line_errors(counts_
                                                                           "--delta")):
         proc = run(*_base(counts_csv, *argv))
         assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr
+
+
+
+def test_shuffled_among_fewer_users_than_reports_is_refused(counts_csv):
+    err = one_line_error(run(*_base(counts_csv, "--shuffled-among", "999")))
+    assert "--shuffled-among must be >= --n (1000)" in err

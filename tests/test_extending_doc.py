@@ -78,3 +78,10 @@ def test_the_example_config_runs_the_method_beside_the_papers(tmp_path):
     assert cfg.methods[-1] == f"{(ROOT / 'ldpopt' / 'examples' / 'my_method.py').resolve()}:shrink_uniform"
     table = run_experiment(ROOT / "examples" / "my_experiment.toml", quick=True, out=tmp_path, progress=False)
     assert set(table.method) == {"base", "norm-sub", "mle-apx", "shrink-uniform"}
+
+
+def test_the_oracle_audit_example_catches_its_planted_leak(capsys):
+    block = next(b for b in PYTHON if "class TaggedGRR" in b)
+    exec(compile(block, "docs/extending.md", "exec"), {})  # noqa: S102 (the doc is the test)
+    out = capsys.readouterr().out
+    assert "fails audit: its reports prove ε >=" in out and "> the stated 1 " in out

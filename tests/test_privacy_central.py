@@ -5,6 +5,7 @@ divergence), on generated scales and budgets."""
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import mpmath
@@ -189,3 +190,50 @@ def test_bad_input_is_one_line(call, match):
     with pytest.raises(ValueError, match=match) as info:
         call()
     assert "\n" not in str(info.value)
+
+
+# -- every regime: no cap below the truth, at any σ ------------------------------------------------
+
+def _mp_gauss_delta(eps, sigma, l2=1.0):
+    with mpmath.workdps(80):
+        a = mpmath.mpf(l2) / (2 * mpmath.mpf(sigma))
+        c = mpmath.mpf(eps) * mpmath.mpf(sigma) / l2
+        return mpmath.ncdf(a - c) - mpmath.e ** mpmath.mpf(eps) * mpmath.ncdf(-a - c)
+
+
+@settings(max_examples=40, deadline=None)
+@given(log_sigma=st.floats(min_value=-6.0, max_value=3.0), log_delta=st.floats(min_value=-15.0, max_value=-0.5))
+def test_gaussian_epsilon_is_tight_at_every_sigma_against_mpmath(log_sigma, log_delta):
+    # σ <= 0.03 was stated ε = 700.0000000001 whatever σ (a cap below the truth)
+    sigma, delta = 10.0**log_sigma, 10.0**log_delta
+    eps = central.get("gaussian").epsilon(sigma, delta)
+    assert math.isfinite(eps)
+    assert _mp_gauss_delta(eps, sigma) <= delta * (1 + 1e-9)          # never below the true ε
+    assert eps == 0.0 or _mp_gauss_delta(eps * (1 - 1e-6), sigma) > delta  # and tight
+
+
+def test_small_scales_are_stated_above_any_cap():
+    g, dg, lap = (central.get(m) for m in ("gaussian", "discrete-gaussian", "laplace"))
+    eps = [g.epsilon(s, 1e-9) for s in (0.05, 0.03, 0.01, 1e-3)]
+    assert all(a < b for a, b in itertools.pairwise(eps)) and eps[1] > 700
+    # the discrete Gaussian at σ = 0.03: its loss at the mode is 1/(2σ²) ≈ 555.6 (almost all the mass)
+    assert dg.epsilon(0.03, 1e-9) == pytest.approx(1 / (2 * 0.03**2), rel=1e-9)
+    assert dg.epsilon(0.01, 1e-9) == pytest.approx(1 / (2 * 0.01**2), rel=1e-9)
+    assert lap.epsilon(1e-3) == pytest.approx(1000.0)
+
+
+def test_release_only_with_integer_noise():
+    rng = np.random.default_rng(11)
+    for name in central.MECHANISMS:
+        m = central.get(name)
+        counts = rng.integers(0, 1000, size=(3, 4))
+        if m.discrete:
+            out = m.release(counts, 2.0, rng=1)
+            assert out.dtype == np.int64 and out.shape == counts.shape and m.release_safe
+            assert not np.array_equal(out, counts)
+        else:
+            assert not m.release_safe
+            with pytest.raises(ValueError, match="simulation only: floating-point noise"):
+                m.release(counts, 2.0)
+    with pytest.raises(ValueError, match="counts must be integers"):
+        central.get("discrete-laplace").release([1.5], 2.0)

@@ -196,3 +196,64 @@ def test_bound_holds_for_shuffled_binary_randomised_response(eps0, n, delta):
     ε the numerical bound returns is at most δ (the bound is for every ε₀-LDP randomiser)."""
     got = shuffled(eps0, n, delta)
     assert _shuffled_rr_delta(got.epsilon, eps0, n) <= delta * (1 + 1e-9)
+
+
+# -- every regime: ε₀ up to 700, n up to 10¹² ------------------------------------------------------
+
+def _mp_delta(eps: float, eps0: float, n: int) -> float:
+    """The reduction's δ(ε) in mpmath (60 digits): Σ_c P(C = c) Σ_k (P_c(k) − e^ε Q_c(k))₊, first
+    coordinate A + Bern(α) under P and A + Bern(1 − α) under Q, A ~ Bin(c, ½); no overflow at any ε₀."""
+    with mpmath.workdps(60):
+        e0, e = mpmath.e ** mpmath.mpf(eps0), mpmath.e ** mpmath.mpf(eps)
+        pcl = 1 / e0
+        alpha, beta = 1 / (1 + pcl), pcl / (1 + pcl)  # 1 − α written out: α rounds to 1 at 60 digits
+        total = mpmath.mpf(0)
+        for c in range(n):
+            w = mpmath.binomial(n - 1, c) * pcl ** c * (1 - pcl) ** (n - 1 - c)
+            b = [mpmath.mpf(0)] + [mpmath.binomial(c, k) / mpmath.mpf(2) ** c for k in range(c + 1)] + [mpmath.mpf(0)]
+            # b[k + 1] = Pr[A = k]; the first coordinate k = 0 … c + 1
+            s = sum(max(alpha * b[k] + beta * b[k + 1] - e * (beta * b[k] + alpha * b[k + 1]), 0) for k in range(c + 2))
+            total += w * s
+        return float(total)
+
+
+@settings(max_examples=15, deadline=None)
+@given(eps0=st.floats(min_value=300.0, max_value=700.0), n=st.integers(1, 12), frac=st.floats(0.0, 0.999))
+def test_hockey_stick_at_large_eps0_against_mpmath(eps0, n, frac):
+    # ε₀ between 355 and 700 raised OverflowError (e^{ε+ε₀} in a double)
+    assert hockey_stick(frac * eps0, eps0, n, tail=1e-300) == pytest.approx(_mp_delta(frac * eps0, eps0, n),
+                                                                            rel=1e-9, abs=1e-300)
+
+
+@settings(max_examples=10, deadline=None)
+@given(eps0=st.floats(min_value=0.01, max_value=700.0), logn=st.floats(min_value=0.0, max_value=12.0))
+def test_shuffled_is_fast_and_valid_at_any_n(eps0, logn):
+    import time
+
+    n = max(1, round(10**logn))
+    t0 = time.process_time()
+    b = shuffled(eps0, n, 1e-6)
+    assert time.process_time() - t0 < 3.0  # was 21 s of CPU at 10⁹, more than 180 s at 10¹²
+    assert 0.0 <= b.epsilon <= eps0 and b.clamped == (not b.epsilon < eps0)
+    assert hockey_stick(b.epsilon, eps0, n) <= 1e-6 * (1 + 1e-9)
+
+
+def test_blocks_of_clone_counts_bound_the_exact_sum(monkeypatch):
+    exact = [hockey_stick(e, 1.0, 10**6, tail=1e-12) for e in (0.001, 0.004, 0.01)]
+    monkeypatch.setattr(shuffle, "_EXACT_CLONES", 256)
+    monkeypatch.setattr(shuffle, "_EXACT_CLONES_MAX", 256)
+    monkeypatch.setattr(shuffle, "_BLOCK_WIDTH", 1e-5)
+    shuffle._clone_law.cache_clear()
+    blocked = [hockey_stick(e, 1.0, 10**6, tail=1e-12) for e in (0.001, 0.004, 0.01)]
+    shuffle._clone_law.cache_clear()
+    for x, y in zip(exact, blocked):
+        assert x <= y <= x * (1 + 1e-3) + 1e-15
+
+
+def test_shuffled_among_fewer_users_than_reports_is_refused():
+    from ldpopt import oracles
+
+    est = oracles.get("grr", 1.0, 4).estimate([4600, 3000, 1500, 900], 10_000)
+    with pytest.raises(ValueError, match="n must be >= the estimate's n = 10000"):
+        est.shuffled(1e-6, n=10)
+    assert est.shuffled(1e-6, n=10_000).privacy.record["n"] == 10_000

@@ -45,7 +45,6 @@ COVERED_BY: dict[str, str | tuple[str, str]] = {
     "ldpopt.aggregate.dask": "test_aggregate_cluster.py",
     "ldpopt.aggregate.gpus": "test_kernels_lanes.py",
     "ldpopt.aggregate.shards": "test_aggregate_dask_cli.py",
-    "ldpopt.audit": "test_reliability_audit.py",
     "ldpopt.cli._args": "test_cli_plain_csv.py",
     "ldpopt.cli._commands": "test_cli_fuzz.py",
     "ldpopt.cli._io": "test_cli_plain_csv.py",

@@ -92,6 +92,9 @@ def with_privacy(estimate, args):
     """``estimate`` with the privacy statement the options give: shuffled among ``--shuffled-among``
     users at ``--delta`` (:meth:`ldpopt.Estimate.shuffled`), or as it is (local, from ε)."""
     among, delta = _privacy_options(args)
+    if among is not None and among < estimate.n:
+        raise InputError(f"--shuffled-among must be >= the number of reports (n = {estimate.n}): reports are "
+                         f"shuffled among at least the users who sent them, got {among}")
     return estimate if among is None else estimate.shuffled(DEFAULT_DELTA if delta is None else delta, n=among)
 
 
@@ -99,6 +102,10 @@ def _privacy_options(args) -> tuple:
     among, delta = getattr(args, "shuffled_among", None), getattr(args, "delta", None)
     if among is None and delta is not None:
         raise InputError("--delta needs --shuffled-among N (it is the central δ of the shuffled reports)")
+    n = getattr(args, "n", None)
+    if among is not None and isinstance(n, int) and among < n:
+        raise InputError(f"--shuffled-among must be >= --n ({n}): reports are shuffled among at least the users "
+                         f"who sent them, got {among}")
     return among, delta
 
 

@@ -326,10 +326,32 @@ def check_shards(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:
         raise _fail(oracle, "shards", "the shard's partial (n, counts) differs from aggregate of its reports")
 
 
+#: runs per input of the audit check (bounded: 4·reps, between 4000 and 20000)
+AUDIT_SAMPLES = (4_000, 20_000)
+
+
+def check_audit(oracle: FrequencyOracle, gen: np.random.Generator, reps: int, alpha: float) -> None:
+    """The client as it runs, audited (:func:`ldpopt.audit.audit_client`): every field of its reports
+    — over 1 and 5 rounds of users who keep their state, when it has ``clients`` — from the pair (0, 1)
+    and one random pair, attacked by its support likelihood ratio, a learned classifier and a replay
+    of reported seeds; fails when the Clopper–Pearson lower bound (confidence 1 − α) exceeds its
+    stated ε (``epsilon_rounds(τ)``, or ``epsilon``)."""
+    from ..audit import audit_client
+
+    samples = int(min(AUDIT_SAMPLES[1], max(AUDIT_SAMPLES[0], 4 * reps)))
+    rounds = (1, 5) if callable(getattr(oracle, "clients", None)) else (1,)
+    for tau in rounds:
+        r = audit_client(oracle, tau=tau, samples=samples, alpha=alpha, extra_pairs=1, rng=gen)
+        if r.violated:
+            raise _fail(oracle, "audit", f"its reports prove ε >= {r.epsilon_lb:.4g} > the stated {r.stated:.4g} "
+                                         f"over {tau} round(s) (attack {r.attack!r}, pair {r.pair}, {r.samples} "
+                                         f"runs per input, confidence {r.confidence:g})")
+
+
 #: the checks, in the order run
 CHECKS = {"interface": check_interface, "epsilon": check_epsilon, "joint_law": check_joint_law,
           "variance": check_variance, "estimate": check_estimate, "channel": check_channel,
-          "kernel": check_kernel, "shards": check_shards}
+          "kernel": check_kernel, "shards": check_shards, "audit": check_audit}
 
 
 def check_oracle(oracle: FrequencyOracle, checks=None, reps: int = 2000, alpha: float = 1e-4,

@@ -94,8 +94,9 @@ class LongitudinalOracle(FrequencyOracle):
         """(p₂, q₂) of the instantaneous response, so that one report is ε₁-LDP."""
         raise NotImplementedError
 
-    def _memo(self, secret: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """The memos of users (secret, v), a deterministic function of both (vectorised)."""
+    def _memo(self, secret: np.ndarray, v: np.ndarray, public: np.ndarray) -> np.ndarray:
+        """The memos of users (secret, v), a deterministic function of both (vectorised); ``public``
+        seeds what the reports show (hash keys, cohorts), drawn independently of ``secret``."""
         raise NotImplementedError
 
     def _irr(self, memo: np.ndarray, gen: np.random.Generator):
@@ -573,7 +574,7 @@ class LGRR(LongitudinalOracle, GRR):
         rest = n - kept2.sum(axis=1)
         return (kept2 + gen.multinomial(rest, np.full(self.d, 1.0 / self.d))).astype(np.int64)
 
-    def _memo(self, secret: np.ndarray, v: np.ndarray) -> np.ndarray:
+    def _memo(self, secret: np.ndarray, v: np.ndarray, public: np.ndarray) -> np.ndarray:
         u = _memo_uniforms(secret, v, 2)
         other = np.floor(u[:, 1] * (self.d - 1)).astype(np.int64)
         other += other >= v
@@ -656,7 +657,7 @@ class _LongitudinalUnary(LongitudinalOracle, _UnaryEncoding):
         return (gen.binomial(M, self.p2, size=(tau, self.d))
                 + gen.binomial(n - M, self.q2, size=(tau, self.d))).astype(np.int64)
 
-    def _memo(self, secret: np.ndarray, v: np.ndarray) -> np.ndarray:
+    def _memo(self, secret: np.ndarray, v: np.ndarray, public: np.ndarray) -> np.ndarray:
         u = _memo_uniforms(secret, v, self.d)
         own = np.arange(self.d)[None, :] == v[:, None]
         return u < np.where(own, self.p1, self.q1)
@@ -962,10 +963,10 @@ class LOLOHA(LongitudinalOracle, OLH):
         raise ValueError("LOLOHA's counts over rounds share each user's hash: no fast path over rounds here; "
                          "use clients(...).report for the rounds")
 
-    def _memo(self, secret: np.ndarray, v: np.ndarray):
-        key = secret.astype(np.int64)
+    def _memo(self, secret: np.ndarray, v: np.ndarray, public: np.ndarray):
+        key = public.astype(np.int64)  # the reported key: public, so nothing private is derived from it
         h = self.hash(key, v)
-        u = _memo_uniforms(secret, h, 2)  # the memo is keyed by the hashed value
+        u = _memo_uniforms(secret, h, 2)  # the memo is keyed by the hashed value, seeded by the secret
         other = np.floor(u[:, 1] * (self.g - 1)).astype(np.int64)
         other += other >= h
         return key, np.where(u[:, 0] < self.p1, h, other)
@@ -1132,9 +1133,10 @@ class DBitFlipPM(FrequencyOracle):
         """
         return LongitudinalClients(self, n, rng)
 
-    def _memo(self, secret: np.ndarray, v: np.ndarray) -> np.ndarray:
+    def _memo(self, secret: np.ndarray, v: np.ndarray, public: np.ndarray) -> np.ndarray:
         m = secret.shape[0]
-        order = np.argsort(_memo_uniforms(secret, np.zeros(m, dtype=np.int64), self.d), axis=1)[:, :self.bits]
+        # the sampled indices show in the report (the -1 entries): drawn from the public seed
+        order = np.argsort(_memo_uniforms(public, np.zeros(m, dtype=np.int64), self.d), axis=1)[:, :self.bits]
         sampled = np.zeros((m, self.d), dtype=bool)
         np.put_along_axis(sampled, order, True, axis=1)
         u = _memo_uniforms(secret, v + 1, self.d)  # the bits, memoised per value
@@ -1532,8 +1534,8 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
         Y = gen.binomial(M, self.p2, size=(tau, *M.shape)) + gen.binomial(N - M, self.q2, size=(tau, *M.shape))
         return Y[:, np.arange(C)[:, None, None], self.positions].sum(axis=(1, 2)) / self.num_hashes
 
-    def _memo(self, secret: np.ndarray, v: np.ndarray):
-        cohort = (_splitmix64(secret ^ np.uint64(0xC0407)) % np.uint64(self.cohorts)).astype(np.int64)  # at enrolment
+    def _memo(self, secret: np.ndarray, v: np.ndarray, public: np.ndarray):
+        cohort = (_splitmix64(public ^ np.uint64(0xC0407)) % np.uint64(self.cohorts)).astype(np.int64)  # reported
         u = _memo_uniforms(secret, v, self.num_bits)
         return cohort, u < np.where(self.bloom()[cohort, :, v], self.p1, self.q1)
 
@@ -1590,6 +1592,10 @@ class LongitudinalClients:
     value v is a deterministic function of (secret, v), so a user who reports the same value in many
     rounds re-randomises the same memo (RAPPOR §3), and one who changes value gets a new memo.
 
+    What the reports show of the state (LOLOHA's hash key, L-RAPPOR's cohort, dBitFlipPM's sampled
+    buckets) comes from a second, independent 64-bit draw, ``public``: the secret is never reported
+    and nothing reported is a function of it, so a reader of the reports cannot recompute a memo.
+
     Parameters
     ----------
     oracle : LongitudinalOracle
@@ -1606,15 +1612,17 @@ class LongitudinalClients:
             raise ValueError(f"n must be an integer >= 1, got {n!r}")
         self.oracle = oracle
         self.n = int(n)
-        self.secret = as_generator(rng).integers(0, np.iinfo(np.int64).max, size=self.n,
-                                                 dtype=np.int64).astype(np.uint64)
+        gen = as_generator(rng)
+        self.secret = gen.integers(0, np.iinfo(np.int64).max, size=self.n, dtype=np.int64).astype(np.uint64)
+        #: the seed of what the reports show (hash keys, cohorts, sampled buckets): independent of ``secret``
+        self.public = gen.integers(0, np.iinfo(np.int64).max, size=self.n, dtype=np.int64).astype(np.uint64)
 
     def memo(self, values) -> np.ndarray:
         """The users' permanent responses for ``values`` (one value per user, length n)."""
         v = check_values(values, self.oracle.d)
         if v.shape[0] != self.n:
             raise ValueError(f"values must hold one value per user (n = {self.n}), got {v.shape[0]}")
-        return self.oracle._memo(self.secret, v)
+        return self.oracle._memo(self.secret, v, self.public)
 
     def report(self, values, rng):
         """One round: every user's IRR of her memo of her current value (vectorised over users)."""

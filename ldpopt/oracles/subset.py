@@ -293,7 +293,9 @@ class SS(FrequencyOracle):
                 part += part >= v[rows, None]  # {0..d−2} → D∖{v}
                 y[rows, : k - 1] = part
                 y[rows, k - 1] = v[rows]
-            return y
+            # a set, sent sorted: the order of the draws would show where v was put (last, in the
+            # component that includes it) and leak it beyond ε
+            return np.sort(y, axis=1)
         # k > d/2: draw the complement Z (d − k elements) and report D∖Z. Component 1's complement is
         # a uniform (d−k)-subset of D∖{v} (Floyd start (d−1) − (d−k) = k − 1), component 2's a uniform
         # (d−k)-subset of D (start k)

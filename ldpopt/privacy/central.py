@@ -150,11 +150,20 @@ def _sample_dgauss(sigma: float, size: int, rng: np.random.Generator) -> np.ndar
 
 # -- (ε, δ) of each mechanism on a histogram ---------------------------------------------------------
 
-def _gaussian_delta(epsilon: float, sigma: float, l2: float) -> float:
-    # Balle & Wang (ICML 2018), Theorem 8: the exact δ(ε) of the Gaussian mechanism
+def _gaussian_log_delta(epsilon: float, sigma: float, l2: float) -> float:
+    # Balle & Wang (ICML 2018), Theorem 8: δ(ε) = Φ(a − c) − e^ε Φ(−a − c), a = Δ₂/(2σ), c = εσ/Δ₂, in
+    # log space (log Φ is exact deep in the tails), so no ε and no σ overflows or is capped
     a = l2 / (2.0 * sigma)
     c = epsilon * sigma / l2
-    return float(special.ndtr(a - c) - math.exp(epsilon) * special.ndtr(-a - c)) if epsilon < 700 else 0.0
+    la = float(special.log_ndtr(a - c))
+    lb = epsilon + float(special.log_ndtr(-a - c))
+    if not lb < la:
+        return -math.inf
+    return la + math.log(-math.expm1(lb - la))
+
+
+def _gaussian_delta(epsilon: float, sigma: float, l2: float) -> float:
+    return math.exp(_gaussian_log_delta(epsilon, sigma, l2))
 
 
 #: the largest support of the m-fold self-convolution the discrete Gaussian's exact δ sums over
@@ -183,20 +192,37 @@ def _dgauss_delta(epsilon: float, sigma: float, l1: float) -> float:
         k = np.arange(p.size, dtype=np.float64) - (p.size - 1) / 2
     loss = (m - 2.0 * k) / (2.0 * sigma * sigma)
     live = loss > epsilon
-    if epsilon >= 700 or not live.any():
+    if not live.any():
         return 0.0
     return max(0.0, math.fsum(p[live] * -np.expm1(epsilon - loss[live])))
 
 
-def _epsilon_for_delta(delta_of: Callable[[float], float], delta: float) -> float:
-    if delta_of(0.0) <= delta:
+#: the search for ε stops doubling here (a double's range): past it, ε = inf is stated
+_EPS_SEARCH_MAX = 1e300
+
+
+def _epsilon_for_delta(delta_of: Callable[[float], float], delta: float,
+                       log_delta_of: Callable[[float], float] | None = None) -> float:
+    # the smallest ε with δ(ε) <= δ (δ(ε) decreasing): a doubling bracket with no cap below a double's
+    # range, Brent's method on log δ where the mechanism gives it (no underflow at large ε), and the
+    # answer moved up until it satisfies δ(ε) <= δ, so it is never below the true ε
+    f = log_delta_of if log_delta_of is not None else delta_of
+    target = math.log(delta) if log_delta_of is not None else delta
+    if f(0.0) <= target:
         return 0.0
     hi = 1.0
-    while delta_of(hi) > delta:
+    while f(hi) > target:
         hi *= 2.0
-        if hi > 1e4:
+        if hi > _EPS_SEARCH_MAX:
             return math.inf
-    return float(optimize.brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12))
+    lo = hi / 2.0 if hi > 1.0 else 0.0
+    root = float(optimize.brentq(lambda e: f(e) - target, lo, hi, xtol=1e-12, rtol=1e-12))
+    step = 4e-12 * max(root, 1.0)
+    eps = min(root + step, hi)
+    while f(eps) > target and eps < hi:
+        step *= 2.0
+        eps = min(root + step, hi)
+    return eps
 
 
 @dataclass(frozen=True)
@@ -215,6 +241,9 @@ class Mechanism:
         Whether it gives pure ε-DP (δ = 0 at every scale).
     reference : str
         The paper the mechanism and its privacy profile come from.
+    simulation_only : str
+        Empty for a sampler fit to release data (:meth:`release`); else the one-line reason it is for
+        simulation only (the continuous ones: floating-point noise, Mironov 2012).
 
     Examples
     --------
@@ -232,6 +261,55 @@ class Mechanism:
     _logpdf: Callable[[np.ndarray, float], np.ndarray]
     _sample: Callable[[float, int, np.random.Generator], np.ndarray]
     reference: str
+    simulation_only: str = ""
+
+    @property
+    def release_safe(self) -> bool:
+        """Whether :meth:`release` may add this noise to counts that are published (integer noise).
+
+        Examples
+        --------
+        >>> from ldpopt.privacy import central
+        >>> central.get("discrete-gaussian").release_safe, central.get("gaussian").release_safe
+        (True, False)
+        """
+        return not self.simulation_only
+
+    def release(self, counts, scale, rng="secure") -> np.ndarray:
+        """Noisy counts fit to publish: integer counts plus this mechanism's integer noise, drawn from a
+        cryptographically secure stream by default. Refused for a simulation-only mechanism.
+
+        Parameters
+        ----------
+        counts : array_like of int
+            Exact counts (integers).
+        scale : float
+            b or σ, > 0.
+        rng : int, Generator or "secure", default "secure"
+            The random source (a seed only for tests: a release wants "secure").
+
+        Returns
+        -------
+        ndarray of int64, the shape of ``counts``
+
+        Raises
+        ------
+        ValueError
+            If the mechanism is simulation-only (its reason), or ``counts`` are not integers.
+
+        Examples
+        --------
+        >>> from ldpopt.privacy import central
+        >>> central.get("discrete-laplace").release([10, 20], 2.0, rng=0).dtype
+        dtype('int64')
+        """
+        if self.simulation_only:
+            raise ValueError(f"mechanism {self.name!r} is for simulation only: {self.simulation_only}")
+        c = np.asarray(counts)
+        if c.dtype.kind not in "iu" and not (c.dtype.kind == "f" and np.all(np.isfinite(c)) and np.all(c == np.round(c))):
+            raise ValueError("counts must be integers")
+        noise = self.sample(int(c.size), scale, rng)
+        return c.astype(np.int64) + noise.astype(np.int64).reshape(c.shape)
 
     def variance(self, scale) -> float:
         """The exact variance of one noise draw, in counts² (Laplace 2b²; discrete Laplace
@@ -378,6 +456,10 @@ class Mechanism:
             return l1 / s   # more than one count moved: the profile below Δ₁/b is not computed, Δ₁/b holds at every δ
         if not self.pure and delta == 0:
             return math.inf
+        if not self.pure and not self.discrete:  # the Gaussian: Balle & Wang's curve in log space
+            _, l2 = sensitivity(relation, contributions)
+            return _epsilon_for_delta(lambda e: self.delta(e, s, relation, contributions), float(delta),
+                                      lambda e: _gaussian_log_delta(e, s, l2))
         return _epsilon_for_delta(lambda e: self.delta(e, s, relation, contributions), float(delta))
 
 
@@ -406,17 +488,20 @@ def _gauss_logpdf(k: np.ndarray, sigma: float) -> np.ndarray:
     return -(k * k) / (2.0 * sigma * sigma) - 0.5 * math.log(2.0 * math.pi * sigma * sigma)
 
 
+_FLOAT_NOISE = ("floating-point noise (numpy's {0}): its low bits can reveal the count (Mironov, CCS 2012); "
+                "release with {1}")
+
 #: The mechanisms by name.
 MECHANISMS: dict[str, Mechanism] = {
     m.name: m for m in (
         Mechanism("laplace", "b", False, True, lambda b: 2.0 * b * b, _laplace_logpdf,
                   lambda b, size, rng: rng.laplace(0.0, b, size),
-                  "Dwork, McSherry, Nissim & Smith (TCC 2006)"),
+                  "Dwork, McSherry, Nissim & Smith (TCC 2006)", _FLOAT_NOISE.format("laplace", "discrete-laplace")),
         Mechanism("discrete-laplace", "b", True, True, _dlap_variance, _dlap_logpmf, _sample_dlap,
                   "Ghosh, Roughgarden & Sundararajan (STOC 2009); Canonne, Kamath & Steinke (NeurIPS 2020)"),
         Mechanism("gaussian", "sigma", False, False, lambda s: s * s, _gauss_logpdf,
                   lambda s, size, rng: rng.normal(0.0, s, size),
-                  "Balle & Wang (ICML 2018), Theorem 8"),
+                  "Balle & Wang (ICML 2018), Theorem 8", _FLOAT_NOISE.format("normal", "discrete-gaussian")),
         Mechanism("discrete-gaussian", "sigma", True, False, _dgauss_variance, _dgauss_logpmf, _sample_dgauss,
                   "Canonne, Kamath & Steinke (NeurIPS 2020)"),
     )

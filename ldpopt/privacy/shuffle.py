@@ -13,6 +13,7 @@ Notes: docs/notes/privacy.md, section ``ldpopt.privacy.shuffle``.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass
@@ -36,6 +37,12 @@ METHODS: dict[str, tuple[str, str]] = {
 
 # above this ε₀, e^{ε₀} overflows a double; n·e^{−ε₀} clones is then below 1e-280: ε₀ is returned
 _EPS0_MAX = 700.0
+
+# clone counts summed one by one up to this many; past it, blocks (an upper bound: D_c falls with c)
+_EXACT_CLONES = 1 << 16
+_EXACT_CLONES_MAX = 1 << 20
+_BLOCKS = 1 << 12
+_BLOCK_WIDTH = 1e-6
 
 # the search over ε stops at a bracket this narrow relative to ε (absolute below ε = 1e-3)
 _XTOL = 1e-7
@@ -177,9 +184,11 @@ def hockey_stick(epsilon: float, epsilon0: float, n: int, tail: float = 1e-12) -
     Bin(c, 1/2), α = e^{ε₀}/(e^{ε₀} + 1) and k* = ⌊(c + 1)/(1 + x*)⌋, x* = (e^{ε+ε₀} − 1)/(e^{ε₀} − e^ε).
     The pair is symmetric (k ↦ c + 1 − k swaps P and Q), so D(P‖Q) = D(Q‖P).
 
-    Computed exactly for every c in C's central range (vectorised with scipy.stats.binom); the
-    mass of C outside it (at most 2·``tail``) is added whole (D_c ≤ 1), so the result stays an
-    upper bound.
+    Computed exactly for every c in C's central range (vectorised with scipy.stats.binom) when it
+    holds at most 2¹⁶ counts (or 2²⁰ where blocks would be coarse); a wider range (n ≳ 10⁸) is cut
+    into 64 to 2¹² blocks, each at most 10⁻⁶·c wide and charged the D_c of its smallest c (D_c falls with c: one more clone is post-processing), so the time does not
+    grow with n. The mass of C outside the range (at most 2·``tail``) is added whole (D_c ≤ 1): the
+    result stays an upper bound. Computed in ratios to e^{ε₀}: no overflow at any ε₀ ≤ 700.
 
     Parameters
     ----------
@@ -211,25 +220,45 @@ def hockey_stick(epsilon: float, epsilon0: float, n: int, tail: float = 1e-12) -
     if epsilon >= epsilon0:
         return 0.0
     p_clone = math.exp(-epsilon0)
-    if n <= 1:
-        cs = np.zeros(1)
-        weight = np.ones(1)
-        outside = 0.0
-    else:
-        lo = int(stats.binom.ppf(tail, n - 1, p_clone))
-        hi = int(stats.binom.isf(tail, n - 1, p_clone))
-        lo, hi = max(lo, 0), min(hi + 1, n - 1)
-        cs = np.arange(lo, hi + 1, dtype=np.float64)
-        weight = stats.binom.pmf(cs, n - 1, p_clone)
-        outside = float(stats.binom.cdf(lo - 1, n - 1, p_clone) + stats.binom.sf(hi, n - 1, p_clone))
-    e, e0 = math.exp(epsilon), math.exp(epsilon0)
-    alpha = e0 / (e0 + 1.0)
-    a1 = alpha - e * (1.0 - alpha)          # = (e^ε₀ − e^ε)/(e^ε₀ + 1) > 0
-    x_star = math.expm1(epsilon + epsilon0) / (e0 - e)
+    cs, weight, outside = _clone_law(epsilon0, n, tail)
+    # in ratios to e^{ε₀}, so nothing overflows at any ε < ε₀ <= 700
+    alpha = 1.0 / (1.0 + p_clone)
+    a1 = -math.expm1(epsilon - epsilon0) * alpha  # = (e^ε₀ − e^ε)/(e^ε₀ + 1) > 0
+    x_star = (math.exp(epsilon) - p_clone) / -math.expm1(epsilon - epsilon0)  # (e^{ε+ε₀} − 1)/(e^ε₀ − e^ε)
     kstar = np.floor((cs + 1.0) / (1.0 + x_star))
     d_c = a1 * stats.binom.pmf(kstar, cs, 0.5) - math.expm1(epsilon) * stats.binom.cdf(kstar - 1, cs, 0.5)
     d_c = np.clip(d_c, 0.0, 1.0)
     return float(np.dot(weight, d_c)) + outside
+
+
+@functools.lru_cache(maxsize=64)
+def _clone_law(epsilon0: float, n: int, tail: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """The clone counts summed over, their probabilities (per block past :data:`_EXACT_CLONES`: the
+    block's first count carries the block's mass) and the mass left out (added whole to δ)."""
+    p_clone = math.exp(-epsilon0)
+    lam = (n - 1) * p_clone
+    if n <= 1 or lam < tail:  # C = 0 but with probability at most E[C] = λ (Markov), added whole
+        return np.zeros(1), np.ones(1), float(lam)
+    lo = int(stats.binom.ppf(tail, n - 1, p_clone))
+    hi = int(stats.binom.isf(tail, n - 1, p_clone))
+    lo, hi = max(lo, 0), min(hi + 1, n - 1)
+    width = hi + 1 - lo
+    needed = math.ceil(width / (_BLOCK_WIDTH * max(lo, 1)))  # blocks at most _BLOCK_WIDTH·c wide
+    if width <= _EXACT_CLONES or (needed > _BLOCKS and width <= _EXACT_CLONES_MAX):
+        cs = np.arange(lo, hi + 1, dtype=np.float64)
+        weight = stats.binom.pmf(cs, n - 1, p_clone)
+    else:
+        # D_c falls with c (c + 1 clones are c clones and one more Bern(½) added to both coordinates:
+        # post-processing), so each block of clone counts is charged the D of its smallest c: an upper
+        # bound. Blocks at most _BLOCK_WIDTH·c wide (D_c ∝ c^{-1/2} moves by half that across one),
+        # 64 to _BLOCKS of them: fewer as n grows, where each cdf of Bin(c, ½) costs most
+        edges = np.unique(np.linspace(lo, hi + 1, int(min(_BLOCKS, max(64, needed))) + 1).round())
+        cs = edges[:-1]
+        weight = np.diff(stats.binom.cdf(edges - 1, n - 1, p_clone))
+    outside = float(stats.binom.cdf(lo - 1, n - 1, p_clone) + stats.binom.sf(hi, n - 1, p_clone))
+    cs.flags.writeable = False
+    weight.flags.writeable = False
+    return cs, weight, outside
 
 
 def _numerical(epsilon0: float, n: int, delta: float) -> float:

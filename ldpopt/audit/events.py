@@ -1,5 +1,5 @@
-"""Empirical privacy audit: a statistically valid lower bound on the ε of a frequency oracle's real
-randomiser.
+"""Three fixed events on one pair: the first audit of an oracle's real ``perturb`` (what each report
+supports only; :func:`ldpopt.audit.audit_client` reads every field, over rounds).
 
 Notes: docs/notes/reliability.md, "ldpopt.audit"."""
 
@@ -9,46 +9,14 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import beta
 
-from ._validation import as_generator, check_n
-from .oracles.base import FrequencyOracle
+from .._validation import as_generator, check_n
+from ..oracles.base import FrequencyOracle
+from .bounds import clopper_pearson
 
-__all__ = ["AuditResult", "audit", "clopper_pearson"]
+__all__ = ["AuditResult", "audit"]
 
 EVENTS = ("supports v and not v'", "supports v", "does not support v'")
-
-
-def clopper_pearson(x: int, N: int, alpha_side: float) -> tuple[float, float]:
-    """One-sided exact bounds (lower, upper) on a binomial proportion, each at level ``alpha_side``:
-    lower = Beta⁻¹(α; x, N − x + 1) (0 if x = 0), upper = Beta⁻¹(1 − α; x + 1, N − x) (1 if x = N).
-
-    Parameters
-    ----------
-    x : int
-        Successes, 0 <= x <= N.
-    N : int
-        Trials.
-    alpha_side : float
-        Error probability of each one-sided bound, in (0, 1).
-
-    Returns
-    -------
-    tuple of float
-        ``(lower, upper)``.
-
-    Examples
-    --------
-    >>> from ldpopt.audit import clopper_pearson
-    >>> lo, hi = clopper_pearson(30, 100, 0.025)
-    >>> round(lo, 4), round(hi, 4)
-    (0.2124, 0.3998)
-    >>> clopper_pearson(0, 100, 0.025)[0]
-    0.0
-    """
-    lo = 0.0 if x == 0 else float(beta.ppf(alpha_side, x, N - x + 1))
-    hi = 1.0 if x == N else float(beta.ppf(1.0 - alpha_side, x + 1, N - x))
-    return lo, hi
 
 
 @dataclass(frozen=True)
