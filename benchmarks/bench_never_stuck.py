@@ -1,5 +1,5 @@
 """Never stuck, never escapes: each case in a fresh Python process, against an ldpopt tree given on the
-command line (this branch, or an older checkout for the "before" column).
+command line (this checkout, or an older one for the "before" column).
 
 Cases (one repetition each: an escape or a hang is a yes/no, a time limit a bound):
 

@@ -16,7 +16,7 @@ __version__ = "0.3.0.dev0"
 
 #: every public subpackage and module, an attribute of ``ldpopt`` loaded on first access (as scipy's
 #: submodules are); ``cli`` and ``report`` are the command line and ``make run``, not a library API
-SUBMODULES = ("aggregate", "audit", "datasets", "design", "estimate", "experiments", "heavy", "hierarchy", "interop",
+SUBMODULES = ("aggregate", "audit", "conformance", "datasets", "design", "estimate", "experiments", "heavy", "hierarchy", "interop",
               "kernels", "keyvalue", "methods", "multi", "numeric", "oracles", "plan", "pooling", "privacy", "problems", "queries",
               "recommend", "robust", "sketches", "testing", "uncertainty", "verify", "xp")
 

@@ -11,7 +11,7 @@ import numpy as np
 from .._validation import as_generator, check_values
 from ..oracles.base import FrequencyOracle
 from ..oracles.hashing import OLH
-from ..oracles.longitudinal import LGRR, LOLOHA, _memo_uniforms
+from ..oracles.longitudinal import LGRR, LOLOHA, memo_uniforms
 
 __all__ = ["KeyedCoinOLH", "PublicKeyedMemo", "ReportsABit", "SeedAsKeyLOLOHA"]
 
@@ -171,7 +171,7 @@ class KeyedCoinOLH(OLH):
         """
         s = np.asarray(secret, dtype=np.uint64).view(np.int64)
         h = self.hash(s, v)
-        u = _memo_uniforms(s.view(np.uint64), h, 2)
+        u = memo_uniforms(s.view(np.uint64), h, 2)
         other = np.floor(u[:, 1] * (self.g - 1)).astype(np.int64)
         other += other >= h
         return np.stack((s, np.where(u[:, 0] < self._keep, h, other)), axis=1)

@@ -139,12 +139,12 @@ def _enumerated(oracle: FrequencyOracle):
 
 # -- the checks ----------------------------------------------------------------------------------------
 def check_interface(oracle: FrequencyOracle, gen, reps: int, alpha: float) -> None:
-    from ..oracles import _REGISTRY
+    from ..oracles import available, oracle_class
 
     p, q = float(oracle.p), float(oracle.q)
     if not (0.0 <= q < p <= 1.0):
         raise _fail(oracle, "interface", f"needs 0 <= q < p <= 1, got p = {p!r}, q = {q!r}")
-    cls = _REGISTRY.get(oracle.name)
+    cls = oracle_class(oracle.name) if oracle.name in available(sketches=True, longitudinal=True) else None
     if cls is not None and not isinstance(oracle, cls):
         raise _fail(oracle, "interface", f"the name {oracle.name!r} is registered to {cls.__name__}")
     tc = _histogram(oracle.d)

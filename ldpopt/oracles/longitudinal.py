@@ -45,7 +45,7 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
         return x ^ (x >> np.uint64(31))
 
 
-def _memo_uniforms(secret: np.ndarray, values: np.ndarray, cols: int) -> np.ndarray:
+def memo_uniforms(secret: np.ndarray, values: np.ndarray, cols: int) -> np.ndarray:
     """(m, cols) uniforms in [0, 1) that are a deterministic function of (secret_i, value_i, column):
     the randomness of a memo (the same user and value give the same memo every round)."""
     with np.errstate(over="ignore"):
@@ -575,7 +575,7 @@ class LGRR(LongitudinalOracle, GRR):
         return (kept2 + gen.multinomial(rest, np.full(self.d, 1.0 / self.d))).astype(np.int64)
 
     def _memo(self, secret: np.ndarray, v: np.ndarray, public: np.ndarray) -> np.ndarray:
-        u = _memo_uniforms(secret, v, 2)
+        u = memo_uniforms(secret, v, 2)
         other = np.floor(u[:, 1] * (self.d - 1)).astype(np.int64)
         other += other >= v
         return np.where(u[:, 0] < self.p1, v, other)
@@ -658,7 +658,7 @@ class _LongitudinalUnary(LongitudinalOracle, _UnaryEncoding):
                 + gen.binomial(n - M, self.q2, size=(tau, self.d))).astype(np.int64)
 
     def _memo(self, secret: np.ndarray, v: np.ndarray, public: np.ndarray) -> np.ndarray:
-        u = _memo_uniforms(secret, v, self.d)
+        u = memo_uniforms(secret, v, self.d)
         own = np.arange(self.d)[None, :] == v[:, None]
         return u < np.where(own, self.p1, self.q1)
 
@@ -966,7 +966,7 @@ class LOLOHA(LongitudinalOracle, OLH):
     def _memo(self, secret: np.ndarray, v: np.ndarray, public: np.ndarray):
         key = public.astype(np.int64)  # the reported key: public, so nothing private is derived from it
         h = self.hash(key, v)
-        u = _memo_uniforms(secret, h, 2)  # the memo is keyed by the hashed value, seeded by the secret
+        u = memo_uniforms(secret, h, 2)  # the memo is keyed by the hashed value, seeded by the secret
         other = np.floor(u[:, 1] * (self.g - 1)).astype(np.int64)
         other += other >= h
         return key, np.where(u[:, 0] < self.p1, h, other)
@@ -1136,10 +1136,10 @@ class DBitFlipPM(FrequencyOracle):
     def _memo(self, secret: np.ndarray, v: np.ndarray, public: np.ndarray) -> np.ndarray:
         m = secret.shape[0]
         # the sampled indices show in the report (the -1 entries): drawn from the public seed
-        order = np.argsort(_memo_uniforms(public, np.zeros(m, dtype=np.int64), self.d), axis=1)[:, :self.bits]
+        order = np.argsort(memo_uniforms(public, np.zeros(m, dtype=np.int64), self.d), axis=1)[:, :self.bits]
         sampled = np.zeros((m, self.d), dtype=bool)
         np.put_along_axis(sampled, order, True, axis=1)
-        u = _memo_uniforms(secret, v + 1, self.d)  # the bits, memoised per value
+        u = memo_uniforms(secret, v + 1, self.d)  # the bits, memoised per value
         own = np.arange(self.d)[None, :] == v[:, None]
         bit = u < np.where(own, self._pe, 1.0 - self._pe)
         return np.where(sampled, bit.astype(np.int8), np.int8(-1))
@@ -1536,7 +1536,7 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
 
     def _memo(self, secret: np.ndarray, v: np.ndarray, public: np.ndarray):
         cohort = (_splitmix64(public ^ np.uint64(0xC0407)) % np.uint64(self.cohorts)).astype(np.int64)  # reported
-        u = _memo_uniforms(secret, v, self.num_bits)
+        u = memo_uniforms(secret, v, self.num_bits)
         return cohort, u < np.where(self.bloom()[cohort, :, v], self.p1, self.q1)
 
     def _irr(self, memo, gen: np.random.Generator):
