@@ -15,13 +15,14 @@ import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy import optimize, signal, special
 
 from .._validation import as_generator, check_delta
 
-__all__ = ["MECHANISMS", "RELATIONS", "Mechanism", "get", "sensitivity"]
+__all__ = ["EXACT_MAX_SCALE", "MECHANISMS", "RELATIONS", "Mechanism", "exact_scale", "get", "sensitivity"]
 
 #: The neighbouring relations of a histogram of one value per user, with the L1 and L2 sensitivity of
 #: the count vector: ``add-remove`` (one user's report added or removed: one count moves by 1) and
@@ -148,6 +149,182 @@ def _sample_dgauss(sigma: float, size: int, rng: np.random.Generator) -> np.ndar
     return out
 
 
+# -- exact integer samplers for release (Canonne, Kamath & Steinke, NeurIPS 2020, Algorithms 1–3) ---
+# Every probability is a ratio of integers and every draw is a uniform integer: no floating point.
+# numpy int64 arrays while every quantity provably stays below 2**62; Python ints (object arrays) for
+# the draws whose quantities could exceed it. Loops run over rounds (of a rejection, of a run of
+# successes), each over the entries still undecided, never over the counts.
+
+_I64_SAFE = 2**62
+
+#: the largest scale (b or σ) the exact samplers take: past it the noise's numerator leaves int64
+EXACT_MAX_SCALE = 2**52
+
+
+def exact_scale(scale, name: str = "scale") -> Fraction:
+    """``scale`` as the exact rational the release samplers use: a ``Fraction`` or an int as given, a
+    float as its own exact binary value ``Fraction(x)`` (0.1 is 3602879701896397/2⁵⁵), so the noise's
+    law, and the privacy stated for it, are those of that exact value. One-line error if it is not a
+    finite real in (0, 2⁵²] or a fraction's numerator reaches 2⁶².
+
+    Parameters
+    ----------
+    scale : float, int or Fraction
+        b or σ, in counts.
+    name : str, default "scale"
+        The argument's name in the error message.
+
+    Returns
+    -------
+    Fraction
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not finite, not > 0, above 2⁵², or a fraction with a numerator >= 2⁶².
+
+    Examples
+    --------
+    >>> from ldpopt.privacy.central import exact_scale
+    >>> exact_scale(2.5), exact_scale(0.1).denominator == 2**55
+    (Fraction(5, 2), True)
+    """
+    check_scale(scale, name)
+    if isinstance(scale, Fraction):
+        value = scale
+    elif isinstance(scale, numbers.Integral):
+        value = Fraction(int(scale))
+    else:
+        value = Fraction(float(scale))
+    if value > EXACT_MAX_SCALE or value.numerator >= _I64_SAFE:
+        raise ValueError(f"{name} must be <= 2**52 with a numerator below 2**62 for exact integer noise, got {scale!r}")
+    return value
+
+
+def _fits(*bounds: int) -> bool:
+    return all(abs(int(b)) < _I64_SAFE for b in bounds)
+
+
+def _bernoulli(num: np.ndarray, den: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    # Bernoulli(num/den) per entry, 0 <= num <= den: a uniform integer below den compared with num
+    # (int64), or (Python ints) a uniform binary fraction compared with num/den's binary expansion,
+    # one bit per round, decided at the first bit where they differ (2 rounds expected)
+    if num.size == 0:
+        return np.zeros(0, dtype=bool)
+    if num.dtype != object and den.dtype != object:
+        return rng.integers(0, den) < num
+    out = np.zeros(num.size, dtype=bool)
+    idx = np.arange(num.size)
+    r, d = num.astype(object), den.astype(object)
+    while idx.size:
+        r = r * 2
+        bit = (r >= d).astype(bool)
+        r = np.where(bit, r - d, r)
+        u = rng.integers(0, 2, idx.size).astype(bool)
+        decided = u != bit
+        out[idx[decided]] = bit[decided]
+        keep = ~decided
+        idx, r, d = idx[keep], r[keep], d[keep]
+    return out
+
+
+def _bern_exp_unit(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    # Algorithm 1, γ = a/b in [0, 1]: draw A_k ~ Bernoulli(γ/k), k = 1, 2, ... until one is 0; accept
+    # when that k is odd (P = Σ (−γ)^j/j! = e^{−γ}). k is common to the entries still running.
+    out = np.zeros(a.size, dtype=bool)
+    idx = np.arange(a.size)
+    k = 1
+    while idx.size:
+        aa, bb = a[idx], b[idx]
+        if bb.dtype != object and not _fits(int(bb.max()) * k):
+            aa, bb = aa.astype(object), bb.astype(object)
+        go = _bernoulli(aa, bb * k, rng)
+        out[idx[~go]] = k % 2 == 1
+        idx = idx[go]
+        k += 1
+    return out
+
+
+def _ones(size: int) -> np.ndarray:
+    return np.ones(size, dtype=np.int64)
+
+
+def _bern_exp(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    # Algorithm 1, any γ = a/b >= 0: ⌊γ⌋ Bernoulli(e^{−1}) draws all 1, then Bernoulli(e^{−(γ − ⌊γ⌋)});
+    # the run of e^{−1} draws stops at the first 0 (about 1.6 rounds), however large ⌊γ⌋ is
+    whole = a // b
+    frac = a - whole * b
+    alive = np.ones(a.size, dtype=bool)
+    idx = np.flatnonzero((whole > 0).astype(bool))
+    done = 0
+    while idx.size:
+        ok = _bern_exp_unit(_ones(idx.size), _ones(idx.size), rng)
+        alive[idx[~ok]] = False
+        done += 1
+        idx = idx[ok]
+        idx = idx[(whole[idx] > done).astype(bool)]
+    idx = np.flatnonzero(alive)
+    alive[idx] = _bern_exp_unit(frac[idx], b[idx], rng)
+    return alive
+
+
+def _e1_run(size: int, rng: np.random.Generator) -> np.ndarray:
+    # how many Bernoulli(e^{−1}) draws come out 1 before the first 0: Geometric(1 − e^{−1}) on {0, 1, ...}
+    v = np.zeros(size, dtype=np.int64)
+    idx = np.arange(size)
+    while idx.size:
+        ok = _bern_exp_unit(_ones(idx.size), _ones(idx.size), rng)
+        idx = idx[ok]
+        v[idx] += 1
+    return v
+
+
+def _exact_dlap(scale: Fraction, size: int, rng: np.random.Generator) -> np.ndarray:
+    # Algorithm 2, scale t/s (pmf ∝ e^{−|z| s/t}): U uniform on {0..t−1} kept with probability
+    # e^{−U/t}; V ~ Geometric(1 − e^{−1}); Y = ⌊(U + tV)/s⌋; a fair sign, −0 rejected
+    t, s = scale.numerator, scale.denominator
+    out = np.zeros(size, dtype=np.int64)
+    left = size
+    while left:
+        u = rng.integers(0, t, left)
+        u = u[_bern_exp_unit(u, np.full(left, t, dtype=np.int64), rng)]
+        v = _e1_run(u.size, rng)
+        if _fits(t * (int(v.max(initial=0)) + 1), s):
+            y = (u + t * v) // s
+        else:   # a tiny scale's denominator, or a long run: Python ints
+            y = (u.astype(object) + t * v.astype(object)) // s
+        neg = rng.integers(0, 2, u.size).astype(bool)
+        zero = (y == 0).astype(bool)
+        z = np.where(neg, -y, y)[~(neg & zero)][:left]
+        out[size - left: size - left + z.size] = z.astype(np.int64)
+        left -= z.size
+    return out
+
+
+def _exact_dgauss(sigma: Fraction, size: int, rng: np.random.Generator) -> np.ndarray:
+    # Algorithm 3, σ = p/q: Y ~ discrete Laplace of scale t = ⌊σ⌋ + 1, kept with probability
+    # exp(−(|Y| − σ²/t)²/(2σ²)) = exp(−(|Y|tq² − p²)² / (2t²q²p²)) (fewer than 2 rounds expected)
+    p, q = sigma.numerator, sigma.denominator
+    t = p // q + 1
+    den = 2 * t * t * q * q * p * p
+    out = np.zeros(size, dtype=np.int64)
+    left = size
+    while left:
+        y = _exact_dlap(Fraction(t), left, rng)
+        ay = np.abs(y)
+        top = int(ay.max(initial=0)) * t * q * q + p * p
+        if _fits(top * top, den, t * q * q):
+            base = ay * (t * q * q) - p * p
+            dens = np.full(left, den, dtype=np.int64)
+        else:
+            base = ay.astype(object) * (t * q * q) - p * p
+            dens = np.full(left, den, dtype=object)
+        z = y[_bern_exp(base * base, dens, rng)][:left]
+        out[size - left: size - left + z.size] = z
+        left -= z.size
+    return out
+
+
 # -- (ε, δ) of each mechanism on a histogram ---------------------------------------------------------
 
 def _gaussian_log_delta(epsilon: float, sigma: float, l2: float) -> float:
@@ -244,6 +421,9 @@ class Mechanism:
     simulation_only : str
         Empty for a sampler fit to release data (:meth:`release`); else the one-line reason it is for
         simulation only (the continuous ones: floating-point noise, Mironov 2012).
+    _exact_sample : callable or None
+        The exact integer sampler :meth:`release` draws from (a ``Fraction`` scale, a size, a
+        Generator), None for a simulation-only mechanism.
 
     Examples
     --------
@@ -262,6 +442,7 @@ class Mechanism:
     _sample: Callable[[float, int, np.random.Generator], np.ndarray]
     reference: str
     simulation_only: str = ""
+    _exact_sample: Callable[[Fraction, int, np.random.Generator], np.ndarray] | None = None
 
     @property
     def release_safe(self) -> bool:
@@ -279,12 +460,19 @@ class Mechanism:
         """Noisy counts fit to publish: integer counts plus this mechanism's integer noise, drawn from a
         cryptographically secure stream by default. Refused for a simulation-only mechanism.
 
+        The noise is sampled exactly (Canonne, Kamath & Steinke, NeurIPS 2020, Algorithms 1–3): every
+        probability is a ratio of integers, every draw a uniform integer, so the law is the discrete
+        Laplace's or discrete Gaussian's exactly, with no floating-point error. The scale is taken as
+        the exact rational :func:`exact_scale` gives (a float's own binary value), and the privacy
+        stated for it holds for that value. :meth:`sample` is the fast double-precision sampler for
+        simulation, not this one.
+
         Parameters
         ----------
         counts : array_like of int
             Exact counts (integers).
-        scale : float
-            b or σ, > 0.
+        scale : float, int or Fraction
+            b or σ, in (0, 2⁵²] (:func:`exact_scale`).
         rng : int, Generator or "secure", default "secure"
             The random source (a seed only for tests: a release wants "secure").
 
@@ -295,7 +483,8 @@ class Mechanism:
         Raises
         ------
         ValueError
-            If the mechanism is simulation-only (its reason), or ``counts`` are not integers.
+            If the mechanism is simulation-only (its reason), ``counts`` are not integers, or the
+            scale is outside (0, 2⁵²].
 
         Examples
         --------
@@ -303,13 +492,14 @@ class Mechanism:
         >>> central.get("discrete-laplace").release([10, 20], 2.0, rng=0).dtype
         dtype('int64')
         """
-        if self.simulation_only:
+        if self.simulation_only or self._exact_sample is None:
             raise ValueError(f"mechanism {self.name!r} is for simulation only: {self.simulation_only}")
         c = np.asarray(counts)
         if c.dtype.kind not in "iu" and not (c.dtype.kind == "f" and np.all(np.isfinite(c)) and np.all(c == np.round(c))):
             raise ValueError("counts must be integers")
-        noise = self.sample(int(c.size), scale, rng)
-        return c.astype(np.int64) + noise.astype(np.int64).reshape(c.shape)
+        exact = exact_scale(scale)
+        noise = self._exact_sample(exact, int(c.size), as_generator(rng))
+        return c.astype(np.int64) + noise.reshape(c.shape)
 
     def variance(self, scale) -> float:
         """The exact variance of one noise draw, in counts² (Laplace 2b²; discrete Laplace
@@ -357,7 +547,9 @@ class Mechanism:
         return self._logpdf(np.asarray(k, dtype=np.float64), check_scale(scale))
 
     def sample(self, size: int, scale, rng=None) -> np.ndarray:
-        """``size`` independent noise draws (float64; integers for the discrete mechanisms).
+        """``size`` independent noise draws (float64; integers for the discrete mechanisms), for
+        simulation: the discrete ones compute their probabilities in double precision (fast, the law
+        good to about 2⁻⁵² relative); :meth:`release` is the exact integer sampler for publishing.
 
         Parameters
         ----------
@@ -498,12 +690,13 @@ MECHANISMS: dict[str, Mechanism] = {
                   lambda b, size, rng: rng.laplace(0.0, b, size),
                   "Dwork, McSherry, Nissim & Smith (TCC 2006)", _FLOAT_NOISE.format("laplace", "discrete-laplace")),
         Mechanism("discrete-laplace", "b", True, True, _dlap_variance, _dlap_logpmf, _sample_dlap,
-                  "Ghosh, Roughgarden & Sundararajan (STOC 2009); Canonne, Kamath & Steinke (NeurIPS 2020)"),
+                  "Ghosh, Roughgarden & Sundararajan (STOC 2009); Canonne, Kamath & Steinke (NeurIPS 2020)",
+                  _exact_sample=_exact_dlap),
         Mechanism("gaussian", "sigma", False, False, lambda s: s * s, _gauss_logpdf,
                   lambda s, size, rng: rng.normal(0.0, s, size),
                   "Balle & Wang (ICML 2018), Theorem 8", _FLOAT_NOISE.format("normal", "discrete-gaussian")),
         Mechanism("discrete-gaussian", "sigma", True, False, _dgauss_variance, _dgauss_logpmf, _sample_dgauss,
-                  "Canonne, Kamath & Steinke (NeurIPS 2020)"),
+                  "Canonne, Kamath & Steinke (NeurIPS 2020)", _exact_sample=_exact_dgauss),
     )
 }
 
