@@ -48,7 +48,9 @@ def _multi_client(p):
 
 
 def _central_client(m):
-    def client(values, rng):
+    def client(values, rng):   # the exact integer sampler where the mechanism releases, else numpy's
+        if m.release_safe:
+            return m.release(values.astype(np.int64), 1.0, rng).astype(np.float64)
         return values.astype(np.float64) + m.sample(values.shape[0], 1.0, rng)
     return client
 

@@ -74,7 +74,9 @@ def test_central_samplers_within_their_epsilon(name):
     delta = 0.0 if m.pure else 1e-6
     stated = m.epsilon(1.0, delta)
 
-    def client(values, rng):  # one count, released with this noise
+    def client(values, rng):  # one count, released with this noise (the exact sampler where it releases)
+        if m.release_safe:
+            return m.release(values.astype(np.int64), 1.0, rng).astype(np.float64)
         return values.astype(np.float64) + m.sample(values.shape[0], 1.0, rng)
 
     r = audit_client(client, stated=stated, delta=delta, pairs=[(0, 1)], samples=N,
