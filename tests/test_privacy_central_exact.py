@@ -29,12 +29,12 @@ def _pmf(name: str, scale, ks: np.ndarray) -> np.ndarray:
 
 
 def _generated_cases():
-    # fixed scales on both int64 and Python-int paths (0.3: a 2⁵⁴ denominator), a fraction, and
-    # scales drawn from a seeded generator
+    # fixed scales on both int64 and Python-int paths (0.3: a 2⁵⁴ denominator; a numerator near 2⁶¹:
+    # U + tV leaves int64 after two e^{-1} successes), fractions, and scales from a seeded generator
     gen = np.random.default_rng(2026)
     drawn = [float(x) for x in gen.uniform(0.2, 9.0, size=2)]
-    return ([("discrete-laplace", s) for s in (0.3, 2.0, Fraction(7, 3), *drawn)]
-            + [("discrete-gaussian", s) for s in (0.3, 1.0, 2.5, Fraction(17, 5), *drawn)])
+    return ([("discrete-laplace", s) for s in (0.3, 2.0, Fraction(7, 3), Fraction(2**61 + 1, 2**60), *drawn)]
+            + [("discrete-gaussian", s) for s in (0.3, 1.0, 2.5, Fraction(17, 5), Fraction(2**40 + 1, 2**39), *drawn)])
 
 
 @pytest.mark.parametrize(("name", "scale"), _generated_cases())
