@@ -290,7 +290,9 @@ def sealed_connection(paths: list[str], scratch: str):
     extension installed or loaded on demand, spilling (if any) in ``scratch`` (a temporary folder
     removed afterwards, not ``.tmp`` in the working folder), and the configuration locked so that a
     query cannot change it back."""
-    import duckdb
+    from .._extras import require
+
+    duckdb = require("duckdb", "test", "--engine duckdb")
 
     con = duckdb.connect()
     con.execute("SET autoinstall_known_extensions = false")

@@ -288,7 +288,7 @@ def bounded(fn, seconds: float, name: str = "ldpopt-solve"):
     thread = threading.Thread(target=target, name=name, daemon=True)
     thread.start()
     try:
-        thread.join(seconds)
+        thread.join(min(seconds, threading.TIMEOUT_MAX))  # a limit past the platform's clock: no limit
     except BaseException:
         _raise_in(thread, SolveAbandoned)
         raise

@@ -287,7 +287,7 @@ def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solv
     if not _SERVER.alive():
         t = threading.Thread(target=_quiet_start, daemon=True)
         t.start()
-        t.join(START_WAIT if seconds is None else max(seconds, 0.0))
+        t.join(START_WAIT if seconds is None else min(max(seconds, 0.0), threading.TIMEOUT_MAX))
         if not _SERVER.alive():
             if t.is_alive():
                 raise TimedOut(f"{what} stopped at its time limit of {seconds:.3g} s (the solver worker was "
