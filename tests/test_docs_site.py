@@ -87,7 +87,8 @@ def _parse(path: Path) -> _Page:
 
 def _pages(html: Path) -> list[Path]:
     """The site's pages (not the theme's template fragments under _static/)."""
-    return [p for p in html.rglob("*.html") if p.relative_to(html).parts[0] not in ("_static", "_sources")]
+    return [p for p in html.rglob("*.html") if p.relative_to(html).parts[0] not in ("_static", "_sources")
+            and not p.name.startswith("_measure_")]   # another worker's layout probe, there for seconds
 
 
 def parsed_pages(html: Path) -> dict[Path, _Page]:
@@ -302,9 +303,10 @@ def _measure(site: Path, page: str, width: int, shot: str) -> dict:
     import json
 
     source = site / page
-    probe = source.with_name(f"_measure_{source.name}")
+    tag = f"{os.getpid()}_{width}"   # xdist workers share the site: each call's files its own
+    probe = source.with_name(f"_measure_{tag}_{source.name}")
     probe.write_text(source.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
-    frame = site / "_measure_frame.html"
+    frame = site / f"_measure_frame_{tag}.html"
     frame.write_text(f"<html><body style='margin:0'><iframe src='{probe.as_uri()}' style='border:0;width:{width}px;"
                      "height:900px'></iframe><script>addEventListener('message', e => "
                      "document.body.setAttribute('data-measured', e.data))</script></body></html>", encoding="utf-8")
