@@ -6,7 +6,9 @@ Each row is ``ldpopt.audit.audit_client`` run on the client as it runs (every fi
 attack, a quarter selects pair, attack and threshold, half tests), the pair (0, 1) and one random
 pair, confidence 99.9 %. Clients: every oracle's ``perturb`` (``oracles.available(sketches=True)``,
 ε = 1, d = 8, sketch families of k = 4 rows of m = 16, RAPPOR 16 bits in 2 cohorts); every longitudinal client (ε∞ = 2, ε₁ = 1, d = 8) at τ ∈ {1, 5, 20}; the
-multi-attribute protocols (ε = 1, three attributes of 3 values); the central samplers (scale 1, one
+multi-attribute protocols (ε = 1, three attributes of 3 values); the key–value clients
+(``perturb_users``: PCKV-UE, PCKV-GRR at ℓ = 1 and 2, PrivKV; ε = 1 composed over key and value,
+d = 4; PCKV-UE at ℓ = 3 > d = 2, stated its exact ε; the enumeration's worst pair of sets and three more); the central samplers (scale 1, one
 count, δ = 1e-6 for the Gaussians). Planted (``ldpopt.audit.planted``): LOLOHA as it was (its memo
 seeded by its reported key), an L-GRR whose memo is keyed by a reported cohort, and oracles that
 send one bit of the value beside their report; each with its true ε.
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ldpopt import multi, oracles
+from ldpopt import keyvalue, multi, oracles
 from ldpopt.audit import audit_client, ungroup
 from ldpopt.audit.planted import PublicKeyedMemo, ReportsABit, SeedAsKeyLOLOHA
 from ldpopt.oracles.longitudinal import DBitFlipPM, longitudinal_oracle
@@ -70,6 +72,11 @@ def cases():
         p = make((3, 3, 3), 1.0)
         yield "multi", make.__name__, 1, {"client": _multi_client(p), "stated": p.exact_epsilon,
                                           "pairs": [((0, 0, 0), (1, 1, 1)), ((0, 1, 2), (2, 1, 0))]}, None
+    for proto in (keyvalue.pckv_ue(1.0, 4), keyvalue.pckv_grr(1.0, 4), keyvalue.privkv(1.0, 4),
+                  keyvalue.pckv_ue(1.0, 4, ell=2), keyvalue.pckv_grr(1.0, 4, ell=2), keyvalue.pckv_ue(1.0, 2, ell=3)):
+        spec = proto.audit_spec()
+        label = spec.pop("name") + (f" (d = {proto.d}, ℓ = {proto.ell})" if hasattr(proto, "ell") else f" (d = {proto.d})")
+        yield "keyvalue", label, 1, spec, None
     for name in central.MECHANISMS:
         m = central.get(name)
         delta = 0.0 if m.pure else 1e-6
@@ -88,6 +95,24 @@ def cases():
         leaky = ReportsABit(oracles.get(name, 0.5, 4), 1.5)
         yield "planted", f"{name} + one bit (ε_bit 1.5)", 1, {"client": leaky, "stated": 0.5, "pairs": [(0, 1)]}, \
             leaky.true_epsilon
+
+
+def keyvalue_speed(n_loop: int = 20_000, n_vec: int = 1_000_000) -> list[dict]:
+    """Runs per second of each key–value client: one user at a time (``perturb``, the loop the audit
+    needed before) against every user at once (``perturb_users``), one key per user, d = 4."""
+    rows = []
+    for proto in (keyvalue.pckv_ue(1.0, 4), keyvalue.pckv_grr(1.0, 4), keyvalue.privkv(1.0, 4)):
+        small, big = keyvalue.power_law(n_loop, 4, rng=0), keyvalue.power_law(n_vec, 4, rng=0)
+        gen = np.random.default_rng(1)
+        t0 = time.perf_counter()
+        for u in range(small.n):  # the per-user client, measured as it is called on a device
+            proto.perturb(*small.user(u), gen)
+        t1 = time.perf_counter()
+        proto.perturb_users(big, gen)
+        t2 = time.perf_counter()
+        rows.append({"client": proto.name, "per_user_runs_per_s": round(small.n / (t1 - t0)),
+                     "vectorised_runs_per_s": round(big.n / (t2 - t1))})
+    return rows
 
 
 def _parser():
@@ -116,6 +141,9 @@ def run(quick: bool = False, **opts) -> dict:
         print(f"{group:12s} {label:28s} tau={tau:2d} stated={r.stated:.4g} audited={r.epsilon_lb:.4g} "
               f"({r.attack}) true={true} {row['seconds']:.1f}s", flush=True)
         path.write_text(json.dumps(doc, indent=1, default=str))
+    if any(r["group"] == "keyvalue" for r in doc["rows"]):
+        doc["keyvalue_speed"] = keyvalue_speed(2_000 if a.quick else 20_000, 20_000 if a.quick else 1_000_000)
+        path.write_text(json.dumps(doc, indent=1, default=str))
     (out / f"audit{a.tag}.md").write_text(table(doc))
     return doc
 
@@ -137,6 +165,10 @@ def table(doc: dict) -> str:
             ratio = f"{r['audited'] / true:.2f}" if true else "–"
             out.append(f"| {r['client']} | {r['tau']} | {r['stated']:.4g} | {true if true is None else f'{true:.4g}'} | "
                        f"{r['audited']:.4g} | {ratio} | {r['attack']} | {r['samples']:,} | {r['seconds']:.1f} |")
+    if doc.get("keyvalue_speed"):
+        out += ["", "| key–value client | one user at a time (runs/s) | all users at once (runs/s) |", "|---|---:|---:|"]
+        out += [f"| {r['client']} | {r['per_user_runs_per_s']:,} | {r['vectorised_runs_per_s']:,} |"
+                for r in doc["keyvalue_speed"]]
     return "\n".join(out) + "\n"
 
 
