@@ -115,3 +115,12 @@ def test_routed_reports_pad_each_channel_and_unpack_bits():
     out = routed(route, [(0, np.array([0, 3]), oue, oue.perturb([1, 2], rng=0)),
                          (0, np.array([1, 2]), grr, grr.perturb([0, 1], rng=0))])
     assert out[1].shape == (4, F.shape[1]) and np.all(out[1][[1, 2], 1:] == -1)
+
+
+@pytest.mark.parametrize("name", oracles.available())
+def test_support_columns_are_the_support_matrix_columns(name):
+    rng = np.random.default_rng(len(name))
+    o = oracles.get(name, float(rng.uniform(0.5, 3.0)), int(rng.integers(2, 40)))
+    rep = o.perturb(rng.integers(0, o.d, 300), rng)
+    cols = rng.integers(0, o.d, 3)
+    assert np.array_equal(o.support_columns(rep, cols), o.support_matrix(rep)[:, cols])

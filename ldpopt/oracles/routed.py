@@ -121,7 +121,7 @@ def support_score(reports: RoutedReports, index: Callable[[int], tuple[int, int]
     s = np.zeros(reports[0].shape[0])
     for j, (_, users, o, rep) in enumerate(reports.parts):  # parts, not users
         i1, i2 = index(j)
-        S = o.support_matrix(rep)
+        S = o.support_columns(rep, [i1, i2])
         w = 1.0 if weight is None else float(weight(o))
-        s[users] += w * (S[:, i1].astype(np.float64) - S[:, i2])
+        s[users] += w * (S[:, 0].astype(np.float64) - S[:, 1])
     return s
