@@ -124,3 +124,42 @@ def test_support_columns_are_the_support_matrix_columns(name):
     rep = o.perturb(rng.integers(0, o.d, 300), rng)
     cols = rng.integers(0, o.d, 3)
     assert np.array_equal(o.support_columns(rep, cols), o.support_matrix(rep)[:, cols])
+
+
+# -- a public field derived from a private seed ----------------------------------------------------------
+
+def _replayed_coin_agreement(reports, x):
+    """Over every local-hashing part of ``reports`` (users all holding code/value ``x``): how often the
+    kept-or-moved coin read from the report agrees with the coin the library's derivation
+    (``memo_uniforms``) would draw from the reported key, and the agreement expected were they independent."""
+    from ldpopt.oracles.longitudinal import memo_uniforms
+
+    agree, expect, n = 0.0, 0.0, 0
+    for j, (_, users, o, rep) in enumerate(reports.parts):
+        if not hasattr(o, "hash") or users.size == 0:
+            continue
+        ix = reports.rounds[j].index([x])[0] if hasattr(reports, "rounds") else int(x)
+        s = np.asarray(rep)[:, 0]
+        kept = o.support_columns(rep, [ix])[:, 0]
+        pred = memo_uniforms(s.view(np.uint64), o.hash(s, np.full(s.size, ix)), 2)[:, 0] < o._keep
+        agree += np.sum(kept == pred)
+        expect += np.sum(kept.mean() * pred + (1 - kept.mean()) * (1 - pred))
+        n += s.size
+    return agree / n, expect / n, n
+
+
+def test_no_reported_key_seeds_the_private_coins():
+    from ldpopt.audit.planted import KeyedCoinOLH
+
+    found = _run("treehist", eps=2.0)
+    heavy = HeavyClient(found)
+    rep = heavy(np.full(20_000, CODES[0]), rng=3)
+    a, e, n = _replayed_coin_agreement(rep, CODES[0])
+    assert n == 40_000 and abs(a - e) < 5 * np.sqrt(e * (1 - e) / n)
+    honest = pooling.PooledClient([(oracles.get("olh", 1.0, 8), 0.5), (oracles.get("grr", 1.0, 8), 0.5)])
+    a, e, n = _replayed_coin_agreement(honest(np.full(20_000, 3), rng=4), 3)
+    assert abs(a - e) < 5 * np.sqrt(e * (1 - e) / n)
+    # the check has power: a group whose coins come from its reported key agrees every time
+    leaky = pooling.PooledClient([(KeyedCoinOLH(1.0, 8), 0.5), (oracles.get("grr", 1.0, 8), 0.5)])
+    a, e, _ = _replayed_coin_agreement(leaky(np.full(20_000, 3), rng=4), 3)
+    assert a == 1.0 and e < 0.7
