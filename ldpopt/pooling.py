@@ -8,10 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validation import as_generator, check_values
 from .estimate import Estimate
 from .methods.channel_inverse import inverse_map, invert
 from .methods.channel_mle import ChannelMLE, channel_mle
+from .oracles.base import FrequencyOracle
 from .oracles.channel import Channel
+from .oracles.routed import RoutedReports, routed, support_score
 
 __all__ = ["Group", "PooledIVW", "group_from_estimate", "pool_ivw", "pool_mle", "project_weighted_simplex",
            "variance_diag"]
@@ -404,3 +407,158 @@ def group_alone(group) -> np.ndarray:
 
 
 __all__ += ["group_alone"]
+
+
+class PooledClient:
+    """Users pooled over groups: each user joins one group with the group's share as probability
+    (a fresh draw, independent of her value) and reports through its oracle at its ε; the server
+    receives the group index and the group's report.
+
+    Parameters
+    ----------
+    groups : sequence of (FrequencyOracle, share)
+        The groups' oracles (one d) and shares (> 0, summing to 1).
+
+    Attributes
+    ----------
+    epsilon : float
+        The largest group ε: each user's own is her group's, so every user is ``epsilon``-LDP.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import oracles, pooling
+    >>> client = pooling.PooledClient([(oracles.get("grr", 0.5, 4), 0.6), (oracles.get("olh", 1.0, 4), 0.4)])
+    >>> reps = client(np.array([0, 1, 2, 3]), rng=0)
+    >>> client.epsilon, reps[0].shape
+    (1.0, (4,))
+    >>> len(client.collect(np.repeat(np.arange(4), 100), rng=1))
+    2
+    """
+
+    def __init__(self, groups):
+        groups = list(groups)
+        if not groups or any(not isinstance(g, tuple) or len(g) != 2 or not isinstance(g[0], FrequencyOracle)
+                             for g in groups):
+            raise ValueError("groups must be a non-empty list of (FrequencyOracle, share) pairs")
+        if len({g[0].d for g in groups}) != 1:
+            raise ValueError("groups must share one domain size d")
+        shares = np.array([float(g[1]) for g in groups])
+        if np.any(~np.isfinite(shares)) or np.any(shares <= 0) or abs(shares.sum() - 1.0) > 1e-9:
+            raise ValueError(f"groups' shares must be > 0 and sum to 1, got {shares.tolist()}")
+        self.oracles = [g[0] for g in groups]
+        self.shares = shares / shares.sum()
+        self.d = self.oracles[0].d
+        self.epsilon = float(max(o.epsilon for o in self.oracles))
+
+    def __call__(self, values, rng) -> RoutedReports:
+        """The reports of users holding ``values``: (group index, the group's report fields).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (m,)
+            Values in [0, d).
+        rng : seed, Generator or "secure"
+
+        Returns
+        -------
+        RoutedReports
+        """
+        v = check_values(values, self.d, "values")
+        gen = as_generator(rng)
+        g = gen.choice(len(self.oracles), size=v.size, p=self.shares)
+        parts = []
+        for i, o in enumerate(self.oracles):  # the groups (a handful), not users
+            users = np.flatnonzero(g == i)
+            parts.append((0, users, o, o.perturb(v[users], gen)))
+        return routed(g, parts)
+
+    def collect(self, values, rng) -> list[Group]:
+        """Every user's report (:meth:`__call__`), aggregated per group by its oracle: the groups
+        :func:`pool_ivw` and :func:`pool_mle` take.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+        rng : seed, Generator or "secure"
+
+        Returns
+        -------
+        list of Group
+
+        Raises
+        ------
+        ValueError
+            If a group received no user.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles, pooling
+        >>> client = pooling.PooledClient([(oracles.get("grr", 1.0, 3), 0.5), (oracles.get("oue", 2.0, 3), 0.5)])
+        >>> groups = client.collect(np.repeat([0, 1, 2], [600, 300, 100]), rng=0)
+        >>> bool(abs(pooling.pool_ivw(groups).f - [0.6, 0.3, 0.1]).max() < 0.1)
+        True
+        """
+        reps = self(values, rng)
+        out = []
+        for _, users, o, rep in reps.parts:
+            if users.size == 0:
+                raise ValueError(f"group {o!r} received no users: raise its share or the number of users")
+            out.append(group_from_estimate(o.estimate(o.aggregate(rep), int(users.size))))
+        return out
+
+    def score(self, reports: RoutedReports, x: int, x2: int) -> np.ndarray:
+        """The model's score of x against x′: each group's support difference weighted by its ε
+        (:func:`~ldpopt.oracles.routed.support_score`; the exact log likelihood ratio for GRR and the
+        local-hashing oracles).
+
+        Parameters
+        ----------
+        reports : RoutedReports
+        x, x2 : int
+
+        Returns
+        -------
+        ndarray (m,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles, pooling
+        >>> client = pooling.PooledClient([(oracles.get("grr", 1.0, 3), 1.0)])
+        >>> s = client.score(client(np.zeros(2000, dtype=int), rng=0), 0, 1)
+        >>> bool(s.mean() > 0)        # the reports of users on 0 favour 0
+        True
+        """
+        return support_score(reports, lambda j: (int(x), int(x2)), weight=lambda o: o.epsilon)
+
+    def audit_spec(self, pairs=None) -> dict:
+        """Keyword arguments of :func:`ldpopt.audit.audit_client` for these users (stated: :attr:`epsilon`).
+
+        Parameters
+        ----------
+        pairs : list of (int, int), optional
+            Neighbouring values (default: the auditor's, from d).
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> from ldpopt import oracles, pooling
+        >>> client = pooling.PooledClient([(oracles.get("grr", 0.5, 4), 0.5), (oracles.get("olh", 1.0, 4), 0.5)])
+        >>> spec = client.audit_spec()
+        >>> spec["stated"], spec["name"]
+        (1.0, 'pooled grr(ε=0.5) + olh(ε=1)')
+        """
+        spec = {"client": self, "stated": self.epsilon, "d": self.d,
+                "model_score": lambda rounds, x, x2: self.score(rounds[0], int(x), int(x2)),
+                "name": "pooled " + " + ".join(f"{o.name}(ε={o.epsilon:g})" for o in self.oracles)}
+        if pairs is not None:
+            spec["pairs"] = [(int(a), int(b)) for a, b in pairs]
+        return spec
+
+
+__all__ += ["PooledClient"]

@@ -110,7 +110,10 @@ class ClientAudit:
 
 def _plain(x):
     a = np.asarray(x)
-    return a.item() if a.ndim == 0 else a.tolist()
+    v = a.item() if a.ndim == 0 else a.tolist()
+    if isinstance(v, float) and math.isnan(v):
+        return None  # JSON has no NaN (a key–value user's row: NaN where she holds no key)
+    return [_plain(t) for t in v] if isinstance(v, list) else v
 
 
 def _world(x, m: int) -> np.ndarray:

@@ -164,6 +164,44 @@ class KVData:
         a, b = self.offsets[u], self.offsets[u + 1]
         return self.keys[a:b], self.values[a:b]
 
+    @classmethod
+    def from_dense(cls, rows) -> KVData:
+        """Users from dense rows: row u, column k holds user u's value for key k, NaN where she does
+        not hold k (d = the number of columns).
+
+        Parameters
+        ----------
+        rows : array_like, shape (n, d)
+            Values in [−1, 1] or NaN; d ≥ 2, n ≥ 1.
+
+        Returns
+        -------
+        KVData
+
+        Raises
+        ------
+        ValueError
+            If ``rows`` is not a 2-D array of at least one row and two columns, or a value is outside
+            [−1, 1].
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.keyvalue import KVData
+        >>> kv = KVData.from_dense([[0.5, np.nan, -1.0], [np.nan, np.nan, np.nan]])
+        >>> kv.offsets.tolist(), kv.keys.tolist(), kv.values.tolist()
+        ([0, 2, 2], [0, 2], [0.5, -1.0])
+        """
+        a = np.asarray(rows, dtype=np.float64)
+        if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 2:
+            raise ValueError(f"rows must be a 2-D array (n >= 1 users, d >= 2 keys), got shape {a.shape}")
+        held = ~np.isnan(a)
+        if np.any(np.abs(a[held]) > 1):
+            raise ValueError("rows must hold values in [-1, 1] (NaN: key not held)")
+        users, keys = np.nonzero(held)
+        offsets = np.concatenate([[0], np.cumsum(held.sum(axis=1))])
+        return cls(offsets, keys, a[users, keys], a.shape[1])
+
 
 def _draw_sets(n, d, sizes, weights, rng):
     """Distinct keys per user, drawn without replacement ∝ weights (Gumbel top-s, vectorised in blocks)."""

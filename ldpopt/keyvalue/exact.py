@@ -12,7 +12,7 @@ import itertools
 
 import numpy as np
 
-__all__ = ["epsilon", "user_sets"]
+__all__ = ["epsilon", "user_sets", "worst_pair"]
 
 
 def user_sets(d: int):
@@ -47,3 +47,31 @@ def epsilon(protocol) -> float:
         return float("inf")
     logs = np.log(laws)
     return float((logs.max(axis=0) - logs.min(axis=0)).max())
+
+
+def worst_pair(protocol) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The two users' sets (keys, values) whose report laws differ most: the pair attaining
+    :func:`epsilon` (the first found in :func:`user_sets`' order); needs d ≤ 8.
+
+    Parameters
+    ----------
+    protocol : PCKV or PrivKV
+
+    Returns
+    -------
+    ((keys, values), (keys, values))
+        S and S′ with max over reports y of ln P(y | S)/P(y | S′) equal to :func:`epsilon`.
+
+    Examples
+    --------
+    >>> from ldpopt import keyvalue as kv
+    >>> from ldpopt.keyvalue.exact import worst_pair
+    >>> (k1, v1), (k2, v2) = worst_pair(kv.pckv_grr(1.0, 2))
+    >>> k1.tolist(), v1.tolist(), k2.tolist(), v2.tolist()
+    ([0], [1.0], [], [])
+    """
+    sets = list(user_sets(protocol.d))
+    laws = np.array([protocol.report_distribution(k, v) for k, v in sets])
+    logs = np.log(np.maximum(laws, np.finfo(float).tiny))
+    y = int((logs.max(axis=0) - logs.min(axis=0)).argmax())
+    return sets[int(logs[:, y].argmax())], sets[int(logs[:, y].argmin())]

@@ -49,12 +49,9 @@ def _check(epsilon, d, ell):
         raise ValueError(f"ell must be an integer >= 1, got {ell!r}")
 
 
-def sample_cells(data: KVData, ell: int, rng) -> np.ndarray:
-    """Padding-and-sampling and discretisation for all users at once (vectorised, exact in law).
-
-    Returns the cell counts, shape (2, d + ℓ): row 0 the users whose sampled pair is ⟨k, +1⟩,
-    row 1 ⟨k, −1⟩ (dummy keys take x uniform: their value is 0).
-    """
+def _sample_pairs(data: KVData, ell: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Padding-and-sampling for every user (§4.2): each user's pair drawn uniformly from her set padded
+    to max(|S|, ℓ) with dummy keys d..d+ℓ−1 (value 0). Returns (key, value) per user."""
     s = data.sizes
     L = np.maximum(s, ell)
     idx = np.floor(rng.random(data.n) * L).astype(np.int64)
@@ -65,6 +62,16 @@ def sample_cells(data: KVData, ell: int, rng) -> np.ndarray:
     key[real] = data.keys[pos]
     val[real] = data.values[pos]
     key[~real] = data.d + rng.integers(ell, size=int((~real).sum()))
+    return key, val
+
+
+def sample_cells(data: KVData, ell: int, rng) -> np.ndarray:
+    """Padding-and-sampling and discretisation for all users at once (vectorised, exact in law).
+
+    Returns the cell counts, shape (2, d + ℓ): row 0 the users whose sampled pair is ⟨k, +1⟩,
+    row 1 ⟨k, −1⟩ (dummy keys take x uniform: their value is 0).
+    """
+    key, val = _sample_pairs(data, ell, rng)
     minus = rng.random(data.n) >= (1 + val) / 2
     K = data.d + ell
     return np.bincount(key + K * minus, minlength=2 * K).reshape(2, K)
@@ -248,6 +255,91 @@ class PCKV(KVProtocol):
         w = rng.random()
         y[k] = x if w < self.a * self.p else (-x if w < self.a else 0)
         return y
+
+    def perturb_users(self, data: KVData, rng=None) -> np.ndarray:
+        """Every user's report at once: :meth:`perturb`'s law, vectorised (no loop over users or keys).
+
+        Each user's pair is padded-and-sampled (§4.2), discretised to x = ±1 (§4.3) and perturbed
+        (§4.4) with her own draws, as :meth:`perturb` does one user; the rows are the reports the
+        server receives (``tests/test_keyvalue_clients.py`` holds their law to :meth:`report_distribution`).
+
+        Parameters
+        ----------
+        data : KVData
+            With ``data.d == self.d``.
+        rng : seed, Generator or None
+
+        Returns
+        -------
+        ndarray
+            GRR: (n, 2) int64 rows (key, value ±1); UE: (n, K) int8 rows in {−1, 0, 1}.
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> data = kv.power_law(1000, 5, rng=0)
+        >>> r = kv.pckv_grr(1.0, 5).perturb_users(data, rng=1)
+        >>> r.shape, bool(set(r[:, 1].tolist()) <= {-1, 1})
+        ((1000, 2), True)
+        """
+        if not isinstance(data, KVData) or data.d != self.d:
+            raise ValueError(f"data must be a KVData over d={self.d} keys")
+        rng = as_generator(rng)
+        n = data.n
+        key, val = _sample_pairs(data, self.ell, rng)
+        x = np.where(rng.random(n) < (1 + val) / 2, 1, -1).astype(np.int64)
+        if self.kind == "grr":
+            keep = rng.random(n) < self.a
+            same = rng.random(n) < self.p
+            other = rng.integers(self.K - 1, size=n)
+            other += other >= key
+            coin = np.where(rng.random(n) < 0.5, 1, -1)
+            out = np.empty((n, 2), dtype=np.int64)
+            out[:, 0] = np.where(keep, key, other)
+            out[:, 1] = np.where(keep, np.where(same, x, -x), coin)
+            return out
+        u = rng.random((n, self.K))
+        y = np.where(u < self.b / 2, 1, np.where(u < self.b, -1, 0)).astype(np.int8)
+        w = rng.random(n)
+        y[np.arange(n), key] = np.where(w < self.a * self.p, x, np.where(w < self.a, -x, 0))
+        return y
+
+    def log_prob(self, reports, keys, values) -> np.ndarray:
+        """ln P(report | the user's set) of each report row (:meth:`perturb_users`' rows), in closed form.
+
+        Parameters
+        ----------
+        reports : ndarray
+            Rows of :meth:`perturb_users`.
+        keys, values : array_like
+            One user's set.
+
+        Returns
+        -------
+        ndarray (n,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import keyvalue as kv
+        >>> p = kv.pckv_ue(1.0, 2)
+        >>> ys = np.array(p.outputs())
+        >>> bool(np.allclose(np.exp(p.log_prob(ys, [0], [0.5])), p.report_distribution([0], [0.5])))
+        True
+        """
+        w = self.cell_law(keys, values)
+        r = np.asarray(reports, dtype=np.int64)
+        if self.kind == "grr":
+            law = self.report_distribution(keys, values)
+            return np.log(law[(r[:, 1] < 0) * self.K + r[:, 0]])
+        # P(y) = Π_k q0(y_k) · Σ_{k, x} w(k, x) g(y_k, x)/q0(y_k) (report_distribution's form)
+        q0 = np.array([self.b / 2, 1 - self.b, self.b / 2])         # y = −1, 0, +1
+        ap, am, z = self.a * self.p, self.a * (1 - self.p), 1 - self.a
+        h_plus = np.array([am, z, ap]) / q0                            # x = +1
+        h_minus = np.array([ap, z, am]) / q0                           # x = −1
+        i = r + 1
+        mix = h_plus[i] @ w[0] + h_minus[i] @ w[1]
+        return np.log(q0[i]).sum(axis=1) + np.log(mix)
 
     def aggregate(self, reports) -> np.ndarray:
         """The counts of a list of reports from :meth:`perturb`.

@@ -15,6 +15,19 @@ from .protocol import KVEstimate, KVProtocol, PairEstimate
 __all__ = ["PrivKV", "privkv"]
 
 
+def _lookup(data: KVData, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each user holds her sampled key j, and its value (0 if not): sorted pair codes."""
+    d = data.d
+    code = data.users * d + data.keys
+    order = np.argsort(code, kind="stable")
+    code = code[order]
+    q = np.arange(data.n) * d + j
+    pos = np.minimum(np.searchsorted(code, q), max(code.size - 1, 0))
+    present = (code[pos] == q) if code.size else np.zeros(data.n, dtype=bool)
+    v = np.where(present, data.values[order][pos] if code.size else 0.0, 0.0)
+    return present, v
+
+
 class PrivKV(KVProtocol):
     """PrivKV, one round (module notes).
 
@@ -83,6 +96,67 @@ class PrivKV(KVProtocol):
         bit = int(rng.random() < self.p1) if hit.size else int(rng.random() >= self.p1)
         return j, bit * (x if rng.random() < self.p2 else -x)
 
+    def perturb_users(self, data: KVData, rng=None) -> np.ndarray:
+        """Every user's report ⟨j, y⟩ at once: :meth:`perturb`'s law, vectorised (no loop over users).
+
+        Parameters
+        ----------
+        data : KVData
+            With ``data.d == self.d``.
+        rng : seed, Generator or None
+
+        Returns
+        -------
+        ndarray (n, 2) of int64
+            Rows (j, y), y ∈ {−1, 0, 1}.
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> r = kv.privkv(1.0, 5).perturb_users(kv.power_law(1000, 5, rng=0), rng=1)
+        >>> r.shape, bool(set(r[:, 1].tolist()) <= {-1, 0, 1})
+        ((1000, 2), True)
+        """
+        if not isinstance(data, KVData) or data.d != self.d:
+            raise ValueError(f"data must be a KVData over d={self.d} keys")
+        rng = as_generator(rng)
+        n = data.n
+        j = rng.integers(self.d, size=n)
+        present, v = _lookup(data, j)
+        x = np.where(rng.random(n) < (1 + v) / 2, 1, -1)
+        u = rng.random(n)
+        bit = np.where(present, u < self.p1, u >= self.p1)
+        out = np.empty((n, 2), dtype=np.int64)
+        out[:, 0] = j
+        out[:, 1] = bit * np.where(rng.random(n) < self.p2, x, -x)
+        return out
+
+    def log_prob(self, reports, keys, values) -> np.ndarray:
+        """ln P(report | the user's set) of each row of :meth:`perturb_users` (from
+        :meth:`report_distribution`).
+
+        Parameters
+        ----------
+        reports : ndarray (n, 2)
+        keys, values : array_like
+            One user's set.
+
+        Returns
+        -------
+        ndarray (n,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import keyvalue as kv
+        >>> p = kv.privkv(1.0, 2)
+        >>> bool(np.allclose(np.exp(p.log_prob(np.array(p.outputs()), [1], [0.5])), p.report_distribution([1], [0.5])))
+        True
+        """
+        r = np.asarray(reports, dtype=np.int64)
+        law = self.report_distribution(keys, values)
+        return np.log(law[3 * r[:, 0] + np.where(r[:, 1] == 1, 0, np.where(r[:, 1] == -1, 1, 2))])
+
     def aggregate(self, reports) -> np.ndarray:
         """The counts of a list of reports from :meth:`perturb`.
 
@@ -134,13 +208,7 @@ class PrivKV(KVProtocol):
         rng = as_generator(rng)
         d = self.d
         j = rng.integers(d, size=data.n)
-        code = data.users * d + data.keys
-        order = np.argsort(code, kind="stable")
-        code = code[order]
-        q = np.arange(data.n) * d + j
-        pos = np.minimum(np.searchsorted(code, q), max(code.size - 1, 0))
-        present = (code[pos] == q) if code.size else np.zeros(data.n, dtype=bool)
-        v = np.where(present, data.values[order][pos] if code.size else 0.0, 0.0)
+        present, v = _lookup(data, j)
         minus = rng.random(data.n) >= (1 + v) / 2
         hp = np.bincount(j[present & ~minus], minlength=d)
         hm = np.bincount(j[present & minus], minlength=d)

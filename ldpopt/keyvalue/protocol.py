@@ -10,8 +10,13 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_generator
+from .data import KVData
+from .exact import worst_pair
 
 __all__ = ["KVEstimate", "KVProtocol", "PairEstimate"]
+
+#: report cells (users × report width) per block of :meth:`KVProtocol.collect`
+BLOCK_CELLS = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,12 @@ class PairEstimate:
     ell: int
 
 
+def _users(data, lo: int, hi: int):
+    """Users lo..hi−1 of a KVData, as a KVData."""
+    a, b = data.offsets[lo], data.offsets[hi]
+    return KVData(data.offsets[lo:hi + 1] - a, data.keys[a:b], data.values[a:b], data.d)
+
+
 class KVProtocol:
     """Base of the key–value protocols: the affine system of the module notes.
 
@@ -75,9 +86,10 @@ class KVProtocol:
     name = "kv"
 
     def collect(self, data, rng=None) -> np.ndarray:
-        """Every user of ``data`` (a :class:`~ldpopt.keyvalue.KVData`) through the protocol's
-        ``perturb``, then its ``aggregate``: the real client path, one report per user (the fast path,
-        exact in law and with no loop over users, is ``sample_counts``).
+        """Every user of ``data`` (a :class:`~ldpopt.keyvalue.KVData`) through the protocol's client
+        (``perturb_users``: ``perturb``'s law for all users at once, in blocks of at most 2^24 report
+        cells), then its ``aggregate``: one report per user (``sample_counts`` draws the counts'
+        law directly, without the reports).
 
         Parameters
         ----------
@@ -96,8 +108,81 @@ class KVProtocol:
         >>> int(kv.pckv_grr(1.0, 5).collect(data, rng=1).sum())
         100
         """
+        if not isinstance(data, KVData) or data.d != self.d:
+            raise ValueError(f"data must be a KVData over d={self.d} keys")
         rng = as_generator(rng)
-        return self.aggregate([self.perturb(*data.user(u), rng) for u in range(data.n)])
+        width = int(getattr(self, "K", 2))
+        block = max(1, BLOCK_CELLS // width)
+        parts = [data] if data.n <= block else [_users(data, lo, min(lo + block, data.n))
+                                                  for lo in range(0, data.n, block)]  # memory blocks of users
+        return np.sum([self.aggregate(self.perturb_users(part, rng)) for part in parts], axis=0)
+
+    def perturb_users(self, data, rng=None) -> np.ndarray:  # pragma: no cover - each protocol's client
+        raise NotImplementedError
+
+    def log_prob(self, reports, keys, values) -> np.ndarray:  # pragma: no cover - each protocol's law
+        raise NotImplementedError
+
+    def audit_spec(self, pairs=None) -> dict:
+        """What :func:`ldpopt.audit.audit_client` needs to audit this protocol's client as it runs.
+
+        The client is :meth:`perturb_users` on users given as dense rows (a row per user, column k her
+        value for key k, NaN where she does not hold it: :meth:`KVData.from_dense`); every field of the
+        report rows is read. The stated ε is the protocol's composed ε over key and value (PCKV's ε, or
+        its ``exact_epsilon`` when ℓ > d; PrivKV's ε/2 on the key bit plus ε/2 on the value). The model
+        attack is the exact likelihood ratio ln P(y | S) − ln P(y | S′) (:meth:`log_prob`).
+
+        Parameters
+        ----------
+        pairs : list of (row, row), optional
+            Neighbouring users as dense rows of length d. Default: the worst pair of the exact
+            enumeration (:func:`~ldpopt.keyvalue.exact.worst_pair`, d ≤ 6), then {0: +1} against
+            {0: −1}, {1: +1} and the empty set.
+
+        Returns
+        -------
+        dict
+            ``client``, ``stated``, ``pairs``, ``model_score``, ``name``: keyword arguments of
+            ``audit_client``.
+
+        Examples
+        --------
+        >>> from ldpopt import keyvalue as kv
+        >>> spec = kv.privkv(1.0, 3).audit_spec()
+        >>> spec["stated"], len(spec["pairs"]), spec["client"](np.array([[1.0, np.nan, np.nan]]), 0).shape
+        (1.0, 4, (1, 2))
+        """
+        d = self.d
+
+        def row(keys=(), values=()):
+            r = np.full(d, np.nan)
+            r[np.asarray(keys, dtype=np.int64)] = values
+            return tuple(float(v) for v in r)
+
+        if pairs is None:
+            pairs = []
+            if d <= 6:
+                (k1, v1), (k2, v2) = worst_pair(self)
+                pairs.append((row(k1, v1), row(k2, v2)))
+            pairs += [(row([0], [1.0]), row([0], [-1.0])), (row([0], [1.0]), row([1], [1.0])),
+                      (row([0], [1.0]), row())]
+        pairs = [(tuple(a), tuple(b)) for a, b in pairs]
+        if any(len(a) != d or len(b) != d for a, b in pairs):
+            raise ValueError(f"pairs must hold dense rows of length d = {d}")
+
+        def client(values, rng):
+            return self.perturb_users(KVData.from_dense(values), rng)
+
+        def held(x):
+            a = np.asarray(x, dtype=np.float64)
+            k = np.flatnonzero(~np.isnan(a))
+            return k, a[k]
+
+        def model_score(rounds, x, x2):
+            return self.log_prob(rounds[0], *held(x)) - self.log_prob(rounds[0], *held(x2))
+
+        stated = float(getattr(self, "exact_epsilon", self.epsilon))
+        return {"client": client, "stated": stated, "pairs": pairs, "model_score": model_score, "name": self.name}
 
     def perturb(self, *args: Any, **kwargs: Any):  # pragma: no cover - each protocol's client
         raise NotImplementedError

@@ -587,6 +587,32 @@ class FrequencyOracle(abc.ABC):
         ((5, 4), True)
         """
 
+    def support_columns(self, reports, values) -> np.ndarray:
+        """``support_matrix(reports)[:, values]``: whether each report supports each of a few values
+        (an oracle that can compute those columns alone overrides it: the local-hashing oracles hash
+        only them, O(m·len(values))).
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+        values : array_like of int
+            Values in [0, d).
+
+        Returns
+        -------
+        ndarray of bool, shape (m, len(values))
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> grr = oracles.get("grr", 1.0, 4)
+        >>> grr.support_columns(grr.perturb([0, 1, 2], rng=0), [0, 3]).shape
+        (3, 2)
+        """
+        return self.support_matrix(reports)[:, np.asarray(values, dtype=np.int64)]
+
     # -- the fast path -------------------------------------------------------------------------
     @abc.abstractmethod
     def sample_counts(self, true_counts, rng) -> np.ndarray:

@@ -234,6 +234,29 @@ class GRR(FrequencyOracle):
         r = check_values(reports, self.d, "reports")
         return r[:, None] == np.arange(self.d)[None, :]
 
+    def support_columns(self, reports, values) -> np.ndarray:
+        """Whether each report is each of ``values`` (a report supports only itself), O(m·len(values)).
+
+        Parameters
+        ----------
+        reports
+            What :meth:`perturb` returned.
+        values : array_like of int
+            Values in [0, d).
+
+        Returns
+        -------
+        ndarray of bool, shape (m, len(values))
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.GRR(1.0, 4).support_columns([2, 0], [0, 2]).astype(int).tolist()
+        [[0, 1], [1, 0]]
+        """
+        r = check_values(reports, self.d, "reports")
+        return r[:, None] == np.asarray(values, dtype=np.int64)[None, :]
+
     def sample_counts(self, true_counts, rng) -> np.ndarray:
         """Exact in distribution. GRR(v) equals "report v w.p. p − q, otherwise a uniform value of
         D" (then Pr[v] = p − q + (1 − p + q)/d = p since 1 − p + q = dq). So: per value, a

@@ -427,6 +427,33 @@ class OLH(IndependentSupports):
         logw = (1 - self.d) * math.log(self.g) + (self.d - size) * math.log(self.g - 1)
         return np.where(S, self._keep, self._move_each) * np.exp(logw)[None, :]
 
+    def support_columns(self, reports, values) -> np.ndarray:
+        """Whether each report (s, r) supports each of ``values`` (H_s(v) = r), hashing only those.
+
+        Parameters
+        ----------
+        reports : ndarray of int64, shape (m, 2)
+            What :meth:`perturb` returned.
+        values : array_like of int
+            Values in [0, d).
+
+        Returns
+        -------
+        ndarray of bool, shape (m, len(values))
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> olh = oracles.OLH(1.0, 50)
+        >>> reports = olh.perturb(np.arange(50), rng=0)
+        >>> bool(np.array_equal(olh.support_columns(reports, [3, 7]), olh.support_matrix(reports)[:, [3, 7]]))
+        True
+        """
+        s, r = self._check_reports(reports)
+        v = np.asarray(values, dtype=np.int64)
+        return self.hash(s[:, None], v[None, :]) == r[:, None]
+
     def support_matrix(self, reports=None) -> np.ndarray:
         """Per-report support, bool (m, d): report (s, r) supports v iff H_s(v) = r.
 
