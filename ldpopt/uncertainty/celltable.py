@@ -67,8 +67,9 @@ def flag_corrections(estimate, raw, sigma, sigmas: float = FLAG_SIGMAS, floor: f
         As in :func:`correction_sigma`.
     sigmas : float, default 7
         The multiple of σ (> 0).
-    floor : float, default 1
-        The smallest flagged correction, in the cells' units (one count; pass 1/n for frequencies).
+    floor : float or array_like, default 1
+        The smallest flagged correction, in the cells' units (one count; pass 1/n for frequencies),
+        one for all cells or one per cell.
 
     Returns
     -------
@@ -87,10 +88,13 @@ def flag_corrections(estimate, raw, sigma, sigmas: float = FLAG_SIGMAS, floor: f
     """
     if not float(sigmas) > 0:
         raise ValueError(f"sigmas must be > 0, got {sigmas!r}")
-    if not float(floor) >= 0:
-        raise ValueError(f"floor must be >= 0, got {floor!r}")
+    fl = np.asarray(floor, dtype=np.float64)
+    if fl.ndim > 1 or not np.all(fl >= 0):
+        raise ValueError(f"floor must be >= 0 (one number, or one per cell), got {floor!r}")
     x, y, s = _same(estimate, raw, sigma)
-    return np.isfinite(s) & (np.abs(x - y) > np.maximum(float(sigmas) * s, float(floor)))
+    if fl.ndim == 1 and fl.shape != x.shape:
+        raise ValueError(f"floor must be one number or one per cell ({x.size}), got shape {fl.shape}")
+    return np.isfinite(s) & (np.abs(x - y) > np.maximum(float(sigmas) * s, fl))
 
 
 def _same(*arrays):
@@ -155,7 +159,7 @@ def cell_frame(estimate, se, raw, sigma, *, level: float = 0.95, ci_low=None, ci
         lo, hi = x - z * e, x + z * e
     else:
         lo, hi = np.asarray(ci_low, dtype=np.float64), np.asarray(ci_high, dtype=np.float64)
-    idx = list(labels) if labels is not None else np.arange(x.size)
+    idx = (labels if isinstance(labels, pd.Index) else list(labels)) if labels is not None else np.arange(x.size)
     return pd.DataFrame({"estimate": x, "se": e, "ci_low": lo, "ci_high": hi,
                          "correction_sigma": correction_sigma(x, y, s),
                          "flagged": flag_corrections(x, y, s, sigmas, floor)}, index=idx)
