@@ -129,7 +129,11 @@ def marginal_cells(est: MarginalEstimates, post="linear", level: float = 0.95, *
     ``post="linear"`` (:func:`linear_consistency`): the exact SE √diag(P C Pᵀ), C each marginal's
     exact covariance of f̃ (:func:`ldpopt.uncertainty.analytic.covariance` at the plug-in truth; the
     marginals independent, as when each user reports one marginal — SMP, CALM — or under central
-    noise), and the normal interval. Otherwise the parametric bootstrap: the world is the release,
+    noise), and the normal interval. For SMP and CALM it is the SE given who reported which marginal:
+    the users' random split into groups adds each group's own sampling variance (about
+    (1 − 1/m)·f(1 − f)/n_i per cell), which neither this SE nor the bootstrap holds; it matters where
+    the oracle's noise is small against it (large ε: docs/multi.md, "Every marginal cell with its
+    error bar"). Otherwise the parametric bootstrap: the world is the release,
     each marginal's counts re-drawn through its own oracle's or central mechanism's sampler
     (:func:`ldpopt.uncertainty.resample.oracle_of`), the release recomputed, the ``interval``
     construction of :func:`ldpopt.uncertainty.intervals` clipped to [0, 1]; ``post="calm"`` is

@@ -51,7 +51,8 @@ def correction_sigma(estimate, raw, sigma) -> np.ndarray:
     return np.where(np.isinf(s), np.nan, out)
 
 
-def flag_corrections(estimate, raw, sigma, sigmas: float = FLAG_SIGMAS, floor: float = FLAG_FLOOR) -> np.ndarray:
+def flag_corrections(estimate, raw, sigma, sigmas: float = FLAG_SIGMAS,
+                     floor: float | np.ndarray = FLAG_FLOOR) -> np.ndarray:
     """The cells whose post-processing correction is implausible under the stated noise:
     |released − raw| > max(``sigmas`` · σ, ``floor``).
 
@@ -107,7 +108,7 @@ def _same(*arrays):
 
 
 def cell_frame(estimate, se, raw, sigma, *, level: float = 0.95, ci_low=None, ci_high=None, labels=None,
-               sigmas: float = FLAG_SIGMAS, floor: float = FLAG_FLOOR):
+               sigmas: float = FLAG_SIGMAS, floor: float | np.ndarray = FLAG_FLOOR):
     """One row per released cell: estimate, se, ci_low, ci_high, correction_sigma, flagged.
 
     Parameters
@@ -121,7 +122,9 @@ def cell_frame(estimate, se, raw, sigma, *, level: float = 0.95, ci_low=None, ci
         Intervals computed elsewhere (a bootstrap's), kept as given.
     labels : sequence or None
         The index (cell names); None: 0..m−1.
-    sigmas, floor : float
+    sigmas : float
+        The flag rule of :func:`flag_corrections`.
+    floor : float or array_like
         The flag rule of :func:`flag_corrections`.
 
     Returns
