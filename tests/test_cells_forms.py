@@ -145,21 +145,24 @@ def _marginal(seed: int, central: str | None = None):
     return data, var / data.n**2, multi.MarginalEstimates(ms, tuple(ests), "central", 1.0, 1.0, data.n)
 
 
-def _independent_cov(e: Estimate, noise_var) -> np.ndarray:
-    """Cov of f̃ given the users' values, from the mechanism's own law (not ldpopt's formulas): GRR
+def _independent_cov(e: Estimate, noise_var, n: int) -> np.ndarray:
+    """Cov of f̃ − f from the mechanism's own law (not ldpopt's formulas): given the group's users, GRR
     counts a sum over users of one-hot reports drawn from the channel's column of the user's value
     (Σ_v n_v (diag(P_v) − P_v P_vᵀ)), OUE bits independent Bernoulli (p at the value, q elsewhere),
-    central noise independent of the mechanism's variance; n_v at the plug-in clip(f̃)."""
+    central noise independent of the mechanism's variance; n_v at the plug-in clip(f̃). A group of
+    n_i < n users adds the multivariate hypergeometric covariance of its own marginal."""
     f = np.clip(e.f_tilde, 0.0, 1.0)
     scale = 1.0 / (e.n * (e.p - e.q)) ** 2
     if e.oracle == "grr":
         P = np.full((e.d, e.d), e.q) + np.eye(e.d) * (e.p - e.q)         # column v: the law of v's report
-        cov = sum(e.n * f[v] * (np.diag(P[:, v]) - np.outer(P[:, v], P[:, v])) for v in range(e.d))
-        return scale * cov
-    if e.oracle == "oue":
+        cov = scale * sum(e.n * f[v] * (np.diag(P[:, v]) - np.outer(P[:, v], P[:, v])) for v in range(e.d))
+    elif e.oracle == "oue":
         n_v = e.n * f
-        return scale * np.diag(n_v * e.p * (1 - e.p) + (e.n - n_v) * e.q * (1 - e.q))
-    return np.eye(e.d) * noise_var
+        cov = scale * np.diag(n_v * e.p * (1 - e.p) + (e.n - n_v) * e.q * (1 - e.q))
+    else:
+        return np.eye(e.d) * noise_var
+    g = f / f.sum()
+    return cov + (n - e.n) / ((n - 1) * e.n) * (np.diag(g) - np.outer(g, g))
 
 
 def _kkt_map(est) -> tuple[np.ndarray, np.ndarray]:
@@ -193,7 +196,7 @@ def test_marginal_linear_cells_exact_against_an_independent_dense_computation(se
     ms = est.marginals
     C = np.zeros((ms.size, ms.size))
     for i, e in enumerate(est.estimates):
-        C[ms.block(i), ms.block(i)] = _independent_cov(e, noise_var)
+        C[ms.block(i), ms.block(i)] = _independent_cov(e, noise_var, est.n)
     np.testing.assert_allclose(tab["se"], np.sqrt(np.diag(K @ C @ K.T)), rtol=1e-8)
     np.testing.assert_allclose(tab["ci_high"] - tab["ci_low"], 2 * 1.6448536269514722 * tab["se"], rtol=1e-9)
     sig = np.sqrt(np.diag(C))

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import as_generator
+from ..estimate import central_noise
 from ..uncertainty.analytic import covariance
 from ..uncertainty.bootstrap import _check_level, _check_resamples, interval_from
 from ..uncertainty.celltable import FLAG_SIGMAS, cell_frame
@@ -87,8 +88,20 @@ def linear_consistency(est: MarginalEstimates) -> np.ndarray:
 
 
 def _raw_covariance(est: MarginalEstimates) -> list[np.ndarray]:
-    """Each marginal's exact Cov(f̃_i) at its plug-in truth (the marginals independent: disjoint users)."""
-    return [covariance(e) for e in est.estimates]
+    """Each marginal's Cov(f̃_i − f_i) at its plug-in truth: the oracle's exact covariance given the
+    group's users, plus — where users were split into groups (not central noise) — the group's own
+    sampling covariance about the whole population's marginal, n_i of n drawn without replacement:
+    (n − n_i)/((n − 1) n_i) · (diag(f) − ffᵀ). Across marginals the groups' covariance (of order
+    1/n, needing the joint of the two marginals) is left out."""
+    out = []
+    for e in est.estimates:
+        c = covariance(e)
+        if _split(est, e):
+            f = np.clip(e.f_tilde, 0.0, None)
+            f = f / max(float(f.sum()), 1e-300)
+            c = c + (est.n - e.n) / ((est.n - 1) * e.n) * (np.diag(f) - np.outer(f, f))
+        out.append(c)
+    return out
 
 
 def _labels(est: MarginalEstimates):
@@ -104,12 +117,25 @@ def _floor(est: MarginalEstimates) -> np.ndarray:
     return np.repeat([1.0 / e.n for e in est.estimates], est.marginals.sizes)
 
 
+def _split(est: MarginalEstimates, e) -> bool:
+    """Whether marginal ``e``'s reports came from a group of the users (SMP, CALM), not all of them."""
+    return central_noise(e) is None and e.n < est.n
+
+
 def _redraw(est: MarginalEstimates, world: np.ndarray, B: int, gen) -> np.ndarray:
-    """(B, N) raw estimates re-drawn around ``world`` through each marginal's own sampler."""
+    """(B, N) raw estimates re-drawn around ``world`` through each marginal's own sampler; where the
+    users were split into groups, each resample's group first re-drawn from the world's population
+    (n_i of n without replacement: multivariate hypergeometric)."""
     parts = []
     for e, w in zip(est.estimates, est.marginals.split(world)):
-        C = draw_counts(oracle_of(e), population(np.clip(w, 0.0, None) / max(float(np.clip(w, 0.0, None).sum()),
-                                                                           1e-300), e.n), B, gen)
+        w = np.clip(w, 0.0, None)
+        w = w / max(float(w.sum()), 1e-300)
+        orc = oracle_of(e)
+        if _split(est, e):
+            groups = gen.multivariate_hypergeometric(population(w, est.n), e.n, size=B)
+            C = np.stack([draw_counts(orc, g, 1, gen)[0] for g in groups])   # one truth per resample
+        else:
+            C = draw_counts(orc, population(w, e.n), B, gen)
         parts.append((C / e.n - e.q) / (e.p - e.q))
     return np.concatenate(parts, axis=1)
 
@@ -129,11 +155,11 @@ def marginal_cells(est: MarginalEstimates, post="linear", level: float = 0.95, *
     ``post="linear"`` (:func:`linear_consistency`): the exact SE √diag(P C Pᵀ), C each marginal's
     exact covariance of f̃ (:func:`ldpopt.uncertainty.analytic.covariance` at the plug-in truth; the
     marginals independent, as when each user reports one marginal — SMP, CALM — or under central
-    noise), and the normal interval. For SMP and CALM it is the SE given who reported which marginal:
-    the users' random split into groups adds each group's own sampling variance (about
-    (1 − 1/m)·f(1 − f)/n_i per cell), which neither this SE nor the bootstrap holds; it matters where
-    the oracle's noise is small against it (large ε: docs/multi.md, "Every marginal cell with its
-    error bar"). Otherwise the parametric bootstrap: the world is the release,
+    noise), and the normal interval. For SMP and CALM the users' random split into groups adds each
+    group's own sampling variance about the population's marginal, (n − n_i)/((n − 1) n_i)·(diag(f) −
+    ffᵀ), which both the SE and the bootstrap's re-drawn groups hold; the groups' (negative)
+    covariance across marginals is left out, so the SE is a little conservative there
+    (docs/multi.md, "Every marginal cell with its error bar"). Otherwise the parametric bootstrap: the world is the release,
     each marginal's counts re-drawn through its own oracle's or central mechanism's sampler
     (:func:`ldpopt.uncertainty.resample.oracle_of`), the release recomputed, the ``interval``
     construction of :func:`ldpopt.uncertainty.intervals` clipped to [0, 1]; ``post="calm"`` is
