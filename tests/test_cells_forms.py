@@ -251,3 +251,35 @@ def test_tree_cells_in_engines_same_numbers():
         assert duck.columns.tolist()[1:7] == list(COLUMNS)
         np.testing.assert_array_equal(duck["se"].to_numpy(), tab["se"].to_numpy())
         np.testing.assert_array_equal(duck["ci_low"].to_numpy(), tab["ci_low"].to_numpy())
+
+
+def test_multi_cli_file_carries_the_marginal_table(tmp_path):
+    """``ldpopt multi --post linear --ci``: the file's columns are ``marginal_cells``' numbers for the
+    same collection; calm's bootstrap columns hold the release; SPL is refused in one line."""
+    from ldpopt.cli.multi import read_tuples
+
+    g = np.random.default_rng(11)
+    n = 4_000
+    a = g.integers(0, 3, n)
+    pd.DataFrame({"A": a, "B": (a + (g.random(n) < 0.3)) % 3, "C": g.integers(0, 2, n)}).to_csv(
+        tmp_path / "t.csv", index=False)
+    out = tmp_path / "m.csv"
+    p = main_in_process("multi", "--tuples", tmp_path / "t.csv", "--epsilon", 2, "--post", "linear", "--ci", "0.9",
+                        "--seed", 4, "--out", out)
+    assert p.returncode == 0, p.stderr
+    assert "corrections flagged" in p.stderr
+    got = pd.read_csv(out)
+    data, _ = read_tuples(tmp_path / "t.csv")
+    est = multi.calm(data.domains, 2.0, way=2, oracle="oue").simulate(data, 4)
+    tab = multi.marginal_cells(est, "linear", 0.9)
+    np.testing.assert_allclose(got["f"], tab["estimate"], rtol=1e-12)
+    for col in ("se", "ci_low", "ci_high", "correction_sigma"):
+        np.testing.assert_allclose(got[col], tab[col], rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(got["flagged"], tab["flagged"].astype(int))
+    p = main_in_process("multi", "--tuples", tmp_path / "t.csv", "--epsilon", 2, "--post", "calm", "--ci", "0.9",
+                        "--resamples", 20, "--out", tmp_path / "c.csv")
+    assert p.returncode == 0, p.stderr
+    c = pd.read_csv(tmp_path / "c.csv")
+    assert ((c["ci_low"] <= c["f"] + 1e-9) & (c["f"] <= c["ci_high"] + 1e-9)).all()     # calm stops at -1e-12
+    bad = main_in_process("multi", "--tuples", tmp_path / "t.csv", "--epsilon", 2, "--protocol", "spl", "--ci", "0.9")
+    assert bad.returncode == 2 and "not independent" in bad.stderr
