@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._blas import one_thread
 from .._validation import as_generator
 from ..estimate import central_noise
 from ..uncertainty.analytic import covariance
@@ -45,8 +46,9 @@ def _projection(est: MarginalEstimates):
     b = np.r_[np.zeros(M.shape[0] - ms.m), np.ones(ms.m)]
     v = est.sigma2
     VMt = v[:, None] * M.T
-    G = VMt @ np.linalg.pinv(M @ VMt)              # rank-deficient rows are harmless under the pseudo-inverse
-    return np.eye(N) - G @ M, G @ b
+    with one_thread(N):                            # small dense algebra: BLAS threads spin on a loaded machine
+        G = VMt @ np.linalg.pinv(M @ VMt)          # rank-deficient rows are harmless under the pseudo-inverse
+        return np.eye(N) - G @ M, G @ b
 
 
 def linear_consistency(est: MarginalEstimates) -> np.ndarray:
@@ -227,8 +229,9 @@ def marginal_cells(est: MarginalEstimates, post="linear", level: float = 0.95, *
     exact = None
     if post == "linear" or hull:
         P, c = _projection(est)
-        PC = np.concatenate([P[:, est.marginals.block(i)] @ C[i] for i in range(est.marginals.m)], axis=1)
-        se = np.sqrt(np.maximum(np.einsum("ij,ij->i", PC, P), 0.0))
+        with one_thread(P.shape[0]):
+            PC = np.concatenate([P[:, est.marginals.block(i)] @ C[i] for i in range(est.marginals.m)], axis=1)
+            se = np.sqrt(np.maximum(np.einsum("ij,ij->i", PC, P), 0.0))
         exact = cell_frame(P @ raw + c, se, raw, sigma, level=lv, labels=labels, sigmas=sigmas, floor=_floor(est))
         if post == "linear":
             return to_engine(exact, engine, like=like)
