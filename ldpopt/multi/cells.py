@@ -160,8 +160,8 @@ def marginal_cells(est: MarginalEstimates, post="linear", level: float = 0.95, *
     noise), and the normal interval. For SMP and CALM the users' random split into groups adds each
     group's own sampling variance about the population's marginal, (n − n_i)/((n − 1) n_i)·(diag(f) −
     ffᵀ), which both the SE and the bootstrap's re-drawn groups hold; the groups' (negative)
-    covariance across marginals is left out, so the SE is a little conservative there
-    (docs/multi.md, "Every marginal cell with its error bar"). Otherwise the parametric bootstrap: the world is the release,
+    covariance across marginals is left out (measured: the SD over draws is 0.98–1.01 of the SE at
+    ε = 1 and 4; docs/multi.md, "Every marginal cell with its error bar"). Otherwise the parametric bootstrap: the world is the release,
     each marginal's counts re-drawn through its own oracle's or central mechanism's sampler
     (:func:`ldpopt.uncertainty.resample.oracle_of`), the release recomputed, the ``interval``
     construction of :func:`ldpopt.uncertainty.intervals` clipped to [0, 1]; ``post="calm"`` is
