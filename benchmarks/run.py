@@ -37,7 +37,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
                 "kernels", "kernels_dask", "gpu", "sketches", "billion", "design", "mss"),
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "uncertainty_grid", "choose_candidates",
                  "ci_all", "ldpcube_power", "choose_drift", "choose_patterns", "central", "plan", "plan_target",
-                 "hierarchy_gls"),
+                 "hierarchy_gls", "cell_coverage"),
     "solve": ("solvers", "policy", "likelihood", "feasibility", "exact_feasibility", "structured", "structured_blocks",
               "structured_tree", "user_call", "table", "grouped", "check_property", "bound_property", "routes", "multi",
               "keyvalue", "route_grid", "rsrfd", "referee_property", "time_limit", "offgrid", "random_families",

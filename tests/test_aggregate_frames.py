@@ -411,3 +411,24 @@ def test_spark_connect_gives_the_same_partials(tmp_path):
     proc = subprocess.run([sys.executable, "-c", CONNECT_CHECK], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=600, check=False)
     assert proc.returncode == 0 and "connect ok" in proc.stdout, proc.stderr[-3000:]
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_spark_cell_table_same_numbers(spark):
+    """A released-cell table handed back in Spark (``to_engine``): the index a leading column, the
+    same numbers."""
+    import numpy as np
+
+    from ldpopt.aggregate.frames import to_engine
+    from ldpopt.uncertainty import intervals
+
+    orc, reports = _reports("oue", 400, seed=3, dup=1)
+    est = Partial.from_reports(orc, reports).finalize()
+    tab = intervals(est, "base").cells()
+    frame = spark.createDataFrame(pd.DataFrame({"x": [1]}))
+    out = to_engine(tab, like=frame).toPandas()
+    assert out.columns.tolist() == ["cell", *tab.columns]
+    for col in tab.columns:
+        np.testing.assert_array_equal(out[col].to_numpy(), tab[col].to_numpy())
+    with pytest.raises(ValueError, match="engine must be one of"):
+        to_engine(tab, "arrow")

@@ -33,11 +33,11 @@ def test_postprocess_ci_adds_se_lo_hi_columns_equal_to_the_api(tmp_path):
     assert p.returncode == 0, p.stderr
     t = pd.read_csv(out)
     for m in ("base", "norm-sub"):
-        assert {f"{m}_se", f"{m}_lo", f"{m}_hi"} <= set(t.columns)
+        assert {f"{m}_se", f"{m}_ci_low", f"{m}_ci_high"} <= set(t.columns)
     with pytest.warns(FallbackWarning):
         r = intervals(_est(), "norm-sub", 0.9, n_resamples=50, rng=3)
-    np.testing.assert_allclose(t["norm-sub_lo"], r.lo, rtol=1e-12)
-    np.testing.assert_allclose(t["norm-sub_hi"], r.hi, rtol=1e-12)
+    np.testing.assert_allclose(t["norm-sub_ci_low"], r.lo, rtol=1e-12)
+    np.testing.assert_allclose(t["norm-sub_ci_high"], r.hi, rtol=1e-12)
     # the per-value flag of the Base fallback, and one note on stderr with its count
     np.testing.assert_array_equal(t["norm-sub_fallback"], r.fallback.astype(int))
     assert "base_fallback" not in t.columns and r.fallback.sum() > 0  # n = 1,000: every value within 5 se
@@ -56,8 +56,8 @@ def test_postprocess_ci_json_and_bad_level(tmp_path):
             "--ci", "0.95", "--json")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
-    assert {"norm_se", "norm_lo", "norm_hi", "base_se"} <= set(doc["columns"])
-    assert all(lo <= hi for lo, hi in zip(doc["data"]["norm_lo"], doc["data"]["norm_hi"]))
+    assert {"norm_se", "norm_ci_low", "norm_ci_high", "base_se"} <= set(doc["columns"])
+    assert all(lo <= hi for lo, hi in zip(doc["data"]["norm_ci_low"], doc["data"]["norm_ci_high"]))
     bad = run("postprocess", "--counts", c, "--oracle", "oue", "--epsilon", 1, "--n", N, "--ci", "95")
     assert bad.returncode == 2 and "--ci" in bad.stderr
 

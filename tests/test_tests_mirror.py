@@ -28,6 +28,8 @@ COVERED_BY: dict[str, str | tuple[str, str]] = {
     "ldpopt.methods.shrink": "test_wiener.py",
     "ldpopt.methods.deployments": ("test_method_deployments.py", "from ldpopt.methods import deployments"),
     "ldpopt.hierarchy.tree": ("test_hierarchy_gls.py", "Tree"),
+    "ldpopt.multi.cells": ("test_cells_forms.py", "marginal_cells"),
+    "ldpopt.uncertainty.celltable": ("test_cells_forms.py", "COLUMNS"),
     "ldpopt.robust.evasion": ("test_poisoning_stress.py", "evasive_shape"),
     "ldpopt.robust.guarded": ("test_poisoning_stress.py", "guarded_lift"),
     "ldpopt.robust.evidence": ("test_robust_defaults.py", "attack_evidence"),

@@ -38,7 +38,7 @@ from ..oracles.base import FrequencyOracle, ReportColumn
 from .partial import Partial
 from .shards import BATCH_ROWS
 
-__all__ = ["ENGINES", "PLANS", "engine_of", "from_dataframe", "plan_of"]
+__all__ = ["ENGINES", "PLANS", "engine_of", "from_dataframe", "plan_of", "to_engine"]
 
 #: the engines :func:`from_dataframe` reads, by the name :func:`engine_of` gives them
 ENGINES = ("pandas", "polars", "polars-lazy", "duckdb", "spark")
@@ -573,6 +573,67 @@ class _Spark:
 
 def _backtick(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+def to_engine(table, engine: str = "pandas", *, like=None, session=None):
+    """A pandas result table handed back in a dataframe engine: the way every released-cell table
+    (``Uncertainty.cells``, ``hierarchy.tree_cells``, ``multi.marginal_cells``) reaches Polars,
+    DuckDB or Spark with the same columns and numbers. The pandas index becomes leading columns
+    (named by the index's names, ``"cell"`` where unnamed) outside pandas, which has no index.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+    engine : str, default "pandas"
+        One of :data:`ENGINES` (``"polars-lazy"``: a LazyFrame).
+    like : frame or None
+        A frame of the wanted engine (its :func:`engine_of` overrides ``engine``); a Spark frame
+        also gives the session.
+    session : SparkSession or None
+        Spark only: the session that makes the frame (None: ``like``'s, else the active one).
+
+    Returns
+    -------
+    frame of ``engine``
+
+    Raises
+    ------
+    ValueError
+        An unknown ``engine``, or Spark without a session.
+    ImportError
+        The engine's package is not installed (naming the extra that installs it).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from ldpopt.aggregate.frames import to_engine
+    >>> t = pd.DataFrame({"estimate": [0.5, 0.5], "se": [0.1, 0.1]})
+    >>> to_engine(t, "polars").columns
+    ['cell', 'estimate', 'se']
+    """
+    if like is not None:
+        engine = engine_of(like)
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "pandas":
+        return table
+    names = [n if n is not None else ("cell" if table.index.nlevels == 1 else f"level_{i}")
+             for i, n in enumerate(table.index.names)]
+    flat = table.rename_axis(names).reset_index()
+    if engine in ("polars", "polars-lazy"):
+        pl = require("polars", "test", "a Polars table")
+        out = pl.from_pandas(flat)
+        return out.lazy() if engine == "polars-lazy" else out
+    arrow = pa.Table.from_pandas(flat, preserve_index=False)
+    if engine == "duckdb":
+        duckdb = require("duckdb", "test", "a DuckDB relation")
+        return duckdb.from_arrow(arrow)
+    sql = require("pyspark.sql", "spark", "a Spark table")
+    spark = session if session is not None else (like.sparkSession if like is not None else
+                                                sql.SparkSession.getActiveSession())
+    if spark is None:
+        raise ValueError("session: a Spark table needs a SparkSession (pass session= or like=); none is active")
+    return spark.createDataFrame(flat)
 
 
 def _adapter(frame, engine: str):

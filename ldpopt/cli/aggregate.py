@@ -24,6 +24,8 @@ def _run(args) -> int:
     from ..aggregate.dask import aggregate_shards
     from ..aggregate.shards import list_shards
 
+    if args.ci is not None and not args.method:
+        raise InputError("--ci: the intervals of a post-processing; give --method too")
     files = list_shards(args.shards)
     if args.sql is not None and args.engine != "duckdb":
         raise InputError("--sql: a DuckDB query; give it with --engine duckdb")
@@ -96,6 +98,7 @@ def _run(args) -> int:
     oracle = total.build_oracle()
     out = pd.DataFrame({"value": total.values(), "count": total.support_counts()})
     skipped: dict[str, str] = {}  # method → why it was skipped
+    ci: dict | None = None  # --ci's record
     if not args.method:
         names = []
     else:
@@ -109,6 +112,10 @@ def _run(args) -> int:
                                      f"oracle {oracle.name}")
         for name, col in columns.items():
             out[name] = col
+        if args.ci is not None:
+            from .postprocess import _add_intervals
+
+            ci = _add_intervals(out, est, names, {}, args)
     metadata = {
         "ldpopt_version": __version__, "oracle": oracle.name, "epsilon": oracle.epsilon, "n": total.n,
         "d": total.d, "p": oracle.p, "q": oracle.q, "oracle_params": dict(total.params),
@@ -116,6 +123,7 @@ def _run(args) -> int:
         "engine": args.engine, **({"sql": args.sql} if args.sql is not None else {}),
         "merged_into": args.merge_into, "partial_format_version": total.version,
         "labelled": total.labels is not None, **({"skipped": skipped} if skipped else {}),
+        **({"ci": ci} if ci is not None else {}),
         "sha256": input_digests(args),
         "privacy": statement_of(dict(total.params), oracle.epsilon).as_dict(),  # what an estimate from them says
     }
@@ -319,6 +327,12 @@ def _workers(args) -> int | None:
     return args.workers
 
 
+def _ci_level(text) -> float:
+    from .postprocess import _level
+
+    return _level(text)
+
+
 def add_parser(sub) -> None:
     from ._io import FORMATS
 
@@ -350,6 +364,11 @@ def add_parser(sub) -> None:
     ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     ap.add_argument("--method", default=None,
                     help="also post-process: a registered method name or 'all' (default: counts only)")
+    ap.add_argument("--ci", type=_ci_level, default=None, metavar="LEVEL",
+                    help="with --method: add METHOD_se, METHOD_ci_low, METHOD_ci_high, METHOD_correction_sigma "
+                         "and METHOD_flagged columns, as `ldpopt postprocess --ci` writes them")
+    ap.add_argument("--resamples", type=int_arg(10), default=200, help="bootstrap resamples for --ci (default 200)")
+    ap.add_argument("--seed", type=int_arg(0), default=0, help="seed of the --ci bootstrap (default 0)")
     ap.add_argument("--partial", default=None, help="also save the merged partial aggregate as JSON here")
     ap.add_argument("--merge-into", default=None,
                     help="a partial aggregate JSON (from --partial) to merge these shards into")

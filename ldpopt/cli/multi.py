@@ -17,7 +17,7 @@ from ._commands import help_of
 __all__ = ["add_parser", "read_tuples"]
 
 PROTOCOLS = ("calm", "spl", "smp", "rsfd")
-POSTS = ("weighted", "calm", "none")
+POSTS = ("weighted", "calm", "linear", "none")
 
 
 def _unique_header(data: bytes, path, arg: str) -> None:
@@ -133,6 +133,32 @@ def _rows(out, data, labels, attrs, parts, raw, source):
         out["f"] += list(x)
 
 
+def _add_cells(cols, est, f, args) -> None:
+    """``--ci LEVEL``: the released marginal cells' table (:func:`ldpopt.multi.marginal_cells`) as the
+    columns se, ci_low, ci_high, correction_sigma, flagged of the collected rows (NaN / 0 on the
+    reconstructed ones): exact for ``--post linear``, the bootstrap through each marginal's sampler
+    (``--resamples``, seeded by ``--seed``) hulled with the linear release's exact interval otherwise."""
+    from .. import multi
+
+    def release(e, kind=args.post):
+        return multi.consistency_problem(e, "weighted").solve().f if kind == "weighted" else e.f_tilde
+
+    post = args.post if args.post in ("linear", "calm") else release
+    try:
+        tab = multi.marginal_cells(est, post, args.ci, n_resamples=args.resamples, rng=args.seed)
+    except ValueError as exc:
+        raise InputError(f"--ci: {exc}") from None
+    m = len(tab)
+    if not np.allclose(tab["estimate"].to_numpy(), f, rtol=0, atol=1e-9):
+        raise RuntimeError("--ci: the cell table's estimate is not the released f")  # one mechanism, checked
+    for col in ("se", "ci_low", "ci_high", "correction_sigma"):
+        cols[col] = np.r_[tab[col].to_numpy(), np.full(cols["f"].size - m, np.nan)]
+    cols["flagged"] = np.r_[tab["flagged"].to_numpy().astype(np.int64), np.zeros(cols["f"].size - m, np.int64)]
+    k = int(tab["flagged"].sum())
+    print(f"corrections flagged (|released - raw| > max(7 sigma, one count); flagged = 1): {k} of {m}",
+          file=sys.stderr)
+
+
 def _run(args) -> int:
     from .. import __version__, multi
     from ._io import as_json, csv_text, format_of, out_files, output_target, write_table
@@ -157,6 +183,11 @@ def _run(args) -> int:
         f, status = sol.f, sol.status
     elif args.post == "calm":
         f = multi.calm_consistency(est).f
+    elif args.post == "linear":
+        try:
+            f = multi.linear_consistency(est)
+        except ValueError as exc:
+            raise InputError(f"--post linear: {exc}") from None
     else:
         f = est.f_tilde
     ms = est.marginals
@@ -169,6 +200,8 @@ def _run(args) -> int:
             raise InputError(f"--reconstruct: {exc}") from None
         _rows(out, data, labels, wanted, table.marginals(wanted), [None] * len(wanted), "reconstructed")
     cols = {k: np.asarray(v, dtype=np.float64 if k.startswith("f") else object) for k, v in out.items()}
+    if args.ci is not None:
+        _add_cells(cols, est, f, args)
     from ..privacy.statement import PrivacyStatement, local
     from ._recorded import input_digests
 
@@ -179,6 +212,7 @@ def _run(args) -> int:
                 "epsilon": est.epsilon, "exact_epsilon": est.exact_epsilon, "privacy": privacy.as_dict(), "n": est.n,
                 "attributes": list(data.names), "domains": list(data.domains),
                 "marginals": [list(a) for a in ms.attrs], "post": args.post, "status": status,
+                "ci": None if args.ci is None else {"level": args.ci, "resamples": args.resamples, "seed": args.seed},
                 "reconstructed": [list(a) for a in wanted], "seed": args.seed, "exact": args.exact,
                 "tuples_file": str(args.tuples), "sha256": input_digests(args, {"tuples": args.tuples})}
     written = write_table(cols, args.out, fmt, metadata) if args.out else []
@@ -195,6 +229,12 @@ def _run(args) -> int:
     return 0 if status in ("optimal", "unchecked") else 1
 
 
+def _level(text) -> float:
+    from .postprocess import _level as level
+
+    return level(text)
+
+
 def add_parser(sub) -> None:
     from .postprocess import FORMATS
 
@@ -206,7 +246,14 @@ def add_parser(sub) -> None:
     mp.add_argument("--marginals", default=None, help="calm: collect these instead, e.g. 'A,B;B,C'")
     mp.add_argument("--oracle", default="oue", help="frequency oracle inside the protocol (default oue)")
     mp.add_argument("--epsilon", type=positive_number, required=True, help="each user's budget")
-    mp.add_argument("--post", choices=POSTS, default="weighted", help="consistency step (default weighted)")
+    mp.add_argument("--post", choices=POSTS, default="weighted",
+                    help="consistency step (default weighted; linear: the weighted projection without "
+                         "non-negativity, whose --ci is exact)")
+    mp.add_argument("--ci", type=_level, default=None, metavar="LEVEL",
+                    help="add se, ci_low, ci_high, correction_sigma and flagged columns for the collected cells: "
+                         "a LEVEL confidence interval (e.g. 0.95), exact for --post linear, bootstrapped through "
+                         "each marginal's oracle otherwise (calm, smp; not spl or rsfd)")
+    mp.add_argument("--resamples", type=int_arg(10), default=200, help="bootstrap resamples for --ci (default 200)")
     mp.add_argument("--reconstruct", default=None, help="marginals to answer by maximum entropy, e.g. 'A,B,C;B,C,D'")
     mp.add_argument("--seed", type=int_arg(0), default=0, help="seed of the simulated collection (default 0)")
     mp.add_argument("--exact", action="store_true", help="run the real clients instead of the fast path")

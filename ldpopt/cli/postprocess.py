@@ -577,12 +577,13 @@ def _run(args) -> int:
 
 
 def _add_intervals(out, estimate, names, params, args) -> dict:
-    """``--ci LEVEL``: <method>_se, <method>_lo, <method>_hi columns beside each method's column
-    (:func:`ldpopt.uncertainty.intervals`: analytic for Base/Norm, parametric bootstrap otherwise),
-    and <method>_fallback (1 where the interval is Base's analytic one because the method's estimate
-    is pinned at 0 or biased there) for the bootstrap methods; one note on stderr naming the counts.
-    Also <method>_correction_sigma and <method>_flagged (:mod:`ldpopt.uncertainty.cells`: the move from
-    the raw estimate in units of σ_v, flagged beyond max(7σ_v, one count)) and a line counting the flags."""
+    """``--ci LEVEL``: each method's cell table (:meth:`ldpopt.uncertainty.Uncertainty.cells`, the one
+    table every output form is made from) beside its column: <method>_se, <method>_ci_low,
+    <method>_ci_high (:func:`ldpopt.uncertainty.intervals`: analytic for Base/Norm, parametric
+    bootstrap otherwise), <method>_correction_sigma and <method>_flagged (the move from the raw
+    estimate in units of σ_v, flagged beyond max(7σ_v, one count)); <method>_fallback (1 where the
+    interval is Base's analytic one because the method's estimate is pinned at 0 or biased there)
+    for the bootstrap methods. One line on stderr counts the flags, one note the fallbacks."""
     import warnings
 
     import numpy as np
@@ -590,11 +591,9 @@ def _add_intervals(out, estimate, names, params, args) -> dict:
 
     from ..uncertainty import FallbackWarning, intervals
     from ..uncertainty.analytic import supports_analytic
-    from ..uncertainty.cells import correction_sigma, flag_corrections
     from ..uncertainty.resample import BATCHED
 
     how, flagged, moved = {}, {}, {}
-    sigma = np.sqrt(np.broadcast_to(estimate.sigma2_v, (estimate.d,)))
     order = ["base", *[m for m in names if m != "base"]]
     # a bar over the resamples of the methods that run resample by resample, on stderr, shown only
     # once the run has taken 2 s (tqdm's delay): quick runs print nothing
@@ -607,16 +606,17 @@ def _add_intervals(out, estimate, names, params, args) -> dict:
                 warnings.simplefilter("ignore", FallbackWarning)  # one note for all methods, below
                 r = intervals(estimate, name, args.ci, n_resamples=args.resamples, rng=args.seed,
                               params=params.get(name, {}), progress=bar.update)
-            out[f"{name}_se"], out[f"{name}_lo"], out[f"{name}_hi"] = r.se, r.lo, r.hi
+            tab = r.cells()
+            for col in ("se", "ci_low", "ci_high"):
+                out[f"{name}_{col}"] = tab[col].to_numpy()
             if "fallback" in r.extra:
                 out[f"{name}_fallback"] = r.fallback.astype(np.int64)
                 if r.fallback.any():
                     flagged[name] = int(r.fallback.sum())
             how[name] = r.how
-            out[f"{name}_correction_sigma"] = correction_sigma(r.values, estimate.f_tilde, sigma)
-            fl = flag_corrections(r.values, estimate.f_tilde, sigma, floor=1.0 / estimate.n)
-            out[f"{name}_flagged"] = fl.astype(np.int64)
-            moved[name] = int(fl.sum())
+            out[f"{name}_correction_sigma"] = tab["correction_sigma"].to_numpy()
+            out[f"{name}_flagged"] = tab["flagged"].to_numpy().astype(np.int64)
+            moved[name] = int(tab["flagged"].sum())
     print("corrections flagged (|method - raw| > max(7 sigma_v, one count); METHOD_flagged = 1): "
           + ", ".join(f"{m}: {k} of {estimate.d}" for m, k in moved.items()), file=sys.stderr)
     if flagged:
@@ -669,10 +669,11 @@ def add_parser(sub) -> None:
                     help="output format (default: from the suffix of --out; must agree with it)")
     pp.add_argument("--json", action="store_true", help="print a JSON document (results and metadata) to stdout")
     pp.add_argument("--ci", type=_level, default=None, metavar="LEVEL",
-                    help="add METHOD_se, METHOD_lo, METHOD_hi columns: standard error and a LEVEL confidence "
-                         "interval (e.g. 0.95); analytic for base/norm, parametric bootstrap otherwise, with "
-                         "METHOD_fallback = 1 where the interval is base's (the method's estimate is pinned "
-                         "at 0 or biased there)")
+                    help="add METHOD_se, METHOD_ci_low, METHOD_ci_high, METHOD_correction_sigma and METHOD_flagged "
+                         "columns: standard error, a LEVEL confidence interval (e.g. 0.95; analytic for "
+                         "base/norm, parametric bootstrap otherwise, with METHOD_fallback = 1 where the "
+                         "interval is base's), and the move from the raw estimate in units of sigma_v, "
+                         "flagged beyond max(7 sigma_v, one count)")
     pp.add_argument("--resamples", type=int_arg(10), default=200,
                     help="bootstrap resamples for --ci (default 200)")
     pp.add_argument("--seed", type=int_arg(0), default=0, help="seed of the --ci bootstrap (default 0)")

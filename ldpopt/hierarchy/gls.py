@@ -200,7 +200,8 @@ class GLSFit:
         t = self.tree
         return t.from_layout(_adjoint(t, self._passes, t.to_layout(w)))
 
-    def cells(self, level: float = 0.95, *, labels=None, sigmas: float = FLAG_SIGMAS, floor: float = FLAG_FLOOR):
+    def cells(self, level: float = 0.95, *, labels=None, sigmas: float = FLAG_SIGMAS, floor: float = FLAG_FLOOR,
+              engine: str = "pandas", like=None):
         """One row per node: estimate, se, ci_low, ci_high (the exact normal interval x̂ ± z·se; exact
         coverage for Gaussian noise), correction_sigma ((x̂ − y)/√var), flagged (the rule of
         :func:`ldpopt.uncertainty.cells.flag_corrections`) and residual_z: the correction over its own
@@ -217,10 +218,13 @@ class GLSFit:
             Node names (the index); None: 0..N−1.
         sigmas, floor : float
             The flag rule: |x̂ − y| > max(sigmas · σ, floor), floor in the values' units (default one).
+        engine, like
+            The table's dataframe engine (:func:`ldpopt.aggregate.frames.to_engine`; outside pandas
+            the index is a leading ``cell`` column).
 
         Returns
         -------
-        pandas.DataFrame
+        pandas.DataFrame, or a frame of ``engine``
 
         Raises
         ------
@@ -245,7 +249,11 @@ class GLSFit:
         ok = rv > 1e-12 * s
         with np.errstate(invalid="ignore", divide="ignore"):
             tab["residual_z"] = np.where(ok, (self.x - self.y) / np.sqrt(np.where(ok, rv, 1.0)), np.nan)
-        return tab
+        if engine == "pandas" and like is None:
+            return tab
+        from ..aggregate.frames import to_engine  # pyarrow, loaded only when another engine is asked for
+
+        return to_engine(tab, engine, like=like)
 
     def query_variance(self, w, covariance=None) -> float | np.ndarray:
         """Var(wᵀx̂) for each column w: Σ_v var_v (Lᵀw)_v² for independent measurements, or

@@ -98,7 +98,7 @@ def central_sampler(mechanism: str, scale, size: int):
 
 def tree_cells(tree: Tree, y, var, post="gls", level: float = 0.95, *, n_resamples: int = 200, rng=0,
                sampler=None, labels=None, sigmas: float = FLAG_SIGMAS, floor: float = FLAG_FLOOR,
-               hull: bool = True):
+               hull: bool = True, engine: str = "pandas", like=None):
     """One row per node of a released tree: estimate, se, ci_low, ci_high, correction_sigma, flagged.
 
     ``post="gls"``: the exact SE and normal interval of :meth:`GLSFit.cells` (linear). Otherwise the
@@ -130,10 +130,13 @@ def tree_cells(tree: Tree, y, var, post="gls", level: float = 0.95, *, n_resampl
         The flag rule (:func:`ldpopt.uncertainty.cells.flag_corrections`).
     hull : bool, default True
         ``"gls-clip-round"`` only: join each cell's bootstrap interval with the GLS's exact interval.
+    engine, like
+        The table's dataframe engine (:func:`ldpopt.aggregate.frames.to_engine`; outside pandas the
+        index is a leading ``cell`` column).
 
     Returns
     -------
-    pandas.DataFrame
+    pandas.DataFrame, or a frame of ``engine``
 
     Raises
     ------
@@ -148,8 +151,10 @@ def tree_cells(tree: Tree, y, var, post="gls", level: float = 0.95, *, n_resampl
     >>> t["estimate"].tolist()
     [9.0, 4.0, 5.0]
     """
+    from ..aggregate.frames import to_engine  # pyarrow, loaded only when a table is asked for
+
     if post == "gls":
-        return gls(tree, y, var).cells(level, labels=labels, sigmas=sigmas, floor=floor)
+        return to_engine(gls(tree, y, var).cells(level, labels=labels, sigmas=sigmas, floor=floor), engine, like=like)
     join = None
     if post == "gls-clip-round":
         def fn(Y):
@@ -163,5 +168,5 @@ def tree_cells(tree: Tree, y, var, post="gls", level: float = 0.95, *, n_resampl
     else:
         raise ValueError(f"post must be one of {POSTS} or a callable, got {post!r}")
     s = _node_var(tree, var)
-    return bootstrap_cells(fn, y, np.sqrt(s), sampler=sampler, level=level, n_resamples=n_resamples, rng=rng,
-                           labels=labels, sigmas=sigmas, floor=floor, hull=join)
+    return to_engine(bootstrap_cells(fn, y, np.sqrt(s), sampler=sampler, level=level, n_resamples=n_resamples,
+                                     rng=rng, labels=labels, sigmas=sigmas, floor=floor, hull=join), engine, like=like)

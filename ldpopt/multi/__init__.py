@@ -3,6 +3,7 @@
 Notes: docs/notes/multi.md, "ldpopt.multi"."""
 
 from .calm_consistency import ConsistentMarginals, calm_consistency
+from .cells import linear_consistency, marginal_cells
 from .dataset import MultiDataset
 from .fake_data import RSFD, RSRFD, amplified_epsilon, rsfd, rsrfd
 from .generate import SYNTHETIC, chain_network, dirichlet_joint, item_presence, log_linear
@@ -40,7 +41,9 @@ __all__ = [
            "dirichlet_joint",
            "fit_table",
            "item_presence",
+           "linear_consistency",
            "log_linear",
+           "marginal_cells",
            "maxent",
            "rounds_covariance",
            "rounds_problem",

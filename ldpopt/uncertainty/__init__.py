@@ -168,6 +168,8 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
         res = bootstrap(est, info, level, queries=subsets, n_resamples=n_resamples,
                         interval=interval or "basic", rng=gen, params=params, progress=progress)
     _warn_fallback(res)
+    if q.kind == "full":  # one value per cell: the result answers .cells()
+        return cells.with_cells(res, est)
     if q.kind == "hh":
         hh = np.flatnonzero(res.values >= q.threshold)
         boot = res.bootstrap_distribution

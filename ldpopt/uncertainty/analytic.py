@@ -12,7 +12,7 @@ from .. import oracles as _oracles
 from ..estimate import Estimate, central_noise
 from .result import Uncertainty
 
-__all__ = ["ANALYTIC_METHODS", "analytic", "pair_parameters", "query_variance", "score_interval",
+__all__ = ["ANALYTIC_METHODS", "analytic", "covariance", "pair_parameters", "query_variance", "score_interval",
            "supports_analytic", "variance_line"]
 
 ANALYTIC_METHODS = ("base", "norm")
@@ -71,6 +71,53 @@ def query_variance(estimate: Estimate, method: str, f, U=None) -> np.ndarray:
     m = u1 / d
     ug = np.asarray(U @ g).ravel()
     return kap * (usq_g - 2 * m * ug + m**2 * g.sum())
+
+
+def covariance(estimate: Estimate, f=None) -> np.ndarray:
+    """The exact covariance matrix (d × d) of the raw f̃ when the true frequencies are ``f``: central
+    noise Var(noise)/n² · I; an oracle whose count covariance is diagonal + rank 2 (``pair_covariance``,
+    module notes) κ·(diag(g) + a·11ᵀ + b·(f1ᵀ + 1fᵀ)); any other oracle its exact diagonal (Eq. 2),
+    the off-diagonal left at 0.
+
+    Parameters
+    ----------
+    estimate : Estimate
+    f : array_like or None
+        The true frequencies (d,); None: the plug-in clip(f̃, 0, 1), as :attr:`Estimate.sigma2_v`.
+
+    Returns
+    -------
+    ndarray, shape (d, d)
+
+    Raises
+    ------
+    ValueError
+        ``f`` not of shape (d,).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.uncertainty.analytic import covariance
+    >>> est = ldpopt.oracles.get("grr", 2.0, 3).simulate(np.array([600, 300, 100]), rng=0)
+    >>> bool(np.allclose(np.diag(covariance(est)), est.sigma2_v)), bool(np.allclose(covariance(est).sum(1), 0))
+    (True, True)
+    """
+    d = estimate.d
+    fv = np.clip(estimate.f_tilde, 0.0, 1.0) if f is None else np.asarray(f, dtype=np.float64)
+    if fv.shape != (d,):
+        raise ValueError(f"f must have shape ({d},), got {fv.shape}")
+    if central_noise(estimate) is not None:
+        return float(estimate.meta["extra_variance"]) * np.eye(d)
+    p, q = estimate.p, estimate.q
+    s = q * (1 - q) + fv * (p - q) * (1 - p - q)
+    kap = _kappa(estimate)
+    ab = pair_parameters(estimate)
+    if ab is None:
+        return np.diag(kap * s)
+    a, b = ab
+    one = np.ones(d)
+    return kap * (np.diag(s - a - 2 * b * fv) + a * np.outer(one, one) + b * (np.outer(fv, one) + np.outer(one, fv)))
 
 
 def variance_line(estimate: Estimate, method: str, U=None) -> tuple[np.ndarray, np.ndarray]:

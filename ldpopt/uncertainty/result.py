@@ -177,6 +177,61 @@ class Uncertainty:
         return pd.DataFrame({"value": self.values, "se": self.se, "bias": self.bias,
                              "lo": self.lo, "hi": self.hi, "fallback": self.fallback}, index=idx)
 
+    def cells(self, *, sigmas: float | None = None, floor: float | None = None, labels=None,
+              engine: str = "pandas", like=None):
+        """The released cells' table: ``estimate``, ``se``, ``ci_low``, ``ci_high`` (this result's
+        own interval, as computed), ``correction_sigma`` and ``flagged`` (how far the method moved each
+        value from the raw f̃, in units of its noise σ_v; the rule of
+        :func:`ldpopt.uncertainty.cells.flag_corrections`). The one table the DataFrame outputs and
+        the CLI's ``--ci`` columns are made from.
+
+        Parameters
+        ----------
+        sigmas : float or None
+            The flag rule's multiple of σ (None: 7).
+        floor : float or None
+            The smallest flagged correction (None: one count, 1/n).
+        labels : sequence or None
+            Cell names (None: this result's labels, or 0..d−1).
+        engine : str, default "pandas"
+            The dataframe engine of the table (:func:`ldpopt.aggregate.frames.to_engine`: pandas,
+            polars, polars-lazy, duckdb, spark; outside pandas the index is a leading ``cell`` column).
+        like : frame or None
+            A frame of the wanted engine (e.g. the report table the counts came from).
+
+        Returns
+        -------
+        pandas.DataFrame, or a frame of ``engine``
+            Columns :data:`ldpopt.uncertainty.cells.COLUMNS`.
+
+        Raises
+        ------
+        ValueError
+            A result that is not one value per cell of an estimate (a subset, top-k or heavy-hitter
+            query), or a ``sigmas``/``floor`` the flag rule refuses.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("oue", 1.0, 4).simulate(np.array([500, 300, 150, 50]) * 20, rng=0)
+        >>> t = ldpopt.uncertainty.intervals(est, "norm").cells()
+        >>> t.columns.tolist(), int(t["flagged"].sum())
+        (['estimate', 'se', 'ci_low', 'ci_high', 'correction_sigma', 'flagged'], 0)
+        """
+        from ..aggregate.frames import to_engine
+        from .celltable import FLAG_SIGMAS, cell_frame
+
+        if "raw" not in self.extra:
+            raise ValueError("cells: this result is not one value per cell of an estimate (a query's "
+                             "answers); ask ldpopt.uncertainty.intervals(estimate, method) for the full domain")
+        tab = cell_frame(self.values, self.se, self.extra["raw"], self.extra["sigma"], level=self.level,
+                         ci_low=self.lo, ci_high=self.hi,
+                         labels=labels if labels is not None else self.labels,
+                         sigmas=FLAG_SIGMAS if sigmas is None else sigmas,
+                         floor=self.extra["floor"] if floor is None else floor)
+        return to_engine(tab, engine, like=like)
+
     def __repr__(self) -> str:
         return (f"Uncertainty(method={self.method!r}, m={np.size(self.values)}, level={self.level:g}, "
                 f"interval={self.interval!r}, how={self.how!r})")
