@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from ldpopt import multi, oracles
-from ldpopt.audit import audit_client, ungroup
+from ldpopt.audit import audit_client
+from ldpopt.audit.attacks import ungroup
 from ldpopt.audit.planted import PublicKeyedMemo, ReportsABit, SeedAsKeyLOLOHA
 from ldpopt.oracles.longitudinal import DBitFlipPM, longitudinal_oracle
 from ldpopt.privacy import central

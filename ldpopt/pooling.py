@@ -13,8 +13,7 @@ from .methods.channel_inverse import inverse_map, invert
 from .methods.channel_mle import ChannelMLE, channel_mle
 from .oracles.channel import Channel
 
-__all__ = ["Group", "PooledIVW", "group_from_estimate", "pool_ivw", "pool_mle", "project_weighted_simplex",
-           "variance_diag"]
+__all__ = ["Group", "PooledIVW", "group_from_estimate", "pool_ivw", "pool_mle"]
 
 # components per chunk in variance_diag (bounds its J × d × d temporaries)
 _CHUNK_CELLS = 1 << 22
@@ -402,5 +401,3 @@ def group_alone(group) -> np.ndarray:
     g = _groups([group])[0]
     return invert(g.channel, g.counts).f
 
-
-__all__ += ["group_alone"]

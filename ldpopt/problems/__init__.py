@@ -17,6 +17,7 @@ constraint types register in one module (:func:`register_objective`, :func:`regi
 :mod:`.solvers` (the structured solver, Newton/SQP, interior point, the cvxpy chain).
 """
 
+from .. import _deprecated
 from . import _moved, check, constraints, errors, objectives, registry, solvers
 from .check.certificate import Certificate, certificate
 from .check.verdict import Checks
@@ -31,9 +32,8 @@ from .constraints.base import (
     SimplexDroppedWarning,
     SubsetSum,
     SumTo,
-    UserConstraint,
 )
-from .constraints.order import Monotone, isotonic, project_monotone_simplex
+from .constraints.order import Monotone
 from .constraints.partition import LinearEquality, PartitionTotals
 from .constraints.ranges import RangeTree, range_tree
 from .errors import (
@@ -48,22 +48,20 @@ from .errors import (
     UnboundedError,
     UnverifiedError,
 )
-from .objectives.builtins import BuiltObjective, Objective, UserObjective
+from .objectives.builtins import BuiltObjective, Objective
 from .objectives.smooth import SmoothObjective
-from .problem import DEFAULT_SOLVER_OPTIONS, STRUCTURED, Problem, Solution
+from .problem import STRUCTURED, Problem, Solution
 from .registry import available_constraints, available_objectives, register_constraint, register_objective
-from .solvers.structured import NotApplicable, SeparableObjective, StructuredResult, solve_structured
+from .solvers.structured import SeparableObjective
 
-__all__ = [
-    "DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Box", "BuiltObjective", "Certificate", "Checks", "Constraint", "Fixed",
+__all__ = ["STRUCTURED", "Box", "BuiltObjective", "Certificate", "Checks", "Constraint", "Fixed",
     "Hierarchy",
     "InaccurateError", "InfeasibleError", "IterationLimitError", "LinearConstraint", "LinearEquality", "MissingParameterError",
-    "Monotone", "NonNegative", "NotApplicable", "Objective", "PartitionTotals", "Problem", "RangeTree",
+    "Monotone", "NonNegative", "Objective", "PartitionTotals", "Problem", "RangeTree",
     "SeparableObjective", "Simplex", "SimplexDroppedWarning", "SmoothObjective", "Solution", "SolverError",
-    "SolverFailedError", "SolverNotInstalledError", "SolverWarning", "StructuredResult", "SubsetSum", "SumTo",
-    "UnboundedError", "UnverifiedError", "UserConstraint", "UserObjective", "available_constraints",
-    "available_objectives", "certificate", "check", "constraints", "errors", "isotonic", "objectives",
-    "project_monotone_simplex", "range_tree", "register_constraint", "register_objective", "registry", "solve_structured",
+    "SolverFailedError", "SolverNotInstalledError", "SolverWarning", "SubsetSum", "SumTo",
+    "UnboundedError", "UnverifiedError", "available_constraints",
+    "available_objectives", "certificate", "check", "constraints", "errors", "objectives", "range_tree", "register_constraint", "register_objective", "registry",
     "solvers",
 ]
 
@@ -71,5 +69,21 @@ _moved.install()
 
 
 def __getattr__(name):
-    # the module paths before the folders (ldpopt.problems.checks, .order, ...): one release, with a DeprecationWarning
+    # the module paths before the folders (ldpopt.problems.checks, .order, ...) and the names the package
+    # exported before it was cut to what a user calls: one release, with a DeprecationWarning
+    if name in _UNEXPORTED:
+        return _unexported(name)
     return _moved.old_module(name)
+
+
+_UNEXPORTED = {
+    "DEFAULT_SOLVER_OPTIONS": "ldpopt.problems.problem",
+    "NotApplicable": "ldpopt.problems.solvers.structured",
+    "StructuredResult": "ldpopt.problems.solvers.structured",
+    "solve_structured": "ldpopt.problems.solvers.structured",
+    "UserConstraint": "ldpopt.problems.constraints.base",
+    "UserObjective": "ldpopt.problems.objectives.builtins",
+    "project_monotone_simplex": "ldpopt.problems.constraints.order",
+    "isotonic": "ldpopt.problems.constraints.order",
+}
+_unexported = _deprecated.unexported(__name__, _UNEXPORTED)
