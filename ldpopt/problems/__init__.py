@@ -3,18 +3,7 @@
 >>> from ldpopt.problems import Problem, SubsetSum, Simplex
 >>> # Problem(estimate, "weighted-mle", [Simplex(), SubsetSum([0, 1], 0.3)]).solve()
 
-``Problem.solve()`` uses ldpopt's own dual solver (:func:`solve_structured`, solver name
-``"LDPOPT-STRUCTURED"``) where it applies — separable smooth objectives with built-in linear
-constraints — and otherwise, or when its answer does not pass, a documented cvxpy solver chain
-(:mod:`.solvers.policy`). Every Solution is checked by ldpopt (:mod:`.check.verdict`) with the one solver-free
-certificate (:func:`certificate`). Objectives (:mod:`.objectives`, :func:`available_objectives`; user
-callables too) and constraints (:mod:`.constraints`, :func:`available_constraints`: the simplex by default;
-a linear one is its rows, :class:`LinearConstraint`; user callables too). New objectives and
-constraint types register in one module (:func:`register_objective`, :func:`register_constraint`,
-:mod:`.registry`) and then appear wherever the built-ins do. Failures
-(:mod:`.errors`): typed exceptions with ``strict=True``, :class:`SolverWarning` otherwise. The folders:
-:mod:`.objectives`, :mod:`.constraints`, :mod:`.check` (the check of a solution, the certificate) and
-:mod:`.solvers` (the structured solver, Newton/SQP, interior point, the cvxpy chain).
+Notes: docs/notes/problems.md, "ldpopt.problems".
 """
 
 from .. import _deprecated
