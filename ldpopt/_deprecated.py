@@ -128,7 +128,7 @@ def forward(old: str, homes: tuple[str, ...], renames: dict[str, str] | None = N
     return __getattr__
 
 
-def unexported(package: str, names: Mapping[str, str]):
+def unexported(package: str, names: Mapping[str, str], stacklevel: int = 2):
     """A package ``__getattr__`` answering the names its ``__all__`` no longer lists (they stay at the
     modules that hold them), each with a :class:`DeprecationWarning` naming that module.
 
@@ -138,11 +138,15 @@ def unexported(package: str, names: Mapping[str, str]):
         The package's name (``__name__``).
     names : mapping
         Former name → ``"module"`` (the module holding the same name) or ``"module:name"`` (a new name).
+    stacklevel : int, default 2
+        Where the warning points, seen from this ``__getattr__`` (3 where a package's own
+        ``__getattr__`` calls it).
 
     Returns
     -------
     callable
-        ``__getattr__(name)``: the object, or AttributeError for a name not in ``names``.
+        ``__getattr__(name)``: the object, or AttributeError for a name not in ``names``; its
+        ``names`` attribute is the table.
 
     Examples
     --------
@@ -162,7 +166,8 @@ def unexported(package: str, names: Mapping[str, str]):
         if name not in table:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         home, target = table[name]
-        warn_moved(f"{package}.{name}", f"{home}.{target}", stacklevel=2)
+        warn_moved(f"{package}.{name}", f"{home}.{target}", stacklevel=stacklevel)
         return getattr(importlib.import_module(home), target)
 
+    __getattr__.names = dict(names)  # type: ignore[attr-defined]
     return __getattr__

@@ -75,4 +75,5 @@ _UNEXPORTED = {
     "project_monotone_simplex": "ldpopt.problems.constraints.order",
     "isotonic": "ldpopt.problems.constraints.order",
 }
-_unexported = _deprecated.unexported(__name__, _UNEXPORTED)
+_unexported = _deprecated.unexported(__name__, _UNEXPORTED, stacklevel=3)
+__getattr__.names = _UNEXPORTED  # type: ignore[attr-defined]
