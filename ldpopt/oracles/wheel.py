@@ -614,16 +614,14 @@ class PooledRWS(RWS):
     def aggregate(self, reports, device=None) -> np.ndarray:
         """Server side through the pool table (O(n) + O(K·d log d)); the same counts as the supports'.
 
+        See ``RWS.aggregate``.
+
         Parameters
         ----------
         reports
             What :meth:`perturb` returned.
         device : {None, "auto", "numpy", "cpu", "cuda"}, default None
             Who counts the pool table.
-
-        Returns
-        -------
-        ndarray of int64, shape (d,)
 
         Raises
         ------
@@ -642,15 +640,13 @@ class PooledRWS(RWS):
     def sample_counts(self, true_counts, rng) -> np.ndarray:
         """Exact in law for the pool held, through the real path (O(n) per draw, vectorised in blocks).
 
+        See ``RWS.sample_counts``.
+
         Parameters
         ----------
         true_counts : array_like of int, shape (d,)
             True histogram n_v >= 0, at least one user.
         rng : int, numpy.random.Generator or "secure"
-
-        Returns
-        -------
-        ndarray of int64, shape (d,)
 
         Raises
         ------
