@@ -11,8 +11,7 @@ from .report import failures, findings, summary
 from .result import ClaimResult, decide
 from .runner import run
 
-# KKT_TOL and simplex_kkt are public; the underscore names are re-exported for
-# benchmarks/bench_solvers.py (``x as x`` marks a re-export).
+# the underscore names are re-exported for benchmarks/bench_solvers.py (``x as x`` marks a re-export)
 from .tolerances import _SCS_OPTS as _SCS_OPTS
 from .tolerances import _gradient_scale as _gradient_scale
 from .tolerances import _hessian_diag as _hessian_diag
