@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from ldpopt import keyvalue, multi, oracles, pooling
-from ldpopt.audit import audit_client, ungroup
+from ldpopt.audit import audit_client
+from ldpopt.audit.attacks import ungroup
 from ldpopt.audit.planted import PublicKeyedMemo, ReportsABit, SeedAsKeyLOLOHA
 from ldpopt.heavy import encode, pem, sfp, treehist
 from ldpopt.heavy.client import HeavyClient

@@ -235,7 +235,8 @@ def _bands(truth):
 
 
 def _post_clip(tree, var, Y):
-    from ldpopt.hierarchy import clip_round, gls
+    from ldpopt.hierarchy import gls
+    from ldpopt.hierarchy.release import clip_round
 
     return clip_round(tree, gls(tree, Y, var).x)
 
@@ -251,7 +252,8 @@ def _redraw(m, world, Bn, g):
 
 def coverage(reps: int, boot_reps: int, B: int, quick: bool) -> list[dict]:
     from ldpopt.datasets import world_cities, zipf_probabilities
-    from ldpopt.hierarchy import Tree, clip_round, gls
+    from ldpopt.hierarchy import Tree, gls
+    from ldpopt.hierarchy.release import clip_round
     from ldpopt.problems import range_tree
     from ldpopt.uncertainty.cells import bootstrap_cells
 

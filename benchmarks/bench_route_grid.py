@@ -29,7 +29,7 @@ LinearEquality (3 random sparse rows at the true values), and the binary range t
 consistent marginals of :mod:`ldpopt.multi` (CALM-style OUE collection, ε = 1, chain-network data:
 2-way over 6/10/16 binary attributes, 3-way over domains (2, 3, 3, 4, 5) — the 367-cell case — and
 over 8 and 12 binary attributes), cls and the weighted objective; and consistent key–value estimation
-(:func:`ldpopt.keyvalue.consistent_problem`: the ``posterior`` objective over z = (h⁺, h⁻, r) on the
+(:func:`ldpopt.keyvalue.consistent.consistent_problem`: the ``posterior`` objective over z = (h⁺, h⁻, r) on the
 simplex) for PCKV-UE and PrivKV at ε = 1 on ``keyvalue.power_law`` data with 10², 10³, 10⁴ keys
 (:data:`KEYVALUE_KEYS`; n = max(10⁵, 10·keys) users, one draw per seed) — d is the problem's length.
 
@@ -284,7 +284,7 @@ def problem_for(kind: str, obj: str, con, size, seed: int):
 def rows_of(pr) -> int:
     """The number of linear constraint rows other than bounds (Σ f = 1 included): what the Newton
     systems on the multipliers grow with."""
-    from ldpopt.problems import NotApplicable
+    from ldpopt.problems.solvers.structured import NotApplicable
     from ldpopt.problems.dual.structure import compile_constraints
 
     try:

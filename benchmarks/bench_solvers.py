@@ -115,7 +115,7 @@ def measure_inproc(cfg: dict) -> dict:
         j_c, j_s = obj.value(f_c, est), obj.value(sol.f, est)
         a, r, _ = verify._solver_tolerance(cfg["solver"], obj)
         g = obj.gradient(f_c, est)
-        lam = verify.simplex_kkt(g, f_c, scale=verify._gradient_scale(obj, est))["multiplier"]
+        lam = verify.tolerances.simplex_kkt(g, f_c, scale=verify._gradient_scale(obj, est))["multiplier"]
         infeas = abs(lam) * abs(float(np.sum(sol.f)) - 1.0) + float(np.max(np.abs(g - lam))) * float(
             np.sum(np.maximum(-sol.f, 0.0)))
         tol_j = 10.0 * (a + r * abs(float(problem.cvxpy_problem.value))) / problem._multiplier + infeas

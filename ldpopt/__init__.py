@@ -27,17 +27,15 @@ _LAZY = {
     "postprocess": ("methods", "postprocess"),
     "choose": ("recommend", "choose"),
     "Problem": ("problems", "Problem"),
-    "Solution": ("problems", "Solution"),
-    "SolverError": ("problems", "SolverError"),
-    "SolverWarning": ("problems", "SolverWarning"),
 }
+
+# names exported here before the surface was cut to what a user calls (they stay in ldpopt.problems):
+# one release, with a DeprecationWarning
+_UNEXPORTED = {name: "ldpopt.problems" for name in ("Solution", "SolverError", "SolverWarning")}
 
 __all__ = [
     "Estimate",
     "Problem",
-    "Solution",
-    "SolverError",
-    "SolverWarning",
     "__version__",
     "choose",
     "datasets",
@@ -51,6 +49,10 @@ __all__ = [
 
 
 def __getattr__(name):
+    if name in _UNEXPORTED:
+        from ._deprecated import unexported
+
+        return unexported(__name__, _UNEXPORTED, stacklevel=3)(name)
     try:
         module, attr = _LAZY[name]
     except KeyError:

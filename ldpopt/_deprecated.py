@@ -5,7 +5,8 @@ A package that moved modules states a table ``old path → new module(s)`` and c
 :class:`DeprecationWarning` naming the new path, pointed at the user's import line) and gives a
 module holding the new module's objects (old private names of the flat layout included, through
 ``renames``). No forwarding file is left behind in the package. :func:`forward` answers a former
-module-level name of a package with the same warning.
+module-level name of a package with the same warning; :func:`unexported` the names a package's
+``__all__`` no longer lists, at their modules. Each warning names :data:`REMOVAL`, the release without them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ import types
 import warnings
 from collections.abc import Mapping
 
-__all__ = ["forward", "install", "warn_moved"]
+__all__ = ["REMOVAL", "forward", "install", "unexported", "warn_moved"]
+
+#: the release that removes the old paths and names kept here (0.3.0 is the one that keeps them)
+REMOVAL = "0.4.0"
 
 _OWN = ("__name__", "__spec__", "__loader__", "__package__", "__path__", "__file__", "__cached__")
 
@@ -26,7 +30,7 @@ _OWN = ("__name__", "__spec__", "__loader__", "__package__", "__path__", "__file
 def warn_moved(old: str, new: str, stacklevel: int) -> None:
     """The one warning of an old path (a module or a name): :class:`DeprecationWarning` naming the new
     path; ``stacklevel`` points it at the user's line."""
-    warnings.warn(f"{old} is deprecated and will be removed in the next release; use {new} instead",
+    warnings.warn(f"{old} is deprecated and will be removed in ldpopt {REMOVAL}; use {new} instead",
                   DeprecationWarning, stacklevel=stacklevel + 1)
 
 
@@ -98,7 +102,7 @@ def install(table: Mapping[str, str | tuple], renames: Mapping[str, str] | None 
     ...     warnings.simplefilter("always")
     ...     from ldpopt.an_old_path import Estimate
     >>> str(w[0].message)
-    'ldpopt.an_old_path is deprecated and will be removed in the next release; use ldpopt.estimate instead'
+    'ldpopt.an_old_path is deprecated and will be removed in ldpopt 0.4.0; use ldpopt.estimate instead'
     """
     for old, new in table.items():
         homes = (new,) if isinstance(new, str) else tuple(new)
@@ -121,4 +125,49 @@ def forward(old: str, homes: tuple[str, ...], renames: dict[str, str] | None = N
                 return getattr(mod, target)
         raise AttributeError(f"module {old!r} has no attribute {name!r}")
 
+    return __getattr__
+
+
+def unexported(package: str, names: Mapping[str, str], stacklevel: int = 2):
+    """A package ``__getattr__`` answering the names its ``__all__`` no longer lists (they stay at the
+    modules that hold them), each with a :class:`DeprecationWarning` naming that module.
+
+    Parameters
+    ----------
+    package : str
+        The package's name (``__name__``).
+    names : mapping
+        Former name → ``"module"`` (the module holding the same name) or ``"module:name"`` (a new name).
+    stacklevel : int, default 2
+        Where the warning points, seen from this ``__getattr__`` (3 where a package's own
+        ``__getattr__`` calls it).
+
+    Returns
+    -------
+    callable
+        ``__getattr__(name)``: the object, or AttributeError for a name not in ``names``; its
+        ``names`` attribute is the table.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from ldpopt._deprecated import unexported
+    >>> get = unexported("ldpopt.somewhere", {"Estimate": "ldpopt.estimate"})
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     get("Estimate").__name__
+    'Estimate'
+    >>> str(w[0].message)
+    'ldpopt.somewhere.Estimate is deprecated and will be removed in ldpopt 0.4.0; use ldpopt.estimate.Estimate instead'
+    """
+    table = {old: (home.partition(":")[0], home.partition(":")[2] or old) for old, home in names.items()}
+
+    def __getattr__(name: str):
+        if name not in table:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        home, target = table[name]
+        warn_moved(f"{package}.{name}", f"{home}.{target}", stacklevel=stacklevel)
+        return getattr(importlib.import_module(home), target)
+
+    __getattr__.names = dict(names)  # type: ignore[attr-defined]
     return __getattr__

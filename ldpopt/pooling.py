@@ -16,8 +16,7 @@ from .oracles.base import FrequencyOracle
 from .oracles.channel import Channel
 from .oracles.routed import RoutedReports, routed, support_score
 
-__all__ = ["Group", "PooledIVW", "group_from_estimate", "pool_ivw", "pool_mle", "project_weighted_simplex",
-           "variance_diag"]
+__all__ = ["Group", "PooledClient", "PooledIVW", "group_from_estimate", "pool_ivw", "pool_mle"]
 
 # components per chunk in variance_diag (bounds its J × d × d temporaries)
 _CHUNK_CELLS = 1 << 22
@@ -406,9 +405,6 @@ def group_alone(group) -> np.ndarray:
     return invert(g.channel, g.counts).f
 
 
-__all__ += ["group_alone"]
-
-
 class PooledClient:
     """Users pooled over groups: each user joins one group with the group's share as probability
     (a fresh draw, independent of her value) and reports through its oracle at its ε; the server
@@ -560,5 +556,3 @@ class PooledClient:
             spec["pairs"] = [(int(a), int(b)) for a, b in pairs]
         return spec
 
-
-__all__ += ["PooledClient"]

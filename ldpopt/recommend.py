@@ -22,8 +22,7 @@ from .uncertainty.resample import apply_batch, draw_counts, oracle_of
 if TYPE_CHECKING:  # pandas is imported where the table is built: `import ldpopt` stays light
     import pandas as pd
 
-__all__ = ["Choice", "candidates", "choose", "losses", "rank_rounds", "records", "tiebreak", "win_shares",
-           "worst_regret"]
+__all__ = ["Choice", "candidates", "choose", "losses", "records", "tiebreak"]
 
 #: the candidate sets by name, asked of the method registry: the closed forms; every method that is not
 #: another's answer computed another way (``variant_of``: the paper's MLE-Apx loop, Calibrate = Power)

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from conftest import examples
 from ldpopt import oracles
-from ldpopt.aggregate import FORMAT_VERSION, MergeError, Partial
+from ldpopt.aggregate import MergeError, Partial
+from ldpopt.aggregate.partial import FORMAT_VERSION
 
 D = 13
 ORACLES = oracles.available()

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from scipy import optimize, stats
 
 from ldpopt import keyvalue, multi, oracles
-from ldpopt.audit import audit_client, epsilon_bound, report_matrix, ungroup
+from ldpopt.audit import audit_client
+from ldpopt.audit.bounds import epsilon_bound
+from ldpopt.audit.attacks import report_matrix, ungroup
 from ldpopt.audit.planted import KeyedCoinOLH, PublicKeyedMemo, ReportsABit, SeedAsKeyLOLOHA
 from ldpopt.oracles.longitudinal import LOLOHA, DBitFlipPM, longitudinal_oracle
 

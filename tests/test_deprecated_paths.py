@@ -66,3 +66,34 @@ def test_the_former_claims_module_names_warn_from_the_claims_package():
         assert claims.reproduction is verdicts.reproduction
     with pytest.raises(AttributeError):
         claims.not_a_name  # noqa: B018
+
+
+def _unexported() -> list[tuple[str, str, str]]:
+    """(package, former name, its module[:name]) for every name a package's ``__all__`` no longer lists."""
+    import ldpopt
+
+    out = []
+    for sub in ldpopt.SUBMODULES:
+        pkg = importlib.import_module(f"ldpopt.{sub}")
+        names = getattr(vars(pkg).get("__getattr__"), "names", {})
+        out += [(pkg.__name__, old, home) for old, home in names.items()]
+    return out
+
+
+def test_the_names_a_package_no_longer_exports_warn_and_answer_the_same_object():
+    found = _unexported()
+    assert len(found) >= 60, len(found)
+    for package, old, home in found:
+        pkg = importlib.import_module(package)
+        module, _, new = home.partition(":")
+        assert old not in pkg.__all__, (package, old)
+        with pytest.warns(DeprecationWarning, match=rf"{package}\.{old} is deprecated and will be removed in ldpopt "
+                                                    rf"\d+\.\d+\.\d+; use {module}\.{new or old} instead"):
+            got = getattr(pkg, old)
+        assert got is getattr(importlib.import_module(module), new or old), (package, old)
+    # `from package import name` takes the same path, pointed at the caller's line
+    with pytest.warns(DeprecationWarning, match="ldpopt.verify.exit_code is deprecated") as record:
+        from ldpopt.verify import exit_code  # noqa: F401
+    assert record[0].filename == __file__
+    with pytest.raises(AttributeError, match="has no attribute 'not_a_name'"):
+        importlib.import_module("ldpopt.verify").not_a_name  # noqa: B018

@@ -7,7 +7,10 @@
   ``python tests/test_docstrings.py`` lists what lacks which section. An override of a documented
   ldpopt method is documented by reference: no docstring of its own (``inspect.getdoc`` reads the
   base's), or one that names the method it overrides (``See ``Base.method``.``) and says what
-  differs; the base carries the sections.
+  differs; the base carries the sections. Fails on an override whose docstring repeats a section of
+  its base's word for word (``repeated_sections``): the reader finds it once, on the base.
+* Fails on a module docstring over 15 lines, or on a median over 4 (``module_docstring_lengths``):
+  a module's docstring says what it holds; derivations go to docs/notes, timings to benchmarks/.
 * Runs every ``Examples`` section with doctest (numpy's print options as the docstrings write them)
   and fails on any example whose output differs.
 
@@ -16,11 +19,14 @@ Cost: about 8 s of CPU (the imports, and about 3,000 example lines of every pack
 
 from __future__ import annotations
 
+import ast
 import doctest
 import inspect
 import re
+import statistics
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -201,6 +207,78 @@ def test_an_override_may_refer_to_its_base():
     for full, b in found[:20]:
         assert b.__name__ == full.rsplit(".", 1)[1] and b is not getattr(_owner(full), b.__name__)
     assert overridden("ldpopt.estimate.check_estimate", check_estimate) is None   # a function has no base
+
+
+def sections(doc: str | None) -> dict[str, str]:
+    """{section title: its body} of a numpydoc docstring."""
+    parts = re.split(r"^(\w[\w ]*)\n-+\n", inspect.cleandoc(doc or ""), flags=re.MULTILINE)
+    return {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
+
+
+def repeated_sections(obj, base) -> list[str]:
+    """The sections of ``obj``'s own docstring that repeat ``base``'s word for word."""
+    own, theirs = sections(getattr(obj, "__doc__", None)), sections(base.__doc__)
+    return [s for s, body in own.items() if body and theirs.get(s) == body]
+
+
+def test_no_override_repeats_its_base():
+    repeats = []
+    for full, obj, member in _documented():
+        base = overridden(full, obj) if member else None
+        if base is not None and (found := repeated_sections(obj, base)):
+            repeats.append(f"{full}: {', '.join(found)} (as {base.__qualname__})")
+    assert not repeats, "overrides repeating their base's sections (cut them to by-reference):\n" + "\n".join(repeats)
+
+
+def test_repeated_sections_finds_a_copied_section():
+    from ldpopt.oracles.base import FrequencyOracle
+
+    base = FrequencyOracle.support_matrix
+    body = sections(base.__doc__)["Parameters"]
+
+    def copied(self, reports):
+        return None
+
+    copied.__doc__ = f"The sketch's own.\n\nParameters\n----------\n{body}\n"
+
+    def own(self, reports):
+        """The sketch's own.
+
+        Parameters
+        ----------
+        reports : ndarray
+            Something said differently.
+        """
+
+    assert repeated_sections(copied, base) == ["Parameters"] and repeated_sections(own, base) == []
+
+
+def module_docstring_lengths(root: Path | None = None) -> dict[str, int]:
+    """{module path: lines of its docstring} for every module under ``root`` (default: ldpopt/), 0
+    for a module without one."""
+    import ldpopt
+
+    root = root or Path(ldpopt.__file__).parent
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")), clean=True)
+        out[str(path.relative_to(root))] = len(doc.splitlines()) if doc else 0
+    return out
+
+
+def test_module_docstrings_are_short():
+    lengths = module_docstring_lengths()
+    assert len(lengths) > 300, len(lengths)
+    long = {m: n for m, n in lengths.items() if n > 15}
+    assert not long, f"module docstrings over 15 lines (move the notes to docs/notes): {long}"
+    assert statistics.median(lengths.values()) <= 4, statistics.median(lengths.values())
+
+
+def test_module_docstring_lengths_counts_lines(tmp_path):
+    (tmp_path / "short.py").write_text('"""One line."""\n')
+    (tmp_path / "long.py").write_text('"""' + "\n".join(f"line {i}" for i in range(16)) + '\n"""\nx = 1\n')
+    (tmp_path / "bare.py").write_text("x = 1\n")
+    assert module_docstring_lengths(tmp_path) == {"bare.py": 0, "long.py": 16, "short.py": 1}
 
 
 if __name__ == "__main__":

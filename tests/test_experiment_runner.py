@@ -11,7 +11,9 @@ import time
 import pandas as pd
 import pytest
 
-from ldpopt.experiments import load_config, run, tasks_of
+from ldpopt.experiments import run
+from ldpopt.experiments.config import load_config
+from ldpopt.experiments.runner import tasks_of
 
 CONFIG = """
 name = "runner_test"

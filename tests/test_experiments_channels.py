@@ -4,7 +4,8 @@ with the theory, and the figure draws exactly the table's means."""
 import numpy as np
 import pytest
 
-from ldpopt.experiments import load_config, run
+from ldpopt.experiments import run
+from ldpopt.experiments.config import load_config
 from ldpopt.experiments.figures.draw import plot
 from ldpopt.experiments.figures.channels import curves
 from ldpopt.experiments.task_kinds.channels import ESTIMATORS, designs

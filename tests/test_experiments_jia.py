@@ -14,7 +14,9 @@ import pytest
 from scipy.stats import norm
 
 from ldpopt import datasets
-from ldpopt.experiments import load_config, run, tasks_of
+from ldpopt.experiments import run
+from ldpopt.experiments.config import load_config
+from ldpopt.experiments.runner import tasks_of
 from ldpopt.experiments.figures import jia as plots_jia
 from ldpopt.experiments.task_kinds import jia as tasks_jia
 from ldpopt.experiments.toolkit import simulate

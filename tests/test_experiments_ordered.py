@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from ldpopt import datasets, oracles
-from ldpopt.experiments import load_config, run
+from ldpopt.experiments import run
+from ldpopt.experiments.config import load_config
 from ldpopt.experiments.figures.draw import plot
 from ldpopt.experiments.runner import tasks_of
 from ldpopt.experiments.task_kinds.ordered import bands, ordered, ordered_dataset

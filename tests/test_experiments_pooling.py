@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from ldpopt.experiments import load_config, run
+from ldpopt.experiments import run
+from ldpopt.experiments.config import load_config
 from ldpopt.experiments.figures.draw import plot
 from ldpopt.experiments.task_kinds.pooling import METHODS, group_specs
 

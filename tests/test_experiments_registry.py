@@ -32,7 +32,7 @@ def test_a_module_dropped_in_task_kinds_is_found(tmp_path, monkeypatch):
         sys.modules.pop("ldpopt.experiments.task_kinds.dropped_in", None)
     assert "dropped-in-kind" not in registry.kinds()
     with pytest.raises(ValueError, match="experiment kind must be one of"):
-        experiments.get_kind("no-such-kind")
+        experiments.registry.get_kind("no-such-kind")
 
 
 def test_kinds_is_still_the_function_after_the_kinds_package_is_loaded():

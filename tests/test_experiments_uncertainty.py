@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from ldpopt import methods
-from ldpopt.experiments import load_config, run
+from ldpopt.experiments import run
+from ldpopt.experiments.config import load_config
 from ldpopt.experiments.task_kinds.uncertainty import coverage_table
 
 

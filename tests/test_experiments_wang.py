@@ -12,7 +12,9 @@ import pytest
 
 import ldpopt.experiments.task_kinds.wang as tw
 import ldpopt.experiments.task_kinds.wang_runs as twr
-from ldpopt.experiments import load_config, run, tasks_of, toolkit
+from ldpopt.experiments import run, toolkit
+from ldpopt.experiments.config import load_config
+from ldpopt.experiments.runner import tasks_of
 from ldpopt.experiments.config import config_paths
 
 CONFIGS = [p.stem for p in config_paths("wang_*.toml")]

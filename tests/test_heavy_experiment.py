@@ -8,7 +8,8 @@ import pytest
 
 
 def test_ext_heavy_hitters_quick_rows_and_figure(tmp_path):
-    from ldpopt.experiments import load_config, run
+    from ldpopt.experiments import run
+    from ldpopt.experiments.config import load_config
     from ldpopt.experiments.figures.draw import plot
 
     t = run("ext_heavy_hitters", quick=True, out=tmp_path, progress=False)

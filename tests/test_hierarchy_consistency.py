@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from ldpopt.estimate import Estimate
-from ldpopt.hierarchy import consistency, consistency_adjoint, nonnegative_heuristic, nonnegative_qp
+from ldpopt.hierarchy import consistency, nonnegative_heuristic
+from ldpopt.hierarchy.consistency import consistency_adjoint
+from ldpopt.hierarchy.nonneg import nonnegative_qp
 from ldpopt.problems import Problem
 from ldpopt.problems.constraints.base import NonNegative, SubsetSum
 from ldpopt.problems.constraints.ranges import range_tree

@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 from ldpopt import oracles
-from ldpopt.hierarchy import (collect, cover_answers, flat_range_variance, haar_collect, haar_leaves,
-                              haar_range_variance, hierarchical_range_variance, leaf_answers)
+from ldpopt.hierarchy import collect
+from ldpopt.hierarchy.queries import cover_answers, leaf_answers
+from ldpopt.hierarchy.variance import flat_range_variance, hierarchical_range_variance
+from ldpopt.hierarchy.haar import haar_collect, haar_leaves, haar_range_variance
 from ldpopt.hierarchy.collect import group_sizes, split_users
 from ldpopt.hierarchy.haar import _adjoint, sylvester
 
@@ -102,5 +104,5 @@ def test_errors():
     with pytest.raises(ValueError, match="analytic"):
         hierarchical_range_variance(np.full(8, 1 / 8), 100, "hr", 1.0, 2, [0], [2])
     with pytest.raises(ValueError, match="length"):
-        from ldpopt.hierarchy import random_ranges
+        from ldpopt.hierarchy.queries import random_ranges
         random_ranges(8, 9, 2, np.random.default_rng(0))

@@ -9,7 +9,8 @@ import pytest
 from test_plots import recording
 
 from ldpopt import keyvalue as kv
-from ldpopt.experiments import load_config, run
+from ldpopt.experiments import run
+from ldpopt.experiments.config import load_config
 from ldpopt.experiments.figures.draw import plot
 
 

@@ -30,7 +30,7 @@ def test_import_ldpopt_does_not_import_cvxpy():
             "assert not {'scipy', 'pandas'} & {m.split('.')[0] for m in sys.modules}\n"
             "for name in ldpopt.__all__:\n    getattr(ldpopt, name)\n"
             # the lazy names still resolve, and building a problem is what loads cvxpy
-            "from ldpopt import Problem, SolverError\n"
+            "from ldpopt import Problem\n"
             "assert 'cvxpy' in sys.modules and Problem is ldpopt.problems.Problem\n"
             "sol = Problem(est, objective='cls').solve()\n"
             "assert abs(sol.f - f).max() < 1e-6, abs(sol.f - f).max()\n"
@@ -56,7 +56,7 @@ def test_cli_version_and_postprocess_do_not_import_cvxpy(tmp_path):
     assert (tmp_path / "post.csv").read_text().splitlines()[0].endswith("norm-sub")
 
 
-@pytest.mark.parametrize("name", ["Problem", "Solution", "SolverError", "SolverWarning", "problems", "verify"])
+@pytest.mark.parametrize("name", ["Problem", "problems", "verify"])
 def test_lazy_names_are_the_real_objects(name):
     import importlib
 
@@ -67,6 +67,18 @@ def test_lazy_names_are_the_real_objects(name):
         assert obj is importlib.import_module(f"ldpopt.{name}")
     else:
         assert obj is getattr(importlib.import_module("ldpopt.problems"), name)
+
+
+@pytest.mark.parametrize("name", ["Solution", "SolverError", "SolverWarning"])
+def test_former_top_level_names_warn_and_are_the_real_objects(name):
+    import importlib
+
+    import ldpopt
+
+    with pytest.warns(DeprecationWarning, match=rf"ldpopt\.{name} is deprecated .* use ldpopt\.problems\.{name}") as rec:
+        obj = getattr(ldpopt, name)
+    assert obj is getattr(importlib.import_module("ldpopt.problems"), name) and name not in ldpopt.__all__
+    assert rec[0].filename == __file__
 
 
 HEAVY = ("numpy", "scipy", "cvxpy", "pandas", "matplotlib", "dask", "pyarrow")

@@ -4,7 +4,8 @@ Problem certified, the error split into bands, and bad parameters refused before
 import numpy as np
 import pytest
 
-from ldpopt.experiments import load_config, run
+from ldpopt.experiments import run
+from ldpopt.experiments.config import load_config
 from ldpopt.experiments.figures.draw import plot
 
 

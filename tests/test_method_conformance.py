@@ -37,7 +37,7 @@ def test_the_records_declare_consistent_capabilities():
     """The facts the features used to keep in lists far away, asked of the records (no list of
     names here: a new method is checked by what it declares)."""
     names = methods.names()
-    assert sorted(n for f in methods.FAMILIES for n in methods.names(f)) == sorted(
+    assert sorted(n for f in methods.registry.FAMILIES for n in methods.names(f)) == sorted(
         n for n in names if methods.get(n).family is not None)  # the families partition the family-tagged
     unordered = ESTIMATES[0]
     for name in names:

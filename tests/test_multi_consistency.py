@@ -207,9 +207,9 @@ def test_agreement_rows_built_once_and_handed_out_as_a_copy():
 
 def test_consistency_constraints_made_once_per_marginal_set():
     ms = multi.MarginalSet((2, 3, 3, 2), multi.all_k_way(4, 3))
-    first, second = multi.consistency_constraints(ms), multi.consistency_constraints(ms)
+    first, second = multi.problem.consistency_constraints(ms), multi.problem.consistency_constraints(ms)
     assert first is not second and all(a is b for a, b in zip(first, second)) and len(first) == 4
-    other = multi.consistency_constraints(multi.MarginalSet((2, 3, 3, 2), multi.all_k_way(4, 3)))
+    other = multi.problem.consistency_constraints(multi.MarginalSet((2, 3, 3, 2), multi.all_k_way(4, 3)))
     assert all(a is not b for a, b in zip(first, other))
     assert (first[3].matrix(ms.size) != other[3].matrix(ms.size)).nnz == 0
     assert np.array_equal(first[2].totals, other[2].totals)

@@ -4,7 +4,8 @@ could fail (consistency helps, ldpopt's check certifies the optimum, the reconst
 
 from __future__ import annotations
 
-from ldpopt.experiments import load_config, run
+from ldpopt.experiments import run
+from ldpopt.experiments.config import load_config
 from ldpopt.experiments.figures.draw import plot
 
 

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from ldpopt.numeric import SquareWave, em, ems, quantile_error, range_query_error, sw_half_width, wasserstein1
+from ldpopt.numeric import em, ems
+from ldpopt.numeric.square_wave import SquareWave, sw_half_width
+from ldpopt.numeric.metrics import quantile_error, range_query_error, wasserstein1
 from ldpopt.numeric.em import smooth
 from ldpopt.numeric.metrics import quantile
 from ldpopt.numeric.penalized import choose_lambda, penalized_mle, penalized_objective

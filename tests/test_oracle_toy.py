@@ -135,7 +135,7 @@ def test_maximal_gain_attack_of_its_report_form(toy):
     assert set(np.unique(reports)) <= set(t)  # every fake report is a target
     counts = robust.fake_counts(o, "mga", t, 300, np.random.default_rng(5))
     assert counts.sum() == 300 and counts[t].sum() == 300
-    assert robust.mean_target_support(o, "mga", t) == 1.0
+    assert robust.attacks.mean_target_support(o, "mga", t) == 1.0
     p, q = o.p, o.q
     assert robust.expected_gain(o, "mga", t, 0.1, 0.0) == pytest.approx(0.1 * (1 - 2 * q) / (p - q), rel=1e-12)
     assert robust.genuine_size_pmf(o)[1] == 1.0 and robust.support_sizes(o, reports).tolist() == [1] * 300

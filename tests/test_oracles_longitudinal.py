@@ -197,7 +197,7 @@ def test_lrappor_fast_rounds_match_real_clients_and_the_shared_memo_covariance()
     cov = [np.mean((X[:, 0] - X[:, 0].mean(0)) * (X[:, 1] - X[:, 1].mean(0)), axis=0) for X in (fast, real)]
     se = np.sqrt(2) * fast[:, 0].std(0) * fast[:, 1].std(0) / np.sqrt(reps)
     assert np.all(np.abs(cov[0] - cov[1]) < 5 * se)
-    exact = (o.p2 - o.q2) ** 2 * o.memo_support_variance(tc, 50)  # what multi.rounds_covariance uses
+    exact = (o.p2 - o.q2) ** 2 * o.memo_support_variance(tc, 50)  # what multi.rounds.rounds_covariance uses
     assert np.all(np.abs(cov[0] - exact) < 5 * se / np.sqrt(2)) and np.all(exact > 0)
     # one round of the memoised path is one-shot RAPPOR in law: its per-round sketch decodes as RAPPOR's
     assert np.allclose(real.mean(axis=(0, 1)), (o.bias_given_hashes(tc / 50) * (o.p - o.q) + tc / 50 * (o.p - o.q)

@@ -11,7 +11,8 @@ import pytest
 
 from ldpopt.cli._problemfile import read_example as example_constraints
 from ldpopt.estimate import simulate_central
-from ldpopt.problems import Constraint, NotApplicable, SubsetSum, registry
+from ldpopt.problems import Constraint, SubsetSum, registry
+from ldpopt.problems.solvers.structured import NotApplicable
 from ldpopt.problems.objectives.builtins import LeastSquares
 from ldpopt.problems.objectives.separable import Quadratic
 from ldpopt.problems.registry import Kind
@@ -152,5 +153,5 @@ def test_checks_are_named_and_not_applicable_is_reported():
     done = check_objective("l1", SMALL)
     assert done["value"] > 0 and done["per_value"] == done["structured"] == 0
     with pytest.raises(NotApplicable):
-        from ldpopt.problems import solve_structured
+        from ldpopt.problems.solvers.structured import solve_structured
         solve_structured(SMALL[0], "l1")

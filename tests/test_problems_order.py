@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from ldpopt import oracles
-from ldpopt.problems import Monotone, Problem, Simplex, isotonic, project_monotone_simplex
+from ldpopt.problems import Monotone, Problem, Simplex
+from ldpopt.problems.constraints.order import isotonic, project_monotone_simplex
 from ldpopt.problems.check.verdict import constraint_violations
 
 

@@ -16,17 +16,8 @@ import pytest
 from ldpopt import verify
 from ldpopt.methods.mle import mle_apx
 from ldpopt.methods.normalize import norm_sub
-from ldpopt.problems import (
-    STRUCTURED,
-    Problem,
-    SeparableObjective,
-    Simplex,
-    SolverWarning,
-    StructuredResult,
-    SubsetSum,
-    certificate,
-    solve_structured,
-)
+from ldpopt.problems import STRUCTURED, Problem, SeparableObjective, Simplex, SolverWarning, SubsetSum, certificate
+from ldpopt.problems.solvers.structured import StructuredResult, solve_structured
 from ldpopt.problems.solvers.policy import CONE_CHAIN, QP_CHAIN
 
 

@@ -394,8 +394,8 @@ def test_config_oracle_params_reach_the_oracle(tmp_path):
     from ldpopt.experiments.runner import execute
     from ldpopt.experiments.toolkit import task_oracle
 
-    cfg = experiments.load_config(_config(tmp_path, '["olh", {name = "olh", g = 8}, {name = "ss", k = 3}]'))
-    tasks = experiments.tasks_of(cfg)
+    cfg = experiments.config.load_config(_config(tmp_path, '["olh", {name = "olh", g = 8}, {name = "ss", k = 3}]'))
+    tasks = experiments.runner.tasks_of(cfg)
     assert [task_oracle(t, 8).params().get("g", task_oracle(t, 8).params().get("k")) for t in tasks] == \
         [oracles.get("olh", 1.0, 8).g, 8, 3]
     assert len({t.key for t in tasks}) == 3 and tasks[1].key == "zipf__olh-g8__eps1__rep0000"
@@ -415,7 +415,7 @@ def test_config_oracle_params_are_checked_at_load(tmp_path, line, kind, words):
     from ldpopt import experiments
 
     with pytest.raises((ValueError, TypeError)) as info:
-        experiments.load_config(_config(tmp_path, line, kind))
+        experiments.config.load_config(_config(tmp_path, line, kind))
     msg = str(info.value)
     assert "\n" not in msg and all(w in msg for w in words), msg
 

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from conftest import examples
 from ldpopt import oracles
 from ldpopt._validation import as_generator
-from ldpopt.audit import audit, clopper_pearson
+from ldpopt.audit import audit
+from ldpopt.audit.bounds import clopper_pearson
 from ldpopt.oracles import GRR, OUE
 
 ALPHA = 1e-3  # each bound holds with confidence 99.9 %; fixed seeds make the tests deterministic

@@ -51,7 +51,7 @@ def test_fast_path_matches_per_report_path_in_joint_law(name, attack, targets):
     zm, zc = _two_sample_z(real, fast)
     assert zm <= 5 and zc <= 5, (zm, zc)
     # the per-report path's mean target support is the closed-form s̄
-    s_bar = robust.mean_target_support(o, attack, targets, candidates=cand)
+    s_bar = robust.attacks.mean_target_support(o, attack, targets, candidates=cand)
     per = o.support_matrix(reports)[:, targets].sum(axis=1)
     assert abs(per.mean() - s_bar) <= 5 * per.std() / math.sqrt(per.size) + 1e-12
 
@@ -107,7 +107,7 @@ def test_closed_form_reproduces_the_published_special_cases():
     assert robust.expected_gain(olh_exact_g, "mga", t[:3], beta, f_t) == pytest.approx(
         beta * (2 * 3 * 3.0 / 2.0 - f_t), rel=1e-9)  # 3 targets: some key of 1000 hashes all together
     # 10 targets: 1000 keys almost never put all 10 in one of 4 buckets, so the printed form overstates
-    assert 7.5 < robust.mean_target_support(olh_exact_g, "mga", t) < 8.5
+    assert 7.5 < robust.attacks.mean_target_support(olh_exact_g, "mga", t) < 8.5
 
 
 def test_apa_sizes_follow_the_genuine_law():

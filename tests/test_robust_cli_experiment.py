@@ -55,7 +55,8 @@ def test_cli_robust_errors_are_one_line(poisoned_csv, args, word):
 
 
 def test_ext_poisoning_quick_numbers_and_figure(tmp_path):
-    from ldpopt.experiments import load_config, run
+    from ldpopt.experiments import run
+    from ldpopt.experiments.config import load_config
     from ldpopt.experiments.figures.draw import plot
 
     t = run("ext_poisoning", quick=True, out=tmp_path, progress=False)

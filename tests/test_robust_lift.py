@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from _cli import ldpopt
+from ldpopt.robust.lift import lift_target
 from ldpopt import oracles, robust
 
 D, N, BETA = 256, 200_000, 0.05
@@ -50,7 +51,7 @@ def test_closed_form_is_its_problem_and_a_cvxpy_projection(name, attack):
     sol = robust.recover(est, "lift", beta=BETA)
     assert sol.status == "optimal" and sol.checks.max_violation <= 1e-9
     np.testing.assert_allclose(closed, sol.f, atol=1e-8)
-    t = robust.lift_target(est, BETA)
+    t = lift_target(est, BETA)
     f = cp.Variable(D)
     cp.Problem(cp.Minimize(D ** 2 * cp.sum_squares(f - t)), [f >= 0, cp.sum(f) == 1]).solve(solver="CLARABEL")
     np.testing.assert_allclose(closed, f.value, atol=1e-5)

@@ -10,6 +10,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
+from ldpopt.robust.recover import ldprecover_target, rsn_threshold
 from ldpopt import oracles, robust
 from ldpopt.robust.recover import mixture_offset
 
@@ -44,13 +45,13 @@ def test_ldprecover_closed_form_is_its_problem(name, attack):
     sol = robust.recover(est, "ldprecover", beta=BETA)
     assert sol.status == "optimal" and sol.checks is not None
     np.testing.assert_allclose(closed, sol.f, atol=1e-8)
-    np.testing.assert_allclose(closed, _cvxpy_projection(robust.recover_target(est, BETA)), atol=1e-5)
+    np.testing.assert_allclose(closed, _cvxpy_projection(ldprecover_target(est, BETA)), atol=1e-5)
 
 
 def test_ldprecover_target_removes_the_modelled_attack_exactly():
     # f̃ = (1 − β) f_X + β f_Y with f_Y the learned malicious estimate: the target returns f_X
     est = _poisoned("grr")
-    t = robust.recover_target(est, BETA)
+    t = ldprecover_target(est, BETA)
     pos = est.f_tilde > 0
     f_y = np.where(pos, (1 - D * est.q) / ((est.p - est.q) * pos.sum()), 0.0)
     np.testing.assert_allclose((1 - BETA) * t + BETA * f_y, est.f_tilde, atol=1e-12)
@@ -64,7 +65,7 @@ def test_rsn_closed_form_is_its_problem(name, attack):
     assert sol.status == "optimal"
     np.testing.assert_allclose(closed, sol.f, atol=1e-8)
     t = est.f_tilde + (1 - est.f_tilde.sum()) / D
-    high = np.flatnonzero(t >= robust.rsn_threshold(est))
+    high = np.flatnonzero(t >= rsn_threshold(est))
     if t[high].sum() < 1:
         np.testing.assert_allclose(closed, _cvxpy_projection(t, (high, t[high])), atol=1e-5)
         np.testing.assert_allclose(closed[high], t[high], atol=1e-12)  # the high segment is untouched
@@ -74,7 +75,7 @@ def test_rsn_closed_form_is_its_problem(name, attack):
 
 def test_rsn_threshold_solves_its_equation():
     est = _poisoned("oue")
-    x = robust.rsn_threshold(est) / 2
+    x = rsn_threshold(est) / 2
     p, q, n = est.p, est.q, est.n
     lhs = 2 * math.sqrt(n * (x * p * (1 - p) + (1 - x) * q * (1 - q)))
     assert lhs == pytest.approx(n * (p - q) * x, rel=1e-12)

@@ -4,7 +4,8 @@ and draws its figure."""
 import numpy as np
 import pytest
 
-from ldpopt.experiments import load_config, run
+from ldpopt.experiments import run
+from ldpopt.experiments.config import load_config
 from ldpopt.experiments.figures.draw import plot
 from ldpopt.experiments.task_kinds.sketches import sketches
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from ldpopt import Estimate
-from ldpopt.problems import Box, Monotone, NonNegative, Problem, Simplex, SubsetSum, SumTo, project_monotone_simplex
+from ldpopt.problems import Box, Monotone, NonNegative, Problem, Simplex, SubsetSum, SumTo
+from ldpopt.problems.constraints.order import project_monotone_simplex
 from ldpopt.problems.check.certificate import certificate
 from ldpopt.problems.solvers.structured import NotApplicable, SeparableObjective, solve_structured
 

@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 
 import ldpopt
-from ldpopt.hierarchy import Tree, central_sampler, clip_round, gls, tree_cells
+from ldpopt.hierarchy import Tree, central_sampler, gls, tree_cells
+from ldpopt.hierarchy.release import clip_round
 from ldpopt.privacy import central
 from ldpopt.uncertainty.cells import (
     COLUMNS,

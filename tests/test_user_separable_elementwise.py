@@ -102,7 +102,7 @@ def test_elementwise_functions_solve_once_per_distinct_count():
     d = 4500
     est, _ = _estimate(d, seed=3)
     obj = _cls_kl(1.0 / d)
-    from ldpopt.problems import solve_structured
+    from ldpopt.problems.solvers.structured import solve_structured
 
     res = solve_structured(est, obj, [Simplex()])
     assert res.status == "optimal" and 0 < res.iterations["distinct_counts"] < d // 4
@@ -136,7 +136,7 @@ def test_partition_totals_with_an_exponential_tail_certify():
     parts = np.array_split(np.arange(d), 10)
     cons = [Simplex(), PartitionTotals({f"g{k}": g for k, g in enumerate(parts[:9])},
                                        {f"g{k}": float(truth[g].sum()) for k, g in enumerate(parts[:9])})]
-    from ldpopt.problems import solve_structured
+    from ldpopt.problems.solvers.structured import solve_structured
 
     res = solve_structured(est, _cls_kl(1.0 / d), cons)
     assert res.status == "optimal", res.message

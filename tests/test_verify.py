@@ -119,9 +119,9 @@ def test_a_referee_failure_is_not_a_failed_claim(monkeypatch):
     r = verify.check_equivalence(est, normalize.norm_sub, "cls", referee="OSQP")
     assert r.verdict == "not refereed" and "solver crashed" in r.why
     df = pd.DataFrame([r.as_row()])
-    assert verify.exit_code(df) == 0 and len(verify.failures(df)) == 0
-    assert verify.exit_code(df, require_referee=True) == verify.EXIT_NOT_REFEREED
-    text = verify.render_text(df)
+    assert verify.report.exit_code(df) == 0 and len(verify.failures(df)) == 0
+    assert verify.report.exit_code(df, require_referee=True) == verify.report.EXIT_NOT_REFEREED
+    text = verify.report.render_text(df)
     assert "Not refereed" in text and "solver crashed" in text and "FAIL" not in text
 
 
@@ -182,13 +182,13 @@ def test_requested_d_is_used_by_every_claim_or_said_why():
     assert set(eq["referee"]) == {"certificate"}
     mc = df[df["referee"] == "monte-carlo"]
     assert len(mc) and set(mc["verdict"]) == {"not refereed"} and mc["why"].str.contains("--mc-d").all()
-    assert verify.exit_code(df) == 0
+    assert verify.report.exit_code(df) == 0
 
 
 def test_json_keeps_full_precision():
     row = ClaimResult("c", "s", "finding", "grr", 1.0, 10, 4, 0, "m", "frequency", 6.25e-14, "<=", 1e-9, None,
                       metrics={"tiny": 6.25e-14, "inf": math.inf})
-    doc = json.loads(verify.render_json(pd.DataFrame([row.as_row()])))
+    doc = json.loads(verify.report.render_json(pd.DataFrame([row.as_row()])))
     assert doc["rows"][0]["value"] == 6.25e-14 and doc["rows"][0]["metrics"]["tiny"] == 6.25e-14
     assert doc["rows"][0]["metrics"]["inf"] == "inf"
 
@@ -199,7 +199,7 @@ def test_summary_names_metrics_and_keeps_every_failing_setting():
     s = verify.summary(pd.DataFrame([r.as_row() for r in rows]))
     assert list(s["metric"]) == ["abs_sum_bias"] and list(s["unit"]) == ["frequency"]
     assert s["fails"].iloc[0] == 38 and s["failing_settings"].iloc[0].count("grr") == 38
-    text = verify.render_text(pd.DataFrame([r.as_row() for r in rows]))
+    text = verify.report.render_text(pd.DataFrame([r.as_row() for r in rows]))
     assert text.count("must be <= 0.5") == 38
 
 
@@ -252,10 +252,10 @@ def test_bad_input_names_the_argument():
         verify.run(oracles=["nope"], quick=True)
     with pytest.raises(ValueError, match="d must be >= 2"):
         verify.run(ds=[1], quick=True)
-    h = verify.true_histogram(1000, 7, "half-zero")
+    h = verify.instances.true_histogram(1000, 7, "half-zero")
     assert h.sum() == 1000 and np.all(h[4:] == 0)
     with pytest.raises(ValueError, match="kind"):
-        verify.true_histogram(10, 3, "uniform")
+        verify.instances.true_histogram(10, 3, "uniform")
 
 
 def test_an_unresolved_sign_is_not_a_failure():
@@ -286,8 +286,8 @@ def test_an_infeasible_referee_is_not_a_failed_claim(monkeypatch):
     assert rows[0].verdict == "not refereed" and "OSQP:infeasible" in rows[0].why
     assert rows[1].verdict == "holds"
     df = pd.DataFrame([r.as_row() for r in rows])
-    assert verify.exit_code(df) == 0
-    text = verify.render_text(df)
+    assert verify.report.exit_code(df) == 0
+    text = verify.report.render_text(df)
     assert "Claims checked:" in text and "that FAIL" not in text and "OSQP:infeasible" in text
 
 
@@ -298,15 +298,15 @@ def test_printed_verdicts_agree_with_the_exit_code():
     expected = ClaimResult("c", "s", "monte-carlo", "grr", 1.0, 10, 4, 0, "m", "frequency", 1.0, "<=", 0.5,
                            True)
     only_finding = pd.DataFrame([finding.as_row()])
-    assert verify.exit_code(only_finding) == 0
-    text = verify.render_text(only_finding)
+    assert verify.report.exit_code(only_finding) == 0
+    text = verify.report.render_text(only_finding)
     rows = [ln for ln in text.splitlines() if ln.startswith("  f | ")]
     assert len(rows) == 1 and rows[0].endswith("| does not hold"), rows
-    doc = json.loads(verify.render_json(only_finding))
+    doc = json.loads(verify.report.render_json(only_finding))
     assert [r["verdict"] for r in doc["rows"]] == ["does not hold"] and doc["summary"][0]["fails"] == 0
     both = pd.DataFrame([finding.as_row(), expected.as_row()])
-    assert verify.exit_code(both) == 1
-    rows = [ln for ln in verify.render_text(both).splitlines() if ln.endswith("| fails")]
+    assert verify.report.exit_code(both) == 1
+    rows = [ln for ln in verify.report.render_text(both).splitlines() if ln.endswith("| fails")]
     assert len(rows) == 1 and rows[0].startswith("  c | "), rows
 
 

@@ -37,7 +37,7 @@ def _no_solve(monkeypatch):
 def test_above_the_solver_limit_every_equivalence_is_refereed_by_the_certificate_without_cvxpy(monkeypatch):
     """d = 5000 > SOLVER_MAX_D takes the d = 10⁷ route (default solver options): no cvxpy solve at all."""
     _no_solve(monkeypatch)
-    d = verify.SOLVER_MAX_D + 3000
+    d = verify.instances.SOLVER_MAX_D + 3000
     df = verify.run(oracles=["oue", "grr"], epsilons=[1.0], ns=[10**4], ds=[d], seeds=[0], mc_n=10**4)
     eq = df[df["kind"] == "equivalence"]
     assert set(eq["referee"]) == {"certificate"} and set(eq["verdict"]) == {"holds"}
@@ -45,7 +45,7 @@ def test_above_the_solver_limit_every_equivalence_is_refereed_by_the_certificate
     # the Monte-Carlo claims cannot run there and say why, at the d asked for
     mc = df[df["referee"] == "monte-carlo"]
     assert len(mc) and set(mc["verdict"]) == {"not refereed"} and mc["why"].str.contains(f"asked d = {d}").all()
-    assert verify.exit_code(df) == 0
+    assert verify.report.exit_code(df) == 0
 
 
 def test_the_patch_bites_where_a_solver_referee_runs(monkeypatch):

@@ -3,9 +3,16 @@
 (:mod:`.dask`), and report tables in pandas, Polars, DuckDB or Spark counted inside their engine
 (:mod:`.frames`). The single-machine path is the same code with one partition."""
 
+from .. import _deprecated
 from .frames import from_dataframe
-from .identity import AlreadyHeldError, DuplicateShardError, ShardIdentity
-from .partial import FORMAT_VERSION, MergeError, Partial
+from .identity import AlreadyHeldError, DuplicateShardError
+from .partial import MergeError, Partial
 
-__all__ = ["FORMAT_VERSION", "AlreadyHeldError", "DuplicateShardError", "MergeError", "Partial", "ShardIdentity",
+__all__ = ["AlreadyHeldError", "DuplicateShardError", "MergeError", "Partial",
            "from_dataframe"]
+
+# the names this package exported before it was cut to what a user calls: one release, with a DeprecationWarning
+__getattr__ = _deprecated.unexported(__name__, {
+    "FORMAT_VERSION": "ldpopt.aggregate.partial",
+    "ShardIdentity": "ldpopt.aggregate.identity",
+})

@@ -1,29 +1,7 @@
 """Report tables in dataframe engines → :class:`~.partial.Partial`: pandas, Polars, DuckDB and Spark.
 
-One entry point, :func:`from_dataframe`, counts a table whose rows are reports (one column per
-``oracle.report_columns()`` entry, the names and kinds of the Parquet shard schema of
-:mod:`.shards`) inside the engine that holds it, and returns the same partial, bit for bit, as
-``Partial.from_reports(oracle, reports)`` of the same reports. Two plans:
-
-* ``"native"`` — the engine's own group-by over the oracle's sufficient statistic, no Python per
-  report: GRR (and L-GRR) a histogram of ``value`` over [0, d); HR a histogram of ``y`` over
-  [0, K), turned into support counts by HR's own FWHT step on the driver; SS a histogram of the
-  exploded ``subset`` lists, with a per-row check (k distinct members in [0, d)) done in the engine.
-  At most K + 2 rows reach the driver.
-* ``"batches"`` — every other oracle (OUE/SUE/RUE, OLH/BLH/RLH/LOLOHA, the sketches, RAPPOR, RWS,
-  an oracle of one's own that declares ``report_columns``): the engine's vectorised UDF hands Arrow
-  record batches of the report columns to ``oracle.aggregate`` (``mapInArrow`` in Spark, a
-  streamable ``map_batches`` in Polars' streaming engine; DuckDB streams record batches to the
-  calling process, which is where DuckDB runs), each batch or partition emits its nonzero counts
-  as (position, count) rows, and the engine sums them with a group-by; at most d + 1 rows reach
-  the driver. *Why not a SQL hash for OLH*: the 64-bit SplitMix64 key schedule needs wrapping
-  unsigned multiplication, which DuckDB and Spark SQL do not have (they raise or widen on
-  overflow); and a group-by over (seed, y) first does not shrink the input, since each user draws
-  a fresh 64-bit key.
-
-Integer sums in every engine are exact, so the partial is bit-identical whatever the batching.
-
-Notes: docs/frames.md."""
+Notes: docs/notes/devices.md, "ldpopt.aggregate.frames".
+"""
 
 from __future__ import annotations
 

@@ -3,10 +3,21 @@ user's device (:func:`audit_client`, every field over rounds; :func:`audit`, thr
 
 Notes: docs/notes/reliability.md, "ldpopt.audit"."""
 
-from .attacks import NaiveBayes, best_threshold, report_matrix, tokens, ungroup
-from .bounds import clopper_pearson, epsilon_bound
-from .client import ATTACKS, ClientAudit, audit_client
-from .events import EVENTS, AuditResult, audit
+from .. import _deprecated
+from .attacks import tokens
+from .client import ClientAudit, audit_client
+from .events import AuditResult, audit
 
-__all__ = ["ATTACKS", "EVENTS", "AuditResult", "ClientAudit", "NaiveBayes", "audit", "audit_client",
-           "best_threshold", "clopper_pearson", "epsilon_bound", "report_matrix", "tokens", "ungroup"]
+__all__ = ["AuditResult", "ClientAudit", "audit", "audit_client", "tokens"]
+
+# the names this package exported before it was cut to what a user calls: one release, with a DeprecationWarning
+__getattr__ = _deprecated.unexported(__name__, {
+    "ATTACKS": "ldpopt.audit.client",
+    "EVENTS": "ldpopt.audit.events",
+    "NaiveBayes": "ldpopt.audit.attacks",
+    "best_threshold": "ldpopt.audit.attacks",
+    "clopper_pearson": "ldpopt.audit.bounds",
+    "epsilon_bound": "ldpopt.audit.bounds",
+    "report_matrix": "ldpopt.audit.attacks",
+    "ungroup": "ldpopt.audit.attacks",
+})

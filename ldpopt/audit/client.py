@@ -242,7 +242,7 @@ def audit_client(client: FrequencyOracle | Callable, *, stated: float | None = N
     fitted on a quarter of the runs of its own; "seed": each 64-bit field taken as the seed of the memo and the memo
     replayed (an oracle with a grey-box ``_memo``) — and the pair, attack, threshold and direction
     of the largest Clopper–Pearson bound there are chosen; the last half tests that one event,
-    whose bound (:func:`~ldpopt.audit.epsilon_bound`) is the result.
+    whose bound (:func:`~ldpopt.audit.bounds.epsilon_bound`) is the result.
 
     Parameters
     ----------

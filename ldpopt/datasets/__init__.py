@@ -12,14 +12,14 @@ import functools
 import importlib.util
 from collections.abc import Callable
 
+from .. import _deprecated
 from ._dataset import Dataset
-from ._paths import ENV_VAR, DataNotFoundError, search_dirs
+from ._paths import ENV_VAR as ENV_VAR  # where the data are looked for: public at the package, not listed
+from ._paths import DataNotFoundError
+from ._paths import search_dirs as search_dirs
 from .geo import world_cities
 from .lengths import transaction_lengths
 from .real import (
-    CENSUS_DIVISIONS,
-    CENSUS_REGIONS,
-    MODES,
     aol,
     babynames,
     bms_webview_1,
@@ -34,10 +34,6 @@ from .real import (
 from .synthetic import beta, beta_probabilities, zipf, zipf_probabilities
 
 __all__ = [
-    "CENSUS_DIVISIONS",
-    "CENSUS_REGIONS",
-    "ENV_VAR",
-    "MODES",
     "STAND_INS",
     "DataNotFoundError",
     "Dataset",
@@ -54,8 +50,6 @@ __all__ = [
     "kosarak",
     "load",
     "retail",
-    "search_dirs",
-    "stand_in",
     "us_cities",
     "world_cities",
     "zipf",
@@ -299,3 +293,10 @@ def available():
     from .._table import WholeTable  # prints every column and cell whole
 
     return WholeTable(rows, columns=["name", "mode", "kind", "n", "d", "present", "source", "note"])
+
+# the names this package exported before it was cut to what a user calls: one release, with a DeprecationWarning
+__getattr__ = _deprecated.unexported(__name__, {
+    "CENSUS_DIVISIONS": "ldpopt.datasets.real",
+    "CENSUS_REGIONS": "ldpopt.datasets.real",
+    "MODES": "ldpopt.datasets.real",
+})

@@ -175,9 +175,7 @@ class DesignedOracle(FrequencyOracle):
     def params(self) -> dict[str, Any]:
         """The strategy's digest (``strategy_id``), which ``from_estimate`` looks up in this process.
 
-        Returns
-        -------
-        dict
+        See ``FrequencyOracle.params``.
 
         Examples
         --------

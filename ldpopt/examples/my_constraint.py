@@ -1,19 +1,6 @@
 """A constraint type of your own: the first k values together hold at most a share cap (docs/extending.md).
 
-    sum_{v < k} f_v <= cap
-
-e.g. "the k most popular items (listed first in the counts file) hold at most 60 % of the mass", a
-known upper bound from a public source. A LinearConstraint states its rows once, rows(d) -> (A, b,
-sense); ldpopt derives its cvxpy form, residual, g(f) = sum_{v<k} f_v - cap, Jacobian and its row
-for the structured solver from them. Its problem-file entry:
-
-    [[constraints]]
-    type = "head_share"
-    k = 3
-    cap = 0.6
-
-Use it as ``Problem(est, "cls", [Simplex(), HeadShare(3, 0.6)])``, or in a problem file with
-``modules = ["my_constraint.py"]`` (or ``type = "my_constraint.py:HeadShare"``).
+Notes: docs/notes/extending.md, "ldpopt.examples.my_constraint".
 """
 
 import numbers

@@ -1,22 +1,7 @@
 """An objective of your own: a robust weighted least squares, the pseudo-Huber loss of the raw
 estimate's standardised residuals (docs/extending.md).
 
-    J(f) = sum_v delta^2 (sqrt(1 + (z_v / (delta s_v))^2) - 1),   z_v = f_v - f~_v,
-
-with s_v the standard deviation of f~_v (Wang et al. arXiv Eq. 2 at max(f~_v, 0)). For |z_v| << delta s_v
-it is z_v^2 / (2 s_v^2), weighted least squares (the weighted MLE's Gaussian approximation); beyond
-delta standard deviations it grows like delta |z_v| / s_v, so a value far from its raw estimate pulls
-less. It is separable and strictly convex, so ldpopt's structured solver solves it and its
-certificate certifies the answer. Per value, with w = z / (delta s):
-
-    h'(f)  = (z / s^2) / sqrt(1 + w^2)          (bounded by delta / s in absolute value)
-    h''(f) = (1 + w^2) ** -1.5 / s^2            (largest at z = 0: its minimum on [l, u] is at an end)
-    argmin_f h(f) + t f:  h'(f) = -t  <=>  w = r / sqrt(1 - r^2),  r = -t s / delta   (|r| < 1)
-
-Use it as ``Problem(est, "robust-wls")`` once this file is imported, as
-``Problem(est, RobustWLS(delta=1.0))``, or in a problem file (``modules = ["my_objective.py"]`` and
-``objective = "robust-wls"``, or ``objective = "my_objective.py:RobustWLS"`` with
-``params = { delta = 1.0 }``).
+Notes: docs/notes/extending.md, "ldpopt.examples.my_objective".
 """
 
 import cvxpy as cp

@@ -61,7 +61,7 @@ class ExperimentConfig:
     >>> _ = (folder / "tiny.toml").write_text("\\n".join([
     ...     'name = "tiny"', 'kind = "full-domain"', 'datasets = [{name = "zipf", n = 2000, d = 8, rng = 1}]',
     ...     'oracles = ["oue"]', 'epsilons = [1.0]', 'methods = ["base", "norm-sub"]', 'repetitions = 2']))
-    >>> cfg = experiments.load_config(folder / "tiny.toml")
+    >>> cfg = experiments.config.load_config(folder / "tiny.toml")
     >>> cfg.kind, cfg.methods, cfg.repetitions
     ('full-domain', ('base', 'norm-sub'), 2)
     """
@@ -97,7 +97,7 @@ class ExperimentConfig:
         >>> _ = (folder / "tiny.toml").write_text("\\n".join([
         ...     'name = "tiny"', 'kind = "full-domain"', 'datasets = [{name = "zipf", n = 2000, d = 8, rng = 1}]',
         ...     'oracles = ["oue"]', 'epsilons = [1.0]', 'methods = ["base", "norm-sub"]', 'repetitions = 2']))
-        >>> sorted(experiments.load_config(folder / "tiny.toml").as_dict())[:4]
+        >>> sorted(experiments.config.load_config(folder / "tiny.toml").as_dict())[:4]
         ['datasets', 'description', 'epsilons', 'kind']
         """
         return {"name": self.name, "kind": self.kind, "datasets": list(self.datasets),
@@ -160,7 +160,7 @@ def load_config(name_or_path, quick: bool = False) -> ExperimentConfig:
     Examples
     --------
     >>> from ldpopt import experiments
-    >>> cfg = experiments.load_config("wang_arxiv_fig1_full_domain", quick=True)
+    >>> cfg = experiments.config.load_config("wang_arxiv_fig1_full_domain", quick=True)
     >>> cfg.kind, cfg.oracles, cfg.epsilons
     ('full-domain', ('oue',), (0.4, 1.0, 2.0))
     """

@@ -104,7 +104,7 @@ def get_kind(name: str) -> Callable:
     Examples
     --------
     >>> from ldpopt import experiments
-    >>> experiments.get_kind("full-domain").__name__
+    >>> experiments.registry.get_kind("full-domain").__name__
     'full_domain'
     """
     _load_kind_modules()

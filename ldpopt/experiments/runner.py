@@ -98,7 +98,7 @@ def tasks_of(cfg: ExperimentConfig) -> list[Task]:
     >>> _ = (folder / "tiny.toml").write_text("\\n".join([
     ...     'name = "tiny"', 'kind = "full-domain"', 'datasets = [{name = "zipf", n = 2000, d = 8, rng = 1}]',
     ...     'oracles = ["oue"]', 'epsilons = [1.0]', 'methods = ["base", "norm-sub"]', 'repetitions = 2']))
-    >>> tasks = experiments.tasks_of(experiments.load_config(folder / "tiny.toml"))
+    >>> tasks = experiments.runner.tasks_of(experiments.config.load_config(folder / "tiny.toml"))
     >>> len(tasks), tasks[0].key
     (2, 'zipf__oue__eps1__rep0000')
     """

@@ -4,11 +4,18 @@ prefix levels made consistent as a tree (docs/sketches.md, "Heavy-hitter discove
 
 from __future__ import annotations
 
+from .. import _deprecated
 from .pem import pem
-from .result import HeavyHitters, Level, frequency_mse, precision_recall_f1, true_top
+from .result import HeavyHitters, precision_recall_f1, true_top
 from .sfp import sfp
 from .strings import decode, encode
 from .treehist import treehist
 
-__all__ = ["HeavyHitters", "Level", "decode", "encode", "frequency_mse", "pem", "precision_recall_f1", "sfp", "treehist",
+__all__ = ["HeavyHitters", "decode", "encode", "pem", "precision_recall_f1", "sfp", "treehist",
            "true_top"]
+
+# the names this package exported before it was cut to what a user calls: one release, with a DeprecationWarning
+__getattr__ = _deprecated.unexported(__name__, {
+    "frequency_mse": "ldpopt.heavy.result",
+    "Level": "ldpopt.heavy.result",
+})

@@ -6,16 +6,14 @@ correction in σ.
 
 Notes: docs/notes/python.md, "ldpopt.hierarchy"."""
 
+from .. import _deprecated
 from . import attacks
 from .collect import HierarchicalEstimate, collect, design
-from .consistency import consistency, consistency_adjoint
+from .consistency import consistency
 from .gls import GLSFit, gls
-from .haar import haar_collect, haar_leaves, haar_range_variance
-from .nonneg import nonnegative_heuristic, nonnegative_qp
-from .queries import cover_answers, leaf_answers, random_ranges
-from .release import central_sampler, clip_round, tree_cells
+from .nonneg import nonnegative_heuristic
+from .release import central_sampler, tree_cells
 from .tree import Tree
-from .variance import flat_range_variance, hierarchical_range_variance
 
 __all__ = [
            "GLSFit",
@@ -23,21 +21,25 @@ __all__ = [
            "Tree",
            "attacks",
            "central_sampler",
-           "clip_round",
            "collect",
            "consistency",
-           "consistency_adjoint",
-           "cover_answers",
            "design",
-           "flat_range_variance",
            "gls",
-           "haar_collect",
-           "haar_leaves",
-           "haar_range_variance",
-           "hierarchical_range_variance",
-           "leaf_answers",
            "nonnegative_heuristic",
-           "nonnegative_qp",
-           "random_ranges",
            "tree_cells",
 ]
+
+# the names this package exported before it was cut to what a user calls: one release, with a DeprecationWarning
+__getattr__ = _deprecated.unexported(__name__, {
+    "clip_round": "ldpopt.hierarchy.release",
+    "consistency_adjoint": "ldpopt.hierarchy.consistency",
+    "cover_answers": "ldpopt.hierarchy.queries",
+    "flat_range_variance": "ldpopt.hierarchy.variance",
+    "haar_collect": "ldpopt.hierarchy.haar",
+    "haar_leaves": "ldpopt.hierarchy.haar",
+    "haar_range_variance": "ldpopt.hierarchy.haar",
+    "hierarchical_range_variance": "ldpopt.hierarchy.variance",
+    "leaf_answers": "ldpopt.hierarchy.queries",
+    "nonnegative_qp": "ldpopt.hierarchy.nonneg",
+    "random_ranges": "ldpopt.hierarchy.queries",
+})

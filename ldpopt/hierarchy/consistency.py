@@ -150,7 +150,8 @@ def consistency_adjoint(tree: RangeTree, xbar, var) -> np.ndarray:
     >>> counts = np.array([400, 300, 100, 100, 50, 30, 20, 0])
     >>> est = hierarchy.collect(counts, "oue", epsilon=1.0, rng=0)
     >>> u = np.zeros(est.tree.size); u[:3] = 1.0  # the range [0, 2] from the consistent leaves
-    >>> w = hierarchy.consistency_adjoint(est.tree, u, est.var)
+    >>> from ldpopt.hierarchy.consistency import consistency_adjoint
+    >>> w = consistency_adjoint(est.tree, u, est.var)
     >>> bool(np.isclose(w @ est.y, u @ hierarchy.consistency(est.tree, est.y, est.var)))
     True
     """

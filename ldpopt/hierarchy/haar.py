@@ -65,7 +65,8 @@ def haar_collect(true_counts, epsilon: float, *, rng) -> tuple[list[np.ndarray],
     --------
     >>> import numpy as np
     >>> from ldpopt import hierarchy
-    >>> theta, d = hierarchy.haar_collect(np.array([400, 300, 100, 100, 50, 30, 20, 0]), 1.0, rng=0)
+    >>> from ldpopt.hierarchy.haar import haar_collect
+    >>> theta, d = haar_collect(np.array([400, 300, 100, 100, 50, 30, 20, 0]), 1.0, rng=0)
     >>> [t.shape for t in theta], d
     ([(1,), (2,), (4,)], 8)
     """
@@ -118,7 +119,8 @@ def haar_leaves(theta: list[np.ndarray], d: int) -> np.ndarray:
     --------
     >>> import numpy as np
     >>> from ldpopt import hierarchy
-    >>> hierarchy.haar_leaves([np.array([0.5]), np.array([0.0, 0.25])], 4)  # the exact f = (.375, .375, .25, 0)
+    >>> from ldpopt.hierarchy.haar import haar_leaves
+    >>> haar_leaves([np.array([0.5]), np.array([0.0, 0.25])], 4)  # the exact f = (.375, .375, .25, 0)
     array([0.375, 0.375, 0.25 , 0.   ])
     """
     node = np.ones(1)
@@ -169,7 +171,8 @@ def haar_range_variance(f, n: int, epsilon: float, a, b) -> np.ndarray:
     >>> import numpy as np
     >>> from ldpopt import hierarchy
     >>> f = np.array([400, 300, 100, 100, 50, 30, 20, 0]) / 1000
-    >>> hierarchy.haar_range_variance(f, 1000, 1.0, [0, 0], [3, 7]).round(6)
+    >>> from ldpopt.hierarchy.haar import haar_range_variance
+    >>> haar_range_variance(f, 1000, 1.0, [0, 0], [3, 7]).round(6)
     array([0.002936, 0.      ])
     """
     f = np.asarray(f, dtype=np.float64)

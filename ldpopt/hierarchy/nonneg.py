@@ -91,7 +91,7 @@ def nonnegative_qp(tree: RangeTree, y, var, **solver_options) -> np.ndarray:
     >>> from ldpopt import hierarchy
     >>> counts = np.array([400, 300, 100, 100, 50, 30, 20, 0])
     >>> est = hierarchy.collect(counts, "oue", epsilon=1.0, rng=0)
-    >>> hierarchy.nonnegative_qp(est.tree, est.y, est.var)[:8].round(3)
+    >>> hierarchy.nonneg.nonnegative_qp(est.tree, est.y, est.var)[:8].round(3)
     array([0.308, 0.321, 0.07 , 0.239, 0.   , 0.062, 0.   , 0.   ])
     """
     import cvxpy as cp

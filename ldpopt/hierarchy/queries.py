@@ -48,7 +48,8 @@ def leaf_answers(leaves, a, b) -> np.ndarray:
     Examples
     --------
     >>> from ldpopt import hierarchy
-    >>> hierarchy.leaf_answers([0.1, 0.2, 0.3, 0.4], [0, 1], [1, 3])
+    >>> from ldpopt.hierarchy.queries import leaf_answers
+    >>> leaf_answers([0.1, 0.2, 0.3, 0.4], [0, 1], [1, 3])
     array([0.3, 0.9])
     """
     x = np.asarray(leaves, dtype=np.float64)
@@ -89,7 +90,8 @@ def cover_answers(tree: RangeTree, nodes, a, b) -> np.ndarray:
     >>> counts = np.array([400, 300, 100, 100, 50, 30, 20, 0])
     >>> est = hierarchy.collect(counts, "oue", epsilon=1.0, rng=0)
     >>> x = est.consistent()
-    >>> hierarchy.cover_answers(est.tree, x, [0, 2], [3, 7]).round(3), hierarchy.leaf_answers(x[:8], [0, 2], [3, 7]).round(3)
+    >>> from ldpopt.hierarchy.queries import cover_answers, leaf_answers
+    >>> cover_answers(est.tree, x, [0, 2], [3, 7]).round(3), leaf_answers(x[:8], [0, 2], [3, 7]).round(3)
     (array([0.97 , 0.355]), array([0.97 , 0.355]))
     """
     a, b = _ab(a, b, tree.d)
@@ -124,7 +126,8 @@ def random_ranges(d: int, length: int, count: int, rng) -> tuple[np.ndarray, np.
     --------
     >>> import numpy as np
     >>> from ldpopt import hierarchy
-    >>> hierarchy.random_ranges(8, 3, 2, np.random.default_rng(0))
+    >>> from ldpopt.hierarchy.queries import random_ranges
+    >>> random_ranges(8, 3, 2, np.random.default_rng(0))
     (array([5, 3]), array([7, 5]))
     """
     if not 1 <= length <= d:

@@ -77,7 +77,8 @@ def flat_range_variance(f, n: int, oracle: str, epsilon: float, a, b, **oracle_p
     >>> import numpy as np
     >>> from ldpopt import hierarchy
     >>> f = np.array([400, 300, 100, 100, 50, 30, 20, 0]) / 1000
-    >>> hierarchy.flat_range_variance(f, 1000, "oue", 1.0, [0], [7]).round(6)
+    >>> from ldpopt.hierarchy.variance import flat_range_variance
+    >>> flat_range_variance(f, 1000, "oue", 1.0, [0], [7]).round(6)
     array([0.030462])
     """
     from .. import oracles as _oracles
@@ -131,7 +132,8 @@ def hierarchical_range_variance(f, n: int, oracle: str, epsilon: float, branchin
     >>> import numpy as np
     >>> from ldpopt import hierarchy
     >>> f = np.array([400, 300, 100, 100, 50, 30, 20, 0]) / 1000
-    >>> hierarchy.hierarchical_range_variance(f, 1000, "oue", 1.0, 2, [0, 0], [7, 3]).round(6)  # the whole domain is the root: 0
+    >>> from ldpopt.hierarchy.variance import hierarchical_range_variance
+    >>> hierarchical_range_variance(f, 1000, "oue", 1.0, 2, [0, 0], [7, 3]).round(6)  # the whole domain is the root: 0
     array([0.      , 0.003557])
     """
     f = np.asarray(f, dtype=np.float64)

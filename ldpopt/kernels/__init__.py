@@ -16,16 +16,8 @@ _moved.install()  # the closed forms' old paths (ldpopt.kernels.xp* → ldpopt.x
 
 __all__ = [
     "AUTO_CELLS",
-    "DEVICES",
-    "best_bucket_keys",
-    "checked_histogram",
-    "column_counts",
-    "hash_counts",
-    "hash_row_counts",
     "histogram",
-    "numba_available",
     "resolve",
-    "subset_counts_checked",
 ]
 
 DEVICES = ("auto", "numpy", "cpu", "cuda")

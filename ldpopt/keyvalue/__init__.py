@@ -3,7 +3,8 @@ key–value estimation as a checked ldpopt Problem (docs/keyvalue.md).
 
 Notes: docs/notes/keyvalue.md, "ldpopt.keyvalue"."""
 
-from .consistent import consistent_problem, solve_consistent
+from .. import _deprecated
+from .consistent import solve_consistent
 from .data import KVData, power_law, ratings_like
 from .exact import epsilon
 from .pckv import PCKV, PaddingWarning, pckv_grr, pckv_ue
@@ -16,7 +17,6 @@ __all__ = [
     "KVEstimate",
     "PaddingWarning",
     "PrivKV",
-    "consistent_problem",
     "epsilon",
     "pckv_grr",
     "pckv_ue",
@@ -25,3 +25,8 @@ __all__ = [
     "ratings_like",
     "solve_consistent",
 ]
+
+# the names this package exported before it was cut to what a user calls: one release, with a DeprecationWarning
+__getattr__ = _deprecated.unexported(__name__, {
+    "consistent_problem": "ldpopt.keyvalue.consistent",
+})

@@ -192,11 +192,6 @@ class PCKV(KVProtocol):
     def collect(self, data, rng=None) -> np.ndarray:
         """:meth:`KVProtocol.collect` (the real client path), after :meth:`check_padding`.
 
-        Parameters
-        ----------
-        data : KVData
-        rng : seed, Generator or None
-
         Returns
         -------
         ndarray (2, K)
@@ -546,15 +541,13 @@ class PCKV(KVProtocol):
         """Unbiased shares Ĥ⁺/n, Ĥ⁻/n per key and the dummies' share, with plug-in variances;
         f_k = ℓ(plus + minus); the total of the shares and the dummies' is 1 in expectation.
 
+        See ``KVProtocol.pairs``.
+
         Parameters
         ----------
         counts : ndarray (2, K)
         n : int
             Users.
-
-        Returns
-        -------
-        PairEstimate
 
         Examples
         --------

@@ -310,15 +310,13 @@ class PrivKV(KVProtocol):
         """Unbiased shares of holders with x = ±1 among the users who sampled each key (the
         affine system of :mod:`.protocol`), ``rest`` = 1 − plus − minus, with plug-in variances.
 
+        See ``KVProtocol.pairs``.
+
         Parameters
         ----------
         counts : ndarray (3, d)
         n : int or None
             Unused (the populations are in ``counts``).
-
-        Returns
-        -------
-        PairEstimate
 
         Examples
         --------

@@ -7,8 +7,8 @@
 
 from __future__ import annotations
 
+from .. import _deprecated
 from .registry import (
-    FAMILIES,
     MethodInfo,
     ProblemStatement,
     available,
@@ -30,5 +30,10 @@ from . import em  # noqa: F401  (registers "em")
 from . import bayes  # noqa: F401  (registers power, power-ns, calibrate)
 # isort: on
 
-__all__ = ["FAMILIES", "MethodInfo", "ProblemStatement", "available", "get", "names", "parameters", "postprocess",
+__all__ = ["MethodInfo", "ProblemStatement", "available", "get", "names", "parameters", "postprocess",
            "register", "resolve", "unregister"]
+
+# the names this package exported before it was cut to what a user calls: one release, with a DeprecationWarning
+__getattr__ = _deprecated.unexported(__name__, {
+    "FAMILIES": "ldpopt.methods.registry",
+})

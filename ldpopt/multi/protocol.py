@@ -50,7 +50,7 @@ class MultiProtocol(abc.ABC):
     Examples
     --------
     >>> from ldpopt import multi
-    >>> isinstance(multi.spl((2, 3), 1.0), multi.MultiProtocol)
+    >>> isinstance(multi.spl((2, 3), 1.0), multi.protocol.MultiProtocol)
     True
     """
 

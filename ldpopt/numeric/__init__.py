@@ -7,10 +7,17 @@ EMS), :mod:`.penalized` (penalised MLE on the simplex, λ by held-out likelihood
 from the shipped transaction files, synthetic Beta(5, 2)).
 """
 
+from .. import _deprecated
 from .em import EMResult, em, ems
-from .metrics import quantile_error, range_query_error, wasserstein1
 from .penalized import PenalizedResult, choose_lambda, penalized_mle
-from .square_wave import SquareWave, sw_half_width
+from .square_wave import SquareWave
 
-__all__ = ["EMResult", "PenalizedResult", "SquareWave", "choose_lambda", "em", "ems", "penalized_mle",
-           "quantile_error", "range_query_error", "sw_half_width", "wasserstein1"]
+__all__ = ["EMResult", "PenalizedResult", "SquareWave", "choose_lambda", "em", "ems", "penalized_mle"]
+
+# the names this package exported before it was cut to what a user calls: one release, with a DeprecationWarning
+__getattr__ = _deprecated.unexported(__name__, {
+    "quantile_error": "ldpopt.numeric.metrics",
+    "range_query_error": "ldpopt.numeric.metrics",
+    "sw_half_width": "ldpopt.numeric.square_wave",
+    "wasserstein1": "ldpopt.numeric.metrics",
+})

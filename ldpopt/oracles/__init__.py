@@ -21,11 +21,11 @@ from .rappor import RAPPOR
 from .reoptimized import RLH, RUE
 from .subset import SS
 from .unary import OUE, SUE
-from .wheel import RWS, PooledRWS
+from .wheel import RWS, PooledRWS  # registered; not listed (a pool of RWS reports, no user calls it)
 
 __all__ = ["BLH", "CMS", "GRR", "HCMS", "HR", "LGRR", "LOLOHA", "LOSUE", "LOUE", "LRAPPOR", "LSOUE", "LSUE", "OLH", "OUE",
-           "RAPPOR", "RLH", "RUE", "RWS", "SS", "SUE", "DBitFlipPM", "FrequencyOracle", "PooledRWS",
-           "available", "get", "oracle_class", "register"]
+           "RAPPOR", "RLH", "RUE", "RWS", "SS", "SUE", "DBitFlipPM", "FrequencyOracle",
+           "available", "get", "register"]
 
 _REGISTRY: dict[str, type[FrequencyOracle]] = {}
 

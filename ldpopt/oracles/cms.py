@@ -284,9 +284,7 @@ class CMS(SketchOracle):
         """``j: int64``, ``bits: fixed_size_binary(⌈m/8⌉)``: the hash index j ∈ [0, k) and the m bits
         [ṽ = +1], packed as OUE's (``perturb`` returns them unpacked; the shard packs them).
 
-        Returns
-        -------
-        tuple of ReportColumn
+        See ``FrequencyOracle.report_columns``.
 
         Examples
         --------
@@ -302,14 +300,12 @@ class CMS(SketchOracle):
     def reports_to_columns(self, reports) -> list[np.ndarray]:
         """The reports as shard columns: j (int64) and the bits packed with ``np.packbits``.
 
+        See ``FrequencyOracle.reports_to_columns``.
+
         Parameters
         ----------
         reports : tuple of ndarray
             (j, bits) as :meth:`perturb` returns them.
-
-        Returns
-        -------
-        list of ndarray
 
         Examples
         --------

@@ -60,14 +60,7 @@ class GRR(FrequencyOracle):
     def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float]:
         """One value per report: t₀ = t₁ = 0, so a = −q², b = −q(p − q).
 
-        Parameters
-        ----------
-        p, q : float
-            The oracle's support probabilities.
-        d : int
-            Domain size.
-        params : dict
-            The oracle's parameters (an estimate's meta).
+        See ``FrequencyOracle.pair_covariance``.
 
         Returns
         -------
@@ -88,6 +81,8 @@ class GRR(FrequencyOracle):
     def sample_counts_batch(self, true_counts, size: int, rng: np.random.Generator) -> np.ndarray:
         """:meth:`sample_counts`'s law, ``size`` draws at once.
 
+        See ``FrequencyOracle.sample_counts_batch``.
+
         Parameters
         ----------
         true_counts : array_like of int, shape (d,)
@@ -95,10 +90,6 @@ class GRR(FrequencyOracle):
         size : int
             Number of independent draws.
         rng : numpy.random.Generator
-
-        Returns
-        -------
-        ndarray of int64, shape (size, d)
 
         Examples
         --------
@@ -137,9 +128,7 @@ class GRR(FrequencyOracle):
     def support_size_pmf(self) -> np.ndarray:
         """Every report supports exactly one value: a point mass at 1.
 
-        Returns
-        -------
-        ndarray, shape (d + 1,)
+        See ``FrequencyOracle.support_size_pmf``.
 
         Examples
         --------
@@ -155,9 +144,7 @@ class GRR(FrequencyOracle):
     def report_columns(self) -> tuple[ReportColumn, ...]:
         """``value: int64``, the reported value in [0, d).
 
-        Returns
-        -------
-        tuple of ReportColumn
+        See ``FrequencyOracle.report_columns``.
 
         Examples
         --------
@@ -197,11 +184,6 @@ class GRR(FrequencyOracle):
         -------
         ndarray of int64, shape (d,)
 
-        Raises
-        ------
-        ValueError
-            If the reports are malformed for this oracle or the device is unknown.
-
         Examples
         --------
         >>> from ldpopt import oracles
@@ -214,14 +196,7 @@ class GRR(FrequencyOracle):
     def support_matrix(self, reports) -> np.ndarray:
         """(m, d) bool: report i supports only the value it reports (one-hot rows).
 
-        Parameters
-        ----------
-        reports
-            What :meth:`perturb` returned.
-
-        Returns
-        -------
-        ndarray of bool, shape (m, d)
+        See ``FrequencyOracle.support_matrix``.
 
         Examples
         --------
@@ -263,20 +238,11 @@ class GRR(FrequencyOracle):
         Binomial(n_v, p − q) of users who keep v, and one Multinomial(n − kept, uniform on D) for the
         rest. O(d), no per-user work.
 
-        Parameters
-        ----------
-        true_counts : array_like of int, shape (d,)
-            True histogram n_v >= 0, at least one user.
-        rng : int, numpy.random.Generator or "secure"
+        See ``FrequencyOracle.sample_counts``.
 
         Returns
         -------
         ndarray of int64, shape (d,)
-
-        Raises
-        ------
-        ValueError
-            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
 
         Examples
         --------
@@ -302,9 +268,7 @@ class GRR(FrequencyOracle):
     def output_supports(self) -> np.ndarray:
         """Output y supports the value y alone: the identity.
 
-        Returns
-        -------
-        ndarray of bool, shape (d, |Y|)
+        See ``FrequencyOracle.output_supports``.
 
         Examples
         --------

@@ -138,9 +138,7 @@ class HR(FrequencyOracle):
     def support_size_pmf(self) -> np.ndarray:
         """Not one law: |C_y ∩ {0..d−1}| differs per output y, so a genuine report has no fixed size law.
 
-        Returns
-        -------
-        ndarray, shape (d + 1,)
+        See ``FrequencyOracle.support_size_pmf``.
 
         Raises
         ------
@@ -161,9 +159,7 @@ class HR(FrequencyOracle):
     def report_columns(self) -> tuple[ReportColumn, ...]:
         """``y: int64``: the output y ∈ [0, K), K = 2^⌈log2(d+1)⌉.
 
-        Returns
-        -------
-        tuple of ReportColumn
+        See ``FrequencyOracle.report_columns``.
 
         Examples
         --------
@@ -215,11 +211,6 @@ class HR(FrequencyOracle):
         -------
         ndarray of int64, shape (d,)
 
-        Raises
-        ------
-        ValueError
-            If the reports are malformed for this oracle or the device is unknown.
-
         Examples
         --------
         >>> from ldpopt import oracles
@@ -232,14 +223,7 @@ class HR(FrequencyOracle):
     def support_matrix(self, reports) -> np.ndarray:
         """(m, d) bool: output y supports v iff y ∈ C_v, i.e. H[v+1, y] = +1.
 
-        Parameters
-        ----------
-        reports
-            What :meth:`perturb` returned.
-
-        Returns
-        -------
-        ndarray of bool, shape (m, d)
+        See ``FrequencyOracle.support_matrix``.
 
         Examples
         --------
@@ -282,25 +266,16 @@ class HR(FrequencyOracle):
         the two (measured crossover λn ≈ (0.15–0.6)·K·log2 K at d = 42,178 and 1,024; the choice
         depends on the inputs only, and both paths have the same law).
 
+        See ``FrequencyOracle.sample_counts``.
+
         *Choice*: the mixture is also kept whenever λn < ``MIXTURE_SEED_STABLE`` (2·10⁶), so seeded
         draws at the sizes of every published result (the experiment sweep's n ≤ 10⁶) are the same
         numbers as before the tree existed and REPRODUCTION.md's HR rows reproduce bit for bit; the
         price is bounded: ≤ 0.07 s CPU at d = 42,178, λn = 2·10⁶ (the tree: 0.02 s).
 
-        Parameters
-        ----------
-        true_counts : array_like of int, shape (d,)
-            True histogram n_v >= 0, at least one user.
-        rng : int, numpy.random.Generator or "secure"
-
         Returns
         -------
         ndarray of int64, shape (d,)
-
-        Raises
-        ------
-        ValueError
-            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
 
         Examples
         --------
@@ -438,14 +413,11 @@ class HR(FrequencyOracle):
     def output_distribution(self) -> np.ndarray:
         """Pr[y | v] = 2p/K on C_v, 2(1 − p)/K off it; shape (d, K).
 
+        See ``FrequencyOracle.output_distribution``.
+
         Returns
         -------
         ndarray, shape (d, |Y|)
-
-        Raises
-        ------
-        ValueError
-            If the output space is too large to enumerate.
 
         Examples
         --------
@@ -466,9 +438,7 @@ class HR(FrequencyOracle):
     def output_supports(self) -> np.ndarray:
         """Output y supports v iff y ∈ C_v (the row of v has even parity with y), shape (d, K).
 
-        Returns
-        -------
-        ndarray of bool, shape (d, |Y|)
+        See ``FrequencyOracle.output_supports``.
 
         Examples
         --------

@@ -172,9 +172,7 @@ class OLH(IndependentSupports):
     def hashes_per_count(self) -> int:
         """``aggregate`` hashes every value for every report: d.
 
-        Returns
-        -------
-        int
+        See ``FrequencyOracle.hashes_per_count``.
 
         Examples
         --------
@@ -189,9 +187,7 @@ class OLH(IndependentSupports):
         """``seed: int64``, ``hash: int64``: the user's 64-bit hash key s (bit pattern as int64) and
         r ∈ [0, g).
 
-        Returns
-        -------
-        tuple of ReportColumn
+        See ``FrequencyOracle.report_columns``.
 
         Examples
         --------
@@ -239,22 +235,12 @@ class OLH(IndependentSupports):
         """Each user draws a uniform 64-bit key s (their own hash function) and reports
         (s, GRR_g(H_s(v))).
 
-        Parameters
-        ----------
-        values : array_like of int, shape (m,)
-            The users' true values in [0, d).
-        rng : int, numpy.random.Generator or "secure"
-            Seed or generator.
+        See ``FrequencyOracle.perturb``.
 
         Returns
         -------
         ndarray of int64, shape (m, 2)
             Rows (s, r).
-
-        Raises
-        ------
-        ValueError
-            If a value is outside [0, d) or ``rng`` is not accepted.
 
         Examples
         --------
@@ -293,11 +279,6 @@ class OLH(IndependentSupports):
         -------
         ndarray of int64, shape (d,)
 
-        Raises
-        ------
-        ValueError
-            If the reports are malformed for this oracle or the device is unknown.
-
         Examples
         --------
         >>> from ldpopt import oracles
@@ -332,20 +313,11 @@ class OLH(IndependentSupports):
         """c_v = Binomial(n_v, p) + Binomial(n − n_v, 1/g), independently over v: the exact joint
         law under the random-function family (module notes). O(d).
 
-        Parameters
-        ----------
-        true_counts : array_like of int, shape (d,)
-            True histogram n_v >= 0, at least one user.
-        rng : int, numpy.random.Generator or "secure"
+        See ``FrequencyOracle.sample_counts``.
 
         Returns
         -------
         ndarray of int64, shape (d,)
-
-        Raises
-        ------
-        ValueError
-            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
 
         Examples
         --------
@@ -398,6 +370,8 @@ class OLH(IndependentSupports):
         """Exact Pr[Y | v] of the report's support set Y = {u : H(u) = r}, shape (d, 2^d), column j the
         set {u : bit u of j is 1} (the order of :meth:`output_index`).
 
+        See ``FrequencyOracle.output_distribution``.
+
         Enumerating the g^d·g reports ⟨H, r⟩ themselves is hopeless beyond tiny g; the support set
         loses nothing: Pr[⟨H, r⟩ | v] = g^−d·(p' if v ∈ Y else (1 − p')/(g − 1)) depends on v only
         through 1[v ∈ Y], so reports with the same Y have the same likelihood ratios (privacy) and
@@ -407,11 +381,6 @@ class OLH(IndependentSupports):
         Returns
         -------
         ndarray, shape (d, |Y|)
-
-        Raises
-        ------
-        ValueError
-            If the output space is too large to enumerate.
 
         Examples
         --------
@@ -491,9 +460,7 @@ class OLH(IndependentSupports):
     def output_supports(self) -> np.ndarray:
         """The support sets, in the column order of :meth:`output_distribution`.
 
-        Returns
-        -------
-        ndarray of bool, shape (d, |Y|)
+        See ``FrequencyOracle.output_supports``.
 
         Examples
         --------

@@ -68,9 +68,7 @@ class HCMS(SketchOracle):
         """``j: int64``, ``l: int64``, ``y: int64``: the hash index, the Hadamard row l ∈ [0, m) and
         the sign y ∈ {−1, +1}.
 
-        Returns
-        -------
-        tuple of ReportColumn
+        See ``FrequencyOracle.report_columns``.
 
         Examples
         --------
@@ -86,14 +84,12 @@ class HCMS(SketchOracle):
     def reports_to_columns(self, reports) -> list[np.ndarray]:
         """The reports as shard columns j, l, y (int64 each).
 
+        See ``FrequencyOracle.reports_to_columns``.
+
         Parameters
         ----------
         reports : ndarray, shape (n, 3)
             As :meth:`perturb` returns them.
-
-        Returns
-        -------
-        list of ndarray
 
         Examples
         --------

@@ -1,34 +1,7 @@
 r"""Whole-horizon privacy of the memoised oracles: what a user's τ reports reveal about her value
 sequence, under a named neighbouring relation, in closed form and by exact enumeration.
 
-A memoised oracle keeps one memo per value (LOLOHA: per hashed value) and re-randomises the memo of the
-current value every round, so a user's τ reports are a function of her value sequence x = (x₁, …, x_τ)
-through two things: the values her memos encode, and the *memo pattern* — which rounds share a memo
-(for LOLOHA, which rounds hold equal hashed values under her hash). Two relations are stated:
-
-``"any"`` (the usual one)
-    x and x' are any two sequences of one user, each holding at most k distinct values. The pattern is
-    then part of the secret, and the reports reveal it: a user who alternates two values sends reports
-    that alternate between two memos, which a constant user almost never does, so the leak grows with τ
-    and, as ε₁ → ε∞ (a near-deterministic instantaneous response), without bound. The bound stated is
-    the chain rule over rounds: P(y | x) = Π_t P(y_t | y_<t, x). At t = 1 both memos are fresh, so the
-    factor's ratio is at most e^ε₁ (one report). At t > 1 the factor is the instantaneous response
-    (IRR) applied to the posterior of the memo in use, a mixture of the IRR's rows, so its ratio is at
-    most the IRR's own ε over any two memos, ε_IRR (L-GRR: log(p₂/q₂); LOLOHA the same on [g]; the
-    L-UE family and L-RAPPOR: bits · max(log(p₂/q₂), log((1 − q₂)/(1 − p₂))), every bit of the memo
-    leaking the pattern; dBitFlipPM: ∞, its report being the memo itself). Hence
-    ε ≤ ε₁ + (τ − 1)·ε_IRR for k ≥ 2, and ε(τ) (``epsilon_rounds``) for k = 1.
-``"memo-pattern"``
-    x and x' have the same memo pattern (it is public: when the value changed *and* to which earlier
-    value it returned; for LOLOHA, the pattern of the hashed values under the user's hash). Given the
-    pattern the memos are independent, so the log-ratio is a sum over the memos of one memo's, each at
-    most ε(n_j) for the n_j rounds it serves: ε ≤ max over j ≤ min(k, memos) and over n₁ + … + n_j = τ of
-    Σ ε(n_j), which is at most j·ε∞ — RAPPOR's and the L-oracles' "ε∞ per distinct value" holds here
-    and only here.
-
-:func:`horizon_law` enumerates the exact joint law of (public state, y₁, …, y_τ) for every sequence on a
-small domain, and :func:`worst_pair` finds the largest log-likelihood ratio over the pairs each relation
-admits; the tests hold every stated ε against it.
+Notes: docs/notes/longitudinal.md, "ldpopt.oracles.horizon".
 """
 
 from __future__ import annotations

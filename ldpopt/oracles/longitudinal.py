@@ -877,10 +877,7 @@ class LOLOHA(LongitudinalOracle, OLH):
         """The exact law of (H, r₁, …, r_τ) given v, over every function H: [d] → [g] (g^d of them, each
         w.p. g^−d) — tiny d and g only.
 
-        Parameters
-        ----------
-        tau : int
-            Rounds, >= 1.
+        See ``LongitudinalOracle.rounds_channel``.
 
         Returns
         -------
@@ -1159,9 +1156,7 @@ class DBitFlipPM(FrequencyOracle):
     def report_columns(self) -> tuple[ReportColumn, ...]:
         """``report: fixed_size_binary(d)``: the report row, entry + 1 per byte (0 not sampled, 1 or 2 the bit).
 
-        Returns
-        -------
-        tuple of ReportColumn
+        See ``FrequencyOracle.report_columns``.
 
         Examples
         --------
@@ -1242,11 +1237,7 @@ class DBitFlipPM(FrequencyOracle):
         """Exact in law through the real path (vectorised over users, O(n·d)): the sampled indices are
         without replacement, so the counts of different values are dependent.
 
-        Parameters
-        ----------
-        true_counts : array_like of int, shape (d,)
-            True histogram n_v >= 0, at least one user.
-        rng : int, numpy.random.Generator or "secure"
+        See ``FrequencyOracle.sample_counts``.
 
         Returns
         -------
@@ -1405,16 +1396,14 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
         """Σ over users of Var[her memo's support of v] (the mean of B' over v's h positions, mixed over
         the cohorts: :meth:`RAPPOR._moments` with the memo's bit probabilities).
 
+        See ``LongitudinalOracle.memo_support_variance``.
+
         Parameters
         ----------
         nv : ndarray, shape (d,)
             Users per value (may be fractional: a plug-in).
         n : int
             Users; unused here (``nv`` already counts them), kept for the base's signature.
-
-        Returns
-        -------
-        ndarray, shape (d,)
 
         Examples
         --------
@@ -1434,10 +1423,7 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
         """The paper's bound on ε of a user's τ reports of one constant value: h·(up + down) of one memoised
         bit (exact when a cohort holds two disjoint filters; :meth:`exact_epsilon_rounds` for the family held).
 
-        Parameters
-        ----------
-        tau : int
-            Rounds reported, >= 1.
+        See ``LongitudinalOracle.epsilon_rounds``.
 
         Returns
         -------
@@ -1480,10 +1466,7 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
         """The exact law of (cohort, S₁, …, S_τ) given v, rows cohort-major then bit 0's τ reports most
         significant (tiny T and τ only).
 
-        Parameters
-        ----------
-        tau : int
-            Rounds, >= 1.
+        See ``LongitudinalOracle.rounds_channel``.
 
         Returns
         -------

@@ -246,9 +246,7 @@ class RAPPOR(FrequencyOracle):
     def structural_params(self) -> dict[str, Any]:
         """``params()``; with another implementation's positions table, its SHA-1 in place of ``hash_seed``.
 
-        Returns
-        -------
-        dict
+        See ``FrequencyOracle.structural_params``.
 
         Examples
         --------
@@ -276,9 +274,7 @@ class RAPPOR(FrequencyOracle):
         """``cohort: int64``, ``bits: fixed_size_binary(⌈T/8⌉)``: the cohort and the T report bits,
         packed as OUE's (``perturb`` returns them unpacked; the shard packs them).
 
-        Returns
-        -------
-        tuple of ReportColumn
+        See ``FrequencyOracle.report_columns``.
 
         Examples
         --------
@@ -504,11 +500,6 @@ class RAPPOR(FrequencyOracle):
         Returns
         -------
         ndarray of float, shape (d,)
-
-        Raises
-        ------
-        ValueError
-            If the reports are malformed for this oracle or the device is unknown.
 
         Examples
         --------
@@ -736,14 +727,11 @@ class RAPPOR(FrequencyOracle):
     def output_distribution(self) -> np.ndarray:
         """Exact Pr[(c, S) | v] of one report, shape (d, C·2^T), column c·2^T + mask (tiny T only).
 
+        See ``FrequencyOracle.output_distribution``.
+
         Returns
         -------
         ndarray, shape (d, C·2^T)
-
-        Raises
-        ------
-        ValueError
-            If the output space is too large to enumerate.
 
         Examples
         --------

@@ -119,14 +119,7 @@ class SS(FrequencyOracle):
         """A uniform k-subset holding the own value w.p. p: t₁ = p(k − 1)/(d − 1), t₀ = [p(k − 1)(k − 2)
         + (1 − p)k(k − 1)] / ((d − 1)(d − 2)); None without ``k`` in ``params``.
 
-        Parameters
-        ----------
-        p, q : float
-            The oracle's support probabilities.
-        d : int
-            Domain size.
-        params : dict
-            The oracle's parameters (an estimate's meta).
+        See ``FrequencyOracle.pair_covariance``.
 
         Returns
         -------
@@ -153,9 +146,7 @@ class SS(FrequencyOracle):
     def support_size_pmf(self) -> np.ndarray:
         """Every report supports exactly k values: a point mass at k.
 
-        Returns
-        -------
-        ndarray, shape (d + 1,)
+        See ``FrequencyOracle.support_size_pmf``.
 
         Examples
         --------
@@ -171,9 +162,7 @@ class SS(FrequencyOracle):
     def report_columns(self) -> tuple[ReportColumn, ...]:
         """``subset: fixed_size_list<int64>[k]``: the reported k-subset of [0, d).
 
-        Returns
-        -------
-        tuple of ReportColumn
+        See ``FrequencyOracle.report_columns``.
 
         Examples
         --------
@@ -226,9 +215,7 @@ class SS(FrequencyOracle):
         """Users per chunk on the real path: reports of 2^21 cells (m × k, 16 MiB), but at least
         _MIN_BLOCK users so that Floyd's per-step numpy calls stay long enough at large k.
 
-        Returns
-        -------
-        int
+        See ``FrequencyOracle.chunk_size``.
 
         Examples
         --------
@@ -246,21 +233,11 @@ class SS(FrequencyOracle):
     def perturb(self, values, rng) -> np.ndarray:
         """Client side: one k-subset per user, shape (m, k), int64 (exact, see module notes).
 
-        Parameters
-        ----------
-        values : array_like of int, shape (m,)
-            The users' true values in [0, d).
-        rng : int, numpy.random.Generator or "secure"
-            Seed or generator.
+        See ``FrequencyOracle.perturb``.
 
         Returns
         -------
         ndarray of int64, shape (m, k)
-
-        Raises
-        ------
-        ValueError
-            If a value is outside [0, d) or ``rng`` is not accepted.
 
         Examples
         --------
@@ -346,14 +323,7 @@ class SS(FrequencyOracle):
     def support_matrix(self, reports) -> np.ndarray:
         """(m, d) bool: report i supports v iff v is in its subset.
 
-        Parameters
-        ----------
-        reports
-            What :meth:`perturb` returned.
-
-        Returns
-        -------
-        ndarray of bool, shape (m, d)
+        See ``FrequencyOracle.support_matrix``.
 
         Examples
         --------
@@ -395,20 +365,11 @@ class SS(FrequencyOracle):
         """Fast path, exact in joint law (see the class docstring and :mod:`.subset_counts`). Cost
         O(d·spread) per level of a binary tree over D, independent of n once n is large.
 
-        Parameters
-        ----------
-        true_counts : array_like of int, shape (d,)
-            True histogram n_v >= 0, at least one user.
-        rng : int, numpy.random.Generator or "secure"
+        See ``FrequencyOracle.sample_counts``.
 
         Returns
         -------
         ndarray of int64, shape (d,)
-
-        Raises
-        ------
-        ValueError
-            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
 
         Examples
         --------
@@ -458,14 +419,11 @@ class SS(FrequencyOracle):
         """Exact Pr[Ψ(v) = Y], shape (d, C(d, k)), columns in the order of :meth:`subsets`:
         p/C(d−1, k−1) if v ∈ Y, (1 − p)/C(d−1, k) otherwise.
 
+        See ``FrequencyOracle.output_distribution``.
+
         Returns
         -------
         ndarray, shape (d, |Y|)
-
-        Raises
-        ------
-        ValueError
-            If the output space is too large to enumerate.
 
         Examples
         --------
@@ -486,9 +444,7 @@ class SS(FrequencyOracle):
     def output_supports(self) -> np.ndarray:
         """Output Y supports the values in Y, shape (d, C(d, k)), columns in the order of :meth:`subsets`.
 
-        Returns
-        -------
-        ndarray of bool, shape (d, |Y|)
+        See ``FrequencyOracle.output_supports``.
 
         Examples
         --------

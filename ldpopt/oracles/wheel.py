@@ -126,14 +126,7 @@ class RWS(FrequencyOracle):
     def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float] | None:
         """SS(k)'s (the same law of supports, module notes); None without ``k`` in ``params``.
 
-        Parameters
-        ----------
-        p, q : float
-            The oracle's support probabilities.
-        d : int
-            Domain size.
-        params : dict
-            The oracle's parameters (an estimate's meta).
+        See ``FrequencyOracle.pair_covariance``.
 
         Returns
         -------
@@ -151,9 +144,7 @@ class RWS(FrequencyOracle):
     def support_size_pmf(self) -> np.ndarray:
         """Every report supports exactly k values.
 
-        Returns
-        -------
-        ndarray, shape (d + 1,)
+        See ``FrequencyOracle.support_size_pmf``.
 
         Examples
         --------
@@ -166,9 +157,7 @@ class RWS(FrequencyOracle):
     def report_columns(self) -> tuple[ReportColumn, ...]:
         """``seed: int64``, ``spin: int64``.
 
-        Returns
-        -------
-        tuple of ReportColumn
+        See ``FrequencyOracle.report_columns``.
 
         Examples
         --------
@@ -226,22 +215,12 @@ class RWS(FrequencyOracle):
         """Client side: a uniform 64-bit seed s per user and the spin y (module notes): w.p.
         p = k e^ε/(k e^ε + d − k), y = v − u for u uniform on S_s; otherwise for u uniform on D ∖ S_s.
 
-        Parameters
-        ----------
-        values : array_like of int, shape (m,)
-            The users' true values in [0, d).
-        rng : int, numpy.random.Generator or "secure"
-            Seed or generator.
+        See ``FrequencyOracle.perturb``.
 
         Returns
         -------
         ndarray of int64, shape (m, 2)
             Rows (s, y).
-
-        Raises
-        ------
-        ValueError
-            If a value is outside [0, d) or ``rng`` is not accepted.
 
         Examples
         --------
@@ -316,14 +295,7 @@ class RWS(FrequencyOracle):
     def support_matrix(self, reports) -> np.ndarray:
         """(m, d) bool: report (s, y) supports v iff v ∈ (S_s + y) mod d.
 
-        Parameters
-        ----------
-        reports
-            What :meth:`perturb` returned.
-
-        Returns
-        -------
-        ndarray of bool, shape (m, d)
+        See ``FrequencyOracle.support_matrix``.
 
         Examples
         --------
@@ -341,20 +313,11 @@ class RWS(FrequencyOracle):
     def sample_counts(self, true_counts, rng) -> np.ndarray:
         """Fast path: SS(k)'s, exact in joint law (module notes: the same law of supports).
 
-        Parameters
-        ----------
-        true_counts : array_like of int, shape (d,)
-            True histogram n_v >= 0, at least one user.
-        rng : int, numpy.random.Generator or "secure"
+        See ``FrequencyOracle.sample_counts``.
 
         Returns
         -------
         ndarray of int64, shape (d,)
-
-        Raises
-        ------
-        ValueError
-            If ``true_counts`` is not a non-negative integer vector of length d with a positive sum.
 
         Examples
         --------
@@ -383,14 +346,11 @@ class RWS(FrequencyOracle):
         lexicographic order and y fastest: C(d, k)^−1·e^ε/(k e^ε + d − k) if y ∈ (v − S) mod d, else
         C(d, k)^−1/(k e^ε + d − k) (a uniform S, then the spin; the seed only names S).
 
+        See ``FrequencyOracle.output_distribution``.
+
         Returns
         -------
         ndarray, shape (d, C(d, k)·d)
-
-        Raises
-        ------
-        ValueError
-            If the output space is too large to enumerate.
 
         Examples
         --------
@@ -654,16 +614,14 @@ class PooledRWS(RWS):
     def aggregate(self, reports, device=None) -> np.ndarray:
         """Server side through the pool table (O(n) + O(K·d log d)); the same counts as the supports'.
 
+        See ``RWS.aggregate``.
+
         Parameters
         ----------
         reports
             What :meth:`perturb` returned.
         device : {None, "auto", "numpy", "cpu", "cuda"}, default None
             Who counts the pool table.
-
-        Returns
-        -------
-        ndarray of int64, shape (d,)
 
         Raises
         ------
@@ -682,15 +640,13 @@ class PooledRWS(RWS):
     def sample_counts(self, true_counts, rng) -> np.ndarray:
         """Exact in law for the pool held, through the real path (O(n) per draw, vectorised in blocks).
 
+        See ``RWS.sample_counts``.
+
         Parameters
         ----------
         true_counts : array_like of int, shape (d,)
             True histogram n_v >= 0, at least one user.
         rng : int, numpy.random.Generator or "secure"
-
-        Returns
-        -------
-        ndarray of int64, shape (d,)
 
         Raises
         ------

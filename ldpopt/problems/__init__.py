@@ -3,20 +3,10 @@
 >>> from ldpopt.problems import Problem, SubsetSum, Simplex
 >>> # Problem(estimate, "weighted-mle", [Simplex(), SubsetSum([0, 1], 0.3)]).solve()
 
-``Problem.solve()`` uses ldpopt's own dual solver (:func:`solve_structured`, solver name
-``"LDPOPT-STRUCTURED"``) where it applies — separable smooth objectives with built-in linear
-constraints — and otherwise, or when its answer does not pass, a documented cvxpy solver chain
-(:mod:`.solvers.policy`). Every Solution is checked by ldpopt (:mod:`.check.verdict`) with the one solver-free
-certificate (:func:`certificate`). Objectives (:mod:`.objectives`, :func:`available_objectives`; user
-callables too) and constraints (:mod:`.constraints`, :func:`available_constraints`: the simplex by default;
-a linear one is its rows, :class:`LinearConstraint`; user callables too). New objectives and
-constraint types register in one module (:func:`register_objective`, :func:`register_constraint`,
-:mod:`.registry`) and then appear wherever the built-ins do. Failures
-(:mod:`.errors`): typed exceptions with ``strict=True``, :class:`SolverWarning` otherwise. The folders:
-:mod:`.objectives`, :mod:`.constraints`, :mod:`.check` (the check of a solution, the certificate) and
-:mod:`.solvers` (the structured solver, Newton/SQP, interior point, the cvxpy chain).
+Notes: docs/notes/problems.md, "ldpopt.problems".
 """
 
+from .. import _deprecated
 from . import _moved, check, constraints, errors, objectives, registry, solvers
 from .check.certificate import Certificate, certificate
 from .check.verdict import Checks
@@ -31,9 +21,8 @@ from .constraints.base import (
     SimplexDroppedWarning,
     SubsetSum,
     SumTo,
-    UserConstraint,
 )
-from .constraints.order import Monotone, isotonic, project_monotone_simplex
+from .constraints.order import Monotone
 from .constraints.partition import LinearEquality, PartitionTotals
 from .constraints.ranges import RangeTree, range_tree
 from .errors import (
@@ -48,22 +37,20 @@ from .errors import (
     UnboundedError,
     UnverifiedError,
 )
-from .objectives.builtins import BuiltObjective, Objective, UserObjective
+from .objectives.builtins import BuiltObjective, Objective
 from .objectives.smooth import SmoothObjective
-from .problem import DEFAULT_SOLVER_OPTIONS, STRUCTURED, Problem, Solution
+from .problem import STRUCTURED, Problem, Solution
 from .registry import available_constraints, available_objectives, register_constraint, register_objective
-from .solvers.structured import NotApplicable, SeparableObjective, StructuredResult, solve_structured
+from .solvers.structured import SeparableObjective
 
-__all__ = [
-    "DEFAULT_SOLVER_OPTIONS", "STRUCTURED", "Box", "BuiltObjective", "Certificate", "Checks", "Constraint", "Fixed",
+__all__ = ["STRUCTURED", "Box", "BuiltObjective", "Certificate", "Checks", "Constraint", "Fixed",
     "Hierarchy",
     "InaccurateError", "InfeasibleError", "IterationLimitError", "LinearConstraint", "LinearEquality", "MissingParameterError",
-    "Monotone", "NonNegative", "NotApplicable", "Objective", "PartitionTotals", "Problem", "RangeTree",
+    "Monotone", "NonNegative", "Objective", "PartitionTotals", "Problem", "RangeTree",
     "SeparableObjective", "Simplex", "SimplexDroppedWarning", "SmoothObjective", "Solution", "SolverError",
-    "SolverFailedError", "SolverNotInstalledError", "SolverWarning", "StructuredResult", "SubsetSum", "SumTo",
-    "UnboundedError", "UnverifiedError", "UserConstraint", "UserObjective", "available_constraints",
-    "available_objectives", "certificate", "check", "constraints", "errors", "isotonic", "objectives",
-    "project_monotone_simplex", "range_tree", "register_constraint", "register_objective", "registry", "solve_structured",
+    "SolverFailedError", "SolverNotInstalledError", "SolverWarning", "SubsetSum", "SumTo",
+    "UnboundedError", "UnverifiedError", "available_constraints",
+    "available_objectives", "certificate", "check", "constraints", "errors", "objectives", "range_tree", "register_constraint", "register_objective", "registry",
     "solvers",
 ]
 
@@ -71,5 +58,22 @@ _moved.install()
 
 
 def __getattr__(name):
-    # the module paths before the folders (ldpopt.problems.checks, .order, ...): one release, with a DeprecationWarning
+    # the module paths before the folders (ldpopt.problems.checks, .order, ...) and the names the package
+    # exported before it was cut to what a user calls: one release, with a DeprecationWarning
+    if name in _UNEXPORTED:
+        return _unexported(name)
     return _moved.old_module(name)
+
+
+_UNEXPORTED = {
+    "DEFAULT_SOLVER_OPTIONS": "ldpopt.problems.problem",
+    "NotApplicable": "ldpopt.problems.solvers.structured",
+    "StructuredResult": "ldpopt.problems.solvers.structured",
+    "solve_structured": "ldpopt.problems.solvers.structured",
+    "UserConstraint": "ldpopt.problems.constraints.base",
+    "UserObjective": "ldpopt.problems.objectives.builtins",
+    "project_monotone_simplex": "ldpopt.problems.constraints.order",
+    "isotonic": "ldpopt.problems.constraints.order",
+}
+_unexported = _deprecated.unexported(__name__, _UNEXPORTED, stacklevel=3)
+__getattr__.names = _UNEXPORTED  # type: ignore[attr-defined]

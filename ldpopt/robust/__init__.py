@@ -13,29 +13,27 @@ the range an attack could move each estimate (:mod:`ldpopt.uncertainty.attack`);
 'optimal'
 """
 
+from .. import _deprecated
 from ..uncertainty.attack import attack_interval, attack_shift
-from .adversary import describe_attack, search_attack, search_counts
+from .adversary import search_attack, search_counts
 from .attack_counts import best_bucket_pmf, fake_counts, poisoned_estimate
-from .attacks import ATTACKS, craft_reports, expected_gain, fake_user_count, mean_target_support
+from .attacks import craft_reports, expected_gain, fake_user_count
 from .detect import genuine_size_pmf, roc, size_test, support_sizes, suspect_scores, suspects
 from .evasion import evasive_shape
 from .evidence import attack_evidence
 from .guarded import estimate_beta, explained_beta, guarded_lift
-from .lift import lift_suspects, lift_target
+from .lift import lift_suspects
 from .profile import profile_counts, profile_rates, split_shape
-from .recover import METHODS, ldprecover, lift, mixture_offset, recover, recovery_problem, rsn, rsn_threshold
-from .recover import ldprecover_target as recover_target
-from .ties import tie_estimate, tie_fake_users
+from .recover import METHODS, ldprecover, lift, recover, rsn
+from .ties import tie_estimate
 
 __all__ = [
-           "ATTACKS",
            "METHODS",
            "attack_evidence",
            "attack_interval",
            "attack_shift",
            "best_bucket_pmf",
            "craft_reports",
-           "describe_attack",
            "estimate_beta",
            "evasive_shape",
            "expected_gain",
@@ -47,18 +45,12 @@ __all__ = [
            "ldprecover",
            "lift",
            "lift_suspects",
-           "lift_target",
-           "mean_target_support",
-           "mixture_offset",
            "poisoned_estimate",
            "profile_counts",
            "profile_rates",
            "recover",
-           "recover_target",
-           "recovery_problem",
            "roc",
            "rsn",
-           "rsn_threshold",
            "search_attack",
            "search_counts",
            "size_test",
@@ -67,5 +59,17 @@ __all__ = [
            "suspect_scores",
            "suspects",
            "tie_estimate",
-           "tie_fake_users",
 ]
+
+# the names this package exported before it was cut to what a user calls: one release, with a DeprecationWarning
+__getattr__ = _deprecated.unexported(__name__, {
+    "ATTACKS": "ldpopt.robust.attacks",
+    "describe_attack": "ldpopt.robust.adversary",
+    "lift_target": "ldpopt.robust.lift",
+    "mean_target_support": "ldpopt.robust.attacks",
+    "mixture_offset": "ldpopt.robust.recover",
+    "recover_target": "ldpopt.robust.recover:ldprecover_target",
+    "recovery_problem": "ldpopt.robust.recover",
+    "rsn_threshold": "ldpopt.robust.recover",
+    "tie_fake_users": "ldpopt.robust.ties",
+})

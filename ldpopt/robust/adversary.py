@@ -154,7 +154,7 @@ def describe_attack(oracle, true_counts, x, beta: float) -> str:
     --------
     >>> from ldpopt import oracles, robust
     >>> oue = oracles.get("oue", epsilon=1.0, d=8)
-    >>> robust.describe_attack(oue, [500, 300, 100, 50, 20, 20, 5, 5], [1, 0, 0, 0, 1, 1], 0.01)
+    >>> robust.adversary.describe_attack(oue, [500, 300, 100, 50, 20, 20, 5, 5], [1, 0, 0, 0, 1, 1], 0.01)
     '10 fake users (β = 0.0099), targets: genuine rank 1; bits set at rate 1.00 on targets, 1.00 elsewhere'
     """
     tc = np.asarray(true_counts)

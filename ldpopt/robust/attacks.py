@@ -172,7 +172,7 @@ def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
     --------
     >>> from ldpopt import oracles, robust
     >>> oue = oracles.get("oue", epsilon=1.0, d=16)
-    >>> robust.mean_target_support(oue, "mga", [13, 14, 15])
+    >>> robust.attacks.mean_target_support(oue, "mga", [13, 14, 15])
     3.0
     """
     attack = check_attack(attack)
@@ -264,7 +264,8 @@ def mixture_offset(estimate, beta: float, suspects) -> float:
     >>> oue = oracles.get("oue", epsilon=1.0, d=16)
     >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
     >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
-    >>> round(robust.mixture_offset(est, 0.1, [13, 14, 15]), 4)  # q / (p - q) below 0: padding-free MGA
+    >>> from ldpopt.robust.recover import mixture_offset
+    >>> round(mixture_offset(est, 0.1, [13, 14, 15]), 4)  # q / (p - q) below 0: padding-free MGA
     -0.8099
     """
     est = check_estimate(estimate)

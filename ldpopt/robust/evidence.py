@@ -1,30 +1,7 @@
 """Evidence of an attack in a frequency estimate: is it further from every genuine histogram than
 honest sampling noise explains?
 
-A cluster of equal estimates (what :mod:`.lift` and :mod:`.guarded` look for) is no evidence by
-itself: two genuinely tied popular values make one. What a genuine histogram g ≥ 0 cannot make is
-(a) a total support Σ_v C_v further from n genuine reports' total than their size law explains, and
-(b) more negative mass than sampling noise explains. Fake users that lift some values either change
-the support (a) or, where the total is fixed (GRR), push the other values down (b). Each test's
-p-value is an upper bound on the tail of the statistic's law for the data in hand (never a normal
-approximation of a sum); the two are Bonferroni-combined. :func:`~.guarded.guarded_lift` with β
-estimated acts only when that p-value is below its false-alarm rate.
-
-Choices (no paper states this test; derivation in docs/notes/poisoning.md, "ldpopt.robust.evidence"):
-
-* (a): Σ_v C_v of n genuine reports is the sum of n independent sizes drawn from the oracle's
-  genuine support-size law (``oracle.support_size_pmf()``); its tails are bounded by the Chernoff
-  bound of that exact law, both sides. A point-mass law (GRR, subset selection) fixes the total: any
-  other total is impossible (p = 0). Where the oracle states no law, (a) is left out.
-* (b): S = Σ_v max(−f̃_v/σ₀, 0)², σ₀ the standard deviation of an estimate at f = 0. Under the
-  null each term is that of f̃_v ~ N(ĝ_v, σ_v²), ĝ the simplex projection of f̃ (Norm-Sub) and σ_v²
-  the oracle's variance at ĝ_v; the tail of S is bounded by the Chernoff bound of the sum of those
-  terms (closed-form moment generating function), refined below 0.05 by the sum's law on a grid
-  with each term rounded up. One or two terms are not normal and neither bound pretends they are. The binomial lower tail of a count is lighter than the normal
-  one, and the multinomial counts of GRR are negatively associated (their product moments are at
-  most the independent ones): both keep the bound conservative.
-* (b) is one-sided (only more negative mass is evidence); (a) two-sided (fewer supports than genuine
-  reports make is as impossible as more).
+Notes: docs/notes/poisoning.md, "ldpopt.robust.evidence".
 """
 
 from __future__ import annotations

@@ -115,7 +115,8 @@ def lift_target(estimate, beta: float, suspects=None) -> np.ndarray:
     >>> oue = oracles.get("oue", epsilon=1.0, d=16)
     >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
     >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
-    >>> robust.lift_target(est, 0.1, suspects=[13, 14, 15])[13:]  # 1/d on the suspects
+    >>> from ldpopt.robust.lift import lift_target
+    >>> lift_target(est, 0.1, suspects=[13, 14, 15])[13:]  # 1/d on the suspects
     array([0.0625, 0.0625, 0.0625])
     """
     est = check_estimate(estimate)

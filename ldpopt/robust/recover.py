@@ -59,7 +59,8 @@ def ldprecover_target(estimate, beta: float) -> np.ndarray:
     >>> oue = oracles.get("oue", epsilon=1.0, d=16)
     >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
     >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
-    >>> robust.recover_target(est, 0.1)[13:].round(3)
+    >>> from ldpopt.robust.recover import ldprecover_target
+    >>> ldprecover_target(est, 0.1)[13:].round(3)
     array([0.632, 0.602, 0.64 ])
     """
     est = check_estimate(estimate)
@@ -133,7 +134,8 @@ def rsn_threshold(estimate) -> float:
     >>> oue = oracles.get("oue", epsilon=1.0, d=16)
     >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
     >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
-    >>> round(robust.rsn_threshold(est), 4)
+    >>> from ldpopt.robust.recover import rsn_threshold
+    >>> round(rsn_threshold(est), 4)
     0.1843
     """
     est = check_estimate(estimate)
@@ -297,7 +299,8 @@ def recovery_problem(estimate, method: str, beta: float | None = None, suspects=
     >>> oue = oracles.get("oue", epsilon=1.0, d=16)
     >>> genuine = np.array([400, 300, 200, 100] + [50] * 12)
     >>> est = robust.poisoned_estimate(oue, genuine, "mga", targets=[13, 14, 15], beta=0.1, rng=0)
-    >>> robust.recovery_problem(est, "ldprecover", beta=0.1).solve().f[13:].round(3)
+    >>> from ldpopt.robust.recover import recovery_problem
+    >>> recovery_problem(est, "ldprecover", beta=0.1).solve().f[13:].round(3)
     array([0.32 , 0.291, 0.328])
     """
     method = _check_method(method)

@@ -56,7 +56,7 @@ def tie_fake_users(oracle: FrequencyOracle, true_counts, targets, level: float |
     >>> from ldpopt import oracles, robust
     >>> grr = oracles.get("grr", epsilon=1.0, d=1024)
     >>> tc = [200_000, 199_000] + [585] * 1022
-    >>> robust.tie_fake_users(grr, tc, [1]).tolist()  # a 0.001 lift at GRR, ε = 1
+    >>> robust.ties.tie_fake_users(grr, tc, [1]).tolist()  # a 0.001 lift at GRR, ε = 1
     [2]
     """
     tc = np.asarray(true_counts)

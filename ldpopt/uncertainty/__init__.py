@@ -18,18 +18,18 @@ import warnings
 
 import numpy as np
 
+from .. import _deprecated
 from .. import methods as _methods
 from .._validation import as_generator
 from ..estimate import check_estimate
 from . import cells
 from .analytic import analytic, supports_analytic
-from .bootstrap import INTERVALS, bootstrap
+from .bootstrap import bootstrap
 from .queryspec import Query, parse_query, random_subsets
 from .result import ConfidenceInterval, Uncertainty
 from .topk import topk_query
 
 __all__ = [
-    "INTERVALS",
     "ConfidenceInterval",
     "FallbackWarning",
     "Query",
@@ -181,3 +181,8 @@ def intervals(estimate, method: str = "norm-sub", level: float = 0.95, *, query=
             memb = (boot[:, hh] >= q.threshold).mean(axis=0)
         return _restrict(res, hh, set=hh, membership=memb)
     return res
+
+# the names this package exported before it was cut to what a user calls: one release, with a DeprecationWarning
+__getattr__ = _deprecated.unexported(__name__, {
+    "INTERVALS": "ldpopt.uncertainty.bootstrap",
+})

@@ -5,28 +5,14 @@ Details: docs/experiments.md, section `ldpopt.verify`.
 """
 
 from .. import _deprecated
-from .equivalences import EQUIVALENCES, certificate_metrics, check_equivalence, check_mle_formulas
-from .instances import LIKELIHOOD_MAX_D, MC_MAX_D, SOLVER_MAX_D, instance, true_histogram
-from .report import (
-    EXIT_FAIL,
-    EXIT_NOT_REFEREED,
-    EXIT_OK,
-    EXIT_USAGE,
-    exit_code,
-    failures,
-    findings,
-    not_refereed_rows,
-    render_json,
-    render_text,
-    summary,
-)
+from .equivalences import EQUIVALENCES, certificate_metrics, check_equivalence
+from .instances import LIKELIHOOD_MAX_D, instance
+from .report import failures, findings, summary
 from .result import ClaimResult, decide
 from .runner import run
 
-# KKT_TOL and simplex_kkt are public; the underscore names are re-exported for
-# benchmarks/bench_solvers.py (``x as x`` marks a re-export).
+# the underscore names are re-exported for benchmarks/bench_solvers.py (``x as x`` marks a re-export)
 from .tolerances import _SCS_OPTS as _SCS_OPTS
-from .tolerances import KKT_TOL, simplex_kkt
 from .tolerances import _gradient_scale as _gradient_scale
 from .tolerances import _hessian_diag as _hessian_diag
 from .tolerances import _solver_tolerance as _solver_tolerance
@@ -37,28 +23,32 @@ _deprecated.install({"ldpopt.verify.claims": "ldpopt.verify.equivalences"})  # i
 
 __all__ = [
     "EQUIVALENCES",
-    "EXIT_FAIL",
-    "EXIT_NOT_REFEREED",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "KKT_TOL",
     "LIKELIHOOD_MAX_D",
-    "MC_MAX_D",
-    "SOLVER_MAX_D",
     "ClaimResult",
     "certificate_metrics",
     "check_equivalence",
-    "check_mle_formulas",
     "decide",
-    "exit_code",
     "failures",
     "findings",
     "instance",
-    "not_refereed_rows",
-    "render_json",
-    "render_text",
     "run",
-    "simplex_kkt",
     "summary",
-    "true_histogram",
 ]
+
+# the names this package exported before it was cut to what a user calls: one release, with a DeprecationWarning
+__getattr__ = _deprecated.unexported(__name__, {
+    "EXIT_FAIL": "ldpopt.verify.report",
+    "EXIT_NOT_REFEREED": "ldpopt.verify.report",
+    "EXIT_OK": "ldpopt.verify.report",
+    "EXIT_USAGE": "ldpopt.verify.report",
+    "KKT_TOL": "ldpopt.verify.tolerances",
+    "MC_MAX_D": "ldpopt.verify.instances",
+    "SOLVER_MAX_D": "ldpopt.verify.instances",
+    "check_mle_formulas": "ldpopt.verify.equivalences",
+    "exit_code": "ldpopt.verify.report",
+    "not_refereed_rows": "ldpopt.verify.report",
+    "render_json": "ldpopt.verify.report",
+    "render_text": "ldpopt.verify.report",
+    "simplex_kkt": "ldpopt.verify.tolerances",
+    "true_histogram": "ldpopt.verify.instances",
+})

@@ -328,7 +328,7 @@ def check_mle_formulas(estimate: Estimate, seed: int | None = None, memo: dict |
     --------
     >>> from ldpopt import verify
     >>> est = verify.instance("grr", 1.0, 1000, 8, seed=0)
-    >>> [(row.claim, row.verdict) for row in verify.check_mle_formulas(est)]
+    >>> [(row.claim, row.verdict) for row in verify.equivalences.check_mle_formulas(est)]
     [('mle-apx-formula-arxiv', 'holds'), ('mle-apx-formula-ndss', 'fails')]
     """
     est = estimate

@@ -70,7 +70,7 @@ def true_histogram(n: int, d: int, kind: str = "zipf") -> np.ndarray:
     Examples
     --------
     >>> from ldpopt import verify
-    >>> verify.true_histogram(100, 4), verify.true_histogram(100, 4, "half-zero")
+    >>> verify.instances.true_histogram(100, 4), verify.instances.true_histogram(100, 4, "half-zero")
     (array([50, 24, 15, 11]), array([67, 33,  0,  0]))
     """
     if kind not in ("zipf", "half-zero"):

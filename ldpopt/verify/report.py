@@ -66,7 +66,7 @@ def not_refereed_rows(df):
     >>> from ldpopt import verify
     >>> rows = verify.run(oracles=["grr"], epsilons=[1.0], ns=[1000], ds=[8], seeds=[0], solver="none",
     ...                   mc=False, quick=True, methods=["norm-sub"])
-    >>> len(verify.not_refereed_rows(rows))
+    >>> len(verify.report.not_refereed_rows(rows))
     0
     """
     return df[df["verdict"] == NOT_REFEREED]
@@ -121,7 +121,7 @@ def exit_code(df, require_referee: bool = False) -> int:
     >>> from ldpopt import verify
     >>> rows = verify.run(oracles=["grr"], epsilons=[1.0], ns=[1000], ds=[8], seeds=[0], solver="none",
     ...                   mc=False, quick=True, methods=["norm-sub"])
-    >>> verify.exit_code(rows) == verify.EXIT_OK
+    >>> verify.report.exit_code(rows) == verify.report.EXIT_OK
     True
     """
     if len(failures(df)):
@@ -208,7 +208,7 @@ def render_text(df, require_referee: bool = False) -> str:
     >>> from ldpopt import verify
     >>> rows = verify.run(oracles=["grr"], epsilons=[1.0], ns=[1000], ds=[8], seeds=[0], solver="none",
     ...                   mc=False, quick=True, methods=["norm-sub"])
-    >>> verify.render_text(rows).splitlines()[0]
+    >>> verify.report.render_text(rows).splitlines()[0]
     'Claims checked:'
     """
     import pandas as pd
@@ -268,7 +268,7 @@ def render_json(df, require_referee: bool = False) -> str:
     >>> from ldpopt import verify
     >>> rows = verify.run(oracles=["grr"], epsilons=[1.0], ns=[1000], ds=[8], seeds=[0], solver="none",
     ...                   mc=False, quick=True, methods=["norm-sub"])
-    >>> sorted(json.loads(verify.render_json(rows)))
+    >>> sorted(json.loads(verify.report.render_json(rows)))
     ['exit_code', 'failures', 'findings', 'not_refereed', 'rows', 'summary']
     """
     rows = []

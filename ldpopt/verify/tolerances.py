@@ -60,7 +60,7 @@ def simplex_kkt(g: np.ndarray, f: np.ndarray, support_tol: float = 0.0, scale: f
     --------
     >>> import numpy as np
     >>> from ldpopt import verify
-    >>> verify.simplex_kkt(np.array([1.0, 1.0, 3.0]), np.array([0.5, 0.5, 0.0]))  # J = <g, f>: optimal
+    >>> verify.tolerances.simplex_kkt(np.array([1.0, 1.0, 3.0]), np.array([0.5, 0.5, 0.0]))  # J = <g, f>: optimal
     {'kkt_stationarity': 0.0, 'kkt_dual': 0.0, 'multiplier': 1.0, 'kkt': 0.0}
     """
     g = np.asarray(g, dtype=np.float64)

@@ -65,6 +65,6 @@ def heavy_discovery(task) -> list[dict]:
             prec, rec, f1 = heavy.precision_recall_f1(r.items, truth)
             status = r.params.get("consistency", "")
             for metric, v in (("precision", prec), ("recall", rec), ("f1", f1),
-                              ("mse", heavy.frequency_mse(r, codes, counts))):
+                              ("mse", heavy.result.frequency_mse(r, codes, counts))):
                 rows.append({"method": m, "k": k, "metric": metric, "value": float(v), "status": status})
     return rows

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...numeric import SquareWave, choose_lambda, em, ems, quantile_error, range_query_error, wasserstein1
+from ...numeric import choose_lambda, em, ems
 from ...numeric.columns import unit_values
+from ...numeric.metrics import quantile_error, range_query_error, wasserstein1
 from ...numeric.penalized import DEFAULT_LAMBDAS
+from ...numeric.square_wave import SquareWave
 from ..registry import kind
 from ..toolkit import load_dataset, params
 

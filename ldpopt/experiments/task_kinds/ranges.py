@@ -11,18 +11,10 @@ import re
 import numpy as np
 
 from ... import oracles as _oracles
-from ...hierarchy import (
-    collect,
-    cover_answers,
-    flat_range_variance,
-    haar_collect,
-    haar_leaves,
-    haar_range_variance,
-    hierarchical_range_variance,
-    leaf_answers,
-    nonnegative_heuristic,
-    random_ranges,
-)
+from ...hierarchy import collect, nonnegative_heuristic
+from ...hierarchy.haar import haar_collect, haar_leaves, haar_range_variance
+from ...hierarchy.queries import cover_answers, leaf_answers, random_ranges
+from ...hierarchy.variance import flat_range_variance, hierarchical_range_variance
 from ..registry import kind
 from ..toolkit import dataset_of, params
 

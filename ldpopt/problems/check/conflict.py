@@ -4,33 +4,7 @@ quadratic bounds: cvxpy inequalities g_j(f) ≤ 0 with g_j convex): the phase on
 claim ``"infeasible"`` is made only when this check, which takes nothing else from the solver, proves
 it.
 
-The argument (a Frank–Wolfe / Lagrangian lower bound; Boyd & Vandenberghe, *Convex Optimization*,
-2004, §5.2 and §3.1.3). P is the set of the linear constraints (the built-ins and the user's affine
-rows: :func:`.feasibility.linear_system`). For weights λ ≥ 0 with Σ λ = 1, G = Σ_j λ_j g_j is convex,
-so for every f, G(f) ≥ G(f̂) + ∇G(f̂)ᵀ(f − f̂) (any subgradient). Every point meeting all g_j ≤ 0 has
-G(f) ≤ 0. Hence if
-
-    min_{f ∈ P} ∇G(f̂)ᵀ f  >  ∇G(f̂)ᵀ f̂ − G(f̂) + a                              (*)
-
-then G > 0 on P — no point of P meets the user's constraints — and min_P G ≥ the excess of (*),
-which is the ``margin`` reported: a lower bound on the smallest weighted violation of the user's
-non-affine constraints over P (so on their smallest uniform violation, max_j g_j ≥ G), in the user's
-units — the set's, not the method's. (*) is decided as the emptiness of P ∩ {∇G(f̂)ᵀf ≤ β}, with β its
-right-hand side, by a Farkas certificate verified in exact rational arithmetic on the numbers as
-given (:func:`.farkas.verify`, the same test as the exact pre-check of :mod:`.feasibility`); the
-multipliers come from HiGHS's phase-one LP (:func:`.farkas.phase_one`) and claim nothing by
-themselves.
-
-``a``, the allowance: G(f̂) and ∇G(f̂) are cvxpy's float64 evaluations of the user's expressions,
-which carry no error bound of their own. a = 2⁻²⁶·(Σ_j λ_j(|g_j(f̂)| + |g_j(0)|) + ‖∇G(f̂)‖∞·max(1,
-‖f̂‖₁) + |∇G(f̂)|ᵀ|f̂|) — √ε of the sizes involved, about 10⁶ times the rounding of a float sum of
-10⁴ terms (a choice: the papers are silent; it must cover the evaluation error of G and of the
-slope ∇G·(f − f̂), whose second factor is bounded by ‖f̂‖₁ plus that of f on P, 1 on the simplex).
-A conflict thinner than the allowance, or than the phase one's point is accurate (the linear bound
-loses ∇G(f̂)ᵀ(f̂ − f*) at a point f̂ off the minimiser), is not claimed: the objective is solved as
-before, and a solver's own "infeasible" is reported ``"infeasible_inaccurate"``
-(:meth:`~ldpopt.problems.Problem.solve`). A thin *non-empty* set is never claimed: it has a point with
-G ≤ 0, so (*) fails for every f̂ and λ.
+Notes: docs/notes/problems.md, "ldpopt.problems.check.conflict".
 """
 
 from __future__ import annotations

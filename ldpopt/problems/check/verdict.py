@@ -1,22 +1,7 @@
 """ldpopt's own check of a returned solution, in frequency units (never the solver's word): one idea,
 "is this point optimal?", in four parts, each headed by a comment below.
 
-- **The constraint side**, per named constraint of a :class:`~ldpopt.problems.Problem` at a point f:
-  its max violation, Σ_k ∇g_k(f)ᵀ y_k and Σ_k y_k·g_k(f). Built-in constraints are evaluated in numpy
-  (their ``residuals``, :mod:`~ldpopt.problems.constraints.jacobians`' Jᵀy and g(f)), so a check of
-  those never builds or touches the cvxpy problem (built lazily for the simplex family); user
-  callables go through cvxpy's expression values and ``grad`` at f, with cvxpy's variable set to f
-  for the duration (:func:`_at`).
-- **The objective side**: the gradient of any smooth objective, the subgradient check and exact LP
-  duality gap of ``l1``, the rounding floor of the error bound, and the status a check earns
-  (:func:`status_after_check`, the one status rule).
-- **The error bound where the certificate does not apply** (user constraints): for a μ-strongly
-  convex J, the stationarity residual r and the gap |Σ y·g(f)| give μ/2·e² ≤ ‖r‖₂·e + gap,
-  e = ‖f − f*‖₂, so e ≤ (‖r‖₂ + √(‖r‖₂² + 2μ·gap))/μ; the multipliers of f ≥ 0 may be re-chosen (any
-  y ≥ 0 gives a valid bound), and a simplex-only problem is also bounded through a polished point.
-- **The verdict** (:func:`check_solution`, :class:`Checks`).
-
-Notes: docs/notes/problems.md, "ldpopt.problems.check.verdict" (the verdict, the error bound, the objective side).
+Notes: docs/notes/problems.md, "ldpopt.problems.check.verdict".
 """
 
 from __future__ import annotations

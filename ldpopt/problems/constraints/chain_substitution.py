@@ -1,20 +1,7 @@
 """Monotone chains substituted out of the feasibility LP, so that HiGHS solves a few dense rows over
-d values instead of d − 1 chain rows (7 s at d = 8,192 and 12 s at d = 42,178 with the chain rows
-kept; the pre-check of :mod:`.feasibility` needs well under a second).
+d values instead of d − 1 chain rows (:mod:`.feasibility`'s pre-check).
 
-A chain is a path of two-value rows a·f_i − a·f_j ≤ 0 (a > 0: f_i ≤ f_j), as
-:class:`~.order.Monotone` states them; the rows of the system that are such steps must form
-vertex-disjoint paths v_0 ≤ v_1 ≤ … ≤ v_L (else nothing is substituted). Along a path,
-f_{v_i} = Σ_{j ≤ i} g_{v_j} with g_{v_0} the path's smallest value and g_{v_j} ≥ 0 (j ≥ 1) its steps:
-the chain rows become the bounds g ≥ 0, every other row a·f becomes (A T) g with suffix sums of a
-along the path, and a path's bounds must be implied by its ends (lo_{v_i} ≤ lo_{v_0} and
-up_{v_i} ≥ up_{v_L}: f ≥ 0 with a chain is), the upper one then a row Σ_path g ≤ up_{v_L}; a path
-whose bounds are not so is not substituted (its rows stay).
-
-The substituted LP is a search only: its point, mapped back (f = T g), and its duals, mapped back
-(a chain row's multiplier is the suffix sum of Aᵀy along the path, clipped at 0, which cancels
-Aᵀy on the path except at v_0 — the dual of the substitution), are candidates that
-:mod:`.feasibility` checks exactly on the system as given.
+Notes: docs/notes/problems.md, "ldpopt.problems.constraints.chain_substitution".
 """
 
 from __future__ import annotations

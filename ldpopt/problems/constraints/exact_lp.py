@@ -4,22 +4,7 @@ exact pre-check (:mod:`.feasibility`), run on the system after values with equal
 aggregated (a handful of variables at any d for subset sums and partitions), so rational arithmetic
 is affordable here where it is not over the domain.
 
-Three exact steps, each a proof when it succeeds:
-
-* :meth:`ExactSystem.point_ok` — a point satisfies every row and bound (exact comparison);
-* :meth:`ExactSystem.repair` — from a float LP solution (HiGHS), the active set (values at a bound,
-  ≤ rows within a tolerance of equality, every = row) is solved exactly by Gaussian elimination
-  over the rationals, the values off the active set kept as given; the result is a candidate for
-  :meth:`point_ok` (the "verified LP" approach: float search, exact check);
-* :meth:`ExactSystem.simplex` — when neither the float duals nor the repaired point decide,
-  a phase-one simplex in rational arithmetic with Bland's rule (Chvátal, *Linear Programming*,
-  1983, ch. 3 and 8; finite by Bland's theorem): optimum 0 is a feasible vertex, optimum > 0 gives
-  Farkas multipliers from the final reduced costs of the artificial columns (π = c_Bᵀ B⁻¹), which
-  :meth:`farkas_margin` then checks. Dense tableau; only for systems up to :data:`MAX_SIMPLEX`
-  rows and columns (a choice: ~1 s of Fraction arithmetic at that size).
-
-Multipliers y follow :mod:`.feasibility`: y ≥ 0 on ≤ rows, free on = rows, and a certificate when
-min_{l ≤ x ≤ u} (Aᵀy)ᵀx > yᵀb.
+Notes: docs/notes/problems.md, "ldpopt.problems.constraints.exact_lp".
 """
 
 from __future__ import annotations

@@ -2,45 +2,6 @@
 "verified LP" step of the feasibility decision (:mod:`.feasibility`) for systems too large for the
 rational simplex of :mod:`.exact_lp`.
 
-A float point from HiGHS meets the rows only to its tolerance (1e-7..1e-9); a proof needs one that
-meets them exactly. The point's active set says which rows and bounds define it (at a vertex,
-its basis), and those are solved exactly (Applegate, Cook, Dash & Espinoza, "Exact solutions to
-linear programming problems", *Oper. Res. Lett.* 35, 2007: float LP, then the basis system in
-rational arithmetic), with two reductions that keep the rational system small at any d:
-
-* a value within a tolerance of a finite bound is put on that bound (a float, exact);
-* a tight row of the form a·f_i − a·f_j (= or ≤) 0 (a Monotone chain's step, two-value rows) makes
-  f_i and f_j one *block* with one value (connected components of those rows), so a chain of
-  10⁵ values whose steps are tight becomes a handful of blocks, and its rows hold exactly by
-  construction.
-
-Nested sums (a Hierarchy's f_p = Σ f_children, thousands of rows all tight) are substituted out first
-(:mod:`.nested_sums`): the point is built over the free values and the defined ones are their exact
-sums. The remaining tight rows (every = row, then the ≤ rows within the tolerance, tightest first; a
-≤ row that contradicts those before it in exact arithmetic is left to the check) are then solved
-for the blocks not on a bound, in exact rational arithmetic (fraction-free Gauss–Jordan,
-:func:`.exact_lp.solve_exact`, over each row's two blocks with the most room and then the most room
-overall, rows + 8 in all; a block without a pivot keeps its float value), when that system has at
-most :data:`MAX_BASIS` rows. That bound is the rule where the decision stays open: the basis system
-of r dense rows has solutions with denominators of about r times the rows' bit length, so its cost
-grows fast with r and with the rows' bit length (``benchmarks/bench_exact_feasibility.py``,
-"basis", measures it with the bound lifted). Every other value
-keeps its float value. The result is then checked against every row and bound of the original system exactly
-(:func:`point_ok`: integers scaled by a common denominator, numpy object arrays over the non-zeros,
-no loop over the domain in Python): a True is a proof, whatever the tolerances that chose the
-active set; a False claims nothing.
-
-:func:`verified_point` proves the same thing without rational arithmetic, first: the correction of
-the float point onto its tight rows (spread over the blocks with room, in proportion to it) is shown
-to exist and to stay inside every bound and every other row by Rump's verification test with
-rigorous floating-point error bounds — a proof, at the cost of a few dense float products (0.4 ms
-where the rational repair took 6.5 ms, 20 dense rows at d = 100); where its bounds are inconclusive
-(a degenerate vertex, more than :data:`MAX_VERIFIED_ROWS` tight rows, a room or a slack thinner than
-them) the rational repair decides.
-
-:func:`exact_residual` gives b − A x exactly for a float x, rounded to float at the end: the
-iterative refinement of the phase-one LP (:func:`.farkas.refined_phase_one`) is built on it.
-
 Notes: docs/notes/problems.md, "ldpopt.problems.constraints.exact_point".
 """
 

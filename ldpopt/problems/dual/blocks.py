@@ -1,45 +1,6 @@
 """Disjoint subset sums: the feasible set is a product of scaled simplices, solved block by block.
 
-With f ≥ 0 (no other bound: the upper bounds are only the implied ones), Σ f = total and equality
-rows Σ_{v ∈ S_j} f_v = b_j whose subsets S_j are pairwise disjoint (one :class:`SubsetSum`, several
-disjoint ones, or :class:`~ldpopt.problems.constraints.partition.PartitionTotals`), the feasible set is
-
-    {f_{S_1} ≥ 0, Σ f_{S_1} = b_1} × … × {f_{S_k} ≥ 0, Σ f_{S_k} = b_k} × {f_C ≥ 0, Σ f_C = total − Σ_j b_j}
-
-(C the values in no subset). A separable J = Σ_v h_v(f_v) is then a sum of independent simplex
-problems, one per block with its own mass — the problem of Wang et al. Appendix A–B restricted to a
-block — so each block has its own multiplier λ_j (stationarity h_v'(f_v) + λ_j = y^lo_v on the
-block) and the pool C its own λ_C. In the Lagrangian of :mod:`ldpopt.problems.constraints.base`
-(L = J + λ(Σ f − total) + Σ_j y_j (Σ_{S_j} f − b_j), so t_v = λ + y_j on S_j) the multipliers are
-
-    λ = λ_C,   y_j = λ_j − λ_C          (a ≥ row is stored negated: y_j = −(λ_j − λ_C) ≥ 0).
-
-With C empty the rows and Σ f = total are dependent (Σ_j b_j must equal total) and λ is not
-determined: we take λ = 0, y_j = λ_j (the choice where nothing decides it).
-
-Per block: cls and the weighted MLE by the closed forms' expected-O(|S|) pivot search with the
-block's mass (:func:`.simplex.closed_form`: Norm-Sub with mass b, λ = 2wτ; MLE-Apx with mass b), when there are at most ``_LOOP_MAX`` blocks;
-the binomial and multinomial (≤ ``_LOOP_MAX`` blocks) by the plain simplex's fast path on each block
-restricted, with the block's mass: Newton on λ_j over the block's distinct counts
-(:func:`.grouped.simplex_grouped`; the groups are the whole domain's, restricted); where that does not
-apply to some block (few values, many distinct counts, a mass gap it leaves), and for the
-other separables, a safeguarded Newton on all the λ_j at once (per-block sums by ``np.bincount``:
-O(d) per iteration whatever the number of blocks). Mass b_j = 0: the block is all zero, λ_j the
-smallest multiplier that keeps every value at 0 (max_v −h_v'(0)). b_j < 0 or a negative pool mass
-(equality rows only): ``ValueError`` ("infeasible constraints", which :class:`~ldpopt.problems.Problem`
-hands to the cvxpy chain to report as a status), never a claimed optimum.
-
-Inequality rows (≤ / ≥), an active set over the rows: start with every inequality row dropped (its
-block merged into the pool), solve, make the violated rows equalities at their bound, release an
-active row whose multiplier has the wrong sign, repeat. Why this is right (convexity): J is strictly
-convex on the feasible set, so the optimum of the problem without a row is unique; if it satisfies
-the row it is optimal with the row (multiplier 0); if it violates the row, the constrained optimum
-has the row active (were it inactive there, it would be a local, hence the global, minimiser of the
-problem without the row, which violates it). The KKT point returned is checked by the caller's
-certificate; no fixed point in ``m + 2`` rounds → None (the general dual method).
-
-Anything else (overlapping subsets, rows that are not 0/1 indicators, Box/Fixed bounds, a lower
-bound other than 0) → None and the caller runs the general dual method of :mod:`.dual`.
+Notes: docs/notes/problems.md, "ldpopt.problems.dual.blocks".
 """
 
 from __future__ import annotations

@@ -1,46 +1,6 @@
 """A :class:`~ldpopt.problems.Monotone` chain in the structured solver: generalised PAV, λ outside.
 
-Problem (after :func:`.structure.compile_constraints`; one chain c₀, c₁, …, oriented so that the
-order reads f_{c₀} ≥ f_{c₁} ≥ …, rows D f ≤ 0 with multipliers y ≥ 0, one per adjacent pair):
-
-    minimise Σ_v h_v(f_v)  s.t.  l ≤ f ≤ u,  Σ f = total (λ),  f_{c_{k+1}} − f_{c_k} ≤ 0 (y_k).
-
-Neither paper treats order constraints (Wang et al. §3.5 and Appendix B: the simplex only); the
-method and its KKT derivation are ours. Applicability (the choice): every value on the chain has
-the same lower bound and the same upper bound (NonNegative / a scalar Box, and the implied bound
-total − Σ_{w≠v} l_w, which is then common too), no other rows. Anything else raises
-:class:`.separable.NotApplicable` and goes to the cvxpy route.
-
-**KKT.** With t_v = h_v'(f_v) + λ (the residual without the order) and position k on the chain,
-stationarity reads r_k + y_{k−1} − y_k − y^lo_k + y^up_k = 0 (y_{−1} = y_{n−1} = 0), so inside a
-block of equal values the order multipliers are the prefix sums of r and the block's sum of r is 0.
-
-**Quadratic objective** h_v = w_v (f − m_v)². For fixed λ, argmin Σ w(f − m)² + λ Σ f over the order
-and the common box [l_c, u_c] is clip(iso_w(m − λ/(2w)), l_c, u_c): the weighted isotonic
-regression (scipy's compiled PAV) clipped at the constant bounds — clipping at a constant keeps the
-order and each pooled block's weighted-mean condition, so the bounded problem's KKT conditions hold
-(Barlow et al. 1972, §1.3; every block at a bound gets its bound multipliers as below). The mass
-S(λ) = Σ f(λ) is continuous, piecewise linear and non-increasing (slope −|B|²/(2 Σ_B w) per interior
-block, −1/(2w_v) per free off-chain value): safeguarded Newton on the bracket [min 2w(m − u),
-max 2w(m − l)] finds S(λ) = total in a few steps. cls with w = 1, l = 0 and only implied upper bounds
-is the closed form of :func:`ldpopt.problems.constraints.order.project_monotone_simplex` (simplex projection of
-the isotonic regression), used directly.
-
-**Other separable objectives** (weighted MLE, multinomial, binomial, :class:`SeparableObjective`):
-sequential quadratic models. At a feasible f the model with w = h''(f)/2 and m = f − h'(f)/h''(f) is
-solved exactly as above (its λ found inside); the step to the model's solution is feasible (a convex
-set) and is taken with an exact line search on the convex φ(α) = J(f + α·step) (regula falsi on
-φ'(α); the full step when φ'(1) ≤ 0). The model's KKT point at f* is f* itself with the same
-multipliers (same gradient, same blocks), so near f* the iteration is Newton's method (quadratic
-convergence once the blocks settle). It stops when the step is at rounding level. The first model is
-taken at the order-free optimum (:func:`.dual.solve_lambda`), which need not be monotone.
-
-**Order multipliers** (returned for the certificate): inside a block with value strictly between the
-bounds, y = the prefix sums of r after subtracting the block's mean residual (so that the block's
-rounding error is spread evenly rather than left on its last value), 0 between blocks. The values at
-l_c form a suffix of the chain (one block): y_k = P_k − min_{j≥k} P_j (P the prefix sums of r over
-the block; the rest goes to the bound multipliers y^lo ≥ 0, which sum to P_end); the values at u_c
-form a prefix: mirrored. y is clipped at 0 (rounding).
+Notes: docs/notes/problems.md, "ldpopt.problems.dual.chain".
 """
 
 from __future__ import annotations

@@ -1,39 +1,6 @@
 """The dual (multiplier) method for separable objectives on the simplex plus linear constraints.
 
-Problem (after :func:`.structure.compile_constraints`):
-
-    minimise Σ_v h_v(f_v)  s.t.  l ≤ f ≤ u,  Σ f = total (λ),  A f = b / A f ≤ b (y, y ≥ 0 on ≤ rows).
-
-Lagrangian over the linear rows only (the box stays in the per-value problems):
-
-    g(λ, y) = Σ_v min_{l_v ≤ f ≤ u_v} [h_v(f) + t_v f] − λ·total − b·y,   t = λ1 + Aᵀy,
-
-a concave function whose maximiser gives f* = f(t*) (strict convexity of each h_v on [l_v, u_v]).
-KKT (derived for this problem; Wang et al. Appendix A–B are the special case A = ∅): f_v = f_v(t)
-(stationarity h_v'(f_v) + t_v − y^lo_v + y^up_v = 0 with the bound multipliers y^lo, y^up ≥ 0 and
-complementary), Σ f = total, A f = b (or ≤ with y ≥ 0, y·(A f − b) = 0).
-
-* λ for fixed y: S(λ) = Σ_v f_v(t) is continuous and non-increasing in λ; a safeguarded Newton
-  (S' = −Σ_{interior} 1/h_v'', bisection when Newton leaves the bracket or S' = 0) solves
-  S(λ) = total. Values that are at a bound for every λ in the current bracket are dropped from the
-  work set as the bracket shrinks (Michelot-style filtering), so late iterations touch only the
-  values near the support boundary.
-* y: φ(y) = max_λ g(λ, y) is concave with ∇φ = A f − b and (semismooth) Hessian
-  −(A D Aᵀ − (A D 1)(A D 1)ᵀ/(1ᵀD1)), D = diag(1/h_v'') on the interior values, 0 at bounds (the
-  Schur complement of λ; from 200 rows on, where A Aᵀ is sparse, solved through the augmented
-  system and a rank-two term: :class:`_SparseNewton`). Damped Newton with an Armijo line search on φ; ≤-rows by projection onto
-  y ≥ 0 with the rows at y = 0 whose gradient points outward held fixed (projected Newton). A step
-  is bounded by the range of h' (:func:`_step_radius`); once one was cut to that bound the bound
-  becomes a trust region (twice the step taken) and the cut step is shortened by interpolation
-  (:func:`_interpolated`). Rows whose values all sit in an entropy or KL term's exponential tail
-  (their curvature ~0, :func:`_tail_rows`) step by their mass's logarithm (:func:`_tail_steps`).
-  A step whose first-order ascent is below φ's rounding (the last one or two) is taken when it
-  halves the rows' residual: Armijo on φ cannot resolve it there.
-* The start: y = 0; for a quadratic h with many rows (:data:`_PROJECTION_ROWS`), the multipliers of
-  the projection onto the rows with the bounds dropped (:func:`_projection_start`, one Newton system).
-
-Since f = f(t) exactly, stationarity and the box hold by construction; the iteration stops on the
-primal residual of the rows (|Σf − total|, A f − b) at rounding level.
+Notes: docs/notes/problems.md, "ldpopt.problems.dual.dual".
 """
 
 from __future__ import annotations

@@ -1,33 +1,6 @@
 """Per-value work once per distinct count, for the exact likelihoods on the plain simplex.
 
-The binomial and multinomial terms h_v (:mod:`.separable`) depend on a value only through its count
-c_v, and OUE / GRR counts take far fewer distinct values than d (Zipf(1.5), n = 10⁶, d = 42,178: 2,541
-distinct OUE support counts, 39 distinct GRR counts). Wherever the argument is also the same for
-every value of a count — the bounds l, u of the plain simplex (all 0 and all ``total``), the
-per-value argmin at one multiplier t_v = λ, a point f produced by it — h, h', h'', μ and the argmin
-are computed once per distinct count on a representative and gathered: the same IEEE operations on
-the same operands, so the gathered array is bit-identical to the elementwise one (as for EM's dual,
-:mod:`ldpopt.methods.distinct`; ``tests/test_structured_grouped.py`` checks it).
-
-The simplex solve itself (:func:`simplex_grouped`) is then Newton on λ over the K distinct counts
-with their multiplicities as weights, S(λ) = Σ_k m_k f_k(λ) (:func:`.dual.solve_lambda`), instead of
-the working-set screening over d. Only λ's rounding can differ from the ungrouped solve (the sums
-are over K weighted terms instead of d); f is then f_k(λ) gathered, and the caller certifies it like
-any answer (Σ f is re-checked in full there).
-
-Choices where nothing prescribes one: groups are used only for :class:`.separable.BinomialSep` and
-:class:`.separable.MultinomialSep` with integer counts spanning at most max(4d, 65,536) (an O(d)
-``bincount``; otherwise a sort would cost more than it saves) and K ≤ d/4 distinct counts (with
-more, the gathers would cost about what they save); the solve also covers a common Box on every
-value and any total (l, u the same for all values); a solve that ends with Σ f off by more than its
-tolerance (the certificate's default feasibility floor) — the multinomial's flat terms (c_v = 0)
-leave a gap, which the ungrouped method fills by spreading the mass over them — returns None and the
-caller uses the general method.
-
-With groups but no support piece (h'(l) infinite: a KL or entropy term), the Newton on λ over the
-groups starts at the separable's own first multiplier where it states one. Without groups (too many
-distinct counts, or a block of :mod:`.blocks` that has them), a separable that states a first multiplier (``Separable.lambda_start``: a recognised log-linear form's quadratic
-model) is solved by the same Newton on λ over every value, from that start (:func:`simplex_started`).
+Notes: docs/notes/problems.md, "ldpopt.problems.dual.grouped".
 """
 
 from __future__ import annotations

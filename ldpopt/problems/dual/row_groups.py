@@ -1,21 +1,6 @@
 """The dual method with constraint rows, once per group of values alike.
 
-Two values v, v' with the same per-value function h (the same support count: :func:`.grouped.count_groups`),
-the same bounds and the same column of A have the same per-value argmin f_v(t) at every multiplier,
-t_v = λ + (Aᵀy)_v, so the unique minimiser (strict convexity) has f_v = f_v'. The dual method
-(:func:`.dual.solve_multipliers`) then runs on one representative per group with the group's size as
-its weight: Σ_k w_k h_k(f_k) s.t. Σ_k w_k f_k = total, A_rep (w∘f) = b, whose Lagrangian is the full
-one summed by groups, so (λ, y) are the full problem's multipliers and f = f_rep gathered. Random
-subset sums (3 halves) over d = 10⁶ values with a few thousand distinct counts leave ~10⁴ groups: each
-argmin pass of the Newton steps on λ and y touches those instead of d.
-
-Choices where nothing prescribes one: only for separables whose argmin costs several passes over the
-values (``Separable.group_rows``: a user's declared or recognised objective; the built-ins keep their
-elementwise sums bitwise), from :data:`MIN_D` values on, and with at most d/4 groups (with more the
-gathers cost about what they save). Groups are found by a hash of (count group, bounds, two random
-projections of the column) and then checked exactly (every member's count group, bounds and column
-equal its representative's, bit for bit); a collision fails the check and the general method runs.
-The caller certifies the gathered answer on all d values, as any fast path's.
+Notes: docs/notes/problems.md, "ldpopt.problems.dual.row_groups".
 """
 
 from __future__ import annotations

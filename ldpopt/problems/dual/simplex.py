@@ -1,22 +1,6 @@
 """The simplex-only case in expected O(d): the closed forms' pivot search instead of Newton on λ.
 
-With no rows besides Σ f = total and every lower bound 0 (no Box upper bound, no Fixed value: the
-upper bounds are only the implied ones, which never bind off a vertex), two objectives have a
-solution whose support is a *top set* of one vector, found by :func:`ldpopt.methods.threshold.top_support`
-(Kiwiel's randomised pivoting; expected O(d), no sort of the domain):
-
-* cls, h_v = w (f − m_v)² with one scalar w (Wang et al. §3.5, Appendix B): f = max(m − τ, 0) with
-  Σ f = total, i.e. ``project_simplex(m, total)`` (Norm-Sub); the multiplier of Σ f = total is
-  λ = 2wτ (stationarity 2w(f_v − m_v) + λ = 0 on the support).
-* weighted MLE, h_v = (a_v − B f)²/(s + C f) (Eq. 13) with total = 1: MLE-Apx (Appendix A, Eq. 14),
-  support {a_v > s x}, f_v = (a_v − s x)/(B + C x); λ = x(2B + C x) (h_v'(f_v) = −x(2B + C x) on
-  the support, so h_v' + λ = 0 there).
-
-Both reuse the methods' own code (the same numbers Norm-Sub and MLE-Apx return). Anything else —
-a posterior with per-value variances, another total for the weighted MLE, boxes, fixed values —
-returns None and the caller runs the general dual method. The caller certifies the result like any
-other (:func:`ldpopt.problems.certificate.certify`) and falls back to the dual method when the
-certificate does not pass, so this is a fast path, never a second opinion.
+Notes: docs/notes/problems.md, "ldpopt.problems.dual.simplex".
 """
 
 from __future__ import annotations

@@ -1,65 +1,6 @@
 """One tree of sums (a range tree's :class:`~ldpopt.problems.Hierarchy`): a tree-structured Newton pass.
 
-Problem (the domain is the tree's nodes; Hay et al. VLDB 2010 §3 and Cormode et al. VLDB 2019 §4
-give the tree, :mod:`ldpopt.problems.constraints.ranges` its layout):
-
-    minimise Σ_v h_v(f_v)  s.t.  l ≤ f ≤ u,  f_p = Σ_{c child of p} f_c  (every internal p; y_p),
-                                 Σ_{leaves} f = T  (SubsetSum, ν)   or   f_root = T  (Fixed).
-
-There is no Σ over all entries (the levels each sum to T), so the simplex multiplier of
-:mod:`.dual` does not exist here: :class:`~.structure.Structure` carries ``sum_free`` (λ ≡ 0).
-
-Derivation (ours; Hay et al. solve the same problem without f ≥ 0 in closed form,
-:mod:`ldpopt.hierarchy.consistency`). Telescoping, Σ_p (Hf)_p = f_root − Σ_leaves f, so the leaf
-total is f_root = T given the rows. We solve the equivalent problem with the root fixed at T
-(l_root = u_root = T) and rows H f = 0 only. Lagrangian L = Σ h_v(f_v) + Σ_p y_p (Hf)_p, so each
-value sees t_v = y_v [v internal] − y_{parent(v)} [v ≠ root] and its argmin is the separable
-f_v(t_v) of :mod:`.separable` (closed form or vectorised Newton, with its bounds). The dual
-φ(y) = Σ_v min_{[l_v, u_v]} h_v(x) + t_v x is concave with ∇φ = H f(t) and semismooth Hessian
-−H D Hᵀ, D = diag(1/h_v'') on values strictly inside their bounds (0 at a bound or fixed). H D Hᵀ
-couples row p only with the row of parent(p): diagonal D_p + Σ_c D_c, off-diagonal −D_p. So a
-Newton step is an O(size) elimination leaves → root (Schur complements into the parent row) and a
-back-substitution root → leaves, vectorised per depth (a loop over the tree's depths only: ~log_B d
-for a range tree, the rounds for heavy-hitter prefix levels). Any branching and leaves at any depth
-are exact: a leaf has no row, its D enters its parent's diagonal only (tests: a dense solve).
-Damped by the Armijo line search of :mod:`.dual` on φ, with its Levenberg term μ·H D_all Hᵀ
-(D_all = 1/h'' at every free value) that keeps a row whose subtree is wholly clamped (D = 0)
-solvable, and a floor of 1e-14 × the largest pivot (the choice where the derivation is silent).
-Choices of ours: near-kink values (next paragraph); stop when every row's residual is within 4 eps
-of the size of its terms (values and |t|/h''), or after three steps near that level without halving
-it; a value whose term is flat on its interval (h'' = 0, e.g. a multinomial count of 0) →
-:class:`NotApplicable` (its argmin jumps from l to u and there is no Σ f row to spread it over, as
-:mod:`.dual` does). The upper bounds are tightened by the implied
-f_v ≤ T − Σ_{leaves not under v} l (:func:`tree_upper`), which keeps every argmin finite.
-
-Near-kink values (ours; the derivation gives D_v = 0 at a bound). A value at a bound within the
-current residual of leaving it (r_v = h'_v(f_v) + t_v, |r_v|/h''_v ≤ max_p |(Hf)_p|) counts as free
-in the Jacobian J: without such values degenerate all-zero subtrees oscillate at ~1e-13 between
-clamped and free. But along the step Δ a value at l_v (r_v ≥ 0) with Δt_v > 0 stays at l_v for every
-step length (at u_v: r_v ≤ 0, Δt_v < 0; so r_v Δt_v > 0): its curvature along Δ is 0 however close
-it is to its kink, while the model counts J_v Δt_v² of Σ_v J_v Δt_v² = Δᵀ H J Hᵀ Δ = gᵀΔ (the
-line search's φ has the true one). When such values carry more than ``KINK_SHARE`` = 0.1 of the
-model's curvature along Δ (below that, they make the step along its own direction at most 1/0.9
-too short), Δ is solved again with them at D = 0: a second elimination only in the steps where it
-matters. Counting them regardless made the step the one for the problem without f ≥ 0 on trees
-whose largest residual is far above a value's scale — a heavy-hitter prefix tree's root row over
-4096 first-level candidates whose clipped noise sums to ~10: nearly every clamped value in the tree
-was "near", did not move, each step achieved only the inner values' share of its predicted change
-and the residual fell by ~1 % a step (AOL, PEM, ε = 1, k = 64: 9.9 → 0.23 in 100 steps, not
-certified). Measured with the rule: 80 of 80 PEM/TreeHist trees (AOL and Zipf strings, ε 0.5–8,
-k 8–64) certified in 6–17 steps, was 28 of 80; a 648-solve range-tree grid (ε ∈ {0.01, 1, 6, 20} ×
-n ∈ {10, 10⁴, 10⁹} × d ∈ {2, 100, 3000} × B ∈ {2, 4} × cls / weighted MLE / binomial × 3 seeds)
-55 uncertified, was 56, all at n = 10 or at n = 10⁴ with ε ∈ {0.01, 20} (Problem.solve then takes
-the cvxpy route), and 7 % fewer steps where both certify.
-
-Back to the user's rows (the Lagrangian of :mod:`ldpopt.problems.constraints.base`): the root's fixed
-multiplier ν' = −(h'_root(T) + y_root) is the leaf total's ν, and, by the telescoping identity,
-the user's hierarchy multipliers are y + ν'. With ``Fixed`` on the root instead, y is the user's and
-ν' is the Fixed dual (from stationarity, :func:`.multipliers.duals_dict`).
-
-Tree checks (:func:`tree_of`): every row has one +1 (the parent) and −1 children; no node is the
-parent of two rows or the child of two; one root; every value of the domain in the tree; nothing
-else among the rows (a second SubsetSum, PartitionTotals, Monotone) → :class:`NotApplicable`.
+Notes: docs/notes/problems.md, "ldpopt.problems.dual.tree".
 """
 
 from __future__ import annotations

@@ -171,14 +171,12 @@ class WeightedMLE(Objective):
         """CLS for a central-noise estimate (Eq. 13 with the constant variance σ_v² = Var(noise)/n²
         weighs every term alike, so its minimiser is CLS's), else itself.
 
+        See ``Objective.resolve``.
+
         Parameters
         ----------
         estimate : Estimate
             The raw estimate.
-
-        Returns
-        -------
-        Objective
 
         Examples
         --------
@@ -478,14 +476,12 @@ class CentralMLE(Objective):
     def resolve(self, estimate):
         """``L1()`` or ``LeastSquares()``, the objective the noise's likelihood is for ``estimate``.
 
+        See ``Objective.resolve``.
+
         Parameters
         ----------
         estimate : Estimate
             A central-noise estimate.
-
-        Returns
-        -------
-        Objective
 
         Examples
         --------

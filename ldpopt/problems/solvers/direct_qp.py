@@ -1,33 +1,6 @@
 """A user's quadratic objective over linear rows, handed to a QP solver's own interface.
 
-A user objective recognised as a quadratic plus polyhedral terms (:mod:`.user_forms`: per-value
-squares, quadratic forms ‖A f − b‖², W·|A f + b| and w·max(A f + b)) or per-value Huber losses has
-its QP data without cvxpy: the Hessian is the same at every f, the gradient at 0 is the linear term,
-each polyhedral term gets epigraph variables as cvxpy's canonicalisation would give it, and each
-Huber term w·huber_M(a f + b) two variables per value, w·(s² + 2M·t) with t ≥ |a f + b − s|; a
-quadratic plus weighted 2-norms (:class:`.user_forms.NormUserObjective`) one variable t per 2-norm
-w‖K f + c‖₂, cost w·t, (t, K f + c) in a second-order cone (Clarabel only). The constraints' rows come from
-the structured compilation where it covers them (:func:`.structured.structure.compiled_for`, kept
-on the problem: the exact feasibility decision has made it already; the multipliers named by its
-:func:`~.structured.multipliers.duals_dict`), else read constraint by constraint where each is an
-``==``/``<=`` of an affine expression of the variable alone (:class:`AffineRows`: the same rows and
-named multipliers as cvxpy's compilation and inversion, without them), else from cvxpy's
-compilation of the constraints alone (:func:`.cvxpy_rows.compile_rows`; the multipliers named by
-cvxpy's inversion of it, :func:`.cvxpy_rows.named_duals`).
-The QP goes to PIQP (``piqp.SparseSolver``, in a child process: it has no time limit of its own
-and has crashed the process before, :mod:`.isolate`) or Clarabel (``clarabel.DefaultSolver``; in
-this process with its own time limit, in a child under ``solve(time_limit=...)``)
-directly, and ldpopt's check reads the same (f, named duals) as after any solver. What that skips is
-the part of a cvxpy solve that is not the solver's: the objective's canonicalisation (``quad_form``
-coefficient extraction), the constraints' for built-ins, and the unpacking.
-Which solver, and when: :func:`.policy.direct_qp_solver`; measured against ``solve(solver=...)``
-in ``benchmarks/bench_route_grid.py`` (the ``smooth`` and ``nonsmooth`` classes).
-
-Choices where nothing prescribes them: the QP is solved in the interior-point route's variable
-x = f/s (``Problem.scale``; PIQP on f itself, s = 1, where every polyhedral term couples values:
-:func:`.policy.direct_qp_scale`, measured) with J divided by m, the mean positive diagonal of
-s²∇²J (O(1) coefficients, as there); the solver runs with the options a cvxpy call of it would get, with the
-route's own under them (:func:`.attempts.options_for`, ``policy.DIRECT_QP_OPTIONS``).
+Notes: docs/notes/problems.md, "ldpopt.problems.solvers.direct_qp".
 """
 
 from __future__ import annotations

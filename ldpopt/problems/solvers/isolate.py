@@ -2,9 +2,9 @@
 (:mod:`..worker`: a fresh interpreter started once, never a fork of this process), so a solver that
 ignores the time limit is killed at it, a solver that crashes (a segmentation fault inside its
 C/C++ code) ends one attempt, never the user's process, and a solver's thread pool in this process
-(Clarabel's, after an in-process solve) is never inherited by a child. The worker's start costs
-1.0-2.5 s once per process (begun in the background at the first ``solve()``), each call 10-15 ms
-(``benchmarks/bench_worker.py``). Notes: docs/notes/problems.md, "ldpopt.problems.solvers.isolate".
+(Clarabel's, after an in-process solve) is never inherited by a child.
+
+Notes: docs/notes/problems.md, "ldpopt.problems.solvers.isolate".
 """
 
 from __future__ import annotations
