@@ -147,6 +147,7 @@ class KVProtocol:
 
         Examples
         --------
+        >>> import numpy as np
         >>> from ldpopt import keyvalue as kv
         >>> spec = kv.privkv(1.0, 3).audit_spec()
         >>> spec["stated"], len(spec["pairs"]), spec["client"](np.array([[1.0, np.nan, np.nan]]), 0).shape

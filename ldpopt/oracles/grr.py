@@ -210,18 +210,7 @@ class GRR(FrequencyOracle):
         return r[:, None] == np.arange(self.d)[None, :]
 
     def support_columns(self, reports, values) -> np.ndarray:
-        """Whether each report is each of ``values`` (a report supports only itself), O(m·len(values)).
-
-        Parameters
-        ----------
-        reports
-            What :meth:`perturb` returned.
-        values : array_like of int
-            Values in [0, d).
-
-        Returns
-        -------
-        ndarray of bool, shape (m, len(values))
+        """See ``FrequencyOracle.support_columns``: a report supports only itself, O(m·len(values)).
 
         Examples
         --------

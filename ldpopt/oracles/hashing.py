@@ -397,18 +397,8 @@ class OLH(IndependentSupports):
         return np.where(S, self._keep, self._move_each) * np.exp(logw)[None, :]
 
     def support_columns(self, reports, values) -> np.ndarray:
-        """Whether each report (s, r) supports each of ``values`` (H_s(v) = r), hashing only those.
-
-        Parameters
-        ----------
-        reports : ndarray of int64, shape (m, 2)
-            What :meth:`perturb` returned.
-        values : array_like of int
-            Values in [0, d).
-
-        Returns
-        -------
-        ndarray of bool, shape (m, len(values))
+        """See ``FrequencyOracle.support_columns``: a report (s, r) supports v where H_s(v) = r, hashing
+        only ``values``; ``reports`` is the (m, 2) int64 array :meth:`perturb` returned.
 
         Examples
         --------

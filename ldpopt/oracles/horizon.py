@@ -34,6 +34,7 @@ class HorizonEpsilon(float):
 
     Examples
     --------
+    >>> from ldpopt.oracles.horizon import HorizonEpsilon
     >>> e = HorizonEpsilon(1.5, "any")
     >>> float(e), e.relation, e + 1.0
     (1.5, 'any', 2.5)
@@ -79,6 +80,7 @@ def pattern_epsilon(eps_of_n: Callable[[int], float], tau: int, groups: int) -> 
 
     Examples
     --------
+    >>> from ldpopt.oracles.horizon import pattern_epsilon
     >>> pattern_epsilon(lambda n: min(n, 2.0), 5, 2)  # 2 + 2 (n = 2 + 3)
     4.0
     """

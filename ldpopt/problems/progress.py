@@ -198,6 +198,7 @@ class SolveContext:
 
     Examples
     --------
+    >>> from ldpopt.problems.progress import SolveContext
     >>> ctx = SolveContext.make(time_limit=5.0, progress=False)
     >>> ctx.clock.limit, ctx.expired(), ctx.stop()
     (5.0, False, False)

@@ -52,6 +52,7 @@ def sparse_truth(estimate: Estimate, alpha: float = 0.05, z: float = 3.0) -> np.
     --------
     >>> import numpy as np
     >>> import ldpopt
+    >>> from ldpopt.uncertainty.fit import sparse_truth
     >>> o = ldpopt.oracles.get("grr", 1.0, 64)
     >>> est = o.estimate(o.sample_counts(np.r_[50_000, 50_000, np.zeros(62, int)], 0), 100_000)
     >>> f = sparse_truth(est)

@@ -42,6 +42,7 @@ def kl(f_post: np.ndarray, f: np.ndarray) -> float:
     Examples
     --------
     >>> import numpy as np
+    >>> from ldpopt.experiments.task_kinds.ldpcube import kl
     >>> f = np.array([0.5, 0.5])
     >>> kl(np.array([0.4, 0.4]), f) < 0 < kl(np.array([0.6, 0.4]), f)  # mass below 1 reads as "closer"
     True
