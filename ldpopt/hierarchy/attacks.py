@@ -238,10 +238,12 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
     range's cover for ``"none"`` and ``"norm-sub"`` — and one report r at level k adds
     Σ_{v in k} w_v (r_v − q)/((p − q) n_k), largest with r_v = 1 exactly where w_v > 0. Norm-Sub is
     monotone (a level's projected cover sum rises with the cover's raw estimates and falls with the
-    others'), so the same report is the best one at a level there too. The level is the one whose
-    report raises the released answer most, evaluated on ``est`` (an attacker who knows the genuine
-    estimates: the upper bound; for the linear answers it is the first-order choice up to the
-    n_k + m dilution). ``"consistent"``: the fake users are spread evenly over the levels and each
+    others'), so the cover's report is the best one at a level under ``"norm-sub"`` too. For the
+    non-linear posts read through the consistent leaves (``"gls-norm-sub"``, ``"gls-clip-round"``) both
+    reports (the adjoint's signs and the cover's) are candidates at every level: the best found, not a
+    proven optimum. The level and report are those that raise the released answer most, evaluated on
+    ``est`` (an attacker who knows the genuine estimates: the upper bound; for the linear answers it
+    is the first-order choice up to the n_k + m dilution). ``"consistent"``: the fake users are spread evenly over the levels and each
     sets the bits of its level's nodes inside [a, b]. ``"input"`` (the baseline of a genuine user's
     influence): the fake users hold values spread evenly over [a, b] and report them honestly at a
     uniformly drawn level (needs ``rng``).
@@ -306,14 +308,17 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
     level: int | None = None
     report = np.zeros(0)
     if strategy == "optimal":
-        w = range_weights(est, a, b) if post in _LINEAR_GLS else _cover_indicator(tree, a, b)
+        ws = [range_weights(est, a, b), _cover_indicator(tree, a, b)]
+        if post in ("gls", "none"):                        # linear: its own weights' report is the best
+            ws = ws[:1] if post == "gls" else ws[1:]
         best = None
-        for k in range(h):                                 # one candidate per level
-            r = (w[lv[k]] > 0).astype(np.float64)
-            cand = with_counts({k: (m, m * r)})
-            val = range_answer(cand, a, b, post)
-            if best is None or val > best[0]:
-                best = (val, k, r, cand)
+        for k in range(h):                                 # a few candidates per level
+            for w in ws:
+                r = (w[lv[k]] > 0).astype(np.float64)
+                cand = with_counts({k: (m, m * r)})
+                val = range_answer(cand, a, b, post)
+                if best is None or val > best[0]:
+                    best = (val, k, r, cand)
         assert best is not None
         _, level, report, new = best
     elif strategy == "consistent":

@@ -196,9 +196,12 @@ def poison_grid(est: MarginalEstimates, pair, rect, n_fake: int, strategy: str =
     could not read): every fake user sends one unary report on one marginal. The linear answers are
     wᵀf̃ (w: the rectangle's indicator on the 2-D grid for ``"none"`` and ``"norm-sub"``, the adjoint
     of CALM's linear step for ``"consistency"`` and ``"calm"``); a report r on marginal i adds
-    Σ_c w_c (r_c − q)/((p − q) n_i), largest with r_c = 1 exactly where w_c > 0, and Norm-Sub is
-    monotone in the same cells. The marginal is the one whose report raises the released answer
-    most on ``est`` (an attacker who knows the genuine estimates: the upper bound). ``"input"``
+    Σ_c w_c (r_c − q)/((p − q) n_i), largest with r_c = 1 exactly where w_c > 0; Norm-Sub of the 2-D
+    grid is monotone (up in the rectangle's cells, down in the others'), so the rectangle's report is
+    the best one on that grid under ``"norm-sub"``. Under ``"norm-sub"`` and ``"calm"`` both reports (the
+    rectangle's and the adjoint's signs) are candidates on every marginal: for ``"calm"`` the best found,
+    not a proven optimum. The marginal and report are those that raise the released answer most on
+    ``est`` (an attacker who knows the genuine estimates: the upper bound). ``"input"``
     (a genuine user's influence): the fake users hold tuples spread evenly over the rectangle's
     cells, fall on a uniformly drawn marginal, and report honestly (needs ``rng``).
 
@@ -257,18 +260,20 @@ def poison_grid(est: MarginalEstimates, pair, rect, n_fake: int, strategy: str =
     marginal: int | None = None
     report = np.zeros(0)
     if strategy == "optimal":
-        if post in ("none", "norm-sub"):
-            w = u
-        else:                                               # the linear step's adjoint, columns at once
+        ws = [u]
+        if post != "none":                                  # the linear step's adjoint, columns at once
             L = _linear_consistency(est, np.eye(ms.size)) - _linear_consistency(est, np.zeros((ms.size, 1)))
-            w = L.T @ u
+            ws.append(L.T @ u)
+            if post == "consistency":                       # linear: its own weights' report is the best
+                ws = ws[1:]
         best = None
-        for i in range(ms.m):                               # one candidate per marginal
-            r = (w[ms.block(i)] > 1e-12).astype(np.float64)
-            cand = _with_counts(est, {i: (m, m * r)}, m)
-            val = rect_answer(cand, pair, rect, post)
-            if best is None or val > best[0]:
-                best = (val, i, r, cand)
+        for i in range(ms.m):                               # a few candidates per marginal
+            for w in ws:
+                r = (w[ms.block(i)] > 1e-12).astype(np.float64)
+                cand = _with_counts(est, {i: (m, m * r)}, m)
+                val = rect_answer(cand, pair, rect, post)
+                if best is None or val > best[0]:
+                    best = (val, i, r, cand)
         assert best is not None
         _, marginal, report, new = best
     else:
