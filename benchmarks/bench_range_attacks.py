@@ -21,10 +21,13 @@ range: about 1). Detection: the tree's GLS goodness-of-fit χ² (``gof_test``), 
 test alarms, the tree is refitted without its worst level (``refit_without_worst_level``, then the
 post's answer from the fit) and the grid's blamed marginal is left out (``rake_blamed``); elsewhere the
 post's usual answer. Reported: MSE of the target's answer over the draws ÷ the clean MSE (same post,
-no attack), poisoned and after recovery.
+no attack), poisoned and after recovery. False alarms: each test on ``--clean-draws`` further clean
+draws (the grid's from a new Dirichlet joint, α ∈ [0.3, 2], every 20), at α = 0.01 and 0.05 with
+Clopper–Pearson intervals.
 
-Run: ``python benchmarks/bench_range_attacks.py [--quick] [--reps R] [--betas 0.001,0.01]``. Writes
-``results/range_attacks.json`` and ``results/range_attacks.md``.
+Run: ``python benchmarks/bench_range_attacks.py [--quick] [--reps R] [--betas 0.001,0.01] [--clean-draws N]``. Writes
+``results/range_attacks.json`` (the summary and each draw's p-values and gains) and
+``results/range_attacks.md``.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--quick", action="store_true", help="3 draws, small n")
     ap.add_argument("--reps", type=int, default=40, help="draws per β (default 40)")
     ap.add_argument("--betas", default="0.001,0.01", help="fake users per genuine user, comma-separated")
+    ap.add_argument("--clean-draws", type=int, default=400, help="clean draws per test for the false alarms")
     ap.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
     return ap
 
@@ -71,7 +75,7 @@ def _summary(rows: list, keys: tuple) -> list:
                 s.setdefault(what, {})[post] = float(np.mean([r[what][post] ** 2 for r in rs]))
         s["detected"] = float(np.mean([r["p"] < ALPHA for r in rs]))
         s["false_alarms"] = float(np.mean([r["p_clean"] < ALPHA for r in rs]))
-        if rs[0].get("blamed") is not None or "blamed" in rs[0]:
+        if "blamed" in rs[0]:                                 # the grid: which marginal the recovery blamed
             s["blamed_2d"] = float(np.mean([r.get("blamed") == 2 for r in rs]))
         out.append(s)
     return out
@@ -151,6 +155,40 @@ def grid_rows(reps: int, betas: list, quick: bool) -> list:
     return rows
 
 
+def false_alarms(draws: int, quick: bool) -> list:
+    """Each test's rejection rate on clean draws at α = 0.01 and 0.05, with Clopper–Pearson 95 % intervals."""
+    from scipy import stats
+
+    out = []
+    d, n, g = (256, 100_000, 8) if quick else (1024, 1_000_000, 16)
+    gen = np.random.default_rng(20261128)
+    p = 1.0 / np.arange(1, d + 1) ** 1.1
+    tree_p = [gof_test(hierarchy.collect(gen.multinomial(n, p / p.sum()), "oue", 1.0, branching=4, rng=gen))[2]
+              for _ in range(draws)]
+    grid_p = []
+    for _ in range(max(1, draws // 20)):                   # a new joint every 20 draws
+        data = multi.dirichlet_joint(n, 2, domains=g, alpha=float(gen.uniform(0.3, 2.0)), rng=gen)
+        proto = multi.calm(data.domains, 1.0, attrs=[(0,), (1,), (0, 1)])
+        grid_p += [grid_gof_test(proto.simulate(data, rng=gen))[2] for _ in range(20)]
+    for name, ps in (("tree: gof_test", tree_p), ("grid: grid_gof_test", grid_p)):
+        ps = np.array(ps)
+        for alpha in (0.01, 0.05):
+            k, t = int((ps < alpha).sum()), ps.size
+            lo = float(stats.beta.ppf(0.025, k, t - k + 1)) if k else 0.0
+            hi = float(stats.beta.ppf(0.975, k + 1, t - k)) if k < t else 1.0
+            out.append({"test": name, "alpha": alpha, "draws": t, "alarms": k, "ci": [lo, hi]})
+    return out
+
+
+def _round(v):
+    """Floats to 4 significant digits (the per-draw rows stay small)."""
+    if isinstance(v, dict):
+        return {k: _round(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_round(x) for x in v]
+    return float(f"{v:.4g}") if isinstance(v, float) else v
+
+
 def _fmt(v: float) -> str:
     return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
 
@@ -160,8 +198,8 @@ def markdown(doc: dict) -> str:
              f"`{doc['command']}` — {doc['machine'].get('cpu', '')} ({doc['date']}); α = {ALPHA}.", ""]
     for structure, posts in (("tree", POSTS), ("grid", GRID_POSTS)):
         rows = [s for s in doc["summary"] if s["structure"] == structure]
-        lines += [f"## {structure}", "", "Gain per fake user (mean ± SE over the draws; a genuine user ≈ 1), "
-                  "detection and false alarms at α:", "",
+        lines += [f"## {structure}", "", ("Gain per fake user (mean ± SE over the draws; a genuine user ≈ 1), "
+                                          "detection and false alarms at α:"), "",
                   "| β | attack | " + " | ".join(f"gain: {p}" for p in posts) + " | detected | false alarms |",
                   "|---|---|" + "---|" * (len(posts) + 2)]
         for s in rows:
@@ -175,7 +213,11 @@ def markdown(doc: dict) -> str:
                 f"{_fmt(s['err_poisoned'][p] / s['err_clean'][p])} → {_fmt(s['err_recovered'][p] / s['err_clean'][p])}"
                 for p in posts) + " |")
         lines.append("")
-    return "\n".join(lines)
+    lines += ["## False alarms on clean draws", "", "| test | α | draws | alarms | rate [95 % CI] |", "|---|---|---|---|---|"]
+    for r in doc.get("false_alarms", []):
+        lines.append(f"| {r['test']} | {r['alpha']:g} | {r['draws']} | {r['alarms']} | "
+                     f"{r['alarms'] / r['draws']:.3f} [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}] |")
+    return "\n".join(lines) + "\n"
 
 
 def run(quick: bool = False, **opts) -> dict:
@@ -185,7 +227,10 @@ def run(quick: bool = False, **opts) -> dict:
     t0 = time.time()
     rows = tree_rows(reps, betas, a.quick) + grid_rows(reps, betas, a.quick)
     summary = _summary(rows, ("structure", "beta", "attack"))
-    doc = H.save("range_attacks", a, {"alpha": ALPHA, "seconds": time.time() - t0, "summary": summary, "rows": rows})
+    clean = false_alarms(20 if a.quick else a.clean_draws, a.quick)
+    draws = [{k: r[k] for k in ("structure", "beta", "attack", "p", "p_clean")} | {"gain": r["gain"]} for r in rows]
+    doc = H.save("range_attacks", a, {"alpha": ALPHA, "seconds": time.time() - t0, "summary": summary,
+                                      "false_alarms": clean, "draws": _round(draws)})
     (H.results_dir(a) / "range_attacks.md").write_text(markdown(doc))
     return doc
 
