@@ -7,17 +7,20 @@ the five collected levels), a random target range of 64 values per draw, m = β�
 cover), gls (consistent), gls-norm-sub (Norm-Sub of the consistent leaves), gls-clip-round (ldpopt's
 release). Attacks (``hierarchy.attacks.poison``): input (fake users report values in the range
 honestly: a genuine user's influence), consistent (spread over the levels, the range's nodes' bits),
-and ``optimal`` made for each post.
+``optimal`` made for each post, and ``padded`` (the optimal report plus random bits up to a genuine
+report's expected count: hiding from the bit-count test).
 
 Grid: ``multi.calm(domains=(16, 16), ε = 1, attrs=[(0,), (1,), (0, 1)])`` (the HDG-like layout: two
 1-D grids and the 2-D grid, OUE, users split over the three), n = 10⁶ users of one Dirichlet(0.5)
 joint (seeded), a random rectangle of 3–8 × 3–8 cells per draw. Posts (``multi.grid_attacks.GRID_POSTS``):
 none, norm-sub (of the 2-D grid), consistency (CALM's linear step), calm (consistency and Norm-Sub
-iterated: ldpopt's default). Attacks: input, and ``optimal`` made for each post.
+iterated: ldpopt's default). Attacks: input, and ``optimal`` and ``padded`` made for each post.
 
 Gain per fake user: the released answer's change × (n + m)/m under each post (a genuine user in the
 range: about 1). Detection: the tree's GLS goodness-of-fit χ² (``gof_test``), the grid's agreement χ²
-(``grid_gof_test``), at α = 0.01; false alarms: the same test on the clean draw. Recovery: where the
+(``grid_gof_test``), at α = 0.01; false alarms: the same test on the clean draw. Also ldpopt's
+flat-histogram evidence (``robust.attack_evidence``: the bit-count and negative-mass tests) on each
+level or marginal, Bonferroni over them. Recovery: where the
 test alarms, the tree is refitted without its worst level (``refit_without_worst_level``, then the
 post's answer from the fit) and the grid's blamed marginal is left out (``rake_blamed``); elsewhere the
 post's usual answer. Reported: MSE of the target's answer over the draws ÷ the clean MSE (same post,
@@ -42,11 +45,28 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as H
 
-from ldpopt import hierarchy, multi
+from ldpopt import hierarchy, multi, robust
 from ldpopt.hierarchy.attacks import POSTS, answer_from_fit, gof_test, poison, range_answer, refit_without_worst_level
+from ldpopt.hierarchy.consistency import level_slices
 from ldpopt.multi.grid_attacks import GRID_POSTS, grid_gof_test, poison_grid, rake_blamed, rect_answer
 
 ALPHA = 0.01
+
+
+def flat_evidence_tree(est) -> float:
+    """ldpopt's flat-histogram poisoning evidence (``robust.attack_evidence``) on each collected level,
+    Bonferroni over the levels (the level's support counts rebuilt from its estimate)."""
+    lv, ps = level_slices(est.tree), []
+    for k in range(len(lv) - 1):
+        fo, nk = est.level_oracle(k), int(est.n_level[k])
+        c = np.rint((est.y[lv[k]] * (fo.p - fo.q) + fo.q) * nk)
+        ps.append(robust.attack_evidence(fo.estimate(c, nk), fo)["p_value"])
+    return min(1.0, min(ps) * len(ps))
+
+
+def flat_evidence_grid(est) -> float:
+    """The same on each marginal of a grid collection, Bonferroni over the marginals."""
+    return min(1.0, min(robust.attack_evidence(e)["p_value"] for e in est.estimates) * len(est.estimates))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -75,6 +95,8 @@ def _summary(rows: list, keys: tuple) -> list:
                 s.setdefault(what, {})[post] = float(np.mean([r[what][post] ** 2 for r in rs]))
         s["detected"] = float(np.mean([r["p"] < ALPHA for r in rs]))
         s["false_alarms"] = float(np.mean([r["p_clean"] < ALPHA for r in rs]))
+        s["flat_detected"] = float(np.mean([r["flat"] < ALPHA for r in rs]))
+        s["flat_false_alarms"] = float(np.mean([r["flat_clean"] < ALPHA for r in rs]))
         if "blamed" in rs[0]:                                 # the grid: which marginal the recovery blamed
             s["blamed_2d"] = float(np.mean([r.get("blamed") == 2 for r in rs]))
         out.append(s)
@@ -85,7 +107,8 @@ def tree_rows(reps: int, betas: list, quick: bool) -> list:
     d, n = (256, 100_000) if quick else (1024, 1_000_000)
     gen = np.random.default_rng(20261126)
     p = 1.0 / np.arange(1, d + 1) ** 1.1
-    attacks = [("input", None), ("consistent", None)] + [("optimal", post) for post in POSTS]
+    attacks = ([("input", None), ("consistent", None)] + [("optimal", post) for post in POSTS]
+               + [("padded", post) for post in POSTS])
     rows = []
     for beta in betas:
         m = int(beta * n)
@@ -95,7 +118,7 @@ def tree_rows(reps: int, betas: list, quick: bool) -> list:
             a = int(gen.integers(0, d - 64))
             b = a + 63
             truth = counts[a: b + 1].sum() / n
-            p_clean = gof_test(est)[2]
+            p_clean, f_clean = gof_test(est)[2], flat_evidence_tree(est)
             clean = {post: range_answer(est, a, b, post) for post in POSTS}
             for strategy, target in attacks:
                 atk = poison(est, a, b, m, strategy, post=target or "gls", rng=gen)
@@ -103,7 +126,8 @@ def tree_rows(reps: int, betas: list, quick: bool) -> list:
                 pv = gof_test(new)[2]
                 x = refit_without_worst_level(new)[0] if pv < ALPHA else None
                 row = {"structure": "tree", "beta": beta, "attack": strategy + (f" for {target}" if target else ""),
-                       "level": atk.level, "p": pv, "p_clean": p_clean, "gain": {}, "err_clean": {},
+                       "level": atk.level, "p": pv, "p_clean": p_clean, "flat": flat_evidence_tree(new),
+                       "flat_clean": f_clean, "gain": {}, "err_clean": {},
                        "err_poisoned": {}, "err_recovered": {}}
                 truth_after = truth * n / (n + m)               # the genuine users' share once the fakes count
                 for post in POSTS:
@@ -123,7 +147,7 @@ def grid_rows(reps: int, betas: list, quick: bool) -> list:
     data = multi.dirichlet_joint(n, 2, domains=g, alpha=0.5, rng=gen)
     proto = multi.calm(data.domains, 1.0, attrs=[(0,), (1,), (0, 1)])
     joint = data.marginal((0, 1)).reshape(g, g)
-    attacks = [("input", None)] + [("optimal", post) for post in GRID_POSTS]
+    attacks = [("input", None)] + [("optimal", post) for post in GRID_POSTS] + [("padded", post) for post in GRID_POSTS]
     rows = []
     for beta in betas:
         m = int(beta * n)
@@ -133,7 +157,7 @@ def grid_rows(reps: int, betas: list, quick: bool) -> list:
             lo0, lo1 = int(gen.integers(0, g - w0 + 1)), int(gen.integers(0, g - w1 + 1))
             rect = [(lo0, lo0 + w0 - 1), (lo1, lo1 + w1 - 1)]
             truth = float(joint[lo0: lo0 + w0, lo1: lo1 + w1].sum())
-            p_clean = grid_gof_test(est)[2]
+            p_clean, f_clean = grid_gof_test(est)[2], flat_evidence_grid(est)
             clean = {post: rect_answer(est, (0, 1), rect, post) for post in GRID_POSTS}
             for strategy, target in attacks:
                 atk = poison_grid(est, (0, 1), rect, m, strategy, post=target or "calm", rng=gen)
@@ -142,7 +166,8 @@ def grid_rows(reps: int, betas: list, quick: bool) -> list:
                 f, blamed = rake_blamed(new, (0, 1), ALPHA)
                 rec_val = float(f.reshape(g, g)[lo0: lo0 + w0, lo1: lo1 + w1].sum())
                 row = {"structure": "grid", "beta": beta, "attack": strategy + (f" for {target}" if target else ""),
-                       "marginal": atk.marginal, "p": pv, "p_clean": p_clean, "blamed": blamed, "gain": {},
+                       "marginal": atk.marginal, "p": pv, "p_clean": p_clean, "flat": flat_evidence_grid(new),
+                       "flat_clean": f_clean, "blamed": blamed, "gain": {},
                        "err_clean": {}, "err_poisoned": {}, "err_recovered": {}}
                 truth_after = truth * n / (n + m)
                 for post in GRID_POSTS:
@@ -200,12 +225,14 @@ def markdown(doc: dict) -> str:
         rows = [s for s in doc["summary"] if s["structure"] == structure]
         lines += [f"## {structure}", "", ("Gain per fake user (mean ± SE over the draws; a genuine user ≈ 1), "
                                           "detection and false alarms at α:"), "",
-                  "| β | attack | " + " | ".join(f"gain: {p}" for p in posts) + " | detected | false alarms |",
-                  "|---|---|" + "---|" * (len(posts) + 2)]
+                  "| β | attack | " + " | ".join(f"gain: {p}" for p in posts)
+                  + " | detected (χ²) | false alarms | detected (flat evidence) | false alarms |",
+                  "|---|---|" + "---|" * (len(posts) + 4)]
         for s in rows:
             lines.append(f"| {s['beta']:g} | {s['attack']} | "
                          + " | ".join(f"{_fmt(s['gain'][p][0])} ± {_fmt(s['gain'][p][1])}" for p in posts)
-                         + f" | {s['detected']:.2f} | {s['false_alarms']:.2f} |")
+                         + f" | {s['detected']:.2f} | {s['false_alarms']:.2f} | {s['flat_detected']:.2f}"
+                         + f" | {s['flat_false_alarms']:.2f} |")
         lines += ["", "MSE of the target's answer ÷ the clean MSE (same post): poisoned → after recovery:", "",
                   "| β | attack | " + " | ".join(posts) + " |", "|---|---|" + "---|" * len(posts)]
         for s in rows:
@@ -228,7 +255,8 @@ def run(quick: bool = False, **opts) -> dict:
     rows = tree_rows(reps, betas, a.quick) + grid_rows(reps, betas, a.quick)
     summary = _summary(rows, ("structure", "beta", "attack"))
     clean = false_alarms(20 if a.quick else a.clean_draws, a.quick)
-    draws = [{k: r[k] for k in ("structure", "beta", "attack", "p", "p_clean")} | {"gain": r["gain"]} for r in rows]
+    draws = [{k: r[k] for k in ("structure", "beta", "attack", "p", "p_clean", "flat", "flat_clean")} | {"gain": r["gain"]}
+             for r in rows]
     doc = H.save("range_attacks", a, {"alpha": ALPHA, "seconds": time.time() - t0, "summary": summary,
                                       "false_alarms": clean, "draws": _round(draws)})
     (H.results_dir(a) / "range_attacks.md").write_text(markdown(doc))

@@ -75,6 +75,33 @@ def test_tree_optimal_report_beats_random_reports_at_its_post(seed):
                 assert gain <= best + 1e-9 * max(1.0, abs(best)), (post, k, gain, best)
 
 
+def test_padded_attacks_send_a_genuine_reports_bit_count_and_lose_to_the_optimal_on_linear_answers():
+    """Padded fake reports set, on average, the p + (d − 1)q bits of a genuine report (the summed
+    counts' excess over m times the optimal report, against its binomial law); a padded bit has
+    weight <= 0, so on a linear answer the padded attack gains no more than the optimal one."""
+    for seed in range(4):
+        est, a, b, gen = _tree_case(60 + seed)
+        m = max(50, est.n // 200)
+        for post in ("none", "gls"):
+            opt = poison(est, a, b, m, post=post)
+            pad = poison(est, a, b, m, "padded", post=post, rng=gen)
+            assert pad.level == opt.level and np.array_equal(pad.report, opt.report)
+            assert pad.predicted_gain <= opt.predicted_gain + 1e-9 * max(1.0, abs(opt.predicted_gain))
+            k, lv = opt.level, level_slices(est.tree)
+            fo = oracles.get("oue", est.epsilon, int(est.tree.level_size[k]))
+            nk = int(est.n_level[k])
+            counts = (pad.estimate.y[lv[k]] * (fo.p - fo.q) + fo.q) * (nk + m) - (est.y[lv[k]] * (fo.p - fo.q) + fo.q) * nk
+            extra = counts.sum() - m * opt.report.sum()
+            off = int((opt.report == 0).sum())
+            rate = (fo.p + (off + opt.report.sum() - 1) * fo.q - opt.report.sum()) / off
+            if rate > 0:
+                assert abs(extra - m * off * rate) < 5 * np.sqrt(m * off * rate * (1 - rate)) + 1e-6
+    _, _, est, rect, gen = _grid_case(90, g=8)
+    pad = poison_grid(est, (0, 1), rect, 2000, "padded", post="none", rng=gen)
+    opt = poison_grid(est, (0, 1), rect, 2000, post="none")
+    assert pad.gain <= opt.gain + 1e-9 * abs(opt.gain)
+
+
 def test_tree_answers_against_direct_computation():
     for seed in range(3):
         est, a, b, _ = _tree_case(20 + seed)

@@ -243,7 +243,12 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
     reports (the adjoint's signs and the cover's) are candidates at every level: the best found, not a
     proven optimum. The level and report are those that raise the released answer most, evaluated on
     ``est`` (an attacker who knows the genuine estimates: the upper bound; for the linear answers it
-    is the first-order choice up to the n_k + m dilution). ``"consistent"``: the fake users are spread evenly over the levels and each
+    is the first-order choice up to the n_k + m dilution). ``"padded"``: each fake user sends the optimal report's
+    bits and sets each other bit of its level at random, at the rate that brings the expected count to
+    the p + (d_k − 1)q bits of a genuine report — an adaptive attacker hiding from the bit-count test of
+    :func:`ldpopt.robust.attack_evidence` (ours; Liao et al.'s adaptive attack could not be read; needs
+    ``rng``).
+    ``"consistent"``: the fake users are spread evenly over the levels and each
     sets the bits of its level's nodes inside [a, b]. ``"input"`` (the baseline of a genuine user's
     influence): the fake users hold values spread evenly over [a, b] and report them honestly at a
     uniformly drawn level (needs ``rng``).
@@ -256,11 +261,11 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
         The target range (inclusive).
     n_fake : int
         Fake users (>= 1).
-    strategy : "optimal", "consistent" or "input"
+    strategy : "optimal", "padded", "consistent" or "input"
     post : str, default "gls"
-        The released answer the optimal attack targets and ``predicted_gain`` measures (:data:`POSTS`).
+        The released answer the optimal (and padded) attack targets and ``predicted_gain`` measures (:data:`POSTS`).
     rng : int, Generator or None
-        The honest reports' randomness (``"input"`` only).
+        The reports' randomness (``"input"`` and ``"padded"`` only).
 
     Returns
     -------
@@ -270,7 +275,7 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
     ------
     ValueError
         A bad range, ``n_fake`` < 1, an unknown strategy or post, an oracle without unary reports,
-        or ``"input"`` without ``rng``.
+        or ``"input"`` or ``"padded"`` without ``rng``.
 
     Examples
     --------
@@ -284,11 +289,11 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
     """
     if isinstance(n_fake, bool) or not isinstance(n_fake, (int, np.integer)) or n_fake < 1:
         raise ValueError(f"n_fake must be an integer >= 1, got {n_fake!r}")
-    if strategy not in ("optimal", "consistent", "input"):
-        raise ValueError(f"strategy must be 'optimal', 'consistent' or 'input', got {strategy!r}")
+    if strategy not in ("optimal", "padded", "consistent", "input"):
+        raise ValueError(f"strategy must be 'optimal', 'padded', 'consistent' or 'input', got {strategy!r}")
     post = _check_post(post)
-    if strategy == "input" and rng is None:
-        raise ValueError("rng must be given for strategy='input' (the fake users' honest reports are random)")
+    if strategy in ("input", "padded") and rng is None:
+        raise ValueError(f"rng must be given for strategy={strategy!r} (the fake users' reports are random)")
     a, b = _check_range(est.tree.d, a, b)
     tree, lv = est.tree, level_slices(est.tree)
     h = len(lv) - 1                                        # collected levels (the root is not)
@@ -307,7 +312,7 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
 
     level: int | None = None
     report = np.zeros(0)
-    if strategy == "optimal":
+    if strategy in ("optimal", "padded"):
         ws = [range_weights(est, a, b), _cover_indicator(tree, a, b)]
         if post in ("gls", "none"):                        # linear: its own weights' report is the best
             ws = ws[:1] if post == "gls" else ws[1:]
@@ -321,6 +326,13 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
                     best = (val, k, r, cand)
         assert best is not None
         _, level, report, new = best
+        if strategy == "padded":                           # random bits up to a genuine report's count
+            fo, gen = oracles[level], as_generator(rng)
+            off = report == 0
+            rate = (fo.p + (report.shape[0] - 1) * fo.q - report.sum()) / max(int(off.sum()), 1)
+            if rate > 0:
+                c = m * report + np.where(off, gen.binomial(m, min(float(rate), 1.0), report.shape[0]), 0)
+                new = with_counts({level: (m, c.astype(np.float64))})
     elif strategy == "consistent":
         per = np.full(h, m // h) + (np.arange(h) < m % h)
         plan = {}

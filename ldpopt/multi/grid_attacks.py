@@ -201,7 +201,10 @@ def poison_grid(est: MarginalEstimates, pair, rect, n_fake: int, strategy: str =
     the best one on that grid under ``"norm-sub"``. Under ``"norm-sub"`` and ``"calm"`` both reports (the
     rectangle's and the adjoint's signs) are candidates on every marginal: for ``"calm"`` the best found,
     not a proven optimum. The marginal and report are those that raise the released answer most on
-    ``est`` (an attacker who knows the genuine estimates: the upper bound). ``"input"``
+    ``est`` (an attacker who knows the genuine estimates: the upper bound). ``"padded"``: each fake user
+    sends that report's bits and sets each other bit at random, at the rate that brings the expected
+    count to a genuine report's p + (d_i − 1)q (an adaptive attacker hiding from the bit-count test of
+    :func:`ldpopt.robust.attack_evidence`; needs ``rng``). ``"input"``
     (a genuine user's influence): the fake users hold tuples spread evenly over the rectangle's
     cells, fall on a uniformly drawn marginal, and report honestly (needs ``rng``).
 
@@ -214,11 +217,11 @@ def poison_grid(est: MarginalEstimates, pair, rect, n_fake: int, strategy: str =
     rect : sequence of (lo, hi)
     n_fake : int
         Fake users (>= 1).
-    strategy : "optimal" or "input"
+    strategy : "optimal", "padded" or "input"
     post : str, default "calm"
         The released answer targeted and measured (:data:`GRID_POSTS`).
     rng : int, Generator or None
-        The honest reports' randomness (``"input"`` only).
+        The reports' randomness (``"input"`` and ``"padded"`` only).
 
     Returns
     -------
@@ -227,7 +230,7 @@ def poison_grid(est: MarginalEstimates, pair, rect, n_fake: int, strategy: str =
     Raises
     ------
     ValueError
-        A bad pair, rectangle, post, strategy or ``n_fake``; a non-unary oracle; ``"input"`` without rng.
+        A bad pair, rectangle, post, strategy or ``n_fake``; a non-unary oracle; ``"input"`` or ``"padded"`` without rng.
     TypeError
         ``est`` is not a MarginalEstimates.
 
@@ -243,12 +246,12 @@ def poison_grid(est: MarginalEstimates, pair, rect, n_fake: int, strategy: str =
     """
     if isinstance(n_fake, bool) or not isinstance(n_fake, (int, np.integer)) or n_fake < 1:
         raise ValueError(f"n_fake must be an integer >= 1, got {n_fake!r}")
-    if strategy not in ("optimal", "input"):
-        raise ValueError(f"strategy must be 'optimal' or 'input', got {strategy!r}")
+    if strategy not in ("optimal", "padded", "input"):
+        raise ValueError(f"strategy must be 'optimal', 'padded' or 'input', got {strategy!r}")
     if post not in GRID_POSTS:
         raise ValueError(f"post must be one of {GRID_POSTS}, got {post!r}")
-    if strategy == "input" and rng is None:
-        raise ValueError("rng must be given for strategy='input' (the fake users' honest reports are random)")
+    if strategy in ("input", "padded") and rng is None:
+        raise ValueError(f"rng must be given for strategy={strategy!r} (the fake users' reports are random)")
     i2 = _pair_index(est, pair)
     cells = _rect_cells(est, i2, rect)
     ms = est.marginals
@@ -259,7 +262,7 @@ def poison_grid(est: MarginalEstimates, pair, rect, n_fake: int, strategy: str =
     u[ms.block(i2).start + cells] = 1.0
     marginal: int | None = None
     report = np.zeros(0)
-    if strategy == "optimal":
+    if strategy in ("optimal", "padded"):
         ws = [u]
         if post != "none":                                  # the linear step's adjoint, columns at once
             L = _linear_consistency(est, np.eye(ms.size)) - _linear_consistency(est, np.zeros((ms.size, 1)))
@@ -276,6 +279,13 @@ def poison_grid(est: MarginalEstimates, pair, rect, n_fake: int, strategy: str =
                     best = (val, i, r, cand)
         assert best is not None
         _, marginal, report, new = best
+        if strategy == "padded":                            # random bits up to a genuine report's count
+            fo, gen = _oracle(est, marginal), as_generator(rng)
+            off = report == 0
+            rate = (fo.p + (report.shape[0] - 1) * fo.q - report.sum()) / max(int(off.sum()), 1)
+            if rate > 0:
+                c = m * report + np.where(off, gen.binomial(m, min(float(rate), 1.0), report.shape[0]), 0)
+                new = _with_counts(est, {marginal: (m, c.astype(np.float64))}, m)
     else:
         gen = as_generator(rng)
         k = cells.shape[0]
