@@ -17,6 +17,7 @@ from ldpopt.multi.calm_consistency import _plan, consistency_step
 from ldpopt.multi.grid_attacks import (
     GRID_POSTS,
     _linear_consistency,
+    _linear_consistency_adjoint,
     grid_gof_test,
     poison_grid,
     rake_blamed,
@@ -207,6 +208,22 @@ def test_grid_linear_step_equals_calms_own_step():
                 b = ms.block(i)
                 f[b] += (1 - f[b].sum()) / (b.stop - b.start)
             np.testing.assert_allclose(got[:, j], consistency_step(f, plan), atol=1e-12)
+
+
+def test_grid_adjoint_against_the_dense_linear_map():
+    """The reverse passes give (L(I) − L(0))ᵀu for the linear step L, also with three attributes
+    (three 2-D grids sharing 1-D margins, and the 1-D grids)."""
+    for seed in range(3):
+        _, _, est, _, gen = _grid_case(100 + seed)
+        ests = [est]
+        data = multi.dirichlet_joint(20_000, 3, domains=int(gen.integers(2, 5)), rng=gen)
+        attrs = [(0,), (1,), (2,), (0, 1), (0, 2), (1, 2)]
+        ests.append(multi.calm(data.domains, 1.0, attrs=attrs).simulate(data, rng=gen))
+        for e in ests:
+            size = e.marginals.size
+            L = _linear_consistency(e, np.eye(size)) - _linear_consistency(e, np.zeros((size, 1)))
+            u = gen.normal(size=size)
+            np.testing.assert_allclose(_linear_consistency_adjoint(e, u), L.T @ u, atol=1e-10)
 
 
 def test_grid_answers_against_direct_computation():

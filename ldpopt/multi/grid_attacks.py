@@ -76,6 +76,24 @@ def _linear_consistency(est: MarginalEstimates, F: np.ndarray) -> np.ndarray:
     return F
 
 
+def _linear_consistency_adjoint(est: MarginalEstimates, u: np.ndarray) -> np.ndarray:
+    """Lᵀu for the linear part L of :func:`_linear_consistency` (the passes in reverse, then the totals'
+    step), in O(cells): w with wᵀf̃ = uᵀ(the step's output) up to a constant."""
+    ms = est.marginals
+    var = np.array([e.sigma2 for e in est.estimates])
+    g = np.array(u, dtype=np.float64, copy=True)
+    for ssize, owners in reversed(_plan(ms, var)):
+        # out_i = F_i + P_iᵀ(Σ_j w_j P_j F_j − P_i F_i)/r_i  ⇒  grad_j = g_j + P_jᵀ(w_j Σ_i h_i − h_j), h_i = P_i g_i / r_i
+        hs = [np.bincount(p, weights=g[b], minlength=ssize) / r for b, p, r, _ in owners]
+        total = sum(hs)
+        for (b, p, _, w), h in zip(owners, hs):
+            g[b] += (w * total - h)[p]
+    for i in range(ms.m):
+        b = ms.block(i)
+        g[b] -= g[b].sum() / (b.stop - b.start)
+    return g
+
+
 def rect_answer(est: MarginalEstimates, pair, rect, post: str = "calm") -> float:
     """The answer of the rectangle ``rect`` on the 2-D grid of attributes ``pair`` under ``post``
     (:data:`GRID_POSTS`; Norm-Sub is Wang et al. arXiv §3.3's, CALM's post-processing Zhang et al.
@@ -264,9 +282,8 @@ def poison_grid(est: MarginalEstimates, pair, rect, n_fake: int, strategy: str =
     report = np.zeros(0)
     if strategy in ("optimal", "padded"):
         ws = [u]
-        if post != "none":                                  # the linear step's adjoint, columns at once
-            L = _linear_consistency(est, np.eye(ms.size)) - _linear_consistency(est, np.zeros((ms.size, 1)))
-            ws.append(L.T @ u)
+        if post != "none":                                  # the linear step's adjoint
+            ws.append(_linear_consistency_adjoint(est, u))
             if post == "consistency":                       # linear: its own weights' report is the best
                 ws = ws[1:]
         best = None
