@@ -46,7 +46,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "cli": ("startup", "cli_fuzz"),
     "robust": ("poisoning_anchor", "poisoning_recovery", "poisoning_detection", "poisoning_adaptive", "poisoning_kernels",
                "poisoning_experiment", "poisoning_anchor_pipeline", "poisoning_stress",
-               "poisoning_detection_r", "robust_defaults", "attacker", "evidence_alarms"),
+               "poisoning_detection_r", "robust_defaults", "attacker", "evidence_alarms", "range_attacks"),
     "discovery": ("heavy",),
     "privacy": ("shuffle", "audit", "regimes"),
 }

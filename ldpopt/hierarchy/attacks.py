@@ -1,5 +1,6 @@
-"""Poisoning a hierarchical histogram's range answer: the fake report that moves a consistent range
-answer most, the GLS goodness-of-fit test that detects it, and refitting without the attacked level.
+"""Poisoning a hierarchical histogram's range answer: the fake report that moves a range answer most
+under each post-processing (none, Norm-Sub per level, GLS, GLS then Norm-Sub, ldpopt's clip-and-round
+release), the GLS goodness-of-fit test that detects it, and refitting without the attacked level.
 
 Notes: docs/hierarchies.md, "Attacks on trees"."""
 
@@ -11,12 +12,23 @@ import numpy as np
 from scipy import stats
 
 from .. import oracles as _oracles
+from .._validation import as_generator
+from ..methods.normalize import project_simplex
 from .collect import HierarchicalEstimate
 from .consistency import consistency, consistency_adjoint, level_slices
 from .gls import gls
 from .tree import Tree
 
-__all__ = ["TreeAttack", "gof_test", "poison", "range_weights", "refit_without_worst_level"]
+__all__ = ["POSTS", "TreeAttack", "answer_from_fit", "gof_test", "poison", "range_answer", "range_weights",
+           "refit_without_worst_level"]
+
+#: the post-processings :func:`range_answer` reads a range through: ``"none"`` (the raw estimates of
+#: the range's cover nodes summed, the hierarchical-interval answer), ``"norm-sub"`` (Norm-Sub of each
+#: level's raw estimates, then the cover), ``"gls"`` (the consistent answer), ``"gls-norm-sub"``
+#: (Norm-Sub of the consistent leaves, :func:`~ldpopt.hierarchy.nonnegative_heuristic`),
+#: ``"gls-clip-round"`` (ldpopt's release: the consistent counts' leaves rounded and clipped at 0)
+POSTS = ("none", "norm-sub", "gls", "gls-norm-sub", "gls-clip-round")
+_LINEAR_GLS = ("gls", "gls-norm-sub", "gls-clip-round")      # read through the consistent leaves
 
 
 def range_weights(est: HierarchicalEstimate, a: int, b: int) -> np.ndarray:
@@ -48,12 +60,123 @@ def range_weights(est: HierarchicalEstimate, a: int, b: int) -> np.ndarray:
     >>> bool(np.isclose(w @ est.y, hierarchy.consistency(est.tree, est.y, est.var)[2:6].sum()))
     True
     """
-    d = est.tree.d
-    if not (0 <= int(a) <= int(b) < d):
-        raise ValueError(f"the range [a, b] must satisfy 0 <= a <= b < d = {d}, got [{a}, {b}]")
+    a, b = _check_range(est.tree.d, a, b)
     u = np.zeros(est.tree.size)
     u[int(a): int(b) + 1] = 1.0
     return consistency_adjoint(est.tree, u, est.var)
+
+
+def _check_post(post) -> str:
+    if post not in POSTS:
+        raise ValueError(f"post must be one of {POSTS}, got {post!r}")
+    return str(post)
+
+
+def _check_range(d: int, a, b) -> tuple[int, int]:
+    if not (0 <= int(a) <= int(b) < d):
+        raise ValueError(f"the range [a, b] must satisfy 0 <= a <= b < d = {d}, got [{a}, {b}]")
+    return int(a), int(b)
+
+
+def answer_from_fit(tree, x, a: int, b: int, post: str, n: int = 1) -> float:
+    """The answer of the range [a, b] from *consistent* node values ``x`` (a fit, e.g.
+    :func:`refit_without_worst_level`'s) under ``post``: the leaves' sum for ``"none"`` and ``"gls"``,
+    of their Norm-Sub for the two Norm-Sub posts, of :func:`~ldpopt.hierarchy.clip_round` of n·x over n
+    for ``"gls-clip-round"``.
+
+    Parameters
+    ----------
+    tree : RangeTree
+    x : array_like, shape (size,)
+        Consistent node frequencies, leaves first.
+    a, b : int
+        The range (inclusive).
+    post : str
+        One of :data:`POSTS`.
+    n : int, default 1
+        Users (the clip-and-round release rounds counts).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        A bad range or an unknown ``post``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import hierarchy
+    >>> from ldpopt.hierarchy.attacks import answer_from_fit
+    >>> est = hierarchy.collect(np.array([400, 300, 100, 100, 50, 30, 20, 0]), "oue", 1.0, rng=0)
+    >>> x = est.consistent()
+    >>> bool(np.isclose(answer_from_fit(est.tree, x, 2, 5, "gls"), x[2:6].sum()))
+    True
+    """
+    post = _check_post(post)
+    a, b = _check_range(tree.d, a, b)
+    v = np.asarray(x, dtype=np.float64)
+    leaves = v[: tree.d]
+    if post in ("norm-sub", "gls-norm-sub"):
+        leaves = project_simplex(leaves)
+    elif post == "gls-clip-round":
+        return float(np.maximum(np.rint(leaves[a: b + 1] * n), 0.0).sum() / n)
+    return float(leaves[a: b + 1].sum())
+
+
+def range_answer(est: HierarchicalEstimate, a: int, b: int, post: str = "gls") -> float:
+    """The answer of the range [a, b] the server releases from the raw node estimates under ``post``
+    (:data:`POSTS`): the cover's raw sum (``"none"``), the cover's sum after Norm-Sub of each level
+    (``"norm-sub"``, Wang et al. arXiv §3.3 per level as hierarchical-interval protocols post-process),
+    the consistent answer (``"gls"``), Norm-Sub of the consistent leaves (``"gls-norm-sub"``) or the
+    clip-and-round release of the consistent counts (``"gls-clip-round"``, leaves rounded and clipped).
+
+    Parameters
+    ----------
+    est : HierarchicalEstimate
+    a, b : int
+        The range (inclusive).
+    post : str, default "gls"
+
+    Returns
+    -------
+    float
+        A frequency (a share of the users).
+
+    Raises
+    ------
+    ValueError
+        A bad range or an unknown ``post``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt import hierarchy
+    >>> from ldpopt.hierarchy.attacks import range_answer
+    >>> est = hierarchy.collect(np.full(16, 500), "oue", 1.0, rng=0)
+    >>> [round(range_answer(est, 0, 7, p), 2) for p in ("none", "gls")]
+    [0.53, 0.48]
+    """
+    post = _check_post(post)
+    a, b = _check_range(est.tree.d, a, b)
+    tree = est.tree
+    if post in ("none", "norm-sub"):
+        y = est.y
+        if post == "norm-sub":
+            lv = level_slices(tree)
+            y = y.copy()
+            for k in range(len(lv) - 1):                   # one projection per level (levels, not users)
+                y[lv[k]] = project_simplex(y[lv[k]])
+        return float(y[tree.cover(a, b)].sum())
+    return answer_from_fit(tree, consistency(tree, est.y, est.var), a, b, post, est.n)
+
+
+def _cover_indicator(tree, a: int, b: int) -> np.ndarray:
+    w = np.zeros(tree.size)
+    w[tree.cover(a, b)] = 1.0
+    return w
 
 
 @dataclass(frozen=True)
@@ -76,8 +199,8 @@ class TreeAttack:
     report : ndarray
         The unary report each fake user sent at ``level`` (1 = the bit set).
     predicted_gain : float
-        The range answer's increase per fake user, in units of one user's weight 1/n, of the linear
-        (consistent) answer to first order.
+        The released range answer's increase per fake user, in units of one user's weight 1/(n + m),
+        under the post-processing the attack was made for (exact on ``estimate``, not first-order).
 
     Examples
     --------
@@ -103,17 +226,32 @@ def _level_oracle(est: HierarchicalEstimate, k: int):
     return fo
 
 
-def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str = "optimal") -> TreeAttack:
-    """Add ``n_fake`` fake users who raise the consistent answer of the range [a, b].
+def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str = "optimal", *,
+           post: str = "gls", rng=None) -> TreeAttack:
+    """Add ``n_fake`` fake users who raise the answer of the range [a, b] under ``post``.
 
-    ``"optimal"`` (ours, for the linear consistent answer; the tree attack setting of Liao et al.,
-    *Data Poisoning Attacks to Locally Differentially Private Range Query Protocols*, arXiv
-    2503.03454): the answer is wᵀy (:func:`range_weights`) and one fake unary report r at level k adds
-    Σ_{v in k} w_v (r_v − q)/((p − q) n_k) to it, so every fake user reports at the level k maximising
-    Σ_v max(w_v, 0) − q Σ_v w_v (over (p − q) n_k) the report r_v = 1 exactly where w_v > 0 — the
-    largest first-order gain any report can have. ``"consistent"``: the fake users are spread evenly
-    over the levels and each sets the bits of its level's nodes that lie inside [a, b] (what users
-    holding values in the range would most likely send: the levels stay consistent).
+    ``"optimal"`` (ours; the tree attack setting of Liao et al., *Data Poisoning Attacks to Locally
+    Differentially Private Range Query Protocols*, arXiv 2503.03454, whose algorithm we could not
+    read: docs/hierarchies.md, "Attacks on trees"): every fake user sends the same unary report at
+    one level. For the linear answers the answer is wᵀy — w the adjoint of the two passes
+    (:func:`range_weights`) for the posts read through the consistent leaves, the indicator of the
+    range's cover for ``"none"`` and ``"norm-sub"`` — and one report r at level k adds
+    Σ_{v in k} w_v (r_v − q)/((p − q) n_k), largest with r_v = 1 exactly where w_v > 0. Norm-Sub is
+    monotone (a level's projected cover sum rises with the cover's raw estimates and falls with the
+    others'), so the cover's report is the best one at a level under ``"norm-sub"`` too. For the
+    non-linear posts read through the consistent leaves (``"gls-norm-sub"``, ``"gls-clip-round"``) both
+    reports (the adjoint's signs and the cover's) are candidates at every level: the best found, not a
+    proven optimum. The level and report are those that raise the released answer most, evaluated on
+    ``est`` (an attacker who knows the genuine estimates: the upper bound; for the linear answers it
+    is the first-order choice up to the n_k + m dilution). ``"padded"``: each fake user sends the optimal report's
+    bits and sets each other bit of its level at random, at the rate that brings the expected count to
+    the p + (d_k − 1)q bits of a genuine report — an adaptive attacker hiding from the bit-count test of
+    :func:`ldpopt.robust.attack_evidence` (ours; Liao et al.'s adaptive attack could not be read; needs
+    ``rng``).
+    ``"consistent"``: the fake users are spread evenly over the levels and each
+    sets the bits of its level's nodes inside [a, b]. ``"input"`` (the baseline of a genuine user's
+    influence): the fake users hold values spread evenly over [a, b] and report them honestly at a
+    uniformly drawn level (needs ``rng``).
 
     Parameters
     ----------
@@ -123,7 +261,11 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
         The target range (inclusive).
     n_fake : int
         Fake users (>= 1).
-    strategy : "optimal" or "consistent"
+    strategy : "optimal", "padded", "consistent" or "input"
+    post : str, default "gls"
+        The released answer the optimal (and padded) attack targets and ``predicted_gain`` measures (:data:`POSTS`).
+    rng : int, Generator or None
+        The reports' randomness (``"input"`` and ``"padded"`` only).
 
     Returns
     -------
@@ -132,7 +274,8 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
     Raises
     ------
     ValueError
-        A bad range, ``n_fake`` < 1, an unknown strategy, or an oracle without unary reports.
+        A bad range, ``n_fake`` < 1, an unknown strategy or post, an oracle without unary reports,
+        or ``"input"`` or ``"padded"`` without ``rng``.
 
     Examples
     --------
@@ -146,40 +289,77 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
     """
     if isinstance(n_fake, bool) or not isinstance(n_fake, (int, np.integer)) or n_fake < 1:
         raise ValueError(f"n_fake must be an integer >= 1, got {n_fake!r}")
-    if strategy not in ("optimal", "consistent"):
-        raise ValueError(f"strategy must be 'optimal' or 'consistent', got {strategy!r}")
-    w = range_weights(est, a, b)
+    if strategy not in ("optimal", "padded", "consistent", "input"):
+        raise ValueError(f"strategy must be 'optimal', 'padded', 'consistent' or 'input', got {strategy!r}")
+    post = _check_post(post)
+    if strategy in ("input", "padded") and rng is None:
+        raise ValueError(f"rng must be given for strategy={strategy!r} (the fake users' reports are random)")
+    a, b = _check_range(est.tree.d, a, b)
     tree, lv = est.tree, level_slices(est.tree)
     h = len(lv) - 1                                        # collected levels (the root is not)
     oracles = [_level_oracle(est, k) for k in range(h)]
-    y = est.y.copy()
-    n_level = est.n_level.copy()
-    if strategy == "optimal":
-        score = np.array([(np.maximum(w[lv[k]], 0).sum() - oracles[k].q * w[lv[k]].sum())
-                          / ((oracles[k].p - oracles[k].q) * est.n_level[k]) for k in range(h)])
-        k = int(np.argmax(score))
-        plan = {k: (int(n_fake), (w[lv[k]] > 0).astype(np.float64))}
-        level: int | None = k
-    else:
-        per = np.full(h, n_fake // h) + (np.arange(h) < n_fake % h)
+    m = int(n_fake)
+
+    def with_counts(plan: dict) -> HierarchicalEstimate:
+        """The estimate with, per level k, m_k fake users whose summed reports are c_k."""
+        y, n_level = est.y.copy(), est.n_level.copy()
+        for k, (mk, ck) in plan.items():
+            fo, nk = oracles[k], int(est.n_level[k])
+            y[lv[k]] = (nk * est.y[lv[k]] + (ck - mk * fo.q) / (fo.p - fo.q)) / (nk + mk)
+            n_level[k] = nk + mk
+        return HierarchicalEstimate(tree, y, est.var, n_level, est.n + m, est.oracle, est.epsilon,
+                                    dict(est.oracle_params))
+
+    level: int | None = None
+    report = np.zeros(0)
+    if strategy in ("optimal", "padded"):
+        ws = [range_weights(est, a, b), _cover_indicator(tree, a, b)]
+        if post in ("gls", "none"):                        # linear: its own weights' report is the best
+            ws = ws[:1] if post == "gls" else ws[1:]
+        best = None
+        for k in range(h):                                 # a few candidates per level
+            for w in ws:
+                r = (w[lv[k]] > 0).astype(np.float64)
+                cand = with_counts({k: (m, m * r)})
+                val = range_answer(cand, a, b, post)
+                if best is None or val > best[0]:
+                    best = (val, k, r, cand)
+        assert best is not None
+        _, level, report, new = best
+        if strategy == "padded":                           # random bits up to a genuine report's count
+            fo, gen = oracles[level], as_generator(rng)
+            off = report == 0
+            rate = (fo.p + (report.shape[0] - 1) * fo.q - report.sum()) / max(int(off.sum()), 1)
+            if rate > 0:
+                c = m * report + np.where(off, gen.binomial(m, min(float(rate), 1.0), report.shape[0]), 0)
+                new = with_counts({level: (m, c.astype(np.float64))})
+    elif strategy == "consistent":
+        per = np.full(h, m // h) + (np.arange(h) < m % h)
         plan = {}
         for k in range(h):
             inside = ((tree.lo[lv[k]] >= a) & (tree.hi[lv[k]] - 1 <= b)).astype(np.float64)
             if per[k] > 0:
-                plan[k] = (int(per[k]), inside)
-        level = None
-    before = w @ est.y
-    report = np.zeros(0)
-    for k, (m, r) in plan.items():
-        fo = oracles[k]
-        nk = int(est.n_level[k])
-        y[lv[k]] = (nk * est.y[lv[k]] + m * (r - fo.q) / (fo.p - fo.q)) / (nk + m)
-        n_level[k] = nk + m
-        report = r
-    new = HierarchicalEstimate(tree, y, est.var, n_level, est.n + int(n_fake), est.oracle, est.epsilon,
-                               dict(est.oracle_params))
-    gain = float((w @ y - before) * (est.n + n_fake) / n_fake)
-    return TreeAttack(new, level, int(n_fake), report, gain)
+                plan[k] = (int(per[k]), per[k] * inside)
+                report = inside
+        new = with_counts(plan)
+    else:
+        gen = as_generator(rng)
+        width = b - a + 1
+        leaves = np.zeros(tree.d, dtype=np.int64)
+        leaves[a: b + 1] = m // width + (np.arange(width) < m % width)
+        levels = gen.integers(0, h, m)                      # each fake user's level, uniformly
+        per = np.bincount(levels, minlength=h)
+        left = leaves.copy()
+        plan = {}
+        for k in range(h):                                  # one hypergeometric split per level
+            take = gen.multivariate_hypergeometric(left, int(per[k])) if per[k] else np.zeros_like(left)
+            left -= take
+            if per[k]:
+                counts = tree.node_totals(take.astype(np.float64))[lv[k]].astype(np.int64)
+                plan[k] = (int(per[k]), oracles[k].sample_counts(counts, gen).astype(np.float64))
+        new = with_counts(plan)
+    gain = float((range_answer(new, a, b, post) - range_answer(est, a, b, post)) * (est.n + m) / m)
+    return TreeAttack(new, level, m, report, gain)
 
 
 def gof_test(est: HierarchicalEstimate) -> tuple[float, int, float, np.ndarray]:
