@@ -619,7 +619,7 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     # the worlds re-simulated: the fitted drift first (its draws are the one-world procedure's, draw for
     # draw), then the least and the most drift the rounds cannot rule out, each where it differs from
     # the worlds before it
-    worlds = [drift_rounds(ests, w) for w in (drift["weight"], *plausible_weights(drift))]
+    worlds = [drift_rounds(ests, w) for w in (drift["weight"], *plausible_weights(ests, drift))]
     gen = as_generator(rng)
     all_names = names + list(ACROSS)
     world_pops: list = []

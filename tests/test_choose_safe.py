@@ -11,7 +11,7 @@ from conftest import examples
 
 import ldpopt
 from ldpopt import methods
-from ldpopt.multi.drift import Z_PLAUSIBLE, plausible_weights, rounds_drift, sample_drift_rounds
+from ldpopt.multi.drift import Z_PLAUSIBLE, drift_rounds, plausible_weights, rounds_drift, sample_drift_rounds
 from ldpopt.multi.rounds import ACROSS, rounds_problem
 from ldpopt.oracles.longitudinal import LGRR, LOSUE
 from ldpopt.recommend import TELL_RATIO, _worst_upper
@@ -85,11 +85,15 @@ def test_pick_within_tolerance_or_cannot_tell_on_generated_patterns():
             assert flag or diff.mean() <= 2.0 * se, (case, direction, rho, o.label, p, risk[p] / risk[b])
 
 
+def _deviation(G):
+    return float(np.sum((G - G.mean(axis=0)) ** 2))
+
+
 def test_most_drift_world_covers_the_real_drift():
     """Rounds drawn with a drift (a linear trend or random moves between values, users keeping their
     value otherwise): the most-drift bound, deviation_excess + Z·deviation_se, is at least the true
-    Σ_t‖g_t − ḡ‖² in ≥ 90 % of 150 collections (nominal 97.7 %), and the world's rounds
-    f̄ + w_high(f̃_t − f̄) deviate from their mean by that bound."""
+    Σ_t‖g_t − ḡ‖² in ≥ 90 % of 150 collections (nominal 97.7 %); the least and the most drift worlds'
+    rounds (on the simplex) deviate from their mean by the excess ∓ Z·se (0 below 0)."""
     o = LOSUE(2.0, 8, eps_1=1.0)
     gen = np.random.default_rng(7)
     n, tau = 20_000, 4
@@ -104,36 +108,54 @@ def test_most_drift_world_covers_the_real_drift():
             g = np.stack([base] + [gen.dirichlet(base * 2000) for _ in range(tau - 1)])
         pops = np.floor(g * n).astype(np.int64)
         pops[:, 0] += n - pops.sum(axis=1)
-        true = float(np.sum((pops / n - (pops / n).mean(axis=0)) ** 2))
+        true = _deviation(pops / n)
         ests = [o.estimate(c, n) for c in sample_drift_rounds(o, pops, gen)]
         dr = rounds_drift(ests, o)
         bound = dr["deviation_excess"] + Z_PLAUSIBLE * dr["deviation_se"]
         covered += bound >= true
-        _, hi = plausible_weights(dr)
-        F = np.stack([e.f_tilde for e in ests])
-        dev_hi = float(np.sum((hi * (F - F.mean(axis=0))) ** 2))
-        assert math.isclose(dev_hi, min(max(bound, 0.0), dr["deviation"]), rel_tol=1e-9)
+        if i < 20:
+            for w, e in zip(plausible_weights(ests, dr), (dr["deviation_excess"] - Z_PLAUSIBLE * dr["deviation_se"],
+                                                        bound)):
+                G = drift_rounds(ests, w)
+                assert np.allclose(G.sum(axis=1), 1.0) and (G >= 0).all()
+                assert math.isclose(_deviation(G), max(e, 0.0), rel_tol=1e-6, abs_tol=1e-12)
     assert covered >= 135
 
 
-def test_plausible_weights_bracket_the_fitted_change():
-    """Generated drift statistics: the weights are in [0, 1], ordered, and w² · deviation equals the
-    deviation's excess ∓ z·se clipped to [0, deviation]."""
+def test_plausible_weights_on_generated_rounds():
+    """Generated rounds and deviation statistics (any excess and se): the weights are ordered, 0 for a
+    target ≤ 0, and the projected rounds deviate by the target, or w is at its cap 2⁸ below it; a bad
+    ``z`` or statistic is refused."""
+    o = LGRR(2.0, 6, eps_1=1.0)
     gen = np.random.default_rng(3)
-    for _ in range(200):
-        change, se = gen.uniform(0.1, 2.0), gen.uniform(0.0, 0.5)
-        excess = gen.uniform(-1.0, 2.5)
-        lo, hi = plausible_weights({"deviation": change, "deviation_excess": excess, "deviation_se": se})
-        assert 0.0 <= lo <= hi <= 1.0
-        for w, e in ((lo, excess - 2 * se), (hi, excess + 2 * se)):
-            assert math.isclose(w ** 2 * change, min(max(e, 0.0), change), rel_tol=1e-12, abs_tol=1e-15)
+    for _ in range(60):
+        pop = gen.multinomial(3000, gen.dirichlet(np.ones(6)))
+        ests = [o.estimate(c, 3000) for c in o.sample_rounds(pop, int(gen.integers(2, 5)), gen)]
+        dev = _deviation(np.stack([e.f_tilde for e in ests]))
+        stat = {"deviation_excess": gen.uniform(-1.0, 2.0) * dev, "deviation_se": gen.uniform(0.0, 0.5) * dev}
+        lo, hi = plausible_weights(ests, stat)
+        assert 0.0 <= lo <= hi <= 2.0 ** 8
+        for w, e in ((lo, stat["deviation_excess"] - 2 * stat["deviation_se"]),
+                     (hi, stat["deviation_excess"] + 2 * stat["deviation_se"])):
+            if e <= 0:
+                assert w == 0.0
+            elif w < 2.0 ** 8:
+                assert math.isclose(_deviation(drift_rounds(ests, w)), e, rel_tol=1e-6)
+            else:
+                assert _deviation(drift_rounds(ests, w)) < e
     for bad in (-1.0, float("nan"), True):
         try:
-            plausible_weights({"deviation": 1.0, "deviation_excess": 0.0, "deviation_se": 1.0}, bad)
+            plausible_weights(ests, stat, bad)
         except ValueError as err:
             assert "z must be" in str(err)
         else:
             raise AssertionError(bad)
+    try:
+        plausible_weights(ests, {"deviation_se": 1.0})
+    except ValueError as err:
+        assert "deviation_excess" in str(err)
+    else:
+        raise AssertionError("a statistic without deviation_excess was taken")
 
 
 def test_worst_upper_against_a_direct_computation():

@@ -76,13 +76,16 @@ def rounds_drift(estimates, oracle) -> dict:
             "deviation_excess": dev - k * float(a.sum()), "deviation_se": math.sqrt(2.0 * k * a2)}
 
 
-def plausible_weights(drift: dict, z: float = Z_PLAUSIBLE) -> tuple[float, float]:
+def plausible_weights(estimates, drift: dict, z: float = Z_PLAUSIBLE) -> tuple[float, float]:
     """The shrinkage weights of the least and the most drift the rounds cannot rule out (module notes):
-    the deviation from the rounds' mean beyond the noise, ``deviation_excess`` ∓ z·``deviation_se``,
-    each mapped to the weight w = √(e / deviation) in [0, 1] whose truths f̄ + w(f̃_t − f̄) deviate that much.
+    the deviation from the rounds' mean beyond the noise, ``deviation_excess`` ∓ z·``deviation_se``
+    (at least 0), each mapped to the weight w whose truths :func:`drift_rounds` (``estimates``, w),
+    projected on the simplex, deviate that much from their mean (bisection; w ≤ 2⁸).
 
     Parameters
     ----------
+    estimates : list of Estimate
+        The rounds ``drift`` was measured on.
     drift : dict
         :func:`rounds_drift`'s result.
     z : float, default Z_PLAUSIBLE
@@ -91,32 +94,49 @@ def plausible_weights(drift: dict, z: float = Z_PLAUSIBLE) -> tuple[float, float
     Returns
     -------
     (float, float)
-        (w_low, w_high), 0 <= w_low <= w_high <= 1.
+        (w_low, w_high), 0 <= w_low <= w_high.
 
     Raises
     ------
     ValueError
-        If ``z`` is negative or not a number, or ``drift`` lacks ``deviation``, ``deviation_excess`` or
-        ``deviation_se``.
+        If ``z`` is negative or not a number, or ``drift`` lacks ``deviation_excess`` or ``deviation_se``.
 
     Examples
     --------
-    >>> from ldpopt.multi.drift import plausible_weights
-    >>> plausible_weights({"deviation": 8.0, "deviation_excess": 0.0, "deviation_se": 1.0})
-    (0.0, 0.5)
+    >>> import numpy as np
+    >>> from ldpopt.oracles.longitudinal import LOSUE
+    >>> from ldpopt.multi.drift import plausible_weights, rounds_drift
+    >>> o = LOSUE(2.0, 8, eps_1=1.0)
+    >>> pop = np.array([4000, 3000, 1000, 800, 600, 300, 200, 100])
+    >>> ests = [o.estimate(c, int(pop.sum())) for c in o.sample_rounds(pop, 4, rng=0)]
+    >>> lo, hi = plausible_weights(ests, rounds_drift(ests, o))
+    >>> lo == 0.0 < hi
+    True
     """
     if isinstance(z, bool) or not isinstance(z, (int, float)) or not z >= 0 or not math.isfinite(z):
         raise ValueError(f"z must be a finite number >= 0, got {z!r}")
-    missing = {"deviation", "deviation_excess", "deviation_se"} - set(drift)
+    missing = {"deviation_excess", "deviation_se"} - set(drift)
     if missing:
         raise ValueError(f"drift must be rounds_drift's result; it lacks {sorted(missing)}")
-    dev = float(drift["deviation"])
-    if dev <= 0:
-        return 0.0, 0.0
     e, se = float(drift["deviation_excess"]), float(drift["deviation_se"])
 
-    def weight(x: float) -> float:
-        return min(1.0, math.sqrt(max(x, 0.0) / dev))
+    def deviation(w: float) -> float:
+        G = drift_rounds(estimates, w)
+        return float(np.sum((G - G.mean(axis=0)) ** 2))
+
+    def weight(target: float) -> float:
+        if target <= 0:
+            return 0.0
+        hi = 1.0
+        while deviation(hi) < target and hi < 2.0 ** 8:  # at most 8 doublings
+            hi *= 2.0
+        if deviation(hi) < target:
+            return hi
+        lo = 0.0
+        for _ in range(40):  # bisection to 2^-40 of the bracket
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if deviation(mid) < target else (lo, mid)
+        return hi
 
     return weight(e - z * se), weight(e + z * se)
 
