@@ -1,5 +1,6 @@
 """``ldpopt.choose`` over rounds under drift: its pick's MSE against the best candidate's, with the
-drift estimate (now) and with users assumed to keep their value (before).
+drift estimate and the plausible drifts (now) and with users assumed to keep their value (before:
+one world, no drift).
 
 Setting: L-OSUE (ε∞ = 4, ε₁ = 2), d = 32, n = 20,000 users, Zipf(1.2) first round, τ = 4 rounds;
 each later round a share ρ of the users, drawn afresh, take a value from the first round's
@@ -73,8 +74,9 @@ def main(argv=None) -> dict:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 now = ldpopt.choose(ests, longitudinal=o, n_repeats=8, rng=rep)
-                with mock.patch.object(_drift, "rounds_drift", lambda e, oo: {"excess": 0.0, "se": 0.0, "z": 0.0,
-                                                                                "status": "none", "weight": 0.0}):
+                with mock.patch.object(_drift, "rounds_drift", lambda e, oo: {
+                        "excess": 0.0, "se": 0.0, "z": 0.0, "status": "none", "weight": 0.0, "deviation": 0.0,
+                        "deviation_excess": 0.0, "deviation_se": 0.0}):
                     before = ldpopt.choose(ests, longitudinal=o, n_repeats=8, rng=rep)
             mse = real_mse(ests, truths, o, list(now.table.index))
             best = min(mse, key=mse.get)

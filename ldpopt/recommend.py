@@ -65,7 +65,12 @@ class Choice:
         The fitted plausible truth f̂ (across rounds: the mean of the rounds' truths).
     drift : dict, optional
         Across rounds only: the drift statistic (:func:`ldpopt.multi.drift.rounds_drift`: ``excess``,
-        ``se``, ``z``, ``status`` "none" / "unclear" / "drift", ``weight``).
+        ``se``, ``z``, ``status`` "none" / "unclear" / "drift", ``weight``, ``change``) and ``worlds``, the
+        number of distinct plausible worlds re-simulated.
+    cannot_tell : bool, default False
+        Across rounds only: no candidate is within :data:`TELL_RATIO` of the best in every plausible
+        world (by the upper bound of its re-simulation error); ``best`` is then the safe choice, the
+        smallest worst ratio over the worlds (``table["worst"]``), and a warning says so.
 
     Examples
     --------
@@ -84,6 +89,7 @@ class Choice:
     how: str
     truth: np.ndarray | None = field(repr=False, default=None)
     drift: dict | None = field(repr=False, default=None)
+    cannot_tell: bool = False
 
     def __str__(self) -> str:
         return (f"query {self.query}; best: {self.best}\n{self.table.to_string(float_format=lambda x: f'{x:.4g}')}"
@@ -124,6 +130,27 @@ REFERENCE = "norm-sub"
 #: "clearly": the paired mean loss difference to the reference below −Z_CLEAR of its standard errors, in
 #: at least one world re-simulated (with the smaller worst regret over all of them)
 Z_CLEAR = 2.0
+
+
+#: across rounds: a pick whose worst ratio to the best over the plausible drifts may exceed this (by its
+#: upper bound, :func:`_worst_upper`) is flagged ``Choice.cannot_tell``
+TELL_RATIO = 1.2
+
+
+def _worst_upper(L: np.ndarray, z: float = Z_CLEAR) -> np.ndarray:
+    """Each candidate's worst ratio to the best over the worlds, at the upper end of its re-simulation
+    error: in each world, the ratio of mean losses to the world's best times exp(z·se), se the paired
+    (common draws) delta-method standard error of the log ratio; the largest over the worlds. ``L`` is
+    (methods, worlds, R) losses of MSE or MAE; 1 for the world's best itself."""
+    M = L.mean(axis=2)  # (m, w)
+    b = M.argmin(axis=0)  # the best per world
+    Lb, Mb = L[b, np.arange(L.shape[1])], M[b, np.arange(L.shape[1])]  # (w, R), (w,)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = L / M[:, :, None] - (Lb / Mb[:, None])[None]
+        se = x.std(axis=2, ddof=1) / np.sqrt(L.shape[2])
+        ratio = np.where(M == Mb, 1.0, M / Mb)
+    up = np.where(np.isfinite(ratio), ratio * np.exp(z * np.nan_to_num(se)), np.inf)
+    return up.max(axis=1)
 
 
 def _tiers(q: Query, names: list, L3: np.ndarray, worst: np.ndarray) -> np.ndarray:
@@ -516,10 +543,19 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     by the rounds). With drift (:func:`ldpopt.multi.drift.rounds_drift`: consecutive rounds' change beyond
     their noise, z ≥ 2), per-round truths shrunk toward the mean, drawn by
     :func:`ldpopt.multi.drift.sample_drift_rounds` and each round scored against its own truth; a
-    UserWarning when the drift is unclear (2 ≤ z < 3). Then
-    every candidate on each: the per-round ``methods`` (default the closed forms) applied round by round,
-    and the across-rounds problems (:data:`ldpopt.multi.rounds.ACROSS`); loss: the mean over rounds of the full-domain MSE (or
-    MAE) against the truth.
+    UserWarning when the drift is unclear (2 ≤ z < 3). The same is done in the worlds of the least and
+    the most drift the rounds cannot rule out (:func:`ldpopt.multi.drift.plausible_weights`: the
+    rounds' deviation from their mean beyond the noise, ∓ 2 SE), where they differ from the fitted one.
+    Every candidate is scored in each world: the per-round ``methods`` (default the closed forms)
+    applied round by round, and the across-rounds problems (:data:`ldpopt.multi.rounds.ACROSS`); loss:
+    the mean over rounds of the full-domain MSE (or MAE) against the world's truth.
+
+    The pick is the *safe choice*: the candidate whose worst ratio to the world's best loss over the
+    worlds (``table["worst"]``) is smallest, ties by the fitted world's loss. ``Choice.cannot_tell``
+    (and a UserWarning) when that worst ratio, at the upper end of its re-simulation error
+    (``table["worst_upper"]``: the ratio times exp(2 paired SEs of its log) in each world), exceeds
+    :data:`TELL_RATIO` = 1.2: the rounds cannot say which candidate is within 1.2× of the best
+    (docs/longitudinal.md).
 
     Parameters
     ----------
@@ -561,7 +597,15 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     """
     import pandas as pd
 
-    from .multi.drift import Z_DRIFT, Z_UNCLEAR, drift_rounds, rounds_drift, sample_drift_rounds
+    from .multi.drift import (
+        Z_DRIFT,
+        Z_PLAUSIBLE,
+        Z_UNCLEAR,
+        drift_rounds,
+        plausible_weights,
+        rounds_drift,
+        sample_drift_rounds,
+    )
     from .multi.rounds import ACROSS, check_rounds, rounds_covariance, rounds_problem
 
     ests = check_rounds(estimates, oracle)
@@ -571,41 +615,71 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     names = [r.name for r in records(methods)]
     tau, n, d = len(ests), ests[0].n, oracle.d
     drift = rounds_drift(ests, oracle)
-    pops = np.stack([population(g, n) for g in drift_rounds(ests, drift["weight"])])  # τ rounds
-    truths = pops / n
-    truth = truths.mean(axis=0)
+    # the worlds re-simulated: the fitted drift first (its draws are the one-world procedure's, draw for
+    # draw), then the least and the most drift the rounds cannot rule out, each where it differs from
+    # the worlds before it
+    worlds = [drift_rounds(ests, w) for w in (drift["weight"], *plausible_weights(ests, drift))]
     gen = as_generator(rng)
     all_names = names + list(ACROSS)
-    L = np.empty((len(all_names), n_repeats))
+    world_pops: list = []
+    for g in worlds:
+        pops = np.stack([population(gt, n) for gt in g])  # τ rounds
+        if all(not np.array_equal(pops, p) for p in world_pops):
+            world_pops.append(pops)
+    L = np.empty((len(all_names), len(world_pops), n_repeats))
+    for j, pops in enumerate(world_pops):
+        truths = pops / n
 
-    def loss(F):
-        err = np.asarray(F).reshape(tau, d) - truths
-        return float(np.mean(err ** 2 if q.metric == "mse" else np.abs(err)))
+        def loss(F, truths=truths):
+            err = np.asarray(F).reshape(tau, d) - truths
+            return float(np.mean(err ** 2 if q.metric == "mse" else np.abs(err)))
+
+        constant = bool((pops == pops[0]).all())
+        for r in range(n_repeats):  # R re-simulations (each solves the across-rounds problems once)
+            C = oracle.sample_rounds(pops[0], tau, gen) if constant else sample_drift_rounds(oracle, pops, gen)
+            sim = [oracle.estimate(c, n) for c in C]
+            for i, m in enumerate(names):
+                L[i, j, r] = loss([_methods.postprocess(e, m) for e in sim])
+            for k, (coupling, lam) in enumerate(ACROSS.values()):
+                L[len(names) + k, j, r] = loss(rounds_problem(sim, oracle, coupling=coupling, smooth=lam).solve().f)
+    truth = world_pops[0].mean(axis=0) / n
+    worst = worst_regret(q, L.mean(axis=2))
+    upper = _worst_upper(L)
+    L0 = L[:, 0]
+    table = pd.DataFrame({"loss": L0.mean(axis=1), "se": L0.std(axis=1, ddof=1) / np.sqrt(n_repeats),
+                          "p_best": win_shares(L0), "tiebreak": np.zeros(len(all_names)), "worst": worst,
+                          "worst_upper": upper}, index=pd.Index(all_names, name="method"))
+    # the safe choice: the smallest worst ratio to the best over the plausible drifts; ties by the
+    # fitted world's loss, then its win share
+    table = table.sort_values(["worst", "loss", "p_best"], ascending=[True, True, False], kind="stable")
+    table["rank"] = np.arange(1, len(table) + 1)
+    best = str(table.index[0])
+    cannot_tell = bool(table["worst_upper"].iloc[0] > TELL_RATIO)
+    drift = {**drift, "worlds": len(world_pops)}
+    import warnings
 
     if drift["status"] == "unclear":
-        import warnings
-
         warnings.warn(f"choose: cannot tell whether the {tau} rounds drift (z = {drift['z']:.2f} between "
                       f"{Z_UNCLEAR:g} and {Z_DRIFT:g}); the re-simulation uses the shrunken per-round truths "
                       f"(weight {drift['weight']:.2f}); Choice.drift has the statistic", UserWarning, stacklevel=3)
-    for r in range(n_repeats):  # R re-simulations (each solves the across-rounds problems once)
-        C = (oracle.sample_rounds(pops[0], tau, gen) if drift["weight"] == 0.0
-             else sample_drift_rounds(oracle, pops, gen))
-        sim = [oracle.estimate(c, n) for c in C]
-        for i, m in enumerate(names):
-            L[i, r] = loss([_methods.postprocess(e, m) for e in sim])
-        for j, (coupling, lam) in enumerate(ACROSS.values()):
-            L[len(names) + j, r] = loss(rounds_problem(sim, oracle, coupling=coupling, smooth=lam).solve().f)
-    table = pd.DataFrame({"loss": L.mean(axis=1), "se": L.std(axis=1, ddof=1) / np.sqrt(n_repeats),
-                          "p_best": win_shares(L), "tiebreak": np.zeros(len(all_names))},
-                         index=pd.Index(all_names, name="method"))
-    table = table.sort_values(["loss", "p_best"], ascending=[True, False], kind="stable")
-    table["rank"] = np.arange(1, len(table) + 1)
+    if cannot_tell:
+        warnings.warn(f"choose: cannot tell which candidate is best: over the {len(world_pops)} drifts these "
+                      f"{tau} rounds cannot rule out, no candidate is within {TELL_RATIO:g}x of the best in every "
+                      f"one; returning the safe choice {best} (worst ratio {table['worst'].iloc[0]:.2f}, upper "
+                      f"bound {table['worst_upper'].iloc[0]:.2f}); Choice.cannot_tell is True", UserWarning,
+                      stacklevel=3)
     a, b = rounds_covariance(ests, oracle)
     share = float(np.mean(b / (a + b)))
     fit = ("Norm-Sub fit of the rounds' mean estimate as truth (users keep their value)" if drift["weight"] == 0.0
            else f"per-round truths shrunk toward the rounds' mean (weight {drift['weight']:.2f}; users change value "
                 f"the fewest ways that make them, a new memo each)")
+    if len(world_pops) > 1:
+        fit += (f"; also the least and the most drift the rounds cannot rule out (deviation from the rounds' "
+                f"mean ∓ {Z_PLAUSIBLE:g} SE: {len(world_pops) - 1} more worlds); ranked by the worst over the "
+                f"worlds of loss ÷ the world's best loss (the safe choice)")
+    if cannot_tell:
+        fit += (f"; cannot tell: the safe choice's worst ratio may exceed {TELL_RATIO:g} (upper bound "
+                f"{table['worst_upper'].iloc[0]:.2f})")
     how = (f"NDSS §V-D procedure over {tau} rounds of {oracle.label}: drift {drift['status']} (z = {drift['z']:.2f}: "
            f"consecutive rounds' change beyond their noise); {fit}, {n_repeats} re-simulations of the {tau} "
            f"rounds exact in joint law (one memo per user and value), loss = {q.metric.upper()} averaged over "
@@ -613,5 +687,5 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
            f"the memo carries {share:.0%} of each round's variance (averaged over values), which no "
            f"post-processing across rounds can remove; privacy: one report ε₁ = {oracle.epsilon_first():.3g}, "
            f"{tau} reports of one value ε = {oracle.epsilon_rounds(tau):.3g}, any number ε∞ = {oracle.epsilon:.3g}")
-    return Choice(best=str(table.index[0]), table=table, query=q, n_repeats=n_repeats, how=how, truth=truth,
-                  drift=drift)
+    return Choice(best=best, table=table, query=q, n_repeats=n_repeats, how=how, truth=truth,
+                  drift=drift, cannot_tell=cannot_tell)

@@ -13,12 +13,15 @@ import numpy as np
 from .._validation import as_generator
 from .rounds import check_rounds, rounds_covariance
 
-__all__ = ["Z_DRIFT", "Z_UNCLEAR", "drift_rounds", "drifting_collection", "rounds_drift", "sample_drift_rounds"]
+__all__ = ["Z_DRIFT", "Z_PLAUSIBLE", "Z_UNCLEAR", "drift_rounds", "drifting_collection", "plausible_weights",
+           "rounds_drift", "sample_drift_rounds"]
 
 #: z at and above which the rounds are said to drift
 Z_DRIFT = 3.0
 #: z below which no drift is assumed; between the two the drift is "unclear"
 Z_UNCLEAR = 2.0
+#: half-width, in no-drift standard errors, of the drifts the rounds cannot rule out (:func:`plausible_weights`)
+Z_PLAUSIBLE = 2.0
 
 
 def rounds_drift(estimates, oracle) -> dict:
@@ -36,7 +39,9 @@ def rounds_drift(estimates, oracle) -> dict:
     dict
         ``excess`` (the mean squared change per round beyond noise: an estimate of ‖g_{t+1} − g_t‖²),
         ``se`` (its no-drift standard error), ``z``, ``status`` ("none", "unclear" or "drift"),
-        ``weight`` (w of the module notes; 0 when the status is "none").
+        ``weight`` (w of the module notes; 0 when the status is "none"), ``deviation`` (Σ_t‖f̃_t − f̄‖²,
+        noise included), ``deviation_excess`` (its part beyond the noise, an estimate of Σ_t‖g_t − ḡ‖²)
+        and ``deviation_se`` (its no-drift standard error).
 
     Raises
     ------
@@ -67,7 +72,73 @@ def rounds_drift(estimates, oracle) -> dict:
     status = "drift" if z >= Z_DRIFT else ("unclear" if z >= Z_UNCLEAR else "none")
     dev = float(np.sum((F - F.mean(axis=0)) ** 2))
     w = 0.0 if status == "none" or dev <= 0 else max(0.0, 1.0 - k * float(a.sum()) / dev)
-    return {"excess": excess, "se": se, "z": z, "status": status, "weight": w}
+    return {"excess": excess, "se": se, "z": z, "status": status, "weight": w, "deviation": dev,
+            "deviation_excess": dev - k * float(a.sum()), "deviation_se": math.sqrt(2.0 * k * a2)}
+
+
+def plausible_weights(estimates, drift: dict, z: float = Z_PLAUSIBLE) -> tuple[float, float]:
+    """The shrinkage weights of the least and the most drift the rounds cannot rule out (module notes):
+    the deviation from the rounds' mean beyond the noise, ``deviation_excess`` ∓ z·``deviation_se``
+    (at least 0), each mapped to the weight w whose truths :func:`drift_rounds` (``estimates``, w),
+    projected on the simplex, deviate that much from their mean (bisection; w ≤ 2⁸).
+
+    Parameters
+    ----------
+    estimates : list of Estimate
+        The rounds ``drift`` was measured on.
+    drift : dict
+        :func:`rounds_drift`'s result.
+    z : float, default Z_PLAUSIBLE
+        Half-width in standard errors, >= 0.
+
+    Returns
+    -------
+    (float, float)
+        (w_low, w_high), 0 <= w_low <= w_high.
+
+    Raises
+    ------
+    ValueError
+        If ``z`` is negative or not a number, or ``drift`` lacks ``deviation_excess`` or ``deviation_se``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.oracles.longitudinal import LOSUE
+    >>> from ldpopt.multi.drift import plausible_weights, rounds_drift
+    >>> o = LOSUE(2.0, 8, eps_1=1.0)
+    >>> pop = np.array([4000, 3000, 1000, 800, 600, 300, 200, 100])
+    >>> ests = [o.estimate(c, int(pop.sum())) for c in o.sample_rounds(pop, 4, rng=0)]
+    >>> lo, hi = plausible_weights(ests, rounds_drift(ests, o))
+    >>> lo == 0.0 < hi
+    True
+    """
+    if isinstance(z, bool) or not isinstance(z, (int, float)) or not z >= 0 or not math.isfinite(z):
+        raise ValueError(f"z must be a finite number >= 0, got {z!r}")
+    missing = {"deviation_excess", "deviation_se"} - set(drift)
+    if missing:
+        raise ValueError(f"drift must be rounds_drift's result; it lacks {sorted(missing)}")
+    e, se = float(drift["deviation_excess"]), float(drift["deviation_se"])
+
+    def deviation(w: float) -> float:
+        G = drift_rounds(estimates, w)
+        return float(np.sum((G - G.mean(axis=0)) ** 2))
+
+    def weight(target: float) -> float:
+        if target <= 0:
+            return 0.0
+        hi = 1.0
+        while deviation(hi) < target and hi < 2.0 ** 8:  # at most 8 doublings
+            hi *= 2.0
+        if deviation(hi) < target:
+            return hi
+        lo = 0.0
+        for _ in range(40):  # bisection to 2^-40 of the bracket
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if deviation(mid) < target else (lo, mid)
+        return hi
+
+    return weight(e - z * se), weight(e + z * se)
 
 
 def drift_rounds(estimates, weight: float) -> np.ndarray:
