@@ -22,7 +22,7 @@ LAYERS = {
     # target (``from .. import __version__``; its lazy attributes import nothing at import time)
     "__init__": 0,
     **dict.fromkeys(("estimate", "_validation", "_secure", "_table", "_extras", "_atomic", "_malloc", "_userfunc", "_provenance",
-                     "_deprecated", "_blas", "_fsum", "privacy"), 0),
+                     "_deprecated", "_blas", "_fsum", "privacy", "noise"), 0),
     "kernels": 1,        # fused CPU/CUDA aggregation kernels
     **dict.fromkeys(("oracles", "queries", "datasets"), 2),
     **dict.fromkeys(("methods", "aggregate"), 3),
