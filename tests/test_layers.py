@@ -33,7 +33,7 @@ LAYERS = {
     **dict.fromkeys(("verify", "hierarchy", "multi", "keyvalue", "robust", "sketches", "heavy", "design"),
                    5),
     "recommend": 5.5,    # choose ranks per-round and across-round methods of longitudinal data (multi.rounds)
-    "plan": 5.75,        # plan: expected error before collection, reusing recommend's losses and candidate sets
+    "planning": 5.75,        # plan: expected error before collection, reusing recommend's losses and candidate sets
     "conformance": 5.9,  # the conformance suites behind testing.py (oracles round-trip shards, objectives use Problem)
     **dict.fromkeys(("testing", "interop"), 6),
     "experiments": 7,

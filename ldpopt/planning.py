@@ -1,4 +1,4 @@
-"""``ldpopt.plan``: the expected error of every oracle and method before any data are collected, and the
+"""``ldpopt.plan`` (:func:`plan`): the expected error of every oracle and method before any data are collected, and the
 number of users a target needs.
 
 Closed forms where they exist (Base's and Norm's variance, exact from the oracle's p, q and covariance
@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import sys
-import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -150,7 +148,7 @@ def prior_histogram(prior, d: int) -> tuple[np.ndarray, str]:
 
     Examples
     --------
-    >>> from ldpopt.plan import prior_histogram
+    >>> from ldpopt.planning import prior_histogram
     >>> f, how = prior_histogram("zipf:1.5", 4)
     >>> f.round(3), how
     (array([0.598, 0.212, 0.115, 0.075]), 'zipf:1.5')
@@ -287,7 +285,7 @@ def closed_form(oracle, method: str, query, f, n: int) -> float | None:
     --------
     >>> import numpy as np
     >>> from ldpopt import oracles
-    >>> from ldpopt.plan import closed_form
+    >>> from ldpopt.planning import closed_form
     >>> o = oracles.get("oue", 1.0, 4)
     >>> f = np.array([0.4, 0.3, 0.2, 0.1])
     >>> round(closed_form(o, "base", "full", f, 1000), 6) == round(float(o.variance(f, 1000).mean()), 6)
@@ -368,7 +366,7 @@ def calibrate_scale(mechanism: str, epsilon, delta=None, relation: str = "add-re
 
     Examples
     --------
-    >>> from ldpopt.plan import calibrate_scale
+    >>> from ldpopt.planning import calibrate_scale
     >>> round(calibrate_scale("laplace", 0.5), 9), round(calibrate_scale("laplace", 0.5, relation="replace"), 9)
     (2.0, 4.0)
     >>> round(calibrate_scale("gaussian", 1.0, 1e-6), 4)
@@ -468,7 +466,7 @@ def central_closed_form(mechanism: str, scale, method: str, query, d: int, n: in
 
     Examples
     --------
-    >>> from ldpopt.plan import central_closed_form
+    >>> from ldpopt.planning import central_closed_form
     >>> round(central_closed_form("laplace", 2.0, "base", "full", 10, 1000), 15)   # 2b²/n²
     8e-06
     >>> round(central_closed_form("laplace", 2.0, "norm", "subsets:5", 10, 1000) / 8e-06, 12)   # k(1 − k/d)
@@ -538,7 +536,7 @@ def simulate(d, n, epsilon, prior=None, queries=("full",), *, oracles=None, meth
 
     Examples
     --------
-    >>> from ldpopt.plan import simulate
+    >>> from ldpopt.planning import simulate
     >>> t = simulate(16, 5000, 1.0, "zipf:1.5", oracles=["grr"], methods=["base", "norm-sub"], n_repeats=4)
     >>> list(t.columns), len(t)
     (['oracle', 'method', 'query', 'metric', 'mse', 'se'], 2)
@@ -1076,14 +1074,3 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
              for k, (m, sc, dl) in ctx.central.items()}
     return Plan(table=table, prior=ctx.f, prior_how=ctx.prior_how, d=ctx.d, n=ctx.n, epsilon=ctx.epsilon,
                 target=ctx.target, skipped=skipped, how=how, central=mechs)
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as :func:`plan`: ``ldpopt.plan(d, n, epsilon, ...)`` plans, and
-    ``ldpopt.plan.simulate``, ``ldpopt.plan.ROW_FAMILIES`` ... are its other names."""
-
-    def __call__(self, *args, **kwargs) -> Plan:
-        return plan(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
