@@ -445,7 +445,10 @@ class FrequencyOracle(NoiseSource):
 
     def reports_to_columns(self, reports) -> list[np.ndarray]:
         """``perturb``'s reports as one array per :meth:`report_columns` entry (int64 (m,), uint8
-        (m, size) or int64 (m, size)).
+        (m, size) or int64 (m, size)), derived from the columns: one column is the reports themselves
+        (int64, or uint8 for ``bytes``); several ``int64`` columns are the columns of an (m, k) integer
+        matrix. An oracle whose reports are laid out otherwise (a tuple, bits to pack) overrides this
+        and :meth:`reports_from_columns`.
 
         Parameters
         ----------
@@ -469,10 +472,18 @@ class FrequencyOracle(NoiseSource):
         >>> len(cols), cols[0].dtype
         (1, dtype('int64'))
         """
-        raise ValueError(f"oracle {self.name!r} has no Parquet report schema")
+        cols = self.report_columns()
+        if len(cols) == 1:
+            return [np.asarray(reports, dtype=np.uint8 if cols[0].kind == "bytes" else np.int64)]
+        if all(c.kind == "int64" for c in cols):
+            r = np.asarray(reports, dtype=np.int64)
+            return [r[:, i] for i in range(len(cols))]
+        raise ValueError(f"oracle {self.name!r}: reports of columns {[c.kind for c in cols]} need their own "
+                         f"reports_to_columns")
 
     def reports_from_columns(self, columns: list[np.ndarray]) -> Any:
-        """The inverse of :meth:`reports_to_columns`: the reports, in ``perturb``'s format.
+        """The inverse of :meth:`reports_to_columns`: the reports, in ``perturb``'s format (one column:
+        itself; several ``int64`` columns: stacked into an (m, k) matrix).
 
         Parameters
         ----------
@@ -499,7 +510,13 @@ class FrequencyOracle(NoiseSource):
         >>> bool(np.array_equal(oue.aggregate(back), oue.aggregate(reports)))
         True
         """
-        raise ValueError(f"oracle {self.name!r} has no Parquet report schema")
+        cols = self.report_columns()
+        if len(cols) == 1:
+            return columns[0]
+        if all(c.kind == "int64" for c in cols):
+            return np.stack(columns, axis=1)
+        raise ValueError(f"oracle {self.name!r}: reports of columns {[c.kind for c in cols]} need their own "
+                         f"reports_from_columns")
 
     # -- the real protocol ---------------------------------------------------------------------
     @abc.abstractmethod
