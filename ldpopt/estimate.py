@@ -800,7 +800,7 @@ def central_noise(estimate):
     """
     from ._deprecated import warn_moved
 
-    warn_moved("ldpopt.estimate.central_noise", "Estimate.noise", 1)
+    warn_moved("ldpopt.estimate.central_noise", "Estimate.noise", 2)
     src = check_estimate(estimate).noise
     mech = getattr(src, "mechanism", None)
     return None if mech is None else (mech, float(src.scale))

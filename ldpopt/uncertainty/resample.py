@@ -69,7 +69,7 @@ def __getattr__(name: str):
         from .._deprecated import warn_moved
         from ..privacy.central import CentralNoise
 
-        warn_moved("ldpopt.uncertainty.resample.CentralNoise", "ldpopt.privacy.central.CentralNoise", 1)
+        warn_moved("ldpopt.uncertainty.resample.CentralNoise", "ldpopt.privacy.central.CentralNoise", 2)
         return CentralNoise
     if name == "BATCHED":
         return tuple(m for m in _methods.names() if _methods.get(m).batched is not None)
