@@ -1,7 +1,7 @@
 """How honest is ``ldpopt.plan``? Its prediction against independent simulation, and its time.
 
 Predicted: ``ldpopt.plan(d, n, ε, prior)`` (closed forms for Base and Norm, R = 20 draws for the rest,
-seed 0). Simulated: ``ldpopt.plan.simulate`` at the *true* distribution with other draws (R = 40, seed
+seed 0). Simulated: ``ldpopt.planning.simulate`` at the *true* distribution with other draws (R = 40, seed
 1000 + cell). Two strata of prior: ``exact`` (the planner is given the true distribution: the error is
 the Monte Carlo's and the closed forms') and ``sample`` (the planner is given an add-one smoothed
 histogram of a public sample of 2,000 values of the truth: the error a real plan makes). Grid: ε ∈ {0.5,
@@ -71,7 +71,7 @@ def _cells(quick: bool):
 
 def accuracy(quick: bool, n: int) -> list[dict]:
     import ldpopt
-    from ldpopt.plan import prior_histogram, simulate
+    from ldpopt.planning import prior_histogram, simulate
 
     oracles = ["grr", "oue", "olh"] if quick else GRID_ORACLES
     rows = []
@@ -111,7 +111,7 @@ CENTRAL_TRUTHS = ["zipf:1.5", "beta:5,2", "uniform", "tied:5"]
 def central(quick: bool, n: int) -> list[dict]:
     """The central stratum: the planner (given the truth) against ``simulate(..., mechanism=)``."""
     import ldpopt
-    from ldpopt.plan import prior_histogram, simulate
+    from ldpopt.planning import prior_histogram, simulate
     from ldpopt.privacy.central import MECHANISMS
 
     rows = []

@@ -39,7 +39,7 @@ def parser():
 
 
 def priors(quick: bool) -> list[tuple[str, np.ndarray]]:
-    from ldpopt.plan import prior_histogram
+    from ldpopt.planning import prior_histogram
 
     out = []
     for alpha, seeds in ((0.3, (1, 2)), (1.0, (1, 2))):

@@ -17,7 +17,7 @@ __version__ = "0.3.0.dev0"
 #: every public subpackage and module, an attribute of ``ldpopt`` loaded on first access (as scipy's
 #: submodules are); ``cli`` and ``report`` are the command line and ``make run``, not a library API
 SUBMODULES = ("aggregate", "audit", "conformance", "datasets", "design", "estimate", "experiments", "heavy", "hierarchy", "interop",
-              "kernels", "keyvalue", "methods", "multi", "numeric", "oracles", "plan", "pooling", "privacy", "problems", "queries",
+              "kernels", "keyvalue", "methods", "multi", "noise", "numeric", "oracles", "planning", "pooling", "privacy", "problems", "queries",
               "recommend", "robust", "sketches", "testing", "uncertainty", "verify", "xp")
 
 # name -> (submodule, attribute or None for the submodule itself), imported on first access
@@ -26,6 +26,7 @@ _LAZY = {
     "Estimate": ("estimate", "Estimate"),
     "postprocess": ("methods", "postprocess"),
     "choose": ("recommend", "choose"),
+    "plan": ("planning", "plan"),
     "Problem": ("problems", "Problem"),
 }
 

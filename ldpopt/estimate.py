@@ -9,25 +9,19 @@ the approximate common variance σ² of Eq. 7.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from . import noise as _noise
 from ._validation import check_epsilon, check_float_array, check_n, check_probabilities
-from .privacy.statement import DEFAULT_DELTA
+from .privacy import DEFAULT_DELTA
 
-__all__ = ["Estimate", "central_noise", "check_estimate", "simulate_central"]
+__all__ = ["Estimate", "check_estimate", "simulate_central"]
 
 #: the "format" field of a file :meth:`Estimate.save` writes
 _FORMAT = "ldpopt.estimate/1"
-
-
-def _is_central(meta) -> bool:
-    """Whether ``meta`` declares central noise (``meta["privacy"]["model"] == "central"``): the one flag
-    that relaxes the count-range checks (noisy counts may be negative or exceed n)."""
-    privacy = meta.get("privacy") if isinstance(meta, dict) else None
-    return isinstance(privacy, dict) and privacy.get("model") == "central"
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -52,7 +46,7 @@ class Estimate:
         Unbiased estimate f̃, d >= 2 finite entries.
     counts : array_like, shape (d,)
         Support counts c_v, each in [0, n], consistent with ``f_tilde`` (any finite value for a
-        central-noise estimate, :meth:`from_central`: ``meta["privacy"]["model"] == "central"``).
+        source of noise added to exact counts, :meth:`from_central`, :meth:`from_source`: ``noise.support_counts`` False).
     n : int
         Number of users (reports), >= 1.
     epsilon : float
@@ -65,6 +59,9 @@ class Estimate:
         Extra facts an oracle records (e.g. ``"extra_variance"``, see :attr:`sigma2`); copied.
         ``meta["ordered"] = True`` declares that the domain's index order is meaningful (ages, hours,
         ratings: :attr:`ordered`); it must be a bool.
+    noise_source : NoiseSource, optional
+        The source of the noisy counts (:attr:`noise`); None: found from ``oracle`` and ``meta`` when
+        first asked.
 
     Raises
     ------
@@ -111,6 +108,7 @@ class Estimate:
     q: float
     oracle: str = "unknown"
     meta: dict = field(default_factory=dict, repr=False)
+    noise_source: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         n = check_n(self.n, "n")
@@ -118,13 +116,8 @@ class Estimate:
         p, q = check_probabilities(self.p, self.q)
         f_tilde = check_float_array(self.f_tilde, "f_tilde", min_length=2)
         counts = check_float_array(self.counts, "counts", length=f_tilde.shape[0], min_length=2)
-        central = _is_central(self.meta)
-        if not central and np.any(counts < 0):
-            bad = int(np.flatnonzero(counts < 0)[0])
-            raise ValueError(f"counts must be >= 0; entry {bad} is {counts[bad]!r}")
-        if not central and np.any(counts > n * (1 + 1e-12)):
-            bad = int(np.flatnonzero(counts > n * (1 + 1e-12))[0])
-            raise ValueError(f"counts must be <= n = {n}; entry {bad} is {counts[bad]!r}")
+        if self.noise_source is not None and not isinstance(self.noise_source, _noise.NoiseSource):
+            raise ValueError(f"noise_source must be a NoiseSource (ldpopt.noise), got {type(self.noise_source).__name__}")
         # Both arrays are stored; they must describe the same estimate (compared on the count scale,
         # where rounding is relative to n, whatever the size of 1/(p - q)).
         # (np.allclose with rtol = 0 on finite arrays, in 3 passes instead of isclose's ~10)
@@ -141,6 +134,32 @@ class Estimate:
         object.__setattr__(self, "f_tilde", _readonly(f_tilde))
         object.__setattr__(self, "counts", _readonly(counts))
         object.__setattr__(self, "meta", dict(self.meta))
+        # support counts lie in [0, n]; noise added to exact counts may leave it (asked only then)
+        low, high = bool(np.any(counts < 0)), bool(np.any(counts > n * (1 + 1e-12)))
+        if (low or high) and self.noise.support_counts:
+            bad = int(np.flatnonzero(counts < 0)[0]) if low else int(np.flatnonzero(counts > n * (1 + 1e-12))[0])
+            raise ValueError(f"counts must be >= 0; entry {bad} is {counts[bad]!r}" if low
+                             else f"counts must be <= n = {n}; entry {bad} is {counts[bad]!r}")
+
+    @property
+    def noise(self) -> _noise.NoiseSource:
+        """The source of the noisy counts (:class:`ldpopt.noise.NoiseSource`): the oracle that produced
+        them, the central mechanism, or a source of one's own (:meth:`from_source`). Every feature asks
+        it (its variance, law, likelihood, privacy and what it supports), never the oracle's name.
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate, oracles
+        >>> oracles.get("grr", 1.0, 4).estimate([46, 30, 15, 9], 100).noise
+        GRR(epsilon=1, d=4)
+        >>> Estimate.from_central([60, 41], "gaussian", 3.0, n=100).noise.additive
+        True
+        """
+        if self.noise_source is None:
+            from .privacy import central  # noqa: F401  (the central records' resolver)
+
+            object.__setattr__(self, "noise_source", _noise.source_of(self))
+        return self.noise_source
 
     # -- constructors -------------------------------------------------------------------------
     @classmethod
@@ -226,13 +245,18 @@ class Estimate:
         p, q = check_probabilities(p, q)
         f = check_float_array(f_tilde, "f_tilde", min_length=2)
         counts = n * (q + (p - q) * f)
-        if _is_central(meta):   # central noise: counts may leave [0, n]; nothing to clip
-            return cls(f_tilde=f, counts=counts, n=n, epsilon=epsilon, p=p, q=q, oracle=oracle, meta=meta)
+        source = meta.pop("noise_source", None)
         if np.any(counts < -1e-9 * n) or np.any(counts > n * (1 + 1e-9)):
+            try:   # noise added to exact counts may leave [0, n] (its source says): kept unclipped
+                return cls(f_tilde=f, counts=counts, n=n, epsilon=epsilon, p=p, q=q, oracle=oracle, meta=meta,
+                           noise_source=source)
+            except ValueError as exc:
+                if not str(exc).startswith("counts must be"):
+                    raise
             raise ValueError("f_tilde is impossible for this oracle: implied support counts "
                              "n(q + (p - q) f_tilde) must lie in [0, n]")
         return cls(f_tilde=f, counts=np.clip(counts, 0.0, float(n)), n=n, epsilon=epsilon, p=p, q=q,
-                   oracle=oracle, meta=meta)
+                   oracle=oracle, meta=meta, noise_source=source)
 
     @classmethod
     def from_central(cls, noisy_counts, mechanism: str, scale, n=None, relation: str = "add-remove",
@@ -303,37 +327,60 @@ class Estimate:
         >>> est.meta["privacy"]["n_known"], est.oracle
         (True, 'central:discrete-laplace')
         """
-        from ._validation import check_delta, check_float_array, check_n
-        from .privacy import central as _central
+        from .privacy.central import CentralNoise
 
-        mech = _central.get(mechanism)
-        b = _central.check_scale(scale, "scale")
-        contributions = _central.check_contributions(contributions)
-        _central.sensitivity(relation, contributions)
-        if delta is None:
-            delta = 0.0 if mech.pure else DEFAULT_DELTA
-        delta = check_delta(delta)
-        if not mech.pure and delta == 0.0:
-            raise ValueError(f"delta must be > 0 for mechanism {mechanism!r} (its epsilon at delta = 0 is infinite)")
+        source = CentralNoise(mechanism, scale, relation=relation, delta=delta, contributions=contributions,
+                              n_known=n is not None)
         for key in ("extra_variance", "privacy"):
             if key in meta:
                 raise ValueError(f"{key} is written by from_central; do not pass it in meta")
+        return cls.from_source(noisy_counts, source, n=n, **meta)
+
+    @classmethod
+    def from_source(cls, noisy_counts, source, n=None, **meta) -> Estimate:
+        """Build an estimate of noisy counts from any noise source (:class:`ldpopt.noise.NoiseSource`):
+        a central mechanism's, an oracle's, or a source of one's own (docs/extending.md). The source
+        says what the estimate holds (its ``estimate_fields``: ε, p, q, the name, meta) and is carried
+        as :attr:`noise`.
+
+        Parameters
+        ----------
+        noisy_counts : array_like, shape (d,)
+            The noisy counts, d >= 2, finite.
+        source : NoiseSource
+            Where they came from.
+        n : int, optional
+            Users, when known (a source of noise on exact counts estimates it otherwise).
+        **meta
+            Stored in :attr:`meta` besides the source's own.
+
+        Returns
+        -------
+        Estimate
+
+        Raises
+        ------
+        ValueError
+            ``source`` not a NoiseSource, ``n`` or a count out of range, or what the source refuses.
+
+        Examples
+        --------
+        >>> from ldpopt import Estimate
+        >>> from ldpopt.privacy.central import CentralNoise
+        >>> est = Estimate.from_source([60, -3, 42], CentralNoise("discrete-gaussian", 2.0), n=100)
+        >>> est.oracle, est.f_tilde
+        ('central:discrete-gaussian', array([ 0.6 , -0.03,  0.42]))
+        """
+        if not isinstance(source, _noise.NoiseSource):
+            raise ValueError(f"source must be a NoiseSource (ldpopt.noise), got {type(source).__name__}")
         c = check_float_array(noisy_counts, "noisy_counts", min_length=2)
-        if mech.discrete and not np.array_equal(c, np.round(c)):
-            bad = int(np.flatnonzero(c != np.round(c))[0])
-            raise ValueError(f"noisy_counts must be integers for the {mechanism!r} mechanism; entry {bad} is {c[bad]!r}")
-        n_known = n is not None
-        n = check_n(n, "n") if n_known else max(round(math.fsum(c)), 1)
-        epsilon = mech.epsilon(b, delta=delta, relation=relation, contributions=contributions)
-        if not epsilon > 0 or not math.isfinite(epsilon):
-            raise ValueError(f"scale = {b!r} gives epsilon = {epsilon!r} at delta = {delta!r}: an estimate needs a "
-                             f"finite epsilon > 0 (pass a smaller scale or a larger delta)")
-        privacy = {"model": "central", "relation": relation, "mechanism": mech.name, "scale": b,
-                   "epsilon": float(epsilon), "delta": delta, "n_known": n_known}
-        if contributions > 1:
-            privacy["contributions"] = contributions
-        return cls(f_tilde=c / n, counts=c, n=n, epsilon=epsilon, p=1.0, q=0.0, oracle=f"central:{mech.name}",
-                   meta={**meta, "extra_variance": mech.variance(b) / float(n) ** 2, "privacy": privacy})
+        if n is not None:
+            n = check_n(n, "n")
+        fields = source.estimate_fields(c, n)
+        n, p, q = fields["n"], fields["p"], fields["q"]
+        return cls(f_tilde=(c / n - q) / (p - q), counts=c, n=n,
+                   epsilon=fields["epsilon"], p=p, q=q, oracle=fields["oracle"], meta={**meta, **fields["meta"]},
+                   noise_source=source)
 
     # -- derived quantities ------------------------------------------------------------------
     @property
@@ -394,7 +441,7 @@ class Estimate:
         if not isinstance(ordered, bool):
             raise ValueError(f"ordered must be True or False, got {ordered!r}")
         return Estimate(self.f_tilde, self.counts, self.n, self.epsilon, self.p, self.q, self.oracle,
-                        {**self.meta, "ordered": ordered})
+                        {**self.meta, "ordered": ordered}, self.noise_source)
 
     @property
     def sigma2(self) -> float:
@@ -498,7 +545,8 @@ class Estimate:
         >>> est.with_f_tilde([0.9, 0.1]).d
         2
         """
-        return Estimate.from_frequencies(f_tilde, self.n, self.epsilon, self.p, self.q, self.oracle, **self.meta)
+        return Estimate.from_frequencies(f_tilde, self.n, self.epsilon, self.p, self.q, self.oracle,
+                                         noise_source=self.noise_source, **self.meta)
 
     # -- privacy ------------------------------------------------------------------------------
     @property
@@ -549,7 +597,7 @@ class Estimate:
 
         record = privacy.as_dict() if isinstance(privacy, PrivacyStatement) else PrivacyStatement.from_dict(privacy).as_dict()
         return Estimate(self.f_tilde, self.counts, self.n, self.epsilon, self.p, self.q, self.oracle,
-                        {**self.meta, "privacy": record})
+                        {**self.meta, "privacy": record}, self.noise_source)
 
     def shuffled(self, delta=DEFAULT_DELTA, method: str = "numerical", n=None) -> Estimate:
         """A copy stating the central (ε, δ) its reports have when shuffled among ``n`` users
@@ -738,8 +786,7 @@ def check_estimate(estimate, name: str = "estimate") -> Estimate:
 
 
 def central_noise(estimate):
-    """The central noise an estimate carries, as ``(Mechanism, scale)``, or None for an estimate that
-    came through a frequency oracle (features ask this, never the oracle's name).
+    """Deprecated: ask ``estimate.noise`` (its ``mechanism`` and ``scale``) instead.
 
     Parameters
     ----------
@@ -749,29 +796,14 @@ def central_noise(estimate):
     Returns
     -------
     tuple of (ldpopt.privacy.central.Mechanism, float) or None
-        The record of the mechanism named in ``meta["privacy"]`` and its scale, when
-        ``meta["privacy"]["model"]`` is ``"central"``.
-
-    References
-    ----------
-    The representation of a central-noise histogram as an estimate (p = 1, q = 0) is ldpopt's
-    (docs/notes/privacy.md, ``Estimate.from_central``).
-
-    Examples
-    --------
-    >>> from ldpopt import Estimate
-    >>> from ldpopt.estimate import central_noise
-    >>> mech, scale = central_noise(Estimate.from_central([60, 41], "gaussian", 3.0, n=100))
-    >>> mech.name, scale
-    ('gaussian', 3.0)
+        The mechanism and scale of a central-noise estimate's source; None for any other source.
     """
-    est = check_estimate(estimate)
-    if not _is_central(est.meta):
-        return None
-    from .privacy import central as _central
+    from ._deprecated import warn_moved
 
-    privacy = est.meta["privacy"]
-    return _central.get(privacy["mechanism"]), float(privacy["scale"])
+    warn_moved("ldpopt.estimate.central_noise", "Estimate.noise", 2)
+    src = check_estimate(estimate).noise
+    mech = getattr(src, "mechanism", None)
+    return None if mech is None else (mech, float(src.scale))
 
 
 def simulate_central(true_counts, mechanism: str, scale, rng=None, n_known: bool = True,
@@ -816,16 +848,14 @@ def simulate_central(true_counts, mechanism: str, scale, rng=None, n_known: bool
     >>> est.n, est.oracle, bool((est.counts == est.counts.round()).all())
     (1000, 'central:discrete-gaussian', True)
     """
-    from ._validation import check_counts
-    from .privacy import central as _central
+    from ._validation import as_generator, check_counts
+    from .privacy.central import CentralNoise
 
     c = check_counts(true_counts, "true_counts")
     if c.shape[0] < 2 or not c.sum() > 0:
         raise ValueError("true_counts must have d >= 2 entries and a positive total")
     if not isinstance(n_known, bool):
         raise TypeError(f"n_known must be True or False, got {n_known!r}")
-    mech = _central.get(mechanism)
-    b = _central.check_scale(scale, "scale")
-    noisy = c.astype(np.float64) + mech.sample(c.shape[0], b, rng)
-    return Estimate.from_central(noisy, mech.name, b, n=int(c.sum()) if n_known else None,
-                                 relation=relation, delta=delta)
+    source = CentralNoise(mechanism, scale, relation=relation, delta=delta, n_known=n_known)
+    noisy = source.sample_counts(c, as_generator(rng))
+    return Estimate.from_source(noisy, source, n=int(c.sum()) if n_known else None)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .conformance.noise import check_mechanism
 from .conformance.oracles import OracleReport, check_oracle
 
-__all__ = ["CheckFailed", "OracleReport", "check_constraint", "check_method", "check_objective", "check_oracle",
-           "estimates_for_checks"]
+__all__ = ["CheckFailed", "OracleReport", "check_constraint", "check_mechanism", "check_method", "check_objective",
+           "check_oracle", "estimates_for_checks"]
 
 #: the setting grid of :func:`estimates_for_checks`: oracle, ε, d (n = 2,000 users)
 GRID = (("grr", 0.5, 6), ("grr", 2.0, 30), ("oue", 1.0, 12), ("olh", 2.0, 8), ("oue", 4.0, 40))

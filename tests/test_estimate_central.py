@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from conftest import examples
 import ldpopt
 from ldpopt import Estimate, Problem, methods, testing
-from ldpopt.estimate import central_noise, simulate_central
+from ldpopt.estimate import simulate_central
 from ldpopt.methods.bayes.posterior import noise_sd_counts
 from ldpopt.privacy import central
 from ldpopt.problems import available_objectives
@@ -100,7 +100,7 @@ def test_save_load_round_trip(tmp_path_factory, mech, scale, counts, n_known, se
     again = Estimate.load(path, oracle=f"central:{mech}")
     assert np.array_equal(again.counts, est.counts) and np.array_equal(again.f_tilde, est.f_tilde)
     assert again.meta["privacy"] == est.meta["privacy"] and again.sigma2 == est.sigma2
-    assert again.n == est.n and again.epsilon == est.epsilon and central_noise(again) == central_noise(est)
+    assert again.n == est.n and again.epsilon == est.epsilon and (again.noise.mechanism, again.noise.scale) == (est.noise.mechanism, est.noise.scale)
 
 
 def test_privacy_statement_written_per_schema():
@@ -196,7 +196,7 @@ def test_refusals_come_from_the_records_of_the_methods_whose_derivation_is_an_or
 
 @pytest.mark.parametrize("est", CENTRAL, ids=lambda e: e.oracle)
 def test_power_and_calibrate_take_the_mechanism_variance(est):
-    mech, scale = central_noise(est)
+    mech, scale = est.noise.mechanism, est.noise.scale
     assert noise_sd_counts(est) ** 2 == pytest.approx(mech.variance(scale), rel=1e-12)
 
 
@@ -224,7 +224,7 @@ def test_central_mle_maximises_the_mechanism_likelihood(est):
     """The relaxed likelihood Σ logpdf(c̃ − n f) at central-mle's f is at least that of every other
     method's consistent output and of random points of the simplex (the reference: the mechanism's
     own log density, evaluated by numpy, not the objective's code)."""
-    mech, scale = central_noise(est)
+    mech, scale = est.noise.mechanism, est.noise.scale
     sol = Problem(est, "central-mle").solve()
     assert sol.status == "optimal"
 
@@ -241,7 +241,7 @@ def test_central_mle_maximises_the_mechanism_likelihood(est):
 
 def test_central_mle_refuses_an_oracle_estimate():
     est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([40, 30, 20, 10]), 100)
-    with pytest.raises(ValueError, match="needs a central-noise estimate"):
+    with pytest.raises(ValueError, match="needs noise added to exact counts"):
         Problem(est, "central-mle")
 
 

@@ -22,7 +22,7 @@ LAYERS = {
     # target (``from .. import __version__``; its lazy attributes import nothing at import time)
     "__init__": 0,
     **dict.fromkeys(("estimate", "_validation", "_secure", "_table", "_extras", "_atomic", "_malloc", "_userfunc", "_provenance",
-                     "_deprecated", "_blas", "_fsum", "privacy"), 0),
+                     "_deprecated", "_blas", "_fsum", "privacy", "noise"), 0),
     "kernels": 1,        # fused CPU/CUDA aggregation kernels
     **dict.fromkeys(("oracles", "queries", "datasets"), 2),
     **dict.fromkeys(("methods", "aggregate"), 3),
@@ -33,7 +33,7 @@ LAYERS = {
     **dict.fromkeys(("verify", "hierarchy", "multi", "keyvalue", "robust", "sketches", "heavy", "design"),
                    5),
     "recommend": 5.5,    # choose ranks per-round and across-round methods of longitudinal data (multi.rounds)
-    "plan": 5.75,        # plan: expected error before collection, reusing recommend's losses and candidate sets
+    "planning": 5.75,        # plan: expected error before collection, reusing recommend's losses and candidate sets
     "conformance": 5.9,  # the conformance suites behind testing.py (oracles round-trip shards, objectives use Problem)
     **dict.fromkeys(("testing", "interop"), 6),
     "experiments": 7,

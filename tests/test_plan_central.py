@@ -7,14 +7,14 @@ import math
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm as normal
 
-from conftest import examples
 import ldpopt
 from ldpopt.estimate import simulate_central
-from ldpopt.plan import calibrate_scale, central_closed_form, prior_histogram
+from ldpopt.planning import calibrate_scale, central_closed_form, prior_histogram
 from ldpopt.privacy import central
 from ldpopt.uncertainty.fit import population
 
@@ -182,7 +182,7 @@ def test_mechanism_all_and_the_plan_states_each_scale():
 
 
 def test_simulate_draws_central_rows_for_every_method():
-    from ldpopt.plan import simulate
+    from ldpopt.planning import simulate
 
     t = simulate(20, 5000, 1.0, "zipf:1.5", ["full"], mechanism=["local", "laplace"], oracles=["oue"],
                  methods=["base", "norm-sub"], n_repeats=200, rng=5)

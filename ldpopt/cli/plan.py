@@ -43,7 +43,7 @@ def _option_of(message: str) -> str:
 
 def _run(args) -> int:
     from .. import __version__
-    from ..plan import plan
+    from ..planning import plan
 
     n = integer(args.n, "--n", 1)
     methods = args.methods

@@ -397,40 +397,28 @@ CENTRAL_TOTAL_ALPHA = 1e-9
 
 def central_total_tail(t: float, mech: str, scale: float, d: int) -> float:
     """An upper bound on P(|Σ noise| ≥ t) for d independent draws of central noise ``mech`` at
-    ``scale``: Chernoff's 2·min_λ exp(−λt + d·K(λ)) over a grid of λ, with the log-MGF K of Laplace(b)
-    (−log(1 − b²λ²)), discrete Laplace (r = e^(−1/b): 2 log(1 − r) − log(1 − r e^λ) − log(1 − r e^−λ),
-    both for λ < 1/b) and the Gaussians (λ²σ²/2; the discrete Gaussian is σ-sub-Gaussian: Canonne,
-    Kamath & Steinke, NeurIPS 2020, Cor. 9). Any λ gives a valid bound, so the grid's minimum is one."""
-    import numpy as np
+    ``scale``: the noise source's own (:meth:`ldpopt.privacy.central.CentralNoise.sum_tail`)."""
+    from ..privacy.central import CentralNoise
 
-    if t <= 0:
-        return 1.0
-    if mech in ("gaussian", "discrete-gaussian"):
-        return float(min(1.0, 2.0 * np.exp(-t * t / (2.0 * d * scale * scale))))
-    lam = np.linspace(0.0, 1.0 / scale, 4002)[1:-1]
-    if mech == "laplace":
-        log_mgf = -np.log1p(-(scale * lam) ** 2)
-    else:
-        r = np.exp(-1.0 / scale)
-        with np.errstate(over="ignore", invalid="ignore"):
-            log_mgf = 2.0 * np.log1p(-r) - np.log1p(-r * np.exp(lam)) - np.log1p(-r * np.exp(-lam))
-    exponent = -lam * t + d * log_mgf
-    best = np.nanmin(exponent) if np.isfinite(exponent).any() else 0.0
-    return float(min(1.0, 2.0 * np.exp(min(best, 0.0))))
+    return CentralNoise(mech, scale).sum_tail(t, d)
 
 
-def check_central_total(counts, mech: str, scale: float, n: int) -> None:
+def check_central_total(counts, source, n: int) -> None:
     """Refuse ``--n`` that the noisy counts contradict: exact counts of n users sum to n, so their noisy
     total T differs from n by the sum of d noise draws; when P(|Σ noise| ≥ |T − n|) is below
-    :data:`CENTRAL_TOTAL_ALPHA` by :func:`central_total_tail`, the counts are not n users' counts
+    :data:`CENTRAL_TOTAL_ALPHA` by the source's ``sum_tail``, the counts are not n users' counts
     plus that noise (a wrong ``--n``, a wrong scale, or counts of another histogram). One line naming
-    ``--n`` and both totals."""
+    ``--n`` and both totals; nothing checked for a source that states no tail bound."""
     import math
 
     total = math.fsum(float(c) for c in counts)
     gap = abs(total - n)
-    if central_total_tail(gap, mech, scale, len(counts)) < CENTRAL_TOTAL_ALPHA:
-        raise InputError(f"--n {n}: the noisy counts sum to {total:.6g}, which {mech} noise of scale {scale:g} "
+    try:
+        tail = source.sum_tail(gap, len(counts))
+    except ValueError:
+        return
+    if tail < CENTRAL_TOTAL_ALPHA:
+        raise InputError(f"--n {n}: the noisy counts sum to {total:.6g}, which {source.name} noise "
                          f"on {len(counts)} counts makes implausible for {n} users (chance below "
                          f"{CENTRAL_TOTAL_ALPHA:g}); give the number of users the counts describe, or leave --n out "
                          f"to estimate it")
@@ -442,6 +430,7 @@ def _central_estimate(args):
     (``Estimate.from_central``), and a record of the counts that names an oracle refused."""
     from .._provenance import read_recorded
     from ..estimate import Estimate
+    from ..privacy.central import CentralNoise
     from ._io import read_counts_table
 
     mech, scale = central_spec(args.central)
@@ -460,10 +449,14 @@ def _central_estimate(args):
         raise InputError(f"--central: {rec.source} records oracle {rec.oracle!r}: these are a frequency oracle's "
                          f"support counts, not noisy counts")
     table = read_counts_table(args.counts, args.d, signed=True)
-    if args.n is not None:
-        check_central_total(table.counts, mech, scale, args.n)
     try:
-        est = Estimate.from_central(table.counts, mech, scale, n=args.n)
+        source = CentralNoise(mech, scale, n_known=args.n is not None)
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"--central {args.central}: {exc}") from None
+    if args.n is not None:
+        check_central_total(table.counts, source, args.n)
+    try:
+        est = Estimate.from_source(table.counts, source, n=args.n)
     except (ValueError, TypeError) as exc:
         raise InputError(f"--central {args.central}: {exc}") from None
     return table, est.as_ordered() if args.ordered else est

@@ -15,10 +15,9 @@ __all__ = ["clip_round", "nnls", "nnls_round", "round_to_total"]
 
 
 def _total_known(est: Estimate) -> bool:
-    """Whether n is a known total: an oracle's n always is; a central estimate says so in
-    ``meta["privacy"]["n_known"]``."""
-    privacy = est.meta.get("privacy")
-    return bool(privacy.get("n_known", True)) if isinstance(privacy, dict) else True
+    """Whether n is a known total, as the estimate's noise source says (an oracle's n always is; a
+    central estimate's when it was given)."""
+    return bool(est.noise.total_known)
 
 
 @register(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..estimate import Estimate, central_noise
+from ..estimate import Estimate
 from ._args import _check_max_iter
 from .baseline import _check_estimate
 from .mle_printed import mle_apx_formula_arxiv, mle_apx_formula_ndss
@@ -28,9 +28,9 @@ def _params_checked(est: Estimate) -> None:
 
 def _why_not(est: Estimate, **params) -> str | None:
     """Why MLE-Apx does not apply to ``est`` (None when it does): Eq. 13 needs 0 < q and p < 1."""
-    if central_noise(est) is not None:
-        return ("MLE-Apx weighs by a frequency oracle's variance (Eq. 13); central noise has the same variance in "
-                "every cell, where the weighted problem is CLS: use norm-sub")
+    if not est.noise.support_counts:
+        return ("MLE-Apx weighs by a frequency oracle's variance (Eq. 13); noise added to exact counts "
+                f"({est.oracle}) has the same variance in every cell, where the weighted problem is CLS: use norm-sub")
     if not (est.q > 0.0 and est.p < 1.0):
         return (f"MLE-Apx needs 0 < q and p < 1 (Eq. 13's variance must be > 0), got p={est.p!r}, q={est.q!r} "
                 f"(oracle {est.oracle!r}, epsilon={est.epsilon!r})")

@@ -10,7 +10,6 @@ import scipy.sparse as sp
 
 from .._blas import one_thread
 from .._validation import as_generator
-from ..estimate import central_noise
 from ..uncertainty.analytic import covariance
 from ..uncertainty.bootstrap import _check_level, _check_resamples, interval_from
 from ..uncertainty.celltable import FLAG_SIGMAS, cell_frame
@@ -121,7 +120,7 @@ def _floor(est: MarginalEstimates) -> np.ndarray:
 
 def _split(est: MarginalEstimates, e) -> bool:
     """Whether marginal ``e``'s reports came from a group of the users (SMP, CALM), not all of them."""
-    return central_noise(e) is None and e.n < est.n
+    return not e.noise.additive and e.n < est.n
 
 
 def _redraw(est: MarginalEstimates, world: np.ndarray, B: int, gen) -> np.ndarray:

@@ -10,6 +10,7 @@ one's own (docs/extending.md).
 from __future__ import annotations
 
 from .. import _deprecated
+from ..noise import register_resolver
 from .base import FrequencyOracle
 from .cms import CMS
 from .grr import GRR
@@ -203,3 +204,19 @@ def get(name: str, epsilon: float, d: int, **params) -> FrequencyOracle:
     1000
     """
     return oracle_class(name)(epsilon=epsilon, d=d, **params)
+
+
+def _resolve(estimate) -> FrequencyOracle | None:
+    # the noise source of an estimate a registered oracle produced: that oracle, rebuilt from its ε, d
+    # and structural parameters (None for any other name)
+    from .._userfunc import is_reference
+
+    if is_reference(estimate.oracle):
+        return None
+    try:
+        return oracle_class(estimate.oracle).from_estimate(estimate)
+    except (ValueError, TypeError):
+        return None
+
+
+register_resolver(_resolve)

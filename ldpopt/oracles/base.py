@@ -12,6 +12,7 @@ import numpy as np
 
 from .._validation import as_generator, check_counts, check_domain_size, check_epsilon, check_n, check_values
 from ..estimate import Estimate
+from ..noise import CountCovariance, NoiseSource
 
 __all__ = ["REPORT_FORMS", "FrequencyOracle", "IndependentSupports", "ReportColumn"]
 
@@ -55,8 +56,9 @@ def support_blocks(p: float, q: float, d: int) -> np.ndarray:
     return np.stack([1.0 - one, one], axis=1)
 
 
-class FrequencyOracle(abc.ABC):
-    """Base class: an ε-LDP frequency oracle on the domain {0, …, d−1}.
+class FrequencyOracle(NoiseSource):
+    """Base class: an ε-LDP frequency oracle on the domain {0, …, d−1}, a source of noisy counts
+    (:class:`ldpopt.noise.NoiseSource`: its support counts' law, covariance, likelihood and privacy).
 
     Subclasses set ``name`` and implement ``p``, ``q``, ``perturb``, ``aggregate``,
     ``support_matrix``, ``sample_counts`` and ``output_distribution``. Everything else a feature
@@ -443,7 +445,10 @@ class FrequencyOracle(abc.ABC):
 
     def reports_to_columns(self, reports) -> list[np.ndarray]:
         """``perturb``'s reports as one array per :meth:`report_columns` entry (int64 (m,), uint8
-        (m, size) or int64 (m, size)).
+        (m, size) or int64 (m, size)), derived from the columns: one column is the reports themselves
+        (int64, or uint8 for ``bytes``); several ``int64`` columns are the columns of an (m, k) integer
+        matrix. An oracle whose reports are laid out otherwise (a tuple, bits to pack) overrides this
+        and :meth:`reports_from_columns`.
 
         Parameters
         ----------
@@ -467,10 +472,18 @@ class FrequencyOracle(abc.ABC):
         >>> len(cols), cols[0].dtype
         (1, dtype('int64'))
         """
-        raise ValueError(f"oracle {self.name!r} has no Parquet report schema")
+        cols = self.report_columns()
+        if len(cols) == 1:
+            return [np.asarray(reports, dtype=np.uint8 if cols[0].kind == "bytes" else np.int64)]
+        if all(c.kind == "int64" for c in cols):
+            r = np.asarray(reports, dtype=np.int64)
+            return [r[:, i] for i in range(len(cols))]
+        raise ValueError(f"oracle {self.name!r}: reports of columns {[c.kind for c in cols]} need their own "
+                         f"reports_to_columns")
 
     def reports_from_columns(self, columns: list[np.ndarray]) -> Any:
-        """The inverse of :meth:`reports_to_columns`: the reports, in ``perturb``'s format.
+        """The inverse of :meth:`reports_to_columns`: the reports, in ``perturb``'s format (one column:
+        itself; several ``int64`` columns: stacked into an (m, k) matrix).
 
         Parameters
         ----------
@@ -497,7 +510,13 @@ class FrequencyOracle(abc.ABC):
         >>> bool(np.array_equal(oue.aggregate(back), oue.aggregate(reports)))
         True
         """
-        raise ValueError(f"oracle {self.name!r} has no Parquet report schema")
+        cols = self.report_columns()
+        if len(cols) == 1:
+            return columns[0]
+        if all(c.kind == "int64" for c in cols):
+            return np.stack(columns, axis=1)
+        raise ValueError(f"oracle {self.name!r}: reports of columns {[c.kind for c in cols]} need their own "
+                         f"reports_from_columns")
 
     # -- the real protocol ---------------------------------------------------------------------
     @abc.abstractmethod
@@ -814,6 +833,116 @@ class FrequencyOracle(abc.ABC):
         """
         vals = check_values(values, self.d, "values")
         return self.simulate(np.bincount(vals, minlength=self.d), rng, exact=True)
+
+    # -- the noise protocol (ldpopt.noise) ---------------------------------------------------------
+    def count_covariance(self, n: int, d: int) -> CountCovariance:
+        """The exact covariance of f̃ from n reports: Eq. 2's variance κ(q(1 − q) + f_v(p − q)(1 − p − q)),
+        κ = 1/(n(p − q)²), and :meth:`pair_covariance`'s off-diagonal terms (None where it has none).
+
+        Parameters
+        ----------
+        n : int
+            Users.
+        d : int
+            Domain size.
+
+        Returns
+        -------
+        CountCovariance
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> c = oracles.get("grr", 1.0, 4).count_covariance(1000, 4)
+        >>> round(float(c.variance(0.25)), 8) == round(float(oracles.get("grr", 1.0, 4).variance(0.25, 1000)), 8)
+        True
+        """
+        p, q = self.p, self.q
+        return CountCovariance(kappa=1.0 / (n * (p - q) ** 2), A=q * (1 - q), B=(p - q) * (1 - p - q),
+                               pair=type(self).pair_covariance(p, q, d, self.params()), noise_var=0.0,
+                               n=n, how="Eq. 2 + pair terms")
+
+    def log_likelihood(self, counts, true_counts) -> float:
+        """log P(counts) when n users' values are drawn from f = true_counts/n: the likelihood EM
+        maximises (:attr:`likelihood`): multinomial, Σ c_v log π_v + log n!/Π c_v!, or binomial per
+        value (per-bit composite), π_v = q + (p − q) f_v.
+
+        Parameters
+        ----------
+        counts : array_like, shape (d,)
+            Support counts (integers).
+        true_counts : array_like, shape (d,)
+            The histogram f is read from.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            The oracle declares no likelihood.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt import oracles
+        >>> grr = oracles.get("grr", 1.0, 3)
+        >>> grid = [(a, b, 4 - a - b) for a in range(5) for b in range(5 - a)]
+        >>> round(float(sum(np.exp(grr.log_likelihood(c, [2, 1, 1])) for c in grid)), 12)
+        1.0
+        """
+        from scipy.special import gammaln, xlogy
+
+        if self.likelihood not in ("multinomial", "binomial"):
+            raise ValueError(f"oracle {self.name!r} declares no likelihood of its counts")
+        c = np.asarray(counts, dtype=np.float64)
+        t = np.asarray(true_counts, dtype=np.float64)
+        n = float(t.sum())
+        pi = self.q + (self.p - self.q) * t / n
+        if self.likelihood == "multinomial":
+            return float(gammaln(n + 1) - gammaln(c + 1).sum() + xlogy(c, pi).sum())
+        return float((gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1) + xlogy(c, pi) + xlogy(n - c, 1 - pi)).sum())
+
+    def privacy_statement(self) -> dict:
+        """The local guarantee of one report (a memoised oracle's: ε₁ per report, ε over every round of
+        one value), as ``meta["privacy"]`` records it.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("grr", 1.0, 4).privacy_statement()["epsilon"]
+        1.0
+        """
+        from ..privacy.statement import statement_of
+
+        return statement_of(self.params(), self.epsilon).as_dict()
+
+    def estimate_fields(self, counts, n) -> dict[str, Any]:
+        """What :meth:`estimate` records: ε, p, q, the name and :meth:`params` (``n`` required).
+
+        Parameters
+        ----------
+        counts : ndarray, shape (d,)
+        n : int
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> from ldpopt import oracles
+        >>> oracles.get("olh", 1.0, 4, g=3).estimate_fields(None, 100)["meta"]["g"]
+        3
+        """
+        if n is None:
+            raise ValueError(f"n is required for the support counts of oracle {self.name!r}")
+        return {"n": n, "epsilon": self.epsilon, "p": self.p, "q": self.q, "oracle": self.name, "meta": self.params()}
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.params().items())

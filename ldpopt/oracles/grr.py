@@ -155,12 +155,6 @@ class GRR(FrequencyOracle):
         """
         return (ReportColumn("value", "int64"),)
 
-    def reports_to_columns(self, reports) -> list[np.ndarray]:
-        return [np.asarray(reports, dtype=np.int64)]
-
-    def reports_from_columns(self, columns) -> np.ndarray:
-        return columns[0]
-
     def perturb(self, values, rng) -> np.ndarray:
         v = check_values(values, self.d)
         gen = as_generator(rng)

@@ -170,12 +170,6 @@ class HR(FrequencyOracle):
         """
         return (ReportColumn("y", "int64"),)
 
-    def reports_to_columns(self, reports) -> list[np.ndarray]:
-        return [np.asarray(reports, dtype=np.int64)]
-
-    def reports_from_columns(self, columns) -> np.ndarray:
-        return columns[0]
-
     # -- the real protocol -----------------------------------------------------------------------
     def _to_side(self, v: np.ndarray, y: np.ndarray, inside: np.ndarray) -> np.ndarray:
         """Map uniform y ∈ [K] to a uniform element of C_v (inside) or of its complement."""

@@ -198,13 +198,6 @@ class OLH(IndependentSupports):
         """
         return (ReportColumn("seed", "int64"), ReportColumn("hash", "int64"))
 
-    def reports_to_columns(self, reports) -> list[np.ndarray]:
-        r = np.asarray(reports, dtype=np.int64)
-        return [r[:, i] for i in range(r.shape[1])]
-
-    def reports_from_columns(self, columns) -> np.ndarray:
-        return np.stack(columns, axis=1)
-
     def hash(self, keys, v) -> np.ndarray:
         """H_s(v) for int64 keys s and values v (broadcasting); see :func:`keyed_hash`.
 

@@ -81,51 +81,6 @@ class HCMS(SketchOracle):
         """
         return tuple(ReportColumn(c, "int64") for c in ("j", "l", "y"))
 
-    def reports_to_columns(self, reports) -> list[np.ndarray]:
-        """The reports as shard columns j, l, y (int64 each).
-
-        See ``FrequencyOracle.reports_to_columns``.
-
-        Parameters
-        ----------
-        reports : ndarray, shape (n, 3)
-            As :meth:`perturb` returns them.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from ldpopt.oracles.hcms import HCMS
-        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
-        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
-        >>> [column.shape for column in sketch.reports_to_columns(reports)]
-        [(100,), (100,), (100,)]
-        """
-        r = np.asarray(reports, dtype=np.int64)
-        return [r[:, i] for i in range(r.shape[1])]
-
-    def reports_from_columns(self, columns) -> np.ndarray:
-        """The (n, 3) reports back from shard columns.
-
-        Parameters
-        ----------
-        columns : list of ndarray
-            j, l and y.
-
-        Returns
-        -------
-        ndarray, shape (n, 3)
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from ldpopt.oracles.hcms import HCMS
-        >>> sketch = HCMS(2.0, 8, k=4, m=16, hash_seed=0)
-        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
-        >>> bool((sketch.reports_from_columns(sketch.reports_to_columns(reports)) == reports).all())
-        True
-        """
-        return np.stack(columns, axis=1)
-
     def __init__(self, epsilon: float, d: int, k: int | None = None, m: int | None = None, hash_seed: int = 0,
                  buckets=None):
         super().__init__(epsilon, d, k=k, m=m, hash_seed=hash_seed, buckets=buckets)

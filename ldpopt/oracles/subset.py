@@ -173,12 +173,6 @@ class SS(FrequencyOracle):
         """
         return (ReportColumn("subset", "int64_list", self.k),)
 
-    def reports_to_columns(self, reports) -> list[np.ndarray]:
-        return [np.asarray(reports, dtype=np.int64)]
-
-    def reports_from_columns(self, columns) -> np.ndarray:
-        return columns[0]
-
     # -- probabilities (written with e^−ε so that ε up to 50 neither overflows nor cancels) ------
     @property
     def _denominator(self) -> float:

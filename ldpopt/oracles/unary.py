@@ -190,12 +190,6 @@ class _UnaryEncoding(IndependentSupports):
         returns it (np.packbits order, padding bits 0)."""
         return (ReportColumn("bits", "bytes", self.nbytes),)
 
-    def reports_to_columns(self, reports) -> list[np.ndarray]:
-        return [np.asarray(reports, dtype=np.uint8)]
-
-    def reports_from_columns(self, columns) -> np.ndarray:
-        return columns[0]
-
     @property
     def _one_minus_p(self) -> float:
         raise NotImplementedError

@@ -167,13 +167,6 @@ class RWS(FrequencyOracle):
         """
         return (ReportColumn("seed", "int64"), ReportColumn("spin", "int64"))
 
-    def reports_to_columns(self, reports) -> list[np.ndarray]:
-        r = np.asarray(reports, dtype=np.int64)
-        return [r[:, 0], r[:, 1]]
-
-    def reports_from_columns(self, columns) -> np.ndarray:
-        return np.stack(columns, axis=1)
-
     # -- the seed → subset map -------------------------------------------------------------------
     def _order(self, seeds: np.ndarray) -> np.ndarray:
         """(m, d) int64: per seed, D partitioned by its words — the first k columns are S_s (any order),

@@ -13,6 +13,11 @@ from .. import _deprecated
 
 __all__ = ["central", "shuffle", "statement"]
 
+#: the δ an (ε, δ) statement is given at when none is given: composition over rounds, the shuffle
+#: model, a Gaussian-type central mechanism's calibration (every default in ldpopt reads this one;
+#: ``ldpopt.privacy.statement.DEFAULT_DELTA`` names it too)
+DEFAULT_DELTA = 1e-6
+
 # the deployments' baselines moved to the methods they are (ldpopt.methods.deployments), one release
 _deprecated.install({f"{__name__}.baselines": "ldpopt.methods.deployments"})
 

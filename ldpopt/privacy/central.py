@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy import optimize, signal, special
 
 from .._validation import as_generator, check_delta
+from ..noise import AdditiveNoise, register_resolver
+from . import DEFAULT_DELTA
 
-__all__ = ["EXACT_MAX_SCALE", "MECHANISMS", "RELATIONS", "Mechanism", "exact_scale", "get", "sensitivity"]
+__all__ = ["EXACT_MAX_SCALE", "MECHANISMS", "RELATIONS", "CentralNoise", "Mechanism", "exact_scale", "get", "sensitivity"]
 
 #: The neighbouring relations of a histogram of one value per user, with the L1 and L2 sensitivity of
 #: the count vector: ``add-remove`` (one user's report added or removed: one count moves by 1) and
@@ -332,6 +333,8 @@ def _gaussian_log_delta(epsilon: float, sigma: float, l2: float) -> float:
     # log space (log Φ is exact deep in the tails), so no ε and no σ overflows or is capped
     a = l2 / (2.0 * sigma)
     c = epsilon * sigma / l2
+    from scipy import special  # here: an estimate asks this module for its noise source without scipy
+
     la = float(special.log_ndtr(a - c))
     lb = epsilon + float(special.log_ndtr(-a - c))
     if not lb < la:
@@ -364,7 +367,12 @@ def _dgauss_delta(epsilon: float, sigma: float, l1: float) -> float:
     if m > 1:
         base = p
         for _ in range(m - 1):
-            p = signal.fftconvolve(p, base) if p.size > 4096 else np.convolve(p, base)
+            if p.size > 4096:
+                from scipy import signal
+
+                p = signal.fftconvolve(p, base)
+            else:
+                p = np.convolve(p, base)
             p = np.clip(p, 0.0, None)
         k = np.arange(p.size, dtype=np.float64) - (p.size - 1) / 2
     loss = (m - 2.0 * k) / (2.0 * sigma * sigma)
@@ -393,6 +401,8 @@ def _epsilon_for_delta(delta_of: Callable[[float], float], delta: float,
         if hi > _EPS_SEARCH_MAX:
             return math.inf
     lo = hi / 2.0 if hi > 1.0 else 0.0
+    from scipy import optimize
+
     root = float(optimize.brentq(lambda e: f(e) - target, lo, hi, xtol=1e-12, rtol=1e-12))
     step = 4e-12 * max(root, 1.0)
     eps = min(root + step, hi)
@@ -424,6 +434,11 @@ class Mechanism:
     _exact_sample : callable or None
         The exact integer sampler :meth:`release` draws from (a ``Fraction`` scale, a size, a
         Generator), None for a simulation-only mechanism.
+    likelihood : str
+        The family of its log density: ``"laplace"`` (linear in |k|) or ``"gaussian"`` (quadratic in k),
+        what a likelihood fit of noisy counts minimises (``NoiseSource.likelihood``).
+    _sum_tail : callable or None
+        ``(t, d, scale)`` → an upper bound on P(|Σ of d draws| ≥ t) (Chernoff, from the log-MGF).
 
     Examples
     --------
@@ -443,6 +458,39 @@ class Mechanism:
     reference: str
     simulation_only: str = ""
     _exact_sample: Callable[[Fraction, int, np.random.Generator], np.ndarray] | None = None
+    likelihood: str = ""
+    _sum_tail: Callable[[float, int, float], float] | None = None
+
+    def check_delta(self, delta) -> float:
+        """The δ this mechanism's ε is stated at: None gives 0 for a pure mechanism and 10⁻⁶
+        (:data:`ldpopt.privacy.DEFAULT_DELTA`) for a Gaussian one; a given δ is checked (in [0, 1), > 0 for
+        a Gaussian one: its ε at δ = 0 is infinite).
+
+        Parameters
+        ----------
+        delta : float or None
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            δ out of range, or 0 for a Gaussian mechanism.
+
+        Examples
+        --------
+        >>> from ldpopt.privacy import central
+        >>> central.get("laplace").check_delta(None), central.get("gaussian").check_delta(None)
+        (0.0, 1e-06)
+        """
+        if delta is None:
+            return 0.0 if self.pure else DEFAULT_DELTA
+        value = check_delta(delta)
+        if not self.pure and value == 0.0:
+            raise ValueError(f"delta must be > 0 for mechanism {self.name!r} (its epsilon at delta = 0 is infinite)")
+        return float(value)
 
     @property
     def release_safe(self) -> bool:
@@ -672,6 +720,34 @@ def _laplace_delta(epsilon: float, b: float, l1: float, discrete: bool) -> float
     return float(-math.expm1((epsilon - 1.0 / b) / 2.0))
 
 
+def _gauss_sum_tail(t: float, d: int, sigma: float) -> float:
+    # Chernoff's optimum for d σ-sub-Gaussian draws (the discrete Gaussian is σ-sub-Gaussian: Canonne,
+    # Kamath & Steinke, NeurIPS 2020, Cor. 9): 2 exp(−t²/(2dσ²))
+    return float(min(1.0, 2.0 * np.exp(-t * t / (2.0 * d * sigma * sigma))))
+
+
+def _chernoff(t: float, d: int, lam: np.ndarray, log_mgf: np.ndarray) -> float:
+    # 2·min_λ exp(−λt + d·K(λ)) over a grid of λ: any λ gives a valid bound, so the grid's minimum is one
+    exponent = -lam * t + d * log_mgf
+    best = np.nanmin(exponent) if np.isfinite(exponent).any() else 0.0
+    return float(min(1.0, 2.0 * np.exp(min(best, 0.0))))
+
+
+def _laplace_sum_tail(t: float, d: int, b: float) -> float:
+    # Laplace(b)'s log-MGF −log(1 − b²λ²), λ < 1/b
+    lam = np.linspace(0.0, 1.0 / b, 4002)[1:-1]
+    return _chernoff(t, d, lam, -np.log1p(-(b * lam) ** 2))
+
+
+def _dlap_sum_tail(t: float, d: int, b: float) -> float:
+    # the discrete Laplace's log-MGF, r = e^(−1/b): 2 log(1 − r) − log(1 − r e^λ) − log(1 − r e^−λ), λ < 1/b
+    lam = np.linspace(0.0, 1.0 / b, 4002)[1:-1]
+    r = np.exp(-1.0 / b)
+    with np.errstate(over="ignore", invalid="ignore"):
+        log_mgf = 2.0 * np.log1p(-r) - np.log1p(-r * np.exp(lam)) - np.log1p(-r * np.exp(-lam))
+    return _chernoff(t, d, lam, log_mgf)
+
+
 def _laplace_logpdf(k: np.ndarray, b: float) -> np.ndarray:
     return -np.abs(k) / b - math.log(2.0 * b)
 
@@ -688,15 +764,19 @@ MECHANISMS: dict[str, Mechanism] = {
     m.name: m for m in (
         Mechanism("laplace", "b", False, True, lambda b: 2.0 * b * b, _laplace_logpdf,
                   lambda b, size, rng: rng.laplace(0.0, b, size),
-                  "Dwork, McSherry, Nissim & Smith (TCC 2006)", _FLOAT_NOISE.format("laplace", "discrete-laplace")),
+                  "Dwork, McSherry, Nissim & Smith (TCC 2006)", _FLOAT_NOISE.format("laplace", "discrete-laplace"),
+                  likelihood="laplace", _sum_tail=_laplace_sum_tail),
         Mechanism("discrete-laplace", "b", True, True, _dlap_variance, _dlap_logpmf, _sample_dlap,
                   "Ghosh, Roughgarden & Sundararajan (STOC 2009); Canonne, Kamath & Steinke (NeurIPS 2020)",
-                  _exact_sample=_exact_dlap),
+                  _exact_sample=_exact_dlap, likelihood="laplace",
+                  _sum_tail=_dlap_sum_tail),
         Mechanism("gaussian", "sigma", False, False, lambda s: s * s, _gauss_logpdf,
                   lambda s, size, rng: rng.normal(0.0, s, size),
-                  "Balle & Wang (ICML 2018), Theorem 8", _FLOAT_NOISE.format("normal", "discrete-gaussian")),
+                  "Balle & Wang (ICML 2018), Theorem 8", _FLOAT_NOISE.format("normal", "discrete-gaussian"),
+                  likelihood="gaussian", _sum_tail=_gauss_sum_tail),
         Mechanism("discrete-gaussian", "sigma", True, False, _dgauss_variance, _dgauss_logpmf, _sample_dgauss,
-                  "Canonne, Kamath & Steinke (NeurIPS 2020)", _exact_sample=_exact_dgauss),
+                  "Canonne, Kamath & Steinke (NeurIPS 2020)", _exact_sample=_exact_dgauss,
+                  likelihood="gaussian", _sum_tail=_gauss_sum_tail),
     )
 }
 
@@ -727,3 +807,162 @@ def get(name: str) -> Mechanism:
     if not isinstance(name, str) or name not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {sorted(MECHANISMS)}, got {name!r}")
     return MECHANISMS[name]
+
+
+class CentralNoise(AdditiveNoise):
+    """A central mechanism at one scale on a histogram: the noise source of ``Estimate.from_central``
+    (:class:`ldpopt.noise.AdditiveNoise`: its law, sampler, exact variance, likelihood family and the
+    (ε, δ) it gives under ``relation``).
+
+    Parameters
+    ----------
+    mechanism : str or Mechanism
+        A name of :data:`MECHANISMS` or its record.
+    scale : float
+        b or σ, in counts, > 0.
+    relation : str, default "add-remove"
+        The neighbouring relation (:data:`RELATIONS`).
+    delta : float, optional
+        The δ the ε is stated at. None: 0 for the pure mechanisms, 1e-6 for the Gaussian ones.
+    contributions : int, default 1
+        Cells one user's record is counted in (:func:`sensitivity`).
+    n_known : bool, default True
+        Whether n is a known total.
+
+    Raises
+    ------
+    ValueError
+        An argument out of range (the message names it), δ = 0 for a Gaussian one.
+
+    Examples
+    --------
+    >>> from ldpopt.privacy.central import CentralNoise
+    >>> src = CentralNoise("discrete-laplace", 2.0)
+    >>> src.name, round(src.noise_variance(), 4), src.privacy_statement()["epsilon"]
+    ('central:discrete-laplace', 7.8354, 0.5)
+    """
+
+    def __init__(self, mechanism, scale, relation: str = "add-remove", delta=None, contributions: int = 1,
+                 n_known: bool = True):
+        mech = mechanism if isinstance(mechanism, Mechanism) else get(mechanism)
+        self.mechanism = mech
+        self.scale = check_scale(scale, "scale")
+        self.contributions = check_contributions(contributions)
+        sensitivity(relation, self.contributions)
+        self.relation = relation
+        self.delta = mech.check_delta(delta)
+        self.total_known = bool(n_known)
+        self.name = f"central:{mech.name}"  # type: ignore[misc]  # an instance's own name
+        self.discrete = mech.discrete   # type: ignore[misc]  # per instance: the record says
+        self.likelihood = mech.likelihood   # type: ignore[misc]
+        self._statement: dict | None = None
+
+    @classmethod
+    def from_record(cls, privacy: dict) -> CentralNoise:
+        """The source a ``meta["privacy"]`` record of model "central" states.
+
+        Parameters
+        ----------
+        privacy : dict
+            The record (``Estimate.from_central`` writes it).
+
+        Returns
+        -------
+        CentralNoise
+
+        Examples
+        --------
+        >>> from ldpopt.privacy.central import CentralNoise
+        >>> CentralNoise.from_record({"model": "central", "mechanism": "gaussian", "scale": 3.0,
+        ...                           "delta": 1e-6, "relation": "add-remove"}).scale
+        3.0
+        """
+        return cls(privacy["mechanism"], float(privacy["scale"]), privacy.get("relation", "add-remove"),
+                   privacy.get("delta"), privacy.get("contributions", 1), privacy.get("n_known", True))
+
+    def noise_variance(self) -> float:
+        return self.mechanism.variance(self.scale)
+
+    def noise_logpdf(self, k) -> np.ndarray:
+        return self.mechanism.logpdf(k, self.scale)
+
+    def noise_sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        return self.mechanism.sample(size, self.scale, rng)
+
+    def sum_tail(self, t: float, d: int) -> float:
+        """An upper bound on P(|Z₁ + … + Z_d| ≥ t) for d independent draws (Chernoff's, from the
+        mechanism's log-MGF; 1 at t ≤ 0).
+
+        Parameters
+        ----------
+        t : float
+            The deviation.
+        d : int
+            Draws summed.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from ldpopt.privacy.central import CentralNoise
+        >>> round(CentralNoise("gaussian", 2.0).sum_tail(8.0, 4), 6)   # 2 exp(−t²/(2dσ²)) = 2/e²
+        0.270671
+        """
+        if t <= 0:
+            return 1.0
+        assert self.mechanism._sum_tail is not None
+        return self.mechanism._sum_tail(float(t), int(d), self.scale)
+
+    def privacy_statement(self) -> dict:
+        if self._statement is not None:
+            return dict(self._statement)
+        eps = self.mechanism.epsilon(self.scale, delta=self.delta, relation=self.relation,
+                                     contributions=self.contributions)
+        out = {"model": "central", "relation": self.relation, "mechanism": self.mechanism.name, "scale": self.scale,
+               "epsilon": float(eps), "delta": self.delta, "n_known": self.total_known}
+        if self.contributions > 1:
+            out["contributions"] = self.contributions
+        self._statement = out
+        return dict(out)
+
+    def estimate_fields(self, counts, n) -> dict:
+        """What ``Estimate.from_source`` builds (:class:`~ldpopt.noise.AdditiveNoise`), after refusing a
+        scale whose ε is 0 or infinite at this δ.
+
+        Parameters
+        ----------
+        counts : ndarray, shape (d,)
+        n : int or None
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.privacy.central import CentralNoise
+        >>> CentralNoise("laplace", 2.0).estimate_fields(np.array([60.5, 39.5]), None)["n"]
+        100
+        """
+        eps = self.privacy_statement()["epsilon"]
+        if not (math.isfinite(eps) and eps > 0):
+            raise ValueError(f"scale = {self.scale!r} gives epsilon = {eps!r} at delta = {self.delta!r}: an estimate "
+                             f"needs a finite epsilon > 0 (pass a smaller scale or a larger delta)")
+        return super().estimate_fields(counts, n)
+
+    def __repr__(self) -> str:
+        return f"CentralNoise({self.mechanism.name!r}, {self.scale!r}, relation={self.relation!r}, delta={self.delta!r})"
+
+
+def _resolve(estimate) -> CentralNoise | None:
+    # an estimate whose meta records a central mechanism of this module (Estimate.from_central)
+    privacy = estimate.meta.get("privacy")
+    if isinstance(privacy, dict) and privacy.get("model") == "central" and privacy.get("mechanism") in MECHANISMS:
+        return CentralNoise.from_record(privacy)
+    return None
+
+
+register_resolver(_resolve)

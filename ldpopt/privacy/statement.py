@@ -19,11 +19,9 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
-__all__ = ["ACCOUNTANTS", "DEFAULT_DELTA", "MODELS", "PrivacyStatement", "compose", "local", "statement_of"]
+from . import DEFAULT_DELTA
 
-#: the δ an (ε, δ) statement is given at when none is given: composition over rounds, the shuffle
-#: model, a Gaussian-type central mechanism's calibration (every default in ldpopt reads this one)
-DEFAULT_DELTA = 1e-6
+__all__ = ["ACCOUNTANTS", "DEFAULT_DELTA", "MODELS", "PrivacyStatement", "compose", "local", "statement_of"]
 
 #: the privacy models a statement names
 MODELS = ("local", "shuffled", "central")

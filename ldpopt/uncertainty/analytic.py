@@ -8,69 +8,83 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import norm as _normal
 
-from .. import oracles as _oracles
-from ..estimate import Estimate, central_noise
+from ..estimate import Estimate
+from ..noise import CountCovariance
 from .result import Uncertainty
 
-__all__ = ["ANALYTIC_METHODS", "analytic", "covariance", "pair_parameters", "query_variance", "score_interval",
-           "supports_analytic", "variance_line"]
+__all__ = ["ANALYTIC_METHODS", "analytic", "covariance", "line_of", "pair_parameters", "query_variance",
+           "query_variance_of", "score_interval", "supports_analytic", "variance_line"]
 
 ANALYTIC_METHODS = ("base", "norm")
 
 
 def pair_parameters(estimate: Estimate) -> tuple[float, float] | None:
-    """(a, b) of the module notes for ``estimate.oracle``, as its oracle states them
-    (``pair_covariance``), or None when Cov is not of that form (or the oracle is not registered)."""
-    try:
-        cls = _oracles.oracle_class(estimate.oracle)
-    except ValueError:
-        return None
-    return cls.pair_covariance(estimate.p, estimate.q, estimate.d, estimate.meta)
+    """(a, b) of the module notes for ``estimate``, as its noise source states them
+    (``count_covariance(n, d).pair``), or None when Cov is not of that form."""
+    return estimate.noise.count_covariance(estimate.n, estimate.d).pair
 
 
 def supports_analytic(estimate: Estimate, method: str, queries=None) -> bool:
-    """Whether :func:`analytic` can answer (method Base or Norm; per-value Base for any oracle)."""
+    """Whether :func:`analytic` can answer (method Base or Norm; per-value Base for any source)."""
     if method not in ANALYTIC_METHODS:
         return False
-    if (method == "base" and queries is None) or central_noise(estimate) is not None:
+    if method == "base" and queries is None:
         return True
     return pair_parameters(estimate) is not None
 
 
-def _kappa(est: Estimate) -> float:
-    return 1.0 / (est.n * (est.p - est.q) ** 2)
+def _query_sums(U, d: int) -> tuple[np.ndarray, np.ndarray]:
+    # ‖u‖² and Σu of every query row (None: the single values)
+    if U is None:
+        return np.ones(d), np.ones(d)
+    U = sp.csr_matrix(U, dtype=np.float64)
+    return np.asarray(U.multiply(U).sum(axis=1)).ravel(), np.asarray(U.sum(axis=1)).ravel()
+
+
+def _independent(cov: CountCovariance, method: str, U, d: int) -> np.ndarray:
+    # the variance of noise added independently to every cell (e): Base's query u has e‖u‖², Norm's
+    # e(‖u‖² − (Σu)²/d) (Cov of Norm = e(I − 11ᵀ/d)); 0 where the source adds none
+    if cov.e == 0.0:
+        return np.zeros(d if U is None else U.shape[0])
+    sq, tot = _query_sums(U, d)
+    return cov.e * sq if method == "base" else cov.e * (sq - tot**2 / d)
 
 
 def query_variance(estimate: Estimate, method: str, f, U=None) -> np.ndarray:
     """Exact Var of Base's or Norm's answers to the query rows of ``U`` (m × d, 0-1, sparse or dense;
     None = every single value) when the true frequencies are ``f``."""
-    p, q, d = estimate.p, estimate.q, estimate.d
-    if central_noise(estimate) is not None:
-        alpha, _ = _central_line(estimate, method, U)
-        return alpha
-    s = q * (1 - q) + f * (p - q) * (1 - p - q)
-    kap = _kappa(estimate)
-    ab = pair_parameters(estimate)
-    if ab is None:
+    return query_variance_of(estimate.noise.count_covariance(estimate.n, estimate.d), estimate.d, method, f, U,
+                             estimate.oracle)
+
+
+def query_variance_of(cov: CountCovariance, d: int, method: str, f, U=None, name: str = "") -> np.ndarray:
+    """:func:`query_variance` of a source's covariance (``NoiseSource.count_covariance(n, d)``) on d values,
+    with no estimate (``f`` None: a source whose variance does not depend on the truth)."""
+    if f is None:   # the truth enters only through B and b: a source with neither needs none
+        f = np.zeros(d)
+    f = np.asarray(f, dtype=np.float64)
+    s = cov.A + f * cov.B
+    kap = cov.kappa
+    ind = _independent(cov, method, U, d)
+    if cov.pair is None:
         if method == "base" and U is None:
-            return kap * s
-        raise ValueError(f"oracle {estimate.oracle!r}: the count covariance is not analytic here; "
-                         f"use the bootstrap")
-    a, b = ab
+            return kap * s + ind
+        raise ValueError(f"oracle {name!r}: the count covariance is not analytic here; use the bootstrap")
+    a, b = cov.pair
     g = s - a - 2 * b * f
     if U is None:
         if method == "base":
-            return kap * s
-        return kap * (g * (1 - 2.0 / d) + g.sum() / d**2)
+            return kap * s + ind
+        return kap * (g * (1 - 2.0 / d) + g.sum() / d**2) + ind
     U = sp.csr_matrix(U, dtype=np.float64)
     usq_g = np.asarray(U.multiply(U) @ g).ravel()
     u1 = np.asarray(U @ np.ones(d)).ravel()
     if method == "base":
         uf = np.asarray(U @ f).ravel()
-        return kap * (usq_g + a * u1**2 + 2 * b * u1 * uf)
+        return kap * (usq_g + a * u1**2 + 2 * b * u1 * uf) + ind
     m = u1 / d
     ug = np.asarray(U @ g).ravel()
-    return kap * (usq_g - 2 * m * ug + m**2 * g.sum())
+    return kap * (usq_g - 2 * m * ug + m**2 * g.sum()) + ind
 
 
 def covariance(estimate: Estimate, f=None) -> np.ndarray:
@@ -107,53 +121,37 @@ def covariance(estimate: Estimate, f=None) -> np.ndarray:
     fv = np.clip(estimate.f_tilde, 0.0, 1.0) if f is None else np.asarray(f, dtype=np.float64)
     if fv.shape != (d,):
         raise ValueError(f"f must have shape ({d},), got {fv.shape}")
-    if central_noise(estimate) is not None:
-        return float(estimate.meta["extra_variance"]) * np.eye(d)
-    p, q = estimate.p, estimate.q
-    s = q * (1 - q) + fv * (p - q) * (1 - p - q)
-    kap = _kappa(estimate)
-    ab = pair_parameters(estimate)
-    if ab is None:
-        return np.diag(kap * s)
-    a, b = ab
+    cov = estimate.noise.count_covariance(estimate.n, d)
+    if cov.pair is None:
+        return np.diag(cov.variance(fv))
+    a, b = cov.pair
     one = np.ones(d)
-    return kap * (np.diag(s - a - 2 * b * fv) + a * np.outer(one, one) + b * (np.outer(fv, one) + np.outer(one, fv)))
+    return (np.diag(cov.variance(fv) - cov.kappa * (a + 2 * b * fv)) + cov.kappa * a * np.outer(one, one)
+            + cov.kappa * b * (np.outer(fv, one) + np.outer(one, fv)))
 
 
 def variance_line(estimate: Estimate, method: str, U=None) -> tuple[np.ndarray, np.ndarray]:
     """(α, β) with Var = α + β·F exactly, F the true answer of each 0-1 query row of ``U`` (None =
     every single value): the module notes' line, the same covariance as :func:`query_variance`."""
-    if central_noise(estimate) is not None:
-        return _central_line(estimate, method, U)
-    p, q, d = estimate.p, estimate.q, estimate.d
-    kap = _kappa(estimate)
-    A, B = q * (1 - q), (p - q) * (1 - p - q)
+    return line_of(estimate.noise.count_covariance(estimate.n, estimate.d), estimate.d, method, U, estimate.oracle)
+
+
+def line_of(cov: CountCovariance, d: int, method: str, U=None, name: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """:func:`variance_line` of a source's covariance (``NoiseSource.count_covariance(n, d)``) on d values,
+    with no estimate: what ``plan`` asks before any data exist."""
+    kap, A, B = cov.kappa, cov.A, cov.B
     k = np.ones(d) if U is None else np.asarray(sp.csr_matrix(U, dtype=np.float64).sum(axis=1)).ravel()
-    ab = pair_parameters(estimate)
-    if ab is None:
+    ind = _independent(cov, method, U, d)
+    if cov.pair is None:
         if method == "base" and U is None:
-            return np.full(d, kap * A), np.full(d, kap * B)
-        raise ValueError(f"oracle {estimate.oracle!r}: the count covariance is not analytic here; "
-                         f"use the bootstrap")
-    a, b = ab
+            return np.full(d, kap * A) + ind, np.full(d, kap * B)
+        raise ValueError(f"oracle {name!r}: the count covariance is not analytic here; use the bootstrap")
+    a, b = cov.pair
     A0, B0 = A - a, B - 2 * b
     if method == "base":
-        return kap * (k * A0 + a * k**2), kap * (B0 + 2 * b * k)
+        return kap * (k * A0 + a * k**2) + ind, kap * (B0 + 2 * b * k)
     m = k / d
-    return kap * ((1 - 2 * m) * k * A0 + m**2 * (d * A0 + B0)), kap * (1 - 2 * m) * B0
-
-
-def _central_line(estimate: Estimate, method: str, U=None) -> tuple[np.ndarray, np.ndarray]:
-    # central noise: independent cells of variance s = Var(noise)/n², not depending on the truth (β = 0);
-    # Base's query u has variance s‖u‖², Norm's s(‖u‖² − (Σu)²/d) (Cov of Norm = s(I − 11ᵀ/d))
-    s, d = float(estimate.meta["extra_variance"]), estimate.d
-    if U is None:
-        sq, tot = np.ones(d), np.ones(d)
-    else:
-        U = sp.csr_matrix(U, dtype=np.float64)
-        sq, tot = np.asarray(U.multiply(U).sum(axis=1)).ravel(), np.asarray(U.sum(axis=1)).ravel()
-    alpha = s * sq if method == "base" else s * (sq - tot**2 / d)
-    return alpha, np.zeros_like(alpha)
+    return kap * ((1 - 2 * m) * k * A0 + m**2 * (d * A0 + B0)) + ind, kap * (1 - 2 * m) * B0
 
 
 def score_interval(point, alpha, beta, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -215,8 +213,7 @@ def analytic(estimate: Estimate, method: str, level: float = 0.95, queries=None,
     alpha, beta = variance_line(estimate, method, U)
     se = np.sqrt(alpha + beta * np.clip(point, 0.0, 1.0))
     lo, hi = score_interval(point, alpha, beta, level)
-    source = ("the central noise's exact variance, independent cells" if central_noise(estimate) is not None
-              else "Eq. 2 + pair terms")
+    source = estimate.noise.count_covariance(estimate.n, estimate.d).how
     how = (f"analytic: exact variance of the {estimate.oracle} counts ({source}), affine in the "
            f"true answer; {method} is linear and unbiased; score interval (the answers a normal test at their "
            f"own variance does not reject at level {level:g}), no plug-in truth")

@@ -7,34 +7,16 @@ from __future__ import annotations
 import numpy as np
 
 from .. import methods as _methods
-from .. import oracles as _oracles
-from ..estimate import Estimate, central_noise
+from ..estimate import Estimate
 
-__all__ = ["CentralNoise", "apply_batch", "draw_counts", "oracle_of", "resample_estimates"]
-
-
-class CentralNoise:
-    """What resampling asks of an oracle, for a central-noise estimate (``Estimate.from_central``): the
-    parametric bootstrap's draws are the world's exact counts plus fresh noise of the same mechanism
-    and scale (``sample_counts_batch``), never a frequency oracle's reports."""
-
-    def __init__(self, mechanism, scale: float):
-        self.mechanism, self.scale = mechanism, float(scale)
-
-    def sample_counts_batch(self, true_counts, size: int, rng) -> np.ndarray:
-        """(size, d) float64 noisy counts: ``true_counts`` plus independent noise in every cell."""
-        c = np.asarray(true_counts, dtype=np.float64)
-        noise = self.mechanism.sample(int(size) * c.shape[0], self.scale, rng)
-        return c[None, :] + noise.reshape(int(size), c.shape[0])
+__all__ = ["apply_batch", "draw_counts", "oracle_of", "resample_estimates"]
 
 
 def oracle_of(estimate: Estimate):
-    """The oracle object that produced ``estimate`` (its registry name and the structural parameters
-    of its meta, ``FrequencyOracle.from_estimate``); for a central-noise estimate, a
-    :class:`CentralNoise` drawing the mechanism's noise."""
-    if (found := central_noise(estimate)) is not None:
-        return CentralNoise(*found)
-    return _oracles.oracle_class(estimate.oracle).from_estimate(estimate)
+    """The noise source that produced ``estimate`` (``estimate.noise``: an oracle rebuilt from its
+    name and structural parameters, a central mechanism at its scale, or a source of one's own): what
+    the parametric bootstrap draws from (``sample_counts_batch``)."""
+    return estimate.noise
 
 
 def draw_counts(oracle, true_counts, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -46,8 +28,9 @@ def draw_counts(oracle, true_counts, size: int, rng: np.random.Generator) -> np.
 def resample_estimates(estimate: Estimate, counts) -> list[Estimate]:
     """One :class:`~ldpopt.Estimate` per row of ``counts`` (B, d), with ``estimate``'s n, ε, p, q,
     oracle and meta: what the methods that are not batched are called on."""
-    return [Estimate.from_counts(c, estimate.n, estimate.epsilon, estimate.p, estimate.q,
-                                 oracle=estimate.oracle, **estimate.meta) for c in counts]
+    n, p, q, src = estimate.n, estimate.p, estimate.q, estimate.noise
+    return [Estimate((c / n - q) / (p - q), c, n, estimate.epsilon, p, q, estimate.oracle, estimate.meta, src)
+            for c in np.asarray(counts, dtype=np.float64)]
 
 
 def apply_batch(estimate: Estimate, method, F: np.ndarray, counts: np.ndarray | None = None,
@@ -80,7 +63,14 @@ def apply_batch(estimate: Estimate, method, F: np.ndarray, counts: np.ndarray | 
 
 def __getattr__(name: str):
     """The name lists of earlier releases, derived from the method registry: ``BATCHED`` (the methods
-    with a batched form) and ``POWER_FITTED`` (those preparing a batch)."""
+    with a batched form) and ``POWER_FITTED`` (those preparing a batch); ``CentralNoise``, now
+    :class:`ldpopt.privacy.central.CentralNoise` (deprecated here)."""
+    if name == "CentralNoise":
+        from .._deprecated import warn_moved
+        from ..privacy.central import CentralNoise
+
+        warn_moved("ldpopt.uncertainty.resample.CentralNoise", "ldpopt.privacy.central.CentralNoise", 2)
+        return CentralNoise
     if name == "BATCHED":
         return tuple(m for m in _methods.names() if _methods.get(m).batched is not None)
     if name == "POWER_FITTED":

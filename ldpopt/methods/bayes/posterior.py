@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from ...estimate import Estimate, central_noise
+from ...estimate import Estimate
 from ...estimate import check_estimate as _check_estimate
 from .._args import _DEFAULT_S_BOUNDS, _FITS, _PRIORS, _TAU_FLOOR, _check_bounds, _check_choice, _check_s, _real
 from ..normalize import project_simplex
@@ -38,10 +38,9 @@ def noise_sd_counts(estimate: Estimate) -> float:
     mechanisms' variance (their heavier tails are not modelled).
     """
     est = _check_estimate(estimate)
-    if (found := central_noise(est)) is not None:
-        mech, scale = found
-        return float(np.sqrt(mech.variance(scale)))
-    return float(np.sqrt(est.n * est.q * (1.0 - est.q)) / (est.p - est.q))
+    # the reports' Eq. 14 term plus the variance V of noise added to every count (the source's): one is 0
+    V = est.noise.count_covariance(est.n, est.d).noise_var
+    return float(np.sqrt(est.n * est.q * (1.0 - est.q) + V * (est.p - est.q) ** 2) / (est.p - est.q))
 
 
 def _engine_sd(est: Estimate) -> float:

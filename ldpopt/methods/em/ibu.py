@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...estimate import Estimate, central_noise
+from ...estimate import Estimate
 from ...estimate import check_estimate as _check_estimate
 from .._args import _check_choice, _check_max_iter
 from ..registry import ProblemStatement, register
@@ -120,9 +120,9 @@ def _oracle_likelihood(name: str) -> str | None:
 def _why_not(est: Estimate, likelihood: str = "auto", **params) -> str | None:
     """Why EM does not apply to ``est`` with these parameters (None when it does): with
     ``likelihood="auto"`` the oracle must be one whose exact likelihood EM knows."""
-    if central_noise(est) is not None:
-        return ("em maximises a frequency oracle's likelihood of support counts; central noise has none: use the "
-                "objective 'central-mle' (the noise's exact likelihood) through Problem")
+    if not est.noise.support_counts:
+        return (f"em maximises a frequency oracle's likelihood of support counts; noise added to exact counts "
+                f"({est.oracle}) has none: use the objective 'central-mle' (the noise's exact likelihood) through Problem")
     if likelihood != "auto" or _oracle_likelihood(est.oracle.lower()) in _LIKELIHOODS:
         return None
     return (f"em needs an oracle that declares its exact likelihood ('multinomial' or 'binomial'); oracle "

@@ -12,7 +12,7 @@ import numpy as np
 from scipy.special import xlogy
 
 from ..._validation import check_float_array
-from ...estimate import Estimate, central_noise
+from ...estimate import Estimate
 from ..registry import available_objectives, objective_factory, register_objective
 from .base import BuiltObjective, Objective, UserObjective
 
@@ -109,20 +109,20 @@ class WeightedMLE(Objective):
     file_doc = "Gaussian-approximation MLE, weights 1/sigma_v^2"
     frequency_floor = False
     lazy_build = True
-    #: under central noise σ_v² is one constant, so Eq. 13 is CLS (:meth:`resolve`); a subclass whose
-    #: formulation refuses central noise sets this False
+    #: under noise added to exact counts (``estimate.noise.additive``) σ_v² is one constant, so Eq. 13
+    #: is CLS (:meth:`resolve`); a subclass whose formulation refuses such noise sets this False
     central_is_cls = True
 
     def check(self, estimate):
-        if central_noise(estimate) is not None:
-            return  # central noise: σ_v² is the same for every v, and Eq. 13 is CLS (:meth:`resolve`)
+        if estimate.noise.additive:
+            return  # one variance in every cell: Eq. 13 is CLS (:meth:`resolve`)
         _, q, a, _ = _wmle_coefficients(estimate)
         if not a > 0:
             raise ValueError(f"objective={self.name!r} needs q(1 - q) > 0 (a positive variance at "
                              f"f_v = 0), got q = {q!r}")
 
     def build(self, f, x, scale, estimate):
-        if self.central_is_cls and central_noise(estimate) is not None:
+        if self.central_is_cls and estimate.noise.additive:
             return LeastSquares().build(f, x, scale, estimate)   # constant σ_v²: CLS (:meth:`resolve`)
         p, q, a, e = _wmle_coefficients(estimate)
         gamma = a / ((p - q) ** 2 * scale**2)  # = n when scale = σ
@@ -163,7 +163,7 @@ class WeightedMLE(Objective):
         from .separable import WeightedMLESep
 
         self.check(estimate)
-        if central_noise(estimate) is not None:
+        if estimate.noise.additive:
             return LeastSquares().per_value(estimate)
         return WeightedMLESep(estimate)
 
@@ -185,7 +185,7 @@ class WeightedMLE(Objective):
         >>> WeightedMLE().resolve(ldpopt.Estimate.from_central([60, 41], "laplace", 3.0, n=100))
         LeastSquares()
         """
-        if self.central_is_cls and central_noise(estimate) is not None:
+        if self.central_is_cls and estimate.noise.additive:
             return LeastSquares()
         return self
 
@@ -245,10 +245,10 @@ class WeightedMLENaive(WeightedMLE):
 def _refuse_central(name: str, estimate) -> None:
     # the likelihoods of support counts (multinomial, binomial) and Eq. 13's variance are a frequency
     # oracle's; a central-noise histogram has neither: one line saying what applies instead
-    if central_noise(estimate) is not None:
-        raise ValueError(f"objective={name!r} is the likelihood of a frequency oracle's support counts; a "
-                         f"central-noise estimate ({estimate.oracle}) has none: use 'central-mle' (the noise's "
-                         f"exact likelihood), 'cls' or 'weighted-mle'")
+    if not estimate.noise.support_counts:
+        raise ValueError(f"objective={name!r} is the likelihood of a frequency oracle's support counts; an "
+                         f"estimate of noise added to exact counts ({estimate.oracle}) has none: use 'central-mle' "
+                         f"(the noise's exact likelihood), 'cls' or 'weighted-mle'")
 
 
 class _Likelihood(Objective):
@@ -418,22 +418,19 @@ class L1(Objective):
         return float(np.sum(np.abs(np.asarray(f, float) - estimate.f_tilde)))
 
 
+#: the noise likelihood families (``NoiseSource.likelihood``) → the objective their −log likelihood is
+_NOISE_FORMS = {"laplace": "l1", "gaussian": "cls"}
+
+
 def _central_form(estimate) -> str:
-    """``"l1"`` or ``"cls"``: which objective the central noise's log-likelihood is, read off the
-    mechanism's own log density (linear in |k|: Laplace-type; quadratic in k: Gaussian-type)."""
-    found = central_noise(estimate)
-    if found is None:
-        raise ValueError(f"objective='central-mle' needs a central-noise estimate (Estimate.from_central), "
-                         f"got oracle {estimate.oracle!r}")
-    mech, scale = found
-    k = np.array([0.0, 1.0, 2.0, 3.0]) * max(1.0, round(scale))
-    rise = mech.logpdf(k, scale)[0] - mech.logpdf(k, scale)   # −log density relative to k = 0
-    if np.allclose(rise, rise[1] * k / k[1], rtol=1e-9, atol=0):
-        return "l1"
-    if np.allclose(rise, rise[1] * (k / k[1]) ** 2, rtol=1e-9, atol=0):
-        return "cls"
-    raise ValueError(f"objective='central-mle': the {mech.name!r} noise's log density is neither linear nor "
-                     f"quadratic in the count, so no built-in objective is its likelihood")
+    """``"l1"`` or ``"cls"``: which objective the noise's log-likelihood is, as its source declares
+    (``estimate.noise.likelihood``: Laplace-type or Gaussian-type)."""
+    form = _NOISE_FORMS.get(estimate.noise.likelihood or "")
+    if form is None:
+        raise ValueError(f"objective='central-mle' needs noise added to exact counts whose likelihood is Laplace- or "
+                         f"Gaussian-type (Estimate.from_central), got oracle {estimate.oracle!r} "
+                         f"(likelihood {estimate.noise.likelihood!r})")
+    return form
 
 
 @register_objective
@@ -444,8 +441,9 @@ class CentralMLE(Objective):
 
     For Laplace and discrete Laplace, −log P(Z = k) = |k|/b + const, so the problem is
     min Σ_v |c̃_v − n f_v| = n·‖f − f̃‖₁: objective ``"l1"``. For the Gaussian and discrete Gaussian,
-    −log P = k²/(2σ²) + const: objective ``"cls"``. The form is read off the mechanism's log density
-    (:meth:`resolve`), never its name; ``Problem`` then solves and certifies that objective.
+    −log P = k²/(2σ²) + const: objective ``"cls"``. The form is what the noise source declares
+    (``estimate.noise.likelihood``, :meth:`resolve`), never its name; ``Problem`` then solves and
+    certifies that objective.
 
     Parameters
     ----------

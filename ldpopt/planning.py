@@ -1,4 +1,4 @@
-"""``ldpopt.plan``: the expected error of every oracle and method before any data are collected, and the
+"""``ldpopt.plan`` (:func:`plan`): the expected error of every oracle and method before any data are collected, and the
 number of users a target needs.
 
 Closed forms where they exist (Base's and Norm's variance, exact from the oracle's p, q and covariance
@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import sys
-import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -24,12 +22,13 @@ from . import oracles as _oracles
 from ._validation import as_generator, check_delta, check_domain_size, check_epsilon
 from .estimate import Estimate
 from .privacy import central as _central
+from .privacy.central import CentralNoise
 from .privacy.statement import DEFAULT_DELTA  # re-exported: the δ a Gaussian-type mechanism is calibrated at by default
 from .recommend import losses, records
-from .uncertainty.analytic import query_variance, variance_line
+from .uncertainty.analytic import line_of, query_variance_of
 from .uncertainty.fit import population
 from .uncertainty.queryspec import Query, parse_query, random_subsets
-from .uncertainty.resample import CentralNoise, apply_batch, draw_counts
+from .uncertainty.resample import apply_batch, draw_counts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,7 +148,7 @@ def prior_histogram(prior, d: int) -> tuple[np.ndarray, str]:
 
     Examples
     --------
-    >>> from ldpopt.plan import prior_histogram
+    >>> from ldpopt.planning import prior_histogram
     >>> f, how = prior_histogram("zipf:1.5", 4)
     >>> f.round(3), how
     (array([0.598, 0.212, 0.115, 0.075]), 'zipf:1.5')
@@ -261,7 +260,9 @@ def closed_form(oracle, method: str, query, f, n: int) -> float | None:
 
     Parameters
     ----------
-    oracle : FrequencyOracle
+    oracle : NoiseSource
+        A frequency oracle, a central mechanism at its scale (:class:`ldpopt.privacy.central.CentralNoise`)
+        or any source of noisy counts (:class:`ldpopt.noise.NoiseSource`): its covariance is asked.
     method : str
         ``"base"`` or ``"norm"`` (anything else returns None).
     query : str or Query
@@ -284,7 +285,7 @@ def closed_form(oracle, method: str, query, f, n: int) -> float | None:
     --------
     >>> import numpy as np
     >>> from ldpopt import oracles
-    >>> from ldpopt.plan import closed_form
+    >>> from ldpopt.planning import closed_form
     >>> o = oracles.get("oue", 1.0, 4)
     >>> f = np.array([0.4, 0.3, 0.2, 0.1])
     >>> round(closed_form(o, "base", "full", f, 1000), 6) == round(float(o.variance(f, 1000).mean()), 6)
@@ -297,16 +298,15 @@ def closed_form(oracle, method: str, query, f, n: int) -> float | None:
         return None
     f = np.asarray(f, dtype=np.float64)
     d = f.shape[0]
-    # the variances are uncertainty.analytic's (one place), asked of the estimate this oracle would give
-    est = Estimate.from_frequencies(f, n, oracle.epsilon, oracle.p, oracle.q, oracle=oracle.name,
-                                    **oracle.structural_params())
+    # the variances are uncertainty.analytic's (one place), asked of the source's covariance
+    cov = oracle.count_covariance(n, d)
     try:
         if q.kind == "subsets":   # Var = α(k) + β(k)·F_A for any k-subset A; E F_A = (k/d) Σf
             U = np.zeros((1, d))
             U[0, :q.size] = 1.0
-            alpha, beta = variance_line(est, method, U)
+            alpha, beta = line_of(cov, d, method, U, oracle.name)
             return float(alpha[0] + beta[0] * q.size / d * f.sum())
-        v = query_variance(est, method, f)
+        v = query_variance_of(cov, d, method, f, None, oracle.name)
     except ValueError:   # the count covariance is not of the pair form: no closed form for this query
         return None
     if q.kind == "topk":
@@ -317,13 +317,8 @@ def closed_form(oracle, method: str, query, f, n: int) -> float | None:
 # -- central noise -----------------------------------------------------------------------------------
 
 def _check_delta(mech, delta) -> float:
-    """δ for ``mech`` (None: 0 for a pure mechanism, :data:`DEFAULT_DELTA` for a Gaussian one)."""
-    if delta is None:
-        return 0.0 if mech.pure else DEFAULT_DELTA
-    delta = check_delta(delta)
-    if not mech.pure and delta == 0.0:
-        raise ValueError(f"delta must be > 0 for mechanism {mech.name!r} (its epsilon at delta = 0 is infinite)")
-    return float(delta)
+    """δ for ``mech`` (None: 0 for a pure mechanism, :data:`DEFAULT_DELTA` for a Gaussian one): the record's own."""
+    return mech.check_delta(delta)
 
 
 def calibrate_scale(mechanism: str, epsilon, delta=None, relation: str = "add-remove") -> float:
@@ -371,7 +366,7 @@ def calibrate_scale(mechanism: str, epsilon, delta=None, relation: str = "add-re
 
     Examples
     --------
-    >>> from ldpopt.plan import calibrate_scale
+    >>> from ldpopt.planning import calibrate_scale
     >>> round(calibrate_scale("laplace", 0.5), 9), round(calibrate_scale("laplace", 0.5, relation="replace"), 9)
     (2.0, 4.0)
     >>> round(calibrate_scale("gaussian", 1.0, 1e-6), 4)
@@ -471,7 +466,7 @@ def central_closed_form(mechanism: str, scale, method: str, query, d: int, n: in
 
     Examples
     --------
-    >>> from ldpopt.plan import central_closed_form
+    >>> from ldpopt.planning import central_closed_form
     >>> round(central_closed_form("laplace", 2.0, "base", "full", 10, 1000), 15)   # 2b²/n²
     8e-06
     >>> round(central_closed_form("laplace", 2.0, "norm", "subsets:5", 10, 1000) / 8e-06, 12)   # k(1 − k/d)
@@ -479,41 +474,10 @@ def central_closed_form(mechanism: str, scale, method: str, query, d: int, n: in
     """
     q = parse_query(query)
     mech = _central.get(mechanism)
-    est = Estimate.from_central(np.zeros(check_domain_size(d, "d")), mech.name, scale, n=_check_n(n),
-                                relation=relation, delta=_check_delta(mech, delta))
-    return _central_exact(est, method, q)
-
-
-def _central_exact(est: Estimate, method: str, q: Query) -> float | None:
-    """Base's or Norm's expected loss on ``q`` for the central estimate ``est`` (its n, d and noise); None
-    for another method or a query without a closed form."""
-    if method not in ("base", "norm") or q.kind in ("hh", "given") or q.metric != "mse":
-        return None
-    d = est.d
-    if q.kind == "subsets":
-        U = np.zeros((1, d))
-        U[0, :q.size] = 1.0
-        return float(query_variance(est, method, None, U)[0])
-    return float(query_variance(est, method, None).mean())   # equal cells: top-K's mean is the full mean
-
-
-class _CentralSource:
-    """What the re-simulation asks of an oracle, for a central mechanism at a fixed scale: ``name``,
-    ``sample_counts_batch`` (exact counts plus fresh noise: :class:`ldpopt.uncertainty.resample.CentralNoise`,
-    the batched draws of :func:`ldpopt.estimate.simulate_central`) and ``estimate`` (``Estimate.from_central``
-    with n known)."""
-
-    def __init__(self, mech, scale: float, delta: float, relation: str):
-        self.mech, self.scale, self.delta, self.relation = mech, float(scale), float(delta), relation
-        self.name = f"central:{mech.name}"
-        self._noise = CentralNoise(mech, scale)
-
-    def sample_counts_batch(self, true_counts, size: int, rng) -> np.ndarray:
-        return self._noise.sample_counts_batch(true_counts, size, rng)
-
-    def estimate(self, counts, n: int) -> Estimate:
-        return Estimate.from_central(counts, self.mech.name, self.scale, n=n, relation=self.relation,
-                                     delta=self.delta)
+    d, n = check_domain_size(d, "d"), _check_n(n)
+    src = CentralNoise(mech, scale, relation=relation, delta=_check_delta(mech, delta))
+    src.estimate_fields(np.zeros(d), n)   # refuses a scale whose ε is 0 at this δ
+    return closed_form(src, method, q, np.full(d, 1.0 / d), n)
 
 
 # -- the re-simulation -------------------------------------------------------------------------------
@@ -524,7 +488,7 @@ def _evaluate(oracle, f, n: int, queries: list[Query], recs: list, R: int, gen) 
     pop = population(f, n)
     truth = pop / n
     C = draw_counts(oracle, pop, R, gen)
-    est = oracle.estimate(C[0], n)
+    est = Estimate.from_source(C[0], oracle, n=n)
     F = (C / n - est.q) / (est.p - est.q)
     Us = {str(q): [random_subsets(gen, f.shape[0], q.size, q.count) for _ in range(R)]
           for q in queries if q.kind == "subsets"}
@@ -572,7 +536,7 @@ def simulate(d, n, epsilon, prior=None, queries=("full",), *, oracles=None, meth
 
     Examples
     --------
-    >>> from ldpopt.plan import simulate
+    >>> from ldpopt.planning import simulate
     >>> t = simulate(16, 5000, 1.0, "zipf:1.5", oracles=["grr"], methods=["base", "norm-sub"], n_repeats=4)
     >>> list(t.columns), len(t)
     (['oracle', 'method', 'query', 'metric', 'mse', 'se'], 2)
@@ -582,7 +546,7 @@ def simulate(d, n, epsilon, prior=None, queries=("full",), *, oracles=None, meth
     import pandas as pd
 
     sources = (list(ctx.oracles) if None in families else []) + [
-        _CentralSource(ctx.central[k][0], ctx.central[k][1], ctx.central[k][2], ctx.relation)
+        CentralNoise(ctx.central[k][0], ctx.central[k][1], relation=ctx.relation, delta=ctx.central[k][2])
         for k in families if k is not None]
     rows = []
     for o in sources:
@@ -754,22 +718,25 @@ def _n_for_target(ctx: _Context, oracle, method: str, qs: str, start_n: float,
 
 # -- the rows ----------------------------------------------------------------------------------------
 
-def _rows(ctx: _Context, sources, exact_of, power: int, extra: dict) -> list[dict]:
-    """Every source × method × query: the closed form ``exact_of(source, method, query)`` where it is
-    not None, the re-simulation for the rest; ``power``: the exact rows' loss ∝ 1/n^power; ``extra``: the
-    columns every row carries (family, scale, delta)."""
+def _rows(ctx: _Context, sources, extra: dict) -> list[dict]:
+    """Every source × method × query: the closed form (:func:`closed_form`, the source's covariance)
+    where it exists, the re-simulation for the rest; the exact rows' loss ∝ 1/n^k, k the source's
+    ``variance_decay``; ``extra``: the columns every row carries (scale, delta); ``family`` is the model
+    of the source's privacy statement."""
     rows = []
     j_n = None  # the given n is evaluated exactly there (not on the grid)
-    law = "1/n" if power == 1 else f"1/n^{power}".replace("^2", "²")
     for o in sources:
+        power = o.variance_decay
+        law = "1/n" if power == 1 else f"1/n^{power}".replace("^2", "²")
+        cols = {"family": o.privacy_statement()["model"], **extra}
         sim = None
         for r in ctx.recs:
             if any(s[:2] == (o.name, r.name) for s in ctx.skipped):
                 continue
             for q in ctx.queries:
                 qs = str(q)
-                exact = exact_of(o, r.name, q)
-                row = {**extra, "oracle": o.name, "method": r.name, "query": qs, "metric": _metric(qs)}
+                exact = closed_form(o, r.name, q, ctx.f, ctx.n)
+                row = {**cols, "oracle": o.name, "method": r.name, "query": qs, "metric": _metric(qs)}
                 if exact is not None:
                     row.update(expected_mse=exact, se=0.0, how="exact", note="")
                 else:
@@ -810,7 +777,7 @@ def _rows(ctx: _Context, sources, exact_of, power: int, extra: dict) -> list[dic
 
 def _local_rows(ctx: _Context) -> list[dict]:
     """The LDP rows: every oracle × method × query (closed forms first, the re-simulation for the rest)."""
-    return _rows(ctx, ctx.oracles, lambda o, m, q: closed_form(o, m, q, ctx.f, ctx.n), 1, {"family": "local"})
+    return _rows(ctx, ctx.oracles, {})
 
 
 def _central_family(name: str) -> Callable[[_Context], list[dict]]:
@@ -820,14 +787,13 @@ def _central_family(name: str) -> Callable[[_Context], list[dict]]:
 
     def rows(ctx: _Context) -> list[dict]:
         mech, scale, delta = ctx.central.get(name) or _central_entry(name, ctx.epsilon, None, ctx.relation)
-        src = _CentralSource(mech, scale, delta, ctx.relation)
-        template = src.estimate(population(ctx.f, ctx.n), ctx.n)
+        src = CentralNoise(mech, scale, relation=ctx.relation, delta=delta)
+        template = Estimate.from_source(population(ctx.f, ctx.n), src, n=ctx.n)
         for r in ctx.recs:
             why = r.why_not(template)
             if why is not None:
                 ctx.skipped.add((src.name, r.name, why))
-        return _rows(ctx, [src], lambda o, m, q: _central_exact(template, m, q), 2,
-                     {"family": "central", "scale": scale, "delta": delta})
+        return _rows(ctx, [src], {"scale": scale, "delta": delta})
 
     rows.__name__ = rows.__qualname__ = f"central_rows_{name.replace('-', '_')}"
     return rows
@@ -1108,14 +1074,3 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
              for k, (m, sc, dl) in ctx.central.items()}
     return Plan(table=table, prior=ctx.f, prior_how=ctx.prior_how, d=ctx.d, n=ctx.n, epsilon=ctx.epsilon,
                 target=ctx.target, skipped=skipped, how=how, central=mechs)
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as :func:`plan`: ``ldpopt.plan(d, n, epsilon, ...)`` plans, and
-    ``ldpopt.plan.simulate``, ``ldpopt.plan.ROW_FAMILIES`` ... are its other names."""
-
-    def __call__(self, *args, **kwargs) -> Plan:
-        return plan(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
