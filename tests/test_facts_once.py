@@ -7,13 +7,13 @@ import inspect
 import numpy as np
 
 import ldpopt
-from ldpopt import Estimate, plan
+from ldpopt import Estimate, planning
 from ldpopt.privacy import statement
 
 
 def test_every_default_delta_is_the_one_constant():
     d = statement.DEFAULT_DELTA
-    assert plan.DEFAULT_DELTA is d
+    assert planning.DEFAULT_DELTA is d
     for f in (statement.compose, statement.local, Estimate.shuffled):
         assert inspect.signature(f).parameters["delta"].default is d, f
     # a Gaussian-type central mechanism is calibrated at it when no δ is given; a pure one at 0

@@ -22,6 +22,9 @@ TESTS = Path(__file__).resolve().parent
 #: module → the test file importing it, or (test file, text it contains) where it runs indirectly
 COVERED_BY: dict[str, str | tuple[str, str]] = {
     "ldpopt.multi.grid_attacks": "test_range_attacks.py",
+    "ldpopt.noise": "test_noise_protocol.py",
+    "ldpopt.conformance.noise": ("test_noise_protocol.py", "check_mechanism"),
+    "ldpopt.planning": "test_plan.py",
     "ldpopt._atomic": "test_cli_files.py",
     "ldpopt._blas": ("test_user_separable_speed.py", "one_thread"),
     "ldpopt.experiments.figures.ldpcube": ("test_winrate_report.py", "ldpcube_grid"),

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from .._blas import one_thread
 from .._validation import as_generator
 from ..uncertainty.analytic import covariance
-from ..uncertainty.bootstrap import _check_level, _check_resamples, interval_from
+from ..uncertainty.bootstrap import check_level, check_resamples, interval_from
 from ..uncertainty.celltable import FLAG_SIGMAS, cell_frame
 from ..uncertainty.fit import population
 from ..uncertainty.resample import draw_counts, oracle_of
@@ -215,7 +215,7 @@ def marginal_cells(est: MarginalEstimates, post="linear", level: float = 0.95, *
     from ..aggregate.frames import to_engine  # pyarrow, loaded only when a table is asked for
 
     est = _check(est)
-    lv = _check_level(level)
+    lv = check_level(level)
     if not (post in POSTS or callable(post)):
         raise ValueError(f"post must be one of {POSTS} or a callable, got {post!r}")
     if est.protocol.startswith(("spl", "rsfd", "rsrfd")):
@@ -234,7 +234,7 @@ def marginal_cells(est: MarginalEstimates, post="linear", level: float = 0.95, *
         exact = cell_frame(P @ raw + c, se, raw, sigma, level=lv, labels=labels, sigmas=sigmas, floor=_floor(est))
         if post == "linear":
             return to_engine(exact, engine, like=like)
-    B = _check_resamples(n_resamples)
+    B = check_resamples(n_resamples)
     gen = as_generator(rng)
     fn = (lambda e: calm_consistency(e).f) if post == "calm" else post
     point = np.asarray(fn(est), dtype=np.float64)

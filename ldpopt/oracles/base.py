@@ -839,16 +839,7 @@ class FrequencyOracle(NoiseSource):
         """The exact covariance of f̃ from n reports: Eq. 2's variance κ(q(1 − q) + f_v(p − q)(1 − p − q)),
         κ = 1/(n(p − q)²), and :meth:`pair_covariance`'s off-diagonal terms (None where it has none).
 
-        Parameters
-        ----------
-        n : int
-            Users.
-        d : int
-            Domain size.
-
-        Returns
-        -------
-        CountCovariance
+        See ``NoiseSource.count_covariance``.
 
         Examples
         --------
@@ -867,16 +858,14 @@ class FrequencyOracle(NoiseSource):
         maximises (:attr:`likelihood`): multinomial, Σ c_v log π_v + log n!/Π c_v!, or binomial per
         value (per-bit composite), π_v = q + (p − q) f_v.
 
+        See ``NoiseSource.log_likelihood``.
+
         Parameters
         ----------
         counts : array_like, shape (d,)
             Support counts (integers).
         true_counts : array_like, shape (d,)
             The histogram f is read from.
-
-        Returns
-        -------
-        float
 
         Raises
         ------
@@ -908,9 +897,7 @@ class FrequencyOracle(NoiseSource):
         """The local guarantee of one report (a memoised oracle's: ε₁ per report, ε over every round of
         one value), as ``meta["privacy"]`` records it.
 
-        Returns
-        -------
-        dict
+        See ``NoiseSource.privacy_statement``.
 
         Examples
         --------
@@ -925,14 +912,12 @@ class FrequencyOracle(NoiseSource):
     def estimate_fields(self, counts, n) -> dict[str, Any]:
         """What :meth:`estimate` records: ε, p, q, the name and :meth:`params` (``n`` required).
 
+        See ``NoiseSource.estimate_fields``.
+
         Parameters
         ----------
         counts : ndarray, shape (d,)
         n : int
-
-        Returns
-        -------
-        dict
 
         Examples
         --------

@@ -893,16 +893,14 @@ class CentralNoise(AdditiveNoise):
         """An upper bound on P(|Z₁ + … + Z_d| ≥ t) for d independent draws (Chernoff's, from the
         mechanism's log-MGF; 1 at t ≤ 0).
 
+        See ``AdditiveNoise.sum_tail``.
+
         Parameters
         ----------
         t : float
             The deviation.
         d : int
             Draws summed.
-
-        Returns
-        -------
-        float
 
         Examples
         --------

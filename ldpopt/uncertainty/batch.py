@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from .. import methods as _methods
 from .._validation import as_generator
 from .analytic import analytic, pair_parameters
-from .bootstrap import FALLBACK_SE, _check_level, _check_resamples, boundary_hull, ratio_pivot
+from .bootstrap import FALLBACK_SE, boundary_hull, check_level, check_resamples, ratio_pivot
 from .fit import plausible_truth, population
 from .resample import apply_batch, draw_counts, oracle_of, resample_estimates
 
@@ -28,8 +28,8 @@ def bootstrap_many(estimates, methods, levels, n_resamples: int = 200, seeds=Non
     per value NaN at the entries flagged by the fit, where no quantile is taken)."""
     from ..queries import query_matrix
 
-    levels = [_check_level(lv) for lv in levels]
-    B = _check_resamples(n_resamples)
+    levels = [check_level(lv) for lv in levels]
+    B = check_resamples(n_resamples)
     infos = [_methods.resolve(m) for m in methods]
     params = dict(params or {})
     estimates = list(estimates)

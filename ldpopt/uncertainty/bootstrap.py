@@ -90,14 +90,16 @@ def limits(point, draws, dev, se, bias, level: float, interval: str, bounds=(0.0
     return lo, hi
 
 
-def _check_level(level) -> float:
+def check_level(level) -> float:
+    """``level`` as a float strictly between 0 and 1, else a one-line ValueError naming it."""
     lv = float(level)
     if not 0.0 < lv < 1.0:
         raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
     return lv
 
 
-def _check_resamples(b) -> int:
+def check_resamples(b) -> int:
+    """``b`` as an int >= 10 (``n_resamples``), else a one-line ValueError naming it."""
     if isinstance(b, bool) or int(b) != b or int(b) < 10:
         raise ValueError(f"n_resamples must be an integer >= 10, got {b!r}")
     return int(b)
@@ -159,8 +161,8 @@ def bootstrap(estimate: Estimate, method: str | _methods.MethodInfo, level: floa
     """
     if boundary not in ("base", None):
         raise ValueError(f"boundary must be 'base' or None, got {boundary!r}")
-    level = _check_level(level)
-    B = _check_resamples(n_resamples)
+    level = check_level(level)
+    B = check_resamples(n_resamples)
     info = _methods.resolve(method)
     name = info.name
     params = dict(params or {})

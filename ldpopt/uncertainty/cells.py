@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_generator
-from .bootstrap import _check_level, _check_resamples, interval_from
+from .bootstrap import check_level, check_resamples, interval_from
 from .celltable import COLUMNS, FLAG_FLOOR, FLAG_SIGMAS, _same, cell_frame, correction_sigma, flag_corrections
 
 __all__ = ["COLUMNS", "FLAG_FLOOR", "FLAG_SIGMAS", "bootstrap_cells", "cell_frame", "correction_sigma",
@@ -69,8 +69,8 @@ def bootstrap_cells(post, raw, sigma, *, sampler=None, level: float = 0.95, n_re
     >>> t["estimate"].tolist(), bool(t["se"][0] > t["se"][1])
     ([5.0, 0.0, 40.0], True)
     """
-    lv = _check_level(level)
-    B = _check_resamples(n_resamples)
+    lv = check_level(level)
+    B = check_resamples(n_resamples)
     gen = as_generator(rng)
     y = np.asarray(raw, dtype=np.float64)
     s = np.asarray(sigma, dtype=np.float64)

@@ -66,7 +66,7 @@ def topk_query(est, name: str | MethodInfo, level: float, k: int, *, n_resamples
     from .. import methods as _methods
     from .._validation import as_generator
     from .analytic import analytic, supports_analytic
-    from .bootstrap import _check_level, _check_resamples, boundary_hull, interval_from, ratio_pivot, resample_method
+    from .bootstrap import boundary_hull, check_level, check_resamples, interval_from, ratio_pivot, resample_method
     from .calibrate import calibrated_topk
     from .result import Uncertainty
 
@@ -82,7 +82,7 @@ def topk_query(est, name: str | MethodInfo, level: float, k: int, *, n_resamples
     if target == "order" and selection != "rank":
         raise ValueError("target='order' needs selection='rank' (the fixed-set interval covers the "
                          "selected values, not the order statistics)")
-    level, B = _check_level(level), _check_resamples(n_resamples)
+    level, B = check_level(level), check_resamples(n_resamples)
     if selection == "calibrated" and construction != "basic":
         raise ValueError("selection='calibrated' calibrates the basic interval; interval must be None or "
                          f"'basic', got {interval!r}")
@@ -137,13 +137,13 @@ def _conditional_query(est, name, level, k, params, target):
     """The rank-conditional selective interval (:mod:`.selective`) as an :class:`~.result.Uncertainty`."""
     from .. import methods as _methods
     from .analytic import analytic
-    from .bootstrap import _check_level
+    from .bootstrap import check_level
     from .result import Uncertainty
     
     if target != "selected":
         raise ValueError("target='order' needs selection='rank' (the conditional interval covers the "
                          "selected values, not the order statistics)")
-    level = _check_level(level)
+    level = check_level(level)
     info = _methods.resolve(name)
     name = info.name
     T = _methods.postprocess(est, info, **dict(params or {}))
